@@ -1,0 +1,1 @@
+"""Check support for nexo plugins."""

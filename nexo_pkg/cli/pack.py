@@ -1,0 +1,23 @@
+"""CLI for `nexo plugin pack` (not built yet)."""
+
+from __future__ import annotations
+
+import typer
+
+from nexo_pkg.cli.common import say
+
+
+def _not_built(command: str) -> None:
+    say(f"error: `nexo plugin {command}` is not built yet")
+    raise typer.Exit(2)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach this module's commands to the `plugin` sub-app."""
+
+    @app.command(
+        "pack", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
+    )
+    def pack_command() -> None:
+        """Not built yet."""
+        _not_built("pack")

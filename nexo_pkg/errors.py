@@ -1,0 +1,63 @@
+"""The one exception tree of nexo-pkg.
+
+Every failure a user can cause or meet is a :class:`NexoError` carrying a ``kind`` (the
+machine-readable name used in ``--json`` output) and a one-line message that says what went
+wrong and what to do. The CLI catches ``NexoError`` only; anything else is a bug and is allowed
+to surface as a traceback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+
+
+class NexoError(Exception):
+    """A failure with a stable ``kind`` and a user-facing message.
+
+    ``exit_code`` is 1 when the command ran and the answer is "no", 2 for usage and
+    configuration errors. ``details`` holds extra fields for the ``--json`` failure document.
+    """
+
+    kind: str = "error"
+    exit_code: int = EXIT_FAILURE
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str | None = None,
+        exit_code: int | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        if kind is not None:
+            self.kind = kind
+        if exit_code is not None:
+            self.exit_code = exit_code
+        self.details: dict[str, Any] = dict(details or {})
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``{"ok": false, "kind", "error", ...}`` failure document."""
+        document: dict[str, Any] = {"ok": False, "kind": self.kind, "error": self.message}
+        for key, value in self.details.items():
+            document.setdefault(key, value)
+        return document
+
+
+class UsageError(NexoError):
+    """Bad flags or arguments, or input that cannot be read (exit 2)."""
+
+    kind = "usage"
+    exit_code = EXIT_USAGE
+
+
+class ConfigError(NexoError):
+    """A configuration file (such as the trust policy) is invalid (exit 2)."""
+
+    kind = "config"
+    exit_code = EXIT_USAGE

@@ -1,0 +1,1 @@
+"""Install support for nexo plugins."""

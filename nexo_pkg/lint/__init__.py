@@ -1,0 +1,1 @@
+"""The lint engine: manifests in, diagnostics out, rendered by reporters."""

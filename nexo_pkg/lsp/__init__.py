@@ -1,0 +1,1 @@
+"""Lsp support for nexo plugins."""

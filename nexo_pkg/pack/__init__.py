@@ -1,0 +1,1 @@
+"""Pack support for nexo plugins."""
