@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -14,3 +18,45 @@ settings.register_profile(
 )
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture(scope="session")
+def wheelhouse() -> Path:
+    """A directory holding the real ``nexoai`` wheel, so tests run pip with ``--no-index``.
+
+    ``scripts/test.sh`` fills it before the run (``NEXO_TEST_WHEELHOUSE``); when pytest is run
+    directly the wheel is fetched once from the package index into ``.cache/wheelhouse``.
+    """
+    configured = os.environ.get("NEXO_TEST_WHEELHOUSE")
+    if configured:
+        return Path(configured)
+    cache = Path(__file__).resolve().parent.parent / ".cache" / "wheelhouse"
+    if not any(cache.glob("nexoai-*.whl")):
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--dest",
+                str(cache),
+                "nexoai>=0.4",
+            ],
+            check=True,
+        )
+    return cache
+
+
+@pytest.fixture
+def offline_pip_env(wheelhouse: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Environment variables that make every ``pip install`` resolve from the wheelhouse only."""
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(wheelhouse))
+    monkeypatch.setenv("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+    return {
+        "PIP_NO_INDEX": "1",
+        "PIP_FIND_LINKS": str(wheelhouse),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+    }
