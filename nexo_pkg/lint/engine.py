@@ -8,22 +8,14 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass
 from pathlib import Path
 
 from nexo_pkg.lint.diagnostic import Diagnostic, FileResult, Position, Span
+from nexo_pkg.lint.options import LintOptions
+
+__all__ = ["LintOptions", "lint_file", "lint_source"]
 
 _ID = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
-
-
-@dataclass(frozen=True)
-class LintOptions:
-    """Knobs of one lint run."""
-
-    nexo_version: str | None = None
-    select: frozenset[str] = frozenset()
-    ignore: frozenset[str] = frozenset()
-    host_net_allowed: bool | None = None  # None: read NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW
 
 
 def _at_start(code: str, name: str, message: str, key_path: str) -> Diagnostic:
