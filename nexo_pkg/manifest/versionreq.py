@@ -1,0 +1,524 @@
+"""SemVer versions and Cargo version requirements, with the semantics of Rust's ``semver`` 1.x.
+
+The daemon parses ``plugin.version`` as ``semver::Version`` and ``min_nexo_version`` as
+``semver::VersionReq``, then matches the requirement against its own version. This module
+reproduces both parsers (same accepted language, same error wording) and the matcher, so
+``lint`` accepts exactly what the daemon accepts and ``--nexo-version`` answers as it would:
+
+- comparators ``=``, ``>``, ``>=``, ``<``, ``<=``, ``~``, ``^``; no operator means ``^``;
+- partial versions (``1``, ``0.2``) and wildcards ``*``, ``x``, ``X`` (``0.3.*``, ``*``);
+- comma-separated comparators, all of which must match; only spaces are skipped;
+- a pre-release version matches only if some comparator has the same ``major.minor.patch``
+  and a pre-release of its own (Cargo's rule).
+
+Parse failures raise :class:`VersionError` whose message follows the crate's wording.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+__all__ = [
+    "Comparator",
+    "Op",
+    "Prerelease",
+    "Version",
+    "VersionError",
+    "VersionReq",
+    "parse_version",
+    "parse_version_req",
+]
+
+_U64_MAX = 2**64 - 1
+# The crate refuses requirements with more comparators than this.
+_MAX_COMPARATORS = 32
+
+_POSITION_NAMES = {
+    "major": "major version number",
+    "minor": "minor version number",
+    "patch": "patch version number",
+    "pre": "pre-release identifier",
+    "build": "build metadata",
+}
+
+
+class VersionError(ValueError):
+    """A version or version requirement that ``semver`` 1.x would refuse to parse."""
+
+
+def _quoted(char: str) -> str:
+    # The crate prints the offending character Debug-quoted, e.g. 'v' or '\0'.
+    if char == "\0":
+        return "'\\0'"
+    if char == "'":
+        return "'\\''"
+    return repr(char) if not char.isprintable() else f"'{char}'"
+
+
+def _unexpected_char(position: str, char: str) -> VersionError:
+    return VersionError(f"unexpected character {_quoted(char)} while parsing {position}")
+
+
+@dataclass(frozen=True)
+class Prerelease:
+    """A pre-release tag (``alpha.1``), ordered by SemVer precedence; empty means a release.
+
+    A release (no tag) sorts after every pre-release of the same ``major.minor.patch``;
+    numeric identifiers compare numerically and before alphanumeric ones; a longer list
+    wins when one is a prefix of the other.
+    """
+
+    text: str = ""
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.text
+
+    def _key(self) -> tuple[int, tuple[tuple[int, int, str], ...]]:
+        if not self.text:
+            return (1, ())
+        parts: list[tuple[int, int, str]] = []
+        for part in self.text.split("."):
+            if part.isdigit():
+                parts.append((0, int(part), ""))
+            else:
+                parts.append((1, 0, part))
+        return (0, tuple(parts))
+
+    def __lt__(self, other: Prerelease) -> bool:
+        return self._key() < other._key()
+
+    def __le__(self, other: Prerelease) -> bool:
+        return self._key() <= other._key()
+
+    def __gt__(self, other: Prerelease) -> bool:
+        return self._key() > other._key()
+
+    def __ge__(self, other: Prerelease) -> bool:
+        return self._key() >= other._key()
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Version:
+    """A SemVer 2.0 version; ``build`` is kept for display but never affects matching."""
+
+    major: int
+    minor: int
+    patch: int
+    pre: Prerelease = Prerelease()
+    build: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> Version:
+        """Parse ``text`` strictly; raise :class:`VersionError` as ``semver::Version`` would."""
+        return parse_version(text)
+
+    def without_prerelease(self) -> Version:
+        """This version with its pre-release tag removed (``0.1.6-rc3`` -> ``0.1.6``)."""
+        return Version(self.major, self.minor, self.patch, Prerelease(), self.build)
+
+    def __str__(self) -> str:
+        text = f"{self.major}.{self.minor}.{self.patch}"
+        if self.pre.text:
+            text += f"-{self.pre.text}"
+        if self.build:
+            text += f"+{self.build}"
+        return text
+
+
+class Op(Enum):
+    """A comparator's operator; ``WILDCARD`` is a bare ``1.*`` / ``1.2.x``."""
+
+    EXACT = "="
+    GREATER = ">"
+    GREATER_EQ = ">="
+    LESS = "<"
+    LESS_EQ = "<="
+    TILDE = "~"
+    CARET = "^"
+    WILDCARD = ""
+
+
+@dataclass(frozen=True)
+class Comparator:
+    """One comparator of a requirement; ``minor``/``patch`` are None when left out."""
+
+    op: Op
+    major: int
+    minor: int | None = None
+    patch: int | None = None
+    pre: Prerelease = Prerelease()
+
+    def __str__(self) -> str:
+        text = f"{self.op.value}{self.major}"
+        if self.minor is not None:
+            text += f".{self.minor}"
+            if self.patch is not None:
+                text += f".{self.patch}"
+                if self.pre.text:
+                    text += f"-{self.pre.text}"
+            elif self.op is Op.WILDCARD:
+                text += ".*"
+        elif self.op is Op.WILDCARD:
+            text += ".*"
+        return text
+
+    def matches(self, version: Version) -> bool:
+        """Whether ``version`` satisfies this comparator alone, pre-release rule included."""
+        return _matches_operator(self, version) and (
+            version.pre.is_empty or _prerelease_compatible(self, version)
+        )
+
+
+@dataclass(frozen=True)
+class VersionReq:
+    """A parsed requirement: all comparators must match; no comparator is ``*``."""
+
+    comparators: tuple[Comparator, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> VersionReq:
+        """Parse ``text``; raise :class:`VersionError` as ``semver::VersionReq`` would."""
+        return parse_version_req(text)
+
+    def matches(self, version: Version) -> bool:
+        """Whether ``version`` satisfies the requirement, following Cargo's pre-release rule."""
+        if not all(_matches_operator(comparator, version) for comparator in self.comparators):
+            return False
+        if version.pre.is_empty:
+            return True
+        # A pre-release only satisfies a requirement that opts into pre-releases of the
+        # same major.minor.patch, so `>=1.0.0` never pulls in `2.0.0-alpha`.
+        return any(_prerelease_compatible(comparator, version) for comparator in self.comparators)
+
+    def __str__(self) -> str:
+        if not self.comparators:
+            return "*"
+        return ", ".join(str(comparator) for comparator in self.comparators)
+
+
+# --- matching ---------------------------------------------------------------------------------
+
+
+def _matches_operator(comparator: Comparator, version: Version) -> bool:
+    op = comparator.op
+    if op in (Op.EXACT, Op.WILDCARD):
+        return _matches_exact(comparator, version)
+    if op is Op.GREATER:
+        return _matches_greater(comparator, version)
+    if op is Op.GREATER_EQ:
+        return _matches_exact(comparator, version) or _matches_greater(comparator, version)
+    if op is Op.LESS:
+        return _matches_less(comparator, version)
+    if op is Op.LESS_EQ:
+        return _matches_exact(comparator, version) or _matches_less(comparator, version)
+    if op is Op.TILDE:
+        return _matches_tilde(comparator, version)
+    return _matches_caret(comparator, version)
+
+
+def _matches_exact(comparator: Comparator, version: Version) -> bool:
+    if version.major != comparator.major:
+        return False
+    if comparator.minor is not None and version.minor != comparator.minor:
+        return False
+    if comparator.patch is not None and version.patch != comparator.patch:
+        return False
+    return version.pre == comparator.pre
+
+
+def _matches_greater(comparator: Comparator, version: Version) -> bool:
+    if version.major != comparator.major:
+        return version.major > comparator.major
+    if comparator.minor is None:
+        return False
+    if version.minor != comparator.minor:
+        return version.minor > comparator.minor
+    if comparator.patch is None:
+        return False
+    if version.patch != comparator.patch:
+        return version.patch > comparator.patch
+    return version.pre > comparator.pre
+
+
+def _matches_less(comparator: Comparator, version: Version) -> bool:
+    if version.major != comparator.major:
+        return version.major < comparator.major
+    if comparator.minor is None:
+        return False
+    if version.minor != comparator.minor:
+        return version.minor < comparator.minor
+    if comparator.patch is None:
+        return False
+    if version.patch != comparator.patch:
+        return version.patch < comparator.patch
+    return version.pre < comparator.pre
+
+
+def _matches_tilde(comparator: Comparator, version: Version) -> bool:
+    if version.major != comparator.major:
+        return False
+    if comparator.minor is not None and version.minor != comparator.minor:
+        return False
+    if comparator.patch is not None and version.patch != comparator.patch:
+        return version.patch > comparator.patch
+    return version.pre >= comparator.pre
+
+
+def _matches_caret(comparator: Comparator, version: Version) -> bool:
+    if version.major != comparator.major:
+        return False
+    minor = comparator.minor
+    if minor is None:
+        return True
+    patch = comparator.patch
+    if patch is None:
+        if comparator.major > 0:
+            return version.minor >= minor
+        return version.minor == minor
+    if comparator.major > 0:
+        if version.minor != minor:
+            return version.minor > minor
+        if version.patch != patch:
+            return version.patch > patch
+    elif minor > 0:
+        if version.minor != minor:
+            return False
+        if version.patch != patch:
+            return version.patch > patch
+    elif version.minor != minor or version.patch != patch:
+        return False
+    return version.pre >= comparator.pre
+
+
+def _prerelease_compatible(comparator: Comparator, version: Version) -> bool:
+    return (
+        comparator.major == version.major
+        and comparator.minor == version.minor
+        and comparator.patch == version.patch
+        and not comparator.pre.is_empty
+    )
+
+
+# --- parsing ----------------------------------------------------------------------------------
+
+
+def _numeric(text: str, position: str) -> tuple[int, str]:
+    length = 0
+    value = 0
+    while length < len(text) and "0" <= text[length] <= "9":
+        if value == 0 and length > 0:
+            raise VersionError(f"invalid leading zero in {_POSITION_NAMES[position]}")
+        value = value * 10 + (ord(text[length]) - 48)
+        if value > _U64_MAX:
+            raise VersionError(f"value of {_POSITION_NAMES[position]} exceeds u64::MAX")
+        length += 1
+    if length > 0:
+        return value, text[length:]
+    if text:
+        raise _unexpected_char(_POSITION_NAMES[position], text[0])
+    raise VersionError(f"unexpected end of input while parsing {_POSITION_NAMES[position]}")
+
+
+def _identifier(text: str, position: str) -> tuple[str, str]:
+    """Split off a dot-separated identifier list; the crate's rules on empty segments."""
+    accumulated = 0
+    segment = 0
+    has_nondigit = False
+    while True:
+        index = accumulated + segment
+        char = text[index] if index < len(text) else None
+        if char is not None and (char.isascii() and (char.isalpha() or char == "-")):
+            segment += 1
+            has_nondigit = True
+            continue
+        if char is not None and "0" <= char <= "9":
+            segment += 1
+            continue
+        if segment == 0:
+            if accumulated == 0 and char != ".":
+                return "", text
+            raise VersionError(f"empty identifier segment in {_POSITION_NAMES[position]}")
+        if (
+            position == "pre"
+            and segment > 1
+            and not has_nondigit
+            and text[accumulated:].startswith("0")
+        ):
+            raise VersionError(f"invalid leading zero in {_POSITION_NAMES[position]}")
+        accumulated += segment
+        if char == ".":
+            accumulated += 1
+            segment = 0
+            has_nondigit = False
+        else:
+            return text[:accumulated], text[accumulated:]
+
+
+def _dot(text: str, position: str) -> str:
+    if text.startswith("."):
+        return text[1:]
+    if text:
+        return _raise_after(position, text[0])
+    raise VersionError(f"unexpected end of input while parsing {_POSITION_NAMES[position]}")
+
+
+def _raise_after(position: str, char: str) -> str:
+    raise VersionError(f"unexpected character {_quoted(char)} after {_POSITION_NAMES[position]}")
+
+
+def parse_version(text: str) -> Version:
+    """Parse a strict SemVer 2.0 version (``1.2.3-rc.1+build``).
+
+    Raises :class:`VersionError` for anything ``semver::Version::from_str`` refuses: an empty
+    string, a ``v`` prefix, leading zeros, missing parts, surrounding whitespace.
+    """
+    if not text:
+        raise VersionError("empty string, expected a semver version")
+    position = "major"
+    major, rest = _numeric(text, position)
+    rest = _dot(rest, position)
+    position = "minor"
+    minor, rest = _numeric(rest, position)
+    rest = _dot(rest, position)
+    position = "patch"
+    patch, rest = _numeric(rest, position)
+    pre = ""
+    build = ""
+    if rest.startswith("-"):
+        position = "pre"
+        pre, rest = _identifier(rest[1:], position)
+        if not pre:
+            raise VersionError("empty identifier segment in pre-release identifier")
+    if rest.startswith("+"):
+        position = "build"
+        build, rest = _identifier(rest[1:], position)
+        if not build:
+            raise VersionError("empty identifier segment in build metadata")
+    if rest:
+        _raise_after(position, rest[0])
+    return Version(major, minor, patch, Prerelease(pre), build)
+
+
+def _wildcard(text: str) -> tuple[str, str] | None:
+    if text[:1] in ("*", "x", "X"):
+        return text[0], text[1:]
+    return None
+
+
+_OPERATORS = (
+    (">=", Op.GREATER_EQ),
+    ("<=", Op.LESS_EQ),
+    ("=", Op.EXACT),
+    (">", Op.GREATER),
+    ("<", Op.LESS),
+    ("~", Op.TILDE),
+    ("^", Op.CARET),
+)
+
+
+def _comparator(text: str) -> tuple[Comparator, str, str]:
+    """Parse one comparator; return it, the last position parsed, and the remaining text."""
+    op = Op.CARET
+    explicit_op = False
+    for spelling, candidate in _OPERATORS:
+        if text.startswith(spelling):
+            op = candidate
+            text = text[len(spelling) :]
+            explicit_op = True
+            break
+    text = text.lstrip(" ")
+
+    position = "major"
+    major, text = _numeric(text, position)
+    has_wildcard = False
+
+    minor: int | None = None
+    if text.startswith("."):
+        position = "minor"
+        wildcard = _wildcard(text[1:])
+        if wildcard is not None:
+            has_wildcard = True
+            if not explicit_op:
+                op = Op.WILDCARD
+            text = wildcard[1]
+        else:
+            minor, text = _numeric(text[1:], position)
+
+    patch: int | None = None
+    if text.startswith("."):
+        position = "patch"
+        wildcard = _wildcard(text[1:])
+        if wildcard is not None:
+            if not explicit_op:
+                op = Op.WILDCARD
+            text = wildcard[1]
+        elif has_wildcard:
+            raise VersionError("unexpected character after wildcard in version req")
+        else:
+            patch, text = _numeric(text[1:], position)
+
+    pre = ""
+    if patch is not None and text.startswith("-"):
+        position = "pre"
+        pre, text = _identifier(text[1:], position)
+        if not pre:
+            raise VersionError("empty identifier segment in pre-release identifier")
+    if patch is not None and text.startswith("+"):
+        position = "build"
+        build, text = _identifier(text[1:], position)
+        if not build:
+            raise VersionError("empty identifier segment in build metadata")
+
+    text = text.lstrip(" ")
+    return Comparator(op, major, minor, patch, Prerelease(pre)), position, text
+
+
+def parse_version_req(text: str) -> VersionReq:
+    """Parse a Cargo-style version requirement (``>=0.1, <0.5``, ``^0.2``, ``0.3.*``, ``*``).
+
+    Raises :class:`VersionError` for anything ``semver::VersionReq::from_str`` refuses: an
+    empty string, a ``v`` prefix, a missing comma between comparators, a wildcard mixed with
+    other comparators, more than 32 comparators, leading zeros, non-space whitespace.
+    """
+    text = text.lstrip(" ")
+    wildcard = _wildcard(text)
+    if wildcard is not None:
+        char, rest = wildcard
+        rest = rest.lstrip(" ")
+        if not rest:
+            return VersionReq(())
+        if rest.startswith(","):
+            raise VersionError(
+                f"wildcard req ({char}) must be the only comparator in the version req"
+            )
+        raise VersionError("unexpected character after wildcard in version req")
+
+    comparators: list[Comparator] = []
+    while True:
+        try:
+            comparator, position, text = _comparator(text)
+        except VersionError:
+            wildcard = _wildcard(text)
+            if wildcard is not None:
+                rest = wildcard[1].lstrip(" ")
+                if not rest or rest.startswith(","):
+                    raise VersionError(
+                        f"wildcard req ({wildcard[0]}) must be the only comparator in the "
+                        "version req"
+                    ) from None
+            raise
+        comparators.append(comparator)
+        if not text:
+            return VersionReq(tuple(comparators))
+        if not text.startswith(","):
+            raise VersionError(
+                f"expected comma after {_POSITION_NAMES[position]}, found {_quoted(text[0])}"
+            )
+        if len(comparators) == _MAX_COMPARATORS:
+            raise VersionError("excessive number of version comparators")
+        text = text[1:].lstrip(" ")
