@@ -496,7 +496,8 @@ def entry_over_size_limit(context: CorpusContext) -> bytes:
 @case(UNSAFE)
 def too_many_entries(context: CorpusContext) -> bytes:
     """One entry more than the entry limit (empty files)."""
-    count = context.limits.max_entries + 1 - len(_baseline_members())
+    # +1 over the limit, less the baseline members and the "lib/many" directory.
+    count = context.limits.max_entries + 1 - len(_baseline_members()) - 1
     many = [_file(f"lib/many/{index:05d}", b"") for index in range(count)]
     return _targz([*_baseline_members(), _dir("lib/many"), *many])
 
