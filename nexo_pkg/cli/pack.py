@@ -1,23 +1,104 @@
-"""CLI for `nexo plugin pack` (not built yet)."""
+"""CLI for `nexo plugin pack`: flags in, :func:`nexo_pkg.pack.build.pack` runs, exit code out."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
-from nexo_pkg.cli.common import say
+from nexo_pkg.cli.common import emit_json, fail, say
+from nexo_pkg.errors import NexoError
+from nexo_pkg.lint.diagnostic import Diagnostic, FileResult
 
 
-def _not_built(command: str) -> None:
-    say(f"error: `nexo plugin {command}` is not built yet")
-    raise typer.Exit(2)
+def _diagnostic_line(path: str, diagnostic: Diagnostic) -> str:
+    start = diagnostic.span.start
+    return f"{path}:{start.line}:{start.column}: {diagnostic.code} {diagnostic.message}"
+
+
+def show_diagnostics(result: FileResult) -> None:
+    """Print lint findings on stderr, one ``path:line:col: CODE message`` line each."""
+    for diagnostic in result.diagnostics:
+        say(_diagnostic_line(result.path, diagnostic))
 
 
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the `plugin` sub-app."""
 
-    @app.command(
-        "pack", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
-    )
-    def pack_command() -> None:
-        """Not built yet."""
-        _not_built("pack")
+    @app.command("pack")
+    def pack_command(  # noqa: PLR0917  # typer maps each flag to one parameter
+        directory: Annotated[
+            Path,
+            typer.Argument(
+                help="Plugin project directory (holds nexo-plugin.toml).", show_default="."
+            ),
+        ] = Path(),
+        out: Annotated[
+            Path | None,
+            typer.Option("--out", help="Output directory.", show_default="DIR/dist"),
+        ] = None,
+        target: Annotated[
+            str,
+            typer.Option(
+                "--target", help="noarch (Python) or a target triple for a compiled plugin."
+            ),
+        ] = "noarch",
+        binary: Annotated[
+            Path | None,
+            typer.Option("--binary", help="Compiled plugin executable (with --target TRIPLE)."),
+        ] = None,
+        requirements: Annotated[
+            Path | None,
+            typer.Option(
+                "--requirements",
+                help="Requirements file to vendor into lib/.",
+                show_default="DIR/requirements.txt",
+            ),
+        ] = None,
+        source_date_epoch: Annotated[
+            int | None,
+            typer.Option(
+                "--source-date-epoch",
+                help="Archive timestamp (beats $SOURCE_DATE_EPOCH, then the last git commit).",
+            ),
+        ] = None,
+        json_output: Annotated[
+            bool, typer.Option("--json", help="Print a JSON result on stdout.")
+        ] = False,
+    ) -> None:
+        """Build a reproducible release tarball, its .sha256 and a manifest copy.
+
+        Exit codes: 0 packed; 1 lint errors, bad layout, native code in a noarch tree or
+        requirements that do not install; 2 bad flags or unreadable input.
+        """
+        # Imported here so other commands do not pay for the pack machinery at start-up.
+        from nexo_pkg.pack.build import PackOptions, pack  # noqa: PLC0415
+        from nexo_pkg.pack.errors import ManifestLintError  # noqa: PLC0415
+
+        options = PackOptions(
+            project=directory,
+            out=out,
+            target=target,
+            binary=binary,
+            requirements=requirements,
+            source_date_epoch=source_date_epoch,
+        )
+        try:
+            result = pack(options)
+        except ManifestLintError as error:
+            show_diagnostics(error.result)
+            fail(error, json_output=json_output)
+        except NexoError as error:
+            fail(error, json_output=json_output)
+        show_diagnostics(result.lint)
+        tarball = result.tarball
+        say(
+            f"packed {result.plugin_id} {result.version} ({result.target}): {tarball.path} "
+            f"({tarball.size} bytes, sha256 {tarball.sha256}, "
+            f"mtime {result.epoch.value} from {result.epoch.origin})"
+        )
+        for asset in result.assets[1:]:
+            say(f"  wrote {asset.path}")
+        if json_output:
+            emit_json(result.to_json())

@@ -1,0 +1,169 @@
+"""A byte-reproducible ``tar.gz`` writer.
+
+Reproducibility rules (SPEC §3): entries sorted, explicit directory entries, uid/gid 0, empty
+user and group names, modes normalised to 0644/0755, one integer mtime for every entry, GNU
+tar headers without PAX records (so no atime/ctime), a gzip header with mtime 0 and no file
+name, and a fixed compression level. File contents are the only other input, so the same
+inputs always give the same bytes whatever the umask, file mtimes or directory order.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import tarfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+#: ``tar -z`` runs ``gzip`` with its default level 6: the same size/speed trade-off, chosen so
+#: that packing keeps pace with GNU tar (level 9 costs ~2x the time for ~1% smaller output).
+DEFAULT_COMPRESSLEVEL = 6
+
+FILE_MODE = 0o644
+EXECUTABLE_MODE = 0o755
+DIRECTORY_MODE = 0o755
+
+_BLOCK = tarfile.BLOCKSIZE
+_RECORD = tarfile.RECORDSIZE
+# Small entries are batched before they reach zlib: one compressor call per entry costs more
+# than the compression itself for the many tiny files of a vendored tree.
+_FLUSH_AT = 1 << 20
+
+
+@dataclass(frozen=True)
+class ArchiveEntry:
+    """One member of the archive.
+
+    ``name`` is a relative POSIX path without a trailing slash. A file takes its bytes from
+    ``data`` when given, else from ``source`` at write time. ``executable`` selects 0755.
+    """
+
+    name: str
+    is_dir: bool = False
+    executable: bool = False
+    source: Path | None = None
+    data: bytes | None = None
+
+
+def _sort_key(name: str) -> list[str]:
+    # Component-wise order puts a directory's members right after it, as `tar --sort=name`.
+    return name.split("/")
+
+
+def complete_entries(entries: Iterable[ArchiveEntry]) -> list[ArchiveEntry]:
+    """Add the missing parent directories and sort; a name given twice raises ``ValueError``."""
+    by_name: dict[str, ArchiveEntry] = {}
+    for entry in entries:
+        if entry.name in by_name:
+            raise ValueError(f"duplicate archive member {entry.name!r}")
+        by_name[entry.name] = entry
+    for name in list(by_name):
+        parts = name.split("/")
+        for depth in range(1, len(parts)):
+            parent = "/".join(parts[:depth])
+            existing = by_name.get(parent)
+            if existing is None:
+                by_name[parent] = ArchiveEntry(parent, is_dir=True)
+            elif not existing.is_dir:
+                raise ValueError(f"archive member {parent!r} is both a file and a directory")
+    return sorted(by_name.values(), key=lambda entry: _sort_key(entry.name))
+
+
+def _header(name: str, *, is_dir: bool, mode: int, size: int, mtime: int) -> bytes:
+    info = tarfile.TarInfo(name)
+    info.type = tarfile.DIRTYPE if is_dir else tarfile.REGTYPE
+    info.mode = mode
+    info.size = size
+    info.mtime = mtime
+    info.uid = info.gid = 0
+    info.uname = info.gname = ""
+    # GNU headers spell long names with ././@LongLink records instead of PAX extended
+    # headers, so no atime/ctime or other host-dependent field can slip in.
+    return info.tobuf(tarfile.GNU_FORMAT, "utf-8", "surrogateescape")
+
+
+def _read(entry: ArchiveEntry) -> bytes:
+    if entry.data is not None:
+        return entry.data
+    if entry.source is None:
+        raise ValueError(f"archive member {entry.name!r} has neither data nor a source")
+    return entry.source.read_bytes()
+
+
+class _HashingWriter:
+    """A write-only file object that hashes and counts what passes through it."""
+
+    def __init__(self, target: BinaryIO) -> None:
+        self._target = target
+        self.digest = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self.digest.update(data)
+        self.size += len(data)
+        return self._target.write(data)
+
+    def flush(self) -> None:
+        self._target.flush()
+
+
+@dataclass(frozen=True)
+class WrittenArchive:
+    """What :func:`write_tar_gz` produced: the sha256 (hex) and size of the gzip stream."""
+
+    sha256: str
+    size: int
+
+
+def write_tar_gz(
+    entries: Iterable[ArchiveEntry],
+    destination: BinaryIO,
+    *,
+    mtime: int,
+    compresslevel: int = DEFAULT_COMPRESSLEVEL,
+) -> WrittenArchive:
+    """Write ``entries`` as a reproducible gzip-compressed tar to ``destination``.
+
+    Missing parent directories are added. Raises ``OSError`` when a source file cannot be
+    read and ``ValueError`` for inconsistent entries; the caller owns cleaning up
+    ``destination`` then.
+    """
+    if mtime < 0:
+        raise ValueError("mtime must be a non-negative integer")
+    hashing = _HashingWriter(destination)
+    pending = bytearray()
+    written = 0
+    with gzip.GzipFile(
+        fileobj=hashing,
+        mode="wb",
+        compresslevel=compresslevel,
+        mtime=0,
+        filename="",
+    ) as compressed:
+        for entry in complete_entries(entries):
+            if entry.is_dir:
+                pending += _header(
+                    entry.name, is_dir=True, mode=DIRECTORY_MODE, size=0, mtime=mtime
+                )
+            else:
+                data = _read(entry)
+                mode = EXECUTABLE_MODE if entry.executable else FILE_MODE
+                pending += _header(entry.name, is_dir=False, mode=mode, size=len(data), mtime=mtime)
+                pending += data
+                remainder = len(data) % _BLOCK
+                if remainder:
+                    pending += bytes(_BLOCK - remainder)
+            if len(pending) >= _FLUSH_AT:
+                compressed.write(pending)
+                written += len(pending)
+                pending.clear()
+        # End of archive: two zero blocks, then zero-fill to a whole record like tar does.
+        pending += bytes(2 * _BLOCK)
+        total = written + len(pending)
+        remainder = total % _RECORD
+        if remainder:
+            pending += bytes(_RECORD - remainder)
+        compressed.write(pending)
+    return WrittenArchive(sha256=hashing.digest.hexdigest(), size=hashing.size)

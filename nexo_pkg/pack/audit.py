@@ -1,0 +1,169 @@
+"""The pure-Python audit of a noarch tree: no compiled code may ride in a ``noarch`` tarball.
+
+A file is native when its name ends in ``.so`` (or carries a versioned ``.so.N``), ``.pyd``,
+``.dylib`` or ``.dll``. A vendored distribution is native when its ``*.dist-info/WHEEL`` says
+``Root-Is-Purelib: false`` or lists a tag other than ``<python>-none-any``. Files are traced
+back to their distribution through each ``RECORD``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import posixpath
+from collections.abc import Iterable
+from dataclasses import dataclass
+from email.parser import HeaderParser
+from pathlib import Path
+
+from nexo_pkg.errors import EXIT_FAILURE
+from nexo_pkg.pack.archive import ArchiveEntry
+from nexo_pkg.pack.errors import PackError
+
+NATIVE_SUFFIXES = (".so", ".pyd", ".dylib", ".dll")
+
+PER_TARGET_HINT = (
+    "hint: noarch tarballs must run on every CPU; drop the native dependency (or use its "
+    "pure-Python variant), or ship per-target tarballs built with "
+    "`nexo plugin pack --target TRIPLE --binary PATH`"
+)
+
+
+@dataclass(frozen=True)
+class Offender:
+    """One reason the tree is not pure Python."""
+
+    path: str
+    distribution: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"path": self.path, "distribution": self.distribution, "reason": self.reason}
+
+    def describe(self) -> str:
+        return f"{self.path} ({self.distribution}): {self.reason}"
+
+
+@dataclass(frozen=True)
+class Distribution:
+    """An installed distribution found in the vendored tree."""
+
+    label: str
+    dist_info: str
+    purelib: bool | None
+    tags: tuple[str, ...]
+    files: frozenset[str]
+
+
+def is_native_file(name: str) -> bool:
+    """True for shared libraries and extension modules, including ``libfoo.so.1.2``."""
+    base = posixpath.basename(name).lower()
+    return base.endswith(NATIVE_SUFFIXES) or ".so." in base
+
+
+def _is_none_any(tag: str) -> bool:
+    parts = tag.strip().split("-")
+    return len(parts) == 3 and parts[1] == "none" and parts[2] == "any"
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        raise PackError(f"cannot read {path}: {exc.strerror}", kind="io") from exc
+
+
+def read_distribution(dist_info: Path, archive_prefix: str) -> Distribution:
+    """Read a ``*.dist-info`` directory; file paths in the result are archive names."""
+    metadata = HeaderParser().parsestr(_read_text(dist_info / "METADATA"))
+    stem = dist_info.name.removesuffix(".dist-info")
+    name = metadata.get("Name") or stem.rsplit("-", 1)[0]
+    version = metadata.get("Version") or (stem.rsplit("-", 1)[1] if "-" in stem else "")
+    wheel = HeaderParser().parsestr(_read_text(dist_info / "WHEEL"))
+    purelib_text = wheel.get("Root-Is-Purelib")
+    purelib = None if purelib_text is None else purelib_text.strip().lower() == "true"
+    tags = tuple(tag.strip() for tag in wheel.get_all("Tag") or [])
+    files: set[str] = set()
+    record = _read_text(dist_info / "RECORD")
+    for row in csv.reader(io.StringIO(record)):
+        if row and row[0]:
+            relative = posixpath.normpath(row[0])
+            if not relative.startswith("../"):
+                files.add(f"{archive_prefix}/{relative}")
+    label = f"{name} {version}".strip()
+    return Distribution(
+        label=label,
+        dist_info=f"{archive_prefix}/{dist_info.name}",
+        purelib=purelib,
+        tags=tags,
+        files=frozenset(files),
+    )
+
+
+def find_distributions(vendor_root: Path, archive_prefix: str) -> list[Distribution]:
+    """Every ``*.dist-info`` directly under ``vendor_root``, in name order."""
+    return [
+        read_distribution(path, archive_prefix)
+        for path in sorted(vendor_root.glob("*.dist-info"))
+        if path.is_dir()
+    ]
+
+
+def find_offenders(
+    entries: Iterable[ArchiveEntry],
+    distributions: Iterable[Distribution],
+    *,
+    plugin_prefix: str = "lib/plugin/",
+) -> list[Offender]:
+    """List every native file and every non-pure distribution, in archive order."""
+    dists = list(distributions)
+    owner: dict[str, str] = {}
+    for dist in dists:
+        for name in dist.files:
+            owner.setdefault(name, dist.label)
+    offenders: list[Offender] = []
+    for dist in dists:
+        if dist.purelib is False:
+            offenders.append(
+                Offender(f"{dist.dist_info}/WHEEL", dist.label, "Root-Is-Purelib: false")
+            )
+        platform_tags = [tag for tag in dist.tags if not _is_none_any(tag)]
+        if platform_tags:
+            offenders.append(
+                Offender(
+                    f"{dist.dist_info}/WHEEL",
+                    dist.label,
+                    "wheel tag " + ", ".join(platform_tags) + " is not <python>-none-any",
+                )
+            )
+    for entry in sorted(entries, key=lambda item: item.name):
+        if entry.is_dir or not is_native_file(entry.name):
+            continue
+        if entry.name.startswith(plugin_prefix):
+            source = "the plugin's own src/"
+        else:
+            source = owner.get(entry.name, "no installed distribution")
+        offenders.append(Offender(entry.name, source, "native code (shared library)"))
+    return offenders
+
+
+def audit_noarch(entries: Iterable[ArchiveEntry], distributions: Iterable[Distribution]) -> None:
+    """Raise ``native_code`` (exit 1) listing every offender, or return when the tree is pure."""
+    offenders = find_offenders(entries, distributions)
+    if not offenders:
+        return
+    count = len(offenders)
+    lines = [
+        f"a noarch tarball must be pure Python; found {count} "
+        f"{'offender' if count == 1 else 'offenders'}:"
+    ]
+    lines += [f"  - {offender.describe()}" for offender in offenders]
+    lines.append(PER_TARGET_HINT)
+    raise PackError(
+        "\n".join(lines),
+        kind="native_code",
+        exit_code=EXIT_FAILURE,
+        details={"offenders": [offender.to_json() for offender in offenders]},
+    )

@@ -1,0 +1,298 @@
+"""``pack``: lint, lay out, vendor, audit, then write the tarball and its sidecars atomically.
+
+Nothing is written to the output directory until every check has passed; the tarball is
+written under a temporary name in that directory and renamed at the end, so a failure never
+leaves a partial asset behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nexo_pkg.lint.diagnostic import FileResult
+from nexo_pkg.lint.engine import lint_file
+from nexo_pkg.pack.archive import (
+    DEFAULT_COMPRESSLEVEL,
+    ArchiveEntry,
+    complete_entries,
+    write_tar_gz,
+)
+from nexo_pkg.pack.audit import Distribution, audit_noarch, find_distributions
+from nexo_pkg.pack.epoch import SourceDateEpoch, resolve_source_date_epoch
+from nexo_pkg.pack.errors import (
+    ManifestLintError,
+    PackError,
+    io_error,
+    layout_error,
+    manifest_error,
+    usage_error,
+)
+from nexo_pkg.pack.layout import (
+    KNOWN_TARGETS,
+    LAUNCHER,
+    MANIFEST_NAME,
+    NOARCH,
+    TreeWalk,
+    asset_name,
+    collect_tree,
+)
+from nexo_pkg.pack.vendor import vendor_requirements
+
+#: pip's console-script wrappers carry the absolute path of the packing interpreter: useless
+#: on the operator's host and different on every machine, so they stay out of lib/.
+_VENDOR_SKIPPED = frozenset({"bin"})
+
+
+@dataclass(frozen=True)
+class PackOptions:
+    """Inputs of one pack (the CLI flags)."""
+
+    project: Path = Path()
+    out: Path | None = None
+    target: str = NOARCH
+    binary: Path | None = None
+    requirements: Path | None = None
+    source_date_epoch: int | None = None
+    compresslevel: int = DEFAULT_COMPRESSLEVEL
+
+
+@dataclass(frozen=True)
+class PackedAsset:
+    """One file written to the output directory."""
+
+    path: Path
+    sha256: str
+    size: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": str(self.path), "sha256": self.sha256, "size": self.size}
+
+
+@dataclass(frozen=True)
+class PackResult:
+    """The outcome of a successful pack; ``lint`` keeps the manifest's warnings."""
+
+    plugin_id: str
+    version: str
+    target: str
+    epoch: SourceDateEpoch
+    assets: tuple[PackedAsset, ...]
+    lint: FileResult = field(repr=False)
+
+    @property
+    def tarball(self) -> PackedAsset:
+        return self.assets[0]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "id": self.plugin_id,
+            "version": self.version,
+            "target": self.target,
+            "source_date_epoch": self.epoch.value,
+            "assets": [asset.to_json() for asset in self.assets],
+        }
+
+
+def _check_flags(options: PackOptions) -> None:
+    if options.target == NOARCH:
+        if options.binary is not None:
+            raise usage_error("--binary needs --target TRIPLE (a noarch tarball has no binary)")
+        return
+    if options.target not in KNOWN_TARGETS:
+        known = ", ".join(sorted(KNOWN_TARGETS))
+        raise usage_error(f"unknown target {options.target!r}; use noarch or one of: {known}")
+    if options.binary is None:
+        raise usage_error(f"--target {options.target} needs --binary PATH (the compiled plugin)")
+    if options.requirements is not None:
+        raise usage_error("--requirements only applies to noarch tarballs")
+    binary = options.binary
+    if not binary.is_file():
+        raise usage_error(f"--binary {binary} is not a file")
+    if not os.access(binary, os.X_OK):
+        raise usage_error(f"--binary {binary} is not executable (chmod +x it)")
+
+
+def _read_manifest(project: Path) -> tuple[Path, bytes, FileResult]:
+    if not project.is_dir():
+        raise PackError(
+            f"{project} is not a directory; pass the plugin project directory",
+            kind="manifest_missing",
+            exit_code=2,
+        )
+    manifest = project / MANIFEST_NAME
+    if not manifest.is_file():
+        raise PackError(
+            f"no {MANIFEST_NAME} in {project}; run `nexo plugin new` or pass the project directory",
+            kind="manifest_missing",
+            exit_code=2,
+        )
+    try:
+        raw = manifest.read_bytes()
+        result = lint_file(manifest)
+    except OSError as exc:
+        raise io_error(f"cannot read {manifest}: {exc.strerror}") from exc
+    if not result.success:
+        raise ManifestLintError(result)
+    return manifest, raw, result
+
+
+def _identity(raw: bytes, manifest: Path) -> tuple[str, str]:
+    try:
+        document = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise manifest_error(f"{manifest} is not valid UTF-8 TOML: {exc}") from exc
+    plugin = document.get("plugin")
+    plugin_id = plugin.get("id") if isinstance(plugin, dict) else None
+    version = plugin.get("version") if isinstance(plugin, dict) else None
+    if not isinstance(plugin_id, str) or not isinstance(version, str):
+        raise manifest_error(f"{manifest} needs string keys plugin.id and plugin.version")
+    return plugin_id, version
+
+
+def _check_out_dir(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise usage_error(f"output directory {out} exists and is not a directory")
+
+
+def _noarch_entries(
+    project: Path, requirements: Path | None, scratch: Path
+) -> tuple[list[ArchiveEntry], list[Distribution]]:
+    src = project / "src"
+    main = src / "main.py"
+    if not main.is_file():
+        raise layout_error(
+            f"{main} is missing; a noarch plugin runs src/main.py (or pack a compiled plugin "
+            "with --target TRIPLE --binary PATH)"
+        )
+    entries = collect_tree(src, TreeWalk("lib/plugin", containment_root=project))
+    entries.append(ArchiveEntry("lib/plugin", is_dir=True))
+    distributions: list[Distribution] = []
+    if requirements is not None:
+        vendor_dir = scratch / "lib"
+        vendor_requirements(requirements, vendor_dir, cwd=project)
+        if vendor_dir.is_dir():
+            if (vendor_dir / "plugin").exists():
+                raise layout_error(
+                    "a vendored requirement installs a top-level `plugin` package, which "
+                    "would collide with lib/plugin/ (the plugin's own code)"
+                )
+            entries += collect_tree(
+                vendor_dir,
+                TreeWalk("lib", containment_root=vendor_dir, skip_top=_VENDOR_SKIPPED),
+            )
+            distributions = find_distributions(vendor_dir, "lib")
+    return entries, distributions
+
+
+def _requirements_for(options: PackOptions, project: Path) -> Path | None:
+    if options.requirements is not None:
+        if not options.requirements.is_file():
+            raise usage_error(f"--requirements {options.requirements} is not a file")
+        return options.requirements.resolve()
+    default = project / "requirements.txt"
+    return default.resolve() if default.is_file() else None
+
+
+@contextlib.contextmanager
+def _temporary_in(directory: Path, final_name: str) -> Iterator[Path]:
+    """A temp path beside the final one; removed unless the caller renamed it away."""
+    handle, name = tempfile.mkstemp(prefix=f".{final_name}.", suffix=".tmp", dir=directory)
+    os.close(handle)
+    temporary = Path(name)
+    try:
+        yield temporary
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            temporary.unlink()
+
+
+def _write_small(directory: Path, name: str, data: bytes) -> PackedAsset:
+    with _temporary_in(directory, name) as temporary:
+        temporary.write_bytes(data)
+        temporary.chmod(0o644)
+        final = directory / name
+        temporary.replace(final)
+    return PackedAsset(final, hashlib.sha256(data).hexdigest(), len(data))
+
+
+def _write_assets(
+    out: Path,
+    name: str,
+    *,
+    entries: list[ArchiveEntry],
+    manifest_bytes: bytes,
+    epoch: int,
+    compresslevel: int,
+) -> tuple[PackedAsset, ...]:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise io_error(f"cannot create output directory {out}: {exc.strerror}") from exc
+    try:
+        with _temporary_in(out, name) as temporary:
+            with temporary.open("wb") as stream:
+                written = write_tar_gz(entries, stream, mtime=epoch, compresslevel=compresslevel)
+            temporary.chmod(0o644)
+            tarball = out / name
+            temporary.replace(tarball)
+        sidecar = _write_small(out, f"{name}.sha256", f"{written.sha256}  {name}\n".encode())
+        manifest_copy = _write_small(out, MANIFEST_NAME, manifest_bytes)
+    except OSError as exc:
+        where = exc.filename or out
+        raise io_error(f"cannot pack: {where}: {exc.strerror or exc}") from exc
+    return (PackedAsset(tarball, written.sha256, written.size), sidecar, manifest_copy)
+
+
+def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> PackResult:
+    """Build the tarball, its ``.sha256`` and a manifest copy in the output directory.
+
+    Raises :class:`PackError` (``usage``, ``io``, ``manifest_missing``,
+    ``manifest_invalid``, ``layout_invalid``, ``vendor_failed``, ``native_code``); the
+    output directory is left as it was on any failure.
+    """
+    _check_flags(options)
+    project = options.project
+    out = options.out if options.out is not None else project / "dist"
+    manifest, manifest_bytes, lint_result = _read_manifest(project)
+    plugin_id, version = _identity(manifest_bytes, manifest)
+    name = asset_name(plugin_id, version, options.target)
+    _check_out_dir(out)
+    requirements = _requirements_for(options, project) if options.target == NOARCH else None
+    epoch = resolve_source_date_epoch(
+        options.source_date_epoch, os.environ if environ is None else environ, project
+    )
+    with tempfile.TemporaryDirectory(prefix="nexo-pack-") as scratch:
+        entries: list[ArchiveEntry] = [ArchiveEntry(MANIFEST_NAME, data=manifest_bytes)]
+        if options.target == NOARCH:
+            tree, distributions = _noarch_entries(project, requirements, Path(scratch))
+            audit_noarch(tree, distributions)
+            entries.append(
+                ArchiveEntry(f"bin/{plugin_id}", executable=True, data=LAUNCHER.encode())
+            )
+            entries += tree
+        else:
+            if options.binary is None:  # _check_flags refuses this already
+                raise usage_error("--binary is required with --target")
+            entries.append(ArchiveEntry(f"bin/{plugin_id}", executable=True, source=options.binary))
+        try:
+            entries = complete_entries(entries)
+        except ValueError as exc:
+            raise layout_error(f"cannot lay out the tarball: {exc}") from exc
+        assets = _write_assets(
+            out,
+            name,
+            entries=entries,
+            manifest_bytes=manifest_bytes,
+            epoch=epoch.value,
+            compresslevel=options.compresslevel,
+        )
+    return PackResult(plugin_id, version, options.target, epoch, assets, lint_result)

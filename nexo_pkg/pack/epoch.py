@@ -1,0 +1,68 @@
+"""The archive timestamp: ``--source-date-epoch`` > ``SOURCE_DATE_EPOCH`` > git > a constant."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from nexo_pkg.pack.errors import usage_error
+
+#: 1980-01-01T00:00:00Z: the oldest time a zip file can hold, the usual reproducible default.
+FALLBACK_EPOCH = 315532800
+
+
+@dataclass(frozen=True)
+class SourceDateEpoch:
+    """The chosen timestamp and where it came from (``flag``, ``env``, ``git``, ``default``)."""
+
+    value: int
+    origin: str
+
+
+def _parse(text: str, what: str) -> int:
+    stripped = text.strip()
+    if not stripped.isdigit():
+        raise usage_error(f"{what} must be a non-negative integer of seconds, got {text!r}")
+    return int(stripped)
+
+
+def _git_commit_time(project: Path) -> int | None:
+    git = shutil.which("git")
+    if git is None:
+        return None
+    try:
+        completed = subprocess.run(
+            [git, "log", "-1", "--format=%ct", "--", "."],
+            cwd=project,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    output = completed.stdout.strip()
+    if completed.returncode != 0 or not output.isdigit():
+        # Not a repository, no commit touching DIR yet, or git refused (safe.directory).
+        return None
+    return int(output)
+
+
+def resolve_source_date_epoch(
+    flag: int | None, environ: Mapping[str, str], project: Path
+) -> SourceDateEpoch:
+    """Pick the archive mtime; a negative flag or a malformed variable is a usage error."""
+    if flag is not None:
+        if flag < 0:
+            raise usage_error(f"--source-date-epoch must be a non-negative integer, got {flag}")
+        return SourceDateEpoch(flag, "flag")
+    configured = environ.get("SOURCE_DATE_EPOCH")
+    if configured is not None and configured.strip():
+        return SourceDateEpoch(_parse(configured, "SOURCE_DATE_EPOCH"), "env")
+    committed = _git_commit_time(project)
+    if committed is not None:
+        return SourceDateEpoch(committed, "git")
+    return SourceDateEpoch(FALLBACK_EPOCH, "default")

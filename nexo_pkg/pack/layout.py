@@ -1,0 +1,167 @@
+"""What goes into a plugin tarball: the launcher, the target list and tree collection.
+
+noarch layout (no top-level folder)::
+
+    nexo-plugin.toml
+    bin/<id>             bash launcher, 0755
+    lib/plugin/...       copy of src/ (must hold main.py)
+    lib/<vendored deps>  pip install --target of the requirements
+
+A per-target tarball holds ``nexo-plugin.toml`` and the compiled ``bin/<id>`` only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from nexo_pkg.pack.archive import ArchiveEntry
+from nexo_pkg.pack.errors import io_error, layout_error, manifest_error
+
+MANIFEST_NAME = "nexo-plugin.toml"
+NOARCH = "noarch"
+
+LAUNCHER = (
+    "#!/usr/bin/env bash\n"
+    'DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"\n'
+    'exec env PYTHONPATH="$DIR/lib" python3 "$DIR/lib/plugin/main.py" "$@"\n'
+)
+
+#: Target triples a per-target tarball may name (the hosts the installer detects, plus the
+#: usual cross targets of compiled plugins).
+KNOWN_TARGETS = frozenset(
+    {
+        "x86_64-unknown-linux-gnu",
+        "x86_64-unknown-linux-musl",
+        "aarch64-unknown-linux-gnu",
+        "aarch64-unknown-linux-musl",
+        "armv7-unknown-linux-gnueabihf",
+        "armv7-unknown-linux-musleabihf",
+        "i686-unknown-linux-gnu",
+        "i686-unknown-linux-musl",
+        "riscv64gc-unknown-linux-gnu",
+        "powerpc64le-unknown-linux-gnu",
+        "s390x-unknown-linux-gnu",
+        "x86_64-apple-darwin",
+        "aarch64-apple-darwin",
+        "x86_64-pc-windows-msvc",
+        "aarch64-pc-windows-msvc",
+        "x86_64-pc-windows-gnu",
+        "x86_64-unknown-freebsd",
+    }
+)
+
+_SLUG = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+_SEMVER = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
+)
+
+# Interpreter-specific byte code never goes into a tarball.
+_SKIPPED_DIRS = frozenset({"__pycache__"})
+_SKIPPED_SUFFIXES = (".pyc", ".pyo")
+
+
+def asset_name(plugin_id: str, version: str, target: str) -> str:
+    """``<id>-<version>-<target>.tar.gz``; raises ``manifest_invalid`` for unusable parts."""
+    if not _SLUG.match(plugin_id):
+        raise manifest_error(
+            f"plugin.id {plugin_id!r} cannot name a tarball: it must match ^[a-z][a-z0-9_]{{0,31}}$"
+        )
+    if not _SEMVER.match(version):
+        raise manifest_error(
+            f"plugin.version {version!r} cannot name a tarball: it must be a semver 2.0 "
+            "version such as 0.1.0 (no `v` prefix)"
+        )
+    return f"{plugin_id}-{version}-{target}.tar.gz"
+
+
+def is_executable(mode: int) -> bool:
+    """Any execute bit set means the member is stored as 0755."""
+    return bool(mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH))
+
+
+def _within(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+@dataclass(frozen=True)
+class TreeWalk:
+    """Options of :func:`collect_tree`.
+
+    ``archive_prefix``: the archive directory the tree lands in (``lib/plugin``).
+    ``containment_root``: symlinks must resolve to a file inside this directory.
+    ``skip_top``: top-level names of the tree to leave out (pip's ``bin/`` scripts).
+    """
+
+    archive_prefix: str
+    containment_root: Path
+    skip_top: frozenset[str] = frozenset()
+
+
+def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
+    """List the files and directories under ``root`` as archive entries.
+
+    Symlinks to a regular file inside ``walk.containment_root`` are stored as that file's
+    content (an archive holds no links); any other symlink, or a special file, is refused
+    with ``layout_invalid``. Unreadable directories raise ``io``. ``__pycache__`` and
+    ``*.pyc`` are skipped.
+    """
+    containment = walk.containment_root.resolve()
+    entries: list[ArchiveEntry] = []
+    pending: list[tuple[Path, str]] = [(root, walk.archive_prefix)]
+    while pending:
+        directory, prefix = pending.pop()
+        try:
+            children = list(os.scandir(directory))
+        except OSError as exc:
+            raise io_error(f"cannot read directory {directory}: {exc.strerror}") from exc
+        for child in children:
+            if directory == root and child.name in walk.skip_top:
+                continue
+            name = f"{prefix}/{child.name}"
+            path = Path(child.path)
+            if child.is_symlink():
+                target = path.resolve()
+                if not _within(target, containment):
+                    raise layout_error(
+                        f"{path} is a symlink pointing outside {walk.containment_root} "
+                        f"(to {target}); replace it with the file itself",
+                        path=str(path),
+                    )
+                if not target.is_file():
+                    raise layout_error(
+                        f"{path} is a symlink to {'a directory' if target.is_dir() else 'nothing'};"
+                        " only symlinks to files are packed (as copies)",
+                        path=str(path),
+                    )
+                if target.suffix in _SKIPPED_SUFFIXES:
+                    continue
+                mode = target.stat().st_mode
+                entries.append(ArchiveEntry(name, executable=is_executable(mode), source=target))
+                continue
+            try:
+                info = child.stat(follow_symlinks=False)
+            except OSError as exc:
+                raise io_error(f"cannot read {path}: {exc.strerror}") from exc
+            if stat.S_ISDIR(info.st_mode):
+                if child.name in _SKIPPED_DIRS:
+                    continue
+                entries.append(ArchiveEntry(name, is_dir=True))
+                pending.append((path, name))
+            elif stat.S_ISREG(info.st_mode):
+                if child.name.endswith(_SKIPPED_SUFFIXES):
+                    continue
+                entries.append(
+                    ArchiveEntry(name, executable=is_executable(info.st_mode), source=path)
+                )
+            else:
+                raise layout_error(
+                    f"{path} is not a regular file or directory; remove it from the tree",
+                    path=str(path),
+                )
+    return entries
