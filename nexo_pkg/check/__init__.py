@@ -1,1 +1,35 @@
-"""Check support for nexo plugins."""
+"""``nexo plugin check``: spawn a plugin as a minimal nexo host and check its handshake.
+
+Library entry point for ``pack --check`` and ``install --check``::
+
+    report = run_check(Path("dist/plugin"), timeout_ms=5000)
+    for line in render_report(report, unicode=False):
+        ...
+    report.ok, report.checks, report.stderr_tail, report.to_json()
+"""
+
+from __future__ import annotations
+
+from nexo_pkg.check.checks import (
+    DEFAULT_NEXO_VERSION,
+    DEFAULT_TIMEOUT_MS,
+    check_plugin,
+    run_check,
+    validate_nexo_version,
+)
+from nexo_pkg.check.report import CheckReport, CheckResult, render_report
+from nexo_pkg.check.target import ResolvedPlugin, TargetError, resolve_target
+
+__all__ = [
+    "DEFAULT_NEXO_VERSION",
+    "DEFAULT_TIMEOUT_MS",
+    "CheckReport",
+    "CheckResult",
+    "ResolvedPlugin",
+    "TargetError",
+    "check_plugin",
+    "render_report",
+    "resolve_target",
+    "run_check",
+    "validate_nexo_version",
+]

@@ -1,0 +1,667 @@
+"""The handshake conformance checks: drive one plugin session and judge every answer.
+
+The session follows the daemon's lifecycle (plugin contract §4): ``initialize``, optionally
+one ``tool.invoke``, an unknown method, then ``shutdown`` and the exit. Every stdout line is
+judged on the way (UTF-8, JSON, JSON-RPC 2.0 shape, size, echoed ids); those verdicts are
+reported as the ``frames.*`` checks at the end. A step that gets no answer (timeout, the
+plugin exited) ends the session; the process group is killed and reaped on every path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from nexo_pkg.check.host import MAX_FRAME_BYTES, PluginProcess
+from nexo_pkg.check.report import CheckReport, Status
+from nexo_pkg.check.target import ResolvedPlugin, resolve_target
+from nexo_pkg.errors import UsageError
+
+#: ``nexo_version`` sent in ``initialize`` when none is given (the contract's §4.1 example).
+DEFAULT_NEXO_VERSION = "0.1.5"
+
+#: Per-step reply deadline, like the daemon's ``NEXO_PLUGIN_INIT_TIMEOUT_MS`` default.
+DEFAULT_TIMEOUT_MS = 5000
+
+#: After replying to ``shutdown`` the daemon waits this long before SIGKILL (contract §4.2).
+SHUTDOWN_GRACE_SECONDS = 1.0
+
+#: A method no plugin implements; the answer must be ``-32601``.
+UNKNOWN_METHOD = "nexo.check.unknown_method"
+
+#: ``agent_id`` sent with ``--invoke``.
+CHECK_AGENT_ID = "nexo-plugin-check"
+
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+TOOL_ERRORS = {
+    -33401: "ToolNotFound",
+    -33402: "ToolArgumentInvalid",
+    -33403: "ToolExecutionFailed",
+    -33404: "ToolUnavailable",
+    -33405: "ToolDenied",
+}
+
+_SEMVER = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
+    r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$"
+)
+
+# The frames.* checks, in report order, with the detail shown when nothing went wrong.
+_FRAME_CHECKS = {
+    "frames.utf8": "every stdout line was valid UTF-8",
+    "frames.json": "every stdout line was JSON (no stray output)",
+    "frames.jsonrpc": "every frame was a well-formed JSON-RPC 2.0 message",
+    "frames.size": f"no frame exceeded {MAX_FRAME_BYTES} bytes",
+    "frames.id": "every reply echoed its request id",
+}
+
+_DETAIL_LIMIT = 160
+
+
+@dataclass(frozen=True)
+class _Reply:
+    """A response frame taken as the answer to the pending request."""
+
+    frame: dict[str, Any]
+    elapsed_ms: float
+
+    @property
+    def error(self) -> dict[str, Any] | None:
+        error = self.frame.get("error")
+        return error if isinstance(error, dict) else None
+
+    @property
+    def result(self) -> Any:
+        return self.frame.get("result")
+
+
+@dataclass(frozen=True)
+class _NoReply:
+    """Why a request got no answer."""
+
+    reason: Literal["timeout", "exited", "stdin_closed"]
+    detail: str
+
+
+def validate_nexo_version(version: str) -> str:
+    """Return ``version`` if it is a semver 2.0 version, else raise :class:`UsageError`."""
+    if not _SEMVER.match(version):
+        raise UsageError(f"--nexo-version {version!r} is not a semver version such as 0.1.5")
+    return version
+
+
+def run_check(
+    target: Path,
+    *,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+    nexo_version: str | None = None,
+    invoke: tuple[str, dict[str, Any]] | None = None,
+    dest: Path | None = None,
+) -> CheckReport:
+    """Spawn the plugin at ``target`` and run the handshake conformance checks.
+
+    ``target`` is a plugin directory, manifest, release tarball or installed plugin id (see
+    :mod:`nexo_pkg.check.target`; ``dest`` is the install root for ids). ``timeout_ms`` is
+    the deadline of each request; ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``.
+    Plugin misbehaviour is reported in the returned :class:`CheckReport`, never raised.
+    Raises :class:`UsageError` for bad arguments and ``TargetError`` (exit 2) or the
+    archive errors when the target names nothing runnable.
+    """
+    if timeout_ms <= 0:
+        raise UsageError("--timeout-ms must be a positive number of milliseconds")
+    version = validate_nexo_version(nexo_version or DEFAULT_NEXO_VERSION)
+    if invoke is not None and not isinstance(invoke[1], dict):
+        raise UsageError("--args must be a JSON object")
+    with resolve_target(target, dest=dest) as plugin:
+        return check_plugin(plugin, timeout_ms=timeout_ms, nexo_version=version, invoke=invoke)
+
+
+def check_plugin(
+    plugin: ResolvedPlugin,
+    *,
+    timeout_ms: int = DEFAULT_TIMEOUT_MS,
+    nexo_version: str = DEFAULT_NEXO_VERSION,
+    invoke: tuple[str, dict[str, Any]] | None = None,
+) -> CheckReport:
+    """Run the checks against an already resolved plugin (see :func:`run_check`)."""
+    report = CheckReport(plugin_id=plugin.plugin_id, root=str(plugin.root), argv=plugin.argv)
+    env = {**os.environ, **plugin.env}
+    try:
+        process = PluginProcess(plugin.argv, cwd=plugin.root, env=env)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        report.add("spawn", "fail", f"cannot start {plugin.argv[0]}: {reason}")
+        return report
+    with process:
+        report.add("spawn", "pass", f"started `{shlex.join(plugin.argv)}` (pid {process.pid})")
+        session = _Session(process, plugin, report, timeout_ms / 1000)
+        try:
+            session.run(nexo_version, invoke)
+        finally:
+            session.add_frame_checks()
+    report.stderr_tail = list(process.stderr_tail)
+    return report
+
+
+class _Session:
+    """One conversation with the plugin; adds checks to ``report`` as it goes."""
+
+    def __init__(
+        self,
+        process: PluginProcess,
+        plugin: ResolvedPlugin,
+        report: CheckReport,
+        timeout_seconds: float,
+    ) -> None:
+        self.process = process
+        self.plugin = plugin
+        self.report = report
+        self.timeout_seconds = timeout_seconds
+        self.timeout_text = f"{round(timeout_seconds * 1000)} ms"
+        self._next_id = 1
+        # First problem and count per frames.* check.
+        self._frame_problems: dict[str, tuple[str, int]] = {}
+        self.advertised: dict[str, dict[str, Any]] = {}
+
+    # -- the lifecycle -------------------------------------------------------------------
+
+    def run(self, nexo_version: str, invoke: tuple[str, dict[str, Any]] | None) -> None:
+        """Every step in order; returns early once the plugin stops answering."""
+        if not self._initialize(nexo_version):
+            return
+        if invoke is not None and not self._invoke(*invoke):
+            return
+        if not self._unknown_method():
+            return
+        self._shutdown()
+
+    def _initialize(self, nexo_version: str) -> bool:
+        answer = self.request("initialize", {"nexo_version": nexo_version})
+        self.report.timings["initialize_ms"] = (time.monotonic() - self.process.started_at) * 1000
+        if isinstance(answer, _NoReply):
+            self.report.add("initialize", "fail", f"no reply to initialize: {answer.detail}")
+            return False
+        if answer.error is not None:
+            self.report.add(
+                "initialize", "fail", f"initialize answered with an error: {_error_text(answer)}"
+            )
+            return False
+        result = answer.result
+        if not isinstance(result, dict):
+            self.report.add(
+                "initialize", "fail", f"`result` must be an object, got {_short(result)}"
+            )
+            return False
+        self.report.add("initialize", "pass", f"replied in {answer.elapsed_ms:.0f} ms")
+        self._check_identity(result)
+        self._check_server_version(result)
+        self._check_tools(result)
+        return True
+
+    def _check_identity(self, result: dict[str, Any]) -> None:
+        expected = self.plugin.plugin_id
+        manifest = result.get("manifest")
+        plugin = manifest.get("plugin") if isinstance(manifest, dict) else None
+        echoed = plugin.get("id") if isinstance(plugin, dict) else None
+        if echoed is None:
+            self.report.add(
+                "identity", "fail", "reply has no `result.manifest.plugin.id` to verify"
+            )
+        elif echoed != expected:
+            self.report.add(
+                "identity",
+                "fail",
+                f"reply claims plugin id {_short(echoed)} but the manifest says {expected!r} "
+                "(the daemon refuses impersonation)",
+            )
+        else:
+            self.report.add("identity", "pass", f"plugin id {expected!r} matches the manifest")
+
+    def _check_server_version(self, result: dict[str, Any]) -> None:
+        if "server_version" not in result:
+            self.report.add("server_version", "fail", "reply has no `server_version`")
+            return
+        value = result["server_version"]
+        if not isinstance(value, str):
+            self.report.add(
+                "server_version", "fail", f"`server_version` must be a string, got {_short(value)}"
+            )
+        elif not value.strip():
+            self.report.add("server_version", "warn", "`server_version` is empty")
+        else:
+            self.report.add("server_version", "pass", _short(value))
+
+    def _check_tools(self, result: dict[str, Any]) -> None:
+        declared = self.plugin.declared_tools
+        tools = result.get("tools")
+        if tools is None:
+            if declared:
+                self.report.add(
+                    "tools.present",
+                    "fail",
+                    f"the manifest declares {', '.join(declared)} in [plugin.extends].tools "
+                    "but the reply has no `tools` array",
+                )
+            else:
+                self.report.add("tools.present", "pass", "no tools declared or advertised")
+            return
+        if not isinstance(tools, list):
+            self.report.add(
+                "tools.present", "fail", f"`tools` must be an array, got {_short(tools)}"
+            )
+            return
+        malformed = [
+            f"tools[{index}]"
+            for index, entry in enumerate(tools)
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str)
+        ]
+        for entry in tools:
+            if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+                self.advertised.setdefault(entry["name"], entry)
+        if malformed:
+            self.report.add(
+                "tools.present",
+                "fail",
+                f"{', '.join(malformed)}: every entry needs a string `name`",
+            )
+        elif declared and not tools:
+            self.report.add(
+                "tools.present",
+                "fail",
+                "`tools` is empty but the manifest declares tools in [plugin.extends].tools",
+            )
+        else:
+            self.report.add("tools.present", "pass", f"{len(tools)} tool(s) advertised")
+        names = list(self.advertised)
+
+        undeclared = [name for name in names if name not in declared]
+        if undeclared:
+            self.report.add(
+                "tools.declared",
+                "fail",
+                f"advertised but not in [plugin.extends].tools: {', '.join(undeclared)} "
+                "(the daemon refuses to load the plugin)",
+            )
+        else:
+            self.report.add(
+                "tools.declared", "pass", "every advertised tool is in [plugin.extends].tools"
+            )
+
+        missing = [name for name in declared if name not in self.advertised]
+        if missing:
+            self.report.add(
+                "tools.advertised",
+                "warn",
+                f"declared but not advertised: {', '.join(missing)} (calls get -33401)",
+            )
+        else:
+            self.report.add("tools.advertised", "pass", "every declared tool is advertised")
+
+        plugin_id = self.plugin.plugin_id
+        prefixes = (f"{plugin_id}_", f"ext_{plugin_id}_")
+        outside = [name for name in names if not name.startswith(prefixes)]
+        if outside:
+            self.report.add(
+                "tools.namespace",
+                "fail",
+                f"{', '.join(outside)}: tool names must start with {prefixes[0]!r} "
+                f"or {prefixes[1]!r}",
+            )
+        else:
+            self.report.add("tools.namespace", "pass", f"every name starts with {prefixes[0]!r}")
+
+        problems = [
+            problem
+            for name, entry in self.advertised.items()
+            if (problem := _schema_problem(name, entry)) is not None
+        ]
+        if problems:
+            self.report.add("tools.schema", "fail", "; ".join(problems))
+        else:
+            self.report.add("tools.schema", "pass", "every input_schema is a valid JSON Schema")
+
+    def _invoke(self, tool_name: str, args: dict[str, Any]) -> bool:
+        self._check_invoke_args(tool_name, args)
+        params = {
+            "plugin_id": self.plugin.plugin_id,
+            "tool_name": tool_name,
+            "args": args,
+            "agent_id": CHECK_AGENT_ID,
+        }
+        record: dict[str, Any] = {"tool": tool_name, "args": args}
+        self.report.invoke = record
+        answer = self.request("tool.invoke", params)
+        if isinstance(answer, _NoReply):
+            record["error"] = {"message": answer.detail}
+            self.report.add("invoke", "fail", f"no reply to tool.invoke: {answer.detail}")
+            return False
+        error = answer.error
+        if error is None:
+            record["result"] = answer.result
+            self.report.add("invoke", "pass", f"result: {_short(answer.result)}")
+            return True
+        record["error"] = error
+        code = error.get("code")
+        data = error.get("data")
+        if code in TOOL_ERRORS:
+            problem = _tool_error_data_problem(code, data)
+            if problem is not None:
+                self.report.add("invoke", "fail", f"{_error_text(answer)}: {problem}")
+            else:
+                self.report.add(
+                    "invoke", "pass", f"typed error {TOOL_ERRORS[code]}: {_error_text(answer)}"
+                )
+        elif code == METHOD_NOT_FOUND:
+            status: Status = "warn" if self.plugin.declared_tools else "pass"
+            self.report.add(
+                "invoke", status, f"tool.invoke is not implemented: {_error_text(answer)}"
+            )
+        elif code == INVALID_PARAMS:
+            self.report.add("invoke", "pass", f"params refused: {_error_text(answer)}")
+        else:
+            self.report.add(
+                "invoke",
+                "warn",
+                f"{_error_text(answer)} is not a tool.invoke error code "
+                "(-33401..-33405, -32601, -32602)",
+            )
+        return True
+
+    def _check_invoke_args(self, tool_name: str, args: dict[str, Any]) -> None:
+        entry = self.advertised.get(tool_name)
+        if entry is None:
+            self.report.add("invoke.args", "warn", f"{tool_name!r} is not an advertised tool")
+            return
+        schema = entry.get("input_schema")
+        if not isinstance(schema, dict) or _schema_problem(tool_name, entry) is not None:
+            self.report.add("invoke.args", "warn", "no valid input_schema to check the args")
+            return
+        from jsonschema import validators  # noqa: PLC0415 - costly import, only needed here
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            validator = validators.validator_for(schema)(schema)
+        error = next(iter(validator.iter_errors(args)), None)
+        if error is None:
+            self.report.add("invoke.args", "pass", "args satisfy the advertised input_schema")
+        else:
+            where = "/".join(str(part) for part in error.absolute_path) or "(root)"
+            self.report.add(
+                "invoke.args",
+                "warn",
+                f"args do not satisfy the input_schema at {where}: {error.message} "
+                "(the daemon validates args before tool.invoke)",
+            )
+
+    def _unknown_method(self) -> bool:
+        answer = self.request(UNKNOWN_METHOD, {})
+        if isinstance(answer, _NoReply):
+            self.report.add(
+                "unknown_method", "fail", f"no reply to an unknown method: {answer.detail}"
+            )
+            return False
+        error = answer.error
+        if error is None:
+            self.report.add(
+                "unknown_method",
+                "fail",
+                f"an unknown method got a result ({_short(answer.result)}) instead of -32601",
+            )
+        elif error.get("code") != METHOD_NOT_FOUND:
+            self.report.add(
+                "unknown_method",
+                "fail",
+                f"expected error -32601, got {_error_text(answer)}",
+            )
+        else:
+            self.report.add("unknown_method", "pass", "answered -32601 method not found")
+        return True
+
+    def _shutdown(self) -> None:
+        answer = self.request("shutdown", {"reason": "nexo plugin check"})
+        if isinstance(answer, _NoReply):
+            self.report.add("shutdown", "fail", f"no reply to shutdown: {answer.detail}")
+            return
+        result = answer.result
+        if answer.error is not None:
+            self.report.add("shutdown", "fail", f"shutdown failed: {_error_text(answer)}")
+        elif not isinstance(result, dict) or result.get("ok") is not True:
+            self.report.add("shutdown", "fail", f'expected {{"ok": true}}, got {_short(result)}')
+        else:
+            self.report.add("shutdown", "pass", 'replied {"ok": true}')
+        replied_at = time.monotonic()
+        if self.process.wait_exit(SHUTDOWN_GRACE_SECONDS):
+            waited = (time.monotonic() - replied_at) * 1000
+            code = self.process.peek_exit_code()
+            if code == 0:
+                self.report.add(
+                    "exit", "pass", f"exited with code 0 {waited:.0f} ms after shutdown"
+                )
+            else:
+                self.report.add(
+                    "exit", "warn", f"exited {_exit_text(code)} {waited:.0f} ms after shutdown"
+                )
+        else:
+            self.process.kill()
+            self.report.add(
+                "exit",
+                "fail",
+                f"still running {SHUTDOWN_GRACE_SECONDS:g} s after replying to shutdown; killed",
+            )
+
+    # -- the wire ------------------------------------------------------------------------
+
+    def request(self, method: str, params: dict[str, Any]) -> _Reply | _NoReply:
+        """Send one request and wait for its reply, judging every frame that arrives."""
+        request_id = self._next_id
+        self._next_id += 1
+        frame = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
+        started = time.monotonic()
+        deadline = started + self.timeout_seconds
+        if not self.process.send(_encode(frame), deadline=deadline):
+            return self._gone(deadline, sending=True)
+        while True:
+            event = self.process.next_stdout_event(deadline=deadline)
+            if event is None:
+                return _NoReply("timeout", f"no reply within {self.timeout_text}")
+            if event.kind == "eof":
+                return self._gone(deadline, sending=False)
+            if event.kind == "oversize":
+                self._frame_problem(
+                    "frames.size",
+                    f"a stdout line of at least {event.size} bytes exceeds the "
+                    f"{MAX_FRAME_BYTES}-byte frame limit (dropped)",
+                )
+                continue
+            message = self._parse(event.data)
+            if message is None:
+                continue
+            if "method" in message:
+                self._answer_plugin_request(message)
+                continue
+            if not _same_id(message.get("id"), request_id):
+                self._frame_problem(
+                    "frames.id",
+                    f"reply to {method} (id {request_id}) carried id {_short(message.get('id'))}",
+                )
+            return _Reply(message, (time.monotonic() - started) * 1000)
+
+    def _gone(self, deadline: float, *, sending: bool) -> _NoReply:
+        """Describe a plugin that closed its pipes: usually it exited."""
+        self.process.wait_exit(max(0.0, min(deadline - time.monotonic(), 1.0)))
+        code = self.process.peek_exit_code()
+        if code is None:
+            what = "closed its stdin" if sending else "closed its stdout"
+            return _NoReply("stdin_closed", f"the plugin {what} but is still running")
+        return _NoReply("exited", f"the plugin exited {_exit_text(code)} before replying")
+
+    def _parse(self, line: bytes) -> dict[str, Any] | None:
+        """Judge one stdout line; return it when it is a frame the session should act on."""
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            self._frame_problem(
+                "frames.utf8",
+                f"stdout line is not valid UTF-8 ({error.reason} at byte "
+                f"{error.start}): {_short(line)}",
+            )
+            return None
+        if not text.strip():
+            # Blank lines do not corrupt an NDJSON reader; the SDKs' stdout guard lets them by.
+            return None
+        try:
+            message = json.loads(text)
+        except ValueError:
+            self._frame_problem("frames.json", f"stray non-JSON stdout line: {_short(text)}")
+            return None
+        if not isinstance(message, dict):
+            self._frame_problem("frames.jsonrpc", f"frame is not a JSON object: {_short(text)}")
+            return None
+        problem = _jsonrpc_problem(message)
+        if problem is not None:
+            self._frame_problem("frames.jsonrpc", f"{problem}: {_short(text)}")
+            if "method" not in message and "id" not in message:
+                return None
+        return message
+
+    def _answer_plugin_request(self, message: dict[str, Any]) -> None:
+        """Plugin → host traffic: notifications are fine; requests get an error reply."""
+        if "id" not in message:
+            return
+        method = message.get("method")
+        if method in ("memory.recall", "llm.complete"):
+            code, text = INTERNAL_ERROR, f"{method} is not configured in nexo plugin check"
+        else:
+            code, text = METHOD_NOT_FOUND, "method not found"
+        reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": code, "message": text}}
+        self.process.send(_encode(reply), deadline=time.monotonic() + self.timeout_seconds)
+
+    def _frame_problem(self, name: str, detail: str) -> None:
+        first, count = self._frame_problems.get(name, (detail, 0))
+        self._frame_problems[name] = (first, count + 1)
+
+    def add_frame_checks(self) -> None:
+        """Report the frames.* verdicts gathered during the session."""
+        for name, clean in _FRAME_CHECKS.items():
+            if name in self._frame_problems:
+                first, count = self._frame_problems[name]
+                more = f" (and {count - 1} more)" if count > 1 else ""
+                self.report.add(name, "fail", f"{first}{more}")
+            else:
+                self.report.add(name, "pass", clean)
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _encode(frame: dict[str, Any]) -> bytes:
+    return (json.dumps(frame, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def _same_id(received: object, sent: int) -> bool:
+    # JSON-RPC ids must match in type as well: 1 is not "1", and true is not 1.
+    return type(received) is int and received == sent
+
+
+def _jsonrpc_problem(message: dict[str, Any]) -> str | None:
+    """What makes ``message`` not a JSON-RPC 2.0 request, notification or response."""
+    if "jsonrpc" not in message:
+        return "frame has no `jsonrpc` member"
+    if message["jsonrpc"] != "2.0":
+        return f'`jsonrpc` must be "2.0", got {_short(message["jsonrpc"])}'
+    if "method" in message:
+        if not isinstance(message["method"], str):
+            return "`method` must be a string"
+        params = message.get("params")
+        if params is not None and not isinstance(params, dict | list):
+            return "`params` must be an object or an array"
+        return None
+    if "id" not in message:
+        return "response has no `id`"
+    if not isinstance(message["id"], int | str) and message["id"] is not None:
+        return "`id` must be an integer or a string"
+    has_result, has_error = "result" in message, "error" in message
+    if has_result == has_error:
+        return "a response needs exactly one of `result` and `error`"
+    if has_error:
+        error = message["error"]
+        if not isinstance(error, dict):
+            return "`error` must be an object"
+        if type(error.get("code")) is not int:
+            return "`error.code` must be an integer"
+        if not isinstance(error.get("message"), str):
+            return "`error.message` must be a string"
+    return None
+
+
+def _tool_error_data_problem(code: int, data: object) -> str | None:
+    """The contract's ``data`` shapes: ``{details}`` for -33402, ``{retry_after_ms}``
+    for -33404, always an object when present."""
+    if data is None:
+        return None
+    if not isinstance(data, dict):
+        return "`error.data` must be an object"
+    if code == -33404 and "retry_after_ms" in data:
+        retry = data["retry_after_ms"]
+        if type(retry) is not int or retry < 0:
+            return "`error.data.retry_after_ms` must be a non-negative integer"
+    return None
+
+
+def _schema_problem(name: str, entry: dict[str, Any]) -> str | None:
+    """Why ``entry["input_schema"]`` is not a valid JSON Schema, or None."""
+    schema = entry.get("input_schema")
+    if not isinstance(schema, dict):
+        return f"{name}: `input_schema` must be a JSON Schema object, got {_short(schema)}"
+    from jsonschema import exceptions, validators  # noqa: PLC0415 - costly import
+
+    with warnings.catch_warnings():
+        # An unknown "$schema" makes jsonschema fall back to the latest draft with a warning.
+        warnings.simplefilter("ignore")
+        validator = validators.validator_for(schema)
+    try:
+        validator.check_schema(schema)
+    except exceptions.SchemaError as error:
+        where = "/".join(str(part) for part in error.absolute_path) or "(root)"
+        return f"{name}: invalid input_schema at {where}: {error.message}"
+    return None
+
+
+def _error_text(reply: _Reply) -> str:
+    error = reply.error or {}
+    text = f"{error.get('code')} {error.get('message', '')}".rstrip()
+    if "data" in error:
+        text += f" data={_short(error['data'])}"
+    return _truncate(text)
+
+
+def _exit_text(code: int | None) -> str:
+    if code is None:
+        return "(status unknown)"
+    if code < 0:
+        return f"on signal {-code}"
+    return f"with code {code}"
+
+
+def _short(value: object) -> str:
+    if isinstance(value, bytes):
+        return _truncate(repr(value))
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return _truncate(text)
+
+
+def _truncate(text: str) -> str:
+    return text if len(text) <= _DETAIL_LIMIT else text[: _DETAIL_LIMIT - 1] + "…"

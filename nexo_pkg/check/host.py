@@ -1,0 +1,398 @@
+"""A minimal plugin host: spawn the child, exchange newline-delimited frames, always clean up.
+
+The host runs the plugin in its own session (``start_new_session=True``) so that the whole
+process group, including anything the plugin forked, can be killed with one signal. All I/O
+is multiplexed with :mod:`selectors` on non-blocking pipes in the calling thread: reading
+stdout and stderr and writing stdin happen in the same loop, so neither side can dead-lock on
+a full pipe and every wait has a deadline. Works on Linux and macOS.
+
+Nothing here interprets JSON: the host hands raw stdout lines (bytes, without the newline) to
+the caller, together with transport events (end of stream, over-long line).
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Literal
+
+#: Largest stdout line accepted, like the SDKs' ``MAX_FRAME_BYTES`` (1 MiB). A longer line is
+#: reported and discarded as it streams in, never buffered whole.
+MAX_FRAME_BYTES = 1 << 20
+
+#: How many stderr lines are kept for the report (a ring buffer: older lines are dropped).
+STDERR_TAIL_LINES = 50
+
+#: A single stderr line longer than this is cut, so a plugin spewing one endless stderr line
+#: cannot grow the buffer without bound.
+MAX_STDERR_LINE_BYTES = 4096
+
+_READ_CHUNK = 64 * 1024
+
+# Polling interval used only while waiting for the process to exit with no pipe left open.
+_EXIT_POLL_SECONDS = 0.01
+
+
+@dataclass(frozen=True)
+class StdoutEvent:
+    """One thing that happened on the plugin's stdout.
+
+    ``kind`` is ``"line"`` (``data`` holds the line without its newline), ``"oversize"``
+    (a line longer than the cap was dropped; ``size`` is how many bytes it had when the
+    host gave up on it, at least the cap) or ``"eof"`` (the plugin closed stdout).
+    """
+
+    kind: Literal["line", "oversize", "eof"]
+    data: bytes = b""
+    size: int = 0
+
+
+class PluginProcess:
+    """A running plugin child process with non-blocking pipes.
+
+    Use as a context manager: leaving the block (normally, on an exception, or on
+    ``KeyboardInterrupt``) kills the process group and reaps the child, so no zombie or
+    orphan is left behind. Methods never raise on plugin misbehaviour; they report it
+    through their return values. Spawning raises ``OSError`` when the program cannot be
+    executed.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        max_frame_bytes: int = MAX_FRAME_BYTES,
+        stderr_tail_lines: int = STDERR_TAIL_LINES,
+    ) -> None:
+        self.argv = list(argv)
+        self._max_frame_bytes = max_frame_bytes
+        self._popen = subprocess.Popen(
+            self.argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            bufsize=0,
+            start_new_session=True,
+            close_fds=True,
+        )
+        self.pid = self._popen.pid
+        self.started_at = time.monotonic()
+        self._stdin: IO[bytes] | None = self._popen.stdin
+        self._stdout: IO[bytes] | None = self._popen.stdout
+        self._stderr: IO[bytes] | None = self._popen.stderr
+        for stream in (self._stdin, self._stdout, self._stderr):
+            if stream is not None:
+                os.set_blocking(stream.fileno(), False)
+        self._selector = selectors.DefaultSelector()
+        if self._stdout is not None:
+            self._selector.register(self._stdout, selectors.EVENT_READ, "stdout")
+        if self._stderr is not None:
+            self._selector.register(self._stderr, selectors.EVENT_READ, "stderr")
+        self._stdout_buffer = bytearray()
+        # While discarding an over-long line: how many bytes of it were seen so far.
+        self._discarding: int | None = None
+        self._stdout_events: collections.deque[StdoutEvent] = collections.deque()
+        self._stdout_closed = False
+        self._stderr_buffer = bytearray()
+        self._stderr_truncating = False
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=stderr_tail_lines)
+        self._exit_code: int | None = None
+        self.killed = False
+        self._closed = False
+
+    # -- context management -------------------------------------------------------------
+
+    def __enter__(self) -> PluginProcess:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- writing ------------------------------------------------------------------------
+
+    def send(self, data: bytes, *, deadline: float) -> bool:
+        """Write ``data`` to the plugin's stdin before ``deadline`` (a ``time.monotonic()``).
+
+        Output is drained while waiting, so a plugin that writes while we write cannot
+        dead-lock us. Returns False when the plugin closed stdin (it exited) or the
+        deadline passed with bytes still unwritten.
+        """
+        if self._stdin is None:
+            return False
+        view = memoryview(data)
+        stdin = self._stdin
+        self._selector.register(stdin, selectors.EVENT_WRITE, "stdin")
+        try:
+            while view:
+                try:
+                    written = os.write(stdin.fileno(), view)
+                    view = view[written:]
+                    continue
+                except BlockingIOError:
+                    pass
+                except (BrokenPipeError, ConnectionResetError):
+                    return False
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._poll(remaining)
+            return True
+        finally:
+            with contextlib.suppress(KeyError, ValueError):
+                self._selector.unregister(stdin)
+
+    def close_stdin(self) -> None:
+        """Close the plugin's stdin (end of input); idempotent."""
+        if self._stdin is not None:
+            with contextlib.suppress(KeyError, ValueError):
+                self._selector.unregister(self._stdin)
+            with contextlib.suppress(OSError):
+                self._stdin.close()
+            self._stdin = None
+
+    # -- reading ------------------------------------------------------------------------
+
+    def next_stdout_event(self, *, deadline: float) -> StdoutEvent | None:
+        """The next stdout event, or None if nothing arrived before ``deadline``.
+
+        After ``"eof"`` has been returned once, every later call returns ``"eof"`` at once.
+        """
+        while not self._stdout_events:
+            if self._stdout_closed:
+                return StdoutEvent("eof")
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            self._poll(remaining)
+        return self._stdout_events.popleft()
+
+    def _poll(self, timeout: float) -> None:
+        """Wait up to ``timeout`` seconds for pipe activity and handle what is ready."""
+        if not self._selector.get_map():
+            # Every pipe is closed: nothing can arrive, but the caller is waiting for a
+            # deadline (or the exit), so sleep a little instead of spinning.
+            time.sleep(min(timeout, _EXIT_POLL_SECONDS))
+            return
+        for key, _mask in self._selector.select(timeout):
+            if key.data == "stdout":
+                self._read_stdout()
+            elif key.data == "stderr":
+                self._read_stderr()
+            # "stdin" ready to write: the caller's loop retries the write.
+
+    def _read_stdout(self) -> None:
+        if self._stdout is None:
+            return
+        try:
+            chunk = os.read(self._stdout.fileno(), _READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._finish_stdout()
+            return
+        self._feed_stdout(chunk)
+
+    def _feed_stdout(self, chunk: bytes) -> None:
+        start = 0
+        while start < len(chunk):
+            newline = chunk.find(b"\n", start)
+            end = len(chunk) if newline < 0 else newline
+            piece = chunk[start:end]
+            if self._discarding is not None:
+                self._discarding += len(piece)
+                if newline >= 0:
+                    self._stdout_events.append(StdoutEvent("oversize", size=self._discarding))
+                    self._discarding = None
+            else:
+                self._stdout_buffer += piece
+                if len(self._stdout_buffer) > self._max_frame_bytes:
+                    # Over the cap: stop buffering and skip to the end of this line.
+                    self._discarding = len(self._stdout_buffer)
+                    self._stdout_buffer.clear()
+                    if newline >= 0:
+                        self._stdout_events.append(StdoutEvent("oversize", size=self._discarding))
+                        self._discarding = None
+                elif newline >= 0:
+                    line = bytes(self._stdout_buffer)
+                    self._stdout_buffer.clear()
+                    if line.endswith(b"\r"):
+                        line = line[:-1]
+                    self._stdout_events.append(StdoutEvent("line", data=line))
+            if newline < 0:
+                break
+            start = newline + 1
+
+    def _finish_stdout(self) -> None:
+        if self._discarding is not None:
+            self._stdout_events.append(StdoutEvent("oversize", size=self._discarding))
+            self._discarding = None
+        elif self._stdout_buffer:
+            # A last line without its newline still counts as a line.
+            self._stdout_events.append(StdoutEvent("line", data=bytes(self._stdout_buffer)))
+            self._stdout_buffer.clear()
+        self._stdout_closed = True
+        if self._stdout is not None:
+            with contextlib.suppress(KeyError, ValueError):
+                self._selector.unregister(self._stdout)
+            with contextlib.suppress(OSError):
+                self._stdout.close()
+            self._stdout = None
+
+    def _read_stderr(self) -> None:
+        if self._stderr is None:
+            return
+        try:
+            chunk = os.read(self._stderr.fileno(), _READ_CHUNK)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self._flush_stderr_line()
+            with contextlib.suppress(KeyError, ValueError):
+                self._selector.unregister(self._stderr)
+            with contextlib.suppress(OSError):
+                self._stderr.close()
+            self._stderr = None
+            return
+        lines = chunk.split(b"\n")
+        for index, piece in enumerate(lines):
+            if not self._stderr_truncating:
+                room = MAX_STDERR_LINE_BYTES - len(self._stderr_buffer)
+                self._stderr_buffer += piece[: max(room, 0)]
+                if len(piece) > room:
+                    self._stderr_truncating = True
+            if index < len(lines) - 1:
+                self._flush_stderr_line()
+
+    def _flush_stderr_line(self) -> None:
+        if self._stderr_buffer or self._stderr_truncating:
+            text = self._stderr_buffer.decode("utf-8", "replace").rstrip("\r")
+            if self._stderr_truncating:
+                text += " [...]"
+            self.stderr_tail.append(text)
+        self._stderr_buffer.clear()
+        self._stderr_truncating = False
+
+    def drain(self, seconds: float) -> None:
+        """Keep reading output for ``seconds`` (used to collect stderr after a failure)."""
+        deadline = time.monotonic() + seconds
+        while self._selector.get_map():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            self._poll(remaining)
+
+    # -- process state ------------------------------------------------------------------
+
+    def has_exited(self) -> bool:
+        """Whether the child has exited, without reaping it.
+
+        The child stays a zombie until :meth:`close`, which keeps its pid (the process group
+        id) reserved, so killing the group later can never hit an unrelated process.
+        """
+        if self._exit_code is not None:
+            return True
+        waitid = getattr(os, "waitid", None)
+        if waitid is None:  # pragma: no cover - platforms without waitid(2)
+            code = self._popen.poll()
+            if code is not None:
+                self._exit_code = code
+            return code is not None
+        try:
+            info = waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            # Already reaped elsewhere; Popen knows the code.
+            code = self._popen.poll()
+            self._exit_code = code if code is not None else -1
+            return True
+        return info is not None
+
+    def wait_exit(self, seconds: float) -> bool:
+        """Wait up to ``seconds`` for the child to exit, draining its output meanwhile."""
+        deadline = time.monotonic() + seconds
+        while not self.has_exited():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            self._poll(min(remaining, 0.05))
+        return True
+
+    @property
+    def exit_code(self) -> int | None:
+        """The exit status once reaped by :meth:`close` (negative: killed by that signal)."""
+        if self._exit_code is None and self._closed:
+            self._exit_code = self._popen.returncode
+        return self._exit_code if self._closed else None
+
+    def peek_exit_code(self) -> int | None:
+        """The exit status of an exited (not yet reaped) child, or None while it runs."""
+        if not self.has_exited():
+            return None
+        if self._exit_code is not None:
+            return self._exit_code
+        waitid = getattr(os, "waitid", None)
+        if waitid is None:  # pragma: no cover
+            return self._popen.returncode
+        try:
+            info = waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:  # pragma: no cover - raced with a reap
+            return self._popen.returncode
+        if info is None:  # pragma: no cover - has_exited said otherwise
+            return None
+        status = int(info.si_status)
+        return status if info.si_code == os.CLD_EXITED else -status
+
+    def kill(self) -> None:
+        """SIGKILL the plugin's whole process group (idempotent, never raises)."""
+        self.killed = self.killed or not self.has_exited()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            # The leader may have left the group (setpgid); kill it directly too.
+            os.kill(self.pid, signal.SIGKILL)
+
+    def close(self) -> None:
+        """Kill the process group, reap the child and close every pipe; idempotent.
+
+        Safe to call from ``finally`` on any path, including ``KeyboardInterrupt``.
+        """
+        if self._closed:
+            return
+        try:
+            # Kill the group before reaping the leader: while the leader is an unreaped
+            # zombie its pid cannot be reused, so the signal reaches only our processes.
+            self.kill()
+            try:
+                self._popen.wait(timeout=5)
+            except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
+                self._popen.kill()
+                self._popen.wait()
+            if self._stderr is not None:
+                # The group is dead; collect what it wrote to stderr before dying. A
+                # descendant that escaped the group may hold the pipe open, hence the cap.
+                self.drain(0.2)
+        finally:
+            self._closed = True
+            self._exit_code = self._popen.returncode
+            for stream in (self._stdin, self._stdout, self._stderr):
+                if stream is not None:
+                    with contextlib.suppress(OSError):
+                        stream.close()
+            self._stdin = self._stdout = self._stderr = None
+            with contextlib.suppress(Exception):
+                self._selector.close()

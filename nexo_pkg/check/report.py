@@ -1,0 +1,111 @@
+"""The result of a conformance check, as data and as human lines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Status = Literal["pass", "warn", "fail"]
+
+#: Lines of captured stderr shown by the human renderer on failure.
+STDERR_SHOWN_LINES = 50
+
+_SYMBOLS: dict[Status, str] = {"pass": "✓", "warn": "!", "fail": "✗"}
+_WORDS: dict[Status, str] = {"pass": "PASS", "warn": "WARN", "fail": "FAIL"}
+_COLOURS: dict[Status, str] = {"pass": "\x1b[32m", "warn": "\x1b[33m", "fail": "\x1b[31m"}
+_RESET = "\x1b[0m"
+_DIM = "\x1b[2m"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check: a stable dotted ``name``, its ``status`` and a one-line ``detail``."""
+
+    name: str
+    status: Status
+    detail: str
+
+    def to_json(self) -> dict[str, str]:
+        """``{"name", "status", "detail"}``."""
+        return {"name": self.name, "status": self.status, "detail": self.detail}
+
+
+@dataclass
+class CheckReport:
+    """Everything a check run found.
+
+    ``ok`` is False when any check failed; warnings do not fail. ``invoke`` holds the
+    ``tool.invoke`` exchange when one was asked for.
+    """
+
+    plugin_id: str
+    root: str
+    argv: list[str]
+    checks: list[CheckResult] = field(default_factory=list)
+    stderr_tail: list[str] = field(default_factory=list)
+    invoke: dict[str, Any] | None = None
+    #: Milliseconds from spawn to events of the session (``initialize_ms``: the reply).
+    timings: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """No check failed."""
+        return all(check.status != "fail" for check in self.checks)
+
+    def add(self, name: str, status: Status, detail: str) -> CheckResult:
+        """Record a check and return it."""
+        result = CheckResult(name, status, detail)
+        self.checks.append(result)
+        return result
+
+    def get(self, name: str) -> CheckResult | None:
+        """The check called ``name``, if it ran."""
+        return next((check for check in self.checks if check.name == name), None)
+
+    def counts(self) -> dict[Status, int]:
+        """How many checks ended in each status."""
+        counts: dict[Status, int] = {"pass": 0, "warn": 0, "fail": 0}
+        for check in self.checks:
+            counts[check.status] += 1
+        return counts
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"ok", "checks", "stderr_tail"}`` plus ``plugin`` and, when asked, ``invoke``."""
+        document: dict[str, Any] = {
+            "ok": self.ok,
+            "checks": [check.to_json() for check in self.checks],
+            "stderr_tail": list(self.stderr_tail),
+            "plugin": {"id": self.plugin_id, "root": self.root, "command": list(self.argv)},
+        }
+        if self.invoke is not None:
+            document["invoke"] = self.invoke
+        document["timings_ms"] = {key: round(value, 1) for key, value in self.timings.items()}
+        return document
+
+
+def render_report(report: CheckReport, *, unicode: bool = True, colour: bool = False) -> list[str]:
+    """The human lines for ``report``: one per check, the stderr tail on failure, a summary.
+
+    ``unicode`` picks ``✓ ! ✗`` over ``PASS WARN FAIL`` (use ASCII when not on a TTY);
+    ``colour`` adds ANSI colours. Returns the lines; printing is the caller's job.
+    """
+    width = max((len(check.name) for check in report.checks), default=0)
+    lines: list[str] = []
+    for check in report.checks:
+        mark = _SYMBOLS[check.status] if unicode else _WORDS[check.status]
+        if colour:
+            mark = f"{_COLOURS[check.status]}{mark}{_RESET}"
+        lines.append(f"{mark} {check.name.ljust(width)}  {check.detail}".rstrip())
+    if not report.ok and report.stderr_tail:
+        tail = report.stderr_tail[-STDERR_SHOWN_LINES:]
+        lines.append(f"plugin stderr (last {len(tail)} lines):")
+        for line in tail:
+            shown = f"  | {line}"
+            lines.append(f"{_DIM}{shown}{_RESET}" if colour else shown)
+    counts = report.counts()
+    verdict = "passed" if report.ok else "failed"
+    lines.append(
+        f"check {verdict} for {report.plugin_id}: {counts['pass']} passed, "
+        f"{counts['warn']} warning{'s' if counts['warn'] != 1 else ''}, {counts['fail']} failed"
+    )
+    return lines

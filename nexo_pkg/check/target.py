@@ -1,0 +1,304 @@
+"""Turn the TARGET of ``nexo plugin check`` into a command line to spawn.
+
+A target is one of:
+
+* a plugin directory in the packed layout (``nexo-plugin.toml`` and ``bin/<id>``);
+* a plugin project directory whose manifest has a ``[plugin.entrypoint] command``;
+* a manifest file (its directory is the plugin root);
+* a release tarball (``.tar.gz`` / ``.tgz``), checked and extracted to a temporary directory;
+* the id of an installed plugin, found as ``<dest>/<id>-<version>/`` with an install receipt.
+
+Every way of not finding something runnable is a :class:`TargetError` (exit 2).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import json
+import os
+import re
+import shutil
+import tarfile
+import tempfile
+import tomllib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from nexo_pkg.errors import EXIT_USAGE, NexoError
+
+MANIFEST_NAME = "nexo-plugin.toml"
+RECEIPT_NAME = ".nexo-install.json"
+PLUGIN_ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+RESERVED_ENV_PREFIX = "NEXO_"
+
+
+class TargetError(NexoError):
+    """The target names nothing that can be checked: no manifest, nothing runnable (exit 2)."""
+
+    kind = "target_invalid"
+    exit_code = EXIT_USAGE
+
+
+@dataclass(frozen=True)
+class ResolvedPlugin:
+    """What the host needs to spawn a plugin and judge its answers."""
+
+    root: Path
+    manifest: dict[str, Any]
+    plugin_id: str
+    argv: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    source: str = "directory"
+
+    @property
+    def declared_tools(self) -> list[str]:
+        """``[plugin.extends].tools`` (empty when absent or malformed)."""
+        plugin = self.manifest.get("plugin", {})
+        extends = plugin.get("extends") if isinstance(plugin, dict) else None
+        tools = extends.get("tools") if isinstance(extends, dict) else None
+        if not isinstance(tools, list):
+            return []
+        return [name for name in tools if isinstance(name, str)]
+
+
+def default_install_root() -> Path:
+    """``$NEXO_HOME/state/plugins`` (``NEXO_HOME`` defaults to ``~/.nexo``)."""
+    home = os.environ.get("NEXO_HOME")
+    base = Path(home) if home else Path.home() / ".nexo"
+    return base / "state" / "plugins"
+
+
+@contextlib.contextmanager
+def resolve_target(target: str | Path, *, dest: Path | None = None) -> Iterator[ResolvedPlugin]:
+    """Resolve ``target`` to a spawnable plugin; temporary files live as long as the block.
+
+    Raises :class:`TargetError` when nothing runnable is found, and the archive errors of
+    the extraction (``archive_invalid`` / ``archive_unsafe``) for a bad tarball.
+    """
+    text = str(target)
+    path = Path(target)
+    if path.is_dir():
+        yield _resolve_directory(path, source="directory")
+        return
+    if path.is_file():
+        if _is_tarball(path):
+            with tempfile.TemporaryDirectory(prefix="nexo-check-") as scratch:
+                root = Path(scratch) / "plugin"
+                root.mkdir()
+                extract_tarball(path, root)
+                yield _resolve_directory(root, source="tarball")
+            return
+        if path.name.endswith(".toml"):
+            yield _resolve_directory(path.parent, source="directory", manifest_path=path)
+            return
+        raise TargetError(
+            f"{text}: not a plugin directory, manifest or .tar.gz; "
+            "pass a directory with nexo-plugin.toml, a release tarball or an installed plugin id"
+        )
+    if PLUGIN_ID_PATTERN.match(text):
+        yield _resolve_installed(text, dest or default_install_root())
+        return
+    raise TargetError(
+        f"{text}: no such file or directory (and not a plugin id to look up among installed "
+        "plugins)"
+    )
+
+
+def _is_tarball(path: Path) -> bool:
+    return path.name.endswith((".tar.gz", ".tgz"))
+
+
+def extract_tarball(tarball: Path, dest_dir: Path) -> None:
+    """Extract a release tarball into the empty directory ``dest_dir``, refusing unsafe ones.
+
+    Uses the installer's ``safe_extract`` when it is available so ``check`` and ``install``
+    accept exactly the same archives; otherwise a strict pre-scan plus ``filter="data"``.
+    Raises ``NexoError`` (``archive_invalid`` / ``archive_unsafe``).
+    """
+    extractor = _installer_extractor()
+    if extractor is not None:
+        extractor(tarball, dest_dir)
+        return
+    _strict_extract(tarball, dest_dir)
+
+
+def _installer_extractor() -> Callable[[Path, Path], object] | None:
+    try:
+        module = importlib.import_module("nexo_pkg.install.inspect")
+    except ImportError:
+        return None
+    extractor = getattr(module, "safe_extract", None)
+    return extractor if callable(extractor) else None
+
+
+def _strict_extract(tarball: Path, dest_dir: Path) -> None:
+    """Pre-scan every member (regular files and directories only, relative names without
+    ``..``), then extract with the ``data`` filter."""
+    try:
+        with tarfile.open(tarball, mode="r:gz") as archive:
+            members = archive.getmembers()
+            for member in members:
+                name = member.name
+                parts = PurePosixPath(name).parts
+                if (
+                    not (member.isfile() or member.isdir())
+                    or name.startswith("/")
+                    or "\x00" in name
+                    or ".." in parts
+                ):
+                    raise NexoError(
+                        f"{tarball}: unsafe archive member {name!r} (only regular files and "
+                        "directories with relative names are allowed)",
+                        kind="archive_unsafe",
+                    )
+            archive.extractall(dest_dir, members=members, filter="data")
+    except (tarfile.TarError, EOFError, OSError) as error:
+        raise NexoError(
+            f"{tarball}: not a readable .tar.gz archive ({error})", kind="archive_invalid"
+        ) from error
+
+
+def load_manifest(manifest_path: Path) -> tuple[dict[str, Any], str]:
+    """Parse the manifest and return it with its ``plugin.id``.
+
+    Raises :class:`TargetError` when the file is missing, unreadable, not TOML, or has no
+    valid ``plugin.id`` (run ``nexo plugin lint`` for the full diagnosis).
+    """
+    try:
+        text = manifest_path.read_text(encoding="utf-8")
+    except FileNotFoundError as error:
+        raise TargetError(
+            f"{manifest_path.parent}: no {MANIFEST_NAME} found; is this a plugin directory?"
+        ) from error
+    except (OSError, UnicodeDecodeError) as error:
+        raise TargetError(f"{manifest_path}: cannot read the manifest ({error})") from error
+    try:
+        manifest = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise TargetError(
+            f"{manifest_path}: not valid TOML ({error}); run `nexo plugin lint` for details"
+        ) from error
+    plugin = manifest.get("plugin")
+    plugin_id = plugin.get("id") if isinstance(plugin, dict) else None
+    if not isinstance(plugin_id, str) or not PLUGIN_ID_PATTERN.match(plugin_id):
+        raise TargetError(
+            f"{manifest_path}: missing or invalid `plugin.id`; run `nexo plugin lint` for details"
+        )
+    return manifest, plugin_id
+
+
+def _resolve_directory(
+    root: Path, *, source: str, manifest_path: Path | None = None
+) -> ResolvedPlugin:
+    root = root.resolve()
+    manifest, plugin_id = load_manifest(manifest_path or root / MANIFEST_NAME)
+    plugin = manifest["plugin"]
+    entrypoint = plugin.get("entrypoint")
+    if entrypoint is not None and not isinstance(entrypoint, dict):
+        raise TargetError(f"{root}: `plugin.entrypoint` must be a table")
+    entrypoint = entrypoint or {}
+    args = _string_list(entrypoint.get("args", []), "plugin.entrypoint.args", root)
+    env = _entrypoint_env(entrypoint.get("env", {}), root)
+
+    launcher = root / "bin" / plugin_id
+    if launcher.is_file():
+        # Packed layout: the daemon runs bin/<id>, whatever the project's command was.
+        _require_executable(launcher, root)
+        return ResolvedPlugin(root, manifest, plugin_id, [str(launcher), *args], env, source=source)
+    command = entrypoint.get("command")
+    if command is None:
+        raise TargetError(
+            f"{root}: nothing to run: no bin/{plugin_id} and no [plugin.entrypoint] command "
+            "in the manifest"
+        )
+    if not isinstance(command, str) or not command.strip():
+        raise TargetError(f"{root}: `plugin.entrypoint.command` must be a non-empty string")
+    program = _resolve_command(command, root, env)
+    return ResolvedPlugin(root, manifest, plugin_id, [program, *args], env, source=source)
+
+
+def _string_list(value: object, key: str, root: Path) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise TargetError(f"{root}: `{key}` must be an array of strings")
+    return list(value)
+
+
+def _entrypoint_env(value: object, root: Path) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(
+        isinstance(key, str) and isinstance(item, str) for key, item in value.items()
+    ):
+        raise TargetError(f"{root}: `plugin.entrypoint.env` must be a table of strings")
+    reserved = sorted(key for key in value if key.startswith(RESERVED_ENV_PREFIX))
+    if reserved:
+        raise TargetError(
+            f"{root}: `plugin.entrypoint.env` sets {', '.join(reserved)}; names beginning "
+            f"with {RESERVED_ENV_PREFIX} are reserved for the daemon"
+        )
+    return dict(value)
+
+
+def _resolve_command(command: str, root: Path, env: dict[str, str]) -> str:
+    """An absolute path, a ``./``-relative path inside ``root``, or a name on PATH."""
+    if Path(command).is_absolute():
+        program = Path(command)
+    elif "/" in command:
+        program = (root / command).resolve()
+        if not program.is_relative_to(root):
+            raise TargetError(
+                f"{root}: entrypoint command {command!r} points outside the plugin directory"
+            )
+    else:
+        search_path = env.get("PATH", os.environ.get("PATH", os.defpath))
+        found = shutil.which(command, path=search_path)
+        if found is None:
+            raise TargetError(f"{root}: entrypoint command {command!r} was not found on PATH")
+        return found
+    if not program.is_file():
+        raise TargetError(f"{root}: entrypoint command {command!r} does not exist")
+    _require_executable(program, root)
+    return str(program)
+
+
+def _require_executable(program: Path, root: Path) -> None:
+    if not os.access(program, os.X_OK):
+        raise TargetError(
+            f"{root}: {program} is not executable (chmod +x it, as `nexo plugin pack` does)"
+        )
+
+
+def _resolve_installed(plugin_id: str, dest: Path) -> ResolvedPlugin:
+    """The installed ``<dest>/<id>-<version>/`` with a receipt; the newest version wins."""
+    candidates: list[tuple[tuple[int, ...], str, Path]] = []
+    if dest.is_dir():
+        for entry in dest.glob(f"{plugin_id}-*"):
+            receipt_path = entry / RECEIPT_NAME
+            if not entry.is_dir() or not receipt_path.is_file():
+                continue
+            try:
+                receipt = json.loads(receipt_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if not isinstance(receipt, dict) or receipt.get("id") != plugin_id:
+                continue
+            version = str(receipt.get("version", entry.name[len(plugin_id) + 1 :]))
+            candidates.append((_version_key(version), entry.name, entry))
+    if not candidates:
+        raise TargetError(
+            f"{plugin_id}: not a directory or tarball, and no installed plugin with that id "
+            f"under {dest} (use --dest to look elsewhere)"
+        )
+    candidates.sort()
+    return _resolve_directory(candidates[-1][2], source="installed")
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    """Order installed versions by their numeric core; anything else sorts first."""
+    core = re.match(r"^(\d+)\.(\d+)\.(\d+)", version)
+    if core is None:
+        return (-1,)
+    # A pre-release sorts before its release.
+    release = 0 if "-" in version.split("+", 1)[0] else 1
+    return (int(core[1]), int(core[2]), int(core[3]), release)
