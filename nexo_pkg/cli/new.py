@@ -1,21 +1,61 @@
-"""CLI for `nexo plugin new` (not built yet)."""
+"""CLI for `nexo plugin new`: flags in, :func:`nexo_pkg.scaffold.generator.create_project` runs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
-from nexo_pkg.cli.common import say
-
-
-def _not_built(command: str) -> None:
-    say(f"error: `nexo plugin {command}` is not built yet")
-    raise typer.Exit(2)
+from nexo_pkg.cli.common import guarded, say
 
 
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the `plugin` sub-app."""
 
-    @app.command("new", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-    def new_command() -> None:
-        """Not built yet."""
-        _not_built("new")
+    @app.command("new")
+    def new_command(  # noqa: PLR0917  # typer maps each flag to one parameter
+        plugin_id: Annotated[
+            str,
+            typer.Argument(metavar="ID", help="Plugin id: ^[a-z][a-z0-9_]{0,31}$ (e.g. weather)."),
+        ],
+        lang: Annotated[str, typer.Option("--lang", help="Language of the project.")] = "python",
+        dest: Annotated[
+            Path | None,
+            typer.Option("--dest", help="Directory to create.", show_default="./ID"),
+        ] = None,
+        description: Annotated[
+            str | None, typer.Option("--description", help="One-line description.")
+        ] = None,
+        owner: Annotated[
+            str | None,
+            typer.Option("--owner", help="GitHub owner of the plugin repository (for the docs)."),
+        ] = None,
+        force: Annotated[
+            bool, typer.Option("--force", help="Write into a non-empty directory.")
+        ] = False,
+    ) -> None:
+        """Create a plugin project that lints clean, packs, and passes its own tests.
+
+        Exit codes: 0 created; 1 the files could not be written; 2 invalid id, unknown
+        language, or an existing non-empty destination without --force.
+        """
+        # Imported here so other commands do not pay for the templates at start-up.
+        from nexo_pkg.scaffold.generator import NewProject, create_project  # noqa: PLC0415
+
+        request = NewProject(
+            plugin_id=plugin_id,
+            lang=lang,
+            dest=dest,
+            description=description,
+            owner=owner,
+            force=force,
+        )
+        created = guarded(lambda: create_project(request))
+        say(f"created plugin {plugin_id} in {created.path}")
+        for name in sorted(created.files):
+            say(f"  {name}")
+        say(
+            "next: cd into it, `pip install -r requirements.txt`, run the tests "
+            "(`python -m unittest discover -s tests`), then `nexo plugin pack`"
+        )

@@ -1,0 +1,1 @@
+"""Scaffold new plugin projects (``nexo plugin new``)."""

@@ -1,0 +1,201 @@
+"""Render a plugin project from the templates and move it into place atomically.
+
+Templates live in ``templates/<lang>/``. A path component ``dot-x`` becomes ``.x`` (so the
+package data needs no dotfiles) and ``__NAME__`` placeholders are replaced; files are UTF-8.
+The whole project is rendered into a temporary directory beside the destination first, then
+renamed into place, so a failure never leaves a half-written project.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+from nexo_pkg import __version__
+from nexo_pkg.errors import EXIT_FAILURE, EXIT_USAGE, NexoError
+from nexo_pkg.scaffold.slug import MAX_LENGTH, SLUG_PATTERN, slug_problem
+
+LANGUAGES = ("python",)
+TOOL_SUFFIX = "hello"
+
+
+class ScaffoldError(NexoError):
+    """``new`` could not create the project."""
+
+    kind = "usage"
+    exit_code = EXIT_USAGE
+
+
+@dataclass(frozen=True)
+class NewProject:
+    """Inputs of ``nexo plugin new``."""
+
+    plugin_id: str
+    lang: str = "python"
+    dest: Path | None = None
+    description: str | None = None
+    owner: str | None = None
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class CreatedProject:
+    """What was written: the project root and the files, relative to it."""
+
+    path: Path
+    files: tuple[str, ...]
+
+
+def tool_name_for(plugin_id: str) -> str:
+    """``<id>_hello``, shortened so it stays within the 32-character slug limit."""
+    room = MAX_LENGTH - len(plugin_id) - 1
+    if room < 1:
+        raise ScaffoldError(
+            f"plugin id {plugin_id!r} leaves no room for a tool name: tool names are "
+            f"`{plugin_id}_<name>` and share the {MAX_LENGTH}-character limit; "
+            f"use an id of at most {MAX_LENGTH - 2} characters"
+        )
+    return f"{plugin_id}_{TOOL_SUFFIX[:room]}"
+
+
+def validate_id(plugin_id: str) -> None:
+    """Raise ``invalid_id`` (exit 2) with the reason when the id breaks the slug rule."""
+    problem = slug_problem(plugin_id)
+    if problem is not None:
+        raise ScaffoldError(
+            f"invalid plugin id {plugin_id!r}: {problem} (ids match {SLUG_PATTERN})",
+            kind="invalid_id",
+        )
+
+
+def _toml_string(value: str) -> str:
+    # A JSON string literal is a valid TOML basic string (same escapes, \uXXXX included).
+    return json.dumps(value, ensure_ascii=False)
+
+
+def placeholders(request: NewProject, tool_name: str) -> dict[str, str]:
+    """The values substituted into the templates."""
+    plugin_id = request.plugin_id
+    name = plugin_id.replace("_", " ").title()
+    description = (request.description or f"The {name} nexo plugin.").strip()
+    owner = request.owner or "OWNER"
+    return {
+        "__PLUGIN_NAME_TOML__": _toml_string(name),
+        "__DESCRIPTION_TOML__": _toml_string(description),
+        "__DESCRIPTION__": description,
+        "__TOOL_NAME__": tool_name,
+        "__OWNER__": owner,
+        "__REPO__": "nexo-plugin-" + plugin_id.replace("_", "-"),
+        "__NEXO_PKG_VERSION__": __version__,
+        "__PLUGIN_ID__": plugin_id,
+    }
+
+
+def _walk(node: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversable]]:
+    for child in sorted(node.iterdir(), key=lambda item: item.name):
+        if child.name == "__pycache__" or child.name.endswith(".pyc"):
+            continue
+        name = (
+            "." + child.name.removeprefix("dot-") if child.name.startswith("dot-") else child.name
+        )
+        relative = f"{prefix}{name}"
+        if child.is_dir():
+            yield from _walk(child, relative + "/")
+        else:
+            yield relative, child
+
+
+def render(request: NewProject) -> dict[str, str]:
+    """Map each project file (relative POSIX path) to its rendered text."""
+    validate_id(request.plugin_id)
+    if request.lang not in LANGUAGES:
+        raise ScaffoldError(
+            f"unsupported --lang {request.lang!r}; supported: {', '.join(LANGUAGES)}",
+            kind="usage",
+        )
+    if request.description is not None and not request.description.strip():
+        raise ScaffoldError("--description must not be blank", kind="usage")
+    values = placeholders(request, tool_name_for(request.plugin_id))
+    root = resources.files("nexo_pkg.scaffold") / "templates" / request.lang
+    files: dict[str, str] = {}
+    for relative, template in _walk(root):
+        text = template.read_text(encoding="utf-8")
+        for key, value in values.items():
+            text = text.replace(key, value)
+        files[relative] = text
+    return files
+
+
+def _is_empty_dir(path: Path) -> bool:
+    return not any(path.iterdir())
+
+
+def _write_tree(root: Path, files: dict[str, str]) -> None:
+    for relative, text in files.items():
+        target = root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+
+
+def create_project(request: NewProject) -> CreatedProject:
+    """Create the project at ``request.dest`` (default ``./<id>``).
+
+    Refuses (exit 2) an invalid id, an unknown language, a destination that is a file, and a
+    non-empty directory unless ``force``; with ``force`` the generated files replace their
+    namesakes and other files stay. Write failures raise ``io`` (exit 1) and leave the
+    destination as it was.
+    """
+    files = render(request)
+    dest = request.dest if request.dest is not None else Path(request.plugin_id)
+    if dest.exists() and not dest.is_dir():
+        raise ScaffoldError(f"{dest} exists and is not a directory", kind="destination_exists")
+    existing = dest.is_dir() and not _is_empty_dir(dest)
+    if existing and not request.force:
+        raise ScaffoldError(
+            f"{dest} exists and is not empty; choose another --dest or pass --force to "
+            "overwrite the generated files",
+            kind="destination_exists",
+        )
+    parent = dest.absolute().parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.new-", dir=parent))
+    except OSError as exc:
+        raise ScaffoldError(
+            f"cannot create {dest}: {exc.strerror}", kind="io", exit_code=EXIT_FAILURE
+        ) from exc
+    try:
+        _write_tree(staging, files)
+        if not existing:
+            if dest.is_dir():
+                dest.rmdir()  # empty: replaced by the complete tree in one rename
+            staging.chmod(0o777 & ~_umask())
+            staging.rename(dest)
+        else:
+            # --force over a populated directory: every file is complete before it is moved,
+            # each move is an atomic replace, and files the templates do not name stay.
+            for relative in files:
+                target = dest / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                (staging / relative).replace(target)
+    except OSError as exc:
+        raise ScaffoldError(
+            f"cannot write {dest}: {exc.strerror}", kind="io", exit_code=EXIT_FAILURE
+        ) from exc
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return CreatedProject(dest, tuple(files))
+
+
+def _umask() -> int:
+    # os.umask can only be read by setting it; restore it straight away.
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
