@@ -1,0 +1,679 @@
+"""The ``trusted_keys.toml`` trust policy: parsing, validation with positions, and lint.
+
+The policy file says which signers are trusted for which GitHub owners and how strictly
+signatures are enforced (SPEC §6). Parsing is done with :mod:`tomllib`; a small line scanner
+recovers where each key sits so that every problem points at ``path:line:column``.
+
+Two entry points share one validator:
+
+* :func:`parse_policy` turns a file's text into a :class:`TrustPolicy` or raises
+  :class:`~nexo_pkg.errors.ConfigError` with kind ``policy_invalid`` (exit 2);
+* :func:`lint_policy_source` returns every finding as lint diagnostics (codes ``NXT…``) for
+  ``nexo plugin lint trusted_keys.toml``.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from nexo_pkg.errors import ConfigError
+from nexo_pkg.lint.diagnostic import Diagnostic, FileResult, Position, Severity, Span
+from nexo_pkg.lint.rule import Rule
+
+Mode = Literal["ignore", "warn", "require"]
+MODES: tuple[Mode, ...] = ("ignore", "warn", "require")
+
+GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
+SUPPORTED_SCHEMA_VERSIONS = ("1.0",)
+POLICY_FILE_NAME = "trusted_keys.toml"
+
+# GitHub's character set for owner and repository names (SPEC §5, `source_invalid`).
+_GITHUB_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+
+_TOP_LEVEL_KEYS = ("schema_version", "default", "cosign_binary", "trusted_root", "authors")
+_AUTHOR_KEYS = ("owner", "identity_regexp", "identity", "oidc_issuer", "repos", "mode")
+
+
+@dataclass(frozen=True)
+class AuthorPolicy(Mapping[str, Any]):
+    """One ``[[authors]]`` entry: which signer is trusted for the GitHub ``owner``.
+
+    Exactly one of ``identity_regexp`` (full match of the certificate SAN) and ``identity``
+    (equality) is set. ``repos`` (when not ``None``) limits the entry to those repositories of
+    the owner. ``line`` is where the entry starts in the policy file (0 when built in code).
+
+    The entry also reads as a mapping of its set keys, the shape the install pipeline was
+    first written against.
+    """
+
+    owner: str
+    identity_regexp: str | None = None
+    identity: str | None = None
+    oidc_issuer: str = GITHUB_ACTIONS_ISSUER
+    repos: tuple[str, ...] | None = None
+    mode: Mode | None = None
+    line: int = 0
+
+    def __post_init__(self) -> None:
+        if (self.identity is None) == (self.identity_regexp is None):
+            raise ValueError("exactly one of identity and identity_regexp must be set")
+
+    def identity_matches(self, san: str) -> bool:
+        """True when ``san`` is this author's identity: the regex matches the *whole* SAN."""
+        if self.identity is not None:
+            return san == self.identity
+        # fullmatch, whatever anchors the author wrote: `^…` alone must not accept a suffix.
+        return re.fullmatch(self.identity_regexp or "", san) is not None
+
+    def describe_identity(self) -> str:
+        """The expected identity as a user would read it in an error message."""
+        if self.identity is not None:
+            return f"identity {self.identity!r}"
+        return f"identity_regexp {self.identity_regexp!r}"
+
+    def _present(self) -> dict[str, Any]:
+        values: dict[str, Any] = {
+            "owner": self.owner,
+            "identity_regexp": self.identity_regexp,
+            "identity": self.identity,
+            "oidc_issuer": self.oidc_issuer,
+            "repos": self.repos,
+            "mode": self.mode,
+        }
+        return {key: value for key, value in values.items() if value is not None}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._present()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._present())
+
+    def __len__(self) -> int:
+        return len(self._present())
+
+
+@dataclass(frozen=True)
+class TrustPolicy:
+    """A parsed ``trusted_keys.toml`` (or the built-in default when the file is missing).
+
+    ``trusted_root`` is an absolute path to a private Sigstore instance's trusted root, or
+    ``None`` for the public-good instance. ``cosign_binary`` is kept for compatibility only.
+    """
+
+    default: Mode = "warn"
+    authors: tuple[AuthorPolicy, ...] = ()
+    source: Path | None = None
+    schema_version: str = "1.0"
+    trusted_root: Path | None = None
+    cosign_binary: str | None = None
+
+    def authors_for(self, owner: str | None) -> tuple[AuthorPolicy, ...]:
+        """The entries for GitHub ``owner`` (case-insensitive, as GitHub names are)."""
+        if owner is None:
+            return ()
+        wanted = owner.casefold()
+        return tuple(author for author in self.authors if author.owner.casefold() == wanted)
+
+
+# --- rules -------------------------------------------------------------------------------------
+
+_POLICY_DOCS_URL = "https://github.com/nexo-pkg/nexo-pkg/blob/main/docs/trust.md"
+
+POLICY_RULES: dict[str, Rule] = {
+    rule.code: rule
+    for rule in (
+        Rule(
+            "NXT001",
+            "toml-syntax",
+            "error",
+            "the trust policy is not valid TOML",
+            "Parses the file as TOML 1.0.",
+            "Nothing else can be checked, and installs refuse to run with a broken policy.",
+            'default = "warn',
+            "Fix the syntax at the reported position.",
+        ),
+        Rule(
+            "NXT002",
+            "unknown-key",
+            "error",
+            "a key the trust policy does not define",
+            "Every key must be one of the documented ones.",
+            "A misspelt key (`identity_regex`, `repo`) would otherwise be ignored silently and "
+            "trust more than intended.",
+            '[[authors]]\nowner = "acme"\nidentity_regex = "…"',
+            "Correct the spelling or remove the key.",
+        ),
+        Rule(
+            "NXT003",
+            "wrong-type",
+            "error",
+            "a value of the wrong type",
+            "Checks each value's TOML type (string, array of strings, array of tables).",
+            "A value of another type cannot mean what was intended.",
+            "repos = \"one\"  # must be an array: ['one']",
+            "Use the documented type.",
+        ),
+        Rule(
+            "NXT004",
+            "invalid-value",
+            "error",
+            "a value outside what the key accepts",
+            "Checks modes (`ignore`, `warn`, `require`), the schema version, owner and "
+            "repository names (GitHub's character set) and that strings are not empty.",
+            "An unknown mode or name can never match and hides a mistake.",
+            'default = "strict"',
+            "Use one of the accepted values.",
+        ),
+        Rule(
+            "NXT005",
+            "missing-key",
+            "error",
+            "an author entry lacks `owner` or an identity",
+            "Each `[[authors]]` entry needs `owner` and one of `identity_regexp`/`identity`.",
+            "Without an identity the entry cannot say whom it trusts.",
+            '[[authors]]\nowner = "acme"',
+            "Add the missing key.",
+        ),
+        Rule(
+            "NXT006",
+            "conflicting-identity",
+            "error",
+            "both `identity` and `identity_regexp` are set",
+            "An author entry uses exactly one identity form.",
+            "With both, it is unclear which one must match.",
+            '[[authors]]\nowner = "acme"\nidentity = "…"\nidentity_regexp = "…"',
+            "Keep one of them.",
+        ),
+        Rule(
+            "NXT007",
+            "invalid-regexp",
+            "error",
+            "`identity_regexp` does not compile",
+            "Compiles the regular expression (Python `re` syntax).",
+            "A pattern that does not compile can never match a signer.",
+            'identity_regexp = "^https://github.com/acme/[^/+/"',
+            "Fix the pattern; remember it must match the whole certificate identity.",
+        ),
+        Rule(
+            "NXT008",
+            "trusted-root-missing",
+            "error",
+            "`trusted_root` names a file that does not exist",
+            "Resolves `trusted_root` relative to the policy file and checks the file exists.",
+            "Without the trusted root no signature of the private instance can verify.",
+            'trusted_root = "missing.json"',
+            "Point `trusted_root` at the instance's `trusted_root.json`.",
+        ),
+        Rule(
+            "NXT009",
+            "unused-cosign-binary",
+            "warning",
+            "`cosign_binary` is accepted but unused",
+            "Notes that `cosign_binary` has no effect.",
+            "Verification is native; no cosign binary is ever run.",
+            'cosign_binary = "/usr/local/bin/cosign"',
+            "Remove the key.",
+        ),
+    )
+}
+
+
+# --- positions ---------------------------------------------------------------------------------
+
+_KEY_LINE = re.compile(r"""^\s*(?:"([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*=""")
+_TABLE_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]*?)\s*\]\]?")
+
+
+@dataclass
+class _Located:
+    """Line/column spans of the keys of one table, from the line scanner."""
+
+    header: Span | None = None
+    keys: dict[str, Span] = field(default_factory=dict)
+
+
+@dataclass
+class _SpanMap:
+    top: _Located
+    authors: list[_Located]
+    end: Position
+
+    def author(self, index: int) -> _Located:
+        return self.authors[index] if index < len(self.authors) else _Located()
+
+
+def _line_span(line_number: int, line: str, start: int, end: int | None = None) -> Span:
+    stop = len(line.rstrip()) if end is None else end
+    stop = max(stop, start + 1)
+    return Span(Position(line_number, start + 1), Position(line_number, stop + 1))
+
+
+def _scan_positions(text: str) -> _SpanMap:
+    """Find where top-level keys, ``[[authors]]`` headers and their keys are.
+
+    A light scan, not a parser: it only runs on text :mod:`tomllib` accepted, and multi-line
+    strings or arrays are skipped by ignoring lines that cannot start a key. Anything it
+    cannot locate falls back to the enclosing table or the start of the file.
+    """
+    top = _Located()
+    authors: list[_Located] = []
+    current: _Located | None = top
+    lines = text.splitlines()
+    in_multiline: str | None = None
+    for number, line in enumerate(lines, start=1):
+        if in_multiline is not None:
+            if line.count(in_multiline) % 2 == 1:
+                in_multiline = None
+            continue
+        header = _TABLE_HEADER.match(line)
+        if header and not _KEY_LINE.match(line):
+            name = header.group(2).strip().strip("\"'")
+            start = line.index(header.group(1))
+            if header.group(1) == "[[" and name == "authors":
+                current = _Located(header=_line_span(number, line, start))
+                authors.append(current)
+            else:
+                current = None
+            continue
+        key = _KEY_LINE.match(line)
+        if key and current is not None:
+            name = key.group(1) or key.group(2) or key.group(3) or ""
+            start = len(line) - len(line.lstrip())
+            current.keys.setdefault(name, _line_span(number, line, start))
+            for quote in ('"""', "'''"):
+                if line.count(quote) % 2 == 1:
+                    in_multiline = quote
+    last = max(len(lines), 1)
+    return _SpanMap(top, authors, Position(last, 1))
+
+
+# --- validation --------------------------------------------------------------------------------
+
+_START = Span(Position(1, 1), Position(1, 2))
+
+
+@dataclass(frozen=True)
+class _Finding:
+    code: str
+    message: str
+    key_path: str
+    span: Span
+
+
+class _Validator:
+    """Walks the parsed document once, collecting findings and the policy it describes."""
+
+    def __init__(self, data: dict[str, Any], spans: _SpanMap, base_dir: Path | None) -> None:
+        self.data = data
+        self.spans = spans
+        self.base_dir = base_dir
+        self.findings: list[_Finding] = []
+
+    def add(self, code: str, message: str, key_path: str, span: Span | None) -> None:
+        self.findings.append(_Finding(code, message, key_path, span or _START))
+
+    def top_span(self, key: str) -> Span | None:
+        return self.spans.top.keys.get(key)
+
+    def author_span(self, index: int, key: str | None) -> Span | None:
+        located = self.spans.author(index)
+        if key is not None and key in located.keys:
+            return located.keys[key]
+        return located.header or self.top_span("authors")
+
+    def string(self, value: Any, key_path: str, span: Span | None) -> str | None:
+        if not isinstance(value, str):
+            self.add("NXT003", f"`{key_path}` must be a string", key_path, span)
+            return None
+        if not value.strip():
+            self.add("NXT004", f"`{key_path}` must not be empty", key_path, span)
+            return None
+        return value
+
+    def mode(self, value: Any, key_path: str, span: Span | None) -> Mode | None:
+        text = self.string(value, key_path, span)
+        if text is None:
+            return None
+        if text not in MODES:
+            self.add(
+                "NXT004",
+                f"`{key_path}` must be one of ignore, warn, require (got {text!r})",
+                key_path,
+                span,
+            )
+            return None
+        return text
+
+    def run(self) -> TrustPolicy | None:
+        data = self.data
+        for key in data:
+            if key not in _TOP_LEVEL_KEYS:
+                self.add(
+                    "NXT002",
+                    f"unknown key `{key}` (expected one of {', '.join(_TOP_LEVEL_KEYS)})",
+                    key,
+                    self.top_span(key),
+                )
+
+        schema_version = "1.0"
+        if "schema_version" in data:
+            span = self.top_span("schema_version")
+            text = self.string(data["schema_version"], "schema_version", span)
+            if text is not None and text not in SUPPORTED_SCHEMA_VERSIONS:
+                self.add(
+                    "NXT004",
+                    f"unsupported schema_version {text!r} (supported: "
+                    f"{', '.join(SUPPORTED_SCHEMA_VERSIONS)})",
+                    "schema_version",
+                    span,
+                )
+            elif text is not None:
+                schema_version = text
+
+        default: Mode | None = "warn"
+        if "default" in data:
+            default = self.mode(data["default"], "default", self.top_span("default"))
+
+        cosign_binary: str | None = None
+        if "cosign_binary" in data:
+            span = self.top_span("cosign_binary")
+            cosign_binary = self.string(data["cosign_binary"], "cosign_binary", span)
+            if cosign_binary is not None:
+                self.add(
+                    "NXT009",
+                    "`cosign_binary` is ignored: signatures are verified natively",
+                    "cosign_binary",
+                    span,
+                )
+
+        trusted_root: Path | None = None
+        if "trusted_root" in data:
+            span = self.top_span("trusted_root")
+            text = self.string(data["trusted_root"], "trusted_root", span)
+            if text is not None:
+                candidate = Path(text).expanduser()
+                if not candidate.is_absolute() and self.base_dir is not None:
+                    candidate = self.base_dir / candidate
+                trusted_root = candidate
+                if self.base_dir is not None and not candidate.is_file():
+                    self.add(
+                        "NXT008",
+                        f"trusted_root {text!r} does not exist (looked for {candidate})",
+                        "trusted_root",
+                        span,
+                    )
+
+        authors: list[AuthorPolicy] = []
+        if "authors" in data:
+            raw_authors = data["authors"]
+            if not isinstance(raw_authors, list) or not all(
+                isinstance(entry, dict) for entry in raw_authors
+            ):
+                self.add(
+                    "NXT003",
+                    "`authors` must be an array of tables ([[authors]])",
+                    "authors",
+                    self.top_span("authors"),
+                )
+            else:
+                for index, entry in enumerate(raw_authors):
+                    author = self.author(index, entry)
+                    if author is not None:
+                        authors.append(author)
+
+        if default is None or self.error_count():
+            return None
+        return TrustPolicy(
+            default=default,
+            authors=tuple(authors),
+            schema_version=schema_version,
+            trusted_root=trusted_root,
+            cosign_binary=cosign_binary,
+        )
+
+    def author(self, index: int, entry: dict[str, Any]) -> AuthorPolicy | None:
+        prefix = f"authors[{index}]"
+        errors_before = self.error_count()
+        for key in entry:
+            if key not in _AUTHOR_KEYS:
+                self.add(
+                    "NXT002",
+                    f"unknown key `{key}` in {prefix} (expected one of {', '.join(_AUTHOR_KEYS)})",
+                    f"{prefix}.{key}",
+                    self.author_span(index, key),
+                )
+
+        owner: str | None = None
+        if "owner" not in entry:
+            self.add("NXT005", f"{prefix} has no `owner`", prefix, self.author_span(index, None))
+        else:
+            span = self.author_span(index, "owner")
+            owner = self.string(entry["owner"], f"{prefix}.owner", span)
+            if owner is not None and not _GITHUB_NAME.match(owner):
+                self.add(
+                    "NXT004",
+                    f"{prefix}.owner {owner!r} is not a GitHub owner name ([A-Za-z0-9._-])",
+                    f"{prefix}.owner",
+                    span,
+                )
+
+        identity: str | None = None
+        identity_regexp: str | None = None
+        has_identity = "identity" in entry
+        has_regexp = "identity_regexp" in entry
+        if has_identity and has_regexp:
+            self.add(
+                "NXT006",
+                f"{prefix} sets both `identity` and `identity_regexp`; keep exactly one",
+                f"{prefix}.identity",
+                self.author_span(index, "identity"),
+            )
+        elif not has_identity and not has_regexp:
+            self.add(
+                "NXT005",
+                f"{prefix} has no identity: set `identity_regexp` or `identity`",
+                prefix,
+                self.author_span(index, None),
+            )
+        elif has_identity:
+            identity = self.string(
+                entry["identity"], f"{prefix}.identity", self.author_span(index, "identity")
+            )
+        else:
+            span = self.author_span(index, "identity_regexp")
+            identity_regexp = self.string(
+                entry["identity_regexp"], f"{prefix}.identity_regexp", span
+            )
+            if identity_regexp is not None:
+                try:
+                    re.compile(identity_regexp)
+                except re.error as exc:
+                    self.add(
+                        "NXT007",
+                        f"{prefix}.identity_regexp does not compile: {exc}",
+                        f"{prefix}.identity_regexp",
+                        span,
+                    )
+
+        oidc_issuer = GITHUB_ACTIONS_ISSUER
+        if "oidc_issuer" in entry:
+            span = self.author_span(index, "oidc_issuer")
+            issuer = self.string(entry["oidc_issuer"], f"{prefix}.oidc_issuer", span)
+            if issuer is not None:
+                oidc_issuer = issuer
+
+        repos: tuple[str, ...] | None = None
+        if "repos" in entry:
+            span = self.author_span(index, "repos")
+            raw_repos = entry["repos"]
+            if not isinstance(raw_repos, list) or not all(isinstance(r, str) for r in raw_repos):
+                self.add(
+                    "NXT003", f"{prefix}.repos must be an array of strings", f"{prefix}.repos", span
+                )
+            elif not raw_repos:
+                self.add(
+                    "NXT004",
+                    f"{prefix}.repos is empty and would trust no repository; "
+                    "omit it to trust every repository of the owner",
+                    f"{prefix}.repos",
+                    span,
+                )
+            else:
+                bad = [name for name in raw_repos if not _GITHUB_NAME.match(name) or ".." in name]
+                if bad:
+                    self.add(
+                        "NXT004",
+                        f"{prefix}.repos has names that are not GitHub repository names: "
+                        f"{', '.join(repr(name) for name in bad)} (use the bare name, no owner)",
+                        f"{prefix}.repos",
+                        span,
+                    )
+                else:
+                    repos = tuple(raw_repos)
+
+        mode: Mode | None = None
+        if "mode" in entry:
+            mode = self.mode(entry["mode"], f"{prefix}.mode", self.author_span(index, "mode"))
+
+        if self.error_count() > errors_before or owner is None:
+            return None
+        header = self.spans.author(index).header
+        return AuthorPolicy(
+            owner=owner,
+            identity_regexp=identity_regexp,
+            identity=identity,
+            oidc_issuer=oidc_issuer,
+            repos=repos,
+            mode=mode,
+            line=header.start.line if header else 0,
+        )
+
+    def error_count(self) -> int:
+        return sum(1 for f in self.findings if POLICY_RULES[f.code].severity == "error")
+
+
+_TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
+
+
+def _syntax_finding(exc: tomllib.TOMLDecodeError) -> _Finding:
+    found = _TOML_POSITION.search(str(exc))
+    message = _TOML_POSITION.sub("", str(exc)).strip()
+    if found:
+        line, column = int(found.group(1)), int(found.group(2))
+        span = Span(Position(line, column), Position(line, column + 1))
+    else:
+        span = _START
+    return _Finding("NXT001", f"invalid TOML: {message}", "", span)
+
+
+def _validate(text: str, base_dir: Path | None) -> tuple[TrustPolicy | None, list[_Finding]]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        return None, [_syntax_finding(exc)]
+    validator = _Validator(data, _scan_positions(text), base_dir)
+    policy = validator.run()
+    ordered = sorted(validator.findings, key=lambda f: (f.span.start, f.code))
+    return policy, ordered
+
+
+def _diagnostic(finding: _Finding) -> Diagnostic:
+    rule = POLICY_RULES[finding.code]
+    severity: Severity = rule.severity
+    return Diagnostic(
+        code=rule.code,
+        name=rule.name,
+        severity=severity,
+        message=finding.message,
+        key_path=finding.key_path,
+        span=finding.span,
+        help=rule.fix,
+        url=f"{_POLICY_DOCS_URL}#{rule.code.lower()}-{rule.name}",
+    )
+
+
+def parse_policy(text: str, *, path: Path) -> TrustPolicy:
+    """Parse and validate the policy ``text`` read from ``path``.
+
+    ``trusted_root`` is resolved relative to ``path``'s directory. Any error (TOML syntax,
+    unknown key, wrong type, bad mode, missing or conflicting identity, regex that does not
+    compile, missing trusted root) raises :class:`ConfigError` with kind ``policy_invalid``
+    (exit 2) whose message starts with ``path:line:column``; every error found is listed in
+    ``details["diagnostics"]``.
+    """
+    policy, findings = _validate(text, path.parent)
+    errors = [f for f in findings if POLICY_RULES[f.code].severity == "error"]
+    if errors:
+        first = errors[0]
+        where = f"{path}:{first.span.start.line}:{first.span.start.column}"
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise ConfigError(
+            f"{where}: invalid trust policy: {first.message}{more}",
+            kind="policy_invalid",
+            details={
+                "path": str(path),
+                "line": first.span.start.line,
+                "diagnostics": [_diagnostic(f).to_json() for f in errors],
+            },
+        )
+    if policy is None:  # unreachable: the validator builds a policy whenever it found no error
+        raise ConfigError(f"{path}: invalid trust policy", kind="policy_invalid")
+    return TrustPolicy(
+        default=policy.default,
+        authors=policy.authors,
+        source=path,
+        schema_version=policy.schema_version,
+        trusted_root=policy.trusted_root,
+        cosign_binary=policy.cosign_binary,
+    )
+
+
+def read_policy_file(path: Path, *, explicit: bool) -> TrustPolicy:
+    """Read and parse the policy at ``path``.
+
+    A missing file gives the built-in default (``warn``, no authors) unless ``explicit`` (the
+    user named it with ``--trusted-keys``), in which case it is ``policy_invalid``, as is an
+    unreadable or non-UTF-8 file.
+    """
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError as exc:
+        if explicit:
+            raise ConfigError(
+                f"{path}: trust policy does not exist (named by --trusted-keys)",
+                kind="policy_invalid",
+                details={"path": str(path)},
+            ) from exc
+        return TrustPolicy()
+    except OSError as exc:
+        raise ConfigError(
+            f"{path}: cannot read the trust policy: {exc.strerror or exc}",
+            kind="policy_invalid",
+            details={"path": str(path)},
+        ) from exc
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}:1:1: invalid trust policy: not UTF-8 text",
+            kind="policy_invalid",
+            details={"path": str(path), "line": 1},
+        ) from exc
+    return parse_policy(text, path=path)
+
+
+def lint_policy_source(text: str, *, path: str) -> FileResult:
+    """Lint trust-policy ``text`` (from ``path``) and return its diagnostics; never raises.
+
+    ``trusted_root`` existence is checked relative to ``path``'s directory when that
+    directory exists (so linting text from an editor buffer still works).
+    """
+    parent = Path(path).parent
+    base_dir = parent if parent.is_dir() else None
+    _, findings = _validate(text, base_dir)
+    return FileResult(path, tuple(_diagnostic(f) for f in findings), text)

@@ -1,0 +1,1 @@
+"""Test support: real servers and services the tests run against (never mocks)."""

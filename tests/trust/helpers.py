@@ -1,0 +1,28 @@
+"""Constants and small builders shared by the trust tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nexo_pkg.install.trust import AuthorPolicy
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sigstore"
+VECTOR_ARTIFACT = "rfc8785-0.1.2-py3-none-any.whl"
+VECTOR_IDENTITY = (
+    "https://github.com/trailofbits/rfc8785.py/.github/workflows/release.yml@refs/tags/v0.1.2"
+)
+VECTOR_ISSUER = "https://token.actions.githubusercontent.com"
+
+ACME_IDENTITY = (
+    "https://github.com/acme/nexo-plugin-echo/.github/workflows/release.yml@refs/tags/v1.2.3"
+)
+ACME_REGEXP = r"https://github\.com/acme/[^/]+/\.github/workflows/release\.yml@refs/tags/v.*"
+
+
+def author(**fields: object) -> AuthorPolicy:
+    """An author entry for ``acme`` trusting the release workflow, with overrides."""
+    values: dict[str, object] = {"owner": "acme"}
+    if "identity" not in fields:
+        values["identity_regexp"] = ACME_REGEXP
+    values.update(fields)
+    return AuthorPolicy(**values)  # type: ignore[arg-type]
