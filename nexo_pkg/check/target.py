@@ -203,12 +203,16 @@ def _resolve_directory(
     args = _string_list(entrypoint.get("args", []), "plugin.entrypoint.args", root)
     env = _entrypoint_env(entrypoint.get("env", {}), root)
 
+    command = entrypoint.get("command")
     launcher = root / "bin" / plugin_id
     if launcher.is_file():
-        # Packed layout: the daemon runs bin/<id>, whatever the project's command was.
+        # Packed layout: bin/<id> is what runs once installed. The manifest's args belong to
+        # its command, so they are passed only when that command is this launcher.
         _require_executable(launcher, root)
-        return ResolvedPlugin(root, manifest, plugin_id, [str(launcher), *args], env, source=source)
-    command = entrypoint.get("command")
+        launcher_args = args if _names_launcher(command, root, launcher) else []
+        return ResolvedPlugin(
+            root, manifest, plugin_id, [str(launcher), *launcher_args], env, source=source
+        )
     if command is None:
         raise TargetError(
             f"{root}: nothing to run: no bin/{plugin_id} and no [plugin.entrypoint] command "
@@ -218,6 +222,13 @@ def _resolve_directory(
         raise TargetError(f"{root}: `plugin.entrypoint.command` must be a non-empty string")
     program = _resolve_command(command, root, env)
     return ResolvedPlugin(root, manifest, plugin_id, [program, *args], env, source=source)
+
+
+def _names_launcher(command: object, root: Path, launcher: Path) -> bool:
+    if not isinstance(command, str) or "/" not in command:
+        return False
+    path = Path(command) if Path(command).is_absolute() else root / command
+    return path.resolve() == launcher.resolve()
 
 
 def _string_list(value: object, key: str, root: Path) -> list[str]:
@@ -257,7 +268,10 @@ def _resolve_command(command: str, root: Path, env: dict[str, str]) -> str:
             raise TargetError(f"{root}: entrypoint command {command!r} was not found on PATH")
         return found
     if not program.is_file():
-        raise TargetError(f"{root}: entrypoint command {command!r} does not exist")
+        hint = ""
+        if program.parent == root / "bin":
+            hint = " (a project is checked after `nexo plugin pack`; check the tarball)"
+        raise TargetError(f"{root}: entrypoint command {command!r} does not exist{hint}")
     _require_executable(program, root)
     return str(program)
 

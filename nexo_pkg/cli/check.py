@@ -1,23 +1,106 @@
-"""CLI for `nexo plugin check` (not built yet)."""
+"""CLI for `nexo plugin check`: spawn a plugin and run the handshake conformance checks."""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
 
-from nexo_pkg.cli.common import say
+from nexo_pkg.cli.common import emit_json, guarded, say, stderr_supports_colour
+from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, UsageError
 
 
-def _not_built(command: str) -> None:
-    say(f"error: `nexo plugin {command}` is not built yet")
-    raise typer.Exit(2)
+def _parse_invoke(tool: str | None, args_text: str | None) -> tuple[str, dict[str, Any]] | None:
+    """``--invoke TOOL [--args JSON]`` as ``(tool, args)``; bad values are usage errors."""
+    if tool is None:
+        if args_text is not None:
+            raise UsageError("--args needs --invoke TOOL")
+        return None
+    if not tool.strip():
+        raise UsageError("--invoke needs a tool name")
+    if args_text is None:
+        return tool, {}
+    try:
+        args = json.loads(args_text)
+    except ValueError as error:
+        raise UsageError(f"--args is not valid JSON: {error}") from error
+    if not isinstance(args, dict):
+        raise UsageError('--args must be a JSON object, such as \'{"city": "Lima"}\'')
+    return tool, args
 
 
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the `plugin` sub-app."""
 
-    @app.command(
-        "check", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
-    )
-    def check_command() -> None:
-        """Not built yet."""
-        _not_built("check")
+    @app.command("check")
+    def check_command(  # noqa: PLR0917  # typer maps each flag to one parameter
+        target: Annotated[
+            str,
+            typer.Argument(
+                help=(
+                    "Plugin directory (packed layout or project), manifest, release .tar.gz, "
+                    "or the id of an installed plugin."
+                ),
+            ),
+        ] = ".",
+        timeout_ms: Annotated[
+            int,
+            typer.Option("--timeout-ms", min=1, help="Deadline for each reply, in milliseconds."),
+        ] = 5000,
+        nexo_version: Annotated[
+            str | None,
+            typer.Option(
+                "--nexo-version", help="nexo_version sent in initialize.", show_default="0.1.5"
+            ),
+        ] = None,
+        invoke: Annotated[
+            str | None,
+            typer.Option(
+                "--invoke", metavar="TOOL", help="Also call this tool once (tool.invoke)."
+            ),
+        ] = None,
+        args: Annotated[
+            str | None,
+            typer.Option("--args", metavar="JSON", help="Arguments for --invoke, a JSON object."),
+        ] = None,
+        dest: Annotated[
+            Path | None,
+            typer.Option(
+                "--dest",
+                help="Install root in which to look up an installed plugin id.",
+                show_default="$NEXO_HOME/state/plugins",
+            ),
+        ] = None,
+        json_output: Annotated[
+            bool, typer.Option("--json", help="Print the report as one JSON document on stdout.")
+        ] = False,
+    ) -> None:
+        """Spawn a plugin as a minimal nexo host and check its JSON-RPC handshake.
+
+        Exit 0 when every check passes (warnings allowed), 1 when one fails, 2 when the
+        target has nothing to run or an option is invalid.
+        """
+        # Imported here so other commands do not pay for the check machinery.
+        from nexo_pkg.check import render_report, run_check  # noqa: PLC0415
+
+        def action() -> int:
+            invocation = _parse_invoke(invoke, args)
+            report = run_check(
+                Path(target),
+                timeout_ms=timeout_ms,
+                nexo_version=nexo_version,
+                invoke=invocation,
+                dest=dest,
+            )
+            if json_output:
+                emit_json(report.to_json())
+            else:
+                colour = stderr_supports_colour()
+                for line in render_report(report, unicode=sys.stderr.isatty(), colour=colour):
+                    say(line)
+            return EXIT_OK if report.ok else EXIT_FAILURE
+
+        raise typer.Exit(guarded(action, json_output=json_output))

@@ -1,0 +1,259 @@
+"""The conformance checks against real plugin processes: the real SDK passes, and every
+hand-written misbehaviour fails exactly the check that names it, leaving no process behind."""
+
+from __future__ import annotations
+
+import signal
+import types
+from pathlib import Path
+
+import pytest
+from check_plugins import (
+    assert_not_running,
+    assert_reaped,
+    python_first_on_path,
+    recorded_pids,
+    scripted_plugin,
+    sdk_packed,
+    sdk_project,
+)
+
+from nexo_pkg.check import CheckReport, run_check
+
+# Plugins answer in well under a second; the margin is for a loaded machine.
+TIMEOUT_MS = 10_000
+
+
+@pytest.fixture
+def pid_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "pids"
+    monkeypatch.setenv("FIXTURE_PID_FILE", str(path))
+    return path
+
+
+def failed(report: CheckReport) -> set[str]:
+    return {check.name for check in report.checks if check.status == "fail"}
+
+
+def status(report: CheckReport, name: str) -> str:
+    check = report.get(name)
+    assert check is not None, f"check {name} did not run: {report.checks}"
+    return check.status
+
+
+def assert_nothing_left(pid_file: Path) -> None:
+    pids = recorded_pids(pid_file)
+    assert pids, "the fixture plugin did not record its pid"
+    assert_reaped(pids[0])
+    for child in pids[1:]:
+        assert_not_running(child)
+
+
+def test_sdk_project_passes_every_check(tmp_path: Path, pid_file: Path) -> None:
+    report = run_check(sdk_project(tmp_path / "sdkdemo"), timeout_ms=TIMEOUT_MS)
+    assert report.ok, report.checks
+    assert failed(report) == set()
+    assert [check.status for check in report.checks] == ["pass"] * len(report.checks)
+    names = [check.name for check in report.checks]
+    assert names[:2] == ["spawn", "initialize"]
+    for name in ("identity", "server_version", "tools.present", "tools.declared"):
+        assert name in names
+    for name in ("tools.namespace", "tools.schema", "unknown_method", "shutdown", "exit"):
+        assert name in names
+    assert "sdkdemo: starting" in report.stderr_tail
+    assert_nothing_left(pid_file)
+
+
+def test_sdk_packed_layout_runs_bin_launcher(
+    tmp_path: Path, pid_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", python_first_on_path())
+    root = sdk_packed(tmp_path / "packed")
+    report = run_check(root, timeout_ms=TIMEOUT_MS)
+    assert report.ok, report.checks
+    assert report.argv == [str(root / "bin" / "sdkdemo")]
+    assert_nothing_left(pid_file)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("hello", {"result": {"content": [{"type": "text", "text": "hello"}], "is_error": False}}),
+        ("busy", {"error": {"code": -33404, "data": {"retry_after_ms": 250}}}),
+    ],
+)
+def test_sdk_invoke_shows_result_or_typed_error(
+    tmp_path: Path, text: str, expected: dict[str, object]
+) -> None:
+    report = run_check(
+        sdk_project(tmp_path / "sdkdemo"),
+        timeout_ms=TIMEOUT_MS,
+        invoke=("sdkdemo_echo", {"text": text}),
+    )
+    assert report.ok, report.checks
+    assert status(report, "invoke") == "pass"
+    assert status(report, "invoke.args") == "pass"
+    assert report.invoke is not None
+    assert report.invoke["tool"] == "sdkdemo_echo"
+    if "result" in expected:
+        assert report.invoke["result"] == expected["result"]
+    else:
+        error = report.invoke["error"]
+        assert {key: error[key] for key in ("code", "data")} == expected["error"]
+        detail = report.get("invoke")
+        assert detail is not None
+        assert "ToolUnavailable" in detail.detail
+
+
+def test_invoke_args_not_matching_schema_warn_but_typed_error_passes(tmp_path: Path) -> None:
+    report = run_check(
+        sdk_project(tmp_path / "sdkdemo"), timeout_ms=TIMEOUT_MS, invoke=("sdkdemo_echo", {})
+    )
+    assert report.ok
+    assert status(report, "invoke.args") == "warn"
+    assert status(report, "invoke") == "pass"
+    assert report.invoke is not None
+    assert report.invoke["error"]["code"] == -33402
+    assert report.invoke["error"]["data"] == {"details": {"field": "text"}}
+
+
+def test_invoke_of_unadvertised_tool_reports_tool_not_found(tmp_path: Path) -> None:
+    report = run_check(
+        sdk_project(tmp_path / "sdkdemo"), timeout_ms=TIMEOUT_MS, invoke=("sdkdemo_nope", {})
+    )
+    assert report.ok
+    assert status(report, "invoke.args") == "warn"
+    assert report.invoke is not None
+    assert report.invoke["error"]["code"] == -33401
+
+
+def test_hand_written_conforming_plugin_passes(tmp_path: Path, pid_file: Path) -> None:
+    root = scripted_plugin(tmp_path / "p", "ok", tools=("scripted_echo",))
+    report = run_check(
+        root,
+        timeout_ms=TIMEOUT_MS,
+        nexo_version="0.2.0",
+        invoke=("scripted_echo", {"text": "hi"}),
+    )
+    assert report.ok, report.checks
+    assert "scripted: nexo_version=0.2.0" in report.stderr_tail
+    assert_nothing_left(pid_file)
+
+
+@pytest.mark.parametrize(
+    ("mode", "tools", "expected_failures", "detail"),
+    [
+        ("banner", (), {"frames.json"}, "Starting scripted plugin"),
+        ("wrong_id", (), {"frames.id"}, "carried id 101"),
+        ("impersonate", (), {"identity"}, '"slack"'),
+        ("undeclared_tool", ("scripted_echo",), {"tools.declared"}, "scripted_secret"),
+        ("bad_namespace", (), {"tools.declared", "tools.namespace"}, "other_tool"),
+        ("bad_schema", ("scripted_echo",), {"tools.schema"}, "scripted_echo"),
+        ("no_server_version", (), {"server_version"}, "server_version"),
+        ("no_jsonrpc", (), {"frames.jsonrpc"}, "jsonrpc"),
+        ("bad_utf8", (), {"frames.utf8"}, "not valid UTF-8"),
+        ("huge_line", (), {"frames.size"}, "1048576-byte"),
+        ("unknown_result", (), {"unknown_method"}, "instead of -32601"),
+        ("exit3", (), {"initialize"}, "exited with code 3"),
+        ("crash_after_init", (), {"unknown_method"}, "exited with code 1"),
+    ],
+)
+def test_misbehaving_plugin_fails_the_named_check(  # noqa: PLR0917  # parametrized
+    tmp_path: Path,
+    pid_file: Path,
+    mode: str,
+    tools: tuple[str, ...],
+    expected_failures: set[str],
+    detail: str,
+) -> None:
+    root = scripted_plugin(tmp_path / mode, mode, tools=tools)
+    report = run_check(root, timeout_ms=TIMEOUT_MS)
+    assert not report.ok
+    assert failed(report) == expected_failures, report.checks
+    details = " ".join(check.detail for check in report.checks if check.name in expected_failures)
+    assert detail in details
+    assert_nothing_left(pid_file)
+
+
+def test_declared_tools_without_a_tools_array_fail(tmp_path: Path) -> None:
+    root = scripted_plugin(tmp_path / "p", "no_tools", tools=("scripted_echo",))
+    report = run_check(root, timeout_ms=TIMEOUT_MS)
+    assert failed(report) == {"tools.present"}
+    check = report.get("tools.present")
+    assert check is not None
+    assert "scripted_echo" in check.detail
+
+
+def test_declared_but_not_advertised_tool_is_a_warning(tmp_path: Path) -> None:
+    root = scripted_plugin(
+        tmp_path / "p", "first_tool_only", tools=("scripted_echo", "scripted_later")
+    )
+    report = run_check(root, timeout_ms=TIMEOUT_MS)
+    assert report.ok, report.checks
+    assert status(report, "tools.advertised") == "warn"
+    check = report.get("tools.advertised")
+    assert check is not None
+    assert "scripted_later" in check.detail
+
+
+def test_plugin_that_never_answers_times_out_and_its_group_is_killed(
+    tmp_path: Path, pid_file: Path
+) -> None:
+    root = scripted_plugin(tmp_path / "silent", "silent")
+    report = run_check(root, timeout_ms=300)
+    assert failed(report) == {"initialize"}
+    check = report.get("initialize")
+    assert check is not None
+    assert "no reply within 300 ms" in check.detail
+    pids = recorded_pids(pid_file)
+    assert len(pids) == 2, "the silent plugin starts one child process"
+    assert_nothing_left(pid_file)
+
+
+def test_plugin_ignoring_shutdown_is_killed_after_one_second(
+    tmp_path: Path, pid_file: Path
+) -> None:
+    root = scripted_plugin(tmp_path / "stubborn", "ignore_shutdown")
+    report = run_check(root, timeout_ms=TIMEOUT_MS)
+    assert failed(report) == {"exit"}
+    assert status(report, "shutdown") == "pass"
+    check = report.get("exit")
+    assert check is not None
+    assert "killed" in check.detail
+    assert_nothing_left(pid_file)
+
+
+def test_children_of_a_conforming_plugin_do_not_outlive_the_check(
+    tmp_path: Path, pid_file: Path
+) -> None:
+    root = scripted_plugin(tmp_path / "parent", "with_child")
+    report = run_check(root, timeout_ms=TIMEOUT_MS)
+    assert report.ok, report.checks
+    assert len(recorded_pids(pid_file)) == 2
+    assert_nothing_left(pid_file)
+
+
+def test_crash_shows_the_stderr_tail(tmp_path: Path) -> None:
+    root = scripted_plugin(tmp_path / "crash", "crash_after_init")
+    report = run_check(root, timeout_ms=TIMEOUT_MS)
+    assert report.stderr_tail[-2:] == ["Traceback (most recent call last):", "RuntimeError: boom"]
+
+
+def test_keyboard_interrupt_mid_check_still_kills_the_plugin(
+    tmp_path: Path, pid_file: Path
+) -> None:
+    root = scripted_plugin(tmp_path / "silent", "silent")
+
+    def interrupt(signum: int, frame: types.FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        # Interrupt once the plugin is up and the host is waiting for its reply.
+        signal.setitimer(signal.ITIMER_REAL, 2.0)
+        with pytest.raises(KeyboardInterrupt):
+            run_check(root, timeout_ms=60_000)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert_nothing_left(pid_file)
