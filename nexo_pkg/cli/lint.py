@@ -1,30 +1,269 @@
-"""CLI for `nexo plugin lint schema` (not built yet)."""
+"""CLI for ``nexo plugin lint`` and ``nexo plugin schema``.
+
+The work is done by :func:`run_lint`, shared by the Typer command and by :func:`fast_lint`,
+a small argument parser that :func:`nexo_pkg.cli.main.main` uses for ``plugin lint`` so a cold
+run does not pay for importing Typer. Anything the fast parser does not understand (``--help``,
+a bad option) falls through to Typer, which gives the usual help and usage errors.
+"""
 
 from __future__ import annotations
 
-import typer
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from nexo_pkg.cli.common import say
+from nexo_pkg.cli.common import stderr_supports_colour
+from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
+from nexo_pkg.lint.options import LintOptions
+
+if TYPE_CHECKING:
+    import typer
+
+    from nexo_pkg.lint.diagnostic import FileResult
+
+__all__ = ["FORMATS", "LintRequest", "fast_lint", "register", "run_lint"]
+
+FORMATS = ("text", "json", "github", "sarif")
+STDIN_DEFAULT_NAME = "<stdin>"
 
 
-def _not_built(command: str) -> None:
-    say(f"error: `nexo plugin {command}` is not built yet")
-    raise typer.Exit(2)
+@dataclass
+class LintRequest:
+    """The parsed options of one ``nexo plugin lint`` run."""
+
+    paths: list[str] = field(default_factory=list)
+    output_format: str = "text"
+    stdin: bool = False
+    stdin_filename: str | None = None
+    strict: bool = False
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    nexo_version: str | None = None
+    explain: str | None = None
+
+
+def _split_selectors(values: Sequence[str], flag: str) -> frozenset[str]:
+    from nexo_pkg.lint.registry import is_known_selector  # noqa: PLC0415 - cold-path cost
+
+    selectors = {item.strip() for value in values for item in value.split(",") if item.strip()}
+    unknown = sorted(item for item in selectors if not is_known_selector(item))
+    if unknown:
+        raise UsageError(
+            f"{flag}: unknown rule code or name {', '.join(unknown)} "
+            "(see `nexo plugin lint --explain CODE` or docs/rules.md)"
+        )
+    return frozenset(selectors)
+
+
+def _explain(code: str) -> int:
+    from nexo_pkg.lint.explain import explain_text  # noqa: PLC0415
+    from nexo_pkg.lint.registry import find_rule  # noqa: PLC0415
+
+    rule = find_rule(code)
+    if rule is None:
+        raise UsageError(f"unknown rule `{code}`; docs/rules.md lists every code")
+    sys.stdout.write(explain_text(rule))
+    return EXIT_OK
+
+
+def _collect(request: LintRequest, options: LintOptions) -> list[FileResult]:
+    from nexo_pkg.lint.discovery import discover_manifests  # noqa: PLC0415
+    from nexo_pkg.lint.engine import lint_bytes  # noqa: PLC0415
+
+    if request.stdin:
+        if request.paths:
+            raise UsageError("--stdin reads one manifest from standard input; drop the PATHs")
+        raw = sys.stdin.buffer.read()
+        name = request.stdin_filename or STDIN_DEFAULT_NAME
+        return [lint_bytes(raw, path=name, options=options)]
+    if request.stdin_filename is not None:
+        raise UsageError("--stdin-filename only applies with --stdin")
+    results: list[FileResult] = []
+    for path in discover_manifests(request.paths or ["."]):
+        try:
+            raw = path.read_bytes()
+        except OSError as error:
+            raise UsageError(f"cannot read {path}: {error.strerror or error}") from error
+        results.append(lint_bytes(raw, path=str(path), options=options))
+    return results
+
+
+def run_lint(request: LintRequest) -> int:
+    """Run one lint; write the report; return the exit code (0 clean, 1 findings).
+
+    Raises :class:`NexoError` (exit 2) for bad options and unreadable paths.
+    """
+    if request.explain is not None:
+        return _explain(request.explain)
+    if request.output_format not in FORMATS:
+        raise UsageError(
+            f"unknown --format {request.output_format!r}; choose one of {', '.join(FORMATS)}"
+        )
+    if request.nexo_version is not None:
+        from nexo_pkg.manifest.versionreq import Version, VersionError  # noqa: PLC0415
+
+        try:
+            Version.parse(request.nexo_version)
+        except VersionError as error:
+            raise UsageError(
+                f"--nexo-version {request.nexo_version!r} is not a version like 0.3.1: {error}"
+            ) from error
+    options = LintOptions(
+        nexo_version=request.nexo_version,
+        select=_split_selectors(request.select, "--select"),
+        ignore=_split_selectors(request.ignore, "--ignore"),
+    )
+    results = _collect(request, options)
+
+    from nexo_pkg.lint.registry import all_rules  # noqa: PLC0415
+    from nexo_pkg.lint.reporters import REPORTERS, ReportContext  # noqa: PLC0415
+
+    if request.output_format == "text":
+        context = ReportContext(colour=stderr_supports_colour(), rules=all_rules())
+        if not results:
+            sys.stderr.write("warning: no nexo-plugin.toml found under the given paths\n")
+        sys.stderr.write(REPORTERS["text"](results, context))
+        sys.stderr.flush()
+    else:
+        context = ReportContext(colour=False, rules=all_rules())
+        sys.stdout.write(REPORTERS[request.output_format](results, context))
+        sys.stdout.flush()
+    failed = any(result.errors or (request.strict and result.warnings) for result in results)
+    return EXIT_FAILURE if failed else EXIT_OK
+
+
+# -- fast path --------------------------------------------------------------------------
+
+_VALUE_FLAGS = {
+    "--format": "output_format",
+    "--stdin-filename": "stdin_filename",
+    "--select": "select",
+    "--ignore": "ignore",
+    "--nexo-version": "nexo_version",
+    "--explain": "explain",
+}
+_BOOL_FLAGS = {"--stdin": "stdin", "--strict": "strict"}
+
+
+def _parse_fast(arguments: Sequence[str]) -> LintRequest | None:
+    """Parse ``plugin lint`` arguments, or ``None`` for anything Typer should handle."""
+    request = LintRequest()
+    index = 0
+    only_paths = False
+    while index < len(arguments):
+        argument = arguments[index]
+        index += 1
+        if only_paths or not argument.startswith("-") or argument == "-":
+            request.paths.append(argument)
+            continue
+        if argument == "--":
+            only_paths = True
+            continue
+        name, has_value, inline = argument.partition("=")
+        if name in _BOOL_FLAGS and not has_value:
+            setattr(request, _BOOL_FLAGS[name], True)
+            continue
+        if name not in _VALUE_FLAGS:
+            return None  # --help, a typo, a short option: Typer explains
+        if has_value:
+            value = inline
+        elif index < len(arguments):
+            value = arguments[index]
+            index += 1
+        else:
+            return None
+        attribute = _VALUE_FLAGS[name]
+        if attribute in {"select", "ignore"}:
+            getattr(request, attribute).append(value)
+        else:
+            setattr(request, attribute, value)
+    return request
+
+
+def _report_failure(error: NexoError) -> int:
+    sys.stderr.write(f"error: {error.message}\n")
+    return error.exit_code
+
+
+def fast_lint(arguments: Sequence[str]) -> int | None:
+    """Run ``nexo plugin lint ARGUMENTS`` without Typer; ``None`` means "let Typer do it"."""
+    request = _parse_fast(arguments)
+    if request is None:
+        return None
+    try:
+        return run_lint(request)
+    except NexoError as error:
+        return _report_failure(error)
+
+
+# -- Typer commands ---------------------------------------------------------------------
 
 
 def register(app: typer.Typer) -> None:
-    """Attach this module's commands to the `plugin` sub-app."""
+    """Attach ``lint`` and ``schema`` to the ``plugin`` sub-app."""
+    import typer  # noqa: PLC0415 - the fast path never gets here
 
-    @app.command(
-        "lint", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
-    )
-    def lint_command() -> None:
-        """Not built yet."""
-        _not_built("lint")
+    @app.command("lint")
+    def lint_command(  # noqa: PLR0917  # typer maps each flag to one parameter
+        paths: list[str] = typer.Argument(  # noqa: B008 - Typer's declaration style
+            None,
+            help="Manifest files (any name) or directories searched for nexo-plugin.toml. "
+            "Default: the current directory.",
+            show_default=False,
+        ),
+        output_format: str = typer.Option(
+            "text",
+            "--format",
+            help=f"Report format: {', '.join(FORMATS)}. Text goes to stderr, the others to stdout.",
+        ),
+        stdin: bool = typer.Option(False, "--stdin", help="Lint one manifest read from stdin."),
+        stdin_filename: str | None = typer.Option(
+            None, "--stdin-filename", help="File name to report for --stdin input."
+        ),
+        strict: bool = typer.Option(False, "--strict", help="Warnings also fail (exit 1)."),
+        select: list[str] = typer.Option(  # noqa: B008
+            [],
+            "--select",
+            help="Only report these rules: comma-separated codes, code prefixes or names.",
+        ),
+        ignore: list[str] = typer.Option(  # noqa: B008
+            [], "--ignore", help="Do not report these rules (codes, code prefixes or names)."
+        ),
+        nexo_version: str | None = typer.Option(
+            None,
+            "--nexo-version",
+            help="Check min_nexo_version against this daemon version (X.Y.Z).",
+        ),
+        explain: str | None = typer.Option(
+            None, "--explain", help="Print the documentation of a rule (code or name) and exit."
+        ),
+    ) -> None:
+        """Lint nexo-plugin.toml manifests: syntax, schema and every manifest rule.
 
-    @app.command(
-        "schema", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
-    )
+        Exit codes: 0 clean; 1 errors (or warnings with --strict); 2 bad usage, unreadable path.
+        """
+        request = LintRequest(
+            paths=list(paths or []),
+            output_format=output_format,
+            stdin=stdin,
+            stdin_filename=stdin_filename,
+            strict=strict,
+            select=list(select),
+            ignore=list(ignore),
+            nexo_version=nexo_version,
+            explain=explain,
+        )
+        try:
+            code = run_lint(request)
+        except NexoError as error:
+            code = _report_failure(error)
+        raise typer.Exit(code)
+
+    @app.command("schema")
     def schema_command() -> None:
-        """Not built yet."""
-        _not_built("schema")
+        """Print the JSON Schema of nexo-plugin.toml (Draft 2020-12)."""
+        from nexo_pkg.manifest.schema import schema_text  # noqa: PLC0415
+
+        sys.stdout.write(schema_text())
+        sys.stdout.flush()

@@ -1,52 +1,174 @@
 """Lint entry points used by the CLI, ``pack``, ``install``, ``check`` and the language server.
 
-Provisional implementation: parses with ``tomllib`` and checks the required keys only. The
-full engine (positions, JSON Schema, every rule) replaces the body, keeping these signatures.
+Data flows one way: bytes -> text (:func:`decode_manifest`) -> parsed document with spans
+(:func:`parse_manifest`) -> findings (syntax, legacy v1, JSON Schema, semantic rules) -> a
+:class:`FileResult` that a reporter renders. Nothing here prints; bad input of any kind is a
+diagnostic, and only an unreadable path raises (``OSError``).
 """
 
 from __future__ import annotations
 
-import re
-import tomllib
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
-from nexo_pkg.lint.diagnostic import Diagnostic, FileResult, Position, Span
+from nexo_pkg.lint.diagnostic import Diagnostic, FileResult, Span
 from nexo_pkg.lint.options import LintOptions
+from nexo_pkg.manifest.document import ParsedManifest, decode_manifest, parse_manifest
+from nexo_pkg.manifest.spans import KeyPath, SpanMap, SpanPart
 
-__all__ = ["LintOptions", "lint_file", "lint_source"]
+__all__ = [
+    "LintOptions",
+    "diagnostic_matches",
+    "lint_bytes",
+    "lint_file",
+    "lint_parsed",
+    "lint_source",
+]
 
-_ID = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+TRUST_POLICY_FILENAME = "trusted_keys.toml"
+
+Locate = Callable[[KeyPath, SpanPart], Span]
 
 
-def _at_start(code: str, name: str, message: str, key_path: str) -> Diagnostic:
-    here = Position(1, 1)
-    return Diagnostic(code, name, "error", message, key_path, Span(here, Position(1, 2)))
+def _semantic_module() -> ModuleType | None:
+    """The semantic rules module, or ``None`` in a tree that does not have it yet."""
+    import importlib  # noqa: PLC0415 - only on this path
+
+    try:
+        return importlib.import_module("nexo_pkg.manifest.rules")
+    except ModuleNotFoundError as error:
+        if error.name != "nexo_pkg.manifest.rules":
+            raise
+        return None
+
+
+def diagnostic_matches(diagnostic: Diagnostic, selectors: Iterable[str]) -> bool:
+    """Whether a ``--select``/``--ignore`` selector names this diagnostic.
+
+    A selector is a full code (``NX011``), a code prefix (``NX1`` = every ``NX1xx``), a rule
+    name (``unknown-key``) or a name prefix (``sandbox-``); codes are case-insensitive.
+    """
+    code = diagnostic.code.upper()
+    for selector in selectors:
+        if code.startswith(selector.upper()) or diagnostic.name.startswith(selector.lower()):
+            return True
+    return False
+
+
+def _filtered(diagnostics: Iterable[Diagnostic], options: LintOptions) -> list[Diagnostic]:
+    kept = [
+        diagnostic
+        for diagnostic in diagnostics
+        if (not options.select or diagnostic_matches(diagnostic, options.select))
+        and not diagnostic_matches(diagnostic, options.ignore)
+    ]
+    kept.sort(key=lambda d: (d.span.start, d.span.end, d.code))
+    return kept
+
+
+def _related(first: str, second: str) -> bool:
+    """Whether two dotted key paths are equal or one contains the other."""
+    if first == second:
+        return True
+    shorter, longer = sorted((first, second), key=len)
+    return longer.startswith(shorter) and longer[len(shorter)] in ".["
+
+
+def _locator(spans: SpanMap) -> Locate:
+    def locate(path: KeyPath, part: SpanPart) -> Span:
+        return spans.locate(path, part)
+
+    return locate
+
+
+def lint_parsed(parsed: ParsedManifest, options: LintOptions | None = None) -> list[Diagnostic]:
+    """All findings of a parsed manifest, filtered by ``options`` and sorted in file order."""
+    options = options or LintOptions()
+    if parsed.syntax_errors:
+        return _filtered(parsed.syntax_errors, options)
+    data: dict[str, Any] = parsed.data
+    rules = _semantic_module()
+    if rules is not None and "transport" in data:
+        # A legacy v1 document gets one diagnostic describing the v2 shape, nothing else.
+        legacy = rules.detect_legacy_v1(data, _locator(parsed.spans))
+        if legacy is not None:
+            return _filtered([legacy], options)
+
+    from nexo_pkg.manifest.schema import (  # noqa: PLC0415 - keeps `import engine` cheap
+        VALUE_CONSTRAINT_KEYWORDS,
+        schema_diagnostics,
+    )
+
+    structural = schema_diagnostics(data, lambda: parsed.spans)
+    semantic: list[Diagnostic] = []
+    if rules is not None:
+        semantic = list(rules.check_semantics(data, _locator(parsed.spans), options))
+    # One diagnostic per real problem: a value constraint the schema restates (a pattern, a
+    # length) gives way to the semantic rule that explains it, and a semantic finding on a
+    # value of the wrong type gives way to the type error.
+    semantic_paths = [diagnostic.key_path for diagnostic in semantic]
+    kept = [
+        diagnostic
+        for keyword, diagnostic in structural
+        if keyword not in VALUE_CONSTRAINT_KEYWORDS
+        or not any(_related(diagnostic.key_path, path) for path in semantic_paths)
+    ]
+    mistyped = {diagnostic.key_path for keyword, diagnostic in structural if keyword == "type"}
+    kept.extend(diagnostic for diagnostic in semantic if diagnostic.key_path not in mistyped)
+    return _filtered(kept, options)
 
 
 def lint_source(
     text: str, *, path: str = "nexo-plugin.toml", options: LintOptions | None = None
 ) -> FileResult:
     """Lint manifest ``text``; never raises for bad input."""
-    del options
+    parsed = parse_manifest(text)
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        return FileResult(path, (_at_start("NX001", "toml-syntax", str(exc), ""),), text)
-    found: list[Diagnostic] = []
-    plugin = data.get("plugin")
-    if not isinstance(plugin, dict):
-        found.append(_at_start("NX002", "schema", "missing table [plugin]", "plugin"))
-    else:
-        for key in ("id", "version", "name", "description", "min_nexo_version"):
-            if key not in plugin:
-                found.append(_at_start("NX002", "schema", f"missing key `{key}`", f"plugin.{key}"))
-        plugin_id = plugin.get("id")
-        if isinstance(plugin_id, str) and not _ID.match(plugin_id):
-            found.append(_at_start("NX003", "invalid-plugin-id", "bad id", "plugin.id"))
-    return FileResult(path, tuple(found), text)
+        diagnostics = lint_parsed(parsed, options)
+    except RecursionError:
+        # Deeply nested values that the parser accepted can still exhaust a validator.
+        from nexo_pkg.lint import core_rules  # noqa: PLC0415 - rare path
+
+        diagnostics = [
+            core_rules.NESTING_TOO_DEEP.diagnostic(
+                "arrays or inline tables are nested too deeply to check",
+                "",
+                parsed.spans.root_span(),
+                "no manifest key needs more than a few levels of nesting",
+            )
+        ]
+    return FileResult(path, tuple(diagnostics), text)
+
+
+def lint_bytes(
+    raw: bytes, *, path: str = "nexo-plugin.toml", options: LintOptions | None = None
+) -> FileResult:
+    """Lint raw file content: decoding problems (not UTF-8, binary, too large) are findings.
+
+    A file named ``trusted_keys.toml`` is a trust policy, not a manifest, and is checked by
+    the install package's policy linter.
+    """
+    text, problems = decode_manifest(raw)
+    if problems:
+        return FileResult(path, tuple(_filtered(problems, options or LintOptions())), text)
+    if Path(path).name == TRUST_POLICY_FILENAME:
+        policy_result = _lint_trust_policy(text, path)
+        if policy_result is not None:
+            return policy_result
+    return lint_source(text, path=path, options=options)
+
+
+def _lint_trust_policy(text: str, path: str) -> FileResult | None:
+    try:
+        from nexo_pkg.install.policy import lint_policy_source  # noqa: PLC0415 - rare path
+    except ImportError:
+        return None
+    result: FileResult = lint_policy_source(text, path=path)
+    return result
 
 
 def lint_file(path: Path, *, options: LintOptions | None = None) -> FileResult:
-    """Lint the manifest at ``path``; unreadable files raise :class:`OSError`."""
-    raw = path.read_bytes()
-    return lint_source(raw.decode("utf-8", errors="replace"), path=str(path), options=options)
+    """Lint the manifest at ``path``; an unreadable file raises :class:`OSError`."""
+    return lint_bytes(path.read_bytes(), path=str(path), options=options)

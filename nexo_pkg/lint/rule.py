@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nexo_pkg.lint.diagnostic import Severity
+from nexo_pkg.lint.diagnostic import Diagnostic, Severity, Span
 
 DOCS_URL = "https://github.com/nexo-pkg/nexo-pkg/blob/main/docs/rules.md"
 
@@ -30,3 +30,18 @@ class Rule:
     @property
     def url(self) -> str:
         return f"{DOCS_URL}#{self.code.lower()}-{self.name}"
+
+    def diagnostic(
+        self, message: str, key_path: str, span: Span, help_text: str = ""
+    ) -> Diagnostic:
+        """A :class:`Diagnostic` of this rule (its code, name, severity and documentation URL)."""
+        return Diagnostic(
+            code=self.code,
+            name=self.name,
+            severity=self.severity,
+            message=message,
+            key_path=key_path,
+            span=span,
+            help=help_text,
+            url=self.url,
+        )

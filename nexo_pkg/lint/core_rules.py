@@ -1,0 +1,172 @@
+"""The rules of the file and structure layer (codes ``NX001``-``NX099``).
+
+The semantic rules (``NX100`` and up) live in :mod:`nexo_pkg.manifest.rules`. Codes here are
+stable: a retired code is never reused.
+"""
+
+from __future__ import annotations
+
+from nexo_pkg.lint.rule import Rule
+
+TOML_SYNTAX = Rule(
+    code="NX001",
+    name="toml-syntax",
+    severity="error",
+    summary="The file is not valid TOML.",
+    what=(
+        "Parses the file as TOML 1.0. The first syntax error is reported at the parser's line "
+        "and column; nothing else can be checked until it is fixed."
+    ),
+    why="The daemon refuses a manifest it cannot parse, so the plugin would not load at all.",
+    example='[plugin]\nid = "weather\n',
+    fix='Close the string, array or table the parser points at: `id = "weather"`.',
+)
+
+DUPLICATE_KEY = Rule(
+    code="NX002",
+    name="duplicate-key",
+    severity="error",
+    summary="A key or table is defined twice.",
+    what=(
+        "Reports every key assigned twice in the same table and every `[table]` header declared "
+        "twice (TOML forbids both)."
+    ),
+    why="TOML parsers reject the whole document; the daemon would not load the plugin.",
+    example='[plugin]\nid = "weather"\nid = "forecast"\n',
+    fix="Delete one of the two definitions, or merge the two tables into one.",
+)
+
+INVALID_ENCODING = Rule(
+    code="NX003",
+    name="invalid-encoding",
+    severity="error",
+    summary="The file is not UTF-8 text.",
+    what=(
+        "Checks that the file decodes as UTF-8 and holds no NUL bytes. The position of the "
+        "first bad byte is reported."
+    ),
+    why="TOML documents must be UTF-8; a binary or mis-encoded file cannot be a manifest.",
+    example="[plugin]\nname = <the byte 0xFF>\n",
+    fix="Save the file as UTF-8 (most editors: 'Save with encoding'), or lint the right file.",
+)
+
+FILE_TOO_LARGE = Rule(
+    code="NX004",
+    name="file-too-large",
+    severity="error",
+    summary="The file is larger than any manifest should be.",
+    what="Refuses to parse files above 1 MiB; real manifests are a few kilobytes.",
+    why="A file this size is not a manifest, and parsing it would only waste time and memory.",
+    example="A 10 MB log file passed by mistake: `nexo plugin lint build.log`.",
+    fix="Lint the plugin's `nexo-plugin.toml` instead, or remove the generated content.",
+)
+
+NESTING_TOO_DEEP = Rule(
+    code="NX005",
+    name="nesting-too-deep",
+    severity="error",
+    summary="Arrays or inline tables are nested too deeply to parse.",
+    what="Reports documents whose nesting exceeds what the parser can follow.",
+    why="No manifest field nests more than a few levels; such input is broken or hostile.",
+    example="x = [[[[[[[[[[ ... ]]]]]]]]]]  (thousands of levels)",
+    fix="Flatten the value; no manifest field needs more than a few levels of nesting.",
+)
+
+MISSING_KEY = Rule(
+    code="NX010",
+    name="missing-key",
+    severity="error",
+    summary="A required key or table is missing.",
+    what=(
+        "Checks the keys the daemon requires: `[plugin]` with `id`, `version`, `name`, "
+        "`description` and `min_nexo_version`, and the required keys of every optional table "
+        "that is present (for example `kind` and `adapter` in `[[plugin.channels.register]]`)."
+    ),
+    why="The daemon's parser stops at the first missing field; the plugin would not load.",
+    example='[plugin]\nid = "weather"\nversion = "0.1.0"\n',
+    fix=(
+        'Add the missing keys: `name = "Weather"`, `description = "..."`, '
+        '`min_nexo_version = ">=0.1.0"`.'
+    ),
+)
+
+UNKNOWN_KEY = Rule(
+    code="NX011",
+    name="unknown-key",
+    severity="error",
+    summary="A key the manifest format does not know.",
+    what=(
+        "Every table of the manifest is closed: a key that is not part of the format is "
+        "reported at the key, with the closest known key as a suggestion."
+    ),
+    why=(
+        "The daemon parses every table with `deny_unknown_fields`: a typo such as "
+        "`min_nexo_verison` makes the whole manifest fail to load."
+    ),
+    example='[plugin.sandbox]\nenabled = true\nnetwrok = "deny"\n',
+    fix="Fix the spelling (`network`) or delete the key.",
+)
+
+WRONG_TYPE = Rule(
+    code="NX012",
+    name="wrong-type",
+    severity="error",
+    summary="A value has the wrong TOML type.",
+    what=(
+        "Checks the TOML type of every value: string, integer, boolean, array or table. "
+        "Integer keys reject floats (`8080.0`) and string keys reject dates and times."
+    ),
+    why="The daemon's parser rejects the manifest at the first value of the wrong type.",
+    example="[plugin.capabilities.http_server]\nport = 8080.0\n",
+    fix="Write the value with the expected type: `port = 8080`.",
+)
+
+INVALID_VALUE = Rule(
+    code="NX013",
+    name="invalid-value",
+    severity="error",
+    summary="A value is not one of the allowed choices.",
+    what="Checks keys with a fixed set of values, such as `network` (`deny` or `host`).",
+    why="Choices are case-sensitive and the daemon refuses any other spelling.",
+    example='[plugin.sandbox]\nnetwork = "Deny"\n',
+    fix='Use one of the listed values exactly: `network = "deny"`.',
+)
+
+OUT_OF_RANGE = Rule(
+    code="NX014",
+    name="out-of-range",
+    severity="error",
+    summary="A number is outside the range its key accepts.",
+    what="Checks the numeric range of integer keys, e.g. ports (0-65535) and non-negative counts.",
+    why="The daemon stores these values in unsigned integers and refuses anything outside.",
+    example="[plugin.capabilities.http_server]\nport = 70000\n",
+    fix="Use a value in the documented range.",
+)
+
+SCHEMA_VIOLATION = Rule(
+    code="NX015",
+    name="schema-violation",
+    severity="error",
+    summary="The manifest breaks another constraint of the JSON Schema.",
+    what=(
+        "Reports any constraint of `schemas/nexo-plugin.schema.json` not covered by a more "
+        "specific rule (for example an array that must not be empty)."
+    ),
+    why="The schema mirrors what the daemon accepts.",
+    example="[plugin.dashboard.auth_check]\nkind = 'session_dir_files'\ncandidates = []\n",
+    fix="Follow the message; `nexo plugin schema` prints the full schema.",
+)
+
+CORE_RULES: tuple[Rule, ...] = (
+    TOML_SYNTAX,
+    DUPLICATE_KEY,
+    INVALID_ENCODING,
+    FILE_TOO_LARGE,
+    NESTING_TOO_DEEP,
+    MISSING_KEY,
+    UNKNOWN_KEY,
+    WRONG_TYPE,
+    INVALID_VALUE,
+    OUT_OF_RANGE,
+    SCHEMA_VIOLATION,
+)

@@ -1,0 +1,52 @@
+"""Every lint rule by code: the file/structure rules here and the semantic rules.
+
+``--explain``, ``--select``/``--ignore`` validation, the SARIF rule table and ``docs/rules.md``
+all read this registry, so a rule exists in one place only.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+
+from nexo_pkg.lint.core_rules import CORE_RULES
+from nexo_pkg.lint.rule import Rule
+
+__all__ = ["all_rules", "find_rule", "is_known_selector"]
+
+
+def _semantic_rules() -> list[Rule]:
+    try:
+        module = importlib.import_module("nexo_pkg.manifest.rules")
+    except ModuleNotFoundError as error:
+        if error.name != "nexo_pkg.manifest.rules":
+            raise
+        return []
+    return list(module.SEMANTIC_RULES.values())
+
+
+@cache
+def all_rules() -> dict[str, Rule]:
+    """Every rule, keyed by code, in code order."""
+    rules = [*CORE_RULES, *_semantic_rules()]
+    return {rule.code: rule for rule in sorted(rules, key=lambda rule: rule.code)}
+
+
+def find_rule(code_or_name: str) -> Rule | None:
+    """The rule with this code (any case) or kebab-case name, or ``None``."""
+    wanted = code_or_name.strip()
+    rules = all_rules()
+    if wanted.upper() in rules:
+        return rules[wanted.upper()]
+    for rule in rules.values():
+        if rule.name == wanted.lower():
+            return rule
+    return None
+
+
+def is_known_selector(selector: str) -> bool:
+    """Whether a ``--select``/``--ignore`` entry names at least one rule (code/name prefix)."""
+    upper, lower = selector.upper(), selector.lower()
+    return bool(selector) and any(
+        code.startswith(upper) or rule.name.startswith(lower) for code, rule in all_rules().items()
+    )

@@ -1,0 +1,273 @@
+"""Reporters: pure functions from lint results to text, one per ``--format`` choice.
+
+``REPORTERS`` is the registry ``--format`` offers. Each reporter takes the results and a
+:class:`ReportContext` and returns the whole document as a string; the CLI decides where it
+goes (``text`` to stderr, the machine formats to stdout).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import PurePath
+from typing import Any
+from urllib.parse import quote
+
+from nexo_pkg import __version__
+from nexo_pkg.lint.diagnostic import Diagnostic, FileResult
+from nexo_pkg.lint.rule import DOCS_URL, Rule
+
+__all__ = [
+    "REPORTERS",
+    "ReportContext",
+    "Reporter",
+    "render_github",
+    "render_json",
+    "render_sarif",
+    "render_text",
+    "report_document",
+]
+
+TOOL_NAME = "nexo-pkg"
+TOOL_URI = "https://github.com/nexo-pkg/nexo-pkg"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+
+
+@dataclass(frozen=True)
+class ReportContext:
+    """What a reporter may know besides the results: colour, and the rules by code."""
+
+    colour: bool = False
+    rules: Mapping[str, Rule] = field(default_factory=dict)
+
+
+Reporter = Callable[[Sequence[FileResult], ReportContext], str]
+
+
+def _summary(results: Sequence[FileResult]) -> dict[str, int]:
+    return {
+        "files": len(results),
+        "errors": sum(len(result.errors) for result in results),
+        "warnings": sum(len(result.warnings) for result in results),
+    }
+
+
+# -- text -------------------------------------------------------------------------------
+
+_RED, _YELLOW, _BLUE, _BOLD, _RESET = "\x1b[31m", "\x1b[33m", "\x1b[34m", "\x1b[1m", "\x1b[0m"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _frame(diagnostic: Diagnostic, lines: Sequence[str], paint: Callable[[str, str], str]) -> str:
+    """The code frame: the source line of the span start with a caret run under the span."""
+    start, end = diagnostic.span.start, diagnostic.span.end
+    if not 1 <= start.line <= len(lines):
+        return ""
+    source = lines[start.line - 1].rstrip("\r")
+    # Tabs are shown as four spaces so the carets line up with what is printed.
+    before = source[: start.column - 1].replace("\t", "    ")
+    last = end.column - 1 if end.line == start.line else len(source)
+    marked = source[start.column - 1 : max(last, start.column - 1)].replace("\t", "    ")
+    width = max(1, len(marked))
+    gutter = " " * len(str(start.line))
+    colour = _RED if diagnostic.is_error else _YELLOW
+    caret = paint(colour, "^" * width + f" {diagnostic.code}")
+    rows = [
+        paint(_BLUE, f"{gutter} |"),
+        paint(_BLUE, f"{start.line} |") + f" {source.replace(chr(9), '    ')}",
+        paint(_BLUE, f"{gutter} |") + f" {' ' * len(before)}{caret}",
+    ]
+    if diagnostic.help:
+        rows.append(paint(_BLUE, f"{gutter} =") + f" {paint(_BOLD, 'help')}: {diagnostic.help}")
+    return "\n".join(rows)
+
+
+def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
+    """``path:line:col: CODE message``, a code frame with a caret under the span, help, then a
+    summary line (like ruff and rustc)."""
+
+    def paint(code: str, text: str) -> str:
+        return f"{code}{text}{_RESET}" if context.colour else text
+
+    blocks: list[str] = []
+    for result in results:
+        lines = result.source.split("\n") if result.source else []
+        for diagnostic in result.diagnostics:
+            start = diagnostic.span.start
+            label = paint(_RED if diagnostic.is_error else _YELLOW, diagnostic.code)
+            severity = "" if diagnostic.is_error else "warning: "
+            head = (
+                f"{paint(_BOLD, result.path)}:{start.line}:{start.column}: "
+                f"{label} {severity}{diagnostic.message}"
+            )
+            frame = _frame(diagnostic, lines, paint)
+            blocks.append(f"{head}\n{frame}" if frame else head)
+    totals = _summary(results)
+    if totals["errors"] or totals["warnings"]:
+        summary = (
+            f"Found {_plural(totals['errors'], 'error')} and "
+            f"{_plural(totals['warnings'], 'warning')} in {_plural(totals['files'], 'file')}."
+        )
+    else:
+        summary = f"All checks passed ({_plural(totals['files'], 'file')} linted)."
+    blocks.append(paint(_BOLD, summary))
+    return "\n\n".join(blocks) + "\n"
+
+
+# -- json -------------------------------------------------------------------------------
+
+
+def report_document(results: Sequence[FileResult]) -> dict[str, Any]:
+    """The ``--format json`` document (described by ``schemas/lint-report.schema.json``)."""
+    return {
+        "schema_version": 1,
+        "tool": {"name": TOOL_NAME, "version": __version__},
+        "files": [
+            {
+                "path": result.path,
+                "diagnostics": [diagnostic.to_json() for diagnostic in result.diagnostics],
+            }
+            for result in results
+        ],
+        "summary": _summary(results),
+    }
+
+
+def render_json(results: Sequence[FileResult], context: ReportContext) -> str:
+    """One JSON document for every file (see :func:`report_document`)."""
+    del context
+    return json.dumps(report_document(results), indent=2, ensure_ascii=False) + "\n"
+
+
+# -- github -----------------------------------------------------------------------------
+
+
+def _escape_data(text: str) -> str:
+    """Escaping of a workflow command's message, as @actions/core does it."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    """Escaping of a workflow command's property value (also ``:`` and ``,``)."""
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def render_github(results: Sequence[FileResult], context: ReportContext) -> str:
+    """GitHub Actions workflow commands: one ``::error``/``::warning`` line per diagnostic."""
+    del context
+    lines: list[str] = []
+    for result in results:
+        for diagnostic in result.diagnostics:
+            span = diagnostic.span
+            properties = {
+                "file": result.path,
+                "line": str(span.start.line),
+                "col": str(span.start.column),
+                "endLine": str(span.end.line),
+                "endColumn": str(max(span.end.column, span.start.column)),
+                "title": f"{diagnostic.code} {diagnostic.name}",
+            }
+            rendered = ",".join(
+                f"{key}={_escape_property(value)}" for key, value in properties.items()
+            )
+            message = diagnostic.message
+            if diagnostic.help:
+                message += f"\nhelp: {diagnostic.help}"
+            lines.append(f"::{diagnostic.severity} {rendered}::{_escape_data(message)}")
+    return "".join(line + "\n" for line in lines)
+
+
+# -- sarif ------------------------------------------------------------------------------
+
+
+def _sarif_rule(code: str, sample: Diagnostic, rules: Mapping[str, Rule]) -> dict[str, Any]:
+    rule = rules.get(code)
+    if rule is None:
+        return {
+            "id": code,
+            "name": sample.name,
+            "shortDescription": {"text": sample.name},
+            "helpUri": sample.url or DOCS_URL,
+            "defaultConfiguration": {"level": sample.severity},
+        }
+    return {
+        "id": rule.code,
+        "name": rule.name,
+        "shortDescription": {"text": rule.summary},
+        "fullDescription": {"text": rule.what},
+        "help": {"text": f"{rule.why}\n\nFix: {rule.fix}"},
+        "helpUri": rule.url,
+        "defaultConfiguration": {"level": rule.severity},
+    }
+
+
+def _artifact_uri(path: str) -> str:
+    return quote(PurePath(path).as_posix(), safe="/:")
+
+
+def render_sarif(results: Sequence[FileResult], context: ReportContext) -> str:
+    """A SARIF 2.1.0 log with one run; every emitted rule is in ``tool.driver.rules``."""
+    rule_index: dict[str, int] = {}
+    descriptors: list[dict[str, Any]] = []
+    sarif_results: list[dict[str, Any]] = []
+    for result in results:
+        for diagnostic in result.diagnostics:
+            if diagnostic.code not in rule_index:
+                rule_index[diagnostic.code] = len(descriptors)
+                descriptors.append(_sarif_rule(diagnostic.code, diagnostic, context.rules))
+            span = diagnostic.span
+            text = diagnostic.message + (f" (help: {diagnostic.help})" if diagnostic.help else "")
+            sarif_results.append(
+                {
+                    "ruleId": diagnostic.code,
+                    "ruleIndex": rule_index[diagnostic.code],
+                    "level": diagnostic.severity,
+                    "message": {"text": text},
+                    "locations": [
+                        {
+                            "physicalLocation": {
+                                "artifactLocation": {"uri": _artifact_uri(result.path)},
+                                "region": {
+                                    "startLine": max(1, span.start.line),
+                                    "startColumn": max(1, span.start.column),
+                                    "endLine": max(1, span.end.line),
+                                    "endColumn": max(1, span.end.column),
+                                },
+                            }
+                        }
+                    ],
+                    "properties": {"keyPath": diagnostic.key_path},
+                }
+            )
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": TOOL_NAME,
+                        "version": __version__,
+                        "informationUri": TOOL_URI,
+                        "rules": descriptors,
+                    }
+                },
+                "columnKind": "unicodeCodePoints",
+                "results": sarif_results,
+            }
+        ],
+    }
+    return json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+
+
+REPORTERS: dict[str, Reporter] = {
+    "text": render_text,
+    "json": render_json,
+    "github": render_github,
+    "sarif": render_sarif,
+}
+"""``--format`` choices, in the order help lists them."""

@@ -1,0 +1,329 @@
+"""The JSON Schema of ``nexo-plugin.toml`` and the translation of its errors into TOML words.
+
+``jsonschema`` is imported on first use (it costs tens of milliseconds) and the compiled
+validator is cached for the life of the process. Its type checker follows TOML, not JSON: a
+float is never an integer (``8080.0`` fails an integer key) and a TOML date or time is not a
+string.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+from collections.abc import Callable, Iterable
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nexo_pkg.lint import core_rules
+from nexo_pkg.lint.diagnostic import Diagnostic
+from nexo_pkg.manifest.spans import KeyPath, SpanMap, format_key_path
+
+if TYPE_CHECKING:
+    from jsonschema.exceptions import ValidationError
+    from jsonschema.protocols import Validator
+
+__all__ = [
+    "LINT_REPORT_SCHEMA_FILE",
+    "MANIFEST_SCHEMA_FILE",
+    "VALUE_CONSTRAINT_KEYWORDS",
+    "load_schema",
+    "schema_diagnostics",
+    "schema_text",
+]
+
+_SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
+MANIFEST_SCHEMA_FILE = _SCHEMA_DIR / "nexo-plugin.schema.json"
+LINT_REPORT_SCHEMA_FILE = _SCHEMA_DIR / "lint-report.schema.json"
+
+VALUE_CONSTRAINT_KEYWORDS = frozenset(
+    {"pattern", "minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "not"}
+)
+"""Schema keywords that restate a semantic rule; the semantic diagnostic wins over them."""
+
+_TYPE_WORDS = {
+    "object": "a table",
+    "array": "an array",
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean",
+    "null": "null",
+}
+
+
+def schema_text() -> str:
+    """The manifest JSON Schema as shipped (``nexo plugin schema`` prints it)."""
+    return MANIFEST_SCHEMA_FILE.read_text(encoding="utf-8")
+
+
+@cache
+def load_schema() -> dict[str, Any]:
+    """The manifest JSON Schema as a dict (parsed once per process)."""
+    loaded: dict[str, Any] = json.loads(schema_text())
+    return loaded
+
+
+@cache
+def _validator() -> Validator:
+    """The compiled Draft 2020-12 validator with TOML typing (built once per process)."""
+    from jsonschema import Draft202012Validator, validators  # noqa: PLC0415 - cold-path cost
+
+    def is_integer(_checker: object, instance: object) -> bool:
+        return isinstance(instance, int) and not isinstance(instance, bool)
+
+    def is_string(_checker: object, instance: object) -> bool:
+        return isinstance(instance, str)
+
+    type_checker = Draft202012Validator.TYPE_CHECKER.redefine_many(
+        {"integer": is_integer, "string": is_string}
+    )
+    toml_validator = validators.extend(  # type: ignore[no-untyped-call]
+        Draft202012Validator, type_checker=type_checker
+    )
+    validator: Validator = toml_validator(load_schema())
+    return validator
+
+
+def toml_type_name(value: object) -> str:
+    """The TOML word for the type of a parsed value, with its article."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, datetime.datetime):
+        return "a date-time"
+    if isinstance(value, datetime.date):
+        return "a date"
+    if isinstance(value, datetime.time):
+        return "a time"
+    return type(value).__name__
+
+
+def _expected_types(expected: object) -> str:
+    names = [expected] if isinstance(expected, str) else list(expected)  # type: ignore[call-overload]
+    words = [_TYPE_WORDS.get(str(name), str(name)) for name in names]
+    return " or ".join(words)
+
+
+def _show(value: object) -> str:
+    """A short TOML rendering of a scalar value for messages."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        text = value if len(value) <= 40 else value[:37] + "..."
+        return json.dumps(text, ensure_ascii=False)
+    if isinstance(value, int | float):
+        return repr(value)
+    return toml_type_name(value)
+
+
+def describe_table(path: KeyPath) -> str:
+    """How a table is named in messages: ``table [plugin.sandbox]``, ``the top level``, or
+    ``entry 2 of [[plugin.channels.register]]`` for an element of an array of tables."""
+    if not path:
+        return "the top level of the manifest"
+    if isinstance(path[-1], int):
+        return f"entry {path[-1] + 1} of [[{format_key_path(path[:-1])}]]"
+    return f"table [{format_key_path(path)}]"
+
+
+def _known_keys(schema: dict[str, Any]) -> list[str]:
+    properties = schema.get("properties", {})
+    return sorted(properties) if isinstance(properties, dict) else []
+
+
+def _suggest(word: str, choices: Iterable[str]) -> str | None:
+    from difflib import get_close_matches  # noqa: PLC0415 - only needed for typos
+
+    options = list(choices)
+    lowered = {choice.lower(): choice for choice in options}
+    if word.lower() in lowered:
+        return lowered[word.lower()]
+    matches = get_close_matches(word, options, n=1, cutoff=0.6)
+    return matches[0] if matches else None
+
+
+def _required(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
+    path: KeyPath = tuple(error.absolute_path)
+    instance = error.instance
+    properties = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+    found: list[Diagnostic] = []
+    required: list[str] = list(error.validator_value)  # type: ignore[arg-type]
+    for key in required:
+        if not isinstance(instance, dict) or key in instance:
+            continue
+        wanted = properties.get(key, {}) if isinstance(properties, dict) else {}
+        is_table = isinstance(wanted, dict) and wanted.get("type") == "object"
+        child = (*path, key)
+        if is_table:
+            message = f"missing required table [{format_key_path(child)}]"
+        else:
+            message = f"{describe_table(path)} is missing required key `{key}`"
+        described = wanted.get("description", "") if isinstance(wanted, dict) else ""
+        hint = f"add `{key}`: {described}" if described else f"add `{key}`"
+        found.append(
+            core_rules.MISSING_KEY.diagnostic(
+                message, format_key_path(child), spans.nearest(path), str(hint)
+            )
+        )
+    return found
+
+
+def _unknown(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
+    path: KeyPath = tuple(error.absolute_path)
+    instance = error.instance
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    known = _known_keys(schema)
+    found: list[Diagnostic] = []
+    if not isinstance(instance, dict):
+        return found
+    for key in instance:
+        if key in known:
+            continue
+        child = (*path, key)
+        suggestion = _suggest(key, known)
+        if suggestion is not None:
+            hint = f"did you mean `{suggestion}`?"
+        elif known:
+            hint = "known keys: " + ", ".join(f"`{name}`" for name in known)
+        else:
+            hint = "this table takes no keys"
+        if len(path) >= 3 and path[:3] == ("plugin", "ui", "fields"):
+            hint += '; quote dotted configuration keys: [plugin.ui.fields."a.b"]'
+        found.append(
+            core_rules.UNKNOWN_KEY.diagnostic(
+                f"unknown key `{key}` in {describe_table(path)}",
+                format_key_path(child),
+                spans.locate(child, "key"),
+                hint,
+            )
+        )
+    return found
+
+
+def _translate(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
+    """One or more diagnostics (one per offending key) for one schema error."""
+    keyword = error.validator
+    if keyword in {"oneOf", "anyOf"} and error.context:
+        from jsonschema.exceptions import best_match  # noqa: PLC0415 - rare path
+
+        best = best_match(error.context)
+        if best is not None:
+            return _translate(best, spans)
+    if keyword == "required":
+        return _required(error, spans)
+    if keyword == "additionalProperties" and error.validator_value is False:
+        return _unknown(error, spans)
+    path: KeyPath = tuple(error.absolute_path)
+    dotted = format_key_path(path) or "the manifest"
+    value = error.instance
+    span = spans.locate(path, "value")
+    if keyword == "type":
+        expected = _expected_types(error.validator_value)
+        hint = ""
+        if isinstance(value, float) and "integer" in str(error.validator_value):
+            hint = "integers are written without a decimal point"
+            if value.is_integer():
+                hint += f": `{int(value)}`"
+        elif isinstance(value, datetime.date | datetime.time) and expected == "a string":
+            hint = "quote the value to make it a string"
+        return [
+            core_rules.WRONG_TYPE.diagnostic(
+                f"`{dotted}` must be {expected}, found {toml_type_name(value)}",
+                dotted,
+                span,
+                hint,
+            )
+        ]
+    if keyword in {"enum", "const"}:
+        allowed: list[Any] = (
+            list(error.validator_value)  # type: ignore[arg-type]
+            if keyword == "enum"
+            else [error.validator_value]
+        )
+        choices = ", ".join(_show(item) for item in allowed)
+        if len(allowed) == 1:
+            message = f"`{dotted}` must be {choices}, found {_show(value)}"
+        else:
+            message = f"`{dotted}` must be one of {choices}; found {_show(value)}"
+        hint = ""
+        if isinstance(value, str):
+            suggestion = _suggest(value, [str(item) for item in allowed])
+            if suggestion is not None:
+                hint = f'did you mean "{suggestion}"?'
+        return [core_rules.INVALID_VALUE.diagnostic(message, dotted, span, hint)]
+    if keyword in {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}:
+        bound = error.validator_value
+        relation = {
+            "minimum": "at least",
+            "maximum": "at most",
+            "exclusiveMinimum": "more than",
+            "exclusiveMaximum": "less than",
+        }[str(keyword)]
+        return [
+            core_rules.OUT_OF_RANGE.diagnostic(
+                f"`{dotted}` must be {relation} {bound}, found {_show(value)}", dotted, span
+            )
+        ]
+    if keyword == "minItems":
+        return [
+            core_rules.SCHEMA_VIOLATION.diagnostic(
+                f"array `{dotted}` must have at least {error.validator_value} "
+                f"item{'s' if error.validator_value != 1 else ''}",
+                dotted,
+                span,
+            )
+        ]
+    if keyword == "minLength" and error.validator_value == 1:
+        return [
+            core_rules.SCHEMA_VIOLATION.diagnostic(f"`{dotted}` must not be empty", dotted, span)
+        ]
+    if keyword == "pattern":
+        return [
+            core_rules.SCHEMA_VIOLATION.diagnostic(
+                f"`{dotted}` value {_show(value)} does not match the pattern "
+                f"{error.validator_value}",
+                dotted,
+                span,
+            )
+        ]
+    return [core_rules.SCHEMA_VIOLATION.diagnostic(f"`{dotted}`: {error.message}", dotted, span)]
+
+
+def schema_errors(data: dict[str, Any]) -> list[ValidationError]:
+    """The raw schema errors of ``data`` (no translation); empty for a valid manifest."""
+    return list(_validator().iter_errors(data))
+
+
+def schema_diagnostics(
+    data: dict[str, Any],
+    spans: SpanMap | Callable[[], SpanMap],
+) -> list[tuple[str, Diagnostic]]:
+    """Validate ``data`` against the schema; return ``(keyword, diagnostic)`` pairs.
+
+    ``spans`` may be a callable so that the span map is only built when there is an error.
+    The keyword lets the engine drop value constraints a semantic rule reports better.
+    """
+    errors = schema_errors(data)
+    if not errors:
+        return []
+    span_map = spans() if callable(spans) else spans
+    found: list[tuple[str, Diagnostic]] = []
+    seen: set[tuple[str, str, str]] = set()
+    for error in errors:
+        for diagnostic in _translate(error, span_map):
+            identity = (diagnostic.code, diagnostic.key_path, diagnostic.message)
+            if identity in seen:
+                continue
+            seen.add(identity)
+            found.append((str(error.validator), diagnostic))
+    return found

@@ -1,0 +1,510 @@
+"""Where every key and value of a TOML document sits: a key path -> source span map.
+
+TOML parsers (``tomllib``, ``tomlkit``) keep no positions, so this module scans the source text
+itself. The scan is only run on text the real parser accepted (or, to locate duplicate keys, on
+text it rejected for that reason alone), so it can be lenient: it tracks where tokens start and
+end and which key path they belong to, and leaves validation to the parser.
+
+The scan is iterative (an explicit stack for arrays and inline tables) so that deeply nested
+values cannot exhaust the interpreter's recursion limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Literal
+
+from nexo_pkg.lint.diagnostic import Position, Span
+
+KeyPath = tuple[str | int, ...]
+SpanPart = Literal["key", "value"]
+
+__all__ = [
+    "Duplicate",
+    "KeyPath",
+    "SpanMap",
+    "SpanPart",
+    "format_key_path",
+    "scan_spans",
+]
+
+_BARE_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_SCALAR_STOP = frozenset(",]}#\n\r")
+_ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
+
+
+def _key_segment(key: str) -> str:
+    """A key as TOML would write it in a dotted path: bare when possible, else quoted."""
+    if key and all(char in _BARE_KEY_CHARS for char in key):
+        return key
+    escaped = key.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+def format_key_path(path: KeyPath) -> str:
+    """Render ``("plugin", "extends", "tools", 1)`` as ``plugin.extends.tools[1]``.
+
+    Keys that are not bare TOML keys are quoted (``plugin.ui.fields."a.b"``). Never fails.
+    """
+    parts: list[str] = []
+    for item in path:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        elif parts:
+            parts.append("." + _key_segment(item))
+        else:
+            parts.append(_key_segment(item))
+    return "".join(parts)
+
+
+@dataclass(frozen=True)
+class Duplicate:
+    """A key or table defined a second time: its path and the span of the second definition."""
+
+    path: KeyPath
+    start: int
+    end: int
+    is_table: bool
+
+
+@dataclass
+class SpanMap:
+    """Source spans of the keys and values of one document, addressed by key path.
+
+    Offsets are stored and converted to 1-based line/column :class:`Span`s on demand. For a
+    table opened by a header, both the key and the value span are the header line's brackets;
+    for an array item, the key span is the item's value span.
+    """
+
+    text: str
+    keys: dict[KeyPath, tuple[int, int]] = field(default_factory=dict)
+    values: dict[KeyPath, tuple[int, int]] = field(default_factory=dict)
+    _line_starts: list[int] | None = field(default=None, repr=False)
+
+    def position(self, offset: int) -> Position:
+        """The 1-based line/column of character ``offset`` (clamped to the text)."""
+        if self._line_starts is None:
+            starts = [0]
+            find = self.text.find
+            index = find("\n")
+            while index != -1:
+                starts.append(index + 1)
+                index = find("\n", index + 1)
+            self._line_starts = starts
+        offset = max(0, min(offset, len(self.text)))
+        line = bisect_right(self._line_starts, offset)
+        return Position(line, offset - self._line_starts[line - 1] + 1)
+
+    def span_of(self, start: int, end: int) -> Span:
+        """Convert a half-open character range to a :class:`Span`."""
+        return Span(self.position(start), self.position(end))
+
+    def has(self, path: KeyPath) -> bool:
+        return path in self.keys or path in self.values
+
+    def key_span(self, path: KeyPath) -> Span:
+        """Span of the key token that defines ``path``; raises ``KeyError`` when absent."""
+        start, end = self.keys[path] if path in self.keys else self.values[path]
+        return self.span_of(start, end)
+
+    def value_span(self, path: KeyPath) -> Span:
+        """Span of the value at ``path``; raises ``KeyError`` when absent."""
+        start, end = self.values[path] if path in self.values else self.keys[path]
+        return self.span_of(start, end)
+
+    def nearest(self, path: KeyPath) -> Span:
+        """Key span of ``path`` or of its closest existing ancestor.
+
+        A missing key therefore points at the header of the table that should hold it; when no
+        ancestor exists (a missing root table), the start of the file.
+        """
+        for length in range(len(path), 0, -1):
+            prefix = path[:length]
+            if prefix in self.keys or prefix in self.values:
+                return self.key_span(prefix)
+        return self.root_span()
+
+    def root_span(self) -> Span:
+        """The first line of the file (or an empty span at 1:1 for an empty file)."""
+        newline = self.text.find("\n")
+        end = len(self.text) if newline == -1 else newline
+        return self.span_of(0, max(0, min(end, len(self.text.rstrip("\r\n")))))
+
+    def locate(self, path: KeyPath, part: SpanPart = "value") -> Span:
+        """The span of ``path``'s key or value, falling back to :meth:`nearest`. Never fails."""
+        table = self.keys if part == "key" else self.values
+        other = self.values if part == "key" else self.keys
+        found = table.get(path) or other.get(path)
+        if found is None:
+            return self.nearest(path)
+        return self.span_of(*found)
+
+
+class _Scanner:
+    """A lenient TOML tokenizer that records key and value offsets (see module docstring)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.length = len(text)
+        self.index = 0
+        self.keys: dict[KeyPath, tuple[int, int]] = {}
+        self.values: dict[KeyPath, tuple[int, int]] = {}
+        self.array_table_counts: dict[KeyPath, int] = {}
+        self.defined: dict[KeyPath, bool] = {}  # path -> defined by a [table] header
+        self.duplicates: list[Duplicate] = []
+
+    # -- low-level helpers -------------------------------------------------------------
+
+    def _skip_inline_space(self) -> None:
+        text, index, length = self.text, self.index, self.length
+        while index < length and text[index] in " \t":
+            index += 1
+        self.index = index
+
+    def _skip_space_and_comments(self) -> None:
+        """Skip spaces, newlines and comments (inside arrays and between statements)."""
+        text, length = self.text, self.length
+        index = self.index
+        while index < length:
+            char = text[index]
+            if char in " \t\r\n":
+                index += 1
+            elif char == "#":
+                newline = text.find("\n", index)
+                index = length if newline == -1 else newline + 1
+            else:
+                break
+        self.index = index
+
+    def _expect(self, char: str) -> None:
+        if self.index >= self.length or self.text[self.index] != char:
+            raise _ScanError(self.index)
+        self.index += 1
+
+    # -- keys --------------------------------------------------------------------------
+
+    def _simple_key(self) -> tuple[str, int, int]:
+        text, start = self.text, self.index
+        if start >= self.length:
+            raise _ScanError(start)
+        char = text[start]
+        if char == '"':
+            end = self._basic_string_end(start)
+            return _decode_basic(text[start + 1 : end - 1]), start, end
+        if char == "'":
+            close = text.find("'", start + 1)
+            if close == -1:
+                raise _ScanError(start)
+            return text[start + 1 : close], start, close + 1
+        end = start
+        while end < self.length and text[end] in _BARE_KEY_CHARS:
+            end += 1
+        if end == start:
+            raise _ScanError(start)
+        return text[start:end], start, end
+
+    def _dotted_key(self) -> list[tuple[str, int, int]]:
+        segments = [self._simple_key()]
+        self.index = segments[-1][2]
+        while True:
+            self._skip_inline_space()
+            if self.index < self.length and self.text[self.index] == ".":
+                self.index += 1
+                self._skip_inline_space()
+                segments.append(self._simple_key())
+                self.index = segments[-1][2]
+            else:
+                return segments
+
+    # -- strings and scalars -----------------------------------------------------------
+
+    def _basic_string_end(self, start: int) -> int:
+        """End offset (exclusive) of the one-line basic string opening at ``start``."""
+        text, index, length = self.text, start + 1, self.length
+        while index < length:
+            char = text[index]
+            if char == "\\":
+                index += 2
+            elif char == '"':
+                return index + 1
+            elif char == "\n":
+                break
+            else:
+                index += 1
+        raise _ScanError(start)
+
+    def _scalar_end(self, start: int) -> int:
+        """End offset (exclusive) of the scalar value opening at ``start``."""
+        text, length = self.text, self.length
+        if text.startswith('"""', start):
+            index = start + 3
+            while index < length:
+                if text[index] == "\\":
+                    index += 2
+                elif text.startswith('"""', index):
+                    end = index + 3
+                    # Up to two quotes may sit right before the closing delimiter.
+                    extra = 0
+                    while extra < 2 and end < length and text[end] == '"':
+                        end += 1
+                        extra += 1
+                    return end
+                else:
+                    index += 1
+            raise _ScanError(start)
+        if text.startswith("'''", start):
+            close = text.find("'''", start + 3)
+            if close == -1:
+                raise _ScanError(start)
+            end = close + 3
+            extra = 0
+            while extra < 2 and end < length and text[end] == "'":
+                end += 1
+                extra += 1
+            return end
+        char = text[start]
+        if char == '"':
+            return self._basic_string_end(start)
+        if char == "'":
+            close = text.find("'", start + 1)
+            if close == -1:
+                raise _ScanError(start)
+            return close + 1
+        index = start
+        while index < length and text[index] not in _SCALAR_STOP:
+            index += 1
+        while index > start and text[index - 1] in " \t":
+            index -= 1
+        if index == start:
+            raise _ScanError(start)
+        return index
+
+    # -- recording ---------------------------------------------------------------------
+
+    def _define(self, path: KeyPath, start: int, end: int, *, is_table: bool) -> None:
+        if path in self.defined:
+            self.duplicates.append(Duplicate(path, start, end, is_table))
+            return
+        self.defined[path] = is_table
+
+    def _value(self, path: KeyPath) -> None:
+        """Scan one value starting at the current offset; arrays and tables use a stack."""
+        stack: list[_Frame] = []
+        text = self.text
+        current = path
+        while True:
+            # Begin a value at ``current``.
+            if self.index >= self.length:
+                raise _ScanError(self.index)
+            char = text[self.index]
+            closed = False
+            if char == "[":
+                frame = _Frame(current, self.index, is_array=True)
+                stack.append(frame)
+                self.index += 1
+                self._skip_space_and_comments()
+                if self.index < self.length and text[self.index] == "]":
+                    closed = True
+                else:
+                    current = frame.next_item()
+                    continue
+            elif char == "{":
+                frame = _Frame(current, self.index, is_array=False)
+                stack.append(frame)
+                self.index += 1
+                self._skip_inline_space()
+                if self.index < self.length and text[self.index] == "}":
+                    closed = True
+                else:
+                    current = self._inline_key(frame.path)
+                    continue
+            else:
+                start = self.index
+                end = self._scalar_end(start)
+                self._record_value(current, start, end)
+                self.index = end
+            # Close containers whose last value just ended; then begin the next sibling.
+            while stack:
+                frame = stack[-1]
+                if closed:
+                    closed = False
+                    self.index += 1
+                    self._record_value(frame.path, frame.start, self.index)
+                    stack.pop()
+                    continue
+                if frame.is_array:
+                    self._skip_space_and_comments()
+                else:
+                    self._skip_inline_space()
+                if self.index >= self.length:
+                    raise _ScanError(self.index)
+                char = text[self.index]
+                if char == ("]" if frame.is_array else "}"):
+                    closed = True
+                    continue
+                if char != ",":
+                    raise _ScanError(self.index)
+                self.index += 1
+                if frame.is_array:
+                    self._skip_space_and_comments()
+                    if self.index < self.length and text[self.index] == "]":
+                        closed = True  # trailing comma
+                        continue
+                    current = frame.next_item()
+                else:
+                    self._skip_inline_space()
+                    current = self._inline_key(frame.path)
+                break
+            else:
+                return
+
+    def _record_value(self, path: KeyPath, start: int, end: int) -> None:
+        self.values[path] = (start, end)
+        if path and isinstance(path[-1], int):
+            # An array item has no key token: its value stands for it.
+            self.keys[path] = (start, end)
+
+    def _inline_key(self, table: KeyPath) -> KeyPath:
+        """Scan ``key.path =`` inside an inline table; leave the offset at the value."""
+        segments = self._dotted_key()
+        path = self._record_key(table, segments)
+        self._skip_inline_space()
+        self._expect("=")
+        self._skip_inline_space()
+        return path
+
+    def _record_key(self, table: KeyPath, segments: list[tuple[str, int, int]]) -> KeyPath:
+        first = segments[0][1]
+        path = table
+        for name, _start, end in segments[:-1]:
+            path = (*path, name)
+            self.keys.setdefault(path, (first, end))
+        path = (*path, segments[-1][0])
+        end = segments[-1][2]
+        self._define(path, first, end, is_table=False)
+        self.keys[path] = (first, end)
+        return path
+
+    # -- statements --------------------------------------------------------------------
+
+    def _header(self) -> KeyPath:
+        text = self.text
+        start = self.index
+        is_array = text.startswith("[[", start)
+        self.index += 2 if is_array else 1
+        self._skip_inline_space()
+        segments = self._dotted_key()
+        self._skip_inline_space()
+        self._expect("]")
+        if is_array:
+            self._expect("]")
+        end = self.index
+        resolved: list[str | int] = []
+        last = len(segments) - 1
+        for position, (name, _seg_start, _seg_end) in enumerate(segments):
+            resolved.append(name)
+            prefix = tuple(resolved)
+            if position == last and is_array:
+                count = self.array_table_counts.get(prefix, 0)
+                self.array_table_counts[prefix] = count + 1
+                self.keys.setdefault(prefix, (start, end))
+                self.values.setdefault(prefix, (start, end))
+                resolved.append(count)
+            elif prefix in self.array_table_counts:
+                resolved.append(self.array_table_counts[prefix] - 1)
+            if position != last:
+                self.keys.setdefault(tuple(resolved), (start, end))
+        path = tuple(resolved)
+        if not is_array:
+            self._define(path, start, end, is_table=True)
+        self.keys[path] = (start, end)
+        self.values[path] = (start, end)
+        return path
+
+    def scan(self) -> None:
+        table: KeyPath = ()
+        text = self.text
+        while True:
+            self._skip_space_and_comments()
+            if self.index >= self.length:
+                return
+            if text[self.index] == "[":
+                table = self._header()
+            else:
+                segments = self._dotted_key()
+                path = self._record_key(table, segments)
+                self._skip_inline_space()
+                self._expect("=")
+                self._skip_inline_space()
+                self._value(path)
+            # Only a comment may follow a statement on its line.
+            self._skip_inline_space()
+            if self.index < self.length and text[self.index] not in "#\r\n":
+                raise _ScanError(self.index)
+
+
+@dataclass
+class _Frame:
+    """An array or inline table being scanned: its path, opening offset, next item index."""
+
+    path: KeyPath
+    start: int
+    is_array: bool
+    next_index: int = 0
+
+    def next_item(self) -> KeyPath:
+        path = (*self.path, self.next_index)
+        self.next_index += 1
+        return path
+
+
+class _ScanError(Exception):
+    """The text is not TOML the scanner understands (the parser reports the real error)."""
+
+    def __init__(self, offset: int) -> None:
+        super().__init__(offset)
+        self.offset = offset
+
+
+def _decode_basic(raw: str) -> str:
+    """Decode the escapes of a basic-string key; unknown escapes are kept verbatim."""
+    if "\\" not in raw:
+        return raw
+    out: list[str] = []
+    index = 0
+    while index < len(raw):
+        char = raw[index]
+        if char != "\\" or index + 1 >= len(raw):
+            out.append(char)
+            index += 1
+            continue
+        escape = raw[index + 1]
+        if escape in _ESCAPES:
+            out.append(_ESCAPES[escape])
+            index += 2
+        elif escape in "uU":
+            width = 4 if escape == "u" else 8
+            digits = raw[index + 2 : index + 2 + width]
+            try:
+                out.append(chr(int(digits, 16)))
+            except ValueError:
+                out.append(raw[index : index + 2 + width])
+            index += 2 + width
+        else:
+            out.append(raw[index : index + 2])
+            index += 2
+    return "".join(out)
+
+
+def scan_spans(text: str) -> tuple[SpanMap, list[Duplicate]]:
+    """Scan ``text`` and return its span map plus every key or table defined twice.
+
+    On text the scanner cannot follow, the map holds what was found up to that point; the
+    caller relies on the real parser for syntax errors, so this function never raises.
+    """
+    scanner = _Scanner(text)
+    with contextlib.suppress(_ScanError, IndexError):
+        scanner.scan()
+    return SpanMap(text, scanner.keys, scanner.values), scanner.duplicates
