@@ -1,0 +1,617 @@
+"""Semantic rules of ``nexo-plugin.toml`` (codes ``NX100`` and up).
+
+The JSON Schema checks shape (types, required keys, unknown keys, enums); these rules check
+what a schema cannot: the reference crate's ``validate::run_all`` (ids, versions, namespaces,
+cross-references, JSON carried in strings, sandbox denylist, pairing, admin UI, …), the
+section validators the crate defines but does not run (as warnings), and a few checks that go
+beyond the daemon (normalised sandbox paths, home secrets, entrypoint command shape).
+
+The input is plain parsed TOML whose values may have any type; a rule skips what it cannot
+read, because the schema already reports the wrong type. Every finding is reported; none
+stops the run.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from nexo_pkg.errors import UsageError
+from nexo_pkg.lint.diagnostic import Diagnostic
+from nexo_pkg.lint.options import LintOptions
+from nexo_pkg.manifest import rules_admin_ui, rules_sandbox, rules_sections
+from nexo_pkg.manifest.rules_catalog import SEMANTIC_RULES
+from nexo_pkg.manifest.rules_context import (
+    Context,
+    KeyPath,
+    Locate,
+    as_int,
+    as_list,
+    as_str,
+    format_key_path,
+    strings,
+    tables,
+)
+from nexo_pkg.manifest.versionreq import Version, VersionError, parse_version, parse_version_req
+
+__all__ = [
+    "SEMANTIC_RULES",
+    "KeyPath",
+    "Locate",
+    "check_semantics",
+    "detect_legacy_v1",
+    "format_key_path",
+    "parse_nexo_version_option",
+    "plugin_id_problem",
+]
+
+SLUG = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+SLUG_MAX = 32
+EXTENDS_LISTS = ("channels", "llm_providers", "memory_backends", "hooks", "tools")
+
+SUPERVISOR_STDERR_TAIL_MAX = 512
+SUPERVISOR_BACKOFF_MS_MIN = 100
+SUPERVISOR_BACKOFF_MS_MAX = 300_000
+SUPERVISOR_DEFAULT_MAX_ATTEMPTS = 3
+SUPERVISOR_DEFAULT_BACKOFF_MS = 1000
+
+# capability -> (section keys, array or key that must be filled, how to fill it)
+_CAPABILITY_SECTIONS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "tools": (("tools",), "expose", "set `[plugin.tools] expose = [...]`"),
+    "advisors": (("advisors",), "register", "set `[plugin.advisors] register = [...]`"),
+    "agents": (("agents",), "contributes_dir", 'set `[plugin.agents] contributes_dir = "..."`'),
+    "skills": (("skills",), "contributes_dir", 'set `[plugin.skills] contributes_dir = "..."`'),
+    "channels": (
+        ("channels",),
+        "register",
+        'add `[[plugin.channels.register]]` with `kind = "..."` and `adapter = "..."`',
+    ),
+}
+
+_RELATIVE_PATH_FIELDS = (
+    ("agents", "contributes_dir"),
+    ("skills", "contributes_dir"),
+    ("config", "schema_path"),
+)
+
+
+def plugin_id_problem(plugin_id: str) -> str | None:
+    """Why ``plugin_id`` is not a valid plugin id (``^[a-z][a-z0-9_]{0,31}$``), or None.
+
+    Reasons are checked in the daemon's order: empty, leading digit, uppercase, too long,
+    then any other bad character (naming it) or a first character that is not a letter.
+    """
+    if SLUG.match(plugin_id):
+        return None
+    if not plugin_id:
+        return "must not be empty"
+    if plugin_id[0].isdigit():
+        return "must not start with a digit"
+    if any("A" <= char <= "Z" for char in plugin_id):
+        return "uppercase letters are not allowed; use lowercase letters, digits and underscores"
+    if len(plugin_id.encode("utf-8")) > SLUG_MAX:
+        return f"must be at most {SLUG_MAX} characters (it has {len(plugin_id)})"
+    for char in plugin_id:
+        if not ("a" <= char <= "z" or "0" <= char <= "9" or char == "_"):
+            return (
+                f"character `{char}` is not allowed; use lowercase letters, digits and underscores"
+            )
+    return "must start with a lowercase letter"
+
+
+def _slugify(text: str) -> str:
+    return re.sub(r"[^a-z0-9_]+", "_", text.lower()).strip("_")
+
+
+def _suggest_id(text: str) -> str:
+    slug = _slugify(text)
+    if slug and slug[0].isdigit():
+        slug = f"p_{slug}"
+    return slug[:SLUG_MAX].rstrip("_") or "my_plugin"
+
+
+def parse_nexo_version_option(text: str) -> Version:
+    """Parse the ``--nexo-version`` value; raise :class:`UsageError` if it is not SemVer."""
+    try:
+        return parse_version(text)
+    except VersionError as exc:
+        raise UsageError(
+            f"--nexo-version {text!r} is not a SemVer version ({exc}); write e.g. 0.4.2"
+        ) from exc
+
+
+# --- identity -------------------------------------------------------------------------------
+
+
+def _check_identity(context: Context) -> None:
+    plugin = context.plugin
+    plugin_id = as_str(plugin.get("id"))
+    if plugin_id is not None:
+        reason = plugin_id_problem(plugin_id)
+        if reason is not None:
+            context.report(
+                "NX100",
+                ("plugin", "id"),
+                f"key `plugin.id` value `{plugin_id}` is not a valid plugin id: {reason}",
+                f'write `id = "{_suggest_id(plugin_id)}"` (lowercase letter first, then lowercase '
+                "letters, digits or `_`, at most 32 characters)",
+            )
+
+    version = as_str(plugin.get("version"))
+    if version is not None:
+        try:
+            parse_version(version)
+        except VersionError as exc:
+            stripped = version.strip()
+            hint = (
+                f'write `version = "{stripped[1:]}"` without the `v`'
+                if stripped[:1] in ("v", "V") and _parses(stripped[1:])
+                else 'write `MAJOR.MINOR.PATCH`, e.g. `version = "0.1.0"`'
+            )
+            context.report(
+                "NX101",
+                ("plugin", "version"),
+                f"key `plugin.version` value `{version}` is not a SemVer 2.0 version: {exc}",
+                hint,
+            )
+
+    for key, code in (("name", "NX102"), ("description", "NX103")):
+        value = as_str(plugin.get(key))
+        if value is not None and not value.strip():
+            context.report(
+                code,
+                ("plugin", key),
+                f"key `plugin.{key}` must not be empty or only whitespace",
+                f"write a non-blank `{key}`",
+            )
+
+    _check_min_nexo_version(context)
+
+
+def _parses(text: str) -> bool:
+    try:
+        parse_version(text)
+    except VersionError:
+        return False
+    return True
+
+
+def _check_min_nexo_version(context: Context) -> None:
+    requirement_text = as_str(context.plugin.get("min_nexo_version"))
+    current_text = context.options.nexo_version
+    current = parse_nexo_version_option(current_text) if current_text is not None else None
+    if requirement_text is None:
+        return
+    path: KeyPath = ("plugin", "min_nexo_version")
+    try:
+        requirement = parse_version_req(requirement_text)
+    except VersionError as exc:
+        context.report(
+            "NX104",
+            path,
+            f"key `plugin.min_nexo_version` value `{requirement_text}` is not a version "
+            f"requirement: {exc}",
+            'write a Cargo requirement such as `">=0.1.0"`, `"^0.2"` or `">=0.1, <0.5"`',
+        )
+        return
+    if current is None:
+        return
+    # The daemon ignores its own pre-release tag, so a 0.1.6-rc3 daemon satisfies >=0.1.0.
+    if not requirement.matches(current.without_prerelease()):
+        context.report(
+            "NX105",
+            path,
+            f"key `plugin.min_nexo_version` requirement `{requirement}` does not match daemon "
+            f"version `{current}`",
+            f"relax the requirement so it admits {current.without_prerelease()}, or target a "
+            "newer daemon",
+        )
+
+
+# --- entrypoint -----------------------------------------------------------------------------
+
+
+def _command_problem(command: str) -> tuple[str, str] | None:
+    """(reason, fix) when ``command`` is not absolute, bare, or ``./`` inside the root."""
+    if command != command.strip():
+        return "has leading or trailing whitespace", f'write `command = "{command.strip()}"`'
+    if command.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", command):
+        return None
+    if "/" not in command and "\\" not in command:
+        if command in (".", ".."):
+            return "names a directory, not a program", 'write e.g. `command = "./bin/plugin"`'
+        return None
+    relative = command[2:] if command.startswith("./") else command
+    depth = 0
+    segments = 0
+    for segment in re.split(r"[\\/]", relative):
+        if segment in ("", "."):
+            continue
+        if segment == "..":
+            depth -= 1
+            if depth < 0:
+                return (
+                    "escapes the plugin root with `..`",
+                    "put the program inside the plugin and write `./<path>`",
+                )
+            continue
+        depth += 1
+        segments += 1
+    if depth == 0:
+        return "names the plugin root directory, not a program", "write `./bin/<program>`"
+    if not command.startswith("./"):
+        return (
+            "is a relative path that does not start with `./`",
+            f'write `command = "./{relative}"`',
+        )
+    return None
+
+
+def _check_entrypoint(context: Context) -> None:
+    entrypoint = context.section("entrypoint")
+    env = context.section("entrypoint", "env")
+    for key in env:
+        if isinstance(key, str) and key.startswith("NEXO_"):
+            owner = (context.plugin_id or "plugin").upper()
+            suggestion = f"{owner}_{key.removeprefix('NEXO_') or 'VAR'}"
+            context.report(
+                "NX106",
+                ("plugin", "entrypoint", "env", key),
+                f"key `{key}` in table [plugin.entrypoint.env] uses the reserved `NEXO_` prefix",
+                f"rename it without the prefix, e.g. `{suggestion}`",
+                target="key",
+            )
+    command = as_str(entrypoint.get("command"))
+    if command is None:
+        return
+    path: KeyPath = ("plugin", "entrypoint", "command")
+    if not command.strip():
+        context.report(
+            "NX107",
+            path,
+            "key `command` in table [plugin.entrypoint] is empty",
+            'name the program, e.g. `command = "./bin/plugin"`, or remove the key',
+        )
+        return
+    problem = _command_problem(command)
+    if problem is not None:
+        reason, fix = problem
+        context.report(
+            "NX108",
+            path,
+            f"key `command` in table [plugin.entrypoint] value `{command}` {reason}; it must be "
+            "an absolute path, a bare program name, or `./`-relative inside the plugin root",
+            fix,
+        )
+
+
+# --- extends and tools ----------------------------------------------------------------------
+
+
+def _namespace_fix(plugin_id: str, tool: str) -> str:
+    base = tool
+    for prefix in (f"ext_{plugin_id}", plugin_id):
+        if base.lower().startswith(prefix):
+            base = base[len(prefix) :]
+            break
+    base = _slugify(base)
+    return f"{plugin_id}_{base}" if base else f"{plugin_id}_<name>"
+
+
+def _check_namespace(context: Context, path: KeyPath, array: str, values: Any) -> None:
+    plugin_id = context.plugin_id
+    if plugin_id is None:
+        return
+    for index, tool in strings(values):
+        if tool.startswith(f"{plugin_id}_") or tool.startswith(f"ext_{plugin_id}_"):
+            continue
+        fixed = _namespace_fix(plugin_id, tool)
+        context.report(
+            "NX113",
+            (*path, index),
+            f"tool `{tool}` in array `{array}` does not start with `{plugin_id}_` or "
+            f"`ext_{plugin_id}_`",
+            f"rename it to `{fixed}`",
+        )
+
+
+def _check_extends(context: Context) -> None:
+    extends = context.section("extends")
+    seen_in: dict[str, list[tuple[str, int]]] = {}
+    for section in EXTENDS_LISTS:
+        seen: set[str] = set()
+        for index, entry in strings(extends.get(section)):
+            path: KeyPath = ("plugin", "extends", section, index)
+            if not SLUG.match(entry):
+                context.report(
+                    "NX110",
+                    path,
+                    f"id `{entry}` in array `plugin.extends.{section}` is invalid: must match "
+                    f"^[a-z][a-z0-9_]{{0,31}}$",
+                    f"write `{_suggest_id(entry)}`",
+                )
+                continue
+            if entry in seen:
+                context.report(
+                    "NX111",
+                    path,
+                    f"array `plugin.extends.{section}` contains duplicate id `{entry}`",
+                    "remove the repeated entry",
+                )
+                continue
+            seen.add(entry)
+            seen_in.setdefault(entry, []).append((section, index))
+    for entry, places in seen_in.items():
+        if len(places) < 2:
+            continue
+        sections = ", ".join(section for section, _ in places)
+        second_section, second_index = places[1]
+        context.report(
+            "NX112",
+            ("plugin", "extends", second_section, second_index),
+            f"id `{entry}` appears in several [plugin.extends] arrays ({sections}); each id "
+            "may occupy at most one",
+            f"keep `{entry}` in one array only, or rename it in the others",
+        )
+    _check_namespace(
+        context, ("plugin", "extends", "tools"), "plugin.extends.tools", extends.get("tools")
+    )
+
+
+def _json_object_schema_problem(text: str, empty_reason: str, not_object_reason: str) -> str | None:
+    """The daemon's reason why ``text`` is not a JSON object with ``"type": "object"``."""
+    if not text.strip():
+        return empty_reason
+
+    def _refuse_constant(name: str) -> Any:
+        # serde_json refuses NaN and Infinity, which Python's json accepts by default.
+        raise ValueError(f"`{name}` is not JSON")
+
+    try:
+        document = json.loads(text, parse_constant=_refuse_constant)
+    except ValueError as exc:
+        return f"invalid JSON: {exc}"
+    if not isinstance(document, dict):
+        return not_object_reason
+    kind = document.get("type")
+    if kind != "object":
+        shown = kind if isinstance(kind, str) else "missing"
+        return f'root `type` must be "object", got "{shown}"'
+    return None
+
+
+def _check_tools(context: Context) -> None:
+    tools = context.section("tools")
+    expose_values = tools.get("expose")
+    _check_namespace(context, ("plugin", "tools", "expose"), "plugin.tools.expose", expose_values)
+    exposed = {tool for _, tool in strings(expose_values)}
+    for index, tool in strings(tools.get("deferred")):
+        if tool not in exposed:
+            context.report(
+                "NX114",
+                ("plugin", "tools", "deferred", index),
+                f"tool `{tool}` is in array `plugin.tools.deferred` but not in array "
+                "`plugin.tools.expose`",
+                f'add "{tool}" to `plugin.tools.expose`, or remove it from `deferred`',
+            )
+    for index, outbound in tables(tools.get("outbound")):
+        name = as_str(outbound.get("name"))
+        label = f"`{name}`" if name is not None else f"#{index + 1}"
+        if name is not None and name not in exposed:
+            context.report(
+                "NX115",
+                ("plugin", "tools", "outbound", index, "name"),
+                f"outbound tool `{name}` in [[plugin.tools.outbound]] is not listed in array "
+                "`plugin.tools.expose`",
+                f'add "{name}" to `plugin.tools.expose`',
+            )
+        schema = as_str(outbound.get("input_schema"))
+        if schema is None:
+            continue
+        problem = _json_object_schema_problem(
+            schema, "input_schema is empty", "input_schema must be a JSON object"
+        )
+        if problem is not None:
+            context.report(
+                "NX116",
+                ("plugin", "tools", "outbound", index, "input_schema"),
+                f"key `input_schema` of outbound tool {label} is not a JSON object schema: "
+                f"{problem}",
+                'write a JSON object with `"type": "object"` at the root, e.g. '
+                '\'{"type": "object", "properties": {}}\'',
+            )
+
+    config_schema = context.section("config_schema")
+    schema_text = as_str(config_schema.get("schema"))
+    if schema_text is not None:
+        problem = _json_object_schema_problem(
+            schema_text, "config_schema is empty", "schema must be a JSON object"
+        )
+        if problem is not None:
+            context.report(
+                "NX117",
+                ("plugin", "config_schema", "schema"),
+                f"key `schema` in table [plugin.config_schema] is not a JSON object schema: "
+                f"{problem}",
+                'write a JSON object with `"type": "object"` at the root, e.g. '
+                '\'{"type": "object", "properties": {}}\'',
+            )
+
+
+def _check_capabilities(context: Context) -> None:
+    provides = context.section("capabilities").get("provides")
+    for index, capability in strings(provides):
+        mapping = _CAPABILITY_SECTIONS.get(capability)
+        if mapping is None:
+            continue
+        keys, field, hint = mapping
+        section = context.section(*keys)
+        value = section.get(field)
+        if field == "contributes_dir":
+            implemented = field in section
+        else:
+            implemented = bool(as_list(value)) or (value is not None and as_list(value) is None)
+        if implemented:
+            continue
+        where = f"plugin.{'.'.join(keys)}.{field}"
+        context.report(
+            "NX118",
+            ("plugin", "capabilities", "provides", index),
+            f"capability `{capability}` is declared in array `plugin.capabilities.provides` but "
+            f"`{where}` is empty or missing",
+            f"{hint}, or remove `{capability}` from `provides`",
+        )
+
+
+def _check_gates_and_channels(context: Context) -> None:
+    seen: set[str] = set()
+    for index, gate in tables(context.section("capability_gates").get("gate")):
+        env_var = as_str(gate.get("env_var"))
+        if env_var is None:
+            continue
+        if env_var in seen:
+            context.report(
+                "NX119",
+                ("plugin", "capability_gates", "gate", index, "env_var"),
+                f"capability gate env_var `{env_var}` is already used by another "
+                "[[plugin.capability_gates.gate]]",
+                "give each gate its own environment variable",
+            )
+        seen.add(env_var)
+    for index, channel in tables(context.section("channels").get("register")):
+        kind = as_str(channel.get("kind"))
+        if kind is not None and not SLUG.match(kind):
+            context.report(
+                "NX120",
+                ("plugin", "channels", "register", index, "kind"),
+                f"key `kind` of [[plugin.channels.register]] value `{kind}` is invalid: must "
+                "match ^[a-z][a-z0-9_]{0,31}$",
+                f'write `kind = "{_suggest_id(kind)}"`',
+            )
+
+
+def _relative_hint(value: str) -> str:
+    tail = re.split(r"[\\/]", value.rstrip("/\\"))[-1]
+    return tail if tail and ":" not in tail else "dir"
+
+
+def _check_relative_paths(context: Context) -> None:
+    for section, key in _RELATIVE_PATH_FIELDS:
+        value = as_str(context.section(section).get(key))
+        if value is None:
+            continue
+        path: KeyPath = ("plugin", section, key)
+        if value.startswith("/") or ":\\" in value:
+            context.report(
+                "NX121",
+                path,
+                f"key `{key}` in table [plugin.{section}] value `{value}` is absolute; it must "
+                "be relative to the plugin root",
+                f'use a path relative to the plugin root: `{key} = "{_relative_hint(value)}"`',
+            )
+            continue
+        if ".." in re.split(r"[\\/]", value):
+            context.report(
+                "NX122",
+                path,
+                f"key `{key}` in table [plugin.{section}] value `{value}` contains a `..` segment",
+                "point at a path inside the plugin root without `..`",
+            )
+
+
+def _check_supervisor(context: Context) -> None:
+    supervisor = context.section("supervisor")
+    tail = as_int(supervisor.get("stderr_tail_lines"))
+    if tail is not None and tail > SUPERVISOR_STDERR_TAIL_MAX:
+        context.report(
+            "NX130",
+            ("plugin", "supervisor", "stderr_tail_lines"),
+            f"key `stderr_tail_lines` in table [plugin.supervisor] is {tail}, above the cap "
+            f"of {SUPERVISOR_STDERR_TAIL_MAX}",
+            f"set `stderr_tail_lines = {SUPERVISOR_STDERR_TAIL_MAX}` or less",
+        )
+    if supervisor.get("respawn") is not True:
+        return
+    attempts = as_int(supervisor.get("max_attempts"))
+    if attempts == 0:
+        context.report(
+            "NX131",
+            ("plugin", "supervisor", "max_attempts"),
+            "key `max_attempts` in table [plugin.supervisor] is 0 while `respawn = true`",
+            "set `max_attempts = 1` or more, or `respawn = false`",
+        )
+    backoff = as_int(supervisor.get("backoff_ms"))
+    if backoff is None:
+        return
+    if 0 <= backoff < SUPERVISOR_BACKOFF_MS_MIN:
+        context.report(
+            "NX132",
+            ("plugin", "supervisor", "backoff_ms"),
+            f"key `backoff_ms` in table [plugin.supervisor] is {backoff}, below the floor of "
+            f"{SUPERVISOR_BACKOFF_MS_MIN} while `respawn = true`",
+            f"set `backoff_ms` between {SUPERVISOR_BACKOFF_MS_MIN} and "
+            f"{SUPERVISOR_BACKOFF_MS_MAX} (default {SUPERVISOR_DEFAULT_BACKOFF_MS})",
+        )
+    elif backoff > SUPERVISOR_BACKOFF_MS_MAX:
+        context.report(
+            "NX133",
+            ("plugin", "supervisor", "backoff_ms"),
+            f"key `backoff_ms` in table [plugin.supervisor] is {backoff}, above the cap of "
+            f"{SUPERVISOR_BACKOFF_MS_MAX} while `respawn = true`",
+            f"set `backoff_ms` between {SUPERVISOR_BACKOFF_MS_MIN} and "
+            f"{SUPERVISOR_BACKOFF_MS_MAX} (default {SUPERVISOR_DEFAULT_BACKOFF_MS})",
+        )
+
+
+# --- entry points ---------------------------------------------------------------------------
+
+
+def check_semantics(
+    data: Mapping[str, Any], locate: Locate, options: LintOptions
+) -> list[Diagnostic]:
+    """Run every semantic rule over ``data`` and return all findings (unsorted).
+
+    ``locate`` maps a key path to the span of its key or value. Values of the wrong type are
+    skipped silently (the schema reports them). Raises :class:`UsageError` only when
+    ``options.nexo_version`` is not a SemVer version (a bad flag, not a bad manifest).
+    """
+    context = Context(data, locate, options)
+    _check_identity(context)
+    _check_entrypoint(context)
+    _check_extends(context)
+    _check_tools(context)
+    _check_relative_paths(context)
+    _check_gates_and_channels(context)
+    _check_capabilities(context)
+    _check_supervisor(context)
+    rules_sandbox.check(context)
+    rules_sections.check(context)
+    rules_admin_ui.check(context)
+    return context.found
+
+
+def detect_legacy_v1(data: Mapping[str, Any], locate: Locate) -> Diagnostic | None:
+    """One diagnostic at the ``[transport]`` header when ``data`` is a legacy v1 manifest."""
+    if "transport" not in data:
+        return None
+    rule = SEMANTIC_RULES["NX190"]
+    plugin = data.get("plugin")
+    steps = ["move `[transport] command`/`args` to `[plugin.entrypoint] command`/`args`"]
+    if isinstance(plugin, Mapping) and "min_agent_version" in plugin:
+        steps.append("rename `min_agent_version` to `min_nexo_version`")
+    if "capabilities" in data or "meta" in data:
+        steps.append("move `[capabilities]` and `[meta]` under `[plugin]`")
+    steps.append("set `manifest_version = 2`")
+    return Diagnostic(
+        code=rule.code,
+        name=rule.name,
+        severity=rule.severity,
+        message="table [transport] marks a legacy v1 manifest; nexo-pkg expects the v2 shape "
+        "(`[plugin]` with `min_nexo_version` and `[plugin.entrypoint] command`)",
+        key_path="transport",
+        span=locate(("transport",), "key"),
+        help="; ".join(steps),
+        url=rule.url,
+    )
