@@ -1,51 +1,377 @@
-"""CLI for `nexo plugin install upgrade list remove verify` (not built yet)."""
+"""CLI for ``nexo plugin install``, ``upgrade``, ``list``, ``remove`` and ``verify``.
+
+Only parsing, rendering and exit codes live here; the work is in :mod:`nexo_pkg.install`.
+"""
 
 from __future__ import annotations
 
+import re
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
 
-from nexo_pkg.cli.common import say
+from nexo_pkg.cli.common import emit_json, guarded, say
+from nexo_pkg.errors import NexoError, UsageError
+from nexo_pkg.install.inspect import ArchiveLimits
+from nexo_pkg.install.pipeline import (
+    InstallOptions,
+    InstallResult,
+    UpgradeResult,
+    install,
+    nexo_home_from_env,
+    remove,
+    upgrade,
+)
+from nexo_pkg.install.store import (
+    default_dest,
+    require_installed,
+    scan_installed,
+    verify_installed,
+)
+from nexo_pkg.install.summary import InstallPlan, render_plan
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(i?b)?\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+DEST_HELP = "Install root (default: $NEXO_HOME/state/plugins)."
+JSON_HELP = "Print one JSON document on stdout."
 
 
-def _not_built(command: str) -> None:
-    say(f"error: `nexo plugin {command}` is not built yet")
-    raise typer.Exit(2)
+def parse_size(text: str, *, flag: str) -> int:
+    """``1048576``, ``100M``, ``100MiB``, ``2g`` -> bytes; raises :class:`UsageError`."""
+    match = _SIZE.match(text)
+    if not match or int(match.group(1)) <= 0:
+        raise UsageError(f"{flag} {text!r} is not a size such as 100M or 1048576")
+    return int(match.group(1)) * _UNITS[match.group(2).lower()]
+
+
+def _warning_line(text: str) -> str:
+    return text if text.lower().startswith("warning") else f"warning: {text}"
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def _dest(dest: Path | None) -> Path:
+    return dest if dest is not None else default_dest(nexo_home_from_env())
+
+
+def _limits(
+    max_download: str | None, max_entries: int | None, max_total: str | None, max_entry: str | None
+) -> ArchiveLimits:
+    base = ArchiveLimits()
+    if max_entries is not None and max_entries <= 0:
+        raise UsageError("--max-entries must be a positive number")
+    return ArchiveLimits(
+        max_download=parse_size(max_download, flag="--max-download-size")
+        if max_download
+        else base.max_download,
+        max_entries=max_entries or base.max_entries,
+        max_total=parse_size(max_total, flag="--max-total-size") if max_total else base.max_total,
+        max_entry=parse_size(max_entry, flag="--max-entry-size") if max_entry else base.max_entry,
+    )
+
+
+def _confirmer(*, yes: bool, json_output: bool) -> Any:
+    def confirm(plan: InstallPlan) -> bool:
+        if not json_output:
+            for line in render_plan(plan):
+                say(line)
+        for warning in plan.signature.warnings:
+            say(_warning_line(warning))
+        if yes or not _interactive():
+            return True
+        return typer.confirm("Install this plugin?", default=False, err=True)
+
+    return confirm
+
+
+def _report_install(result: InstallResult, *, json_output: bool, verb: str = "Installed") -> None:
+    if json_output:
+        emit_json(result.to_json())
+        return
+    plan = result.plan
+    if result.dry_run:
+        for line in render_plan(plan):
+            say(line)
+        for warning in result.warnings:
+            say(_warning_line(warning))
+        say(f"Dry run: every check passed; nothing was written to {plan.destination}.")
+    elif result.was_already_present:
+        say(f"{plan.plugin_id} {plan.version} is already installed at {result.path}.")
+    else:
+        say(f"{verb} {plan.plugin_id} {plan.version} to {result.path}.")
 
 
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the `plugin` sub-app."""
 
-    @app.command(
-        "install", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
-    )
-    def install_command() -> None:
-        """Not built yet."""
-        _not_built("install")
+    @app.command("install")
+    def install_command(
+        *,
+        source: Annotated[
+            str,
+            typer.Argument(
+                help="owner/repo\\[@tag] of a GitHub release, or a path to a release .tar.gz."
+            ),
+        ],
+        dest: Annotated[Path | None, typer.Option("--dest", help=DEST_HELP)] = None,
+        target: Annotated[
+            str | None,
+            typer.Option("--target", help="Target triple instead of this host's (or noarch)."),
+        ] = None,
+        trusted_keys: Annotated[
+            Path | None,
+            typer.Option("--trusted-keys", help="Trust policy file (default under $NEXO_HOME)."),
+        ] = None,
+        require_signature: Annotated[
+            bool,
+            typer.Option("--require-signature", help="Refuse assets without a trusted signature."),
+        ] = False,
+        skip_signature_verify: Annotated[
+            bool, typer.Option("--skip-signature-verify", help="Do not check signatures (unsafe).")
+        ] = False,
+        github_api_url: Annotated[
+            str | None,
+            typer.Option("--github-api-url", help="GitHub API base (GitHub Enterprise)."),
+        ] = None,
+        force: Annotated[
+            bool, typer.Option("--force", help="Replace an existing install.")
+        ] = False,
+        yes: Annotated[
+            bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")
+        ] = False,
+        dry_run: Annotated[
+            bool, typer.Option("--dry-run", help="Run every check, install nothing.")
+        ] = False,
+        json_output: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+        max_download_size: Annotated[
+            str | None, typer.Option("--max-download-size", help="Download limit (default 100M).")
+        ] = None,
+        max_entries: Annotated[
+            int | None, typer.Option("--max-entries", help="Archive entry limit (default 10000).")
+        ] = None,
+        max_total_size: Annotated[
+            str | None,
+            typer.Option("--max-total-size", help="Extracted size limit (default 250M)."),
+        ] = None,
+        max_entry_size: Annotated[
+            str | None, typer.Option("--max-entry-size", help="Per-file size limit (default 100M).")
+        ] = None,
+    ) -> None:
+        """Resolve, download, verify and install a plugin.
 
-    @app.command(
-        "upgrade", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
-    )
-    def upgrade_command() -> None:
-        """Not built yet."""
-        _not_built("upgrade")
+        Exit codes: 0 installed (or already present, or --dry-run passed); 1 refused;
+        2 usage or configuration error.
+        """
 
-    @app.command(
-        "list", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
-    )
-    def list_command() -> None:
-        """Not built yet."""
-        _not_built("list")
+        def run() -> InstallResult:
+            options = InstallOptions(
+                dest=_dest(dest),
+                nexo_home=nexo_home_from_env(),
+                target=target,
+                trusted_keys=trusted_keys,
+                require_signature=require_signature,
+                skip_signature_verify=skip_signature_verify,
+                github_api_url=github_api_url,
+                force=force,
+                dry_run=dry_run,
+                limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
+                show_progress=sys.stderr.isatty(),
+                confirm=_confirmer(yes=yes, json_output=json_output),
+            )
+            return install(source, options)
 
-    @app.command(
-        "remove", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
-    )
-    def remove_command() -> None:
-        """Not built yet."""
-        _not_built("remove")
+        result = guarded(run, json_output=json_output)
+        _report_install(result, json_output=json_output)
 
-    @app.command(
-        "verify", context_settings={"allow_extra_args": True, "ignore_unknown_options": True}
-    )
-    def verify_command() -> None:
-        """Not built yet."""
-        _not_built("verify")
+    @app.command("upgrade")
+    def upgrade_command(
+        *,
+        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
+        dest: Annotated[Path | None, typer.Option("--dest", help=DEST_HELP)] = None,
+        target: Annotated[
+            str | None, typer.Option("--target", help="Target triple override.")
+        ] = None,
+        trusted_keys: Annotated[
+            Path | None, typer.Option("--trusted-keys", help="Trust policy.")
+        ] = None,
+        require_signature: Annotated[bool, typer.Option("--require-signature")] = False,
+        skip_signature_verify: Annotated[bool, typer.Option("--skip-signature-verify")] = False,
+        github_api_url: Annotated[str | None, typer.Option("--github-api-url")] = None,
+        allow_downgrade: Annotated[
+            bool,
+            typer.Option(
+                "--allow-downgrade", help="Install the latest release even if it is older."
+            ),
+        ] = False,
+        keep_old: Annotated[
+            bool, typer.Option("--keep-old", help="Keep the previous version's directory.")
+        ] = False,
+        yes: Annotated[
+            bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")
+        ] = False,
+        dry_run: Annotated[bool, typer.Option("--dry-run", help="Check, install nothing.")] = False,
+        json_output: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+    ) -> None:
+        """Install the newest release of an installed plugin."""
+
+        def run() -> UpgradeResult:
+            options = InstallOptions(
+                dest=_dest(dest),
+                nexo_home=nexo_home_from_env(),
+                target=target,
+                trusted_keys=trusted_keys,
+                require_signature=require_signature,
+                skip_signature_verify=skip_signature_verify,
+                github_api_url=github_api_url,
+                dry_run=dry_run,
+                show_progress=sys.stderr.isatty(),
+                confirm=_confirmer(yes=yes, json_output=json_output),
+            )
+            return upgrade(plugin_id, options, allow_downgrade=allow_downgrade, keep_old=keep_old)
+
+        result = guarded(run, json_output=json_output)
+        if json_output:
+            emit_json(result.to_json())
+        elif result.install is None:
+            say(f"{plugin_id} {result.from_version} is up to date.")
+        else:
+            _report_install(result.install, json_output=False, verb="Upgraded to")
+            if result.removed_old:
+                say(f"Removed {result.from_version} ({result.old_path}).")
+
+    @app.command("list")
+    def list_command(
+        *,
+        dest: Annotated[Path | None, typer.Option("--dest", help=DEST_HELP)] = None,
+        include_orphan: Annotated[
+            bool, typer.Option("--include-orphan", help="Also show directories without a receipt.")
+        ] = False,
+        json_output: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+    ) -> None:
+        """List installed plugins."""
+        root = _dest(dest)
+        items = guarded(lambda: scan_installed(root), json_output=json_output)
+        plugins = [item for item in items if item.receipt is not None]
+        orphans = [item for item in items if item.receipt is None]
+        if json_output:
+            document: dict[str, Any] = {
+                "ok": True,
+                "dest": str(root),
+                "plugins": [
+                    {
+                        "id": item.receipt.id,
+                        "version": item.receipt.version,
+                        "target": item.receipt.target,
+                        "source": item.receipt.source,
+                        "owner": item.receipt.owner,
+                        "repo": item.receipt.repo,
+                        "tag": item.receipt.tag,
+                        "signature": item.receipt.signature.get("status"),
+                        "installed_at": item.receipt.installed_at,
+                        "path": str(item.path),
+                    }
+                    for item in plugins
+                    if item.receipt is not None
+                ],
+            }
+            if include_orphan:
+                document["orphans"] = [
+                    {"path": str(item.path), "problem": item.problem} for item in orphans
+                ]
+            emit_json(document)
+            return
+        if not plugins and not (include_orphan and orphans):
+            say(f"No plugins installed in {root}.")
+            return
+        for item in plugins:
+            receipt = item.receipt
+            if receipt is None:
+                continue
+            origin = (
+                f"{receipt.owner}/{receipt.repo}@{receipt.tag}"
+                if receipt.source == "github-releases"
+                else "local file"
+            )
+            status = receipt.signature.get("status", "unknown")
+            say(f"{receipt.id:<24} {receipt.version:<12} {origin:<40} {status:<9} {item.path}")
+        if include_orphan:
+            for item in orphans:
+                say(f"{'(orphan)':<24} {'':<12} {item.problem or '':<40} {'':<9} {item.path}")
+
+    @app.command("remove")
+    def remove_command(
+        *,
+        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
+        dest: Annotated[Path | None, typer.Option("--dest", help=DEST_HELP)] = None,
+        yes: Annotated[
+            bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")
+        ] = False,
+        json_output: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+    ) -> None:
+        """Remove an installed plugin (every installed version of it)."""
+        root = _dest(dest)
+
+        def run() -> list[str]:
+            matches = require_installed(root, plugin_id)
+            if not yes and _interactive():
+                for item in matches:
+                    say(f"Will remove {item.path}")
+                if not typer.confirm(f"Remove {plugin_id}?", default=False, err=True):
+                    raise NexoError("removal cancelled; nothing was changed", kind="cancelled")
+            return [str(item.path) for item in remove(plugin_id, root)]
+
+        removed = guarded(run, json_output=json_output)
+        if json_output:
+            emit_json({"ok": True, "id": plugin_id, "removed": removed})
+        else:
+            for path in removed:
+                say(f"Removed {path}.")
+
+    @app.command("verify")
+    def verify_command(
+        *,
+        plugin_id: Annotated[
+            str | None,
+            typer.Argument(metavar="[ID]", help="Id to verify (default: every installed plugin)."),
+        ] = None,
+        dest: Annotated[Path | None, typer.Option("--dest", help=DEST_HELP)] = None,
+        json_output: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+    ) -> None:
+        """Re-hash installed files against their install receipts (exit 1 on any change)."""
+        root = _dest(dest)
+
+        def run() -> list[Any]:
+            if plugin_id is not None:
+                items = require_installed(root, plugin_id)
+            else:
+                items = [item for item in scan_installed(root) if item.receipt is not None]
+            return [verify_installed(item) for item in items]
+
+        reports = guarded(run, json_output=json_output)
+        ok = all(report.ok for report in reports)
+        if json_output:
+            emit_json({"ok": ok, "plugins": [report.to_json() for report in reports]})
+        else:
+            if not reports:
+                say(f"No plugins installed in {root}.")
+            for report in reports:
+                receipt = report.item.receipt
+                label = f"{receipt.id} {receipt.version}" if receipt else str(report.item.path)
+                if report.ok:
+                    say(f"ok       {label}")
+                    continue
+                say(f"CHANGED  {label} ({report.item.path})")
+                for name in report.modified:
+                    say(f"  modified: {name}")
+                for name in report.missing:
+                    say(f"  missing:  {name}")
+                for name in report.extra:
+                    say(f"  extra:    {name}")
+                if report.problem:
+                    say(f"  {report.problem}")
+        raise typer.Exit(0 if ok else 1)

@@ -1,0 +1,69 @@
+"""Checksum step: the ``<asset>.sha256`` sidecar and the API's asset ``digest``."""
+
+from __future__ import annotations
+
+import hmac
+import re
+
+from nexo_pkg.errors import NexoError
+
+_HEX = re.compile(r"^[0-9a-fA-F]{64}$")
+
+
+def parse_sidecar(text: str, asset_name: str) -> str:
+    """The sha256 a ``.sha256`` sidecar gives for ``asset_name`` (lower-case hex).
+
+    Accepts a bare hex digest or ``sha256sum`` lines (``<hex>  <name>`` / ``<hex> *<name>``);
+    a named line must name the asset. Raises ``checksum_mismatch`` for anything else, since a
+    sidecar that cannot be read cannot vouch for the file.
+    """
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        digest, _, name = line.partition(" ")
+        if not _HEX.match(digest):
+            continue
+        name = name.strip().lstrip("*")
+        if not name or name.rsplit("/", 1)[-1] == asset_name:
+            return digest.lower()
+    raise NexoError(
+        f"{asset_name}.sha256 does not hold a sha256 checksum for {asset_name}",
+        kind="checksum_mismatch",
+    )
+
+
+def parse_digest(digest: str | None) -> str | None:
+    """The hex of an API ``sha256:<hex>`` digest; other algorithms are not usable here."""
+    if not digest:
+        return None
+    algorithm, _, value = digest.partition(":")
+    if algorithm.lower() == "sha256" and _HEX.match(value):
+        return value.lower()
+    return None
+
+
+def verify_checksums(
+    actual: str, asset_name: str, *, sidecar: str | None, digest: str | None
+) -> tuple[str, ...]:
+    """Compare ``actual`` with every expected value present; return which ones were checked.
+
+    Raises ``checksum_missing`` when there is none at all, ``checksum_mismatch`` when any
+    differs.
+    """
+    expected = [(source, value) for source, value in (("sidecar", sidecar), ("digest", digest))]
+    present = [(source, value) for source, value in expected if value is not None]
+    if not present:
+        raise NexoError(
+            f"no checksum for {asset_name}: the release has neither {asset_name}.sha256 nor an "
+            "asset digest, so the download cannot be verified",
+            kind="checksum_missing",
+        )
+    for source, value in present:
+        if not hmac.compare_digest(actual, value):
+            label = f"{asset_name}.sha256" if source == "sidecar" else "the release asset digest"
+            raise NexoError(
+                f"checksum mismatch for {asset_name}: {label} says {value}, the download is "
+                f"{actual}",
+                kind="checksum_mismatch",
+                details={"expected": value, "actual": actual, "checked_against": source},
+            )
+    return tuple(source for source, _ in present)

@@ -1,0 +1,174 @@
+"""Download step: stream an asset into a temp file in the install cache, hashing as it goes."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from nexo_pkg.errors import NexoError
+from nexo_pkg.install.github import GitHubClient, ReleaseAsset
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+COPY_CHUNK = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class DownloadedFile:
+    """A file in the cache with its sha256; the caller deletes it with :meth:`discard`."""
+
+    path: Path
+    name: str
+    sha256: str
+    size: int
+
+    def discard(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+
+def cache_dir(nexo_home: Path) -> Path:
+    return nexo_home / "state" / "plugin-install-cache"
+
+
+def _io_error(action: str, exc: OSError) -> NexoError:
+    return NexoError(f"cannot {action}: {exc.strerror or exc}", kind="io")
+
+
+def make_temp_file(directory: Path, name: str) -> tuple[IO[bytes], Path]:
+    """A new private temp file in ``directory`` (created if missing); raises ``io``."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        descriptor, raw_path = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=directory)
+    except OSError as exc:
+        raise _io_error(f"create a temp file in {directory}", exc) from exc
+    return os.fdopen(descriptor, "w+b"), Path(raw_path)
+
+
+class _HashingSink:
+    """Writes chunks to the temp file and the hasher; restarts both before a retry."""
+
+    def __init__(self, handle: IO[bytes], progress: Callable[[int, int | None], None] | None):
+        self.handle = handle
+        self.hasher = hashlib.sha256()
+        self.size = 0
+        self.total: int | None = None
+        self.progress = progress
+
+    def reset(self) -> None:
+        self.handle.seek(0)
+        self.handle.truncate()
+        self.hasher = hashlib.sha256()
+        self.size = 0
+
+    def set_total(self, total: int | None) -> None:
+        self.total = total
+
+    def write(self, chunk: bytes) -> None:
+        try:
+            self.handle.write(chunk)
+        except OSError as exc:
+            raise _io_error("write the download to the cache", exc) from exc
+        self.hasher.update(chunk)
+        self.size += len(chunk)
+        if self.progress is not None:
+            self.progress(self.size, self.total)
+
+
+def download_asset(
+    client: GitHubClient,
+    asset: ReleaseAsset,
+    directory: Path,
+    *,
+    max_bytes: int,
+    show_progress: bool = False,
+) -> DownloadedFile:
+    """Stream ``asset`` into a temp file under ``directory`` and hash it.
+
+    The temp file is deleted on any failure. Raises what :meth:`GitHubClient.download` raises,
+    or ``io`` when the cache is not writable.
+    """
+    if asset.size and asset.size > max_bytes:
+        raise NexoError(
+            f"{asset.name} is {asset.size} bytes, over the download limit of {max_bytes} "
+            "bytes (raise it with --max-download-size)",
+            kind="archive_unsafe",
+        )
+    handle, path = make_temp_file(directory, asset.name)
+    try:
+        with handle, _progress_bar(asset.name, enabled=show_progress) as progress:
+            sink = _HashingSink(handle, progress)
+            client.download(asset, sink, max_bytes=max_bytes)
+            handle.flush()
+        return DownloadedFile(path, asset.name, sink.hasher.hexdigest(), sink.size)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        raise
+
+
+def copy_local(source: Path, directory: Path, *, max_bytes: int) -> DownloadedFile:
+    """Copy a local tarball into the cache while hashing it, so later steps read a private,
+    stable copy. Raises ``archive_unsafe`` over ``max_bytes``, ``io`` when unreadable."""
+    handle, path = make_temp_file(directory, source.name)
+    try:
+        hasher = hashlib.sha256()
+        size = 0
+        with handle, source.open("rb") as origin:
+            while chunk := origin.read(COPY_CHUNK):
+                size += len(chunk)
+                if size > max_bytes:
+                    raise NexoError(
+                        f"{source.name} is larger than the download limit of {max_bytes} "
+                        "bytes (raise it with --max-download-size)",
+                        kind="archive_unsafe",
+                    )
+                hasher.update(chunk)
+                handle.write(chunk)
+        return DownloadedFile(path, source.name, hasher.hexdigest(), size)
+    except OSError as exc:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        raise _io_error(f"read {source}", exc) from exc
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        raise
+
+
+@contextlib.contextmanager
+def _progress_bar(name: str, *, enabled: bool) -> Any:
+    """A rich progress bar on stderr, only when asked (the CLI asks on a TTY)."""
+    if not enabled:
+        yield None
+        return
+    # rich is only paid for when a progress bar is shown.
+    from rich.console import Console  # noqa: PLC0415
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TransferSpeedColumn,
+    )
+
+    console = Console(stderr=True)
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(name, total=None)
+
+        def update(done: int, total: int | None) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield update

@@ -1,0 +1,384 @@
+"""A small synchronous GitHub Releases client built on httpx.
+
+It resolves releases, downloads assets through the API asset URL, retries 5xx answers and
+connection failures with exponential backoff, turns rate limiting into a clear message, and
+follows redirects itself so the bearer token only ever goes to the API's own origin.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+from urllib.parse import quote, urljoin, urlsplit
+
+import httpx
+
+from nexo_pkg import __version__
+from nexo_pkg.errors import NexoError, UsageError
+
+DEFAULT_API_BASE = "https://api.github.com"
+API_BASE_ENV = ("NEXO_GITHUB_API_BASE", "GITHUB_API_URL")
+TOKEN_ENV = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
+RETRY_BASE_ENV = "NEXO_HTTP_RETRY_BASE_MS"
+API_VERSION = "2022-11-28"
+MAX_REDIRECTS = 5
+DEFAULT_RETRIES = 3
+DEFAULT_RETRY_BASE_SECONDS = 0.5
+MAX_RETRY_DELAY_SECONDS = 8.0
+CHUNK_SIZE = 1024 * 1024
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ReleaseAsset:
+    """One file attached to a release, as the API describes it."""
+
+    name: str
+    url: str
+    browser_download_url: str
+    size: int
+    digest: str | None = None
+
+
+@dataclass(frozen=True)
+class Release:
+    """A resolved release: its tag and assets."""
+
+    tag: str
+    assets: tuple[ReleaseAsset, ...]
+    html_url: str = ""
+
+    def asset(self, name: str) -> ReleaseAsset | None:
+        for asset in self.assets:
+            if asset.name == name:
+                return asset
+        return None
+
+
+class DownloadSink(Protocol):
+    """Where a streamed download goes; ``reset`` starts over before a retry."""
+
+    def reset(self) -> None: ...
+
+    def set_total(self, total: int | None) -> None: ...
+
+    def write(self, chunk: bytes) -> None: ...
+
+
+class _RetryableError(Exception):
+    """A failure worth another attempt (5xx, dropped connection, timeout)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+def resolve_api_base(flag: str | None = None) -> str:
+    """``--github-api-url`` > ``NEXO_GITHUB_API_BASE`` > ``GITHUB_API_URL`` > api.github.com.
+
+    Raises :class:`UsageError` when the chosen value is not an http(s) URL.
+    """
+    value = flag or next((os.environ[name] for name in API_BASE_ENV if os.environ.get(name)), None)
+    base = (value or DEFAULT_API_BASE).rstrip("/")
+    parts = urlsplit(base)
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        raise UsageError(f"GitHub API URL {base!r} is not an http(s) URL")
+    return base
+
+
+def resolve_token() -> str | None:
+    """The first of ``NEXO_GITHUB_TOKEN``, ``GITHUB_TOKEN``, ``GH_TOKEN`` that is set."""
+    for name in TOKEN_ENV:
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+def retry_base_delay_from_env() -> float:
+    """Backoff base in seconds; ``NEXO_HTTP_RETRY_BASE_MS`` lowers it (tests use 1 ms)."""
+    raw = os.environ.get(RETRY_BASE_ENV)
+    if raw is None:
+        return DEFAULT_RETRY_BASE_SECONDS
+    try:
+        return max(0.0, float(raw) / 1000.0)
+    except ValueError as exc:
+        raise UsageError(f"{RETRY_BASE_ENV}={raw!r} is not a number of milliseconds") from exc
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
+    return (parts.scheme, (parts.hostname or "").lower(), port)
+
+
+def _format_reset(response: httpx.Response) -> tuple[str, dict[str, Any]]:
+    """When the rate limit resets, from ``Retry-After`` or ``X-RateLimit-Reset``."""
+    details: dict[str, Any] = {"status": response.status_code}
+    retry_after = response.headers.get("retry-after")
+    reset = response.headers.get("x-ratelimit-reset")
+    moment: dt.datetime | None = None
+    if retry_after and retry_after.strip().isdigit():
+        details["retry_after"] = int(retry_after)
+        moment = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=int(retry_after))
+    elif reset and reset.strip().isdigit():
+        moment = dt.datetime.fromtimestamp(int(reset), dt.UTC)
+    if moment is None:
+        return "later", details
+    stamp = moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    details["reset_at"] = stamp
+    return f"at {stamp}", details
+
+
+def _is_rate_limited(response: httpx.Response) -> bool:
+    if response.status_code == 429:
+        return True
+    if response.status_code != 403:
+        return False
+    headers = response.headers
+    return headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers
+
+
+class GitHubClient:
+    """GitHub REST client for releases; use as a context manager to close the connection pool.
+
+    ``retry_base_delay`` defaults to ``NEXO_HTTP_RETRY_BASE_MS`` (or 0.5 s); attempt ``n``
+    waits ``base * 2**n`` seconds, capped at 8 s.
+    """
+
+    def __init__(
+        self,
+        api_base: str,
+        token: str | None = None,
+        *,
+        retries: int = DEFAULT_RETRIES,
+        retry_base_delay: float | None = None,
+        timeout: float = 30.0,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.api_base = api_base.rstrip("/")
+        self.token = token
+        self.retries = retries
+        self.retry_base_delay = (
+            retry_base_delay_from_env() if retry_base_delay is None else retry_base_delay
+        )
+        self._sleep = sleep
+        # trust_env keeps HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE and friends working.
+        self._http = httpx.Client(
+            follow_redirects=False,
+            trust_env=True,
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 15.0)),
+            headers={"User-Agent": f"nexo-pkg/{__version__}"},
+        )
+
+    def __enter__(self) -> GitHubClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    # -- requests -------------------------------------------------------------------------
+
+    def _headers_for(self, url: str, accept: str) -> dict[str, str]:
+        headers = {"Accept": accept, "X-GitHub-Api-Version": API_VERSION}
+        if accept == "application/octet-stream":
+            # Hash and size checks apply to the bytes as published, never a re-encoding.
+            headers["Accept-Encoding"] = "identity"
+        # The token belongs to the API origin only: a redirect to a CDN or any other host
+        # must never receive it.
+        if self.token and _origin(url) == _origin(self.api_base):
+            headers["Authorization"] = f"Bearer {self.token}"
+        return headers
+
+    @contextmanager
+    def _open(self, url: str, accept: str, what: str) -> Iterator[httpx.Response]:
+        """GET ``url`` following redirects by hand; yield a streamed 200 response.
+
+        Raises :class:`_RetryableError` for 5xx and transport failures, :class:`NexoError` for the
+        rest (``rate_limited``, ``network``); 404 is left to the caller via ``status_code``.
+        """
+        current = url
+        for _ in range(MAX_REDIRECTS + 1):
+            request = self._http.build_request(
+                "GET", current, headers=self._headers_for(current, accept)
+            )
+            try:
+                response = self._http.send(request, stream=True)
+            except httpx.TransportError as exc:
+                raise _RetryableError(f"{what}: {type(exc).__name__}: {exc}") from exc
+            if response.is_redirect:
+                location = response.headers.get("location", "")
+                response.close()
+                target = urljoin(current, location)
+                if urlsplit(current).scheme == "https" and urlsplit(target).scheme != "https":
+                    raise NexoError(
+                        f"{what}: refusing a redirect from https to {target}", kind="network"
+                    )
+                current = target
+                continue
+            try:
+                if response.status_code >= 500:
+                    raise _RetryableError(f"{what}: HTTP {response.status_code}")
+                if _is_rate_limited(response):
+                    when, details = _format_reset(response)
+                    raise NexoError(
+                        f"GitHub API rate limit exceeded ({what}); it resets {when}. Set "
+                        "NEXO_GITHUB_TOKEN (or GITHUB_TOKEN / GH_TOKEN) to a token for a "
+                        "higher limit",
+                        kind="rate_limited",
+                        details=details,
+                    )
+                yield response
+            finally:
+                response.close()
+            return
+        raise NexoError(f"{what}: more than {MAX_REDIRECTS} redirects", kind="network")
+
+    def _with_retries(self, operation: Callable[[], T]) -> T:
+        last: _RetryableError | None = None
+        for attempt in range(self.retries + 1):
+            if attempt:
+                delay = min(self.retry_base_delay * (2 ** (attempt - 1)), MAX_RETRY_DELAY_SECONDS)
+                self._sleep(delay)
+            try:
+                return operation()
+            except _RetryableError as exc:
+                last = exc
+        message = last.message if last is not None else "no attempt was made"
+        raise NexoError(
+            f"{message} (gave up after {self.retries + 1} attempts); check the network, "
+            "proxy settings (HTTPS_PROXY) and the GitHub API URL",
+            kind="network",
+        ) from last
+
+    # -- releases -------------------------------------------------------------------------
+
+    def get_release(self, owner: str, repo: str, tag: str | None) -> Release:
+        """Resolve ``tag`` (or the latest release) of ``owner/repo``.
+
+        Raises ``release_not_found`` on 404, ``rate_limited``, ``network`` otherwise.
+        """
+        path = f"/repos/{quote(owner, safe='')}/{quote(repo, safe='')}/releases/"
+        path += f"tags/{quote(tag, safe='')}" if tag else "latest"
+        what = f"release {owner}/{repo}@{tag}" if tag else f"latest release of {owner}/{repo}"
+
+        def attempt() -> Any:
+            with self._open(self.api_base + path, "application/vnd.github+json", what) as response:
+                if response.status_code == 404:
+                    raise NexoError(
+                        f"{what} not found (is the repository public, or is a token set?)",
+                        kind="release_not_found",
+                        details={"owner": owner, "repo": repo, "tag": tag},
+                    )
+                _expect_ok(response, what)
+                try:
+                    response.read()
+                    return response.json()
+                except (httpx.HTTPError, ValueError) as exc:
+                    raise _RetryableError(f"{what}: unreadable answer ({exc})") from exc
+
+        return _parse_release(self._with_retries(attempt), what)
+
+    def download(self, asset: ReleaseAsset, sink: DownloadSink, *, max_bytes: int) -> None:
+        """Stream ``asset`` into ``sink`` through its API URL (``application/octet-stream``).
+
+        Retries restart the sink. Raises ``archive_unsafe`` when the asset is larger than
+        ``max_bytes``, ``network`` when it cannot be fetched completely.
+        """
+        what = f"download of {asset.name}"
+        url = asset.url or asset.browser_download_url
+
+        def attempt() -> None:
+            sink.reset()
+            with self._open(url, "application/octet-stream", what) as response:
+                _expect_ok(response, what)
+                length = response.headers.get("content-length")
+                declared = int(length) if length and length.isdigit() else None
+                if declared is not None and declared > max_bytes:
+                    raise _too_large(asset.name, max_bytes)
+                sink.set_total(declared or asset.size or None)
+                received = 0
+                try:
+                    for chunk in response.iter_raw(CHUNK_SIZE):
+                        received += len(chunk)
+                        if received > max_bytes:
+                            raise _too_large(asset.name, max_bytes)
+                        sink.write(chunk)
+                except httpx.TransportError as exc:
+                    raise _RetryableError(f"{what}: {type(exc).__name__}: {exc}") from exc
+                if declared is not None and received != declared:
+                    raise _RetryableError(f"{what}: got {received} of {declared} bytes")
+
+        self._with_retries(attempt)
+
+    def fetch_bytes(self, asset: ReleaseAsset, *, max_bytes: int) -> bytes:
+        """Download a small asset (manifest, checksum, signature) into memory."""
+        sink = _MemorySink()
+        self.download(asset, sink, max_bytes=max_bytes)
+        return bytes(sink.buffer)
+
+
+class _MemorySink:
+    def __init__(self) -> None:
+        self.buffer = bytearray()
+
+    def reset(self) -> None:
+        self.buffer.clear()
+
+    def set_total(self, total: int | None) -> None:
+        del total
+
+    def write(self, chunk: bytes) -> None:
+        self.buffer += chunk
+
+
+def _too_large(name: str, max_bytes: int) -> NexoError:
+    return NexoError(
+        f"{name} is larger than the download limit of {max_bytes} bytes "
+        "(raise it with --max-download-size)",
+        kind="archive_unsafe",
+    )
+
+
+def _expect_ok(response: httpx.Response, what: str) -> None:
+    if response.status_code == 200:
+        return
+    if response.status_code == 401:
+        raise NexoError(
+            f"{what}: GitHub rejected the token (HTTP 401); check NEXO_GITHUB_TOKEN / "
+            "GITHUB_TOKEN / GH_TOKEN",
+            kind="network",
+        )
+    raise NexoError(f"{what}: HTTP {response.status_code}", kind="network")
+
+
+def _parse_release(document: Any, what: str) -> Release:
+    if not isinstance(document, dict) or not isinstance(document.get("tag_name"), str):
+        raise NexoError(f"{what}: the API answer is not a release", kind="network")
+    assets: list[ReleaseAsset] = []
+    for item in document.get("assets") or []:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        size = item.get("size")
+        digest = item.get("digest")
+        assets.append(
+            ReleaseAsset(
+                name=item["name"],
+                url=str(item.get("url") or ""),
+                browser_download_url=str(item.get("browser_download_url") or ""),
+                size=size if isinstance(size, int) else 0,
+                digest=digest if isinstance(digest, str) else None,
+            )
+        )
+    return Release(
+        tag=document["tag_name"], assets=tuple(assets), html_url=str(document.get("html_url", ""))
+    )

@@ -1,0 +1,65 @@
+"""Host target triples: which per-target tarballs this machine can run, best first."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import sys
+from pathlib import Path
+
+from nexo_pkg.errors import UsageError
+
+NOARCH = "noarch"
+TARGET_ENV = "NEXO_INSTALL_TARGET"
+_TRIPLE = re.compile(r"^[A-Za-z0-9_]+(?:-[A-Za-z0-9_.]+){1,3}$")
+_ARCH_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
+
+
+def _arch() -> str:
+    machine = platform.machine().lower()
+    return _ARCH_ALIASES.get(machine, machine)
+
+
+def _linux_is_musl() -> bool:
+    """glibc reports itself through ``libc_ver``; musl does not, but ships ``ld-musl-*``."""
+    libc, _ = platform.libc_ver()
+    if libc == "glibc":
+        return False
+    return any(Path("/lib").glob("ld-musl-*")) or any(Path("/usr/lib").glob("ld-musl-*"))
+
+
+def expand_triple(triple: str) -> tuple[str, ...]:
+    """A glibc Linux triple can also run the musl build (static), so it falls back to it."""
+    if triple.endswith("-unknown-linux-gnu"):
+        return (triple, triple.removesuffix("-gnu") + "-musl")
+    return (triple,)
+
+
+def detect_host_candidates() -> tuple[str, ...]:
+    """Triples this host runs, best first (``noarch`` is added by the asset selection)."""
+    arch = _arch()
+    if sys.platform.startswith("linux"):
+        if _linux_is_musl():
+            return (f"{arch}-unknown-linux-musl",)
+        return expand_triple(f"{arch}-unknown-linux-gnu")
+    if sys.platform == "darwin":
+        return (f"{arch}-apple-darwin",)
+    return ()
+
+
+def host_candidates(override: str | None = None) -> tuple[str, ...]:
+    """``--target`` wins, then ``NEXO_INSTALL_TARGET``, then detection.
+
+    Raises :class:`UsageError` (exit 2) for an override that is not shaped like a triple.
+    """
+    chosen = override or os.environ.get(TARGET_ENV) or None
+    if chosen is None:
+        return detect_host_candidates()
+    if chosen == NOARCH:
+        return ()
+    if not _TRIPLE.match(chosen):
+        raise UsageError(
+            f"target {chosen!r} is not a target triple such as x86_64-unknown-linux-gnu"
+        )
+    return expand_triple(chosen)

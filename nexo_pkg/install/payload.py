@@ -1,0 +1,56 @@
+"""Payload check: the manifest at the archive root lints clean and matches the asset name."""
+
+from __future__ import annotations
+
+import tomllib
+
+from nexo_pkg.errors import NexoError
+from nexo_pkg.install.inspect import MANIFEST_NAME, ArchiveListing
+from nexo_pkg.install.summary import ManifestSummary, summarise_manifest
+from nexo_pkg.lint.engine import lint_source
+
+
+def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> ManifestSummary:
+    """Check what an inspected archive carries, before anything is extracted.
+
+    Raises ``manifest_invalid`` when ``nexo-plugin.toml`` is missing at the root or has lint
+    errors, ``manifest_mismatch`` when its id/version differ from the asset's, and
+    ``archive_invalid`` when ``bin/<id>`` is not a regular file in the archive.
+    """
+    if listing.manifest is None:
+        why = "is too large" if MANIFEST_NAME in listing.files else "is missing"
+        raise NexoError(f"{MANIFEST_NAME} at the archive root {why}", kind="manifest_invalid")
+    try:
+        text = listing.manifest.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NexoError(f"{MANIFEST_NAME} is not UTF-8 text", kind="manifest_invalid") from exc
+    result = lint_source(text, path=MANIFEST_NAME)
+    if not result.success:
+        errors = result.errors
+        first = errors[0]
+        where = f"{MANIFEST_NAME}:{first.span.start.line}:{first.span.start.column}"
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise NexoError(
+            f"{where}: {first.code} {first.message}{more}; the plugin's manifest does not lint",
+            kind="manifest_invalid",
+            details={"diagnostics": [d.to_json() for d in errors]},
+        )
+    plugin = tomllib.loads(text).get("plugin", {})
+    found_id, found_version = plugin.get("id"), plugin.get("version")
+    if found_id != plugin_id or found_version != version:
+        raise NexoError(
+            f"the archive's manifest is {found_id} {found_version}, but the asset is named for "
+            f"{plugin_id} {version}",
+            kind="manifest_mismatch",
+            details={
+                "manifest": {"id": found_id, "version": found_version},
+                "asset": {"id": plugin_id, "version": version},
+            },
+        )
+    entrypoint = f"bin/{plugin_id}"
+    if entrypoint not in listing.files:
+        raise NexoError(
+            f"the archive has no {entrypoint} file (the plugin's launcher)",
+            kind="archive_invalid",
+        )
+    return summarise_manifest(text)

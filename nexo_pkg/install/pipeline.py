@@ -1,0 +1,464 @@
+"""The install pipeline: resolve → pick → download → checksum → signature → inspect →
+payload → confirm → install, each step taking what the previous one produced.
+
+A failure raises one :class:`NexoError` and nothing downstream runs; temp files in the cache
+are always deleted, and ``<dest>`` is only touched by the last step, under its lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import semver
+
+from nexo_pkg.errors import NexoError, UsageError
+from nexo_pkg.install import trust
+from nexo_pkg.install.checksum import parse_digest, parse_sidecar, verify_checksums
+from nexo_pkg.install.download import DownloadedFile, cache_dir, copy_local, download_asset
+from nexo_pkg.install.extract import extract_listed
+from nexo_pkg.install.github import (
+    GitHubClient,
+    Release,
+    resolve_api_base,
+    resolve_token,
+)
+from nexo_pkg.install.hosttriple import host_candidates
+from nexo_pkg.install.inspect import ArchiveLimits, ArchiveListing, inspect_archive
+from nexo_pkg.install.payload import check_payload
+from nexo_pkg.install.select import (
+    MANIFEST_ASSET,
+    choose_asset,
+    parse_tarball_name,
+    plugin_id_from_manifest,
+    version_from_tag,
+)
+from nexo_pkg.install.source import GitHubSource, LocalSource, parse_source
+from nexo_pkg.install.store import (
+    Installed,
+    Receipt,
+    fsync_tree,
+    locked_root,
+    publish,
+    read_receipt,
+    remove_tree,
+    require_installed,
+    utc_now,
+    write_receipt,
+)
+from nexo_pkg.install.summary import InstallPlan
+
+MAX_SIDECAR_BYTES = 64 * 1024
+MAX_MANIFEST_ASSET_BYTES = 1024 * 1024
+MAX_SIGNATURE_BYTES = 4 * 1024 * 1024
+
+
+def nexo_home_from_env() -> Path:
+    """``NEXO_HOME``, else ``~/.nexo``."""
+    value = os.environ.get("NEXO_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".nexo"
+
+
+@dataclass(frozen=True)
+class InstallOptions:
+    """Everything ``install`` and ``upgrade`` take besides the source."""
+
+    dest: Path
+    nexo_home: Path
+    target: str | None = None
+    trusted_keys: Path | None = None
+    require_signature: bool = False
+    skip_signature_verify: bool = False
+    github_api_url: str | None = None
+    force: bool = False
+    dry_run: bool = False
+    limits: ArchiveLimits = field(default_factory=ArchiveLimits)
+    show_progress: bool = False
+    confirm: Callable[[InstallPlan], bool] | None = None
+    retry_base_delay: float | None = None
+    expected_id: str | None = None
+
+
+@dataclass(frozen=True)
+class InstallResult:
+    """What ``install`` did (or, with ``dry_run``, would do)."""
+
+    plan: InstallPlan
+    path: Path
+    was_already_present: bool = False
+    dry_run: bool = False
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        return tuple(self.plan.signature.warnings)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "id": self.plan.plugin_id,
+            "version": self.plan.version,
+            "target": self.plan.target,
+            "path": str(self.path),
+            "sha256": self.plan.sha256,
+            "source": self.plan.source,
+            "signature": self.plan.signature.to_json(),
+            "was_already_present": self.was_already_present,
+            "dry_run": self.dry_run,
+            "manifest": self.plan.summary.to_json(),
+            "warnings": list(self.warnings),
+        }
+
+
+@dataclass
+class _Fetched:
+    """A checksummed tarball in the cache, with what is known about where it came from."""
+
+    tarball: DownloadedFile
+    plugin_id: str
+    version: str
+    target: str
+    source: dict[str, Any]
+    owner: str | None
+    repo: str | None
+    tag: str | None
+    checksums: tuple[str, ...]
+    material: dict[str, Path]
+
+
+def _check_flags(options: InstallOptions) -> None:
+    if options.require_signature and options.skip_signature_verify:
+        raise UsageError("--require-signature and --skip-signature-verify exclude each other")
+
+
+def _load_policy(options: InstallOptions) -> trust.TrustPolicy:
+    if options.trusted_keys is not None:
+        return trust.load_policy(options.trusted_keys, explicit=True)
+    return trust.load_policy(trust.default_policy_path(options.nexo_home), explicit=False)
+
+
+def _client(options: InstallOptions) -> GitHubClient:
+    return GitHubClient(
+        resolve_api_base(options.github_api_url),
+        resolve_token(),
+        retry_base_delay=options.retry_base_delay,
+    )
+
+
+def install(source_text: str, options: InstallOptions) -> InstallResult:
+    """Run the whole pipeline for SOURCE (``owner/repo[@tag]`` or a local tarball).
+
+    Raises :class:`NexoError` with one of the kinds of SPEC §5; on any failure ``dest`` is
+    left as it was and the cache holds no temp file of this run.
+    """
+    _check_flags(options)
+    source = parse_source(source_text)
+    candidates = host_candidates(options.target)
+    # The policy is read before any network work, so a bad policy fails fast (exit 2).
+    policy = _load_policy(options)
+    temp_files: list[DownloadedFile] = []
+    try:
+        if isinstance(source, GitHubSource):
+            fetched = _fetch_github(source, candidates, options, temp_files)
+        else:
+            fetched = _fetch_local(source, options, temp_files)
+        mode = trust.resolve_mode(
+            policy,
+            fetched.owner,
+            require_signature=options.require_signature,
+            skip_verify=options.skip_signature_verify,
+        )
+        outcome = trust.verify_asset_signature(
+            fetched.tarball.path,
+            asset_name=fetched.tarball.name,
+            material=fetched.material,
+            owner=fetched.owner,
+            repo=fetched.repo,
+            policy=policy,
+            mode=mode,
+        )
+        listing = inspect_archive(fetched.tarball.path, options.limits)
+        summary = check_payload(listing, fetched.plugin_id, fetched.version)
+        final = options.dest / f"{fetched.plugin_id}-{fetched.version}"
+        plan = InstallPlan(
+            summary=summary,
+            source_display=source.display(),
+            source=fetched.source,
+            target=fetched.target,
+            asset_name=fetched.tarball.name,
+            sha256=fetched.tarball.sha256,
+            checksums=fetched.checksums,
+            signature=outcome,
+            destination=str(final),
+        )
+        if options.dry_run:
+            return InstallResult(plan, final, dry_run=True)
+        if options.confirm is not None and not options.confirm(plan):
+            raise NexoError("installation cancelled; nothing was changed", kind="cancelled")
+        return _install_tree(plan, fetched, listing, final, options)
+    finally:
+        for temp in temp_files:
+            temp.discard()
+
+
+def _fetch_github(
+    source: GitHubSource,
+    candidates: tuple[str, ...],
+    options: InstallOptions,
+    temp_files: list[DownloadedFile],
+) -> _Fetched:
+    with _client(options) as client:
+        release = client.get_release(source.owner, source.repo, source.tag)
+        manifest_id = _release_manifest_id(client, release)
+        choice = choose_asset(release, candidates, manifest_id=manifest_id)
+        if options.expected_id is not None and choice.plugin_id != options.expected_id:
+            raise NexoError(
+                f"release {release.tag} of {source.owner}/{source.repo} is plugin "
+                f"{choice.plugin_id!r}, not {options.expected_id!r}",
+                kind="asset_not_found",
+            )
+        asset = choice.asset
+        cache = cache_dir(options.nexo_home)
+        tarball = download_asset(
+            client,
+            asset,
+            cache,
+            max_bytes=options.limits.max_download,
+            show_progress=options.show_progress,
+        )
+        temp_files.append(tarball)
+        sidecar_asset = release.asset(asset.name + ".sha256")
+        sidecar = None
+        if sidecar_asset is not None:
+            text = client.fetch_bytes(sidecar_asset, max_bytes=MAX_SIDECAR_BYTES)
+            sidecar = parse_sidecar(text.decode("utf-8", errors="replace"), asset.name)
+        checked = verify_checksums(
+            tarball.sha256, asset.name, sidecar=sidecar, digest=parse_digest(asset.digest)
+        )
+        material: dict[str, Path] = {}
+        for suffix in trust.SIGNATURE_SUFFIXES:
+            signature_asset = release.asset(asset.name + suffix)
+            if signature_asset is None:
+                continue
+            downloaded = download_asset(
+                client, signature_asset, cache, max_bytes=MAX_SIGNATURE_BYTES
+            )
+            temp_files.append(downloaded)
+            material[signature_asset.name] = downloaded.path
+    return _Fetched(
+        tarball=tarball,
+        plugin_id=choice.plugin_id,
+        version=choice.version,
+        target=choice.target,
+        source={
+            "type": "github-releases",
+            "owner": source.owner,
+            "repo": source.repo,
+            "tag": release.tag,
+            "asset": asset.name,
+            "api_url": client.api_base,
+        },
+        owner=source.owner,
+        repo=source.repo,
+        tag=release.tag,
+        checksums=checked,
+        material=material,
+    )
+
+
+def _release_manifest_id(client: GitHubClient, release: Release) -> str | None:
+    manifest_asset = release.asset(MANIFEST_ASSET)
+    if manifest_asset is None:
+        return None
+    text = client.fetch_bytes(manifest_asset, max_bytes=MAX_MANIFEST_ASSET_BYTES)
+    return plugin_id_from_manifest(text.decode("utf-8", errors="replace"))
+
+
+def _fetch_local(
+    source: LocalSource, options: InstallOptions, temp_files: list[DownloadedFile]
+) -> _Fetched:
+    path = source.path
+    parsed = parse_tarball_name(path.name)
+    if parsed is None:
+        raise NexoError(
+            f"{path.name} is not named <id>-<version>-<target>.tar.gz",
+            kind="source_invalid",
+            details={"source": str(path)},
+        )
+    plugin_id, version, target = parsed
+    tarball = copy_local(path, cache_dir(options.nexo_home), max_bytes=options.limits.max_download)
+    temp_files.append(tarball)
+    sidecar_path = path.with_name(path.name + ".sha256")
+    sidecar = None
+    if sidecar_path.is_file():
+        try:
+            with sidecar_path.open("rb") as handle:
+                raw = handle.read(MAX_SIDECAR_BYTES)
+        except OSError as exc:
+            raise NexoError(f"cannot read {sidecar_path}: {exc.strerror}", kind="io") from exc
+        sidecar = parse_sidecar(raw.decode("utf-8", errors="replace"), path.name)
+    checked = verify_checksums(tarball.sha256, path.name, sidecar=sidecar, digest=None)
+    material = {
+        path.name + suffix: path.with_name(path.name + suffix)
+        for suffix in trust.SIGNATURE_SUFFIXES
+        if path.with_name(path.name + suffix).is_file()
+    }
+    return _Fetched(
+        tarball=tarball,
+        plugin_id=plugin_id,
+        version=version,
+        target=target,
+        source={"type": "local-file", "path": str(path)},
+        owner=None,
+        repo=None,
+        tag=None,
+        checksums=checked,
+        material=material,
+    )
+
+
+def _install_tree(
+    plan: InstallPlan,
+    fetched: _Fetched,
+    listing: ArchiveListing,
+    final: Path,
+    options: InstallOptions,
+) -> InstallResult:
+    """Step 9: stage, write the receipt, rename into place, all under the root's lock."""
+    with locked_root(options.dest) as root:
+        if final.exists() and not options.force:
+            try:
+                existing: Receipt | None = read_receipt(final)
+            except (OSError, ValueError):
+                existing = None
+            if existing is not None and existing.sha256 == plan.sha256:
+                return InstallResult(plan, final, was_already_present=True)
+            raise NexoError(
+                f"{plan.plugin_id} {plan.version} is already installed at {final} from a "
+                "different archive; use --force to replace it",
+                kind="already_installed",
+                details={"path": str(final)},
+            )
+        staging = root.new_staging(plan.plugin_id)
+        try:
+            extract_listed(fetched.tarball.path, staging, listing, options.limits)
+            (staging / "bin" / plan.plugin_id).chmod(0o755)
+            receipt = Receipt(
+                id=plan.plugin_id,
+                version=plan.version,
+                owner=fetched.owner,
+                repo=fetched.repo,
+                tag=fetched.tag,
+                target=plan.target,
+                sha256=plan.sha256,
+                installed_at=utc_now(),
+                source=fetched.source["type"],
+                signature=plan.signature.to_json(),
+                files={name: info.sha256 for name, info in listing.files.items()},
+            )
+            write_receipt(staging, receipt)
+            fsync_tree(staging)
+            publish(root, staging, final, replace=final.exists())
+        except OSError as exc:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise NexoError(
+                f"cannot install into {final}: {exc.strerror or exc}", kind="io"
+            ) from exc
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    return InstallResult(plan, final)
+
+
+# -- upgrade and remove -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class UpgradeResult:
+    """What ``upgrade`` did: nothing (up to date), or an install plus the old dir's fate."""
+
+    plugin_id: str
+    from_version: str
+    to_version: str
+    old_path: Path
+    install: InstallResult | None
+    removed_old: bool
+
+    def to_json(self) -> dict[str, Any]:
+        document: dict[str, Any]
+        if self.install is not None:
+            document = self.install.to_json()
+        else:
+            document = {"ok": True, "id": self.plugin_id, "version": self.to_version}
+            document["path"] = str(self.old_path)
+            document["was_already_present"] = True
+        document["from_version"] = self.from_version
+        document["upgraded"] = self.install is not None and not self.install.was_already_present
+        document["old_path"] = str(self.old_path)
+        document["removed_old"] = self.removed_old
+        return document
+
+
+def upgrade(
+    plugin_id: str,
+    options: InstallOptions,
+    *,
+    allow_downgrade: bool = False,
+    keep_old: bool = False,
+) -> UpgradeResult:
+    """Install the latest release of an installed plugin's ``owner/repo``.
+
+    Same version: no-op. Lower: ``downgrade_refused`` unless ``allow_downgrade``. The old
+    directory is removed only after the new one is in place (kept with ``keep_old``). Raises
+    ``not_installed`` for an unknown id, ``source_invalid`` for local-file installs.
+    """
+    _check_flags(options)
+    current = require_installed(options.dest, plugin_id)[0]
+    receipt = current.receipt
+    assert receipt is not None  # noqa: S101 (require_installed only returns receipts)
+    if receipt.source != "github-releases" or not receipt.owner or not receipt.repo:
+        raise NexoError(
+            f"{plugin_id} was installed from a local file; install the new tarball with "
+            "`nexo plugin install PATH`",
+            kind="source_invalid",
+        )
+    trust_check = _load_policy(options)
+    del trust_check  # fail on a bad policy before any network work
+    with _client(options) as client:
+        release = client.get_release(receipt.owner, receipt.repo, None)
+    new_version = version_from_tag(release.tag)
+    order = semver.Version.parse(new_version).compare(receipt.version)
+    if order == 0:
+        return UpgradeResult(plugin_id, receipt.version, new_version, current.path, None, False)
+    if order < 0 and not allow_downgrade:
+        raise NexoError(
+            f"the latest release of {receipt.owner}/{receipt.repo} is {new_version}, older "
+            f"than the installed {receipt.version}; pass --allow-downgrade to install it",
+            kind="downgrade_refused",
+            details={"installed": receipt.version, "latest": new_version},
+        )
+    result = install(
+        f"{receipt.owner}/{receipt.repo}@{release.tag}",
+        replace(options, expected_id=plugin_id),
+    )
+    removed = False
+    if not result.dry_run and not keep_old and result.path != current.path:
+        with locked_root(options.dest) as root:
+            if current.path.exists():
+                remove_tree(root, current.path)
+                removed = True
+    return UpgradeResult(plugin_id, receipt.version, new_version, current.path, result, removed)
+
+
+def remove(plugin_id: str, dest: Path) -> list[Installed]:
+    """Remove every installed version of ``plugin_id``; raises ``not_installed``/``io``."""
+    matches = require_installed(dest, plugin_id)
+    with locked_root(dest) as root:
+        for item in matches:
+            with contextlib.suppress(FileNotFoundError):
+                remove_tree(root, item.path)
+    return matches

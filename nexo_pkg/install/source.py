@@ -1,0 +1,124 @@
+"""Parse the SOURCE argument of ``nexo plugin install``: ``owner/repo[@tag]`` or a local tarball.
+
+The grammar is strict on purpose: owner, repo and tag end up in URL paths and file names, so
+anything outside GitHub's own character set is refused up front with ``source_invalid``
+instead of being quoted and sent.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from nexo_pkg.errors import NexoError
+
+# GitHub allows these characters in user, organisation and repository names.
+_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+# Tags name a semver version (optionally prefixed with `v`), so the semver alphabet suffices.
+_TAG = re.compile(r"^[A-Za-z0-9._+-]+$")
+MAX_OWNER_LENGTH = 39
+MAX_REPO_LENGTH = 100
+MAX_TAG_LENGTH = 128
+LOCAL_SUFFIXES = (".tar.gz", ".tgz")
+
+
+@dataclass(frozen=True)
+class GitHubSource:
+    """A plugin published as GitHub release assets; ``tag`` ``None`` means the latest release."""
+
+    owner: str
+    repo: str
+    tag: str | None = None
+
+    def display(self) -> str:
+        base = f"{self.owner}/{self.repo}"
+        return f"{base}@{self.tag}" if self.tag else base
+
+
+@dataclass(frozen=True)
+class LocalSource:
+    """A release tarball on disk; its sidecars (``.sha256``, signatures) sit next to it."""
+
+    path: Path
+
+    def display(self) -> str:
+        return str(self.path)
+
+
+Source = GitHubSource | LocalSource
+
+
+def _invalid(text: str, why: str) -> NexoError:
+    return NexoError(
+        f"invalid source {text!r}: {why}; expected owner/repo[@tag] or a path to a .tar.gz",
+        kind="source_invalid",
+        details={"source": text},
+    )
+
+
+def _looks_local(text: str) -> bool:
+    return (
+        text.endswith(LOCAL_SUFFIXES)
+        or text.startswith(("/", "./", "../", "~"))
+        or Path(text).is_file()
+    )
+
+
+def validate_name(value: str, *, what: str, max_length: int, text: str) -> None:
+    """Check one owner or repo name against GitHub's alphabet; raise ``source_invalid``."""
+    if not value:
+        raise _invalid(text, f"the {what} is empty")
+    if len(value) > max_length:
+        raise _invalid(text, f"the {what} is longer than {max_length} characters")
+    if not _NAME.match(value):
+        raise _invalid(text, f"the {what} may only use letters, digits, '.', '_' and '-'")
+    if value in {".", ".."} or ".." in value:
+        raise _invalid(text, f"the {what} may not contain '..' or be '.'")
+    if value.startswith("-"):
+        raise _invalid(text, f"the {what} may not start with '-'")
+
+
+def validate_tag(tag: str, *, text: str) -> None:
+    """Check a release tag: semver alphabet, no ``..``, no leading ``.`` or ``-``."""
+    if not tag:
+        raise _invalid(text, "the tag after '@' is empty")
+    if len(tag) > MAX_TAG_LENGTH:
+        raise _invalid(text, f"the tag is longer than {MAX_TAG_LENGTH} characters")
+    if not _TAG.match(tag) or ".." in tag or tag.startswith((".", "-")):
+        raise _invalid(text, "the tag may only use letters, digits, '.', '_', '+' and '-'")
+
+
+def parse_source(text: str) -> Source:
+    """Turn SOURCE into a :class:`GitHubSource` or :class:`LocalSource`.
+
+    Raises :class:`NexoError` ``source_invalid`` for anything else: URLs, control characters,
+    whitespace, percent-escapes, ``..``, too many or too few path parts, over-long names, or a
+    local path that is not an existing file.
+    """
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in text):
+        raise _invalid(text, "it contains control characters")
+    if _looks_local(text):
+        path = Path(text).expanduser()
+        if not path.is_file():
+            raise _invalid(text, "no such file")
+        if not path.name.endswith(LOCAL_SUFFIXES):
+            raise _invalid(text, "a local source must be a .tar.gz release tarball")
+        return LocalSource(path.resolve())
+    if "://" in text or text.startswith(("http:", "https:", "git@")):
+        raise _invalid(text, "URLs are not accepted")
+    if any(char.isspace() for char in text):
+        raise _invalid(text, "it contains whitespace")
+    if "%" in text:
+        raise _invalid(text, "percent-escapes are not accepted")
+    name_part, at, tag = text.partition("@")
+    parts = name_part.split("/")
+    if len(parts) != 2:
+        raise _invalid(text, "it must have exactly one '/' between owner and repo")
+    owner, repo = parts
+    validate_name(owner, what="owner", max_length=MAX_OWNER_LENGTH, text=text)
+    validate_name(repo, what="repo", max_length=MAX_REPO_LENGTH, text=text)
+    if at:
+        validate_tag(tag, text=text)
+        return GitHubSource(owner, repo, tag)
+    return GitHubSource(owner, repo, None)

@@ -1,0 +1,152 @@
+"""What a plugin asks for, taken from its manifest, and the confirmation screen built from it."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from typing import Any
+
+from nexo_pkg.install.trust import SignatureOutcome
+
+_EXTENDS_KEYS = ("tools", "channels", "llm_providers", "memory_backends", "hooks")
+
+
+@dataclass(frozen=True)
+class ManifestSummary:
+    """The parts of ``nexo-plugin.toml`` an operator should see before installing."""
+
+    plugin_id: str
+    version: str
+    name: str = ""
+    description: str = ""
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    extends: dict[str, list[str]] = field(default_factory=dict)
+    sandbox_enabled: bool = False
+    network: str = "deny"
+    fs_read_paths: tuple[str, ...] = ()
+    fs_write_paths: tuple[str, ...] = ()
+    capabilities: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.plugin_id,
+            "version": self.version,
+            "name": self.name,
+            "description": self.description,
+            "entrypoint": {"command": self.command, "args": list(self.args)},
+            "env": dict(self.env),
+            "extends": {key: list(value) for key, value in self.extends.items()},
+            "sandbox": {
+                "enabled": self.sandbox_enabled,
+                "network": self.network,
+                "fs_read_paths": list(self.fs_read_paths),
+                "fs_write_paths": list(self.fs_write_paths),
+            },
+            "capabilities": list(self.capabilities),
+        }
+
+
+def _table(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(item for item in value if isinstance(item, str)) if isinstance(value, list) else ()
+
+
+def summarise_manifest(text: str) -> ManifestSummary:
+    """Read the summary fields from a manifest that already linted clean (never raises)."""
+    try:
+        plugin = _table(tomllib.loads(text).get("plugin"))
+    except tomllib.TOMLDecodeError:
+        plugin = {}
+    entrypoint = _table(plugin.get("entrypoint"))
+    sandbox = _table(plugin.get("sandbox"))
+    extends = _table(plugin.get("extends"))
+    env = {k: v for k, v in _table(entrypoint.get("env")).items() if isinstance(v, str)}
+    command = entrypoint.get("command")
+    return ManifestSummary(
+        plugin_id=str(plugin.get("id", "")),
+        version=str(plugin.get("version", "")),
+        name=str(plugin.get("name", "")),
+        description=str(plugin.get("description", "")),
+        command=command if isinstance(command, str) and command.strip() else None,
+        args=_strings(entrypoint.get("args")),
+        env=env,
+        extends={
+            key: list(_strings(extends.get(key))) for key in _EXTENDS_KEYS if extends.get(key)
+        },
+        sandbox_enabled=sandbox.get("enabled") is True,
+        network=str(sandbox.get("network", "deny")),
+        fs_read_paths=_strings(sandbox.get("fs_read_paths")),
+        fs_write_paths=_strings(sandbox.get("fs_write_paths")),
+        capabilities=_strings(_table(plugin.get("capabilities")).get("provides")),
+    )
+
+
+@dataclass(frozen=True)
+class InstallPlan:
+    """Everything checked so far: shown to the operator, then installed as is."""
+
+    summary: ManifestSummary
+    source_display: str
+    source: dict[str, Any]
+    target: str
+    asset_name: str
+    sha256: str
+    checksums: tuple[str, ...]
+    signature: SignatureOutcome
+    destination: str
+
+    @property
+    def plugin_id(self) -> str:
+        return self.summary.plugin_id
+
+    @property
+    def version(self) -> str:
+        return self.summary.version
+
+
+def signer_text(outcome: SignatureOutcome) -> str:
+    if outcome.status == "verified":
+        issuer = f" (issuer {outcome.issuer})" if outcome.issuer else ""
+        return f"{outcome.identity or 'verified'}{issuer}"
+    if outcome.status == "skipped":
+        return "not checked (--skip-signature-verify)"
+    return "unsigned"
+
+
+def render_plan(plan: InstallPlan) -> list[str]:
+    """The confirmation screen as lines of text."""
+    summary = plan.summary
+    lines = [
+        f"Plugin:       {summary.plugin_id} {summary.version}"
+        + (f" — {summary.name}" if summary.name else ""),
+        f"Source:       {plan.source_display} ({plan.asset_name})",
+        f"Target:       {plan.target}",
+        f"SHA-256:      {plan.sha256} (checked against {', '.join(plan.checksums)})",
+        f"Signer:       {signer_text(plan.signature)}",
+        f"Install to:   {plan.destination}",
+    ]
+    if summary.command:
+        lines.append(f"Entrypoint:   {' '.join([summary.command, *summary.args])}")
+    else:
+        lines.append(f"Entrypoint:   bin/{summary.plugin_id}")
+    if summary.env:
+        pairs = ", ".join(f"{key}={value}" for key, value in sorted(summary.env.items()))
+        lines.append(f"Environment:  {pairs}")
+    for key, values in summary.extends.items():
+        lines.append(f"Extends {key}: {', '.join(values)}")
+    if summary.sandbox_enabled:
+        lines.append(f"Sandbox:      enabled, network {summary.network}")
+        if summary.fs_read_paths:
+            lines.append(f"  reads:      {', '.join(summary.fs_read_paths)}")
+        if summary.fs_write_paths:
+            lines.append(f"  writes:     {', '.join(summary.fs_write_paths)}")
+    else:
+        lines.append("Sandbox:      disabled (the plugin runs with your user's permissions)")
+    caps = ", ".join(summary.capabilities) if summary.capabilities else "none declared"
+    lines.append(f"Capabilities: {caps}")
+    return lines

@@ -1,0 +1,453 @@
+"""A loopback GitHub Releases API for install tests, with fault injection.
+
+:class:`GitHubServer` serves ``/repos/{owner}/{repo}/releases/latest``,
+``/releases/tags/{tag}``, ``/releases/assets/{id}`` (JSON, or the bytes with
+``Accept: application/octet-stream``) and ``/{owner}/{repo}/releases/download/{tag}/{name}``,
+all on 127.0.0.1 with a real HTTP/1.1 server. Every request is recorded with its headers.
+
+Usage::
+
+    def test_x(github_server: GitHubServer, asset_host: BlobServer) -> None:
+        github_server.publish("acme", "hello", "v1.0.0", {"hello-1.0.0-noarch.tar.gz": data})
+        github_server.fail(status=502, times=2)            # next two requests answer 502
+        github_server.drop_connection(path_contains="/assets/")
+        github_server.rate_limit(status=403, reset=1_900_000_000)
+        github_server.redirect_assets_to(asset_host)       # asset bytes come from another port
+        ...
+        github_server.requests_to("/assets/")[0].headers["authorization"]
+
+Faults are consumed in the order they were added; each matches requests whose path contains
+``path_contains`` (every request when ``None``) and fires ``times`` times (``None``: forever).
+The same fault switches work on :class:`BlobServer`.
+
+The fixtures :func:`github_server` and :func:`asset_host` start and stop the servers; import
+them into a test module or ``conftest.py`` (``from support.github_server import
+github_server, asset_host``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+FaultKind = Literal["status", "drop", "truncate", "wrong_length", "slow", "rate_limit"]
+
+
+@dataclass
+class RecordedRequest:
+    """One request as the server saw it; header names are lower-case."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+
+
+@dataclass
+class Fault:
+    """An injected misbehaviour; see the module docstring."""
+
+    kind: FaultKind
+    times: int | None = 1
+    path_contains: str | None = None
+    status: int = 500
+    delay: float = 0.0
+    length_delta: int = 0
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def matches(self, path: str) -> bool:
+        return self.path_contains is None or self.path_contains in path
+
+
+@dataclass
+class PublishedAsset:
+    id: int
+    name: str
+    data: bytes
+    digest: str | None
+
+
+@dataclass
+class PublishedRelease:
+    owner: str
+    repo: str
+    tag: str
+    assets: list[PublishedAsset]
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+class _LoopbackServer:
+    """A threaded HTTP/1.1 server on 127.0.0.1 with request recording and faults."""
+
+    def __init__(self) -> None:
+        self.requests: list[RecordedRequest] = []
+        self._faults: list[Fault] = []
+        self._lock = threading.Lock()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                owner._handle(self)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (base signature)
+                del format, args
+
+        self._httpd = _Server(("127.0.0.1", 0), Handler)
+        self.port = self._httpd.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> _LoopbackServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # -- fault switches -----------------------------------------------------------------
+
+    def add_fault(self, fault: Fault) -> Fault:
+        with self._lock:
+            self._faults.append(fault)
+        return fault
+
+    def fail(
+        self, status: int = 500, *, times: int | None = 1, path_contains: str | None = None
+    ) -> Fault:
+        """Answer ``status`` (a 5xx by default) instead of the real response."""
+        return self.add_fault(Fault("status", times, path_contains, status=status))
+
+    def drop_connection(self, *, times: int | None = 1, path_contains: str | None = None) -> Fault:
+        """Send the headers and half the body, then close the connection."""
+        return self.add_fault(Fault("drop", times, path_contains))
+
+    def truncate_body(self, *, times: int | None = 1, path_contains: str | None = None) -> Fault:
+        """Send a well-formed response whose body is only the first half of the real one."""
+        return self.add_fault(Fault("truncate", times, path_contains))
+
+    def wrong_content_length(
+        self, delta: int, *, times: int | None = 1, path_contains: str | None = None
+    ) -> Fault:
+        """Declare ``len(body) + delta`` as Content-Length, send the whole body, then close."""
+        return self.add_fault(Fault("wrong_length", times, path_contains, length_delta=delta))
+
+    def slow(
+        self, delay: float, *, times: int | None = None, path_contains: str | None = None
+    ) -> Fault:
+        """Wait ``delay`` seconds before answering."""
+        return self.add_fault(Fault("slow", times, path_contains, delay=delay))
+
+    def rate_limit(
+        self,
+        *,
+        status: int = 403,
+        reset: int | None = None,
+        retry_after: int | None = None,
+        times: int | None = 1,
+        path_contains: str | None = None,
+    ) -> Fault:
+        """Answer like GitHub's rate limiter, with ``X-RateLimit-*`` / ``Retry-After``."""
+        headers = {"X-RateLimit-Limit": "60", "X-RateLimit-Remaining": "0"}
+        headers["X-RateLimit-Reset"] = str(reset if reset is not None else int(time.time()) + 600)
+        if retry_after is not None:
+            headers["Retry-After"] = str(retry_after)
+        return self.add_fault(
+            Fault("rate_limit", times, path_contains, status=status, headers=headers)
+        )
+
+    def clear_faults(self) -> None:
+        with self._lock:
+            self._faults.clear()
+
+    def requests_to(self, path_contains: str) -> list[RecordedRequest]:
+        return [request for request in self.requests if path_contains in request.path]
+
+    # -- request handling ---------------------------------------------------------------
+
+    def _take_faults(self, path: str) -> list[Fault]:
+        taken: list[Fault] = []
+        with self._lock:
+            kinds: set[str] = set()
+            for fault in self._faults:
+                if fault.kind in kinds or not fault.matches(path):
+                    continue
+                if fault.times is not None:
+                    if fault.times <= 0:
+                        continue
+                    fault.times -= 1
+                kinds.add(fault.kind)
+                taken.append(fault)
+        return taken
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        path = handler.path
+        headers = {key.lower(): value for key, value in handler.headers.items()}
+        self.requests.append(RecordedRequest(handler.command, path, headers))
+        faults = self._take_faults(path)
+        for fault in faults:
+            if fault.kind == "slow":
+                time.sleep(fault.delay)
+        for fault in faults:
+            if fault.kind == "status":
+                self._send(handler, fault.status, b'{"message": "Server Error"}', [])
+                return
+            if fault.kind == "rate_limit":
+                body = b'{"message": "API rate limit exceeded"}'
+                self._send(handler, fault.status, body, [], extra=fault.headers)
+                return
+        status, body, content_type, extra = self.route(handler, urlsplit(path).path, headers)
+        self._send(handler, status, body, faults, content_type=content_type, extra=extra)
+
+    def route(
+        self, handler: BaseHTTPRequestHandler, path: str, headers: dict[str, str]
+    ) -> tuple[int, bytes, str, dict[str, str]]:
+        """Answer one request: ``(status, body, content type, extra headers)``."""
+        raise NotImplementedError
+
+    def _send(
+        self,
+        handler: BaseHTTPRequestHandler,
+        status: int,
+        body: bytes,
+        faults: list[Fault],
+        *,
+        content_type: str = "application/json",
+        extra: Mapping[str, str] | None = None,
+    ) -> None:
+        kinds = {fault.kind: fault for fault in faults}
+        declared = len(body)
+        if "truncate" in kinds:
+            body = body[: len(body) // 2]
+            declared = len(body)
+        if "wrong_length" in kinds:
+            declared = max(0, len(body) + kinds["wrong_length"].length_delta)
+        try:
+            handler.send_response(status)
+            handler.send_header("Content-Type", content_type)
+            handler.send_header("Content-Length", str(declared))
+            for key, value in (extra or {}).items():
+                handler.send_header(key, value)
+            if "drop" in kinds or "wrong_length" in kinds:
+                handler.send_header("Connection", "close")
+            handler.end_headers()
+            if "drop" in kinds:
+                handler.wfile.write(body[: len(body) // 2])
+                handler.wfile.flush()
+                handler.close_connection = True
+                handler.connection.shutdown(socket.SHUT_RDWR)
+                return
+            handler.wfile.write(body)
+            handler.wfile.flush()
+            if "wrong_length" in kinds:
+                handler.close_connection = True
+                handler.connection.shutdown(socket.SHUT_RDWR)
+        except (BrokenPipeError, ConnectionResetError):
+            handler.close_connection = True
+
+
+class BlobServer(_LoopbackServer):
+    """A second loopback host (another port) serving bytes, e.g. the target of a redirect."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.blobs: dict[str, bytes] = {}
+
+    def put(self, path: str, data: bytes) -> str:
+        """Serve ``data`` at ``path``; return its absolute URL."""
+        self.blobs[path] = data
+        return self.url + path
+
+    def route(
+        self, handler: BaseHTTPRequestHandler, path: str, headers: dict[str, str]
+    ) -> tuple[int, bytes, str, dict[str, str]]:
+        del handler, headers
+        if path in self.blobs:
+            return 200, self.blobs[path], "application/octet-stream", {}
+        return 404, b"not found", "text/plain", {}
+
+
+class GitHubServer(_LoopbackServer):
+    """The GitHub Releases API subset the installer uses; see the module docstring."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.releases: dict[tuple[str, str], list[PublishedRelease]] = {}
+        self.latest: dict[tuple[str, str], str] = {}
+        self.assets: dict[int, tuple[PublishedRelease, PublishedAsset]] = {}
+        self.redirect_target: BlobServer | None = None
+        self.required_token: str | None = None
+        self._next_id = 1000
+
+    def publish(
+        self,
+        owner: str,
+        repo: str,
+        tag: str,
+        assets: Mapping[str, bytes],
+        *,
+        digests: bool | Mapping[str, str | None] = False,
+        latest: bool = True,
+    ) -> PublishedRelease:
+        """Publish a release. ``digests=True`` gives every asset its ``sha256:`` API digest;
+        a mapping sets chosen digests (e.g. a wrong one). ``latest`` makes it the latest."""
+        published: list[PublishedAsset] = []
+        for name, data in assets.items():
+            self._next_id += 1
+            if isinstance(digests, Mapping):
+                digest = digests.get(name)
+            elif digests:
+                digest = "sha256:" + hashlib.sha256(data).hexdigest()
+            else:
+                digest = None
+            published.append(PublishedAsset(self._next_id, name, data, digest))
+        release = PublishedRelease(owner, repo, tag, published)
+        self.releases.setdefault((owner, repo), []).append(release)
+        for asset in published:
+            self.assets[asset.id] = (release, asset)
+        if latest:
+            self.latest[(owner, repo)] = tag
+        return release
+
+    def redirect_assets_to(self, target: BlobServer | None) -> None:
+        """Answer asset downloads with a 302 to ``target`` (another port), as GitHub does."""
+        self.redirect_target = target
+
+    def require_token(self, token: str | None) -> None:
+        """Answer 404 (like a private repository) unless ``Bearer <token>`` is sent."""
+        self.required_token = token
+
+    def asset_api_url(self, release: PublishedRelease, name: str) -> str:
+        for asset in release.assets:
+            if asset.name == name:
+                return f"{self.url}/repos/{release.owner}/{release.repo}/releases/assets/{asset.id}"
+        raise KeyError(name)
+
+    def _release_json(self, release: PublishedRelease) -> dict[str, Any]:
+        base = f"{self.url}/repos/{release.owner}/{release.repo}"
+        return {
+            "tag_name": release.tag,
+            "name": release.tag,
+            "draft": False,
+            "prerelease": False,
+            "html_url": f"{self.url}/{release.owner}/{release.repo}/releases/tag/{release.tag}",
+            "assets": [self._asset_json(release, asset, base) for asset in release.assets],
+        }
+
+    def _asset_json(
+        self, release: PublishedRelease, asset: PublishedAsset, base: str
+    ) -> dict[str, Any]:
+        return {
+            "id": asset.id,
+            "name": asset.name,
+            "size": len(asset.data),
+            "content_type": "application/octet-stream",
+            "digest": asset.digest,
+            "url": f"{base}/releases/assets/{asset.id}",
+            "browser_download_url": (
+                f"{self.url}/{release.owner}/{release.repo}/releases/download/"
+                f"{release.tag}/{asset.name}"
+            ),
+        }
+
+    def _find(self, owner: str, repo: str, tag: str | None) -> PublishedRelease | None:
+        wanted = tag if tag is not None else self.latest.get((owner, repo))
+        for release in self.releases.get((owner, repo), []):
+            if release.tag == wanted:
+                return release
+        return None
+
+    def route(
+        self, handler: BaseHTTPRequestHandler, path: str, headers: dict[str, str]
+    ) -> tuple[int, bytes, str, dict[str, str]]:
+        del handler
+        not_found: tuple[int, bytes, str, dict[str, str]] = (
+            404,
+            b'{"message": "Not Found"}',
+            "application/json",
+            {},
+        )
+        token = self.required_token
+        if token is not None and headers.get("authorization") != f"Bearer {token}":
+            return not_found
+        parts = [unquote(part) for part in path.strip("/").split("/")]
+        if len(parts) >= 5 and parts[0] == "repos" and parts[3] == "releases":
+            owner, repo = parts[1], parts[2]
+            if parts[4:] == ["latest"]:
+                release = self._find(owner, repo, None)
+            elif len(parts) == 6 and parts[4] == "tags":
+                release = self._find(owner, repo, parts[5])
+            elif len(parts) == 6 and parts[4] == "assets" and parts[5].isdigit():
+                return self._serve_asset(int(parts[5]), headers)
+            else:
+                return not_found
+            if release is None:
+                return not_found
+            body = json.dumps(self._release_json(release)).encode()
+            return 200, body, "application/json", {}
+        if len(parts) == 6 and parts[2:4] == ["releases", "download"]:
+            release = self._find(parts[0], parts[1], parts[4])
+            for asset in release.assets if release else []:
+                if asset.name == parts[5]:
+                    return 200, asset.data, "application/octet-stream", {}
+        return not_found
+
+    def _serve_asset(
+        self, asset_id: int, headers: dict[str, str]
+    ) -> tuple[int, bytes, str, dict[str, str]]:
+        found = self.assets.get(asset_id)
+        if found is None:
+            return 404, b'{"message": "Not Found"}', "application/json", {}
+        release, asset = found
+        if "application/octet-stream" not in headers.get("accept", ""):
+            base = f"{self.url}/repos/{release.owner}/{release.repo}"
+            body = json.dumps(self._asset_json(release, asset, base)).encode()
+            return 200, body, "application/json", {}
+        if self.redirect_target is not None:
+            location = self.redirect_target.put(f"/blobs/{asset.id}/{asset.name}", asset.data)
+            return 302, b"", "text/plain", {"Location": location}
+        return 200, asset.data, "application/octet-stream", {}
+
+
+@pytest.fixture
+def github_server() -> Iterator[GitHubServer]:
+    """A running :class:`GitHubServer` on 127.0.0.1."""
+    server = GitHubServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def asset_host() -> Iterator[BlobServer]:
+    """A running :class:`BlobServer`: a second loopback host for redirected downloads."""
+    server = BlobServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
