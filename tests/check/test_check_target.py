@@ -1,0 +1,278 @@
+"""Resolving the TARGET of a check: directories, manifests, tarballs and installed ids."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+from check_plugins import (
+    SCRIPTED,
+    python_first_on_path,
+    scripted_plugin,
+    sdk_packed,
+    toml_string,
+)
+
+from nexo_pkg.check import run_check
+from nexo_pkg.check.target import (
+    TargetError,
+    _strict_extract,
+    extract_tarball,
+    resolve_target,
+)
+from nexo_pkg.errors import EXIT_USAGE, NexoError
+
+MANIFEST_HEAD = """[plugin]
+id = "demo"
+version = "0.1.0"
+name = "Demo"
+description = "Demo"
+min_nexo_version = ">=0.1.0"
+"""
+
+
+def write_manifest(root: Path, body: str = "") -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "nexo-plugin.toml").write_text(MANIFEST_HEAD + body, encoding="utf-8")
+    return root
+
+
+def resolve_error(target: Path | str, dest: Path | None = None) -> TargetError:
+    with pytest.raises(TargetError) as caught, resolve_target(target, dest=dest):
+        pass  # pragma: no cover - resolution must fail first
+    assert caught.value.exit_code == EXIT_USAGE
+    assert caught.value.kind == "target_invalid"
+    return caught.value
+
+
+def pack_tarball(source: Path, tarball: Path) -> Path:
+    with tarfile.open(tarball, "w:gz") as archive:
+        for path in sorted(source.rglob("*")):
+            archive.add(path, arcname=str(path.relative_to(source)), recursive=False)
+    return tarball
+
+
+# -- directories and manifests -------------------------------------------------------------
+
+
+def test_directory_without_manifest_is_a_usage_error(tmp_path: Path) -> None:
+    error = resolve_error(tmp_path)
+    assert "no nexo-plugin.toml" in error.message
+
+
+def test_manifest_that_is_not_toml_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "nexo-plugin.toml").write_text("[plugin\n", encoding="utf-8")
+    assert "not valid TOML" in resolve_error(tmp_path).message
+
+
+def test_manifest_without_a_valid_id_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "nexo-plugin.toml").write_text('[plugin]\nid = "Bad-Id"\n', encoding="utf-8")
+    assert "plugin.id" in resolve_error(tmp_path).message
+
+
+def test_nothing_to_run_is_a_usage_error(tmp_path: Path) -> None:
+    write_manifest(tmp_path)
+    assert "nothing to run" in resolve_error(tmp_path).message
+
+
+def test_command_not_on_path_is_a_usage_error(tmp_path: Path) -> None:
+    write_manifest(tmp_path, '[plugin.entrypoint]\ncommand = "no-such-program-xyz"\n')
+    assert "not found on PATH" in resolve_error(tmp_path).message
+
+
+def test_relative_command_may_not_escape_the_plugin_root(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.sh"
+    outside.write_text("#!/bin/sh\n", encoding="utf-8")
+    outside.chmod(0o755)
+    write_manifest(tmp_path / "p", '[plugin.entrypoint]\ncommand = "./../outside.sh"\n')
+    assert "outside the plugin directory" in resolve_error(tmp_path / "p").message
+
+
+def test_missing_launcher_suggests_packing_first(tmp_path: Path) -> None:
+    write_manifest(tmp_path, '[plugin.entrypoint]\ncommand = "./bin/demo"\n')
+    error = resolve_error(tmp_path)
+    assert "does not exist" in error.message
+    assert "nexo plugin pack" in error.message
+
+
+def test_command_that_is_not_executable_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "run.sh").write_text("#!/bin/sh\n", encoding="utf-8")
+    (tmp_path / "run.sh").chmod(0o644)
+    write_manifest(tmp_path, '[plugin.entrypoint]\ncommand = "./run.sh"\n')
+    assert "not executable" in resolve_error(tmp_path).message
+
+
+def test_reserved_env_names_are_refused(tmp_path: Path) -> None:
+    write_manifest(
+        tmp_path,
+        f"[plugin.entrypoint]\ncommand = {toml_string(sys.executable)}\n"
+        'env = { NEXO_SECRET = "x" }\n',
+    )
+    assert "NEXO_SECRET" in resolve_error(tmp_path).message
+
+
+def test_relative_command_runs_with_manifest_args_and_env(tmp_path: Path) -> None:
+    # ./run.sh only knows what to run through the manifest's env and args.
+    root = tmp_path / "p"
+    root.mkdir()
+    run = root / "run.sh"
+    run.write_text('#!/bin/sh\nexec "$FIXTURE_PYTHON" "$@"\n', encoding="utf-8")
+    run.chmod(0o755)
+    manifest = MANIFEST_HEAD.replace('"demo"', '"envdemo"', 1)
+    manifest += (
+        '[plugin.entrypoint]\ncommand = "./run.sh"\n'
+        f'args = [{toml_string(str(SCRIPTED))}, "ok"]\n'
+        f"env = {{ FIXTURE_PYTHON = {toml_string(sys.executable)} }}\n"
+    )
+    (root / "nexo-plugin.toml").write_text(manifest, encoding="utf-8")
+    with resolve_target(root) as plugin:
+        assert plugin.argv == [str(run), str(SCRIPTED), "ok"]
+        assert plugin.env == {"FIXTURE_PYTHON": sys.executable}
+        assert plugin.root == root.resolve()
+    report = run_check(root, timeout_ms=10_000)
+    assert report.ok, report.checks
+
+
+def test_manifest_file_as_target_uses_its_directory(tmp_path: Path) -> None:
+    root = scripted_plugin(tmp_path / "p", "ok")
+    with resolve_target(root / "nexo-plugin.toml") as plugin:
+        assert plugin.plugin_id == "scripted"
+        assert plugin.argv[0] == sys.executable
+
+
+def test_other_files_are_a_usage_error(tmp_path: Path) -> None:
+    other = tmp_path / "notes.txt"
+    other.write_text("hi", encoding="utf-8")
+    assert "not a plugin directory" in resolve_error(other).message
+
+
+def test_unknown_name_is_a_usage_error(tmp_path: Path) -> None:
+    error = resolve_error("no/such/place")
+    assert "no such file or directory" in error.message
+
+
+# -- tarballs --------------------------------------------------------------------------------
+
+
+def test_packed_tarball_is_extracted_checked_and_cleaned_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", python_first_on_path())
+    tarball = pack_tarball(
+        sdk_packed(tmp_path / "packed"), tmp_path / "sdkdemo-0.3.1-noarch.tar.gz"
+    )
+    with resolve_target(tarball) as plugin:
+        extracted = plugin.root
+        assert plugin.source == "tarball"
+        assert plugin.argv == [str(extracted / "bin" / "sdkdemo")]
+    assert not extracted.exists()
+    report = run_check(tarball, timeout_ms=10_000)
+    assert report.ok, report.checks
+
+
+def unsafe_tarball(path: Path, member: tarfile.TarInfo, data: bytes = b"") -> Path:
+    with tarfile.open(path, "w:gz") as archive:
+        manifest = (MANIFEST_HEAD).encode()
+        info = tarfile.TarInfo("nexo-plugin.toml")
+        info.size = len(manifest)
+        archive.addfile(info, io.BytesIO(manifest))
+        archive.addfile(member, io.BytesIO(data) if data else None)
+    return path
+
+
+def symlink_member() -> tarfile.TarInfo:
+    member = tarfile.TarInfo("bin/demo")
+    member.type = tarfile.SYMTYPE
+    member.linkname = "/bin/sh"
+    return member
+
+
+def escaping_member() -> tarfile.TarInfo:
+    member = tarfile.TarInfo("../escape.txt")
+    member.size = 2
+    return member
+
+
+@pytest.mark.parametrize("make_member", [symlink_member, escaping_member])
+@pytest.mark.parametrize("extract", [extract_tarball, _strict_extract])
+def test_unsafe_tarballs_are_refused_and_nothing_escapes(
+    tmp_path: Path, make_member: object, extract: object
+) -> None:
+    assert callable(make_member)
+    assert callable(extract)
+    member = make_member()
+    tarball = unsafe_tarball(tmp_path / "evil.tar.gz", member, b"hi" if member.isfile() else b"")
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    with pytest.raises(NexoError) as caught:
+        extract(tarball, dest)
+    assert caught.value.kind == "archive_unsafe"
+    assert not (tmp_path / "escape.txt").exists()
+    assert not (dest / "bin" / "demo").exists()
+
+
+@pytest.mark.parametrize("extract", [extract_tarball, _strict_extract])
+def test_file_that_is_not_a_tarball_is_archive_invalid(tmp_path: Path, extract: object) -> None:
+    assert callable(extract)
+    bogus = tmp_path / "plugin.tar.gz"
+    bogus.write_bytes(b"not gzip at all")
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    with pytest.raises(NexoError) as caught:
+        extract(bogus, dest)
+    assert caught.value.kind == "archive_invalid"
+    assert list(dest.iterdir()) == []
+
+
+def test_run_check_on_an_unsafe_tarball_raises_before_spawning(tmp_path: Path) -> None:
+    tarball = unsafe_tarball(tmp_path / "evil.tar.gz", symlink_member())
+    with pytest.raises(NexoError) as caught:
+        run_check(tarball)
+    assert caught.value.kind == "archive_unsafe"
+
+
+# -- installed plugins -------------------------------------------------------------------
+
+
+def install(dest: Path, plugin_id: str, version: str, *, receipt: bool = True) -> Path:
+    directory = dest / f"{plugin_id}-{version}"
+    scripted_plugin(directory, "ok", plugin_id=plugin_id)
+    if receipt:
+        (directory / ".nexo-install.json").write_text(
+            json.dumps({"schema_version": 1, "id": plugin_id, "version": version}),
+            encoding="utf-8",
+        )
+    return directory
+
+
+def test_installed_id_resolves_to_the_newest_version(tmp_path: Path) -> None:
+    dest = tmp_path / "plugins"
+    install(dest, "weather", "0.2.0")
+    newest = install(dest, "weather", "0.10.0")
+    install(dest, "weather", "0.10.0-rc.1")
+    install(dest, "weather", "9.0.0", receipt=False)  # an orphan dir, not an install
+    with resolve_target("weather", dest=dest) as plugin:
+        assert plugin.root == newest.resolve()
+        assert plugin.source == "installed"
+    report = run_check(Path("weather"), dest=dest, timeout_ms=10_000)
+    assert report.ok, report.checks
+
+
+def test_installed_id_defaults_to_nexo_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
+    installed = install(tmp_path / "home" / "state" / "plugins", "weather", "1.0.0")
+    with resolve_target("weather") as plugin:
+        assert plugin.root == installed.resolve()
+
+
+def test_unknown_installed_id_is_a_usage_error(tmp_path: Path) -> None:
+    dest = tmp_path / "plugins"
+    install(dest, "weather", "1.0.0", receipt=False)
+    error = resolve_error("weather", dest=dest)
+    assert "no installed plugin" in error.message
