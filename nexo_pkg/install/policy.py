@@ -278,6 +278,8 @@ def _scan_positions(text: str) -> _SpanMap:
                 current = _Located(header=_line_span(number, line, start))
                 authors.append(current)
             else:
+                # `[name]` defines top-level key `name` (wrongly, for `authors`): point there.
+                top.keys.setdefault(name.split(".")[0], _line_span(number, line, start))
                 current = None
             continue
         key = _KEY_LINE.match(line)

@@ -1,0 +1,84 @@
+"""Sigstore is imported only when signature material is present (checked in fresh processes)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from .helpers import FIXTURES, VECTOR_ARTIFACT
+
+SCRIPT = """
+import json, sys
+from pathlib import Path
+from nexo_pkg.install.trust import TrustPolicy, verify_asset_signature
+from nexo_pkg.install.policy import lint_policy_source
+
+artifact = Path(sys.argv[1])
+material = json.loads(sys.argv[2])
+lint_policy_source('default = "warn"\\n', path="trusted_keys.toml")
+before = any(name == "sigstore" or name.startswith("sigstore.") for name in sys.modules)
+outcome = verify_asset_signature(
+    artifact,
+    asset_name=artifact.name,
+    material={name: Path(path) for name, path in material.items()},
+    owner="trailofbits",
+    repo="rfc8785.py",
+    policy=TrustPolicy(),
+    mode=sys.argv[3],
+)
+after = any(name == "sigstore" or name.startswith("sigstore.") for name in sys.modules)
+print(json.dumps({"before": before, "after": after, "status": outcome.status}))
+"""
+
+
+def _run(tmp_path: Path, material: dict[str, str], mode: str) -> dict[str, object]:
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(FIXTURES / VECTOR_ARTIFACT), json.dumps(material), mode],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"XDG_CACHE_HOME": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"},
+    )
+    document: dict[str, object] = json.loads(result.stdout)
+    return document
+
+
+def test_unsigned_install_never_imports_sigstore(tmp_path: Path) -> None:
+    assert _run(tmp_path, {}, "warn") == {"before": False, "after": False, "status": "unsigned"}
+
+
+def test_ignore_never_imports_sigstore_even_with_material(tmp_path: Path) -> None:
+    bundle = FIXTURES / f"{VECTOR_ARTIFACT}.sigstore.json"
+    assert _run(tmp_path, {bundle.name: str(bundle)}, "ignore") == {
+        "before": False,
+        "after": False,
+        "status": "skipped",
+    }
+
+
+def test_material_present_imports_sigstore(tmp_path: Path) -> None:
+    bundle = FIXTURES / f"{VECTOR_ARTIFACT}.sigstore.json"
+    # Verified cryptographically, but no author entry under warn: recorded as unsigned.
+    assert _run(tmp_path, {bundle.name: str(bundle)}, "warn") == {
+        "before": False,
+        "after": True,
+        "status": "unsigned",
+    }
+
+
+def test_lint_cli_never_imports_sigstore(tmp_path: Path) -> None:
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text('default = "warn"\n')
+    code = (
+        "import sys, runpy\n"
+        "sys.argv = ['nexo', 'plugin', 'lint', sys.argv[1]]\n"
+        "try:\n    runpy.run_module('nexo_pkg', run_name='__main__')\n"
+        "except SystemExit:\n    pass\n"
+        "print(any(m == 'sigstore' or m.startswith('sigstore.') for m in sys.modules))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(policy)], capture_output=True, text=True, check=False
+    )
+    assert result.stdout.strip().splitlines()[-1] == "False", result.stderr
