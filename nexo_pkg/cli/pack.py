@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from nexo_pkg.cli.common import emit_json, fail, say
+from nexo_pkg.cli.common import emit_json, fail, say, stderr_supports_colour
 from nexo_pkg.errors import NexoError
-from nexo_pkg.lint.diagnostic import Diagnostic, FileResult
-
-
-def _diagnostic_line(path: str, diagnostic: Diagnostic) -> str:
-    start = diagnostic.span.start
-    return f"{path}:{start.line}:{start.column}: {diagnostic.code} {diagnostic.message}"
+from nexo_pkg.lint.diagnostic import FileResult
 
 
 def show_diagnostics(result: FileResult) -> None:
-    """Print lint findings on stderr, one ``path:line:col: CODE message`` line each."""
-    for diagnostic in result.diagnostics:
-        say(_diagnostic_line(result.path, diagnostic))
+    """Print lint findings on stderr with the lint command's text reporter (code frames)."""
+    if not result.diagnostics:
+        return
+    from nexo_pkg.lint.reporters import ReportContext, render_text  # noqa: PLC0415
+
+    sys.stderr.write(render_text([result], ReportContext(colour=stderr_supports_colour())))
 
 
 def register(app: typer.Typer) -> None:

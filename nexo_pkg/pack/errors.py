@@ -50,7 +50,7 @@ class ManifestLintError(PackError):
         count = len(result.errors)
         noun = "error" if count == 1 else "errors"
         super().__init__(
-            f"{result.path} has {count} lint {noun}; fix them (see `nexo plugin lint`) "
+            f"{result.path} has {count} lint {noun}; fix the manifest (see `nexo plugin lint`) "
             "and pack again",
             details={"diagnostics": [d.to_json() for d in result.diagnostics]},
         )

@@ -1,0 +1,445 @@
+"""`pack` end to end through the API: layout, reproducibility, vendoring, audit, bad input."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import subprocess
+import tarfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from pack_helpers import ProjectFactory, build_wheel, write_project
+
+from nexo_pkg.errors import NexoError
+from nexo_pkg.pack.archive import ArchiveEntry
+from nexo_pkg.pack.build import PackOptions, _write_assets, pack
+from nexo_pkg.pack.epoch import FALLBACK_EPOCH, resolve_source_date_epoch
+from nexo_pkg.pack.layout import LAUNCHER
+
+EPOCH = 1_700_000_000
+
+
+def _members(tarball: Path) -> dict[str, tarfile.TarInfo]:
+    with tarfile.open(tarball, "r:gz") as archive:
+        return {member.name: member for member in archive.getmembers()}
+
+
+def _read(tarball: Path, name: str) -> bytes:
+    with tarfile.open(tarball, "r:gz") as archive:
+        handle = archive.extractfile(name)
+        assert handle is not None
+        return handle.read()
+
+
+def _error(options: PackOptions, environ: dict[str, str] | None = None) -> NexoError:
+    with pytest.raises(NexoError) as caught:
+        pack(options, environ=environ or {})
+    return caught.value
+
+
+def _listing(directory: Path) -> list[str]:
+    return sorted(str(p.relative_to(directory)) for p in directory.rglob("*"))
+
+
+@contextmanager
+def _umask(mask: int) -> Iterator[None]:
+    previous = os.umask(mask)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+def test_noarch_layout(make_project: ProjectFactory) -> None:
+    project = make_project(files={"src/helpers/util.py": "X = 1\n"})
+    result = pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
+    dist = project / "dist"
+    assert sorted(p.name for p in dist.iterdir()) == [
+        "demo-0.1.0-noarch.tar.gz",
+        "demo-0.1.0-noarch.tar.gz.sha256",
+        "nexo-plugin.toml",
+    ]
+    tarball = dist / "demo-0.1.0-noarch.tar.gz"
+    members = _members(tarball)
+    assert sorted(name for name in members if "/" not in name) == ["bin", "lib", "nexo-plugin.toml"]
+    assert sorted(members) == [
+        "bin",
+        "bin/demo",
+        "lib",
+        "lib/plugin",
+        "lib/plugin/helpers",
+        "lib/plugin/helpers/util.py",
+        "lib/plugin/main.py",
+        "nexo-plugin.toml",
+    ]
+    assert members["bin/demo"].mode == 0o755
+    assert _read(tarball, "bin/demo").decode() == LAUNCHER
+    assert LAUNCHER.splitlines()[1:] == [
+        'DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"',
+        'exec env PYTHONPATH="$DIR/lib" python3 "$DIR/lib/plugin/main.py" "$@"',
+    ]
+    assert _read(tarball, "nexo-plugin.toml") == (project / "nexo-plugin.toml").read_bytes()
+    assert (dist / "nexo-plugin.toml").read_bytes() == (project / "nexo-plugin.toml").read_bytes()
+    digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    assert result.tarball.sha256 == digest
+    assert result.tarball.size == tarball.stat().st_size
+    sidecar = dist / "demo-0.1.0-noarch.tar.gz.sha256"
+    assert sidecar.read_text() == f"{digest}  demo-0.1.0-noarch.tar.gz\n"
+    subprocess.run(["sha256sum", "--check", "--strict", sidecar.name], cwd=dist, check=True)
+    document = result.to_json()
+    assert document["ok"] is True
+    assert (document["id"], document["version"], document["target"]) == ("demo", "0.1.0", "noarch")
+    assert document["assets"][0]["sha256"] == digest
+
+
+def test_modes_bytecode_and_symlinks_inside(make_project: ProjectFactory) -> None:
+    project = make_project(files={"src/run.sh": "#!/bin/sh\n", "src/data.txt": "d\n"})
+    (project / "src" / "run.sh").chmod(0o700)
+    (project / "src" / "data.txt").chmod(0o600)
+    (project / "src" / "__pycache__").mkdir()
+    (project / "src" / "__pycache__" / "main.cpython-311.pyc").write_bytes(b"\0")
+    (project / "src" / "stale.pyc").write_bytes(b"\0")
+    (project / "shared.txt").write_text("shared\n")
+    (project / "src" / "link.txt").symlink_to(project / "shared.txt")
+    pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
+    tarball = project / "dist" / "demo-0.1.0-noarch.tar.gz"
+    members = _members(tarball)
+    assert members["lib/plugin/run.sh"].mode == 0o755
+    assert members["lib/plugin/data.txt"].mode == 0o644
+    assert not any("__pycache__" in name or name.endswith(".pyc") for name in members)
+    assert members["lib/plugin/link.txt"].isfile()
+    assert _read(tarball, "lib/plugin/link.txt") == b"shared\n"
+
+
+def _project_in_order(root: Path, names: list[str], mtime: int) -> Path:
+    write_project(root)
+    for name in names:
+        path = root / "src" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {name}\n")
+        os.utime(path, (mtime, mtime))
+    for path in root.rglob("*"):
+        os.utime(path, (mtime, mtime), follow_symlinks=False)
+    return root
+
+
+def test_byte_identical_across_umask_mtime_and_creation_order(tmp_path: Path) -> None:
+    names = [f"pkg{i % 4}/mod{i}.py" for i in range(40)]
+    with _umask(0o022):
+        first = _project_in_order(tmp_path / "first", names, 1_000_000)
+    with _umask(0o077):
+        second = _project_in_order(tmp_path / "second", list(reversed(names)), 2_000_000)
+    assert (first / "src" / "main.py").stat().st_mode != (second / "src" / "main.py").stat().st_mode
+    one = pack(PackOptions(project=first, source_date_epoch=EPOCH), environ={})
+    with _umask(0o077):
+        two = pack(PackOptions(project=second, source_date_epoch=EPOCH), environ={})
+    again = pack(
+        PackOptions(project=first, out=tmp_path / "again", source_date_epoch=EPOCH), environ={}
+    )
+    assert one.tarball.path.read_bytes() == two.tarball.path.read_bytes()
+    assert one.tarball.sha256 == two.tarball.sha256 == again.tarball.sha256
+    # A content change does change the bytes: the comparison above is not vacuous.
+    (second / "src" / "main.py").write_text("print('changed')\n")
+    changed = pack(
+        PackOptions(project=second, out=tmp_path / "c", source_date_epoch=EPOCH), environ={}
+    )
+    assert changed.tarball.sha256 != one.tarball.sha256
+
+
+def test_source_date_epoch_precedence(tmp_path: Path, make_project: ProjectFactory) -> None:
+    project = make_project()
+    assert resolve_source_date_epoch(5, {"SOURCE_DATE_EPOCH": "7"}, project).value == 5
+    assert resolve_source_date_epoch(None, {"SOURCE_DATE_EPOCH": "7"}, project).value == 7
+    fallback = resolve_source_date_epoch(None, {}, project)
+    assert (fallback.value, fallback.origin) == (FALLBACK_EPOCH, "default")
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_DATE": "@1600000000 +0000",
+        "GIT_COMMITTER_DATE": "@1600000000 +0000",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    }
+    subprocess.run(["git", "init", "-q", str(project)], check=True, env=env)
+    subprocess.run(["git", "-C", str(project), "add", "."], check=True, env=env)
+    subprocess.run(["git", "-C", str(project), "commit", "-qm", "init"], check=True, env=env)
+    from_git = resolve_source_date_epoch(None, {}, project)
+    assert (from_git.value, from_git.origin) == (1_600_000_000, "git")
+    assert resolve_source_date_epoch(None, {"SOURCE_DATE_EPOCH": "9"}, project).value == 9
+    result = pack(PackOptions(project=project), environ={})
+    assert {m.mtime for m in _members(result.tarball.path).values()} == {1_600_000_000}
+
+
+@pytest.mark.parametrize("value", ["soon", "-5", "1.5"])
+def test_bad_source_date_epoch_is_a_usage_error(make_project: ProjectFactory, value: str) -> None:
+    project = make_project()
+    error = _error(PackOptions(project=project), {"SOURCE_DATE_EPOCH": value})
+    assert (error.kind, error.exit_code) == ("usage", 2)
+    assert not (project / "dist").exists()
+    error = _error(PackOptions(project=project, source_date_epoch=-1))
+    assert (error.kind, error.exit_code) == ("usage", 2)
+
+
+@pytest.mark.usefixtures("offline_pip_env")
+def test_requirements_are_vendored(make_project: ProjectFactory) -> None:
+    project = make_project(requirements="nexoai>=0.4\n")
+    result = pack(PackOptions(project=project, source_date_epoch=EPOCH))
+    members = _members(result.tarball.path)
+    assert "lib/nexo_plugin_sdk/adapter.py" in members
+    assert "lib/nexoai-0.4.0.dist-info/WHEEL" in members
+    assert not any(name.startswith("lib/bin") or name.endswith(".pyc") for name in members)
+    again = pack(PackOptions(project=project, out=project / "d2", source_date_epoch=EPOCH))
+    assert again.tarball.sha256 == result.tarball.sha256
+
+
+@pytest.mark.usefixtures("offline_pip_env")
+def test_requirements_flag_overrides_the_default(
+    tmp_path: Path, make_project: ProjectFactory
+) -> None:
+    project = make_project(requirements="definitely-not-installable==9\n")
+    override = tmp_path / "runtime.txt"
+    override.write_text("nexoai\n")
+    result = pack(PackOptions(project=project, requirements=override, source_date_epoch=EPOCH))
+    assert "lib/nexo_plugin_sdk/__init__.py" in _members(result.tarball.path)
+
+
+@pytest.mark.usefixtures("offline_pip_env")
+def test_native_dependencies_are_refused_with_every_offender(
+    tmp_path: Path, make_project: ProjectFactory, host_tag: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wheels = tmp_path / "wheels"
+    build_wheel(
+        wheels,
+        "fastthing",
+        "1.0",
+        {
+            "fastthing/__init__.py": b"",
+            "fastthing/_speedups.so": b"\x7fELF",
+            "fastthing/_extra.so": b"\x7fELF",
+        },
+        purelib=False,
+        tag=host_tag,
+    )
+    build_wheel(
+        wheels,
+        "sneaky",
+        "2.0",
+        {"sneaky/__init__.py": b"", "sneaky/helper.dll": b"MZ"},
+        purelib=True,
+        tag="py3-none-any",
+    )
+    monkeypatch.setenv("PIP_FIND_LINKS", f"{wheels} {os.environ['PIP_FIND_LINKS']}")
+    project = make_project(requirements="fastthing\nsneaky\n")
+    error = _error(PackOptions(project=project, source_date_epoch=EPOCH), dict(os.environ))
+    assert (error.kind, error.exit_code) == ("native_code", 1)
+    offenders = {(o["path"], o["distribution"]) for o in error.details["offenders"]}
+    assert offenders == {
+        ("lib/fastthing-1.0.dist-info/WHEEL", "fastthing 1.0"),
+        ("lib/fastthing/_speedups.so", "fastthing 1.0"),
+        ("lib/fastthing/_extra.so", "fastthing 1.0"),
+        ("lib/sneaky/helper.dll", "sneaky 2.0"),
+    }
+    reasons = " ".join(o["reason"] for o in error.details["offenders"])
+    assert "Root-Is-Purelib: false" in reasons
+    assert host_tag in reasons
+    assert "per-target" in error.message
+    for path, _ in offenders:
+        assert path in error.message
+    assert not (project / "dist").exists()
+
+
+@pytest.mark.usefixtures("offline_pip_env")
+def test_uninstallable_requirement_is_summarised(make_project: ProjectFactory) -> None:
+    project = make_project(requirements="no-such-dist-for-tests==1.0\n")
+    error = _error(PackOptions(project=project, source_date_epoch=EPOCH), dict(os.environ))
+    assert (error.kind, error.exit_code) == ("vendor_failed", 1)
+    assert "no-such-dist-for-tests" in error.message
+    assert "\n" not in error.message
+    assert not (project / "dist").exists()
+
+
+def test_per_target_tarball(tmp_path: Path, make_project: ProjectFactory) -> None:
+    project = make_project()
+    binary = tmp_path / "plugin-exe"
+    binary.write_bytes(b"\x7fELF fake binary")
+    binary.chmod(0o700)
+    result = pack(
+        PackOptions(
+            project=project,
+            target="x86_64-unknown-linux-gnu",
+            binary=binary,
+            source_date_epoch=EPOCH,
+        ),
+        environ={},
+    )
+    assert result.tarball.path.name == "demo-0.1.0-x86_64-unknown-linux-gnu.tar.gz"
+    members = _members(result.tarball.path)
+    assert sorted(members) == ["bin", "bin/demo", "nexo-plugin.toml"]
+    assert members["bin/demo"].mode == 0o755
+    assert _read(result.tarball.path, "bin/demo") == b"\x7fELF fake binary"
+
+
+@pytest.mark.parametrize(
+    ("target", "binary_state", "message"),
+    [
+        ("noarch", "executable", "--binary needs --target"),
+        ("x86_64-unknown-linux-gnu", None, "needs --binary"),
+        ("sparc-sun-solaris", "executable", "unknown target"),
+        ("aarch64-apple-darwin", "plain", "not executable"),
+        ("aarch64-apple-darwin", "missing", "is not a file"),
+    ],
+)
+def test_target_flag_errors(
+    tmp_path: Path,
+    make_project: ProjectFactory,
+    target: str,
+    binary_state: str | None,
+    message: str,
+) -> None:
+    project = make_project()
+    binary: Path | None = None
+    if binary_state is not None:
+        binary = tmp_path / "exe"
+        if binary_state != "missing":
+            binary.write_bytes(b"x")
+            binary.chmod(0o755 if binary_state == "executable" else 0o644)
+    error = _error(PackOptions(project=project, target=target, binary=binary))
+    assert (error.kind, error.exit_code) == ("usage", 2)
+    assert message in error.message
+    assert not (project / "dist").exists()
+
+
+def test_missing_manifest(tmp_path: Path) -> None:
+    error = _error(PackOptions(project=tmp_path))
+    assert (error.kind, error.exit_code) == ("manifest_missing", 2)
+    error = _error(PackOptions(project=tmp_path / "nope"))
+    assert (error.kind, error.exit_code) == ("manifest_missing", 2)
+    assert _listing(tmp_path) == []
+
+
+def test_lint_errors_stop_the_pack(make_project: ProjectFactory) -> None:
+    project = make_project()
+    manifest = project / "nexo-plugin.toml"
+    manifest.write_text(manifest.read_text().replace('name = "Demo"\n', ""))
+    error = _error(PackOptions(project=project))
+    assert (error.kind, error.exit_code) == ("manifest_invalid", 1)
+    assert error.details["diagnostics"]
+    assert not (project / "dist").exists()
+
+
+@pytest.mark.parametrize(
+    ("plugin_id", "version"), [("demo", "1.0"), ("demo", "v1.0.0"), ("demo", "1.0.0/../x")]
+)
+def test_version_that_cannot_name_a_file(
+    make_project: ProjectFactory, plugin_id: str, version: str
+) -> None:
+    project = make_project(plugin_id=plugin_id, version=version)
+    error = _error(PackOptions(project=project))
+    assert (error.kind, error.exit_code) == ("manifest_invalid", 1)
+    assert not (project / "dist").exists()
+
+
+def test_missing_main_py(make_project: ProjectFactory) -> None:
+    project = make_project()
+    (project / "src" / "main.py").unlink()
+    error = _error(PackOptions(project=project))
+    assert (error.kind, error.exit_code) == ("layout_invalid", 1)
+    assert "main.py" in error.message
+    assert not (project / "dist").exists()
+
+
+@pytest.mark.parametrize("kind", ["outside", "directory", "dangling"])
+def test_refused_symlinks(tmp_path: Path, make_project: ProjectFactory, kind: str) -> None:
+    project = make_project()
+    link = project / "src" / "link"
+    if kind == "outside":
+        secret = tmp_path / "secret.txt"
+        secret.write_text("secret\n")
+        link.symlink_to(secret)
+    elif kind == "directory":
+        (project / "docs").mkdir()
+        link.symlink_to(project / "docs")
+    else:
+        link.symlink_to(project / "gone")
+    error = _error(PackOptions(project=project))
+    assert (error.kind, error.exit_code) == ("layout_invalid", 1)
+    assert str(link) in error.message
+    assert not (project / "dist").exists()
+
+
+def test_special_files_are_refused(make_project: ProjectFactory) -> None:
+    project = make_project()
+    os.mkfifo(project / "src" / "pipe")
+    error = _error(PackOptions(project=project))
+    assert (error.kind, error.exit_code) == ("layout_invalid", 1)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads files whatever their mode")
+def test_unreadable_file(make_project: ProjectFactory) -> None:
+    project = make_project()
+    secret = project / "src" / "secret.py"
+    secret.write_text("x = 1\n")
+    secret.chmod(0)
+    error = _error(PackOptions(project=project))
+    assert (error.kind, error.exit_code) == ("io", 2)
+    assert list((project / "dist").glob("*")) == []
+
+
+def test_a_failed_write_leaves_no_partial_tarball(tmp_path: Path) -> None:
+    out = tmp_path / "dist"
+    out.mkdir()
+    (out / "keep.txt").write_text("keep\n")
+    entries = [ArchiveEntry("a", data=b"a"), ArchiveEntry("b", source=tmp_path / "vanished")]
+    with pytest.raises(NexoError) as caught:
+        _write_assets(
+            out,
+            "demo-0.1.0-noarch.tar.gz",
+            entries=entries,
+            manifest_bytes=b"",
+            epoch=0,
+            compresslevel=6,
+        )
+    assert (caught.value.kind, caught.value.exit_code) == ("io", 2)
+    assert _listing(out) == ["keep.txt"]
+
+
+def test_out_dir_that_is_a_file(make_project: ProjectFactory) -> None:
+    project = make_project()
+    out = project / "dist"
+    out.write_text("not a directory\n")
+    error = _error(PackOptions(project=project, out=out))
+    assert (error.kind, error.exit_code) == ("usage", 2)
+    assert out.read_text() == "not a directory\n"
+
+
+def test_requirements_flag_must_exist(tmp_path: Path, make_project: ProjectFactory) -> None:
+    project = make_project()
+    error = _error(PackOptions(project=project, requirements=tmp_path / "missing.txt"))
+    assert (error.kind, error.exit_code) == ("usage", 2)
+
+
+def test_existing_assets_are_replaced_atomically(make_project: ProjectFactory) -> None:
+    project = make_project()
+    first = pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
+    (project / "src" / "main.py").write_text("print('v2')\n")
+    second = pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
+    assert first.tarball.sha256 != second.tarball.sha256
+    assert hashlib.sha256(second.tarball.path.read_bytes()).hexdigest() == second.tarball.sha256
+    assert sorted(p.name for p in (project / "dist").iterdir()) == [
+        "demo-0.1.0-noarch.tar.gz",
+        "demo-0.1.0-noarch.tar.gz.sha256",
+        "nexo-plugin.toml",
+    ]
+
+
+def test_tarball_extracts_with_data_filter(tmp_path: Path, make_project: ProjectFactory) -> None:
+    project = make_project()
+    result = pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
+    with tarfile.open(fileobj=io.BytesIO(result.tarball.path.read_bytes()), mode="r:gz") as tar:
+        tar.extractall(tmp_path / "x", filter="data")
+    assert (tmp_path / "x" / "lib" / "plugin" / "main.py").is_file()

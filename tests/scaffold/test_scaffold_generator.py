@@ -1,0 +1,183 @@
+"""`new`: the generated project lints clean, runs its own tests, and is written atomically."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from nexo_pkg.errors import NexoError
+from nexo_pkg.lint.engine import lint_file
+from nexo_pkg.scaffold.generator import NewProject, create_project, render, tool_name_for
+
+EXPECTED_FILES = [
+    ".github/workflows/release.yml",
+    ".gitignore",
+    "README.md",
+    "nexo-plugin.toml",
+    "requirements.txt",
+    "src/main.py",
+    "tests/__init__.py",
+    "tests/test_handshake.py",
+]
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+def _error(request: NewProject) -> NexoError:
+    with pytest.raises(NexoError) as caught:
+        create_project(request)
+    return caught.value
+
+
+def test_project_files_and_manifest(tmp_path: Path) -> None:
+    dest = tmp_path / "weather"
+    created = create_project(NewProject("weather", dest=dest, owner="acme"))
+    assert created.path == dest
+    assert _files(dest) == EXPECTED_FILES
+    assert sorted(created.files) == EXPECTED_FILES
+    result = lint_file(dest / "nexo-plugin.toml")
+    assert result.diagnostics == ()
+    manifest = tomllib.loads((dest / "nexo-plugin.toml").read_text())
+    plugin = manifest["plugin"]
+    assert (plugin["id"], plugin["version"]) == ("weather", "0.1.0")
+    assert plugin["entrypoint"]["command"] == "./bin/weather"
+    assert plugin["extends"]["tools"] == ["weather_hello"]
+    assert (dest / "requirements.txt").read_text() == "nexoai>=0.4\n"
+    main = (dest / "src" / "main.py").read_text()
+    for name in ("PluginAdapter", "ToolDef", "text_result", "ToolArgumentInvalid"):
+        assert name in main
+    assert "__PLUGIN_ID__" not in "".join((dest / f).read_text() for f in EXPECTED_FILES)
+    assert "acme/nexo-plugin-weather" in (dest / "README.md").read_text()
+
+
+def test_release_workflow(tmp_path: Path) -> None:
+    dest = tmp_path / "demo"
+    create_project(NewProject("demo", dest=dest))
+    workflow = (dest / ".github" / "workflows" / "release.yml").read_text()
+    for needle in (
+        'tags: ["v*"]',
+        "id-token: write",
+        "contents: write",
+        '"$GITHUB_REF_NAME" != "v$version"',
+        "nexo plugin lint",
+        "nexo plugin pack",
+        'sigstore sign --bundle "$asset.sigstore.json" "$asset"',
+        "dist/*.tar.gz.sha256",
+        "dist/*.sigstore.json",
+        "dist/nexo-plugin.toml",
+    ):
+        assert needle in workflow, needle
+
+
+def test_description_is_escaped_for_toml(tmp_path: Path) -> None:
+    text = 'Says "hi" \\ and more: é'
+    dest = tmp_path / "demo"
+    create_project(NewProject("demo", dest=dest, description=text))
+    assert lint_file(dest / "nexo-plugin.toml").success
+    assert tomllib.loads((dest / "nexo-plugin.toml").read_text())["plugin"]["description"] == text
+
+
+def test_long_ids_get_a_short_tool_name(tmp_path: Path) -> None:
+    plugin_id = "p" * 30
+    assert tool_name_for(plugin_id) == plugin_id + "_h"
+    dest = tmp_path / "long"
+    create_project(NewProject(plugin_id, dest=dest))
+    assert lint_file(dest / "nexo-plugin.toml").success
+    error = _error(NewProject("p" * 31, dest=tmp_path / "longer"))
+    assert (error.kind, error.exit_code) == ("usage", 2)
+    assert not (tmp_path / "longer").exists()
+
+
+def test_generated_tests_pass_with_the_real_sdk(tmp_path: Path) -> None:
+    dest = tmp_path / "demo"
+    create_project(NewProject("demo", dest=dest))
+    # The test interpreter has the real nexoai installed, as the project's venv would.
+    completed = subprocess.run(
+        [sys.executable, "-m", "unittest", "discover", "-s", "tests", "-v"],
+        cwd=dest,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "Ran 4 tests" in completed.stderr
+
+
+@pytest.mark.parametrize("plugin_id", ["", "Demo", "2demo", "my-plugin", "a" * 33, "_x", "a b"])
+def test_invalid_id_is_refused_and_nothing_written(tmp_path: Path, plugin_id: str) -> None:
+    dest = tmp_path / "out"
+    error = _error(NewProject(plugin_id, dest=dest))
+    assert (error.kind, error.exit_code) == ("invalid_id", 2)
+    assert "^[a-z][a-z0-9_]{0,31}$" in error.message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_language(tmp_path: Path) -> None:
+    error = _error(NewProject("demo", lang="cobol", dest=tmp_path / "demo"))
+    assert (error.kind, error.exit_code) == ("usage", 2)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_non_empty_directory_needs_force(tmp_path: Path) -> None:
+    dest = tmp_path / "demo"
+    dest.mkdir()
+    (dest / "notes.txt").write_text("mine\n")
+    (dest / "README.md").write_text("old readme\n")
+    error = _error(NewProject("demo", dest=dest))
+    assert (error.kind, error.exit_code) == ("destination_exists", 2)
+    assert _files(dest) == ["README.md", "notes.txt"]
+    assert (dest / "README.md").read_text() == "old readme\n"
+    create_project(NewProject("demo", dest=dest, force=True))
+    assert _files(dest) == sorted([*EXPECTED_FILES, "notes.txt"])
+    assert (dest / "notes.txt").read_text() == "mine\n"
+    assert (dest / "README.md").read_text().startswith("# demo")
+    assert [p.name for p in tmp_path.iterdir()] == ["demo"]
+
+
+def test_empty_directory_is_used(tmp_path: Path) -> None:
+    dest = tmp_path / "demo"
+    dest.mkdir()
+    create_project(NewProject("demo", dest=dest))
+    assert _files(dest) == EXPECTED_FILES
+    assert [p.name for p in tmp_path.iterdir()] == ["demo"]
+
+
+def test_destination_that_is_a_file(tmp_path: Path) -> None:
+    dest = tmp_path / "demo"
+    dest.write_text("file\n")
+    for force in (False, True):
+        error = _error(NewProject("demo", dest=dest, force=force))
+        assert (error.kind, error.exit_code) == ("destination_exists", 2)
+    assert dest.read_text() == "file\n"
+
+
+def test_default_destination_is_the_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    created = create_project(NewProject("demo"))
+    assert created.path == Path("demo")
+    assert _files(tmp_path / "demo") == EXPECTED_FILES
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_unwritable_parent_leaves_nothing(tmp_path: Path) -> None:
+    parent = tmp_path / "ro"
+    parent.mkdir()
+    parent.chmod(0o500)
+    try:
+        error = _error(NewProject("demo", dest=parent / "demo"))
+    finally:
+        parent.chmod(0o700)
+    assert (error.kind, error.exit_code) == ("io", 1)
+    assert list(parent.iterdir()) == []
+
+
+def test_render_is_pure() -> None:
+    assert render(NewProject("demo")) == render(NewProject("demo"))
