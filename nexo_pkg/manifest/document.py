@@ -31,6 +31,18 @@ MAX_MANIFEST_BYTES = 1024 * 1024
 
 _POSITION = re.compile(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)$")
 _DUPLICATE_MESSAGES = ("Cannot overwrite a value", "Cannot declare", "Cannot mutate")
+# The parser's terse messages for the most common slips, said the way a user would fix them.
+_FRIENDLIER = {
+    "Illegal character '\\n'": "a string is not closed before the end of the line",
+    "Unclosed string": "a string is not closed",
+    "Unterminated string": "a string is not closed",
+    "Expected newline or end of document after a statement": (
+        "expected the end of the line after the value (one `key = value` per line)"
+    ),
+    "Invalid value": "invalid value (strings need quotes: `key = \"text\"`)",
+    "Invalid statement": "expected `key = value` or a `[table]` header",
+    "Expected '=' after a key in a key/value pair": "expected `=` after the key",
+}
 
 
 @dataclass
@@ -110,7 +122,7 @@ def _syntax_diagnostic(text: str, error: tomllib.TOMLDecodeError) -> list[Diagno
                 "a key or table is defined more than once", "", span, message
             )
         ]
-    message = message[:1].lower() + message[1:]
+    message = _FRIENDLIER.get(message, message[:1].lower() + message[1:])
     return [
         core_rules.TOML_SYNTAX.diagnostic(
             f"TOML syntax error: {message}",

@@ -178,6 +178,38 @@ def _required(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
     return found
 
 
+_MAX_LISTED_KEYS = 8
+
+# Keys people carry over from the legacy v1 format or put in the wrong table.
+_MISPLACED_KEY_HINTS: dict[KeyPath, str] = {
+    ("plugin", "priority"): "`priority` belongs to the legacy v1 format; v2 has no such key",
+    ("plugin", "min_agent_version"): "v2 calls it `min_nexo_version`",
+    ("plugin", "transport"): "v2 declares how to start the plugin in [plugin.entrypoint]",
+    ("plugin", "mcp_servers"): "v2 has no [plugin.mcp_servers] table",
+    ("plugin", "author"): "move it to [plugin.meta]",
+    ("plugin", "license"): "move it to [plugin.meta]",
+    ("plugin", "homepage"): "move it to [plugin.meta]",
+    ("plugin", "repository"): "move it to [plugin.meta]",
+    ("plugin", "capability_gates", "gates"): "the array of tables is named `gate`: "
+    "[[plugin.capability_gates.gate]]",
+    ("plugin", "http", "route"): "[plugin.http] only takes `mount_prefix` and `timeout_seconds`",
+}
+
+
+def _unknown_key_hint(path: KeyPath, key: str, known: list[str]) -> str:
+    misplaced = _MISPLACED_KEY_HINTS.get((*path, key))
+    if misplaced is not None:
+        return misplaced
+    suggestion = _suggest(key, known)
+    if suggestion is not None:
+        return f"did you mean `{suggestion}`?"
+    if not known:
+        return "this table takes no keys"
+    if len(known) > _MAX_LISTED_KEYS:
+        return "`nexo plugin schema` lists the keys this table accepts"
+    return "known keys: " + ", ".join(f"`{name}`" for name in known)
+
+
 def _unknown(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
     path: KeyPath = tuple(error.absolute_path)
     instance = error.instance
@@ -190,13 +222,7 @@ def _unknown(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
         if key in known:
             continue
         child = (*path, key)
-        suggestion = _suggest(key, known)
-        if suggestion is not None:
-            hint = f"did you mean `{suggestion}`?"
-        elif known:
-            hint = "known keys: " + ", ".join(f"`{name}`" for name in known)
-        else:
-            hint = "this table takes no keys"
+        hint = _unknown_key_hint(path, key, known)
         if len(path) >= 3 and path[:3] == ("plugin", "ui", "fields"):
             hint += '; quote dotted configuration keys: [plugin.ui.fields."a.b"]'
         found.append(
