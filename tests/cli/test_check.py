@@ -1,0 +1,198 @@
+"""`nexo plugin check` end to end: real CLI processes checking real plugin processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PLUGINS = Path(__file__).resolve().parent.parent / "fixtures" / "plugins"
+
+
+def toml_string(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def sdk_project(root: Path) -> Path:
+    """The SDK fixture with its command pointed at this interpreter (which has nexoai)."""
+    shutil.copytree(PLUGINS / "sdk_plugin", root)
+    manifest = root / "nexo-plugin.toml"
+    manifest.write_text(
+        manifest.read_text(encoding="utf-8").replace(
+            'command = "python3"', f"command = {toml_string(sys.executable)}"
+        ),
+        encoding="utf-8",
+    )
+    return root
+
+
+def scripted_project(root: Path, mode: str) -> Path:
+    root.mkdir()
+    (root / "nexo-plugin.toml").write_text(
+        f"""[plugin]
+id = "scripted"
+version = "0.1.0"
+name = "Scripted"
+description = "Test plugin"
+min_nexo_version = ">=0.1.0"
+
+[plugin.entrypoint]
+command = {toml_string(sys.executable)}
+args = [{toml_string(str(PLUGINS / "scripted.py"))}, "{mode}"]
+""",
+        encoding="utf-8",
+    )
+    return root
+
+
+def nexo(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {key: value for key, value in os.environ.items() if key != "NO_COLOR"}
+    return subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "check", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_conforming_plugin_exits_0_with_ascii_lines_on_stderr(tmp_path: Path) -> None:
+    root = sdk_project(tmp_path / "sdkdemo")
+    result = nexo(str(root), "--timeout-ms", "20000")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("PASS spawn")
+    assert any(line.startswith("PASS identity") for line in lines)
+    assert lines[-1] == "check passed for sdkdemo: 17 passed, 0 warnings, 0 failed"
+    # Not a TTY: plain ASCII, no colour codes; no stderr tail when nothing failed.
+    assert result.stderr.isascii()
+    assert "plugin stderr" not in result.stderr
+
+
+def test_default_target_is_the_current_directory(tmp_path: Path) -> None:
+    root = sdk_project(tmp_path / "sdkdemo")
+    result = nexo("--timeout-ms", "20000", cwd=root)
+    assert result.returncode == 0, result.stderr
+
+
+def test_json_report_is_one_document_with_the_documented_keys(tmp_path: Path) -> None:
+    root = sdk_project(tmp_path / "sdkdemo")
+    result = nexo(
+        str(root),
+        "--json",
+        "--timeout-ms",
+        "20000",
+        "--invoke",
+        "sdkdemo_echo",
+        "--args",
+        '{"text": "busy"}',
+    )
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["ok"] is True
+    assert {"ok", "checks", "stderr_tail"} <= set(document)
+    for check in document["checks"]:
+        assert set(check) == {"name", "status", "detail"}
+        assert check["status"] == "pass"
+    assert document["stderr_tail"] == ["sdkdemo: starting"]
+    assert document["invoke"]["tool"] == "sdkdemo_echo"
+    assert document["invoke"]["args"] == {"text": "busy"}
+    assert document["invoke"]["error"]["code"] == -33404
+    assert document["invoke"]["error"]["data"] == {"retry_after_ms": 250}
+    assert result.stderr == ""
+
+
+def test_failing_check_exits_1_and_shows_the_stderr_tail(tmp_path: Path) -> None:
+    root = scripted_project(tmp_path / "banner", "banner")
+    result = nexo(str(root), "--timeout-ms", "20000")
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert "FAIL frames.json" in result.stderr
+    assert "stray non-JSON stdout line" in result.stderr
+    assert "plugin stderr (last 2 lines):" in result.stderr
+    assert "  | scripted: mode banner" in result.stderr
+    assert result.stderr.splitlines()[-1].startswith("check failed for scripted:")
+
+
+def test_failing_check_in_json(tmp_path: Path) -> None:
+    root = scripted_project(tmp_path / "crash", "crash_after_init")
+    result = nexo(str(root), "--json", "--timeout-ms", "20000")
+    assert result.returncode == 1
+    document = json.loads(result.stdout)
+    assert document["ok"] is False
+    failed = [check["name"] for check in document["checks"] if check["status"] == "fail"]
+    assert failed == ["unknown_method"]
+    assert document["stderr_tail"][-1] == "RuntimeError: boom"
+
+
+def test_warnings_do_not_fail(tmp_path: Path) -> None:
+    root = sdk_project(tmp_path / "sdkdemo")
+    result = nexo(str(root), "--timeout-ms", "20000", "--invoke", "sdkdemo_echo")
+    assert result.returncode == 0, result.stderr
+    assert "WARN invoke.args" in result.stderr
+
+
+def test_nexo_version_is_sent_in_initialize(tmp_path: Path) -> None:
+    root = scripted_project(tmp_path / "ok", "ok")
+    result = nexo(str(root), "--json", "--nexo-version", "1.2.3-beta.1")
+    assert result.returncode == 0, result.stderr
+    assert "scripted: nexo_version=1.2.3-beta.1" in json.loads(result.stdout)["stderr_tail"]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--invoke", "sdkdemo_echo", "--args", "{not json"], "--args is not valid JSON"),
+        (["--invoke", "sdkdemo_echo", "--args", "[1, 2]"], "--args must be a JSON object"),
+        (["--args", "{}"], "--args needs --invoke"),
+        (["--nexo-version", "v1"], "not a semver version"),
+        (["--timeout-ms", "0"], "--timeout-ms"),
+    ],
+)
+def test_bad_options_are_usage_errors_and_spawn_nothing(
+    tmp_path: Path, options: list[str], message: str
+) -> None:
+    root = sdk_project(tmp_path / "sdkdemo")
+    pid_file = tmp_path / "pids"
+    env_result = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "check", str(root), *options],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "FIXTURE_PID_FILE": str(pid_file)},
+        timeout=120,
+    )
+    assert env_result.returncode == 2
+    assert message in env_result.stderr
+    assert "Traceback" not in env_result.stderr
+    assert env_result.stdout == ""
+    assert not pid_file.exists(), "the plugin was started despite a usage error"
+
+
+@pytest.mark.parametrize("json_flag", [False, True])
+def test_nothing_runnable_is_exit_2_with_one_line(tmp_path: Path, json_flag: bool) -> None:
+    result = nexo(str(tmp_path), *(["--json"] if json_flag else []))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: {tmp_path}: no nexo-plugin.toml found; is this a plugin directory?"
+    ]
+    if json_flag:
+        document = json.loads(result.stdout)
+        assert document["ok"] is False
+        assert document["kind"] == "target_invalid"
+    else:
+        assert result.stdout == ""
+
+
+def test_unknown_installed_id_is_exit_2(tmp_path: Path) -> None:
+    result = nexo("weather", "--dest", str(tmp_path))
+    assert result.returncode == 2
+    assert "no installed plugin with that id" in result.stderr
