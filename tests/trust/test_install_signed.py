@@ -1,0 +1,176 @@
+"""``nexo plugin install`` end to end with signatures, against the loopback GitHub server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.github_server import GitHubServer, asset_host, github_server
+from support.private_sigstore import PrivateSigstore
+from support.tarballs import asset_name, release_assets, tree_snapshot
+
+from .helpers import ACME_IDENTITY, ACME_REGEXP
+
+__all__ = ["asset_host", "github_server"]
+
+OWNER, REPO, TAG, PLUGIN, VERSION = "acme", "nexo-plugin-echo", "v1.2.3", "echo", "1.2.3"
+ASSET = asset_name(PLUGIN, VERSION)
+
+POLICY = f"""\
+schema_version = "1.0"
+default = "warn"
+trusted_root = "private_trusted_root.json"
+
+[[authors]]
+owner = "acme"
+identity_regexp = '{ACME_REGEXP}'
+"""
+
+
+def _publish(
+    server: GitHubServer,
+    instance: PrivateSigstore,
+    *,
+    identity: str | None = ACME_IDENTITY,
+    tamper: bool = False,
+    sign_other: bool = False,
+) -> None:
+    assets = release_assets(PLUGIN, VERSION)
+    if identity is not None:
+        signed = b"another asset" if sign_other else assets[ASSET]
+        bundle = instance.sign(signed, identity=identity)
+        assets[ASSET + ".sigstore.json"] = json.dumps(bundle).encode()
+    if tamper:
+        # Same checksum sidecar as the tampered bytes, so only the signature can notice.
+        from support.tarballs import plugin_tarball, sidecar_line
+
+        tampered = plugin_tarball(PLUGIN, VERSION, payload=b"tampered")
+        assets[ASSET] = tampered
+        assets[ASSET + ".sha256"] = sidecar_line(tampered, ASSET).encode()
+    server.publish(OWNER, REPO, TAG, assets)
+
+
+def _install(tmp_path: Path, server: GitHubServer, *flags: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL"}
+        and "proxy" not in key.lower()
+    }
+    env.update(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_GITHUB_API_BASE=server.url,
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        NO_PROXY="127.0.0.1,localhost",
+        XDG_CACHE_HOME=str(tmp_path / "xdg-cache"),
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "install", f"{OWNER}/{REPO}@{TAG}",
+         "--yes", "--json", *flags],
+        capture_output=True, text=True, check=False, env=env, timeout=120,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def policy_file(tmp_path: Path, private_sigstore: PrivateSigstore) -> Path:
+    private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
+    path = tmp_path / "trusted_keys.toml"
+    path.write_text(POLICY, encoding="utf-8")
+    return path
+
+
+def _plugins(tmp_path: Path) -> Path:
+    return tmp_path / "home" / "state" / "plugins"
+
+
+def test_trusted_signer_installs_verified(
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy_file: Path,
+) -> None:
+    _publish(github_server, private_sigstore)
+    result = _install(tmp_path, github_server, "--trusted-keys", str(policy_file),
+                      "--require-signature")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["ok"] is True
+    assert document["signature"]["status"] == "verified"
+    assert document["signature"]["identity"] == ACME_IDENTITY
+    receipt = json.loads(
+        (_plugins(tmp_path) / f"{PLUGIN}-{VERSION}" / ".nexo-install.json").read_text()
+    )
+    assert receipt["signature"]["status"] == "verified"
+    assert receipt["signature"]["identity"] == ACME_IDENTITY
+    assert receipt["signature"]["issuer"] == "https://token.actions.githubusercontent.com"
+    assert len(receipt["signature"]["bundle_sha256"]) == 64
+
+
+def test_unsigned_under_warn_installs_as_unsigned(
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy_file: Path,
+) -> None:
+    _publish(github_server, private_sigstore, identity=None)
+    result = _install(tmp_path, github_server, "--trusted-keys", str(policy_file))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["signature"]["status"] == "unsigned"
+    assert "NOT SIGNED" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("case", "flags", "kind"),
+    [
+        ("unsigned", ("--require-signature",), "signature_missing"),
+        ("untrusted", (), "signer_untrusted"),
+        ("tampered", (), "signature_invalid"),
+        ("other_asset", (), "signature_invalid"),
+    ],
+)
+def test_refusals_leave_the_plugin_root_unchanged(  # noqa: PLR0917 - pytest fixtures
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy_file: Path,
+    case: str,
+    flags: tuple[str, ...],
+    kind: str,
+) -> None:
+    identity: str | None = ACME_IDENTITY
+    if case == "unsigned":
+        identity = None
+    elif case == "untrusted":
+        identity = "https://github.com/acme/nexo-plugin-echo/.github/workflows/ci.yml@refs/heads/x"
+    _publish(
+        github_server, private_sigstore, identity=identity,
+        tamper=case == "tampered", sign_other=case == "other_asset",
+    )  # fmt: skip
+    plugins = _plugins(tmp_path)
+    plugins.mkdir(parents=True)
+    (plugins / "keep.txt").write_text("untouched")
+    before = tree_snapshot(plugins)
+    result = _install(tmp_path, github_server, "--trusted-keys", str(policy_file), *flags)
+    assert result.returncode == 1, result.stderr
+    document = json.loads(result.stdout)
+    assert document["ok"] is False
+    assert document["kind"] == kind
+    assert tree_snapshot(plugins) == before
+
+
+def test_invalid_policy_is_exit_2_with_its_line(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    _publish(github_server, private_sigstore)
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text('default = "warn"\n[[authors]]\nowner = "acme"\n')
+    result = _install(tmp_path, github_server, "--trusted-keys", str(policy))
+    assert result.returncode == 2
+    document = json.loads(result.stdout)
+    assert document["kind"] == "policy_invalid"
+    assert f"{policy}:2:" in document["error"]
+    assert not _plugins(tmp_path).exists() or not any(_plugins(tmp_path).iterdir())
