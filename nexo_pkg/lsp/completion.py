@@ -1,0 +1,140 @@
+"""Completion candidates: table headers, keys of the current table, enum values of a key."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from nexo_pkg.lsp.schema_nav import SchemaNavigator, toml_literal
+from nexo_pkg.lsp.toml_context import Context, ScannedDocument, resolve, scan
+
+__all__ = ["Candidate", "complete_at"]
+
+_BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One completion: ``insert`` replaces the text between the offsets in ``replace``."""
+
+    label: str
+    kind: Literal["table", "key", "value"]
+    insert: str
+    replace: tuple[int, int]
+    detail: str = ""
+    documentation: str = ""
+    order: int = 0
+    filter_text: str | None = None
+
+
+def _key_text(name: str) -> str:
+    """A key as written in TOML: bare when it can be, quoted otherwise."""
+    return name if name and set(name) <= _BARE else json.dumps(name, ensure_ascii=False)
+
+
+def complete_at(navigator: SchemaNavigator, text: str, offset: int) -> list[Candidate]:
+    """Candidates for the cursor at ``offset`` in ``text``; empty when nothing fits."""
+    document = scan(text)
+    context = resolve(document, offset)
+    if context.kind == "header":
+        return _tables(navigator, document, context, offset)
+    if context.kind == "key":
+        return _keys(navigator, document, context)
+    if context.kind == "value":
+        return _values(navigator, context, text)
+    return []
+
+
+def _tables(
+    navigator: SchemaNavigator, document: ScannedDocument, context: Context, offset: int
+) -> list[Candidate]:
+    current = document.headers[context.block]
+    defined = {
+        header.path for header in document.headers if not header.is_array and header is not current
+    }
+    replace = context.replace if current.parts else (offset, offset)
+    found: list[Candidate] = []
+    for order, table in enumerate(navigator.table_paths()):
+        if table.is_array != context.is_array_header or table.path in defined:
+            continue
+        label = ".".join(_key_text(name) for name in table.path)
+        found.append(
+            Candidate(
+                label,
+                "table",
+                label,
+                replace,
+                "array of tables" if table.is_array else "table",
+                table.description,
+                order,
+            )
+        )
+    return found
+
+
+def _keys(
+    navigator: SchemaNavigator, document: ScannedDocument, context: Context
+) -> list[Candidate]:
+    parent = context.path[:-1]
+    node = navigator.resolve(parent)
+    if node is None:
+        return []
+    present = document.present_keys(parent, context.block, exclude=context.entry)
+    found: list[Candidate] = []
+    for order, (name, schema) in enumerate(navigator.properties(node).items()):
+        if name in present:
+            continue
+        info = navigator.info((*parent, name), schema)
+        kind: Literal["table", "key"] = "table" if navigator.is_table(schema) else "key"
+        found.append(
+            Candidate(
+                name,
+                "key" if kind == "key" else "table",
+                _key_text(name),
+                context.replace,
+                " | ".join(info.types),
+                info.markdown(),
+                order,
+            )
+        )
+    return found
+
+
+def _values(navigator: SchemaNavigator, context: Context, text: str) -> list[Candidate]:
+    node = navigator.resolve(context.path)
+    if node is None:
+        return []
+    info = navigator.info(context.path, node)
+    if not info.enum and "array" in info.types:
+        # Inside `[ … ]`: the values allowed are those of the items.
+        items = navigator.item_schema(node)
+        if items is not None:
+            info = navigator.info(context.path, items)
+    values: list[Any] = list(info.enum)
+    if not values and "boolean" in info.types:
+        values = [True, False]
+    found: list[Candidate] = []
+    for order, value in enumerate(values):
+        if context.string is not None:
+            if not isinstance(value, str):
+                continue
+            literal = text[context.string.start] == "'"
+            insert = value if literal else json.dumps(value, ensure_ascii=False)[1:-1]
+            label = value
+        else:
+            insert = toml_literal(value)
+            label = insert
+        found.append(
+            Candidate(
+                label,
+                "value",
+                insert,
+                context.replace,
+                " | ".join(info.types),
+                info.description,
+                order,
+                filter_text=label,
+            )
+        )
+    return found

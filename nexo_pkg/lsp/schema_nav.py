@@ -1,0 +1,310 @@
+"""Walk a JSON Schema by TOML key path, for hover text and completion candidates.
+
+Only what editor help needs: local ``$ref`` into ``$defs``/``definitions``, ``properties``,
+``patternProperties``, ``additionalProperties``, ``items`` (array of tables), and the branches
+of ``anyOf``/``oneOf``/``allOf`` (merged, because the cursor cannot tell which branch the user
+means). It never validates; the lint engine does that.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+__all__ = ["KeyInfo", "SchemaNavigator", "TablePath", "packaged_navigator", "toml_literal"]
+
+Node = Mapping[str, Any]
+_MAX_DEPTH = 12
+_TYPE_ORDER = ("string", "integer", "number", "boolean", "array", "object")
+
+
+@dataclass(frozen=True)
+class KeyInfo:
+    """What the schema says about one key."""
+
+    path: tuple[str, ...]
+    description: str
+    types: tuple[str, ...]
+    default: Any
+    has_default: bool
+    enum: tuple[Any, ...]
+    deprecated: bool
+
+    def markdown(self) -> str:
+        """Hover text: the key, its type and default, the description, the allowed values."""
+        heading = f"**`{'.'.join(self.path)}`**"
+        facts = [heading]
+        if self.types:
+            facts.append(" | ".join(f"`{kind}`" for kind in self.types))
+        if self.has_default:
+            facts.append(f"default `{toml_literal(self.default)}`")
+        lines = [" · ".join(facts)]
+        if self.deprecated:
+            lines.append("*Deprecated.*")
+        if self.description:
+            lines.append(self.description)
+        if self.enum:
+            lines.append("Allowed values: " + ", ".join(f"`{toml_literal(v)}`" for v in self.enum))
+        return "\n\n".join(lines)
+
+
+@dataclass(frozen=True)
+class TablePath:
+    """A table the schema allows as a header: ``[path]`` or, when ``is_array``, ``[[path]]``."""
+
+    path: tuple[str, ...]
+    is_array: bool
+    description: str
+
+
+def toml_literal(value: Any) -> str:
+    """Render a JSON value the way it is written in TOML."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_literal(item) for item in value) + "]"
+    if isinstance(value, dict):
+        inner = ", ".join(f"{key} = {toml_literal(item)}" for key, item in value.items())
+        return "{ " + inner + " }" if inner else "{}"
+    return json.dumps(value)
+
+
+def _type_of_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+class SchemaNavigator:
+    """Answers questions about one JSON Schema document by TOML key path."""
+
+    def __init__(self, schema: Node) -> None:
+        self.schema = schema
+        self._tables: list[TablePath] | None = None
+
+    # -- references and branches --------------------------------------------------------
+
+    def _lookup(self, reference: str) -> Node | None:
+        if not reference.startswith("#"):
+            return None  # Remote references are not followed: editors must work offline.
+        node: Any = self.schema
+        for token in reference[1:].split("/"):
+            if not token:
+                continue
+            name = token.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, Mapping) and name in node:
+                node = node[name]
+            elif isinstance(node, list) and name.isdigit() and int(name) < len(node):
+                node = node[int(name)]
+            else:
+                return None
+        return node if isinstance(node, Mapping) else None
+
+    def deref(self, node: Node) -> Node:
+        """Follow ``$ref`` chains; sibling keys of a ``$ref`` override the target's."""
+        seen: set[str] = set()
+        while isinstance(node.get("$ref"), str) and node["$ref"] not in seen:
+            seen.add(node["$ref"])
+            target = self._lookup(node["$ref"])
+            if target is None:
+                break
+            merged = dict(target)
+            merged.update({key: value for key, value in node.items() if key != "$ref"})
+            if "$ref" in target and target["$ref"] not in seen:
+                merged["$ref"] = target["$ref"]
+            else:
+                merged.pop("$ref", None)
+            node = merged
+        return node
+
+    def branches(self, node: Node, depth: int = 0) -> Iterator[Node]:
+        """``node`` itself (dereferenced), then every ``anyOf``/``oneOf``/``allOf`` branch."""
+        node = self.deref(node)
+        yield node
+        if depth >= _MAX_DEPTH:
+            return
+        for keyword in ("allOf", "anyOf", "oneOf"):
+            for branch in node.get(keyword, ()):
+                if isinstance(branch, Mapping):
+                    yield from self.branches(branch, depth + 1)
+
+    def _is_array(self, node: Node) -> bool:
+        kind = node.get("type")
+        return kind == "array" or (isinstance(kind, list) and "array" in kind) or "items" in node
+
+    def _item_schemas(self, node: Node) -> Iterator[Node]:
+        for branch in self.branches(node):
+            items = branch.get("items")
+            if self._is_array(branch) and isinstance(items, Mapping):
+                yield items
+
+    def item_schema(self, node: Node) -> Node | None:
+        """The ``items`` schema of an array node (first branch that has one), else ``None``."""
+        return next(iter(self._item_schemas(node)), None)
+
+    # -- walking --------------------------------------------------------------------------
+
+    def child(self, node: Node, name: str) -> Node | None:
+        """The schema of key ``name`` inside ``node`` (through array items for arrays of
+        tables); ``None`` when the schema does not allow that key."""
+        candidates = [node, *self._item_schemas(node)]
+        for candidate in candidates:
+            for branch in self.branches(candidate):
+                properties = branch.get("properties")
+                if isinstance(properties, Mapping) and isinstance(properties.get(name), Mapping):
+                    return properties[name]  # type: ignore[no-any-return]
+        for candidate in candidates:
+            for branch in self.branches(candidate):
+                patterns = branch.get("patternProperties")
+                if isinstance(patterns, Mapping):
+                    for pattern, schema in patterns.items():
+                        if isinstance(schema, Mapping) and _search(pattern, name):
+                            return schema
+                extra = branch.get("additionalProperties")
+                if isinstance(extra, Mapping):
+                    return extra
+        return None
+
+    def resolve(self, path: tuple[str, ...]) -> Node | None:
+        """The schema at ``path`` from the root, or ``None`` if some key is not allowed."""
+        node: Node | None = self.schema
+        for name in path:
+            if node is None:
+                return None
+            node = self.child(node, name)
+        return node
+
+    def properties(self, node: Node) -> dict[str, Node]:
+        """Every named key allowed directly inside ``node`` (the first branch wins a name)."""
+        found: dict[str, Node] = {}
+        for candidate in (node, *self._item_schemas(node)):
+            for branch in self.branches(candidate):
+                properties = branch.get("properties")
+                if isinstance(properties, Mapping):
+                    for name, schema in properties.items():
+                        if isinstance(schema, Mapping):
+                            found.setdefault(name, schema)
+        return found
+
+    # -- facts ----------------------------------------------------------------------------
+
+    def info(self, path: tuple[str, ...], node: Node) -> KeyInfo:
+        """Description, types, default and allowed values of the key at ``path``."""
+        description = ""
+        types: list[str] = []
+        enum: list[Any] = []
+        default: Any = None
+        has_default = False
+        deprecated = False
+        for branch in self.branches(node):
+            if not description and isinstance(branch.get("description"), str):
+                description = branch["description"]
+            if not has_default and "default" in branch:
+                default, has_default = branch["default"], True
+            deprecated = deprecated or branch.get("deprecated") is True
+            kind = branch.get("type")
+            for name in [kind] if isinstance(kind, str) else kind or []:
+                if isinstance(name, str) and name not in types:
+                    types.append(name)
+            values = list(branch.get("enum", ()))
+            if "const" in branch:
+                values.append(branch["const"])
+            for value in values:
+                if value not in enum:
+                    enum.append(value)
+        if not description:
+            for items in self._item_schemas(node):
+                for branch in self.branches(items):
+                    if isinstance(branch.get("description"), str):
+                        description = branch["description"]
+                        break
+                if description:
+                    break
+        if not types:
+            types = list(dict.fromkeys(_type_of_value(value) for value in enum))
+        types.sort(key=lambda name: _TYPE_ORDER.index(name) if name in _TYPE_ORDER else 99)
+        return KeyInfo(
+            path, description, tuple(types), default, has_default, tuple(enum), deprecated
+        )
+
+    def key_info(self, path: tuple[str, ...]) -> KeyInfo | None:
+        """:meth:`info` for ``path``, or ``None`` when the schema does not know the key."""
+        node = self.resolve(path)
+        return None if node is None else self.info(path, node)
+
+    def is_table(self, node: Node) -> bool:
+        """Whether ``node`` is written as a TOML table (an object)."""
+        for branch in self.branches(node):
+            kind = branch.get("type")
+            if kind == "object" or (isinstance(kind, list) and "object" in kind):
+                return True
+            if "properties" in branch:
+                return True
+        return False
+
+    def is_array_of_tables(self, node: Node) -> bool:
+        """Whether ``node`` is an array whose items are tables (``[[header]]``)."""
+        return any(self.is_table(items) for items in self._item_schemas(node))
+
+    def table_paths(self) -> list[TablePath]:
+        """Every named table reachable from the root, in schema order, for header completion."""
+        if self._tables is not None:
+            return self._tables
+        found: list[TablePath] = []
+
+        def walk(node: Node, prefix: tuple[str, ...], depth: int) -> None:
+            if depth > _MAX_DEPTH:
+                return
+            for name, schema in self.properties(node).items():
+                path = (*prefix, name)
+                description = self.info(path, schema).description
+                if self.is_array_of_tables(schema):
+                    found.append(TablePath(path, True, description))
+                    walk(schema, path, depth + 1)
+                elif self.is_table(schema):
+                    found.append(TablePath(path, False, description))
+                    walk(schema, path, depth + 1)
+
+        walk(self.schema, (), 0)
+        self._tables = found
+        return found
+
+
+@lru_cache(maxsize=64)
+def _compiled(pattern: str) -> re.Pattern[str] | None:
+    try:
+        return re.compile(pattern)
+    except re.error:
+        return None
+
+
+def _search(pattern: str, name: str) -> bool:
+    compiled = _compiled(pattern)
+    return compiled is not None and compiled.search(name) is not None
+
+
+@lru_cache(maxsize=8)
+def packaged_navigator(file_name: str) -> SchemaNavigator | None:
+    """A navigator over ``nexo_pkg/schemas/<file_name>``; ``None`` when it is not shipped or
+    is not valid JSON (editor help then stays quiet rather than failing)."""
+    try:
+        text = resources.files("nexo_pkg").joinpath("schemas", file_name).read_text("utf-8")
+        schema = json.loads(text)
+    except (OSError, ValueError):
+        return None
+    return SchemaNavigator(schema) if isinstance(schema, Mapping) else None

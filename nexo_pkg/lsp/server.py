@@ -1,0 +1,391 @@
+"""The nexo language server: lint diagnostics, hover and completion for plugin manifests.
+
+Documents named ``nexo-plugin.toml`` are linted with :func:`nexo_pkg.lint.engine.lint_source`
+(the same codes, messages and ranges as ``nexo plugin lint``); ``trusted_keys.toml`` with the
+trust-policy linter when that module is available. Hover and completion walk the packaged JSON
+Schemas by the TOML key path under the cursor (:mod:`nexo_pkg.lsp.toml_context`).
+
+Every handler is wrapped: a half-typed buffer that trips a bug logs the error (server log and
+``window/logMessage``) and the request returns nothing, rather than the server dying under the
+editor. Linting after edits is debounced and a newer version of a document cancels the
+pending lint of the older one; results for a version that is no longer current are dropped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import importlib
+import logging
+import posixpath
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Literal, ParamSpec, TypeVar
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from nexo_pkg import __version__
+from nexo_pkg.lint.diagnostic import Diagnostic
+from nexo_pkg.lint.engine import lint_source
+from nexo_pkg.lsp import completion, hover
+from nexo_pkg.lsp.positions import ClientRange, Encoding, LineIndex, normalise_encoding
+from nexo_pkg.lsp.schema_nav import SchemaNavigator, packaged_navigator
+
+__all__ = [
+    "DEFAULT_DEBOUNCE_SECONDS",
+    "NexoLanguageServer",
+    "create_server",
+    "document_kind",
+    "serve",
+    "to_lsp_diagnostic",
+]
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_DEBOUNCE_SECONDS = 0.1
+MANIFEST_FILE_NAME = "nexo-plugin.toml"
+POLICY_FILE_NAME = "trusted_keys.toml"
+MANIFEST_SCHEMA = "nexo-plugin.schema.json"
+POLICY_SCHEMA = "trusted-keys.schema.json"
+
+DocumentKind = Literal["manifest", "policy"]
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def document_kind(uri: str) -> DocumentKind | None:
+    """Which linter a document gets, from its file name; ``None`` for any other file."""
+    name = posixpath.basename(unquote(urlparse(uri).path))
+    if name == MANIFEST_FILE_NAME:
+        return "manifest"
+    if name == POLICY_FILE_NAME and _policy_linter() is not None:
+        return "policy"
+    return None
+
+
+def _document_path(uri: str) -> str:
+    parsed = urlparse(uri)
+    if parsed.scheme == "file":
+        return unquote(parsed.path)
+    return uri
+
+
+@functools.cache
+def _policy_linter() -> Callable[..., Any] | None:
+    """``lint_policy_source`` when the trust-policy module provides it, else ``None``."""
+    try:
+        module = importlib.import_module("nexo_pkg.install.policy")
+    except ImportError:
+        return None
+    linter = getattr(module, "lint_policy_source", None)
+    return linter if callable(linter) else None
+
+
+def navigator_for(kind: DocumentKind) -> SchemaNavigator | None:
+    """The schema navigator for a document kind (``None`` if the schema is not shipped)."""
+    return packaged_navigator(MANIFEST_SCHEMA if kind == "manifest" else POLICY_SCHEMA)
+
+
+def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...]:
+    """Lint ``text`` with the linter for ``kind``; the linters never raise for bad input."""
+    if kind == "manifest":
+        return lint_source(text, path=path).diagnostics
+    linter = _policy_linter()
+    if linter is None:
+        return ()
+    result = linter(text, path=path)
+    found = getattr(result, "diagnostics", result)
+    return tuple(item for item in found if isinstance(item, Diagnostic))
+
+
+def to_lsp_range(client_range: ClientRange) -> types.Range:
+    """The lsprotocol form of a :class:`ClientRange`."""
+    return types.Range(
+        start=types.Position(client_range.start.line, client_range.start.character),
+        end=types.Position(client_range.end.line, client_range.end.character),
+    )
+
+
+def offsets_to_range(index: LineIndex, start: int, end: int, encoding: Encoding) -> types.Range:
+    """An LSP range for two offsets into the document text."""
+    first = index.to_client(*index.line_column(start), encoding)
+    last = index.to_client(*index.line_column(end), encoding)
+    return types.Range(
+        start=types.Position(first.line, first.character),
+        end=types.Position(last.line, last.character),
+    )
+
+
+def to_lsp_diagnostic(
+    diagnostic: Diagnostic, index: LineIndex, encoding: Encoding
+) -> types.Diagnostic:
+    """Convert an engine finding to an LSP diagnostic (0-based, in client code units)."""
+    severity = (
+        types.DiagnosticSeverity.Error
+        if diagnostic.severity == "error"
+        else types.DiagnosticSeverity.Warning
+    )
+    return types.Diagnostic(
+        range=to_lsp_range(index.span_to_client(diagnostic.span, encoding)),
+        message=diagnostic.message,
+        severity=severity,
+        code=diagnostic.code,
+        code_description=types.CodeDescription(href=diagnostic.url) if diagnostic.url else None,
+        source="nexo",
+        data={"name": diagnostic.name, "key_path": diagnostic.key_path, "help": diagnostic.help},
+    )
+
+
+def _guarded(handler: Callable[P, R]) -> Callable[P, R | None]:
+    """Make a synchronous handler log its failures and return ``None`` (no result) instead."""
+
+    @functools.wraps(handler)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R | None:
+        try:
+            return handler(*args, **kwargs)
+        except Exception:  # the editor session must outlive any bug in a handler
+            logger.exception("%s failed", handler.__name__)
+            return None
+
+    return run
+
+
+@dataclass
+class _Snapshot:
+    uri: str
+    kind: DocumentKind
+    text: str
+    version: int | None
+
+
+class NexoLanguageServer(LanguageServer):
+    """A pygls server that knows which documents are nexo files and lints them."""
+
+    def __init__(self, *, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> None:
+        super().__init__(
+            "nexo-pkg", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full
+        )
+        self.debounce_seconds = debounce_seconds
+        self._pending: dict[str, asyncio.Task[None]] = {}
+        # One worker: lints run in order, off the event loop, so hover and completion stay
+        # responsive while a large manifest is being checked.
+        self._lint_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nexo-lint")
+
+    @property
+    def encoding(self) -> Encoding:
+        """The position encoding negotiated with the client (UTF-16 unless it offered more)."""
+        try:
+            value = self.workspace.position_encoding
+        except RuntimeError:  # before `initialize`
+            return "utf-16"
+        return normalise_encoding(str(getattr(value, "value", value)))
+
+    def snapshot(self, uri: str) -> _Snapshot | None:
+        """The open document at ``uri`` if it is a nexo file, else ``None``."""
+        kind = document_kind(uri)
+        if kind is None or unquote(uri) not in self.workspace.text_documents:
+            return None
+        document = self.workspace.get_text_document(uri)
+        return _Snapshot(uri, kind, document.source, document.version)
+
+    def log_failure(self, message: str) -> None:
+        logger.error("%s", message)
+        try:
+            self.window_log_message(
+                types.LogMessageParams(type=types.MessageType.Error, message=message)
+            )
+        except Exception:  # reporting a failure must not fail in turn
+            logger.exception("could not send window/logMessage")
+
+    # -- linting ---------------------------------------------------------------------------
+
+    def schedule_lint(self, uri: str, delay: float) -> None:
+        """Lint ``uri`` after ``delay`` seconds, cancelling a pending lint of the same URI."""
+        previous = self._pending.pop(uri, None)
+        if previous is not None:
+            previous.cancel()
+        task = asyncio.get_running_loop().create_task(self._lint_later(uri, delay))
+        self._pending[uri] = task
+
+        def forget(done: asyncio.Task[None]) -> None:
+            if self._pending.get(uri) is done:
+                del self._pending[uri]
+
+        task.add_done_callback(forget)
+
+    def cancel_lint(self, uri: str) -> None:
+        previous = self._pending.pop(uri, None)
+        if previous is not None:
+            previous.cancel()
+
+    async def _lint_later(self, uri: str, delay: float) -> None:
+        try:
+            if delay > 0:
+                await asyncio.sleep(delay)
+            snapshot = self.snapshot(uri)
+            if snapshot is None:
+                return
+            encoding = self.encoding
+            loop = asyncio.get_running_loop()
+            diagnostics = await loop.run_in_executor(
+                self._lint_pool, self._diagnose, snapshot, encoding
+            )
+            current = self.snapshot(uri)
+            if current is None or current.version != snapshot.version:
+                return  # A newer version is on its way (or the document closed).
+            self.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(
+                    uri=uri, diagnostics=diagnostics, version=snapshot.version
+                )
+            )
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # a lint failure must not end the session
+            logger.exception("linting %s failed", uri)
+            self.log_failure(f"nexo: linting {uri} failed; see the server log")
+
+    @staticmethod
+    def _diagnose(snapshot: _Snapshot, encoding: Encoding) -> list[types.Diagnostic]:
+        found = lint_text(snapshot.kind, snapshot.text, _document_path(snapshot.uri))
+        index = LineIndex(snapshot.text)
+        return [to_lsp_diagnostic(item, index, encoding) for item in found]
+
+    def publish_nothing(self, uri: str) -> None:
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        )
+
+    def warm_up(self) -> None:
+        """Import the lint engine's lazy parts and load the schemas before the first edit."""
+
+        def work() -> None:
+            lint_source("", path=MANIFEST_FILE_NAME)
+            packaged_navigator(MANIFEST_SCHEMA)
+            packaged_navigator(POLICY_SCHEMA)
+
+        def report(done: Future[None]) -> None:
+            if done.exception() is not None:
+                logger.warning("warm-up failed: %s", done.exception())
+
+        self._lint_pool.submit(work).add_done_callback(report)
+
+
+def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> NexoLanguageServer:
+    """Build the server with every feature registered; :meth:`start_io` runs it."""
+    server = NexoLanguageServer(debounce_seconds=debounce_seconds)
+
+    @server.feature(types.INITIALIZED)
+    @_guarded
+    def initialized(ls: NexoLanguageServer, params: types.InitializedParams) -> None:
+        del params
+        ls.warm_up()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @_guarded
+    def did_open(ls: NexoLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        if document_kind(params.text_document.uri) is not None:
+            ls.schedule_lint(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    @_guarded
+    def did_change(ls: NexoLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        if document_kind(params.text_document.uri) is not None:
+            ls.schedule_lint(params.text_document.uri, ls.debounce_seconds)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    @_guarded
+    def did_save(ls: NexoLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+        if document_kind(params.text_document.uri) is not None:
+            ls.schedule_lint(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    @_guarded
+    def did_close(ls: NexoLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        if document_kind(uri) is not None:
+            ls.cancel_lint(uri)
+            ls.publish_nothing(uri)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @_guarded
+    def on_hover(ls: NexoLanguageServer, params: types.HoverParams) -> types.Hover | None:
+        snapshot = ls.snapshot(params.text_document.uri)
+        if snapshot is None:
+            return None
+        navigator = navigator_for(snapshot.kind)
+        if navigator is None:
+            return None
+        index = LineIndex(snapshot.text)
+        line, column = index.from_client(
+            params.position.line, params.position.character, ls.encoding
+        )
+        found = hover.hover_at(navigator, snapshot.text, index.offset(line, column))
+        if found is None:
+            return None
+        markdown, (start, end) = found
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),
+            range=offsets_to_range(index, start, end, ls.encoding),
+        )
+
+    @server.feature(
+        types.TEXT_DOCUMENT_COMPLETION,
+        types.CompletionOptions(trigger_characters=["[", ".", '"', "=", " "]),
+    )
+    @_guarded
+    def on_completion(
+        ls: NexoLanguageServer, params: types.CompletionParams
+    ) -> types.CompletionList | None:
+        snapshot = ls.snapshot(params.text_document.uri)
+        if snapshot is None:
+            return None
+        navigator = navigator_for(snapshot.kind)
+        if navigator is None:
+            return None
+        index = LineIndex(snapshot.text)
+        line, column = index.from_client(
+            params.position.line, params.position.character, ls.encoding
+        )
+        offset = index.offset(line, column)
+        candidates = completion.complete_at(navigator, snapshot.text, offset)
+        items = [_completion_item(candidate, index, ls.encoding) for candidate in candidates]
+        return types.CompletionList(is_incomplete=False, items=items)
+
+    return server
+
+
+_KINDS = {
+    "table": types.CompletionItemKind.Module,
+    "key": types.CompletionItemKind.Property,
+    "value": types.CompletionItemKind.EnumMember,
+}
+
+
+def _completion_item(
+    candidate: completion.Candidate, index: LineIndex, encoding: Encoding
+) -> types.CompletionItem:
+    start, end = candidate.replace
+    documentation = (
+        types.MarkupContent(kind=types.MarkupKind.Markdown, value=candidate.documentation)
+        if candidate.documentation
+        else None
+    )
+    return types.CompletionItem(
+        label=candidate.label,
+        kind=_KINDS[candidate.kind],
+        detail=candidate.detail or None,
+        documentation=documentation,
+        sort_text=f"{candidate.order:04d}",
+        filter_text=candidate.filter_text,
+        text_edit=types.TextEdit(
+            range=offsets_to_range(index, start, end, encoding), new_text=candidate.insert
+        ),
+    )
+
+
+def serve(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> None:
+    """Run the language server on stdin/stdout until the client says ``exit``."""
+    create_server(debounce_seconds=debounce_seconds).start_io()

@@ -1,0 +1,101 @@
+"""Completion candidates and hover text, in process, over the small test schema."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nexo_pkg.lsp.completion import complete_at
+from nexo_pkg.lsp.hover import hover_at
+from nexo_pkg.lsp.schema_nav import SchemaNavigator
+
+from .test_schema_nav import SCHEMA
+
+NAVIGATOR = SchemaNavigator(SCHEMA)
+
+
+def _labels(text: str, marker: str) -> list[str]:
+    """Labels offered with the cursor just after the last ``marker``."""
+    offset = text.rindex(marker) + len(marker)
+    return [candidate.label for candidate in complete_at(NAVIGATOR, text, offset)]
+
+
+def test_keys_of_the_current_table_minus_those_present() -> None:
+    text = "[plugin.sandbox]\nenabled = true\n\n"
+    assert _labels(text, "true\n") == ["network"]
+
+
+def test_keys_after_a_dotted_prefix() -> None:
+    text = "[plugin]\nsandbox.\n"
+    assert _labels(text, "sandbox.") == ["enabled", "network"]
+
+
+def test_key_being_typed_is_not_counted_as_present() -> None:
+    text = "[plugin.sandbox]\nnetwork\n"
+    candidates = complete_at(NAVIGATOR, text, text.index("network") + 3)
+    assert [c.label for c in candidates] == ["enabled", "network"]
+    network = candidates[1]
+    assert text[network.replace[0] : network.replace[1]] == "network"
+    assert "Allowed values" in network.documentation
+
+
+def test_enum_values_outside_and_inside_a_string() -> None:
+    bare = "[plugin.sandbox]\nnetwork = \n"
+    candidates = complete_at(NAVIGATOR, bare, bare.index("= ") + 2)
+    assert [c.insert for c in candidates] == ['"deny"', '"host"']
+    quoted = '[plugin.sandbox]\nnetwork = "ho"\n'
+    candidates = complete_at(NAVIGATOR, quoted, quoted.index("ho") + 2)
+    assert [c.insert for c in candidates] == ["deny", "host"]
+    assert quoted[candidates[0].replace[0] : candidates[0].replace[1]] == "ho"
+
+
+def test_booleans_for_a_boolean_key() -> None:
+    text = "[plugin.sandbox]\nenabled = t\n"
+    assert _labels(text, "= t") == ["true", "false"]
+
+
+def test_header_offers_tables_not_yet_defined() -> None:
+    text = "[plugin]\n[plugin.sandbox]\n[plugin.s\n"
+    assert "plugin.channels" in _labels(text, "[plugin.s")
+    assert "plugin.sandbox" not in _labels(text, "[plugin.s")
+    assert "plugin.channels.register" not in _labels(text, "[plugin.s")
+    array = "[[plugin.c\n"
+    assert _labels(array, "[[plugin.c") == ["plugin.channels.register"]
+
+
+def test_unknown_places_offer_nothing() -> None:
+    assert _labels("[nope]\n\n", "]\n") == []
+    assert _labels("# [plugin.\n", "# [plug") == []
+
+
+def test_hover_on_key_header_and_value() -> None:
+    text = '[plugin.sandbox]\nnetwork = "deny"\n'
+    on_key = hover_at(NAVIGATOR, text, text.index("network") + 2)
+    assert on_key is not None
+    markdown, (start, end) = on_key
+    assert text[start:end] == "network"
+    assert "**`plugin.sandbox.network`**" in markdown
+    assert "Net." in markdown
+    assert 'default `"deny"`' in markdown
+    on_header = hover_at(NAVIGATOR, text, text.index("sandbox") + 1)
+    assert on_header is not None
+    assert "Process sandbox." in on_header[0]
+    on_value = hover_at(NAVIGATOR, text, text.index("deny") + 1)
+    assert on_value is not None
+    assert "Net." in on_value[0]
+    assert hover_at(NAVIGATOR, "[plugin]\nunknown = 1\n", 12) is None
+    assert hover_at(NAVIGATOR, "\n\n", 1) is None
+
+
+def test_every_prefix_of_real_manifests_is_handled() -> None:
+    """Typing a manifest character by character never makes hover or completion raise."""
+    from nexo_pkg.lsp.schema_nav import packaged_navigator
+
+    navigator = packaged_navigator("nexo-plugin.schema.json") or NAVIGATOR
+    manifests = sorted((Path(__file__).parent / "fixtures").glob("*.toml"))
+    assert manifests
+    for manifest in manifests:
+        text = manifest.read_text("utf-8")
+        for end in range(len(text) + 1):
+            prefix = text[:end]
+            complete_at(navigator, prefix, end)
+            hover_at(navigator, prefix, max(0, end - 1))

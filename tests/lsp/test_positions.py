@@ -1,0 +1,95 @@
+"""Engine positions (1-based code points) to LSP positions (0-based code units) and back."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from nexo_pkg.lint.diagnostic import Position, Span
+from nexo_pkg.lsp.positions import ClientPosition, Encoding, LineIndex, normalise_encoding
+
+LINE = 'name = "🙂é" x'  # 🙂 is astral (2 UTF-16 units, 4 UTF-8 bytes); é is 2 UTF-8 bytes
+
+
+def _units(text: str, encoding: Encoding) -> int:
+    """Independent count: encode and measure."""
+    if encoding == "utf-16":
+        return len(text.encode("utf-16-le")) // 2
+    if encoding == "utf-8":
+        return len(text.encode("utf-8"))
+    return len(text)
+
+
+@pytest.mark.parametrize(("encoding", "expected"), [("utf-16", 13), ("utf-8", 16), ("utf-32", 12)])
+def test_column_after_astral_character(encoding: Encoding, expected: int) -> None:
+    index = LineIndex(LINE)
+    column = LINE.index("x")
+    assert index.to_client(0, column, encoding) == ClientPosition(0, expected)
+    assert index.from_client(0, expected, encoding) == (0, column)
+
+
+def test_span_converts_start_and_end() -> None:
+    text = "[plugin]\n" + LINE + "\n"
+    index = LineIndex(text)
+    column = LINE.index("x") + 1  # 1-based
+    span = Span(Position(2, column), Position(2, column + 1))
+    converted = index.span_to_client(span, "utf-16")
+    assert converted.start == ClientPosition(1, 13)
+    assert converted.end == ClientPosition(1, 14)
+
+
+def test_half_a_surrogate_pair_maps_to_the_character_start() -> None:
+    index = LineIndex(LINE)
+    emoji = LINE.index("🙂")
+    assert index.from_client(0, emoji + 1, "utf-16") == (0, emoji)
+
+
+def test_out_of_range_positions_clamp() -> None:
+    index = LineIndex("ab\ncd")
+    assert index.to_client(7, 0, "utf-16") == ClientPosition(1, 2)
+    assert index.to_client(0, 99, "utf-16") == ClientPosition(0, 2)
+    assert index.from_client(0, 99, "utf-16") == (0, 2)
+    assert index.from_client(-1, 0, "utf-16") == (0, 0)
+    assert index.span_to_client(
+        Span(Position(2, 3), Position(1, 1)), "utf-16"
+    ).end == ClientPosition(1, 2)
+
+
+def test_only_newline_breaks_lines() -> None:
+    # U+2028 may sit inside a TOML string; LSP clients do not break lines there.
+    index = LineIndex('a = "x\u2028y"\r\nb = 1')
+    assert len(index.lines) == 2
+    assert index.to_client(1, 1, "utf-16") == ClientPosition(1, 1)
+
+
+def test_offsets_and_line_columns_round_trip() -> None:
+    text = "one\ntwo🙂\n\nthree"
+    index = LineIndex(text)
+    for offset in range(len(text) + 1):
+        line, column = index.line_column(offset)
+        assert index.offset(line, column) == offset
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("utf-8", "utf-8"),
+        ("utf-16", "utf-16"),
+        ("utf-32", "utf-32"),
+        ("latin-1", "utf-16"),
+        (None, "utf-16"),
+    ],
+)
+def test_normalise_encoding(name: str | None, expected: str) -> None:
+    assert normalise_encoding(name) == expected
+
+
+@given(st.text(max_size=40), st.sampled_from(["utf-8", "utf-16", "utf-32"]))
+def test_every_column_matches_an_independent_count(line: str, encoding: Encoding) -> None:
+    line = line.replace("\n", " ")
+    index = LineIndex(line)
+    for column in range(len(line) + 1):
+        units = _units(line[:column], encoding)
+        assert index.to_client(0, column, encoding) == ClientPosition(0, units)
+        assert index.from_client(0, units, encoding) == (0, column)

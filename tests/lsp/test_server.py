@@ -1,0 +1,352 @@
+"""The language server end to end: a real ``python -m nexo_pkg plugin lsp`` subprocess, driven
+over its stdin/stdout by pygls's language client."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+from collections.abc import Awaitable, Callable
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from lsprotocol import types
+
+from nexo_pkg.lint.diagnostic import Diagnostic
+from nexo_pkg.lint.engine import lint_source
+
+from .client import LspSession
+from .conftest import SharedServer
+
+GOOD = """\
+[plugin]
+id = "demo"
+version = "0.1.0"
+name = "Demo"
+description = "A demo plugin."
+min_nexo_version = ">=0.1.0"
+
+[plugin.sandbox]
+enabled = true
+network = "deny"
+"""
+
+# The fault (the stray `x`) follows two emoji on the same line: each is one code point but two
+# UTF-16 code units, so its LSP column is 2 more than its code-point column.
+SYNTAX_ERROR = GOOD.replace('name = "Demo"', 'name = "🙂🙂 Demo" x')
+
+
+def run(scenario: Callable[[], Awaitable[None]]) -> None:
+    asyncio.run(scenario())
+
+
+def _utf16(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _expected_range(text: str, diagnostic: Diagnostic) -> types.Range:
+    """The LSP range of an engine span, computed independently of the server's code."""
+    lines = text.split("\n")
+
+    def position(line: int, column: int) -> types.Position:
+        line_index = min(line - 1, len(lines) - 1)
+        source = lines[line_index]
+        return types.Position(line_index, _utf16(source[: column - 1]))
+
+    return types.Range(
+        position(diagnostic.span.start.line, diagnostic.span.start.column),
+        position(diagnostic.span.end.line, diagnostic.span.end.column),
+    )
+
+
+def _assert_same_as_engine(text: str, published: types.PublishDiagnosticsParams) -> None:
+    engine = lint_source(text, path="nexo-plugin.toml").diagnostics
+    assert len(published.diagnostics) == len(engine)
+    for sent, found in zip(published.diagnostics, engine, strict=True):
+        assert sent.code == found.code
+        assert sent.message == found.message
+        assert sent.source == "nexo"
+        expected_severity = (
+            types.DiagnosticSeverity.Error
+            if found.severity == "error"
+            else types.DiagnosticSeverity.Warning
+        )
+        assert sent.severity == expected_severity
+        assert sent.range == _expected_range(text, found)
+        if found.url:
+            assert sent.code_description is not None
+            assert sent.code_description.href == found.url
+
+
+def test_initialize_advertises_what_the_server_does(shared_server: SharedServer) -> None:
+    async def scenario(session: LspSession) -> None:
+        assert session.initialize_result is not None
+        capabilities = session.initialize_result.capabilities
+        assert capabilities.position_encoding == types.PositionEncodingKind.Utf16
+        assert capabilities.hover_provider
+        assert capabilities.completion_provider is not None
+        assert "[" in (capabilities.completion_provider.trigger_characters or [])
+        sync = capabilities.text_document_sync
+        assert isinstance(sync, types.TextDocumentSyncOptions)
+        assert sync.change == types.TextDocumentSyncKind.Full
+        assert sync.open_close
+
+    shared_server.run(scenario)
+
+
+def test_syntax_error_after_emoji_then_fixed(shared_server: SharedServer, tmp_path: Path) -> None:
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(tmp_path / "nexo-plugin.toml", SYNTAX_ERROR)
+        published = await session.diagnostics(uri, version=1)
+        _assert_same_as_engine(SYNTAX_ERROR, published)
+        [syntax] = [d for d in published.diagnostics if d.code == "NX001"]
+        line = SYNTAX_ERROR.split("\n").index('name = "🙂🙂 Demo" x')
+        assert syntax.severity == types.DiagnosticSeverity.Error
+        assert syntax.range.start == types.Position(line, len('name = "🙂🙂 Demo" ') + 2)
+        assert syntax.message.startswith("TOML syntax error")
+
+        version = session.change(uri, GOOD)
+        fixed = await session.diagnostics(uri, version=version)
+        assert len(fixed.diagnostics) == 0
+
+    shared_server.run(scenario)
+
+
+def test_schema_and_rule_findings_match_the_engine(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    text = (
+        GOOD.replace('network = "deny"', 'network = "🙂"').replace('id = "demo"', 'id = "Demo"')
+        + '\n[plugin.extends]\ntools = ["🙂x", "demo_ok", "other_tool"]\n'
+    )
+
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(tmp_path / "nexo-plugin.toml", text)
+        published = await session.diagnostics(uri, version=1)
+        assert published.diagnostics, "a manifest with a bad id must not lint clean"
+        _assert_same_as_engine(text, published)
+
+    shared_server.run(scenario)
+
+
+def test_client_may_negotiate_utf8_columns(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with LspSession(position_encodings=["utf-8"]) as session:
+            assert session.initialize_result is not None
+            encoding = session.initialize_result.capabilities.position_encoding
+            assert encoding == types.PositionEncodingKind.Utf8
+            uri = session.open(tmp_path / "nexo-plugin.toml", SYNTAX_ERROR)
+            published = await session.diagnostics(uri)
+            [syntax] = [d for d in published.diagnostics if d.code == "NX001"]
+            prefix = 'name = "🙂🙂 Demo" '
+            assert syntax.range.start.character == len(prefix.encode("utf-8"))
+        assert session.returncode == 0
+
+    run(scenario)
+
+
+def test_rapid_edits_lint_only_the_newest_version(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(tmp_path / "nexo-plugin.toml", GOOD)
+        assert len((await session.diagnostics(uri, version=1)).diagnostics) == 0
+        for _ in range(4):
+            session.change(uri, SYNTAX_ERROR)
+        last = session.change(uri, SYNTAX_ERROR + "\n")
+        published = await session.diagnostics(uri)
+        assert published.version == last
+        assert published.diagnostics
+        with pytest.raises(TimeoutError):
+            await session.diagnostics(uri, timeout=0.5)
+
+    shared_server.run(scenario)
+
+
+def test_save_relints_and_close_clears(shared_server: SharedServer, tmp_path: Path) -> None:
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(tmp_path / "nexo-plugin.toml", SYNTAX_ERROR)
+        assert (await session.diagnostics(uri, version=1)).diagnostics
+        session.save(uri)
+        assert (await session.diagnostics(uri, version=1)).diagnostics
+        session.close(uri)
+        cleared = await session.diagnostics(uri)
+        assert len(cleared.diagnostics) == 0
+
+    shared_server.run(scenario)
+
+
+def test_other_files_get_no_diagnostics(shared_server: SharedServer, tmp_path: Path) -> None:
+    async def scenario(session: LspSession) -> None:
+        other = session.open(tmp_path / "Cargo.toml", "[[[ not toml")
+        assert await session.hover(other, 0, 1) is None
+        assert await session.complete(other, 0, 1) == []
+        manifest = session.open(tmp_path / "nexo-plugin.toml", SYNTAX_ERROR)
+        # Lints run in order, so a publication for Cargo.toml would have come first.
+        published = await session.diagnostics(uri=manifest)
+        assert published.uri == manifest
+        assert [p for p in session.history if p.uri == other] == []
+
+    shared_server.run(scenario)
+
+
+def _schema_description(*path: str) -> str:
+    shipped = resources.files("nexo_pkg").joinpath("schemas", "nexo-plugin.schema.json")
+    schema = json.loads(shipped.read_text("utf-8"))
+    node = schema
+    for name in path:
+        node = node["properties"][name]
+        while "$ref" in node:
+            target = schema
+            for part in node["$ref"].lstrip("#/").split("/"):
+                target = target[part]
+            node = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+    description = node["description"]
+    assert isinstance(description, str)
+    return description
+
+
+def test_hover_shows_the_schema_description(shared_server: SharedServer, tmp_path: Path) -> None:
+    text = GOOD.replace('name = "Demo"', 'name = "D🙂mo"')
+
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(tmp_path / "nexo-plugin.toml", text)
+        lines = text.split("\n")
+        network = lines.index('network = "deny"')
+        hovered = await session.hover(uri, network, 3)
+        assert hovered is not None
+        assert isinstance(hovered.contents, types.MarkupContent)
+        assert hovered.contents.kind == types.MarkupKind.Markdown
+        value = hovered.contents.value
+        assert "plugin.sandbox.network" in value
+        assert _schema_description("plugin", "sandbox", "network") in value
+        assert '`"host"`' in value
+        assert hovered.range == types.Range(
+            types.Position(network, 0), types.Position(network, len("network"))
+        )
+        # Hovering the value after an emoji on the same line (UTF-16 column).
+        name = lines.index('name = "D🙂mo"')
+        on_value = await session.hover(uri, name, _utf16('name = "D🙂m'))
+        assert on_value is not None
+        assert isinstance(on_value.contents, types.MarkupContent)
+        assert _schema_description("plugin", "name") in on_value.contents.value
+        header = lines.index("[plugin.sandbox]")
+        on_header = await session.hover(uri, header, len("[plugin.sa"))
+        assert on_header is not None
+        assert isinstance(on_header.contents, types.MarkupContent)
+        assert _schema_description("plugin", "sandbox") in on_header.contents.value
+
+    shared_server.run(scenario)
+
+
+def test_completion_of_keys_tables_and_enum_values(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    text = GOOD + "\n[plugin.s\n"
+
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(tmp_path / "nexo-plugin.toml", text)
+        lines = text.split("\n")
+        blank_in_sandbox = lines.index('network = "deny"') + 1
+        keys = {item.label for item in await session.complete(uri, blank_in_sandbox, 0)}
+        assert {"fs_read_paths", "fs_write_paths"} <= keys
+        assert not {"enabled", "network"} & keys  # already present
+
+        fresh = "[plugin.sandbox]\n\n"
+        version = session.change(uri, fresh)
+        await session.diagnostics(uri, version=version)
+        keys = {item.label for item in await session.complete(uri, 1, 0)}
+        assert {"enabled", "network", "fs_read_paths"} <= keys
+
+        session.change(uri, '[plugin.sandbox]\nnetwork = \nenabled = "')
+        values = await session.complete(uri, 1, len("network = "))
+        assert [item.label for item in values] == ['"deny"', '"host"']
+        assert values[0].text_edit is not None
+        assert values[0].text_edit.new_text == '"deny"'
+
+        session.change(uri, '[plugin.sandbox]\nnetwork = "h"\n')
+        inside = await session.complete(uri, 1, len('network = "h'))
+        assert [item.label for item in inside] == ["deny", "host"]
+        edit = inside[1].text_edit
+        assert isinstance(edit, types.TextEdit)
+        assert edit.new_text == "host"
+        assert edit.range == types.Range(
+            types.Position(1, len('network = "')), types.Position(1, len('network = "h'))
+        )
+
+        session.change(uri, "[plugin]\n[plugin.sa\n")
+        tables = await session.complete(uri, 1, len("[plugin.sa"))
+        labels = [item.label for item in tables]
+        assert "plugin.sandbox" in labels
+        assert "plugin" not in labels  # already defined
+        sandbox = tables[labels.index("plugin.sandbox")]
+        assert isinstance(sandbox.text_edit, types.TextEdit)
+        assert sandbox.text_edit.range.start == types.Position(1, 1)
+
+    shared_server.run(scenario)
+
+
+HALF_TYPED = [
+    "",
+    "[",
+    "[[",
+    "[plugin.",
+    '[plugin]\nid = "',
+    "[plugin]\nsandbox.",
+    "[plugin.sandbox]\nfs_read_paths = [\n",
+    "[plugin.entrypoint]\nenv = { A = ",
+    '\x00\ufeff[plugin]\n"""',
+    "🙂" * 50 + "\n[",
+]
+
+
+def test_half_typed_documents_never_break_the_server(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(tmp_path / "nexo-plugin.toml", "")
+        await session.diagnostics(uri, version=1)
+        for text in HALF_TYPED:
+            version = session.change(uri, text)
+            published = await session.diagnostics(uri, version=version)
+            _assert_same_as_engine(text, published)
+            lines = text.split("\n")
+            for line in range(len(lines) + 1):
+                for character in (0, 1, 5, 200):
+                    await session.hover(uri, line, character)
+                    await session.complete(uri, line, character)
+        assert session.log_messages == []
+
+    shared_server.run(scenario)
+
+
+def _policy_linter_available() -> bool:
+    try:
+        module = importlib.import_module("nexo_pkg.install.policy")
+    except ImportError:
+        return False
+    return callable(getattr(module, "lint_policy_source", None))
+
+
+@pytest.mark.skipif(
+    not _policy_linter_available(), reason="nexo_pkg.install.policy.lint_policy_source absent"
+)
+def test_trust_policy_documents_are_linted(shared_server: SharedServer, tmp_path: Path) -> None:
+    from nexo_pkg.install.policy import lint_policy_source
+
+    text = 'schema_version = "1.0"\ndefault = "sometimes"\n[[authors]]\nowner = "🙂"\nbogus = 1\n'
+
+    async def scenario(session: LspSession) -> None:
+        path = tmp_path / "trusted_keys.toml"
+        uri = session.open(path, text)
+        published = await session.diagnostics(uri, version=1)
+        engine = lint_policy_source(text, path=str(path)).diagnostics
+        assert engine, "this policy has unknown keys and a bad mode"
+        assert [d.code for d in published.diagnostics] == [d.code for d in engine]
+        assert [d.message for d in published.diagnostics] == [d.message for d in engine]
+        assert [d.range for d in published.diagnostics] == [
+            _expected_range(text, d) for d in engine
+        ]
+
+    shared_server.run(scenario)
