@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -37,7 +38,7 @@ network = "deny"
 SYNTAX_ERROR = GOOD.replace('name = "Demo"', 'name = "🙂🙂 Demo" x')
 
 
-def run(scenario: Callable[[], Awaitable[None]]) -> None:
+def run(scenario: Callable[[], Coroutine[Any, Any, None]]) -> None:
     asyncio.run(scenario())
 
 
