@@ -349,5 +349,14 @@ def test_trust_policy_documents_are_linted(shared_server: SharedServer, tmp_path
         assert [d.range for d in published.diagnostics] == [
             _expected_range(text, d) for d in engine
         ]
+        hovered = await session.hover(uri, 1, 2)
+        assert hovered is not None
+        assert isinstance(hovered.contents, types.MarkupContent)
+        assert "**`default`**" in hovered.contents.value
+        modes = await session.complete(uri, 1, len('default = "so'))
+        assert [item.label for item in modes] == ["ignore", "warn", "require"]
+        keys = {item.label for item in await session.complete(uri, 5, 0)}
+        assert {"identity_regexp", "oidc_issuer", "mode"} <= keys
+        assert "owner" not in keys
 
     shared_server.run(scenario)
