@@ -154,38 +154,44 @@ def create_project(request: NewProject) -> CreatedProject:
     """
     files = render(request)
     dest = request.dest if request.dest is not None else Path(request.plugin_id)
-    if dest.exists() and not dest.is_dir():
+    # Work on the normalised absolute path: `--dest .` and `--dest x/..` have no usable name.
+    location = dest.resolve()
+    if location.exists() and not location.is_dir():
         raise ScaffoldError(f"{dest} exists and is not a directory", kind="destination_exists")
-    existing = dest.is_dir() and not _is_empty_dir(dest)
-    if existing and not request.force:
+    existing = location.is_dir()
+    if existing and not _is_empty_dir(location) and not request.force:
         raise ScaffoldError(
             f"{dest} exists and is not empty; choose another --dest or pass --force to "
             "overwrite the generated files",
             kind="destination_exists",
         )
-    parent = dest.absolute().parent
     try:
-        parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.new-", dir=parent))
+        location.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{location.name}.new-", dir=location.parent))
     except OSError as exc:
         raise ScaffoldError(
             f"cannot create {dest}: {exc.strerror}", kind="io", exit_code=EXIT_FAILURE
         ) from exc
+    moved: list[Path] = []
     try:
         _write_tree(staging, files)
         if not existing:
-            if dest.is_dir():
-                dest.rmdir()  # empty: replaced by the complete tree in one rename
             staging.chmod(0o777 & ~_umask())
-            staging.rename(dest)
+            staging.rename(location)
         else:
-            # --force over a populated directory: every file is complete before it is moved,
-            # each move is an atomic replace, and files the templates do not name stay.
+            # An existing directory (empty, or populated with --force) is kept, never
+            # replaced: it may be the shell's working directory or hold a .git. Every file is
+            # complete before it is moved; each move is an atomic replace; other files stay.
             for relative in files:
-                target = dest / relative
+                target = location / relative
                 target.parent.mkdir(parents=True, exist_ok=True)
                 (staging / relative).replace(target)
+                moved.append(target)
     except OSError as exc:
+        if existing and not request.force:
+            # The directory was empty: take it back to empty.
+            for target in moved:
+                target.unlink(missing_ok=True)
         raise ScaffoldError(
             f"cannot write {dest}: {exc.strerror}", kind="io", exit_code=EXIT_FAILURE
         ) from exc

@@ -1,0 +1,82 @@
+"""`nexo plugin new` through the command line: exit codes and messages."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+
+def nexo(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+
+
+def test_creates_the_project_in_dot_id(tmp_path: Path) -> None:
+    completed = nexo("new", "demo", "--lang", "python", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == ""
+    assert "created plugin demo" in completed.stderr
+    assert (tmp_path / "demo" / "nexo-plugin.toml").is_file()
+    assert (tmp_path / "demo" / ".github" / "workflows" / "release.yml").is_file()
+
+
+def test_dest_description_owner(tmp_path: Path) -> None:
+    completed = nexo(
+        "new",
+        "weather",
+        "--lang",
+        "python",
+        "--dest",
+        "elsewhere/w",
+        "--description",
+        "Weather for agents",
+        "--owner",
+        "acme",
+        cwd=tmp_path,
+    )
+    assert completed.returncode == 0, completed.stderr
+    root = tmp_path / "elsewhere" / "w"
+    assert 'description = "Weather for agents"' in (root / "nexo-plugin.toml").read_text()
+    assert "nexo plugin install acme/nexo-plugin-weather" in (root / "README.md").read_text()
+
+
+def test_invalid_id_exits_2_with_the_reason(tmp_path: Path) -> None:
+    completed = nexo("new", "My-Plugin", "--lang", "python", cwd=tmp_path)
+    assert completed.returncode == 2
+    assert completed.stderr.count("\n") == 1
+    assert "uppercase" in completed.stderr
+    assert "Traceback" not in completed.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_unknown_language_exits_2(tmp_path: Path) -> None:
+    completed = nexo("new", "demo", "--lang", "rust", cwd=tmp_path)
+    assert completed.returncode == 2
+    assert "unsupported --lang 'rust'" in completed.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_non_empty_destination_exits_2_unless_force(tmp_path: Path) -> None:
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "keep.txt").write_text("keep\n")
+    completed = nexo("new", "demo", "--lang", "python", cwd=tmp_path)
+    assert completed.returncode == 2
+    assert "--force" in completed.stderr
+    assert [p.name for p in (tmp_path / "demo").iterdir()] == ["keep.txt"]
+    forced = nexo("new", "demo", "--lang", "python", "--force", cwd=tmp_path)
+    assert forced.returncode == 0, forced.stderr
+    assert (tmp_path / "demo" / "keep.txt").read_text() == "keep\n"
+    assert (tmp_path / "demo" / "src" / "main.py").is_file()
+
+
+def test_missing_id_is_a_usage_error(tmp_path: Path) -> None:
+    completed = nexo("new", cwd=tmp_path)
+    assert completed.returncode == 2
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,198 @@
+"""`nexo plugin pack` through the command line, and the full new -> pack -> run flow."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from nexo_pkg.lint.engine import lint_file
+from nexo_pkg.scaffold.generator import NewProject, create_project
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"nexo_version": "0.1.0"},
+}
+
+
+def nexo(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+
+
+def _converse(command: list[str], *requests: dict[str, object]) -> list[dict[str, object]]:
+    frames = "".join(json.dumps(request) + "\n" for request in requests)
+    # A clean environment: the plugin must run from its own lib/, not from this virtualenv.
+    env = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", "/")}
+    completed = subprocess.run(
+        command, input=frames, capture_output=True, text=True, timeout=60, check=False, env=env
+    )
+    assert completed.returncode == 0, completed.stderr
+    return [json.loads(line) for line in completed.stdout.splitlines() if line.strip()]
+
+
+def test_new_lint_pack_extract_run(tmp_path: Path, offline_pip_env: dict[str, str]) -> None:
+    created = nexo("new", "demo", "--lang", "python", cwd=tmp_path)
+    assert created.returncode == 0, created.stderr
+    project = tmp_path / "demo"
+    assert lint_file(project / "nexo-plugin.toml").diagnostics == ()
+
+    packed = nexo("pack", "--json", cwd=project, env=offline_pip_env)
+    assert packed.returncode == 0, packed.stderr
+    document = json.loads(packed.stdout)
+    dist = project / "dist"
+    names = sorted(p.name for p in dist.iterdir())
+    assert names == [
+        "demo-0.1.0-noarch.tar.gz",
+        "demo-0.1.0-noarch.tar.gz.sha256",
+        "nexo-plugin.toml",
+    ]
+    tarball = dist / "demo-0.1.0-noarch.tar.gz"
+    digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    assert document["ok"] is True
+    assert (document["id"], document["version"], document["target"]) == ("demo", "0.1.0", "noarch")
+    assets = {Path(a["path"]).name: a for a in document["assets"]}
+    assert assets[tarball.name] == {
+        "path": str(Path("dist") / tarball.name),
+        "sha256": digest,
+        "size": tarball.stat().st_size,
+    }
+    subprocess.run(["sha256sum", "-c", f"{tarball.name}.sha256"], cwd=dist, check=True)
+
+    again = nexo("pack", "--json", cwd=project, env=offline_pip_env)
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["assets"][0]["sha256"] == digest
+    assert hashlib.sha256(tarball.read_bytes()).hexdigest() == digest
+
+    with tarfile.open(tarball, "r:gz") as archive:
+        members = {m.name: m for m in archive.getmembers()}
+    assert sorted(n for n in members if "/" not in n) == ["bin", "lib", "nexo-plugin.toml"]
+    assert members["bin/demo"].mode == 0o755
+    assert "lib/plugin/main.py" in members
+    assert "lib/nexo_plugin_sdk/adapter.py" in members
+
+    installed = tmp_path / "installed"
+    installed.mkdir()
+    subprocess.run(["tar", "-xzf", str(tarball), "-C", str(installed)], check=True)
+    replies = _converse(
+        [str(installed / "bin" / "demo")],
+        INITIALIZE,
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tool.invoke",
+            "params": {"plugin_id": "demo", "tool_name": "demo_hello", "args": {"name": "Ada"}},
+        },
+        {"jsonrpc": "2.0", "id": 3, "method": "shutdown", "params": {}},
+    )
+    by_id = {reply["id"]: reply for reply in replies}
+    initialize = by_id[1]["result"]
+    assert isinstance(initialize, dict)
+    assert initialize["manifest"]["plugin"]["id"] == "demo"
+    assert [tool["name"] for tool in initialize["tools"]] == ["demo_hello"]
+    assert by_id[2]["result"] == {
+        "content": [{"type": "text", "text": "Hello, Ada!"}],
+        "is_error": False,
+    }
+    assert by_id[3]["result"] == {"ok": True}
+
+    # The project's own tests pass with the SDK taken from the vendored lib/.
+    own_tests = subprocess.run(
+        ["python3", "-m", "unittest", "discover", "-s", "tests"],
+        cwd=project,
+        env={"PATH": os.environ["PATH"], "PYTHONPATH": str(installed / "lib")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert own_tests.returncode == 0, own_tests.stderr
+
+
+def test_lint_errors_exit_1_with_diagnostics(tmp_path: Path) -> None:
+    create_project(NewProject("demo", dest=tmp_path / "demo"))
+    manifest = tmp_path / "demo" / "nexo-plugin.toml"
+    manifest.write_text(manifest.read_text().replace('"demo_hello"', '"hello"'))
+    completed = nexo("pack", "demo", "--json", cwd=tmp_path)
+    assert completed.returncode == 1
+    document = json.loads(completed.stdout)
+    assert (document["ok"], document["kind"]) == (False, "manifest_invalid")
+    assert document["diagnostics"]
+    assert "nexo-plugin.toml:" in completed.stderr
+    assert not (tmp_path / "demo" / "dist").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "kind"),
+    [
+        (["--binary", "exe"], 2, "usage"),
+        (["--target", "x86_64-unknown-linux-gnu"], 2, "usage"),
+        (["--target", "mips-unknown-plan9", "--binary", "exe"], 2, "usage"),
+        (["--out", "occupied"], 2, "usage"),
+        (["--requirements", "missing.txt"], 2, "usage"),
+        (["--source-date-epoch", "-3"], 2, "usage"),
+        (["nowhere"], 2, "manifest_missing"),
+    ],
+)
+def test_bad_flags(tmp_path: Path, args: list[str], code: int, kind: str) -> None:
+    create_project(NewProject("demo", dest=tmp_path))
+    (tmp_path / "exe").write_bytes(b"\x7fELF")
+    (tmp_path / "exe").chmod(0o755)
+    (tmp_path / "occupied").write_text("file\n")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    completed = nexo("pack", *args, "--json", cwd=tmp_path)
+    assert completed.returncode == code, completed.stderr
+    assert json.loads(completed.stdout)["kind"] == kind
+    assert completed.stderr.startswith("error: ")
+    assert "Traceback" not in completed.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_non_integer_epoch_is_a_usage_error(tmp_path: Path) -> None:
+    completed = nexo("pack", "--source-date-epoch", "tomorrow", cwd=tmp_path)
+    assert completed.returncode == 2
+
+
+def test_per_target_through_the_cli(tmp_path: Path) -> None:
+    create_project(NewProject("demo", dest=tmp_path))
+    binary = tmp_path / "target" / "demo"
+    binary.parent.mkdir()
+    binary.write_bytes(b"\x7fELF compiled")
+    binary.chmod(0o755)
+    completed = nexo(
+        "pack",
+        "--target",
+        "aarch64-unknown-linux-musl",
+        "--binary",
+        str(binary),
+        "--out",
+        "out",
+        "--source-date-epoch",
+        "1700000000",
+        cwd=tmp_path,
+    )
+    assert completed.returncode == 0, completed.stderr
+    tarball = tmp_path / "out" / "demo-0.1.0-aarch64-unknown-linux-musl.tar.gz"
+    listing = subprocess.run(
+        ["tar", "-tvzf", str(tarball)], capture_output=True, text=True, check=True
+    ).stdout
+    assert "-rwxr-xr-x 0/0" in listing
+    assert "lib/" not in listing
+    assert "2023-11-14" in listing
