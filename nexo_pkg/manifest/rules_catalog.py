@@ -10,10 +10,8 @@ from nexo_pkg.lint.rule import Rule
 
 __all__ = ["SEMANTIC_RULES"]
 
-_BEYOND = (
-    " This check goes beyond the daemon's own validation: the daemon would accept the manifest,"
-    " nexo-pkg refuses it because the daemon's check can be bypassed or is missing."
-)
+# ``--explain`` adds the generic "goes beyond the daemon" paragraph for rules marked
+# ``beyond_daemon``; their ``why`` says what exactly the daemon lets through.
 
 _RULES: tuple[Rule, ...] = (
     # --- identity -------------------------------------------------------------------------
@@ -105,8 +103,8 @@ _RULES: tuple[Rule, ...] = (
         severity="error",
         summary="`[plugin.entrypoint] command` is empty",
         what="When key `command` is given it must name a program.",
-        why="The daemon silently treats a blank command as an in-tree plugin, so the plugin "
-        "would never be spawned." + _BEYOND,
+        why="The daemon does not refuse it: it silently treats a blank command as an in-tree "
+        "plugin, so the plugin would never be spawned.",
         example='[plugin.entrypoint]\ncommand = ""',
         fix='Name the program (`command = "./bin/weather"`) or remove the key.',
         beyond_daemon=True,
@@ -119,8 +117,9 @@ _RULES: tuple[Rule, ...] = (
         what="`command` must be an absolute path, a bare program name resolved on PATH "
         "(`python3`), or a `./`-relative path that stays inside the plugin root after "
         "normalisation. `bin/x`, `../x` and `./../x` are refused.",
-        why="A path such as `bin/x` is resolved against whatever directory the daemon runs in, "
-        "and `..` reaches outside the installed plugin." + _BEYOND,
+        why="The daemon does not check the command's shape, but a path such as `bin/x` is "
+        "resolved against whatever directory the daemon runs in, and `..` reaches outside the "
+        "installed plugin.",
         example='[plugin.entrypoint]\ncommand = "bin/weather"',
         fix='Write `command = "./bin/weather"` (inside the plugin root) or an absolute path.',
         beyond_daemon=True,
@@ -357,8 +356,8 @@ _RULES: tuple[Rule, ...] = (
         summary="`${state_dir}` is not the leading token of a write path",
         what="In `fs_write_paths`, `${state_dir}` may appear once, as the whole entry or "
         "followed by `/`.",
-        why="`/tmp/${state_dir}` or `${state_dir}x` name a directory that is not the state "
-        "directory." + _BEYOND,
+        why="The daemon substitutes the token anywhere, but `/tmp/${state_dir}` or "
+        "`${state_dir}x` name a directory that is not the state directory.",
         example='[plugin.sandbox]\nenabled = true\nfs_write_paths = ["/tmp/${state_dir}"]',
         fix='Write `"${state_dir}"` or `"${state_dir}/sub/dir"`.',
         beyond_daemon=True,
@@ -399,7 +398,8 @@ _RULES: tuple[Rule, ...] = (
         what="The entry passes the daemon's lexical comparison but, after removing repeated "
         "slashes, `.` segments and trailing slashes and resolving `..`, equals, lies under or "
         "contains a denylisted host path (`//etc/shadow`, `/etc/`, `/tmp/../etc/shadow`).",
-        why="The kernel resolves these spellings to the denylisted file." + _BEYOND,
+        why="The daemon compares the strings literally, but the kernel resolves these "
+        "spellings to the denylisted file.",
         example='[plugin.sandbox]\nenabled = true\nfs_read_paths = ["/etc/"]',
         fix="Write the path in normal form and narrow it to a sibling of the denylisted path.",
         beyond_daemon=True,
@@ -414,7 +414,7 @@ _RULES: tuple[Rule, ...] = (
         "`.npmrc`, `.config/gh`, `.config/git`) of any home: `/home/<user>`, `/Users/<user>`, "
         "`/root` or `~`. A whole home (`/home/ana`) or `/home` contains them too.",
         why="The daemon exports this list but does not check it; a plugin that can read "
-        "`~/.ssh` can exfiltrate keys." + _BEYOND,
+        "`~/.ssh` can exfiltrate keys.",
         example='[plugin.sandbox]\nenabled = true\nfs_read_paths = ["/home/ana"]',
         fix="Allow only the specific directories the plugin needs (`/home/ana/Documents/x`).",
         beyond_daemon=True,

@@ -59,6 +59,9 @@ HOME_SECRET_SUBPATHS: tuple[str, ...] = (
     ".config/git",
 )
 
+_DENYLIST_SEGMENTS = tuple((entry, entry.strip("/").split("/")) for entry in DENYLIST_HOST_PATHS)
+_HOME_SECRET_SEGMENTS = tuple((secret, secret.split("/")) for secret in HOME_SECRET_SUBPATHS)
+
 # Directories whose children are user homes (``/home/<user>``, macOS ``/Users/<user>``).
 _HOME_PARENTS = ("home", "Users")
 
@@ -121,8 +124,7 @@ def denylist_hit(path: str) -> str | None:
     segments = _segments(path)
     if not segments:
         return "/"
-    for entry in DENYLIST_HOST_PATHS:
-        entry_segments = entry.strip("/").split("/")
+    for entry, entry_segments in _DENYLIST_SEGMENTS:
         if _is_prefix(entry_segments, segments) or _is_prefix(segments, entry_segments):
             return entry
     return None
@@ -149,8 +151,7 @@ def home_secret_hit(path: str) -> str | None:
         home, rest = "/root", segments[1:]
     else:
         return None
-    for secret in HOME_SECRET_SUBPATHS:
-        secret_segments = secret.split("/")
+    for secret, secret_segments in _HOME_SECRET_SEGMENTS:
         if _is_prefix(secret_segments, rest) or _is_prefix(rest, secret_segments):
             return f"{home}/{secret}"
     return None

@@ -10,6 +10,7 @@ import pytest
 
 from nexo_pkg.errors import UsageError
 from nexo_pkg.lint.diagnostic import Diagnostic, Position, Span
+from nexo_pkg.lint.explain import explain_text
 from nexo_pkg.lint.options import LintOptions
 from nexo_pkg.manifest.rules import (
     SEMANTIC_RULES,
@@ -80,7 +81,8 @@ def test_rule_catalog_is_complete_and_consistent() -> None:
         assert rule.fix
         assert rule.summary
         if rule.beyond_daemon:
-            assert "beyond the daemon" in rule.why
+            assert "daemon" in rule.why
+            assert "goes beyond the daemon" in explain_text(rule)
     names = [rule.name for rule in SEMANTIC_RULES.values()]
     assert len(names) == len(set(names))
 
