@@ -1,22 +1,207 @@
 """Legacy cosign signature material: a cosign ``.bundle`` or a detached ``.sig`` + certificate.
 
-Not verified yet: every piece of legacy material is refused as ``signature_invalid`` with a
-message saying how to re-sign, so that nothing is ever accepted unchecked.
+Before Sigstore bundles, ``cosign sign-blob --bundle`` wrote a JSON document with the
+signature (``base64Signature``), the Fulcio certificate (``cert``) and the Rekor entry with its
+signed entry timestamp (``rekorBundle``), but no inclusion proof. sigstore-python only accepts
+bundles with inclusion proofs, so this module verifies such documents offline itself, with
+every check ``cosign verify-blob --bundle`` applies, reusing sigstore-python's primitives:
+
+1. the signed entry timestamp (SET) is a signature by a trusted Rekor key over the
+   canonicalised entry (body, integrated time, log ID, log index);
+2. the certificate chains to the trusted Fulcio roots at the integrated time, and was valid
+   then;
+3. its embedded SCT is signed by a trusted CT log;
+4. it is a code-signing certificate;
+5. the signature verifies over the artifact's SHA-256 with the certificate's key;
+6. the log entry body is the hashedrekord of exactly this signature, certificate and digest;
+7. the identity policy of the owner's author entries holds (else ``signer_untrusted``).
+
+A detached ``.sig`` with ``.pem``/``.cert`` carries no log entry at all: nothing binds it to a
+time or a log, so it cannot be verified offline and is refused.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
+
+import rekor_types
+import rfc8785
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
+from cryptography.x509 import (
+    Certificate,
+    ExtendedKeyUsage,
+    ExtensionNotFound,
+    KeyUsage,
+    UnsupportedGeneralNameType,
+    load_der_x509_certificate,
+    load_pem_x509_certificate,
+)
+from cryptography.x509.oid import ExtendedKeyUsageOID
+from cryptography.x509.verification import (
+    Criticality,
+    ExtensionPolicy,
+    PolicyBuilder,
+    Store,
+)
+from cryptography.x509.verification import VerificationError as X509VerificationError
+
+# sigstore-python's internal primitives (pinned to sigstore 4.x by the project's dependency):
+# the same SCT, keyring and hashedrekord code its own verifier runs.
+from sigstore._internal.rekor import _hashedrekord_from_parts
+from sigstore._internal.sct import verify_sct
+from sigstore._internal.trust import KeyringPurpose
+from sigstore._utils import KeyID
+from sigstore.errors import VerificationError
+from sigstore.models import TrustedRoot
 
 from nexo_pkg.install.policy import AuthorPolicy
+from nexo_pkg.install.sigstore_verify import (
+    Signer,
+    TrustedAuthors,
+    hash_artifact,
+    load_trusted_root,
+    untrusted_signer_error,
+)
 from nexo_pkg.install.trust import SignatureInvalidError, SignatureMaterial
 
-_RESIGN = (
-    "legacy cosign material is not supported; re-sign with Sigstore bundles "
-    "(cosign sign-blob --new-bundle-format --bundle <asset>.sigstore.json, or sigstore sign)"
-)
+_RESIGN = "re-sign with Sigstore bundles (cosign sign-blob --new-bundle-format, or sigstore sign)"
+
+
+class _LegacyError(Exception):
+    """One failed check; becomes :class:`SignatureInvalidError` with the material's name."""
+
+
+def _field(mapping: Mapping[str, Any], key: str, kind: type) -> Any:
+    value = mapping.get(key)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise _LegacyError(f"`{key}` is missing or not a {kind.__name__}")
+    return value
+
+
+def _b64decode(text: str, what: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise _LegacyError(f"{what} is not base64") from exc
+
+
+def _load_certificate(text: str) -> Certificate:
+    """``cert`` is base64 of the PEM (cosign ≥ 1.x) or the PEM itself (older releases)."""
+    raw = text.encode() if text.lstrip().startswith("-----BEGIN") else _b64decode(text, "cert")
+    try:
+        if raw.lstrip().startswith(b"-----BEGIN"):
+            return load_pem_x509_certificate(raw)
+        return load_der_x509_certificate(raw)
+    except ValueError as exc:
+        raise _LegacyError(f"cert is not an X.509 certificate: {exc}") from exc
+
+
+def _verify_set(root: TrustedRoot, payload: Mapping[str, Any], set_signature: bytes) -> int:
+    """Check the signed entry timestamp; return the integrated time it vouches for."""
+    body = _field(payload, "body", str)
+    integrated_time = _field(payload, "integratedTime", int)
+    log_index = _field(payload, "logIndex", int)
+    log_id = _field(payload, "logID", str)
+    try:
+        key_id = bytes.fromhex(log_id)
+    except ValueError as exc:
+        raise _LegacyError("logID is not hex") from exc
+    canonical = rfc8785.dumps(
+        {
+            "body": body,
+            "integratedTime": integrated_time,
+            "logID": log_id,
+            "logIndex": log_index,
+        }
+    )
+    try:
+        root.rekor_keyring(KeyringPurpose.VERIFY).verify(
+            key_id=KeyID(key_id), signature=set_signature, data=canonical
+        )
+    except VerificationError as exc:
+        raise _LegacyError(f"the signed entry timestamp is not from a trusted log: {exc}") from exc
+    return int(integrated_time)
+
+
+def _verify_chain(root: TrustedRoot, certificate: Certificate, at: datetime) -> list[Certificate]:
+    """Chain to the trusted Fulcio roots at ``at`` (as sigstore-python's verifier does)."""
+    # Fulcio certificates use the code-signing EKU, not client auth: allow any EKU here and
+    # check code signing separately, keeping every other WebPKI default.
+    ca_policy = ExtensionPolicy.webpki_defaults_ca().may_be_present(
+        ExtendedKeyUsage, Criticality.NON_CRITICAL, None
+    )
+    ee_policy = ExtensionPolicy.webpki_defaults_ee().may_be_present(
+        ExtendedKeyUsage, Criticality.NON_CRITICAL, None
+    )
+    verifier = (
+        PolicyBuilder()
+        .store(Store(root.get_fulcio_certs()))
+        .time(at)
+        .extension_policies(ca_policy=ca_policy, ee_policy=ee_policy)
+        .build_client_verifier()
+    )
+    try:
+        return list(verifier.verify(certificate, []).chain[1:])
+    except (X509VerificationError, UnsupportedGeneralNameType) as exc:
+        raise _LegacyError(f"the certificate does not chain to a trusted root: {exc}") from exc
+
+
+def _check_usage(certificate: Certificate) -> None:
+    try:
+        usage = certificate.extensions.get_extension_for_class(KeyUsage).value
+        extended = certificate.extensions.get_extension_for_class(ExtendedKeyUsage).value
+    except ExtensionNotFound as exc:
+        raise _LegacyError("the certificate is not a Sigstore signing certificate") from exc
+    if not usage.digital_signature or ExtendedKeyUsageOID.CODE_SIGNING not in extended:
+        raise _LegacyError("the certificate is not a code-signing certificate")
+
+
+def _verify_document(artifact: Path, document: Mapping[str, Any], root: TrustedRoot) -> Certificate:
+    signature = _b64decode(_field(document, "base64Signature", str), "base64Signature")
+    certificate = _load_certificate(_field(document, "cert", str))
+    rekor_bundle = _field(document, "rekorBundle", dict)
+    payload = _field(rekor_bundle, "Payload", dict)
+    set_signature = _b64decode(_field(rekor_bundle, "SignedEntryTimestamp", str), "SET")
+
+    # 1. The log vouches for the entry and its time.
+    integrated = datetime.fromtimestamp(_verify_set(root, payload, set_signature), tz=UTC)
+    # 2. Chain and validity at that time.
+    chain = _verify_chain(root, certificate, integrated)
+    if not (certificate.not_valid_before_utc <= integrated <= certificate.not_valid_after_utc):
+        raise _LegacyError("the certificate was not valid at the log's integrated time")
+    # 3. SCT.
+    try:
+        verify_sct(certificate, chain, root.ct_keyring(KeyringPurpose.VERIFY))
+    except VerificationError as exc:
+        raise _LegacyError(f"the certificate's SCT does not verify: {exc}") from exc
+    # 4. Code signing.
+    _check_usage(certificate)
+    # 5. The signature over the artifact.
+    hashed = hash_artifact(artifact)
+    public_key = certificate.public_key()
+    if not isinstance(public_key, ec.EllipticCurvePublicKey):
+        raise _LegacyError("the certificate's key is not an ECDSA key")
+    try:
+        public_key.verify(signature, hashed.digest, ec.ECDSA(Prehashed(hashes.SHA256())))
+    except InvalidSignature as exc:
+        raise _LegacyError("the signature does not verify over the file") from exc
+    # 6. The log entry is exactly this signature, certificate and digest.
+    body = _b64decode(_field(payload, "body", str), "body")
+    try:
+        logged = rekor_types.Hashedrekord.model_validate_json(body)
+    except ValueError as exc:
+        raise _LegacyError("the log entry is not a hashedrekord entry") from exc
+    if logged != _hashedrekord_from_parts(certificate, signature, hashed):
+        raise _LegacyError("the log entry does not match the signature, certificate and file")
+    return certificate
 
 
 def verify_legacy_bundle(
@@ -27,10 +212,29 @@ def verify_legacy_bundle(
     authors: Sequence[AuthorPolicy],
     trusted_root: Path | None,
     owner: str | None,
-) -> NoReturn:
-    """Refuse a legacy cosign bundle (``base64Signature``/``cert``/``rekorBundle``)."""
-    del artifact, document, authors, trusted_root, owner
-    raise SignatureInvalidError(f"{name}: {_RESIGN}")
+) -> Signer:
+    """Verify a legacy cosign bundle over ``artifact``; return the trusted signer.
+
+    Raises :class:`SignatureInvalidError` when any cryptographic check fails and
+    ``signer_untrusted`` when they pass but no author entry trusts the certificate.
+    """
+    root = load_trusted_root(trusted_root)
+    try:
+        certificate = _verify_document(artifact, document, root)
+    except _LegacyError as exc:
+        raise SignatureInvalidError(f"{name}: legacy cosign bundle does not verify: {exc}") from exc
+    except (ValueError, TypeError, VerificationError) as exc:
+        raise SignatureInvalidError(f"{name}: legacy cosign bundle does not verify: {exc}") from exc
+    policy = TrustedAuthors(authors)
+    try:
+        policy.verify(certificate)
+    except VerificationError:
+        raise untrusted_signer_error(
+            Signer.from_certificate(certificate), authors, owner, name
+        ) from None
+    if policy.accepted is None:  # defensive: verify() returned without accepting
+        raise SignatureInvalidError(f"{name}: the signer was never checked against the policy")
+    return policy.accepted
 
 
 def verify_detached(
@@ -40,10 +244,15 @@ def verify_detached(
     authors: Sequence[AuthorPolicy],
     trusted_root: Path | None,
     owner: str | None,
-) -> NoReturn:
+) -> Signer:
     """Refuse a detached ``.sig`` + ``.pem``/``.cert``: it has no log entry to check offline."""
     del artifact, authors, trusted_root, owner
+    if material.signature is None or material.certificate is None:
+        raise SignatureInvalidError(
+            f"{material.name}: incomplete cosign signature (a .sig needs its .pem or .cert, "
+            f"and a Rekor bundle); {_RESIGN}"
+        )
     raise SignatureInvalidError(
-        f"{material.name}: a detached signature without a Rekor bundle cannot be verified "
-        f"offline; {_RESIGN}"
+        f"{material.name}: a detached signature without a Rekor bundle (<asset>.bundle) cannot "
+        f"be verified offline; {_RESIGN}"
     )

@@ -35,7 +35,7 @@ from cryptography.x509 import (
 from sigstore.errors import Error as SigstoreError
 from sigstore.errors import VerificationError
 from sigstore.hashes import Hashed
-from sigstore.models import Bundle, TrustedRoot
+from sigstore.models import Bundle, ClientTrustConfig, TrustedRoot
 from sigstore.verify import Verifier
 from sigstore_models.common.v1 import HashAlgorithm
 
@@ -243,22 +243,22 @@ class _UnsafeIdentityCheckedSeparately:
         _logger.debug("re-verifying without an identity policy to classify a refusal")
 
 
-def load_verifier(trusted_root: Path | None) -> Verifier:
-    """A verifier for the public-good instance (offline) or the private ``trusted_root``.
+def load_trusted_root(trusted_root: Path | None) -> TrustedRoot:
+    """The public-good trusted root (offline) or the private instance's ``trusted_root``.
 
     A trusted root file that cannot be read or parsed is a configuration error
     (``policy_invalid``, exit 2).
     """
     if trusted_root is not None:
         try:
-            return Verifier(trusted_root=TrustedRoot.from_file(str(trusted_root)))
+            return TrustedRoot.from_file(str(trusted_root))
         except (OSError, ValueError, SigstoreError) as exc:
             raise ConfigError(
                 f"trusted_root {trusted_root} is not a usable Sigstore trusted root: {exc}",
                 kind="policy_invalid",
             ) from exc
     try:
-        return Verifier.production(offline=True)
+        return ClientTrustConfig.production(offline=True).trusted_root
     except (OSError, SigstoreError) as exc:
         # The offline TUF path copies the embedded root into the user's cache directory; if
         # that is not writable, read the same embedded root straight from the package.
@@ -267,7 +267,19 @@ def load_verifier(trusted_root: Path | None) -> Verifier:
             quote(_PUBLIC_GOOD_TUF_URL, safe=""), "trusted_root.json"
         )
         with resources.as_file(embedded) as path:
-            return Verifier(trusted_root=TrustedRoot.from_file(str(path)))
+            return TrustedRoot.from_file(str(path))
+
+
+def load_verifier(trusted_root: Path | None) -> Verifier:
+    """A verifier over :func:`load_trusted_root` (what ``Verifier.production(offline=True)``
+    builds when ``trusted_root`` is ``None``)."""
+    root = load_trusted_root(trusted_root)
+    try:
+        return Verifier(trusted_root=root)
+    except SigstoreError as exc:
+        raise ConfigError(
+            f"the Sigstore trusted root is unusable: {exc}", kind="policy_invalid"
+        ) from exc
 
 
 def hash_artifact(artifact: Path) -> Hashed:
@@ -279,7 +291,7 @@ def hash_artifact(artifact: Path) -> Hashed:
     return Hashed(algorithm=HashAlgorithm.SHA2_256, digest=digest.digest())
 
 
-def _untrusted(
+def untrusted_signer_error(
     signer: Signer, authors: Sequence[AuthorPolicy], owner: str | None, name: str
 ) -> SignerUntrustedError:
     if not authors:
@@ -328,7 +340,7 @@ def verify_bundle(
     except _UntrustedSignerError:
         signer = Signer.from_certificate(bundle.signing_certificate)
         _check_cryptography(verifier, hashed, bundle, name)
-        raise _untrusted(signer, authors, owner, name) from None
+        raise untrusted_signer_error(signer, authors, owner, name) from None
     except VerificationError as exc:
         raise SignatureInvalidError(f"{name}: signature verification failed: {exc}") from exc
     except Exception as exc:  # any failure inside the verifier fails closed

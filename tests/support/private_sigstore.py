@@ -297,11 +297,13 @@ class PrivateSigstore:
         repository: str | None = None,
         not_before: datetime | None = None,
         lifetime: timedelta = timedelta(minutes=10),
+        sct_key: ec.EllipticCurvePrivateKey | None = None,
     ) -> IssuedCertificate:
         """Issue a Fulcio-style leaf for SAN URI ``identity`` with an embedded SCT.
 
         ``repository`` (``owner/name``) fills the GitHub workflow and source-repository
         extensions; by default it is read from an ``https://github.com/owner/name/…`` SAN.
+        ``sct_key`` signs the SCT instead of the instance's CT log (an untrusted log).
         """
         key = ec.generate_private_key(ec.SECP256R1())
         start = _whole_seconds(not_before or self.created)
@@ -402,13 +404,20 @@ class PrivateSigstore:
         # so build once with a placeholder, take that TBS, then build the final certificate
         # with the real SCT. Only the SCT extension differs between the two.
         draft = build(b"\x00\x00")
-        sct = self._sign_sct(draft.tbs_precertificate_bytes, timestamp=start)
+        sct = self._sign_sct(draft.tbs_precertificate_bytes, timestamp=start, key=sct_key)
         final = build(struct.pack("!H", len(sct) + 2) + struct.pack("!H", len(sct)) + sct)
         assert final.tbs_precertificate_bytes == draft.tbs_precertificate_bytes
         return IssuedCertificate(final, key)
 
-    def _sign_sct(self, tbs_precertificate: bytes, *, timestamp: datetime) -> bytes:
+    def _sign_sct(
+        self,
+        tbs_precertificate: bytes,
+        *,
+        timestamp: datetime,
+        key: ec.EllipticCurvePrivateKey | None = None,
+    ) -> bytes:
         """A v1 SCT (RFC 6962 §3.2) for a precertificate entry, TLS-encoded."""
+        log_key = key or self.ct_key
         # Whole seconds: the verifier rebuilds the millisecond timestamp through a float.
         milliseconds = int(timestamp.timestamp()) * 1000
         issuer_key_hash = _key_id(self.intermediate_key.public_key())
@@ -419,10 +428,10 @@ class PrivateSigstore:
             + tbs_precertificate
             + struct.pack("!H", 0)
         )
-        signature = self.ct_key.sign(signed, ec.ECDSA(hashes.SHA256()))
+        signature = log_key.sign(signed, ec.ECDSA(hashes.SHA256()))
         return (
             struct.pack("!B", 0)
-            + _key_id(self.ct_key.public_key())
+            + _key_id(log_key.public_key())
             + struct.pack("!Q", milliseconds)
             + struct.pack("!H", 0)
             + struct.pack("!BBH", 4, 3, len(signature))  # sha256, ecdsa
@@ -504,6 +513,7 @@ class PrivateSigstore:
         integrated_time: datetime | None = None,
         not_before: datetime | None = None,
         lifetime: timedelta = timedelta(minutes=10),
+        sct_key: ec.EllipticCurvePrivateKey | None = None,
     ) -> dict[str, Any]:
         """Sign ``artifact`` as ``identity`` and log it; the Sigstore bundle document.
 
@@ -516,6 +526,7 @@ class PrivateSigstore:
             repository=repository,
             not_before=not_before,
             lifetime=lifetime,
+            sct_key=sct_key,
         )
         start = issued.certificate.not_valid_before_utc
         logged_at = _whole_seconds(integrated_time or start + timedelta(minutes=1))
@@ -547,6 +558,7 @@ class PrivateSigstore:
         repository: str | None = None,
         integrated_time: datetime | None = None,
         lifetime: timedelta = timedelta(minutes=10),
+        sct_key: ec.EllipticCurvePrivateKey | None = None,
     ) -> tuple[dict[str, Any], bytes, bytes]:
         """Sign as ``cosign sign-blob --bundle`` did before Sigstore bundles.
 
@@ -554,7 +566,7 @@ class PrivateSigstore:
         the certificate PEM.
         """
         issued = self.issue_certificate(
-            identity, issuer=issuer, repository=repository, lifetime=lifetime
+            identity, issuer=issuer, repository=repository, lifetime=lifetime, sct_key=sct_key
         )
         start = issued.certificate.not_valid_before_utc
         logged_at = _whole_seconds(integrated_time or start + timedelta(minutes=1))

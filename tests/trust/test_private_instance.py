@@ -7,6 +7,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric import ec
 from support.private_sigstore import (
     BUNDLE_V01,
     BUNDLE_V02,
@@ -365,3 +366,13 @@ def test_broken_trusted_root_file_is_policy_invalid(
         _verify(artifact, policy, material)
     assert caught.value.kind == "policy_invalid"
     assert caught.value.exit_code == 2
+
+
+def test_sct_from_an_untrusted_ct_log_is_invalid(
+    private_sigstore: PrivateSigstore, policy: TrustPolicy, artifact: Path
+) -> None:
+    rogue_log = ec.generate_private_key(ec.SECP256R1())
+    material = _signed(private_sigstore, artifact, sct_key=rogue_log)
+    with pytest.raises(SignatureInvalidError) as caught:
+        _verify(artifact, policy, material)
+    assert "SCT" in caught.value.message
