@@ -7,6 +7,8 @@ import tomllib
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nexo_pkg.errors import UsageError
 from nexo_pkg.lint.diagnostic import Diagnostic, Position, Span
@@ -683,3 +685,61 @@ def test_odd_roots(root: dict[str, Any]) -> None:
 )
 def test_format_key_path(path: KeyPath, text: str) -> None:
     assert format_key_path(path) == text
+
+
+_scalars = st.one_of(
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=False),
+    st.text(max_size=12),
+    st.sampled_from(["host", "rpc", "form", "custom", "qr", "select", "${state_dir}", "/etc"]),
+)
+_KEYS = [
+    *("id", "kind", "key", "type", "parent", "slot", "method", "fields", "screens", "actions"),
+    *("contributions", "label", "title", "enabled", "network", "fs_read_paths", "expose"),
+    *("fs_write_paths", "outbound", "register", "gate", "env_var", "trigger", "layout"),
+    *("auth_check", "options_source", "prompt_fields", "refresh", "visible_when", "respawn"),
+]
+_values = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(_KEYS),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=20,
+)
+_SECTIONS = [
+    "id",
+    "tools",
+    "extends",
+    "sandbox",
+    "pairing",
+    "admin_ui",
+    "entrypoint",
+    "supervisor",
+    "capabilities",
+    "channels",
+    "capability_gates",
+    "config_schema",
+    "poller",
+    "dashboard",
+    "metrics",
+    "admin",
+    "http",
+    "public_tunnel",
+    "agents",
+    "skills",
+    "config",
+]
+
+
+@given(section=st.sampled_from(_SECTIONS), value=_values)
+def test_random_values_in_any_section_never_crash(section: str, value: Any) -> None:
+    data = tomllib.loads(FULL)
+    data["plugin"][section] = value
+    for diagnostic in check_semantics(data, locate, LintOptions(host_net_allowed=False)):
+        assert diagnostic.code in SEMANTIC_RULES
