@@ -471,6 +471,10 @@ class _Session:
         if not self.process.send(_encode(frame), deadline=deadline):
             return self._gone(deadline, sending=True)
         while True:
+            if time.monotonic() >= deadline:
+                # Checked here too: a plugin flooding stdout with other frames must not
+                # keep the host waiting forever.
+                return _NoReply("timeout", f"no reply within {self.timeout_text}")
             event = self.process.next_stdout_event(deadline=deadline)
             if event is None:
                 return _NoReply("timeout", f"no reply within {self.timeout_text}")
@@ -487,7 +491,7 @@ class _Session:
             if message is None:
                 continue
             if "method" in message:
-                self._answer_plugin_request(message)
+                self._answer_plugin_request(message, deadline)
                 continue
             if not _same_id(message.get("id"), request_id):
                 self._frame_problem(
@@ -534,7 +538,7 @@ class _Session:
                 return None
         return message
 
-    def _answer_plugin_request(self, message: dict[str, Any]) -> None:
+    def _answer_plugin_request(self, message: dict[str, Any], deadline: float) -> None:
         """Plugin → host traffic: notifications are fine; requests get an error reply."""
         if "id" not in message:
             return
@@ -544,7 +548,7 @@ class _Session:
         else:
             code, text = METHOD_NOT_FOUND, "method not found"
         reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": code, "message": text}}
-        self.process.send(_encode(reply), deadline=time.monotonic() + self.timeout_seconds)
+        self.process.send(_encode(reply), deadline=deadline)
 
     def _frame_problem(self, name: str, detail: str) -> None:
         first, count = self._frame_problems.get(name, (detail, 0))

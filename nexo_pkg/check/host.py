@@ -37,6 +37,10 @@ MAX_STDERR_LINE_BYTES = 4096
 
 _READ_CHUNK = 64 * 1024
 
+# Stdout lines read but not yet taken by the caller are capped too: past this many bytes the
+# host stops reading stdout (the plugin then blocks on its pipe) until the caller catches up.
+_QUEUE_LIMIT_BYTES = 4 * MAX_FRAME_BYTES
+
 # Polling interval used only while waiting for the process to exit with no pipe left open.
 _EXIT_POLL_SECONDS = 0.01
 
@@ -89,6 +93,25 @@ class PluginProcess:
         )
         self.pid = self._popen.pid
         self.started_at = time.monotonic()
+        try:
+            self._setup_pipes()
+        except BaseException:
+            # Never leave a running child behind, even if setting up the pipes fails.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGKILL)
+            self._popen.kill()
+            self._popen.wait()
+            for stream in (self._popen.stdin, self._popen.stdout, self._popen.stderr):
+                if stream is not None:
+                    stream.close()
+            raise
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=stderr_tail_lines)
+        self._exit_code: int | None = None
+        self.killed = False
+        self._closed = False
+
+    def _setup_pipes(self) -> None:
+        """Make the pipes non-blocking and register them with the selector."""
         self._stdin: IO[bytes] | None = self._popen.stdin
         self._stdout: IO[bytes] | None = self._popen.stdout
         self._stderr: IO[bytes] | None = self._popen.stderr
@@ -104,13 +127,11 @@ class PluginProcess:
         # While discarding an over-long line: how many bytes of it were seen so far.
         self._discarding: int | None = None
         self._stdout_events: collections.deque[StdoutEvent] = collections.deque()
+        self._queued_bytes = 0
+        self._stdout_paused = False
         self._stdout_closed = False
         self._stderr_buffer = bytearray()
         self._stderr_truncating = False
-        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=stderr_tail_lines)
-        self._exit_code: int | None = None
-        self.killed = False
-        self._closed = False
 
     # -- context management -------------------------------------------------------------
 
@@ -176,7 +197,13 @@ class PluginProcess:
             if remaining <= 0:
                 return None
             self._poll(remaining)
-        return self._stdout_events.popleft()
+        event = self._stdout_events.popleft()
+        self._queued_bytes -= len(event.data)
+        if self._stdout_paused and self._queued_bytes <= _QUEUE_LIMIT_BYTES // 2:
+            self._stdout_paused = False
+            if self._stdout is not None:
+                self._selector.register(self._stdout, selectors.EVENT_READ, "stdout")
+        return event
 
     def _poll(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for pipe activity and handle what is ready."""
@@ -232,9 +259,14 @@ class PluginProcess:
                     if line.endswith(b"\r"):
                         line = line[:-1]
                     self._stdout_events.append(StdoutEvent("line", data=line))
+                    self._queued_bytes += len(line)
             if newline < 0:
                 break
             start = newline + 1
+        if self._queued_bytes > _QUEUE_LIMIT_BYTES and not self._stdout_paused:
+            self._stdout_paused = True
+            if self._stdout is not None:
+                self._selector.unregister(self._stdout)
 
     def _finish_stdout(self) -> None:
         if self._discarding is not None:
@@ -243,6 +275,7 @@ class PluginProcess:
         elif self._stdout_buffer:
             # A last line without its newline still counts as a line.
             self._stdout_events.append(StdoutEvent("line", data=bytes(self._stdout_buffer)))
+            self._queued_bytes += len(self._stdout_buffer)
             self._stdout_buffer.clear()
         self._stdout_closed = True
         if self._stdout is not None:

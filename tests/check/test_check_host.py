@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 from check_plugins import assert_not_running, assert_reaped, process_state
 
-from nexo_pkg.check.host import MAX_STDERR_LINE_BYTES, PluginProcess, StdoutEvent
+from nexo_pkg.check.host import (
+    _QUEUE_LIMIT_BYTES,
+    MAX_STDERR_LINE_BYTES,
+    PluginProcess,
+    StdoutEvent,
+)
 
 
 def spawn(code: str, tmp_path: Path, **options: int) -> PluginProcess:
@@ -62,6 +67,22 @@ def test_over_long_line_is_dropped_without_buffering_and_reading_goes_on(
     assert got[0].size >= 5000
     assert got[1].data == b"after"
     assert len(process._stdout_buffer) == 0
+
+
+def test_unread_stdout_is_bounded_and_nothing_is_lost(tmp_path: Path) -> None:
+    code = (
+        "import sys, time\n"
+        "for _ in range(12_000): sys.stdout.buffer.write(b'z' * 999 + b'\\n')\n"
+        "sys.stdout.flush()\n"
+    )
+    with spawn(code, tmp_path) as process:
+        # The plugin never reads stdin, so this write waits out its deadline while the
+        # host keeps reading stdout: what it queues must stay under the cap.
+        assert process.send(b"x" * (4 << 20), deadline=time.monotonic() + 1.0) is False
+        assert process._queued_bytes <= _QUEUE_LIMIT_BYTES + 64 * 1024
+        got = events(process)
+    assert [event.kind for event in got] == ["line"] * 12_000 + ["eof"]
+    assert all(len(event.data) == 999 for event in got[:-1])
 
 
 def test_stderr_keeps_the_last_lines_and_cuts_endless_ones(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ hand-written misbehaviour fails exactly the check that names it, leaving no proc
 
 from __future__ import annotations
 
+import json
 import signal
 import types
 from pathlib import Path
@@ -208,6 +209,27 @@ def test_plugin_that_never_answers_times_out_and_its_group_is_killed(
     pids = recorded_pids(pid_file)
     assert len(pids) == 2, "the silent plugin starts one child process"
     assert_nothing_left(pid_file)
+
+
+def test_plugin_flooding_other_frames_still_times_out(tmp_path: Path, pid_file: Path) -> None:
+    root = scripted_plugin(tmp_path / "flood", "flood")
+    report = run_check(root, timeout_ms=500)
+    assert failed(report) == {"initialize"}
+    check = report.get("initialize")
+    assert check is not None
+    assert "no reply within 500 ms" in check.detail
+    assert_nothing_left(pid_file)
+
+
+def test_plugin_requests_to_the_host_get_an_error_reply(tmp_path: Path) -> None:
+    root = scripted_plugin(tmp_path / "asks", "host_request")
+    report = run_check(root, timeout_ms=TIMEOUT_MS)
+    assert report.ok, report.checks
+    answers = [line for line in report.stderr_tail if "host answered" in line]
+    assert len(answers) == 1
+    answer = json.loads(answers[0].split("host answered ", 1)[1])
+    assert answer["id"] == 42
+    assert answer["error"]["code"] == -32603
 
 
 def test_plugin_ignoring_shutdown_is_killed_after_one_second(
