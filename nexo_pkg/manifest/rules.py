@@ -302,7 +302,9 @@ def _namespace_fix(plugin_id: str, tool: str) -> str:
 
 def _check_namespace(context: Context, path: KeyPath, array: str, values: Any) -> None:
     plugin_id = context.plugin_id
-    if plugin_id is None:
+    # An invalid id is reported once (NX100); judging every tool against it would only repeat
+    # that finding, and the names would need re-checking after the id is fixed anyway.
+    if plugin_id is None or plugin_id_problem(plugin_id) is not None:
         return
     for index, tool in strings(values):
         if tool.startswith(f"{plugin_id}_") or tool.startswith(f"ext_{plugin_id}_"):

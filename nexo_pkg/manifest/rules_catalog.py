@@ -162,7 +162,8 @@ _RULES: tuple[Rule, ...] = (
         severity="error",
         summary="a tool name does not start with `<plugin id>_` or `ext_<plugin id>_`",
         what="Every name in arrays `plugin.extends.tools` and `plugin.tools.expose` must start "
-        "with the plugin id followed by `_`, or with `ext_<id>_`.",
+        "with the plugin id followed by `_`, or with `ext_<id>_`. Not checked while `plugin.id` "
+        "itself is invalid (NX100 comes first).",
         why="Tool names are global to the agent; the namespace prevents two plugins from "
         "shadowing each other's tools (`ToolNamespaceViolation`).",
         example='[plugin]\nid = "weather"\n[plugin.extends]\ntools = ["get_forecast"]',

@@ -328,6 +328,11 @@ def test_tool_namespace_suggests_the_fixed_name(tool: str, suggestion: str) -> N
     assert namespace[0].key_path == "plugin.extends.tools[0]"
 
 
+def test_tool_namespace_waits_for_a_valid_plugin_id() -> None:
+    extra = '[plugin.tools]\nexpose = ["weather_now"]\n[plugin.extends]\ntools = ["now"]\n'
+    assert found(extra, id="Weather") == [("NX100", "plugin.id")]
+
+
 def test_tool_namespace_accepts_both_prefixes_on_expose() -> None:
     extra = '[plugin.tools]\nexpose = ["weather_now", "ext_weather_now", "weatherx", "other_now"]\n'
     assert found(extra) == [
