@@ -38,9 +38,15 @@ def _publish(
     identity: str | None = ACME_IDENTITY,
     tamper: bool = False,
     sign_other: bool = False,
+    legacy: bool = False,
 ) -> None:
     assets = release_assets(PLUGIN, VERSION)
-    if identity is not None:
+    if identity is not None and legacy:
+        document, signature, pem = instance.sign_legacy(assets[ASSET], identity=identity)
+        assets[ASSET + ".bundle"] = json.dumps(document).encode()
+        assets[ASSET + ".sig"] = signature
+        assets[ASSET + ".pem"] = pem
+    elif identity is not None:
         signed = b"another asset" if sign_other else assets[ASSET]
         bundle = instance.sign(signed, identity=identity)
         assets[ASSET + ".sigstore.json"] = json.dumps(bundle).encode()
@@ -108,6 +114,19 @@ def test_trusted_signer_installs_verified(
     assert receipt["signature"]["identity"] == ACME_IDENTITY
     assert receipt["signature"]["issuer"] == "https://token.actions.githubusercontent.com"
     assert len(receipt["signature"]["bundle_sha256"]) == 64
+
+
+def test_legacy_cosign_bundle_installs_verified(
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy_file: Path,
+) -> None:
+    _publish(github_server, private_sigstore, legacy=True)
+    result = _install(tmp_path, github_server, "--trusted-keys", str(policy_file),
+                      "--require-signature")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["signature"]["identity"] == ACME_IDENTITY
 
 
 def test_unsigned_under_warn_installs_as_unsigned(

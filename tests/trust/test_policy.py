@@ -202,3 +202,38 @@ def test_lint_syntax_error_position() -> None:
     (diagnostic,) = result.diagnostics
     assert diagnostic.code == "NXT001"
     assert diagnostic.span.start.line == 2
+
+
+def test_every_rule_is_documented() -> None:
+    from nexo_pkg.install.policy import POLICY_RULES
+
+    docs = (Path(__file__).resolve().parent.parent.parent / "docs" / "trust.md").read_text()
+    for rule in POLICY_RULES.values():
+        assert f"### {rule.code} {rule.name}\n" in docs
+
+
+def test_lint_cli_checks_trust_policies(tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    path = _write(tmp_path, HEADER + AUTHOR + 'identity_regexp = "(x"\n')
+    result = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "lint", str(path), "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 1, result.stderr
+    (file_report,) = json.loads(result.stdout)["files"]
+    (diagnostic,) = file_report["diagnostics"]
+    assert diagnostic["code"] == "NXT007"
+    assert diagnostic["range"]["start"] == {"line": 4, "column": 1}
+    path.write_text(FULL.replace('cosign_binary = "/usr/bin/cosign"\n', ""))
+    clean = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "lint", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert clean.returncode == 0, clean.stderr
