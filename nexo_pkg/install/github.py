@@ -173,6 +173,7 @@ class GitHubClient:
         self._http = httpx.Client(
             follow_redirects=False,
             trust_env=True,
+            transport=_LazyTransport(),
             timeout=httpx.Timeout(timeout, connect=min(timeout, 15.0)),
             headers={"User-Agent": f"nexo-pkg/{__version__}"},
         )
@@ -325,6 +326,28 @@ class GitHubClient:
         sink = _MemorySink()
         self.download(asset, sink, max_bytes=max_bytes)
         return bytes(sink.buffer)
+
+
+class _LazyTransport(httpx.BaseTransport):
+    """Builds the TLS transport (loading the CA bundle costs a noticeable fraction of a
+    second) only when an ``https`` URL is actually requested."""
+
+    def __init__(self) -> None:
+        self._transports: dict[str, httpx.HTTPTransport] = {}
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        scheme = request.url.scheme
+        transport = self._transports.get(scheme)
+        if transport is None:
+            # Plain http never uses the context; https verifies as httpx does by default,
+            # honouring SSL_CERT_FILE / SSL_CERT_DIR.
+            transport = httpx.HTTPTransport(verify=scheme == "https", trust_env=True)
+            self._transports[scheme] = transport
+        return transport.handle_request(request)
+
+    def close(self) -> None:
+        for transport in self._transports.values():
+            transport.close()
 
 
 class _MemorySink:

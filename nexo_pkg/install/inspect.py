@@ -25,7 +25,8 @@ from nexo_pkg.errors import NexoError
 
 MiB = 1024 * 1024
 HASH_CHUNK = MiB
-STREAM_BUFFER = MiB
+# tarfile's stream reader re-joins its whole buffer on every read, so it must stay small.
+STREAM_BUFFER = 16 * 1024
 MANIFEST_NAME = "nexo-plugin.toml"
 MAX_MANIFEST_BYTES = MiB
 # Extended headers carry one path and a few attributes; anything bigger is an attack.
@@ -36,6 +37,9 @@ MAX_COMPONENT_LENGTH = 255
 PER_ENTRY_OVERHEAD = 4 * 1024
 _SPECIAL_BITS = 0o7000
 _DRIVE = re.compile(r"^[A-Za-z]:")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# tarfile decodes undecodable bytes as lone surrogates (surrogateescape).
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _EXTENDED_TYPES = {
     tarfile.XHDTYPE,
     tarfile.XGLTYPE,
@@ -199,9 +203,9 @@ def normalise_name(raw: str) -> str | None:
         raise unsafe("a member name contains NUL", member=raw)
     if "\\" in raw:
         raise unsafe(f"member name {raw!r} contains a backslash", member=raw)
-    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in raw):
+    if _CONTROL.search(raw):
         raise unsafe(f"member name {raw!r} contains control characters", member=raw)
-    if any(0xD800 <= ord(char) <= 0xDFFF for char in raw):
+    if _SURROGATE.search(raw):
         raise unsafe(f"member name {raw!r} is not valid UTF-8", member=raw)
     if raw.startswith("/") or _DRIVE.match(raw):
         raise unsafe(f"member name {raw!r} is absolute", member=raw)

@@ -1,0 +1,1 @@
+"""Tests of the install pipeline (``nexo_pkg.install``) against a loopback GitHub server."""

@@ -1,0 +1,64 @@
+"""Fixtures for install tests: an isolated NEXO_HOME, the loopback GitHub server, helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from support.github_server import GitHubServer, asset_host, github_server
+
+from nexo_pkg.install.pipeline import InstallOptions
+
+__all__ = ["InstallEnv", "asset_host", "github_server", "install_env"]
+
+ENV_TO_CLEAR = (
+    "NEXO_GITHUB_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GITHUB_API_URL",
+    "NEXO_INSTALL_TARGET",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "ALL_PROXY",
+    "https_proxy",
+    "http_proxy",
+    "all_proxy",
+    "NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW",
+)
+
+
+@dataclass
+class InstallEnv:
+    """Paths of one isolated install environment."""
+
+    home: Path
+    dest: Path
+    cache: Path
+    server: GitHubServer
+    make_options: Callable[..., InstallOptions]
+
+
+@pytest.fixture
+def install_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, github_server: GitHubServer
+) -> InstallEnv:
+    """NEXO_HOME under tmp, the API base pointing at the loopback server, 1 ms backoff."""
+    for name in ENV_TO_CLEAR:
+        monkeypatch.delenv(name, raising=False)
+    home = tmp_path / "nexo-home"
+    monkeypatch.setenv("NEXO_HOME", str(home))
+    monkeypatch.setenv("NEXO_GITHUB_API_BASE", github_server.url)
+    monkeypatch.setenv("NEXO_HTTP_RETRY_BASE_MS", "1")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    dest = home / "state" / "plugins"
+
+    def make_options(**overrides: object) -> InstallOptions:
+        values: dict[str, object] = {"dest": dest, "nexo_home": home}
+        values.update(overrides)
+        return InstallOptions(**values)  # type: ignore[arg-type]
+
+    return InstallEnv(
+        home, dest, home / "state" / "plugin-install-cache", github_server, make_options
+    )

@@ -1,0 +1,224 @@
+"""The GitHub client against the loopback server: retries, rate limits, redirects, tokens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.github_server import BlobServer, GitHubServer
+from support.tarballs import release_assets
+
+from nexo_pkg.errors import NexoError
+from nexo_pkg.install.download import download_asset
+from nexo_pkg.install.github import GitHubClient, resolve_api_base, resolve_token
+
+from .conftest import InstallEnv
+
+ASSETS = release_assets("hello", "1.0.0")
+TARBALL = "hello-1.0.0-noarch.tar.gz"
+TEST_TOKEN = "s3cret"  # noqa: S105 (a loopback-only test value)
+
+
+def _client(server: GitHubServer, token: str | None = None, **kwargs: float) -> GitHubClient:
+    return GitHubClient(server.url, token, retry_base_delay=0.001, **kwargs)  # type: ignore[arg-type]
+
+
+def test_release_lookup_sends_github_headers(github_server: GitHubServer) -> None:
+    github_server.publish("acme", "hello", "v1.0.0", ASSETS)
+    with _client(github_server, "s3cret") as client:
+        release = client.get_release("acme", "hello", None)
+    assert release.tag == "v1.0.0"
+    assert {asset.name for asset in release.assets} == set(ASSETS)
+    headers = github_server.requests[-1].headers
+    assert headers["accept"] == "application/vnd.github+json"
+    assert headers["x-github-api-version"] == "2022-11-28"
+    assert headers["authorization"] == "Bearer s3cret"
+    assert headers["user-agent"].startswith("nexo-pkg/")
+
+
+def test_missing_release_is_release_not_found(github_server: GitHubServer) -> None:
+    github_server.publish("acme", "hello", "v1.0.0", ASSETS)
+    with _client(github_server) as client, pytest.raises(NexoError) as caught:
+        client.get_release("acme", "hello", "v9.9.9")
+    assert caught.value.kind == "release_not_found"
+    with _client(github_server) as client, pytest.raises(NexoError) as other:
+        client.get_release("acme", "nope", None)
+    assert other.value.kind == "release_not_found"
+
+
+def test_retries_succeed_after_server_errors(github_server: GitHubServer) -> None:
+    github_server.publish("acme", "hello", "v1.0.0", ASSETS)
+    github_server.fail(status=502, times=3)
+    with _client(github_server) as client:
+        assert client.get_release("acme", "hello", None).tag == "v1.0.0"
+    assert len(github_server.requests) == 4
+
+
+def test_retries_are_bounded(github_server: GitHubServer) -> None:
+    github_server.publish("acme", "hello", "v1.0.0", ASSETS)
+    github_server.fail(status=503, times=None)
+    with _client(github_server) as client, pytest.raises(NexoError) as caught:
+        client.get_release("acme", "hello", None)
+    assert caught.value.kind == "network"
+    assert "503" in caught.value.message
+    assert len(github_server.requests) == 4
+
+
+def test_backoff_grows_exponentially(github_server: GitHubServer) -> None:
+    github_server.fail(status=500, times=None)
+    delays: list[float] = []
+    client = GitHubClient(github_server.url, retry_base_delay=0.5, sleep=delays.append)
+    with client, pytest.raises(NexoError):
+        client.get_release("acme", "hello", None)
+    assert delays == [0.5, 1.0, 2.0]
+
+
+@pytest.mark.parametrize("status", [403, 429])
+def test_rate_limit_names_reset_time_and_token_variables(
+    github_server: GitHubServer, status: int
+) -> None:
+    github_server.rate_limit(status=status, reset=1_900_000_000)
+    with _client(github_server) as client, pytest.raises(NexoError) as caught:
+        client.get_release("acme", "hello", None)
+    error = caught.value
+    assert error.kind == "rate_limited"
+    assert "2030-03-17T17:46:40Z" in error.message
+    for variable in ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN"):
+        assert variable in error.message
+    assert error.details["reset_at"] == "2030-03-17T17:46:40Z"
+    assert len(github_server.requests) == 1  # a rate limit is not retried
+
+
+def test_retry_after_wins(github_server: GitHubServer) -> None:
+    github_server.rate_limit(status=429, retry_after=120)
+    with _client(github_server) as client, pytest.raises(NexoError) as caught:
+        client.get_release("acme", "hello", None)
+    assert caught.value.details["retry_after"] == 120
+
+
+def test_plain_forbidden_is_network(github_server: GitHubServer) -> None:
+    github_server.fail(status=403)
+    with _client(github_server) as client, pytest.raises(NexoError) as caught:
+        client.get_release("acme", "hello", None)
+    assert caught.value.kind == "network"
+
+
+def test_connection_refused_is_network_after_retries() -> None:
+    client = GitHubClient("http://127.0.0.1:9", retry_base_delay=0.001)
+    with client, pytest.raises(NexoError) as caught:
+        client.get_release("acme", "hello", None)
+    assert caught.value.kind == "network"
+
+
+def test_slow_server_times_out(github_server: GitHubServer) -> None:
+    github_server.publish("acme", "hello", "v1.0.0", ASSETS)
+    github_server.slow(1.0, times=None)
+    client = GitHubClient(github_server.url, retries=1, retry_base_delay=0.001, timeout=0.2)
+    with client, pytest.raises(NexoError) as caught:
+        client.get_release("acme", "hello", None)
+    assert caught.value.kind == "network"
+    assert "Timeout" in caught.value.message
+
+
+def _download(server: GitHubServer, tmp_path: Path, token: str | None = None) -> bytes:
+    release = server.releases[("acme", "hello")][-1]
+    with _client(server, token) as client:
+        asset = client.get_release("acme", "hello", release.tag).asset(TARBALL)
+        assert asset is not None
+        downloaded = download_asset(client, asset, tmp_path / "cache", max_bytes=10**8)
+    data = downloaded.path.read_bytes()
+    downloaded.discard()
+    return data
+
+
+@pytest.mark.parametrize("fault", ["drop", "wrong_length_long", "status"])
+def test_download_retries_broken_transfers(
+    github_server: GitHubServer, tmp_path: Path, fault: str
+) -> None:
+    github_server.publish("acme", "hello", "v1.0.0", ASSETS)
+    if fault == "drop":
+        github_server.drop_connection(times=2, path_contains="/assets/")
+    elif fault == "wrong_length_long":
+        github_server.wrong_content_length(+100, times=2, path_contains="/assets/")
+    else:
+        github_server.fail(status=500, times=2, path_contains="/assets/")
+    assert _download(github_server, tmp_path) == ASSETS[TARBALL]
+    assert len(github_server.requests_to("/assets/")) == 3
+
+
+def test_download_failure_leaves_no_temp_file(github_server: GitHubServer, tmp_path: Path) -> None:
+    github_server.publish("acme", "hello", "v1.0.0", ASSETS)
+    github_server.drop_connection(times=None, path_contains="/assets/")
+    with pytest.raises(NexoError) as caught:
+        _download(github_server, tmp_path)
+    assert caught.value.kind == "network"
+    assert list((tmp_path / "cache").iterdir()) == []
+
+
+def test_download_size_cap(github_server: GitHubServer, tmp_path: Path) -> None:
+    github_server.publish("acme", "hello", "v1.0.0", ASSETS)
+    with _client(github_server) as client:
+        asset = client.get_release("acme", "hello", None).asset(TARBALL)
+        assert asset is not None
+        with pytest.raises(NexoError) as caught:
+            download_asset(client, asset, tmp_path / "cache", max_bytes=100)
+    assert caught.value.kind == "archive_unsafe"
+    assert not any((tmp_path / "cache").glob("*"))
+
+
+def test_download_uses_api_url_with_octet_stream(
+    github_server: GitHubServer, tmp_path: Path
+) -> None:
+    github_server.publish("acme", "hello", "v1.0.0", ASSETS)
+    _download(github_server, tmp_path, token=TEST_TOKEN)
+    (request,) = github_server.requests_to("/assets/")
+    assert request.headers["accept"] == "application/octet-stream"
+    assert request.headers["authorization"] == "Bearer s3cret"
+
+
+def test_token_is_stripped_on_cross_host_redirect(
+    github_server: GitHubServer, asset_host: BlobServer, tmp_path: Path
+) -> None:
+    github_server.publish("acme", "hello", "v1.0.0", ASSETS)
+    github_server.redirect_assets_to(asset_host)
+    assert _download(github_server, tmp_path, token=TEST_TOKEN) == ASSETS[TARBALL]
+    (api_request,) = github_server.requests_to("/assets/")
+    assert api_request.headers["authorization"] == "Bearer s3cret"
+    (blob_request,) = asset_host.requests
+    assert "authorization" not in blob_request.headers
+    assert blob_request.headers["accept"] == "application/octet-stream"
+
+
+def test_api_base_and_token_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("NEXO_GITHUB_API_BASE", "GITHUB_API_URL", "NEXO_GITHUB_TOKEN", "GITHUB_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("GH_TOKEN", raising=False)
+    assert resolve_api_base(None) == "https://api.github.com"
+    monkeypatch.setenv("GITHUB_API_URL", "https://ghe.example/api/v3/")
+    assert resolve_api_base(None) == "https://ghe.example/api/v3"
+    monkeypatch.setenv("NEXO_GITHUB_API_BASE", "http://127.0.0.1:1")
+    assert resolve_api_base(None) == "http://127.0.0.1:1"
+    assert resolve_api_base("http://127.0.0.1:2") == "http://127.0.0.1:2"
+    with pytest.raises(NexoError) as caught:
+        resolve_api_base("ftp://x")
+    assert caught.value.exit_code == 2
+    assert resolve_token() is None
+    monkeypatch.setenv("GH_TOKEN", "c")
+    monkeypatch.setenv("GITHUB_TOKEN", "b")
+    assert resolve_token() == "b"
+    monkeypatch.setenv("NEXO_GITHUB_TOKEN", "a")
+    assert resolve_token() == "a"
+
+
+def test_private_repository_needs_the_token(
+    install_env: InstallEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = install_env.server
+    server.publish("acme", "hello", "v1.0.0", ASSETS)
+    server.require_token("s3cret")
+    with _client(server) as client, pytest.raises(NexoError) as caught:
+        client.get_release("acme", "hello", None)
+    assert caught.value.kind == "release_not_found"
+    monkeypatch.setenv("GH_TOKEN", "s3cret")
+    with _client(server, resolve_token()) as client:
+        assert client.get_release("acme", "hello", None).tag == "v1.0.0"

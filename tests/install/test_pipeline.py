@@ -1,0 +1,410 @@
+"""The install pipeline end to end against the loopback GitHub server and real tarballs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from support.tarballs import (
+    asset_name,
+    directory,
+    file,
+    manifest_text,
+    plugin_members,
+    plugin_tarball,
+    release_assets,
+    sha256_hex,
+    sidecar_line,
+    targz,
+    tree_snapshot,
+    write_plugin,
+)
+
+from nexo_pkg.errors import NexoError
+from nexo_pkg.install.pipeline import install, remove, upgrade
+from nexo_pkg.install.store import RECEIPT_NAME, read_receipt, scan_installed, verify_installed
+
+from .conftest import InstallEnv
+
+GNU = "x86_64-unknown-linux-gnu"
+MUSL = "x86_64-unknown-linux-musl"
+
+
+def _publish(env: InstallEnv, tag: str = "v1.0.0", **kwargs: object) -> dict[str, bytes]:
+    version = tag.removeprefix("v")
+    assets = release_assets("hello", version, **kwargs)  # type: ignore[arg-type]
+    env.server.publish("acme", "hello", tag, assets)
+    return assets
+
+
+def _failure(env: InstallEnv, source: str, kind: str, **options: object) -> NexoError:
+    before = tree_snapshot(env.dest)
+    with pytest.raises(NexoError) as caught:
+        install(source, env.make_options(**options))
+    assert caught.value.kind == kind, caught.value.message
+    assert tree_snapshot(env.dest) == before
+    assert not env.cache.exists() or list(env.cache.iterdir()) == []
+    return caught.value
+
+
+def test_install_latest(install_env: InstallEnv) -> None:
+    assets = _publish(install_env)
+    result = install("acme/hello", install_env.make_options())
+    path = install_env.dest / "hello-1.0.0"
+    assert result.path == path
+    assert not result.was_already_present
+    assert (path / "bin" / "hello").stat().st_mode & 0o777 == 0o755
+    assert (path / "lib/plugin/main.py").read_text() == "print('hello')\n"
+    receipt = json.loads((path / RECEIPT_NAME).read_text())
+    assert set(receipt) == {
+        "schema_version", "id", "version", "owner", "repo", "tag", "target", "sha256",
+        "installed_at", "source", "signature", "files",
+    }  # fmt: skip
+    assert receipt["id"] == "hello"
+    assert receipt["version"] == "1.0.0"
+    assert (receipt["owner"], receipt["repo"], receipt["tag"]) == ("acme", "hello", "v1.0.0")
+    assert receipt["target"] == "noarch"
+    assert receipt["source"] == "github-releases"
+    assert receipt["sha256"] == sha256_hex(assets[asset_name("hello", "1.0.0")])
+    assert receipt["signature"]["status"] == "unsigned"
+    assert set(receipt["files"]) == {"nexo-plugin.toml", "bin/hello", "lib/plugin/main.py"}
+    assert receipt["files"]["bin/hello"] == sha256_hex((path / "bin/hello").read_bytes())
+    document = result.to_json()
+    assert document["ok"] is True
+    assert document["signature"]["status"] == "unsigned"
+    assert document["source"]["type"] == "github-releases"
+    assert list(install_env.cache.iterdir()) == []
+    assert sorted(p.name for p in install_env.dest.iterdir()) == [
+        ".nexo-install.lock",
+        "hello-1.0.0",
+    ]
+
+
+def test_install_from_tag_and_digest_only(install_env: InstallEnv) -> None:
+    tarball = plugin_tarball("hello", "2.0.0")
+    install_env.server.publish(
+        "acme", "hello", "v2.0.0", {asset_name("hello", "2.0.0"): tarball}, digests=True
+    )
+    _publish(install_env, "v1.0.0")
+    result = install("acme/hello@v2.0.0", install_env.make_options())
+    assert result.plan.version == "2.0.0"
+    assert result.plan.checksums == ("digest",)
+
+
+def test_host_asset_is_preferred_and_noarch_is_the_fallback(install_env: InstallEnv) -> None:
+    gnu = targz(plugin_members("hello", "1.0.0"))
+    assets = release_assets("hello", "1.0.0", target=GNU, data=gnu)
+    assets.update(release_assets("hello", "1.0.0"))
+    install_env.server.publish("acme", "hello", "v1.0.0", assets)
+    result = install("acme/hello", install_env.make_options(target=GNU, dry_run=True))
+    assert result.plan.target == GNU
+    result = install("acme/hello", install_env.make_options(target="aarch64-apple-darwin"))
+    assert result.plan.target == "noarch"
+
+
+def test_gnu_host_falls_back_to_musl(
+    install_env: InstallEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assets = release_assets("hello", "1.0.0", target=MUSL)
+    install_env.server.publish("acme", "hello", "v1.0.0", assets)
+    monkeypatch.setenv("NEXO_INSTALL_TARGET", GNU)
+    result = install("acme/hello", install_env.make_options())
+    assert result.plan.target == MUSL
+    assert read_receipt(result.path).target == MUSL
+
+
+def test_id_from_tarball_names_without_manifest_asset(install_env: InstallEnv) -> None:
+    _publish(install_env, manifest_asset=False)
+    assert install("acme/hello", install_env.make_options()).plan.plugin_id == "hello"
+
+
+def test_asset_not_found_lists_tarballs(install_env: InstallEnv) -> None:
+    assets = release_assets("hello", "1.0.0", target="aarch64-apple-darwin")
+    install_env.server.publish("acme", "hello", "v1.0.0", assets)
+    error = _failure(install_env, "acme/hello", "asset_not_found", target=GNU)
+    assert "hello-1.0.0-aarch64-apple-darwin.tar.gz" in error.message
+
+
+def test_release_not_found(install_env: InstallEnv) -> None:
+    _publish(install_env)
+    _failure(install_env, "acme/hello@v3.0.0", "release_not_found")
+
+
+def test_checksum_missing(install_env: InstallEnv) -> None:
+    _publish(install_env, sidecar=False)
+    _failure(install_env, "acme/hello", "checksum_missing")
+
+
+def test_checksum_mismatch_deletes_the_download(install_env: InstallEnv) -> None:
+    name = asset_name("hello", "1.0.0")
+    assets = release_assets("hello", "1.0.0")
+    assets[name + ".sha256"] = sidecar_line(b"something else", name).encode()
+    install_env.server.publish("acme", "hello", "v1.0.0", assets)
+    error = _failure(install_env, "acme/hello", "checksum_mismatch")
+    assert install_env.cache.is_dir()  # the download happened, and its temp file is gone
+    assert error.details["actual"] == sha256_hex(assets[name])
+
+
+def test_digest_mismatch_even_when_sidecar_matches(install_env: InstallEnv) -> None:
+    assets = release_assets("hello", "1.0.0")
+    install_env.server.publish(
+        "acme", "hello", "v1.0.0", assets,
+        digests={asset_name("hello", "1.0.0"): "sha256:" + "0" * 64},
+    )  # fmt: skip
+    _failure(install_env, "acme/hello", "checksum_mismatch")
+
+
+@pytest.mark.parametrize("fault", ["truncate", "short_length"])
+def test_truncated_body_is_a_checksum_mismatch(install_env: InstallEnv, fault: str) -> None:
+    """A well-formed but short response is caught by the checksum, not trusted."""
+    assets = release_assets("hello", "1.0.0")
+    release = install_env.server.publish("acme", "hello", "v1.0.0", assets)
+    url = install_env.server.asset_api_url(release, asset_name("hello", "1.0.0"))
+    path = url.removeprefix(install_env.server.url)
+    if fault == "truncate":
+        install_env.server.truncate_body(times=None, path_contains=path)
+    else:
+        install_env.server.wrong_content_length(-100, times=None, path_contains=path)
+    _failure(install_env, "acme/hello", "checksum_mismatch")
+
+
+def test_retries_after_500s_then_installs(install_env: InstallEnv) -> None:
+    _publish(install_env)
+    install_env.server.fail(status=500, times=2)
+    install_env.server.drop_connection(times=1, path_contains="/assets/")
+    assert install("acme/hello", install_env.make_options()).path.is_dir()
+
+
+def test_rate_limited(install_env: InstallEnv) -> None:
+    _publish(install_env)
+    install_env.server.rate_limit(status=429, reset=1_900_000_000)
+    error = _failure(install_env, "acme/hello", "rate_limited")
+    assert "GH_TOKEN" in error.message
+
+
+def test_manifest_mismatch(install_env: InstallEnv, tmp_path: Path) -> None:
+    wrong = targz(plugin_members("hello", "1.0.0", manifest=manifest_text("hello", "1.0.1")))
+    tarball = write_plugin(tmp_path, "hello", "1.0.0", data=wrong)
+    _failure(install_env, str(tarball), "manifest_mismatch")
+    other_id = targz(plugin_members("hello", "1.0.0", manifest=manifest_text("other", "1.0.0")))
+    tarball = write_plugin(tmp_path, "hello", "1.0.0", data=other_id)
+    _failure(install_env, str(tarball), "manifest_mismatch")
+
+
+def test_manifest_invalid(install_env: InstallEnv, tmp_path: Path) -> None:
+    broken = targz(plugin_members("hello", "1.0.0", manifest="[plugin]\nid = 3\n"))
+    tarball = write_plugin(tmp_path, "hello", "1.0.0", data=broken)
+    _failure(install_env, str(tarball), "manifest_invalid")
+    members = [m for m in plugin_members("hello", "1.0.0") if m.name != "nexo-plugin.toml"]
+    tarball = write_plugin(tmp_path, "hello", "1.0.0", data=targz(members))
+    _failure(install_env, str(tarball), "manifest_invalid")
+
+
+def test_missing_launcher(install_env: InstallEnv, tmp_path: Path) -> None:
+    members = [m for m in plugin_members("hello", "1.0.0") if m.name != "bin/hello"]
+    tarball = write_plugin(tmp_path, "hello", "1.0.0", data=targz(members))
+    _failure(install_env, str(tarball), "archive_invalid")
+    as_dir = [m for m in members if m.name != "bin"] + [
+        directory("bin/hello"),
+        file("bin/hello/x", ""),
+    ]
+    tarball = write_plugin(tmp_path, "hello", "1.0.0", data=targz(as_dir))
+    _failure(install_env, str(tarball), "archive_invalid")
+
+
+def test_local_file_install_is_offline(install_env: InstallEnv, tmp_path: Path) -> None:
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    result = install(str(tarball), install_env.make_options())
+    assert install_env.server.requests == []
+    receipt = read_receipt(result.path)
+    assert receipt.source == "local-file"
+    assert (receipt.owner, receipt.repo, receipt.tag) == (None, None, None)
+    assert result.to_json()["source"] == {"type": "local-file", "path": str(tarball)}
+
+
+def test_local_file_without_sidecar(install_env: InstallEnv, tmp_path: Path) -> None:
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0", sidecar=False)
+    _failure(install_env, str(tarball), "checksum_missing")
+
+
+def test_local_file_badly_named(install_env: InstallEnv, tmp_path: Path) -> None:
+    tarball = tmp_path / "plugin.tar.gz"
+    tarball.write_bytes(plugin_tarball("hello", "1.0.0"))
+    _failure(install_env, str(tarball), "source_invalid")
+
+
+def test_dry_run_writes_nothing(install_env: InstallEnv) -> None:
+    _publish(install_env)
+    result = install("acme/hello", install_env.make_options(dry_run=True))
+    assert result.dry_run
+    assert not install_env.dest.exists()
+    assert result.plan.summary.plugin_id == "hello"
+
+
+def test_declined_confirmation_is_cancelled(install_env: InstallEnv) -> None:
+    _publish(install_env)
+    shown: list[str] = []
+
+    def decline(plan: object) -> bool:
+        shown.append(str(plan))
+        return False
+
+    _failure(install_env, "acme/hello", "cancelled", confirm=decline)
+    assert shown
+
+
+def test_install_twice_and_force(install_env: InstallEnv) -> None:
+    _publish(install_env)
+    first = install("acme/hello", install_env.make_options())
+    installed_at = read_receipt(first.path).installed_at
+    (first.path / "lib/plugin/main.py").write_text("tampered")
+    second = install("acme/hello", install_env.make_options())
+    assert second.was_already_present
+    assert (first.path / "lib/plugin/main.py").read_text() == "tampered"
+    forced = install("acme/hello", install_env.make_options(force=True))
+    assert not forced.was_already_present
+    assert (first.path / "lib/plugin/main.py").read_text() == "print('hello')\n"
+    assert read_receipt(first.path).installed_at >= installed_at
+    assert sorted(p.name for p in install_env.dest.iterdir()) == [
+        ".nexo-install.lock",
+        "hello-1.0.0",
+    ]
+
+
+def test_same_version_different_archive_is_already_installed(
+    install_env: InstallEnv, tmp_path: Path
+) -> None:
+    _publish(install_env)
+    install("acme/hello", install_env.make_options())
+    different = plugin_tarball("hello", "1.0.0", payload=b"more")
+    tarball = write_plugin(tmp_path, "hello", "1.0.0", data=different)
+    _failure(install_env, str(tarball), "already_installed")
+    assert install(str(tarball), install_env.make_options(force=True)).path.is_dir()
+
+
+def test_stale_staging_dirs_are_cleaned(install_env: InstallEnv) -> None:
+    _publish(install_env)
+    install_env.dest.mkdir(parents=True)
+    (install_env.dest / ".staging-hello-dead").mkdir()
+    (install_env.dest / ".staging-hello-dead" / "junk").write_text("x")
+    (install_env.dest / ".removing-old-dead").mkdir()
+    install("acme/hello", install_env.make_options())
+    assert sorted(p.name for p in install_env.dest.iterdir()) == [
+        ".nexo-install.lock",
+        "hello-1.0.0",
+    ]
+
+
+def test_upgrade_downgrade_and_keep_old(install_env: InstallEnv) -> None:
+    _publish(install_env, "v1.0.0")
+    install("acme/hello", install_env.make_options())
+    same = upgrade("hello", install_env.make_options())
+    assert same.install is None
+    _publish(install_env, "v1.1.0")
+    result = upgrade("hello", install_env.make_options())
+    assert result.install is not None
+    assert result.to_json()["upgraded"] is True
+    assert result.removed_old
+    assert sorted(p.name for p in install_env.dest.iterdir()) == [
+        ".nexo-install.lock",
+        "hello-1.1.0",
+    ]
+    # The latest release now goes backwards.
+    install_env.server.latest[("acme", "hello")] = "v1.0.0"
+    before = tree_snapshot(install_env.dest)
+    with pytest.raises(NexoError) as caught:
+        upgrade("hello", install_env.make_options())
+    assert caught.value.kind == "downgrade_refused"
+    assert tree_snapshot(install_env.dest) == before
+    back = upgrade("hello", install_env.make_options(), allow_downgrade=True, keep_old=True)
+    assert back.install is not None
+    assert not back.removed_old
+    names = sorted(p.name for p in install_env.dest.iterdir())
+    assert names == [".nexo-install.lock", "hello-1.0.0", "hello-1.1.0"]
+
+
+def test_upgrade_unknown_and_local(install_env: InstallEnv, tmp_path: Path) -> None:
+    with pytest.raises(NexoError) as caught:
+        upgrade("hello", install_env.make_options())
+    assert caught.value.kind == "not_installed"
+    install(str(write_plugin(tmp_path, "hello", "1.0.0")), install_env.make_options())
+    with pytest.raises(NexoError) as local:
+        upgrade("hello", install_env.make_options())
+    assert local.value.kind == "source_invalid"
+
+
+def test_remove(install_env: InstallEnv, tmp_path: Path) -> None:
+    install(str(write_plugin(tmp_path, "hello", "1.0.0")), install_env.make_options())
+    install(str(write_plugin(tmp_path, "other", "1.0.0")), install_env.make_options())
+    removed = remove("hello", install_env.dest)
+    assert [item.path.name for item in removed] == ["hello-1.0.0"]
+    assert sorted(p.name for p in install_env.dest.iterdir()) == [
+        ".nexo-install.lock",
+        "other-1.0.0",
+    ]
+    with pytest.raises(NexoError) as caught:
+        remove("hello", install_env.dest)
+    assert caught.value.kind == "not_installed"
+
+
+def test_verify_detects_tampering(install_env: InstallEnv, tmp_path: Path) -> None:
+    result = install(str(write_plugin(tmp_path, "hello", "1.0.0")), install_env.make_options())
+    (item,) = scan_installed(install_env.dest)
+    assert verify_installed(item).ok
+    (result.path / "lib/plugin/main.py").write_text("edited")
+    (result.path / "nexo-plugin.toml").unlink()
+    (result.path / "lib/plugin/extra.py").write_text("added")
+    (result.path / "lib/link").symlink_to("/etc")
+    report = verify_installed(item)
+    assert not report.ok
+    assert report.modified == ("lib/plugin/main.py",)
+    assert report.missing == ("nexo-plugin.toml",)
+    assert report.extra == ("lib/link", "lib/plugin/extra.py")
+
+
+def test_orphans_are_listed_apart(install_env: InstallEnv, tmp_path: Path) -> None:
+    install(str(write_plugin(tmp_path, "hello", "1.0.0")), install_env.make_options())
+    (install_env.dest / "stray").mkdir()
+    items = scan_installed(install_env.dest)
+    assert [(item.path.name, item.receipt is None) for item in items] == [
+        ("hello-1.0.0", False),
+        ("stray", True),
+    ]
+
+
+def test_flags_and_policy_errors_come_before_network(
+    install_env: InstallEnv, tmp_path: Path
+) -> None:
+    _publish(install_env)
+    with pytest.raises(NexoError) as both:
+        install(
+            "acme/hello",
+            install_env.make_options(require_signature=True, skip_signature_verify=True),
+        )
+    assert both.value.exit_code == 2
+    with pytest.raises(NexoError) as policy:
+        install("acme/hello", install_env.make_options(trusted_keys=tmp_path / "missing.toml"))
+    assert policy.value.kind == "policy_invalid"
+    assert policy.value.exit_code == 2
+    assert install_env.server.requests == []
+
+
+def test_require_signature_refuses_unsigned(install_env: InstallEnv) -> None:
+    _publish(install_env)
+    _failure(install_env, "acme/hello", "signature_missing", require_signature=True)
+
+
+def test_skip_signature_verify_is_recorded(install_env: InstallEnv) -> None:
+    _publish(install_env)
+    result = install("acme/hello", install_env.make_options(skip_signature_verify=True))
+    assert read_receipt(result.path).signature["status"] == "skipped"
+
+
+def test_signature_material_is_downloaded_and_passed_on(install_env: InstallEnv) -> None:
+    """A bundle beside the asset reaches the trust step, which refuses a bogus one."""
+    assets = release_assets("hello", "1.0.0")
+    assets[asset_name("hello", "1.0.0") + ".sigstore.json"] = b'{"not": "a bundle"}'
+    install_env.server.publish("acme", "hello", "v1.0.0", assets)
+    _failure(install_env, "acme/hello", "signature_invalid")
+    assert install_env.server.requests_to("/assets/")

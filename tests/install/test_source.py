@@ -1,0 +1,195 @@
+"""SOURCE parsing, target triples, asset naming and checksum sidecars."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nexo_pkg.errors import NexoError
+from nexo_pkg.install.checksum import parse_digest, parse_sidecar, verify_checksums
+from nexo_pkg.install.github import Release, ReleaseAsset
+from nexo_pkg.install.hosttriple import host_candidates
+from nexo_pkg.install.select import choose_asset, parse_tarball_name, version_from_tag
+from nexo_pkg.install.source import GitHubSource, LocalSource, parse_source
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("acme/hello", GitHubSource("acme", "hello", None)),
+        ("acme/hello@v1.2.3", GitHubSource("acme", "hello", "v1.2.3")),
+        (
+            "Acme-Corp/nexo.plugin_x@1.0.0-rc.1",
+            GitHubSource("Acme-Corp", "nexo.plugin_x", "1.0.0-rc.1"),
+        ),
+        ("a" * 39 + "/" + "b" * 100, GitHubSource("a" * 39, "b" * 100, None)),
+    ],
+)
+def test_github_sources_parse(text: str, expected: GitHubSource) -> None:
+    assert parse_source(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "../x",
+        "a/b/c",
+        "/b",
+        "a/",
+        "",
+        "acme",
+        "ac me/hello",
+        "acme/he llo",
+        "acme/%2e%2e",
+        "%2e%2e/hello",
+        "acme/..",
+        "acme/.",
+        "./hello",
+        "acme/a..b",
+        "acme/hel\x00lo",
+        "acme/hello\n",
+        "acme/hel\x1blo",
+        "https://github.com/acme/hello",
+        "http:acme/hello",
+        "git@github.com:acme/hello",
+        "a" * 40 + "/hello",
+        "acme/" + "b" * 101,
+        "acme/hello@",
+        "acme/hello@v1/../../x",
+        "acme/hello@v1 2",
+        "acme/hello@..",
+        "acme/hello@-v1",
+        "acme/hello@" + "1" * 129,
+        "acme/hell\u00f6",
+        "-acme/hello",
+        "acme/hello.tar.gz",
+    ],
+)
+def test_bad_sources_are_source_invalid(text: str) -> None:
+    with pytest.raises(NexoError) as caught:
+        parse_source(text)
+    assert caught.value.kind == "source_invalid"
+
+
+def test_local_tarball_source(tmp_path: Path) -> None:
+    tarball = tmp_path / "hello-1.0.0-noarch.tar.gz"
+    tarball.write_bytes(b"x")
+    assert parse_source(str(tarball)) == LocalSource(tarball.resolve())
+
+
+def test_local_source_must_be_a_tarball(tmp_path: Path) -> None:
+    other = tmp_path / "notes.txt"
+    other.write_text("x")
+    with pytest.raises(NexoError) as caught:
+        parse_source(str(other))
+    assert caught.value.kind == "source_invalid"
+
+
+def test_target_override_expands_gnu_to_musl(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NEXO_INSTALL_TARGET", raising=False)
+    assert host_candidates("x86_64-unknown-linux-gnu") == (
+        "x86_64-unknown-linux-gnu",
+        "x86_64-unknown-linux-musl",
+    )
+    assert host_candidates("aarch64-apple-darwin") == ("aarch64-apple-darwin",)
+    assert host_candidates("noarch") == ()
+    monkeypatch.setenv("NEXO_INSTALL_TARGET", "x86_64-unknown-linux-musl")
+    assert host_candidates(None) == ("x86_64-unknown-linux-musl",)
+
+
+def test_detection_on_this_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("NEXO_INSTALL_TARGET", raising=False)
+    detected = host_candidates(None)
+    assert detected, "this test runs on Linux or macOS"
+    assert detected[0].endswith(("-linux-gnu", "-linux-musl", "-apple-darwin"))
+
+
+def test_bad_target_is_a_usage_error() -> None:
+    with pytest.raises(NexoError) as caught:
+        host_candidates("../../etc")
+    assert caught.value.exit_code == 2
+
+
+def _release(tag: str, *names: str) -> Release:
+    return Release(tag, tuple(ReleaseAsset(name, f"u/{name}", "", 1) for name in names))
+
+
+def test_choose_asset_prefers_host_then_musl_then_noarch() -> None:
+    host = ("x86_64-unknown-linux-gnu", "x86_64-unknown-linux-musl")
+    both = _release("v1.0.0", "p-1.0.0-x86_64-unknown-linux-musl.tar.gz", "p-1.0.0-noarch.tar.gz")
+    assert choose_asset(both, host, manifest_id="p").target == "x86_64-unknown-linux-musl"
+    assert choose_asset(both, (), manifest_id=None).target == "noarch"
+    choice = choose_asset(both, ("aarch64-apple-darwin",), manifest_id=None)
+    assert (choice.plugin_id, choice.version, choice.target) == ("p", "1.0.0", "noarch")
+
+
+def test_asset_not_found_lists_tarballs() -> None:
+    release = _release("v1.0.0", "p-1.0.0-aarch64-apple-darwin.tar.gz", "README.md")
+    with pytest.raises(NexoError) as caught:
+        choose_asset(release, ("x86_64-unknown-linux-gnu",), manifest_id="p")
+    assert caught.value.kind == "asset_not_found"
+    assert "p-1.0.0-aarch64-apple-darwin.tar.gz" in caught.value.message
+    assert caught.value.details["available"] == ["p-1.0.0-aarch64-apple-darwin.tar.gz"]
+
+
+def test_tag_must_be_semver() -> None:
+    assert version_from_tag("v2.0.0-rc.1") == "2.0.0-rc.1"
+    assert version_from_tag("2.0.0") == "2.0.0"
+    with pytest.raises(NexoError) as caught:
+        version_from_tag("release-7")
+    assert caught.value.kind == "asset_not_found"
+
+
+@pytest.mark.parametrize(
+    ("name", "parts"),
+    [
+        ("hello-1.0.0-noarch.tar.gz", ("hello", "1.0.0", "noarch")),
+        (
+            "p_x-1.0.0-rc.1-x86_64-unknown-linux-gnu.tar.gz",
+            ("p_x", "1.0.0-rc.1", "x86_64-unknown-linux-gnu"),
+        ),
+        ("p-0.2.0-aarch64-apple-darwin.tar.gz", ("p", "0.2.0", "aarch64-apple-darwin")),
+        ("Hello-1.0.0-noarch.tar.gz", None),
+        ("hello-1.0-noarch.tar.gz", None),
+        ("hello.tar.gz", None),
+    ],
+)
+def test_parse_tarball_name(name: str, parts: tuple[str, str, str] | None) -> None:
+    assert parse_tarball_name(name) == parts
+
+
+DIGEST = "a" * 64
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        DIGEST,
+        f"{DIGEST}  p.tar.gz\n",
+        f"{DIGEST} *p.tar.gz",
+        f"{DIGEST}  dist/p.tar.gz",
+        DIGEST.upper(),
+    ],
+)
+def test_sidecar_forms(text: str) -> None:
+    assert parse_sidecar(text, "p.tar.gz") == DIGEST
+
+
+@pytest.mark.parametrize("text", ["", "nothex  p.tar.gz", f"{DIGEST}  other.tar.gz", "abc"])
+def test_bad_sidecar_is_a_mismatch(text: str) -> None:
+    with pytest.raises(NexoError) as caught:
+        parse_sidecar(text, "p.tar.gz")
+    assert caught.value.kind == "checksum_mismatch"
+
+
+def test_verify_checksums() -> None:
+    assert parse_digest(f"sha256:{DIGEST}") == DIGEST
+    assert parse_digest(f"sha512:{DIGEST}") is None
+    assert verify_checksums(DIGEST, "p", sidecar=DIGEST, digest=DIGEST) == ("sidecar", "digest")
+    with pytest.raises(NexoError) as missing:
+        verify_checksums(DIGEST, "p", sidecar=None, digest=None)
+    assert missing.value.kind == "checksum_missing"
+    with pytest.raises(NexoError) as mismatch:
+        verify_checksums(DIGEST, "p", sidecar=DIGEST, digest="b" * 64)
+    assert mismatch.value.kind == "checksum_mismatch"
