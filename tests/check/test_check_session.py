@@ -128,6 +128,28 @@ def test_invoke_of_unadvertised_tool_reports_tool_not_found(tmp_path: Path) -> N
     assert report.invoke["error"]["code"] == -33401
 
 
+@pytest.mark.parametrize(
+    ("answer", "expected_status", "detail"),
+    [
+        ("bad_retry", "fail", "retry_after_ms"),
+        ("method_not_found", "warn", "not implemented"),
+        ("odd_code", "warn", "not a tool.invoke error code"),
+    ],
+)
+def test_invoke_answers_are_judged(
+    tmp_path: Path, answer: str, expected_status: str, detail: str
+) -> None:
+    root = scripted_plugin(tmp_path / "p", "ok", tools=("scripted_echo",))
+    report = run_check(root, timeout_ms=TIMEOUT_MS, invoke=("scripted_echo", {"answer": answer}))
+    check = report.get("invoke")
+    assert check is not None
+    assert check.status == expected_status
+    assert detail in check.detail
+    assert report.ok is (expected_status != "fail")
+    # The session goes on after any answer.
+    assert status(report, "shutdown") == "pass"
+
+
 def test_hand_written_conforming_plugin_passes(tmp_path: Path, pid_file: Path) -> None:
     root = scripted_plugin(tmp_path / "p", "ok", tools=("scripted_echo",))
     report = run_check(

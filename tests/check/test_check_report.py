@@ -1,0 +1,67 @@
+"""The report as data (``to_json``) and as human lines (``render_report``)."""
+
+from __future__ import annotations
+
+from nexo_pkg.check import CheckReport, render_report
+
+
+def sample(*, failing: bool) -> CheckReport:
+    report = CheckReport(plugin_id="demo", root="/plugins/demo", argv=["/plugins/demo/bin/demo"])
+    report.add("spawn", "pass", "started")
+    report.add("tools.advertised", "warn", "declared but not advertised: demo_x")
+    if failing:
+        report.add("identity", "fail", 'reply claims plugin id "slack"')
+    report.stderr_tail = [f"line {index}" for index in range(60)]
+    return report
+
+
+def test_warnings_alone_keep_the_report_ok() -> None:
+    assert sample(failing=False).ok
+    assert not sample(failing=True).ok
+
+
+def test_json_document_has_the_documented_shape() -> None:
+    report = sample(failing=True)
+    report.invoke = {"tool": "demo_x", "args": {}, "result": {"ok": 1}}
+    document = report.to_json()
+    assert document["ok"] is False
+    assert document["checks"][2] == {
+        "name": "identity",
+        "status": "fail",
+        "detail": 'reply claims plugin id "slack"',
+    }
+    assert document["stderr_tail"] == report.stderr_tail
+    assert document["invoke"] == {"tool": "demo_x", "args": {}, "result": {"ok": 1}}
+    assert document["plugin"] == {
+        "id": "demo",
+        "root": "/plugins/demo",
+        "command": ["/plugins/demo/bin/demo"],
+    }
+    assert "invoke" not in sample(failing=False).to_json()
+
+
+def test_ascii_lines_without_colour() -> None:
+    lines = render_report(sample(failing=False), unicode=False)
+    assert lines == [
+        "PASS spawn             started",
+        "WARN tools.advertised  declared but not advertised: demo_x",
+        "check passed for demo: 1 passed, 1 warning, 0 failed",
+    ]
+    assert all(line.isascii() for line in lines)
+
+
+def test_unicode_symbols_colour_and_the_last_50_stderr_lines_on_failure() -> None:
+    lines = render_report(sample(failing=True), unicode=True, colour=True)
+    assert lines[0] == "\x1b[32m✓\x1b[0m spawn             started"
+    assert lines[1].startswith("\x1b[33m!\x1b[0m tools.advertised")
+    assert lines[2].startswith("\x1b[31m✗\x1b[0m identity")
+    assert lines[3] == "plugin stderr (last 50 lines):"
+    assert lines[4] == "\x1b[2m  | line 10\x1b[0m"
+    assert lines[53] == "\x1b[2m  | line 59\x1b[0m"
+    assert lines[-1] == "check failed for demo: 1 passed, 1 warning, 1 failed"
+    assert len(lines) == 55
+
+
+def test_no_stderr_tail_when_nothing_failed() -> None:
+    lines = render_report(sample(failing=False), unicode=True)
+    assert not any("plugin stderr" in line for line in lines)
