@@ -35,7 +35,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal
+from typing import Any, Literal, Self
 from urllib.parse import unquote, urlsplit
 
 import pytest
@@ -122,7 +122,7 @@ class _LoopbackServer:
         self._httpd.server_close()
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> _LoopbackServer:
+    def __enter__(self) -> Self:
         self.start()
         return self
 

@@ -1,0 +1,207 @@
+"""``nexo plugin install/upgrade/list/remove/verify`` end to end: exit codes, JSON, output."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.github_server import GitHubServer
+from support.tarballs import plugin_tarball, release_assets, tree_snapshot, write_plugin
+from typer.testing import CliRunner
+
+from nexo_pkg.cli.main import app
+
+CLEARED = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "NEXO_INSTALL_TARGET")
+
+
+@pytest.fixture
+def server() -> Iterator[GitHubServer]:
+    with GitHubServer() as running:
+        yield running
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer) -> Path:
+    for name in CLEARED:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("NEXO_GITHUB_API_BASE", server.url)
+    monkeypatch.setenv("NEXO_HTTP_RETRY_BASE_MS", "1")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    return tmp_path / "home"
+
+
+def nexo(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["plugin", *args])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_install_json_and_idempotence(home: Path, server: GitHubServer) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    code, out, err = nexo("install", "acme/hello", "--json")
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["ok"] is True
+    assert document["id"] == "hello"
+    assert document["version"] == "1.0.0"
+    assert document["target"] == "noarch"
+    assert document["path"] == str(home / "state/plugins/hello-1.0.0")
+    assert document["source"]["type"] == "github-releases"
+    assert document["signature"]["status"] == "unsigned"
+    assert document["was_already_present"] is False
+    assert "NOT SIGNED" in err
+    code, out, _ = nexo("install", "acme/hello@v1.0.0", "--json")
+    assert code == 0
+    assert json.loads(out)["was_already_present"] is True
+
+
+def test_human_output_goes_to_stderr(home: Path, server: GitHubServer) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    code, out, err = nexo("install", "acme/hello", "--yes")
+    assert code == 0
+    assert out == ""
+    assert "Plugin:       hello 1.0.0" in err
+    assert "Signer:       unsigned" in err
+    assert "Installed hello 1.0.0" in err
+
+
+def test_dry_run(home: Path, server: GitHubServer) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    code, _, err = nexo("install", "acme/hello", "--dry-run")
+    assert code == 0
+    assert "Dry run" in err
+    assert not (home / "state/plugins").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["install", "acme/hello", "--require-signature", "--skip-signature-verify"],
+        ["install", "acme/hello", "--max-entries", "0"],
+        ["install", "acme/hello", "--max-total-size", "lots"],
+        ["install", "acme/hello", "--target", "../../x"],
+        ["install", "acme/hello", "--github-api-url", "file:///etc"],
+        ["install", "acme/hello", "--bogus"],
+        ["install"],
+    ],
+)
+def test_usage_errors_exit_2(home: Path, server: GitHubServer, args: list[str]) -> None:
+    code, _, err = nexo(*args)
+    assert code == 2
+    assert "Traceback" not in err
+    assert server.requests == []
+
+
+def test_refusals_exit_1_with_json_kind(home: Path, server: GitHubServer, tmp_path: Path) -> None:
+    code, out, err = nexo("install", "../x", "--json")
+    assert code == 1
+    assert json.loads(out)["kind"] == "source_invalid"
+    assert err.startswith("error: ")
+    big = plugin_tarball("hello", "1.0.0", payload=b"\0" * 4096)
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0", data=big)
+    code, out, _ = nexo("install", str(tarball), "--json", "--max-entry-size", "1K")
+    assert code == 1
+    assert json.loads(out)["kind"] == "archive_unsafe"
+    assert not (home / "state/plugins").exists()
+    code, out, _ = nexo("install", str(tarball), "--json")
+    assert code == 0
+    assert json.loads(out)["source"]["type"] == "local-file"
+
+
+def test_list_verify_remove(home: Path, tmp_path: Path) -> None:
+    for plugin_id in ("hello", "other"):
+        tarball = write_plugin(tmp_path / "dist", plugin_id, "1.0.0")
+        assert nexo("install", str(tarball), "--yes")[0] == 0
+    (home / "state/plugins/stray").mkdir()
+    code, out, _ = nexo("list", "--json", "--include-orphan")
+    assert code == 0
+    listing = json.loads(out)
+    assert [(p["id"], p["version"], p["source"]) for p in listing["plugins"]] == [
+        ("hello", "1.0.0", "local-file"),
+        ("other", "1.0.0", "local-file"),
+    ]
+    assert [Path(o["path"]).name for o in listing["orphans"]] == ["stray"]
+    code, _, err = nexo("list")
+    assert code == 0
+    assert "hello" in err
+    assert "stray" not in err
+
+    assert nexo("verify")[0] == 0
+    installed = home / "state/plugins/hello-1.0.0"
+    (installed / "lib/plugin/main.py").write_text("edited")
+    (installed / "bin/hello").unlink()
+    (installed / "lib/new.py").write_text("added")
+    code, out, _ = nexo("verify", "hello", "--json")
+    assert code == 1
+    (report,) = json.loads(out)["plugins"]
+    assert report["modified"] == ["lib/plugin/main.py"]
+    assert report["missing"] == ["bin/hello"]
+    assert report["extra"] == ["lib/new.py"]
+    code, _, err = nexo("verify")
+    assert code == 1
+    assert "modified: lib/plugin/main.py" in err
+    assert nexo("verify", "other")[0] == 0
+
+    code, out, _ = nexo("remove", "hello", "--yes", "--json")
+    assert code == 0
+    assert json.loads(out)["removed"] == [str(installed)]
+    assert not installed.exists()
+    for command in (["remove", "hello", "--json"], ["verify", "hello", "--json"]):
+        code, out, _ = nexo(*command)
+        assert code == 1
+        assert json.loads(out)["kind"] == "not_installed"
+
+
+def test_upgrade(home: Path, server: GitHubServer) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("install", "acme/hello")[0] == 0
+    code, _, err = nexo("upgrade", "hello")
+    assert code == 0
+    assert "up to date" in err
+    server.publish("acme", "hello", "v1.2.0", release_assets("hello", "1.2.0"))
+    code, out, _ = nexo("upgrade", "hello", "--json")
+    assert code == 0
+    document = json.loads(out)
+    assert (document["from_version"], document["version"]) == ("1.0.0", "1.2.0")
+    assert document["upgraded"] is True
+    assert document["removed_old"] is True
+    server.latest[("acme", "hello")] = "v1.0.0"
+    before = tree_snapshot(home / "state/plugins")
+    code, out, _ = nexo("upgrade", "hello", "--json")
+    assert code == 1
+    assert json.loads(out)["kind"] == "downgrade_refused"
+    assert tree_snapshot(home / "state/plugins") == before
+
+
+def test_real_process_has_no_traceback(home: Path, server: GitHubServer) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    environment = dict(os.environ)
+    command = [sys.executable, "-m", "nexo_pkg", "plugin", "install"]
+    ok = subprocess.run(
+        [*command, "acme/hello", "--json"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=False,
+    )
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout)["ok"] is True
+    server.fail(status=500, times=None)
+    failed = subprocess.run(
+        [*command, "acme/hello@v2.0.0", "--json"],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=False,
+    )
+    assert failed.returncode == 1
+    assert json.loads(failed.stdout)["kind"] == "network"
+    assert "Traceback" not in failed.stderr
+    assert failed.stderr.count("\n") == 1
