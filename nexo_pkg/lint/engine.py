@@ -16,7 +16,7 @@ from typing import Any
 from nexo_pkg.lint.diagnostic import Diagnostic, FileResult, Span
 from nexo_pkg.lint.options import LintOptions
 from nexo_pkg.manifest.document import ParsedManifest, decode_manifest, parse_manifest
-from nexo_pkg.manifest.spans import KeyPath, SpanMap, SpanPart
+from nexo_pkg.manifest.spans import KeyPath, SpanPart
 
 __all__ = [
     "LintOptions",
@@ -76,9 +76,11 @@ def _related(first: str, second: str) -> bool:
     return longer.startswith(shorter) and longer[len(shorter)] in ".["
 
 
-def _locator(spans: SpanMap) -> Locate:
+def _locator(parsed: ParsedManifest) -> Locate:
+    """A ``locate`` for the rules; the span map is only built if a rule reports something."""
+
     def locate(path: KeyPath, part: SpanPart) -> Span:
-        return spans.locate(path, part)
+        return parsed.spans.locate(path, part)
 
     return locate
 
@@ -92,7 +94,7 @@ def lint_parsed(parsed: ParsedManifest, options: LintOptions | None = None) -> l
     rules = _semantic_module()
     if rules is not None and "transport" in data:
         # A legacy v1 document gets one diagnostic describing the v2 shape, nothing else.
-        legacy = rules.detect_legacy_v1(data, _locator(parsed.spans))
+        legacy = rules.detect_legacy_v1(data, _locator(parsed))
         if legacy is not None:
             return _filtered([legacy], options)
 
@@ -104,7 +106,7 @@ def lint_parsed(parsed: ParsedManifest, options: LintOptions | None = None) -> l
     structural = schema_diagnostics(data, lambda: parsed.spans)
     semantic: list[Diagnostic] = []
     if rules is not None:
-        semantic = list(rules.check_semantics(data, _locator(parsed.spans), options))
+        semantic = list(rules.check_semantics(data, _locator(parsed), options))
     # One diagnostic per real problem: a value constraint the schema restates (a pattern, a
     # length) gives way to the semantic rule that explains it, and a semantic finding on a
     # value of the wrong type gives way to the type error.

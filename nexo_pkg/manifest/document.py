@@ -39,7 +39,7 @@ _FRIENDLIER = {
     "Expected newline or end of document after a statement": (
         "expected the end of the line after the value (one `key = value` per line)"
     ),
-    "Invalid value": "invalid value (strings need quotes: `key = \"text\"`)",
+    "Invalid value": 'invalid value (strings need quotes: `key = "text"`)',
     "Invalid statement": "expected `key = value` or a `[table]` header",
     "Expected '=' after a key in a key/value pair": "expected `=` after the key",
 }

@@ -326,7 +326,18 @@ def _translate(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
 
 
 def schema_errors(data: dict[str, Any]) -> list[ValidationError]:
-    """The raw schema errors of ``data`` (no translation); empty for a valid manifest."""
+    """The raw schema errors of ``data`` (no translation); empty for a valid manifest.
+
+    A valid manifest is recognised without importing ``jsonschema`` (see
+    :mod:`nexo_pkg.manifest.conformance`); only an invalid one pays for the detailed errors.
+    """
+    from nexo_pkg.manifest.conformance import UnsupportedKeywordError, conforms  # noqa: PLC0415
+
+    try:
+        if conforms(data, load_schema()):
+            return []
+    except UnsupportedKeywordError:
+        pass  # the detailed validator below implements every keyword
     return list(_validator().iter_errors(data))
 
 

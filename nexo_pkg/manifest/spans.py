@@ -32,6 +32,8 @@ __all__ = [
 
 _BARE_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _SCALAR_STOP = frozenset(",]}#\n\r")
+MAX_NESTING = 256
+"""Deeper values are not mapped: key paths would grow quadratically and no field nests so."""
 _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
 
 
@@ -300,6 +302,8 @@ class _Scanner:
                 raise _ScanError(self.index)
             char = text[self.index]
             closed = False
+            if char in "[{" and len(stack) >= MAX_NESTING:
+                raise _ScanError(self.index)
             if char == "[":
                 frame = _Frame(current, self.index, is_array=True)
                 stack.append(frame)

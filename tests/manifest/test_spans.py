@@ -1,0 +1,138 @@
+"""The key path -> span map: every header, key, value, array item, inline and dotted key."""
+
+from __future__ import annotations
+
+import pytest
+
+from nexo_pkg.lint.diagnostic import Position, Span
+from nexo_pkg.manifest.spans import MAX_NESTING, KeyPath, SpanMap, format_key_path, scan_spans
+
+DOCUMENT = """\
+# comment
+[plugin]
+id = "weather" # trailing comment
+"quoted.key" = 'literal'
+a.b . c = [1, [2, 3], { x = "y", z.w = [] }, ]
+text = \"\"\"multi
+line \\\"\"\" \"\"\"
+when = 1979-05-27 07:32:00Z
+[[plugin.channels.register]]
+kind = "first"
+[[plugin.channels.register]]
+kind = "second"
+[plugin.channels.register.extra]
+q = 1
+[plugin.entrypoint]
+args = [
+  "--stdio", # comment
+  "-v",
+]
+"""
+
+
+def text_of(spans: SpanMap, span: Span) -> str:
+    lines = spans.text.split("\n")
+    if span.start.line == span.end.line:
+        return lines[span.start.line - 1][span.start.column - 1 : span.end.column - 1]
+    head = lines[span.start.line - 1][span.start.column - 1 :]
+    middle = lines[span.start.line : span.end.line - 1]
+    tail = lines[span.end.line - 1][: span.end.column - 1]
+    return "\n".join([head, *middle, tail])
+
+
+@pytest.fixture(scope="module")
+def spans() -> SpanMap:
+    span_map, duplicates = scan_spans(DOCUMENT)
+    assert duplicates == []
+    return span_map
+
+
+@pytest.mark.parametrize(
+    ("path", "key", "value"),
+    [
+        (("plugin",), "[plugin]", "[plugin]"),
+        (("plugin", "id"), "id", '"weather"'),
+        (("plugin", "quoted.key"), '"quoted.key"', "'literal'"),
+        (("plugin", "a", "b", "c"), "a.b . c", '[1, [2, 3], { x = "y", z.w = [] }, ]'),
+        (("plugin", "a", "b", "c", 0), "1", "1"),
+        (("plugin", "a", "b", "c", 1), "[2, 3]", "[2, 3]"),
+        (("plugin", "a", "b", "c", 1, 1), "3", "3"),
+        (("plugin", "a", "b", "c", 2, "x"), "x", '"y"'),
+        (("plugin", "a", "b", "c", 2, "z", "w"), "z.w", "[]"),
+        (("plugin", "text"), "text", '"""multi\nline \\""" """'),
+        (("plugin", "when"), "when", "1979-05-27 07:32:00Z"),
+        (("plugin", "channels", "register", 0), "[[plugin.channels.register]]", None),
+        (("plugin", "channels", "register", 1, "kind"), "kind", '"second"'),
+        (("plugin", "channels", "register", 1, "extra"), "[plugin.channels.register.extra]", None),
+        (("plugin", "channels", "register", 1, "extra", "q"), "q", "1"),
+        (("plugin", "entrypoint", "args", 1), '"-v"', '"-v"'),
+    ],
+)
+def test_key_and_value_spans(spans: SpanMap, path: KeyPath, key: str, value: str | None) -> None:
+    assert text_of(spans, spans.key_span(path)) == key
+    if value is not None:
+        assert text_of(spans, spans.value_span(path)) == value
+
+
+def test_positions_are_one_based_code_points() -> None:
+    spans, _ = scan_spans('[plugin]\nname = "Zoë 日本"\nid = 1\n')
+    assert spans.key_span(("plugin", "id")) == Span(Position(3, 1), Position(3, 3))
+    assert spans.value_span(("plugin", "name")) == Span(Position(2, 8), Position(2, 16))
+
+
+def test_crlf_line_endings() -> None:
+    spans, _ = scan_spans('[plugin]\r\nid = "x"\r\nname = "y"\r\n')
+    assert spans.value_span(("plugin", "name")) == Span(Position(3, 8), Position(3, 11))
+
+
+def test_nearest_falls_back_to_the_table_header_then_the_file_start(spans: SpanMap) -> None:
+    assert text_of(spans, spans.nearest(("plugin", "missing"))) == "[plugin]"
+    assert spans.nearest(("nothing", "here")).start == Position(1, 1)
+    assert spans.locate(("plugin", "entrypoint", "env"), "value") == spans.key_span(
+        ("plugin", "entrypoint")
+    )
+
+
+def test_missing_path_raises_key_error(spans: SpanMap) -> None:
+    with pytest.raises(KeyError):
+        spans.key_span(("plugin", "nope"))
+
+
+@pytest.mark.parametrize(
+    ("path", "rendered"),
+    [
+        (("plugin", "extends", "tools", 1), "plugin.extends.tools[1]"),
+        (("plugin", "ui", "fields", "a.b", "label"), 'plugin.ui.fields."a.b".label'),
+        (("plugin", "channels", "register", 0, "kind"), "plugin.channels.register[0].kind"),
+        ((), ""),
+        (("with space",), '"with space"'),
+    ],
+)
+def test_format_key_path(path: KeyPath, rendered: str) -> None:
+    assert format_key_path(path) == rendered
+
+
+def test_duplicates_are_found_at_the_second_definition() -> None:
+    _, duplicates = scan_spans("[t]\nb = 1\nb = 2\n[t]\n")
+    assert [(d.path, d.is_table) for d in duplicates] == [(("t", "b"), False), (("t",), True)]
+    assert duplicates[0].start == len("[t]\nb = 1\n")
+
+
+def test_nesting_up_to_the_limit_is_mapped_without_recursion() -> None:
+    depth = MAX_NESTING
+    spans, _ = scan_spans("x = " + "[" * depth + "]" * depth + "\ny = 1\n")
+    assert spans.value_span(("x",)).end == Position(1, 5 + 2 * depth)
+    assert spans.has(("x",) + (0,) * (depth - 1))
+    assert spans.has(("y",))
+
+
+def test_deeper_nesting_stops_the_scan_without_error() -> None:
+    depth = 10_000
+    spans, _ = scan_spans("a = 1\nx = " + "[" * depth + "]" * depth + "\n")
+    assert spans.has(("a",))
+    assert not spans.has(("x",) + (0,) * MAX_NESTING)
+
+
+def test_unscannable_text_keeps_what_was_found() -> None:
+    spans, _ = scan_spans('[plugin]\nid = "x"\nname = \n')
+    assert spans.has(("plugin", "id"))
