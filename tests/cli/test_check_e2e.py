@@ -1,0 +1,73 @@
+"""A scaffolded plugin, packed with vendored nexoai, passes `nexo plugin check` as a tarball
+and as an installed plugin id; the unpacked project points at `pack` first."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+
+def nexo(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+def test_new_pack_check(tmp_path: Path, offline_pip_env: dict[str, str]) -> None:
+    # The packed launcher runs `python3` from PATH: make it this interpreter.
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    env = {**os.environ, **offline_pip_env, "PATH": path}
+    created = nexo("new", "weather", "--lang", "python", "--dest", "weather", env=env, cwd=tmp_path)
+    assert created.returncode == 0, created.stderr
+
+    unpacked = nexo("check", "weather", env=env, cwd=tmp_path)
+    assert unpacked.returncode == 2
+    assert "nexo plugin pack" in unpacked.stderr
+
+    packed = nexo("pack", "weather", "--out", "dist", env=env, cwd=tmp_path)
+    assert packed.returncode == 0, packed.stderr
+    tarball = tmp_path / "dist" / "weather-0.1.0-noarch.tar.gz"
+
+    checked = nexo(
+        "check",
+        str(tarball),
+        "--json",
+        "--timeout-ms",
+        "30000",
+        "--invoke",
+        "weather_hello",
+        "--args",
+        "{}",
+        env=env,
+        cwd=tmp_path,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    document = json.loads(checked.stdout)
+    assert document["ok"] is True
+    assert [check["status"] for check in document["checks"]].count("fail") == 0
+    assert "invoke" in document
+
+    # The same tree laid out as an install: <dest>/<id>-<version>/ with a receipt.
+    dest = tmp_path / "plugins"
+    installed = dest / "weather-0.1.0"
+    installed.mkdir(parents=True)
+    with tarfile.open(tarball) as archive:
+        archive.extractall(installed, filter="data")
+    (installed / ".nexo-install.json").write_text(
+        json.dumps({"schema_version": 1, "id": "weather", "version": "0.1.0"}), encoding="utf-8"
+    )
+    by_id = nexo(
+        "check", "weather", "--dest", str(dest), "--timeout-ms", "30000", env=env, cwd=dest
+    )
+    assert by_id.returncode == 0, by_id.stderr
+    assert "check passed for weather" in by_id.stderr
