@@ -294,7 +294,9 @@ def hash_artifact(artifact: Path) -> Hashed:
 def untrusted_signer_error(
     signer: Signer, authors: Sequence[AuthorPolicy], owner: str | None, name: str
 ) -> SignerUntrustedError:
-    if not authors:
+    if not authors and owner is None:
+        reason = "the trust policy has no [[authors]] entry"
+    elif not authors:
         reason = f"the trust policy has no [[authors]] entry for owner {owner!r}"
     else:
         reasons = [rejection_reason(author, signer) or "" for author in authors]

@@ -238,7 +238,8 @@ def verify_asset_signature(
       because nothing says whom to trust and stripping the signature would give the same.
 
     ``repo`` is the repository installed from; it only appears in messages (the ``repos``
-    limit is checked against the repository named by the signing certificate).
+    limit is checked against the repository named by the signing certificate). ``owner`` is
+    ``None`` for a local tarball: then every author entry of the policy is a candidate.
     """
     if mode == "ignore":
         return SignatureOutcome(
@@ -246,7 +247,9 @@ def verify_asset_signature(
             warnings=(f"signature verification is off (mode ignore): {asset_name} not verified",),
         )
     found = find_signature_material(asset_name, material)
-    authors = policy.authors_for(owner)
+    # A local tarball has no GitHub owner: any author entry may vouch for its signer (the
+    # identity itself names the repository).
+    authors = policy.authors_for(owner) if owner is not None else policy.authors
     source = f"{owner}/{repo}" if owner and repo else (owner or asset_name)
     if found is None:
         if mode == "require":

@@ -193,3 +193,28 @@ def test_invalid_policy_is_exit_2_with_its_line(
     assert document["kind"] == "policy_invalid"
     assert f"{policy}:2:" in document["error"]
     assert not _plugins(tmp_path).exists() or not any(_plugins(tmp_path).iterdir())
+
+
+def test_local_tarball_with_a_sigstore_sibling_installs_verified(
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy_file: Path,
+) -> None:
+    from support.tarballs import write_plugin
+
+    tarball = write_plugin(tmp_path / "dist", PLUGIN, VERSION)
+    bundle = private_sigstore.sign(tarball.read_bytes(), identity=ACME_IDENTITY)
+    tarball.with_name(tarball.name + ".sigstore.json").write_text(json.dumps(bundle))
+    env_source = str(tarball)
+    result = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "install", env_source, "--yes", "--json",
+         "--trusted-keys", str(policy_file), "--require-signature"],
+        capture_output=True, text=True, check=False, timeout=120,
+        env={**os.environ, "NEXO_HOME": str(tmp_path / "home"),
+             "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["signature"]["status"] == "verified"
+    assert document["signature"]["identity"] == ACME_IDENTITY

@@ -376,3 +376,31 @@ def test_sct_from_an_untrusted_ct_log_is_invalid(
     with pytest.raises(SignatureInvalidError) as caught:
         _verify(artifact, policy, material)
     assert "SCT" in caught.value.message
+
+
+def test_local_tarball_without_owner_is_checked_against_every_author(
+    private_sigstore: PrivateSigstore, policy: TrustPolicy, artifact: Path
+) -> None:
+    material = _signed(private_sigstore, artifact)
+    outcome = verify_asset_signature(
+        artifact,
+        asset_name=ASSET,
+        material=material,
+        owner=None,
+        repo=None,
+        policy=policy,
+        mode="require",
+    )
+    assert outcome.identity == ACME_IDENTITY
+    stranger = "https://github.com/mallory/evil/.github/workflows/release.yml@refs/tags/v1.0.0"
+    material = _signed(private_sigstore, artifact, identity=stranger)
+    with pytest.raises(SignerUntrustedError):
+        verify_asset_signature(
+            artifact,
+            asset_name=ASSET,
+            material=material,
+            owner=None,
+            repo=None,
+            policy=policy,
+            mode="require",
+        )
