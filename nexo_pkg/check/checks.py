@@ -101,7 +101,7 @@ def validate_nexo_version(version: str) -> str:
 
 
 def run_check(
-    target: Path,
+    target: Path | str,
     *,
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
     nexo_version: str | None = None,

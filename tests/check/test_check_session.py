@@ -219,6 +219,31 @@ def test_declared_but_not_advertised_tool_is_a_warning(tmp_path: Path) -> None:
     assert "scripted_later" in check.detail
 
 
+def test_nonzero_exit_after_shutdown_is_a_warning(tmp_path: Path, pid_file: Path) -> None:
+    report = run_check(scripted_plugin(tmp_path / "p", "shutdown_exit2"), timeout_ms=TIMEOUT_MS)
+    assert report.ok, report.checks
+    assert status(report, "exit") == "warn"
+    check = report.get("exit")
+    assert check is not None
+    assert "with code 2" in check.detail
+    assert_nothing_left(pid_file)
+
+
+def test_program_that_cannot_start_fails_the_spawn_check(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    root.mkdir()
+    run = root / "run.sh"
+    run.write_text("#!/nonexistent/interpreter\n", encoding="utf-8")
+    run.chmod(0o755)
+    (root / "nexo-plugin.toml").write_text(
+        '[plugin]\nid = "broken"\nversion = "0.1.0"\n[plugin.entrypoint]\ncommand = "./run.sh"\n',
+        encoding="utf-8",
+    )
+    report = run_check(root, timeout_ms=TIMEOUT_MS)
+    assert [(check.name, check.status) for check in report.checks] == [("spawn", "fail")]
+    assert "No such file or directory" in report.checks[0].detail
+
+
 def test_plugin_that_never_answers_times_out_and_its_group_is_killed(
     tmp_path: Path, pid_file: Path
 ) -> None:
