@@ -1,0 +1,136 @@
+"""The loopback GitHub server with the faults the shared one does not have.
+
+:class:`FaultyGitHubServer` extends :class:`support.github_server.GitHubServer` with:
+
+- ``reset_at(fraction)``: send the headers and the first ``fraction`` of the body, then reset
+  the TCP connection (``SO_LINGER`` 0, so the client sees RST rather than a clean FIN);
+- ``redirect_loop()``: every API request answers 302 to itself, forever;
+- ``redirect_releases_to(url)``: release lookups answer 302 to another origin;
+- ``override_release_body(body, headers)``: serve these bytes (malformed JSON, a 50 MB
+  document, a gzip-encoded one) instead of the real release JSON.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler
+
+import pytest
+from support.github_server import BlobServer, Fault, GitHubServer
+
+
+@dataclass
+class ResetFault:
+    """Reset the connection after ``fraction`` of the body, ``times`` times (None: always)."""
+
+    fraction: float
+    path_contains: str
+    times: int | None
+
+
+class FaultyGitHubServer(GitHubServer):
+    """See the module docstring."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._resets: list[ResetFault] = []
+        self._reset_lock = threading.Lock()
+        self.loop_redirects = False
+        self.release_redirect: str | None = None
+        self.release_body: tuple[bytes, dict[str, str]] | None = None
+
+    def reset_at(
+        self, fraction: float, *, path_contains: str = "/assets/", times: int | None = None
+    ) -> None:
+        with self._reset_lock:
+            self._resets.append(ResetFault(fraction, path_contains, times))
+
+    def redirect_loop(self) -> None:
+        self.loop_redirects = True
+
+    def redirect_releases_to(self, url_base: str) -> None:
+        self.release_redirect = url_base
+
+    def override_release_body(self, body: bytes, headers: Mapping[str, str] | None = None) -> None:
+        self.release_body = (body, dict(headers or {}))
+
+    def _take_reset(self, path: str) -> ResetFault | None:
+        with self._reset_lock:
+            for fault in self._resets:
+                if fault.path_contains not in path:
+                    continue
+                if fault.times is not None:
+                    if fault.times <= 0:
+                        continue
+                    fault.times -= 1
+                return fault
+        return None
+
+    def route(
+        self, handler: BaseHTTPRequestHandler, path: str, headers: dict[str, str]
+    ) -> tuple[int, bytes, str, dict[str, str]]:
+        is_release = "/releases/latest" in path or "/releases/tags/" in path
+        if self.loop_redirects and path.startswith("/repos/"):
+            return 302, b"", "text/plain", {"Location": path}
+        if is_release and self.release_redirect is not None:
+            return 302, b"", "text/plain", {"Location": self.release_redirect + path}
+        if is_release and self.release_body is not None:
+            status, _, content_type, _ = super().route(handler, path, headers)
+            body, extra = self.release_body
+            return status, body, content_type, extra
+        return super().route(handler, path, headers)
+
+    def _send(
+        self,
+        handler: BaseHTTPRequestHandler,
+        status: int,
+        body: bytes,
+        faults: list[Fault],
+        *,
+        content_type: str = "application/json",
+        extra: Mapping[str, str] | None = None,
+    ) -> None:
+        reset = self._take_reset(handler.path) if status == 200 else None
+        if reset is None:
+            super()._send(handler, status, body, faults, content_type=content_type, extra=extra)
+            return
+        try:
+            handler.send_response(status)
+            handler.send_header("Content-Type", content_type)
+            handler.send_header("Content-Length", str(len(body)))
+            handler.end_headers()
+            handler.wfile.write(body[: int(len(body) * reset.fraction)])
+            handler.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        handler.close_connection = True
+        # Linger 0 turns close() into a TCP RST: the client sees "connection reset by peer".
+        handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        handler.connection.close()
+
+
+@pytest.fixture
+def faulty_server() -> Iterator[FaultyGitHubServer]:
+    server = FaultyGitHubServer()
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def other_host() -> Iterator[BlobServer]:
+    """A second server, addressed as ``localhost`` (another host name and port)."""
+    server = BlobServer()
+    # Same machine, different origin: another host name and another port.
+    server.url = f"http://localhost:{server.port}"
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
