@@ -354,9 +354,13 @@ def schema_diagnostics(
     if not errors:
         return []
     span_map = spans() if callable(spans) else spans
+    # A value of the wrong type is one problem: its enum, range or pattern errors are noise.
+    mistyped = {tuple(error.absolute_path) for error in errors if error.validator == "type"}
     found: list[tuple[str, Diagnostic]] = []
     seen: set[tuple[str, str, str]] = set()
     for error in errors:
+        if error.validator != "type" and tuple(error.absolute_path) in mistyped:
+            continue
         for diagnostic in _translate(error, span_map):
             identity = (diagnostic.code, diagnostic.key_path, diagnostic.message)
             if identity in seen:

@@ -1,0 +1,320 @@
+"""``nexo plugin lint`` and ``nexo plugin schema`` end to end, in real subprocesses."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+from typer.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+REFERENCE = FIXTURES / "reference-manifests"
+VALID = FIXTURES / "manifests" / "valid" / "minimal.toml"
+INVALID = FIXTURES / "manifests" / "invalid" / "several_faults_in_file_order.toml"
+REPORT_SCHEMA = json.loads((ROOT / "schemas" / "lint-report.schema.json").read_text("utf-8"))
+MINIMAL = VALID.read_text("utf-8")
+WARNING_ONLY = MINIMAL + '\n[plugin.sandbox]\nnetwork = "deny"\n'
+
+
+def nexo(
+    *args: str,
+    cwd: Path | None = None,
+    stdin: bytes | None = None,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[str]:
+    completed = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", *args],
+        capture_output=True,
+        input=stdin.decode("utf-8", errors="surrogateescape") if stdin is not None else None,
+        text=True,
+        check=False,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+    )
+    assert "Traceback" not in completed.stderr, completed.stderr
+    return completed
+
+
+def nexo_bytes(
+    *args: str, stdin: bytes, cwd: Path | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    completed = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", *args],
+        capture_output=True,
+        input=stdin,
+        check=False,
+        cwd=cwd,
+    )
+    assert b"Traceback" not in completed.stderr
+    return completed
+
+
+def test_reference_manifests_lint_clean() -> None:
+    result = nexo("plugin", "lint", str(REFERENCE), "--format", "json")
+    assert result.returncode == 0, result.stdout
+    report = json.loads(result.stdout)
+    assert report["summary"] == {
+        "files": 0,
+        "errors": 0,
+        "warnings": 0,
+    }  # not named nexo-plugin.toml
+    explicit = nexo("plugin", "lint", *map(str, sorted(REFERENCE.glob("*.toml"))))
+    assert explicit.returncode == 0, explicit.stderr
+    assert "All checks passed (8 files linted)." in explicit.stderr
+
+
+def test_errors_exit_1_and_text_goes_to_stderr() -> None:
+    result = nexo("plugin", "lint", str(INVALID))
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert f"{INVALID}:3:11: NX012 " in result.stderr
+    assert "Found 5 errors and 0 warnings in 1 file." in result.stderr
+
+
+def test_json_output_is_one_valid_document() -> None:
+    result = nexo("plugin", "lint", "--format", "json", str(INVALID), str(VALID))
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    Draft202012Validator(REPORT_SCHEMA).validate(report)
+    assert [entry["path"] for entry in report["files"]] == [str(INVALID), str(VALID)]
+    assert report["summary"] == {"files": 2, "errors": 5, "warnings": 0}
+    assert result.stderr == ""
+
+
+@pytest.mark.parametrize("output_format", ["github", "sarif"])
+def test_machine_formats_go_to_stdout(output_format: str) -> None:
+    result = nexo("plugin", "lint", "--format", output_format, str(INVALID))
+    assert result.returncode == 1
+    assert result.stderr == ""
+    if output_format == "github":
+        assert result.stdout.count("::error ") == 5
+    else:
+        assert json.loads(result.stdout)["version"] == "2.1.0"
+
+
+def test_stdin_round_trips_with_file_output(tmp_path: Path) -> None:
+    manifest = tmp_path / "nexo-plugin.toml"
+    manifest.write_bytes(INVALID.read_bytes())
+    from_file = nexo("plugin", "lint", "--format", "json", "nexo-plugin.toml", cwd=tmp_path)
+    from_stdin = nexo(
+        "plugin",
+        "lint",
+        "--format",
+        "json",
+        "--stdin",
+        "--stdin-filename",
+        "nexo-plugin.toml",
+        cwd=tmp_path,
+        stdin=INVALID.read_bytes(),
+    )
+    assert from_stdin.returncode == from_file.returncode == 1
+    assert from_stdin.stdout == from_file.stdout
+    unnamed = nexo("plugin", "lint", "--stdin", "--format", "json", stdin=INVALID.read_bytes())
+    assert json.loads(unnamed.stdout)["files"][0]["path"] == "<stdin>"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--stdin", "some/path.toml"),
+        ("--stdin-filename", "x.toml", str(VALID)),
+        ("--format", "yaml", str(VALID)),
+        ("--select", "NX999", str(VALID)),
+        ("--ignore", "not-a-rule", str(VALID)),
+        ("--nexo-version", "v1", str(VALID)),
+        ("--explain", "NX999"),
+        ("/definitely/not/here.toml",),
+        ("--no-such-flag",),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(args: tuple[str, ...]) -> None:
+    result = nexo("plugin", "lint", *args, stdin=b"")
+    assert result.returncode == 2, result.stderr
+    assert result.stdout == ""
+    assert result.stderr.strip()
+
+
+def test_explain_prints_the_rule_page() -> None:
+    for code in ("NX011", "unknown-key", "NX100", "legacy-v1-manifest"):
+        result = nexo("plugin", "lint", "--explain", code)
+        assert result.returncode == 0
+        assert "What it checks" in result.stdout
+        assert "Fix" in result.stdout
+
+
+def test_strict_fails_on_warnings(tmp_path: Path) -> None:
+    manifest = tmp_path / "nexo-plugin.toml"
+    manifest.write_text(WARNING_ONLY, encoding="utf-8")
+    assert nexo("plugin", "lint", str(manifest)).returncode == 0
+    assert nexo("plugin", "lint", "--strict", str(manifest)).returncode == 1
+
+
+def test_select_ignore_and_nexo_version(tmp_path: Path) -> None:
+    manifest = tmp_path / "nexo-plugin.toml"
+    manifest.write_text(MINIMAL.replace(">=0.1.0", ">=0.3.0") + "extra = 1\n", encoding="utf-8")
+    assert nexo("plugin", "lint", "--ignore", "NX011", str(manifest)).returncode == 0
+    mismatch = nexo(
+        "plugin",
+        "lint",
+        "--format",
+        "json",
+        "--ignore=unknown-key",
+        "--nexo-version",
+        "0.2.9",
+        str(manifest),
+    )
+    assert mismatch.returncode == 1
+    codes = [d["code"] for d in json.loads(mismatch.stdout)["files"][0]["diagnostics"]]
+    assert codes == ["NX105"]
+    only = nexo("plugin", "lint", "--format", "json", "--select", "NX105,NX011", str(manifest))
+    assert [d["code"] for d in json.loads(only.stdout)["files"][0]["diagnostics"]] == ["NX011"]
+
+
+def test_directory_search_skips_vendored_trees(tmp_path: Path) -> None:
+    bad = INVALID.read_text("utf-8")
+    for relative in (".git", "node_modules/dep", "venv", ".venv", "build/env"):
+        directory = tmp_path / relative
+        directory.mkdir(parents=True)
+        (directory / "nexo-plugin.toml").write_text(bad, encoding="utf-8")
+    (tmp_path / "build" / "env" / "pyvenv.cfg").write_text("home = /usr\n", encoding="utf-8")
+    (tmp_path / "plugins" / "a").mkdir(parents=True)
+    (tmp_path / "plugins" / "a" / "nexo-plugin.toml").write_text(MINIMAL, encoding="utf-8")
+    (tmp_path / "plugins" / "a" / "other.toml").write_text(bad, encoding="utf-8")
+    result = nexo("plugin", "lint", "--format", "json", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout
+    paths = [entry["path"] for entry in json.loads(result.stdout)["files"]]
+    assert paths == [str(Path("plugins/a/nexo-plugin.toml"))]
+    explicit = nexo("plugin", "lint", "plugins/a/other.toml", cwd=tmp_path)
+    assert explicit.returncode == 1
+
+
+def test_empty_directory_warns_and_passes(tmp_path: Path) -> None:
+    result = nexo("plugin", "lint", str(tmp_path))
+    assert result.returncode == 0
+    assert "no nexo-plugin.toml found" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("content", "code"),
+    [
+        (b"\x7fELF\x02\x01\x01\x00\x00\x00binary", "NX003"),
+        (b"", "NX010"),
+        (b'[plugin]\nname = "\xff\xfe"\n', "NX003"),
+        (b"a = 1\n" * 1_750_000, "NX004"),
+        (b"x = " + b"[" * 10_000 + b"]" * 10_000 + b"\n", "NX005"),
+        (b"[[[[[[", "NX001"),
+    ],
+    ids=["binary", "empty", "invalid-utf8", "10MB", "deep-arrays", "brackets"],
+)
+def test_junk_input_is_a_diagnostic_not_a_traceback(
+    tmp_path: Path, content: bytes, code: str
+) -> None:
+    junk = tmp_path / "junk.toml"
+    junk.write_bytes(content)
+    result = nexo("plugin", "lint", "--format", "json", str(junk))
+    assert result.returncode == 1
+    [entry] = json.loads(result.stdout)["files"]
+    assert [d["code"] for d in entry["diagnostics"]][:1] == [code]
+    piped = nexo_bytes("plugin", "lint", "--stdin", stdin=content)
+    assert piped.returncode == 1
+
+
+def test_trust_policy_is_linted_as_a_policy(tmp_path: Path) -> None:
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text('schema_version = "1.0"\ndefault = "warn"\n', encoding="utf-8")
+    assert nexo("plugin", "lint", str(policy)).returncode == 0
+    policy.write_text('schema_version = "1.0"\ndefault = "warn"\nbogus = 1\n', encoding="utf-8")
+    assert nexo("plugin", "lint", str(policy)).returncode == 1
+
+
+def test_schema_command_prints_the_shipped_schema() -> None:
+    result = nexo("plugin", "schema")
+    assert result.returncode == 0
+    assert result.stdout == (ROOT / "schemas" / "nexo-plugin.schema.json").read_text("utf-8")
+
+
+def test_help_is_typer_help() -> None:
+    result = nexo("plugin", "lint", "--help")
+    assert result.returncode == 0
+    for flag in (
+        "--format",
+        "--stdin",
+        "--stdin-filename",
+        "--strict",
+        "--select",
+        "--ignore",
+        "--nexo-version",
+        "--explain",
+    ):
+        assert flag in result.stdout
+
+
+def test_typer_command_matches_the_fast_path() -> None:
+    from nexo_pkg.cli.main import build_app
+
+    runner = CliRunner()
+    through_typer = runner.invoke(
+        build_app()[0], ["plugin", "lint", "--format", "json", str(INVALID)]
+    )
+    assert through_typer.exit_code == 1
+    fast = nexo("plugin", "lint", "--format", "json", str(INVALID))
+    assert json.loads(through_typer.stdout) == json.loads(fast.stdout)
+    assert runner.invoke(build_app()[0], ["plugin", "lint", "--explain", "nope"]).exit_code == 2
+
+
+def test_cold_lint_does_not_import_typer_or_jsonschema() -> None:
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "nexo_pkg", "plugin", "lint", str(VALID)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    imported = {
+        line.rsplit("|", 1)[-1].strip() for line in result.stderr.splitlines() if "|" in line
+    }
+    for heavy in ("typer", "click", "jsonschema", "rich", "httpx", "sigstore", "tomlkit"):
+        assert heavy not in imported, heavy
+
+
+def run_with_tty_stderr(args: list[str], env: dict[str, str]) -> str:
+    controller, terminal = pty.openpty()
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "nexo_pkg", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=terminal,
+            check=False,
+            env=env,
+        )
+    finally:
+        os.close(terminal)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(controller)
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def test_colour_on_a_tty_unless_no_color() -> None:
+    env = {key: value for key, value in os.environ.items() if key != "NO_COLOR"}
+    coloured = run_with_tty_stderr(["plugin", "lint", str(INVALID)], env)
+    assert "\x1b[31m" in coloured
+    plain = run_with_tty_stderr(["plugin", "lint", str(INVALID)], {**env, "NO_COLOR": "1"})
+    assert "NX012" in plain
+    assert "\x1b[" not in plain
+    piped = nexo("plugin", "lint", str(INVALID), env={"NO_COLOR": ""})
+    assert "\x1b[" not in piped.stderr

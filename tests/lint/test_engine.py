@@ -1,0 +1,91 @@
+"""The engine: layering of syntax, legacy, schema and semantic findings; options; bytes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nexo_pkg.lint.engine import lint_bytes, lint_file, lint_source
+from nexo_pkg.lint.options import LintOptions
+
+HEADER = (
+    '[plugin]\nid = "weather"\nversion = "0.1.0"\nname = "Weather"\n'
+    'description = "Forecasts."\nmin_nexo_version = ">=0.1.0"\n'
+)
+
+
+def codes(text: str, options: LintOptions | None = None) -> list[str]:
+    return [d.code for d in lint_source(text, options=options).diagnostics]
+
+
+def test_clean_manifest() -> None:
+    result = lint_source(HEADER)
+    assert result.diagnostics == ()
+    assert result.success
+    assert result.source == HEADER
+
+
+def test_semantic_rule_wins_over_the_schema_pattern() -> None:
+    text = HEADER.replace('id = "weather"', 'id = "Weather"')
+    found = lint_source(text).diagnostics
+    assert [d.key_path for d in found] == ["plugin.id"]
+    assert found[0].code == "NX100"
+
+
+def test_type_error_wins_over_a_semantic_finding_on_the_same_value() -> None:
+    text = HEADER.replace('version = "0.1.0"', "version = 1")
+    assert codes(text) == ["NX012"]
+
+
+def test_all_problems_in_one_run_in_file_order() -> None:
+    text = (
+        HEADER
+        + "extra = 1\n[plugin.sandbox]\nenabled = true\nnetwork = 1\n[plugin.supervisor]\nx = 2\n"
+    )
+    found = lint_source(text).diagnostics
+    # The enum of `network` is not reported on top of its type error.
+    assert [(d.code, d.span.start.line) for d in found] == [
+        ("NX011", 7),
+        ("NX012", 10),
+        ("NX011", 12),
+    ]
+
+
+def test_legacy_v1_gets_only_the_legacy_diagnostic() -> None:
+    text = '[plugin]\nid = "Bad-Id"\nversion = "x"\n[transport]\nkind = "stdio"\ncommand = "x"\n'
+    [only] = lint_source(text).diagnostics
+    assert only.name == "legacy-v1-manifest"
+    assert only.span.start.line == 4
+
+
+def test_select_and_ignore() -> None:
+    text = HEADER + "extra = 1\nenabled_by_default = 1\n"
+    assert codes(text) == ["NX011", "NX012"]
+    assert codes(text, LintOptions(select=frozenset({"NX011"}))) == ["NX011"]
+    assert codes(text, LintOptions(select=frozenset({"nx0"}))) == ["NX011", "NX012"]
+    assert codes(text, LintOptions(ignore=frozenset({"unknown-key"}))) == ["NX012"]
+    assert codes(text, LintOptions(select=frozenset({"NX0"}), ignore=frozenset({"NX012"}))) == [
+        "NX011"
+    ]
+
+
+def test_nexo_version_reaches_the_semantic_rules() -> None:
+    text = HEADER.replace(">=0.1.0", ">=0.5.0")
+    assert codes(text) == []
+    found = codes(text, LintOptions(nexo_version="0.4.9"))
+    assert found == ["NX105"]
+
+
+def test_bytes_with_bad_encoding_are_a_finding() -> None:
+    result = lint_bytes(b"\xff\xfe junk", path="x.toml")
+    assert [d.code for d in result.diagnostics] == ["NX003"]
+    assert not result.success
+
+
+def test_trust_policy_file_is_dispatched(tmp_path: Path) -> None:
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text('schema_version = "1.0"\ndefault = "warn"\n', encoding="utf-8")
+    assert lint_file(policy).diagnostics == ()
+    policy.write_text('schema_version = "1.0"\ndefault = "sometimes"\n', encoding="utf-8")
+    result = lint_file(policy)
+    assert not result.success
+    assert all(not d.code.startswith("NX0") for d in result.diagnostics)

@@ -1,0 +1,92 @@
+"""The rule registry, --explain pages and docs/rules.md."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nexo_pkg.lint.core_rules import CORE_RULES
+from nexo_pkg.lint.explain import BEYOND_DAEMON_NOTE, explain_text, rules_markdown
+from nexo_pkg.lint.registry import all_rules, find_rule, is_known_selector
+from nexo_pkg.lint.rule import Rule
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+RULES = list(all_rules().values())
+
+
+def test_core_codes_are_in_their_range_and_unique() -> None:
+    codes = [rule.code for rule in CORE_RULES]
+    assert len(codes) == len(set(codes))
+    for code in codes:
+        assert re.fullmatch(r"NX0\d\d", code), code
+
+
+def test_registry_merges_semantic_rules_without_clashes() -> None:
+    names = [rule.name for rule in RULES]
+    assert len(names) == len(set(names))
+    assert any(rule.code >= "NX100" for rule in RULES)
+    assert list(all_rules()) == sorted(all_rules())
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.code)
+def test_every_rule_is_documented(rule: Rule) -> None:
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name)
+    for part in (rule.summary, rule.what, rule.why, rule.example, rule.fix):
+        assert part.strip()
+    page = explain_text(rule)
+    assert page.startswith(f"{rule.code} {rule.name} ({rule.severity})")
+    for heading in ("What it checks", "Why", "Example", "Fix"):
+        assert f"\n{heading}\n" in page
+    assert (BEYOND_DAEMON_NOTE in page) == rule.beyond_daemon
+
+
+def test_find_rule_by_code_or_name() -> None:
+    assert find_rule("nx011") is find_rule("unknown-key") is find_rule("NX011")
+    assert find_rule("NX999") is None
+    assert find_rule("no-such-rule") is None
+
+
+@pytest.mark.parametrize(
+    ("selector", "known"),
+    [
+        ("NX011", True),
+        ("NX1", True),
+        ("nx0", True),
+        ("unknown-key", True),
+        ("sandbox-", True),
+        ("NX9", False),
+        ("bogus", False),
+        ("", False),
+    ],
+)
+def test_selectors(selector: str, known: bool) -> None:
+    assert is_known_selector(selector) is known
+
+
+def test_rules_doc_is_up_to_date() -> None:
+    expected = rules_markdown(RULES)
+    actual = (ROOT / "docs" / "rules.md").read_text("utf-8")
+    assert actual == expected, "run: python scripts/gen_rules_doc.py"
+
+
+def test_rules_doc_anchors_match_rule_urls() -> None:
+    doc = (ROOT / "docs" / "rules.md").read_text("utf-8")
+    for rule in RULES:
+        anchor = rule.url.rsplit("#", 1)[1]
+        assert f"\n## {rule.code} {rule.name}\n" in doc
+        assert anchor == f"{rule.code.lower()}-{rule.name}"
+
+
+def test_generator_script_writes_the_doc(tmp_path: Path) -> None:
+    completed = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gen_rules_doc.py")],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+    )
+    assert completed.returncode == 0, completed.stderr

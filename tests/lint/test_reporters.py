@@ -1,0 +1,150 @@
+"""Reporters: text frames, JSON against its schema, GitHub escaping, SARIF against SARIF 2.1.0."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft7Validator, Draft202012Validator
+
+from nexo_pkg import __version__
+from nexo_pkg.lint.diagnostic import Diagnostic, FileResult, Position, Span
+from nexo_pkg.lint.engine import lint_source
+from nexo_pkg.lint.registry import all_rules
+from nexo_pkg.lint.reporters import (
+    REPORTERS,
+    ReportContext,
+    render_github,
+    render_json,
+    render_sarif,
+    render_text,
+)
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+REPORT_SCHEMA = json.loads((ROOT / "schemas" / "lint-report.schema.json").read_text("utf-8"))
+SARIF_SCHEMA = json.loads(
+    (ROOT / "tests" / "fixtures" / "sarif" / "sarif-2.1.0-minimal.schema.json").read_text("utf-8")
+)
+BAD = """\
+[plugin]
+id = "weather"
+version = "0.1.0"
+name = "Zoë 日本"
+description = "Forecasts, 100% fresh"
+min_nexo_version = ">=0.1.0"
+naem = 1
+\t[plugin.sandbox]
+network = "Host"
+"""
+CONTEXT = ReportContext(colour=False, rules=all_rules())
+
+
+def bad_result(path: str = "plugins/a b/nexo-plugin.toml") -> FileResult:
+    return lint_source(BAD, path=path)
+
+
+def test_registry_lists_every_format() -> None:
+    assert list(REPORTERS) == ["text", "json", "github", "sarif"]
+
+
+def test_text_has_location_frame_caret_help_and_summary() -> None:
+    output = render_text([bad_result("m.toml")], CONTEXT)
+    assert output.startswith("m.toml:7:1: NX011 unknown key `naem` in table [plugin]\n")
+    assert "7 | naem = 1\n  | ^^^^ NX011\n  = help: did you mean `name`?" in output
+    # The caret sits under the value even after a tab-indented header line.
+    assert '9 | network = "Host"\n  |           ^^^^^^ NX013' in output
+    assert output.rstrip().endswith("Found 2 errors and 1 warning in 1 file.")
+    assert "m.toml:8:2: NX140 warning: " in output
+    assert "\x1b[" not in output
+
+
+def test_text_colour_only_when_asked() -> None:
+    coloured = render_text([bad_result("m.toml")], ReportContext(colour=True, rules=all_rules()))
+    assert "\x1b[31mNX011\x1b[0m" in coloured
+
+
+def test_text_clean_summary() -> None:
+    clean = lint_source(
+        '[plugin]\nid = "a"\nversion = "0.1.0"\nname = "n"\ndescription = "d"\n'
+        'min_nexo_version = ">=0.1.0"\n'
+    )
+    assert render_text([clean, clean], CONTEXT) == "All checks passed (2 files linted).\n"
+
+
+def test_text_warning_is_labelled() -> None:
+    warning = Diagnostic(
+        "NX140", "x", "warning", "careful", "plugin", Span(Position(1, 1), Position(1, 9))
+    )
+    output = render_text([FileResult("m.toml", (warning,), "[plugin]\n")], CONTEXT)
+    assert "m.toml:1:1: NX140 warning: careful" in output
+    assert "0 errors and 1 warning" in output
+
+
+def test_json_matches_the_spec_shape_and_its_schema() -> None:
+    document = json.loads(render_json([bad_result()], CONTEXT))
+    Draft202012Validator(REPORT_SCHEMA).validate(document)
+    assert document["schema_version"] == 1
+    assert document["tool"] == {"name": "nexo-pkg", "version": __version__}
+    assert document["summary"] == {"files": 1, "errors": 2, "warnings": 1}
+    first = document["files"][0]["diagnostics"][0]
+    assert first["code"] == "NX011"
+    assert first["name"] == "unknown-key"
+    assert first["key_path"] == "plugin.naem"
+    assert first["range"] == {"start": {"line": 7, "column": 1}, "end": {"line": 7, "column": 5}}
+    assert first["url"].endswith("#nx011-unknown-key")
+
+
+def test_github_annotations_escape_data_and_properties() -> None:
+    diagnostic = Diagnostic(
+        "NX011",
+        "unknown-key",
+        "error",
+        "50% wrong\r\nsecond line",
+        "plugin.x",
+        Span(Position(2, 3), Position(2, 7)),
+        help="fix: this, that",
+    )
+    result = FileResult("dir,with:odd%/nexo-plugin.toml", (diagnostic,), "")
+    [line] = render_github([result], CONTEXT).splitlines()
+    assert line == (
+        "::error file=dir%2Cwith%3Aodd%25/nexo-plugin.toml,line=2,col=3,endLine=2,"
+        "endColumn=7,title=NX011 unknown-key::50%25 wrong%0D%0Asecond line%0Ahelp: fix: this, that"
+    )
+
+
+def test_github_warning_command() -> None:
+    warning = Diagnostic("NX140", "x", "warning", "m", "", Span(Position(1, 1), Position(1, 1)))
+    output = render_github([FileResult("f.toml", (warning,), "")], CONTEXT)
+    assert output.startswith("::warning file=f.toml,line=1,col=1,endLine=1,endColumn=1,")
+
+
+def test_sarif_validates_and_lists_every_emitted_rule() -> None:
+    clean = lint_source("", path="empty.toml")
+    log = json.loads(render_sarif([bad_result(), clean], CONTEXT))
+    Draft7Validator(SARIF_SCHEMA).validate(log)
+    assert log["version"] == "2.1.0"
+    [run] = log["runs"]
+    rule_ids = [rule["id"] for rule in run["tool"]["driver"]["rules"]]
+    assert sorted(rule_ids) == ["NX010", "NX011", "NX013", "NX140"]
+    for result in run["results"]:
+        assert run["tool"]["driver"]["rules"][result["ruleIndex"]]["id"] == result["ruleId"]
+        region = result["locations"][0]["physicalLocation"]["region"]
+        assert region["startLine"] >= 1
+        assert region["startColumn"] >= 1
+    uri = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+    assert uri == "plugins/a%20b/nexo-plugin.toml"
+
+
+def test_sarif_with_a_code_unknown_to_the_registry() -> None:
+    foreign = Diagnostic(
+        "TP001", "bad-policy", "error", "m", "", Span(Position(1, 1), Position(1, 2))
+    )
+    log = json.loads(render_sarif([FileResult("t.toml", (foreign,), "")], CONTEXT))
+    Draft7Validator(SARIF_SCHEMA).validate(log)
+    assert log["runs"][0]["tool"]["driver"]["rules"][0]["id"] == "TP001"
+
+
+@pytest.mark.parametrize("name", list(REPORTERS))
+def test_every_reporter_handles_no_files(name: str) -> None:
+    assert isinstance(REPORTERS[name]([], CONTEXT), str)
