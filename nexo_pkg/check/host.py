@@ -341,7 +341,9 @@ class PluginProcess:
         if self._exit_code is not None:
             return True
         waitid = getattr(os, "waitid", None)
-        if waitid is None:  # pragma: no cover - platforms without waitid(2)
+        if waitid is None:  # pragma: no cover - macOS before Python 3.13
+            # Without waitid(2) the only portable probe reaps the child; the group is still
+            # killed afterwards, which reaches any descendants left in it.
             code = self._popen.poll()
             if code is not None:
                 self._exit_code = code
@@ -395,9 +397,11 @@ class PluginProcess:
         self.killed = self.killed or not self.has_exited()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            # The leader may have left the group (setpgid); kill it directly too.
-            os.kill(self.pid, signal.SIGKILL)
+        if self._popen.returncode is None:
+            # The leader may have left the group (setpgid); kill it directly too. Only while
+            # it is unreaped: after that its pid may belong to someone else.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(self.pid, signal.SIGKILL)
 
     def close(self) -> None:
         """Kill the process group, reap the child and close every pipe; idempotent.

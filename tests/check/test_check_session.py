@@ -4,6 +4,7 @@ hand-written misbehaviour fails exactly the check that names it, leaving no proc
 from __future__ import annotations
 
 import json
+import os
 import signal
 import types
 from pathlib import Path
@@ -325,4 +326,22 @@ def test_keyboard_interrupt_mid_check_still_kills_the_plugin(
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+    assert_nothing_left(pid_file)
+
+
+@pytest.mark.parametrize(
+    ("mode", "timeout_ms", "expected_failures"),
+    [("with_child", TIMEOUT_MS, set()), ("silent", 500, {"initialize"})],
+)
+def test_without_waitid_as_on_older_macos_pythons(  # noqa: PLR0917  # parametrized
+    tmp_path: Path,
+    pid_file: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    mode: str,
+    timeout_ms: int,
+    expected_failures: set[str],
+) -> None:
+    monkeypatch.delattr(os, "waitid")
+    report = run_check(scripted_plugin(tmp_path / mode, mode), timeout_ms=timeout_ms)
+    assert failed(report) == expected_failures, report.checks
     assert_nothing_left(pid_file)
