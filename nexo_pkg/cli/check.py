@@ -98,8 +98,11 @@ def register(app: typer.Typer) -> None:
             if json_output:
                 emit_json(report.to_json())
             else:
+                # Symbols only on a terminal that can show them; PASS/WARN/FAIL elsewhere.
+                encoding = (sys.stderr.encoding or "").lower().replace("-", "")
+                unicode = sys.stderr.isatty() and encoding == "utf8"
                 colour = stderr_supports_colour()
-                for line in render_report(report, unicode=sys.stderr.isatty(), colour=colour):
+                for line in render_report(report, unicode=unicode, colour=colour):
                     say(line)
             return EXIT_OK if report.ok else EXIT_FAILURE
 
