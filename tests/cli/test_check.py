@@ -10,6 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner, Result
+
+from nexo_pkg.cli.main import app
 
 PLUGINS = Path(__file__).resolve().parent.parent / "fixtures" / "plugins"
 
@@ -147,6 +150,11 @@ def test_nexo_version_is_sent_in_initialize(tmp_path: Path) -> None:
     assert "scripted: nexo_version=1.2.3-beta.1" in json.loads(result.stdout)["stderr_tail"]
 
 
+def run_in_process(*args: str) -> Result:
+    """The CLI in this process: for paths that stop before any plugin is spawned."""
+    return CliRunner().invoke(app, ["plugin", "check", *args])
+
+
 @pytest.mark.parametrize(
     ("options", "message"),
     [
@@ -158,29 +166,23 @@ def test_nexo_version_is_sent_in_initialize(tmp_path: Path) -> None:
     ],
 )
 def test_bad_options_are_usage_errors_and_spawn_nothing(
-    tmp_path: Path, options: list[str], message: str
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, options: list[str], message: str
 ) -> None:
     root = sdk_project(tmp_path / "sdkdemo")
     pid_file = tmp_path / "pids"
-    env_result = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "check", str(root), *options],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "FIXTURE_PID_FILE": str(pid_file)},
-        timeout=120,
-    )
-    assert env_result.returncode == 2
-    assert message in env_result.stderr
-    assert "Traceback" not in env_result.stderr
-    assert env_result.stdout == ""
+    monkeypatch.setenv("FIXTURE_PID_FILE", str(pid_file))
+    result = run_in_process(str(root), *options)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.stdout == ""
     assert not pid_file.exists(), "the plugin was started despite a usage error"
 
 
 @pytest.mark.parametrize("json_flag", [False, True])
 def test_nothing_runnable_is_exit_2_with_one_line(tmp_path: Path, json_flag: bool) -> None:
-    result = nexo(str(tmp_path), *(["--json"] if json_flag else []))
-    assert result.returncode == 2
+    result = run_in_process(str(tmp_path), *(["--json"] if json_flag else []))
+    assert result.exit_code == 2
     assert result.stderr.strip().splitlines() == [
         f"error: {tmp_path}: no nexo-plugin.toml found; is this a plugin directory?"
     ]
@@ -193,6 +195,13 @@ def test_nothing_runnable_is_exit_2_with_one_line(tmp_path: Path, json_flag: boo
 
 
 def test_unknown_installed_id_is_exit_2(tmp_path: Path) -> None:
-    result = nexo("weather", "--dest", str(tmp_path))
-    assert result.returncode == 2
+    result = run_in_process("weather", "--dest", str(tmp_path))
+    assert result.exit_code == 2
     assert "no installed plugin with that id" in result.stderr
+
+
+def test_usage_error_from_a_real_process_has_no_traceback(tmp_path: Path) -> None:
+    result = nexo(str(tmp_path / "missing"))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ")
