@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# End-to-end demo on a fresh machine: scaffold a Python plugin, pack it reproducibly, install
+# the tarball offline, and run the handshake conformance checks against the installed copy.
+#
+# Needs python3 (>= 3.11) and network access to the package index for the two setup steps
+# (the virtualenv and the nexoai wheel); everything after them runs offline.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo="$PWD"
+
+step() { printf '\n==> %s\n' "$*" >&2; }
+
+python=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  step "create .venv"
+  "$python" -m venv .venv
+fi
+step "pip install -e ."
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e .
+
+# pack vendors requirements.txt (nexoai) with pip; fetch the wheel once so the demo itself
+# runs with no index at all.
+step "pip download nexoai into .cache/wheelhouse"
+.venv/bin/python -m pip download --quiet --disable-pip-version-check --no-deps \
+  --dest .cache/wheelhouse 'nexoai>=0.4'
+
+export PATH="$repo/.venv/bin:$PATH"
+export PIP_NO_INDEX=1
+export PIP_FIND_LINKS="$repo/.cache/wheelhouse"
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+work="$(mktemp -d "${TMPDIR:-/tmp}/nexo-demo.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+
+step "nexo plugin new demo --lang python"
+nexo plugin new demo --lang python
+cd demo
+
+step "nexo plugin lint"
+nexo plugin lint nexo-plugin.toml
+
+step "nexo plugin pack"
+nexo plugin pack
+ls -l dist
+
+step "sha256sum -c"
+(cd dist && sha256sum -c demo-0.1.0-noarch.tar.gz.sha256)
+
+step "nexo plugin pack again: same bytes"
+first="$(cut -d' ' -f1 dist/demo-0.1.0-noarch.tar.gz.sha256)"
+nexo plugin pack 2>/dev/null
+second="$(cut -d' ' -f1 dist/demo-0.1.0-noarch.tar.gz.sha256)"
+[ "$first" = "$second" ] && echo "identical: $first"
+
+step "nexo plugin install dist/demo-0.1.0-noarch.tar.gz --dest $work/plugins --yes"
+nexo plugin install dist/demo-0.1.0-noarch.tar.gz --dest "$work/plugins" --yes
+
+step "nexo plugin check $work/plugins/demo-0.1.0"
+nexo plugin check "$work/plugins/demo-0.1.0"
+
+step "done"
