@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import datetime
+import tomllib
+
 import pytest
+import tomlkit
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nexo_pkg.lint.diagnostic import Position, Span
 from nexo_pkg.manifest.spans import MAX_NESTING, KeyPath, SpanMap, format_key_path, scan_spans
@@ -136,3 +142,60 @@ def test_deeper_nesting_stops_the_scan_without_error() -> None:
 def test_unscannable_text_keeps_what_was_found() -> None:
     spans, _ = scan_spans('[plugin]\nid = "x"\nname = \n')
     assert spans.has(("plugin", "id"))
+
+
+# -- property: on any valid document, every value span holds exactly that value ----------
+
+_KEYS = st.text(alphabet=st.sampled_from("abz_-09 .\"'é日"), min_size=1, max_size=6)
+_SCALARS = st.one_of(
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(
+        alphabet=st.characters(exclude_categories=["Cs"], exclude_characters="\x00"),
+        max_size=8,
+    ),
+    st.datetimes(min_value=datetime.datetime(1, 1, 1)),
+    st.dates(),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda children: st.one_of(
+        st.lists(children, max_size=3),
+        st.dictionaries(_KEYS, children, max_size=3),
+    ),
+    max_leaves=12,
+)
+_DOCUMENTS = st.dictionaries(_KEYS, _VALUES, max_size=4)
+
+
+def _leaves(value: object, path: KeyPath = ()) -> list[tuple[KeyPath, object]]:
+    if isinstance(value, dict):
+        return [leaf for key, item in value.items() for leaf in _leaves(item, (*path, key))]
+    if isinstance(value, list):
+        return [leaf for index, item in enumerate(value) for leaf in _leaves(item, (*path, index))]
+    return [(path, value)]
+
+
+def _slice(spans: SpanMap, start_end: tuple[int, int]) -> str:
+    return spans.text[start_end[0] : start_end[1]]
+
+
+@given(_DOCUMENTS)
+def test_value_spans_hold_the_values(document: dict[str, object]) -> None:
+    text = tomlkit.dumps(document)
+    parsed = tomllib.loads(text)
+    spans, duplicates = scan_spans(text)
+    assert duplicates == []
+    for path, value in _leaves(parsed):
+        if not path:
+            continue
+        raw = _slice(spans, spans.values[path])
+        assert tomllib.loads(f"v = {raw}")["v"] == value, (path, raw)
+        if isinstance(path[-1], str):
+            key_text = _slice(spans, spans.keys[path])
+            assert not key_text.startswith("[")  # scalars are never table headers
+            nested: object = tomllib.loads(f"{key_text} = 1")
+            while isinstance(nested, dict) and len(nested) == 1:
+                [(innermost, nested)] = nested.items()
+            assert innermost == path[-1], (path, key_text)
