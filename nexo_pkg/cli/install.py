@@ -8,29 +8,24 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from nexo_pkg.cli.common import emit_json, guarded, say
 from nexo_pkg.errors import NexoError, UsageError
 from nexo_pkg.install.inspect import ArchiveLimits
-from nexo_pkg.install.pipeline import (
-    InstallOptions,
-    InstallResult,
-    UpgradeResult,
-    install,
-    nexo_home_from_env,
-    remove,
-    upgrade,
-)
 from nexo_pkg.install.store import (
     default_dest,
+    nexo_home_from_env,
     require_installed,
     scan_installed,
     verify_installed,
 )
 from nexo_pkg.install.summary import InstallPlan, render_plan
+
+if TYPE_CHECKING:
+    from nexo_pkg.install.pipeline import InstallResult, UpgradeResult
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
@@ -169,6 +164,9 @@ def register(app: typer.Typer) -> None:
         """
 
         def run() -> InstallResult:
+            # httpx is imported only by the commands that talk to GitHub.
+            from nexo_pkg.install.pipeline import InstallOptions, install  # noqa: PLC0415
+
             options = InstallOptions(
                 dest=_dest(dest),
                 nexo_home=nexo_home_from_env(),
@@ -220,6 +218,8 @@ def register(app: typer.Typer) -> None:
         """Install the newest release of an installed plugin."""
 
         def run() -> UpgradeResult:
+            from nexo_pkg.install.pipeline import InstallOptions, upgrade  # noqa: PLC0415
+
             options = InstallOptions(
                 dest=_dest(dest),
                 nexo_home=nexo_home_from_env(),
@@ -317,6 +317,8 @@ def register(app: typer.Typer) -> None:
         root = _dest(dest)
 
         def run() -> list[str]:
+            from nexo_pkg.install.pipeline import remove  # noqa: PLC0415
+
             matches = require_installed(root, plugin_id)
             if not yes and _interactive():
                 for item in matches:

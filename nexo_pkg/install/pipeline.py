@@ -8,7 +8,6 @@ are always deleted, and ``<dest>`` is only touched by the last step, under its l
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -56,12 +55,6 @@ from nexo_pkg.install.summary import InstallPlan
 MAX_SIDECAR_BYTES = 64 * 1024
 MAX_MANIFEST_ASSET_BYTES = 1024 * 1024
 MAX_SIGNATURE_BYTES = 4 * 1024 * 1024
-
-
-def nexo_home_from_env() -> Path:
-    """``NEXO_HOME``, else ``~/.nexo``."""
-    value = os.environ.get("NEXO_HOME")
-    return Path(value).expanduser() if value else Path.home() / ".nexo"
 
 
 @dataclass(frozen=True)
