@@ -19,8 +19,10 @@ from check_plugins import (
     sdk_packed,
     sdk_project,
 )
+from typer.testing import CliRunner
 
 from nexo_pkg.check import CheckReport, run_check
+from nexo_pkg.cli.main import app
 
 # Plugins answer in well under a second; the margin is for a loaded machine.
 TIMEOUT_MS = 10_000
@@ -191,11 +193,18 @@ def test_misbehaving_plugin_fails_the_named_check(  # noqa: PLR0917  # parametri
     detail: str,
 ) -> None:
     root = scripted_plugin(tmp_path / mode, mode, tools=tools)
-    report = run_check(root, timeout_ms=TIMEOUT_MS)
-    assert not report.ok
-    assert failed(report) == expected_failures, report.checks
-    details = " ".join(check.detail for check in report.checks if check.name in expected_failures)
-    assert detail in details
+    # Through the command line (in this process), so the exit code is checked too.
+    result = CliRunner().invoke(
+        app, ["plugin", "check", str(root), "--json", "--timeout-ms", str(TIMEOUT_MS)]
+    )
+    assert result.exit_code == 1, result.stderr
+    document = json.loads(result.stdout)
+    assert document["ok"] is False
+    failures = {
+        check["name"]: check["detail"] for check in document["checks"] if check["status"] == "fail"
+    }
+    assert set(failures) == expected_failures, document["checks"]
+    assert detail in " ".join(failures.values())
     assert_nothing_left(pid_file)
 
 
