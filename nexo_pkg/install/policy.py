@@ -14,6 +14,7 @@ Two entry points share one validator:
 
 from __future__ import annotations
 
+import contextlib
 import re
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -398,7 +399,10 @@ class _Validator:
             span = self.top_span("trusted_root")
             text = self.string(data["trusted_root"], "trusted_root", span)
             if text is not None:
-                candidate = Path(text).expanduser()
+                candidate = Path(text)
+                # `~user` naming no known user stays as written, and is then not found.
+                with contextlib.suppress(RuntimeError):
+                    candidate = candidate.expanduser()
                 if not candidate.is_absolute() and self.base_dir is not None:
                     candidate = self.base_dir / candidate
                 trusted_root = candidate

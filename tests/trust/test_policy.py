@@ -237,3 +237,11 @@ def test_lint_cli_checks_trust_policies(tmp_path: Path) -> None:
         check=False,
     )
     assert clean.returncode == 0, clean.stderr
+
+
+@pytest.mark.parametrize("value", ["~no-such-user-here/root.json", "~1.2"])
+def test_trusted_root_with_an_unknown_home_is_not_found(tmp_path: Path, value: str) -> None:
+    with pytest.raises(NexoError) as caught:
+        load_policy(_write(tmp_path, f'trusted_root = "{value}"\n'))
+    assert caught.value.kind == "policy_invalid"
+    assert "does not exist" in caught.value.message
