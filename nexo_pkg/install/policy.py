@@ -295,6 +295,14 @@ def _scan_positions(text: str) -> _SpanMap:
     return _SpanMap(top, authors, Position(last, 1))
 
 
+def _is_file(path: Path) -> bool:
+    """``Path.is_file`` that answers ``False`` for names the OS rejects (too long, ...)."""
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
 # --- validation --------------------------------------------------------------------------------
 
 _START = Span(Position(1, 1), Position(1, 2))
@@ -406,7 +414,7 @@ class _Validator:
                 if not candidate.is_absolute() and self.base_dir is not None:
                     candidate = self.base_dir / candidate
                 trusted_root = candidate
-                if self.base_dir is not None and not candidate.is_file():
+                if self.base_dir is not None and not _is_file(candidate):
                     self.add(
                         "NXT008",
                         f"trusted_root {text!r} does not exist (looked for {candidate})",

@@ -245,3 +245,9 @@ def test_trusted_root_with_an_unknown_home_is_not_found(tmp_path: Path, value: s
         load_policy(_write(tmp_path, f'trusted_root = "{value}"\n'))
     assert caught.value.kind == "policy_invalid"
     assert "does not exist" in caught.value.message
+
+
+def test_trusted_root_name_too_long_is_not_found(tmp_path: Path) -> None:
+    with pytest.raises(NexoError) as caught:
+        load_policy(_write(tmp_path, f'trusted_root = "{"x" * 5000}"\n'))
+    assert "does not exist" in caught.value.message
