@@ -688,6 +688,9 @@ def lint_policy_source(text: str, *, path: str) -> FileResult:
     directory exists (so linting text from an editor buffer still works).
     """
     parent = Path(path).parent
-    base_dir = parent if parent.is_dir() else None
+    try:
+        base_dir = parent if parent.is_dir() else None
+    except OSError:  # a name the OS rejects: lint the text without the file-system check
+        base_dir = None
     _, findings = _validate(text, base_dir)
     return FileResult(path, tuple(_diagnostic(f) for f in findings), text)
