@@ -1,0 +1,103 @@
+"""The shipped JSON Schema works with taplo (the engine of Even Better TOML).
+
+taplo runs offline here: ``--no-auto-config``, a ``file://`` schema, no schema catalogs (they are
+opt-in with ``--default-schema-catalogs``), and proxies pointed at a closed loopback port so an
+accidental fetch fails instead of reaching out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+SCHEMA = ROOT / "schemas" / "nexo-plugin.schema.json"
+MANIFESTS = ROOT / "tests" / "fixtures" / "manifests"
+REFERENCE = ROOT / "tests" / "fixtures" / "reference-manifests"
+SEMANTIC_CODES_START = 100  # NX100 and up are rules beyond the schema (SPEC §2)
+PARSE_CODES = {"NX001", "NX002"}  # syntax and duplicate keys: taplo rejects them as TOML
+
+
+def _taplo() -> str:
+    found = shutil.which("taplo", path=str(Path(sys.executable).parent)) or shutil.which("taplo")
+    if found is None:
+        pytest.skip("taplo is not installed (pip install taplo)")
+    return found
+
+
+def _check(
+    *files: Path, schema: str | None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY"):
+        env[name] = "http://127.0.0.1:9"
+    env.pop("TAPLO_CONFIG", None)
+    env["NO_PROXY"] = ""
+    command = [_taplo(), "check", "--no-auto-config", "--colors", "never"]
+    if schema is not None:
+        command += ["--schema", schema]
+    return subprocess.run(
+        [*command, *map(str, files)],
+        cwd=cwd or ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+
+def _expected_codes(manifest: Path) -> set[str]:
+    expected = json.loads(manifest.with_suffix(".expected.json").read_text("utf-8"))
+    return {item["code"] for item in expected}
+
+
+def _schema_level(manifest: Path) -> bool:
+    codes = _expected_codes(manifest)
+    return bool(codes) and all(int(code[2:]) < SEMANTIC_CODES_START for code in codes)
+
+
+VALID = sorted((MANIFESTS / "valid").glob("*.toml")) + sorted(REFERENCE.glob("*.toml"))
+SCHEMA_INVALID = [m for m in sorted((MANIFESTS / "invalid").glob("*.toml")) if _schema_level(m)]
+
+
+def test_fixture_corpus_is_there() -> None:
+    assert len(VALID) >= 10
+    assert len([m for m in SCHEMA_INVALID if not _expected_codes(m) & PARSE_CODES]) >= 5
+
+
+@pytest.mark.parametrize("manifest", VALID, ids=lambda path: f"{path.parent.name}/{path.name}")
+def test_valid_manifests_pass(manifest: Path) -> None:
+    done = _check(manifest, schema=SCHEMA.as_uri())
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("manifest", SCHEMA_INVALID, ids=lambda path: path.name)
+def test_schema_level_faults_fail(manifest: Path) -> None:
+    done = _check(manifest, schema=SCHEMA.as_uri())
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    if not _expected_codes(manifest) & PARSE_CODES:
+        # A TOML document that parses but breaks the schema: the schema said no.
+        assert "schema validation failed" in output
+
+
+def test_schema_directive_in_the_file(tmp_path: Path) -> None:
+    """``#:schema ./nexo-plugin.schema.json`` at the top selects the schema, no flag needed."""
+    shutil.copy(SCHEMA, tmp_path / "nexo-plugin.schema.json")
+    good = tmp_path / "good" / "nexo-plugin.toml"
+    bad = tmp_path / "bad" / "nexo-plugin.toml"
+    for target, source in ((good, "valid/minimal.toml"), (bad, "invalid/invalid_enum.toml")):
+        target.parent.mkdir()
+        text = (MANIFESTS / source).read_text("utf-8")
+        target.write_text("#:schema ../nexo-plugin.schema.json\n" + text, encoding="utf-8")
+    assert _check(good, schema=None, cwd=tmp_path).returncode == 0
+    failed = _check(bad, schema=None, cwd=tmp_path)
+    assert failed.returncode != 0
+    assert "schema validation failed" in failed.stdout + failed.stderr
