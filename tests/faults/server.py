@@ -7,7 +7,9 @@
 - ``redirect_loop()``: every API request answers 302 to itself, forever;
 - ``redirect_releases_to(url)``: release lookups answer 302 to another origin;
 - ``override_release_body(body, headers)``: serve these bytes (malformed JSON, a 50 MB
-  document, a gzip-encoded one) instead of the real release JSON.
+  document, a gzip-encoded one) instead of the real release JSON;
+- ``throttle(path_contains, bytes_per_second)``: stream matching bodies slowly, so a test can
+  interrupt a download (or whatever follows it) at a chosen moment.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import socket
 import struct
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
@@ -42,6 +45,7 @@ class FaultyGitHubServer(GitHubServer):
         self.loop_redirects = False
         self.release_redirect: str | None = None
         self.release_body: tuple[bytes, dict[str, str]] | None = None
+        self.throttles: list[tuple[str, int]] = []
 
     def reset_at(
         self, fraction: float, *, path_contains: str = "/assets/", times: int | None = None
@@ -57,6 +61,9 @@ class FaultyGitHubServer(GitHubServer):
 
     def override_release_body(self, body: bytes, headers: Mapping[str, str] | None = None) -> None:
         self.release_body = (body, dict(headers or {}))
+
+    def throttle(self, path_contains: str, bytes_per_second: int) -> None:
+        self.throttles.append((path_contains, bytes_per_second))
 
     def _take_reset(self, path: str) -> ResetFault | None:
         with self._reset_lock:
@@ -84,6 +91,11 @@ class FaultyGitHubServer(GitHubServer):
             return status, body, content_type, extra
         return super().route(handler, path, headers)
 
+    def _send_slowly(
+        self, handler: BaseHTTPRequestHandler, body: bytes, content_type: str, rate: int
+    ) -> None:
+        _send_slowly_impl(handler, body, content_type, rate)
+
     def _send(
         self,
         handler: BaseHTTPRequestHandler,
@@ -95,6 +107,10 @@ class FaultyGitHubServer(GitHubServer):
         extra: Mapping[str, str] | None = None,
     ) -> None:
         reset = self._take_reset(handler.path) if status == 200 else None
+        rate = next((bps for part, bps in self.throttles if part in handler.path), None)
+        if reset is None and rate is not None and status == 200 and not faults:
+            self._send_slowly(handler, body, content_type, rate)
+            return
         if reset is None:
             super()._send(handler, status, body, faults, content_type=content_type, extra=extra)
             return
@@ -111,6 +127,31 @@ class FaultyGitHubServer(GitHubServer):
         # Linger 0 turns close() into a TCP RST: the client sees "connection reset by peer".
         handler.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         handler.connection.close()
+
+
+def _chunks(body: bytes, size: int) -> list[bytes]:
+    return [body[i : i + size] for i in range(0, len(body), size)] or [b""]
+
+
+def _pause(seconds: float) -> None:
+    time.sleep(seconds)
+
+
+def _send_slowly_impl(
+    handler: BaseHTTPRequestHandler, body: bytes, content_type: str, rate: int
+) -> None:
+    chunk = max(1, rate // 20)
+    try:
+        handler.send_response(200)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        for piece in _chunks(body, chunk):
+            handler.wfile.write(piece)
+            handler.wfile.flush()
+            _pause(len(piece) / rate)
+    except (BrokenPipeError, ConnectionResetError):
+        handler.close_connection = True
 
 
 @pytest.fixture
