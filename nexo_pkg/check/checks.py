@@ -67,6 +67,9 @@ _FRAME_CHECKS = {
 
 _DETAIL_LIMIT = 160
 
+# How often a waiting request checks whether the plugin has exited.
+_EXIT_PROBE_SECONDS = 0.1
+
 
 @dataclass(frozen=True)
 class _Reply:
@@ -475,9 +478,17 @@ class _Session:
                 # Checked here too: a plugin flooding stdout with other frames must not
                 # keep the host waiting forever.
                 return _NoReply("timeout", f"no reply within {self.timeout_text}")
-            event = self.process.next_stdout_event(deadline=deadline)
+            # Wake up now and then to notice an exit: a process the plugin started may hold
+            # stdout open after the plugin died, so end-of-stream alone is not enough.
+            wake_up = min(deadline, time.monotonic() + _EXIT_PROBE_SECONDS)
+            event = self.process.next_stdout_event(deadline=wake_up)
+            if event is None and self.process.has_exited():
+                self.process.drain(_EXIT_PROBE_SECONDS / 2)
+                event = self.process.next_stdout_event(deadline=time.monotonic())
+                if event is None:
+                    return self._gone(deadline, sending=False)
             if event is None:
-                return _NoReply("timeout", f"no reply within {self.timeout_text}")
+                continue
             if event.kind == "eof":
                 return self._gone(deadline, sending=False)
             if event.kind == "oversize":

@@ -312,6 +312,19 @@ def test_children_of_a_conforming_plugin_do_not_outlive_the_check(
     assert_nothing_left(pid_file)
 
 
+def test_crash_is_noticed_even_when_a_child_keeps_stdout_open(
+    tmp_path: Path, pid_file: Path
+) -> None:
+    root = scripted_plugin(tmp_path / "crash", "crash_with_child")
+    report = run_check(root, timeout_ms=60_000)
+    assert failed(report) == {"unknown_method"}
+    check = report.get("unknown_method")
+    assert check is not None
+    # Not a 60 s timeout: the exit itself is seen.
+    assert "exited with code 1" in check.detail
+    assert_nothing_left(pid_file)
+
+
 def test_crash_shows_the_stderr_tail(tmp_path: Path) -> None:
     root = scripted_plugin(tmp_path / "crash", "crash_after_init")
     report = run_check(root, timeout_ms=TIMEOUT_MS)
