@@ -125,10 +125,12 @@ def render(request: NewProject) -> dict[str, str]:
     values = placeholders(request, tool_name_for(request.plugin_id))
     root = resources.files("nexo_pkg.scaffold") / "templates" / request.lang
     files: dict[str, str] = {}
-    for relative, template in _walk(root):
+    for template_path, template in _walk(root):
         text = template.read_text(encoding="utf-8")
+        relative = template_path
         for key, value in values.items():
             text = text.replace(key, value)
+            relative = relative.replace(key, value)
         files[relative] = text
     return files
 
@@ -142,6 +144,9 @@ def _write_tree(root: Path, files: dict[str, str]) -> None:
         target = root / relative
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
+        if relative.startswith("bin/"):
+            # Launchers run directly; honour the umask for the read and execute bits too.
+            target.chmod(0o777 & ~_umask())
 
 
 def create_project(request: NewProject) -> CreatedProject:

@@ -14,7 +14,7 @@ from nexo_pkg.errors import NexoError
 from nexo_pkg.lint.engine import lint_file
 from nexo_pkg.scaffold.generator import NewProject, create_project, render, tool_name_for
 
-EXPECTED_FILES = [
+TEMPLATE_FILES = [
     ".github/workflows/release.yml",
     ".gitignore",
     "README.md",
@@ -24,6 +24,10 @@ EXPECTED_FILES = [
     "tests/__init__.py",
     "tests/test_handshake.py",
 ]
+
+
+def expected_files(plugin_id: str = "demo") -> list[str]:
+    return sorted([*TEMPLATE_FILES, f"bin/{plugin_id}"])
 
 
 def _files(root: Path) -> list[str]:
@@ -40,8 +44,8 @@ def test_project_files_and_manifest(tmp_path: Path) -> None:
     dest = tmp_path / "weather"
     created = create_project(NewProject("weather", dest=dest, owner="acme"))
     assert created.path == dest
-    assert _files(dest) == EXPECTED_FILES
-    assert sorted(created.files) == EXPECTED_FILES
+    assert _files(dest) == expected_files("weather")
+    assert sorted(created.files) == expected_files("weather")
     result = lint_file(dest / "nexo-plugin.toml")
     assert result.diagnostics == ()
     manifest = tomllib.loads((dest / "nexo-plugin.toml").read_text())
@@ -53,7 +57,7 @@ def test_project_files_and_manifest(tmp_path: Path) -> None:
     main = (dest / "src" / "main.py").read_text()
     for name in ("PluginAdapter", "ToolDef", "text_result", "ToolArgumentInvalid"):
         assert name in main
-    assert "__PLUGIN_ID__" not in "".join((dest / f).read_text() for f in EXPECTED_FILES)
+    assert "__PLUGIN_ID__" not in "".join((dest / f).read_text() for f in created.files)
     assert "acme/nexo-plugin-weather" in (dest / "README.md").read_text()
 
 
@@ -136,7 +140,7 @@ def test_non_empty_directory_needs_force(tmp_path: Path) -> None:
     assert _files(dest) == ["README.md", "notes.txt"]
     assert (dest / "README.md").read_text() == "old readme\n"
     create_project(NewProject("demo", dest=dest, force=True))
-    assert _files(dest) == sorted([*EXPECTED_FILES, "notes.txt"])
+    assert _files(dest) == sorted([*expected_files(), "notes.txt"])
     assert (dest / "notes.txt").read_text() == "mine\n"
     assert (dest / "README.md").read_text().startswith("# demo")
     assert [p.name for p in tmp_path.iterdir()] == ["demo"]
@@ -146,7 +150,7 @@ def test_empty_directory_is_used(tmp_path: Path) -> None:
     dest = tmp_path / "demo"
     dest.mkdir()
     create_project(NewProject("demo", dest=dest))
-    assert _files(dest) == EXPECTED_FILES
+    assert _files(dest) == expected_files()
     assert [p.name for p in tmp_path.iterdir()] == ["demo"]
 
 
@@ -163,7 +167,7 @@ def test_default_destination_is_the_id(tmp_path: Path, monkeypatch: pytest.Monke
     monkeypatch.chdir(tmp_path)
     created = create_project(NewProject("demo"))
     assert created.path == Path("demo")
-    assert _files(tmp_path / "demo") == EXPECTED_FILES
+    assert _files(tmp_path / "demo") == expected_files()
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
@@ -181,3 +185,21 @@ def test_unwritable_parent_leaves_nothing(tmp_path: Path) -> None:
 
 def test_render_is_pure() -> None:
     assert render(NewProject("demo")) == render(NewProject("demo"))
+
+
+def test_dev_launcher_runs_the_project(tmp_path: Path) -> None:
+    dest = tmp_path / "demo"
+    create_project(NewProject("demo", dest=dest))
+    launcher = dest / "bin" / "demo"
+    assert launcher.stat().st_mode & 0o111
+    completed = subprocess.run(
+        [str(launcher)],
+        input='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}\n',
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"},
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert '"id": "demo"' in completed.stdout
