@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from nexo_pkg.lint.engine import lint_bytes, lint_file, lint_source
 from nexo_pkg.lint.options import LintOptions
 
@@ -89,3 +92,55 @@ def test_trust_policy_file_is_dispatched(tmp_path: Path) -> None:
     result = lint_file(policy)
     assert not result.success
     assert all(not d.code.startswith("NX0") for d in result.diagnostics)
+
+
+# -- robustness: any parsed document gives diagnostics, never an exception ---------------
+
+FULL = (
+    Path(__file__).resolve().parent.parent / "fixtures" / "manifests" / "valid" / "full.toml"
+).read_text("utf-8")
+FULL_LINES = FULL.splitlines()
+JUNK_VALUES = [
+    "1",
+    "-1",
+    "1.5",
+    "true",
+    '""',
+    '" "',
+    '"x"',
+    "[]",
+    "[1, 2]",
+    '["a", "a"]',
+    "{}",
+    "{ kind = 1 }",
+    "1979-05-27",
+    "07:32:00",
+    '"/"',
+    '"${state_dir}"',
+    '"nexo/admin/"',
+    "[{ key = 1 }]",
+    '"../x"',
+    '"NEXO_X"',
+]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(min_value=0, max_value=len(FULL_LINES) - 1),
+            st.sampled_from(JUNK_VALUES),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_mutated_manifests_never_raise(edits: list[tuple[int, str]]) -> None:
+    lines = list(FULL_LINES)
+    for index, value in edits:
+        key, separator, _ = lines[index].partition(" = ")
+        if separator and not key.startswith(("#", "[")):
+            lines[index] = f"{key} = {value}"
+    result = lint_source("\n".join(lines) + "\n")
+    for diagnostic in result.diagnostics:
+        assert diagnostic.span.start.line >= 1
+        assert diagnostic.span.start.column >= 1
