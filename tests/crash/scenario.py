@@ -36,10 +36,15 @@ def slow_plugin_tarball(plugin_id: str, version: str, *, files: int = 300) -> by
 
 
 def publish(
-    server: FaultyGitHubServer, plugin_id: str, version: str, *, latest: bool = True
+    server: FaultyGitHubServer,
+    plugin_id: str,
+    version: str,
+    *,
+    latest: bool = True,
+    files: int = 300,
 ) -> str:
     """Publish ``plugin_id`` ``version`` under ``acme/<id>``; return the tarball's API path."""
-    data = slow_plugin_tarball(plugin_id, version)
+    data = slow_plugin_tarball(plugin_id, version, files=files)
     release = server.publish(
         OWNER,
         plugin_id,
@@ -81,10 +86,13 @@ class Root:
         """Run a command in-process (the checks after a crash)."""
         return run_cli_in_process(self.args(command, *rest), env=self.env())
 
+    def spawn_argv(self, command: str, *rest: str) -> list[str]:
+        return [sys.executable, "-m", "nexo_pkg", *self.args(command, *rest)]
+
     def spawn(self, command: str, *rest: str) -> subprocess.Popen[bytes]:
         """Start a command in its own process, to be killed."""
         return subprocess.Popen(
-            [sys.executable, "-m", "nexo_pkg", *self.args(command, *rest)],
+            self.spawn_argv(command, *rest),
             env=self.env(),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
