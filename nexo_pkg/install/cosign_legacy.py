@@ -204,6 +204,43 @@ def _verify_document(artifact: Path, document: Mapping[str, Any], root: TrustedR
     return certificate
 
 
+_BUNDLE_V01 = "application/vnd.dev.sigstore.bundle+json;version=0.1"
+
+
+def promise_only_v01_bundle(document: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A v0.1 Sigstore bundle with an inclusion promise but no checkpointed inclusion proof,
+    rewritten as the equivalent legacy cosign document; ``None`` for any other bundle.
+
+    Such bundles (written by early Sigstore clients) are valid but sigstore-python requires an
+    inclusion proof; the signed entry timestamp is what vouches for them, exactly as for a
+    legacy cosign bundle.
+    """
+    if document.get("mediaType") != _BUNDLE_V01:
+        return None
+    try:
+        material = document["verificationMaterial"]
+        (entry,) = material["tlogEntries"]
+        proof = entry.get("inclusionProof") or {}
+        if proof.get("checkpoint"):
+            return None
+        certificate = material["x509CertificateChain"]["certificates"][0]["rawBytes"]
+        return {
+            "base64Signature": document["messageSignature"]["signature"],
+            "cert": certificate,
+            "rekorBundle": {
+                "SignedEntryTimestamp": entry["inclusionPromise"]["signedEntryTimestamp"],
+                "Payload": {
+                    "body": entry["canonicalizedBody"],
+                    "integratedTime": int(entry["integratedTime"]),
+                    "logIndex": int(entry["logIndex"]),
+                    "logID": base64.b64decode(entry["logId"]["keyId"]).hex(),
+                },
+            },
+        }
+    except (KeyError, IndexError, TypeError, ValueError, binascii.Error, AttributeError):
+        return None  # malformed: let the bundle parser report it
+
+
 def verify_legacy_bundle(
     artifact: Path,
     document: Mapping[str, Any],

@@ -13,6 +13,8 @@ offline, or a private instance's ``trusted_root.json`` named by the policy.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 import logging
@@ -20,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, urlsplit
 
 from cryptography.x509 import (
@@ -360,6 +363,19 @@ def _check_cryptography(verifier: Verifier, hashed: Hashed, bundle: Bundle, name
         raise SignatureInvalidError(f"{name}: signature verification failed: {exc}") from exc
 
 
+def _check_recorded_digest(artifact: Path, document: dict[str, Any], name: str) -> None:
+    """The digest a bundle records (``messageSignature.messageDigest``) must be the file's."""
+    recorded = (document.get("messageSignature") or {}).get("messageDigest")
+    if not recorded:
+        return
+    try:
+        digest = base64.b64decode(recorded["digest"], validate=True)
+    except (KeyError, TypeError, ValueError, binascii.Error) as exc:
+        raise SignatureInvalidError(f"{name}: unreadable message digest") from exc
+    if recorded.get("algorithm") != "SHA2_256" or digest != hash_artifact(artifact).digest:
+        raise SignatureInvalidError(f"{name}: the bundle's message digest is not this file's")
+
+
 def verify_material(
     artifact: Path,
     material: SignatureMaterial,
@@ -392,6 +408,17 @@ def verify_material(
     except (ValueError, UnicodeDecodeError) as exc:
         raise SignatureInvalidError(f"{material.name} is not JSON: {exc}") from exc
     if isinstance(document, dict) and "mediaType" in document:
+        promise_only = cosign_legacy.promise_only_v01_bundle(document)
+        if promise_only is not None:
+            _check_recorded_digest(artifact, document, material.name)
+            return cosign_legacy.verify_legacy_bundle(
+                artifact,
+                promise_only,
+                name=material.name,
+                authors=authors,
+                trusted_root=trusted_root,
+                owner=owner,
+            )
         return verify_bundle(
             artifact,
             raw,

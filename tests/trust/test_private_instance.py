@@ -404,3 +404,45 @@ def test_local_tarball_without_owner_is_checked_against_every_author(
             policy=policy,
             mode="require",
         )
+
+
+def _promise_only_v01(material: dict[str, Path]) -> None:
+    path = next(iter(material.values()))
+    document = json.loads(path.read_text())
+    document["mediaType"] = BUNDLE_V01
+    del document["verificationMaterial"]["tlogEntries"][0]["inclusionProof"]
+    path.write_text(json.dumps(document))
+
+
+def test_v01_bundle_with_only_an_inclusion_promise_verifies(
+    private_sigstore: PrivateSigstore, policy: TrustPolicy, artifact: Path
+) -> None:
+    material = _signed(private_sigstore, artifact, media_type=BUNDLE_V02)
+    _promise_only_v01(material)
+    outcome = _verify(artifact, policy, material)
+    assert outcome.status == "verified"
+    assert outcome.identity == ACME_IDENTITY
+
+
+@pytest.mark.parametrize("damage", ["artifact", "set", "identity", "digest"])
+def test_v01_bundle_with_only_an_inclusion_promise_is_checked(
+    private_sigstore: PrivateSigstore, policy: TrustPolicy, artifact: Path, damage: str
+) -> None:
+    identity = ACME_IDENTITY
+    if damage == "identity":
+        identity = "https://github.com/acme/x/.github/workflows/ci.yml@refs/heads/main"
+    material = _signed(private_sigstore, artifact, media_type=BUNDLE_V02, identity=identity)
+    _promise_only_v01(material)
+    path = next(iter(material.values()))
+    document = json.loads(path.read_text())
+    if damage == "artifact":
+        artifact.write_bytes(artifact.read_bytes() + b"x")
+    elif damage == "set":
+        entry = document["verificationMaterial"]["tlogEntries"][0]
+        entry["integratedTime"] = str(int(entry["integratedTime"]) + 1)
+    elif damage == "digest":
+        document["messageSignature"]["messageDigest"]["digest"] = "AAAA"
+    path.write_text(json.dumps(document))
+    expected = SignerUntrustedError if damage == "identity" else SignatureInvalidError
+    with pytest.raises(expected):
+        _verify(artifact, policy, material)
