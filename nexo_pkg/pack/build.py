@@ -164,7 +164,7 @@ def _check_out_dir(out: Path) -> None:
 
 
 def _noarch_entries(
-    project: Path, requirements: Path | None, scratch: Path
+    project: Path, requirements: Path | None, scratch: Path, out: Path
 ) -> tuple[list[ArchiveEntry], list[Distribution]]:
     src = project / "src"
     main = src / "main.py"
@@ -173,7 +173,9 @@ def _noarch_entries(
             f"{main} is missing; a noarch plugin runs src/main.py (or pack a compiled plugin "
             "with --target TRIPLE --binary PATH)"
         )
-    entries = collect_tree(src, TreeWalk("lib/plugin", containment_root=project))
+    # An output directory inside src/ must not swallow earlier tarballs into the next one.
+    walk = TreeWalk("lib/plugin", containment_root=project, exclude=frozenset({out.resolve()}))
+    entries = collect_tree(src, walk)
     entries.append(ArchiveEntry("lib/plugin", is_dir=True))
     distributions: list[Distribution] = []
     if requirements is not None:
@@ -273,7 +275,7 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
     with tempfile.TemporaryDirectory(prefix="nexo-pack-") as scratch:
         entries: list[ArchiveEntry] = [ArchiveEntry(MANIFEST_NAME, data=manifest_bytes)]
         if options.target == NOARCH:
-            tree, distributions = _noarch_entries(project, requirements, Path(scratch))
+            tree, distributions = _noarch_entries(project, requirements, Path(scratch), out)
             audit_noarch(tree, distributions)
             entries.append(
                 ArchiveEntry(f"bin/{plugin_id}", executable=True, data=LAUNCHER.encode())

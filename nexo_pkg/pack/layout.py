@@ -96,11 +96,13 @@ class TreeWalk:
     ``archive_prefix``: the archive directory the tree lands in (``lib/plugin``).
     ``containment_root``: symlinks must resolve to a file inside this directory.
     ``skip_top``: top-level names of the tree to leave out (pip's ``bin/`` scripts).
+    ``exclude``: resolved directories to leave out (an output directory inside ``src/``).
     """
 
     archive_prefix: str
     containment_root: Path
     skip_top: frozenset[str] = frozenset()
+    exclude: frozenset[Path] = frozenset()
 
 
 def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
@@ -149,7 +151,7 @@ def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
             except OSError as exc:
                 raise io_error(f"cannot read {path}: {exc.strerror}") from exc
             if stat.S_ISDIR(info.st_mode):
-                if child.name in _SKIPPED_DIRS:
+                if child.name in _SKIPPED_DIRS or (walk.exclude and path.resolve() in walk.exclude):
                     continue
                 entries.append(ArchiveEntry(name, is_dir=True))
                 pending.append((path, name))

@@ -443,3 +443,12 @@ def test_tarball_extracts_with_data_filter(tmp_path: Path, make_project: Project
     with tarfile.open(fileobj=io.BytesIO(result.tarball.path.read_bytes()), mode="r:gz") as tar:
         tar.extractall(tmp_path / "x", filter="data")
     assert (tmp_path / "x" / "lib" / "plugin" / "main.py").is_file()
+
+
+def test_output_directory_inside_src_is_not_packed(make_project: ProjectFactory) -> None:
+    project = make_project()
+    out = project / "src" / "dist"
+    first = pack(PackOptions(project=project, out=out, source_date_epoch=EPOCH), environ={})
+    second = pack(PackOptions(project=project, out=out, source_date_epoch=EPOCH), environ={})
+    assert first.tarball.sha256 == second.tarball.sha256
+    assert not any("dist" in name for name in _members(second.tarball.path))

@@ -21,7 +21,9 @@ PLUGIN_ID = MANIFEST["plugin"]["id"]
 TOOL = MANIFEST["plugin"]["extends"]["tools"][0]
 
 
-def converse(*requests: dict[str, Any]) -> tuple[list[dict[str, Any]], subprocess.CompletedProcess[str]]:
+def converse(
+    *requests: dict[str, Any],
+) -> tuple[list[dict[str, Any]], subprocess.CompletedProcess[str]]:
     """Send the requests, close stdin, and return the replies in order."""
     frames = "".join(json.dumps({"jsonrpc": "2.0", **request}) + "\n" for request in requests)
     completed = subprocess.run(
