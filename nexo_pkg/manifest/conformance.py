@@ -4,54 +4,61 @@ Most manifests linted are valid, and importing ``jsonschema`` costs more than th
 a cold ``nexo plugin lint``. :func:`conforms` implements the Draft 2020-12 keywords the shipped
 schema uses, with TOML typing (a float is never an integer); when it says a document does not
 conform, the engine asks ``jsonschema`` for the detailed errors. Any keyword it does not know
-raises :class:`UnsupportedKeywordError`, and the caller falls back to ``jsonschema`` for everything,
-so a schema change can make the check slower but never wrong. Tests hold the two to the same
-answers on the corpus and on generated documents.
+raises :class:`UnsupportedKeywordError`, and the caller falls back to ``jsonschema`` for
+everything, so a schema change can make the check slower but never wrong. Tests hold the two to
+the same answers on the corpus and on generated documents.
+
+The schema is compiled once into a tree of small closures (one per keyword), so checking a
+manifest is a walk of plain function calls.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = ["UnsupportedKeywordError", "conforms"]
+
+Check = Callable[[Any], bool]
 
 _ANNOTATIONS = frozenset(
     {
         "$schema",
         "$id",
         "$comment",
+        "$defs",
         "title",
         "description",
         "default",
         "examples",
         "contentMediaType",
+        "then",
+        "else",
     }
 )
-_PATTERNS: dict[str, re.Pattern[str]] = {}
-_STRIPPED: dict[int, tuple[Mapping[str, Any], Any]] = {}
+_COMPILED: dict[int, tuple[Mapping[str, Any], Check]] = {}
 
 
 class UnsupportedKeywordError(Exception):
     """The schema uses a keyword :func:`conforms` does not implement."""
 
 
-def _is_type(value: object, name: str) -> bool:
+def _type_check(name: str) -> Check:
     if name == "string":
-        return isinstance(value, str)
+        return lambda value: isinstance(value, str)
     if name == "integer":
-        return isinstance(value, int) and not isinstance(value, bool)
+        return lambda value: isinstance(value, int) and not isinstance(value, bool)
     if name == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
+        return lambda value: isinstance(value, int | float) and not isinstance(value, bool)
     if name == "boolean":
-        return isinstance(value, bool)
+        return lambda value: isinstance(value, bool)
     if name == "object":
-        return isinstance(value, dict)
+        return lambda value: isinstance(value, dict)
     if name == "array":
-        return isinstance(value, list)
+        return lambda value: isinstance(value, list)
     if name == "null":
-        return value is None
+        return lambda value: value is None
     raise UnsupportedKeywordError(f"type {name}")
 
 
@@ -66,102 +73,113 @@ def _is_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _valid(value: Any, schema: Any, root: Mapping[str, Any]) -> bool:
-    if schema is True:
-        return True
-    if schema is False:
-        return False
-    for keyword, rule in schema.items():
+class _Compiler:
+    def __init__(self, root: Mapping[str, Any]) -> None:
+        self.root = root
+        self.references: dict[str, Check] = {}
+
+    def reference(self, target: str) -> Check:
+        if not target.startswith("#/$defs/"):
+            raise UnsupportedKeywordError(f"$ref {target}")
+        if target not in self.references:
+            # A placeholder first, so that a recursive definition compiles to a finite tree.
+            cell: list[Check] = []
+            self.references[target] = lambda value: cell[0](value)  # noqa: PLW0108 - late bound
+            cell.append(self.compile(self.root["$defs"][target.removeprefix("#/$defs/")]))
+        return self.references[target]
+
+    def compile(self, schema: Any) -> Check:
+        if schema is True:
+            return lambda _value: True
+        if schema is False:
+            return lambda _value: False
+        checks = [
+            self.keyword(keyword, rule, schema)
+            for keyword, rule in schema.items()
+            if keyword not in _ANNOTATIONS
+        ]
+        if len(checks) == 1:
+            return checks[0]
+        return lambda value: all(check(value) for check in checks)
+
+    def keyword(self, keyword: str, rule: Any, schema: Mapping[str, Any]) -> Check:
         if keyword == "type":
-            names = [rule] if isinstance(rule, str) else rule
-            if not any(_is_type(value, name) for name in names):
-                return False
-        elif keyword == "properties":
-            if isinstance(value, dict):
-                for key, sub in rule.items():
-                    if key in value and not _valid(value[key], sub, root):
-                        return False
-        elif keyword == "additionalProperties":
-            if isinstance(value, dict):
-                known = schema.get("properties", {})
-                for key, item in value.items():
-                    if key not in known and not _valid(item, rule, root):
-                        return False
-        elif keyword == "required":
-            if isinstance(value, dict) and any(key not in value for key in rule):
-                return False
-        elif keyword == "enum":
-            if not any(_equal(value, choice) for choice in rule):
-                return False
-        elif keyword == "const":
-            if not _equal(value, rule):
-                return False
-        elif keyword == "items":
-            if isinstance(value, list) and not all(_valid(item, rule, root) for item in value):
-                return False
-        elif keyword == "pattern":
-            if isinstance(value, str):
-                compiled = _PATTERNS.get(rule)
-                if compiled is None:
-                    compiled = _PATTERNS[rule] = re.compile(rule)
-                if compiled.search(value) is None:
-                    return False
-        elif keyword == "minimum":
-            if _is_number(value) and value < rule:
-                return False
-        elif keyword == "maximum":
-            if _is_number(value) and value > rule:
-                return False
-        elif keyword == "minLength":
-            if isinstance(value, str) and len(value) < rule:
-                return False
-        elif keyword == "maxLength":
-            if isinstance(value, str) and len(value) > rule:
-                return False
-        elif keyword == "minItems":
-            if isinstance(value, list) and len(value) < rule:
-                return False
-        elif keyword == "$ref":
-            if not rule.startswith("#/$defs/"):
-                raise UnsupportedKeywordError(f"$ref {rule}")
-            if not _valid(value, root["$defs"][rule.removeprefix("#/$defs/")], root):
-                return False
-        elif keyword == "allOf":
-            if not all(_valid(value, sub, root) for sub in rule):
-                return False
-        elif keyword == "if":
-            branch = "then" if _valid(value, rule, root) else "else"
-            if branch in schema and not _valid(value, schema[branch], root):
-                return False
-        elif keyword not in {"then", "else", "$defs"}:
-            raise UnsupportedKeywordError(keyword)
-    return True
+            names = [rule] if isinstance(rule, str) else list(rule)
+            types = [_type_check(name) for name in names]
+            if len(types) == 1:
+                return types[0]
+            return lambda value: any(check(value) for check in types)
+        if keyword == "properties":
+            children = [(key, self.compile(sub)) for key, sub in rule.items()]
 
+            def properties(value: Any) -> bool:
+                if not isinstance(value, dict):
+                    return True
+                return all(check(value[key]) for key, check in children if key in value)
 
-def _strip(schema: Any) -> Any:
-    """The schema without annotations (descriptions, defaults...), which only slow the walk."""
-    if isinstance(schema, dict):
-        return {
-            key: (
-                {name: _strip(sub) for name, sub in value.items()}
-                if key in {"properties", "$defs"}
-                else _strip(value)
+            return properties
+        if keyword == "additionalProperties":
+            known = frozenset(schema.get("properties", {}))
+            if rule is False:
+                return lambda value: not isinstance(value, dict) or known.issuperset(value)
+            extra = self.compile(rule)
+            return lambda value: (
+                not isinstance(value, dict)
+                or all(extra(item) for key, item in value.items() if key not in known)
             )
-            for key, value in schema.items()
-            if key not in _ANNOTATIONS
-        }
-    if isinstance(schema, list):
-        return [_strip(item) for item in schema]
-    return schema
+        if keyword == "required":
+            required = tuple(rule)
+            return lambda value: (
+                not isinstance(value, dict) or all(key in value for key in required)
+            )
+        if keyword == "enum":
+            choices = list(rule)
+            return lambda value: any(_equal(value, choice) for choice in choices)
+        if keyword == "const":
+            return lambda value: _equal(value, rule)
+        if keyword == "items":
+            item_check = self.compile(rule)
+            return lambda value: (
+                not isinstance(value, list) or all(item_check(item) for item in value)
+            )
+        if keyword == "pattern":
+            search = re.compile(rule).search
+            return lambda value: not isinstance(value, str) or search(value) is not None
+        if keyword == "minimum":
+            return lambda value: not _is_number(value) or value >= rule
+        if keyword == "maximum":
+            return lambda value: not _is_number(value) or value <= rule
+        if keyword == "minLength":
+            return lambda value: not isinstance(value, str) or len(value) >= rule
+        if keyword == "maxLength":
+            return lambda value: not isinstance(value, str) or len(value) <= rule
+        if keyword == "minItems":
+            return lambda value: not isinstance(value, list) or len(value) >= rule
+        if keyword == "$ref":
+            return self.reference(rule)
+        if keyword == "allOf":
+            parts = [self.compile(sub) for sub in rule]
+            return lambda value: all(part(value) for part in parts)
+        if keyword == "if":
+            condition = self.compile(rule)
+            then = self.compile(schema["then"]) if "then" in schema else None
+            otherwise = self.compile(schema["else"]) if "else" in schema else None
+
+            def conditional(value: Any) -> bool:
+                branch = then if condition(value) else otherwise
+                return branch is None or branch(value)
+
+            return conditional
+        raise UnsupportedKeywordError(keyword)
 
 
 def conforms(document: Any, schema: Mapping[str, Any]) -> bool:
     """Whether ``document`` is valid against ``schema`` (TOML typing).
 
-    Raises :class:`UnsupportedKeywordError` when the schema uses a keyword not implemented here.
+    Raises :class:`UnsupportedKeywordError` when the schema uses a keyword not implemented
+    here. The compiled form of ``schema`` is cached for as long as the object lives.
     """
-    cached = _STRIPPED.get(id(schema))
+    cached = _COMPILED.get(id(schema))
     if cached is None or cached[0] is not schema:
-        cached = _STRIPPED[id(schema)] = (schema, _strip(schema))
-    stripped = cached[1]
-    return _valid(document, stripped, stripped)
+        cached = _COMPILED[id(schema)] = (schema, _Compiler(schema).compile(schema))
+    return cached[1](document)

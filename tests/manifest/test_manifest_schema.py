@@ -246,3 +246,19 @@ def test_conformance_matches_jsonschema_on_mutations(
         except (KeyError, IndexError, TypeError):
             continue
     assert conforms(data, load_schema()) == detailed_valid(data)
+
+
+def test_conformance_handles_recursive_definitions() -> None:
+    schema = {
+        "$defs": {
+            "node": {
+                "type": "object",
+                "properties": {"child": {"$ref": "#/$defs/node"}},
+                "additionalProperties": False,
+            }
+        },
+        "$ref": "#/$defs/node",
+    }
+    assert conforms({"child": {"child": {}}}, schema)
+    assert not conforms({"child": {"x": 1}}, schema)
+    assert not conforms({"child": 1.0}, schema)
