@@ -330,7 +330,7 @@ def verify_bundle(
     """
     try:
         bundle = Bundle.from_json(bundle_bytes)
-    except (SigstoreError, ValueError) as exc:
+    except Exception as exc:  # whatever the parser trips on, the bundle is unusable
         raise SignatureInvalidError(f"{name} is not a valid Sigstore bundle: {exc}") from exc
     if bundle._inner.message_signature is None:
         raise SignatureInvalidError(
