@@ -217,15 +217,6 @@ def _temporary_in(directory: Path, final_name: str) -> Iterator[Path]:
             temporary.unlink()
 
 
-def _write_small(directory: Path, name: str, data: bytes) -> PackedAsset:
-    with _temporary_in(directory, name) as temporary:
-        temporary.write_bytes(data)
-        temporary.chmod(0o644)
-        final = directory / name
-        temporary.replace(final)
-    return PackedAsset(final, hashlib.sha256(data).hexdigest(), len(data))
-
-
 def _write_assets(
     out: Path,
     name: str,
@@ -235,23 +226,44 @@ def _write_assets(
     epoch: int,
     compresslevel: int,
 ) -> tuple[PackedAsset, ...]:
+    """Write the tarball, sidecar and manifest copy to temp files in ``out``, then rename.
+
+    The renames come last, after every byte is on disk, so a failure (a source file that
+    vanished, a full disk) leaves ``out`` as it was; each rename replaces its namesake
+    atomically.
+    """
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise io_error(f"cannot create output directory {out}: {exc.strerror}") from exc
+    sidecar_name = f"{name}.sha256"
     try:
-        with _temporary_in(out, name) as temporary:
-            with temporary.open("wb") as stream:
+        with contextlib.ExitStack() as stack:
+            staged_tarball = stack.enter_context(_temporary_in(out, name))
+            staged_sidecar = stack.enter_context(_temporary_in(out, sidecar_name))
+            staged_manifest = stack.enter_context(_temporary_in(out, MANIFEST_NAME))
+            with staged_tarball.open("wb") as stream:
                 written = write_tar_gz(entries, stream, mtime=epoch, compresslevel=compresslevel)
-            temporary.chmod(0o644)
-            tarball = out / name
-            temporary.replace(tarball)
-        sidecar = _write_small(out, f"{name}.sha256", f"{written.sha256}  {name}\n".encode())
-        manifest_copy = _write_small(out, MANIFEST_NAME, manifest_bytes)
+            sidecar_bytes = f"{written.sha256}  {name}\n".encode()
+            staged_sidecar.write_bytes(sidecar_bytes)
+            staged_manifest.write_bytes(manifest_bytes)
+            for staged in (staged_tarball, staged_sidecar, staged_manifest):
+                staged.chmod(0o644)
+            staged_tarball.replace(out / name)
+            staged_sidecar.replace(out / sidecar_name)
+            staged_manifest.replace(out / MANIFEST_NAME)
     except OSError as exc:
         where = exc.filename or out
         raise io_error(f"cannot pack: {where}: {exc.strerror or exc}") from exc
-    return (PackedAsset(tarball, written.sha256, written.size), sidecar, manifest_copy)
+    return (
+        PackedAsset(out / name, written.sha256, written.size),
+        PackedAsset(
+            out / sidecar_name, hashlib.sha256(sidecar_bytes).hexdigest(), len(sidecar_bytes)
+        ),
+        PackedAsset(
+            out / MANIFEST_NAME, hashlib.sha256(manifest_bytes).hexdigest(), len(manifest_bytes)
+        ),
+    )
 
 
 def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> PackResult:

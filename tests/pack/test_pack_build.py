@@ -394,6 +394,7 @@ def test_a_failed_write_leaves_no_partial_tarball(tmp_path: Path) -> None:
     out = tmp_path / "dist"
     out.mkdir()
     (out / "keep.txt").write_text("keep\n")
+    (out / "demo-0.1.0-noarch.tar.gz").write_bytes(b"previous release")
     entries = [ArchiveEntry("a", data=b"a"), ArchiveEntry("b", source=tmp_path / "vanished")]
     with pytest.raises(NexoError) as caught:
         _write_assets(
@@ -405,7 +406,8 @@ def test_a_failed_write_leaves_no_partial_tarball(tmp_path: Path) -> None:
             compresslevel=6,
         )
     assert (caught.value.kind, caught.value.exit_code) == ("io", 2)
-    assert _listing(out) == ["keep.txt"]
+    assert _listing(out) == ["demo-0.1.0-noarch.tar.gz", "keep.txt"]
+    assert (out / "demo-0.1.0-noarch.tar.gz").read_bytes() == b"previous release"
 
 
 def test_out_dir_that_is_a_file(make_project: ProjectFactory) -> None:
@@ -452,3 +454,13 @@ def test_output_directory_inside_src_is_not_packed(make_project: ProjectFactory)
     second = pack(PackOptions(project=project, out=out, source_date_epoch=EPOCH), environ={})
     assert first.tarball.sha256 == second.tarball.sha256
     assert not any("dist" in name for name in _members(second.tarball.path))
+
+
+@pytest.mark.usefixtures("offline_pip_env")
+def test_requirements_without_any_requirement(make_project: ProjectFactory) -> None:
+    project = make_project(requirements="# nothing to vendor yet\n\n")
+    result = pack(PackOptions(project=project, source_date_epoch=EPOCH))
+    assert sorted(n for n in _members(result.tarball.path) if n.startswith("lib/")) == [
+        "lib/plugin",
+        "lib/plugin/main.py",
+    ]
