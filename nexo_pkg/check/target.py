@@ -270,7 +270,7 @@ def _resolve_command(command: str, root: Path, env: dict[str, str]) -> str:
     if not program.is_file():
         hint = ""
         if program.parent == root / "bin":
-            hint = " (a project is checked after `nexo plugin pack`; check the tarball)"
+            hint = " (no launcher yet: run `nexo plugin pack` and check the tarball)"
         raise TargetError(f"{root}: entrypoint command {command!r} does not exist{hint}")
     _require_executable(program, root)
     return str(program)
