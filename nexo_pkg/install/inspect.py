@@ -9,7 +9,6 @@ extraction of :mod:`nexo_pkg.install.extract`.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import re
 import tarfile
@@ -27,6 +26,7 @@ MiB = 1024 * 1024
 HASH_CHUNK = MiB
 # tarfile's stream reader re-joins its whole buffer on every read, so it must stay small.
 STREAM_BUFFER = 16 * 1024
+READ_CHUNK = MiB
 MANIFEST_NAME = "nexo-plugin.toml"
 MAX_MANIFEST_BYTES = MiB
 # Extended headers carry one path and a few attributes; anything bigger is an attack.
@@ -99,25 +99,65 @@ class _BudgetExceededError(Exception):
     pass
 
 
-class _BoundedReader:
-    """A read-only file object over the decompressed stream that refuses to go past a budget."""
+class _InflatingReader:
+    """A read-only file object decompressing a gzip file in large pieces, within a budget.
 
-    def __init__(self, raw: gzip.GzipFile, budget: int) -> None:
+    zlib checks every member's CRC-32 and length itself (``wbits=31``); concatenated members
+    are accepted as ``gzip -d`` does, anything else after the last member is refused. More
+    than ``budget`` decompressed bytes raises :class:`_BudgetExceededError`, so a gzip bomb
+    stops as soon as it passes the limit.
+    """
+
+    def __init__(self, raw: IO[bytes], budget: int) -> None:
         self.raw = raw
         self.budget = budget
         self.consumed = 0
+        self._inflater = zlib.decompressobj(wbits=31)
+        self._pending = b""
+        self._buffer = bytearray()
+        self._eof = False
+
+    def _inflate(self) -> bytes:
+        """The next piece of decompressed data, ``b""`` at the clean end of the file."""
+        while True:
+            inflater = self._inflater
+            if inflater.eof:
+                rest = inflater.unused_data or self._pending or self.raw.read(READ_CHUNK)
+                self._pending = b""
+                if not rest:
+                    self._eof = True
+                    return b""
+                if len(rest) < 2:
+                    rest += self.raw.read(READ_CHUNK)
+                if rest[:2] != b"\x1f\x8b":
+                    raise invalid("data follows the end of the gzip stream")
+                self._inflater = zlib.decompressobj(wbits=31)
+                self._pending = rest
+                continue
+            if inflater.unconsumed_tail:
+                data = inflater.unconsumed_tail
+            elif self._pending:
+                data, self._pending = self._pending, b""
+            else:
+                data = self.raw.read(READ_CHUNK)
+                if not data:
+                    raise EOFError("the gzip stream ends before its end marker")
+            piece = inflater.decompress(data, READ_CHUNK)
+            if piece:
+                return piece
 
     def read(self, size: int = -1) -> bytes:
-        allowed = self.budget - self.consumed
-        wanted = allowed + 1 if size is None or size < 0 else min(size, allowed + 1)
-        data = self.raw.read(wanted)
+        if size is None or size < 0:
+            size = self.budget - self.consumed + 1
+        while len(self._buffer) < size and not self._eof:
+            piece = self._inflate()
+            self._buffer += piece
+            if self.consumed + len(self._buffer) > self.budget:
+                raise _BudgetExceededError
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
         self.consumed += len(data)
-        if self.consumed > self.budget:
-            raise _BudgetExceededError
         return data
-
-    def close(self) -> None:
-        self.raw.close()
 
 
 class _CappedTarInfo(tarfile.TarInfo):
@@ -160,17 +200,16 @@ def open_stream(tarball: Path, limits: ArchiveLimits) -> Iterator[tarfile.TarFil
             if handle.read(2) != b"\x1f\x8b":
                 raise invalid(f"{tarball.name} is not gzip-compressed")
             handle.seek(0)
-            with gzip.GzipFile(fileobj=handle, mode="rb") as gz:
-                reader = _BoundedReader(gz, limits.stream_budget())
-                with tarfile.open(
-                    fileobj=cast("IO[bytes]", reader),
-                    mode="r|",
-                    bufsize=STREAM_BUFFER,
-                    tarinfo=_CappedTarInfo,
-                ) as archive:
-                    # Extraction copies in 16 KiB pieces by default; bigger is faster.
-                    archive.copybufsize = STREAM_BUFFER  # type: ignore[attr-defined]
-                    yield archive
+            reader = _InflatingReader(handle, limits.stream_budget())
+            with tarfile.open(
+                fileobj=cast("IO[bytes]", reader),
+                mode="r|",
+                bufsize=STREAM_BUFFER,
+                tarinfo=_CappedTarInfo,
+            ) as archive:
+                # Extraction copies in 16 KiB pieces by default; bigger is faster.
+                archive.copybufsize = READ_CHUNK  # type: ignore[attr-defined]
+                yield archive
     except NexoError:
         raise
     except _BudgetExceededError as exc:
@@ -181,7 +220,6 @@ def open_stream(tarball: Path, limits: ArchiveLimits) -> Iterator[tarfile.TarFil
     except (
         tarfile.ReadError,
         tarfile.HeaderError,
-        gzip.BadGzipFile,
         EOFError,
         zlib.error,
         ValueError,  # tarfile raises it for some malformed PAX records (sparse maps)

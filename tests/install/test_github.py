@@ -222,3 +222,16 @@ def test_private_repository_needs_the_token(
     monkeypatch.setenv("GH_TOKEN", "s3cret")
     with _client(server, resolve_token()) as client:
         assert client.get_release("acme", "hello", None).tag == "v1.0.0"
+
+
+def test_progress_bar_download(github_server: GitHubServer, tmp_path: Path) -> None:
+    """The TTY progress bar path streams the same bytes (rendered to a non-TTY here)."""
+    github_server.publish("acme", "hello", "v1.0.0", ASSETS)
+    with _client(github_server) as client:
+        asset = client.get_release("acme", "hello", None).asset(TARBALL)
+        assert asset is not None
+        downloaded = download_asset(
+            client, asset, tmp_path / "cache", max_bytes=10**8, show_progress=True
+        )
+    assert downloaded.path.read_bytes() == ASSETS[TARBALL]
+    assert downloaded.size == len(ASSETS[TARBALL])
