@@ -77,11 +77,19 @@ def batch(count: int = 1000) -> float:
         return min(_wall(command) for _ in range(3))
 
 
+def calibration() -> float:
+    """Seconds for a fixed pure-Python loop: how loaded the machine is while measuring."""
+    start = time.perf_counter()
+    sum(range(10_000_000))
+    return time.perf_counter() - start
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     parser.add_argument("--file", type=Path, default=CORPUS / "valid" / "full.toml")
     arguments = parser.parse_args()
+    print(f"machine: sum(range(10**7)) took {calibration():.2f} s; higher means a busier machine")
 
     ours, theirs = cold(arguments.file, arguments.runs)
     print(f"cold, {arguments.file.name}, median of {arguments.runs}:")
