@@ -130,7 +130,7 @@ POLICY_RULES: dict[str, Rule] = {
     for rule in (
         Rule(
             "NXT001",
-            "toml-syntax",
+            "policy-toml-syntax",
             "error",
             "the trust policy is not valid TOML",
             "Parses the file as TOML 1.0.",
@@ -140,7 +140,7 @@ POLICY_RULES: dict[str, Rule] = {
         ),
         Rule(
             "NXT002",
-            "unknown-key",
+            "policy-unknown-key",
             "error",
             "a key the trust policy does not define",
             "Every key must be one of the documented ones.",
@@ -151,7 +151,7 @@ POLICY_RULES: dict[str, Rule] = {
         ),
         Rule(
             "NXT003",
-            "wrong-type",
+            "policy-wrong-type",
             "error",
             "a value of the wrong type",
             "Checks each value's TOML type (string, array of strings, array of tables).",
@@ -161,7 +161,7 @@ POLICY_RULES: dict[str, Rule] = {
         ),
         Rule(
             "NXT004",
-            "invalid-value",
+            "policy-invalid-value",
             "error",
             "a value outside what the key accepts",
             "Checks modes (`ignore`, `warn`, `require`), the schema version, owner and "
@@ -172,7 +172,7 @@ POLICY_RULES: dict[str, Rule] = {
         ),
         Rule(
             "NXT005",
-            "missing-key",
+            "policy-missing-key",
             "error",
             "an author entry lacks `owner` or an identity",
             "Each `[[authors]]` entry needs `owner` and one of `identity_regexp`/`identity`.",
@@ -182,7 +182,7 @@ POLICY_RULES: dict[str, Rule] = {
         ),
         Rule(
             "NXT006",
-            "conflicting-identity",
+            "policy-conflicting-identity",
             "error",
             "both `identity` and `identity_regexp` are set",
             "An author entry uses exactly one identity form.",
@@ -192,7 +192,7 @@ POLICY_RULES: dict[str, Rule] = {
         ),
         Rule(
             "NXT007",
-            "invalid-regexp",
+            "policy-invalid-regexp",
             "error",
             "`identity_regexp` does not compile",
             "Compiles the regular expression (Python `re` syntax).",
@@ -202,7 +202,7 @@ POLICY_RULES: dict[str, Rule] = {
         ),
         Rule(
             "NXT008",
-            "trusted-root-missing",
+            "policy-trusted-root-missing",
             "error",
             "`trusted_root` names a file that does not exist",
             "Resolves `trusted_root` relative to the policy file and checks the file exists.",
@@ -212,7 +212,7 @@ POLICY_RULES: dict[str, Rule] = {
         ),
         Rule(
             "NXT009",
-            "unused-cosign-binary",
+            "policy-unused-cosign-binary",
             "warning",
             "`cosign_binary` is accepted but unused",
             "Notes that `cosign_binary` has no effect.",
