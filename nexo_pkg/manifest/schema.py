@@ -322,7 +322,24 @@ def _translate(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
                 span,
             )
         ]
-    return [core_rules.SCHEMA_VIOLATION.diagnostic(f"`{dotted}`: {error.message}", dotted, span)]
+    if keyword == "maxLength" and isinstance(value, str):
+        return [
+            core_rules.SCHEMA_VIOLATION.diagnostic(
+                f"`{dotted}` must be at most {error.validator_value} characters, "
+                f"found {len(value)}",
+                dotted,
+                span,
+            )
+        ]
+    # Anything else: name the constraint rather than echo jsonschema's repr of the value.
+    return [
+        core_rules.SCHEMA_VIOLATION.diagnostic(
+            f"`{dotted}` breaks the schema's `{keyword}` constraint "
+            f"({json.dumps(error.validator_value, default=str)[:80]})",
+            dotted,
+            span,
+        )
+    ]
 
 
 def schema_errors(data: dict[str, Any]) -> list[ValidationError]:

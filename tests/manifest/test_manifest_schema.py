@@ -262,3 +262,16 @@ def test_conformance_handles_recursive_definitions() -> None:
     assert conforms({"child": {"child": {}}}, schema)
     assert not conforms({"child": {"x": 1}}, schema)
     assert not conforms({"child": 1.0}, schema)
+
+
+def test_length_and_size_constraints_speak_toml() -> None:
+    data = tomllib.loads(
+        (FIXTURES / "manifests" / "valid" / "minimal.toml").read_text("utf-8")
+        + '[plugin.dashboard]\nlayout = { kind = "single" }\n'
+        + 'auth_check = { kind = "session_dir_files", candidates = [] }\n'
+    )
+    [(keyword, diagnostic)] = schema_diagnostics(data, scan_spans("")[0])
+    assert keyword == "minItems"
+    assert diagnostic.message == (
+        "array `plugin.dashboard.auth_check.candidates` must have at least 1 item"
+    )
