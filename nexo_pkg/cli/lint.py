@@ -116,17 +116,18 @@ def run_lint(request: LintRequest) -> int:
     )
     results = _collect(request, options)
 
-    from nexo_pkg.lint.registry import all_rules  # noqa: PLC0415
+    from nexo_pkg.lint.registry import rules_for_codes  # noqa: PLC0415
     from nexo_pkg.lint.reporters import REPORTERS, ReportContext  # noqa: PLC0415
 
+    rules = rules_for_codes({d.code for result in results for d in result.diagnostics})
     if request.output_format == "text":
-        context = ReportContext(colour=stderr_supports_colour(), rules=all_rules())
+        context = ReportContext(colour=stderr_supports_colour(), rules=rules)
         if not results:
             sys.stderr.write("warning: no nexo-plugin.toml found under the given paths\n")
         sys.stderr.write(REPORTERS["text"](results, context))
         sys.stderr.flush()
     else:
-        context = ReportContext(colour=False, rules=all_rules())
+        context = ReportContext(colour=False, rules=rules)
         sys.stdout.write(REPORTERS[request.output_format](results, context))
         sys.stdout.flush()
     failed = any(result.errors or (request.strict and result.warnings) for result in results)

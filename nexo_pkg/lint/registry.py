@@ -12,7 +12,7 @@ from functools import cache
 from nexo_pkg.lint.core_rules import CORE_RULES
 from nexo_pkg.lint.rule import Rule
 
-__all__ = ["all_rules", "find_rule", "is_known_selector"]
+__all__ = ["all_rules", "find_rule", "is_known_selector", "rules_for_codes"]
 
 
 def _semantic_rules() -> list[Rule]:
@@ -32,16 +32,41 @@ def all_rules() -> dict[str, Rule]:
     return {rule.code: rule for rule in sorted(rules, key=lambda rule: rule.code)}
 
 
-def find_rule(code_or_name: str) -> Rule | None:
-    """The rule with this code (any case) or kebab-case name, or ``None``."""
-    wanted = code_or_name.strip()
-    rules = all_rules()
+@cache
+def _policy_rules() -> dict[str, Rule]:
+    """The trust-policy rules (``trusted_keys.toml``), loaded only when asked for."""
+    try:
+        module = importlib.import_module("nexo_pkg.install.policy")
+    except ImportError:
+        return {}
+    rules: dict[str, Rule] = dict(getattr(module, "POLICY_RULES", {}))
+    return rules
+
+
+def _lookup(wanted: str, rules: dict[str, Rule]) -> Rule | None:
     if wanted.upper() in rules:
         return rules[wanted.upper()]
     for rule in rules.values():
         if rule.name == wanted.lower():
             return rule
     return None
+
+
+def find_rule(code_or_name: str) -> Rule | None:
+    """The rule with this code (any case) or kebab-case name, or ``None``.
+
+    Manifest rules first; the trust-policy rules are also found (``--explain NXT002``).
+    """
+    wanted = code_or_name.strip()
+    return _lookup(wanted, all_rules()) or _lookup(wanted, _policy_rules())
+
+
+def rules_for_codes(codes: set[str]) -> dict[str, Rule]:
+    """The manifest rules, plus the trust-policy rules when ``codes`` has any of theirs."""
+    rules = all_rules()
+    if codes.issubset(rules):
+        return rules
+    return {**rules, **_policy_rules()}
 
 
 def is_known_selector(selector: str) -> bool:

@@ -318,3 +318,13 @@ def test_colour_on_a_tty_unless_no_color() -> None:
     assert "\x1b[" not in plain
     piped = nexo("plugin", "lint", str(INVALID), env={"NO_COLOR": ""})
     assert "\x1b[" not in piped.stderr
+
+
+def test_trust_policy_sarif_documents_its_rules(tmp_path: Path) -> None:
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text('schema_version = "1.0"\nbogus = 1\n', encoding="utf-8")
+    result = nexo("plugin", "lint", "--format", "sarif", str(policy))
+    assert result.returncode == 1
+    [rule] = json.loads(result.stdout)["runs"][0]["tool"]["driver"]["rules"]
+    assert rule["name"].startswith("policy-")
+    assert "fullDescription" in rule

@@ -90,3 +90,10 @@ def test_generator_script_writes_the_doc(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert completed.returncode == 0, completed.stderr
+
+
+def test_trust_policy_rules_are_explained_too() -> None:
+    rule = find_rule("policy-unknown-key")
+    assert rule is not None
+    assert find_rule(rule.code) is rule
+    assert rule.code not in all_rules()  # not a manifest rule: docs/rules.md leaves it out
