@@ -51,7 +51,8 @@ def _interactive() -> bool:
 
 
 def _dest(dest: Path | None) -> Path:
-    return dest if dest is not None else default_dest(nexo_home_from_env())
+    chosen = dest if dest is not None else default_dest(nexo_home_from_env())
+    return chosen.expanduser().absolute()
 
 
 def _limits(
