@@ -158,7 +158,8 @@ def lint_bytes(
     if Path(path).name == TRUST_POLICY_FILENAME:
         policy_result = _lint_trust_policy(text, path)
         if policy_result is not None:
-            return policy_result
+            kept = _filtered(policy_result.diagnostics, options or LintOptions())
+            return FileResult(policy_result.path, tuple(kept), policy_result.source)
     return lint_source(text, path=path, options=options)
 
 

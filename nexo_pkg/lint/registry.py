@@ -72,6 +72,10 @@ def rules_for_codes(codes: set[str]) -> dict[str, Rule]:
 def is_known_selector(selector: str) -> bool:
     """Whether a ``--select``/``--ignore`` entry names at least one rule (code/name prefix)."""
     upper, lower = selector.upper(), selector.lower()
-    return bool(selector) and any(
-        code.startswith(upper) or rule.name.startswith(lower) for code, rule in all_rules().items()
-    )
+
+    def names_one(rules: dict[str, Rule]) -> bool:
+        return any(
+            code.startswith(upper) or rule.name.startswith(lower) for code, rule in rules.items()
+        )
+
+    return bool(selector) and (names_one(all_rules()) or names_one(_policy_rules()))

@@ -92,6 +92,8 @@ def test_trust_policy_file_is_dispatched(tmp_path: Path) -> None:
     result = lint_file(policy)
     assert not result.success
     assert all(not d.code.startswith("NX0") for d in result.diagnostics)
+    ignored = lint_file(policy, options=LintOptions(ignore=frozenset({"policy-"})))
+    assert ignored.diagnostics == ()
 
 
 # -- robustness: any parsed document gives diagnostics, never an exception ---------------
