@@ -32,14 +32,16 @@ def _taplo() -> str:
 
 
 def _check(
-    *files: Path, schema: str | None, cwd: Path | None = None
+    *files: Path, schema: str | None, cwd: Path | None = None, auto_config: bool = False
 ) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY"):
         env[name] = "http://127.0.0.1:9"
     env.pop("TAPLO_CONFIG", None)
     env["NO_PROXY"] = ""
-    command = [_taplo(), "check", "--no-auto-config", "--colors", "never"]
+    command = [_taplo(), "check", "--colors", "never"]
+    if not auto_config:
+        command.append("--no-auto-config")
     if schema is not None:
         command += ["--schema", schema]
     return subprocess.run(
@@ -101,3 +103,22 @@ def test_schema_directive_in_the_file(tmp_path: Path) -> None:
     failed = _check(bad, schema=None, cwd=tmp_path)
     assert failed.returncode != 0
     assert "schema validation failed" in failed.stdout + failed.stderr
+
+
+def test_project_config_associates_the_schema(tmp_path: Path) -> None:
+    """A ``.taplo.toml`` rule, as docs/editors.md shows it, applies the schema by file name."""
+    shutil.copy(SCHEMA, tmp_path / "nexo-plugin.schema.json")
+    (tmp_path / ".taplo.toml").write_text(
+        '[[rule]]\ninclude = ["**/nexo-plugin.toml"]\nschema.path = "./nexo-plugin.schema.json"\n',
+        encoding="utf-8",
+    )
+    manifest = tmp_path / "plugin" / "nexo-plugin.toml"
+    manifest.parent.mkdir()
+    other = tmp_path / "plugin" / "other.toml"
+    other.write_text((MANIFESTS / "invalid" / "invalid_enum.toml").read_text("utf-8"), "utf-8")
+    manifest.write_text(other.read_text("utf-8"), encoding="utf-8")
+    failed = _check(manifest, schema=None, cwd=tmp_path, auto_config=True)
+    assert failed.returncode != 0
+    assert "schema validation failed" in failed.stdout + failed.stderr
+    # The same text under another name is not a manifest: no schema, and it is valid TOML.
+    assert _check(other, schema=None, cwd=tmp_path, auto_config=True).returncode == 0
