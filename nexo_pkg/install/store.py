@@ -114,6 +114,7 @@ class Receipt:
         ):
             raise ValueError("`files` is not a map of path to sha256")
         signature = document.get("signature")
+        schema = document.get("schema_version")
         optional = {k: document.get(k) for k in ("owner", "repo", "tag")}
         return cls(
             id=document["id"],
@@ -127,7 +128,7 @@ class Receipt:
             source=document["source"],
             signature=signature if isinstance(signature, dict) else {"status": "unknown"},
             files=dict(files),
-            schema_version=int(document.get("schema_version", RECEIPT_SCHEMA_VERSION)),
+            schema_version=schema if isinstance(schema, int) else RECEIPT_SCHEMA_VERSION,
         )
 
 

@@ -408,3 +408,29 @@ def test_signature_material_is_downloaded_and_passed_on(install_env: InstallEnv)
     install_env.server.publish("acme", "hello", "v1.0.0", assets)
     _failure(install_env, "acme/hello", "signature_invalid")
     assert install_env.server.requests_to("/assets/")
+
+
+def test_concurrent_installs_are_serialised(install_env: InstallEnv, tmp_path: Path) -> None:
+    import threading
+
+    tarball = write_plugin(tmp_path, "hello", "1.0.0")
+    results: list[bool] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            results.append(install(str(tarball), install_env.make_options()).was_already_present)
+        except BaseException as exc:  # noqa: BLE001 (reported by the assertion below)
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    assert sorted(results) == [False, True, True]
+    assert sorted(p.name for p in install_env.dest.iterdir()) == [
+        ".nexo-install.lock",
+        "hello-1.0.0",
+    ]

@@ -66,3 +66,18 @@ def test_failure_keeps_an_existing_lock_file(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError), locked_root(dest):
         raise RuntimeError("boom")
     assert (dest / LOCK_NAME).exists()
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["{", "[]", '{"id": "x"}', '{"id": 1, "version": "1", "files": {}}', '{"schema_version": {}}'],
+)
+def test_broken_receipts_make_orphans(tmp_path: Path, content: str) -> None:
+    from nexo_pkg.install.store import RECEIPT_NAME, scan_installed
+
+    plugin = tmp_path / "x-1.0.0"
+    plugin.mkdir()
+    (plugin / RECEIPT_NAME).write_text(content)
+    (item,) = scan_installed(tmp_path)
+    assert item.receipt is None
+    assert item.problem is not None
