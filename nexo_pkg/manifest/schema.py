@@ -236,15 +236,42 @@ def _unknown(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
     return found
 
 
+def _translate_alternatives(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
+    """One diagnostic for a failed ``oneOf``/``anyOf``: the best match, not every branch.
+
+    Branches that fail only because the value has another TOML type are set aside when a
+    branch of the right type explains more; if every branch is a type mismatch, the message
+    lists the types that would do.
+    """
+    from jsonschema.exceptions import best_match  # noqa: PLC0415 - rare path
+
+    depth = len(error.absolute_path)
+    context = list(error.context or [])
+    mismatches = [
+        sub for sub in context if sub.validator == "type" and len(sub.absolute_path) == depth
+    ]
+    others = [sub for sub in context if sub not in mismatches]
+    if others:
+        best = best_match(others)
+        if best is not None:
+            return _translate(best, spans)
+    path: KeyPath = tuple(error.absolute_path)
+    dotted = format_key_path(path) or "the manifest"
+    wanted = " or ".join(_expected_types(sub.validator_value) for sub in mismatches)
+    return [
+        core_rules.WRONG_TYPE.diagnostic(
+            f"`{dotted}` must be {wanted}, found {toml_type_name(error.instance)}",
+            dotted,
+            spans.locate(path, "value"),
+        )
+    ]
+
+
 def _translate(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
     """One or more diagnostics (one per offending key) for one schema error."""
     keyword = error.validator
     if keyword in {"oneOf", "anyOf"} and error.context:
-        from jsonschema.exceptions import best_match  # noqa: PLC0415 - rare path
-
-        best = best_match(error.context)
-        if best is not None:
-            return _translate(best, spans)
+        return _translate_alternatives(error, spans)
     if keyword == "required":
         return _required(error, spans)
     if keyword == "additionalProperties" and error.validator_value is False:

@@ -275,3 +275,41 @@ def test_length_and_size_constraints_speak_toml() -> None:
     assert diagnostic.message == (
         "array `plugin.dashboard.auth_check.candidates` must have at least 1 item"
     )
+
+
+def test_alternatives_report_the_best_match_only() -> None:
+    from nexo_pkg.manifest.schema import _translate
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "layout": {
+                "oneOf": [
+                    {"type": "string"},
+                    {
+                        "type": "object",
+                        "properties": {"kind": {"enum": ["single", "walk"]}},
+                        "required": ["kind"],
+                        "additionalProperties": False,
+                    },
+                ]
+            }
+        },
+    }
+    text = 'layout = { kind = "singel" }\n'
+    [error] = Draft202012Validator(schema).iter_errors(tomllib.loads(text))
+    [diagnostic] = _translate(error, scan_spans(text)[0])
+    assert diagnostic.code == "NX013"
+    assert diagnostic.key_path == "layout.kind"
+    assert diagnostic.help == 'did you mean "single"?'
+    assert diagnostic.span.start.column == 19
+
+
+def test_alternatives_that_all_mismatch_the_type_name_every_type() -> None:
+    from nexo_pkg.manifest.schema import _translate
+
+    schema = {"properties": {"label": {"anyOf": [{"type": "string"}, {"type": "object"}]}}}
+    text = "label = 3\n"
+    [error] = Draft202012Validator(schema).iter_errors(tomllib.loads(text))
+    [diagnostic] = _translate(error, scan_spans(text)[0])
+    assert diagnostic.message == "`label` must be a string or a table, found an integer"
