@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from nexo_pkg import __version__
 from nexo_pkg.errors import NexoError
 from nexo_pkg.lint.engine import lint_file
 from nexo_pkg.scaffold.generator import NewProject, create_project, render, tool_name_for
@@ -69,13 +71,14 @@ def test_release_workflow(tmp_path: Path) -> None:
         'tags: ["v*"]',
         "id-token: write",
         "contents: write",
+        "fetch-depth: 0",
         '"$GITHUB_REF_NAME" != "v$version"',
-        "nexo plugin lint",
-        "nexo plugin pack",
-        'sigstore sign --bundle "$asset.sigstore.json" "$asset"',
-        "dist/*.tar.gz.sha256",
-        "dist/*.sigstore.json",
-        "dist/nexo-plugin.toml",
+        f"uses: nexo-pkg/nexo-pkg@v{__version__}",
+        "pack: true",
+        "sign: true",
+        "steps.nexo.outputs.assets",
+        "steps.nexo.outputs.bundles",
+        "gh release upload",
     ):
         assert needle in workflow, needle
 
@@ -203,3 +206,33 @@ def test_dev_launcher_runs_the_project(tmp_path: Path) -> None:
     )
     assert completed.returncode == 0, completed.stderr
     assert '"id": "demo"' in completed.stdout
+
+
+def test_release_workflow_matches_the_action_interface(tmp_path: Path) -> None:
+    """The workflow only passes inputs and reads outputs the repository's action.yml has."""
+    action = (Path(__file__).resolve().parents[2] / "action.yml").read_text()
+    dest = tmp_path / "demo"
+    create_project(NewProject("demo", dest=dest))
+    workflow = (dest / ".github" / "workflows" / "release.yml").read_text()
+    step = workflow.split("uses: nexo-pkg/nexo-pkg@", 1)[1].split("\n      - ", 1)[0]
+    inputs = re.findall(r"^          ([a-z-]+):", step, flags=re.MULTILINE)
+    assert inputs == ["pack", "sign"]
+    for name in inputs:
+        assert f"\n  {name}:\n" in action
+    for output in re.findall(r"steps\.nexo\.outputs\.([a-z-]+)", workflow):
+        assert f"\n  {output}:\n" in action
+
+
+def test_release_workflow_is_valid_yaml(tmp_path: Path) -> None:
+    import yaml  # type: ignore[import-untyped]  # PyYAML ships no type hints
+
+    dest = tmp_path / "demo"
+    create_project(NewProject("demo", dest=dest))
+    workflow = yaml.safe_load((dest / ".github" / "workflows" / "release.yml").read_text())
+    job = workflow["jobs"]["release"]
+    assert job["permissions"] == {"contents": "write", "id-token": "write"}
+    assert workflow[True] == {"push": {"tags": ["v*"]}}  # YAML 1.1 reads the key `on` as true
+    names = [step.get("name", step.get("uses")) for step in job["steps"]]
+    assert names.index("Check the tag matches the manifest version") < names.index(
+        "Lint, pack and sign"
+    )
