@@ -114,19 +114,53 @@ def test_syntax_error_after_emoji_then_fixed(shared_server: SharedServer, tmp_pa
     shared_server.run(scenario)
 
 
+RULES = (
+    GOOD.replace('network = "deny"', 'network = "internet"')
+    + """
+[plugin.entrypoint]
+command = "./run"
+env = { GREETING = "héllo 🙂", NEXO_TOKEN = "x" }
+
+[plugin.extends]
+tools = ["demo_🙂", "demo_ok", "other_tool"]
+"""
+)
+
+
 def test_schema_and_rule_findings_match_the_engine(
     shared_server: SharedServer, tmp_path: Path
 ) -> None:
-    text = (
-        GOOD.replace('network = "deny"', 'network = "🙂"').replace('id = "demo"', 'id = "Demo"')
-        + '\n[plugin.extends]\ntools = ["🙂x", "demo_ok", "other_tool"]\n'
-    )
-
     async def scenario(session: LspSession) -> None:
-        uri = session.open(tmp_path / "nexo-plugin.toml", text)
+        uri = session.open(tmp_path / "nexo-plugin.toml", RULES)
         published = await session.diagnostics(uri, version=1)
-        assert published.diagnostics, "a manifest with a bad id must not lint clean"
-        _assert_same_as_engine(text, published)
+        _assert_same_as_engine(RULES, published)
+        found = {(d.code, d.range.start.line): d for d in published.diagnostics}
+        lines = RULES.split("\n")
+        env_line = lines.index('env = { GREETING = "héllo 🙂", NEXO_TOKEN = "x" }')
+        tools_line = lines.index('tools = ["demo_🙂", "demo_ok", "other_tool"]')
+        # Written out by hand: `NEXO_TOKEN` starts at code point 30 of its line, after one
+        # emoji, so at UTF-16 unit 31; `"other_tool"` starts at code point 30, unit 31.
+        reserved = found["NX106", env_line]
+        assert reserved.range == types.Range(
+            types.Position(env_line, 31), types.Position(env_line, 41)
+        )
+        assert reserved.severity == types.DiagnosticSeverity.Error
+        assert "NEXO_" in reserved.message
+        namespace = found["NX113", tools_line]
+        assert namespace.range == types.Range(
+            types.Position(tools_line, 31), types.Position(tools_line, 43)
+        )
+        assert "other_tool" in namespace.message
+        assert namespace.code_description is not None
+        assert namespace.code_description.href.endswith("#nx113-tool-namespace-violation")
+        network = lines.index('network = "internet"')
+        enum = found["NX013", network]
+        assert enum.range.start == types.Position(network, len("network = "))
+        assert enum.source == "nexo"
+
+        version = session.change(uri, GOOD)
+        fixed = await session.diagnostics(uri, version=version)
+        assert len(fixed.diagnostics) == 0
 
     shared_server.run(scenario)
 
