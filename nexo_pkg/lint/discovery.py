@@ -1,7 +1,7 @@
 """Which files ``nexo plugin lint PATH...`` lints.
 
 A file given by name is linted whatever it is called; a directory is searched recursively for
-``nexo-plugin.toml``, skipping VCS metadata, ``node_modules``, caches and virtualenvs.
+``nexo-plugin.toml``, skipping VCS metadata, ``node_modules``, caches, virtualenvs and build output.
 """
 
 from __future__ import annotations
@@ -29,8 +29,13 @@ SKIPPED_DIRECTORIES = frozenset(
         ".mypy_cache",
         ".ruff_cache",
         ".pytest_cache",
+        ".eggs",
+        "site-packages",
+        "build",
+        "dist",
     }
 )
+"""Never searched: VCS metadata, dependencies, caches, virtualenvs and build output (as ruff)."""
 
 
 def _is_virtualenv(directory: Path) -> bool:

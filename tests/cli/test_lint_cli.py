@@ -179,11 +179,11 @@ def test_select_ignore_and_nexo_version(tmp_path: Path) -> None:
 
 def test_directory_search_skips_vendored_trees(tmp_path: Path) -> None:
     bad = INVALID.read_text("utf-8")
-    for relative in (".git", "node_modules/dep", "venv", ".venv", "build/env"):
+    for relative in (".git", "node_modules/dep", "venv", ".venv", "tools/env", "build", "dist"):
         directory = tmp_path / relative
         directory.mkdir(parents=True)
         (directory / "nexo-plugin.toml").write_text(bad, encoding="utf-8")
-    (tmp_path / "build" / "env" / "pyvenv.cfg").write_text("home = /usr\n", encoding="utf-8")
+    (tmp_path / "tools" / "env" / "pyvenv.cfg").write_text("home = /usr\n", encoding="utf-8")
     (tmp_path / "plugins" / "a").mkdir(parents=True)
     (tmp_path / "plugins" / "a" / "nexo-plugin.toml").write_text(MINIMAL, encoding="utf-8")
     (tmp_path / "plugins" / "a" / "other.toml").write_text(bad, encoding="utf-8")
