@@ -30,7 +30,7 @@ from pygls.lsp.server import LanguageServer
 from nexo_pkg import __version__
 from nexo_pkg.lint.diagnostic import Diagnostic
 from nexo_pkg.lint.engine import lint_source
-from nexo_pkg.lsp import completion, hover
+from nexo_pkg.lsp import code_actions, completion, hover
 from nexo_pkg.lsp.positions import ClientRange, Encoding, LineIndex, normalise_encoding
 from nexo_pkg.lsp.schema_nav import SchemaNavigator, packaged_navigator
 
@@ -353,6 +353,59 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
         candidates = completion.complete_at(navigator, snapshot.text, offset)
         items = [_completion_item(candidate, index, ls.encoding) for candidate in candidates]
         return types.CompletionList(is_incomplete=False, items=items)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    @_guarded
+    def on_code_action(
+        ls: NexoLanguageServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
+        snapshot = ls.snapshot(params.text_document.uri)
+        if snapshot is None:
+            return None
+        index = LineIndex(snapshot.text)
+        found: list[types.CodeAction] = []
+        for diagnostic in params.context.diagnostics:
+            if diagnostic.source != "nexo" or not isinstance(diagnostic.code, str):
+                continue
+            data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
+            start = index.offset(
+                *index.from_client(
+                    diagnostic.range.start.line, diagnostic.range.start.character, ls.encoding
+                )
+            )
+            end = index.offset(
+                *index.from_client(
+                    diagnostic.range.end.line, diagnostic.range.end.character, ls.encoding
+                )
+            )
+            for fix in code_actions.fixes_for(
+                snapshot.text,
+                start,
+                end,
+                code=diagnostic.code,
+                name=str(data.get("name", "")),
+                help_text=str(data.get("help", "")),
+            ):
+                edits = [
+                    types.TextEdit(
+                        range=offsets_to_range(index, edit_start, edit_end, ls.encoding),
+                        new_text=new_text,
+                    )
+                    for edit_start, edit_end, new_text in fix.edits
+                ]
+                found.append(
+                    types.CodeAction(
+                        title=fix.title,
+                        kind=types.CodeActionKind.QuickFix,
+                        diagnostics=[diagnostic],
+                        is_preferred=fix.preferred or None,
+                        edit=types.WorkspaceEdit(changes={params.text_document.uri: edits}),
+                    )
+                )
+        return found
 
     return server
 

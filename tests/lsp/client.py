@@ -201,3 +201,19 @@ class LspSession:
         if result is None:
             return []
         return list(result.items if isinstance(result, types.CompletionList) else result)
+
+    async def code_actions(
+        self, uri: str, diagnostics: Sequence[types.Diagnostic]
+    ) -> list[types.CodeAction]:
+        """The quick fixes offered for ``diagnostics`` (whole-document range)."""
+        result = await asyncio.wait_for(
+            self.client.text_document_code_action_async(
+                types.CodeActionParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri),
+                    range=types.Range(types.Position(0, 0), types.Position(10_000, 0)),
+                    context=types.CodeActionContext(diagnostics=list(diagnostics)),
+                )
+            ),
+            DEFAULT_TIMEOUT,
+        )
+        return [item for item in result or [] if isinstance(item, types.CodeAction)]

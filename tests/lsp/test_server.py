@@ -88,6 +88,10 @@ def test_initialize_advertises_what_the_server_does(shared_server: SharedServer)
         assert capabilities.hover_provider
         assert capabilities.completion_provider is not None
         assert "[" in (capabilities.completion_provider.trigger_characters or [])
+        assert isinstance(capabilities.code_action_provider, types.CodeActionOptions)
+        assert capabilities.code_action_provider.code_action_kinds == [
+            types.CodeActionKind.QuickFix
+        ]
         sync = capabilities.text_document_sync
         assert isinstance(sync, types.TextDocumentSyncOptions)
         assert sync.change == types.TextDocumentSyncKind.Full
@@ -161,6 +165,51 @@ def test_schema_and_rule_findings_match_the_engine(
         version = session.change(uri, GOOD)
         fixed = await session.diagnostics(uri, version=version)
         assert len(fixed.diagnostics) == 0
+
+    shared_server.run(scenario)
+
+
+def _apply_edits(text: str, edits: list[types.TextEdit]) -> str:
+    """Apply LSP edits (UTF-16 positions) the way a client does, last edit first."""
+    lines = text.split("\n")
+
+    def offset(position: types.Position) -> int:
+        line = lines[position.line]
+        units = 0
+        for column, char in enumerate(line):
+            if units >= position.character:
+                return sum(len(item) + 1 for item in lines[: position.line]) + column
+            units += _utf16(char)
+        return sum(len(item) + 1 for item in lines[: position.line]) + len(line)
+
+    for edit in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character))[::-1]:
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
+    return text
+
+
+def test_quick_fixes_repair_findings_after_emoji(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(tmp_path / "nexo-plugin.toml", RULES)
+        published = await session.diagnostics(uri, version=1)
+        actions = await session.code_actions(uri, published.diagnostics)
+        titles = [action.title for action in actions]
+        assert "Rename tool to `demo_other_tool`" in titles
+        assert "Rename `NEXO_TOKEN` to `DEMO_TOKEN`" in titles
+        assert "Remove `NEXO_TOKEN`" in titles
+        text = RULES
+        for title in ("Rename tool to `demo_other_tool`", "Remove `NEXO_TOKEN`"):
+            action = actions[titles.index(title)]
+            assert action.kind == types.CodeActionKind.QuickFix
+            assert action.edit is not None
+            assert action.edit.changes is not None
+            text = _apply_edits(text, list(action.edit.changes[uri]))
+        assert 'env = { GREETING = "héllo 🙂" }' in text
+        assert '"demo_other_tool"' in text
+        version = session.change(uri, text)
+        after = await session.diagnostics(uri, version=version)
+        assert {d.code for d in after.diagnostics} == {"NX013", "NX110"}
 
     shared_server.run(scenario)
 

@@ -1,0 +1,109 @@
+"""Quick fixes for findings whose repair is mechanical.
+
+- ``tool-namespace-violation``: rename the tool to the name the rule suggests
+  (``<plugin_id>_…``), keeping the string's quote style.
+- ``reserved-entrypoint-env``: rename the ``NEXO_…`` variable to the suggested name, or remove
+  the variable (from its table or inline table).
+
+The suggested names come from the finding's ``help`` text, so the editor offers exactly what
+``nexo plugin lint`` prints. Edits are computed on the text the client sends back with the
+request; when the text at the finding's range no longer looks like what was reported (the
+document moved on), no fix is offered.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from nexo_pkg.lsp.toml_context import Entry, ScannedDocument, scan
+
+__all__ = ["Fix", "fixes_for"]
+
+_RENAME_TOOL = re.compile(r"rename it to `([a-z][a-z0-9_]*)`")
+_RENAME_VARIABLE = re.compile(r"e\.g\. `([A-Za-z_][A-Za-z0-9_]*)`")
+_NAMES_BY_CODE = {"NX113": "tool-namespace-violation", "NX106": "reserved-entrypoint-env"}
+
+
+@dataclass(frozen=True)
+class Fix:
+    """One quick fix: replace each ``(start, end)`` text range with the new text."""
+
+    title: str
+    edits: tuple[tuple[int, int, str], ...]
+    preferred: bool = False
+
+
+def fixes_for(
+    text: str, start: int, end: int, *, code: str, name: str, help_text: str
+) -> list[Fix]:
+    """The quick fixes for one finding at ``text[start:end]``; empty when none applies."""
+    rule = name or _NAMES_BY_CODE.get(code, "")
+    if rule == "tool-namespace-violation":
+        return _rename_tool(text, help_text, start, end)
+    if rule == "reserved-entrypoint-env":
+        return _reserved_variable(text, help_text, start, end)
+    return []
+
+
+def _rename_tool(text: str, help_text: str, start: int, end: int) -> list[Fix]:
+    match = _RENAME_TOOL.search(help_text)
+    current = text[start:end]
+    if match is None or len(current) < 2 or current[0] not in "\"'" or current[-1] != current[0]:
+        return []
+    new_name = match.group(1)
+    quote = current[0]
+    return [
+        Fix(
+            f"Rename tool to `{new_name}`",
+            ((start, end, f"{quote}{new_name}{quote}"),),
+            preferred=True,
+        )
+    ]
+
+
+def _entry_with_key_at(document: ScannedDocument, start: int, end: int) -> Entry | None:
+    for entry in document.entries:
+        last = entry.parts[-1]
+        if last.start == start and last.end == end and entry.value_end is not None:
+            return entry
+    return None
+
+
+def _removal(document: ScannedDocument, entry: Entry) -> tuple[int, int]:
+    """The text range that removes ``entry`` cleanly (with its comma or its line)."""
+    text = document.text
+    key_start = entry.parts[0].start
+    value_end = entry.value_end if entry.value_end is not None else entry.parts[-1].end
+    inline = any(table.start < key_start < table.end for table in document.inline_tables)
+    if inline:
+        after = re.compile(r"[ \t]*,[ \t]*").match(text, value_end)
+        if after:
+            return key_start, after.end()
+        before = re.search(r",[ \t]*$", text[:key_start])
+        if before:
+            # Last member: take the comma before it, keep the space before the brace.
+            return before.start(), value_end
+        return key_start, value_end
+    line_start = text.rfind("\n", 0, key_start) + 1
+    line_end = text.find("\n", value_end)
+    return line_start, len(text) if line_end < 0 else line_end + 1
+
+
+def _reserved_variable(text: str, help_text: str, start: int, end: int) -> list[Fix]:
+    current = text[start:end].strip("\"'")
+    if not current.startswith("NEXO_"):
+        return []
+    found: list[Fix] = []
+    match = _RENAME_VARIABLE.search(help_text)
+    if match is not None:
+        new_name = match.group(1)
+        found.append(
+            Fix(f"Rename `{current}` to `{new_name}`", ((start, end, new_name),), preferred=True)
+        )
+    document = scan(text)
+    entry = _entry_with_key_at(document, start, end)
+    if entry is not None:
+        remove_start, remove_end = _removal(document, entry)
+        found.append(Fix(f"Remove `{current}`", ((remove_start, remove_end, ""),)))
+    return found
