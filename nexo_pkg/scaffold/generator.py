@@ -1,7 +1,8 @@
 """Render a plugin project from the templates and move it into place atomically.
 
 Templates live in ``templates/<lang>/``. A path component ``dot-x`` becomes ``.x`` (so the
-package data needs no dotfiles) and ``__NAME__`` placeholders are replaced; files are UTF-8.
+package data needs no dotfiles), a ``.tmpl`` suffix is dropped, and ``__NAME__`` placeholders
+are replaced; files are UTF-8.
 The whole project is rendered into a temporary directory beside the destination first, then
 renamed into place, so a failure never leaves a half-written project.
 """
@@ -131,7 +132,9 @@ def render(request: NewProject) -> dict[str, str]:
         for key, value in values.items():
             text = text.replace(key, value)
             relative = relative.replace(key, value)
-        files[relative] = text
+        # `.tmpl` keeps template manifests (not valid TOML before rendering) out of reach of
+        # `nexo plugin lint` and the pre-commit hook when they scan this repository.
+        files[relative.removesuffix(".tmpl")] = text
     return files
 
 
