@@ -89,9 +89,8 @@ def test_initialize_advertises_what_the_server_does(shared_server: SharedServer)
         assert capabilities.completion_provider is not None
         assert "[" in (capabilities.completion_provider.trigger_characters or [])
         assert isinstance(capabilities.code_action_provider, types.CodeActionOptions)
-        assert capabilities.code_action_provider.code_action_kinds == [
-            types.CodeActionKind.QuickFix
-        ]
+        kinds = capabilities.code_action_provider.code_action_kinds
+        assert list(kinds or []) == [types.CodeActionKind.QuickFix]
         sync = capabilities.text_document_sync
         assert isinstance(sync, types.TextDocumentSyncOptions)
         assert sync.change == types.TextDocumentSyncKind.Full
