@@ -37,7 +37,18 @@ MANIFEST_SCHEMA_FILE = _SCHEMA_DIR / "nexo-plugin.schema.json"
 LINT_REPORT_SCHEMA_FILE = _SCHEMA_DIR / "lint-report.schema.json"
 
 VALUE_CONSTRAINT_KEYWORDS = frozenset(
-    {"pattern", "minLength", "maxLength", "minItems", "maxItems", "uniqueItems", "not"}
+    {
+        "pattern",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "uniqueItems",
+        "not",
+        "minimum",
+        "maximum",
+        "const",
+    }
 )
 """Schema keywords that restate a semantic rule; the semantic diagnostic wins over them."""
 
