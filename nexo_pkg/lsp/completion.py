@@ -81,17 +81,24 @@ def _keys(
     if node is None:
         return []
     present = document.present_keys(parent, context.block, exclude=context.entry)
+    # A key typed alone on its line (no `=` yet, nothing dotted after it) gets ` = ` too, so
+    # value completion can follow; tables do not, they continue with `.` or become headers.
+    entry = context.entry
+    bare = entry is None or (entry.equals is None and entry.parts[-1].end == context.replace[1])
     found: list[Candidate] = []
     for order, (name, schema) in enumerate(navigator.properties(node).items()):
         if name in present:
             continue
         info = navigator.info((*parent, name), schema)
         kind: Literal["table", "key"] = "table" if navigator.is_table(schema) else "key"
+        insert = _key_text(name)
+        if bare and kind == "key":
+            insert += " = "
         found.append(
             Candidate(
                 name,
-                "key" if kind == "key" else "table",
-                _key_text(name),
+                kind,
+                insert,
                 context.replace,
                 " | ".join(info.types),
                 info.markdown(),

@@ -35,6 +35,7 @@ def test_key_being_typed_is_not_counted_as_present() -> None:
     assert [c.label for c in candidates] == ["enabled", "network"]
     network = candidates[1]
     assert text[network.replace[0] : network.replace[1]] == "network"
+    assert network.insert == "network = "
     assert "Allowed values" in network.documentation
 
 
@@ -99,3 +100,16 @@ def test_every_prefix_of_real_manifests_is_handled() -> None:
             prefix = text[:end]
             complete_at(navigator, prefix, end)
             hover_at(navigator, prefix, max(0, end - 1))
+
+
+def test_equals_is_added_only_where_a_key_stands_alone() -> None:
+    new_line = "[plugin.sandbox]\n\n"
+    [enabled, network] = complete_at(NAVIGATOR, new_line, len(new_line) - 1)
+    assert (enabled.insert, network.insert) == ("enabled = ", "network = ")
+    existing = '[plugin.sandbox]\nnetwork = "deny"\n'
+    candidates = complete_at(NAVIGATOR, existing, existing.index("work"))
+    assert {c.insert for c in candidates} == {"enabled", "network"}
+    dotted = "[plugin]\nsandbox.enabled = true\n"
+    tables = complete_at(NAVIGATOR, dotted, dotted.index("box"))
+    assert "sandbox" in {c.insert for c in tables}
+    assert {c.kind for c in tables if c.label == "sandbox"} == {"table"}
