@@ -26,6 +26,7 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
 
 from nexo_pkg import __version__
 from nexo_pkg.lint.diagnostic import Diagnostic
@@ -67,10 +68,8 @@ def document_kind(uri: str) -> DocumentKind | None:
 
 
 def _document_path(uri: str) -> str:
-    parsed = urlparse(uri)
-    if parsed.scheme == "file":
-        return unquote(parsed.path)
-    return uri
+    """The file system path of a ``file:`` URI (Windows drive letters included), else the URI."""
+    return to_fs_path(uri) or uri
 
 
 @functools.cache
