@@ -92,8 +92,11 @@ def test_every_prefix_of_real_manifests_is_handled() -> None:
     from nexo_pkg.lsp.schema_nav import packaged_navigator
 
     navigator = packaged_navigator("nexo-plugin.schema.json") or NAVIGATOR
-    manifests = sorted((Path(__file__).parent / "fixtures").glob("*.toml"))
-    assert manifests
+    here = Path(__file__).parent
+    manifests = sorted((here / "fixtures").glob("*.toml")) + sorted(
+        (here.parent / "fixtures" / "reference-manifests").glob("*plugin-python.toml")
+    )
+    assert len(manifests) == 2
     for manifest in manifests:
         text = manifest.read_text("utf-8")
         for end in range(len(text) + 1):
