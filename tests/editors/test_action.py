@@ -345,3 +345,47 @@ def test_bad_inputs_stop_before_anything_runs(
         "inputs": "failure"
     }
     assert not (tmp_path / "workspace" / "plugin" / "dist").exists()
+
+
+def _doc_blocks(language: str) -> list[str]:
+    text = (ROOT / "docs" / "editors.md").read_text("utf-8")
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
+
+
+def test_documented_workflows_match_the_github_schema(tmp_path: Path) -> None:
+    workflows = [block for block in _doc_blocks("yaml") if "jobs:" in block]
+    assert len(workflows) == 2
+    paths = []
+    for number, block in enumerate(workflows):
+        path = tmp_path / f"workflow{number}.yml"
+        path.write_text(block, encoding="utf-8")
+        paths.append(path)
+        for step in next(iter(yaml.safe_load(block)["jobs"].values()))["steps"]:
+            if "run" in step:
+                check = subprocess.run(
+                    ["bash", "-n"], input=step["run"], capture_output=True, text=True, check=False
+                )
+                assert check.returncode == 0, check.stderr
+            if step.get("uses", "").startswith("nexo-pkg/nexo-pkg@"):
+                assert set(step.get("with", {})) <= set(_action()["inputs"])
+    done = subprocess.run(
+        [_check_jsonschema(), "--builtin-schema", "vendor.github-workflows", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_documented_pre_commit_config_is_valid(tmp_path: Path) -> None:
+    [config] = [block for block in _doc_blocks("yaml") if block.startswith("repos:")]
+    path = tmp_path / ".pre-commit-config.yaml"
+    path.write_text(config, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-config", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert yaml.safe_load(config)["repos"][0]["hooks"] == [{"id": "nexo-plugin-lint"}]

@@ -122,3 +122,16 @@ def test_project_config_associates_the_schema(tmp_path: Path) -> None:
     assert "schema validation failed" in failed.stdout + failed.stderr
     # The same text under another name is not a manifest: no schema, and it is valid TOML.
     assert _check(other, schema=None, cwd=tmp_path, auto_config=True).returncode == 0
+
+
+def test_documented_toml_snippets_parse() -> None:
+    import re
+    import tomllib
+
+    text = (ROOT / "docs" / "editors.md").read_text("utf-8")
+    blocks = re.findall(r"```toml\n(.*?)```", text, flags=re.DOTALL)
+    assert len(blocks) >= 3
+    for block in blocks:
+        tomllib.loads(block)
+    helix = next(tomllib.loads(b) for b in blocks if "language-server" in b)
+    assert helix["language-server"]["nexo"] == {"command": "nexo", "args": ["plugin", "lsp"]}
