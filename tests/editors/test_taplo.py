@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -86,8 +87,9 @@ def test_schema_level_faults_fail(manifest: Path) -> None:
     output = done.stdout + done.stderr
     assert done.returncode != 0, output
     if not _expected_codes(manifest) & PARSE_CODES:
-        # A TOML document that parses but breaks the schema: the schema said no.
-        assert "schema validation failed" in output
+        # The document is valid TOML, so the failure can only be the schema's.
+        tomllib.loads(manifest.read_text("utf-8"))
+        assert "error:" in output
 
 
 def test_schema_directive_in_the_file(tmp_path: Path) -> None:
@@ -102,7 +104,7 @@ def test_schema_directive_in_the_file(tmp_path: Path) -> None:
     assert _check(good, schema=None, cwd=tmp_path).returncode == 0
     failed = _check(bad, schema=None, cwd=tmp_path)
     assert failed.returncode != 0
-    assert "schema validation failed" in failed.stdout + failed.stderr
+    assert "is not one of" in failed.stdout + failed.stderr
 
 
 def test_project_config_associates_the_schema(tmp_path: Path) -> None:
@@ -119,14 +121,13 @@ def test_project_config_associates_the_schema(tmp_path: Path) -> None:
     manifest.write_text(other.read_text("utf-8"), encoding="utf-8")
     failed = _check(manifest, schema=None, cwd=tmp_path, auto_config=True)
     assert failed.returncode != 0
-    assert "schema validation failed" in failed.stdout + failed.stderr
+    assert "is not one of" in failed.stdout + failed.stderr
     # The same text under another name is not a manifest: no schema, and it is valid TOML.
     assert _check(other, schema=None, cwd=tmp_path, auto_config=True).returncode == 0
 
 
 def test_documented_toml_snippets_parse() -> None:
     import re
-    import tomllib
 
     text = (ROOT / "docs" / "editors.md").read_text("utf-8")
     blocks = re.findall(r"```toml\n(.*?)```", text, flags=re.DOTALL)
