@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import os
 import tempfile
@@ -27,10 +28,19 @@ class DownloadedFile:
     name: str
     sha256: str
     size: int
+    lock_fd: int = -1
 
     def discard(self) -> None:
-        with contextlib.suppress(FileNotFoundError):
-            self.path.unlink()
+        _release(self.path, self.lock_fd)
+
+
+def _release(path: Path, lock_fd: int) -> None:
+    """Delete a temp file, then drop the lock that marked it as in use."""
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    if lock_fd >= 0:
+        with contextlib.suppress(OSError):
+            os.close(lock_fd)
 
 
 def cache_dir(nexo_home: Path) -> Path:
@@ -41,14 +51,55 @@ def _io_error(action: str, exc: OSError) -> NexoError:
     return NexoError(f"cannot {action}: {exc.strerror or exc}", kind="io")
 
 
-def make_temp_file(directory: Path, name: str) -> tuple[IO[bytes], Path]:
-    """A new private temp file in ``directory`` (created if missing); raises ``io``."""
+def remove_stale_parts(directory: Path) -> None:
+    """Delete temp files left by installs that were killed (their ``flock`` is gone).
+
+    Every live temp file is locked by its install until it is deleted, so an unlockable
+    file belongs to a running install and is kept. (A file taken between its creation and
+    its locking is noticed by its creator, which starts over: see :func:`make_temp_file`.)
+    """
+    for path in directory.glob(".*.part"):
+        try:
+            descriptor = os.open(path, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue
+            with contextlib.suppress(OSError):
+                path.unlink()
+        finally:
+            os.close(descriptor)
+
+
+def make_temp_file(directory: Path, name: str) -> tuple[IO[bytes], Path, int]:
+    """A new private temp file in ``directory`` (created if missing), locked while in use.
+
+    Returns the open file, its path and the descriptor holding its lock (closed by
+    :meth:`DownloadedFile.discard`). Raises ``io``.
+    """
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        descriptor, raw_path = tempfile.mkstemp(prefix=f".{name}.", suffix=".part", dir=directory)
+        remove_stale_parts(directory)
+        while True:
+            descriptor, raw_path = tempfile.mkstemp(
+                prefix=f".{name}.", suffix=".part", dir=directory
+            )
+            lock_fd = os.open(raw_path, os.O_RDONLY)
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            # Another install's clean-up may have taken the file before it was locked.
+            try:
+                ours = Path(raw_path).stat().st_ino == os.fstat(lock_fd).st_ino
+            except FileNotFoundError:
+                ours = False
+            if ours:
+                return os.fdopen(descriptor, "w+b"), Path(raw_path), lock_fd
+            os.close(descriptor)
+            os.close(lock_fd)
     except OSError as exc:
         raise _io_error(f"create a temp file in {directory}", exc) from exc
-    return os.fdopen(descriptor, "w+b"), Path(raw_path)
 
 
 class _HashingSink:
@@ -100,23 +151,22 @@ def download_asset(
             "bytes (raise it with --max-download-size)",
             kind="archive_unsafe",
         )
-    handle, path = make_temp_file(directory, asset.name)
+    handle, path, lock_fd = make_temp_file(directory, asset.name)
     try:
         with handle, _progress_bar(asset.name, enabled=show_progress) as progress:
             sink = _HashingSink(handle, progress)
             client.download(asset, sink, max_bytes=max_bytes)
             handle.flush()
-        return DownloadedFile(path, asset.name, sink.hasher.hexdigest(), sink.size)
+        return DownloadedFile(path, asset.name, sink.hasher.hexdigest(), sink.size, lock_fd)
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+        _release(path, lock_fd)
         raise
 
 
 def copy_local(source: Path, directory: Path, *, max_bytes: int) -> DownloadedFile:
     """Copy a local tarball into the cache while hashing it, so later steps read a private,
     stable copy. Raises ``archive_unsafe`` over ``max_bytes``, ``io`` when unreadable."""
-    handle, path = make_temp_file(directory, source.name)
+    handle, path, lock_fd = make_temp_file(directory, source.name)
     try:
         hasher = hashlib.sha256()
         size = 0
@@ -131,14 +181,12 @@ def copy_local(source: Path, directory: Path, *, max_bytes: int) -> DownloadedFi
                     )
                 hasher.update(chunk)
                 handle.write(chunk)
-        return DownloadedFile(path, source.name, hasher.hexdigest(), size)
+        return DownloadedFile(path, source.name, hasher.hexdigest(), size, lock_fd)
     except OSError as exc:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+        _release(path, lock_fd)
         raise _io_error(f"read {source}", exc) from exc
     except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+        _release(path, lock_fd)
         raise
 
 
