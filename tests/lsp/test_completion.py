@@ -116,3 +116,13 @@ def test_equals_is_added_only_where_a_key_stands_alone() -> None:
     tables = complete_at(NAVIGATOR, dotted, dotted.index("box"))
     assert "sandbox" in {c.insert for c in tables}
     assert {c.kind for c in tables if c.label == "sandbox"} == {"table"}
+
+
+def test_enum_values_inside_an_array() -> None:
+    navigator = SchemaNavigator(
+        {"properties": {"kinds": {"type": "array", "items": {"enum": ["tools", "hooks"]}}}}
+    )
+    text = 'kinds = ["tools", "'
+    assert [c.insert for c in complete_at(navigator, text, len(text))] == ["tools", "hooks"]
+    bare = "kinds = ["
+    assert [c.insert for c in complete_at(navigator, bare, len(bare))] == ['"tools"', '"hooks"']
