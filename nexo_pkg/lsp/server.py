@@ -154,6 +154,8 @@ def _guarded(handler: Callable[P, R]) -> Callable[P, R | None]:
 
 @dataclass
 class _Snapshot:
+    """An open nexo document as it was at one version: what a lint run works on."""
+
     uri: str
     kind: DocumentKind
     text: str
@@ -191,6 +193,7 @@ class NexoLanguageServer(LanguageServer):
         return _Snapshot(uri, kind, document.source, document.version)
 
     def log_failure(self, message: str) -> None:
+        """Log ``message`` here and in the editor's output panel (``window/logMessage``)."""
         logger.error("%s", message)
         try:
             self.window_log_message(
@@ -216,6 +219,7 @@ class NexoLanguageServer(LanguageServer):
         task.add_done_callback(forget)
 
     def cancel_lint(self, uri: str) -> None:
+        """Drop the pending lint of ``uri``, if any (the document closed)."""
         previous = self._pending.pop(uri, None)
         if previous is not None:
             previous.cancel()
@@ -253,6 +257,7 @@ class NexoLanguageServer(LanguageServer):
         return [to_lsp_diagnostic(item, index, encoding) for item in found]
 
     def publish_nothing(self, uri: str) -> None:
+        """Clear the editor's diagnostics for ``uri``."""
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
         )
