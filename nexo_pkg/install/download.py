@@ -12,10 +12,12 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from nexo_pkg.errors import NexoError
-from nexo_pkg.install.github import GitHubClient, ReleaseAsset
 
+# httpx is only imported when a download really happens.
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from nexo_pkg.install.github import GitHubClient, ReleaseAsset
 
 COPY_CHUNK = 1024 * 1024
 

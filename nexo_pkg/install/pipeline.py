@@ -12,7 +12,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import semver
 
@@ -21,12 +21,6 @@ from nexo_pkg.install import trust
 from nexo_pkg.install.checksum import parse_digest, parse_sidecar, verify_checksums
 from nexo_pkg.install.download import DownloadedFile, cache_dir, copy_local, download_asset
 from nexo_pkg.install.extract import extract_listed
-from nexo_pkg.install.github import (
-    GitHubClient,
-    Release,
-    resolve_api_base,
-    resolve_token,
-)
 from nexo_pkg.install.hosttriple import host_candidates
 from nexo_pkg.install.inspect import ArchiveLimits, ArchiveListing, inspect_archive
 from nexo_pkg.install.payload import check_payload
@@ -51,6 +45,9 @@ from nexo_pkg.install.store import (
     write_receipt,
 )
 from nexo_pkg.install.summary import InstallPlan
+
+if TYPE_CHECKING:
+    from nexo_pkg.install.github import GitHubClient, Release
 
 MAX_SIDECAR_BYTES = 64 * 1024
 MAX_MANIFEST_ASSET_BYTES = 1024 * 1024
@@ -135,6 +132,13 @@ def _load_policy(options: InstallOptions) -> trust.TrustPolicy:
 
 
 def _client(options: InstallOptions) -> GitHubClient:
+    # httpx is imported only when GitHub is contacted: local-file installs never pay for it.
+    from nexo_pkg.install.github import (  # noqa: PLC0415
+        GitHubClient,
+        resolve_api_base,
+        resolve_token,
+    )
+
     return GitHubClient(
         resolve_api_base(options.github_api_url),
         resolve_token(),

@@ -5,12 +5,15 @@ from __future__ import annotations
 import re
 import tomllib
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import semver
 
 from nexo_pkg.errors import NexoError
-from nexo_pkg.install.github import Release, ReleaseAsset
 from nexo_pkg.install.hosttriple import NOARCH
+
+if TYPE_CHECKING:
+    from nexo_pkg.install.github import Release, ReleaseAsset
 
 MANIFEST_ASSET = "nexo-plugin.toml"
 TARBALL_SUFFIX = ".tar.gz"

@@ -434,3 +434,23 @@ def test_concurrent_installs_are_serialised(install_env: InstallEnv, tmp_path: P
         ".nexo-install.lock",
         "hello-1.0.0",
     ]
+
+
+def test_local_install_never_imports_httpx(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    code = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from nexo_pkg.install.pipeline import InstallOptions, install\n"
+        f"home = Path({str(tmp_path / 'home')!r})\n"
+        f"install({str(tarball)!r}, InstallOptions(dest=home / 'plugins', nexo_home=home))\n"
+        "print('httpx' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "False"
+    assert (tmp_path / "home" / "plugins" / "hello-1.0.0").is_dir()
