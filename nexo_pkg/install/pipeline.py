@@ -21,7 +21,7 @@ from nexo_pkg.install import trust
 from nexo_pkg.install.checksum import parse_digest, parse_sidecar, verify_checksums
 from nexo_pkg.install.download import DownloadedFile, cache_dir, copy_local, download_asset
 from nexo_pkg.install.extract import extract_listed
-from nexo_pkg.install.hosttriple import host_candidates
+from nexo_pkg.install.hosttriple import NOARCH, host_candidates
 from nexo_pkg.install.inspect import ArchiveLimits, ArchiveListing, inspect_archive
 from nexo_pkg.install.payload import check_payload
 from nexo_pkg.install.select import (
@@ -162,7 +162,7 @@ def install(source_text: str, options: InstallOptions) -> InstallResult:
         if isinstance(source, GitHubSource):
             fetched = _fetch_github(source, candidates, options, temp_files)
         else:
-            fetched = _fetch_local(source, options, temp_files)
+            fetched = _fetch_local(source, candidates, options, temp_files)
         mode = trust.resolve_mode(
             policy,
             fetched.owner,
@@ -276,7 +276,10 @@ def _release_manifest_id(client: GitHubClient, release: Release) -> str | None:
 
 
 def _fetch_local(
-    source: LocalSource, options: InstallOptions, temp_files: list[DownloadedFile]
+    source: LocalSource,
+    candidates: tuple[str, ...],
+    options: InstallOptions,
+    temp_files: list[DownloadedFile],
 ) -> _Fetched:
     path = source.path
     parsed = parse_tarball_name(path.name)
@@ -287,6 +290,14 @@ def _fetch_local(
             details={"source": str(path)},
         )
     plugin_id, version, target = parsed
+    if target != NOARCH and target not in candidates:
+        host = ", ".join(candidates) or "noarch only"
+        raise NexoError(
+            f"{path.name} is built for {target}, but this host runs {host}; pass "
+            f"--target {target} to install it anyway",
+            kind="asset_not_found",
+            details={"target": target, "host": list(candidates)},
+        )
     tarball = copy_local(path, cache_dir(options.nexo_home), max_bytes=options.limits.max_download)
     temp_files.append(tarball)
     sidecar_path = path.with_name(path.name + ".sha256")

@@ -454,3 +454,11 @@ def test_local_install_never_imports_httpx(tmp_path: Path) -> None:
     )
     assert result.stdout.strip() == "False"
     assert (tmp_path / "home" / "plugins" / "hello-1.0.0").is_dir()
+
+
+def test_local_tarball_for_another_target(install_env: InstallEnv, tmp_path: Path) -> None:
+    tarball = write_plugin(tmp_path, "hello", "1.0.0", target="riscv64gc-unknown-linux-gnu")
+    error = _failure(install_env, str(tarball), "asset_not_found")
+    assert "--target riscv64gc-unknown-linux-gnu" in error.message
+    forced = install(str(tarball), install_env.make_options(target="riscv64gc-unknown-linux-gnu"))
+    assert forced.plan.target == "riscv64gc-unknown-linux-gnu"
