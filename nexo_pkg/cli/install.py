@@ -111,7 +111,8 @@ def register(app: typer.Typer) -> None:
         source: Annotated[
             str,
             typer.Argument(
-                help="owner/repo\\[@tag] of a GitHub release, or a path to a release .tar.gz."
+                metavar="SOURCE",
+                help="owner/repo\\[@tag] of a GitHub release, or a path to a release .tar.gz.",
             ),
         ],
         dest: Annotated[Path | None, typer.Option("--dest", help=DEST_HELP)] = None,
@@ -340,7 +341,7 @@ def register(app: typer.Typer) -> None:
         *,
         plugin_id: Annotated[
             str | None,
-            typer.Argument(metavar="[ID]", help="Id to verify (default: every installed plugin)."),
+            typer.Argument(metavar="ID", help="Id to verify (default: every installed plugin)."),
         ] = None,
         dest: Annotated[Path | None, typer.Option("--dest", help=DEST_HELP)] = None,
         json_output: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
