@@ -88,6 +88,13 @@ class InstallResult:
         return tuple(self.plan.signature.warnings)
 
     def to_json(self) -> dict[str, Any]:
+        document = self._document()
+        if self.was_already_present:
+            # Not a failure (exit 0), but named like the refusal it would be with another hash.
+            document["kind"] = "already_installed"
+        return document
+
+    def _document(self) -> dict[str, Any]:
         return {
             "ok": True,
             "id": self.plan.plugin_id,

@@ -59,7 +59,10 @@ def test_install_json_and_idempotence(home: Path, server: GitHubServer) -> None:
     assert "NOT SIGNED" in err
     code, out, _ = nexo("install", "acme/hello@v1.0.0", "--json")
     assert code == 0
-    assert json.loads(out)["was_already_present"] is True
+    again = json.loads(out)
+    assert again["was_already_present"] is True
+    assert again["kind"] == "already_installed"
+    assert "kind" not in document
 
 
 def test_human_output_goes_to_stderr(home: Path, server: GitHubServer) -> None:
