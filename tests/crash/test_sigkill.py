@@ -75,6 +75,7 @@ def _crash_install(server: FaultyGitHubServer, tmp_path: Path, points: int) -> N
         assert again.document["was_already_present"] is (state == ["2.0.0"])
         assert assert_complete(root, [["2.0.0"]]) == ["2.0.0"]
         assert leftovers(root) == [], (delay, leftovers(root))
+        assert cache_leftovers(root) == [], (delay, cache_leftovers(root))
 
 
 def _crash_upgrade(server: FaultyGitHubServer, tmp_path: Path, points: int) -> None:
@@ -99,6 +100,7 @@ def _crash_upgrade(server: FaultyGitHubServer, tmp_path: Path, points: int) -> N
         present = root.run("install", f"acme/{PLUGIN}@v2.0.0", "--yes")
         assert present.exit_code == 0, present.stdout
         assert leftovers(root) == [], (delay, leftovers(root))
+        assert cache_leftovers(root) == [], (delay, cache_leftovers(root))
 
 
 def _crash_remove(server: FaultyGitHubServer, tmp_path: Path, points: int) -> None:
@@ -118,6 +120,7 @@ def _crash_remove(server: FaultyGitHubServer, tmp_path: Path, points: int) -> No
         assert again.exit_code == 0, (delay, again.stdout)
         assert assert_complete(root, [["1.0.0"]]) == ["1.0.0"]
         assert leftovers(root) == [], (delay, leftovers(root))
+        assert cache_leftovers(root) == [], (delay, cache_leftovers(root))
 
 
 def test_sigkill_install(server: FaultyGitHubServer, tmp_path: Path) -> None:
@@ -147,10 +150,6 @@ def test_sigkill_remove_50_points(server: FaultyGitHubServer, tmp_path: Path) ->
     _crash_remove(server, tmp_path, SLOW_POINTS)
 
 
-@pytest.mark.xfail(
-    reason="a download killed mid-stream leaves its .part temp file in the cache for good",
-    strict=False,
-)
 def test_killed_download_leaves_no_cache_file_after_next_install(
     server: FaultyGitHubServer, tmp_path: Path
 ) -> None:
