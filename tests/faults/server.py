@@ -8,6 +8,8 @@
 - ``redirect_releases_to(url)``: release lookups answer 302 to another origin;
 - ``override_release_body(body, headers)``: serve these bytes (malformed JSON, a 50 MB
   document, a gzip-encoded one) instead of the real release JSON;
+- ``stall_at(fraction, seconds)``: send ``fraction`` of the body, go silent for ``seconds``,
+  then send the rest (a server that hangs mid-transfer);
 - ``throttle(path_contains, bytes_per_second)``: stream matching bodies slowly, so a test can
   interrupt a download (or whatever follows it) at a chosen moment.
 """
@@ -46,6 +48,7 @@ class FaultyGitHubServer(GitHubServer):
         self.release_redirect: str | None = None
         self.release_body: tuple[bytes, dict[str, str]] | None = None
         self.throttles: list[tuple[str, int]] = []
+        self._stalls: list[tuple[ResetFault, float]] = []
 
     def reset_at(
         self, fraction: float, *, path_contains: str = "/assets/", times: int | None = None
@@ -61,6 +64,29 @@ class FaultyGitHubServer(GitHubServer):
 
     def override_release_body(self, body: bytes, headers: Mapping[str, str] | None = None) -> None:
         self.release_body = (body, dict(headers or {}))
+
+    def stall_at(
+        self,
+        fraction: float,
+        seconds: float,
+        *,
+        path_contains: str = "/assets/",
+        times: int | None = None,
+    ) -> None:
+        with self._reset_lock:
+            self._stalls.append((ResetFault(fraction, path_contains, times), seconds))
+
+    def _take_stall(self, path: str) -> tuple[float, float] | None:
+        with self._reset_lock:
+            for fault, seconds in self._stalls:
+                if fault.path_contains not in path:
+                    continue
+                if fault.times is not None:
+                    if fault.times <= 0:
+                        continue
+                    fault.times -= 1
+                return fault.fraction, seconds
+        return None
 
     def throttle(self, path_contains: str, bytes_per_second: int) -> None:
         self.throttles.append((path_contains, bytes_per_second))
@@ -106,6 +132,10 @@ class FaultyGitHubServer(GitHubServer):
         content_type: str = "application/json",
         extra: Mapping[str, str] | None = None,
     ) -> None:
+        stall = self._take_stall(handler.path) if status == 200 else None
+        if stall is not None:
+            _send_with_stall(handler, body, content_type, *stall)
+            return
         reset = self._take_reset(handler.path) if status == 200 else None
         rate = next((bps for part, bps in self.throttles if part in handler.path), None)
         if reset is None and rate is not None and status == 200 and not faults:
@@ -150,6 +180,28 @@ def _send_slowly_impl(
             handler.wfile.write(piece)
             handler.wfile.flush()
             _pause(len(piece) / rate)
+    except (BrokenPipeError, ConnectionResetError):
+        handler.close_connection = True
+
+
+def _send_with_stall(
+    handler: BaseHTTPRequestHandler,
+    body: bytes,
+    content_type: str,
+    fraction: float,
+    seconds: float,
+) -> None:
+    cut = int(len(body) * fraction)
+    try:
+        handler.send_response(200)
+        handler.send_header("Content-Type", content_type)
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body[:cut])
+        handler.wfile.flush()
+        _pause(seconds)
+        handler.wfile.write(body[cut:])
+        handler.wfile.flush()
     except (BrokenPipeError, ConnectionResetError):
         handler.close_connection = True
 
