@@ -10,7 +10,7 @@ import types
 from pathlib import Path
 
 import pytest
-from check_plugins import (
+from check.check_plugins import (
     assert_not_running,
     assert_reaped,
     python_first_on_path,

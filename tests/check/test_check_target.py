@@ -9,7 +9,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from check_plugins import (
+from check.check_plugins import (
     SCRIPTED,
     python_first_on_path,
     scripted_plugin,

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from pack_helpers import ProjectFactory, build_wheel, write_project
+from pack.pack_helpers import ProjectFactory, build_wheel, write_project
 
 from nexo_pkg.errors import NexoError
 from nexo_pkg.pack.archive import ArchiveEntry
