@@ -9,8 +9,8 @@ import time
 from pathlib import Path
 
 import pytest
-from check.check_plugins import assert_not_running, assert_reaped, process_state
 
+from check.check_plugins import assert_not_running, assert_reaped, process_state
 from nexo_pkg.check.host import (
     _QUEUE_LIMIT_BYTES,
     MAX_STDERR_LINE_BYTES,

@@ -10,6 +10,8 @@ import types
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
 from check.check_plugins import (
     assert_not_running,
     assert_reaped,
@@ -19,8 +21,6 @@ from check.check_plugins import (
     sdk_packed,
     sdk_project,
 )
-from typer.testing import CliRunner
-
 from nexo_pkg.check import CheckReport, run_check
 from nexo_pkg.cli.main import app
 

@@ -9,6 +9,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
+
 from check.check_plugins import (
     SCRIPTED,
     python_first_on_path,
@@ -16,7 +17,6 @@ from check.check_plugins import (
     sdk_packed,
     toml_string,
 )
-
 from nexo_pkg.check import run_check
 from nexo_pkg.check.target import (
     TargetError,

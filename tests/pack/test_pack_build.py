@@ -12,13 +12,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from pack.pack_helpers import ProjectFactory, build_wheel, write_project
 
 from nexo_pkg.errors import NexoError
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.build import PackOptions, _write_assets, pack
 from nexo_pkg.pack.epoch import FALLBACK_EPOCH, resolve_source_date_epoch
 from nexo_pkg.pack.layout import LAUNCHER
+from pack.pack_helpers import ProjectFactory, build_wheel, write_project
 
 EPOCH = 1_700_000_000
 
