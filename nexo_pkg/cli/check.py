@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from nexo_pkg.cli.common import emit_json, guarded, say, stderr_supports_colour
 from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, UsageError
+
+if TYPE_CHECKING:
+    from nexo_pkg.check import CheckReport
 
 
 def _parse_invoke(tool: str | None, args_text: str | None) -> tuple[str, dict[str, Any]] | None:
@@ -30,6 +33,29 @@ def _parse_invoke(tool: str | None, args_text: str | None) -> tuple[str, dict[st
     if not isinstance(args, dict):
         raise UsageError('--args must be a JSON object, such as \'{"city": "Lima"}\'')
     return tool, args
+
+
+def show_report(report: CheckReport) -> None:
+    """Print one line per check on stderr (symbols only on a UTF-8 terminal)."""
+    from nexo_pkg.check import render_report  # noqa: PLC0415
+
+    encoding = (sys.stderr.encoding or "").lower().replace("-", "")
+    unicode = sys.stderr.isatty() and encoding == "utf8"
+    for line in render_report(report, unicode=unicode, colour=stderr_supports_colour()):
+        say(line)
+
+
+def check_after(target: Path, *, timeout_ms: int | None = None) -> CheckReport:
+    """The ``--check`` step of ``pack`` and ``install``: run the checks on ``target``, show them.
+
+    Raises :class:`~nexo_pkg.errors.NexoError` when the target cannot be checked at all.
+    """
+    from nexo_pkg.check import DEFAULT_TIMEOUT_MS, run_check  # noqa: PLC0415
+
+    say(f"checking {target} ...")
+    report = run_check(target, timeout_ms=timeout_ms or DEFAULT_TIMEOUT_MS)
+    show_report(report)
+    return report
 
 
 def register(app: typer.Typer) -> None:
@@ -84,7 +110,7 @@ def register(app: typer.Typer) -> None:
         target has nothing to run or an option is invalid.
         """
         # Imported here so other commands do not pay for the check machinery.
-        from nexo_pkg.check import render_report, run_check  # noqa: PLC0415
+        from nexo_pkg.check import run_check  # noqa: PLC0415
 
         def action() -> int:
             invocation = _parse_invoke(invoke, args)
@@ -98,12 +124,7 @@ def register(app: typer.Typer) -> None:
             if json_output:
                 emit_json(report.to_json())
             else:
-                # Symbols only on a terminal that can show them; PASS/WARN/FAIL elsewhere.
-                encoding = (sys.stderr.encoding or "").lower().replace("-", "")
-                unicode = sys.stderr.isatty() and encoding == "utf8"
-                colour = stderr_supports_colour()
-                for line in render_report(report, unicode=unicode, colour=colour):
-                    say(line)
+                show_report(report)
             return EXIT_OK if report.ok else EXIT_FAILURE
 
         raise typer.Exit(guarded(action, json_output=json_output))

@@ -158,11 +158,18 @@ def register(app: typer.Typer) -> None:
         max_entry_size: Annotated[
             str | None, typer.Option("--max-entry-size", help="Per-file size limit (default 100M).")
         ] = None,
+        check: Annotated[
+            bool,
+            typer.Option(
+                "--check",
+                help="After installing, run `nexo plugin check` on the installed plugin.",
+            ),
+        ] = False,
     ) -> None:
         """Resolve, download, verify and install a plugin.
 
-        Exit codes: 0 installed (or already present, or --dry-run passed); 1 refused;
-        2 usage or configuration error.
+        Exit codes: 0 installed (or already present, or --dry-run passed); 1 refused, or
+        installed but --check failed; 2 usage or configuration error.
         """
 
         def run() -> InstallResult:
@@ -186,7 +193,29 @@ def register(app: typer.Typer) -> None:
             return install(source, options)
 
         result = guarded(run, json_output=json_output)
-        _report_install(result, json_output=json_output)
+        if not check or result.dry_run:
+            _report_install(result, json_output=json_output)
+            return
+        if not json_output:
+            _report_install(result, json_output=False)
+        from nexo_pkg.cli.check import check_after  # noqa: PLC0415
+
+        report = guarded(lambda: check_after(Path(result.path)), json_output=json_output)
+        if json_output:
+            document = result.to_json()
+            document["check"] = report.to_json()
+            if not report.ok:
+                document.update(
+                    ok=False, kind="check_failed", error="the installed plugin failed its checks"
+                )
+            emit_json(document)
+        if not report.ok:
+            # The plugin stays installed (the install itself succeeded); say so and how to undo.
+            say(
+                f"error: {result.plan.plugin_id} failed the handshake checks; it is installed "
+                f"at {result.path} (remove it with `nexo plugin remove {result.plan.plugin_id}`)"
+            )
+            raise typer.Exit(1)
 
     @app.command("upgrade")
     def upgrade_command(

@@ -65,11 +65,18 @@ def register(app: typer.Typer) -> None:
         json_output: Annotated[
             bool, typer.Option("--json", help="Print a JSON result on stdout.")
         ] = False,
+        check: Annotated[
+            bool,
+            typer.Option(
+                "--check",
+                help="After packing, run `nexo plugin check` on the tarball (exit 1 if it fails).",
+            ),
+        ] = False,
     ) -> None:
         """Build a reproducible release tarball, its .sha256 and a manifest copy.
 
-        Exit codes: 0 packed; 1 lint errors, bad layout, native code in a noarch tree or
-        requirements that do not install; 2 bad flags or unreadable input.
+        Exit codes: 0 packed; 1 lint errors, bad layout, native code in a noarch tree,
+        requirements that do not install, or a failed --check; 2 bad flags or unreadable input.
         """
         # Imported here so other commands do not pay for the pack machinery at start-up.
         from nexo_pkg.pack.build import PackOptions, pack  # noqa: PLC0415
@@ -99,5 +106,23 @@ def register(app: typer.Typer) -> None:
         )
         for asset in result.assets[1:]:
             say(f"  wrote {asset.path}")
+        document = result.to_json()
+        passed = True
+        if check:
+            from nexo_pkg.cli.check import check_after  # noqa: PLC0415
+
+            try:
+                report = check_after(Path(tarball.path))
+            except NexoError as error:
+                fail(error, json_output=json_output)
+            document["check"] = report.to_json()
+            passed = report.ok
+            if not passed:
+                document["ok"] = False
+                document["kind"] = "check_failed"
+                document["error"] = "the packed plugin failed the handshake checks"
+                say("error: the packed plugin failed the handshake checks")
         if json_output:
-            emit_json(result.to_json())
+            emit_json(document)
+        if not passed:
+            raise typer.Exit(1)

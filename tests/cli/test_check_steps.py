@@ -1,0 +1,94 @@
+"""`pack --check` and `install --check`: the handshake checks as the last step of both."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+MANIFEST = """[plugin]
+id = "noisy"
+version = "0.1.0"
+name = "Noisy"
+description = "Prints a banner instead of speaking JSON-RPC"
+min_nexo_version = ">=0.1.0"
+"""
+
+
+def nexo(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(root)): path.read_bytes() if path.is_file() else b"<dir>"
+        for path in sorted(root.rglob("*"))
+    }
+
+
+def test_pack_and_install_with_check_pass(tmp_path: Path, offline_pip_env: dict[str, str]) -> None:
+    assert nexo("new", "demo", "--lang", "python", cwd=tmp_path).returncode == 0
+    project = tmp_path / "demo"
+
+    packed = nexo("pack", "--check", "--json", cwd=project, env=offline_pip_env)
+    assert packed.returncode == 0, packed.stderr
+    document = json.loads(packed.stdout)
+    assert document["ok"] is True
+    assert document["check"]["ok"] is True
+    assert {check["status"] for check in document["check"]["checks"]} <= {"pass", "warn"}
+
+    tarball = project / document["assets"][0]["path"]
+    dest = tmp_path / "plugins"
+    env = {"NEXO_HOME": str(tmp_path / "home")}
+    installed = nexo(
+        "install", str(tarball), "--dest", str(dest), "--yes", "--check", "--json",
+        cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    result = json.loads(installed.stdout)
+    assert result["ok"] is True
+    assert result["check"]["ok"] is True
+    assert (dest / "demo-0.1.0" / ".nexo-install.json").is_file()
+
+
+def test_pack_check_failure_exits_1_and_keeps_the_assets(tmp_path: Path) -> None:
+    project = tmp_path / "noisy"
+    (project / "src").mkdir(parents=True)
+    (project / "nexo-plugin.toml").write_text(MANIFEST, encoding="utf-8")
+    (project / "src" / "main.py").write_text('print("hello from noisy")\n', encoding="utf-8")
+
+    packed = nexo("pack", "--check", "--json", "--source-date-epoch", "1700000000", cwd=project)
+    assert packed.returncode == 1, packed.stderr
+    document = json.loads(packed.stdout)
+    assert document["ok"] is False
+    assert document["kind"] == "check_failed"
+    assert document["check"]["ok"] is False
+    failed = [check["name"] for check in document["check"]["checks"] if check["status"] == "fail"]
+    assert failed, document["check"]
+    # The tarball itself was built correctly; only the check failed.
+    assert (project / "dist" / "noisy-0.1.0-noarch.tar.gz").is_file()
+
+    dest = tmp_path / "plugins"
+    env = {"NEXO_HOME": str(tmp_path / "home")}
+    installed = nexo(
+        "install", str(project / "dist" / "noisy-0.1.0-noarch.tar.gz"), "--dest", str(dest),
+        "--yes", "--check", "--json", cwd=tmp_path, env=env,
+    )  # fmt: skip
+    assert installed.returncode == 1
+    result = json.loads(installed.stdout)
+    assert result["kind"] == "check_failed"
+    assert result["check"]["ok"] is False
+    assert "noisy-0.1.0" in tree(dest)
+    assert "nexo plugin remove noisy" in installed.stderr
