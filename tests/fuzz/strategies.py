@@ -23,8 +23,12 @@ from nexo_pkg.errors import NexoError
 T = TypeVar("T")
 
 SEEDS_DIR = Path(__file__).resolve().parent / "seeds"
+VALID_FIXTURES_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "manifests" / "valid"
+# The reference daemon's manifests plus the project's valid fixtures (one of which fills in
+# every section), so mutations reach every rule.
 SEED_MANIFESTS: tuple[str, ...] = tuple(
-    path.read_text(encoding="utf-8") for path in sorted(SEEDS_DIR.glob("*.toml"))
+    path.read_text(encoding="utf-8")
+    for path in [*sorted(SEEDS_DIR.glob("*.toml")), *sorted(VALID_FIXTURES_DIR.glob("*.toml"))]
 )
 
 # Keys and tables of nexo-plugin.toml, so random documents hit real rules, not only "unknown key".
