@@ -15,7 +15,7 @@ run go through a real subprocess with the spec's default limits.
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -44,8 +44,6 @@ SUBPROCESS_SAMPLE = (
     "gzip_bomb_total_size",
     "truncated_gzip",
 )
-
-Runner = Callable[[list[str], dict[str, str], Path], CliResult]
 
 
 @dataclass

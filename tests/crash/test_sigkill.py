@@ -3,7 +3,8 @@ old or the new complete state, never a partial one, and a following install clea
 
 The kill moments are drawn uniformly over the time an uninterrupted run takes (measured once
 per test), with a fixed seed per point so a failure names a reproducible moment. The fast
-profile kills at two or three points per command; ``-m slow`` at fifty.
+profile kills five times in all (two installs, two upgrades, one removal); ``-m slow``
+fifty times per command.
 """
 
 from __future__ import annotations
