@@ -387,8 +387,13 @@ def _expect_ok(response: httpx.Response, what: str) -> None:
 def _parse_release(document: Any, what: str) -> Release:
     if not isinstance(document, dict) or not isinstance(document.get("tag_name"), str):
         raise NexoError(f"{what}: the API answer is not a release", kind="network")
+    listed = document.get("assets")
+    if listed is None:
+        listed = []
+    if not isinstance(listed, list):
+        raise NexoError(f"{what}: the API answer's `assets` is not a list", kind="network")
     assets: list[ReleaseAsset] = []
-    for item in document.get("assets") or []:
+    for item in listed:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             continue
         size = item.get("size")

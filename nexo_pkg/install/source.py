@@ -58,11 +58,14 @@ def _invalid(text: str, why: str) -> NexoError:
 
 
 def _looks_local(text: str) -> bool:
-    return (
-        text.endswith(LOCAL_SUFFIXES)
-        or text.startswith(("/", "./", "../", "~"))
-        or Path(text).is_file()
-    )
+    if text.endswith(LOCAL_SUFFIXES) or text.startswith(("/", "./", "../", "~")):
+        return True
+    try:
+        return Path(text).is_file()
+    except OSError:
+        # A name too long for the file system is not a local file; the owner/repo checks
+        # that follow explain what is wrong with it.
+        return False
 
 
 def validate_name(value: str, *, what: str, max_length: int, text: str) -> None:
@@ -99,8 +102,13 @@ def parse_source(text: str) -> Source:
     if any(ord(char) < 0x20 or ord(char) == 0x7F for char in text):
         raise _invalid(text, "it contains control characters")
     if _looks_local(text):
-        path = Path(text).expanduser()
-        if not path.is_file():
+        try:
+            path = Path(text).expanduser()
+            is_file = path.is_file()
+        except (RuntimeError, OSError) as error:
+            # `~unknown-user/...` cannot be expanded; a name too long for the OS cannot exist.
+            raise _invalid(text, f"cannot use this path ({error})") from error
+        if not is_file:
             raise _invalid(text, "no such file")
         if not path.name.endswith(LOCAL_SUFFIXES):
             raise _invalid(text, "a local source must be a .tar.gz release tarball")
