@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nexo_pkg.install.checksum import parse_digest, parse_sidecar
@@ -16,16 +16,6 @@ from .strategies import attempt, install_sources
 
 GITHUB_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
-
-
-def _known_bug(text: str) -> bool:
-    """Inputs that currently escape ``parse_source`` as exceptions other than NexoError:
-    ``~user`` for a user that does not exist (``Path.expanduser`` raises RuntimeError, see
-    ``test_tilde_of_unknown_user``) and a path component longer than the file system allows
-    (``Path.is_file`` raises ENAMETOOLONG, see ``test_overlong_source``)."""
-    tilde = text.startswith("~") and not text.startswith("~/") and text != "~"
-    overlong = any(len(part.encode("utf-8", "surrogatepass")) > 255 for part in text.split("/"))
-    return tilde or overlong
 
 
 def _check(text: str) -> None:
@@ -50,7 +40,6 @@ def _check(text: str) -> None:
 
 @given(install_sources())
 def test_parse_source_is_total(text: str) -> None:
-    assume(not _known_bug(text))
     _check(text)
 
 
@@ -58,7 +47,6 @@ def test_parse_source_is_total(text: str) -> None:
 @settings(max_examples=10_000)
 @given(install_sources())
 def test_parse_source_is_total_at_scale(text: str) -> None:
-    assume(not _known_bug(text))
     _check(text)
 
 
@@ -78,7 +66,6 @@ def test_api_digest_parse_is_total(text: str | None) -> None:
     assert digest is None or HEX64.match(digest)
 
 
-@pytest.mark.xfail(reason="parse_source lets Path.expanduser's RuntimeError escape", strict=False)
 def test_tilde_of_unknown_user() -> None:
     source, error = attempt(lambda: parse_source("~no-such-user-nexo/p.tar.gz"))
     assert source is None
@@ -86,7 +73,6 @@ def test_tilde_of_unknown_user() -> None:
     assert error.kind == "source_invalid"
 
 
-@pytest.mark.xfail(reason="Path.is_file raises ENAMETOOLONG inside parse_source", strict=False)
 def test_overlong_source() -> None:
     source, error = attempt(lambda: parse_source("y" * 300))
     assert source is None
