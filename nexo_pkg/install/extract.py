@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import shutil
 import stat
 import tarfile
@@ -16,6 +17,8 @@ from nexo_pkg.install.inspect import (
     open_stream,
     unsafe,
 )
+
+_HASH_CHUNK = 1 << 20
 
 
 def extract_listed(
@@ -39,6 +42,8 @@ def extract_listed(
                 index += 1
                 try:
                     archive.extract(member, destination, set_attrs=True, filter="data")
+                    if checked[1] == "file":
+                        _same_content(destination / checked[0], listing.files[checked[0]].sha256)
                 except tarfile.FilterError as exc:
                     raise unsafe(str(exc), member=member.name) from exc
                 except OSError as exc:
@@ -51,6 +56,20 @@ def extract_listed(
     except BaseException:
         _empty_directory(destination)
         raise
+
+
+def _same_content(path: Path, expected_sha256: str) -> None:
+    """The extracted file must hold the bytes the pre-scan hashed (and the receipt records).
+
+    The archive is read twice, so a file rewritten in place between the two reads would
+    otherwise be installed unchecked.
+    """
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(_HASH_CHUNK):
+            digest.update(chunk)
+    if digest.hexdigest() != expected_sha256:
+        raise unsafe("the archive changed between inspection and extraction", member=path.name)
 
 
 def _normalise_modes(destination: Path, listing: ArchiveListing) -> None:
