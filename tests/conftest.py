@@ -60,3 +60,16 @@ def offline_pip_env(wheelhouse: Path, monkeypatch: pytest.MonkeyPatch) -> dict[s
         "PIP_FIND_LINKS": str(wheelhouse),
         "PIP_DISABLE_PIP_VERSION_CHECK": "1",
     }
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``slow`` tests (full-size fuzzing, crash loops, 50 MB answers) run only on request.
+
+    Ask with a marker expression that names them (``pytest -m slow``) or ``NEXO_SLOW=1``.
+    """
+    if os.environ.get("NEXO_SLOW") == "1" or "slow" in (config.getoption("markexpr") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow test: run with -m slow or NEXO_SLOW=1")
+    for item in items:
+        if item.get_closest_marker("slow"):
+            item.add_marker(skip)

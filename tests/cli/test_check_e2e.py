@@ -10,8 +10,6 @@ import sys
 import tarfile
 from pathlib import Path
 
-import pytest
-
 
 def nexo(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -25,7 +23,6 @@ def nexo(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProc
     )
 
 
-@pytest.mark.slow
 def test_new_pack_check(tmp_path: Path, offline_pip_env: dict[str, str]) -> None:
     # The packed launcher runs `python3` from PATH: make it this interpreter.
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])

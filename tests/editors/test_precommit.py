@@ -2,7 +2,8 @@
 
 pre-commit builds its own virtualenv and pip-installs this repository from a git revision, so
 these tests use the committed ``HEAD`` of the checkout (never uncommitted files) and need the
-package index for the dependencies: they are marked slow.
+package index for the dependencies: they are marked ``index`` (deselect with
+``-m 'not index'`` when offline).
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ def _env(home: Path) -> dict[str, str]:
     return env
 
 
-@pytest.mark.slow
+@pytest.mark.index
 @pytest.mark.timeout(900)
 def test_try_repo_fails_on_a_bad_manifest_and_skips_others(tmp_path: Path) -> None:
     head = _committed_head()
@@ -107,7 +108,7 @@ def installed_hook(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]
     return _committed_head(), tmp_path_factory.mktemp("pre-commit-home")
 
 
-@pytest.mark.slow
+@pytest.mark.index
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize(("text", "expected"), [(GOOD, 0), (BAD, 1)])
 def test_hook_passes_a_good_manifest_and_fails_a_bad_one(
