@@ -198,7 +198,7 @@ def open_stream(tarball: Path, limits: ArchiveLimits) -> Iterator[tarfile.TarFil
     try:
         with tarball.open("rb") as handle:
             if handle.read(2) != b"\x1f\x8b":
-                raise invalid(f"{tarball.name} is not gzip-compressed")
+                raise invalid("the file is not gzip-compressed")
             handle.seek(0)
             reader = _InflatingReader(handle, limits.stream_budget())
             with tarfile.open(
