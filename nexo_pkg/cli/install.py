@@ -228,9 +228,17 @@ def register(app: typer.Typer) -> None:
         trusted_keys: Annotated[
             Path | None, typer.Option("--trusted-keys", help="Trust policy.")
         ] = None,
-        require_signature: Annotated[bool, typer.Option("--require-signature")] = False,
-        skip_signature_verify: Annotated[bool, typer.Option("--skip-signature-verify")] = False,
-        github_api_url: Annotated[str | None, typer.Option("--github-api-url")] = None,
+        require_signature: Annotated[
+            bool,
+            typer.Option("--require-signature", help="Refuse assets without a trusted signature."),
+        ] = False,
+        skip_signature_verify: Annotated[
+            bool, typer.Option("--skip-signature-verify", help="Do not check signatures (unsafe).")
+        ] = False,
+        github_api_url: Annotated[
+            str | None,
+            typer.Option("--github-api-url", help="GitHub API base (GitHub Enterprise)."),
+        ] = None,
         allow_downgrade: Annotated[
             bool,
             typer.Option(
@@ -246,7 +254,13 @@ def register(app: typer.Typer) -> None:
         dry_run: Annotated[bool, typer.Option("--dry-run", help="Check, install nothing.")] = False,
         json_output: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
     ) -> None:
-        """Install the newest release of an installed plugin."""
+        """Install the newest release of an installed plugin.
+
+        Re-resolves the latest release of the owner/repo in the plugin's receipt. The same
+        version is a no-op; an older one is refused (downgrade_refused) unless
+        --allow-downgrade. The old version is removed only after the new one is in place.
+        Exit codes: 0 upgraded or already newest; 1 refused; 2 usage or configuration error.
+        """
 
         def run() -> UpgradeResult:
             from nexo_pkg.install.pipeline import InstallOptions, upgrade  # noqa: PLC0415
