@@ -8,12 +8,12 @@ a bad option) falls through to Typer, which gives the usual help and usage error
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from nexo_pkg.cli.common import stderr_supports_colour
 from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
 from nexo_pkg.lint.options import LintOptions
 
@@ -41,6 +41,11 @@ class LintRequest:
     ignore: list[str] = field(default_factory=list)
     nexo_version: str | None = None
     explain: str | None = None
+
+
+def _stdout_supports_colour() -> bool:
+    """Colour only when stdout is a terminal and ``NO_COLOR`` is unset (https://no-color.org)."""
+    return not os.environ.get("NO_COLOR") and sys.stdout.isatty()
 
 
 def _split_selectors(values: Sequence[str], flag: str) -> frozenset[str]:
@@ -120,16 +125,16 @@ def run_lint(request: LintRequest) -> int:
     from nexo_pkg.lint.reporters import REPORTERS, ReportContext  # noqa: PLC0415
 
     rules = rules_for_codes({d.code for result in results for d in result.diagnostics})
+    # Every format is the report itself, so all of them go to stdout (as ruff and flake8 do);
+    # stderr keeps notes and errors about the run.
     if request.output_format == "text":
-        context = ReportContext(colour=stderr_supports_colour(), rules=rules)
+        context = ReportContext(colour=_stdout_supports_colour(), rules=rules)
         if not results:
             sys.stderr.write("warning: no nexo-plugin.toml found under the given paths\n")
-        sys.stderr.write(REPORTERS["text"](results, context))
-        sys.stderr.flush()
     else:
         context = ReportContext(colour=False, rules=rules)
-        sys.stdout.write(REPORTERS[request.output_format](results, context))
-        sys.stdout.flush()
+    sys.stdout.write(REPORTERS[request.output_format](results, context))
+    sys.stdout.flush()
     failed = any(result.errors or (request.strict and result.warnings) for result in results)
     return EXIT_FAILURE if failed else EXIT_OK
 
@@ -216,7 +221,7 @@ def register(app: typer.Typer) -> None:
         output_format: str = typer.Option(
             "text",
             "--format",
-            help=f"Report format: {', '.join(FORMATS)}. Text goes to stderr, the others to stdout.",
+            help=f"Report format: {', '.join(FORMATS)}. The report goes to stdout.",
         ),
         stdin: bool = typer.Option(False, "--stdin", help="Lint one manifest read from stdin."),
         stdin_filename: str | None = typer.Option(

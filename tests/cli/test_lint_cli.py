@@ -67,15 +67,15 @@ def test_reference_manifests_lint_clean() -> None:
     }  # not named nexo-plugin.toml
     explicit = nexo("plugin", "lint", *map(str, sorted(REFERENCE.glob("*.toml"))))
     assert explicit.returncode == 0, explicit.stderr
-    assert "All checks passed (8 files linted)." in explicit.stderr
+    assert "All checks passed (8 files linted)." in explicit.stdout
 
 
-def test_errors_exit_1_and_text_goes_to_stderr() -> None:
+def test_errors_exit_1_and_text_goes_to_stdout() -> None:
     result = nexo("plugin", "lint", str(INVALID))
     assert result.returncode == 1
-    assert result.stdout == ""
-    assert f"{INVALID}:3:11: NX012 " in result.stderr
-    assert "Found 5 errors and 0 warnings in 1 file." in result.stderr
+    assert result.stderr == ""
+    assert f"{INVALID}:3:11: NX012 " in result.stdout
+    assert "Found 5 errors and 0 warnings in 1 file." in result.stdout
 
 
 def test_json_output_is_one_valid_document() -> None:
@@ -284,13 +284,13 @@ def test_cold_lint_does_not_import_typer_or_jsonschema() -> None:
         assert heavy not in imported, heavy
 
 
-def run_with_tty_stderr(args: list[str], env: dict[str, str]) -> str:
+def run_with_tty_stdout(args: list[str], env: dict[str, str]) -> str:
     controller, terminal = pty.openpty()
     try:
         subprocess.run(
             [sys.executable, "-m", "nexo_pkg", *args],
-            stdout=subprocess.DEVNULL,
-            stderr=terminal,
+            stdout=terminal,
+            stderr=subprocess.DEVNULL,
             check=False,
             env=env,
         )
@@ -311,13 +311,14 @@ def run_with_tty_stderr(args: list[str], env: dict[str, str]) -> str:
 
 def test_colour_on_a_tty_unless_no_color() -> None:
     env = {key: value for key, value in os.environ.items() if key != "NO_COLOR"}
-    coloured = run_with_tty_stderr(["plugin", "lint", str(INVALID)], env)
+    coloured = run_with_tty_stdout(["plugin", "lint", str(INVALID)], env)
     assert "\x1b[31m" in coloured
-    plain = run_with_tty_stderr(["plugin", "lint", str(INVALID)], {**env, "NO_COLOR": "1"})
+    plain = run_with_tty_stdout(["plugin", "lint", str(INVALID)], {**env, "NO_COLOR": "1"})
     assert "NX012" in plain
     assert "\x1b[" not in plain
     piped = nexo("plugin", "lint", str(INVALID), env={"NO_COLOR": ""})
-    assert "\x1b[" not in piped.stderr
+    assert "NX012" in piped.stdout
+    assert "\x1b[" not in piped.stdout
 
 
 def test_trust_policy_sarif_documents_its_rules(tmp_path: Path) -> None:
