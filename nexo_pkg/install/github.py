@@ -290,14 +290,31 @@ class GitHubClient:
         return _parse_release(self._with_retries(attempt), what)
 
     def download(self, asset: ReleaseAsset, sink: DownloadSink, *, max_bytes: int) -> None:
-        """Stream ``asset`` into ``sink`` through its API URL (``application/octet-stream``).
+        """Stream ``asset`` into ``sink`` through its API URL (``application/octet-stream``),
+        or its browser download URL when the API URL answers 403, 404 or 410.
 
         Retries restart the sink. Raises ``archive_unsafe`` when the asset is larger than
         ``max_bytes``, ``network`` when it cannot be fetched completely.
         """
         what = f"download of {asset.name}"
-        url = asset.url or asset.browser_download_url
+        urls = [url for url in (asset.url, asset.browser_download_url) if url]
+        if not urls:
+            raise NexoError(f"{what}: the release lists no URL for it", kind="network")
+        for index, url in enumerate(urls):
+            try:
+                self._download_from(url, asset, sink, max_bytes=max_bytes, what=what)
+                return
+            except NexoError as error:
+                # Some mirrors and proxies in front of GitHub Enterprise only serve the
+                # browser download URL: fall back to it when the API asset URL is refused
+                # outright. Network faults were already retried and are not retried again.
+                refused = error.details.get("http_status") in _REFUSED_STATUSES
+                if not refused or index == len(urls) - 1 or urls[1] == urls[0]:
+                    raise
 
+    def _download_from(
+        self, url: str, asset: ReleaseAsset, sink: DownloadSink, *, max_bytes: int, what: str
+    ) -> None:
         def attempt() -> None:
             sink.reset()
             with self._open(url, "application/octet-stream", what) as response:
@@ -326,6 +343,9 @@ class GitHubClient:
         sink = _MemorySink()
         self.download(asset, sink, max_bytes=max_bytes)
         return bytes(sink.buffer)
+
+
+_REFUSED_STATUSES = frozenset({403, 404, 410})
 
 
 class _LazyTransport(httpx.BaseTransport):
@@ -381,7 +401,11 @@ def _expect_ok(response: httpx.Response, what: str) -> None:
             "GITHUB_TOKEN / GH_TOKEN",
             kind="network",
         )
-    raise NexoError(f"{what}: HTTP {response.status_code}", kind="network")
+    raise NexoError(
+        f"{what}: HTTP {response.status_code}",
+        kind="network",
+        details={"http_status": response.status_code},
+    )
 
 
 def _parse_release(document: Any, what: str) -> Release:

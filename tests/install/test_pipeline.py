@@ -176,6 +176,20 @@ def test_retries_after_500s_then_installs(install_env: InstallEnv) -> None:
     assert install("acme/hello", install_env.make_options()).path.is_dir()
 
 
+def test_refused_api_asset_url_falls_back_to_the_browser_url(install_env: InstallEnv) -> None:
+    _publish(install_env)
+    install_env.server.fail(status=404, times=None, path_contains="/releases/assets/")
+    assert install("acme/hello", install_env.make_options()).path.is_dir()
+    assert install_env.server.requests_to("/releases/download/")
+
+
+def test_api_asset_url_failing_with_5xx_is_not_retried_elsewhere(install_env: InstallEnv) -> None:
+    _publish(install_env)
+    install_env.server.fail(status=503, times=None, path_contains="/releases/assets/")
+    _failure(install_env, "acme/hello", "network")
+    assert not install_env.server.requests_to("/releases/download/")
+
+
 def test_rate_limited(install_env: InstallEnv) -> None:
     _publish(install_env)
     install_env.server.rate_limit(status=429, reset=1_900_000_000)
