@@ -8,6 +8,7 @@ diagnostic, and only an unreadable path raises (``OSError``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from types import ModuleType
@@ -149,18 +150,31 @@ def lint_bytes(
 ) -> FileResult:
     """Lint raw file content: decoding problems (not UTF-8, binary, too large) are findings.
 
-    A file named ``trusted_keys.toml`` is a trust policy, not a manifest, and is checked by
-    the install package's policy linter.
+    A file named ``trusted_keys.toml`` (or of another name that is plainly a trust policy:
+    ``schema_version`` or ``[[authors]]`` and no ``[plugin]``) is checked by the install
+    package's policy linter instead.
     """
     text, problems = decode_manifest(raw)
     if problems:
         return FileResult(path, tuple(_filtered(problems, options or LintOptions())), text)
-    if Path(path).name == TRUST_POLICY_FILENAME:
+    if Path(path).name == TRUST_POLICY_FILENAME or _looks_like_trust_policy(text, path):
         policy_result = _lint_trust_policy(text, path)
         if policy_result is not None:
             kept = _filtered(policy_result.diagnostics, options or LintOptions())
             return FileResult(policy_result.path, tuple(kept), policy_result.source)
     return lint_source(text, path=path, options=options)
+
+
+_POLICY_ROOT_KEY = re.compile(r"^\s*(?:schema_version\s*=|\[\[\s*authors\s*\]\])", re.MULTILINE)
+_PLUGIN_TABLE = re.compile(r"^\s*(?:\[\s*plugin\b|plugin\s*[.=])", re.MULTILINE)
+
+
+def _looks_like_trust_policy(text: str, path: str) -> bool:
+    """An explicitly named file of another name holding ``schema_version`` or
+    ``[[authors]]`` and no ``[plugin]`` table is a trust policy (a copy or a renamed one)."""
+    if Path(path).name == "nexo-plugin.toml":
+        return False
+    return bool(_POLICY_ROOT_KEY.search(text)) and not _PLUGIN_TABLE.search(text)
 
 
 def _lint_trust_policy(text: str, path: str) -> FileResult | None:

@@ -234,6 +234,21 @@ def test_trust_policy_is_linted_as_a_policy(tmp_path: Path) -> None:
     assert nexo("plugin", "lint", str(policy)).returncode == 1
 
 
+def test_a_renamed_trust_policy_is_linted_as_a_policy(tmp_path: Path) -> None:
+    policy = tmp_path / "policy.toml"
+    policy.write_text('schema_version = "1.0"\ndefault = "strict"\n', encoding="utf-8")
+    result = nexo("plugin", "lint", "--format", "json", str(policy))
+    assert result.returncode == 1
+    [entry] = json.loads(result.stdout)["files"]
+    assert [d["code"] for d in entry["diagnostics"]] == ["NXT004"]
+    # A broken manifest is still a manifest, whatever keys it carries.
+    manifest = tmp_path / "nexo-plugin.toml"
+    manifest.write_text('schema_version = "1.0"\n', encoding="utf-8")
+    result = nexo("plugin", "lint", "--format", "json", str(manifest))
+    [entry] = json.loads(result.stdout)["files"]
+    assert "NX010" in [d["code"] for d in entry["diagnostics"]]
+
+
 def test_schema_command_prints_the_shipped_schema() -> None:
     result = nexo("plugin", "schema")
     assert result.returncode == 0
