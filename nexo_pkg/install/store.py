@@ -211,8 +211,8 @@ class InstallRoot:
     def clean_stale(self) -> None:
         """Remove leftovers of interrupted installs and removals (we hold the lock)."""
         for child in self.dest.iterdir():
-            if child.name.startswith((STAGING_PREFIX, REMOVING_PREFIX)) and not child.is_symlink():
-                shutil.rmtree(child, ignore_errors=True)
+            if child.name.startswith((STAGING_PREFIX, REMOVING_PREFIX)):
+                discard(child)
 
     def new_staging(self, plugin_id: str) -> Path:
         path = self.dest / f"{STAGING_PREFIX}{plugin_id}-{secrets.token_hex(6)}"
@@ -364,13 +364,23 @@ def publish(root: InstallRoot, staging: Path, final: Path, *, replace: bool) -> 
         raise io_error(f"move the new install into {final}", exc) from exc
     fsync_dir(root.dest)
     if aside is not None:
-        shutil.rmtree(aside, ignore_errors=True)
+        discard(aside)
 
 
 def remove_tree(root: InstallRoot, path: Path) -> None:
     """Remove an installed directory: rename to ``.removing-*`` first, then delete."""
     aside = root.set_aside(path)
-    shutil.rmtree(aside, ignore_errors=True)
+    discard(aside)
+
+
+def discard(path: Path) -> None:
+    """Delete ``path`` best-effort without following links: a symlink (say, one planted in the
+    install root) is unlinked, never the tree it points to."""
+    if path.is_symlink() or not path.is_dir():
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        return
+    shutil.rmtree(path, ignore_errors=True)
 
 
 # -- verify -----------------------------------------------------------------------------------

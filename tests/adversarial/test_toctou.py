@@ -32,14 +32,23 @@ def test_archive_swapped_after_inspection_is_refused(tmp_path: Path) -> None:
     assert not (tmp_path / "escaped").exists()
 
 
-def _install(tmp_path: Path, dest: Path) -> tuple[int, dict[str, object]]:
+def _install(tmp_path: Path, dest: Path, *extra: str) -> tuple[int, dict[str, object]]:
     incoming = tmp_path / "incoming"
     incoming.mkdir(exist_ok=True)
     data = CONTROLS["valid_baseline"](CorpusContext())
     (incoming / ASSET_NAME).write_bytes(data)
     (incoming / f"{ASSET_NAME}.sha256").write_text(sha256_sidecar(data))
     result = run_cli_in_process(
-        ["plugin", "install", str(incoming / ASSET_NAME), "--dest", str(dest), "--yes", "--json"],
+        [
+            "plugin",
+            "install",
+            str(incoming / ASSET_NAME),
+            "--dest",
+            str(dest),
+            "--yes",
+            "--json",
+            *extra,
+        ],
         env=clean_env(NEXO_HOME=str(tmp_path / "home")),
     )
     return result.exit_code, result.document
@@ -63,6 +72,27 @@ def test_symlink_planted_at_the_final_name_is_not_followed(tmp_path: Path) -> No
     else:
         assert exit_code == 1
         assert document["ok"] is False
+
+
+def test_force_over_a_planted_symlink_unlinks_it_and_leaves_nothing_behind(
+    tmp_path: Path,
+) -> None:
+    canary = tmp_path / "canary"
+    canary.mkdir()
+    (canary / "keep.txt").write_text("keep\n")
+    before = snapshot(canary)
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    final = dest / f"{PLUGIN_ID}-{PLUGIN_VERSION}"
+    final.symlink_to(canary, target_is_directory=True)
+    exit_code, document = _install(tmp_path, dest, "--force")
+    assert exit_code == 0, document
+    assert snapshot(canary) == before
+    assert not final.is_symlink()
+    assert (final / "nexo-plugin.toml").is_file()
+    assert sorted(child.name for child in dest.iterdir() if child.name.startswith(".")) == [
+        ".nexo-install.lock"
+    ]
 
 
 def test_symlinked_leftover_staging_is_not_followed_when_cleaning(tmp_path: Path) -> None:
