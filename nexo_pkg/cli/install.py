@@ -33,6 +33,29 @@ _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 DEST_HELP = "Install root (default: $NEXO_HOME/state/plugins)."
 JSON_HELP = "Print one JSON document on stdout."
 
+# Options shared by several commands, declared once so their flags and help stay in step.
+DestOption = Annotated[Path | None, typer.Option("--dest", help=DEST_HELP)]
+JsonOption = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
+YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+TargetOption = Annotated[
+    str | None,
+    typer.Option("--target", help="Target triple instead of this host's (or noarch)."),
+]
+TrustedKeysOption = Annotated[
+    Path | None,
+    typer.Option("--trusted-keys", help="Trust policy file (default under $NEXO_HOME)."),
+]
+RequireSignatureOption = Annotated[
+    bool, typer.Option("--require-signature", help="Refuse assets without a trusted signature.")
+]
+SkipSignatureOption = Annotated[
+    bool, typer.Option("--skip-signature-verify", help="Do not check signatures (unsafe).")
+]
+GitHubApiOption = Annotated[
+    str | None, typer.Option("--github-api-url", help="GitHub API base (GitHub Enterprise).")
+]
+DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Run every check, install nothing.")]
+
 
 def parse_size(text: str, *, flag: str) -> int:
     """``1048576``, ``100M``, ``100MiB``, ``2g`` -> bytes; raises :class:`UsageError`."""
@@ -115,36 +138,18 @@ def register(app: typer.Typer) -> None:
                 help="owner/repo\\[@tag] of a GitHub release, or a path to a release .tar.gz.",
             ),
         ],
-        dest: Annotated[Path | None, typer.Option("--dest", help=DEST_HELP)] = None,
-        target: Annotated[
-            str | None,
-            typer.Option("--target", help="Target triple instead of this host's (or noarch)."),
-        ] = None,
-        trusted_keys: Annotated[
-            Path | None,
-            typer.Option("--trusted-keys", help="Trust policy file (default under $NEXO_HOME)."),
-        ] = None,
-        require_signature: Annotated[
-            bool,
-            typer.Option("--require-signature", help="Refuse assets without a trusted signature."),
-        ] = False,
-        skip_signature_verify: Annotated[
-            bool, typer.Option("--skip-signature-verify", help="Do not check signatures (unsafe).")
-        ] = False,
-        github_api_url: Annotated[
-            str | None,
-            typer.Option("--github-api-url", help="GitHub API base (GitHub Enterprise)."),
-        ] = None,
+        dest: DestOption = None,
+        target: TargetOption = None,
+        trusted_keys: TrustedKeysOption = None,
+        require_signature: RequireSignatureOption = False,
+        skip_signature_verify: SkipSignatureOption = False,
+        github_api_url: GitHubApiOption = None,
         force: Annotated[
             bool, typer.Option("--force", help="Replace an existing install.")
         ] = False,
-        yes: Annotated[
-            bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")
-        ] = False,
-        dry_run: Annotated[
-            bool, typer.Option("--dry-run", help="Run every check, install nothing.")
-        ] = False,
-        json_output: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+        yes: YesOption = False,
+        dry_run: DryRunOption = False,
+        json_output: JsonOption = False,
         max_download_size: Annotated[
             str | None, typer.Option("--max-download-size", help="Download limit (default 100M).")
         ] = None,
@@ -221,24 +226,12 @@ def register(app: typer.Typer) -> None:
     def upgrade_command(
         *,
         plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
-        dest: Annotated[Path | None, typer.Option("--dest", help=DEST_HELP)] = None,
-        target: Annotated[
-            str | None, typer.Option("--target", help="Target triple override.")
-        ] = None,
-        trusted_keys: Annotated[
-            Path | None, typer.Option("--trusted-keys", help="Trust policy.")
-        ] = None,
-        require_signature: Annotated[
-            bool,
-            typer.Option("--require-signature", help="Refuse assets without a trusted signature."),
-        ] = False,
-        skip_signature_verify: Annotated[
-            bool, typer.Option("--skip-signature-verify", help="Do not check signatures (unsafe).")
-        ] = False,
-        github_api_url: Annotated[
-            str | None,
-            typer.Option("--github-api-url", help="GitHub API base (GitHub Enterprise)."),
-        ] = None,
+        dest: DestOption = None,
+        target: TargetOption = None,
+        trusted_keys: TrustedKeysOption = None,
+        require_signature: RequireSignatureOption = False,
+        skip_signature_verify: SkipSignatureOption = False,
+        github_api_url: GitHubApiOption = None,
         allow_downgrade: Annotated[
             bool,
             typer.Option(
@@ -248,11 +241,9 @@ def register(app: typer.Typer) -> None:
         keep_old: Annotated[
             bool, typer.Option("--keep-old", help="Keep the previous version's directory.")
         ] = False,
-        yes: Annotated[
-            bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")
-        ] = False,
-        dry_run: Annotated[bool, typer.Option("--dry-run", help="Check, install nothing.")] = False,
-        json_output: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+        yes: YesOption = False,
+        dry_run: DryRunOption = False,
+        json_output: JsonOption = False,
     ) -> None:
         """Install the newest release of an installed plugin.
 
@@ -292,11 +283,11 @@ def register(app: typer.Typer) -> None:
     @app.command("list")
     def list_command(
         *,
-        dest: Annotated[Path | None, typer.Option("--dest", help=DEST_HELP)] = None,
+        dest: DestOption = None,
         include_orphan: Annotated[
             bool, typer.Option("--include-orphan", help="Also show directories without a receipt.")
         ] = False,
-        json_output: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+        json_output: JsonOption = False,
     ) -> None:
         """List installed plugins."""
         root = _dest(dest)
@@ -352,11 +343,9 @@ def register(app: typer.Typer) -> None:
     def remove_command(
         *,
         plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
-        dest: Annotated[Path | None, typer.Option("--dest", help=DEST_HELP)] = None,
-        yes: Annotated[
-            bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")
-        ] = False,
-        json_output: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+        dest: DestOption = None,
+        yes: YesOption = False,
+        json_output: JsonOption = False,
     ) -> None:
         """Remove an installed plugin (every installed version of it)."""
         root = _dest(dest)
@@ -386,8 +375,8 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Argument(metavar="ID", help="Id to verify (default: every installed plugin)."),
         ] = None,
-        dest: Annotated[Path | None, typer.Option("--dest", help=DEST_HELP)] = None,
-        json_output: Annotated[bool, typer.Option("--json", help=JSON_HELP)] = False,
+        dest: DestOption = None,
+        json_output: JsonOption = False,
     ) -> None:
         """Re-hash installed files against their install receipts (exit 1 on any change)."""
         root = _dest(dest)
