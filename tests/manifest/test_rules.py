@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nexo_pkg.errors import UsageError
-from nexo_pkg.lint.diagnostic import Diagnostic, Position, Span
+from nexo_pkg.lint.diagnostic import Diagnostic, Span
 from nexo_pkg.lint.explain import explain_text
 from nexo_pkg.lint.options import LintOptions
 from nexo_pkg.manifest.rules import (
@@ -23,21 +23,7 @@ from nexo_pkg.manifest.rules import (
 )
 from nexo_pkg.manifest.rules_context import KeyPath
 
-HERE = Span(Position(1, 1), Position(1, 2))
-
-BASE = """
-[plugin]
-id = "weather"
-version = "0.1.0"
-name = "Weather"
-description = "Forecasts"
-min_nexo_version = ">=0.1.0"
-"""
-
-
-def locate(path: KeyPath, part: str) -> Span:
-    del path, part
-    return HERE
+from .rule_support import BASE, HERE, locate
 
 
 def run(

@@ -6,24 +6,16 @@ import tomllib
 
 import pytest
 
-from nexo_pkg.lint.diagnostic import Diagnostic, Position, Span
+from nexo_pkg.lint.diagnostic import Diagnostic
 from nexo_pkg.lint.options import LintOptions
 from nexo_pkg.manifest.rules import check_semantics
 from nexo_pkg.manifest.rules_admin_ui import LUCIDE_SUBSET, label_is_empty
-from nexo_pkg.manifest.rules_context import KeyPath
 from nexo_pkg.manifest.rules_visible_when import VisibleWhenError, check_visible_when
 
-HERE = Span(Position(1, 1), Position(1, 2))
+from .rule_support import BASE as SHARED_BASE
+from .rule_support import locate
 
-BASE = """
-[plugin]
-id = "weather"
-version = "0.1.0"
-name = "Weather"
-description = "Forecasts"
-min_nexo_version = ">=0.1.0"
-[plugin.admin_ui]
-"""
+BASE = SHARED_BASE + "[plugin.admin_ui]\n"
 
 SCREEN = """
 [[plugin.admin_ui.screens]]
@@ -34,11 +26,6 @@ key = "unit"
 type = "text"
 label = "Unit"
 """
-
-
-def locate(path: KeyPath, part: str) -> Span:
-    del path, part
-    return HERE
 
 
 def run(extra: str, admin_ui: str = "") -> list[Diagnostic]:

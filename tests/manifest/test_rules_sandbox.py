@@ -8,10 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nexo_pkg.lint.diagnostic import Diagnostic, Position, Span
+from nexo_pkg.lint.diagnostic import Diagnostic
 from nexo_pkg.lint.options import LintOptions
 from nexo_pkg.manifest.rules import SEMANTIC_RULES, check_semantics
-from nexo_pkg.manifest.rules_context import KeyPath
 from nexo_pkg.manifest.sandbox_paths import (
     DENYLIST_HOST_PATHS,
     HOME_SECRET_SUBPATHS,
@@ -21,21 +20,7 @@ from nexo_pkg.manifest.sandbox_paths import (
     normalise,
 )
 
-HERE = Span(Position(1, 1), Position(1, 2))
-
-BASE = """
-[plugin]
-id = "weather"
-version = "0.1.0"
-name = "Weather"
-description = "Forecasts"
-min_nexo_version = ">=0.1.0"
-"""
-
-
-def locate(path: KeyPath, part: str) -> Span:
-    del path, part
-    return HERE
+from .rule_support import BASE, locate
 
 
 def run(sandbox: str, options: LintOptions | None = None) -> list[Diagnostic]:

@@ -6,29 +6,14 @@ import tomllib
 
 import pytest
 
-from nexo_pkg.lint.diagnostic import Diagnostic, Position, Span
+from nexo_pkg.lint.diagnostic import Diagnostic
 from nexo_pkg.lint.options import LintOptions
 from nexo_pkg.manifest.rules import check_semantics
-from nexo_pkg.manifest.rules_context import KeyPath
 
-HERE = Span(Position(1, 1), Position(1, 2))
-
-BASE = """
-[plugin]
-id = "weather"
-version = "0.1.0"
-name = "Weather"
-description = "Forecasts"
-min_nexo_version = ">=0.1.0"
-"""
+from .rule_support import BASE, locate
 
 FIELD = '[[plugin.pairing.fields]]\nname = "token"\nlabel = "Token"\n'
 TRIGGER = '[plugin.pairing.trigger]\nstart_method = "{}"\ncancel_method = "{}"\n'
-
-
-def locate(path: KeyPath, part: str) -> Span:
-    del path, part
-    return HERE
 
 
 def run(extra: str) -> list[Diagnostic]:
