@@ -30,7 +30,7 @@ CHILD = """
 import json, sys, time
 from pathlib import Path
 start, cpu_start = time.perf_counter(), time.process_time()
-from nexo_pkg.install.trust import AuthorPolicy, TrustPolicy, verify_asset_signature
+from nexo_pkg.trust.entry import AuthorPolicy, TrustPolicy, verify_asset_signature
 artifact = Path(sys.argv[1])
 material = {name: Path(path) for name, path in json.loads(sys.argv[2]).items()}
 author = AuthorPolicy(owner="trailofbits", identity=sys.argv[3])

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 import semver
 
 from nexo_pkg.errors import NexoError, UsageError
-from nexo_pkg.install import trust
 from nexo_pkg.install.checksum import parse_digest, parse_sidecar, verify_checksums
 from nexo_pkg.install.download import DownloadedFile, cache_dir, copy_local, download_asset
 from nexo_pkg.install.extract import extract_listed
@@ -45,6 +44,7 @@ from nexo_pkg.install.store import (
     write_receipt,
 )
 from nexo_pkg.install.summary import InstallPlan
+from nexo_pkg.trust import entry as trust
 
 if TYPE_CHECKING:
     from nexo_pkg.install.github import GitHubClient, Release

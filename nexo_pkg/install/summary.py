@@ -6,7 +6,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
-from nexo_pkg.install.trust import SignatureOutcome
+from nexo_pkg.trust.entry import SignatureOutcome
 
 _EXTENDS_KEYS = ("tools", "channels", "llm_providers", "memory_backends", "hooks")
 

@@ -179,7 +179,7 @@ def _looks_like_trust_policy(text: str, path: str) -> bool:
 
 def _lint_trust_policy(text: str, path: str) -> FileResult | None:
     try:
-        from nexo_pkg.install.policy import lint_policy_source  # noqa: PLC0415 - rare path
+        from nexo_pkg.trust.policy import lint_policy_source  # noqa: PLC0415 - rare path
     except ImportError:
         return None
     result: FileResult = lint_policy_source(text, path=path)

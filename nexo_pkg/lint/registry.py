@@ -36,7 +36,7 @@ def all_rules() -> dict[str, Rule]:
 def _policy_rules() -> dict[str, Rule]:
     """The trust-policy rules (``trusted_keys.toml``), loaded only when asked for."""
     try:
-        module = importlib.import_module("nexo_pkg.install.policy")
+        module = importlib.import_module("nexo_pkg.trust.policy")
     except ImportError:
         return {}
     rules: dict[str, Rule] = dict(getattr(module, "POLICY_RULES", {}))

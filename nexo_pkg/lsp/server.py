@@ -76,7 +76,7 @@ def _document_path(uri: str) -> str:
 def _policy_linter() -> Callable[..., Any] | None:
     """``lint_policy_source`` when the trust-policy module provides it, else ``None``."""
     try:
-        module = importlib.import_module("nexo_pkg.install.policy")
+        module = importlib.import_module("nexo_pkg.trust.policy")
     except ImportError:
         return None
     linter = getattr(module, "lint_policy_source", None)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 
-from nexo_pkg.install.policy import TrustPolicy, lint_policy_source, parse_policy
+from nexo_pkg.trust.policy import TrustPolicy, lint_policy_source, parse_policy
 
 from .strategies import SEED_POLICIES, attempt, policies
 

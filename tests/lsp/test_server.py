@@ -407,17 +407,17 @@ def test_half_typed_documents_never_break_the_server(
 
 def _policy_linter_available() -> bool:
     try:
-        module = importlib.import_module("nexo_pkg.install.policy")
+        module = importlib.import_module("nexo_pkg.trust.policy")
     except ImportError:
         return False
     return callable(getattr(module, "lint_policy_source", None))
 
 
 @pytest.mark.skipif(
-    not _policy_linter_available(), reason="nexo_pkg.install.policy.lint_policy_source absent"
+    not _policy_linter_available(), reason="nexo_pkg.trust.policy.lint_policy_source absent"
 )
 def test_trust_policy_documents_are_linted(shared_server: SharedServer, tmp_path: Path) -> None:
-    from nexo_pkg.install.policy import lint_policy_source
+    from nexo_pkg.trust.policy import lint_policy_source
 
     text = 'schema_version = "1.0"\ndefault = "sometimes"\n[[authors]]\nowner = "🙂"\nbogus = 1\n'
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support.private_sigstore import PrivateSigstore
 
-from nexo_pkg.install.trust import TrustPolicy, load_policy
+from nexo_pkg.trust.entry import TrustPolicy, load_policy
 
 from .helpers import FIXTURES, VECTOR_ARTIFACT
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nexo_pkg.install.trust import AuthorPolicy
+from nexo_pkg.trust.entry import AuthorPolicy
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sigstore"
 VECTOR_ARTIFACT = "rfc8785-0.1.2-py3-none-any.whl"

@@ -12,8 +12,8 @@ from .helpers import FIXTURES, VECTOR_ARTIFACT
 SCRIPT = """
 import json, sys
 from pathlib import Path
-from nexo_pkg.install.trust import TrustPolicy, verify_asset_signature
-from nexo_pkg.install.policy import lint_policy_source
+from nexo_pkg.trust.entry import TrustPolicy, verify_asset_signature
+from nexo_pkg.trust.policy import lint_policy_source
 
 artifact = Path(sys.argv[1])
 material = json.loads(sys.argv[2])

@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 
 from nexo_pkg.errors import NexoError
-from nexo_pkg.install.policy import lint_policy_source
-from nexo_pkg.install.trust import (
+from nexo_pkg.trust.entry import (
     GITHUB_ACTIONS_ISSUER,
     TrustPolicy,
     default_policy_path,
     load_policy,
     resolve_mode,
 )
+from nexo_pkg.trust.policy import lint_policy_source
 
 FULL = """\
 schema_version = "1.0"
@@ -205,7 +205,7 @@ def test_lint_syntax_error_position() -> None:
 
 
 def test_every_rule_is_documented() -> None:
-    from nexo_pkg.install.policy import POLICY_RULES
+    from nexo_pkg.trust.policy import POLICY_RULES
 
     docs = (Path(__file__).resolve().parent.parent.parent / "docs" / "trust.md").read_text()
     for rule in POLICY_RULES.values():

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nexo_pkg.install.trust import (
+from nexo_pkg.trust.entry import (
     SignatureInvalidError,
     SignerUntrustedError,
     TrustPolicy,

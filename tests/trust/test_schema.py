@@ -10,7 +10,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from nexo_pkg.errors import NexoError
-from nexo_pkg.install.policy import parse_policy
+from nexo_pkg.trust.policy import parse_policy
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SCHEMA = ROOT / "schemas" / "trusted-keys.schema.json"

@@ -1,12 +1,12 @@
-"""Signature trust: the ``trusted_keys.toml`` policy and verification of release signatures.
+"""The one entry of signature trust the install pipeline calls (SPEC §5 step 5, §6).
 
-Step 5 of the install pipeline (SPEC §5, §6). The pipeline calls, in order:
+The pipeline calls, in order:
 
 1. :func:`load_policy` (``--trusted-keys`` or :func:`default_policy_path`);
 2. :func:`resolve_mode` for the release's owner and the command-line flags;
 3. :func:`verify_asset_signature` with the downloaded, checksummed asset and the signature
    material found beside it (release assets named ``<asset><suffix>`` for each suffix of
-   :data:`SIGNATURE_SUFFIXES``).
+   :data:`SIGNATURE_SUFFIXES`).
 
 Verification fails closed: anything that is not a valid signature by a trusted signer raises
 a :class:`SignatureError` (``signature_missing``, ``signature_invalid`` or
@@ -17,19 +17,30 @@ unsigned installs and ``lint`` never pay for it.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.install.policy import (
+from nexo_pkg.trust.base import (
+    SignatureError,
+    SignatureInvalidError,
+    SignatureMaterial,
+    SignatureMissingError,
+    SignatureOutcome,
+    SignerUntrustedError,
+)
+from nexo_pkg.trust.material import SIGNATURE_SUFFIXES, find_signature_material
+from nexo_pkg.trust.policy import (
     GITHUB_ACTIONS_ISSUER,
     AuthorPolicy,
     Mode,
     TrustPolicy,
     read_policy_file,
 )
+
+if TYPE_CHECKING:
+    from nexo_pkg.trust.verifiers.common import Signer
 
 __all__ = [
     "GITHUB_ACTIONS_ISSUER",
@@ -49,104 +60,6 @@ __all__ = [
     "resolve_mode",
     "verify_asset_signature",
 ]
-
-# Suffixes appended to an asset name under which signature material is looked up, in order:
-# Sigstore bundles first, then a (Sigstore or legacy cosign) `.bundle`, then a detached
-# cosign signature with its certificate.
-SIGNATURE_SUFFIXES: tuple[str, ...] = (
-    ".sigstore.json",
-    ".sigstore",
-    ".bundle",
-    ".sig",
-    ".pem",
-    ".cert",
-)
-
-_BUNDLE_SUFFIXES = (".sigstore.json", ".sigstore", ".bundle")
-_CERTIFICATE_SUFFIXES = (".pem", ".cert")
-
-
-class SignatureError(NexoError):
-    """The signature step refused the asset (exit 1)."""
-
-    kind = "signature_invalid"
-
-
-class SignatureMissingError(SignatureError):
-    """No signature material, and the policy requires one."""
-
-    kind = "signature_missing"
-
-
-class SignatureInvalidError(SignatureError):
-    """Material is present but is not a valid signature over this asset."""
-
-    kind = "signature_invalid"
-
-
-class SignerUntrustedError(SignatureError):
-    """The signature is cryptographically valid, but its signer is not trusted for the owner.
-
-    ``identity`` and ``issuer`` are what the certificate says (also in ``details``).
-    """
-
-    kind = "signer_untrusted"
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        identity: str | None,
-        issuer: str | None,
-        details: dict[str, Any] | None = None,
-    ) -> None:
-        merged = {"identity": identity, "issuer": issuer, **(details or {})}
-        super().__init__(message, details=merged)
-        self.identity = identity
-        self.issuer = issuer
-
-
-@dataclass(frozen=True)
-class SignatureOutcome:
-    """What the signature step concluded; stored in the receipt and the ``--json`` output.
-
-    ``warnings`` are messages the CLI must show loudly (they are not part of the receipt).
-    """
-
-    status: Literal["verified", "unsigned", "skipped"]
-    identity: str | None = None
-    issuer: str | None = None
-    bundle_sha256: str | None = None
-    warnings: tuple[str, ...] = field(default=())
-
-    def to_json(self) -> dict[str, Any]:
-        """The receipt's and ``--json``'s ``signature`` object."""
-        return {
-            "status": self.status,
-            "identity": self.identity,
-            "issuer": self.issuer,
-            "bundle_sha256": self.bundle_sha256,
-        }
-
-
-@dataclass(frozen=True)
-class SignatureMaterial:
-    """The signature files chosen for one asset.
-
-    ``bundle`` is a Sigstore bundle or a legacy cosign bundle; otherwise ``signature`` and
-    ``certificate`` are a detached cosign signature (either may be missing, which is refused).
-    ``name`` is the file name that carries the signature, used in messages.
-    """
-
-    name: str
-    bundle: Path | None = None
-    signature: Path | None = None
-    certificate: Path | None = None
-
-    @property
-    def primary(self) -> Path | None:
-        """The file whose hash is recorded as ``bundle_sha256``."""
-        return self.bundle or self.signature or self.certificate
 
 
 def default_policy_path(nexo_home: Path) -> Path:
@@ -179,33 +92,6 @@ def resolve_mode(
         if author.mode is not None:
             return author.mode
     return policy.default
-
-
-def find_signature_material(
-    asset_name: str, material: Mapping[str, Path]
-) -> SignatureMaterial | None:
-    """Pick the signature material for ``asset_name`` out of ``material`` (name -> path).
-
-    Bundles win in :data:`SIGNATURE_SUFFIXES` order; otherwise a ``.sig`` with its ``.pem`` or
-    ``.cert``. Files named for other assets are ignored. ``None`` when there is nothing.
-    """
-    for suffix in _BUNDLE_SUFFIXES:
-        name = asset_name + suffix
-        if name in material:
-            return SignatureMaterial(name=name, bundle=material[name])
-    signature_name = asset_name + ".sig"
-    signature = material.get(signature_name)
-    certificate_name = next(
-        (asset_name + s for s in _CERTIFICATE_SUFFIXES if asset_name + s in material), None
-    )
-    certificate = material[certificate_name] if certificate_name else None
-    if signature is None and certificate is None:
-        return None
-    return SignatureMaterial(
-        name=signature_name if signature is not None else str(certificate_name),
-        signature=signature,
-        certificate=certificate,
-    )
 
 
 def _sha256_file(path: Path) -> str:
@@ -270,11 +156,9 @@ def verify_asset_signature(
 
     # Imported here, not at the top: Sigstore costs most of a second to import and only
     # signed assets need it.
-    from nexo_pkg.install.sigstore_verify import verify_material  # noqa: PLC0415
-
     bundle_sha256 = _sha256_file(found.primary) if found.primary is not None else None
     try:
-        signer = verify_material(
+        signer = _verify_material(
             artifact,
             found,
             authors=authors,
@@ -299,4 +183,73 @@ def verify_asset_signature(
         identity=signer.identity,
         issuer=signer.issuer,
         bundle_sha256=bundle_sha256,
+    )
+
+
+def _verify_material(
+    artifact: Path,
+    material: SignatureMaterial,
+    *,
+    authors: Sequence[AuthorPolicy],
+    trusted_root: Path | None,
+    owner: str | None,
+) -> Signer:
+    """Verify whichever kind of signature ``material`` is, with the verifier of its scheme.
+
+    The verifiers are imported here, not at the top: they import Sigstore, which costs most
+    of a second, and only signed assets need it.
+    """
+
+    from nexo_pkg.trust.verifiers import bundle as bundle_verifier  # noqa: PLC0415
+    from nexo_pkg.trust.verifiers import cosign_legacy  # noqa: PLC0415
+    from nexo_pkg.trust.verifiers.common import check_recorded_digest  # noqa: PLC0415
+
+    if material.bundle is None:
+        return cosign_legacy.verify_detached(
+            artifact,
+            material,
+            authors=authors,
+            trusted_root=trusted_root,
+            owner=owner,
+        )
+    try:
+        raw = material.bundle.read_bytes()
+    except OSError as exc:
+        raise SignatureInvalidError(f"{material.name} cannot be read: {exc}") from exc
+    try:
+        document = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise SignatureInvalidError(f"{material.name} is not JSON: {exc}") from exc
+    if isinstance(document, dict) and "mediaType" in document:
+        promise_only = cosign_legacy.promise_only_v01_bundle(document)
+        if promise_only is not None:
+            check_recorded_digest(artifact, document, material.name)
+            return cosign_legacy.verify_legacy_bundle(
+                artifact,
+                promise_only,
+                name=material.name,
+                authors=authors,
+                trusted_root=trusted_root,
+                owner=owner,
+            )
+        return bundle_verifier.verify_bundle(
+            artifact,
+            raw,
+            name=material.name,
+            authors=authors,
+            trusted_root=trusted_root,
+            owner=owner,
+        )
+    if isinstance(document, dict) and "base64Signature" in document:
+        return cosign_legacy.verify_legacy_bundle(
+            artifact,
+            document,
+            name=material.name,
+            authors=authors,
+            trusted_root=trusted_root,
+            owner=owner,
+        )
+    raise SignatureInvalidError(
+        f"{material.name} is neither a Sigstore bundle (mediaType) nor a cosign bundle "
+        "(base64Signature)"
     )

@@ -62,15 +62,15 @@ from sigstore._utils import KeyID
 from sigstore.errors import VerificationError
 from sigstore.models import TrustedRoot
 
-from nexo_pkg.install.policy import AuthorPolicy
-from nexo_pkg.install.sigstore_verify import (
+from nexo_pkg.trust.base import SignatureInvalidError, SignatureMaterial
+from nexo_pkg.trust.policy import AuthorPolicy
+from nexo_pkg.trust.verifiers.common import (
     Signer,
     TrustedAuthors,
     hash_artifact,
     load_trusted_root,
     untrusted_signer_error,
 )
-from nexo_pkg.install.trust import SignatureInvalidError, SignatureMaterial
 
 _RESIGN = "re-sign with Sigstore bundles (cosign sign-blob --new-bundle-format, or sigstore sign)"
 

@@ -1,11 +1,9 @@
-"""Offline verification of Sigstore bundles with sigstore-python, and the identity policy.
+"""The shared base of the Sigstore verifiers: certificate claims, identity policy, trust root.
 
 Imported only when signature material is present (it imports Sigstore, which is slow to
-import). Everything here fails closed: a result is returned only for a signature that
-sigstore-python verified end to end (certificate chain to the trusted Fulcio roots at the
-log's time, SCT, transparency-log inclusion proof, checkpoint and inclusion promise, the
-signature over the artifact's digest, and the log entry's consistency with all of them) *and*
-whose certificate satisfies one of the owner's author entries.
+import). A verifier returns a :class:`Signer` only for a signature that sigstore-python (or,
+for legacy cosign material, the same checks done here) verified end to end *and* whose
+certificate satisfies one of the owner's author entries.
 
 The trust root is Sigstore's public-good instance, embedded in sigstore-python and used
 offline, or a private instance's ``trusted_root.json`` named by the policy.
@@ -16,7 +14,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,13 +35,13 @@ from cryptography.x509 import (
 from sigstore.errors import Error as SigstoreError
 from sigstore.errors import VerificationError
 from sigstore.hashes import Hashed
-from sigstore.models import Bundle, ClientTrustConfig, TrustedRoot
+from sigstore.models import ClientTrustConfig, TrustedRoot
 from sigstore.verify import Verifier
 from sigstore_models.common.v1 import HashAlgorithm
 
 from nexo_pkg.errors import ConfigError
-from nexo_pkg.install.policy import AuthorPolicy
-from nexo_pkg.install.trust import SignatureInvalidError, SignatureMaterial, SignerUntrustedError
+from nexo_pkg.trust.base import SignatureInvalidError, SignerUntrustedError
+from nexo_pkg.trust.policy import AuthorPolicy
 
 _logger = logging.getLogger(__name__)
 
@@ -208,7 +205,7 @@ def rejection_reason(author: AuthorPolicy, signer: Signer) -> str | None:
     return None
 
 
-class _UntrustedSignerError(VerificationError):
+class UntrustedSignerError(VerificationError):
     """Raised by :class:`TrustedAuthors` so the caller can tell identity from crypto failures."""
 
 
@@ -230,10 +227,10 @@ class TrustedAuthors:
                 matched = next(i for i in signer.identities if author.identity_matches(i))
                 self.accepted = signer.with_identity(matched)
                 return
-        raise _UntrustedSignerError("no trusted author accepts the signing certificate")
+        raise UntrustedSignerError("no trusted author accepts the signing certificate")
 
 
-class _UnsafeIdentityCheckedSeparately:
+class UnsafeIdentityCheckedSeparately:
     """A policy that accepts any certificate identity.
 
     Used only to classify a failure after :class:`TrustedAuthors` refused the signer: it
@@ -313,57 +310,7 @@ def untrusted_signer_error(
     )
 
 
-def verify_bundle(
-    artifact: Path,
-    bundle_bytes: bytes,
-    *,
-    name: str,
-    authors: Sequence[AuthorPolicy],
-    trusted_root: Path | None,
-    owner: str | None,
-) -> Signer:
-    """Verify the Sigstore bundle ``bundle_bytes`` (file ``name``) over ``artifact``.
-
-    Returns the trusted signer. Raises :class:`SignatureInvalidError` for anything that is not a
-    valid signature over the artifact, :class:`SignerUntrustedError` for a valid signature whose
-    signer no author entry trusts, ``policy_invalid`` for an unusable trusted root.
-    """
-    try:
-        bundle = Bundle.from_json(bundle_bytes)
-    except Exception as exc:  # whatever the parser trips on, the bundle is unusable
-        raise SignatureInvalidError(f"{name} is not a valid Sigstore bundle: {exc}") from exc
-    if bundle._inner.message_signature is None:
-        raise SignatureInvalidError(
-            f"{name} holds a DSSE attestation, not a signature over the file; sign the "
-            "release asset itself (cosign sign-blob / sigstore sign)"
-        )
-    verifier = load_verifier(trusted_root)
-    hashed = hash_artifact(artifact)
-    policy = TrustedAuthors(authors)
-    try:
-        verifier.verify_artifact(hashed, bundle, policy)
-    except _UntrustedSignerError:
-        signer = Signer.from_certificate(bundle.signing_certificate)
-        _check_cryptography(verifier, hashed, bundle, name)
-        raise untrusted_signer_error(signer, authors, owner, name) from None
-    except VerificationError as exc:
-        raise SignatureInvalidError(f"{name}: signature verification failed: {exc}") from exc
-    except Exception as exc:  # any failure inside the verifier fails closed
-        raise SignatureInvalidError(f"{name}: signature verification failed: {exc}") from exc
-    if policy.accepted is None:  # defensive: verify_artifact returned without our policy
-        raise SignatureInvalidError(f"{name}: the signer was never checked against the policy")
-    return policy.accepted
-
-
-def _check_cryptography(verifier: Verifier, hashed: Hashed, bundle: Bundle, name: str) -> None:
-    """Raise :class:`SignatureInvalidError` unless the bundle is cryptographically valid."""
-    try:
-        verifier.verify_artifact(hashed, bundle, _UnsafeIdentityCheckedSeparately())
-    except Exception as exc:  # any failure inside the verifier fails closed
-        raise SignatureInvalidError(f"{name}: signature verification failed: {exc}") from exc
-
-
-def _check_recorded_digest(artifact: Path, document: dict[str, Any], name: str) -> None:
+def check_recorded_digest(artifact: Path, document: dict[str, Any], name: str) -> None:
     """The digest a bundle records (``messageSignature.messageDigest``) must be the file's."""
     recorded = (document.get("messageSignature") or {}).get("messageDigest")
     if not recorded:
@@ -374,69 +321,3 @@ def _check_recorded_digest(artifact: Path, document: dict[str, Any], name: str) 
         raise SignatureInvalidError(f"{name}: unreadable message digest") from exc
     if recorded.get("algorithm") != "SHA2_256" or digest != hash_artifact(artifact).digest:
         raise SignatureInvalidError(f"{name}: the bundle's message digest is not this file's")
-
-
-def verify_material(
-    artifact: Path,
-    material: SignatureMaterial,
-    *,
-    authors: Sequence[AuthorPolicy],
-    trusted_root: Path | None,
-    owner: str | None,
-) -> Signer:
-    """Verify whichever kind of signature ``material`` is; see :func:`verify_bundle`.
-
-    A ``.bundle`` holding a legacy cosign bundle and a detached ``.sig`` + certificate go to
-    :mod:`nexo_pkg.install.cosign_legacy`.
-    """
-    from nexo_pkg.install import cosign_legacy  # noqa: PLC0415 - only for legacy material
-
-    if material.bundle is None:
-        return cosign_legacy.verify_detached(
-            artifact,
-            material,
-            authors=authors,
-            trusted_root=trusted_root,
-            owner=owner,
-        )
-    try:
-        raw = material.bundle.read_bytes()
-    except OSError as exc:
-        raise SignatureInvalidError(f"{material.name} cannot be read: {exc}") from exc
-    try:
-        document = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise SignatureInvalidError(f"{material.name} is not JSON: {exc}") from exc
-    if isinstance(document, dict) and "mediaType" in document:
-        promise_only = cosign_legacy.promise_only_v01_bundle(document)
-        if promise_only is not None:
-            _check_recorded_digest(artifact, document, material.name)
-            return cosign_legacy.verify_legacy_bundle(
-                artifact,
-                promise_only,
-                name=material.name,
-                authors=authors,
-                trusted_root=trusted_root,
-                owner=owner,
-            )
-        return verify_bundle(
-            artifact,
-            raw,
-            name=material.name,
-            authors=authors,
-            trusted_root=trusted_root,
-            owner=owner,
-        )
-    if isinstance(document, dict) and "base64Signature" in document:
-        return cosign_legacy.verify_legacy_bundle(
-            artifact,
-            document,
-            name=material.name,
-            authors=authors,
-            trusted_root=trusted_root,
-            owner=owner,
-        )
-    raise SignatureInvalidError(
-        f"{material.name} is neither a Sigstore bundle (mediaType) nor a cosign bundle "
-        "(base64Signature)"
-    )

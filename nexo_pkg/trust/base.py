@@ -1,0 +1,96 @@
+"""The shared ground of the trust package: errors, signature material and outcomes.
+
+Every verifier and the entry the install pipeline calls build on these types only; nothing
+here imports Sigstore or parses certificates, so the unsigned path stays cheap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from nexo_pkg.errors import NexoError
+
+
+class SignatureError(NexoError):
+    """The signature step refused the asset (exit 1)."""
+
+    kind = "signature_invalid"
+
+
+class SignatureMissingError(SignatureError):
+    """No signature material, and the policy requires one."""
+
+    kind = "signature_missing"
+
+
+class SignatureInvalidError(SignatureError):
+    """Material is present but is not a valid signature over this asset."""
+
+    kind = "signature_invalid"
+
+
+class SignerUntrustedError(SignatureError):
+    """The signature is cryptographically valid, but its signer is not trusted for the owner.
+
+    ``identity`` and ``issuer`` are what the certificate says (also in ``details``).
+    """
+
+    kind = "signer_untrusted"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        identity: str | None,
+        issuer: str | None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        merged = {"identity": identity, "issuer": issuer, **(details or {})}
+        super().__init__(message, details=merged)
+        self.identity = identity
+        self.issuer = issuer
+
+
+@dataclass(frozen=True)
+class SignatureOutcome:
+    """What the signature step concluded; stored in the receipt and the ``--json`` output.
+
+    ``warnings`` are messages the CLI must show loudly (they are not part of the receipt).
+    """
+
+    status: Literal["verified", "unsigned", "skipped"]
+    identity: str | None = None
+    issuer: str | None = None
+    bundle_sha256: str | None = None
+    warnings: tuple[str, ...] = field(default=())
+
+    def to_json(self) -> dict[str, Any]:
+        """The receipt's and ``--json``'s ``signature`` object."""
+        return {
+            "status": self.status,
+            "identity": self.identity,
+            "issuer": self.issuer,
+            "bundle_sha256": self.bundle_sha256,
+        }
+
+
+@dataclass(frozen=True)
+class SignatureMaterial:
+    """The signature files chosen for one asset.
+
+    ``bundle`` is a Sigstore bundle or a legacy cosign bundle; otherwise ``signature`` and
+    ``certificate`` are a detached cosign signature (either may be missing, which is refused).
+    ``name`` is the file name that carries the signature, used in messages.
+    """
+
+    name: str
+    bundle: Path | None = None
+    signature: Path | None = None
+    certificate: Path | None = None
+
+    @property
+    def primary(self) -> Path | None:
+        """The file whose hash is recorded as ``bundle_sha256``."""
+        return self.bundle or self.signature or self.certificate
