@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
-from nexo_pkg.lint.options import LintOptions
+from nexo_pkg.manifest.options import LintOptions
 
 if TYPE_CHECKING:
     import typer
 
-    from nexo_pkg.lint.diagnostic import FileResult
+    from nexo_pkg.diagnostics import FileResult
 
 __all__ = ["FORMATS", "LintRequest", "fast_lint", "register", "run_lint"]
 

@@ -9,8 +9,8 @@ from typing import Annotated
 import typer
 
 from nexo_pkg.cli.common import emit_json, fail, say, stderr_supports_colour
+from nexo_pkg.diagnostics import FileResult
 from nexo_pkg.errors import NexoError
-from nexo_pkg.lint.diagnostic import FileResult
 
 
 def show_diagnostics(result: FileResult) -> None:

@@ -11,12 +11,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from nexo_pkg.lint.diagnostic import Diagnostic, FileResult, Span
-from nexo_pkg.lint.options import LintOptions
+from nexo_pkg.diagnostics import Diagnostic, FileResult, Span
 from nexo_pkg.manifest.document import ParsedManifest, decode_manifest, parse_manifest
+from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.spans import KeyPath, SpanPart
 
 __all__ = [
@@ -31,18 +30,6 @@ __all__ = [
 TRUST_POLICY_FILENAME = "trusted_keys.toml"
 
 Locate = Callable[[KeyPath, SpanPart], Span]
-
-
-def _semantic_module() -> ModuleType | None:
-    """The semantic rules module, or ``None`` in a tree that does not have it yet."""
-    import importlib  # noqa: PLC0415 - only on this path
-
-    try:
-        return importlib.import_module("nexo_pkg.manifest.rules")
-    except ModuleNotFoundError as error:
-        if error.name != "nexo_pkg.manifest.rules":
-            raise
-        return None
 
 
 def diagnostic_matches(diagnostic: Diagnostic, selectors: Iterable[str]) -> bool:
@@ -92,8 +79,9 @@ def lint_parsed(parsed: ParsedManifest, options: LintOptions | None = None) -> l
     if parsed.syntax_errors:
         return _filtered(parsed.syntax_errors, options)
     data: dict[str, Any] = parsed.data
-    rules = _semantic_module()
-    if rules is not None and "transport" in data:
+    from nexo_pkg.manifest import rules  # noqa: PLC0415 - keeps `import engine` cheap
+
+    if "transport" in data:
         # A legacy v1 document gets one diagnostic describing the v2 shape, nothing else.
         legacy = rules.detect_legacy_v1(data, _locator(parsed))
         if legacy is not None:
@@ -105,9 +93,7 @@ def lint_parsed(parsed: ParsedManifest, options: LintOptions | None = None) -> l
     )
 
     structural = schema_diagnostics(data, lambda: parsed.spans)
-    semantic: list[Diagnostic] = []
-    if rules is not None:
-        semantic = list(rules.check_semantics(data, _locator(parsed), options))
+    semantic = list(rules.check_semantics(data, _locator(parsed), options))
     # One diagnostic per real problem: a value constraint the schema restates (a pattern, a
     # length) gives way to the semantic rule that explains it, and a semantic finding on a
     # value of the wrong type gives way to the type error.
@@ -132,7 +118,7 @@ def lint_source(
         diagnostics = lint_parsed(parsed, options)
     except RecursionError:
         # Deeply nested values that the parser accepted can still exhaust a validator.
-        from nexo_pkg.lint import core_rules  # noqa: PLC0415 - rare path
+        from nexo_pkg.manifest import core_rules  # noqa: PLC0415 - rare path
 
         diagnostics = [
             core_rules.NESTING_TOO_DEEP.diagnostic(

@@ -9,26 +9,17 @@ from __future__ import annotations
 import importlib
 from functools import cache
 
-from nexo_pkg.lint.core_rules import CORE_RULES
-from nexo_pkg.lint.rule import Rule
+from nexo_pkg.diagnostics import Rule
+from nexo_pkg.manifest.core_rules import CORE_RULES
+from nexo_pkg.manifest.rules_catalog import SEMANTIC_RULES
 
 __all__ = ["all_rules", "find_rule", "is_known_selector", "rules_for_codes"]
-
-
-def _semantic_rules() -> list[Rule]:
-    try:
-        module = importlib.import_module("nexo_pkg.manifest.rules")
-    except ModuleNotFoundError as error:
-        if error.name != "nexo_pkg.manifest.rules":
-            raise
-        return []
-    return list(module.SEMANTIC_RULES.values())
 
 
 @cache
 def all_rules() -> dict[str, Rule]:
     """Every rule, keyed by code, in code order."""
-    rules = [*CORE_RULES, *_semantic_rules()]
+    rules = [*CORE_RULES, *SEMANTIC_RULES.values()]
     return {rule.code: rule for rule in sorted(rules, key=lambda rule: rule.code)}
 
 

@@ -15,8 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from nexo_pkg import __version__
-from nexo_pkg.lint.diagnostic import Diagnostic, FileResult
-from nexo_pkg.lint.rule import DOCS_URL, Rule
+from nexo_pkg.diagnostics import DOCS_URL, Diagnostic, FileResult, Rule
 
 __all__ = [
     "REPORTERS",

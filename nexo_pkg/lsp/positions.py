@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from nexo_pkg.lint.diagnostic import Span
+from nexo_pkg.diagnostics import Span
 
 Encoding = Literal["utf-8", "utf-16", "utf-32"]
 

@@ -29,7 +29,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from nexo_pkg import __version__
-from nexo_pkg.lint.diagnostic import Diagnostic
+from nexo_pkg.diagnostics import Diagnostic
 from nexo_pkg.lint.engine import lint_source
 from nexo_pkg.lsp import code_actions, completion, hover
 from nexo_pkg.lsp.positions import ClientRange, Encoding, LineIndex, normalise_encoding

@@ -13,8 +13,8 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
-from nexo_pkg.lint import core_rules
-from nexo_pkg.lint.diagnostic import Diagnostic, Position, Span
+from nexo_pkg.diagnostics import Diagnostic, Position, Span
+from nexo_pkg.manifest import core_rules
 from nexo_pkg.manifest.spans import KeyPath, SpanMap, format_key_path, scan_spans
 
 __all__ = [

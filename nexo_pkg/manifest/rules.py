@@ -18,10 +18,10 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from nexo_pkg.diagnostics import Diagnostic
 from nexo_pkg.errors import UsageError
-from nexo_pkg.lint.diagnostic import Diagnostic
-from nexo_pkg.lint.options import LintOptions
 from nexo_pkg.manifest import rules_admin_ui, rules_sandbox, rules_sections
+from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.rules_catalog import SEMANTIC_RULES
 from nexo_pkg.manifest.rules_context import (
     Context,

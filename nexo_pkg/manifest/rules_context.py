@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
-from nexo_pkg.lint.diagnostic import Diagnostic, Span
-from nexo_pkg.lint.options import LintOptions
+from nexo_pkg.diagnostics import Diagnostic, Span
+from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.rules_catalog import SEMANTIC_RULES
 from nexo_pkg.manifest.spans import format_key_path
 

@@ -15,8 +15,8 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nexo_pkg.lint import core_rules
-from nexo_pkg.lint.diagnostic import Diagnostic
+from nexo_pkg.diagnostics import Diagnostic
+from nexo_pkg.manifest import core_rules
 from nexo_pkg.manifest.spans import KeyPath, SpanMap, format_key_path
 
 if TYPE_CHECKING:

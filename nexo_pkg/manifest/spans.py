@@ -16,7 +16,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nexo_pkg.lint.diagnostic import Position, Span
+from nexo_pkg.diagnostics import Position, Span
 
 KeyPath = tuple[str | int, ...]
 SpanPart = Literal["key", "value"]

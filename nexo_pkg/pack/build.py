@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.lint.diagnostic import FileResult
+from nexo_pkg.diagnostics import FileResult
 from nexo_pkg.lint.engine import lint_file
 from nexo_pkg.pack.archive import (
     DEFAULT_COMPRESSLEVEL,

@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from nexo_pkg.diagnostics import Diagnostic, FileResult, Position, Rule, Severity, Span
 from nexo_pkg.errors import ConfigError
-from nexo_pkg.lint.diagnostic import Diagnostic, FileResult, Position, Severity, Span
-from nexo_pkg.lint.rule import Rule
 
 Mode = Literal["ignore", "warn", "require"]
 MODES: tuple[Mode, ...] = ("ignore", "warn", "require")

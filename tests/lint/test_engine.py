@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nexo_pkg.lint.engine import lint_bytes, lint_file, lint_source
-from nexo_pkg.lint.options import LintOptions
+from nexo_pkg.manifest.options import LintOptions
 
 HEADER = (
     '[plugin]\nid = "weather"\nversion = "0.1.0"\nname = "Weather"\n'

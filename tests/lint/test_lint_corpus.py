@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from nexo_pkg.lint.diagnostic import Diagnostic
+from nexo_pkg.diagnostics import Diagnostic
 from nexo_pkg.lint.engine import lint_file
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "manifests"

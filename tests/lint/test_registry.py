@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from nexo_pkg.lint.core_rules import CORE_RULES
+from nexo_pkg.diagnostics import Rule
 from nexo_pkg.lint.explain import BEYOND_DAEMON_NOTE, explain_text, rules_markdown
 from nexo_pkg.lint.registry import all_rules, find_rule, is_known_selector
-from nexo_pkg.lint.rule import Rule
+from nexo_pkg.manifest.core_rules import CORE_RULES
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 RULES = list(all_rules().values())

@@ -6,8 +6,8 @@ import tomllib
 
 import pytest
 
-from nexo_pkg.lint.diagnostic import Diagnostic
-from nexo_pkg.lint.options import LintOptions
+from nexo_pkg.diagnostics import Diagnostic
+from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.rules import check_semantics
 
 from .rule_support import BASE, locate

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from nexo_pkg.lint.engine import lint_source
-from nexo_pkg.lint.options import LintOptions
+from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.rules import SEMANTIC_RULES
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "manifests"

@@ -10,7 +10,7 @@ import tomlkit
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nexo_pkg.lint.diagnostic import Position, Span
+from nexo_pkg.diagnostics import Position, Span
 from nexo_pkg.manifest.spans import MAX_NESTING, KeyPath, SpanMap, format_key_path, scan_spans
 
 DOCUMENT = """\

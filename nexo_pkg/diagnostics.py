@@ -1,11 +1,21 @@
-"""Lint findings as values: a :class:`Diagnostic` per problem, a :class:`FileResult` per file."""
+"""Diagnostic primitives every linter shares: positions, spans, findings and rule metadata.
+
+This module stands on the ground floor: the manifest rules, the trust-policy linter, the lint
+engine and its reporters, and the language server all import it, and it imports nothing of
+nexo-pkg. A lint finding is a frozen :class:`Diagnostic`; the findings of one file make a
+:class:`FileResult`; every diagnostic code has one :class:`Rule` with its ``--explain`` text.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+__all__ = ["DOCS_URL", "Diagnostic", "FileResult", "Position", "Rule", "Severity", "Span"]
+
 Severity = Literal["error", "warning"]
+
+DOCS_URL = "https://github.com/nexo-pkg/nexo-pkg/blob/main/docs/rules.md"
 
 
 @dataclass(frozen=True, order=True)
@@ -80,3 +90,41 @@ class FileResult:
     def success(self) -> bool:
         """True when the file has no error (warnings do not count)."""
         return not self.errors
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A lint rule. ``code`` and ``name`` are stable once released; retired codes are never reused.
+
+    ``what``/``why``/``example``/``fix`` make up the ``--explain`` page. ``beyond_daemon`` marks
+    rules stricter than the reference daemon's own validation, which the explanation must say.
+    """
+
+    code: str
+    name: str
+    severity: Severity
+    summary: str
+    what: str
+    why: str
+    example: str
+    fix: str
+    beyond_daemon: bool = False
+
+    @property
+    def url(self) -> str:
+        return f"{DOCS_URL}#{self.code.lower()}-{self.name}"
+
+    def diagnostic(
+        self, message: str, key_path: str, span: Span, help_text: str = ""
+    ) -> Diagnostic:
+        """A :class:`Diagnostic` of this rule (its code, name, severity and documentation URL)."""
+        return Diagnostic(
+            code=self.code,
+            name=self.name,
+            severity=self.severity,
+            message=message,
+            key_path=key_path,
+            span=span,
+            help=help_text,
+            url=self.url,
+        )

@@ -1,0 +1,93 @@
+"""The file names a plugin manifest may have, and which one the daemon uses.
+
+The daemon reads ``plugin.toml`` (its canonical name since the rename) and ``nexo-plugin.toml``
+(the earlier name, still read). Its plugin discovery walks each search path in file-name
+order and validates every manifest file it meets; when two valid manifests declare the same
+id, the first one met wins and the other is reported as a duplicate. In one directory that
+order puts ``nexo-plugin.toml`` (``n``) before ``plugin.toml`` (``p``), so a ``plugin.toml``
+beside a ``nexo-plugin.toml`` is shadowed. :data:`MANIFEST_NAMES` lists the names in that
+order; everything that looks for a manifest in a directory or an archive goes through here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "CANONICAL_MANIFEST_NAME",
+    "MANIFEST_NAMES",
+    "ManifestChoice",
+    "ManifestLookup",
+    "choose_manifest",
+    "find_manifest",
+    "is_manifest_name",
+    "shadowed_message",
+]
+
+MANIFEST_NAMES: tuple[str, ...] = ("nexo-plugin.toml", "plugin.toml")
+"""Every manifest file name, in the daemon's precedence (the first present one is used)."""
+
+CANONICAL_MANIFEST_NAME = "plugin.toml"
+"""The name the daemon calls canonical; ``nexo plugin new`` writes this one."""
+
+
+@dataclass(frozen=True)
+class ManifestChoice:
+    """The manifest the daemon would use among the names present, and the ones it shadows.
+
+    ``name`` is ``None`` when no manifest name is present.
+    """
+
+    name: str | None
+    shadowed: tuple[str, ...] = ()
+
+
+def is_manifest_name(name: str) -> bool:
+    """Whether ``name`` (a bare file name) is one of :data:`MANIFEST_NAMES`."""
+    return name in MANIFEST_NAMES
+
+
+def choose_manifest(present: Collection[str]) -> ManifestChoice:
+    """Pick the manifest among the file names ``present`` in one directory (or archive root)."""
+    found = [name for name in MANIFEST_NAMES if name in present]
+    if not found:
+        return ManifestChoice(None)
+    return ManifestChoice(found[0], tuple(found[1:]))
+
+
+@dataclass(frozen=True)
+class ManifestLookup:
+    """The manifest file of a directory, or ``None``, plus the manifest files it shadows."""
+
+    path: Path | None
+    shadowed: tuple[Path, ...] = ()
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:
+        return False
+
+
+def find_manifest(directory: Path) -> ManifestLookup:
+    """The manifest the daemon would read in ``directory``, and the manifests it shadows.
+
+    Only regular files (or links to them) count. Never raises: a missing or unreadable
+    directory gives an empty lookup.
+    """
+    present = [name for name in MANIFEST_NAMES if _is_file(directory / name)]
+    choice = choose_manifest(present)
+    if choice.name is None:
+        return ManifestLookup(None)
+    return ManifestLookup(directory / choice.name, tuple(directory / n for n in choice.shadowed))
+
+
+def shadowed_message(used: str, shadowed: str) -> str:
+    """One sentence saying which manifest the daemon reads and which one it ignores."""
+    return (
+        f"{shadowed} is shadowed by {used} in the same directory: the daemon loads {used} "
+        f"first and ignores a {shadowed} of the same plugin id; delete one of them"
+    )
