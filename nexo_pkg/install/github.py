@@ -8,7 +8,9 @@ follows redirects itself so the bearer token only ever goes to the API's own ori
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import os
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -263,23 +265,13 @@ class GitHubClient:
 
     # -- releases -------------------------------------------------------------------------
 
-    def get_release(self, owner: str, repo: str, tag: str | None) -> Release:
-        """Resolve ``tag`` (or the latest release) of ``owner/repo``.
-
-        Raises ``release_not_found`` on 404, ``rate_limited``, ``network`` otherwise.
-        """
-        path = f"/repos/{quote(owner, safe='')}/{quote(repo, safe='')}/releases/"
-        path += f"tags/{quote(tag, safe='')}" if tag else "latest"
-        what = f"release {owner}/{repo}@{tag}" if tag else f"latest release of {owner}/{repo}"
+    def _get_api_json(self, path: str, what: str, not_found: Callable[[], Any]) -> Any:
+        """GET a JSON document of the API (with retries); a 404 answers ``not_found()``."""
 
         def attempt() -> Any:
             with self._open(self.api_base + path, "application/vnd.github+json", what) as response:
                 if response.status_code == 404:
-                    raise NexoError(
-                        f"{what} not found (is the repository public, or is a token set?)",
-                        kind="release_not_found",
-                        details={"owner": owner, "repo": repo, "tag": tag},
-                    )
+                    return not_found()
                 _expect_ok(response, what)
                 try:
                     response.read()
@@ -287,7 +279,105 @@ class GitHubClient:
                 except (httpx.HTTPError, ValueError) as exc:
                     raise _RetryableError(f"{what}: unreadable answer ({exc})") from exc
 
-        return _parse_release(self._with_retries(attempt), what)
+        return self._with_retries(attempt)
+
+    def get_release(self, owner: str, repo: str, tag: str | None) -> Release:
+        """Resolve ``tag`` (or the latest release) of ``owner/repo``, exactly as asked.
+
+        The answer's ``tag_name`` must be the tag asked for: a mirror or proxy that answers a
+        lookup with another release (an older one, say) is refused. Raises
+        ``release_not_found`` on 404 or such a substitution, ``rate_limited``, ``network``
+        otherwise.
+        """
+        path = f"/repos/{quote(owner, safe='')}/{quote(repo, safe='')}/releases/"
+        path += f"tags/{quote(tag, safe='')}" if tag else "latest"
+        what = f"release {owner}/{repo}@{tag}" if tag else f"latest release of {owner}/{repo}"
+        details = {"owner": owner, "repo": repo, "tag": tag}
+
+        def not_found() -> Any:
+            raise NexoError(
+                f"{what} not found (is the repository public, or is a token set?)",
+                kind="release_not_found",
+                details=details,
+            )
+
+        release = _parse_release(self._get_api_json(path, what, not_found), what)
+        if tag is not None and release.tag != tag:
+            raise NexoError(
+                f"{what}: the server answered with release {release.tag!r} instead; refusing "
+                "a substituted release (check the GitHub API URL and any mirror or proxy)",
+                kind="release_not_found",
+                details={**details, "answered_tag": release.tag},
+            )
+        return release
+
+    def find_release(self, owner: str, repo: str, tag: str | None) -> Release:
+        """Like :meth:`get_release`, but forgiving about the ``v`` of a tag.
+
+        ``1.2.3`` that does not exist is retried as ``v1.2.3``. When neither exists, the
+        ``release_not_found`` error lists the repository's release tags nearest to the one
+        asked for (or says the repository itself was not found).
+        """
+        try:
+            return self.get_release(owner, repo, tag)
+        except NexoError as error:
+            if tag is None or error.kind != "release_not_found" or "answered_tag" in error.details:
+                raise
+        if tag[:1] not in {"v", "V"}:
+            try:
+                return self.get_release(owner, repo, "v" + tag)
+            except NexoError as error:
+                if error.kind != "release_not_found" or "answered_tag" in error.details:
+                    raise
+        tags = self.release_tags(owner, repo)
+        details: dict[str, Any] = {"owner": owner, "repo": repo, "tag": tag}
+        if tags is None:
+            raise NexoError(
+                f"repository {owner}/{repo} not found (is it public, or is a token set?)",
+                kind="release_not_found",
+                details=details,
+            )
+        nearest = nearest_tags(tag, tags)
+        details["nearest_tags"] = nearest
+        listing = ", ".join(nearest) if nearest else "it has no releases"
+        raise NexoError(
+            f"{owner}/{repo} has no release tagged {tag!r}; nearest tags: {listing}",
+            kind="release_not_found",
+            details=details,
+        )
+
+    def release_tags(self, owner: str, repo: str) -> list[str] | None:
+        """Tags of the newest 100 releases of ``owner/repo``; ``None`` when the repository
+        is not found. Raises ``rate_limited`` or ``network``."""
+        path = f"/repos/{quote(owner, safe='')}/{quote(repo, safe='')}/releases?per_page=100"
+        what = f"releases of {owner}/{repo}"
+
+        document = self._get_api_json(path, what, lambda: None)
+        if document is None:
+            return None
+        if not isinstance(document, list):
+            raise NexoError(f"{what}: the API answer is not a list of releases", kind="network")
+        return [
+            item["tag_name"]
+            for item in document
+            if isinstance(item, dict) and isinstance(item.get("tag_name"), str)
+        ]
+
+    def read_manifest_asset(
+        self, release: Release, names: tuple[str, ...], *, max_bytes: int
+    ) -> tuple[str, str] | None:
+        """The first of ``names`` the release carries, as ``(name, text)``; ``None`` if none.
+
+        Raises ``archive_unsafe`` when it is larger than ``max_bytes`` and ``network`` when it
+        cannot be fetched; bytes that are not UTF-8 are replaced (the manifest parser then
+        refuses them).
+        """
+        for name in names:
+            asset = release.asset(name)
+            if asset is not None:
+                data = self.fetch_bytes(asset, max_bytes=max_bytes)
+                return name, data.decode("utf-8", errors="replace")
+        return None
 
     def download(self, asset: ReleaseAsset, sink: DownloadSink, *, max_bytes: int) -> None:
         """Stream ``asset`` into ``sink`` through its API URL (``application/octet-stream``),
@@ -406,6 +496,35 @@ def _expect_ok(response: httpx.Response, what: str) -> None:
         kind="network",
         details={"http_status": response.status_code},
     )
+
+
+_TRAILING_VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)(?:[-+][0-9A-Za-z.+-]*)?$")
+MAX_NEAREST_TAGS = 5
+
+
+def _version_numbers(tag: str) -> tuple[int, int, int] | None:
+    match = _TRAILING_VERSION.search(tag)
+    if match is None:
+        return None
+    major, minor, patch = (int(part) for part in match.groups())
+    return major, minor, patch
+
+
+def nearest_tags(wanted: str, tags: list[str], *, limit: int = MAX_NEAREST_TAGS) -> list[str]:
+    """The ``limit`` tags closest to ``wanted``: by version distance where both carry a
+    version (``v0.3.1``, ``nexo-plugin-google-v0.2.0``), then by spelling, newer first."""
+    target = _version_numbers(wanted)
+
+    def key(tag: str) -> tuple[tuple[int, ...], float, tuple[int, ...], str]:
+        version = _version_numbers(tag)
+        distance: tuple[int, ...] = (1 << 30,)
+        if target is not None and version is not None:
+            distance = tuple(abs(a - b) for a, b in zip(target, version, strict=True))
+        spelling = difflib.SequenceMatcher(None, wanted, tag).ratio()
+        newer_first = tuple(-part for part in version or (0, 0, 0))
+        return distance, -spelling, newer_first, tag
+
+    return sorted(set(tags), key=key)[:limit]
 
 
 def _parse_release(document: Any, what: str) -> Release:

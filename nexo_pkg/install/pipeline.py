@@ -24,11 +24,11 @@ from nexo_pkg.install.hosttriple import NOARCH, host_candidates
 from nexo_pkg.install.inspect import ArchiveLimits, ArchiveListing, inspect_archive
 from nexo_pkg.install.payload import check_payload
 from nexo_pkg.install.select import (
-    MANIFEST_ASSET,
+    MANIFEST_ASSETS,
+    ReleaseIdentity,
     choose_asset,
     parse_tarball_name,
-    plugin_id_from_manifest,
-    version_from_tag,
+    release_identity,
 )
 from nexo_pkg.install.source import GitHubSource, LocalSource, parse_source
 from nexo_pkg.install.store import (
@@ -160,14 +160,23 @@ def install(source_text: str, options: InstallOptions) -> InstallResult:
     left as it was and the cache holds no temp file of this run.
     """
     _check_flags(options)
-    source = parse_source(source_text)
+    return _install_source(parse_source(source_text), options)
+
+
+def _install_source(
+    source: GitHubSource | LocalSource,
+    options: InstallOptions,
+    resolved: _Resolved | None = None,
+) -> InstallResult:
+    """The pipeline after SOURCE is parsed; ``resolved`` skips step 1 (``upgrade`` has
+    already resolved the release and checked its version)."""
     candidates = host_candidates(options.target)
     # The policy is read before any network work, so a bad policy fails fast (exit 2).
     policy = _load_policy(options)
     temp_files: list[DownloadedFile] = []
     try:
         if isinstance(source, GitHubSource):
-            fetched = _fetch_github(source, candidates, options, temp_files)
+            fetched = _fetch_github(source, candidates, options, temp_files, resolved)
         else:
             fetched = _fetch_local(source, candidates, options, temp_files)
         mode = trust.resolve_mode(
@@ -209,22 +218,46 @@ def install(source_text: str, options: InstallOptions) -> InstallResult:
             temp.discard()
 
 
+@dataclass(frozen=True)
+class _Resolved:
+    """Step 1 and the first half of step 2: a release and the plugin it carries."""
+
+    release: Release
+    identity: ReleaseIdentity
+
+
+def _resolve(
+    client: GitHubClient, source: GitHubSource, expected_id: str | None = None
+) -> _Resolved:
+    """Find the release (forgiving a missing ``v``) and read its id and version from its
+    manifest asset, else its tarball names. ``expected_id`` refuses a release of another
+    plugin (``asset_not_found``)."""
+    release = client.find_release(source.owner, source.repo, source.tag)
+    manifest = client.read_manifest_asset(
+        release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_ASSET_BYTES
+    )
+    identity = release_identity(release, manifest)
+    if expected_id is not None and identity.plugin_id != expected_id:
+        raise NexoError(
+            f"release {release.tag} of {source.owner}/{source.repo} is plugin "
+            f"{identity.plugin_id!r}, not {expected_id!r}",
+            kind="asset_not_found",
+        )
+    return _Resolved(release, identity)
+
+
 def _fetch_github(
     source: GitHubSource,
     candidates: tuple[str, ...],
     options: InstallOptions,
     temp_files: list[DownloadedFile],
+    resolved: _Resolved | None = None,
 ) -> _Fetched:
     with _client(options) as client:
-        release = client.get_release(source.owner, source.repo, source.tag)
-        manifest_id = _release_manifest_id(client, release)
-        choice = choose_asset(release, candidates, manifest_id=manifest_id)
-        if options.expected_id is not None and choice.plugin_id != options.expected_id:
-            raise NexoError(
-                f"release {release.tag} of {source.owner}/{source.repo} is plugin "
-                f"{choice.plugin_id!r}, not {options.expected_id!r}",
-                kind="asset_not_found",
-            )
+        if resolved is None:
+            resolved = _resolve(client, source, options.expected_id)
+        release = resolved.release
+        choice = choose_asset(release, candidates, resolved.identity)
         asset = choice.asset
         cache = cache_dir(options.nexo_home)
         tarball = download_asset(
@@ -272,14 +305,6 @@ def _fetch_github(
         checksums=checked,
         material=material,
     )
-
-
-def _release_manifest_id(client: GitHubClient, release: Release) -> str | None:
-    manifest_asset = release.asset(MANIFEST_ASSET)
-    if manifest_asset is None:
-        return None
-    text = client.fetch_bytes(manifest_asset, max_bytes=MAX_MANIFEST_ASSET_BYTES)
-    return plugin_id_from_manifest(text.decode("utf-8", errors="replace"))
 
 
 def _fetch_local(
@@ -443,23 +468,28 @@ def upgrade(
         )
     trust_check = _load_policy(options)
     del trust_check  # fail on a bad policy before any network work
+    source = GitHubSource(receipt.owner, receipt.repo, None)
     with _client(options) as client:
-        release = client.get_release(receipt.owner, receipt.repo, None)
-    new_version = version_from_tag(release.tag)
-    order = semver.Version.parse(new_version).compare(receipt.version)
+        resolved = _resolve(client, source, plugin_id)
+    # The version compared is the one the release's manifest (or tarball names) carries, which
+    # the payload check then holds the archive's own manifest to: never the tag, which a
+    # mirror controls and which real releases do not keep in step with the manifest.
+    new_version = resolved.identity.version
+    try:
+        order = semver.Version.parse(new_version).compare(receipt.version)
+    except ValueError:
+        order = 1  # an installed version that is not semver cannot be ordered; install anew
     if order == 0:
         return UpgradeResult(plugin_id, receipt.version, new_version, current.path, None, False)
     if order < 0 and not allow_downgrade:
         raise NexoError(
-            f"the latest release of {receipt.owner}/{receipt.repo} is {new_version}, older "
-            f"than the installed {receipt.version}; pass --allow-downgrade to install it",
+            f"the latest release of {receipt.owner}/{receipt.repo} ({resolved.release.tag}) "
+            f"carries {plugin_id} {new_version}, older than the installed "
+            f"{receipt.version}; pass --allow-downgrade to install it",
             kind="downgrade_refused",
             details={"installed": receipt.version, "latest": new_version},
         )
-    result = install(
-        f"{receipt.owner}/{receipt.repo}@{release.tag}",
-        replace(options, expected_id=plugin_id),
-    )
+    result = _install_source(source, replace(options, expected_id=plugin_id), resolved)
     removed = False
     if not result.dry_run and not keep_old and result.path != current.path:
         with locked_root(options.dest) as root:

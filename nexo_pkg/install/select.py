@@ -15,9 +15,21 @@ from nexo_pkg.install.hosttriple import NOARCH
 if TYPE_CHECKING:
     from nexo_pkg.install.github import Release, ReleaseAsset
 
-MANIFEST_ASSET = "nexo-plugin.toml"
+# A release may carry its manifest under either name the daemon reads; the reference installer
+# looks for ``nexo-plugin.toml``, so that name is tried first.
+MANIFEST_ASSETS = ("nexo-plugin.toml", "plugin.toml")
 TARBALL_SUFFIX = ".tar.gz"
 PLUGIN_ID = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+_TRAILING_SEMVER = re.compile(r"(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)$")
+
+
+@dataclass(frozen=True)
+class ReleaseIdentity:
+    """Which plugin and version a release carries, and where that was read from."""
+
+    plugin_id: str
+    version: str
+    origin: str
 
 
 @dataclass(frozen=True)
@@ -34,78 +46,107 @@ def is_semver(text: str) -> bool:
     return bool(semver.Version.is_valid(text))
 
 
-def version_from_tag(tag: str) -> str:
-    """``v1.2.3`` -> ``1.2.3``; raises ``asset_not_found`` when the rest is not semver."""
-    version = tag[1:] if tag[:1] in {"v", "V"} else tag
-    if not is_semver(version):
-        raise NexoError(
-            f"release tag {tag!r} is not v<semver>, so no plugin tarball can be named from it",
-            kind="asset_not_found",
-            details={"tag": tag},
-        )
-    return version
+def version_in_tag(tag: str) -> str | None:
+    """The semver a tag ends with: ``v1.2.3``, ``vv1.2.3``, ``nexo-plugin-x-v1.2.3`` all give
+    ``1.2.3``; ``None`` when it ends with none. The tag only selects a release; this is a
+    last resort for telling apart several versions in one release's tarball names."""
+    match = _TRAILING_SEMVER.search(tag)
+    if match is None or not is_semver(match.group(1)):
+        return None
+    return match.group(1)
 
 
-def plugin_id_from_manifest(text: str) -> str | None:
-    """The ``[plugin] id`` of a release's ``nexo-plugin.toml``, or ``None`` when unusable."""
+def identity_from_manifest(text: str) -> tuple[str, str] | None:
+    """``([plugin] id, [plugin] version)`` of a release's manifest asset, or ``None`` when it
+    does not name a valid id and a semver version."""
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
         return None
     plugin = document.get("plugin")
-    if isinstance(plugin, dict):
-        plugin_id = plugin.get("id")
-        if isinstance(plugin_id, str) and PLUGIN_ID.match(plugin_id):
-            return plugin_id
-    return None
+    if not isinstance(plugin, dict):
+        return None
+    plugin_id, version = plugin.get("id"), plugin.get("version")
+    if not isinstance(plugin_id, str) or not PLUGIN_ID.match(plugin_id):
+        return None
+    if not isinstance(version, str) or not is_semver(version):
+        return None
+    return plugin_id, version
 
 
 def tarball_names(release: Release) -> list[str]:
     return sorted(asset.name for asset in release.assets if asset.name.endswith(TARBALL_SUFFIX))
 
 
-def _ids_from_tarballs(release: Release, version: str) -> list[str]:
-    pattern = re.compile(r"^([a-z][a-z0-9_]{0,63})-" + re.escape(version) + r"-[^/]+\.tar\.gz$")
-    found = {match.group(1) for name in tarball_names(release) if (match := pattern.match(name))}
-    return sorted(found)
-
-
-def _not_found(release: Release, message: str) -> NexoError:
+def _not_found(release: Release, message: str, **details: object) -> NexoError:
     available = tarball_names(release)
     listing = ", ".join(available) if available else "none"
     return NexoError(
         f"{message}; tarballs in release {release.tag}: {listing}",
         kind="asset_not_found",
-        details={"tag": release.tag, "available": available},
+        details={"tag": release.tag, "available": available, **details},
     )
 
 
+def release_identity(release: Release, manifest: tuple[str, str] | None) -> ReleaseIdentity:
+    """The plugin id and version of ``release``, as the reference installer reads them.
+
+    ``manifest`` is the release's manifest asset as ``(name, text)``: its ``[plugin] id`` and
+    ``version`` win. Without a usable one, the tarball names decide: they must name exactly
+    one plugin id, else ``asset_not_found`` names the ids found; several versions of it are
+    told apart by the version the tag ends with. The tag is never the version by itself:
+    real tags run ahead of the manifest, carry a package prefix or a doubled ``v``.
+    """
+    if manifest is not None:
+        name, text = manifest
+        found = identity_from_manifest(text)
+        if found is not None:
+            return ReleaseIdentity(found[0], found[1], f"release asset {name}")
+    parsed = [p for name in tarball_names(release) if (p := parse_tarball_name(name))]
+    ids = sorted({plugin_id for plugin_id, _, _ in parsed})
+    if not ids:
+        raise _not_found(release, "no <id>-<version>-<target>.tar.gz tarball found")
+    if len(ids) > 1:
+        raise _not_found(
+            release,
+            f"the release holds tarballs of several plugins ({', '.join(ids)}) and no "
+            "manifest asset saying which one it is",
+            ids=ids,
+        )
+    versions = sorted({version for _, version, _ in parsed}, key=semver.Version.parse)
+    if len(versions) > 1:
+        from_tag = version_in_tag(release.tag)
+        if from_tag not in versions:
+            raise _not_found(
+                release,
+                f"the tarballs name several versions of {ids[0]} ({', '.join(versions)}) and "
+                "the release has no manifest asset saying which one it is",
+                versions=versions,
+            )
+        versions = [from_tag]
+    return ReleaseIdentity(ids[0], versions[0], "tarball names")
+
+
 def choose_asset(
-    release: Release, candidates: tuple[str, ...], *, manifest_id: str | None
+    release: Release, candidates: tuple[str, ...], identity: ReleaseIdentity
 ) -> AssetChoice:
     """Apply the naming convention ``<id>-<version>-<target>.tar.gz`` to ``release``.
 
-    The id comes from the release's ``nexo-plugin.toml`` (``manifest_id``) when known, else
-    from the tarball names (which must agree on one id). Targets are tried in ``candidates``
-    order, then ``noarch``. Raises ``asset_not_found`` listing the tarballs on offer.
+    Targets are tried in ``candidates`` order, then ``noarch``. Raises ``asset_not_found``
+    listing the tarballs on offer.
     """
-    version = version_from_tag(release.tag)
-    plugin_id = manifest_id
-    if plugin_id is None:
-        ids = _ids_from_tarballs(release, version)
-        if not ids:
-            raise _not_found(release, f"no <id>-{version}-<target>.tar.gz tarball found")
-        if len(ids) > 1:
-            raise _not_found(release, f"tarballs name several plugin ids ({', '.join(ids)})")
-        plugin_id = ids[0]
     tried: list[str] = []
     for target in (*candidates, NOARCH):
-        name = f"{plugin_id}-{version}-{target}{TARBALL_SUFFIX}"
+        name = f"{identity.plugin_id}-{identity.version}-{target}{TARBALL_SUFFIX}"
         tried.append(name)
         asset = release.asset(name)
         if asset is not None:
-            return AssetChoice(plugin_id, version, target, asset)
-    raise _not_found(release, f"none of {', '.join(tried)} is in the release")
+            return AssetChoice(identity.plugin_id, identity.version, target, asset)
+    raise _not_found(
+        release,
+        f"{identity.plugin_id} {identity.version} (from the {identity.origin}) has none of "
+        f"{', '.join(tried)}",
+    )
 
 
 def parse_tarball_name(file_name: str) -> tuple[str, str, str] | None:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 
 from nexo_pkg.install.github import GitHubClient
-from nexo_pkg.install.select import choose_asset, parse_tarball_name
+from nexo_pkg.install.select import choose_asset, parse_tarball_name, release_identity
 
 from .strategies import attempt, release_documents
 
@@ -64,7 +64,7 @@ def _check(server: _ReleaseServer, document: Any) -> None:
         assert isinstance(asset.name, str)
         assert isinstance(asset.size, int)
         parse_tarball_name(asset.name)
-    choice, error = attempt(lambda: choose_asset(release, TRIPLES, manifest_id=None))
+    choice, error = attempt(lambda: choose_asset(release, TRIPLES, release_identity(release, None)))
     if choice is None:
         assert error is not None
         assert error.kind == "asset_not_found"

@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 from support.github_server import GitHubServer, asset_host, github_server
+from support.tarballs import tree_snapshot
 
-from nexo_pkg.install.pipeline import InstallOptions
+from nexo_pkg.errors import NexoError
+from nexo_pkg.install.pipeline import InstallOptions, install
 
-__all__ = ["InstallEnv", "asset_host", "github_server", "install_env"]
+__all__ = ["InstallEnv", "assert_refused", "asset_host", "github_server", "install_env"]
 
 ENV_TO_CLEAR = (
     "NEXO_GITHUB_TOKEN",
@@ -62,3 +64,14 @@ def install_env(
     return InstallEnv(
         home, dest, home / "state" / "plugin-install-cache", github_server, make_options
     )
+
+
+def assert_refused(env: InstallEnv, source: str, kind: str, **options: object) -> NexoError:
+    """``install source`` fails with ``kind``, leaves ``dest`` as it was and the cache empty."""
+    before = tree_snapshot(env.dest)
+    with pytest.raises(NexoError) as caught:
+        install(source, env.make_options(**options))
+    assert caught.value.kind == kind, caught.value.message
+    assert tree_snapshot(env.dest) == before
+    assert not env.cache.exists() or list(env.cache.iterdir()) == []
+    return caught.value

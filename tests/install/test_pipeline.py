@@ -25,7 +25,7 @@ from nexo_pkg.errors import NexoError
 from nexo_pkg.install.pipeline import install, remove, upgrade
 from nexo_pkg.install.store import RECEIPT_NAME, read_receipt, scan_installed, verify_installed
 
-from .conftest import InstallEnv
+from .conftest import InstallEnv, assert_refused
 
 GNU = "x86_64-unknown-linux-gnu"
 MUSL = "x86_64-unknown-linux-musl"
@@ -38,14 +38,7 @@ def _publish(env: InstallEnv, tag: str = "v1.0.0", **kwargs: object) -> dict[str
     return assets
 
 
-def _failure(env: InstallEnv, source: str, kind: str, **options: object) -> NexoError:
-    before = tree_snapshot(env.dest)
-    with pytest.raises(NexoError) as caught:
-        install(source, env.make_options(**options))
-    assert caught.value.kind == kind, caught.value.message
-    assert tree_snapshot(env.dest) == before
-    assert not env.cache.exists() or list(env.cache.iterdir()) == []
-    return caught.value
+_failure = assert_refused
 
 
 def test_install_latest(install_env: InstallEnv) -> None:

@@ -10,7 +10,13 @@ from nexo_pkg.errors import NexoError
 from nexo_pkg.install.checksum import parse_digest, parse_sidecar, verify_checksums
 from nexo_pkg.install.github import Release, ReleaseAsset
 from nexo_pkg.install.hosttriple import host_candidates
-from nexo_pkg.install.select import choose_asset, parse_tarball_name, version_from_tag
+from nexo_pkg.install.select import (
+    ReleaseIdentity,
+    choose_asset,
+    parse_tarball_name,
+    release_identity,
+    version_in_tag,
+)
 from nexo_pkg.install.source import GitHubSource, LocalSource, parse_source
 
 
@@ -118,27 +124,46 @@ def _release(tag: str, *names: str) -> Release:
 def test_choose_asset_prefers_host_then_musl_then_noarch() -> None:
     host = ("x86_64-unknown-linux-gnu", "x86_64-unknown-linux-musl")
     both = _release("v1.0.0", "p-1.0.0-x86_64-unknown-linux-musl.tar.gz", "p-1.0.0-noarch.tar.gz")
-    assert choose_asset(both, host, manifest_id="p").target == "x86_64-unknown-linux-musl"
-    assert choose_asset(both, (), manifest_id=None).target == "noarch"
-    choice = choose_asset(both, ("aarch64-apple-darwin",), manifest_id=None)
+    named = ReleaseIdentity("p", "1.0.0", "release asset nexo-plugin.toml")
+    assert choose_asset(both, host, named).target == "x86_64-unknown-linux-musl"
+    assert choose_asset(both, (), release_identity(both, None)).target == "noarch"
+    choice = choose_asset(both, ("aarch64-apple-darwin",), release_identity(both, None))
     assert (choice.plugin_id, choice.version, choice.target) == ("p", "1.0.0", "noarch")
 
 
 def test_asset_not_found_lists_tarballs() -> None:
     release = _release("v1.0.0", "p-1.0.0-aarch64-apple-darwin.tar.gz", "README.md")
     with pytest.raises(NexoError) as caught:
-        choose_asset(release, ("x86_64-unknown-linux-gnu",), manifest_id="p")
+        choose_asset(release, ("x86_64-unknown-linux-gnu",), release_identity(release, None))
     assert caught.value.kind == "asset_not_found"
     assert "p-1.0.0-aarch64-apple-darwin.tar.gz" in caught.value.message
     assert caught.value.details["available"] == ["p-1.0.0-aarch64-apple-darwin.tar.gz"]
 
 
-def test_tag_must_be_semver() -> None:
-    assert version_from_tag("v2.0.0-rc.1") == "2.0.0-rc.1"
-    assert version_from_tag("2.0.0") == "2.0.0"
+def test_version_in_tag_reads_real_tag_shapes() -> None:
+    assert version_in_tag("v2.0.0-rc.1") == "2.0.0-rc.1"
+    assert version_in_tag("2.0.0") == "2.0.0"
+    assert version_in_tag("vv1.0.0") == "1.0.0"
+    assert version_in_tag("nexo-plugin-google-v0.2.0") == "0.2.0"
+    assert version_in_tag("release-7") is None
+
+
+def test_identity_from_tarball_names_ignores_the_tag() -> None:
+    release = _release("vv1.0.0", "p-1.0.0-x86_64-unknown-linux-musl.tar.gz")
+    assert release_identity(release, None) == ReleaseIdentity("p", "1.0.0", "tarball names")
+    manifest = ("plugin.toml", '[plugin]\nid = "q"\nversion = "0.3.0"\n')
+    assert release_identity(release, manifest).plugin_id == "q"
+    unusable = ("nexo-plugin.toml", "[plugin]\nid = 'p'\nversion = 'one'\n")
+    assert release_identity(release, unusable).version == "1.0.0"
+
+
+def test_several_versions_in_tarball_names_are_told_apart_by_the_tag() -> None:
+    names = ("p-1.0.0-noarch.tar.gz", "p-1.1.0-noarch.tar.gz")
+    assert release_identity(_release("p-v1.1.0", *names), None).version == "1.1.0"
     with pytest.raises(NexoError) as caught:
-        version_from_tag("release-7")
+        release_identity(_release("latest-build", *names), None)
     assert caught.value.kind == "asset_not_found"
+    assert caught.value.details["versions"] == ["1.0.0", "1.1.0"]
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,10 @@
 """A loopback GitHub Releases API for install tests, with fault injection.
 
 :class:`GitHubServer` serves ``/repos/{owner}/{repo}/releases/latest``,
-``/releases/tags/{tag}``, ``/releases/assets/{id}`` (JSON, or the bytes with
-``Accept: application/octet-stream``) and ``/{owner}/{repo}/releases/download/{tag}/{name}``,
-all on 127.0.0.1 with a real HTTP/1.1 server. Every request is recorded with its headers.
+``/releases/tags/{tag}``, ``/releases`` (the list, newest first), ``/releases/assets/{id}``
+(JSON, or the bytes with ``Accept: application/octet-stream``) and
+``/{owner}/{repo}/releases/download/{tag}/{name}``, all on 127.0.0.1 with a real HTTP/1.1
+server. Every request is recorded with its headers.
 
 Usage::
 
@@ -301,6 +302,7 @@ class GitHubServer(_LoopbackServer):
         self.assets: dict[int, tuple[PublishedRelease, PublishedAsset]] = {}
         self.redirect_target: BlobServer | None = None
         self.required_token: str | None = None
+        self.substitutions: dict[tuple[str, str, str], str] = {}
         self._next_id = 1000
 
     def publish(
@@ -340,6 +342,11 @@ class GitHubServer(_LoopbackServer):
     def require_token(self, token: str | None) -> None:
         """Answer 404 (like a private repository) unless ``Bearer <token>`` is sent."""
         self.required_token = token
+
+    def substitute(self, owner: str, repo: str, asked: str, served: str) -> None:
+        """Answer the lookup of tag ``asked`` with the release document of tag ``served``, as
+        a hostile or broken mirror would."""
+        self.substitutions[(owner, repo, asked)] = served
 
     def asset_api_url(self, release: PublishedRelease, name: str) -> str:
         for asset in release.assets:
@@ -395,12 +402,19 @@ class GitHubServer(_LoopbackServer):
         if token is not None and headers.get("authorization") != f"Bearer {token}":
             return not_found
         parts = [unquote(part) for part in path.strip("/").split("/")]
+        if len(parts) == 4 and parts[0] == "repos" and parts[3] == "releases":
+            if (parts[1], parts[2]) not in self.releases:
+                return not_found
+            listed = reversed(self.releases[(parts[1], parts[2])])
+            body = json.dumps([self._release_json(release) for release in listed]).encode()
+            return 200, body, "application/json", {}
         if len(parts) >= 5 and parts[0] == "repos" and parts[3] == "releases":
             owner, repo = parts[1], parts[2]
             if parts[4:] == ["latest"]:
                 release = self._find(owner, repo, None)
             elif len(parts) == 6 and parts[4] == "tags":
-                release = self._find(owner, repo, parts[5])
+                served = self.substitutions.get((owner, repo, parts[5]), parts[5])
+                release = self._find(owner, repo, served)
             elif len(parts) == 6 and parts[4] == "assets" and parts[5].isdigit():
                 return self._serve_asset(int(parts[5]), headers)
             else:
