@@ -11,13 +11,14 @@ import semver
 
 from nexo_pkg.errors import NexoError
 from nexo_pkg.install.hosttriple import NOARCH
+from nexo_pkg.manifest.names import MANIFEST_NAMES
 
 if TYPE_CHECKING:
     from nexo_pkg.install.github import Release, ReleaseAsset
 
-# A release may carry its manifest under either name the daemon reads; the reference installer
-# looks for ``nexo-plugin.toml``, so that name is tried first.
-MANIFEST_ASSETS = ("nexo-plugin.toml", "plugin.toml")
+# A release may carry its manifest under either name the daemon reads, in the daemon's order
+# (the reference installer looks for ``nexo-plugin.toml``, which comes first).
+MANIFEST_ASSETS = MANIFEST_NAMES
 TARBALL_SUFFIX = ".tar.gz"
 PLUGIN_ID = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 _TRAILING_SEMVER = re.compile(r"(\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?(?:\+[0-9A-Za-z.-]+)?)$")
