@@ -25,7 +25,7 @@ from nexo_pkg.install.store import (
 from nexo_pkg.install.summary import InstallPlan, render_plan
 
 if TYPE_CHECKING:
-    from nexo_pkg.install.pipeline import InstallResult, UpgradeResult
+    from nexo_pkg.install.pipeline import InstallOptions, InstallResult, UpgradeResult
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
@@ -55,6 +55,32 @@ GitHubApiOption = Annotated[
     str | None, typer.Option("--github-api-url", help="GitHub API base (GitHub Enterprise).")
 ]
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Run every check, install nothing.")]
+RegistryConfigOption = Annotated[
+    Path | None,
+    typer.Option("--registry-config", help="Registry credentials for oci:// sources."),
+]
+PlainHttpOption = Annotated[
+    bool, typer.Option("--plain-http", help="HTTP, not HTTPS, for a loopback oci:// registry.")
+]
+
+
+def install_from_registry(
+    source: str, options: InstallOptions, registry_config: Path | None, plain_http: bool
+) -> InstallResult:
+    """``install oci://…``: the registry source shares the pipeline's later steps."""
+    from nexo_pkg.fleet.publish import install_from_registry as run  # noqa: PLC0415
+    from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
+
+    fleet = FleetOptions(
+        nexo_home=options.nexo_home,
+        trusted_keys=options.trusted_keys,
+        require_signature=options.require_signature,
+        skip_signature_verify=options.skip_signature_verify,
+        registry_config=registry_config,
+        plain_http=plain_http,
+        limits=options.limits,
+    )
+    return run(source, options, fleet)
 
 
 def parse_size(text: str, *, flag: str) -> int:
@@ -170,6 +196,8 @@ def register(app: typer.Typer) -> None:
                 help="After installing, run `nexo plugin check` on the installed plugin.",
             ),
         ] = False,
+        registry_config: RegistryConfigOption = None,
+        plain_http: PlainHttpOption = False,
     ) -> None:
         """Resolve, download, verify and install a plugin.
 
@@ -195,6 +223,8 @@ def register(app: typer.Typer) -> None:
                 show_progress=sys.stderr.isatty(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
             )
+            if source.startswith("oci://"):
+                return install_from_registry(source, options, registry_config, plain_http)
             return install(source, options)
 
         result = guarded(run, json_output=json_output)

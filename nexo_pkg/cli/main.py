@@ -24,7 +24,7 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
     """Build the ``nexo`` Typer app and its ``plugin`` sub-app (once per process)."""
     import typer  # noqa: PLC0415 - deferred so the lint fast path never pays for it
 
-    from nexo_pkg.cli import check, install, lint, lsp, new, pack  # noqa: PLC0415
+    from nexo_pkg.cli import check, fleet, install, lint, lsp, new, pack  # noqa: PLC0415
 
     app = typer.Typer(
         name="nexo",
@@ -66,6 +66,7 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
     check.register(plugin_app)
     install.register(plugin_app)
     lsp.register(plugin_app)
+    fleet.register(plugin_app)
     return app, plugin_app
 
 

@@ -125,6 +125,7 @@ class _Fetched:
     tag: str | None
     checksums: tuple[str, ...]
     material: dict[str, Path]
+    installed_at: str | None = None
 
 
 def _check_flags(options: InstallOptions) -> None:
@@ -179,40 +180,7 @@ def _install_source(
             fetched = _fetch_github(source, candidates, options, temp_files, resolved)
         else:
             fetched = _fetch_local(source, candidates, options, temp_files)
-        mode = trust.resolve_mode(
-            policy,
-            fetched.owner,
-            require_signature=options.require_signature,
-            skip_verify=options.skip_signature_verify,
-        )
-        outcome = trust.verify_asset_signature(
-            fetched.tarball.path,
-            asset_name=fetched.tarball.name,
-            material=fetched.material,
-            owner=fetched.owner,
-            repo=fetched.repo,
-            policy=policy,
-            mode=mode,
-        )
-        listing = inspect_archive(fetched.tarball.path, options.limits)
-        summary = check_payload(listing, fetched.plugin_id, fetched.version)
-        final = options.dest / f"{fetched.plugin_id}-{fetched.version}"
-        plan = InstallPlan(
-            summary=summary,
-            source_display=source.display(),
-            source=fetched.source,
-            target=fetched.target,
-            asset_name=fetched.tarball.name,
-            sha256=fetched.tarball.sha256,
-            checksums=fetched.checksums,
-            signature=outcome,
-            destination=str(final),
-        )
-        if options.dry_run:
-            return InstallResult(plan, final, dry_run=True)
-        if options.confirm is not None and not options.confirm(plan):
-            raise NexoError("installation cancelled; nothing was changed", kind="cancelled")
-        return _install_tree(plan, fetched, listing, final, options)
+        return _verify_and_install(fetched, policy, source.display(), options)
     finally:
         for temp in temp_files:
             temp.discard()
@@ -244,6 +212,106 @@ def _resolve(
             kind="asset_not_found",
         )
     return _Resolved(release, identity)
+
+
+@dataclass(frozen=True)
+class Prefetched:
+    """A tarball another source (a registry, a blob cache) already downloaded and hashed.
+
+    ``sha256`` is the hash that source vouches for (a lock file, a registry descriptor); the
+    file is copied privately and must match it. ``source`` is the ``--json``/receipt source
+    object (its ``type`` goes into the receipt); ``owner`` selects the trust policy's author
+    entries as for a GitHub release (``None``: every entry, as for a local tarball).
+    ``installed_at`` fixes the receipt's time (reproducible fleets); ``None`` means now.
+    """
+
+    path: Path
+    asset_name: str
+    plugin_id: str
+    version: str
+    target: str
+    sha256: str
+    source: dict[str, Any]
+    material: dict[str, Path]
+    owner: str | None = None
+    repo: str | None = None
+    tag: str | None = None
+    installed_at: str | None = None
+
+
+def install_prefetched(asset: Prefetched, options: InstallOptions) -> InstallResult:
+    """Steps 4-9 of the pipeline for a tarball that is already on disk.
+
+    Raises ``checksum_mismatch`` when the file's bytes do not hash to ``asset.sha256``, and
+    every kind the signature, archive, payload and install steps raise.
+    """
+    _check_flags(options)
+    policy = _load_policy(options)
+    tarball = copy_local(
+        asset.path, cache_dir(options.nexo_home), max_bytes=options.limits.max_download
+    )
+    try:
+        tarball = replace(tarball, name=asset.asset_name)
+        checked = verify_checksums(
+            tarball.sha256, asset.asset_name, sidecar=None, digest=asset.sha256
+        )
+        fetched = _Fetched(
+            tarball=tarball,
+            plugin_id=asset.plugin_id,
+            version=asset.version,
+            target=asset.target,
+            source=asset.source,
+            owner=asset.owner,
+            repo=asset.repo,
+            tag=asset.tag,
+            checksums=checked,
+            material=asset.material,
+            installed_at=asset.installed_at,
+        )
+        display = str(asset.source.get("reference") or asset.asset_name)
+        return _verify_and_install(fetched, policy, display, options)
+    finally:
+        tarball.discard()
+
+
+def _verify_and_install(
+    fetched: _Fetched, policy: trust.TrustPolicy, source_display: str, options: InstallOptions
+) -> InstallResult:
+    """Steps 5-9 for a checksummed tarball, whichever source it came from."""
+    mode = trust.resolve_mode(
+        policy,
+        fetched.owner,
+        require_signature=options.require_signature,
+        skip_verify=options.skip_signature_verify,
+    )
+    outcome = trust.verify_asset_signature(
+        fetched.tarball.path,
+        asset_name=fetched.tarball.name,
+        material=fetched.material,
+        owner=fetched.owner,
+        repo=fetched.repo,
+        policy=policy,
+        mode=mode,
+    )
+    listing = inspect_archive(fetched.tarball.path, options.limits)
+    summary = check_payload(listing, fetched.plugin_id, fetched.version)
+    final = options.dest / f"{fetched.plugin_id}-{fetched.version}"
+    plan = InstallPlan(
+        summary=summary,
+        source_display=source_display,
+        source=fetched.source,
+        target=fetched.target,
+        asset_name=fetched.tarball.name,
+        sha256=fetched.tarball.sha256,
+        checksums=fetched.checksums,
+        signature=outcome,
+        destination=str(final),
+    )
+    if options.dry_run:
+        return InstallResult(plan, final, dry_run=True)
+    if options.confirm is not None and not options.confirm(plan):
+        raise NexoError("installation cancelled; nothing was changed", kind="cancelled")
+    return _install_tree(plan, fetched, listing, final, options)
 
 
 def _fetch_github(
@@ -395,7 +463,7 @@ def _install_tree(
                 tag=fetched.tag,
                 target=plan.target,
                 sha256=plan.sha256,
-                installed_at=utc_now(),
+                installed_at=fetched.installed_at or utc_now(),
                 source=fetched.source["type"],
                 signature=plan.signature.to_json(),
                 files={name: info.sha256 for name, info in listing.files.items()},

@@ -1,0 +1,335 @@
+"""CLI for fleets: ``lock``, ``sync``, ``push``, ``mirror`` and ``cache prune``.
+
+Only parsing, rendering and exit codes live here; the work is in :mod:`nexo_pkg.fleet`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from nexo_pkg.cli.common import emit_json, guarded, say
+from nexo_pkg.errors import NexoError
+from nexo_pkg.install.store import default_dest, nexo_home_from_env
+
+if TYPE_CHECKING:
+    from nexo_pkg.fleet.sources import FleetOptions
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
+TrustedKeysOption = Annotated[
+    Path | None,
+    typer.Option("--trusted-keys", help="Trust policy file (default under $NEXO_HOME)."),
+]
+RequireSignatureOption = Annotated[
+    bool, typer.Option("--require-signature", help="Refuse assets without a trusted signature.")
+]
+SkipSignatureOption = Annotated[
+    bool, typer.Option("--skip-signature-verify", help="Do not check signatures (unsafe).")
+]
+GitHubApiOption = Annotated[
+    str | None, typer.Option("--github-api-url", help="GitHub API base (GitHub Enterprise).")
+]
+RegistryConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--registry-config",
+        help="Registry credentials file (default: $REGISTRY_AUTH_FILE, ~/.docker/config.json).",
+    ),
+]
+PlainHttpOption = Annotated[
+    bool, typer.Option("--plain-http", help="Talk HTTP, not HTTPS, to a loopback registry.")
+]
+WantedOption = Annotated[
+    Path, typer.Option("--file", "-f", help="The wanted set (default ./nexo-plugins.toml).")
+]
+LockOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--lock", help="The lock file (default: nexo-plugins.lock beside the wanted set)."
+    ),
+]
+
+
+def fleet_options(
+    *,
+    trusted_keys: Path | None = None,
+    require_signature: bool = False,
+    skip_signature_verify: bool = False,
+    github_api_url: str | None = None,
+    registry_config: Path | None = None,
+    plain_http: bool = False,
+) -> FleetOptions:
+    from nexo_pkg.errors import UsageError  # noqa: PLC0415
+    from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
+
+    if require_signature and skip_signature_verify:
+        raise UsageError("--require-signature and --skip-signature-verify exclude each other")
+    return FleetOptions(
+        nexo_home=nexo_home_from_env(),
+        trusted_keys=trusted_keys,
+        require_signature=require_signature,
+        skip_signature_verify=skip_signature_verify,
+        github_api_url=github_api_url,
+        registry_config=registry_config,
+        plain_http=plain_http,
+    )
+
+
+def _lock_path(wanted: Path, lock: Path | None) -> Path:
+    from nexo_pkg.fleet.lockfile import LOCK_NAME  # noqa: PLC0415
+
+    return lock if lock is not None else wanted.parent / LOCK_NAME
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the fleet commands to the ``plugin`` sub-app."""
+
+    @app.command("lock")
+    def lock_command(
+        *,
+        wanted: WantedOption = Path("nexo-plugins.toml"),
+        lock_file: LockOption = None,
+        upgrade: Annotated[
+            list[str] | None,
+            typer.Option("--upgrade", help="Re-resolve this plugin id (repeatable)."),
+        ] = None,
+        upgrade_all: Annotated[
+            bool, typer.Option("--upgrade-all", help="Re-resolve every plugin.")
+        ] = False,
+        check: Annotated[
+            bool,
+            typer.Option("--check", help="Only say whether the lock is stale (exit 1 if so)."),
+        ] = False,
+        trusted_keys: TrustedKeysOption = None,
+        require_signature: RequireSignatureOption = False,
+        skip_signature_verify: SkipSignatureOption = False,
+        github_api_url: GitHubApiOption = None,
+        registry_config: RegistryConfigOption = None,
+        plain_http: PlainHttpOption = False,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Resolve nexo-plugins.toml into nexo-plugins.lock (every target, hash and signer).
+
+        Unchanged entries are kept as they are; --upgrade ID / --upgrade-all re-resolve.
+        Exit codes: 0 the lock is current; 1 a plugin could not be locked, or --check found
+        it stale; 2 usage or configuration error.
+        """
+        from nexo_pkg.fleet import lock as locking  # noqa: PLC0415
+
+        path = _lock_path(wanted, lock_file)
+        if check:
+            result = guarded(lambda: locking.check(wanted, path), json_output=json_output)
+            if json_output:
+                emit_json(result.to_json())
+            for reason in result.stale:
+                say(f"stale: {reason}")
+            if result.stale:
+                say(f"error: {path} is stale; run `nexo plugin lock`")
+                raise typer.Exit(1)
+            if not json_output:
+                say(f"{path} is up to date.")
+            return
+        upgrade_ids = frozenset() if upgrade_all else (frozenset(upgrade) if upgrade else None)
+        result = guarded(
+            lambda: locking.lock(
+                wanted,
+                path,
+                fleet_options(
+                    trusted_keys=trusted_keys,
+                    require_signature=require_signature,
+                    skip_signature_verify=skip_signature_verify,
+                    github_api_url=github_api_url,
+                    registry_config=registry_config,
+                    plain_http=plain_http,
+                ),
+                upgrade=upgrade_ids,
+            ),
+            json_output=json_output,
+        )
+        if json_output:
+            emit_json(result.to_json())
+            return
+        for plugin_id, change in sorted(result.changes.items()):
+            say(f"{plugin_id}: {change}")
+        say(f"Wrote {path}." if result.written else f"{path} is up to date.")
+
+    @app.command("sync")
+    def sync_command(
+        *,
+        lock_file: Annotated[
+            Path, typer.Option("--lock", help="The lock file (default ./nexo-plugins.lock).")
+        ] = Path("nexo-plugins.lock"),
+        dest: Annotated[
+            Path | None,
+            typer.Option("--dest", help="Plugin root (default: $NEXO_HOME/state/plugins)."),
+        ] = None,
+        prune: Annotated[
+            bool, typer.Option("--prune", help="Remove installed plugins the lock does not name.")
+        ] = False,
+        frozen: Annotated[
+            bool,
+            typer.Option(
+                "--frozen", help="Use the lock as it is; refuse when it is stale, resolve nothing."
+            ),
+        ] = False,
+        target: Annotated[
+            str | None,
+            typer.Option("--target", help="Target triple instead of this host's (or noarch)."),
+        ] = None,
+        trusted_keys: TrustedKeysOption = None,
+        require_signature: RequireSignatureOption = False,
+        skip_signature_verify: SkipSignatureOption = False,
+        github_api_url: GitHubApiOption = None,
+        registry_config: RegistryConfigOption = None,
+        plain_http: PlainHttpOption = False,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Make the plugin root match the lock: install, replace, and with --prune remove.
+
+        Without --frozen a nexo-plugins.toml beside the lock is locked first when the lock
+        is stale. Exit codes: 0 in sync; 1 a plugin failed (the others are synced);
+        2 usage or configuration error.
+        """
+        from nexo_pkg.fleet.lockfile import WANTED_NAME  # noqa: PLC0415
+        from nexo_pkg.fleet.sync import sync  # noqa: PLC0415
+
+        root = (dest if dest is not None else default_dest(nexo_home_from_env())).expanduser()
+        quiet = json_output or not sys.stderr.isatty()
+        result = guarded(
+            lambda: sync(
+                lock_file,
+                root.absolute(),
+                fleet_options(
+                    trusted_keys=trusted_keys,
+                    require_signature=require_signature,
+                    skip_signature_verify=skip_signature_verify,
+                    github_api_url=github_api_url,
+                    registry_config=registry_config,
+                    plain_http=plain_http,
+                ),
+                wanted_path=lock_file.parent / WANTED_NAME,
+                frozen=frozen,
+                prune=prune,
+                target=target,
+                progress=None if quiet else say,
+            ),
+            json_output=json_output,
+        )
+        if json_output:
+            emit_json(result.to_json())
+        else:
+            for item in result.outcomes:
+                if item.action == "failed":
+                    say(f"error: {item.plugin_id}: {item.error} [{item.kind}]")
+                elif item.action != "unchanged":
+                    say(f"{item.plugin_id} {item.version or ''}: {item.action}".replace("  ", " "))
+            changed = sum(
+                1 for item in result.outcomes if item.action not in {"unchanged", "failed"}
+            )
+            say(f"{root}: {changed} change(s), {len(result.outcomes)} plugin(s) checked.")
+        if not result.ok:
+            raise typer.Exit(1)
+
+    @app.command("push")
+    def push_command(
+        *,
+        dist: Annotated[
+            Path, typer.Argument(metavar="DIST", help="Directory `nexo plugin pack` wrote.")
+        ],
+        destination: Annotated[
+            str, typer.Argument(metavar="REFERENCE", help="oci://HOST/NS/NAME[:TAG]")
+        ],
+        registry_config: RegistryConfigOption = None,
+        plain_http: PlainHttpOption = False,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Publish one version (every target, with sidecars and signatures) to a registry.
+
+        The tag defaults to the version. Exit codes: 0 pushed; 1 refused; 2 usage error.
+        """
+        from nexo_pkg.fleet.publish import push  # noqa: PLC0415
+
+        result = guarded(
+            lambda: push(
+                dist,
+                destination,
+                fleet_options(registry_config=registry_config, plain_http=plain_http),
+            ),
+            json_output=json_output,
+        )
+        if json_output:
+            emit_json(result.to_json())
+        else:
+            say(
+                f"Pushed {result.plugin_id} {result.version} to {result.reference} ({result.digest})."
+            )
+
+    @app.command("mirror")
+    def mirror_command(
+        *,
+        release: Annotated[
+            str, typer.Argument(metavar="OWNER/REPO@TAG", help="The GitHub release to copy.")
+        ],
+        destination: Annotated[
+            str, typer.Argument(metavar="REFERENCE", help="oci://HOST/NS/NAME[:TAG]")
+        ],
+        github_api_url: GitHubApiOption = None,
+        registry_config: RegistryConfigOption = None,
+        plain_http: PlainHttpOption = False,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Copy a GitHub release and its signature material into a registry.
+
+        Installs from the copy verify the original signer under the same trust policy.
+        Exit codes: 0 mirrored; 1 refused; 2 usage error.
+        """
+        from nexo_pkg.fleet.publish import mirror  # noqa: PLC0415
+
+        result = guarded(
+            lambda: mirror(
+                release,
+                destination,
+                fleet_options(
+                    github_api_url=github_api_url,
+                    registry_config=registry_config,
+                    plain_http=plain_http,
+                ),
+            ),
+            json_output=json_output,
+        )
+        if json_output:
+            emit_json(result.to_json())
+        else:
+            say(f"Mirrored {release} to {result.reference} ({result.digest}).")
+
+    cache_app = typer.Typer(help="The shared download cache ($NEXO_HOME/cache/blobs).")
+    app.add_typer(cache_app, name="cache")
+
+    @cache_app.command("prune")
+    def cache_prune_command(
+        *,
+        all_blobs: Annotated[bool, typer.Option("--all", help="Remove every blob.")] = False,
+        older_than_days: Annotated[
+            float, typer.Option("--older-than-days", help="Remove blobs unused this long.")
+        ] = 30.0,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Remove unused, corrupt and half-written blobs from the cache."""
+        from nexo_pkg.fleet.cache import BlobCache  # noqa: PLC0415
+
+        def run() -> object:
+            if older_than_days < 0:
+                raise NexoError("--older-than-days must be 0 or more", kind="usage", exit_code=2)
+            return BlobCache(nexo_home_from_env()).prune(
+                max_age=None if all_blobs else older_than_days * 86400
+            )
+
+        report = guarded(run, json_output=json_output)
+        removed, freed, kept = report.removed, report.freed_bytes, report.kept  # type: ignore[attr-defined]
+        if json_output:
+            emit_json({"ok": True, "removed": removed, "freed_bytes": freed, "kept": kept})
+        else:
+            say(f"Removed {removed} blob(s), {freed} bytes; kept {kept}.")

@@ -1,0 +1,218 @@
+"""How one plugin version is laid out in a registry, and how it is read back.
+
+One version is an OCI image index (``artifactType`` :data:`ARTIFACT_TYPE`) with one image
+manifest per target. Each manifest has the empty config and one layer, the release tarball
+(``org.opencontainers.image.title`` = its asset name); its annotations carry the target, the
+asset name, the tarball's sha256 and the plugin's ``nexo-plugin.toml``. The index entry of a
+target triple has an OCI ``platform`` (os/architecture from the triple); ``noarch`` has none.
+Signature material (Sigstore bundle, cosign ``.sig``/``.pem`` …) is one referrer manifest per
+target (``subject`` = the target's manifest), a layer per file named by its title.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from nexo_pkg.errors import NexoError
+from nexo_pkg.install.hosttriple import NOARCH
+from nexo_pkg.install.select import parse_tarball_name
+
+ARTIFACT_TYPE = "application/vnd.nexo.plugin.v1"
+SIGNATURE_ARTIFACT_TYPE = "application/vnd.nexo.plugin.signature.v1"
+LAYER_MEDIA_TYPE = "application/vnd.nexo.plugin.layer.v1.tar+gzip"
+EMPTY_MEDIA_TYPE = "application/vnd.oci.empty.v1+json"
+EMPTY_DATA = b"{}"
+BUNDLE_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle.v0.3+json"
+OCTET_STREAM = "application/octet-stream"
+
+TITLE = "org.opencontainers.image.title"
+CREATED = "org.opencontainers.image.created"
+IMAGE_VERSION = "org.opencontainers.image.version"
+IMAGE_SOURCE = "org.opencontainers.image.source"
+PLUGIN_ID = "dev.nexo.plugin.id"
+PLUGIN_VERSION = "dev.nexo.plugin.version"
+PLUGIN_TARGET = "dev.nexo.plugin.target"
+PLUGIN_ASSET = "dev.nexo.plugin.asset"
+PLUGIN_SHA256 = "dev.nexo.plugin.sha256"
+PLUGIN_MANIFEST = "dev.nexo.plugin.manifest"
+GITHUB_RELEASE = "dev.nexo.plugin.github-release"
+
+_ARCHITECTURES = {
+    "x86_64": ("amd64", None),
+    "aarch64": ("arm64", None),
+    "i686": ("386", None),
+    "i586": ("386", None),
+    "armv7": ("arm", "v7"),
+    "arm": ("arm", "v6"),
+    "riscv64gc": ("riscv64", None),
+    "powerpc64le": ("ppc64le", None),
+    "s390x": ("s390x", None),
+}
+
+
+def platform_of(target: str) -> dict[str, str] | None:
+    """The OCI platform of a target triple; ``None`` for ``noarch``."""
+    if target == NOARCH:
+        return None
+    arch, _, rest = target.partition("-")
+    architecture, variant = _ARCHITECTURES.get(arch, (arch, None))
+    if "linux" in rest:
+        system = "linux"
+    elif "darwin" in rest:
+        system = "darwin"
+    elif "windows" in rest:
+        system = "windows"
+    else:
+        system = rest.rsplit("-", 1)[-1] or "unknown"
+    platform = {"architecture": architecture, "os": system}
+    if variant:
+        platform["variant"] = variant
+    return platform
+
+
+@dataclass(frozen=True)
+class GitHubOrigin:
+    """The GitHub release a mirrored version was copied from."""
+
+    owner: str
+    repo: str
+    tag: str
+
+    def __str__(self) -> str:
+        return f"{self.owner}/{self.repo}@{self.tag}"
+
+    @classmethod
+    def parse(cls, text: str) -> GitHubOrigin | None:
+        name, at, tag = text.partition("@")
+        owner, slash, repo = name.partition("/")
+        if not (at and slash and owner and repo and tag):
+            return None
+        return cls(owner, repo, tag)
+
+
+@dataclass(frozen=True)
+class TargetEntry:
+    """One target of a version: where its manifest is in the index."""
+
+    target: str
+    manifest_digest: str
+    manifest_size: int
+
+
+@dataclass(frozen=True)
+class TargetAsset:
+    """One target's tarball as its manifest describes it."""
+
+    target: str
+    manifest_digest: str
+    asset_name: str
+    digest: str
+    size: int
+
+    @property
+    def sha256(self) -> str:
+        return self.digest.removeprefix("sha256:")
+
+
+@dataclass(frozen=True)
+class PluginVersion:
+    """A version read from its index: id, version, targets and where it came from."""
+
+    plugin_id: str
+    version: str
+    index_digest: str
+    targets: dict[str, TargetEntry]
+    created: str | None = None
+    origin: GitHubOrigin | None = None
+    annotations: dict[str, str] = field(default_factory=dict)
+
+
+def _invalid(message: str) -> NexoError:
+    return NexoError(message, kind="registry_invalid")
+
+
+def _annotations(document: dict[str, Any]) -> dict[str, str]:
+    found = document.get("annotations")
+    if not isinstance(found, dict):
+        return {}
+    return {str(k): v for k, v in found.items() if isinstance(v, str)}
+
+
+def parse_index(document: dict[str, Any], digest: str, where: str) -> PluginVersion:
+    """Read a plugin version's index; ``registry_invalid`` when it is not one."""
+    if not isinstance(document.get("manifests"), list):
+        raise _invalid(f"{where} is not an image index (no manifests list)")
+    annotations = _annotations(document)
+    plugin_id = annotations.get(PLUGIN_ID)
+    version = annotations.get(PLUGIN_VERSION)
+    if document.get("artifactType") != ARTIFACT_TYPE or not plugin_id or not version:
+        raise _invalid(
+            f"{where} is not a nexo plugin (artifactType {ARTIFACT_TYPE} with "
+            f"{PLUGIN_ID} and {PLUGIN_VERSION} annotations)"
+        )
+    targets: dict[str, TargetEntry] = {}
+    for item in document["manifests"]:
+        if not isinstance(item, dict):
+            continue
+        target = _annotations(item).get(PLUGIN_TARGET)
+        entry_digest = item.get("digest")
+        size = item.get("size")
+        if not target or not isinstance(entry_digest, str) or not isinstance(size, int):
+            continue
+        targets[target] = TargetEntry(target, entry_digest, size)
+    origin_text = annotations.get(GITHUB_RELEASE)
+    return PluginVersion(
+        plugin_id=plugin_id,
+        version=version,
+        index_digest=digest,
+        targets=dict(sorted(targets.items())),
+        created=annotations.get(CREATED),
+        origin=GitHubOrigin.parse(origin_text) if origin_text else None,
+        annotations=annotations,
+    )
+
+
+def parse_target_manifest(
+    document: dict[str, Any], entry: TargetEntry, plugin: PluginVersion
+) -> TargetAsset:
+    """The tarball layer of one target's manifest, cross-checked with its annotations."""
+    layers = document.get("layers")
+    where = f"the {entry.target} manifest {entry.manifest_digest}"
+    if not isinstance(layers, list) or len(layers) != 1 or not isinstance(layers[0], dict):
+        raise _invalid(f"{where} must have exactly one layer (the tarball)")
+    layer = layers[0]
+    digest, size = layer.get("digest"), layer.get("size")
+    name = _annotations(layer).get(TITLE) or _annotations(document).get(PLUGIN_ASSET)
+    if not isinstance(digest, str) or not digest.startswith("sha256:") or not isinstance(size, int):
+        raise _invalid(f"{where} has a layer without a sha256 digest and size")
+    if not name:
+        raise _invalid(f"{where} does not name its tarball ({TITLE})")
+    parsed = parse_tarball_name(name)
+    if parsed != (plugin.plugin_id, plugin.version, entry.target):
+        raise _invalid(
+            f"{where} carries {name!r}, not {plugin.plugin_id}-{plugin.version}-"
+            f"{entry.target}.tar.gz"
+        )
+    declared = _annotations(document).get(PLUGIN_SHA256)
+    if declared is not None and declared != digest.removeprefix("sha256:"):
+        raise _invalid(f"{where} says sha256 {declared} but its layer is {digest}")
+    return TargetAsset(entry.target, entry.manifest_digest, name, digest, size)
+
+
+def descriptor(media_type: str, digest: str, size: int, **extra: Any) -> dict[str, Any]:
+    document: dict[str, Any] = {"mediaType": media_type, "digest": digest, "size": size}
+    document.update({key: value for key, value in extra.items() if value is not None})
+    return document
+
+
+def canonical(document: dict[str, Any]) -> bytes:
+    """Manifest bytes: sorted keys, no spaces, so the same content has the same digest."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":")).encode("utf-8")
+
+
+def signature_media_type(file_name: str) -> str:
+    if file_name.endswith((".sigstore.json", ".sigstore")):
+        return BUNDLE_MEDIA_TYPE
+    return OCTET_STREAM

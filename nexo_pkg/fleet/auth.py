@@ -1,0 +1,168 @@
+"""Registry credentials, read the way docker, podman and oras read them.
+
+The file is ``--registry-config``, else ``REGISTRY_AUTH_FILE``, else
+``$DOCKER_CONFIG/config.json`` or ``~/.docker/config.json``. For a host, ``auths[host]`` gives
+``auth`` (base64 ``user:password``) or ``username``/``password``, or ``identitytoken`` (an
+OAuth2 refresh token for bearer registries); ``credHelpers[host]`` or ``credsStore`` names a
+``docker-credential-<name>`` program asked with ``get``. A missing default file means no
+credentials; a named file that is missing or malformed is a configuration error.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nexo_pkg.errors import ConfigError
+
+AUTH_FILE_ENV = "REGISTRY_AUTH_FILE"
+HELPER_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """A user name and secret for one registry host (``identity_token`` for OAuth2)."""
+
+    username: str
+    password: str
+    identity_token: str | None = None
+
+
+def config_path(explicit: Path | None) -> tuple[Path, bool]:
+    """The registry config file to read, and whether it was named explicitly."""
+    if explicit is not None:
+        return explicit, True
+    named = os.environ.get(AUTH_FILE_ENV)
+    if named:
+        return Path(named).expanduser(), True
+    docker_config = os.environ.get("DOCKER_CONFIG")
+    base = Path(docker_config).expanduser() if docker_config else Path.home() / ".docker"
+    return base / "config.json", False
+
+
+def _load(path: Path, explicit: bool) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if explicit:
+            raise ConfigError(
+                f"registry config {path} does not exist", kind="registry_config"
+            ) from None
+        return {}
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(
+            f"cannot read registry config {path}: {exc}", kind="registry_config"
+        ) from exc
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{path}:{exc.lineno}: registry config is not valid JSON ({exc.msg})",
+            kind="registry_config",
+        ) from exc
+    if not isinstance(document, dict):
+        raise ConfigError(f"{path}: registry config is not a JSON object", kind="registry_config")
+    return document
+
+
+def _host_keys(host: str) -> tuple[str, ...]:
+    # docker writes both bare hosts and URLs (`https://index.docker.io/v1/`).
+    return (host, f"https://{host}", f"http://{host}", f"https://{host}/v1/", f"https://{host}/v2/")
+
+
+def _from_entry(entry: Any, path: Path, host: str) -> Credentials | None:
+    if not isinstance(entry, dict):
+        return None
+    token = entry.get("identitytoken")
+    username = entry.get("username")
+    password = entry.get("password")
+    encoded = entry.get("auth")
+    if isinstance(encoded, str) and encoded:
+        try:
+            decoded = base64.b64decode(encoded, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError) as exc:
+            raise ConfigError(
+                f"{path}: the auth of {host} is not base64 of user:password",
+                kind="registry_config",
+            ) from exc
+        username, sep, password = decoded.partition(":")
+        if not sep:
+            raise ConfigError(
+                f"{path}: the auth of {host} is not base64 of user:password",
+                kind="registry_config",
+            )
+    if isinstance(token, str) and token:
+        return Credentials(str(username or ""), "", identity_token=token)
+    if isinstance(username, str) and isinstance(password, str) and username:
+        return Credentials(username, password)
+    return None
+
+
+def _from_helper(helper: str, host: str, path: Path) -> Credentials | None:
+    program = shutil.which(f"docker-credential-{helper}")
+    if program is None:
+        raise ConfigError(
+            f"{path} names the credential helper {helper!r}, but docker-credential-{helper} "
+            "is not on PATH",
+            kind="registry_config",
+        )
+    try:
+        answer = subprocess.run(
+            [program, "get"],
+            input=host,
+            capture_output=True,
+            text=True,
+            timeout=HELPER_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ConfigError(
+            f"credential helper docker-credential-{helper} failed: {exc}", kind="registry_config"
+        ) from exc
+    if answer.returncode != 0:
+        # Helpers answer "credentials not found" with a non-zero exit: anonymous access.
+        return None
+    try:
+        document = json.loads(answer.stdout)
+        username, secret = document["Username"], document["Secret"]
+    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+        raise ConfigError(
+            f"credential helper docker-credential-{helper} answered something that is not "
+            "{Username, Secret} JSON",
+            kind="registry_config",
+        ) from exc
+    if not isinstance(username, str) or not isinstance(secret, str):
+        return None
+    if username == "<token>":
+        return Credentials("", "", identity_token=secret)
+    return Credentials(username, secret)
+
+
+def credentials_for(host: str, explicit: Path | None = None) -> Credentials | None:
+    """The credentials for ``host`` (``host:port`` as in the reference), or ``None``.
+
+    Raises :class:`ConfigError` (``registry_config``, exit 2) for a named file that is missing
+    and for a malformed file or helper answer.
+    """
+    path, named = config_path(explicit)
+    document = _load(path, named)
+    helpers = document.get("credHelpers")
+    if isinstance(helpers, dict) and isinstance(helpers.get(host), str):
+        return _from_helper(helpers[host], host, path)
+    auths = document.get("auths")
+    if isinstance(auths, dict):
+        for key in _host_keys(host):
+            found = _from_entry(auths.get(key), path, host)
+            if found is not None:
+                return found
+    store = document.get("credsStore")
+    if isinstance(store, str) and store:
+        return _from_helper(store, host, path)
+    return None

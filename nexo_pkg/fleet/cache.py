@@ -1,0 +1,190 @@
+"""The shared content-addressed blob cache: ``$NEXO_HOME/cache/blobs/sha256/<hex>``.
+
+A blob is stored under its own sha256, written to a private temp file beside the store and
+moved into place with an atomic rename, so readers only ever see whole blobs and concurrent
+writers of the same blob simply race to write identical bytes. A blob is re-hashed before it
+is used; one that does not hash to its name is deleted and fetched again. ``prune`` takes the
+cache lock exclusively; readers and writers hold it shared, so a prune never removes a blob
+between its lookup and its use.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from nexo_pkg.errors import NexoError
+
+CHUNK = 1024 * 1024
+_HEX = re.compile(r"^[0-9a-f]{64}$")
+DEFAULT_MAX_AGE = 30 * 24 * 3600
+
+
+def _io(action: str, exc: OSError) -> NexoError:
+    return NexoError(f"cannot {action}: {exc.strerror or exc}", kind="io")
+
+
+def hex_of(digest: str) -> str:
+    """``sha256:<hex>`` or ``<hex>`` -> ``<hex>``; raises ``source_invalid`` otherwise."""
+    value = digest.removeprefix("sha256:")
+    if not _HEX.match(value):
+        raise NexoError(f"{digest!r} is not a sha256 digest", kind="source_invalid")
+    return value
+
+
+def _hash_file(path: Path) -> str:
+    hasher = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(CHUNK):
+            hasher.update(chunk)
+    return hasher.hexdigest()
+
+
+class BlobSink:
+    """Where a fetched blob's bytes go: a temp file and a hasher, restartable for retries."""
+
+    def __init__(self, handle: IO[bytes]) -> None:
+        self.handle = handle
+        self.hasher = hashlib.sha256()
+        self.size = 0
+
+    def reset(self) -> None:
+        self.handle.seek(0)
+        self.handle.truncate()
+        self.hasher = hashlib.sha256()
+        self.size = 0
+
+    def set_total(self, total: int | None) -> None:
+        del total  # sizes are checked by the fetcher
+
+    def write(self, chunk: bytes) -> None:
+        self.handle.write(chunk)
+        self.hasher.update(chunk)
+        self.size += len(chunk)
+
+
+@dataclass(frozen=True)
+class PruneReport:
+    removed: int
+    freed_bytes: int
+    kept: int
+
+
+class BlobCache:
+    """The cache under ``nexo_home``; every method raises ``io`` when the disk refuses."""
+
+    def __init__(self, nexo_home: Path) -> None:
+        self.root = nexo_home / "cache" / "blobs"
+        self.store = self.root / "sha256"
+        self.temp = self.root / "tmp"
+        self.hits = 0
+        self.misses = 0
+
+    @contextlib.contextmanager
+    def _locked(self, mode: int) -> Iterator[None]:
+        try:
+            self.store.mkdir(parents=True, exist_ok=True)
+            self.temp.mkdir(parents=True, exist_ok=True)
+            descriptor = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise _io(f"create the blob cache in {self.root}", exc) from exc
+        try:
+            fcntl.flock(descriptor, mode)
+            yield
+        finally:
+            os.close(descriptor)
+
+    def path(self, digest: str) -> Path:
+        return self.store / hex_of(digest)
+
+    @contextlib.contextmanager
+    def open_blob(self, digest: str, fetch: Callable[[BlobSink], object]) -> Iterator[Path]:
+        """Yield the path of the blob ``digest``, calling ``fetch(sink)`` only on a miss.
+
+        ``fetch`` streams the blob's bytes into ``sink.write`` (``sink.reset`` starts over
+        before a retry) and must raise when they do not hash
+        to ``digest`` (the registry client does); the bytes are hashed here as well before the
+        blob enters the store. The blob stays in place while the context is open.
+        """
+        expected = hex_of(digest)
+        with self._locked(fcntl.LOCK_SH):
+            final = self.store / expected
+            if final.is_file():
+                if _hash_file(final) == expected:
+                    self.hits += 1
+                    with contextlib.suppress(OSError):
+                        os.utime(final)
+                    yield final
+                    return
+                with contextlib.suppress(FileNotFoundError):
+                    final.unlink()
+            self.misses += 1
+            descriptor, raw = tempfile.mkstemp(prefix=f"{expected[:16]}.", dir=self.temp)
+            temp = Path(raw)
+            try:
+                with os.fdopen(descriptor, "w+b") as handle:
+                    sink = BlobSink(handle)
+                    fetch(sink)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                hasher = sink.hasher
+                if hasher.hexdigest() != expected:
+                    raise NexoError(
+                        f"blob sha256:{expected} hashes to sha256:{hasher.hexdigest()}",
+                        kind="checksum_mismatch",
+                        details={"expected": expected, "actual": hasher.hexdigest()},
+                    )
+                temp.chmod(0o444)
+                os.replace(temp, final)
+            except OSError as exc:
+                raise _io(f"write blob {expected} into {self.store}", exc) from exc
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    temp.unlink()
+            yield final
+
+    def add_file(self, path: Path) -> str:
+        """Copy a local file into the store (no-op when present); returns its hex digest."""
+        digest = _hash_file(path)
+
+        def copy(sink: BlobSink) -> None:
+            with path.open("rb") as handle:
+                while chunk := handle.read(CHUNK):
+                    sink.write(chunk)
+
+        with self.open_blob(digest, copy):
+            return digest
+
+    def prune(self, *, max_age: float | None = DEFAULT_MAX_AGE) -> PruneReport:
+        """Remove blobs unused for ``max_age`` seconds (all of them with ``None``), blobs that
+        do not hash to their name, and temp files of killed writers."""
+        removed = freed = kept = 0
+        now = time.time()
+        with self._locked(fcntl.LOCK_EX):
+            for leftover in self.temp.iterdir():
+                with contextlib.suppress(OSError):
+                    freed += leftover.stat().st_size
+                    leftover.unlink()
+                    removed += 1
+            for blob in self.store.iterdir():
+                try:
+                    info = blob.stat()
+                    stale = max_age is None or now - info.st_mtime > max_age
+                    if stale or not _HEX.match(blob.name) or _hash_file(blob) != blob.name:
+                        blob.unlink()
+                        removed += 1
+                        freed += info.st_size
+                    else:
+                        kept += 1
+                except OSError as exc:
+                    raise _io(f"prune {blob}", exc) from exc
+        return PruneReport(removed, freed, kept)

@@ -1,0 +1,144 @@
+"""``nexo plugin lock``: resolve the wanted set into ``nexo-plugins.lock``.
+
+Entries whose wanted line did not change are kept as they are (no network, no churn);
+new or changed entries, and those named by ``--upgrade``, are resolved: every target's
+tarball is fetched into the blob cache, hash-checked, and its signature verified under the
+trust policy, so the lock records the signer of every target.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nexo_pkg.errors import NexoError
+from nexo_pkg.fleet.lockfile import (
+    Lock,
+    LockedPlugin,
+    LockedTarget,
+    WantedPlugin,
+    read_lock,
+    read_wanted,
+    render_lock,
+    stale_entries,
+    write_if_changed,
+)
+from nexo_pkg.fleet.sources import FleetOptions, Session
+
+
+@dataclass
+class LockResult:
+    """What ``lock`` did, or with ``check`` why the lock is stale (``stale`` non-empty)."""
+
+    lock_path: Path
+    changes: dict[str, str] = field(default_factory=dict)
+    written: bool = False
+    stale: list[str] = field(default_factory=list)
+    lock: Lock | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": not self.stale,
+            "lock": str(self.lock_path),
+            "written": self.written,
+            "changes": dict(sorted(self.changes.items())),
+            "stale": self.stale,
+        }
+
+
+def existing_lock(path: Path) -> Lock:
+    """The lock at ``path``, or an empty one when there is none yet."""
+    if not path.exists():
+        return Lock()
+    return read_lock(path)
+
+
+def check(wanted_path: Path, lock_path: Path) -> LockResult:
+    """Compare the lock with the wanted set without any network work."""
+    wanted = read_wanted(wanted_path)
+    if not lock_path.exists():
+        return LockResult(lock_path, stale=[f"{lock_path.name} does not exist"])
+    return LockResult(lock_path, stale=stale_entries(wanted, read_lock(lock_path)))
+
+
+def lock_plugin(session: Session, wanted: WantedPlugin) -> LockedPlugin:
+    """Resolve one wanted plugin and verify every target it locks."""
+    resolved = session.resolve(wanted)
+    targets: dict[str, LockedTarget] = {}
+    for target, row in resolved.targets.items():
+        with session.open_target(wanted.source, resolved.resolved, row, wanted.plugin_id) as opened:
+            outcome = session.verify(opened, resolved, wanted.source)
+        targets[target] = LockedTarget(
+            target=target,
+            asset=row.asset,
+            size=row.size,
+            sha256=row.sha256,
+            manifest=row.manifest,
+            identity=outcome.identity if outcome.status == "verified" else None,
+            issuer=outcome.issuer if outcome.status == "verified" else None,
+        )
+    return LockedPlugin(
+        plugin_id=wanted.plugin_id,
+        source=wanted.source,
+        requirement=wanted.requirement,
+        targets_wanted=wanted.targets,
+        version=resolved.version,
+        resolved=resolved.resolved,
+        targets=targets,
+        published=resolved.published,
+        github=str(resolved.origin) if resolved.origin else None,
+    )
+
+
+def lock(
+    wanted_path: Path,
+    lock_path: Path,
+    options: FleetOptions,
+    *,
+    upgrade: frozenset[str] | None = None,
+    session: Session | None = None,
+) -> LockResult:
+    """Bring ``lock_path`` in line with ``wanted_path``; ``upgrade`` re-resolves those ids
+    (an empty set: all). Writes the file only when its text changes. Raises the first
+    :class:`NexoError` of a plugin (nothing is written then)."""
+    wanted = read_wanted(wanted_path)
+    previous = existing_lock(lock_path)
+    if upgrade:
+        unknown = sorted(upgrade - {item.plugin_id for item in wanted})
+        if unknown:
+            raise NexoError(
+                f"--upgrade names {', '.join(unknown)}, which {wanted_path.name} does not list",
+                kind="usage",
+                exit_code=2,
+            )
+    result = LockResult(lock_path)
+    fresh = Lock()
+    owned = session is None
+    active = session if session is not None else Session(options)
+    try:
+        for item in wanted:
+            current = previous.plugins.get(item.plugin_id)
+            again = upgrade is not None and (not upgrade or item.plugin_id in upgrade)
+            if current is not None and current.matches(item) and not again:
+                fresh.plugins[item.plugin_id] = current
+                continue
+            try:
+                locked = lock_plugin(active, item)
+            except NexoError as error:
+                error.details.setdefault("plugin", item.plugin_id)
+                error.message = f"{item.plugin_id}: {error.message}"
+                raise
+            fresh.plugins[item.plugin_id] = locked
+            if current is None:
+                result.changes[item.plugin_id] = f"locked {locked.version}"
+            elif current.version != locked.version or current.targets != locked.targets:
+                result.changes[item.plugin_id] = f"{current.version} -> {locked.version}"
+        for removed in sorted(set(previous.plugins) - set(fresh.plugins)):
+            result.changes[removed] = "removed"
+    finally:
+        if owned:
+            active.__exit__(None, None, None)
+    result.written = write_if_changed(lock_path, render_lock(fresh))
+    result.lock = fresh
+    return result

@@ -1,0 +1,357 @@
+"""``nexo-plugins.toml`` (the wanted set) and ``nexo-plugins.lock`` (what it resolved to).
+
+Wanted set::
+
+    [plugins.echo]
+    source = "acme/nexo-plugin-echo"            # or "oci://HOST/NS/NAME[:TAG|@sha256:…]"
+    version = "^1.2"                              # optional requirement (default: any)
+    targets = ["x86_64-unknown-linux-gnu", "noarch"]   # optional (default: every target)
+
+Lock (written by ``lock``, sorted by plugin id and target, so it only changes when what it
+records changes)::
+
+    lock_version = 1
+
+    [plugins.echo]
+    source = "…"            # as wanted
+    requirement = "^1.2"    # as wanted ("*" when none)
+    targets = [...]         # as wanted (absent: every target)
+    version = "1.2.3"
+    resolved = "oci://HOST/NS/NAME@sha256:…"   # or "owner/repo@tag"
+    published = "2026-…Z"  # optional; receipts written by sync carry it as installed_at
+    github = "owner/repo@tag"   # the original release of a mirrored version (optional)
+
+    [plugins.echo.targets.noarch]  # one table per target, under `target`
+    asset = "echo-1.2.3-noarch.tar.gz"
+    size = 1234
+    sha256 = "…"
+    manifest = "sha256:…"   # OCI sources: the target's manifest digest
+    identity = "https://github.com/…"   # signer (absent when unsigned)
+    issuer = "https://token.actions.githubusercontent.com"
+
+Errors: ``lock_invalid`` (exit 2) with ``path:line`` for a malformed file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tomlkit
+from tomlkit.exceptions import ParseError
+
+from nexo_pkg.errors import ConfigError, NexoError
+from nexo_pkg.fleet.reference import is_oci, parse_reference
+from nexo_pkg.install.select import PLUGIN_ID
+from nexo_pkg.install.source import GitHubSource, parse_source
+from nexo_pkg.manifest.versionreq import VersionError, VersionReq, parse_version_req
+
+WANTED_NAME = "nexo-plugins.toml"
+LOCK_NAME = "nexo-plugins.lock"
+LOCK_VERSION = 1
+ANY = "*"
+_TARGET = re.compile(r"^(?:noarch|[A-Za-z0-9_]+(?:-[A-Za-z0-9_.]+){1,3})$")
+_HEX = re.compile(r"^[0-9a-f]{64}$")
+HEADER = (
+    "This file is written by `nexo plugin lock` from nexo-plugins.toml; do not edit it.",
+    "`nexo plugin sync` installs exactly what it names, checking every byte and signer.",
+)
+
+
+def _invalid(path: Path, message: str, kind: str = "lock_invalid") -> ConfigError:
+    return ConfigError(f"{path}: {message}", kind=kind, details={"path": str(path)})
+
+
+@dataclass(frozen=True)
+class WantedPlugin:
+    """One entry of the wanted set."""
+
+    plugin_id: str
+    source: str
+    requirement: str = ANY
+    targets: tuple[str, ...] | None = None
+
+    @property
+    def version_req(self) -> VersionReq | None:
+        return None if self.requirement == ANY else parse_version_req(self.requirement)
+
+
+@dataclass(frozen=True)
+class LockedTarget:
+    target: str
+    asset: str
+    size: int
+    sha256: str
+    manifest: str | None = None
+    identity: str | None = None
+    issuer: str | None = None
+
+
+@dataclass(frozen=True)
+class LockedPlugin:
+    plugin_id: str
+    source: str
+    requirement: str
+    targets_wanted: tuple[str, ...] | None
+    version: str
+    resolved: str
+    targets: dict[str, LockedTarget]
+    published: str | None = None
+    github: str | None = None
+
+    def matches(self, wanted: WantedPlugin) -> bool:
+        """Whether this entry was locked from exactly ``wanted`` (else it is stale)."""
+        return (
+            self.source == wanted.source
+            and self.requirement == wanted.requirement
+            and self.targets_wanted == wanted.targets
+        )
+
+
+@dataclass
+class Lock:
+    plugins: dict[str, LockedPlugin] = field(default_factory=dict)
+
+
+def _load_toml(path: Path, kind: str) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise ConfigError(f"{path} does not exist", kind=kind, details={"path": str(path)}) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise _invalid(path, f"cannot read it ({exc})", kind) from exc
+    try:
+        return tomlkit.parse(text).unwrap()
+    except ParseError as exc:
+        raise ConfigError(
+            f"{path}:{exc.line}:{exc.col}: not valid TOML ({exc})",
+            kind=kind,
+            details={"path": str(path), "line": exc.line},
+        ) from exc
+
+
+def _check_keys(
+    path: Path, where: str, table: dict[str, Any], allowed: set[str], kind: str
+) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise _invalid(path, f"unknown key `{where}.{unknown[0]}`", kind)
+
+
+def validate_source(source: str) -> None:
+    """``source_invalid`` unless ``source`` is ``owner/repo[@tag]`` or an ``oci://`` reference."""
+    if is_oci(source):
+        parse_reference(source)
+        return
+    if not isinstance(parse_source(source), GitHubSource):
+        raise NexoError(
+            f"source {source!r} is a local path; a fleet names owner/repo or oci:// sources",
+            kind="source_invalid",
+        )
+
+
+def read_wanted(path: Path) -> list[WantedPlugin]:
+    """Parse the wanted set; ``wanted_invalid`` (exit 2) with the offending key."""
+    kind = "wanted_invalid"
+    document = _load_toml(path, kind)
+    _check_keys(path, "", document, {"plugins", "schema_version"}, kind)
+    plugins = document.get("plugins", {})
+    if not isinstance(plugins, dict):
+        raise _invalid(path, "`plugins` must be a table of plugin ids", kind)
+    wanted: list[WantedPlugin] = []
+    for plugin_id, entry in sorted(plugins.items()):
+        where = f"plugins.{plugin_id}"
+        if not PLUGIN_ID.match(plugin_id):
+            raise _invalid(path, f"`{where}`: {plugin_id!r} is not a plugin id", kind)
+        if not isinstance(entry, dict):
+            raise _invalid(path, f"`{where}` must be a table", kind)
+        _check_keys(path, where, entry, {"source", "version", "targets"}, kind)
+        source = entry.get("source")
+        if not isinstance(source, str):
+            raise _invalid(path, f"`{where}.source` is missing or not a string", kind)
+        try:
+            validate_source(source)
+        except NexoError as error:
+            raise _invalid(path, f"`{where}.source`: {error.message}", kind) from error
+        requirement = entry.get("version", ANY)
+        if not isinstance(requirement, str):
+            raise _invalid(path, f'`{where}.version` must be a string such as "^1.2"', kind)
+        if requirement != ANY:
+            try:
+                parse_version_req(requirement)
+            except VersionError as error:
+                raise _invalid(path, f"`{where}.version`: {error}", kind) from error
+        targets = entry.get("targets")
+        if targets is not None:
+            if (
+                not isinstance(targets, list)
+                or not targets
+                or not all(isinstance(t, str) and _TARGET.match(t) for t in targets)
+            ):
+                raise _invalid(
+                    path, f"`{where}.targets` must be a non-empty list of target triples", kind
+                )
+            targets = tuple(sorted(set(targets)))
+        wanted.append(WantedPlugin(plugin_id, source, requirement, targets))
+    return wanted
+
+
+def _string(
+    path: Path, where: str, table: dict[str, Any], key: str, *, optional: bool = False
+) -> Any:
+    value = table.get(key)
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value:
+        raise _invalid(path, f"`{where}.{key}` is missing or not a string")
+    return value
+
+
+def read_lock(path: Path) -> Lock:
+    """Parse a lock file; ``lock_invalid`` (exit 2) when it is not one nexo-pkg wrote."""
+    document = _load_toml(path, "lock_invalid")
+    _check_keys(path, "", document, {"lock_version", "plugins"}, "lock_invalid")
+    if document.get("lock_version") != LOCK_VERSION:
+        raise _invalid(path, f"`lock_version` must be {LOCK_VERSION}")
+    plugins = document.get("plugins", {})
+    if not isinstance(plugins, dict):
+        raise _invalid(path, "`plugins` must be a table")
+    lock = Lock()
+    plugin_keys = {
+        "source", "requirement", "targets_wanted", "version", "resolved", "published",
+        "github", "targets",
+    }  # fmt: skip
+    for plugin_id, entry in sorted(plugins.items()):
+        where = f"plugins.{plugin_id}"
+        if not PLUGIN_ID.match(plugin_id) or not isinstance(entry, dict):
+            raise _invalid(path, f"`{where}` is not a plugin entry")
+        _check_keys(path, where, entry, plugin_keys, "lock_invalid")
+        wanted_targets = entry.get("targets_wanted")
+        if wanted_targets is not None and not (
+            isinstance(wanted_targets, list) and all(isinstance(t, str) for t in wanted_targets)
+        ):
+            raise _invalid(path, f"`{where}.targets_wanted` must be a list of strings")
+        targets_table = entry.get("targets")
+        if not isinstance(targets_table, dict) or not targets_table:
+            raise _invalid(path, f"`{where}.targets` must hold at least one target")
+        targets: dict[str, LockedTarget] = {}
+        for target, row in sorted(targets_table.items()):
+            at = f"{where}.targets.{target}"
+            if not _TARGET.match(target) or not isinstance(row, dict):
+                raise _invalid(path, f"`{at}` is not a target entry")
+            _check_keys(
+                path, at, row, {"asset", "size", "sha256", "manifest", "identity", "issuer"},
+                "lock_invalid",
+            )  # fmt: skip
+            size = row.get("size")
+            sha256 = _string(path, at, row, "sha256")
+            if not isinstance(size, int) or size < 0 or not _HEX.match(sha256):
+                raise _invalid(path, f"`{at}` needs a size and a 64-digit hex sha256")
+            targets[target] = LockedTarget(
+                target=target,
+                asset=_string(path, at, row, "asset"),
+                size=size,
+                sha256=sha256,
+                manifest=_string(path, at, row, "manifest", optional=True),
+                identity=_string(path, at, row, "identity", optional=True),
+                issuer=_string(path, at, row, "issuer", optional=True),
+            )
+        source = _string(path, where, entry, "source")
+        try:
+            validate_source(source)
+        except NexoError as error:
+            raise _invalid(path, f"`{where}.source`: {error.message}") from error
+        lock.plugins[plugin_id] = LockedPlugin(
+            plugin_id=plugin_id,
+            source=source,
+            requirement=_string(path, where, entry, "requirement"),
+            targets_wanted=tuple(wanted_targets) if wanted_targets is not None else None,
+            version=_string(path, where, entry, "version"),
+            resolved=_string(path, where, entry, "resolved"),
+            targets=targets,
+            published=_string(path, where, entry, "published", optional=True),
+            github=_string(path, where, entry, "github", optional=True),
+        )
+    return lock
+
+
+def render_lock(lock: Lock) -> str:
+    """The lock as TOML text: every table and key in a fixed order."""
+    document = tomlkit.document()
+    for line in HEADER:
+        document.add(tomlkit.comment(line))
+    document.add("lock_version", LOCK_VERSION)
+    plugins = tomlkit.table(is_super_table=True)
+    for plugin_id in sorted(lock.plugins):
+        entry = lock.plugins[plugin_id]
+        table = tomlkit.table()
+        table.add("source", entry.source)
+        table.add("requirement", entry.requirement)
+        if entry.targets_wanted is not None:
+            table.add("targets_wanted", list(entry.targets_wanted))
+        table.add("version", entry.version)
+        table.add("resolved", entry.resolved)
+        if entry.published:
+            table.add("published", entry.published)
+        if entry.github:
+            table.add("github", entry.github)
+        targets = tomlkit.table(is_super_table=True)
+        for target in sorted(entry.targets):
+            row = entry.targets[target]
+            item = tomlkit.table()
+            item.add("asset", row.asset)
+            item.add("size", row.size)
+            item.add("sha256", row.sha256)
+            for key in ("manifest", "identity", "issuer"):
+                value = getattr(row, key)
+                if value:
+                    item.add(key, value)
+            targets.add(target, item)
+        table.add("targets", targets)
+        plugins.add(plugin_id, table)
+    document.add(tomlkit.nl())
+    document.add("plugins", plugins)
+    return tomlkit.dumps(document)
+
+
+def write_if_changed(path: Path, text: str) -> bool:
+    """Write ``text`` atomically unless the file already holds it; whether it wrote."""
+    try:
+        if path.read_text(encoding="utf-8") == text:
+            return False
+    except (FileNotFoundError, UnicodeDecodeError):
+        pass
+    except OSError as exc:
+        raise NexoError(f"cannot read {path}: {exc.strerror or exc}", kind="io") from exc
+    try:
+        descriptor, raw = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        Path(raw).chmod(0o644)
+        Path(raw).replace(path)
+    except OSError as exc:
+        raise NexoError(f"cannot write {path}: {exc.strerror or exc}", kind="io") from exc
+    return True
+
+
+def stale_entries(wanted: list[WantedPlugin], lock: Lock) -> list[str]:
+    """Why the lock does not match the wanted set (empty when it is current)."""
+    reasons: list[str] = []
+    names = {item.plugin_id for item in wanted}
+    for item in wanted:
+        entry = lock.plugins.get(item.plugin_id)
+        if entry is None:
+            reasons.append(f"{item.plugin_id} is wanted but not locked")
+        elif not entry.matches(item):
+            reasons.append(f"{item.plugin_id} changed in the wanted set since it was locked")
+    reasons.extend(
+        f"{plugin_id} is locked but no longer wanted"
+        for plugin_id in sorted(set(lock.plugins) - names)
+    )
+    return reasons

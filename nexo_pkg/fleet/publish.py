@@ -1,0 +1,228 @@
+"""``push`` (a ``pack`` output directory) and ``mirror`` (a GitHub release) into a registry,
+and ``install`` from one."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nexo_pkg.errors import NexoError, UsageError
+from nexo_pkg.fleet import oci
+from nexo_pkg.fleet.artifact import GitHubOrigin
+from nexo_pkg.fleet.cache import BlobSink
+from nexo_pkg.fleet.lockfile import LockedPlugin, WantedPlugin
+from nexo_pkg.fleet.oci import TargetFiles
+from nexo_pkg.fleet.reference import parse_reference
+from nexo_pkg.fleet.sources import (
+    MAX_SIGNATURE_BYTES,
+    FleetOptions,
+    Session,
+    release_sha256,
+    release_tarballs,
+)
+from nexo_pkg.fleet.sync import pick_target, prefetched_for
+from nexo_pkg.trust import entry as trust
+from nexo_pkg.install.checksum import parse_sidecar
+from nexo_pkg.install.hosttriple import host_candidates
+from nexo_pkg.install.pipeline import InstallOptions, InstallResult, install_prefetched
+from nexo_pkg.install.select import MANIFEST_ASSETS, parse_tarball_name
+from nexo_pkg.install.source import GitHubSource, parse_source
+
+
+@dataclass(frozen=True)
+class PushResult:
+    reference: str
+    digest: str
+    plugin_id: str
+    version: str
+    targets: tuple[str, ...]
+    signed: tuple[str, ...]
+    origin: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "reference": self.reference,
+            "digest": self.digest,
+            "pinned": f"{self.reference.rsplit(':', 1)[0]}@{self.digest}",
+            "id": self.plugin_id,
+            "version": self.version,
+            "targets": list(self.targets),
+            "signed": list(self.signed),
+            "github_release": self.origin,
+        }
+
+
+def _sha256(path: Path) -> str:
+    hasher = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            hasher.update(chunk)
+    return hasher.hexdigest()
+
+
+def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | None]:
+    """Read what ``pack`` wrote: one version's tarballs with their sidecars and signatures.
+
+    Raises ``source_invalid`` for an empty directory or mixed ids/versions, and
+    ``checksum_mismatch`` when a ``.sha256`` sidecar disagrees with its tarball.
+    """
+    if not directory.is_dir():
+        raise UsageError(f"{directory} is not a directory (pass what `nexo plugin pack` wrote)")
+    found: dict[tuple[str, str], list[TargetFiles]] = {}
+    for tarball in sorted(directory.glob("*.tar.gz")):
+        parsed = parse_tarball_name(tarball.name)
+        if parsed is None or not tarball.is_file():
+            continue
+        sha = _sha256(tarball)
+        sidecar = tarball.with_name(tarball.name + ".sha256")
+        if sidecar.is_file():
+            expected = parse_sidecar(
+                sidecar.read_text(encoding="utf-8", errors="replace"), tarball.name
+            )
+            if expected != sha:
+                raise NexoError(
+                    f"{sidecar.name} says {expected}, {tarball.name} is {sha}",
+                    kind="checksum_mismatch",
+                )
+        signatures = {
+            tarball.name + suffix: tarball.with_name(tarball.name + suffix)
+            for suffix in trust.SIGNATURE_SUFFIXES
+            if tarball.with_name(tarball.name + suffix).is_file()
+        }
+        found.setdefault(parsed[:2], []).append(TargetFiles(parsed[2], tarball, sha, signatures))
+    if len(found) != 1:
+        listed = (
+            ", ".join(f"{i} {v}" for i, v in sorted(found)) or "no <id>-<version>-<target>.tar.gz"
+        )
+        raise NexoError(
+            f"{directory} must hold the tarballs of exactly one plugin version (found {listed})",
+            kind="source_invalid",
+        )
+    (plugin_id, version), targets = next(iter(found.items()))
+    manifest_text = None
+    for name in MANIFEST_ASSETS:
+        if (directory / name).is_file():
+            manifest_text = (directory / name).read_text(encoding="utf-8", errors="replace")
+            break
+    return plugin_id, version, targets, manifest_text
+
+
+def push(dist: Path, destination: str, options: FleetOptions) -> PushResult:
+    """Publish a ``pack`` output directory as one version (tag: the reference's, else the
+    version)."""
+    reference = parse_reference(destination)
+    if reference.digest:
+        raise UsageError("push to a tag (oci://HOST/NS/NAME[:TAG]), not to a digest")
+    plugin_id, version, targets, manifest_text = collect_dist(dist)
+    tagged = reference.with_tag(reference.tag or version)
+    with Session(options) as session:
+        digest = oci.push_version(
+            session.registry(tagged),
+            tagged,
+            plugin_id=plugin_id,
+            version=version,
+            targets=targets,
+            manifest_text=manifest_text,
+            origin=None,
+            created=oci.created_now(),
+        )
+    return PushResult(
+        str(tagged), digest, plugin_id, version,
+        tuple(sorted(t.target for t in targets)),
+        tuple(sorted(t.target for t in targets if t.signatures)),
+    )  # fmt: skip
+
+
+def mirror(release_text: str, destination: str, options: FleetOptions) -> PushResult:
+    """Copy a GitHub release (every target tarball, checksum-checked, with its signature
+    files) into a registry, recording the release so the original signer's policy applies."""
+    source = parse_source(release_text)
+    if not isinstance(source, GitHubSource) or source.tag is None:
+        raise UsageError(f"mirror needs owner/repo@tag, not {release_text!r}")
+    reference = parse_reference(destination)
+    if reference.digest:
+        raise UsageError("mirror to a tag (oci://HOST/NS/NAME[:TAG]), not to a digest")
+    with Session(options) as session:
+        client = session.github()
+        release = client.get_release(source.owner, source.repo, source.tag)
+        plugin_id, version, assets = release_tarballs(client, release)
+        directory = session.temp_dir()
+        targets: list[TargetFiles] = []
+        for target, asset in assets.items():
+            expected = release_sha256(client, release, asset)
+
+            def fetch(sink: BlobSink, found: Any = asset) -> None:
+                client.download(found, sink, max_bytes=options.limits.max_download)
+
+            with session.cache.open_blob(expected, fetch) as blob:
+                path = directory / asset.name
+                path.write_bytes(blob.read_bytes())
+            signatures: dict[str, Path] = {}
+            for suffix in trust.SIGNATURE_SUFFIXES:
+                signature = release.asset(asset.name + suffix)
+                if signature is not None:
+                    signature_path = directory / signature.name
+                    signature_path.write_bytes(
+                        client.fetch_bytes(signature, max_bytes=MAX_SIGNATURE_BYTES)
+                    )
+                    signatures[signature.name] = signature_path
+            targets.append(TargetFiles(target, path, expected, signatures))
+        manifest = client.read_manifest_asset(release, MANIFEST_ASSETS, max_bytes=1 << 20)
+        manifest_text = manifest[1] if manifest is not None else None
+        origin = GitHubOrigin(source.owner, source.repo, release.tag)
+        tagged = reference.with_tag(reference.tag or version)
+        digest = oci.push_version(
+            session.registry(tagged),
+            tagged,
+            plugin_id=plugin_id,
+            version=version,
+            targets=targets,
+            manifest_text=manifest_text,
+            origin=origin,
+            created=oci.created_now(),
+        )
+    return PushResult(
+        str(tagged), digest, plugin_id, version,
+        tuple(sorted(t.target for t in targets)),
+        tuple(sorted(t.target for t in targets if t.signatures)),
+        str(origin),
+    )  # fmt: skip
+
+
+def install_from_registry(
+    source_text: str, install_options: InstallOptions, options: FleetOptions
+) -> InstallResult:
+    """``nexo plugin install oci://…``: resolve, fetch this host's target, then the pipeline's
+    signature, archive and install steps, as for a GitHub release."""
+    reference = parse_reference(source_text)
+    candidates = host_candidates(install_options.target)
+    wanted = WantedPlugin("unknown", source_text)
+    with Session(options) as session:
+        session.policy()
+        resolved = session.resolve_oci(reference, None)
+        if (
+            install_options.expected_id is not None
+            and resolved.plugin_id != install_options.expected_id
+        ):
+            raise NexoError(
+                f"{source_text} is plugin {resolved.plugin_id!r}, not "
+                f"{install_options.expected_id!r}",
+                kind="asset_not_found",
+            )
+        entry = LockedPlugin(
+            plugin_id=resolved.plugin_id,
+            source=wanted.source,
+            requirement="*",
+            targets_wanted=None,
+            version=resolved.version,
+            resolved=resolved.resolved,
+            targets=resolved.targets,
+            published=None,
+            github=str(resolved.origin) if resolved.origin else None,
+        )
+        row = pick_target(entry, candidates)
+        with session.open_target(entry.source, entry.resolved, row, entry.plugin_id) as opened:
+            return install_prefetched(prefetched_for(entry, row, opened), install_options)

@@ -1,0 +1,116 @@
+"""``oci://HOST[:PORT]/NAMESPACE/NAME[:TAG|@sha256:DIGEST]`` references.
+
+The grammar follows the distribution spec's (repository path components ``[a-z0-9]+`` joined
+by ``.``, ``_``, ``__`` or ``-``; tags ``[A-Za-z0-9_][A-Za-z0-9._-]{0,127}``), so nothing that
+reaches a URL path needs quoting. Anything else is ``source_invalid``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from dataclasses import dataclass, replace
+
+from nexo_pkg.errors import NexoError
+
+SCHEME = "oci://"
+_HOST = re.compile(
+    r"^(?:[A-Za-z0-9][A-Za-z0-9-]{0,62}(?:\.[A-Za-z0-9-]{1,63})*|\[[0-9a-fA-F:]+\])(?::[0-9]{1,5})?$"
+)
+_COMPONENT = re.compile(r"^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*$")
+_TAG = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+MAX_REPOSITORY_LENGTH = 255
+
+
+@dataclass(frozen=True)
+class OciReference:
+    """A parsed ``oci://`` reference; ``tag`` and ``digest`` may both be ``None`` (latest)."""
+
+    host: str
+    repository: str
+    tag: str | None = None
+    digest: str | None = None
+
+    @property
+    def base(self) -> str:
+        """``oci://host/repository`` without tag or digest."""
+        return f"{SCHEME}{self.host}/{self.repository}"
+
+    def with_tag(self, tag: str) -> OciReference:
+        return replace(self, tag=tag, digest=None)
+
+    def with_digest(self, digest: str) -> OciReference:
+        return replace(self, tag=None, digest=digest)
+
+    @property
+    def reference(self) -> str | None:
+        """What goes into ``/manifests/<reference>``: the digest wins over the tag."""
+        return self.digest or self.tag
+
+    def __str__(self) -> str:
+        if self.digest:
+            return f"{self.base}@{self.digest}"
+        if self.tag:
+            return f"{self.base}:{self.tag}"
+        return self.base
+
+    @property
+    def is_loopback(self) -> bool:
+        """Whether the host is this machine (the only place ``--plain-http`` is allowed)."""
+        if self.host.startswith("["):
+            name = self.host[1 : self.host.index("]")]
+        else:
+            name = self.host.split(":", 1)[0]
+        if name == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(name).is_loopback
+        except ValueError:
+            return False
+
+
+def is_oci(text: str) -> bool:
+    return text.startswith(SCHEME)
+
+
+def _invalid(text: str, why: str) -> NexoError:
+    return NexoError(
+        f"invalid registry reference {text!r}: {why}; expected "
+        "oci://HOST/NAMESPACE/NAME[:TAG] or oci://HOST/NAMESPACE/NAME@sha256:DIGEST",
+        kind="source_invalid",
+        details={"source": text},
+    )
+
+
+def parse_reference(text: str) -> OciReference:
+    """Parse an ``oci://`` reference; raise ``source_invalid`` for anything malformed."""
+    if not text.startswith(SCHEME):
+        raise _invalid(text, "it does not start with oci://")
+    if any(ord(char) <= 0x20 or ord(char) == 0x7F for char in text) or "%" in text:
+        raise _invalid(text, "it contains whitespace, control characters or percent-escapes")
+    rest = text[len(SCHEME) :]
+    host, slash, path = rest.partition("/")
+    if not slash or not path:
+        raise _invalid(text, "a repository path must follow the host")
+    if not _HOST.match(host):
+        raise _invalid(text, f"{host!r} is not a registry host[:port]")
+    digest: str | None = None
+    tag: str | None = None
+    if "@" in path:
+        path, _, digest = path.partition("@")
+        if not _DIGEST.match(digest):
+            raise _invalid(text, "the digest must be sha256: followed by 64 lower-case hex digits")
+    last = path.rsplit("/", 1)[-1]
+    if ":" in last:
+        path, _, tag = path.rpartition(":")
+        if not _TAG.match(tag):
+            raise _invalid(text, "the tag may use letters, digits, '.', '_' and '-' (128 at most)")
+    if len(path) > MAX_REPOSITORY_LENGTH:
+        raise _invalid(text, f"the repository path is longer than {MAX_REPOSITORY_LENGTH}")
+    components = path.split("/")
+    if not all(_COMPONENT.match(component) for component in components):
+        raise _invalid(
+            text, "repository path components are lower-case letters and digits joined by . _ -"
+        )
+    return OciReference(host=host, repository=path, tag=tag, digest=digest)

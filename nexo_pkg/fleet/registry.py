@@ -1,0 +1,526 @@
+"""A small client for the OCI distribution API (v2), on httpx.
+
+It does what a plugin fleet needs and nothing else: manifests by tag or digest (GET, HEAD,
+PUT), blobs (HEAD, streamed GET checked against their digest, monolithic upload), tag lists,
+and referrers (the OCI 1.1 API with the ``sha256-<hex>`` tag-schema fallback). Auth answers
+the registry's ``WWW-Authenticate`` challenge: ``Basic`` with the configured credentials, or
+``Bearer`` by asking the named token realm (anonymously or with the credentials) for a token
+per scope. Every request is counted per kind, for reports and benchmarks.
+
+HTTPS always, except ``plain_http`` for a loopback host (tests, a local mirror).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from nexo_pkg.errors import NexoError, UsageError
+from nexo_pkg.fleet.auth import Credentials
+from nexo_pkg.fleet.reference import OciReference
+
+INDEX_MEDIA_TYPE = "application/vnd.oci.image.index.v1+json"
+MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
+MANIFEST_ACCEPT = ", ".join(
+    (
+        INDEX_MEDIA_TYPE,
+        MANIFEST_MEDIA_TYPE,
+        "application/vnd.docker.distribution.manifest.list.v2+json",
+        "application/vnd.docker.distribution.manifest.v2+json",
+    )
+)
+MAX_MANIFEST_BYTES = 4 * 1024 * 1024
+CHUNK = 1024 * 1024
+TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+_CHALLENGE_PARAM = re.compile(r'(\w+)="([^"]*)"')
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A manifest or index as the registry returned it, with its digest."""
+
+    data: bytes
+    media_type: str
+    digest: str
+
+    def json(self) -> dict[str, Any]:
+        try:
+            document = json.loads(self.data)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise NexoError(
+                f"the registry's manifest {self.digest} is not JSON", kind="registry_invalid"
+            ) from exc
+        if not isinstance(document, dict):
+            raise NexoError(
+                f"the registry's manifest {self.digest} is not a JSON object",
+                kind="registry_invalid",
+            )
+        return document
+
+
+def sha256_digest(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _network(message: str, exc: Exception | None = None) -> NexoError:
+    detail = f": {exc}" if exc is not None else ""
+    return NexoError(f"{message}{detail}", kind="network")
+
+
+class RegistryClient:
+    """One registry host; use as a context manager. Raises :class:`NexoError` on failure.
+
+    Kinds: ``network`` (connection, timeout, unexpected status), ``registry_auth`` (401/403),
+    ``release_not_found`` (a manifest that does not exist), ``checksum_mismatch`` (bytes that
+    do not hash to the digest asked for), ``registry_invalid`` (a malformed answer).
+    """
+
+    def __init__(
+        self,
+        host: str,
+        *,
+        credentials: Credentials | None = None,
+        plain_http: bool = False,
+        loopback: bool = False,
+    ) -> None:
+        if plain_http and not loopback:
+            raise UsageError(
+                f"--plain-http is only allowed for a loopback registry, not {host}",
+            )
+        self.host = host
+        self.base = f"{'http' if plain_http else 'https'}://{host}/v2/"
+        self.credentials = credentials
+        self.requests: Counter[str] = Counter()
+        self._tokens: dict[str, str] = {}
+        self._basic = False
+        self._http = httpx.Client(timeout=TIMEOUT, follow_redirects=True, trust_env=True)
+
+    def __enter__(self) -> RegistryClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    # -- transport and auth --------------------------------------------------------------
+
+    def _auth_header(self, scope: str) -> dict[str, str]:
+        if scope in self._tokens:
+            return {"Authorization": f"Bearer {self._tokens[scope]}"}
+        if self._basic and self.credentials is not None:
+            pair = f"{self.credentials.username}:{self.credentials.password}".encode()
+            return {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
+        return {}
+
+    def _answer_challenge(self, response: httpx.Response, scope: str) -> None:
+        challenge = response.headers.get("www-authenticate", "")
+        scheme = challenge.split(" ", 1)[0].lower()
+        if scheme == "basic":
+            if self.credentials is None or self.credentials.identity_token:
+                raise NexoError(
+                    f"{self.host} asks for a user name and password; add them to the registry "
+                    "config (docker login, REGISTRY_AUTH_FILE or --registry-config)",
+                    kind="registry_auth",
+                )
+            if self._basic:
+                raise NexoError(
+                    f"{self.host} refused the configured credentials", kind="registry_auth"
+                )
+            self._basic = True
+            return
+        if scheme == "bearer":
+            if scope in self._tokens:
+                raise NexoError(
+                    f"{self.host} refused its own token for {scope}", kind="registry_auth"
+                )
+            self._tokens[scope] = self._fetch_token(
+                dict(_CHALLENGE_PARAM.findall(challenge)), scope
+            )
+            return
+        raise NexoError(
+            f"{self.host} answered 401 with an unsupported challenge {challenge!r}",
+            kind="registry_auth",
+        )
+
+    def _fetch_token(self, params: dict[str, str], scope: str) -> str:
+        realm = params.get("realm")
+        if not realm or not realm.startswith(("https://", "http://")):
+            raise NexoError(
+                f"{self.host} sent a bearer challenge without a realm", kind="registry_auth"
+            )
+        query = {"scope": params.get("scope") or scope}
+        if "service" in params:
+            query["service"] = params["service"]
+        headers: dict[str, str] = {}
+        credentials = self.credentials
+        self.requests["token"] += 1
+        try:
+            if credentials is not None and credentials.identity_token:
+                response = self._http.post(
+                    realm,
+                    data={
+                        "grant_type": "refresh_token",
+                        "refresh_token": credentials.identity_token,
+                        "service": params.get("service", ""),
+                        "scope": query["scope"],
+                    },
+                )
+            else:
+                if credentials is not None:
+                    pair = f"{credentials.username}:{credentials.password}".encode()
+                    headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+                response = self._http.get(realm, params=query, headers=headers)
+        except httpx.HTTPError as exc:
+            raise _network(f"cannot reach the token service of {self.host}", exc) from exc
+        if response.status_code in {401, 403}:
+            raise NexoError(
+                f"the token service of {self.host} refused the credentials ({response.status_code})",
+                kind="registry_auth",
+            )
+        try:
+            document = response.json()
+            token = document.get("token") or document.get("access_token")
+        except (json.JSONDecodeError, AttributeError) as exc:
+            raise NexoError(
+                f"the token service of {self.host} answered without a token", kind="registry_auth"
+            ) from exc
+        if not isinstance(token, str) or not token:
+            raise NexoError(
+                f"the token service of {self.host} answered without a token", kind="registry_auth"
+            )
+        return token
+
+    @contextmanager
+    def _request(
+        self,
+        method: str,
+        path: str,
+        *,
+        scope: str,
+        kind: str,
+        headers: dict[str, str] | None = None,
+        content: bytes | None = None,
+        stream: bool = False,
+    ) -> Iterator[httpx.Response]:
+        url = path if path.startswith(("http://", "https://")) else self.base + path
+        for _ in range(3):
+            request = self._http.build_request(
+                method,
+                url,
+                headers={**(headers or {}), **self._auth_header(scope)},
+                content=content,
+            )
+            self.requests[kind] += 1
+            try:
+                response = self._http.send(request, stream=stream)
+            except httpx.HTTPError as exc:
+                raise _network(f"cannot reach registry {self.host}", exc) from exc
+            if response.status_code == 401:
+                response.close()
+                self._answer_challenge(response, scope)
+                continue
+            try:
+                if response.status_code == 403:
+                    raise NexoError(
+                        f"{self.host} denies {method} {path.split('?', maxsplit=1)[0]} (403)",
+                        kind="registry_auth",
+                    )
+                yield response
+            finally:
+                response.close()
+            return
+        raise NexoError(f"{self.host} keeps asking for authentication", kind="registry_auth")
+
+    @staticmethod
+    def _scope(repository: str, push: bool = False) -> str:
+        return f"repository:{repository}:{'pull,push' if push else 'pull'}"
+
+    @staticmethod
+    def _unexpected(response: httpx.Response, what: str) -> NexoError:
+        body = response.text[:200] if not response.is_stream_consumed else ""
+        return _network(f"{what}: the registry answered {response.status_code} {body}".rstrip())
+
+    # -- manifests -----------------------------------------------------------------------
+
+    def get_manifest(self, repository: str, reference: str) -> Manifest:
+        """GET a manifest or index by tag or digest; a digest is checked against the bytes."""
+        with self._request(
+            "GET",
+            f"{repository}/manifests/{reference}",
+            scope=self._scope(repository),
+            kind="manifest_get",
+            headers={"Accept": MANIFEST_ACCEPT},
+            stream=True,
+        ) as response:
+            if response.status_code == 404:
+                raise NexoError(
+                    f"oci://{self.host}/{repository} has no manifest {reference}",
+                    kind="release_not_found",
+                    details={"reference": f"oci://{self.host}/{repository}", "tag": reference},
+                )
+            if response.status_code != 200:
+                response.read()
+                raise self._unexpected(response, f"cannot get manifest {reference}")
+            data = bytearray()
+            for chunk in response.iter_bytes():
+                data.extend(chunk)
+                if len(data) > MAX_MANIFEST_BYTES:
+                    raise NexoError(
+                        f"manifest {reference} is larger than {MAX_MANIFEST_BYTES} bytes",
+                        kind="registry_invalid",
+                    )
+            media_type = response.headers.get("content-type", "").split(";")[0].strip()
+        raw = bytes(data)
+        digest = sha256_digest(raw)
+        if reference.startswith("sha256:") and digest != reference:
+            raise NexoError(
+                f"manifest {reference} from {self.host} hashes to {digest}",
+                kind="checksum_mismatch",
+                details={"expected": reference, "actual": digest},
+            )
+        try:
+            declared = json.loads(raw).get("mediaType")
+        except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+            declared = None
+        return Manifest(raw, declared if isinstance(declared, str) else media_type, digest)
+
+    def manifest_exists(self, repository: str, reference: str) -> bool:
+        with self._request(
+            "HEAD",
+            f"{repository}/manifests/{reference}",
+            scope=self._scope(repository),
+            kind="manifest_head",
+            headers={"Accept": MANIFEST_ACCEPT},
+        ) as response:
+            if response.status_code == 404:
+                return False
+            if response.status_code != 200:
+                raise self._unexpected(response, f"cannot check manifest {reference}")
+            return True
+
+    def put_manifest(
+        self, repository: str, reference: str, data: bytes, media_type: str
+    ) -> dict[str, str]:
+        """PUT a manifest under a tag or its digest; returns the response headers."""
+        with self._request(
+            "PUT",
+            f"{repository}/manifests/{reference}",
+            scope=self._scope(repository, push=True),
+            kind="manifest_put",
+            headers={"Content-Type": media_type},
+            content=data,
+        ) as response:
+            response.read()
+            if response.status_code not in {200, 201}:
+                raise self._unexpected(response, f"cannot push manifest {reference}")
+            return dict(response.headers)
+
+    def list_tags(self, repository: str) -> list[str]:
+        """Every tag of ``repository`` (following ``Link`` pagination); ``[]`` if it is absent."""
+        tags: list[str] = []
+        path = f"{repository}/tags/list"
+        while path:
+            with self._request("GET", path, scope=self._scope(repository), kind="tags") as response:
+                response.read()
+                if response.status_code == 404:
+                    return tags
+                if response.status_code != 200:
+                    raise self._unexpected(response, f"cannot list the tags of {repository}")
+                try:
+                    found = response.json().get("tags") or []
+                except (json.JSONDecodeError, AttributeError) as exc:
+                    raise NexoError(
+                        f"the tag list of {repository} is not JSON", kind="registry_invalid"
+                    ) from exc
+                tags.extend(tag for tag in found if isinstance(tag, str))
+                link = response.headers.get("link", "")
+            match = re.match(r"<([^>]+)>", link)
+            path = ""
+            if match:
+                target = match.group(1)
+                path = (
+                    target
+                    if target.startswith("http")
+                    else f"{self.base.removesuffix('/v2/')}{target}"
+                )
+        return tags
+
+    # -- blobs ---------------------------------------------------------------------------
+
+    def blob_exists(self, repository: str, digest: str) -> bool:
+        with self._request(
+            "HEAD",
+            f"{repository}/blobs/{digest}",
+            scope=self._scope(repository),
+            kind="blob_head",
+        ) as response:
+            if response.status_code == 404:
+                return False
+            if response.status_code != 200:
+                raise self._unexpected(response, f"cannot check blob {digest}")
+            return True
+
+    def get_blob(
+        self,
+        repository: str,
+        digest: str,
+        write: Callable[[bytes], None],
+        *,
+        max_bytes: int,
+    ) -> int:
+        """Stream a blob into ``write``, hashing as it goes; returns its size.
+
+        Raises ``checksum_mismatch`` when the bytes do not hash to ``digest`` (the caller
+        discards what it wrote), ``archive_unsafe`` past ``max_bytes``.
+        """
+        hasher = hashlib.sha256()
+        size = 0
+        with self._request(
+            "GET",
+            f"{repository}/blobs/{digest}",
+            scope=self._scope(repository),
+            kind="blob_get",
+            stream=True,
+        ) as response:
+            if response.status_code == 404:
+                raise NexoError(
+                    f"oci://{self.host}/{repository} has no blob {digest}",
+                    kind="release_not_found",
+                )
+            if response.status_code != 200:
+                response.read()
+                raise self._unexpected(response, f"cannot get blob {digest}")
+            try:
+                for chunk in response.iter_bytes(CHUNK):
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise NexoError(
+                            f"blob {digest} is larger than the download limit of {max_bytes} "
+                            "bytes (raise it with --max-download-size)",
+                            kind="archive_unsafe",
+                        )
+                    hasher.update(chunk)
+                    write(chunk)
+            except httpx.HTTPError as exc:
+                raise _network(f"download of blob {digest} from {self.host} failed", exc) from exc
+        actual = "sha256:" + hasher.hexdigest()
+        if actual != digest:
+            raise NexoError(
+                f"blob {digest} from oci://{self.host}/{repository} hashes to {actual}: the "
+                "registry served other bytes than it names",
+                kind="checksum_mismatch",
+                details={"expected": digest, "actual": actual},
+            )
+        return size
+
+    def get_small_blob(self, repository: str, digest: str, *, max_bytes: int) -> bytes:
+        data = bytearray()
+        self.get_blob(repository, digest, data.extend, max_bytes=max_bytes)
+        return bytes(data)
+
+    def push_blob(self, repository: str, data: bytes | Path) -> tuple[str, int]:
+        """Upload a blob unless the registry has it; returns ``(digest, size)``."""
+        raw = data.read_bytes() if isinstance(data, Path) else data
+        digest = sha256_digest(raw)
+        if self.blob_exists(repository, digest):
+            return digest, len(raw)
+        scope = self._scope(repository, push=True)
+        with self._request(
+            "POST", f"{repository}/blobs/uploads/", scope=scope, kind="blob_upload"
+        ) as response:
+            response.read()
+            if response.status_code != 202 or "location" not in response.headers:
+                raise self._unexpected(response, "cannot start a blob upload")
+            location = response.headers["location"]
+        if not location.startswith(("http://", "https://")):
+            location = self.base.removesuffix("/v2/") + location
+        separator = "&" if "?" in location else "?"
+        with self._request(
+            "PUT",
+            f"{location}{separator}digest={digest}",
+            scope=scope,
+            kind="blob_put",
+            headers={"Content-Type": "application/octet-stream"},
+            content=raw,
+        ) as response:
+            response.read()
+            if response.status_code not in {201, 204}:
+                raise self._unexpected(response, f"cannot upload blob {digest}")
+        return digest, len(raw)
+
+    # -- referrers -----------------------------------------------------------------------
+
+    def referrers(self, repository: str, digest: str) -> list[dict[str, Any]]:
+        """Descriptors of the manifests whose ``subject`` is ``digest``.
+
+        The OCI 1.1 referrers API first; a registry without it (404) is asked for the
+        fallback index tagged ``sha256-<hex>``. No referrers: ``[]``.
+        """
+        with self._request(
+            "GET",
+            f"{repository}/referrers/{digest}",
+            scope=self._scope(repository),
+            kind="referrers",
+            headers={"Accept": INDEX_MEDIA_TYPE},
+        ) as response:
+            response.read()
+            supported = response.status_code == 200 and response.headers.get(
+                "content-type", ""
+            ).startswith(INDEX_MEDIA_TYPE)
+            if supported:
+                return _descriptors(response.content)
+            if response.status_code not in {200, 404}:
+                raise self._unexpected(response, f"cannot list the referrers of {digest}")
+        try:
+            fallback = self.get_manifest(repository, fallback_tag(digest))
+        except NexoError as error:
+            if error.kind == "release_not_found":
+                return []
+            raise
+        return _descriptors(fallback.data)
+
+
+def fallback_tag(digest: str) -> str:
+    """The referrers tag schema: ``sha256:abc…`` -> ``sha256-abc…``."""
+    algorithm, _, hexdigest = digest.partition(":")
+    return f"{algorithm}-{hexdigest}"
+
+
+def _descriptors(data: bytes) -> list[dict[str, Any]]:
+    try:
+        document = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise NexoError("a referrers index is not JSON", kind="registry_invalid") from exc
+    manifests = document.get("manifests") if isinstance(document, dict) else None
+    if not isinstance(manifests, list):
+        return []
+    return [item for item in manifests if isinstance(item, dict)]
+
+
+def open_client(
+    reference: OciReference,
+    *,
+    registry_config: Path | None = None,
+    plain_http: bool = False,
+) -> RegistryClient:
+    """A client for ``reference``'s host with its configured credentials."""
+    from nexo_pkg.fleet.auth import credentials_for  # noqa: PLC0415 - read only when used
+
+    return RegistryClient(
+        reference.host,
+        credentials=credentials_for(reference.host, registry_config),
+        plain_http=plain_http,
+        loopback=reference.is_loopback,
+    )

@@ -1,0 +1,394 @@
+"""Where a fleet's plugins come from: GitHub releases and OCI registries, side by side.
+
+A :class:`Session` holds one client per GitHub API and per registry host for a whole
+``lock``/``sync``/``install`` run (so requests are counted and auth is answered once), the
+blob cache, and the trust policy. For each source it can *resolve* a version (every target's
+asset name, size and sha256) and *open* one target: the tarball in the blob cache plus its
+signature material, downloaded only when the cache does not hold it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nexo_pkg.errors import NexoError
+from nexo_pkg.fleet import oci
+from nexo_pkg.fleet.artifact import GitHubOrigin, PluginVersion, TargetEntry
+from nexo_pkg.fleet.cache import BlobCache, BlobSink
+from nexo_pkg.fleet.lockfile import LockedPlugin, LockedTarget, WantedPlugin
+from nexo_pkg.fleet.reference import OciReference, is_oci, parse_reference
+from nexo_pkg.trust import entry as trust
+from nexo_pkg.install.checksum import parse_digest, parse_sidecar
+from nexo_pkg.install.inspect import ArchiveLimits
+from nexo_pkg.install.select import MANIFEST_ASSETS, parse_tarball_name, release_identity
+from nexo_pkg.install.source import GitHubSource, parse_source
+from nexo_pkg.manifest.versionreq import VersionReq, parse_version
+
+if TYPE_CHECKING:
+    from nexo_pkg.fleet.registry import RegistryClient
+    from nexo_pkg.install.github import GitHubClient, Release, ReleaseAsset
+
+MAX_SIDECAR_BYTES = 64 * 1024
+MAX_MANIFEST_BYTES = 1024 * 1024
+MAX_SIGNATURE_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FleetOptions:
+    """Settings shared by ``lock``, ``sync``, ``push``, ``mirror`` and registry installs."""
+
+    nexo_home: Path
+    trusted_keys: Path | None = None
+    require_signature: bool = False
+    skip_signature_verify: bool = False
+    github_api_url: str | None = None
+    registry_config: Path | None = None
+    plain_http: bool = False
+    limits: ArchiveLimits = field(default_factory=ArchiveLimits)
+    retry_base_delay: float | None = None
+
+
+@dataclass(frozen=True)
+class OpenedTarget:
+    """One target's tarball (in the blob cache) and its signature files (in a temp dir)."""
+
+    tarball: Path
+    asset_name: str
+    sha256: str
+    material: dict[str, Path]
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A version of one source, with every target it ships (not yet verified)."""
+
+    plugin_id: str
+    version: str
+    resolved: str
+    targets: dict[str, LockedTarget]
+    published: str | None = None
+    origin: GitHubOrigin | None = None
+    _oci: PluginVersion | None = None
+
+
+def policy_owner(source: str, github: str | None) -> tuple[str | None, str | None]:
+    """The owner/repo whose trust-policy entries apply: a GitHub source's, or a mirror's."""
+    if not is_oci(source):
+        parsed = parse_source(source)
+        assert isinstance(parsed, GitHubSource)  # noqa: S101 - validated when read
+        return parsed.owner, parsed.repo
+    origin = GitHubOrigin.parse(github) if github else None
+    return (origin.owner, origin.repo) if origin else (None, None)
+
+
+class Session:
+    """Clients, cache and policy for one run; use as a context manager."""
+
+    def __init__(self, options: FleetOptions) -> None:
+        self.options = options
+        self.cache = BlobCache(options.nexo_home)
+        self._registries: dict[str, RegistryClient] = {}
+        self._github: GitHubClient | None = None
+        self._policy: trust.TrustPolicy | None = None
+        self._stack = contextlib.ExitStack()
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stack.close()
+
+    # -- clients --------------------------------------------------------------------------
+
+    def registry(self, reference: OciReference) -> RegistryClient:
+        client = self._registries.get(reference.host)
+        if client is None:
+            from nexo_pkg.fleet.registry import open_client  # noqa: PLC0415 - httpx on use
+
+            client = open_client(
+                reference,
+                registry_config=self.options.registry_config,
+                plain_http=self.options.plain_http,
+            )
+            self._stack.callback(client.close)
+            self._registries[reference.host] = client
+        return client
+
+    def github(self) -> GitHubClient:
+        if self._github is None:
+            from nexo_pkg.install.github import (  # noqa: PLC0415 - httpx on use
+                GitHubClient,
+                resolve_api_base,
+                resolve_token,
+            )
+
+            self._github = GitHubClient(
+                resolve_api_base(self.options.github_api_url),
+                resolve_token(),
+                retry_base_delay=self.options.retry_base_delay,
+            )
+            self._stack.callback(self._github.close)
+        return self._github
+
+    def request_counts(self) -> dict[str, Any]:
+        """Requests made so far: per registry host and kind, and GitHub's (0 when unused)."""
+        registries: dict[str, dict[str, int]] = {}
+        for host, client in sorted(self._registries.items()):
+            registries[host] = dict(sorted(client.requests.items()))
+        return {
+            "registries": registries,
+            "github_client_used": self._github is not None,
+            "cache": {"hits": self.cache.hits, "misses": self.cache.misses},
+        }
+
+    def policy(self) -> trust.TrustPolicy:
+        if self._policy is None:
+            if self.options.trusted_keys is not None:
+                self._policy = trust.load_policy(self.options.trusted_keys, explicit=True)
+            else:
+                self._policy = trust.load_policy(
+                    trust.default_policy_path(self.options.nexo_home), explicit=False
+                )
+        return self._policy
+
+    def temp_dir(self) -> Path:
+        return Path(self._stack.enter_context(tempfile.TemporaryDirectory(prefix="nexo-fleet-")))
+
+    # -- resolving ------------------------------------------------------------------------
+
+    def resolve(self, wanted: WantedPlugin) -> Resolved:
+        """Resolve ``wanted`` to a version and the targets it asks for (all by default)."""
+        if is_oci(wanted.source):
+            resolved = self.resolve_oci(parse_reference(wanted.source), wanted.version_req)
+        else:
+            parsed = parse_source(wanted.source)
+            assert isinstance(parsed, GitHubSource)  # noqa: S101 - validated when read
+            resolved = self._resolve_github(parsed, wanted.version_req)
+        if resolved.plugin_id != wanted.plugin_id:
+            raise NexoError(
+                f"{wanted.source} is plugin {resolved.plugin_id!r}, not {wanted.plugin_id!r}",
+                kind="asset_not_found",
+            )
+        if wanted.targets is not None:
+            missing = sorted(set(wanted.targets) - set(resolved.targets))
+            if missing:
+                raise NexoError(
+                    f"{wanted.plugin_id} {resolved.version} from {wanted.source} has no "
+                    f"{', '.join(missing)} tarball (it has {', '.join(resolved.targets)})",
+                    kind="asset_not_found",
+                )
+            kept = {t: resolved.targets[t] for t in wanted.targets}
+            resolved = Resolved(
+                resolved.plugin_id, resolved.version, resolved.resolved, kept,
+                resolved.published, resolved.origin, resolved._oci,
+            )  # fmt: skip
+        return resolved
+
+    def resolve_oci(self, reference: OciReference, requirement: VersionReq | None) -> Resolved:
+        client = self.registry(reference)
+        plugin = oci.resolve(client, reference, requirement)
+        targets: dict[str, LockedTarget] = {}
+        for target, entry in plugin.targets.items():
+            asset = oci.target_asset(client, reference.repository, plugin, entry)
+            targets[target] = LockedTarget(
+                target=target,
+                asset=asset.asset_name,
+                size=asset.size,
+                sha256=asset.sha256,
+                manifest=entry.manifest_digest,
+            )
+        if not targets:
+            raise NexoError(f"{reference} holds no plugin tarball", kind="asset_not_found")
+        return Resolved(
+            plugin_id=plugin.plugin_id,
+            version=plugin.version,
+            resolved=str(reference.with_digest(plugin.index_digest)),
+            targets=targets,
+            published=plugin.created,
+            origin=plugin.origin,
+            _oci=plugin,
+        )
+
+    def _resolve_github(self, source: GitHubSource, requirement: VersionReq | None) -> Resolved:
+        client = self.github()
+        release = client.find_release(source.owner, source.repo, source.tag)
+        plugin_id, version, assets = release_tarballs(client, release)
+        if requirement is not None and not requirement.matches(parse_version(version)):
+            raise NexoError(
+                f"{source.display()} resolves to {version}, which does not match {requirement}; "
+                "name a matching tag in the source (owner/repo@tag)",
+                kind="release_not_found",
+            )
+        targets: dict[str, LockedTarget] = {}
+        for target, asset in assets.items():
+            targets[target] = LockedTarget(
+                target=target,
+                asset=asset.name,
+                size=asset.size,
+                sha256=release_sha256(client, release, asset),
+            )
+        return Resolved(
+            plugin_id=plugin_id,
+            version=version,
+            resolved=f"{source.owner}/{source.repo}@{release.tag}",
+            targets=targets,
+        )
+
+    # -- opening one target ---------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def open_target(
+        self, source: str, resolved: str, row: LockedTarget, plugin_id: str
+    ) -> Iterator[OpenedTarget]:
+        """The tarball of ``row`` (cache first) and its signature files, hash-checked."""
+        directory = self.temp_dir()
+        if is_oci(source):
+            reference = parse_reference(resolved)
+            client = self.registry(reference)
+            if row.manifest is None:
+                raise NexoError(
+                    f"the lock entry of {plugin_id} {row.target} has no manifest digest",
+                    kind="lock_invalid",
+                    exit_code=2,
+                )
+            manifest = client.get_manifest(reference.repository, row.manifest).json()
+            plugin = PluginVersion(plugin_id, _version_of(row.asset), "", {})
+            entry = TargetEntry(row.target, row.manifest, 0)
+            from nexo_pkg.fleet.artifact import parse_target_manifest  # noqa: PLC0415
+
+            asset = parse_target_manifest(manifest, entry, plugin)
+            if asset.sha256 != row.sha256:
+                raise NexoError(
+                    f"{row.asset} in {reference} is sha256 {asset.sha256}, the lock says "
+                    f"{row.sha256}",
+                    kind="checksum_mismatch",
+                )
+
+            def fetch(sink: BlobSink) -> None:
+                client.get_blob(
+                    reference.repository,
+                    "sha256:" + row.sha256,
+                    sink.write,
+                    max_bytes=self.options.limits.max_download,
+                )
+
+            material = oci.fetch_signatures(
+                client, reference.repository, asset, self.cache, directory
+            )
+        else:
+            github_source = parse_source(resolved)
+            assert isinstance(github_source, GitHubSource)  # noqa: S101 - written by lock
+            gh_client = self.github()
+            release_holder: list[Release] = []
+
+            def release() -> Release:
+                if not release_holder:
+                    release_holder.append(
+                        gh_client.get_release(
+                            github_source.owner, github_source.repo, github_source.tag
+                        )
+                    )
+                return release_holder[0]
+
+            def fetch(sink: BlobSink) -> None:
+                found = _asset(release(), row.asset)
+                gh_client.download(found, sink, max_bytes=self.options.limits.max_download)
+
+            material = {}
+            for suffix in trust.SIGNATURE_SUFFIXES:
+                signature = release().asset(row.asset + suffix)
+                if signature is None:
+                    continue
+                path = directory / signature.name
+                path.write_bytes(gh_client.fetch_bytes(signature, max_bytes=MAX_SIGNATURE_BYTES))
+                material[signature.name] = path
+        with self.cache.open_blob(row.sha256, fetch) as blob:
+            yield OpenedTarget(blob, row.asset, row.sha256, material)
+
+    def verify(
+        self, opened: OpenedTarget, entry: LockedPlugin | Resolved, source: str
+    ) -> trust.SignatureOutcome:
+        """The signature step for one opened target under the session's policy and flags."""
+        github = (
+            entry.github
+            if isinstance(entry, LockedPlugin)
+            else (str(entry.origin) if entry.origin else None)
+        )
+        owner, repo = policy_owner(source, github)
+        policy = self.policy()
+        mode = trust.resolve_mode(
+            policy,
+            owner,
+            require_signature=self.options.require_signature,
+            skip_verify=self.options.skip_signature_verify,
+        )
+        return trust.verify_asset_signature(
+            opened.tarball,
+            asset_name=opened.asset_name,
+            material=opened.material,
+            owner=owner,
+            repo=repo,
+            policy=policy,
+            mode=mode,
+        )
+
+
+def _version_of(asset_name: str) -> str:
+    parsed = parse_tarball_name(asset_name)
+    return parsed[1] if parsed else ""
+
+
+def _asset(release: Release, name: str) -> ReleaseAsset:
+    found = release.asset(name)
+    if found is None:
+        raise NexoError(f"release {release.tag} no longer has {name}", kind="asset_not_found")
+    return found
+
+
+def release_tarballs(
+    client: GitHubClient, release: Release
+) -> tuple[str, str, dict[str, ReleaseAsset]]:
+    """The plugin id, version and per-target tarballs of a release, read as ``install``
+    reads them (the manifest asset, else the tarball names)."""
+    manifest = client.read_manifest_asset(release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_BYTES)
+    identity = release_identity(release, manifest)
+    assets: dict[str, ReleaseAsset] = {}
+    for asset in release.assets:
+        parsed = parse_tarball_name(asset.name)
+        if parsed is not None and parsed[:2] == (identity.plugin_id, identity.version):
+            assets[parsed[2]] = asset
+    if not assets:
+        raise NexoError(
+            f"release {release.tag} has no {identity.plugin_id}-{identity.version}-<target>"
+            ".tar.gz tarball",
+            kind="asset_not_found",
+        )
+    return identity.plugin_id, identity.version, dict(sorted(assets.items()))
+
+
+def release_sha256(client: GitHubClient, release: Release, asset: ReleaseAsset) -> str:
+    """The sha256 a release vouches for (``.sha256`` sidecar and/or API digest; they must
+    agree); ``checksum_missing`` / ``checksum_mismatch`` otherwise."""
+    digest = parse_digest(asset.digest)
+    sidecar = None
+    sidecar_asset = release.asset(asset.name + ".sha256")
+    if sidecar_asset is not None:
+        text = client.fetch_bytes(sidecar_asset, max_bytes=MAX_SIDECAR_BYTES)
+        sidecar = parse_sidecar(text.decode("utf-8", errors="replace"), asset.name)
+    if sidecar is None and digest is None:
+        raise NexoError(
+            f"no checksum for {asset.name}: the release has neither {asset.name}.sha256 nor an "
+            "asset digest",
+            kind="checksum_missing",
+        )
+    if sidecar is not None and digest is not None and sidecar != digest:
+        raise NexoError(
+            f"{asset.name}.sha256 says {sidecar} but the asset digest is {digest}",
+            kind="checksum_mismatch",
+        )
+    return str(sidecar or digest)

@@ -1,0 +1,334 @@
+"""``nexo plugin sync``: make a plugin root hold exactly what the lock names.
+
+One process and one lock (``<dest>/.nexo-sync.lock``) for the whole set. A plugin whose
+installed receipt already records the locked version and sha256 is left alone (no request,
+no write), so a second run is a no-op. Others are fetched (blob cache first), hash-checked
+against the lock, verified under the trust policy *and* against the signer the lock
+recorded, installed through the install pipeline, and only then are their other versions
+removed. A failing plugin is reported and the others go on; ``--prune`` removes installed
+plugins the lock does not name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nexo_pkg.errors import NexoError
+from nexo_pkg.fleet.artifact import GitHubOrigin
+from nexo_pkg.fleet.lock import lock as relock
+from nexo_pkg.fleet.lockfile import (
+    LockedPlugin,
+    LockedTarget,
+    read_lock,
+    read_wanted,
+    stale_entries,
+)
+from nexo_pkg.fleet.reference import is_oci
+from nexo_pkg.fleet.sources import FleetOptions, OpenedTarget, Session, policy_owner
+from nexo_pkg.install.hosttriple import NOARCH, host_candidates
+from nexo_pkg.install.pipeline import InstallOptions, Prefetched, install_prefetched
+from nexo_pkg.install.source import GitHubSource, parse_source
+from nexo_pkg.install.store import Installed, locked_root, remove_tree, scan_installed
+from nexo_pkg.install.summary import InstallPlan
+
+SYNC_LOCK_NAME = ".nexo-sync.lock"
+OCI_SOURCE_TYPE = "oci-registry"
+
+
+@dataclass
+class PluginOutcome:
+    """What sync did for one plugin id."""
+
+    plugin_id: str
+    action: str  # unchanged | installed | replaced | removed | failed
+    version: str | None = None
+    path: str | None = None
+    kind: str | None = None
+    error: str | None = None
+    identity: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        document: dict[str, Any] = {"id": self.plugin_id, "action": self.action}
+        for key in ("version", "path", "identity", "kind", "error"):
+            value = getattr(self, key)
+            if value is not None:
+                document[key] = value
+        return document
+
+
+@dataclass
+class SyncResult:
+    lock_path: Path
+    dest: Path
+    outcomes: list[PluginOutcome] = field(default_factory=list)
+    requests: dict[str, Any] = field(default_factory=dict)
+    relocked: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return all(item.action != "failed" for item in self.outcomes)
+
+    @property
+    def changed(self) -> bool:
+        return any(item.action not in {"unchanged", "failed"} for item in self.outcomes)
+
+    def to_json(self) -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "ok": self.ok,
+            "lock": str(self.lock_path),
+            "dest": str(self.dest),
+            "changed": self.changed,
+            "relocked": self.relocked,
+            "plugins": [item.to_json() for item in self.outcomes],
+            "requests": self.requests,
+        }
+        if not self.ok:
+            document["kind"] = "sync_failed"
+            failed = [item.plugin_id for item in self.outcomes if item.action == "failed"]
+            document["error"] = f"{len(failed)} plugin(s) failed: {', '.join(failed)}"
+        return document
+
+
+@contextlib.contextmanager
+def _sync_lock(dest: Path) -> Iterator[None]:
+    try:
+        dest.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(dest / SYNC_LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise NexoError(f"cannot lock {dest}: {exc.strerror or exc}", kind="io") from exc
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
+
+
+def pick_target(entry: LockedPlugin, candidates: tuple[str, ...]) -> LockedTarget:
+    for target in (*candidates, NOARCH):
+        if target in entry.targets:
+            return entry.targets[target]
+    raise NexoError(
+        f"the lock has no {entry.plugin_id} tarball for this host "
+        f"({', '.join(candidates) or 'noarch only'}); it has {', '.join(entry.targets)}",
+        kind="asset_not_found",
+    )
+
+
+def _installed_at(entry: LockedPlugin) -> str | None:
+    """Receipts written by sync are the same on every host: the version's publication time,
+    else ``SOURCE_DATE_EPOCH``, else (no stable time known) now."""
+    if entry.published:
+        return entry.published
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch.isdigit():
+        moment = dt.datetime.fromtimestamp(int(epoch), dt.UTC)
+        return moment.isoformat().replace("+00:00", "Z")
+    return None
+
+
+def prefetched_for(entry: LockedPlugin, row: LockedTarget, opened: OpenedTarget) -> Prefetched:
+    """The install pipeline's view of one opened target of a lock entry."""
+    owner, repo = policy_owner(entry.source, entry.github)
+    tag: str | None = None
+    if is_oci(entry.source):
+        origin = GitHubOrigin.parse(entry.github) if entry.github else None
+        tag = origin.tag if origin else None
+        source: dict[str, Any] = {
+            "type": OCI_SOURCE_TYPE,
+            "reference": entry.resolved,
+            "manifest": row.manifest,
+            "asset": row.asset,
+        }
+        if entry.github:
+            source["github_release"] = entry.github
+    else:
+        parsed = parse_source(entry.resolved)
+        assert isinstance(parsed, GitHubSource)  # noqa: S101 - written by lock
+        tag = parsed.tag
+        source = {
+            "type": "github-releases",
+            "owner": parsed.owner,
+            "repo": parsed.repo,
+            "tag": parsed.tag,
+            "asset": row.asset,
+        }
+    return Prefetched(
+        path=opened.tarball,
+        asset_name=row.asset,
+        plugin_id=entry.plugin_id,
+        version=entry.version,
+        target=row.target,
+        sha256=row.sha256,
+        source=source,
+        material=opened.material,
+        owner=owner,
+        repo=repo,
+        tag=tag,
+        installed_at=_installed_at(entry),
+    )
+
+
+def signer_check(row: LockedTarget, plugin_id: str) -> Callable[[InstallPlan], bool]:
+    """A confirm step that refuses a signer other than the one the lock recorded."""
+
+    def confirm(plan: InstallPlan) -> bool:
+        outcome = plan.signature
+        if row.identity is None or outcome.status == "skipped":
+            return True
+        if outcome.status != "verified" or (outcome.identity, outcome.issuer) != (
+            row.identity,
+            row.issuer,
+        ):
+            found = outcome.identity or "no trusted signature"
+            raise NexoError(
+                f"{plugin_id}: the lock records signer {row.identity} ({row.issuer}); "
+                f"the artifact has {found}",
+                kind="signer_untrusted",
+                details={"expected_identity": row.identity, "identity": outcome.identity},
+            )
+        return True
+
+    return confirm
+
+
+def _by_id(items: list[Installed]) -> dict[str, list[Installed]]:
+    grouped: dict[str, list[Installed]] = {}
+    for item in items:
+        if item.receipt is not None:
+            grouped.setdefault(item.receipt.id, []).append(item)
+    return grouped
+
+
+def sync(
+    lock_path: Path,
+    dest: Path,
+    options: FleetOptions,
+    *,
+    wanted_path: Path | None = None,
+    frozen: bool = False,
+    prune: bool = False,
+    target: str | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> SyncResult:
+    """Sync ``dest`` with the lock. Raises for problems with the whole set (unreadable or
+    stale lock, bad policy); failures of single plugins are outcomes in the result."""
+    candidates = host_candidates(target)
+    result = SyncResult(lock_path, dest)
+    with Session(options) as session:
+        session.policy()  # a bad policy fails the whole run before anything is fetched
+        if wanted_path is not None and wanted_path.exists():
+            if frozen:
+                if not lock_path.exists():
+                    raise NexoError(
+                        f"--frozen needs {lock_path}; run `nexo plugin lock` first",
+                        kind="lock_stale",
+                    )
+                reasons = stale_entries(read_wanted(wanted_path), read_lock(lock_path))
+                if reasons:
+                    raise NexoError(
+                        f"{lock_path.name} is stale ({'; '.join(reasons)}); run `nexo plugin "
+                        "lock` (--frozen never resolves)",
+                        kind="lock_stale",
+                        details={"stale": reasons},
+                    )
+            else:
+                result.relocked = relock(wanted_path, lock_path, options, session=session).written
+        locked = read_lock(lock_path)
+        with _sync_lock(dest):
+            installed = _by_id(scan_installed(dest))
+            total = len(locked.plugins)
+            for number, (plugin_id, entry) in enumerate(sorted(locked.plugins.items()), 1):
+                if progress is not None:
+                    progress(f"[{number}/{total}] {plugin_id} {entry.version}")
+                outcome = _sync_one(
+                    session, entry, installed.get(plugin_id, []), dest, options, candidates, target
+                )
+                result.outcomes.append(outcome)
+            if prune:
+                for plugin_id in sorted(set(installed) - set(locked.plugins)):
+                    result.outcomes.append(_remove_all(plugin_id, installed[plugin_id], dest))
+        result.requests = session.request_counts()
+    return result
+
+
+def _sync_one(
+    session: Session,
+    entry: LockedPlugin,
+    present: list[Installed],
+    dest: Path,
+    options: FleetOptions,
+    candidates: tuple[str, ...],
+    target: str | None,
+) -> PluginOutcome:
+    try:
+        row = pick_target(entry, candidates)
+        current = [
+            item
+            for item in present
+            if item.receipt is not None
+            and item.receipt.version == entry.version
+            and item.receipt.sha256 == row.sha256
+        ]
+        if len(present) == 1 and current:
+            return PluginOutcome(
+                entry.plugin_id, "unchanged", entry.version, str(present[0].path),
+                identity=_identity(present[0]),
+            )  # fmt: skip
+        final = dest / f"{entry.plugin_id}-{entry.version}"
+        install_options = InstallOptions(
+            dest=dest,
+            nexo_home=options.nexo_home,
+            target=target,
+            trusted_keys=options.trusted_keys,
+            require_signature=options.require_signature,
+            skip_signature_verify=options.skip_signature_verify,
+            force=final.exists() and not current,
+            limits=options.limits,
+            confirm=signer_check(row, entry.plugin_id),
+        )
+        with session.open_target(entry.source, entry.resolved, row, entry.plugin_id) as opened:
+            installed = install_prefetched(prefetched_for(entry, row, opened), install_options)
+        removed_other = False
+        with locked_root(dest) as root:
+            for item in present:
+                if item.path != installed.path and item.path.exists():
+                    remove_tree(root, item.path)
+                    removed_other = True
+        action = "replaced" if present and (removed_other or install_options.force) else "installed"
+        return PluginOutcome(
+            entry.plugin_id, action, entry.version, str(installed.path),
+            identity=installed.plan.signature.identity,
+        )  # fmt: skip
+    except NexoError as error:
+        return PluginOutcome(
+            entry.plugin_id, "failed", entry.version, kind=error.kind, error=error.message
+        )
+
+
+def _identity(item: Installed) -> str | None:
+    if item.receipt is None:
+        return None
+    value = item.receipt.signature.get("identity") if item.receipt.signature else None
+    return value if isinstance(value, str) else None
+
+
+def _remove_all(plugin_id: str, items: list[Installed], dest: Path) -> PluginOutcome:
+    try:
+        with locked_root(dest) as root:
+            for item in items:
+                if item.path.exists():
+                    remove_tree(root, item.path)
+    except NexoError as error:
+        return PluginOutcome(plugin_id, "failed", kind=error.kind, error=error.message)
+    except OSError as exc:
+        return PluginOutcome(plugin_id, "failed", kind="io", error=str(exc))
+    return PluginOutcome(
+        plugin_id, "removed", items[0].receipt.version if items[0].receipt else None
+    )
