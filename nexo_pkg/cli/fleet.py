@@ -264,7 +264,8 @@ def register(app: typer.Typer) -> None:
             emit_json(result.to_json())
         else:
             say(
-                f"Pushed {result.plugin_id} {result.version} to {result.reference} ({result.digest})."
+                f"Pushed {result.plugin_id} {result.version} to {result.reference} "
+                f"({result.digest})."
             )
 
     @app.command("mirror")

@@ -144,7 +144,7 @@ class BlobCache:
                         details={"expected": expected, "actual": hasher.hexdigest()},
                     )
                 temp.chmod(0o444)
-                os.replace(temp, final)
+                temp.replace(final)
             except OSError as exc:
                 raise _io(f"write blob {expected} into {self.store}", exc) from exc
             finally:

@@ -11,7 +11,7 @@ from pathlib import Path
 from nexo_pkg.errors import NexoError
 from nexo_pkg.fleet import artifact
 from nexo_pkg.fleet.artifact import PluginVersion, TargetAsset, TargetEntry
-from nexo_pkg.fleet.cache import BlobCache
+from nexo_pkg.fleet.cache import BlobCache, BlobSink
 from nexo_pkg.fleet.reference import OciReference
 from nexo_pkg.fleet.registry import (
     INDEX_MEDIA_TYPE,
@@ -20,7 +20,6 @@ from nexo_pkg.fleet.registry import (
     fallback_tag,
     sha256_digest,
 )
-from nexo_pkg.trust.material import SIGNATURE_SUFFIXES
 from nexo_pkg.manifest.versionreq import (
     Prerelease,
     Version,
@@ -28,6 +27,7 @@ from nexo_pkg.manifest.versionreq import (
     VersionReq,
     parse_version,
 )
+from nexo_pkg.trust.material import SIGNATURE_SUFFIXES
 
 MAX_SIGNATURE_BYTES = 4 * 1024 * 1024
 _SEMVER_TAG = re.compile(r"^[vV]?\d+\.\d+\.\d+")
@@ -130,12 +130,11 @@ def fetch_signatures(
             if title not in allowed or title in material or not isinstance(layer_digest, str):
                 continue
             path = directory / str(title)
-            with cache.open_blob(
-                layer_digest,
-                lambda sink, d=layer_digest: client.get_blob(
-                    repository, d, sink.write, max_bytes=MAX_SIGNATURE_BYTES
-                ),
-            ) as blob:
+
+            def fetch(sink: BlobSink, digest: str = layer_digest) -> None:
+                client.get_blob(repository, digest, sink.write, max_bytes=MAX_SIGNATURE_BYTES)
+
+            with cache.open_blob(layer_digest, fetch) as blob:
                 path.write_bytes(blob.read_bytes())
             material[str(title)] = path
     return material

@@ -23,12 +23,12 @@ from nexo_pkg.fleet.sources import (
     release_tarballs,
 )
 from nexo_pkg.fleet.sync import pick_target, prefetched_for
-from nexo_pkg.trust import entry as trust
 from nexo_pkg.install.checksum import parse_sidecar
 from nexo_pkg.install.hosttriple import host_candidates
 from nexo_pkg.install.pipeline import InstallOptions, InstallResult, install_prefetched
 from nexo_pkg.install.select import MANIFEST_ASSETS, parse_tarball_name
 from nexo_pkg.install.source import GitHubSource, parse_source
+from nexo_pkg.trust import entry as trust
 
 
 @dataclass(frozen=True)

@@ -186,7 +186,8 @@ class RegistryClient:
             raise _network(f"cannot reach the token service of {self.host}", exc) from exc
         if response.status_code in {401, 403}:
             raise NexoError(
-                f"the token service of {self.host} refused the credentials ({response.status_code})",
+                f"the token service of {self.host} refused the credentials "
+                f"({response.status_code})",
                 kind="registry_auth",
             )
         try:

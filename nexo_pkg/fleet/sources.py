@@ -22,12 +22,12 @@ from nexo_pkg.fleet.artifact import GitHubOrigin, PluginVersion, TargetEntry
 from nexo_pkg.fleet.cache import BlobCache, BlobSink
 from nexo_pkg.fleet.lockfile import LockedPlugin, LockedTarget, WantedPlugin
 from nexo_pkg.fleet.reference import OciReference, is_oci, parse_reference
-from nexo_pkg.trust import entry as trust
 from nexo_pkg.install.checksum import parse_digest, parse_sidecar
 from nexo_pkg.install.inspect import ArchiveLimits
 from nexo_pkg.install.select import MANIFEST_ASSETS, parse_tarball_name, release_identity
 from nexo_pkg.install.source import GitHubSource, parse_source
 from nexo_pkg.manifest.versionreq import VersionReq, parse_version
+from nexo_pkg.trust import entry as trust
 
 if TYPE_CHECKING:
     from nexo_pkg.fleet.registry import RegistryClient

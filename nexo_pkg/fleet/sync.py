@@ -248,7 +248,13 @@ def sync(
                 if progress is not None:
                     progress(f"[{number}/{total}] {plugin_id} {entry.version}")
                 outcome = _sync_one(
-                    session, entry, installed.get(plugin_id, []), dest, options, candidates, target
+                    session,
+                    entry=entry,
+                    present=installed.get(plugin_id, []),
+                    dest=dest,
+                    options=options,
+                    candidates=candidates,
+                    target=target,
                 )
                 result.outcomes.append(outcome)
             if prune:
@@ -260,6 +266,7 @@ def sync(
 
 def _sync_one(
     session: Session,
+    *,
     entry: LockedPlugin,
     present: list[Installed],
     dest: Path,

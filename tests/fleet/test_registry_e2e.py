@@ -1,0 +1,374 @@
+"""Fleets end to end against a real registry (CNCF distribution) and the loopback GitHub."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from support.github_server import GitHubServer, github_server
+from support.private_sigstore import PrivateSigstore
+from support.registry import Registry
+from support.tarballs import release_assets, tree_snapshot
+
+from .conftest import (
+    ACME_IDENTITY,
+    LINUX,
+    MakeDist,
+    auth_config,
+    json_of,
+    run_nexo,
+)
+
+__all__ = ["github_server"]
+
+ISSUER = "https://token.actions.githubusercontent.com"
+
+
+def _wanted(path: Path, entries: dict[str, str]) -> Path:
+    lines = [
+        f'[plugins.{plugin_id}]\nsource = "{source}"\n' for plugin_id, source in entries.items()
+    ]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def test_push_then_install_from_an_authenticated_registry_verifies_the_signer(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    auth_registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    config = auth_config(tmp_path, auth_registry)
+    dist = make_dist()
+    pushed = run_nexo(
+        fleet_env, "push", str(dist), auth_registry.ref("plugins/echo"),
+        "--plain-http", "--registry-config", str(config), "--json",
+    )  # fmt: skip
+    assert pushed.returncode == 0, pushed.stderr
+    document = json_of(pushed)
+    assert document["targets"] == ["noarch", LINUX]
+    assert document["signed"] == ["noarch", LINUX]
+
+    dest = tmp_path / "plugins"
+    installed = run_nexo(
+        fleet_env, "install", auth_registry.ref("plugins/echo:1.2.3"), "--dest", str(dest),
+        "--plain-http", "--registry-config", str(config), "--trusted-keys", str(policy),
+        "--require-signature", "--yes", "--json",
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    result = json_of(installed)
+    assert result["target"] == LINUX
+    assert result["signature"] == {
+        "status": "verified",
+        "identity": ACME_IDENTITY,
+        "issuer": ISSUER,
+        "bundle_sha256": result["signature"]["bundle_sha256"],
+    }
+    receipt = json.loads((dest / "echo-1.2.3" / ".nexo-install.json").read_text())
+    assert receipt["source"] == "oci-registry"
+    assert receipt["signature"]["identity"] == ACME_IDENTITY
+    verified = run_nexo(fleet_env, "verify", "echo", "--dest", str(dest))
+    assert verified.returncode == 0, verified.stderr
+
+    # Without credentials the registry refuses, and nothing is installed.
+    other = tmp_path / "other"
+    refused = run_nexo(
+        fleet_env, "install", auth_registry.ref("plugins/echo:1.2.3"), "--dest", str(other),
+        "--plain-http", "--yes", "--json",
+    )  # fmt: skip
+    assert refused.returncode == 1
+    assert json_of(refused)["kind"] == "registry_auth"
+    assert not other.exists() or not any(other.iterdir())
+
+
+def test_a_signature_by_another_identity_is_refused_from_the_registry(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    dist = make_dist(identity="https://github.com/mallory/x/.github/workflows/r.yml@refs/tags/v1")
+    pushed = run_nexo(fleet_env, "push", str(dist), registry.ref("plugins/echo"), "--plain-http")
+    assert pushed.returncode == 0, pushed.stderr
+    dest = tmp_path / "plugins"
+    refused = run_nexo(
+        fleet_env, "install", registry.ref("plugins/echo:1.2.3"), "--dest", str(dest),
+        "--plain-http", "--trusted-keys", str(policy), "--require-signature", "--yes", "--json",
+    )  # fmt: skip
+    assert refused.returncode == 1
+    assert json_of(refused)["kind"] == "signer_untrusted"
+    assert not (dest / "echo-1.2.3").exists()
+
+
+def test_mirror_then_air_gapped_sync_keeps_the_original_signer(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy: Path,
+) -> None:
+    assets = release_assets("echo", "1.2.3", target=LINUX)
+    tarball = f"echo-1.2.3-{LINUX}.tar.gz"
+    bundle = private_sigstore.sign(assets[tarball], identity=ACME_IDENTITY)
+    assets[tarball + ".sigstore.json"] = json.dumps(bundle).encode()
+    github_server.publish("acme", "nexo-plugin-echo", "v1.2.3", assets)
+    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
+    mirrored = run_nexo(
+        env, "mirror", "acme/nexo-plugin-echo@v1.2.3", registry.ref("mirror/echo"),
+        "--plain-http", "--json",
+    )  # fmt: skip
+    assert mirrored.returncode == 0, mirrored.stderr
+    assert json_of(mirrored)["github_release"] == "acme/nexo-plugin-echo@v1.2.3"
+    github_server.stop()
+
+    # The air-gapped side: its own home (empty cache), only the registry reachable.
+    offline = {**env, "NEXO_HOME": str(tmp_path / "offline-home")}
+    project = tmp_path / "fleet"
+    project.mkdir()
+    _wanted(project / "nexo-plugins.toml", {"echo": registry.ref("mirror/echo")})
+    lock_file = project / "nexo-plugins.lock"
+    locked = run_nexo(
+        offline, "lock", "-f", str(project / "nexo-plugins.toml"), "--plain-http",
+        "--trusted-keys", str(policy), "--require-signature",
+    )  # fmt: skip
+    assert locked.returncode == 0, locked.stderr
+    lock_text = lock_file.read_text()
+    assert f'identity = "{ACME_IDENTITY}"' in lock_text
+    assert 'github = "acme/nexo-plugin-echo@v1.2.3"' in lock_text
+    dest = tmp_path / "air-gapped"
+    synced = run_nexo(
+        offline, "sync", "--lock", str(lock_file), "--dest", str(dest), "--frozen",
+        "--plain-http", "--trusted-keys", str(policy), "--require-signature", "--json",
+    )  # fmt: skip
+    assert synced.returncode == 0, synced.stderr
+    report = json_of(synced)
+    assert report["plugins"] == [
+        {
+            "id": "echo",
+            "action": "installed",
+            "version": "1.2.3",
+            "path": str(dest / "echo-1.2.3"),
+            "identity": ACME_IDENTITY,
+        }
+    ]
+    receipt = json.loads((dest / "echo-1.2.3" / ".nexo-install.json").read_text())
+    assert receipt["signature"]["identity"] == ACME_IDENTITY
+    assert (receipt["owner"], receipt["repo"], receipt["tag"]) == (
+        "acme",
+        "nexo-plugin-echo",
+        "v1.2.3",
+    )
+
+
+def test_lock_sync_is_idempotent_and_prune_removes_what_the_lock_drops(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    for plugin_id in ("echo", "weather"):
+        pushed = run_nexo(
+            fleet_env, "push", str(make_dist(plugin_id)), registry.ref(f"plugins/{plugin_id}"),
+            "--plain-http",
+        )  # fmt: skip
+        assert pushed.returncode == 0, pushed.stderr
+    project = tmp_path / "fleet"
+    project.mkdir()
+    wanted = _wanted(
+        project / "nexo-plugins.toml",
+        {"echo": registry.ref("plugins/echo"), "weather": registry.ref("plugins/weather")},
+    )
+    lock_file = project / "nexo-plugins.lock"
+    common = ("--plain-http", "--trusted-keys", str(policy))
+    assert run_nexo(fleet_env, "lock", "-f", str(wanted), *common).returncode == 0
+    first_text = lock_file.read_text()
+    mtime = lock_file.stat().st_mtime_ns
+    # Locking again changes nothing (not even the file's time), and --check agrees.
+    again = run_nexo(fleet_env, "lock", "-f", str(wanted), *common, "--json")
+    assert json_of(again)["written"] is False
+    assert lock_file.read_text() == first_text
+    assert lock_file.stat().st_mtime_ns == mtime
+    assert run_nexo(fleet_env, "lock", "-f", str(wanted), "--check").returncode == 0
+
+    # A fresh home: the first sync downloads both tarballs.
+    env = {**fleet_env, "NEXO_HOME": str(tmp_path / "host-home")}
+    dest = tmp_path / "root"
+    before = registry.blob_gets()
+    first = run_nexo(env, "sync", "--lock", str(lock_file), "--dest", str(dest), *common, "--json")
+    assert first.returncode == 0, first.stderr
+    assert [p["action"] for p in json_of(first)["plugins"]] == ["installed", "installed"]
+    downloaded = registry.blob_gets() - before
+    assert downloaded >= 2  # two tarballs (signature bundles come on top)
+    snapshot = tree_snapshot(dest)
+    times = {p: p.stat().st_mtime_ns for p in dest.rglob("*")}
+
+    # The second sync asks the registry for no blob and writes nothing.
+    before_second = registry.all_requests()
+    second = run_nexo(env, "sync", "--lock", str(lock_file), "--dest", str(dest), *common, "--json")
+    assert second.returncode == 0, second.stderr
+    report = json_of(second)
+    assert report["changed"] is False
+    assert [p["action"] for p in report["plugins"]] == ["unchanged", "unchanged"]
+    assert registry.all_requests() == before_second
+    assert tree_snapshot(dest) == snapshot
+    assert {p: p.stat().st_mtime_ns for p in dest.rglob("*")} == times
+
+    # Drop weather from the wanted set: sync relocks, and --prune removes it.
+    _wanted(wanted, {"echo": registry.ref("plugins/echo")})
+    stale = run_nexo(fleet_env, "lock", "-f", str(wanted), "--check")
+    assert stale.returncode == 1
+    assert "weather is locked but no longer wanted" in stale.stderr
+    frozen = run_nexo(env, "sync", "--lock", str(lock_file), "--dest", str(dest), "--frozen",
+                      *common, "--json")  # fmt: skip
+    assert frozen.returncode == 1
+    assert json_of(frozen)["kind"] == "lock_stale"
+    pruned = run_nexo(
+        env, "sync", "--lock", str(lock_file), "--dest", str(dest), "--prune", *common, "--json"
+    )
+    assert pruned.returncode == 0, pruned.stderr
+    actions = {p["id"]: p["action"] for p in json_of(pruned)["plugins"]}
+    assert actions == {"echo": "unchanged", "weather": "removed"}
+    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-1.2.3"]
+    assert "weather" not in lock_file.read_text()
+
+
+def test_a_tampered_blob_in_registry_storage_is_refused(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+) -> None:
+    dist = make_dist(identity=None, targets=(LINUX,))
+    assert (
+        run_nexo(
+            fleet_env, "push", str(dist), registry.ref("plugins/echo"), "--plain-http"
+        ).returncode
+        == 0
+    )
+    project = tmp_path / "fleet"
+    project.mkdir()
+    wanted = _wanted(project / "nexo-plugins.toml", {"echo": registry.ref("plugins/echo")})
+    assert run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http").returncode == 0
+    tarball = (dist / f"echo-1.2.3-{LINUX}.tar.gz").read_bytes()
+    tampered = 0
+    for blob in registry.blob_files():
+        if blob.read_bytes() == tarball:
+            blob.write_bytes(tarball[:-1] + bytes([tarball[-1] ^ 0xFF]))
+            tampered += 1
+    assert tampered == 1
+    env = {**fleet_env, "NEXO_HOME": str(tmp_path / "clean-home")}
+    dest = tmp_path / "root"
+    synced = run_nexo(
+        env, "sync", "--lock", str(project / "nexo-plugins.lock"), "--dest", str(dest),
+        "--frozen", "--plain-http", "--json",
+    )  # fmt: skip
+    assert synced.returncode == 1
+    report = json_of(synced)
+    assert report["plugins"][0]["kind"] == "checksum_mismatch"
+    assert not (dest / "echo-1.2.3").exists()
+    blobs = tmp_path / "clean-home" / "cache" / "blobs" / "sha256"
+    assert not blobs.exists() or not any(blobs.iterdir())
+
+
+def test_frozen_sync_on_two_clean_roots_is_byte_identical_without_github(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    github_server: GitHubServer,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    assert (
+        run_nexo(
+            fleet_env, "push", str(make_dist()), registry.ref("plugins/echo"), "--plain-http"
+        ).returncode
+        == 0
+    )
+    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
+    project = tmp_path / "fleet"
+    project.mkdir()
+    wanted = _wanted(project / "nexo-plugins.toml", {"echo": registry.ref("plugins/echo")})
+    common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
+    assert run_nexo(env, "lock", "-f", str(wanted), *common).returncode == 0
+    roots = []
+    for name in ("a", "b"):
+        host_env = {**env, "NEXO_HOME": str(tmp_path / f"home-{name}")}
+        dest = tmp_path / f"root-{name}"
+        synced = run_nexo(
+            host_env, "sync", "--lock", str(project / "nexo-plugins.lock"), "--dest", str(dest),
+            "--frozen", *common,
+        )  # fmt: skip
+        assert synced.returncode == 0, synced.stderr
+        roots.append(dest)
+    assert tree_snapshot(roots[0]) == tree_snapshot(roots[1])
+    receipts = [(root / "echo-1.2.3" / ".nexo-install.json").read_bytes() for root in roots]
+    assert receipts[0] == receipts[1]
+    assert github_server.requests == []
+
+
+def test_twenty_roots_syncing_concurrently_end_byte_identical(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+) -> None:
+    for plugin_id in ("echo", "weather"):
+        assert run_nexo(
+            fleet_env, "push", str(make_dist(plugin_id, identity=None)),
+            registry.ref(f"plugins/{plugin_id}"), "--plain-http",
+        ).returncode == 0  # fmt: skip
+    project = tmp_path / "fleet"
+    project.mkdir()
+    wanted = _wanted(
+        project / "nexo-plugins.toml",
+        {"echo": registry.ref("plugins/echo"), "weather": registry.ref("plugins/weather")},
+    )
+    assert run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http").returncode == 0
+    shutil.rmtree(tmp_path / "home" / "cache")
+    # Every host shares one home (and so one blob cache), the harshest case for the cache.
+    processes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "nexo_pkg",
+                "plugin",
+                "sync",
+                "--lock",
+                str(project / "nexo-plugins.lock"),
+                "--dest",
+                str(tmp_path / f"host-{n:02d}"),
+                "--frozen",
+                "--plain-http",
+            ],
+            env=fleet_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(20)
+    ]
+    for process in processes:
+        _out, err = process.communicate(timeout=240)
+        assert process.returncode == 0, err
+    snapshots = [tree_snapshot(tmp_path / f"host-{n:02d}") for n in range(20)]
+    assert all(snapshot == snapshots[0] for snapshot in snapshots)
+    assert {"echo-1.2.3/.nexo-install.json", "weather-1.2.3/.nexo-install.json"} <= set(
+        snapshots[0]
+    )
+    blobs = list((tmp_path / "home" / "cache" / "blobs" / "sha256").iterdir())
+    assert len(blobs) == 2
