@@ -1,0 +1,230 @@
+"""The wanted set, the lock file, their JSON Schemas, oci:// references and credentials."""
+
+from __future__ import annotations
+
+import base64
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from nexo_pkg.errors import NexoError
+from nexo_pkg.fleet.auth import credentials_for
+from nexo_pkg.fleet.lockfile import (
+    Lock,
+    LockedPlugin,
+    LockedTarget,
+    read_lock,
+    read_wanted,
+    render_lock,
+    stale_entries,
+)
+from nexo_pkg.fleet.reference import parse_reference
+from nexo_pkg.fleet.registry import RegistryClient
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+SHA = "a" * 64
+
+
+def _schema(name: str) -> Draft202012Validator:
+    published = json.loads((ROOT / "schemas" / name).read_text())
+    packaged = json.loads((ROOT / "nexo_pkg" / "schemas" / name).read_text())
+    assert published == packaged
+    Draft202012Validator.check_schema(published)
+    return Draft202012Validator(published)
+
+
+def _lock() -> Lock:
+    row = LockedTarget("noarch", "echo-1.2.3-noarch.tar.gz", 10, SHA, manifest="sha256:" + SHA)
+    signed = LockedTarget(
+        "x86_64-unknown-linux-gnu", "echo-1.2.3-x86_64-unknown-linux-gnu.tar.gz", 11, "b" * 64,
+        identity="https://github.com/acme/x/.github/workflows/r.yml@refs/tags/v1",
+        issuer="https://token.actions.githubusercontent.com",
+    )  # fmt: skip
+    lock = Lock()
+    # Inserted out of order on purpose: the text is sorted whatever the order.
+    lock.plugins["zeta"] = LockedPlugin(
+        "zeta", "acme/zeta", "*", None, "0.1.0", "acme/zeta@v0.1.0",
+        {"noarch": LockedTarget("noarch", "zeta-0.1.0-noarch.tar.gz", 1, "c" * 64)},
+    )  # fmt: skip
+    lock.plugins["echo"] = LockedPlugin(
+        "echo", "oci://127.0.0.1:5000/plugins/echo", "^1.2", ("noarch",), "1.2.3",
+        "oci://127.0.0.1:5000/plugins/echo@sha256:" + SHA,
+        {"x86_64-unknown-linux-gnu": signed, "noarch": row},
+        published="2026-01-01T00:00:00Z", github="acme/nexo-plugin-echo@v1.2.3",
+    )  # fmt: skip
+    return lock
+
+
+def test_the_lock_text_is_sorted_stable_and_reads_back(tmp_path: Path) -> None:
+    text = render_lock(_lock())
+    assert text == render_lock(_lock())
+    assert text.index("[plugins.echo]") < text.index("[plugins.zeta]")
+    assert text.index("[plugins.echo.targets.noarch]") < text.index(
+        "[plugins.echo.targets.x86_64-unknown-linux-gnu]"
+    )
+    path = tmp_path / "nexo-plugins.lock"
+    path.write_text(text)
+    assert read_lock(path).plugins == _lock().plugins
+    _schema("nexo-plugins.lock.schema.json").validate(tomllib.loads(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("lock_version = 2\n", "lock_version"),
+        ("lock_version = 1\nextra = 1\n", "unknown key"),
+        ("lock_version = 1\n[plugins.echo]\nsource = 'acme/echo'\n", "targets"),
+        ("lock_version = 1\n[plugins.echo\n", "not valid TOML"),
+    ],
+)
+def test_a_malformed_lock_is_lock_invalid(tmp_path: Path, text: str, needle: str) -> None:
+    path = tmp_path / "nexo-plugins.lock"
+    path.write_text(text)
+    with pytest.raises(NexoError) as caught:
+        read_lock(path)
+    assert caught.value.kind == "lock_invalid"
+    assert caught.value.exit_code == 2
+    assert needle in caught.value.message
+
+
+WANTED_OK = """\
+[plugins.echo]
+source = "oci://registry.example:5000/plugins/echo"
+version = "^1.2"
+targets = ["noarch", "x86_64-unknown-linux-gnu"]
+
+[plugins.slack]
+source = "lordmacu/nexo-plugin-slack@v0.3.1"
+"""
+
+
+def test_the_wanted_set_parses_and_matches_its_schema(tmp_path: Path) -> None:
+    path = tmp_path / "nexo-plugins.toml"
+    path.write_text(WANTED_OK)
+    wanted = read_wanted(path)
+    assert [(w.plugin_id, w.requirement, w.targets) for w in wanted] == [
+        ("echo", "^1.2", ("noarch", "x86_64-unknown-linux-gnu")),
+        ("slack", "*", None),
+    ]
+    _schema("nexo-plugins.schema.json").validate(tomllib.loads(WANTED_OK))
+    assert stale_entries(wanted, Lock()) == [
+        "echo is wanted but not locked",
+        "slack is wanted but not locked",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ('[plugins.echo]\nsource = "acme/echo"\ncolour = 1\n', "unknown key `plugins.echo.colour`"),
+        ("[plugins.echo]\nversion = '1'\n", "source` is missing"),
+        ('[plugins.echo]\nsource = "http://x/y"\n', "URLs are not accepted"),
+        ('[plugins.echo]\nsource = "oci://h/UPPER"\n', "repository path"),
+        ('[plugins.echo]\nsource = "acme/echo"\nversion = "^^1"\n', "plugins.echo.version"),
+        ('[plugins.echo]\nsource = "acme/echo"\ntargets = []\n', "targets"),
+        ('[plugins.Echo]\nsource = "acme/echo"\n', "not a plugin id"),
+        ("plugins = 1\n", "table of plugin ids"),
+    ],
+)
+def test_a_bad_wanted_set_is_wanted_invalid(tmp_path: Path, text: str, needle: str) -> None:
+    path = tmp_path / "nexo-plugins.toml"
+    path.write_text(text)
+    with pytest.raises(NexoError) as caught:
+        read_wanted(path)
+    assert caught.value.kind == "wanted_invalid"
+    assert caught.value.exit_code == 2
+    assert needle in caught.value.message
+    if "^^" not in text:  # a requirement's grammar is beyond the schema; the rest is not
+        assert not _schema("nexo-plugins.schema.json").is_valid(tomllib.loads(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "host", "repository", "tag", "digest"),
+    [
+        ("oci://127.0.0.1:5000/plugins/echo", "127.0.0.1:5000", "plugins/echo", None, None),
+        ("oci://ghcr.io/acme/nexo/echo:v1.2.3", "ghcr.io", "acme/nexo/echo", "v1.2.3", None),
+        ("oci://localhost/a@sha256:" + SHA, "localhost", "a", None, "sha256:" + SHA),
+    ],
+)
+def test_references_parse(
+    text: str, host: str, repository: str, tag: str | None, digest: str | None
+) -> None:
+    reference = parse_reference(text)
+    assert (reference.host, reference.repository, reference.tag, reference.digest) == (
+        host,
+        repository,
+        tag,
+        digest,
+    )
+    assert str(reference) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "oci://",
+        "oci://host",
+        "oci://host/",
+        "oci://host/Upper",
+        "oci://host/a/../b",
+        "oci://host/a:bad tag",
+        "oci://host/a@sha256:xyz",
+        "oci://host/a%2f",
+        "oci://ho st/a",
+        "oci://host/a:" + "t" * 200,
+    ],
+)
+def test_bad_references_are_source_invalid(text: str) -> None:
+    with pytest.raises(NexoError) as caught:
+        parse_reference(text)
+    assert caught.value.kind == "source_invalid"
+
+
+def test_plain_http_is_refused_for_a_remote_registry() -> None:
+    assert parse_reference("oci://127.0.0.1:5000/a").is_loopback
+    assert parse_reference("oci://[::1]:5000/a").is_loopback
+    assert not parse_reference("oci://registry.example/a").is_loopback
+    with pytest.raises(NexoError) as caught:
+        RegistryClient("registry.example", plain_http=True, loopback=False)
+    assert caught.value.exit_code == 2
+
+
+def test_credentials_come_from_the_docker_config(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    pair = base64.b64encode(b"user:pa:ss").decode()
+    path.write_text(
+        json.dumps(
+            {
+                "auths": {
+                    "r.example": {"auth": pair},
+                    "https://other.example": {"username": "u", "password": "p"},
+                }
+            }
+        )
+    )
+    found = credentials_for("r.example", path)
+    assert found is not None
+    assert (found.username, found.password) == ("user", "pa:ss")
+    other = credentials_for("other.example", path)
+    assert other is not None
+    assert (other.username, other.password) == ("u", "p")
+    assert credentials_for("none.example", path) is None
+
+
+@pytest.mark.parametrize("text", ["{", "[]", '{"auths": {"r.example": {"auth": "!!notbase64"}}}'])
+def test_a_malformed_registry_config_is_a_configuration_error(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "config.json"
+    path.write_text(text)
+    with pytest.raises(NexoError) as caught:
+        credentials_for("r.example", path)
+    assert caught.value.kind == "registry_config"
+    assert caught.value.exit_code == 2
+
+
+def test_a_named_registry_config_must_exist(tmp_path: Path) -> None:
+    with pytest.raises(NexoError) as caught:
+        credentials_for("r.example", tmp_path / "missing.json")
+    assert caught.value.kind == "registry_config"
