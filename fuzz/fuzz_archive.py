@@ -20,7 +20,7 @@ import atheris
 
 with atheris.instrument_imports():
     from nexo_pkg.errors import NexoError
-    from nexo_pkg.install import inspect as archive_inspect
+    from nexo_pkg.install import extract as archive_extract
 
 # One scratch directory for the whole run; each input gets a fresh staging dir inside it.
 SCRATCH = Path(tempfile.mkdtemp(prefix="nexo-fuzz-archive-"))
@@ -43,7 +43,7 @@ def test_one_input(data: bytes) -> None:
     tarball.write_bytes(data)
     staging.mkdir()
     try:
-        archive_inspect.safe_extract(tarball, staging)
+        archive_extract.safe_extract(tarball, staging)
     except NexoError as error:
         if error.kind not in EXPECTED_KINDS:
             raise AssertionError(f"unexpected kind {error.kind}: {error.message}") from error

@@ -127,7 +127,7 @@ def extract_tarball(tarball: Path, dest_dir: Path) -> None:
 
 def _installer_extractor() -> Callable[[Path, Path], object] | None:
     try:
-        module = importlib.import_module("nexo_pkg.install.inspect")
+        module = importlib.import_module("nexo_pkg.install.extract")
     except ImportError:
         return None
     extractor = getattr(module, "safe_extract", None)

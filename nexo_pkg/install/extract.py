@@ -1,86 +1,188 @@
-"""Extraction of an inspected archive with tarfile's ``data`` filter, on top of the pre-scan."""
+"""Extraction in the same pass as the checks: members are written as they are read.
+
+Every member has passed the rules of :mod:`nexo_pkg.install.inspect` before its first byte
+arrives here, and is written relative to directory descriptors this module created itself:
+
+- a file is created with ``O_CREAT | O_EXCL | O_NOFOLLOW`` in the descriptor of its parent,
+  so it can only be a new regular file inside the tree (never an existing file, never a
+  link's target);
+- a directory is created with ``mkdir`` in its parent's descriptor and reopened with
+  ``O_DIRECTORY | O_NOFOLLOW``; nothing in the tree is ever a link, so no path is resolved;
+- modes come from this module, not from the archive: directories 0755, files 0644, or 0755
+  when the archive marked them executable by their owner, whatever the umask; owners and
+  times are not taken from the archive;
+- the bytes hashed for the receipt are the bytes written.
+
+The first bad member stops the pass and empties the destination again.
+"""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import os
 import shutil
-import stat
-import tarfile
+from collections import OrderedDict
 from pathlib import Path
 
 from nexo_pkg.errors import NexoError
-from nexo_pkg.install.inspect import (
-    ArchiveLimits,
-    ArchiveListing,
-    check_member,
-    open_stream,
-    unsafe,
-)
+from nexo_pkg.install.inspect import ArchiveLimits, ArchiveListing, TreeSink, walk_archive
 
-_HASH_CHUNK = 1 << 20
+DIRECTORY_MODE = 0o755
+FILE_MODE = 0o644
+EXECUTABLE_MODE = 0o755
+# Open directory descriptors kept for the members that follow (archives list a directory's
+# members together, so a few suffice); the rest are reopened when needed.
+MAX_OPEN_DIRECTORIES = 64
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+class _TreeWriter(TreeSink):
+    """Writes the members into the directory open as ``root_fd`` (which it then owns)."""
+
+    def __init__(self, destination: Path, root_fd: int) -> None:
+        self.destination = destination
+        self.root_fd = root_fd
+        self.umask = _current_umask()
+        self.directories: OrderedDict[str, int] = OrderedDict()
+        self.file_fd: int | None = None
+        self.file_name = ""
+
+    def _fail(self, action: str, name: str, exc: OSError) -> NexoError:
+        return NexoError(f"cannot {action} {name}: {exc.strerror or exc}", kind="io")
+
+    def _directory_fd(self, name: str) -> int:
+        """The descriptor of the directory ``name`` we created ("" is the root)."""
+        if not name:
+            return self.root_fd
+        descriptor = self.directories.get(name)
+        if descriptor is not None:
+            self.directories.move_to_end(name)
+            return descriptor
+        parent, _, last = name.rpartition("/")
+        descriptor = os.open(last, _DIR_FLAGS, dir_fd=self._directory_fd(parent))
+        self._keep(name, descriptor)
+        return descriptor
+
+    def _keep(self, name: str, descriptor: int) -> None:
+        self.directories[name] = descriptor
+        if len(self.directories) > MAX_OPEN_DIRECTORIES:
+            _, oldest = self.directories.popitem(last=False)
+            os.close(oldest)
+
+    def directory(self, name: str) -> None:
+        parent, _, last = name.rpartition("/")
+        try:
+            parent_fd = self._directory_fd(parent)
+            os.mkdir(last, DIRECTORY_MODE, dir_fd=parent_fd)
+            descriptor = os.open(last, _DIR_FLAGS, dir_fd=parent_fd)
+            self._keep(name, descriptor)
+            if DIRECTORY_MODE & self.umask:
+                os.fchmod(descriptor, DIRECTORY_MODE)
+        except OSError as exc:
+            raise self._fail("create the directory", name, exc) from exc
+
+    def open_file(self, name: str, executable: bool) -> None:
+        parent, _, last = name.rpartition("/")
+        mode = EXECUTABLE_MODE if executable else FILE_MODE
+        try:
+            descriptor = os.open(last, _FILE_FLAGS, mode, dir_fd=self._directory_fd(parent))
+            self.file_fd, self.file_name = descriptor, name
+            if mode & self.umask:
+                os.fchmod(descriptor, mode)
+        except OSError as exc:
+            raise self._fail("create", name, exc) from exc
+
+    def write(self, data: bytes | memoryview) -> None:
+        assert self.file_fd is not None  # noqa: S101 (open_file comes first)
+        try:
+            while data:
+                written = os.write(self.file_fd, data)
+                data = memoryview(data)[written:]
+        except OSError as exc:
+            raise self._fail("write", self.file_name, exc) from exc
+
+    def close_file(self) -> None:
+        descriptor, self.file_fd = self.file_fd, None
+        if descriptor is not None:
+            try:
+                os.close(descriptor)
+            except OSError as exc:
+                raise self._fail("write", self.file_name, exc) from exc
+
+    def close(self) -> None:
+        """Close every descriptor (the written tree stays)."""
+        with contextlib.suppress(OSError):
+            if self.file_fd is not None:
+                os.close(self.file_fd)
+        self.file_fd = None
+        for descriptor in self.directories.values():
+            with contextlib.suppress(OSError):
+                os.close(descriptor)
+        self.directories.clear()
+        with contextlib.suppress(OSError):
+            os.close(self.root_fd)
+
+    def abort(self) -> None:
+        self.close()
+        _empty_directory(self.destination)
+
+
+def extract_archive(
+    tarball: Path,
+    destination: Path,
+    limits: ArchiveLimits,
+    *,
+    expect: ArchiveListing | None = None,
+) -> ArchiveListing:
+    """Check and extract ``tarball`` into the existing, empty ``destination`` in one pass.
+
+    ``destination`` itself is made 0755. With ``expect``, the archive must hold exactly that
+    listing (see :func:`~nexo_pkg.install.inspect.walk_archive`). On failure
+    ``destination`` is left empty. Raises ``archive_unsafe``, ``archive_invalid`` or ``io``.
+    """
+    try:
+        root_fd = os.open(destination, _DIR_FLAGS)
+    except OSError as exc:
+        raise NexoError(f"cannot use {destination}: {exc.strerror or exc}", kind="io") from exc
+    writer = _TreeWriter(destination, root_fd)
+    try:
+        os.fchmod(root_fd, DIRECTORY_MODE)
+    except OSError as exc:
+        writer.close()
+        raise NexoError(f"cannot use {destination}: {exc.strerror or exc}", kind="io") from exc
+    listing = walk_archive(tarball, limits, writer, expect=expect)
+    writer.close()
+    return listing
 
 
 def extract_listed(
     tarball: Path, destination: Path, listing: ArchiveListing, limits: ArchiveLimits
 ) -> None:
-    """Extract ``tarball`` into the existing ``destination``, member by member.
+    """Extract ``tarball`` into ``destination`` only if it is still what ``listing`` says."""
+    extract_archive(tarball, destination, limits, expect=listing)
 
-    Every member must match the pre-scan ``listing`` in order (the file is ours, but a
-    mismatch means it changed, so nothing is trusted). On failure the contents written so far
-    are removed. Raises ``archive_unsafe``, ``archive_invalid`` or ``io``.
+
+def safe_extract(
+    tarball: Path, dest_dir: Path, limits: ArchiveLimits | None = None
+) -> ArchiveListing:
+    """Check and extract ``tarball`` into the empty ``dest_dir``; return its listing.
+
+    On failure ``dest_dir`` is left empty. Raises ``archive_unsafe``, ``archive_invalid``, or
+    ``io`` when ``dest_dir`` is missing, not empty or not writable.
     """
     try:
-        index = 0
-        with open_stream(tarball, limits) as archive:
-            for member in archive:
-                checked = check_member(member)
-                if checked is None:
-                    continue
-                if index >= len(listing.entries) or listing.entries[index] != checked:
-                    raise unsafe("the archive changed between inspection and extraction")
-                index += 1
-                try:
-                    archive.extract(member, destination, set_attrs=True, filter="data")
-                    if checked[1] == "file":
-                        _same_content(destination / checked[0], listing.files[checked[0]].sha256)
-                except tarfile.FilterError as exc:
-                    raise unsafe(str(exc), member=member.name) from exc
-                except OSError as exc:
-                    raise NexoError(
-                        f"cannot extract {checked[0]}: {exc.strerror or exc}", kind="io"
-                    ) from exc
-        if index != len(listing.entries):
-            raise unsafe("the archive changed between inspection and extraction")
-        _normalise_modes(destination, listing)
-    except BaseException:
-        _empty_directory(destination)
-        raise
-
-
-def _same_content(path: Path, expected_sha256: str) -> None:
-    """The extracted file must hold the bytes the pre-scan hashed (and the receipt records).
-
-    The archive is read twice, so a file rewritten in place between the two reads would
-    otherwise be installed unchecked.
-    """
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(_HASH_CHUNK):
-            digest.update(chunk)
-    if digest.hexdigest() != expected_sha256:
-        raise unsafe("the archive changed between inspection and extraction", member=path.name)
-
-
-def _normalise_modes(destination: Path, listing: ArchiveListing) -> None:
-    """Directories 0755; files 0644, or 0755 when the archive marked them executable."""
-    for name, kind in listing.entries:
-        path = destination / name
-        if kind == "dir":
-            path.chmod(0o755)
-        else:
-            executable = listing.files[name].mode & stat.S_IXUSR
-            path.chmod(0o755 if executable else 0o644)
+        if not dest_dir.is_dir() or any(dest_dir.iterdir()):
+            raise NexoError(f"{dest_dir} must be an existing empty directory", kind="io")
+    except OSError as exc:
+        raise NexoError(f"cannot use {dest_dir}: {exc.strerror or exc}", kind="io") from exc
+    return extract_archive(tarball, dest_dir, limits or ArchiveLimits())
 
 
 def _empty_directory(directory: Path) -> None:

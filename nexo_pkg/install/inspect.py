@@ -1,10 +1,13 @@
-"""Archive inspection: pre-scan an untrusted ``.tar.gz`` before anything is extracted.
+"""Archive reading: an untrusted ``.tar.gz`` is checked member by member in one streaming pass.
 
-Every member is checked (type, name, mode bits, size limits, duplicates) while the archive is
-decompressed once as a stream. Real decompressed bytes are counted, so a gzip bomb stops as
+The gzip stream is inflated once. Every member is checked (type, name, mode bits, size limits,
+duplicates and collisions) as its header is read, before any of its bytes are handed on; its
+bytes are hashed as they pass. Real decompressed bytes are counted, so a gzip bomb stops as
 soon as it passes the limit, and extended headers (PAX, GNU long names) are size-capped before
-tarfile reads them into memory. :func:`safe_extract` combines this scan with the filtered
-extraction of :mod:`nexo_pkg.install.extract`.
+tarfile reads them into memory.
+
+What receives the members is a :class:`TreeSink`: :func:`inspect_archive` passes them to one
+that keeps nothing (a scan), :mod:`nexo_pkg.install.extract` to one that writes them.
 """
 
 from __future__ import annotations
@@ -18,14 +21,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import IO, Literal, Self, cast
 
 from nexo_pkg.errors import NexoError
 
 MiB = 1024 * 1024
-HASH_CHUNK = MiB
-# tarfile's stream reader re-joins its whole buffer on every read, so it must stay small.
-STREAM_BUFFER = 16 * 1024
 READ_CHUNK = MiB
 MANIFEST_NAME = "nexo-plugin.toml"
 MAX_MANIFEST_BYTES = MiB
@@ -35,9 +36,16 @@ MAX_NAME_LENGTH = 1024
 MAX_COMPONENT_LENGTH = 255
 # Headers, padding and extended headers cost bytes that member sizes do not count.
 PER_ENTRY_OVERHEAD = 4 * 1024
+# Member times beyond +-2**40 s (about 35,000 years) are not times but attacks on whoever
+# converts them.
+MAX_ABS_MTIME = 2**40
+# The installer's own files inside a plugin directory (the receipt, its temp file): a member
+# named so would be taken for ours.
+RESERVED_PREFIX = ".nexo-install"
 _SPECIAL_BITS = 0o7000
 _DRIVE = re.compile(r"^[A-Za-z]:")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# C0, DEL and C1 control characters.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 # tarfile decodes undecodable bytes as lone surrogates (surrogateescape).
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _EXTENDED_TYPES = {
@@ -50,6 +58,18 @@ _EXTENDED_TYPES = {
 _REGULAR_TYPES = {tarfile.REGTYPE, tarfile.AREGTYPE}
 
 EntryKind = Literal["file", "dir"]
+
+#: The inflate implementation: ISA-L's (~1.7x zlib's speed on plugin archives) when its wheel
+#: is installed, else zlib. Both check every gzip member's CRC-32 and length.
+INFLATE: ModuleType = zlib
+INFLATE_ERRORS: tuple[type[Exception], ...] = (zlib.error,)
+try:
+    from isal import isal_zlib
+
+    INFLATE = isal_zlib
+    INFLATE_ERRORS = (zlib.error, cast("type[Exception]", isal_zlib.error))
+except ImportError:  # pragma: no cover (platforms without an isal wheel)
+    pass
 
 
 @dataclass(frozen=True)
@@ -68,7 +88,7 @@ class ArchiveLimits:
 
 @dataclass(frozen=True)
 class FileInfo:
-    """One regular file of an inspected archive."""
+    """One regular file of an archive: its size, the sha256 of its bytes, its tar mode."""
 
     size: int
     sha256: str
@@ -77,7 +97,8 @@ class FileInfo:
 
 @dataclass
 class ArchiveListing:
-    """What the pre-scan found: entries in archive order, file hashes, the root manifest."""
+    """What one pass found: explicit entries in archive order, every directory (explicit or
+    implied by a member below it), file hashes, the root manifest."""
 
     entries: list[tuple[str, EntryKind]] = field(default_factory=list)
     files: dict[str, FileInfo] = field(default_factory=dict)
@@ -95,27 +116,53 @@ def invalid(message: str) -> NexoError:
     return NexoError(f"not a valid .tar.gz archive: {message}", kind="archive_invalid")
 
 
+class TreeSink:
+    """Receives the members of an archive as they pass, already checked; keeps nothing.
+
+    Directories come parents first (implied ones included) and each once; a file's bytes come
+    in :meth:`write` calls between :meth:`open_file` and :meth:`close_file`. A subclass that
+    writes raises :class:`OSError` on failure; :meth:`abort` then undoes what it did.
+    """
+
+    def directory(self, name: str) -> None:
+        """Create the directory ``name`` (its parent exists)."""
+
+    def open_file(self, name: str, executable: bool) -> None:
+        """Start the file ``name`` (its parent exists; the name is new)."""
+
+    def write(self, data: bytes | memoryview) -> None:
+        """Append ``data`` to the open file."""
+
+    def close_file(self) -> None:
+        """Finish the open file."""
+
+    def abort(self) -> None:
+        """Undo everything after a failure."""
+
+
 class _BudgetExceededError(Exception):
     pass
 
 
 class _InflatingReader:
-    """A read-only file object decompressing a gzip file in large pieces, within a budget.
+    """A forward-only file object over a gzip file, inflating in large pieces within a budget.
 
-    zlib checks every member's CRC-32 and length itself (``wbits=31``); concatenated members
+    The inflater checks every gzip member's CRC-32 and length itself; concatenated members
     are accepted as ``gzip -d`` does, anything else after the last member is refused. More
     than ``budget`` decompressed bytes raises :class:`_BudgetExceededError`, so a gzip bomb
-    stops as soon as it passes the limit.
+    stops as soon as it passes the limit. :meth:`chunks` hands member data out as views of
+    the inflated pieces, without copying.
     """
 
     def __init__(self, raw: IO[bytes], budget: int) -> None:
         self.raw = raw
         self.budget = budget
-        self.consumed = 0
-        self._inflater = zlib.decompressobj(wbits=31)
+        self.position = 0
+        self._produced = 0
+        self._inflater = INFLATE.decompressobj(wbits=31)
         self._pending = b""
-        self._buffer = bytearray()
-        self._eof = False
+        self._piece = b""
+        self._at = 0
 
     def _inflate(self) -> bytes:
         """The next piece of decompressed data, ``b""`` at the clean end of the file."""
@@ -125,13 +172,12 @@ class _InflatingReader:
                 rest = inflater.unused_data or self._pending or self.raw.read(READ_CHUNK)
                 self._pending = b""
                 if not rest:
-                    self._eof = True
                     return b""
                 if len(rest) < 2:
                     rest += self.raw.read(READ_CHUNK)
                 if rest[:2] != b"\x1f\x8b":
                     raise invalid("data follows the end of the gzip stream")
-                self._inflater = zlib.decompressobj(wbits=31)
+                self._inflater = INFLATE.decompressobj(wbits=31)
                 self._pending = rest
                 continue
             if inflater.unconsumed_tail:
@@ -142,22 +188,61 @@ class _InflatingReader:
                 data = self.raw.read(READ_CHUNK)
                 if not data:
                     raise EOFError("the gzip stream ends before its end marker")
-            piece = inflater.decompress(data, READ_CHUNK)
+            piece: bytes = inflater.decompress(data, READ_CHUNK)
             if piece:
+                self._produced += len(piece)
+                if self._produced > self.budget:
+                    raise _BudgetExceededError
                 return piece
+
+    def _available(self) -> int:
+        """Bytes left in the current piece, inflating the next one when it is used up."""
+        left = len(self._piece) - self._at
+        if left == 0:
+            self._piece = self._inflate()
+            self._at = 0
+            left = len(self._piece)
+        return left
+
+    def chunks(self, size: int) -> Iterator[memoryview]:
+        """Exactly the next ``size`` bytes, as views valid until the next read; a stream
+        that ends first raises :class:`EOFError`."""
+        left = size
+        while left:
+            available = self._available()
+            if not available:
+                raise EOFError("the archive ends inside a member")
+            take = min(left, available)
+            yield memoryview(self._piece)[self._at : self._at + take]
+            self._at += take
+            self.position += take
+            left -= take
 
     def read(self, size: int = -1) -> bytes:
         if size is None or size < 0:
-            size = self.budget - self.consumed + 1
-        while len(self._buffer) < size and not self._eof:
-            piece = self._inflate()
-            self._buffer += piece
-            if self.consumed + len(self._buffer) > self.budget:
-                raise _BudgetExceededError
-        data = bytes(self._buffer[:size])
-        del self._buffer[:size]
-        self.consumed += len(data)
-        return data
+            size = self.budget + 1
+        parts: list[bytes] = []
+        while size > 0:
+            available = self._available()
+            if not available:
+                break
+            take = min(size, available)
+            parts.append(self._piece[self._at : self._at + take])
+            self._at += take
+            self.position += take
+            size -= take
+        return b"".join(parts)
+
+    def tell(self) -> int:
+        return self.position
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        """Skip forward to ``offset`` (tarfile skips member padding this way)."""
+        if whence != 0 or offset < self.position:
+            raise invalid("the archive reader cannot go back")
+        while self.position < offset and self.read(min(offset - self.position, READ_CHUNK)):
+            pass
+        return self.position
 
 
 class _CappedTarInfo(tarfile.TarInfo):
@@ -188,12 +273,25 @@ class _CappedTarInfo(tarfile.TarInfo):
             raise
 
 
+_DECODE_ERRORS: tuple[type[Exception], ...] = (
+    tarfile.ReadError,
+    tarfile.HeaderError,
+    EOFError,
+    ValueError,  # tarfile raises it for some malformed PAX records (sparse maps)
+    OverflowError,
+    *INFLATE_ERRORS,
+)
+
+
 @contextmanager
-def open_stream(tarball: Path, limits: ArchiveLimits) -> Iterator[tarfile.TarFile]:
+def open_stream(
+    tarball: Path, limits: ArchiveLimits
+) -> Iterator[tuple[tarfile.TarFile, _InflatingReader]]:
     """Open ``tarball`` as a bounded gzip tar stream; map decoding failures to NexoError.
 
-    Raises ``archive_invalid`` when it is not gzip or not tar, ``archive_unsafe`` when the
-    decompressed stream passes the budget, ``io`` when the file cannot be read.
+    Yields the tar reader and the inflating reader below it (member data is read from the
+    latter). Raises ``archive_invalid`` when it is not gzip or not tar, ``archive_unsafe``
+    when the decompressed stream passes the budget, ``io`` when the file cannot be read.
     """
     try:
         with tarball.open("rb") as handle:
@@ -201,15 +299,12 @@ def open_stream(tarball: Path, limits: ArchiveLimits) -> Iterator[tarfile.TarFil
                 raise invalid("the file is not gzip-compressed")
             handle.seek(0)
             reader = _InflatingReader(handle, limits.stream_budget())
+            # Random-access mode over a forward-only reader: tarfile reads headers and skips
+            # padding with seek(); member data is read from ``reader`` directly.
             with tarfile.open(
-                fileobj=cast("IO[bytes]", reader),
-                mode="r|",
-                bufsize=STREAM_BUFFER,
-                tarinfo=_CappedTarInfo,
+                fileobj=cast("IO[bytes]", reader), mode="r:", tarinfo=_CappedTarInfo
             ) as archive:
-                # Extraction copies in 16 KiB pieces by default; bigger is faster.
-                archive.copybufsize = READ_CHUNK  # type: ignore[attr-defined]
-                yield archive
+                yield archive, reader
     except NexoError:
         raise
     except _BudgetExceededError as exc:
@@ -217,13 +312,7 @@ def open_stream(tarball: Path, limits: ArchiveLimits) -> Iterator[tarfile.TarFil
             f"more than {limits.max_total} bytes when decompressed (gzip bomb?); "
             "raise the limit with --max-total-size"
         ) from exc
-    except (
-        tarfile.ReadError,
-        tarfile.HeaderError,
-        EOFError,
-        zlib.error,
-        ValueError,  # tarfile raises it for some malformed PAX records (sparse maps)
-    ) as exc:
+    except _DECODE_ERRORS as exc:
         raise invalid(str(exc) or type(exc).__name__) from exc
     except tarfile.TarError as exc:
         raise unsafe(str(exc)) from exc
@@ -283,6 +372,9 @@ def check_member(member: tarfile.TarInfo) -> tuple[str, EntryKind] | None:
         raise unsafe(
             f"{raw!r} is {what}; only regular files and directories are allowed", member=raw
         )
+    mtime = member.mtime
+    if not abs(mtime) <= MAX_ABS_MTIME:  # also catches NaN and the infinities
+        raise invalid(f"{raw!r} has an impossible modification time ({mtime!r})")
     if member.mode & _SPECIAL_BITS:
         raise unsafe(f"{raw!r} has setuid, setgid or sticky bits ({oct(member.mode)})", member=raw)
     if name is None:
@@ -292,111 +384,172 @@ def check_member(member: tarfile.TarInfo) -> tuple[str, EntryKind] | None:
     return name, kind
 
 
-def inspect_archive(tarball: Path, limits: ArchiveLimits | None = None) -> ArchiveListing:
-    """Pre-scan ``tarball`` without writing anything; return its listing.
+def _key(name: str) -> str:
+    """What a name is on a case-insensitive, normalising file system (macOS, Windows)."""
+    return unicodedata.normalize("NFC", name).casefold()
 
-    Raises ``archive_unsafe`` (see module docstring) or ``archive_invalid``.
+
+class _Namespace:
+    """The names of one archive, explicit and implied, as file systems would see them.
+
+    Two names that fold to the same key would alias on macOS and Windows, so they collide
+    even when their bytes differ; a file may not sit where a directory is, explicit or
+    implied (``lib/Plugin`` beside ``lib/plugin/x``), nor below a file.
     """
-    limits = limits or ArchiveLimits()
+
+    def __init__(self) -> None:
+        # key -> (exact name, kind, explicit)
+        self.names: dict[str, tuple[str, EntryKind, bool]] = {}
+
+    def add(self, name: str, kind: EntryKind, raw: str) -> list[str]:
+        """Record ``name``; return the directories it implies that are new, parents first."""
+        key = _key(name)
+        if "/" not in name and key.startswith(RESERVED_PREFIX):
+            raise unsafe(f"{raw!r} is a name the installer keeps for itself", member=raw)
+        parts, keys = name.split("/"), key.split("/")
+        implied: list[str] = []
+        if len(parts) != len(keys):  # pragma: no cover (folding never adds or removes "/")
+            raise unsafe(f"member name {raw!r} changes shape when case-folded", member=raw)
+        for depth in range(1, len(parts)):
+            parent, parent_key = "/".join(parts[:depth]), "/".join(keys[:depth])
+            known = self.names.get(parent_key)
+            if known is None:
+                self.names[parent_key] = (parent, "dir", False)
+                implied.append(parent)
+            elif known[1] == "file":
+                raise unsafe(f"{name!r} lies below {known[0]!r}, which is a file", member=raw)
+            elif known[0] != parent:
+                raise unsafe(
+                    f"{name!r} collides with {known[0]!r} (same name once case-folded or "
+                    "Unicode-normalised)",
+                    member=raw,
+                )
+        known = self.names.get(key)
+        if known is None:
+            self.names[key] = (name, kind, True)
+        elif known == (name, "dir", False) and kind == "dir":
+            self.names[key] = (name, "dir", True)
+        elif known[0] == name:
+            raise unsafe(f"duplicate member name {name!r}", member=raw)
+        else:
+            raise unsafe(
+                f"{name!r} collides with {known[0]!r} (same name once case-folded or "
+                "Unicode-normalised)",
+                member=raw,
+            )
+        return implied
+
+
+def walk_archive(
+    tarball: Path,
+    limits: ArchiveLimits,
+    sink: TreeSink,
+    *,
+    expect: ArchiveListing | None = None,
+) -> ArchiveListing:
+    """Read ``tarball`` once, checking each member as its header is read and passing it to
+    ``sink``; return what was found.
+
+    The first bad member stops everything: ``sink.abort()`` runs and ``archive_unsafe`` or
+    ``archive_invalid`` is raised (``io`` when the sink cannot write). With ``expect``, the
+    archive must hold exactly that listing's entries, in order, with the same hashes
+    (``archive_unsafe`` otherwise).
+    """
     listing = ArchiveListing()
-    # Names that collide after Unicode normalisation or case folding would alias each other on
-    # macOS and Windows file systems, so they count as duplicates too.
-    seen: set[str] = set()
-    with open_stream(tarball, limits) as archive:
-        for member in archive:
-            checked = check_member(member)
-            if checked is None:
-                continue
-            name, kind = checked
-            if len(listing.entries) >= limits.max_entries:
-                raise unsafe(
-                    f"more than {limits.max_entries} entries (raise it with --max-entries)"
-                )
-            key = unicodedata.normalize("NFC", name).casefold()
-            if key in seen:
-                raise unsafe(f"duplicate member name {name!r}", member=member.name)
-            seen.add(key)
-            listing.entries.append((name, kind))
-            if kind == "dir":
-                listing.directories.add(name)
-                continue
-            if member.size > limits.max_entry:
-                raise unsafe(
-                    f"{name!r} is {member.size} bytes, over the per-entry limit of "
-                    f"{limits.max_entry} (raise it with --max-entry-size)",
-                    member=member.name,
-                )
-            listing.total_size += member.size
-            if listing.total_size > limits.max_total:
-                raise unsafe(
-                    f"more than {limits.max_total} bytes when extracted "
-                    "(raise it with --max-total-size)"
-                )
-            listing.files[name] = _read_member(archive, member, name, listing)
-        _drain(archive)
-    _check_tree_shape(listing)
+    names = _Namespace()
+    try:
+        with open_stream(tarball, limits) as (archive, reader):
+            while (member := archive.next()) is not None:
+                # tarfile keeps every header it reads otherwise.
+                archive.members.clear()  # type: ignore[attr-defined]
+                checked = check_member(member)
+                if checked is None:
+                    continue
+                name, kind = checked
+                if len(listing.entries) >= limits.max_entries:
+                    raise unsafe(
+                        f"more than {limits.max_entries} entries (raise it with --max-entries)"
+                    )
+                if expect is not None:
+                    index = len(listing.entries)
+                    if index >= len(expect.entries) or expect.entries[index] != checked:
+                        raise unsafe("the archive is not the one that was inspected")
+                for parent in names.add(name, kind, member.name):
+                    listing.directories.add(parent)
+                    sink.directory(parent)
+                listing.entries.append(checked)
+                if kind == "dir":
+                    if name not in listing.directories:
+                        listing.directories.add(name)
+                        sink.directory(name)
+                    continue
+                _check_size(member, name, listing, limits)
+                info = _copy_member(reader, member, name, sink, listing)
+                if expect is not None and expect.files[name].sha256 != info.sha256:
+                    raise unsafe("the archive is not the one that was inspected", member=name)
+                listing.files[name] = info
+            if expect is not None and len(listing.entries) != len(expect.entries):
+                raise unsafe("the archive is not the one that was inspected")
+            _drain(reader)
+    except BaseException:
+        sink.abort()
+        raise
     return listing
 
 
-def _read_member(
-    archive: tarfile.TarFile, member: tarfile.TarInfo, name: str, listing: ArchiveListing
+def _check_size(
+    member: tarfile.TarInfo, name: str, listing: ArchiveListing, limits: ArchiveLimits
+) -> None:
+    if member.size > limits.max_entry:
+        raise unsafe(
+            f"{name!r} is {member.size} bytes, over the per-entry limit of "
+            f"{limits.max_entry} (raise it with --max-entry-size)",
+            member=member.name,
+        )
+    listing.total_size += member.size
+    if listing.total_size > limits.max_total:
+        raise unsafe(
+            f"more than {limits.max_total} bytes when extracted (raise it with --max-total-size)"
+        )
+
+
+def _copy_member(
+    reader: _InflatingReader,
+    member: tarfile.TarInfo,
+    name: str,
+    sink: TreeSink,
+    listing: ArchiveListing,
 ) -> FileInfo:
-    """Hash a member's real bytes (and keep the root manifest); a short read is invalid."""
-    handle = archive.extractfile(member)
-    if handle is None:  # only for non-regular members, which check_member refused
-        raise unsafe(f"{name!r} has no data", member=member.name)
+    """Pass a member's bytes to ``sink``, hashing exactly what it is given to write."""
     hasher = hashlib.sha256()
     keep = name == MANIFEST_NAME and member.size <= MAX_MANIFEST_BYTES
     kept = bytearray()
-    read = 0
-    while chunk := handle.read(HASH_CHUNK):
-        read += len(chunk)
-        hasher.update(chunk)
-        if keep:
-            kept += chunk
-    if read != member.size:
-        raise invalid(f"{name!r} is truncated")
+    sink.open_file(name, bool(member.mode & 0o100))
+    try:
+        for chunk in reader.chunks(member.size):
+            hasher.update(chunk)
+            sink.write(chunk)
+            if keep:
+                kept += chunk
+    except EOFError as exc:
+        raise invalid(f"{name!r} is truncated") from exc
+    sink.close_file()
     if keep:
         listing.manifest = bytes(kept)
     return FileInfo(member.size, hasher.hexdigest(), member.mode)
 
 
-def _drain(archive: tarfile.TarFile) -> None:
+def _drain(reader: _InflatingReader) -> None:
     """Read to the end of the gzip stream: only zero padding may follow the end marker, and
-    reading to the end makes gzip check its trailer (CRC and length)."""
-    stream = archive.fileobj
-    assert stream is not None  # noqa: S101 (an open archive always has one)
-    while chunk := stream.read(STREAM_BUFFER):
+    reading to the end makes the inflater check the trailer (CRC and length)."""
+    while chunk := reader.read(READ_CHUNK):
         if chunk.count(0) != len(chunk):
             raise invalid("data follows the end of the tar archive")
 
 
-def _check_tree_shape(listing: ArchiveListing) -> None:
-    """A file may not also be used as a directory (``bin`` file plus ``bin/x``)."""
-    for name, _ in listing.entries:
-        parts = name.split("/")
-        for depth in range(1, len(parts)):
-            parent = "/".join(parts[:depth])
-            if parent in listing.files:
-                raise unsafe(f"{name!r} lies below {parent!r}, which is a file", member=name)
+def inspect_archive(tarball: Path, limits: ArchiveLimits | None = None) -> ArchiveListing:
+    """Check ``tarball`` in one pass without writing anything; return its listing.
 
-
-def safe_extract(
-    tarball: Path, dest_dir: Path, limits: ArchiveLimits | None = None
-) -> ArchiveListing:
-    """Pre-scan ``tarball`` then extract it (``filter="data"``) into the empty ``dest_dir``.
-
-    On failure ``dest_dir`` is left empty. Raises ``archive_unsafe``, ``archive_invalid``, or
-    ``io`` when ``dest_dir`` is missing, not empty or not writable.
+    Raises ``archive_unsafe`` (see module docstring) or ``archive_invalid``.
     """
-    from nexo_pkg.install.extract import extract_listed  # noqa: PLC0415 (extract imports this module)
-
-    limits = limits or ArchiveLimits()
-    try:
-        if not dest_dir.is_dir() or any(dest_dir.iterdir()):
-            raise NexoError(f"{dest_dir} must be an existing empty directory", kind="io")
-    except OSError as exc:
-        raise NexoError(f"cannot use {dest_dir}: {exc.strerror or exc}", kind="io") from exc
-    listing = inspect_archive(tarball, limits)
-    extract_listed(tarball, dest_dir, listing, limits)
-    return listing
+    return walk_archive(tarball, limits or ArchiveLimits(), TreeSink())

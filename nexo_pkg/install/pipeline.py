@@ -19,7 +19,7 @@ import semver
 from nexo_pkg.errors import NexoError, UsageError
 from nexo_pkg.install.checksum import parse_digest, parse_sidecar, verify_checksums
 from nexo_pkg.install.download import DownloadedFile, cache_dir, copy_local, download_asset
-from nexo_pkg.install.extract import extract_listed
+from nexo_pkg.install.extract import extract_archive
 from nexo_pkg.install.hosttriple import NOARCH, host_candidates
 from nexo_pkg.install.inspect import ArchiveLimits, ArchiveListing, inspect_archive
 from nexo_pkg.install.payload import check_payload
@@ -293,25 +293,12 @@ def _verify_and_install(
         policy=policy,
         mode=mode,
     )
-    listing = inspect_archive(fetched.tarball.path, options.limits)
-    summary = check_payload(listing, fetched.plugin_id, fetched.version)
     final = options.dest / f"{fetched.plugin_id}-{fetched.version}"
-    plan = InstallPlan(
-        summary=summary,
-        source_display=source_display,
-        source=fetched.source,
-        target=fetched.target,
-        asset_name=fetched.tarball.name,
-        sha256=fetched.tarball.sha256,
-        checksums=fetched.checksums,
-        signature=outcome,
-        destination=str(final),
-    )
     if options.dry_run:
+        listing = inspect_archive(fetched.tarball.path, options.limits)
+        plan = _plan(source_display, fetched, outcome, listing, final)
         return InstallResult(plan, final, dry_run=True)
-    if options.confirm is not None and not options.confirm(plan):
-        raise NexoError("installation cancelled; nothing was changed", kind="cancelled")
-    return _install_tree(plan, fetched, listing, final, options)
+    return _install_tree(source_display, fetched, outcome, final, options)
 
 
 def _fetch_github(
@@ -429,16 +416,48 @@ def _fetch_local(
     )
 
 
-def _install_tree(
-    plan: InstallPlan,
+def _plan(
+    source_display: str,
     fetched: _Fetched,
+    outcome: trust.SignatureOutcome,
     listing: ArchiveListing,
+    final: Path,
+) -> InstallPlan:
+    """Step 7 and what step 8 shows: the payload checks on what the archive holds."""
+    summary = check_payload(listing, fetched.plugin_id, fetched.version)
+    return InstallPlan(
+        summary=summary,
+        source_display=source_display,
+        source=fetched.source,
+        target=fetched.target,
+        asset_name=fetched.tarball.name,
+        sha256=fetched.tarball.sha256,
+        checksums=fetched.checksums,
+        signature=outcome,
+        destination=str(final),
+    )
+
+
+def _confirmed(plan: InstallPlan, options: InstallOptions) -> None:
+    if options.confirm is not None and not options.confirm(plan):
+        raise NexoError("installation cancelled; nothing was changed", kind="cancelled")
+
+
+def _install_tree(
+    source_display: str,
+    fetched: _Fetched,
+    outcome: trust.SignatureOutcome,
     final: Path,
     options: InstallOptions,
 ) -> InstallResult:
-    """Step 9: stage, write the receipt, rename into place, all under the root's lock."""
+    """Steps 6 to 9 under the root's lock: the archive is checked and extracted in one pass
+    into a private staging directory, its payload checked, the plan confirmed, the receipt
+    written, then the tree renamed into place. Nothing is visible before the rename."""
     with locked_root(options.dest) as root:
         if final.exists() and not options.force:
+            listing = inspect_archive(fetched.tarball.path, options.limits)
+            plan = _plan(source_display, fetched, outcome, listing, final)
+            _confirmed(plan, options)
             try:
                 existing: Receipt | None = read_receipt(final)
             except (OSError, ValueError):
@@ -451,9 +470,11 @@ def _install_tree(
                 kind="already_installed",
                 details={"path": str(final)},
             )
-        staging = root.new_staging(plan.plugin_id)
+        staging = root.new_staging(fetched.plugin_id)
         try:
-            extract_listed(fetched.tarball.path, staging, listing, options.limits)
+            listing = extract_archive(fetched.tarball.path, staging, options.limits)
+            plan = _plan(source_display, fetched, outcome, listing, final)
+            _confirmed(plan, options)
             (staging / "bin" / plan.plugin_id).chmod(0o755)
             receipt = Receipt(
                 id=plan.plugin_id,

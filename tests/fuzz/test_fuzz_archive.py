@@ -14,7 +14,8 @@ from adversarial.archives import CONTROLS, CORPUS, CorpusContext, Limits
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nexo_pkg.install.inspect import ArchiveLimits, safe_extract
+from nexo_pkg.install.extract import safe_extract
+from nexo_pkg.install.inspect import ArchiveLimits
 
 from .strategies import attempt
 

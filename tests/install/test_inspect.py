@@ -23,7 +23,8 @@ from support.tarballs import (
 )
 
 from nexo_pkg.errors import NexoError
-from nexo_pkg.install.inspect import ArchiveLimits, inspect_archive, safe_extract
+from nexo_pkg.install.extract import safe_extract
+from nexo_pkg.install.inspect import ArchiveLimits, inspect_archive
 from nexo_pkg.install.pipeline import install
 
 from .conftest import InstallEnv

@@ -1,0 +1,285 @@
+"""One-pass extraction: names, modes and times are the installer's, the archive is inflated
+once, and every refusal leaves the install root as it was."""
+
+from __future__ import annotations
+
+import os
+import stat
+import tarfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from adversarial.harness import clean_env, run_cli_in_process
+from support.tarballs import (
+    Member,
+    directory,
+    file,
+    launcher_text,
+    manifest_text,
+    plugin_members,
+    plugin_tarball,
+    targz,
+    tree_snapshot,
+    write_plugin,
+)
+
+from nexo_pkg.errors import NexoError
+from nexo_pkg.install import inspect
+from nexo_pkg.install.extract import MAX_OPEN_DIRECTORIES, safe_extract
+from nexo_pkg.install.inspect import ArchiveLimits, inspect_archive
+from nexo_pkg.install.pipeline import install
+from nexo_pkg.install.store import RECEIPT_NAME, verify_installed
+
+from .conftest import InstallEnv
+
+ID, VERSION = "hello", "1.0.0"
+
+
+def _flat_plugin(*extra: Member) -> list[Member]:
+    """A valid plugin without any directory entry: every directory is implied."""
+    return [
+        file("nexo-plugin.toml", manifest_text(ID, VERSION)),
+        file(f"bin/{ID}", launcher_text(), mode=0o755),
+        file("lib/plugin/main.py", "print('hello')\n"),
+        *extra,
+    ]
+
+
+def _refused(install_env: InstallEnv, tmp_path: Path, data: bytes, kind: str) -> NexoError:
+    """Install ``data`` into a root that already holds a plugin; it must change nothing."""
+    other = write_plugin(tmp_path / "other", "other", "2.0.0")
+    install(str(other), install_env.make_options())
+    before = tree_snapshot(install_env.dest)
+    tarball = write_plugin(tmp_path / "dist", ID, VERSION, data=data)
+    with pytest.raises(NexoError) as caught:
+        install(str(tarball), install_env.make_options())
+    assert caught.value.kind == kind, caught.value.message
+    assert tree_snapshot(install_env.dest) == before
+    assert list(install_env.cache.iterdir()) == []
+    return caught.value
+
+
+@pytest.fixture(params=[0o000, 0o002, 0o077])
+def umask(request: pytest.FixtureRequest) -> Iterator[int]:
+    previous = os.umask(request.param)
+    try:
+        yield request.param
+    finally:
+        os.umask(previous)
+
+
+def test_every_directory_is_0755_whatever_the_umask(
+    umask: int, tmp_path: Path, install_env: InstallEnv
+) -> None:
+    members = _flat_plugin(
+        file("lib/vendor/pkg/deep/mod.py", "X = 1\n"),
+        directory("lib/open", mode=0o777),
+        file("lib/open/data.txt", "x", mode=0o666),
+        file("lib/tool", "#!/bin/sh\n", mode=0o700),
+    )
+    tarball = write_plugin(tmp_path / "dist", ID, VERSION, data=targz(members))
+    result = install(str(tarball), install_env.make_options())
+    modes = {
+        path.relative_to(result.path).as_posix(): stat.S_IMODE(path.stat().st_mode)
+        for path in result.path.rglob("*")
+    }
+    assert stat.S_IMODE(result.path.stat().st_mode) == 0o755
+    directories = {name for name in modes if (result.path / name).is_dir()}
+    assert directories == {"bin", "lib", "lib/plugin", "lib/vendor", "lib/vendor/pkg",
+                           "lib/vendor/pkg/deep", "lib/open"}  # fmt: skip
+    assert {modes[name] for name in directories} == {0o755}
+    assert modes["lib/open/data.txt"] == 0o644
+    assert modes["lib/tool"] == 0o755
+    assert modes[f"bin/{ID}"] == 0o755
+    assert modes["lib/vendor/pkg/deep/mod.py"] == 0o644
+
+
+@pytest.mark.parametrize(
+    "name", ["lib/a\x85b", "lib/\x9b31mred", "lib/\x80", "lib/\x9f.py", "bin/\x7f"]
+)
+def test_c1_control_characters_in_names_are_refused(
+    name: str, tmp_path: Path, install_env: InstallEnv
+) -> None:
+    error = _refused(install_env, tmp_path, targz(_flat_plugin(file(name, "x"))), "archive_unsafe")
+    assert "control characters" in error.message
+
+
+COLLISIONS: dict[str, list[Member]] = {
+    "file_beside_implied_directory": [file("lib/Vendor", "x"), file("lib/vendor/x.py", "y")],
+    "implied_directory_beside_file": [file("lib/vendor/x.py", "y"), file("lib/VENDOR", "x")],
+    "two_implied_directories": [file("lib/A/x.py", "x"), file("lib/a/y.py", "y")],
+    "nfc_file_beside_implied_directory": [
+        file("lib/caf\u00e9", "x"),
+        file("lib/cafe\u0301/x.py", "y"),
+    ],
+    "explicit_directory_beside_implied_one": [
+        file("lib/data/x.bin", "x"),
+        directory("lib/DATA"),
+    ],
+    "file_below_a_case_folded_file": [file("lib/f", "x"), file("lib/F/g", "y")],
+}
+
+
+@pytest.mark.parametrize("case", sorted(COLLISIONS))
+def test_case_and_normalisation_collisions_with_implied_directories(
+    case: str, tmp_path: Path, install_env: InstallEnv
+) -> None:
+    data = targz(_flat_plugin(*COLLISIONS[case]))
+    _refused(install_env, tmp_path, data, "archive_unsafe")
+
+
+def test_an_explicit_directory_after_its_implied_creation_is_fine(tmp_path: Path) -> None:
+    tarball = tmp_path / "a.tar.gz"
+    tarball.write_bytes(targz(_flat_plugin(file("lib/data/x.bin", "x"), directory("lib/data"))))
+    listing = inspect_archive(tarball)
+    assert {"lib", "lib/data", "lib/plugin", "bin"} <= listing.directories
+
+
+@pytest.mark.parametrize("mtime", ["1e400", "-1e400", "nan", "-99999999999999999999999", "1e300"])
+def test_impossible_pax_mtimes_are_invalid(
+    mtime: str, tmp_path: Path, install_env: InstallEnv
+) -> None:
+    bad = Member("lib/plugin/old.py", b"x = 1\n", pax={"mtime": mtime})
+    error = _refused(install_env, tmp_path, targz(_flat_plugin(bad)), "archive_invalid")
+    assert "modification time" in error.message
+
+
+def test_impossible_mtime_is_one_json_document_on_the_command_line(tmp_path: Path) -> None:
+    bad = Member("lib/plugin/old.py", b"x = 1\n", pax={"mtime": "1e400"})
+    tarball = write_plugin(tmp_path / "dist", ID, VERSION, data=targz(_flat_plugin(bad)))
+    dest = tmp_path / "dest"
+    result = run_cli_in_process(
+        ["plugin", "install", str(tarball), "--dest", str(dest), "--yes", "--json"],
+        env=clean_env(NEXO_HOME=str(tmp_path / "home")),
+    )
+    assert result.exit_code == 1
+    assert result.document["kind"] == "archive_invalid"
+    assert "Traceback" not in result.stderr
+    assert not dest.exists()
+
+
+@pytest.mark.parametrize(
+    "name", [RECEIPT_NAME, RECEIPT_NAME.upper(), f"{RECEIPT_NAME}.tmp", "./.nexo-install.json"]
+)
+def test_members_named_like_the_installers_own_files_are_refused(
+    name: str, tmp_path: Path, install_env: InstallEnv
+) -> None:
+    forged = file(name, '{"id": "hello", "files": {}}\n')
+    error = _refused(install_env, tmp_path, targz(_flat_plugin(forged)), "archive_unsafe")
+    assert "installer keeps for itself" in error.message
+
+
+def test_the_reserved_name_below_the_root_is_an_ordinary_file(
+    tmp_path: Path, install_env: InstallEnv
+) -> None:
+    members = _flat_plugin(file(f"lib/{RECEIPT_NAME}", "{}\n"))
+    tarball = write_plugin(tmp_path / "dist", ID, VERSION, data=targz(members))
+    result = install(str(tarball), install_env.make_options())
+    assert (result.path / "lib" / RECEIPT_NAME).read_text() == "{}\n"
+    report = verify_installed(_installed(install_env))
+    assert report.ok, report
+
+
+def _installed(install_env: InstallEnv) -> Any:
+    from nexo_pkg.install.store import scan_installed
+
+    (item,) = scan_installed(install_env.dest)
+    return item
+
+
+class _CountingInflate(ModuleType):
+    """zlib, counting the inflaters made (one per gzip member read)."""
+
+    def __init__(self) -> None:
+        super().__init__("counting_zlib")
+        self.made = 0
+
+    def decompressobj(self, wbits: int) -> Any:
+        self.made += 1
+        return zlib.decompressobj(wbits=wbits)
+
+
+def test_the_archive_is_inflated_once_per_install(
+    tmp_path: Path, install_env: InstallEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counting = _CountingInflate()
+    monkeypatch.setattr(inspect, "INFLATE", counting)
+    tarball = write_plugin(tmp_path / "dist", ID, VERSION, data=plugin_tarball(ID, VERSION))
+    install(str(tarball), install_env.make_options())
+    assert counting.made == 1
+
+
+def _bad_crc(data: bytes) -> bytes:
+    return data[:-8] + bytes([data[-8] ^ 0xFF]) + data[-7:]
+
+
+@pytest.mark.parametrize("backend", ["zlib", "isal"])
+def test_both_inflate_backends_accept_and_refuse_alike(
+    backend: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if backend == "isal":
+        isal_zlib = pytest.importorskip("isal.isal_zlib")
+        monkeypatch.setattr(inspect, "INFLATE", isal_zlib)
+    else:
+        monkeypatch.setattr(inspect, "INFLATE", zlib)
+    good = targz(plugin_members(ID, VERSION, payload=os.urandom(3 * 1024 * 1024)))
+    cases = {
+        "bad_crc": _bad_crc(good),
+        "truncated": good[: len(good) // 2],
+        "trailing_garbage": good + b"garbage!",
+    }
+    tarball = tmp_path / "a.tar.gz"
+    for name, data in cases.items():
+        tarball.write_bytes(data)
+        out = tmp_path / name
+        out.mkdir()
+        with pytest.raises(NexoError) as caught:
+            safe_extract(tarball, out)
+        assert caught.value.kind == "archive_invalid", (name, caught.value.message)
+        assert list(out.iterdir()) == []
+    tarball.write_bytes(good + targz([]))  # two gzip members, as `cat a.gz b.gz` makes
+    out = tmp_path / "good"
+    out.mkdir()
+    listing = safe_extract(tarball, out)
+    assert (out / "lib/plugin/data.bin").stat().st_size == 3 * 1024 * 1024
+    assert listing.files["lib/plugin/data.bin"].size == 3 * 1024 * 1024
+
+
+def test_many_directories_visited_out_of_order(tmp_path: Path) -> None:
+    """More directories than descriptors kept open, revisited in turn: each is reopened."""
+    count = MAX_OPEN_DIRECTORIES * 2
+    members = [file(f"lib/d{index:03d}/first.py", f"A = {index}\n") for index in range(count)]
+    members += [file(f"lib/d{index:03d}/second.py", f"B = {index}\n") for index in range(count)]
+    tarball = tmp_path / "a.tar.gz"
+    tarball.write_bytes(targz(_flat_plugin(*members)))
+    out = tmp_path / "out"
+    out.mkdir()
+    listing = safe_extract(tarball, out, ArchiveLimits())
+    assert len(listing.files) == 3 + 2 * count
+    for index in (0, count // 2, count - 1):
+        assert (out / f"lib/d{index:03d}/second.py").read_text() == f"B = {index}\n"
+
+
+def test_a_bad_member_after_written_ones_leaves_nothing(
+    tmp_path: Path, install_env: InstallEnv
+) -> None:
+    members = _flat_plugin(*(file(f"lib/ok{index}.py", "x\n") for index in range(50)))
+    members.append(Member("lib/link", kind=tarfile.SYMTYPE, linkname="/etc/passwd"))
+    _refused(install_env, tmp_path, targz(members), "archive_unsafe")
+
+
+def test_receipt_hashes_are_those_of_the_written_bytes(
+    tmp_path: Path, install_env: InstallEnv
+) -> None:
+    payload = os.urandom(2 * 1024 * 1024 + 17)
+    tarball = write_plugin(
+        tmp_path / "dist", ID, VERSION, data=plugin_tarball(ID, VERSION, payload=payload)
+    )
+    result = install(str(tarball), install_env.make_options())
+    assert (result.path / "lib/plugin/data.bin").read_bytes() == payload
+    report = verify_installed(_installed(install_env))
+    assert report.ok, report
