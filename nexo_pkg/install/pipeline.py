@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -124,7 +124,7 @@ class _Fetched:
     repo: str | None
     tag: str | None
     checksums: tuple[str, ...]
-    material: dict[str, Path]
+    material: Mapping[str, Path | bytes]
     installed_at: str | None = None
 
 
@@ -232,7 +232,7 @@ class Prefetched:
     target: str
     sha256: str
     source: dict[str, Any]
-    material: dict[str, Path]
+    material: Mapping[str, Path | bytes]
     owner: str | None = None
     repo: str | None = None
     tag: str | None = None
@@ -290,6 +290,7 @@ def _verify_and_install(
         material=fetched.material,
         owner=fetched.owner,
         repo=fetched.repo,
+        tag=fetched.tag,
         policy=policy,
         mode=mode,
     )
@@ -331,9 +332,9 @@ def _fetch_github(
         checked = verify_checksums(
             tarball.sha256, asset.name, sidecar=sidecar, digest=parse_digest(asset.digest)
         )
-        material: dict[str, Path] = {}
-        for suffix in trust.SIGNATURE_SUFFIXES:
-            signature_asset = release.asset(asset.name + suffix)
+        material: dict[str, Path | bytes] = {}
+        for name in trust.material_names(asset.name, (a.name for a in release.assets)):
+            signature_asset = release.asset(name)
             if signature_asset is None:
                 continue
             downloaded = download_asset(
@@ -341,6 +342,12 @@ def _fetch_github(
             )
             temp_files.append(downloaded)
             material[signature_asset.name] = downloaded.path
+        if not trust.has_own_bundle(asset.name, material):
+            attestations = trust.fetch_attestations(
+                client, source.owner, source.repo, tarball.sha256
+            )
+            if attestations is not None:
+                material[trust.attestations_name(tarball.sha256)] = attestations
     return _Fetched(
         tarball=tarball,
         plugin_id=choice.plugin_id,
@@ -397,11 +404,7 @@ def _fetch_local(
             raise NexoError(f"cannot read {sidecar_path}: {exc.strerror}", kind="io") from exc
         sidecar = parse_sidecar(raw.decode("utf-8", errors="replace"), path.name)
     checked = verify_checksums(tarball.sha256, path.name, sidecar=sidecar, digest=None)
-    material = {
-        path.name + suffix: path.with_name(path.name + suffix)
-        for suffix in trust.SIGNATURE_SUFFIXES
-        if path.with_name(path.name + suffix).is_file()
-    }
+    material = trust.local_material(path)
     return _Fetched(
         tarball=tarball,
         plugin_id=plugin_id,

@@ -6,11 +6,22 @@ here imports Sigstore or parses certificates, so the unsigned path stays cheap.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from nexo_pkg.errors import NexoError
+from nexo_pkg.trust.policy import AuthorPolicy
+
+# The signing schemes a verifier exists for, as recorded in receipts.
+Scheme = Literal["sigstore-bundle", "github-attestation", "checksums-file", "cosign-legacy"]
+SCHEMES: tuple[Scheme, ...] = (
+    "sigstore-bundle",
+    "github-attestation",
+    "checksums-file",
+    "cosign-legacy",
+)
 
 
 class SignatureError(NexoError):
@@ -65,15 +76,53 @@ class SignatureOutcome:
     issuer: str | None = None
     bundle_sha256: str | None = None
     warnings: tuple[str, ...] = field(default=())
+    scheme: Scheme | None = None
+    material: str | None = None
+    claims: Mapping[str, str | None] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """The receipt's and ``--json``'s ``signature`` object."""
+        """The receipt's and ``--json``'s ``signature`` object.
+
+        ``scheme`` says which signing scheme verified the asset (:data:`SCHEMES`), ``material``
+        the file or attestation that carried the signature, ``claims`` the certificate's
+        GitHub claims (source repository, ref, signer workflow, runner).
+        """
         return {
             "status": self.status,
             "identity": self.identity,
             "issuer": self.issuer,
             "bundle_sha256": self.bundle_sha256,
+            "scheme": self.scheme,
+            "material": self.material,
+            "claims": dict(self.claims),
         }
+
+
+@dataclass(frozen=True)
+class TrustRequest:
+    """Whom the policy trusts for one asset, and what a signature must be bound to.
+
+    ``authors`` are the candidate author entries; ``owner``/``repo``/``tag`` say what is being
+    installed (``None`` for a local file, where nothing is known): a signature made in another
+    repository, or for another tag, does not vouch for it.
+    """
+
+    authors: tuple[AuthorPolicy, ...] = ()
+    trusted_root: Path | None = None
+    owner: str | None = None
+    repo: str | None = None
+    tag: str | None = None
+
+
+@dataclass(frozen=True)
+class VerifiedSignature:
+    """What a verifier proved: the trusted signer, and the scheme and material that did it."""
+
+    identity: str
+    issuer: str | None
+    scheme: Scheme
+    material: str
+    claims: Mapping[str, str | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -16,11 +16,13 @@ unsigned installs and ``lint`` never pay for it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import json
-from collections.abc import Mapping, Sequence
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Literal
 
 from nexo_pkg.trust.base import (
     SignatureError,
@@ -29,8 +31,28 @@ from nexo_pkg.trust.base import (
     SignatureMissingError,
     SignatureOutcome,
     SignerUntrustedError,
+    TrustRequest,
+    VerifiedSignature,
 )
-from nexo_pkg.trust.material import SIGNATURE_SUFFIXES, find_signature_material
+from nexo_pkg.trust.material import (
+    ATTESTATION_SUFFIX,
+    BUNDLE_SUFFIXES,
+    MAX_ATTESTATION_BYTES,
+    MAX_BUNDLE_BYTES,
+    MAX_CHECKSUMS_BYTES,
+    SIGNATURE_SUFFIXES,
+    Material,
+    attestations_name,
+    fetch_attestations,
+    find_signature_material,
+    has_own_bundle,
+    is_checksums_file,
+    local_material,
+    material_names,
+    parse_json_document,
+    read_material,
+    split_bundles,
+)
 from nexo_pkg.trust.policy import (
     GITHUB_ACTIONS_ISSUER,
     AuthorPolicy,
@@ -38,9 +60,7 @@ from nexo_pkg.trust.policy import (
     TrustPolicy,
     read_policy_file,
 )
-
-if TYPE_CHECKING:
-    from nexo_pkg.trust.verifiers.common import Signer
+from nexo_pkg.trust.suggest import author_entry_toml, suggest_author, trust_add_command
 
 __all__ = [
     "GITHUB_ACTIONS_ISSUER",
@@ -54,9 +74,14 @@ __all__ = [
     "SignatureOutcome",
     "SignerUntrustedError",
     "TrustPolicy",
+    "attestations_name",
     "default_policy_path",
+    "fetch_attestations",
     "find_signature_material",
+    "has_own_bundle",
     "load_policy",
+    "local_material",
+    "material_names",
     "resolve_mode",
     "verify_asset_signature",
 ]
@@ -102,76 +127,131 @@ def _sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _sha256_material(value: Path | bytes) -> str:
+    if isinstance(value, bytes):
+        return hashlib.sha256(value).hexdigest()
+    return _sha256_file(value)
+
+
+@dataclass(frozen=True)
+class _Offer:
+    """The signature material of one scheme, in the order schemes are tried."""
+
+    kind: Literal["bundle", "attestations", "checksums", "detached"]
+    name: str
+    value: Path | bytes
+    found: SignatureMaterial | None = None
+    checksums_name: str | None = None
+    checksums_value: Path | bytes | None = None
+
+
+def _offers(asset_name: str, material: Material, digest: str) -> list[_Offer]:
+    """What ``material`` offers for ``asset_name``: its own bundle, attestations (local and
+    from the API), signed checksums files, and last a detached cosign signature."""
+    offers: list[_Offer] = []
+    own = find_signature_material(asset_name, material)
+    if own is not None and own.bundle is not None:
+        offers.append(_Offer("bundle", own.name, own.bundle, found=own))
+    for name in (asset_name + ATTESTATION_SUFFIX, attestations_name(digest)):
+        value = material.get(name)
+        if value is not None:
+            offers.append(_Offer("attestations", name, value))
+    for checksums_name in sorted(n for n in material if is_checksums_file(n)):
+        for suffix in (*BUNDLE_SUFFIXES, ATTESTATION_SUFFIX):
+            signature = material.get(checksums_name + suffix)
+            if signature is not None:
+                offers.append(
+                    _Offer(
+                        "checksums",
+                        checksums_name + suffix,
+                        signature,
+                        checksums_name=checksums_name,
+                        checksums_value=material[checksums_name],
+                    )
+                )
+                break
+    if own is not None and own.bundle is None:
+        offers.append(_Offer("detached", own.name, own.primary or Path(), found=own))
+    return offers
+
+
 def verify_asset_signature(
     artifact: Path,
     *,
     asset_name: str,
-    material: Mapping[str, Path],
+    material: Material,
     owner: str | None,
     repo: str | None,
     policy: TrustPolicy,
     mode: Mode,
+    tag: str | None = None,
 ) -> SignatureOutcome:
-    """Verify ``artifact`` against the signature ``material`` (file name -> local path).
+    """Verify ``artifact`` against the signature ``material`` (name -> local path or bytes).
 
     * ``ignore``: nothing is read; ``skipped``.
-    * no material: ``require`` raises :class:`SignatureMissingError`; ``warn`` returns ``unsigned``
-      with a warning.
-    * material present (any mode but ``ignore``): it must be a valid signature over the
-      artifact (:class:`SignatureInvalidError` otherwise) by a signer the owner's author entries
-      trust (:class:`SignerUntrustedError` otherwise). The one exception: under ``warn`` an owner
+    * no material: ``require`` raises :class:`SignatureMissingError`; ``warn`` returns
+      ``unsigned`` with a warning.
+    * material present (any mode but ``ignore``): the first scheme that offers material
+      decides, in this order — the asset's own Sigstore bundle, attestations (any one of them
+      verified and trusted suffices), a signed checksums file, a detached cosign signature. It
+      must be a valid signature over the artifact (:class:`SignatureInvalidError` otherwise) by
+      a signer the owner's author entries trust and bound to ``owner/repo`` and ``tag``
+      (:class:`SignerUntrustedError` otherwise). The one exception: under ``warn`` an owner
       with *no* author entry gets a valid signature recorded as ``unsigned`` with a warning,
       because nothing says whom to trust and stripping the signature would give the same.
 
-    ``repo`` is the repository installed from; it only appears in messages (the ``repos``
-    limit is checked against the repository named by the signing certificate). ``owner`` is
-    ``None`` for a local tarball: then every author entry of the policy is a candidate.
+    ``owner``/``repo``/``tag`` say what is installed (``None`` for a local tarball: then every
+    author entry of the policy is a candidate, and nothing is known to bind to).
     """
+    warnings = policy.warnings
     if mode == "ignore":
         return SignatureOutcome(
             status="skipped",
-            warnings=(f"signature verification is off (mode ignore): {asset_name} not verified",),
+            warnings=(
+                *warnings,
+                f"signature verification is off (mode ignore): {asset_name} not verified",
+            ),
         )
-    found = find_signature_material(asset_name, material)
+    digest = _sha256_file(artifact)
+    offers = _offers(asset_name, material, digest)
     # A local tarball has no GitHub owner: any author entry may vouch for its signer (the
     # identity itself names the repository).
     authors = policy.authors_for(owner) if owner is not None else policy.authors
     source = f"{owner}/{repo}" if owner and repo else (owner or asset_name)
-    if found is None:
+    if not offers:
         if mode == "require":
             raise SignatureMissingError(
                 f"{asset_name} has no signature (looked for "
-                f"{', '.join(asset_name + s for s in SIGNATURE_SUFFIXES[:4])}) and the trust "
-                f"policy requires one for {source}",
-                details={"asset": asset_name},
+                f"{', '.join(asset_name + s for s in SIGNATURE_SUFFIXES[:4])}, attestations and "
+                f"a signed checksums file) and the trust policy requires one for {source}",
+                details={"asset": asset_name, "policy": _policy_name(policy)},
             )
         return SignatureOutcome(
             status="unsigned",
             warnings=(
+                *warnings,
                 f"WARNING: {asset_name} is NOT SIGNED; installing it unverified "
                 '(set `default = "require"` in trusted_keys.toml or pass '
                 "--require-signature to refuse unsigned plugins)",
             ),
         )
-
-    # Imported here, not at the top: Sigstore costs most of a second to import and only
-    # signed assets need it.
-    bundle_sha256 = _sha256_file(found.primary) if found.primary is not None else None
+    request = TrustRequest(
+        authors=authors, trusted_root=policy.trusted_root, owner=owner, repo=repo, tag=tag
+    )
+    offer = offers[0]
+    bundle_sha256 = _sha256_material(offer.value) if offer.kind != "detached" else None
+    if offer.found is not None and offer.found.primary is not None:
+        bundle_sha256 = _sha256_file(offer.found.primary)
     try:
-        signer = _verify_material(
-            artifact,
-            found,
-            authors=authors,
-            trusted_root=policy.trusted_root,
-            owner=owner,
-        )
+        verified = _verify_offer(artifact, asset_name, digest, offer, request)
     except SignerUntrustedError as untrusted:
-        if authors or mode != "warn":
-            raise
+        if authors or mode != "warn" or untrusted.details.get("bound"):
+            raise _with_remedy(untrusted, policy, owner, repo) from None
         return SignatureOutcome(
             status="unsigned",
             bundle_sha256=bundle_sha256,
             warnings=(
+                *warnings,
                 f"WARNING: {asset_name} carries a valid signature by {untrusted.identity} "
                 f"(issuer {untrusted.issuer}), but trusted_keys.toml has no [[authors]] entry "
                 f"for {owner!r}; installing it as UNVERIFIED. Add an author entry to trust "
@@ -180,76 +260,149 @@ def verify_asset_signature(
         )
     return SignatureOutcome(
         status="verified",
-        identity=signer.identity,
-        issuer=signer.issuer,
+        identity=verified.identity,
+        issuer=verified.issuer,
         bundle_sha256=bundle_sha256,
+        warnings=warnings,
+        scheme=verified.scheme,
+        material=verified.material,
+        claims=verified.claims,
     )
 
 
-def _verify_material(
-    artifact: Path,
-    material: SignatureMaterial,
-    *,
-    authors: Sequence[AuthorPolicy],
-    trusted_root: Path | None,
-    owner: str | None,
-) -> Signer:
-    """Verify whichever kind of signature ``material`` is, with the verifier of its scheme.
+def _policy_name(policy: TrustPolicy) -> str:
+    return str(policy.source) if policy.source is not None else "trusted_keys.toml (not created)"
 
-    The verifiers are imported here, not at the top: they import Sigstore, which costs most
-    of a second, and only signed assets need it.
-    """
 
-    from nexo_pkg.trust.verifiers import bundle as bundle_verifier  # noqa: PLC0415
-    from nexo_pkg.trust.verifiers import cosign_legacy  # noqa: PLC0415
-    from nexo_pkg.trust.verifiers.common import check_recorded_digest  # noqa: PLC0415
+def _with_remedy(
+    error: SignerUntrustedError, policy: TrustPolicy, owner: str | None, repo: str | None
+) -> SignerUntrustedError:
+    """``error`` naming the policy file and the command and entry that would trust the signer
+    it saw (nothing is suggested for a signature bound to another release)."""
+    if error.details.get("bound"):
+        return error
+    claims = error.details.get("claims") or {}
+    suggestion = suggest_author(
+        identity=error.identity,
+        issuer=error.issuer,
+        claims=claims,
+        owner=owner,
+        repo=repo,
+    )
+    if suggestion is None:
+        return error
+    command = trust_add_command(suggestion, repo=repo, policy_path=policy.source)
+    message = (
+        f"{error.message}. Policy: {_policy_name(policy)}. To trust this signer, run: {command}"
+    )
+    return SignerUntrustedError(
+        message,
+        identity=error.identity,
+        issuer=error.issuer,
+        details={
+            **error.details,
+            "policy": _policy_name(policy),
+            "trust_command": command,
+            "entry": author_entry_toml(suggestion),
+        },
+    )
 
-    if material.bundle is None:
-        return cosign_legacy.verify_detached(
-            artifact,
-            material,
-            authors=authors,
-            trusted_root=trusted_root,
-            owner=owner,
-        )
-    try:
-        raw = material.bundle.read_bytes()
-    except OSError as exc:
-        raise SignatureInvalidError(f"{material.name} cannot be read: {exc}") from exc
-    try:
-        document = json.loads(raw)
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise SignatureInvalidError(f"{material.name} is not JSON: {exc}") from exc
+
+def _verify_offer(
+    artifact: Path, asset_name: str, digest: str, offer: _Offer, request: TrustRequest
+) -> VerifiedSignature:
+    # The verifiers are imported here, not at the top: they import Sigstore, which costs most
+    # of a second, and only signed assets need it.
+    from nexo_pkg.trust.verifiers import checksums, cosign_legacy  # noqa: PLC0415
+
+    if offer.kind == "detached" and offer.found is not None:
+        return cosign_legacy.verify_detached(offer.found)
+    if offer.kind == "bundle":
+        return _verify_signature_file(artifact, offer.name, offer.value, request)
+    if offer.kind == "attestations":
+        return _verify_any_bundle(artifact, offer.name, offer.value, request)
+    checksums_name = offer.checksums_name or ""
+    raw = read_material(offer.checksums_value or b"", checksums_name, limit=MAX_CHECKSUMS_BYTES)
+    with _scratch_copy(raw, checksums_name) as checksums_file:
+        signed = _verify_signature_file(checksums_file, offer.name, offer.value, request)
+    checksums.check_listed(
+        raw.decode("utf-8", errors="replace"),
+        checksums_name=checksums_name,
+        asset_name=asset_name,
+        digest=digest,
+    )
+    return replace(signed, scheme="checksums-file", material=f"{checksums_name} ({offer.name})")
+
+
+@contextlib.contextmanager
+def _scratch_copy(raw: bytes, name: str) -> Iterator[Path]:
+    """``raw`` in a private temp file, so what is verified is exactly what was read."""
+    with tempfile.TemporaryDirectory(prefix="nexo-trust-") as directory:
+        path = Path(directory) / (Path(name).name or "material")
+        path.write_bytes(raw)
+        yield path
+
+
+def _verify_signature_file(
+    artifact: Path, name: str, value: Path | bytes, request: TrustRequest
+) -> VerifiedSignature:
+    """A bundle file: attestations (JSON lines) or one bundle of any kind."""
+    if name.endswith(ATTESTATION_SUFFIX):
+        return _verify_any_bundle(artifact, name, value, request)
+    raw = read_material(value, name, limit=MAX_BUNDLE_BYTES)
+    return _verify_document(artifact, name, raw, request)
+
+
+def _verify_any_bundle(
+    artifact: Path, name: str, value: Path | bytes, request: TrustRequest
+) -> VerifiedSignature:
+    """Attestations: the first bundle that verifies and is trusted wins; otherwise the most
+    telling refusal (an untrusted but valid signer before an invalid bundle)."""
+    raw = read_material(value, name, limit=MAX_ATTESTATION_BYTES)
+    failures: list[SignatureError] = []
+    for bundle_name, bundle_raw in split_bundles(raw, name):
+        try:
+            return _verify_document(artifact, bundle_name, bundle_raw, request)
+        except SignatureError as error:
+            failures.append(error)
+    if not failures:
+        raise SignatureInvalidError(f"{name} holds no attestation")
+    untrusted = [f for f in failures if isinstance(f, SignerUntrustedError)]
+    chosen = untrusted[0] if untrusted else failures[0]
+    if len(failures) > 1:
+        chosen.message = f"{chosen.message} (and {len(failures) - 1} other attestation(s) failed)"
+        chosen.args = (chosen.message,)
+    raise chosen
+
+
+def _verify_document(
+    artifact: Path, name: str, raw: bytes, request: TrustRequest
+) -> VerifiedSignature:
+    """One bundle of any kind, told apart by its content."""
+    # Imported here for the same reason as in _verify_offer.
+    from nexo_pkg.trust.verifiers import (  # noqa: PLC0415
+        attestation,
+        bundle,
+        common,
+        cosign_legacy,
+    )
+
+    document = parse_json_document(raw, name)
     if isinstance(document, dict) and "mediaType" in document:
         promise_only = cosign_legacy.promise_only_v01_bundle(document)
         if promise_only is not None:
-            check_recorded_digest(artifact, document, material.name)
+            common.check_recorded_digest(artifact, document, name)
             return cosign_legacy.verify_legacy_bundle(
-                artifact,
-                promise_only,
-                name=material.name,
-                authors=authors,
-                trusted_root=trusted_root,
-                owner=owner,
+                artifact, promise_only, name=name, request=request
             )
-        return bundle_verifier.verify_bundle(
-            artifact,
-            raw,
-            name=material.name,
-            authors=authors,
-            trusted_root=trusted_root,
-            owner=owner,
-        )
+        parsed = common.load_bundle(raw, document, name)
+        if "dsseEnvelope" in document:
+            return attestation.verify_attestation(
+                artifact, document, parsed, name=name, request=request
+            )
+        return bundle.verify_bundle(artifact, parsed, name=name, request=request)
     if isinstance(document, dict) and "base64Signature" in document:
-        return cosign_legacy.verify_legacy_bundle(
-            artifact,
-            document,
-            name=material.name,
-            authors=authors,
-            trusted_root=trusted_root,
-            owner=owner,
-        )
+        return cosign_legacy.verify_legacy_bundle(artifact, document, name=name, request=request)
     raise SignatureInvalidError(
-        f"{material.name} is neither a Sigstore bundle (mediaType) nor a cosign bundle "
-        "(base64Signature)"
+        f"{name} is neither a Sigstore bundle (mediaType) nor a cosign bundle (base64Signature)"
     )

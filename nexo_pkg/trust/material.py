@@ -1,11 +1,30 @@
-"""What a release offers as signature material for one asset, and how it is picked."""
+"""What a release offers as signature material for one asset, and how it is picked.
+
+A release (or the directory of a local tarball) may carry, for an asset ``A``:
+
+* a Sigstore bundle ``A.sigstore.json`` / ``A.sigstore`` / ``A.bundle`` (a signature over the
+  file, a DSSE attestation, or a legacy cosign bundle — told apart by content);
+* attestations ``A.intoto.jsonl`` (one bundle per line, as ``gh attestation download`` writes);
+* GitHub artifact attestations, fetched from the API by the file's digest
+  (:func:`fetch_attestations`), offered under :func:`attestations_name`;
+* a signed checksums file (``checksums.txt``, ``SHA256SUMS``, ``<name>_checksums.txt``) with
+  its own bundle or attestations;
+* a detached cosign ``A.sig`` with ``A.pem`` / ``A.cert``.
+
+Material values are local paths, or bytes already in memory (attestations from the API).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import quote
 
-from nexo_pkg.trust.base import SignatureMaterial
+from nexo_pkg.trust.base import SignatureInvalidError, SignatureMaterial
 
 # Suffixes appended to an asset name under which signature material is looked up, in order:
 # Sigstore bundles first, then a (Sigstore or legacy cosign) `.bundle`, then a detached
@@ -18,29 +37,82 @@ SIGNATURE_SUFFIXES: tuple[str, ...] = (
     ".pem",
     ".cert",
 )
-
-_BUNDLE_SUFFIXES = (".sigstore.json", ".sigstore", ".bundle")
+BUNDLE_SUFFIXES: tuple[str, ...] = (".sigstore.json", ".sigstore", ".bundle")
+ATTESTATION_SUFFIX = ".intoto.jsonl"
 _CERTIFICATE_SUFFIXES = (".pem", ".cert")
 
+# GoReleaser's `checksums.txt` / `<project>_<version>_checksums.txt`, and `SHA256SUMS`.
+CHECKSUMS_FILE = re.compile(
+    r"^(?:checksums\.txt|SHA256SUMS(?:\.txt)?|sha256sums(?:\.txt)?|[A-Za-z0-9._-]+_checksums\.txt)$"
+)
 
-def find_signature_material(
-    asset_name: str, material: Mapping[str, Path]
-) -> SignatureMaterial | None:
-    """Pick the signature material for ``asset_name`` out of ``material`` (name -> path).
+# Caps on what is read: a Sigstore bundle is a few kilobytes, a checksums file lists a
+# release's assets; anything larger is refused before it is parsed.
+MAX_BUNDLE_BYTES = 4 * 1024 * 1024
+MAX_ATTESTATION_BYTES = 16 * 1024 * 1024
+MAX_CHECKSUMS_BYTES = 1024 * 1024
+MAX_ATTESTATION_PAGES = 10
+
+Material = Mapping[str, "Path | bytes"]
+
+
+def attestations_name(digest: str) -> str:
+    """The name under which the API's attestations for ``sha256:digest`` are offered."""
+    return f"GitHub attestations of sha256:{digest}"
+
+
+def is_checksums_file(name: str) -> bool:
+    return CHECKSUMS_FILE.match(name) is not None
+
+
+def material_names(asset_name: str, available: Iterable[str]) -> tuple[str, ...]:
+    """The names among ``available`` (release assets, or files beside a tarball) that are
+    signature material for ``asset_name``: its own, and signed checksums files with theirs."""
+    present = set(available)
+    own = [asset_name + suffix for suffix in (*SIGNATURE_SUFFIXES, ATTESTATION_SUFFIX)]
+    checksums = sorted(name for name in present if is_checksums_file(name))
+    for checksums_name in checksums:
+        own.append(checksums_name)
+        own.extend(checksums_name + suffix for suffix in (*BUNDLE_SUFFIXES, ATTESTATION_SUFFIX))
+    return tuple(name for name in own if name in present)
+
+
+def local_material(tarball: Path) -> dict[str, Path | bytes]:
+    """The signature material beside a local ``tarball`` (see :func:`material_names`)."""
+    try:
+        with os.scandir(tarball.parent) as entries:
+            available = [entry.name for entry in entries if entry.is_file()]
+    except OSError:
+        return {}
+    return {name: tarball.with_name(name) for name in material_names(tarball.name, available)}
+
+
+def has_own_bundle(asset_name: str, material: Material) -> bool:
+    """True when the asset has its own Sigstore bundle (the API need not be asked)."""
+    return any(asset_name + suffix in material for suffix in BUNDLE_SUFFIXES)
+
+
+def find_signature_material(asset_name: str, material: Material) -> SignatureMaterial | None:
+    """Pick the asset's own bundle or detached cosign signature out of ``material``.
 
     Bundles win in :data:`SIGNATURE_SUFFIXES` order; otherwise a ``.sig`` with its ``.pem`` or
     ``.cert``. Files named for other assets are ignored. ``None`` when there is nothing.
     """
-    for suffix in _BUNDLE_SUFFIXES:
+    for suffix in BUNDLE_SUFFIXES:
         name = asset_name + suffix
-        if name in material:
-            return SignatureMaterial(name=name, bundle=material[name])
+        value = material.get(name)
+        if isinstance(value, Path):
+            return SignatureMaterial(name=name, bundle=value)
     signature_name = asset_name + ".sig"
     signature = material.get(signature_name)
     certificate_name = next(
         (asset_name + s for s in _CERTIFICATE_SUFFIXES if asset_name + s in material), None
     )
-    certificate = material[certificate_name] if certificate_name else None
+    certificate = material.get(certificate_name) if certificate_name else None
+    if not isinstance(signature, Path):
+        signature = None
+    if not isinstance(certificate, Path):
+        certificate = None
     if signature is None and certificate is None:
         return None
     return SignatureMaterial(
@@ -48,3 +120,93 @@ def find_signature_material(
         signature=signature,
         certificate=certificate,
     )
+
+
+def read_material(value: Path | bytes, name: str, *, limit: int) -> bytes:
+    """The bytes of one piece of material, refused when larger than ``limit``.
+
+    Only a regular file is read (never a FIFO or device that could block or never end).
+    """
+    if isinstance(value, bytes):
+        data = value
+    else:
+        try:
+            if not value.is_file():
+                raise SignatureInvalidError(f"{name} is not a regular file")
+            with value.open("rb") as handle:
+                data = handle.read(limit + 1)
+        except OSError as exc:
+            raise SignatureInvalidError(f"{name} cannot be read: {exc.strerror or exc}") from exc
+    if len(data) > limit:
+        raise SignatureInvalidError(f"{name} is larger than {limit} bytes; refusing to parse it")
+    return data
+
+
+def parse_json_document(raw: bytes, name: str) -> Any:
+    """``raw`` as JSON; any failure (syntax, encoding, nesting too deep) is
+    ``signature_invalid`` naming the file."""
+    try:
+        return json.loads(raw)
+    except RecursionError as exc:
+        raise SignatureInvalidError(f"{name} is nested too deeply to be a Sigstore bundle") from exc
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise SignatureInvalidError(f"{name} is not JSON: {exc}") from exc
+
+
+def split_bundles(raw: bytes, name: str) -> list[tuple[str, bytes]]:
+    """The bundles of a JSON-lines file (``gh attestation download``), each named
+    ``name#N``; a file holding one JSON document is one bundle."""
+    lines = [line for line in raw.splitlines() if line.strip()]
+    if len(lines) <= 1:
+        return [(name, raw)]
+    return [(f"{name}#{index}", line) for index, line in enumerate(lines, start=1)]
+
+
+class AttestationClient(Protocol):
+    """What :func:`fetch_attestations` needs of the GitHub client."""
+
+    api_base: str
+
+    def get_json(self, url: str, *, what: str, max_bytes: int) -> tuple[Any, str | None]:
+        """The JSON document at ``url`` (``None`` on 404) and the next page's URL."""
+        ...
+
+
+def fetch_attestations(
+    client: AttestationClient, owner: str, repo: str, digest: str
+) -> bytes | None:
+    """GitHub's artifact attestations of ``sha256:digest`` in ``owner/repo`` as JSON lines
+    (one Sigstore bundle per line), or ``None`` when there are none.
+
+    ``GET {api}/repos/{owner}/{repo}/attestations/sha256:{digest}``, following ``Link:
+    rel="next"`` pages (at most :data:`MAX_ATTESTATION_PAGES`). A 404 means none. The
+    client's token rules and retries apply, as for releases.
+    """
+    url: str | None = (
+        f"{client.api_base}/repos/{quote(owner, safe='')}/{quote(repo, safe='')}"
+        f"/attestations/sha256:{digest}?per_page=100"
+    )
+    what = f"attestations of {owner}/{repo} sha256:{digest[:12]}…"
+    lines: list[bytes] = []
+    total = 0
+    pages = 0
+    while url is not None and pages < MAX_ATTESTATION_PAGES:
+        pages += 1
+        document, url = client.get_json(url, what=what, max_bytes=MAX_ATTESTATION_BYTES)
+        if document is None:
+            break
+        entries = document.get("attestations") if isinstance(document, dict) else None
+        if not isinstance(entries, list):
+            break
+        for entry in entries:
+            bundle = entry.get("bundle") if isinstance(entry, dict) else None
+            if not isinstance(bundle, dict):
+                continue
+            line = json.dumps(bundle, separators=(",", ":")).encode()
+            total += len(line)
+            if total > MAX_ATTESTATION_BYTES:
+                raise SignatureInvalidError(
+                    f"{what}: more than {MAX_ATTESTATION_BYTES} bytes of attestations"
+                )
+            lines.append(line)
+    return b"\n".join(lines) if lines else None

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 import contextlib
 import re
+import stat
 import tomllib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
+
+import re2
 
 from nexo_pkg.diagnostics import Diagnostic, FileResult, Position, Rule, Severity, Span
 from nexo_pkg.errors import ConfigError
@@ -36,16 +39,97 @@ POLICY_FILE_NAME = "trusted_keys.toml"
 _GITHUB_NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 
 _TOP_LEVEL_KEYS = ("schema_version", "default", "cosign_binary", "trusted_root", "authors")
-_AUTHOR_KEYS = ("owner", "identity_regexp", "identity", "oidc_issuer", "repos", "mode")
+_AUTHOR_KEYS = (
+    "owner",
+    "identity_regexp",
+    "identity",
+    "oidc_issuer",
+    "repos",
+    "mode",
+    "signer_workflow",
+    "predicate_type",
+    "source_ref",
+    "allow_republish",
+)
+
+# The predicate type `actions/attest-build-provenance` writes, accepted unless an author says
+# otherwise.
+SLSA_PROVENANCE_V1 = "https://slsa.dev/provenance/v1"
+
+# A policy file larger than this is refused before parsing (a policy is a few kilobytes).
+MAX_POLICY_BYTES = 1024 * 1024
+
+
+def _re2_options() -> Any:
+    options = re2.Options()
+    # Compile errors are reported to the user as policy findings; RE2's own logging would
+    # print them a second time on stderr.
+    options.log_errors = False
+    return options
+
+
+_RE2_OPTIONS = _re2_options()
+
+
+def compile_identity_pattern(pattern: str) -> Any:
+    """Compile ``pattern`` in RE2's dialect (that of cosign and of the reference installer).
+
+    Matching is linear-time whatever the pattern, so a hostile policy cannot hang the
+    installer. Raises :class:`ValueError` with RE2's message when it does not compile
+    (look-arounds and back-references do not).
+    """
+    try:
+        return re2.compile(pattern, options=_RE2_OPTIONS)
+    except re2.error as exc:
+        detail = exc.args[0] if exc.args else exc
+        if isinstance(detail, bytes):
+            detail = detail.decode("utf-8", errors="replace")
+        raise ValueError(str(detail)) from exc
+
+
+def full_match(pattern: str, text: str) -> bool:
+    """True when the RE2 ``pattern`` matches the whole of ``text``."""
+    return compile_identity_pattern(pattern).fullmatch(text) is not None
+
+
+def _is_escaped(pattern: str, index: int) -> bool:
+    backslashes = 0
+    while index - 1 - backslashes >= 0 and pattern[index - 1 - backslashes] == "\\":
+        backslashes += 1
+    return backslashes % 2 == 1
+
+
+def anchored_form(pattern: str) -> str | None:
+    """The pattern cosign would read as we do, or ``None`` when it is anchored already.
+
+    cosign searches (``^`` and ``$`` only when written); we always match the whole identity.
+    A pattern lacking either anchor therefore matches more identities under cosign and the
+    reference installer than here: the anchored form says the same thing to all of them.
+    """
+    starts = pattern.startswith(("^", "\\A"))
+    ends = (pattern.endswith("$") and not _is_escaped(pattern, len(pattern) - 1)) or (
+        pattern.endswith("\\z") and not _is_escaped(pattern, len(pattern) - 2)
+    )
+    if starts and ends:
+        return None
+    if "|" in pattern:
+        return f"^(?:{pattern})$"
+    return ("" if starts else "^") + pattern + ("" if ends else "$")
 
 
 @dataclass(frozen=True)
 class AuthorPolicy(Mapping[str, Any]):
     """One ``[[authors]]`` entry: which signer is trusted for the GitHub ``owner``.
 
-    Exactly one of ``identity_regexp`` (full match of the certificate SAN) and ``identity``
-    (equality) is set. ``repos`` (when not ``None``) limits the entry to those repositories of
-    the owner. ``line`` is where the entry starts in the policy file (0 when built in code).
+    Exactly one of ``identity_regexp`` (RE2, full match of the certificate SAN or starting
+    workflow) and ``identity`` (equality) is set. ``repos`` (when not ``None``) limits the
+    entry to those repositories of the owner. ``signer_workflow``
+    (``owner/repo/.github/workflows/x.yml``) names the workflow that must have signed,
+    ``source_ref`` (RE2, full match) the ref it must have run for, ``predicate_type`` the
+    attestation predicate accepted (SLSA provenance v1 by default). ``allow_republish`` lets a
+    signature made in one repository vouch for a copy published by another repository of the
+    owner; without it the signing repository must be the one installed from.
+    ``line`` is where the entry starts in the policy file (0 when built in code).
 
     The entry also reads as a mapping of its set keys, the shape the install pipeline was
     first written against.
@@ -58,6 +142,10 @@ class AuthorPolicy(Mapping[str, Any]):
     repos: tuple[str, ...] | None = None
     mode: Mode | None = None
     line: int = 0
+    signer_workflow: str | None = None
+    predicate_type: str | None = None
+    source_ref: str | None = None
+    allow_republish: bool = False
 
     def __post_init__(self) -> None:
         if (self.identity is None) == (self.identity_regexp is None):
@@ -68,7 +156,16 @@ class AuthorPolicy(Mapping[str, Any]):
         if self.identity is not None:
             return san == self.identity
         # fullmatch, whatever anchors the author wrote: `^…` alone must not accept a suffix.
-        return re.fullmatch(self.identity_regexp or "", san) is not None
+        return full_match(self.identity_regexp or "", san)
+
+    def source_ref_matches(self, ref: str) -> bool:
+        """True when ``source_ref`` is unset or matches the whole ``ref``."""
+        return self.source_ref is None or full_match(self.source_ref, ref)
+
+    @property
+    def attestation_predicate_type(self) -> str:
+        """The in-toto predicate type this entry accepts in an attestation."""
+        return self.predicate_type or SLSA_PROVENANCE_V1
 
     def describe_identity(self) -> str:
         """The expected identity as a user would read it in an error message."""
@@ -84,6 +181,10 @@ class AuthorPolicy(Mapping[str, Any]):
             "oidc_issuer": self.oidc_issuer,
             "repos": self.repos,
             "mode": self.mode,
+            "signer_workflow": self.signer_workflow,
+            "predicate_type": self.predicate_type,
+            "source_ref": self.source_ref,
+            "allow_republish": self.allow_republish or None,
         }
         return {key: value for key, value in values.items() if value is not None}
 
@@ -111,6 +212,7 @@ class TrustPolicy:
     schema_version: str = "1.0"
     trusted_root: Path | None = None
     cosign_binary: str | None = None
+    warnings: tuple[str, ...] = ()
 
     def authors_for(self, owner: str | None) -> tuple[AuthorPolicy, ...]:
         """The entries for GitHub ``owner`` (case-insensitive, as GitHub names are)."""
@@ -194,8 +296,11 @@ POLICY_RULES: dict[str, Rule] = {
             "policy-invalid-regexp",
             "error",
             "`identity_regexp` does not compile",
-            "Compiles the regular expression (Python `re` syntax).",
-            "A pattern that does not compile can never match a signer.",
+            "Compiles `identity_regexp` and `source_ref` in RE2's dialect, that of cosign and "
+            "of the reference installer: `\\p{L}` and `[[:alnum:]]` work, look-arounds and "
+            "back-references do not.",
+            "A pattern that does not compile can never match a signer, and one that only "
+            "Python's `re` accepts would be refused by the reference installer.",
             'identity_regexp = "^https://github.com/acme/[^/+/"',
             "Fix the pattern; remember it must match the whole certificate identity.",
         ),
@@ -218,6 +323,19 @@ POLICY_RULES: dict[str, Rule] = {
             "Verification is native; no cosign binary is ever run.",
             'cosign_binary = "/usr/local/bin/cosign"',
             "Remove the key.",
+        ),
+        Rule(
+            "NXT010",
+            "policy-unanchored-regexp",
+            "warning",
+            "`identity_regexp` lacks `^` or `$`",
+            "Looks for an identity pattern that is not anchored at both ends.",
+            "nexo-pkg always matches the whole identity, but cosign and the reference "
+            "installer search for the pattern anywhere in it: unanchored, the same policy "
+            "trusts more signers there (`github.com/acme/` also matches "
+            "`https://github.com/evil/x?github.com/acme/`).",
+            'identity_regexp = "https://github.com/acme/.*"',
+            "Write the anchored form shown in the message.",
         ),
     )
 }
@@ -502,13 +620,16 @@ class _Validator:
             identity_regexp = self.string(
                 entry["identity_regexp"], f"{prefix}.identity_regexp", span
             )
-            if identity_regexp is not None:
-                try:
-                    re.compile(identity_regexp)
-                except re.error as exc:
+            if identity_regexp is not None and self.pattern(
+                identity_regexp, f"{prefix}.identity_regexp", span
+            ):
+                anchored = anchored_form(identity_regexp)
+                if anchored is not None:
                     self.add(
-                        "NXT007",
-                        f"{prefix}.identity_regexp does not compile: {exc}",
+                        "NXT010",
+                        f"{prefix}.identity_regexp is not anchored: cosign and the reference "
+                        "installer would accept any identity containing a match; write "
+                        f"identity_regexp = {_toml_string(anchored)}",
                         f"{prefix}.identity_regexp",
                         span,
                     )
@@ -553,6 +674,49 @@ class _Validator:
         if "mode" in entry:
             mode = self.mode(entry["mode"], f"{prefix}.mode", self.author_span(index, "mode"))
 
+        signer_workflow: str | None = None
+        if "signer_workflow" in entry:
+            span = self.author_span(index, "signer_workflow")
+            signer_workflow = self.string(
+                entry["signer_workflow"], f"{prefix}.signer_workflow", span
+            )
+            if signer_workflow is not None and not _WORKFLOW_PATH.match(signer_workflow):
+                self.add(
+                    "NXT004",
+                    f"{prefix}.signer_workflow {signer_workflow!r} is not "
+                    "OWNER/REPO/.github/workflows/FILE.yml",
+                    f"{prefix}.signer_workflow",
+                    span,
+                )
+                signer_workflow = None
+
+        predicate_type: str | None = None
+        if "predicate_type" in entry:
+            span = self.author_span(index, "predicate_type")
+            predicate_type = self.string(entry["predicate_type"], f"{prefix}.predicate_type", span)
+
+        source_ref: str | None = None
+        if "source_ref" in entry:
+            span = self.author_span(index, "source_ref")
+            source_ref = self.string(entry["source_ref"], f"{prefix}.source_ref", span)
+            if source_ref is not None and not self.pattern(
+                source_ref, f"{prefix}.source_ref", span
+            ):
+                source_ref = None
+
+        allow_republish = False
+        if "allow_republish" in entry:
+            span = self.author_span(index, "allow_republish")
+            if not isinstance(entry["allow_republish"], bool):
+                self.add(
+                    "NXT003",
+                    f"{prefix}.allow_republish must be true or false",
+                    f"{prefix}.allow_republish",
+                    span,
+                )
+            else:
+                allow_republish = entry["allow_republish"]
+
         if self.error_count() > errors_before or owner is None:
             return None
         header = self.spans.author(index).header
@@ -564,10 +728,32 @@ class _Validator:
             repos=repos,
             mode=mode,
             line=header.start.line if header else 0,
+            signer_workflow=signer_workflow,
+            predicate_type=predicate_type,
+            source_ref=source_ref,
+            allow_republish=allow_republish,
         )
+
+    def pattern(self, pattern: str, key_path: str, span: Span | None) -> bool:
+        """Compile ``pattern`` in RE2's dialect; add ``NXT007`` and return False if it fails."""
+        try:
+            compile_identity_pattern(pattern)
+        except ValueError as exc:
+            self.add("NXT007", f"{key_path} does not compile (RE2 syntax): {exc}", key_path, span)
+            return False
+        return True
 
     def error_count(self) -> int:
         return sum(1 for f in self.findings if POLICY_RULES[f.code].severity == "error")
+
+
+_WORKFLOW_PATH = re.compile(r"^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+/\.github/workflows/[^/@]+$")
+
+
+def _toml_string(value: str) -> str:
+    """``value`` as a TOML basic string, the way a user would paste it into the policy."""
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
 
 
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
@@ -589,6 +775,9 @@ def _validate(text: str, base_dir: Path | None) -> tuple[TrustPolicy | None, lis
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         return None, [_syntax_finding(exc)]
+    except RecursionError:
+        # tomllib recurses once per level of nested arrays and inline tables.
+        return None, [_Finding("NXT001", "invalid TOML: values nested too deeply", "", _START)]
     validator = _Validator(data, _scan_positions(text), base_dir)
     policy = validator.run()
     ordered = sorted(validator.findings, key=lambda f: (f.span.start, f.code))
@@ -646,15 +835,39 @@ def parse_policy(text: str, *, path: Path) -> TrustPolicy:
     )
 
 
+def file_warnings(path: Path) -> tuple[str, ...]:
+    """Warnings about where the policy lives: a symlink, or a file others may write to.
+
+    Either lets someone other than the owner of the policy change whom it trusts.
+    """
+    found: list[str] = []
+    try:
+        if path.is_symlink():
+            found.append(
+                f"WARNING: the trust policy {path} is a symbolic link (to {path.readlink()}); "
+                "whoever can change the link or its target decides whom installs trust"
+            )
+        mode = path.stat().st_mode
+    except OSError:
+        return tuple(found)
+    if mode & stat.S_IWOTH:
+        found.append(
+            f"WARNING: the trust policy {path} is writable by every user "
+            f"(mode {stat.S_IMODE(mode):o}); run chmod o-w on it"
+        )
+    return tuple(found)
+
+
 def read_policy_file(path: Path, *, explicit: bool) -> TrustPolicy:
     """Read and parse the policy at ``path``.
 
     A missing file gives the built-in default (``warn``, no authors) unless ``explicit`` (the
     user named it with ``--trusted-keys``), in which case it is ``policy_invalid``, as is an
-    unreadable or non-UTF-8 file.
+    unreadable, non-UTF-8 or oversized file. The policy carries :func:`file_warnings`.
     """
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_POLICY_BYTES + 1)
     except FileNotFoundError as exc:
         if explicit:
             raise ConfigError(
@@ -669,6 +882,12 @@ def read_policy_file(path: Path, *, explicit: bool) -> TrustPolicy:
             kind="policy_invalid",
             details={"path": str(path)},
         ) from exc
+    if len(raw) > MAX_POLICY_BYTES:
+        raise ConfigError(
+            f"{path}: the trust policy is larger than {MAX_POLICY_BYTES} bytes",
+            kind="policy_invalid",
+            details={"path": str(path)},
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -677,7 +896,7 @@ def read_policy_file(path: Path, *, explicit: bool) -> TrustPolicy:
             kind="policy_invalid",
             details={"path": str(path), "line": 1},
         ) from exc
-    return parse_policy(text, path=path)
+    return replace(parse_policy(text, path=path), warnings=file_warnings(path))
 
 
 def lint_policy_source(text: str, *, path: str) -> FileResult:

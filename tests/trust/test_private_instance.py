@@ -208,6 +208,9 @@ def test_unsigned_under_warn_installs_unsigned_loudly(policy: TrustPolicy, artif
         "identity": None,
         "issuer": None,
         "bundle_sha256": None,
+        "scheme": None,
+        "material": None,
+        "claims": {},
     }
     assert outcome.warnings
     assert "NOT SIGNED" in outcome.warnings[0]

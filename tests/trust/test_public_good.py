@@ -45,6 +45,15 @@ def test_verifies_offline_with_exact_identity(vector: tuple[Path, Path]) -> None
         "identity": VECTOR_IDENTITY,
         "issuer": VECTOR_ISSUER,
         "bundle_sha256": hashlib.sha256(bundle.read_bytes()).hexdigest(),
+        "scheme": "sigstore-bundle",
+        "material": bundle.name,
+        "claims": {
+            "source_repository": "trailofbits/rfc8785.py",
+            "source_ref": "refs/tags/v0.1.2",
+            "signer_workflow": "trailofbits/rfc8785.py/.github/workflows/release.yml",
+            "build_config_uri": VECTOR_IDENTITY,
+            "runner_environment": "github-hosted",
+        },
     }
 
 

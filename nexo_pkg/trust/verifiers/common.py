@@ -16,7 +16,7 @@ import binascii
 import hashlib
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -35,12 +35,18 @@ from cryptography.x509 import (
 from sigstore.errors import Error as SigstoreError
 from sigstore.errors import VerificationError
 from sigstore.hashes import Hashed
-from sigstore.models import ClientTrustConfig, TrustedRoot
+from sigstore.models import Bundle, ClientTrustConfig, TrustedRoot
 from sigstore.verify import Verifier
 from sigstore_models.common.v1 import HashAlgorithm
 
 from nexo_pkg.errors import ConfigError
-from nexo_pkg.trust.base import SignatureInvalidError, SignerUntrustedError
+from nexo_pkg.trust.base import (
+    Scheme,
+    SignatureInvalidError,
+    SignerUntrustedError,
+    TrustRequest,
+    VerifiedSignature,
+)
 from nexo_pkg.trust.policy import AuthorPolicy
 
 _logger = logging.getLogger(__name__)
@@ -54,22 +60,35 @@ OIDC_ISSUER_V2 = ObjectIdentifier("1.3.6.1.4.1.57264.1.8")
 GITHUB_WORKFLOW_REPOSITORY = ObjectIdentifier("1.3.6.1.4.1.57264.1.5")
 SOURCE_REPOSITORY_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.12")
 SIGSTORE_OTHERNAME = ObjectIdentifier("1.3.6.1.4.1.57264.1.7")
+GITHUB_WORKFLOW_REF = ObjectIdentifier("1.3.6.1.4.1.57264.1.6")
+BUILD_SIGNER_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.9")
+RUNNER_ENVIRONMENT = ObjectIdentifier("1.3.6.1.4.1.57264.1.11")
+SOURCE_REPOSITORY_REF = ObjectIdentifier("1.3.6.1.4.1.57264.1.14")
+BUILD_CONFIG_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.18")
 
 _PUBLIC_GOOD_TUF_URL = "https://tuf-repo-cdn.sigstore.dev"
 
 
 @dataclass(frozen=True)
 class Signer:
-    """Who a certificate says signed: its SAN identities, OIDC issuer and source repository.
+    """Who a certificate says signed: SAN identities, OIDC issuer and the GitHub claims.
 
-    ``identity`` is the SAN that satisfied the policy (the first SAN before that is known).
-    ``repository`` is ``owner/name`` from the source-repository extension, else the SAN path.
+    ``identity`` is the identity that satisfied the policy (the first SAN before that is
+    known). ``repository`` is ``owner/name`` of the source repository (its extension, else the
+    legacy workflow-repository one, else the path of an ``https://`` SAN). ``source_ref`` is the
+    ref the workflow ran for (``refs/tags/v1.2.3``); ``build_signer_uri`` the workflow that
+    signed (for a reusable workflow, the reusable one); ``build_config_uri`` the workflow of the
+    source repository that started the run.
     """
 
     identities: tuple[str, ...]
     issuer: str | None
     repository: str | None
     identity: str
+    source_ref: str | None = None
+    build_signer_uri: str | None = None
+    build_config_uri: str | None = None
+    runner_environment: str | None = None
 
     @classmethod
     def from_certificate(cls, certificate: Certificate) -> Signer:
@@ -80,10 +99,63 @@ class Signer:
             issuer=_oidc_issuer(certificate),
             repository=_source_repository(certificate, identities),
             identity=identities[0] if identities else "<no identity>",
+            source_ref=_source_ref(certificate, identities),
+            build_signer_uri=_utf8_extension(certificate, BUILD_SIGNER_URI),
+            build_config_uri=_utf8_extension(certificate, BUILD_CONFIG_URI),
+            runner_environment=_utf8_extension(certificate, RUNNER_ENVIRONMENT),
         )
 
     def with_identity(self, identity: str) -> Signer:
-        return Signer(self.identities, self.issuer, self.repository, identity)
+        return replace(self, identity=identity)
+
+    def verified(self, scheme: Scheme, material: str) -> VerifiedSignature:
+        """What a verifier returns once this signer passed every check."""
+        return VerifiedSignature(
+            identity=self.identity,
+            issuer=self.issuer,
+            scheme=scheme,
+            material=material,
+            claims=self.claims(),
+        )
+
+    @property
+    def signer_workflow(self) -> str | None:
+        """``owner/repo/.github/workflows/x.yml`` of the workflow that signed."""
+        return _workflow_path(self.build_signer_uri)
+
+    @property
+    def tag(self) -> str | None:
+        """The tag the signing run was for, when its ref is a tag (``refs/tags/<tag>``)."""
+        if self.source_ref is not None and self.source_ref.startswith("refs/tags/"):
+            return self.source_ref.removeprefix("refs/tags/")
+        return None
+
+    def identity_candidates(self) -> tuple[str, ...]:
+        """What an author's identity may match: the SANs, then the starting workflow.
+
+        A reusable workflow's certificate names the reusable workflow in its SAN and the
+        calling repository's workflow in the build-config claim; both are vouched for by
+        Fulcio, so an author entry may name either.
+        """
+        extra = (self.build_config_uri,) if self.build_config_uri else ()
+        return self.identities + tuple(e for e in extra if e not in self.identities)
+
+    def claims(self) -> dict[str, str | None]:
+        """The GitHub claims shown to the user and recorded in the receipt."""
+        return {
+            "source_repository": self.repository,
+            "source_ref": self.source_ref,
+            "signer_workflow": self.signer_workflow,
+            "build_config_uri": self.build_config_uri,
+            "runner_environment": self.runner_environment,
+        }
+
+
+def _workflow_path(uri: str | None) -> str | None:
+    if not uri:
+        return None
+    path = urlsplit(uri.partition("@")[0]).path.strip("/")
+    return path or None
 
 
 def _der_utf8_string(raw: bytes) -> str | None:
@@ -182,16 +254,86 @@ def _source_repository(certificate: Certificate, identities: Sequence[str]) -> s
     return None
 
 
-def rejection_reason(author: AuthorPolicy, signer: Signer) -> str | None:
-    """Why ``author`` does not trust ``signer`` (``None`` when it does).
+def _utf8_extension(certificate: Certificate, oid: ObjectIdentifier) -> str | None:
+    raw = _extension_bytes(certificate, oid)
+    return _der_utf8_string(raw) if raw is not None else None
 
-    Issuer equality, then a SAN matching the identity (full match), then, when ``repos`` is
-    set, the signing repository belongs to the owner and is one of ``repos``.
+
+def _source_ref(certificate: Certificate, identities: Sequence[str]) -> str | None:
+    """The ref the run was for: the source-ref claim (…1.14), else the legacy workflow-ref
+    one (…1.6), else the ``@refs/…`` suffix of an ``https://`` SAN."""
+    found = _utf8_extension(certificate, SOURCE_REPOSITORY_REF)
+    if found:
+        return found
+    raw = _extension_bytes(certificate, GITHUB_WORKFLOW_REF)
+    if raw is not None:
+        try:
+            return raw.decode("utf-8") or None
+        except UnicodeDecodeError:
+            return None
+    for identity in identities:
+        if identity.startswith("https://") and "@refs/" in identity:
+            return identity.rpartition("@")[2]
+    return None
+
+
+def _casefold_equal(left: str | None, right: str | None) -> bool:
+    return left is not None and right is not None and left.casefold() == right.casefold()
+
+
+def binding_reason(signer: Signer, request: TrustRequest) -> str | None:
+    """Why the signature is not bound to what is being installed (``None`` when it is).
+
+    * A signature made for a tag (``refs/tags/X`` in the source-ref claim or the SAN) vouches
+      for that tag only: a genuine signature of an old release cannot stand for a newer tag.
+    * The source repository the certificate names must be the repository installed from,
+      unless every author entry that could trust it says ``allow_republish`` (checked by the
+      caller through :func:`rejection_reason`).
+    """
+    signed_tag = signer.tag
+    if request.tag is not None and signed_tag is not None and signed_tag != request.tag:
+        return (
+            f"it was signed for tag {signed_tag}, not for {request.tag} being installed "
+            "(a signature of another release cannot vouch for this one)"
+        )
+    return None
+
+
+def _repository_reason(author: AuthorPolicy, signer: Signer, request: TrustRequest) -> str | None:
+    if author.allow_republish or request.owner is None or signer.repository is None:
+        return None
+    if request.repo is not None:
+        installed = f"{request.owner}/{request.repo}"
+        if not _casefold_equal(signer.repository, installed):
+            return (
+                f"it was built in {signer.repository}, not in {installed} being installed "
+                "from (set `allow_republish = true` on the author entry to trust "
+                "republished artifacts)"
+            )
+        return None
+    if not _casefold_equal(signer.repository.partition("/")[0], request.owner):
+        return f"it was built in {signer.repository}, outside owner {request.owner}"
+    return None
+
+
+def rejection_reason(
+    author: AuthorPolicy,
+    signer: Signer,
+    request: TrustRequest,
+    *,
+    predicate_type: str | None = None,
+) -> str | None:
+    """Why ``author`` does not trust ``signer`` for ``request`` (``None`` when it does).
+
+    Issuer equality; an identity (SAN, or the starting workflow) matching the author's
+    identity (full match); ``repos``; ``signer_workflow``; ``source_ref``; for attestations
+    the statement's ``predicate_type``; then the binding to the repository and tag installed.
     """
     if signer.issuer != author.oidc_issuer:
         return f"issuer {signer.issuer!r} is not {author.oidc_issuer!r}"
-    if not any(author.identity_matches(identity) for identity in signer.identities):
-        shown = ", ".join(signer.identities) or "none"
+    candidates = signer.identity_candidates()
+    if not any(author.identity_matches(identity) for identity in candidates):
+        shown = ", ".join(candidates) or "none"
         return f"identity {shown} does not match {author.describe_identity()}"
     if author.repos is not None:
         repository = signer.repository
@@ -202,7 +344,18 @@ def rejection_reason(author: AuthorPolicy, signer: Signer) -> str | None:
             name.casefold() for name in author.repos
         }:
             return f"repository {repository} is not one of {author.owner}/{list(author.repos)}"
-    return None
+    if author.signer_workflow is not None and not _casefold_equal(
+        signer.signer_workflow, author.signer_workflow
+    ):
+        return f"signer workflow {signer.signer_workflow or 'none'} is not {author.signer_workflow}"
+    if author.source_ref is not None and not author.source_ref_matches(signer.source_ref or ""):
+        return f"source ref {signer.source_ref or 'none'} does not match {author.source_ref!r}"
+    if predicate_type is not None and predicate_type != author.attestation_predicate_type:
+        return (
+            f"the attestation's predicate type {predicate_type} is not "
+            f"{author.attestation_predicate_type}"
+        )
+    return _repository_reason(author, signer, request)
 
 
 class UntrustedSignerError(VerificationError):
@@ -210,21 +363,29 @@ class UntrustedSignerError(VerificationError):
 
 
 class TrustedAuthors:
-    """A sigstore-python verification policy: some author entry must trust the certificate.
+    """A sigstore-python verification policy: some author entry must trust the certificate,
+    and the signature must be bound to what ``request`` installs.
 
     With no author entries it refuses every certificate (like sigstore's ``AllOf([])``).
     """
 
-    def __init__(self, authors: Sequence[AuthorPolicy]) -> None:
-        self._authors = tuple(authors)
+    def __init__(self, request: TrustRequest, *, predicate_type: str | None = None) -> None:
+        self._request = request
+        self._predicate_type = predicate_type
         self.accepted: Signer | None = None
 
     def verify(self, cert: Certificate) -> None:
         """Accept ``cert`` when an author trusts it; raise ``VerificationError`` otherwise."""
         signer = Signer.from_certificate(cert)
-        for author in self._authors:
-            if rejection_reason(author, signer) is None:
-                matched = next(i for i in signer.identities if author.identity_matches(i))
+        if binding_reason(signer, self._request) is not None:
+            raise UntrustedSignerError("the signature is bound to another release")
+        for author in self._request.authors:
+            reason = rejection_reason(
+                author, signer, self._request, predicate_type=self._predicate_type
+            )
+            if reason is None:
+                candidates = signer.identity_candidates()
+                matched = next(i for i in candidates if author.identity_matches(i))
                 self.accepted = signer.with_identity(matched)
                 return
         raise UntrustedSignerError("no trusted author accepts the signing certificate")
@@ -292,22 +453,62 @@ def hash_artifact(artifact: Path) -> Hashed:
 
 
 def untrusted_signer_error(
-    signer: Signer, authors: Sequence[AuthorPolicy], owner: str | None, name: str
+    signer: Signer,
+    request: TrustRequest,
+    name: str,
+    *,
+    predicate_type: str | None = None,
 ) -> SignerUntrustedError:
-    if not authors and owner is None:
+    """The refusal of a valid signature: every author entry's reason, and what was seen."""
+    owner = request.owner
+    bound = binding_reason(signer, request)
+    if bound is not None:
+        reason = bound
+    elif not request.authors and owner is None:
         reason = "the trust policy has no [[authors]] entry"
-    elif not authors:
+    elif not request.authors:
         reason = f"the trust policy has no [[authors]] entry for owner {owner!r}"
     else:
-        reasons = [rejection_reason(author, signer) or "" for author in authors]
+        reasons = [
+            rejection_reason(author, signer, request, predicate_type=predicate_type) or ""
+            for author in request.authors
+        ]
         reason = "; ".join(reason for reason in reasons if reason)
     return SignerUntrustedError(
         f"{name} is signed by {signer.identity} (issuer {signer.issuer}), "
         f"which is not trusted: {reason}",
         identity=signer.identity,
         issuer=signer.issuer,
-        details={"repository": signer.repository},
+        details={"repository": signer.repository, "claims": signer.claims(), "bound": bound},
     )
+
+
+def load_bundle(raw: bytes, document: dict[str, Any], name: str) -> Bundle:
+    """Parse a Sigstore bundle (``raw``, already decoded as ``document``) for verification.
+
+    A bundle from GitHub's own Sigstore instance (private repositories) carries no
+    transparency-log entry, only an RFC 3161 timestamp: sigstore-python cannot verify such a
+    bundle, so it is refused with that reason rather than a parser's complaint.
+    """
+    material = document.get("verificationMaterial")
+    if isinstance(material, dict) and not material.get("tlogEntries"):
+        timestamped = bool(
+            (material.get("timestampVerificationData") or {}).get("rfc3161Timestamps")
+        )
+        raise SignatureInvalidError(
+            f"{name} has no transparency-log entry"
+            + (
+                " (it comes from GitHub's Sigstore instance for private repositories, which "
+                "signs with RFC 3161 timestamps only)"
+                if timestamped
+                else ""
+            )
+            + "; nexo-pkg verifies only bundles logged in a Sigstore transparency log"
+        )
+    try:
+        return Bundle.from_json(raw)
+    except Exception as exc:  # whatever the parser trips on, the bundle is unusable
+        raise SignatureInvalidError(f"{name} is not a valid Sigstore bundle: {exc}") from exc
 
 
 def check_recorded_digest(artifact: Path, document: dict[str, Any], name: str) -> None:

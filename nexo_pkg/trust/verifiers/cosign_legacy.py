@@ -4,7 +4,8 @@ Before Sigstore bundles, ``cosign sign-blob --bundle`` wrote a JSON document wit
 signature (``base64Signature``), the Fulcio certificate (``cert``) and the Rekor entry with its
 signed entry timestamp (``rekorBundle``), but no inclusion proof. sigstore-python only accepts
 bundles with inclusion proofs, so this module verifies such documents offline itself, with
-every check ``cosign verify-blob --bundle`` applies, reusing sigstore-python's primitives:
+every check ``cosign verify-blob --bundle`` applies, against the trusted root's keys read with
+``cryptography`` (:mod:`nexo_pkg.trust.verifiers.rootkeys`):
 
 1. the signed entry timestamp (SET) is a signature by a trusted Rekor key over the
    canonicalised entry (body, integrated time, log ID, log index);
@@ -24,15 +25,15 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Mapping, Sequence
+import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-import rekor_types
 import rfc8785
 from cryptography.exceptions import InvalidSignature
-from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 from cryptography.x509 import (
@@ -53,23 +54,25 @@ from cryptography.x509.verification import (
 )
 from cryptography.x509.verification import VerificationError as X509VerificationError
 
-# sigstore-python's internal primitives (pinned to sigstore 4.x by the project's dependency):
-# the same SCT, keyring and hashedrekord code its own verifier runs.
-from sigstore._internal.rekor import _hashedrekord_from_parts
-from sigstore._internal.sct import verify_sct
-from sigstore._internal.trust import KeyringPurpose
-from sigstore._utils import KeyID
-from sigstore.errors import VerificationError
-from sigstore.models import TrustedRoot
-
-from nexo_pkg.trust.base import SignatureInvalidError, SignatureMaterial
-from nexo_pkg.trust.policy import AuthorPolicy
+from nexo_pkg.trust.base import (
+    SignatureInvalidError,
+    SignatureMaterial,
+    TrustRequest,
+    VerifiedSignature,
+)
 from nexo_pkg.trust.verifiers.common import (
     Signer,
     TrustedAuthors,
+    UntrustedSignerError,
     hash_artifact,
-    load_trusted_root,
     untrusted_signer_error,
+)
+from nexo_pkg.trust.verifiers.rootkeys import (
+    KeyCheckError,
+    RootKeys,
+    load_root_keys,
+    verify_embedded_sct,
+    verify_log_signature,
 )
 
 _RESIGN = "re-sign with Sigstore bundles (cosign sign-blob --new-bundle-format, or sigstore sign)"
@@ -104,7 +107,7 @@ def _load_certificate(text: str) -> Certificate:
         raise _LegacyError(f"cert is not an X.509 certificate: {exc}") from exc
 
 
-def _verify_set(root: TrustedRoot, payload: Mapping[str, Any], set_signature: bytes) -> int:
+def _verify_set(root: RootKeys, payload: Mapping[str, Any], set_signature: bytes) -> int:
     """Check the signed entry timestamp; return the integrated time it vouches for."""
     body = _field(payload, "body", str)
     integrated_time = _field(payload, "integratedTime", int)
@@ -123,15 +126,13 @@ def _verify_set(root: TrustedRoot, payload: Mapping[str, Any], set_signature: by
         }
     )
     try:
-        root.rekor_keyring(KeyringPurpose.VERIFY).verify(
-            key_id=KeyID(key_id), signature=set_signature, data=canonical
-        )
-    except VerificationError as exc:
+        verify_log_signature(root.rekor, key_id, set_signature, canonical, at=None)
+    except KeyCheckError as exc:
         raise _LegacyError(f"the signed entry timestamp is not from a trusted log: {exc}") from exc
     return int(integrated_time)
 
 
-def _verify_chain(root: TrustedRoot, certificate: Certificate, at: datetime) -> list[Certificate]:
+def _verify_chain(root: RootKeys, certificate: Certificate, at: datetime) -> list[Certificate]:
     """Chain to the trusted Fulcio roots at ``at`` (as sigstore-python's verifier does)."""
     # Fulcio certificates use the code-signing EKU, not client auth: allow any EKU here and
     # check code signing separately, keeping every other WebPKI default.
@@ -143,7 +144,7 @@ def _verify_chain(root: TrustedRoot, certificate: Certificate, at: datetime) -> 
     )
     verifier = (
         PolicyBuilder()
-        .store(Store(root.get_fulcio_certs()))
+        .store(Store(list(root.fulcio)))
         .time(at)
         .extension_policies(ca_policy=ca_policy, ee_policy=ee_policy)
         .build_client_verifier()
@@ -164,7 +165,7 @@ def _check_usage(certificate: Certificate) -> None:
         raise _LegacyError("the certificate is not a code-signing certificate")
 
 
-def _verify_document(artifact: Path, document: Mapping[str, Any], root: TrustedRoot) -> Certificate:
+def _verify_document(artifact: Path, document: Mapping[str, Any], root: RootKeys) -> Certificate:
     signature = _b64decode(_field(document, "base64Signature", str), "base64Signature")
     certificate = _load_certificate(_field(document, "cert", str))
     rekor_bundle = _field(document, "rekorBundle", dict)
@@ -178,9 +179,11 @@ def _verify_document(artifact: Path, document: Mapping[str, Any], root: TrustedR
     if not (certificate.not_valid_before_utc <= integrated <= certificate.not_valid_after_utc):
         raise _LegacyError("the certificate was not valid at the log's integrated time")
     # 3. SCT.
+    if not chain:
+        raise _LegacyError("the certificate chain has no issuer")
     try:
-        verify_sct(certificate, chain, root.ct_keyring(KeyringPurpose.VERIFY))
-    except VerificationError as exc:
+        verify_embedded_sct(certificate, chain[0], root)
+    except KeyCheckError as exc:
         raise _LegacyError(f"the certificate's SCT does not verify: {exc}") from exc
     # 4. Code signing.
     _check_usage(certificate)
@@ -195,13 +198,35 @@ def _verify_document(artifact: Path, document: Mapping[str, Any], root: TrustedR
         raise _LegacyError("the signature does not verify over the file") from exc
     # 6. The log entry is exactly this signature, certificate and digest.
     body = _b64decode(_field(payload, "body", str), "body")
-    try:
-        logged = rekor_types.Hashedrekord.model_validate_json(body)
-    except ValueError as exc:
-        raise _LegacyError("the log entry is not a hashedrekord entry") from exc
-    if logged != _hashedrekord_from_parts(certificate, signature, hashed):
-        raise _LegacyError("the log entry does not match the signature, certificate and file")
+    _check_log_body(body, certificate, signature, hashed.digest)
     return certificate
+
+
+def _check_log_body(body: bytes, certificate: Certificate, signature: bytes, digest: bytes) -> None:
+    """The hashedrekord v0.0.1 entry must record exactly this signature, certificate and
+    digest (what ``cosign verify-blob`` compares)."""
+    try:
+        entry = json.loads(body)
+        spec = entry["spec"]
+        recorded_hash = spec["data"]["hash"]
+        recorded_signature = base64.b64decode(spec["signature"]["content"], validate=True)
+        recorded_pem = base64.b64decode(spec["signature"]["publicKey"]["content"], validate=True)
+        kind = (entry["kind"], entry["apiVersion"])
+    except (ValueError, KeyError, TypeError, RecursionError, binascii.Error) as exc:
+        raise _LegacyError("the log entry is not a hashedrekord entry") from exc
+    if kind != ("hashedrekord", "0.0.1"):
+        raise _LegacyError(f"the log entry is a {kind[0]} {kind[1]} entry, not hashedrekord 0.0.1")
+    try:
+        recorded_certificate = load_pem_x509_certificate(recorded_pem)
+    except ValueError as exc:
+        raise _LegacyError("the log entry's certificate is unreadable") from exc
+    if (
+        recorded_hash != {"algorithm": "sha256", "value": digest.hex()}
+        or recorded_signature != signature
+        or recorded_certificate.public_bytes(serialization.Encoding.DER)
+        != certificate.public_bytes(serialization.Encoding.DER)
+    ):
+        raise _LegacyError("the log entry does not match the signature, certificate and file")
 
 
 _BUNDLE_V01 = "application/vnd.dev.sigstore.bundle+json;version=0.1"
@@ -246,44 +271,32 @@ def verify_legacy_bundle(
     document: Mapping[str, Any],
     *,
     name: str,
-    authors: Sequence[AuthorPolicy],
-    trusted_root: Path | None,
-    owner: str | None,
-) -> Signer:
-    """Verify a legacy cosign bundle over ``artifact``; return the trusted signer.
+    request: TrustRequest,
+) -> VerifiedSignature:
+    """Verify a legacy cosign bundle over ``artifact``; return the trusted signature.
 
     Raises :class:`SignatureInvalidError` when any cryptographic check fails and
     ``signer_untrusted`` when they pass but no author entry trusts the certificate.
     """
-    root = load_trusted_root(trusted_root)
+    root = load_root_keys(request.trusted_root)
     try:
         certificate = _verify_document(artifact, document, root)
     except _LegacyError as exc:
         raise SignatureInvalidError(f"{name}: legacy cosign bundle does not verify: {exc}") from exc
-    except (ValueError, TypeError, VerificationError) as exc:
+    except (ValueError, TypeError) as exc:
         raise SignatureInvalidError(f"{name}: legacy cosign bundle does not verify: {exc}") from exc
-    policy = TrustedAuthors(authors)
+    policy = TrustedAuthors(request)
     try:
         policy.verify(certificate)
-    except VerificationError:
-        raise untrusted_signer_error(
-            Signer.from_certificate(certificate), authors, owner, name
-        ) from None
+    except UntrustedSignerError:
+        raise untrusted_signer_error(Signer.from_certificate(certificate), request, name) from None
     if policy.accepted is None:  # defensive: verify() returned without accepting
         raise SignatureInvalidError(f"{name}: the signer was never checked against the policy")
-    return policy.accepted
+    return policy.accepted.verified("cosign-legacy", name)
 
 
-def verify_detached(
-    artifact: Path,
-    material: SignatureMaterial,
-    *,
-    authors: Sequence[AuthorPolicy],
-    trusted_root: Path | None,
-    owner: str | None,
-) -> Signer:
+def verify_detached(material: SignatureMaterial) -> VerifiedSignature:
     """Refuse a detached ``.sig`` + ``.pem``/``.cert``: it has no log entry to check offline."""
-    del artifact, authors, trusted_root, owner
     if material.signature is None or material.certificate is None:
         raise SignatureInvalidError(
             f"{material.name}: incomplete cosign signature (a .sig needs its .pem or .cert, "

@@ -1,0 +1,139 @@
+"""The author entry that would trust a signer that was seen, as TOML and as a command.
+
+Used by refusals (``signer_untrusted`` names the entry and the ``nexo plugin trust add``
+command to run) and by ``trust add`` itself, so both say the same thing.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from nexo_pkg.trust.policy import GITHUB_ACTIONS_ISSUER, AuthorPolicy
+
+_RE2_SPECIAL = set(".^$*+?()[]{}|\\")
+
+
+def escape_pattern(text: str) -> str:
+    """``text`` as an RE2 literal (only the characters RE2 treats specially are escaped)."""
+    return "".join("\\" + char if char in _RE2_SPECIAL else char for char in text)
+
+
+def workflow_pattern(uri: str) -> str:
+    """An anchored pattern for the workflow ``uri``: any tag when it ran for a tag, else the
+    exact ref it ran for."""
+    base, _, ref = uri.partition("@")
+    if ref.startswith("refs/tags/"):
+        return f"^{escape_pattern(base)}@refs/tags/.+$"
+    if ref:
+        return f"^{escape_pattern(base)}@{escape_pattern(ref)}$"
+    return f"^{escape_pattern(base)}$"
+
+
+def _repository_of(uri: str) -> str | None:
+    if not uri.startswith("https://github.com/"):
+        return None
+    parts = uri.removeprefix("https://github.com/").split("/")
+    return f"{parts[0]}/{parts[1]}" if len(parts) >= 2 and parts[1] else None
+
+
+def suggest_author(
+    *,
+    identity: str | None,
+    issuer: str | None,
+    claims: Mapping[str, Any],
+    owner: str | None,
+    repo: str | None,
+) -> AuthorPolicy | None:
+    """The narrowest author entry that trusts this signer for ``owner/repo``, or ``None``
+    when nothing names an owner to attach it to.
+
+    A GitHub Actions signer gets an anchored workflow pattern (any tag of that workflow), the
+    repository in ``repos``, and — when a reusable workflow signed for the repository — the
+    starting workflow as identity plus ``signer_workflow`` for the reusable one.
+    """
+    if not identity:
+        return None
+    source = claims.get("source_repository")
+    source = source if isinstance(source, str) else None
+    entry_owner = owner or (source.partition("/")[0] if source else None)
+    if entry_owner is None:
+        entry_owner = (_repository_of(identity) or "").partition("/")[0] or None
+    if entry_owner is None:
+        return None
+    repo_name = repo or (source.partition("/")[2] if source else None)
+    signer_workflow: str | None = None
+    base_identity = identity
+    build_config = claims.get("build_config_uri")
+    if (
+        source is not None
+        and _repository_of(identity) is not None
+        and (_repository_of(identity) or "").casefold() != source.casefold()
+        and isinstance(build_config, str)
+    ):
+        base_identity = build_config
+        workflow = claims.get("signer_workflow")
+        signer_workflow = workflow if isinstance(workflow, str) else None
+    if base_identity.startswith("https://"):
+        return AuthorPolicy(
+            owner=entry_owner,
+            identity_regexp=workflow_pattern(base_identity),
+            oidc_issuer=issuer or GITHUB_ACTIONS_ISSUER,
+            repos=(repo_name,) if repo_name else None,
+            signer_workflow=signer_workflow,
+        )
+    return AuthorPolicy(
+        owner=entry_owner,
+        identity=base_identity,
+        oidc_issuer=issuer or GITHUB_ACTIONS_ISSUER,
+        repos=(repo_name,) if repo_name else None,
+    )
+
+
+def _toml_string(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+def author_entry_toml(author: AuthorPolicy) -> str:
+    """``author`` as the ``[[authors]]`` table to paste into ``trusted_keys.toml``."""
+    lines = ["[[authors]]", f"owner = {_toml_string(author.owner)}"]
+    if author.identity_regexp is not None:
+        lines.append(f"identity_regexp = {_toml_string(author.identity_regexp)}")
+    if author.identity is not None:
+        lines.append(f"identity = {_toml_string(author.identity)}")
+    lines.append(f"oidc_issuer = {_toml_string(author.oidc_issuer)}")
+    if author.repos:
+        lines.append(f"repos = [{', '.join(_toml_string(r) for r in author.repos)}]")
+    if author.signer_workflow is not None:
+        lines.append(f"signer_workflow = {_toml_string(author.signer_workflow)}")
+    if author.source_ref is not None:
+        lines.append(f"source_ref = {_toml_string(author.source_ref)}")
+    if author.predicate_type is not None:
+        lines.append(f"predicate_type = {_toml_string(author.predicate_type)}")
+    if author.allow_republish:
+        lines.append("allow_republish = true")
+    if author.mode is not None:
+        lines.append(f"mode = {_toml_string(author.mode)}")
+    return "\n".join(lines) + "\n"
+
+
+def trust_add_command(author: AuthorPolicy, *, repo: str | None, policy_path: Path | None) -> str:
+    """The ``nexo plugin trust add`` command line that writes ``author``."""
+    target = f"{author.owner}/{repo}" if repo else author.owner
+    if repo is None and author.repos and len(author.repos) == 1:
+        target = f"{author.owner}/{author.repos[0]}"
+    words = ["nexo", "plugin", "trust", "add", target]
+    if author.identity_regexp is not None:
+        words += ["--identity-regexp", author.identity_regexp]
+    if author.identity is not None:
+        words += ["--identity", author.identity]
+    if author.oidc_issuer != GITHUB_ACTIONS_ISSUER:
+        words += ["--oidc-issuer", author.oidc_issuer]
+    if author.signer_workflow is not None:
+        words += ["--signer-workflow", author.signer_workflow]
+    if policy_path is not None:
+        words += ["--trusted-keys", str(policy_path)]
+    return shlex.join(words)

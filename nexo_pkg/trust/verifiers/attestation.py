@@ -1,0 +1,121 @@
+"""GitHub artifact attestations: a Sigstore bundle whose DSSE envelope holds an in-toto
+statement about the file (``actions/attest-build-provenance``, ``gh attestation verify``).
+
+sigstore-python verifies the bundle (certificate chain, SCT, transparency log, the envelope's
+signature); then the statement must be an in-toto statement whose subject digest is the
+file's SHA-256, and the certificate's GitHub claims must satisfy an author entry, including
+the entry's predicate type (SLSA provenance v1 by default).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from pathlib import Path
+from typing import Any
+
+from sigstore.models import Bundle
+
+from nexo_pkg.trust.base import SignatureInvalidError, TrustRequest, VerifiedSignature
+from nexo_pkg.trust.verifiers.common import (
+    Signer,
+    TrustedAuthors,
+    UnsafeIdentityCheckedSeparately,
+    UntrustedSignerError,
+    hash_artifact,
+    load_verifier,
+    untrusted_signer_error,
+)
+
+IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
+_STATEMENT_TYPES = ("https://in-toto.io/Statement/v1", "https://in-toto.io/Statement/v0.1")
+
+
+def _statement(document: dict[str, Any], name: str) -> dict[str, Any]:
+    """The in-toto statement of the bundle document's envelope, read before verification only
+    to learn its predicate type; the verdict rests on the bytes sigstore-python verifies."""
+    envelope = document.get("dsseEnvelope")
+    if not isinstance(envelope, dict):
+        raise SignatureInvalidError(f"{name} holds no DSSE envelope")
+    try:
+        payload = base64.b64decode(envelope.get("payload") or "", validate=True)
+    except (ValueError, TypeError, binascii.Error) as exc:
+        raise SignatureInvalidError(f"{name}: the DSSE payload is not base64") from exc
+    return _parse_statement(str(envelope.get("payloadType")), payload, name)
+
+
+def _parse_statement(payload_type: str, payload: bytes, name: str) -> dict[str, Any]:
+    if payload_type != IN_TOTO_PAYLOAD_TYPE:
+        raise SignatureInvalidError(
+            f"{name}: the attestation's payload is {payload_type!r}, not an in-toto statement"
+        )
+    try:
+        statement = json.loads(payload)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise SignatureInvalidError(f"{name}: the in-toto statement is not JSON") from exc
+    if not isinstance(statement, dict) or statement.get("_type") not in _STATEMENT_TYPES:
+        raise SignatureInvalidError(f"{name}: the attestation is not an in-toto statement")
+    if not isinstance(statement.get("predicateType"), str):
+        raise SignatureInvalidError(f"{name}: the in-toto statement has no predicate type")
+    return statement
+
+
+def _subject_digests(statement: dict[str, Any]) -> list[str]:
+    subjects = statement.get("subject")
+    if not isinstance(subjects, list):
+        return []
+    found: list[str] = []
+    for subject in subjects:
+        digest = subject.get("digest") if isinstance(subject, dict) else None
+        value = digest.get("sha256") if isinstance(digest, dict) else None
+        if isinstance(value, str):
+            found.append(value.lower())
+    return found
+
+
+def verify_attestation(
+    artifact: Path,
+    document: dict[str, Any],
+    bundle: Bundle,
+    *,
+    name: str,
+    request: TrustRequest,
+) -> VerifiedSignature:
+    """Verify the attestation ``bundle`` (from ``name``) about ``artifact``.
+
+    ``document`` is the bundle's JSON, ``bundle`` the same bundle parsed by sigstore-python.
+    Raises :class:`SignatureInvalidError` when the bundle does not verify, is not an in-toto
+    statement, or names other files; :class:`SignerUntrustedError` when it verifies but no
+    author entry trusts its certificate (claims, predicate type) or it is bound to another
+    release.
+    """
+    predicate_type = _statement(document, name)["predicateType"]
+    verifier = load_verifier(request.trusted_root)
+    policy = TrustedAuthors(request, predicate_type=predicate_type)
+    try:
+        payload_type, payload = verifier.verify_dsse(bundle, policy)
+    except UntrustedSignerError:
+        signer = Signer.from_certificate(bundle.signing_certificate)
+        try:
+            payload_type, payload = verifier.verify_dsse(bundle, UnsafeIdentityCheckedSeparately())
+        except Exception as exc:  # any failure inside the verifier fails closed
+            raise SignatureInvalidError(f"{name}: attestation does not verify: {exc}") from exc
+        _require_subject(artifact, _parse_statement(payload_type, payload, name), name)
+        raise untrusted_signer_error(signer, request, name, predicate_type=predicate_type) from None
+    except Exception as exc:  # any failure inside the verifier fails closed
+        raise SignatureInvalidError(f"{name}: attestation does not verify: {exc}") from exc
+    _require_subject(artifact, _parse_statement(payload_type, payload, name), name)
+    if policy.accepted is None:  # defensive: verify_dsse returned without our policy
+        raise SignatureInvalidError(f"{name}: the signer was never checked against the policy")
+    return policy.accepted.verified("github-attestation", name)
+
+
+def _require_subject(artifact: Path, statement: dict[str, Any], name: str) -> None:
+    digest = hash_artifact(artifact).digest.hex()
+    subjects = _subject_digests(statement)
+    if digest not in subjects:
+        shown = ", ".join(f"sha256:{s}" for s in subjects[:3]) or "none"
+        raise SignatureInvalidError(
+            f"{name}: the attestation is about {shown}, not about {artifact.name} (sha256:{digest})"
+        )
