@@ -95,7 +95,9 @@ def main() -> None:
             wanted = []
             publisher = _env(work / "publisher", github.url)
             for plugin_id in ids:
-                data = plugin_tarball(plugin_id, "1.0.0", payload=os.urandom(args.payload_kib * 1024))
+                data = plugin_tarball(
+                    plugin_id, "1.0.0", payload=os.urandom(args.payload_kib * 1024)
+                )
                 name = f"{plugin_id}-1.0.0-{TARGET}.tar.gz"
                 github.publish(
                     "acme", plugin_id, "v1.0.0",
@@ -104,7 +106,9 @@ def main() -> None:
                 )  # fmt: skip
                 _nexo(publisher, "mirror", f"acme/{plugin_id}@v1.0.0",
                       registry.ref(f"fleet/{plugin_id}"), "--plain-http")  # fmt: skip
-                wanted.append(f'[plugins.{plugin_id}]\nsource = "{registry.ref(f"fleet/{plugin_id}")}"\n')
+                wanted.append(
+                    f'[plugins.{plugin_id}]\nsource = "{registry.ref(f"fleet/{plugin_id}")}"\n'
+                )
             (project / "nexo-plugins.toml").write_text("\n".join(wanted))
             _nexo(publisher, "lock", "-f", str(project / "nexo-plugins.toml"), "--plain-http")
             lock = project / "nexo-plugins.lock"
@@ -146,8 +150,10 @@ def main() -> None:
         f"{'install x M (GitHub API)':28}{gh_wall:>11.2f}s{statistics.median(gh_hosts):>13.2f}s"
         f"{gh_requests / args.hosts:>16.1f}"
     )
-    print(f"registry blob GETs in total: {oci_blob_gets}; GitHub API requests per host: "
-          f"{gh_requests / args.hosts:.0f} (the unauthenticated limit is 60/hour per address)")  # fmt: skip
+    print(
+        f"registry blob GETs in total: {oci_blob_gets}; GitHub API requests per host: "
+        f"{gh_requests / args.hosts:.0f} (the unauthenticated limit is 60/hour per address)"
+    )
     print(f"ratio fleet wall registry/github: {oci_wall / gh_wall:.2f}x")
 
 

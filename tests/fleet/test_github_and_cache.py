@@ -1,0 +1,184 @@
+"""GitHub sources in a lock, ``lock --upgrade``, and the shared blob cache."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from pathlib import Path
+
+import pytest
+from support.github_server import GitHubServer, github_server
+from support.private_sigstore import PrivateSigstore
+from support.tarballs import release_assets
+
+from nexo_pkg.errors import NexoError
+from nexo_pkg.fleet.cache import BlobCache, BlobSink
+
+from .conftest import ACME_IDENTITY, LINUX, json_of, run_nexo
+
+__all__ = ["github_server"]
+
+
+def _publish(server: GitHubServer, instance: PrivateSigstore, version: str) -> None:
+    assets = release_assets("echo", version, target=LINUX)
+    name = f"echo-{version}-{LINUX}.tar.gz"
+    identity = ACME_IDENTITY.replace("v1.2.3", f"v{version}")
+    bundle = instance.sign(assets[name], identity=identity)
+    assets[name + ".sigstore.json"] = json.dumps(bundle).encode()
+    server.publish("acme", "nexo-plugin-echo", f"v{version}", assets)
+
+
+def test_github_sources_lock_sync_and_upgrade(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy: Path,
+) -> None:
+    _publish(github_server, private_sigstore, "1.2.3")
+    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
+    wanted = tmp_path / "nexo-plugins.toml"
+    wanted.write_text('[plugins.echo]\nsource = "acme/nexo-plugin-echo"\nversion = "^1.2"\n')
+    lock_file = tmp_path / "nexo-plugins.lock"
+    common = ("--trusted-keys", str(policy), "--require-signature")
+    locked = run_nexo(env, "lock", "-f", str(wanted), *common)
+    assert locked.returncode == 0, locked.stderr
+    text = lock_file.read_text()
+    assert 'resolved = "acme/nexo-plugin-echo@v1.2.3"' in text
+    assert f'identity = "{ACME_IDENTITY}"' in text
+
+    dest = tmp_path / "root"
+    synced = run_nexo(env, "sync", "--lock", str(lock_file), "--dest", str(dest), *common)
+    assert synced.returncode == 0, synced.stderr
+    receipt = json.loads((dest / "echo-1.2.3" / ".nexo-install.json").read_text())
+    assert receipt["source"] == "github-releases"
+    assert receipt["tag"] == "v1.2.3"
+    assert receipt["signature"]["identity"] == ACME_IDENTITY
+
+    # A newer release does not move the lock until asked, and asking GitHub is not needed.
+    _publish(github_server, private_sigstore, "1.3.0")
+    seen = len(github_server.requests)
+    again = run_nexo(env, "lock", "-f", str(wanted), *common, "--json")
+    assert json_of(again)["written"] is False
+    assert len(github_server.requests) == seen
+    upgraded = run_nexo(env, "lock", "-f", str(wanted), "--upgrade", "echo", *common, "--json")
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert json_of(upgraded)["changes"] == {"echo": "1.2.3 -> 1.3.0"}
+    replaced = run_nexo(
+        env, "sync", "--lock", str(lock_file), "--dest", str(dest), "--frozen", *common, "--json"
+    )
+    assert replaced.returncode == 0, replaced.stderr
+    assert json_of(replaced)["plugins"][0]["action"] == "replaced"
+    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-1.3.0"]
+
+    unknown = run_nexo(env, "lock", "-f", str(wanted), "--upgrade", "nope", "--json")
+    assert unknown.returncode == 2
+    assert json_of(unknown)["kind"] == "usage"
+
+
+def test_a_lock_that_names_another_signer_is_refused_at_sync(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy: Path,
+) -> None:
+    _publish(github_server, private_sigstore, "1.2.3")
+    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
+    wanted = tmp_path / "nexo-plugins.toml"
+    wanted.write_text('[plugins.echo]\nsource = "acme/nexo-plugin-echo"\n')
+    assert run_nexo(env, "lock", "-f", str(wanted), "--trusted-keys", str(policy)).returncode == 0
+    lock_file = tmp_path / "nexo-plugins.lock"
+    other = "https://github.com/acme/nexo-plugin-echo/.github/workflows/other.yml@refs/tags/v1"
+    lock_file.write_text(lock_file.read_text().replace(ACME_IDENTITY, other))
+    dest = tmp_path / "root"
+    refused = run_nexo(
+        env, "sync", "--lock", str(lock_file), "--dest", str(dest), "--frozen",
+        "--trusted-keys", str(policy), "--json",
+    )  # fmt: skip
+    assert refused.returncode == 1
+    assert json_of(refused)["plugins"][0]["kind"] == "signer_untrusted"
+    assert not (dest / "echo-1.2.3").exists()
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_the_cache_fetches_a_blob_once_and_survives_concurrent_writers(tmp_path: Path) -> None:
+    data = b"plugin bytes" * 10_000
+    calls: list[int] = []
+    lock = threading.Lock()
+
+    def fetch(sink: BlobSink) -> None:
+        with lock:
+            calls.append(1)
+        for start in range(0, len(data), 4096):
+            sink.write(data[start : start + 4096])
+
+    results: list[bytes] = []
+
+    def worker() -> None:
+        cache = BlobCache(tmp_path / "home")
+        with cache.open_blob(_digest(data), fetch) as path:
+            results.append(path.read_bytes())
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [data] * 8
+    store = tmp_path / "home" / "cache" / "blobs" / "sha256"
+    assert [p.name for p in store.iterdir()] == [_digest(data)]
+    assert not any((tmp_path / "home" / "cache" / "blobs" / "tmp").iterdir())
+    calls_before = len(calls)
+
+    # Present with the right hash: never fetched again.
+    cache = BlobCache(tmp_path / "home")
+    with cache.open_blob(_digest(data), fetch):
+        pass
+    assert len(calls) == calls_before
+    assert cache.hits == 1
+
+    # A blob that no longer matches its name is fetched again.
+    blob = store / _digest(data)
+    blob.chmod(0o644)
+    blob.write_bytes(b"rotten")
+    with cache.open_blob(_digest(data), fetch) as path:
+        assert path.read_bytes() == data
+    assert len(calls) == calls_before + 1
+
+
+def test_the_cache_refuses_bytes_that_do_not_match_and_keeps_nothing(tmp_path: Path) -> None:
+    cache = BlobCache(tmp_path / "home")
+
+    def wrong(sink: BlobSink) -> None:
+        sink.write(b"other bytes")
+
+    with pytest.raises(NexoError) as caught, cache.open_blob(_digest(b"expected"), wrong):
+        pass
+    assert caught.value.kind == "checksum_mismatch"
+    assert not any(cache.store.iterdir())
+    assert not any(cache.temp.iterdir())
+
+
+def test_cache_prune(tmp_path: Path, fleet_env: dict[str, str]) -> None:
+    home = Path(fleet_env["NEXO_HOME"])
+    cache = BlobCache(home)
+    fresh = tmp_path / "fresh.bin"
+    fresh.write_bytes(b"fresh")
+    cache.add_file(fresh)
+    (cache.temp / "leftover.part").write_bytes(b"half")
+    kept = run_nexo(fleet_env, "cache", "prune", "--json")
+    assert kept.returncode == 0, kept.stderr
+    assert json_of(kept) == {"ok": True, "removed": 1, "freed_bytes": 4, "kept": 1}
+    emptied = run_nexo(fleet_env, "cache", "prune", "--all", "--json")
+    assert json_of(emptied)["removed"] == 1
+    assert not any(cache.store.iterdir())
+    bad = run_nexo(fleet_env, "cache", "prune", "--older-than-days", "-1", "--json")
+    assert bad.returncode == 2
+    assert json_of(bad)["kind"] == "usage"
