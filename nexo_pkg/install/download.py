@@ -89,7 +89,12 @@ def make_temp_file(directory: Path, name: str) -> tuple[IO[bytes], Path, int]:
             descriptor, raw_path = tempfile.mkstemp(
                 prefix=f".{name}.", suffix=".part", dir=directory
             )
-            lock_fd = os.open(raw_path, os.O_RDONLY)
+            try:
+                lock_fd = os.open(raw_path, os.O_RDONLY)
+            except FileNotFoundError:
+                # Taken by another install's clean-up before it could be opened: start over.
+                os.close(descriptor)
+                continue
             fcntl.flock(lock_fd, fcntl.LOCK_EX)
             # Another install's clean-up may have taken the file before it was locked.
             try:
