@@ -12,6 +12,7 @@ Usage: python benchmarks/lint.py [--runs N] [--file PATH]
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 import subprocess
@@ -23,7 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = ROOT / "schemas" / "nexo-plugin.schema.json"
 CORPUS = ROOT / "tests" / "fixtures" / "manifests"
-REFERENCE = ROOT / "tests" / "fixtures" / "reference-manifests"
+SHARED_FIXTURES = Path(os.environ.get("NEXO_TEST_FIXTURES") or ROOT.parent / "shared" / "fixtures")
+REFERENCE = SHARED_FIXTURES / "reference-manifests"
 BIN = Path(sys.executable).parent
 
 

@@ -488,7 +488,8 @@ def bench_trust(report: Report, runs: int) -> None:
                 "## Sigstore verification",
                 "",
                 "Each run is a fresh interpreter doing the signature step of an install for the "
-                f"real public-good bundle in `tests/fixtures/sigstore`, {runs} interleaved runs:",
+                "real public-good bundle in `../shared/fixtures/sigstore`, "
+                f"{runs} interleaved runs:",
                 "",
                 "| variant | elapsed min / median / max |",
                 "|---|---|",

@@ -1,7 +1,7 @@
 """Time added by Sigstore verification to an install, import included (target: <= 1 s).
 
 Each measurement runs in a fresh interpreter, as an install does: once verifying the real
-public-good bundle in tests/fixtures/sigstore (import + trust root + verification), and once
+public-good bundle of ../shared/fixtures/sigstore (import + trust root + verification), and once
 doing the same work for an unsigned asset, so the difference is what signing costs.
 
     .venv/bin/python benchmarks/trust.py [--runs N]
@@ -20,7 +20,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "tests" / "fixtures" / "sigstore"
+SHARED_FIXTURES = Path(os.environ.get("NEXO_TEST_FIXTURES") or ROOT.parent / "shared" / "fixtures")
+FIXTURES = SHARED_FIXTURES / "sigstore"
 ARTIFACT = "rfc8785-0.1.2-py3-none-any.whl"
 IDENTITY = (
     "https://github.com/trailofbits/rfc8785.py/.github/workflows/release.yml@refs/tags/v0.1.2"

@@ -16,11 +16,12 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from support.shared_fixtures import shared_fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA = ROOT / "schemas" / "nexo-plugin.schema.json"
 MANIFESTS = ROOT / "tests" / "fixtures" / "manifests"
-REFERENCE = ROOT / "tests" / "fixtures" / "reference-manifests"
+REFERENCE = shared_fixture("reference-manifests")
 SEMANTIC_CODES_START = 100  # NX100 and up are rules beyond the schema (SPEC §2)
 PARSE_CODES = {"NX001", "NX002"}  # syntax and duplicate keys: taplo rejects them as TOML
 

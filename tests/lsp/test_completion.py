@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from support.shared_fixtures import shared_files, skip_unless_present
+
 from nexo_pkg.lsp.completion import complete_at
 from nexo_pkg.lsp.hover import hover_at
 from nexo_pkg.lsp.schema_nav import SchemaNavigator
@@ -87,14 +89,15 @@ def test_hover_on_key_header_and_value() -> None:
     assert hover_at(NAVIGATOR, "\n\n", 1) is None
 
 
+@skip_unless_present("reference-manifests")
 def test_every_prefix_of_real_manifests_is_handled() -> None:
     """Typing a manifest character by character never makes hover or completion raise."""
     from nexo_pkg.lsp.schema_nav import packaged_navigator
 
     navigator = packaged_navigator("nexo-plugin.schema.json") or NAVIGATOR
     here = Path(__file__).parent
-    manifests = sorted((here / "fixtures").glob("*.toml")) + sorted(
-        (here.parent / "fixtures" / "reference-manifests").glob("*plugin-python.toml")
+    manifests = sorted((here / "fixtures").glob("*.toml")) + shared_files(
+        "*plugin-python.toml", "reference-manifests"
     )
     assert len(manifests) == 2
     for manifest in manifests:

@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
+from support.shared_fixtures import shared_files
 
 from nexo_pkg.manifest.conformance import UnsupportedKeywordError, conforms
 from nexo_pkg.manifest.schema import load_schema, schema_diagnostics, schema_errors
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 SHIPPED = ROOT / "schemas" / "nexo-plugin.schema.json"
 PACKAGED = ROOT / "nexo_pkg" / "schemas" / "nexo-plugin.schema.json"
 FIXTURES = ROOT / "tests" / "fixtures"
-REFERENCE = sorted((FIXTURES / "reference-manifests").glob("*.toml"))
+REFERENCE = shared_files("*.toml", "reference-manifests")
 CORPUS = sorted((FIXTURES / "manifests").glob("*/*.toml"))
 
 

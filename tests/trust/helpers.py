@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+from support.shared_fixtures import shared_fixture, shared_fixtures_dir
 
 from nexo_pkg.trust.entry import AuthorPolicy
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sigstore"
-_PROJECT = Path(__file__).resolve().parents[2]
+FIXTURES = shared_fixture("sigstore")
 # Fixtures taken from public repositories, shared by every checkout (read in place).
-SHARED_FIXTURES = Path(
-    os.environ.get("NEXO_TEST_FIXTURES", _PROJECT.parent / "shared" / "fixtures")
-)
+SHARED_FIXTURES = shared_fixtures_dir()
 VECTOR_ARTIFACT = "rfc8785-0.1.2-py3-none-any.whl"
 VECTOR_IDENTITY = (
     "https://github.com/trailofbits/rfc8785.py/.github/workflows/release.yml@refs/tags/v0.1.2"
