@@ -74,7 +74,7 @@ def _explain(code: str) -> int:
 
 def _collect(request: LintRequest, options: LintOptions) -> list[FileResult]:
     from nexo_pkg.lint.discovery import discover_manifests  # noqa: PLC0415
-    from nexo_pkg.lint.engine import lint_bytes  # noqa: PLC0415
+    from nexo_pkg.lint.engine import lint_bytes, note_shadowed  # noqa: PLC0415
 
     if request.stdin:
         if request.paths:
@@ -85,12 +85,16 @@ def _collect(request: LintRequest, options: LintOptions) -> list[FileResult]:
     if request.stdin_filename is not None:
         raise UsageError("--stdin-filename only applies with --stdin")
     results: list[FileResult] = []
-    for path in discover_manifests(request.paths or ["."]):
+    for found in discover_manifests(request.paths or ["."]):
+        path = found.path
         try:
             raw = path.read_bytes()
         except OSError as error:
             raise UsageError(f"cannot read {path}: {error.strerror or error}") from error
-        results.append(lint_bytes(raw, path=str(path), options=options))
+        result = lint_bytes(raw, path=str(path), options=options)
+        if found.shadowed_by is not None:
+            result = note_shadowed(result, found.shadowed_by, options)
+        results.append(result)
     return results
 
 
@@ -127,10 +131,14 @@ def run_lint(request: LintRequest) -> int:
     rules = rules_for_codes({d.code for result in results for d in result.diagnostics})
     # Every format is the report itself, so all of them go to stdout (as ruff and flake8 do);
     # stderr keeps notes and errors about the run.
+    if not results:
+        # As ruff does: nothing to lint is worth a note, not a failure.
+        sys.stderr.write(
+            "warning: no manifest (plugin.toml or nexo-plugin.toml) found under "
+            f"{', '.join(request.paths or ['.'])}\n"
+        )
     if request.output_format == "text":
         context = ReportContext(colour=_stdout_supports_colour(), rules=rules)
-        if not results:
-            sys.stderr.write("warning: no nexo-plugin.toml found under the given paths\n")
     else:
         context = ReportContext(colour=False, rules=rules)
     sys.stdout.write(REPORTERS[request.output_format](results, context))
@@ -214,7 +222,8 @@ def register(app: typer.Typer) -> None:
     def lint_command(  # noqa: PLR0917  # typer maps each flag to one parameter
         paths: list[str] = typer.Argument(  # noqa: B008 - Typer's declaration style
             None,
-            help="Manifest files (any name) or directories searched for nexo-plugin.toml. "
+            help="Manifest files (any name) or directories searched for plugin.toml and "
+            "nexo-plugin.toml. "
             "Default: the current directory.",
             show_default=False,
         ),
@@ -245,7 +254,7 @@ def register(app: typer.Typer) -> None:
             None, "--explain", help="Print the documentation of a rule (code or name) and exit."
         ),
     ) -> None:
-        """Lint nexo-plugin.toml manifests: syntax, schema and every manifest rule.
+        """Lint plugin manifests (plugin.toml, nexo-plugin.toml): syntax, schema and every rule.
 
         Exit codes: 0 clean; 1 errors (or warnings with --strict); 2 bad usage, unreadable path.
         """
@@ -268,7 +277,7 @@ def register(app: typer.Typer) -> None:
 
     @app.command("schema")
     def schema_command() -> None:
-        """Print the JSON Schema of nexo-plugin.toml (Draft 2020-12)."""
+        """Print the JSON Schema of plugin.toml / nexo-plugin.toml (Draft 2020-12)."""
         from nexo_pkg.manifest.schema import schema_text  # noqa: PLC0415
 
         sys.stdout.write(schema_text())

@@ -1,20 +1,23 @@
 """Which files ``nexo plugin lint PATH...`` lints.
 
 A file given by name is linted whatever it is called; a directory is searched recursively for
-``nexo-plugin.toml``, skipping VCS metadata, ``node_modules``, caches, virtualenvs and build output.
+the manifest names the daemon reads (``plugin.toml``, ``nexo-plugin.toml``), skipping VCS
+metadata, ``node_modules``, caches, virtualenvs and build output. Like the daemon, every
+manifest found is checked, also one that another manifest of the same directory shadows; the
+shadowed one is marked so the linter can say so.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 
 from nexo_pkg.errors import UsageError
+from nexo_pkg.manifest.names import MANIFEST_NAMES, find_manifest, is_manifest_name
 
-__all__ = ["MANIFEST_FILENAME", "SKIPPED_DIRECTORIES", "discover_manifests"]
-
-MANIFEST_FILENAME = "nexo-plugin.toml"
+__all__ = ["SKIPPED_DIRECTORIES", "FoundManifest", "discover_manifests"]
 SKIPPED_DIRECTORIES = frozenset(
     {
         ".git",
@@ -53,19 +56,35 @@ def _search(root: Path) -> list[Path]:
             for name in directories
             if name not in SKIPPED_DIRECTORIES and not _is_virtualenv(base / name)
         )
-        if MANIFEST_FILENAME in files:
-            found.append(base / MANIFEST_FILENAME)
+        found.extend(base / name for name in MANIFEST_NAMES if name in files)
     if errors and not found and errors[0].filename == str(root):
         raise UsageError(f"cannot read directory {root}: {errors[0].strerror}")
     return found
 
 
-def discover_manifests(paths: Iterable[str]) -> list[Path]:
+@dataclass(frozen=True)
+class FoundManifest:
+    """A file to lint, and the manifest beside it that the daemon uses instead, if any."""
+
+    path: Path
+    shadowed_by: Path | None = None
+
+
+def _shadowing(path: Path) -> Path | None:
+    if not is_manifest_name(path.name):
+        return None
+    lookup = find_manifest(path.parent)
+    if lookup.path is not None and lookup.path.name != path.name:
+        return lookup.path
+    return None
+
+
+def discover_manifests(paths: Iterable[str]) -> list[FoundManifest]:
     """The files to lint for the given PATH arguments, in a stable order, without repeats.
 
     Raises :class:`UsageError` (exit 2) for a path that does not exist or cannot be read.
     """
-    files: list[Path] = []
+    files: list[FoundManifest] = []
     seen: set[Path] = set()
     for given in paths:
         path = Path(given)
@@ -79,5 +98,5 @@ def discover_manifests(paths: Iterable[str]) -> list[Path]:
             key = candidate.resolve()
             if key not in seen:
                 seen.add(key)
-                files.append(candidate)
+                files.append(FoundManifest(candidate, _shadowing(candidate)))
     return files

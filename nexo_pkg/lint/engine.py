@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.diagnostics import Diagnostic, FileResult, Span
+from nexo_pkg.diagnostics import Diagnostic, FileResult, Position, Span
 from nexo_pkg.manifest.document import ParsedManifest, decode_manifest, parse_manifest
 from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.spans import KeyPath, SpanPart
@@ -25,6 +25,7 @@ __all__ = [
     "lint_file",
     "lint_parsed",
     "lint_source",
+    "note_shadowed",
 ]
 
 TRUST_POLICY_FILENAME = "trusted_keys.toml"
@@ -158,7 +159,9 @@ _PLUGIN_TABLE = re.compile(r"^\s*(?:\[\s*plugin\b|plugin\s*[.=])", re.MULTILINE)
 def _looks_like_trust_policy(text: str, path: str) -> bool:
     """An explicitly named file of another name holding ``schema_version`` or
     ``[[authors]]`` and no ``[plugin]`` table is a trust policy (a copy or a renamed one)."""
-    if Path(path).name == "nexo-plugin.toml":
+    from nexo_pkg.manifest.names import is_manifest_name  # noqa: PLC0415 - rare path
+
+    if is_manifest_name(Path(path).name):
         return False
     return bool(_POLICY_ROOT_KEY.search(text)) and not _PLUGIN_TABLE.search(text)
 
@@ -175,3 +178,20 @@ def _lint_trust_policy(text: str, path: str) -> FileResult | None:
 def lint_file(path: Path, *, options: LintOptions | None = None) -> FileResult:
     """Lint the manifest at ``path``; an unreadable file raises :class:`OSError`."""
     return lint_bytes(path.read_bytes(), path=str(path), options=options)
+
+
+def note_shadowed(result: FileResult, used: Path, options: LintOptions | None = None) -> FileResult:
+    """``result`` plus the warning that the daemon reads ``used``, a manifest in the same
+    directory, instead of this file (subject to ``--select``/``--ignore``)."""
+    from nexo_pkg.manifest.core_rules import SHADOWED_MANIFEST  # noqa: PLC0415 - rare path
+    from nexo_pkg.manifest.names import shadowed_message  # noqa: PLC0415
+
+    start = Position(1, 1)
+    warning = SHADOWED_MANIFEST.diagnostic(
+        shadowed_message(used.name, Path(result.path).name),
+        "",
+        Span(start, start),
+        f"delete one of {used.name} and {Path(result.path).name}",
+    )
+    kept = _filtered([warning, *result.diagnostics], options or LintOptions())
+    return FileResult(result.path, tuple(kept), result.source)

@@ -6,12 +6,35 @@ from collections.abc import Iterable
 
 from nexo_pkg.diagnostics import Rule
 
-__all__ = ["BEYOND_DAEMON_NOTE", "explain_text", "rules_markdown"]
+__all__ = ["BEYOND_DAEMON_NOTE", "explain_text", "rules_markdown", "stricter_than_daemon"]
 
 BEYOND_DAEMON_NOTE = (
-    "This rule goes beyond the daemon's own check: the reference daemon would accept some "
-    "manifests it rejects."
+    "This rule goes beyond the daemon's own check: the reference daemon accepts some "
+    "manifests it reports."
 )
+
+SECURITY_ERRORS_NOTE = (
+    "An error here although the daemon accepts the manifest: one of the few security checks "
+    "nexo-pkg keeps as errors."
+)
+
+STRICTER_INTRO = (
+    "An error means the daemon (at `--nexo-version`, by default the newest daemon release "
+    "nexo-pkg knows) refuses the manifest. Where nexo-pkg is stricter than the daemon it "
+    "warns, except for a few security checks. Every such place:"
+)
+
+STRICTER_ELSEWHERE = [
+    "- **Manifest file names.** The daemon reads `plugin.toml` and `nexo-plugin.toml`; when a "
+    "directory holds both, its discovery meets `nexo-plugin.toml` first and ignores a "
+    "`plugin.toml` of the same id. `lint`, `pack`, `check` and `install` use the same "
+    "precedence and warn about the shadowed file (the daemon only logs a duplicate).",
+    "- **Resource limits.** NX004 (a file over 1 MiB) and NX005 (values nested too deeply to "
+    "check) are errors although the daemon would try to read such a file; no manifest comes "
+    "near either limit.",
+    "- **Channel kinds** are not stricter: the daemon keeps a 32-character limit for "
+    "`[[plugin.channels.register]] kind` (NX120) while other ids may have 64.",
+]
 
 
 def _indent(text: str, prefix: str = "    ") -> str:
@@ -32,7 +55,10 @@ def explain_text(rule: Rule) -> str:
         _indent(rule.why),
     ]
     if rule.beyond_daemon:
-        parts += ["", _indent(BEYOND_DAEMON_NOTE)]
+        note = BEYOND_DAEMON_NOTE
+        if rule.severity == "error":
+            note += f" {SECURITY_ERRORS_NOTE}"
+        parts += ["", _indent(note)]
     parts += [
         "",
         "Example",
@@ -44,6 +70,21 @@ def explain_text(rule: Rule) -> str:
         f"Documentation: {rule.url}",
     ]
     return "\n".join(parts) + "\n"
+
+
+def stricter_than_daemon(rules: Iterable[Rule]) -> list[Rule]:
+    """The rules that report manifests the daemon accepts, in code order."""
+    return sorted((rule for rule in rules if rule.beyond_daemon), key=lambda rule: rule.code)
+
+
+def _stricter_section(rules: Iterable[Rule]) -> list[str]:
+    lines = ["", "## Where nexo-pkg is stricter than the daemon", "", STRICTER_INTRO, ""]
+    for rule in stricter_than_daemon(rules):
+        anchor = f"{rule.code.lower()}-{rule.name}"
+        why = rule.why.replace("\n", " ")
+        lines.append(f"- [{rule.code}](#{anchor}) `{rule.name}` ({rule.severity}): {why}")
+    lines += STRICTER_ELSEWHERE
+    return lines
 
 
 def rules_markdown(rules: Iterable[Rule]) -> str:
@@ -66,6 +107,7 @@ def rules_markdown(rules: Iterable[Rule]) -> str:
         anchor = f"{rule.code.lower()}-{rule.name}"
         summary = rule.summary.replace("|", "\\|")
         lines.append(f"| [{rule.code}](#{anchor}) | `{rule.name}` | {rule.severity} | {summary} |")
+    lines += _stricter_section(ordered)
     for rule in ordered:
         lines += [
             "",
@@ -79,6 +121,8 @@ def rules_markdown(rules: Iterable[Rule]) -> str:
         ]
         if rule.beyond_daemon:
             lines += ["", f"**Beyond the daemon.** {BEYOND_DAEMON_NOTE}"]
+            if rule.severity == "error":
+                lines[-1] += f" {SECURITY_ERRORS_NOTE}"
         lines += [
             "",
             "**Example.**",

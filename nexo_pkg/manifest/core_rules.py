@@ -58,7 +58,8 @@ FILE_TOO_LARGE = Rule(
     what="Refuses to parse files above 1 MiB; real manifests are a few kilobytes.",
     why="A file this size is not a manifest, and parsing it would only waste time and memory.",
     example="A 10 MB log file passed by mistake: `nexo plugin lint build.log`.",
-    fix="Lint the plugin's `nexo-plugin.toml` instead, or remove the generated content.",
+    fix="Lint the plugin's manifest (`plugin.toml` or `nexo-plugin.toml`) instead, or remove "
+    "the generated content.",
 )
 
 NESTING_TOO_DEEP = Rule(
@@ -70,6 +71,22 @@ NESTING_TOO_DEEP = Rule(
     why="No manifest field nests more than a few levels; such input is broken or hostile.",
     example="x = [[[[[[[[[[ ... ]]]]]]]]]]  (thousands of levels)",
     fix="Flatten the value; no manifest field needs more than a few levels of nesting.",
+)
+
+SHADOWED_MANIFEST = Rule(
+    code="NX006",
+    name="shadowed-manifest",
+    severity="warning",
+    summary="Another manifest in the same directory takes precedence over this one.",
+    what="Reports a `plugin.toml` that sits beside a `nexo-plugin.toml`. The daemon reads both "
+    "names; its discovery meets `nexo-plugin.toml` first (file-name order) and ignores a "
+    "`plugin.toml` that declares the same plugin id.",
+    why="The daemon only logs the duplicate, so edits to the shadowed file silently have no "
+    "effect; `pack`, `check` and `install` use the file the daemon uses.",
+    example='weather/nexo-plugin.toml and weather/plugin.toml, both with `id = "weather"`',
+    fix="Keep one manifest: delete the stale file (or rename `nexo-plugin.toml` to "
+    "`plugin.toml`, the daemon's canonical name).",
+    beyond_daemon=True,
 )
 
 MISSING_KEY = Rule(
@@ -163,6 +180,7 @@ CORE_RULES: tuple[Rule, ...] = (
     INVALID_ENCODING,
     FILE_TOO_LARGE,
     NESTING_TOO_DEEP,
+    SHADOWED_MANIFEST,
     MISSING_KEY,
     UNKNOWN_KEY,
     WRONG_TYPE,

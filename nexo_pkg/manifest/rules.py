@@ -18,9 +18,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from nexo_pkg.diagnostics import Diagnostic
+from nexo_pkg.diagnostics import CONTROL_CHARACTERS, Diagnostic, escape_control_characters
 from nexo_pkg.errors import UsageError
 from nexo_pkg.manifest import rules_admin_ui, rules_sandbox, rules_sections
+from nexo_pkg.manifest.daemon import (
+    CHANNEL_KIND_MAX_LENGTH,
+    DAEMON_RELEASES,
+    ID_PATTERN,
+    PORTABLE_ID_MAX_LENGTH,
+    id_problem,
+    is_valid_id,
+)
 from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.rules_catalog import SEMANTIC_RULES
 from nexo_pkg.manifest.rules_context import (
@@ -47,8 +55,7 @@ __all__ = [
     "plugin_id_problem",
 ]
 
-SLUG = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
-SLUG_MAX = 32
+CHANNEL_KIND = re.compile(rf"^[a-z][a-z0-9_]{{0,{CHANNEL_KIND_MAX_LENGTH - 1}}}$")
 EXTENDS_LISTS = ("channels", "llm_providers", "memory_backends", "hooks", "tools")
 
 SUPERVISOR_STDERR_TAIL_MAX = 512
@@ -78,27 +85,8 @@ _RELATIVE_PATH_FIELDS = (
 
 
 def plugin_id_problem(plugin_id: str) -> str | None:
-    """Why ``plugin_id`` is not a valid plugin id (``^[a-z][a-z0-9_]{0,31}$``), or None.
-
-    Reasons are checked in the daemon's order: empty, leading digit, uppercase, too long,
-    then any other bad character (naming it) or a first character that is not a letter.
-    """
-    if SLUG.match(plugin_id):
-        return None
-    if not plugin_id:
-        return "must not be empty"
-    if plugin_id[0].isdigit():
-        return "must not start with a digit"
-    if any("A" <= char <= "Z" for char in plugin_id):
-        return "uppercase letters are not allowed; use lowercase letters, digits and underscores"
-    if len(plugin_id.encode("utf-8")) > SLUG_MAX:
-        return f"must be at most {SLUG_MAX} characters (it has {len(plugin_id)})"
-    for char in plugin_id:
-        if not ("a" <= char <= "z" or "0" <= char <= "9" or char == "_"):
-            return (
-                f"character `{char}` is not allowed; use lowercase letters, digits and underscores"
-            )
-    return "must start with a lowercase letter"
+    """Why ``plugin_id`` is not an id the daemon accepts (``^[a-z][a-z0-9_]{0,63}$``), or None."""
+    return id_problem(plugin_id)
 
 
 def _slugify(text: str) -> str:
@@ -109,7 +97,7 @@ def _suggest_id(text: str) -> str:
     slug = _slugify(text)
     if slug and slug[0].isdigit():
         slug = f"p_{slug}"
-    return slug[:SLUG_MAX].rstrip("_") or "my_plugin"
+    return slug[:PORTABLE_ID_MAX_LENGTH].rstrip("_") or "my_plugin"
 
 
 def parse_nexo_version_option(text: str) -> Version:
@@ -136,8 +124,10 @@ def _check_identity(context: Context) -> None:
                 ("plugin", "id"),
                 f"key `plugin.id` value `{plugin_id}` is not a valid plugin id: {reason}",
                 f'write `id = "{_suggest_id(plugin_id)}"` (lowercase letter first, then lowercase '
-                "letters, digits or `_`, at most 32 characters)",
+                f"letters, digits or `_`, at most {PORTABLE_ID_MAX_LENGTH} characters)",
             )
+        else:
+            _check_long_id(context, ("plugin", "id"), "key `plugin.id`", plugin_id)
 
     version = as_str(plugin.get("version"))
     if version is not None:
@@ -170,6 +160,21 @@ def _check_identity(context: Context) -> None:
     _check_min_nexo_version(context)
 
 
+def _check_long_id(context: Context, path: KeyPath, what: str, value: str) -> None:
+    """Warn about a valid id longer than contract 1.10.0 and older daemons allow."""
+    if len(value) <= PORTABLE_ID_MAX_LENGTH:
+        return
+    older = [r.version for r in DAEMON_RELEASES if r.id_max_length < len(value)]
+    context.report(
+        "NX109",
+        path,
+        f"{what} `{value}` has {len(value)} characters: the newest daemon allows 64, but "
+        f"contract 1.10.0 and daemon {', '.join(older)} allow {PORTABLE_ID_MAX_LENGTH}",
+        f"shorten it to at most {PORTABLE_ID_MAX_LENGTH} characters if the plugin must load in "
+        "older daemons",
+    )
+
+
 def _parses(text: str) -> bool:
     try:
         parse_version(text)
@@ -197,6 +202,17 @@ def _check_min_nexo_version(context: Context) -> None:
         )
         return
     if current is None:
+        if not any(
+            requirement.matches(parse_version(release.version)) for release in DAEMON_RELEASES
+        ):
+            known = ", ".join(release.version for release in DAEMON_RELEASES)
+            context.report(
+                "NX123",
+                path,
+                f"key `plugin.min_nexo_version` requirement `{requirement}` matches no daemon "
+                f"release nexo-pkg knows ({known})",
+                "check the requirement, or lint with `--nexo-version` set to the daemon you target",
+            )
         return
     # The daemon ignores its own pre-release tag, so a 0.1.6-rc3 daemon satisfies >=0.1.0.
     if not requirement.matches(current.without_prerelease()):
@@ -326,15 +342,16 @@ def _check_extends(context: Context) -> None:
         seen: set[str] = set()
         for index, entry in strings(extends.get(section)):
             path: KeyPath = ("plugin", "extends", section, index)
-            if not SLUG.match(entry):
+            if not is_valid_id(entry):
                 context.report(
                     "NX110",
                     path,
                     f"id `{entry}` in array `plugin.extends.{section}` is invalid: must match "
-                    f"^[a-z][a-z0-9_]{{0,31}}$",
+                    f"{ID_PATTERN}",
                     f"write `{_suggest_id(entry)}`",
                 )
                 continue
+            _check_long_id(context, path, f"id in array `plugin.extends.{section}`", entry)
             if entry in seen:
                 context.report(
                     "NX111",
@@ -484,7 +501,7 @@ def _check_gates_and_channels(context: Context) -> None:
         seen.add(env_var)
     for index, channel in tables(context.section("channels").get("register")):
         kind = as_str(channel.get("kind"))
-        if kind is not None and not SLUG.match(kind):
+        if kind is not None and not CHANNEL_KIND.match(kind):
             context.report(
                 "NX120",
                 ("plugin", "channels", "register", index, "kind"),
@@ -591,7 +608,43 @@ def check_semantics(
     rules_sandbox.check(context)
     rules_sections.check(context)
     rules_admin_ui.check(context)
+    _check_control_characters(context)
     return context.found
+
+
+# --- control characters ---------------------------------------------------------------------
+
+
+def _check_control_characters(context: Context) -> None:
+    """Warn about every key and string value holding a control character (iteratively, so a
+    deeply nested document cannot exhaust the stack)."""
+    pending: list[tuple[KeyPath, Any]] = [((), context.data)]
+    while pending:
+        path, value = pending.pop()
+        if isinstance(value, str):
+            if CONTROL_CHARACTERS.search(value):
+                context.report(
+                    "NX191",
+                    path,
+                    f"value of `{format_key_path(path)}` holds a control character: "
+                    f"`{escape_control_characters(value)}`",
+                    "remove the control character",
+                )
+        elif isinstance(value, Mapping):
+            for key, item in reversed(list(value.items())):
+                if CONTROL_CHARACTERS.search(key):
+                    context.report(
+                        "NX191",
+                        (*path, key),
+                        f"key `{escape_control_characters(key)}` holds a control character",
+                        "rename the key",
+                        target="key",
+                    )
+                pending.append(((*path, key), item))
+        elif isinstance(value, list):
+            pending.extend(
+                ((*path, index), item) for index, item in reversed(list(enumerate(value)))
+            )
 
 
 def detect_legacy_v1(data: Mapping[str, Any], locate: Locate) -> Diagnostic | None:

@@ -19,12 +19,13 @@ _RULES: tuple[Rule, ...] = (
         code="NX100",
         name="invalid-plugin-id",
         severity="error",
-        summary="`plugin.id` is not a lowercase slug of at most 32 characters",
-        what="`plugin.id` must match `^[a-z][a-z0-9_]{0,31}$`: a lowercase ASCII letter, then up "
-        "to 31 lowercase letters, digits or underscores. The message names the precise reason "
-        "(empty, starts with a digit, uppercase, too long, bad character).",
+        summary="`plugin.id` is not a lowercase slug of at most 64 characters",
+        what="`plugin.id` must match `^[a-z][a-z0-9_]{0,63}$`, the daemon's id rule: a lowercase "
+        "ASCII letter, then up to 63 lowercase letters, digits or underscores. The message names "
+        "the precise reason (empty, starts with a digit, uppercase, too long, bad character). "
+        "Ids of 33 to 64 characters are valid but draw NX109.",
         why="The id names the plugin's directory, its tool namespace and its broker subjects; "
-        "the plugin contract 1.10.0 and the SDKs accept exactly this shape.",
+        "the daemon refuses any other shape (`IdInvalid`).",
         example='[plugin]\nid = "Weather-Plugin"',
         fix='Use lowercase letters, digits and underscores: `id = "weather_plugin"`.',
     ),
@@ -81,7 +82,8 @@ _RULES: tuple[Rule, ...] = (
         "pre-release tag removed first (a `0.1.6-rc3` daemon counts as `0.1.6`), using Cargo's "
         "matching rules.",
         why="The daemon refuses to load a plugin whose requirement excludes it "
-        "(`MinNexoVersionMismatch`).",
+        "(`MinNexoVersionMismatch`). Without `--nexo-version` nothing is compared here; NX123 "
+        "warns when no daemon release nexo-pkg knows satisfies the requirement.",
         example='[plugin]\nmin_nexo_version = ">=0.5"   # linted with --nexo-version 0.4.2',
         fix="Relax the requirement, or upgrade the daemon you target.",
     ),
@@ -112,16 +114,31 @@ _RULES: tuple[Rule, ...] = (
     Rule(
         code="NX108",
         name="invalid-entrypoint-command",
-        severity="error",
+        severity="warning",
         summary="`[plugin.entrypoint] command` is not absolute, a bare name or `./`-relative",
         what="`command` must be an absolute path, a bare program name resolved on PATH "
         "(`python3`), or a `./`-relative path that stays inside the plugin root after "
-        "normalisation. `bin/x`, `../x` and `./../x` are refused.",
+        "normalisation. `bin/x`, `../x` and `./../x` are reported.",
         why="The daemon does not check the command's shape, but a path such as `bin/x` is "
         "resolved against whatever directory the daemon runs in, and `..` reaches outside the "
         "installed plugin.",
         example='[plugin.entrypoint]\ncommand = "bin/weather"',
         fix='Write `command = "./bin/weather"` (inside the plugin root) or an absolute path.',
+        beyond_daemon=True,
+    ),
+    Rule(
+        code="NX109",
+        name="long-id",
+        severity="warning",
+        summary="an id is longer than the 32 characters older daemons and contract 1.10 allow",
+        what="`plugin.id`, the ids of `[plugin.extends]` (tool names included) may have up to 64 "
+        "characters in the newest daemon. One of 33 to 64 characters is reported here.",
+        why="The daemon raised its id limit from 32 to 64 characters; the plugin contract 1.10.0 "
+        "and daemons before the change still refuse longer ids, so such a plugin loads only in "
+        "new daemons.",
+        example='[plugin.extends]\ntools = ["marketing_lead_detect_meeting_intent"]',
+        fix="Shorten the id to at most 32 characters if the plugin must load in older daemons; "
+        "otherwise ignore the rule (`--ignore NX109`).",
         beyond_daemon=True,
     ),
     # --- extends and tools ----------------------------------------------------------------
@@ -131,7 +148,7 @@ _RULES: tuple[Rule, ...] = (
         severity="error",
         summary="an id in `[plugin.extends]` is not a lowercase slug",
         what="Every entry of the arrays `channels`, `llm_providers`, `memory_backends`, `hooks` "
-        "and `tools` of `[plugin.extends]` must match `^[a-z][a-z0-9_]{0,31}$`.",
+        "and `tools` of `[plugin.extends]` must match `^[a-z][a-z0-9_]{0,63}$`.",
         why="The daemon registers these ids in shared registries (`ExtendsIdInvalid`).",
         example='[plugin.extends]\nhooks = ["Before-Send"]',
         fix='Use a lowercase slug: `hooks = ["before_send"]`.',
@@ -321,10 +338,11 @@ _RULES: tuple[Rule, ...] = (
         summary="`[plugin.sandbox]` is filled in but not enabled",
         what="When `enabled` is false or absent, `network`, `fs_read_paths` and "
         "`fs_write_paths` are ignored and nothing is checked.",
-        why="An author who writes an allowlist usually expects it to apply; without "
-        "`enabled = true` the plugin runs unsandboxed.",
+        why="The daemon skips a disabled section, but an author who writes an allowlist usually "
+        "expects it to apply; without `enabled = true` the plugin runs unsandboxed.",
         example='[plugin.sandbox]\nfs_read_paths = ["/etc/ssl/certs"]',
         fix="Add `enabled = true`, or remove the unused keys.",
+        beyond_daemon=True,
     ),
     Rule(
         code="NX141",
@@ -353,7 +371,7 @@ _RULES: tuple[Rule, ...] = (
     Rule(
         code="NX143",
         name="sandbox-state-dir-not-leading",
-        severity="error",
+        severity="warning",
         summary="`${state_dir}` is not the leading token of a write path",
         what="In `fs_write_paths`, `${state_dir}` may appear once, as the whole entry or "
         "followed by `/`.",
@@ -665,10 +683,11 @@ _RULES: tuple[Rule, ...] = (
         what="`kinds` is non-empty, each kind matches `^[a-z][a-z0-9_]+$` and is unique; "
         "`broker_topic_prefix` is non-empty, has no space and does not end with `.`; "
         "`max_concurrent_ticks` is 1-64; `tick_timeout_secs` is 1-3600.",
-        why="The reference crate defines these checks for the poller section but its manifest "
-        "validation does not run them; the poller subsystem may, so they are warnings.",
+        why="The daemon's reference crate defines these checks for the poller section but its "
+        "manifest validation does not run them; the poller subsystem may, so they are warnings.",
         example='[plugin.poller]\nkinds = []\nbroker_topic_prefix = "poll."',
         fix="Declare at least one kind and a prefix such as `plugin.weather.poll`.",
+        beyond_daemon=True,
     ),
     Rule(
         code="NX181",
@@ -677,10 +696,11 @@ _RULES: tuple[Rule, ...] = (
         summary="`[plugin.dashboard]` fails the dashboard section's own validation",
         what="`workspace_walk` needs a non-empty single-segment `subdir`; `file_presence` a "
         "non-empty relative `path`; `session_dir_files` at least one candidate.",
-        why="Defined by the reference crate for this section but not run by its manifest "
+        why="Defined by the daemon's reference crate for this section but not run by its manifest "
         "validation (the dashboard subsystem may run it), so it is a warning.",
         example='[plugin.dashboard.layout]\nkind = "workspace_walk"\nsubdir = "a/b"',
         fix='Use a single directory name: `subdir = "sessions"`.',
+        beyond_daemon=True,
     ),
     Rule(
         code="NX182",
@@ -689,10 +709,11 @@ _RULES: tuple[Rule, ...] = (
         summary="`[plugin.metrics]` fails the metrics section's own validation",
         what="With `prometheus = true`, `broker_topic_prefix` must be non-empty; it must never "
         "contain a space.",
-        why="Defined by the reference crate for this section but not run by its manifest "
+        why="Defined by the daemon's reference crate for this section but not run by its manifest "
         "validation (the metrics subsystem may run it), so it is a warning.",
         example="[plugin.metrics]\nprometheus = true",
         fix='Add `broker_topic_prefix = "plugin.weather.metrics"`.',
+        beyond_daemon=True,
     ),
     Rule(
         code="NX183",
@@ -701,10 +722,11 @@ _RULES: tuple[Rule, ...] = (
         summary="`[plugin.admin]` fails the admin section's own validation",
         what="`method_prefix` must match `^nexo/admin/.+/$` (a sub-prefix of `nexo/admin/` "
         "ending in `/`); `broker_topic_prefix` must be non-empty without spaces.",
-        why="Defined by the reference crate for this section but not run by its manifest "
+        why="Defined by the daemon's reference crate for this section but not run by its manifest "
         "validation (the admin subsystem may run it), so it is a warning.",
         example='[plugin.admin]\nmethod_prefix = "nexo/admin/"\nbroker_topic_prefix = "x"',
         fix='Use `method_prefix = "nexo/admin/weather/"`.',
+        beyond_daemon=True,
     ),
     Rule(
         code="NX184",
@@ -712,10 +734,11 @@ _RULES: tuple[Rule, ...] = (
         severity="warning",
         summary="`[plugin.http]` fails the http section's own validation",
         what="`mount_prefix` must be non-empty, start with `/` and contain no `?` or `#`.",
-        why="Defined by the reference crate for this section but not run by its manifest "
+        why="Defined by the daemon's reference crate for this section but not run by its manifest "
         "validation (the HTTP subsystem may run it), so it is a warning.",
         example='[plugin.http]\nmount_prefix = "weather"',
         fix='Use `mount_prefix = "/weather"`.',
+        beyond_daemon=True,
     ),
     # --- legacy ---------------------------------------------------------------------------
     Rule(
@@ -725,14 +748,44 @@ _RULES: tuple[Rule, ...] = (
         summary="the manifest uses the legacy v1 shape (root `[transport]`)",
         what="A root table `[transport]` marks the legacy v1 manifest. nexo-pkg lints, packs and "
         "installs only the v2 shape.",
-        why="The daemon still migrates v1 in memory with a deprecation warning, but drops "
-        "several v1 keys on the way; the v2 shape says explicitly what runs.",
+        why="The daemon's plugin discovery parses the v2 shape only and refuses a v1 document "
+        "(unknown field `transport`); only the manifest crate's own helper migrates v1, and it "
+        "drops several v1 keys on the way.",
         example='[plugin]\nid = "weather"\nmin_agent_version = "0.1"\n[transport]\n'
         'kind = "stdio"\ncommand = "./weather"',
         fix="Move `[transport] command`/`args` to `[plugin.entrypoint] command`/`args`, rename "
         "`min_agent_version` to `min_nexo_version`, move `[capabilities]` and `[meta]` under "
         "`[plugin]`, add `manifest_version = 2`, and drop `priority`, `[context]`, "
         "`[mcp_servers]` and `[outbound_bindings]`.",
+    ),
+    Rule(
+        code="NX123",
+        name="min-nexo-version-unreleased",
+        severity="warning",
+        summary="`min_nexo_version` matches no daemon release nexo-pkg knows",
+        what="Without `--nexo-version`, the requirement is compared with every daemon release "
+        "nexo-pkg knows; one that none of them satisfies is reported. With `--nexo-version`, "
+        "NX105 compares it with that version instead (an error).",
+        why="No released daemon nexo-pkg knows would load the plugin; usually the requirement "
+        "has a typo (`>=1.2` for `>=0.1.2`) or targets a daemon newer than nexo-pkg knows.",
+        example='[plugin]\nmin_nexo_version = ">=9.0"',
+        fix="Fix the requirement, or lint with `--nexo-version` set to the daemon you target.",
+        beyond_daemon=True,
+    ),
+    Rule(
+        code="NX191",
+        name="control-character",
+        severity="warning",
+        summary="a string or key holds a control character",
+        what="Reports every string value and key that holds a C0 control character other than "
+        "tab and line feed (U+0000-U+001F: ESC, carriage return, backspace, ...), DEL (U+007F) "
+        "or a C1 control character (U+0080-U+009F).",
+        why="The daemon accepts them, but they reach terminals, logs and confirmation screens "
+        "where an escape sequence can rewrite what the operator sees; no manifest needs one. "
+        "`nexo plugin install` shows such characters escaped.",
+        example='[plugin]\nname = "Weather\\u001b[2J"',
+        fix="Remove the control character; write plain text.",
+        beyond_daemon=True,
     ),
 )
 

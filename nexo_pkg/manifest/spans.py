@@ -16,7 +16,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nexo_pkg.diagnostics import Position, Span
+from nexo_pkg.diagnostics import Position, Span, escape_control_characters
 
 KeyPath = tuple[str | int, ...]
 SpanPart = Literal["key", "value"]
@@ -41,7 +41,7 @@ def _key_segment(key: str) -> str:
     """A key as TOML would write it in a dotted path: bare when possible, else quoted."""
     if key and all(char in _BARE_KEY_CHARS for char in key):
         return key
-    escaped = key.replace("\\", "\\\\").replace('"', '\\"')
+    escaped = escape_control_characters(key.replace("\\", "\\\\").replace('"', '\\"'))
     return f'"{escaped}"'
 
 

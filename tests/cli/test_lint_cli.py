@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
+from support.shared_fixtures import shared_fixture, skip_unless_present
 from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
-REFERENCE = FIXTURES / "reference-manifests"
+REFERENCE = shared_fixture("reference-manifests")
 VALID = FIXTURES / "manifests" / "valid" / "minimal.toml"
 INVALID = FIXTURES / "manifests" / "invalid" / "several_faults_in_file_order.toml"
 REPORT_SCHEMA = json.loads((ROOT / "schemas" / "lint-report.schema.json").read_text("utf-8"))
@@ -56,6 +57,7 @@ def nexo_bytes(
     return completed
 
 
+@skip_unless_present("reference-manifests")
 def test_reference_manifests_lint_clean() -> None:
     result = nexo("plugin", "lint", str(REFERENCE), "--format", "json")
     assert result.returncode == 0, result.stdout
@@ -198,7 +200,7 @@ def test_directory_search_skips_vendored_trees(tmp_path: Path) -> None:
 def test_empty_directory_warns_and_passes(tmp_path: Path) -> None:
     result = nexo("plugin", "lint", str(tmp_path))
     assert result.returncode == 0
-    assert "no nexo-plugin.toml found" in result.stderr
+    assert "no manifest (plugin.toml or nexo-plugin.toml) found" in result.stderr
 
 
 @pytest.mark.parametrize(
@@ -344,3 +346,47 @@ def test_trust_policy_sarif_documents_its_rules(tmp_path: Path) -> None:
     [rule] = json.loads(result.stdout)["runs"][0]["tool"]["driver"]["rules"]
     assert rule["name"].startswith("policy-")
     assert "fullDescription" in rule
+
+
+# --- manifest file names ----------------------------------------------------------------------
+
+
+def test_a_directory_with_only_a_broken_plugin_toml_fails(tmp_path: Path) -> None:
+    (tmp_path / "plugin.toml").write_text(MINIMAL.replace('id = "', 'id = "Bad'), "utf-8")
+    result = nexo("plugin", "lint", str(tmp_path), "--format", "json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["summary"]["files"] == 1
+    assert report["files"][0]["path"] == str(tmp_path / "plugin.toml")
+    assert "NX100" in {d["code"] for d in report["files"][0]["diagnostics"]}
+
+
+def test_both_names_in_one_directory_lints_both_and_names_the_shadowed_one(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "nexo-plugin.toml").write_text(MINIMAL, "utf-8")
+    (tmp_path / "plugin.toml").write_text(MINIMAL, "utf-8")
+    result = nexo("plugin", "lint", str(tmp_path), "--format", "json")
+    assert result.returncode == 0, result.stdout
+    report = json.loads(result.stdout)
+    by_name = {Path(entry["path"]).name: entry["diagnostics"] for entry in report["files"]}
+    assert by_name["nexo-plugin.toml"] == []
+    [shadowed] = by_name["plugin.toml"]
+    assert (shadowed["code"], shadowed["severity"]) == ("NX006", "warning")
+    assert "plugin.toml is shadowed by nexo-plugin.toml" in shadowed["message"]
+    strict = nexo("plugin", "lint", str(tmp_path), "--strict")
+    assert strict.returncode == 1
+    assert "NX006" in strict.stdout
+    # Naming the shadowed file explicitly still says so.
+    named = nexo("plugin", "lint", str(tmp_path / "plugin.toml"), "--format", "json")
+    assert [d["code"] for d in json.loads(named.stdout)["files"][0]["diagnostics"]] == ["NX006"]
+
+
+def test_a_directory_without_a_manifest_warns_and_exits_0(tmp_path: Path) -> None:
+    (tmp_path / "Cargo.toml").write_text("[package]\n", "utf-8")
+    for output_format in ("text", "json"):
+        result = nexo("plugin", "lint", str(tmp_path), "--format", output_format)
+        assert result.returncode == 0
+        assert "no manifest (plugin.toml or nexo-plugin.toml) found" in result.stderr
+    report = json.loads(nexo("plugin", "lint", str(tmp_path), "--format", "json").stdout)
+    assert report["summary"] == {"files": 0, "errors": 0, "warnings": 0}

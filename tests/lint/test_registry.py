@@ -97,3 +97,26 @@ def test_trust_policy_rules_are_explained_too() -> None:
     assert rule is not None
     assert find_rule(rule.code) is rule
     assert rule.code not in all_rules()  # not a manifest rule: docs/rules.md leaves it out
+
+
+SECURITY_ERRORS = {"NX107", "NX146", "NX147"}
+
+
+def test_severity_means_what_the_daemon_does() -> None:
+    """A warning always reports something the daemon accepts; an error beyond the daemon is one
+    of the few security checks."""
+    for rule in all_rules().values():
+        if rule.severity == "warning":
+            assert rule.beyond_daemon, rule.code
+        elif rule.beyond_daemon:
+            assert rule.code in SECURITY_ERRORS, rule.code
+
+
+def test_the_rules_doc_lists_every_place_stricter_than_the_daemon() -> None:
+    from nexo_pkg.lint.explain import stricter_than_daemon
+
+    text = rules_markdown(all_rules().values())
+    section = text.split("## Where nexo-pkg is stricter than the daemon", 1)[1].split("\n## ")[0]
+    for rule in stricter_than_daemon(all_rules().values()):
+        assert f"[{rule.code}]" in section
+    assert "plugin.toml" in section

@@ -84,7 +84,7 @@ def test_rule_catalog_is_complete_and_consistent() -> None:
         ("", "must not be empty"),
         ("1weather", "must not start with a digit"),
         ("Weather", "uppercase letters are not allowed"),
-        ("a" * 33, "must be at most 32 characters (it has 33)"),
+        ("a" * 65, "must be at most 64 characters (it has 65)"),
         ("weather-plugin", "character `-` is not allowed"),
         ("wéather", "character `é` is not allowed"),
         ("_weather", "must start with a lowercase letter"),
@@ -99,7 +99,7 @@ def test_plugin_id_reasons(plugin_id: str, reason: str) -> None:
     assert reason in diagnostics[0].message
 
 
-@pytest.mark.parametrize("plugin_id", ["a", "weather", "w_2", "a" * 32, "a_b_c_1_2_3"])
+@pytest.mark.parametrize("plugin_id", ["a", "weather", "w_2", "a" * 32, "a" * 64, "a_b_c_1_2_3"])
 def test_valid_plugin_ids(plugin_id: str) -> None:
     assert plugin_id_problem(plugin_id) is None
     assert "NX100" not in [code for code, _ in found(id=plugin_id)]
@@ -156,7 +156,23 @@ def test_invalid_min_nexo_version(requirement: str) -> None:
     "requirement", [">=0.1.0", "^0.2", "~1.2", "0.3.*", ">=0.1, <0.5", "0.2", "*", "1", ">= 0.1"]
 )
 def test_valid_min_nexo_version(requirement: str) -> None:
-    assert found(min_nexo_version=requirement) == []
+    # At most a warning when no daemon release nexo-pkg knows satisfies it (`~1.2`, `0.3.*`).
+    assert [code for code, _ in found(min_nexo_version=requirement)] in ([], ["NX123"])
+    assert found(options=LintOptions(nexo_version="0.2.1"), min_nexo_version=requirement) in (
+        [],
+        [("NX105", "plugin.min_nexo_version")],
+    )
+
+
+@pytest.mark.parametrize(
+    ("requirement", "warned"),
+    [(">=0.1.0", False), ("^0.2", False), ("<0.1.5", False), (">=0.3", True), ("~1.2", True)],
+)
+def test_a_requirement_no_known_daemon_satisfies_is_a_warning(
+    requirement: str, warned: bool
+) -> None:
+    diagnostics = run(min_nexo_version=requirement)
+    assert [(d.code, d.severity) for d in diagnostics] == ([("NX123", "warning")] if warned else [])
 
 
 @pytest.mark.parametrize(
@@ -289,10 +305,12 @@ tools = ["weather_now"]
     assert "(memory_backends, hooks)" in conflicts[1]
 
 
-def test_extends_id_longer_than_32_is_invalid() -> None:
-    assert found(f'[plugin.extends]\nhooks = ["{"h" * 33}"]\n') == [
+def test_extends_id_longer_than_64_is_invalid_and_33_to_64_a_warning() -> None:
+    assert found(f'[plugin.extends]\nhooks = ["{"h" * 65}"]\n') == [
         ("NX110", "plugin.extends.hooks[0]")
     ]
+    long_ones = run(f'[plugin.extends]\nhooks = ["{"h" * 33}", "{"h" * 64}"]\n')
+    assert [(d.code, d.severity) for d in long_ones] == [("NX109", "warning")] * 2
     assert found(f'[plugin.extends]\nhooks = ["{"h" * 32}"]\n') == []
 
 
