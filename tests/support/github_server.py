@@ -33,11 +33,11 @@ import json
 import socket
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal, Self
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
 
@@ -303,6 +303,8 @@ class GitHubServer(_LoopbackServer):
         self.redirect_target: BlobServer | None = None
         self.required_token: str | None = None
         self.substitutions: dict[tuple[str, str, str], str] = {}
+        self.attestations: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+        self.attestation_page_size = 30
         self._next_id = 1000
 
     def publish(
@@ -334,6 +336,34 @@ class GitHubServer(_LoopbackServer):
         if latest:
             self.latest[(owner, repo)] = tag
         return release
+
+    def publish_attestations(
+        self, owner: str, repo: str, digest: str, bundles: Sequence[dict[str, Any]]
+    ) -> None:
+        """Serve ``bundles`` from ``/repos/{owner}/{repo}/attestations/sha256:{digest}``, in
+        pages of :attr:`attestation_page_size` linked by ``Link: rel="next"``."""
+        self.attestations.setdefault((owner, repo, digest), []).extend(bundles)
+
+    def _attestation_page(
+        self, owner: str, repo: str, digest: str, query: str
+    ) -> tuple[int, bytes, str, dict[str, str]]:
+        bundles = self.attestations.get((owner, repo, digest))
+        if not bundles:
+            return 404, b'{"message": "Not Found"}', "application/json", {}
+        page = int(parse_qs(query).get("page", ["1"])[0])
+        size = self.attestation_page_size
+        chunk = bundles[(page - 1) * size : page * size]
+        extra: dict[str, str] = {}
+        if page * size < len(bundles):
+            following = (
+                f"{self.url}/repos/{owner}/{repo}/attestations/sha256:{digest}"
+                f"?per_page={size}&page={page + 1}"
+            )
+            extra["Link"] = f'<{following}>; rel="next"'
+        body = json.dumps(
+            {"attestations": [{"bundle": bundle, "repository_id": 1} for bundle in chunk]}
+        ).encode()
+        return 200, body, "application/json", extra
 
     def redirect_assets_to(self, target: BlobServer | None) -> None:
         """Answer asset downloads with a 302 to ``target`` (another port), as GitHub does."""
@@ -391,7 +421,6 @@ class GitHubServer(_LoopbackServer):
     def route(
         self, handler: BaseHTTPRequestHandler, path: str, headers: dict[str, str]
     ) -> tuple[int, bytes, str, dict[str, str]]:
-        del handler
         not_found: tuple[int, bytes, str, dict[str, str]] = (
             404,
             b'{"message": "Not Found"}',
@@ -402,6 +431,9 @@ class GitHubServer(_LoopbackServer):
         if token is not None and headers.get("authorization") != f"Bearer {token}":
             return not_found
         parts = [unquote(part) for part in path.strip("/").split("/")]
+        if len(parts) == 5 and parts[0] == "repos" and parts[3] == "attestations":
+            digest = parts[4].removeprefix("sha256:")
+            return self._attestation_page(parts[1], parts[2], digest, urlsplit(handler.path).query)
         if len(parts) == 4 and parts[0] == "repos" and parts[3] == "releases":
             if (parts[1], parts[2]) not in self.releases:
                 return not_found

@@ -38,6 +38,8 @@ from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
+SLSA_PROVENANCE_V1 = "https://slsa.dev/provenance/v1"
+IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 BUNDLE_V03 = "application/vnd.dev.sigstore.bundle.v0.3+json"
 BUNDLE_V02 = "application/vnd.dev.sigstore.bundle+json;version=0.2"
 BUNDLE_V01 = "application/vnd.dev.sigstore.bundle+json;version=0.1"
@@ -51,6 +53,7 @@ _OID_ISSUER_V2 = x509.ObjectIdentifier("1.3.6.1.4.1.57264.1.8")
 _OID_BUILD_SIGNER_URI = x509.ObjectIdentifier("1.3.6.1.4.1.57264.1.9")
 _OID_SOURCE_REPOSITORY_URI = x509.ObjectIdentifier("1.3.6.1.4.1.57264.1.12")
 _OID_SOURCE_REPOSITORY_REF = x509.ObjectIdentifier("1.3.6.1.4.1.57264.1.14")
+_OID_BUILD_CONFIG_URI = x509.ObjectIdentifier("1.3.6.1.4.1.57264.1.18")
 _OID_SCT_LIST = x509.ObjectIdentifier("1.3.6.1.4.1.11129.2.4.2")
 
 _REKOR_ORIGIN_NAME = "rekor.nexo.test"
@@ -298,12 +301,16 @@ class PrivateSigstore:
         not_before: datetime | None = None,
         lifetime: timedelta = timedelta(minutes=10),
         sct_key: ec.EllipticCurvePrivateKey | None = None,
+        ref: str | None = None,
+        build_config_uri: str | None = None,
     ) -> IssuedCertificate:
         """Issue a Fulcio-style leaf for SAN URI ``identity`` with an embedded SCT.
 
         ``repository`` (``owner/name``) fills the GitHub workflow and source-repository
         extensions; by default it is read from an ``https://github.com/owner/name/…`` SAN.
-        ``sct_key`` signs the SCT instead of the instance's CT log (an untrusted log).
+        ``ref`` is the source ref claim (default: the SAN's ``@…`` suffix, else
+        ``refs/heads/main``); ``build_config_uri`` the starting workflow (a reusable workflow's
+        caller). ``sct_key`` signs the SCT instead of the instance's CT log (an untrusted log).
         """
         key = ec.generate_private_key(ec.SECP256R1())
         start = _whole_seconds(not_before or self.created)
@@ -364,8 +371,17 @@ class PrivateSigstore:
                     critical=False,
                 )
             )
+            if build_config_uri is not None:
+                builder = builder.add_extension(
+                    x509.UnrecognizedExtension(
+                        _OID_BUILD_CONFIG_URI, der_utf8_string(build_config_uri)
+                    ),
+                    critical=False,
+                )
             if repository is not None:
-                ref = identity.rpartition("@")[2] if "@" in identity else "refs/heads/main"
+                claimed_ref = ref or (
+                    identity.rpartition("@")[2] if "@" in identity else "refs/heads/main"
+                )
                 builder = (
                     builder.add_extension(
                         x509.UnrecognizedExtension(_OID_WORKFLOW_TRIGGER, b"push"), critical=False
@@ -378,7 +394,8 @@ class PrivateSigstore:
                         critical=False,
                     )
                     .add_extension(
-                        x509.UnrecognizedExtension(_OID_WORKFLOW_REF, ref.encode()), critical=False
+                        x509.UnrecognizedExtension(_OID_WORKFLOW_REF, claimed_ref.encode()),
+                        critical=False,
                     )
                     .add_extension(
                         x509.UnrecognizedExtension(
@@ -389,7 +406,7 @@ class PrivateSigstore:
                     )
                     .add_extension(
                         x509.UnrecognizedExtension(
-                            _OID_SOURCE_REPOSITORY_REF, der_utf8_string(ref)
+                            _OID_SOURCE_REPOSITORY_REF, der_utf8_string(claimed_ref)
                         ),
                         critical=False,
                     )
@@ -458,7 +475,9 @@ class PrivateSigstore:
             }
         )
 
-    def log_entry(self, body: bytes, *, integrated_time: int) -> dict[str, Any]:
+    def log_entry(
+        self, body: bytes, *, integrated_time: int, kind: str = "hashedrekord"
+    ) -> dict[str, Any]:
         """Append ``body`` to the log; its entry with SET, inclusion proof and checkpoint."""
         index = len(self.log_leaves)
         self.log_leaves.append(body)
@@ -480,7 +499,7 @@ class PrivateSigstore:
         return {
             "logIndex": str(index),
             "logId": {"keyId": _b64(log_id)},
-            "kindVersion": {"kind": "hashedrekord", "version": "0.0.1"},
+            "kindVersion": {"kind": kind, "version": "0.0.1"},
             "integratedTime": str(integrated_time),
             "inclusionPromise": {"signedEntryTimestamp": _b64(signed_entry_timestamp)},
             "inclusionProof": {
@@ -514,6 +533,7 @@ class PrivateSigstore:
         not_before: datetime | None = None,
         lifetime: timedelta = timedelta(minutes=10),
         sct_key: ec.EllipticCurvePrivateKey | None = None,
+        ref: str | None = None,
     ) -> dict[str, Any]:
         """Sign ``artifact`` as ``identity`` and log it; the Sigstore bundle document.
 
@@ -527,6 +547,7 @@ class PrivateSigstore:
             not_before=not_before,
             lifetime=lifetime,
             sct_key=sct_key,
+            ref=ref,
         )
         start = issued.certificate.not_valid_before_utc
         logged_at = _whole_seconds(integrated_time or start + timedelta(minutes=1))
@@ -547,6 +568,84 @@ class PrivateSigstore:
                 "messageDigest": {"algorithm": "SHA2_256", "digest": _b64(digest)},
                 "signature": _b64(signature),
             },
+        }
+
+    def attest(
+        self,
+        artifact: bytes,
+        *,
+        identity: str,
+        repository: str | None = None,
+        ref: str | None = None,
+        build_config_uri: str | None = None,
+        issuer: str = GITHUB_ISSUER,
+        predicate_type: str = SLSA_PROVENANCE_V1,
+        subject_digest: str | None = None,
+        payload_type: str = IN_TOTO_PAYLOAD_TYPE,
+    ) -> dict[str, Any]:
+        """An artifact attestation as ``actions/attest-build-provenance`` makes it: a v0.3
+        bundle whose DSSE envelope holds an in-toto statement about ``artifact`` (or about
+        ``subject_digest``), logged as a dsse 0.0.1 entry."""
+        issued = self.issue_certificate(
+            identity,
+            issuer=issuer,
+            repository=repository,
+            ref=ref,
+            build_config_uri=build_config_uri,
+        )
+        statement = {
+            "_type": "https://in-toto.io/Statement/v1",
+            "subject": [
+                {
+                    "name": "artifact",
+                    "digest": {"sha256": subject_digest or hashlib.sha256(artifact).hexdigest()},
+                }
+            ],
+            "predicateType": predicate_type,
+            "predicate": {"buildDefinition": {"buildType": "https://nexo.test/build"}},
+        }
+        payload = json.dumps(statement).encode()
+        pae = b"DSSEv1 %d %b %d %b" % (
+            len(payload_type),
+            payload_type.encode(),
+            len(payload),
+            payload,
+        )
+        signature = issued.key.sign(pae, ec.ECDSA(hashes.SHA256()))
+        envelope = {
+            "payload": _b64(payload),
+            "payloadType": payload_type,
+            "signatures": [{"sig": _b64(signature)}],
+        }
+        pem = issued.certificate.public_bytes(serialization.Encoding.PEM)
+        body = rfc8785.dumps(
+            {
+                "apiVersion": "0.0.1",
+                "kind": "dsse",
+                "spec": {
+                    "envelopeHash": {
+                        "algorithm": "sha256",
+                        "value": hashlib.sha256(json.dumps(envelope).encode()).hexdigest(),
+                    },
+                    "payloadHash": {
+                        "algorithm": "sha256",
+                        "value": hashlib.sha256(payload).hexdigest(),
+                    },
+                    "signatures": [{"signature": _b64(signature), "verifier": _b64(pem)}],
+                },
+            }
+        )
+        start = issued.certificate.not_valid_before_utc
+        logged_at = _whole_seconds(start + timedelta(minutes=1))
+        entry = self.log_entry(body, integrated_time=int(logged_at.timestamp()), kind="dsse")
+        der = issued.certificate.public_bytes(serialization.Encoding.DER)
+        return {
+            "mediaType": BUNDLE_V03,
+            "verificationMaterial": {
+                "tlogEntries": [entry],
+                "certificate": {"rawBytes": _b64(der)},
+            },
+            "dsseEnvelope": envelope,
         }
 
     def sign_legacy(

@@ -1,0 +1,330 @@
+"""``nexo plugin install`` with every signing scheme and the bindings of a signature to the
+release installed, against the loopback GitHub server and the private Sigstore instance."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.github_server import GitHubServer, asset_host, github_server
+from support.private_sigstore import PrivateSigstore
+from support.tarballs import asset_name, plugin_tarball, release_assets, tree_snapshot
+
+__all__ = ["asset_host", "github_server"]
+
+OWNER, PLUGIN = "acme", "echo"
+WORKFLOW = "https://github.com/acme/{repo}/.github/workflows/release.yml@refs/tags/{tag}"
+
+POLICY = """\
+schema_version = "1.0"
+default = "require"
+trusted_root = "private_trusted_root.json"
+
+[[authors]]
+owner = "acme"
+identity_regexp = '^https://github\\.com/acme/[^/]+/\\.github/workflows/release\\.yml@refs/tags/.+$'
+{extra}"""
+
+
+def _policy(tmp_path: Path, instance: PrivateSigstore, extra: str = "") -> Path:
+    instance.write_trusted_root(tmp_path / "private_trusted_root.json")
+    path = tmp_path / "trusted_keys.toml"
+    path.write_text(POLICY.format(extra=extra), encoding="utf-8")
+    return path
+
+
+def run_install(
+    tmp_path: Path, server: GitHubServer, source: str, *flags: str
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL"}
+        and "proxy" not in key.lower()
+    }
+    env.update(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_GITHUB_API_BASE=server.url,
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        NO_PROXY="127.0.0.1,localhost",
+        XDG_CACHE_HOME=str(tmp_path / "xdg-cache"),
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "install", source, "--yes", "--json",
+         "--dest", str(tmp_path / "plugins"), *flags],
+        capture_output=True, text=True, check=False, env=env, timeout=120,
+    )  # fmt: skip
+
+
+def _refused(result: subprocess.CompletedProcess[str], kind: str, plugins: Path) -> dict[str, Any]:
+    assert result.returncode == 1, result.stderr
+    document: dict[str, Any] = json.loads(result.stdout)
+    assert document["ok"] is False
+    assert document["kind"] == kind, document
+    assert not plugins.exists() or not any(p.name.startswith(PLUGIN) for p in plugins.iterdir())
+    return document
+
+
+# --- a signature names the tag it was made for ----------------------------------------------
+
+
+def test_a_genuine_old_signature_cannot_vouch_for_a_newer_tag(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    """A mirror answers v2.0.0 with the genuinely signed 0.1.0 release: refused."""
+    repo = "nexo-plugin-echo"
+    old = release_assets(PLUGIN, "0.1.0")
+    old_name = asset_name(PLUGIN, "0.1.0")
+    signed = private_sigstore.sign(old[old_name], identity=WORKFLOW.format(repo=repo, tag="v0.1.0"))
+    old[old_name + ".sigstore.json"] = json.dumps(signed).encode()
+    github_server.publish(OWNER, repo, "v2.0.0", old)
+    policy = _policy(tmp_path, private_sigstore)
+    result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v2.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    document = _refused(result, "signer_untrusted", tmp_path / "plugins")
+    assert "signed for tag v0.1.0, not for v2.0.0" in document["error"]
+
+
+def test_the_signature_of_the_tag_installed_verifies(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    repo = "nexo-plugin-echo"
+    assets = release_assets(PLUGIN, "2.0.0")
+    name = asset_name(PLUGIN, "2.0.0")
+    signed = private_sigstore.sign(assets[name], identity=WORKFLOW.format(repo=repo, tag="v2.0.0"))
+    assets[name + ".sigstore.json"] = json.dumps(signed).encode()
+    github_server.publish(OWNER, repo, "v2.0.0", assets)
+    policy = _policy(tmp_path, private_sigstore)
+    result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v2.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    signature = json.loads(result.stdout)["signature"]
+    assert signature["status"] == "verified"
+    assert signature["scheme"] == "sigstore-bundle"
+    assert signature["claims"]["source_ref"] == "refs/tags/v2.0.0"
+
+
+# --- a signature names the repository it was made in ----------------------------------------
+
+
+def _republished(server: GitHubServer, instance: PrivateSigstore) -> None:
+    """``acme/other`` republishes hello's genuinely signed tarball."""
+    assets = release_assets(PLUGIN, "1.0.0")
+    name = asset_name(PLUGIN, "1.0.0")
+    signed = instance.sign(assets[name], identity=WORKFLOW.format(repo="hello", tag="v1.0.0"))
+    assets[name + ".sigstore.json"] = json.dumps(signed).encode()
+    server.publish(OWNER, "other", "v1.0.0", assets)
+
+
+def test_a_republished_signed_tarball_is_refused(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    _republished(github_server, private_sigstore)
+    policy = _policy(tmp_path, private_sigstore, 'repos = ["hello"]\n')
+    result = run_install(tmp_path, github_server, f"{OWNER}/other@v1.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    document = _refused(result, "signer_untrusted", tmp_path / "plugins")
+    assert "built in acme/hello, not in acme/other" in document["error"]
+
+
+def test_allow_republish_trusts_the_copy_explicitly(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    _republished(github_server, private_sigstore)
+    policy = _policy(tmp_path, private_sigstore, 'repos = ["hello"]\nallow_republish = true\n')
+    result = run_install(tmp_path, github_server, f"{OWNER}/other@v1.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["signature"]["claims"]["source_repository"] == "acme/hello"
+
+
+def test_refusal_names_the_policy_and_the_command_that_trusts_the_signer(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    repo = "nexo-plugin-echo"
+    assets = release_assets(PLUGIN, "1.0.0")
+    name = asset_name(PLUGIN, "1.0.0")
+    identity = (
+        "https://github.com/acme/nexo-plugin-echo/.github/workflows/publish.yml@refs/tags/v1.0.0"
+    )
+    signed = private_sigstore.sign(assets[name], identity=identity)
+    assets[name + ".sigstore.json"] = json.dumps(signed).encode()
+    github_server.publish(OWNER, repo, "v1.0.0", assets)
+    policy = _policy(tmp_path, private_sigstore)
+    result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    document = _refused(result, "signer_untrusted", tmp_path / "plugins")
+    assert str(policy) in document["error"]
+    assert document["trust_command"] in document["error"]
+    assert document["trust_command"].startswith("nexo plugin trust add acme/nexo-plugin-echo ")
+    assert "publish\\\\.yml@refs/tags/.+$" in document["entry"]
+    assert 'repos = ["nexo-plugin-echo"]' in document["entry"]
+
+
+# --- the policy file itself ------------------------------------------------------------------
+
+
+def test_symlinked_or_world_writable_policy_is_warned_about(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    repo = "nexo-plugin-echo"
+    github_server.publish(OWNER, repo, "v1.0.0", release_assets(PLUGIN, "1.0.0"))
+    real = _policy(tmp_path, private_sigstore).with_name("real.toml")
+    (tmp_path / "trusted_keys.toml").rename(real)
+    real.write_text('default = "warn"\n')
+    real.chmod(0o666)
+    link = tmp_path / "trusted_keys.toml"
+    link.symlink_to(real)
+    result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
+                         "--trusted-keys", str(link))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    warnings = json.loads(result.stdout)["warnings"]
+    assert any("is a symbolic link" in w for w in warnings)
+    assert any("writable by every user" in w for w in warnings)
+
+
+# --- GitHub artifact attestations from the API ------------------------------------------------
+
+
+def _attested_release(
+    server: GitHubServer,
+    instance: PrivateSigstore,
+    *,
+    repository: str = "acme/nexo-plugin-echo",
+    decoys: int = 0,
+) -> str:
+    repo = "nexo-plugin-echo"
+    assets = release_assets(PLUGIN, "1.0.0")
+    name = asset_name(PLUGIN, "1.0.0")
+    digest = hashlib.sha256(assets[name]).hexdigest()
+    server.publish(OWNER, repo, "v1.0.0", assets)
+    decoy_bundles = [
+        instance.attest(
+            assets[name],
+            identity=f"https://github.com/acme/{repo}/.github/workflows/sbom.yml@refs/tags/v1.0.0",
+            predicate_type="https://spdx.dev/Document/v2.3",
+        )
+        for _ in range(decoys)
+    ]
+    caller = f"https://github.com/{repository}/.github/workflows/release.yml@refs/tags/v1.0.0"
+    real = instance.attest(
+        assets[name],
+        identity="https://github.com/actions/reusable/.github/workflows/attest.yml@refs/tags/v1",
+        repository=repository,
+        ref="refs/tags/v1.0.0",
+        build_config_uri=caller,
+    )
+    server.attestation_page_size = 1
+    server.publish_attestations(OWNER, repo, digest, [*decoy_bundles, real])
+    return repo
+
+
+def test_attestations_from_the_api_verify_across_pages(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    repo = _attested_release(github_server, private_sigstore, decoys=2)
+    policy = _policy(tmp_path, private_sigstore)
+    result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    signature = json.loads(result.stdout)["signature"]
+    assert signature["scheme"] == "github-attestation"
+    assert signature["identity"].endswith("/release.yml@refs/tags/v1.0.0")
+    assert signature["claims"]["signer_workflow"] == "actions/reusable/.github/workflows/attest.yml"
+    assert len(github_server.requests_to("/attestations/sha256:")) == 3
+    receipt = json.loads(
+        (tmp_path / "plugins" / f"{PLUGIN}-1.0.0" / ".nexo-install.json").read_text()
+    )
+    assert receipt["signature"]["scheme"] == "github-attestation"
+
+
+def test_an_attestation_made_for_another_repository_is_refused(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    repo = _attested_release(github_server, private_sigstore, repository="acme/elsewhere")
+    policy = _policy(tmp_path, private_sigstore)
+    result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    document = _refused(result, "signer_untrusted", tmp_path / "plugins")
+    assert "acme/elsewhere" in document["error"]
+
+
+def test_no_attestation_falls_through_to_signature_missing(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    repo = "nexo-plugin-echo"
+    github_server.publish(OWNER, repo, "v1.0.0", release_assets(PLUGIN, "1.0.0"))
+    policy = _policy(tmp_path, private_sigstore)
+    result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    _refused(result, "signature_missing", tmp_path / "plugins")
+    assert github_server.requests_to("/attestations/sha256:")
+
+
+# --- signed checksums files (GoReleaser) -----------------------------------------------------
+
+
+def _goreleaser_release(
+    server: GitHubServer, instance: PrivateSigstore, *, lines: list[str] | None = None
+) -> str:
+    repo = "nexo-plugin-echo"
+    assets = release_assets(PLUGIN, "1.0.0", sidecar=False)
+    name = asset_name(PLUGIN, "1.0.0")
+    other = asset_name(PLUGIN, "1.0.0", "x86_64-apple-darwin")
+    assets[other] = plugin_tarball(PLUGIN, "1.0.0", payload=b"darwin")
+    digest = hashlib.sha256(assets[name]).hexdigest()
+    listed = lines or [
+        f"{hashlib.sha256(assets[other]).hexdigest()}  {other}",
+        f"{digest}  {name}",
+    ]
+    checksums = ("\n".join(listed) + "\n").encode()
+    checksums_name = f"{PLUGIN}_1.0.0_checksums.txt"
+    assets[checksums_name] = checksums
+    signed = instance.sign(checksums, identity=WORKFLOW.format(repo=repo, tag="v1.0.0"))
+    assets[checksums_name + ".sigstore.json"] = json.dumps(signed).encode()
+    server.publish(OWNER, repo, "v1.0.0", assets, digests=True)
+    return repo
+
+
+def test_a_signed_checksums_file_vouches_for_the_tarball(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    repo = _goreleaser_release(github_server, private_sigstore)
+    policy = _policy(tmp_path, private_sigstore)
+    result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    signature = json.loads(result.stdout)["signature"]
+    assert signature["status"] == "verified"
+    assert signature["scheme"] == "checksums-file"
+    assert signature["material"].startswith("echo_1.0.0_checksums.txt")
+
+
+@pytest.mark.parametrize("case", ["wrong_hash", "not_listed", "contradicting"])
+def test_a_checksums_file_that_does_not_vouch_is_refused(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore, case: str
+) -> None:
+    name = asset_name(PLUGIN, "1.0.0")
+    lines = {
+        "wrong_hash": [f"{'0' * 64}  {name}"],
+        "not_listed": [f"{'0' * 64}  another.tar.gz"],
+        "contradicting": [
+            f"{hashlib.sha256(plugin_tarball(PLUGIN, '1.0.0')).hexdigest()}  {name}",
+            f"{'1' * 64}  {name}",
+        ],
+    }[case]
+    repo = _goreleaser_release(github_server, private_sigstore, lines=lines)
+    policy = _policy(tmp_path, private_sigstore)
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    before = tree_snapshot(plugins)
+    result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    _refused(result, "signature_invalid", plugins)
+    assert tree_snapshot(plugins) == before
