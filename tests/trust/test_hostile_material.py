@@ -1,0 +1,86 @@
+"""Hostile signature material: deep nesting and oversized files give one line with a kind,
+never a traceback, and are not read whole."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.tarballs import tree_snapshot, write_plugin
+
+from nexo_pkg.trust.entry import SignatureInvalidError, TrustPolicy, verify_asset_signature
+from nexo_pkg.trust.material import MAX_BUNDLE_BYTES
+
+from .helpers import author
+
+NESTED = "[" * 200_000 + "]" * 200_000
+
+
+def _verify(artifact: Path, material: dict[str, Path | bytes]) -> object:
+    return verify_asset_signature(
+        artifact,
+        asset_name=artifact.name,
+        material=material,
+        owner="acme",
+        repo="nexo-plugin-echo",
+        policy=TrustPolicy(default="require", authors=(author(),)),
+        mode="require",
+    )
+
+
+@pytest.mark.parametrize("suffix", [".sigstore.json", ".bundle", ".intoto.jsonl"])
+def test_deeply_nested_bundle_is_signature_invalid(tmp_path: Path, suffix: str) -> None:
+    artifact = tmp_path / "echo-1.0.0-noarch.tar.gz"
+    artifact.write_bytes(b"payload")
+    bundle = tmp_path / (artifact.name + suffix)
+    bundle.write_text(NESTED)
+    with pytest.raises(SignatureInvalidError, match="nested too deeply"):
+        _verify(artifact, {bundle.name: bundle})
+
+
+def test_deeply_nested_attestations_from_the_api_are_signature_invalid(tmp_path: Path) -> None:
+    from support.tarballs import sha256_hex
+
+    from nexo_pkg.trust.material import attestations_name
+
+    artifact = tmp_path / "echo-1.0.0-noarch.tar.gz"
+    artifact.write_bytes(b"payload")
+    name = attestations_name(sha256_hex(b"payload"))
+    with pytest.raises(SignatureInvalidError, match="nested too deeply"):
+        _verify(artifact, {name: NESTED.encode()})
+
+
+def test_oversized_bundle_is_refused_without_reading_it_whole(tmp_path: Path) -> None:
+    artifact = tmp_path / "echo-1.0.0-noarch.tar.gz"
+    artifact.write_bytes(b"payload")
+    bundle = tmp_path / (artifact.name + ".sigstore.json")
+    with bundle.open("wb") as handle:
+        handle.truncate(768 * 1024 * 1024)  # sparse: costs no disk
+    with pytest.raises(SignatureInvalidError, match=f"larger than {MAX_BUNDLE_BYTES} bytes"):
+        _verify(artifact, {bundle.name: bundle})
+
+
+def test_install_of_a_local_tarball_with_a_nested_bundle_prints_one_document(
+    tmp_path: Path,
+) -> None:
+    tarball = write_plugin(tmp_path / "dist", "echo", "1.0.0")
+    tarball.with_name(tarball.name + ".sigstore.json").write_text(NESTED)
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    before = tree_snapshot(plugins)
+    result = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "install", str(tarball), "--yes", "--json",
+         "--dest", str(plugins)],
+        capture_output=True, text=True, check=False, timeout=120,
+        env={**os.environ, "NEXO_HOME": str(tmp_path / "home"),
+             "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")},
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    document = json.loads(result.stdout)
+    assert document["kind"] == "signature_invalid"
+    assert tree_snapshot(plugins) == before
