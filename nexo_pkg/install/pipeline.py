@@ -19,6 +19,7 @@ import semver
 from nexo_pkg.errors import NexoError, UsageError
 from nexo_pkg.install.checksum import parse_digest, parse_sidecar, verify_checksums
 from nexo_pkg.install.download import DownloadedFile, cache_dir, copy_local, download_asset
+from nexo_pkg.install.durable import sync_tree
 from nexo_pkg.install.extract import extract_archive
 from nexo_pkg.install.hosttriple import NOARCH, host_candidates
 from nexo_pkg.install.inspect import ArchiveLimits, ArchiveListing, inspect_archive
@@ -34,7 +35,6 @@ from nexo_pkg.install.source import GitHubSource, LocalSource, parse_source
 from nexo_pkg.install.store import (
     Installed,
     Receipt,
-    fsync_tree,
     locked_root,
     publish,
     read_receipt,
@@ -493,7 +493,7 @@ def _install_tree(
                 files={name: info.sha256 for name, info in listing.files.items()},
             )
             write_receipt(staging, receipt)
-            fsync_tree(staging)
+            sync_tree(staging)
             publish(root, staging, final, replace=final.exists())
         except OSError as exc:
             shutil.rmtree(staging, ignore_errors=True)

@@ -29,6 +29,7 @@ from typing import Any
 import semver
 
 from nexo_pkg.errors import NexoError
+from nexo_pkg.install.durable import fsync_dir
 
 RECEIPT_NAME = ".nexo-install.json"
 LOCK_NAME = ".nexo-install.lock"
@@ -315,35 +316,14 @@ def _acquire(lock_path: Path, wait: float, created: list[Path]) -> Any:
 # -- install and remove -----------------------------------------------------------------------
 
 
-def fsync_tree(root: Path) -> None:
-    """Flush every file and directory below ``root`` to disk before the rename publishes it."""
-    for directory, _, files in os.walk(root):
-        for name in files:
-            descriptor = os.open(Path(directory) / name, os.O_RDONLY)
-            try:
-                os.fsync(descriptor)
-            finally:
-                os.close(descriptor)
-        fsync_dir(Path(directory))
-
-
-def fsync_dir(path: Path) -> None:
-    descriptor = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)
-
-
 def write_receipt(directory: Path, receipt: Receipt) -> None:
-    """Write the receipt atomically (temp file + ``os.replace``) and flush it."""
+    """Write the receipt atomically (temp file + ``os.replace``); the caller then makes the
+    tree durable (:func:`~nexo_pkg.install.durable.sync_tree`) before publishing it."""
     target = directory / RECEIPT_NAME
     temp = directory / f"{RECEIPT_NAME}.tmp"
     data = json.dumps(receipt.to_json(), indent=2, ensure_ascii=False) + "\n"
     with temp.open("w", encoding="utf-8") as handle:
         handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
     temp.replace(target)
 
 
@@ -362,7 +342,10 @@ def publish(root: InstallRoot, staging: Path, final: Path, *, replace: bool) -> 
         if aside is not None:
             aside.rename(final)
         raise io_error(f"move the new install into {final}", exc) from exc
-    fsync_dir(root.dest)
+    # The rename changed both parents: make the new name and the old one's removal durable.
+    fsync_dir(final.parent)
+    if staging.parent != final.parent:
+        fsync_dir(staging.parent)
     if aside is not None:
         discard(aside)
 

@@ -28,7 +28,7 @@ from support.tarballs import (
 )
 
 from nexo_pkg.errors import NexoError
-from nexo_pkg.install import inspect
+from nexo_pkg.install import durable, inspect
 from nexo_pkg.install.extract import MAX_OPEN_DIRECTORIES, safe_extract
 from nexo_pkg.install.inspect import ArchiveLimits, inspect_archive
 from nexo_pkg.install.pipeline import install
@@ -283,3 +283,44 @@ def test_receipt_hashes_are_those_of_the_written_bytes(
     assert (result.path / "lib/plugin/data.bin").read_bytes() == payload
     report = verify_installed(_installed(install_env))
     assert report.ok, report
+
+
+class _FsyncCounter:
+    def __init__(self) -> None:
+        self.calls = 0
+        self.real = os.fsync
+
+    def __call__(self, descriptor: int) -> None:
+        self.calls += 1
+        self.real(descriptor)
+
+
+def _install_counting_fsyncs(
+    tmp_path: Path, install_env: InstallEnv, monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, Path]:
+    members = _flat_plugin(*(file(f"lib/m/f{index}.py", f"X = {index}\n") for index in range(40)))
+    tarball = write_plugin(tmp_path / "dist", ID, VERSION, data=targz(members))
+    counter = _FsyncCounter()
+    monkeypatch.setattr(os, "fsync", counter)
+    result = install(str(tarball), install_env.make_options())
+    monkeypatch.undo()
+    assert verify_installed(_installed(install_env)).ok
+    return counter.calls, result.path
+
+
+@pytest.mark.skipif(not durable.syncfs_available(), reason="no syncfs(2) on this platform")
+def test_one_syncfs_instead_of_an_fsync_per_file(
+    tmp_path: Path, install_env: InstallEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls, _ = _install_counting_fsyncs(tmp_path, install_env, monkeypatch)
+    # Only the directories the rename touches: the install root (staging lives there too).
+    assert calls <= 2
+
+
+def test_without_syncfs_every_file_and_directory_is_fsynced(
+    tmp_path: Path, install_env: InstallEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(durable, "syncfs", lambda descriptor: False)
+    calls, path = _install_counting_fsyncs(tmp_path, install_env, monkeypatch)
+    entries = sum(1 for _ in path.rglob("*")) + 1
+    assert calls >= entries
