@@ -76,14 +76,19 @@ class Resolved:
     _oci: PluginVersion | None = None
 
 
-def policy_owner(source: str, github: str | None) -> tuple[str | None, str | None]:
-    """The owner/repo whose trust-policy entries apply: a GitHub source's, or a mirror's."""
+def signing_origin(
+    source: str, resolved: str, github: str | None
+) -> tuple[str | None, str | None, str | None]:
+    """The owner, repo and tag a signature must be bound to, whose trust-policy entries
+    apply: a GitHub source's resolved release, or the release a registry copy was mirrored
+    from; ``None`` for a version pushed straight to a registry (every author entry is then a
+    candidate, as for a local tarball)."""
     if not is_oci(source):
-        parsed = parse_source(source)
-        assert isinstance(parsed, GitHubSource)  # noqa: S101 - validated when read
-        return parsed.owner, parsed.repo
+        parsed = parse_source(resolved)
+        assert isinstance(parsed, GitHubSource)  # noqa: S101 - written by lock
+        return parsed.owner, parsed.repo, parsed.tag
     origin = GitHubOrigin.parse(github) if github else None
-    return (origin.owner, origin.repo) if origin else (None, None)
+    return (origin.owner, origin.repo, origin.tag) if origin else (None, None, None)
 
 
 class Session:
@@ -319,7 +324,7 @@ class Session:
             if isinstance(entry, LockedPlugin)
             else (str(entry.origin) if entry.origin else None)
         )
-        owner, repo = policy_owner(source, github)
+        owner, repo, tag = signing_origin(source, entry.resolved, github)
         policy = self.policy()
         mode = trust.resolve_mode(
             policy,
@@ -333,6 +338,7 @@ class Session:
             material=opened.material,
             owner=owner,
             repo=repo,
+            tag=tag,
             policy=policy,
             mode=mode,
         )

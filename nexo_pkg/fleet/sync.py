@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.errors import NexoError
-from nexo_pkg.fleet.artifact import GitHubOrigin
 from nexo_pkg.fleet.lock import lock as relock
 from nexo_pkg.fleet.lockfile import (
     LockedPlugin,
@@ -31,10 +30,9 @@ from nexo_pkg.fleet.lockfile import (
     stale_entries,
 )
 from nexo_pkg.fleet.reference import is_oci
-from nexo_pkg.fleet.sources import FleetOptions, OpenedTarget, Session, policy_owner
+from nexo_pkg.fleet.sources import FleetOptions, OpenedTarget, Session, signing_origin
 from nexo_pkg.install.hosttriple import NOARCH, host_candidates
 from nexo_pkg.install.pipeline import InstallOptions, Prefetched, install_prefetched
-from nexo_pkg.install.source import GitHubSource, parse_source
 from nexo_pkg.install.store import Installed, locked_root, remove_tree, scan_installed
 from nexo_pkg.install.summary import InstallPlan
 
@@ -135,11 +133,8 @@ def _installed_at(entry: LockedPlugin) -> str | None:
 
 def prefetched_for(entry: LockedPlugin, row: LockedTarget, opened: OpenedTarget) -> Prefetched:
     """The install pipeline's view of one opened target of a lock entry."""
-    owner, repo = policy_owner(entry.source, entry.github)
-    tag: str | None = None
+    owner, repo, tag = signing_origin(entry.source, entry.resolved, entry.github)
     if is_oci(entry.source):
-        origin = GitHubOrigin.parse(entry.github) if entry.github else None
-        tag = origin.tag if origin else None
         source: dict[str, Any] = {
             "type": OCI_SOURCE_TYPE,
             "reference": entry.resolved,
@@ -149,14 +144,11 @@ def prefetched_for(entry: LockedPlugin, row: LockedTarget, opened: OpenedTarget)
         if entry.github:
             source["github_release"] = entry.github
     else:
-        parsed = parse_source(entry.resolved)
-        assert isinstance(parsed, GitHubSource)  # noqa: S101 - written by lock
-        tag = parsed.tag
         source = {
             "type": "github-releases",
-            "owner": parsed.owner,
-            "repo": parsed.repo,
-            "tag": parsed.tag,
+            "owner": owner,
+            "repo": repo,
+            "tag": tag,
             "asset": row.asset,
         }
     return Prefetched(

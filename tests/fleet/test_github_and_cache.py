@@ -182,3 +182,26 @@ def test_cache_prune(tmp_path: Path, fleet_env: dict[str, str]) -> None:
     bad = run_nexo(fleet_env, "cache", "prune", "--older-than-days", "-1", "--json")
     assert bad.returncode == 2
     assert json_of(bad)["kind"] == "usage"
+
+
+def test_lock_binds_a_signature_to_the_release_it_was_made_for(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy: Path,
+) -> None:
+    # v1.3.0 carries a bundle made by the v1.2.3 release run: valid, trusted signer, wrong tag.
+    assets = release_assets("echo", "1.3.0", target=LINUX)
+    name = f"echo-1.3.0-{LINUX}.tar.gz"
+    bundle = private_sigstore.sign(assets[name], identity=ACME_IDENTITY)
+    assets[name + ".sigstore.json"] = json.dumps(bundle).encode()
+    github_server.publish("acme", "nexo-plugin-echo", "v1.3.0", assets)
+    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
+    wanted = tmp_path / "nexo-plugins.toml"
+    wanted.write_text('[plugins.echo]\nsource = "acme/nexo-plugin-echo"\n')
+    refused = run_nexo(env, "lock", "-f", str(wanted), "--trusted-keys", str(policy), "--json")
+    assert refused.returncode == 1
+    assert json_of(refused)["kind"] == "signer_untrusted"
+    assert not (tmp_path / "nexo-plugins.lock").exists()
