@@ -25,6 +25,7 @@ from nexo_pkg.install.store import (
 from nexo_pkg.install.summary import InstallPlan, render_plan
 
 if TYPE_CHECKING:
+    from nexo_pkg.fleet.sources import FleetOptions
     from nexo_pkg.install.pipeline import InstallOptions, InstallResult, UpgradeResult
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(i?b)?\s*$", re.IGNORECASE)
@@ -69,9 +70,16 @@ def install_from_registry(
 ) -> InstallResult:
     """``install oci://…``: the registry source shares the pipeline's later steps."""
     from nexo_pkg.fleet.publish import install_from_registry as run  # noqa: PLC0415
+
+    return run(source, options, _fleet_options(options, registry_config, plain_http))
+
+
+def _fleet_options(
+    options: InstallOptions, registry_config: Path | None, plain_http: bool
+) -> FleetOptions:
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
 
-    fleet = FleetOptions(
+    return FleetOptions(
         nexo_home=options.nexo_home,
         trusted_keys=options.trusted_keys,
         require_signature=options.require_signature,
@@ -80,7 +88,6 @@ def install_from_registry(
         plain_http=plain_http,
         limits=options.limits,
     )
-    return run(source, options, fleet)
 
 
 def parse_size(text: str, *, flag: str) -> int:
@@ -274,6 +281,8 @@ def register(app: typer.Typer) -> None:
         yes: YesOption = False,
         dry_run: DryRunOption = False,
         json_output: JsonOption = False,
+        registry_config: RegistryConfigOption = None,
+        plain_http: PlainHttpOption = False,
     ) -> None:
         """Install the newest release of an installed plugin.
 
@@ -298,6 +307,17 @@ def register(app: typer.Typer) -> None:
                 show_progress=sys.stderr.isatty(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
             )
+            receipt = require_installed(options.dest, plugin_id)[0].receipt
+            if receipt is not None and receipt.registry is not None:
+                from nexo_pkg.fleet.publish import upgrade_from_registry  # noqa: PLC0415
+
+                return upgrade_from_registry(
+                    plugin_id,
+                    options,
+                    _fleet_options(options, registry_config, plain_http),
+                    allow_downgrade=allow_downgrade,
+                    keep_old=keep_old,
+                )
             return upgrade(plugin_id, options, allow_downgrade=allow_downgrade, keep_old=keep_old)
 
         result = guarded(run, json_output=json_output)

@@ -4,17 +4,19 @@ and ``install`` from one."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+import semver
 
 from nexo_pkg.errors import NexoError, UsageError
 from nexo_pkg.fleet import oci
 from nexo_pkg.fleet.artifact import GitHubOrigin
 from nexo_pkg.fleet.cache import BlobSink
-from nexo_pkg.fleet.lockfile import LockedPlugin, WantedPlugin
+from nexo_pkg.fleet.lockfile import LockedPlugin
 from nexo_pkg.fleet.oci import TargetFiles
-from nexo_pkg.fleet.reference import parse_reference
+from nexo_pkg.fleet.reference import OciReference, parse_reference
 from nexo_pkg.fleet.sources import (
     MAX_SIGNATURE_BYTES,
     FleetOptions,
@@ -25,9 +27,15 @@ from nexo_pkg.fleet.sources import (
 from nexo_pkg.fleet.sync import pick_target, prefetched_for
 from nexo_pkg.install.checksum import parse_sidecar
 from nexo_pkg.install.hosttriple import host_candidates
-from nexo_pkg.install.pipeline import InstallOptions, InstallResult, install_prefetched
+from nexo_pkg.install.pipeline import (
+    InstallOptions,
+    InstallResult,
+    UpgradeResult,
+    install_prefetched,
+)
 from nexo_pkg.install.select import MANIFEST_ASSETS, parse_tarball_name
 from nexo_pkg.install.source import GitHubSource, parse_source
+from nexo_pkg.install.store import locked_root, remove_tree, require_installed
 from nexo_pkg.trust import entry as trust
 
 
@@ -199,7 +207,6 @@ def install_from_registry(
     signature, archive and install steps, as for a GitHub release."""
     reference = parse_reference(source_text)
     candidates = host_candidates(install_options.target)
-    wanted = WantedPlugin("unknown", source_text)
     with Session(options) as session:
         session.policy()
         resolved = session.resolve_oci(reference, None)
@@ -214,7 +221,7 @@ def install_from_registry(
             )
         entry = LockedPlugin(
             plugin_id=resolved.plugin_id,
-            source=wanted.source,
+            source=source_text,
             requirement="*",
             targets_wanted=None,
             version=resolved.version,
@@ -226,3 +233,56 @@ def install_from_registry(
         row = pick_target(entry, candidates)
         with session.open_target(entry.source, entry.resolved, row, entry.plugin_id) as opened:
             return install_prefetched(prefetched_for(entry, row, opened), install_options)
+
+
+def upgrade_from_registry(
+    plugin_id: str,
+    install_options: InstallOptions,
+    options: FleetOptions,
+    *,
+    allow_downgrade: bool = False,
+    keep_old: bool = False,
+) -> UpgradeResult:
+    """``nexo plugin upgrade ID`` for a plugin installed from a registry: the highest semver
+    tag of the repository its receipt names, with ``upgrade``'s rules (same version: no-op;
+    lower: ``downgrade_refused`` unless allowed; the old directory goes once the new one is in
+    place). Raises ``source_invalid`` when the receipt names no registry."""
+    current = require_installed(install_options.dest, plugin_id)[0]
+    receipt = current.receipt
+    if receipt is None or receipt.registry is None:
+        raise NexoError(f"{plugin_id} was not installed from a registry", kind="source_invalid")
+    pinned = parse_reference(receipt.registry)
+    repository = OciReference(pinned.host, pinned.repository)
+    with Session(options) as session:
+        session.policy()  # a bad policy fails before any network work
+        latest = oci.resolve(session.registry(repository), repository, None)
+    if latest.plugin_id != plugin_id:
+        raise NexoError(
+            f"{repository} now holds plugin {latest.plugin_id!r}, not {plugin_id!r}",
+            kind="asset_not_found",
+        )
+    try:
+        order = semver.Version.parse(latest.version).compare(receipt.version)
+    except ValueError:
+        order = 1
+    if order == 0:
+        return UpgradeResult(plugin_id, receipt.version, latest.version, current.path, None, False)
+    if order < 0 and not allow_downgrade:
+        raise NexoError(
+            f"the newest version in {repository} is {latest.version}, older than the installed "
+            f"{receipt.version}; pass --allow-downgrade to install it",
+            kind="downgrade_refused",
+            details={"installed": receipt.version, "latest": latest.version},
+        )
+    result = install_from_registry(
+        str(repository.with_digest(latest.index_digest)),
+        replace(install_options, expected_id=plugin_id),
+        options,
+    )
+    removed = False
+    if not result.dry_run and not keep_old and result.path != current.path:
+        with locked_root(install_options.dest) as root:
+            if current.path.exists():
+                remove_tree(root, current.path)
+                removed = True
+    return UpgradeResult(plugin_id, receipt.version, latest.version, current.path, result, removed)

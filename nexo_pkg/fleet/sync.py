@@ -137,7 +137,7 @@ def prefetched_for(entry: LockedPlugin, row: LockedTarget, opened: OpenedTarget)
     if is_oci(entry.source):
         source: dict[str, Any] = {
             "type": OCI_SOURCE_TYPE,
-            "reference": entry.resolved,
+            "registry": entry.resolved,
             "manifest": row.manifest,
             "asset": row.asset,
         }

@@ -268,7 +268,7 @@ def install_prefetched(asset: Prefetched, options: InstallOptions) -> InstallRes
             material=asset.material,
             installed_at=asset.installed_at,
         )
-        display = str(asset.source.get("reference") or asset.asset_name)
+        display = str(asset.source.get("registry") or asset.asset_name)
         return _verify_and_install(fetched, policy, display, options)
     finally:
         tarball.discard()
@@ -491,6 +491,7 @@ def _install_tree(
                 source=fetched.source["type"],
                 signature=plan.signature.to_json(),
                 files={name: info.sha256 for name, info in listing.files.items()},
+                registry=fetched.source.get("registry"),
             )
             write_receipt(staging, receipt)
             sync_tree(staging)

@@ -83,9 +83,12 @@ class Receipt:
     signature: dict[str, Any]
     files: dict[str, str]
     schema_version: int = RECEIPT_SCHEMA_VERSION
+    # Registry installs: the pinned ``oci://…@sha256:…`` they came from (``upgrade`` asks
+    # that repository again). Absent from the JSON otherwise.
+    registry: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        document = {
             "schema_version": self.schema_version,
             "id": self.id,
             "version": self.version,
@@ -99,6 +102,9 @@ class Receipt:
             "signature": self.signature,
             "files": dict(sorted(self.files.items())),
         }
+        if self.registry is not None:
+            document["registry"] = self.registry
+        return document
 
     @classmethod
     def from_json(cls, document: Any) -> Receipt:
@@ -130,6 +136,7 @@ class Receipt:
             signature=signature if isinstance(signature, dict) else {"status": "unknown"},
             files=dict(files),
             schema_version=schema if isinstance(schema, int) else RECEIPT_SCHEMA_VERSION,
+            registry=registry if isinstance(registry := document.get("registry"), str) else None,
         )
 
 

@@ -129,3 +129,11 @@ def json_of(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
     document = json.loads(result.stdout)
     assert isinstance(document, dict), result.stdout
     return document
+
+
+def push_dist(dist: Path, reference: str, home: Path, config: Path | None = None) -> None:
+    """Publish a dist directory in-process (the CLI path has its own test)."""
+    from nexo_pkg.fleet.publish import push
+    from nexo_pkg.fleet.sources import FleetOptions
+
+    push(dist, reference, FleetOptions(nexo_home=home, plain_http=True, registry_config=config))

@@ -19,6 +19,7 @@ from .conftest import (
     MakeDist,
     auth_config,
     json_of,
+    push_dist,
     run_nexo,
 )
 
@@ -96,8 +97,7 @@ def test_a_signature_by_another_identity_is_refused_from_the_registry(
     policy: Path,
 ) -> None:
     dist = make_dist(identity="https://github.com/mallory/x/.github/workflows/r.yml@refs/tags/v1")
-    pushed = run_nexo(fleet_env, "push", str(dist), registry.ref("plugins/echo"), "--plain-http")
-    assert pushed.returncode == 0, pushed.stderr
+    push_dist(dist, registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
     dest = tmp_path / "plugins"
     refused = run_nexo(
         fleet_env, "install", registry.ref("plugins/echo:1.2.3"), "--dest", str(dest),
@@ -178,12 +178,9 @@ def test_lock_sync_is_idempotent_and_prune_removes_what_the_lock_drops(
     make_dist: MakeDist,
     policy: Path,
 ) -> None:
+    home = Path(fleet_env["NEXO_HOME"])
     for plugin_id in ("echo", "weather"):
-        pushed = run_nexo(
-            fleet_env, "push", str(make_dist(plugin_id)), registry.ref(f"plugins/{plugin_id}"),
-            "--plain-http",
-        )  # fmt: skip
-        assert pushed.returncode == 0, pushed.stderr
+        push_dist(make_dist(plugin_id), registry.ref(f"plugins/{plugin_id}"), home)
     project = tmp_path / "fleet"
     project.mkdir()
     wanted = _wanted(
@@ -252,12 +249,7 @@ def test_a_tampered_blob_in_registry_storage_is_refused(
     make_dist: MakeDist,
 ) -> None:
     dist = make_dist(identity=None, targets=(LINUX,))
-    assert (
-        run_nexo(
-            fleet_env, "push", str(dist), registry.ref("plugins/echo"), "--plain-http"
-        ).returncode
-        == 0
-    )
+    push_dist(dist, registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
     project = tmp_path / "fleet"
     project.mkdir()
     wanted = _wanted(project / "nexo-plugins.toml", {"echo": registry.ref("plugins/echo")})
@@ -292,12 +284,7 @@ def test_frozen_sync_on_two_clean_roots_is_byte_identical_without_github(
     make_dist: MakeDist,
     policy: Path,
 ) -> None:
-    assert (
-        run_nexo(
-            fleet_env, "push", str(make_dist()), registry.ref("plugins/echo"), "--plain-http"
-        ).returncode
-        == 0
-    )
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
     env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
     project = tmp_path / "fleet"
     project.mkdir()
@@ -328,10 +315,8 @@ def test_twenty_roots_syncing_concurrently_end_byte_identical(
     make_dist: MakeDist,
 ) -> None:
     for plugin_id in ("echo", "weather"):
-        assert run_nexo(
-            fleet_env, "push", str(make_dist(plugin_id, identity=None)),
-            registry.ref(f"plugins/{plugin_id}"), "--plain-http",
-        ).returncode == 0  # fmt: skip
+        dist = make_dist(plugin_id, identity=None)
+        push_dist(dist, registry.ref(f"plugins/{plugin_id}"), Path(fleet_env["NEXO_HOME"]))
     project = tmp_path / "fleet"
     project.mkdir()
     wanted = _wanted(
@@ -373,3 +358,37 @@ def test_twenty_roots_syncing_concurrently_end_byte_identical(
     )
     blobs = list((tmp_path / "home" / "cache" / "blobs" / "sha256").iterdir())
     assert len(blobs) == 2
+
+
+def test_upgrade_follows_the_registry_the_plugin_came_from(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    reference = registry.ref("plugins/echo")
+    push_dist(make_dist(), reference, Path(fleet_env["NEXO_HOME"]))
+    dest = tmp_path / "plugins"
+    common = ("--dest", str(dest), "--plain-http", "--trusted-keys", str(policy), "--yes")
+    installed = run_nexo(fleet_env, "install", reference + ":1.2.3", *common, "--json")
+    assert installed.returncode == 0, installed.stderr
+    receipt = json.loads((dest / "echo-1.2.3" / ".nexo-install.json").read_text())
+    assert receipt["registry"].startswith(reference + "@sha256:")
+
+    same = run_nexo(fleet_env, "upgrade", "echo", *common, "--json")
+    assert same.returncode == 0, same.stderr
+    assert json_of(same)["upgraded"] is False
+
+    newer = make_dist("echo", "1.3.0", identity=ACME_IDENTITY.replace("v1.2.3", "v1.3.0"))
+    push_dist(newer, reference, Path(fleet_env["NEXO_HOME"]))
+    upgraded = run_nexo(fleet_env, "upgrade", "echo", *common, "--json")
+    assert upgraded.returncode == 0, upgraded.stderr
+    document = json_of(upgraded)
+    assert (document["from_version"], document["version"], document["upgraded"]) == (
+        "1.2.3",
+        "1.3.0",
+        True,
+    )
+    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-1.3.0"]
