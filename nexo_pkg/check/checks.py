@@ -1,14 +1,24 @@
 """The handshake conformance checks: drive one plugin session and judge every answer.
 
 The session follows the daemon's lifecycle (plugin contract §4): ``initialize``, optionally
-one ``tool.invoke``, an unknown method, then ``shutdown`` and the exit. Every stdout line is
-judged on the way (UTF-8, JSON, JSON-RPC 2.0 shape, size, echoed ids); those verdicts are
-reported as the ``frames.*`` checks at the end. A step that gets no answer (timeout, the
-plugin exited) ends the session; the process group is killed and reaped on every path.
+one ``tool.invoke``, an unknown method, then ``shutdown``, closing stdin and the exit. Every
+stdout line is judged on the way (UTF-8, JSON, JSON-RPC 2.0 shape, size, echoed ids); those
+verdicts are reported as the ``frames.*`` checks at the end. A step that gets no answer
+(timeout, the plugin exited) ends the session; the plugin and every process it started are
+killed and reaped on every path.
+
+Two levels, like the daemon's host: **fail** where the daemon would refuse or kill the plugin
+(no reply in time, an impersonating id, ``tools`` not an array, a tool entry without a string
+``name``, ``description`` or an ``input_schema`` object, an advertised tool not declared, a
+reply carrying the wrong id, a crash); **warn** where only the written contract is broken
+(no ``server_version``, no ``tools`` although tools are declared, stray stdout lines, frames
+without ``"jsonrpc"`` or over 1 MiB, an invalid JSON Schema, no proper answer to an unknown
+method or to ``shutdown``, exiting only once stdin is closed). ``strict`` fails on warnings.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -16,6 +26,7 @@ import shlex
 import time
 import warnings
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,15 +34,26 @@ from nexo_pkg.check.host import MAX_FRAME_BYTES, PluginProcess
 from nexo_pkg.check.report import CheckReport, Status
 from nexo_pkg.check.target import ResolvedPlugin, resolve_target
 from nexo_pkg.errors import UsageError
+from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 
-#: ``nexo_version`` sent in ``initialize`` when none is given (the contract's §4.1 example).
-DEFAULT_NEXO_VERSION = "0.1.5"
+#: ``nexo_version`` sent in ``initialize`` when none is given: the newest daemon release
+#: nexo-pkg knows.
+DEFAULT_NEXO_VERSION = NEWEST_DAEMON_VERSION
 
 #: Per-step reply deadline, like the daemon's ``NEXO_PLUGIN_INIT_TIMEOUT_MS`` default.
 DEFAULT_TIMEOUT_MS = 5000
 
-#: After replying to ``shutdown`` the daemon waits this long before SIGKILL (contract §4.2).
+#: After replying to ``shutdown`` the daemon closes stdin and waits this long before SIGKILL
+#: (contract §4.2).
 SHUTDOWN_GRACE_SECONDS = 1.0
+
+#: How long a plugin gets to exit on its own after replying to ``shutdown``, before the host
+#: closes its stdin (a plugin that needs the closed stdin gets a warning).
+OWN_EXIT_SECONDS = 0.5
+
+#: Integers with more digits than this are kept as :class:`~decimal.Decimal`: Python refuses
+#: to convert longer digit strings to ``int`` (and the conversion would be quadratic).
+_INT_DIGITS_LIMIT = 4000
 
 #: A method no plugin implements; the answer must be ``-32601``.
 UNKNOWN_METHOD = "nexo.check.unknown_method"
@@ -64,6 +86,10 @@ _FRAME_CHECKS = {
     "frames.size": f"no frame exceeded {MAX_FRAME_BYTES} bytes",
     "frames.id": "every reply echoed its request id",
 }
+
+# The daemon matches replies by id: a reply with another id never answers the request. Every
+# other frame problem is one the daemon's reader skips over.
+_FRAME_FAILURES: dict[str, Status] = {"frames.id": "fail"}
 
 _DETAIL_LIMIT = 160
 
@@ -110,12 +136,14 @@ def run_check(
     nexo_version: str | None = None,
     invoke: tuple[str, dict[str, Any]] | None = None,
     dest: Path | None = None,
+    strict: bool = False,
 ) -> CheckReport:
     """Spawn the plugin at ``target`` and run the handshake conformance checks.
 
     ``target`` is a plugin directory, manifest, release tarball or installed plugin id (see
     :mod:`nexo_pkg.check.target`; ``dest`` is the install root for ids). ``timeout_ms`` is
-    the deadline of each request; ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``.
+    the deadline of each request; ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``;
+    ``strict`` makes warnings fail.
     Plugin misbehaviour is reported in the returned :class:`CheckReport`, never raised.
     Raises :class:`UsageError` for bad arguments and ``TargetError`` (exit 2) or the
     archive errors when the target names nothing runnable.
@@ -126,7 +154,9 @@ def run_check(
     if invoke is not None and not isinstance(invoke[1], dict):
         raise UsageError("--args must be a JSON object")
     with resolve_target(target, dest=dest) as plugin:
-        return check_plugin(plugin, timeout_ms=timeout_ms, nexo_version=version, invoke=invoke)
+        return check_plugin(
+            plugin, timeout_ms=timeout_ms, nexo_version=version, invoke=invoke, strict=strict
+        )
 
 
 def check_plugin(
@@ -135,9 +165,14 @@ def check_plugin(
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
     nexo_version: str = DEFAULT_NEXO_VERSION,
     invoke: tuple[str, dict[str, Any]] | None = None,
+    strict: bool = False,
 ) -> CheckReport:
     """Run the checks against an already resolved plugin (see :func:`run_check`)."""
-    report = CheckReport(plugin_id=plugin.plugin_id, root=str(plugin.root), argv=plugin.argv)
+    report = CheckReport(
+        plugin_id=plugin.plugin_id, root=str(plugin.root), argv=plugin.argv, strict=strict
+    )
+    for note in plugin.notes:
+        report.add("manifest", "warn", note)
     env = {**os.environ, **plugin.env}
     try:
         process = PluginProcess(plugin.argv, cwd=plugin.root, env=env)
@@ -232,12 +267,12 @@ class _Session:
 
     def _check_server_version(self, result: dict[str, Any]) -> None:
         if "server_version" not in result:
-            self.report.add("server_version", "fail", "reply has no `server_version`")
+            self.report.add("server_version", "warn", "reply has no `server_version`")
             return
         value = result["server_version"]
         if not isinstance(value, str):
             self.report.add(
-                "server_version", "fail", f"`server_version` must be a string, got {_short(value)}"
+                "server_version", "warn", f"`server_version` must be a string, got {_short(value)}"
             )
         elif not value.strip():
             self.report.add("server_version", "warn", "`server_version` is empty")
@@ -251,9 +286,9 @@ class _Session:
             if declared:
                 self.report.add(
                     "tools.present",
-                    "fail",
+                    "warn",
                     f"the manifest declares {', '.join(declared)} in [plugin.extends].tools "
-                    "but the reply has no `tools` array",
+                    "but the reply has no `tools` array (the daemon registers no tool)",
                 )
             else:
                 self.report.add("tools.present", "pass", "no tools declared or advertised")
@@ -264,9 +299,9 @@ class _Session:
             )
             return
         malformed = [
-            f"tools[{index}]"
+            problem
             for index, entry in enumerate(tools)
-            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str)
+            if (problem := _tool_entry_problem(index, entry)) is not None
         ]
         for entry in tools:
             if isinstance(entry, dict) and isinstance(entry.get("name"), str):
@@ -275,12 +310,12 @@ class _Session:
             self.report.add(
                 "tools.present",
                 "fail",
-                f"{', '.join(malformed)}: every entry needs a string `name`",
+                f"{'; '.join(malformed)} (the daemon refuses the handshake)",
             )
         elif declared and not tools:
             self.report.add(
                 "tools.present",
-                "fail",
+                "warn",
                 "`tools` is empty but the manifest declares tools in [plugin.extends].tools",
             )
         else:
@@ -326,10 +361,11 @@ class _Session:
         problems = [
             problem
             for name, entry in self.advertised.items()
-            if (problem := _schema_problem(name, entry)) is not None
+            if isinstance(entry.get("input_schema"), dict)
+            and (problem := _schema_problem(name, entry)) is not None
         ]
         if problems:
-            self.report.add("tools.schema", "fail", "; ".join(problems))
+            self.report.add("tools.schema", "warn", _truncate("; ".join(problems)))
         else:
             self.report.add("tools.schema", "pass", "every input_schema is a valid JSON Schema")
 
@@ -409,6 +445,12 @@ class _Session:
     def _unknown_method(self) -> bool:
         answer = self.request(UNKNOWN_METHOD, {})
         if isinstance(answer, _NoReply):
+            if answer.reason == "timeout":
+                # The daemon times the call out and goes on; the session can go on too.
+                self.report.add(
+                    "unknown_method", "warn", f"no reply to an unknown method: {answer.detail}"
+                )
+                return True
             self.report.add(
                 "unknown_method", "fail", f"no reply to an unknown method: {answer.detail}"
             )
@@ -417,13 +459,13 @@ class _Session:
         if error is None:
             self.report.add(
                 "unknown_method",
-                "fail",
+                "warn",
                 f"an unknown method got a result ({_short(answer.result)}) instead of -32601",
             )
         elif error.get("code") != METHOD_NOT_FOUND:
             self.report.add(
                 "unknown_method",
-                "fail",
+                "warn",
                 f"expected error -32601, got {_error_text(answer)}",
             )
         else:
@@ -433,34 +475,44 @@ class _Session:
     def _shutdown(self) -> None:
         answer = self.request("shutdown", {"reason": "nexo plugin check"})
         if isinstance(answer, _NoReply):
-            self.report.add("shutdown", "fail", f"no reply to shutdown: {answer.detail}")
-            return
-        result = answer.result
-        if answer.error is not None:
-            self.report.add("shutdown", "fail", f"shutdown failed: {_error_text(answer)}")
-        elif not isinstance(result, dict) or result.get("ok") is not True:
-            self.report.add("shutdown", "fail", f'expected {{"ok": true}}, got {_short(result)}')
+            self.report.add("shutdown", "warn", f"no reply to shutdown: {answer.detail}")
+        elif answer.error is not None:
+            self.report.add("shutdown", "warn", f"shutdown failed: {_error_text(answer)}")
+        elif not isinstance(answer.result, dict) or answer.result.get("ok") is not True:
+            self.report.add(
+                "shutdown", "warn", f'expected {{"ok": true}}, got {_short(answer.result)}'
+            )
         else:
             self.report.add("shutdown", "pass", 'replied {"ok": true}')
+        self._await_exit()
+
+    def _await_exit(self) -> None:
+        """Give the plugin a moment to exit on its own, then close stdin as the daemon does
+        and wait :data:`SHUTDOWN_GRACE_SECONDS` before killing it."""
         replied_at = time.monotonic()
-        if self.process.wait_exit(SHUTDOWN_GRACE_SECONDS):
+        if self.process.wait_exit(OWN_EXIT_SECONDS):
             waited = (time.monotonic() - replied_at) * 1000
             code = self.process.peek_exit_code()
-            if code == 0:
-                self.report.add(
-                    "exit", "pass", f"exited with code 0 {waited:.0f} ms after shutdown"
-                )
-            else:
-                self.report.add(
-                    "exit", "warn", f"exited {_exit_text(code)} {waited:.0f} ms after shutdown"
-                )
-        else:
-            self.process.kill()
+            status: Status = "pass" if code == 0 else "warn"
+            self.report.add(
+                "exit", status, f"exited {_exit_text(code)} {waited:.0f} ms after shutdown"
+            )
+            return
+        self.process.close_stdin()
+        if self.process.wait_exit(SHUTDOWN_GRACE_SECONDS):
             self.report.add(
                 "exit",
-                "fail",
-                f"still running {SHUTDOWN_GRACE_SECONDS:g} s after replying to shutdown; killed",
+                "warn",
+                f"exited {_exit_text(self.process.peek_exit_code())} only once stdin was closed "
+                f"(not within {OWN_EXIT_SECONDS:g} s of replying to shutdown)",
             )
+            return
+        self.process.kill()
+        self.report.add(
+            "exit",
+            "fail",
+            f"still running {SHUTDOWN_GRACE_SECONDS:g} s after shutdown and closed stdin; killed",
+        )
 
     # -- the wire ------------------------------------------------------------------------
 
@@ -535,9 +587,14 @@ class _Session:
             # Blank lines do not corrupt an NDJSON reader; the SDKs' stdout guard lets them by.
             return None
         try:
-            message = json.loads(text)
+            message = json.loads(text, parse_int=_parse_int)
         except ValueError:
             self._frame_problem("frames.json", f"stray non-JSON stdout line: {_short(text)}")
+            return None
+        except RecursionError:
+            self._frame_problem(
+                "frames.json", f"frame nested too deeply to read (dropped): {_short(text)}"
+            )
             return None
         if not isinstance(message, dict):
             self._frame_problem("frames.jsonrpc", f"frame is not a JSON object: {_short(text)}")
@@ -571,12 +628,33 @@ class _Session:
             if name in self._frame_problems:
                 first, count = self._frame_problems[name]
                 more = f" (and {count - 1} more)" if count > 1 else ""
-                self.report.add(name, "fail", f"{first}{more}")
+                self.report.add(name, _FRAME_FAILURES.get(name, "warn"), f"{first}{more}")
             else:
                 self.report.add(name, "pass", clean)
 
 
 # -- helpers -------------------------------------------------------------------------------
+
+
+def _parse_int(digits: str) -> int | Decimal:
+    """An integer of a frame; a very long one stays a :class:`Decimal` (see above)."""
+    if len(digits) > _INT_DIGITS_LIMIT:
+        return Decimal(digits)
+    return int(digits)
+
+
+def _tool_entry_problem(index: int, entry: object) -> str | None:
+    """What the daemon refuses in one advertised tool entry, or None."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+        return f"tools[{index}] needs a string `name`"
+    missing = []
+    if not isinstance(entry.get("description"), str):
+        missing.append("a string `description`")
+    if not isinstance(entry.get("input_schema"), dict):
+        missing.append("an `input_schema` object")
+    if missing:
+        return f"tools[{index}] ({_short(entry['name'])}) needs {' and '.join(missing)}"
+    return None
 
 
 def _encode(frame: dict[str, Any]) -> bytes:
@@ -640,15 +718,19 @@ def _schema_problem(name: str, entry: dict[str, Any]) -> str | None:
         return f"{name}: `input_schema` must be a JSON Schema object, got {_short(schema)}"
     from jsonschema import exceptions, validators  # noqa: PLC0415 - costly import
 
-    with warnings.catch_warnings():
-        # An unknown "$schema" makes jsonschema fall back to the latest draft with a warning.
-        warnings.simplefilter("ignore")
-        validator = validators.validator_for(schema)
     try:
-        validator.check_schema(schema)
+        with warnings.catch_warnings():
+            # An unknown "$schema" makes jsonschema fall back to the latest draft (a warning).
+            warnings.simplefilter("ignore")
+            validator = validators.validator_for(schema)
+            validator.check_schema(schema)
     except exceptions.SchemaError as error:
         where = "/".join(str(part) for part in error.absolute_path) or "(root)"
         return f"{name}: invalid input_schema at {where}: {error.message}"
+    except RecursionError:
+        return f"{name}: input_schema is nested too deeply to check"
+    except Exception as error:  # noqa: BLE001 - a hostile schema must not crash the check
+        return f"{name}: input_schema cannot be checked ({type(error).__name__})"
     return None
 
 
@@ -672,9 +754,11 @@ def _short(value: object) -> str:
     if isinstance(value, bytes):
         return _truncate(repr(value))
     try:
-        text = json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        text = repr(value)
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = "<a value nested too deeply to show>"
+        with contextlib.suppress(RecursionError, ValueError):
+            text = repr(value)
     return _truncate(text)
 
 

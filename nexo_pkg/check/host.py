@@ -1,8 +1,11 @@
 """A minimal plugin host: spawn the child, exchange newline-delimited frames, always clean up.
 
 The host runs the plugin in its own session (``start_new_session=True``) so that the whole
-process group, including anything the plugin forked, can be killed with one signal. All I/O
-is multiplexed with :mod:`selectors` on non-blocking pipes in the calling thread: reading
+process group, including anything the plugin forked, can be killed with one signal. A
+descendant can leave that group (``setsid()``, ``setpgid()``) and even the process tree (a
+double fork), so the host also marks the plugin's environment with a per-session token and,
+where ``/proc`` exists, kills every process carrying the token or descending from the plugin.
+All I/O is multiplexed with :mod:`selectors` on non-blocking pipes in the calling thread: reading
 stdout and stderr and writing stdin happen in the same loop, so neither side can dead-lock on
 a full pipe and every wait has a deadline. Works on Linux and macOS.
 
@@ -15,6 +18,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
+import secrets
 import selectors
 import signal
 import subprocess
@@ -43,6 +47,14 @@ _QUEUE_LIMIT_BYTES = 4 * MAX_FRAME_BYTES
 
 # Polling interval used only while waiting for the process to exit with no pipe left open.
 _EXIT_POLL_SECONDS = 0.01
+
+#: Environment variable carrying the session token every descendant inherits.
+SESSION_ENV = "NEXO_PLUGIN_CHECK_SESSION"
+
+# Kill rounds: a descendant may fork while the previous round is being killed.
+_KILL_ROUNDS = 5
+
+_PROC = Path("/proc")
 
 
 @dataclass(frozen=True)
@@ -80,10 +92,11 @@ class PluginProcess:
     ) -> None:
         self.argv = list(argv)
         self._max_frame_bytes = max_frame_bytes
+        self._session_token = secrets.token_hex(16)
         self._popen = subprocess.Popen(
             self.argv,
             cwd=cwd,
-            env=dict(env),
+            env={**env, SESSION_ENV: self._session_token},
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -393,7 +406,8 @@ class PluginProcess:
         return status if info.si_code == os.CLD_EXITED else -status
 
     def kill(self) -> None:
-        """SIGKILL the plugin's whole process group (idempotent, never raises)."""
+        """SIGKILL the plugin, its process group and every descendant (idempotent, never
+        raises)."""
         self.killed = self.killed or not self.has_exited()
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
@@ -402,6 +416,20 @@ class PluginProcess:
             # it is unreaped: after that its pid may belong to someone else.
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(self.pid, signal.SIGKILL)
+        self._kill_descendants()
+
+    def _kill_descendants(self) -> None:
+        """Kill the processes that left the group: those carrying the session token in their
+        environment and those descending from the plugin. Linux only (needs ``/proc``)."""
+        if not _PROC.is_dir():  # pragma: no cover - macOS: the process group is all we have
+            return
+        for _ in range(_KILL_ROUNDS):
+            strays = _session_processes(self.pid, self._session_token.encode())
+            if not strays:
+                return
+            for pid in strays:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
 
     def close(self) -> None:
         """Kill the process group, reap the child and close every pipe; idempotent.
@@ -433,3 +461,51 @@ class PluginProcess:
             self._stdin = self._stdout = self._stderr = None
             with contextlib.suppress(Exception):
                 self._selector.close()
+
+
+def _stat(pid: int) -> tuple[bytes, int] | None:
+    """(state, parent pid) of a process from ``/proc/<pid>/stat``, or None if it is gone."""
+    try:
+        raw = (_PROC / str(pid) / "stat").read_bytes()
+        fields = raw[raw.rindex(b")") + 2 :].split()
+        return fields[0], int(fields[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def _carries(pid: int, marker: bytes) -> bool:
+    try:
+        environment = (_PROC / str(pid) / "environ").read_bytes()
+    except OSError:
+        return False
+    return marker in environment.split(b"\0")
+
+
+def _session_processes(root_pid: int, token: bytes) -> set[int]:
+    """Live processes (zombies excluded) that carry ``token`` or descend from ``root_pid``."""
+    marker = SESSION_ENV.encode() + b"=" + token
+    own = {os.getpid(), os.getppid()}
+    parents: dict[int, int] = {}
+    found: set[int] = set()
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(_PROC):
+            if not entry.name.isdigit() or int(entry.name) in own:
+                continue
+            pid = int(entry.name)
+            stat = _stat(pid)
+            if stat is None or stat[0] == b"Z":
+                continue
+            parents[pid] = stat[1]
+            if _carries(pid, marker):
+                found.add(pid)
+    children: dict[int, list[int]] = collections.defaultdict(list)
+    for pid, parent in parents.items():
+        children[parent].append(pid)
+    pending = [root_pid]
+    while pending:
+        for child in children.get(pending.pop(), ()):
+            if child not in found:
+                found.add(child)
+                pending.append(child)
+    found.discard(root_pid)
+    return found

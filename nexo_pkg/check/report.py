@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
+from decimal import Decimal
 from typing import Any, Literal
+
+from nexo_pkg.diagnostics import escape_control_characters
 
 Status = Literal["pass", "warn", "fail"]
 
@@ -34,8 +38,8 @@ class CheckResult:
 class CheckReport:
     """Everything a check run found.
 
-    ``ok`` is False when any check failed; warnings do not fail. ``invoke`` holds the
-    ``tool.invoke`` exchange when one was asked for.
+    ``ok`` is False when any check failed, or with ``strict`` when any check warned.
+    ``invoke`` holds the ``tool.invoke`` exchange when one was asked for.
     """
 
     plugin_id: str
@@ -46,11 +50,14 @@ class CheckReport:
     invoke: dict[str, Any] | None = None
     #: Milliseconds from spawn to events of the session (``initialize_ms``: the reply).
     timings: dict[str, float] = field(default_factory=dict)
+    #: Warnings fail too (``--strict``).
+    strict: bool = False
 
     @property
     def ok(self) -> bool:
-        """No check failed."""
-        return all(check.status != "fail" for check in self.checks)
+        """No check failed (and, with ``strict``, none warned)."""
+        failing = ("fail", "warn") if self.strict else ("fail",)
+        return all(check.status not in failing for check in self.checks)
 
     def add(self, name: str, status: Status, detail: str) -> CheckResult:
         """Record a check and return it."""
@@ -73,14 +80,36 @@ class CheckReport:
         """``{"ok", "checks", "stderr_tail"}`` plus ``plugin`` and, when asked, ``invoke``."""
         document: dict[str, Any] = {
             "ok": self.ok,
+            "strict": self.strict,
             "checks": [check.to_json() for check in self.checks],
             "stderr_tail": list(self.stderr_tail),
             "plugin": {"id": self.plugin_id, "root": self.root, "command": list(self.argv)},
         }
         if self.invoke is not None:
-            document["invoke"] = self.invoke
+            document["invoke"] = _printable(self.invoke)
         document["timings_ms"] = {key: round(value, 1) for key, value in self.timings.items()}
         return document
+
+
+def _exact(value: Any) -> Any:
+    """``value`` with every :class:`Decimal` (an integer too long for ``int``) as its digits."""
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, dict):
+        return {key: _exact(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_exact(item) for item in value]
+    return value
+
+
+def _printable(value: Any) -> Any:
+    """A JSON-serialisable copy of what a plugin sent, or a note when it cannot be one."""
+    try:
+        copy = _exact(value)
+        json.dumps(copy)
+    except (RecursionError, TypeError, ValueError):
+        return "<a value nested too deeply to include>"
+    return copy
 
 
 def render_report(report: CheckReport, *, unicode: bool = True, colour: bool = False) -> list[str]:
@@ -95,15 +124,18 @@ def render_report(report: CheckReport, *, unicode: bool = True, colour: bool = F
         mark = _SYMBOLS[check.status] if unicode else _WORDS[check.status]
         if colour:
             mark = f"{_COLOURS[check.status]}{mark}{_RESET}"
-        lines.append(f"{mark} {check.name.ljust(width)}  {check.detail}".rstrip())
+        detail = escape_control_characters(check.detail)
+        lines.append(f"{mark} {check.name.ljust(width)}  {detail}".rstrip())
     if not report.ok and report.stderr_tail:
         tail = report.stderr_tail[-STDERR_SHOWN_LINES:]
         lines.append(f"plugin stderr (last {len(tail)} lines):")
         for line in tail:
-            shown = f"  | {line}"
+            shown = f"  | {escape_control_characters(line)}"
             lines.append(f"{_DIM}{shown}{_RESET}" if colour else shown)
     counts = report.counts()
     verdict = "passed" if report.ok else "failed"
+    if report.strict and not report.ok and not counts["fail"]:
+        verdict = "failed (--strict: warnings fail)"
     lines.append(
         f"check {verdict} for {report.plugin_id}: {counts['pass']} passed, "
         f"{counts['warn']} warning{'s' if counts['warn'] != 1 else ''}, {counts['fail']} failed"

@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from nexo_pkg.errors import EXIT_USAGE, NexoError
+from nexo_pkg.errors import EXIT_USAGE, NexoError, UsageError
+from nexo_pkg.manifest.daemon import is_valid_id
+from nexo_pkg.manifest.names import find_manifest, shadowed_message
 
-MANIFEST_NAME = "nexo-plugin.toml"
 RECEIPT_NAME = ".nexo-install.json"
-PLUGIN_ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 RESERVED_ENV_PREFIX = "NEXO_"
 
 
@@ -52,6 +52,8 @@ class ResolvedPlugin:
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
     source: str = "directory"
+    #: Things worth a warning found while resolving (a shadowed manifest).
+    notes: tuple[str, ...] = ()
 
     @property
     def declared_tools(self) -> list[str]:
@@ -80,7 +82,18 @@ def resolve_target(target: str | Path, *, dest: Path | None = None) -> Iterator[
     """
     text = str(target)
     path = Path(target)
+    if dest is not None and is_valid_id(text):
+        # `check ID --dest D` means the installed plugin, whatever ./ID is.
+        yield _resolve_installed(text, dest)
+        return
     if path.is_dir():
+        if is_valid_id(text) and _installed_candidates(text, default_install_root()):
+            root = default_install_root()
+            raise UsageError(
+                f"{text} is ambiguous: both the directory ./{text} and the plugin installed "
+                f"under {root} match; write ./{text} for the directory, or --dest {root} for "
+                "the installed plugin"
+            )
         yield _resolve_directory(path, source="directory")
         return
     if path.is_file():
@@ -96,10 +109,11 @@ def resolve_target(target: str | Path, *, dest: Path | None = None) -> Iterator[
             return
         raise TargetError(
             f"{text}: not a plugin directory, manifest or .tar.gz; "
-            "pass a directory with nexo-plugin.toml, a release tarball or an installed plugin id"
+            "pass a directory with plugin.toml or nexo-plugin.toml, a release tarball or an "
+            "installed plugin id"
         )
-    if PLUGIN_ID_PATTERN.match(text):
-        yield _resolve_installed(text, dest or default_install_root())
+    if is_valid_id(text):
+        yield _resolve_installed(text, default_install_root())
         return
     raise TargetError(
         f"{text}: no such file or directory (and not a plugin id to look up among installed "
@@ -170,9 +184,7 @@ def load_manifest(manifest_path: Path) -> tuple[dict[str, Any], str]:
     try:
         text = manifest_path.read_text(encoding="utf-8")
     except FileNotFoundError as error:
-        raise TargetError(
-            f"{manifest_path.parent}: no {MANIFEST_NAME} found; is this a plugin directory?"
-        ) from error
+        raise TargetError(f"{manifest_path}: no such manifest") from error
     except (OSError, UnicodeDecodeError) as error:
         raise TargetError(f"{manifest_path}: cannot read the manifest ({error})") from error
     try:
@@ -183,7 +195,7 @@ def load_manifest(manifest_path: Path) -> tuple[dict[str, Any], str]:
         ) from error
     plugin = manifest.get("plugin")
     plugin_id = plugin.get("id") if isinstance(plugin, dict) else None
-    if not isinstance(plugin_id, str) or not PLUGIN_ID_PATTERN.match(plugin_id):
+    if not isinstance(plugin_id, str) or not is_valid_id(plugin_id):
         raise TargetError(
             f"{manifest_path}: missing or invalid `plugin.id`; run `nexo plugin lint` for details"
         )
@@ -194,7 +206,16 @@ def _resolve_directory(
     root: Path, *, source: str, manifest_path: Path | None = None
 ) -> ResolvedPlugin:
     root = root.resolve()
-    manifest, plugin_id = load_manifest(manifest_path or root / MANIFEST_NAME)
+    notes: tuple[str, ...] = ()
+    if manifest_path is None:
+        lookup = find_manifest(root)
+        if lookup.path is None:
+            raise TargetError(
+                f"{root}: no plugin.toml or nexo-plugin.toml found; is this a plugin directory?"
+            )
+        manifest_path = lookup.path
+        notes = tuple(shadowed_message(lookup.path.name, other.name) for other in lookup.shadowed)
+    manifest, plugin_id = load_manifest(manifest_path)
     plugin = manifest["plugin"]
     entrypoint = plugin.get("entrypoint")
     if entrypoint is not None and not isinstance(entrypoint, dict):
@@ -211,7 +232,13 @@ def _resolve_directory(
         _require_executable(launcher, root)
         launcher_args = args if _names_launcher(command, root, launcher) else []
         return ResolvedPlugin(
-            root, manifest, plugin_id, [str(launcher), *launcher_args], env, source=source
+            root,
+            manifest,
+            plugin_id,
+            [str(launcher), *launcher_args],
+            env,
+            source=source,
+            notes=notes,
         )
     if command is None:
         raise TargetError(
@@ -221,7 +248,9 @@ def _resolve_directory(
     if not isinstance(command, str) or not command.strip():
         raise TargetError(f"{root}: `plugin.entrypoint.command` must be a non-empty string")
     program = _resolve_command(command, root, env)
-    return ResolvedPlugin(root, manifest, plugin_id, [program, *args], env, source=source)
+    return ResolvedPlugin(
+        root, manifest, plugin_id, [program, *args], env, source=source, notes=notes
+    )
 
 
 def _names_launcher(command: object, root: Path, launcher: Path) -> bool:
@@ -283,8 +312,8 @@ def _require_executable(program: Path, root: Path) -> None:
         )
 
 
-def _resolve_installed(plugin_id: str, dest: Path) -> ResolvedPlugin:
-    """The installed ``<dest>/<id>-<version>/`` with a receipt; the newest version wins."""
+def _installed_candidates(plugin_id: str, dest: Path) -> list[tuple[tuple[int, ...], str, Path]]:
+    """Every installed ``<dest>/<id>-<version>/`` with a receipt naming ``plugin_id``."""
     candidates: list[tuple[tuple[int, ...], str, Path]] = []
     if dest.is_dir():
         for entry in dest.glob(f"{plugin_id}-*"):
@@ -299,6 +328,12 @@ def _resolve_installed(plugin_id: str, dest: Path) -> ResolvedPlugin:
                 continue
             version = str(receipt.get("version", entry.name[len(plugin_id) + 1 :]))
             candidates.append((_version_key(version), entry.name, entry))
+    return candidates
+
+
+def _resolve_installed(plugin_id: str, dest: Path) -> ResolvedPlugin:
+    """The installed ``<dest>/<id>-<version>/`` with a receipt; the newest version wins."""
+    candidates = _installed_candidates(plugin_id, dest)
     if not candidates:
         raise TargetError(
             f"{plugin_id}: not a directory or tarball, and no installed plugin with that id "

@@ -79,7 +79,9 @@ def register(app: typer.Typer) -> None:
         nexo_version: Annotated[
             str | None,
             typer.Option(
-                "--nexo-version", help="nexo_version sent in initialize.", show_default="0.1.5"
+                "--nexo-version",
+                help="nexo_version sent in initialize.",
+                show_default="the newest daemon release nexo-pkg knows",
             ),
         ] = None,
         invoke: Annotated[
@@ -96,18 +98,25 @@ def register(app: typer.Typer) -> None:
             Path | None,
             typer.Option(
                 "--dest",
-                help="Install root in which to look up an installed plugin id.",
+                help="Install root in which to look up an installed plugin id; with it, a bare "
+                "id always names the installed plugin.",
                 show_default="$NEXO_HOME/state/plugins",
             ),
         ] = None,
+        strict: Annotated[
+            bool,
+            typer.Option("--strict", help="Warnings fail too (for SDK and plugin CI)."),
+        ] = False,
         json_output: Annotated[
             bool, typer.Option("--json", help="Print the report as one JSON document on stdout.")
         ] = False,
     ) -> None:
         """Spawn a plugin as a minimal nexo host and check its JSON-RPC handshake.
 
-        Exit 0 when every check passes (warnings allowed), 1 when one fails, 2 when the
-        target has nothing to run or an option is invalid.
+        A check fails where the daemon would refuse or kill the plugin and warns where only
+        the written contract is broken. Exit 0 when no check fails (warnings allowed unless
+        --strict), 1 when one fails, 2 when the target has nothing to run, is ambiguous, or
+        an option is invalid.
         """
         # Imported here so other commands do not pay for the check machinery.
         from nexo_pkg.check import run_check  # noqa: PLC0415
@@ -115,11 +124,12 @@ def register(app: typer.Typer) -> None:
         def action() -> int:
             invocation = _parse_invoke(invoke, args)
             report = run_check(
-                Path(target),
+                target,  # as typed: `./weather` is a path, `weather` may be an installed id
                 timeout_ms=timeout_ms,
                 nexo_version=nexo_version,
                 invoke=invocation,
                 dest=dest,
+                strict=strict,
             )
             if json_output:
                 emit_json(report.to_json())

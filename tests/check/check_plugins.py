@@ -32,11 +32,12 @@ def scripted_plugin(
     *,
     plugin_id: str = "scripted",
     tools: tuple[str, ...] = (),
+    manifest_name: str = "nexo-plugin.toml",
 ) -> Path:
     """A project directory whose entrypoint runs ``scripted.py MODE`` with this interpreter."""
     root.mkdir(parents=True, exist_ok=True)
     tool_list = ", ".join(toml_string(name) for name in tools)
-    (root / "nexo-plugin.toml").write_text(
+    (root / manifest_name).write_text(
         f"""[plugin]
 id = "{plugin_id}"
 version = "0.1.0"

@@ -65,3 +65,36 @@ def test_unicode_symbols_colour_and_the_last_50_stderr_lines_on_failure() -> Non
 def test_no_stderr_tail_when_nothing_failed() -> None:
     lines = render_report(sample(failing=False), unicode=True)
     assert not any("plugin stderr" in line for line in lines)
+
+
+def test_strict_makes_warnings_fail() -> None:
+    report = sample(failing=False)
+    report.strict = True
+    assert not report.ok
+    assert report.to_json()["strict"] is True
+    assert "failed (--strict: warnings fail)" in render_report(report, unicode=False)[-1]
+
+
+def test_control_characters_from_the_plugin_are_shown_escaped() -> None:
+    report = CheckReport(plugin_id="demo", root="/p", argv=["/p/bin/demo"])
+    report.add("frames.json", "fail", "stray non-JSON stdout line: \x1b[2J\x9b31m")
+    report.stderr_tail = ["\x1b]0;owned\x07 hello\r"]
+    lines = render_report(report, unicode=False)
+    joined = "\n".join(lines)
+    assert "\x1b" not in joined
+    assert "\x9b" not in joined
+    assert "\x07" not in joined
+    assert "\r" not in joined
+    assert "\\u001b[2J\\u009b31m" in joined
+    assert "\\u001b]0;owned\\u0007 hello\\u000d" in joined
+
+
+def test_an_integer_too_long_for_int_reaches_the_json_report() -> None:
+    from decimal import Decimal
+
+    report = sample(failing=False)
+    report.invoke = {"tool": "demo_x", "args": {}, "result": {"n": Decimal("7" * 5000)}}
+    import json
+
+    document = json.loads(json.dumps(report.to_json()))
+    assert document["invoke"]["result"]["n"] == "7" * 5000

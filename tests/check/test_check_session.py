@@ -8,6 +8,7 @@ import os
 import signal
 import types
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -43,6 +44,23 @@ def status(report: CheckReport, name: str) -> str:
     check = report.get(name)
     assert check is not None, f"check {name} did not run: {report.checks}"
     return check.status
+
+
+def cli_check(root: Path, *options: str) -> tuple[int, dict[str, Any]]:
+    """``nexo plugin check ROOT --json`` through the command line (in this process), so the
+    exit code is checked too."""
+    result = CliRunner().invoke(
+        app, ["plugin", "check", str(root), "--json", "--timeout-ms", str(TIMEOUT_MS), *options]
+    )
+    document: dict[str, Any] = json.loads(result.stdout)
+    return result.exit_code, document
+
+
+def checks_with(document: dict[str, Any], status: str) -> dict[str, str]:
+    """``{name: detail}`` of the checks of ``document`` that ended in ``status``."""
+    return {
+        check["name"]: check["detail"] for check in document["checks"] if check["status"] == status
+    }
 
 
 def assert_nothing_left(pid_file: Path) -> None:
@@ -169,22 +187,16 @@ def test_hand_written_conforming_plugin_passes(tmp_path: Path, pid_file: Path) -
 @pytest.mark.parametrize(
     ("mode", "tools", "expected_failures", "detail"),
     [
-        ("banner", (), {"frames.json"}, "Starting scripted plugin"),
         ("wrong_id", (), {"frames.id"}, "carried id 101"),
         ("impersonate", (), {"identity"}, '"slack"'),
         ("undeclared_tool", ("scripted_echo",), {"tools.declared"}, "scripted_secret"),
         ("bad_namespace", (), {"tools.declared", "tools.namespace"}, "other_tool"),
-        ("bad_schema", ("scripted_echo",), {"tools.schema"}, "scripted_echo"),
-        ("no_server_version", (), {"server_version"}, "server_version"),
-        ("no_jsonrpc", (), {"frames.jsonrpc"}, "jsonrpc"),
-        ("bad_utf8", (), {"frames.utf8"}, "not valid UTF-8"),
-        ("huge_line", (), {"frames.size"}, "1048576-byte"),
-        ("unknown_result", (), {"unknown_method"}, "instead of -32601"),
+        ("no_description", ("scripted_echo",), {"tools.present"}, "`description`"),
         ("exit3", (), {"initialize"}, "exited with code 3"),
         ("crash_after_init", (), {"unknown_method"}, "exited with code 1"),
     ],
 )
-def test_misbehaving_plugin_fails_the_named_check(  # noqa: PLR0917  # parametrized
+def test_what_the_daemon_refuses_fails_the_named_check(  # noqa: PLR0917  # parametrized
     tmp_path: Path,
     pid_file: Path,
     mode: str,
@@ -192,29 +204,80 @@ def test_misbehaving_plugin_fails_the_named_check(  # noqa: PLR0917  # parametri
     expected_failures: set[str],
     detail: str,
 ) -> None:
-    root = scripted_plugin(tmp_path / mode, mode, tools=tools)
-    # Through the command line (in this process), so the exit code is checked too.
-    result = CliRunner().invoke(
-        app, ["plugin", "check", str(root), "--json", "--timeout-ms", str(TIMEOUT_MS)]
-    )
-    assert result.exit_code == 1, result.stderr
-    document = json.loads(result.stdout)
+    code, document = cli_check(scripted_plugin(tmp_path / mode, mode, tools=tools))
+    assert code == 1
     assert document["ok"] is False
-    failures = {
-        check["name"]: check["detail"] for check in document["checks"] if check["status"] == "fail"
-    }
+    failures = checks_with(document, "fail")
     assert set(failures) == expected_failures, document["checks"]
     assert detail in " ".join(failures.values())
     assert_nothing_left(pid_file)
 
 
-def test_declared_tools_without_a_tools_array_fail(tmp_path: Path) -> None:
-    root = scripted_plugin(tmp_path / "p", "no_tools", tools=("scripted_echo",))
+@pytest.mark.parametrize(
+    ("mode", "tools", "expected_warnings", "detail"),
+    [
+        ("banner", (), {"frames.json"}, "Starting scripted plugin"),
+        ("bad_schema", ("scripted_echo",), {"tools.schema"}, "scripted_echo"),
+        ("deep_schema", ("scripted_echo",), {"tools.schema"}, "nested too deeply"),
+        ("no_server_version", (), {"server_version"}, "server_version"),
+        ("no_tools", ("scripted_echo",), {"tools.present"}, "no `tools`"),
+        ("no_jsonrpc", (), {"frames.jsonrpc"}, "jsonrpc"),
+        ("bad_utf8", (), {"frames.utf8"}, "not valid UTF-8"),
+        ("huge_line", (), {"frames.size"}, "1048576-byte"),
+        ("deep_frame", (), {"frames.json"}, "nested too deeply"),
+        ("unknown_result", (), {"unknown_method"}, "instead of -32601"),
+        ("exit_on_stdin_close", (), {"exit"}, "only once stdin was closed"),
+    ],
+)
+def test_what_the_daemon_tolerates_warns_and_passes(  # noqa: PLR0917  # parametrized
+    tmp_path: Path,
+    pid_file: Path,
+    mode: str,
+    tools: tuple[str, ...],
+    expected_warnings: set[str],
+    detail: str,
+) -> None:
+    code, document = cli_check(scripted_plugin(tmp_path / mode, mode, tools=tools))
+    assert code == 0
+    assert document["ok"] is True
+    warnings = checks_with(document, "warn")
+    assert not checks_with(document, "fail")
+    assert set(warnings) == expected_warnings, document["checks"]
+    assert detail in " ".join(warnings.values())
+    assert_nothing_left(pid_file)
+
+
+def test_strict_turns_a_banner_line_into_a_failure(tmp_path: Path, pid_file: Path) -> None:
+    root = scripted_plugin(tmp_path / "banner", "banner")
+    plain = CliRunner().invoke(app, ["plugin", "check", str(root)])
+    assert plain.exit_code == 0, plain.stderr
+    assert "frames.json" in plain.stderr
+    strict = CliRunner().invoke(app, ["plugin", "check", str(root), "--strict", "--json"])
+    assert strict.exit_code == 1, strict.stdout
+    document = json.loads(strict.stdout)
+    assert (document["ok"], document["strict"]) == (False, True)
+    human = CliRunner().invoke(app, ["plugin", "check", str(root), "--strict"])
+    assert human.exit_code == 1
+    assert "--strict: warnings fail" in human.stderr
+    assert_nothing_left(pid_file)
+
+
+def test_a_reply_with_a_5000_digit_integer_is_json(tmp_path: Path, pid_file: Path) -> None:
+    code, document = cli_check(scripted_plugin(tmp_path / "big", "big_integer"), "--strict")
+    assert code == 0
+    assert all(check["status"] == "pass" for check in document["checks"]), document["checks"]
+    assert_nothing_left(pid_file)
+
+
+def test_a_grandchild_that_calls_setsid_does_not_outlive_the_check(
+    tmp_path: Path, pid_file: Path
+) -> None:
+    root = scripted_plugin(tmp_path / "escape", "setsid_grandchild")
     report = run_check(root, timeout_ms=TIMEOUT_MS)
-    assert failed(report) == {"tools.present"}
-    check = report.get("tools.present")
-    assert check is not None
-    assert "scripted_echo" in check.detail
+    assert report.ok, report.checks
+    pids = recorded_pids(pid_file)
+    assert len(pids) == 2  # the plugin and its escaped grandchild
+    assert_nothing_left(pid_file)
 
 
 def test_declared_but_not_advertised_tool_is_a_warning(tmp_path: Path) -> None:

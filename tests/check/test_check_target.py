@@ -24,7 +24,7 @@ from nexo_pkg.check.target import (
     extract_tarball,
     resolve_target,
 )
-from nexo_pkg.errors import EXIT_USAGE, NexoError
+from nexo_pkg.errors import EXIT_USAGE, NexoError, UsageError
 
 MANIFEST_HEAD = """[plugin]
 id = "demo"
@@ -61,7 +61,7 @@ def pack_tarball(source: Path, tarball: Path) -> Path:
 
 def test_directory_without_manifest_is_a_usage_error(tmp_path: Path) -> None:
     error = resolve_error(tmp_path)
-    assert "no nexo-plugin.toml" in error.message
+    assert "no plugin.toml or nexo-plugin.toml" in error.message
 
 
 def test_manifest_that_is_not_toml_is_a_usage_error(tmp_path: Path) -> None:
@@ -276,3 +276,66 @@ def test_unknown_installed_id_is_a_usage_error(tmp_path: Path) -> None:
     install(dest, "weather", "1.0.0", receipt=False)
     error = resolve_error("weather", dest=dest)
     assert "no installed plugin" in error.message
+
+
+# -- manifest names and ambiguous targets ----------------------------------------------------
+
+
+def test_a_project_with_only_plugin_toml_is_checked(tmp_path: Path) -> None:
+    root = scripted_plugin(tmp_path / "canonical", "ok", manifest_name="plugin.toml")
+    assert not (root / "nexo-plugin.toml").exists()
+    report = run_check(root, timeout_ms=10_000, strict=True)
+    assert report.ok, report.checks
+
+
+def test_a_shadowed_manifest_is_a_warning_naming_it(tmp_path: Path) -> None:
+    root = scripted_plugin(tmp_path / "both", "ok")
+    (root / "plugin.toml").write_text(MANIFEST_HEAD.replace('"demo"', '"other"'), "utf-8")
+    with resolve_target(root) as plugin:
+        assert plugin.plugin_id == "scripted"  # from nexo-plugin.toml, met first
+        assert plugin.notes
+    report = run_check(root, timeout_ms=10_000)
+    assert report.ok, report.checks
+    check = report.get("manifest")
+    assert check is not None
+    assert check.status == "warn"
+    assert "plugin.toml is shadowed by nexo-plugin.toml" in check.detail
+    assert not run_check(root, timeout_ms=10_000, strict=True).ok
+
+
+def test_dest_names_the_installed_plugin_even_when_a_directory_has_its_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    dest = tmp_path / "plugins"
+    installed = install(dest, "weather", "1.0.0")
+    work = tmp_path / "work"
+    scripted_plugin(work / "weather", "ok", plugin_id="weather")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "empty-home"))
+    with resolve_target("weather", dest=dest) as plugin:
+        assert plugin.root == installed.resolve()
+        assert plugin.source == "installed"
+    with resolve_target("weather") as plugin:  # nothing installed by default: the directory
+        assert plugin.root == (work / "weather").resolve()
+        assert plugin.source == "directory"
+
+
+def test_a_directory_and_an_installed_plugin_of_one_name_is_ambiguous(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    root = home / "state" / "plugins"
+    install(root, "weather", "1.0.0")
+    work = tmp_path / "work"
+    scripted_plugin(work / "weather", "ok", plugin_id="weather")
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("NEXO_HOME", str(home))
+    with pytest.raises(UsageError) as caught, resolve_target("weather"):
+        pass  # pragma: no cover - resolution must fail first
+    message = caught.value.message
+    assert "ambiguous" in message
+    assert "./weather" in message
+    assert str(root) in message
+    assert caught.value.exit_code == EXIT_USAGE
+    with resolve_target("./weather") as plugin:  # a path is never ambiguous
+        assert plugin.source == "directory"
