@@ -9,10 +9,12 @@ inputs always give the same bytes whatever the umask, file mtimes or directory o
 
 from __future__ import annotations
 
+import errno
 import gzip
 import hashlib
+import os
 import tarfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -28,7 +30,9 @@ DIRECTORY_MODE = 0o755
 _BLOCK = tarfile.BLOCKSIZE
 _RECORD = tarfile.RECORDSIZE
 # Small entries are batched before they reach zlib: one compressor call per entry costs more
-# than the compression itself for the many tiny files of a vendored tree.
+# than the compression itself for the many tiny files of a vendored tree. Big files pass in
+# pieces of this size, so memory stays flat; deflate's output does not depend on how its
+# input is split, so the bytes are the same either way.
 _FLUSH_AT = 1 << 20
 
 
@@ -84,12 +88,42 @@ def _header(name: str, *, is_dir: bool, mode: int, size: int, mtime: int) -> byt
     return info.tobuf(tarfile.GNU_FORMAT, "utf-8", "surrogateescape")
 
 
-def _read(entry: ArchiveEntry) -> bytes:
+def _append_file(
+    pending: bytearray, entry: ArchiveEntry, mtime: int, flush: Callable[[], None]
+) -> None:
+    """Append a file member (header, bytes, padding) to ``pending``, streaming its source.
+
+    The source is read in pieces of at most ``_FLUSH_AT`` bytes and ``flush`` is called
+    whenever ``pending`` holds that much, so memory stays flat whatever the file's size.
+    Raises ``OSError`` when the source cannot be read or changes size while it is read.
+    """
+    mode = EXECUTABLE_MODE if entry.executable else FILE_MODE
     if entry.data is not None:
-        return entry.data
-    if entry.source is None:
+        pending += _header(entry.name, is_dir=False, mode=mode, size=len(entry.data), mtime=mtime)
+        pending += entry.data
+        size = len(entry.data)
+    elif entry.source is None:
         raise ValueError(f"archive member {entry.name!r} has neither data nor a source")
-    return entry.source.read_bytes()
+    else:
+        with entry.source.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            pending += _header(entry.name, is_dir=False, mode=mode, size=size, mtime=mtime)
+            left = size
+            while left:
+                chunk = handle.read(min(left, _FLUSH_AT))
+                if not chunk:
+                    break
+                pending += chunk
+                left -= len(chunk)
+                if len(pending) >= _FLUSH_AT:
+                    flush()
+            if left or handle.read(1):
+                raise OSError(
+                    errno.EAGAIN, "the file changed size while it was packed", str(entry.source)
+                )
+    remainder = size % _BLOCK
+    if remainder:
+        pending += bytes(_BLOCK - remainder)
 
 
 class _HashingWriter:
@@ -142,28 +176,26 @@ def write_tar_gz(
         mtime=0,
         filename="",
     ) as compressed:
+
+        def flush() -> None:
+            nonlocal written
+            compressed.write(pending)
+            written += len(pending)
+            pending.clear()
+
         for entry in complete_entries(entries):
             if entry.is_dir:
                 pending += _header(
                     entry.name, is_dir=True, mode=DIRECTORY_MODE, size=0, mtime=mtime
                 )
             else:
-                data = _read(entry)
-                mode = EXECUTABLE_MODE if entry.executable else FILE_MODE
-                pending += _header(entry.name, is_dir=False, mode=mode, size=len(data), mtime=mtime)
-                pending += data
-                remainder = len(data) % _BLOCK
-                if remainder:
-                    pending += bytes(_BLOCK - remainder)
+                _append_file(pending, entry, mtime, flush)
             if len(pending) >= _FLUSH_AT:
-                compressed.write(pending)
-                written += len(pending)
-                pending.clear()
+                flush()
         # End of archive: two zero blocks, then zero-fill to a whole record like tar does.
         pending += bytes(2 * _BLOCK)
-        total = written + len(pending)
-        remainder = total % _RECORD
+        remainder = (written + len(pending)) % _RECORD
         if remainder:
             pending += bytes(_RECORD - remainder)
-        compressed.write(pending)
+        flush()
     return WrittenArchive(sha256=hashing.digest.hexdigest(), size=hashing.size)

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import io
+import os
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
 import pytest
 
 from nexo_pkg.pack.archive import ArchiveEntry, complete_entries, write_tar_gz
+
+from .pack_helpers import write_project
 
 
 def _write(entries: list[ArchiveEntry], mtime: int = 1_700_000_000) -> bytes:
@@ -95,3 +99,61 @@ def test_negative_mtime_is_refused() -> None:
 def test_missing_source_is_an_os_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         _write([ArchiveEntry("a", source=tmp_path / "gone")])
+
+
+def test_streamed_bytes_are_those_of_a_one_shot_deflate(tmp_path: Path) -> None:
+    """Big files reach zlib in pieces; the output must not depend on how input is split."""
+    import zlib
+
+    big = tmp_path / "big.bin"
+    big.write_bytes(b"".join(os.urandom(512) * 8 for _ in range(1200)))  # ~4.7 MiB
+    entries = [
+        ArchiveEntry("lib/big.bin", source=big),
+        *(ArchiveEntry(f"lib/small{index}.py", data=b"x = 1\n" * index) for index in range(50)),
+    ]
+    data = _write(entries)
+    tar = zlib.decompress(data, wbits=31)
+    one_shot = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS, zlib.DEF_MEM_LEVEL, 0)
+    body = one_shot.compress(tar) + one_shot.flush()
+    assert data[10:-8] == body
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:gz") as archive:
+        member = archive.extractfile("lib/big.bin")
+        assert member is not None
+        assert member.read() == big.read_bytes()
+
+
+PACK_IN_A_CHILD = """
+import sys
+from pathlib import Path
+from nexo_pkg.pack.build import PackOptions, pack
+pack(PackOptions(project=Path(sys.argv[1]), out=Path(sys.argv[2]), source_date_epoch=1), environ={})
+for line in Path("/proc/self/status").read_text().splitlines():
+    if line.startswith("VmHWM:"):
+        print(int(line.split()[1]) * 1024)
+"""
+
+
+def _peak_rss_of_pack(project: Path, out: Path) -> int:
+    """Peak RSS of a fresh interpreter packing ``project`` (its own VmHWM, after exec)."""
+    result = subprocess.run(
+        [sys.executable, "-c", PACK_IN_A_CHILD, str(project), str(out)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={"PATH": os.environ.get("PATH", "/usr/bin:/bin")},
+    )
+    assert result.returncode == 0, result.stderr
+    return int(result.stdout.split()[-1])
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux /proc")
+def test_pack_memory_is_flat_in_the_size_of_one_file(tmp_path: Path) -> None:
+    peaks = []
+    for size in (1, 96):
+        project = write_project(tmp_path / f"p{size}")
+        with (project / "src" / "blob.bin").open("wb") as handle:
+            handle.truncate(size * 1024 * 1024)  # sparse zeros: quick to write and to deflate
+        peaks.append(_peak_rss_of_pack(project, tmp_path / f"out{size}"))
+    small, large = peaks
+    assert large - small < 16 * 1024 * 1024, (small, large)
+    assert large < 64 * 1024 * 1024, large
