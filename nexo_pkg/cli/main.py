@@ -24,7 +24,7 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
     """Build the ``nexo`` Typer app and its ``plugin`` sub-app (once per process)."""
     import typer  # noqa: PLC0415 - deferred so the lint fast path never pays for it
 
-    from nexo_pkg.cli import check, fleet, install, lint, lsp, new, pack  # noqa: PLC0415
+    from nexo_pkg.cli import check, fleet, install, lint, lsp, new, pack, trust  # noqa: PLC0415
 
     app = typer.Typer(
         name="nexo",
@@ -67,6 +67,7 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
     install.register(plugin_app)
     lsp.register(plugin_app)
     fleet.register(plugin_app)
+    trust.register(plugin_app)
     return app, plugin_app
 
 

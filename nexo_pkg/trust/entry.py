@@ -282,6 +282,14 @@ def _with_remedy(
     if error.details.get("bound"):
         return error
     claims = error.details.get("claims") or {}
+    built_in = claims.get("source_repository")
+    if (
+        owner is not None
+        and repo is not None
+        and isinstance(built_in, str)
+        and built_in.casefold() != f"{owner}/{repo}".casefold()
+    ):
+        return error  # no entry for this repository can trust a signature made elsewhere
     suggestion = suggest_author(
         identity=error.identity,
         issuer=error.issuer,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from support.shared_fixtures import shared_fixture, shared_fixtures_dir
 
 from nexo_pkg.trust.entry import AuthorPolicy
@@ -28,3 +31,23 @@ def author(**fields: object) -> AuthorPolicy:
         values["identity_regexp"] = ACME_REGEXP
     values.update(fields)
     return AuthorPolicy(**values)  # type: ignore[arg-type]
+
+
+def cli_env(tmp_path: Path, *, api: str | None = None) -> dict[str, str]:
+    """The environment of a ``nexo`` subprocess in a test: its own home and cache, no token or
+    proxy of the machine, fast retries, and the loopback GitHub API when given."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in {"NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL"}
+        and "proxy" not in key.lower()
+    }
+    env.update(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        NO_PROXY="127.0.0.1,localhost",
+        XDG_CACHE_HOME=str(tmp_path / "xdg-cache"),
+    )
+    if api is not None:
+        env["NEXO_GITHUB_API_BASE"] = api
+    return env

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,6 +14,8 @@ import pytest
 from support.github_server import GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore
 from support.tarballs import asset_name, plugin_tarball, release_assets, tree_snapshot
+
+from .helpers import cli_env
 
 __all__ = ["asset_host", "github_server"]
 
@@ -42,19 +43,7 @@ def _policy(tmp_path: Path, instance: PrivateSigstore, extra: str = "") -> Path:
 def run_install(
     tmp_path: Path, server: GitHubServer, source: str, *flags: str
 ) -> subprocess.CompletedProcess[str]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in {"NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL"}
-        and "proxy" not in key.lower()
-    }
-    env.update(
-        NEXO_HOME=str(tmp_path / "home"),
-        NEXO_GITHUB_API_BASE=server.url,
-        NEXO_HTTP_RETRY_BASE_MS="1",
-        NO_PROXY="127.0.0.1,localhost",
-        XDG_CACHE_HOME=str(tmp_path / "xdg-cache"),
-    )
+    env = cli_env(tmp_path, api=server.url)
     return subprocess.run(
         [sys.executable, "-m", "nexo_pkg", "plugin", "install", source, "--yes", "--json",
          "--dest", str(tmp_path / "plugins"), *flags],

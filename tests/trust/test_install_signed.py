@@ -13,7 +13,7 @@ from support.github_server import GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore
 from support.tarballs import asset_name, release_assets, tree_snapshot
 
-from .helpers import ACME_IDENTITY, ACME_REGEXP
+from .helpers import ACME_IDENTITY, ACME_REGEXP, cli_env
 
 __all__ = ["asset_host", "github_server"]
 
@@ -61,19 +61,7 @@ def _publish(
 
 
 def _install(tmp_path: Path, server: GitHubServer, *flags: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in {"NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL"}
-        and "proxy" not in key.lower()
-    }
-    env.update(
-        NEXO_HOME=str(tmp_path / "home"),
-        NEXO_GITHUB_API_BASE=server.url,
-        NEXO_HTTP_RETRY_BASE_MS="1",
-        NO_PROXY="127.0.0.1,localhost",
-        XDG_CACHE_HOME=str(tmp_path / "xdg-cache"),
-    )
+    env = cli_env(tmp_path, api=server.url)
     return subprocess.run(
         [sys.executable, "-m", "nexo_pkg", "plugin", "install", f"{OWNER}/{REPO}@{TAG}",
          "--yes", "--json", *flags],

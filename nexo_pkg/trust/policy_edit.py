@@ -1,0 +1,158 @@
+"""Editing ``trusted_keys.toml`` in place with tomlkit: comments and layout survive.
+
+Every edit is validated by :func:`~nexo_pkg.trust.policy.parse_policy` before the file is
+replaced (atomically, same directory), so an edit can never leave a policy that installs
+would refuse.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nexo_pkg.errors import ConfigError, NexoError
+from nexo_pkg.trust.policy import (
+    GITHUB_ACTIONS_ISSUER,
+    MAX_POLICY_BYTES,
+    AuthorPolicy,
+    TrustPolicy,
+    parse_policy,
+)
+
+
+@dataclass(frozen=True)
+class EditResult:
+    """What an edit did: the policy as written, and how many entries changed."""
+
+    path: Path
+    policy: TrustPolicy
+    changed: int
+
+
+def _read_text(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_POLICY_BYTES + 1)
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        raise ConfigError(
+            f"{path}: cannot read the trust policy: {exc.strerror or exc}", kind="policy_invalid"
+        ) from exc
+    if len(raw) > MAX_POLICY_BYTES:
+        raise ConfigError(f"{path}: the trust policy is too large", kind="policy_invalid")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: the trust policy is not UTF-8", kind="policy_invalid") from exc
+
+
+def _entry_table(author: AuthorPolicy) -> Any:
+    import tomlkit  # noqa: PLC0415 - only editing commands pay for tomlkit
+
+    table = tomlkit.table()
+    table.add("owner", author.owner)
+    if author.identity_regexp is not None:
+        table.add("identity_regexp", author.identity_regexp)
+    if author.identity is not None:
+        table.add("identity", author.identity)
+    if author.oidc_issuer != GITHUB_ACTIONS_ISSUER:
+        table.add("oidc_issuer", author.oidc_issuer)
+    if author.repos:
+        table.add("repos", list(author.repos))
+    if author.signer_workflow is not None:
+        table.add("signer_workflow", author.signer_workflow)
+    if author.source_ref is not None:
+        table.add("source_ref", author.source_ref)
+    if author.predicate_type is not None:
+        table.add("predicate_type", author.predicate_type)
+    if author.allow_republish:
+        table.add("allow_republish", True)
+    if author.mode is not None:
+        table.add("mode", author.mode)
+    return table
+
+
+def _write(path: Path, text: str) -> TrustPolicy:
+    """Validate ``text`` as a policy and replace ``path`` with it atomically."""
+    policy = parse_policy(text, path=path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = 0o644
+    with contextlib.suppress(OSError):
+        mode = path.stat().st_mode & 0o777 & ~0o022
+    descriptor, temp = tempfile.mkstemp(dir=path.parent, prefix=".trusted_keys-", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fchmod(handle.fileno(), mode)
+            os.fsync(handle.fileno())
+        # Replacing a symlinked policy writes a regular file here; the link is not followed.
+        Path(temp).replace(path)
+    except OSError as exc:
+        Path(temp).unlink(missing_ok=True)
+        raise NexoError(f"cannot write {path}: {exc.strerror or exc}", kind="io") from exc
+    return policy
+
+
+def _same_entry(existing: Any, author: AuthorPolicy) -> bool:
+    wanted = dict(_entry_table(author).unwrap())
+    found = dict(existing.unwrap())
+    if found.get("oidc_issuer") == GITHUB_ACTIONS_ISSUER:
+        del found["oidc_issuer"]
+    return found == wanted
+
+
+def add_author(path: Path, author: AuthorPolicy) -> EditResult:
+    """Append ``author`` as an ``[[authors]]`` table (nothing when an equal entry exists)."""
+    import tomlkit  # noqa: PLC0415 - only editing commands pay for tomlkit
+
+    text = _read_text(path)
+    parse_policy(text, path=path)  # refuse to edit a policy that is already invalid
+    document = tomlkit.parse(text)
+    if not text.strip():
+        document.add("schema_version", "1.0")
+    authors = document.get("authors")
+    if authors is None:
+        authors = tomlkit.aot()
+        document.append("authors", authors)
+    if any(_same_entry(existing, author) for existing in authors):
+        return EditResult(path, parse_policy(text, path=path), 0)
+    authors.append(_entry_table(author))
+    return EditResult(path, _write(path, tomlkit.dumps(document)), 1)
+
+
+def remove_authors(path: Path, owner: str, repo: str | None = None) -> EditResult:
+    """Remove ``owner``'s entries. With ``repo``, only entries whose ``repos`` lists it: one
+    listing several repositories loses ``repo`` from its list, an entry without ``repos``
+    (trusting every repository of the owner) is left alone."""
+    import tomlkit  # noqa: PLC0415 - only editing commands pay for tomlkit
+
+    text = _read_text(path)
+    parse_policy(text, path=path)
+    document = tomlkit.parse(text)
+    authors = document.get("authors")
+    if authors is None:
+        return EditResult(path, parse_policy(text, path=path), 0)
+    changed = 0
+    for index in reversed(range(len(authors))):
+        entry = authors[index]
+        if str(entry.get("owner", "")).casefold() != owner.casefold():
+            continue
+        repos = [str(name) for name in entry.get("repos", [])]
+        if repo is not None and repo.casefold() not in {r.casefold() for r in repos}:
+            continue  # with a repository, only entries limited to it are touched
+        if repo is not None and len(repos) > 1:
+            entry["repos"] = [r for r in repos if r.casefold() != repo.casefold()]
+        else:
+            del authors[index]
+        changed += 1
+    if not changed:
+        return EditResult(path, parse_policy(text, path=path), 0)
+    if len(authors) == 0:
+        del document["authors"]
+    return EditResult(path, _write(path, tomlkit.dumps(document)), changed)

@@ -1,0 +1,232 @@
+"""``nexo plugin trust add|list|remove|verify`` end to end, in real subprocesses."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.github_server import GitHubServer, asset_host, github_server
+from support.private_sigstore import PrivateSigstore
+from support.tarballs import asset_name, release_assets
+
+from .helpers import SHARED_FIXTURES, cli_env
+
+__all__ = ["asset_host", "github_server"]
+
+ATTESTATIONS = SHARED_FIXTURES / "github-attestations"
+REUSABLE_SIGNER = "github/artifact-attestations-workflows/.github/workflows/attest.yml"
+
+
+def nexo(tmp_path: Path, *args: str, api: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = cli_env(tmp_path, api=api)
+    return subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
+        capture_output=True, text=True, check=False, env=env, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+# --- verify ----------------------------------------------------------------------------------
+
+
+def _verify(
+    tmp_path: Path, *extra: str, artifact: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return nexo(
+        tmp_path, "trust", "verify",
+        str(artifact or ATTESTATIONS / "reusable-workflow-artifact"),
+        "--bundle", str(ATTESTATIONS / "reusable-workflow-attestation.sigstore.json"),
+        *extra,
+    )  # fmt: skip
+
+
+def test_verify_a_reusable_workflow_attestation_offline(tmp_path: Path) -> None:
+    result = _verify(tmp_path, "--repo", "malancas/attest-demo")
+    assert result.returncode == 0, result.stderr
+    assert "github-attestation" in result.stderr
+    assert f"signer_workflow: {REUSABLE_SIGNER}" in result.stderr
+    assert "trusted for malancas/attest-demo" in result.stderr
+
+
+def test_verify_json_is_one_document(tmp_path: Path) -> None:
+    result = _verify(tmp_path, "--repo", "malancas/attest-demo", "--signer-workflow",
+                     REUSABLE_SIGNER, "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["verified"] is True
+    assert document["claims"]["signer_workflow"] == REUSABLE_SIGNER
+
+
+@pytest.mark.parametrize(
+    ("flags", "kind"),
+    [
+        (("--repo", "malancas/other"), "signer_untrusted"),
+        (("--owner", "someone-else"), "signer_untrusted"),
+        (
+            ("--repo", "malancas/attest-demo", "--signer-workflow",
+             "malancas/attest-demo/.github/workflows/release.yml"),
+            "signer_untrusted",
+        ),
+    ],
+)  # fmt: skip
+def test_verify_refuses_another_repository_or_workflow(
+    tmp_path: Path, flags: tuple[str, ...], kind: str
+) -> None:
+    result = _verify(tmp_path, *flags, "--json")
+    assert result.returncode == 1, result.stderr
+    assert json.loads(result.stdout)["kind"] == kind
+
+
+def test_verify_refuses_a_flipped_byte(tmp_path: Path) -> None:
+    artifact = tmp_path / "reusable-workflow-artifact"
+    data = bytearray((ATTESTATIONS / artifact.name).read_bytes())
+    data[-1] ^= 0x01
+    artifact.write_bytes(bytes(data))
+    result = _verify(tmp_path, "--repo", "malancas/attest-demo", "--json", artifact=artifact)
+    assert result.returncode == 1
+    assert json.loads(result.stdout)["kind"] == "signature_invalid"
+
+
+def test_verify_the_github_instance_bundle_says_why_in_one_line(tmp_path: Path) -> None:
+    result = nexo(
+        tmp_path, "trust", "verify",
+        str(ATTESTATIONS / "github_provenance_demo-0.0.12-py3-none-any.whl"),
+        "--bundle", str(ATTESTATIONS / "github_provenance_demo-0.0.12-py3-none-any-bundle.jsonl"),
+        "--owner", "github",
+    )  # fmt: skip
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("error: ")
+    assert "no transparency-log entry" in lines[0]
+
+
+def test_verify_reads_the_material_beside_the_file(tmp_path: Path) -> None:
+    artifact = tmp_path / "custom-issuer-artifact"
+    shutil.copy(ATTESTATIONS / artifact.name, artifact)
+    shutil.copy(
+        ATTESTATIONS / "custom-issuer.sigstore.json", tmp_path / f"{artifact.name}.sigstore.json"
+    )
+    issuer = "https://token.actions.githubusercontent.com/hammer-time"
+    result = nexo(tmp_path, "trust", "verify", str(artifact), "--repo", "too-legit/attest",
+                  "--oidc-issuer", issuer, "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["issuer"] == issuer
+    # Without the issuer the enterprise-style issuer is not GitHub's: refused.
+    refused = nexo(tmp_path, "trust", "verify", str(artifact), "--repo", "too-legit/attest")
+    assert refused.returncode == 1
+    assert "hammer-time" in refused.stderr
+
+
+def test_verify_usage_errors_are_exit_2(tmp_path: Path) -> None:
+    result = nexo(tmp_path, "trust", "verify", str(tmp_path / "missing"), "--repo", "a/b", "--json")
+    assert result.returncode == 2
+    assert json.loads(result.stdout)["kind"] == "usage"
+
+
+# --- add, list, remove -----------------------------------------------------------------------
+
+COMMENTED = """\
+# Our fleet's policy: keep this comment.
+schema_version = "1.0"
+default = "require"  # refuse unsigned plugins
+
+[[authors]]
+# the first-party plugins
+owner = "lordmacu"
+identity_regexp = "^https://github\\\\.com/lordmacu/[^/]+/\\\\.github/workflows/release\\\\.yml@refs/tags/v.*$"
+"""
+
+
+def test_add_list_remove_keep_comments(tmp_path: Path) -> None:
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(COMMENTED)
+    regexp = r"^https://github\.com/acme/hello/\.github/workflows/release\.yml@refs/tags/.+$"
+    added = nexo(tmp_path, "trust", "add", "acme/hello", "--identity-regexp", regexp,
+                 "--trusted-keys", str(policy), "--yes", "--json")  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    assert json.loads(added.stdout)["added"] is True
+    text = policy.read_text()
+    assert text.startswith(COMMENTED)
+    assert 'repos = ["hello"]' in text
+    again = nexo(tmp_path, "trust", "add", "acme/hello", "--identity-regexp", regexp,
+                 "--trusted-keys", str(policy), "--yes", "--json")  # fmt: skip
+    assert json.loads(again.stdout)["added"] is False
+    assert policy.read_text() == text
+
+    listed = json.loads(nexo(tmp_path, "trust", "list", "--trusted-keys", str(policy),
+                             "--json").stdout)  # fmt: skip
+    assert [a["owner"] for a in listed["authors"]] == ["lordmacu", "acme"]
+    assert listed["authors"][1]["identity_regexp"] == regexp
+
+    removed = nexo(tmp_path, "trust", "remove", "acme/hello", "--trusted-keys", str(policy),
+                   "--yes", "--json")  # fmt: skip
+    assert removed.returncode == 0, removed.stderr
+    assert policy.read_text().rstrip() == COMMENTED.rstrip()
+    missing = nexo(tmp_path, "trust", "remove", "acme", "--trusted-keys", str(policy),
+                   "--yes", "--json")  # fmt: skip
+    assert missing.returncode == 1
+    assert json.loads(missing.stdout)["kind"] == "not_trusted"
+
+
+def test_add_refuses_a_pattern_re2_rejects_and_leaves_the_file(tmp_path: Path) -> None:
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(COMMENTED)
+    result = nexo(tmp_path, "trust", "add", "acme", "--identity-regexp", "^(?=x).*$",
+                  "--trusted-keys", str(policy), "--yes", "--json")  # fmt: skip
+    assert result.returncode == 2
+    assert json.loads(result.stdout)["kind"] == "policy_invalid"
+    assert policy.read_text() == COMMENTED
+
+
+def test_add_without_a_terminal_needs_yes(tmp_path: Path) -> None:
+    policy = tmp_path / "trusted_keys.toml"
+    result = nexo(tmp_path, "trust", "add", "acme", "--identity", "x@example.com",
+                  "--trusted-keys", str(policy))  # fmt: skip
+    assert result.returncode == 2
+    assert not policy.exists()
+
+
+def test_refusal_then_trust_add_then_the_same_install_succeeds(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(
+        '# keep me\nschema_version = "1.0"\ndefault = "require"\n'
+        'trusted_root = "private_trusted_root.json"  # the private instance\n'
+    )
+    assets = release_assets("echo", "1.0.0")
+    name = asset_name("echo", "1.0.0")
+    identity = (
+        "https://github.com/acme/nexo-plugin-echo/.github/workflows/release.yml@refs/tags/v1.0.0"
+    )
+    assets[name + ".sigstore.json"] = json.dumps(
+        private_sigstore.sign(assets[name], identity=identity)
+    ).encode()
+    github_server.publish("acme", "nexo-plugin-echo", "v1.0.0", assets)
+    install = ("install", "acme/nexo-plugin-echo@v1.0.0", "--yes", "--json",
+               "--dest", str(tmp_path / "plugins"), "--trusted-keys", str(policy))  # fmt: skip
+
+    refused = nexo(tmp_path, *install, api=github_server.url)
+    assert refused.returncode == 1
+    document = json.loads(refused.stdout)
+    assert document["kind"] == "signer_untrusted"
+    assert document["policy"] == str(policy)
+
+    added = nexo(tmp_path, "trust", "add", "acme/nexo-plugin-echo", "--trusted-keys", str(policy),
+                 "--yes", "--json", api=github_server.url)  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    seen = json.loads(added.stdout)
+    assert seen["seen"]["identity"] == identity
+    assert seen["entry"] == document["entry"]
+    text = policy.read_text()
+    assert text.startswith("# keep me\n")
+    assert "# the private instance" in text
+
+    installed = nexo(tmp_path, *install, api=github_server.url)
+    assert installed.returncode == 0, installed.stderr
+    assert json.loads(installed.stdout)["signature"]["identity"] == identity
