@@ -14,21 +14,33 @@ def parse_sidecar(text: str, asset_name: str) -> str:
     """The sha256 a ``.sha256`` sidecar gives for ``asset_name`` (lower-case hex).
 
     Accepts a bare hex digest or ``sha256sum`` lines (``<hex>  <name>`` / ``<hex> *<name>``);
-    a named line must name the asset. Raises ``checksum_mismatch`` for anything else, since a
-    sidecar that cannot be read cannot vouch for the file.
+    a named line must name the asset, and lines for other files are skipped. As with
+    ``sha256sum -c``, every line for the asset must hold: lines that disagree are a
+    ``checksum_mismatch``, as is a sidecar with no line for the asset at all, since a sidecar
+    that cannot be read cannot vouch for the file.
     """
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    for line in lines:
-        digest, _, name = line.partition(" ")
+    found: list[str] = []
+    for line in text.splitlines():
+        digest, _, name = line.strip().partition(" ")
         if not _HEX.match(digest):
             continue
         name = name.strip().lstrip("*")
         if not name or name.rsplit("/", 1)[-1] == asset_name:
-            return digest.lower()
-    raise NexoError(
-        f"{asset_name}.sha256 does not hold a sha256 checksum for {asset_name}",
-        kind="checksum_mismatch",
-    )
+            found.append(digest.lower())
+    if not found:
+        raise NexoError(
+            f"{asset_name}.sha256 does not hold a sha256 checksum for {asset_name}",
+            kind="checksum_mismatch",
+        )
+    if len(set(found)) > 1:
+        listed = ", ".join(sorted(set(found)))
+        raise NexoError(
+            f"{asset_name}.sha256 holds checksums for {asset_name} that disagree ({listed}); "
+            "it cannot vouch for the download",
+            kind="checksum_mismatch",
+            details={"sidecar_digests": sorted(set(found))},
+        )
+    return found[0]
 
 
 def parse_digest(digest: str | None) -> str | None:
