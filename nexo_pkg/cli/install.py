@@ -53,7 +53,26 @@ SkipSignatureOption = Annotated[
     bool, typer.Option("--skip-signature-verify", help="Do not check signatures (unsafe).")
 ]
 GitHubApiOption = Annotated[
-    str | None, typer.Option("--github-api-url", help="GitHub API base (GitHub Enterprise).")
+    str | None,
+    typer.Option(
+        "--github-api-url",
+        help=(
+            "GitHub API base (GitHub Enterprise). Default: NEXO_GITHUB_API_BASE, else GH_HOST "
+            "(as gh), else GITHUB_API_URL, else https://api.github.com. Token: "
+            "NEXO_GITHUB_TOKEN; then GITHUB_TOKEN, GH_TOKEN for github.com, or "
+            "GH_ENTERPRISE_TOKEN, GITHUB_ENTERPRISE_TOKEN for other hosts; then `gh auth token` "
+            "(https only). It is sent to the API host alone."
+        ),
+    ),
+]
+TimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        metavar="SECONDS",
+        help="Most one HTTP request may take, retries included (default: NEXO_HTTP_TIMEOUT, "
+        "else 300).",
+    ),
 ]
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Run every check, install nothing.")]
 RegistryConfigOption = Annotated[
@@ -177,6 +196,7 @@ def register(app: typer.Typer) -> None:
         require_signature: RequireSignatureOption = False,
         skip_signature_verify: SkipSignatureOption = False,
         github_api_url: GitHubApiOption = None,
+        timeout: TimeoutOption = None,
         force: Annotated[
             bool, typer.Option("--force", help="Replace an existing install.")
         ] = False,
@@ -224,6 +244,7 @@ def register(app: typer.Typer) -> None:
                 require_signature=require_signature,
                 skip_signature_verify=skip_signature_verify,
                 github_api_url=github_api_url,
+                http_timeout=timeout,
                 force=force,
                 dry_run=dry_run,
                 limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
@@ -269,6 +290,7 @@ def register(app: typer.Typer) -> None:
         require_signature: RequireSignatureOption = False,
         skip_signature_verify: SkipSignatureOption = False,
         github_api_url: GitHubApiOption = None,
+        timeout: TimeoutOption = None,
         allow_downgrade: Annotated[
             bool,
             typer.Option(
@@ -303,6 +325,7 @@ def register(app: typer.Typer) -> None:
                 require_signature=require_signature,
                 skip_signature_verify=skip_signature_verify,
                 github_api_url=github_api_url,
+                http_timeout=timeout,
                 dry_run=dry_run,
                 show_progress=sys.stderr.isatty(),
                 confirm=_confirmer(yes=yes, json_output=json_output),

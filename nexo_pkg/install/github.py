@@ -1,8 +1,11 @@
 """A small synchronous GitHub Releases client built on httpx.
 
 It resolves releases, downloads assets through the API asset URL, retries 5xx answers and
-connection failures with exponential backoff, turns rate limiting into a clear message, and
-follows redirects itself so the bearer token only ever goes to the API's own origin.
+dropped connections with jittered exponential backoff (never a name that does not resolve),
+turns rate limiting into a clear message, and follows redirects itself so the bearer token
+only ever goes to the API's own origin. Every request has a total deadline besides its read
+timeout, every JSON answer is capped before and after content decoding, and under an https
+API nothing is fetched over plain http.
 """
 
 from __future__ import annotations
@@ -10,11 +13,19 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import json
+import math
 import os
+import random
 import re
+import shutil
+import socket
+import subprocess
+import threading
 import time
+import weakref
+import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 from urllib.parse import quote, urljoin, urlsplit
@@ -25,15 +36,35 @@ from nexo_pkg import __version__
 from nexo_pkg.errors import NexoError, UsageError
 
 DEFAULT_API_BASE = "https://api.github.com"
-API_BASE_ENV = ("NEXO_GITHUB_API_BASE", "GITHUB_API_URL")
-TOKEN_ENV = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
+API_BASE_ENV = "NEXO_GITHUB_API_BASE"
+# Set by GitHub Actions for every job; GH_HOST, set on purpose, comes before it.
+ACTIONS_API_BASE_ENV = "GITHUB_API_URL"
+GH_HOST_ENV = "GH_HOST"
+NEXO_TOKEN_ENV = "NEXO_GITHUB_TOKEN"  # noqa: S105 (the name of a variable, not a secret)
+# gh's conventions: these tokens belong to github.com (and its *.ghe.com tenants) ...
+GITHUB_TOKEN_ENV = ("GITHUB_TOKEN", "GH_TOKEN")
+# ... and these to GitHub Enterprise Server, i.e. any other API host.
+ENTERPRISE_TOKEN_ENV = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
+TOKEN_ENV = (NEXO_TOKEN_ENV, *GITHUB_TOKEN_ENV, *ENTERPRISE_TOKEN_ENV)
 RETRY_BASE_ENV = "NEXO_HTTP_RETRY_BASE_MS"
+TIMEOUT_ENV = "NEXO_HTTP_TIMEOUT"
 API_VERSION = "2022-11-28"
 MAX_REDIRECTS = 5
 DEFAULT_RETRIES = 3
 DEFAULT_RETRY_BASE_SECONDS = 0.5
 MAX_RETRY_DELAY_SECONDS = 8.0
+# Total time one request may take, every attempt and pause included (--timeout).
+DEFAULT_TIMEOUT_SECONDS = 300.0
+# Silence after which one attempt is abandoned (and retried while the deadline allows).
+DEFAULT_READ_TIMEOUT_SECONDS = 30.0
+MAX_CONNECT_TIMEOUT_SECONDS = 15.0
+GH_AUTH_TIMEOUT_SECONDS = 5.0
+# A release document is a few kilobytes; a hundred of them with long notes a few megabytes.
+MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 CHUNK_SIZE = 1024 * 1024
+# Only encodings that can be inflated under a cap are asked for (httpx would add br and zstd
+# whenever their packages happen to be installed).
+DOCUMENT_ACCEPT_ENCODING = "gzip, deflate"
 
 T = TypeVar("T")
 
@@ -82,26 +113,111 @@ class _RetryableError(Exception):
         self.message = message
 
 
-def resolve_api_base(flag: str | None = None) -> str:
-    """``--github-api-url`` > ``NEXO_GITHUB_API_BASE`` > ``GITHUB_API_URL`` > api.github.com.
+_GH_HOST = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::[0-9]{1,5})?$")
+_TOKEN_TEXT = re.compile(r"^[\x21-\x7e]{1,1024}$")
 
-    Raises :class:`UsageError` when the chosen value is not an http(s) URL.
+
+def resolve_api_base(flag: str | None = None) -> str:
+    """``--github-api-url`` > ``NEXO_GITHUB_API_BASE`` > ``GH_HOST`` > ``GITHUB_API_URL`` >
+    api.github.com.
+
+    ``GH_HOST`` names a host as the gh CLI does: ``github.com`` is api.github.com, a
+    ``*.ghe.com`` tenant is ``api.<tenant>``, any other host is GitHub Enterprise Server at
+    ``https://<host>/api/v3``. Raises :class:`UsageError` when the chosen value is not an http(s)
+    URL (or, for ``GH_HOST``, not a host name).
     """
-    value = flag or next((os.environ[name] for name in API_BASE_ENV if os.environ.get(name)), None)
+    value = flag or os.environ.get(API_BASE_ENV) or None
+    if value is None and os.environ.get(GH_HOST_ENV, "").strip():
+        value = api_base_for_host(os.environ[GH_HOST_ENV].strip())
+    value = value or os.environ.get(ACTIONS_API_BASE_ENV) or None
     base = (value or DEFAULT_API_BASE).rstrip("/")
     parts = urlsplit(base)
     if parts.scheme not in {"http", "https"} or not parts.netloc:
-        raise UsageError(f"GitHub API URL {base!r} is not an http(s) URL")
+        raise UsageError(f"GitHub API URL {_shown(base)} is not an http(s) URL")
     return base
 
 
-def resolve_token() -> str | None:
-    """The first of ``NEXO_GITHUB_TOKEN``, ``GITHUB_TOKEN``, ``GH_TOKEN`` that is set."""
-    for name in TOKEN_ENV:
+def api_base_for_host(host: str) -> str:
+    """The REST API base of a GitHub host as ``GH_HOST`` names it; raises :class:`UsageError`."""
+    if not _GH_HOST.match(host) or ".." in host or not _valid_port(host):
+        raise UsageError(
+            f"{GH_HOST_ENV}={_shown(host)} is not a host name such as github.com or ghe.example.com"
+        )
+    host = host.lower()
+    if host == "github.com":
+        return DEFAULT_API_BASE
+    if host.endswith(".ghe.com"):
+        return f"https://api.{host}"
+    return f"https://{host}/api/v3"
+
+
+def _valid_port(host: str) -> bool:
+    _, colon, port = host.partition(":")
+    return not colon or 0 < int(port) <= 65535
+
+
+def is_github_cloud(api_base: str) -> bool:
+    """Whether ``api_base`` is github.com's API or a ``*.ghe.com`` tenant's (gh's rule for which
+    tokens apply)."""
+    host = (urlsplit(api_base).hostname or "").lower()
+    return host == "api.github.com" or (host.startswith("api.") and host.endswith(".ghe.com"))
+
+
+def gh_host_of(api_base: str) -> str:
+    """The host gh knows the API base by: github.com, ``<tenant>.ghe.com``, or its host[:port]."""
+    parts = urlsplit(api_base)
+    host = (parts.hostname or "").lower()
+    if host == "api.github.com":
+        return "github.com"
+    if host.startswith("api.") and host.endswith(".ghe.com"):
+        return host.removeprefix("api.")
+    return parts.netloc.rpartition("@")[2].lower()
+
+
+def token_variables(api_base: str) -> tuple[str, ...]:
+    """The variables read for ``api_base``, in order of precedence."""
+    hosted = GITHUB_TOKEN_ENV if is_github_cloud(api_base) else ENTERPRISE_TOKEN_ENV
+    return (NEXO_TOKEN_ENV, *hosted)
+
+
+def resolve_token(api_base: str = DEFAULT_API_BASE) -> str | None:
+    """The token for ``api_base``, as the gh CLI would choose it.
+
+    ``NEXO_GITHUB_TOKEN`` first (any host); then ``GITHUB_TOKEN``, ``GH_TOKEN`` for github.com
+    and ``*.ghe.com``, or ``GH_ENTERPRISE_TOKEN``, ``GITHUB_ENTERPRISE_TOKEN`` for any other host
+    (a github.com token is never offered to another host); then, for an https API only, what
+    ``gh auth token --hostname HOST`` prints when gh is installed and logged in to that host.
+    """
+    for name in token_variables(api_base):
         value = os.environ.get(name, "").strip()
         if value:
             return value
-    return None
+    if urlsplit(api_base).scheme != "https":
+        return None
+    return _gh_auth_token(gh_host_of(api_base))
+
+
+def _gh_auth_token(host: str) -> str | None:
+    """gh's stored token for ``host``, or ``None`` (gh missing, not logged in, slow, odd)."""
+    gh = shutil.which("gh")
+    if gh is None:
+        return None
+    try:
+        completed = subprocess.run(
+            [gh, "auth", "token", "--hostname", host],
+            capture_output=True,
+            text=True,
+            timeout=GH_AUTH_TIMEOUT_SECONDS,
+            check=False,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "GH_PROMPT_DISABLED": "1", "NO_COLOR": "1"},
+        )
+    except (OSError, subprocess.SubprocessError, UnicodeError):
+        return None
+    token = completed.stdout.strip()
+    if completed.returncode != 0 or not _TOKEN_TEXT.match(token):
+        return None
+    return token
 
 
 def retry_base_delay_from_env() -> float:
@@ -115,23 +231,66 @@ def retry_base_delay_from_env() -> float:
         raise UsageError(f"{RETRY_BASE_ENV}={raw!r} is not a number of milliseconds") from exc
 
 
+def checked_timeout(value: float, source: str = "--timeout") -> float:
+    """``value`` if it is a usable number of seconds; raises :class:`UsageError` naming
+    ``source`` (the flag or variable it came from)."""
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(f"{source} {value:g} is not a positive number of seconds")
+    return value
+
+
+def timeout_from_env() -> float:
+    """``NEXO_HTTP_TIMEOUT`` in seconds, else the default (300 s)."""
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT_SECONDS
+    try:
+        value = float(raw)
+    except ValueError as exc:
+        raise UsageError(f"{TIMEOUT_ENV}={_shown(raw)} is not a number of seconds") from exc
+    return checked_timeout(value, TIMEOUT_ENV)
+
+
+def _shown(text: str, limit: int = 200) -> str:
+    """``text`` quoted for a one-line message: control characters escaped, length capped."""
+    shown = "".join(
+        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+        for char in text[:limit]
+    )
+    return "'" + shown + ("..." if len(text) > limit else "") + "'"
+
+
 def _origin(url: str) -> tuple[str, str, int | None]:
+    """Scheme, host and port of a URL already accepted by :meth:`GitHubClient._checked_url`."""
     parts = urlsplit(url)
     port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
     return (parts.scheme, (parts.hostname or "").lower(), port)
 
 
+# Ten ASCII digits reach the year 2286: anything longer is not a time GitHub would send.
+_SECONDS = re.compile(r"^\s*([0-9]{1,10})\s*$")
+
+
+def _header_seconds(response: httpx.Response, name: str) -> int | None:
+    match = _SECONDS.match(response.headers.get(name, ""))
+    return int(match.group(1)) if match else None
+
+
 def _format_reset(response: httpx.Response) -> tuple[str, dict[str, Any]]:
-    """When the rate limit resets, from ``Retry-After`` or ``X-RateLimit-Reset``."""
+    """When the rate limit resets, from ``Retry-After`` or ``X-RateLimit-Reset``; a value that
+    is not a plausible number of seconds (too long, not ASCII digits) is "later"."""
     details: dict[str, Any] = {"status": response.status_code}
-    retry_after = response.headers.get("retry-after")
-    reset = response.headers.get("x-ratelimit-reset")
+    retry_after = _header_seconds(response, "retry-after")
+    reset = _header_seconds(response, "x-ratelimit-reset")
     moment: dt.datetime | None = None
-    if retry_after and retry_after.strip().isdigit():
-        details["retry_after"] = int(retry_after)
-        moment = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=int(retry_after))
-    elif reset and reset.strip().isdigit():
-        moment = dt.datetime.fromtimestamp(int(reset), dt.UTC)
+    try:
+        if retry_after is not None:
+            details["retry_after"] = retry_after
+            moment = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=retry_after)
+        elif reset is not None:
+            moment = dt.datetime.fromtimestamp(reset, dt.UTC)
+    except (OverflowError, ValueError, OSError):
+        moment = None
     if moment is None:
         return "later", details
     stamp = moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
@@ -151,8 +310,11 @@ def _is_rate_limited(response: httpx.Response) -> bool:
 class GitHubClient:
     """GitHub REST client for releases; use as a context manager to close the connection pool.
 
-    ``retry_base_delay`` defaults to ``NEXO_HTTP_RETRY_BASE_MS`` (or 0.5 s); attempt ``n``
-    waits ``base * 2**n`` seconds, capped at 8 s.
+    ``timeout`` is the total time one request may take, every attempt and pause included
+    (default ``NEXO_HTTP_TIMEOUT``, else 300 s); ``read_timeout`` the silence after which one
+    attempt is abandoned (30 s, never more than ``timeout``). ``retry_base_delay`` defaults to
+    ``NEXO_HTTP_RETRY_BASE_MS`` (or 0.5 s); the pause before attempt ``n + 1`` is drawn from
+    the upper half of ``base * 2**n`` seconds, capped at 8 s.
     """
 
     def __init__(
@@ -162,7 +324,8 @@ class GitHubClient:
         *,
         retries: int = DEFAULT_RETRIES,
         retry_base_delay: float | None = None,
-        timeout: float = 30.0,
+        timeout: float | None = None,
+        read_timeout: float = DEFAULT_READ_TIMEOUT_SECONDS,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.api_base = api_base.rstrip("/")
@@ -171,14 +334,22 @@ class GitHubClient:
         self.retry_base_delay = (
             retry_base_delay_from_env() if retry_base_delay is None else retry_base_delay
         )
+        self.timeout = timeout_from_env() if timeout is None else checked_timeout(timeout)
+        self.read_timeout = min(read_timeout, self.timeout)
+        self._https_only = urlsplit(self.api_base).scheme == "https"
         self._sleep = sleep
+        self._deadline = _Deadline(self.timeout)
+        # Every socket this client opened, so a deadline can cut whichever one is blocking.
+        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+        self._sockets_lock = threading.Lock()
         # trust_env keeps HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE and friends working.
         self._http = httpx.Client(
             follow_redirects=False,
             trust_env=True,
             transport=_LazyTransport(),
-            timeout=httpx.Timeout(timeout, connect=min(timeout, 15.0)),
+            timeout=self._attempt_timeout(),
             headers={"User-Agent": f"nexo-pkg/{__version__}"},
+            event_hooks={"response": [_set_location_aside]},
         )
 
     def __enter__(self) -> GitHubClient:
@@ -197,11 +368,113 @@ class GitHubClient:
         if accept == "application/octet-stream":
             # Hash and size checks apply to the bytes as published, never a re-encoding.
             headers["Accept-Encoding"] = "identity"
+        else:
+            headers["Accept-Encoding"] = DOCUMENT_ACCEPT_ENCODING
         # The token belongs to the API origin only: a redirect to a CDN or any other host
         # must never receive it.
         if self.token and _origin(url) == _origin(self.api_base):
             headers["Authorization"] = f"Bearer {self.token}"
         return headers
+
+    def _checked_url(self, url: str, what: str, *, came_from: str | None = None) -> str:
+        """``url`` if this client may fetch it, else a ``network`` error (never retried).
+
+        Only http(s) URLs with a host and a valid port; under an https API base, https only,
+        whatever the answer or a redirect says; never from https down to http.
+        """
+        try:
+            parts = urlsplit(url)
+            port = parts.port
+        except ValueError:
+            parts, port = None, -1
+        usable = (
+            parts is not None
+            and parts.scheme in {"http", "https"}
+            and bool(parts.hostname)
+            and port != 0
+            and url.isascii()
+            and url.isprintable()
+            and " " not in url
+        )
+        if came_from is not None:
+            downgrade = urlsplit(came_from).scheme == "https" and urlsplit(url).scheme != "https"
+            label = f"{what}: refusing a redirect from {_shown(came_from)} to {_shown(url)}"
+        else:
+            downgrade = False
+            label = f"{what}: refusing to fetch {_shown(url)}"
+        if not usable:
+            raise NexoError(
+                f"{label}: not an http(s) URL with a valid host and port", kind="network"
+            )
+        if downgrade:
+            raise NexoError(
+                f"{label}: a step down from https to plain http would expose the download to "
+                "anyone on the path",
+                kind="network",
+            )
+        if self._https_only and urlsplit(url).scheme != "https":
+            raise NexoError(
+                f"{label}: plain http under the https API {self.api_base} would expose the "
+                "download to anyone on the path",
+                kind="network",
+            )
+        return url
+
+    def _attempt_timeout(self) -> httpx.Timeout:
+        """Per-operation timeouts for the next attempt, never beyond the request's deadline."""
+        remaining = max(0.001, self._deadline.remaining())
+        read = min(self.read_timeout, remaining)
+        return httpx.Timeout(read, connect=min(MAX_CONNECT_TIMEOUT_SECONDS, read))
+
+    def _note_stream(self, event: str, info: dict[str, Any]) -> None:
+        """httpcore trace hook: remember each socket as soon as it is connected."""
+        if not event.endswith((".connect_tcp.complete", ".start_tls.complete")):
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if isinstance(sock, socket.socket):
+            with self._sockets_lock:
+                self._sockets.add(sock)
+
+    def _cut_connections(self) -> None:
+        """Shut every socket of this client down, which wakes a read blocked on one of them."""
+        with self._sockets_lock:
+            sockets = list(self._sockets)
+        for sock in sockets:
+            # socket.socket's own shutdown: for TLS it leaves the SSL object alone, so the
+            # reading thread sees an ordinary end of stream.
+            with suppress(OSError):
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+    @contextmanager
+    def _watchdog(self) -> Iterator[None]:
+        """Cut the connection when the request's deadline passes during this attempt, so
+        neither a server that drips its headers or body nor a stalled read outlives it."""
+        timer = threading.Timer(max(0.0, self._deadline.remaining()), self._cut_connections)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+
+    def _failure(self, exc: httpx.TransportError, what: str) -> Exception:
+        """What a transport error means: the deadline, a name that does not resolve (not worth
+        another attempt), or a fault worth retrying."""
+        if self._deadline.expired():
+            return self._deadline.error(what, f"{type(exc).__name__}: {exc}")
+        if _is_name_resolution_failure(exc):
+            try:
+                host = exc.request.url.host
+            except RuntimeError:  # an error raised without its request
+                host = "?"
+            return NexoError(
+                f"{what}: cannot resolve the host name {_shown(host)} ({exc}); check the "
+                "GitHub API URL, the network and DNS settings",
+                kind="network",
+                details={"host": host},
+            )
+        return _RetryableError(f"{what}: {type(exc).__name__}: {exc}")
 
     @contextmanager
     def _open(self, url: str, accept: str, what: str) -> Iterator[httpx.Response]:
@@ -210,24 +483,31 @@ class GitHubClient:
         Raises :class:`_RetryableError` for 5xx and transport failures, :class:`NexoError` for the
         rest (``rate_limited``, ``network``); 404 is left to the caller via ``status_code``.
         """
-        current = url
+        current = self._checked_url(url, what)
         for _ in range(MAX_REDIRECTS + 1):
-            request = self._http.build_request(
-                "GET", current, headers=self._headers_for(current, accept)
-            )
             try:
+                request = self._http.build_request(
+                    "GET",
+                    current,
+                    headers=self._headers_for(current, accept),
+                    timeout=self._attempt_timeout(),
+                    extensions={"trace": self._note_stream},
+                )
                 response = self._http.send(request, stream=True)
             except httpx.TransportError as exc:
-                raise _RetryableError(f"{what}: {type(exc).__name__}: {exc}") from exc
-            if response.is_redirect:
-                location = response.headers.get("location", "")
+                raise self._failure(exc, what) from exc
+            except httpx.InvalidURL as exc:
+                raise NexoError(
+                    f"{what}: refusing to fetch {_shown(current)}: {exc}", kind="network"
+                ) from exc
+            location = response.extensions.get(_LOCATION)
+            if response.status_code in _REDIRECT_STATUSES and isinstance(location, str):
                 response.close()
-                target = urljoin(current, location)
-                if urlsplit(current).scheme == "https" and urlsplit(target).scheme != "https":
-                    raise NexoError(
-                        f"{what}: refusing a redirect from https to {target}", kind="network"
-                    )
-                current = target
+                try:
+                    target = urljoin(current, location)
+                except ValueError:
+                    target = location
+                current = self._checked_url(target, what, came_from=current)
                 continue
             try:
                 if response.status_code >= 500:
@@ -236,8 +516,7 @@ class GitHubClient:
                     when, details = _format_reset(response)
                     raise NexoError(
                         f"GitHub API rate limit exceeded ({what}); it resets {when}. Set "
-                        "NEXO_GITHUB_TOKEN (or GITHUB_TOKEN / GH_TOKEN) to a token for a "
-                        "higher limit",
+                        f"{self._token_hint()} to a token for a higher limit",
                         kind="rate_limited",
                         details=details,
                     )
@@ -247,16 +526,65 @@ class GitHubClient:
             return
         raise NexoError(f"{what}: more than {MAX_REDIRECTS} redirects", kind="network")
 
+    def _token_hint(self) -> str:
+        names = token_variables(self.api_base)
+        return f"{', '.join(names[:-1])} or {names[-1]} (or log in with `gh auth login`)"
+
+    def _raw_chunks(self, response: httpx.Response, what: str) -> Iterator[bytes]:
+        """The body as it arrives on the wire, checked against the deadline piece by piece."""
+        try:
+            for chunk in response.iter_raw():
+                if self._deadline.expired():
+                    raise self._deadline.error(what, "the answer was still arriving")
+                yield chunk
+        except httpx.TransportError as exc:
+            raise self._failure(exc, what) from exc
+
+    def _read_json(self, response: httpx.Response, what: str) -> Any:
+        """The JSON document of ``response``: at most :data:`MAX_DOCUMENT_BYTES` on the wire
+        and again after gzip/deflate decoding, parsed without recursing past its limit.
+
+        Raises ``network`` for an answer over the cap, in another content encoding, or that is
+        not JSON; a body cut short is retried.
+        """
+        body = _decoded_document(
+            self._raw_chunks(response, what),
+            response.headers.get("content-encoding", ""),
+            what,
+            declared=_declared_length(response),
+        )
+        try:
+            return json.loads(body)
+        except RecursionError as exc:
+            raise NexoError(
+                f"{what}: the API answer is nested too deeply to be a release", kind="network"
+            ) from exc
+        except ValueError as exc:
+            reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            raise NexoError(
+                f"{what}: the API answer is not JSON ({reason})", kind="network"
+            ) from exc
+
     def _with_retries(self, operation: Callable[[], T]) -> T:
+        """Run ``operation`` until it succeeds, at most ``retries`` more times, within one
+        deadline of ``timeout`` seconds for the whole request."""
+        self._deadline = _Deadline(self.timeout)
         last: _RetryableError | None = None
         for attempt in range(self.retries + 1):
             if attempt:
-                delay = min(self.retry_base_delay * (2 ** (attempt - 1)), MAX_RETRY_DELAY_SECONDS)
-                self._sleep(delay)
+                nominal = min(self.retry_base_delay * (2 ** (attempt - 1)), MAX_RETRY_DELAY_SECONDS)
+                # Jitter: clients that failed together do not come back in step.
+                delay = nominal / 2 + random.uniform(0, nominal / 2)  # noqa: S311 (not crypto)
+                self._sleep(min(delay, max(0.0, self._deadline.remaining())))
+            if self._deadline.expired() and last is not None:
+                raise self._deadline.error_after(last.message)
             try:
-                return operation()
+                with self._watchdog():
+                    return operation()
             except _RetryableError as exc:
                 last = exc
+            if self._deadline.expired():
+                raise self._deadline.error_after(last.message)
         message = last.message if last is not None else "no attempt was made"
         raise NexoError(
             f"{message} (gave up after {self.retries + 1} attempts); check the network, "
@@ -273,12 +601,8 @@ class GitHubClient:
             with self._open(self.api_base + path, "application/vnd.github+json", what) as response:
                 if response.status_code == 404:
                     return not_found()
-                _expect_ok(response, what)
-                try:
-                    response.read()
-                    return response.json()
-                except (httpx.HTTPError, ValueError) as exc:
-                    raise _RetryableError(f"{what}: unreadable answer ({exc})") from exc
+                _expect_ok(response, what, self._token_hint())
+                return self._read_json(response, what)
 
         return self._with_retries(attempt)
 
@@ -297,7 +621,7 @@ class GitHubClient:
 
         def not_found() -> Any:
             raise NexoError(
-                f"{what} not found (is the repository public, or is a token set?)",
+                f"{what} not found (is the repository public, or is {self._token_hint()} set?)",
                 kind="release_not_found",
                 details=details,
             )
@@ -334,7 +658,8 @@ class GitHubClient:
         details: dict[str, Any] = {"owner": owner, "repo": repo, "tag": tag}
         if tags is None:
             raise NexoError(
-                f"repository {owner}/{repo} not found (is it public, or is a token set?)",
+                f"repository {owner}/{repo} not found (is it public, or is "
+                f"{self._token_hint()} set?)",
                 kind="release_not_found",
                 details=details,
             )
@@ -385,12 +710,16 @@ class GitHubClient:
         or its browser download URL when the API URL answers 403, 404 or 410.
 
         Retries restart the sink. Raises ``archive_unsafe`` when the asset is larger than
-        ``max_bytes``, ``network`` when it cannot be fetched completely.
+        ``max_bytes``, ``network`` when it cannot be fetched completely or when a URL the
+        release names may not be fetched (plain http under an https API, another scheme).
         """
         what = f"download of {asset.name}"
         urls = [url for url in (asset.url, asset.browser_download_url) if url]
         if not urls:
             raise NexoError(f"{what}: the release lists no URL for it", kind="network")
+        # Every URL the answer gives is checked before the first byte is asked for.
+        for url in urls:
+            self._checked_url(url, what)
         for index, url in enumerate(urls):
             try:
                 self._download_from(url, asset, sink, max_bytes=max_bytes, what=what)
@@ -409,21 +738,17 @@ class GitHubClient:
         def attempt() -> None:
             sink.reset()
             with self._open(url, "application/octet-stream", what) as response:
-                _expect_ok(response, what)
-                length = response.headers.get("content-length")
-                declared = int(length) if length and length.isdigit() else None
+                _expect_ok(response, what, self._token_hint())
+                declared = _declared_length(response)
                 if declared is not None and declared > max_bytes:
                     raise _too_large(asset.name, max_bytes)
                 sink.set_total(declared or asset.size or None)
                 received = 0
-                try:
-                    for chunk in response.iter_raw(CHUNK_SIZE):
-                        received += len(chunk)
-                        if received > max_bytes:
-                            raise _too_large(asset.name, max_bytes)
-                        sink.write(chunk)
-                except httpx.TransportError as exc:
-                    raise _RetryableError(f"{what}: {type(exc).__name__}: {exc}") from exc
+                for chunk in self._raw_chunks(response, what):
+                    received += len(chunk)
+                    if received > max_bytes:
+                        raise _too_large(asset.name, max_bytes)
+                    sink.write(chunk)
                 if declared is not None and received != declared:
                     raise _RetryableError(f"{what}: got {received} of {declared} bytes")
 
@@ -468,6 +793,164 @@ class GitHubClient:
                 return document, following
 
         return self._with_retries(attempt)
+
+
+_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_LOCATION = "nexo_location"
+
+
+def _set_location_aside(response: httpx.Response) -> None:
+    """Move ``Location`` out of httpx's sight: redirects are followed (and their targets
+    checked) by :meth:`GitHubClient._open`, and httpx would otherwise parse a hostile one
+    itself, failing in ways that read as a dropped connection."""
+    location = response.headers.get("location")
+    if location is not None:
+        del response.headers["location"]
+        response.extensions[_LOCATION] = location
+
+
+class _Deadline:
+    """The moment by which one request, every attempt and pause included, must be done."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.expires = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        return self.expires - time.monotonic()
+
+    def expired(self) -> bool:
+        return self.remaining() <= 0
+
+    def error(self, what: str, state: str) -> NexoError:
+        return self.error_after(f"{what}: {state}")
+
+    def error_after(self, message: str) -> NexoError:
+        return NexoError(
+            f"{message}; gave up at the {self.seconds:g} s deadline for one request (raise it "
+            f"with --timeout or {TIMEOUT_ENV})",
+            kind="network",
+            details={"timeout_seconds": self.seconds},
+        )
+
+
+def _is_name_resolution_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` was caused by a failed host name lookup (``getaddrinfo``)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, socket.gaierror):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+class _Decoder(Protocol):
+    """What :func:`_decoded_document` needs of a zlib decompressor."""
+
+    @property
+    def unconsumed_tail(self) -> bytes: ...
+
+    @property
+    def eof(self) -> bool: ...
+
+    def decompress(self, data: bytes, max_length: int, /) -> bytes: ...
+
+    def flush(self) -> bytes: ...
+
+
+_LENGTH = re.compile(r"^\s*([0-9]{1,20})\s*$")
+
+
+def _declared_length(response: httpx.Response) -> int | None:
+    match = _LENGTH.match(response.headers.get("content-length", ""))
+    return int(match.group(1)) if match else None
+
+
+def _decoded_document(
+    chunks: Iterator[bytes], encoding: str, what: str, *, declared: int | None
+) -> bytes:
+    """Join ``chunks``, inflating gzip or deflate, never holding more than
+    :data:`MAX_DOCUMENT_BYTES` of either form; raises ``network`` past that, for another
+    encoding, or for a stream that does not decode."""
+    limit = MAX_DOCUMENT_BYTES
+    too_large = NexoError(
+        f"{what}: the API answer is larger than {limit // (1024 * 1024)} MiB; refusing it",
+        kind="network",
+        details={"limit_bytes": limit},
+    )
+    if declared is not None and declared > limit:
+        raise too_large
+    name = encoding.strip().lower()
+    decoder: _Decoder | None
+    if name in {"", "identity"}:
+        decoder = None
+    elif name in {"gzip", "x-gzip"}:
+        decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    elif name == "deflate":
+        decoder = _DeflateDecoder()
+    else:
+        raise NexoError(
+            f"{what}: the API answer is in an unsupported content encoding {_shown(encoding)}",
+            kind="network",
+        )
+    received = 0
+    body = bytearray()
+    try:
+        for chunk in chunks:
+            received += len(chunk)
+            if received > limit:
+                raise too_large
+            if decoder is None:
+                body += chunk
+                continue
+            pending = chunk
+            while pending:
+                # Never more than one byte past the cap, however much the input inflates.
+                body += decoder.decompress(pending, limit + 1 - len(body))
+                if len(body) > limit:
+                    raise too_large
+                pending = decoder.unconsumed_tail
+        if decoder is not None:
+            body += decoder.flush()
+            if not decoder.eof:
+                raise zlib.error("the stream is cut short")
+    except zlib.error as exc:
+        raise NexoError(
+            f"{what}: the {name} answer does not decode ({exc})", kind="network"
+        ) from exc
+    if len(body) > limit:
+        raise too_large
+    return bytes(body)
+
+
+class _DeflateDecoder:
+    """HTTP "deflate": zlib-wrapped as the RFC says, or raw deflate as some servers send."""
+
+    def __init__(self) -> None:
+        self._inner = zlib.decompressobj()
+        self._started = False
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        if not self._started:
+            self._started = True
+            try:
+                return self._inner.decompress(data, max_length)
+            except zlib.error:
+                self._inner = zlib.decompressobj(-zlib.MAX_WBITS)
+        return self._inner.decompress(data, max_length)
+
+    @property
+    def unconsumed_tail(self) -> bytes:
+        return self._inner.unconsumed_tail
+
+    @property
+    def eof(self) -> bool:
+        return self._inner.eof
+
+    def flush(self) -> bytes:
+        return self._inner.flush()
 
 
 _REFUSED_STATUSES = frozenset({403, 404, 410})
@@ -517,13 +1000,12 @@ def _too_large(name: str, max_bytes: int) -> NexoError:
     )
 
 
-def _expect_ok(response: httpx.Response, what: str) -> None:
+def _expect_ok(response: httpx.Response, what: str, hint: str = "the token") -> None:
     if response.status_code == 200:
         return
     if response.status_code == 401:
         raise NexoError(
-            f"{what}: GitHub rejected the token (HTTP 401); check NEXO_GITHUB_TOKEN / "
-            "GITHUB_TOKEN / GH_TOKEN",
+            f"{what}: GitHub rejected the token (HTTP 401); check {hint}",
             kind="network",
         )
     raise NexoError(

@@ -72,6 +72,8 @@ class InstallOptions:
     confirm: Callable[[InstallPlan], bool] | None = None
     retry_base_delay: float | None = None
     expected_id: str | None = None
+    # Seconds one HTTP request may take in all (--timeout); None: NEXO_HTTP_TIMEOUT or 300.
+    http_timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -147,10 +149,12 @@ def _client(options: InstallOptions) -> GitHubClient:
         resolve_token,
     )
 
+    api_base = resolve_api_base(options.github_api_url)
     return GitHubClient(
-        resolve_api_base(options.github_api_url),
-        resolve_token(),
+        api_base,
+        resolve_token(api_base),
         retry_base_delay=options.retry_base_delay,
+        timeout=options.http_timeout,
     )
 
 

@@ -27,8 +27,12 @@ ENV_TO_CLEAR = (
     "NEXO_GITHUB_TOKEN",
     "GITHUB_TOKEN",
     "GH_TOKEN",
+    "GH_ENTERPRISE_TOKEN",
+    "GITHUB_ENTERPRISE_TOKEN",
+    "GH_HOST",
     "NEXO_GITHUB_API_BASE",
     "GITHUB_API_URL",
+    "NEXO_HTTP_TIMEOUT",
     "NEXO_INSTALL_TARGET",
     "HTTPS_PROXY",
     "HTTP_PROXY",
@@ -101,10 +105,15 @@ class CliResult:
         return parsed
 
 
+# A gh configuration directory that does not exist: gh, when installed, is logged in nowhere.
+NO_GH_LOGIN = "/nonexistent/nexo-tests/gh-config"
+
+
 def clean_env(**extra: str) -> dict[str, str]:
-    """The current environment without GitHub/proxy settings, plus ``extra``."""
+    """The current environment without GitHub/proxy settings or a gh login, plus ``extra``."""
     env = {key: value for key, value in os.environ.items() if key not in ENV_TO_CLEAR}
     env["NO_COLOR"] = "1"
+    env["GH_CONFIG_DIR"] = NO_GH_LOGIN
     env.update(extra)
     return env
 

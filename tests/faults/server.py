@@ -11,7 +11,9 @@
 - ``stall_at(fraction, seconds)``: send ``fraction`` of the body, go silent for ``seconds``,
   then send the rest (a server that hangs mid-transfer);
 - ``throttle(path_contains, bytes_per_second)``: stream matching bodies slowly, so a test can
-  interrupt a download (or whatever follows it) at a chosen moment.
+  interrupt a download (or whatever follows it) at a chosen moment;
+- ``drip_headers(path_contains, seconds_per_byte)``: answer matching requests with a status line
+  and then an endless header, one byte at a time (a server that never finishes its headers).
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ class FaultyGitHubServer(GitHubServer):
         self.release_body: tuple[bytes, dict[str, str]] | None = None
         self.throttles: list[tuple[str, int]] = []
         self._stalls: list[tuple[ResetFault, float]] = []
+        self.header_drips: list[tuple[str, float]] = []
 
     def reset_at(
         self, fraction: float, *, path_contains: str = "/assets/", times: int | None = None
@@ -91,6 +94,9 @@ class FaultyGitHubServer(GitHubServer):
     def throttle(self, path_contains: str, bytes_per_second: int) -> None:
         self.throttles.append((path_contains, bytes_per_second))
 
+    def drip_headers(self, path_contains: str, seconds_per_byte: float) -> None:
+        self.header_drips.append((path_contains, seconds_per_byte))
+
     def _take_reset(self, path: str) -> ResetFault | None:
         with self._reset_lock:
             for fault in self._resets:
@@ -132,6 +138,10 @@ class FaultyGitHubServer(GitHubServer):
         content_type: str = "application/json",
         extra: Mapping[str, str] | None = None,
     ) -> None:
+        drip = next((pause for part, pause in self.header_drips if part in handler.path), None)
+        if drip is not None:
+            _drip_headers(handler, drip)
+            return
         stall = self._take_stall(handler.path) if status == 200 else None
         if stall is not None:
             _send_with_stall(handler, body, content_type, *stall)
@@ -182,6 +192,23 @@ def _send_slowly_impl(
             _pause(len(piece) / rate)
     except (BrokenPipeError, ConnectionResetError):
         handler.close_connection = True
+
+
+# Enough bytes to outlast any deadline a test sets, few enough to end on its own.
+MAX_DRIPPED_BYTES = 600
+
+
+def _drip_headers(handler: BaseHTTPRequestHandler, pause: float) -> None:
+    try:
+        handler.wfile.write(b"HTTP/1.1 200 OK\r\nX-Drip: ")
+        handler.wfile.flush()
+        for _ in range(MAX_DRIPPED_BYTES):
+            _pause(pause)
+            handler.wfile.write(b"a")
+            handler.wfile.flush()
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    handler.close_connection = True
 
 
 def _send_with_stall(

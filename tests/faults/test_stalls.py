@@ -1,9 +1,9 @@
 """A server that goes silent mid-transfer: the client's read timeout fires, the download is
 retried from the start, and a server that always hangs ends in ``network`` in bounded time.
 
-The install CLI has no flag or variable for the HTTP timeout (30 s), so these tests drive the
-real client with a 0.3 s timeout; the CLI-level stall tests in ``test_network_faults.py``
-wait out the real timeout and are marked slow.
+These tests drive the real client with a 0.3 s read timeout (the silence after which one
+attempt is abandoned; 30 s by default); the CLI-level stall tests in ``test_network_faults.py``
+wait out the real one and are marked slow.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ DATA = plugin_tarball("hello", "1.0.0", payload=os.urandom(128 * 1024))
 
 
 def _client(server: FaultyGitHubServer) -> GitHubClient:
-    return GitHubClient(server.url, retries=2, retry_base_delay=0.001, timeout=0.3)
+    return GitHubClient(server.url, retries=2, retry_base_delay=0.001, read_timeout=0.3)
 
 
 @pytest.mark.parametrize("fraction", [0.0, 0.5, 0.95])

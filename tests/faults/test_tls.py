@@ -1,8 +1,10 @@
 """TLS against a man in the middle: an untrusted certificate is refused, a redirect from
-HTTPS to plain HTTP is refused, and a trusted HTTPS GitHub installs (the control)."""
+HTTPS to plain HTTP is refused, an HTTPS API naming plain-HTTP asset URLs is refused, and a
+trusted HTTPS GitHub installs (the control)."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,16 +13,13 @@ from adversarial.harness import CliResult, clean_env, run_cli_in_process, snapsh
 from support.github_server import BlobServer
 from support.tarballs import release_assets
 
-from .server import FaultyGitHubServer
-from .tls import Certificate, make_certificate, serve_tls
+from .server import FaultyGitHubServer, faulty_server
+from .tls import Certificate, certificate, make_certificate, serve_tls
+
+__all__ = ["certificate", "faulty_server"]
 
 PLUGIN = "hello"
 VERSION = "1.0.0"
-
-
-@pytest.fixture
-def certificate(tmp_path: Path) -> Certificate:
-    return make_certificate(tmp_path)
 
 
 @pytest.fixture
@@ -86,5 +85,57 @@ def test_redirect_from_https_to_http_is_refused(
         assert "redirect" in result.document["error"]
         assert plain.requests == []
         assert snapshot(home) == before
+    finally:
+        plain.stop()
+
+
+def _release_pointing_at(server: FaultyGitHubServer, plain: BlobServer, which: str) -> bytes:
+    """The release document with asset URLs moved to ``plain`` (which serves the real bytes)."""
+    status, body, _, _ = server.route(None, f"/repos/acme/{PLUGIN}/releases/latest", {})  # type: ignore[arg-type]
+    assert status == 200
+    document = json.loads(body)
+    for asset in document["assets"]:
+        _, published = server.assets[asset["id"]]
+        moved = plain.put(f"/downloads/{asset['name']}", published.data)
+        for key in ("url", "browser_download_url"):
+            if which in (key, "both"):
+                asset[key] = moved
+    return json.dumps(document).encode()
+
+
+@pytest.mark.parametrize("which", ["url", "browser_download_url", "both"])
+def test_plain_http_asset_urls_under_an_https_api_are_refused(
+    tls_server: FaultyGitHubServer, certificate: Certificate, tmp_path: Path, which: str
+) -> None:
+    plain = BlobServer()
+    plain.start()
+    try:
+        tls_server.override_release_body(_release_pointing_at(tls_server, plain, which))
+        home = tmp_path / "home"
+        home.mkdir()
+        before = snapshot(home)
+        result = _install(tls_server, home, certificate.cert_file)
+        assert result.exit_code == 1, (result.stdout, result.stderr)
+        assert result.document["kind"] == "network"
+        assert "http://" in result.document["error"]
+        # Not one byte travelled in clear text, and nothing was written.
+        assert plain.requests == []
+        assert snapshot(home) == before
+    finally:
+        plain.stop()
+
+
+def test_plain_http_asset_urls_under_a_plain_http_api_are_used(
+    faulty_server: FaultyGitHubServer, tmp_path: Path
+) -> None:
+    """The control: an http API base (a loopback mirror) may name http assets."""
+    faulty_server.publish("acme", PLUGIN, f"v{VERSION}", release_assets(PLUGIN, VERSION))
+    plain = BlobServer()
+    plain.start()
+    try:
+        faulty_server.override_release_body(_release_pointing_at(faulty_server, plain, "both"))
+        result = _install(faulty_server, tmp_path / "home", None)
+        assert result.exit_code == 0, (result.stdout, result.stderr)
+        assert plain.requests
     finally:
         plain.stop()

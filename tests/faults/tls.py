@@ -2,7 +2,8 @@
 
 :func:`make_certificate` writes a self-signed certificate for ``127.0.0.1`` (and its key);
 clients trust it only when pointed at it with ``SSL_CERT_FILE``. :func:`serve_tls` wraps a
-running loopback server's listening socket so it speaks HTTPS.
+running loopback server's listening socket so it speaks HTTPS; :func:`serving_tls` starts
+such a server and stops it after use. The fixture :func:`certificate` gives each test its own.
 """
 
 from __future__ import annotations
@@ -10,14 +11,20 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import ssl
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
+import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 from support.github_server import _LoopbackServer
+
+ServerT = TypeVar("ServerT", bound=_LoopbackServer)
 
 
 @dataclass(frozen=True)
@@ -68,3 +75,20 @@ def serve_tls(server: _LoopbackServer, certificate: Certificate) -> None:
     httpd = server._httpd
     httpd.socket = context.wrap_socket(httpd.socket, server_side=True)
     server.url = f"https://127.0.0.1:{server.port}"
+
+
+@contextmanager
+def serving_tls(server: ServerT, certificate: Certificate) -> Iterator[ServerT]:
+    """Start ``server`` speaking HTTPS with ``certificate``; stop it on the way out."""
+    serve_tls(server, certificate)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def certificate(tmp_path: Path) -> Certificate:
+    """A fresh throw-away CA certificate for 127.0.0.1 and localhost."""
+    return make_certificate(tmp_path)

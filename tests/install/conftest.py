@@ -19,7 +19,11 @@ ENV_TO_CLEAR = (
     "NEXO_GITHUB_TOKEN",
     "GITHUB_TOKEN",
     "GH_TOKEN",
+    "GH_ENTERPRISE_TOKEN",
+    "GITHUB_ENTERPRISE_TOKEN",
+    "GH_HOST",
     "GITHUB_API_URL",
+    "NEXO_HTTP_TIMEOUT",
     "NEXO_INSTALL_TARGET",
     "HTTPS_PROXY",
     "HTTP_PROXY",
@@ -54,6 +58,8 @@ def install_env(
     monkeypatch.setenv("NEXO_GITHUB_API_BASE", github_server.url)
     monkeypatch.setenv("NEXO_HTTP_RETRY_BASE_MS", "1")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    # gh, when installed, is logged in nowhere (never the developer's own login).
+    monkeypatch.setenv("GH_CONFIG_DIR", str(tmp_path / "gh-config"))
     dest = home / "state" / "plugins"
 
     def make_options(**overrides: object) -> InstallOptions:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -64,13 +65,40 @@ def test_retries_are_bounded(github_server: GitHubServer) -> None:
     assert len(github_server.requests) == 4
 
 
-def test_backoff_grows_exponentially(github_server: GitHubServer) -> None:
-    github_server.fail(status=500, times=None)
+def _delays(server: GitHubServer) -> list[float]:
     delays: list[float] = []
-    client = GitHubClient(github_server.url, retry_base_delay=0.5, sleep=delays.append)
+    client = GitHubClient(server.url, retry_base_delay=0.5, sleep=delays.append)
     with client, pytest.raises(NexoError):
         client.get_release("acme", "hello", None)
-    assert delays == [0.5, 1.0, 2.0]
+    return delays
+
+
+def test_backoff_grows_exponentially_with_jitter(github_server: GitHubServer) -> None:
+    github_server.fail(status=500, times=None)
+    first, second = _delays(github_server), _delays(github_server)
+    for delays in (first, second):
+        assert len(delays) == 3
+        # Each pause is drawn from the upper half of 0.5 s, 1 s, 2 s.
+        for delay, nominal in zip(delays, (0.5, 1.0, 2.0), strict=True):
+            assert nominal / 2 <= delay <= nominal
+    # Clients that failed together do not come back in step.
+    assert first != second
+
+
+# A name longer than DNS allows (253 characters): the resolver refuses it locally, without
+# sending a query anywhere, as it refuses any name that does not exist.
+UNRESOLVABLE = ".".join(["a" * 60] * 5)
+
+
+def test_dns_failure_is_not_retried() -> None:
+    delays: list[float] = []
+    client = GitHubClient(f"http://{UNRESOLVABLE}:8080", sleep=delays.append)
+    with client, pytest.raises(NexoError) as caught:
+        client.get_release("acme", "hello", None)
+    assert caught.value.kind == "network"
+    assert "resolve" in caught.value.message
+    assert "attempts" not in caught.value.message
+    assert delays == []
 
 
 @pytest.mark.parametrize("status", [403, 429])
@@ -83,7 +111,8 @@ def test_rate_limit_names_reset_time_and_token_variables(
     error = caught.value
     assert error.kind == "rate_limited"
     assert "2030-03-17T17:46:40Z" in error.message
-    for variable in ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN"):
+    # The loopback API is not github.com: the variables named are the enterprise ones.
+    for variable in ("NEXO_GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"):
         assert variable in error.message
     assert error.details["reset_at"] == "2030-03-17T17:46:40Z"
     assert len(github_server.requests) == 1  # a rate limit is not retried
@@ -113,11 +142,25 @@ def test_connection_refused_is_network_after_retries() -> None:
 def test_slow_server_times_out(github_server: GitHubServer) -> None:
     github_server.publish("acme", "hello", "v1.0.0", ASSETS)
     github_server.slow(1.0, times=None)
-    client = GitHubClient(github_server.url, retries=1, retry_base_delay=0.001, timeout=0.2)
+    client = GitHubClient(github_server.url, retries=1, retry_base_delay=0.001, read_timeout=0.2)
     with client, pytest.raises(NexoError) as caught:
         client.get_release("acme", "hello", None)
     assert caught.value.kind == "network"
     assert "Timeout" in caught.value.message
+    assert len(github_server.requests) == 2
+
+
+def test_deadline_covers_every_attempt(github_server: GitHubServer) -> None:
+    github_server.publish("acme", "hello", "v1.0.0", ASSETS)
+    github_server.slow(1.0, times=None)
+    client = GitHubClient(github_server.url, retries=5, retry_base_delay=0.001, timeout=0.5)
+    started = time.monotonic()
+    with client, pytest.raises(NexoError) as caught:
+        client.get_release("acme", "hello", None)
+    assert time.monotonic() - started < 1.0
+    assert caught.value.kind == "network"
+    assert "0.5 s" in caught.value.message
+    assert len(github_server.requests) == 1
 
 
 def _download(server: GitHubServer, tmp_path: Path, token: str | None = None) -> bytes:
@@ -189,10 +232,12 @@ def test_token_is_stripped_on_cross_host_redirect(
     assert blob_request.headers["accept"] == "application/octet-stream"
 
 
-def test_api_base_and_token_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_api_base_and_token_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for name in ("NEXO_GITHUB_API_BASE", "GITHUB_API_URL", "NEXO_GITHUB_TOKEN", "GITHUB_TOKEN"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("GH_TOKEN", raising=False)
+    for name in ("GH_TOKEN", "GH_HOST", "GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GH_CONFIG_DIR", str(tmp_path / "no-gh-login"))
     assert resolve_api_base(None) == "https://api.github.com"
     monkeypatch.setenv("GITHUB_API_URL", "https://ghe.example/api/v3/")
     assert resolve_api_base(None) == "https://ghe.example/api/v3"
@@ -219,8 +264,8 @@ def test_private_repository_needs_the_token(
     with _client(server) as client, pytest.raises(NexoError) as caught:
         client.get_release("acme", "hello", None)
     assert caught.value.kind == "release_not_found"
-    monkeypatch.setenv("GH_TOKEN", "s3cret")
-    with _client(server, resolve_token()) as client:
+    monkeypatch.setenv("GH_ENTERPRISE_TOKEN", "s3cret")
+    with _client(server, resolve_token(server.url)) as client:
         assert client.get_release("acme", "hello", None).tag == "v1.0.0"
 
 

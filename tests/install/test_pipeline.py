@@ -187,7 +187,7 @@ def test_rate_limited(install_env: InstallEnv) -> None:
     _publish(install_env)
     install_env.server.rate_limit(status=429, reset=1_900_000_000)
     error = _failure(install_env, "acme/hello", "rate_limited")
-    assert "GH_TOKEN" in error.message
+    assert "GH_ENTERPRISE_TOKEN" in error.message  # the loopback API is not github.com
 
 
 def test_manifest_mismatch(install_env: InstallEnv, tmp_path: Path) -> None:
