@@ -132,9 +132,10 @@ class Session:
                 resolve_token,
             )
 
+            api_base = resolve_api_base(self.options.github_api_url)
             self._github = GitHubClient(
-                resolve_api_base(self.options.github_api_url),
-                resolve_token(),
+                api_base,
+                resolve_token(api_base),
                 retry_base_delay=self.options.retry_base_delay,
             )
             self._stack.callback(self._github.close)

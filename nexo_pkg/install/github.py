@@ -180,7 +180,7 @@ def token_variables(api_base: str) -> tuple[str, ...]:
     return (NEXO_TOKEN_ENV, *hosted)
 
 
-def resolve_token(api_base: str = DEFAULT_API_BASE) -> str | None:
+def resolve_token(api_base: str) -> str | None:
     """The token for ``api_base``, as the gh CLI would choose it.
 
     ``NEXO_GITHUB_TOKEN`` first (any host); then ``GITHUB_TOKEN``, ``GH_TOKEN`` for github.com

@@ -247,12 +247,12 @@ def test_api_base_and_token_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path
     with pytest.raises(NexoError) as caught:
         resolve_api_base("ftp://x")
     assert caught.value.exit_code == 2
-    assert resolve_token() is None
+    assert resolve_token("https://api.github.com") is None
     monkeypatch.setenv("GH_TOKEN", "c")
     monkeypatch.setenv("GITHUB_TOKEN", "b")
-    assert resolve_token() == "b"
+    assert resolve_token("https://api.github.com") == "b"
     monkeypatch.setenv("NEXO_GITHUB_TOKEN", "a")
-    assert resolve_token() == "a"
+    assert resolve_token("https://api.github.com") == "a"
 
 
 def test_private_repository_needs_the_token(
