@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from support.private_sigstore import PrivateSigstore
-from support.registry import PASSWORD, USER, Registry, auth_registry, registry
+from support.registry import PASSWORD, USER, Registry, auth_registry, registry, token_registry
 from support.tarballs import manifest_text, write_plugin
 
-__all__ = ["auth_registry", "registry"]
+__all__ = ["auth_registry", "registry", "token_registry"]
 
 ACME_IDENTITY = (
     "https://github.com/acme/nexo-plugin-echo/.github/workflows/release.yml@refs/tags/v1.2.3"

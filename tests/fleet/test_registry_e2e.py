@@ -12,6 +12,7 @@ from support.github_server import GitHubServer, github_server
 from support.private_sigstore import PrivateSigstore
 from support.registry import Registry
 from support.tarballs import release_assets, tree_snapshot
+from support.token_server import TokenServer
 
 from .conftest import (
     ACME_IDENTITY,
@@ -392,3 +393,35 @@ def test_upgrade_follows_the_registry_the_plugin_came_from(
         True,
     )
     assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-1.3.0"]
+
+
+def test_bearer_token_challenges_are_answered_with_the_configured_credentials(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    token_registry: tuple[Registry, TokenServer],
+    make_dist: MakeDist,
+) -> None:
+    running, tokens = token_registry
+    config = auth_config(tmp_path, running)
+    reference = running.ref("plugins/echo")
+    push_dist(make_dist(identity=None), reference, Path(fleet_env["NEXO_HOME"]), config)
+    assert any("push" in request.scope for request in tokens.requests)
+    dest = tmp_path / "plugins"
+    installed = run_nexo(
+        fleet_env, "install", reference + ":1.2.3", "--dest", str(dest), "--plain-http",
+        "--registry-config", str(config), "--yes", "--json",
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    assert (dest / "echo-1.2.3" / ".nexo-install.json").is_file()
+    assert tokens.requests[-1].scope == "repository:plugins/echo:pull"
+    assert tokens.requests[-1].authorization is not None
+
+    # Anonymous: the token service refuses, and that is registry_auth, with nothing written.
+    refused = run_nexo(
+        fleet_env, "install", reference + ":1.2.3", "--dest", str(tmp_path / "other"),
+        "--plain-http", "--yes", "--json",
+    )  # fmt: skip
+    assert refused.returncode == 1
+    assert json_of(refused)["kind"] == "registry_auth"
+    assert not (tmp_path / "other" / "echo-1.2.3").exists()

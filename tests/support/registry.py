@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from support.token_server import ISSUER, SERVICE, TokenServer
+
 BINARY_NAMES = ("docker-registry", "registry")
 USER, PASSWORD = "fleet", "s3cret-fleet"
 
@@ -91,7 +93,9 @@ def _htpasswd(path: Path) -> None:
     path.write_text(line + "\n", encoding="utf-8")
 
 
-def start_registry(directory: Path, *, basic_auth: bool = False) -> Registry:
+def start_registry(
+    directory: Path, *, basic_auth: bool = False, token: TokenServer | None = None
+) -> Registry:
     """Start distribution on a free loopback port; fail or skip as the module says."""
     binary = registry_binary()
     if binary is None:
@@ -111,6 +115,11 @@ def start_registry(directory: Path, *, basic_auth: bool = False) -> Registry:
         auth_file = directory / "htpasswd"
         _htpasswd(auth_file)
         auth = f"auth:\n  htpasswd:\n    realm: nexo-test\n    path: {auth_file}\n"
+    if token is not None:
+        auth = (
+            f"auth:\n  token:\n    realm: {token.realm}\n    service: {SERVICE}\n"
+            f"    issuer: {ISSUER}\n    rootcertbundle: {token.root_bundle}\n"
+        )
     config = directory / "config.yml"
     config.write_text(
         "version: 0.1\n"
@@ -155,3 +164,15 @@ def auth_registry(tmp_path: Path) -> Iterator[Registry]:
     running = start_registry(tmp_path / "auth-registry", basic_auth=True)
     yield running
     running.stop()
+
+
+@pytest.fixture
+def token_registry(tmp_path: Path) -> Iterator[tuple[Registry, TokenServer]]:
+    """A registry that wants bearer tokens from a loopback token service (user :data:`USER`)."""
+    (tmp_path / "token").mkdir()
+    service = TokenServer(USER, PASSWORD, tmp_path / "token")
+    service.start()
+    running = start_registry(tmp_path / "token-registry", token=service)
+    yield running, service
+    running.stop()
+    service.stop()
