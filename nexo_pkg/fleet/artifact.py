@@ -175,7 +175,7 @@ def parse_index(document: dict[str, Any], digest: str, where: str) -> PluginVers
 
 
 def parse_target_manifest(
-    document: dict[str, Any], entry: TargetEntry, plugin: PluginVersion
+    document: dict[str, Any], entry: TargetEntry, plugin_id: str, version: str
 ) -> TargetAsset:
     """The tarball layer of one target's manifest, cross-checked with its annotations."""
     layers = document.get("layers")
@@ -190,11 +190,8 @@ def parse_target_manifest(
     if not name:
         raise _invalid(f"{where} does not name its tarball ({TITLE})")
     parsed = parse_tarball_name(name)
-    if parsed != (plugin.plugin_id, plugin.version, entry.target):
-        raise _invalid(
-            f"{where} carries {name!r}, not {plugin.plugin_id}-{plugin.version}-"
-            f"{entry.target}.tar.gz"
-        )
+    if parsed != (plugin_id, version, entry.target):
+        raise _invalid(f"{where} carries {name!r}, not {plugin_id}-{version}-{entry.target}.tar.gz")
     declared = _annotations(document).get(PLUGIN_SHA256)
     if declared is not None and declared != digest.removeprefix("sha256:"):
         raise _invalid(f"{where} says sha256 {declared} but its layer is {digest}")

@@ -98,7 +98,7 @@ def target_asset(
     client: RegistryClient, repository: str, plugin: PluginVersion, entry: TargetEntry
 ) -> TargetAsset:
     manifest = client.get_manifest(repository, entry.manifest_digest)
-    return artifact.parse_target_manifest(manifest.json(), entry, plugin)
+    return artifact.parse_target_manifest(manifest.json(), entry, plugin.plugin_id, plugin.version)
 
 
 def fetch_signatures(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.errors import NexoError
 from nexo_pkg.fleet import oci
-from nexo_pkg.fleet.artifact import GitHubOrigin, PluginVersion, TargetEntry
+from nexo_pkg.fleet.artifact import GitHubOrigin, TargetEntry, parse_target_manifest
 from nexo_pkg.fleet.cache import BlobCache, BlobSink
 from nexo_pkg.fleet.lockfile import LockedPlugin, LockedTarget, WantedPlugin
 from nexo_pkg.fleet.reference import OciReference, is_oci, parse_reference
@@ -73,7 +73,6 @@ class Resolved:
     targets: dict[str, LockedTarget]
     published: str | None = None
     origin: GitHubOrigin | None = None
-    _oci: PluginVersion | None = None
 
 
 def signing_origin(
@@ -191,7 +190,7 @@ class Session:
             kept = {t: resolved.targets[t] for t in wanted.targets}
             resolved = Resolved(
                 resolved.plugin_id, resolved.version, resolved.resolved, kept,
-                resolved.published, resolved.origin, resolved._oci,
+                resolved.published, resolved.origin,
             )  # fmt: skip
         return resolved
 
@@ -217,7 +216,6 @@ class Session:
             targets=targets,
             published=plugin.created,
             origin=plugin.origin,
-            _oci=plugin,
         )
 
     def _resolve_github(self, source: GitHubSource, requirement: VersionReq | None) -> Resolved:
@@ -263,11 +261,8 @@ class Session:
                     exit_code=2,
                 )
             manifest = client.get_manifest(reference.repository, row.manifest).json()
-            plugin = PluginVersion(plugin_id, _version_of(row.asset), "", {})
             entry = TargetEntry(row.target, row.manifest, 0)
-            from nexo_pkg.fleet.artifact import parse_target_manifest  # noqa: PLC0415
-
-            asset = parse_target_manifest(manifest, entry, plugin)
+            asset = parse_target_manifest(manifest, entry, plugin_id, _version_of(row.asset))
             if asset.sha256 != row.sha256:
                 raise NexoError(
                     f"{row.asset} in {reference} is sha256 {asset.sha256}, the lock says "
