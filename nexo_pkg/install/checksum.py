@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 import re
+from pathlib import Path
 
 from nexo_pkg.errors import NexoError
 
@@ -54,15 +55,28 @@ def parse_digest(digest: str | None) -> str | None:
 
 
 def verify_checksums(
-    actual: str, asset_name: str, *, sidecar: str | None, digest: str | None
+    actual: str,
+    asset_name: str,
+    *,
+    sidecar: str | None,
+    digest: str | None,
+    local_dir: Path | None = None,
 ) -> tuple[str, ...]:
     """Compare ``actual`` with every expected value present; return which ones were checked.
 
-    Raises ``checksum_missing`` when there is none at all, ``checksum_mismatch`` when any
-    differs.
+    ``local_dir`` is the directory of a local tarball (its messages then speak of files beside
+    it, not of a release). Raises ``checksum_missing`` when there is none at all,
+    ``checksum_mismatch`` when any differs.
     """
     expected = [(source, value) for source, value in (("sidecar", sidecar), ("digest", digest))]
     present = [(source, value) for source, value in expected if value is not None]
+    if not present and local_dir is not None:
+        raise NexoError(
+            f"no checksum for {asset_name}: there is no {asset_name}.sha256 beside it in "
+            f"{local_dir}, so the tarball cannot be verified (`nexo plugin pack` writes one "
+            "next to the tarball; copy both)",
+            kind="checksum_missing",
+        )
     if not present:
         raise NexoError(
             f"no checksum for {asset_name}: the release has neither {asset_name}.sha256 nor an "
@@ -71,7 +85,12 @@ def verify_checksums(
         )
     for source, value in present:
         if not hmac.compare_digest(actual, value):
-            label = f"{asset_name}.sha256" if source == "sidecar" else "the release asset digest"
+            if source == "digest":
+                label = "the release asset digest"
+            elif local_dir is not None:
+                label = f"{asset_name}.sha256 beside it"
+            else:
+                label = f"{asset_name}.sha256"
             raise NexoError(
                 f"checksum mismatch for {asset_name}: {label} says {value}, the download is "
                 f"{actual}",

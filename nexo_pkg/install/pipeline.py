@@ -407,7 +407,9 @@ def _fetch_local(
         except OSError as exc:
             raise NexoError(f"cannot read {sidecar_path}: {exc.strerror}", kind="io") from exc
         sidecar = parse_sidecar(raw.decode("utf-8", errors="replace"), path.name)
-    checked = verify_checksums(tarball.sha256, path.name, sidecar=sidecar, digest=None)
+    checked = verify_checksums(
+        tarball.sha256, path.name, sidecar=sidecar, digest=None, local_dir=path.parent
+    )
     material = trust.local_material(path)
     return _Fetched(
         tarball=tarball,

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.errors import EXIT_USAGE, NexoError
 
 # GitHub allows these characters in user, organisation and repository names.
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
@@ -21,6 +21,12 @@ MAX_OWNER_LENGTH = 39
 MAX_REPO_LENGTH = 100
 MAX_TAG_LENGTH = 128
 LOCAL_SUFFIXES = (".tar.gz", ".tgz")
+# https://github.com/OWNER/REPO, optionally .git, /releases, /releases/tag/TAG, /tree/...
+_GITHUB_URL = re.compile(
+    r"^(?:https?://|git@)(?:www\.)?github\.com[/:]"
+    r"(?P<owner>[A-Za-z0-9._-]+)/(?P<repo>[A-Za-z0-9._-]+?)(?:\.git)?"
+    r"(?:/releases(?:/tag/(?P<tag>[A-Za-z0-9._+-]+))?)?(?:[/?#].*)?$"
+)
 
 
 @dataclass(frozen=True)
@@ -49,12 +55,25 @@ class LocalSource:
 Source = GitHubSource | LocalSource
 
 
-def _invalid(text: str, why: str) -> NexoError:
+def _invalid(text: str, why: str, *, hint: str | None = None) -> NexoError:
+    """``source_invalid``: a usage error (exit 2), as a malformed argument is."""
+    advice = hint or "expected owner/repo[@tag] or a path to a .tar.gz"
     return NexoError(
-        f"invalid source {text!r}: {why}; expected owner/repo[@tag] or a path to a .tar.gz",
+        f"invalid source {text!r}: {why}; {advice}",
         kind="source_invalid",
+        exit_code=EXIT_USAGE,
         details={"source": text},
     )
+
+
+def _url_hint(text: str) -> str:
+    match = _GITHUB_URL.match(text)
+    if match is None:
+        return "name a GitHub release as owner/repo[@tag], or give a path to a .tar.gz"
+    suggestion = f"{match['owner']}/{match['repo']}"
+    if match["tag"]:
+        suggestion += f"@{match['tag']}"
+    return f"write the repository as owner/repo[@tag]: nexo plugin install {suggestion}"
 
 
 def _looks_local(text: str) -> bool:
@@ -101,6 +120,8 @@ def parse_source(text: str) -> Source:
     """
     if any(ord(char) < 0x20 or ord(char) == 0x7F for char in text):
         raise _invalid(text, "it contains control characters")
+    if "://" in text or text.startswith(("http:", "https:", "git@")):
+        raise _invalid(text, "URLs are not accepted", hint=_url_hint(text))
     if _looks_local(text):
         try:
             path = Path(text).expanduser()
@@ -109,12 +130,23 @@ def parse_source(text: str) -> Source:
             # `~unknown-user/...` cannot be expanded; a name too long for the OS cannot exist.
             raise _invalid(text, f"cannot use this path ({error})") from error
         if not is_file:
-            raise _invalid(text, "no such file")
+            if path.is_dir():
+                raise _invalid(
+                    text,
+                    "it is a directory",
+                    hint="give the release .tar.gz inside it (`nexo plugin pack` writes "
+                    "DIR/dist/ID-VERSION-TARGET.tar.gz)",
+                )
+            raise _invalid(
+                text, "no such file", hint="give the path of an existing release .tar.gz"
+            )
         if not path.name.endswith(LOCAL_SUFFIXES):
-            raise _invalid(text, "a local source must be a .tar.gz release tarball")
+            raise _invalid(
+                text,
+                "a local file must be a release tarball",
+                hint="give a .tar.gz made by `nexo plugin pack`",
+            )
         return LocalSource(path.resolve())
-    if "://" in text or text.startswith(("http:", "https:", "git@")):
-        raise _invalid(text, "URLs are not accepted")
     if any(char.isspace() for char in text):
         raise _invalid(text, "it contains whitespace")
     if "%" in text:
