@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
-from nexo_pkg.cli.common import emit_json, guarded, say, stderr_supports_colour
+from nexo_pkg.cli.common import colour_enabled, emit_json, guarded, say
 from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
@@ -35,14 +35,19 @@ def _parse_invoke(tool: str | None, args_text: str | None) -> tuple[str, dict[st
     return tool, args
 
 
-def show_report(report: CheckReport) -> None:
-    """Print one line per check on stderr (symbols only on a UTF-8 terminal)."""
+def show_report(report: CheckReport, stream: TextIO | None = None) -> None:
+    """Print one line per check on ``stream`` (default stdout; symbols only on a UTF-8
+    terminal). ``check`` reports on stdout; ``pack --check`` and ``install --check``, whose
+    result is the pack or install, report on stderr.
+    """
     from nexo_pkg.check import render_report  # noqa: PLC0415
 
-    encoding = (sys.stderr.encoding or "").lower().replace("-", "")
-    unicode = sys.stderr.isatty() and encoding == "utf8"
-    for line in render_report(report, unicode=unicode, colour=stderr_supports_colour()):
-        say(line)
+    stream = stream or sys.stdout
+    encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+    unicode = stream.isatty() and encoding == "utf8"
+    for line in render_report(report, unicode=unicode, colour=colour_enabled(stream)):
+        stream.write(line + "\n")
+    stream.flush()
 
 
 def check_after(target: Path, *, timeout_ms: int | None = None) -> CheckReport:
@@ -54,7 +59,7 @@ def check_after(target: Path, *, timeout_ms: int | None = None) -> CheckReport:
 
     say(f"checking {target} ...")
     report = run_check(target, timeout_ms=timeout_ms or DEFAULT_TIMEOUT_MS)
-    show_report(report)
+    show_report(report, sys.stderr)
     return report
 
 

@@ -1,4 +1,12 @@
-"""Helpers shared by every command: error rendering, JSON output, colour decisions."""
+"""Helpers shared by every command: output streams, verbosity, colour, errors, prompts.
+
+The conventions (docs/cli.md): results go to stdout (``--json`` documents, ``list`` rows,
+``verify`` and ``check`` reports); notes, progress, warnings and errors go to stderr.
+``--quiet`` drops the notes, ``--verbose`` adds detail to errors and turns on debug logging.
+Colour follows ``--color``, then ``NO_COLOR`` / ``FORCE_COLOR``, then whether the stream is a
+terminal. Every string that came from outside (manifests, release documents, asset names,
+file names) is passed through :func:`printable` before it reaches a terminal.
+"""
 
 from __future__ import annotations
 
@@ -6,41 +14,131 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn, TypeVar
+from dataclasses import dataclass
+from typing import Any, NoReturn, TextIO, TypeVar
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.errors import NexoError, UsageError
+from nexo_pkg.terminal import printable
 
 T = TypeVar("T")
 
+COLOR_CHOICES = ("auto", "always", "never")
 
-def stderr_supports_colour() -> bool:
-    """Colour only on a TTY and never when ``NO_COLOR`` is set (https://no-color.org)."""
+
+@dataclass
+class OutputSettings:
+    """How much to say and whether to paint it; set once by the global options."""
+
+    quiet: bool = False
+    verbose: bool = False
+    color: str = "auto"
+
+
+OUTPUT = OutputSettings()
+
+
+def set_verbosity(*, quiet: bool | None = None, verbose: bool | None = None) -> None:
+    """Record ``--quiet`` / ``--verbose``; both at once is a usage error."""
+    if quiet:
+        OUTPUT.quiet = True
+    if verbose:
+        OUTPUT.verbose = True
+    if OUTPUT.quiet and OUTPUT.verbose:
+        raise UsageError("--quiet and --verbose contradict each other; pass one of them")
+    if OUTPUT.verbose:
+        import logging  # noqa: PLC0415 - only verbose runs configure logging
+
+        logging.basicConfig(
+            stream=sys.stderr,
+            level=logging.DEBUG,
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
+
+
+def set_color(choice: str) -> None:
+    """Record ``--color auto|always|never``; anything else is a usage error."""
+    if choice not in COLOR_CHOICES:
+        raise UsageError(f"--color {choice!r}: choose one of {', '.join(COLOR_CHOICES)}")
+    OUTPUT.color = choice
+
+
+def colour_enabled(stream: TextIO) -> bool:
+    """Whether to paint what goes to ``stream``.
+
+    ``--color always|never`` wins; then ``NO_COLOR`` (https://no-color.org) turns colour off
+    and ``FORCE_COLOR`` (any value but ``0``) turns it on; otherwise colour only on a terminal.
+    """
+    if OUTPUT.color != "auto":
+        return OUTPUT.color == "always"
     if os.environ.get("NO_COLOR"):
         return False
-    return sys.stderr.isatty()
+    force = os.environ.get("FORCE_COLOR")
+    if force is not None and force not in {"", "0"}:
+        return True
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def stderr_supports_colour() -> bool:
+    """:func:`colour_enabled` for stderr (notes, progress, code frames of ``pack``)."""
+    return colour_enabled(sys.stderr)
+
+
+def stdout_supports_colour() -> bool:
+    """:func:`colour_enabled` for stdout (reports)."""
+    return colour_enabled(sys.stdout)
 
 
 def emit_json(document: Any) -> None:
-    """Print exactly one JSON document on stdout."""
-    sys.stdout.write(json.dumps(document, indent=2, sort_keys=False, ensure_ascii=False))
+    """Print exactly one JSON document on stdout (``ensure_ascii``: no raw control bytes)."""
+    sys.stdout.write(json.dumps(document, indent=2, sort_keys=False))
     sys.stdout.write("\n")
     sys.stdout.flush()
 
 
+def result_line(message: str) -> None:
+    """A line of the command's result (``list`` rows, reports): stdout, even with --quiet."""
+    sys.stdout.write(message + "\n")
+
+
 def say(message: str) -> None:
-    """Human output goes to stderr so stdout stays clean for ``--json`` and pipes."""
-    sys.stderr.write(message + "\n")
+    """A note for the person at the terminal: stderr, dropped by ``--quiet``."""
+    if not OUTPUT.quiet:
+        sys.stderr.write(message + "\n")
+
+
+def warn(message: str) -> None:
+    """A warning: stderr, shown even with ``--quiet``."""
+    text = message if message.lower().startswith("warning") else f"warning: {message}"
+    sys.stderr.write(text + "\n")
 
 
 def exit_with(code: int) -> NoReturn:
     raise SystemExit(code)
 
 
+def error_line(error: NexoError) -> str:
+    """The one line a failure prints: ``error: MESSAGE``; ``--verbose`` adds the kind."""
+    line = f"error: {printable(error.message)}"
+    if OUTPUT.verbose:
+        line += f" [{error.kind}]"
+    return line
+
+
 def fail(error: NexoError, *, json_output: bool = False) -> NoReturn:
     """Render ``error`` (one line on stderr, or the JSON failure document) and exit."""
     if json_output:
         emit_json(error.to_json())
-    say(f"error: {error.message}")
+    sys.stderr.write(error_line(error) + "\n")
+    if OUTPUT.verbose:
+        for key, value in error.details.items():
+            sys.stderr.write(f"  {key}: {printable(value)}\n")
+        cause = error.__cause__
+        while cause is not None:
+            sys.stderr.write(f"  caused by: {type(cause).__name__}: {printable(cause)}\n")
+            cause = cause.__cause__
     raise SystemExit(error.exit_code)
 
 
@@ -50,3 +148,22 @@ def guarded(action: Callable[[], T], *, json_output: bool = False) -> T:
         return action()
     except NexoError as error:
         fail(error, json_output=json_output)
+
+
+def interactive() -> bool:
+    """A person can answer a question: stdin and stderr are both terminals."""
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def confirm(question: str) -> bool:
+    """Ask a yes/no question on stderr; default no. End of input counts as no.
+
+    Ctrl-C is not caught here: it ends the command like anywhere else (exit 130).
+    """
+    sys.stderr.write(f"{question} [y/N]: ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline()
+    if not answer:
+        sys.stderr.write("\n")
+        return False
+    return answer.strip().lower() in {"y", "yes"}

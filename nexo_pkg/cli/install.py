@@ -12,21 +12,25 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import emit_json, guarded, say
-from nexo_pkg.errors import NexoError, UsageError
-from nexo_pkg.install.inspect import ArchiveLimits
-from nexo_pkg.install.store import (
-    default_dest,
-    nexo_home_from_env,
-    require_installed,
-    scan_installed,
-    verify_installed,
+from nexo_pkg.cli.common import (
+    confirm,
+    emit_json,
+    guarded,
+    interactive,
+    result_line,
+    say,
+    warn,
 )
-from nexo_pkg.install.summary import InstallPlan, render_plan
+from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
+from nexo_pkg.terminal import printable
 
+# The install machinery (store, archive inspection, trust policy, httpx) is imported inside
+# the commands: `nexo plugin install --help` and `list` should not pay for what they don't run.
 if TYPE_CHECKING:
     from nexo_pkg.fleet.sources import FleetOptions
+    from nexo_pkg.install.inspect import ArchiveLimits
     from nexo_pkg.install.pipeline import InstallOptions, InstallResult, UpgradeResult
+    from nexo_pkg.install.summary import InstallPlan
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
@@ -117,15 +121,9 @@ def parse_size(text: str, *, flag: str) -> int:
     return int(match.group(1)) * _UNITS[match.group(2).lower()]
 
 
-def _warning_line(text: str) -> str:
-    return text if text.lower().startswith("warning") else f"warning: {text}"
-
-
-def _interactive() -> bool:
-    return sys.stdin.isatty() and sys.stderr.isatty()
-
-
 def _dest(dest: Path | None) -> Path:
+    from nexo_pkg.install.store import default_dest, nexo_home_from_env  # noqa: PLC0415
+
     chosen = dest if dest is not None else default_dest(nexo_home_from_env())
     return chosen.expanduser().absolute()
 
@@ -133,6 +131,8 @@ def _dest(dest: Path | None) -> Path:
 def _limits(
     max_download: str | None, max_entries: int | None, max_total: str | None, max_entry: str | None
 ) -> ArchiveLimits:
+    from nexo_pkg.install.inspect import ArchiveLimits  # noqa: PLC0415
+
     base = ArchiveLimits()
     if max_entries is not None and max_entries <= 0:
         raise UsageError("--max-entries must be a positive number")
@@ -146,18 +146,26 @@ def _limits(
     )
 
 
-def _confirmer(*, yes: bool, json_output: bool) -> Any:
-    def confirm(plan: InstallPlan) -> bool:
-        if not json_output:
-            for line in render_plan(plan):
-                say(line)
-        for warning in plan.signature.warnings:
-            say(_warning_line(warning))
-        if yes or not _interactive():
-            return True
-        return typer.confirm("Install this plugin?", default=False, err=True)
+def _show_plan(plan: InstallPlan) -> None:
+    from nexo_pkg.install.summary import render_plan  # noqa: PLC0415
 
-    return confirm
+    # render_plan escapes what came from the manifest and the release; this is the screen a
+    # person decides on, so it is printed even with --quiet.
+    for line in render_plan(plan):
+        sys.stderr.write(line + "\n")
+
+
+def _confirmer(*, yes: bool, json_output: bool) -> Any:
+    def ask(plan: InstallPlan) -> bool:
+        if not json_output:
+            _show_plan(plan)
+        for warning in plan.signature.warnings:
+            warn(printable(warning))
+        if yes or not interactive():
+            return True
+        return confirm("Install this plugin?")
+
+    return ask
 
 
 def _report_install(result: InstallResult, *, json_output: bool, verb: str = "Installed") -> None:
@@ -166,15 +174,74 @@ def _report_install(result: InstallResult, *, json_output: bool, verb: str = "In
         return
     plan = result.plan
     if result.dry_run:
-        for line in render_plan(plan):
-            say(line)
+        _show_plan(plan)
         for warning in result.warnings:
-            say(_warning_line(warning))
+            warn(printable(warning))
         say(f"Dry run: every check passed; nothing was written to {plan.destination}.")
-    elif result.was_already_present:
-        say(f"{plan.plugin_id} {plan.version} is already installed at {result.path}.")
+        return
+    label = printable(f"{plan.plugin_id} {plan.version}")
+    if result.was_already_present:
+        say(f"{label} is already installed at {printable(result.path)}.")
     else:
-        say(f"{verb} {plan.plugin_id} {plan.version} to {result.path}.")
+        say(f"{verb} {label} to {printable(result.path)}.")
+
+
+def _progress_wanted() -> bool:
+    from nexo_pkg.cli.common import OUTPUT  # noqa: PLC0415
+
+    return sys.stderr.isatty() and not OUTPUT.quiet
+
+
+def _upgrade_one(
+    plugin_id: str,
+    options: InstallOptions,
+    *,
+    allow_downgrade: bool,
+    keep_old: bool,
+    registry_config: Path | None = None,
+    plain_http: bool = False,
+) -> UpgradeResult:
+    """Upgrade one plugin from where it came: its GitHub repository or its registry."""
+    from nexo_pkg.install.pipeline import upgrade  # noqa: PLC0415
+    from nexo_pkg.install.store import require_installed  # noqa: PLC0415
+
+    receipt = require_installed(options.dest, plugin_id)[0].receipt
+    if receipt is not None and receipt.registry is not None:
+        from nexo_pkg.fleet.publish import upgrade_from_registry  # noqa: PLC0415
+
+        return upgrade_from_registry(
+            plugin_id,
+            options,
+            _fleet_options(options, registry_config, plain_http),
+            allow_downgrade=allow_downgrade,
+            keep_old=keep_old,
+        )
+    return upgrade(plugin_id, options, allow_downgrade=allow_downgrade, keep_old=keep_old)
+
+
+def _report_upgrade(result: UpgradeResult) -> None:
+    if result.install is None:
+        say(f"{printable(result.plugin_id)} {printable(result.from_version)} is up to date.")
+        return
+    _report_install(result.install, json_output=False, verb="Upgraded to")
+    if result.removed_old:
+        say(f"Removed {printable(result.from_version)} ({printable(result.old_path)}).")
+
+
+def _upgradable_ids(root: Path) -> list[str]:
+    """Ids of every installed plugin that has a release to upgrade from, in name order."""
+    from nexo_pkg.install.store import scan_installed  # noqa: PLC0415
+
+    ids: list[str] = []
+    for item in scan_installed(root):
+        receipt = item.receipt
+        if receipt is None or receipt.id in ids:
+            continue
+        if receipt.source == "local-file":
+            say(f"skipped {printable(receipt.id)}: installed from a local file")
+            continue
+        ids.append(receipt.id)
+    return ids
 
 
 def register(app: typer.Typer) -> None:
@@ -187,7 +254,7 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Argument(
                 metavar="SOURCE",
-                help="owner/repo\\[@tag] of a GitHub release, or a path to a release .tar.gz.",
+                help="owner/repo[@tag] of a GitHub release, or a path to a release .tar.gz.",
             ),
         ],
         dest: DestOption = None,
@@ -235,6 +302,7 @@ def register(app: typer.Typer) -> None:
         def run() -> InstallResult:
             # httpx is imported only by the commands that talk to GitHub.
             from nexo_pkg.install.pipeline import InstallOptions, install  # noqa: PLC0415
+            from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
 
             options = InstallOptions(
                 dest=_dest(dest),
@@ -248,7 +316,7 @@ def register(app: typer.Typer) -> None:
                 force=force,
                 dry_run=dry_run,
                 limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
-                show_progress=sys.stderr.isatty(),
+                show_progress=_progress_wanted(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
             )
             if source.startswith("oci://"):
@@ -274,16 +342,24 @@ def register(app: typer.Typer) -> None:
             emit_json(document)
         if not report.ok:
             # The plugin stays installed (the install itself succeeded); say so and how to undo.
-            say(
-                f"error: {result.plan.plugin_id} failed the handshake checks; it is installed "
-                f"at {result.path} (remove it with `nexo plugin remove {result.plan.plugin_id}`)"
+            plugin = printable(result.plan.plugin_id)
+            sys.stderr.write(
+                f"error: {plugin} failed the handshake checks; it is installed at "
+                f"{printable(result.path)} (remove it with `nexo plugin remove {plugin}`)\n"
             )
             raise typer.Exit(1)
 
     @app.command("upgrade")
     def upgrade_command(
         *,
-        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
+        plugin_id: Annotated[
+            str | None,
+            typer.Argument(metavar="[ID]", help="Id of an installed plugin (or pass --all)."),
+        ] = None,
+        upgrade_all: Annotated[
+            bool,
+            typer.Option("--all", help="Upgrade every plugin installed from a release."),
+        ] = False,
         dest: DestOption = None,
         target: TargetOption = None,
         trusted_keys: TrustedKeysOption = None,
@@ -306,18 +382,24 @@ def register(app: typer.Typer) -> None:
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
     ) -> None:
-        """Install the newest release of an installed plugin.
+        """Install the newest release of an installed plugin, or of every one with --all.
 
         Re-resolves the latest release of the owner/repo in the plugin's receipt. The same
         version is a no-op; an older one is refused (downgrade_refused) unless
         --allow-downgrade. The old version is removed only after the new one is in place.
-        Exit codes: 0 upgraded or already newest; 1 refused; 2 usage or configuration error.
+        With --all, plugins installed from a local file are skipped, each plugin is upgraded
+        on its own and a failure does not stop the others.
+        Exit codes: 0 upgraded or already newest; 1 refused (any plugin, with --all);
+        2 usage or configuration error.
         """
 
-        def run() -> UpgradeResult:
-            from nexo_pkg.install.pipeline import InstallOptions, upgrade  # noqa: PLC0415
+        def options() -> InstallOptions:
+            from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
+            from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
 
-            options = InstallOptions(
+            if (plugin_id is None) == (not upgrade_all):
+                raise UsageError("name one installed plugin ID, or pass --all (not both)")
+            return InstallOptions(
                 dest=_dest(dest),
                 nexo_home=nexo_home_from_env(),
                 target=target,
@@ -327,31 +409,54 @@ def register(app: typer.Typer) -> None:
                 github_api_url=github_api_url,
                 http_timeout=timeout,
                 dry_run=dry_run,
-                show_progress=sys.stderr.isatty(),
+                show_progress=_progress_wanted(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
             )
-            receipt = require_installed(options.dest, plugin_id)[0].receipt
-            if receipt is not None and receipt.registry is not None:
-                from nexo_pkg.fleet.publish import upgrade_from_registry  # noqa: PLC0415
 
-                return upgrade_from_registry(
+        chosen = guarded(options, json_output=json_output)
+        if plugin_id is not None:
+            single = guarded(
+                lambda: _upgrade_one(
                     plugin_id,
-                    options,
-                    _fleet_options(options, registry_config, plain_http),
+                    chosen,
                     allow_downgrade=allow_downgrade,
                     keep_old=keep_old,
+                    registry_config=registry_config,
+                    plain_http=plain_http,
+                ),
+                json_output=json_output,
+            )
+            if json_output:
+                emit_json(single.to_json())
+            else:
+                _report_upgrade(single)
+            return
+        ids = guarded(lambda: _upgradable_ids(chosen.dest), json_output=json_output)
+        documents: list[dict[str, Any]] = []
+        failed = False
+        for each in ids:
+            try:
+                outcome = _upgrade_one(
+                    each,
+                    chosen,
+                    allow_downgrade=allow_downgrade,
+                    keep_old=keep_old,
+                    registry_config=registry_config,
+                    plain_http=plain_http,
                 )
-            return upgrade(plugin_id, options, allow_downgrade=allow_downgrade, keep_old=keep_old)
-
-        result = guarded(run, json_output=json_output)
+            except NexoError as error:
+                failed = True
+                documents.append({"id": each, **error.to_json()})
+                sys.stderr.write(f"error: {printable(each)}: {printable(error.message)}\n")
+                continue
+            documents.append(outcome.to_json())
+            if not json_output:
+                _report_upgrade(outcome)
         if json_output:
-            emit_json(result.to_json())
-        elif result.install is None:
-            say(f"{plugin_id} {result.from_version} is up to date.")
-        else:
-            _report_install(result.install, json_output=False, verb="Upgraded to")
-            if result.removed_old:
-                say(f"Removed {result.from_version} ({result.old_path}).")
+            emit_json({"ok": not failed, "plugins": documents})
+        elif not ids:
+            say(f"No plugins to upgrade in {printable(chosen.dest)}.")
+        raise typer.Exit(EXIT_FAILURE if failed else EXIT_OK)
 
     @app.command("list")
     def list_command(
@@ -362,8 +467,12 @@ def register(app: typer.Typer) -> None:
         ] = False,
         json_output: JsonOption = False,
     ) -> None:
-        """List installed plugins."""
-        root = _dest(dest)
+        """List installed plugins: one line per plugin on stdout (id, version, origin,
+        signature, path), so `nexo plugin list | wc -l` counts them.
+        """
+        from nexo_pkg.install.store import scan_installed  # noqa: PLC0415
+
+        root = guarded(lambda: _dest(dest), json_output=json_output)
         items = guarded(lambda: scan_installed(root), json_output=json_output)
         plugins = [item for item in items if item.receipt is not None]
         orphans = [item for item in items if item.receipt is None]
@@ -395,7 +504,7 @@ def register(app: typer.Typer) -> None:
             emit_json(document)
             return
         if not plugins and not (include_orphan and orphans):
-            say(f"No plugins installed in {root}.")
+            say(f"No plugins installed in {printable(root)}.")
             return
         for item in plugins:
             receipt = item.receipt
@@ -407,10 +516,17 @@ def register(app: typer.Typer) -> None:
                 else "local file"
             )
             status = receipt.signature.get("status", "unknown")
-            say(f"{receipt.id:<24} {receipt.version:<12} {origin:<40} {status:<9} {item.path}")
+            result_line(
+                printable(
+                    f"{receipt.id:<24} {receipt.version:<12} {origin:<40} {status:<9} {item.path}"
+                )
+            )
         if include_orphan:
             for item in orphans:
-                say(f"{'(orphan)':<24} {'':<12} {item.problem or '':<40} {'':<9} {item.path}")
+                problem = item.problem or ""
+                result_line(
+                    printable(f"{'(orphan)':<24} {'':<12} {problem:<40} {'':<9} {item.path}")
+                )
 
     @app.command("remove")
     def remove_command(
@@ -420,17 +536,28 @@ def register(app: typer.Typer) -> None:
         yes: YesOption = False,
         json_output: JsonOption = False,
     ) -> None:
-        """Remove an installed plugin (every installed version of it)."""
-        root = _dest(dest)
+        """Remove an installed plugin (every installed version of it).
+
+        Asks for confirmation on a terminal; without one (a script, CI) it refuses unless
+        --yes is given. Exit codes: 0 removed; 1 not installed or cancelled; 2 usage error
+        (no terminal and no --yes).
+        """
 
         def run() -> list[str]:
             from nexo_pkg.install.pipeline import remove  # noqa: PLC0415
+            from nexo_pkg.install.store import require_installed  # noqa: PLC0415
 
+            root = _dest(dest)
             matches = require_installed(root, plugin_id)
-            if not yes and _interactive():
+            if not yes:
+                if not interactive():
+                    raise UsageError(
+                        f"removing {plugin_id} needs confirmation and no terminal is attached; "
+                        "pass --yes to remove without asking"
+                    )
                 for item in matches:
-                    say(f"Will remove {item.path}")
-                if not typer.confirm(f"Remove {plugin_id}?", default=False, err=True):
+                    say(f"Will remove {printable(item.path)}")
+                if not confirm(f"Remove {printable(plugin_id)}?"):
                     raise NexoError("removal cancelled; nothing was changed", kind="cancelled")
             return [str(item.path) for item in remove(plugin_id, root)]
 
@@ -439,48 +566,56 @@ def register(app: typer.Typer) -> None:
             emit_json({"ok": True, "id": plugin_id, "removed": removed})
         else:
             for path in removed:
-                say(f"Removed {path}.")
+                say(f"Removed {printable(path)}.")
 
     @app.command("verify")
     def verify_command(
         *,
         plugin_id: Annotated[
             str | None,
-            typer.Argument(metavar="ID", help="Id to verify (default: every installed plugin)."),
+            typer.Argument(metavar="[ID]", help="Id to verify (default: every installed plugin)."),
         ] = None,
         dest: DestOption = None,
         json_output: JsonOption = False,
     ) -> None:
-        """Re-hash installed files against their install receipts (exit 1 on any change)."""
-        root = _dest(dest)
+        """Re-hash installed files against their install receipts (exit 1 on any change).
 
-        def run() -> list[Any]:
+        The report goes to stdout: one line per plugin (ok or CHANGED), then what changed.
+        """
+        from nexo_pkg.install.store import (  # noqa: PLC0415
+            require_installed,
+            scan_installed,
+            verify_installed,
+        )
+
+        def run() -> tuple[Path, list[Any]]:
+            root = _dest(dest)
             if plugin_id is not None:
                 items = require_installed(root, plugin_id)
             else:
                 items = [item for item in scan_installed(root) if item.receipt is not None]
-            return [verify_installed(item) for item in items]
+            return root, [verify_installed(item) for item in items]
 
-        reports = guarded(run, json_output=json_output)
+        root, reports = guarded(run, json_output=json_output)
         ok = all(report.ok for report in reports)
         if json_output:
             emit_json({"ok": ok, "plugins": [report.to_json() for report in reports]})
         else:
             if not reports:
-                say(f"No plugins installed in {root}.")
+                say(f"No plugins installed in {printable(root)}.")
             for report in reports:
                 receipt = report.item.receipt
                 label = f"{receipt.id} {receipt.version}" if receipt else str(report.item.path)
                 if report.ok:
-                    say(f"ok       {label}")
+                    result_line(printable(f"ok       {label}"))
                     continue
-                say(f"CHANGED  {label} ({report.item.path})")
+                result_line(printable(f"CHANGED  {label} ({report.item.path})"))
                 for name in report.modified:
-                    say(f"  modified: {name}")
+                    result_line(printable(f"  modified: {name}"))
                 for name in report.missing:
-                    say(f"  missing:  {name}")
+                    result_line(printable(f"  missing:  {name}"))
                 for name in report.extra:
-                    say(f"  extra:    {name}")
+                    result_line(printable(f"  extra:    {name}"))
                 if report.problem:
-                    say(f"  {report.problem}")
+                    result_line(printable(f"  {report.problem}"))
         raise typer.Exit(0 if ok else 1)

@@ -1,14 +1,20 @@
 """Entry point of the ``nexo`` console script and ``python -m nexo_pkg``.
 
-The Typer application is built on first use: ``nexo plugin lint`` is parsed by a small fast
-path (see :func:`nexo_pkg.cli.lint.fast_lint`) so a cold lint does not import Typer and every
-command module. ``app`` and ``plugin_app`` stay importable from this module as before.
+Start-up is kept to what the command needs: ``--version`` prints without importing anything
+else, ``plugin lint`` has its own small argument parser (:func:`nexo_pkg.cli.lint.fast_lint`),
+and every other command goes through the Typer app of :mod:`nexo_pkg.cli.app`, which imports
+the module behind a command only when that command runs.
+
+This module also owns what happens on a signal: Ctrl-C (SIGINT) and SIGTERM unwind the
+command through its ``finally`` blocks, so a download's temp file or an install's staging tree
+is removed, then print one line and exit 130 (SIGINT) or 143 (SIGTERM).
 """
 
 from __future__ import annotations
 
+import signal
 import sys
-from functools import cache
+from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from nexo_pkg import __version__
@@ -16,59 +22,53 @@ from nexo_pkg import __version__
 if TYPE_CHECKING:
     import typer
 
-__all__ = ["build_app", "main"]
+__all__ = ["Interrupted", "build_app", "main"]
+
+_SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
+_SIGNAL_WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 
 
-@cache
+class Interrupted(BaseException):
+    """Raised in the main thread by SIGINT or SIGTERM.
+
+    A ``BaseException`` that is not ``KeyboardInterrupt``: cleanup written as ``finally`` or
+    ``except BaseException`` runs, while nothing in Typer, click's prompts or a library turns it
+    into "Aborted!" or a silent exit code.
+    """
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def exit_code(self) -> int:
+        return _SIGNAL_EXIT.get(signal.Signals(self.signum), 128 + self.signum)
+
+    @property
+    def line(self) -> str:
+        return _SIGNAL_WORDS.get(signal.Signals(self.signum), f"stopped by signal {self.signum}")
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    del frame
+    # Cleanup must run to the end: a second Ctrl-C while the staging tree is being removed
+    # would leave half of it behind.
+    for handled in _SIGNAL_EXIT:
+        signal.signal(handled, signal.SIG_IGN)
+    raise Interrupted(signum)
+
+
+def install_signal_handlers() -> None:
+    """Turn SIGINT and SIGTERM into :class:`Interrupted` (main thread only)."""
+    for handled in _SIGNAL_EXIT:
+        signal.signal(handled, _on_signal)
+
+
 def build_app() -> tuple[typer.Typer, typer.Typer]:
-    """Build the ``nexo`` Typer app and its ``plugin`` sub-app (once per process)."""
-    import typer  # noqa: PLC0415 - deferred so the lint fast path never pays for it
+    """The ``nexo`` Typer app and its ``plugin`` sub-app (built once per process)."""
+    from nexo_pkg.cli.app import build_app as build  # noqa: PLC0415 - Typer only when needed
 
-    from nexo_pkg.cli import check, fleet, install, lint, lsp, new, pack, trust  # noqa: PLC0415
-
-    app = typer.Typer(
-        name="nexo",
-        help="Tooling for nexo subprocess plugins.",
-        no_args_is_help=True,
-        add_completion=False,
-        pretty_exceptions_enable=False,
-    )
-    plugin_app = typer.Typer(
-        help=(
-            "Lint, scaffold, pack, check and install nexo plugins.\n\n"
-            "Exit codes: 0 success; 1 the answer is no (lint errors, refused install, failed "
-            "check); 2 usage or configuration error."
-        ),
-        no_args_is_help=True,
-    )
-    app.add_typer(plugin_app, name="plugin")
-
-    def _show_version(value: bool) -> None:
-        if value:
-            typer.echo(f"nexo-pkg {__version__}")
-            raise typer.Exit(0)
-
-    @app.callback()
-    def _root(
-        version: bool = typer.Option(
-            False,
-            "--version",
-            help="Print the nexo-pkg version and exit.",
-            callback=_show_version,
-            is_eager=True,
-        ),
-    ) -> None:
-        """Tooling for nexo subprocess plugins."""
-
-    lint.register(plugin_app)
-    new.register(plugin_app)
-    pack.register(plugin_app)
-    check.register(plugin_app)
-    install.register(plugin_app)
-    lsp.register(plugin_app)
-    fleet.register(plugin_app)
-    trust.register(plugin_app)
-    return app, plugin_app
+    return build()
 
 
 def __getattr__(name: str) -> Any:
@@ -80,13 +80,45 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-def main() -> None:
-    """Run the command line; click turns usage errors into exit code 2."""
-    arguments = sys.argv[1:]
+def _dispatch(arguments: list[str]) -> int:
+    if arguments == ["--version"]:
+        sys.stdout.write(f"nexo-pkg {__version__}\n")
+        return 0
     if arguments[:2] == ["plugin", "lint"]:
         from nexo_pkg.cli.lint import fast_lint  # noqa: PLC0415
 
         code = fast_lint(arguments[2:])
         if code is not None:
-            raise SystemExit(code)
-    build_app()[0]()
+            return code
+    from nexo_pkg.cli.app import run  # noqa: PLC0415
+
+    return run(arguments)
+
+
+def main() -> None:
+    """Run the command line and exit with its code (0 yes, 1 no, 2 usage, 130/143 signals)."""
+    install_signal_handlers()
+    try:
+        code = _dispatch(sys.argv[1:])
+    except Interrupted as stop:
+        if "--json" in sys.argv[1:]:
+            # --json promises one document, even for a run cut short.
+            import json  # noqa: PLC0415
+
+            document = {"ok": False, "kind": "interrupted", "error": stop.line}
+            sys.stdout.write(json.dumps(document) + "\n")
+        sys.stderr.write(f"\n{stop.line}\n")
+        raise SystemExit(stop.exit_code) from None
+    except BrokenPipeError:
+        # `nexo plugin list | head -1`: the reader left; that is not an error of ours.
+        _silence_stdout()
+        raise SystemExit(0) from None
+    raise SystemExit(code)
+
+
+def _silence_stdout() -> None:
+    import os  # noqa: PLC0415
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from nexo_pkg.cli.common import guarded, say
+from nexo_pkg.scaffold.slug import SLUG_PATTERN
 
 
 def register(app: typer.Typer) -> None:
@@ -17,7 +18,7 @@ def register(app: typer.Typer) -> None:
     def new_command(  # noqa: PLR0917  # typer maps each flag to one parameter
         plugin_id: Annotated[
             str,
-            typer.Argument(metavar="ID", help="Plugin id: ^[a-z][a-z0-9_]{0,31}$ (e.g. weather)."),
+            typer.Argument(metavar="ID", help=f"Plugin id: {SLUG_PATTERN} (e.g. weather)."),
         ],
         lang: Annotated[str, typer.Option("--lang", help="Language of the project.")] = "python",
         dest: Annotated[

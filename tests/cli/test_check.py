@@ -66,18 +66,19 @@ def nexo(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str
     )
 
 
-def test_conforming_plugin_exits_0_with_ascii_lines_on_stderr(tmp_path: Path) -> None:
+def test_conforming_plugin_exits_0_with_ascii_report_on_stdout(tmp_path: Path) -> None:
     root = sdk_project(tmp_path / "sdkdemo")
     result = nexo(str(root), "--timeout-ms", "20000")
     assert result.returncode == 0, result.stderr
-    assert result.stdout == ""
-    lines = result.stderr.splitlines()
+    # The report is the command's result: stdout, so it can be piped and counted.
+    assert result.stderr == ""
+    lines = result.stdout.splitlines()
     assert lines[0].startswith("PASS spawn")
     assert any(line.startswith("PASS identity") for line in lines)
     assert lines[-1] == "check passed for sdkdemo: 17 passed, 0 warnings, 0 failed"
     # Not a TTY: plain ASCII, no colour codes; no stderr tail when nothing failed.
-    assert result.stderr.isascii()
-    assert "plugin stderr" not in result.stderr
+    assert result.stdout.isascii()
+    assert "plugin stderr" not in result.stdout
 
 
 def test_default_target_is_the_current_directory(tmp_path: Path) -> None:
@@ -117,15 +118,16 @@ def test_failing_check_exits_1_and_shows_the_stderr_tail(tmp_path: Path) -> None
     root = scripted_project(tmp_path / "banner", "banner")
     relaxed = nexo(str(root), "--timeout-ms", "20000")
     assert relaxed.returncode == 0
-    assert "WARN frames.json" in relaxed.stderr
+    assert "WARN frames.json" in relaxed.stdout
     result = nexo(str(root), "--timeout-ms", "20000", "--strict")
     assert result.returncode == 1
-    assert result.stdout == ""
-    assert "WARN frames.json" in result.stderr
-    assert "stray non-JSON stdout line" in result.stderr
-    assert "plugin stderr (last 2 lines):" in result.stderr
-    assert "  | scripted: mode banner" in result.stderr
-    last = result.stderr.splitlines()[-1]
+    # The report is the command's result: stdout.
+    assert result.stderr == ""
+    assert "WARN frames.json" in result.stdout
+    assert "stray non-JSON stdout line" in result.stdout
+    assert "plugin stderr (last 2 lines):" in result.stdout
+    assert "  | scripted: mode banner" in result.stdout
+    last = result.stdout.splitlines()[-1]
     assert last.startswith("check failed (--strict: warnings fail) for scripted:")
 
 
@@ -144,7 +146,7 @@ def test_warnings_do_not_fail(tmp_path: Path) -> None:
     root = sdk_project(tmp_path / "sdkdemo")
     result = nexo(str(root), "--timeout-ms", "20000", "--invoke", "sdkdemo_echo")
     assert result.returncode == 0, result.stderr
-    assert "WARN invoke.args" in result.stderr
+    assert "WARN invoke.args" in result.stdout
 
 
 def test_nexo_version_is_sent_in_initialize(tmp_path: Path) -> None:

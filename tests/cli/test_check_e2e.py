@@ -33,7 +33,7 @@ def test_new_pack_check(tmp_path: Path, offline_pip_env: dict[str, str]) -> None
     # The project's development launcher runs src/main.py with this environment's nexoai.
     unpacked = nexo("check", "weather", "--timeout-ms", "30000", env=env, cwd=tmp_path)
     assert unpacked.returncode == 0, unpacked.stderr
-    assert "check passed for weather" in unpacked.stderr
+    assert "check passed for weather" in unpacked.stdout
 
     packed = nexo("pack", "weather", "--out", "dist", env=env, cwd=tmp_path)
     assert packed.returncode == 0, packed.stderr
@@ -71,4 +71,4 @@ def test_new_pack_check(tmp_path: Path, offline_pip_env: dict[str, str]) -> None
         "check", "weather", "--dest", str(dest), "--timeout-ms", "30000", env=env, cwd=dest
     )
     assert by_id.returncode == 0, by_id.stderr
-    assert "check passed for weather" in by_id.stderr
+    assert "check passed for weather" in by_id.stdout

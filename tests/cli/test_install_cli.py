@@ -131,10 +131,11 @@ def test_list_verify_remove(home: Path, tmp_path: Path) -> None:
         ("other", "1.0.0", "local-file"),
     ]
     assert [Path(o["path"]).name for o in listing["orphans"]] == ["stray"]
-    code, _, err = nexo("list")
+    code, out, _ = nexo("list")
     assert code == 0
-    assert "hello" in err
-    assert "stray" not in err
+    # One line per plugin on stdout: `nexo plugin list | wc -l` counts plugins.
+    assert [line.split()[0] for line in out.splitlines()] == ["hello", "other"]
+    assert "stray" not in out
 
     assert nexo("verify")[0] == 0
     installed = home / "state/plugins/hello-1.0.0"
@@ -147,9 +148,9 @@ def test_list_verify_remove(home: Path, tmp_path: Path) -> None:
     assert report["modified"] == ["lib/plugin/main.py"]
     assert report["missing"] == ["bin/hello"]
     assert report["extra"] == ["lib/new.py"]
-    code, _, err = nexo("verify")
+    code, out, _ = nexo("verify")
     assert code == 1
-    assert "modified: lib/plugin/main.py" in err
+    assert "modified: lib/plugin/main.py" in out
     assert nexo("verify", "other")[0] == 0
 
     code, out, _ = nexo("remove", "hello", "--yes", "--json")

@@ -1,0 +1,322 @@
+"""The Typer application: ``nexo`` and its ``plugin`` commands, registered lazily.
+
+:data:`COMMANDS` names every ``plugin`` command, the module that implements it and its one-line
+summary. The ``plugin`` group lists and describes commands from that table alone; the module
+behind a command is imported (and its Typer declarations built) only when that command is
+resolved, so ``nexo plugin install --help`` does not pay for ``check`` or ``lsp``.
+
+Options every command shares (``-h``, ``--quiet``, ``--verbose``, ``--color``) are declared
+once here and added to each command as it is loaded; they are also accepted before the command
+name (``nexo --quiet plugin list``). Help is plain text (no rich markup), so a pattern such
+as ``^[a-z][a-z0-9_]{0,63}$`` in a help string prints as written.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any
+
+import typer
+from typer.core import TyperGroup
+
+from nexo_pkg import __version__
+from nexo_pkg.cli.common import error_line, set_color, set_verbosity
+from nexo_pkg.errors import NexoError
+
+if TYPE_CHECKING:
+    # Typer 0.28 ships its own copy of click; these names are only annotations.
+    from typer import _click as click
+
+__all__ = ["COMMANDS", "CommandSpec", "build_app", "run"]
+
+CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
+SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """Where a ``plugin`` command lives and what ``nexo plugin --help`` says about it."""
+
+    module: str
+    summary: str
+
+
+COMMANDS: dict[str, CommandSpec] = {
+    "lint": CommandSpec("lint", "Lint nexo-plugin.toml manifests: syntax, schema and every rule."),
+    "schema": CommandSpec("lint", "Print the JSON Schema of nexo-plugin.toml (Draft 2020-12)."),
+    "new": CommandSpec("new", "Create a plugin project that lints, packs and passes its tests."),
+    "pack": CommandSpec("pack", "Build a reproducible release tarball and its sidecars."),
+    "check": CommandSpec("check", "Spawn a plugin as a minimal nexo host and check its handshake."),
+    "install": CommandSpec("install", "Resolve, download, verify and install a plugin."),
+    "upgrade": CommandSpec("install", "Install the newest release of installed plugins."),
+    "list": CommandSpec("install", "List installed plugins (one per line on stdout)."),
+    "remove": CommandSpec("install", "Remove an installed plugin."),
+    "verify": CommandSpec("install", "Re-hash installed files against their install receipts."),
+    "lsp": CommandSpec("lsp", "Run the language server for nexo-plugin.toml on stdin/stdout."),
+    "lock": CommandSpec("fleet", "Resolve nexo-plugins.toml into nexo-plugins.lock."),
+    "sync": CommandSpec("fleet", "Make the plugin root match nexo-plugins.lock exactly."),
+    "push": CommandSpec("fleet", "Publish one packed version to an OCI registry."),
+    "mirror": CommandSpec("fleet", "Copy a GitHub release and its signatures into a registry."),
+    "cache": CommandSpec("fleet", "The shared download cache ($NEXO_HOME/cache/blobs)."),
+    "trust": CommandSpec("trust", "Manage the trust policy (trusted_keys.toml)."),
+}
+
+
+def _quiet_callback(value: bool) -> None:
+    if value:
+        _apply(lambda: set_verbosity(quiet=True))
+
+
+def _verbose_callback(value: bool) -> None:
+    if value:
+        _apply(lambda: set_verbosity(verbose=True))
+
+
+def _color_callback(value: str | None) -> None:
+    if value is not None:
+        _apply(lambda: set_color(value))
+
+
+def _apply(action: Any) -> None:
+    try:
+        action()
+    except NexoError as error:
+        raise typer.BadParameter(error.message) from error
+
+
+def _shared_options(
+    quiet: bool = typer.Option(
+        False,
+        "--quiet",
+        "-q",
+        help="Print only results, warnings and errors.",
+        callback=_quiet_callback,
+        expose_value=False,
+        is_eager=True,
+    ),
+    verbose: bool = typer.Option(
+        False,
+        "--verbose",
+        "-v",
+        help="Print debug detail on stderr (and the kind and causes of an error).",
+        callback=_verbose_callback,
+        expose_value=False,
+        is_eager=True,
+    ),
+    color: str | None = typer.Option(
+        None,
+        "--color",
+        metavar="[auto|always|never]",
+        help="Colour output (default auto: on a terminal, unless NO_COLOR; FORCE_COLOR forces).",
+        callback=_color_callback,
+        expose_value=False,
+        is_eager=True,
+    ),
+) -> None:
+    """Declaration of the options every command takes (never run)."""
+
+
+@cache
+def _shared_params() -> tuple[click.Parameter, ...]:
+    holder = typer.Typer(add_completion=False)
+    holder.command()(_shared_options)
+    return tuple(typer.main.get_command(holder).params)
+
+
+def _completion_callback(show: bool) -> Any:
+    def callback(ctx: typer.Context, value: str | None) -> None:
+        if value is None or ctx.resilient_parsing:
+            return
+        from typer import _completion_shared as shared  # noqa: PLC0415
+
+        shell = value if value != "auto" else shared._get_shell_name()
+        if shell not in SHELLS:
+            detected = "" if value != "auto" else " (could not detect it; name it)"
+            raise typer.BadParameter(
+                f"unsupported shell {shell!r}{detected}; choose one of {', '.join(SHELLS)}"
+            )
+        if show:
+            script = shared.get_completion_script(
+                prog_name="nexo", complete_var="_NEXO_COMPLETE", shell=shell
+            )
+            sys.stdout.write(script.rstrip("\n") + "\n")
+        else:
+            installed_shell, path = shared.install(
+                shell=shell, prog_name="nexo", complete_var="_NEXO_COMPLETE"
+            )
+            sys.stderr.write(
+                f"{installed_shell} completion installed in {path}; "
+                "it takes effect in a new shell\n"
+            )
+        raise typer.Exit(0)
+
+    return callback
+
+
+class LazyPluginGroup(TyperGroup):
+    """The ``plugin`` group: commands come from :data:`COMMANDS`, imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        del ctx
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        del ctx
+        spec = COMMANDS.get(cmd_name)
+        if spec is None:
+            return None
+        return _module_commands(spec.module).get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        del ctx
+        rows = [(name, spec.summary) for name, spec in COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@cache
+def _module_commands(module_name: str) -> dict[str, click.Command]:
+    """Import ``nexo_pkg.cli.MODULE``, let it register its commands, return them by name."""
+    module = importlib.import_module(f"nexo_pkg.cli.{module_name}")
+    holder = typer.Typer(rich_markup_mode=None, add_completion=False)
+    module.register(holder)
+    group = typer.main.get_group(holder)
+    commands = dict(group.commands)
+    for command in commands.values():
+        _conventions(command)
+    return commands
+
+
+def _conventions(command: click.Command) -> None:
+    """Give ``command`` (and the commands of a group) the shared options and plain help."""
+    # Plain help everywhere: rich markup would eat `[a-z]` and costs ~100 ms to import.
+    if hasattr(command, "rich_markup_mode"):
+        command.rich_markup_mode = None
+    command.context_settings = {**CONTEXT_SETTINGS, **command.context_settings}
+    subcommands: dict[str, click.Command] = getattr(command, "commands", {})
+    if subcommands:
+        for subcommand in subcommands.values():
+            _conventions(subcommand)
+        return
+    taken = {option for param in command.params for option in param.opts}
+    command.params.extend(param for param in _shared_params() if not taken.intersection(param.opts))
+
+
+@cache
+def build_app() -> tuple[typer.Typer, typer.Typer]:
+    """Build the ``nexo`` Typer app and its ``plugin`` sub-app (once per process)."""
+    app = typer.Typer(
+        name="nexo",
+        help="Tooling for nexo subprocess plugins.",
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+        context_settings=CONTEXT_SETTINGS,
+    )
+    plugin_app = typer.Typer(
+        cls=LazyPluginGroup,
+        help=(
+            "Lint, scaffold, pack, check and install nexo plugins.\n\n"
+            "Exit codes: 0 success; 1 the answer is no (lint errors, refused install, failed "
+            "check); 2 usage or configuration error; 130 interrupted (Ctrl-C), 143 terminated."
+        ),
+        no_args_is_help=True,
+        rich_markup_mode=None,
+        context_settings=CONTEXT_SETTINGS,
+    )
+    app.add_typer(plugin_app, name="plugin")
+
+    def show_version(value: bool) -> None:
+        if value:
+            sys.stdout.write(f"nexo-pkg {__version__}\n")
+            raise typer.Exit(0)
+
+    @app.callback()
+    def root(  # noqa: PLR0917 - Typer maps each flag to one parameter
+        version: bool = typer.Option(
+            False,
+            "--version",
+            help="Print the nexo-pkg version and exit.",
+            callback=show_version,
+            is_eager=True,
+        ),
+        quiet: bool = typer.Option(
+            False, "--quiet", "-q", help="Print only results, warnings and errors."
+        ),
+        verbose: bool = typer.Option(
+            False, "--verbose", "-v", help="Print debug detail on stderr."
+        ),
+        color: str | None = typer.Option(
+            None,
+            "--color",
+            metavar="[auto|always|never]",
+            help="Colour output (default auto).",
+        ),
+        install_completion: str | None = typer.Option(
+            None,
+            "--install-completion",
+            metavar="[SHELL]",
+            help=f"Install shell completion ({', '.join(SHELLS)}; default: this shell).",
+            callback=_completion_callback(show=False),
+            expose_value=False,
+            is_eager=True,
+        ),
+        show_completion: str | None = typer.Option(
+            None,
+            "--show-completion",
+            metavar="[SHELL]",
+            help="Print the completion script for SHELL, to install it by hand.",
+            callback=_completion_callback(show=True),
+            expose_value=False,
+            is_eager=True,
+        ),
+    ) -> None:
+        """Tooling for nexo subprocess plugins."""
+        del version
+        _quiet_callback(quiet)
+        _verbose_callback(verbose)
+        _color_callback(color)
+
+    del root
+    return app, plugin_app
+
+
+def run(arguments: list[str]) -> int:
+    """Run the Typer app on ``arguments``; return the exit code.
+
+    ``--install-completion`` and ``--show-completion`` take an optional shell: alone, they
+    mean this shell (detected).
+
+    Usage errors print click's message and exit 2; :class:`NexoError` escaping a command prints
+    one line with its exit code; an unanswered prompt (end of input) is "cancelled", exit 1.
+    """
+    if arguments in (["--install-completion"], ["--show-completion"]):
+        arguments = [*arguments, "auto"]
+    if os.environ.get("_NEXO_COMPLETE"):
+        # A shell asks for completions: teach click the shells Typer supports.
+        from typer.completion import completion_init  # noqa: PLC0415
+
+        completion_init()
+    command = typer.main.get_command(build_app()[0])
+    try:
+        outcome = command.main(args=arguments, prog_name="nexo", standalone_mode=False)
+    except typer.TyperException as error:
+        # click's usage errors (exit 2) and file errors know how to print themselves.
+        show = getattr(error, "show", None)
+        if callable(show):
+            show()
+        else:
+            sys.stderr.write(f"error: {error.format_message()}\n")
+        return error.exit_code
+    except typer.Abort:
+        sys.stderr.write("error: cancelled; nothing was changed\n")
+        return 1
+    except NexoError as error:
+        sys.stderr.write(error_line(error) + "\n")
+        return error.exit_code
+    return outcome if isinstance(outcome, int) else 0

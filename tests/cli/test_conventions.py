@@ -1,0 +1,354 @@
+"""The conventions of docs/cli.md, each run as a user would: a real ``nexo`` subprocess.
+
+Help with ``-h``; ``--version`` and lazily imported commands; shell completion; ``--quiet``,
+``--verbose`` and ``--color`` with ``NO_COLOR``/``FORCE_COLOR``; results on stdout; usage
+errors exit 2; ``remove`` without a terminal; Ctrl-C and SIGTERM (one line, 130/143, nothing
+left behind), at a prompt and in the language server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+from crash.scenario import Root, installed_versions, leftovers, publish, wait_for
+from faults.server import FaultyGitHubServer
+from support.tarballs import write_plugin
+
+from nexo_pkg import __version__
+
+REPO = Path(__file__).resolve().parents[2]
+INVALID_MANIFEST = REPO / "tests/fixtures/manifests/invalid"
+
+
+def base_env(**extra: str) -> dict[str, str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("NEXO_", "GITHUB_", "GH_", "FORCE_COLOR", "NO_COLOR"))
+    }
+    env.update(extra)
+    return env
+
+
+def nexo(
+    *args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=dict(env) if env is not None else base_env(),
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+
+
+def imported_modules(*args: str) -> set[str]:
+    """Module names imported by ``nexo ARGS`` (exit code ignored)."""
+    script = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.__stderr__.write("
+        "'MODULES ' + ' '.join(sorted(sys.modules)) + '\\n'))\n"
+        f"sys.argv = ['nexo', *{list(args)!r}]\n"
+        "from nexo_pkg.cli.main import main\n"
+        "main()\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=False,
+        env=base_env(),
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+    line = next(line for line in completed.stderr.splitlines() if line.startswith("MODULES "))
+    return set(line.split()[1:])
+
+
+def a_manifest_with_errors() -> Path:
+    return next(iter(sorted(INVALID_MANIFEST.glob("*.toml"))))
+
+
+# -- help, version, lazy commands -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args", [["-h"], ["plugin", "-h"], ["plugin", "install", "-h"], ["plugin", "lint", "-h"]]
+)
+def test_dash_h_is_help(args: list[str]) -> None:
+    result = nexo(*args)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("Usage: nexo")
+
+
+def test_help_prints_patterns_as_written() -> None:
+    result = nexo("plugin", "new", "--help")
+    assert result.returncode == 0
+    assert "^[a-z][a-z0-9_]{0,31}$" in result.stdout
+    install = nexo("plugin", "install", "--help").stdout
+    assert "owner/repo[@tag]" in install
+    assert "\\[" not in install
+
+
+def test_version_imports_nothing_but_the_version() -> None:
+    result = nexo("--version")
+    assert (result.returncode, result.stdout) == (0, f"nexo-pkg {__version__}\n")
+    modules = imported_modules("--version")
+    ours = {name for name in modules if name.startswith("nexo_pkg")}
+    assert ours == {"nexo_pkg", "nexo_pkg.cli", "nexo_pkg.cli.main"}
+    assert "typer" not in modules
+
+
+def test_a_command_imports_only_its_own_module() -> None:
+    modules = imported_modules("plugin", "install", "--help")
+    assert "nexo_pkg.cli.install" in modules
+    for other in ("nexo_pkg.cli.check", "nexo_pkg.cli.lsp", "nexo_pkg.cli.pack", "rich"):
+        assert other not in modules, other
+    # --help does not need the install machinery either.
+    assert "nexo_pkg.install.store" not in modules
+    assert "httpx" not in modules
+
+
+def test_check_does_not_import_install_or_jsonschema(tmp_path: Path) -> None:
+    modules = imported_modules("plugin", "check", str(tmp_path / "missing"))
+    assert "nexo_pkg.cli.check" in modules
+    assert not {name for name in modules if name.startswith("nexo_pkg.install")}
+    assert "jsonschema" not in modules
+
+
+# -- completion -----------------------------------------------------------------------------
+
+
+def test_show_and_install_completion(tmp_path: Path) -> None:
+    shown = nexo("--show-completion", "bash")
+    assert shown.returncode == 0, shown.stderr
+    assert "_NEXO_COMPLETE" in shown.stdout
+    env = base_env(HOME=str(tmp_path))
+    installed = nexo("--install-completion", "bash", env=env)
+    assert installed.returncode == 0, installed.stderr
+    assert "bash completion installed" in installed.stderr
+    assert "nexo" in (tmp_path / ".bashrc").read_text()
+    unknown = nexo("--install-completion", "tcsh", env=env)
+    assert unknown.returncode == 2
+    assert "unsupported shell 'tcsh'" in unknown.stderr
+
+
+def test_completion_lists_commands_and_options() -> None:
+    env = base_env(_NEXO_COMPLETE="complete_bash", COMP_WORDS="nexo plugin in", COMP_CWORD="2")
+    commands = nexo(env=env)
+    assert commands.returncode == 0
+    assert set(commands.stdout.split()) == {"install"}
+    env.update(COMP_WORDS="nexo plugin upgrade --al", COMP_CWORD="3")
+    assert set(nexo(env=env).stdout.split()) == {"--all", "--allow-downgrade"}
+
+
+# -- quiet, verbose, colour -----------------------------------------------------------------
+
+
+def test_quiet_drops_notes_but_not_errors(tmp_path: Path) -> None:
+    created = nexo("plugin", "new", "demo", "--quiet", cwd=tmp_path)
+    assert created.returncode == 0
+    assert created.stderr == ""
+    assert (tmp_path / "demo" / "nexo-plugin.toml").is_file()
+    again = nexo("-q", "plugin", "new", "demo", cwd=tmp_path)
+    assert again.returncode == 2
+    assert again.stderr.startswith("error: ")
+
+
+def test_quiet_and_verbose_contradict() -> None:
+    result = nexo("plugin", "list", "--quiet", "--verbose")
+    assert result.returncode == 2
+    assert "--quiet and --verbose" in result.stderr
+
+
+def test_verbose_names_the_kind_of_an_error(tmp_path: Path) -> None:
+    plain = nexo("plugin", "install", "no/such@@tag", "--dest", str(tmp_path))
+    verbose = nexo("plugin", "install", "no/such@@tag", "--dest", str(tmp_path), "--verbose")
+    assert plain.stderr.count("\n") == 1
+    assert "[source_invalid]" not in plain.stderr
+    assert "[source_invalid]" in verbose.stderr
+
+
+@pytest.mark.parametrize(
+    ("flags", "env", "painted"),
+    [
+        ([], {}, False),
+        ([], {"FORCE_COLOR": "1"}, True),
+        ([], {"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),
+        (["--color", "always"], {"NO_COLOR": "1"}, True),
+        (["--color", "never"], {"FORCE_COLOR": "1"}, False),
+    ],
+)
+def test_colour_choice(flags: list[str], env: dict[str, str], painted: bool) -> None:
+    result = nexo("plugin", "lint", *flags, str(a_manifest_with_errors()), env=base_env(**env))
+    assert result.returncode == 1, result.stderr
+    assert ("\x1b[" in result.stdout) is painted
+
+
+def test_bad_colour_is_a_usage_error() -> None:
+    result = nexo("plugin", "list", "--color", "sometimes")
+    assert result.returncode == 2
+    assert "auto, always, never" in result.stderr
+
+
+# -- exit codes and streams -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("source", ["acme", "a/b/c", "https://github.com/acme/hello", "a b/c"])
+def test_a_malformed_source_is_a_usage_error(source: str, tmp_path: Path) -> None:
+    result = nexo("plugin", "install", source, "--dest", str(tmp_path / "d"), "--json")
+    assert result.returncode == 2
+    assert json.loads(result.stdout)["kind"] == "source_invalid"
+    assert not (tmp_path / "d").exists()
+
+
+def test_remove_without_a_terminal_needs_yes(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = base_env(NEXO_HOME=str(home))
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    assert nexo("plugin", "install", str(tarball), "--yes", env=env).returncode == 0
+    installed = home / "state/plugins/hello-1.0.0"
+    refused = nexo("plugin", "remove", "hello", env=env)
+    assert refused.returncode == 2
+    assert "--yes" in refused.stderr
+    assert len(refused.stderr.splitlines()) == 1
+    assert installed.is_dir()
+    listed = nexo("plugin", "list", env=env)
+    assert len(listed.stdout.splitlines()) == 1
+    removed = nexo("plugin", "remove", "hello", "--yes", env=env)
+    assert removed.returncode == 0
+    assert not installed.exists()
+
+
+# -- signals --------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Iterator[Root]:
+    with FaultyGitHubServer() as server:
+        yield Root(server, tmp_path / "home")
+
+
+def test_ctrl_c_during_download_is_one_line_and_130(root: Root) -> None:
+    path = publish(root.server, "hello", "1.0.0")
+    root.server.throttle(path, 64 * 1024)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "install", "acme/hello", "--yes"],
+        env=root.env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert wait_for(lambda: bool(root.server.requests_to(path)), 30)
+    time.sleep(0.3)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert err.strip().splitlines()[-1] == "interrupted"
+    assert "Traceback" not in err
+    assert out == ""
+    assert leftovers(root) == []
+    cache = root.cache
+    assert not cache.exists() or [p for p in cache.rglob("*") if p.is_file()] == []
+
+
+def test_sigterm_during_extraction_removes_staging(root: Root) -> None:
+    caught = 0
+    for attempt in range(4):
+        publish(root.server, "hello", f"1.0.{attempt}", files=2000)
+        process = root.spawn("install", f"acme/hello@v1.0.{attempt}", "--yes")
+        if not wait_for(lambda: bool(leftovers(root)), 60):
+            process.wait(timeout=60)
+            continue
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(timeout=60)
+        if code == 0:
+            continue  # finished between the check and the signal
+        assert code == 143
+        caught += 1
+        assert leftovers(root) == []
+        # Nothing half-installed is visible: no directory without a receipt, and the
+        # interrupted version is not listed.
+        assert f"1.0.{attempt}" not in installed_versions(root)
+        break
+    assert caught, "the install was never caught with a staging tree"
+
+
+def _read_until(fd: int, needle: bytes, timeout: float) -> bytes:
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while needle not in seen and time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], 0.1)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    return seen
+
+
+def test_ctrl_c_at_the_prompt_is_130_not_aborted(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "install", str(tarball)],
+        env=base_env(NEXO_HOME=str(home), NO_COLOR="1"),
+        stdin=terminal,
+        stdout=terminal,
+        stderr=terminal,
+        start_new_session=True,
+    )
+    os.close(terminal)
+    try:
+        shown = _read_until(controller, b"Install this plugin?", 60)
+        assert b"Install this plugin?" in shown, shown
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 130
+        rest = _read_until(controller, b"interrupted", 5)
+    finally:
+        os.close(controller)
+    assert b"interrupted" in rest
+    assert b"Aborted" not in rest
+    assert not (home / "state/plugins/hello-1.0.0").exists()
+
+
+def test_lsp_stops_on_the_first_ctrl_c() -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "lsp"],
+        env=base_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None
+    body = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}
+    ).encode()
+    process.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    process.stdin.flush()
+    assert process.stdout is not None
+    header = process.stdout.readline()
+    assert header.startswith(b"Content-Length")
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=20)
+    assert process.returncode == 130
+    assert err.decode().strip().splitlines()[-1] == "interrupted"
+    assert b"Fatal Python error" not in err
