@@ -299,7 +299,7 @@ def run(arguments: list[str]) -> int:
         arguments = [*arguments, "auto"]
     if os.environ.get("_NEXO_COMPLETE"):
         # A shell asks for completions: teach click the shells Typer supports.
-        from typer.completion import completion_init  # noqa: PLC0415
+        from typer._completion_classes import completion_init  # noqa: PLC0415
 
         completion_init()
     command = typer.main.get_command(build_app()[0])

@@ -8,7 +8,6 @@ a bad option) falls through to Typer, which gives the usual help and usage error
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -44,8 +43,10 @@ class LintRequest:
 
 
 def _stdout_supports_colour() -> bool:
-    """Colour only when stdout is a terminal and ``NO_COLOR`` is unset (https://no-color.org)."""
-    return not os.environ.get("NO_COLOR") and sys.stdout.isatty()
+    """``--color``, then ``NO_COLOR``/``FORCE_COLOR``, then whether stdout is a terminal."""
+    from nexo_pkg.cli.common import stdout_supports_colour  # noqa: PLC0415
+
+    return stdout_supports_colour()
 
 
 def _split_selectors(values: Sequence[str], flag: str) -> frozenset[str]:
@@ -156,12 +157,18 @@ _VALUE_FLAGS = {
     "--ignore": "ignore",
     "--nexo-version": "nexo_version",
     "--explain": "explain",
+    "--color": "color",
 }
 _BOOL_FLAGS = {"--stdin": "stdin", "--strict": "strict"}
+# The options every command shares (nexo_pkg.cli.app), applied as they are parsed.
+_SHARED_BOOL_FLAGS = {"--quiet": "quiet", "-q": "quiet", "--verbose": "verbose", "-v": "verbose"}
 
 
-def _parse_fast(arguments: Sequence[str]) -> LintRequest | None:
-    """Parse ``plugin lint`` arguments, or ``None`` for anything Typer should handle."""
+def _parse_fast(arguments: Sequence[str], shared: list[tuple[str, str]]) -> LintRequest | None:
+    """Parse ``plugin lint`` arguments, or ``None`` for anything Typer should handle.
+
+    The shared options (``--quiet``, ``--verbose``, ``--color``) are collected in ``shared``.
+    """
     request = LintRequest()
     index = 0
     only_paths = False
@@ -175,6 +182,9 @@ def _parse_fast(arguments: Sequence[str]) -> LintRequest | None:
             only_paths = True
             continue
         name, has_value, inline = argument.partition("=")
+        if name in _SHARED_BOOL_FLAGS and not has_value:
+            shared.append((_SHARED_BOOL_FLAGS[name], ""))
+            continue
         if name in _BOOL_FLAGS and not has_value:
             setattr(request, _BOOL_FLAGS[name], True)
             continue
@@ -188,6 +198,9 @@ def _parse_fast(arguments: Sequence[str]) -> LintRequest | None:
         else:
             return None
         attribute = _VALUE_FLAGS[name]
+        if attribute == "color":
+            shared.append(("color", value))
+            continue
         if attribute in {"select", "ignore"}:
             getattr(request, attribute).append(value)
         else:
@@ -202,10 +215,18 @@ def _report_failure(error: NexoError) -> int:
 
 def fast_lint(arguments: Sequence[str]) -> int | None:
     """Run ``nexo plugin lint ARGUMENTS`` without Typer; ``None`` means "let Typer do it"."""
-    request = _parse_fast(arguments)
+    shared: list[tuple[str, str]] = []
+    request = _parse_fast(arguments, shared)
     if request is None:
         return None
+    from nexo_pkg.cli.common import set_color, set_verbosity  # noqa: PLC0415
+
     try:
+        for name, value in shared:
+            if name == "color":
+                set_color(value)
+            else:
+                set_verbosity(**{name: True})
         return run_lint(request)
     except NexoError as error:
         return _report_failure(error)

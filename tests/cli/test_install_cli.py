@@ -104,7 +104,8 @@ def test_usage_errors_exit_2(home: Path, server: GitHubServer, args: list[str]) 
 
 def test_refusals_exit_1_with_json_kind(home: Path, server: GitHubServer, tmp_path: Path) -> None:
     code, out, err = nexo("install", "../x", "--json")
-    assert code == 1
+    # A malformed SOURCE is a usage error like any bad argument.
+    assert code == 2
     assert json.loads(out)["kind"] == "source_invalid"
     assert err.startswith("error: ")
     big = plugin_tarball("hello", "1.0.0", payload=b"\0" * 4096)
