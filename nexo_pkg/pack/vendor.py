@@ -1,8 +1,17 @@
-"""Vendoring: ``pip install --target`` of the plugin's requirements with the current Python."""
+"""Vendoring: ``pip install --target`` of the plugin's requirements with the current Python.
+
+pip is a dependency of nexo-pkg, so it is there however nexo-pkg was installed (``pipx``,
+``uv tool install``, a virtualenv): ``sys.executable -m pip`` always works, and the vendored
+tree is the same bytes whichever way nexo-pkg came. ``uv pip install --target`` is several times
+faster but writes ``INSTALLER = uv``, a ``uv_cache.json`` and a ``.lock`` file into the tree,
+so two machines would pack different tarballs from the same project (docs/cli.md).
+"""
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -12,6 +21,14 @@ from nexo_pkg.errors import EXIT_FAILURE
 from nexo_pkg.pack.errors import PackError
 
 _SUMMARY_LIMIT = 600
+# What pip (urllib3, requests) prints when the index cannot be reached at all, as opposed to
+# reached and found without the package.
+_NETWORK_FAILURE = re.compile(
+    r"NewConnectionError|Failed to establish a new connection|Connection refused|"
+    r"Temporary failure in name resolution|Name or service not known|Network is unreachable|"
+    r"ConnectTimeoutError|Read timed out|ProxyError|SSLError|No route to host|"
+    r"nodename nor servname provided"
+)
 
 
 def pip_command(requirements: Path, target: Path) -> list[str]:
@@ -43,6 +60,16 @@ def summarise_pip_output(output: str) -> str:
     return summary
 
 
+def pip_missing_message() -> str:
+    """What to do when this Python has no pip (nexo-pkg installed without its dependencies)."""
+    return (
+        f"pip is not installed for {sys.executable}, and nexo-pkg needs it to vendor "
+        "requirements; reinstall nexo-pkg with its dependencies (`pipx reinstall nexo-pkg`, "
+        "`uv tool install --reinstall nexo-pkg`) or run "
+        f"`{sys.executable} -m ensurepip`"
+    )
+
+
 def vendor_requirements(
     requirements: Path,
     target: Path,
@@ -53,9 +80,12 @@ def vendor_requirements(
     """Install ``requirements`` into the (new) directory ``target``.
 
     Runs in ``cwd`` so relative paths in the requirements resolve against the project.
-    Raises ``vendor_failed`` (exit 1) with pip's error summarised when pip fails or is missing.
+    Raises ``network`` (exit 1) when pip could not reach the package index, ``vendor_failed``
+    (exit 1) with pip's error summarised when pip fails otherwise or is missing.
     """
     env = dict(os.environ if environ is None else environ)
+    if importlib.util.find_spec("pip") is None:
+        raise PackError(pip_missing_message(), kind="vendor_failed", exit_code=EXIT_FAILURE)
     try:
         completed = subprocess.run(
             pip_command(requirements, target),
@@ -74,9 +104,19 @@ def vendor_requirements(
     if completed.returncode != 0:
         output = completed.stderr + "\n" + completed.stdout
         if "No module named pip" in output:
-            summary = f"pip is not installed for {sys.executable}"
-        else:
-            summary = summarise_pip_output(output)
+            raise PackError(pip_missing_message(), kind="vendor_failed", exit_code=EXIT_FAILURE)
+        summary = summarise_pip_output(output)
+        network = [line.strip() for line in output.splitlines() if _NETWORK_FAILURE.search(line)]
+        if network:
+            reason = summarise_pip_output(network[-1])
+            raise PackError(
+                f"could not vendor {requirements.name}: the package index could not be "
+                f"reached ({reason}); check the network or proxy (HTTPS_PROXY), or point "
+                "PIP_INDEX_URL or PIP_FIND_LINKS at a reachable index or a wheel directory",
+                kind="network",
+                exit_code=EXIT_FAILURE,
+                details={"pip_exit_code": completed.returncode},
+            )
         raise PackError(
             f"could not vendor {requirements.name}: {summary}",
             kind="vendor_failed",
