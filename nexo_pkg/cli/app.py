@@ -169,7 +169,7 @@ class LazyPluginGroup(TyperGroup):
         spec = COMMANDS.get(cmd_name)
         if spec is None:
             return None
-        return _module_commands(spec.module).get(cmd_name)
+        return module_commands(spec.module).get(cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         del ctx
@@ -179,7 +179,7 @@ class LazyPluginGroup(TyperGroup):
 
 
 @cache
-def _module_commands(module_name: str) -> dict[str, click.Command]:
+def module_commands(module_name: str) -> dict[str, click.Command]:
     """Import ``nexo_pkg.cli.MODULE``, let it register its commands, return them by name."""
     module = importlib.import_module(f"nexo_pkg.cli.{module_name}")
     holder = typer.Typer(rich_markup_mode=None, add_completion=False)

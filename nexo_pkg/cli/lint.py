@@ -8,9 +8,11 @@ a bad option) falls through to Typer, which gives the usual help and usage error
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
@@ -20,6 +22,7 @@ if TYPE_CHECKING:
     import typer
 
     from nexo_pkg.diagnostics import FileResult
+    from nexo_pkg.lint.config import LintConfig
 
 __all__ = ["FORMATS", "LintRequest", "fast_lint", "register", "run_lint"]
 
@@ -40,6 +43,8 @@ class LintRequest:
     ignore: list[str] = field(default_factory=list)
     nexo_version: str | None = None
     explain: str | None = None
+    exclude: list[str] = field(default_factory=list)
+    fix: bool = False
 
 
 def _stdout_supports_colour() -> bool:
@@ -73,30 +78,92 @@ def _explain(code: str) -> int:
     return EXIT_OK
 
 
-def _collect(request: LintRequest, options: LintOptions) -> list[FileResult]:
+def _collect(request: LintRequest, options: LintOptions, config: LintConfig) -> list[FileResult]:
     from nexo_pkg.lint.discovery import discover_manifests  # noqa: PLC0415
     from nexo_pkg.lint.engine import lint_bytes, note_shadowed  # noqa: PLC0415
 
+    if request.paths == ["-"]:
+        request.stdin, request.paths = True, []  # `-` names standard input, as in most tools
     if request.stdin:
         if request.paths:
             raise UsageError("--stdin reads one manifest from standard input; drop the PATHs")
+        if request.fix:
+            raise UsageError("--fix rewrites files; it cannot fix standard input")
         raw = sys.stdin.buffer.read()
         name = request.stdin_filename or STDIN_DEFAULT_NAME
-        return [lint_bytes(raw, path=name, options=options)]
+        return [lint_bytes(raw, path=name, options=_options_for(Path(name), options, config))]
     if request.stdin_filename is not None:
         raise UsageError("--stdin-filename only applies with --stdin")
+    given = request.paths or ["."]
+    named = {Path(path).resolve() for path in given if Path(path).is_file()}
+    extra = tuple(request.exclude)
     results: list[FileResult] = []
-    for found in discover_manifests(request.paths or ["."]):
+    for found in discover_manifests(given):
         path = found.path
+        if path.resolve() not in named and config.excludes(path, extra):
+            continue
         try:
             raw = path.read_bytes()
         except OSError as error:
             raise UsageError(f"cannot read {path}: {error.strerror or error}") from error
-        result = lint_bytes(raw, path=str(path), options=options)
+        file_options = _options_for(path, options, config)
+        result = lint_bytes(raw, path=str(path), options=file_options)
+        if request.fix:
+            result = _fix(path, result, file_options)
         if found.shadowed_by is not None:
-            result = note_shadowed(result, found.shadowed_by, options)
+            result = note_shadowed(result, found.shadowed_by, file_options)
         results.append(result)
     return results
+
+
+def _options_for(path: Path, options: LintOptions, config: LintConfig) -> LintOptions:
+    ignored = config.ignored_for(path)
+    if not ignored:
+        return options
+    return replace(options, ignore=options.ignore | _split_selectors(sorted(ignored), "config"))
+
+
+def _fix(path: Path, result: FileResult, options: LintOptions) -> FileResult:
+    """Apply the quick fixes to ``path`` (atomically) and lint it again."""
+    from nexo_pkg.lint.engine import lint_bytes  # noqa: PLC0415
+    from nexo_pkg.lsp.code_actions import apply_fixes  # noqa: PLC0415
+
+    if not result.diagnostics or not result.source:
+        return result
+    fixed, count = apply_fixes(result.source, result.diagnostics)
+    if not count or fixed == result.source:
+        return result
+    import tomlkit  # noqa: PLC0415 - only --fix pays for it
+    from tomlkit.exceptions import TOMLKitError  # noqa: PLC0415
+
+    try:
+        # tomlkit keeps comments and layout: the fixed text must still be a document whose
+        # own rendering is byte-for-byte the text we write.
+        if tomlkit.parse(fixed).as_string() != fixed:
+            return result
+    except TOMLKitError:
+        return result
+    _write_atomically(path, fixed.encode("utf-8"))
+    sys.stderr.write(f"fixed {count} finding{'s' if count != 1 else ''} in {path}\n")
+    return lint_bytes(fixed.encode("utf-8"), path=str(path), options=options)
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    import tempfile  # noqa: PLC0415
+
+    try:
+        mode = path.stat().st_mode & 0o7777
+        handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(handle, "wb") as stream:
+                stream.write(data)
+            Path(name).chmod(mode)
+            Path(name).replace(path)
+        except BaseException:
+            Path(name).unlink(missing_ok=True)
+            raise
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror or error}") from error
 
 
 def run_lint(request: LintRequest) -> int:
@@ -119,12 +186,16 @@ def run_lint(request: LintRequest) -> int:
             raise UsageError(
                 f"--nexo-version {request.nexo_version!r} is not a version like 0.3.1: {error}"
             ) from error
+    from nexo_pkg.lint.config import find_config, load_config  # noqa: PLC0415
+
+    config = load_config(find_config(Path.cwd()))
+    select = request.select or list(config.select)
     options = LintOptions(
         nexo_version=request.nexo_version,
-        select=_split_selectors(request.select, "--select"),
-        ignore=_split_selectors(request.ignore, "--ignore"),
+        select=_split_selectors(select, "--select" if request.select else "select"),
+        ignore=_split_selectors([*config.ignore, *request.ignore], "--ignore"),
     )
-    results = _collect(request, options)
+    results = _collect(request, options, config)
 
     from nexo_pkg.lint.registry import rules_for_codes  # noqa: PLC0415
     from nexo_pkg.lint.reporters import REPORTERS, ReportContext  # noqa: PLC0415
@@ -158,8 +229,9 @@ _VALUE_FLAGS = {
     "--nexo-version": "nexo_version",
     "--explain": "explain",
     "--color": "color",
+    "--exclude": "exclude",
 }
-_BOOL_FLAGS = {"--stdin": "stdin", "--strict": "strict"}
+_BOOL_FLAGS = {"--stdin": "stdin", "--strict": "strict", "--fix": "fix"}
 # The options every command shares (nexo_pkg.cli.app), applied as they are parsed.
 _SHARED_BOOL_FLAGS = {"--quiet": "quiet", "-q": "quiet", "--verbose": "verbose", "-v": "verbose"}
 
@@ -201,7 +273,7 @@ def _parse_fast(arguments: Sequence[str], shared: list[tuple[str, str]]) -> Lint
         if attribute == "color":
             shared.append(("color", value))
             continue
-        if attribute in {"select", "ignore"}:
+        if attribute in {"select", "ignore", "exclude"}:
             getattr(request, attribute).append(value)
         else:
             setattr(request, attribute, value)
@@ -274,8 +346,25 @@ def register(app: typer.Typer) -> None:
         explain: str | None = typer.Option(
             None, "--explain", help="Print the documentation of a rule (code or name) and exit."
         ),
+        exclude: list[str] = typer.Option(  # noqa: B008
+            [],
+            "--exclude",
+            metavar="GLOB",
+            help="Skip matching files and directories in the directory search (repeatable).",
+        ),
+        fix: bool = typer.Option(
+            False,
+            "--fix",
+            help="Repair what has a mechanical fix (tool names outside the plugin's "
+            "namespace, NEXO_ environment variables) in place, keeping comments.",
+        ),
     ) -> None:
         """Lint plugin manifests (plugin.toml, nexo-plugin.toml): syntax, schema and every rule.
+
+        PATH `-` reads one manifest from standard input. Settings come from the nearest
+        .nexo.toml ([lint]) or pyproject.toml ([tool.nexo.lint]): select, ignore,
+        per-file-ignores, exclude. A `# nexo: ignore[CODE]` comment silences that finding
+        on its line.
 
         Exit codes: 0 clean; 1 errors (or warnings with --strict); 2 bad usage, unreadable path.
         """
@@ -289,6 +378,8 @@ def register(app: typer.Typer) -> None:
             ignore=list(ignore),
             nexo_version=nexo_version,
             explain=explain,
+            exclude=list(exclude),
+            fix=fix,
         )
         try:
             code = run_lint(request)

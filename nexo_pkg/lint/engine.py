@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.diagnostics import Diagnostic, FileResult, Position, Span
+from nexo_pkg.lint.suppression import unsuppressed
 from nexo_pkg.manifest.document import ParsedManifest, decode_manifest, parse_manifest
 from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.spans import KeyPath, SpanPart
@@ -129,7 +130,7 @@ def lint_source(
                 "no manifest key needs more than a few levels of nesting",
             )
         ]
-    return FileResult(path, tuple(diagnostics), text)
+    return FileResult(path, tuple(unsuppressed(text, diagnostics)), text)
 
 
 def lint_bytes(

@@ -14,15 +14,19 @@ document moved on), no fix is offered.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from nexo_pkg.diagnostics import Diagnostic
 from nexo_pkg.lsp.toml_context import Entry, ScannedDocument, scan
 
-__all__ = ["Fix", "fixes_for"]
+__all__ = ["FIXABLE", "Fix", "apply_fixes", "fixes_for"]
 
 _RENAME_TOOL = re.compile(r"rename it to `([a-z][a-z0-9_]*)`")
 _RENAME_VARIABLE = re.compile(r"e\.g\. `([A-Za-z_][A-Za-z0-9_]*)`")
 _NAMES_BY_CODE = {"NX113": "tool-namespace-violation", "NX106": "reserved-entrypoint-env"}
+#: Rule names whose findings ``nexo plugin lint --fix`` repairs (the editor's quick fixes).
+FIXABLE = frozenset(_NAMES_BY_CODE.values())
 
 
 @dataclass(frozen=True)
@@ -107,3 +111,56 @@ def _reserved_variable(text: str, help_text: str, start: int, end: int) -> list[
         remove_start, remove_end = _removal(document, entry)
         found.append(Fix(f"Remove `{current}`", ((remove_start, remove_end, ""),)))
     return found
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    for index, char in enumerate(text):
+        if char == "\n":
+            starts.append(index + 1)
+    return starts
+
+
+def apply_fixes(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]:
+    """Apply the preferred quick fix of every fixable finding; return the text and the count.
+
+    The same fixes the language server offers, so ``lint --fix`` and the editor agree. Only
+    the characters of each fix change: comments, spacing and key order stay as they were.
+    Overlapping fixes are applied once (the first in file order).
+    """
+    starts = _line_starts(text)
+
+    def offset(line: int, column: int) -> int:
+        index = min(max(line - 1, 0), len(starts) - 1)
+        return min(starts[index] + column - 1, len(text))
+
+    edits: list[tuple[int, int, str]] = []
+    for diagnostic in diagnostics:
+        if (diagnostic.name or _NAMES_BY_CODE.get(diagnostic.code, "")) not in FIXABLE:
+            continue
+        span = diagnostic.span
+        start = offset(span.start.line, span.start.column)
+        end = offset(span.end.line, span.end.column)
+        preferred = [
+            fix
+            for fix in fixes_for(
+                text,
+                start,
+                end,
+                code=diagnostic.code,
+                name=diagnostic.name,
+                help_text=diagnostic.help,
+            )
+            if fix.preferred
+        ]
+        if preferred:
+            edits.extend(preferred[0].edits)
+    applied = 0
+    last_start = len(text) + 1
+    for start, end, new_text in sorted(edits, reverse=True):
+        if end > last_start:
+            continue  # overlaps an edit already applied
+        text = text[:start] + new_text + text[end:]
+        last_start = start
+        applied += 1
+    return text, applied

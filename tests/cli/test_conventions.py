@@ -352,3 +352,17 @@ def test_lsp_stops_on_the_first_ctrl_c() -> None:
     assert process.returncode == 130
     assert err.decode().strip().splitlines()[-1] == "interrupted"
     assert b"Fatal Python error" not in err
+
+
+def test_command_table_names_every_registered_command() -> None:
+    from nexo_pkg.cli.app import COMMANDS, module_commands
+
+    for module in {spec.module for spec in COMMANDS.values()}:
+        listed = {name for name, spec in COMMANDS.items() if spec.module == module}
+        assert set(module_commands(module)) == listed, module
+    modules = {
+        path.stem
+        for path in (REPO / "nexo_pkg" / "cli").glob("*.py")
+        if "def register(" in path.read_text(encoding="utf-8")
+    }
+    assert modules == {spec.module for spec in COMMANDS.values()}

@@ -1,0 +1,128 @@
+"""Lint settings from a file: ``.nexo.toml`` (``[lint]``) or ``pyproject.toml``
+(``[tool.nexo.lint]``), found in the current directory or the nearest parent that has one.
+
+Keys: ``select`` and ``ignore`` (rule codes, code prefixes or names, as the flags take),
+``per-file-ignores`` (a table from a glob, relative to the config file's directory, to the
+rules ignored in matching files), ``exclude`` (globs of files and directories the directory
+search skips). In one directory ``.nexo.toml`` wins over ``pyproject.toml``. Flags win over
+the file: ``--select`` replaces ``select``, ``--ignore`` and ``--exclude`` add to theirs.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fnmatch import fnmatch
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from nexo_pkg.errors import ConfigError
+
+__all__ = ["CONFIG_FILES", "LintConfig", "find_config", "load_config"]
+
+CONFIG_FILES = (".nexo.toml", "pyproject.toml")
+_KEYS = {"select", "ignore", "per-file-ignores", "exclude"}
+
+
+@dataclass(frozen=True)
+class LintConfig:
+    """The settings of one config file (empty when there is none)."""
+
+    path: Path | None = None
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = ()
+    root: Path = field(default_factory=Path.cwd)
+
+    def _relative(self, path: Path) -> str:
+        try:
+            return PurePosixPath(path.resolve().relative_to(self.root.resolve())).as_posix()
+        except ValueError:
+            return path.as_posix()
+
+    def ignored_for(self, path: Path) -> frozenset[str]:
+        """The rules ``per-file-ignores`` drops for the file at ``path``."""
+        relative = self._relative(path)
+        found: set[str] = set()
+        for pattern, rules in self.per_file_ignores:
+            if fnmatch(relative, pattern) or fnmatch(path.name, pattern):
+                found.update(rules)
+        return frozenset(found)
+
+    def excludes(self, path: Path, extra: tuple[str, ...] = ()) -> bool:
+        """Whether the directory search skips ``path`` (config ``exclude`` plus ``extra``)."""
+        relative = self._relative(path)
+        parts = PurePosixPath(relative).parts
+        for given in (*self.exclude, *extra):
+            pattern = given.rstrip("/")
+            if fnmatch(relative, pattern) or any(fnmatch(part, pattern) for part in parts):
+                return True
+        return False
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest ``.nexo.toml``, or ``pyproject.toml`` with ``[tool.nexo.lint]``."""
+    directory = start.resolve()
+    for candidate_dir in (directory, *directory.parents):
+        for name in CONFIG_FILES:
+            candidate = candidate_dir / name
+            if not candidate.is_file():
+                continue
+            if name == "pyproject.toml" and b"[tool.nexo" not in candidate.read_bytes():
+                continue
+            return candidate
+    return None
+
+
+def _strings(value: Any, key: str, path: Path) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{path}: `{key}` must be an array of strings", kind="config_invalid")
+    return tuple(value)
+
+
+def _section(document: Mapping[str, Any], path: Path) -> Mapping[str, Any]:
+    if path.name == "pyproject.toml":
+        tool = document.get("tool", {})
+        nexo = tool.get("nexo", {}) if isinstance(tool, dict) else {}
+        section = nexo.get("lint", {}) if isinstance(nexo, dict) else {}
+        where = "[tool.nexo.lint]"
+    else:
+        section = document.get("lint", {})
+        where = "[lint]"
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: {where} must be a table", kind="config_invalid")
+    unknown = sorted(set(section) - _KEYS)
+    if unknown:
+        raise ConfigError(
+            f"{path}: unknown key {', '.join(unknown)} in {where}; "
+            f"known: {', '.join(sorted(_KEYS))}",
+            kind="config_invalid",
+        )
+    return section
+
+
+def load_config(path: Path | None) -> LintConfig:
+    """Read one config file; raises ``config_invalid`` (exit 2) for a bad one."""
+    if path is None:
+        return LintConfig()
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"cannot read {path}: {error}", kind="config_invalid") from error
+    section = _section(document, path)
+    per_file = section.get("per-file-ignores", {})
+    if not isinstance(per_file, dict):
+        raise ConfigError(f"{path}: `per-file-ignores` must be a table", kind="config_invalid")
+    return LintConfig(
+        path=path,
+        select=_strings(section.get("select", []), "select", path),
+        ignore=_strings(section.get("ignore", []), "ignore", path),
+        per_file_ignores=tuple(
+            (pattern, _strings(rules, f"per-file-ignores.{pattern}", path))
+            for pattern, rules in per_file.items()
+        ),
+        exclude=_strings(section.get("exclude", []), "exclude", path),
+        root=path.parent,
+    )

@@ -1,0 +1,66 @@
+"""``# nexo: ignore[CODE]`` comments: silence one finding on one line.
+
+A TOML comment holding ``nexo: ignore[NX113]`` (several codes or rule names separated by
+commas) drops exactly the findings with that code or name whose span starts on that line.
+A comment without a list silences nothing: the code must be named, so a suppression never
+hides a finding nobody looked at.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from nexo_pkg.diagnostics import Diagnostic
+
+__all__ = ["comment_of", "suppressed", "unsuppressed"]
+
+_DIRECTIVE = re.compile(r"nexo:\s*ignore\[([^\]]*)\]", re.IGNORECASE)
+
+
+def comment_of(line: str) -> str | None:
+    """The comment on one TOML line (after a ``#`` outside strings), or ``None``."""
+    quote: str | None = None
+    index = 0
+    while index < len(line):
+        char = line[index]
+        if quote is None:
+            if char == "#":
+                return line[index + 1 :]
+            if char in "\"'":
+                quote = char
+        elif char == "\\" and quote == '"':
+            index += 1
+        elif char == quote:
+            quote = None
+        index += 1
+    return None
+
+
+def suppressed(line: str) -> frozenset[str]:
+    """The codes (upper case) and rule names (lower case) a line's comment silences."""
+    comment = comment_of(line)
+    if comment is None:
+        return frozenset()
+    names: set[str] = set()
+    for match in _DIRECTIVE.finditer(comment):
+        for item in match.group(1).split(","):
+            name = item.strip()
+            if name:
+                names.update({name.upper(), name.lower()})
+    return frozenset(names)
+
+
+def unsuppressed(text: str, diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """``diagnostics`` without those a ``# nexo: ignore[…]`` comment silences on their line."""
+    if "nexo:" not in text:
+        return list(diagnostics)
+    lines = text.split("\n")
+    kept: list[Diagnostic] = []
+    for diagnostic in diagnostics:
+        number = diagnostic.span.start.line - 1
+        silenced = suppressed(lines[number]) if 0 <= number < len(lines) else frozenset()
+        if diagnostic.code.upper() in silenced or diagnostic.name in silenced:
+            continue
+        kept.append(diagnostic)
+    return kept

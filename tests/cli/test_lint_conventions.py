@@ -1,0 +1,160 @@
+"""What ruff users reach for in `lint`: config files, suppression comments, --exclude, --fix
+(keeping comments), and `-` for standard input; each run through the real command."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+MANIFEST = """\
+# the weather plugin
+[plugin]
+id = "weather"
+version = "0.1.0"
+name = "Weather"
+description = "Weather tools"
+min_nexo_version = ">=0.1.0"
+
+[plugin.entrypoint]
+command = "python3"  # launcher
+env = { NEXO_DEBUG = "1" }
+
+[plugin.extends]
+tools = ["forecast", "weather_now"]  # keep this comment
+"""
+
+
+def lint(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"FORCE_COLOR"}}
+    return subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "lint", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+        env={**env, "NO_COLOR": "1"},
+        input=stdin,
+        timeout=60,
+    )
+
+
+def codes(result: subprocess.CompletedProcess[str]) -> list[tuple[str, int, str]]:
+    document: dict[str, Any] = json.loads(result.stdout)
+    return sorted(
+        (Path(file["path"]).name, d["range"]["start"]["line"], d["code"])
+        for file in document["files"]
+        for d in file["diagnostics"]
+    )
+
+
+def project(tmp_path: Path, text: str = MANIFEST) -> Path:
+    (tmp_path / "nexo-plugin.toml").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def test_fix_repairs_namespace_and_env_and_keeps_comments(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    before = lint("--format", "json", cwd=root)
+    assert codes(before) == [("nexo-plugin.toml", 11, "NX106"), ("nexo-plugin.toml", 14, "NX113")]
+    fixed = lint("--fix", cwd=root)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert "fixed 2 findings" in fixed.stderr
+    text = (root / "nexo-plugin.toml").read_text(encoding="utf-8")
+    assert 'tools = ["weather_forecast", "weather_now"]  # keep this comment' in text
+    assert 'env = { WEATHER_DEBUG = "1" }' in text
+    assert text.startswith("# the weather plugin\n")
+    assert 'command = "python3"  # launcher' in text
+    assert text.count("\n") == MANIFEST.count("\n")
+    # Nothing left to fix: a second run changes nothing.
+    again = lint("--fix", cwd=root)
+    assert again.returncode == 0
+    assert "fixed" not in again.stderr
+    assert (root / "nexo-plugin.toml").read_text(encoding="utf-8") == text
+
+
+def test_fix_refuses_standard_input(tmp_path: Path) -> None:
+    result = lint("--fix", "-", cwd=tmp_path, stdin=MANIFEST)
+    assert result.returncode == 2
+    assert "standard input" in result.stderr
+
+
+def test_ignore_comment_silences_exactly_that_code_on_that_line(tmp_path: Path) -> None:
+    text = MANIFEST.replace(
+        'tools = ["forecast", "weather_now"]  # keep this comment',
+        'tools = ["forecast", "weather_now"]  # nexo: ignore[NX113]',
+    ).replace('env = { NEXO_DEBUG = "1" }', 'env = { NEXO_DEBUG = "1" }  # nexo: ignore[NX113]')
+    root = project(tmp_path, text)
+    result = lint("--format", "json", cwd=root)
+    # NX113 on line 14 is silenced; the comment on line 11 names another code, so NX106 stays.
+    assert codes(result) == [("nexo-plugin.toml", 11, "NX106")]
+    # A `#` inside a string is not a comment.
+    inside = MANIFEST.replace('"forecast"', '"forecast # nexo: ignore[NX113]"')
+    root2 = tmp_path / "inside"
+    root2.mkdir()
+    assert ("nexo-plugin.toml", 14, "NX113") in codes(
+        lint("--format", "json", cwd=project(root2, inside))
+    )
+
+
+def test_config_in_dot_nexo_toml(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / ".nexo.toml").write_text('[lint]\nignore = ["NX106"]\n', encoding="utf-8")
+    assert codes(lint("--format", "json", cwd=root)) == [("nexo-plugin.toml", 14, "NX113")]
+    # A flag adds to the file's ignore list.
+    assert codes(lint("--format", "json", "--ignore", "NX113", cwd=root)) == []
+
+
+def test_config_in_pyproject_with_select_and_per_file_ignores(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    other = root / "plugins" / "other"
+    other.mkdir(parents=True)
+    project(other)
+    (root / "pyproject.toml").write_text(
+        "[project]\nname = 'x'\n\n[tool.nexo.lint]\nselect = ['NX1']\n"
+        "[tool.nexo.lint.per-file-ignores]\n'plugins/**' = ['tool-namespace-violation']\n",
+        encoding="utf-8",
+    )
+    found = codes(lint("--format", "json", cwd=root))
+    assert found == [
+        ("nexo-plugin.toml", 11, "NX106"),
+        ("nexo-plugin.toml", 11, "NX106"),
+        ("nexo-plugin.toml", 14, "NX113"),
+    ]
+
+
+def test_bad_config_is_a_configuration_error(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    (root / ".nexo.toml").write_text('[lint]\nselekt = ["NX1"]\n', encoding="utf-8")
+    result = lint(cwd=root)
+    assert result.returncode == 2
+    assert "unknown key selekt" in result.stderr
+    (root / ".nexo.toml").write_text('[lint]\nignore = ["NX999999"]\n', encoding="utf-8")
+    assert lint(cwd=root).returncode == 2
+
+
+def test_exclude_skips_directories_in_the_search(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    vendored = root / "vendor" / "copy"
+    vendored.mkdir(parents=True)
+    project(vendored)
+    both = json.loads(lint("--format", "json", cwd=root).stdout)
+    assert len(both["files"]) == 2
+    one = json.loads(lint("--format", "json", "--exclude", "vendor", cwd=root).stdout)
+    assert [Path(f["path"]).as_posix() for f in one["files"]] == ["nexo-plugin.toml"]
+    (root / ".nexo.toml").write_text('[lint]\nexclude = ["vendor/"]\n', encoding="utf-8")
+    assert len(json.loads(lint("--format", "json", cwd=root).stdout)["files"]) == 1
+    # A file named on the command line is linted even when excluded.
+    named = lint("--format", "json", "vendor/copy/nexo-plugin.toml", cwd=root)
+    assert len(json.loads(named.stdout)["files"]) == 1
+
+
+def test_dash_reads_standard_input(tmp_path: Path) -> None:
+    result = lint("--format", "json", "-", cwd=tmp_path, stdin=MANIFEST)
+    assert result.returncode == 1
+    document = json.loads(result.stdout)
+    assert document["files"][0]["path"] == "<stdin>"
+    assert len(document["files"][0]["diagnostics"]) == 2
