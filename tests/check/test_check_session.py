@@ -251,14 +251,14 @@ def test_strict_turns_a_banner_line_into_a_failure(tmp_path: Path, pid_file: Pat
     root = scripted_plugin(tmp_path / "banner", "banner")
     plain = CliRunner().invoke(app, ["plugin", "check", str(root)])
     assert plain.exit_code == 0, plain.stderr
-    assert "frames.json" in plain.stderr
+    assert "frames.json" in plain.stdout
     strict = CliRunner().invoke(app, ["plugin", "check", str(root), "--strict", "--json"])
     assert strict.exit_code == 1, strict.stdout
     document = json.loads(strict.stdout)
     assert (document["ok"], document["strict"]) == (False, True)
     human = CliRunner().invoke(app, ["plugin", "check", str(root), "--strict"])
     assert human.exit_code == 1
-    assert "--strict: warnings fail" in human.stderr
+    assert "--strict: warnings fail" in human.stdout
     assert_nothing_left(pid_file)
 
 
