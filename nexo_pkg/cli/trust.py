@@ -90,7 +90,8 @@ def _release_signer(
     cache = cache_dir(nexo_home_from_env())
     temps: list[Any] = []
     try:
-        with GitHubClient(resolve_api_base(api_url), resolve_token()) as client:
+        api_base = resolve_api_base(api_url)
+        with GitHubClient(api_base, resolve_token(api_base)) as client:
             release = client.get_release(owner, repo, tag)
             names = [asset.name for asset in release.assets]
             tarballs = [asset for asset in release.assets if asset.name.endswith(".tar.gz")]
