@@ -470,12 +470,21 @@ def register(app: typer.Typer) -> None:
         """List installed plugins: one line per plugin on stdout (id, version, origin,
         signature, path), so `nexo plugin list | wc -l` counts them.
         """
-        from nexo_pkg.install.store import scan_installed  # noqa: PLC0415
+        from nexo_pkg.install.store import (  # noqa: PLC0415
+            recover_interrupted,
+            scan_installed,
+            scan_kept,
+        )
 
         root = guarded(lambda: _dest(dest), json_output=json_output)
-        items = guarded(lambda: scan_installed(root), json_output=json_output)
+
+        def scan() -> list[Any]:
+            recover_interrupted(root)
+            return [*scan_installed(root), *scan_kept(root)]
+
+        items = guarded(scan, json_output=json_output)
         plugins = [item for item in items if item.receipt is not None]
-        orphans = [item for item in items if item.receipt is None]
+        orphans = [item for item in items if item.receipt is None and not item.kept]
         if json_output:
             document: dict[str, Any] = {
                 "ok": True,
@@ -492,6 +501,7 @@ def register(app: typer.Typer) -> None:
                         "signature": item.receipt.signature.get("status"),
                         "installed_at": item.receipt.installed_at,
                         "path": str(item.path),
+                        "kept": item.kept,
                     }
                     for item in plugins
                     if item.receipt is not None
@@ -515,7 +525,7 @@ def register(app: typer.Typer) -> None:
                 if receipt.source == "github-releases"
                 else "local file"
             )
-            status = receipt.signature.get("status", "unknown")
+            status = "kept" if item.kept else receipt.signature.get("status", "unknown")
             result_line(
                 printable(
                     f"{receipt.id:<24} {receipt.version:<12} {origin:<40} {status:<9} {item.path}"
@@ -581,8 +591,11 @@ def register(app: typer.Typer) -> None:
         """Re-hash installed files against their install receipts (exit 1 on any change).
 
         The report goes to stdout: one line per plugin (ok or CHANGED), then what changed.
+        Every directory the daemon could load is checked: one without a readable receipt, or
+        a link where a plugin directory belongs, is a failure naming it.
         """
         from nexo_pkg.install.store import (  # noqa: PLC0415
+            recover_interrupted,
             require_installed,
             scan_installed,
             verify_installed,
@@ -590,10 +603,16 @@ def register(app: typer.Typer) -> None:
 
         def run() -> tuple[Path, list[Any]]:
             root = _dest(dest)
+            recover_interrupted(root)
+            items = scan_installed(root)
             if plugin_id is not None:
-                items = require_installed(root, plugin_id)
-            else:
-                items = [item for item in scan_installed(root) if item.receipt is not None]
+                named = [item for item in items if item.plugin_id == plugin_id]
+                broken = [
+                    item
+                    for item in items
+                    if item.receipt is None and item.path.name.startswith(f"{plugin_id}-")
+                ]
+                items = named + broken if named or broken else require_installed(root, plugin_id)
             return root, [verify_installed(item) for item in items]
 
         root, reports = guarded(run, json_output=json_output)
@@ -616,6 +635,8 @@ def register(app: typer.Typer) -> None:
                     result_line(printable(f"  missing:  {name}"))
                 for name in report.extra:
                     result_line(printable(f"  extra:    {name}"))
+                for name in report.mode_changed:
+                    result_line(printable(f"  mode:     {name}"))
                 if report.problem:
                     result_line(printable(f"  {report.problem}"))
         raise typer.Exit(0 if ok else 1)

@@ -8,7 +8,6 @@ are always deleted, and ``<dest>`` is only touched by the last step, under its l
 from __future__ import annotations
 
 import contextlib
-import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -35,11 +34,14 @@ from nexo_pkg.install.source import GitHubSource, LocalSource, parse_source
 from nexo_pkg.install.store import (
     Installed,
     Receipt,
+    discard,
     locked_root,
     publish,
     read_receipt,
     remove_tree,
     require_installed,
+    scan_kept,
+    tree_modes,
     utc_now,
     write_receipt,
 )
@@ -74,6 +76,8 @@ class InstallOptions:
     expected_id: str | None = None
     # Seconds one HTTP request may take in all (--timeout); None: NEXO_HTTP_TIMEOUT or 300.
     http_timeout: float | None = None
+    replaces: tuple[Path, ...] = ()
+    keep_old: bool = False
 
 
 @dataclass(frozen=True)
@@ -84,6 +88,7 @@ class InstallResult:
     path: Path
     was_already_present: bool = False
     dry_run: bool = False
+    set_aside: tuple[Path, ...] = ()
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -498,19 +503,27 @@ def _install_tree(
                 signature=plan.signature.to_json(),
                 files={name: info.sha256 for name, info in listing.files.items()},
                 registry=fetched.source.get("registry"),
+                modes=tree_modes(staging),
             )
             write_receipt(staging, receipt)
             sync_tree(staging)
-            publish(root, staging, final, replace=final.exists())
+            set_aside = publish(
+                root,
+                staging,
+                final,
+                replace=options.force and final.exists(),
+                replaces=tuple(path for path in options.replaces if path.exists()),
+                keep_old=options.keep_old,
+            )
         except OSError as exc:
-            shutil.rmtree(staging, ignore_errors=True)
+            discard(staging.parent)
             raise NexoError(
                 f"cannot install into {final}: {exc.strerror or exc}", kind="io"
             ) from exc
         except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
+            discard(staging.parent)
             raise
-    return InstallResult(plan, final)
+    return InstallResult(plan, final, set_aside=set_aside)
 
 
 # -- upgrade and remove -----------------------------------------------------------------------
@@ -526,6 +539,7 @@ class UpgradeResult:
     old_path: Path
     install: InstallResult | None
     removed_old: bool
+    kept: tuple[Path, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any]
@@ -539,6 +553,7 @@ class UpgradeResult:
         document["upgraded"] = self.install is not None and not self.install.was_already_present
         document["old_path"] = str(self.old_path)
         document["removed_old"] = self.removed_old
+        document["kept_paths"] = [str(path) for path in self.kept]
         return document
 
 
@@ -552,11 +567,13 @@ def upgrade(
     """Install the latest release of an installed plugin's ``owner/repo``.
 
     Same version: no-op. Lower: ``downgrade_refused`` unless ``allow_downgrade``. The old
-    directory is removed only after the new one is in place (kept with ``keep_old``). Raises
-    ``not_installed`` for an unknown id, ``source_invalid`` for local-file installs.
+    versions leave the daemon's sight in the same step that brings the new one in (deleted,
+    or kept under ``.nexo/kept`` with ``keep_old``), so exactly one version is discoverable.
+    Raises ``not_installed`` for an unknown id, ``source_invalid`` for local-file installs.
     """
     _check_flags(options)
-    current = require_installed(options.dest, plugin_id)[0]
+    matches = require_installed(options.dest, plugin_id)
+    current = matches[0]
     receipt = current.receipt
     assert receipt is not None  # noqa: S101 (require_installed only returns receipts)
     if receipt.source != "github-releases" or not receipt.owner or not receipt.repo:
@@ -588,19 +605,33 @@ def upgrade(
             kind="downgrade_refused",
             details={"installed": receipt.version, "latest": new_version},
         )
-    result = _install_source(source, replace(options, expected_id=plugin_id), resolved)
-    removed = False
-    if not result.dry_run and not keep_old and result.path != current.path:
+    olds = tuple(item.path for item in matches)
+    upgrade_options = replace(options, expected_id=plugin_id, replaces=olds, keep_old=keep_old)
+    result = _install_source(source, upgrade_options, resolved)
+    moved = result.set_aside
+    if result.was_already_present:
+        # The new version was already there beside the old: only the old ones move out.
         with locked_root(options.dest) as root:
-            if current.path.exists():
-                remove_tree(root, current.path)
-                removed = True
-    return UpgradeResult(plugin_id, receipt.version, new_version, current.path, result, removed)
+            moved = tuple(
+                root.set_aside(path, keep=keep_old)
+                for path in olds
+                if path != result.path and path.exists()
+            )
+            if not keep_old:
+                for aside in moved:
+                    discard(aside.parent)
+    kept = moved if keep_old and not result.dry_run else ()
+    removed = bool(moved) and not keep_old
+    return UpgradeResult(
+        plugin_id, receipt.version, new_version, current.path, result, removed, kept
+    )
 
 
 def remove(plugin_id: str, dest: Path) -> list[Installed]:
-    """Remove every installed version of ``plugin_id``; raises ``not_installed``/``io``."""
+    """Remove every installed version of ``plugin_id``, and the old versions ``upgrade
+    --keep-old`` kept; raises ``not_installed``/``io``."""
     matches = require_installed(dest, plugin_id)
+    matches += [item for item in scan_kept(dest) if item.plugin_id == plugin_id]
     with locked_root(dest) as root:
         for item in matches:
             with contextlib.suppress(FileNotFoundError):

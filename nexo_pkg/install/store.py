@@ -2,11 +2,17 @@
 
 Layout of ``<dest>``::
 
-    .nexo-install.lock          serialises installs, upgrades and removals
-    <id>-<version>/             one installed plugin
-        .nexo-install.json      its receipt
-    .staging-<id>-<random>/     an install in progress (stale ones are cleaned up)
-    .removing-<name>-<random>/  a removal in progress
+    .nexo-install.lock                  serialises installs, upgrades and removals
+    <id>-<version>/                     one installed plugin
+        .nexo-install.json              its receipt
+    .nexo/staging/<id>-<random>/tree/   an install in progress (stale ones are cleaned up)
+    .nexo/removing/<name>-<random>/tree/  a removal in progress
+    .nexo/kept/<name>-<random>/tree/    an old version kept by ``upgrade --keep-old``
+    .nexo/journal/<random>.json         a replacement in progress (finished by the next run)
+
+The daemon discovers manifests up to two directory levels below each search path, hidden
+directories included, and keeps the first manifest of an id in file-name order; every tree
+that is not the installed version therefore lives four levels down, where it never looks.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -33,9 +40,31 @@ from nexo_pkg.install.durable import fsync_dir
 
 RECEIPT_NAME = ".nexo-install.json"
 LOCK_NAME = ".nexo-install.lock"
-STAGING_PREFIX = ".staging-"
-REMOVING_PREFIX = ".removing-"
-RECEIPT_SCHEMA_VERSION = 1
+BOOKKEEPING_DIR = ".nexo"
+STAGING_AREA = "staging"
+REMOVING_AREA = "removing"
+KEPT_AREA = "kept"
+JOURNAL_AREA = "journal"
+TREE_NAME = "tree"
+# Where earlier versions staged and removed trees (directly in <dest>, where the daemon looked).
+LEGACY_PREFIXES = (".staging-", ".removing-")
+RECEIPT_SCHEMA_VERSION = "1.0"
+# The fields of the reference installer's receipt, every one a JSON string.
+REFERENCE_RECEIPT_FIELDS = (
+    "schema_version",
+    "id",
+    "version",
+    "owner",
+    "repo",
+    "tag",
+    "target",
+    "sha256",
+    "installed_at",
+    "source",
+)
+MAX_RECEIPT_BYTES = 32 * 1024 * 1024
+# Opening a file to read it never follows a link and never blocks on a FIFO or device.
+_SAFE_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 LOCK_TIMEOUT_ENV = "NEXO_INSTALL_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 120.0
 HASH_CHUNK = 1024 * 1024
@@ -59,17 +88,74 @@ def utc_now() -> str:
     return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
+class NotRegularFileError(OSError):
+    """The path is not a regular file (a link, FIFO, socket, device or directory)."""
+
+
+@contextlib.contextmanager
+def open_regular(path: Path) -> Iterator[Any]:
+    """Open ``path`` for reading only if it is a regular file, without following a link or
+    blocking on a FIFO: ``O_NOFOLLOW | O_NONBLOCK``, then ``fstat`` before any read.
+
+    Raises :class:`NotRegularFileError` for anything else, ``OSError`` when it cannot be opened.
+    """
+    try:
+        descriptor = os.open(path, _SAFE_READ_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotRegularFileError(errno.ELOOP, "is a symbolic link", str(path)) from exc
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise NotRegularFileError(errno.EINVAL, "is not a regular file", str(path))
+        os.set_blocking(descriptor, True)
+        handle = os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
+    with handle:
+        yield handle
+
+
 def sha256_file(path: Path) -> str:
+    """SHA-256 of a regular file (see :func:`open_regular` for what else raises)."""
     hasher = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         while chunk := handle.read(HASH_CHUNK):
             hasher.update(chunk)
     return hasher.hexdigest()
 
 
+def tree_modes(root: Path) -> dict[str, int]:
+    """Permission bits (``S_IMODE``, setuid/setgid/sticky included) of every entry below
+    ``root``, by POSIX relative path, links not followed."""
+    modes: dict[str, int] = {}
+    for directory, dirs, files in os.walk(root):
+        base = Path(directory)
+        for name in [*dirs, *files]:
+            path = base / name
+            modes[path.relative_to(root).as_posix()] = stat.S_IMODE(path.lstat().st_mode)
+    return modes
+
+
+def _optional_string(document: dict[str, Any], key: str) -> str | None:
+    value = document.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"`{key}` is not a string")
+    return value
+
+
 @dataclass(frozen=True)
 class Receipt:
-    """The ``.nexo-install.json`` of one installed plugin."""
+    """The ``.nexo-install.json`` of one installed plugin.
+
+    The reference installer's fields come first, every one a JSON string (``""`` where a
+    local install has no owner, repo or tag), so it reads our receipts; ``signature``,
+    ``files`` and ``modes`` are ours and it ignores them. ``files`` is ``None`` for a receipt
+    the reference installer wrote: there are no hashes to check.
+    """
 
     id: str
     version: str
@@ -81,72 +167,104 @@ class Receipt:
     installed_at: str
     source: str
     signature: dict[str, Any]
-    files: dict[str, str]
-    schema_version: int = RECEIPT_SCHEMA_VERSION
+    files: dict[str, str] | None
+    modes: dict[str, int] | None = None
+    schema_version: str = RECEIPT_SCHEMA_VERSION
     # Registry installs: the pinned ``oci://…@sha256:…`` they came from (``upgrade`` asks
     # that repository again). Absent from the JSON otherwise.
     registry: str | None = None
 
+    @property
+    def has_hashes(self) -> bool:
+        return self.files is not None
+
     def to_json(self) -> dict[str, Any]:
-        document = {
-            "schema_version": self.schema_version,
+        document: dict[str, Any] = {
+            "schema_version": RECEIPT_SCHEMA_VERSION,
             "id": self.id,
             "version": self.version,
-            "owner": self.owner,
-            "repo": self.repo,
-            "tag": self.tag,
+            "owner": self.owner or "",
+            "repo": self.repo or "",
+            "tag": self.tag or "",
             "target": self.target,
             "sha256": self.sha256,
             "installed_at": self.installed_at,
             "source": self.source,
             "signature": self.signature,
-            "files": dict(sorted(self.files.items())),
+            "files": dict(sorted((self.files or {}).items())),
         }
         if self.registry is not None:
             document["registry"] = self.registry
+        if self.modes is not None:
+            document["modes"] = {name: f"{mode:04o}" for name, mode in sorted(self.modes.items())}
         return document
 
     @classmethod
     def from_json(cls, document: Any) -> Receipt:
-        """Parse a receipt; raises ``ValueError`` when a field is missing or mistyped."""
+        """Parse a receipt written by nexo-pkg (now or earlier) or by the reference installer.
+
+        Raises ``ValueError`` when a field is missing or mistyped.
+        """
         if not isinstance(document, dict):
             raise ValueError("not a JSON object")
         strings = ("id", "version", "target", "sha256", "installed_at", "source")
         for key in strings:
             if not isinstance(document.get(key), str):
                 raise ValueError(f"`{key}` is missing or not a string")
+        schema = document.get("schema_version", RECEIPT_SCHEMA_VERSION)
+        # nexo-pkg's earlier receipts wrote the integer 1.
+        if isinstance(schema, bool) or not isinstance(schema, str | int):
+            raise ValueError("`schema_version` is not a string")
         files = document.get("files")
-        if not isinstance(files, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in files.items()
+        if files is not None and (
+            not isinstance(files, dict)
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
         ):
             raise ValueError("`files` is not a map of path to sha256")
         signature = document.get("signature")
-        schema = document.get("schema_version")
-        optional = {k: document.get(k) for k in ("owner", "repo", "tag")}
         return cls(
             id=document["id"],
             version=document["version"],
-            owner=optional["owner"] if isinstance(optional["owner"], str) else None,
-            repo=optional["repo"] if isinstance(optional["repo"], str) else None,
-            tag=optional["tag"] if isinstance(optional["tag"], str) else None,
+            owner=_optional_string(document, "owner"),
+            repo=_optional_string(document, "repo"),
+            tag=_optional_string(document, "tag"),
             target=document["target"],
             sha256=document["sha256"],
             installed_at=document["installed_at"],
             source=document["source"],
             signature=signature if isinstance(signature, dict) else {"status": "unknown"},
-            files=dict(files),
-            schema_version=schema if isinstance(schema, int) else RECEIPT_SCHEMA_VERSION,
+            files=dict(files) if files is not None else None,
+            modes=_parse_modes(document.get("modes")),
+            schema_version=str(schema),
             registry=registry if isinstance(registry := document.get("registry"), str) else None,
         )
 
 
+def _parse_modes(value: Any) -> dict[str, int] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError("`modes` is not a map of path to octal mode")
+    modes: dict[str, int] = {}
+    for name, mode in value.items():
+        try:
+            modes[str(name)] = int(mode, 8) if isinstance(mode, str) else int(mode)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"`modes` holds {mode!r} for {name!r}, not an octal mode") from exc
+    return modes
+
+
 @dataclass(frozen=True)
 class Installed:
-    """One directory under the install root, with its receipt when it has a valid one."""
+    """One directory under the install root, with its receipt when it has a valid one.
+
+    ``kept`` marks an old version kept by ``upgrade --keep-old`` (out of the daemon's sight).
+    """
 
     path: Path
     receipt: Receipt | None
     problem: str | None = None
+    kept: bool = False
 
     @property
     def plugin_id(self) -> str | None:
@@ -154,30 +272,63 @@ class Installed:
 
 
 def read_receipt(directory: Path) -> Receipt:
-    """Load ``directory/.nexo-install.json``; raises ``ValueError``/``OSError`` when unusable."""
-    text = (directory / RECEIPT_NAME).read_text(encoding="utf-8")
-    return Receipt.from_json(json.loads(text))
+    """Load ``directory/.nexo-install.json``; raises ``ValueError``/``OSError`` when unusable
+    (a receipt that is a link, a FIFO or larger than 32 MiB is unusable, never waited on)."""
+    with open_regular(directory / RECEIPT_NAME) as handle:
+        raw = handle.read(MAX_RECEIPT_BYTES + 1)
+    if len(raw) > MAX_RECEIPT_BYTES:
+        raise ValueError(f"larger than {MAX_RECEIPT_BYTES} bytes")
+    try:
+        document = json.loads(raw.decode("utf-8"))
+    except RecursionError as exc:
+        raise ValueError("nested too deeply") from exc
+    return Receipt.from_json(document)
+
+
+def _examine(path: Path, *, kept: bool = False) -> Installed:
+    try:
+        receipt = read_receipt(path)
+    except FileNotFoundError:
+        return Installed(path, None, "no install receipt", kept)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        return Installed(path, None, f"unreadable install receipt: {reason}", kept)
+    return Installed(path, receipt, None, kept)
 
 
 def scan_installed(dest: Path) -> list[Installed]:
-    """Every plugin directory under ``dest`` (hidden entries are bookkeeping), sorted by name."""
+    """Every plugin directory under ``dest`` (hidden entries are bookkeeping), sorted by name.
+
+    A symbolic link where a plugin directory belongs is listed with its problem, never
+    followed.
+    """
     found: list[Installed] = []
     try:
         children = sorted(dest.iterdir()) if dest.is_dir() else []
     except OSError as exc:
         raise io_error(f"list {dest}", exc) from exc
     for child in children:
-        if child.name.startswith(".") or child.is_symlink() or not child.is_dir():
+        if child.name.startswith("."):
             continue
-        try:
-            receipt = read_receipt(child)
-        except FileNotFoundError:
-            found.append(Installed(child, None, "no install receipt"))
-        except (OSError, ValueError) as exc:
-            found.append(Installed(child, None, f"unreadable install receipt: {exc}"))
-        else:
-            found.append(Installed(child, receipt))
+        if child.is_symlink():
+            found.append(Installed(child, None, "is a symbolic link, not a plugin directory"))
+        elif child.is_dir():
+            found.append(_examine(child))
     return found
+
+
+def scan_kept(dest: Path) -> list[Installed]:
+    """Old versions kept by ``upgrade --keep-old`` under ``.nexo/kept``, sorted by name."""
+    area = dest / BOOKKEEPING_DIR / KEPT_AREA
+    try:
+        holders = sorted(area.iterdir()) if area.is_dir() and not area.is_symlink() else []
+    except OSError as exc:
+        raise io_error(f"list {area}", exc) from exc
+    return [
+        _examine(holder / TREE_NAME, kept=True)
+        for holder in holders
+        if (holder / TREE_NAME).is_dir() and not (holder / TREE_NAME).is_symlink()
+    ]
 
 
 def installed_versions(dest: Path, plugin_id: str) -> list[Installed]:
@@ -216,28 +367,172 @@ class InstallRoot:
     dest: Path
     created: list[Path] = field(default_factory=list)
 
-    def clean_stale(self) -> None:
-        """Remove leftovers of interrupted installs and removals (we hold the lock)."""
-        for child in self.dest.iterdir():
-            if child.name.startswith((STAGING_PREFIX, REMOVING_PREFIX)):
-                discard(child)
+    @property
+    def bookkeeping(self) -> Path:
+        return self.dest / BOOKKEEPING_DIR
+
+    def area(self, name: str) -> Path:
+        """``<dest>/.nexo/<name>``, created (0755) when missing; never a link."""
+        area = self.bookkeeping / name
+        for path in (self.bookkeeping, area):
+            if path.is_symlink():
+                discard(path)
+            if not path.is_dir():
+                try:
+                    path.mkdir(mode=0o755)
+                except OSError as exc:
+                    raise io_error(f"create {path}", exc) from exc
+                self.created.append(path)
+        return area
+
+    def _holder(self, area: str, name: str) -> Path:
+        holder = self.area(area) / f"{name}-{secrets.token_hex(6)}"
+        try:
+            holder.mkdir(mode=0o755)
+        except OSError as exc:
+            raise io_error(f"create {holder}", exc) from exc
+        return holder
 
     def new_staging(self, plugin_id: str) -> Path:
-        path = self.dest / f"{STAGING_PREFIX}{plugin_id}-{secrets.token_hex(6)}"
+        """An empty ``.nexo/staging/<id>-<random>/tree`` to extract into."""
+        tree = self._holder(STAGING_AREA, plugin_id) / TREE_NAME
         try:
-            path.mkdir(mode=0o755)
+            tree.mkdir(mode=0o755)
         except OSError as exc:
-            raise io_error(f"create {path}", exc) from exc
-        return path
+            raise io_error(f"create {tree}", exc) from exc
+        return tree
 
-    def set_aside(self, path: Path) -> Path:
-        """Rename ``path`` to ``.removing-*`` (atomic), so it vanishes from listings at once."""
-        aside = self.dest / f"{REMOVING_PREFIX}{path.name}-{secrets.token_hex(6)}"
+    def aside_path(self, path: Path, *, keep: bool = False) -> Path:
+        """Where ``path`` goes when it leaves the daemon's sight: a new holder under
+        ``.nexo/kept`` (``keep``) or ``.nexo/removing``; the returned ``tree`` is not created."""
+        return self._holder(KEPT_AREA if keep else REMOVING_AREA, path.name) / TREE_NAME
+
+    def set_aside(self, path: Path, *, keep: bool = False) -> Path:
+        """Rename ``path`` out of the daemon's sight (atomic), so it vanishes from listings."""
+        aside = self.aside_path(path, keep=keep)
         try:
             path.rename(aside)
         except OSError as exc:
+            discard(aside.parent)
             raise io_error(f"move {path} aside", exc) from exc
         return aside
+
+    def recover(self) -> None:
+        """Finish or undo what an interrupted run left (we hold the lock): replacements
+        recorded in the journal first, then staging and removal leftovers are deleted."""
+        journal_area = self.bookkeeping / JOURNAL_AREA
+        if journal_area.is_dir() and not journal_area.is_symlink():
+            for entry in sorted(journal_area.iterdir()):
+                if entry.suffix == ".json" and not entry.is_symlink():
+                    _replay(self.dest, entry)
+                discard(entry)
+        for area in (STAGING_AREA, REMOVING_AREA):
+            path = self.bookkeeping / area
+            if path.is_dir() and not path.is_symlink():
+                for holder in path.iterdir():
+                    discard(holder)
+        for child in self.dest.iterdir():
+            if child.name.startswith(LEGACY_PREFIXES):
+                discard(child)
+
+    def clean_stale(self) -> None:
+        """Remove leftovers of interrupted installs and removals (we hold the lock)."""
+        self.recover()
+
+    def prune(self) -> None:
+        """Remove the bookkeeping directories that are empty, so an idle root holds only
+        the lock file and the installed plugins (and kept versions, if any)."""
+        for name in (STAGING_AREA, REMOVING_AREA, JOURNAL_AREA, KEPT_AREA, ""):
+            path = self.bookkeeping / name if name else self.bookkeeping
+            if path.is_dir() and not path.is_symlink():
+                with contextlib.suppress(OSError):
+                    path.rmdir()
+
+
+# -- replacement journal ----------------------------------------------------------------------
+
+
+def _inside(dest: Path, relative: Any) -> Path:
+    """``dest / relative`` for a journal entry, refusing anything that leaves ``dest``."""
+    if not isinstance(relative, str) or not relative or relative.startswith("/"):
+        raise ValueError(f"bad path {relative!r}")
+    parts = Path(relative).parts
+    if any(part in {"", ".", ".."} for part in parts):
+        raise ValueError(f"bad path {relative!r}")
+    return dest.joinpath(*parts)
+
+
+def _write_journal(root: InstallRoot, record: dict[str, Any]) -> Path:
+    area = root.area(JOURNAL_AREA)
+    path = area / f"{secrets.token_hex(8)}.json"
+    temp = path.with_suffix(".tmp")
+    try:
+        with temp.open("w", encoding="utf-8") as handle:
+            json.dump(record, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        temp.replace(path)
+        fsync_dir(area)
+    except OSError as exc:
+        discard(temp)
+        raise io_error(f"write {path}", exc) from exc
+    return path
+
+
+def _replay(dest: Path, journal: Path) -> None:
+    """Bring one interrupted replacement to a complete state, never losing both trees.
+
+    The journal is written once the new tree is complete in staging, before anything moves.
+    If the new tree is still staged, the old trees are moved out of sight and the new one is
+    renamed in (the run is finished); if it is already in place, only the moves of the old
+    trees are completed. Only when the new tree is gone are the old ones put back.
+    """
+    try:
+        with open_regular(journal) as handle:
+            record = json.loads(handle.read(MAX_RECEIPT_BYTES).decode("utf-8"))
+        final = _inside(dest, record["final"])
+        staged = _inside(dest, record["staged"])
+        moves = [(_inside(dest, old), _inside(dest, aside)) for old, aside in record["moves"]]
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
+        return  # not ours, or torn before it was renamed into place: nothing was moved
+    olds = {old for old, _ in moves}
+    staged_present = staged.is_dir() and not staged.is_symlink()
+    if staged_present and (not final.exists() or final in olds):
+        _move_out(moves)
+        with contextlib.suppress(OSError):
+            staged.rename(final)
+    elif final.exists() and not staged_present:
+        _move_out([(old, aside) for old, aside in moves if old != final])
+    else:
+        for old, aside in moves:
+            if aside.is_dir() and not old.exists():
+                with contextlib.suppress(OSError):
+                    aside.rename(old)
+    with contextlib.suppress(OSError):
+        fsync_dir(dest)
+
+
+def _move_out(moves: list[tuple[Path, Path]]) -> None:
+    for old, aside in moves:
+        if (old.exists() or old.is_symlink()) and not aside.exists():
+            with contextlib.suppress(OSError):
+                aside.parent.mkdir(parents=True, exist_ok=True)
+                old.rename(aside)
+
+
+def recover_interrupted(dest: Path) -> None:
+    """If a replacement in ``dest`` was interrupted (its journal is there), finish or undo it
+    now, so a read-only command (``list``, ``verify``) sees a complete state. Does nothing
+    when another run holds the lock (that run is not interrupted)."""
+    journal = dest / BOOKKEEPING_DIR / JOURNAL_AREA
+    try:
+        pending = journal.is_dir() and any(journal.iterdir())
+    except OSError:
+        return
+    if not pending:
+        return
+    with contextlib.suppress(NexoError), locked_root(dest, timeout=0):
+        pass
 
 
 def _lock_timeout() -> float:
@@ -268,9 +563,10 @@ def locked_root(dest: Path, *, timeout: float | None = None) -> Iterator[Install
     handle = _acquire(lock_path, wait, created)
     root = InstallRoot(dest, created)
     try:
-        root.clean_stale()
+        root.recover()
         yield root
     except BaseException:
+        root.prune()
         if lock_path in created:
             with contextlib.suppress(OSError):
                 lock_path.unlink()
@@ -280,6 +576,8 @@ def locked_root(dest: Path, *, timeout: float | None = None) -> Iterator[Install
                 with contextlib.suppress(OSError):
                     path.rmdir()
         raise
+    else:
+        root.prune()
     finally:
         handle.close()
 
@@ -334,33 +632,83 @@ def write_receipt(directory: Path, receipt: Receipt) -> None:
     temp.replace(target)
 
 
-def publish(root: InstallRoot, staging: Path, final: Path, *, replace: bool) -> None:
-    """Rename ``staging`` to ``final``; with ``replace`` swap out an existing ``final``.
+def publish(
+    root: InstallRoot,
+    staging: Path,
+    final: Path,
+    *,
+    replace: bool = False,
+    replaces: tuple[Path, ...] = (),
+    keep_old: bool = False,
+) -> tuple[Path, ...]:
+    """Rename the complete ``staging`` tree to ``final``, taking the trees it replaces out of
+    the daemon's sight first; return where they went.
 
-    The old tree is moved aside first and restored if the second rename fails, so ``final``
-    is always either the old or the new complete tree. Raises ``io``.
+    ``replaces`` lists installed trees of the same plugin (``final`` itself for ``--force``,
+    ``replace`` says the same); they move to ``.nexo/removing`` and are deleted, or with
+    ``keep_old`` to ``.nexo/kept`` (``final`` itself is never kept). A journal written before
+    anything moves lets the next run finish an interrupted replacement (see
+    :meth:`InstallRoot.recover`), so a crash never loses both trees; a failed rename puts
+    the old trees back. Raises ``io``.
     """
-    aside: Path | None = None
-    if replace and final.exists():
-        aside = root.set_aside(final)
+    olds = [
+        path
+        for path in dict.fromkeys((*replaces, *((final,) if replace else ())))
+        if path.exists() or path.is_symlink()
+    ]
+    if not olds:
+        try:
+            staging.rename(final)
+        except OSError as exc:
+            raise io_error(f"move the new install into {final}", exc) from exc
+        # The rename changed both parents: make the new name and the old one's removal durable.
+        fsync_dir(final.parent)
+        fsync_dir(staging.parent)
+        _remove_empty_holder(staging)
+        return ()
+    moves = [(old, root.aside_path(old, keep=keep_old and old != final)) for old in olds]
+    relative = {"final": final.name, "staged": staging.relative_to(root.dest).as_posix()}
+    journal = _write_journal(
+        root,
+        {
+            **relative,
+            "moves": [[old.name, aside.relative_to(root.dest).as_posix()] for old, aside in moves],
+        },
+    )
+    done: list[tuple[Path, Path]] = []
     try:
+        for old, aside in moves:
+            old.rename(aside)
+            done.append((old, aside))
         staging.rename(final)
     except OSError as exc:
-        if aside is not None:
-            aside.rename(final)
+        for old, aside in reversed(done):
+            with contextlib.suppress(OSError):
+                aside.rename(old)
+        discard(journal)
         raise io_error(f"move the new install into {final}", exc) from exc
-    # The rename changed both parents: make the new name and the old one's removal durable.
-    fsync_dir(final.parent)
-    if staging.parent != final.parent:
-        fsync_dir(staging.parent)
-    if aside is not None:
-        discard(aside)
+    # The renames changed these parents: make the new names and the old ones' removal durable.
+    for parent in dict.fromkeys((final.parent, staging.parent, *(a.parent for _, a in moves))):
+        fsync_dir(parent)
+    discard(journal)
+    _remove_empty_holder(staging)
+    for _, aside in moves:
+        if aside.parent.parent.name == REMOVING_AREA:
+            discard(aside.parent)
+    return tuple(aside for _, aside in moves)
+
+
+def _remove_empty_holder(tree: Path) -> None:
+    with contextlib.suppress(OSError):
+        tree.parent.rmdir()
 
 
 def remove_tree(root: InstallRoot, path: Path) -> None:
-    """Remove an installed directory: rename to ``.removing-*`` first, then delete."""
+    """Remove an installed (or kept) tree: move it out of sight first, then delete it."""
     aside = root.set_aside(path)
-    discard(aside)
+    discard(aside.parent)
+    if path.name == TREE_NAME and path.parent.parent.name == KEPT_AREA:
+        discard(path.parent)
 
 
 def discard(path: Path) -> None:
@@ -384,11 +732,14 @@ class VerifyReport:
     modified: tuple[str, ...] = ()
     missing: tuple[str, ...] = ()
     extra: tuple[str, ...] = ()
+    mode_changed: tuple[str, ...] = ()
     problem: str | None = None
 
     @property
     def ok(self) -> bool:
-        return not (self.modified or self.missing or self.extra or self.problem)
+        return not (
+            self.modified or self.missing or self.extra or self.mode_changed or self.problem
+        )
 
     def to_json(self) -> dict[str, Any]:
         receipt = self.item.receipt
@@ -400,39 +751,74 @@ class VerifyReport:
             "modified": list(self.modified),
             "missing": list(self.missing),
             "extra": list(self.extra),
+            "mode_changed": list(self.mode_changed),
             "problem": self.problem,
         }
 
 
+# Bits an install never sets: a file or directory that gained one was tampered with.
+_SUSPICIOUS_BITS = stat.S_ISUID | stat.S_ISGID | stat.S_ISVTX | stat.S_IWOTH
+
+
 def verify_installed(item: Installed) -> VerifyReport:
-    """Re-hash every file of ``item`` and compare with its receipt (never raises for content)."""
+    """Re-hash every file of ``item`` and compare files and modes with its receipt.
+
+    Never raises for content, and never opens anything but a regular file: a link, FIFO,
+    socket or device in the tree is reported (as extra, or as modified where the receipt
+    expects a file), never followed or read. A directory without a readable receipt, a
+    directory that is a symbolic link and a receipt without file hashes (written by another
+    installer) are failures naming the directory.
+    """
     if item.receipt is None:
         return VerifyReport(item, problem=item.problem or "no install receipt")
+    if item.path.is_symlink() or not item.path.is_dir():
+        return VerifyReport(item, problem="is a symbolic link, not a plugin directory")
+    if item.receipt.files is None:
+        return VerifyReport(
+            item,
+            problem="its receipt has no file hashes to check (installed by another tool); "
+            "reinstall it with `nexo plugin install --force` to record them",
+        )
     expected = item.receipt.files
     present: dict[str, Path] = {}
+    modes: dict[str, int] = {}
     oddities: list[str] = []
     for directory, dirs, files in os.walk(item.path):
         base = Path(directory)
         for name in [*dirs, *files]:
             path = base / name
             relative = path.relative_to(item.path).as_posix()
-            if path.is_symlink():
-                oddities.append(relative)
-            elif name in files:
+            try:
+                info = path.lstat()
+            except OSError:
+                continue
+            modes[relative] = stat.S_IMODE(info.st_mode)
+            if stat.S_ISREG(info.st_mode):
                 present[relative] = path
-        dirs[:] = [d for d in dirs if not (base / d).is_symlink()]
+            elif not stat.S_ISDIR(info.st_mode):
+                oddities.append(relative)
+        dirs[:] = [d for d in dirs if stat.S_ISDIR((base / d).lstat().st_mode)]
     present.pop(RECEIPT_NAME, None)
+    modes.pop(RECEIPT_NAME, None)
     modified: list[str] = []
     missing: list[str] = []
     for relative, digest in sorted(expected.items()):
         found = present.get(relative)
         if found is None:
-            missing.append(relative)
+            (modified if relative in oddities else missing).append(relative)
             continue
         try:
             if sha256_file(found) != digest:
                 modified.append(relative)
         except OSError:
             modified.append(relative)
-    extra = sorted({*oddities, *(r for r in present if r not in expected)})
-    return VerifyReport(item, tuple(modified), tuple(missing), tuple(extra))
+    extra = sorted(
+        {*(r for r in oddities if r not in expected), *(r for r in present if r not in expected)}
+    )
+    recorded = item.receipt.modes
+    if recorded is not None:
+        changed = {name for name, mode in modes.items() if recorded.get(name, mode) != mode}
+        extra = sorted({*extra, *(name for name in modes if name not in recorded)})
+    else:
+        changed = {name for name, mode in modes.items() if mode & _SUSPICIOUS_BITS}
+    return VerifyReport(item, tuple(modified), tuple(missing), tuple(extra), tuple(sorted(changed)))

@@ -138,6 +138,14 @@ def test_list_verify_remove(home: Path, tmp_path: Path) -> None:
     assert [line.split()[0] for line in out.splitlines()] == ["hello", "other"]
     assert "stray" not in out
 
+    # A directory the daemon could load that has no receipt fails verification by name.
+    code, out, _ = nexo("verify", "--json")
+    assert code == 1
+    failed = [p for p in json.loads(out)["plugins"] if not p["ok"]]
+    assert [(Path(p["path"]).name, p["problem"]) for p in failed] == [
+        ("stray", "no install receipt")
+    ]
+    (home / "state/plugins/stray").rmdir()
     assert nexo("verify")[0] == 0
     installed = home / "state/plugins/hello-1.0.0"
     (installed / "lib/plugin/main.py").write_text("edited")

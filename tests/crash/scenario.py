@@ -18,6 +18,7 @@ from pathlib import Path
 
 from adversarial.harness import CliResult, clean_env, run_cli_in_process
 from faults.server import FaultyGitHubServer
+from support.daemon_walk import assert_one_per_id, discovered_versions
 from support.tarballs import directory, file, plugin_members, release_assets, targz
 
 PLUGIN = "hello"
@@ -129,9 +130,14 @@ def installed_versions(root: Root, plugin_id: str = PLUGIN) -> list[str]:
 
 
 def assert_complete(root: Root, allowed: Sequence[Sequence[str]]) -> list[str]:
-    """``list`` shows one of the ``allowed`` version sets and ``verify`` passes for all."""
+    """``list`` shows one of the ``allowed`` version sets and ``verify`` passes for all; the
+    daemon would never meet an id twice, and after ``list`` (which finishes an interrupted
+    replacement) it would load the newest listed version."""
+    assert_one_per_id(root.dest)
     versions = installed_versions(root)
     assert versions in [sorted(a) for a in allowed], versions
+    discovered = discovered_versions(root.dest).get(PLUGIN)
+    assert discovered == (versions[-1] if versions else None), (discovered, versions)
     if versions:
         verified = root.run("verify")
         assert verified.exit_code == 0, verified.stdout
@@ -140,11 +146,16 @@ def assert_complete(root: Root, allowed: Sequence[Sequence[str]]) -> list[str]:
 
 
 def leftovers(root: Root) -> list[str]:
-    """Staging and removal directories in ``<dest>``."""
+    """Staging and removal trees and replacement journals in ``<dest>``."""
     if not root.dest.exists():
         return []
     prefixes = (".staging-", ".removing-")
-    return sorted(p.name for p in root.dest.iterdir() if p.name.startswith(prefixes))
+    found = [p.name for p in root.dest.iterdir() if p.name.startswith(prefixes)]
+    for area in ("staging", "removing", "journal"):
+        path = root.dest / ".nexo" / area
+        if path.is_dir():
+            found.extend(f".nexo/{area}/{child.name}" for child in path.iterdir())
+    return sorted(found)
 
 
 def cache_leftovers(root: Root) -> list[str]:

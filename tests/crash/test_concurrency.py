@@ -42,7 +42,7 @@ class StagingWatcher(threading.Thread):
     def run(self) -> None:
         while not self.done.is_set():
             try:
-                staging = [p for p in self.dest.iterdir() if p.name.startswith(".staging-")]
+                staging = list((self.dest / ".nexo" / "staging").iterdir())
             except OSError:
                 staging = []
             self.most = max(self.most, len(staging))

@@ -3,8 +3,9 @@ old or the new complete state, never a partial one, and a following install clea
 
 The kill moments are drawn uniformly over the time an uninterrupted run takes (measured once
 per test), with a fixed seed per point so a failure names a reproducible moment. The fast
-profile kills five times in all (two installs, two upgrades, one removal); ``-m slow``
-fifty times per command.
+profile kills seven times in all (two installs, two ``--force`` reinstalls, two upgrades, one
+removal); ``-m slow`` fifty times per command. After every kill the root is also walked the
+way the daemon walks it: no plugin id is ever discoverable twice.
 """
 
 from __future__ import annotations
@@ -88,14 +89,13 @@ def _crash_upgrade(server: FaultyGitHubServer, tmp_path: Path, points: int) -> N
         root = _root(server, tmp_path, f"point-{index}")
         assert root.run("install", f"acme/{PLUGIN}@v1.0.0", "--yes").exit_code == 0
         killed = kill_after(root.spawn("upgrade", PLUGIN, "--yes"), delay)
-        # Both complete versions side by side is allowed: the old one is removed last.
-        state = assert_complete(root, [["1.0.0"], ["2.0.0"], ["1.0.0", "2.0.0"]])
+        # Never both: the old version leaves the daemon's sight as the new one arrives.
+        state = assert_complete(root, [["1.0.0"], ["2.0.0"]])
         if not killed:
             assert state == ["2.0.0"]
         again = root.run("upgrade", PLUGIN, "--yes")
         assert again.exit_code == 0, (delay, again.stdout)
-        final = assert_complete(root, [["2.0.0"], ["1.0.0", "2.0.0"]])
-        assert "2.0.0" in final
+        assert assert_complete(root, [["2.0.0"]]) == ["2.0.0"]
         # An upgrade that finds 2.0.0 already there is a no-op and need not take the lock;
         # the next install (here: already present) is what sweeps the leftovers.
         present = root.run("install", f"acme/{PLUGIN}@v2.0.0", "--yes")
@@ -124,6 +124,24 @@ def _crash_remove(server: FaultyGitHubServer, tmp_path: Path, points: int) -> No
         assert cache_leftovers(root) == [], (delay, cache_leftovers(root))
 
 
+def _crash_force(server: FaultyGitHubServer, tmp_path: Path, points: int) -> None:
+    _published(server)
+    calibrate = _root(server, tmp_path, "calibrate")
+    assert calibrate.run("install", f"acme/{PLUGIN}@v2.0.0", "--yes").exit_code == 0
+    span = calibrate.timed_run("install", f"acme/{PLUGIN}@v2.0.0", "--yes", "--force")
+    for index, delay in enumerate(_delays(4, span * 1.1, points)):
+        root = _root(server, tmp_path, f"point-{index}")
+        assert root.run("install", f"acme/{PLUGIN}@v2.0.0", "--yes").exit_code == 0
+        kill_after(root.spawn("install", f"acme/{PLUGIN}@v2.0.0", "--yes", "--force"), delay)
+        # Old or new, 2.0.0 is there and complete: never neither, never both.
+        assert assert_complete(root, [["2.0.0"]]) == ["2.0.0"]
+        again = root.run("install", f"acme/{PLUGIN}@v2.0.0", "--yes", "--force")
+        assert again.exit_code == 0, (delay, again.stdout)
+        assert assert_complete(root, [["2.0.0"]]) == ["2.0.0"]
+        assert leftovers(root) == [], (delay, leftovers(root))
+        assert cache_leftovers(root) == [], (delay, cache_leftovers(root))
+
+
 def test_sigkill_install(server: FaultyGitHubServer, tmp_path: Path) -> None:
     _crash_install(server, tmp_path, FAST_POINTS)
 
@@ -134,6 +152,15 @@ def test_sigkill_upgrade(server: FaultyGitHubServer, tmp_path: Path) -> None:
 
 def test_sigkill_remove(server: FaultyGitHubServer, tmp_path: Path) -> None:
     _crash_remove(server, tmp_path, FAST_POINTS - 1)
+
+
+def test_sigkill_force(server: FaultyGitHubServer, tmp_path: Path) -> None:
+    _crash_force(server, tmp_path, FAST_POINTS)
+
+
+@pytest.mark.slow
+def test_sigkill_force_50_points(server: FaultyGitHubServer, tmp_path: Path) -> None:
+    _crash_force(server, tmp_path, SLOW_POINTS)
 
 
 @pytest.mark.slow

@@ -52,8 +52,10 @@ def test_install_latest(install_env: InstallEnv) -> None:
     receipt = json.loads((path / RECEIPT_NAME).read_text())
     assert set(receipt) == {
         "schema_version", "id", "version", "owner", "repo", "tag", "target", "sha256",
-        "installed_at", "source", "signature", "files",
+        "installed_at", "source", "signature", "files", "modes",
     }  # fmt: skip
+    assert receipt["schema_version"] == "1.0"
+    assert receipt["modes"]["bin/hello"] == "0755"
     assert receipt["id"] == "hello"
     assert receipt["version"] == "1.0.0"
     assert (receipt["owner"], receipt["repo"], receipt["tag"]) == ("acme", "hello", "v1.0.0")
@@ -327,8 +329,13 @@ def test_upgrade_downgrade_and_keep_old(install_env: InstallEnv) -> None:
     back = upgrade("hello", install_env.make_options(), allow_downgrade=True, keep_old=True)
     assert back.install is not None
     assert not back.removed_old
+    # The kept 1.1.0 is out of the daemon's sight: exactly one version stays discoverable.
     names = sorted(p.name for p in install_env.dest.iterdir())
-    assert names == [".nexo-install.lock", "hello-1.0.0", "hello-1.1.0"]
+    assert names == [".nexo", ".nexo-install.lock", "hello-1.0.0"]
+    (kept,) = back.kept
+    assert kept.relative_to(install_env.dest).parts[:2] == (".nexo", "kept")
+    assert read_receipt(kept).version == "1.1.0"
+    assert back.to_json()["kept_paths"] == [str(kept)]
 
 
 def test_upgrade_unknown_and_local(install_env: InstallEnv, tmp_path: Path) -> None:

@@ -1,0 +1,185 @@
+"""The install root as the daemon sees it: exactly one discoverable manifest per plugin id at
+every step of install, ``--force``, upgrade (with and without ``--keep-old``) and remove, and
+an interrupted ``--force`` that the next run finishes instead of losing both trees.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from adversarial.harness import clean_env, run_cli_in_process
+from support.daemon_walk import assert_one_per_id, discovered_versions
+from support.tarballs import plugin_tarball, release_assets, write_plugin
+
+from nexo_pkg.install import store
+from nexo_pkg.install.pipeline import install, remove, upgrade
+from nexo_pkg.install.store import scan_kept
+
+from .conftest import InstallEnv
+
+Walk = Callable[[], None]
+
+
+@pytest.fixture
+def watched(install_env: InstallEnv, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Walk the root like the daemon after every rename inside the root: no id may ever be
+    discoverable twice. Yields the log of renames seen."""
+    seen: list[str] = []
+    real_rename = Path.rename
+
+    def rename(self: Path, target: Any) -> Path:
+        moved = real_rename(self, target)
+        if install_env.dest in Path(target).parents:
+            seen.append(f"{self.name} -> {Path(target).relative_to(install_env.dest)}")
+            assert_one_per_id(install_env.dest)
+        return moved
+
+    monkeypatch.setattr(Path, "rename", rename)
+    return seen
+
+
+def _publish(env: InstallEnv, version: str, *, latest: bool = True) -> None:
+    env.server.publish("acme", "x", f"v{version}", release_assets("x", version), latest=latest)
+
+
+def test_one_manifest_per_id_at_every_step(install_env: InstallEnv, watched: list[str]) -> None:
+    dest = install_env.dest
+    _publish(install_env, "0.9.0")
+    install("acme/x", install_env.make_options())
+    assert discovered_versions(dest) == {"x": "0.9.0"}
+    install("acme/x", install_env.make_options(force=True))
+    assert discovered_versions(dest) == {"x": "0.9.0"}
+    # 0.10.0 sorts before 0.9.0: with both discoverable the daemon would load the wrong one.
+    _publish(install_env, "0.10.0")
+    kept = upgrade("x", install_env.make_options(), keep_old=True)
+    assert discovered_versions(dest) == {"x": "0.10.0"}
+    assert [item.receipt.version for item in scan_kept(dest) if item.receipt] == ["0.9.0"]
+    assert kept.kept
+    assert not kept.removed_old
+    _publish(install_env, "0.11.0")
+    upgraded = upgrade("x", install_env.make_options())
+    assert upgraded.removed_old
+    assert discovered_versions(dest) == {"x": "0.11.0"}
+    assert sorted(path.name for path in dest.iterdir()) == [
+        ".nexo",
+        ".nexo-install.lock",
+        "x-0.11.0",
+    ]
+    removed = remove("x", dest)
+    assert sorted(item.kept for item in removed) == [False, True]
+    assert discovered_versions(dest) == {}
+    assert sorted(path.name for path in dest.iterdir()) == [".nexo-install.lock"]
+    # Staging trees and old trees were four levels down whenever they existed.
+    assert any("-> .nexo/staging" not in line and ".nexo/kept/" in line for line in watched)
+    for line in watched:
+        target = line.split(" -> ")[1]
+        if target.startswith(".nexo/"):
+            assert len(Path(target).parts) == 4, line
+
+
+def test_kept_versions_are_listed_as_kept(install_env: InstallEnv) -> None:
+    _publish(install_env, "1.0.0")
+    env = clean_env(
+        NEXO_HOME=str(install_env.home),
+        NEXO_GITHUB_API_BASE=install_env.server.url,
+        NEXO_HTTP_RETRY_BASE_MS="1",
+    )
+    assert run_cli_in_process(["plugin", "install", "acme/x", "--yes"], env=env).exit_code == 0
+    _publish(install_env, "1.1.0")
+    upgraded = run_cli_in_process(["plugin", "upgrade", "x", "--keep-old", "--json"], env=env)
+    assert upgraded.exit_code == 0, upgraded.stdout
+    listing = run_cli_in_process(["plugin", "list", "--json"], env=env).document
+    assert [(p["version"], p["kept"]) for p in listing["plugins"]] == [
+        ("1.1.0", False),
+        ("1.0.0", True),
+    ]
+    assert listing["plugins"][1]["path"] == upgraded.document["kept_paths"][0]
+    human = run_cli_in_process(["plugin", "list"], env=env)
+    (kept_line,) = [line for line in human.stderr.splitlines() if "1.0.0" in line]
+    assert " kept " in kept_line
+
+
+def test_stale_staging_trees_are_never_discoverable_and_are_swept(
+    install_env: InstallEnv, tmp_path: Path
+) -> None:
+    _publish(install_env, "1.0.0")
+    with store.locked_root(install_env.dest) as root:
+        stale = root.new_staging("x")
+    (stale / "nexo-plugin.toml").write_text('[plugin]\nid = "x"\nversion = "9.9.9"\n')
+    assert discovered_versions(install_env.dest) == {}
+    install("acme/x", install_env.make_options())
+    assert not stale.exists()
+    assert discovered_versions(install_env.dest) == {"x": "1.0.0"}
+
+
+# -- an interrupted --force --------------------------------------------------------------------
+
+_KILLER = textwrap.dedent(
+    """
+    import os, signal, sys
+    from pathlib import Path
+
+    real_rename = Path.rename
+    moment = sys.argv[1]
+
+    def rename(self, target):
+        target = Path(target)
+        staged = "staging" in str(self)
+        if moment == "before-new" and staged and target.name == "x-1.0.0":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if moment == "before-old" and self.name == "x-1.0.0" and not staged:
+            os.kill(os.getpid(), signal.SIGKILL)
+        moved = real_rename(self, target)
+        if moment == "after-new" and staged and target.name == "x-1.0.0":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return moved
+
+    Path.rename = rename
+    sys.argv = ["nexo", *sys.argv[2:]]
+    from nexo_pkg.cli.main import main
+    main()
+    """
+)
+
+
+@pytest.mark.parametrize("moment", ["before-old", "before-new", "after-new"])
+def test_sigkill_during_force_is_recovered_by_the_next_run(
+    install_env: InstallEnv, tmp_path: Path, moment: str
+) -> None:
+    old = plugin_tarball("x", "1.0.0", payload=b"old")
+    new = plugin_tarball("x", "1.0.0", payload=b"new")
+    tarball = write_plugin(tmp_path / "dist", "x", "1.0.0", data=old)
+    dest = install_env.dest
+    args = ["plugin", "install", str(tarball), "--dest", str(dest), "--yes", "--json"]
+    env = clean_env(NEXO_HOME=str(install_env.home))
+    assert run_cli_in_process(args, env=env).exit_code == 0
+    write_plugin(tmp_path / "dist", "x", "1.0.0", data=new)
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLER, moment, *args, "--force"],
+        env=env,
+        capture_output=True,
+        check=False,
+        timeout=120,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert len(assert_one_per_id(dest)) <= 1
+    # The next run (even a listing) finishes or undoes the replacement: one complete tree.
+    listing = run_cli_in_process(["plugin", "list", "--dest", str(dest), "--json"], env=env)
+    assert [p["version"] for p in listing.document["plugins"]] == ["1.0.0"]
+    assert discovered_versions(dest) == {"x": "1.0.0"}
+    verified = run_cli_in_process(["plugin", "verify", "--dest", str(dest), "--json"], env=env)
+    assert verified.exit_code == 0, verified.stdout
+    data = (dest / "x-1.0.0" / "lib/plugin/data.bin").read_bytes()
+    # The replacement was recorded once the new tree was complete: the next run finishes it.
+    assert data == b"new"
+    again = run_cli_in_process([*args, "--force"], env=env)
+    assert again.exit_code == 0, again.stdout
+    assert not (dest / ".nexo").exists()
+    assert sorted(path.name for path in dest.iterdir()) == [".nexo-install.lock", "x-1.0.0"]

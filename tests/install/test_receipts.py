@@ -1,0 +1,223 @@
+"""Receipts both installers read, and ``verify`` without blind spots.
+
+The reference installer's receipt is a struct of ten required string fields (unknown keys
+ignored); ours carries those fields as strings plus ``signature``, ``files`` and ``modes``. A
+plugin the reference installed is listed, upgraded and removed by nexo-pkg.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from adversarial.harness import CliResult, clean_env, run_cli_in_process
+from support.daemon_walk import discovered_versions
+from support.tarballs import plugin_members, release_assets, sha256_hex, write_plugin
+
+from nexo_pkg.install.pipeline import install
+from nexo_pkg.install.store import RECEIPT_NAME, REFERENCE_RECEIPT_FIELDS
+
+from .conftest import InstallEnv
+
+
+def reference_receipt_struct(document: Any) -> dict[str, str]:
+    """A strict model of the reference installer's receipt: every one of its ten fields
+    present and a JSON string; other keys ignored (as serde does by default)."""
+    assert isinstance(document, dict)
+    parsed: dict[str, str] = {}
+    for field in REFERENCE_RECEIPT_FIELDS:
+        value = document[field]
+        assert isinstance(value, str), (field, value)
+        parsed[field] = value
+    return parsed
+
+
+def _write_reference_install(dest: Path, plugin_id: str, version: str, tag: str) -> Path:
+    """A plugin directory exactly as the reference installer leaves it."""
+    directory = dest / f"{plugin_id}-{version}"
+    for member in plugin_members(plugin_id, version):
+        path = directory / member.name
+        if member.kind == b"5":
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(member.data)
+            path.chmod(member.mode)
+    receipt = {
+        "schema_version": "1.0",
+        "id": plugin_id,
+        "version": version,
+        "owner": "acme",
+        "repo": plugin_id,
+        "tag": tag,
+        "target": "x86_64-unknown-linux-gnu",
+        "sha256": "ab" * 32,
+        "installed_at": "2026-05-07T18:20:42.123456789+00:00",
+        "source": "github-releases",
+    }
+    # serde_json::to_string_pretty: two-space indent, no trailing newline.
+    (directory / RECEIPT_NAME).write_text(json.dumps(receipt, indent=2))
+    return directory
+
+
+def _cli(env: InstallEnv, *args: str) -> CliResult:
+    variables = clean_env(
+        NEXO_HOME=str(env.home),
+        NEXO_GITHUB_API_BASE=env.server.url,
+        NEXO_HTTP_RETRY_BASE_MS="1",
+    )
+    return run_cli_in_process(["plugin", *args, "--dest", str(env.dest)], env=variables)
+
+
+def test_our_receipts_parse_under_the_reference_struct(
+    install_env: InstallEnv, tmp_path: Path
+) -> None:
+    install_env.server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    remote = install("acme/hello", install_env.make_options())
+    local = install(str(write_plugin(tmp_path, "other", "2.0.0")), install_env.make_options())
+    ours = reference_receipt_struct(json.loads((remote.path / RECEIPT_NAME).read_text()))
+    assert ours["schema_version"] == "1.0"
+    assert (ours["owner"], ours["repo"], ours["tag"], ours["source"]) == (
+        "acme",
+        "hello",
+        "v1.0.0",
+        "github-releases",
+    )
+    offline = reference_receipt_struct(json.loads((local.path / RECEIPT_NAME).read_text()))
+    assert (offline["owner"], offline["repo"], offline["tag"]) == ("", "", "")
+    assert offline["source"] == "local-file"
+
+
+def test_a_reference_install_is_listed_upgraded_and_removed(install_env: InstallEnv) -> None:
+    theirs = _write_reference_install(install_env.dest, "hello", "1.0.0", "latest")
+    listing = _cli(install_env, "list", "--json")
+    assert listing.exit_code == 0
+    (plugin,) = listing.document["plugins"]
+    assert (plugin["id"], plugin["version"], plugin["tag"]) == ("hello", "1.0.0", "latest")
+    assert plugin["path"] == str(theirs)
+    # No file hashes: verify says so and does not claim the tree is intact.
+    verified = _cli(install_env, "verify", "hello", "--json")
+    assert verified.exit_code == 1
+    assert "no file hashes to check" in verified.document["plugins"][0]["problem"]
+
+    install_env.server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
+    upgraded = _cli(install_env, "upgrade", "hello", "--yes", "--json")
+    assert upgraded.exit_code == 0, upgraded.stdout
+    assert (upgraded.document["from_version"], upgraded.document["version"]) == ("1.0.0", "1.1.0")
+    assert not theirs.exists()
+    assert discovered_versions(install_env.dest) == {"hello": "1.1.0"}
+
+    again = _write_reference_install(install_env.dest, "other", "0.1.0", "v0.1.0")
+    removed = _cli(install_env, "remove", "other", "--yes", "--json")
+    assert removed.exit_code == 0
+    assert removed.document["removed"] == [str(again)]
+    assert discovered_versions(install_env.dest) == {"hello": "1.1.0"}
+
+
+def test_earlier_integer_receipts_still_read(install_env: InstallEnv, tmp_path: Path) -> None:
+    result = install(str(write_plugin(tmp_path, "hello", "1.0.0")), install_env.make_options())
+    path = result.path / RECEIPT_NAME
+    document = json.loads(path.read_text())
+    document.update(schema_version=1, owner=None, repo=None, tag=None)
+    del document["modes"]
+    path.write_text(json.dumps(document))
+    listing = _cli(install_env, "list", "--json")
+    assert [p["version"] for p in listing.document["plugins"]] == ["1.0.0"]
+    assert _cli(install_env, "verify", "--json").exit_code == 0
+
+
+# -- verify without blind spots ---------------------------------------------------------------
+
+
+@pytest.fixture
+def installed(install_env: InstallEnv, tmp_path: Path) -> Path:
+    return install(str(write_plugin(tmp_path, "hello", "1.0.0")), install_env.make_options()).path
+
+
+def _verify(env: InstallEnv) -> tuple[int, list[dict[str, Any]]]:
+    """``verify --json`` in a real process with a deadline: it must never hang."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "verify", "--dest", str(env.dest), "--json"],
+        env=clean_env(NEXO_HOME=str(env.home)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert "Traceback" not in completed.stderr
+    return completed.returncode, json.loads(completed.stdout)["plugins"]
+
+
+def test_a_deleted_or_corrupted_receipt_fails_by_name(
+    install_env: InstallEnv, installed: Path
+) -> None:
+    (installed / RECEIPT_NAME).write_text("{")
+    code, reports = _verify(install_env)
+    assert code == 1
+    assert [(Path(r["path"]).name, r["ok"]) for r in reports] == [("hello-1.0.0", False)]
+    assert "unreadable install receipt" in reports[0]["problem"]
+    (installed / RECEIPT_NAME).unlink()
+    code, reports = _verify(install_env)
+    assert code == 1
+    assert reports[0]["problem"] == "no install receipt"
+
+
+def test_a_plugin_directory_replaced_by_a_link_fails(
+    install_env: InstallEnv, installed: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    installed.rename(elsewhere)
+    installed.symlink_to(elsewhere)
+    code, reports = _verify(install_env)
+    assert code == 1
+    assert Path(reports[0]["path"]).name == "hello-1.0.0"
+    assert "symbolic link" in reports[0]["problem"]
+    by_id = _cli(install_env, "verify", "hello", "--json")
+    assert by_id.exit_code == 1
+    assert "symbolic link" in by_id.document["plugins"][0]["problem"]
+
+
+@pytest.mark.parametrize(
+    ("name", "mode"), [("bin/hello", 0o4755), ("lib/plugin/main.py", 0o777), ("lib", 0o777)]
+)
+def test_changed_modes_fail(install_env: InstallEnv, installed: Path, name: str, mode: int) -> None:
+    (installed / name).chmod(mode)
+    code, reports = _verify(install_env)
+    assert code == 1
+    assert reports[0]["mode_changed"] == [name]
+    assert reports[0]["modified"] == []
+
+
+def test_fifos_are_never_opened(install_env: InstallEnv, installed: Path) -> None:
+    target = installed / "lib/plugin/main.py"
+    target.unlink()
+    os.mkfifo(target)
+    os.mkfifo(installed / "lib/plugin/extra.fifo")
+    code, reports = _verify(install_env)
+    assert code == 1
+    assert reports[0]["modified"] == ["lib/plugin/main.py"]
+    assert reports[0]["extra"] == ["lib/plugin/extra.fifo"]
+    receipt = installed / RECEIPT_NAME
+    receipt.unlink()
+    os.mkfifo(receipt)
+    code, reports = _verify(install_env)
+    assert code == 1
+    assert "not a regular file" in reports[0]["problem"]
+
+
+def test_the_receipt_records_every_mode(install_env: InstallEnv, installed: Path) -> None:
+    receipt = json.loads((installed / RECEIPT_NAME).read_text())
+    assert receipt["modes"] == {
+        "bin": "0755",
+        "bin/hello": "0755",
+        "lib": "0755",
+        "lib/plugin": "0755",
+        "lib/plugin/main.py": "0644",
+        "nexo-plugin.toml": "0644",
+    }
+    assert receipt["files"]["bin/hello"] == sha256_hex((installed / "bin/hello").read_bytes())
