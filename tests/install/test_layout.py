@@ -102,7 +102,7 @@ def test_kept_versions_are_listed_as_kept(install_env: InstallEnv) -> None:
     ]
     assert listing["plugins"][1]["path"] == upgraded.document["kept_paths"][0]
     human = run_cli_in_process(["plugin", "list"], env=env)
-    (kept_line,) = [line for line in human.stderr.splitlines() if "1.0.0" in line]
+    (kept_line,) = [line for line in human.stdout.splitlines() if "1.0.0" in line]
     assert " kept " in kept_line
 
 
