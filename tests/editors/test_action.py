@@ -76,9 +76,15 @@ def test_action_structure() -> None:
             # Inputs reach scripts through env, never pasted into the script (injection).
             assert "${{" not in step["run"], step["name"]
         else:
-            assert re.fullmatch(r"[\w-]+/[\w/-]+@v\d+", step["uses"]), step["uses"]
+            # Pinned by commit SHA, its version in a comment (a tag could be moved).
+            assert re.fullmatch(r"[\w-]+/[\w/-]+@[0-9a-f]{40}", step["uses"]), step["uses"]
+            assert re.search(re.escape(step["uses"]) + r" # v\d", text), step["uses"]
     uses = {step["uses"].split("@")[0] for step in steps if "uses" in step}
-    assert uses == {"actions/setup-python", "github/codeql-action/upload-sarif"}
+    assert uses == {
+        "actions/setup-python",
+        "github/codeql-action/upload-sarif",
+        "actions/attest-build-provenance",
+    }
 
 
 def _placeholder(script: str) -> str:

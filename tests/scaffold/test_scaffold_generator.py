@@ -73,11 +73,12 @@ def test_release_workflow(tmp_path: Path) -> None:
         "contents: write",
         "fetch-depth: 0",
         '"$GITHUB_REF_NAME" != "v$version"',
-        f"uses: nexo-pkg/nexo-pkg@v{__version__}",
-        "pack: true",
-        "sign: true",
-        "steps.nexo.outputs.assets",
-        "steps.nexo.outputs.bundles",
+        f'"nexo-pkg=={__version__}"',
+        "nexo plugin pack . --out dist",
+        'python -m sigstore sign --bundle "$asset.sigstore.json" "$asset"',
+        'asset + ".sig"',
+        'asset + ".cert"',
+        "actions/attest-build-provenance@",
         "gh release upload",
     ):
         assert needle in workflow, needle
@@ -208,19 +209,17 @@ def test_dev_launcher_runs_the_project(tmp_path: Path) -> None:
     assert '"id": "demo"' in completed.stdout
 
 
-def test_release_workflow_matches_the_action_interface(tmp_path: Path) -> None:
-    """The workflow only passes inputs and reads outputs the repository's action.yml has."""
-    action = (Path(__file__).resolve().parents[2] / "action.yml").read_text()
+def test_release_workflow_pins_every_action_by_commit(tmp_path: Path) -> None:
+    """Mutable tags can be moved under a release job: every action is pinned by commit SHA,
+    with its version in a comment."""
     dest = tmp_path / "demo"
     create_project(NewProject("demo", dest=dest))
     workflow = (dest / ".github" / "workflows" / "release.yml").read_text()
-    step = workflow.split("uses: nexo-pkg/nexo-pkg@", 1)[1].split("\n      - ", 1)[0]
-    inputs = re.findall(r"^          ([a-z-]+):", step, flags=re.MULTILINE)
-    assert inputs == ["pack", "sign"]
-    for name in inputs:
-        assert f"\n  {name}:\n" in action
-    for output in re.findall(r"steps\.nexo\.outputs\.([a-z-]+)", workflow):
-        assert f"\n  {output}:\n" in action
+    uses = re.findall(r"uses: (\S+)(.*)", workflow)
+    assert uses
+    for reference, comment in uses:
+        assert re.fullmatch(r"[\w-]+/[\w/-]+@[0-9a-f]{40}", reference), reference
+        assert re.fullmatch(r" # v\d+(\.\d+)*", comment), comment
 
 
 def test_release_workflow_is_valid_yaml(tmp_path: Path) -> None:
@@ -229,10 +228,21 @@ def test_release_workflow_is_valid_yaml(tmp_path: Path) -> None:
     dest = tmp_path / "demo"
     create_project(NewProject("demo", dest=dest))
     workflow = yaml.safe_load((dest / ".github" / "workflows" / "release.yml").read_text())
-    job = workflow["jobs"]["release"]
-    assert job["permissions"] == {"contents": "write", "id-token": "write"}
+    assert workflow["permissions"] == {}
+    jobs = workflow["jobs"]
+    assert {name: job["permissions"] for name, job in jobs.items()} == {
+        "build": {"contents": "read"},
+        "sign": {"id-token": "write", "attestations": "write"},
+        "publish": {"contents": "write"},
+    }
+    assert (jobs["sign"]["needs"], jobs["publish"]["needs"]) == ("build", "sign")
     assert workflow[True] == {"push": {"tags": ["v*"]}}  # YAML 1.1 reads the key `on` as true
-    names = [step.get("name", step.get("uses")) for step in job["steps"]]
+    names = [step.get("name", step.get("uses")) for step in jobs["build"]["steps"]]
     assert names.index("Check the tag matches the manifest version") < names.index(
-        "Lint, pack and sign"
+        "Lint and pack"
     )
+    # The job holding the OIDC token runs none of the plugin's code or dependencies.
+    signing = yaml.safe_dump(jobs["sign"]["steps"])
+    assert "requirements.txt" not in signing
+    assert "unittest" not in signing
+    assert "checkout" not in signing
