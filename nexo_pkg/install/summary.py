@@ -6,6 +6,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
+from nexo_pkg.terminal import printable
 from nexo_pkg.trust.entry import SignatureOutcome
 
 _EXTENDS_KEYS = ("tools", "channels", "llm_providers", "memory_backends", "hooks")
@@ -119,7 +120,13 @@ def signer_text(outcome: SignatureOutcome) -> str:
 
 
 def render_plan(plan: InstallPlan) -> list[str]:
-    """The confirmation screen as lines of text."""
+    """The confirmation screen as lines of text.
+
+    Almost every value comes from the publisher (manifest strings, asset name, signer identity):
+    each line is passed through :func:`~nexo_pkg.terminal.printable`, so an escape sequence or a
+    line feed in a value is shown escaped and cannot redraw, hide or forge a line of the screen
+    (or the NOT SIGNED warning printed after it).
+    """
     summary = plan.summary
     lines = [
         f"Plugin:       {summary.plugin_id} {summary.version}"
@@ -149,4 +156,4 @@ def render_plan(plan: InstallPlan) -> list[str]:
         lines.append("Sandbox:      disabled (the plugin runs with your user's permissions)")
     caps = ", ".join(summary.capabilities) if summary.capabilities else "none declared"
     lines.append(f"Capabilities: {caps}")
-    return lines
+    return [printable(line) for line in lines]
