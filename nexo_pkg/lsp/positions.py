@@ -3,8 +3,9 @@
 The engine reports 1-based lines and columns counted in Unicode code points, with an exclusive
 end. LSP wants 0-based lines and characters counted in the negotiated position encoding:
 UTF-16 code units unless the client offered something else (``general.positionEncodings``).
-A character outside the Basic Multilingual Plane (most emoji) is one code point but two UTF-16
-code units and four UTF-8 bytes, so columns after it differ between the two worlds.
+Counting code units is pygls's :class:`~pygls.workspace.PositionCodec`; this module adds what
+the server needs around it: offsets into the text, clamping of out-of-range input, and the
+engine's 1-based spans.
 
 Lines are split on ``\\n`` only (a trailing ``\\r`` stays at the end of its line and never
 precedes a column that matters), because that is what TOML and LSP clients count as a line
@@ -15,7 +16,10 @@ TOML strings.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Literal
+
+from pygls.workspace import PositionCodec
 
 from nexo_pkg.diagnostics import Span
 
@@ -26,7 +30,6 @@ __all__ = [
     "ClientRange",
     "Encoding",
     "LineIndex",
-    "code_units",
     "normalise_encoding",
 ]
 
@@ -40,20 +43,9 @@ def normalise_encoding(name: str | None) -> Encoding:
     return "utf-16"
 
 
-def code_units(character: str, encoding: Encoding) -> int:
-    """Number of code units ``character`` (one code point) takes in ``encoding``."""
-    point = ord(character)
-    if encoding == "utf-32":
-        return 1
-    if encoding == "utf-16":
-        return 2 if point > 0xFFFF else 1
-    if point < 0x80:
-        return 1
-    if point < 0x800:
-        return 2
-    if point < 0x10000:
-        return 3
-    return 4
+@cache
+def _codec(encoding: Encoding) -> PositionCodec:
+    return PositionCodec(encoding)
 
 
 @dataclass(frozen=True, order=True)
@@ -75,9 +67,10 @@ class ClientRange:
 class LineIndex:
     """The lines of one document text, for converting positions in both directions.
 
-    Out-of-range input never raises: lines past the end clamp to the end of the document and
-    columns past the end of a line clamp to the end of that line, because a half-typed buffer
-    and a diagnostic pointing just past the last character are both normal in an editor.
+    Out-of-range input never raises: lines past the end clamp to the end of the document,
+    negative lines and characters to the start, and columns past the end of a line to the end
+    of that line, because a half-typed buffer, a diagnostic pointing just past the last
+    character and a careless client are all normal for an editor.
     """
 
     def __init__(self, text: str) -> None:
@@ -99,10 +92,8 @@ class LineIndex:
     def to_client(self, line: int, column: int, encoding: Encoding) -> ClientPosition:
         """Convert a 0-based line and code-point column to an LSP position."""
         line, column = self._clamp(line, column)
-        text = self.lines[line]
-        if encoding == "utf-32":
-            return ClientPosition(line, column)
-        return ClientPosition(line, sum(code_units(char, encoding) for char in text[:column]))
+        units = _codec(encoding).client_num_units(self.lines[line][:column])
+        return ClientPosition(line, units)
 
     def from_client(self, line: int, character: int, encoding: Encoding) -> tuple[int, int]:
         """Convert an LSP position to a 0-based line and code-point column.
@@ -116,15 +107,20 @@ class LineIndex:
             last = len(self.lines) - 1
             return last, len(self.lines[last])
         text = self.lines[line]
-        if encoding == "utf-32":
-            return line, max(0, min(character, len(text)))
-        units = 0
-        for column, char in enumerate(text):
-            width = code_units(char, encoding)
-            if units + width > character:
-                return line, column
-            units += width
-        return line, len(text)
+        codec = _codec(encoding)
+        if character <= 0:
+            return line, 0
+        if character >= codec.client_num_units(text):
+            return line, len(text)
+        from lsprotocol import types  # noqa: PLC0415 - pygls has imported it already
+
+        found = codec.position_from_client_units(
+            [text], types.Position(line=0, character=character)
+        ).character
+        # PositionCodec rounds a position inside a character up; LSP says round down.
+        if found and codec.client_num_units(text[:found]) > character:
+            found -= 1
+        return line, found
 
     def offset(self, line: int, column: int) -> int:
         """The index into :attr:`text` of a 0-based line and code-point column (clamped)."""

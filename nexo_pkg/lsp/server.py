@@ -14,18 +14,24 @@ pending lint of the older one; results for a version that is no longer current a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import importlib
+import json
 import logging
 import posixpath
+import sys
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Literal, ParamSpec, TypeVar
+from typing import Any, BinaryIO, Literal, ParamSpec, TypeVar, cast
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification
 from pygls.uris import to_fs_path
 
 from nexo_pkg import __version__
@@ -162,12 +168,34 @@ class _Snapshot:
     version: int | None
 
 
+class _Protocol(LanguageServerProtocol):
+    """pygls's protocol, except that a request whose params do not deserialize is answered.
+
+    pygls raises ``-32602`` from the reader, which logs it and moves on, so a request with a
+    position of ``-1`` or ``2**31`` (outside LSP's ``uinteger``) would never get a response and
+    the client would wait forever. The error goes back to the client under the request's id.
+    """
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as error:
+            if "id" not in data or "method" not in data:
+                raise
+            self._send_response(data["id"], error=error.to_response_error())
+            # Something for the reader to hand on: a notification no handler knows.
+            return JsonRPCNotification(method="$/nexo/invalidRequest", jsonrpc="2.0", params=None)
+
+
 class NexoLanguageServer(LanguageServer):
     """A pygls server that knows which documents are nexo files and lints them."""
 
     def __init__(self, *, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> None:
         super().__init__(
-            "nexo-pkg", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Full
+            "nexo-pkg",
+            __version__,
+            protocol_cls=_Protocol,
+            text_document_sync_kind=types.TextDocumentSyncKind.Full,
         )
         self.debounce_seconds = debounce_seconds
         self._pending: dict[str, asyncio.Task[None]] = {}
@@ -443,6 +471,51 @@ def _completion_item(
     )
 
 
+#: The largest message body the server reads (a manifest is a few KiB; editors send the whole
+#: document on each change) and the longest header line.
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+MAX_HEADER_LINE_BYTES = 64 * 1024
+
+
+class CappedReader:
+    """stdin for pygls's reader with a cap on what one message may ask it to read.
+
+    A ``Content-Length`` above :data:`MAX_MESSAGE_BYTES` is answered with a JSON-RPC error
+    (``-32600``, no id: the body was never read) and reads as end of input, so the server
+    stops cleanly instead of allocating what the header asks for.
+    """
+
+    def __init__(self, stream: BinaryIO, output: BinaryIO, *, limit: int = MAX_MESSAGE_BYTES):
+        self.stream = stream
+        self.output = output
+        self.limit = limit
+
+    def readline(self) -> bytes:
+        return self.stream.readline(MAX_HEADER_LINE_BYTES)
+
+    def read(self, size: int) -> bytes:
+        if size <= self.limit:
+            return self.stream.read(size)
+        logger.error("refusing a message of %d bytes (limit %d)", size, self.limit)
+        body = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {
+                    "code": -32600,
+                    "message": f"message of {size} bytes exceeds the {self.limit}-byte limit",
+                },
+            }
+        ).encode()
+        with contextlib.suppress(OSError, ValueError):
+            self.output.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            self.output.flush()
+        return b""
+
+
 def serve(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> None:
     """Run the language server on stdin/stdout until the client says ``exit``."""
-    create_server(debounce_seconds=debounce_seconds).start_io()
+    output = sys.stdout.buffer
+    # pygls only calls readline() and read(n), which is all CappedReader offers.
+    reader = cast("BinaryIO", CappedReader(sys.stdin.buffer, output))
+    create_server(debounce_seconds=debounce_seconds).start_io(stdin=reader, stdout=output)

@@ -1,0 +1,130 @@
+"""A careless or hostile editor client: every request is answered, no message size is trusted.
+
+The real server runs as a subprocess (`nexo plugin lsp`) and is spoken to over its pipes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import IO, Any
+
+import pytest
+
+URI = "file:///tmp/project/nexo-plugin.toml"
+TEXT = '[plugin]\nid = "weather"\nversion = "0.1.0"\n'
+
+
+def frame(message: dict[str, Any]) -> bytes:
+    body = json.dumps(message).encode()
+    return b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+
+
+def read_message(stream: IO[bytes]) -> dict[str, Any]:
+    length = 0
+    while True:
+        line = stream.readline()
+        assert line, "the server closed its output"
+        if line == b"\r\n":
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    document: dict[str, Any] = json.loads(stream.read(length))
+    return document
+
+
+def response_to(stream: IO[bytes], request_id: int | None) -> dict[str, Any]:
+    """The next response with ``request_id`` (notifications in between are skipped)."""
+    for _ in range(50):
+        message = read_message(stream)
+        if "method" not in message and message.get("id") == request_id:
+            return message
+    raise AssertionError(f"no response to {request_id}")
+
+
+@pytest.fixture
+def server() -> Iterator[subprocess.Popen[bytes]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NEXO_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "lsp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(
+        frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+    )
+    process.stdin.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+    process.stdin.write(
+        frame(
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didOpen",
+                "params": {
+                    "textDocument": {
+                        "uri": URI,
+                        "languageId": "toml",
+                        "version": 1,
+                        "text": TEXT,
+                    }
+                },
+            }
+        )
+    )
+    process.stdin.flush()
+    assert "result" in response_to(process.stdout, 1)
+    yield process
+    if process.poll() is None:
+        process.kill()
+    process.communicate(timeout=10)
+
+
+@pytest.mark.parametrize("character", [-1, 2**31, 2**31 - 1])
+def test_every_position_gets_an_answer(server: subprocess.Popen[bytes], character: int) -> None:
+    assert server.stdin is not None
+    assert server.stdout is not None
+    for request_id, method in ((7, "textDocument/hover"), (8, "textDocument/completion")):
+        server.stdin.write(
+            frame(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "method": method,
+                    "params": {
+                        "textDocument": {"uri": URI},
+                        "position": {"line": 1, "character": character},
+                    },
+                }
+            )
+        )
+        server.stdin.flush()
+        answer = response_to(server.stdout, request_id)
+        if 0 <= character < 2**31:
+            assert "error" not in answer, answer
+        else:
+            assert answer["error"]["code"] == -32602, answer
+    # The server is still serving.
+    server.stdin.write(frame({"jsonrpc": "2.0", "id": 9, "method": "shutdown"}))
+    server.stdin.flush()
+    assert "result" in response_to(server.stdout, 9)
+
+
+def test_a_huge_content_length_is_refused_and_the_server_stops(
+    server: subprocess.Popen[bytes],
+) -> None:
+    assert server.stdin is not None
+    assert server.stdout is not None
+    server.stdin.write(b"Content-Length: 1000000000000\r\n\r\n{")
+    server.stdin.flush()
+    answer = response_to(server.stdout, None)
+    assert answer["error"]["code"] == -32600
+    _, err = server.communicate(timeout=30)
+    assert server.returncode == 0
+    assert b"MemoryError" not in err
+    assert b"Traceback" not in err
