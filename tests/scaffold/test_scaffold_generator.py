@@ -238,9 +238,7 @@ def test_release_workflow_is_valid_yaml(tmp_path: Path) -> None:
     assert (jobs["sign"]["needs"], jobs["publish"]["needs"]) == ("build", "sign")
     assert workflow[True] == {"push": {"tags": ["v*"]}}  # YAML 1.1 reads the key `on` as true
     names = [step.get("name", step.get("uses")) for step in jobs["build"]["steps"]]
-    assert names.index("Check the tag matches the manifest version") < names.index(
-        "Lint and pack"
-    )
+    assert names.index("Check the tag matches the manifest version") < names.index("Lint and pack")
     # The job holding the OIDC token runs none of the plugin's code or dependencies.
     signing = yaml.safe_dump(jobs["sign"]["steps"])
     assert "requirements.txt" not in signing
