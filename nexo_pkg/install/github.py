@@ -314,7 +314,8 @@ class GitHubClient:
     (default ``NEXO_HTTP_TIMEOUT``, else 300 s); ``read_timeout`` the silence after which one
     attempt is abandoned (30 s, never more than ``timeout``). ``retry_base_delay`` defaults to
     ``NEXO_HTTP_RETRY_BASE_MS`` (or 0.5 s); the pause before attempt ``n + 1`` is drawn from
-    the upper half of ``base * 2**n`` seconds, capped at 8 s.
+    the upper half of ``base * 2**n`` seconds, capped at 8 s. One request at a time: the
+    deadline and its watchdog belong to the client, not to a thread.
     """
 
     def __init__(

@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
 import zlib
 
 import pytest
+from adversarial.harness import run_cli_in_process, snapshot
 from support.github_server import Fault
 
 from .hostile import GIB, gzip_bomb, nested_release
 from .server import faulty_server
-from .workspace import Setup, setup
+from .workspace import PLUGIN, Setup, setup
 
 __all__ = ["faulty_server", "setup"]
 
@@ -219,3 +221,18 @@ def test_bad_timeouts_are_usage_errors(setup: Setup, value: str) -> None:
 def test_a_generous_timeout_installs(setup: Setup) -> None:
     result, _ = setup.install("--timeout", "60", env={"NEXO_HTTP_TIMEOUT": "1"})
     setup.assert_installed(result)
+
+
+def test_upgrade_is_cut_off_at_the_timeout_too(setup: Setup) -> None:
+    installed, _ = setup.install()
+    setup.assert_installed(installed)
+    before = snapshot(setup.home)
+    setup.server.throttle(RELEASE, 5)
+    started = time.monotonic()
+    args = ["plugin", "upgrade", PLUGIN, "--dest", str(setup.dest), "--yes", "--json"]
+    result = run_cli_in_process([*args, "--timeout", "2"], env=setup.env())
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    assert result.document["kind"] == "network"
+    assert 1.5 < elapsed < 6
+    assert snapshot(setup.home) == before
