@@ -30,7 +30,8 @@ def register(app: typer.Typer) -> None:
         directory: Annotated[
             Path,
             typer.Argument(
-                help="Plugin project directory (holds nexo-plugin.toml).", show_default="."
+                help="Plugin project directory (holds plugin.toml or nexo-plugin.toml).",
+                show_default=".",
             ),
         ] = Path(),
         out: Annotated[
@@ -98,6 +99,8 @@ def register(app: typer.Typer) -> None:
         except NexoError as error:
             fail(error, json_output=json_output)
         show_diagnostics(result.lint)
+        for note in result.notes:
+            say(f"warning: {note}")
         tarball = result.tarball
         say(
             f"packed {result.plugin_id} {result.version} ({result.target}): {tarball.path} "

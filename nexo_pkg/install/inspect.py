@@ -25,10 +25,10 @@ from types import ModuleType
 from typing import IO, Literal, Self, cast
 
 from nexo_pkg.errors import NexoError
+from nexo_pkg.manifest.names import choose_manifest, is_manifest_name
 
 MiB = 1024 * 1024
 READ_CHUNK = MiB
-MANIFEST_NAME = "nexo-plugin.toml"
 MAX_MANIFEST_BYTES = MiB
 # Extended headers carry one path and a few attributes; anything bigger is an attack.
 MAX_EXTENDED_HEADER_BYTES = 64 * 1024
@@ -98,11 +98,17 @@ class FileInfo:
 @dataclass
 class ArchiveListing:
     """What one pass found: explicit entries in archive order, every directory (explicit or
-    implied by a member below it), file hashes, the root manifest."""
+    implied by a member below it), file hashes, the root manifest.
+
+    ``manifests`` holds every root manifest (``plugin.toml``, ``nexo-plugin.toml``);
+    ``manifest_name``/``manifest`` are the one the daemon reads first.
+    """
 
     entries: list[tuple[str, EntryKind]] = field(default_factory=list)
     files: dict[str, FileInfo] = field(default_factory=dict)
     directories: set[str] = field(default_factory=set)
+    manifests: dict[str, bytes] = field(default_factory=dict)
+    manifest_name: str | None = None
     manifest: bytes | None = None
     total_size: int = 0
 
@@ -522,7 +528,7 @@ def _copy_member(
 ) -> FileInfo:
     """Pass a member's bytes to ``sink``, hashing exactly what it is given to write."""
     hasher = hashlib.sha256()
-    keep = name == MANIFEST_NAME and member.size <= MAX_MANIFEST_BYTES
+    keep = is_manifest_name(name) and member.size <= MAX_MANIFEST_BYTES
     kept = bytearray()
     sink.open_file(name, bool(member.mode & 0o100))
     try:
@@ -535,7 +541,9 @@ def _copy_member(
         raise invalid(f"{name!r} is truncated") from exc
     sink.close_file()
     if keep:
-        listing.manifest = bytes(kept)
+        listing.manifests[name] = bytes(kept)
+        listing.manifest_name = choose_manifest(listing.manifests).name
+        listing.manifest = listing.manifests[listing.manifest_name or name]
     return FileInfo(member.size, hasher.hexdigest(), member.mode)
 
 

@@ -5,30 +5,35 @@ from __future__ import annotations
 import tomllib
 
 from nexo_pkg.errors import NexoError
-from nexo_pkg.install.inspect import MANIFEST_NAME, ArchiveListing
+from nexo_pkg.install.inspect import ArchiveListing
 from nexo_pkg.install.summary import ManifestSummary, summarise_manifest
 from nexo_pkg.lint.engine import lint_source
+from nexo_pkg.manifest.names import MANIFEST_NAMES
 
 
 def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> ManifestSummary:
     """Check what an inspected archive carries, before anything is extracted.
 
-    Raises ``manifest_invalid`` when ``nexo-plugin.toml`` is missing at the root or has lint
-    errors, ``manifest_mismatch`` when its id/version differ from the asset's, and
+    The manifest is the root ``plugin.toml`` or ``nexo-plugin.toml`` the daemon reads first.
+    Raises ``manifest_invalid`` when neither is at the root or it has lint errors,
+    ``manifest_mismatch`` when its id/version differ from the asset's, and
     ``archive_invalid`` when ``bin/<id>`` is not a regular file in the archive.
     """
-    if listing.manifest is None:
-        why = "is too large" if MANIFEST_NAME in listing.files else "is missing"
-        raise NexoError(f"{MANIFEST_NAME} at the archive root {why}", kind="manifest_invalid")
+    if listing.manifest is None or listing.manifest_name is None:
+        names = " or ".join(MANIFEST_NAMES)
+        too_large = any(name in listing.files for name in MANIFEST_NAMES)
+        why = "is too large" if too_large else "is missing"
+        raise NexoError(f"{names} at the archive root {why}", kind="manifest_invalid")
+    manifest_name = listing.manifest_name
     try:
         text = listing.manifest.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise NexoError(f"{MANIFEST_NAME} is not UTF-8 text", kind="manifest_invalid") from exc
-    result = lint_source(text, path=MANIFEST_NAME)
+        raise NexoError(f"{manifest_name} is not UTF-8 text", kind="manifest_invalid") from exc
+    result = lint_source(text, path=manifest_name)
     if not result.success:
         errors = result.errors
         first = errors[0]
-        where = f"{MANIFEST_NAME}:{first.span.start.line}:{first.span.start.column}"
+        where = f"{manifest_name}:{first.span.start.line}:{first.span.start.column}"
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise NexoError(
             f"{where}: {first.code} {first.message}{more}; the plugin's manifest does not lint",

@@ -1,9 +1,10 @@
 """The nexo language server: lint diagnostics, hover and completion for plugin manifests.
 
-Documents named ``nexo-plugin.toml`` are linted with :func:`nexo_pkg.lint.engine.lint_source`
-(the same codes, messages and ranges as ``nexo plugin lint``); ``trusted_keys.toml`` with the
-trust-policy linter when that module is available. Hover and completion walk the packaged JSON
-Schemas by the TOML key path under the cursor (:mod:`nexo_pkg.lsp.toml_context`).
+Documents named ``plugin.toml`` or ``nexo-plugin.toml`` are linted with
+:func:`nexo_pkg.lint.engine.lint_source` (the same codes, messages and ranges as
+``nexo plugin lint``); ``trusted_keys.toml`` with the trust-policy linter when that module
+is available. Hover and completion walk the packaged JSON Schemas by the TOML key path
+under the cursor (:mod:`nexo_pkg.lsp.toml_context`).
 
 Every handler is wrapped: a half-typed buffer that trips a bug logs the error (server log and
 ``window/logMessage``) and the request returns nothing, rather than the server dying under the
@@ -40,6 +41,7 @@ from nexo_pkg.lint.engine import lint_source
 from nexo_pkg.lsp import code_actions, completion, hover
 from nexo_pkg.lsp.positions import ClientRange, Encoding, LineIndex, normalise_encoding
 from nexo_pkg.lsp.schema_nav import SchemaNavigator, packaged_navigator
+from nexo_pkg.manifest.names import CANONICAL_MANIFEST_NAME, is_manifest_name
 
 __all__ = [
     "DEFAULT_DEBOUNCE_SECONDS",
@@ -53,7 +55,6 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 DEFAULT_DEBOUNCE_SECONDS = 0.1
-MANIFEST_FILE_NAME = "nexo-plugin.toml"
 POLICY_FILE_NAME = "trusted_keys.toml"
 MANIFEST_SCHEMA = "nexo-plugin.schema.json"
 POLICY_SCHEMA = "trusted-keys.schema.json"
@@ -66,7 +67,7 @@ R = TypeVar("R")
 def document_kind(uri: str) -> DocumentKind | None:
     """Which linter a document gets, from its file name; ``None`` for any other file."""
     name = posixpath.basename(unquote(urlparse(uri).path))
-    if name == MANIFEST_FILE_NAME:
+    if is_manifest_name(name):
         return "manifest"
     if name == POLICY_FILE_NAME and _policy_linter() is not None:
         return "policy"
@@ -294,7 +295,7 @@ class NexoLanguageServer(LanguageServer):
         """Import the lint engine's lazy parts and load the schemas before the first edit."""
 
         def work() -> None:
-            lint_source("", path=MANIFEST_FILE_NAME)
+            lint_source("", path=CANONICAL_MANIFEST_NAME)
             packaged_navigator(MANIFEST_SCHEMA)
             packaged_navigator(POLICY_SCHEMA)
 

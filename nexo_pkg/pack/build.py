@@ -19,6 +19,7 @@ from typing import Any
 
 from nexo_pkg.diagnostics import FileResult
 from nexo_pkg.lint.engine import lint_file
+from nexo_pkg.manifest.names import find_manifest, shadowed_message
 from nexo_pkg.pack.archive import (
     DEFAULT_COMPRESSLEVEL,
     ArchiveEntry,
@@ -38,7 +39,6 @@ from nexo_pkg.pack.errors import (
 from nexo_pkg.pack.layout import (
     KNOWN_TARGETS,
     LAUNCHER,
-    MANIFEST_NAME,
     NOARCH,
     TreeWalk,
     asset_name,
@@ -86,6 +86,8 @@ class PackResult:
     epoch: SourceDateEpoch
     assets: tuple[PackedAsset, ...]
     lint: FileResult = field(repr=False)
+    #: Warnings about the project beyond lint findings (a shadowed manifest).
+    notes: tuple[str, ...] = ()
 
     @property
     def tarball(self) -> PackedAsset:
@@ -99,6 +101,7 @@ class PackResult:
             "target": self.target,
             "source_date_epoch": self.epoch.value,
             "assets": [asset.to_json() for asset in self.assets],
+            "warnings": list(self.notes),
         }
 
 
@@ -121,17 +124,21 @@ def _check_flags(options: PackOptions) -> None:
         raise usage_error(f"--binary {binary} is not executable (chmod +x it)")
 
 
-def _read_manifest(project: Path) -> tuple[Path, bytes, FileResult]:
+def _read_manifest(project: Path) -> tuple[Path, bytes, FileResult, tuple[str, ...]]:
+    """The manifest the daemon reads in ``project``, its bytes and lint result, and a note per
+    manifest it shadows (that file stays out of the tarball)."""
     if not project.is_dir():
         raise PackError(
             f"{project} is not a directory; pass the plugin project directory",
             kind="manifest_missing",
             exit_code=2,
         )
-    manifest = project / MANIFEST_NAME
-    if not manifest.is_file():
+    lookup = find_manifest(project)
+    manifest = lookup.path
+    if manifest is None:
         raise PackError(
-            f"no {MANIFEST_NAME} in {project}; run `nexo plugin new` or pass the project directory",
+            f"no plugin.toml or nexo-plugin.toml in {project}; run `nexo plugin new` or pass "
+            "the project directory",
             kind="manifest_missing",
             exit_code=2,
         )
@@ -140,9 +147,11 @@ def _read_manifest(project: Path) -> tuple[Path, bytes, FileResult]:
         result = lint_file(manifest)
     except OSError as exc:
         raise io_error(f"cannot read {manifest}: {exc.strerror}") from exc
+
     if not result.success:
         raise ManifestLintError(result)
-    return manifest, raw, result
+    notes = tuple(shadowed_message(manifest.name, other.name) for other in lookup.shadowed)
+    return manifest, raw, result, notes
 
 
 def _identity(raw: bytes, manifest: Path) -> tuple[str, str]:
@@ -222,6 +231,7 @@ def _write_assets(
     name: str,
     *,
     entries: list[ArchiveEntry],
+    manifest_name: str,
     manifest_bytes: bytes,
     epoch: int,
     compresslevel: int,
@@ -241,7 +251,7 @@ def _write_assets(
         with contextlib.ExitStack() as stack:
             staged_tarball = stack.enter_context(_temporary_in(out, name))
             staged_sidecar = stack.enter_context(_temporary_in(out, sidecar_name))
-            staged_manifest = stack.enter_context(_temporary_in(out, MANIFEST_NAME))
+            staged_manifest = stack.enter_context(_temporary_in(out, manifest_name))
             with staged_tarball.open("wb") as stream:
                 written = write_tar_gz(entries, stream, mtime=epoch, compresslevel=compresslevel)
             sidecar_bytes = f"{written.sha256}  {name}\n".encode()
@@ -251,7 +261,7 @@ def _write_assets(
                 staged.chmod(0o644)
             staged_tarball.replace(out / name)
             staged_sidecar.replace(out / sidecar_name)
-            staged_manifest.replace(out / MANIFEST_NAME)
+            staged_manifest.replace(out / manifest_name)
     except OSError as exc:
         where = exc.filename or out
         raise io_error(f"cannot pack: {where}: {exc.strerror or exc}") from exc
@@ -261,7 +271,7 @@ def _write_assets(
             out / sidecar_name, hashlib.sha256(sidecar_bytes).hexdigest(), len(sidecar_bytes)
         ),
         PackedAsset(
-            out / MANIFEST_NAME, hashlib.sha256(manifest_bytes).hexdigest(), len(manifest_bytes)
+            out / manifest_name, hashlib.sha256(manifest_bytes).hexdigest(), len(manifest_bytes)
         ),
     )
 
@@ -276,7 +286,7 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
     _check_flags(options)
     project = options.project
     out = options.out if options.out is not None else project / "dist"
-    manifest, manifest_bytes, lint_result = _read_manifest(project)
+    manifest, manifest_bytes, lint_result, notes = _read_manifest(project)
     plugin_id, version = _identity(manifest_bytes, manifest)
     name = asset_name(plugin_id, version, options.target)
     _check_out_dir(out)
@@ -285,7 +295,7 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
         options.source_date_epoch, os.environ if environ is None else environ, project
     )
     with tempfile.TemporaryDirectory(prefix="nexo-pack-") as scratch:
-        entries: list[ArchiveEntry] = [ArchiveEntry(MANIFEST_NAME, data=manifest_bytes)]
+        entries: list[ArchiveEntry] = [ArchiveEntry(manifest.name, data=manifest_bytes)]
         if options.target == NOARCH:
             tree, distributions = _noarch_entries(project, requirements, Path(scratch), out)
             audit_noarch(tree, distributions)
@@ -305,8 +315,9 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
             out,
             name,
             entries=entries,
+            manifest_name=manifest.name,
             manifest_bytes=manifest_bytes,
             epoch=epoch.value,
             compresslevel=options.compresslevel,
         )
-    return PackResult(plugin_id, version, options.target, epoch, assets, lint_result)
+    return PackResult(plugin_id, version, options.target, epoch, assets, lint_result, notes)

@@ -1,13 +1,14 @@
 """What goes into a plugin tarball: the launcher, the target list and tree collection.
 
-noarch layout (no top-level folder)::
+noarch layout (no top-level folder; the manifest keeps the project's file name,
+``plugin.toml`` or ``nexo-plugin.toml``)::
 
-    nexo-plugin.toml
+    plugin.toml
     bin/<id>             bash launcher, 0755
     lib/plugin/...       copy of src/ (must hold main.py)
     lib/<vendored deps>  pip install --target of the requirements
 
-A per-target tarball holds ``nexo-plugin.toml`` and the compiled ``bin/<id>`` only.
+A per-target tarball holds the manifest and the compiled ``bin/<id>`` only.
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from nexo_pkg.manifest.daemon import is_valid_id
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.errors import io_error, layout_error, manifest_error
 
-MANIFEST_NAME = "nexo-plugin.toml"
 NOARCH = "noarch"
 
 LAUNCHER = (
@@ -54,7 +55,6 @@ KNOWN_TARGETS = frozenset(
     }
 )
 
-_SLUG = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 _SEMVER = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
@@ -68,7 +68,7 @@ _SKIPPED_SUFFIXES = (".pyc", ".pyo")
 
 def asset_name(plugin_id: str, version: str, target: str) -> str:
     """``<id>-<version>-<target>.tar.gz``; raises ``manifest_invalid`` for unusable parts."""
-    if not _SLUG.match(plugin_id):
+    if not is_valid_id(plugin_id):
         raise manifest_error(
             f"plugin.id {plugin_id!r} cannot name a tarball: it must match ^[a-z][a-z0-9_]{{0,31}}$"
         )

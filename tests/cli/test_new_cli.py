@@ -23,7 +23,7 @@ def test_creates_the_project_in_dot_id(tmp_path: Path) -> None:
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout == ""
     assert "created plugin demo" in completed.stderr
-    assert (tmp_path / "demo" / "nexo-plugin.toml").is_file()
+    assert (tmp_path / "demo" / "plugin.toml").is_file()
     assert (tmp_path / "demo" / ".github" / "workflows" / "release.yml").is_file()
 
 
@@ -43,7 +43,7 @@ def test_dest_description_owner(tmp_path: Path) -> None:
     )
     assert completed.returncode == 0, completed.stderr
     root = tmp_path / "elsewhere" / "w"
-    assert 'description = "Weather for agents"' in (root / "nexo-plugin.toml").read_text()
+    assert 'description = "Weather for agents"' in (root / "plugin.toml").read_text()
     assert "nexo plugin install acme/nexo-plugin-weather" in (root / "README.md").read_text()
 
 

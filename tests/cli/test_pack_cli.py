@@ -52,7 +52,7 @@ def test_new_lint_pack_extract_run(tmp_path: Path, offline_pip_env: dict[str, st
     created = nexo("new", "demo", "--lang", "python", cwd=tmp_path)
     assert created.returncode == 0, created.stderr
     project = tmp_path / "demo"
-    assert lint_file(project / "nexo-plugin.toml").diagnostics == ()
+    assert lint_file(project / "plugin.toml").diagnostics == ()
 
     packed = nexo("pack", "--json", cwd=project, env=offline_pip_env)
     assert packed.returncode == 0, packed.stderr
@@ -62,7 +62,7 @@ def test_new_lint_pack_extract_run(tmp_path: Path, offline_pip_env: dict[str, st
     assert names == [
         "demo-0.1.0-noarch.tar.gz",
         "demo-0.1.0-noarch.tar.gz.sha256",
-        "nexo-plugin.toml",
+        "plugin.toml",
     ]
     tarball = dist / "demo-0.1.0-noarch.tar.gz"
     digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
@@ -83,7 +83,7 @@ def test_new_lint_pack_extract_run(tmp_path: Path, offline_pip_env: dict[str, st
 
     with tarfile.open(tarball, "r:gz") as archive:
         members = {m.name: m for m in archive.getmembers()}
-    assert sorted(n for n in members if "/" not in n) == ["bin", "lib", "nexo-plugin.toml"]
+    assert sorted(n for n in members if "/" not in n) == ["bin", "lib", "plugin.toml"]
     assert members["bin/demo"].mode == 0o755
     assert "lib/plugin/main.py" in members
     assert "lib/nexo_plugin_sdk/adapter.py" in members
@@ -125,17 +125,37 @@ def test_new_lint_pack_extract_run(tmp_path: Path, offline_pip_env: dict[str, st
     )
     assert own_tests.returncode == 0, own_tests.stderr
 
+    # The project holds only plugin.toml, the daemon's canonical name: the packed tarball
+    # passes `check` (warnings fail too) and installs.
+    assert not (project / "nexo-plugin.toml").exists()
+    checked = nexo("check", str(tarball), "--strict", "--json", cwd=tmp_path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    dest = tmp_path / "plugins"
+    installs = nexo(
+        "install",
+        str(tarball),
+        "--dest",
+        str(dest),
+        "--yes",
+        "--json",
+        cwd=tmp_path,
+        env={"NEXO_HOME": str(tmp_path / "home")},
+    )
+    assert installs.returncode == 0, installs.stdout + installs.stderr
+    installed_dir = Path(json.loads(installs.stdout)["path"])
+    assert (installed_dir / "plugin.toml").is_file()
+
 
 def test_lint_errors_exit_1_with_diagnostics(tmp_path: Path) -> None:
     create_project(NewProject("demo", dest=tmp_path / "demo"))
-    manifest = tmp_path / "demo" / "nexo-plugin.toml"
+    manifest = tmp_path / "demo" / "plugin.toml"
     manifest.write_text(manifest.read_text().replace('"demo_hello"', '"hello"'))
     completed = nexo("pack", "demo", "--json", cwd=tmp_path)
     assert completed.returncode == 1
     document = json.loads(completed.stdout)
     assert (document["ok"], document["kind"]) == (False, "manifest_invalid")
     assert document["diagnostics"]
-    assert "nexo-plugin.toml:" in completed.stderr
+    assert "plugin.toml:" in completed.stderr
     assert not (tmp_path / "demo" / "dist").exists()
 
 

@@ -41,10 +41,22 @@ def test_hook_manifest_is_valid_for_pre_commit() -> None:
     assert hook["language"] == "python"
     assert hook["pass_filenames"] is True
     files = re.compile(hook["files"])
-    for path in ("nexo-plugin.toml", "plugins/slack/nexo-plugin.toml"):
+    for path in (
+        "nexo-plugin.toml",
+        "plugins/slack/nexo-plugin.toml",
+        "plugin.toml",
+        "plugins/slack/plugin.toml",
+    ):
         assert files.search(path)
         assert set(hook["types"]) <= identify.tags_from_filename(path)
-    for path in ("my-nexo-plugin.toml", "nexo-plugin.toml.bak", "nexo-plugin.yaml", "Cargo.toml"):
+    for path in (
+        "my-nexo-plugin.toml",
+        "nexo-plugin.toml.bak",
+        "nexo-plugin.yaml",
+        "Cargo.toml",
+        "myplugin.toml",
+        "plugin.toml.bak",
+    ):
         assert not files.search(path)
 
 

@@ -112,7 +112,8 @@ def test_project_config_associates_the_schema(tmp_path: Path) -> None:
     """A ``.taplo.toml`` rule, as docs/editors.md shows it, applies the schema by file name."""
     shutil.copy(SCHEMA, tmp_path / "nexo-plugin.schema.json")
     (tmp_path / ".taplo.toml").write_text(
-        '[[rule]]\ninclude = ["**/nexo-plugin.toml"]\nschema.path = "./nexo-plugin.schema.json"\n',
+        '[[rule]]\ninclude = ["**/plugin.toml", "**/nexo-plugin.toml"]\n'
+        'schema.path = "./nexo-plugin.schema.json"\n',
         encoding="utf-8",
     )
     manifest = tmp_path / "plugin" / "nexo-plugin.toml"
@@ -125,6 +126,10 @@ def test_project_config_associates_the_schema(tmp_path: Path) -> None:
     assert "is not one of" in failed.stdout + failed.stderr
     # The same text under another name is not a manifest: no schema, and it is valid TOML.
     assert _check(other, schema=None, cwd=tmp_path, auto_config=True).returncode == 0
+    canonical = tmp_path / "plugin" / "plugin.toml"
+    canonical.write_text(other.read_text("utf-8"), encoding="utf-8")
+    failed = _check(canonical, schema=None, cwd=tmp_path, auto_config=True)
+    assert failed.returncode != 0
 
 
 def test_documented_toml_snippets_parse() -> None:

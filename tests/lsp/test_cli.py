@@ -57,6 +57,8 @@ def test_guarded_handlers_log_and_return_nothing(caplog: pytest.LogCaptureFixtur
     [
         ("file:///work/plugin/nexo-plugin.toml", "manifest"),
         ("file:///C:/My%20Plugins/x/nexo-plugin.toml", "manifest"),
+        ("file:///work/plugin/plugin.toml", "manifest"),
+        ("file:///work/plugin/myplugin.toml", None),
         ("file:///work/plugin/trusted_keys.toml", "policy"),
         ("file:///work/plugin/Cargo.toml", None),
         ("file:///work/nexo-plugin.toml.orig", None),

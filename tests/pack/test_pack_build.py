@@ -401,6 +401,7 @@ def test_a_failed_write_leaves_no_partial_tarball(tmp_path: Path) -> None:
             out,
             "demo-0.1.0-noarch.tar.gz",
             entries=entries,
+            manifest_name="nexo-plugin.toml",
             manifest_bytes=b"",
             epoch=0,
             compresslevel=6,
@@ -464,3 +465,36 @@ def test_requirements_without_any_requirement(make_project: ProjectFactory) -> N
         "lib/plugin",
         "lib/plugin/main.py",
     ]
+
+
+def test_a_project_with_only_plugin_toml_packs_it_under_its_name(
+    make_project: ProjectFactory,
+) -> None:
+    project = make_project()
+    (project / "nexo-plugin.toml").rename(project / "plugin.toml")
+    result = pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
+    dist = project / "dist"
+    assert sorted(p.name for p in dist.iterdir()) == [
+        "demo-0.1.0-noarch.tar.gz",
+        "demo-0.1.0-noarch.tar.gz.sha256",
+        "plugin.toml",
+    ]
+    members = _members(dist / "demo-0.1.0-noarch.tar.gz")
+    assert sorted(name for name in members if "/" not in name) == ["bin", "lib", "plugin.toml"]
+    assert (
+        _read(dist / "demo-0.1.0-noarch.tar.gz", "plugin.toml")
+        == (project / "plugin.toml").read_bytes()
+    )
+    assert result.notes == ()
+
+
+def test_a_shadowed_manifest_stays_out_and_is_named(make_project: ProjectFactory) -> None:
+    project = make_project()
+    (project / "plugin.toml").write_text("[plugin]\nid = 'stale'\n", encoding="utf-8")
+    result = pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
+    members = _members(project / "dist" / "demo-0.1.0-noarch.tar.gz")
+    assert "nexo-plugin.toml" in members
+    assert "plugin.toml" not in members
+    assert result.notes
+    assert "plugin.toml is shadowed by nexo-plugin.toml" in result.notes[0]
+    assert result.to_json()["warnings"] == list(result.notes)

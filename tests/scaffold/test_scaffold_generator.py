@@ -20,7 +20,7 @@ TEMPLATE_FILES = [
     ".github/workflows/release.yml",
     ".gitignore",
     "README.md",
-    "nexo-plugin.toml",
+    "plugin.toml",
     "requirements.txt",
     "src/main.py",
     "tests/__init__.py",
@@ -48,9 +48,9 @@ def test_project_files_and_manifest(tmp_path: Path) -> None:
     assert created.path == dest
     assert _files(dest) == expected_files("weather")
     assert sorted(created.files) == expected_files("weather")
-    result = lint_file(dest / "nexo-plugin.toml")
+    result = lint_file(dest / "plugin.toml")
     assert result.diagnostics == ()
-    manifest = tomllib.loads((dest / "nexo-plugin.toml").read_text())
+    manifest = tomllib.loads((dest / "plugin.toml").read_text())
     plugin = manifest["plugin"]
     assert (plugin["id"], plugin["version"]) == ("weather", "0.1.0")
     assert plugin["entrypoint"]["command"] == "./bin/weather"
@@ -88,8 +88,8 @@ def test_description_is_escaped_for_toml(tmp_path: Path) -> None:
     text = 'Says "hi" \\ and more: é'
     dest = tmp_path / "demo"
     create_project(NewProject("demo", dest=dest, description=text))
-    assert lint_file(dest / "nexo-plugin.toml").success
-    assert tomllib.loads((dest / "nexo-plugin.toml").read_text())["plugin"]["description"] == text
+    assert lint_file(dest / "plugin.toml").success
+    assert tomllib.loads((dest / "plugin.toml").read_text())["plugin"]["description"] == text
 
 
 def test_long_ids_get_a_short_tool_name(tmp_path: Path) -> None:
@@ -97,7 +97,7 @@ def test_long_ids_get_a_short_tool_name(tmp_path: Path) -> None:
     assert tool_name_for(plugin_id) == plugin_id + "_h"
     dest = tmp_path / "long"
     create_project(NewProject(plugin_id, dest=dest))
-    assert lint_file(dest / "nexo-plugin.toml").success
+    assert lint_file(dest / "plugin.toml").success
     error = _error(NewProject("p" * 31, dest=tmp_path / "longer"))
     assert (error.kind, error.exit_code) == ("usage", 2)
     assert not (tmp_path / "longer").exists()

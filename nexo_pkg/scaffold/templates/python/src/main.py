@@ -39,12 +39,16 @@ TOOLS = [
 
 
 def manifest_path() -> Path:
-    """Find nexo-plugin.toml: next to src/ in the project, two levels up once packed."""
+    """Find the manifest: next to src/ in the project, two levels up once packed.
+
+    The daemon reads plugin.toml and nexo-plugin.toml (that one first when both exist).
+    """
     here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "nexo-plugin.toml", here.parent.parent / "nexo-plugin.toml"):
-        if candidate.is_file():
-            return candidate
-    raise SystemExit("__PLUGIN_ID__: nexo-plugin.toml not found above " + str(here))
+    for directory in (here.parent, here.parent.parent):
+        for name in ("nexo-plugin.toml", "plugin.toml"):
+            if (directory / name).is_file():
+                return directory / name
+    raise SystemExit("__PLUGIN_ID__: plugin.toml not found above " + str(here))
 
 
 def hello(args: Any) -> dict[str, Any]:

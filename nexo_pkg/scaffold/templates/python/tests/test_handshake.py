@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-MANIFEST = tomllib.loads((ROOT / "nexo-plugin.toml").read_text(encoding="utf-8"))
+MANIFEST = tomllib.loads((ROOT / "plugin.toml").read_text(encoding="utf-8"))
 PLUGIN_ID = MANIFEST["plugin"]["id"]
 TOOL = MANIFEST["plugin"]["extends"]["tools"][0]
 
