@@ -162,7 +162,7 @@ def test_quiet_drops_notes_but_not_errors(tmp_path: Path) -> None:
     created = nexo("plugin", "new", "demo", "--quiet", cwd=tmp_path)
     assert created.returncode == 0
     assert created.stderr == ""
-    assert (tmp_path / "demo" / "nexo-plugin.toml").is_file()
+    assert (tmp_path / "demo" / "plugin.toml").is_file()
     again = nexo("-q", "plugin", "new", "demo", cwd=tmp_path)
     assert again.returncode == 2
     assert again.stderr.startswith("error: ")
