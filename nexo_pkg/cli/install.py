@@ -35,11 +35,20 @@ if TYPE_CHECKING:
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 
-DEST_HELP = "Install root (default: $NEXO_HOME/state/plugins)."
+DEST_HELP = (
+    "Install root (default: plugins.discovery.search_paths[0] of the daemon's configuration, "
+    "else $NEXO_HOME/state/plugins)."
+)
+CONFIG_HELP = (
+    "The daemon's configuration directory (default: NEXO_CONFIG_DIR, else ./config when it "
+    "exists, else $NEXO_HOME/config): plugins/discovery.yaml names the install root, "
+    "extensions/trusted_keys.toml is the trust policy."
+)
 JSON_HELP = "Print one JSON document on stdout."
 
 # Options shared by several commands, declared once so their flags and help stay in step.
 DestOption = Annotated[Path | None, typer.Option("--dest", help=DEST_HELP)]
+ConfigOption = Annotated[Path | None, typer.Option("--config", help=CONFIG_HELP)]
 JsonOption = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 TargetOption = Annotated[
@@ -48,7 +57,11 @@ TargetOption = Annotated[
 ]
 TrustedKeysOption = Annotated[
     Path | None,
-    typer.Option("--trusted-keys", help="Trust policy file (default under $NEXO_HOME)."),
+    typer.Option(
+        "--trusted-keys",
+        help="Trust policy file (default: extensions/trusted_keys.toml of the daemon's "
+        "configuration directory, see --config).",
+    ),
 ]
 RequireSignatureOption = Annotated[
     bool, typer.Option("--require-signature", help="Refuse assets without a trusted signature.")
@@ -121,11 +134,18 @@ def parse_size(text: str, *, flag: str) -> int:
     return int(match.group(1)) * _UNITS[match.group(2).lower()]
 
 
-def _dest(dest: Path | None) -> Path:
-    from nexo_pkg.install.store import default_dest, nexo_home_from_env  # noqa: PLC0415
+def _dest(dest: Path | None, config: Path | None = None) -> Path:
+    """``--dest``, else the install root named by the daemon's configuration."""
+    from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
 
-    chosen = dest if dest is not None else default_dest(nexo_home_from_env())
-    return chosen.expanduser().absolute()
+    return install_root(dest, config_dir(config))
+
+
+def _policy_path(config: Path | None) -> Path:
+    """The daemon's trust policy: ``<config dir>/extensions/trusted_keys.toml``."""
+    from nexo_pkg.install.config import POLICY_FILE, config_dir  # noqa: PLC0415
+
+    return config_dir(config) / POLICY_FILE
 
 
 def _limits(
@@ -258,6 +278,7 @@ def register(app: typer.Typer) -> None:
             ),
         ],
         dest: DestOption = None,
+        config: ConfigOption = None,
         target: TargetOption = None,
         trusted_keys: TrustedKeysOption = None,
         require_signature: RequireSignatureOption = False,
@@ -305,8 +326,9 @@ def register(app: typer.Typer) -> None:
             from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
 
             options = InstallOptions(
-                dest=_dest(dest),
+                dest=_dest(dest, config),
                 nexo_home=nexo_home_from_env(),
+                policy_path=_policy_path(config),
                 target=target,
                 trusted_keys=trusted_keys,
                 require_signature=require_signature,
@@ -361,6 +383,7 @@ def register(app: typer.Typer) -> None:
             typer.Option("--all", help="Upgrade every plugin installed from a release."),
         ] = False,
         dest: DestOption = None,
+        config: ConfigOption = None,
         target: TargetOption = None,
         trusted_keys: TrustedKeysOption = None,
         require_signature: RequireSignatureOption = False,
@@ -400,8 +423,9 @@ def register(app: typer.Typer) -> None:
             if (plugin_id is None) == (not upgrade_all):
                 raise UsageError("name one installed plugin ID, or pass --all (not both)")
             return InstallOptions(
-                dest=_dest(dest),
+                dest=_dest(dest, config),
                 nexo_home=nexo_home_from_env(),
+                policy_path=_policy_path(config),
                 target=target,
                 trusted_keys=trusted_keys,
                 require_signature=require_signature,
@@ -462,6 +486,7 @@ def register(app: typer.Typer) -> None:
     def list_command(
         *,
         dest: DestOption = None,
+        config: ConfigOption = None,
         include_orphan: Annotated[
             bool, typer.Option("--include-orphan", help="Also show directories without a receipt.")
         ] = False,
@@ -476,7 +501,7 @@ def register(app: typer.Typer) -> None:
             scan_kept,
         )
 
-        root = guarded(lambda: _dest(dest), json_output=json_output)
+        root = guarded(lambda: _dest(dest, config), json_output=json_output)
 
         def scan() -> list[Any]:
             recover_interrupted(root)
@@ -543,6 +568,7 @@ def register(app: typer.Typer) -> None:
         *,
         plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
         dest: DestOption = None,
+        config: ConfigOption = None,
         yes: YesOption = False,
         json_output: JsonOption = False,
     ) -> None:
@@ -557,7 +583,7 @@ def register(app: typer.Typer) -> None:
             from nexo_pkg.install.pipeline import remove  # noqa: PLC0415
             from nexo_pkg.install.store import require_installed  # noqa: PLC0415
 
-            root = _dest(dest)
+            root = _dest(dest, config)
             matches = require_installed(root, plugin_id)
             if not yes:
                 if not interactive():
@@ -586,6 +612,7 @@ def register(app: typer.Typer) -> None:
             typer.Argument(metavar="[ID]", help="Id to verify (default: every installed plugin)."),
         ] = None,
         dest: DestOption = None,
+        config: ConfigOption = None,
         json_output: JsonOption = False,
     ) -> None:
         """Re-hash installed files against their install receipts (exit 1 on any change).
@@ -602,7 +629,7 @@ def register(app: typer.Typer) -> None:
         )
 
         def run() -> tuple[Path, list[Any]]:
-            root = _dest(dest)
+            root = _dest(dest, config)
             recover_interrupted(root)
             items = scan_installed(root)
             if plugin_id is not None:

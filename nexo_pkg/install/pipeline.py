@@ -64,6 +64,9 @@ class InstallOptions:
     nexo_home: Path
     target: str | None = None
     trusted_keys: Path | None = None
+    # The daemon's policy file (<config dir>/extensions/trusted_keys.toml), used when
+    # `trusted_keys` is not given; a missing one means "warn" with no authors.
+    policy_path: Path | None = None
     require_signature: bool = False
     skip_signature_verify: bool = False
     github_api_url: str | None = None
@@ -143,7 +146,8 @@ def _check_flags(options: InstallOptions) -> None:
 def _load_policy(options: InstallOptions) -> trust.TrustPolicy:
     if options.trusted_keys is not None:
         return trust.load_policy(options.trusted_keys, explicit=True)
-    return trust.load_policy(trust.default_policy_path(options.nexo_home), explicit=False)
+    default = options.policy_path or trust.default_policy_path(options.nexo_home)
+    return trust.load_policy(default, explicit=False)
 
 
 def _client(options: InstallOptions) -> GitHubClient:

@@ -223,7 +223,7 @@ def test_release_workflow_pins_every_action_by_commit(tmp_path: Path) -> None:
 
 
 def test_release_workflow_is_valid_yaml(tmp_path: Path) -> None:
-    import yaml  # type: ignore[import-untyped]  # PyYAML ships no type hints
+    import yaml
 
     dest = tmp_path / "demo"
     create_project(NewProject("demo", dest=dest))

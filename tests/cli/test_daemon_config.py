@@ -1,0 +1,190 @@
+"""The daemon's configuration directory decides the install root and the trust policy.
+
+``./config/plugins/discovery.yaml`` (``discovery.search_paths[0]``) and
+``./config/extensions/trusted_keys.toml`` in the working directory are used by ``install``,
+``upgrade``, ``list``, ``remove`` and ``verify`` without any flag; ``--config`` and
+``NEXO_CONFIG_DIR`` choose another directory and ``--dest`` still wins.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from adversarial.harness import clean_env, run_cli_in_process
+from support.github_server import GitHubServer
+from support.tarballs import release_assets, tree_snapshot
+
+from nexo_pkg.errors import ConfigError
+from nexo_pkg.install.config import config_dir, load_daemon_config
+
+
+@pytest.fixture
+def server() -> Iterator[GitHubServer]:
+    with GitHubServer() as running:
+        running.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+        yield running
+
+
+def _project(tmp_path: Path, discovery: str | None, policy: str | None = None) -> Path:
+    """A working directory holding the daemon's ``config/``."""
+    project = tmp_path / "project"
+    (project / "config" / "plugins").mkdir(parents=True)
+    (project / "config" / "extensions").mkdir()
+    if discovery is not None:
+        (project / "config" / "plugins" / "discovery.yaml").write_text(discovery)
+    if policy is not None:
+        (project / "config" / "extensions" / "trusted_keys.toml").write_text(policy)
+    return project
+
+
+def _nexo(
+    project: Path, server: GitHubServer, *args: str, **env: str
+) -> tuple[int, dict[str, Any], str]:
+    """Run the command line in ``project`` (its working directory), in-process."""
+    here = Path.cwd()
+    os.chdir(project)
+    try:
+        result = run_cli_in_process(
+            ["plugin", *args, "--json"],
+            env=clean_env(
+                NEXO_HOME=str(project.parent / "home"),
+                NEXO_GITHUB_API_BASE=server.url,
+                NEXO_HTTP_RETRY_BASE_MS="1",
+                NO_PROXY="127.0.0.1",
+                **env,
+            ),
+        )
+    finally:
+        os.chdir(here)
+    return result.exit_code, result.document, result.stderr
+
+
+DISCOVERY = """\
+# the daemon's plugins/discovery.yaml
+schema_version: 1
+discovery:
+  search_paths:
+    - ./daemon-plugins
+    - $NEXO_HOME/state/plugins
+  disabled: []
+"""
+
+
+def test_working_directory_config_sets_root_and_policy(
+    tmp_path: Path, server: GitHubServer
+) -> None:
+    project = _project(tmp_path, DISCOVERY, 'schema_version = "1.0"\ndefault = "require"\n')
+    root = project / "daemon-plugins"
+    code, refused, _ = _nexo(project, server, "install", "acme/hello", "--yes")
+    # The operator's policy requires signatures: the unsigned release is refused.
+    assert (code, refused["kind"]) == (1, "signature_missing")
+    assert tree_snapshot(root) == {}
+    (project / "config" / "extensions" / "trusted_keys.toml").write_text(
+        'schema_version = "1.0"\ndefault = "warn"\n'
+    )
+    code, installed, _ = _nexo(project, server, "install", "acme/hello", "--yes")
+    assert code == 0
+    assert installed["path"] == str(root / "hello-1.0.0")
+    assert not (project.parent / "home" / "state" / "plugins").exists()
+    code, listing, _ = _nexo(project, server, "list")
+    assert [p["path"] for p in listing["plugins"]] == [str(root / "hello-1.0.0")]
+    assert listing["dest"] == str(root)
+    assert _nexo(project, server, "verify")[0] == 0
+    server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
+    code, upgraded, _ = _nexo(project, server, "upgrade", "hello", "--yes")
+    assert (code, upgraded["path"]) == (0, str(root / "hello-1.1.0"))
+    code, removed, _ = _nexo(project, server, "remove", "hello", "--yes")
+    assert (code, removed["removed"]) == (0, [str(root / "hello-1.1.0")])
+
+
+def test_dest_wins_and_config_flag_and_variable_choose_the_directory(
+    tmp_path: Path, server: GitHubServer
+) -> None:
+    project = _project(tmp_path, DISCOVERY)
+    other = tmp_path / "elsewhere"
+    (other / "plugins").mkdir(parents=True)
+    (other / "plugins" / "discovery.yaml").write_text(
+        "discovery:\n  search_paths: ['${PLUGIN_ROOT:-/nonexistent}/x']\n"
+    )
+    explicit = tmp_path / "explicit"
+    code, document, _ = _nexo(
+        project, server, "install", "acme/hello", "--yes", "--dest", str(explicit)
+    )
+    assert (code, document["path"]) == (0, str(explicit / "hello-1.0.0"))
+    target = tmp_path / "from-variable"
+    code, listing, _ = _nexo(
+        project, server, "list", "--config", str(other), PLUGIN_ROOT=str(target)
+    )
+    assert listing["dest"] == str(target / "x")
+    code, listing, _ = _nexo(
+        project, server, "list", NEXO_CONFIG_DIR=str(other), PLUGIN_ROOT=str(target)
+    )
+    assert listing["dest"] == str(target / "x")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("discovery: [unclosed\n", "is not valid YAML"),
+        ("discovery: 3\n", "`discovery` must be a mapping"),
+        ("discovery:\n  search_paths: ./one\n", "must be a list of paths"),
+        ("discovery:\n  search_paths: ['${NEXO_TEST_UNSET_VARIABLE}/p']\n", "is not set"),
+    ],
+)
+def test_a_broken_daemon_config_is_a_configuration_error(
+    tmp_path: Path, server: GitHubServer, text: str, message: str
+) -> None:
+    project = _project(tmp_path, text)
+    code, document, _ = _nexo(project, server, "install", "acme/hello", "--yes")
+    assert (code, document["kind"]) == (2, "config")
+    assert message in str(document["error"])
+    assert not (project.parent / "home").exists()
+
+
+def test_config_directory_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("NEXO_CONFIG_DIR", raising=False)
+    assert config_dir(None, cwd=tmp_path) == tmp_path / "home" / "config"
+    (tmp_path / "config").mkdir()
+    assert config_dir(None, cwd=tmp_path) == tmp_path / "config"
+    monkeypatch.setenv("NEXO_CONFIG_DIR", str(tmp_path / "env"))
+    assert config_dir(None, cwd=tmp_path) == tmp_path / "env"
+    assert config_dir(tmp_path / "flag", cwd=tmp_path) == tmp_path / "flag"
+
+
+def test_search_paths_expand_like_the_daemon(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "nexo"))
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    monkeypatch.setenv("SET", "value")
+    monkeypatch.delenv("UNSET", raising=False)
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / "discovery.yaml").write_text(
+        "discovery:\n  search_paths:\n"
+        "    - $NEXO_HOME/a\n    - ~/b\n    - $HOME/c\n    - rel/d\n"
+        "    - /x/${SET}\n    - /x/${UNSET-fallback}\n    - /x/${UNSET:-other}\n"
+    )
+    config = load_daemon_config(tmp_path, cwd=tmp_path / "cwd")
+    assert config.search_paths == (
+        tmp_path / "nexo" / "a",
+        tmp_path / "user" / "b",
+        tmp_path / "user" / "c",
+        tmp_path / "cwd" / "rel" / "d",
+        Path("/x/value"),
+        Path("/x/fallback"),
+        Path("/x/other"),
+    )
+    assert config.install_root() == tmp_path / "nexo" / "a"
+    assert config.policy_path == tmp_path / "extensions" / "trusted_keys.toml"
+    empty = tmp_path / "empty"
+    (empty / "plugins").mkdir(parents=True)
+    (empty / "plugins" / "discovery.yaml").write_text("discovery: {}\n")
+    assert load_daemon_config(empty).install_root() == tmp_path / "nexo" / "state" / "plugins"
+    (empty / "plugins" / "discovery.yaml").write_text("discovery: {search_paths: [\n")
+    with pytest.raises(ConfigError):
+        load_daemon_config(empty)
