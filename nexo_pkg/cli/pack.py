@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nexo_pkg.cli.common import emit_json, fail, say, stderr_supports_colour
+from nexo_pkg.cli.common import emit_json, fail, say, stderr_supports_colour, warn
 from nexo_pkg.diagnostics import FileResult
 from nexo_pkg.errors import NexoError
+
+if TYPE_CHECKING:
+    from nexo_pkg.pack.build import ArchiveStats
 
 
 def show_diagnostics(result: FileResult) -> None:
@@ -20,6 +23,27 @@ def show_diagnostics(result: FileResult) -> None:
     from nexo_pkg.lint.reporters import ReportContext, render_text  # noqa: PLC0415
 
     sys.stderr.write(render_text([result], ReportContext(colour=stderr_supports_colour())))
+
+
+def limit_warnings(tarball_size: int, stats: ArchiveStats) -> list[str]:
+    """What in a packed tarball goes past ``install``'s default archive limits."""
+    from nexo_pkg.install.inspect import ArchiveLimits  # noqa: PLC0415
+
+    limits = ArchiveLimits()
+    checks = [
+        ("the tarball", tarball_size, limits.max_download, "--max-download-size"),
+        ("its unpacked files", stats.total_size, limits.max_total, "--max-total-size"),
+        ("its largest file", stats.largest_file, limits.max_entry, "--max-entry-size"),
+        ("its member count", stats.entries, limits.max_entries, "--max-entries"),
+    ]
+    found = []
+    for what, value, limit, flag in checks:
+        if value > limit:
+            found.append(
+                f"{what} ({value:,}) exceeds what `nexo plugin install` accepts by default "
+                f"({limit:,}); installing it needs {flag}, or trim the plugin"
+            )
+    return found
 
 
 def register(app: typer.Typer) -> None:
@@ -90,6 +114,7 @@ def register(app: typer.Typer) -> None:
             binary=binary,
             requirements=requirements,
             source_date_epoch=source_date_epoch,
+            progress=say,
         )
         try:
             result = pack(options)
@@ -109,6 +134,8 @@ def register(app: typer.Typer) -> None:
         )
         for asset in result.assets[1:]:
             say(f"  wrote {asset.path}")
+        for warning in limit_warnings(result.tarball.size, result.stats):
+            warn(warning)
         document = result.to_json()
         passed = True
         if check:

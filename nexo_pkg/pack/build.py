@@ -12,7 +12,7 @@ import hashlib
 import os
 import tempfile
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,8 @@ class PackOptions:
     requirements: Path | None = None
     source_date_epoch: int | None = None
     compresslevel: int = DEFAULT_COMPRESSLEVEL
+    #: Called with a short note as each long step starts (vendoring, writing the archive).
+    progress: Callable[[str], None] | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,27 @@ class PackedAsset:
 
 
 @dataclass(frozen=True)
+class ArchiveStats:
+    """The size of a packed tree as install measures it."""
+
+    entries: int
+    total_size: int
+    largest_file: int
+
+
+def archive_stats(entries: list[ArchiveEntry]) -> ArchiveStats:
+    """Count members and file bytes (sizes of files on disk are read with ``stat``)."""
+    sizes = [
+        len(entry.data)
+        if entry.data is not None
+        else (entry.source.stat().st_size if entry.source is not None else 0)
+        for entry in entries
+        if not entry.is_dir
+    ]
+    return ArchiveStats(len(entries), sum(sizes), max(sizes, default=0))
+
+
+@dataclass(frozen=True)
 class PackResult:
     """The outcome of a successful pack; ``lint`` keeps the manifest's warnings."""
 
@@ -88,6 +111,8 @@ class PackResult:
     lint: FileResult = field(repr=False)
     #: Warnings about the project beyond lint findings (a shadowed manifest).
     notes: tuple[str, ...] = ()
+    #: What install's archive limits look at: member count, unpacked bytes, largest file.
+    stats: ArchiveStats = field(default_factory=lambda: ArchiveStats(0, 0, 0))
 
     @property
     def tarball(self) -> PackedAsset:
@@ -173,7 +198,11 @@ def _check_out_dir(out: Path) -> None:
 
 
 def _noarch_entries(
-    project: Path, requirements: Path | None, scratch: Path, out: Path
+    project: Path,
+    requirements: Path | None,
+    scratch: Path,
+    out: Path,
+    progress: Callable[[str], None] | None = None,
 ) -> tuple[list[ArchiveEntry], list[Distribution]]:
     src = project / "src"
     main = src / "main.py"
@@ -189,6 +218,8 @@ def _noarch_entries(
     distributions: list[Distribution] = []
     if requirements is not None:
         vendor_dir = scratch / "lib"
+        if progress is not None:
+            progress(f"vendoring {requirements.name} with pip ...")
         vendor_requirements(requirements, vendor_dir, cwd=project)
         if vendor_dir.is_dir():
             if (vendor_dir / "plugin").exists():
@@ -297,7 +328,9 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
     with tempfile.TemporaryDirectory(prefix="nexo-pack-") as scratch:
         entries: list[ArchiveEntry] = [ArchiveEntry(manifest.name, data=manifest_bytes)]
         if options.target == NOARCH:
-            tree, distributions = _noarch_entries(project, requirements, Path(scratch), out)
+            tree, distributions = _noarch_entries(
+                project, requirements, Path(scratch), out, options.progress
+            )
             audit_noarch(tree, distributions)
             entries.append(
                 ArchiveEntry(f"bin/{plugin_id}", executable=True, data=LAUNCHER.encode())
@@ -311,6 +344,11 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
             entries = complete_entries(entries)
         except ValueError as exc:
             raise layout_error(f"cannot lay out the tarball: {exc}") from exc
+        stats = archive_stats(entries)
+        if options.progress is not None:
+            options.progress(
+                f"writing {name} ({stats.entries} members, {stats.total_size} bytes) ..."
+            )
         assets = _write_assets(
             out,
             name,
@@ -320,4 +358,6 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
             epoch=epoch.value,
             compresslevel=options.compresslevel,
         )
-    return PackResult(plugin_id, version, options.target, epoch, assets, lint_result, notes)
+    return PackResult(
+        plugin_id, version, options.target, epoch, assets, lint_result, notes, stats=stats
+    )

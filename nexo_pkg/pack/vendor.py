@@ -31,8 +31,12 @@ _NETWORK_FAILURE = re.compile(
 )
 
 
-def pip_command(requirements: Path, target: Path) -> list[str]:
-    """The pip invocation; ``PIP_*`` variables (index, find-links, proxies) still apply."""
+def pip_command(requirements: Path, target: Path, log: Path | None = None) -> list[str]:
+    """The pip invocation; ``PIP_*`` variables (index, find-links, proxies) still apply.
+
+    ``log`` asks pip for its full log (connection errors included, which ``--quiet`` hides).
+    """
+    logging = ["--log", str(log)] if log is not None else []
     return [
         sys.executable,
         "-m",
@@ -47,6 +51,7 @@ def pip_command(requirements: Path, target: Path) -> list[str]:
         "--quiet",
         "--no-input",
         "--disable-pip-version-check",
+        *logging,
     ]
 
 
@@ -58,6 +63,19 @@ def summarise_pip_output(output: str) -> str:
     if len(summary) > _SUMMARY_LIMIT:
         summary = summary[: _SUMMARY_LIMIT - 1] + "…"
     return summary
+
+
+def _tail(log: Path, limit: int = 256 * 1024) -> str:
+    """The end of pip's log (it can be long), then the log is removed."""
+    try:
+        with log.open("rb") as handle:
+            handle.seek(0, os.SEEK_END)
+            handle.seek(max(0, handle.tell() - limit))
+            return handle.read().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+    finally:
+        log.unlink(missing_ok=True)
 
 
 def pip_missing_message() -> str:
@@ -86,9 +104,10 @@ def vendor_requirements(
     env = dict(os.environ if environ is None else environ)
     if importlib.util.find_spec("pip") is None:
         raise PackError(pip_missing_message(), kind="vendor_failed", exit_code=EXIT_FAILURE)
+    log = target.parent / f".{target.name}-pip.log"
     try:
         completed = subprocess.run(
-            pip_command(requirements, target),
+            pip_command(requirements, target, log),
             cwd=cwd,
             env=env,
             capture_output=True,
@@ -96,17 +115,23 @@ def vendor_requirements(
             check=False,
         )
     except OSError as exc:
+        log.unlink(missing_ok=True)
         raise PackError(
             f"cannot run pip with {sys.executable}: {exc.strerror}",
             kind="vendor_failed",
             exit_code=EXIT_FAILURE,
         ) from exc
+    logged = _tail(log)
     if completed.returncode != 0:
         output = completed.stderr + "\n" + completed.stdout
         if "No module named pip" in output:
             raise PackError(pip_missing_message(), kind="vendor_failed", exit_code=EXIT_FAILURE)
         summary = summarise_pip_output(output)
-        network = [line.strip() for line in output.splitlines() if _NETWORK_FAILURE.search(line)]
+        network = [
+            line.strip()
+            for line in (output + "\n" + logged).splitlines()
+            if _NETWORK_FAILURE.search(line)
+        ]
         if network:
             reason = summarise_pip_output(network[-1])
             raise PackError(

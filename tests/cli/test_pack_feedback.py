@@ -1,0 +1,104 @@
+"""What `pack` tells the person packing: progress, install's limits, and a network failure
+while vendoring said as such."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from nexo_pkg.cli.pack import limit_warnings
+from nexo_pkg.install.inspect import ArchiveLimits
+from nexo_pkg.pack.build import ArchiveStats
+from nexo_pkg.scaffold.generator import NewProject, create_project
+
+
+def nexo(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+    )
+
+
+def base_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXO_", "PIP_"))}
+    env.update(extra)
+    return env
+
+
+def project(tmp_path: Path, *, requirements: str = "") -> Path:
+    created = create_project(NewProject(plugin_id="demo", lang="python", dest=tmp_path / "demo"))
+    (created.path / "requirements.txt").write_text(requirements, encoding="utf-8")
+    return created.path
+
+
+def test_limit_warnings_name_each_limit_and_its_flag() -> None:
+    limits = ArchiveLimits()
+    assert limit_warnings(1, ArchiveStats(10, 100, 50)) == []
+    found = limit_warnings(
+        limits.max_download + 1,
+        ArchiveStats(limits.max_entries + 1, limits.max_total + 1, limits.max_entry + 1),
+    )
+    flags = ["--max-download-size", "--max-total-size", "--max-entry-size", "--max-entries"]
+    assert [flag for flag in flags if any(flag in line for line in found)] == flags
+
+
+def test_pack_over_the_entry_limit_warns_and_install_agrees(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    many = root / "src" / "data"
+    many.mkdir()
+    for index in range(ArchiveLimits().max_entries):
+        (many / f"f{index:05d}.txt").write_bytes(b"x")
+    env = base_env(NEXO_HOME=str(tmp_path / "home"))
+    packed = nexo("pack", cwd=root, env=env)
+    assert packed.returncode == 0, packed.stderr
+    assert "writing demo-0.1.0-noarch.tar.gz" in packed.stderr
+    assert "--max-entries" in packed.stderr
+    tarball = root / "dist" / "demo-0.1.0-noarch.tar.gz"
+    refused = nexo("install", str(tarball), "--yes", "--json", cwd=root, env=env)
+    assert refused.returncode == 1
+    assert '"archive_unsafe"' in refused.stdout
+    accepted = nexo("install", str(tarball), "--yes", "--max-entries", "20000", cwd=root, env=env)
+    assert accepted.returncode == 0, accepted.stderr
+
+
+def test_quiet_pack_prints_no_progress(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    packed = nexo("pack", "--quiet", cwd=root, env=base_env())
+    assert packed.returncode == 0, packed.stderr
+    assert packed.stderr == ""
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.timeout(120)
+def test_an_unreachable_index_is_a_network_error(tmp_path: Path) -> None:
+    root = project(tmp_path, requirements="nexoai>=0.4\n")
+    env = base_env(
+        PIP_CONFIG_FILE=os.devnull,
+        PIP_INDEX_URL=f"http://127.0.0.1:{_closed_port()}/simple",
+        PIP_RETRIES="0",
+        PIP_TIMEOUT="2",
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+    )
+    packed = nexo("pack", "--json", cwd=root, env=env)
+    assert packed.returncode == 1
+    assert '"kind": "network"' in packed.stdout
+    line = packed.stderr.strip().splitlines()[-1]
+    assert line.startswith("error: could not vendor requirements.txt: the package index")
+    assert "not found" not in line
+    assert not (root / "dist").exists()
