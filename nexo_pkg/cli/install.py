@@ -179,7 +179,7 @@ def _confirmer(*, yes: bool, json_output: bool) -> Any:
     def ask(plan: InstallPlan) -> bool:
         if not json_output:
             _show_plan(plan)
-        for warning in plan.signature.warnings:
+        for warning in plan.warnings:
             warn(printable(warning))
         if yes or not interactive():
             return True

@@ -9,13 +9,18 @@ from nexo_pkg.install.inspect import ArchiveListing
 from nexo_pkg.install.summary import ManifestSummary, summarise_manifest
 from nexo_pkg.lint.engine import lint_source
 from nexo_pkg.manifest.names import MANIFEST_NAMES
+from nexo_pkg.manifest.options import LintOptions
+
+RUNTIME_SETTINGS_GRANTED = LintOptions(host_net_allowed=True)
 
 
 def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> ManifestSummary:
     """Check what an inspected archive carries, before anything is extracted.
 
     The manifest is the root ``plugin.toml`` or ``nexo-plugin.toml`` the daemon reads first.
-    Raises ``manifest_invalid`` when neither is at the root or it has lint errors,
+    Raises ``manifest_invalid`` when neither is at the root or it has lint errors the daemon
+    would reject it for (a setting of the daemon's runtime, such as the host-network
+    permission, is not one: :attr:`ManifestSummary.operator_must_allow` names it),
     ``manifest_mismatch`` when its id/version differ from the asset's, and
     ``archive_invalid`` when ``bin/<id>`` is not a regular file in the archive.
     """
@@ -29,7 +34,9 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
         text = listing.manifest.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise NexoError(f"{manifest_name} is not UTF-8 text", kind="manifest_invalid") from exc
-    result = lint_source(text, path=manifest_name)
+    # Settings of the daemon's runtime (host networking) are the operator's to grant where the
+    # daemon runs, not the installer's to demand: they are shown on the confirmation screen.
+    result = lint_source(text, path=manifest_name, options=RUNTIME_SETTINGS_GRANTED)
     if not result.success:
         errors = result.errors
         first = errors[0]

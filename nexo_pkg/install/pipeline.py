@@ -95,7 +95,7 @@ class InstallResult:
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        return tuple(self.plan.signature.warnings)
+        return self.plan.warnings
 
     def to_json(self) -> dict[str, Any]:
         document = self._document()

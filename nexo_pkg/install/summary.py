@@ -6,6 +6,7 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
+from nexo_pkg.manifest.rules_sandbox import HOST_NET_ENV
 from nexo_pkg.terminal import printable
 from nexo_pkg.trust.entry import SignatureOutcome
 
@@ -30,6 +31,23 @@ class ManifestSummary:
     fs_write_paths: tuple[str, ...] = ()
     capabilities: tuple[str, ...] = ()
 
+    @property
+    def operator_must_allow(self) -> tuple[str, ...]:
+        """Settings of the daemon's runtime this plugin needs: not the installer's to demand
+        (it installs the plugin), but the daemon refuses to run it without them."""
+        if self.sandbox_enabled and self.network == "host":
+            return (f"{HOST_NET_ENV}=1",)
+        return ()
+
+    @property
+    def operator_warnings(self) -> tuple[str, ...]:
+        if not self.operator_must_allow:
+            return ()
+        return (
+            'the plugin asks for host networking (network = "host"): the daemon runs it only '
+            f"where the operator allows it with {HOST_NET_ENV}=1 in the daemon's environment",
+        )
+
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.plugin_id,
@@ -45,6 +63,7 @@ class ManifestSummary:
                 "fs_read_paths": list(self.fs_read_paths),
                 "fs_write_paths": list(self.fs_write_paths),
             },
+            "operator_must_allow": list(self.operator_must_allow),
             "capabilities": list(self.capabilities),
         }
 
@@ -109,6 +128,12 @@ class InstallPlan:
     def version(self) -> str:
         return self.summary.version
 
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the operator must know before saying yes: the signature's warnings and the
+        daemon settings the plugin needs."""
+        return (*self.signature.warnings, *self.summary.operator_warnings)
+
 
 def signer_text(outcome: SignatureOutcome) -> str:
     if outcome.status == "verified":
@@ -148,6 +173,8 @@ def render_plan(plan: InstallPlan) -> list[str]:
         lines.append(f"Extends {key}: {', '.join(values)}")
     if summary.sandbox_enabled:
         lines.append(f"Sandbox:      enabled, network {summary.network}")
+        for setting in summary.operator_must_allow:
+            lines.append(f"  daemon needs: {setting} (the operator's permission)")
         if summary.fs_read_paths:
             lines.append(f"  reads:      {', '.join(summary.fs_read_paths)}")
         if summary.fs_write_paths:

@@ -1,0 +1,96 @@
+"""Settings of the daemon's runtime are the operator's to grant, not the installer's to demand.
+
+The real browser plugin asks for host networking (``network = "host"``), which the daemon
+allows only with ``NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW=1`` in *its* environment. The installer
+installs it whatever the installing shell says, and shows what the operator must allow on the
+confirmation screen and in ``--json``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from adversarial.harness import clean_env, run_cli_in_process
+from support.shared_fixtures import require_shared_fixture
+from support.tarballs import asset_name, plugin_members, release_assets, sidecar_line, targz
+
+from nexo_pkg.install.pipeline import install
+from nexo_pkg.install.summary import InstallPlan, render_plan
+
+from .conftest import InstallEnv
+
+BROWSER = (
+    "daemon-parity",
+    "real-manifests",
+    "nexo-plugin-browser__nexo-plugin.toml__idx0e0f3215.toml",
+)
+SETTING = "NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW=1"
+
+
+def _browser_release(env: InstallEnv) -> str:
+    """Publish a release shaped like the browser plugin's (its real manifest); the version."""
+    manifest = require_shared_fixture(*BROWSER).read_text(encoding="utf-8")
+    version = "0.4.2"
+    data = targz(plugin_members("browser", version, manifest=manifest))
+    name = asset_name("browser", version, "x86_64-unknown-linux-musl")
+    env.server.publish(
+        "lordmacu",
+        "nexo-plugin-browser",
+        f"v{version}",
+        {
+            name: data,
+            name + ".sha256": sidecar_line(data, name).encode(),
+            "nexo-plugin.toml": manifest.encode(),
+        },
+    )
+    return version
+
+
+def test_host_network_plugin_installs_with_the_operator_warning(install_env: InstallEnv) -> None:
+    _browser_release(install_env)
+    shown: list[list[str]] = []
+
+    def confirm(plan: InstallPlan) -> bool:
+        shown.append(render_plan(plan))
+        return True
+
+    result = install(
+        "lordmacu/nexo-plugin-browser",
+        install_env.make_options(target="x86_64-unknown-linux-gnu", confirm=confirm),
+    )
+    assert result.path == install_env.dest / "browser-0.4.2"
+    (screen,) = shown
+    assert any(SETTING in line and "daemon needs" in line for line in screen), screen
+    document = result.to_json()
+    assert document["manifest"]["operator_must_allow"] == [SETTING]
+    assert any(SETTING in warning for warning in document["warnings"])
+
+
+def test_the_cli_shows_what_the_operator_must_allow(
+    install_env: InstallEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _browser_release(install_env)
+    env = clean_env(
+        NEXO_HOME=str(install_env.home),
+        NEXO_GITHUB_API_BASE=install_env.server.url,
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        NEXO_INSTALL_TARGET="x86_64-unknown-linux-gnu",
+    )
+    monkeypatch.delenv("NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW", raising=False)
+    args = ["plugin", "install", "lordmacu/nexo-plugin-browser", "--yes"]
+    dry = run_cli_in_process([*args, "--dry-run"], env=env)
+    assert dry.exit_code == 0, dry.stderr
+    assert SETTING in dry.stderr
+    done = run_cli_in_process([*args, "--json"], env=env)
+    assert done.exit_code == 0, done.stdout
+    assert done.document["manifest"]["operator_must_allow"] == [SETTING]
+    assert (Path(done.document["path"]) / "bin" / "browser").is_file()
+
+
+def test_plugins_without_host_networking_need_nothing(install_env: InstallEnv) -> None:
+
+    install_env.server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    document = install("acme/hello", install_env.make_options()).to_json()
+    assert document["manifest"]["operator_must_allow"] == []
+    assert not any("HOST_NET" in warning for warning in document["warnings"])
