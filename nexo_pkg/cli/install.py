@@ -524,6 +524,7 @@ def register(app: typer.Typer) -> None:
                         "repo": item.receipt.repo,
                         "tag": item.receipt.tag,
                         "signature": item.receipt.signature.get("status"),
+                        "signature_scheme": item.receipt.signature.get("scheme"),
                         "installed_at": item.receipt.installed_at,
                         "path": str(item.path),
                         "kept": item.kept,

@@ -155,9 +155,15 @@ def parse_json_document(raw: bytes, name: str) -> Any:
 
 def split_bundles(raw: bytes, name: str) -> list[tuple[str, bytes]]:
     """The bundles of a JSON-lines file (``gh attestation download``), each named
-    ``name#N``; a file holding one JSON document is one bundle."""
+    ``name#N``; a file holding one JSON document (pretty-printed or not) is one bundle."""
     lines = [line for line in raw.splitlines() if line.strip()]
     if len(lines) <= 1:
+        return [(name, raw)]
+    try:
+        json.loads(raw)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        pass  # not one document: one bundle per line
+    else:
         return [(name, raw)]
     return [(f"{name}#{index}", line) for index, line in enumerate(lines, start=1)]
 

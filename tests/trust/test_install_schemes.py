@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from support.github_server import GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore
 from support.tarballs import asset_name, plugin_tarball, release_assets, tree_snapshot
 
-from .helpers import cli_env
+from .helpers import SHARED_FIXTURES, cli_env
 
 __all__ = ["asset_host", "github_server"]
 
@@ -317,3 +318,90 @@ def test_a_checksums_file_that_does_not_vouch_is_refused(
                          "--trusted-keys", str(policy))  # fmt: skip
     _refused(result, "signature_invalid", plugins)
     assert tree_snapshot(plugins) == before
+
+
+def test_list_json_shows_the_scheme_that_verified_each_plugin(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    repo = _goreleaser_release(github_server, private_sigstore)
+    policy = _policy(tmp_path, private_sigstore)
+    installed = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
+                            "--trusted-keys", str(policy))  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    listed = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "list", "--json",
+         "--dest", str(tmp_path / "plugins")],
+        capture_output=True, text=True, check=False, env=cli_env(tmp_path), timeout=120,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    (plugin,) = json.loads(listed.stdout)["plugins"]
+    assert (plugin["signature"], plugin["signature_scheme"]) == ("verified", "checksums-file")
+
+
+# --- the real public-good attestations, through install ---------------------------------------
+
+REUSABLE = SHARED_FIXTURES / "github-attestations"
+MALANCAS_POLICY = """\
+schema_version = "1.0"
+default = "require"
+
+[[authors]]
+owner = "malancas"
+identity_regexp = '^https://github\\.com/malancas/attest-demo/\\.github/workflows/.+$'
+signer_workflow = "github/artifact-attestations-workflows/.github/workflows/attest.yml"
+"""
+
+
+def _public_good_release(server: GitHubServer, repo: str) -> str:
+    """The attested artifact published as a release asset of ``malancas/<repo>`` (it is not
+    a plugin tarball: a verified signature lets the install go on to the archive check)."""
+    artifact = (REUSABLE / "reusable-workflow-artifact").read_bytes()
+    name = "attest-0.0.0-noarch.tar.gz"
+    server.publish("malancas", repo, "v0.0.0", {name: artifact}, digests=True)
+    bundle = json.loads((REUSABLE / "reusable-workflow-attestation.sigstore.json").read_text())
+    server.publish_attestations("malancas", repo, hashlib.sha256(artifact).hexdigest(), [bundle])
+    return name
+
+
+@pytest.mark.parametrize(
+    ("repo", "kind"),
+    [("attest-demo", "archive_invalid"), ("other", "signer_untrusted")],
+)
+def test_public_good_attestation_from_the_api(
+    tmp_path: Path, github_server: GitHubServer, repo: str, kind: str
+) -> None:
+    _public_good_release(github_server, repo)
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(MALANCAS_POLICY)
+    result = run_install(tmp_path, github_server, f"malancas/{repo}@v0.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    # archive_invalid: the signature step passed and the next step looked at the file.
+    _refused(result, kind, tmp_path / "plugins")
+
+
+@pytest.mark.parametrize(
+    ("flip", "kind"), [(False, "archive_invalid"), (True, "signature_invalid")]
+)
+def test_public_good_attestation_beside_a_local_file(tmp_path: Path, flip: bool, kind: str) -> None:
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    data = bytearray((REUSABLE / "reusable-workflow-artifact").read_bytes())
+    if flip:
+        data[0] ^= 0x01
+    tarball = dist / "attest-0.0.0-noarch.tar.gz"
+    tarball.write_bytes(bytes(data))
+    tarball.with_name(tarball.name + ".sha256").write_text(
+        f"{hashlib.sha256(data).hexdigest()}  {tarball.name}\n"
+    )
+    shutil.copy(
+        REUSABLE / "reusable-workflow-attestation.sigstore.json",
+        dist / f"{tarball.name}.intoto.jsonl",
+    )
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(MALANCAS_POLICY)
+    result = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "install", str(tarball), "--yes", "--json",
+         "--dest", str(tmp_path / "plugins"), "--trusted-keys", str(policy)],
+        capture_output=True, text=True, check=False, env=cli_env(tmp_path), timeout=120,
+    )  # fmt: skip
+    _refused(result, kind, tmp_path / "plugins")
