@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from nexo_pkg.cli.common import emit_json, exit_with, guarded, say
-from nexo_pkg.cli.install import GitHubApiOption, JsonOption, TrustedKeysOption, YesOption
+from nexo_pkg.cli.install import (
+    GitHubApiOption,
+    JsonOption,
+    TimeoutOption,
+    TrustedKeysOption,
+    YesOption,
+)
 from nexo_pkg.errors import NexoError, UsageError
 
 if TYPE_CHECKING:
@@ -72,7 +78,13 @@ def _author_json(author: AuthorPolicy) -> dict[str, Any]:
 
 
 def _release_signer(
-    owner: str, repo: str, tag: str | None, policy: TrustPolicy, api_url: str | None
+    owner: str,
+    repo: str,
+    tag: str | None,
+    policy: TrustPolicy,
+    api_url: str | None,
+    *,
+    timeout: float | None = None,
 ) -> dict[str, Any]:
     """Verify the signature of the newest (or ``tag``) release of ``owner/repo`` with no
     author trusted, to learn who signed it. Returns identity, issuer and claims."""
@@ -91,7 +103,7 @@ def _release_signer(
     temps: list[Any] = []
     try:
         api_base = resolve_api_base(api_url)
-        with GitHubClient(api_base, resolve_token(api_base)) as client:
+        with GitHubClient(api_base, resolve_token(api_base), timeout=timeout) as client:
             release = client.get_release(owner, repo, tag)
             names = [asset.name for asset in release.assets]
             tarballs = [asset for asset in release.assets if asset.name.endswith(".tar.gz")]
@@ -160,6 +172,7 @@ def _add(
     api_url: str | None,
     yes: bool,
     json_output: bool,
+    timeout: float | None = None,
 ) -> dict[str, Any]:
     from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
     from nexo_pkg.trust.policy import GITHUB_ACTIONS_ISSUER, AuthorPolicy  # noqa: PLC0415
@@ -177,7 +190,7 @@ def _add(
                 "give OWNER/REPO to read the signer of its newest release, or name the "
                 "signer with --identity-regexp / --identity"
             )
-        seen = _release_signer(owner, repo, tag, policy, api_url)
+        seen = _release_signer(owner, repo, tag, policy, api_url, timeout=timeout)
         suggestion = suggest_author(
             identity=seen["identity"],
             issuer=seen["issuer"],
@@ -374,6 +387,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
         trusted_keys: TrustedKeysOption = None,
         github_api_url: GitHubApiOption = None,
+        timeout: TimeoutOption = None,
         yes: YesOption = False,
         json_output: JsonOption = False,
     ) -> None:
@@ -392,6 +406,7 @@ def register(app: typer.Typer) -> None:
                 api_url=github_api_url,
                 yes=yes,
                 json_output=json_output,
+                timeout=timeout,
             ),
             json_output=json_output,
         )

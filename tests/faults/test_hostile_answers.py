@@ -236,3 +236,18 @@ def test_upgrade_is_cut_off_at_the_timeout_too(setup: Setup) -> None:
     assert result.document["kind"] == "network"
     assert 1.5 < elapsed < 6
     assert snapshot(setup.home) == before
+
+
+def test_trust_add_is_cut_off_at_the_timeout_too(setup: Setup) -> None:
+    policy = setup.home / "trusted_keys.toml"
+    policy.write_text('schema_version = "1.0"\ndefault = "warn"\n')
+    before = snapshot(setup.home)
+    setup.server.throttle(RELEASE, 5)
+    args = ["plugin", "trust", "add", f"acme/{PLUGIN}", "--trusted-keys", str(policy)]
+    started = time.monotonic()
+    result = run_cli_in_process([*args, "--yes", "--json", "--timeout", "2"], env=setup.env())
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    assert result.document["kind"] == "network"
+    assert 1.5 < elapsed < 6
+    assert snapshot(setup.home) == before
