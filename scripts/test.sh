@@ -26,6 +26,10 @@ fi
 # themselves stay on loopback (pip runs with --no-index against this directory).
 .venv/bin/python -m pip download --quiet --disable-pip-version-check --no-deps \
   --dest .cache/wheelhouse 'nexoai>=0.4'
+# The uv/pipx end-to-end test installs nexo-pkg itself offline: it needs every dependency,
+# the build backend, and what pipx seeds its environments with.
+.venv/bin/python -m pip download --quiet --disable-pip-version-check \
+  --dest .cache/wheelhouse . 'setuptools>=69' wheel pip
 export NEXO_TEST_WHEELHOUSE="$PWD/.cache/wheelhouse"
 
 .venv/bin/ruff check .
