@@ -128,7 +128,10 @@ class BlobCache:
                 with contextlib.suppress(FileNotFoundError):
                     final.unlink()
             self.misses += 1
-            descriptor, raw = tempfile.mkstemp(prefix=f"{expected[:16]}.", dir=self.temp)
+            try:
+                descriptor, raw = tempfile.mkstemp(prefix=f"{expected[:16]}.", dir=self.temp)
+            except OSError as exc:
+                raise _io(f"write into the blob cache {self.temp}", exc) from exc
             temp = Path(raw)
             try:
                 with os.fdopen(descriptor, "w+b") as handle:
