@@ -425,3 +425,32 @@ def test_bearer_token_challenges_are_answered_with_the_configured_credentials(
     assert refused.returncode == 1
     assert json_of(refused)["kind"] == "registry_auth"
     assert not (tmp_path / "other" / "echo-1.2.3").exists()
+
+
+def test_concurrent_syncs_of_one_root_install_each_plugin_once(
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+) -> None:
+    push_dist(make_dist(identity=None), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    wanted = _wanted(tmp_path / "nexo-plugins.toml", {"echo": registry.ref("plugins/echo")})
+    assert run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http").returncode == 0
+    dest = tmp_path / "root"
+    command = [
+        sys.executable, "-m", "nexo_pkg", "plugin", "sync", "--lock",
+        str(tmp_path / "nexo-plugins.lock"), "--dest", str(dest), "--frozen", "--plain-http",
+        "--json",
+    ]  # fmt: skip
+    processes = [
+        subprocess.Popen(command, env=fleet_env, stdout=subprocess.PIPE, text=True)
+        for _ in range(3)
+    ]
+    actions = []
+    for process in processes:
+        out, _err = process.communicate(timeout=120)
+        assert process.returncode == 0
+        actions.append(json.loads(out)["plugins"][0]["action"])
+    # The sync lock serialises them: one installs, the others find it in place.
+    assert sorted(actions) == ["installed", "unchanged", "unchanged"]
+    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-1.2.3"]
