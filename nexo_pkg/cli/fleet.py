@@ -13,7 +13,7 @@ import typer
 
 from nexo_pkg.cli.common import emit_json, guarded, say
 from nexo_pkg.errors import NexoError
-from nexo_pkg.install.store import default_dest, nexo_home_from_env
+from nexo_pkg.install.store import nexo_home_from_env
 
 if TYPE_CHECKING:
     from nexo_pkg.fleet.sources import FleetOptions
@@ -45,6 +45,13 @@ PlainHttpOption = Annotated[
 WantedOption = Annotated[
     Path, typer.Option("--file", "-f", help="The wanted set (default ./nexo-plugins.toml).")
 ]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="The daemon's configuration directory (default plugin root and trust policy).",
+    ),
+]
 LockOption = Annotated[
     Path | None,
     typer.Option(
@@ -55,6 +62,7 @@ LockOption = Annotated[
 
 def fleet_options(
     *,
+    config: Path | None = None,
     trusted_keys: Path | None = None,
     require_signature: bool = False,
     skip_signature_verify: bool = False,
@@ -64,12 +72,14 @@ def fleet_options(
 ) -> FleetOptions:
     from nexo_pkg.errors import UsageError  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
+    from nexo_pkg.install.config import POLICY_FILE, config_dir  # noqa: PLC0415
 
     if require_signature and skip_signature_verify:
         raise UsageError("--require-signature and --skip-signature-verify exclude each other")
     return FleetOptions(
         nexo_home=nexo_home_from_env(),
         trusted_keys=trusted_keys,
+        policy_path=config_dir(config) / POLICY_FILE,
         require_signature=require_signature,
         skip_signature_verify=skip_signature_verify,
         github_api_url=github_api_url,
@@ -103,6 +113,7 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option("--check", help="Only say whether the lock is stale (exit 1 if so)."),
         ] = False,
+        config: ConfigOption = None,
         trusted_keys: TrustedKeysOption = None,
         require_signature: RequireSignatureOption = False,
         skip_signature_verify: SkipSignatureOption = False,
@@ -138,6 +149,7 @@ def register(app: typer.Typer) -> None:
                 wanted,
                 path,
                 fleet_options(
+                    config=config,
                     trusted_keys=trusted_keys,
                     require_signature=require_signature,
                     skip_signature_verify=skip_signature_verify,
@@ -164,7 +176,11 @@ def register(app: typer.Typer) -> None:
         ] = Path("nexo-plugins.lock"),
         dest: Annotated[
             Path | None,
-            typer.Option("--dest", help="Plugin root (default: $NEXO_HOME/state/plugins)."),
+            typer.Option(
+                "--dest",
+                help="Plugin root (default: the daemon configuration's, else "
+                "$NEXO_HOME/state/plugins).",
+            ),
         ] = None,
         prune: Annotated[
             bool, typer.Option("--prune", help="Remove installed plugins the lock does not name.")
@@ -179,6 +195,7 @@ def register(app: typer.Typer) -> None:
             str | None,
             typer.Option("--target", help="Target triple instead of this host's (or noarch)."),
         ] = None,
+        config: ConfigOption = None,
         trusted_keys: TrustedKeysOption = None,
         require_signature: RequireSignatureOption = False,
         skip_signature_verify: SkipSignatureOption = False,
@@ -194,15 +211,20 @@ def register(app: typer.Typer) -> None:
         2 usage or configuration error.
         """
         from nexo_pkg.fleet.lockfile import WANTED_NAME  # noqa: PLC0415
-        from nexo_pkg.fleet.sync import sync  # noqa: PLC0415
+        from nexo_pkg.fleet.sync import SyncResult, sync  # noqa: PLC0415
 
-        root = (dest if dest is not None else default_dest(nexo_home_from_env())).expanduser()
         quiet = json_output or not sys.stderr.isatty()
-        result = guarded(
-            lambda: sync(
+        roots: list[Path] = []
+
+        def run() -> SyncResult:
+            from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
+
+            roots.append(install_root(dest, config_dir(config)))
+            return sync(
                 lock_file,
-                root.absolute(),
+                roots[0],
                 fleet_options(
+                    config=config,
                     trusted_keys=trusted_keys,
                     require_signature=require_signature,
                     skip_signature_verify=skip_signature_verify,
@@ -215,9 +237,9 @@ def register(app: typer.Typer) -> None:
                 prune=prune,
                 target=target,
                 progress=None if quiet else say,
-            ),
-            json_output=json_output,
-        )
+            )
+
+        result = guarded(run, json_output=json_output)
         if json_output:
             emit_json(result.to_json())
         else:
@@ -229,7 +251,7 @@ def register(app: typer.Typer) -> None:
             changed = sum(
                 1 for item in result.outcomes if item.action not in {"unchanged", "failed"}
             )
-            say(f"{root}: {changed} change(s), {len(result.outcomes)} plugin(s) checked.")
+            say(f"{roots[0]}: {changed} change(s), {len(result.outcomes)} plugin(s) checked.")
         if not result.ok:
             raise typer.Exit(1)
 

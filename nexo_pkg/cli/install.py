@@ -118,6 +118,7 @@ def _fleet_options(
     return FleetOptions(
         nexo_home=options.nexo_home,
         trusted_keys=options.trusted_keys,
+        policy_path=options.policy_path,
         require_signature=options.require_signature,
         skip_signature_verify=options.skip_signature_verify,
         registry_config=registry_config,

@@ -44,6 +44,7 @@ class FleetOptions:
 
     nexo_home: Path
     trusted_keys: Path | None = None
+    policy_path: Path | None = None
     require_signature: bool = False
     skip_signature_verify: bool = False
     github_api_url: str | None = None
@@ -156,9 +157,10 @@ class Session:
             if self.options.trusted_keys is not None:
                 self._policy = trust.load_policy(self.options.trusted_keys, explicit=True)
             else:
-                self._policy = trust.load_policy(
-                    trust.default_policy_path(self.options.nexo_home), explicit=False
+                default = self.options.policy_path or trust.default_policy_path(
+                    self.options.nexo_home
                 )
+                self._policy = trust.load_policy(default, explicit=False)
         return self._policy
 
     def temp_dir(self) -> Path:

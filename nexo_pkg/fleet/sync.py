@@ -286,6 +286,7 @@ def _sync_one(
             nexo_home=options.nexo_home,
             target=target,
             trusted_keys=options.trusted_keys,
+            policy_path=options.policy_path,
             require_signature=options.require_signature,
             skip_signature_verify=options.skip_signature_verify,
             force=final.exists() and not current,
