@@ -297,10 +297,11 @@ def _examine(path: Path, *, kept: bool = False) -> Installed:
 
 
 def scan_installed(dest: Path) -> list[Installed]:
-    """Every plugin directory under ``dest`` (hidden entries are bookkeeping), sorted by name.
+    """Every plugin directory under ``dest``, sorted by name.
 
-    A symbolic link where a plugin directory belongs is listed with its problem, never
-    followed.
+    Hidden directories count (the daemon discovers them too), except nexo-pkg's own
+    bookkeeping (``.nexo``, and the ``.staging-*``/``.removing-*`` of earlier versions). A
+    symbolic link where a plugin directory belongs is listed with its problem, never followed.
     """
     found: list[Installed] = []
     try:
@@ -308,7 +309,7 @@ def scan_installed(dest: Path) -> list[Installed]:
     except OSError as exc:
         raise io_error(f"list {dest}", exc) from exc
     for child in children:
-        if child.name.startswith("."):
+        if child.name == BOOKKEEPING_DIR or child.name.startswith(LEGACY_PREFIXES):
             continue
         if child.is_symlink():
             found.append(Installed(child, None, "is a symbolic link, not a plugin directory"))

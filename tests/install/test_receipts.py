@@ -221,3 +221,37 @@ def test_the_receipt_records_every_mode(install_env: InstallEnv, installed: Path
         "nexo-plugin.toml": "0644",
     }
     assert receipt["files"]["bin/hello"] == sha256_hex((installed / "bin/hello").read_bytes())
+
+
+def test_one_root_holding_an_install_by_each_tool(install_env: InstallEnv) -> None:
+    install_env.server.publish("acme", "ours", "v1.0.0", release_assets("ours", "1.0.0"))
+    install("acme/ours", install_env.make_options())
+    _write_reference_install(install_env.dest, "theirs", "0.1.0", "latest")
+    listing = _cli(install_env, "list", "--json")
+    assert [(p["id"], p["version"]) for p in listing.document["plugins"]] == [
+        ("ours", "1.0.0"),
+        ("theirs", "0.1.0"),
+    ]
+    assert discovered_versions(install_env.dest) == {"ours": "1.0.0", "theirs": "0.1.0"}
+    install_env.server.publish("acme", "ours", "v1.1.0", release_assets("ours", "1.1.0"))
+    install_env.server.publish("acme", "theirs", "v0.2.0", release_assets("theirs", "0.2.0"))
+    for plugin_id in ("ours", "theirs"):
+        upgraded = _cli(install_env, "upgrade", plugin_id, "--yes", "--json")
+        assert upgraded.exit_code == 0, upgraded.stdout
+        assert discovered_versions(install_env.dest).keys() == {"ours", "theirs"}
+    assert discovered_versions(install_env.dest) == {"ours": "1.1.0", "theirs": "0.2.0"}
+    for plugin_id in ("ours", "theirs"):
+        assert _cli(install_env, "remove", plugin_id, "--yes", "--json").exit_code == 0
+    assert discovered_versions(install_env.dest) == {}
+
+
+def test_a_hidden_plugin_directory_is_verified_too(
+    install_env: InstallEnv, installed: Path
+) -> None:
+    hidden = install_env.dest / ".sneaky"
+    hidden.mkdir()
+    (hidden / "plugin.toml").write_text('[plugin]\nid = "sneaky"\nversion = "1.0.0"\n')
+    code, reports = _verify(install_env)
+    assert code == 1
+    failed = [(Path(r["path"]).name, r["problem"]) for r in reports if not r["ok"]]
+    assert failed == [(".sneaky", "no install receipt")]
