@@ -45,14 +45,14 @@ DAEMON_RELEASES: tuple[DaemonRelease, ...] = (
         id_max_length=32,
         manifest_names=("nexo-plugin.toml",),
         changes="subprocess plugin discovery; ids `^[a-z][a-z0-9_]{0,31}$`; "
-        "reads nexo-plugin.toml only",
+        "reads `nexo-plugin.toml` only",
     ),
     DaemonRelease(
         "0.2.1",
         id_max_length=64,
         manifest_names=("nexo-plugin.toml", "plugin.toml"),
         changes="ids, extends ids and tool names up to 64 characters "
-        "(`^[a-z][a-z0-9_]{0,63}$`); reads plugin.toml (canonical) and nexo-plugin.toml",
+        "(`^[a-z][a-z0-9_]{0,63}$`); reads `plugin.toml` (canonical) and `nexo-plugin.toml`",
     ),
 )
 """Oldest first. The newest one is the default daemon of ``lint`` and ``check``."""

