@@ -761,36 +761,20 @@ class GitHubClient:
         self.download(asset, sink, max_bytes=max_bytes)
         return bytes(sink.buffer)
 
-    def get_json(self, url: str, *, what: str, max_bytes: int) -> tuple[Any, str | None]:
-        """GET the API document at ``url``: ``(document, next page URL)``, ``(None, None)`` on
-        404. The body is capped at ``max_bytes`` after content decoding; an unreadable or
-        too deeply nested answer is ``network``."""
+    def get_json(self, url: str, *, what: str) -> tuple[Any, str | None]:
+        """GET the API document at ``url``: ``(document, next page URL)`` (``Link:
+        rel="next"``, kept only on the API's origin), ``(None, None)`` on 404. Read as every
+        API answer is (:meth:`_read_json`: capped, deadline, nesting)."""
 
         def attempt() -> tuple[Any, str | None]:
             with self._open(url, "application/vnd.github+json", what) as response:
                 if response.status_code == 404:
                     return None, None
-                _expect_ok(response, what)
-                body = bytearray()
-                try:
-                    for chunk in response.iter_bytes(CHUNK_SIZE):
-                        body += chunk
-                        if len(body) > max_bytes:
-                            raise NexoError(
-                                f"{what}: the answer is larger than {max_bytes} bytes",
-                                kind="network",
-                            )
-                except httpx.TransportError as exc:
-                    raise _RetryableError(f"{what}: {type(exc).__name__}: {exc}") from exc
-                except httpx.DecodingError as exc:
-                    raise NexoError(f"{what}: undecodable answer ({exc})", kind="network") from exc
-                try:
-                    document = json.loads(body)
-                except (ValueError, RecursionError) as exc:
-                    raise NexoError(f"{what}: the answer is not JSON", kind="network") from exc
+                _expect_ok(response, what, self._token_hint())
+                document = self._read_json(response, what)
                 following = response.links.get("next", {}).get("url")
                 if following is not None and _origin(following) != _origin(self.api_base):
-                    following = None  # pages stay on the API's origin
+                    following = None
                 return document, following
 
         return self._with_retries(attempt)

@@ -145,14 +145,16 @@ class _Offer:
     checksums_value: Path | bytes | None = None
 
 
-def _offers(asset_name: str, material: Material, digest: str) -> list[_Offer]:
+def _offers(asset_name: str, material: Material) -> list[_Offer]:
     """What ``material`` offers for ``asset_name``: its own bundle, attestations (local and
     from the API), signed checksums files, and last a detached cosign signature."""
     offers: list[_Offer] = []
     own = find_signature_material(asset_name, material)
     if own is not None and own.bundle is not None:
         offers.append(_Offer("bundle", own.name, own.bundle, found=own))
-    for name in (asset_name + ATTESTATION_SUFFIX, attestations_name(digest)):
+    # Attestations fetched from the API are offered under the digest they were asked for.
+    api = sorted(name for name in material if name.startswith(attestations_name("")))
+    for name in (asset_name + ATTESTATION_SUFFIX, *api):
         value = material.get(name)
         if value is not None:
             offers.append(_Offer("attestations", name, value))
@@ -212,8 +214,7 @@ def verify_asset_signature(
                 f"signature verification is off (mode ignore): {asset_name} not verified",
             ),
         )
-    digest = _sha256_file(artifact)
-    offers = _offers(asset_name, material, digest)
+    offers = _offers(asset_name, material)
     # A local tarball has no GitHub owner: any author entry may vouch for its signer (the
     # identity itself names the repository).
     authors = policy.authors_for(owner) if owner is not None else policy.authors
@@ -243,7 +244,7 @@ def verify_asset_signature(
     if offer.found is not None and offer.found.primary is not None:
         bundle_sha256 = _sha256_file(offer.found.primary)
     try:
-        verified = _verify_offer(artifact, asset_name, digest, offer, request)
+        verified = _verify_offer(artifact, asset_name, offer, request)
     except SignerUntrustedError as untrusted:
         if authors or mode != "warn" or untrusted.details.get("bound"):
             raise _with_remedy(untrusted, policy, owner, repo) from None
@@ -317,7 +318,7 @@ def _with_remedy(
 
 
 def _verify_offer(
-    artifact: Path, asset_name: str, digest: str, offer: _Offer, request: TrustRequest
+    artifact: Path, asset_name: str, offer: _Offer, request: TrustRequest
 ) -> VerifiedSignature:
     # The verifiers are imported here, not at the top: they import Sigstore, which costs most
     # of a second, and only signed assets need it.
@@ -337,7 +338,7 @@ def _verify_offer(
         raw.decode("utf-8", errors="replace"),
         checksums_name=checksums_name,
         asset_name=asset_name,
-        digest=digest,
+        digest=_sha256_file(artifact),
     )
     return replace(signed, scheme="checksums-file", material=f"{checksums_name} ({offer.name})")
 

@@ -173,8 +173,9 @@ class AttestationClient(Protocol):
 
     api_base: str
 
-    def get_json(self, url: str, *, what: str, max_bytes: int) -> tuple[Any, str | None]:
-        """The JSON document at ``url`` (``None`` on 404) and the next page's URL."""
+    def get_json(self, url: str, *, what: str) -> tuple[Any, str | None]:
+        """The JSON document at ``url`` (``None`` on 404) and the next page's URL; the client
+        caps what it reads."""
         ...
 
 
@@ -198,7 +199,7 @@ def fetch_attestations(
     pages = 0
     while url is not None and pages < MAX_ATTESTATION_PAGES:
         pages += 1
-        document, url = client.get_json(url, what=what, max_bytes=MAX_ATTESTATION_BYTES)
+        document, url = client.get_json(url, what=what)
         if document is None:
             break
         entries = document.get("attestations") if isinstance(document, dict) else None
