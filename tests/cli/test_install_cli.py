@@ -218,3 +218,40 @@ def test_real_process_has_no_traceback(home: Path, server: GitHubServer) -> None
     assert json.loads(failed.stdout)["kind"] == "network"
     assert "Traceback" not in failed.stderr
     assert failed.stderr.count("\n") == 1
+
+
+def test_upgrade_all(home: Path, server: GitHubServer, tmp_path: Path) -> None:
+    for plugin_id in ("hello", "world", "stale"):
+        server.publish("acme", plugin_id, "v1.0.0", release_assets(plugin_id, "1.0.0"))
+        assert nexo("install", f"acme/{plugin_id}")[0] == 0
+    local = write_plugin(tmp_path / "dist", "local", "1.0.0")
+    assert nexo("install", str(local), "--yes")[0] == 0
+    server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
+    server.publish("acme", "world", "v2.0.0", release_assets("world", "2.0.0"))
+    # stale's latest release goes back to an older version: refused, the others go on.
+    server.publish("acme", "stale", "v0.9.0", release_assets("stale", "0.9.0"))
+    code, out, err = nexo("upgrade", "--all", "--json")
+    assert code == 1
+    document = json.loads(out)
+    assert document["ok"] is False
+    by_id = {entry["id"]: entry for entry in document["plugins"]}
+    assert set(by_id) == {"hello", "world", "stale"}
+    assert (by_id["hello"]["from_version"], by_id["hello"]["version"]) == ("1.0.0", "1.1.0")
+    assert (by_id["world"]["from_version"], by_id["world"]["version"]) == ("1.0.0", "2.0.0")
+    assert by_id["stale"]["kind"] == "downgrade_refused"
+    assert "skipped local: installed from a local file" in err
+    code, out, _ = nexo("list", "--json")
+    versions = {p["id"]: p["version"] for p in json.loads(out)["plugins"]}
+    assert versions == {"hello": "1.1.0", "world": "2.0.0", "stale": "1.0.0", "local": "1.0.0"}
+    # Nothing left to do: every plugin is up to date (stale with --allow-downgrade aside).
+    code, out, _ = nexo("upgrade", "--all", "--json", "--allow-downgrade")
+    assert code == 0, out
+    assert all(entry["ok"] for entry in json.loads(out)["plugins"])
+
+
+@pytest.mark.parametrize("args", [["upgrade"], ["upgrade", "hello", "--all"]])
+def test_upgrade_needs_one_id_or_all(home: Path, args: list[str]) -> None:
+    code, out, err = nexo(*args, "--json")
+    assert code == 2
+    assert json.loads(out)["kind"] == "usage"
+    assert "--all" in err
