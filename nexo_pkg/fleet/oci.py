@@ -27,7 +27,7 @@ from nexo_pkg.manifest.versionreq import (
     VersionReq,
     parse_version,
 )
-from nexo_pkg.trust.material import SIGNATURE_SUFFIXES
+from nexo_pkg.trust.material import material_names
 
 MAX_SIGNATURE_BYTES = 4 * 1024 * 1024
 _SEMVER_TAG = re.compile(r"^[vV]?\d+\.\d+\.\d+")
@@ -110,15 +110,15 @@ def fetch_signatures(
 ) -> dict[str, Path]:
     """Copy the signature files attached to ``asset``'s manifest into ``directory``.
 
-    Only layers titled ``<asset><suffix>`` for a known signature suffix are taken, so a title
-    can never name a path. Returns ``{file name: path}`` for the trust step.
+    Only layers titled as install would find them beside the asset (``<asset>.sigstore.json``,
+    ``.sig``/``.pem``, ``.intoto.jsonl``, a signed ``checksums.txt`` …) are taken. Returns
+    ``{file name: path}`` for the trust step.
     """
-    allowed = {asset.asset_name + suffix for suffix in SIGNATURE_SUFFIXES}
-    material: dict[str, Path] = {}
+    offered: dict[str, str] = {}
     for referrer in client.referrers(repository, asset.manifest_digest):
+        digest = referrer.get("digest")
         if referrer.get("artifactType") != artifact.SIGNATURE_ARTIFACT_TYPE:
             continue
-        digest = referrer.get("digest")
         if not isinstance(digest, str):
             continue
         manifest = client.get_manifest(repository, digest).json()
@@ -127,16 +127,20 @@ def fetch_signatures(
                 continue
             title = (layer.get("annotations") or {}).get(artifact.TITLE)
             layer_digest = layer.get("digest")
-            if title not in allowed or title in material or not isinstance(layer_digest, str):
-                continue
-            path = directory / str(title)
+            if isinstance(title, str) and isinstance(layer_digest, str):
+                offered.setdefault(title, layer_digest)
+    # Only names install would read beside this asset, so a title can never name a path.
+    material: dict[str, Path] = {}
+    for title in material_names(asset.asset_name, offered):
+        layer_digest = offered[title]
+        path = directory / title
 
-            def fetch(sink: BlobSink, digest: str = layer_digest) -> None:
-                client.get_blob(repository, digest, sink.write, max_bytes=MAX_SIGNATURE_BYTES)
+        def fetch(sink: BlobSink, digest: str = layer_digest) -> None:
+            client.get_blob(repository, digest, sink.write, max_bytes=MAX_SIGNATURE_BYTES)
 
-            with cache.open_blob(layer_digest, fetch) as blob:
-                path.write_bytes(blob.read_bytes())
-            material[str(title)] = path
+        with cache.open_blob(layer_digest, fetch) as blob:
+            path.write_bytes(blob.read_bytes())
+        material[title] = path
     return material
 
 

@@ -18,9 +18,9 @@ from nexo_pkg.fleet.lockfile import LockedPlugin
 from nexo_pkg.fleet.oci import TargetFiles
 from nexo_pkg.fleet.reference import OciReference, parse_reference
 from nexo_pkg.fleet.sources import (
-    MAX_SIGNATURE_BYTES,
     FleetOptions,
     Session,
+    release_material,
     release_sha256,
     release_tarballs,
 )
@@ -96,9 +96,9 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
                     kind="checksum_mismatch",
                 )
         signatures = {
-            tarball.name + suffix: tarball.with_name(tarball.name + suffix)
-            for suffix in trust.SIGNATURE_SUFFIXES
-            if tarball.with_name(tarball.name + suffix).is_file()
+            name: value
+            for name, value in trust.local_material(tarball).items()
+            if isinstance(value, Path)
         }
         found.setdefault(parsed[:2], []).append(TargetFiles(parsed[2], tarball, sha, signatures))
     if len(found) != 1:
@@ -168,15 +168,14 @@ def mirror(release_text: str, destination: str, options: FleetOptions) -> PushRe
             with session.cache.open_blob(expected, fetch) as blob:
                 path = directory / asset.name
                 path.write_bytes(blob.read_bytes())
-            signatures: dict[str, Path] = {}
-            for suffix in trust.SIGNATURE_SUFFIXES:
-                signature = release.asset(asset.name + suffix)
-                if signature is not None:
-                    signature_path = directory / signature.name
-                    signature_path.write_bytes(
-                        client.fetch_bytes(signature, max_bytes=MAX_SIGNATURE_BYTES)
-                    )
-                    signatures[signature.name] = signature_path
+            signatures = release_material(
+                client,
+                release,
+                asset_name=asset.name,
+                sha256=expected,
+                repository=(source.owner, source.repo),
+                directory=directory,
+            )
             targets.append(TargetFiles(target, path, expected, signatures))
         manifest = client.read_manifest_asset(release, MANIFEST_ASSETS, max_bytes=1 << 20)
         manifest_text = manifest[1] if manifest is not None else None

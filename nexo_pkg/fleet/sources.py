@@ -28,6 +28,7 @@ from nexo_pkg.install.select import MANIFEST_ASSETS, parse_tarball_name, release
 from nexo_pkg.install.source import GitHubSource, parse_source
 from nexo_pkg.manifest.versionreq import VersionReq, parse_version
 from nexo_pkg.trust import entry as trust
+from nexo_pkg.trust.material import ATTESTATION_SUFFIX
 
 if TYPE_CHECKING:
     from nexo_pkg.fleet.registry import RegistryClient
@@ -302,14 +303,15 @@ class Session:
                 found = _asset(release(), row.asset)
                 gh_client.download(found, sink, max_bytes=self.options.limits.max_download)
 
-            material = {}
-            for suffix in trust.SIGNATURE_SUFFIXES:
-                signature = release().asset(row.asset + suffix)
-                if signature is None:
-                    continue
-                path = directory / signature.name
-                path.write_bytes(gh_client.fetch_bytes(signature, max_bytes=MAX_SIGNATURE_BYTES))
-                material[signature.name] = path
+            owner, repo = github_source.owner, github_source.repo
+            material = release_material(
+                gh_client,
+                release(),
+                asset_name=row.asset,
+                sha256=row.sha256,
+                repository=(owner, repo),
+                directory=directory,
+            )
         with self.cache.open_blob(row.sha256, fetch) as blob:
             yield OpenedTarget(blob, row.asset, row.sha256, material)
 
@@ -340,6 +342,37 @@ class Session:
             policy=policy,
             mode=mode,
         )
+
+
+def release_material(
+    client: GitHubClient,
+    release: Release,
+    *,
+    asset_name: str,
+    sha256: str,
+    repository: tuple[str, str],
+    directory: Path,
+) -> dict[str, Path]:
+    """The signature material a GitHub release offers for ``asset_name``, as files in
+    ``directory``: what install reads (the asset's own bundles and signatures, signed checksums
+    files), and else the API's artifact attestations, written as ``<asset>.intoto.jsonl`` so
+    they travel with a mirror and verify offline."""
+    material: dict[str, Path] = {}
+    for name in trust.material_names(asset_name, (item.name for item in release.assets)):
+        found = release.asset(name)
+        if found is None:
+            continue
+        path = directory / name
+        path.write_bytes(client.fetch_bytes(found, max_bytes=MAX_SIGNATURE_BYTES))
+        material[name] = path
+    attestation_file = asset_name + ATTESTATION_SUFFIX
+    if not trust.has_own_bundle(asset_name, material) and attestation_file not in material:
+        attestations = trust.fetch_attestations(client, repository[0], repository[1], sha256)
+        if attestations is not None:
+            path = directory / attestation_file
+            path.write_bytes(attestations)
+            material[attestation_file] = path
+    return material
 
 
 def _version_of(asset_name: str) -> str:

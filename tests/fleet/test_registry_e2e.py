@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import subprocess
@@ -454,3 +455,46 @@ def test_concurrent_syncs_of_one_root_install_each_plugin_once(
     # The sync lock serialises them: one installs, the others find it in place.
     assert sorted(actions) == ["installed", "unchanged", "unchanged"]
     assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-1.2.3"]
+
+
+def test_a_release_signed_by_artifact_attestations_mirrors_and_verifies_offline(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy: Path,
+) -> None:
+    assets = release_assets("echo", "1.2.3", target=LINUX)
+    tarball = f"echo-1.2.3-{LINUX}.tar.gz"
+    github_server.publish("acme", "nexo-plugin-echo", "v1.2.3", assets)
+    attestation = private_sigstore.attest(
+        assets[tarball],
+        identity="https://github.com/actions/reusable/.github/workflows/attest.yml@refs/tags/v1",
+        repository="acme/nexo-plugin-echo",
+        ref="refs/tags/v1.2.3",
+        build_config_uri=ACME_IDENTITY,
+    )
+    digest = hashlib.sha256(assets[tarball]).hexdigest()
+    github_server.publish_attestations("acme", "nexo-plugin-echo", digest, [attestation])
+    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
+    mirrored = run_nexo(
+        env, "mirror", "acme/nexo-plugin-echo@v1.2.3", registry.ref("mirror/echo"),
+        "--plain-http", "--json",
+    )  # fmt: skip
+    assert mirrored.returncode == 0, mirrored.stderr
+    assert json_of(mirrored)["signed"] == [LINUX]
+    github_server.stop()
+
+    offline = {**env, "NEXO_HOME": str(tmp_path / "offline-home")}
+    dest = tmp_path / "air-gapped"
+    installed = run_nexo(
+        offline, "install", registry.ref("mirror/echo:1.2.3"), "--dest", str(dest),
+        "--plain-http", "--trusted-keys", str(policy), "--require-signature", "--yes", "--json",
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    signature = json_of(installed)["signature"]
+    assert signature["status"] == "verified"
+    assert signature["scheme"] == "github-attestation"
+    assert signature["identity"] == ACME_IDENTITY
