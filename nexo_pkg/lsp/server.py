@@ -59,7 +59,13 @@ POLICY_FILE_NAME = "trusted_keys.toml"
 MANIFEST_SCHEMA = "nexo-plugin.schema.json"
 POLICY_SCHEMA = "trusted-keys.schema.json"
 
-DocumentKind = Literal["manifest", "policy"]
+# A fleet's wanted set and lock have schemas but no rules of their own: schema-only linting.
+SCHEMA_ONLY_FILES = {
+    "nexo-plugins.toml": "nexo-plugins.schema.json",
+    "nexo-plugins.lock": "nexo-plugins.lock.schema.json",
+}
+
+DocumentKind = Literal["manifest", "policy", "nexo-plugins.toml", "nexo-plugins.lock"]
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -71,6 +77,10 @@ def document_kind(uri: str) -> DocumentKind | None:
         return "manifest"
     if name == POLICY_FILE_NAME and _policy_linter() is not None:
         return "policy"
+    if name == "nexo-plugins.toml":
+        return "nexo-plugins.toml"
+    if name == "nexo-plugins.lock":
+        return "nexo-plugins.lock"
     return None
 
 
@@ -92,6 +102,8 @@ def _policy_linter() -> Callable[..., Any] | None:
 
 def navigator_for(kind: DocumentKind) -> SchemaNavigator | None:
     """The schema navigator for a document kind (``None`` if the schema is not shipped)."""
+    if kind in SCHEMA_ONLY_FILES:
+        return packaged_navigator(SCHEMA_ONLY_FILES[kind])
     return packaged_navigator(MANIFEST_SCHEMA if kind == "manifest" else POLICY_SCHEMA)
 
 
@@ -99,6 +111,10 @@ def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...
     """Lint ``text`` with the linter for ``kind``; the linters never raise for bad input."""
     if kind == "manifest":
         return lint_source(text, path=path).diagnostics
+    if kind in SCHEMA_ONLY_FILES:
+        from nexo_pkg.manifest.schema_lint import lint_against_schema  # noqa: PLC0415
+
+        return lint_against_schema(text, SCHEMA_ONLY_FILES[kind], path=path).diagnostics
     linter = _policy_linter()
     if linter is None:
         return ()
