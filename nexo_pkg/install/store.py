@@ -333,7 +333,9 @@ def scan_kept(dest: Path) -> list[Installed]:
 
 
 def installed_versions(dest: Path, plugin_id: str) -> list[Installed]:
-    """The installs of ``plugin_id``, highest version first."""
+    """The installs of ``plugin_id``, highest version first (an interrupted replacement is
+    finished first, so a plugin whose old tree was moved aside is found)."""
+    recover_interrupted(dest)
     matches = [item for item in scan_installed(dest) if item.plugin_id == plugin_id]
 
     def key(item: Installed) -> semver.Version:

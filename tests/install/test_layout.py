@@ -183,3 +183,28 @@ def test_sigkill_during_force_is_recovered_by_the_next_run(
     assert again.exit_code == 0, again.stdout
     assert not (dest / ".nexo").exists()
     assert sorted(path.name for path in dest.iterdir()) == [".nexo-install.lock", "x-1.0.0"]
+
+
+def test_remove_after_an_interrupted_replacement(
+    install_env: InstallEnv, tmp_path: Path
+) -> None:
+    tarball = write_plugin(tmp_path / "dist", "x", "1.0.0", data=plugin_tarball("x", "1.0.0"))
+    dest = install_env.dest
+    args = ["plugin", "install", str(tarball), "--dest", str(dest), "--yes", "--json"]
+    env = clean_env(NEXO_HOME=str(install_env.home))
+    assert run_cli_in_process(args, env=env).exit_code == 0
+    write_plugin(tmp_path / "dist", "x", "1.0.0", data=plugin_tarball("x", "1.0.0", payload=b"2"))
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLER, "before-new", *args, "--force"],
+        env=env,
+        capture_output=True,
+        check=False,
+        timeout=120,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert discovered_versions(dest) == {}
+    # `remove` finds the plugin the interrupted run was replacing, and removes it.
+    removed = run_cli_in_process(["plugin", "remove", "x", "--dest", str(dest), "--yes"], env=env)
+    assert removed.exit_code == 0, removed.stdout
+    assert discovered_versions(dest) == {}
+    assert sorted(path.name for path in dest.iterdir()) == [".nexo-install.lock"]
