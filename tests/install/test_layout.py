@@ -185,9 +185,7 @@ def test_sigkill_during_force_is_recovered_by_the_next_run(
     assert sorted(path.name for path in dest.iterdir()) == [".nexo-install.lock", "x-1.0.0"]
 
 
-def test_remove_after_an_interrupted_replacement(
-    install_env: InstallEnv, tmp_path: Path
-) -> None:
+def test_remove_after_an_interrupted_replacement(install_env: InstallEnv, tmp_path: Path) -> None:
     tarball = write_plugin(tmp_path / "dist", "x", "1.0.0", data=plugin_tarball("x", "1.0.0"))
     dest = install_env.dest
     args = ["plugin", "install", str(tarball), "--dest", str(dest), "--yes", "--json"]
