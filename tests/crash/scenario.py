@@ -126,7 +126,10 @@ def installed_versions(root: Root, plugin_id: str = PLUGIN) -> list[str]:
     document = listing.document
     # A directory without a receipt would be a partial install made visible.
     assert document["orphans"] == [], document["orphans"]
-    return sorted(p["version"] for p in document["plugins"] if p["id"] == plugin_id)
+    # Versions kept by `upgrade --keep-old` are listed too, out of the daemon's sight.
+    return sorted(
+        p["version"] for p in document["plugins"] if p["id"] == plugin_id and not p["kept"]
+    )
 
 
 def assert_complete(root: Root, allowed: Sequence[Sequence[str]]) -> list[str]:

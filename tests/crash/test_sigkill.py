@@ -3,9 +3,9 @@ old or the new complete state, never a partial one, and a following install clea
 
 The kill moments are drawn uniformly over the time an uninterrupted run takes (measured once
 per test), with a fixed seed per point so a failure names a reproducible moment. The fast
-profile kills seven times in all (two installs, two ``--force`` reinstalls, two upgrades, one
-removal); ``-m slow`` fifty times per command. After every kill the root is also walked the
-way the daemon walks it: no plugin id is ever discoverable twice.
+profile kills eight times in all (two installs, two ``--force`` reinstalls, two upgrades, one
+``upgrade --keep-old``, one removal); ``-m slow`` fifty times per command. After every kill
+the root is also walked the way the daemon walks it: no plugin id is ever discoverable twice.
 """
 
 from __future__ import annotations
@@ -80,15 +80,15 @@ def _crash_install(server: FaultyGitHubServer, tmp_path: Path, points: int) -> N
         assert cache_leftovers(root) == [], (delay, cache_leftovers(root))
 
 
-def _crash_upgrade(server: FaultyGitHubServer, tmp_path: Path, points: int) -> None:
+def _crash_upgrade(server: FaultyGitHubServer, tmp_path: Path, points: int, *flags: str) -> None:
     _published(server)
     calibrate = _root(server, tmp_path, "calibrate")
     assert calibrate.run("install", f"acme/{PLUGIN}@v1.0.0", "--yes").exit_code == 0
-    span = calibrate.timed_run("upgrade", PLUGIN, "--yes")
+    span = calibrate.timed_run("upgrade", PLUGIN, "--yes", *flags)
     for index, delay in enumerate(_delays(2, span * 1.1, points)):
         root = _root(server, tmp_path, f"point-{index}")
         assert root.run("install", f"acme/{PLUGIN}@v1.0.0", "--yes").exit_code == 0
-        killed = kill_after(root.spawn("upgrade", PLUGIN, "--yes"), delay)
+        killed = kill_after(root.spawn("upgrade", PLUGIN, "--yes", *flags), delay)
         # Never both: the old version leaves the daemon's sight as the new one arrives.
         state = assert_complete(root, [["1.0.0"], ["2.0.0"]])
         if not killed:
@@ -148,6 +148,10 @@ def test_sigkill_install(server: FaultyGitHubServer, tmp_path: Path) -> None:
 
 def test_sigkill_upgrade(server: FaultyGitHubServer, tmp_path: Path) -> None:
     _crash_upgrade(server, tmp_path, FAST_POINTS)
+
+
+def test_sigkill_upgrade_keep_old(server: FaultyGitHubServer, tmp_path: Path) -> None:
+    _crash_upgrade(server, tmp_path, FAST_POINTS - 1, "--keep-old")
 
 
 def test_sigkill_remove(server: FaultyGitHubServer, tmp_path: Path) -> None:
