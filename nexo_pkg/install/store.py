@@ -128,13 +128,19 @@ def sha256_file(path: Path) -> str:
 
 def tree_modes(root: Path) -> dict[str, int]:
     """Permission bits (``S_IMODE``, setuid/setgid/sticky included) of every entry below
-    ``root``, by POSIX relative path, links not followed."""
+    ``root``, by POSIX relative path, links not followed (one ``scandir`` pass: it runs on
+    every install, over trees of thousands of vendored files)."""
     modes: dict[str, int] = {}
-    for directory, dirs, files in os.walk(root):
-        base = Path(directory)
-        for name in [*dirs, *files]:
-            path = base / name
-            modes[path.relative_to(root).as_posix()] = stat.S_IMODE(path.lstat().st_mode)
+    pending = [("", os.fspath(root))]
+    while pending:
+        prefix, directory = pending.pop()
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                name = prefix + entry.name
+                mode = entry.stat(follow_symlinks=False).st_mode
+                modes[name] = stat.S_IMODE(mode)
+                if stat.S_ISDIR(mode):
+                    pending.append((name + "/", entry.path))
     return modes
 
 
