@@ -329,21 +329,30 @@ def _verify(
             signer_workflow=signer_workflow,
         )
         policy = TrustPolicy(default="require", authors=(author,))
+    offered_as: str | None = None
     if bundle is not None:
         suffix = ".intoto.jsonl" if bundle.name.endswith(".jsonl") else ".sigstore.json"
-        material: dict[str, Path | bytes] = {file.name + suffix: bundle}
+        offered_as = file.name + suffix
+        material: dict[str, Path | bytes] = {offered_as: bundle}
     else:
         material = trust.local_material(file)
-    outcome = trust.verify_asset_signature(
-        file,
-        asset_name=file.name,
-        material=material,
-        owner=owner,
-        repo=repo,
-        tag=tag,
-        policy=policy,
-        mode="require",
-    )
+    try:
+        outcome = trust.verify_asset_signature(
+            file,
+            asset_name=file.name,
+            material=material,
+            owner=owner,
+            repo=repo,
+            tag=tag,
+            policy=policy,
+            mode="require",
+        )
+    except NexoError as error:
+        if offered_as is not None and bundle is not None:
+            # The bundle is offered under the name install would look for; say its own.
+            error.message = error.message.replace(offered_as, str(bundle))
+            error.args = (error.message,)
+        raise
     return outcome, policy, owner, repo
 
 

@@ -15,6 +15,7 @@ Two entry points share one validator:
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import stat
 import tomllib
@@ -22,8 +23,6 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
-
-import re2
 
 from nexo_pkg.diagnostics import Diagnostic, FileResult, Position, Rule, Severity, Span
 from nexo_pkg.errors import ConfigError
@@ -60,17 +59,20 @@ SLSA_PROVENANCE_V1 = "https://slsa.dev/provenance/v1"
 MAX_POLICY_BYTES = 1024 * 1024
 
 
-def _re2_options() -> Any:
+@functools.cache
+def _re2() -> tuple[Any, Any]:
+    """The RE2 module and its options, imported on first use (a policy without patterns, and
+    every unsigned install without a policy, never pay for it)."""
+    import re2  # noqa: PLC0415 - see the docstring
+
     options = re2.Options()
     # Compile errors are reported to the user as policy findings; RE2's own logging would
     # print them a second time on stderr.
     options.log_errors = False
-    return options
+    return re2, options
 
 
-_RE2_OPTIONS = _re2_options()
-
-
+@functools.cache
 def compile_identity_pattern(pattern: str) -> Any:
     """Compile ``pattern`` in RE2's dialect (that of cosign and of the reference installer).
 
@@ -78,8 +80,9 @@ def compile_identity_pattern(pattern: str) -> Any:
     installer. Raises :class:`ValueError` with RE2's message when it does not compile
     (look-arounds and back-references do not).
     """
+    re2, options = _re2()
     try:
-        return re2.compile(pattern, options=_RE2_OPTIONS)
+        return re2.compile(pattern, options=options)
     except re2.error as exc:
         detail = exc.args[0] if exc.args else exc
         if isinstance(detail, bytes):
