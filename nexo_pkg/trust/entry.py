@@ -240,9 +240,6 @@ def verify_asset_signature(
         authors=authors, trusted_root=policy.trusted_root, owner=owner, repo=repo, tag=tag
     )
     offer = offers[0]
-    bundle_sha256 = _sha256_material(offer.value) if offer.kind != "detached" else None
-    if offer.found is not None and offer.found.primary is not None:
-        bundle_sha256 = _sha256_file(offer.found.primary)
     try:
         verified = _verify_offer(artifact, asset_name, offer, request)
     except SignerUntrustedError as untrusted:
@@ -250,7 +247,7 @@ def verify_asset_signature(
             raise _with_remedy(untrusted, policy, owner, repo) from None
         return SignatureOutcome(
             status="unsigned",
-            bundle_sha256=bundle_sha256,
+            bundle_sha256=_material_sha256(offer),
             warnings=(
                 *warnings,
                 f"WARNING: {asset_name} carries a valid signature by {untrusted.identity} "
@@ -263,12 +260,20 @@ def verify_asset_signature(
         status="verified",
         identity=verified.identity,
         issuer=verified.issuer,
-        bundle_sha256=bundle_sha256,
+        bundle_sha256=_material_sha256(offer),
         warnings=warnings,
         scheme=verified.scheme,
         material=verified.material,
         claims=verified.claims,
     )
+
+
+def _material_sha256(offer: _Offer) -> str | None:
+    """The hash recorded as ``bundle_sha256``: of the material that verified (read only once
+    it did, so an oversized file is never hashed whole)."""
+    if offer.found is not None and offer.found.primary is not None:
+        return _sha256_file(offer.found.primary)
+    return _sha256_material(offer.value)
 
 
 def _policy_name(policy: TrustPolicy) -> str:
