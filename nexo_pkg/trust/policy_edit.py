@@ -60,8 +60,7 @@ def _entry_table(author: AuthorPolicy) -> Any:
         table.add("identity_regexp", author.identity_regexp)
     if author.identity is not None:
         table.add("identity", author.identity)
-    if author.oidc_issuer != GITHUB_ACTIONS_ISSUER:
-        table.add("oidc_issuer", author.oidc_issuer)
+    table.add("oidc_issuer", author.oidc_issuer)
     if author.repos:
         table.add("repos", list(author.repos))
     if author.signer_workflow is not None:
@@ -100,11 +99,9 @@ def _write(path: Path, text: str) -> TrustPolicy:
 
 
 def _same_entry(existing: Any, author: AuthorPolicy) -> bool:
-    wanted = dict(_entry_table(author).unwrap())
     found = dict(existing.unwrap())
-    if found.get("oidc_issuer") == GITHUB_ACTIONS_ISSUER:
-        del found["oidc_issuer"]
-    return found == wanted
+    found.setdefault("oidc_issuer", GITHUB_ACTIONS_ISSUER)
+    return found == dict(_entry_table(author).unwrap())
 
 
 def add_author(path: Path, author: AuthorPolicy) -> EditResult:

@@ -230,3 +230,13 @@ def test_refusal_then_trust_add_then_the_same_install_succeeds(
     installed = nexo(tmp_path, *install, api=github_server.url)
     assert installed.returncode == 0, installed.stderr
     assert json.loads(installed.stdout)["signature"]["identity"] == identity
+
+
+def test_the_written_entry_is_the_one_shown(tmp_path: Path) -> None:
+    policy = tmp_path / "trusted_keys.toml"
+    added = nexo(tmp_path, "trust", "add", "acme/hello", "--identity", "release@acme.example",
+                 "--oidc-issuer", "https://accounts.google.com", "--trusted-keys", str(policy),
+                 "--yes", "--json")  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    document = json.loads(added.stdout)
+    assert document["entry"] in policy.read_text()
