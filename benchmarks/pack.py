@@ -9,8 +9,11 @@ to vendor), then times, interleaved and side by side:
 * ``tar``: ``tar --sort=name --mtime=@N --owner=0 --group=0 --numeric-owner -czf`` on the
   same tree.
 
-Prints the medians and the ratio pack / tar. Usage: ``python benchmarks/pack.py [--files N]
-[--rounds R]``.
+Prints the medians and the ratio pack / tar. :func:`measure_shapes` does the same, cold CLI
+against tar with the peak RSS of each, for the tree shapes of ``trees.py`` (3,000 files /
+75 MiB, 10,000 small files, a tiny plugin, one 100 MiB file: memory must stay flat).
+
+Usage: ``python benchmarks/pack.py [--files N] [--rounds R] [--shapes vendored,...]``.
 """
 
 from __future__ import annotations
@@ -26,6 +29,12 @@ import time
 from pathlib import Path
 
 from nexo_pkg.pack.build import PackOptions, pack
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import trees  # noqa: E402
+from common import Stats, interleave, wall_and_rss  # noqa: E402
 
 EPOCH = 1_700_000_000
 MANIFEST = """\
@@ -100,11 +109,51 @@ def time_tar(project: Path, out: Path) -> float:
     return time.perf_counter() - start
 
 
+def measure_shapes(shapes: list[str], runs: int) -> dict[str, tuple[dict[str, Stats], int, int]]:
+    """Per shape: interleaved wall times of the cold ``nexo plugin pack`` and of tar, and
+    the peak RSS (bytes) of each, the largest over the runs."""
+    with tempfile.TemporaryDirectory(prefix="nexo-bench-pack-") as scratch:
+        return {shape: _measure_shape(Path(scratch), shape, runs) for shape in shapes}
+
+
+def _measure_shape(root: Path, shape: str, runs: int) -> tuple[dict[str, Stats], int, int]:
+    project = trees.pack_project(root / shape, shape, "bench", "1.0.0")
+    peaks = {"pack": 0, "tar": 0}
+    out = root / f"out-{shape}"
+    out.mkdir()
+
+    def cli() -> float:
+        command = [sys.executable, "-m", "nexo_pkg", "plugin", "pack", str(project),
+                   "--out", str(out)]  # fmt: skip
+        env = {"SOURCE_DATE_EPOCH": str(EPOCH), "PATH": "/usr/bin:/bin"}
+        seconds, peak = wall_and_rss(command, env=env)
+        peaks["pack"] = max(peaks["pack"], peak)
+        return seconds
+
+    def gnu_tar() -> float:
+        command = ["tar", "--sort=name", f"--mtime=@{EPOCH}", "--owner=0", "--group=0",
+                   "--numeric-owner", "-czf", str(out / "bench.tar.gz"), "-C", str(project),
+                   "nexo-plugin.toml", "src"]  # fmt: skip
+        seconds, peak = wall_and_rss(command)
+        peaks["tar"] = max(peaks["tar"], peak)
+        return seconds
+
+    timings = interleave({"nexo plugin pack (cold CLI)": cli, "GNU tar -czf": gnu_tar}, runs)
+    shutil.rmtree(project)
+    return timings, peaks["pack"], peaks["tar"]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=2000)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--shapes", default="", help="also measure these trees.py shapes")
     args = parser.parse_args()
+    for shape, (timings, pack_peak, tar_peak) in measure_shapes(
+        [s for s in args.shapes.split(",") if s], args.rounds
+    ).items():
+        print(f"{shape}: " + "; ".join(f"{k} {v.describe()}" for k, v in timings.items()))
+        print(f"  peak RSS: pack {pack_peak / 2**20:.1f} MiB, tar {tar_peak / 2**20:.1f} MiB")
     with tempfile.TemporaryDirectory(prefix="nexo-bench-pack-") as scratch:
         root = Path(scratch)
         project = build_project(root / "project", args.files)

@@ -1,4 +1,4 @@
-"""Run every benchmark side by side and write ``docs/benchmarks.md`` and the install plot.
+"""Run every benchmark side by side and write ``docs/benchmarks.md``.
 
 Each comparison runs its variants interleaved (round-robin) in one process, so load on the
 machine drifts over both alike; every figure is min / median / max over ``--runs`` runs
@@ -7,8 +7,14 @@ machine drifts over both alike; every figure is min / median / max over ``--runs
 - lint: cold ``nexo plugin lint FILE`` vs ``check-jsonschema`` and ``taplo lint`` with the
   same schema; ``lint_source`` in-process per manifest; 1,000 manifests in one invocation;
 - pack: ``pack`` (in-process and cold CLI) vs reproducible GNU tar on a ~2,000-file tree;
-- install: ``nexo plugin install`` vs ``curl && sha256sum -c && tar -xzf`` from a loopback
-  server, wall time and peak RSS at 1, 10, 50, 100 and 200 MiB (plotted);
+- pack, too: cold ``nexo plugin pack`` vs tar with peak RSS on the realistic trees of
+  ``trees.py`` and one 100 MiB file;
+- install: ``nexo plugin install`` vs ``curl && sha256sum -c && tar -xzf && sync -f`` from a
+  loopback server, wall time and peak RSS, on the trees of ``trees.py`` (3,000 files / 75 MiB,
+  10,000 small files, a tiny plugin, one 100 MiB file); with ``--before DIR`` also the code
+  of an earlier checkout in the same interleaved runs;
+- start-up: ``--version``, ``--help``, ``install --help``, ``check`` against
+  ``python3 -c pass``;
 - Sigstore: time added by verifying a real bundle (import included);
 - check: time ``nexo plugin check`` adds over a bare handshake with the same plugin;
 - LSP: start-up, diagnostics after open and after an edit, hover and completion latency.
@@ -16,14 +22,14 @@ machine drifts over both alike; every figure is min / median / max over ``--runs
 The per-area scripts (``lint.py``, ``pack.py``, ``install.py``, ``check.py``, ``trust.py``)
 are imported for their building blocks; ``lsp`` is measured here.
 
-Run: ``.venv/bin/python benchmarks/run_all.py [--runs 5] [--sizes 1,10,50,100,200]
-[--only lint,pack,...]``. Needs curl, sha256sum, GNU tar, /usr/bin/time and matplotlib.
+Run: ``.venv/bin/python benchmarks/run_all.py [--runs 5] [--shapes vendored,small,tiny]
+[--before DIR] [--only lint,pack,install,startup,...]``. Needs curl, sha256sum, GNU tar, sync
+and /usr/bin/time.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
 import importlib.util
 import json
 import os
@@ -43,7 +49,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(REPO / "tests"))
 
-from common import Stats, interleave, machine, paired_ratios, wall, wall_and_rss  # noqa: E402
+from common import Stats, interleave, machine, paired_ratios, wall  # noqa: E402
 
 BIN = Path(sys.executable).parent
 NEXO = str(BIN / "nexo")
@@ -76,7 +82,6 @@ class Verdict:
 class Report:
     sections: list[str] = field(default_factory=list)
     verdicts: list[Verdict] = field(default_factory=list)
-    install_points: list[dict[str, float]] = field(default_factory=list)
 
     def add(self, markdown: str) -> None:
         self.sections.append(markdown.rstrip() + "\n")
@@ -260,6 +265,35 @@ def bench_pack(report: Report, runs: int) -> None:
             ]
         )
     )
+    shaped = pack.measure_shapes(["vendored", "small", "one-big-file"], runs)
+    report.add(
+        "\n".join(
+            [
+                "Realistic trees (`benchmarks/trees.py`) and one 100 MiB file, cold CLI against "
+                f"GNU tar, {runs} interleaved runs, peak RSS from `/usr/bin/time`:",
+                "",
+                "| tree | nexo plugin pack | GNU tar -czf | pack peak RSS | tar peak RSS |",
+                "|---|---|---|---|---|",
+                *(
+                    f"| {shape} | {timings['nexo plugin pack (cold CLI)'].describe('s', 1.0, 2)} "
+                    f"| {timings['GNU tar -czf'].describe('s', 1.0, 2)} "
+                    f"| {pack_peak / MiB:.1f} MiB | {tar_peak / MiB:.1f} MiB |"
+                    for shape, (timings, pack_peak, tar_peak) in shaped.items()
+                ),
+            ]
+        )
+    )
+    most = max(peak for _, peak, _ in shaped.values())
+    report.verdicts.append(
+        Verdict(
+            "pack",
+            "peak RSS <= 64 MiB whatever the size of one file",
+            f"{most / MiB:.1f} MiB at most (one 100 MiB file: "
+            f"{shaped['one-big-file'][1] / MiB:.1f} MiB)",
+            most <= 64 * MiB,
+            _margin(most, 64 * MiB),
+        )
+    )
     report.verdicts.append(
         Verdict(
             "pack",
@@ -275,193 +309,141 @@ def bench_pack(report: Report, runs: int) -> None:
 # -- install ---------------------------------------------------------------------------------
 
 
-def bench_install(report: Report, runs: int, sizes: list[int]) -> None:
+def bench_install(report: Report, runs: int, shapes: list[str], before: Path | None) -> None:
     install = _load("install")
-    from support.github_server import GitHubServer
-    from support.tarballs import asset_name, sidecar_line
+    results = install.measure(shapes, runs, before)
+    rows = [
+        f"| {r.shape}: {r.files:,} files, {r.tree_bytes / MiB:.1f} MiB (asset "
+        f"{r.asset_bytes / MiB:.1f} MiB) | {r.wall['nexo'].describe('s', 1.0, 2)} "
+        f"| {r.wall['baseline'].describe('s', 1.0, 2)} | {_ratio_cell(r.ratio())} "
+        f"| {r.rss['nexo'] / MiB:.1f} MiB | {r.rss['baseline'] / MiB:.1f} MiB |"
+        for r in results
+    ]
+    lines = [
+        "## install",
+        "",
+        "Plugins shaped like real releases (`benchmarks/trees.py`), packed as `nexo plugin pack` "
+        "packs and served by the loopback GitHub server of the test suite: a cold `nexo plugin "
+        "install acme/bench@vX --yes --json` (resolve, download, checksum, one-pass check and "
+        "extraction, payload check, receipt, syncfs, rename) against `curl -sSfo f URL && "
+        "sha256sum -c f.sha256 && tar -xzf f -C dir && sync -f dir`, "
+        f"{runs} interleaved runs per tree. Peak RSS is the maximum over the runs, of the whole "
+        "process tree, from `/usr/bin/time`. Every install passes `--max-entries 20000` (the "
+        "10,000-file tree has 10,104 entries with its directories).",
+        "",
+        "| tree | nexo wall | baseline wall | ratio (per run) | nexo peak RSS "
+        "| baseline peak RSS |",
+        "|---|---|---|---|---|---|",
+        *rows,
+    ]
+    if before is not None:
+        lines += [
+            "",
+            f"Before and after in the same interleaved runs (the earlier code imported from "
+            f"`{before}`):",
+            "",
+            "| tree | before wall | before / baseline | after / baseline | before peak RSS |",
+            "|---|---|---|---|---|",
+            *(
+                f"| {r.shape} | {r.wall['nexo (before)'].describe('s', 1.0, 2)} "
+                f"| {_ratio_cell(r.ratio('nexo (before)'))} | {_ratio_cell(r.ratio())} "
+                f"| {r.rss['nexo (before)'] / MiB:.1f} MiB |"
+                for r in results
+            ),
+        ]
+    report.add("\n".join(lines))
+    _install_verdicts(report, results)
 
-    for tool in ("curl", "sha256sum", "tar", "/usr/bin/time"):
-        if shutil.which(tool) is None:
-            raise SystemExit(f"{tool} is needed for the install baseline")
-    limit = f"{max(sizes) * 2 + 50}M"
-    rows = []
-    with GitHubServer() as server, tempfile.TemporaryDirectory() as scratch_name:
-        scratch = Path(scratch_name)
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if k not in ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
-        }
-        env.update(
-            NEXO_HOME=str(scratch / "home"), NEXO_GITHUB_API_BASE=server.url, NO_PROXY="127.0.0.1"
-        )
-        for size in sizes:
-            version = f"{size}.0.0"
-            data = install.build_tarball(size)
-            name = asset_name(install.PLUGIN_ID, version)
-            release = server.publish(
-                "acme", install.PLUGIN_ID, f"v{version}",
-                {name: data, name + ".sha256": sidecar_line(data, name).encode()},
-            )  # fmt: skip
-            url = f"{server.url}/acme/{install.PLUGIN_ID}/releases/download/{release.tag}/{name}"
-            (scratch / "f.sha256").write_text(sidecar_line(data, "f"))
-            rss: dict[str, list[int]] = {"nexo": [], "baseline": []}
-            ours = functools.partial(
-                _install_nexo, scratch, env, f"acme/{install.PLUGIN_ID}@{release.tag}", limit, rss
-            )
-            theirs = functools.partial(_install_baseline, scratch, env, url, rss)
-            timings = interleave({"nexo": ours, "baseline": theirs}, runs)
-            ratio = paired_ratios(timings["nexo"], timings["baseline"])
-            point = {
-                "size_mib": len(data) / MiB,
-                "nexo_s": timings["nexo"].median,
-                "baseline_s": timings["baseline"].median,
-                "nexo_rss_mib": max(rss["nexo"]) / MiB,
-                "baseline_rss_mib": max(rss["baseline"]) / MiB,
-                "ratio": ratio.median,
-            }
-            report.install_points.append(point)
-            rows.append(
-                f"| {point['size_mib']:.1f} MiB | {timings['nexo'].describe('s', 1.0, 2)} | "
-                f"{timings['baseline'].describe('s', 1.0, 2)} | {_ratio_cell(ratio)} | "
-                f"{point['nexo_rss_mib']:.1f} MiB | {point['baseline_rss_mib']:.1f} MiB |"
-            )
-            server.releases.clear()
-            server.assets.clear()
-    report.add(
-        "\n".join(
-            [
-                "## install",
-                "",
-                "Unsigned noarch plugin with an incompressible payload, served by the loopback "
-                "GitHub server of the test suite; `nexo plugin install owner/repo@tag` (resolve, "
-                "download through the API asset URL, checksum, pre-scan, payload checks, staged "
-                "extraction, receipt, rename) against `curl -sSfo f URL && sha256sum -c "
-                f"f.sha256 && tar -xzf f -C dir`, {runs} interleaved runs per size. Peak RSS is "
-                "the maximum over the runs, of the whole process tree, from `/usr/bin/time`. "
-                "Sizes above 100 MiB need raised `--max-*` limits.",
-                "",
-                "| asset | nexo wall | curl+sha256sum+tar wall | ratio (per run) "
-                "| nexo peak RSS | baseline peak RSS |",
-                "|---|---|---|---|---|---|",
-                *rows,
-                "",
-                "![install time and peak RSS against asset size](benchmarks-install.png)",
-            ]
-        )
-    )
-    by_size = {round(p["size_mib"]): p for p in report.install_points}
-    hundred = by_size.get(100)
-    if hundred:
-        report.verdicts.append(
-            Verdict(
-                "install",
-                "100 MiB <= 1.3x curl+sha256sum+tar",
-                f"{hundred['ratio']:.2f}x",
-                hundred["ratio"] <= 1.3,
-                f"{_margin(hundred['ratio'], 1.3)}; {_install_costs(report.install_points)}",
-            )
-        )
-    for size in (10, 100):
-        if size in by_size:
-            peak = by_size[size]["nexo_rss_mib"]
+
+def _install_verdicts(report: Report, results: list[Any]) -> None:
+    targets = {"vendored": 1.2, "small": 1.5}
+    for result in results:
+        if result.shape in targets:
+            limit = targets[result.shape]
+            ratio = result.ratio().median
             report.verdicts.append(
                 Verdict(
                     "install",
-                    f"peak RSS <= 80 MiB at {size} MiB",
-                    f"{peak:.1f} MiB",
-                    peak <= 80,
-                    _margin(peak, 80),
+                    f"{result.description} <= {limit}x curl+sha256sum+tar+sync",
+                    f"{ratio:.2f}x",
+                    ratio <= limit,
+                    _margin(ratio, limit),
                 )
             )
-    if 10 in by_size and 100 in by_size:
-        growth = by_size[100]["nexo_rss_mib"] - by_size[10]["nexo_rss_mib"]
+        if result.shape == "tiny":
+            wall = result.wall
+            allowed = wall["baseline"].median + wall["python3 -c pass"].median + 0.15
+            report.verdicts.append(
+                Verdict(
+                    "install",
+                    "tiny plugin within 0.15 s of `python3 -c pass` plus the baseline",
+                    f"{wall['nexo'].median:.2f} s against {allowed:.2f} s allowed",
+                    wall["nexo"].median <= allowed,
+                    _margin(wall["nexo"].median, allowed),
+                )
+            )
+    peak = max(result.rss["nexo"] for result in results)
+    shares = ", ".join(f"{r.shape} {r.rss['nexo'] / MiB:.0f}" for r in results)
+    report.verdicts.append(
+        Verdict(
+            "install",
+            "peak RSS <= 64 MiB, flat in the asset size",
+            f"{peak / MiB:.1f} MiB at most ({shares} MiB)",
+            peak <= 64 * MiB,
+            _margin(peak, 64 * MiB),
+        )
+    )
+
+
+# -- start-up --------------------------------------------------------------------------------
+
+
+def bench_startup(report: Report, runs: int, before: Path | None) -> None:
+    startup = _load("startup")
+    count = max(runs, 9)
+    results = startup.measure(count, before)
+    floor = results["python3 -c pass"]
+    report.add(
+        "\n".join(
+            [
+                "## start-up",
+                "",
+                f"Cold processes, {count} interleaved runs; `nexo` runs as `python -m nexo_pkg` "
+                "with the same interpreter:",
+                "",
+                "| command | wall min / median / max | median / `python3 -c pass` |",
+                "|---|---|---|",
+                *(
+                    f"| {name} | {stats.describe()} | {stats.median / floor.median:.1f}x |"
+                    for name, stats in results.items()
+                ),
+            ]
+        )
+    )
+    version = results["nexo --version"].median / floor.median
+    report.verdicts.append(
+        Verdict(
+            "start-up",
+            "`nexo --version` <= 2x `python3 -c pass`",
+            f"{version:.1f}x",
+            version <= 2.0,
+            _margin(version, 2.0),
+        )
+    )
+    if "nexo plugin install --help (before)" in results:
+        share = (
+            results["nexo plugin install --help"].median
+            / results["nexo plugin install --help (before)"].median
+        )
         report.verdicts.append(
             Verdict(
-                "install",
-                "peak RSS flat in the asset size (10 -> 100 MiB)",
-                f"{growth:+.1f} MiB",
-                abs(growth) <= 10,
+                "start-up",
+                "`nexo plugin install --help` <= 0.6x the earlier code",
+                f"{share:.2f}x",
+                share <= 0.6,
+                _margin(share, 0.6),
             )
         )
-
-
-def _install_costs(points: list[dict[str, float]]) -> str:
-    """Split install time into a fixed cost and a cost per MiB (smallest vs largest asset)."""
-    small, large = points[0], points[-1]
-    span = large["size_mib"] - small["size_mib"]
-    fixed = small["nexo_s"] - small["baseline_s"]
-    ours = (large["nexo_s"] - small["nexo_s"]) / span * 1000
-    theirs = (large["baseline_s"] - small["baseline_s"]) / span * 1000
-    return (
-        f"fixed extra cost {fixed:.2f} s at {small['size_mib']:.0f} MiB (interpreter start-up, "
-        f"imports, API round trips); per MiB {ours:.1f} ms vs {theirs:.1f} ms for the baseline "
-        "(the archive is decompressed twice: pre-scan, then extraction)"
-    )
-
-
-_RUN_COUNTER = iter(range(1_000_000))
-
-
-def _install_nexo(
-    scratch: Path, env: dict[str, str], source: str, limit: str, rss: dict[str, list[int]]
-) -> float:
-    dest = scratch / f"dest-{next(_RUN_COUNTER)}"
-    command = [
-        NEXO, "plugin", "install", source, "--yes", "--json", "--dest", str(dest),
-        "--max-download-size", limit, "--max-entry-size", limit, "--max-total-size", limit,
-    ]  # fmt: skip
-    seconds, peak = wall_and_rss(command, env=env)
-    rss["nexo"].append(peak)
-    shutil.rmtree(dest)
-    return seconds
-
-
-def _install_baseline(
-    scratch: Path, env: dict[str, str], url: str, rss: dict[str, list[int]]
-) -> float:
-    out = scratch / f"out-{next(_RUN_COUNTER)}"
-    out.mkdir()
-    script = (
-        f"cd {scratch} && curl -sSfo f {url} && sha256sum -c --quiet f.sha256 "
-        f"&& tar -xzf f -C {out}"
-    )
-    seconds, peak = wall_and_rss(["bash", "-c", script], env=env)
-    rss["baseline"].append(peak)
-    shutil.rmtree(out)
-    (scratch / "f").unlink()
-    return seconds
-
-
-def plot_install(points: list[dict[str, float]], path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    sizes = [p["size_mib"] for p in points]
-    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    left.plot(sizes, [p["nexo_s"] for p in points], "o-", label="nexo plugin install")
-    left.plot(sizes, [p["baseline_s"] for p in points], "s--", label="curl + sha256sum + tar")
-    left.set_xlabel("asset size (MiB)")
-    left.set_ylabel("median wall time (s)")
-    left.set_title("Install time")
-    left.grid(alpha=0.3)
-    left.legend()
-    right.plot(sizes, [p["nexo_rss_mib"] for p in points], "o-", label="nexo plugin install")
-    right.plot(
-        sizes, [p["baseline_rss_mib"] for p in points], "s--", label="curl + sha256sum + tar"
-    )
-    right.axhline(80, color="red", linewidth=1, linestyle=":", label="target 80 MiB")
-    right.set_xlabel("asset size (MiB)")
-    right.set_ylabel("peak RSS (MiB)")
-    right.set_title("Peak memory")
-    right.set_ylim(bottom=0)
-    right.grid(alpha=0.3)
-    right.legend()
-    figure.tight_layout()
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
 
 
 # -- Sigstore --------------------------------------------------------------------------------
@@ -783,10 +765,12 @@ def render(report: Report, runs: int, started: float, load_before: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--sizes", default="1,10,50,100,200", help="install asset sizes, MiB")
-    parser.add_argument("--only", default="lint,pack,install,trust,check,lsp")
+    parser.add_argument(
+        "--shapes", default="vendored,small,tiny,one-big-file", help="install trees (trees.py)"
+    )
+    parser.add_argument("--before", type=Path, help="a checkout of earlier code, for before/after")
+    parser.add_argument("--only", default="lint,pack,install,startup,trust,check,lsp")
     parser.add_argument("--out", type=Path, default=REPO / "docs" / "benchmarks.md")
-    parser.add_argument("--plot", type=Path, default=REPO / "docs" / "benchmarks-install.png")
     args = parser.parse_args()
     if args.runs < 5:
         parser.error("--runs must be at least 5")
@@ -796,9 +780,8 @@ def main() -> None:
     benches: dict[str, Callable[[], None]] = {
         "lint": lambda: bench_lint(report, args.runs),
         "pack": lambda: bench_pack(report, args.runs),
-        "install": lambda: bench_install(
-            report, args.runs, [int(s) for s in args.sizes.split(",")]
-        ),
+        "install": lambda: bench_install(report, args.runs, args.shapes.split(","), args.before),
+        "startup": lambda: bench_startup(report, args.runs, args.before),
         "trust": lambda: bench_trust(report, args.runs),
         "check": lambda: bench_check(report, args.runs),
         "lsp": lambda: bench_lsp(report, args.runs),
@@ -809,8 +792,6 @@ def main() -> None:
         except Exception as error:  # noqa: BLE001 (one broken area must not lose the others)
             report.add(f"## {name}\n\nNot measured: {type(error).__name__}: {error}")
             report.verdicts.append(Verdict(name, "(benchmark failed)", str(error)[:120], False))
-    if report.install_points:
-        plot_install(report.install_points, args.plot)
     args.out.write_text(render(report, args.runs, started, load_before), encoding="utf-8")
     print(f"wrote {args.out}", file=sys.stderr)
 

@@ -1,0 +1,72 @@
+"""Cold start of the commands people type first, against the interpreter's own start-up.
+
+Interleaved, each a fresh process: ``python3 -c pass``; ``nexo --version``; ``nexo --help``;
+``nexo plugin install --help``; ``nexo plugin check`` on the real-SDK fixture plugin, with
+the plugin's bare ``initialize`` + ``shutdown`` as its baseline. Targets (SPEC §1, §5):
+``--version`` <= 2x ``python3 -c pass``. With ``--before DIR`` every nexo command also runs
+with the package imported from another checkout, for before/after figures.
+
+Run: ``.venv/bin/python benchmarks/startup.py [--runs 9] [--before DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import check  # noqa: E402
+from common import Stats, interleave, wall  # noqa: E402
+
+COMMANDS = {
+    "nexo --version": ["--version"],
+    "nexo --help": ["--help"],
+    "nexo plugin install --help": ["plugin", "install", "--help"],
+}
+
+
+def _nexo(arguments: list[str], path: Path | None) -> Callable[[], float]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if path is not None:
+        env["PYTHONPATH"] = str(path)
+    command = [sys.executable, "-P", "-m", "nexo_pkg", *arguments]
+    return lambda: wall(command, env=env)
+
+
+def measure(runs: int, before: Path | None = None) -> dict[str, Stats]:
+    """Wall seconds of every variant, interleaved."""
+    with tempfile.TemporaryDirectory(prefix="nexo-bench-start-") as scratch:
+        plugin = check.prepare(Path(scratch))
+        variants: dict[str, Callable[[], float | None]] = {
+            "python3 -c pass": lambda: wall([sys.executable, "-c", "pass"]),
+        }
+        for name, arguments in {
+            **COMMANDS,
+            "nexo plugin check": ["plugin", "check", str(plugin)],
+        }.items():
+            variants[name] = _nexo(arguments, None)
+            if before is not None:
+                variants[f"{name} (before)"] = _nexo(arguments, before)
+        variants["plugin initialize + shutdown"] = lambda: check.bare_handshake(plugin)
+        return interleave(variants, runs)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=9)
+    parser.add_argument("--before", type=Path)
+    args = parser.parse_args()
+    results = measure(args.runs, args.before)
+    floor = results["python3 -c pass"].median
+    for name, stats in results.items():
+        print(f"{name:<40} {stats.describe()}  ({stats.median / floor:.1f}x python3 -c pass)")
+
+
+if __name__ == "__main__":
+    main()
