@@ -9,8 +9,7 @@ touches are fsynced after it (:func:`fsync_dir`), so the new name is durable too
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
+import errno
 import functools
 import os
 import sys
@@ -23,9 +22,11 @@ def _syncfs() -> Callable[[int], int] | None:
     """libc's ``syncfs``, or ``None`` where the platform has none."""
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # noqa: PLC0415 (only installs pay for it)
+
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        function = libc.syncfs
+        # The process's own symbols include the C library's, without searching for its file.
+        function = ctypes.CDLL(None, use_errno=True).syncfs
     except (OSError, AttributeError):
         return None
     function.argtypes = [ctypes.c_int]
@@ -47,8 +48,10 @@ def syncfs(descriptor: int) -> bool:
     if function is None:
         return False
     if function(descriptor) != 0:
+        import ctypes  # noqa: PLC0415
+
         error = ctypes.get_errno()
-        if error == 38:  # ENOSYS: a kernel or seccomp filter without the call
+        if error == errno.ENOSYS:  # a kernel or seccomp filter without the call
             return False
         raise OSError(error, os.strerror(error))
     return True
