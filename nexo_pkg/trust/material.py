@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
+from nexo_pkg.errors import NexoError
 from nexo_pkg.trust.base import SignatureInvalidError, SignatureMaterial
 
 # Suffixes appended to an asset name under which signature material is looked up, in order:
@@ -52,6 +53,8 @@ MAX_BUNDLE_BYTES = 4 * 1024 * 1024
 MAX_ATTESTATION_BYTES = 16 * 1024 * 1024
 MAX_CHECKSUMS_BYTES = 1024 * 1024
 MAX_ATTESTATION_PAGES = 10
+# Answers of the attestations endpoint that mean "none here" rather than a failure.
+_NO_ATTESTATIONS_STATUSES = frozenset({403, 404, 410, 422})
 
 Material = Mapping[str, "Path | bytes"]
 
@@ -199,7 +202,14 @@ def fetch_attestations(
     pages = 0
     while url is not None and pages < MAX_ATTESTATION_PAGES:
         pages += 1
-        document, url = client.get_json(url, what=what)
+        try:
+            document, url = client.get_json(url, what=what)
+        except NexoError as error:
+            # A server without the endpoint, or a token not allowed to read attestations,
+            # offers none: the other material (or its absence) decides, as without them.
+            if error.details.get("http_status") in _NO_ATTESTATIONS_STATUSES:
+                break
+            raise
         if document is None:
             break
         entries = document.get("attestations") if isinstance(document, dict) else None

@@ -405,3 +405,20 @@ def test_public_good_attestation_beside_a_local_file(tmp_path: Path, flip: bool,
         capture_output=True, text=True, check=False, env=cli_env(tmp_path), timeout=120,
     )  # fmt: skip
     _refused(result, kind, tmp_path / "plugins")
+
+
+@pytest.mark.parametrize(("status", "kind"), [(403, None), (422, None), (500, "network")])
+def test_an_attestations_endpoint_that_cannot_answer(
+    tmp_path: Path, github_server: GitHubServer, status: int, kind: str | None
+) -> None:
+    """A token without access to attestations, or a server without the endpoint, offers no
+    attestation (an unsigned release installs under warn); a server error stays an error."""
+    repo = "nexo-plugin-echo"
+    github_server.publish(OWNER, repo, "v1.0.0", release_assets(PLUGIN, "1.0.0"))
+    github_server.fail(status, times=None, path_contains="/attestations/")
+    result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0")
+    if kind is None:
+        assert result.returncode == 0, result.stderr
+        assert json.loads(result.stdout)["signature"]["status"] == "unsigned"
+    else:
+        _refused(result, kind, tmp_path / "plugins")
