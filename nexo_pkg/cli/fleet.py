@@ -88,6 +88,12 @@ def fleet_options(
     )
 
 
+def _usage(message: str) -> None:
+    from nexo_pkg.errors import UsageError  # noqa: PLC0415
+
+    raise UsageError(message)
+
+
 def _lock_path(wanted: Path, lock: Path | None) -> Path:
     from nexo_pkg.fleet.lockfile import LOCK_NAME  # noqa: PLC0415
 
@@ -100,14 +106,17 @@ def register(app: typer.Typer) -> None:
     @app.command("lock")
     def lock_command(
         *,
+        plugin_ids: Annotated[
+            list[str] | None,
+            typer.Argument(metavar="[ID]...", help="With --upgrade: the plugins to re-resolve."),
+        ] = None,
         wanted: WantedOption = Path("nexo-plugins.toml"),
         lock_file: LockOption = None,
         upgrade: Annotated[
-            list[str] | None,
-            typer.Option("--upgrade", help="Re-resolve this plugin id (repeatable)."),
-        ] = None,
-        upgrade_all: Annotated[
-            bool, typer.Option("--upgrade-all", help="Re-resolve every plugin.")
+            bool,
+            typer.Option(
+                "--upgrade", help="Re-resolve the IDs named (every plugin when none is named)."
+            ),
         ] = False,
         check: Annotated[
             bool,
@@ -124,7 +133,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Resolve nexo-plugins.toml into nexo-plugins.lock (every target, hash and signer).
 
-        Unchanged entries are kept as they are; --upgrade ID / --upgrade-all re-resolve.
+        Unchanged entries are kept as they are; `--upgrade [ID]...` re-resolves those plugins
+        (every plugin when no ID is named).
         Exit codes: 0 the lock is current; 1 a plugin could not be locked, or --check found
         it stale; 2 usage or configuration error.
         """
@@ -143,7 +153,12 @@ def register(app: typer.Typer) -> None:
             if not json_output:
                 say(f"{path} is up to date.")
             return
-        upgrade_ids = frozenset() if upgrade_all else (frozenset(upgrade) if upgrade else None)
+        if plugin_ids and not upgrade:
+            guarded(
+                lambda: _usage("plugin ids are only taken with --upgrade (lock --upgrade ID)"),
+                json_output=json_output,
+            )
+        upgrade_ids = frozenset(plugin_ids or ()) if upgrade else None
         result = guarded(
             lambda: locking.lock(
                 wanted,

@@ -76,6 +76,13 @@ def test_github_sources_lock_sync_and_upgrade(
     unknown = run_nexo(env, "lock", "-f", str(wanted), "--upgrade", "nope", "--json")
     assert unknown.returncode == 2
     assert json_of(unknown)["kind"] == "usage"
+    without_flag = run_nexo(env, "lock", "echo", "-f", str(wanted), "--json")
+    assert without_flag.returncode == 2
+    assert json_of(without_flag)["kind"] == "usage"
+    # --upgrade with no id re-resolves every plugin: already the newest, nothing to write.
+    everything = run_nexo(env, "lock", "-f", str(wanted), "--upgrade", *common, "--json")
+    assert everything.returncode == 0, everything.stderr
+    assert json_of(everything)["written"] is False
 
 
 def test_a_lock_that_names_another_signer_is_refused_at_sync(
