@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import tomllib
 from pathlib import Path
 
@@ -227,4 +228,35 @@ def test_a_malformed_registry_config_is_a_configuration_error(tmp_path: Path, te
 def test_a_named_registry_config_must_exist(tmp_path: Path) -> None:
     with pytest.raises(NexoError) as caught:
         credentials_for("r.example", tmp_path / "missing.json")
+    assert caught.value.kind == "registry_config"
+
+
+def test_a_credential_helper_is_asked_for_its_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    helpers = tmp_path / "bin"
+    helpers.mkdir()
+    helper = helpers / "docker-credential-nexotest"
+    log = tmp_path / "asked.txt"
+    helper.write_text(
+        "#!/bin/sh\n"
+        f'read host; echo "$1 $host" >> {log}\n'
+        'if [ "$host" = "r.example" ]; then\n'
+        '  echo \'{"ServerURL": "r.example", "Username": "robot", "Secret": "s3"}\'\n'
+        "else echo 'credentials not found' >&2; exit 1; fi\n"
+    )
+    helper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{helpers}:{os.environ['PATH']}")
+    path = tmp_path / "config.json"
+    path.write_text(
+        json.dumps({"credHelpers": {"r.example": "nexotest"}, "credsStore": "nexotest"})
+    )
+    found = credentials_for("r.example", path)
+    assert found is not None
+    assert (found.username, found.password) == ("robot", "s3")
+    assert credentials_for("other.example", path) is None
+    assert log.read_text().splitlines() == ["get r.example", "get other.example"]
+    path.write_text(json.dumps({"credsStore": "missing-helper"}))
+    with pytest.raises(NexoError) as caught:
+        credentials_for("r.example", path)
     assert caught.value.kind == "registry_config"
