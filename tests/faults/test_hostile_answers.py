@@ -251,3 +251,15 @@ def test_trust_add_is_cut_off_at_the_timeout_too(setup: Setup) -> None:
     assert result.document["kind"] == "network"
     assert 1.5 < elapsed < 6
     assert snapshot(setup.home) == before
+
+
+def test_an_api_host_that_does_not_resolve_is_one_quick_line(setup: Setup) -> None:
+    # Longer than DNS allows: the resolver refuses it locally, as it would an unknown name.
+    host = ".".join(["a" * 60] * 5)
+    result, elapsed = setup.install(
+        env={"NEXO_GITHUB_API_BASE": f"http://{host}:8080", "NEXO_HTTP_RETRY_BASE_MS": "2000"}
+    )
+    setup.assert_refused(result, "network")
+    assert "resolve" in result.document["error"]
+    # Not retried: three pauses of this backoff would take at least 3.5 s.
+    assert elapsed < 3
