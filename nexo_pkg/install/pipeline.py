@@ -40,6 +40,7 @@ from nexo_pkg.install.store import (
     read_receipt,
     remove_tree,
     require_installed,
+    scan_installed,
     scan_kept,
     tree_modes,
     utc_now,
@@ -116,6 +117,7 @@ class InstallResult:
             "signature": self.plan.signature.to_json(),
             "was_already_present": self.was_already_present,
             "dry_run": self.dry_run,
+            "replaced": [str(path) for path in self.set_aside],
             "manifest": self.plan.summary.to_json(),
             "warnings": list(self.warnings),
         }
@@ -461,6 +463,18 @@ def _confirmed(plan: InstallPlan, options: InstallOptions) -> None:
         raise NexoError("installation cancelled; nothing was changed", kind="cancelled")
 
 
+def _replaced(options: InstallOptions, plugin_id: str, final: Path) -> tuple[Path, ...]:
+    """The installed trees the new one replaces (under the lock): those ``upgrade`` names and
+    every other version of the same plugin, since the daemon must find exactly one version
+    of an id (it would load whichever sorts first)."""
+    others = [
+        item.path
+        for item in scan_installed(options.dest)
+        if item.plugin_id == plugin_id and item.path != final
+    ]
+    return tuple(path for path in dict.fromkeys((*options.replaces, *others)) if path.exists())
+
+
 def _install_tree(
     source_display: str,
     fetched: _Fetched,
@@ -516,7 +530,7 @@ def _install_tree(
                 staging,
                 final,
                 replace=options.force and final.exists(),
-                replaces=tuple(path for path in options.replaces if path.exists()),
+                replaces=_replaced(options, fetched.plugin_id, final),
                 keep_old=options.keep_old,
             )
         except OSError as exc:

@@ -206,3 +206,19 @@ def test_remove_after_an_interrupted_replacement(install_env: InstallEnv, tmp_pa
     assert removed.exit_code == 0, removed.stdout
     assert discovered_versions(dest) == {}
     assert sorted(path.name for path in dest.iterdir()) == [".nexo-install.lock"]
+
+
+def test_installing_another_version_replaces_the_installed_one(
+    install_env: InstallEnv, watched: list[str]
+) -> None:
+    _publish(install_env, "1.0.0", latest=False)
+    _publish(install_env, "2.0.0")
+    first = install("acme/x@v1.0.0", install_env.make_options())
+    second = install("acme/x", install_env.make_options())
+    assert discovered_versions(install_env.dest) == {"x": "2.0.0"}
+    assert second.to_json()["replaced"][0].startswith(str(install_env.dest / ".nexo/removing"))
+    assert not first.path.exists()
+    back = install("acme/x@v1.0.0", install_env.make_options())
+    assert discovered_versions(install_env.dest) == {"x": "1.0.0"}
+    assert back.path == first.path
+    assert len(watched) >= 4
