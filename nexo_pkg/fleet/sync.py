@@ -295,7 +295,8 @@ def _sync_one(
         )
         with session.open_target(entry.source, entry.resolved, row, entry.plugin_id) as opened:
             installed = install_prefetched(prefetched_for(entry, row, opened), install_options)
-        removed_other = False
+        # The install itself replaces the other installed versions of the plugin.
+        removed_other = bool(installed.set_aside)
         with locked_root(dest) as root:
             for item in present:
                 if item.path != installed.path and item.path.exists():
