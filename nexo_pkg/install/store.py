@@ -508,17 +508,23 @@ def _replay(dest: Path, journal: Path) -> None:
     staged_present = staged.is_dir() and not staged.is_symlink()
     if staged_present and (not final.exists() or final in olds):
         _move_out(moves)
-        with contextlib.suppress(OSError):
+        try:
             staged.rename(final)
+        except OSError:
+            _move_back(moves)
     elif final.exists() and not staged_present:
         _move_out([(old, aside) for old, aside in moves if old != final])
     else:
-        for old, aside in moves:
-            if aside.is_dir() and not old.exists():
-                with contextlib.suppress(OSError):
-                    aside.rename(old)
+        _move_back(moves)
     with contextlib.suppress(OSError):
         fsync_dir(dest)
+
+
+def _move_back(moves: list[tuple[Path, Path]]) -> None:
+    for old, aside in moves:
+        if aside.is_dir() and not aside.is_symlink() and not old.exists():
+            with contextlib.suppress(OSError):
+                aside.rename(old)
 
 
 def _move_out(moves: list[tuple[Path, Path]]) -> None:

@@ -5,6 +5,7 @@ an interrupted ``--force`` that the next run finishes instead of losing both tre
 
 from __future__ import annotations
 
+import shutil
 import signal
 import subprocess
 import sys
@@ -222,3 +223,29 @@ def test_installing_another_version_replaces_the_installed_one(
     assert discovered_versions(install_env.dest) == {"x": "1.0.0"}
     assert back.path == first.path
     assert len(watched) >= 4
+
+
+def test_an_interrupted_replacement_whose_new_tree_is_gone_restores_the_old(
+    install_env: InstallEnv, tmp_path: Path
+) -> None:
+    tarball = write_plugin(tmp_path / "dist", "x", "1.0.0", data=plugin_tarball("x", "1.0.0"))
+    dest = install_env.dest
+    args = ["plugin", "install", str(tarball), "--dest", str(dest), "--yes", "--json"]
+    env = clean_env(NEXO_HOME=str(install_env.home))
+    assert run_cli_in_process(args, env=env).exit_code == 0
+    before = (dest / "x-1.0.0" / ".nexo-install.json").read_bytes()
+    write_plugin(tmp_path / "dist", "x", "1.0.0", data=plugin_tarball("x", "1.0.0", payload=b"2"))
+    killed = subprocess.run(
+        [sys.executable, "-c", _KILLER, "before-new", *args, "--force"],
+        env=env,
+        capture_output=True,
+        check=False,
+        timeout=120,
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    (staged,) = (dest / ".nexo" / "staging").glob("*/tree")
+    shutil.rmtree(staged)
+    listing = run_cli_in_process(["plugin", "list", "--dest", str(dest), "--json"], env=env)
+    assert [p["version"] for p in listing.document["plugins"]] == ["1.0.0"]
+    assert (dest / "x-1.0.0" / ".nexo-install.json").read_bytes() == before
+    assert discovered_versions(dest) == {"x": "1.0.0"}
