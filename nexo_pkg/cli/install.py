@@ -247,6 +247,8 @@ def _report_upgrade(result: UpgradeResult) -> None:
     _report_install(result.install, json_output=False, verb="Upgraded to")
     if result.removed_old:
         say(f"Removed {printable(result.from_version)} ({printable(result.old_path)}).")
+    for kept in result.kept:
+        say(f"Kept the old version out of the daemon's sight at {printable(kept)}.")
 
 
 def _upgradable_ids(root: Path) -> list[str]:

@@ -105,6 +105,10 @@ def test_kept_versions_are_listed_as_kept(install_env: InstallEnv) -> None:
     human = run_cli_in_process(["plugin", "list"], env=env)
     (kept_line,) = [line for line in human.stdout.splitlines() if "1.0.0" in line]
     assert " kept " in kept_line
+    _publish(install_env, "1.2.0")
+    said = run_cli_in_process(["plugin", "upgrade", "x", "--keep-old", "--yes"], env=env)
+    assert said.exit_code == 0, said.stderr
+    assert "Kept the old version out of the daemon's sight" in said.stderr
 
 
 def test_stale_staging_trees_are_never_discoverable_and_are_swept(
