@@ -14,6 +14,7 @@ import typer
 
 from nexo_pkg.cli.common import emit_json, exit_with, guarded, say
 from nexo_pkg.cli.install import (
+    ConfigOption,
     GitHubApiOption,
     JsonOption,
     TimeoutOption,
@@ -39,13 +40,13 @@ IssuerOption = Annotated[
 ]
 
 
-def _policy_path(explicit: Path | None) -> Path:
-    from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
-    from nexo_pkg.trust.entry import default_policy_path  # noqa: PLC0415
+def _policy_path(explicit: Path | None, config: Path | None = None) -> Path:
+    """``--trusted-keys``, else the policy install reads: ``<config dir>/extensions/…``."""
+    from nexo_pkg.install.config import POLICY_FILE, config_dir  # noqa: PLC0415
 
     if explicit is not None:
         return explicit.expanduser().absolute()
-    return default_policy_path(nexo_home_from_env())
+    return (config_dir(config) / POLICY_FILE).absolute()
 
 
 def _split_target(text: str) -> tuple[str, str | None]:
@@ -280,6 +281,7 @@ def _verify(
     issuer: str | None,
     tag: str | None,
     trusted_keys: Path | None,
+    config: Path | None = None,
 ) -> tuple[SignatureOutcome, TrustPolicy, str | None, str | None]:
     from nexo_pkg.trust import entry as trust  # noqa: PLC0415
     from nexo_pkg.trust.policy import (  # noqa: PLC0415
@@ -302,7 +304,9 @@ def _verify(
     if not file.is_file():
         raise UsageError(f"{file} is not a file")
     if trusted_keys is not None or owner is None:
-        policy = trust.load_policy(_policy_path(trusted_keys), explicit=trusted_keys is not None)
+        policy = trust.load_policy(
+            _policy_path(trusted_keys, config), explicit=trusted_keys is not None
+        )
         if signer_workflow is not None or issuer is not None:
             from dataclasses import replace  # noqa: PLC0415
 
@@ -395,6 +399,7 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option("--tag", help="Read the signer of this release.")
         ] = None,
         trusted_keys: TrustedKeysOption = None,
+        config: ConfigOption = None,
         github_api_url: GitHubApiOption = None,
         timeout: TimeoutOption = None,
         yes: YesOption = False,
@@ -411,7 +416,7 @@ def register(app: typer.Typer) -> None:
                 mode=mode,
                 allow_republish=allow_republish,
                 tag=tag,
-                policy_path=_policy_path(trusted_keys),
+                policy_path=_policy_path(trusted_keys, config),
                 api_url=github_api_url,
                 yes=yes,
                 json_output=json_output,
@@ -428,12 +433,15 @@ def register(app: typer.Typer) -> None:
 
     @trust_app.command("list")
     def list_command(
-        *, trusted_keys: TrustedKeysOption = None, json_output: JsonOption = False
+        *,
+        trusted_keys: TrustedKeysOption = None,
+        config: ConfigOption = None,
+        json_output: JsonOption = False,
     ) -> None:
         """Show the policy's default mode and its author entries."""
         from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
 
-        path = _policy_path(trusted_keys)
+        path = _policy_path(trusted_keys, config)
         policy = guarded(
             lambda: load_policy(path, explicit=trusted_keys is not None), json_output=json_output
         )
@@ -466,6 +474,7 @@ def register(app: typer.Typer) -> None:
         *,
         target: Annotated[str, typer.Argument(metavar="OWNER[/REPO]")],
         trusted_keys: TrustedKeysOption = None,
+        config: ConfigOption = None,
         yes: YesOption = False,
         json_output: JsonOption = False,
     ) -> None:
@@ -478,7 +487,7 @@ def register(app: typer.Typer) -> None:
                 raise UsageError("not a terminal: pass --yes to remove entries")
             if not yes and not typer.confirm(f"Remove the entries for {target}?", err=True):
                 raise NexoError("nothing was changed", kind="cancelled")
-            result = remove_authors(_policy_path(trusted_keys), owner, repo)
+            result = remove_authors(_policy_path(trusted_keys, config), owner, repo)
             if not result.changed:
                 raise NexoError(
                     f"{result.path} has no [[authors]] entry for {target}", kind="not_trusted"
@@ -512,6 +521,7 @@ def register(app: typer.Typer) -> None:
             str | None, typer.Option("--tag", help="The tag the file is released under.")
         ] = None,
         trusted_keys: TrustedKeysOption = None,
+        config: ConfigOption = None,
         json_output: JsonOption = False,
     ) -> None:
         """Check FILE against its signature material exactly as install would."""
@@ -525,6 +535,7 @@ def register(app: typer.Typer) -> None:
                 issuer=oidc_issuer,
                 tag=tag,
                 trusted_keys=trusted_keys,
+                config=config,
             ),
             json_output=json_output,
         )

@@ -240,3 +240,31 @@ def test_the_written_entry_is_the_one_shown(tmp_path: Path) -> None:
     assert added.returncode == 0, added.stderr
     document = json.loads(added.stdout)
     assert document["entry"] in policy.read_text()
+
+
+def test_trust_commands_use_the_policy_install_reads(tmp_path: Path) -> None:
+    """Without --trusted-keys the policy is ``<config dir>/extensions/trusted_keys.toml``."""
+    work = tmp_path / "work"
+    (work / "config").mkdir(parents=True)
+    regexp = r"^https://github\.com/acme/hello/\.github/workflows/release\.yml@refs/tags/.+$"
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "nexo_pkg", "plugin", "trust", *args],
+            capture_output=True, text=True, check=False, env=cli_env(tmp_path), cwd=work,
+            timeout=120, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    added = run("add", "acme/hello", "--identity-regexp", regexp, "--yes", "--json")
+    assert added.returncode == 0, added.stderr
+    in_cwd = work / "config" / "extensions" / "trusted_keys.toml"
+    assert json.loads(added.stdout)["policy"] == str(in_cwd)
+    assert "acme" in in_cwd.read_text()
+
+    other = tmp_path / "daemon-config"
+    listed = run("list", "--config", str(other), "--json")
+    assert listed.returncode == 0, listed.stderr
+    document = json.loads(listed.stdout)
+    assert document["policy"] == str(other / "extensions" / "trusted_keys.toml")
+    assert document["authors"] == []
+    assert not (other / "extensions").exists()
