@@ -56,8 +56,12 @@ def _binary_like(rng: random.Random, size: int) -> bytes:
     return out.getvalue()[:size]
 
 
-def fill_vendored(target: Path, *, files: int, total_mib: int) -> None:
-    """``files`` files, about ``total_mib`` MiB: site-packages, topped up with data files."""
+def fill_vendored(target: Path, *, files: int, total_mib: int, pure: bool = False) -> None:
+    """``files`` files, about ``total_mib`` MiB: site-packages, topped up with data files.
+
+    ``pure`` leaves out native libraries and distribution metadata, which a noarch ``pack``
+    refuses; the data files make up the difference.
+    """
     rng = random.Random(SEED)
     site = Path(sysconfig.get_paths()["purelib"])
     data_files = max(1, files // 60)
@@ -67,6 +71,8 @@ def fill_vendored(target: Path, *, files: int, total_mib: int) -> None:
         if copied >= files - data_files or used >= budget * 0.6:
             break
         if "__pycache__" in path.parts or path.is_symlink() or not path.is_file():
+            continue
+        if pure and (_is_native(path.name) or any(p.endswith(".dist-info") for p in path.parts)):
             continue
         size = path.stat().st_size
         if size > 4 * MiB:
@@ -84,6 +90,10 @@ def fill_vendored(target: Path, *, files: int, total_mib: int) -> None:
         size = left // (remaining - index)
         (data_dir / f"blob{index:03d}.bin").write_bytes(_binary_like(rng, size))
         left -= size
+
+
+def _is_native(name: str) -> bool:
+    return name.endswith((".so", ".pyd", ".dylib", ".dll")) or ".so." in name
 
 
 def fill_small(target: Path, *, files: int) -> None:
@@ -112,31 +122,32 @@ def fill_big_file(target: Path, *, size_mib: int) -> None:
 
 #: The shapes: what each is, and how to fill the vendored part of a tree with it. The plugin's
 #: own three files (manifest, launcher, main module) come on top.
-SHAPES: dict[str, tuple[str, Callable[[Path], None]]] = {
+SHAPES: dict[str, tuple[str, Callable[[Path, bool], None]]] = {
     "vendored": (
         "3,000 files, 75 MiB: site-packages plus binary-like data",
-        lambda target: fill_vendored(target, files=2997, total_mib=75),
+        lambda target, pure: fill_vendored(target, files=2997, total_mib=75, pure=pure),
     ),
     "small": (
         "10,000 small files (1-6 KiB)",
-        lambda target: fill_small(target, files=9997),
+        lambda target, pure: fill_small(target, files=9997),
     ),
-    "tiny": ("a 3.5 KiB plugin: manifest, launcher, one module", lambda target: None),
+    "tiny": ("a 3.5 KiB plugin: manifest, launcher, one module", lambda target, pure: None),
     "one-big-file": (
         "one 100 MiB file",
-        lambda target: fill_big_file(target, size_mib=100),
+        lambda target, pure: fill_big_file(target, size_mib=100),
     ),
 }
 
 
 def plugin_tree(root: Path, shape: str, plugin_id: str, version: str) -> Path:
     """A plugin root (what an install unpacks) of the given shape."""
-    SHAPES[shape][1](_skeleton(root, plugin_id, version))
+    SHAPES[shape][1](_skeleton(root, plugin_id, version), False)
     return root
 
 
 def pack_project(root: Path, shape: str, plugin_id: str, version: str) -> Path:
-    """A project for ``nexo plugin pack`` (manifest plus ``src/``) of the given shape."""
+    """A project for ``nexo plugin pack`` (manifest plus ``src/``) of the given shape, pure
+    Python (a noarch pack refuses native code)."""
     src = root / "src"
     src.mkdir(parents=True)
     (root / "nexo-plugin.toml").write_text(
@@ -145,7 +156,7 @@ def pack_project(root: Path, shape: str, plugin_id: str, version: str) -> Path:
         )
     )
     (src / "main.py").write_text("print('hello')\n")
-    SHAPES[shape][1](src)
+    SHAPES[shape][1](src, True)
     return root
 
 
