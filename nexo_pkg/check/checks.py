@@ -25,6 +25,7 @@ import re
 import shlex
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -137,11 +138,13 @@ def run_check(
     invoke: tuple[str, dict[str, Any]] | None = None,
     dest: Path | None = None,
     strict: bool = False,
+    installed_root: Callable[[], Path] | None = None,
 ) -> CheckReport:
     """Spawn the plugin at ``target`` and run the handshake conformance checks.
 
     ``target`` is a plugin directory, manifest, release tarball or installed plugin id (see
-    :mod:`nexo_pkg.check.target`; ``dest`` is the install root for ids). ``timeout_ms`` is
+    :mod:`nexo_pkg.check.target`; ``dest`` is the install root for ids, else
+    ``installed_root()`` when given). ``timeout_ms`` is
     the deadline of each request; ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``;
     ``strict`` makes warnings fail.
     Plugin misbehaviour is reported in the returned :class:`CheckReport`, never raised.
@@ -153,7 +156,8 @@ def run_check(
     version = validate_nexo_version(nexo_version or DEFAULT_NEXO_VERSION)
     if invoke is not None and not isinstance(invoke[1], dict):
         raise UsageError("--args must be a JSON object")
-    with resolve_target(target, dest=dest) as plugin:
+    roots = {} if installed_root is None else {"installed_root": installed_root}
+    with resolve_target(target, dest=dest, **roots) as plugin:
         return check_plugin(
             plugin, timeout_ms=timeout_ms, nexo_version=version, invoke=invoke, strict=strict
         )

@@ -74,8 +74,16 @@ def default_install_root() -> Path:
 
 
 @contextlib.contextmanager
-def resolve_target(target: str | Path, *, dest: Path | None = None) -> Iterator[ResolvedPlugin]:
+def resolve_target(
+    target: str | Path,
+    *,
+    dest: Path | None = None,
+    installed_root: Callable[[], Path] = default_install_root,
+) -> Iterator[ResolvedPlugin]:
     """Resolve ``target`` to a spawnable plugin; temporary files live as long as the block.
+
+    A bare id is looked up under ``dest`` when given, else under ``installed_root()`` (called
+    only when an id needs looking up: the CLI passes the daemon configuration's root).
 
     Raises :class:`TargetError` when nothing runnable is found, and the archive errors of
     the extraction (``archive_invalid`` / ``archive_unsafe``) for a bad tarball.
@@ -87,8 +95,7 @@ def resolve_target(target: str | Path, *, dest: Path | None = None) -> Iterator[
         yield _resolve_installed(text, dest)
         return
     if path.is_dir():
-        if is_valid_id(text) and _installed_candidates(text, default_install_root()):
-            root = default_install_root()
+        if is_valid_id(text) and _installed_candidates(text, root := installed_root()):
             raise UsageError(
                 f"{text} is ambiguous: both the directory ./{text} and the plugin installed "
                 f"under {root} match; write ./{text} for the directory, or --dest {root} for "
@@ -113,7 +120,7 @@ def resolve_target(target: str | Path, *, dest: Path | None = None) -> Iterator[
             "installed plugin id"
         )
     if is_valid_id(text):
-        yield _resolve_installed(text, default_install_root())
+        yield _resolve_installed(text, installed_root())
         return
     raise TargetError(
         f"{text}: no such file or directory (and not a plugin id to look up among installed "

@@ -105,7 +105,16 @@ def register(app: typer.Typer) -> None:
                 "--dest",
                 help="Install root in which to look up an installed plugin id; with it, a bare "
                 "id always names the installed plugin.",
-                show_default="$NEXO_HOME/state/plugins",
+                show_default="the daemon's plugin root, as for install",
+            ),
+        ] = None,
+        config: Annotated[
+            Path | None,
+            typer.Option(
+                "--config",
+                help="The daemon's configuration directory: its plugin root is where an "
+                "installed plugin id is looked up (default: NEXO_CONFIG_DIR, ./config, "
+                "$NEXO_HOME/config).",
             ),
         ] = None,
         strict: Annotated[
@@ -135,6 +144,7 @@ def register(app: typer.Typer) -> None:
                 invoke=invocation,
                 dest=dest,
                 strict=strict,
+                installed_root=lambda: _daemon_plugin_root(config),
             )
             if json_output:
                 emit_json(report.to_json())
@@ -143,3 +153,10 @@ def register(app: typer.Typer) -> None:
             return EXIT_OK if report.ok else EXIT_FAILURE
 
         raise typer.Exit(guarded(action, json_output=json_output))
+
+
+def _daemon_plugin_root(config: Path | None) -> Path:
+    """The install root install would use; imported only when an id is looked up."""
+    from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
+
+    return install_root(None, config_dir(config))

@@ -242,3 +242,29 @@ def test_an_ambiguous_target_is_a_usage_error_and_dest_or_a_path_decides(
     as_path = nexo("./scripted", "--json", cwd=work)
     assert as_path.returncode == 0, as_path.stderr
     assert json.loads(as_path.stdout)["plugin"]["root"] == str(local.resolve())
+
+
+def test_an_installed_id_is_looked_up_where_the_daemon_config_installs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``./config/plugins/discovery.yaml`` names the root install uses; check looks there."""
+    work = tmp_path / "work"
+    root = tmp_path / "daemon-plugins"
+    (work / "config" / "plugins").mkdir(parents=True)
+    (work / "config" / "plugins" / "discovery.yaml").write_text(
+        f"discovery:\n  search_paths:\n    - {root}\n", "utf-8"
+    )
+    root.mkdir()
+    installed = scripted_project(root / "scripted-1.0.0", "ok")
+    (installed / ".nexo-install.json").write_text(
+        json.dumps({"schema_version": "1.0", "id": "scripted", "version": "1.0.0"}), "utf-8"
+    )
+    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
+
+    found = nexo("scripted", "--json", cwd=work)
+    assert found.returncode == 0, found.stderr
+    assert json.loads(found.stdout)["plugin"]["root"] == str(installed.resolve())
+
+    elsewhere = nexo("scripted", "--config", str(tmp_path / "empty-config"), cwd=work)
+    assert elsewhere.returncode == 2
+    assert "no installed plugin with that id" in elsewhere.stderr
