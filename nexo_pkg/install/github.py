@@ -12,20 +12,15 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
-import json
-import math
 import os
 import random
 import re
 import shutil
 import socket
 import subprocess
-import threading
 import time
-import weakref
-import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 from urllib.parse import quote, urljoin, urlsplit
@@ -34,6 +29,17 @@ import httpx
 
 from nexo_pkg import __version__
 from nexo_pkg.errors import NexoError, UsageError
+from nexo_pkg.install.bounded import (
+    DOCUMENT_ACCEPT_ENCODING,
+    Deadline,
+    SocketWatch,
+    checked_timeout,
+    declared_length,
+    decoded_document,
+    parse_json,
+    shown,
+    timeout_from_env,
+)
 
 DEFAULT_API_BASE = "https://api.github.com"
 API_BASE_ENV = "NEXO_GITHUB_API_BASE"
@@ -47,24 +53,16 @@ GITHUB_TOKEN_ENV = ("GITHUB_TOKEN", "GH_TOKEN")
 ENTERPRISE_TOKEN_ENV = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
 TOKEN_ENV = (NEXO_TOKEN_ENV, *GITHUB_TOKEN_ENV, *ENTERPRISE_TOKEN_ENV)
 RETRY_BASE_ENV = "NEXO_HTTP_RETRY_BASE_MS"
-TIMEOUT_ENV = "NEXO_HTTP_TIMEOUT"
 API_VERSION = "2022-11-28"
 MAX_REDIRECTS = 5
 DEFAULT_RETRIES = 3
 DEFAULT_RETRY_BASE_SECONDS = 0.5
 MAX_RETRY_DELAY_SECONDS = 8.0
-# Total time one request may take, every attempt and pause included (--timeout).
-DEFAULT_TIMEOUT_SECONDS = 300.0
 # Silence after which one attempt is abandoned (and retried while the deadline allows).
 DEFAULT_READ_TIMEOUT_SECONDS = 30.0
 MAX_CONNECT_TIMEOUT_SECONDS = 15.0
 GH_AUTH_TIMEOUT_SECONDS = 5.0
-# A release document is a few kilobytes; a hundred of them with long notes a few megabytes.
-MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 CHUNK_SIZE = 1024 * 1024
-# Only encodings that can be inflated under a cap are asked for (httpx would add br and zstd
-# whenever their packages happen to be installed).
-DOCUMENT_ACCEPT_ENCODING = "gzip, deflate"
 
 T = TypeVar("T")
 
@@ -133,7 +131,7 @@ def resolve_api_base(flag: str | None = None) -> str:
     base = (value or DEFAULT_API_BASE).rstrip("/")
     parts = urlsplit(base)
     if parts.scheme not in {"http", "https"} or not parts.netloc:
-        raise UsageError(f"GitHub API URL {_shown(base)} is not an http(s) URL")
+        raise UsageError(f"GitHub API URL {shown(base)} is not an http(s) URL")
     return base
 
 
@@ -141,7 +139,7 @@ def api_base_for_host(host: str) -> str:
     """The REST API base of a GitHub host as ``GH_HOST`` names it; raises :class:`UsageError`."""
     if not _GH_HOST.match(host) or ".." in host or not _valid_port(host):
         raise UsageError(
-            f"{GH_HOST_ENV}={_shown(host)} is not a host name such as github.com or ghe.example.com"
+            f"{GH_HOST_ENV}={shown(host)} is not a host name such as github.com or ghe.example.com"
         )
     host = host.lower()
     if host == "github.com":
@@ -231,35 +229,6 @@ def retry_base_delay_from_env() -> float:
         raise UsageError(f"{RETRY_BASE_ENV}={raw!r} is not a number of milliseconds") from exc
 
 
-def checked_timeout(value: float, source: str = "--timeout") -> float:
-    """``value`` if it is a usable number of seconds; raises :class:`UsageError` naming
-    ``source`` (the flag or variable it came from)."""
-    if not math.isfinite(value) or value <= 0:
-        raise UsageError(f"{source} {value:g} is not a positive number of seconds")
-    return value
-
-
-def timeout_from_env() -> float:
-    """``NEXO_HTTP_TIMEOUT`` in seconds, else the default (300 s)."""
-    raw = os.environ.get(TIMEOUT_ENV, "").strip()
-    if not raw:
-        return DEFAULT_TIMEOUT_SECONDS
-    try:
-        value = float(raw)
-    except ValueError as exc:
-        raise UsageError(f"{TIMEOUT_ENV}={_shown(raw)} is not a number of seconds") from exc
-    return checked_timeout(value, TIMEOUT_ENV)
-
-
-def _shown(text: str, limit: int = 200) -> str:
-    """``text`` quoted for a one-line message: control characters escaped, length capped."""
-    shown = "".join(
-        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
-        for char in text[:limit]
-    )
-    return "'" + shown + ("..." if len(text) > limit else "") + "'"
-
-
 def _origin(url: str) -> tuple[str, str, int | None]:
     """Scheme, host and port of a URL already accepted by :meth:`GitHubClient._checked_url`."""
     parts = urlsplit(url)
@@ -339,10 +308,9 @@ class GitHubClient:
         self.read_timeout = min(read_timeout, self.timeout)
         self._https_only = urlsplit(self.api_base).scheme == "https"
         self._sleep = sleep
-        self._deadline = _Deadline(self.timeout)
+        self._deadline = Deadline(self.timeout)
         # Every socket this client opened, so a deadline can cut whichever one is blocking.
-        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
-        self._sockets_lock = threading.Lock()
+        self._watch = SocketWatch()
         # trust_env keeps HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE and friends working.
         self._http = httpx.Client(
             follow_redirects=False,
@@ -399,10 +367,10 @@ class GitHubClient:
         )
         if came_from is not None:
             downgrade = urlsplit(came_from).scheme == "https" and urlsplit(url).scheme != "https"
-            label = f"{what}: refusing a redirect from {_shown(came_from)} to {_shown(url)}"
+            label = f"{what}: refusing a redirect from {shown(came_from)} to {shown(url)}"
         else:
             downgrade = False
-            label = f"{what}: refusing to fetch {_shown(url)}"
+            label = f"{what}: refusing to fetch {shown(url)}"
         if not usable:
             raise NexoError(
                 f"{label}: not an http(s) URL with a valid host and port", kind="network"
@@ -427,38 +395,6 @@ class GitHubClient:
         read = min(self.read_timeout, remaining)
         return httpx.Timeout(read, connect=min(MAX_CONNECT_TIMEOUT_SECONDS, read))
 
-    def _note_stream(self, event: str, info: dict[str, Any]) -> None:
-        """httpcore trace hook: remember each socket as soon as it is connected."""
-        if not event.endswith((".connect_tcp.complete", ".start_tls.complete")):
-            return
-        stream = info.get("return_value")
-        sock = stream.get_extra_info("socket") if stream is not None else None
-        if isinstance(sock, socket.socket):
-            with self._sockets_lock:
-                self._sockets.add(sock)
-
-    def _cut_connections(self) -> None:
-        """Shut every socket of this client down, which wakes a read blocked on one of them."""
-        with self._sockets_lock:
-            sockets = list(self._sockets)
-        for sock in sockets:
-            # socket.socket's own shutdown: for TLS it leaves the SSL object alone, so the
-            # reading thread sees an ordinary end of stream.
-            with suppress(OSError):
-                socket.socket.shutdown(sock, socket.SHUT_RDWR)
-
-    @contextmanager
-    def _watchdog(self) -> Iterator[None]:
-        """Cut the connection when the request's deadline passes during this attempt, so
-        neither a server that drips its headers or body nor a stalled read outlives it."""
-        timer = threading.Timer(max(0.0, self._deadline.remaining()), self._cut_connections)
-        timer.daemon = True
-        timer.start()
-        try:
-            yield
-        finally:
-            timer.cancel()
-
     def _failure(self, exc: httpx.TransportError, what: str) -> Exception:
         """What a transport error means: the deadline, a name that does not resolve (not worth
         another attempt), or a fault worth retrying."""
@@ -470,7 +406,7 @@ class GitHubClient:
             except RuntimeError:  # an error raised without its request
                 host = "?"
             return NexoError(
-                f"{what}: cannot resolve the host name {_shown(host)} ({exc}); check the "
+                f"{what}: cannot resolve the host name {shown(host)} ({exc}); check the "
                 "GitHub API URL, the network and DNS settings",
                 kind="network",
                 details={"host": host},
@@ -492,14 +428,14 @@ class GitHubClient:
                     current,
                     headers=self._headers_for(current, accept),
                     timeout=self._attempt_timeout(),
-                    extensions={"trace": self._note_stream},
+                    extensions={"trace": self._watch.note},
                 )
                 response = self._http.send(request, stream=True)
             except httpx.TransportError as exc:
                 raise self._failure(exc, what) from exc
             except httpx.InvalidURL as exc:
                 raise NexoError(
-                    f"{what}: refusing to fetch {_shown(current)}: {exc}", kind="network"
+                    f"{what}: refusing to fetch {shown(current)}: {exc}", kind="network"
                 ) from exc
             location = response.extensions.get(_LOCATION)
             if response.status_code in _REDIRECT_STATUSES and isinstance(location, str):
@@ -548,28 +484,18 @@ class GitHubClient:
         Raises ``network`` for an answer over the cap, in another content encoding, or that is
         not JSON; a body cut short is retried.
         """
-        body = _decoded_document(
+        body = decoded_document(
             self._raw_chunks(response, what),
             response.headers.get("content-encoding", ""),
             what,
-            declared=_declared_length(response),
+            declared=declared_length(response),
         )
-        try:
-            return json.loads(body)
-        except RecursionError as exc:
-            raise NexoError(
-                f"{what}: the API answer is nested too deeply to be a release", kind="network"
-            ) from exc
-        except ValueError as exc:
-            reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
-            raise NexoError(
-                f"{what}: the API answer is not JSON ({reason})", kind="network"
-            ) from exc
+        return parse_json(body, what)
 
     def _with_retries(self, operation: Callable[[], T]) -> T:
         """Run ``operation`` until it succeeds, at most ``retries`` more times, within one
         deadline of ``timeout`` seconds for the whole request."""
-        self._deadline = _Deadline(self.timeout)
+        self._deadline = Deadline(self.timeout)
         last: _RetryableError | None = None
         for attempt in range(self.retries + 1):
             if attempt:
@@ -580,7 +506,7 @@ class GitHubClient:
             if self._deadline.expired() and last is not None:
                 raise self._deadline.error_after(last.message)
             try:
-                with self._watchdog():
+                with self._watch.watchdog(self._deadline):
                     return operation()
             except _RetryableError as exc:
                 last = exc
@@ -740,7 +666,7 @@ class GitHubClient:
             sink.reset()
             with self._open(url, "application/octet-stream", what) as response:
                 _expect_ok(response, what, self._token_hint())
-                declared = _declared_length(response)
+                declared = declared_length(response)
                 if declared is not None and declared > max_bytes:
                     raise _too_large(asset.name, max_bytes)
                 sink.set_total(declared or asset.size or None)
@@ -794,31 +720,6 @@ def _set_location_aside(response: httpx.Response) -> None:
         response.extensions[_LOCATION] = location
 
 
-class _Deadline:
-    """The moment by which one request, every attempt and pause included, must be done."""
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.expires = time.monotonic() + seconds
-
-    def remaining(self) -> float:
-        return self.expires - time.monotonic()
-
-    def expired(self) -> bool:
-        return self.remaining() <= 0
-
-    def error(self, what: str, state: str) -> NexoError:
-        return self.error_after(f"{what}: {state}")
-
-    def error_after(self, message: str) -> NexoError:
-        return NexoError(
-            f"{message}; gave up at the {self.seconds:g} s deadline for one request (raise it "
-            f"with --timeout or {TIMEOUT_ENV})",
-            kind="network",
-            details={"timeout_seconds": self.seconds},
-        )
-
-
 def _is_name_resolution_failure(exc: BaseException) -> bool:
     """Whether ``exc`` was caused by a failed host name lookup (``getaddrinfo``)."""
     seen: set[int] = set()
@@ -829,113 +730,6 @@ def _is_name_resolution_failure(exc: BaseException) -> bool:
         seen.add(id(cause))
         cause = cause.__cause__ or cause.__context__
     return False
-
-
-class _Decoder(Protocol):
-    """What :func:`_decoded_document` needs of a zlib decompressor."""
-
-    @property
-    def unconsumed_tail(self) -> bytes: ...
-
-    @property
-    def eof(self) -> bool: ...
-
-    def decompress(self, data: bytes, max_length: int, /) -> bytes: ...
-
-    def flush(self) -> bytes: ...
-
-
-_LENGTH = re.compile(r"^\s*([0-9]{1,20})\s*$")
-
-
-def _declared_length(response: httpx.Response) -> int | None:
-    match = _LENGTH.match(response.headers.get("content-length", ""))
-    return int(match.group(1)) if match else None
-
-
-def _decoded_document(
-    chunks: Iterator[bytes], encoding: str, what: str, *, declared: int | None
-) -> bytes:
-    """Join ``chunks``, inflating gzip or deflate, never holding more than
-    :data:`MAX_DOCUMENT_BYTES` of either form; raises ``network`` past that, for another
-    encoding, or for a stream that does not decode."""
-    limit = MAX_DOCUMENT_BYTES
-    too_large = NexoError(
-        f"{what}: the API answer is larger than {limit // (1024 * 1024)} MiB; refusing it",
-        kind="network",
-        details={"limit_bytes": limit},
-    )
-    if declared is not None and declared > limit:
-        raise too_large
-    name = encoding.strip().lower()
-    decoder: _Decoder | None
-    if name in {"", "identity"}:
-        decoder = None
-    elif name in {"gzip", "x-gzip"}:
-        decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    elif name == "deflate":
-        decoder = _DeflateDecoder()
-    else:
-        raise NexoError(
-            f"{what}: the API answer is in an unsupported content encoding {_shown(encoding)}",
-            kind="network",
-        )
-    received = 0
-    body = bytearray()
-    try:
-        for chunk in chunks:
-            received += len(chunk)
-            if received > limit:
-                raise too_large
-            if decoder is None:
-                body += chunk
-                continue
-            pending = chunk
-            while pending:
-                # Never more than one byte past the cap, however much the input inflates.
-                body += decoder.decompress(pending, limit + 1 - len(body))
-                if len(body) > limit:
-                    raise too_large
-                pending = decoder.unconsumed_tail
-        if decoder is not None:
-            body += decoder.flush()
-            if not decoder.eof:
-                raise zlib.error("the stream is cut short")
-    except zlib.error as exc:
-        raise NexoError(
-            f"{what}: the {name} answer does not decode ({exc})", kind="network"
-        ) from exc
-    if len(body) > limit:
-        raise too_large
-    return bytes(body)
-
-
-class _DeflateDecoder:
-    """HTTP "deflate": zlib-wrapped as the RFC says, or raw deflate as some servers send."""
-
-    def __init__(self) -> None:
-        self._inner = zlib.decompressobj()
-        self._started = False
-
-    def decompress(self, data: bytes, max_length: int) -> bytes:
-        if not self._started:
-            self._started = True
-            try:
-                return self._inner.decompress(data, max_length)
-            except zlib.error:
-                self._inner = zlib.decompressobj(-zlib.MAX_WBITS)
-        return self._inner.decompress(data, max_length)
-
-    @property
-    def unconsumed_tail(self) -> bytes:
-        return self._inner.unconsumed_tail
-
-    @property
-    def eof(self) -> bool:
-        return self._inner.eof
-
-    def flush(self) -> bytes:
-        return self._inner.flush()
 
 
 _REFUSED_STATUSES = frozenset({403, 404, 410})

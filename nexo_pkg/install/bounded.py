@@ -1,0 +1,257 @@
+"""Bounds for reading an HTTP answer: one total deadline per request, enforced by a watchdog
+that cuts the connection, and JSON documents capped on the wire and after content decoding.
+
+Shared by every client that reads network answers (GitHub releases, OCI registries), so a
+hostile server meets the same limits whichever source it stands in for.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import socket
+import threading
+import time
+import weakref
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING, Any, Protocol
+
+from nexo_pkg.errors import NexoError, UsageError
+
+if TYPE_CHECKING:
+    import httpx
+
+TIMEOUT_ENV = "NEXO_HTTP_TIMEOUT"
+# Total time one request may take, every attempt and pause included (--timeout).
+DEFAULT_TIMEOUT_SECONDS = 300.0
+# A release document is a few kilobytes; a hundred of them with long notes a few megabytes.
+MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
+# Only encodings that can be inflated under a cap are asked for (httpx would add br and zstd
+# whenever their packages happen to be installed).
+DOCUMENT_ACCEPT_ENCODING = "gzip, deflate"
+
+
+def shown(text: str, limit: int = 200) -> str:
+    """``text`` quoted for a one-line message: control characters escaped, length capped."""
+    visible = "".join(
+        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
+        for char in text[:limit]
+    )
+    return "'" + visible + ("..." if len(text) > limit else "") + "'"
+
+
+def checked_timeout(value: float, source: str = "--timeout") -> float:
+    """``value`` if it is a usable number of seconds; raises :class:`UsageError` naming
+    ``source`` (the flag or variable it came from)."""
+    if not math.isfinite(value) or value <= 0:
+        raise UsageError(f"{source} {value:g} is not a positive number of seconds")
+    return value
+
+
+def timeout_from_env() -> float:
+    """``NEXO_HTTP_TIMEOUT`` in seconds, else the default (300 s)."""
+    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT_SECONDS
+    try:
+        value = float(raw)
+    except ValueError as exc:
+        raise UsageError(f"{TIMEOUT_ENV}={shown(raw)} is not a number of seconds") from exc
+    return checked_timeout(value, TIMEOUT_ENV)
+
+
+class Deadline:
+    """The moment by which one request, every attempt and pause included, must be done."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.expires = time.monotonic() + seconds
+
+    def remaining(self) -> float:
+        return self.expires - time.monotonic()
+
+    def expired(self) -> bool:
+        return self.remaining() <= 0
+
+    def error(self, what: str, state: str) -> NexoError:
+        return self.error_after(f"{what}: {state}")
+
+    def error_after(self, message: str) -> NexoError:
+        return NexoError(
+            f"{message}; gave up at the {self.seconds:g} s deadline for one request (raise it "
+            f"with --timeout or {TIMEOUT_ENV})",
+            kind="network",
+            details={"timeout_seconds": self.seconds},
+        )
+
+
+class SocketWatch:
+    """Remembers every socket a client opens (an httpcore ``trace`` hook), so a watchdog can
+    cut whichever one a read is blocked on when the request's deadline passes."""
+
+    def __init__(self) -> None:
+        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+        self._lock = threading.Lock()
+
+    def note(self, event: str, info: dict[str, Any]) -> None:
+        """httpcore trace hook: remember each socket as soon as it is connected."""
+        if not event.endswith((".connect_tcp.complete", ".start_tls.complete")):
+            return
+        stream = info.get("return_value")
+        sock = stream.get_extra_info("socket") if stream is not None else None
+        if isinstance(sock, socket.socket):
+            with self._lock:
+                self._sockets.add(sock)
+
+    def cut(self) -> None:
+        """Shut every socket down, which wakes a read blocked on one of them."""
+        with self._lock:
+            sockets = list(self._sockets)
+        for sock in sockets:
+            # socket.socket's own shutdown: for TLS it leaves the SSL object alone, so the
+            # reading thread sees an ordinary end of stream.
+            with suppress(OSError):
+                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+    @contextmanager
+    def watchdog(self, deadline: Deadline) -> Iterator[None]:
+        """Cut the connections when ``deadline`` passes inside this block, so neither a server
+        that drips its headers or body nor a stalled read outlives it."""
+        timer = threading.Timer(max(0.0, deadline.remaining()), self.cut)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+
+
+class _Decoder(Protocol):
+    """What :func:`decoded_document` needs of a zlib decompressor."""
+
+    @property
+    def unconsumed_tail(self) -> bytes: ...
+
+    @property
+    def eof(self) -> bool: ...
+
+    def decompress(self, data: bytes, max_length: int, /) -> bytes: ...
+
+    def flush(self) -> bytes: ...
+
+
+_LENGTH = re.compile(r"^\s*([0-9]{1,20})\s*$")
+
+
+def declared_length(response: httpx.Response) -> int | None:
+    match = _LENGTH.match(response.headers.get("content-length", ""))
+    return int(match.group(1)) if match else None
+
+
+def decoded_document(
+    chunks: Iterator[bytes],
+    encoding: str,
+    what: str,
+    *,
+    declared: int | None,
+    kind: str = "network",
+    limit: int = MAX_DOCUMENT_BYTES,
+) -> bytes:
+    """Join ``chunks``, inflating gzip or deflate, never holding more than ``limit`` bytes of
+    either form; raises ``kind`` past that, for another encoding, or for a stream that does
+    not decode."""
+    too_large = NexoError(
+        f"{what}: the answer is larger than {_size(limit)}; refusing it",
+        kind=kind,
+        details={"limit_bytes": limit},
+    )
+    if declared is not None and declared > limit:
+        raise too_large
+    name = encoding.strip().lower()
+    decoder: _Decoder | None
+    if name in {"", "identity"}:
+        decoder = None
+    elif name in {"gzip", "x-gzip"}:
+        decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    elif name == "deflate":
+        decoder = _DeflateDecoder()
+    else:
+        raise NexoError(
+            f"{what}: the answer is in an unsupported content encoding {shown(encoding)}",
+            kind=kind,
+        )
+    received = 0
+    body = bytearray()
+    try:
+        for chunk in chunks:
+            received += len(chunk)
+            if received > limit:
+                raise too_large
+            if decoder is None:
+                body += chunk
+                continue
+            pending = chunk
+            while pending:
+                # Never more than one byte past the cap, however much the input inflates.
+                body += decoder.decompress(pending, limit + 1 - len(body))
+                if len(body) > limit:
+                    raise too_large
+                pending = decoder.unconsumed_tail
+        if decoder is not None:
+            body += decoder.flush()
+            if not decoder.eof:
+                raise zlib.error("the stream is cut short")
+    except zlib.error as exc:
+        raise NexoError(f"{what}: the {name} answer does not decode ({exc})", kind=kind) from exc
+    if len(body) > limit:
+        raise too_large
+    return bytes(body)
+
+
+def _size(limit: int) -> str:
+    mib = 1024 * 1024
+    return f"{limit // mib} MiB" if limit % mib == 0 else f"{limit} bytes"
+
+
+def parse_json(body: bytes, what: str, *, kind: str = "network") -> Any:
+    """``body`` as JSON; raises ``kind`` when it is not JSON or nested past the parser's
+    recursion limit (never a ``RecursionError``)."""
+    try:
+        return json.loads(body)
+    except RecursionError as exc:
+        raise NexoError(f"{what}: the answer is nested too deeply", kind=kind) from exc
+    except ValueError as exc:
+        reason = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+        raise NexoError(f"{what}: the answer is not JSON ({reason})", kind=kind) from exc
+
+
+class _DeflateDecoder:
+    """HTTP "deflate": zlib-wrapped as the RFC says, or raw deflate as some servers send."""
+
+    def __init__(self) -> None:
+        self._inner = zlib.decompressobj()
+        self._started = False
+
+    def decompress(self, data: bytes, max_length: int) -> bytes:
+        if not self._started:
+            self._started = True
+            try:
+                return self._inner.decompress(data, max_length)
+            except zlib.error:
+                self._inner = zlib.decompressobj(-zlib.MAX_WBITS)
+        return self._inner.decompress(data, max_length)
+
+    @property
+    def unconsumed_tail(self) -> bytes:
+        return self._inner.unconsumed_tail
+
+    @property
+    def eof(self) -> bool:
+        return self._inner.eof
+
+    def flush(self) -> bytes:
+        return self._inner.flush()
