@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from nexo_pkg.cli.common import emit_json, guarded, say
+from nexo_pkg.cli.install import TimeoutOption
 from nexo_pkg.errors import NexoError
 from nexo_pkg.install.store import nexo_home_from_env
 
@@ -69,9 +70,11 @@ def fleet_options(
     github_api_url: str | None = None,
     registry_config: Path | None = None,
     plain_http: bool = False,
+    timeout: float | None = None,
 ) -> FleetOptions:
     from nexo_pkg.errors import UsageError  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
+    from nexo_pkg.install.bounded import checked_timeout  # noqa: PLC0415
     from nexo_pkg.install.config import POLICY_FILE, config_dir  # noqa: PLC0415
 
     if require_signature and skip_signature_verify:
@@ -85,6 +88,7 @@ def fleet_options(
         github_api_url=github_api_url,
         registry_config=registry_config,
         plain_http=plain_http,
+        http_timeout=None if timeout is None else checked_timeout(timeout),
     )
 
 
@@ -129,6 +133,7 @@ def register(app: typer.Typer) -> None:
         github_api_url: GitHubApiOption = None,
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
+        timeout: TimeoutOption = None,
         json_output: JsonOption = False,
     ) -> None:
         """Resolve nexo-plugins.toml into nexo-plugins.lock (every target, hash and signer).
@@ -171,6 +176,7 @@ def register(app: typer.Typer) -> None:
                     github_api_url=github_api_url,
                     registry_config=registry_config,
                     plain_http=plain_http,
+                    timeout=timeout,
                 ),
                 upgrade=upgrade_ids,
             ),
@@ -217,6 +223,7 @@ def register(app: typer.Typer) -> None:
         github_api_url: GitHubApiOption = None,
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
+        timeout: TimeoutOption = None,
         json_output: JsonOption = False,
     ) -> None:
         """Make the plugin root match the lock: install, replace, and with --prune remove.
@@ -246,6 +253,7 @@ def register(app: typer.Typer) -> None:
                     github_api_url=github_api_url,
                     registry_config=registry_config,
                     plain_http=plain_http,
+                    timeout=timeout,
                 ),
                 wanted_path=lock_file.parent / WANTED_NAME,
                 frozen=frozen,
@@ -281,6 +289,7 @@ def register(app: typer.Typer) -> None:
         ],
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
+        timeout: TimeoutOption = None,
         json_output: JsonOption = False,
     ) -> None:
         """Publish one version (every target, with sidecars and signatures) to a registry.
@@ -293,7 +302,9 @@ def register(app: typer.Typer) -> None:
             lambda: push(
                 dist,
                 destination,
-                fleet_options(registry_config=registry_config, plain_http=plain_http),
+                fleet_options(
+                    registry_config=registry_config, plain_http=plain_http, timeout=timeout
+                ),
             ),
             json_output=json_output,
         )
@@ -317,6 +328,7 @@ def register(app: typer.Typer) -> None:
         github_api_url: GitHubApiOption = None,
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
+        timeout: TimeoutOption = None,
         json_output: JsonOption = False,
     ) -> None:
         """Copy a GitHub release and its signature material into a registry.
@@ -334,6 +346,7 @@ def register(app: typer.Typer) -> None:
                     github_api_url=github_api_url,
                     registry_config=registry_config,
                     plain_http=plain_http,
+                    timeout=timeout,
                 ),
             ),
             json_output=json_output,

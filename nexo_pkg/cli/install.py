@@ -124,6 +124,7 @@ def _fleet_options(
         registry_config=registry_config,
         plain_http=plain_http,
         limits=options.limits,
+        http_timeout=options.http_timeout,
     )
 
 

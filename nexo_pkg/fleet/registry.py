@@ -8,13 +8,17 @@ the registry's ``WWW-Authenticate`` challenge: ``Basic`` with the configured cre
 per scope. Every request is counted per kind, for reports and benchmarks.
 
 HTTPS always, except ``plain_http`` for a loopback host (tests, a local mirror).
+
+Every answer is read under the bounds of :mod:`nexo_pkg.install.bounded`, as GitHub's are: one
+total deadline per request (``timeout``, else ``NEXO_HTTP_TIMEOUT``, else 300 s) enforced by a
+watchdog that cuts the connection, JSON documents capped on the wire and after gzip/deflate
+decoding and parsed without a ``RecursionError``, blobs fetched without content encoding.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import json
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -28,6 +32,16 @@ import httpx
 from nexo_pkg.errors import NexoError, UsageError
 from nexo_pkg.fleet.auth import Credentials
 from nexo_pkg.fleet.reference import OciReference
+from nexo_pkg.install.bounded import (
+    DOCUMENT_ACCEPT_ENCODING,
+    Deadline,
+    SocketWatch,
+    checked_timeout,
+    declared_length,
+    decoded_document,
+    parse_json,
+    timeout_from_env,
+)
 
 INDEX_MEDIA_TYPE = "application/vnd.oci.image.index.v1+json"
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
@@ -40,8 +54,14 @@ MANIFEST_ACCEPT = ", ".join(
     )
 )
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
+# Tag lists of busy repositories run to megabytes; token answers and errors are small.
+MAX_TAG_LIST_BYTES = 16 * 1024 * 1024
+MAX_SMALL_ANSWER_BYTES = 1024 * 1024
+MAX_ERROR_TEXT_BYTES = 64 * 1024
 CHUNK = 1024 * 1024
-TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+# Silence after which one read is abandoned; never past the request's total deadline.
+READ_TIMEOUT_SECONDS = 30.0
+CONNECT_TIMEOUT_SECONDS = 10.0
 _CHALLENGE_PARAM = re.compile(r'(\w+)="([^"]*)"')
 
 
@@ -54,12 +74,9 @@ class Manifest:
     digest: str
 
     def json(self) -> dict[str, Any]:
-        try:
-            document = json.loads(self.data)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise NexoError(
-                f"the registry's manifest {self.digest} is not JSON", kind="registry_invalid"
-            ) from exc
+        document = parse_json(
+            self.data, f"the registry's manifest {self.digest}", kind="registry_invalid"
+        )
         if not isinstance(document, dict):
             raise NexoError(
                 f"the registry's manifest {self.digest} is not a JSON object",
@@ -80,9 +97,13 @@ def _network(message: str, exc: Exception | None = None) -> NexoError:
 class RegistryClient:
     """One registry host; use as a context manager. Raises :class:`NexoError` on failure.
 
-    Kinds: ``network`` (connection, timeout, unexpected status), ``registry_auth`` (401/403),
-    ``release_not_found`` (a manifest that does not exist), ``checksum_mismatch`` (bytes that
-    do not hash to the digest asked for), ``registry_invalid`` (a malformed answer).
+    Kinds: ``network`` (connection, the request's deadline, unexpected status),
+    ``registry_auth`` (401/403), ``release_not_found`` (a manifest that does not exist),
+    ``checksum_mismatch`` (bytes that do not hash to the digest asked for),
+    ``registry_invalid`` (a malformed, oversized or too deeply nested answer).
+
+    ``timeout`` is the total time one request may take, its body and any authentication
+    round included (default ``NEXO_HTTP_TIMEOUT``, else 300 s).
     """
 
     def __init__(
@@ -92,6 +113,7 @@ class RegistryClient:
         credentials: Credentials | None = None,
         plain_http: bool = False,
         loopback: bool = False,
+        timeout: float | None = None,
     ) -> None:
         if plain_http and not loopback:
             raise UsageError(
@@ -103,7 +125,10 @@ class RegistryClient:
         self.requests: Counter[str] = Counter()
         self._tokens: dict[str, str] = {}
         self._basic = False
-        self._http = httpx.Client(timeout=TIMEOUT, follow_redirects=True, trust_env=True)
+        self.timeout = timeout_from_env() if timeout is None else checked_timeout(timeout)
+        self._deadline = Deadline(self.timeout)
+        self._watch = SocketWatch()
+        self._http = httpx.Client(follow_redirects=True, trust_env=True)
 
     def __enter__(self) -> RegistryClient:
         return self
@@ -163,40 +188,55 @@ class RegistryClient:
         query = {"scope": params.get("scope") or scope}
         if "service" in params:
             query["service"] = params["service"]
-        headers: dict[str, str] = {}
+        headers: dict[str, str] = {"Accept-Encoding": DOCUMENT_ACCEPT_ENCODING}
         credentials = self.credentials
+        what = f"the token service of {self.host}"
         self.requests["token"] += 1
-        try:
-            if credentials is not None and credentials.identity_token:
-                response = self._http.post(
-                    realm,
-                    data={
-                        "grant_type": "refresh_token",
-                        "refresh_token": credentials.identity_token,
-                        "service": params.get("service", ""),
-                        "scope": query["scope"],
-                    },
-                )
-            else:
-                if credentials is not None:
-                    pair = f"{credentials.username}:{credentials.password}".encode()
-                    headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
-                response = self._http.get(realm, params=query, headers=headers)
-        except httpx.HTTPError as exc:
-            raise _network(f"cannot reach the token service of {self.host}", exc) from exc
-        if response.status_code in {401, 403}:
-            raise NexoError(
-                f"the token service of {self.host} refused the credentials "
-                f"({response.status_code})",
-                kind="registry_auth",
+        if credentials is not None and credentials.identity_token:
+            request = self._http.build_request(
+                "POST",
+                realm,
+                headers=headers,
+                data={
+                    "grant_type": "refresh_token",
+                    "refresh_token": credentials.identity_token,
+                    "service": params.get("service", ""),
+                    "scope": query["scope"],
+                },
+                timeout=self._attempt_timeout(),
+                extensions={"trace": self._watch.note},
             )
+        else:
+            if credentials is not None:
+                pair = f"{credentials.username}:{credentials.password}".encode()
+                headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+            request = self._http.build_request(
+                "GET",
+                realm,
+                params=query,
+                headers=headers,
+                timeout=self._attempt_timeout(),
+                extensions={"trace": self._watch.note},
+            )
+        response = self._send(request, f"cannot reach {what}")
         try:
-            document = response.json()
-            token = document.get("token") or document.get("access_token")
-        except (json.JSONDecodeError, AttributeError) as exc:
-            raise NexoError(
-                f"the token service of {self.host} answered without a token", kind="registry_auth"
-            ) from exc
+            if response.status_code in {401, 403}:
+                raise NexoError(
+                    f"{what} refused the credentials ({response.status_code})",
+                    kind="registry_auth",
+                )
+            document = parse_json(
+                self._read_document(response, what, limit=MAX_SMALL_ANSWER_BYTES),
+                what,
+                kind="registry_invalid",
+            )
+        finally:
+            response.close()
+        token = (
+            document.get("token") or document.get("access_token")
+            if isinstance(document, dict)
+            else None
+        )
         if not isinstance(token, str) or not token:
             raise NexoError(
                 f"the token service of {self.host} answered without a token", kind="registry_auth"
@@ -213,44 +253,100 @@ class RegistryClient:
         kind: str,
         headers: dict[str, str] | None = None,
         content: bytes | None = None,
-        stream: bool = False,
     ) -> Iterator[httpx.Response]:
         url = path if path.startswith(("http://", "https://")) else self.base + path
-        for _ in range(3):
-            request = self._http.build_request(
-                method,
-                url,
-                headers={**(headers or {}), **self._auth_header(scope)},
-                content=content,
-            )
-            self.requests[kind] += 1
-            try:
-                response = self._http.send(request, stream=stream)
-            except httpx.HTTPError as exc:
-                raise _network(f"cannot reach registry {self.host}", exc) from exc
-            if response.status_code == 401:
-                response.close()
-                self._answer_challenge(response, scope)
-                continue
-            try:
-                if response.status_code == 403:
-                    raise NexoError(
-                        f"{self.host} denies {method} {path.split('?', maxsplit=1)[0]} (403)",
-                        kind="registry_auth",
-                    )
-                yield response
-            finally:
-                response.close()
-            return
+        sent = {"Accept-Encoding": DOCUMENT_ACCEPT_ENCODING, **(headers or {})}
+        # One deadline for the whole request: authentication rounds, headers and body.
+        self._deadline = Deadline(self.timeout)
+        with self._watch.watchdog(self._deadline):
+            for _ in range(3):
+                request = self._http.build_request(
+                    method,
+                    url,
+                    headers={**sent, **self._auth_header(scope)},
+                    content=content,
+                    timeout=self._attempt_timeout(),
+                    extensions={"trace": self._watch.note},
+                )
+                self.requests[kind] += 1
+                response = self._send(request, f"cannot reach registry {self.host}")
+                if response.status_code == 401:
+                    response.close()
+                    self._answer_challenge(response, scope)
+                    continue
+                try:
+                    if response.status_code == 403:
+                        raise NexoError(
+                            f"{self.host} denies {method} {path.split('?', maxsplit=1)[0]} (403)",
+                            kind="registry_auth",
+                        )
+                    yield response
+                finally:
+                    response.close()
+                return
         raise NexoError(f"{self.host} keeps asking for authentication", kind="registry_auth")
+
+    def _attempt_timeout(self) -> httpx.Timeout:
+        """Per-operation timeouts, never beyond the request's deadline."""
+        remaining = max(0.001, self._deadline.remaining())
+        read = min(READ_TIMEOUT_SECONDS, remaining)
+        return httpx.Timeout(read, connect=min(CONNECT_TIMEOUT_SECONDS, read))
+
+    def _failure(self, exc: httpx.HTTPError, what: str) -> NexoError:
+        if self._deadline.expired():
+            return self._deadline.error(what, f"{type(exc).__name__}: {exc}")
+        return _network(what, exc)
+
+    def _send(self, request: httpx.Request, what: str) -> httpx.Response:
+        """Send ``request`` (streamed: every body is read under a cap by the caller)."""
+        try:
+            return self._http.send(request, stream=True)
+        except httpx.HTTPError as exc:
+            raise self._failure(exc, what) from exc
+
+    def _raw_chunks(self, response: httpx.Response, what: str) -> Iterator[bytes]:
+        """The body as it arrives on the wire, checked against the deadline piece by piece."""
+        try:
+            for chunk in response.iter_raw(CHUNK):
+                if self._deadline.expired():
+                    raise self._deadline.error(what, "the answer was still arriving")
+                yield chunk
+        except httpx.HTTPError as exc:
+            raise self._failure(exc, what) from exc
+
+    def _read_document(self, response: httpx.Response, what: str, *, limit: int) -> bytes:
+        """A document body: at most ``limit`` bytes on the wire and after gzip/deflate
+        decoding; ``registry_invalid`` past that or in another encoding."""
+        return decoded_document(
+            self._raw_chunks(response, what),
+            response.headers.get("content-encoding", ""),
+            what,
+            declared=declared_length(response),
+            kind="registry_invalid",
+            limit=limit,
+        )
+
+    def _short_text(self, response: httpx.Response) -> str:
+        """The start of an answer nobody needs (an error, an upload's reply), for a message;
+        what follows the first :data:`MAX_ERROR_TEXT_BYTES` is left unread."""
+        data = bytearray()
+        try:
+            for chunk in self._raw_chunks(response, "the registry's answer"):
+                data += chunk
+                if len(data) >= MAX_ERROR_TEXT_BYTES:
+                    break
+        except NexoError:
+            pass
+        if response.headers.get("content-encoding", "identity").strip().lower() != "identity":
+            return ""
+        return " ".join(bytes(data[:200]).decode("utf-8", errors="replace").split())
 
     @staticmethod
     def _scope(repository: str, push: bool = False) -> str:
         return f"repository:{repository}:{'pull,push' if push else 'pull'}"
 
-    @staticmethod
-    def _unexpected(response: httpx.Response, what: str) -> NexoError:
-        body = response.text[:200] if not response.is_stream_consumed else ""
+    def _unexpected(self, response: httpx.Response, what: str) -> NexoError:
+        body = self._short_text(response)
         return _network(f"{what}: the registry answered {response.status_code} {body}".rstrip())
 
     # -- manifests -----------------------------------------------------------------------
@@ -263,7 +359,6 @@ class RegistryClient:
             scope=self._scope(repository),
             kind="manifest_get",
             headers={"Accept": MANIFEST_ACCEPT},
-            stream=True,
         ) as response:
             if response.status_code == 404:
                 raise NexoError(
@@ -272,18 +367,11 @@ class RegistryClient:
                     details={"reference": f"oci://{self.host}/{repository}", "tag": reference},
                 )
             if response.status_code != 200:
-                response.read()
                 raise self._unexpected(response, f"cannot get manifest {reference}")
-            data = bytearray()
-            for chunk in response.iter_bytes():
-                data.extend(chunk)
-                if len(data) > MAX_MANIFEST_BYTES:
-                    raise NexoError(
-                        f"manifest {reference} is larger than {MAX_MANIFEST_BYTES} bytes",
-                        kind="registry_invalid",
-                    )
+            raw = self._read_document(
+                response, f"manifest {reference} from {self.host}", limit=MAX_MANIFEST_BYTES
+            )
             media_type = response.headers.get("content-type", "").split(";")[0].strip()
-        raw = bytes(data)
         digest = sha256_digest(raw)
         if reference.startswith("sha256:") and digest != reference:
             raise NexoError(
@@ -291,10 +379,10 @@ class RegistryClient:
                 kind="checksum_mismatch",
                 details={"expected": reference, "actual": digest},
             )
-        try:
-            declared = json.loads(raw).get("mediaType")
-        except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
-            declared = None
+        document = parse_json(
+            raw, f"manifest {reference} from {self.host}", kind="registry_invalid"
+        )
+        declared = document.get("mediaType") if isinstance(document, dict) else None
         return Manifest(raw, declared if isinstance(declared, str) else media_type, digest)
 
     def manifest_exists(self, repository: str, reference: str) -> bool:
@@ -323,9 +411,9 @@ class RegistryClient:
             headers={"Content-Type": media_type},
             content=data,
         ) as response:
-            response.read()
             if response.status_code not in {200, 201}:
                 raise self._unexpected(response, f"cannot push manifest {reference}")
+            self._short_text(response)
             return dict(response.headers)
 
     def list_tags(self, repository: str) -> list[str]:
@@ -334,17 +422,19 @@ class RegistryClient:
         path = f"{repository}/tags/list"
         while path:
             with self._request("GET", path, scope=self._scope(repository), kind="tags") as response:
-                response.read()
                 if response.status_code == 404:
                     return tags
                 if response.status_code != 200:
                     raise self._unexpected(response, f"cannot list the tags of {repository}")
-                try:
-                    found = response.json().get("tags") or []
-                except (json.JSONDecodeError, AttributeError) as exc:
-                    raise NexoError(
-                        f"the tag list of {repository} is not JSON", kind="registry_invalid"
-                    ) from exc
+                what = f"the tag list of {repository}"
+                document = parse_json(
+                    self._read_document(response, what, limit=MAX_TAG_LIST_BYTES),
+                    what,
+                    kind="registry_invalid",
+                )
+                found = (document.get("tags") if isinstance(document, dict) else None) or []
+                if not isinstance(found, list):
+                    raise NexoError(f"{what} is not a list of tags", kind="registry_invalid")
                 tags.extend(tag for tag in found if isinstance(tag, str))
                 link = response.headers.get("link", "")
             match = re.match(r"<([^>]+)>", link)
@@ -393,7 +483,8 @@ class RegistryClient:
             f"{repository}/blobs/{digest}",
             scope=self._scope(repository),
             kind="blob_get",
-            stream=True,
+            # The digest names the bytes as stored: never a re-encoding of them.
+            headers={"Accept-Encoding": "identity"},
         ) as response:
             if response.status_code == 404:
                 raise NexoError(
@@ -401,21 +492,19 @@ class RegistryClient:
                     kind="release_not_found",
                 )
             if response.status_code != 200:
-                response.read()
                 raise self._unexpected(response, f"cannot get blob {digest}")
-            try:
-                for chunk in response.iter_bytes(CHUNK):
-                    size += len(chunk)
-                    if size > max_bytes:
-                        raise NexoError(
-                            f"blob {digest} is larger than the download limit of {max_bytes} "
-                            "bytes (raise it with --max-download-size)",
-                            kind="archive_unsafe",
-                        )
-                    hasher.update(chunk)
-                    write(chunk)
-            except httpx.HTTPError as exc:
-                raise _network(f"download of blob {digest} from {self.host} failed", exc) from exc
+            for chunk in self._raw_chunks(
+                response, f"download of blob {digest} from {self.host} failed"
+            ):
+                size += len(chunk)
+                if size > max_bytes:
+                    raise NexoError(
+                        f"blob {digest} is larger than the download limit of {max_bytes} "
+                        "bytes (raise it with --max-download-size)",
+                        kind="archive_unsafe",
+                    )
+                hasher.update(chunk)
+                write(chunk)
         actual = "sha256:" + hasher.hexdigest()
         if actual != digest:
             raise NexoError(
@@ -441,10 +530,10 @@ class RegistryClient:
         with self._request(
             "POST", f"{repository}/blobs/uploads/", scope=scope, kind="blob_upload"
         ) as response:
-            response.read()
             if response.status_code != 202 or "location" not in response.headers:
                 raise self._unexpected(response, "cannot start a blob upload")
             location = response.headers["location"]
+            self._short_text(response)
         if not location.startswith(("http://", "https://")):
             location = self.base.removesuffix("/v2/") + location
         separator = "&" if "?" in location else "?"
@@ -456,9 +545,9 @@ class RegistryClient:
             headers={"Content-Type": "application/octet-stream"},
             content=raw,
         ) as response:
-            response.read()
             if response.status_code not in {201, 204}:
                 raise self._unexpected(response, f"cannot upload blob {digest}")
+            self._short_text(response)
         return digest, len(raw)
 
     # -- referrers -----------------------------------------------------------------------
@@ -476,14 +565,18 @@ class RegistryClient:
             kind="referrers",
             headers={"Accept": INDEX_MEDIA_TYPE},
         ) as response:
-            response.read()
             supported = response.status_code == 200 and response.headers.get(
                 "content-type", ""
             ).startswith(INDEX_MEDIA_TYPE)
             if supported:
-                return _descriptors(response.content)
+                return _descriptors(
+                    self._read_document(
+                        response, f"the referrers of {digest}", limit=MAX_MANIFEST_BYTES
+                    )
+                )
             if response.status_code not in {200, 404}:
                 raise self._unexpected(response, f"cannot list the referrers of {digest}")
+            self._short_text(response)
         try:
             fallback = self.get_manifest(repository, fallback_tag(digest))
         except NexoError as error:
@@ -500,10 +593,7 @@ def fallback_tag(digest: str) -> str:
 
 
 def _descriptors(data: bytes) -> list[dict[str, Any]]:
-    try:
-        document = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise NexoError("a referrers index is not JSON", kind="registry_invalid") from exc
+    document = parse_json(data, "a referrers index", kind="registry_invalid")
     manifests = document.get("manifests") if isinstance(document, dict) else None
     if not isinstance(manifests, list):
         return []
@@ -515,6 +605,7 @@ def open_client(
     *,
     registry_config: Path | None = None,
     plain_http: bool = False,
+    timeout: float | None = None,
 ) -> RegistryClient:
     """A client for ``reference``'s host with its configured credentials."""
     from nexo_pkg.fleet.auth import credentials_for  # noqa: PLC0415 - read only when used
@@ -524,4 +615,5 @@ def open_client(
         credentials=credentials_for(reference.host, registry_config),
         plain_http=plain_http,
         loopback=reference.is_loopback,
+        timeout=timeout,
     )

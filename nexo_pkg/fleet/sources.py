@@ -53,6 +53,8 @@ class FleetOptions:
     plain_http: bool = False
     limits: ArchiveLimits = field(default_factory=ArchiveLimits)
     retry_base_delay: float | None = None
+    # Total seconds one HTTP request may take (--timeout); None: NEXO_HTTP_TIMEOUT, else 300.
+    http_timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +122,7 @@ class Session:
                 reference,
                 registry_config=self.options.registry_config,
                 plain_http=self.options.plain_http,
+                timeout=self.options.http_timeout,
             )
             self._stack.callback(client.close)
             self._registries[reference.host] = client
@@ -138,6 +141,7 @@ class Session:
                 api_base,
                 resolve_token(api_base),
                 retry_base_delay=self.options.retry_base_delay,
+                timeout=self.options.http_timeout,
             )
             self._stack.callback(self._github.close)
         return self._github

@@ -53,6 +53,29 @@ class MeasuredResult:
     peak_rss_bytes: int
 
 
+def run_measured(
+    args: list[str], *, env: Mapping[str, str], address_space_limit: int = 0, timeout: float = 120.0
+) -> tuple[MeasuredResult, float]:
+    """``nexo ARGS`` in a subprocess (under ``address_space_limit`` bytes of address space when
+    not 0) that reports its peak RSS; also how long it took."""
+    started = time.monotonic()
+    completed = subprocess.run(
+        [sys.executable, "-c", _MEASURED_MAIN, str(address_space_limit), *args],
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        stdin=subprocess.DEVNULL,
+    )
+    elapsed = time.monotonic() - started
+    stderr, _, last = completed.stderr.rstrip("\n").rpartition("\n")
+    assert last.startswith("peak_rss_kib="), completed.stderr[-2000:]
+    peak = int(last.removeprefix("peak_rss_kib=")) * 1024
+    result = CliResult(completed.returncode, completed.stdout, stderr.rstrip("\n"))
+    return MeasuredResult(result, peak), elapsed
+
+
 @dataclass
 class Setup:
     server: FaultyGitHubServer
@@ -95,22 +118,12 @@ class Setup:
         timeout: float = 120.0,
     ) -> tuple[MeasuredResult, float]:
         """The same install in a subprocess that reports its peak RSS."""
-        started = time.monotonic()
-        completed = subprocess.run(
-            [sys.executable, "-c", _MEASURED_MAIN, str(address_space_limit), *self.args(*extra)],
+        return run_measured(
+            self.args(*extra),
             env=self.env(None, **dict(env or {})),
-            capture_output=True,
-            text=True,
+            address_space_limit=address_space_limit,
             timeout=timeout,
-            check=False,
-            stdin=subprocess.DEVNULL,
         )
-        elapsed = time.monotonic() - started
-        stderr, _, last = completed.stderr.rstrip("\n").rpartition("\n")
-        assert last.startswith("peak_rss_kib="), completed.stderr[-2000:]
-        peak = int(last.removeprefix("peak_rss_kib=")) * 1024
-        result = CliResult(completed.returncode, completed.stdout, stderr.rstrip("\n"))
-        return MeasuredResult(result, peak), elapsed
 
     def assert_untouched(self) -> None:
         after = snapshot(self.home)
