@@ -37,8 +37,8 @@ step "nexo plugin new demo --lang python"
 nexo plugin new demo --lang python
 cd demo
 
-step "nexo plugin lint"
-nexo plugin lint nexo-plugin.toml
+step "nexo plugin lint (finds plugin.toml)"
+nexo plugin lint
 
 step "nexo plugin pack"
 nexo plugin pack
