@@ -369,7 +369,7 @@ def register(app: typer.Typer) -> None:
         json_output: JsonOption = False,
     ) -> None:
         """Remove unused, corrupt and half-written blobs from the cache."""
-        from nexo_pkg.fleet.cache import BlobCache  # noqa: PLC0415
+        from nexo_pkg.install.blobcache import BlobCache  # noqa: PLC0415
 
         def run() -> object:
             if older_than_days < 0:

@@ -11,7 +11,6 @@ from pathlib import Path
 from nexo_pkg.errors import NexoError
 from nexo_pkg.fleet import artifact
 from nexo_pkg.fleet.artifact import PluginVersion, TargetAsset, TargetEntry
-from nexo_pkg.fleet.cache import BlobCache, BlobSink
 from nexo_pkg.fleet.reference import OciReference
 from nexo_pkg.fleet.registry import (
     INDEX_MEDIA_TYPE,
@@ -20,6 +19,7 @@ from nexo_pkg.fleet.registry import (
     fallback_tag,
     sha256_digest,
 )
+from nexo_pkg.install.blobcache import BlobCache, BlobSink
 from nexo_pkg.manifest.versionreq import (
     Prerelease,
     Version,

@@ -13,7 +13,6 @@ import semver
 from nexo_pkg.errors import NexoError, UsageError
 from nexo_pkg.fleet import oci
 from nexo_pkg.fleet.artifact import GitHubOrigin
-from nexo_pkg.fleet.cache import BlobSink
 from nexo_pkg.fleet.lockfile import LockedPlugin
 from nexo_pkg.fleet.oci import TargetFiles
 from nexo_pkg.fleet.reference import OciReference, parse_reference
@@ -25,6 +24,7 @@ from nexo_pkg.fleet.sources import (
     release_tarballs,
 )
 from nexo_pkg.fleet.sync import pick_target, prefetched_for
+from nexo_pkg.install.blobcache import BlobSink
 from nexo_pkg.install.checksum import parse_sidecar
 from nexo_pkg.install.hosttriple import host_candidates
 from nexo_pkg.install.pipeline import (

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 from nexo_pkg.errors import NexoError
 from nexo_pkg.fleet import oci
 from nexo_pkg.fleet.artifact import GitHubOrigin, TargetEntry, parse_target_manifest
-from nexo_pkg.fleet.cache import BlobCache, BlobSink
 from nexo_pkg.fleet.lockfile import LockedPlugin, LockedTarget, WantedPlugin
 from nexo_pkg.fleet.reference import OciReference, is_oci, parse_reference
+from nexo_pkg.install.blobcache import BlobCache, BlobSink
 from nexo_pkg.install.checksum import parse_digest, parse_sidecar
 from nexo_pkg.install.inspect import ArchiveLimits
 from nexo_pkg.install.select import MANIFEST_ASSETS, parse_tarball_name, release_identity

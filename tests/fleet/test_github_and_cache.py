@@ -13,7 +13,7 @@ from support.private_sigstore import PrivateSigstore
 from support.tarballs import release_assets
 
 from nexo_pkg.errors import NexoError
-from nexo_pkg.fleet.cache import BlobCache, BlobSink
+from nexo_pkg.install.blobcache import BlobCache, BlobSink
 
 from .conftest import ACME_IDENTITY, LINUX, json_of, run_nexo
 

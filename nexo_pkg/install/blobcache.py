@@ -50,12 +50,17 @@ def _hash_file(path: Path) -> str:
 
 
 class BlobSink:
-    """Where a fetched blob's bytes go: a temp file and a hasher, restartable for retries."""
+    """Where a fetched blob's bytes go: a temp file and a hasher, restartable for retries;
+    ``progress(done, total)`` is told of every chunk. Raises ``io`` when the disk refuses."""
 
-    def __init__(self, handle: IO[bytes]) -> None:
+    def __init__(
+        self, handle: IO[bytes], progress: Callable[[int, int | None], None] | None = None
+    ) -> None:
         self.handle = handle
         self.hasher = hashlib.sha256()
         self.size = 0
+        self.total: int | None = None
+        self.progress = progress
 
     def reset(self) -> None:
         self.handle.seek(0)
@@ -64,12 +69,17 @@ class BlobSink:
         self.size = 0
 
     def set_total(self, total: int | None) -> None:
-        del total  # sizes are checked by the fetcher
+        self.total = total  # for progress only: sizes are checked by the fetcher
 
     def write(self, chunk: bytes) -> None:
-        self.handle.write(chunk)
+        try:
+            self.handle.write(chunk)
+        except OSError as exc:
+            raise _io("write a download to disk", exc) from exc
         self.hasher.update(chunk)
         self.size += len(chunk)
+        if self.progress is not None:
+            self.progress(self.size, self.total)
 
 
 @dataclass(frozen=True)
@@ -107,7 +117,12 @@ class BlobCache:
         return self.store / hex_of(digest)
 
     @contextlib.contextmanager
-    def open_blob(self, digest: str, fetch: Callable[[BlobSink], object]) -> Iterator[Path]:
+    def open_blob(
+        self,
+        digest: str,
+        fetch: Callable[[BlobSink], object],
+        progress: Callable[[int, int | None], None] | None = None,
+    ) -> Iterator[Path]:
         """Yield the path of the blob ``digest``, calling ``fetch(sink)`` only on a miss.
 
         ``fetch`` streams the blob's bytes into ``sink.write`` (``sink.reset`` starts over
@@ -135,7 +150,7 @@ class BlobCache:
             temp = Path(raw)
             try:
                 with os.fdopen(descriptor, "w+b") as handle:
-                    sink = BlobSink(handle)
+                    sink = BlobSink(handle, progress)
                     fetch(sink)
                     handle.flush()
                     os.fsync(handle.fileno())
