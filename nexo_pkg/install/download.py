@@ -7,16 +7,16 @@ import fcntl
 import hashlib
 import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from nexo_pkg.errors import NexoError
+from nexo_pkg.install.blobcache import BlobCache, BlobSink
+from nexo_pkg.install.checksum import verify_checksums
 
 # httpx is only imported when a download really happens.
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from nexo_pkg.install.github import GitHubClient, ReleaseAsset
 
 COPY_CHUNK = 1024 * 1024
@@ -109,36 +109,6 @@ def make_temp_file(directory: Path, name: str) -> tuple[IO[bytes], Path, int]:
         raise _io_error(f"create a temp file in {directory}", exc) from exc
 
 
-class _HashingSink:
-    """Writes chunks to the temp file and the hasher; restarts both before a retry."""
-
-    def __init__(self, handle: IO[bytes], progress: Callable[[int, int | None], None] | None):
-        self.handle = handle
-        self.hasher = hashlib.sha256()
-        self.size = 0
-        self.total: int | None = None
-        self.progress = progress
-
-    def reset(self) -> None:
-        self.handle.seek(0)
-        self.handle.truncate()
-        self.hasher = hashlib.sha256()
-        self.size = 0
-
-    def set_total(self, total: int | None) -> None:
-        self.total = total
-
-    def write(self, chunk: bytes) -> None:
-        try:
-            self.handle.write(chunk)
-        except OSError as exc:
-            raise _io_error("write the download to the cache", exc) from exc
-        self.hasher.update(chunk)
-        self.size += len(chunk)
-        if self.progress is not None:
-            self.progress(self.size, self.total)
-
-
 def download_asset(
     client: GitHubClient,
     asset: ReleaseAsset,
@@ -152,22 +122,73 @@ def download_asset(
     The temp file is deleted on any failure. Raises what :meth:`GitHubClient.download` raises,
     or ``io`` when the cache is not writable.
     """
-    if asset.size and asset.size > max_bytes:
-        raise NexoError(
-            f"{asset.name} is {asset.size} bytes, over the download limit of {max_bytes} "
-            "bytes (raise it with --max-download-size)",
-            kind="archive_unsafe",
-        )
+    _check_listed_size(asset, max_bytes)
     handle, path, lock_fd = make_temp_file(directory, asset.name)
     try:
         with handle, _progress_bar(asset.name, enabled=show_progress) as progress:
-            sink = _HashingSink(handle, progress)
+            sink = BlobSink(handle, progress)
             client.download(asset, sink, max_bytes=max_bytes)
             handle.flush()
         return DownloadedFile(path, asset.name, sink.hasher.hexdigest(), sink.size, lock_fd)
     except BaseException:
         _release(path, lock_fd)
         raise
+
+
+def _check_listed_size(asset: ReleaseAsset, max_bytes: int) -> None:
+    if asset.size and asset.size > max_bytes:
+        raise NexoError(
+            f"{asset.name} is {asset.size} bytes, over the download limit of {max_bytes} "
+            "bytes (raise it with --max-download-size)",
+            kind="archive_unsafe",
+        )
+
+
+def fetch_asset(
+    client: GitHubClient,
+    asset: ReleaseAsset,
+    directory: Path,
+    blobs: BlobCache,
+    *,
+    sidecar: str | None = None,
+    digest: str | None,
+    max_bytes: int,
+    show_progress: bool = False,
+) -> DownloadedFile:
+    """``asset`` as a private temp file under ``directory``, through the shared blob cache
+    when its sha256 is known beforehand (from its ``.sha256`` ``sidecar`` or the API's
+    ``digest``).
+
+    A cached blob is re-hashed and used without a request; a missing or damaged one is
+    downloaded into the cache (a temp file renamed into place, so concurrent installs race
+    harmlessly), and only when its bytes hash to that sha256. Without either the asset is
+    downloaded as :func:`download_asset` does. Raises ``checksum_mismatch`` (as
+    :func:`verify_checksums` words it) for bytes that do not hash to the sha256 (nothing is
+    cached), and what :func:`download_asset` raises.
+    """
+    expected = sidecar or digest
+    if expected is None:
+        return download_asset(
+            client, asset, directory, max_bytes=max_bytes, show_progress=show_progress
+        )
+    _check_listed_size(asset, max_bytes)
+
+    def fetch(sink: BlobSink) -> None:
+        client.download(asset, sink, max_bytes=max_bytes)
+
+    try:
+        with (
+            _progress_bar(asset.name, enabled=show_progress) as progress,
+            blobs.open_blob(expected, fetch, progress) as blob,
+        ):
+            copied = copy_local(blob, directory, max_bytes=max_bytes)
+    except NexoError as error:
+        actual = error.details.get("actual")
+        if error.kind != "checksum_mismatch" or not isinstance(actual, str):
+            raise
+        verify_checksums(actual, asset.name, sidecar=sidecar, digest=digest)
+        raise
+    return replace(copied, name=asset.name)
 
 
 def copy_local(source: Path, directory: Path, *, max_bytes: int) -> DownloadedFile:

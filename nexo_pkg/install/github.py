@@ -29,6 +29,7 @@ import httpx
 
 from nexo_pkg import __version__
 from nexo_pkg.errors import NexoError, UsageError
+from nexo_pkg.install.blobcache import BlobCache, BlobSink
 from nexo_pkg.install.bounded import (
     DOCUMENT_ACCEPT_ENCODING,
     Deadline,
@@ -40,6 +41,7 @@ from nexo_pkg.install.bounded import (
     shown,
     timeout_from_env,
 )
+from nexo_pkg.install.checksum import parse_digest
 
 DEFAULT_API_BASE = "https://api.github.com"
 API_BASE_ENV = "NEXO_GITHUB_API_BASE"
@@ -297,6 +299,7 @@ class GitHubClient:
         timeout: float | None = None,
         read_timeout: float = DEFAULT_READ_TIMEOUT_SECONDS,
         sleep: Callable[[float], None] = time.sleep,
+        blobs: BlobCache | None = None,
     ) -> None:
         self.api_base = api_base.rstrip("/")
         self.token = token
@@ -307,6 +310,7 @@ class GitHubClient:
         self.timeout = timeout_from_env() if timeout is None else checked_timeout(timeout)
         self.read_timeout = min(read_timeout, self.timeout)
         self._https_only = urlsplit(self.api_base).scheme == "https"
+        self.blobs = blobs
         self._sleep = sleep
         self._deadline = Deadline(self.timeout)
         # Every socket this client opened, so a deadline can cut whichever one is blocking.
@@ -682,10 +686,24 @@ class GitHubClient:
         self._with_retries(attempt)
 
     def fetch_bytes(self, asset: ReleaseAsset, *, max_bytes: int) -> bytes:
-        """Download a small asset (manifest, checksum, signature) into memory."""
-        sink = _MemorySink()
-        self.download(asset, sink, max_bytes=max_bytes)
-        return bytes(sink.buffer)
+        """Download a small asset (manifest, checksum, signature) into memory; through the
+        shared blob cache ``blobs`` when there is one and the API gives the asset's digest
+        (a cached blob is re-hashed and used without a request; ``checksum_mismatch`` for
+        bytes that do not hash to the digest)."""
+        expected = parse_digest(asset.digest) if self.blobs is not None else None
+        if self.blobs is None or expected is None:
+            sink = _MemorySink()
+            self.download(asset, sink, max_bytes=max_bytes)
+            return bytes(sink.buffer)
+
+        def fetch(sink: BlobSink) -> None:
+            self.download(asset, sink, max_bytes=max_bytes)
+
+        with self.blobs.open_blob(expected, fetch) as blob:
+            try:
+                return blob.read_bytes()
+            except OSError as exc:
+                raise NexoError(f"cannot read {blob}: {exc.strerror or exc}", kind="io") from exc
 
     def get_json(self, url: str, *, what: str) -> tuple[Any, str | None]:
         """GET the API document at ``url``: ``(document, next page URL)`` (``Link:

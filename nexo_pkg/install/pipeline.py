@@ -16,8 +16,14 @@ from typing import TYPE_CHECKING, Any
 import semver
 
 from nexo_pkg.errors import NexoError, UsageError
+from nexo_pkg.install.blobcache import BlobCache
 from nexo_pkg.install.checksum import parse_digest, parse_sidecar, verify_checksums
-from nexo_pkg.install.download import DownloadedFile, cache_dir, copy_local, download_asset
+from nexo_pkg.install.download import (
+    DownloadedFile,
+    cache_dir,
+    copy_local,
+    fetch_asset,
+)
 from nexo_pkg.install.durable import sync_tree
 from nexo_pkg.install.extract import extract_archive
 from nexo_pkg.install.hosttriple import NOARCH, host_candidates
@@ -166,6 +172,7 @@ def _client(options: InstallOptions) -> GitHubClient:
         resolve_token(api_base),
         retry_base_delay=options.retry_base_delay,
         timeout=options.http_timeout,
+        blobs=BlobCache(options.nexo_home),
     )
 
 
@@ -331,19 +338,24 @@ def _fetch_github(
         choice = choose_asset(release, candidates, resolved.identity)
         asset = choice.asset
         cache = cache_dir(options.nexo_home)
-        tarball = download_asset(
-            client,
-            asset,
-            cache,
-            max_bytes=options.limits.max_download,
-            show_progress=options.show_progress,
-        )
-        temp_files.append(tarball)
+        # Every asset whose sha256 the release vouches for goes through the shared blob cache.
+        blobs = BlobCache(options.nexo_home)
         sidecar_asset = release.asset(asset.name + ".sha256")
         sidecar = None
         if sidecar_asset is not None:
             text = client.fetch_bytes(sidecar_asset, max_bytes=MAX_SIDECAR_BYTES)
             sidecar = parse_sidecar(text.decode("utf-8", errors="replace"), asset.name)
+        tarball = fetch_asset(
+            client,
+            asset,
+            cache,
+            blobs,
+            sidecar=sidecar,
+            digest=parse_digest(asset.digest),
+            max_bytes=options.limits.max_download,
+            show_progress=options.show_progress,
+        )
+        temp_files.append(tarball)
         checked = verify_checksums(
             tarball.sha256, asset.name, sidecar=sidecar, digest=parse_digest(asset.digest)
         )
@@ -352,8 +364,13 @@ def _fetch_github(
             signature_asset = release.asset(name)
             if signature_asset is None:
                 continue
-            downloaded = download_asset(
-                client, signature_asset, cache, max_bytes=MAX_SIGNATURE_BYTES
+            downloaded = fetch_asset(
+                client,
+                signature_asset,
+                cache,
+                blobs,
+                digest=parse_digest(signature_asset.digest),
+                max_bytes=MAX_SIGNATURE_BYTES,
             )
             temp_files.append(downloaded)
             material[signature_asset.name] = downloaded.path

@@ -21,6 +21,8 @@ import pytest
 from adversarial.harness import CliResult, Entry, clean_env, diff, run_cli_in_process, snapshot
 from support.tarballs import plugin_tarball, release_assets
 
+from nexo_pkg.install.blobcache import BlobCache
+
 from .server import FaultyGitHubServer
 
 PLUGIN = "hello"
@@ -158,4 +160,7 @@ def setup(faulty_server: FaultyGitHubServer, tmp_path: Path) -> Setup:
     cache = home / "state" / "plugin-install-cache"
     dest.mkdir(parents=True)
     cache.mkdir(parents=True)
+    # The shared blob cache exists, as after any earlier install: a refusal must leave it as
+    # it was (no blob, no temp file), not merely leave it absent.
+    BlobCache(home).prune(max_age=None)
     return Setup(faulty_server, home, dest, cache, snapshot(home), tarball_path)

@@ -137,7 +137,11 @@ def test_checksum_mismatch_deletes_the_download(install_env: InstallEnv) -> None
     assets[name + ".sha256"] = sidecar_line(b"something else", name).encode()
     install_env.server.publish("acme", "hello", "v1.0.0", assets)
     error = _failure(install_env, "acme/hello", "checksum_mismatch")
-    assert install_env.cache.is_dir()  # the download happened, and its temp file is gone
+    # The download happened (into the blob cache), and its temp file is gone.
+    blobs = install_env.home / "cache" / "blobs"
+    assert (blobs / "tmp").is_dir()
+    assert list((blobs / "tmp").iterdir()) == []
+    assert list((blobs / "sha256").iterdir()) == []
     assert error.details["actual"] == sha256_hex(assets[name])
 
 
