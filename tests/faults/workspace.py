@@ -42,7 +42,10 @@ from nexo_pkg.cli.main import main
 try:
     main()
 finally:
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # VmHWM is this program's own peak: ru_maxrss would also count the peak of the (large)
+    # test process it was started from, which Linux carries across exec.
+    with open("/proc/self/status") as status:
+        peak = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
     sys.stderr.write(f"\\npeak_rss_kib={peak}\\n")
 """
 
