@@ -18,14 +18,13 @@ import re
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 from urllib.parse import quote, urljoin, urlsplit
-
-import httpx
 
 from nexo_pkg import __version__
 from nexo_pkg.errors import NexoError, UsageError
@@ -42,6 +41,18 @@ from nexo_pkg.install.bounded import (
     timeout_from_env,
 )
 from nexo_pkg.install.checksum import parse_digest
+
+# httpx's package init imports its own command-line tool (rich, pygments and click: tens of
+# milliseconds at start-up) whenever those are installed; nothing here uses it, so its import
+# is made to fail (httpx falls back to a stub) and the module is left importable afterwards.
+_HIDE_HTTPX_MAIN = "httpx._main" not in sys.modules
+if _HIDE_HTTPX_MAIN:
+    sys.modules["httpx._main"] = None  # type: ignore[assignment]
+try:
+    import httpx
+finally:
+    if _HIDE_HTTPX_MAIN and sys.modules.get("httpx._main", sys) is None:
+        del sys.modules["httpx._main"]
 
 DEFAULT_API_BASE = "https://api.github.com"
 API_BASE_ENV = "NEXO_GITHUB_API_BASE"

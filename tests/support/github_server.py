@@ -109,6 +109,10 @@ class _LoopbackServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes; with Nagle on, a kept-alive connection
+            # waits for the client's delayed ACK (~40 ms) before the body, which no real
+            # HTTP server (GitHub's included) does.
+            disable_nagle_algorithm = True
 
             def do_GET(self) -> None:
                 owner._handle(self)
