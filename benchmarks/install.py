@@ -98,10 +98,22 @@ def environment(server: GitHubServer, scratch: Path) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if k not in ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "PYTHONPATH")
+        if k
+        not in (
+            "NEXO_GITHUB_TOKEN",
+            "GITHUB_TOKEN",
+            "GH_TOKEN",
+            "PYTHONPATH",
+            "PYTHONDONTWRITEBYTECODE",
+        )
     }
+    # An installed nexo-pkg runs from .pyc files (pip compiles them); the warm-up run writes
+    # them under the scratch directory, so no checkout is touched and no run compiles.
     env.update(
-        NEXO_HOME=str(scratch / "home"), NEXO_GITHUB_API_BASE=server.url, NO_PROXY="127.0.0.1"
+        NEXO_HOME=str(scratch / "home"),
+        NEXO_GITHUB_API_BASE=server.url,
+        NO_PROXY="127.0.0.1",
+        PYTHONPYCACHEPREFIX=str(scratch / "pycache"),
     )
     return env
 
