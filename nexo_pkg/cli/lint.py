@@ -78,7 +78,63 @@ def _explain(code: str) -> int:
     return EXIT_OK
 
 
-def _collect(request: LintRequest, options: LintOptions, config: LintConfig) -> list[FileResult]:
+class _Settings:
+    """The options for each linted file: the flags, over the nearest config file's settings."""
+
+    def __init__(self, request: LintRequest, cwd: Path) -> None:
+        from nexo_pkg.lint.config import ConfigResolver  # noqa: PLC0415
+
+        self._request = request
+        self._cwd = cwd
+        self._resolver = ConfigResolver(cwd)
+        self._flag_select = _split_selectors(request.select, "--select")
+        self._flag_ignore = _split_selectors(request.ignore, "--ignore")
+        self._by_config: dict[Path | None, LintOptions] = {}
+        # A broken config where the run starts is an error even when nothing is linted.
+        self._base(self._resolver.fallback)
+
+    def config_for(self, path: Path) -> LintConfig:
+        return self._resolver.for_path(path)
+
+    def _base(self, config: LintConfig) -> LintOptions:
+        options = self._by_config.get(config.path)
+        if options is None:
+            where = str(config.path) if config.path is not None else "config"
+            select = self._flag_select or _split_selectors(config.select, f"{where}: select")
+            ignore = self._flag_ignore | _split_selectors(config.ignore, f"{where}: ignore")
+            options = LintOptions(
+                nexo_version=self._request.nexo_version, select=select, ignore=ignore
+            )
+            self._by_config[config.path] = options
+        return options
+
+    def options_for(self, path: Path) -> LintOptions:
+        """The options for the file at ``path`` (``per-file-ignores`` included)."""
+        config = self.config_for(path)
+        options = self._base(config)
+        ignored = config.ignored_for(path)
+        if not ignored:
+            return options
+        where = f"{config.path}: per-file-ignores"
+        return replace(options, ignore=options.ignore | _split_selectors(sorted(ignored), where))
+
+    def excluded(self, path: Path) -> bool:
+        """Whether the directory search skips ``path`` (its config's and the flags' excludes)."""
+        from nexo_pkg.lint.config import matches_exclude  # noqa: PLC0415
+
+        if self.config_for(path).excludes(path):
+            return True
+        if not self._request.exclude:
+            return False
+        absolute = path.resolve()
+        try:
+            relative = absolute.relative_to(self._cwd.resolve()).as_posix()
+        except ValueError:
+            relative = path.as_posix()
+        return matches_exclude(relative, tuple(self._request.exclude))
+
+
+def _collect(request: LintRequest, settings: _Settings) -> list[FileResult]:
     from nexo_pkg.lint.discovery import discover_manifests  # noqa: PLC0415
     from nexo_pkg.lint.engine import lint_bytes, note_shadowed  # noqa: PLC0415
 
@@ -89,24 +145,26 @@ def _collect(request: LintRequest, options: LintOptions, config: LintConfig) -> 
             raise UsageError("--stdin reads one manifest from standard input; drop the PATHs")
         if request.fix:
             raise UsageError("--fix rewrites files; it cannot fix standard input")
-        raw = sys.stdin.buffer.read()
         name = request.stdin_filename or STDIN_DEFAULT_NAME
-        return [lint_bytes(raw, path=name, options=_options_for(Path(name), options, config))]
+        # Settings follow the name the editor gives the buffer, as ruff's --stdin-filename.
+        where = Path(request.stdin_filename) if request.stdin_filename else Path(name)
+        options = settings.options_for(where)
+        raw = sys.stdin.buffer.read()
+        return [lint_bytes(raw, path=name, options=options)]
     if request.stdin_filename is not None:
         raise UsageError("--stdin-filename only applies with --stdin")
     given = request.paths or ["."]
     named = {Path(path).resolve() for path in given if Path(path).is_file()}
-    extra = tuple(request.exclude)
     results: list[FileResult] = []
     for found in discover_manifests(given):
         path = found.path
-        if path.resolve() not in named and config.excludes(path, extra):
+        if path.resolve() not in named and settings.excluded(path):
             continue
         try:
             raw = path.read_bytes()
         except OSError as error:
             raise UsageError(f"cannot read {path}: {error.strerror or error}") from error
-        file_options = _options_for(path, options, config)
+        file_options = settings.options_for(path)
         result = lint_bytes(raw, path=str(path), options=file_options)
         if request.fix:
             result = _fix(path, result, file_options)
@@ -114,13 +172,6 @@ def _collect(request: LintRequest, options: LintOptions, config: LintConfig) -> 
             result = note_shadowed(result, found.shadowed_by, file_options)
         results.append(result)
     return results
-
-
-def _options_for(path: Path, options: LintOptions, config: LintConfig) -> LintOptions:
-    ignored = config.ignored_for(path)
-    if not ignored:
-        return options
-    return replace(options, ignore=options.ignore | _split_selectors(sorted(ignored), "config"))
 
 
 def _fix(path: Path, result: FileResult, options: LintOptions) -> FileResult:
@@ -186,16 +237,7 @@ def run_lint(request: LintRequest) -> int:
             raise UsageError(
                 f"--nexo-version {request.nexo_version!r} is not a version like 0.3.1: {error}"
             ) from error
-    from nexo_pkg.lint.config import find_config, load_config  # noqa: PLC0415
-
-    config = load_config(find_config(Path.cwd()))
-    select = request.select or list(config.select)
-    options = LintOptions(
-        nexo_version=request.nexo_version,
-        select=_split_selectors(select, "--select" if request.select else "select"),
-        ignore=_split_selectors([*config.ignore, *request.ignore], "--ignore"),
-    )
-    results = _collect(request, options, config)
+    results = _collect(request, _Settings(request, Path.cwd()))
 
     from nexo_pkg.lint.registry import rules_for_codes  # noqa: PLC0415
     from nexo_pkg.lint.reporters import REPORTERS, ReportContext  # noqa: PLC0415
@@ -361,9 +403,9 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Lint plugin manifests (plugin.toml, nexo-plugin.toml): syntax, schema and every rule.
 
-        PATH `-` reads one manifest from standard input. Settings come from the nearest
-        .nexo.toml ([lint]) or pyproject.toml ([tool.nexo.lint]): select, ignore,
-        per-file-ignores, exclude. A `# nexo: ignore[CODE]` comment silences that finding
+        PATH `-` reads one manifest from standard input. Each manifest takes its settings from
+        the nearest .nexo.toml ([lint]) or pyproject.toml ([tool.nexo.lint]) above it: select,
+        ignore, per-file-ignores, exclude. A `# nexo: ignore[CODE]` comment silences that finding
         on its line.
 
         Exit codes: 0 clean; 1 errors (or warnings with --strict); 2 bad usage, unreadable path.

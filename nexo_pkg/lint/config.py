@@ -1,5 +1,10 @@
 """Lint settings from a file: ``.nexo.toml`` (``[lint]``) or ``pyproject.toml``
-(``[tool.nexo.lint]``), found in the current directory or the nearest parent that has one.
+(``[tool.nexo.lint]``).
+
+As in ruff, each linted file takes its settings from the nearest config file in its own
+directory or above it, and only that one (settings of parent config files are not merged); a
+file with no config file above it takes the one found from the current directory upward.
+Paths in a config file (``per-file-ignores``, ``exclude``) are relative to its directory.
 
 Keys: ``select`` and ``ignore`` (rule codes, code prefixes or names, as the flags take),
 ``per-file-ignores`` (a table from a glob, relative to the config file's directory, to the
@@ -19,7 +24,7 @@ from typing import Any
 
 from nexo_pkg.errors import ConfigError
 
-__all__ = ["CONFIG_FILES", "LintConfig", "find_config", "load_config"]
+__all__ = ["CONFIG_FILES", "ConfigResolver", "LintConfig", "find_config", "load_config"]
 
 CONFIG_FILES = (".nexo.toml", "pyproject.toml")
 _KEYS = {"select", "ignore", "per-file-ignores", "exclude"}
@@ -51,29 +56,79 @@ class LintConfig:
                 found.update(rules)
         return frozenset(found)
 
-    def excludes(self, path: Path, extra: tuple[str, ...] = ()) -> bool:
-        """Whether the directory search skips ``path`` (config ``exclude`` plus ``extra``)."""
-        relative = self._relative(path)
-        parts = PurePosixPath(relative).parts
-        for given in (*self.exclude, *extra):
-            pattern = given.rstrip("/")
-            if fnmatch(relative, pattern) or any(fnmatch(part, pattern) for part in parts):
-                return True
-        return False
+    def excludes(self, path: Path) -> bool:
+        """Whether ``exclude`` of this file skips ``path`` in the directory search."""
+        return matches_exclude(self._relative(path), self.exclude)
+
+
+def matches_exclude(relative: str, patterns: tuple[str, ...]) -> bool:
+    """Whether the posix path ``relative`` or one of its parts matches one of ``patterns``."""
+    parts = PurePosixPath(relative).parts
+    for given in patterns:
+        pattern = given.rstrip("/")
+        if fnmatch(relative, pattern) or any(fnmatch(part, pattern) for part in parts):
+            return True
+    return False
+
+
+def _config_in(directory: Path) -> Path | None:
+    for name in CONFIG_FILES:
+        candidate = directory / name
+        if not candidate.is_file():
+            continue
+        try:
+            if name == "pyproject.toml" and b"[tool.nexo" not in candidate.read_bytes():
+                continue
+        except OSError as error:
+            raise ConfigError(f"cannot read {candidate}: {error}", kind="config_invalid") from error
+        return candidate
+    return None
 
 
 def find_config(start: Path) -> Path | None:
     """The nearest ``.nexo.toml``, or ``pyproject.toml`` with ``[tool.nexo.lint]``."""
     directory = start.resolve()
     for candidate_dir in (directory, *directory.parents):
-        for name in CONFIG_FILES:
-            candidate = candidate_dir / name
-            if not candidate.is_file():
-                continue
-            if name == "pyproject.toml" and b"[tool.nexo" not in candidate.read_bytes():
-                continue
-            return candidate
+        found = _config_in(candidate_dir)
+        if found is not None:
+            return found
     return None
+
+
+class ConfigResolver:
+    """Which config file applies to each linted file (the nearest one above it)."""
+
+    def __init__(self, cwd: Path) -> None:
+        self._nearest: dict[Path, Path | None] = {}
+        self._loaded: dict[Path, LintConfig] = {}
+        found = find_config(cwd)
+        self.fallback = self._load(found) if found is not None else LintConfig(root=cwd)
+
+    def _load(self, path: Path) -> LintConfig:
+        config = self._loaded.get(path)
+        if config is None:
+            config = self._loaded[path] = load_config(path)
+        return config
+
+    def _nearest_config(self, directory: Path) -> Path | None:
+        walked: list[Path] = []
+        found: Path | None = None
+        for candidate_dir in (directory, *directory.parents):
+            if candidate_dir in self._nearest:
+                found = self._nearest[candidate_dir]
+                break
+            walked.append(candidate_dir)
+            found = _config_in(candidate_dir)
+            if found is not None:
+                break
+        for seen in walked:
+            self._nearest[seen] = found
+        return found
+
+    def for_path(self, path: Path) -> LintConfig:
+        """The settings for the file at ``path``; raises ``config_invalid`` for a bad file."""
+        found = self._nearest_config(path.resolve().parent)
+        return self._load(found) if found is not None else self.fallback
 
 
 def _strings(value: Any, key: str, path: Path) -> tuple[str, ...]:

@@ -158,3 +158,81 @@ def test_dash_reads_standard_input(tmp_path: Path) -> None:
     document = json.loads(result.stdout)
     assert document["files"][0]["path"] == "<stdin>"
     assert len(document["files"][0]["diagnostics"]) == 2
+
+
+def test_each_file_takes_the_nearest_config_above_it(tmp_path: Path) -> None:
+    # As in ruff: the closest config file wins for the files below it, parents are not merged.
+    root = project(tmp_path)
+    (root / ".nexo.toml").write_text('[lint]\nignore = ["NX106"]\n', encoding="utf-8")
+    nested = root / "plugins" / "other"
+    nested.mkdir(parents=True)
+    project(nested)
+    (root / "plugins" / "pyproject.toml").write_text(
+        "[tool.nexo.lint]\nignore = ['NX113']\n", encoding="utf-8"
+    )
+    expected = [("nexo-plugin.toml", 11, "NX106"), ("nexo-plugin.toml", 14, "NX113")]
+    from_root = lint("--format", "json", cwd=root)
+    assert codes(from_root) == sorted(expected)
+    paths = {
+        Path(file["path"]).as_posix(): [d["code"] for d in file["diagnostics"]]
+        for file in json.loads(from_root.stdout)["files"]
+    }
+    assert paths == {"nexo-plugin.toml": ["NX113"], "plugins/other/nexo-plugin.toml": ["NX106"]}
+    # The same verdicts whatever the working directory: from inside the nested project,
+    # and from a directory with no config at all, naming both files.
+    assert codes(lint("--format", "json", cwd=nested)) == [("nexo-plugin.toml", 11, "NX106")]
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    elsewhere.mkdir()
+    named = lint(
+        "--format",
+        "json",
+        str(root / "nexo-plugin.toml"),
+        str(nested / "nexo-plugin.toml"),
+        cwd=elsewhere,
+    )
+    assert codes(named) == sorted(expected)
+
+
+def test_nested_config_paths_are_relative_to_its_directory(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    group = root / "plugins"
+    for name in ("keep", "legacy"):
+        (group / name).mkdir(parents=True)
+        project(group / name)
+    (group / ".nexo.toml").write_text(
+        '[lint]\nexclude = ["keep"]\n[lint.per-file-ignores]\n"legacy/*" = ["NX1"]\n',
+        encoding="utf-8",
+    )
+    document = json.loads(lint("--format", "json", cwd=root).stdout)
+    found = {Path(file["path"]).as_posix(): len(file["diagnostics"]) for file in document["files"]}
+    assert found == {"nexo-plugin.toml": 2, "plugins/legacy/nexo-plugin.toml": 0}
+
+
+def test_stdin_takes_the_config_of_its_file_name(tmp_path: Path) -> None:
+    nested = tmp_path / "plugins" / "weather"
+    nested.mkdir(parents=True)
+    (nested / ".nexo.toml").write_text('[lint]\nignore = ["NX106"]\n', encoding="utf-8")
+    named = "plugins/weather/nexo-plugin.toml"
+    result = lint(
+        "--format", "json", "--stdin", "--stdin-filename", named, cwd=tmp_path, stdin=MANIFEST
+    )
+    assert [d["code"] for d in json.loads(result.stdout)["files"][0]["diagnostics"]] == ["NX113"]
+    # Without a file name, the config found from the working directory applies.
+    plain = lint("--format", "json", "-", cwd=tmp_path, stdin=MANIFEST)
+    assert sorted(d["code"] for d in json.loads(plain.stdout)["files"][0]["diagnostics"]) == [
+        "NX106",
+        "NX113",
+    ]
+
+
+def test_broken_nested_config_is_a_configuration_error(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    nested = root / "plugins" / "other"
+    nested.mkdir(parents=True)
+    project(nested)
+    (nested / ".nexo.toml").write_text('[lint]\nignore = ["NX999999"]\n', encoding="utf-8")
+    result = lint("--format", "json", cwd=root)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "NX999999" in result.stderr
+    assert "plugins/other/.nexo.toml" in result.stderr
