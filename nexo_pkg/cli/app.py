@@ -6,8 +6,9 @@ behind a command is imported (and its Typer declarations built) only when that c
 resolved, so ``nexo plugin install --help`` does not pay for ``check`` or ``lsp``.
 
 Options every command shares (``-h``, ``--quiet``, ``--verbose``, ``--color``) are declared
-once here and added to each command as it is loaded; they are also accepted before the command
-name (``nexo --quiet plugin list``). Help is plain text (no rich markup), so a pattern such
+once here and added to each command and each group (``plugin``, ``plugin trust``, ``plugin
+cache``) as it is loaded, so they are accepted, and listed in the help, at every level
+(``nexo --quiet plugin list``, ``nexo plugin trust -q list``). Help is plain text (no rich markup), so a pattern such
 as ``^[a-z][a-z0-9_]{0,63}$`` in a help string prints as written.
 """
 
@@ -160,6 +161,10 @@ def _completion_callback(show: bool) -> Any:
 class LazyPluginGroup(TyperGroup):
     """The ``plugin`` group: commands come from :data:`COMMANDS`, imported on first use."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _add_shared_params(self)
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         del ctx
         return list(COMMANDS)
@@ -197,11 +202,14 @@ def _conventions(command: click.Command) -> None:
     if hasattr(command, "rich_markup_mode"):
         command.rich_markup_mode = None
     command.context_settings = {**CONTEXT_SETTINGS, **command.context_settings}
+    _add_shared_params(command)
     subcommands: dict[str, click.Command] = getattr(command, "commands", {})
-    if subcommands:
-        for subcommand in subcommands.values():
-            _conventions(subcommand)
-        return
+    for subcommand in subcommands.values():
+        _conventions(subcommand)
+
+
+def _add_shared_params(command: click.Command) -> None:
+    """Accept (and list in the help) the shared options on ``command``, group or not."""
     taken = {option for param in command.params for option in param.opts}
     command.params.extend(param for param in _shared_params() if not taken.intersection(param.opts))
 

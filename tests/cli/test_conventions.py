@@ -18,6 +18,7 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from crash.scenario import Root, installed_versions, leftovers, publish, wait_for
@@ -366,3 +367,63 @@ def test_command_table_names_every_registered_command() -> None:
         if "def register(" in path.read_text(encoding="utf-8")
     }
     assert modules == {spec.module for spec in COMMANDS.values()}
+
+
+def _every_command_path() -> list[tuple[str, ...]]:
+    """``("plugin",)``, ``("plugin", "lint")``, …, ``("plugin", "trust", "add")``, …"""
+    from nexo_pkg.cli.app import COMMANDS, module_commands
+
+    paths: list[tuple[str, ...]] = [("plugin",)]
+    pending: list[tuple[tuple[str, ...], Any]] = [
+        (("plugin", name), module_commands(spec.module)[name]) for name, spec in COMMANDS.items()
+    ]
+    while pending:
+        path, command = pending.pop()
+        paths.append(path)
+        subcommands = getattr(command, "commands", {})
+        pending.extend(((*path, name), sub) for name, sub in subcommands.items())
+    return sorted(paths)
+
+
+def test_every_group_and_command_teaches_the_shared_options() -> None:
+    from typer.testing import CliRunner
+
+    from nexo_pkg.cli.app import build_app
+
+    runner = CliRunner()
+    app = build_app()[0]
+    paths = _every_command_path()
+    assert ("plugin", "trust") in paths
+    assert ("plugin", "cache", "prune") in paths
+    for path in paths:
+        result = runner.invoke(app, [*path, "-h"])
+        assert result.exit_code == 0, (path, result.output)
+        for option in ("-q, --quiet", "-v, --verbose", "--color [auto|always|never]", "-h, --help"):
+            assert option in result.output, (path, option)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["plugin", "-q", "list"],
+        ["plugin", "trust", "-q", "list"],
+        ["plugin", "trust", "--color", "never", "list"],
+        ["plugin", "cache", "-q", "prune"],
+    ],
+)
+def test_groups_accept_the_shared_options_before_the_command(
+    args: list[str], tmp_path: Path
+) -> None:
+    result = nexo(*args, env=base_env(NEXO_HOME=str(tmp_path)), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "No such option" not in result.stderr
+
+
+def test_group_shared_option_takes_effect(tmp_path: Path) -> None:
+    quiet = nexo("plugin", "cache", "-q", "prune", env=base_env(NEXO_HOME=str(tmp_path)))
+    loud = nexo("plugin", "cache", "prune", env=base_env(NEXO_HOME=str(tmp_path)))
+    assert loud.stderr != ""
+    assert quiet.stderr == ""
+    contradicting = nexo("plugin", "trust", "-q", "-v", "list")
+    assert contradicting.returncode == 2
+    assert "--quiet and --verbose" in contradicting.stderr
