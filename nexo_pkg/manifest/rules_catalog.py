@@ -105,8 +105,11 @@ _RULES: tuple[Rule, ...] = (
         severity="error",
         summary="`[plugin.entrypoint] command` is empty",
         what="When key `command` is given it must name a program.",
-        why="The daemon does not refuse it: it silently treats a blank command as an in-tree "
-        "plugin, so the plugin would never be spawned.",
+        why="The daemon's manifest validation lets a blank command through, but the plugin "
+        "never runs: discovery takes a blank command for no entrypoint at all (an in-tree "
+        "plugin, which has no code in the daemon), and the subprocess spawn code refuses it "
+        "outright (`manifest entrypoint.command is empty`). A blank command is always a "
+        "mistake, so it stays an error.",
         example='[plugin.entrypoint]\ncommand = ""',
         fix='Name the program (`command = "./bin/weather"`) or remove the key.',
         beyond_daemon=True,

@@ -120,3 +120,15 @@ def test_the_rules_doc_lists_every_place_stricter_than_the_daemon() -> None:
     for rule in stricter_than_daemon(all_rules().values()):
         assert f"[{rule.code}]" in section
     assert "plugin.toml" in section
+
+
+def test_empty_command_explanation_matches_the_daemon() -> None:
+    # The daemon's manifest validation lets a blank command through, but its subprocess spawn
+    # code refuses one ("manifest entrypoint.command is empty"): the explanation must say so.
+    rule = all_rules()["NX107"]
+    assert rule.severity == "error"
+    assert rule.beyond_daemon
+    text = explain_text(rule)
+    assert "spawn code refuses it" in text
+    assert "manifest entrypoint.command is empty" in text
+    assert "does not refuse" not in text
