@@ -365,8 +365,7 @@ class _Session:
         problems = [
             problem
             for name, entry in self.advertised.items()
-            if isinstance(entry.get("input_schema"), dict)
-            and (problem := _schema_problem(name, entry)) is not None
+            if "input_schema" in entry and (problem := _schema_problem(name, entry)) is not None
         ]
         if problems:
             self.report.add("tools.schema", "warn", _truncate("; ".join(problems)))
@@ -654,8 +653,10 @@ def _tool_entry_problem(index: int, entry: object) -> str | None:
     missing = []
     if not isinstance(entry.get("description"), str):
         missing.append("a string `description`")
-    if not isinstance(entry.get("input_schema"), dict):
-        missing.append("an `input_schema` object")
+    # The daemon reads `input_schema` as any JSON value but requires the key; a value that is
+    # not a schema object is the written contract's business (a warning of tools.schema).
+    if "input_schema" not in entry:
+        missing.append("an `input_schema`")
     if missing:
         return f"tools[{index}] ({_short(entry['name'])}) needs {' and '.join(missing)}"
     return None
@@ -719,7 +720,10 @@ def _schema_problem(name: str, entry: dict[str, Any]) -> str | None:
     """Why ``entry["input_schema"]`` is not a valid JSON Schema, or None."""
     schema = entry.get("input_schema")
     if not isinstance(schema, dict):
-        return f"{name}: `input_schema` must be a JSON Schema object, got {_short(schema)}"
+        return (
+            f"{name}: `input_schema` should be a JSON Schema object, got {_short(schema)} "
+            "(the daemon passes it to the model as it is)"
+        )
     from jsonschema import exceptions, validators  # noqa: PLC0415 - costly import
 
     try:

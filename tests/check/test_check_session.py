@@ -192,6 +192,9 @@ def test_hand_written_conforming_plugin_passes(tmp_path: Path, pid_file: Path) -
         ("undeclared_tool", ("scripted_echo",), {"tools.declared"}, "scripted_secret"),
         ("bad_namespace", (), {"tools.declared", "tools.namespace"}, "other_tool"),
         ("no_description", ("scripted_echo",), {"tools.present"}, "`description`"),
+        ("no_name", ("scripted_echo",), {"tools.present"}, "string `name`"),
+        ("no_input_schema", ("scripted_echo",), {"tools.present"}, "`input_schema`"),
+        ("tools_not_array", ("scripted_echo",), {"tools.present"}, "must be an array"),
         ("exit3", (), {"initialize"}, "exited with code 3"),
         ("crash_after_init", (), {"unknown_method"}, "exited with code 1"),
     ],
@@ -226,6 +229,8 @@ def test_what_the_daemon_refuses_fails_the_named_check(  # noqa: PLR0917  # para
         ("huge_line", (), {"frames.size"}, "1048576-byte"),
         ("deep_frame", (), {"frames.json"}, "nested too deeply"),
         ("unknown_result", (), {"unknown_method"}, "instead of -32601"),
+        ("schema_not_object", ("scripted_echo",), {"tools.schema"}, "JSON Schema object"),
+        ("shutdown_not_ok", (), {"shutdown"}, '"ok": false'),
         ("exit_on_stdin_close", (), {"exit"}, "only once stdin was closed"),
     ],
 )
@@ -429,4 +434,26 @@ def test_without_waitid_as_on_older_macos_pythons(  # noqa: PLR0917  # parametri
     monkeypatch.delattr(os, "waitid")
     report = run_check(scripted_plugin(tmp_path / mode, mode), timeout_ms=timeout_ms)
     assert failed(report) == expected_failures, report.checks
+    assert_nothing_left(pid_file)
+
+
+def test_no_reply_to_an_unknown_method_warns_and_the_session_goes_on(
+    tmp_path: Path, pid_file: Path
+) -> None:
+    # The daemon times such a call out and keeps the plugin; only the contract is broken.
+    root = scripted_plugin(tmp_path / "unknown_silent", "unknown_silent")
+    result = CliRunner().invoke(
+        app, ["plugin", "check", str(root), "--json", "--timeout-ms", "1500"]
+    )
+    assert result.exit_code == 0, result.stdout
+    document = json.loads(result.stdout)
+    assert checks_with(document, "fail") == {}
+    warnings = checks_with(document, "warn")
+    assert set(warnings) == {"unknown_method"}
+    assert "no reply to an unknown method" in warnings["unknown_method"]
+    assert checks_with(document, "pass")["shutdown"] == 'replied {"ok": true}'
+    strict = CliRunner().invoke(
+        app, ["plugin", "check", str(root), "--json", "--strict", "--timeout-ms", "1500"]
+    )
+    assert strict.exit_code == 1
     assert_nothing_left(pid_file)
