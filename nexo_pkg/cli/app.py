@@ -8,8 +8,8 @@ resolved, so ``nexo plugin install --help`` does not pay for ``check`` or ``lsp`
 Options every command shares (``-h``, ``--quiet``, ``--verbose``, ``--color``) are declared
 once here and added to each command and each group (``plugin``, ``plugin trust``, ``plugin
 cache``) as it is loaded, so they are accepted, and listed in the help, at every level
-(``nexo --quiet plugin list``, ``nexo plugin trust -q list``). Help is plain text (no rich markup), so a pattern such
-as ``^[a-z][a-z0-9_]{0,63}$`` in a help string prints as written.
+(``nexo --quiet plugin list``, ``nexo plugin trust -q list``). Help is plain text (no rich
+markup), so a pattern such as ``^[a-z][a-z0-9_]{0,63}$`` in a help string prints as written.
 """
 
 from __future__ import annotations
@@ -47,8 +47,8 @@ class CommandSpec:
 
 
 COMMANDS: dict[str, CommandSpec] = {
-    "lint": CommandSpec("lint", "Lint nexo-plugin.toml manifests: syntax, schema and every rule."),
-    "schema": CommandSpec("lint", "Print the JSON Schema of nexo-plugin.toml (Draft 2020-12)."),
+    "lint": CommandSpec("lint", "Lint plugin manifests: syntax, schema and every rule."),
+    "schema": CommandSpec("lint", "Print the JSON Schema of plugin manifests (Draft 2020-12)."),
     "new": CommandSpec("new", "Create a plugin project that lints, packs and passes its tests."),
     "pack": CommandSpec("pack", "Build a reproducible release tarball and its sidecars."),
     "check": CommandSpec("check", "Spawn a plugin as a minimal nexo host and check its handshake."),
@@ -57,7 +57,7 @@ COMMANDS: dict[str, CommandSpec] = {
     "list": CommandSpec("install", "List installed plugins (one per line on stdout)."),
     "remove": CommandSpec("install", "Remove an installed plugin."),
     "verify": CommandSpec("install", "Re-hash installed files against their install receipts."),
-    "lsp": CommandSpec("lsp", "Run the language server for nexo-plugin.toml on stdin/stdout."),
+    "lsp": CommandSpec("lsp", "Run the language server for plugin manifests on stdin/stdout."),
     "lock": CommandSpec("fleet", "Resolve nexo-plugins.toml into nexo-plugins.lock."),
     "sync": CommandSpec("fleet", "Make the plugin root match nexo-plugins.lock exactly."),
     "push": CommandSpec("fleet", "Publish one packed version to an OCI registry."),

@@ -48,8 +48,9 @@ def register(app: typer.Typer) -> None:
             help="Wait this long after the last edit before linting a changed document.",
         ),
     ) -> None:
-        """Run the language server for nexo-plugin.toml (diagnostics, hover, completion).
+        """Run the language server for plugin manifests (diagnostics, hover, completion).
 
+        It serves plugin.toml and nexo-plugin.toml (and trusted_keys.toml) over stdio.
         --verbose logs debug detail to stderr, which editors keep as the server's log.
         Ctrl-C stops it (exit 130).
         """
