@@ -91,6 +91,15 @@ TimeoutOption = Annotated[
         "else 300).",
     ),
 ]
+InstallTimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        metavar="SECONDS",
+        help="Most the command's HTTP requests may take together, retries included, per "
+        "plugin (default: NEXO_HTTP_TIMEOUT, else 300).",
+    ),
+]
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Run every check, install nothing.")]
 RegistryConfigOption = Annotated[
     Path | None,
@@ -288,7 +297,7 @@ def register(app: typer.Typer) -> None:
         require_signature: RequireSignatureOption = False,
         skip_signature_verify: SkipSignatureOption = False,
         github_api_url: GitHubApiOption = None,
-        timeout: TimeoutOption = None,
+        timeout: InstallTimeoutOption = None,
         force: Annotated[
             bool, typer.Option("--force", help="Replace an existing install.")
         ] = False,
@@ -393,7 +402,7 @@ def register(app: typer.Typer) -> None:
         require_signature: RequireSignatureOption = False,
         skip_signature_verify: SkipSignatureOption = False,
         github_api_url: GitHubApiOption = None,
-        timeout: TimeoutOption = None,
+        timeout: InstallTimeoutOption = None,
         allow_downgrade: Annotated[
             bool,
             typer.Option(

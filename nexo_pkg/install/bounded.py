@@ -65,11 +65,17 @@ def timeout_from_env() -> float:
 
 
 class Deadline:
-    """The moment by which one request, every attempt and pause included, must be done."""
+    """The moment by which one request (or, with another ``scope``, a whole command's network
+    work), every attempt and pause included, must be done."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, seconds: float, scope: str = "one request") -> None:
         self.seconds = seconds
+        self.scope = scope
         self.expires = time.monotonic() + seconds
+
+    def within(self, outer: Deadline | None) -> Deadline:
+        """This deadline, or ``outer`` when that one passes first."""
+        return outer if outer is not None and outer.expires < self.expires else self
 
     def remaining(self) -> float:
         return self.expires - time.monotonic()
@@ -82,8 +88,8 @@ class Deadline:
 
     def error_after(self, message: str) -> NexoError:
         return NexoError(
-            f"{message}; gave up at the {self.seconds:g} s deadline for one request (raise it "
-            f"with --timeout or {TIMEOUT_ENV})",
+            f"{message}; gave up at the {self.seconds:g} s deadline for {self.scope} (raise "
+            f"it with --timeout or {TIMEOUT_ENV})",
             kind="network",
             details={"timeout_seconds": self.seconds},
         )

@@ -296,8 +296,9 @@ class GitHubClient:
     (default ``NEXO_HTTP_TIMEOUT``, else 300 s); ``read_timeout`` the silence after which one
     attempt is abandoned (30 s, never more than ``timeout``). ``retry_base_delay`` defaults to
     ``NEXO_HTTP_RETRY_BASE_MS`` (or 0.5 s); the pause before attempt ``n + 1`` is drawn from
-    the upper half of ``base * 2**n`` seconds, capped at 8 s. One request at a time: the
-    deadline and its watchdog belong to the client, not to a thread.
+    the upper half of ``base * 2**n`` seconds, capped at 8 s. ``overall``, when given, is a
+    deadline no request may outlive whatever its own (an install's whole network work). One
+    request at a time: the deadline and its watchdog belong to the client, not to a thread.
     """
 
     def __init__(
@@ -311,6 +312,7 @@ class GitHubClient:
         read_timeout: float = DEFAULT_READ_TIMEOUT_SECONDS,
         sleep: Callable[[float], None] = time.sleep,
         blobs: BlobCache | None = None,
+        overall: Deadline | None = None,
     ) -> None:
         self.api_base = api_base.rstrip("/")
         self.token = token
@@ -323,7 +325,8 @@ class GitHubClient:
         self._https_only = urlsplit(self.api_base).scheme == "https"
         self.blobs = blobs
         self._sleep = sleep
-        self._deadline = Deadline(self.timeout)
+        self._overall = overall
+        self._deadline = Deadline(self.timeout).within(overall)
         # Every socket this client opened, so a deadline can cut whichever one is blocking.
         self._watch = SocketWatch()
         # trust_env keeps HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE and friends working.
@@ -509,8 +512,9 @@ class GitHubClient:
 
     def _with_retries(self, operation: Callable[[], T]) -> T:
         """Run ``operation`` until it succeeds, at most ``retries`` more times, within one
-        deadline of ``timeout`` seconds for the whole request."""
-        self._deadline = Deadline(self.timeout)
+        deadline of ``timeout`` seconds for the whole request (sooner if ``overall`` passes
+        first)."""
+        self._deadline = Deadline(self.timeout).within(self._overall)
         last: _RetryableError | None = None
         for attempt in range(self.retries + 1):
             if attempt:

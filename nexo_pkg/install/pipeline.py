@@ -56,6 +56,7 @@ from nexo_pkg.install.summary import InstallPlan
 from nexo_pkg.trust import entry as trust
 
 if TYPE_CHECKING:
+    from nexo_pkg.install.bounded import Deadline
     from nexo_pkg.install.github import GitHubClient, Release
 
 MAX_SIDECAR_BYTES = 64 * 1024
@@ -86,6 +87,9 @@ class InstallOptions:
     expected_id: str | None = None
     # Seconds one HTTP request may take in all (--timeout); None: NEXO_HTTP_TIMEOUT or 300.
     http_timeout: float | None = None
+    # The moment the command's whole network work must be done by (``install`` and
+    # ``upgrade`` set it to ``http_timeout`` from their start); None: per request only.
+    network_deadline: Deadline | None = None
     replaces: tuple[Path, ...] = ()
     keep_old: bool = False
 
@@ -173,7 +177,25 @@ def _client(options: InstallOptions) -> GitHubClient:
         retry_base_delay=options.retry_base_delay,
         timeout=options.http_timeout,
         blobs=BlobCache(options.nexo_home),
+        overall=options.network_deadline,
     )
+
+
+def _with_network_deadline(options: InstallOptions) -> InstallOptions:
+    """``options`` whose every GitHub request, together, ends within ``--timeout`` (one
+    deadline from now for the lookup, the manifest, the sidecar, the tarball, the signature
+    and the attestations), so a server answering each of them slowly cannot add them up."""
+    from nexo_pkg.install.bounded import (  # noqa: PLC0415
+        Deadline,
+        checked_timeout,
+        timeout_from_env,
+    )
+
+    if options.network_deadline is not None:
+        return options
+    given = options.http_timeout
+    seconds = timeout_from_env() if given is None else checked_timeout(given)
+    return replace(options, network_deadline=Deadline(seconds, "the whole command"))
 
 
 def install(source_text: str, options: InstallOptions) -> InstallResult:
@@ -183,7 +205,10 @@ def install(source_text: str, options: InstallOptions) -> InstallResult:
     left as it was and the cache holds no temp file of this run.
     """
     _check_flags(options)
-    return _install_source(parse_source(source_text), options)
+    source = parse_source(source_text)
+    if isinstance(source, GitHubSource):
+        options = _with_network_deadline(options)
+    return _install_source(source, options)
 
 
 def _install_source(
@@ -619,6 +644,7 @@ def upgrade(
         )
     trust_check = _load_policy(options)
     del trust_check  # fail on a bad policy before any network work
+    options = _with_network_deadline(options)
     source = GitHubSource(receipt.owner, receipt.repo, None)
     with _client(options) as client:
         resolved = _resolve(client, source, plugin_id)

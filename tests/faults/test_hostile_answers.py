@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import socket
 import time
 import zlib
 
 import pytest
 from adversarial.harness import run_cli_in_process, snapshot
 from support.github_server import Fault
+from support.tarballs import plugin_tarball, release_assets
 
 from .hostile import GIB, gzip_bomb, nested_release
 from .server import faulty_server
@@ -197,6 +199,58 @@ def test_headers_dripped_one_byte_at_a_time_are_cut_off_at_the_timeout(setup: Se
     assert 1.5 < elapsed < 15
 
 
+def test_slow_answers_to_every_request_cannot_add_up_past_the_timeout(setup: Setup) -> None:
+    # Each answer alone comes well within the deadline; an install makes several requests
+    # (release, sidecar, tarball, attestations), and together they must still end at it.
+    setup.server.slow(0.9)
+    result, elapsed = setup.install("--timeout", "2")
+    setup.assert_refused(result, "network")
+    assert "2 s deadline for the whole command" in result.document["error"]
+    assert 1.5 < elapsed < 4
+    assert len(setup.server.requests) >= 2
+
+
+def test_slow_answers_add_up_past_the_variable_in_an_upgrade_too(setup: Setup) -> None:
+    installed, _ = setup.install()
+    setup.assert_installed(installed)
+    before = snapshot(setup.home)
+    setup.server.publish(
+        "acme",
+        PLUGIN,
+        "v2.0.0",
+        release_assets(PLUGIN, "2.0.0", data=plugin_tarball(PLUGIN, "2.0.0")),
+    )
+    setup.server.slow(0.9)
+    _assert_upgrade_cut_off(setup, before, 4, env={"NEXO_HTTP_TIMEOUT": "2"})
+
+
+def _assert_upgrade_cut_off(
+    setup: Setup, before: object, limit: float, *extra: str, env: dict[str, str] | None = None
+) -> None:
+    """``upgrade`` ends in ``network`` between 1.5 s and ``limit`` and changes nothing."""
+    started = time.monotonic()
+    args = ["plugin", "upgrade", PLUGIN, "--dest", str(setup.dest), "--yes", "--json", *extra]
+    result = run_cli_in_process(args, env=setup.env(**(env or {})))
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    assert result.document["kind"] == "network"
+    assert 1.5 < elapsed < limit
+    assert snapshot(setup.home) == before
+
+
+def test_a_tls_handshake_that_never_comes_is_cut_off_at_the_timeout(setup: Setup) -> None:
+    # An https API host that accepts the connection and then says nothing.
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        port = listener.getsockname()[1]
+        result, elapsed = setup.install(
+            "--timeout", "2", env={"NEXO_GITHUB_API_BASE": f"https://127.0.0.1:{port}"}
+        )
+    setup.assert_refused(result, "network")
+    assert 1.5 < elapsed < 5
+
+
 def test_the_flag_wins_over_the_variable(setup: Setup) -> None:
     setup.server.throttle(RELEASE, 5)
     result, elapsed = setup.install("--timeout", "1", env={"NEXO_HTTP_TIMEOUT": "600"})
@@ -228,14 +282,7 @@ def test_upgrade_is_cut_off_at_the_timeout_too(setup: Setup) -> None:
     setup.assert_installed(installed)
     before = snapshot(setup.home)
     setup.server.throttle(RELEASE, 5)
-    started = time.monotonic()
-    args = ["plugin", "upgrade", PLUGIN, "--dest", str(setup.dest), "--yes", "--json"]
-    result = run_cli_in_process([*args, "--timeout", "2"], env=setup.env())
-    elapsed = time.monotonic() - started
-    assert result.exit_code == 1, (result.stdout, result.stderr)
-    assert result.document["kind"] == "network"
-    assert 1.5 < elapsed < 6
-    assert snapshot(setup.home) == before
+    _assert_upgrade_cut_off(setup, before, 6, "--timeout", "2")
 
 
 def test_trust_add_is_cut_off_at_the_timeout_too(setup: Setup) -> None:
