@@ -125,7 +125,7 @@ def register(app: typer.Typer) -> None:
             fail(error, json_output=json_output)
         show_diagnostics(result.lint)
         for note in result.notes:
-            say(f"warning: {note}")
+            warn(note)
         tarball = result.tarball
         say(
             f"packed {result.plugin_id} {result.version} ({result.target}): {tarball.path} "

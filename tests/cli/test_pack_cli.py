@@ -216,3 +216,22 @@ def test_per_target_through_the_cli(tmp_path: Path) -> None:
     assert "-rwxr-xr-x 0/0" in listing
     assert "lib/" not in listing
     assert "2023-11-14" in listing
+
+
+def test_quiet_pack_still_warns_about_a_shadowed_manifest(tmp_path: Path) -> None:
+    create_project(NewProject("demo", dest=tmp_path))
+    (tmp_path / "nexo-plugin.toml").write_bytes((tmp_path / "plugin.toml").read_bytes())
+    binary = tmp_path / "demo-binary"
+    binary.write_bytes(b"\x7fELF compiled")
+    binary.chmod(0o755)
+    args = ("pack", "--target", "x86_64-unknown-linux-gnu", "--binary", str(binary))
+    completed = nexo(*args, "-q", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    # --quiet drops notes, never warnings.
+    assert completed.stderr.splitlines() == [
+        "warning: plugin.toml is shadowed by nexo-plugin.toml in the same directory: the daemon "
+        "loads nexo-plugin.toml first and ignores a plugin.toml of the same plugin id; delete "
+        "one of them"
+    ]
+    assert (tmp_path / "dist" / "nexo-plugin.toml").is_file()
+    assert not (tmp_path / "dist" / "plugin.toml").exists()
