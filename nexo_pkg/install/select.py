@@ -68,7 +68,7 @@ def identity_from_manifest(text: str) -> tuple[str, str] | None:
     if not isinstance(plugin, dict):
         return None
     plugin_id, version = plugin.get("id"), plugin.get("version")
-    if not isinstance(plugin_id, str) or not PLUGIN_ID.match(plugin_id):
+    if not isinstance(plugin_id, str) or not PLUGIN_ID.fullmatch(plugin_id):
         return None
     if not isinstance(version, str) or not is_semver(version):
         return None
@@ -161,7 +161,7 @@ def parse_tarball_name(file_name: str) -> tuple[str, str, str] | None:
         return None
     stem = file_name.removesuffix(TARBALL_SUFFIX)
     plugin_id, dash, rest = stem.partition("-")
-    if not dash or not PLUGIN_ID.match(plugin_id):
+    if not dash or not PLUGIN_ID.fullmatch(plugin_id):
         return None
     pieces = rest.split("-")
     for target_parts in (4, 3, 1):

@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from nexo_pkg import __version__
 from nexo_pkg.diagnostics import DOCS_URL, Diagnostic, FileResult, Rule
+from nexo_pkg.terminal import printable
 
 __all__ = [
     "REPORTERS",
@@ -61,27 +62,34 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+def _shown(text: str) -> str:
+    return printable(text.replace("\t", "    "))
+
+
 def _frame(diagnostic: Diagnostic, lines: Sequence[str], paint: Callable[[str, str], str]) -> str:
     """The code frame: the source line of the span start with a caret run under the span."""
     start, end = diagnostic.span.start, diagnostic.span.end
     if not 1 <= start.line <= len(lines):
         return ""
     source = lines[start.line - 1].rstrip("\r")
-    # Tabs are shown as four spaces so the carets line up with what is printed.
-    before = source[: start.column - 1].replace("\t", "    ")
+    # Tabs are shown as four spaces so the carets line up with what is printed; control
+    # characters (a file that does not parse may hold any) are shown escaped, never acted on.
+    before = _shown(source[: start.column - 1])
     last = end.column - 1 if end.line == start.line else len(source)
-    marked = source[start.column - 1 : max(last, start.column - 1)].replace("\t", "    ")
+    marked = _shown(source[start.column - 1 : max(last, start.column - 1)])
     width = max(1, len(marked))
     gutter = " " * len(str(start.line))
     colour = _RED if diagnostic.is_error else _YELLOW
     caret = paint(colour, "^" * width + f" {diagnostic.code}")
     rows = [
         paint(_BLUE, f"{gutter} |"),
-        paint(_BLUE, f"{start.line} |") + f" {source.replace(chr(9), '    ')}",
+        paint(_BLUE, f"{start.line} |") + f" {_shown(source)}",
         paint(_BLUE, f"{gutter} |") + f" {' ' * len(before)}{caret}",
     ]
     if diagnostic.help:
-        rows.append(paint(_BLUE, f"{gutter} =") + f" {paint(_BOLD, 'help')}: {diagnostic.help}")
+        rows.append(
+            paint(_BLUE, f"{gutter} =") + f" {paint(_BOLD, 'help')}: {printable(diagnostic.help)}"
+        )
     return "\n".join(rows)
 
 
@@ -99,9 +107,10 @@ def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
             start = diagnostic.span.start
             label = paint(_RED if diagnostic.is_error else _YELLOW, diagnostic.code)
             severity = "" if diagnostic.is_error else "warning: "
+            # Messages quote values from the file: one line each, whatever those hold.
             head = (
-                f"{paint(_BOLD, result.path)}:{start.line}:{start.column}: "
-                f"{label} {severity}{diagnostic.message}"
+                f"{paint(_BOLD, printable(result.path))}:{start.line}:{start.column}: "
+                f"{label} {severity}{printable(diagnostic.message)}"
             )
             frame = _frame(diagnostic, lines, paint)
             blocks.append(f"{head}\n{frame}" if frame else head)

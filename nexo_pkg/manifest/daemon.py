@@ -70,7 +70,7 @@ _ID = re.compile(ID_PATTERN)
 
 def is_valid_id(value: str, max_length: int = ID_MAX_LENGTH) -> bool:
     """Whether ``value`` is a lowercase slug of at most ``max_length`` characters."""
-    return bool(_ID.match(value)) and len(value) <= max_length
+    return bool(_ID.fullmatch(value)) and len(value) <= max_length
 
 
 def id_problem(value: str, max_length: int = ID_MAX_LENGTH) -> str | None:

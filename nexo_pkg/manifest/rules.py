@@ -501,7 +501,7 @@ def _check_gates_and_channels(context: Context) -> None:
         seen.add(env_var)
     for index, channel in tables(context.section("channels").get("register")):
         kind = as_str(channel.get("kind"))
-        if kind is not None and not CHANNEL_KIND.match(kind):
+        if kind is not None and not CHANNEL_KIND.fullmatch(kind):
             context.report(
                 "NX120",
                 ("plugin", "channels", "register", index, "kind"),

@@ -121,7 +121,7 @@ def _check_visible_when(
 def _check_field(context: Context, field: Mapping[str, Any], path: KeyPath, owner: str) -> None:
     key = as_str(field.get("key"))
     what = f"{owner} field `{key}`" if key is not None else f"{owner} field #{path[-1]}"
-    if key is not None and not FIELD_KEY.match(key):
+    if key is not None and not FIELD_KEY.fullmatch(key):
         fixed = re.sub(r"[^A-Za-z0-9_.-]+", "_", key).strip("_.-")[:64] or "field"
         context.report(
             "NX167",
@@ -159,7 +159,7 @@ def _check_screens(context: Context, admin_ui: Mapping[str, Any]) -> None:
         screen_id = as_str(screen.get("id"))
         what = f"screen `{screen_id}`" if screen_id is not None else f"screen #{index + 1}"
         if screen_id is not None:
-            if not KEBAB_ID.match(screen_id):
+            if not KEBAB_ID.fullmatch(screen_id):
                 _check_id(context, (*path, "id"), "screen", screen_id)
             elif screen_id in seen:
                 context.report(
@@ -205,7 +205,7 @@ def _check_screens(context: Context, admin_ui: Mapping[str, Any]) -> None:
                 else f"{what} action #{action_index + 1}"
             )
             if action_id is not None:
-                if not KEBAB_ID.match(action_id):
+                if not KEBAB_ID.fullmatch(action_id):
                     _check_id(context, (*action_path, "id"), f"{what} action", action_id)
                 elif action_id in action_ids:
                     context.report(
@@ -252,7 +252,7 @@ def _check_contributions(context: Context, admin_ui: Mapping[str, Any]) -> None:
             f"contribution `{entry_id}`" if entry_id is not None else f"contribution #{index + 1}"
         )
         if entry_id is not None:
-            if not KEBAB_ID.match(entry_id):
+            if not KEBAB_ID.fullmatch(entry_id):
                 _check_id(context, (*path, "id"), "contribution", entry_id)
             elif entry_id in seen:
                 context.report(
@@ -282,7 +282,7 @@ def _check_contributions(context: Context, admin_ui: Mapping[str, Any]) -> None:
                 and not (
                     plugin_slot is not None
                     and slot.startswith(plugin_slot)
-                    and KEBAB_ID.match(slot[len(plugin_slot) :])
+                    and KEBAB_ID.fullmatch(slot[len(plugin_slot) :])
                 )
             ):
                 own = f"`{plugin_slot}<kebab-id>`" if plugin_slot else "`plugin.<id>.<kebab-id>`"

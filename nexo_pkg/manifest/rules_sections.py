@@ -151,7 +151,7 @@ def _check_poller(context: Context, poller: Mapping[str, Any]) -> None:
     seen: set[str] = set()
     for index, kind in strings(kinds):
         path: KeyPath = ("plugin", "poller", "kinds", index)
-        if not _POLLER_KIND.match(kind):
+        if not _POLLER_KIND.fullmatch(kind):
             _warn(
                 context,
                 "NX180",

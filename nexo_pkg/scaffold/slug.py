@@ -11,7 +11,7 @@ MAX_LENGTH = 32
 
 def slug_problem(value: str) -> str | None:
     """Why ``value`` is not a valid id (``None`` when it is), in the linter's words."""
-    if SLUG.match(value):
+    if SLUG.fullmatch(value):
         return None
     if not value:
         return "it is empty"
@@ -22,8 +22,9 @@ def slug_problem(value: str) -> str | None:
         return f"it starts with the digit {first!r}; it must start with a lowercase letter"
     if first == "_":
         return "it starts with `_`; it must start with a lowercase letter"
+    suggestion = value.lower().replace("-", "_")
+    hint = f"; use {suggestion!r}" if SLUG.fullmatch(suggestion) else ""
     if any(char.isupper() for char in value):
-        return f"it contains uppercase letters; use {value.lower()!r}"
+        return f"it contains uppercase letters{hint}"
     bad = next(char for char in value if not (char in "_" or char.isdigit() or "a" <= char <= "z"))
-    hint = f"; use {value.replace('-', '_')!r}" if bad == "-" else ""
     return f"it contains {bad!r}; only lowercase letters, digits and `_` are allowed{hint}"

@@ -80,3 +80,18 @@ def test_missing_id_is_a_usage_error(tmp_path: Path) -> None:
     completed = nexo("new", cwd=tmp_path)
     assert completed.returncode == 2
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_id_with_a_trailing_newline_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "new", "demo\n", "--dest", "out"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1
+    assert "invalid plugin id" in result.stderr
+    assert not (tmp_path / "out").exists()

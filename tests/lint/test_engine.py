@@ -146,3 +146,18 @@ def test_mutated_manifests_never_raise(edits: list[tuple[int, str]]) -> None:
     for diagnostic in result.diagnostics:
         assert diagnostic.span.start.line >= 1
         assert diagnostic.span.start.column >= 1
+
+
+def test_a_trailing_newline_never_makes_an_id_valid() -> None:
+    # The daemon's regexes match the whole string; Python's `$` would also match before a
+    # final line feed, so "weather\n" must not pass as "weather".
+    assert codes(HEADER.replace('"weather"', '"weather\\n"')) == ["NX100"]
+    assert codes(HEADER + '[plugin.extends]\nhooks = ["audit\\n"]\n') == ["NX110"]
+    kind = '[[plugin.channels.register]]\nkind = "chat\\n"\nadapter = "a"\n'
+    assert codes(HEADER + kind) == ["NX120"]
+    screen = (
+        "[plugin.admin_ui]\nschema_version = 1\n[[plugin.admin_ui.screens]]\n"
+        'id = "main\\n"\ntitle = "Main"\n[[plugin.admin_ui.screens.fields]]\n'
+        'key = "k\\n"\nlabel = "K"\ntype = "text"\n'
+    )
+    assert sorted(codes(HEADER + screen)) == ["NX162", "NX167"]

@@ -161,3 +161,17 @@ def test_sarif_with_a_code_unknown_to_the_registry() -> None:
 @pytest.mark.parametrize("name", list(REPORTERS))
 def test_every_reporter_handles_no_files(name: str) -> None:
     assert isinstance(REPORTERS[name]([], CONTEXT), str)
+
+
+def test_text_shows_control_characters_escaped_on_one_line() -> None:
+    text = BAD.replace('id = "weather"', 'id = "weather\\n"')
+    output = render_text([lint_source(text, path="m\x1b.toml")], CONTEXT)
+    assert "\x1b" not in output
+    head = next(line for line in output.splitlines() if ": NX100 " in line)
+    assert head.startswith("m\\u001b.toml:2:6: NX100 ")
+    assert "`weather\\u000a`" in head
+    # A file that does not parse may hold raw control characters: the frame escapes them
+    # and the caret run still sits under the offending character.
+    broken = render_text([lint_source("[plugin\x1b[2J]\n", path="b.toml")], CONTEXT)
+    assert "\x1b" not in broken
+    assert "1 | [plugin\\u001b[2J]\n  |        ^^^^^^ NX001" in broken

@@ -33,3 +33,14 @@ def test_invalid_ids_say_why(value: str, reason: str) -> None:
 
 def test_dash_suggests_underscore() -> None:
     assert "'my_plugin'" in (slug_problem("my-plugin") or "")
+
+
+def test_the_suggestion_is_itself_a_valid_id() -> None:
+    assert "'bad_id'" in (slug_problem("Bad-Id") or "")
+    assert "use" not in (slug_problem("my.plugin") or "")
+
+
+@pytest.mark.parametrize("value", ["demo\n", "demo\r\n", "de\nmo"])
+def test_a_line_break_is_never_part_of_a_valid_id(value: str) -> None:
+    # `$` also matches before a final newline; the whole value must be the id.
+    assert slug_problem(value) is not None
