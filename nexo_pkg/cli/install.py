@@ -536,6 +536,7 @@ def register(app: typer.Typer) -> None:
                         "owner": item.receipt.owner,
                         "repo": item.receipt.repo,
                         "tag": item.receipt.tag,
+                        "registry": item.receipt.registry,
                         "signature": item.receipt.signature.get("status"),
                         "signature_scheme": item.receipt.signature.get("scheme"),
                         "installed_at": item.receipt.installed_at,
@@ -559,11 +560,12 @@ def register(app: typer.Typer) -> None:
             receipt = item.receipt
             if receipt is None:
                 continue
-            origin = (
-                f"{receipt.owner}/{receipt.repo}@{receipt.tag}"
-                if receipt.source == "github-releases"
-                else "local file"
-            )
+            if receipt.registry is not None:
+                origin = receipt.registry
+            elif receipt.source == "github-releases":
+                origin = f"{receipt.owner}/{receipt.repo}@{receipt.tag}"
+            else:
+                origin = "local file"
             status = "kept" if item.kept else receipt.signature.get("status", "unknown")
             result_line(
                 printable(

@@ -38,13 +38,18 @@ class LockResult:
     lock: Lock | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        document: dict[str, Any] = {
             "ok": not self.stale,
             "lock": str(self.lock_path),
             "written": self.written,
             "changes": dict(sorted(self.changes.items())),
             "stale": self.stale,
         }
+        if self.stale:
+            # A "no" answer is a failure document like any other: it has a kind and an error.
+            document["kind"] = "lock_stale"
+            document["error"] = f"{self.lock_path.name} is stale: {'; '.join(self.stale)}"
+        return document
 
 
 def existing_lock(path: Path) -> Lock:

@@ -4,7 +4,7 @@ and ``install`` from one."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +32,11 @@ from nexo_pkg.install.pipeline import (
     InstallResult,
     UpgradeResult,
     install_prefetched,
+    replace_installed,
 )
 from nexo_pkg.install.select import MANIFEST_ASSETS, parse_tarball_name
 from nexo_pkg.install.source import GitHubSource, parse_source
-from nexo_pkg.install.store import locked_root, remove_tree, require_installed
+from nexo_pkg.install.store import require_installed
 from nexo_pkg.trust import entry as trust
 
 
@@ -246,7 +247,8 @@ def upgrade_from_registry(
     tag of the repository its receipt names, with ``upgrade``'s rules (same version: no-op;
     lower: ``downgrade_refused`` unless allowed; the old directory goes once the new one is in
     place). Raises ``source_invalid`` when the receipt names no registry."""
-    current = require_installed(install_options.dest, plugin_id)[0]
+    matches = require_installed(install_options.dest, plugin_id)
+    current = matches[0]
     receipt = current.receipt
     if receipt is None or receipt.registry is None:
         raise NexoError(f"{plugin_id} was not installed from a registry", kind="source_invalid")
@@ -273,15 +275,12 @@ def upgrade_from_registry(
             kind="downgrade_refused",
             details={"installed": receipt.version, "latest": latest.version},
         )
-    result = install_from_registry(
-        str(repository.with_digest(latest.index_digest)),
-        replace(install_options, expected_id=plugin_id),
-        options,
+    pinned_latest = str(repository.with_digest(latest.index_digest))
+    return replace_installed(
+        plugin_id,
+        matches,
+        lambda upgrade_options: install_from_registry(pinned_latest, upgrade_options, options),
+        options=install_options,
+        versions=(receipt.version, latest.version),
+        keep_old=keep_old,
     )
-    removed = False
-    if not result.dry_run and not keep_old and result.path != current.path:
-        with locked_root(install_options.dest) as root:
-            if current.path.exists():
-                remove_tree(root, current.path)
-                removed = True
-    return UpgradeResult(plugin_id, receipt.version, latest.version, current.path, result, removed)

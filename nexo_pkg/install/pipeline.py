@@ -666,9 +666,32 @@ def upgrade(
             kind="downgrade_refused",
             details={"installed": receipt.version, "latest": new_version},
         )
+    return replace_installed(
+        plugin_id,
+        matches,
+        lambda upgrade_options: _install_source(source, upgrade_options, resolved),
+        options=options,
+        versions=(receipt.version, new_version),
+        keep_old=keep_old,
+    )
+
+
+def replace_installed(
+    plugin_id: str,
+    matches: list[Installed],
+    run_install: Callable[[InstallOptions], InstallResult],
+    *,
+    options: InstallOptions,
+    versions: tuple[str, str],
+    keep_old: bool,
+) -> UpgradeResult:
+    """The install step of an upgrade, whatever the source: ``run_install`` puts the new
+    version in place with the installed ones (``matches``, current first) named as replaced,
+    so they leave the daemon's sight in the same step (deleted, or kept with ``keep_old``)."""
+    current = matches[0]
     olds = tuple(item.path for item in matches)
     upgrade_options = replace(options, expected_id=plugin_id, replaces=olds, keep_old=keep_old)
-    result = _install_source(source, upgrade_options, resolved)
+    result = run_install(upgrade_options)
     moved = result.set_aside
     if result.was_already_present:
         # The new version was already there beside the old: only the old ones move out.
@@ -683,9 +706,7 @@ def upgrade(
                     discard(aside.parent)
     kept = moved if keep_old and not result.dry_run else ()
     removed = bool(moved) and not keep_old
-    return UpgradeResult(
-        plugin_id, receipt.version, new_version, current.path, result, removed, kept
-    )
+    return UpgradeResult(plugin_id, *versions, current.path, result, removed, kept)
 
 
 def remove(plugin_id: str, dest: Path) -> list[Installed]:

@@ -229,6 +229,12 @@ def test_lock_sync_is_idempotent_and_prune_removes_what_the_lock_drops(
     stale = run_nexo(fleet_env, "lock", "-f", str(wanted), "--check")
     assert stale.returncode == 1
     assert "weather is locked but no longer wanted" in stale.stderr
+    stale_json = run_nexo(fleet_env, "lock", "-f", str(wanted), "--check", "--json")
+    assert stale_json.returncode == 1
+    document = json_of(stale_json)
+    assert (document["ok"], document["kind"]) == (False, "lock_stale")
+    assert document["stale"] == ["weather is locked but no longer wanted"]
+    assert "weather" in document["error"]
     frozen = run_nexo(env, "sync", "--lock", str(lock_file), "--dest", str(dest), "--frozen",
                       *common, "--json")  # fmt: skip
     assert frozen.returncode == 1
@@ -393,7 +399,33 @@ def test_upgrade_follows_the_registry_the_plugin_came_from(
         "1.3.0",
         True,
     )
+    assert (document["removed_old"], document["kept_paths"]) == (True, [])
     assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-1.3.0"]
+
+    # --keep-old keeps the replaced version out of the daemon's sight, as for GitHub installs.
+    third = make_dist("echo", "1.4.0", identity=ACME_IDENTITY.replace("v1.2.3", "v1.4.0"))
+    push_dist(third, reference, Path(fleet_env["NEXO_HOME"]))
+    kept = run_nexo(fleet_env, "upgrade", "echo", *common, "--keep-old", "--json")
+    assert kept.returncode == 0, kept.stderr
+    document = json_of(kept)
+    assert (document["from_version"], document["version"]) == ("1.3.0", "1.4.0")
+    assert document["removed_old"] is False
+    assert len(document["kept_paths"]) == 1
+    assert json.loads((Path(document["kept_paths"][0]) / ".nexo-install.json").read_text())[
+        "version"
+    ] == "1.3.0"
+    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-1.4.0"]
+
+    # `list` names the registry artifact the plugin came from.
+    listed = run_nexo(fleet_env, "list", "--dest", str(dest))
+    assert listed.returncode == 0, listed.stderr
+    line = next(row for row in listed.stdout.splitlines() if row.startswith("echo "))
+    assert f"{reference}@sha256:" in line
+    assert "local file" not in line
+    listed_json = json_of(run_nexo(fleet_env, "list", "--dest", str(dest), "--json"))
+    current = next(item for item in listed_json["plugins"] if not item["kept"])
+    assert current["source"] == "oci-registry"
+    assert current["registry"].startswith(reference + "@sha256:")
 
 
 def test_bearer_token_challenges_are_answered_with_the_configured_credentials(
