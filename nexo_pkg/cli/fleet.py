@@ -15,6 +15,7 @@ from nexo_pkg.cli.common import emit_json, guarded, say
 from nexo_pkg.cli.install import TimeoutOption
 from nexo_pkg.errors import NexoError
 from nexo_pkg.install.store import nexo_home_from_env
+from nexo_pkg.terminal import printable
 
 if TYPE_CHECKING:
     from nexo_pkg.fleet.sources import FleetOptions
@@ -59,6 +60,12 @@ LockOption = Annotated[
         "--lock", help="The lock file (default: nexo-plugins.lock beside the wanted set)."
     ),
 ]
+
+
+def note(message: str) -> None:
+    """A line for the terminal (stderr). Fleet messages carry what registries, GitHub and
+    lock files say (error bodies, annotations, versions, references): escaped, one line."""
+    say(printable(message))
 
 
 def fleet_options(
@@ -151,12 +158,12 @@ def register(app: typer.Typer) -> None:
             if json_output:
                 emit_json(result.to_json())
             for reason in result.stale:
-                say(f"stale: {reason}")
+                note(f"stale: {reason}")
             if result.stale:
-                say(f"error: {path} is stale; run `nexo plugin lock`")
+                note(f"error: {path} is stale; run `nexo plugin lock`")
                 raise typer.Exit(1)
             if not json_output:
-                say(f"{path} is up to date.")
+                note(f"{path} is up to date.")
             return
         if plugin_ids and not upgrade:
             guarded(
@@ -186,8 +193,8 @@ def register(app: typer.Typer) -> None:
             emit_json(result.to_json())
             return
         for plugin_id, change in sorted(result.changes.items()):
-            say(f"{plugin_id}: {change}")
-        say(f"Wrote {path}." if result.written else f"{path} is up to date.")
+            note(f"{plugin_id}: {change}")
+        note(f"Wrote {path}." if result.written else f"{path} is up to date.")
 
     @app.command("sync")
     def sync_command(
@@ -259,22 +266,24 @@ def register(app: typer.Typer) -> None:
                 frozen=frozen,
                 prune=prune,
                 target=target,
-                progress=None if quiet else say,
+                progress=None if quiet else note,
             )
 
         result = guarded(run, json_output=json_output)
         if json_output:
             emit_json(result.to_json())
         else:
+            if result.relocked:
+                note(f"Locked {lock_file} again: {WANTED_NAME} had changed.")
             for item in result.outcomes:
                 if item.action == "failed":
-                    say(f"error: {item.plugin_id}: {item.error} [{item.kind}]")
+                    note(f"error: {item.plugin_id}: {item.error} [{item.kind}]")
                 elif item.action != "unchanged":
-                    say(f"{item.plugin_id} {item.version or ''}: {item.action}".replace("  ", " "))
+                    note(f"{item.plugin_id} {item.version or ''}: {item.action}".replace("  ", " "))
             changed = sum(
                 1 for item in result.outcomes if item.action not in {"unchanged", "failed"}
             )
-            say(f"{roots[0]}: {changed} change(s), {len(result.outcomes)} plugin(s) checked.")
+            note(f"{roots[0]}: {changed} change(s), {len(result.outcomes)} plugin(s) checked.")
         if not result.ok:
             raise typer.Exit(1)
 
@@ -311,7 +320,7 @@ def register(app: typer.Typer) -> None:
         if json_output:
             emit_json(result.to_json())
         else:
-            say(
+            note(
                 f"Pushed {result.plugin_id} {result.version} to {result.reference} "
                 f"({result.digest})."
             )
@@ -354,7 +363,7 @@ def register(app: typer.Typer) -> None:
         if json_output:
             emit_json(result.to_json())
         else:
-            say(f"Mirrored {release} to {result.reference} ({result.digest}).")
+            note(f"Mirrored {release} to {result.reference} ({result.digest}).")
 
     cache_app = typer.Typer(help="The shared download cache ($NEXO_HOME/cache/blobs).")
     app.add_typer(cache_app, name="cache")
@@ -383,4 +392,4 @@ def register(app: typer.Typer) -> None:
         if json_output:
             emit_json({"ok": True, "removed": removed, "freed_bytes": freed, "kept": kept})
         else:
-            say(f"Removed {removed} blob(s), {freed} bytes; kept {kept}.")
+            note(f"Removed {removed} blob(s), {freed} bytes; kept {kept}.")

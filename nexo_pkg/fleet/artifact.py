@@ -17,7 +17,9 @@ from typing import Any
 
 from nexo_pkg.errors import NexoError
 from nexo_pkg.install.hosttriple import NOARCH
+from nexo_pkg.install.select import PLUGIN_ID as PLUGIN_ID_PATTERN
 from nexo_pkg.install.select import parse_tarball_name
+from nexo_pkg.manifest.versionreq import VersionError, parse_version
 
 ARTIFACT_TYPE = "application/vnd.nexo.plugin.v1"
 SIGNATURE_ARTIFACT_TYPE = "application/vnd.nexo.plugin.signature.v1"
@@ -152,6 +154,14 @@ def parse_index(document: dict[str, Any], digest: str, where: str) -> PluginVers
             f"{where} is not a nexo plugin (artifactType {ARTIFACT_TYPE} with "
             f"{PLUGIN_ID} and {PLUGIN_VERSION} annotations)"
         )
+    if not PLUGIN_ID_PATTERN.match(plugin_id):
+        raise _invalid(f"{where} names the plugin {plugin_id!r}, which is not a plugin id")
+    try:
+        parse_version(version)
+    except VersionError as error:
+        raise _invalid(
+            f"{where} says version {version!r}, which is not a semver version ({error})"
+        ) from error
     targets: dict[str, TargetEntry] = {}
     for item in document["manifests"]:
         if not isinstance(item, dict):

@@ -236,3 +236,84 @@ def test_a_bad_timeout_is_a_usage_error(workspace: Workspace, command: str) -> N
     assert result.exit_code == 2, (result.stdout, result.stderr)
     assert result.document["kind"] == "usage"
     assert "--timeout" in result.document["error"]
+
+
+# -- what reaches the terminal ----------------------------------------------------------------
+
+ESCAPES = "\x1b[2J\x1b[31mowned\x1b[0m\x1b]0;title\x07\r\nerror: a forged line"
+
+
+def _index(version: str, entries: list[dict[str, object]]) -> bytes:
+    return json.dumps(
+        {
+            "schemaVersion": 2,
+            "mediaType": INDEX_MEDIA_TYPE,
+            "artifactType": "application/vnd.nexo.plugin.v1",
+            "manifests": entries,
+            "annotations": {"dev.nexo.plugin.id": "echo", "dev.nexo.plugin.version": version},
+        }
+    ).encode()
+
+
+def _assert_one_clean_line(result: CliResult) -> None:
+    """Exit 1, no traceback, and stderr free of raw control characters: the hostile text is
+    there, escaped (``\\u001b`` or ``\\x1b``), on the one line it was meant for."""
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert not any(ord(char) < 0x20 and char != "\n" for char in result.stderr), result.stderr
+    assert "\\u001b" in result.stderr or "\\x1b" in result.stderr, result.stderr
+    assert "\nerror: a forged line" not in result.stderr, result.stderr
+
+
+def test_a_registry_error_body_with_escape_sequences_is_escaped(workspace: Workspace) -> None:
+    body = json.dumps({"errors": [{"code": "DENIED"}]}).encode()[:-1] + ESCAPES.encode() + b"}"
+    workspace.server.answer(MANIFEST_PATH, body, status=500, content_type="application/json")
+    result = run_cli(workspace.install_args()[:-1], env=workspace.env())
+    _assert_one_clean_line(result)
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_an_annotation_with_escape_sequences_is_escaped_when_locking(
+    workspace: Workspace,
+) -> None:
+    workspace.server.answer(MANIFEST_PATH, _index("1.2.3" + ESCAPES, []))
+    wanted = workspace.tmp / "nexo-plugins.toml"
+    wanted.write_text(
+        f'[plugins.echo]\nsource = "{workspace.source}"\nversion = "^1"\n', encoding="utf-8"
+    )
+    result = run_cli(["plugin", "lock", "-f", str(wanted), "--plain-http"], env=workspace.env())
+    _assert_one_clean_line(result)
+    assert not (workspace.tmp / "nexo-plugins.lock").exists()
+
+
+def test_sync_reports_a_hostile_registry_answer_on_escaped_lines(workspace: Workspace) -> None:
+    """A lock naming the registry (its version field hostile too): the per-plugin failure line
+    of ``sync`` carries the registry's error body escaped."""
+    manifest = "sha256:" + "1" * 64
+    workspace.server.answer(
+        f"/v2/{REPOSITORY}/manifests/{manifest}",
+        ESCAPES.encode(),
+        status=502,
+        content_type="text/plain",
+    )
+    lock = workspace.tmp / "nexo-plugins.lock"
+    base = f"oci://127.0.0.1:{workspace.server.port}/{REPOSITORY}"
+    lock.write_text(
+        "lock_version = 1\n\n[plugins.echo]\n"
+        f'source = "{base}"\nrequirement = "*"\nversion = "1.2.3\\u001b[2J"\n'
+        f'resolved = "{base}@sha256:{"2" * 64}"\n\n'
+        "[plugins.echo.targets.noarch]\n"
+        f'asset = "echo-1.2.3-noarch.tar.gz"\nsize = 10\nsha256 = "{"3" * 64}"\n'
+        f'manifest = "{manifest}"\n',
+        encoding="utf-8",
+    )
+    dest = workspace.tmp / "root"
+    result = run_cli(
+        ["plugin", "sync", "--lock", str(lock), "--dest", str(dest), "--frozen", "--plain-http"],
+        env=workspace.env(),
+    )
+    _assert_one_clean_line(result)
+    failure = [line for line in result.stderr.splitlines() if line.startswith("error: echo:")]
+    assert len(failure) == 1, result.stderr
+    assert failure[0].endswith("[network]"), failure
+    assert not [p for p in dest.iterdir() if not p.name.startswith(".")]

@@ -411,9 +411,10 @@ def test_upgrade_follows_the_registry_the_plugin_came_from(
     assert (document["from_version"], document["version"]) == ("1.3.0", "1.4.0")
     assert document["removed_old"] is False
     assert len(document["kept_paths"]) == 1
-    assert json.loads((Path(document["kept_paths"][0]) / ".nexo-install.json").read_text())[
-        "version"
-    ] == "1.3.0"
+    assert (
+        json.loads((Path(document["kept_paths"][0]) / ".nexo-install.json").read_text())["version"]
+        == "1.3.0"
+    )
     assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-1.4.0"]
 
     # `list` names the registry artifact the plugin came from.
