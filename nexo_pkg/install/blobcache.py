@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO
 
 from nexo_pkg.errors import NexoError
+from nexo_pkg.install.dirs import make_dirs
 
 CHUNK = 1024 * 1024
 _HEX = re.compile(r"^[0-9a-f]{64}$")
@@ -102,8 +103,8 @@ class BlobCache:
     @contextlib.contextmanager
     def _locked(self, mode: int) -> Iterator[None]:
         try:
-            self.store.mkdir(parents=True, exist_ok=True)
-            self.temp.mkdir(parents=True, exist_ok=True)
+            make_dirs(self.store)
+            make_dirs(self.temp)
             descriptor = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
             raise _io(f"create the blob cache in {self.root}", exc) from exc

@@ -14,6 +14,7 @@ from typing import IO, TYPE_CHECKING, Any
 from nexo_pkg.errors import NexoError
 from nexo_pkg.install.blobcache import BlobCache, BlobSink
 from nexo_pkg.install.checksum import verify_checksums
+from nexo_pkg.install.dirs import make_dirs
 
 # httpx is only imported when a download really happens.
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def make_temp_file(directory: Path, name: str) -> tuple[IO[bytes], Path, int]:
     :meth:`DownloadedFile.discard`). Raises ``io``.
     """
     try:
-        directory.mkdir(parents=True, exist_ok=True)
+        make_dirs(directory)
         remove_stale_parts(directory)
         while True:
             descriptor, raw_path = tempfile.mkstemp(

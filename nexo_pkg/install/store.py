@@ -36,6 +36,7 @@ from typing import Any
 import semver
 
 from nexo_pkg.errors import NexoError
+from nexo_pkg.install.dirs import make_dir, make_dirs
 from nexo_pkg.install.durable import fsync_dir
 
 RECEIPT_NAME = ".nexo-install.json"
@@ -388,7 +389,7 @@ class InstallRoot:
                 discard(path)
             if not path.is_dir():
                 try:
-                    path.mkdir(mode=0o755)
+                    make_dir(path)
                 except OSError as exc:
                     raise io_error(f"create {path}", exc) from exc
                 self.created.append(path)
@@ -397,7 +398,7 @@ class InstallRoot:
     def _holder(self, area: str, name: str) -> Path:
         holder = self.area(area) / f"{name}-{secrets.token_hex(6)}"
         try:
-            holder.mkdir(mode=0o755)
+            make_dir(holder)
         except OSError as exc:
             raise io_error(f"create {holder}", exc) from exc
         return holder
@@ -406,7 +407,7 @@ class InstallRoot:
         """An empty ``.nexo/staging/<id>-<random>/tree`` to extract into."""
         tree = self._holder(STAGING_AREA, plugin_id) / TREE_NAME
         try:
-            tree.mkdir(mode=0o755)
+            make_dir(tree)
         except OSError as exc:
             raise io_error(f"create {tree}", exc) from exc
         return tree
@@ -531,7 +532,7 @@ def _move_out(moves: list[tuple[Path, Path]]) -> None:
     for old, aside in moves:
         if (old.exists() or old.is_symlink()) and not aside.exists():
             with contextlib.suppress(OSError):
-                aside.parent.mkdir(parents=True, exist_ok=True)
+                make_dirs(aside.parent)
                 old.rename(aside)
 
 
@@ -569,9 +570,7 @@ def locked_root(dest: Path, *, timeout: float | None = None) -> Iterator[Install
     wait = _lock_timeout() if timeout is None else timeout
     created: list[Path] = []
     try:
-        missing = [p for p in (dest, *dest.parents) if not p.exists()]
-        dest.mkdir(parents=True, exist_ok=True)
-        created.extend(missing)
+        created.extend(make_dirs(dest))
     except OSError as exc:
         raise io_error(f"create {dest}", exc) from exc
     lock_path = dest / LOCK_NAME
@@ -603,6 +602,9 @@ def _acquire(lock_path: Path, wait: float, created: list[Path]) -> Any:
         existed = lock_path.exists()
         try:
             handle = lock_path.open("a+b")
+            if not existed:
+                with contextlib.suppress(OSError):
+                    os.fchmod(handle.fileno(), 0o644)
         except OSError as exc:
             raise io_error(f"open the lock file {lock_path}", exc) from exc
         while True:
@@ -642,7 +644,10 @@ def write_receipt(directory: Path, receipt: Receipt) -> None:
     target = directory / RECEIPT_NAME
     temp = directory / f"{RECEIPT_NAME}.tmp"
     data = json.dumps(receipt.to_json(), indent=2, ensure_ascii=False) + "\n"
-    with temp.open("w", encoding="utf-8") as handle:
+    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        # 0644 whatever the umask: a receipt anyone can rewrite could redirect upgrades.
+        os.fchmod(handle.fileno(), 0o644)
         handle.write(data)
     temp.replace(target)
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -70,6 +71,16 @@ def install_env(
     return InstallEnv(
         home, dest, home / "state" / "plugin-install-cache", github_server, make_options
     )
+
+
+@pytest.fixture(params=[0o000, 0o002, 0o077])
+def umask(request: pytest.FixtureRequest) -> Iterator[int]:
+    """The process umask set to each of 000, 002 and 077 for the test, then restored."""
+    previous = os.umask(request.param)
+    try:
+        yield request.param
+    finally:
+        os.umask(previous)
 
 
 def assert_refused(env: InstallEnv, source: str, kind: str, **options: object) -> NexoError:

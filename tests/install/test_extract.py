@@ -7,7 +7,6 @@ import os
 import stat
 import tarfile
 import zlib
-from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -61,15 +60,6 @@ def _refused(install_env: InstallEnv, tmp_path: Path, data: bytes, kind: str) ->
     assert tree_snapshot(install_env.dest) == before
     assert list(install_env.cache.iterdir()) == []
     return caught.value
-
-
-@pytest.fixture(params=[0o000, 0o002, 0o077])
-def umask(request: pytest.FixtureRequest) -> Iterator[int]:
-    previous = os.umask(request.param)
-    try:
-        yield request.param
-    finally:
-        os.umask(previous)
 
 
 def test_every_directory_is_0755_whatever_the_umask(
