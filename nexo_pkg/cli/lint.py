@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import typer
 
     from nexo_pkg.diagnostics import FileResult
-    from nexo_pkg.lint.config import LintConfig
+    from nexo_pkg.lint.config import LintSettings
 
 __all__ = ["FORMATS", "LintRequest", "fast_lint", "register", "run_lint"]
 
@@ -54,19 +54,6 @@ def _stdout_supports_colour() -> bool:
     return stdout_supports_colour()
 
 
-def _split_selectors(values: Sequence[str], flag: str) -> frozenset[str]:
-    from nexo_pkg.lint.registry import is_known_selector  # noqa: PLC0415 - cold-path cost
-
-    selectors = {item.strip() for value in values for item in value.split(",") if item.strip()}
-    unknown = sorted(item for item in selectors if not is_known_selector(item))
-    if unknown:
-        raise UsageError(
-            f"{flag}: unknown rule code or name {', '.join(unknown)} "
-            "(see `nexo plugin lint --explain CODE` or docs/rules.md)"
-        )
-    return frozenset(selectors)
-
-
 def _explain(code: str) -> int:
     from nexo_pkg.lint.explain import explain_text  # noqa: PLC0415
     from nexo_pkg.lint.registry import find_rule  # noqa: PLC0415
@@ -78,63 +65,7 @@ def _explain(code: str) -> int:
     return EXIT_OK
 
 
-class _Settings:
-    """The options for each linted file: the flags, over the nearest config file's settings."""
-
-    def __init__(self, request: LintRequest, cwd: Path) -> None:
-        from nexo_pkg.lint.config import ConfigResolver  # noqa: PLC0415
-
-        self._request = request
-        self._cwd = cwd
-        self._resolver = ConfigResolver(cwd)
-        self._flag_select = _split_selectors(request.select, "--select")
-        self._flag_ignore = _split_selectors(request.ignore, "--ignore")
-        self._by_config: dict[Path | None, LintOptions] = {}
-        # A broken config where the run starts is an error even when nothing is linted.
-        self._base(self._resolver.fallback)
-
-    def config_for(self, path: Path) -> LintConfig:
-        return self._resolver.for_path(path)
-
-    def _base(self, config: LintConfig) -> LintOptions:
-        options = self._by_config.get(config.path)
-        if options is None:
-            where = str(config.path) if config.path is not None else "config"
-            select = self._flag_select or _split_selectors(config.select, f"{where}: select")
-            ignore = self._flag_ignore | _split_selectors(config.ignore, f"{where}: ignore")
-            options = LintOptions(
-                nexo_version=self._request.nexo_version, select=select, ignore=ignore
-            )
-            self._by_config[config.path] = options
-        return options
-
-    def options_for(self, path: Path) -> LintOptions:
-        """The options for the file at ``path`` (``per-file-ignores`` included)."""
-        config = self.config_for(path)
-        options = self._base(config)
-        ignored = config.ignored_for(path)
-        if not ignored:
-            return options
-        where = f"{config.path}: per-file-ignores"
-        return replace(options, ignore=options.ignore | _split_selectors(sorted(ignored), where))
-
-    def excluded(self, path: Path) -> bool:
-        """Whether the directory search skips ``path`` (its config's and the flags' excludes)."""
-        from nexo_pkg.lint.config import matches_exclude  # noqa: PLC0415
-
-        if self.config_for(path).excludes(path):
-            return True
-        if not self._request.exclude:
-            return False
-        absolute = path.resolve()
-        try:
-            relative = absolute.relative_to(self._cwd.resolve()).as_posix()
-        except ValueError:
-            relative = path.as_posix()
-        return matches_exclude(relative, tuple(self._request.exclude))
-
-
-def _collect(request: LintRequest, settings: _Settings) -> list[FileResult]:
+def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
     from nexo_pkg.lint.discovery import discover_manifests  # noqa: PLC0415
     from nexo_pkg.lint.engine import lint_bytes, note_shadowed  # noqa: PLC0415
 
@@ -237,7 +168,16 @@ def run_lint(request: LintRequest) -> int:
             raise UsageError(
                 f"--nexo-version {request.nexo_version!r} is not a version like 0.3.1: {error}"
             ) from error
-    results = _collect(request, _Settings(request, Path.cwd()))
+    from nexo_pkg.lint.config import LintSettings  # noqa: PLC0415
+
+    settings = LintSettings(
+        Path.cwd(),
+        select=request.select,
+        ignore=request.ignore,
+        exclude=request.exclude,
+        nexo_version=request.nexo_version,
+    )
+    results = _collect(request, settings)
 
     from nexo_pkg.lint.registry import rules_for_codes  # noqa: PLC0415
     from nexo_pkg.lint.reporters import REPORTERS, ReportContext  # noqa: PLC0415

@@ -16,15 +16,24 @@ the file: ``--select`` replaces ``select``, ``--ignore`` and ``--exclude`` add t
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from nexo_pkg.errors import ConfigError
+from nexo_pkg.errors import ConfigError, UsageError
+from nexo_pkg.manifest.options import LintOptions
 
-__all__ = ["CONFIG_FILES", "ConfigResolver", "LintConfig", "find_config", "load_config"]
+__all__ = [
+    "CONFIG_FILES",
+    "ConfigResolver",
+    "LintConfig",
+    "LintSettings",
+    "find_config",
+    "load_config",
+    "split_selectors",
+]
 
 CONFIG_FILES = (".nexo.toml", "pyproject.toml")
 _KEYS = {"select", "ignore", "per-file-ignores", "exclude"}
@@ -181,3 +190,81 @@ def load_config(path: Path | None) -> LintConfig:
         exclude=_strings(section.get("exclude", []), "exclude", path),
         root=path.parent,
     )
+
+
+def split_selectors(values: Sequence[str], where: str) -> frozenset[str]:
+    """Rule selectors from ``values`` (comma-separated entries); raises :class:`UsageError`
+    (exit 2) naming ``where`` for an entry that names no rule."""
+    from nexo_pkg.lint.registry import is_known_selector  # noqa: PLC0415 - cold-path cost
+
+    selectors = {item.strip() for value in values for item in value.split(",") if item.strip()}
+    unknown = sorted(item for item in selectors if not is_known_selector(item))
+    if unknown:
+        raise UsageError(
+            f"{where}: unknown rule code or name {', '.join(unknown)} "
+            "(see `nexo plugin lint --explain CODE` or docs/rules.md)"
+        )
+    return frozenset(selectors)
+
+
+class LintSettings:
+    """The options for each linted file: the flags over the nearest config file's settings.
+
+    ``select`` (flags) replaces the config's ``select``; ``ignore`` and ``exclude`` add to the
+    config's. Raises :class:`UsageError` or ``config_invalid`` for a bad selector or config file,
+    the one found from ``cwd`` at once, the others when a file under them is linted.
+    """
+
+    def __init__(
+        self,
+        cwd: Path,
+        *,
+        select: Sequence[str] = (),
+        ignore: Sequence[str] = (),
+        exclude: Sequence[str] = (),
+        nexo_version: str | None = None,
+    ) -> None:
+        self._cwd = cwd
+        self._resolver = ConfigResolver(cwd)
+        self._flag_select = split_selectors(select, "--select")
+        self._flag_ignore = split_selectors(ignore, "--ignore")
+        self._flag_exclude = tuple(exclude)
+        self._nexo_version = nexo_version
+        self._by_config: dict[Path | None, LintOptions] = {}
+        self._base(self._resolver.fallback)
+
+    def config_for(self, path: Path) -> LintConfig:
+        """The config file's settings that apply to ``path``."""
+        return self._resolver.for_path(path)
+
+    def _base(self, config: LintConfig) -> LintOptions:
+        options = self._by_config.get(config.path)
+        if options is None:
+            where = str(config.path) if config.path is not None else "config"
+            select = self._flag_select or split_selectors(config.select, f"{where}: select")
+            ignore = self._flag_ignore | split_selectors(config.ignore, f"{where}: ignore")
+            options = LintOptions(nexo_version=self._nexo_version, select=select, ignore=ignore)
+            self._by_config[config.path] = options
+        return options
+
+    def options_for(self, path: Path) -> LintOptions:
+        """The options for the file at ``path`` (``per-file-ignores`` included)."""
+        config = self.config_for(path)
+        options = self._base(config)
+        ignored = config.ignored_for(path)
+        if not ignored:
+            return options
+        where = f"{config.path}: per-file-ignores"
+        return replace(options, ignore=options.ignore | split_selectors(sorted(ignored), where))
+
+    def excluded(self, path: Path) -> bool:
+        """Whether the directory search skips ``path`` (its config's and the flags' excludes)."""
+        if self.config_for(path).excludes(path):
+            return True
+        if not self._flag_exclude:
+            return False
+        try:
+            relative = path.resolve().relative_to(self._cwd.resolve()).as_posix()
+        except ValueError:
+            relative = path.as_posix()
+        return matches_exclude(relative, self._flag_exclude)

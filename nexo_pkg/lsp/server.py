@@ -25,6 +25,7 @@ import sys
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, BinaryIO, Literal, ParamSpec, TypeVar, cast
 from urllib.parse import unquote, urlparse
 
@@ -37,11 +38,14 @@ from pygls.uris import to_fs_path
 
 from nexo_pkg import __version__
 from nexo_pkg.diagnostics import Diagnostic
+from nexo_pkg.errors import NexoError
+from nexo_pkg.lint.config import LintSettings
 from nexo_pkg.lint.engine import lint_source
 from nexo_pkg.lsp import code_actions, completion, hover
 from nexo_pkg.lsp.positions import ClientRange, Encoding, LineIndex, normalise_encoding
 from nexo_pkg.lsp.schema_nav import SchemaNavigator, packaged_navigator
 from nexo_pkg.manifest.names import CANONICAL_MANIFEST_NAME, is_manifest_name
+from nexo_pkg.manifest.options import LintOptions
 
 __all__ = [
     "DEFAULT_DEBOUNCE_SECONDS",
@@ -107,10 +111,25 @@ def navigator_for(kind: DocumentKind) -> SchemaNavigator | None:
     return packaged_navigator(MANIFEST_SCHEMA if kind == "manifest" else POLICY_SCHEMA)
 
 
+def manifest_options(path: str) -> LintOptions | None:
+    """The settings `nexo plugin lint` would use for the manifest at ``path``: those of the
+    nearest config file above it (``select``, ``ignore``, ``per-file-ignores``), read afresh
+    so an edit of the config shows at once. ``None`` (every rule) for a document that is not
+    a file or whose config file is broken (logged)."""
+    file = Path(path)
+    if not file.is_absolute():
+        return None
+    try:
+        return LintSettings(Path.cwd()).options_for(file)
+    except NexoError as error:
+        logger.warning("lint settings for %s: %s", path, error.message)
+        return None
+
+
 def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...]:
     """Lint ``text`` with the linter for ``kind``; the linters never raise for bad input."""
     if kind == "manifest":
-        return lint_source(text, path=path).diagnostics
+        return lint_source(text, path=path, options=manifest_options(path)).diagnostics
     if kind in SCHEMA_ONLY_FILES:
         from nexo_pkg.manifest.schema_lint import lint_against_schema  # noqa: PLC0415
 

@@ -443,3 +443,28 @@ def test_trust_policy_documents_are_linted(shared_server: SharedServer, tmp_path
         assert "owner" not in keys
 
     shared_server.run(scenario)
+
+
+def test_diagnostics_follow_the_nearest_lint_config(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    # The editor shows what `nexo plugin lint` reports: the nearest config file above the
+    # manifest applies, read afresh so an edit of it shows on the next lint.
+    text = (
+        '[plugin]\nid = "weather"\nversion = "0.1.0"\nname = "W"\ndescription = "d"\n'
+        'min_nexo_version = ">=0.1.0"\n[plugin.entrypoint]\ncommand = "python3"\n'
+        'env = { NEXO_DEBUG = "1" }\n[plugin.extends]\ntools = ["forecast"]\n'
+    )
+    project = tmp_path / "configured"
+    project.mkdir()
+    (project / ".nexo.toml").write_text('[lint]\nignore = ["NX106"]\n', encoding="utf-8")
+
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(project / "plugin.toml", text)
+        published = await session.diagnostics(uri, version=1)
+        assert sorted(str(item.code) for item in published.diagnostics) == ["NX113"]
+        plain = session.open(tmp_path / "plugin.toml", text)
+        published = await session.diagnostics(plain, version=1)
+        assert sorted(str(item.code) for item in published.diagnostics) == ["NX106", "NX113"]
+
+    shared_server.run(scenario)
