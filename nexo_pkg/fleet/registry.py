@@ -63,6 +63,10 @@ CHUNK = 1024 * 1024
 READ_TIMEOUT_SECONDS = 30.0
 CONNECT_TIMEOUT_SECONDS = 10.0
 _CHALLENGE_PARAM = re.compile(r'(\w+)="([^"]*)"')
+# What docker and containerd send as the OAuth2 client of a refresh-token exchange.
+OAUTH_CLIENT_ID = "nexo-pkg"
+# Token services without the OAuth2 POST endpoint answer one of these; then GET is asked.
+OAUTH_UNSUPPORTED = frozenset({400, 401, 404, 405})
 
 
 @dataclass(frozen=True)
@@ -149,7 +153,10 @@ class RegistryClient:
             return {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
         return {}
 
-    def _answer_challenge(self, response: httpx.Response, scope: str) -> None:
+    def _answer_challenge(self, response: httpx.Response, scope: str, *, renewed: bool) -> None:
+        """Get what the 401's challenge asks for. A bearer token already held for ``scope`` is
+        fetched anew once per request (tokens expire, often after a minute, while a run goes
+        on); ``renewed`` says this request already did, so a second refusal is final."""
         challenge = response.headers.get("www-authenticate", "")
         scheme = challenge.split(" ", 1)[0].lower()
         if scheme == "basic":
@@ -166,9 +173,11 @@ class RegistryClient:
             self._basic = True
             return
         if scheme == "bearer":
-            if scope in self._tokens:
+            if scope in self._tokens and renewed:
                 raise NexoError(
-                    f"{self.host} refused its own token for {scope}", kind="registry_auth"
+                    f"{self.host} refused its own token for {scope}"
+                    + ("" if self.credentials else " (no credentials are configured for it)"),
+                    kind="registry_auth",
                 )
             self._tokens[scope] = self._fetch_token(
                 dict(_CHALLENGE_PARAM.findall(challenge)), scope
@@ -180,68 +189,102 @@ class RegistryClient:
         )
 
     def _fetch_token(self, params: dict[str, str], scope: str) -> str:
+        """A bearer token for ``scope`` from the challenge's realm, as docker and containerd
+        ask: an ``identitytoken`` is exchanged as an OAuth2 refresh token (POST), falling back
+        to a GET with basic auth when the service has no OAuth2 endpoint (404, 405, 400, 401,
+        as GCR, Artifactory and ACR answer); other credentials go as basic auth on a GET;
+        without credentials the GET is anonymous (public repositories)."""
         realm = params.get("realm")
         if not realm or not realm.startswith(("https://", "http://")):
             raise NexoError(
                 f"{self.host} sent a bearer challenge without a realm", kind="registry_auth"
             )
-        query = {"scope": params.get("scope") or scope}
-        if "service" in params:
-            query["service"] = params["service"]
-        headers: dict[str, str] = {"Accept-Encoding": DOCUMENT_ACCEPT_ENCODING}
+        wanted_scope = params.get("scope") or scope
+        service = params.get("service")
         credentials = self.credentials
-        what = f"the token service of {self.host}"
-        self.requests["token"] += 1
         if credentials is not None and credentials.identity_token:
-            request = self._http.build_request(
-                "POST",
-                realm,
-                headers=headers,
-                data={
-                    "grant_type": "refresh_token",
-                    "refresh_token": credentials.identity_token,
-                    "service": params.get("service", ""),
-                    "scope": query["scope"],
-                },
-                timeout=self._attempt_timeout(),
-                extensions={"trace": self._watch.note},
-            )
+            form = {
+                "grant_type": "refresh_token",
+                "refresh_token": credentials.identity_token,
+                "client_id": OAUTH_CLIENT_ID,
+                "scope": wanted_scope,
+            }
+            if service is not None:
+                form["service"] = service
+            status, document = self._token_answer("POST", realm, data=form)
+            if status in OAUTH_UNSUPPORTED:
+                status, document = self._token_answer(
+                    "GET",
+                    realm,
+                    params=self._token_query(wanted_scope, service),
+                    basic=(credentials.username or "<token>", credentials.identity_token),
+                )
         else:
-            if credentials is not None:
-                pair = f"{credentials.username}:{credentials.password}".encode()
-                headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
-            request = self._http.build_request(
+            status, document = self._token_answer(
                 "GET",
                 realm,
-                params=query,
-                headers=headers,
-                timeout=self._attempt_timeout(),
-                extensions={"trace": self._watch.note},
+                params=self._token_query(wanted_scope, service),
+                basic=(credentials.username, credentials.password) if credentials else None,
             )
-        response = self._send(request, f"cannot reach {what}")
-        try:
-            if response.status_code in {401, 403}:
-                raise NexoError(
-                    f"{what} refused the credentials ({response.status_code})",
-                    kind="registry_auth",
-                )
-            document = parse_json(
-                self._read_document(response, what, limit=MAX_SMALL_ANSWER_BYTES),
-                what,
-                kind="registry_invalid",
-            )
-        finally:
-            response.close()
+        what = f"the token service of {self.host}"
+        if status in {400, 401, 403}:
+            refused = "refused the credentials" if credentials else "refused an anonymous token"
+            raise NexoError(f"{what} {refused} ({status})", kind="registry_auth")
+        if status != 200:
+            raise _network(f"{what} answered {status}")
         token = (
             document.get("token") or document.get("access_token")
             if isinstance(document, dict)
             else None
         )
         if not isinstance(token, str) or not token:
-            raise NexoError(
-                f"the token service of {self.host} answered without a token", kind="registry_auth"
-            )
+            raise NexoError(f"{what} answered without a token", kind="registry_auth")
         return token
+
+    @staticmethod
+    def _token_query(scope: str, service: str | None) -> dict[str, str]:
+        query = {"scope": scope}
+        if service is not None:
+            query["service"] = service
+        return query
+
+    def _token_answer(
+        self,
+        method: str,
+        realm: str,
+        *,
+        params: dict[str, str] | None = None,
+        data: dict[str, str] | None = None,
+        basic: tuple[str, str] | None = None,
+    ) -> tuple[int, Any]:
+        """One request to the token service: its status, and its JSON document when 200."""
+        headers: dict[str, str] = {"Accept-Encoding": DOCUMENT_ACCEPT_ENCODING}
+        if basic is not None:
+            pair = f"{basic[0]}:{basic[1]}".encode()
+            headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+        what = f"the token service of {self.host}"
+        self.requests["token"] += 1
+        request = self._http.build_request(
+            method,
+            realm,
+            params=params,
+            data=data,
+            headers=headers,
+            timeout=self._attempt_timeout(),
+            extensions={"trace": self._watch.note},
+        )
+        response = self._send(request, f"cannot reach {what}")
+        try:
+            if response.status_code != 200:
+                self._short_text(response)
+                return response.status_code, None
+            return 200, parse_json(
+                self._read_document(response, what, limit=MAX_SMALL_ANSWER_BYTES),
+                what,
+                kind="registry_invalid",
+            )
+        finally:
+            response.close()
 
     @contextmanager
     def _request(
@@ -258,6 +301,7 @@ class RegistryClient:
         sent = {"Accept-Encoding": DOCUMENT_ACCEPT_ENCODING, **(headers or {})}
         # One deadline for the whole request: authentication rounds, headers and body.
         self._deadline = Deadline(self.timeout)
+        renewed = False
         with self._watch.watchdog(self._deadline):
             for _ in range(3):
                 request = self._http.build_request(
@@ -272,7 +316,8 @@ class RegistryClient:
                 response = self._send(request, f"cannot reach registry {self.host}")
                 if response.status_code == 401:
                     response.close()
-                    self._answer_challenge(response, scope)
+                    self._answer_challenge(response, scope, renewed=renewed)
+                    renewed = True
                     continue
                 try:
                     if response.status_code == 403:

@@ -1,10 +1,18 @@
 """A loopback token service for a registry with bearer-token auth (the Docker token spec).
 
 The registry (distribution, ``auth.token``) answers 401 with ``WWW-Authenticate: Bearer
-realm=…,service=…,scope=…``; clients ask this server for a token. It checks HTTP basic
-credentials and issues an ES256 JWT signed by its own self-signed certificate (sent in the
-``x5c`` header; the registry trusts the certificate through ``rootcertbundle``), granting the
-actions asked for in ``scope``. Every request is recorded.
+realm=…,service=…,scope=…``; clients ask this server for a token. It issues an ES256 JWT
+signed by its own self-signed certificate (sent in the ``x5c`` header; the registry trusts the
+certificate through ``rootcertbundle``), granting the actions asked for in ``scope``:
+
+* ``GET`` with HTTP basic credentials (the user's password, or the refresh token as password
+  as containerd falls back to), every action asked for;
+* ``GET`` without credentials when ``anonymous_pull`` is set (a public repository, as on
+  Docker Hub or ghcr.io): ``pull`` only;
+* ``POST`` of an OAuth2 form (``grant_type=refresh_token`` with ``refresh_token`` and
+  ``client_id``, or ``grant_type=password``) unless ``oauth_post`` is off (then 404, as GCR).
+
+Every request is recorded.
 """
 
 from __future__ import annotations
@@ -39,6 +47,9 @@ def _b64url(data: bytes) -> str:
 class TokenRequest:
     scope: str
     authorization: str | None
+    method: str = "GET"
+    form: dict[str, str] = field(default_factory=dict)
+    granted: bool = False
 
 
 @dataclass
@@ -48,6 +59,9 @@ class TokenServer:
     username: str
     password: str
     directory: Path
+    anonymous_pull: bool = False
+    refresh_token: str | None = None
+    oauth_post: bool = True
     requests: list[TokenRequest] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -73,6 +87,9 @@ class TokenServer:
             def do_GET(self) -> None:
                 server.answer(self)
 
+            def do_POST(self) -> None:
+                server.answer_oauth(self)
+
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
                 del format, args
 
@@ -87,12 +104,13 @@ class TokenServer:
         self.httpd.shutdown()
         self.httpd.server_close()
 
-    def _token(self, scope: str) -> str:
+    def _token(self, scope: str, *, pull_only: bool = False) -> str:
         access = []
         for item in scope.split():
             kind, _, rest = item.partition(":")
             name, _, actions = rest.rpartition(":")
-            access.append({"type": kind, "name": name, "actions": actions.split(",")})
+            granted = [a for a in actions.split(",") if a == "pull" or not pull_only]
+            access.append({"type": kind, "name": name, "actions": granted})
         der = self.certificate.public_bytes(serialization.Encoding.DER)
         header = {"typ": "JWT", "alg": "ES256", "x5c": [base64.b64encode(der).decode()]}
         now = int(time.time())
@@ -114,18 +132,64 @@ class TokenServer:
         )
         return signing_input + "." + _b64url(r.to_bytes(32, "big") + s.to_bytes(32, "big"))
 
+    def _basic(self, secret: str) -> str:
+        return "Basic " + base64.b64encode(f"{self.username}:{secret}".encode()).decode()
+
     def answer(self, handler: BaseHTTPRequestHandler) -> None:
         query = parse_qs(urlsplit(handler.path).query)
         scope = " ".join(query.get("scope", []))
         authorization = handler.headers.get("Authorization")
-        self.requests.append(TokenRequest(scope, authorization))
-        expected = "Basic " + base64.b64encode(f"{self.username}:{self.password}".encode()).decode()
-        if authorization != expected:
-            body = b'{"errors": [{"code": "UNAUTHORIZED"}]}'
-            handler.send_response(401)
+        accepted = {self._basic(self.password)}
+        if self.refresh_token is not None:
+            # containerd's fallback: the refresh token as the password of basic auth.
+            pair = f"<token>:{self.refresh_token}".encode()
+            accepted.add(self._basic(self.refresh_token))
+            accepted.add("Basic " + base64.b64encode(pair).decode())
+        record = TokenRequest(scope, authorization)
+        if authorization in accepted:
+            token = self._token(scope)
+        elif authorization is None and self.anonymous_pull:
+            token = self._token(scope, pull_only=True)
         else:
-            body = json.dumps({"token": self._token(scope), "expires_in": 300}).encode()
-            handler.send_response(200)
+            self.requests.append(record)
+            self._send(handler, 401, {"errors": [{"code": "UNAUTHORIZED"}]})
+            return
+        record.granted = True
+        self.requests.append(record)
+        self._send(handler, 200, {"token": token, "expires_in": 300})
+
+    def answer_oauth(self, handler: BaseHTTPRequestHandler) -> None:
+        length = int(handler.headers.get("Content-Length") or 0)
+        form = {k: v[-1] for k, v in parse_qs(handler.rfile.read(length).decode()).items()}
+        record = TokenRequest(form.get("scope", ""), handler.headers.get("Authorization"))
+        record.method, record.form = "POST", form
+        if not self.oauth_post:
+            self.requests.append(record)
+            self._send(handler, 404, {"errors": [{"code": "NOT_FOUND"}]})
+            return
+        grant = form.get("grant_type")
+        valid = bool(form.get("client_id")) and (
+            (grant == "refresh_token" and form.get("refresh_token") == self.refresh_token)
+            or (
+                grant == "password"
+                and (form.get("username"), form.get("password")) == (self.username, self.password)
+            )
+        )
+        if self.refresh_token is None and grant == "refresh_token":
+            valid = False
+        if not valid:
+            self.requests.append(record)
+            self._send(handler, 401, {"error": "invalid_grant"})
+            return
+        record.granted = True
+        token = self._token(record.scope)
+        self.requests.append(record)
+        self._send(handler, 200, {"access_token": token, "expires_in": 300, "scope": record.scope})
+
+    @staticmethod
+    def _send(handler: BaseHTTPRequestHandler, status: int, document: dict[str, Any]) -> None:
+        body = json.dumps(document).encode()
+        handler.send_response(status)
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(body)))
         handler.end_headers()

@@ -1,0 +1,148 @@
+"""Bearer-token auth as public and cloud registries do it, against the real registry behind a
+loopback token service: anonymous tokens for public repositories, an ``identitytoken`` from
+the docker config exchanged as an OAuth2 refresh token (with the GET fallback for token
+services without OAuth2)."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+from support.registry import Registry
+from support.token_server import SERVICE, TokenServer
+
+from .conftest import MakeDist, auth_config, json_of, push_dist, run_nexo
+
+REFRESH_TOKEN = "refresh-7d1f0c2a"  # noqa: S105 (a test value sent only to 127.0.0.1)
+
+
+def _installed(dest: Path) -> list[str]:
+    if not dest.exists():
+        return []
+    return sorted(p.name for p in dest.iterdir() if not p.name.startswith("."))
+
+
+def _identity_config(tmp_path: Path, running: Registry, token: str) -> Path:
+    """A docker config as `docker login` leaves it for an OAuth2 registry (ACR, GCR)."""
+    path = tmp_path / f"identity-{token}.json"
+    entry = {"auth": base64.b64encode(b"<token>:").decode(), "identitytoken": token}
+    path.write_text(json.dumps({"auths": {running.host: entry}}), encoding="utf-8")
+    return path
+
+
+def _publish(
+    tmp_path: Path, env: dict[str, str], running: Registry, make_dist: MakeDist, path: str
+) -> str:
+    reference = running.ref(path)
+    push_dist(
+        make_dist(identity=None), reference, Path(env["NEXO_HOME"]), auth_config(tmp_path, running)
+    )
+    return reference
+
+
+def test_an_anonymous_token_pulls_a_public_repository_and_pushes_nothing(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    token_registry: tuple[Registry, TokenServer],
+    make_dist: MakeDist,
+) -> None:
+    running, tokens = token_registry
+    tokens.anonymous_pull = True
+    reference = _publish(tmp_path, fleet_env, running, make_dist, "public/echo")
+    seen = len(tokens.requests)
+
+    dest = tmp_path / "plugins"
+    installed = run_nexo(
+        fleet_env, "install", reference + ":1.2.3", "--dest", str(dest), "--plain-http",
+        "--yes", "--json",
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    assert _installed(dest) == ["echo-1.2.3"]
+    asked = tokens.requests[seen:]
+    assert asked, "the registry wants a token even for a public pull"
+    assert all(r.authorization is None and r.method == "GET" and r.granted for r in asked)
+    assert {r.scope for r in asked} == {"repository:public/echo:pull"}
+
+    # The anonymous token grants pull only: a push without credentials is refused.
+    refused = run_nexo(
+        fleet_env, "push", str(make_dist("echo", "1.3.0", identity=None)), reference,
+        "--plain-http", "--json",
+    )  # fmt: skip
+    assert refused.returncode == 1, refused.stderr
+    document = json_of(refused)
+    assert document["kind"] == "registry_auth", document
+    assert "no credentials" in document["error"]
+    missing = run_nexo(
+        fleet_env, "install", reference + ":1.3.0", "--dest", str(tmp_path / "other"),
+        "--plain-http", "--yes", "--json",
+    )  # fmt: skip
+    assert json_of(missing)["kind"] == "release_not_found"
+
+
+def test_an_identity_token_is_exchanged_as_an_oauth2_refresh_token(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    token_registry: tuple[Registry, TokenServer],
+    make_dist: MakeDist,
+) -> None:
+    running, tokens = token_registry
+    tokens.refresh_token = REFRESH_TOKEN
+    reference = _publish(tmp_path, fleet_env, running, make_dist, "plugins/echo")
+    seen = len(tokens.requests)
+
+    dest = tmp_path / "plugins"
+    config = _identity_config(tmp_path, running, REFRESH_TOKEN)
+    installed = run_nexo(
+        fleet_env, "install", reference + ":1.2.3", "--dest", str(dest), "--plain-http",
+        "--registry-config", str(config), "--yes", "--json",
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    assert _installed(dest) == ["echo-1.2.3"]
+    asked = tokens.requests[seen:]
+    assert [r.method for r in asked] == ["POST"]
+    form = asked[0].form
+    assert form["grant_type"] == "refresh_token"
+    assert form["refresh_token"] == REFRESH_TOKEN
+    assert form["client_id"] == "nexo-pkg"
+    assert (form["service"], form["scope"]) == (SERVICE, "repository:plugins/echo:pull")
+    assert asked[0].authorization is None  # the secret travels in the form only
+
+    # A token the service does not know: registry_auth, one line, nothing installed.
+    other = tmp_path / "other"
+    wrong = _identity_config(tmp_path, running, "revoked-token")
+    refused = run_nexo(
+        fleet_env, "install", reference + ":1.2.3", "--dest", str(other), "--plain-http",
+        "--registry-config", str(wrong), "--yes", "--json",
+    )  # fmt: skip
+    assert refused.returncode == 1
+    assert json_of(refused)["kind"] == "registry_auth"
+    assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert _installed(other) == []
+
+
+def test_a_token_service_without_oauth2_gets_the_identity_token_as_basic_auth(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    token_registry: tuple[Registry, TokenServer],
+    make_dist: MakeDist,
+) -> None:
+    running, tokens = token_registry
+    tokens.refresh_token = REFRESH_TOKEN
+    tokens.oauth_post = False  # GCR answers the OAuth2 POST with 404
+    reference = _publish(tmp_path, fleet_env, running, make_dist, "plugins/echo")
+    seen = len(tokens.requests)
+    dest = tmp_path / "plugins"
+    config = _identity_config(tmp_path, running, REFRESH_TOKEN)
+    installed = run_nexo(
+        fleet_env, "install", reference + ":1.2.3", "--dest", str(dest), "--plain-http",
+        "--registry-config", str(config), "--yes", "--json",
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    asked = tokens.requests[seen:]
+    assert [(r.method, r.granted) for r in asked] == [("POST", False), ("GET", True)]
+    pair = base64.b64encode(f"<token>:{REFRESH_TOKEN}".encode()).decode()
+    assert asked[1].authorization == f"Basic {pair}"
