@@ -58,6 +58,8 @@ MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 MAX_TAG_LIST_BYTES = 16 * 1024 * 1024
 MAX_SMALL_ANSWER_BYTES = 1024 * 1024
 MAX_ERROR_TEXT_BYTES = 64 * 1024
+# Pages of one tag or referrers listing: far beyond any real repository, a stop for endless Links.
+MAX_PAGES = 1000
 CHUNK = 1024 * 1024
 # Silence after which one read is abandoned; never past the request's total deadline.
 READ_TIMEOUT_SECONDS = 30.0
@@ -465,7 +467,9 @@ class RegistryClient:
         """Every tag of ``repository`` (following ``Link`` pagination); ``[]`` if it is absent."""
         tags: list[str] = []
         path = f"{repository}/tags/list"
+        pages = 0
         while path:
+            pages = self._count_page(pages, f"the tag list of {repository}")
             with self._request("GET", path, scope=self._scope(repository), kind="tags") as response:
                 if response.status_code == 404:
                     return tags
@@ -481,17 +485,26 @@ class RegistryClient:
                 if not isinstance(found, list):
                     raise NexoError(f"{what} is not a list of tags", kind="registry_invalid")
                 tags.extend(tag for tag in found if isinstance(tag, str))
-                link = response.headers.get("link", "")
-            match = re.match(r"<([^>]+)>", link)
-            path = ""
-            if match:
-                target = match.group(1)
-                path = (
-                    target
-                    if target.startswith("http")
-                    else f"{self.base.removesuffix('/v2/')}{target}"
-                )
+                path = self._next_page(response)
         return tags
+
+    def _next_page(self, response: httpx.Response) -> str:
+        """Where a paginated answer continues (its ``Link: <…>; rel="next"``), else ``""``."""
+        match = re.match(r"\s*<([^>]+)>", response.headers.get("link", ""))
+        if not match:
+            return ""
+        target = match.group(1)
+        return target if target.startswith("http") else f"{self.base.removesuffix('/v2/')}{target}"
+
+    @staticmethod
+    def _count_page(pages: int, what: str) -> int:
+        """One more page of ``what``; a registry whose ``Link`` never ends is cut off."""
+        if pages >= MAX_PAGES:
+            raise NexoError(
+                f"{what} runs past {MAX_PAGES} pages; the registry's Link headers do not end",
+                kind="registry_invalid",
+            )
+        return pages + 1
 
     # -- blobs ---------------------------------------------------------------------------
 
@@ -600,28 +613,41 @@ class RegistryClient:
     def referrers(self, repository: str, digest: str) -> list[dict[str, Any]]:
         """Descriptors of the manifests whose ``subject`` is ``digest``.
 
-        The OCI 1.1 referrers API first; a registry without it (404) is asked for the
-        fallback index tagged ``sha256-<hex>``. No referrers: ``[]``.
+        The OCI 1.1 referrers API first, following its ``Link`` pagination. A registry
+        without it (404, or an answer that is not an image index) is asked for the fallback
+        index tagged ``sha256-<hex>``; so is one whose API lists nothing, since artifacts
+        pushed before a registry gained the API are only listed there. No referrers: ``[]``.
         """
-        with self._request(
-            "GET",
-            f"{repository}/referrers/{digest}",
-            scope=self._scope(repository),
-            kind="referrers",
-            headers={"Accept": INDEX_MEDIA_TYPE},
-        ) as response:
-            supported = response.status_code == 200 and response.headers.get(
-                "content-type", ""
-            ).startswith(INDEX_MEDIA_TYPE)
-            if supported:
-                return _descriptors(
-                    self._read_document(
-                        response, f"the referrers of {digest}", limit=MAX_MANIFEST_BYTES
+        found: list[dict[str, Any]] = []
+        path = f"{repository}/referrers/{digest}"
+        pages = 0
+        while path:
+            pages = self._count_page(pages, f"the referrers of {digest}")
+            with self._request(
+                "GET",
+                path,
+                scope=self._scope(repository),
+                kind="referrers",
+                headers={"Accept": INDEX_MEDIA_TYPE},
+            ) as response:
+                supported = response.status_code == 200 and response.headers.get(
+                    "content-type", ""
+                ).startswith(INDEX_MEDIA_TYPE)
+                if not supported:
+                    if pages > 1 or response.status_code not in {200, 404}:
+                        raise self._unexpected(response, f"cannot list the referrers of {digest}")
+                    self._short_text(response)
+                    break
+                found.extend(
+                    _descriptors(
+                        self._read_document(
+                            response, f"the referrers of {digest}", limit=MAX_MANIFEST_BYTES
+                        )
                     )
                 )
-            if response.status_code not in {200, 404}:
-                raise self._unexpected(response, f"cannot list the referrers of {digest}")
-            self._short_text(response)
+                path = self._next_page(response)
+        if found:
+            return found
         try:
             fallback = self.get_manifest(repository, fallback_tag(digest))
         except NexoError as error:

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from support.registry import Registry
+from support.registry_proxy import RegistryProxy
 from support.token_server import SERVICE, TokenServer
 
 from .conftest import MakeDist, auth_config, json_of, push_dist, run_nexo
@@ -146,3 +147,55 @@ def test_a_token_service_without_oauth2_gets_the_identity_token_as_basic_auth(
     assert [(r.method, r.granted) for r in asked] == [("POST", False), ("GET", True)]
     pair = base64.b64encode(f"<token>:{REFRESH_TOKEN}".encode()).decode()
     assert asked[1].authorization == f"Basic {pair}"
+
+
+def test_a_token_that_runs_out_mid_run_is_fetched_again(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    token_registry: tuple[Registry, TokenServer],
+    make_dist: MakeDist,
+) -> None:
+    """Registries issue tokens for minutes (distribution: five by default, often one); a sync
+    of many plugins outlives them. A proxy makes each token good for three requests: every
+    refusal of a held token is answered with one fresh token, and the sync completes."""
+    running, tokens = token_registry
+    config = auth_config(tmp_path, running)
+    home = Path(fleet_env["NEXO_HOME"])
+    for plugin_id in ("echo", "weather"):
+        push_dist(
+            make_dist(plugin_id, identity=None), running.ref(f"plugins/{plugin_id}"), home, config
+        )
+    proxy = RegistryProxy(running.host, token_uses=3).start()
+    try:
+        wanted = tmp_path / "nexo-plugins.toml"
+        wanted.write_text(
+            "".join(
+                f'[plugins.{name}]\nsource = "{proxy.ref(f"plugins/{name}")}"\n'
+                for name in ("echo", "weather")
+            ),
+            encoding="utf-8",
+        )
+        # The same credentials, for the registry as the client sees it (behind the proxy).
+        through = tmp_path / "through-proxy.json"
+        entry = json.loads(config.read_text())["auths"][running.host]
+        through.write_text(json.dumps({"auths": {proxy.host: entry}}), encoding="utf-8")
+        common = ("--plain-http", "--registry-config", str(through))
+        locked = run_nexo(fleet_env, "lock", "-f", str(wanted), *common)
+        assert locked.returncode == 0, locked.stderr
+        seen = len(tokens.requests)
+        dest = tmp_path / "root"
+        synced = run_nexo(
+            {**fleet_env, "NEXO_HOME": str(tmp_path / "host-home")}, "sync", "--lock",
+            str(tmp_path / "nexo-plugins.lock"), "--dest", str(dest), "--frozen", *common,
+            "--json",
+        )  # fmt: skip
+        assert synced.returncode == 0, synced.stderr
+        assert [p["action"] for p in json_of(synced)["plugins"]] == ["installed", "installed"]
+        assert _installed(dest) == ["echo-1.2.3", "weather-1.2.3"]
+        fetched = tokens.requests[seen:]
+        assert len(fetched) >= 3  # each plugin's scope, and again when its token ran out
+        assert all(r.granted for r in fetched)
+        assert proxy.count("GET", "/", 401) >= 1
+    finally:
+        proxy.stop()

@@ -1,0 +1,225 @@
+"""A loopback reverse proxy in front of the real registry, giving it what distribution 2.8
+lacks or a test needs to provoke.
+
+* ``referrers_api``: the OCI 1.1 referrers API, as newer registries (distribution 3, Zot,
+  Harbor 2.8+, ghcr.io) serve it. A manifest PUT with a ``subject`` is forwarded, recorded,
+  and answered with the ``OCI-Subject`` header (telling the client that no tag-schema
+  fallback is needed); ``GET /v2/<name>/referrers/<digest>`` answers the image index of the
+  recorded referrers (``?artifactType=`` filtered, ``page_size`` entries a page with a
+  ``Link`` to the next). ``foreign_referrers`` puts a descriptor of another artifact type
+  first in every listing, as an SBOM or a scan result would be.
+* ``token_uses``: a bearer token is good for that many requests; after them a request bearing
+  it gets the registry's own 401 challenge, as when a token expires mid-run.
+
+Everything else is forwarded as it is (the ``Host`` header too, so the registry's upload
+``Location`` URLs point at the proxy). Every request is logged as ``(method, path, status)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+INDEX_MEDIA_TYPE = "application/vnd.oci.image.index.v1+json"
+HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "upgrade"}
+
+
+@dataclass
+class RegistryProxy:
+    upstream: str  # host:port of the real registry
+    referrers_api: bool = False
+    page_size: int = 0  # 0: one page
+    foreign_referrers: bool = False
+    log: list[tuple[str, str, int]] = field(default_factory=list)
+    referrers: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
+    token_uses: int = 0  # 0: tokens never run out
+    uses: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_GET(self) -> None:
+                proxy.handle(self)
+
+            def do_HEAD(self) -> None:
+                proxy.handle(self)
+
+            def do_PUT(self) -> None:
+                proxy.handle(self)
+
+            def do_POST(self) -> None:
+                proxy.handle(self)
+
+            def do_PATCH(self) -> None:
+                proxy.handle(self)
+
+            def do_DELETE(self) -> None:
+                proxy.handle(self)
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+                del format, args
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.host = f"127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._lock = threading.Lock()
+
+    def start(self) -> RegistryProxy:
+        self.thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def ref(self, path: str) -> str:
+        return f"oci://{self.host}/{path}"
+
+    def count(self, method: str, fragment: str, status: int | None = None) -> int:
+        return sum(
+            1
+            for m, path, code in self.log
+            if m == method and fragment in path and (status is None or code == status)
+        )
+
+    # -- one request ---------------------------------------------------------------------
+
+    def handle(self, handler: BaseHTTPRequestHandler) -> None:
+        method = handler.command
+        length = int(handler.headers.get("Content-Length") or 0)
+        body = handler.rfile.read(length) if length else b""
+        parts = urlsplit(handler.path)
+        headers = {k: v for k, v in handler.headers.items() if k.lower() not in HOP_BY_HOP}
+        authorization = headers.get("Authorization", "")
+        if authorization.startswith("Bearer "):
+            token = authorization.removeprefix("Bearer ")
+            with self._lock:
+                self.uses[token] = self.uses.get(token, 0) + 1
+                refused = bool(self.token_uses) and self.uses[token] > self.token_uses
+            if refused:
+                # The registry's own challenge for this path: ask it without the token.
+                headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+        segments = parts.path.split("/")
+        if self.referrers_api and method == "GET" and "referrers" in segments[:-1]:
+            status = self._referrers(handler, parts.path, parts.query, headers)
+        else:
+            status, answer, reply = self._forward(method, handler.path, headers, body)
+            if (
+                self.referrers_api
+                and method == "PUT"
+                and "/manifests/" in parts.path
+                and status == 201
+            ):
+                subject = self._record(parts.path, body)
+                if subject is not None:
+                    answer.append(("OCI-Subject", subject))
+            self._reply(handler, status, answer, reply, head=method == "HEAD")
+        self.log.append((method, parts.path, status))
+
+    def _forward(
+        self, method: str, target: str, headers: dict[str, str], body: bytes
+    ) -> tuple[int, list[tuple[str, str]], bytes]:
+        connection = http.client.HTTPConnection(self.upstream, timeout=60)
+        try:
+            connection.request(method, target, body=body or None, headers=headers)
+            response = connection.getresponse()
+            data = response.read()
+            kept = [(k, v) for k, v in response.getheaders() if k.lower() not in HOP_BY_HOP]
+            if method == "HEAD":
+                length = response.getheader("Content-Length")
+                if length is not None:
+                    kept.append(("Content-Length", length))
+            return response.status, kept, data
+        finally:
+            connection.close()
+
+    @staticmethod
+    def _reply(
+        handler: BaseHTTPRequestHandler,
+        status: int,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        *,
+        head: bool = False,
+    ) -> None:
+        handler.send_response(status)
+        for key, value in headers:
+            handler.send_header(key, value)
+        if not head:
+            handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        if not head and body:
+            handler.wfile.write(body)
+
+    def _record(self, path: str, body: bytes) -> str | None:
+        """Remember a pushed manifest that has a ``subject``; its subject's digest."""
+        try:
+            document = json.loads(body)
+        except ValueError:
+            return None
+        subject = document.get("subject") if isinstance(document, dict) else None
+        if not isinstance(subject, dict) or not isinstance(subject.get("digest"), str):
+            return None
+        repository = path.removeprefix("/v2/").split("/manifests/")[0]
+        descriptor: dict[str, Any] = {
+            "mediaType": document.get("mediaType"),
+            "digest": "sha256:" + hashlib.sha256(body).hexdigest(),
+            "size": len(body),
+            "artifactType": document.get("artifactType")
+            or (document.get("config") or {}).get("mediaType"),
+        }
+        if document.get("annotations"):
+            descriptor["annotations"] = document["annotations"]
+        with self._lock:
+            listed = self.referrers.setdefault((repository, subject["digest"]), [])
+            if all(item["digest"] != descriptor["digest"] for item in listed):
+                listed.append(descriptor)
+        return str(subject["digest"])
+
+    def _referrers(
+        self, handler: BaseHTTPRequestHandler, path: str, query: str, headers: dict[str, str]
+    ) -> int:
+        repository, _, digest = path.removeprefix("/v2/").rpartition("/referrers/")
+        if "Authorization" not in headers:
+            # Ask the registry for its challenge on this repository, as it guards it.
+            status, challenge, body = self._forward(
+                "GET", f"/v2/{repository}/tags/list", headers, b""
+            )
+            if status == 401:
+                self._reply(handler, status, challenge, body)
+                return status
+        with self._lock:
+            listed = list(self.referrers.get((repository, digest), []))
+        if self.foreign_referrers:
+            foreign = {
+                "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                "digest": "sha256:" + hashlib.sha256(digest.encode()).hexdigest(),
+                "size": 2,
+                "artifactType": "application/vnd.example.sbom.v1+json",
+            }
+            listed.insert(0, foreign)
+        wanted = parse_qs(query).get("artifactType")
+        answer: list[tuple[str, str]] = [("Content-Type", INDEX_MEDIA_TYPE)]
+        if wanted:
+            listed = [item for item in listed if item.get("artifactType") in wanted]
+            answer.append(("OCI-Filters-Applied", "artifactType"))
+        start = int((parse_qs(query).get("page") or ["0"])[0])
+        if self.page_size:
+            page = listed[start : start + self.page_size]
+            if start + self.page_size < len(listed):
+                following = f"/v2/{repository}/referrers/{digest}?page={start + self.page_size}"
+                answer.append(("Link", f'<{following}>; rel="next"'))
+        else:
+            page = listed
+        index = {"schemaVersion": 2, "mediaType": INDEX_MEDIA_TYPE, "manifests": page}
+        self._reply(handler, 200, answer, json.dumps(index).encode())
+        return 200
