@@ -317,3 +317,27 @@ def test_sync_reports_a_hostile_registry_answer_on_escaped_lines(workspace: Work
     assert len(failure) == 1, result.stderr
     assert failure[0].endswith("[network]"), failure
     assert not [p for p in dest.iterdir() if not p.name.startswith(".")]
+
+
+def test_a_tag_list_whose_links_never_end_is_cut_off(workspace: Workspace) -> None:
+    path = f"/v2/{REPOSITORY}/tags/list"
+    workspace.server.answer(
+        path,
+        b'{"name": "plugins/echo", "tags": ["not-a-version"]}',
+        content_type="application/json",
+        headers={"Link": f'<{path}>; rel="next"'},
+    )
+    wanted = workspace.tmp / "nexo-plugins.toml"
+    wanted.write_text(
+        f'[plugins.echo]\nsource = "oci://127.0.0.1:{workspace.server.port}/{REPOSITORY}"\n',
+        encoding="utf-8",
+    )
+    started = time.monotonic()
+    result = run_cli(
+        ["plugin", "lock", "-f", str(wanted), "--plain-http", "--json"], env=workspace.env()
+    )
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    assert result.document["kind"] == "registry_invalid", result.document
+    assert "pages" in result.document["error"]
+    assert time.monotonic() - started < 60
+    assert not (workspace.tmp / "nexo-plugins.lock").exists()
