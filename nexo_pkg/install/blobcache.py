@@ -99,6 +99,8 @@ class BlobCache:
         self.temp = self.root / "tmp"
         self.hits = 0
         self.misses = 0
+        # Blobs this instance put into the store (see :meth:`discard_added`).
+        self.added: list[Path] = []
 
     @contextlib.contextmanager
     def _locked(self, mode: int) -> Iterator[None]:
@@ -164,12 +166,25 @@ class BlobCache:
                     )
                 temp.chmod(0o444)
                 temp.replace(final)
+                self.added.append(final)
             except OSError as exc:
                 raise _io(f"write blob {expected} into {self.store}", exc) from exc
             finally:
                 with contextlib.suppress(FileNotFoundError):
                     temp.unlink()
             yield final
+
+    def discard_added(self) -> None:
+        """Take the blobs this instance added out of the store again, so a command that was
+        refused (or only rehearsed) leaves the cache as it found it. Waits for the readers
+        of the cache, as :meth:`prune` does; must not be called inside :meth:`open_blob`."""
+        if not self.added:
+            return
+        with self._locked(fcntl.LOCK_EX):
+            for blob in self.added:
+                with contextlib.suppress(FileNotFoundError):
+                    blob.unlink()
+        self.added.clear()
 
     def add_file(self, path: Path) -> str:
         """Copy a local file into the store (no-op when present); returns its hex digest."""

@@ -8,7 +8,7 @@ are always deleted, and ``<dest>`` is only touched by the last step, under its l
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -90,6 +90,9 @@ class InstallOptions:
     # The moment the command's whole network work must be done by (``install`` and
     # ``upgrade`` set it to ``http_timeout`` from their start); None: per request only.
     network_deadline: Deadline | None = None
+    # The blob cache of this one command (``install`` and ``upgrade`` set it), so what it
+    # added can be taken out again when the command is refused or is a dry run.
+    blob_cache: BlobCache | None = None
     replaces: tuple[Path, ...] = ()
     keep_old: bool = False
 
@@ -176,7 +179,7 @@ def _client(options: InstallOptions) -> GitHubClient:
         resolve_token(api_base),
         retry_base_delay=options.retry_base_delay,
         timeout=options.http_timeout,
-        blobs=BlobCache(options.nexo_home),
+        blobs=options.blob_cache or BlobCache(options.nexo_home),
         overall=options.network_deadline,
     )
 
@@ -198,6 +201,25 @@ def _with_network_deadline(options: InstallOptions) -> InstallOptions:
     return replace(options, network_deadline=Deadline(seconds, "the whole command"))
 
 
+@contextlib.contextmanager
+def _own_blob_cache(options: InstallOptions) -> Iterator[InstallOptions]:
+    """``options`` with a blob cache of this command's own; the blobs it adds are taken out
+    again unless the body returns normally having installed something (a refusal, an
+    interruption or a dry run leaves the cache as it found it)."""
+    if options.blob_cache is not None:
+        yield options
+        return
+    blobs = BlobCache(options.nexo_home)
+    kept = False
+    try:
+        yield replace(options, blob_cache=blobs)
+        kept = not options.dry_run
+    finally:
+        if not kept:
+            with contextlib.suppress(NexoError):
+                blobs.discard_added()
+
+
 def install(source_text: str, options: InstallOptions) -> InstallResult:
     """Run the whole pipeline for SOURCE (``owner/repo[@tag]`` or a local tarball).
 
@@ -206,9 +228,10 @@ def install(source_text: str, options: InstallOptions) -> InstallResult:
     """
     _check_flags(options)
     source = parse_source(source_text)
-    if isinstance(source, GitHubSource):
-        options = _with_network_deadline(options)
-    return _install_source(source, options)
+    if not isinstance(source, GitHubSource):
+        return _install_source(source, options)
+    with _own_blob_cache(_with_network_deadline(options)) as own:
+        return _install_source(source, own)
 
 
 def _install_source(
@@ -364,7 +387,7 @@ def _fetch_github(
         asset = choice.asset
         cache = cache_dir(options.nexo_home)
         # Every asset whose sha256 the release vouches for goes through the shared blob cache.
-        blobs = BlobCache(options.nexo_home)
+        blobs = options.blob_cache or BlobCache(options.nexo_home)
         sidecar_asset = release.asset(asset.name + ".sha256")
         sidecar = None
         if sidecar_asset is not None:
@@ -644,8 +667,26 @@ def upgrade(
         )
     trust_check = _load_policy(options)
     del trust_check  # fail on a bad policy before any network work
-    options = _with_network_deadline(options)
     source = GitHubSource(receipt.owner, receipt.repo, None)
+    with _own_blob_cache(_with_network_deadline(options)) as own:
+        return _upgrade_to_latest(
+            source, matches, own, allow_downgrade=allow_downgrade, keep_old=keep_old
+        )
+
+
+def _upgrade_to_latest(
+    source: GitHubSource,
+    matches: list[Installed],
+    options: InstallOptions,
+    *,
+    allow_downgrade: bool,
+    keep_old: bool,
+) -> UpgradeResult:
+    """:func:`upgrade` once the installed versions (``matches``, newest first) are known."""
+    current = matches[0]
+    receipt = current.receipt
+    assert receipt is not None  # noqa: S101 (require_installed only returns receipts)
+    plugin_id = receipt.id
     with _client(options) as client:
         resolved = _resolve(client, source, plugin_id)
     # The version compared is the one the release's manifest (or tarball names) carries, which
