@@ -585,15 +585,18 @@ class GitHubClient:
     def find_release(self, owner: str, repo: str, tag: str | None) -> Release:
         """Like :meth:`get_release`, but forgiving about the ``v`` of a tag.
 
-        ``1.2.3`` that does not exist is retried as ``v1.2.3``. When neither exists, the
-        ``release_not_found`` error lists the repository's release tags nearest to the one
-        asked for (or says the repository itself was not found).
+        ``1.2.3`` that does not exist is retried as ``v1.2.3``; ``latest``, when no release is
+        tagged so, is the latest release (as the reference installer reads ``@latest``). When
+        neither exists, the ``release_not_found`` error lists the repository's release tags
+        nearest to the one asked for (or says the repository itself was not found).
         """
         try:
             return self.get_release(owner, repo, tag)
         except NexoError as error:
             if tag is None or error.kind != "release_not_found" or "answered_tag" in error.details:
                 raise
+        if tag == LATEST_TAG:
+            return self.get_release(owner, repo, None)
         if tag[:1] not in {"v", "V"}:
             try:
                 return self.get_release(owner, repo, "v" + tag)
@@ -766,6 +769,8 @@ def _is_name_resolution_failure(exc: BaseException) -> bool:
 
 
 _REFUSED_STATUSES = frozenset({403, 404, 410})
+# The tag the reference installer reads as "the latest release" (and keeps in its receipts).
+LATEST_TAG = "latest"
 
 
 class _LazyTransport(httpx.BaseTransport):

@@ -118,6 +118,20 @@ def test_bare_version_falls_back_to_the_v_tag(install_env: InstallEnv) -> None:
     assert looked_up == [base + "0.1.0", base + "v0.1.0"]
 
 
+def test_at_latest_is_the_latest_release_as_for_the_reference(install_env: InstallEnv) -> None:
+    install_env.server.publish("acme", "hello", "v0.1.0", release_assets("hello", "0.1.0"))
+    install_env.server.publish("acme", "hello", "v0.2.0", release_assets("hello", "0.2.0"))
+    result = install("acme/hello@latest", install_env.make_options())
+    assert result.path.name == "hello-0.2.0"
+    assert read_receipt(result.path).tag == "v0.2.0"
+    # A release really tagged `latest` (a rolling release) is that release.
+    install_env.server.publish(
+        "acme", "rolling", "latest", release_assets("rolling", "0.1.0"), latest=False
+    )
+    install_env.server.publish("acme", "rolling", "v0.2.0", release_assets("rolling", "0.2.0"))
+    assert install("acme/rolling@latest", install_env.make_options()).path.name == "rolling-0.1.0"
+
+
 def test_missing_tag_lists_the_nearest_tags(install_env: InstallEnv) -> None:
     for version in ("0.1.0", "0.2.0", "0.2.1", "0.3.0", "1.0.0", "2.0.0", "2.1.0"):
         install_env.server.publish("acme", "hello", f"v{version}", release_assets("hello", version))
