@@ -80,16 +80,31 @@ def matches_exclude(relative: str, patterns: tuple[str, ...]) -> bool:
     return False
 
 
+def _has_lint_table(pyproject: Path) -> bool:
+    """Whether ``pyproject`` holds ``[tool.nexo.lint]`` (one without it is not a config file,
+    as a ``pyproject.toml`` without ``[tool.ruff]`` is none for ruff)."""
+    try:
+        raw = pyproject.read_bytes()
+    except OSError as error:
+        raise ConfigError(f"cannot read {pyproject}: {error}", kind="config_invalid") from error
+    if b"nexo" not in raw:
+        return False  # the common case, without parsing
+    try:
+        document = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"cannot read {pyproject}: {error}", kind="config_invalid") from error
+    tool = document.get("tool")
+    nexo = tool.get("nexo") if isinstance(tool, dict) else None
+    return isinstance(nexo, dict) and "lint" in nexo
+
+
 def _config_in(directory: Path) -> Path | None:
     for name in CONFIG_FILES:
         candidate = directory / name
         if not candidate.is_file():
             continue
-        try:
-            if name == "pyproject.toml" and b"[tool.nexo" not in candidate.read_bytes():
-                continue
-        except OSError as error:
-            raise ConfigError(f"cannot read {candidate}: {error}", kind="config_invalid") from error
+        if name == "pyproject.toml" and not _has_lint_table(candidate):
+            continue
         return candidate
     return None
 

@@ -236,3 +236,17 @@ def test_broken_nested_config_is_a_configuration_error(tmp_path: Path) -> None:
     assert result.stdout == ""
     assert "NX999999" in result.stderr
     assert "plugins/other/.nexo.toml" in result.stderr
+
+
+def test_a_pyproject_without_the_lint_table_is_not_a_config_file(tmp_path: Path) -> None:
+    # As for ruff: the search goes on past a pyproject.toml that has no settings for it.
+    root = project(tmp_path)
+    (root / ".nexo.toml").write_text('[lint]\nignore = ["NX106"]\n', encoding="utf-8")
+    nested = root / "plugins" / "other"
+    nested.mkdir(parents=True)
+    project(nested)
+    (nested / "pyproject.toml").write_text(
+        "[project]\nname = 'other'\n\n[tool.nexo.other]\nkey = 1\n", encoding="utf-8"
+    )
+    found = codes(lint("--format", "json", cwd=root))
+    assert found == [("nexo-plugin.toml", 14, "NX113"), ("nexo-plugin.toml", 14, "NX113")]
