@@ -28,7 +28,6 @@ from nexo_pkg.install.select import MANIFEST_ASSETS, parse_tarball_name, release
 from nexo_pkg.install.source import GitHubSource, parse_source
 from nexo_pkg.manifest.versionreq import VersionReq, parse_version
 from nexo_pkg.trust import entry as trust
-from nexo_pkg.trust.material import ATTESTATION_SUFFIX
 
 if TYPE_CHECKING:
     from nexo_pkg.fleet.registry import RegistryClient
@@ -308,13 +307,24 @@ class Session:
                 gh_client.download(found, sink, max_bytes=self.options.limits.max_download)
 
             owner, repo = github_source.owner, github_source.repo
-            material = release_material(
-                gh_client,
-                release(),
-                asset_name=row.asset,
-                sha256=row.sha256,
-                repository=(owner, repo),
-                directory=directory,
+            mode = trust.resolve_mode(
+                self.policy(),
+                owner,
+                require_signature=self.options.require_signature,
+                skip_verify=self.options.skip_signature_verify,
+            )
+            # Nothing is verified under mode ignore: no material, no attestations request.
+            material = (
+                release_material(
+                    gh_client,
+                    release(),
+                    asset_name=row.asset,
+                    sha256=row.sha256,
+                    repository=(owner, repo),
+                    directory=directory,
+                )
+                if mode != "ignore"
+                else {}
             )
         with self.cache.open_blob(row.sha256, fetch) as blob:
             yield OpenedTarget(blob, row.asset, row.sha256, material)
@@ -359,8 +369,8 @@ def release_material(
 ) -> dict[str, Path]:
     """The signature material a GitHub release offers for ``asset_name``, as files in
     ``directory``: what install reads (the asset's own bundles and signatures, signed checksums
-    files), and else the API's artifact attestations, written as ``<asset>.intoto.jsonl`` so
-    they travel with a mirror and verify offline."""
+    files), and else the API's artifact attestations of the asset (or of a checksums file),
+    written as ``<file>.intoto.jsonl`` so they travel with a mirror and verify offline."""
     material: dict[str, Path] = {}
     for name in trust.material_names(asset_name, (item.name for item in release.assets)):
         found = release.asset(name)
@@ -369,13 +379,18 @@ def release_material(
         path = directory / name
         path.write_bytes(client.fetch_bytes(found, max_bytes=MAX_SIGNATURE_BYTES))
         material[name] = path
-    attestation_file = asset_name + ATTESTATION_SUFFIX
-    if not trust.has_own_bundle(asset_name, material) and attestation_file not in material:
-        attestations = trust.fetch_attestations(client, repository[0], repository[1], sha256)
-        if attestations is not None:
-            path = directory / attestation_file
-            path.write_bytes(attestations)
-            material[attestation_file] = path
+    attested = trust.release_attestations(
+        client,
+        repository[0],
+        repository[1],
+        asset_name=asset_name,
+        digest=sha256,
+        material=material,
+    )
+    if attested is not None:
+        path = directory / attested.file_name
+        path.write_bytes(attested.data)
+        material[attested.file_name] = path
     return material
 
 

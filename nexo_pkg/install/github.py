@@ -682,21 +682,31 @@ class GitHubClient:
                     raise
 
     def _download_from(
-        self, url: str, asset: ReleaseAsset, sink: DownloadSink, *, max_bytes: int, what: str
+        self,
+        url: str,
+        asset: ReleaseAsset,
+        sink: DownloadSink,
+        *,
+        max_bytes: int,
+        what: str,
+        too_large: Callable[[], NexoError] | None = None,
     ) -> None:
+        def refuse() -> NexoError:
+            return too_large() if too_large is not None else _too_large(asset.name, max_bytes)
+
         def attempt() -> None:
             sink.reset()
             with self._open(url, "application/octet-stream", what) as response:
                 _expect_ok(response, what, self._token_hint())
                 declared = declared_length(response)
                 if declared is not None and declared > max_bytes:
-                    raise _too_large(asset.name, max_bytes)
+                    raise refuse()
                 sink.set_total(declared or asset.size or None)
                 received = 0
                 for chunk in self._raw_chunks(response, what):
                     received += len(chunk)
                     if received > max_bytes:
-                        raise _too_large(asset.name, max_bytes)
+                        raise refuse()
                     sink.write(chunk)
                 if declared is not None and received != declared:
                     raise _RetryableError(f"{what}: got {received} of {declared} bytes")
@@ -722,6 +732,27 @@ class GitHubClient:
                 return blob.read_bytes()
             except OSError as exc:
                 raise NexoError(f"cannot read {blob}: {exc.strerror or exc}", kind="io") from exc
+
+    def fetch_url(self, url: str, *, what: str, max_bytes: int) -> bytes:
+        """The bytes at ``url`` (a URL an API answer named, such as an attestation's
+        ``bundle_url``) under the rules of an asset download: http(s) only and https only
+        under an https API, redirects checked the same way, the token only for the API's own
+        origin, at most ``max_bytes`` (``signature_invalid`` past it), retries within one
+        deadline. Raises ``network`` when it cannot be fetched."""
+        self._checked_url(url, what)
+        sink = _MemorySink()
+        self._download_from(
+            url,
+            ReleaseAsset(name=what, url=url, browser_download_url="", size=0),
+            sink,
+            max_bytes=max_bytes,
+            what=what,
+            too_large=lambda: NexoError(
+                f"{what}: larger than {max_bytes} bytes; refusing to read it",
+                kind="signature_invalid",
+            ),
+        )
+        return bytes(sink.buffer)
 
     def get_json(self, url: str, *, what: str) -> tuple[Any, str | None]:
         """GET the API document at ``url``: ``(document, next page URL)`` (``Link:

@@ -247,7 +247,15 @@ def _install_source(
     temp_files: list[DownloadedFile] = []
     try:
         if isinstance(source, GitHubSource):
-            fetched = _fetch_github(source, candidates, options, temp_files, resolved)
+            mode = trust.resolve_mode(
+                policy,
+                source.owner,
+                require_signature=options.require_signature,
+                skip_verify=options.skip_signature_verify,
+            )
+            fetched = _fetch_github(
+                source, candidates, options, temp_files, resolved, verify=mode != "ignore"
+            )
         else:
             fetched = _fetch_local(source, candidates, options, temp_files)
         return _verify_and_install(fetched, policy, source.display(), options)
@@ -378,6 +386,8 @@ def _fetch_github(
     options: InstallOptions,
     temp_files: list[DownloadedFile],
     resolved: _Resolved | None = None,
+    *,
+    verify: bool = True,
 ) -> _Fetched:
     with _client(options) as client:
         if resolved is None:
@@ -408,7 +418,10 @@ def _fetch_github(
             tarball.sha256, asset.name, sidecar=sidecar, digest=parse_digest(asset.digest)
         )
         material: dict[str, Path | bytes] = {}
-        for name in trust.material_names(asset.name, (a.name for a in release.assets)):
+        # Under mode ignore nothing is verified: no signature material is fetched and the
+        # attestations endpoint is not asked.
+        names = trust.material_names(asset.name, (a.name for a in release.assets))
+        for name in names if verify else ():
             signature_asset = release.asset(name)
             if signature_asset is None:
                 continue
@@ -422,12 +435,20 @@ def _fetch_github(
             )
             temp_files.append(downloaded)
             material[signature_asset.name] = downloaded.path
-        if not trust.has_own_bundle(asset.name, material):
-            attestations = trust.fetch_attestations(
-                client, source.owner, source.repo, tarball.sha256
+        attested = (
+            trust.release_attestations(
+                client,
+                source.owner,
+                source.repo,
+                asset_name=asset.name,
+                digest=tarball.sha256,
+                material=material,
             )
-            if attestations is not None:
-                material[trust.attestations_name(tarball.sha256)] = attestations
+            if verify
+            else None
+        )
+        if attested is not None:
+            material[attested.name] = attested.data
     return _Fetched(
         tarball=tarball,
         plugin_id=choice.plugin_id,

@@ -43,6 +43,7 @@ from nexo_pkg.trust.material import (
     SIGNATURE_SUFFIXES,
     Material,
     attestations_name,
+    checksums_attestations_name,
     fetch_attestations,
     find_signature_material,
     has_own_bundle,
@@ -51,6 +52,7 @@ from nexo_pkg.trust.material import (
     material_names,
     parse_json_document,
     read_material,
+    release_attestations,
     split_bundles,
 )
 from nexo_pkg.trust.policy import (
@@ -82,6 +84,7 @@ __all__ = [
     "load_policy",
     "local_material",
     "material_names",
+    "release_attestations",
     "resolve_mode",
     "verify_asset_signature",
 ]
@@ -159,19 +162,21 @@ def _offers(asset_name: str, material: Material) -> list[_Offer]:
         if value is not None:
             offers.append(_Offer("attestations", name, value))
     for checksums_name in sorted(n for n in material if is_checksums_file(n)):
-        for suffix in (*BUNDLE_SUFFIXES, ATTESTATION_SUFFIX):
-            signature = material.get(checksums_name + suffix)
-            if signature is not None:
-                offers.append(
-                    _Offer(
-                        "checksums",
-                        checksums_name + suffix,
-                        signature,
-                        checksums_name=checksums_name,
-                        checksums_value=material[checksums_name],
-                    )
+        # Its own bundle or attestations beside it, else its attestations from the API.
+        api_prefix = checksums_attestations_name(checksums_name, "").removesuffix("sha256:)")
+        names = [checksums_name + suffix for suffix in (*BUNDLE_SUFFIXES, ATTESTATION_SUFFIX)]
+        names += sorted(name for name in material if name.startswith(api_prefix))
+        signature_name = next((name for name in names if name in material), None)
+        if signature_name is not None:
+            offers.append(
+                _Offer(
+                    "checksums",
+                    signature_name,
+                    material[signature_name],
+                    checksums_name=checksums_name,
+                    checksums_value=material[checksums_name],
                 )
-                break
+            )
     if own is not None and own.bundle is None:
         offers.append(_Offer("detached", own.name, own.primary or Path(), found=own))
     return offers
@@ -360,8 +365,9 @@ def _scratch_copy(raw: bytes, name: str) -> Iterator[Path]:
 def _verify_signature_file(
     artifact: Path, name: str, value: Path | bytes, request: TrustRequest
 ) -> VerifiedSignature:
-    """A bundle file: attestations (JSON lines) or one bundle of any kind."""
-    if name.endswith(ATTESTATION_SUFFIX):
+    """A bundle file: attestations (JSON lines, or the API's, held in memory) or one bundle
+    of any kind."""
+    if name.endswith(ATTESTATION_SUFFIX) or isinstance(value, bytes):
         return _verify_any_bundle(artifact, name, value, request)
     raw = read_material(value, name, limit=MAX_BUNDLE_BYTES)
     return _verify_document(artifact, name, raw, request)

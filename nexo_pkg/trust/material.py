@@ -8,7 +8,8 @@ A release (or the directory of a local tarball) may carry, for an asset ``A``:
 * GitHub artifact attestations, fetched from the API by the file's digest
   (:func:`fetch_attestations`), offered under :func:`attestations_name`;
 * a signed checksums file (``checksums.txt``, ``SHA256SUMS``, ``<name>_checksums.txt``) with
-  its own bundle or attestations;
+  its own bundle or attestations, beside it or from the API by the checksums file's digest
+  (offered under :func:`checksums_attestations_name`);
 * a detached cosign ``A.sig`` with ``A.pem`` / ``A.cert``.
 
 Material values are local paths, or bytes already in memory (attestations from the API).
@@ -16,10 +17,12 @@ Material values are local paths, or bytes already in memory (attestations from t
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -53,6 +56,8 @@ MAX_BUNDLE_BYTES = 4 * 1024 * 1024
 MAX_ATTESTATION_BYTES = 16 * 1024 * 1024
 MAX_CHECKSUMS_BYTES = 1024 * 1024
 MAX_ATTESTATION_PAGES = 10
+# Attestations read from a bundle_url, each one more request: GitHub CLI's default limit.
+MAX_BUNDLE_URLS = 30
 # Answers of the attestations endpoint that mean "none here" rather than a failure.
 _NO_ATTESTATIONS_STATUSES = frozenset({403, 404, 410, 422})
 
@@ -62,6 +67,11 @@ Material = Mapping[str, "Path | bytes"]
 def attestations_name(digest: str) -> str:
     """The name under which the API's attestations for ``sha256:digest`` are offered."""
     return f"GitHub attestations of sha256:{digest}"
+
+
+def checksums_attestations_name(checksums_name: str, digest: str) -> str:
+    """The name under which the API's attestations of a checksums file are offered."""
+    return f"GitHub attestations of {checksums_name} (sha256:{digest})"
 
 
 def is_checksums_file(name: str) -> bool:
@@ -181,6 +191,33 @@ class AttestationClient(Protocol):
         caps what it reads."""
         ...
 
+    def fetch_url(self, url: str, *, what: str, max_bytes: int) -> bytes:
+        """The bytes at ``url`` under the rules of an asset download (schemes, redirects,
+        token only to the API's origin, size cap, deadline)."""
+        ...
+
+
+def _bundle_from_url(client: AttestationClient, url: object, what: str) -> bytes:
+    """The bundle an attestation names by ``bundle_url`` (GitHub stores it Snappy-compressed;
+    plain JSON is taken too), as one compact JSON line."""
+    from nexo_pkg.trust.snappy import SnappyError, decompress  # noqa: PLC0415 (rarely needed)
+
+    if not isinstance(url, str) or not url:
+        raise SignatureInvalidError(f"{what}: an attestation has neither a bundle nor a bundle_url")
+    body = client.fetch_url(url, what=what, max_bytes=MAX_BUNDLE_BYTES)
+    if body.lstrip()[:1] != b"{":
+        try:
+            body = decompress(body, max_size=MAX_BUNDLE_BYTES)
+        except SnappyError as exc:
+            raise SignatureInvalidError(
+                f"{what}: the bundle at its bundle_url is neither JSON nor Snappy-compressed "
+                f"JSON ({exc})"
+            ) from exc
+    document = parse_json_document(body, what)
+    if not isinstance(document, dict):
+        raise SignatureInvalidError(f"{what}: the bundle at its bundle_url is not a JSON object")
+    return json.dumps(document, separators=(",", ":")).encode()
+
 
 def fetch_attestations(
     client: AttestationClient, owner: str, repo: str, digest: str
@@ -190,7 +227,9 @@ def fetch_attestations(
 
     ``GET {api}/repos/{owner}/{repo}/attestations/sha256:{digest}``, following ``Link:
     rel="next"`` pages (at most :data:`MAX_ATTESTATION_PAGES`). A 404 means none. The
-    client's token rules and retries apply, as for releases.
+    client's token rules and retries apply, as for releases. An attestation that carries no
+    inline ``bundle`` is read from its ``bundle_url`` (at most :data:`MAX_BUNDLE_URLS` of
+    them), under the rules of an asset download.
     """
     url: str | None = (
         f"{client.api_base}/repos/{quote(owner, safe='')}/{quote(repo, safe='')}"
@@ -200,6 +239,7 @@ def fetch_attestations(
     lines: list[bytes] = []
     total = 0
     pages = 0
+    followed = 0
     while url is not None and pages < MAX_ATTESTATION_PAGES:
         pages += 1
         try:
@@ -216,10 +256,18 @@ def fetch_attestations(
         if not isinstance(entries, list):
             break
         for entry in entries:
-            bundle = entry.get("bundle") if isinstance(entry, dict) else None
-            if not isinstance(bundle, dict):
+            if not isinstance(entry, dict):
                 continue
-            line = json.dumps(bundle, separators=(",", ":")).encode()
+            bundle = entry.get("bundle")
+            if isinstance(bundle, dict):
+                line = json.dumps(bundle, separators=(",", ":")).encode()
+            elif followed < MAX_BUNDLE_URLS:
+                followed += 1
+                line = _bundle_from_url(
+                    client, entry.get("bundle_url"), f"{what} (bundle {followed})"
+                )
+            else:
+                continue
             total += len(line)
             if total > MAX_ATTESTATION_BYTES:
                 raise SignatureInvalidError(
@@ -227,3 +275,61 @@ def fetch_attestations(
                 )
             lines.append(line)
     return b"\n".join(lines) if lines else None
+
+
+@dataclass(frozen=True)
+class FetchedAttestations:
+    """Attestations the API holds for one file of a release: the asset itself, or a
+    checksums file that lists it."""
+
+    subject: str
+    digest: str
+    data: bytes
+    name: str
+
+    @property
+    def file_name(self) -> str:
+        """The name they take as a file beside the release (what ``gh attestation download``
+        writes and a mirror keeps): ``<subject>.intoto.jsonl``."""
+        return self.subject + ATTESTATION_SUFFIX
+
+
+def release_attestations(
+    client: AttestationClient,
+    owner: str,
+    repo: str,
+    *,
+    asset_name: str,
+    digest: str,
+    material: Material,
+) -> FetchedAttestations | None:
+    """The API's attestations that ``material`` (what the release offers beside the asset)
+    lacks, or ``None``.
+
+    Nothing is asked when the asset has its own Sigstore bundle or attestations file. Else the
+    asset's own attestations are asked for; when there are none, those of each checksums file
+    of the release that has no signature of its own (GoReleaser projects often attest
+    ``checksums.txt`` rather than each archive), by that file's digest.
+    """
+    if has_own_bundle(asset_name, material) or asset_name + ATTESTATION_SUFFIX in material:
+        return None
+    own = fetch_attestations(client, owner, repo, digest)
+    if own is not None:
+        return FetchedAttestations(asset_name, digest, own, attestations_name(digest))
+    for checksums_name in sorted(name for name in material if is_checksums_file(name)):
+        signed = any(
+            checksums_name + suffix in material for suffix in (*BUNDLE_SUFFIXES, ATTESTATION_SUFFIX)
+        )
+        if signed:
+            continue
+        raw = read_material(material[checksums_name], checksums_name, limit=MAX_CHECKSUMS_BYTES)
+        checksums_digest = hashlib.sha256(raw).hexdigest()
+        found = fetch_attestations(client, owner, repo, checksums_digest)
+        if found is not None:
+            return FetchedAttestations(
+                checksums_name,
+                checksums_digest,
+                found,
+                checksums_attestations_name(checksums_name, checksums_digest),
+            )
+    return None

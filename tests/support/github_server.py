@@ -289,16 +289,24 @@ class BlobServer(_LoopbackServer):
     def __init__(self) -> None:
         super().__init__()
         self.blobs: dict[str, bytes] = {}
+        self.redirects: dict[str, str] = {}
 
     def put(self, path: str, data: bytes) -> str:
         """Serve ``data`` at ``path``; return its absolute URL."""
         self.blobs[path] = data
         return self.url + path
 
+    def redirect(self, path: str, location: str) -> str:
+        """Answer ``path`` with a 302 to ``location``; return the URL of ``path``."""
+        self.redirects[path] = location
+        return self.url + path
+
     def route(
         self, handler: BaseHTTPRequestHandler, path: str, headers: dict[str, str]
     ) -> tuple[int, bytes, str, dict[str, str]]:
         del handler, headers
+        if path in self.redirects:
+            return 302, b"", "text/plain", {"Location": self.redirects[path]}
         if path in self.blobs:
             return 200, self.blobs[path], "application/octet-stream", {}
         return 404, b"not found", "text/plain", {}
@@ -354,7 +362,15 @@ class GitHubServer(_LoopbackServer):
     ) -> None:
         """Serve ``bundles`` from ``/repos/{owner}/{repo}/attestations/sha256:{digest}``, in
         pages of :attr:`attestation_page_size` linked by ``Link: rel="next"``."""
-        self.attestations.setdefault((owner, repo, digest), []).extend(bundles)
+        entries = [{"bundle": bundle, "repository_id": 1} for bundle in bundles]
+        self.publish_attestation_entries(owner, repo, digest, entries)
+
+    def publish_attestation_entries(
+        self, owner: str, repo: str, digest: str, entries: Sequence[dict[str, Any]]
+    ) -> None:
+        """Like :meth:`publish_attestations` with the answer's entries as given, e.g.
+        ``{"bundle": None, "bundle_url": URL}`` as GitHub answers for stored bundles."""
+        self.attestations.setdefault((owner, repo, digest), []).extend(entries)
 
     def _attestation_page(
         self, owner: str, repo: str, digest: str, query: str
@@ -372,9 +388,7 @@ class GitHubServer(_LoopbackServer):
                 f"?per_page={size}&page={page + 1}"
             )
             extra["Link"] = f'<{following}>; rel="next"'
-        body = json.dumps(
-            {"attestations": [{"bundle": bundle, "repository_id": 1} for bundle in chunk]}
-        ).encode()
+        body = json.dumps({"attestations": chunk}).encode()
         return 200, body, "application/json", extra
 
     def redirect_assets_to(self, target: BlobServer | None) -> None:

@@ -34,7 +34,7 @@ identity_regexp = '^https://github\\.com/acme/[^/]+/\\.github/workflows/release\
 {extra}"""
 
 
-def _policy(tmp_path: Path, instance: PrivateSigstore, extra: str = "") -> Path:
+def scheme_policy(tmp_path: Path, instance: PrivateSigstore, extra: str = "") -> Path:
     instance.write_trusted_root(tmp_path / "private_trusted_root.json")
     path = tmp_path / "trusted_keys.toml"
     path.write_text(POLICY.format(extra=extra), encoding="utf-8")
@@ -52,7 +52,7 @@ def run_install(
     )  # fmt: skip
 
 
-def _refused(result: subprocess.CompletedProcess[str], kind: str, plugins: Path) -> dict[str, Any]:
+def refused(result: subprocess.CompletedProcess[str], kind: str, plugins: Path) -> dict[str, Any]:
     assert result.returncode == 1, result.stderr
     document: dict[str, Any] = json.loads(result.stdout)
     assert document["ok"] is False
@@ -74,10 +74,10 @@ def test_a_genuine_old_signature_cannot_vouch_for_a_newer_tag(
     signed = private_sigstore.sign(old[old_name], identity=WORKFLOW.format(repo=repo, tag="v0.1.0"))
     old[old_name + ".sigstore.json"] = json.dumps(signed).encode()
     github_server.publish(OWNER, repo, "v2.0.0", old)
-    policy = _policy(tmp_path, private_sigstore)
+    policy = scheme_policy(tmp_path, private_sigstore)
     result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v2.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
-    document = _refused(result, "signer_untrusted", tmp_path / "plugins")
+    document = refused(result, "signer_untrusted", tmp_path / "plugins")
     assert "signed for tag v0.1.0, not for v2.0.0" in document["error"]
 
 
@@ -90,7 +90,7 @@ def test_the_signature_of_the_tag_installed_verifies(
     signed = private_sigstore.sign(assets[name], identity=WORKFLOW.format(repo=repo, tag="v2.0.0"))
     assets[name + ".sigstore.json"] = json.dumps(signed).encode()
     github_server.publish(OWNER, repo, "v2.0.0", assets)
-    policy = _policy(tmp_path, private_sigstore)
+    policy = scheme_policy(tmp_path, private_sigstore)
     result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v2.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -116,10 +116,10 @@ def test_a_republished_signed_tarball_is_refused(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
 ) -> None:
     _republished(github_server, private_sigstore)
-    policy = _policy(tmp_path, private_sigstore, 'repos = ["hello"]\n')
+    policy = scheme_policy(tmp_path, private_sigstore, 'repos = ["hello"]\n')
     result = run_install(tmp_path, github_server, f"{OWNER}/other@v1.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
-    document = _refused(result, "signer_untrusted", tmp_path / "plugins")
+    document = refused(result, "signer_untrusted", tmp_path / "plugins")
     assert "built in acme/hello, not in acme/other" in document["error"]
 
 
@@ -127,7 +127,9 @@ def test_allow_republish_trusts_the_copy_explicitly(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
 ) -> None:
     _republished(github_server, private_sigstore)
-    policy = _policy(tmp_path, private_sigstore, 'repos = ["hello"]\nallow_republish = true\n')
+    policy = scheme_policy(
+        tmp_path, private_sigstore, 'repos = ["hello"]\nallow_republish = true\n'
+    )
     result = run_install(tmp_path, github_server, f"{OWNER}/other@v1.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -146,10 +148,10 @@ def test_refusal_names_the_policy_and_the_command_that_trusts_the_signer(
     signed = private_sigstore.sign(assets[name], identity=identity)
     assets[name + ".sigstore.json"] = json.dumps(signed).encode()
     github_server.publish(OWNER, repo, "v1.0.0", assets)
-    policy = _policy(tmp_path, private_sigstore)
+    policy = scheme_policy(tmp_path, private_sigstore)
     result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
-    document = _refused(result, "signer_untrusted", tmp_path / "plugins")
+    document = refused(result, "signer_untrusted", tmp_path / "plugins")
     assert str(policy) in document["error"]
     assert document["trust_command"] in document["error"]
     assert document["trust_command"].startswith("nexo plugin trust add acme/nexo-plugin-echo ")
@@ -165,7 +167,7 @@ def test_symlinked_or_world_writable_policy_is_warned_about(
 ) -> None:
     repo = "nexo-plugin-echo"
     github_server.publish(OWNER, repo, "v1.0.0", release_assets(PLUGIN, "1.0.0"))
-    real = _policy(tmp_path, private_sigstore).with_name("real.toml")
+    real = scheme_policy(tmp_path, private_sigstore).with_name("real.toml")
     (tmp_path / "trusted_keys.toml").rename(real)
     real.write_text('default = "warn"\n')
     real.chmod(0o666)
@@ -219,7 +221,7 @@ def test_attestations_from_the_api_verify_across_pages(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
 ) -> None:
     repo = _attested_release(github_server, private_sigstore, decoys=2)
-    policy = _policy(tmp_path, private_sigstore)
+    policy = scheme_policy(tmp_path, private_sigstore)
     result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -238,10 +240,10 @@ def test_an_attestation_made_for_another_repository_is_refused(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
 ) -> None:
     repo = _attested_release(github_server, private_sigstore, repository="acme/elsewhere")
-    policy = _policy(tmp_path, private_sigstore)
+    policy = scheme_policy(tmp_path, private_sigstore)
     result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
-    document = _refused(result, "signer_untrusted", tmp_path / "plugins")
+    document = refused(result, "signer_untrusted", tmp_path / "plugins")
     assert "acme/elsewhere" in document["error"]
 
 
@@ -250,10 +252,10 @@ def test_no_attestation_falls_through_to_signature_missing(
 ) -> None:
     repo = "nexo-plugin-echo"
     github_server.publish(OWNER, repo, "v1.0.0", release_assets(PLUGIN, "1.0.0"))
-    policy = _policy(tmp_path, private_sigstore)
+    policy = scheme_policy(tmp_path, private_sigstore)
     result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
-    _refused(result, "signature_missing", tmp_path / "plugins")
+    refused(result, "signature_missing", tmp_path / "plugins")
     assert github_server.requests_to("/attestations/sha256:")
 
 
@@ -286,7 +288,7 @@ def test_a_signed_checksums_file_vouches_for_the_tarball(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
 ) -> None:
     repo = _goreleaser_release(github_server, private_sigstore)
-    policy = _policy(tmp_path, private_sigstore)
+    policy = scheme_policy(tmp_path, private_sigstore)
     result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
     assert result.returncode == 0, result.stderr
@@ -310,13 +312,13 @@ def test_a_checksums_file_that_does_not_vouch_is_refused(
         ],
     }[case]
     repo = _goreleaser_release(github_server, private_sigstore, lines=lines)
-    policy = _policy(tmp_path, private_sigstore)
+    policy = scheme_policy(tmp_path, private_sigstore)
     plugins = tmp_path / "plugins"
     plugins.mkdir()
     before = tree_snapshot(plugins)
     result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
-    _refused(result, "signature_invalid", plugins)
+    refused(result, "signature_invalid", plugins)
     assert tree_snapshot(plugins) == before
 
 
@@ -324,7 +326,7 @@ def test_list_json_shows_the_scheme_that_verified_each_plugin(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
 ) -> None:
     repo = _goreleaser_release(github_server, private_sigstore)
-    policy = _policy(tmp_path, private_sigstore)
+    policy = scheme_policy(tmp_path, private_sigstore)
     installed = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
                             "--trusted-keys", str(policy))  # fmt: skip
     assert installed.returncode == 0, installed.stderr
@@ -376,7 +378,7 @@ def test_public_good_attestation_from_the_api(
     result = run_install(tmp_path, github_server, f"malancas/{repo}@v0.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
     # archive_invalid: the signature step passed and the next step looked at the file.
-    _refused(result, kind, tmp_path / "plugins")
+    refused(result, kind, tmp_path / "plugins")
 
 
 @pytest.mark.parametrize(
@@ -404,7 +406,7 @@ def test_public_good_attestation_beside_a_local_file(tmp_path: Path, flip: bool,
          "--dest", str(tmp_path / "plugins"), "--trusted-keys", str(policy)],
         capture_output=True, text=True, check=False, env=cli_env(tmp_path), timeout=120,
     )  # fmt: skip
-    _refused(result, kind, tmp_path / "plugins")
+    refused(result, kind, tmp_path / "plugins")
 
 
 @pytest.mark.parametrize(("status", "kind"), [(403, None), (422, None), (500, "network")])
@@ -421,4 +423,4 @@ def test_an_attestations_endpoint_that_cannot_answer(
         assert result.returncode == 0, result.stderr
         assert json.loads(result.stdout)["signature"]["status"] == "unsigned"
     else:
-        _refused(result, kind, tmp_path / "plugins")
+        refused(result, kind, tmp_path / "plugins")
