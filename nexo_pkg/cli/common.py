@@ -132,6 +132,15 @@ def fail(error: NexoError, *, json_output: bool = False) -> NoReturn:
     if json_output:
         emit_json(error.to_json())
     sys.stderr.write(error_line(error) + "\n")
+    entry = error.details.get("entry")
+    if isinstance(entry, str) and not json_output:
+        # A refused signer: the policy entry that would trust it, to paste as it is (each line
+        # escaped: the identity and issuer come from a certificate).
+        policy = error.details.get("policy")
+        where = f" to {printable(policy)}" if isinstance(policy, str) else ""
+        sys.stderr.write(f"To trust this signer, add{where}:\n")
+        for line in entry.splitlines():
+            sys.stderr.write(f"  {printable(line)}\n")
     if OUTPUT.verbose:
         for key, value in error.details.items():
             sys.stderr.write(f"  {key}: {printable(value)}\n")

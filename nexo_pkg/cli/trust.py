@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import emit_json, exit_with, guarded, say
+from nexo_pkg.cli.common import emit_json, exit_with, guarded, result_line, say
 from nexo_pkg.cli.install import (
     ConfigOption,
     GitHubApiOption,
@@ -22,6 +22,7 @@ from nexo_pkg.cli.install import (
     YesOption,
 )
 from nexo_pkg.errors import NexoError, UsageError
+from nexo_pkg.terminal import printable
 
 if TYPE_CHECKING:
     from nexo_pkg.trust.base import SignatureOutcome
@@ -127,10 +128,16 @@ def _release_signer(
                 file = download_asset(client, found, cache, max_bytes=4 * 1024 * 1024)
                 temps.append(file)
                 material[name] = file.path
-            if not trust.has_own_bundle(tarball.name, material):
-                attestations = trust.fetch_attestations(client, owner, repo, downloaded.sha256)
-                if attestations is not None:
-                    material[trust.attestations_name(downloaded.sha256)] = attestations
+            attested = trust.release_attestations(
+                client,
+                owner,
+                repo,
+                asset_name=tarball.name,
+                digest=downloaded.sha256,
+                material=material,
+            )
+            if attested is not None:
+                material[attested.name] = attested.data
         nobody = TrustPolicy(default="require", trusted_root=policy.trusted_root)
         try:
             trust.verify_asset_signature(
@@ -219,16 +226,21 @@ def _add(
     )
     entry = author_entry_toml(author)
     if not json_output:
+        # Everything shown came from a release, a certificate or the command line: escaped.
         if seen is not None:
-            say(f"Release {seen['release']} of {owner}/{repo} ({seen['asset']}) is signed by:")
-            say(f"  identity: {seen['identity']}")
-            say(f"  issuer:   {seen['issuer']}")
+            say(
+                printable(
+                    f"Release {seen['release']} of {owner}/{repo} ({seen['asset']}) is signed by:"
+                )
+            )
+            say(f"  identity: {printable(seen['identity'])}")
+            say(f"  issuer:   {printable(seen['issuer'])}")
             for key, value in (seen["claims"] or {}).items():
                 if value:
-                    say(f"  {key}: {value}")
-        say(f"Entry for {policy_path}:")
+                    say(f"  {printable(key)}: {printable(value)}")
+        say(f"Entry for {printable(policy_path)}:")
         for line in entry.splitlines():
-            say(f"  {line}")
+            say(f"  {printable(line)}")
     if not yes:
         if not _interactive():
             raise UsageError("not a terminal: pass --yes to write the entry")
@@ -357,6 +369,10 @@ def _verify(
             error.message = error.message.replace(offered_as, str(bundle))
             error.args = (error.message,)
         raise
+    if offered_as is not None and bundle is not None and outcome.material is not None:
+        from dataclasses import replace  # noqa: PLC0415
+
+        outcome = replace(outcome, material=outcome.material.replace(offered_as, str(bundle)))
     return outcome, policy, owner, repo
 
 
@@ -427,9 +443,9 @@ def register(app: typer.Typer) -> None:
         if json_output:
             emit_json(document)
         elif document["added"]:
-            say(f"Added to {document['policy']}.")
+            say(f"Added to {printable(document['policy'])}.")
         else:
-            say(f"{document['policy']} already has this entry; nothing changed.")
+            say(f"{printable(document['policy'])} already has this entry; nothing changed.")
 
     @trust_app.command("list")
     def list_command(
@@ -457,17 +473,18 @@ def register(app: typer.Typer) -> None:
                 }
             )
             return
+        # Every value below comes from the policy file, whoever wrote it: escaped.
         for warning in policy.warnings:
-            say(warning)
-        say(f"Policy: {path}{'' if path.exists() else ' (not created yet)'}")
-        say(f"Default mode: {policy.default}")
+            say(printable(warning))
+        say(printable(f"Policy: {path}{'' if path.exists() else ' (not created yet)'}"))
+        say(f"Default mode: {printable(policy.default)}")
         if not policy.authors:
             say("No [[authors]] entries: no signer is trusted.")
         for author in policy.authors:
             who = author.identity or author.identity_regexp
             repos = f" repos={','.join(author.repos)}" if author.repos else ""
             extra = f" signer_workflow={author.signer_workflow}" if author.signer_workflow else ""
-            say(f"{author.owner:<20} {who}{repos}{extra} (line {author.line})")
+            result_line(printable(f"{author.owner:<20} {who}{repos}{extra} (line {author.line})"))
 
     @trust_app.command("remove")
     def remove_command(
@@ -485,7 +502,8 @@ def register(app: typer.Typer) -> None:
             owner, repo = _split_target(target)
             if not yes and not _interactive():
                 raise UsageError("not a terminal: pass --yes to remove entries")
-            if not yes and not typer.confirm(f"Remove the entries for {target}?", err=True):
+            question = f"Remove the entries for {printable(target)}?"
+            if not yes and not typer.confirm(question, err=True):
                 raise NexoError("nothing was changed", kind="cancelled")
             result = remove_authors(_policy_path(trusted_keys, config), owner, repo)
             if not result.changed:
@@ -552,12 +570,14 @@ def register(app: typer.Typer) -> None:
                 }
             )
             exit_with(0)
-        say(f"{file.name}: verified ({outcome.scheme}, {outcome.material})")
-        say(f"  identity: {outcome.identity}")
-        say(f"  issuer:   {outcome.issuer}")
+        # The file name, the material's name and everything the certificate says: escaped.
+        # The report is the command's result: stdout, as `plugin verify`'s.
+        result_line(printable(f"{file.name}: verified ({outcome.scheme}, {outcome.material})"))
+        result_line(f"  identity: {printable(outcome.identity)}")
+        result_line(f"  issuer:   {printable(outcome.issuer)}")
         for key, value in outcome.claims.items():
             if value:
-                say(f"  {key}: {value}")
+                result_line(f"  {printable(key)}: {printable(value)}")
         scope = f"{bound_owner}/{bound_repo}" if bound_repo else (bound_owner or "any owner")
         source = policy.source or "the flags"
-        say(f"Policy ({source}): trusted for {scope}")
+        result_line(printable(f"Policy ({source}): trusted for {scope}"))

@@ -248,17 +248,20 @@ def verify_asset_signature(
     try:
         verified = _verify_offer(artifact, asset_name, offer, request)
     except SignerUntrustedError as untrusted:
+        remedied = _with_remedy(untrusted, policy, owner, repo)
         if authors or mode != "warn" or untrusted.details.get("bound"):
-            raise _with_remedy(untrusted, policy, owner, repo) from None
+            raise remedied from None
+        command = remedied.details.get("trust_command")
+        how = f"run: {command}" if command else "add an author entry for it"
         return SignatureOutcome(
             status="unsigned",
             bundle_sha256=_material_sha256(offer),
             warnings=(
                 *warnings,
                 f"WARNING: {asset_name} carries a valid signature by {untrusted.identity} "
-                f"(issuer {untrusted.issuer}), but trusted_keys.toml has no [[authors]] entry "
-                f"for {owner!r}; installing it as UNVERIFIED. Add an author entry to trust "
-                "this signer.",
+                f"(issuer {untrusted.issuer}), but {_policy_name(policy)} has no [[authors]] "
+                f"entry for {owner!r}; installing it as UNVERIFIED. To trust this signer, "
+                f"{how}",
             ),
         )
     return SignatureOutcome(

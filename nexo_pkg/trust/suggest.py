@@ -14,6 +14,8 @@ from typing import Any
 from nexo_pkg.trust.policy import GITHUB_ACTIONS_ISSUER, AuthorPolicy
 
 _RE2_SPECIAL = set(".^$*+?()[]{}|\\")
+# Printable to Python, yet they break or reorder a line on a terminal.
+_LINE_BREAKING = frozenset("\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 def escape_pattern(text: str) -> str:
@@ -92,9 +94,20 @@ def suggest_author(
     )
 
 
+def _toml_char(char: str) -> str:
+    if char in {'"', "\\"}:
+        return "\\" + char
+    if char.isprintable() and char not in _LINE_BREAKING:
+        return char
+    code = ord(char)
+    return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
+
+
 def _toml_string(value: str) -> str:
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
+    """``value`` as a TOML basic string whose text is printable: control characters, line
+    separators and bidirectional controls are written as ``\\uXXXX`` escapes (the entry is
+    shown on terminals and pasted into the policy)."""
+    return '"' + "".join(_toml_char(char) for char in value) + '"'
 
 
 def author_entry_toml(author: AuthorPolicy) -> str:

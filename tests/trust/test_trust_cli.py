@@ -46,9 +46,12 @@ def _verify(
 def test_verify_a_reusable_workflow_attestation_offline(tmp_path: Path) -> None:
     result = _verify(tmp_path, "--repo", "malancas/attest-demo")
     assert result.returncode == 0, result.stderr
-    assert "github-attestation" in result.stderr
-    assert f"signer_workflow: {REUSABLE_SIGNER}" in result.stderr
-    assert "trusted for malancas/attest-demo" in result.stderr
+    # The report is the result: stdout.
+    assert "github-attestation" in result.stdout
+    # The material is named as given, not as install would look for it beside the file.
+    assert "reusable-workflow-attestation.sigstore.json" in result.stdout.splitlines()[0]
+    assert f"signer_workflow: {REUSABLE_SIGNER}" in result.stdout
+    assert "trusted for malancas/attest-demo" in result.stdout
 
 
 def test_verify_json_is_one_document(tmp_path: Path) -> None:

@@ -1,0 +1,235 @@
+"""What the trust commands and refusals put on a terminal: the entry to paste after a
+refusal, and every identity, issuer, pattern or name from a certificate or the policy file
+escaped (a hostile one must not put escape sequences on the terminal)."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from support.github_server import GitHubServer, asset_host, github_server
+from support.private_sigstore import PrivateSigstore
+from support.tarballs import asset_name, release_assets
+
+from .helpers import cli_env
+
+__all__ = ["asset_host", "github_server"]
+
+OWNER, REPO, PLUGIN = "acme", "nexo-plugin-echo", "echo"
+# ESC clear-screen, an OSC title, BEL and a line feed (a certificate's SAN is ASCII), and a
+# right-to-left override where text may be Unicode (issuer, policy file, command line).
+HOSTILE_ASCII = "\x1b[2J\x1b]0;pwned\x07\n"
+HOSTILE = HOSTILE_ASCII + "\u202e"
+HOSTILE_IDENTITY = (
+    f"https://github.com/acme/nexo-plugin-echo/.github/workflows/pub{HOSTILE_ASCII}lish.yml"
+    "@refs/tags/v1.0.0"
+)
+HOSTILE_ISSUER = f"https://token.actions.githubusercontent.com/{HOSTILE}"
+POLICY = """\
+# kept
+schema_version = "1.0"
+default = "require"
+trusted_root = "private_trusted_root.json"
+"""
+
+
+def nexo(tmp_path: Path, *args: str, api: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
+        capture_output=True, text=True, check=False, env=cli_env(tmp_path, api=api),
+        timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def assert_clean(text: str) -> None:
+    """No raw control character (but line feeds between lines) nor bidi override."""
+    for char in text:
+        assert char == "\n" or (char.isprintable() and char not in "\u202e\u2066"), repr(char)
+
+
+def _policy(tmp_path: Path, instance: PrivateSigstore, extra: str = "") -> Path:
+    instance.write_trusted_root(tmp_path / "private_trusted_root.json")
+    path = tmp_path / "trusted_keys.toml"
+    path.write_text(POLICY + extra, encoding="utf-8")
+    return path
+
+
+def _signed_release(
+    server: GitHubServer, instance: PrivateSigstore, identity: str, issuer: str
+) -> None:
+    assets = release_assets(PLUGIN, "1.0.0")
+    name = asset_name(PLUGIN, "1.0.0")
+    assets[name + ".sigstore.json"] = json.dumps(
+        instance.sign(assets[name], identity=identity, issuer=issuer)
+    ).encode()
+    server.publish(OWNER, REPO, "v1.0.0", assets)
+
+
+def _install(
+    tmp_path: Path, server: GitHubServer, policy: Path, *flags: str
+) -> subprocess.CompletedProcess[str]:
+    return nexo(tmp_path, "install", f"{OWNER}/{REPO}@v1.0.0", "--yes",
+                "--dest", str(tmp_path / "plugins"), "--trusted-keys", str(policy), *flags,
+                api=server.url)  # fmt: skip
+
+
+def _pasted_entry(stderr: str) -> str:
+    """The entry lines a text refusal printed after ``To trust this signer, add …:``."""
+    lines = stderr.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("To trust this signer"))
+    entry = [line.removeprefix("  ") for line in lines[start + 1 :] if line.startswith("  ")]
+    return "\n".join(entry) + "\n"
+
+
+@pytest.mark.parametrize(
+    ("identity", "issuer"),
+    [
+        (
+            "https://github.com/acme/nexo-plugin-echo/.github/workflows/publish.yml"
+            "@refs/tags/v1.0.0",
+            "https://token.actions.githubusercontent.com",
+        ),
+        (HOSTILE_IDENTITY, HOSTILE_ISSUER),
+    ],
+    ids=["plain", "hostile"],
+)
+def test_a_text_refusal_prints_the_exact_entry_to_paste(
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    identity: str,
+    issuer: str,
+) -> None:
+    """The entry printed is what --json carries, escaped for the terminal, and pasting it
+    into the policy makes the same install succeed."""
+    _signed_release(github_server, private_sigstore, identity, issuer)
+    policy = _policy(tmp_path, private_sigstore)
+    refused = _install(tmp_path, github_server, policy)
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("error: ")
+    assert f"To trust this signer, add to {policy}:" in refused.stderr
+    assert_clean(refused.stderr)
+    as_json = _install(tmp_path, github_server, policy, "--json")
+    document = json.loads(as_json.stdout)
+    assert document["kind"] == "signer_untrusted"
+    pasted = _pasted_entry(refused.stderr)
+    assert pasted == document["entry"]
+    assert tomllib.loads(pasted)["authors"][0]["oidc_issuer"]
+    with policy.open("a", encoding="utf-8") as handle:
+        handle.write("\n" + pasted)
+    installed = _install(tmp_path, github_server, policy, "--json")
+    assert installed.returncode == 0, installed.stderr
+    assert json.loads(installed.stdout)["signature"]["identity"] == identity
+    assert policy.read_text(encoding="utf-8").startswith("# kept\n")
+
+
+def test_trust_verify_escapes_what_the_certificate_says(
+    tmp_path: Path, private_sigstore: PrivateSigstore
+) -> None:
+    artifact = tmp_path / "artifact.bin"
+    artifact.write_bytes(b"payload")
+    bundle = tmp_path / "artifact.bin.sigstore.json"
+    bundle.write_text(
+        json.dumps(
+            private_sigstore.sign(b"payload", identity=HOSTILE_IDENTITY, issuer=HOSTILE_ISSUER)
+        )
+    )
+    trusting = _policy(
+        tmp_path,
+        private_sigstore,
+        '[[authors]]\nowner = "acme"\nidentity_regexp = "(?s)^https://github\\\\.com/acme/.+$"\n'
+        f"oidc_issuer = {json.dumps(HOSTILE_ISSUER)}\n",
+    )
+    verified = nexo(tmp_path, "trust", "verify", str(artifact), "--trusted-keys", str(trusting))
+    assert verified.returncode == 0, verified.stderr
+    assert "\\u001b[2J" in verified.stdout
+    assert_clean(verified.stdout)
+    assert_clean(verified.stderr)
+    # Refused (a pattern for another workflow): the error and the entry it prints are
+    # escaped too.
+    other = tmp_path / "other.toml"
+    other.write_text(
+        trusting.read_text(encoding="utf-8").replace("acme/.+$", "acme/x/.+$"), encoding="utf-8"
+    )
+    refused = nexo(tmp_path, "trust", "verify", str(artifact), "--trusted-keys", str(other))
+    assert refused.returncode == 1
+    assert "To trust this signer, add" in refused.stderr
+    assert "\\u001b" in refused.stderr
+    assert_clean(refused.stderr)
+    assert_clean(refused.stdout)
+
+
+def test_trust_list_escapes_a_hostile_policy(
+    tmp_path: Path, private_sigstore: PrivateSigstore
+) -> None:
+    policy = _policy(
+        tmp_path,
+        private_sigstore,
+        "[[authors]]\n"
+        'owner = "acme"\n'
+        'identity_regexp = "^https://github\\\\.com/acme/\\u001b\\\\[2J.*$"\n'
+        'signer_workflow = "acme/x/.github/workflows/\\u001b]0;pwned\\u0007.yml"\n'
+        'source_ref = "^refs/tags/\\u202e.*$"\n',
+    )
+    listed = nexo(tmp_path, "trust", "list", "--trusted-keys", str(policy))
+    assert listed.returncode == 0, listed.stderr
+    assert "\\u001b\\[2J" in listed.stdout
+    assert "\\u001b]0;pwned\\u0007" in listed.stdout
+    assert_clean(listed.stdout)
+    assert_clean(listed.stderr)
+
+
+def test_trust_add_and_remove_escape_what_they_echo(tmp_path: Path) -> None:
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text("# kept\n")
+    added = nexo(tmp_path, "trust", "add", "acme/echo", "--identity", f"x{HOSTILE}@example.com",
+                 "--signer-workflow", f"acme/echo/.github/workflows/{HOSTILE}.yml",
+                 "--trusted-keys", str(policy), "--yes")  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    assert "\\u001B[2J" in added.stderr
+    assert_clean(added.stderr)
+    assert_clean(added.stdout)
+    written = tomllib.loads(policy.read_text(encoding="utf-8"))["authors"][0]
+    assert written["identity"] == f"x{HOSTILE}@example.com"
+    listed = nexo(tmp_path, "trust", "list", "--trusted-keys", str(policy))
+    assert_clean(listed.stdout + listed.stderr)
+    removed = nexo(tmp_path, "trust", "remove", f"acme/{HOSTILE}", "--trusted-keys", str(policy),
+                   "--yes")  # fmt: skip
+    assert removed.returncode == 2
+    assert_clean(removed.stderr)
+    gone = nexo(tmp_path, "trust", "remove", "acme", "--trusted-keys", str(policy), "--yes")
+    assert gone.returncode == 0, gone.stderr
+    assert "owner" not in policy.read_text(encoding="utf-8")
+
+
+def test_an_unknown_signer_under_warn_is_told_the_command_that_trusts_it(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> None:
+    """No entry for the owner under warn: installed as unsigned, and the warning gives the
+    `trust add` command; running it makes the next install verified."""
+    identity = (
+        "https://github.com/acme/nexo-plugin-echo/.github/workflows/release.yml@refs/tags/v1.0.0"
+    )
+    _signed_release(
+        github_server, private_sigstore, identity, "https://token.actions.githubusercontent.com"
+    )
+    policy = _policy(tmp_path, private_sigstore)
+    policy.write_text(policy.read_text().replace('"require"', '"warn"'))
+    first = _install(tmp_path, github_server, policy, "--json", "--dry-run")
+    assert first.returncode == 0, first.stderr
+    document = json.loads(first.stdout)
+    assert document["signature"]["status"] == "unsigned"
+    (warning,) = [w for w in document["warnings"] if "UNVERIFIED" in w]
+    assert str(policy) in warning
+    command = shlex.split(warning.partition("run: ")[2])
+    assert command[:4] == ["nexo", "plugin", "trust", "add"]
+    added = nexo(tmp_path, *command[2:], "--yes", api=github_server.url)
+    assert added.returncode == 0, added.stderr
+    second = _install(tmp_path, github_server, policy, "--json")
+    assert second.returncode == 0, second.stderr
+    assert json.loads(second.stdout)["signature"]["status"] == "verified"
