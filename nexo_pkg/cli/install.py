@@ -199,7 +199,7 @@ def _confirmer(*, yes: bool, json_output: bool) -> Any:
     return ask
 
 
-def _report_install(result: InstallResult, *, json_output: bool, verb: str = "Installed") -> None:
+def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool = False) -> None:
     if json_output:
         emit_json(result.to_json())
         return
@@ -208,13 +208,16 @@ def _report_install(result: InstallResult, *, json_output: bool, verb: str = "In
         _show_plan(plan)
         for warning in result.warnings:
             warn(printable(warning))
-        say(f"Dry run: every check passed; nothing was written to {plan.destination}.")
+        say(f"Dry run: every check passed; nothing was written to {printable(plan.destination)}.")
         return
     label = printable(f"{plan.plugin_id} {plan.version}")
     if result.was_already_present:
         say(f"{label} is already installed at {printable(result.path)}.")
+    elif upgraded:
+        plugin, version = printable(plan.plugin_id), printable(plan.version)
+        say(f"Upgraded {plugin} to {version} at {printable(result.path)}.")
     else:
-        say(f"{verb} {label} to {printable(result.path)}.")
+        say(f"Installed {label} to {printable(result.path)}.")
 
 
 def _progress_wanted() -> bool:
@@ -254,7 +257,7 @@ def _report_upgrade(result: UpgradeResult) -> None:
     if result.install is None:
         say(f"{printable(result.plugin_id)} {printable(result.from_version)} is up to date.")
         return
-    _report_install(result.install, json_output=False, verb="Upgraded to")
+    _report_install(result.install, json_output=False, upgraded=True)
     if result.removed_old:
         say(f"Removed {printable(result.from_version)} ({printable(result.old_path)}).")
     for kept in result.kept:

@@ -161,3 +161,36 @@ def test_names_of_files_found_in_an_installed_tree_are_escaped_by_verify(env: En
     assert result.exit_code == 1
     assert_escaped(result)
     assert f"extra{SHOWN}" in result.stdout
+
+
+def test_an_install_root_named_by_the_daemon_config_is_escaped(
+    github_server: GitHubServer, tmp_path: Path
+) -> None:
+    # The root comes from the daemon's configuration on disk, not from the command line.
+    config = tmp_path / "config"
+    (config / "plugins").mkdir(parents=True)
+    root = tmp_path / f"plugins{HOSTILE}"
+    (config / "plugins" / "discovery.yaml").write_text(
+        f"discovery:\n  search_paths:\n    - {json.dumps(str(root))}\n"
+    )
+    data = plugin_tarball("hello", "1.0.0")
+    github_server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0", data=data))
+    env = clean_env(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_CONFIG_DIR=str(config),
+        NEXO_GITHUB_API_BASE=github_server.url,
+        NO_PROXY="127.0.0.1,localhost",
+    )
+    for command in (
+        ["list"],
+        ["verify"],
+        ["install", "acme/hello", "--yes", "--dry-run"],
+        ["install", "acme/hello", "--yes"],
+        ["list"],
+        ["upgrade", "hello", "--yes"],
+        ["remove", "hello", "--yes"],
+    ):
+        result = run_cli_in_process(["plugin", *command], env=env)
+        assert result.exit_code == 0, (command, result.stderr)
+        assert_escaped(result)
+    assert root.is_dir()
