@@ -365,7 +365,10 @@ def register(app: typer.Typer) -> None:
         else:
             note(f"Mirrored {release} to {result.reference} ({result.digest}).")
 
-    cache_app = typer.Typer(help="The shared download cache ($NEXO_HOME/cache/blobs).")
+    cache_app = typer.Typer(
+        help="The shared download cache ($NEXO_HOME/cache/blobs).\n\n"
+        "Exit codes: 0 success; 1 the cache could not be pruned; 2 usage error."
+    )
     app.add_typer(cache_app, name="cache")
 
     @cache_app.command("prune")

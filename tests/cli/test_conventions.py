@@ -400,6 +400,9 @@ def test_every_group_and_command_teaches_the_shared_options() -> None:
         assert result.exit_code == 0, (path, result.output)
         for option in ("-q, --quiet", "-v, --verbose", "--color [auto|always|never]", "-h, --help"):
             assert option in result.output, (path, option)
+        if "Commands:" in result.output:
+            # Each group says what its exit codes mean, as `nexo plugin -h` does.
+            assert "Exit codes: 0 success" in result.output, path
 
 
 @pytest.mark.parametrize(
