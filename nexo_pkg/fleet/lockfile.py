@@ -48,6 +48,7 @@ from nexo_pkg.errors import ConfigError, NexoError
 from nexo_pkg.fleet.reference import is_oci, parse_reference
 from nexo_pkg.install.select import PLUGIN_ID
 from nexo_pkg.install.source import GitHubSource, parse_source
+from nexo_pkg.install.store import timestamp_or_none
 from nexo_pkg.manifest.versionreq import VersionError, VersionReq, parse_version_req
 
 WANTED_NAME = "nexo-plugins.toml"
@@ -211,6 +212,13 @@ def _string(
     return value
 
 
+def _timestamp(path: Path, where: str, table: dict[str, Any]) -> str | None:
+    value = _string(path, where, table, "published", optional=True)
+    if value is not None and timestamp_or_none(value) is None:
+        raise _invalid(path, f"`{where}.published` is not an RFC 3339 time (2026-11-23T10:00:00Z)")
+    return value  # type: ignore[no-any-return]
+
+
 def read_lock(path: Path) -> Lock:
     """Parse a lock file; ``lock_invalid`` (exit 2) when it is not one nexo-pkg wrote."""
     document = _load_toml(path, "lock_invalid")
@@ -273,7 +281,7 @@ def read_lock(path: Path) -> Lock:
             version=_string(path, where, entry, "version"),
             resolved=_string(path, where, entry, "resolved"),
             targets=targets,
-            published=_string(path, where, entry, "published", optional=True),
+            published=_timestamp(path, where, entry),
             github=_string(path, where, entry, "github", optional=True),
         )
     return lock

@@ -26,6 +26,7 @@ from nexo_pkg.install.checksum import parse_digest, parse_sidecar
 from nexo_pkg.install.inspect import ArchiveLimits
 from nexo_pkg.install.select import MANIFEST_ASSETS, parse_tarball_name, release_identity
 from nexo_pkg.install.source import GitHubSource, parse_source
+from nexo_pkg.install.store import timestamp_or_none
 from nexo_pkg.manifest.versionreq import VersionReq, parse_version
 from nexo_pkg.trust import entry as trust
 
@@ -220,7 +221,7 @@ class Session:
             version=plugin.version,
             resolved=str(reference.with_digest(plugin.index_digest)),
             targets=targets,
-            published=plugin.created,
+            published=timestamp_or_none(plugin.created),
             origin=plugin.origin,
         )
 
@@ -247,6 +248,7 @@ class Session:
             version=version,
             resolved=f"{source.owner}/{source.repo}@{release.tag}",
             targets=targets,
+            published=release.published_at,
         )
 
     # -- opening one target ---------------------------------------------------------------

@@ -41,6 +41,7 @@ from nexo_pkg.install.bounded import (
     timeout_from_env,
 )
 from nexo_pkg.install.checksum import parse_digest
+from nexo_pkg.install.store import timestamp_or_none
 
 # httpx's package init imports its own command-line tool (rich, pygments and click: tens of
 # milliseconds at start-up) whenever those are installed; nothing here uses it, so its import
@@ -98,6 +99,8 @@ class Release:
     tag: str
     assets: tuple[ReleaseAsset, ...]
     html_url: str = ""
+    # When GitHub published it (RFC 3339), if the API said so in that shape.
+    published_at: str | None = None
 
     def asset(self, name: str) -> ReleaseAsset | None:
         for asset in self.assets:
@@ -916,5 +919,8 @@ def _parse_release(document: Any, what: str) -> Release:
             )
         )
     return Release(
-        tag=document["tag_name"], assets=tuple(assets), html_url=str(document.get("html_url", ""))
+        tag=document["tag_name"],
+        assets=tuple(assets),
+        html_url=str(document.get("html_url", "")),
+        published_at=timestamp_or_none(document.get("published_at")),
     )

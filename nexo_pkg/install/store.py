@@ -24,6 +24,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -87,6 +88,17 @@ def default_dest(nexo_home: Path) -> Path:
 
 def utc_now() -> str:
     return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})")
+
+
+def timestamp_or_none(value: object) -> str | None:
+    """``value`` when it is an RFC 3339 timestamp (``2026-11-23T10:00:00Z``), else ``None``:
+    a publication time a release or registry gives goes into receipts only in that shape."""
+    if isinstance(value, str) and _TIMESTAMP.fullmatch(value):
+        return value
+    return None
 
 
 class NotRegularFileError(OSError):

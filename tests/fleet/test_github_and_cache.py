@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support.github_server import GitHubServer, github_server
 from support.private_sigstore import PrivateSigstore
-from support.tarballs import release_assets
+from support.tarballs import release_assets, tree_snapshot
 
 from nexo_pkg.errors import NexoError
 from nexo_pkg.install.blobcache import BlobCache, BlobSink
@@ -83,6 +83,53 @@ def test_github_sources_lock_sync_and_upgrade(
     everything = run_nexo(env, "lock", "-f", str(wanted), "--upgrade", *common, "--json")
     assert everything.returncode == 0, everything.stderr
     assert json_of(everything)["written"] is False
+
+
+def test_frozen_syncs_of_a_github_lock_write_the_same_receipts_on_every_host(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy: Path,
+) -> None:
+    """The lock records the release's publication time; every host's receipt carries it as
+    ``installed_at``, so two clean roots end byte-identical, receipts included."""
+    _publish(github_server, private_sigstore, "1.2.3")
+    published = github_server.releases[("acme", "nexo-plugin-echo")][0].published_at
+    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
+    wanted = tmp_path / "nexo-plugins.toml"
+    wanted.write_text('[plugins.echo]\nsource = "acme/nexo-plugin-echo"\n')
+    lock_file = tmp_path / "nexo-plugins.lock"
+    common = ("--trusted-keys", str(policy), "--require-signature")
+    assert run_nexo(env, "lock", "-f", str(wanted), *common).returncode == 0
+    assert f'published = "{published}"' in lock_file.read_text()
+    roots = []
+    for name in ("a", "b"):
+        host = {**env, "NEXO_HOME": str(tmp_path / f"home-{name}")}
+        dest = tmp_path / f"root-{name}"
+        synced = run_nexo(
+            host, "sync", "--lock", str(lock_file), "--dest", str(dest), "--frozen", *common
+        )
+        assert synced.returncode == 0, synced.stderr
+        roots.append(dest)
+    assert tree_snapshot(roots[0]) == tree_snapshot(roots[1])
+    receipts = [(root / "echo-1.2.3" / ".nexo-install.json").read_bytes() for root in roots]
+    assert receipts[0] == receipts[1]
+    assert json.loads(receipts[0])["installed_at"] == published
+
+    # A hand-edited publication time that is not one is refused before anything is fetched.
+    lock_file.write_text(
+        lock_file.read_text().replace(published, "yesterday\\u001b[2J"), encoding="utf-8"
+    )
+    edited = run_nexo(
+        env, "sync", "--lock", str(lock_file), "--dest", str(tmp_path / "c"), "--frozen",
+        *common, "--json",
+    )  # fmt: skip
+    assert edited.returncode == 2
+    assert json_of(edited)["kind"] == "lock_invalid"
+    assert "published" in json_of(edited)["error"]
+    assert not (tmp_path / "c" / "echo-1.2.3").exists()
 
 
 def test_a_lock_that_names_another_signer_is_refused_at_sync(

@@ -145,3 +145,40 @@ def test_signature_files_are_only_taken_under_the_asset_s_own_names(
     assert result.plan.signature.status == "unsigned"
     assert not list(tmp_path.parent.parent.glob(f"{tmp_path.name}-escaped*"))
     assert not list(Path("/tmp").glob(f"{tmp_path.name}-escaped*"))
+
+
+def test_a_creation_time_that_is_not_one_stays_out_of_lock_and_receipts(
+    tmp_path: Path, registry: Registry, fleet_env: dict[str, str]
+) -> None:
+    """``org.opencontainers.image.created`` becomes the lock's ``published`` and the receipts'
+    ``installed_at`` (which the reference installer prints as it is) only as an RFC 3339
+    time; escape sequences there are dropped, and the receipt gets the sync's own time."""
+    from nexo_pkg.fleet.oci import TargetFiles, push_version
+
+    from .conftest import run_nexo
+
+    tarball = tmp_path / f"echo-1.2.3-{LINUX}.tar.gz"
+    tarball.write_bytes(plugin_tarball("echo", "1.2.3"))
+    hostile = "2026-01-01T00:00:00Z\x1b[2J\x1b]0;owned\x07"
+    reference = parse_reference(registry.ref("plugins/echo:1.2.3"))
+    with RegistryClient(reference.host, plain_http=True, loopback=True) as client:
+        push_version(
+            client, reference, plugin_id="echo", version="1.2.3",
+            targets=[TargetFiles(LINUX, tarball, sha256_hex(tarball.read_bytes()), {})],
+            manifest_text=None, origin=None, created=hostile,
+        )  # fmt: skip
+    wanted = tmp_path / "nexo-plugins.toml"
+    wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("plugins/echo")}"\n')
+    locked = run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http")
+    assert locked.returncode == 0, locked.stderr
+    lock_text = (tmp_path / "nexo-plugins.lock").read_text()
+    assert "published" not in lock_text
+    dest = tmp_path / "root"
+    synced = run_nexo(
+        fleet_env, "sync", "--lock", str(tmp_path / "nexo-plugins.lock"), "--dest", str(dest),
+        "--frozen", "--plain-http",
+    )  # fmt: skip
+    assert synced.returncode == 0, synced.stderr
+    receipt = (dest / "echo-1.2.3" / ".nexo-install.json").read_text()
+    assert "\\u001b" not in receipt
+    assert "\x1b" not in receipt

@@ -28,6 +28,7 @@ github_server, asset_host``).
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import json
 import socket
@@ -84,6 +85,10 @@ class PublishedRelease:
     repo: str
     tag: str
     assets: list[PublishedAsset]
+    # When GitHub says it was published (`published_at`), RFC 3339 UTC.
+    published_at: str = field(
+        default_factory=lambda: dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    )
 
 
 class _Server(ThreadingHTTPServer):
@@ -418,6 +423,7 @@ class GitHubServer(_LoopbackServer):
             "draft": False,
             "prerelease": False,
             "html_url": f"{self.url}/{release.owner}/{release.repo}/releases/tag/{release.tag}",
+            "published_at": release.published_at,
             "assets": [self._asset_json(release, asset, base) for asset in release.assets],
         }
 
