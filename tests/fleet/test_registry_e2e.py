@@ -11,6 +11,7 @@ from pathlib import Path
 
 from support.github_server import GitHubServer, github_server
 from support.private_sigstore import PrivateSigstore
+from support.receipts import reference_receipt_struct
 from support.registry import Registry
 from support.tarballs import release_assets, tree_snapshot
 from support.token_server import TokenServer
@@ -76,6 +77,10 @@ def test_push_then_install_from_an_authenticated_registry_verifies_the_signer(
     receipt = json.loads((dest / "echo-1.2.3" / ".nexo-install.json").read_text())
     assert receipt["source"] == "oci-registry"
     assert receipt["signature"]["identity"] == ACME_IDENTITY
+    # The reference installer reads it: its ten string fields, `source` free-form text.
+    as_reference = reference_receipt_struct(receipt)
+    assert (as_reference["owner"], as_reference["repo"], as_reference["tag"]) == ("", "", "")
+    assert as_reference["source"] == "oci-registry"
     verified = run_nexo(fleet_env, "verify", "echo", "--dest", str(dest))
     assert verified.returncode == 0, verified.stderr
 
@@ -165,6 +170,9 @@ def test_mirror_then_air_gapped_sync_keeps_the_original_signer(
     ]
     receipt = json.loads((dest / "echo-1.2.3" / ".nexo-install.json").read_text())
     assert receipt["signature"]["identity"] == ACME_IDENTITY
+    # A mirror keeps the release's coordinates, so the reference installer's `upgrade`,
+    # which reads only those, follows the original release on GitHub.
+    assert reference_receipt_struct(receipt)["owner"] == "acme"
     assert (receipt["owner"], receipt["repo"], receipt["tag"]) == (
         "acme",
         "nexo-plugin-echo",

@@ -17,24 +17,13 @@ from typing import Any
 import pytest
 from adversarial.harness import CliResult, clean_env, run_cli_in_process
 from support.daemon_walk import discovered_versions
+from support.receipts import reference_receipt_struct
 from support.tarballs import plugin_members, release_assets, sha256_hex, write_plugin
 
 from nexo_pkg.install.pipeline import install
-from nexo_pkg.install.store import RECEIPT_NAME, REFERENCE_RECEIPT_FIELDS
+from nexo_pkg.install.store import RECEIPT_NAME
 
 from .conftest import InstallEnv
-
-
-def reference_receipt_struct(document: Any) -> dict[str, str]:
-    """A strict model of the reference installer's receipt: every one of its ten fields
-    present and a JSON string; other keys ignored (as serde does by default)."""
-    assert isinstance(document, dict)
-    parsed: dict[str, str] = {}
-    for field in REFERENCE_RECEIPT_FIELDS:
-        value = document[field]
-        assert isinstance(value, str), (field, value)
-        parsed[field] = value
-    return parsed
 
 
 def _write_reference_install(dest: Path, plugin_id: str, version: str, tag: str) -> Path:
