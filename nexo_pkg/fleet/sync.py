@@ -215,13 +215,12 @@ def sync(
     result = SyncResult(lock_path, dest)
     with Session(options) as session:
         session.policy()  # a bad policy fails the whole run before anything is fetched
+        if frozen and not lock_path.exists():
+            raise NexoError(
+                f"--frozen needs {lock_path}; run `nexo plugin lock` first", kind="lock_stale"
+            )
         if wanted_path is not None and wanted_path.exists():
             if frozen:
-                if not lock_path.exists():
-                    raise NexoError(
-                        f"--frozen needs {lock_path}; run `nexo plugin lock` first",
-                        kind="lock_stale",
-                    )
                 reasons = stale_entries(read_wanted(wanted_path), read_lock(lock_path))
                 if reasons:
                     raise NexoError(

@@ -27,6 +27,12 @@ def _closed_port() -> int:
         (["mirror", "acme/echo", "oci://127.0.0.1:1/a/b"], 2, "usage"),
         (["lock", "-f", "{tmp}/missing.toml"], 2, "wanted_invalid"),
         (["sync", "--lock", "{tmp}/missing.lock", "--dest", "{tmp}/root"], 2, "lock_invalid"),
+        (
+            ["sync", "--lock", "{tmp}/missing.lock", "--dest", "{tmp}/root", "--frozen"],
+            1,
+            "lock_stale",
+        ),
+        (["lock", "-f", "{tmp}/missing.toml", "--check"], 2, "wanted_invalid"),
         (["install", "oci://127.0.0.1:{port}/a/b:1", "--plain-http", "--yes"], 1, "network"),
         (
             [
