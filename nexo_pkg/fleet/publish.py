@@ -209,7 +209,7 @@ def install_from_registry(
     candidates = host_candidates(install_options.target)
     with Session(options) as session:
         session.policy()
-        resolved = session.resolve_oci(reference, None)
+        resolved = session.resolve_oci(reference, None, host=candidates)
         if (
             install_options.expected_id is not None
             and resolved.plugin_id != install_options.expected_id

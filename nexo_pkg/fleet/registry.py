@@ -130,6 +130,7 @@ class RegistryClient:
         self.credentials = credentials
         self.requests: Counter[str] = Counter()
         self._tokens: dict[str, str] = {}
+        self._manifests: dict[tuple[str, str], Manifest] = {}
         self._basic = False
         self.timeout = timeout_from_env() if timeout is None else checked_timeout(timeout)
         self._deadline = Deadline(self.timeout)
@@ -399,7 +400,19 @@ class RegistryClient:
     # -- manifests -----------------------------------------------------------------------
 
     def get_manifest(self, repository: str, reference: str) -> Manifest:
-        """GET a manifest or index by tag or digest; a digest is checked against the bytes."""
+        """GET a manifest or index by tag or digest; a digest is checked against the bytes.
+
+        What a digest names never changes: one asked for again in the same run (a lock
+        resolves a target, then opens it) is answered from memory."""
+        remembered = self._manifests.get((repository, reference))
+        if remembered is not None:
+            return remembered
+        manifest = self._fetch_manifest(repository, reference)
+        if reference.startswith("sha256:"):
+            self._manifests[(repository, reference)] = manifest
+        return manifest
+
+    def _fetch_manifest(self, repository: str, reference: str) -> Manifest:
         with self._request(
             "GET",
             f"{repository}/manifests/{reference}",

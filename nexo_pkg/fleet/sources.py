@@ -23,6 +23,7 @@ from nexo_pkg.fleet.lockfile import LockedPlugin, LockedTarget, WantedPlugin
 from nexo_pkg.fleet.reference import OciReference, is_oci, parse_reference
 from nexo_pkg.install.blobcache import BlobCache, BlobSink
 from nexo_pkg.install.checksum import parse_digest, parse_sidecar
+from nexo_pkg.install.hosttriple import NOARCH
 from nexo_pkg.install.inspect import ArchiveLimits
 from nexo_pkg.install.select import MANIFEST_ASSETS, parse_tarball_name, release_identity
 from nexo_pkg.install.source import GitHubSource, parse_source
@@ -201,11 +202,31 @@ class Session:
             )  # fmt: skip
         return resolved
 
-    def resolve_oci(self, reference: OciReference, requirement: VersionReq | None) -> Resolved:
+    def resolve_oci(
+        self,
+        reference: OciReference,
+        requirement: VersionReq | None,
+        *,
+        host: tuple[str, ...] | None = None,
+    ) -> Resolved:
+        """Resolve a registry version with every target it ships, or with ``host`` (the host's
+        target candidates, in order) only the one target an install takes: the first of them
+        the version has, else its ``noarch``. Only the targets kept have their manifest read."""
         client = self.registry(reference)
         plugin = oci.resolve(client, reference, requirement)
+        chosen = plugin.targets
+        if host is not None:
+            first = next((t for t in (*host, NOARCH) if t in plugin.targets), None)
+            if first is None:
+                raise NexoError(
+                    f"{plugin.plugin_id} {plugin.version} in {reference.base} has no tarball "
+                    f"for this host ({', '.join(host) or 'noarch only'}); it has "
+                    f"{', '.join(plugin.targets) or 'none'}",
+                    kind="asset_not_found",
+                )
+            chosen = {first: plugin.targets[first]}
         targets: dict[str, LockedTarget] = {}
-        for target, entry in plugin.targets.items():
+        for target, entry in chosen.items():
             asset = oci.target_asset(client, reference.repository, plugin, entry)
             targets[target] = LockedTarget(
                 target=target,

@@ -388,8 +388,12 @@ def test_upgrade_follows_the_registry_the_plugin_came_from(
     push_dist(make_dist(), reference, Path(fleet_env["NEXO_HOME"]))
     dest = tmp_path / "plugins"
     common = ("--dest", str(dest), "--plain-http", "--trusted-keys", str(policy), "--yes")
+    by_digest = r"/manifests/sha256:[0-9a-f]{64}$"
+    before = registry.requests("GET", by_digest)
     installed = run_nexo(fleet_env, "install", reference + ":1.2.3", *common, "--json")
     assert installed.returncode == 0, installed.stderr
+    # Of the two targets' manifests only this host's is read, once, and its signature's.
+    assert registry.requests("GET", by_digest) - before == 2
     receipt = json.loads((dest / "echo-1.2.3" / ".nexo-install.json").read_text())
     assert receipt["registry"].startswith(reference + "@sha256:")
 
