@@ -259,3 +259,36 @@ def test_lock_binds_a_signature_to_the_release_it_was_made_for(
     assert refused.returncode == 1
     assert json_of(refused)["kind"] == "signer_untrusted"
     assert not (tmp_path / "nexo-plugins.lock").exists()
+
+
+def test_no_signature_request_when_signatures_are_not_verified(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy: Path,
+) -> None:
+    """lock and sync with --skip-signature-verify ask neither the attestations endpoint nor
+    for the signature assets; the same release verified does (the check can fail)."""
+    _publish(github_server, private_sigstore, "1.2.3")
+    name = f"echo-1.2.3-{LINUX}.tar.gz"
+    release = github_server.releases[("acme", "nexo-plugin-echo")][0]
+    signature_path = github_server.asset_api_url(release, name + ".sigstore.json").removeprefix(
+        github_server.url
+    )
+    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
+    wanted = tmp_path / "nexo-plugins.toml"
+    wanted.write_text('[plugins.echo]\nsource = "acme/nexo-plugin-echo"\nversion = "^1.2"\n')
+    lock_file = tmp_path / "nexo-plugins.lock"
+    locked = run_nexo(env, "lock", "-f", str(wanted), "--skip-signature-verify")
+    assert locked.returncode == 0, locked.stderr
+    synced = run_nexo(env, "sync", "--lock", str(lock_file), "--dest", str(tmp_path / "root"),
+                      "--skip-signature-verify")  # fmt: skip
+    assert synced.returncode == 0, synced.stderr
+    assert github_server.requests_to("/attestations/") == []
+    assert github_server.requests_to(signature_path) == []
+    verified = run_nexo(env, "sync", "--lock", str(lock_file), "--dest", str(tmp_path / "again"),
+                        "--trusted-keys", str(policy))  # fmt: skip
+    assert verified.returncode == 0, verified.stderr
+    assert github_server.requests_to(signature_path)
