@@ -369,19 +369,24 @@ def _verify_signature_file(
     artifact: Path, name: str, value: Path | bytes, request: TrustRequest
 ) -> VerifiedSignature:
     """A bundle file: attestations (JSON lines, or the API's, held in memory) or one bundle
-    of any kind."""
+    of any kind (a bundle file that holds JSON lines, as ``gh attestation download`` writes
+    them, is read as attestations too)."""
     if name.endswith(ATTESTATION_SUFFIX) or isinstance(value, bytes):
         return _verify_any_bundle(artifact, name, value, request)
-    raw = read_material(value, name, limit=MAX_BUNDLE_BYTES)
-    return _verify_document(artifact, name, raw, request)
+    return _verify_any_bundle(artifact, name, value, request, limit=MAX_BUNDLE_BYTES)
 
 
 def _verify_any_bundle(
-    artifact: Path, name: str, value: Path | bytes, request: TrustRequest
+    artifact: Path,
+    name: str,
+    value: Path | bytes,
+    request: TrustRequest,
+    *,
+    limit: int = MAX_ATTESTATION_BYTES,
 ) -> VerifiedSignature:
     """Attestations: the first bundle that verifies and is trusted wins; otherwise the most
     telling refusal (an untrusted but valid signer before an invalid bundle)."""
-    raw = read_material(value, name, limit=MAX_ATTESTATION_BYTES)
+    raw = read_material(value, name, limit=limit)
     failures: list[SignatureError] = []
     for bundle_name, bundle_raw in split_bundles(raw, name):
         try:

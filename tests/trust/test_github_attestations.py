@@ -192,3 +192,14 @@ def test_github_instance_bundle_is_refused_with_its_reason(tmp_path: Path) -> No
     assert "\n" not in message
     assert "no transparency-log entry" in message
     assert "RFC 3161" in message
+
+
+def test_json_lines_in_a_bundle_file_are_read_as_attestations(tmp_path: Path) -> None:
+    """``gh attestation download`` output saved as ``<asset>.sigstore.json``."""
+    artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
+    bundle = artifact.with_name(f"{artifact.name}.sigstore.json")
+    other = (ATTESTATIONS / CUSTOM_BUNDLE).read_text().replace("\n", "")
+    bundle.write_text(other + "\n" + bundle.read_text().replace("\n", "") + "\n")
+    outcome = _verify(artifact, _malancas(), owner="malancas", repo="attest-demo")
+    assert outcome.status == "verified"  # type: ignore[attr-defined]
+    assert outcome.material == f"{bundle.name}#2"  # type: ignore[attr-defined]
