@@ -373,11 +373,17 @@ def _verify_and_install(
         mode=mode,
     )
     final = options.dest / f"{fetched.plugin_id}-{fetched.version}"
-    if options.dry_run:
-        listing = inspect_archive(fetched.tarball.path, options.limits)
-        plan = _plan(source_display, fetched, outcome, listing, final)
-        return InstallResult(plan, final, dry_run=True)
-    return _install_tree(source_display, fetched, outcome, final, options)
+    try:
+        if options.dry_run:
+            listing = inspect_archive(fetched.tarball.path, options.limits)
+            plan = _plan(source_display, fetched, outcome, listing, final)
+            return InstallResult(plan, final, dry_run=True)
+        return _install_tree(source_display, fetched, outcome, final, options)
+    except NexoError as error:
+        # A refusal after the signature step still says who signed what was refused.
+        if outcome.status == "verified":
+            error.details.setdefault("signature", outcome.to_json())
+        raise
 
 
 def _fetch_github(

@@ -425,3 +425,6 @@ def test_custom_issuer_attestation_through_install(
     document = refused(result, kind, tmp_path / "plugins")
     if kind == "signer_untrusted":
         assert "hammer-time" in document["error"]
+    else:
+        assert document["signature"]["issuer"].endswith("/hammer-time")
+        assert document["signature"]["identity"].startswith("https://github.com/too-legit/")

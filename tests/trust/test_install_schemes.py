@@ -378,7 +378,9 @@ def test_public_good_attestation_from_the_api(
     result = run_install(tmp_path, github_server, f"malancas/{repo}@v0.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
     # archive_invalid: the signature step passed and the next step looked at the file.
-    refused(result, kind, tmp_path / "plugins")
+    document = refused(result, kind, tmp_path / "plugins")
+    if kind == "archive_invalid":
+        _assert_reusable_signer(document)
 
 
 @pytest.mark.parametrize(
@@ -406,7 +408,22 @@ def test_public_good_attestation_beside_a_local_file(tmp_path: Path, flip: bool,
          "--dest", str(tmp_path / "plugins"), "--trusted-keys", str(policy)],
         capture_output=True, text=True, check=False, env=cli_env(tmp_path), timeout=120,
     )  # fmt: skip
-    refused(result, kind, tmp_path / "plugins")
+    document = refused(result, kind, tmp_path / "plugins")
+    if kind == "archive_invalid":
+        _assert_reusable_signer(document)
+
+
+def _assert_reusable_signer(document: dict[str, Any]) -> None:
+    """The refusal of the (non-plugin) file still shows who was verified to have signed it."""
+    signature = document["signature"]
+    assert signature["status"] == "verified"
+    assert signature["scheme"] == "github-attestation"
+    assert signature["identity"] == (
+        "https://github.com/malancas/attest-demo/.github/workflows/shared.yml@refs/heads/main"
+    )
+    assert signature["claims"]["signer_workflow"] == (
+        "github/artifact-attestations-workflows/.github/workflows/attest.yml"
+    )
 
 
 @pytest.mark.parametrize(("status", "kind"), [(403, None), (422, None), (500, "network")])
