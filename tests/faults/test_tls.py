@@ -4,9 +4,14 @@ trusted HTTPS GitHub installs (the control)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from adversarial.harness import CliResult, clean_env, run_cli_in_process, snapshot
@@ -139,3 +144,76 @@ def test_plain_http_asset_urls_under_a_plain_http_api_are_used(
         assert plain.requests
     finally:
         plain.stop()
+
+
+class _DrippingRelay:
+    """A TCP relay in front of ``target`` that passes the client's bytes on at once but the
+    server's one byte every ``pause`` seconds: a TLS handshake that never stalls long enough
+    for a per-read timeout, yet never ends in time."""
+
+    def __init__(self, target: tuple[str, int], pause: float) -> None:
+        self.target = target
+        self.pause = pause
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.stopped = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self.stopped.is_set():
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.target)
+            threading.Thread(target=self._pipe, args=(client, upstream, 0.0), daemon=True).start()
+            threading.Thread(
+                target=self._pipe, args=(upstream, client, self.pause), daemon=True
+            ).start()
+
+    def _pipe(self, source: socket.socket, sink: socket.socket, pause: float) -> None:
+        with contextlib.suppress(OSError):
+            while not self.stopped.is_set() and (data := source.recv(65536)):
+                for index in range(len(data)) if pause else [None]:
+                    if index is None:
+                        sink.sendall(data)
+                        continue
+                    sink.sendall(data[index : index + 1])
+                    if self.stopped.wait(pause):
+                        return
+        for sock in (source, sink):
+            with contextlib.suppress(OSError):
+                sock.close()
+
+    def stop(self) -> None:
+        self.stopped.set()
+        self.listener.close()
+
+
+def test_a_dripped_tls_handshake_is_cut_off_at_the_timeout(
+    tls_server: FaultyGitHubServer, certificate: Certificate, tmp_path: Path
+) -> None:
+    address = urlsplit(tls_server.url)
+    assert address.hostname is not None
+    assert address.port is not None
+    relay = _DrippingRelay((address.hostname, address.port), 0.2)
+    try:
+        home = tmp_path / "home"
+        home.mkdir()
+        before = snapshot(home)
+        env = clean_env(
+            NEXO_HOME=str(home),
+            NEXO_GITHUB_API_BASE=f"https://127.0.0.1:{relay.port}",
+            NO_PROXY="127.0.0.1,localhost",
+            SSL_CERT_FILE=str(certificate.cert_file),
+        )
+        args = ["plugin", "install", f"acme/{PLUGIN}", "--yes", "--json", "--timeout", "2"]
+        started = time.monotonic()
+        result = run_cli_in_process(args, env=env)
+        elapsed = time.monotonic() - started
+    finally:
+        relay.stop()
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    assert result.document["kind"] == "network"
+    assert 1.5 < elapsed < 5
+    assert snapshot(home) == before
