@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import random
 import re
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -42,6 +44,7 @@ from nexo_pkg.install.bounded import (
     parse_json,
     timeout_from_env,
 )
+from nexo_pkg.install.github import retry_base_delay_from_env
 
 INDEX_MEDIA_TYPE = "application/vnd.oci.image.index.v1+json"
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
@@ -65,6 +68,14 @@ CHUNK = 1024 * 1024
 READ_TIMEOUT_SECONDS = 30.0
 CONNECT_TIMEOUT_SECONDS = 10.0
 _CHALLENGE_PARAM = re.compile(r'(\w+)="([^"]*)"')
+# A GET or HEAD that meets a dropped connection or one of these is tried again, up to RETRIES
+# more times with backoff, within the request's one deadline; other methods are not.
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+IDEMPOTENT = frozenset({"GET", "HEAD"})
+RETRIES = 3
+MAX_RETRY_DELAY_SECONDS = 8.0
+# 401s answered in one request (a basic round, a token, a renewed token) before giving up.
+MAX_CHALLENGES = 2
 # What docker and containerd send as the OAuth2 client of a refresh-token exchange.
 OAUTH_CLIENT_ID = "nexo-pkg"
 # Token services without the OAuth2 POST endpoint answer one of these; then GET is asked.
@@ -120,6 +131,7 @@ class RegistryClient:
         plain_http: bool = False,
         loopback: bool = False,
         timeout: float | None = None,
+        retry_base_delay: float | None = None,
     ) -> None:
         if plain_http and not loopback:
             raise UsageError(
@@ -133,6 +145,9 @@ class RegistryClient:
         self._manifests: dict[tuple[str, str], Manifest] = {}
         self._basic = False
         self.timeout = timeout_from_env() if timeout is None else checked_timeout(timeout)
+        self.retry_base_delay = (
+            retry_base_delay_from_env() if retry_base_delay is None else retry_base_delay
+        )
         self._deadline = Deadline(self.timeout)
         self._watch = SocketWatch()
         self._http = httpx.Client(follow_redirects=True, trust_env=True)
@@ -302,11 +317,13 @@ class RegistryClient:
     ) -> Iterator[httpx.Response]:
         url = path if path.startswith(("http://", "https://")) else self.base + path
         sent = {"Accept-Encoding": DOCUMENT_ACCEPT_ENCODING, **(headers or {})}
-        # One deadline for the whole request: authentication rounds, headers and body.
+        # One deadline for the whole request: retries, authentication rounds, headers and body.
         self._deadline = Deadline(self.timeout)
         renewed = False
+        challenges = 0
+        retries = RETRIES if method in IDEMPOTENT else 0
         with self._watch.watchdog(self._deadline):
-            for _ in range(3):
+            while True:
                 request = self._http.build_request(
                     method,
                     url,
@@ -316,11 +333,33 @@ class RegistryClient:
                     extensions={"trace": self._watch.note},
                 )
                 self.requests[kind] += 1
-                response = self._send(request, f"cannot reach registry {self.host}")
+                try:
+                    response = self._http.send(request, stream=True)
+                except httpx.HTTPError as exc:
+                    delay = self._retry_delay(RETRIES - retries) if retries else None
+                    if delay is None:
+                        raise self._failure(exc, f"cannot reach registry {self.host}") from exc
+                    time.sleep(delay)
+                    retries -= 1
+                    continue
                 if response.status_code == 401:
                     response.close()
+                    challenges += 1
+                    if challenges > MAX_CHALLENGES:
+                        raise NexoError(
+                            f"{self.host} keeps asking for authentication", kind="registry_auth"
+                        )
                     self._answer_challenge(response, scope, renewed=renewed)
                     renewed = True
+                    continue
+                delay = None
+                if response.status_code in RETRY_STATUSES and retries:
+                    delay = self._retry_delay(RETRIES - retries)
+                if delay is not None:
+                    self._short_text(response)
+                    response.close()
+                    time.sleep(delay)
+                    retries -= 1
                     continue
                 try:
                     if response.status_code == 403:
@@ -332,7 +371,14 @@ class RegistryClient:
                 finally:
                     response.close()
                 return
-        raise NexoError(f"{self.host} keeps asking for authentication", kind="registry_auth")
+
+    def _retry_delay(self, attempt: int) -> float | None:
+        """How long to wait before retry ``attempt + 1``: jittered exponential backoff, so a
+        fleet that failed together does not come back in step; ``None`` when the request's
+        deadline leaves no time for another attempt."""
+        nominal = min(self.retry_base_delay * (2**attempt), MAX_RETRY_DELAY_SECONDS)
+        delay = nominal / 2 + random.uniform(0, nominal / 2)  # noqa: S311 (not crypto)
+        return None if self._deadline.remaining() <= delay else delay
 
     def _attempt_timeout(self) -> httpx.Timeout:
         """Per-operation timeouts, never beyond the request's deadline."""
@@ -690,6 +736,7 @@ def open_client(
     registry_config: Path | None = None,
     plain_http: bool = False,
     timeout: float | None = None,
+    retry_base_delay: float | None = None,
 ) -> RegistryClient:
     """A client for ``reference``'s host with its configured credentials."""
     from nexo_pkg.fleet.auth import credentials_for  # noqa: PLC0415 - read only when used
@@ -700,4 +747,5 @@ def open_client(
         plain_http=plain_http,
         loopback=reference.is_loopback,
         timeout=timeout,
+        retry_base_delay=retry_base_delay,
     )

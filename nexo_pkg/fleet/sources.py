@@ -124,6 +124,7 @@ class Session:
                 registry_config=self.options.registry_config,
                 plain_http=self.options.plain_http,
                 timeout=self.options.http_timeout,
+                retry_base_delay=self.options.retry_base_delay,
             )
             self._stack.callback(client.close)
             self._registries[reference.host] = client

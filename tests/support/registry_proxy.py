@@ -10,6 +10,9 @@ lacks or a test needs to provoke.
   first in every listing, as an SBOM or a scan result would be.
 * ``token_uses``: a bearer token is good for that many requests; after them a request bearing
   it gets the registry's own 401 challenge, as when a token expires mid-run.
+* ``fail(method, fragment, status, times)``: the next ``times`` such requests (every one with
+  ``times=None``) are answered ``status`` without reaching the registry, as an overloaded
+  registry or a load balancer in front of it answers.
 
 Everything else is forwarded as it is (the ``Host`` header too, so the registry's upload
 ``Location`` URLs point at the proxy). Every request is logged as ``(method, path, status)``.
@@ -40,6 +43,7 @@ class RegistryProxy:
     referrers: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)
     token_uses: int = 0  # 0: tokens never run out
     uses: dict[str, int] = field(default_factory=dict)
+    failures: list[list[Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         proxy = self
@@ -84,6 +88,21 @@ class RegistryProxy:
     def ref(self, path: str) -> str:
         return f"oci://{self.host}/{path}"
 
+    def fail(self, method: str, fragment: str, status: int, times: int | None = 1) -> None:
+        with self._lock:
+            self.failures.append([method, fragment, status, times])
+
+    def _failure(self, method: str, path: str) -> int | None:
+        with self._lock:
+            for failure in self.failures:
+                wanted, fragment, status, times = failure
+                if wanted != method or fragment not in path or times == 0:
+                    continue
+                if times is not None:
+                    failure[3] = times - 1
+                return int(status)
+        return None
+
     def count(self, method: str, fragment: str, status: int | None = None) -> int:
         return sum(
             1
@@ -109,6 +128,13 @@ class RegistryProxy:
                 # The registry's own challenge for this path: ask it without the token.
                 headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
         segments = parts.path.split("/")
+        failed = self._failure(method, parts.path)
+        if failed is not None:
+            busy = json.dumps({"errors": [{"code": "UNAVAILABLE", "message": "busy"}]}).encode()
+            busy_headers = [("Content-Type", "application/json"), ("Retry-After", "0")]
+            self._reply(handler, failed, busy_headers, busy, head=method == "HEAD")
+            self.log.append((method, parts.path, failed))
+            return
         if self.referrers_api and method == "GET" and "referrers" in segments[:-1]:
             status = self._referrers(handler, parts.path, parts.query, headers)
         else:
