@@ -578,16 +578,26 @@ def _install_tree(
     into a private staging directory, its payload checked, the plan confirmed, the receipt
     written, then the tree renamed into place. Nothing is visible before the rename."""
     with locked_root(options.dest) as root:
-        if final.exists() and not options.force:
+        # A link in the plugin's place is not an install (verify fails it): it is never
+        # followed to a receipt, and only --force replaces it (the link, not its target).
+        occupied = final.is_symlink() or final.exists()
+        if occupied and not options.force:
             listing = inspect_archive(fetched.tarball.path, options.limits)
             plan = _plan(source_display, fetched, outcome, listing, final)
             _confirmed(plan, options)
             try:
-                existing: Receipt | None = read_receipt(final)
+                existing: Receipt | None = None if final.is_symlink() else read_receipt(final)
             except (OSError, ValueError):
                 existing = None
             if existing is not None and existing.sha256 == plan.sha256:
                 return InstallResult(plan, final, was_already_present=True)
+            if final.is_symlink():
+                raise NexoError(
+                    f"{final} is a symbolic link, not an install of {plan.plugin_id}; use "
+                    "--force to replace the link (what it points to is left alone)",
+                    kind="already_installed",
+                    details={"path": str(final)},
+                )
             raise NexoError(
                 f"{plan.plugin_id} {plan.version} is already installed at {final} from a "
                 "different archive; use --force to replace it",
@@ -621,7 +631,7 @@ def _install_tree(
                 root,
                 staging,
                 final,
-                replace=options.force and final.exists(),
+                replace=options.force and occupied,
                 replaces=_replaced(options, fetched.plugin_id, final),
                 keep_old=options.keep_old,
             )
