@@ -203,9 +203,9 @@ def _with_network_deadline(options: InstallOptions) -> InstallOptions:
 
 @contextlib.contextmanager
 def _own_blob_cache(options: InstallOptions) -> Iterator[InstallOptions]:
-    """``options`` with a blob cache of this command's own; the blobs it adds are taken out
-    again unless the body returns normally having installed something (a refusal, an
-    interruption or a dry run leaves the cache as it found it)."""
+    """``options`` with a blob cache of this command's own; the blobs it adds stay only when
+    the body returns normally and is not a dry run (a refusal, an interruption or a dry run
+    leaves the cache as it found it)."""
     if options.blob_cache is not None:
         yield options
         return
