@@ -604,8 +604,9 @@ def _install_tree(
                 kind="already_installed",
                 details={"path": str(final)},
             )
-        staging = root.new_staging(fetched.plugin_id)
+        staging: Path | None = None
         try:
+            staging = root.new_staging(fetched.plugin_id)
             listing = extract_archive(fetched.tarball.path, staging, options.limits)
             plan = _plan(source_display, fetched, outcome, listing, final)
             _confirmed(plan, options)
@@ -636,12 +637,14 @@ def _install_tree(
                 keep_old=options.keep_old,
             )
         except OSError as exc:
-            discard(staging.parent)
+            if staging is not None:
+                discard(staging.parent)
             raise NexoError(
                 f"cannot install into {final}: {exc.strerror or exc}", kind="io"
             ) from exc
         except BaseException:
-            discard(staging.parent)
+            if staging is not None:
+                discard(staging.parent)
             raise
     return InstallResult(plan, final, set_aside=set_aside)
 

@@ -416,12 +416,21 @@ class InstallRoot:
         return holder
 
     def new_staging(self, plugin_id: str) -> Path:
-        """An empty ``.nexo/staging/<id>-<random>/tree`` to extract into."""
-        tree = self._holder(STAGING_AREA, plugin_id) / TREE_NAME
+        """An empty ``.nexo/staging/<id>-<random>/tree`` to extract into.
+
+        A failure or a signal (SIGTERM) after the holder was made takes the holder away again:
+        the caller owns the staging tree only once this returns.
+        """
+        holder = self._holder(STAGING_AREA, plugin_id)
         try:
+            tree = holder / TREE_NAME
             make_dir(tree)
         except OSError as exc:
-            raise io_error(f"create {tree}", exc) from exc
+            discard(holder)
+            raise io_error(f"create {holder / TREE_NAME}", exc) from exc
+        except BaseException:
+            discard(holder)
+            raise
         return tree
 
     def aside_path(self, path: Path, *, keep: bool = False) -> Path:

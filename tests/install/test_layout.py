@@ -19,7 +19,8 @@ from adversarial.harness import clean_env, run_cli_in_process
 from support.daemon_walk import assert_one_per_id, discovered_versions
 from support.tarballs import plugin_tarball, release_assets, write_plugin
 
-from nexo_pkg.install import store
+from nexo_pkg.cli.main import Interrupted
+from nexo_pkg.install import dirs, store
 from nexo_pkg.install.pipeline import install, remove, upgrade
 from nexo_pkg.install.store import scan_kept
 
@@ -122,6 +123,25 @@ def test_stale_staging_trees_are_never_discoverable_and_are_swept(
     install("acme/x", install_env.make_options())
     assert not stale.exists()
     assert discovered_versions(install_env.dest) == {"x": "1.0.0"}
+
+
+def test_a_signal_while_staging_is_made_leaves_no_holder(
+    install_env: InstallEnv, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SIGTERM lands between the staging holder and its tree (the window a signal sent as soon
+    # as the holder appears hits): the holder goes too, and nothing is left for the next run.
+    real_make_dir = dirs.make_dir
+
+    def make_dir(path: Path) -> None:
+        real_make_dir(path)
+        if path.name == store.TREE_NAME:
+            raise Interrupted(signal.SIGTERM)
+
+    monkeypatch.setattr(store, "make_dir", make_dir)
+    with store.locked_root(install_env.dest) as root, pytest.raises(Interrupted):
+        root.new_staging("x")
+    staging_area = install_env.dest / ".nexo" / "staging"
+    assert not staging_area.exists() or list(staging_area.iterdir()) == []
 
 
 # -- an interrupted --force --------------------------------------------------------------------
