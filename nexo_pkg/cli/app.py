@@ -25,7 +25,7 @@ import typer
 from typer.core import TyperGroup
 
 from nexo_pkg import __version__
-from nexo_pkg.cli.common import error_line, set_color, set_verbosity
+from nexo_pkg.cli.common import emit_json, error_line, set_color, set_verbosity
 from nexo_pkg.errors import NexoError
 
 if TYPE_CHECKING:
@@ -311,10 +311,13 @@ def run(arguments: list[str]) -> int:
 
         completion_init()
     command = typer.main.get_command(build_app()[0])
+    json_output = _asks_for_json(arguments)
     try:
         outcome = command.main(args=arguments, prog_name="nexo", standalone_mode=False)
     except typer.TyperException as error:
         # click's usage errors (exit 2) and file errors know how to print themselves.
+        if json_output:
+            _emit_failure("usage", error.format_message())
         show = getattr(error, "show", None)
         if callable(show):
             show()
@@ -322,9 +325,24 @@ def run(arguments: list[str]) -> int:
             sys.stderr.write(f"error: {error.format_message()}\n")
         return error.exit_code
     except typer.Abort:
+        if json_output:
+            _emit_failure("cancelled", "cancelled; nothing was changed")
         sys.stderr.write("error: cancelled; nothing was changed\n")
         return 1
     except NexoError as error:
+        if json_output:
+            emit_json(error.to_json())
         sys.stderr.write(error_line(error) + "\n")
         return error.exit_code
     return outcome if isinstance(outcome, int) else 0
+
+
+def _asks_for_json(arguments: list[str]) -> bool:
+    """``--json`` among the options (not after ``--``, where it would be an argument)."""
+    options = arguments[: arguments.index("--")] if "--" in arguments else arguments
+    return "--json" in options
+
+
+def _emit_failure(kind: str, message: str) -> None:
+    """The failure document ``--json`` promises, for a run that ended before its command."""
+    emit_json({"ok": False, "kind": kind, "error": message})

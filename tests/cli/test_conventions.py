@@ -216,6 +216,33 @@ def test_a_malformed_source_is_a_usage_error(source: str, tmp_path: Path) -> Non
     assert not (tmp_path / "d").exists()
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["plugin", "install", "--json", "--no-such-flag", "acme/hello"],
+        ["plugin", "install", "--json"],
+        ["plugin", "list", "--json", "--no-such-flag"],
+        ["plugin", "verify", "--json", "a", "b"],
+        ["plugin", "lock", "--json", "--no-such-flag"],
+    ],
+)
+def test_json_usage_errors_still_print_one_document(args: list[str], tmp_path: Path) -> None:
+    result = nexo(*args, env=base_env(NEXO_HOME=str(tmp_path / "home")))
+    assert result.returncode == 2
+    document = json.loads(result.stdout)
+    assert document["ok"] is False
+    assert document["kind"] == "usage"
+    assert document["error"]
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "home").exists()
+
+
+def test_json_after_double_dash_is_an_argument_not_the_option(tmp_path: Path) -> None:
+    result = nexo("plugin", "install", "--no-such-flag", "--", "--json")
+    assert result.returncode == 2
+    assert result.stdout == ""
+
+
 def test_remove_without_a_terminal_needs_yes(tmp_path: Path) -> None:
     home = tmp_path / "home"
     env = base_env(NEXO_HOME=str(home))
