@@ -166,7 +166,7 @@ def read_wanted(path: Path) -> list[WantedPlugin]:
     wanted: list[WantedPlugin] = []
     for plugin_id, entry in sorted(plugins.items()):
         where = f"plugins.{plugin_id}"
-        if not PLUGIN_ID.match(plugin_id):
+        if not PLUGIN_ID.fullmatch(plugin_id):
             raise _invalid(path, f"`{where}`: {plugin_id!r} is not a plugin id", kind)
         if not isinstance(entry, dict):
             raise _invalid(path, f"`{where}` must be a table", kind)
@@ -191,7 +191,7 @@ def read_wanted(path: Path) -> list[WantedPlugin]:
             if (
                 not isinstance(targets, list)
                 or not targets
-                or not all(isinstance(t, str) and _TARGET.match(t) for t in targets)
+                or not all(isinstance(t, str) and _TARGET.fullmatch(t) for t in targets)
             ):
                 raise _invalid(
                     path, f"`{where}.targets` must be a non-empty list of target triples", kind
@@ -235,7 +235,7 @@ def read_lock(path: Path) -> Lock:
     }  # fmt: skip
     for plugin_id, entry in sorted(plugins.items()):
         where = f"plugins.{plugin_id}"
-        if not PLUGIN_ID.match(plugin_id) or not isinstance(entry, dict):
+        if not PLUGIN_ID.fullmatch(plugin_id) or not isinstance(entry, dict):
             raise _invalid(path, f"`{where}` is not a plugin entry")
         _check_keys(path, where, entry, plugin_keys, "lock_invalid")
         wanted_targets = entry.get("targets_wanted")
@@ -249,7 +249,7 @@ def read_lock(path: Path) -> Lock:
         targets: dict[str, LockedTarget] = {}
         for target, row in sorted(targets_table.items()):
             at = f"{where}.targets.{target}"
-            if not _TARGET.match(target) or not isinstance(row, dict):
+            if not _TARGET.fullmatch(target) or not isinstance(row, dict):
                 raise _invalid(path, f"`{at}` is not a target entry")
             _check_keys(
                 path, at, row, {"asset", "size", "sha256", "manifest", "identity", "issuer"},
@@ -257,7 +257,7 @@ def read_lock(path: Path) -> Lock:
             )  # fmt: skip
             size = row.get("size")
             sha256 = _string(path, at, row, "sha256")
-            if not isinstance(size, int) or size < 0 or not _HEX.match(sha256):
+            if not isinstance(size, int) or size < 0 or not _HEX.fullmatch(sha256):
                 raise _invalid(path, f"`{at}` needs a size and a 64-digit hex sha256")
             targets[target] = LockedTarget(
                 target=target,

@@ -99,17 +99,17 @@ def parse_reference(text: str) -> OciReference:
     tag: str | None = None
     if "@" in path:
         path, _, digest = path.partition("@")
-        if not _DIGEST.match(digest):
+        if not _DIGEST.fullmatch(digest):
             raise _invalid(text, "the digest must be sha256: followed by 64 lower-case hex digits")
     last = path.rsplit("/", 1)[-1]
     if ":" in last:
         path, _, tag = path.rpartition(":")
-        if not _TAG.match(tag):
+        if not _TAG.fullmatch(tag):
             raise _invalid(text, "the tag may use letters, digits, '.', '_' and '-' (128 at most)")
     if len(path) > MAX_REPOSITORY_LENGTH:
         raise _invalid(text, f"the repository path is longer than {MAX_REPOSITORY_LENGTH}")
     components = path.split("/")
-    if not all(_COMPONENT.match(component) for component in components):
+    if not all(_COMPONENT.fullmatch(component) for component in components):
         raise _invalid(
             text, "repository path components are lower-case letters and digits joined by . _ -"
         )

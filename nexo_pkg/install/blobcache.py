@@ -37,7 +37,7 @@ def _io(action: str, exc: OSError) -> NexoError:
 def hex_of(digest: str) -> str:
     """``sha256:<hex>`` or ``<hex>`` -> ``<hex>``; raises ``source_invalid`` otherwise."""
     value = digest.removeprefix("sha256:")
-    if not _HEX.match(value):
+    if not _HEX.fullmatch(value):
         raise NexoError(f"{digest!r} is not a sha256 digest", kind="source_invalid")
     return value
 
@@ -213,7 +213,7 @@ class BlobCache:
                 try:
                     info = blob.stat()
                     stale = max_age is None or now - info.st_mtime > max_age
-                    if stale or not _HEX.match(blob.name) or _hash_file(blob) != blob.name:
+                    if stale or not _HEX.fullmatch(blob.name) or _hash_file(blob) != blob.name:
                         blob.unlink()
                         removed += 1
                         freed += info.st_size

@@ -23,7 +23,7 @@ def parse_sidecar(text: str, asset_name: str) -> str:
     found: list[str] = []
     for line in text.splitlines():
         digest, _, name = line.strip().partition(" ")
-        if not _HEX.match(digest):
+        if not _HEX.fullmatch(digest):
             continue
         name = name.strip().lstrip("*")
         if not name or name.rsplit("/", 1)[-1] == asset_name:
@@ -49,7 +49,7 @@ def parse_digest(digest: str | None) -> str | None:
     if not digest:
         return None
     algorithm, _, value = digest.partition(":")
-    if algorithm.lower() == "sha256" and _HEX.match(value):
+    if algorithm.lower() == "sha256" and _HEX.fullmatch(value):
         return value.lower()
     return None
 

@@ -153,7 +153,7 @@ def resolve_api_base(flag: str | None = None) -> str:
 
 def api_base_for_host(host: str) -> str:
     """The REST API base of a GitHub host as ``GH_HOST`` names it; raises :class:`UsageError`."""
-    if not _GH_HOST.match(host) or ".." in host or not _valid_port(host):
+    if not _GH_HOST.fullmatch(host) or ".." in host or not _valid_port(host):
         raise UsageError(
             f"{GH_HOST_ENV}={shown(host)} is not a host name such as github.com or ghe.example.com"
         )
@@ -229,7 +229,7 @@ def _gh_auth_token(host: str) -> str | None:
     except (OSError, subprocess.SubprocessError, UnicodeError):
         return None
     token = completed.stdout.strip()
-    if completed.returncode != 0 or not _TOKEN_TEXT.match(token):
+    if completed.returncode != 0 or not _TOKEN_TEXT.fullmatch(token):
         return None
     return token
 

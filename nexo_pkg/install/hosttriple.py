@@ -58,7 +58,7 @@ def host_candidates(override: str | None = None) -> tuple[str, ...]:
         return detect_host_candidates()
     if chosen == NOARCH:
         return ()
-    if not _TRIPLE.match(chosen):
+    if not _TRIPLE.fullmatch(chosen):
         raise UsageError(
             f"target {chosen!r} is not a target triple such as x86_64-unknown-linux-gnu"
         )

@@ -93,7 +93,7 @@ def validate_name(value: str, *, what: str, max_length: int, text: str) -> None:
         raise _invalid(text, f"the {what} is empty")
     if len(value) > max_length:
         raise _invalid(text, f"the {what} is longer than {max_length} characters")
-    if not _NAME.match(value):
+    if not _NAME.fullmatch(value):
         raise _invalid(text, f"the {what} may only use letters, digits, '.', '_' and '-'")
     if value in {".", ".."} or ".." in value:
         raise _invalid(text, f"the {what} may not contain '..' or be '.'")
@@ -107,7 +107,7 @@ def validate_tag(tag: str, *, text: str) -> None:
         raise _invalid(text, "the tag after '@' is empty")
     if len(tag) > MAX_TAG_LENGTH:
         raise _invalid(text, f"the tag is longer than {MAX_TAG_LENGTH} characters")
-    if not _TAG.match(tag) or ".." in tag or tag.startswith((".", "-")):
+    if not _TAG.fullmatch(tag) or ".." in tag or tag.startswith((".", "-")):
         raise _invalid(text, "the tag may only use letters, digits, '.', '_', '+' and '-'")
 
 

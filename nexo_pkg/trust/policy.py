@@ -588,7 +588,7 @@ class _Validator:
         else:
             span = self.author_span(index, "owner")
             owner = self.string(entry["owner"], f"{prefix}.owner", span)
-            if owner is not None and not _GITHUB_NAME.match(owner):
+            if owner is not None and not _GITHUB_NAME.fullmatch(owner):
                 self.add(
                     "NXT004",
                     f"{prefix}.owner {owner!r} is not a GitHub owner name ([A-Za-z0-9._-])",
@@ -661,7 +661,9 @@ class _Validator:
                     span,
                 )
             else:
-                bad = [name for name in raw_repos if not _GITHUB_NAME.match(name) or ".." in name]
+                bad = [
+                    name for name in raw_repos if not _GITHUB_NAME.fullmatch(name) or ".." in name
+                ]
                 if bad:
                     self.add(
                         "NXT004",
@@ -683,7 +685,7 @@ class _Validator:
             signer_workflow = self.string(
                 entry["signer_workflow"], f"{prefix}.signer_workflow", span
             )
-            if signer_workflow is not None and not _WORKFLOW_PATH.match(signer_workflow):
+            if signer_workflow is not None and not _WORKFLOW_PATH.fullmatch(signer_workflow):
                 self.add(
                     "NXT004",
                     f"{prefix}.signer_workflow {signer_workflow!r} is not "

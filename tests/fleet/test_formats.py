@@ -91,6 +91,26 @@ def test_a_malformed_lock_is_lock_invalid(tmp_path: Path, text: str, needle: str
     assert needle in caught.value.message
 
 
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("[plugins.zeta]", '[plugins."zeta\\n"]'),
+        ("[plugins.zeta.targets.noarch]", '[plugins.zeta.targets."noarch\\n"]'),
+        ('sha256 = "' + "c" * 64 + '"', 'sha256 = "' + "c" * 64 + '\\n"'),
+    ],
+)
+def test_a_trailing_newline_never_passes_in_a_lock(tmp_path: Path, old: str, new: str) -> None:
+    # Ids, targets and digests match as a whole: "zeta\n" would name a directory
+    # "zeta\n-0.1.0" in the plugin root, a digest with a newline a blob "<hex>\n".
+    text = render_lock(_lock())
+    assert old in text
+    path = tmp_path / "nexo-plugins.lock"
+    path.write_text(text.replace(old, new))
+    with pytest.raises(NexoError) as caught:
+        read_lock(path)
+    assert caught.value.kind == "lock_invalid"
+
+
 WANTED_OK = """\
 [plugins.echo]
 source = "oci://registry.example:5000/plugins/echo"
