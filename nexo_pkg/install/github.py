@@ -17,6 +17,7 @@ import random
 import re
 import shutil
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -27,7 +28,7 @@ from typing import Any, Protocol, TypeVar
 from urllib.parse import quote, urljoin, urlsplit
 
 from nexo_pkg import __version__
-from nexo_pkg.errors import NexoError, UsageError
+from nexo_pkg.errors import ConfigError, NexoError, UsageError
 from nexo_pkg.install.blobcache import BlobCache, BlobSink
 from nexo_pkg.install.bounded import (
     DOCUMENT_ACCEPT_ENCODING,
@@ -145,8 +146,12 @@ def resolve_api_base(flag: str | None = None) -> str:
         value = api_base_for_host(os.environ[GH_HOST_ENV].strip())
     value = value or os.environ.get(ACTIONS_API_BASE_ENV) or None
     base = (value or DEFAULT_API_BASE).rstrip("/")
-    parts = urlsplit(base)
-    if parts.scheme not in {"http", "https"} or not parts.netloc:
+    try:
+        parts = urlsplit(base)
+        valid_port = parts.port is None or parts.port > 0
+    except ValueError:  # an unclosed IPv6 bracket, a port out of range
+        parts, valid_port = urlsplit(""), False
+    if parts.scheme not in {"http", "https"} or not parts.netloc or not valid_port:
         raise UsageError(f"GitHub API URL {shown(base)} is not an http(s) URL")
     return base
 
@@ -204,6 +209,12 @@ def resolve_token(api_base: str) -> str | None:
     """
     for name in token_variables(api_base):
         value = os.environ.get(name, "").strip()
+        if value and not _TOKEN.match(value):
+            # Never echoed: it is a credential, however malformed.
+            raise UsageError(
+                f"{name} holds characters no GitHub token has (a token is printable ASCII "
+                "without spaces); check the variable"
+            )
         if value:
             return value
     if urlsplit(api_base).scheme != "https":
@@ -803,6 +814,7 @@ def _is_name_resolution_failure(exc: BaseException) -> bool:
 
 
 _REFUSED_STATUSES = frozenset({403, 404, 410})
+_TOKEN = re.compile(r"^[\x21-\x7e]+$")
 # The tag the reference installer reads as "the latest release" (and keeps in its receipts).
 LATEST_TAG = "latest"
 
@@ -820,7 +832,14 @@ class _LazyTransport(httpx.BaseTransport):
         if transport is None:
             # Plain http never uses the context; https verifies as httpx does by default,
             # honouring SSL_CERT_FILE / SSL_CERT_DIR.
-            transport = httpx.HTTPTransport(verify=scheme == "https", trust_env=True)
+            try:
+                transport = httpx.HTTPTransport(verify=scheme == "https", trust_env=True)
+            except (OSError, ssl.SSLError) as exc:  # ssl.SSLError is an OSError too
+                reason = exc.strerror if type(exc) is not ssl.SSLError and exc.strerror else exc
+                raise ConfigError(
+                    "cannot load the CA certificates to verify https (check SSL_CERT_FILE "
+                    f"and SSL_CERT_DIR): {reason}"
+                ) from exc
             self._transports[scheme] = transport
         return transport.handle_request(request)
 
