@@ -1,9 +1,11 @@
 """What the trust commands and refusals put on a terminal: the entry to paste after a
-refusal, and every identity, issuer, pattern or name from a certificate or the policy file
-escaped (a hostile one must not put escape sequences on the terminal)."""
+refusal, every identity, issuer, pattern or name from a certificate or the policy file
+escaped (a hostile one must not put escape sequences on the terminal), and the text and JSON
+reports of ``trust verify`` for every signing scheme."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shlex
 import subprocess
@@ -233,3 +235,57 @@ def test_an_unknown_signer_under_warn_is_told_the_command_that_trusts_it(
     second = _install(tmp_path, github_server, policy, "--json")
     assert second.returncode == 0, second.stderr
     assert json.loads(second.stdout)["signature"]["status"] == "verified"
+
+
+# --- trust verify: every scheme install reads, beside the file --------------------------------
+
+RELEASE_IDENTITY = (
+    "https://github.com/acme/nexo-plugin-echo/.github/workflows/release.yml@refs/tags/v1.0.0"
+)
+ACME_ENTRY = (
+    '[[authors]]\nowner = "acme"\n'
+    "identity_regexp = '^https://github\\.com/acme/nexo-plugin-echo/\\.github/workflows/"
+    "release\\.yml@refs/tags/.+$'\n"
+)
+
+
+@pytest.mark.parametrize("scheme", ["sigstore-bundle", "github-attestation", "checksums-file",
+                                    "cosign-legacy"])  # fmt: skip
+def test_trust_verify_reads_every_scheme_beside_the_file(
+    tmp_path: Path, private_sigstore: PrivateSigstore, scheme: str
+) -> None:
+    """The tool to run when install refuses a release: same schemes, same verdicts; and a
+    flipped byte of the file is refused whatever the scheme."""
+    dist = tmp_path / "dist"
+    dist.mkdir()
+    artifact = dist / "echo-1.0.0-noarch.tar.gz"
+    data = b"plugin bytes " * 100
+    artifact.write_bytes(data)
+    if scheme == "sigstore-bundle":
+        signed = private_sigstore.sign(data, identity=RELEASE_IDENTITY)
+        (dist / f"{artifact.name}.sigstore.json").write_text(json.dumps(signed))
+    elif scheme == "github-attestation":
+        attested = private_sigstore.attest(data, identity=RELEASE_IDENTITY)
+        (dist / f"{artifact.name}.intoto.jsonl").write_text(json.dumps(attested) + "\n")
+    elif scheme == "checksums-file":
+        listing = f"{hashlib.sha256(data).hexdigest()}  {artifact.name}\n".encode()
+        (dist / "checksums.txt").write_bytes(listing)
+        signed = private_sigstore.sign(listing, identity=RELEASE_IDENTITY)
+        (dist / "checksums.txt.sigstore.json").write_text(json.dumps(signed))
+    else:
+        legacy, _, _ = private_sigstore.sign_legacy(data, identity=RELEASE_IDENTITY)
+        (dist / f"{artifact.name}.bundle").write_text(json.dumps(legacy))
+    policy = _policy(tmp_path, private_sigstore, ACME_ENTRY)
+    verified = nexo(tmp_path, "trust", "verify", str(artifact), "--trusted-keys", str(policy),
+                    "--json")  # fmt: skip
+    assert verified.returncode == 0, verified.stderr
+    document = json.loads(verified.stdout)
+    assert (document["scheme"], document["identity"]) == (scheme, RELEASE_IDENTITY)
+    text = nexo(tmp_path, "trust", "verify", str(artifact), "--trusted-keys", str(policy))
+    assert text.returncode == 0, text.stderr
+    assert f"verified ({scheme}" in text.stdout
+    artifact.write_bytes(data[:-1] + b"X")
+    flipped = nexo(tmp_path, "trust", "verify", str(artifact), "--trusted-keys", str(policy),
+                   "--json")  # fmt: skip
+    assert flipped.returncode == 1
+    assert json.loads(flipped.stdout)["kind"] == "signature_invalid"
