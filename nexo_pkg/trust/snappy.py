@@ -77,9 +77,9 @@ def decompress(data: bytes, *, max_size: int) -> bytes:
         start = len(out) - offset
         if size <= offset:
             out += out[start : start + size]
-        else:  # the copy overlaps what it produces: a repeated run
-            for index in range(size):
-                out.append(out[start + index])
+        else:  # the copy overlaps what it produces: the last `offset` bytes, repeated
+            pattern = bytes(out[start:])
+            out += (pattern * (size // offset + 1))[:size]
     if len(out) != length:
         raise SnappyError(f"it holds {len(out)} bytes, not the {length} its header says")
     return bytes(out)
