@@ -346,10 +346,15 @@ def _verify(
         )
         policy = TrustPolicy(default="require", authors=(author,))
     offered_as: str | None = None
-    if bundle is not None:
+    checksums = _signed_checksums_file(bundle) if bundle is not None else None
+    if checksums is not None and bundle is not None:
+        # The bundle of a checksums file (checksums.txt.sigstore.json) with the file beside
+        # it: verified as install would, the file's signature then the line for FILE.
+        material: dict[str, Path | bytes] = {checksums.name: checksums, bundle.name: bundle}
+    elif bundle is not None:
         suffix = ".intoto.jsonl" if bundle.name.endswith(".jsonl") else ".sigstore.json"
         offered_as = file.name + suffix
-        material: dict[str, Path | bytes] = {offered_as: bundle}
+        material = {offered_as: bundle}
     else:
         material = trust.local_material(file)
     try:
@@ -374,6 +379,23 @@ def _verify(
 
         outcome = replace(outcome, material=outcome.material.replace(offered_as, str(bundle)))
     return outcome, policy, owner, repo
+
+
+def _signed_checksums_file(bundle: Path) -> Path | None:
+    """The checksums file beside ``bundle`` that it signs (``checksums.txt`` for
+    ``checksums.txt.sigstore.json``), or ``None``."""
+    from nexo_pkg.trust.material import (  # noqa: PLC0415
+        ATTESTATION_SUFFIX,
+        BUNDLE_SUFFIXES,
+        is_checksums_file,
+    )
+
+    for suffix in (*BUNDLE_SUFFIXES, ATTESTATION_SUFFIX):
+        stem = bundle.name.removesuffix(suffix)
+        if stem != bundle.name and is_checksums_file(stem):
+            signed = bundle.with_name(stem)
+            return signed if signed.is_file() else None
+    return None
 
 
 def register(app: typer.Typer) -> None:

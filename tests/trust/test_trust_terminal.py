@@ -289,3 +289,29 @@ def test_trust_verify_reads_every_scheme_beside_the_file(
                    "--json")  # fmt: skip
     assert flipped.returncode == 1
     assert json.loads(flipped.stdout)["kind"] == "signature_invalid"
+
+
+def test_trust_verify_takes_a_checksums_files_bundle(
+    tmp_path: Path, private_sigstore: PrivateSigstore
+) -> None:
+    """``--bundle checksums.txt.sigstore.json`` (the file beside it) checks FILE as install
+    would: the checksums file's signature, then FILE's line."""
+    downloads, release = tmp_path / "downloads", tmp_path / "release"
+    downloads.mkdir()
+    release.mkdir()
+    artifact = downloads / "echo-1.0.0-noarch.tar.gz"
+    artifact.write_bytes(b"plugin")
+    listing = f"{hashlib.sha256(b'plugin').hexdigest()}  {artifact.name}\n".encode()
+    (release / "checksums.txt").write_bytes(listing)
+    bundle = release / "checksums.txt.sigstore.json"
+    bundle.write_text(json.dumps(private_sigstore.sign(listing, identity=RELEASE_IDENTITY)))
+    policy = _policy(tmp_path, private_sigstore, ACME_ENTRY)
+    result = nexo(tmp_path, "trust", "verify", str(artifact), "--bundle", str(bundle),
+                  "--trusted-keys", str(policy), "--json")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["scheme"] == "checksums-file"
+    (release / "checksums.txt").write_bytes(listing.replace(b"echo-1.0.0", b"other-1.0.0"))
+    changed = nexo(tmp_path, "trust", "verify", str(artifact), "--bundle", str(bundle),
+                   "--trusted-keys", str(policy), "--json")  # fmt: skip
+    assert changed.returncode == 1
+    assert json.loads(changed.stdout)["kind"] == "signature_invalid"
