@@ -6,7 +6,8 @@ small files; ``tiny``: a 3.5 KiB plugin; ``one-big-file``: one 100 MiB file), pa
 compare, interleaved (round-robin, so machine-load drifts hit every variant alike):
 
 * ``nexo plugin install acme/bench@vX --yes --json --dest D`` (resolve, download, checksum,
-  one-pass check and extraction, payload check, receipt, syncfs, rename), a cold process;
+  one-pass check and extraction, payload check, receipt, syncfs, rename), a cold process
+  with an empty ``NEXO_HOME`` (so an empty blob cache: every run downloads the asset);
 * ``curl -sSfo f URL && sha256sum -c f.sha256 && tar -xzf f -C dir && sync -f dir``
   (durability is part of the job on both sides);
 * ``python3 -c pass`` (the interpreter's own start-up, for the tiny plugin's target);
@@ -130,13 +131,19 @@ def nexo_variant(
         run_env["PYTHONPATH"] = str(path)
 
     def run() -> float:
-        dest = scratch / f"dest-{next(_COUNTER)}"
+        number = next(_COUNTER)
+        dest = scratch / f"dest-{number}"
+        # A fresh NEXO_HOME per run: its blob cache is empty, so every run downloads the
+        # asset as the baseline's curl does (a warm cache would skip the download).
+        home = scratch / f"home-{number}"
+        run_env["NEXO_HOME"] = str(home)
         command = [sys.executable, "-P", "-m", "nexo_pkg", "plugin", "install",
                    f"acme/{PLUGIN_ID}@{release.tag}", "--yes", "--json", "--dest", str(dest),
                    *LIMITS]  # fmt: skip
         seconds, peak = wall_and_rss(command, env=run_env)
         rss.append(peak)
         shutil.rmtree(dest)
+        shutil.rmtree(home, ignore_errors=True)
         return seconds
 
     return run
