@@ -17,7 +17,6 @@ import random
 import re
 import shutil
 import socket
-import ssl
 import subprocess
 import sys
 import time
@@ -28,7 +27,7 @@ from typing import Any, Protocol, TypeVar
 from urllib.parse import quote, urljoin, urlsplit
 
 from nexo_pkg import __version__
-from nexo_pkg.errors import ConfigError, NexoError, UsageError
+from nexo_pkg.errors import NexoError, UsageError
 from nexo_pkg.install.blobcache import BlobCache, BlobSink
 from nexo_pkg.install.bounded import (
     DOCUMENT_ACCEPT_ENCODING,
@@ -343,11 +342,14 @@ class GitHubClient:
         self._deadline = Deadline(self.timeout).within(overall)
         # Every socket this client opened, so a deadline can cut whichever one is blocking.
         self._watch = SocketWatch()
+        # After httpx (imported above without its command-line module).
+        from nexo_pkg.install.wire import DirectTransport  # noqa: PLC0415
+
         # trust_env keeps HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE and friends working.
         self._http = httpx.Client(
             follow_redirects=False,
             trust_env=True,
-            transport=_LazyTransport(),
+            transport=DirectTransport(),
             timeout=self._attempt_timeout(),
             headers={"User-Agent": f"nexo-pkg/{__version__}"},
             event_hooks={"response": [_set_location_aside]},
@@ -817,35 +819,6 @@ _REFUSED_STATUSES = frozenset({403, 404, 410})
 _TOKEN = re.compile(r"^[\x21-\x7e]+$")
 # The tag the reference installer reads as "the latest release" (and keeps in its receipts).
 LATEST_TAG = "latest"
-
-
-class _LazyTransport(httpx.BaseTransport):
-    """Builds the TLS transport (loading the CA bundle costs a noticeable fraction of a
-    second) only when an ``https`` URL is actually requested."""
-
-    def __init__(self) -> None:
-        self._transports: dict[str, httpx.HTTPTransport] = {}
-
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        scheme = request.url.scheme
-        transport = self._transports.get(scheme)
-        if transport is None:
-            # Plain http never uses the context; https verifies as httpx does by default,
-            # honouring SSL_CERT_FILE / SSL_CERT_DIR.
-            try:
-                transport = httpx.HTTPTransport(verify=scheme == "https", trust_env=True)
-            except (OSError, ssl.SSLError) as exc:  # ssl.SSLError is an OSError too
-                reason = exc.strerror if type(exc) is not ssl.SSLError and exc.strerror else exc
-                raise ConfigError(
-                    "cannot load the CA certificates to verify https (check SSL_CERT_FILE "
-                    f"and SSL_CERT_DIR): {reason}"
-                ) from exc
-            self._transports[scheme] = transport
-        return transport.handle_request(request)
-
-    def close(self) -> None:
-        for transport in self._transports.values():
-            transport.close()
 
 
 class _MemorySink:

@@ -1,0 +1,219 @@
+"""HTTP/1.1 for the GitHub client over the standard library's ``http.client``.
+
+An httpx transport for direct connections (httpx keeps its own transports for proxies named by
+``HTTPS_PROXY`` and friends). It exists for start-up time: httpx's default transport imports
+httpcore, h11 and their dependencies, about a tenth of the instructions a small install runs,
+while ``http.client`` comes with the interpreter. Behaviour kept from that transport:
+
+- one kept-alive connection per origin, reused only after a response was read to its end and
+  only while the server has not closed it (or sent anything unasked);
+- the connect timeout bounds the TCP connection and the TLS handshake, the read timeout every
+  read afterwards; the request's ``trace`` hook hears of each connected socket (so a deadline
+  watchdog can cut it, during the handshake too);
+- https verifies certificates as httpx does by default (``SSL_CERT_FILE``, ``SSL_CERT_DIR``,
+  else certifi's bundle); the TLS context is built on the first https request only, and CA
+  settings that name no usable certificates are a ``config`` error;
+- a body shorter than its ``Content-Length``, a malformed answer or a dropped connection is an
+  httpx error of the same family httpx raises (``RemoteProtocolError``, ``ReadError``,
+  ``ConnectError``, the timeouts), with the ``OSError`` as its cause.
+"""
+
+from __future__ import annotations
+
+import http.client
+import select
+import socket
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+import httpx
+
+from nexo_pkg.errors import ConfigError
+
+if TYPE_CHECKING:
+    import ssl
+
+CHUNK_SIZE = 1024 * 1024
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+Origin = tuple[str, str, int]
+
+
+class _Stream:
+    """What a ``trace`` hook is given for a connected socket (httpcore's network stream)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+
+    def get_extra_info(self, name: str) -> Any:
+        return self._sock if name == "socket" else None
+
+
+@contextmanager
+def _mapped(
+    timeout: type[httpx.TransportError], other: type[httpx.TransportError]
+) -> Iterator[None]:
+    """Turn what the socket and ``http.client`` raise into httpx's transport errors."""
+    try:
+        yield
+    except TimeoutError as exc:
+        raise timeout(str(exc) or "timed out") from exc
+    except (http.client.HTTPException, http.client.RemoteDisconnected) as exc:
+        raise httpx.RemoteProtocolError(str(exc) or type(exc).__name__) from exc
+    except OSError as exc:
+        raise other(str(exc) or type(exc).__name__) from exc
+
+
+def _is_readable(sock: socket.socket) -> bool:
+    """Whether an idle connection has something to read: the server closed it or sent bytes
+    nobody asked for; either way it cannot carry another request."""
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
+
+
+class _Body(httpx.SyncByteStream):
+    """A response body read as it arrives; gives the connection back when read to its end."""
+
+    def __init__(
+        self,
+        response: http.client.HTTPResponse,
+        release: Callable[[bool], None],
+    ) -> None:
+        self._response = response
+        self._release = release
+        self._complete = False
+        self._closed = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        response = self._response
+        with _mapped(httpx.ReadTimeout, httpx.ReadError):
+            while chunk := response.read1(CHUNK_SIZE):
+                yield chunk
+        if response.length:  # bytes the Content-Length promised and the server did not send
+            raise httpx.RemoteProtocolError(
+                "peer closed connection without sending complete message body "
+                f"({response.length} bytes missing)"
+            )
+        self._complete = True
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        reusable = self._complete and not self._response.will_close
+        self._response.close()
+        self._release(reusable)
+
+
+class DirectTransport(httpx.BaseTransport):
+    """An httpx transport over ``http.client``: see the module docstring."""
+
+    def __init__(self) -> None:
+        self._idle: dict[Origin, http.client.HTTPConnection] = {}
+        self._tls: ssl.SSLContext | None = None
+
+    def _tls_context(self) -> ssl.SSLContext:
+        """Raises ``ConfigError`` when the CA settings name no usable certificates."""
+        if self._tls is None:
+            import ssl  # noqa: PLC0415 (plain http never needs it)
+
+            try:
+                context = httpx.create_ssl_context(verify=True, trust_env=True)
+            except (OSError, ssl.SSLError) as exc:  # ssl.SSLError is an OSError too
+                reason = exc.strerror if type(exc) is not ssl.SSLError and exc.strerror else exc
+                raise ConfigError(
+                    "cannot load the CA certificates to verify https (check SSL_CERT_FILE "
+                    f"and SSL_CERT_DIR): {reason}"
+                ) from exc
+            context.set_alpn_protocols(["http/1.1"])
+            self._tls = context
+        return self._tls
+
+    def _connect(self, origin: Origin, timeouts: dict[str, Any], trace: Any) -> socket.socket:
+        scheme, host, port = origin
+        connect = timeouts.get("connect")
+        with _mapped(httpx.ConnectTimeout, httpx.ConnectError):
+            sock = socket.create_connection((host, port), connect)
+            try:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                if trace is not None:
+                    trace("connection.connect_tcp.complete", {"return_value": _Stream(sock)})
+                if scheme == "https":
+                    sock = self._tls_context().wrap_socket(sock, server_hostname=host)
+                    if trace is not None:
+                        trace("connection.start_tls.complete", {"return_value": _Stream(sock)})
+            except BaseException:
+                sock.close()
+                raise
+        sock.settimeout(timeouts.get("read"))
+        return sock
+
+    def _connection(
+        self, origin: Origin, timeouts: dict[str, Any], trace: Any
+    ) -> http.client.HTTPConnection:
+        connection = self._idle.pop(origin, None)
+        if connection is not None:
+            sock = connection.sock
+            if isinstance(sock, socket.socket) and not _is_readable(sock):
+                sock.settimeout(timeouts.get("read"))
+                return connection
+            connection.close()
+        connection = http.client.HTTPConnection(origin[1], origin[2])
+        connection.sock = self._connect(origin, timeouts, trace)
+        return connection
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        scheme = url.scheme
+        if scheme not in _DEFAULT_PORTS:
+            raise httpx.UnsupportedProtocol(f"the URL scheme {scheme!r} is not supported")
+        origin: Origin = (scheme, url.host, url.port or _DEFAULT_PORTS[scheme])
+        timeouts: dict[str, Any] = request.extensions.get("timeout", {})
+        trace = request.extensions.get("trace")
+        if scheme == "https":
+            self._tls_context()  # CA settings are checked before any connection is tried
+        connection = self._connection(origin, timeouts, trace)
+        try:
+            with _mapped(httpx.WriteTimeout, httpx.WriteError):
+                connection.putrequest(
+                    request.method,
+                    url.raw_path.decode("ascii"),
+                    skip_host=True,
+                    skip_accept_encoding=True,
+                )
+                for name, value in request.headers.raw:
+                    connection.putheader(name, value)
+                connection.endheaders(request.read() or None)
+            with _mapped(httpx.ReadTimeout, httpx.ReadError):
+                response = connection.getresponse()
+        except BaseException:
+            connection.close()
+            raise
+
+        def release(reusable: bool) -> None:
+            if reusable and origin not in self._idle:
+                self._idle[origin] = connection
+            else:
+                connection.close()
+
+        return httpx.Response(
+            response.status,
+            headers=[
+                (name.encode("latin-1"), value.encode("latin-1"))
+                for name, value in response.getheaders()
+            ],
+            stream=_Body(response, release),
+            extensions={
+                "http_version": b"HTTP/1.1" if response.version == 11 else b"HTTP/1.0",
+                "reason_phrase": response.reason.encode("latin-1", errors="replace"),
+            },
+        )
+
+    def close(self) -> None:
+        idle, self._idle = self._idle, {}
+        for connection in idle.values():
+            connection.close()
