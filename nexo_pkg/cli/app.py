@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperGroup
+from typer.models import CommandInfo
 
 from nexo_pkg import __version__
 from nexo_pkg.cli.common import emit_json, error_line, set_color, set_verbosity
@@ -174,7 +175,7 @@ class LazyPluginGroup(TyperGroup):
         spec = COMMANDS.get(cmd_name)
         if spec is None:
             return None
-        return module_commands(spec.module).get(cmd_name)
+        return module_command(spec.module, cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         del ctx
@@ -184,16 +185,50 @@ class LazyPluginGroup(TyperGroup):
 
 
 @cache
-def module_commands(module_name: str) -> dict[str, click.Command]:
-    """Import ``nexo_pkg.cli.MODULE``, let it register its commands, return them by name."""
+def _registered(module_name: str) -> typer.Typer:
+    """Import ``nexo_pkg.cli.MODULE`` and let it register its commands on a fresh holder."""
     module = importlib.import_module(f"nexo_pkg.cli.{module_name}")
     holder = typer.Typer(rich_markup_mode=None, add_completion=False)
     module.register(holder)
-    group = typer.main.get_group(holder)
-    commands = dict(group.commands)
+    return holder
+
+
+def _built(holder: typer.Typer) -> dict[str, click.Command]:
+    commands = dict(typer.main.get_group(holder).commands)
     for command in commands.values():
         _conventions(command)
     return commands
+
+
+@cache
+def module_commands(module_name: str) -> dict[str, click.Command]:
+    """Every command ``nexo_pkg.cli.MODULE`` registers, by name."""
+    return _built(_registered(module_name))
+
+
+@cache
+def module_command(module_name: str, name: str) -> click.Command | None:
+    """The command ``name`` of ``nexo_pkg.cli.MODULE``, built alone: a module registers
+    several, and building one (its parameters read from its signature) costs milliseconds."""
+    holder = _registered(module_name)
+    single = typer.Typer(rich_markup_mode=None, add_completion=False)
+    single.registered_commands = [
+        info for info in holder.registered_commands if _command_name(info) in {name, None}
+    ]
+    # Sub-apps (``trust``, ``cache``) are named where they are added, if anywhere.
+    single.registered_groups = [
+        info for info in holder.registered_groups if info.name in {name, None}
+    ]
+    return _built(single).get(name)
+
+
+def _command_name(info: CommandInfo) -> str | None:
+    """The name Typer gives a registered command (``None`` when it cannot tell yet)."""
+    if info.name is not None:
+        return info.name
+    if info.callback is not None:
+        return typer.main.get_command_name(info.callback.__name__)
+    return None
 
 
 def _conventions(command: click.Command) -> None:

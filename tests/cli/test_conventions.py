@@ -457,3 +457,19 @@ def test_group_shared_option_takes_effect(tmp_path: Path) -> None:
     contradicting = nexo("plugin", "trust", "-q", "-v", "list")
     assert contradicting.returncode == 2
     assert "--quiet and --verbose" in contradicting.stderr
+
+
+def test_a_command_built_alone_is_the_command_built_with_its_module() -> None:
+    from nexo_pkg.cli.app import COMMANDS, module_command, module_commands
+
+    def shape(command: Any) -> list[tuple[tuple[str, ...], str | None]]:
+        params = [(tuple(param.opts), param.name) for param in command.params]
+        for name, sub in sorted(getattr(command, "commands", {}).items()):
+            params += [((name, *opts), pname) for opts, pname in shape(sub)]
+        return params
+
+    for name, spec in COMMANDS.items():
+        alone = module_command(spec.module, name)
+        assert alone is not None, name
+        assert alone.name == name
+        assert shape(alone) == shape(module_commands(spec.module)[name]), name
