@@ -179,6 +179,16 @@ def test_mirror_then_air_gapped_sync_keeps_the_original_signer(
         "v1.2.3",
     )
 
+    # A plain install from the mirror applies the original owner's policy entries as well.
+    single = tmp_path / "single"
+    installed = run_nexo(
+        offline, "install", registry.ref("mirror/echo:1.2.3"), "--dest", str(single),
+        "--plain-http", "--trusted-keys", str(policy), "--require-signature", "--yes", "--json",
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    signature = json_of(installed)["signature"]
+    assert (signature["status"], signature["identity"]) == ("verified", ACME_IDENTITY)
+
 
 def test_lock_sync_is_idempotent_and_prune_removes_what_the_lock_drops(
     *,
