@@ -136,7 +136,9 @@ def fetch_signatures(
         path = directory / title
 
         def fetch(sink: BlobSink, digest: str = layer_digest) -> None:
-            client.get_blob(repository, digest, sink.write, max_bytes=MAX_SIGNATURE_BYTES)
+            client.get_blob(
+                repository, digest, sink.write, max_bytes=MAX_SIGNATURE_BYTES, reset=sink.reset
+            )
 
         with cache.open_blob(layer_digest, fetch) as blob:
             path.write_bytes(blob.read_bytes())

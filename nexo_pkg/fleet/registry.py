@@ -106,6 +106,14 @@ def sha256_digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
+class _BodyCut(Exception):  # noqa: N818 - a signal between two methods, never raised out
+    """A blob's body stopped arriving partway (``error`` says how)."""
+
+    def __init__(self, error: NexoError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
 def _network(message: str, exc: Exception | None = None) -> NexoError:
     detail = f": {exc}" if exc is not None else ""
     return NexoError(f"{message}{detail}", kind="network")
@@ -587,12 +595,45 @@ class RegistryClient:
         write: Callable[[bytes], None],
         *,
         max_bytes: int,
+        reset: Callable[[], None] | None = None,
     ) -> int:
         """Stream a blob into ``write``, hashing as it goes; returns its size.
 
-        Raises ``checksum_mismatch`` when the bytes do not hash to ``digest`` (the caller
-        discards what it wrote), ``archive_unsafe`` past ``max_bytes``.
+        A body cut off halfway is fetched again from the start (up to :data:`RETRIES` times,
+        with backoff) when ``reset`` can discard what ``write`` was given. Raises
+        ``checksum_mismatch`` when the bytes do not hash to ``digest`` (the caller discards
+        what it wrote), ``archive_unsafe`` past ``max_bytes``.
         """
+        attempt = 0
+        while True:
+            try:
+                size, actual = self._stream_blob(repository, digest, write, max_bytes)
+                break
+            except _BodyCut as cut:
+                delay = self._retry_delay(attempt) if reset is not None else None
+                if attempt >= RETRIES or delay is None or reset is None:
+                    raise cut.error from cut.error.__cause__
+                time.sleep(delay)
+                reset()
+                attempt += 1
+        if actual != digest:
+            raise NexoError(
+                f"blob {digest} from oci://{self.host}/{repository} hashes to {actual}: the "
+                "registry served other bytes than it names",
+                kind="checksum_mismatch",
+                details={"expected": digest, "actual": actual},
+            )
+        return size
+
+    def _stream_blob(
+        self,
+        repository: str,
+        digest: str,
+        write: Callable[[bytes], None],
+        max_bytes: int,
+    ) -> tuple[int, str]:
+        """One GET of a blob into ``write``: its size and ``sha256:`` digest. A transfer that
+        fails once the body has started is :class:`_BodyCut` (unless its deadline passed)."""
         hasher = hashlib.sha256()
         size = 0
         with self._request(
@@ -610,9 +651,18 @@ class RegistryClient:
                 )
             if response.status_code != 200:
                 raise self._unexpected(response, f"cannot get blob {digest}")
-            for chunk in self._raw_chunks(
+            chunks = self._raw_chunks(
                 response, f"download of blob {digest} from {self.host} failed"
-            ):
+            )
+            while True:
+                try:
+                    chunk = next(chunks, None)
+                except NexoError as error:
+                    if error.kind == "network" and not self._deadline.expired():
+                        raise _BodyCut(error) from error
+                    raise
+                if chunk is None:
+                    break
                 size += len(chunk)
                 if size > max_bytes:
                     raise NexoError(
@@ -622,19 +672,11 @@ class RegistryClient:
                     )
                 hasher.update(chunk)
                 write(chunk)
-        actual = "sha256:" + hasher.hexdigest()
-        if actual != digest:
-            raise NexoError(
-                f"blob {digest} from oci://{self.host}/{repository} hashes to {actual}: the "
-                "registry served other bytes than it names",
-                kind="checksum_mismatch",
-                details={"expected": digest, "actual": actual},
-            )
-        return size
+        return size, "sha256:" + hasher.hexdigest()
 
     def get_small_blob(self, repository: str, digest: str, *, max_bytes: int) -> bytes:
         data = bytearray()
-        self.get_blob(repository, digest, data.extend, max_bytes=max_bytes)
+        self.get_blob(repository, digest, data.extend, max_bytes=max_bytes, reset=data.clear)
         return bytes(data)
 
     def push_blob(self, repository: str, data: bytes | Path) -> tuple[str, int]:

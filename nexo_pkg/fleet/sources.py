@@ -306,6 +306,7 @@ class Session:
                     "sha256:" + row.sha256,
                     sink.write,
                     max_bytes=self.options.limits.max_download,
+                    reset=sink.reset,
                 )
 
             material = oci.fetch_signatures(

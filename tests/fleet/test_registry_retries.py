@@ -4,6 +4,7 @@ plugin, and writes are never repeated blindly."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,25 @@ def test_reads_that_meet_a_busy_registry_are_tried_again(
         "echo-1.2.3",
         "weather-1.2.3",
     ]
+
+
+def test_a_blob_cut_off_halfway_is_fetched_again_from_the_start(
+    tmp_path: Path, fleet_env: dict[str, str], proxy: RegistryProxy, make_dist: MakeDist
+) -> None:
+    lock = _lock(tmp_path, fleet_env, proxy, make_dist)
+    home = tmp_path / "host-home"
+    proxy.fail("GET", "/blobs/sha256:", 0, times=2)
+    dest = tmp_path / "root"
+    document = _sync({**fleet_env, "NEXO_HOME": str(home)}, lock, dest)
+    assert document["ok"] is True, document
+    assert proxy.count("GET", "/blobs/sha256:", 0) == 2
+    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == [
+        "echo-1.2.3",
+        "weather-1.2.3",
+    ]
+    # What the cache kept is whole: every blob hashes to its name.
+    for blob in (home / "cache" / "blobs" / "sha256").iterdir():
+        assert hashlib.sha256(blob.read_bytes()).hexdigest() == blob.name
 
 
 def test_a_registry_that_stays_down_fails_each_plugin_on_one_line(

@@ -12,7 +12,8 @@ lacks or a test needs to provoke.
   it gets the registry's own 401 challenge, as when a token expires mid-run.
 * ``fail(method, fragment, status, times)``: the next ``times`` such requests (every one with
   ``times=None``) are answered ``status`` without reaching the registry, as an overloaded
-  registry or a load balancer in front of it answers.
+  registry or a load balancer in front of it answers; status ``0`` forwards the request but
+  sends only the first half of the registry's body and hangs up (a connection cut mid-body).
 
 Everything else is forwarded as it is (the ``Host`` header too, so the registry's upload
 ``Location`` URLs point at the proxy). Every request is logged as ``(method, path, status)``.
@@ -129,6 +130,18 @@ class RegistryProxy:
                 headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
         segments = parts.path.split("/")
         failed = self._failure(method, parts.path)
+        if failed == 0:
+            status, answer, reply = self._forward(method, handler.path, headers, body)
+            handler.send_response(status)
+            for key, value in answer:
+                handler.send_header(key, value)
+            handler.send_header("Content-Length", str(len(reply)))
+            handler.end_headers()
+            handler.wfile.write(reply[: len(reply) // 2])
+            handler.wfile.flush()
+            handler.close_connection = True
+            self.log.append((method, parts.path, 0))
+            return
         if failed is not None:
             busy = json.dumps({"errors": [{"code": "UNAVAILABLE", "message": "busy"}]}).encode()
             busy_headers = [("Content-Type", "application/json"), ("Retry-After", "0")]
