@@ -21,9 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.errors import ConfigError
+from nexo_pkg.files import read_config_bytes
 
 AUTH_FILE_ENV = "REGISTRY_AUTH_FILE"
 HELPER_TIMEOUT = 30.0
+# A credentials file is a few KiB; anything past this is not one.
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -49,7 +52,13 @@ def config_path(explicit: Path | None) -> tuple[Path, bool]:
 
 def _load(path: Path, explicit: bool) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = read_config_bytes(path, MAX_CONFIG_BYTES)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"registry config {path} is larger than {MAX_CONFIG_BYTES} bytes",
+                kind="registry_config",
+            )
+        text = raw.decode("utf-8")
     except FileNotFoundError:
         if explicit:
             raise ConfigError(

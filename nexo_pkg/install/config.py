@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.errors import ConfigError
+from nexo_pkg.files import read_config_bytes
 from nexo_pkg.install.store import nexo_home_from_env as nexo_home
 
 CONFIG_DIR_ENV = "NEXO_CONFIG_DIR"
@@ -86,8 +87,7 @@ def load_daemon_config(directory: Path, *, cwd: Path | None = None) -> DaemonCon
     if not path.is_file():
         return DaemonConfig(directory)
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_DISCOVERY_BYTES + 1)
+        raw = read_config_bytes(path, MAX_DISCOVERY_BYTES)
     except OSError as exc:
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
     if len(raw) > MAX_DISCOVERY_BYTES:

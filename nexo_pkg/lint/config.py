@@ -23,6 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from nexo_pkg.errors import ConfigError, UsageError
+from nexo_pkg.files import read_config_bytes
 from nexo_pkg.manifest.options import LintOptions
 
 __all__ = [
@@ -36,6 +37,8 @@ __all__ = [
 ]
 
 CONFIG_FILES = (".nexo.toml", "pyproject.toml")
+# Configuration files are read whole; past this size one is refused, not read.
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
 _KEYS = {"select", "ignore", "per-file-ignores", "exclude"}
 
 
@@ -84,9 +87,13 @@ def _has_lint_table(pyproject: Path) -> bool:
     """Whether ``pyproject`` holds ``[tool.nexo.lint]`` (one without it is not a config file,
     as a ``pyproject.toml`` without ``[tool.ruff]`` is none for ruff)."""
     try:
-        raw = pyproject.read_bytes()
+        raw = read_config_bytes(pyproject, MAX_CONFIG_BYTES)
     except OSError as error:
         raise ConfigError(f"cannot read {pyproject}: {error}", kind="config_invalid") from error
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(
+            f"cannot read {pyproject}: larger than {MAX_CONFIG_BYTES} bytes", kind="config_invalid"
+        )
     if b"nexo" not in raw:
         return False  # the common case, without parsing
     try:
@@ -187,7 +194,12 @@ def load_config(path: Path | None) -> LintConfig:
     if path is None:
         return LintConfig()
     try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = read_config_bytes(path, MAX_CONFIG_BYTES)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError(
+                f"cannot read {path}: larger than {MAX_CONFIG_BYTES} bytes", kind="config_invalid"
+            )
+        document = tomllib.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ConfigError(f"cannot read {path}: {error}", kind="config_invalid") from error
     section = _section(document, path)

@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from nexo_pkg.diagnostics import Diagnostic, FileResult, Position, Rule, Severity, Span
 from nexo_pkg.errors import ConfigError
+from nexo_pkg.files import read_config_bytes
 
 Mode = Literal["ignore", "warn", "require"]
 MODES: tuple[Mode, ...] = ("ignore", "warn", "require")
@@ -871,8 +872,7 @@ def read_policy_file(path: Path, *, explicit: bool) -> TrustPolicy:
     unreadable, non-UTF-8 or oversized file. The policy carries :func:`file_warnings`.
     """
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_POLICY_BYTES + 1)
+        raw = read_config_bytes(path, MAX_POLICY_BYTES)
     except FileNotFoundError as exc:
         if explicit:
             raise ConfigError(

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.errors import ConfigError, NexoError
+from nexo_pkg.files import read_config_bytes
 from nexo_pkg.trust.policy import (
     GITHUB_ACTIONS_ISSUER,
     MAX_POLICY_BYTES,
@@ -35,8 +36,7 @@ class EditResult:
 
 def _read_text(path: Path) -> str:
     try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_POLICY_BYTES + 1)
+        raw = read_config_bytes(path, MAX_POLICY_BYTES)
     except FileNotFoundError:
         return ""
     except OSError as exc:
