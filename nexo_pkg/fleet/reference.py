@@ -11,7 +11,7 @@ import ipaddress
 import re
 from dataclasses import dataclass, replace
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.errors import EXIT_USAGE, NexoError
 
 SCHEME = "oci://"
 _HOST = re.compile(
@@ -75,10 +75,12 @@ def is_oci(text: str) -> bool:
 
 
 def _invalid(text: str, why: str) -> NexoError:
+    """``source_invalid``: a usage error (exit 2), as for a malformed GitHub source."""
     return NexoError(
         f"invalid registry reference {text!r}: {why}; expected "
         "oci://HOST/NAMESPACE/NAME[:TAG] or oci://HOST/NAMESPACE/NAME@sha256:DIGEST",
         kind="source_invalid",
+        exit_code=EXIT_USAGE,
         details={"source": text},
     )
 

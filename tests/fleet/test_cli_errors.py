@@ -20,7 +20,7 @@ def _closed_port() -> int:
 @pytest.mark.parametrize(
     ("args", "code", "kind"),
     [
-        (["install", "oci://127.0.0.1:1/Bad/Name", "--yes"], 1, "source_invalid"),
+        (["install", "oci://127.0.0.1:1/Bad/Name", "--yes"], 2, "source_invalid"),
         (["install", "oci://registry.example/a/b:1", "--plain-http", "--yes"], 2, "usage"),
         (["push", "{tmp}/no-such-dist", "oci://127.0.0.1:1/a/b"], 2, "usage"),
         (["push", "{tmp}", "oci://127.0.0.1:1/a/b@sha256:" + "a" * 64], 2, "usage"),

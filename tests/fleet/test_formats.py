@@ -202,6 +202,7 @@ def test_bad_references_are_source_invalid(text: str) -> None:
     with pytest.raises(NexoError) as caught:
         parse_reference(text)
     assert caught.value.kind == "source_invalid"
+    assert caught.value.exit_code == 2  # a malformed argument, as for owner/repo sources
 
 
 def test_plain_http_is_refused_for_a_remote_registry() -> None:
