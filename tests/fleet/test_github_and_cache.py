@@ -29,6 +29,17 @@ def _publish(server: GitHubServer, instance: PrivateSigstore, version: str) -> N
     server.publish("acme", "nexo-plugin-echo", f"v{version}", assets)
 
 
+def _wants_echo(
+    tmp_path: Path, fleet_env: dict[str, str], server: GitHubServer, version: str | None = None
+) -> tuple[dict[str, str], Path]:
+    """The fleet environment pointed at ``server``, and a ``nexo-plugins.toml`` that wants the
+    echo plugin from its GitHub releases (at ``version`` when given)."""
+    wanted = tmp_path / "nexo-plugins.toml"
+    requirement = f'version = "{version}"\n' if version else ""
+    wanted.write_text(f'[plugins.echo]\nsource = "acme/nexo-plugin-echo"\n{requirement}')
+    return {**fleet_env, "NEXO_GITHUB_API_BASE": server.url}, wanted
+
+
 def test_github_sources_lock_sync_and_upgrade(
     *,
     tmp_path: Path,
@@ -38,9 +49,7 @@ def test_github_sources_lock_sync_and_upgrade(
     policy: Path,
 ) -> None:
     _publish(github_server, private_sigstore, "1.2.3")
-    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
-    wanted = tmp_path / "nexo-plugins.toml"
-    wanted.write_text('[plugins.echo]\nsource = "acme/nexo-plugin-echo"\nversion = "^1.2"\n')
+    env, wanted = _wants_echo(tmp_path, fleet_env, github_server, "^1.2")
     lock_file = tmp_path / "nexo-plugins.lock"
     common = ("--trusted-keys", str(policy), "--require-signature")
     locked = run_nexo(env, "lock", "-f", str(wanted), *common)
@@ -97,9 +106,7 @@ def test_frozen_syncs_of_a_github_lock_write_the_same_receipts_on_every_host(
     ``installed_at``, so two clean roots end byte-identical, receipts included."""
     _publish(github_server, private_sigstore, "1.2.3")
     published = github_server.releases[("acme", "nexo-plugin-echo")][0].published_at
-    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
-    wanted = tmp_path / "nexo-plugins.toml"
-    wanted.write_text('[plugins.echo]\nsource = "acme/nexo-plugin-echo"\n')
+    env, wanted = _wants_echo(tmp_path, fleet_env, github_server)
     lock_file = tmp_path / "nexo-plugins.lock"
     common = ("--trusted-keys", str(policy), "--require-signature")
     assert run_nexo(env, "lock", "-f", str(wanted), *common).returncode == 0
@@ -141,9 +148,7 @@ def test_a_lock_that_names_another_signer_is_refused_at_sync(
     policy: Path,
 ) -> None:
     _publish(github_server, private_sigstore, "1.2.3")
-    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
-    wanted = tmp_path / "nexo-plugins.toml"
-    wanted.write_text('[plugins.echo]\nsource = "acme/nexo-plugin-echo"\n')
+    env, wanted = _wants_echo(tmp_path, fleet_env, github_server)
     assert run_nexo(env, "lock", "-f", str(wanted), "--trusted-keys", str(policy)).returncode == 0
     lock_file = tmp_path / "nexo-plugins.lock"
     other = "https://github.com/acme/nexo-plugin-echo/.github/workflows/other.yml@refs/tags/v1"
@@ -252,9 +257,7 @@ def test_lock_binds_a_signature_to_the_release_it_was_made_for(
     bundle = private_sigstore.sign(assets[name], identity=ACME_IDENTITY)
     assets[name + ".sigstore.json"] = json.dumps(bundle).encode()
     github_server.publish("acme", "nexo-plugin-echo", "v1.3.0", assets)
-    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
-    wanted = tmp_path / "nexo-plugins.toml"
-    wanted.write_text('[plugins.echo]\nsource = "acme/nexo-plugin-echo"\n')
+    env, wanted = _wants_echo(tmp_path, fleet_env, github_server)
     refused = run_nexo(env, "lock", "-f", str(wanted), "--trusted-keys", str(policy), "--json")
     assert refused.returncode == 1
     assert json_of(refused)["kind"] == "signer_untrusted"
@@ -277,9 +280,7 @@ def test_no_signature_request_when_signatures_are_not_verified(
     signature_path = github_server.asset_api_url(release, name + ".sigstore.json").removeprefix(
         github_server.url
     )
-    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
-    wanted = tmp_path / "nexo-plugins.toml"
-    wanted.write_text('[plugins.echo]\nsource = "acme/nexo-plugin-echo"\nversion = "^1.2"\n')
+    env, wanted = _wants_echo(tmp_path, fleet_env, github_server, "^1.2")
     lock_file = tmp_path / "nexo-plugins.lock"
     locked = run_nexo(env, "lock", "-f", str(wanted), "--skip-signature-verify")
     assert locked.returncode == 0, locked.stderr

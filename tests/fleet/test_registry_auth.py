@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import subprocess
 from pathlib import Path
 
 from support.registry import Registry
@@ -22,6 +23,17 @@ def _installed(dest: Path) -> list[str]:
     if not dest.exists():
         return []
     return sorted(p.name for p in dest.iterdir() if not p.name.startswith("."))
+
+
+def _install(
+    env: dict[str, str], reference: str, dest: Path, config: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``nexo plugin install REFERENCE --dest DEST`` over plain http, with ``config`` as the
+    registry credentials when given."""
+    extra = ("--registry-config", str(config)) if config is not None else ()
+    return run_nexo(
+        env, "install", reference, "--dest", str(dest), "--plain-http", *extra, "--yes", "--json"
+    )
 
 
 def _identity_config(tmp_path: Path, running: Registry, token: str) -> Path:
@@ -55,10 +67,7 @@ def test_an_anonymous_token_pulls_a_public_repository_and_pushes_nothing(
     seen = len(tokens.requests)
 
     dest = tmp_path / "plugins"
-    installed = run_nexo(
-        fleet_env, "install", reference + ":1.2.3", "--dest", str(dest), "--plain-http",
-        "--yes", "--json",
-    )  # fmt: skip
+    installed = _install(fleet_env, reference + ":1.2.3", dest)
     assert installed.returncode == 0, installed.stderr
     assert _installed(dest) == ["echo-1.2.3"]
     asked = tokens.requests[seen:]
@@ -75,10 +84,7 @@ def test_an_anonymous_token_pulls_a_public_repository_and_pushes_nothing(
     document = json_of(refused)
     assert document["kind"] == "registry_auth", document
     assert "no credentials" in document["error"]
-    missing = run_nexo(
-        fleet_env, "install", reference + ":1.3.0", "--dest", str(tmp_path / "other"),
-        "--plain-http", "--yes", "--json",
-    )  # fmt: skip
+    missing = _install(fleet_env, reference + ":1.3.0", tmp_path / "other")
     assert json_of(missing)["kind"] == "release_not_found"
 
 
@@ -96,10 +102,7 @@ def test_an_identity_token_is_exchanged_as_an_oauth2_refresh_token(
 
     dest = tmp_path / "plugins"
     config = _identity_config(tmp_path, running, REFRESH_TOKEN)
-    installed = run_nexo(
-        fleet_env, "install", reference + ":1.2.3", "--dest", str(dest), "--plain-http",
-        "--registry-config", str(config), "--yes", "--json",
-    )  # fmt: skip
+    installed = _install(fleet_env, reference + ":1.2.3", dest, config)
     assert installed.returncode == 0, installed.stderr
     assert _installed(dest) == ["echo-1.2.3"]
     asked = tokens.requests[seen:]
@@ -114,10 +117,7 @@ def test_an_identity_token_is_exchanged_as_an_oauth2_refresh_token(
     # A token the service does not know: registry_auth, one line, nothing installed.
     other = tmp_path / "other"
     wrong = _identity_config(tmp_path, running, "revoked-token")
-    refused = run_nexo(
-        fleet_env, "install", reference + ":1.2.3", "--dest", str(other), "--plain-http",
-        "--registry-config", str(wrong), "--yes", "--json",
-    )  # fmt: skip
+    refused = _install(fleet_env, reference + ":1.2.3", other, wrong)
     assert refused.returncode == 1
     assert json_of(refused)["kind"] == "registry_auth"
     assert len(refused.stderr.strip().splitlines()) == 1, refused.stderr
@@ -138,10 +138,7 @@ def test_a_token_service_without_oauth2_gets_the_identity_token_as_basic_auth(
     seen = len(tokens.requests)
     dest = tmp_path / "plugins"
     config = _identity_config(tmp_path, running, REFRESH_TOKEN)
-    installed = run_nexo(
-        fleet_env, "install", reference + ":1.2.3", "--dest", str(dest), "--plain-http",
-        "--registry-config", str(config), "--yes", "--json",
-    )  # fmt: skip
+    installed = _install(fleet_env, reference + ":1.2.3", dest, config)
     assert installed.returncode == 0, installed.stderr
     asked = tokens.requests[seen:]
     assert [(r.method, r.granted) for r in asked] == [("POST", False), ("GET", True)]

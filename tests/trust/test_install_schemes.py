@@ -61,6 +61,24 @@ def refused(result: subprocess.CompletedProcess[str], kind: str, plugins: Path) 
     return document
 
 
+def _publish_signed(
+    server: GitHubServer,
+    instance: PrivateSigstore,
+    repo: str,
+    tag: str,
+    *,
+    version: str,
+    identity: str,
+) -> None:
+    """Publish ``PLUGIN`` ``version`` as ``OWNER/repo@tag``, its tarball signed by ``identity``
+    (a bundle beside it)."""
+    assets = release_assets(PLUGIN, version)
+    name = asset_name(PLUGIN, version)
+    signed = instance.sign(assets[name], identity=identity)
+    assets[name + ".sigstore.json"] = json.dumps(signed).encode()
+    server.publish(OWNER, repo, tag, assets)
+
+
 # --- a signature names the tag it was made for ----------------------------------------------
 
 
@@ -69,11 +87,8 @@ def test_a_genuine_old_signature_cannot_vouch_for_a_newer_tag(
 ) -> None:
     """A mirror answers v2.0.0 with the genuinely signed 0.1.0 release: refused."""
     repo = "nexo-plugin-echo"
-    old = release_assets(PLUGIN, "0.1.0")
-    old_name = asset_name(PLUGIN, "0.1.0")
-    signed = private_sigstore.sign(old[old_name], identity=WORKFLOW.format(repo=repo, tag="v0.1.0"))
-    old[old_name + ".sigstore.json"] = json.dumps(signed).encode()
-    github_server.publish(OWNER, repo, "v2.0.0", old)
+    _publish_signed(github_server, private_sigstore, repo, "v2.0.0", version="0.1.0",
+                    identity=WORKFLOW.format(repo=repo, tag="v0.1.0"))  # fmt: skip
     policy = scheme_policy(tmp_path, private_sigstore)
     result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v2.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
@@ -85,11 +100,8 @@ def test_the_signature_of_the_tag_installed_verifies(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
 ) -> None:
     repo = "nexo-plugin-echo"
-    assets = release_assets(PLUGIN, "2.0.0")
-    name = asset_name(PLUGIN, "2.0.0")
-    signed = private_sigstore.sign(assets[name], identity=WORKFLOW.format(repo=repo, tag="v2.0.0"))
-    assets[name + ".sigstore.json"] = json.dumps(signed).encode()
-    github_server.publish(OWNER, repo, "v2.0.0", assets)
+    _publish_signed(github_server, private_sigstore, repo, "v2.0.0", version="2.0.0",
+                    identity=WORKFLOW.format(repo=repo, tag="v2.0.0"))  # fmt: skip
     policy = scheme_policy(tmp_path, private_sigstore)
     result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v2.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
@@ -105,11 +117,8 @@ def test_the_signature_of_the_tag_installed_verifies(
 
 def _republished(server: GitHubServer, instance: PrivateSigstore) -> None:
     """``acme/other`` republishes hello's genuinely signed tarball."""
-    assets = release_assets(PLUGIN, "1.0.0")
-    name = asset_name(PLUGIN, "1.0.0")
-    signed = instance.sign(assets[name], identity=WORKFLOW.format(repo="hello", tag="v1.0.0"))
-    assets[name + ".sigstore.json"] = json.dumps(signed).encode()
-    server.publish(OWNER, "other", "v1.0.0", assets)
+    _publish_signed(server, instance, "other", "v1.0.0", version="1.0.0",
+                    identity=WORKFLOW.format(repo="hello", tag="v1.0.0"))  # fmt: skip
 
 
 def test_a_republished_signed_tarball_is_refused(
@@ -140,14 +149,11 @@ def test_refusal_names_the_policy_and_the_command_that_trusts_the_signer(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
 ) -> None:
     repo = "nexo-plugin-echo"
-    assets = release_assets(PLUGIN, "1.0.0")
-    name = asset_name(PLUGIN, "1.0.0")
     identity = (
         "https://github.com/acme/nexo-plugin-echo/.github/workflows/publish.yml@refs/tags/v1.0.0"
     )
-    signed = private_sigstore.sign(assets[name], identity=identity)
-    assets[name + ".sigstore.json"] = json.dumps(signed).encode()
-    github_server.publish(OWNER, repo, "v1.0.0", assets)
+    _publish_signed(github_server, private_sigstore, repo, "v1.0.0", version="1.0.0",
+                    identity=identity)  # fmt: skip
     policy = scheme_policy(tmp_path, private_sigstore)
     result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
