@@ -304,6 +304,13 @@ def register(app: typer.Typer) -> None:
         force: Annotated[
             bool, typer.Option("--force", help="Replace an existing install.")
         ] = False,
+        allow_downgrade: Annotated[
+            bool,
+            typer.Option(
+                "--allow-downgrade",
+                help="Replace an installed newer version of the plugin with this older one.",
+            ),
+        ] = False,
         yes: YesOption = False,
         dry_run: DryRunOption = False,
         json_output: JsonOption = False,
@@ -352,6 +359,7 @@ def register(app: typer.Typer) -> None:
                 github_api_url=github_api_url,
                 http_timeout=timeout,
                 force=force,
+                allow_downgrade=allow_downgrade,
                 dry_run=dry_run,
                 limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
                 show_progress=_progress_wanted(),

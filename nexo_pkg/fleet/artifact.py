@@ -12,6 +12,7 @@ target (``subject`` = the target's manifest), a layer per file named by its titl
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,6 +136,19 @@ def _invalid(message: str) -> NexoError:
     return NexoError(message, kind="registry_invalid")
 
 
+_SHA256_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+
+
+def followed_digest(value: object, where: str) -> str:
+    """A descriptor's ``digest`` we may follow: ``sha256:`` and 64 lower-case hex digits, the
+    one algorithm whose bytes are checked on arrival. Anything else (``sha512:``, a tag, a
+    path) is ``registry_invalid``: what the registry answered for it would go unchecked."""
+    if isinstance(value, str) and _SHA256_DIGEST.fullmatch(value):
+        return value
+    shown = value[:100] if isinstance(value, str) else type(value).__name__
+    raise _invalid(f"{where} names {shown!r}, which is not a sha256 digest")
+
+
 def _annotations(document: dict[str, Any]) -> dict[str, str]:
     found = document.get("annotations")
     if not isinstance(found, dict):
@@ -167,10 +181,10 @@ def parse_index(document: dict[str, Any], digest: str, where: str) -> PluginVers
         if not isinstance(item, dict):
             continue
         target = _annotations(item).get(PLUGIN_TARGET)
-        entry_digest = item.get("digest")
         size = item.get("size")
-        if not target or not isinstance(entry_digest, str) or not isinstance(size, int):
+        if not target or not isinstance(size, int):
             continue
+        entry_digest = followed_digest(item.get("digest"), f"the {target} entry of {where}")
         targets[target] = TargetEntry(target, entry_digest, size)
     origin_text = annotations.get(GITHUB_RELEASE)
     return PluginVersion(
@@ -195,8 +209,9 @@ def parse_target_manifest(
     layer = layers[0]
     digest, size = layer.get("digest"), layer.get("size")
     name = _annotations(layer).get(TITLE) or _annotations(document).get(PLUGIN_ASSET)
-    if not isinstance(digest, str) or not digest.startswith("sha256:") or not isinstance(size, int):
-        raise _invalid(f"{where} has a layer without a sha256 digest and size")
+    if not isinstance(size, int):
+        raise _invalid(f"{where} has a layer without a size")
+    digest = followed_digest(digest, f"the layer of {where}")
     if not name:
         raise _invalid(f"{where} does not name its tarball ({TITLE})")
     parsed = parse_tarball_name(name)

@@ -44,6 +44,32 @@ def _tag_version(tag: str) -> str | None:
     return text
 
 
+def tag_contradicts(tag: str, version: str) -> bool:
+    """Whether ``tag`` is semver-shaped (``1.2.3``, ``v1.2.3-rc.1``) and names another version
+    than ``version`` (build metadata aside, which a tag cannot carry). A tag that is not a
+    version (``latest``, ``stable``) contradicts nothing."""
+    named = _tag_version(tag)
+    if named is None:
+        return False
+    try:
+        carried = parse_version(version)
+    except VersionError:
+        return True
+    return _sort_key(parse_version(named)) != _sort_key(carried)
+
+
+def _refuse_tag_mismatch(reference: OciReference, tag: str, plugin: PluginVersion) -> None:
+    """``registry_invalid`` when a version tag names another version than the index carries:
+    whoever can push could otherwise move an old release under a new version's tag."""
+    if tag_contradicts(tag, plugin.version):
+        raise NexoError(
+            f"{reference.base}:{tag} holds {plugin.plugin_id} {plugin.version}: a version tag "
+            "must name the version it holds",
+            kind="registry_invalid",
+            details={"tag": tag, "version": plugin.version},
+        )
+
+
 def resolve(
     client: RegistryClient, reference: OciReference, requirement: VersionReq | None = None
 ) -> PluginVersion:
@@ -81,6 +107,8 @@ def resolve(
             kind="registry_invalid",
         )
     plugin = artifact.parse_index(index.json(), index.digest, f"{reference.base}@{index.digest}")
+    if reference.digest is None:
+        _refuse_tag_mismatch(reference, chosen, plugin)
     if requirement is not None and not requirement.matches(parse_version(plugin.version)):
         raise NexoError(
             f"{reference} is {plugin.plugin_id} {plugin.version}, which does not match "
@@ -116,19 +144,20 @@ def fetch_signatures(
     """
     offered: dict[str, str] = {}
     for referrer in client.referrers(repository, asset.manifest_digest):
-        digest = referrer.get("digest")
         if referrer.get("artifactType") != artifact.SIGNATURE_ARTIFACT_TYPE:
             continue
-        if not isinstance(digest, str):
-            continue
+        digest = artifact.followed_digest(
+            referrer.get("digest"), f"a signature referrer of {asset.manifest_digest}"
+        )
         manifest = client.get_manifest(repository, digest).json()
         for layer in manifest.get("layers") or []:
             if not isinstance(layer, dict):
                 continue
             title = (layer.get("annotations") or {}).get(artifact.TITLE)
             layer_digest = layer.get("digest")
-            if isinstance(title, str) and isinstance(layer_digest, str):
-                offered.setdefault(title, layer_digest)
+            if isinstance(title, str) and layer_digest is not None:
+                where = f"the signature layer {title[:100]!r} of {digest}"
+                offered.setdefault(title, artifact.followed_digest(layer_digest, where))
     # Only names install would read beside this asset, so a title can never name a path.
     material: dict[str, Path] = {}
     for title in material_names(asset.asset_name, offered):

@@ -10,7 +10,7 @@ from typing import Any
 
 import semver
 
-from nexo_pkg.errors import NexoError, UsageError
+from nexo_pkg.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.fleet import oci
 from nexo_pkg.fleet.artifact import GitHubOrigin
 from nexo_pkg.fleet.lockfile import LockedPlugin
@@ -119,6 +119,21 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
     return plugin_id, version, targets, manifest_text
 
 
+def _version_tagged(reference: OciReference, version: str) -> OciReference:
+    """``reference`` with its tag, else ``version`` as the tag; ``source_invalid`` (exit 2)
+    when its tag is a version other than ``version`` (install would refuse it)."""
+    tag = reference.tag or version
+    if oci.tag_contradicts(tag, version):
+        raise NexoError(
+            f"cannot push version {version} under the tag {tag}: a version tag must name "
+            f"the version it holds (push to {reference.base}:{version})",
+            kind="source_invalid",
+            exit_code=EXIT_USAGE,
+            details={"tag": tag, "version": version},
+        )
+    return reference.with_tag(tag)
+
+
 def push(dist: Path, destination: str, options: FleetOptions) -> PushResult:
     """Publish a ``pack`` output directory as one version (tag: the reference's, else the
     version)."""
@@ -126,7 +141,7 @@ def push(dist: Path, destination: str, options: FleetOptions) -> PushResult:
     if reference.digest:
         raise UsageError("push to a tag (oci://HOST/NS/NAME[:TAG]), not to a digest")
     plugin_id, version, targets, manifest_text = collect_dist(dist)
-    tagged = reference.with_tag(reference.tag or version)
+    tagged = _version_tagged(reference, version)
     with Session(options) as session:
         digest = oci.push_version(
             session.registry(tagged),
@@ -181,7 +196,7 @@ def mirror(release_text: str, destination: str, options: FleetOptions) -> PushRe
         manifest = client.read_manifest_asset(release, MANIFEST_ASSETS, max_bytes=1 << 20)
         manifest_text = manifest[1] if manifest is not None else None
         origin = GitHubOrigin(source.owner, source.repo, release.tag)
-        tagged = reference.with_tag(reference.tag or version)
+        tagged = _version_tagged(reference, version)
         digest = oci.push_version(
             session.registry(tagged),
             tagged,

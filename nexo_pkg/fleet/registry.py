@@ -22,6 +22,7 @@ import hashlib
 import random
 import re
 import time
+import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -67,6 +68,7 @@ CHUNK = 1024 * 1024
 # Silence after which one read is abandoned; never past the request's total deadline.
 READ_TIMEOUT_SECONDS = 30.0
 CONNECT_TIMEOUT_SECONDS = 10.0
+_SHA256_REFERENCE = re.compile(r"sha256:[0-9a-f]{64}")
 _CHALLENGE_PARAM = re.compile(r'(\w+)="([^"]*)"')
 # A GET or HEAD that meets a dropped connection or one of these is tried again, up to RETRIES
 # more times with backoff, within the request's one deadline; other methods are not.
@@ -171,7 +173,11 @@ class RegistryClient:
 
     # -- transport and auth --------------------------------------------------------------
 
-    def _auth_header(self, scope: str) -> dict[str, str]:
+    def _auth_header(self, scope: str, url: str) -> dict[str, str]:
+        """The credentials for ``scope``, only when ``url`` is on this registry's own scheme,
+        host and port: a ``Link`` page or an upload ``Location`` elsewhere gets none."""
+        if not same_origin(url, self.base):
+            return {}
         if scope in self._tokens:
             return {"Authorization": f"Bearer {self._tokens[scope]}"}
         if self._basic and self.credentials is not None:
@@ -220,11 +226,7 @@ class RegistryClient:
         to a GET with basic auth when the service has no OAuth2 endpoint (404, 405, 400, 401,
         as GCR, Artifactory and ACR answer); other credentials go as basic auth on a GET;
         without credentials the GET is anonymous (public repositories)."""
-        realm = params.get("realm")
-        if not realm or not realm.startswith(("https://", "http://")):
-            raise NexoError(
-                f"{self.host} sent a bearer challenge without a realm", kind="registry_auth"
-            )
+        realm = self._checked_realm(params.get("realm"))
         wanted_scope = params.get("scope") or scope
         service = params.get("service")
         credentials = self.credentials
@@ -266,6 +268,33 @@ class RegistryClient:
         if not isinstance(token, str) or not token:
             raise NexoError(f"{what} answered without a token", kind="registry_auth")
         return token
+
+    def _checked_realm(self, realm: str | None) -> str:
+        """The challenge's token realm: an absolute https URL, or http only when the registry
+        itself is the loopback plain-http one (credentials never cross the network in clear).
+        ``registry_auth`` otherwise, a malformed URL included."""
+        if not realm:
+            raise NexoError(
+                f"{self.host} sent a bearer challenge without a realm", kind="registry_auth"
+            )
+        try:
+            parts = urllib.parse.urlsplit(realm)
+            parts.port  # noqa: B018 - a port that is not one raises here
+            httpx.URL(realm)
+        except (ValueError, httpx.InvalidURL) as error:
+            raise NexoError(
+                f"{self.host} named a malformed token realm {realm!r}", kind="registry_auth"
+            ) from error
+        plain_allowed = self.base.startswith("http://")
+        if not parts.hostname or parts.scheme not in (
+            {"https", "http"} if plain_allowed else {"https"}
+        ):
+            raise NexoError(
+                f"{self.host} named the token realm {realm!r}: credentials go to a token "
+                "service over https only",
+                kind="registry_auth",
+            )
+        return realm
 
     @staticmethod
     def _token_query(scope: str, service: str | None) -> dict[str, str]:
@@ -335,7 +364,7 @@ class RegistryClient:
                 request = self._http.build_request(
                     method,
                     url,
-                    headers={**sent, **self._auth_header(scope)},
+                    headers={**sent, **self._auth_header(scope, url)},
                     content=content,
                     timeout=self._attempt_timeout(),
                     extensions={"trace": self._watch.note},
@@ -461,6 +490,12 @@ class RegistryClient:
         remembered = self._manifests.get((repository, reference))
         if remembered is not None:
             return remembered
+        if ":" in reference and not _SHA256_REFERENCE.fullmatch(reference):
+            # A tag never holds ':'; a digest in another algorithm would go unchecked.
+            raise NexoError(
+                f"manifest {reference[:100]!r} is not named by a sha256 digest",
+                kind="registry_invalid",
+            )
         manifest = self._fetch_manifest(repository, reference)
         if reference.startswith("sha256:"):
             self._manifests[(repository, reference)] = manifest
@@ -560,8 +595,24 @@ class RegistryClient:
         match = re.match(r"\s*<([^>]+)>", response.headers.get("link", ""))
         if not match:
             return ""
-        target = match.group(1)
-        return target if target.startswith("http") else f"{self.base.removesuffix('/v2/')}{target}"
+        return self._followed_url(match.group(1), "a Link header")
+
+    def _followed_url(self, target: str, what: str) -> str:
+        """``target`` (a ``Link`` page, an upload ``Location``) as an absolute URL, relative
+        ones against the registry; ``registry_invalid`` when it is not an http(s) URL.
+        Whether credentials go along is decided per request (:func:`same_origin`)."""
+        try:
+            url = urllib.parse.urljoin(self.base, target)
+            parsed = httpx.URL(url)
+            valid = parsed.scheme in {"http", "https"} and bool(parsed.host)
+        except (ValueError, httpx.InvalidURL):
+            valid = False
+        if not valid or any(ord(char) < 0x21 or ord(char) == 0x7F for char in target):
+            raise NexoError(
+                f"{self.host} sent {what} that is not a URL: {target[:200]!r}",
+                kind="registry_invalid",
+            )
+        return url
 
     @staticmethod
     def _count_page(pages: int, what: str) -> int:
@@ -693,8 +744,7 @@ class RegistryClient:
                 raise self._unexpected(response, "cannot start a blob upload")
             location = response.headers["location"]
             self._short_text(response)
-        if not location.startswith(("http://", "https://")):
-            location = self.base.removesuffix("/v2/") + location
+        location = self._followed_url(location, "a blob upload Location")
         separator = "&" if "?" in location else "?"
         with self._request(
             "PUT",
@@ -756,6 +806,21 @@ class RegistryClient:
                 return []
             raise
         return _descriptors(fallback.data)
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urllib.parse.urlsplit(url)
+    default = {"https": 443, "http": 80}.get(parts.scheme.lower())
+    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or default
+
+
+def same_origin(url: str, base: str) -> bool:
+    """Whether ``url`` has ``base``'s scheme, host and port (default ports filled in); a URL
+    that does not parse is on no origin."""
+    try:
+        return _origin(url) == _origin(base)
+    except ValueError:
+        return False
 
 
 def fallback_tag(digest: str) -> str:

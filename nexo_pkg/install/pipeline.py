@@ -95,6 +95,8 @@ class InstallOptions:
     blob_cache: BlobCache | None = None
     replaces: tuple[Path, ...] = ()
     keep_old: bool = False
+    # Install a version older than one already installed (which it replaces).
+    allow_downgrade: bool = False
 
 
 @dataclass(frozen=True)
@@ -567,6 +569,33 @@ def _replaced(options: InstallOptions, plugin_id: str, final: Path) -> tuple[Pat
     return tuple(path for path in dict.fromkeys((*options.replaces, *others)) if path.exists())
 
 
+def _refuse_downgrade(options: InstallOptions, plugin_id: str, version: str) -> None:
+    """``downgrade_refused`` when a newer version of ``plugin_id`` is installed, which this
+    install would replace, unless ``allow_downgrade`` (as ``upgrade`` asks). Versions that
+    are not semver cannot be ordered and are not held against the install."""
+    if options.allow_downgrade:
+        return
+    try:
+        new = semver.Version.parse(version)
+    except ValueError:
+        return
+    for item in scan_installed(options.dest):
+        receipt = item.receipt
+        if item.plugin_id != plugin_id or receipt is None:
+            continue
+        try:
+            newer = semver.Version.parse(receipt.version).compare(new) > 0
+        except ValueError:
+            continue
+        if newer:
+            raise NexoError(
+                f"{plugin_id} {receipt.version} is installed, newer than {version}; pass "
+                "--allow-downgrade to replace it with the older version",
+                kind="downgrade_refused",
+                details={"installed": receipt.version, "version": version},
+            )
+
+
 def _install_tree(
     source_display: str,
     fetched: _Fetched,
@@ -604,6 +633,7 @@ def _install_tree(
                 kind="already_installed",
                 details={"path": str(final)},
             )
+        _refuse_downgrade(options, fetched.plugin_id, fetched.version)
         staging: Path | None = None
         try:
             staging = root.new_staging(fetched.plugin_id)
@@ -771,7 +801,10 @@ def replace_installed(
     so they leave the daemon's sight in the same step (deleted, or kept with ``keep_old``)."""
     current = matches[0]
     olds = tuple(item.path for item in matches)
-    upgrade_options = replace(options, expected_id=plugin_id, replaces=olds, keep_old=keep_old)
+    # Whether an older version may come in was decided by the caller, from the versions.
+    upgrade_options = replace(
+        options, expected_id=plugin_id, replaces=olds, keep_old=keep_old, allow_downgrade=True
+    )
     result = run_install(upgrade_options)
     moved = result.set_aside
     if result.was_already_present:

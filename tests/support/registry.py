@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import socket
+import ssl
 import subprocess
 import time
 import urllib.error
@@ -94,9 +95,14 @@ def _htpasswd(path: Path) -> None:
 
 
 def start_registry(
-    directory: Path, *, basic_auth: bool = False, token: TokenServer | None = None
+    directory: Path,
+    *,
+    basic_auth: bool = False,
+    token: TokenServer | None = None,
+    tls: tuple[Path, Path] | None = None,
 ) -> Registry:
-    """Start distribution on a free loopback port; fail or skip as the module says."""
+    """Start distribution on a free loopback port; fail or skip as the module says. With
+    ``tls`` (a certificate and its key) it answers HTTPS only."""
     binary = registry_binary()
     if binary is None:
         if os.environ.get("CI") == "true":
@@ -125,7 +131,9 @@ def start_registry(
         "version: 0.1\n"
         "log:\n  level: warn\n  accesslog:\n    disabled: false\n"
         f"storage:\n  filesystem:\n    rootdirectory: {storage}\n  delete:\n    enabled: true\n"
-        f"http:\n  addr: 127.0.0.1:{port}\n" + auth,
+        f"http:\n  addr: 127.0.0.1:{port}\n"
+        + (f"  tls:\n    certificate: {tls[0]}\n    key: {tls[1]}\n" if tls else "")
+        + auth,
         encoding="utf-8",
     )
     log = directory / "registry.log"
@@ -135,11 +143,15 @@ def start_registry(
         )
     registry = Registry(f"127.0.0.1:{port}", storage, log, process, auth_file)
     deadline = time.monotonic() + 15
+    scheme = "https" if tls else "http"
+    context = ssl.create_default_context(cafile=str(tls[0])) if tls else None
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"docker-registry exited: {log.read_text(errors='replace')}")
         try:
-            with urllib.request.urlopen(f"http://{registry.host}/v2/", timeout=1):
+            with urllib.request.urlopen(
+                f"{scheme}://{registry.host}/v2/", timeout=1, context=context
+            ):
                 return registry
         except urllib.error.HTTPError as error:
             if error.code == 401:

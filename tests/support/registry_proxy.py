@@ -15,6 +15,15 @@ lacks or a test needs to provoke.
   registry or a load balancer in front of it answers; status ``0`` forwards the request but
   sends only the first half of the registry's body and hangs up (a connection cut mid-body).
 
+* ``elsewhere``: the ``http://HOST:PORT`` of another server. Tag lists and referrers listings
+  then continue there (an absolute ``Link`` to it), and blob uploads are sent there (the
+  upload ``Location`` rewritten to it), as a hostile or misconfigured registry may answer.
+  ``authorizations`` records the ``Authorization`` header of every request that had one.
+
+* ``plant(repository, reference, data, media_type)``: that manifest is answered for
+  ``GET``/``HEAD /v2/<repository>/manifests/<reference>`` without asking the registry, for a
+  document the registry itself would refuse to store.
+
 Everything else is forwarded as it is (the ``Host`` header too, so the registry's upload
 ``Location`` URLs point at the proxy). Every request is logged as ``(method, path, status)``.
 """
@@ -45,6 +54,9 @@ class RegistryProxy:
     token_uses: int = 0  # 0: tokens never run out
     uses: dict[str, int] = field(default_factory=dict)
     failures: list[list[Any]] = field(default_factory=list)
+    elsewhere: str = ""
+    planted: dict[str, tuple[bytes, str]] = field(default_factory=dict)
+    authorizations: list[tuple[str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         proxy = self
@@ -89,6 +101,10 @@ class RegistryProxy:
     def ref(self, path: str) -> str:
         return f"oci://{self.host}/{path}"
 
+    def plant(self, repository: str, reference: str, data: bytes, media_type: str) -> None:
+        with self._lock:
+            self.planted[f"/v2/{repository}/manifests/{reference}"] = (data, media_type)
+
     def fail(self, method: str, fragment: str, status: int, times: int | None = 1) -> None:
         with self._lock:
             self.failures.append([method, fragment, status, times])
@@ -120,6 +136,9 @@ class RegistryProxy:
         parts = urlsplit(handler.path)
         headers = {k: v for k, v in handler.headers.items() if k.lower() not in HOP_BY_HOP}
         authorization = headers.get("Authorization", "")
+        if authorization:
+            with self._lock:
+                self.authorizations.append((parts.path, authorization))
         if authorization.startswith("Bearer "):
             token = authorization.removeprefix("Bearer ")
             with self._lock:
@@ -148,10 +167,18 @@ class RegistryProxy:
             self._reply(handler, failed, busy_headers, busy, head=method == "HEAD")
             self.log.append((method, parts.path, failed))
             return
-        if self.referrers_api and method == "GET" and "referrers" in segments[:-1]:
+        if method in {"GET", "HEAD"} and parts.path in self.planted:
+            data, media_type = self.planted[parts.path]
+            status = 200
+            self._reply(
+                handler, status, [("Content-Type", media_type)], data, head=method == "HEAD"
+            )
+        elif self.referrers_api and method == "GET" and "referrers" in segments[:-1]:
             status = self._referrers(handler, parts.path, parts.query, headers)
         else:
             status, answer, reply = self._forward(method, handler.path, headers, body)
+            if self.elsewhere:
+                answer = self._sent_elsewhere(method, parts.path, status, answer)
             if (
                 self.referrers_api
                 and method == "PUT"
@@ -259,6 +286,26 @@ class RegistryProxy:
                 answer.append(("Link", f'<{following}>; rel="next"'))
         else:
             page = listed
+        if self.elsewhere:
+            answer.append(("Link", f'<{self.elsewhere}{path}?page=9>; rel="next"'))
         index = {"schemaVersion": 2, "mediaType": INDEX_MEDIA_TYPE, "manifests": page}
         self._reply(handler, 200, answer, json.dumps(index).encode())
         return 200
+
+    def _sent_elsewhere(
+        self, method: str, path: str, status: int, answer: list[tuple[str, str]]
+    ) -> list[tuple[str, str]]:
+        """``answer``'s headers with the next tag page or the upload sent to ``elsewhere``."""
+        if method == "GET" and path.endswith("/tags/list") and status == 200:
+            return [*answer, ("Link", f'<{self.elsewhere}{path}?last=zzz>; rel="next"')]
+        if method == "POST" and "/blobs/uploads" in path and status == 202:
+            moved = []
+            for key, value in answer:
+                there = urlsplit(value)
+                moved.append(
+                    (key, f"{self.elsewhere}{there.path}?{there.query}")
+                    if key.lower() == "location"
+                    else (key, value)
+                )
+            return moved
+        return answer

@@ -1,0 +1,260 @@
+"""What a registry, or whoever can push to it, may not decide: the version a tag installs,
+where credentials go, which descriptors are followed, and what the origin annotation says."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from faults.tls import make_certificate
+from support.registry import PASSWORD, USER, Registry, start_registry
+from support.registry_proxy import RegistryProxy
+from support.tarballs import plugin_tarball
+from support.token_server import TokenServer
+
+from nexo_pkg.fleet import artifact, oci
+from nexo_pkg.fleet.publish import collect_dist
+from nexo_pkg.fleet.reference import parse_reference
+from nexo_pkg.fleet.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient
+
+from .conftest import LINUX, MakeDist, auth_config, json_of, push_dist, run_nexo
+from .test_hostile_registry import _push_target
+
+
+def _push_under(dist: Path, running: Registry, path: str, tag: str) -> None:
+    """Push ``dist`` under ``tag`` as a registry writer may, past the CLI's own checks."""
+    plugin_id, version, targets, manifest_text = collect_dist(dist)
+    reference = parse_reference(running.ref(f"{path}:{tag}"))
+    with RegistryClient(reference.host, plain_http=True, loopback=True) as client:
+        oci.push_version(
+            client, reference, plugin_id=plugin_id, version=version, targets=targets,
+            manifest_text=manifest_text, origin=None, created="2026-01-01T00:00:00Z",
+        )  # fmt: skip
+
+
+def _tags(running: Registry, path: str) -> list[str]:
+    reference = parse_reference(running.ref(path))
+    with RegistryClient(reference.host, plain_http=True, loopback=True) as client:
+        return client.list_tags(reference.repository)
+
+
+# -- 1. a version tag names the version it holds ------------------------------------------
+
+
+def test_push_refuses_a_version_tag_that_names_another_version(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    dist = make_dist("echo", "0.1.0")
+    pushed = run_nexo(
+        fleet_env, "push", str(dist), registry.ref("plugins/echo:2.0.0"), "--plain-http", "--json"
+    )
+    assert pushed.returncode == 2, pushed.stderr
+    assert json_of(pushed)["kind"] == "source_invalid"
+    assert _tags(registry, "plugins/echo") == []
+    # A tag that is not a version names nothing to contradict.
+    labelled = run_nexo(
+        fleet_env, "push", str(dist), registry.ref("plugins/echo:stable"), "--plain-http", "--json"
+    )
+    assert labelled.returncode == 0, labelled.stderr
+    del tmp_path
+
+
+def test_install_lock_and_sync_refuse_a_tag_that_holds_another_version(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    """A tag moved onto an older version (with its genuine signature) is not that version:
+    the GitHub path holds a release to the version its manifest carries, and so does this."""
+    _push_under(make_dist("echo", "0.1.0"), registry, "plugins/echo", "2.0.0")
+    dest = tmp_path / "plugins"
+    installed = run_nexo(
+        fleet_env, "install", registry.ref("plugins/echo:2.0.0"), "--dest", str(dest),
+        "--plain-http", "--yes", "--json",
+    )  # fmt: skip
+    assert installed.returncode == 1, installed.stderr
+    assert json_of(installed)["kind"] == "registry_invalid"
+    assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]
+    wanted = tmp_path / "nexo-plugins.toml"
+    wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("plugins/echo:2.0.0")}"\n')
+    locked = run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http", "--json")
+    assert locked.returncode == 1, locked.stderr
+    assert json_of(locked)["kind"] == "registry_invalid"
+    assert not (tmp_path / "nexo-plugins.lock").exists()
+    # Without a tag, the highest version tag is taken, and checked the same way.
+    wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("plugins/echo")}"\n')
+    synced = run_nexo(
+        fleet_env, "sync", "--lock", str(tmp_path / "nexo-plugins.lock"), "--dest", str(dest),
+        "--plain-http", "--json",
+    )  # fmt: skip
+    assert synced.returncode == 1, synced.stderr
+    assert json_of(synced)["kind"] == "registry_invalid"
+    assert not (tmp_path / "nexo-plugins.lock").exists()
+    assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]
+
+
+def test_install_over_a_newer_version_needs_allow_downgrade(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    for version in ("1.0.0", "0.1.0"):
+        dist = make_dist("echo", version, identity=None)
+        pushed = run_nexo(
+            fleet_env, "push", str(dist), registry.ref("plugins/echo"), "--plain-http"
+        )
+        assert pushed.returncode == 0, pushed.stderr
+    dest = tmp_path / "plugins"
+
+    def install(*extra: str) -> dict[str, object]:
+        result = run_nexo(
+            fleet_env, "install", registry.ref(f"plugins/echo:{extra[0]}"), "--dest", str(dest),
+            "--plain-http", "--yes", "--json", *extra[1:],
+        )  # fmt: skip
+        return json_of(result) | {"exit": result.returncode}
+
+    first = install("1.0.0")
+    assert first["exit"] == 0, first
+    refused = install("0.1.0")
+    assert (refused["exit"], refused["kind"]) == (1, "downgrade_refused")
+    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-1.0.0"]
+    allowed = install("0.1.0", "--allow-downgrade")
+    assert allowed["exit"] == 0, allowed
+    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-0.1.0"]
+
+
+# -- 2. credentials go only to the host they are configured for ----------------------------
+
+
+def _proxied(tmp_path: Path, running: Registry, **options: Any) -> tuple[RegistryProxy, Path]:
+    """A proxy in front of ``running`` and a docker config with the test credentials for it."""
+    proxy = RegistryProxy(running.host, **options).start()
+    pair = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+    config = tmp_path / "proxy-auth.json"
+    config.write_text(json.dumps({"auths": {proxy.host: {"auth": pair}}}), encoding="utf-8")
+    return proxy, config
+
+
+def test_basic_credentials_do_not_follow_a_link_to_another_host(
+    tmp_path: Path, fleet_env: dict[str, str], auth_registry: Registry, make_dist: MakeDist
+) -> None:
+    """Tag lists and referrers continue where ``Link`` says; another host gets no
+    credentials there, as docker, containerd and oras send them to their own host only."""
+    push_dist(
+        make_dist(), auth_registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]),
+        auth_config(tmp_path, auth_registry),
+    )  # fmt: skip
+    elsewhere = RegistryProxy(auth_registry.host).start()
+    proxy, config = _proxied(
+        tmp_path, auth_registry, referrers_api=True, elsewhere=f"http://{elsewhere.host}"
+    )
+    try:
+        for reference in (proxy.ref("plugins/echo:1.2.3"), proxy.ref("plugins/echo")):
+            result = run_nexo(
+                fleet_env, "install", reference, "--dest", str(tmp_path / "plugins"),
+                "--plain-http", "--registry-config", str(config), "--yes", "--json",
+            )  # fmt: skip
+            assert result.returncode == 1, result.stderr
+            assert json_of(result)["kind"] in {"registry_auth", "network"}
+        assert proxy.authorizations, "the registry itself was sent the credentials"
+        assert any("/tags/list" in path for _, path, _ in elsewhere.log)
+        assert any("/referrers/" in path for _, path, _ in elsewhere.log)
+        assert elsewhere.authorizations == []
+    finally:
+        proxy.stop()
+        elsewhere.stop()
+
+
+def test_an_upload_location_on_another_host_gets_no_credentials(
+    tmp_path: Path, fleet_env: dict[str, str], auth_registry: Registry, make_dist: MakeDist
+) -> None:
+    elsewhere = RegistryProxy(auth_registry.host).start()
+    proxy, config = _proxied(tmp_path, auth_registry, elsewhere=f"http://{elsewhere.host}")
+    try:
+        pushed = run_nexo(
+            fleet_env, "push", str(make_dist(identity=None)), proxy.ref("plugins/echo"),
+            "--plain-http", "--registry-config", str(config), "--json",
+        )  # fmt: skip
+        assert pushed.returncode == 1, pushed.stderr
+        assert json_of(pushed)["kind"] == "registry_auth"
+        assert any(method == "PUT" for method, _, _ in elsewhere.log)
+        assert elsewhere.authorizations == []
+        assert proxy.authorizations
+    finally:
+        proxy.stop()
+        elsewhere.stop()
+
+
+def test_an_https_registry_s_plain_http_token_realm_gets_nothing(
+    tmp_path: Path, fleet_env: dict[str, str]
+) -> None:
+    """An https registry whose challenge names an ``http://`` realm would have the user name
+    and password cross the network in clear: refused before the token service is asked."""
+    certificate = make_certificate(tmp_path)
+    (tmp_path / "token").mkdir()
+    service = TokenServer(USER, PASSWORD, tmp_path / "token")
+    service.start()
+    running = start_registry(
+        tmp_path / "tls-registry",
+        token=service,
+        tls=(certificate.cert_file, certificate.key_file),
+    )
+    try:
+        config = auth_config(tmp_path, running)
+        result = run_nexo(
+            {**fleet_env, "SSL_CERT_FILE": str(certificate.cert_file)},
+            "install", running.ref("plugins/echo:1.2.3"), "--dest", str(tmp_path / "plugins"),
+            "--registry-config", str(config), "--yes", "--json",
+        )  # fmt: skip
+        assert result.returncode == 1, result.stderr
+        document = json_of(result)
+        assert document["kind"] == "registry_auth"
+        assert "https" in document["error"]
+        assert service.requests == []
+    finally:
+        running.stop()
+        service.stop()
+
+
+# -- 3. every followed descriptor is a verified digest --------------------------------------
+
+
+@pytest.mark.parametrize("entry_reference", ["by-tag", "sha512:" + "ab" * 64])
+def test_a_pinned_index_must_pin_its_target_manifests(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, entry_reference: str
+) -> None:
+    """An index pinned by ``@sha256:`` that lists its target as a tag (whatever the registry
+    then answers for the tag) or in an algorithm nothing checks is refused."""
+    reference = parse_reference(registry.ref("plugins/echo"))
+    with RegistryClient(reference.host, plain_http=True, loopback=True) as client:
+        entry = _push_target(
+            client, reference.repository, f"echo-1.2.3-{LINUX}.tar.gz",
+            plugin_tarball("echo", "1.2.3"),
+        )  # fmt: skip
+        raw = client.get_manifest(reference.repository, entry["digest"]).data
+        client.put_manifest(reference.repository, "by-tag", raw, MANIFEST_MEDIA_TYPE)
+    entry["digest"] = entry_reference
+    # The registry will not store an index naming a tag; one in front of it may answer it.
+    index = artifact.canonical(
+        {
+            "schemaVersion": 2,
+            "mediaType": INDEX_MEDIA_TYPE,
+            "artifactType": artifact.ARTIFACT_TYPE,
+            "manifests": [entry],
+            "annotations": {artifact.PLUGIN_ID: "echo", artifact.PLUGIN_VERSION: "1.2.3"},
+        }
+    )
+    pinned = "sha256:" + hashlib.sha256(index).hexdigest()
+    proxy = RegistryProxy(registry.host).start()
+    proxy.plant(reference.repository, pinned, index, INDEX_MEDIA_TYPE)
+    dest = tmp_path / "plugins"
+    try:
+        result = run_nexo(
+            fleet_env, "install", proxy.ref(f"plugins/echo@{pinned}"), "--dest", str(dest),
+            "--plain-http", "--yes", "--json",
+        )  # fmt: skip
+    finally:
+        proxy.stop()
+    assert result.returncode == 1, result.stderr
+    assert json_of(result)["kind"] == "registry_invalid"
+    assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]
