@@ -20,6 +20,12 @@ from nexo_pkg.errors import NexoError
 from nexo_pkg.install.hosttriple import NOARCH
 from nexo_pkg.install.select import PLUGIN_ID as PLUGIN_ID_PATTERN
 from nexo_pkg.install.select import parse_tarball_name
+from nexo_pkg.install.source import (
+    MAX_OWNER_LENGTH,
+    MAX_REPO_LENGTH,
+    validate_name,
+    validate_tag,
+)
 from nexo_pkg.manifest.versionreq import VersionError, parse_version
 
 ARTIFACT_TYPE = "application/vnd.nexo.plugin.v1"
@@ -88,9 +94,17 @@ class GitHubOrigin:
 
     @classmethod
     def parse(cls, text: str) -> GitHubOrigin | None:
+        """``owner/repo@tag`` under the grammar of a CLI source (GitHub's alphabet for names,
+        the semver alphabet for the tag, no ``..``); ``None`` for anything else."""
         name, at, tag = text.partition("@")
         owner, slash, repo = name.partition("/")
-        if not (at and slash and owner and repo and tag):
+        if not (at and slash):
+            return None
+        try:
+            validate_name(owner, what="owner", max_length=MAX_OWNER_LENGTH, text=text)
+            validate_name(repo, what="repo", max_length=MAX_REPO_LENGTH, text=text)
+            validate_tag(tag, text=text)
+        except NexoError:
             return None
         return cls(owner, repo, tag)
 
@@ -187,13 +201,20 @@ def parse_index(document: dict[str, Any], digest: str, where: str) -> PluginVers
         entry_digest = followed_digest(item.get("digest"), f"the {target} entry of {where}")
         targets[target] = TargetEntry(target, entry_digest, size)
     origin_text = annotations.get(GITHUB_RELEASE)
+    origin = GitHubOrigin.parse(origin_text) if origin_text is not None else None
+    if origin_text is not None and origin is None:
+        # It picks the owner whose trust-policy entry applies and lands in lock and receipts.
+        raise _invalid(
+            f"{where} says it was copied from {origin_text[:200]!r} ({GITHUB_RELEASE}), "
+            "which is not owner/repo@tag"
+        )
     return PluginVersion(
         plugin_id=plugin_id,
         version=version,
         index_digest=digest,
         targets=dict(sorted(targets.items())),
         created=annotations.get(CREATED),
-        origin=GitHubOrigin.parse(origin_text) if origin_text else None,
+        origin=origin,
         annotations=annotations,
     )
 

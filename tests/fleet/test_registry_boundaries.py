@@ -17,6 +17,7 @@ from support.tarballs import plugin_tarball
 from support.token_server import TokenServer
 
 from nexo_pkg.fleet import artifact, oci
+from nexo_pkg.fleet.artifact import GitHubOrigin
 from nexo_pkg.fleet.publish import collect_dist
 from nexo_pkg.fleet.reference import parse_reference
 from nexo_pkg.fleet.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient
@@ -258,3 +259,52 @@ def test_a_pinned_index_must_pin_its_target_manifests(
     assert result.returncode == 1, result.stderr
     assert json_of(result)["kind"] == "registry_invalid"
     assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]
+
+
+# -- 4. the origin annotation is an owner/repo@tag --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("owner", "repo", "tag"),
+    [
+        ("../../evil\x1b[31m", "x y", "v1\u202e"),
+        ("acme", "nexo-plugin-echo", "v1.2.3\n[plugins.evil]"),
+        ("acme/other", "echo", "v1.2.3"),
+        ("acme", "..", "v1.2.3"),
+    ],
+)
+def test_an_origin_annotation_outside_the_source_grammar_is_registry_invalid(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    owner: str,
+    repo: str,
+    tag: str,
+) -> None:
+    """``dev.nexo.plugin.github-release`` picks whose trust-policy entry applies and is
+    written to the lock and the receipts: held to the grammar of an owner/repo@tag source."""
+    plugin_id, version, targets, manifest_text = collect_dist(make_dist(identity=None))
+    reference = parse_reference(registry.ref("plugins/echo:1.2.3"))
+    with RegistryClient(reference.host, plain_http=True, loopback=True) as client:
+        oci.push_version(
+            client, reference, plugin_id=plugin_id, version=version, targets=targets,
+            manifest_text=manifest_text, origin=GitHubOrigin(owner, repo, tag),
+            created="2026-01-01T00:00:00Z",
+        )  # fmt: skip
+    dest = tmp_path / "plugins"
+    installed = run_nexo(
+        fleet_env, "install", str(reference), "--dest", str(dest), "--plain-http", "--yes",
+        "--json",
+    )  # fmt: skip
+    assert installed.returncode == 1, installed.stderr
+    assert json_of(installed)["kind"] == "registry_invalid"
+    assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]
+    wanted = tmp_path / "nexo-plugins.toml"
+    wanted.write_text(f'[plugins.echo]\nsource = "{reference}"\n')
+    locked = run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http", "--json")
+    assert locked.returncode == 1, locked.stderr
+    assert json_of(locked)["kind"] == "registry_invalid"
+    assert not (tmp_path / "nexo-plugins.lock").exists()
+    assert "\x1b" not in installed.stdout + installed.stderr + locked.stderr
