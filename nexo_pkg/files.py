@@ -1,45 +1,103 @@
-"""Reading configuration files that anyone may have put in place.
+"""Opening files that anyone may have put in place.
 
-A trust policy, a daemon configuration, a registry credentials file or a lint configuration is
-found at a well-known path: a FIFO or a device planted there must not hang the command (a read
-of a FIFO blocks until someone writes) nor stream without end. :func:`read_config_bytes` opens
-without blocking, refuses anything but a regular file (symbolic links are followed: configs
-are often links into a managed directory), and reads at most a given size.
+A trust policy, a daemon configuration, a registry credentials file, a lint configuration, a
+fleet's lock, a receipt or a cached blob is found at a well-known path: a FIFO or a device
+planted there must not hang the command (a read of a FIFO blocks until someone writes) nor
+stream without end, and a link planted there must not lead a write outside.
+
+* :func:`open_regular` is the one reader: it opens without blocking (``O_NONBLOCK``), refuses
+  anything but a regular file, and follows a final symbolic link only when asked
+  (configuration files are often links into a managed directory; what nexo-pkg wrote itself
+  never is). :func:`read_config_bytes` reads at most a given size through it.
+* :func:`open_lock_file` is the one opener of a lock file: created when missing, never
+  through a link (``O_NOFOLLOW``), never a FIFO or a device.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
-__all__ = ["NotRegularFileError", "read_config_bytes"]
+__all__ = [
+    "NotRegularFileError",
+    "open_lock_file",
+    "open_regular",
+    "read_config_bytes",
+    "read_regular_bytes",
+]
 
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
+_LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 class NotRegularFileError(OSError):
-    """The path names a FIFO, socket, device or directory, not a file."""
+    """The path names a link (where none is followed), FIFO, socket, device or directory."""
 
 
-def read_config_bytes(path: Path, limit: int) -> bytes:
-    """Up to ``limit + 1`` bytes of the regular file ``path`` (so a caller can tell "too
-    large"); :class:`NotRegularFileError` for anything else, ``OSError`` when it cannot be
-    opened or read (``FileNotFoundError`` when it does not exist)."""
-    descriptor = os.open(path, _FLAGS)
+def _regular_descriptor(path: Path, flags: int, mode: int = 0o644) -> int:
+    """``os.open(path, flags)`` checked to be a regular file, set to blocking again."""
+    try:
+        descriptor = os.open(path, flags, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and flags & os.O_NOFOLLOW:
+            raise NotRegularFileError(errno.ELOOP, "is a symbolic link", str(path)) from exc
+        raise
     try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             raise NotRegularFileError(errno.EINVAL, "is not a regular file", str(path))
         os.set_blocking(descriptor, True)
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
+
+
+@contextlib.contextmanager
+def open_regular(path: Path, *, follow_links: bool = False) -> Iterator[BinaryIO]:
+    """``path`` open for binary reading if it is a regular file, without blocking on a FIFO
+    and (unless ``follow_links``) without following a link: ``O_NONBLOCK`` (``O_NOFOLLOW``),
+    then ``fstat`` before any read. Raises :class:`NotRegularFileError` for anything else,
+    ``OSError`` when it cannot be opened (``FileNotFoundError`` when it does not exist)."""
+    flags = _FLAGS if follow_links else _FLAGS | os.O_NOFOLLOW
+    descriptor = _regular_descriptor(path, flags)
+    try:
+        handle = os.fdopen(descriptor, "rb")
+    except BaseException:
+        os.close(descriptor)
+        raise
+    with handle:
+        yield handle
+
+
+def read_regular_bytes(path: Path, limit: int, *, follow_links: bool = False) -> bytes:
+    """Up to ``limit + 1`` bytes of the regular file ``path`` (so a caller can tell "too
+    large"), opened as :func:`open_regular` does; raises as it does."""
+    with open_regular(path, follow_links=follow_links) as handle:
         chunks: list[bytes] = []
         wanted = limit + 1
         while wanted > 0:
-            chunk = os.read(descriptor, min(wanted, 1 << 20))
+            chunk = handle.read(min(wanted, 1 << 20))
             if not chunk:
                 break
             chunks.append(chunk)
             wanted -= len(chunk)
         return b"".join(chunks)
-    finally:
-        os.close(descriptor)
+
+
+def read_config_bytes(path: Path, limit: int) -> bytes:
+    """Up to ``limit + 1`` bytes of the configuration file ``path``, a link to one followed;
+    :class:`NotRegularFileError` for anything else, ``OSError`` when it cannot be opened or
+    read (``FileNotFoundError`` when it does not exist)."""
+    return read_regular_bytes(path, limit, follow_links=True)
+
+
+def open_lock_file(path: Path) -> int:
+    """A descriptor of the lock file ``path`` (read-write, created 0644 when missing), for
+    ``flock``. A link there (dangling or not) is :class:`NotRegularFileError` rather than a
+    file created wherever it points; so are a FIFO, a device and a directory."""
+    return _regular_descriptor(path, _LOCK_FLAGS)

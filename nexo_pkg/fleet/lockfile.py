@@ -45,6 +45,7 @@ import tomlkit
 from tomlkit.exceptions import ParseError
 
 from nexo_pkg.errors import ConfigError, NexoError
+from nexo_pkg.files import read_config_bytes
 from nexo_pkg.fleet.reference import is_oci, parse_reference
 from nexo_pkg.install.select import PLUGIN_ID
 from nexo_pkg.install.source import GitHubSource, parse_source
@@ -61,6 +62,9 @@ HEADER = (
     "This file is written by `nexo plugin lock` from nexo-plugins.toml; do not edit it.",
     "`nexo plugin sync` installs exactly what it names, checking every byte and signer.",
 )
+
+# A wanted set or a lock of thousands of plugins stays far below this.
+MAX_FILE_BYTES = 16 * 1024 * 1024
 
 
 def _invalid(path: Path, message: str, kind: str = "lock_invalid") -> ConfigError:
@@ -118,12 +122,21 @@ class Lock:
     plugins: dict[str, LockedPlugin] = field(default_factory=dict)
 
 
+def _read_text(path: Path) -> str:
+    """A fleet file's text: a regular file (a link to one followed) of at most
+    :data:`MAX_FILE_BYTES`, never a FIFO waited on; ``OSError``/``ValueError`` otherwise."""
+    raw = read_config_bytes(path, MAX_FILE_BYTES)
+    if len(raw) > MAX_FILE_BYTES:
+        raise ValueError(f"it is larger than {MAX_FILE_BYTES} bytes")
+    return raw.decode("utf-8")
+
+
 def _load_toml(path: Path, kind: str) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_text(path)
     except FileNotFoundError as exc:
         raise ConfigError(f"{path} does not exist", kind=kind, details={"path": str(path)}) from exc
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:
         raise _invalid(path, f"cannot read it ({exc})", kind) from exc
     try:
         return tomlkit.parse(text).unwrap()
@@ -329,9 +342,9 @@ def render_lock(lock: Lock) -> str:
 def write_if_changed(path: Path, text: str) -> bool:
     """Write ``text`` atomically unless the file already holds it; whether it wrote."""
     try:
-        if path.read_text(encoding="utf-8") == text:
+        if _read_text(path) == text:
             return False
-    except (FileNotFoundError, UnicodeDecodeError):
+    except (FileNotFoundError, ValueError):
         pass
     except OSError as exc:
         raise NexoError(f"cannot read {path}: {exc.strerror or exc}", kind="io") from exc

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.errors import NexoError
+from nexo_pkg.files import open_lock_file
 from nexo_pkg.fleet.lock import lock as relock
 from nexo_pkg.fleet.lockfile import (
     LockedPlugin,
@@ -98,7 +99,7 @@ class SyncResult:
 def _sync_lock(dest: Path) -> Iterator[None]:
     try:
         dest.mkdir(parents=True, exist_ok=True)
-        descriptor = os.open(dest / SYNC_LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o644)
+        descriptor = open_lock_file(dest / SYNC_LOCK_NAME)
     except OSError as exc:
         raise NexoError(f"cannot lock {dest}: {exc.strerror or exc}", kind="io") from exc
     try:

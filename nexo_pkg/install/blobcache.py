@@ -15,6 +15,7 @@ import fcntl
 import hashlib
 import os
 import re
+import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import IO
 
 from nexo_pkg.errors import NexoError
+from nexo_pkg.files import NotRegularFileError, open_lock_file, open_regular
 from nexo_pkg.install.dirs import make_dirs
 
 CHUNK = 1024 * 1024
@@ -43,11 +45,39 @@ def hex_of(digest: str) -> str:
 
 
 def _hash_file(path: Path) -> str:
+    """The sha256 of the regular file ``path``; a link, FIFO or directory is
+    :class:`~nexo_pkg.files.NotRegularFileError` (never waited on, never followed)."""
     hasher = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         while chunk := handle.read(CHUNK):
             hasher.update(chunk)
     return hasher.hexdigest()
+
+
+def _hashes_to(path: Path, expected: str) -> bool:
+    """Whether ``path`` is a regular file whose sha256 is ``expected`` (a link planted in
+    the store is not a blob, whatever it points to)."""
+    try:
+        return _hash_file(path) == expected
+    except NotRegularFileError:
+        return False
+
+
+def _remove_entry(path: Path) -> None:
+    """Unlink ``path``; a directory planted in the store is removed with what it holds."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    else:
+        path.unlink()
+
+
+def _removed(path: Path) -> bool:
+    """Whether a store entry that is not a blob (link, FIFO, directory) could be removed."""
+    try:
+        _remove_entry(path)
+    except OSError:
+        return False
+    return True
 
 
 class BlobSink:
@@ -107,7 +137,7 @@ class BlobCache:
         try:
             make_dirs(self.store)
             make_dirs(self.temp)
-            descriptor = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+            descriptor = open_lock_file(self.root / ".lock")
         except OSError as exc:
             raise _io(f"create the blob cache in {self.root}", exc) from exc
         try:
@@ -137,7 +167,7 @@ class BlobCache:
         with self._locked(fcntl.LOCK_SH):
             final = self.store / expected
             if final.is_file():
-                if _hash_file(final) == expected:
+                if _hashes_to(final, expected):
                     self.hits += 1
                     with contextlib.suppress(OSError):
                         os.utime(final)
@@ -200,7 +230,9 @@ class BlobCache:
 
     def prune(self, *, max_age: float | None = DEFAULT_MAX_AGE) -> PruneReport:
         """Remove blobs unused for ``max_age`` seconds (all of them with ``None``), blobs that
-        do not hash to their name, and temp files of killed writers."""
+        do not hash to their name, and temp files of killed writers. Whatever else is there (a
+        link, a FIFO, a directory) is removed too, without being followed or read; an entry
+        that cannot be removed is skipped and the rest still pruned."""
         removed = freed = kept = 0
         now = time.time()
         with self._locked(fcntl.LOCK_EX):
@@ -211,14 +243,17 @@ class BlobCache:
                     removed += 1
             for blob in self.store.iterdir():
                 try:
-                    info = blob.stat()
+                    info = blob.lstat()
                     stale = max_age is None or now - info.st_mtime > max_age
                     if stale or not _HEX.fullmatch(blob.name) or _hash_file(blob) != blob.name:
-                        blob.unlink()
+                        _remove_entry(blob)
                         removed += 1
                         freed += info.st_size
                     else:
                         kept += 1
-                except OSError as exc:
-                    raise _io(f"prune {blob}", exc) from exc
+                except NotRegularFileError:
+                    if _removed(blob):
+                        removed += 1
+                except OSError:
+                    continue  # gone meanwhile, or not ours to remove: the rest is pruned
         return PruneReport(removed, freed, kept)

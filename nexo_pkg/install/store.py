@@ -37,6 +37,7 @@ from typing import Any
 import semver
 
 from nexo_pkg.errors import NexoError
+from nexo_pkg.files import open_lock_file, open_regular
 from nexo_pkg.install.dirs import make_dir, make_dirs
 from nexo_pkg.install.durable import fsync_dir
 
@@ -66,7 +67,6 @@ REFERENCE_RECEIPT_FIELDS = (
 )
 MAX_RECEIPT_BYTES = 32 * 1024 * 1024
 # Opening a file to read it never follows a link and never blocks on a FIFO or device.
-_SAFE_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 LOCK_TIMEOUT_ENV = "NEXO_INSTALL_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 120.0
 HASH_CHUNK = 1024 * 1024
@@ -99,35 +99,6 @@ def timestamp_or_none(value: object) -> str | None:
     if isinstance(value, str) and _TIMESTAMP.fullmatch(value):
         return value
     return None
-
-
-class NotRegularFileError(OSError):
-    """The path is not a regular file (a link, FIFO, socket, device or directory)."""
-
-
-@contextlib.contextmanager
-def open_regular(path: Path) -> Iterator[Any]:
-    """Open ``path`` for reading only if it is a regular file, without following a link or
-    blocking on a FIFO: ``O_NOFOLLOW | O_NONBLOCK``, then ``fstat`` before any read.
-
-    Raises :class:`NotRegularFileError` for anything else, ``OSError`` when it cannot be opened.
-    """
-    try:
-        descriptor = os.open(path, _SAFE_READ_FLAGS)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise NotRegularFileError(errno.ELOOP, "is a symbolic link", str(path)) from exc
-        raise
-    try:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-            raise NotRegularFileError(errno.EINVAL, "is not a regular file", str(path))
-        os.set_blocking(descriptor, True)
-        handle = os.fdopen(descriptor, "rb")
-    except BaseException:
-        os.close(descriptor)
-        raise
-    with handle:
-        yield handle
 
 
 def sha256_file(path: Path) -> str:
@@ -510,51 +481,115 @@ def _write_journal(root: InstallRoot, record: dict[str, Any]) -> Path:
     return path
 
 
+# A journal entry's path: the directories under the root that lead to it, and its name.
+_Spot = tuple[tuple[str, ...], str]
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _spot(dest: Path, relative: Any) -> _Spot:
+    """A journal path (see :func:`_inside`) as directories and a name under ``dest``."""
+    parts = _inside(dest, relative).relative_to(dest).parts
+    return parts[:-1], parts[-1]
+
+
+class _RootWalk:
+    """The root's directory opened once; every journal path is reached from it one
+    component at a time with ``O_NOFOLLOW`` (``openat``), so a link planted anywhere on the
+    way (``.nexo/staging/x -> /elsewhere``) is never followed: the path counts as absent.
+    Renames then name both ends relative to those descriptors."""
+
+    def __init__(self, dest: Path) -> None:
+        self.root = os.open(dest, _DIR_FLAGS)
+        self._opened: list[int] = [self.root]
+
+    def close(self) -> None:
+        for descriptor in self._opened:
+            os.close(descriptor)
+        self._opened.clear()
+
+    def parent(self, spot: _Spot, *, create: bool = False) -> int:
+        """The descriptor of ``spot``'s directory; ``OSError`` (``ELOOP`` on a link) when
+        it cannot be reached without following one. ``create`` makes missing ones (0755)."""
+        descriptor = self.root
+        for part in spot[0]:
+            if create:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=descriptor)
+            descriptor = os.open(part, _DIR_FLAGS, dir_fd=descriptor)
+            self._opened.append(descriptor)
+        return descriptor
+
+    def mode(self, spot: _Spot) -> int | None:
+        """``spot``'s own ``st_mode`` (a link is a link), ``None`` when it is not there."""
+        try:
+            return os.stat(spot[1], dir_fd=self.parent(spot), follow_symlinks=False).st_mode
+        except OSError:
+            return None
+
+    def is_dir(self, spot: _Spot) -> bool:
+        mode = self.mode(spot)
+        return mode is not None and stat.S_ISDIR(mode)
+
+    def rename(self, source: _Spot, target: _Spot, *, create: bool = False) -> None:
+        os.rename(
+            source[1],
+            target[1],
+            src_dir_fd=self.parent(source),
+            dst_dir_fd=self.parent(target, create=create),
+        )
+
+
 def _replay(dest: Path, journal: Path) -> None:
     """Bring one interrupted replacement to a complete state, never losing both trees.
 
     The journal is written once the new tree is complete in staging, before anything moves.
     If the new tree is still staged, the old trees are moved out of sight and the new one is
     renamed in (the run is finished); if it is already in place, only the moves of the old
-    trees are completed. Only when the new tree is gone are the old ones put back.
+    trees are completed. Only when the new tree is gone are the old ones put back. Every
+    path is walked from the root without following links (:class:`_RootWalk`): a journal
+    whose path runs through a link moves nothing into or out of the root through it.
     """
     try:
         with open_regular(journal) as handle:
             record = json.loads(handle.read(MAX_RECEIPT_BYTES).decode("utf-8"))
-        final = _inside(dest, record["final"])
-        staged = _inside(dest, record["staged"])
-        moves = [(_inside(dest, old), _inside(dest, aside)) for old, aside in record["moves"]]
+        final = _spot(dest, record["final"])
+        staged = _spot(dest, record["staged"])
+        moves = [(_spot(dest, old), _spot(dest, aside)) for old, aside in record["moves"]]
+        walk = _RootWalk(dest)
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return  # not ours, or torn before it was renamed into place: nothing was moved
-    olds = {old for old, _ in moves}
-    staged_present = staged.is_dir() and not staged.is_symlink()
-    if staged_present and (not final.exists() or final in olds):
-        _move_out(moves)
-        try:
-            staged.rename(final)
-        except OSError:
-            _move_back(moves)
-    elif final.exists() and not staged_present:
-        _move_out([(old, aside) for old, aside in moves if old != final])
-    else:
-        _move_back(moves)
+    try:
+        olds = {old for old, _ in moves}
+        staged_present = walk.is_dir(staged)
+        final_present = walk.mode(final) is not None
+        if staged_present and (not final_present or final in olds):
+            _move_out(walk, moves)
+            try:
+                walk.rename(staged, final)
+            except OSError:
+                _move_back(walk, moves)
+        elif final_present and not staged_present:
+            _move_out(walk, [(old, aside) for old, aside in moves if old != final])
+        else:
+            _move_back(walk, moves)
+    finally:
+        walk.close()
     with contextlib.suppress(OSError):
         fsync_dir(dest)
 
 
-def _move_back(moves: list[tuple[Path, Path]]) -> None:
+def _move_back(walk: _RootWalk, moves: list[tuple[_Spot, _Spot]]) -> None:
     for old, aside in moves:
-        if aside.is_dir() and not aside.is_symlink() and not old.exists():
+        if walk.is_dir(aside) and walk.mode(old) is None:
             with contextlib.suppress(OSError):
-                aside.rename(old)
+                walk.rename(aside, old)
 
 
-def _move_out(moves: list[tuple[Path, Path]]) -> None:
+def _move_out(walk: _RootWalk, moves: list[tuple[_Spot, _Spot]]) -> None:
     for old, aside in moves:
-        if (old.exists() or old.is_symlink()) and not aside.exists():
+        if walk.mode(old) is not None and walk.mode(aside) is None:
             with contextlib.suppress(OSError):
-                make_dirs(aside.parent)
-                old.rename(aside)
+                walk.rename(old, aside, create=True)
 
 
 def recover_interrupted(dest: Path) -> None:
@@ -622,7 +657,7 @@ def _acquire(lock_path: Path, wait: float, created: list[Path]) -> Any:
     while True:
         existed = lock_path.exists()
         try:
-            handle = lock_path.open("a+b")
+            handle = os.fdopen(open_lock_file(lock_path), "r+b")
             if not existed:
                 with contextlib.suppress(OSError):
                     os.fchmod(handle.fileno(), 0o644)

@@ -38,6 +38,7 @@ from sigstore.hashes import Hashed
 from sigstore.models import Bundle, ClientTrustConfig, TrustedRoot
 from sigstore.verify import Verifier
 from sigstore_models.common.v1 import HashAlgorithm
+from sigstore_models.trustroot import v1 as trustroot_v1
 
 from nexo_pkg.errors import ConfigError
 from nexo_pkg.trust.base import (
@@ -48,6 +49,7 @@ from nexo_pkg.trust.base import (
     VerifiedSignature,
 )
 from nexo_pkg.trust.policy import AuthorPolicy
+from nexo_pkg.trust.verifiers.rootkeys import read_trusted_root
 
 _logger = logging.getLogger(__name__)
 
@@ -412,7 +414,7 @@ def load_trusted_root(trusted_root: Path | None) -> TrustedRoot:
     """
     if trusted_root is not None:
         try:
-            return TrustedRoot.from_file(str(trusted_root))
+            return TrustedRoot(trustroot_v1.TrustedRoot.from_json(read_trusted_root(trusted_root)))
         except (OSError, ValueError, SigstoreError) as exc:
             raise ConfigError(
                 f"trusted_root {trusted_root} is not a usable Sigstore trusted root: {exc}",

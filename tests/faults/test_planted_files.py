@@ -1,0 +1,169 @@
+"""Links, FIFOs and oversized files planted inside a plugin root, a fleet directory or the blob
+cache: never followed out of the root, never waited on, never read whole; what can be done is
+done and the rest is refused with its kind."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+from adversarial.harness import CliResult, clean_env, run_cli
+from support.tarballs import write_plugin
+
+
+def _nexo(*args: str, cwd: Path, **env: str) -> CliResult:
+    # A read or open of a FIFO would block forever: the timeout fails the test instead.
+    environ = clean_env(NEXO_HOME=str(cwd / "home"), **env)
+    return run_cli(args, env=environ, cwd=cwd, timeout=60)
+
+
+def _installed_root(tmp_path: Path) -> Path:
+    """A plugin root holding hello 1.0.0, installed by the CLI from a local tarball."""
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    root = tmp_path / "root"
+    result = _nexo(
+        "plugin", "install", str(tarball), "--dest", str(root), "--yes", "--json",
+        "--config", str(tmp_path / "no-config"), cwd=tmp_path,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    return root
+
+
+def _plant_journal(root: Path, record: dict[str, object]) -> None:
+    journal = root / ".nexo" / "journal"
+    journal.mkdir(parents=True, exist_ok=True)
+    (journal / "0123456789abcdef.json").write_text(json.dumps(record), encoding="utf-8")
+
+
+def _listed(root: Path, tmp_path: Path) -> CliResult:
+    return _nexo(
+        "plugin", "list", "--dest", str(root), "--json", "--config", str(tmp_path / "no-config"),
+        cwd=tmp_path,
+    )  # fmt: skip
+
+
+# -- journal replay does not follow links -------------------------------------------------
+
+
+def test_a_journal_through_a_planted_link_pulls_nothing_into_the_root(tmp_path: Path) -> None:
+    """``staged`` runs through ``.nexo/staging/x``, a link to a tree outside: a plain
+    ``list`` (which finishes interrupted replacements) must not rename that tree in."""
+    root = _installed_root(tmp_path)
+    outside = tmp_path / "outside"
+    (outside / "tree" / "bin").mkdir(parents=True)
+    (outside / "tree" / "bin" / "payload").write_text("outside\n")
+    (root / ".nexo" / "staging").mkdir(parents=True, exist_ok=True)
+    (root / ".nexo" / "staging" / "x").symlink_to(outside)
+    _plant_journal(root, {"final": "pulled-1.0.0", "staged": ".nexo/staging/x/tree", "moves": []})
+    listed = _listed(root, tmp_path)
+    assert listed.exit_code == 0, listed.stderr
+    assert not (root / "pulled-1.0.0").exists()
+    assert (outside / "tree" / "bin" / "payload").read_text() == "outside\n"
+    assert (root / "hello-1.0.0" / ".nexo-install.json").is_file()
+
+
+def test_a_journal_through_a_planted_link_moves_no_plugin_out(tmp_path: Path) -> None:
+    """The move of the installed tree goes to ``.nexo/removing/x/tree``, ``x`` a link to a
+    directory outside: the installed plugin stays where it is."""
+    root = _installed_root(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    staged = root / ".nexo" / "staging" / "hello-aaaa" / "tree"
+    staged.mkdir(parents=True)
+    (root / ".nexo" / "removing").mkdir(parents=True)
+    (root / ".nexo" / "removing" / "x").symlink_to(outside)
+    _plant_journal(
+        root,
+        {
+            "final": "hello-1.0.0",
+            "staged": ".nexo/staging/hello-aaaa/tree",
+            "moves": [["hello-1.0.0", ".nexo/removing/x/tree"]],
+        },
+    )
+    listed = _listed(root, tmp_path)
+    assert listed.exit_code == 0, listed.stderr
+    assert list(outside.iterdir()) == []
+    assert (root / "hello-1.0.0" / ".nexo-install.json").is_file()
+    assert [item["id"] for item in listed.document["plugins"]] == ["hello"]
+
+
+# -- FIFOs, links and directories where a file is opened --------------------------------------
+
+
+@pytest.mark.parametrize("planted", ["lock", "wanted"])
+def test_a_fifo_as_a_fleet_file_is_refused_at_once(tmp_path: Path, planted: str) -> None:
+    """A FIFO as ``nexo-plugins.lock`` or ``nexo-plugins.toml`` would hang ``lock``,
+    ``lock --check`` and ``sync`` on a read no one answers: refused as unreadable."""
+    wanted = tmp_path / "nexo-plugins.toml"
+    lock = tmp_path / "nexo-plugins.lock"
+    if planted == "lock":
+        wanted.write_text('[plugins.echo]\nsource = "acme/nexo-plugin-echo"\n')
+        os.mkfifo(lock)
+        runs = [
+            ("plugin", "lock", "--check", "-f", str(wanted), "--json"),
+            ("plugin", "sync", "--lock", str(lock), "--frozen", "--dest", str(tmp_path / "root"),
+             "--json"),
+        ]  # fmt: skip
+    else:
+        os.mkfifo(wanted)
+        runs = [("plugin", "lock", "-f", str(wanted), "--json")]
+    for args in runs:
+        result = _nexo(*args, cwd=tmp_path)
+        assert result.exit_code == 2, (args, result.stderr)
+        assert result.document["kind"].endswith("_invalid"), result.document
+        assert "not a regular file" in result.document["error"]
+    assert not (tmp_path / "root").exists()
+
+
+def _cache_store(home: Path) -> Path:
+    store = home / "cache" / "blobs" / "sha256"
+    store.mkdir(parents=True)
+    return store
+
+
+def test_cache_prune_skips_nothing_it_can_remove_and_waits_on_no_fifo(tmp_path: Path) -> None:
+    """A FIFO, a dangling link and a directory in the blob store are removed without being
+    read or followed, and the stale blob beside them is pruned as well."""
+    store = _cache_store(tmp_path / "home")
+    data = b"a blob\n"
+    blob = store / hashlib.sha256(data).hexdigest()
+    blob.write_bytes(data)
+    os.mkfifo(store / ("a" * 64))
+    (store / ("b" * 64)).symlink_to(tmp_path / "nowhere")
+    (store / ("c" * 64)).mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("keep\n")
+    (store / ("d" * 64)).symlink_to(outside)
+    result = _nexo("plugin", "cache", "prune", "--all", "--json", cwd=tmp_path)
+    assert result.exit_code == 0, result.stderr
+    assert result.document["removed"] == 5
+    assert list(store.iterdir()) == []
+    assert outside.read_text() == "keep\n"
+
+
+@pytest.mark.parametrize("lock_name", [".nexo-install.lock", ".nexo-sync.lock"])
+def test_a_link_planted_as_a_lock_file_creates_nothing_outside(
+    tmp_path: Path, lock_name: str
+) -> None:
+    """``O_CREAT`` through a dangling link would create its target wherever it points."""
+    root = tmp_path / "root"
+    root.mkdir()
+    target = tmp_path / "elsewhere" / "created-by-nexo"
+    target.parent.mkdir()
+    (root / lock_name).symlink_to(target)
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    if lock_name == ".nexo-install.lock":
+        args = ("plugin", "install", str(tarball), "--dest", str(root), "--yes", "--json")
+    else:
+        lock = tmp_path / "nexo-plugins.lock"
+        lock.write_text("lock_version = 1\n")
+        args = ("plugin", "sync", "--lock", str(lock), "--frozen", "--dest", str(root), "--json")
+    result = _nexo(*args, "--config", str(tmp_path / "no-config"), cwd=tmp_path)
+    assert result.exit_code != 0, result.stdout
+    assert result.document["kind"] == "io", result.document
+    assert "symbolic link" in result.document["error"]
+    assert not target.exists()
+    assert sorted(p.name for p in root.iterdir()) == [lock_name]
