@@ -155,6 +155,7 @@ def test_a_link_planted_as_a_lock_file_creates_nothing_outside(
     target.parent.mkdir()
     (root / lock_name).symlink_to(target)
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    args: tuple[str, ...]
     if lock_name == ".nexo-install.lock":
         args = ("plugin", "install", str(tarball), "--dest", str(root), "--yes", "--json")
     else:
