@@ -11,6 +11,14 @@ from nexo_pkg.errors import NexoError
 _HEX = re.compile(r"^[0-9a-fA-F]{64}$")
 
 
+def checksum_lines(text: str) -> list[str]:
+    """The lines of a ``sha256sum``-format file as ``sha256sum -c`` reads them: split at
+    ``\n`` only (a ``\r`` before it dropped), never at the other characters
+    :meth:`str.splitlines` breaks at (``\x0b``, ``\x1c``, ``\x85``, U+2028 …), so that
+    one line cannot hide a second listing inside its file name."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
 def parse_sidecar(text: str, asset_name: str) -> str:
     """The sha256 a ``.sha256`` sidecar gives for ``asset_name`` (lower-case hex).
 
@@ -21,11 +29,11 @@ def parse_sidecar(text: str, asset_name: str) -> str:
     that cannot be read cannot vouch for the file.
     """
     found: list[str] = []
-    for line in text.splitlines():
-        digest, _, name = line.strip().partition(" ")
+    for line in checksum_lines(text):
+        digest, _, name = line.strip(" \t").partition(" ")
         if not _HEX.fullmatch(digest):
             continue
-        name = name.strip().lstrip("*")
+        name = name.strip(" \t").lstrip("*")
         if not name or name.rsplit("/", 1)[-1] == asset_name:
             found.append(digest.lower())
     if not found:

@@ -328,6 +328,29 @@ def test_a_checksums_file_that_does_not_vouch_is_refused(
     assert tree_snapshot(plugins) == before
 
 
+@pytest.mark.parametrize("separator", ["\x0b", "\x1c", "\x85", "\u2028", "\r"])
+def test_a_checksums_line_is_not_split_at_other_line_breaks(
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    separator: str,
+) -> None:
+    """``sha256sum -c`` reads one line up to ``\n``: a signed line for another file whose
+    name runs on past ``\x85`` or U+2028 into the asset's hash and name lists nothing."""
+    name = asset_name(PLUGIN, "1.0.0")
+    digest = hashlib.sha256(plugin_tarball(PLUGIN, "1.0.0")).hexdigest()
+    lines = [f"{'0' * 64}  another.tar.gz{separator}{digest}  {name}"]
+    repo = _goreleaser_release(github_server, private_sigstore, lines=lines)
+    policy = scheme_policy(tmp_path, private_sigstore)
+    plugins = tmp_path / "plugins"
+    plugins.mkdir()
+    before = tree_snapshot(plugins)
+    result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
+                         "--trusted-keys", str(policy))  # fmt: skip
+    refused(result, "signature_invalid", plugins)
+    assert tree_snapshot(plugins) == before
+
+
 def test_list_json_shows_the_scheme_that_verified_each_plugin(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
 ) -> None:

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import re
 
+from nexo_pkg.install.checksum import checksum_lines
 from nexo_pkg.trust.base import SignatureInvalidError
 
-_LINE = re.compile(r"^([0-9a-fA-F]{64})[ \t]+\*?(.+?)\s*$")
+_LINE = re.compile(r"^([0-9a-fA-F]{64})[ \t]+\*?(.+?)[ \t]*$")
 
 
 def listed_digests(text: str, asset_name: str) -> set[str]:
     """Every SHA-256 the ``sha256sum``-format ``text`` lists for ``asset_name``."""
     found: set[str] = set()
-    for line in text.splitlines():
+    for line in checksum_lines(text):
         match = _LINE.match(line)
         if match is None:
             continue
