@@ -14,6 +14,7 @@ import base64
 import binascii
 import json
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ AUTH_FILE_ENV = "REGISTRY_AUTH_FILE"
 HELPER_TIMEOUT = 30.0
 # A credentials file is a few KiB; anything past this is not one.
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
+_HELPER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,10 @@ def _load(path: Path, explicit: bool) -> dict[str, Any]:
             f"{path}:{exc.lineno}: registry config is not valid JSON ({exc.msg})",
             kind="registry_config",
         ) from exc
+    except RecursionError as exc:
+        raise ConfigError(
+            f"{path}: registry config is nested too deeply to be one", kind="registry_config"
+        ) from exc
     if not isinstance(document, dict):
         raise ConfigError(f"{path}: registry config is not a JSON object", kind="registry_config")
     return document
@@ -115,6 +121,16 @@ def _from_entry(entry: Any, path: Path, host: str) -> Credentials | None:
 
 
 def _from_helper(helper: str, host: str, path: Path) -> Credentials | None:
+    """Ask ``docker-credential-<helper> get`` for ``host``. The helper is a plain name looked
+    up on PATH only: one with a slash (``../../x``) would run a program relative to the
+    working directory, so anything but letters, digits, ``.``, ``_`` and ``-`` is
+    ``registry_config``."""
+    if not _HELPER_NAME.fullmatch(helper):
+        raise ConfigError(
+            f"{path} names the credential helper {helper[:100]!r}, which is not a plain name "
+            "(letters, digits, '.', '_', '-'); helpers are looked up on PATH only",
+            kind="registry_config",
+        )
     program = shutil.which(f"docker-credential-{helper}")
     if program is None:
         raise ConfigError(
@@ -141,7 +157,7 @@ def _from_helper(helper: str, host: str, path: Path) -> Credentials | None:
     try:
         document = json.loads(answer.stdout)
         username, secret = document["Username"], document["Secret"]
-    except (json.JSONDecodeError, KeyError, TypeError) as exc:
+    except (json.JSONDecodeError, KeyError, TypeError, RecursionError) as exc:
         raise ConfigError(
             f"credential helper docker-credential-{helper} answered something that is not "
             "{Username, Secret} JSON",

@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -308,3 +310,47 @@ def test_an_origin_annotation_outside_the_source_grammar_is_registry_invalid(
     assert json_of(locked)["kind"] == "registry_invalid"
     assert not (tmp_path / "nexo-plugins.lock").exists()
     assert "\x1b" not in installed.stdout + installed.stderr + locked.stderr
+
+
+# -- credential helpers and credentials files -----------------------------------------------
+
+
+def test_a_credential_helper_with_a_slash_runs_nothing(
+    tmp_path: Path, fleet_env: dict[str, str]
+) -> None:
+    """``credHelpers: {host: "../../x"}`` would make ``docker-credential-../../x`` a path
+    relative to the working directory; a helper is a plain name on PATH, nothing else."""
+    work = tmp_path / "work"
+    (work / "docker-credential-..").mkdir(parents=True)
+    marker = tmp_path / "helper-ran"
+    program = work / "x"
+    program.write_text(f"#!/bin/sh\ntouch {marker}\necho '{{}}'\n")
+    program.chmod(0o755)
+    host = "127.0.0.1:9"
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"credHelpers": {host: "../../x"}}), encoding="utf-8")
+    result = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "install", f"oci://{host}/plugins/echo:1.0.0",
+         "--plain-http", "--registry-config", str(config), "--dest", str(tmp_path / "root"),
+         "--yes", "--json"],
+        cwd=work, env=fleet_env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert json.loads(result.stdout)["kind"] == "registry_config"
+    assert not marker.exists()
+    assert not (tmp_path / "root").exists()
+
+
+def test_a_credentials_file_nested_beyond_reason_is_registry_config(
+    tmp_path: Path, fleet_env: dict[str, str]
+) -> None:
+    config = tmp_path / "config.json"
+    config.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+    result = run_nexo(
+        fleet_env, "install", "oci://127.0.0.1:9/plugins/echo:1.0.0", "--plain-http",
+        "--registry-config", str(config), "--dest", str(tmp_path / "root"), "--yes", "--json",
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    assert json_of(result)["kind"] == "registry_config"
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) <= 1
