@@ -6,7 +6,11 @@ configuration and reads ``<config dir>/extensions/trusted_keys.toml``; so does n
 plugin it installs is one the daemon finds, under the operator's own policy.
 
 - Configuration directory: ``--config DIR`` > ``NEXO_CONFIG_DIR`` > ``./config`` when it is a
-  directory (the daemon's own default) > ``$NEXO_HOME/config``.
+  directory (the daemon's own default) owned by the current user and not writable by group or
+  others (as git's ``safe.directory``: a cloned repository must not supply the trust policy) >
+  ``$NEXO_HOME/config``. When the working directory decides (neither ``--config`` nor
+  ``NEXO_CONFIG_DIR`` is given and there is a ``./config``), stderr says which directory is in
+  use, and why a ``./config`` was passed over.
 - Search paths: ``<config dir>/plugins/discovery.yaml``, ``discovery.search_paths`` (YAML, as
   the daemon reads it: ``${VAR}``, ``${VAR:-default}`` and ``${VAR-default}`` placeholders;
   ``$NEXO_HOME``, ``$HOME``, ``$CARGO_HOME`` and ``~`` expanded; relative paths are relative
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +30,7 @@ from typing import Any
 from nexo_pkg.errors import ConfigError
 from nexo_pkg.files import read_config_bytes
 from nexo_pkg.install.store import nexo_home_from_env as nexo_home
+from nexo_pkg.terminal import printable
 
 CONFIG_DIR_ENV = "NEXO_CONFIG_DIR"
 DISCOVERY_FILE = Path("plugins") / "discovery.yaml"
@@ -42,9 +48,48 @@ def config_dir(flag: Path | None = None, *, cwd: Path | None = None) -> Path:
     if value:
         return Path(value).expanduser().absolute()
     local = (cwd or Path.cwd()) / "config"
+    fallback = (nexo_home() / "config").absolute()
     if local.is_dir():
-        return local.absolute()
-    return (nexo_home() / "config").absolute()
+        distrust = untrusted_reason(local)
+        if distrust is None:
+            _note(f"using the configuration directory {local.absolute()} (./config)", warn=False)
+            return local.absolute()
+        _note(
+            f"ignoring ./config: {distrust}; using {fallback} (pass --config ./config to use "
+            "it anyway)",
+            warn=True,
+        )
+        return fallback
+    return fallback
+
+
+def untrusted_reason(directory: Path) -> str | None:
+    """Why ``directory`` may not supply configuration unasked: not owned by the current user,
+    or writable by group or others; ``None`` when it may. One that cannot be examined is
+    not trusted either."""
+    try:
+        info = directory.stat()
+    except OSError as exc:
+        return f"it cannot be examined ({exc.strerror or exc})"
+    if info.st_uid != os.geteuid():
+        return f"it is owned by uid {info.st_uid}, not by you (uid {os.geteuid()})"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "it is writable by group or others"
+    return None
+
+
+_NOTED: set[str] = set()
+
+
+def _note(message: str, *, warn: bool) -> None:
+    """Say once per run on stderr that the working directory's ``./config`` is in use (a note)
+    or was passed over (a warning, shown even with ``--quiet``)."""
+    if message in _NOTED:
+        return
+    _NOTED.add(message)
+    from nexo_pkg.cli import common  # noqa: PLC0415 - the CLI's streams, on use only
+
+    (common.warn if warn else common.say)(printable(message))
 
 
 @dataclass(frozen=True)

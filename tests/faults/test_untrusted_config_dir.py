@@ -1,0 +1,72 @@
+"""A ``./config`` in the working directory (a cloned repository) supplies the install root and
+the trust policy only when it is the user's own and not writable by group or others, as git's
+``safe.directory``; one used or passed over unasked is named on stderr."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from adversarial.harness import CliResult, clean_env, run_cli
+from support.tarballs import write_plugin
+
+NOBODY = 65534
+
+
+def _policy(directory: Path, default: str) -> None:
+    (directory / "extensions").mkdir(parents=True)
+    (directory / "extensions" / "trusted_keys.toml").write_text(
+        f'schema_version = "1.0"\ndefault = "{default}"\n', encoding="utf-8"
+    )
+
+
+def _install(tmp_path: Path, work: Path) -> CliResult:
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    env.pop("NEXO_CONFIG_DIR", None)
+    return run_cli(
+        ["plugin", "install", str(tarball), "--dest", str(tmp_path / "root"), "--yes", "--json"],
+        env=env, cwd=work, timeout=60,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("planted", ["owned by another user", "writable by others"])
+def test_an_untrusted_working_directory_config_does_not_replace_the_policy(
+    tmp_path: Path, planted: str
+) -> None:
+    """The user's policy requires signatures; the clone's ``./config`` says ``ignore``."""
+    _policy(tmp_path / "home" / "config", "require")
+    work = tmp_path / "clone"
+    _policy(work / "config", "ignore")
+    if planted == "owned by another user":
+        for path in (work / "config", *(work / "config").rglob("*")):
+            os.chown(path, NOBODY, NOBODY)
+    else:
+        (work / "config").chmod(0o777)
+    result = _install(tmp_path, work)
+    assert result.exit_code == 1, result.stderr
+    assert result.document["kind"] == "signature_missing"
+    assert "ignoring ./config" in result.stderr
+    assert str(tmp_path / "home" / "config") in result.stderr
+    assert not (tmp_path / "root" / "hello-1.0.0").exists()
+
+
+def test_the_user_s_own_working_directory_config_is_used_and_named(tmp_path: Path) -> None:
+    _policy(tmp_path / "home" / "config", "require")
+    work = tmp_path / "project"
+    _policy(work / "config", "ignore")
+    (work / "config").chmod(0o755)
+    result = _install(tmp_path, work)
+    assert result.exit_code == 0, result.stderr
+    assert f"using the configuration directory {work / 'config'}" in result.stderr
+    assert (tmp_path / "root" / "hello-1.0.0").is_dir()
+
+
+def test_without_a_working_directory_config_nothing_is_said(tmp_path: Path) -> None:
+    """``$NEXO_HOME/config`` is the documented default: only a ``./config`` is named."""
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    result = _install(tmp_path, work)
+    assert result.exit_code == 0, result.stderr
+    assert "configuration directory" not in result.stderr
