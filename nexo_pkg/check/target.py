@@ -325,11 +325,15 @@ def _installed_candidates(plugin_id: str, dest: Path) -> list[tuple[tuple[int, .
     if dest.is_dir():
         for entry in dest.glob(f"{plugin_id}-*"):
             receipt_path = entry / RECEIPT_NAME
-            if not entry.is_dir() or not receipt_path.is_file():
-                continue
+            try:
+                if not entry.is_dir() or not receipt_path.is_file():
+                    continue
+            except OSError as error:
+                # A plugin directory that cannot be looked into cannot be checked.
+                raise TargetError(f"{entry}: cannot read it ({error.strerror or error})") from error
             try:
                 receipt = json.loads(receipt_path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):
                 continue
             if not isinstance(receipt, dict) or receipt.get("id") != plugin_id:
                 continue

@@ -66,8 +66,10 @@ def _explain(code: str) -> int:
 
 
 def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
+    from nexo_pkg.files import read_config_bytes  # noqa: PLC0415
     from nexo_pkg.lint.discovery import discover_manifests  # noqa: PLC0415
     from nexo_pkg.lint.engine import lint_bytes, note_shadowed  # noqa: PLC0415
+    from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES  # noqa: PLC0415
 
     if request.paths == ["-"]:
         request.stdin, request.paths = True, []  # `-` names standard input, as in most tools
@@ -80,7 +82,8 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
         # Settings follow the name the editor gives the buffer, as ruff's --stdin-filename.
         where = Path(request.stdin_filename) if request.stdin_filename else Path(name)
         options = settings.options_for(where)
-        raw = sys.stdin.buffer.read()
+        # One byte past the cap is enough to report NX004: never more, whatever stdin is.
+        raw = sys.stdin.buffer.read(MAX_MANIFEST_BYTES + 1)
         return [lint_bytes(raw, path=name, options=options)]
     if request.stdin_filename is not None:
         raise UsageError("--stdin-filename only applies with --stdin")
@@ -92,7 +95,8 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
         if path.resolve() not in named and settings.excluded(path):
             continue
         try:
-            raw = path.read_bytes()
+            # A FIFO or a device named on the command line is refused, not read without end.
+            raw = read_config_bytes(path, MAX_MANIFEST_BYTES)
         except OSError as error:
             raise UsageError(f"cannot read {path}: {error.strerror or error}") from error
         file_options = settings.options_for(path)

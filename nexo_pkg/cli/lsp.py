@@ -29,6 +29,34 @@ def _stop_now(signum: int, frame: FrameType | None) -> None:
     os._exit(code)
 
 
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+TRACEBACK_MARKER = "Traceback (most recent call last):"
+
+
+class OneLineFormatter(logging.Formatter):
+    """Every log record on one line: an exception as its type and the start of its message,
+    never a traceback (a malformed message or a document nested past the parser's depth would
+    otherwise fill the editor's server log per request); ``--verbose`` keeps tracebacks."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        failure = record.exc_info[1] if record.exc_info else None
+        saved = record.exc_info, record.exc_text, record.stack_info
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        try:
+            text = super().format(record)
+        finally:
+            record.exc_info, record.exc_text, record.stack_info = saved
+        head, marker, trace = text.partition(TRACEBACK_MARKER)
+        if marker:
+            # A traceback formatted into the message itself (pygls does): its last line only.
+            last = trace.strip().splitlines()[-1:] or [""]
+            text = f"{head.rstrip()} ({last[0].strip()[:200]})"
+        if failure is not None:
+            detail = " ".join(str(failure).split())[:200]
+            text += f" ({type(failure).__name__}{': ' + detail if detail else ''})"
+        return " ".join(text.splitlines())
+
+
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the `plugin` sub-app."""
 
@@ -56,11 +84,9 @@ def register(app: typer.Typer) -> None:
         """
         del stdio
         if not OUTPUT.verbose:
-            logging.basicConfig(
-                stream=sys.stderr,
-                level=logging.WARNING,
-                format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-            )
+            handler = logging.StreamHandler(sys.stderr)
+            handler.setFormatter(OneLineFormatter(LOG_FORMAT))
+            logging.basicConfig(level=logging.WARNING, handlers=[handler])
         for handled in _EXIT:
             signal.signal(handled, _stop_now)
         # Imported here: the other commands must not pay for pygls and lsprotocol.

@@ -85,6 +85,21 @@ def _invalid(text: str, why: str) -> NexoError:
     )
 
 
+def _valid_literal(host: str) -> bool:
+    """Whether a bracketed host is an IPv6 address (``[1::2::3]`` and ``[::::]`` are not) and
+    a port, when given, is one (1-65535); names are left to the host pattern."""
+    name, port = (host, "") if host.endswith("]") or ":" not in host else host.rsplit(":", 1)
+    if port and not 0 < int(port) < 65536:
+        return False
+    if not name.startswith("["):
+        return True
+    try:
+        ipaddress.IPv6Address(name[1:-1])
+    except ValueError:
+        return False
+    return True
+
+
 def parse_reference(text: str) -> OciReference:
     """Parse an ``oci://`` reference; raise ``source_invalid`` for anything malformed."""
     if not text.startswith(SCHEME):
@@ -95,7 +110,7 @@ def parse_reference(text: str) -> OciReference:
     host, slash, path = rest.partition("/")
     if not slash or not path:
         raise _invalid(text, "a repository path must follow the host")
-    if not _HOST.match(host):
+    if not _HOST.match(host) or not _valid_literal(host):
         raise _invalid(text, f"{host!r} is not a registry host[:port]")
     digest: str | None = None
     tag: str | None = None

@@ -83,6 +83,14 @@ def matches_exclude(relative: str, patterns: tuple[str, ...]) -> bool:
     return False
 
 
+def _too_deep(path: Path) -> ConfigError:
+    """``config_invalid`` for a file whose arrays or tables nest past the parser's depth."""
+    return ConfigError(
+        f"cannot read {path}: it is nested too deeply to be a configuration file",
+        kind="config_invalid",
+    )
+
+
 def _has_lint_table(pyproject: Path) -> bool:
     """Whether ``pyproject`` holds ``[tool.nexo.lint]`` (one without it is not a config file,
     as a ``pyproject.toml`` without ``[tool.ruff]`` is none for ruff)."""
@@ -100,6 +108,8 @@ def _has_lint_table(pyproject: Path) -> bool:
         document = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ConfigError(f"cannot read {pyproject}: {error}", kind="config_invalid") from error
+    except RecursionError as error:
+        raise _too_deep(pyproject) from error
     tool = document.get("tool")
     nexo = tool.get("nexo") if isinstance(tool, dict) else None
     return isinstance(nexo, dict) and "lint" in nexo
@@ -202,6 +212,8 @@ def load_config(path: Path | None) -> LintConfig:
         document = tomllib.loads(raw.decode("utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         raise ConfigError(f"cannot read {path}: {error}", kind="config_invalid") from error
+    except RecursionError as error:
+        raise _too_deep(path) from error
     section = _section(document, path)
     per_file = section.get("per-file-ignores", {})
     if not isinstance(per_file, dict):

@@ -42,7 +42,12 @@ SKIPPED_DIRECTORIES = frozenset(
 
 
 def _is_virtualenv(directory: Path) -> bool:
-    return (directory / "pyvenv.cfg").is_file()
+    """Whether ``directory`` holds a ``pyvenv.cfg``; one that cannot be looked into is not
+    a virtualenv (the walk then reports it as unreadable, or it was excluded)."""
+    try:
+        return (directory / "pyvenv.cfg").is_file()
+    except OSError:
+        return False
 
 
 def _search(root: Path) -> list[Path]:

@@ -128,3 +128,61 @@ def test_a_huge_content_length_is_refused_and_the_server_stops(
     assert server.returncode == 0
     assert b"MemoryError" not in err
     assert b"Traceback" not in err
+
+
+def _stderr_lines(process: subprocess.Popen[bytes]) -> list[bytes]:
+    assert process.stdin is not None
+    assert process.stdout is not None
+    process.stdin.write(frame({"jsonrpc": "2.0", "id": 99, "method": "shutdown"}))
+    process.stdin.write(frame({"jsonrpc": "2.0", "method": "exit"}))
+    process.stdin.flush()
+    _, err = process.communicate(timeout=30)
+    return err.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("uri", "text"),
+    [
+        (URI, "[plugin]\nid = " + "[" * 50_000 + "]" * 50_000 + "\n"),
+        ("file:///tmp/project/nexo-plugins.lock", "x = " + "{a = " * 30_000 + "1" + "}" * 30_000),
+    ],
+)
+@pytest.mark.timeout(90)  # before one-line logging, 100 KB tracebacks filled the pipe
+def test_hover_in_a_document_nested_past_the_parser_logs_one_line(
+    server: subprocess.Popen[bytes], uri: str, text: str
+) -> None:
+    """Answered, and what the server logs is one line per failure, not a traceback of the
+    parser's recursion (over 100 KB a request)."""
+    assert server.stdin is not None
+    assert server.stdout is not None
+    opened = {"uri": uri, "languageId": "toml", "version": 1, "text": text}
+    server.stdin.write(
+        frame({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+               "params": {"textDocument": opened}})
+    )  # fmt: skip
+    for request_id in (21, 22, 23):
+        server.stdin.write(
+            frame({"jsonrpc": "2.0", "id": request_id, "method": "textDocument/hover",
+                   "params": {"textDocument": {"uri": uri},
+                              "position": {"line": 1, "character": 10}}})
+        )  # fmt: skip
+        server.stdin.flush()
+        assert "error" not in response_to(server.stdout, request_id)
+    lines = _stderr_lines(server)
+    assert not any(b"Traceback" in line for line in lines), lines[:5]
+    assert sum(len(line) for line in lines) < 16 * 1024
+
+
+def test_malformed_messages_are_logged_on_one_line_each(
+    server: subprocess.Popen[bytes],
+) -> None:
+    assert server.stdin is not None
+    assert server.stdout is not None
+    for body in (b"{not json", b'{"jsonrpc": "2.0", "id": 5, "method": 7}', b"[1, 2"):
+        server.stdin.write(b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    server.stdin.write(frame({"jsonrpc": "2.0", "id": 31, "method": "shutdown"}))
+    server.stdin.flush()
+    assert "result" in response_to(server.stdout, 31)
+    lines = _stderr_lines(server)
+    assert not any(b"Traceback" in line for line in lines), lines[:5]
+    assert 1 <= len(lines) <= 6, lines

@@ -1,0 +1,164 @@
+"""Inputs that used to end in a Python traceback: each is now one line with its kind (SPEC §1).
+
+Unreadable files and directories are tested with the capabilities that bypass permissions
+(``CAP_DAC_OVERRIDE``, ``CAP_DAC_READ_SEARCH``) dropped, since the suite may run as root.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from adversarial.harness import CliResult, clean_env, run_cli
+from support.registry import PASSWORD, USER, start_registry
+from support.tarballs import write_plugin
+from support.token_server import TokenServer
+
+DROP_DAC = ("setpriv", "--bounding-set=-dac_override,-dac_read_search")
+# Far above what lint needs, far below what reading /dev/zero without end takes.
+ADDRESS_SPACE = 768 * 1024 * 1024
+
+
+def _nexo(*args: str, cwd: Path, **env: str) -> CliResult:
+    return run_cli(args, env=clean_env(NEXO_HOME=str(cwd / "home"), **env), cwd=cwd, timeout=60)
+
+
+def _one_line_error(result: CliResult) -> None:
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def _unprivileged(
+    args: Sequence[str], cwd: Path, *, stdin: int | None = None, limit: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """``nexo ARGS`` without the capabilities that bypass file permissions (and, with
+    ``limit``, under an address-space limit)."""
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv (util-linux) is needed to drop CAP_DAC_OVERRIDE")
+
+    def limited() -> None:
+        if limit:
+            resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+
+    return subprocess.run(
+        [*DROP_DAC, sys.executable, "-m", "nexo_pkg", *args],
+        env=clean_env(NEXO_HOME=str(cwd / "home")), cwd=cwd, stdin=stdin, capture_output=True,
+        text=True, timeout=60, check=False, preexec_fn=limited,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("host", ["[1::2::3]", "[::::]"])
+def test_a_malformed_ipv6_registry_host_is_source_invalid(tmp_path: Path, host: str) -> None:
+    reference = f"oci://{host}/plugins/echo:1.0.0"
+    installed = _nexo(
+        "plugin", "install", reference, "--dest", str(tmp_path / "root"), "--yes", "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert installed.exit_code == 2, installed.stderr
+    assert installed.document["kind"] == "source_invalid"
+    _one_line_error(installed)
+    wanted = tmp_path / "nexo-plugins.toml"
+    wanted.write_text(f'[plugins.echo]\nsource = "{reference}"\n')
+    locked = _nexo("plugin", "lock", "-f", str(wanted), "--json", cwd=tmp_path)
+    assert locked.exit_code == 2, locked.stderr
+    assert "Traceback" not in locked.stderr
+    assert not (tmp_path / "nexo-plugins.lock").exists()
+    assert not (tmp_path / "root").exists()
+
+
+def test_a_bearer_realm_that_is_not_a_url_is_registry_auth(tmp_path: Path) -> None:
+    """The real registry, configured with the realm ``http://[::1``, challenges with it."""
+    (tmp_path / "token").mkdir()
+    service = TokenServer(USER, PASSWORD, tmp_path / "token")
+    service.realm = "http://[::1"
+    running = start_registry(tmp_path / "registry", token=service)
+    try:
+        result = _nexo(
+            "plugin", "install", running.ref("plugins/echo:1.0.0"), "--plain-http",
+            "--dest", str(tmp_path / "root"), "--yes", "--json", cwd=tmp_path,
+            DOCKER_CONFIG=str(tmp_path / "no-docker"),
+        )  # fmt: skip
+    finally:
+        running.stop()
+    assert result.exit_code == 1, result.stderr
+    assert result.document["kind"] == "registry_auth"
+    _one_line_error(result)
+
+
+@pytest.mark.parametrize("name", [".nexo.toml", "pyproject.toml"])
+def test_a_lint_config_nested_past_the_parser_is_config_invalid(tmp_path: Path, name: str) -> None:
+    """Found up the tree from the linted directory."""
+    nested = "[" * 100_000 + "]" * 100_000
+    text = f"select = {nested}\n"
+    if name == "pyproject.toml":
+        text = f"[tool.nexo.lint]\n{text}"
+    (tmp_path / name).write_text(text)
+    plugin = tmp_path / "plugins" / "hello"
+    plugin.mkdir(parents=True)
+    (plugin / "nexo-plugin.toml").write_text('[plugin]\nid = "hello"\nversion = "1.0.0"\n')
+    result = _nexo("plugin", "lint", "--format", "json", ".", cwd=plugin)
+    assert result.exit_code == 2, result.stderr
+    assert "nested too deeply" in result.stderr
+    _one_line_error(result)
+
+
+def test_lint_of_a_tree_with_an_unreadable_directory_says_no_traceback(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    (tree / "hello").mkdir(parents=True)
+    (tree / "hello" / "nexo-plugin.toml").write_text('[plugin]\nid = "hello"\nversion = "1.0.0"\n')
+    locked = tree / "locked"
+    locked.mkdir()
+    locked.chmod(0)
+    (tmp_path / ".nexo.toml").write_text('exclude = ["locked"]\n')
+    try:
+        for config in ("with the directory excluded", "without"):
+            result = _unprivileged(["plugin", "lint", "tree"], tmp_path)
+            assert "Traceback" not in result.stderr, (config, result.stderr[-2000:])
+            assert result.returncode in {0, 1}, result.stderr
+            (tmp_path / ".nexo.toml").unlink(missing_ok=True)
+    finally:
+        locked.chmod(0o755)
+
+
+def test_check_of_an_unreadable_installed_plugin_is_target_invalid(tmp_path: Path) -> None:
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    root = tmp_path / "root"
+    installed = _nexo(
+        "plugin", "install", str(tarball), "--dest", str(root), "--yes",
+        "--config", str(tmp_path / "no-config"), cwd=tmp_path,
+    )  # fmt: skip
+    assert installed.exit_code == 0, installed.stderr
+    (root / "hello-1.0.0").chmod(0)
+    try:
+        result = _unprivileged(
+            ["plugin", "check", "hello", "--dest", str(root), "--json"], tmp_path
+        )
+    finally:
+        (root / "hello-1.0.0").chmod(0o755)
+    assert result.returncode == 2, result.stderr
+    assert json.loads(result.stdout)["kind"] == "target_invalid"
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_lint_reads_at_most_one_byte_past_the_cap_from_anything(tmp_path: Path) -> None:
+    """``/dev/zero`` by name is not a regular file; from standard input it is read up to the
+    1 MiB cap plus one byte and reported as NX004, under a memory limit it would blow."""
+    named = _unprivileged(["plugin", "lint", "/dev/zero"], tmp_path, limit=True)
+    assert named.returncode == 2, named.stderr
+    assert "not a regular file" in named.stderr
+    assert "Traceback" not in named.stderr
+    with Path("/dev/zero").open("rb") as zero:
+        piped = _unprivileged(
+            ["plugin", "lint", "--format", "json", "-"], tmp_path, stdin=zero.fileno(),
+            limit=True,
+        )  # fmt: skip
+    assert piped.returncode == 1, piped.stderr
+    assert "NX004" in piped.stdout
+    assert "Traceback" not in piped.stderr
