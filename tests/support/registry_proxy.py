@@ -20,6 +20,10 @@ lacks or a test needs to provoke.
   upload ``Location`` rewritten to it), as a hostile or misconfigured registry may answer.
   ``authorizations`` records the ``Authorization`` header of every request that had one.
 
+* ``challenge``, ``link``, ``location``: raw header values a fuzzer sets. ``challenge`` answers
+  every request without ``Authorization`` with a 401 carrying it as ``WWW-Authenticate``;
+  ``link`` is sent as the ``Link`` of every tag list; ``location`` replaces the ``Location`` of
+  a blob upload.
 * ``plant(repository, reference, data, media_type)``: that manifest is answered for
   ``GET``/``HEAD /v2/<repository>/manifests/<reference>`` without asking the registry, for a
   document the registry itself would refuse to store.
@@ -55,6 +59,9 @@ class RegistryProxy:
     uses: dict[str, int] = field(default_factory=dict)
     failures: list[list[Any]] = field(default_factory=list)
     elsewhere: str = ""
+    challenge: str = ""
+    link: str = ""
+    location: str = ""
     planted: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     authorizations: list[tuple[str, str]] = field(default_factory=list)
 
@@ -148,6 +155,10 @@ class RegistryProxy:
                 # The registry's own challenge for this path: ask it without the token.
                 headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
         segments = parts.path.split("/")
+        if self.challenge and not authorization:
+            self._reply(handler, 401, [("WWW-Authenticate", self.challenge)], b"")
+            self.log.append((method, parts.path, 401))
+            return
         failed = self._failure(method, parts.path)
         if failed == 0:
             status, answer, reply = self._forward(method, handler.path, headers, body)
@@ -179,6 +190,7 @@ class RegistryProxy:
             status, answer, reply = self._forward(method, handler.path, headers, body)
             if self.elsewhere:
                 answer = self._sent_elsewhere(method, parts.path, status, answer)
+            answer = self._fuzzed(method, parts.path, status, answer)
             if (
                 self.referrers_api
                 and method == "PUT"
@@ -291,6 +303,17 @@ class RegistryProxy:
         index = {"schemaVersion": 2, "mediaType": INDEX_MEDIA_TYPE, "manifests": page}
         self._reply(handler, 200, answer, json.dumps(index).encode())
         return 200
+
+    def _fuzzed(
+        self, method: str, path: str, status: int, answer: list[tuple[str, str]]
+    ) -> list[tuple[str, str]]:
+        """``answer``'s headers with the fuzzer's ``Link`` and ``Location`` put in."""
+        if self.link and method == "GET" and path.endswith("/tags/list") and status == 200:
+            return [*answer, ("Link", self.link)]
+        if self.location and method == "POST" and "/blobs/uploads" in path and status == 202:
+            kept = [(key, value) for key, value in answer if key.lower() != "location"]
+            return [*kept, ("Location", self.location)]
+        return answer
 
     def _sent_elsewhere(
         self, method: str, path: str, status: int, answer: list[tuple[str, str]]
