@@ -354,3 +354,29 @@ def test_a_credentials_file_nested_beyond_reason_is_registry_config(
     assert json_of(result)["kind"] == "registry_config"
     assert "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) <= 1
+
+
+def test_a_registry_copy_without_an_origin_is_judged_by_the_default_mode(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    """No owner is known for a version pushed straight to a registry: the policy's
+    ``default`` decides, whatever an owner's entry says (docs/security.md §11)."""
+    pushed = run_nexo(
+        fleet_env, "push", str(make_dist(identity=None)), registry.ref("plugins/echo"),
+        "--plain-http",
+    )  # fmt: skip
+    assert pushed.returncode == 0, pushed.stderr
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(
+        'schema_version = "1.0"\ndefault = "require"\n\n[[authors]]\nowner = "acme"\n'
+        'identity_regexp = "^https://github\\\\.com/acme/.*$"\nmode = "warn"\n',
+        encoding="utf-8",
+    )
+    dest = tmp_path / "plugins"
+    result = run_nexo(
+        fleet_env, "install", registry.ref("plugins/echo:1.2.3"), "--dest", str(dest),
+        "--plain-http", "--trusted-keys", str(policy), "--yes", "--json",
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    assert json_of(result)["kind"] == "signature_missing"
+    assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]
