@@ -58,6 +58,8 @@ COMMANDS: dict[str, CommandSpec] = {
     "list": CommandSpec("install", "List installed plugins (one per line on stdout)."),
     "remove": CommandSpec("install", "Remove an installed plugin."),
     "verify": CommandSpec("install", "Re-hash installed files against their install receipts."),
+    "outdated": CommandSpec("operate", "Show installed plugins with a newer version available."),
+    "rollback": CommandSpec("operate", "Put back the version the last upgrade replaced."),
     "lsp": CommandSpec("lsp", "Run the language server for plugin manifests on stdin/stdout."),
     "lock": CommandSpec("fleet", "Resolve nexo-plugins.toml into nexo-plugins.lock."),
     "sync": CommandSpec("fleet", "Make the plugin root match nexo-plugins.lock exactly."),

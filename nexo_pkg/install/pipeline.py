@@ -800,3 +800,18 @@ def remove(plugin_id: str, dest: Path) -> list[Installed]:
             with contextlib.suppress(FileNotFoundError):
                 remove_tree(root, item.path)
     return matches
+
+
+def latest_release(receipt: Receipt, options: InstallOptions) -> tuple[str, str]:
+    """The newest release of the GitHub repository a receipt names, as ``(version, tag)``.
+
+    Reads the release metadata and its manifest asset (or tarball names) only: no tarball,
+    checksum or signature is downloaded. Raises ``source_invalid`` for a receipt that names
+    no repository, and what :func:`_resolve` raises (``release_not_found``, ``network``, …).
+    """
+    if receipt.source != "github-releases" or not receipt.owner or not receipt.repo:
+        raise NexoError(f"{receipt.id} was not installed from a release", kind="source_invalid")
+    source = GitHubSource(receipt.owner, receipt.repo, None)
+    with _client(_with_network_deadline(options)) as client:
+        resolved = _resolve(client, source, receipt.id)
+    return resolved.identity.version, resolved.release.tag

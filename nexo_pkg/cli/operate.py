@@ -1,0 +1,191 @@
+"""CLI for the operator's everyday commands: ``nexo plugin outdated`` and ``rollback``.
+
+Only parsing, rendering and exit codes live here; the work is in
+:mod:`nexo_pkg.install.outdated` and :mod:`nexo_pkg.install.rollback`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from nexo_pkg.cli.common import emit_json, guarded, result_line, say
+from nexo_pkg.cli.install import (
+    ConfigOption,
+    DestOption,
+    DryRunOption,
+    GitHubApiOption,
+    JsonOption,
+    PlainHttpOption,
+    RegistryConfigOption,
+    TimeoutOption,
+    _dest,
+    _fleet_options,
+)
+from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK
+from nexo_pkg.terminal import printable
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from nexo_pkg.install.outdated import LatestLookup, OutdatedEntry
+    from nexo_pkg.install.pipeline import InstallOptions
+
+
+def _lookups(
+    options: InstallOptions, registry_config: Path | None, plain_http: bool
+) -> dict[str, LatestLookup]:
+    """The newest-version lookup of each source kind a receipt can name."""
+    from nexo_pkg.install.outdated import LatestVersion  # noqa: PLC0415
+    from nexo_pkg.install.pipeline import latest_release  # noqa: PLC0415
+    from nexo_pkg.install.store import Receipt  # noqa: PLC0415
+
+    def from_github(receipt: Receipt) -> LatestVersion:
+        version, tag = latest_release(receipt, options)
+        return LatestVersion(version, tag)
+
+    def from_registry(receipt: Receipt) -> LatestVersion:
+        from nexo_pkg.errors import NexoError  # noqa: PLC0415
+        from nexo_pkg.fleet.publish import latest_in_registry  # noqa: PLC0415
+
+        assert receipt.registry is not None  # noqa: S101 (only registry receipts come here)
+        fleet = _fleet_options(options, registry_config, plain_http)
+        plugin_id, version, digest = latest_in_registry(receipt.registry, fleet)
+        if plugin_id != receipt.id:
+            raise NexoError(
+                f"{receipt.registry.split('@', 1)[0]} now holds plugin {plugin_id!r}, "
+                f"not {receipt.id!r}",
+                kind="asset_not_found",
+            )
+        return LatestVersion(version, digest)
+
+    return {"github-releases": from_github, "registry": from_registry}
+
+
+_STATUS_WORDS = {
+    "outdated": "outdated",
+    "current": "up to date",
+    "ahead": "newer than the source",
+    "local": "local file: not checked",
+    "failed": "could not check",
+}
+
+
+def _render(entries: list[OutdatedEntry]) -> None:
+    if not entries:
+        say("No plugins installed.")
+        return
+    header = f"{'ID':<24} {'INSTALLED':<12} {'LATEST':<12} {'STATUS':<22} SOURCE"
+    result_line(header)
+    for entry in entries:
+        latest = entry.latest.version if entry.latest else "-"
+        status = _STATUS_WORDS[entry.status]
+        result_line(
+            printable(
+                f"{entry.plugin_id:<24} {entry.installed:<12} {latest:<12} {status:<22} "
+                f"{entry.source}"
+            )
+        )
+        if entry.error is not None:
+            say(
+                f"  {printable(entry.plugin_id)}: {entry.error.kind}: "
+                f"{printable(entry.error.message)}"
+            )
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``outdated`` and ``rollback`` to the ``plugin`` group."""
+
+    @app.command("outdated")
+    def outdated_command(
+        *,
+        plugin_ids: Annotated[
+            list[str] | None,
+            typer.Argument(metavar="[ID]...", help="Installed plugins (default: every one)."),
+        ] = None,
+        dest: DestOption = None,
+        config: ConfigOption = None,
+        github_api_url: GitHubApiOption = None,
+        timeout: TimeoutOption = None,
+        registry_config: RegistryConfigOption = None,
+        plain_http: PlainHttpOption = False,
+        exit_code: Annotated[
+            bool,
+            typer.Option(
+                "--exit-code", help="Exit 1 when a plugin is outdated (as `git diff --exit-code`)."
+            ),
+        ] = False,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Show installed plugins whose source has a newer version, without downloading one.
+
+        For each installed plugin: its version, the newest version its source offers (the
+        latest GitHub release's manifest asset or tarball names; the highest semver tag of
+        its registry repository) and where it came from. Only release metadata and manifest
+        assets are read: no tarball is downloaded, nothing is installed. A plugin whose
+        source cannot be reached is reported as such and the others go on.
+        Exit codes: 0 (with --exit-code: 0 nothing outdated, 1 something is); 1 a source
+        could not be checked; 2 usage or configuration error.
+        """
+
+        def run() -> list[OutdatedEntry]:
+            from nexo_pkg.install.outdated import outdated  # noqa: PLC0415
+            from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
+            from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
+
+            root = _dest(dest, config)
+            options = InstallOptions(
+                dest=root,
+                nexo_home=nexo_home_from_env(),
+                github_api_url=github_api_url,
+                http_timeout=timeout,
+            )
+            return outdated(root, plugin_ids or (), _lookups(options, registry_config, plain_http))
+
+        entries = guarded(run, json_output=json_output)
+        failed = any(entry.status == "failed" for entry in entries)
+        stale = any(entry.is_outdated for entry in entries)
+        if json_output:
+            document: dict[str, Any] = {
+                "ok": not failed,
+                "outdated": stale,
+                "plugins": [entry.to_json() for entry in entries],
+            }
+            emit_json(document)
+        else:
+            _render(entries)
+        raise typer.Exit(EXIT_FAILURE if failed or (exit_code and stale) else EXIT_OK)
+
+    @app.command("rollback")
+    def rollback_command(
+        *,
+        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
+        dest: DestOption = None,
+        config: ConfigOption = None,
+        dry_run: DryRunOption = False,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Put back the version of a plugin that its last upgrade replaced, offline.
+
+        The kept version (`nexo plugin list` shows it as `kept`) is re-hashed against its
+        receipt first, then swapped with the installed one in one step: the version rolled
+        back from is kept in turn, so running rollback again undoes it. An interruption
+        leaves one of the two versions installed, never neither.
+        Exit codes: 0 rolled back; 1 nothing kept or the kept tree changed; 2 usage error.
+        """
+
+        def run() -> Any:
+            from nexo_pkg.install.rollback import rollback  # noqa: PLC0415
+
+            return rollback(_dest(dest, config), plugin_id, dry_run=dry_run)
+
+        result = guarded(run, json_output=json_output)
+        if json_output:
+            emit_json(result.to_json())
+            return
+        before = f" (from {result.from_version})" if result.from_version else ""
+        verb = "Would roll back" if result.dry_run else "Rolled back"
+        say(
+            printable(f"{verb} {result.plugin_id} to {result.to_version}{before} at {result.path}.")
+        )
