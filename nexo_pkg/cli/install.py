@@ -415,6 +415,14 @@ def register(app: typer.Typer) -> None:
         keep_old: Annotated[
             bool, typer.Option("--keep-old", help="Keep the previous version's directory.")
         ] = False,
+        allow_signer_change: Annotated[
+            bool,
+            typer.Option(
+                "--allow-signer-change",
+                help="Accept a new version signed by another identity than the installed one "
+                "(or not signed at all); refused by default (signer_changed).",
+            ),
+        ] = False,
         yes: YesOption = False,
         dry_run: DryRunOption = False,
         json_output: JsonOption = False,
@@ -427,7 +435,9 @@ def register(app: typer.Typer) -> None:
         version is a no-op; an older one is refused (downgrade_refused) unless
         --allow-downgrade. The old version is removed only after the new one is in place.
         With --all, plugins installed from a local file are skipped, each plugin is upgraded
-        on its own and a failure does not stop the others.
+        on its own and a failure does not stop the others. A version signed by another
+        identity than the installed one, or unsigned after a signed one, is refused
+        (signer_changed) whatever the trust mode, unless --allow-signer-change.
         Exit codes: 0 upgraded or already newest; 1 refused (any plugin, with --all);
         2 usage or configuration error.
         """
@@ -451,6 +461,7 @@ def register(app: typer.Typer) -> None:
                 dry_run=dry_run,
                 show_progress=_progress_wanted(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
+                allow_signer_change=allow_signer_change,
             )
 
         chosen = guarded(options, json_output=json_output)

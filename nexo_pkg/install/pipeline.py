@@ -95,6 +95,10 @@ class InstallOptions:
     blob_cache: BlobCache | None = None
     replaces: tuple[Path, ...] = ()
     keep_old: bool = False
+    # An upgrade's installed signature (the receipt's ``signature``): the new version must be
+    # signed by the same identity (``signer_changed`` otherwise) unless allow_signer_change.
+    previous_signature: Mapping[str, Any] | None = None
+    allow_signer_change: bool = False
 
 
 @dataclass(frozen=True)
@@ -372,6 +376,8 @@ def _verify_and_install(
         policy=policy,
         mode=mode,
     )
+    if options.previous_signature is not None and not options.allow_signer_change:
+        check_signer_continuity(options.previous_signature, outcome, fetched.plugin_id)
     final = options.dest / f"{fetched.plugin_id}-{fetched.version}"
     try:
         if options.dry_run:
@@ -384,6 +390,50 @@ def _verify_and_install(
         if outcome.status == "verified":
             error.details.setdefault("signature", outcome.to_json())
         raise
+
+
+def _signer_key(signature: Mapping[str, Any]) -> tuple[object, object]:
+    """The signer a signature stands for: issuer and identity, without the git ref a
+    workflow identity ends with (``…/release.yml@refs/tags/v1.2.3``), since every release
+    is signed from its own tag by the same workflow."""
+    identity = signature.get("identity")
+    if isinstance(identity, str) and identity.startswith("https://") and "@refs/" in identity:
+        identity = identity.split("@refs/", 1)[0]
+    return identity, signature.get("issuer")
+
+
+def _signer_text(signature: Mapping[str, Any]) -> str:
+    identity = signature.get("identity") or "an unknown identity"
+    issuer = signature.get("issuer")
+    return f"{identity} (issuer {issuer})" if issuer else str(identity)
+
+
+def check_signer_continuity(
+    previous: Mapping[str, Any], outcome: trust.SignatureOutcome, plugin_id: str
+) -> None:
+    """Refuse an upgrade whose signer differs from the installed version's.
+
+    An installed version that was verified binds its successors to the same identity (the
+    same workflow, whatever tag it ran for) and issuer: a different signer, or no signature
+    at all, raises ``signer_changed`` naming both, whatever the trust mode (``warn``
+    included), as a changed signer on an update is the mark of a taken-over repository.
+    An installed version that was never verified binds nothing, and
+    ``--skip-signature-verify`` (which verifies nothing) is not checked.
+    """
+    if previous.get("status") != "verified" or outcome.status == "skipped":
+        return
+    new = outcome.to_json()
+    if outcome.status == "verified" and _signer_key(new) == _signer_key(previous):
+        return
+    was = _signer_text(previous)
+    now = _signer_text(new) if outcome.status == "verified" else "nobody (it is not signed)"
+    raise NexoError(
+        f"the installed {plugin_id} was signed by {was}; the new version is signed by {now}. "
+        "A changed signer can mean a taken-over repository: check with the author, then pass "
+        "--allow-signer-change to accept it",
+        kind="signer_changed",
+        details={"installed_signer": dict(previous), "new_signer": new},
+    )
 
 
 def _fetch_github(
@@ -771,7 +821,14 @@ def replace_installed(
     so they leave the daemon's sight in the same step (deleted, or kept with ``keep_old``)."""
     current = matches[0]
     olds = tuple(item.path for item in matches)
-    upgrade_options = replace(options, expected_id=plugin_id, replaces=olds, keep_old=keep_old)
+    previous = current.receipt.signature if current.receipt is not None else None
+    upgrade_options = replace(
+        options,
+        expected_id=plugin_id,
+        replaces=olds,
+        keep_old=keep_old,
+        previous_signature=previous,
+    )
     result = run_install(upgrade_options)
     moved = result.set_aside
     if result.was_already_present:
