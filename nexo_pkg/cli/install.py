@@ -264,6 +264,19 @@ def _report_upgrade(result: UpgradeResult) -> None:
         say(f"Kept the old version out of the daemon's sight at {printable(kept)}.")
 
 
+def _discovery_states(config: Path | None) -> Any:
+    """The daemon's discovery ``disabled``/``allowlist`` lists, or ``None`` (with a warning)
+    when its configuration cannot be read: ``list`` still lists what is installed."""
+    from nexo_pkg.install.config import config_dir  # noqa: PLC0415
+    from nexo_pkg.install.discovery_edit import discovery_state  # noqa: PLC0415
+
+    try:
+        return discovery_state(config_dir(config))
+    except NexoError as error:
+        warn(f"discovery state unknown: {printable(error.message)}")
+        return None
+
+
 def _upgradable_ids(root: Path) -> list[str]:
     """Ids of every installed plugin that has a release to upgrade from, in name order."""
     from nexo_pkg.install.store import scan_installed  # noqa: PLC0415
@@ -535,6 +548,7 @@ def register(app: typer.Typer) -> None:
             return [*scan_installed(root), *scan_kept(root)]
 
         items = guarded(scan, json_output=json_output)
+        states = _discovery_states(config)
         plugins = [item for item in items if item.receipt is not None]
         orphans = [item for item in items if item.receipt is None and not item.kept]
         if json_output:
@@ -556,6 +570,7 @@ def register(app: typer.Typer) -> None:
                         "installed_at": item.receipt.installed_at,
                         "path": str(item.path),
                         "kept": item.kept,
+                        "discovery": None if states is None else states.state(item.receipt.id),
                     }
                     for item in plugins
                     if item.receipt is not None
@@ -581,6 +596,8 @@ def register(app: typer.Typer) -> None:
             else:
                 origin = "local file"
             status = "kept" if item.kept else receipt.signature.get("status", "unknown")
+            if not item.kept and states is not None and states.state(receipt.id) != "enabled":
+                status = states.state(receipt.id)
             result_line(
                 printable(
                     f"{receipt.id:<24} {receipt.version:<12} {origin:<40} {status:<9} {item.path}"
