@@ -264,6 +264,59 @@ def _report_upgrade(result: UpgradeResult) -> None:
         say(f"Kept the old version out of the daemon's sight at {printable(kept)}.")
 
 
+def _required_source(source: str | None) -> str:
+    if source is None:
+        raise UsageError("missing argument SOURCE (or --link DIR)")
+    return source
+
+
+def _linked(root: Path) -> list[Any]:
+    from nexo_pkg.install.link import linked_plugins  # noqa: PLC0415
+
+    return linked_plugins(root)
+
+
+def _remove_link(root: Path, plugin_id: str, path: Path, *, yes: bool) -> list[str]:
+    """``remove ID`` for a development link: the link goes, the checkout stays."""
+    from nexo_pkg.install.link import unlink  # noqa: PLC0415
+
+    if not yes:
+        if not interactive():
+            raise UsageError(
+                f"removing {plugin_id} needs confirmation and no terminal is attached; "
+                "pass --yes to remove without asking"
+            )
+        say(f"Will remove the link {printable(path)} (the checkout it points to stays)")
+        if not confirm(f"Remove {printable(plugin_id)}?"):
+            raise NexoError("removal cancelled; nothing was changed", kind="cancelled")
+    removed = unlink(root, plugin_id)
+    return [str(removed)] if removed is not None else []
+
+
+def _install_link(
+    link: Path, source: str | None, *, dest: Path | None, config: Path | None, json_output: bool
+) -> None:
+    """``install --link DIR``: see :mod:`nexo_pkg.install.link`."""
+
+    def run() -> Any:
+        from nexo_pkg.install.link import link_install  # noqa: PLC0415
+
+        if source is not None:
+            raise UsageError("--link DIR links the checkout DIR: give no SOURCE with it")
+        states = _discovery_states(config)
+        follow = None if states is None else states.follow_symlinks
+        return link_install(link, _dest(dest, config), follow_symlinks=follow)
+
+    result = guarded(run, json_output=json_output)
+    for message in result.warnings:
+        warn(printable(message))
+    if json_output:
+        emit_json(result.to_json())
+        return
+    linked = result.linked
+    say(printable(f"Linked {linked.plugin_id} {linked.version}: {linked.path} -> {linked.target}"))
+
+
 def _discovery_states(config: Path | None) -> Any:
     """The daemon's discovery ``disabled``/``allowlist`` lists, or ``None`` (with a warning)
     when its configuration cannot be read: ``list`` still lists what is installed."""
@@ -300,12 +353,13 @@ def register(app: typer.Typer) -> None:
     def install_command(
         *,
         source: Annotated[
-            str,
+            str | None,
             typer.Argument(
                 metavar="SOURCE",
-                help="owner/repo[@tag] of a GitHub release, or a path to a release .tar.gz.",
+                help="owner/repo[@tag] of a GitHub release, oci://host/repo[:tag|@digest], or "
+                "a path to a release .tar.gz (none with --link).",
             ),
-        ],
+        ] = None,
         dest: DestOption = None,
         config: ConfigOption = None,
         target: TargetOption = None,
@@ -342,12 +396,31 @@ def register(app: typer.Typer) -> None:
         ] = False,
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
+        link: Annotated[
+            Path | None,
+            typer.Option(
+                "--link",
+                metavar="DIR",
+                help="Development install: link <dest>/<id> to the plugin checkout DIR "
+                "instead of installing a release (listed as linked, refused by verify).",
+            ),
+        ] = None,
     ) -> None:
         """Resolve, download, verify and install a plugin.
+
+        With --link DIR (and no SOURCE), link the plugin checkout DIR into the plugin root
+        instead: every edit there is what the daemon runs at its next start, provided its
+        discovery follows links (discovery.follow_symlinks: true). Nothing is verified;
+        `nexo plugin remove ID` removes the link, never the checkout.
 
         Exit codes: 0 installed (or already present, or --dry-run passed); 1 refused, or
         installed but --check failed; 2 usage or configuration error.
         """
+
+        if link is not None:
+            _install_link(link, source, dest=dest, config=config, json_output=json_output)
+            return
+        source_text = guarded(lambda: _required_source(source), json_output=json_output)
 
         def run() -> InstallResult:
             # httpx is imported only by the commands that talk to GitHub.
@@ -370,9 +443,9 @@ def register(app: typer.Typer) -> None:
                 show_progress=_progress_wanted(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
             )
-            if source.startswith("oci://"):
-                return install_from_registry(source, options, registry_config, plain_http)
-            return install(source, options)
+            if source_text.startswith("oci://"):
+                return install_from_registry(source_text, options, registry_config, plain_http)
+            return install(source_text, options)
 
         result = guarded(run, json_output=json_output)
         if not check or result.dry_run:
@@ -426,7 +499,12 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
         keep_old: Annotated[
-            bool, typer.Option("--keep-old", help="Keep the previous version's directory.")
+            bool,
+            typer.Option(
+                "--keep-old",
+                help="Keep the previous version's directory, out of the daemon's sight, for "
+                "`nexo plugin rollback`.",
+            ),
         ] = False,
         allow_signer_change: Annotated[
             bool,
@@ -446,7 +524,8 @@ def register(app: typer.Typer) -> None:
 
         Re-resolves the latest release of the owner/repo in the plugin's receipt. The same
         version is a no-op; an older one is refused (downgrade_refused) unless
-        --allow-downgrade. The old version is removed only after the new one is in place.
+        --allow-downgrade. The old version is removed only after the new one is in place
+        (--keep-old keeps it for `nexo plugin rollback`).
         With --all, plugins installed from a local file are skipped, each plugin is upgraded
         on its own and a failure does not stop the others. A version signed by another
         identity than the installed one, or unsigned after a signed one, is refused
@@ -550,7 +629,13 @@ def register(app: typer.Typer) -> None:
         items = guarded(scan, json_output=json_output)
         states = _discovery_states(config)
         plugins = [item for item in items if item.receipt is not None]
-        orphans = [item for item in items if item.receipt is None and not item.kept]
+        links = _linked(root)
+        linked_paths = {link.path for link in links}
+        orphans = [
+            item
+            for item in items
+            if item.receipt is None and not item.kept and item.path not in linked_paths
+        ]
         if json_output:
             document: dict[str, Any] = {
                 "ok": True,
@@ -574,6 +659,19 @@ def register(app: typer.Typer) -> None:
                     }
                     for item in plugins
                     if item.receipt is not None
+                ]
+                + [
+                    {
+                        "id": link.plugin_id,
+                        "version": link.version,
+                        "source": "link",
+                        "linked_to": str(link.target),
+                        "signature": None,
+                        "path": str(link.path),
+                        "kept": False,
+                        "discovery": None if states is None else states.state(link.plugin_id),
+                    }
+                    for link in links
                 ],
             }
             if include_orphan:
@@ -582,7 +680,7 @@ def register(app: typer.Typer) -> None:
                 ]
             emit_json(document)
             return
-        if not plugins and not (include_orphan and orphans):
+        if not plugins and not links and not (include_orphan and orphans):
             say(f"No plugins installed in {printable(root)}.")
             return
         for item in plugins:
@@ -601,6 +699,13 @@ def register(app: typer.Typer) -> None:
             result_line(
                 printable(
                     f"{receipt.id:<24} {receipt.version:<12} {origin:<40} {status:<9} {item.path}"
+                )
+            )
+        for link in links:
+            result_line(
+                printable(
+                    f"{link.plugin_id:<24} {link.version:<12} {'link: ' + str(link.target):<40} "
+                    f"{'linked':<9} {link.path}"
                 )
             )
         if include_orphan:
@@ -628,9 +733,15 @@ def register(app: typer.Typer) -> None:
 
         def run() -> list[str]:
             from nexo_pkg.install.pipeline import remove  # noqa: PLC0415
-            from nexo_pkg.install.store import require_installed  # noqa: PLC0415
+            from nexo_pkg.install.store import (  # noqa: PLC0415
+                installed_versions,
+                require_installed,
+            )
 
             root = _dest(dest, config)
+            link = next((one for one in _linked(root) if one.plugin_id == plugin_id), None)
+            if link is not None and not installed_versions(root, plugin_id):
+                return _remove_link(root, plugin_id, link.path, yes=yes)
             matches = require_installed(root, plugin_id)
             if not yes:
                 if not interactive():

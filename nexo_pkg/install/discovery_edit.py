@@ -40,6 +40,8 @@ class DiscoveryState:
 
     disabled: tuple[str, ...] = ()
     allowlist: tuple[str, ...] = ()
+    # ``discovery.follow_symlinks`` (default false): links out of the root are followed.
+    follow_symlinks: bool = False
 
     def state(self, plugin_id: str) -> State:
         """Whether the daemon would load ``plugin_id`` once discovered."""
@@ -130,9 +132,11 @@ def discovery_state(config_directory: Path) -> DiscoveryState:
     path = config_directory / DISCOVERY_FILE
     document, _ = _load(path)
     section = _section(document, path)
+    follow = section.get("follow_symlinks", False) if section is not None else False
     return DiscoveryState(
         tuple(_string_list(section, "disabled", path)),
         tuple(_string_list(section, "allowlist", path)),
+        follow is True,
     )
 
 
