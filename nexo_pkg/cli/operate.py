@@ -137,8 +137,114 @@ def _set_enabled(
     )
 
 
+NEXO_VERSION_ENV = "NEXO_DAEMON_VERSION"
+
+
+def _daemon_version(flag: str | None) -> tuple[str | None, str]:
+    """The version of the daemon the plugins are for, and where it came from."""
+    import os  # noqa: PLC0415
+
+    if flag:
+        return flag, "--nexo-version"
+    value = os.environ.get(NEXO_VERSION_ENV, "").strip()
+    if value:
+        return value, NEXO_VERSION_ENV
+    return None, "unknown (give --nexo-version or NEXO_DAEMON_VERSION)"
+
+
+def _handshake(timeout_ms: int, nexo_version: str | None) -> Any:
+    from nexo_pkg.check import run_check  # noqa: PLC0415
+
+    def run(directory: Path) -> tuple[bool, int, str]:
+        report = run_check(directory, timeout_ms=timeout_ms, nexo_version=nexo_version)
+        failing = [check for check in report.checks if check.status == "fail"]
+        warning = [check for check in report.checks if check.status == "warn"]
+        shown = (failing or warning)[:1]
+        summary = f"{shown[0].name}: {shown[0].detail}" if shown else "handshake passed"
+        return report.ok, len(warning), summary
+
+    return run
+
+
+_MARKS = {"error": "ERROR", "warning": "warn", "note": "note"}
+
+
 def register(app: typer.Typer) -> None:
     """Add ``outdated``, ``rollback``, ``enable`` and ``disable`` to the ``plugin`` group."""
+
+    @app.command("doctor")
+    def doctor_command(
+        *,
+        dest: DestOption = None,
+        config: ConfigOption = None,
+        nexo_version: Annotated[
+            str | None,
+            typer.Option(
+                "--nexo-version",
+                metavar="VERSION",
+                help="Version of the daemon the plugins are for (default: NEXO_DAEMON_VERSION); "
+                "min_nexo_version is checked against it.",
+            ),
+        ] = None,
+        no_check: Annotated[
+            bool, typer.Option("--no-check", help="Do not spawn the plugins (no handshake).")
+        ] = False,
+        timeout_ms: Annotated[
+            int,
+            typer.Option("--timeout-ms", min=1, help="Deadline of each handshake reply, in ms."),
+        ] = 5000,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Check every installed plugin and the daemon's plugin configuration in one report.
+
+        For each installed plugin: its files against the install receipt, its manifest
+        against the daemon it is for (min_nexo_version with --nexo-version), its handshake
+        (spawned as `nexo plugin check` does, unless --no-check), and whether discovery
+        loads it (discovery.disabled, discovery.allowlist). For the root: ids the daemon
+        would meet twice, directories without a readable receipt, development links,
+        leftovers of interrupted runs, and ./nexo-plugins.lock against ./nexo-plugins.toml.
+        Exit codes: 0 nothing would make the daemon skip or fail a plugin; 1 something
+        would (an error finding); 2 usage or configuration error.
+        """
+        from nexo_pkg.install.config import config_dir  # noqa: PLC0415
+
+        version, version_source = _daemon_version(nexo_version)
+
+        def run() -> Any:
+            from nexo_pkg.fleet.doctor import diagnose  # noqa: PLC0415
+            from nexo_pkg.fleet.lockfile import LOCK_NAME, WANTED_NAME  # noqa: PLC0415
+            from nexo_pkg.install.discovery_edit import discovery_state  # noqa: PLC0415
+
+            root = _dest(dest, config)
+            discovery = discovery_state(config_dir(config))
+            wanted, lock = Path(WANTED_NAME), Path(LOCK_NAME)
+            return diagnose(
+                root,
+                discovery=discovery,
+                nexo_version=version,
+                handshake=None if no_check else _handshake(timeout_ms, version),
+                lock_files=(wanted, lock) if wanted.is_file() else None,
+            )
+
+        report = guarded(run, json_output=json_output)
+        if json_output:
+            document = report.to_json()
+            document["nexo_version"] = {"version": version, "source": version_source}
+            emit_json(document)
+        else:
+            say(f"daemon version: {version or '-'} ({version_source})")
+            for finding in report.findings:
+                where = finding.plugin_id or (finding.path.name if finding.path else "")
+                result_line(
+                    printable(f"{_MARKS[finding.severity]:<6} {finding.check:<10} {where}: "
+                              f"{finding.message}")
+                )  # fmt: skip
+            errors = sum(1 for f in report.findings if f.severity == "error")
+            say(
+                f"{len(report.plugins)} plugin(s) in {printable(report.dest)}: "
+                f"{'no problem the daemon would trip on' if report.ok else f'{errors} error(s)'}"
+            )
+        raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILURE)
 
     @app.command("enable")
     def enable_command(
