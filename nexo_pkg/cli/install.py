@@ -105,6 +105,16 @@ RegistryConfigOption = Annotated[
     Path | None,
     typer.Option("--registry-config", help="Registry credentials for oci:// sources."),
 ]
+NexoVersionOption = Annotated[
+    str | None,
+    typer.Option(
+        "--nexo-version",
+        metavar="VERSION",
+        help="Version of the daemon the plugin is for (default: NEXO_DAEMON_VERSION): a plugin "
+        "whose min_nexo_version excludes it is refused (incompatible; install --force "
+        "overrides), checked from the release's manifest asset before any download.",
+    ),
+]
 PlainHttpOption = Annotated[
     bool, typer.Option("--plain-http", help="HTTP, not HTTPS, for a loopback oci:// registry.")
 ]
@@ -396,6 +406,7 @@ def register(app: typer.Typer) -> None:
         ] = False,
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
+        nexo_version: NexoVersionOption = None,
         link: Annotated[
             Path | None,
             typer.Option(
@@ -424,6 +435,7 @@ def register(app: typer.Typer) -> None:
 
         def run() -> InstallResult:
             # httpx is imported only by the commands that talk to GitHub.
+            from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
             from nexo_pkg.install.pipeline import InstallOptions, install  # noqa: PLC0415
             from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
 
@@ -442,6 +454,7 @@ def register(app: typer.Typer) -> None:
                 limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
                 show_progress=_progress_wanted(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
+                daemon=daemon_version(nexo_version),
             )
             if source_text.startswith("oci://"):
                 return install_from_registry(source_text, options, registry_config, plain_http)
@@ -514,6 +527,7 @@ def register(app: typer.Typer) -> None:
                 "(or not signed at all); refused by default (signer_changed).",
             ),
         ] = False,
+        nexo_version: NexoVersionOption = None,
         yes: YesOption = False,
         dry_run: DryRunOption = False,
         json_output: JsonOption = False,
@@ -535,6 +549,7 @@ def register(app: typer.Typer) -> None:
         """
 
         def options() -> InstallOptions:
+            from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
             from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
             from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
 
@@ -554,6 +569,7 @@ def register(app: typer.Typer) -> None:
                 show_progress=_progress_wanted(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
                 allow_signer_change=allow_signer_change,
+                daemon=daemon_version(nexo_version),
             )
 
         chosen = guarded(options, json_output=json_output)

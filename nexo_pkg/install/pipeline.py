@@ -18,6 +18,7 @@ import semver
 from nexo_pkg.errors import NexoError, UsageError
 from nexo_pkg.install.blobcache import BlobCache
 from nexo_pkg.install.checksum import parse_digest, parse_sidecar, verify_checksums
+from nexo_pkg.install.compat import DaemonVersion, check_compatible
 from nexo_pkg.install.download import (
     DownloadedFile,
     cache_dir,
@@ -99,6 +100,9 @@ class InstallOptions:
     # signed by the same identity (``signer_changed`` otherwise) unless allow_signer_change.
     previous_signature: Mapping[str, Any] | None = None
     allow_signer_change: bool = False
+    # The daemon the plugin is for (--nexo-version, NEXO_DAEMON_VERSION): its min_nexo_version
+    # must admit it (``incompatible`` otherwise, unless ``force``). None: not compared.
+    daemon: DaemonVersion | None = None
 
 
 @dataclass(frozen=True)
@@ -274,6 +278,8 @@ class _Resolved:
 
     release: Release
     identity: ReleaseIdentity
+    # The release's manifest asset as (name, text), when it has one.
+    manifest: tuple[str, str] | None = None
 
 
 def _resolve(
@@ -293,7 +299,7 @@ def _resolve(
             f"{identity.plugin_id!r}, not {expected_id!r}",
             kind="asset_not_found",
         )
-    return _Resolved(release, identity)
+    return _Resolved(release, identity, manifest)
 
 
 @dataclass(frozen=True)
@@ -382,6 +388,7 @@ def _verify_and_install(
     try:
         if options.dry_run:
             listing = inspect_archive(fetched.tarball.path, options.limits)
+            _check_archive_compatible(listing, fetched, options)
             plan = _plan(source_display, fetched, outcome, listing, final)
             return InstallResult(plan, final, dry_run=True)
         return _install_tree(source_display, fetched, outcome, final, options)
@@ -390,6 +397,20 @@ def _verify_and_install(
         if outcome.status == "verified":
             error.details.setdefault("signature", outcome.to_json())
         raise
+
+
+def _check_archive_compatible(
+    listing: ArchiveListing, fetched: _Fetched, options: InstallOptions
+) -> None:
+    """``incompatible`` when the archive's own manifest excludes the daemon (unless
+    ``--force``); a local tarball or a registry copy has no manifest asset to ask first."""
+    if options.daemon is None or options.force or listing.manifest is None:
+        return
+    check_compatible(
+        listing.manifest.decode("utf-8", errors="replace"),
+        options.daemon,
+        where=f"{fetched.plugin_id} {fetched.version}",
+    )
 
 
 def _signer_key(signature: Mapping[str, Any]) -> tuple[object, object]:
@@ -448,6 +469,14 @@ def _fetch_github(
     with _client(options) as client:
         if resolved is None:
             resolved = _resolve(client, source, options.expected_id)
+        if options.daemon is not None and resolved.manifest is not None and not options.force:
+            # Before any download: the manifest asset says what the archive will say.
+            check_compatible(
+                resolved.manifest[1],
+                options.daemon,
+                where=f"{resolved.identity.plugin_id} {resolved.identity.version} "
+                f"({source.owner}/{source.repo}@{resolved.release.tag})",
+            )
         release = resolved.release
         choice = choose_asset(release, candidates, resolved.identity)
         asset = choice.asset
@@ -658,6 +687,7 @@ def _install_tree(
         try:
             staging = root.new_staging(fetched.plugin_id)
             listing = extract_archive(fetched.tarball.path, staging, options.limits)
+            _check_archive_compatible(listing, fetched, options)
             plan = _plan(source_display, fetched, outcome, listing, final)
             _confirmed(plan, options)
             (staging / "bin" / plan.plugin_id).chmod(0o755)
