@@ -10,10 +10,12 @@ killed and reaped on every path.
 Two levels, like the daemon's host: **fail** where the daemon would refuse or kill the plugin
 (no reply in time, an impersonating id, ``tools`` not an array, a tool entry without a string
 ``name``, ``description`` or an ``input_schema`` object, an advertised tool not declared, a
-reply carrying the wrong id, a crash); **warn** where only the written contract is broken
-(no ``server_version``, no ``tools`` although tools are declared, stray stdout lines, frames
-without ``"jsonrpc"`` or over 1 MiB, an invalid JSON Schema, no proper answer to an unknown
-method or to ``shutdown``, exiting only once stdin is closed). ``strict`` fails on warnings.
+reply carrying the wrong id, a reply carrying an ``error`` member at all (even ``null``), a
+stdout line that is not UTF-8 (the daemon's line reader stops at it), a crash); **warn**
+where only the written contract is broken (no ``server_version``, no ``tools`` although tools
+are declared, stray stdout lines, frames without ``"jsonrpc"`` or over 1 MiB (read all the
+same, as the daemon does), an invalid JSON Schema, no proper answer to an unknown method or to
+``shutdown``, exiting only once stdin is closed). ``strict`` fails on warnings.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
-from nexo_pkg.check.host import MAX_FRAME_BYTES, PluginProcess
+from nexo_pkg.check.host import MAX_FRAME_BYTES, MAX_LINE_BYTES, PluginProcess
 from nexo_pkg.check.report import CheckReport, Status
 from nexo_pkg.check.target import ResolvedPlugin, resolve_target
 from nexo_pkg.errors import UsageError
@@ -88,9 +90,10 @@ _FRAME_CHECKS = {
     "frames.id": "every reply echoed its request id",
 }
 
-# The daemon matches replies by id: a reply with another id never answers the request. Every
-# other frame problem is one the daemon's reader skips over.
-_FRAME_FAILURES: dict[str, Status] = {"frames.id": "fail"}
+# The daemon matches replies by id: a reply with another id never answers the request; its
+# stdout reader (tokio ``lines()``) ends at the first line that is not UTF-8. Every other frame
+# problem is one the daemon's reader skips over.
+_FRAME_FAILURES: dict[str, Status] = {"frames.id": "fail", "frames.utf8": "fail"}
 
 _DETAIL_LIMIT = 160
 
@@ -107,8 +110,14 @@ class _Reply:
 
     @property
     def error(self) -> dict[str, Any] | None:
-        error = self.frame.get("error")
-        return error if isinstance(error, dict) else None
+        """The error of the reply: the daemon takes any present ``error`` member as one, even
+        ``null`` next to a ``result``; a member that is not an object is described."""
+        if "error" not in self.frame:
+            return None
+        error = self.frame["error"]
+        if isinstance(error, dict):
+            return error
+        return {"message": f"`error` is {_short(error)} (any `error` member is an error)"}
 
     @property
     def result(self) -> Any:
@@ -119,7 +128,7 @@ class _Reply:
 class _NoReply:
     """Why a request got no answer."""
 
-    reason: Literal["timeout", "exited", "stdin_closed"]
+    reason: Literal["timeout", "exited", "stdin_closed", "reader_stopped"]
     detail: str
 
 
@@ -214,6 +223,8 @@ class _Session:
         # First problem and count per frames.* check.
         self._frame_problems: dict[str, tuple[str, int]] = {}
         self.advertised: dict[str, dict[str, Any]] = {}
+        # Set at the first non-UTF-8 stdout line: the daemon's reader has stopped.
+        self.reader_stopped: str | None = None
 
     # -- the lifecycle -------------------------------------------------------------------
 
@@ -526,6 +537,8 @@ class _Session:
         frame = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         started = time.monotonic()
         deadline = started + self.timeout_seconds
+        if self.reader_stopped is not None:
+            return _NoReply("reader_stopped", self.reader_stopped)
         if not self.process.send(_encode(frame), deadline=deadline):
             return self._gone(deadline, sending=True)
         while True:
@@ -550,10 +563,18 @@ class _Session:
                 self._frame_problem(
                     "frames.size",
                     f"a stdout line of at least {event.size} bytes exceeds the "
-                    f"{MAX_FRAME_BYTES}-byte frame limit (dropped)",
+                    f"{MAX_LINE_BYTES}-byte memory cap of the check (dropped unread)",
                 )
                 continue
+            if len(event.data) > MAX_FRAME_BYTES:
+                self._frame_problem(
+                    "frames.size",
+                    f"a frame of {len(event.data)} bytes exceeds the SDKs' "
+                    f"{MAX_FRAME_BYTES}-byte frame limit (the daemon reads it all the same)",
+                )
             message = self._parse(event.data)
+            if self.reader_stopped is not None:
+                return _NoReply("reader_stopped", self.reader_stopped)
             if message is None:
                 continue
             if "method" in message:
@@ -583,7 +604,12 @@ class _Session:
             self._frame_problem(
                 "frames.utf8",
                 f"stdout line is not valid UTF-8 ({error.reason} at byte "
-                f"{error.start}): {_short(line)}",
+                f"{error.start}): {_short(line)}; the daemon's line reader stops there and "
+                "reads no later reply",
+            )
+            self.reader_stopped = (
+                "the daemon's stdout reader stopped at a line that is not UTF-8 "
+                "(no later reply reaches it)"
             )
             return None
         if not text.strip():
@@ -744,7 +770,8 @@ def _schema_problem(name: str, entry: dict[str, Any]) -> str | None:
 
 def _error_text(reply: _Reply) -> str:
     error = reply.error or {}
-    text = f"{error.get('code')} {error.get('message', '')}".rstrip()
+    code = f"{error['code']} " if "code" in error else ""
+    text = f"{code}{error.get('message', '')}".rstrip()
     if "data" in error:
         text += f" data={_short(error['data'])}"
     return _truncate(text)
