@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shlex
+import tempfile
 import time
 import warnings
 from collections.abc import Callable
@@ -34,7 +35,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nexo_pkg.check.host import MAX_FRAME_BYTES, MAX_LINE_BYTES, PluginProcess
-from nexo_pkg.check.report import CheckReport, Status
+from nexo_pkg.check.report import CheckReport, CheckResult, Status
+from nexo_pkg.check.sandbox import SandboxPlan, current_platform, find_bwrap, plan_sandbox
 from nexo_pkg.check.target import ResolvedPlugin, resolve_target
 from nexo_pkg.errors import UsageError
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
@@ -148,6 +150,7 @@ def run_check(
     dest: Path | None = None,
     strict: bool = False,
     installed_root: Callable[[], Path] | None = None,
+    sandbox: bool = True,
 ) -> CheckReport:
     """Spawn the plugin at ``target`` and run the handshake conformance checks.
 
@@ -155,7 +158,8 @@ def run_check(
     :mod:`nexo_pkg.check.target`; ``dest`` is the install root for ids, else
     ``installed_root()`` when given). ``timeout_ms`` is
     the deadline of each request; ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``;
-    ``strict`` makes warnings fail.
+    ``strict`` makes warnings fail; ``sandbox=False`` (``--no-sandbox``) runs the plugin
+    without the daemon's ``bwrap`` wrapper.
     Plugin misbehaviour is reported in the returned :class:`CheckReport`, never raised.
     Raises :class:`UsageError` for bad arguments and ``TargetError`` (exit 2) or the
     archive errors when the target names nothing runnable.
@@ -168,7 +172,12 @@ def run_check(
     roots = {} if installed_root is None else {"installed_root": installed_root}
     with resolve_target(target, dest=dest, **roots) as plugin:
         return check_plugin(
-            plugin, timeout_ms=timeout_ms, nexo_version=version, invoke=invoke, strict=strict
+            plugin,
+            timeout_ms=timeout_ms,
+            nexo_version=version,
+            invoke=invoke,
+            strict=strict,
+            sandbox=sandbox,
         )
 
 
@@ -179,29 +188,103 @@ def check_plugin(
     nexo_version: str = DEFAULT_NEXO_VERSION,
     invoke: tuple[str, dict[str, Any]] | None = None,
     strict: bool = False,
+    sandbox: bool = True,
 ) -> CheckReport:
-    """Run the checks against an already resolved plugin (see :func:`run_check`)."""
+    """Run the checks against an already resolved plugin (see :func:`run_check`).
+
+    The plugin is spawned as the daemon spawns it: wrapped in ``bwrap`` when its manifest
+    enables the sandbox (see :mod:`nexo_pkg.check.sandbox`), with a temporary directory as
+    its state directory. A spawn the daemon refuses, or a mount ``bwrap`` cannot make, fails
+    ``spawn`` and nothing is started.
+    """
     report = CheckReport(
         plugin_id=plugin.plugin_id, root=str(plugin.root), argv=plugin.argv, strict=strict
     )
     for note in plugin.notes:
         report.add("manifest", "warn", note)
     env = {**os.environ, **plugin.env}
+    with tempfile.TemporaryDirectory(prefix="nexo-check-state-") as state_root:
+        state_dir = Path(state_root) / "plugins" / plugin.plugin_id
+        state_dir.mkdir(parents=True)
+        platform = current_platform()
+        plan = plan_sandbox(
+            plugin.manifest,
+            plugin.plugin_id,
+            plugin.argv,
+            root=plugin.root,
+            state_dir=state_dir,
+            env=os.environ,
+            bwrap=find_bwrap(platform),
+            platform=platform,
+            skip=not sandbox,
+        )
+        report.sandbox = plan.to_json()
+        if not _report_sandbox(report, plan) or plan.argv is None:
+            return report
+        _spawn_and_run(plugin, report, plan, plan.argv, env, timeout_ms, nexo_version, invoke)
+    return report
+
+
+def _report_sandbox(report: CheckReport, plan: SandboxPlan) -> bool:
+    """Add the ``sandbox`` check; False (with ``spawn`` failed) when nothing may be started."""
+    if plan.refusal is not None:
+        report.add("sandbox", "fail", f"the daemon refuses to spawn the plugin: {plan.refusal}")
+        report.add("spawn", "fail", f"not started: {plan.refusal}")
+        return False
+    if plan.wrapped and plan.argv is not None:
+        report.add("sandbox", "pass", f"wrapped as the daemon wraps it: `{shlex.join(plan.argv)}`")
+    elif plan.note is not None:
+        report.add("sandbox", "warn", f"the daemon warns: {plan.note}")
+    elif plan.skipped:
+        report.add("sandbox", "warn", f"not sandboxed ({plan.reason})")
+    else:
+        report.add("sandbox", "pass", f"not sandboxed: {plan.reason}")
+    if plan.problems:
+        report.add(
+            "spawn",
+            "fail",
+            "; ".join(problem.describe(plan.manifest_name) for problem in plan.problems),
+        )
+        return False
+    return True
+
+
+def _spawn_and_run(  # noqa: PLR0917  # one session's inputs
+    plugin: ResolvedPlugin,
+    report: CheckReport,
+    plan: SandboxPlan,
+    argv: list[str],
+    env: dict[str, str],
+    timeout_ms: int,
+    nexo_version: str,
+    invoke: tuple[str, dict[str, Any]] | None,
+) -> None:
+    """Spawn ``argv`` (the plugin's command, or its ``bwrap`` wrapper) and run the session."""
     try:
-        process = PluginProcess(plugin.argv, cwd=plugin.root, env=env)
+        process = PluginProcess(argv, cwd=plugin.root, env=env)
     except OSError as error:
         reason = error.strerror or str(error)
-        report.add("spawn", "fail", f"cannot start {plugin.argv[0]}: {reason}")
-        return report
+        report.add("spawn", "fail", f"cannot start {argv[0]}: {reason}")
+        return
     with process:
-        report.add("spawn", "pass", f"started `{shlex.join(plugin.argv)}` (pid {process.pid})")
+        spawn_index = len(report.checks)
+        inside = " inside the daemon's bwrap sandbox" if plan.wrapped else ""
+        report.add(
+            "spawn", "pass", f"started `{shlex.join(plugin.argv)}`{inside} (pid {process.pid})"
+        )
         session = _Session(process, plugin, report, timeout_ms / 1000)
         try:
             session.run(nexo_version, invoke)
         finally:
             session.add_frame_checks()
     report.stderr_tail = list(process.stderr_tail)
-    return report
+    if plan.wrapped:
+        refused = next((line for line in report.stderr_tail if line.startswith("bwrap: ")), None)
+        if refused is not None:
+            # bwrap itself gave up (a mount, a namespace): the plugin never ran.
+            report.checks[spawn_index] = CheckResult(
+                "spawn", "fail", f"bwrap could not start the plugin: {refused}"
+            )
 
 
 class _Session:

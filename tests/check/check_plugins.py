@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import nexo_plugin_sdk
+from typer.testing import CliRunner
+
+from nexo_pkg.cli.main import app
 
 PLUGINS = Path(__file__).resolve().parent.parent / "fixtures" / "plugins"
 SCRIPTED = PLUGINS / "scripted.py"
@@ -18,6 +23,22 @@ LAUNCHER = """#!/usr/bin/env bash
 DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 exec env PYTHONPATH="$DIR/lib" python3 "$DIR/lib/plugin/main.py" "$@"
 """
+
+
+#: Reply deadline of the check tests: plugins answer in well under a second; the margin is for
+#: a loaded machine.
+TIMEOUT_MS = 10_000
+
+
+def cli_check(root: Path, *options: str, env: dict[str, str] | None = None) -> tuple[int, Any]:
+    """``nexo plugin check ROOT --json`` through the command line (in this process), so the
+    exit code is checked too: ``(exit code, the JSON document)``."""
+    result = CliRunner().invoke(
+        app,
+        ["plugin", "check", str(root), "--json", "--timeout-ms", str(TIMEOUT_MS), *options],
+        env=env,
+    )
+    return result.exit_code, json.loads(result.stdout)
 
 
 def toml_string(value: str) -> str:
