@@ -1,4 +1,5 @@
-"""Rules on ``[plugin.sandbox]``: the daemon's checks, then the stricter normalised ones.
+"""Rules on ``[plugin.sandbox]``: the daemon's checks, then the stricter normalised ones, then
+whether each path exists on the host linting (NX148, what ``bwrap`` needs to mount it).
 
 For each allowlist entry at most one denylist finding is reported, preferring the daemon's
 own verdict (NX145), then the normalised one (NX146), then the home secrets (NX147).
@@ -7,6 +8,7 @@ own verdict (NX145), then the normalised one (NX146), then the home secrets (NX1
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from nexo_pkg.manifest.rules_context import Context, KeyPath, as_list, as_str, strings
 from nexo_pkg.manifest.sandbox_paths import (
@@ -97,6 +99,23 @@ def _check_entry(context: Context, array: str, index: int, entry: str) -> None:
     secret = home_secret_hit(probed)
     if secret is not None:
         _report_home_secret(context, path, where, secret)
+        return
+    if STATE_DIR_TOKEN not in entry and not _exists(entry):
+        context.report(
+            "NX148",
+            path,
+            f"{where} does not exist on this host, so bwrap cannot mount it and the daemon "
+            "cannot start the plugin here",
+            "list only paths every target host has (see `nexo plugin lint --explain NX148`)",
+        )
+
+
+def _exists(path: str) -> bool:
+    """Whether ``path`` exists here, following links as bwrap does (never raises)."""
+    try:
+        return Path(path).exists()
+    except (OSError, ValueError):
+        return False
 
 
 def _report_home_secret(context: Context, path: KeyPath, where: str, secret: str) -> None:

@@ -1,12 +1,13 @@
 """`check` spawns a plugin inside the sandbox the daemon builds for it, with real ``bwrap``.
 
-The daemon's runner is ``SandboxRunner::wrap_command`` and ``build_bwrap_args`` in
-``crates/core/src/agent/plugin_sandbox.rs`` (lordmacu/nexo-rs): refusals at lines 122-173
-(``NEXO_PLUGIN_SANDBOX_REQUIRE``, ``network = "host"`` without
-``NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW``, a missing ``bwrap``), the argv at lines 258-352
-(``--ro-bind`` per ``fs_read_paths`` entry, ``--bind`` per ``fs_write_paths`` entry after
-``${state_dir}`` expansion, ``--unshare-net`` unless ``network = "host"``). Tests that need
-``bwrap`` skip, with the reason, where it cannot run.
+The daemon's runner is ``crates/core/src/agent/plugin_sandbox.rs`` in lordmacu/nexo-rs
+(commit 9de9b39): ``SandboxRunner::wrap_command`` refuses on ``NEXO_PLUGIN_SANDBOX_REQUIRE``
+with the sandbox off, on ``network = "host"`` without ``NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW``,
+and, when required, on a missing ``bwrap`` or macOS; otherwise it degrades to an unsandboxed
+run with a warning. ``build_bwrap_args`` binds each ``fs_read_paths`` entry with
+``--ro-bind`` and each ``fs_write_paths`` entry with ``--bind`` after ``${state_dir}``
+expansion, and adds ``--unshare-net`` unless ``network = "host"``. Tests that need ``bwrap``
+skip, with the reason, where it cannot run.
 """
 
 from __future__ import annotations
