@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nexo_pkg.check.host import MAX_FRAME_BYTES, MAX_LINE_BYTES, PluginProcess
+from nexo_pkg.check.host_calls import EVENTS_PER_TOPIC, HostCalls
 from nexo_pkg.check.report import CheckReport, CheckResult, Status
 from nexo_pkg.check.sandbox import SandboxPlan, current_platform, find_bwrap, plan_sandbox
 from nexo_pkg.check.target import ResolvedPlugin, resolve_target
@@ -102,6 +103,9 @@ _DETAIL_LIMIT = 160
 # How often a waiting request checks whether the plugin has exited.
 _EXIT_PROBE_SECONDS = 0.1
 
+# After a broker.event, the host listens until the plugin has been quiet this long.
+_EVENT_QUIET_SECONDS = 0.4
+
 
 @dataclass(frozen=True)
 class _Reply:
@@ -151,6 +155,7 @@ def run_check(
     strict: bool = False,
     installed_root: Callable[[], Path] | None = None,
     sandbox: bool = True,
+    host_calls: bool = False,
 ) -> CheckReport:
     """Spawn the plugin at ``target`` and run the handshake conformance checks.
 
@@ -159,7 +164,8 @@ def run_check(
     ``installed_root()`` when given). ``timeout_ms`` is
     the deadline of each request; ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``;
     ``strict`` makes warnings fail; ``sandbox=False`` (``--no-sandbox``) runs the plugin
-    without the daemon's ``bwrap`` wrapper.
+    without the daemon's ``bwrap`` wrapper; ``host_calls`` (implied by ``strict``) plays the
+    host's side of the broker and host-call exchanges (see :mod:`nexo_pkg.check.host_calls`).
     Plugin misbehaviour is reported in the returned :class:`CheckReport`, never raised.
     Raises :class:`UsageError` for bad arguments and ``TargetError`` (exit 2) or the
     archive errors when the target names nothing runnable.
@@ -178,6 +184,7 @@ def run_check(
             invoke=invoke,
             strict=strict,
             sandbox=sandbox,
+            host_calls=host_calls or strict,
         )
 
 
@@ -189,6 +196,7 @@ def check_plugin(
     invoke: tuple[str, dict[str, Any]] | None = None,
     strict: bool = False,
     sandbox: bool = True,
+    host_calls: bool = False,
 ) -> CheckReport:
     """Run the checks against an already resolved plugin (see :func:`run_check`).
 
@@ -221,7 +229,8 @@ def check_plugin(
         report.sandbox = plan.to_json()
         if not _report_sandbox(report, plan) or plan.argv is None:
             return report
-        _spawn_and_run(plugin, report, plan, plan.argv, env, timeout_ms, nexo_version, invoke)
+        host = HostCalls.from_manifest(plugin.plugin_id, plugin.manifest) if host_calls else None
+        _spawn_and_run(plugin, report, plan, plan.argv, env, timeout_ms, nexo_version, invoke, host)
     return report
 
 
@@ -258,6 +267,7 @@ def _spawn_and_run(  # noqa: PLR0917  # one session's inputs
     timeout_ms: int,
     nexo_version: str,
     invoke: tuple[str, dict[str, Any]] | None,
+    host: HostCalls | None,
 ) -> None:
     """Spawn ``argv`` (the plugin's command, or its ``bwrap`` wrapper) and run the session."""
     try:
@@ -272,10 +282,11 @@ def _spawn_and_run(  # noqa: PLR0917  # one session's inputs
         report.add(
             "spawn", "pass", f"started `{shlex.join(plugin.argv)}`{inside} (pid {process.pid})"
         )
-        session = _Session(process, plugin, report, timeout_ms / 1000)
+        session = _Session(process, plugin, report, timeout_ms / 1000, host)
         try:
             session.run(nexo_version, invoke)
         finally:
+            session.add_host_checks()
             session.add_frame_checks()
     report.stderr_tail = list(process.stderr_tail)
     if plan.wrapped:
@@ -296,8 +307,12 @@ class _Session:
         plugin: ResolvedPlugin,
         report: CheckReport,
         timeout_seconds: float,
+        host: HostCalls | None = None,
     ) -> None:
         self.process = process
+        self.host = host
+        # Whether shutdown got a reply (None until it was sent).
+        self.shutdown_answered: bool | None = None
         self.plugin = plugin
         self.report = report
         self.timeout_seconds = timeout_seconds
@@ -315,8 +330,18 @@ class _Session:
         """Every step in order; returns early once the plugin stops answering."""
         if not self._initialize(nexo_version):
             return
-        if invoke is not None and not self._invoke(*invoke):
-            return
+        if self.host is not None:
+            self.host.phase = "after"
+            if not self._deliver_events(self.host):
+                return
+        if invoke is not None:
+            if self.host is not None:
+                self.host.phase = "invoke"
+            answered = self._invoke(*invoke)
+            if self.host is not None:
+                self.host.phase = "after"
+            if not answered:
+                return
         if not self._unknown_method():
             return
         self._shutdown()
@@ -569,8 +594,58 @@ class _Session:
             self.report.add("unknown_method", "pass", "answered -32601 method not found")
         return True
 
+    def _deliver_events(self, host: HostCalls) -> bool:
+        """Send ``broker.event`` on every subscribed topic and play the host while the plugin
+        reacts; False once the plugin is gone."""
+        host.phase = "events"
+        try:
+            for topic in host.subscribed_topics():
+                for sequence in range(1, EVENTS_PER_TOPIC + 1):
+                    deadline = time.monotonic() + self.timeout_seconds
+                    if not self.process.send(
+                        _encode(host.event(topic, sequence)), deadline=deadline
+                    ):
+                        return False
+                    if not self._listen(deadline):
+                        return False
+        finally:
+            host.phase = "after"
+        return True
+
+    def _listen(self, deadline: float) -> bool:
+        """Handle the plugin's frames until it has been quiet a moment (or ``deadline``);
+        False when it closed stdout or exited."""
+        quiet_until = time.monotonic() + _EVENT_QUIET_SECONDS
+        while True:
+            now = time.monotonic()
+            if now >= min(quiet_until, deadline):
+                return True
+            event = self.process.next_stdout_event(deadline=min(quiet_until, deadline))
+            if event is None:
+                if self.process.has_exited():
+                    return False
+                continue
+            if event.kind == "eof":
+                return False
+            if event.kind == "oversize":
+                continue
+            message = self._parse(event.data)
+            if self.reader_stopped is not None:
+                return False
+            if message is not None and "method" in message:
+                self._answer_plugin_request(message, deadline)
+            quiet_until = time.monotonic() + _EVENT_QUIET_SECONDS
+
+    def add_host_checks(self) -> None:
+        """Report the ``host.*`` checks of ``--host-calls``."""
+        if self.host is None:
+            return
+        for name, status, detail in self.host.results(shutdown_answered=self.shutdown_answered):
+            self.report.add(name, status, detail)
+
     def _shutdown(self) -> None:
         answer = self.request("shutdown", {"reason": "nexo plugin check"})
+        self.shutdown_answered = not isinstance(answer, _NoReply)
         if isinstance(answer, _NoReply):
             self.report.add("shutdown", "warn", f"no reply to shutdown: {answer.detail}")
         elif answer.error is not None:
@@ -719,7 +794,17 @@ class _Session:
         return message
 
     def _answer_plugin_request(self, message: dict[str, Any], deadline: float) -> None:
-        """Plugin → host traffic: notifications are fine; requests get an error reply."""
+        """Plugin → host traffic. With ``--host-calls`` the host's script answers requests
+        and judges ``broker.publish``; without, notifications are fine and requests get an
+        error reply, as from a daemon without those services."""
+        if self.host is not None:
+            if "id" not in message:
+                if message.get("method") == "broker.publish":
+                    self.host.publish(message)
+                return
+            for frame in self.host.answer(message):
+                self.process.send(_encode(frame), deadline=deadline)
+            return
         if "id" not in message:
             return
         method = message.get("method")

@@ -121,6 +121,15 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option("--strict", help="Warnings fail too (for SDK and plugin CI)."),
         ] = False,
+        host_calls: Annotated[
+            bool,
+            typer.Option(
+                "--host-calls",
+                help="After the handshake, play the daemon's side of the broker and host calls: "
+                "broker.event on the subscribed topics, and memory.recall / llm.complete answered "
+                "with results, errors, a stream and a call left in flight (on with --strict).",
+            ),
+        ] = False,
         no_sandbox: Annotated[
             bool,
             typer.Option(
@@ -155,6 +164,7 @@ def register(app: typer.Typer) -> None:
                 strict=strict,
                 installed_root=lambda: _daemon_plugin_root(config),
                 sandbox=not no_sandbox,
+                host_calls=host_calls,
             )
             if json_output:
                 emit_json(report.to_json())

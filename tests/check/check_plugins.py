@@ -54,8 +54,11 @@ def scripted_plugin(
     plugin_id: str = "scripted",
     tools: tuple[str, ...] = (),
     manifest_name: str = "nexo-plugin.toml",
+    command: str = sys.executable,
+    extra: str = "",
 ) -> Path:
-    """A project directory whose entrypoint runs ``scripted.py MODE`` with this interpreter."""
+    """A project directory whose entrypoint runs ``scripted.py MODE`` with ``command`` (this
+    interpreter by default); ``extra`` is appended to the manifest (more tables)."""
     root.mkdir(parents=True, exist_ok=True)
     tool_list = ", ".join(toml_string(name) for name in tools)
     (root / manifest_name).write_text(
@@ -67,12 +70,12 @@ description = "Test plugin"
 min_nexo_version = ">=0.1.0"
 
 [plugin.entrypoint]
-command = {toml_string(sys.executable)}
+command = {toml_string(command)}
 args = [{toml_string(str(SCRIPTED))}, "{mode}"]
 
 [plugin.extends]
 tools = [{tool_list}]
-""",
+{extra}""",
         encoding="utf-8",
     )
     return root

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from check.check_plugins import SCRIPTED, cli_check, toml_string
+from check.check_plugins import SCRIPTED, cli_check, scripted_plugin, toml_string
 
 
 def _bwrap_problem() -> str | None:
@@ -88,30 +88,17 @@ def sandboxed_plugin(
 ) -> Path:
     """The scripted plugin with a ``[plugin.sandbox]`` section. Its read paths hold what the
     daemon's argv needs to run it: the script's directory and the plugin root (its cwd)."""
-    root.mkdir(parents=True, exist_ok=True)
     reads = [str(SCRIPTED.parent), str(root), *read]
-    (root / "nexo-plugin.toml").write_text(
-        f"""[plugin]
-id = "boxed"
-version = "0.1.0"
-name = "Boxed"
-description = "Test plugin"
-min_nexo_version = ">=0.1.0"
-
-[plugin.entrypoint]
-command = {toml_string(SYSTEM_PYTHON)}
-args = [{toml_string(str(SCRIPTED))}, "{mode}"]
-
+    listed = "".join(f"    {toml_string(path)},\n" for path in reads)
+    extra = f"""
 [plugin.sandbox]
 enabled = {"true" if enabled else "false"}
 network = "{network}"
 fs_read_paths = [
-{"".join(f"    {toml_string(path)},{chr(10)}" for path in reads)}]
+{listed}]
 fs_write_paths = [{", ".join(toml_string(path) for path in write)}]
-""",
-        encoding="utf-8",
-    )
-    return root
+"""
+    return scripted_plugin(root, mode, plugin_id="boxed", command=SYSTEM_PYTHON, extra=extra)
 
 
 def check(document: dict[str, Any], name: str) -> dict[str, Any]:
