@@ -12,10 +12,12 @@ skip, with the reason, where it cannot run.
 
 from __future__ import annotations
 
+import os
 import shutil
 import socket
 import subprocess
 import sys
+import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -277,3 +279,46 @@ def test_without_bwrap_the_plugin_runs_unsandboxed_with_the_daemons_warning(
     code, document = cli_check(root)
     assert code == 1
     assert "(apt install bubblewrap)" in check(document, "spawn")["detail"]
+
+
+@needs_bwrap
+def test_the_scaffolds_sandboxed_plugin_passes_check_inside_the_sandbox(
+    tmp_path: Path, offline_pip_env: dict[str, str]
+) -> None:
+    """`nexo plugin new`, `pack`, installed as the daemon lays it out, with the manifest's
+    sandbox table uncommented for this install root: it starts and answers inside bwrap."""
+    env = {**os.environ, **offline_pip_env}
+    for args in (
+        ["new", "weather", "--lang", "python", "--dest", "weather"],
+        ["pack", "weather", "--out", "dist"],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "nexo_pkg", "plugin", *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=env,
+            cwd=tmp_path,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+    plugins = tmp_path / "opt" / "nexo" / "plugins"
+    installed = plugins / "weather-0.1.0"
+    installed.mkdir(parents=True)
+    with tarfile.open(tmp_path / "dist" / "weather-0.1.0-noarch.tar.gz") as archive:
+        archive.extractall(installed, filter="data")
+    manifest = installed / "plugin.toml"
+    text = manifest.read_text(encoding="utf-8")
+    table = text[text.index("# [plugin.sandbox]") :]
+    enabled = "\n".join(line.removeprefix("# ") for line in table.splitlines())
+    manifest.write_text(
+        text.replace(table, enabled.replace("/opt/nexo/plugins", str(plugins)) + "\n"),
+        encoding="utf-8",
+    )
+    code, document = cli_check(installed, "--invoke", "weather_hello", "--args", '{"name": "x"}')
+    assert code == 0, (document["checks"], document["stderr_tail"])
+    assert document["sandbox"]["wrapped"] is True
+    assert ["--ro-bind", str(installed), str(installed)] == (
+        document["sandbox"]["argv"][document["sandbox"]["argv"].index(str(installed)) - 1 :][:3]
+    )
+    assert document["invoke"]["result"]["content"][0]["text"] == "Hello, x!"
