@@ -24,7 +24,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nexo_pkg.manifest.names import find_manifest
-from nexo_pkg.manifest.sandbox_paths import STATE_DIR_TOKEN, daemon_denylist_hit
+from nexo_pkg.manifest.sandbox_paths import (
+    STATE_DIR_TOKEN,
+    daemon_denylist_hit,
+    host_path_exists,
+)
 
 #: When truthy, the daemon refuses every plugin without ``sandbox.enabled = true``.
 ENV_REQUIRE = "NEXO_PLUGIN_SANDBOX_REQUIRE"
@@ -291,7 +295,7 @@ def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
                     manifest_name=manifest_name,
                 )
             args += [flag, resolved, resolved]
-            if not Path(resolved).exists():
+            if not host_path_exists(resolved):
                 problems.append(MountProblem(resolved, entry, key, spans.get((key, index))))
     args += ["--", *command]
     return SandboxPlan(

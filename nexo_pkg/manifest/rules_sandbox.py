@@ -8,7 +8,6 @@ own verdict (NX145), then the normalised one (NX146), then the home secrets (NX1
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from nexo_pkg.manifest.rules_context import Context, KeyPath, as_list, as_str, strings
 from nexo_pkg.manifest.sandbox_paths import (
@@ -16,6 +15,7 @@ from nexo_pkg.manifest.sandbox_paths import (
     daemon_denylist_hit,
     denylist_hit,
     home_secret_hit,
+    host_path_exists,
     normalise,
     probe,
 )
@@ -100,7 +100,7 @@ def _check_entry(context: Context, array: str, index: int, entry: str) -> None:
     if secret is not None:
         _report_home_secret(context, path, where, secret)
         return
-    if STATE_DIR_TOKEN not in entry and not _exists(entry):
+    if STATE_DIR_TOKEN not in entry and not host_path_exists(entry):
         context.report(
             "NX148",
             path,
@@ -108,14 +108,6 @@ def _check_entry(context: Context, array: str, index: int, entry: str) -> None:
             "cannot start the plugin here",
             "list only paths every target host has (see `nexo plugin lint --explain NX148`)",
         )
-
-
-def _exists(path: str) -> bool:
-    """Whether ``path`` exists here, following links as bwrap does (never raises)."""
-    try:
-        return Path(path).exists()
-    except (OSError, ValueError):
-        return False
 
 
 def _report_home_secret(context: Context, path: KeyPath, where: str, secret: str) -> None:
