@@ -322,3 +322,29 @@ def test_the_scaffolds_sandboxed_plugin_passes_check_inside_the_sandbox(
         document["sandbox"]["argv"][document["sandbox"]["argv"].index(str(installed)) - 1 :][:3]
     )
     assert document["invoke"]["result"]["content"][0]["text"] == "Hello, x!"
+
+
+@needs_bwrap
+def test_a_program_bwrap_cannot_start_fails_spawn_with_bwraps_own_line(tmp_path: Path) -> None:
+    """The launcher's interpreter lives in a directory the sandbox does not bind: bwrap's
+    exec fails, as under the daemon, and `spawn` fails with what bwrap said."""
+    interpreter = tmp_path / "interp" / "sh"
+    interpreter.parent.mkdir()
+    interpreter.symlink_to("/bin/sh")
+    root = tmp_path / "p"
+    root.mkdir()
+    launcher = root / "run"
+    launcher.write_text(f"#!{interpreter}\nexit 0\n", encoding="utf-8")
+    launcher.chmod(0o755)
+    (root / "nexo-plugin.toml").write_text(
+        '[plugin]\nid = "unreachable"\nversion = "0.1.0"\n[plugin.entrypoint]\n'
+        'command = "./run"\n[plugin.sandbox]\nenabled = true\n',
+        encoding="utf-8",
+    )
+    code, document = cli_check(root)
+    assert code == 1
+    spawn = check(document, "spawn")
+    assert spawn["status"] == "fail"
+    assert spawn["detail"].startswith(
+        f"bwrap could not start the plugin: bwrap: execvp {launcher}: No such file or directory"
+    )
