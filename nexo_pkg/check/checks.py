@@ -37,7 +37,13 @@ from typing import Any, Literal
 from nexo_pkg.check.host import MAX_FRAME_BYTES, MAX_LINE_BYTES, PluginProcess
 from nexo_pkg.check.host_calls import EVENTS_PER_TOPIC, HostCalls
 from nexo_pkg.check.report import CheckReport, CheckResult, Status
-from nexo_pkg.check.sandbox import SandboxPlan, current_platform, find_bwrap, plan_sandbox
+from nexo_pkg.check.sandbox import (
+    SandboxPlan,
+    current_platform,
+    daemon_program,
+    find_bwrap,
+    plan_sandbox,
+)
 from nexo_pkg.check.target import ResolvedPlugin, resolve_target
 from nexo_pkg.errors import UsageError
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
@@ -225,6 +231,7 @@ def check_plugin(
             bwrap=find_bwrap(platform),
             platform=platform,
             skip=not sandbox,
+            program=daemon_program(plugin.manifest, plugin.argv),
         )
         report.sandbox = plan.to_json()
         if not _report_sandbox(report, plan) or plan.argv is None:

@@ -145,10 +145,14 @@ def plan_sandbox(
     bwrap: str | None,
     platform: Platform,
     skip: bool = False,
+    program: str | None = None,
 ) -> SandboxPlan:
     """The daemon's ``SandboxRunner::wrap_command`` for this plugin.
 
-    ``argv`` is the plugin's command and arguments; ``state_dir`` replaces ``${state_dir}``;
+    ``argv`` is the plugin's command and arguments; ``program``, when given, replaces
+    ``argv[0]`` inside the wrapper (the manifest's bare command name, which the daemon hands
+    to bwrap as written, to be found on the sandbox's ``PATH``); ``state_dir`` replaces
+    ``${state_dir}``;
     ``env`` supplies the two ``NEXO_PLUGIN_SANDBOX_*`` flags; ``bwrap`` is its path or None.
     With ``skip`` (``--no-sandbox``) the command is not wrapped, and the plan says what that
     leaves out. Never raises.
@@ -204,7 +208,20 @@ def plan_sandbox(
             note=note,
             manifest_name=manifest_name,
         )
+    if program is not None:
+        command = [program, *command[1:]]
     return _wrapped_plan(section, plugin_id, command, root, state_dir, bwrap, manifest_name)
+
+
+def daemon_program(manifest: Mapping[str, Any], argv: Sequence[str]) -> str | None:
+    """The manifest's ``entrypoint.command`` when it is a bare name that ``argv[0]`` was
+    found from on ``PATH``: the daemon passes such a name on as written. None otherwise."""
+    plugin = manifest.get("plugin")
+    entry = plugin.get("entrypoint") if isinstance(plugin, dict) else None
+    command = entry.get("command") if isinstance(entry, dict) else None
+    if isinstance(command, str) and command and "/" not in command:
+        return command if argv and argv[0].rpartition("/")[2] == command else None
+    return None
 
 
 def _refusal(

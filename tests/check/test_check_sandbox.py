@@ -79,10 +79,11 @@ needs_bwrap = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=str(BWRAP_PRO
 needs_system_python = pytest.mark.skipif(PYTHON_PROBLEM is not None, reason=str(PYTHON_PROBLEM))
 
 
-def sandboxed_plugin(
+def sandboxed_plugin(  # the sandbox table's keys
     root: Path,
     mode: str,
     *,
+    command: str = SYSTEM_PYTHON,
     enabled: bool = True,
     network: str = "deny",
     read: tuple[str, ...] = (),
@@ -100,7 +101,7 @@ fs_read_paths = [
 {listed}]
 fs_write_paths = [{", ".join(toml_string(path) for path in write)}]
 """
-    return scripted_plugin(root, mode, plugin_id="boxed", command=SYSTEM_PYTHON, extra=extra)
+    return scripted_plugin(root, mode, plugin_id="boxed", command=command, extra=extra)
 
 
 def check(document: dict[str, Any], name: str) -> dict[str, Any]:
@@ -348,3 +349,18 @@ def test_a_program_bwrap_cannot_start_fails_spawn_with_bwraps_own_line(tmp_path:
     assert spawn["detail"].startswith(
         f"bwrap could not start the plugin: bwrap: execvp {launcher}: No such file or directory"
     )
+
+
+@needs_bwrap
+def test_a_bare_command_is_handed_to_bwrap_as_written_and_found_on_the_sandboxs_path(
+    tmp_path: Path,
+) -> None:
+    """The daemon passes `command = "python3"` to bwrap as it is (no parent directory to
+    bind), so the sandbox's PATH (/usr/bin:/bin) finds the system interpreter."""
+    root = sandboxed_plugin(tmp_path / "boxed", "ok", command="python3")
+    code, document = cli_check(root)
+    assert code == 0, (document["checks"], document["stderr_tail"])
+    argv = document["sandbox"]["argv"]
+    assert argv[argv.index("--") + 1 :] == ["python3", str(SCRIPTED), "ok"]
+    # The plugin's own command line, as resolved on this host's PATH, is reported beside it.
+    assert document["plugin"]["command"][0] == shutil.which("python3")
