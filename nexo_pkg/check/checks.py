@@ -217,7 +217,9 @@ def check_plugin(
     for note in plugin.notes:
         report.add("manifest", "warn", note)
     env = {**os.environ, **plugin.env}
-    with tempfile.TemporaryDirectory(prefix="nexo-check-state-") as state_root:
+    with tempfile.TemporaryDirectory(
+        prefix="nexo-check-state-", ignore_cleanup_errors=True
+    ) as state_root:
         state_dir = Path(state_root) / "plugins" / plugin.plugin_id
         state_dir.mkdir(parents=True)
         platform = current_platform()
