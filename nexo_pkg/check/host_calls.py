@@ -59,6 +59,7 @@ class _Call:
     phase: Phase
     outcome: Outcome
     problem: str | None = None
+    code: int | None = None
 
 
 @dataclass
@@ -141,13 +142,15 @@ class HostCalls:
         params = message.get("params")
         params = params if isinstance(params, dict) else {}
         name = method if isinstance(method, str) else str(method)
+        if self.phase == "handshake":
+            # The daemon wires its services only once the handshake succeeded.
+            early = "called before the handshake completed: host services not yet wired"
+            return self._refuse(name, request_id, INTERNAL_ERROR, early)
         if name not in ("memory.recall", "llm.complete"):
-            self.calls.append(_Call(name, request_id, self.phase, "refused", "unknown method"))
-            return [_error(request_id, METHOD_NOT_FOUND, f"method not found: {name}")]
+            return self._refuse(name, request_id, METHOD_NOT_FOUND, f"method not found: {name}")
         problem = _memory_problem(params) if name == "memory.recall" else _llm_problem(params)
         if problem is not None:
-            self.calls.append(_Call(name, request_id, self.phase, "refused", problem))
-            return [_error(request_id, INVALID_PARAMS, problem)]
+            return self._refuse(name, request_id, INVALID_PARAMS, problem)
         if name == "llm.complete" and params.get("stream") is True:
             self.calls.append(_Call(name, request_id, self.phase, "stream"))
             return [*_deltas(request_id), _result(request_id, _llm_result(stream=True))]
@@ -168,6 +171,12 @@ class HostCalls:
             entry = {"id": str(uuid.uuid4()), "agent_id": agent_id, "content": "remembered"}
             return [_result(request_id, {"entries": [entry]})]
         return [_result(request_id, _llm_result(stream=False))]
+
+    def _refuse(
+        self, method: str, request_id: Any, code: int, problem: str
+    ) -> list[dict[str, Any]]:
+        self.calls.append(_Call(method, request_id, self.phase, "refused", problem, code))
+        return [_error(request_id, code, problem)]
 
     def in_flight(self) -> list[str]:
         """The calls left unanswered (held), as ``method (id)``."""
@@ -242,11 +251,10 @@ class HostCalls:
         refused = [call for call in calls if call.problem is not None]
         detail = f"{len(calls)} call(s) answered with {told}"
         if refused:
-            code = -32601 if refused[0].problem == "unknown method" else -32602
             return (
                 f"host.{method}",
                 "warn",
-                f"{detail}; the daemon answers {code}: {refused[0].problem}",
+                f"{detail}; the daemon answers {refused[0].code}: {refused[0].problem}",
             )
         return (f"host.{method}", "pass", detail)
 

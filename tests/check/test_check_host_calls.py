@@ -75,3 +75,19 @@ def test_without_the_option_no_event_is_sent(tmp_path: Path) -> None:
     assert code == 0, document["checks"]
     assert not [name for name in by_name(document) if name.startswith("host.")]
     assert not any("host answered" in line for line in document["stderr_tail"])
+
+
+def test_a_call_during_the_handshake_gets_the_daemons_not_yet_wired_error(
+    tmp_path: Path,
+) -> None:
+    """The daemon's reader answers -32603 "host services not yet wired" until the handshake
+    succeeded and its bridge is set (subprocess.rs:436-452)."""
+    code, document = cli_check(channel_plugin(tmp_path / "p", "host_request"), "--host-calls")
+    assert code == 0, document["checks"]
+    status, detail = by_name(document)["host.memory.recall"]
+    assert status == "warn"
+    assert detail.endswith(
+        "the daemon answers -32603: called before the handshake completed: host services "
+        "not yet wired"
+    )
+    assert any('"code": -32603' in line for line in document["stderr_tail"])
