@@ -139,6 +139,7 @@ def run_check(
     dest: Path | None = None,
     strict: bool = False,
     installed_root: Callable[[], Path] | None = None,
+    config: Path | None = None,
 ) -> CheckReport:
     """Spawn the plugin at ``target`` and run the handshake conformance checks.
 
@@ -146,7 +147,9 @@ def run_check(
     :mod:`nexo_pkg.check.target`; ``dest`` is the install root for ids, else
     ``installed_root()`` when given). ``timeout_ms`` is
     the deadline of each request; ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``;
-    ``strict`` makes warnings fail.
+    ``strict`` makes warnings fail; ``config`` is the daemon's configuration directory (its
+    ``extensions.yaml`` grants a microapp's admin capabilities).
+    A microapp target is checked by :func:`nexo_pkg.check.microapp.run_microapp`.
     Plugin misbehaviour is reported in the returned :class:`CheckReport`, never raised.
     Raises :class:`UsageError` for bad arguments and ``TargetError`` (exit 2) or the
     archive errors when the target names nothing runnable.
@@ -158,6 +161,17 @@ def run_check(
         raise UsageError("--args must be a JSON object")
     roots = {} if installed_root is None else {"installed_root": installed_root}
     with resolve_target(target, dest=dest, **roots) as plugin:
+        if plugin.microapp is not None:
+            from nexo_pkg.check.microapp import run_microapp  # noqa: PLC0415
+
+            return run_microapp(
+                plugin.microapp,
+                timeout_ms=timeout_ms,
+                agent_version=version,
+                invoke=invoke,
+                strict=strict,
+                config=config,
+            )
         return check_plugin(
             plugin, timeout_ms=timeout_ms, nexo_version=version, invoke=invoke, strict=strict
         )

@@ -145,6 +145,7 @@ def register(app: typer.Typer) -> None:
                 dest=dest,
                 strict=strict,
                 installed_root=lambda: _daemon_plugin_root(config),
+                config=config,
             )
             if json_output:
                 emit_json(report.to_json())

@@ -1,0 +1,225 @@
+"""Recognise a microapp (a stdio extension of the daemon) and read what its host needs.
+
+A microapp's ``plugin.toml`` has the extension shape the daemon's extension manifest parser
+reads (``crates/extensions/src/manifest.rs``): a ``[plugin]`` table beside ``[capabilities]``
+and ``[transport]`` tables, instead of a plugin manifest's ``[plugin.entrypoint]``. Its
+optional companion ``nexo-plugin.toml`` carries the admin capabilities the daemon's admin
+bootstrap reads (``crates/setup/src/admin_capability_collect.rs:38-65``), keyed by the
+companion's own ``plugin.id``.
+
+This module reads only what ``check`` needs (id, version, transport, requires, context,
+declared admin capabilities) and the operator's grants from ``extensions.yaml``; ``nexo
+plugin lint`` judges the files in full. Every problem that leaves nothing to spawn is a
+:class:`~nexo_pkg.check.target.TargetError` (exit 2).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nexo_pkg.check.target import TargetError
+from nexo_pkg.errors import ConfigError
+from nexo_pkg.files import read_config_bytes
+
+#: The extension manifest's only file name (``manifest.rs:15``, ``discovery.rs:219``).
+EXTENSION_MANIFEST = "plugin.toml"
+#: The companion the admin bootstrap reads beside it.
+COMPANION_MANIFEST = "nexo-plugin.toml"
+#: The daemon's configuration file holding ``entries.<id>.capabilities_grant``.
+EXTENSIONS_CONFIG = "extensions.yaml"
+
+#: Extension ids: ``^[a-z][a-z0-9_-]*$``, at most 64 characters (``manifest.rs:49,98``).
+EXTENSION_ID = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+
+_MAX_CONFIG_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class AdminGrants:
+    """The admin capabilities the check's mock router grants, and where they come from."""
+
+    granted: frozenset[str]
+    source: str
+
+
+@dataclass(frozen=True)
+class MicroappTarget:
+    """A microapp to spawn as the daemon's extension host does."""
+
+    root: Path
+    manifest_path: Path
+    manifest: dict[str, Any]
+    extension_id: str
+    transport_kind: str
+    command: str
+    args: tuple[str, ...]
+    requires_bins: tuple[str, ...] = ()
+    requires_env: tuple[str, ...] = ()
+    context_passthrough: bool = False
+    #: ``[plugin.capabilities.admin]`` of the companion, when its id is the microapp's.
+    admin_required: tuple[str, ...] = ()
+    admin_optional: tuple[str, ...] = ()
+    #: Whether the daemon wires an admin router for this microapp (it declares admin
+    #: capabilities in a companion of the same id).
+    admin_router: bool = False
+    #: Things worth a warning found while reading the files.
+    notes: tuple[str, ...] = field(default=())
+
+
+def is_extension_manifest(document: dict[str, Any]) -> bool:
+    """Whether a parsed ``plugin.toml`` has the extension shape (``[transport]`` or
+    ``[capabilities]`` at the top level) rather than a plugin manifest's."""
+    return "transport" in document or "capabilities" in document
+
+
+def find_microapp(root: Path, manifest_path: Path | None = None) -> MicroappTarget | None:
+    """The microapp at ``root`` (or the explicit ``manifest_path``), or None for a plugin.
+
+    Only a file named ``plugin.toml`` can be an extension manifest. Raises
+    :class:`TargetError` when that file has the extension shape but names nothing the host
+    could spawn (no valid id, no stdio transport with a command).
+    """
+    path = manifest_path if manifest_path is not None else root / EXTENSION_MANIFEST
+    if path.name != EXTENSION_MANIFEST or not path.is_file():
+        return None
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        # Not ours to diagnose: the plugin path reports an unreadable manifest.
+        return None
+    if not is_extension_manifest(document):
+        return None
+    return _read_target(path.parent.resolve(), path, document)
+
+
+def _read_target(root: Path, path: Path, document: dict[str, Any]) -> MicroappTarget:
+    plugin = document.get("plugin")
+    extension_id = plugin.get("id") if isinstance(plugin, dict) else None
+    if not isinstance(extension_id, str) or not EXTENSION_ID.fullmatch(extension_id):
+        raise TargetError(
+            f"{path}: missing or invalid `plugin.id` (extension ids match "
+            "^[a-z][a-z0-9_-]*$, at most 64 characters); run `nexo plugin lint` for details"
+        )
+    transport = document.get("transport")
+    if not isinstance(transport, dict):
+        raise TargetError(f"{path}: no [transport] table; the daemon has nothing to spawn")
+    kind = transport.get("kind")
+    if kind != "stdio":
+        raise TargetError(
+            f'{path}: [transport] kind is {kind!r}; the daemon spawns only kind = "stdio" '
+            "microapps, so there is no child to check"
+        )
+    command = transport.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise TargetError(f"{path}: [transport] needs a non-empty string `command`")
+    args = _strings(transport.get("args", []), "transport.args", path)
+    requires = document.get("requires")
+    requires = requires if isinstance(requires, dict) else {}
+    context = document.get("context")
+    passthrough = isinstance(context, dict) and context.get("passthrough") is True
+    required, optional, router, notes = _companion(root, extension_id)
+    return MicroappTarget(
+        root=root,
+        manifest_path=path,
+        manifest=document,
+        extension_id=extension_id,
+        transport_kind=kind,
+        command=command,
+        args=tuple(args),
+        requires_bins=tuple(_strings(requires.get("bins", []), "requires.bins", path)),
+        requires_env=tuple(_strings(requires.get("env", []), "requires.env", path)),
+        context_passthrough=passthrough,
+        admin_required=required,
+        admin_optional=optional,
+        admin_router=router,
+        notes=notes,
+    )
+
+
+def _strings(value: object, key: str, path: Path) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise TargetError(f"{path}: `{key}` must be an array of strings")
+    return list(value)
+
+
+def _companion(
+    root: Path, extension_id: str
+) -> tuple[tuple[str, ...], tuple[str, ...], bool, tuple[str, ...]]:
+    """Admin capabilities of ``nexo-plugin.toml``: (required, optional, router wired, notes)."""
+    path = root / COMPANION_MANIFEST
+    if not path.is_file():
+        return (), (), False, ()
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        # The daemon warns and skips a companion it cannot parse (admin_capability_collect.rs).
+        return (
+            (),
+            (),
+            False,
+            (
+                f"{COMPANION_MANIFEST} cannot be read ({error}); the daemon "
+                "skips it, so this microapp gets no admin router",
+            ),
+        )
+    plugin = document.get("plugin")
+    plugin = plugin if isinstance(plugin, dict) else {}
+    capabilities = plugin.get("capabilities")
+    admin = capabilities.get("admin") if isinstance(capabilities, dict) else None
+    if not isinstance(admin, dict):
+        return (), (), False, ()
+    required = tuple(item for item in admin.get("required", []) or [] if isinstance(item, str))
+    optional = tuple(item for item in admin.get("optional", []) or [] if isinstance(item, str))
+    companion_id = plugin.get("id")
+    if companion_id != extension_id:
+        return (
+            required,
+            optional,
+            False,
+            (
+                f"{COMPANION_MANIFEST} declares admin capabilities for plugin.id "
+                f"{companion_id!r}, but plugin.toml's id is {extension_id!r}: the daemon keys "
+                "admin grants by the companion's id and looks the router up by plugin.toml's, "
+                "so this microapp gets no admin router (its app: requests are dropped)",
+            ),
+        )
+    return required, optional, bool(required or optional), ()
+
+
+def load_grants(target: MicroappTarget, config_dir: Path | None) -> AdminGrants:
+    """The capabilities granted to ``target``: ``entries.<id>.capabilities_grant`` of the
+    daemon's ``extensions.yaml`` in ``config_dir`` when that file exists, else what the
+    companion declares (an operator granting exactly what the microapp asks for).
+
+    Raises :class:`ConfigError` (exit 2) when ``extensions.yaml`` is unreadable or not YAML.
+    """
+    declared = frozenset(target.admin_required) | frozenset(target.admin_optional)
+    path = config_dir / EXTENSIONS_CONFIG if config_dir is not None else None
+    if path is None or not path.is_file():
+        return AdminGrants(declared, "the capabilities nexo-plugin.toml declares")
+    try:
+        raw = read_config_bytes(path, _MAX_CONFIG_BYTES)
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror or error}") from error
+    document = _yaml(path, raw)
+    # `extensions:` is the file's one top-level key (`types/extensions.rs:9-12`).
+    config = document.get("extensions") if isinstance(document, dict) else None
+    entries = config.get("entries") if isinstance(config, dict) else None
+    entry = entries.get(target.extension_id) if isinstance(entries, dict) else None
+    grant = entry.get("capabilities_grant") if isinstance(entry, dict) else None
+    names = frozenset(item for item in grant or [] if isinstance(item, str))
+    return AdminGrants(names, f"entries.{target.extension_id}.capabilities_grant of {path}")
+
+
+def _yaml(path: Path, raw: bytes) -> Any:
+    import yaml  # noqa: PLC0415 - only when the daemon's configuration holds the file
+
+    try:
+        return yaml.safe_load(raw.decode("utf-8"))
+    except (UnicodeDecodeError, yaml.YAMLError, RecursionError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ConfigError(f"{path} is not valid YAML: {reason}") from error
