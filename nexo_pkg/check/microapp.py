@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nexo_pkg.check.checks import _encode, _exit_text, _short
 from nexo_pkg.check.host import PluginProcess
 from nexo_pkg.check.microapp_target import AdminGrants, MicroappTarget, load_grants
 from nexo_pkg.check.microapp_wire import (
@@ -49,11 +50,9 @@ from nexo_pkg.check.microapp_wire import (
     CHILD_EXITED_CODE,
     EXT_NAME_PREFIX,
     HANDSHAKE_TIMEOUT_SECONDS,
-    HOOK_NAMES,
     HandshakeInfo,
     child_environment,
     decode_handshake,
-    env_is_blocked,
     fit_name,
     hook_response_problem,
     numeric_id,
@@ -61,6 +60,7 @@ from nexo_pkg.check.microapp_wire import (
     sample_hook_event,
 )
 from nexo_pkg.check.report import CheckReport, Status
+from nexo_pkg.manifest.microapp import HOOK_NAMES, env_is_blocked
 
 #: ``agent_id`` in the events and ``_meta`` the check sends.
 CHECK_AGENT_ID = "nexo-plugin-check"
@@ -127,7 +127,7 @@ def run_microapp(
     Raises :class:`~nexo_pkg.errors.ConfigError` (exit 2) for an unreadable
     ``extensions.yaml``.
     """
-    from nexo_pkg.install.config import config_dir  # noqa: PLC0415 - only for microapps
+    from nexo_pkg.daemon_config import config_dir  # noqa: PLC0415 - only for microapps
 
     grants = load_grants(target, config_dir(config))
     return check_microapp(
@@ -946,30 +946,8 @@ class _Session:
 # -- helpers --------------------------------------------------------------------------------------
 
 
-def _encode(frame: dict[str, Any]) -> bytes:
-    return (json.dumps(frame, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
-
-
 def _error_text(error: dict[str, Any]) -> str:
     return _truncate(f"{error.get('code')} {error.get('message', '')}".rstrip())
-
-
-def _exit_text(code: int | None) -> str:
-    if code is None:
-        return "(status unknown)"
-    if code < 0:
-        return f"on signal {-code}"
-    return f"with code {code}"
-
-
-def _short(value: object) -> str:
-    if isinstance(value, bytes):
-        return _truncate(repr(value))
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError, RecursionError):
-        text = "<a value nested too deeply to show>"
-    return _truncate(text)
 
 
 def _truncate(text: str, limit: int = _DETAIL_LIMIT) -> str:

@@ -15,7 +15,6 @@ plugin lint`` judges the files in full. Every problem that leaves nothing to spa
 
 from __future__ import annotations
 
-import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,16 +23,18 @@ from typing import Any
 from nexo_pkg.check.target import TargetError
 from nexo_pkg.errors import ConfigError
 from nexo_pkg.files import read_config_bytes
+from nexo_pkg.install.config import _parse_yaml
+from nexo_pkg.manifest.microapp import (
+    COMPANION_MANIFEST_NAME,
+    MICROAPP_MANIFEST_NAME,
+    companion_from_data,
+    id_problem,
+    is_extension_shape,
+    microapp_from_data,
+)
 
-#: The extension manifest's only file name (``manifest.rs:15``, ``discovery.rs:219``).
-EXTENSION_MANIFEST = "plugin.toml"
-#: The companion the admin bootstrap reads beside it.
-COMPANION_MANIFEST = "nexo-plugin.toml"
 #: The daemon's configuration file holding ``entries.<id>.capabilities_grant``.
 EXTENSIONS_CONFIG = "extensions.yaml"
-
-#: Extension ids: ``^[a-z][a-z0-9_-]*$``, at most 64 characters (``manifest.rs:49,98``).
-EXTENSION_ID = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 
 _MAX_CONFIG_BYTES = 1024 * 1024
 
@@ -70,12 +71,6 @@ class MicroappTarget:
     notes: tuple[str, ...] = field(default=())
 
 
-def is_extension_manifest(document: dict[str, Any]) -> bool:
-    """Whether a parsed ``plugin.toml`` has the extension shape (``[transport]`` or
-    ``[capabilities]`` at the top level) rather than a plugin manifest's."""
-    return "transport" in document or "capabilities" in document
-
-
 def find_microapp(root: Path, manifest_path: Path | None = None) -> MicroappTarget | None:
     """The microapp at ``root`` (or the explicit ``manifest_path``), or None for a plugin.
 
@@ -83,56 +78,43 @@ def find_microapp(root: Path, manifest_path: Path | None = None) -> MicroappTarg
     :class:`TargetError` when that file has the extension shape but names nothing the host
     could spawn (no valid id, no stdio transport with a command).
     """
-    path = manifest_path if manifest_path is not None else root / EXTENSION_MANIFEST
-    if path.name != EXTENSION_MANIFEST or not path.is_file():
+    path = manifest_path if manifest_path is not None else root / MICROAPP_MANIFEST_NAME
+    if path.name != MICROAPP_MANIFEST_NAME or not path.is_file():
         return None
     try:
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         # Not ours to diagnose: the plugin path reports an unreadable manifest.
         return None
-    if not is_extension_manifest(document):
+    if not is_extension_shape(document):
         return None
     return _read_target(path.parent.resolve(), path, document)
 
 
 def _read_target(root: Path, path: Path, document: dict[str, Any]) -> MicroappTarget:
-    plugin = document.get("plugin")
-    extension_id = plugin.get("id") if isinstance(plugin, dict) else None
-    if not isinstance(extension_id, str) or not EXTENSION_ID.fullmatch(extension_id):
+    manifest = microapp_from_data(document)
+    problem = "has no string `plugin.id`" if manifest is None else id_problem(manifest.id)
+    if manifest is None or problem is not None:
+        raise TargetError(f"{path}: `plugin.id` {problem}; run `nexo plugin lint` for details")
+    if manifest.transport_kind != "stdio":
         raise TargetError(
-            f"{path}: missing or invalid `plugin.id` (extension ids match "
-            "^[a-z][a-z0-9_-]*$, at most 64 characters); run `nexo plugin lint` for details"
+            f"{path}: [transport] kind is {manifest.transport_kind!r}; the daemon spawns only "
+            'kind = "stdio" microapps (src/main.rs:6594-6600), so there is no child to check'
         )
-    transport = document.get("transport")
-    if not isinstance(transport, dict):
-        raise TargetError(f"{path}: no [transport] table; the daemon has nothing to spawn")
-    kind = transport.get("kind")
-    if kind != "stdio":
-        raise TargetError(
-            f'{path}: [transport] kind is {kind!r}; the daemon spawns only kind = "stdio" '
-            "microapps, so there is no child to check"
-        )
-    command = transport.get("command")
-    if not isinstance(command, str) or not command.strip():
+    if manifest.command is None or not manifest.command.strip():
         raise TargetError(f"{path}: [transport] needs a non-empty string `command`")
-    args = _strings(transport.get("args", []), "transport.args", path)
-    requires = document.get("requires")
-    requires = requires if isinstance(requires, dict) else {}
-    context = document.get("context")
-    passthrough = isinstance(context, dict) and context.get("passthrough") is True
-    required, optional, router, notes = _companion(root, extension_id)
+    required, optional, router, notes = _companion(root, manifest.id)
     return MicroappTarget(
         root=root,
         manifest_path=path,
         manifest=document,
-        extension_id=extension_id,
-        transport_kind=kind,
-        command=command,
-        args=tuple(args),
-        requires_bins=tuple(_strings(requires.get("bins", []), "requires.bins", path)),
-        requires_env=tuple(_strings(requires.get("env", []), "requires.env", path)),
-        context_passthrough=passthrough,
+        extension_id=manifest.id,
+        transport_kind=manifest.transport_kind,
+        command=manifest.command,
+        args=manifest.args,
+        requires_bins=manifest.requires_bins,
+        requires_env=manifest.requires_env,
+        context_passthrough=manifest.context_passthrough,
         admin_required=required,
         admin_optional=optional,
         admin_router=router,
@@ -140,17 +122,11 @@ def _read_target(root: Path, path: Path, document: dict[str, Any]) -> MicroappTa
     )
 
 
-def _strings(value: object, key: str, path: Path) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise TargetError(f"{path}: `{key}` must be an array of strings")
-    return list(value)
-
-
 def _companion(
     root: Path, extension_id: str
 ) -> tuple[tuple[str, ...], tuple[str, ...], bool, tuple[str, ...]]:
     """Admin capabilities of ``nexo-plugin.toml``: (required, optional, router wired, notes)."""
-    path = root / COMPANION_MANIFEST
+    path = root / COMPANION_MANIFEST_NAME
     if not path.is_file():
         return (), (), False, ()
     try:
@@ -162,32 +138,25 @@ def _companion(
             (),
             False,
             (
-                f"{COMPANION_MANIFEST} cannot be read ({error}); the daemon "
-                "skips it, so this microapp gets no admin router",
+                f"{COMPANION_MANIFEST_NAME} cannot be read ({error}); the daemon skips it, so "
+                "this microapp gets no admin router",
             ),
         )
-    plugin = document.get("plugin")
-    plugin = plugin if isinstance(plugin, dict) else {}
-    capabilities = plugin.get("capabilities")
-    admin = capabilities.get("admin") if isinstance(capabilities, dict) else None
-    if not isinstance(admin, dict):
-        return (), (), False, ()
-    required = tuple(item for item in admin.get("required", []) or [] if isinstance(item, str))
-    optional = tuple(item for item in admin.get("optional", []) or [] if isinstance(item, str))
-    companion_id = plugin.get("id")
-    if companion_id != extension_id:
+    companion = companion_from_data(document)
+    required, optional = companion.admin_required, companion.admin_optional
+    if companion.id != extension_id and companion.admin_declared:
         return (
             required,
             optional,
             False,
             (
-                f"{COMPANION_MANIFEST} declares admin capabilities for plugin.id "
-                f"{companion_id!r}, but plugin.toml's id is {extension_id!r}: the daemon keys "
+                f"{COMPANION_MANIFEST_NAME} declares admin capabilities for plugin.id "
+                f"{companion.id!r}, but plugin.toml's id is {extension_id!r}: the daemon keys "
                 "admin grants by the companion's id and looks the router up by plugin.toml's, "
                 "so this microapp gets no admin router (its app: requests are dropped)",
             ),
         )
-    return required, optional, bool(required or optional), ()
+    return required, optional, bool(companion.admin_declared), ()
 
 
 def load_grants(target: MicroappTarget, config_dir: Path | None) -> AdminGrants:
@@ -205,7 +174,7 @@ def load_grants(target: MicroappTarget, config_dir: Path | None) -> AdminGrants:
         raw = read_config_bytes(path, _MAX_CONFIG_BYTES)
     except OSError as error:
         raise ConfigError(f"cannot read {path}: {error.strerror or error}") from error
-    document = _yaml(path, raw)
+    document = _parse_yaml(path, raw)
     # `extensions:` is the file's one top-level key (`types/extensions.rs:9-12`).
     config = document.get("extensions") if isinstance(document, dict) else None
     entries = config.get("entries") if isinstance(config, dict) else None
@@ -213,13 +182,3 @@ def load_grants(target: MicroappTarget, config_dir: Path | None) -> AdminGrants:
     grant = entry.get("capabilities_grant") if isinstance(entry, dict) else None
     names = frozenset(item for item in grant or [] if isinstance(item, str))
     return AdminGrants(names, f"entries.{target.extension_id}.capabilities_grant of {path}")
-
-
-def _yaml(path: Path, raw: bytes) -> Any:
-    import yaml  # noqa: PLC0415 - only when the daemon's configuration holds the file
-
-    try:
-        return yaml.safe_load(raw.decode("utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError, RecursionError) as error:
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise ConfigError(f"{path} is not valid YAML: {reason}") from error

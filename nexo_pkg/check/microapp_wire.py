@@ -14,36 +14,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nexo_pkg.manifest.microapp import env_is_blocked
+
 #: ``StdioSpawnOptions::default()`` (``crates/extensions/src/runtime/stdio.rs:71-81``).
 HANDSHAKE_TIMEOUT_SECONDS = 10.0
 CALL_TIMEOUT_SECONDS = 30.0
-
-#: ``DEFAULT_ENV_BLOCKLIST`` suffixes (``stdio.rs:26-41``), matched on the upper-cased name.
-ENV_BLOCKLIST_SUFFIXES = (
-    "_TOKEN",
-    "_KEY",
-    "_SECRET",
-    "_PASSWORD",
-    "_PASSWD",
-    "_PWD",
-    "_CREDENTIAL",
-    "_CREDENTIALS",
-    "_PAT",
-    "_AUTH",
-    "_APIKEY",
-    "_BEARER",
-    "_SESSION",
-)
-#: ``DEFAULT_ENV_BLOCKLIST_SUBSTRS``, matched anywhere in the name (``stdio.rs:46``).
-ENV_BLOCKLIST_SUBSTRINGS = ("PASSWORD", "SECRET", "CREDENTIAL", "PRIVATE_KEY")
 
 #: The variables ``build_command`` stamps on the child (``stdio.rs:698-719``, ``state.rs:28``).
 AGENT_VERSION_ENV = "AGENT_VERSION"
 AGENT_EXTENSION_ID_ENV = "AGENT_EXTENSION_ID"
 STATE_ROOT_ENV = "NEXO_EXTENSION_STATE_ROOT"
-
-#: ``HOOK_NAMES`` (``crates/extensions/src/runtime/mod.rs:26-31``).
-HOOK_NAMES = ("before_message", "after_message", "before_tool_call", "after_tool_call")
 
 #: ``EXT_NAME_PREFIX`` (``crates/core/src/agent/extension_tool.rs:13``) and
 #: ``ToolDef::MAX_NAME_LEN`` (``crates/llm/src/types.rs:309``).
@@ -115,14 +95,6 @@ ADMIN_INTERNAL = -32603
 CHILD_EXITED_CODE = -32000
 
 _I32 = (-(2**31), 2**31 - 1)
-
-
-def env_is_blocked(name: str) -> bool:
-    """Whether the host strips ``name`` from the child's environment (``stdio.rs:459-467``)."""
-    upper = name.upper()
-    return upper.endswith(ENV_BLOCKLIST_SUFFIXES) or any(
-        part in upper for part in ENV_BLOCKLIST_SUBSTRINGS
-    )
 
 
 def child_environment(
