@@ -49,6 +49,7 @@ __all__ = [
     "DiscoveredMicroapp",
     "config_files",
     "config_kind",
+    "daemon_config_files",
     "discover_microapps",
     "lint_config_text",
 ]
@@ -139,6 +140,23 @@ def config_kind(path: str, text: str | None = None) -> ConfigKind | None:
             if line.startswith("agents:"):
                 return "agents"
     return None
+
+
+def daemon_config_files(directory: Path, *, cwd: Path | None = None) -> list[Path]:
+    """What ``lint --config DIR`` lints: the config files of :func:`config_files` and every
+    ``plugin.toml`` the daemon's discovery meets under the search paths of
+    ``DIR/extensions.yaml`` (with its ``nexo-plugin.toml`` companion when present)."""
+    settings = _extensions_settings(_extensions_data(directory))
+    base = cwd or Path.cwd()
+    found = config_files(directory)
+    for entry in settings.search_paths:
+        root = Path(entry).expanduser()
+        for manifest in _walk(
+            root if root.is_absolute() else base / root, settings.ignore_dirs, settings.max_depth
+        ):
+            companion = manifest.parent / microapp.COMPANION_MANIFEST_NAME
+            found.extend(path for path in (manifest, companion) if path.is_file())
+    return found
 
 
 def config_files(directory: Path) -> list[Path]:
@@ -390,6 +408,11 @@ def _extensions_settings(data: Any) -> _Extensions:
 def _sibling_extensions(path: Path) -> Any:
     """The parsed ``extensions.yaml`` of the config directory holding ``path``, or ``None``."""
     directory = path.parent.parent if path.parent.name == AGENTS_DROP_IN_DIR else path.parent
+    return _extensions_data(directory)
+
+
+def _extensions_data(directory: Path) -> Any:
+    """The parsed ``<directory>/extensions.yaml``, or ``None``."""
     try:
         raw = read_config_bytes(directory / EXTENSIONS_FILE, MAX_CONFIG_BYTES)
     except OSError:
