@@ -9,7 +9,8 @@ HTTP server; the daemon reads only those two sections of it and keys them by *it
 This module holds the daemon's constants for both files and a tolerant reader of each: the
 readers never raise on a wrong type (they leave the value out), so lint, ``check`` and the
 scaffold can share them; the lint rules (:mod:`nexo_pkg.manifest.rules_microapp`) say what is
-wrong. Nothing here imports more than the standard library and :mod:`nexo_pkg.errors`.
+wrong. Nothing here imports more than the standard library, :mod:`nexo_pkg.errors` and
+:mod:`nexo_pkg.files`.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.errors import UsageError
+from nexo_pkg.files import read_config_bytes
 
 __all__ = [
     "CAPABILITY_KINDS",
@@ -51,6 +53,7 @@ __all__ = [
     "load_companion",
     "load_microapp",
     "microapp_from_data",
+    "read_toml_or_none",
 ]
 
 MICROAPP_MANIFEST_NAME = "plugin.toml"
@@ -257,17 +260,32 @@ def companion_from_data(data: Mapping[str, Any]) -> Companion:
     )
 
 
+MAX_MANIFEST_BYTES = 1024 * 1024
+"""A microapp manifest above this size is not read (real ones are a few KiB)."""
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_bytes().decode("utf-8")
-        return tomllib.loads(text.removeprefix("\ufeff"))
+        raw = read_config_bytes(path, MAX_MANIFEST_BYTES)
     except OSError as error:
         raise UsageError(f"cannot read {path}: {error.strerror or error}") from error
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise UsageError(f"{path} is larger than {MAX_MANIFEST_BYTES} bytes")
+    try:
+        return tomllib.loads(raw.decode("utf-8").removeprefix("\ufeff"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as error:
         reason = str(error).splitlines()[0] if str(error) else type(error).__name__
         raise UsageError(
             f"{path} is not a TOML manifest ({reason}); `nexo plugin lint` shows where"
         ) from error
+
+
+def read_toml_or_none(path: Path) -> dict[str, Any] | None:
+    """``path`` parsed as TOML, or ``None`` when it is missing, unreadable or not TOML."""
+    try:
+        return _read_toml(path)
+    except UsageError:
+        return None
 
 
 def load_microapp(directory: Path) -> MicroappManifest:
