@@ -23,7 +23,7 @@ from typing import Any
 from nexo_pkg.check.target import TargetError
 from nexo_pkg.errors import ConfigError
 from nexo_pkg.files import read_config_bytes
-from nexo_pkg.install.config import _parse_yaml
+from nexo_pkg.lint.yaml_source import parse_yaml
 from nexo_pkg.manifest.microapp import (
     COMPANION_MANIFEST_NAME,
     MICROAPP_MANIFEST_NAME,
@@ -174,7 +174,17 @@ def load_grants(target: MicroappTarget, config_dir: Path | None) -> AdminGrants:
         raw = read_config_bytes(path, _MAX_CONFIG_BYTES)
     except OSError as error:
         raise ConfigError(f"cannot read {path}: {error.strerror or error}") from error
-    document = _parse_yaml(path, raw)
+    try:
+        parsed = parse_yaml(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path} is not UTF-8 text") from error
+    if parsed.problems:
+        problem = parsed.problems[0]
+        raise ConfigError(
+            f"{path}:{problem.span.start.line}: not valid YAML: {problem.message}; "
+            "`nexo plugin lint --config` shows every problem"
+        )
+    document = parsed.data
     # `extensions:` is the file's one top-level key (`types/extensions.rs:9-12`).
     config = document.get("extensions") if isinstance(document, dict) else None
     entries = config.get("entries") if isinstance(config, dict) else None

@@ -433,7 +433,7 @@ def test_an_unreadable_extensions_yaml_is_a_config_error(tmp_path: Path) -> None
     code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path)
     assert code == 2
     assert document["kind"] == "config"
-    assert "extensions.yaml is not valid YAML" in document["error"]
+    assert "extensions.yaml:2: not valid YAML: YAML syntax error" in document["error"]
 
 
 # -- the decoders, against the daemon's serde types ------------------------------------------
@@ -485,3 +485,27 @@ def test_fit_name_cuts_and_hashes_as_the_daemon_does() -> None:
     cut = fit_name("ext_", long_id, "x")
     assert len(cut) == 64
     assert cut.startswith("ext_" + "i" * (64 - 11) + "_")
+
+
+def test_checking_a_microapp_imports_no_install_module(tmp_path: Path) -> None:
+    """`check` stays light (tests/cli/test_conventions.py); a microapp and its grants too."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "extensions.yaml").write_text("extensions:\n  entries: {}\n", encoding="utf-8")
+    root = scripted_microapp(tmp_path / "ok", "ok")
+    script = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.__stderr__.write("
+        "'MODULES ' + ' '.join(sorted(sys.modules)) + '\\n'))\n"
+        f"sys.argv = ['nexo', 'plugin', 'check', {str(root)!r}, '--config', {str(config)!r}]\n"
+        "from nexo_pkg.cli.main import main\n"
+        "main()\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert "check passed for scripted" in completed.stdout, completed.stderr
+    line = next(text for text in completed.stderr.splitlines() if text.startswith("MODULES "))
+    modules = set(line.split()[1:])
+    assert "nexo_pkg.check.microapp" in modules
+    assert not {name for name in modules if name.startswith("nexo_pkg.install")}
