@@ -425,6 +425,47 @@ def test_a_missing_command_fails_spawn(tmp_path: Path) -> None:
     assert "does not load" in detail(document, "spawn")
 
 
+def test_a_missing_shebang_interpreter_is_named(tmp_path: Path) -> None:
+    """diagnose_missing_interpreter (stdio.rs:598-651)."""
+    root = tmp_path / "shebang"
+    root.mkdir()
+    (root / "plugin.toml").write_text(
+        '[plugin]\nid = "shebang"\nversion = "0.1.0"\n\n[capabilities]\ntools = ["t"]\n\n'
+        '[transport]\nkind = "stdio"\ncommand = "./main.py"\n',
+        encoding="utf-8",
+    )
+    script = root / "main.py"
+    script.write_text("#!/no/such/interpreter-for-nexo\n", encoding="utf-8")
+    script.chmod(0o755)
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 1
+    assert statuses(document)["spawn"] == "fail"
+    assert "shebang interpreter `/no/such/interpreter-for-nexo` not found" in detail(
+        document, "spawn"
+    )
+
+
+def test_an_error_reply_to_initialize_fails(tmp_path: Path) -> None:
+    """StartError::Handshake (stdio.rs:824)."""
+    root = scripted_microapp(tmp_path / "init", "init-error")
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 1
+    assert statuses(document)["initialize"] == "fail"
+    assert "-32603 no config" in detail(document, "initialize")
+
+
+def test_a_non_utf8_line_stops_the_hosts_reader(tmp_path: Path) -> None:
+    """BufReader::lines fails on invalid UTF-8 and the reader task ends (stdio.rs:920-923):
+    the initialize reply after it is never read."""
+    root = scripted_microapp(tmp_path / "utf8", "badutf8")
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 1
+    found = statuses(document)
+    assert found["frames.utf8"] == "fail"
+    assert found["initialize"] == "fail"
+    assert "reader stopped" in detail(document, "initialize")
+
+
 def test_an_unreadable_extensions_yaml_is_a_config_error(tmp_path: Path) -> None:
     config = tmp_path / "config"
     config.mkdir()

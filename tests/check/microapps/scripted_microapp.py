@@ -84,6 +84,18 @@ def main() -> None:
             INITIALIZE.update(id=request_id, params=params)
             if MODE == "hang":
                 time.sleep(600)
+            if MODE == "badutf8":
+                sys.stdout.buffer.write(b"\xff\xfe not utf-8\n")
+                sys.stdout.flush()
+            if MODE == "init-error":
+                write(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": request_id,
+                        "error": {"code": -32603, "message": "no config"},
+                    }
+                )
+                continue
             hooks = ["before_message"] if MODE in ("vote", "hooks") else []
             if MODE == "hooks":
                 hooks.append("on_heartbeat")
