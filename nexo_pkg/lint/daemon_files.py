@@ -52,6 +52,7 @@ __all__ = [
     "daemon_config_files",
     "discover_microapps",
     "lint_config_text",
+    "microapp_schemas",
 ]
 
 EXTENSIONS_FILE = "extensions.yaml"
@@ -611,3 +612,52 @@ def _check_agents(findings: _Findings, data: Any, known: set[str]) -> None:
                 (*path, "extensions_config"),
                 "`extensions_config` must be a mapping of microapp id to settings",
             )
+
+
+_SCHEMA_BASE = "https://raw.githubusercontent.com/nexo-pkg/nexo-pkg/main/schemas/"
+
+
+def microapp_schemas() -> dict[str, dict[str, Any]]:
+    """The published JSON Schemas (file name -> schema) of the microapp manifest and of
+    ``extensions.yaml``, built from the models the linter checks with."""
+    from nexo_pkg.manifest.rules_microapp import EXTENSION_MANIFEST  # noqa: PLC0415
+    from nexo_pkg.manifest.shape import to_json_schema  # noqa: PLC0415
+
+    manifest = to_json_schema(EXTENSION_MANIFEST)
+    plugin = manifest["properties"]["plugin"]["properties"]
+    plugin["id"].update(
+        pattern=microapp.ID_PATTERN,
+        maxLength=microapp.MAX_ID_LENGTH,
+        **{"not": {"enum": sorted(microapp.RESERVED_IDS)}},
+    )
+    plugin["description"]["maxLength"] = microapp.MAX_DESCRIPTION_LENGTH
+    capabilities = manifest["properties"]["capabilities"]["properties"]
+    for kind in microapp.CAPABILITY_KINDS:
+        capabilities[kind]["items"].update(
+            pattern=microapp.CAPABILITY_NAME_PATTERN,
+            maxLength=microapp.MAX_CAPABILITY_NAME_LENGTH,
+        )
+        capabilities[kind]["uniqueItems"] = True
+    extensions = to_json_schema(EXTENSIONS_FILE_SPEC)
+    extensions["properties"]["schema_version"] = {
+        "description": "Dropped by the daemon's loader before the file is read."
+    }
+    return {
+        "microapp-manifest.schema.json": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": _SCHEMA_BASE + "microapp-manifest.schema.json",
+            "title": "microapp plugin.toml",
+            "description": "A microapp's plugin.toml, as the daemon's extension manifest parser "
+            "reads it (every table closed). SemVer and the rules across keys are checked by "
+            "`nexo plugin lint`.",
+            **manifest,
+        },
+        "extensions.schema.json": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": _SCHEMA_BASE + "extensions.schema.json",
+            "title": "the daemon's extensions.yaml",
+            "description": "extensions.yaml as the daemon's config loader reads it: one "
+            "unknown key at any level stops the daemon from starting.",
+            **extensions,
+        },
+    }
