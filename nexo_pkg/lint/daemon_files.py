@@ -374,6 +374,8 @@ class _Extensions:
 
     enabled: bool
     search_paths: tuple[str, ...]
+    unresolved: bool
+    """Whether a search path holds a placeholder that cannot be resolved here."""
     ignore_dirs: tuple[str, ...]
     max_depth: int
     disabled: tuple[str, ...]
@@ -396,6 +398,7 @@ def _extensions_settings(data: Any) -> _Extensions:
     return _Extensions(
         enabled=section.get("enabled") is not False,
         search_paths=tuple(path for item in paths if (path := _expanded(item)) is not None),
+        unresolved=any(_expanded(item) is None for item in paths),
         ignore_dirs=_strings(section.get("ignore_dirs"), DEFAULT_IGNORE_DIRS),
         max_depth=depth
         if isinstance(depth, int) and not isinstance(depth, bool) and depth >= 0
@@ -450,16 +453,22 @@ def lint_config_text(
         max_depth=settings.max_depth,
         cwd=base,
     )
+    if any(finding.is_error for finding in findings.found):
+        return findings.found  # the daemon does not start: nothing across files matters yet
+    known = None if settings.unresolved else {app.manifest.id for app in microapps}
     if kind == "extensions":
         if settings.enabled:
-            _check_extensions(findings, settings, microapps)
+            _check_extensions(findings, settings, microapps, known)
     else:
-        _check_agents(findings, data, {app.manifest.id for app in microapps})
+        _check_agents(findings, data, known)
     return findings.found
 
 
-def _no_microapp(findings: _Findings, path: KeyPath, name: str, known: set[str], what: str) -> None:
-    if name not in known:
+def _no_microapp(
+    findings: _Findings, path: KeyPath, name: str, known: set[str] | None, what: str
+) -> None:
+    """NX229 unless ``name`` is a discovered microapp (``known`` ``None``: discovery unknown)."""
+    if known is not None and name not in known:
         listed = ", ".join(f"`{item}`" for item in sorted(known)) or "none"
         findings.add(
             "NX229",
@@ -471,9 +480,11 @@ def _no_microapp(findings: _Findings, path: KeyPath, name: str, known: set[str],
 
 
 def _check_extensions(
-    findings: _Findings, settings: _Extensions, microapps: list[DiscoveredMicroapp]
+    findings: _Findings,
+    settings: _Extensions,
+    microapps: list[DiscoveredMicroapp],
+    known: set[str] | None,
 ) -> None:
-    known = {app.manifest.id for app in microapps}
     base: KeyPath = ("extensions",)
     for name in settings.entries:
         _no_microapp(findings, (*base, "entries", str(name)), str(name), known, "entry")
@@ -570,7 +581,7 @@ def _check_grants(
                 )
 
 
-def _check_agents(findings: _Findings, data: Any, known: set[str]) -> None:
+def _check_agents(findings: _Findings, data: Any, known: set[str] | None) -> None:
     agents = data.get("agents") if isinstance(data, Mapping) else None
     if not isinstance(agents, list):
         return
@@ -606,7 +617,7 @@ def _check_agents(findings: _Findings, data: Any, known: set[str]) -> None:
                     known,
                     "extensions_config",
                 )
-        elif settings is not None:
+        else:
             findings.add(
                 "NX221",
                 (*path, "extensions_config"),
