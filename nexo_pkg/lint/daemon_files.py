@@ -52,6 +52,7 @@ __all__ = [
     "daemon_config_files",
     "discover_microapps",
     "lint_config_text",
+    "microapp_schemas",
 ]
 
 EXTENSIONS_FILE = "extensions.yaml"
@@ -373,6 +374,8 @@ class _Extensions:
 
     enabled: bool
     search_paths: tuple[str, ...]
+    unresolved: bool
+    """Whether a search path holds a placeholder that cannot be resolved here."""
     ignore_dirs: tuple[str, ...]
     max_depth: int
     disabled: tuple[str, ...]
@@ -395,6 +398,7 @@ def _extensions_settings(data: Any) -> _Extensions:
     return _Extensions(
         enabled=section.get("enabled") is not False,
         search_paths=tuple(path for item in paths if (path := _expanded(item)) is not None),
+        unresolved=any(_expanded(item) is None for item in paths),
         ignore_dirs=_strings(section.get("ignore_dirs"), DEFAULT_IGNORE_DIRS),
         max_depth=depth
         if isinstance(depth, int) and not isinstance(depth, bool) and depth >= 0
@@ -449,16 +453,22 @@ def lint_config_text(
         max_depth=settings.max_depth,
         cwd=base,
     )
+    if any(finding.is_error for finding in findings.found):
+        return findings.found  # the daemon does not start: nothing across files matters yet
+    known = None if settings.unresolved else {app.manifest.id for app in microapps}
     if kind == "extensions":
         if settings.enabled:
-            _check_extensions(findings, settings, microapps)
+            _check_extensions(findings, settings, microapps, known)
     else:
-        _check_agents(findings, data, {app.manifest.id for app in microapps})
+        _check_agents(findings, data, known)
     return findings.found
 
 
-def _no_microapp(findings: _Findings, path: KeyPath, name: str, known: set[str], what: str) -> None:
-    if name not in known:
+def _no_microapp(
+    findings: _Findings, path: KeyPath, name: str, known: set[str] | None, what: str
+) -> None:
+    """NX229 unless ``name`` is a discovered microapp (``known`` ``None``: discovery unknown)."""
+    if known is not None and name not in known:
         listed = ", ".join(f"`{item}`" for item in sorted(known)) or "none"
         findings.add(
             "NX229",
@@ -470,9 +480,11 @@ def _no_microapp(findings: _Findings, path: KeyPath, name: str, known: set[str],
 
 
 def _check_extensions(
-    findings: _Findings, settings: _Extensions, microapps: list[DiscoveredMicroapp]
+    findings: _Findings,
+    settings: _Extensions,
+    microapps: list[DiscoveredMicroapp],
+    known: set[str] | None,
 ) -> None:
-    known = {app.manifest.id for app in microapps}
     base: KeyPath = ("extensions",)
     for name in settings.entries:
         _no_microapp(findings, (*base, "entries", str(name)), str(name), known, "entry")
@@ -569,7 +581,7 @@ def _check_grants(
                 )
 
 
-def _check_agents(findings: _Findings, data: Any, known: set[str]) -> None:
+def _check_agents(findings: _Findings, data: Any, known: set[str] | None) -> None:
     agents = data.get("agents") if isinstance(data, Mapping) else None
     if not isinstance(agents, list):
         return
@@ -605,9 +617,58 @@ def _check_agents(findings: _Findings, data: Any, known: set[str]) -> None:
                     known,
                     "extensions_config",
                 )
-        elif settings is not None:
+        else:
             findings.add(
                 "NX221",
                 (*path, "extensions_config"),
                 "`extensions_config` must be a mapping of microapp id to settings",
             )
+
+
+_SCHEMA_BASE = "https://raw.githubusercontent.com/nexo-pkg/nexo-pkg/main/schemas/"
+
+
+def microapp_schemas() -> dict[str, dict[str, Any]]:
+    """The published JSON Schemas (file name -> schema) of the microapp manifest and of
+    ``extensions.yaml``, built from the models the linter checks with."""
+    from nexo_pkg.manifest.rules_microapp import EXTENSION_MANIFEST  # noqa: PLC0415
+    from nexo_pkg.manifest.shape import to_json_schema  # noqa: PLC0415
+
+    manifest = to_json_schema(EXTENSION_MANIFEST)
+    plugin = manifest["properties"]["plugin"]["properties"]
+    plugin["id"].update(
+        pattern=microapp.ID_PATTERN,
+        maxLength=microapp.MAX_ID_LENGTH,
+        **{"not": {"enum": sorted(microapp.RESERVED_IDS)}},
+    )
+    plugin["description"]["maxLength"] = microapp.MAX_DESCRIPTION_LENGTH
+    capabilities = manifest["properties"]["capabilities"]["properties"]
+    for kind in microapp.CAPABILITY_KINDS:
+        capabilities[kind]["items"].update(
+            pattern=microapp.CAPABILITY_NAME_PATTERN,
+            maxLength=microapp.MAX_CAPABILITY_NAME_LENGTH,
+        )
+        capabilities[kind]["uniqueItems"] = True
+    extensions = to_json_schema(EXTENSIONS_FILE_SPEC)
+    extensions["properties"]["schema_version"] = {
+        "description": "Dropped by the daemon's loader before the file is read."
+    }
+    return {
+        "microapp-manifest.schema.json": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": _SCHEMA_BASE + "microapp-manifest.schema.json",
+            "title": "microapp plugin.toml",
+            "description": "A microapp's plugin.toml, as the daemon's extension manifest parser "
+            "reads it (every table closed). SemVer and the rules across keys are checked by "
+            "`nexo plugin lint`.",
+            **manifest,
+        },
+        "extensions.schema.json": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": _SCHEMA_BASE + "extensions.schema.json",
+            "title": "the daemon's extensions.yaml",
+            "description": "extensions.yaml as the daemon's config loader reads it: one "
+            "unknown key at any level stops the daemon from starting.",
+            **extensions,
+        },
+    }

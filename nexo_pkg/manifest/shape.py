@@ -33,6 +33,7 @@ __all__ = [
     "Table",
     "Tagged",
     "check_shape",
+    "to_json_schema",
 ]
 
 KeyPath = tuple[str | int, ...]
@@ -241,3 +242,33 @@ def _check_tagged(
     fields = {spec.tag: STR, **variant.fields}
     table = Table(fields, variant.required, variant.hints)
     yield from _check_table(value, table, path, skip)
+
+
+def to_json_schema(spec: Spec) -> dict[str, Any]:
+    """``spec`` as a JSON Schema (Draft 2020-12) fragment: closed objects, required keys,
+    integer ranges, tagged enums as ``oneOf`` by their tag."""
+    if isinstance(spec, Scalar):
+        return {"type": spec.type_name}
+    if isinstance(spec, Integer):
+        return {"type": "integer", "minimum": spec.minimum, "maximum": spec.maximum}
+    if isinstance(spec, ListOf):
+        return {"type": "array", "items": to_json_schema(spec.item)}
+    if isinstance(spec, MapOf):
+        values: dict[str, Any] = {} if spec.value is None else to_json_schema(spec.value)
+        return {"type": "object", "additionalProperties": values}
+    if isinstance(spec, Table):
+        schema: dict[str, Any] = {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {name: to_json_schema(child) for name, child in spec.fields.items()},
+        }
+        if spec.required:
+            schema["required"] = sorted(spec.required)
+        return schema
+    variants = []
+    for tag, table in spec.variants.items():
+        variant = to_json_schema(Table({spec.tag: STR, **table.fields}, table.required))
+        variant["properties"][spec.tag] = {"const": tag}
+        variant["required"] = sorted({spec.tag, *table.required})
+        variants.append(variant)
+    return {"type": "object", "oneOf": variants}
