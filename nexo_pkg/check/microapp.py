@@ -80,6 +80,10 @@ SHUTDOWN_NOTE = (
     "delivered and a microapp must not rely on it to flush state"
 )
 
+#: The daemon's reader takes stdout lines of any length (``BufReader::lines``); the check
+#: buffers lines up to this memory cap.
+MAX_LINE_BYTES = 64 << 20
+
 _STDERR_PREFIXES = ("[INFO]", "[WARN]", "[ERROR]", "[DEBUG]", "[TRACE]")
 _DETAIL_LIMIT = 200
 _EXIT_PROBE_SECONDS = 0.1
@@ -175,7 +179,7 @@ def check_microapp(
         report.microapp = _describe(target, grants, removed, agent_version)
         _check_requires(target, report)
         try:
-            process = PluginProcess(argv, cwd=target.root, env=env)
+            process = PluginProcess(argv, cwd=target.root, env=env, max_frame_bytes=MAX_LINE_BYTES)
         except OSError as error:
             report.add("spawn", "fail", _spawn_failure(target, argv[0], error))
             return report
@@ -725,7 +729,11 @@ class _Session:
             if event.kind == "eof":
                 return self._gone(deadline)
             if event.kind == "oversize":
-                self._frame("frames.dropped", f"a stdout line of over {event.size} bytes")
+                self._frame(
+                    "frames.dropped",
+                    f"a stdout line of over {event.size} bytes (beyond the check's memory cap; "
+                    "the daemon would read it)",
+                )
                 continue
             reply = self._read_line(event.data, request_id, started)
             if reply is not None:
