@@ -1,5 +1,5 @@
 """A scaffolded microapp's whole life, offline: `new --kind microapp` → its own tests → lint →
-check → pack → install (the local tarball) → check the installed copy."""
+check → pack → check the tarball → install (the local tarball) → check the installed copy."""
 
 from __future__ import annotations
 
@@ -89,6 +89,10 @@ def test_new_lint_check_pack_install_check(tmp_path: Path) -> None:
     with tarfile.open(tarball) as archive:
         names = set(archive.getnames())
     assert {"plugin.toml", "nexo-plugin.toml", "bin/greeter", "lib/plugin/main.py"} <= names
+
+    from_tarball = nexo("check", str(tarball), "--strict", "--json", env=env, cwd=tmp_path)
+    assert from_tarball.returncode == 0, from_tarball.stdout + from_tarball.stderr
+    assert json.loads(from_tarball.stdout)["kind"] == "microapp"
 
     dest = tmp_path / "extensions"
     installed = nexo(
