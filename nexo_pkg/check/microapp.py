@@ -236,7 +236,6 @@ def _spawn_failure(target: MicroappTarget, program: str, error: OSError) -> str:
 def _describe(
     target: MicroappTarget, grants: AdminGrants, removed: list[str], agent_version: str
 ) -> dict[str, Any]:
-    router = target.admin_router and set(target.admin_required) <= grants.granted
     return {
         "id": target.extension_id,
         "manifest": str(target.manifest_path),
@@ -255,7 +254,7 @@ def _describe(
             "agent_version": agent_version,
         },
         "admin": {
-            "router": router,
+            "router": router_wired(target, grants),
             "required": list(target.admin_required),
             "optional": list(target.admin_optional),
             "granted": sorted(grants.granted),
@@ -265,6 +264,13 @@ def _describe(
         "hooks": {"registered": [], "skipped": []},
         "shutdown": SHUTDOWN_NOTE,
     }
+
+
+def router_wired(target: MicroappTarget, grants: AdminGrants) -> bool:
+    """Whether the daemon wires an admin router for ``target``: its companion declares admin
+    capabilities under its id, and every required one is granted (else the admin bootstrap
+    fails and admin RPC is off for every microapp, ``src/main.rs:1653-1656``)."""
+    return target.admin_router and set(target.admin_required) <= grants.granted
 
 
 def _environment_detail(removed: list[str], state_dir: Path) -> str:
@@ -344,7 +350,7 @@ class _Session:
         self.report = report
         self.timeout_seconds = timeout_seconds
         self.grants = grants
-        self.router = target.admin_router and set(target.admin_required) <= grants.granted
+        self.router = router_wired(target, grants)
         self._next_id = 1
         self.handshake: HandshakeInfo | None = None
         self.reader_stopped = False

@@ -25,6 +25,7 @@ def scripted_microapp(
     *,
     extension_id: str = "scripted",
     companion: str | None = None,
+    extra_toml: str = "",
 ) -> Path:
     """A microapp directory whose stdio command runs ``scripted_microapp.py MODE EXTRA`` with
     this interpreter; ``companion`` is the text of a ``nexo-plugin.toml`` beside it."""
@@ -42,7 +43,7 @@ tools = ["scripted_probe"]
 kind = "stdio"
 command = {toml_string(sys.executable)}
 args = [{args}]
-""",
+{extra_toml}""",
         encoding="utf-8",
     )
     if companion is not None:

@@ -175,6 +175,22 @@ def test_hooks_outside_the_hosts_list_are_skipped_with_a_warning(tmp_path: Path)
     }
 
 
+def test_requires_that_the_daemon_would_miss_or_strip_warn(tmp_path: Path) -> None:
+    """Missing [requires] skip the microapp at boot (src/main.rs:6602-6614); a requires.env
+    name on the blocklist passes that gate but is stripped from the child (stdio.rs:690-697)."""
+    root = scripted_microapp(
+        tmp_path / "requires",
+        "ok",
+        extra_toml='\n[requires]\nbins = ["no-such-bin-for-nexo"]\nenv = ["WEATHER_API_KEY"]\n',
+    )
+    code, document = nexo_check(str(root), cwd=tmp_path, env={"WEATHER_API_KEY": "k"})
+    assert code == 0
+    assert statuses(document)["requires"] == "warn"
+    text = detail(document, "requires")
+    assert "missing here: no-such-bin-for-nexo" in text
+    assert "requires.env WEATHER_API_KEY passes the boot check but the host strips it" in text
+
+
 def test_frames_the_host_drops_are_warnings(tmp_path: Path) -> None:
     """Notifications are ignored and string ids without `app:` dropped (stdio.rs:854-876)."""
     root = scripted_microapp(tmp_path / "drops", "drops")
