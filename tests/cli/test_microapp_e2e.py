@@ -104,12 +104,20 @@ def test_new_lint_check_pack_install_check(tmp_path: Path) -> None:
     assert (tree / "nexo-plugin.toml").is_file()
     assert os.access(tree / "bin" / "greeter", os.X_OK)
 
+    # The stanza, pasted as the daemon's extensions.yaml, is valid and its `./extensions`
+    # search path (relative to the daemon's working directory) discovers the installed copy.
+    (config / "extensions.yaml").write_bytes((project / "extensions.yaml.example").read_bytes())
+    daemon_lint = nexo("lint", "--config", str(config), "--format", "json", env=env, cwd=tmp_path)
+    assert daemon_lint.returncode == 0, daemon_lint.stdout + daemon_lint.stderr
+    assert str(tree / "plugin.toml") in daemon_lint.stdout
+
     by_id = nexo(
-        "check", "greeter", "--dest", str(dest), "--strict", "--json", "--invoke",
-        "greeter_hello", "--args", '{"name": "Bo"}', env=env, cwd=tmp_path,
+        "check", "greeter", "--dest", str(dest), "--config", str(config), "--strict", "--json",
+        "--invoke", "greeter_hello", "--args", '{"name": "Bo"}', env=env, cwd=tmp_path,
     )  # fmt: skip
     assert by_id.returncode == 0, by_id.stdout + by_id.stderr
     installed_document = json.loads(by_id.stdout)
     assert installed_document["plugin"]["root"] == str(tree.resolve())
     assert set(checked(installed_document).values()) == {"pass"}
     assert installed_document["invoke"]["result"] == {"greeting": "Hello, Bo!"}
+    assert installed_document["microapp"]["admin"]["grants_from"].endswith("extensions.yaml")
