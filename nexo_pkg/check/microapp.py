@@ -923,7 +923,13 @@ class _Session:
             reply["error"] = error
         else:
             reply["result"] = result
-        self.process.send(_encode(reply), deadline=time.monotonic() + self.timeout_seconds)
+        try:
+            data = _encode(reply)
+        except (RecursionError, ValueError):
+            # Params nested too deeply to echo back: the request stays unanswered.
+            self._admin.append(("warn", "an admin request too deeply nested to answer"))
+            return
+        self.process.send(data, deadline=time.monotonic() + self.timeout_seconds)
 
     # -- the verdicts --------------------------------------------------------------------------
 

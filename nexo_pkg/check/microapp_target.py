@@ -164,7 +164,8 @@ def load_grants(target: MicroappTarget, config_dir: Path | None) -> AdminGrants:
     daemon's ``extensions.yaml`` in ``config_dir`` when that file exists, else what the
     companion declares (an operator granting exactly what the microapp asks for).
 
-    Raises :class:`ConfigError` (exit 2) when ``extensions.yaml`` is unreadable or not YAML.
+    Raises :class:`ConfigError` (exit 2) when ``extensions.yaml`` is unreadable, not YAML,
+    or its grant is not a list of names.
     """
     declared = frozenset(target.admin_required) | frozenset(target.admin_optional)
     path = config_dir / EXTENSIONS_CONFIG if config_dir is not None else None
@@ -190,5 +191,14 @@ def load_grants(target: MicroappTarget, config_dir: Path | None) -> AdminGrants:
     entries = config.get("entries") if isinstance(config, dict) else None
     entry = entries.get(target.extension_id) if isinstance(entries, dict) else None
     grant = entry.get("capabilities_grant") if isinstance(entry, dict) else None
-    names = frozenset(item for item in grant or [] if isinstance(item, str))
+    if grant is not None and (
+        not isinstance(grant, list) or not all(isinstance(item, str) for item in grant)
+    ):
+        # serde refuses it and the daemon does not start; `nexo plugin lint` says where.
+        raise ConfigError(
+            f"{path}: entries.{target.extension_id}.capabilities_grant must be a list of "
+            "capability names (the daemon does not start otherwise); run `nexo plugin lint "
+            "--config` for details"
+        )
+    names = frozenset(grant or [])
     return AdminGrants(names, f"entries.{target.extension_id}.capabilities_grant of {path}")

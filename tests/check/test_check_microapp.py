@@ -566,3 +566,18 @@ def test_checking_a_microapp_imports_no_install_module(tmp_path: Path) -> None:
     modules = set(line.split()[1:])
     assert "nexo_pkg.check.microapp" in modules
     assert not {name for name in modules if name.startswith("nexo_pkg.install")}
+
+
+def test_a_grant_that_is_not_a_list_is_a_config_error(tmp_path: Path) -> None:
+    """ExtensionEntry.capabilities_grant is a Vec<String> (types/extensions.rs:56-74)."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "extensions.yaml").write_text(
+        "extensions:\n  entries:\n    scripted:\n      capabilities_grant: agents_crud\n",
+        encoding="utf-8",
+    )
+    root = scripted_microapp(tmp_path / "ok", "ok")
+    code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path)
+    assert code == 2
+    assert document["kind"] == "config"
+    assert "capabilities_grant must be a list" in document["error"]
