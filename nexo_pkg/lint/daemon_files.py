@@ -344,7 +344,8 @@ def _check_placeholders(findings: _Findings, text: str, cwd: Path) -> None:
 
 
 def _has_placeholder(value: Any) -> bool:
-    return isinstance(value, str) and "${" in value
+    """Whether ``value`` is a string the loader rewrites (its type is known only then)."""
+    return isinstance(value, str) and next(find_placeholders(value), None) is not None
 
 
 def _structure(findings: _Findings, data: Any, spec: Table) -> None:
@@ -442,8 +443,7 @@ def lint_config_text(
     if kind == "extensions":
         if isinstance(data, Mapping):
             data = {key: value for key, value in data.items() if key != "schema_version"}
-        if data is not None:
-            _structure(findings, data, EXTENSIONS_FILE_SPEC)
+        _structure(findings, data, EXTENSIONS_FILE_SPEC)  # an empty file is null: refused
         settings = _extensions_settings(data)
     else:
         settings = _extensions_settings(_sibling_extensions(Path(path)))

@@ -134,18 +134,27 @@ def _lint_by_parser(
 
 
 def lint_source(
-    text: str, *, path: str = "nexo-plugin.toml", options: LintOptions | None = None
+    text: str,
+    *,
+    path: str = "nexo-plugin.toml",
+    options: LintOptions | None = None,
+    microapps: bool = False,
 ) -> FileResult:
     """Lint manifest ``text``; never raises for bad input.
 
-    The file decides the rules: an extension-shaped ``plugin.toml`` is a microapp manifest, a
-    ``nexo-plugin.toml`` beside one its companion, anything else a plugin manifest
-    (:mod:`nexo_pkg.lint.microapp`). The result's ``parser`` says which.
+    With ``microapps`` (the lint command and the language server) the file decides the rules:
+    an extension-shaped ``plugin.toml`` is a microapp manifest, a ``nexo-plugin.toml`` beside
+    one its companion, anything else a plugin manifest (:mod:`nexo_pkg.lint.microapp`).
+    Without it (``pack``, ``install``: the plugin release layout) every file is a plugin
+    manifest. The result's ``parser`` says which rules applied.
     """
     parsed = parse_manifest(text)
     parser = "plugin-manifest"
     try:
-        parser, diagnostics = _lint_by_parser(parsed, path, options)
+        if microapps:
+            parser, diagnostics = _lint_by_parser(parsed, path, options)
+        else:
+            diagnostics = lint_parsed(parsed, options)
     except RecursionError:
         # Deeply nested values that the parser accepted can still exhaust a validator.
         from nexo_pkg.manifest import core_rules  # noqa: PLC0415 - rare path
@@ -180,18 +189,24 @@ def lint_config_source(
 
 
 def lint_bytes(
-    raw: bytes, *, path: str = "nexo-plugin.toml", options: LintOptions | None = None
+    raw: bytes,
+    *,
+    path: str = "nexo-plugin.toml",
+    options: LintOptions | None = None,
+    microapps: bool = True,
 ) -> FileResult:
     """Lint raw file content: decoding problems (not UTF-8, binary, too large) are findings.
 
     A file named ``trusted_keys.toml`` (or of another name that is plainly a trust policy:
     ``schema_version`` or ``[[authors]]`` and no ``[plugin]``) is checked by the install
-    package's policy linter instead.
+    package's policy linter instead. With ``microapps`` (the default: this is the lint
+    command's entry), the daemon's ``extensions.yaml``/``agents.yaml`` get the config lint and
+    manifests their kind's rules (:func:`lint_source`).
     """
     text, problems = decode_manifest(raw)
     if problems:
         return FileResult(path, tuple(_filtered(problems, options or LintOptions())), text)
-    if path.endswith((".yaml", ".yml")):
+    if microapps and path.endswith((".yaml", ".yml")):
         config_result = lint_config_source(text, path=path, options=options)
         if config_result is not None:
             return config_result
@@ -200,7 +215,7 @@ def lint_bytes(
         if policy_result is not None:
             kept = _filtered(policy_result.diagnostics, options or LintOptions())
             return FileResult(policy_result.path, tuple(kept), policy_result.source, "trust-policy")
-    return lint_source(text, path=path, options=options)
+    return lint_source(text, path=path, options=options, microapps=microapps)
 
 
 _POLICY_ROOT_KEY = re.compile(r"^\s*(?:schema_version\s*=|\[\[\s*authors\s*\]\])", re.MULTILINE)
@@ -226,9 +241,12 @@ def _lint_trust_policy(text: str, path: str) -> FileResult | None:
     return result
 
 
-def lint_file(path: Path, *, options: LintOptions | None = None) -> FileResult:
-    """Lint the manifest at ``path``; an unreadable file raises :class:`OSError`."""
-    return lint_bytes(path.read_bytes(), path=str(path), options=options)
+def lint_file(
+    path: Path, *, options: LintOptions | None = None, microapps: bool = False
+) -> FileResult:
+    """Lint the manifest at ``path`` (as a plugin manifest unless ``microapps``, see
+    :func:`lint_source`); an unreadable file raises :class:`OSError`."""
+    return lint_bytes(path.read_bytes(), path=str(path), options=options, microapps=microapps)
 
 
 def note_shadowed(result: FileResult, used: Path, options: LintOptions | None = None) -> FileResult:

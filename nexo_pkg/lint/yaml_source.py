@@ -134,6 +134,11 @@ class _Builder:
                 key = str(key_node.value)
             else:
                 key = f"<{type(key_node).__name__.removesuffix('Node').lower()} key>"
+                self.document.problems.append(
+                    YamlProblem(
+                        "YAML syntax error: a mapping key must be a string", _span(key_node), path
+                    )
+                )
             child = (*path, key)
             if key in result:
                 self.document.problems.append(
@@ -145,14 +150,33 @@ class _Builder:
         return result
 
 
+def _reader_problem(text: str, error: Any) -> YamlProblem:
+    """A character YAML does not allow (a control character), at its position."""
+    offset = min(int(getattr(error, "position", 0)), len(text))
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    here = Position(line, column)
+    code = int(getattr(error, "character", 0))
+    return YamlProblem(
+        f"YAML syntax error: the character U+{code:04X} is not allowed in YAML", Span(here, here)
+    )
+
+
 def parse_yaml(text: str) -> YamlDocument:
     """Parse ``text`` (one YAML document). Never raises."""
     import yaml  # noqa: PLC0415 - only config files pay for it
 
     document = YamlDocument(text, None)
-    loader = yaml.SafeLoader(text)
+    try:
+        loader = yaml.SafeLoader(text)
+    except yaml.reader.ReaderError as error:
+        document.problems.append(_reader_problem(text, error))
+        return document
     try:
         node = loader.get_single_node()
+    except yaml.reader.ReaderError as error:
+        document.problems.append(_reader_problem(text, error))
+        return document
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
         position = Position(mark.line + 1, mark.column + 1) if mark else Position(1, 1)

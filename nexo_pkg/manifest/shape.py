@@ -151,7 +151,7 @@ def _dotted(path: KeyPath) -> str:
     parts: list[str] = []
     for item in path:
         parts.append(f"[{item}]" if isinstance(item, int) else ("." if parts else "") + item)
-    return "".join(parts) or "(top level)"
+    return "".join(parts) or "the top level"
 
 
 def _unknown(table: Table, key: str, path: KeyPath) -> ShapeProblem:
@@ -178,10 +178,9 @@ def check_shape(
     if skip(value):
         return
     if not _fits(spec, value):
+        what = f"`{_dotted(path)}`" if path else "the file"
         yield ShapeProblem(
-            "type",
-            path,
-            f"`{_dotted(path)}` must be {_expected(spec)}, not {type_name(value)}",
+            "type", path, f"{what} must be {_expected(spec)}, not {type_name(value)}"
         )
         return
     if isinstance(spec, Integer):

@@ -402,6 +402,13 @@ def test_hostile_yaml_is_a_finding_not_a_crash(tmp_path: Path) -> None:
     code, found = lint_yaml(tmp_path, "extensions.yaml", "extensions: " + "[" * 5000)
     assert code == 1
     assert found[0][0] == "NX222"
+    for text, expected in (
+        ("extensions:\n  disabled: [\x01]\n", [("NX222", 2, "error")]),
+        ("extensions:\n  entries:\n    ? [a]\n    : {}\n", [("NX222", 3, "error")]),
+        ("", [("NX221", 1, "error")]),
+        ("- extensions\n", [("NX221", 1, "error")]),
+    ):
+        assert lint_yaml(tmp_path, "extensions.yaml", text) == (1, expected), text
 
 
 # --- JSON Schemas ---------------------------------------------------------------------------
