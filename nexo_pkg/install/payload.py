@@ -27,7 +27,7 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
     ``manifest_mismatch`` when its id/version differ from the asset's, and
     ``archive_invalid`` when ``bin/<id>`` is not a regular file in the archive.
     """
-    manifest_name, manifest = _payload_manifest(listing)
+    manifest_name, manifest, microapp = _payload_manifest(listing)
     if manifest is None or manifest_name is None:
         names = " or ".join(MANIFEST_NAMES)
         too_large = any(name in listing.files for name in MANIFEST_NAMES)
@@ -39,7 +39,12 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
         raise NexoError(f"{manifest_name} is not UTF-8 text", kind="manifest_invalid") from exc
     # Settings of the daemon's runtime (host networking) are the operator's to grant where the
     # daemon runs, not the installer's to demand: they are shown on the confirmation screen.
-    result = lint_source(text, path=manifest_name, options=RUNTIME_SETTINGS_GRANTED)
+    result = lint_source(
+        text,
+        path=manifest_name,
+        options=RUNTIME_SETTINGS_GRANTED,
+        microapps=microapp,
+    )
     if not result.success:
         errors = result.errors
         first = errors[0]
@@ -71,9 +76,9 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
     return summarise_manifest(text)
 
 
-def _payload_manifest(listing: ArchiveListing) -> tuple[str | None, bytes | None]:
+def _payload_manifest(listing: ArchiveListing) -> tuple[str | None, bytes | None, bool]:
     """A microapp's extension-shaped ``plugin.toml`` when the archive holds one, else the
-    manifest the daemon's plugin discovery reads first."""
+    manifest the daemon's plugin discovery reads first; and whether it is a microapp's."""
     extension = listing.manifests.get(MICROAPP_MANIFEST_NAME)
     if extension is not None:
         try:
@@ -81,5 +86,5 @@ def _payload_manifest(listing: ArchiveListing) -> tuple[str | None, bytes | None
         except (UnicodeDecodeError, tomllib.TOMLDecodeError):
             document = {}
         if is_extension_shape(document):
-            return MICROAPP_MANIFEST_NAME, extension
-    return listing.manifest_name, listing.manifest
+            return MICROAPP_MANIFEST_NAME, extension, True
+    return listing.manifest_name, listing.manifest, False

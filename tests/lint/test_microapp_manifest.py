@@ -390,13 +390,14 @@ def test_machine_formats_carry_microapp_findings(tmp_path: Path) -> None:
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
 
 
-def test_pack_keeps_the_plugin_rules(tmp_path: Path) -> None:
-    """The plugin release layout needs a plugin manifest (plugin discovery parses the v2 shape
-    only): `pack` lints with the plugin rules, so an extension-shaped manifest alone is NX190,
-    and nothing is written."""
+def test_pack_lints_a_microapp_with_the_extension_parser_rules(tmp_path: Path) -> None:
+    """`pack` lints an extension-shaped plugin.toml as a microapp manifest: what the extension
+    parser refuses (here a reserved id) stops the pack with its code, and nothing is written."""
     project = tmp_path / "weather"
     project.mkdir()
-    (project / "plugin.toml").write_text(GOOD, encoding="utf-8")
+    (project / "plugin.toml").write_text(
+        GOOD.replace('id = "weather-app"', 'id = "memory"'), encoding="utf-8"
+    )
     completed = subprocess.run(
         [sys.executable, "-m", "nexo_pkg", "plugin", "pack", str(project), "--json"],
         capture_output=True,
@@ -407,6 +408,6 @@ def test_pack_keeps_the_plugin_rules(tmp_path: Path) -> None:
     assert completed.returncode == 1, completed.stderr
     document = json.loads(completed.stdout)
     assert document["kind"] == "manifest_invalid"
-    assert [item["code"] for item in document["diagnostics"]] == ["NX190"]
+    assert [item["code"] for item in document["diagnostics"]] == ["NX201"]
     assert sorted(path.name for path in project.iterdir()) == ["plugin.toml"]
     assert sorted(path.name for path in tmp_path.iterdir()) == ["weather"]
