@@ -76,12 +76,6 @@ def io_error(action: str, exc: OSError) -> NexoError:
     return NexoError(f"cannot {action}: {exc.strerror or exc}", kind="io")
 
 
-def nexo_home_from_env() -> Path:
-    """``NEXO_HOME``, else ``~/.nexo``."""
-    value = os.environ.get("NEXO_HOME")
-    return Path(value).expanduser() if value else Path.home() / ".nexo"
-
-
 def default_dest(nexo_home: Path) -> Path:
     return nexo_home / "state" / "plugins"
 
