@@ -180,6 +180,12 @@ REFUSED: list[tuple[str, str, list[Finding]]] = [
         _replace('tools = ["get_weather"]', 'tools = "get_weather"'),
         [("NX012", 8, "error")],
     ),
+    (
+        "capabilities not a table (one finding, not also NX205)",
+        "capabilities = 1\n"
+        + _replace('[capabilities]\ntools = ["get_weather"]\nhooks = ["before_message"]\n', ""),
+        [("NX012", 1, "error")],
+    ),
     ("uppercase id", _replace('id = "weather-app"', 'id = "Weather"'), [("NX200", 2, "error")]),
     ("empty id", _replace('id = "weather-app"', 'id = ""'), [("NX200", 2, "error")]),
     (
