@@ -394,25 +394,3 @@ def test_machine_formats_carry_microapp_findings(tmp_path: Path) -> None:
     [result] = json.loads(outputs["sarif"])["runs"][0]["results"]
     assert result["ruleId"] == "NX201"
     assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 2
-
-
-def test_pack_keeps_the_plugin_rules(tmp_path: Path) -> None:
-    """The plugin release layout needs a plugin manifest (plugin discovery parses the v2 shape
-    only): `pack` lints with the plugin rules, so an extension-shaped manifest alone is NX190,
-    and nothing is written."""
-    project = tmp_path / "weather"
-    project.mkdir()
-    (project / "plugin.toml").write_text(GOOD, encoding="utf-8")
-    completed = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "pack", str(project), "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-    )
-    assert completed.returncode == 1, completed.stderr
-    document = json.loads(completed.stdout)
-    assert document["kind"] == "manifest_invalid"
-    assert [item["code"] for item in document["diagnostics"]] == ["NX190"]
-    assert sorted(path.name for path in project.iterdir()) == ["plugin.toml"]
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["weather"]
