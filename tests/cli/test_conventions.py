@@ -153,7 +153,11 @@ def test_completion_lists_commands_and_options() -> None:
     assert commands.returncode == 0
     assert set(commands.stdout.split()) == {"install"}
     env.update(COMP_WORDS="nexo plugin upgrade --al", COMP_CWORD="3")
-    assert set(nexo(env=env).stdout.split()) == {"--all", "--allow-downgrade"}
+    assert set(nexo(env=env).stdout.split()) == {
+        "--all",
+        "--allow-downgrade",
+        "--allow-signer-change",
+    }
 
 
 # -- quiet, verbose, colour -----------------------------------------------------------------
