@@ -8,8 +8,9 @@ placeholders are found and resolved as the loader does (``crates/config/src/env.
 
 Cross-file checks compare the files with the microapps the daemon discovers: every
 ``plugin.toml`` under ``search_paths`` (relative to the working directory, as the daemon's),
-walked ``max_depth`` deep, skipping ``ignore_dirs``, first of a duplicate id kept; and their
-``nexo-plugin.toml`` companions (admin capabilities, HTTP server), as the admin bootstrap does.
+walked ``max_depth`` deep, skipping ``ignore_dirs``, that the extension parser accepts (nested
+ones dropped, the first of a duplicate id kept); and their ``nexo-plugin.toml`` companions
+(admin capabilities, HTTP server), as the admin bootstrap reads them.
 Nothing here raises on bad input; every problem is a :class:`Diagnostic`.
 """
 
@@ -24,7 +25,7 @@ from typing import Any, Literal
 from nexo_pkg.daemon_config import resolve_placeholder
 from nexo_pkg.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.files import read_config_bytes
-from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, parse_yaml
+from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, parse_yaml, position_of
 from nexo_pkg.manifest import microapp
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
@@ -329,14 +330,9 @@ class _Findings:
         self.found.append(MICROAPP_RULES[code].diagnostic(message, "", span, help_text))
 
 
-def _position(text: str, offset: int) -> Position:
-    line = text.count("\n", 0, offset) + 1
-    return Position(line, offset - (text.rfind("\n", 0, offset) + 1) + 1)
-
-
 def _check_placeholders(findings: _Findings, text: str, cwd: Path) -> None:
     for start, end, inner in find_placeholders(text):
-        span = Span(_position(text, start), _position(text, end))
+        span = Span(position_of(text, start), position_of(text, end))
         if inner.startswith("file:"):
             reference = inner.removeprefix("file:")
             problem = _file_reference_problem(reference, cwd)
