@@ -60,6 +60,8 @@ COMMANDS: dict[str, CommandSpec] = {
     "verify": CommandSpec("install", "Re-hash installed files against their install receipts."),
     "outdated": CommandSpec("operate", "Show installed plugins with a newer version available."),
     "rollback": CommandSpec("operate", "Put back the version the last upgrade replaced."),
+    "search": CommandSpec("operate", "Search GitHub for plugin repositories (nexo-plugin topic)."),
+    "info": CommandSpec("operate", "Show a release's plugin, targets and verified signer."),
     "doctor": CommandSpec("operate", "Check every installed plugin and the daemon's setup."),
     "enable": CommandSpec("operate", "Let the daemon load a plugin (discovery configuration)."),
     "disable": CommandSpec("operate", "Keep the daemon from loading an installed plugin."),

@@ -170,7 +170,137 @@ _MARKS = {"error": "ERROR", "warning": "warn", "note": "note"}
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``outdated``, ``rollback``, ``enable`` and ``disable`` to the ``plugin`` group."""
+    """Add the operator's commands to the ``plugin`` group."""
+
+    @app.command("search")
+    def search_command(
+        *,
+        term: Annotated[str, typer.Argument(metavar="TERM", help="Words to look for.")],
+        limit: Annotated[
+            int, typer.Option("--limit", min=1, max=100, help="Most repositories to show.")
+        ] = 30,
+        github_api_url: GitHubApiOption = None,
+        timeout: TimeoutOption = None,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Search GitHub for plugin repositories (those with the nexo-plugin topic).
+
+        Uses GitHub's repository search with the same API host, token and network rules as
+        install; one repository per line on stdout (owner/repo, stars, description), best
+        match first. Install one with `nexo plugin install OWNER/REPO`; look at its latest
+        release first with `nexo plugin info OWNER/REPO`.
+        Exit codes: 0 (also when nothing matches); 1 the search failed; 2 usage error.
+        """
+
+        def run() -> list[Any]:
+            from nexo_pkg.install.pipeline import (  # noqa: PLC0415
+                InstallOptions,
+                search_repositories,
+            )
+            from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
+
+            home = nexo_home_from_env()
+            options = InstallOptions(
+                dest=home, nexo_home=home, github_api_url=github_api_url, http_timeout=timeout
+            )
+            return search_repositories(term, options, limit=limit)
+
+        found = guarded(run, json_output=json_output)
+        if json_output:
+            emit_json({"ok": True, "query": term, "repositories": found})
+            return
+        if not found:
+            say(f"No plugin repository matches {printable(term)!r}.")
+            return
+        for item in found:
+            stars = item.get("stargazers_count")
+            description = item.get("description") or ""
+            result_line(printable(f"{item.get('full_name', '?'):<40} {stars!s:>6}  {description}"))
+
+    @app.command("info")
+    def info_command(
+        *,
+        source: Annotated[
+            str,
+            typer.Argument(
+                metavar="SOURCE",
+                help="owner/repo[@tag], oci://host/repo[:tag|@digest] or a release .tar.gz.",
+            ),
+        ],
+        target: Annotated[
+            str | None,
+            typer.Option("--target", help="Target triple instead of this host's (or noarch)."),
+        ] = None,
+        trusted_keys: Annotated[
+            Path | None,
+            typer.Option("--trusted-keys", help="Trust policy file (default: the daemon's)."),
+        ] = None,
+        config: ConfigOption = None,
+        github_api_url: GitHubApiOption = None,
+        timeout: TimeoutOption = None,
+        registry_config: RegistryConfigOption = None,
+        plain_http: PlainHttpOption = False,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Show what installing SOURCE would install, without installing it.
+
+        The release's plugin id, version, the targets it ships, min_nexo_version, and for
+        this host's target (or --target) the asset, its checksums and its signer, verified
+        against the trust policy exactly as install verifies it (the asset is downloaded
+        into the shared cache for that; nothing is written to a plugin root).
+        Exit codes: 0 shown; 1 a check failed (the same refusal install would give);
+        2 usage or configuration error.
+        """
+
+        def run() -> Any:
+            from nexo_pkg.cli.install import _policy_path  # noqa: PLC0415
+            from nexo_pkg.install.pipeline import (  # noqa: PLC0415
+                InstallOptions,
+                ReleaseInfo,
+                release_info,
+            )
+            from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
+
+            home = nexo_home_from_env()
+            options = InstallOptions(
+                dest=home / "state" / "plugins",
+                nexo_home=home,
+                policy_path=_policy_path(config),
+                target=target,
+                trusted_keys=trusted_keys,
+                github_api_url=github_api_url,
+                http_timeout=timeout,
+                dry_run=True,
+            )
+            if source.startswith("oci://"):
+                from nexo_pkg.cli.install import install_from_registry  # noqa: PLC0415
+
+                result = install_from_registry(source, options, registry_config, plain_http)
+                plan = result.plan
+                return ReleaseInfo(plan, None, ((plan.target, plan.asset_name),), None)
+            return release_info(source, options)
+
+        info = guarded(run, json_output=json_output)
+        if json_output:
+            emit_json(info.to_json())
+            return
+        document = info.to_json()
+        signature = document["signature"]
+        signer = signature.get("identity") or signature.get("status")
+        rows = [
+            ("Plugin", f"{document['id']} {document['version']}"),
+            ("Release", document["tag"] or "-"),
+            ("Targets", ", ".join(entry["target"] for entry in document["targets"])),
+            ("Asset", f"{document['asset']} ({document['host_target']})"),
+            ("sha256", document["sha256"]),
+            ("Checksums", ", ".join(document["checksums"]) or "-"),
+            ("Signer", f"{signer} ({signature.get('status')})"),
+            ("min_nexo", document["min_nexo_version"] or "-"),
+        ]
+        for label, value in rows:
+            result_line(printable(f"{label + ':':<11} {value}"))
+        for message in info.plan.warnings:
+            say(f"warning: {printable(message)}")
 
     @app.command("doctor")
     def doctor_command(

@@ -902,3 +902,88 @@ def latest_release(receipt: Receipt, options: InstallOptions) -> tuple[str, str]
     with _client(_with_network_deadline(options)) as client:
         resolved = _resolve(client, source, receipt.id)
     return resolved.identity.version, resolved.release.tag
+
+
+SEARCH_TOPIC = "nexo-plugin"
+MAX_SEARCH_RESULTS = 100
+
+
+def search_repositories(term: str, options: InstallOptions, *, limit: int = 30) -> list[Any]:
+    """GitHub repositories with the ``nexo-plugin`` topic that match ``term``, best match
+    first, through the same API host, token and limits as ``install`` (the search API's
+    ``/search/repositories``). Raises ``usage`` for an empty term or a bad limit, and the
+    network kinds of the GitHub client."""
+    from urllib.parse import quote  # noqa: PLC0415
+
+    if not term.strip():
+        raise UsageError("give a search term")
+    if not 1 <= limit <= MAX_SEARCH_RESULTS:
+        raise UsageError(f"--limit must be from 1 to {MAX_SEARCH_RESULTS}")
+    query = quote(f"{term.strip()} topic:{SEARCH_TOPIC}", safe="")
+    with _client(_with_network_deadline(options)) as client:
+        url = f"{client.api_base}/search/repositories?q={query}&per_page={limit}"
+        document, _ = client.get_json(url, what="the repository search")
+    items = document.get("items") if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        raise NexoError("the repository search answered no list of repositories", kind="network")
+    return [item for item in items if isinstance(item, dict)][:limit]
+
+
+@dataclass(frozen=True)
+class ReleaseInfo:
+    """What ``info`` shows of a release: every target it ships, and the checked plan of the
+    target this host would install (its signature verified as ``install`` verifies it)."""
+
+    plan: InstallPlan
+    tag: str | None
+    targets: tuple[tuple[str, str], ...]
+    min_nexo_version: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        signature = self.plan.signature.to_json()
+        return {
+            "ok": True,
+            "id": self.plan.plugin_id,
+            "version": self.plan.version,
+            "tag": self.tag,
+            "source": self.plan.source,
+            "targets": [{"target": target, "asset": name} for target, name in self.targets],
+            "host_target": self.plan.target,
+            "asset": self.plan.asset_name,
+            "sha256": self.plan.sha256,
+            "checksums": list(self.plan.checksums),
+            "signature": signature,
+            "min_nexo_version": self.min_nexo_version,
+            "manifest": self.plan.summary.to_json(),
+            "warnings": list(self.plan.warnings),
+        }
+
+
+def release_info(source_text: str, options: InstallOptions) -> ReleaseInfo:
+    """Everything ``install SOURCE`` would check, without installing: the release's targets,
+    and for this host's target the asset, its checksums, its verified signer and its
+    manifest (downloaded into the blob cache and checked as ``install --dry-run`` does).
+    Raises what ``install`` raises."""
+    import tomllib  # noqa: PLC0415
+
+    result = install(source_text, replace(options, dry_run=True, confirm=None))
+    source = parse_source(source_text)
+    targets: tuple[tuple[str, str], ...] = ((result.plan.target, result.plan.asset_name),)
+    tag: str | None = None
+    requirement: str | None = None
+    if isinstance(source, GitHubSource):
+        with _client(_with_network_deadline(options)) as client:
+            resolved = _resolve(client, source, None)
+        tag = resolved.release.tag
+        found = []
+        for asset in resolved.release.assets:
+            parsed = parse_tarball_name(asset.name)
+            if parsed is not None and parsed[0] == result.plan.plugin_id:
+                found.append((parsed[2], asset.name))
+        targets = tuple(sorted(found)) or targets
+        if resolved.manifest is not None:
+            with contextlib.suppress(tomllib.TOMLDecodeError, AttributeError):
+                plugin = tomllib.loads(resolved.manifest[1]).get("plugin")
+                value = plugin.get("min_nexo_version") if isinstance(plugin, dict) else None
+                requirement = value if isinstance(value, str) else None
+    return ReleaseInfo(result.plan, tag, targets, requirement)
