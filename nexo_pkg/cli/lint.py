@@ -119,7 +119,8 @@ def _daemon_config_files(request: LintRequest) -> list[str]:
 
     directory = config_dir(Path(request.config) if request.config is not None else None)
     if not directory.is_dir():
-        raise UsageError(f"the daemon's configuration directory {directory} does not exist")
+        why = "is not a directory" if directory.exists() else "does not exist"
+        raise UsageError(f"the daemon's configuration directory {directory} {why}")
     return [str(path) for path in daemon_config_files(directory)]
 
 
