@@ -1,4 +1,4 @@
-"""Opening files that anyone may have put in place.
+"""Opening files that anyone may have put in place, and writing configuration files back.
 
 A trust policy, a daemon configuration, a registry credentials file, a lint configuration, a
 fleet's lock, a receipt or a cached blob is found at a well-known path: a FIFO or a device
@@ -11,6 +11,7 @@ stream without end, and a link planted there must not lead a write outside.
   never is). :func:`read_config_bytes` reads at most a given size through it.
 * :func:`open_lock_file` is the one opener of a lock file: created when missing, never
   through a link (``O_NOFOLLOW``), never a FIFO or a device.
+* :func:`write_file_atomically` replaces a file in one step (temp file, fsync, rename).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ __all__ = [
     "open_regular",
     "read_config_bytes",
     "read_regular_bytes",
+    "write_file_atomically",
 ]
 
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
@@ -101,3 +103,27 @@ def open_lock_file(path: Path) -> int:
     ``flock``. A link there (dangling or not) is :class:`NotRegularFileError` rather than a
     file created wherever it points; so are a FIFO, a device and a directory."""
     return _regular_descriptor(path, _LOCK_FLAGS)
+
+
+def write_file_atomically(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``data`` in one step: a temporary file in the same directory is
+    written, flushed to disk and renamed over ``path``, so a reader (or a crash) sees the old
+    file or the new one, never a part. The temporary file is removed on every failure; the
+    file gets ``mode`` whatever the umask. Raises ``OSError``."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            os.fchmod(handle.fileno(), mode)
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        temp.replace(path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    directory = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)

@@ -22,74 +22,29 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nexo_pkg.daemon_config import CONFIG_DIR_ENV, config_dir, resolve_placeholder
+from nexo_pkg.daemon_config import nexo_home_from_env as nexo_home
 from nexo_pkg.errors import ConfigError
 from nexo_pkg.files import read_config_bytes
-from nexo_pkg.install.store import nexo_home_from_env as nexo_home
-from nexo_pkg.terminal import printable
 
-CONFIG_DIR_ENV = "NEXO_CONFIG_DIR"
+__all__ = [
+    "CONFIG_DIR_ENV",
+    "DISCOVERY_FILE",
+    "POLICY_FILE",
+    "DaemonConfig",
+    "config_dir",
+    "install_root",
+    "load_daemon_config",
+]
 DISCOVERY_FILE = Path("plugins") / "discovery.yaml"
 POLICY_FILE = Path("extensions") / "trusted_keys.toml"
 MAX_DISCOVERY_BYTES = 1024 * 1024
 _PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
 _HOME_VARIABLES = ("NEXO_HOME", "HOME", "CARGO_HOME")
-
-
-def config_dir(flag: Path | None = None, *, cwd: Path | None = None) -> Path:
-    """The daemon's configuration directory (see the module docstring for the order)."""
-    if flag is not None:
-        return flag.expanduser().absolute()
-    value = os.environ.get(CONFIG_DIR_ENV)
-    if value:
-        return Path(value).expanduser().absolute()
-    local = (cwd or Path.cwd()) / "config"
-    fallback = (nexo_home() / "config").absolute()
-    if local.is_dir():
-        distrust = untrusted_reason(local)
-        if distrust is None:
-            _note(f"using the configuration directory {local.absolute()} (./config)", warn=False)
-            return local.absolute()
-        _note(
-            f"ignoring ./config: {distrust}; using {fallback} (pass --config ./config to use "
-            "it anyway)",
-            warn=True,
-        )
-        return fallback
-    return fallback
-
-
-def untrusted_reason(directory: Path) -> str | None:
-    """Why ``directory`` may not supply configuration unasked: not owned by the current user,
-    or writable by group or others; ``None`` when it may. One that cannot be examined is
-    not trusted either."""
-    try:
-        info = directory.stat()
-    except OSError as exc:
-        return f"it cannot be examined ({exc.strerror or exc})"
-    if info.st_uid != os.geteuid():
-        return f"it is owned by uid {info.st_uid}, not by you (uid {os.geteuid()})"
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return "it is writable by group or others"
-    return None
-
-
-_NOTED: set[str] = set()
-
-
-def _note(message: str, *, warn: bool) -> None:
-    """Say once per run on stderr that the working directory's ``./config`` is in use (a note)
-    or was passed over (a warning, shown even with ``--quiet``)."""
-    if message in _NOTED:
-        return
-    _NOTED.add(message)
-    from nexo_pkg.cli import common  # noqa: PLC0415 - the CLI's streams, on use only
-
-    (common.warn if warn else common.say)(printable(message))
 
 
 @dataclass(frozen=True)
@@ -163,15 +118,7 @@ def _parse_yaml(path: Path, raw: bytes) -> Any:
 
 
 def _placeholder(path: Path, inner: str) -> str:
-    """``VAR``, ``VAR:-default`` (default when unset or empty), ``VAR-default`` (when unset)."""
-    if ":-" in inner:
-        name, default = inner.split(":-", 1)
-        return os.environ.get(name.strip()) or default
-    name, dash, default = inner.partition("-")
-    if dash and name:
-        value = os.environ.get(name.strip())
-        return default if value is None else value
-    value = os.environ.get(inner.strip())
+    value = resolve_placeholder(inner)
     if value is None:
         raise ConfigError(f"{path}: environment variable {inner.strip()} is not set")
     return value

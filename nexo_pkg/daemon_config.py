@@ -1,0 +1,112 @@
+"""Where the daemon's configuration lives and how its loader expands ``${...}`` placeholders.
+
+Import-cheap (standard library only), so both ``install`` and ``lint`` use it:
+
+- :func:`config_dir`: ``--config DIR`` > ``NEXO_CONFIG_DIR`` > ``./config`` when it is a
+  directory (the daemon's own default) owned by the current user and not writable by group
+  or others (as git's ``safe.directory``: a cloned repository must not supply the install
+  root or the trust policy) > ``$NEXO_HOME/config``. When ``./config`` decides (neither
+  ``--config`` nor ``NEXO_CONFIG_DIR`` given), stderr says it is used, or why it was passed
+  over.
+- :func:`resolve_placeholder`: one ``${...}`` as the daemon's config loader resolves it
+  (``crates/config/src/env.rs``): ``${VAR}``; ``${VAR:-default}`` (default when unset or
+  empty); ``${VAR-default}`` (default when unset). ``${file:...}`` is left to the caller.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+
+__all__ = [
+    "CONFIG_DIR_ENV",
+    "config_dir",
+    "nexo_home_from_env",
+    "placeholder_name",
+    "resolve_placeholder",
+]
+
+CONFIG_DIR_ENV = "NEXO_CONFIG_DIR"
+
+
+def nexo_home_from_env() -> Path:
+    """``NEXO_HOME``, else ``~/.nexo``."""
+    value = os.environ.get("NEXO_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".nexo"
+
+
+def config_dir(flag: Path | None = None, *, cwd: Path | None = None) -> Path:
+    """The daemon's configuration directory (see the module docstring for the order)."""
+    if flag is not None:
+        return flag.expanduser().absolute()
+    value = os.environ.get(CONFIG_DIR_ENV)
+    if value:
+        return Path(value).expanduser().absolute()
+    local = (cwd or Path.cwd()) / "config"
+    fallback = (nexo_home_from_env() / "config").absolute()
+    if local.is_dir():
+        distrust = untrusted_reason(local)
+        if distrust is None:
+            _note(f"using the configuration directory {local.absolute()} (./config)", warn=False)
+            return local.absolute()
+        _note(
+            f"ignoring ./config: {distrust}; using {fallback} (pass --config ./config to use "
+            "it anyway)",
+            warn=True,
+        )
+    return fallback
+
+
+def untrusted_reason(directory: Path) -> str | None:
+    """Why ``directory`` may not supply configuration unasked: not owned by the current user,
+    or writable by group or others; ``None`` when it may. One that cannot be examined is
+    not trusted either."""
+    try:
+        info = directory.stat()
+    except OSError as exc:
+        return f"it cannot be examined ({exc.strerror or exc})"
+    if info.st_uid != os.geteuid():
+        return f"it is owned by uid {info.st_uid}, not by you (uid {os.geteuid()})"
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return "it is writable by group or others"
+    return None
+
+
+_NOTED: set[str] = set()
+
+
+def _note(message: str, *, warn: bool) -> None:
+    """Say once per run on stderr that the working directory's ``./config`` is in use (a note)
+    or was passed over (a warning, shown even with ``--quiet``)."""
+    if message in _NOTED:
+        return
+    _NOTED.add(message)
+    from nexo_pkg.cli import common  # noqa: PLC0415 - the CLI's streams, on use only
+    from nexo_pkg.terminal import printable  # noqa: PLC0415
+
+    (common.warn if warn else common.say)(printable(message))
+
+
+def placeholder_name(inner: str) -> tuple[str, str | None]:
+    """The variable name of placeholder ``inner`` and its default (``None``: no default)."""
+    if ":-" in inner:
+        name, default = inner.split(":-", 1)
+        return name.strip(), default
+    name, dash, default = inner.partition("-")
+    if dash and name:
+        return name.strip(), default
+    return inner.strip(), None
+
+
+def resolve_placeholder(inner: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The value of ``${inner}``, or ``None`` when its variable is unset and it has no default."""
+    environ = os.environ if environ is None else environ
+    name, default = placeholder_name(inner)
+    value = environ.get(name)
+    if default is None:
+        return value
+    if ":-" in inner:
+        return value or default
+    return default if value is None else value
