@@ -77,6 +77,7 @@ def test_a_bearer_realm_that_is_not_a_url_is_registry_auth(tmp_path: Path) -> No
     (tmp_path / "token").mkdir()
     service = TokenServer(USER, PASSWORD, tmp_path / "token")
     service.realm = "http://[::1"
+    service.start()
     running = start_registry(tmp_path / "registry", token=service)
     try:
         result = _nexo(
@@ -86,6 +87,7 @@ def test_a_bearer_realm_that_is_not_a_url_is_registry_auth(tmp_path: Path) -> No
         )  # fmt: skip
     finally:
         running.stop()
+        service.stop()
     assert result.exit_code == 1, result.stderr
     assert result.document["kind"] == "registry_auth"
     _one_line_error(result)

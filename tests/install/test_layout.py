@@ -20,6 +20,7 @@ from support.daemon_walk import assert_one_per_id, discovered_versions
 from support.tarballs import plugin_tarball, release_assets, write_plugin
 
 from nexo_pkg.cli.main import Interrupted
+from nexo_pkg.errors import NexoError
 from nexo_pkg.install import dirs, store
 from nexo_pkg.install.pipeline import install, remove, upgrade
 from nexo_pkg.install.store import scan_kept
@@ -243,7 +244,12 @@ def test_installing_another_version_replaces_the_installed_one(
     assert discovered_versions(install_env.dest) == {"x": "2.0.0"}
     assert second.to_json()["replaced"][0].startswith(str(install_env.dest / ".nexo/removing"))
     assert not first.path.exists()
-    back = install("acme/x@v1.0.0", install_env.make_options())
+    # The older version replaces the newer one only when asked to, as `upgrade` does.
+    with pytest.raises(NexoError) as refused:
+        install("acme/x@v1.0.0", install_env.make_options())
+    assert refused.value.kind == "downgrade_refused"
+    assert discovered_versions(install_env.dest) == {"x": "2.0.0"}
+    back = install("acme/x@v1.0.0", install_env.make_options(allow_downgrade=True))
     assert discovered_versions(install_env.dest) == {"x": "1.0.0"}
     assert back.path == first.path
     assert len(watched) >= 4
