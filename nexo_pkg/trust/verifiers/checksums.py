@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 
-from nexo_pkg.install.checksum import checksum_lines
 from nexo_pkg.trust.base import SignatureInvalidError
 
 _LINE = re.compile(r"^([0-9a-fA-F]{64})[ \t]+\*?(.+?)[ \t]*$")
@@ -18,7 +17,10 @@ _LINE = re.compile(r"^([0-9a-fA-F]{64})[ \t]+\*?(.+?)[ \t]*$")
 def listed_digests(text: str, asset_name: str) -> set[str]:
     """Every SHA-256 the ``sha256sum``-format ``text`` lists for ``asset_name``."""
     found: set[str] = set()
-    for line in checksum_lines(text):
+    # Lines end at "\n" only (a "\r" before it dropped), as `sha256sum -c` reads them, never
+    # at the other breaks str.splitlines() knows ("\x85", U+2028 …), so that one line cannot
+    # hide a second listing inside its file name.
+    for line in (raw.removesuffix("\r") for raw in text.split("\n")):
         match = _LINE.match(line)
         if match is None:
             continue
