@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,13 @@ def test_a_forbidden_import_breaks_its_contract(
     assert completed.returncode == 1, completed.stdout + completed.stderr
     assert "1 broken" in completed.stdout
     assert shown in completed.stdout
+
+
+def test_architecture_doc_describes_every_contract() -> None:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    doc = (REPO / "docs" / "architecture.md").read_text("utf-8")
+    section = doc.split("## Import contracts", 1)[1]
+    assert [contract["id"] for contract in contracts] == ["floors", "lint-path"]
+    for contract in contracts:
+        assert f"**`{contract['id']}`** (a `{contract['type']}` contract" in section
