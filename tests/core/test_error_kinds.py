@@ -154,10 +154,26 @@ def error_classes(modules: list[tuple[str, ast.Module]]) -> dict[str, _ClassInfo
     return {name: resolve(name) for name in family}
 
 
+def _builds_errors(function: ast.FunctionDef | ast.AsyncFunctionDef, family: set[str]) -> bool:
+    """The function passes its ``kind`` parameter on to an error it builds (so the default is
+    a kind an error can carry, not, say, a ``--kind`` option of the command line)."""
+    return any(
+        isinstance(node, ast.Call)
+        and _name(node.func) in family
+        and any(
+            keyword.arg == "kind"
+            and isinstance(keyword.value, ast.Name)
+            and keyword.value.id == "kind"
+            for keyword in node.keywords
+        )
+        for node in ast.walk(function)
+    )
+
+
 def kind_uses(root: Path = PACKAGE) -> list[KindUse]:
     """Every kind the source under ``root`` gives an error, with where and how."""
     modules = list(_modules(root))
-    family = error_classes(modules)
+    family = set(error_classes(modules))
     uses: list[KindUse] = []
     for where, tree in modules:
         for node in ast.walk(tree):
@@ -197,7 +213,7 @@ def kind_uses(root: Path = PACKAGE) -> list[KindUse]:
                 ]
                 for argument, default in pairs:
                     kind = _string(default)
-                    if argument.arg == "kind" and kind is not None:
+                    if argument.arg == "kind" and kind is not None and _builds_errors(node, family):
                         uses.append(
                             KindUse(kind, f"{where}:{node.lineno}", "default", node.name, True)
                         )
@@ -237,6 +253,8 @@ def test_the_scan_reports_an_unknown_kind(tmp_path: Path) -> None:
     (package / "use.py").write_text(
         "from package.errors import FetchError, NexoError\n"
         "def go(kind='no_such_default'):\n"
+        "    raise NexoError('x', kind=kind)\n"
+        "def new(kind='plugin'):\n"
         "    raise NexoError('x', kind='no_such_kind')\n"
         "def other():\n"
         "    raise FetchError('y', kind='io')\n"
