@@ -2,8 +2,10 @@
 
 The raise sites are found by reading the source (an AST walk over every module of
 ``nexo_pkg``): calls of :class:`NexoError` or one of its subclasses with a ``kind=`` string,
-class-level ``kind = "..."`` of those subclasses, and ``kind`` parameter defaults of the helpers
-that build such errors. A kind added anywhere without an ``ErrorKind`` member fails here.
+class-level ``kind = "..."`` of those subclasses, helpers that pass a ``kind`` parameter on to
+such an error or to a ``--json`` failure document (their defaults and the strings they are
+called with), and failure documents built in place (``{"ok": ..., "kind": "..."}``). A kind
+added anywhere without an ``ErrorKind`` member fails here.
 """
 
 from __future__ import annotations
@@ -154,69 +156,140 @@ def error_classes(modules: list[tuple[str, ast.Module]]) -> dict[str, _ClassInfo
     return {name: resolve(name) for name in family}
 
 
-def _builds_errors(function: ast.FunctionDef | ast.AsyncFunctionDef, family: set[str]) -> bool:
-    """The function passes its ``kind`` parameter on to an error it builds (so the default is
-    a kind an error can carry, not, say, a ``--kind`` option of the command line)."""
-    return any(
-        isinstance(node, ast.Call)
-        and _name(node.func) in family
-        and any(
-            keyword.arg == "kind"
-            and isinstance(keyword.value, ast.Name)
-            and keyword.value.id == "kind"
-            for keyword in node.keywords
-        )
-        for node in ast.walk(function)
+def _failure_kind(node: ast.AST) -> ast.expr | None:
+    """The ``kind`` of a ``--json`` failure document built in place: a ``{"ok": ..., "kind":
+    K}`` literal or a call with ``ok=`` and ``kind=`` (``document.update(ok=False, kind=K)``)."""
+    if isinstance(node, ast.Dict):
+        entries = {
+            key.value: value
+            for key, value in zip(node.keys, node.values, strict=True)
+            if isinstance(key, ast.Constant) and isinstance(key.value, str)
+        }
+        if "ok" in entries and "kind" in entries:
+            return entries["kind"]
+    if isinstance(node, ast.Call):
+        keywords = {keyword.arg: keyword.value for keyword in node.keywords}
+        if "ok" in keywords and "kind" in keywords:
+            return keywords["kind"]
+    return None
+
+
+def _is_kind_parameter(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Name) and node.id == "kind"
+
+
+def _passes_kind_on(function: ast.FunctionDef | ast.AsyncFunctionDef, family: set[str]) -> bool:
+    """The function passes its ``kind`` parameter on to an error or a failure document it
+    builds (so its ``kind`` is an error kind, not, say, a ``--kind`` option)."""
+    for node in ast.walk(function):
+        if (
+            isinstance(node, ast.Call)
+            and _name(node.func) in family
+            and any(k.arg == "kind" and _is_kind_parameter(k.value) for k in node.keywords)
+        ):
+            return True
+        if _is_kind_parameter(_failure_kind(node)):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class _Helper:
+    """A function that passes its ``kind`` parameter on; ``position`` is that parameter's index
+    among the positional arguments of a call (``None``: keyword only)."""
+
+    position: int | None
+    defaults: tuple[tuple[str, int], ...]  # (kind, line) of a default value of ``kind``
+
+
+def _helper(function: ast.FunctionDef | ast.AsyncFunctionDef) -> _Helper:
+    arguments = function.args
+    positional = [argument.arg for argument in arguments.posonlyargs + arguments.args]
+    if positional[:1] in (["self"], ["cls"]):
+        positional = positional[1:]
+    defaults = [
+        default
+        for argument, default in [
+            *zip(
+                (arguments.posonlyargs + arguments.args)[
+                    len(arguments.posonlyargs + arguments.args) - len(arguments.defaults) :
+                ],
+                arguments.defaults,
+                strict=True,
+            ),
+            *zip(arguments.kwonlyargs, arguments.kw_defaults, strict=True),
+        ]
+        if argument.arg == "kind" and default is not None
+    ]
+    return _Helper(
+        positional.index("kind") if "kind" in positional else None,
+        tuple(
+            (kind, default.lineno) for default in defaults if (kind := _string(default)) is not None
+        ),
     )
 
 
+def _helpers(
+    modules: list[tuple[str, ast.Module]], family: set[str]
+) -> dict[str, dict[str, _Helper]]:
+    """By module, the functions it may call that pass a ``kind`` parameter on: its own, and
+    the public ones of every module."""
+    own: dict[str, dict[str, _Helper]] = {}
+    public: dict[str, _Helper] = {}
+    for where, tree in modules:
+        found = own.setdefault(where, {})
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                and any(a.arg == "kind" for a in [*node.args.args, *node.args.kwonlyargs])
+                and _passes_kind_on(node, family)
+            ):
+                found[node.name] = _helper(node)
+                if not node.name.startswith("_"):
+                    public[node.name] = found[node.name]
+    return {where: {**public, **found} for where, found in own.items()}
+
+
 def kind_uses(root: Path = PACKAGE) -> list[KindUse]:
-    """Every kind the source under ``root`` gives an error, with where and how."""
+    """Every kind the source under ``root`` gives an error or a failure document, with where
+    and how."""
     modules = list(_modules(root))
     family = set(error_classes(modules))
+    helpers = _helpers(modules, family)
     uses: list[KindUse] = []
     for where, tree in modules:
         for node in ast.walk(tree):
+            line = f"{where}:{getattr(node, 'lineno', 0)}"
             if isinstance(node, ast.Call) and (callee := _name(node.func)) in family:
                 keywords = {keyword.arg: keyword.value for keyword in node.keywords}
                 kind = _string(keywords.get("kind"))
                 if kind is not None:
-                    uses.append(
-                        KindUse(
-                            kind,
-                            f"{where}:{node.lineno}",
-                            "call",
-                            callee,
-                            explicit_exit_code="exit_code" in keywords,
-                        )
-                    )
+                    uses.append(KindUse(kind, line, "call", callee, "exit_code" in keywords))
+            elif isinstance(node, ast.Call) and (callee := _name(node.func)) in helpers[where]:
+                helper = helpers[where][callee]
+                keywords = {keyword.arg: keyword.value for keyword in node.keywords}
+                argument = keywords.get("kind")
+                position = helper.position
+                if argument is None and position is not None and position < len(node.args):
+                    argument = node.args[position]
+                kind = _string(argument)
+                if kind is not None:
+                    uses.append(KindUse(kind, line, "helper", callee, True))
             elif isinstance(node, ast.ClassDef) and node.name in family:
                 kind = _string(_class_attributes(node).get("kind"))
                 if kind is not None:
-                    uses.append(KindUse(kind, f"{where}:{node.lineno}", "class", node.name, True))
-            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                arguments = node.args
-                positional = arguments.posonlyargs + arguments.args
-                pairs = list(
-                    zip(
-                        positional[len(positional) - len(arguments.defaults) :],
-                        arguments.defaults,
-                        strict=True,
-                    )
+                    uses.append(KindUse(kind, line, "class", node.name, True))
+            elif (
+                isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                and node.name in helpers[where]
+                and _passes_kind_on(node, family)
+            ):
+                uses.extend(
+                    KindUse(kind, f"{where}:{default_line}", "default", node.name, True)
+                    for kind, default_line in _helper(node).defaults
                 )
-                pairs += [
-                    (argument, default)
-                    for argument, default in zip(
-                        arguments.kwonlyargs, arguments.kw_defaults, strict=True
-                    )
-                    if default is not None
-                ]
-                for argument, default in pairs:
-                    kind = _string(default)
-                    if argument.arg == "kind" and kind is not None and _builds_errors(node, family):
-                        uses.append(
-                            KindUse(kind, f"{where}:{node.lineno}", "default", node.name, True)
-                        )
+            if (kind := _string(_failure_kind(node))) is not None:
+                uses.append(KindUse(kind, line, "document", "--json", True))
     return uses
 
 
@@ -232,13 +305,18 @@ def test_every_raised_kind_is_an_error_kind(uses: list[KindUse]) -> None:
     )
 
 
-def test_the_scan_sees_calls_classes_and_defaults(uses: list[KindUse]) -> None:
+def test_the_scan_sees_calls_classes_helpers_and_documents(uses: list[KindUse]) -> None:
     seen = {(use.kind, use.how, use.error_class) for use in uses}
     assert ("source_invalid", "call", "NexoError") in seen
     assert ("policy_invalid", "call", "ConfigError") in seen
     assert ("usage", "class", "UsageError") in seen
     assert ("signer_untrusted", "class", "SignerUntrustedError") in seen  # a grandchild
     assert ("lock_invalid", "default", "_invalid") in seen
+    assert ("registry_invalid", "helper", "parse_json") in seen  # a public helper, elsewhere
+    assert ("lock_invalid", "helper", "_load_toml") in seen  # a private one, in its module
+    assert ("cancelled", "helper", "_emit_failure") in seen  # a document helper
+    assert ("interrupted", "document", "--json") in seen
+    assert ("check_failed", "document", "--json") in seen
     assert len(uses) > 150
 
 
@@ -261,6 +339,19 @@ def test_the_scan_reports_an_unknown_kind(tmp_path: Path) -> None:
         "    raise ValueError('z', kind='not_an_error')\n",
         encoding="utf-8",
     )
+    (package / "cli.py").write_text(
+        "def _emit(kind, message):\n"
+        "    print({'ok': False, 'kind': kind, 'error': message})\n"
+        "def count(name, kind):\n"
+        "    return name, kind\n"
+        "def run(document):\n"
+        "    _emit('emitted_kind', 'm')\n"
+        "    document.update(ok=False, kind='updated_kind')\n"
+        "    count('blob', 'a_counter')\n"
+        "    count('blob', kind='another_counter')\n"
+        "    return {'ok': False, 'kind': 'literal_kind'}\n",
+        encoding="utf-8",
+    )
     found = {(use.kind, use.how) for use in kind_uses(package)}
     assert found == {
         ("error", "class"),
@@ -268,11 +359,17 @@ def test_the_scan_reports_an_unknown_kind(tmp_path: Path) -> None:
         ("no_such_default", "default"),
         ("no_such_kind", "call"),
         ("io", "call"),
+        ("emitted_kind", "helper"),
+        ("updated_kind", "document"),
+        ("literal_kind", "document"),
     }
     assert {kind for kind, _ in found if kind not in KNOWN} == {
         "fetch_broke",
         "no_such_default",
         "no_such_kind",
+        "emitted_kind",
+        "updated_kind",
+        "literal_kind",
     }
 
 
