@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.errors import ConfigError
+from nexo_pkg.errors import ConfigError, UsageError
 from nexo_pkg.files import read_config_bytes
 from nexo_pkg.install.store import nexo_home_from_env as nexo_home
 
@@ -35,9 +35,19 @@ _HOME_VARIABLES = ("NEXO_HOME", "HOME", "CARGO_HOME")
 
 
 def config_dir(flag: Path | None = None, *, cwd: Path | None = None) -> Path:
-    """The daemon's configuration directory (see the module docstring for the order)."""
+    """The daemon's configuration directory (see the module docstring for the order).
+
+    Raises :class:`ConfigError` (exit 2) when ``flag`` (``--config``) names no directory:
+    a mistyped path must not fall back to another configuration silently.
+    """
     if flag is not None:
-        return flag.expanduser().absolute()
+        named = flag.expanduser().absolute()
+        if not named.is_dir():
+            reason = "is not a directory" if named.exists() else "does not exist"
+            raise ConfigError(
+                f"--config {named} {reason}; name the daemon's configuration directory"
+            )
+        return named
     value = os.environ.get(CONFIG_DIR_ENV)
     if value:
         return Path(value).expanduser().absolute()
@@ -71,9 +81,14 @@ class DaemonConfig:
 
 def install_root(dest: Path | None, directory: Path) -> Path:
     """``--dest`` (the daemon's configuration is then not read), else the install root the
-    daemon's configuration in ``directory`` names. Raises :class:`ConfigError`."""
+    daemon's configuration in ``directory`` names. Raises :class:`ConfigError`, and
+    :class:`UsageError` when ``dest`` exists and is not a directory (no root can be made
+    there)."""
     if dest is not None:
-        return dest.expanduser().absolute()
+        root = dest.expanduser().absolute()
+        if root.exists() and not root.is_dir():
+            raise UsageError(f"--dest {root} is a file, not a directory; name a plugin root")
+        return root
     return load_daemon_config(directory).install_root()
 
 
