@@ -98,7 +98,10 @@ def _release_signer(
     )
     from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
     from nexo_pkg.trust import entry as trust  # noqa: PLC0415
-    from nexo_pkg.trust.base import SignerUntrustedError  # noqa: PLC0415
+    from nexo_pkg.trust.base import (  # noqa: PLC0415
+        SignatureMissingError,
+        SignerUntrustedError,
+    )
     from nexo_pkg.trust.policy import TrustPolicy  # noqa: PLC0415
 
     cache = cache_dir(nexo_home_from_env())
@@ -150,6 +153,15 @@ def _release_signer(
                 policy=nobody,
                 mode="require",
             )
+        except SignatureMissingError as unsigned:
+            # No policy asked for a signature here: there is simply no signer to read.
+            raise SignatureMissingError(
+                f"release {release.tag} of {owner}/{repo} is not signed ({tarball.name} has "
+                "no Sigstore bundle, attestation or signed checksums file), so there is no "
+                "signer to trust; name one with --identity-regexp, or ask the publisher to "
+                "sign releases",
+                details={"asset": tarball.name, "release": release.tag},
+            ) from unsigned
         except SignerUntrustedError as seen:
             return {
                 "identity": seen.identity,
@@ -315,6 +327,8 @@ def _verify(
         owner, _ = _split_target(owner_text)
     if not file.is_file():
         raise UsageError(f"{file} is not a file")
+    if bundle is not None and not bundle.exists():
+        raise UsageError(f"--bundle {bundle} does not exist")
     if trusted_keys is not None or owner is None:
         policy = trust.load_policy(
             _policy_path(trusted_keys, config), explicit=trusted_keys is not None
