@@ -21,6 +21,7 @@ from nexo_pkg.cli.common import (
     say,
     warn,
 )
+from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
 from nexo_pkg.terminal import printable
 
@@ -392,7 +393,11 @@ def register(app: typer.Typer) -> None:
         *,
         plugin_id: Annotated[
             str | None,
-            typer.Argument(metavar="[ID]", help="Id of an installed plugin (or pass --all)."),
+            typer.Argument(
+                metavar="[ID]",
+                help="Id of an installed plugin (or pass --all).",
+                autocompletion=installed_ids,
+            ),
         ] = None,
         upgrade_all: Annotated[
             bool,
@@ -585,7 +590,12 @@ def register(app: typer.Typer) -> None:
     @app.command("remove")
     def remove_command(
         *,
-        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
+        plugin_id: Annotated[
+            str,
+            typer.Argument(
+                metavar="ID", help="Id of an installed plugin.", autocompletion=installed_ids
+            ),
+        ],
         dest: DestOption = None,
         config: ConfigOption = None,
         yes: YesOption = False,
@@ -628,7 +638,11 @@ def register(app: typer.Typer) -> None:
         *,
         plugin_id: Annotated[
             str | None,
-            typer.Argument(metavar="[ID]", help="Id to verify (default: every installed plugin)."),
+            typer.Argument(
+                metavar="[ID]",
+                help="Id to verify (default: every installed plugin).",
+                autocompletion=installed_ids,
+            ),
         ] = None,
         dest: DestOption = None,
         config: ConfigOption = None,

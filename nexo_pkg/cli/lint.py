@@ -346,6 +346,7 @@ def register(app: typer.Typer) -> None:
         output_format: str = typer.Option(
             "text",
             "--format",
+            metavar=f"[{'|'.join(FORMATS)}]",
             help=f"Report format: {', '.join(FORMATS)}. The report goes to stdout.",
         ),
         stdin: bool = typer.Option(False, "--stdin", help="Lint one manifest read from stdin."),

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from nexo_pkg.cli.common import guarded, say
+from nexo_pkg.scaffold.generator import LANGUAGES
 from nexo_pkg.scaffold.slug import SLUG_PATTERN
 
 
@@ -20,7 +21,12 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Argument(metavar="ID", help=f"Plugin id: {SLUG_PATTERN} (e.g. weather)."),
         ],
-        lang: Annotated[str, typer.Option("--lang", help="Language of the project.")] = "python",
+        lang: Annotated[
+            str,
+            typer.Option(
+                "--lang", metavar=f"[{'|'.join(LANGUAGES)}]", help="Language of the project."
+            ),
+        ] = "python",
         dest: Annotated[
             Path | None,
             typer.Option("--dest", help="Directory to create.", show_default="./ID"),

@@ -7,6 +7,7 @@ a line.
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 import subprocess
@@ -19,6 +20,14 @@ from support.github_server import GitHubServer, github_server
 from support.tarballs import release_assets, write_plugin
 
 __all__ = ["github_server"]
+
+
+class Shape(enum.Enum):
+    """Values of an option declared as an Enum (Typer turns it into a Choice)."""
+
+    ROUND = "round"
+    SQUARE = "square"
+
 
 MANIFEST = """\
 [plugin]
@@ -173,9 +182,7 @@ def test_lint_reports_an_unreadable_manifest_and_lints_the_others(tmp_path: Path
     }
     assert found["good/plugin.toml"] == []
     assert [code for code, _ in found["broken/plugin.toml"]] == ["NX100"]
-    assert found["locked/plugin.toml"] == [
-        ("NX008", "cannot read plugin.toml: Permission denied")
-    ]
+    assert found["locked/plugin.toml"] == [("NX008", "cannot read plugin.toml: Permission denied")]
     assert found["gone/plugin.toml"] == [
         ("NX008", "cannot read plugin.toml: dangling symlink (its target does not exist)")
     ]
@@ -235,3 +242,131 @@ def test_pack_lists_native_code_one_item_a_line(
     assert any("_speedups.so" in item for item in items)
     assert any("libz.so.1" in item for item in items)
     assert not (project / "dist").exists() or not list((project / "dist").glob("*.tar.gz"))
+
+
+# -- 4: CLI basics ------------------------------------------------------------------------
+
+
+def test_dash_capital_v_is_the_version(tmp_path: Path) -> None:
+    short, long = nexo("-V", cwd=tmp_path), nexo("--version", cwd=tmp_path)
+    assert (short.returncode, short.stdout) == (0, long.stdout)
+    assert short.stdout.startswith("nexo-pkg ")
+
+
+def test_help_command_prints_the_help_of_a_command(tmp_path: Path) -> None:
+    assert nexo("help", cwd=tmp_path).stdout == nexo("-h", cwd=tmp_path).stdout
+    shown = nexo("help", "plugin", "install", cwd=tmp_path)
+    assert shown.returncode == 0
+    assert shown.stdout == nexo("plugin", "install", "-h", cwd=tmp_path).stdout
+    assert "help" in nexo("-h", cwd=tmp_path).stdout
+    wrong = nexo("help", "plugin", "instal", cwd=tmp_path)
+    assert wrong.returncode == 2
+    assert "Did you mean 'install'" in wrong.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "suggestion"),
+    [
+        (["plugin", "instal"], "Did you mean 'install'"),
+        (["plugn", "list"], "Did you mean 'plugin'"),
+        (["plugin", "trust", "ad"], "Did you mean 'add'"),
+        (["plugin", "lint", "--formt", "json"], "--format"),
+        (["plugin", "install", "--jsn", "acme/hello"], "--json"),
+    ],
+)
+def test_a_mistyped_command_or_option_gets_the_closest(
+    tmp_path: Path, args: list[str], suggestion: str
+) -> None:
+    result = nexo(*args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert suggestion in result.stderr.splitlines()[-1]
+    assert "Traceback" not in result.stderr
+
+
+def _bash_complete(words: str, cwd: Path, env: Mapping[str, str]) -> list[str]:
+    """What bash offers after ``words``: the script of ``--show-completion bash`` is sourced
+    and its completion function is called as bash calls it on Tab."""
+    bin_dir = cwd / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    launcher = bin_dir / "nexo"
+    launcher.write_text(f'#!/bin/sh\nexec {sys.executable} -m nexo_pkg "$@"\n', encoding="utf-8")
+    launcher.chmod(0o755)
+    script = nexo("--show-completion", "bash", cwd=cwd, env=env).stdout
+    (cwd / "completion.bash").write_text(script, encoding="utf-8")
+    program = (
+        "source ./completion.bash\n"
+        f"COMP_WORDS=({words})\n"
+        "COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))\n"
+        'COMP_LINE="${COMP_WORDS[*]}"\n'
+        "_nexo_completion nexo\n"
+        "printf '%s\\n' \"${COMPREPLY[@]}\"\n"
+    )
+    done = subprocess.run(
+        ["bash", "--norc", "--noprofile", "-c", program],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+        env={**env, "PATH": f"{bin_dir}{os.pathsep}{env['PATH']}"},
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return [line for line in done.stdout.splitlines() if line]
+
+
+def test_bash_completes_option_values_and_installed_ids(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = base_env(home)
+    for plugin_id in ("hello", "weather"):
+        tarball = write_plugin(tmp_path / "dist", plugin_id, "1.0.0")
+        installed = nexo("plugin", "install", str(tarball), "--yes", cwd=tmp_path, env=env)
+        assert installed.returncode == 0, installed.stderr
+
+    def offered(words: str) -> list[str]:
+        return _bash_complete(words, tmp_path, env)
+
+    assert offered("nexo plugin lint --format ''") == ["text", "json", "github", "sarif"]
+    assert offered("nexo plugin lint --format s") == ["sarif"]
+    assert offered("nexo plugin list --color ''") == ["auto", "always", "never"]
+    assert offered("nexo --color n") == ["never"]
+    assert offered("nexo plugin new demo --lang ''") == ["python"]
+    for command in ("remove", "upgrade", "check", "verify"):
+        assert offered(f"nexo plugin {command} ''") == ["hello", "weather"], command
+    assert offered("nexo plugin remove w") == ["weather"]
+    # Another root (--dest) holds other plugins: those are offered.
+    other = tmp_path / "other-root"
+    tarball = write_plugin(tmp_path / "dist", "echo", "1.0.0")
+    elsewhere = nexo("plugin", "install", str(tarball), "--yes", "--dest", str(other),
+                     cwd=tmp_path, env=env)  # fmt: skip
+    assert elsewhere.returncode == 0, elsewhere.stderr
+    assert offered(f"nexo plugin remove --dest {other} ''") == ["echo"]
+    # A root that does not exist offers nothing (and breaks nothing).
+    assert offered(f"nexo plugin upgrade --dest {tmp_path / 'missing'} ''") == []
+
+
+def test_completion_offers_whatever_choices_an_option_declares() -> None:
+    """An option declaring its values (an Enum, Typer's Choice, or a ``[a|b]`` metavar)
+    completes them: a new option needs no list of its own in the completion code."""
+    import typer
+
+    from nexo_pkg.cli.completion import attach_choice_completion, declared_choices
+
+    app = typer.Typer()
+
+    @app.command()
+    def new(
+        kind: str = typer.Option("plugin", "--kind", metavar="[plugin|microapp]"),
+        shape: Shape = typer.Option(Shape.ROUND, "--shape"),  # noqa: B008
+        dest: str = typer.Option(".", "--dest", metavar="[DIR]"),
+    ) -> None:
+        del kind, shape, dest
+
+    command = typer.main.get_command(app)
+    attach_choice_completion(command)
+    by_name = {param.name: param for param in command.params}
+    assert declared_choices(by_name["kind"]) == ("plugin", "microapp")
+    assert declared_choices(by_name["shape"]) == ("round", "square")
+    assert declared_choices(by_name["dest"]) == ()
+    context = command.make_context("new", [], resilient_parsing=True)
+    offered = [item.value for item in by_name["kind"].shell_complete(context, "m")]
+    assert offered == ["microapp"]
