@@ -78,7 +78,10 @@ def fleet_options(
     registry_config: Path | None = None,
     plain_http: bool = False,
     timeout: float | None = None,
+    json_output: bool = False,
 ) -> FleetOptions:
+    """The fleet settings of a command's flags; slow answers are noted on stderr unless the
+    output is ``--json``."""
     from nexo_pkg.errors import UsageError  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
     from nexo_pkg.install.bounded import checked_timeout  # noqa: PLC0415
@@ -96,6 +99,7 @@ def fleet_options(
         registry_config=registry_config,
         plain_http=plain_http,
         http_timeout=None if timeout is None else checked_timeout(timeout),
+        notice=None if json_output else say,
     )
 
 
@@ -184,6 +188,7 @@ def register(app: typer.Typer) -> None:
                     registry_config=registry_config,
                     plain_http=plain_http,
                     timeout=timeout,
+                    json_output=json_output,
                 ),
                 upgrade=upgrade_ids,
             ),
@@ -261,6 +266,7 @@ def register(app: typer.Typer) -> None:
                     registry_config=registry_config,
                     plain_http=plain_http,
                     timeout=timeout,
+                    json_output=json_output,
                 ),
                 wanted_path=lock_file.parent / WANTED_NAME,
                 frozen=frozen,
@@ -312,7 +318,10 @@ def register(app: typer.Typer) -> None:
                 dist,
                 destination,
                 fleet_options(
-                    registry_config=registry_config, plain_http=plain_http, timeout=timeout
+                    registry_config=registry_config,
+                    plain_http=plain_http,
+                    timeout=timeout,
+                    json_output=json_output,
                 ),
             ),
             json_output=json_output,
@@ -356,6 +365,7 @@ def register(app: typer.Typer) -> None:
                     registry_config=registry_config,
                     plain_http=plain_http,
                     timeout=timeout,
+                    json_output=json_output,
                 ),
             ),
             json_output=json_output,

@@ -23,6 +23,7 @@ from nexo_pkg.cli.common import (
 )
 from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
+from nexo_pkg.install.bounded import DEFAULT_TIMEOUT_SECONDS, SLOW_NOTICE_SECONDS
 from nexo_pkg.terminal import printable
 
 # The install machinery (store, archive inspection, trust policy, httpx) is imported inside
@@ -89,7 +90,8 @@ TimeoutOption = Annotated[
         "--timeout",
         metavar="SECONDS",
         help="Most one HTTP request may take, retries included (default: NEXO_HTTP_TIMEOUT, "
-        "else 300).",
+        f"else {DEFAULT_TIMEOUT_SECONDS:g} s). An answer slower than {SLOW_NOTICE_SECONDS:g} s "
+        "is noted on stderr.",
     ),
 ]
 InstallTimeoutOption = Annotated[
@@ -98,7 +100,8 @@ InstallTimeoutOption = Annotated[
         "--timeout",
         metavar="SECONDS",
         help="Most the command's HTTP requests may take together, retries included, per "
-        "plugin (default: NEXO_HTTP_TIMEOUT, else 300).",
+        f"plugin (default: NEXO_HTTP_TIMEOUT, else {DEFAULT_TIMEOUT_SECONDS:g} s). An answer "
+        f"slower than {SLOW_NOTICE_SECONDS:g} s is noted on stderr.",
     ),
 ]
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Run every check, install nothing.")]
@@ -135,6 +138,7 @@ def _fleet_options(
         plain_http=plain_http,
         limits=options.limits,
         http_timeout=options.http_timeout,
+        notice=options.notice,
     )
 
 
@@ -357,6 +361,7 @@ def register(app: typer.Typer) -> None:
                 limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
                 show_progress=_progress_wanted(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
+                notice=None if json_output else say,
             )
             if source.startswith("oci://"):
                 return install_from_registry(source, options, registry_config, plain_http)
@@ -456,6 +461,7 @@ def register(app: typer.Typer) -> None:
                 dry_run=dry_run,
                 show_progress=_progress_wanted(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
+                notice=None if json_output else say,
             )
 
         chosen = guarded(options, json_output=json_output)

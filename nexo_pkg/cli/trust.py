@@ -7,6 +7,7 @@ for finding who signed a release, the install layer's GitHub client).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -87,9 +88,11 @@ def _release_signer(
     api_url: str | None,
     *,
     timeout: float | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Verify the signature of the newest (or ``tag``) release of ``owner/repo`` with no
-    author trusted, to learn who signed it. Returns identity, issuer and claims."""
+    author trusted, to learn who signed it. Returns identity, issuer and claims; ``notice``
+    hears of slow answers."""
     from nexo_pkg.install.download import cache_dir, download_asset  # noqa: PLC0415
     from nexo_pkg.install.github import (  # noqa: PLC0415
         GitHubClient,
@@ -108,7 +111,9 @@ def _release_signer(
     temps: list[Any] = []
     try:
         api_base = resolve_api_base(api_url)
-        with GitHubClient(api_base, resolve_token(api_base), timeout=timeout) as client:
+        with GitHubClient(
+            api_base, resolve_token(api_base), timeout=timeout, notice=notice
+        ) as client:
             release = client.get_release(owner, repo, tag)
             names = [asset.name for asset in release.assets]
             tarballs = [asset for asset in release.assets if asset.name.endswith(".tar.gz")]
@@ -210,7 +215,9 @@ def _add(
                 "give OWNER/REPO to read the signer of its newest release, or name the "
                 "signer with --identity-regexp / --identity"
             )
-        seen = _release_signer(owner, repo, tag, policy, api_url, timeout=timeout)
+        seen = _release_signer(
+            owner, repo, tag, policy, api_url, timeout=timeout, notice=None if json_output else say
+        )
         suggestion = suggest_author(
             identity=seen["identity"],
             issuer=seen["issuer"],

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 TIMEOUT_ENV = "NEXO_HTTP_TIMEOUT"
 # Total time one request may take, every attempt and pause included (--timeout).
 DEFAULT_TIMEOUT_SECONDS = 300.0
+# An attempt without an answer this long is noted on stderr (host, attempt, time left).
+SLOW_NOTICE_SECONDS = 3.0
 # A release document is a few kilobytes; a hundred of them with long notes a few megabytes.
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 # Only encodings that can be inflated under a cap are asked for (httpx would add br and zstd

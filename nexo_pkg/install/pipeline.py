@@ -95,6 +95,8 @@ class InstallOptions:
     blob_cache: BlobCache | None = None
     replaces: tuple[Path, ...] = ()
     keep_old: bool = False
+    # Hears "still waiting" lines about slow answers (the CLI's notes on stderr); None: quiet.
+    notice: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -181,6 +183,7 @@ def _client(options: InstallOptions) -> GitHubClient:
         timeout=options.http_timeout,
         blobs=options.blob_cache or BlobCache(options.nexo_home),
         overall=options.network_deadline,
+        notice=options.notice,
     )
 
 

@@ -370,3 +370,37 @@ def test_completion_offers_whatever_choices_an_option_declares() -> None:
     context = command.make_context("new", [], resilient_parsing=True)
     offered = [item.value for item in by_name["kind"].shell_complete(context, "m")]
     assert offered == ["microapp"]
+
+
+# -- 7: long waits explain themselves -------------------------------------------------------
+
+
+def test_a_slow_answer_is_explained_on_stderr(tmp_path: Path, github_server: GitHubServer) -> None:
+    github_server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    github_server.slow(4.0, times=1, path_contains="/releases/latest")
+    env = base_env(tmp_path / "home", NEXO_GITHUB_API_BASE=github_server.url)
+    result = nexo("plugin", "install", "acme/hello", "--yes", "--dest", str(tmp_path / "p"),
+                  "--timeout", "60", cwd=tmp_path, env=env)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    host = github_server.url.split("://", 1)[1].rstrip("/")
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("waiting for")]
+    assert line.startswith(f"waiting for {host}: no answer after 3 s (attempt 1 of 4; giving up")
+    seconds_left = int(line.split("giving up in ", 1)[1].split(" s", 1)[0])
+    assert 50 <= seconds_left <= 57
+    assert "at the 60 s deadline" in line
+    # --json keeps stderr for the error line alone; --quiet drops the note.
+    for flags in (["--json"], ["--quiet"]):
+        github_server.slow(4.0, times=1, path_contains="/releases/latest")
+        again = nexo("plugin", "install", "acme/hello", "--yes", "--force", "--dest",
+                     str(tmp_path / "p"), *flags, cwd=tmp_path, env=env)  # fmt: skip
+        assert again.returncode == 0, again.stderr
+        assert "waiting for" not in again.stderr
+
+
+@pytest.mark.parametrize(
+    "args", [["plugin", "install"], ["plugin", "lock"], ["plugin", "trust", "add"]]
+)
+def test_help_documents_the_default_deadline(tmp_path: Path, args: list[str]) -> None:
+    shown = " ".join(nexo(*args, "-h", cwd=tmp_path).stdout.split())
+    assert "NEXO_HTTP_TIMEOUT, else 300 s" in shown
+    assert "slower than 3 s is noted on stderr" in shown
