@@ -16,7 +16,7 @@ import threading
 import time
 import weakref
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -129,13 +129,20 @@ class SocketWatch:
     def watchdog(self, deadline: Deadline) -> Iterator[None]:
         """Cut the connections when ``deadline`` passes inside this block, so neither a server
         that drips its headers or body nor a stalled read outlives it."""
-        timer = threading.Timer(max(0.0, deadline.remaining()), self.cut)
-        timer.daemon = True
-        timer.start()
-        try:
+        with after(max(0.0, deadline.remaining()), self.cut):
             yield
-        finally:
-            timer.cancel()
+
+
+@contextmanager
+def after(seconds: float, action: Callable[[], object]) -> Iterator[None]:
+    """Run ``action`` on a daemon thread if the block is still running ``seconds`` from now."""
+    timer = threading.Timer(seconds, action)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 class _Decoder(Protocol):

@@ -19,7 +19,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -35,6 +34,7 @@ from nexo_pkg.install.bounded import (
     SLOW_NOTICE_SECONDS,
     Deadline,
     SocketWatch,
+    after,
     checked_timeout,
     declared_length,
     decoded_document,
@@ -582,13 +582,8 @@ class GitHubClient:
                 f"deadline for {deadline.scope})"
             )
 
-        timer = threading.Timer(SLOW_NOTICE_SECONDS, say)
-        timer.daemon = True
-        timer.start()
-        try:
+        with after(SLOW_NOTICE_SECONDS, say):
             yield
-        finally:
-            timer.cancel()
 
     # -- releases -------------------------------------------------------------------------
 
