@@ -41,6 +41,16 @@ def register(app: typer.Typer) -> None:
         force: Annotated[
             bool, typer.Option("--force", help="Write into a non-empty directory.")
         ] = False,
+        nexo_pkg_spec: Annotated[
+            str | None,
+            typer.Option(
+                "--nexo-pkg-spec",
+                metavar="REQUIREMENT",
+                help="What the release workflow pip-installs nexo-pkg from (default: the source "
+                "this nexo-pkg came from: its git commit, its index version, else "
+                "git+https://github.com/nexo-pkg/nexo-pkg at the tag of this version).",
+            ),
+        ] = None,
     ) -> None:
         """Create a plugin project that lints clean, packs, and passes its own tests.
 
@@ -57,6 +67,7 @@ def register(app: typer.Typer) -> None:
             description=description,
             owner=owner,
             force=force,
+            nexo_pkg_spec=nexo_pkg_spec,
         )
         created = guarded(lambda: create_project(request))
         say(f"created plugin {plugin_id} in {created.path}")
