@@ -54,6 +54,15 @@ ConfigOption = Annotated[
         help="The daemon's configuration directory (default plugin root and trust policy).",
     ),
 ]
+RegistryMirrorOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--registry-mirror",
+        metavar="HOST=MIRROR",
+        help="Fetch HOST's locked digests from MIRROR (HOST[:PORT][/PATH]) first; repeatable. "
+        "Also $NEXO_REGISTRY_MIRRORS and [registries] in nexo-plugins.toml.",
+    ),
+]
 LockOption = Annotated[
     Path | None,
     typer.Option(
@@ -78,6 +87,7 @@ def fleet_options(
     registry_config: Path | None = None,
     plain_http: bool = False,
     timeout: float | None = None,
+    registry_mirrors: dict[str, tuple[str, ...]] | None = None,
 ) -> FleetOptions:
     from nexo_pkg.errors import UsageError  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
@@ -96,6 +106,7 @@ def fleet_options(
         registry_config=registry_config,
         plain_http=plain_http,
         http_timeout=None if timeout is None else checked_timeout(timeout),
+        registry_mirrors=registry_mirrors or {},
     )
 
 
@@ -230,6 +241,7 @@ def register(app: typer.Typer) -> None:
         github_api_url: GitHubApiOption = None,
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
+        registry_mirror: RegistryMirrorOption = None,
         timeout: TimeoutOption = None,
         json_output: JsonOption = False,
     ) -> None:
@@ -246,9 +258,16 @@ def register(app: typer.Typer) -> None:
         roots: list[Path] = []
 
         def run() -> SyncResult:
+            from nexo_pkg.fleet.lockfile import read_registries  # noqa: PLC0415
+            from nexo_pkg.fleet.mirrors import configured  # noqa: PLC0415
             from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
 
             roots.append(install_root(dest, config_dir(config)))
+            wanted_path = lock_file.parent / WANTED_NAME
+            mirrors = configured(
+                registry_mirror,
+                read_registries(wanted_path) if wanted_path.exists() else None,
+            )
             return sync(
                 lock_file,
                 roots[0],
@@ -261,8 +280,9 @@ def register(app: typer.Typer) -> None:
                     registry_config=registry_config,
                     plain_http=plain_http,
                     timeout=timeout,
+                    registry_mirrors=mirrors,
                 ),
-                wanted_path=lock_file.parent / WANTED_NAME,
+                wanted_path=wanted_path,
                 frozen=frozen,
                 prune=prune,
                 target=target,

@@ -122,6 +122,7 @@ def install_from_registry(
 def _fleet_options(
     options: InstallOptions, registry_config: Path | None, plain_http: bool
 ) -> FleetOptions:
+    from nexo_pkg.fleet.mirrors import configured  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
 
     return FleetOptions(
@@ -134,6 +135,7 @@ def _fleet_options(
         plain_http=plain_http,
         limits=options.limits,
         http_timeout=options.http_timeout,
+        registry_mirrors=configured(None),
     )
 
 

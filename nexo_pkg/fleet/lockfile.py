@@ -7,6 +7,9 @@ Wanted set::
     version = "^1.2"                              # optional requirement (default: any)
     targets = ["x86_64-unknown-linux-gnu", "noarch"]   # optional (default: every target)
 
+    [registries."registry.example.com"]         # optional: where else its bytes may come from
+    mirrors = ["mirror.internal:5000", "cache.internal/registry.example.com"]
+
 Lock (written by ``lock``, sorted by plugin id and target, so it only changes when what it
 records changes)::
 
@@ -159,7 +162,8 @@ def read_wanted(path: Path) -> list[WantedPlugin]:
     """Parse the wanted set; ``wanted_invalid`` (exit 2) with the offending key."""
     kind = "wanted_invalid"
     document = _load_toml(path, kind)
-    _check_keys(path, "", document, {"plugins", "schema_version"}, kind)
+    _check_keys(path, "", document, {"plugins", "registries", "schema_version"}, kind)
+    _registries(path, document)
     plugins = document.get("plugins", {})
     if not isinstance(plugins, dict):
         raise _invalid(path, "`plugins` must be a table of plugin ids", kind)
@@ -199,6 +203,36 @@ def read_wanted(path: Path) -> list[WantedPlugin]:
             targets = tuple(sorted(set(targets)))
         wanted.append(WantedPlugin(plugin_id, source, requirement, targets))
     return wanted
+
+
+def _registries(path: Path, document: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """The wanted set's ``[registries."HOST"] mirrors = [...]``; ``wanted_invalid`` when
+    malformed."""
+    from nexo_pkg.fleet.mirrors import check_mirror  # noqa: PLC0415 - only when present
+
+    kind = "wanted_invalid"
+    table = document.get("registries", {})
+    if not isinstance(table, dict):
+        raise _invalid(path, "`registries` must be a table of registry hosts", kind)
+    found: dict[str, tuple[str, ...]] = {}
+    for host, entry in sorted(table.items()):
+        where = f'registries."{host}"'
+        if not isinstance(entry, dict):
+            raise _invalid(path, f"`{where}` must be a table", kind)
+        _check_keys(path, where, entry, {"mirrors"}, kind)
+        mirrors = entry.get("mirrors", [])
+        if not isinstance(mirrors, list) or not all(isinstance(m, str) for m in mirrors):
+            raise _invalid(path, f"`{where}.mirrors` must be a list of HOST[:PORT][/PATH]", kind)
+        try:
+            found[host] = tuple(check_mirror(host, mirror, f"`{where}`")[1] for mirror in mirrors)
+        except NexoError as error:
+            raise _invalid(path, error.message, kind) from error
+    return found
+
+
+def read_registries(path: Path) -> dict[str, tuple[str, ...]]:
+    """The registry mirrors a wanted set names (``{}`` when it names none)."""
+    return _registries(path, _load_toml(path, "wanted_invalid"))
 
 
 def _string(

@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 from support.private_sigstore import PrivateSigstore
 from support.registry import Registry, start_registry
-from support.tarballs import plugin_tarball, write_plugin
+from support.tarballs import plugin_tarball, tree_snapshot, write_plugin
 
 from nexo_pkg.fleet import artifact
 from nexo_pkg.fleet.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient
@@ -72,6 +72,20 @@ def skopeo_copy_all(source: str, destination: str) -> None:
     assert done.returncode == 0, done.stderr
 
 
+def copy_every_tag(source: Registry, target: Registry, repository: str, into: str) -> None:
+    """``skopeo copy --all`` of every tag of ``repository`` (versions and sha256-… indexes)."""
+    for tag in tags_of(source, repository):
+        skopeo_copy_all(f"{source.host}/{repository}:{tag}", f"{target.host}/{into}:{tag}")
+
+
+def wanted_file(directory: Path, source: str) -> Path:
+    """A wanted set that asks for ``echo`` from ``source``, in a new ``directory``."""
+    directory.mkdir()
+    path = directory / "nexo-plugins.toml"
+    path.write_text(f'[plugins.echo]\nsource = "{source}"\n')
+    return path
+
+
 def install_verified(
     env: dict[str, str], reference: str, dest: Path, policy: Path
 ) -> dict[str, Any]:
@@ -87,9 +101,7 @@ def lock_and_sync_frozen(
     env: dict[str, str], tmp_path: Path, source: str, policy: Path, name: str
 ) -> dict[str, Any]:
     """Lock ``source`` and sync it with ``--frozen --require-signature`` into a new root."""
-    project = tmp_path / f"fleet-{name}"
-    project.mkdir()
-    (project / "nexo-plugins.toml").write_text(f'[plugins.echo]\nsource = "{source}"\n')
+    project = wanted_file(tmp_path / f"fleet-{name}", source).parent
     common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
     locked = run_nexo(env, "lock", "-f", str(project / "nexo-plugins.toml"), *common)
     assert locked.returncode == 0, locked.stderr
@@ -116,10 +128,7 @@ def test_a_skopeo_copy_all_of_every_tag_installs_and_syncs_with_its_signatures(
     push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
     tags = tags_of(registry, "plugins/echo")
     assert len([tag for tag in tags if tag.startswith("sha256-")]) == 2
-    for tag in tags:
-        skopeo_copy_all(
-            f"{registry.host}/plugins/echo:{tag}", f"{second_registry.host}/copied/echo:{tag}"
-        )
+    copy_every_tag(registry, second_registry, "plugins/echo", "copied/echo")
     copied = get_json(second_registry, "copied/echo/manifests/1.2.3")
     original = get_json(registry, "plugins/echo/manifests/1.2.3")
     assert "artifactType" in original
@@ -396,3 +405,119 @@ def test_two_pushes_of_one_dist_without_source_date_epoch_give_one_index_digest(
         mtime = archive.getmembers()[0].mtime
     created = index["annotations"][artifact.CREATED]
     assert created == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime))
+
+
+def test_a_frozen_sync_through_a_registry_mirror_never_asks_the_locked_registry(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    wanted = wanted_file(tmp_path / "fleet", registry.ref("plugins/echo"))
+    project = wanted.parent
+    lock_file = project / "nexo-plugins.lock"
+    common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
+    assert run_nexo(fleet_env, "lock", "-f", str(wanted), *common).returncode == 0
+    lock_text = lock_file.read_text()
+
+    def sync_into(name: str, *extra: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+        host_env = {**(env or fleet_env), "NEXO_HOME": str(tmp_path / f"home-{name}")}
+        synced = run_nexo(
+            host_env, "sync", "--lock", str(lock_file), "--dest", str(tmp_path / name),
+            "--frozen", *common, *extra, "--json",
+        )  # fmt: skip
+        assert synced.returncode == 0, synced.stderr
+        return json_of(synced)
+
+    sync_into("from-origin")
+    copy_every_tag(registry, second_registry, "plugins/echo", "plugins/echo")
+    copy_every_tag(registry, second_registry, "plugins/echo", "cache/plugins/echo")
+    registry.stop()
+    served_before = registry.all_requests()
+
+    flag = sync_into("by-flag", "--registry-mirror", f"{registry.host}={second_registry.host}")
+    env = {**fleet_env, "NEXO_REGISTRY_MIRRORS": f"{registry.host}={second_registry.host}"}
+    by_env = sync_into("by-env", env=env)
+    wanted.write_text(
+        wanted.read_text()
+        + f'\n[registries."{registry.host}"]\nmirrors = ["{second_registry.host}/cache"]\n'
+    )
+    by_table = sync_into("by-table")
+
+    origin = tree_snapshot(tmp_path / "from-origin")
+    for name, report in (("by-flag", flag), ("by-env", by_env), ("by-table", by_table)):
+        assert tree_snapshot(tmp_path / name) == origin, name
+        assert list(report["requests"]["registries"]) == [second_registry.host]
+        assert report["plugins"][0]["identity"] == ACME_IDENTITY
+        assert report["relocked"] is False
+    assert registry.all_requests() == served_before
+    assert lock_file.read_text() == lock_text
+
+
+def test_a_mirror_that_serves_other_bytes_is_refused_and_nothing_is_installed(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+) -> None:
+    dist = make_dist(identity=None, targets=(LINUX,))
+    push_dist(dist, registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    wanted = wanted_file(tmp_path / "fleet", registry.ref("plugins/echo"))
+    project = wanted.parent
+    assert run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http").returncode == 0
+    copy_every_tag(registry, second_registry, "plugins/echo", "plugins/echo")
+    tarball = (dist / f"echo-1.2.3-{LINUX}.tar.gz").read_bytes()
+    for blob in second_registry.blob_files():
+        if blob.read_bytes() == tarball:
+            blob.write_bytes(tarball[:-1] + bytes([tarball[-1] ^ 0xFF]))
+    registry.stop()
+    dest = tmp_path / "root"
+    synced = run_nexo(
+        {**fleet_env, "NEXO_HOME": str(tmp_path / "clean-home")},
+        "sync", "--lock", str(project / "nexo-plugins.lock"), "--dest", str(dest), "--frozen",
+        "--plain-http", "--registry-mirror", f"{registry.host}={second_registry.host}", "--json",
+    )  # fmt: skip
+    assert synced.returncode == 1
+    assert json_of(synced)["plugins"][0]["kind"] == "checksum_mismatch"
+    assert not (dest / "echo-1.2.3").exists()
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "kind"),
+    [
+        ("flag", "no-equals-sign", "usage"),
+        ("flag", "registry.example.com=Bad Host", "usage"),
+        ("env", "registry.example.com=", "usage"),
+        ("table", 'mirrors = "not-a-list"', "wanted_invalid"),
+        ("table", 'mirrors = ["bad host"]', "wanted_invalid"),
+        ("table", 'mirror = ["typo.example.com"]', "wanted_invalid"),
+    ],
+)
+def test_a_malformed_mirror_setting_is_refused_before_anything_is_fetched(
+    *, tmp_path: Path, fleet_env: dict[str, str], where: str, value: str, kind: str
+) -> None:
+    project = tmp_path / "fleet"
+    project.mkdir()
+    wanted = '[plugins.echo]\nsource = "oci://registry.example.com/plugins/echo"\n'
+    if where == "table":
+        wanted += f'\n[registries."registry.example.com"]\n{value}\n'
+    (project / "nexo-plugins.toml").write_text(wanted)
+    lock_file = project / "nexo-plugins.lock"
+    env = dict(fleet_env)
+    extra: list[str] = []
+    if where == "flag":
+        extra = ["--registry-mirror", value]
+    if where == "env":
+        env["NEXO_REGISTRY_MIRRORS"] = value
+    dest = tmp_path / "root"
+    refused = run_nexo(env, "sync", "--lock", str(lock_file), "--dest", str(dest), *extra, "--json")
+    assert refused.returncode == 2, refused.stderr
+    assert json_of(refused)["kind"] == kind
+    assert not lock_file.exists()
+    assert not dest.exists()
