@@ -349,7 +349,12 @@ def register(app: typer.Typer) -> None:
     def mirror_command(
         *,
         release: Annotated[
-            str, typer.Argument(metavar="OWNER/REPO@TAG", help="The GitHub release to copy.")
+            str,
+            typer.Argument(
+                metavar="SOURCE",
+                help="The GitHub release to copy (OWNER/REPO@TAG), or a registry version "
+                "(oci://HOST/NS/NAME[:TAG|@sha256:DIGEST]).",
+            ),
         ],
         destination: Annotated[
             str, typer.Argument(metavar="REFERENCE", help="oci://HOST/NS/NAME[:TAG]")
@@ -360,26 +365,42 @@ def register(app: typer.Typer) -> None:
         timeout: TimeoutOption = None,
         json_output: JsonOption = False,
     ) -> None:
-        """Copy a GitHub release and its signature material into a registry.
+        """Copy a GitHub release, or a registry version, with its signature material into a
+        registry.
 
-        Installs from the copy verify the original signer under the same trust policy.
-        Exit codes: 0 mirrored; 1 refused; 2 usage error.
+        From a registry every tag of the version and every referrer is copied with its bytes
+        unchanged; what the destination holds already is skipped, so a cut-off run resumes
+        and a second run copies nothing. Installs from the copy verify the original signer
+        under the same trust policy. Exit codes: 0 mirrored; 1 refused; 2 usage error.
         """
+        from nexo_pkg.fleet.reference import is_oci  # noqa: PLC0415
+
+        def options() -> FleetOptions:
+            return fleet_options(
+                github_api_url=github_api_url,
+                registry_config=registry_config,
+                plain_http=plain_http,
+                timeout=timeout,
+            )
+
+        if is_oci(release):
+            from nexo_pkg.fleet.copy import mirror_registry  # noqa: PLC0415
+
+            copied = guarded(
+                lambda: mirror_registry(release, destination, options()), json_output=json_output
+            )
+            if json_output:
+                emit_json(copied.to_json())
+            else:
+                note(
+                    f"Mirrored {copied.source} to {copied.reference} ({copied.digest}): "
+                    f"{copied.blobs} blob(s), {copied.manifests} manifest(s), "
+                    f"{copied.tags_written} tag(s) copied."
+                )
+            return
         from nexo_pkg.fleet.publish import mirror  # noqa: PLC0415
 
-        result = guarded(
-            lambda: mirror(
-                release,
-                destination,
-                fleet_options(
-                    github_api_url=github_api_url,
-                    registry_config=registry_config,
-                    plain_http=plain_http,
-                    timeout=timeout,
-                ),
-            ),
-            json_output=json_output,
-        )
+        result = guarded(lambda: mirror(release, destination, options()), json_output=json_output)
         if json_output:
             emit_json(result.to_json())
         else:

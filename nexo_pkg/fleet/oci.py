@@ -21,6 +21,7 @@ from nexo_pkg.fleet.reference import OciReference
 from nexo_pkg.fleet.registry import (
     INDEX_MEDIA_TYPE,
     MANIFEST_MEDIA_TYPE,
+    Manifest,
     RegistryClient,
     fallback_tag,
     sha256_digest,
@@ -58,45 +59,8 @@ def resolve(
     A digest or a tag is fetched as is (and must satisfy ``requirement``); with neither, the
     highest semver tag that satisfies ``requirement`` is taken. Raises ``release_not_found``.
     """
-    chosen = reference.reference
-    if chosen is None:
-        candidates = []
-        for tag in client.list_tags(reference.repository):
-            version = _tag_version(tag)
-            if version is None:
-                continue
-            parsed = parse_version(version)
-            if requirement is not None and not requirement.matches(parsed):
-                continue
-            if requirement is None and not parsed.pre.is_empty:
-                continue
-            candidates.append((parsed, tag))
-        if not candidates:
-            wanted = f" matching {requirement}" if requirement is not None else ""
-            raise NexoError(
-                f"{reference} has no version tag{wanted}",
-                kind="release_not_found",
-                details={"source": str(reference)},
-            )
-        chosen = max(candidates, key=lambda pair: _sort_key(pair[0]))[1]
-    found = client.get_manifest(reference.repository, chosen)
-    pinned = f"{reference.base}@{found.digest}"
-    if found.media_type == INDEX_MEDIA_TYPE:
-        plugin = artifact.parse_index(found.json(), found.digest, pinned)
-    elif found.media_type == MANIFEST_MEDIA_TYPE:
-        plugin = artifact.parse_single_manifest(found.json(), found.digest, len(found.data), pinned)
-    else:
-        named = (
-            reference.with_digest(chosen)
-            if chosen.startswith("sha256:")
-            else reference.with_tag(chosen)
-        )
-        raise NexoError(
-            f"{named} is a "
-            f"{found.media_type or 'manifest of no media type'}, not a nexo plugin (an OCI "
-            "image index or manifest)",
-            kind="registry_invalid",
-        )
+    chosen = reference.reference or latest_tag(client, reference, requirement)
+    plugin = plugin_of(client.get_manifest(reference.repository, chosen), reference, chosen)
     if requirement is not None and not requirement.matches(parse_version(plugin.version)):
         raise NexoError(
             f"{reference} is {plugin.plugin_id} {plugin.version}, which does not match "
@@ -104,6 +68,52 @@ def resolve(
             kind="release_not_found",
         )
     return plugin
+
+
+def latest_tag(
+    client: RegistryClient, reference: OciReference, requirement: VersionReq | None
+) -> str:
+    """The highest semver tag of ``reference``'s repository that satisfies ``requirement``
+    (no prerelease unless it asks for one); ``release_not_found`` when there is none."""
+    candidates = []
+    for tag in client.list_tags(reference.repository):
+        version = _tag_version(tag)
+        if version is None:
+            continue
+        parsed = parse_version(version)
+        if requirement is not None and not requirement.matches(parsed):
+            continue
+        if requirement is None and not parsed.pre.is_empty:
+            continue
+        candidates.append((parsed, tag))
+    if not candidates:
+        wanted = f" matching {requirement}" if requirement is not None else ""
+        raise NexoError(
+            f"{reference} has no version tag{wanted}",
+            kind="release_not_found",
+            details={"source": str(reference)},
+        )
+    return max(candidates, key=lambda pair: _sort_key(pair[0]))[1]
+
+
+def plugin_of(found: Manifest, reference: OciReference, chosen: str) -> PluginVersion:
+    """The plugin version an index or a single manifest ``found`` (fetched as ``chosen``, a
+    tag or digest of ``reference``) holds; ``registry_invalid`` for anything else."""
+    pinned = f"{reference.base}@{found.digest}"
+    if found.media_type == INDEX_MEDIA_TYPE:
+        return artifact.parse_index(found.json(), found.digest, pinned)
+    if found.media_type == MANIFEST_MEDIA_TYPE:
+        return artifact.parse_single_manifest(found.json(), found.digest, len(found.data), pinned)
+    named = (
+        reference.with_digest(chosen)
+        if chosen.startswith("sha256:")
+        else reference.with_tag(chosen)
+    )
+    raise NexoError(
+        f"{named} is a {found.media_type or 'manifest of no media type'}, not a nexo plugin "
+        "(an OCI image index or manifest)",
+        kind="registry_invalid",
+    )
 
 
 def _sort_key(version: Version) -> tuple[int, int, int, Prerelease]:

@@ -78,6 +78,27 @@ def copy_every_tag(source: Registry, target: Registry, repository: str, into: st
         skopeo_copy_all(f"{source.host}/{repository}:{tag}", f"{target.host}/{into}:{tag}")
 
 
+def push_docker_manifest(running: Registry, repository: str, tag: str | None) -> str:
+    """A docker image manifest (neither an OCI index nor manifest) under ``tag``, else under
+    its digest; returns the digest."""
+    docker = "application/vnd.docker.distribution.manifest.v2+json"
+    with RegistryClient(running.host, plain_http=True, loopback=True) as client:
+        config, size = client.push_blob(repository, b"{}")
+        data = artifact.canonical(
+            {
+                "schemaVersion": 2,
+                "mediaType": docker,
+                "config": artifact.descriptor(
+                    "application/vnd.docker.container.image.v1+json", config, size
+                ),
+                "layers": [],
+            }
+        )
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        client.put_manifest(repository, tag or digest, data, docker)
+    return digest
+
+
 def wanted_file(directory: Path, source: str) -> Path:
     """A wanted set that asks for ``echo`` from ``source``, in a new ``directory``."""
     directory.mkdir()
@@ -279,21 +300,7 @@ def test_a_foreign_manifest_by_digest_names_the_reference_with_an_at_sign(
     registry: Registry,
 ) -> None:
     """A docker image manifest is neither an index nor an OCI manifest."""
-    docker = "application/vnd.docker.distribution.manifest.v2+json"
-    with RegistryClient(registry.host, plain_http=True, loopback=True) as client:
-        config, size = client.push_blob("foreign/thing", b"{}")
-        data = artifact.canonical(
-            {
-                "schemaVersion": 2,
-                "mediaType": docker,
-                "config": artifact.descriptor(
-                    "application/vnd.docker.container.image.v1+json", config, size
-                ),
-                "layers": [],
-            }
-        )
-        digest = "sha256:" + hashlib.sha256(data).hexdigest()
-        client.put_manifest("foreign/thing", digest, data, docker)
+    digest = push_docker_manifest(registry, "foreign/thing", None)
     refused = run_nexo(
         fleet_env, "install", f"{registry.ref('foreign/thing')}@{digest}",
         "--dest", str(tmp_path / "plugins"), "--plain-http", "--yes", "--json",
@@ -521,3 +528,98 @@ def test_a_malformed_mirror_setting_is_refused_before_anything_is_fetched(
     assert json_of(refused)["kind"] == kind
     assert not lock_file.exists()
     assert not dest.exists()
+
+
+def raw_manifest(running: Registry, repository: str, reference: str) -> bytes:
+    request = urllib.request.Request(
+        f"http://{running.host}/v2/{repository}/manifests/{reference}", headers={"Accept": ACCEPT}
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return bytes(answer.read())
+
+
+def mirror(env: dict[str, str], source: str, destination: str) -> dict[str, Any]:
+    done = run_nexo(env, "mirror", source, destination, "--plain-http", "--json")
+    assert done.returncode == 0, done.stderr
+    return json_of(done)
+
+
+def test_mirror_between_registries_keeps_every_digest_and_a_second_run_copies_nothing(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    index = raw_manifest(registry, "plugins/echo", "1.2.3")
+    with RegistryClient(registry.host, plain_http=True, loopback=True) as client:
+        client.put_manifest("plugins/echo", "stable", index, INDEX_MEDIA_TYPE)
+    source, copy = registry.ref("plugins/echo:1.2.3"), second_registry.ref("copy/echo")
+
+    first = mirror(fleet_env, source, copy)
+    assert first["tags"] == ["1.2.3", "stable"]
+    assert first["copied"]["blobs"] >= 5  # empty config, two tarballs, two bundles
+    assert tags_of(second_registry, "copy/echo") == tags_of(registry, "plugins/echo")
+    for tag in tags_of(registry, "plugins/echo"):
+        assert raw_manifest(second_registry, "copy/echo", tag) == raw_manifest(
+            registry, "plugins/echo", tag
+        )
+
+    writes = second_registry.requests("(PUT|POST|PATCH)", ".")
+    again = mirror(fleet_env, source, copy)
+    assert again["copied"] == {"blobs": 0, "manifests": 0, "tags": 0}
+    assert again["digest"] == first["digest"]
+    assert second_registry.requests("(PUT|POST|PATCH)", ".") == writes
+
+    registry.stop()
+    result = install_verified(
+        fleet_env, second_registry.ref("copy/echo:stable"), tmp_path / "plugins", policy
+    )
+    assert (result["signature"]["status"], result["signature"]["identity"]) == (
+        "verified",
+        ACME_IDENTITY,
+    )
+
+
+def test_mirror_between_registries_resumes_a_partial_copy(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+) -> None:
+    dist = make_dist()
+    push_dist(dist, registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    full = mirror(fleet_env, registry.ref("plugins/echo:1.2.3"), second_registry.ref("full/echo"))
+    # A run cut off after one tarball: only that blob is there.
+    with RegistryClient(second_registry.host, plain_http=True, loopback=True) as client:
+        client.push_blob("part/echo", dist / f"echo-1.2.3-{LINUX}.tar.gz")
+    resumed = mirror(
+        fleet_env, registry.ref("plugins/echo:1.2.3"), second_registry.ref("part/echo")
+    )
+    assert resumed["copied"]["blobs"] == full["copied"]["blobs"] - 1
+    assert resumed["copied"]["manifests"] == full["copied"]["manifests"]
+    assert tags_of(second_registry, "part/echo") == tags_of(registry, "plugins/echo")
+
+
+def test_mirror_between_registries_refuses_what_is_not_a_plugin_and_writes_nothing(
+    *, fleet_env: dict[str, str], registry: Registry, second_registry: Registry
+) -> None:
+    push_docker_manifest(registry, "foreign/thing", "1.0.0")
+    refused = run_nexo(
+        fleet_env, "mirror", registry.ref("foreign/thing:1.0.0"),
+        second_registry.ref("copy/thing"), "--plain-http", "--json",
+    )  # fmt: skip
+    assert refused.returncode == 1
+    assert json_of(refused)["kind"] == "registry_invalid"
+    assert second_registry.requests("(PUT|POST|PATCH)", ".") == 0
+    to_digest = run_nexo(
+        fleet_env, "mirror", registry.ref("foreign/thing:1.0.0"),
+        second_registry.ref("copy/thing") + "@sha256:" + "a" * 64, "--plain-http", "--json",
+    )  # fmt: skip
+    assert to_digest.returncode == 2
+    assert json_of(to_digest)["kind"] == "usage"
