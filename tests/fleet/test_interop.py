@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 import subprocess
 import tarfile
 import time
@@ -24,6 +22,7 @@ import pytest
 from support.private_sigstore import PrivateSigstore
 from support.registry import Registry, start_registry
 from support.tarballs import plugin_tarball, tree_snapshot, write_plugin
+from support.tools import require_tool
 
 from nexo_pkg.fleet import artifact
 from nexo_pkg.fleet.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient
@@ -43,12 +42,7 @@ def second_registry(tmp_path: Path) -> Iterator[Registry]:
 
 
 def skopeo() -> str:
-    found = shutil.which("skopeo")
-    if found is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("skopeo is not installed (scripts/test.sh installs it)")
-        pytest.skip("skopeo is not installed: apt-get install skopeo (scripts/test.sh does)")
-    return found
+    return require_tool("skopeo", "apt-get install skopeo (scripts/test.sh does in CI)")
 
 
 def get_json(running: Registry, path: str) -> dict[str, Any]:
