@@ -28,6 +28,7 @@ records changes)::
     asset = "echo-1.2.3-noarch.tar.gz"
     size = 1234
     sha256 = "…"
+    tree = "n1:…"           # the unpacked tree's hash (fleet.treehash)
     manifest = "sha256:…"   # OCI sources: the target's manifest digest
     identity = "https://github.com/…"   # signer (absent when unsigned)
     issuer = "https://token.actions.githubusercontent.com"
@@ -60,6 +61,7 @@ LOCK_VERSION = 1
 ANY = "*"
 _TARGET = re.compile(r"^(?:noarch|[A-Za-z0-9_]+(?:-[A-Za-z0-9_.]+){1,3})$")
 _HEX = re.compile(r"^[0-9a-f]{64}$")
+_TREE = re.compile(r"^n1:[0-9a-f]{64}$")
 HEADER = (
     "This file is written by `nexo plugin lock` from nexo-plugins.toml; do not edit it.",
     "`nexo plugin sync` installs exactly what it names, checking every byte and signer.",
@@ -93,6 +95,8 @@ class LockedTarget:
     manifest: str | None = None
     identity: str | None = None
     issuer: str | None = None
+    # The unpacked tree's hash (fleet.treehash, ``n1:…``); absent in earlier locks.
+    tree: str | None = None
 
 
 @dataclass(frozen=True)
@@ -253,6 +257,13 @@ def _timestamp(path: Path, where: str, table: dict[str, Any]) -> str | None:
     return value  # type: ignore[no-any-return]
 
 
+def _tree(path: Path, where: str, table: dict[str, Any]) -> str | None:
+    value = _string(path, where, table, "tree", optional=True)
+    if value is not None and not _TREE.fullmatch(value):
+        raise _invalid(path, f"`{where}.tree` is not n1: followed by 64 hex digits")
+    return value  # type: ignore[no-any-return]
+
+
 def read_lock(path: Path) -> Lock:
     """Parse a lock file; ``lock_invalid`` (exit 2) when it is not one nexo-pkg wrote."""
     document = _load_toml(path, "lock_invalid")
@@ -286,7 +297,8 @@ def read_lock(path: Path) -> Lock:
             if not _TARGET.fullmatch(target) or not isinstance(row, dict):
                 raise _invalid(path, f"`{at}` is not a target entry")
             _check_keys(
-                path, at, row, {"asset", "size", "sha256", "manifest", "identity", "issuer"},
+                path, at, row,
+                {"asset", "size", "sha256", "tree", "manifest", "identity", "issuer"},
                 "lock_invalid",
             )  # fmt: skip
             size = row.get("size")
@@ -301,6 +313,7 @@ def read_lock(path: Path) -> Lock:
                 manifest=_string(path, at, row, "manifest", optional=True),
                 identity=_string(path, at, row, "identity", optional=True),
                 issuer=_string(path, at, row, "issuer", optional=True),
+                tree=_tree(path, at, row),
             )
         source = _string(path, where, entry, "source")
         try:
@@ -348,7 +361,7 @@ def render_lock(lock: Lock) -> str:
             item.add("asset", row.asset)
             item.add("size", row.size)
             item.add("sha256", row.sha256)
-            for key in ("manifest", "identity", "issuer"):
+            for key in ("tree", "manifest", "identity", "issuer"):
                 value = getattr(row, key)
                 if value:
                     item.add(key, value)
