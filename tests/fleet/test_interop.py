@@ -238,6 +238,17 @@ def test_an_oras_push_of_a_tarball_with_the_documented_annotations_installs(
     result = json_of(installed)
     assert (result["id"], result["version"], result["target"]) == ("echo", "1.2.3", LINUX)
     assert (dest / "echo-1.2.3" / "bin" / "echo").is_file()
+    # Lock and sync take it as a version with that one target.
+    wanted = wanted_file(tmp_path / "fleet", registry.ref("single/echo"))
+    locked = run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http")
+    assert locked.returncode == 0, locked.stderr
+    assert f"[plugins.echo.targets.{LINUX}]" in (wanted.parent / "nexo-plugins.lock").read_text()
+    synced = run_nexo(
+        fleet_env, "sync", "--lock", str(wanted.parent / "nexo-plugins.lock"),
+        "--dest", str(tmp_path / "root"), "--frozen", "--plain-http",
+    )  # fmt: skip
+    assert synced.returncode == 0, synced.stderr
+    assert (tmp_path / "root" / "echo-1.2.3" / "bin" / "echo").is_file()
 
 
 def test_a_manifest_without_the_annotations_is_refused_as_not_a_plugin(
