@@ -76,12 +76,6 @@ def io_error(action: str, exc: OSError) -> NexoError:
     return NexoError(f"cannot {action}: {exc.strerror or exc}", kind="io")
 
 
-def nexo_home_from_env() -> Path:
-    """``NEXO_HOME``, else ``~/.nexo``."""
-    value = os.environ.get("NEXO_HOME")
-    return Path(value).expanduser() if value else Path.home() / ".nexo"
-
-
 def default_dest(nexo_home: Path) -> Path:
     return nexo_home / "state" / "plugins"
 
@@ -388,6 +382,9 @@ class InstallRoot:
 
     dest: Path
     created: list[Path] = field(default_factory=list)
+    # Every staging holder this run may have made, named before it is made: a signal that
+    # lands between its creation and the caller's bookkeeping still finds it (locked_root).
+    staging_holders: list[Path] = field(default_factory=list)
 
     @property
     def bookkeeping(self) -> Path:
@@ -421,7 +418,12 @@ class InstallRoot:
         A failure or a signal (SIGTERM) after the holder was made takes the holder away again:
         the caller owns the staging tree only once this returns.
         """
-        holder = self._holder(STAGING_AREA, plugin_id)
+        holder = self.area(STAGING_AREA) / f"{plugin_id}-{secrets.token_hex(6)}"
+        self.staging_holders.append(holder)
+        try:
+            make_dir(holder)
+        except OSError as exc:
+            raise io_error(f"create {holder}", exc) from exc
         try:
             tree = holder / TREE_NAME
             make_dir(tree)
@@ -601,6 +603,10 @@ def locked_root(dest: Path, *, timeout: float | None = None) -> Iterator[Install
         root.recover()
         yield root
     except BaseException:
+        # A staging tree of this run that was not published (a failure, or a signal at any
+        # moment, even before the caller held on to it) is never left behind.
+        for holder in root.staging_holders:
+            discard(holder)
         root.prune()
         if lock_path in created:
             with contextlib.suppress(OSError):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ __all__ = [
     "LintOptions",
     "diagnostic_matches",
     "lint_bytes",
+    "lint_config_source",
     "lint_file",
     "lint_parsed",
     "lint_source",
@@ -111,13 +113,48 @@ def lint_parsed(parsed: ParsedManifest, options: LintOptions | None = None) -> l
     return _filtered(kept, options)
 
 
+def _lint_by_parser(
+    parsed: ParsedManifest, path: str, options: LintOptions | None
+) -> tuple[str, list[Diagnostic]]:
+    """The parser whose rules apply to ``parsed`` (see :mod:`nexo_pkg.lint.microapp`) and its
+    findings."""
+    maybe_microapp = "transport" in parsed.data or "capabilities" in parsed.data
+    if parsed.syntax_errors or not (maybe_microapp or Path(path).name == "nexo-plugin.toml"):
+        return "plugin-manifest", lint_parsed(parsed, options)
+    from nexo_pkg.lint import microapp  # noqa: PLC0415 - keeps `import engine` cheap
+
+    parser = microapp.manifest_parser(parsed.data, path)
+    options = options or LintOptions()
+    if parser == "extension-manifest":
+        return parser, _filtered(microapp.lint_microapp(parsed, options), options)
+    sibling = microapp.companion_of(path) if parser == "companion-manifest" else None
+    if sibling is not None:
+        return parser, _filtered(microapp.lint_companion(parsed, sibling), options)
+    return "plugin-manifest", lint_parsed(parsed, options)
+
+
 def lint_source(
-    text: str, *, path: str = "nexo-plugin.toml", options: LintOptions | None = None
+    text: str,
+    *,
+    path: str = "nexo-plugin.toml",
+    options: LintOptions | None = None,
+    microapps: bool = False,
 ) -> FileResult:
-    """Lint manifest ``text``; never raises for bad input."""
+    """Lint manifest ``text``; never raises for bad input.
+
+    With ``microapps`` (the lint command and the language server) the file decides the rules:
+    an extension-shaped ``plugin.toml`` is a microapp manifest, a ``nexo-plugin.toml`` beside
+    one its companion, anything else a plugin manifest (:mod:`nexo_pkg.lint.microapp`).
+    Without it (``pack``, ``install``: the plugin release layout) every file is a plugin
+    manifest. The result's ``parser`` says which rules applied.
+    """
     parsed = parse_manifest(text)
+    parser = "plugin-manifest"
     try:
-        diagnostics = lint_parsed(parsed, options)
+        if microapps:
+            parser, diagnostics = _lint_by_parser(parsed, path, options)
+        else:
+            diagnostics = lint_parsed(parsed, options)
     except RecursionError:
         # Deeply nested values that the parser accepted can still exhaust a validator.
         from nexo_pkg.manifest import core_rules  # noqa: PLC0415 - rare path
@@ -130,27 +167,55 @@ def lint_source(
                 "no manifest key needs more than a few levels of nesting",
             )
         ]
-    return FileResult(path, tuple(unsuppressed(text, diagnostics)), text)
+    return FileResult(path, tuple(unsuppressed(text, diagnostics)), text, parser)
+
+
+def lint_config_source(
+    text: str, *, path: str, options: LintOptions | None = None
+) -> FileResult | None:
+    """Lint one of the daemon's config files (``extensions.yaml``, ``agents.yaml``,
+    ``agents.d/*.yaml``); ``None`` when ``path``/``text`` is none of them. Never raises."""
+    from nexo_pkg.lint import daemon_files  # noqa: PLC0415 - only config files pay for it
+
+    kind = daemon_files.config_kind(path, text)
+    if kind is None:
+        return None
+    diagnostics = _filtered(
+        daemon_files.lint_config_text(text, path=path, kind=kind), options or LintOptions()
+    )
+    return FileResult(
+        path, tuple(unsuppressed(text, diagnostics)), text, daemon_files.PARSER_NAMES[kind]
+    )
 
 
 def lint_bytes(
-    raw: bytes, *, path: str = "nexo-plugin.toml", options: LintOptions | None = None
+    raw: bytes,
+    *,
+    path: str = "nexo-plugin.toml",
+    options: LintOptions | None = None,
+    microapps: bool = True,
 ) -> FileResult:
     """Lint raw file content: decoding problems (not UTF-8, binary, too large) are findings.
 
     A file named ``trusted_keys.toml`` (or of another name that is plainly a trust policy:
     ``schema_version`` or ``[[authors]]`` and no ``[plugin]``) is checked by the install
-    package's policy linter instead.
+    package's policy linter instead. With ``microapps`` (the default: this is the lint
+    command's entry), the daemon's ``extensions.yaml``/``agents.yaml`` get the config lint and
+    manifests their kind's rules (:func:`lint_source`).
     """
     text, problems = decode_manifest(raw)
     if problems:
         return FileResult(path, tuple(_filtered(problems, options or LintOptions())), text)
+    if microapps and path.endswith((".yaml", ".yml")):
+        config_result = lint_config_source(text, path=path, options=options)
+        if config_result is not None:
+            return config_result
     if Path(path).name == TRUST_POLICY_FILENAME or _looks_like_trust_policy(text, path):
         policy_result = _lint_trust_policy(text, path)
         if policy_result is not None:
             kept = _filtered(policy_result.diagnostics, options or LintOptions())
-            return FileResult(policy_result.path, tuple(kept), policy_result.source)
-    return lint_source(text, path=path, options=options)
+            return FileResult(policy_result.path, tuple(kept), policy_result.source, "trust-policy")
+    return lint_source(text, path=path, options=options, microapps=microapps)
 
 
 _POLICY_ROOT_KEY = re.compile(r"^\s*(?:schema_version\s*=|\[\[\s*authors\s*\]\])", re.MULTILINE)
@@ -176,9 +241,12 @@ def _lint_trust_policy(text: str, path: str) -> FileResult | None:
     return result
 
 
-def lint_file(path: Path, *, options: LintOptions | None = None) -> FileResult:
-    """Lint the manifest at ``path``; an unreadable file raises :class:`OSError`."""
-    return lint_bytes(path.read_bytes(), path=str(path), options=options)
+def lint_file(
+    path: Path, *, options: LintOptions | None = None, microapps: bool = False
+) -> FileResult:
+    """Lint the manifest at ``path`` (as a plugin manifest unless ``microapps``, see
+    :func:`lint_source`); an unreadable file raises :class:`OSError`."""
+    return lint_bytes(path.read_bytes(), path=str(path), options=options, microapps=microapps)
 
 
 def note_shadowed(result: FileResult, used: Path, options: LintOptions | None = None) -> FileResult:
@@ -195,4 +263,4 @@ def note_shadowed(result: FileResult, used: Path, options: LintOptions | None = 
         f"delete one of {used.name} and {Path(result.path).name}",
     )
     kept = _filtered([warning, *result.diagnostics], options or LintOptions())
-    return FileResult(result.path, tuple(kept), result.source)
+    return replace(result, diagnostics=tuple(kept))
