@@ -35,6 +35,9 @@ from nexo_pkg.fleet.registry import (
 from nexo_pkg.fleet.sources import FleetOptions, Session
 from nexo_pkg.install.blobcache import BlobSink
 
+# Index -> manifest -> referrer -> its referrers …: a version is 3 or 4 levels deep.
+MAX_DEPTH = 16
+
 
 @dataclass
 class CopyResult:
@@ -106,17 +109,24 @@ class _Copier:
             self.destination.push_blob(self.destination_repository, path)
         self.result.blobs += 1
 
-    def manifest(self, digest: str, found: Manifest | None = None) -> None:
-        """Copy manifest ``digest`` with what it refers to and what refers to it."""
+    def manifest(self, digest: str, found: Manifest | None = None, depth: int = 0) -> None:
+        """Copy manifest ``digest`` with what it refers to and what refers to it;
+        ``registry_invalid`` past :data:`MAX_DEPTH` levels of either."""
         if digest in self.seen:
             return
+        if depth > MAX_DEPTH:
+            raise NexoError(
+                f"{digest} is more than {MAX_DEPTH} manifests or referrers deep below the "
+                "version; a plugin version is never nested so far",
+                kind="registry_invalid",
+            )
         self.seen.add(digest)
         found = found or self.source.get_manifest(self.source_repository, digest)
         document = found.json()
         if found.media_type == INDEX_MEDIA_TYPE:
             for child in document.get("manifests") or []:
                 if isinstance(child, dict) and isinstance(child.get("digest"), str):
-                    self.manifest(child["digest"])
+                    self.manifest(child["digest"], depth=depth + 1)
         else:
             self.blob(document.get("config"))
             for layer in document.get("layers") or []:
@@ -126,13 +136,13 @@ class _Copier:
                 self.destination_repository, digest, found.data, found.media_type
             )
             self.result.manifests += 1
-        self.referrers(digest)
+        self.referrers(digest, depth)
 
-    def referrers(self, subject: str) -> None:
+    def referrers(self, subject: str, depth: int) -> None:
         listed = self.source.referrers(self.source_repository, subject)
         for item in listed:
             if isinstance(item.get("digest"), str):
-                self.manifest(item["digest"])
+                self.manifest(item["digest"], depth=depth + 1)
         tag = fallback_tag(subject)
         try:
             index = self.source.get_manifest(self.source_repository, tag)
@@ -141,7 +151,7 @@ class _Copier:
                 raise
             index = None
         if index is not None:
-            self.tag(tag, index)
+            self.tag(tag, index, depth + 1)
         elif listed:
             self._index_for(subject, listed)
 
@@ -162,11 +172,11 @@ class _Copier:
         )
         self.result.tags_written += 1
 
-    def tag(self, tag: str, found: Manifest) -> None:
+    def tag(self, tag: str, found: Manifest, depth: int = 0) -> None:
         """Point ``tag`` at ``found`` (its bytes as the source has them) unless it does."""
         for child in found.json().get("manifests") or []:
             if isinstance(child, dict) and isinstance(child.get("digest"), str):
-                self.manifest(child["digest"])
+                self.manifest(child["digest"], depth=depth + 1)
         try:
             current = self.destination.get_manifest(self.destination_repository, tag).digest
         except NexoError as error:

@@ -628,3 +628,48 @@ def test_mirror_between_registries_refuses_what_is_not_a_plugin_and_writes_nothi
     )  # fmt: skip
     assert to_digest.returncode == 2
     assert json_of(to_digest)["kind"] == "usage"
+
+
+def test_mirror_between_registries_stops_at_a_referrer_chain_too_deep_for_a_plugin(
+    *, fleet_env: dict[str, str], registry: Registry, second_registry: Registry, make_dist: MakeDist
+) -> None:
+    """A source registry answering with an endless chain of referrers is refused in one
+    line, not followed until the interpreter's recursion limit."""
+    push_dist(make_dist(identity=None, targets=(LINUX,)), registry.ref("plugins/echo"),
+              Path(fleet_env["NEXO_HOME"]))  # fmt: skip
+    (entry,) = get_json(registry, "plugins/echo/manifests/1.2.3")["manifests"]
+    subject = artifact.descriptor(MANIFEST_MEDIA_TYPE, entry["digest"], entry["size"])
+    with RegistryClient(registry.host, plain_http=True, loopback=True) as client:
+        empty, size = client.push_blob("plugins/echo", artifact.EMPTY_DATA)
+        for _ in range(24):
+            data = artifact.canonical(
+                {
+                    "schemaVersion": 2,
+                    "mediaType": MANIFEST_MEDIA_TYPE,
+                    "artifactType": "application/x-chain",
+                    "config": artifact.descriptor(artifact.EMPTY_MEDIA_TYPE, empty, size),
+                    "layers": [artifact.descriptor(artifact.EMPTY_MEDIA_TYPE, empty, size)],
+                    "subject": subject,
+                }
+            )
+            digest = "sha256:" + hashlib.sha256(data).hexdigest()
+            client.put_manifest("plugins/echo", digest, data, MANIFEST_MEDIA_TYPE)
+            listing = {
+                "schemaVersion": 2,
+                "mediaType": INDEX_MEDIA_TYPE,
+                "manifests": [artifact.descriptor(MANIFEST_MEDIA_TYPE, digest, len(data))],
+            }
+            client.put_manifest(
+                "plugins/echo", str(subject["digest"]).replace(":", "-"),
+                artifact.canonical(listing), INDEX_MEDIA_TYPE,
+            )  # fmt: skip
+            subject = artifact.descriptor(MANIFEST_MEDIA_TYPE, digest, len(data))
+    refused = run_nexo(
+        fleet_env, "mirror", registry.ref("plugins/echo:1.2.3"), second_registry.ref("copy/echo"),
+        "--plain-http", "--json",
+    )  # fmt: skip
+    assert refused.returncode == 1, refused.stderr
+    document = json_of(refused)
+    assert document["kind"] == "registry_invalid"
+    assert "deep" in document["error"]
+    assert "Traceback" not in refused.stderr
