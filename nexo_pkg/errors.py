@@ -24,6 +24,9 @@ class NexoError(Exception):
 
     kind: str = "error"
     exit_code: int = EXIT_FAILURE
+    #: The message is several lines written by nexo-pkg (a list, one item a line): each line
+    #: is escaped on its own instead of the line feeds being shown as ``\u000a``.
+    multiline: bool = False
 
     def __init__(
         self,
@@ -32,9 +35,12 @@ class NexoError(Exception):
         kind: str | None = None,
         exit_code: int | None = None,
         details: dict[str, Any] | None = None,
+        multiline: bool | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
+        if multiline is not None:
+            self.multiline = multiline
         if kind is not None:
             self.kind = kind
         if exit_code is not None:

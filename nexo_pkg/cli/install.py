@@ -21,7 +21,9 @@ from nexo_pkg.cli.common import (
     say,
     warn,
 )
+from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
+from nexo_pkg.install.bounded import DEFAULT_TIMEOUT_SECONDS, SLOW_NOTICE_SECONDS
 from nexo_pkg.terminal import printable
 
 # The install machinery (store, archive inspection, trust policy, httpx) is imported inside
@@ -88,7 +90,8 @@ TimeoutOption = Annotated[
         "--timeout",
         metavar="SECONDS",
         help="Most one HTTP request may take, retries included (default: NEXO_HTTP_TIMEOUT, "
-        "else 300).",
+        f"else {DEFAULT_TIMEOUT_SECONDS:g} s). An answer slower than {SLOW_NOTICE_SECONDS:g} s "
+        "is noted on stderr.",
     ),
 ]
 InstallTimeoutOption = Annotated[
@@ -97,7 +100,8 @@ InstallTimeoutOption = Annotated[
         "--timeout",
         metavar="SECONDS",
         help="Most the command's HTTP requests may take together, retries included, per "
-        "plugin (default: NEXO_HTTP_TIMEOUT, else 300).",
+        f"plugin (default: NEXO_HTTP_TIMEOUT, else {DEFAULT_TIMEOUT_SECONDS:g} s). An answer "
+        f"slower than {SLOW_NOTICE_SECONDS:g} s is noted on stderr.",
     ),
 ]
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Run every check, install nothing.")]
@@ -146,6 +150,7 @@ def _fleet_options(
         limits=options.limits,
         http_timeout=options.http_timeout,
         registry_mirrors=configured(None),
+        notice=options.notice,
     )
 
 
@@ -499,6 +504,7 @@ def register(app: typer.Typer) -> None:
                 limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
                 show_progress=_progress_wanted(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
+                notice=None if json_output else say,
                 daemon=daemon_version(nexo_version),
             )
             if source_text.startswith("oci://"):
@@ -536,7 +542,11 @@ def register(app: typer.Typer) -> None:
         *,
         plugin_id: Annotated[
             str | None,
-            typer.Argument(metavar="[ID]", help="Id of an installed plugin (or pass --all)."),
+            typer.Argument(
+                metavar="[ID]",
+                help="Id of an installed plugin (or pass --all).",
+                autocompletion=installed_ids,
+            ),
         ] = None,
         upgrade_all: Annotated[
             bool,
@@ -613,6 +623,7 @@ def register(app: typer.Typer) -> None:
                 dry_run=dry_run,
                 show_progress=_progress_wanted(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
+                notice=None if json_output else say,
                 allow_signer_change=allow_signer_change,
                 daemon=daemon_version(nexo_version),
             )
@@ -779,7 +790,12 @@ def register(app: typer.Typer) -> None:
     @app.command("remove")
     def remove_command(
         *,
-        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
+        plugin_id: Annotated[
+            str,
+            typer.Argument(
+                metavar="ID", help="Id of an installed plugin.", autocompletion=installed_ids
+            ),
+        ],
         dest: DestOption = None,
         config: ConfigOption = None,
         yes: YesOption = False,
@@ -828,7 +844,11 @@ def register(app: typer.Typer) -> None:
         *,
         plugin_id: Annotated[
             str | None,
-            typer.Argument(metavar="[ID]", help="Id to verify (default: every installed plugin)."),
+            typer.Argument(
+                metavar="[ID]",
+                help="Id to verify (default: every installed plugin).",
+                autocompletion=installed_ids,
+            ),
         ] = None,
         dest: DestOption = None,
         config: ConfigOption = None,

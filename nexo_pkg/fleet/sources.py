@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,6 +58,8 @@ class FleetOptions:
     http_timeout: float | None = None
     # Registry host -> mirrors that may serve the bytes a lock pins (fleet.mirrors).
     registry_mirrors: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Hears "still waiting" lines about slow GitHub answers (the CLI's notes); None: quiet.
+    notice: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -146,6 +148,7 @@ class Session:
                 resolve_token(api_base),
                 retry_base_delay=self.options.retry_base_delay,
                 timeout=self.options.http_timeout,
+                notice=self.options.notice,
             )
             self._stack.callback(self._github.close)
         return self._github

@@ -27,7 +27,7 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
     ``manifest_mismatch`` when its id/version differ from the asset's, and
     ``archive_invalid`` when ``bin/<id>`` is not a regular file in the archive.
     """
-    manifest_name, manifest, microapp = _payload_manifest(listing)
+    manifest_name, manifest, _microapp = _payload_manifest(listing)
     if manifest is None or manifest_name is None:
         names = " or ".join(MANIFEST_NAMES)
         too_large = any(name in listing.files for name in MANIFEST_NAMES)
@@ -39,12 +39,8 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
         raise NexoError(f"{manifest_name} is not UTF-8 text", kind="manifest_invalid") from exc
     # Settings of the daemon's runtime (host networking) are the operator's to grant where the
     # daemon runs, not the installer's to demand: they are shown on the confirmation screen.
-    result = lint_source(
-        text,
-        path=manifest_name,
-        options=RUNTIME_SETTINGS_GRANTED,
-        microapps=microapp,
-    )
+    # The file decides the rules: an extension-shaped plugin.toml gets the microapp's.
+    result = lint_source(text, path=manifest_name, options=RUNTIME_SETTINGS_GRANTED)
     if not result.success:
         errors = result.errors
         first = errors[0]

@@ -8,8 +8,9 @@ placeholders are found and resolved as the loader does (``crates/config/src/env.
 
 Cross-file checks compare the files with the microapps the daemon discovers: every
 ``plugin.toml`` under ``search_paths`` (relative to the working directory, as the daemon's),
-walked ``max_depth`` deep, skipping ``ignore_dirs``, first of a duplicate id kept; and their
-``nexo-plugin.toml`` companions (admin capabilities, HTTP server), as the admin bootstrap does.
+walked ``max_depth`` deep, skipping ``ignore_dirs``, that the extension parser accepts (nested
+ones dropped, the first of a duplicate id kept); and their ``nexo-plugin.toml`` companions
+(admin capabilities, HTTP server), as the admin bootstrap reads them.
 Nothing here raises on bad input; every problem is a :class:`Diagnostic`.
 """
 
@@ -24,8 +25,9 @@ from typing import Any, Literal
 from nexo_pkg.daemon_config import resolve_placeholder
 from nexo_pkg.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.files import read_config_bytes
-from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, parse_yaml
+from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, parse_yaml, position_of
 from nexo_pkg.manifest import microapp
+from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
 from nexo_pkg.manifest.shape import (
     BOOL,
@@ -243,34 +245,53 @@ def discover_microapps(
     max_depth: int = DEFAULT_MAX_DEPTH,
     cwd: Path | None = None,
 ) -> list[DiscoveredMicroapp]:
-    """The microapps under ``search_paths`` as the daemon's boot discovery finds them.
+    """The microapps under ``search_paths`` as the daemon's boot discovery finds them
+    (``crates/extensions/src/discovery.rs:160-375``).
 
-    Symbolic links are not followed (boot does not). A manifest that does not parse, is not
-    extension-shaped or has no string id is left out (the daemon skips it; lint reports it when
-    it lints that file).
+    Symbolic links are not followed (boot does not). Only manifests the extension parser
+    accepts are candidates (lint reports the others when it lints those files); a candidate
+    inside another one's directory is dropped; of two with one id, the first (by search path,
+    then directory) is kept.
     """
     base = cwd or Path.cwd()
-    found: list[DiscoveredMicroapp] = []
-    seen: set[str] = set()
-    for entry in search_paths:
+    candidates: list[tuple[int, Path, microapp.MicroappManifest]] = []
+    for index, entry in enumerate(search_paths):
         root = Path(entry).expanduser()
         root = root if root.is_absolute() else base / root
         for manifest_path in _walk(root, ignore_dirs, max_depth):
-            data = microapp.read_toml_or_none(manifest_path)
-            if data is None or not microapp.is_extension_shape(data):
-                continue
-            manifest = microapp.microapp_from_data(data)
-            if manifest is None or manifest.id in seen:
-                continue
-            seen.add(manifest.id)
-            companion_data = microapp.read_toml_or_none(
-                manifest_path.parent / microapp.COMPANION_MANIFEST_NAME
-            )
-            companion = (
-                None if companion_data is None else microapp.companion_from_data(companion_data)
-            )
-            found.append(DiscoveredMicroapp(manifest_path.parent, manifest, companion))
+            manifest = _loadable(manifest_path)
+            if manifest is not None:
+                candidates.append((index, manifest_path.parent, manifest))
+    roots = [root for _, root, _ in candidates]
+    candidates = [
+        candidate
+        for candidate in candidates
+        if not any(other != candidate[1] and other in candidate[1].parents for other in roots)
+    ]
+    found: list[DiscoveredMicroapp] = []
+    seen: set[str] = set()
+    for _, root, manifest in sorted(candidates, key=lambda item: (item[0], str(item[1]))):
+        if manifest.id in seen:
+            continue
+        seen.add(manifest.id)
+        companion_data = microapp.read_toml_or_none(root / microapp.COMPANION_MANIFEST_NAME)
+        companion = None if companion_data is None else microapp.companion_from_data(companion_data)
+        found.append(DiscoveredMicroapp(root, manifest, companion))
     return found
+
+
+def _loadable(path: Path) -> microapp.MicroappManifest | None:
+    """The model of the microapp manifest at ``path`` if the extension parser accepts it."""
+    from nexo_pkg.manifest.rules_microapp import check_microapp  # noqa: PLC0415
+
+    data = microapp.read_toml_or_none(path)
+    if data is None or not microapp.is_extension_shape(data):
+        return None
+    here = Span(Position(1, 1), Position(1, 1))
+    problems = check_microapp(data, lambda _path, _part: here, NEWEST_DAEMON_VERSION)
+    if any(problem.is_error for problem in problems):
+        return None
+    return microapp.microapp_from_data(data)
 
 
 def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[Path]:
@@ -309,14 +330,9 @@ class _Findings:
         self.found.append(MICROAPP_RULES[code].diagnostic(message, "", span, help_text))
 
 
-def _position(text: str, offset: int) -> Position:
-    line = text.count("\n", 0, offset) + 1
-    return Position(line, offset - (text.rfind("\n", 0, offset) + 1) + 1)
-
-
 def _check_placeholders(findings: _Findings, text: str, cwd: Path) -> None:
     for start, end, inner in find_placeholders(text):
-        span = Span(_position(text, start), _position(text, end))
+        span = Span(position_of(text, start), position_of(text, end))
         if inner.startswith("file:"):
             reference = inner.removeprefix("file:")
             problem = _file_reference_problem(reference, cwd)
@@ -473,7 +489,8 @@ def _no_microapp(
         findings.add(
             "NX229",
             path,
-            f"{what} `{name}` names no microapp under the search paths (found: {listed})",
+            f"{what} `{name}` names no microapp the daemon loads from the search paths "
+            f"(found: {listed})",
             "use the microapp's plugin.toml `plugin.id`, or remove the entry",
             part="key" if what in {"entry", "extensions_config"} else "value",
         )

@@ -29,6 +29,7 @@ __all__ = [
     "lint_parsed",
     "lint_source",
     "note_shadowed",
+    "unreadable_file",
 ]
 
 TRUST_POLICY_FILENAME = "trusted_keys.toml"
@@ -134,27 +135,18 @@ def _lint_by_parser(
 
 
 def lint_source(
-    text: str,
-    *,
-    path: str = "nexo-plugin.toml",
-    options: LintOptions | None = None,
-    microapps: bool = False,
+    text: str, *, path: str = "nexo-plugin.toml", options: LintOptions | None = None
 ) -> FileResult:
     """Lint manifest ``text``; never raises for bad input.
 
-    With ``microapps`` (the lint command and the language server) the file decides the rules:
-    an extension-shaped ``plugin.toml`` is a microapp manifest, a ``nexo-plugin.toml`` beside
-    one its companion, anything else a plugin manifest (:mod:`nexo_pkg.lint.microapp`).
-    Without it (``pack``, ``install``: the plugin release layout) every file is a plugin
-    manifest. The result's ``parser`` says which rules applied.
+    The file decides the rules: an extension-shaped ``plugin.toml`` is a microapp manifest, a
+    ``nexo-plugin.toml`` beside one its companion, anything else a plugin manifest
+    (:mod:`nexo_pkg.lint.microapp`). The result's ``parser`` says which.
     """
     parsed = parse_manifest(text)
     parser = "plugin-manifest"
     try:
-        if microapps:
-            parser, diagnostics = _lint_by_parser(parsed, path, options)
-        else:
-            diagnostics = lint_parsed(parsed, options)
+        parser, diagnostics = _lint_by_parser(parsed, path, options)
     except RecursionError:
         # Deeply nested values that the parser accepted can still exhaust a validator.
         from nexo_pkg.manifest import core_rules  # noqa: PLC0415 - rare path
@@ -189,24 +181,18 @@ def lint_config_source(
 
 
 def lint_bytes(
-    raw: bytes,
-    *,
-    path: str = "nexo-plugin.toml",
-    options: LintOptions | None = None,
-    microapps: bool = True,
+    raw: bytes, *, path: str = "nexo-plugin.toml", options: LintOptions | None = None
 ) -> FileResult:
     """Lint raw file content: decoding problems (not UTF-8, binary, too large) are findings.
 
     A file named ``trusted_keys.toml`` (or of another name that is plainly a trust policy:
     ``schema_version`` or ``[[authors]]`` and no ``[plugin]``) is checked by the install
-    package's policy linter instead. With ``microapps`` (the default: this is the lint
-    command's entry), the daemon's ``extensions.yaml``/``agents.yaml`` get the config lint and
-    manifests their kind's rules (:func:`lint_source`).
+    package's policy linter instead.
     """
     text, problems = decode_manifest(raw)
     if problems:
         return FileResult(path, tuple(_filtered(problems, options or LintOptions())), text)
-    if microapps and path.endswith((".yaml", ".yml")):
+    if path.endswith((".yaml", ".yml")):
         config_result = lint_config_source(text, path=path, options=options)
         if config_result is not None:
             return config_result
@@ -215,7 +201,7 @@ def lint_bytes(
         if policy_result is not None:
             kept = _filtered(policy_result.diagnostics, options or LintOptions())
             return FileResult(policy_result.path, tuple(kept), policy_result.source, "trust-policy")
-    return lint_source(text, path=path, options=options, microapps=microapps)
+    return lint_source(text, path=path, options=options)
 
 
 _POLICY_ROOT_KEY = re.compile(r"^\s*(?:schema_version\s*=|\[\[\s*authors\s*\]\])", re.MULTILINE)
@@ -241,12 +227,27 @@ def _lint_trust_policy(text: str, path: str) -> FileResult | None:
     return result
 
 
-def lint_file(
-    path: Path, *, options: LintOptions | None = None, microapps: bool = False
-) -> FileResult:
-    """Lint the manifest at ``path`` (as a plugin manifest unless ``microapps``, see
-    :func:`lint_source`); an unreadable file raises :class:`OSError`."""
-    return lint_bytes(path.read_bytes(), path=str(path), options=options, microapps=microapps)
+def lint_file(path: Path, *, options: LintOptions | None = None) -> FileResult:
+    """Lint the manifest at ``path``; an unreadable file raises :class:`OSError`."""
+    return lint_bytes(path.read_bytes(), path=str(path), options=options)
+
+
+def unreadable_file(path: Path, error: OSError, options: LintOptions | None = None) -> FileResult:
+    """The finding for a manifest that cannot be read (``NX008``), as ruff's E902: the run
+    goes on with the other files and fails at the end."""
+    from nexo_pkg.manifest.core_rules import UNREADABLE_FILE  # noqa: PLC0415 - rare path
+
+    reason = error.strerror or type(error).__name__
+    if path.is_symlink() and not path.exists():
+        reason = "dangling symlink (its target does not exist)"
+    start = Position(1, 1)
+    finding = UNREADABLE_FILE.diagnostic(
+        f"cannot read {path.name}: {reason}",
+        "",
+        Span(start, start),
+        "make the file readable, repair the symlink, or remove it",
+    )
+    return FileResult(str(path), tuple(_filtered([finding], options or LintOptions())), "")
 
 
 def note_shadowed(result: FileResult, used: Path, options: LintOptions | None = None) -> FileResult:

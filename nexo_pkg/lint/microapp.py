@@ -63,8 +63,14 @@ def _sibling_manifest(path: str) -> dict[str, Any] | None:
 
 
 def companion_of(path: str) -> dict[str, Any] | None:
-    """For a ``nexo-plugin.toml`` beside an extension-shaped ``plugin.toml``: that manifest."""
+    """For a ``nexo-plugin.toml`` on disk beside an extension-shaped ``plugin.toml``: that
+    manifest. A name that is no file here (a manifest read from an archive) has no sibling."""
     if Path(path).name != microapp.COMPANION_MANIFEST_NAME:
+        return None
+    try:
+        if not Path(path).is_file():
+            return None
+    except OSError:
         return None
     return _sibling_manifest(path)
 

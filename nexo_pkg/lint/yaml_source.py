@@ -15,7 +15,7 @@ from typing import Any
 
 from nexo_pkg.diagnostics import Position, Span
 
-__all__ = ["KeyPath", "YamlDocument", "YamlProblem", "parse_yaml"]
+__all__ = ["KeyPath", "YamlDocument", "YamlProblem", "parse_yaml", "position_of"]
 
 KeyPath = tuple[str | int, ...]
 
@@ -150,12 +150,16 @@ class _Builder:
         return result
 
 
+def position_of(text: str, offset: int) -> Position:
+    """The 1-based line and column (in code points) of character ``offset`` of ``text``."""
+    offset = max(0, min(offset, len(text)))
+    line = text.count("\n", 0, offset) + 1
+    return Position(line, offset - (text.rfind("\n", 0, offset) + 1) + 1)
+
+
 def _reader_problem(text: str, error: Any) -> YamlProblem:
     """A character YAML does not allow (a control character), at its position."""
-    offset = min(int(getattr(error, "position", 0)), len(text))
-    line = text.count("\n", 0, offset) + 1
-    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    here = Position(line, column)
+    here = position_of(text, int(getattr(error, "position", 0)))
     code = int(getattr(error, "character", 0))
     return YamlProblem(
         f"YAML syntax error: the character U+{code:04X} is not allowed in YAML", Span(here, here)

@@ -139,8 +139,7 @@ def manifest_options(path: str) -> LintOptions | None:
 def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...]:
     """Lint ``text`` with the linter for ``kind``; the linters never raise for bad input."""
     if kind == "manifest":
-        options = manifest_options(path)
-        return lint_source(text, path=path, options=options, microapps=True).diagnostics
+        return lint_source(text, path=path, options=manifest_options(path)).diagnostics
     if kind == "daemon-config":
         result = lint_config_source(text, path=path, options=manifest_options(path))
         return () if result is None else result.diagnostics

@@ -292,7 +292,7 @@ def _check_capabilities(report: _Report, data: Mapping[str, Any]) -> None:
     capabilities = _table(data.get("capabilities"))
     lists = {kind: capabilities.get(kind) for kind in microapp.CAPABILITY_KINDS}
     total = sum(len(value) for value in lists.values() if isinstance(value, list))
-    if total == 0:
+    if total == 0 and ("capabilities" not in data or isinstance(data["capabilities"], Mapping)):
         where: KeyPath = ("capabilities",) if "capabilities" in data else ("plugin",)
         report.add(
             "NX205",

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from nexo_pkg.diagnostics import escape_control_characters
+
 __all__ = [
     "BOOL",
     "DURATION",
@@ -163,7 +165,8 @@ def _unknown(table: Table, key: str, path: KeyPath) -> ShapeProblem:
         hint = f"did you mean `{close[0]}`?" if close else ""
         allowed = ", ".join(f"`{name}`" for name in known) or "no keys"
         hint = f"{hint} {where} accepts {allowed}".strip()
-    return ShapeProblem("unknown", path, f"unknown key `{key}` in {where}", hint)
+    shown = escape_control_characters(key)
+    return ShapeProblem("unknown", path, f"unknown key `{shown}` in {where}", hint)
 
 
 def check_shape(

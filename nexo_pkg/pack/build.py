@@ -174,11 +174,11 @@ def _read_project_manifest(project: Path) -> _ProjectManifest:
         return _ProjectManifest(*_read_manifest(project))
     # The microapp's rules: the extension parser's for plugin.toml, the companion's for
     # nexo-plugin.toml beside it.
-    manifest, data, result = _linted(extension, microapps=True)
+    manifest, data, result = _linted(extension)
     companions: list[tuple[str, bytes]] = []
     companion = project / COMPANION_MANIFEST_NAME
     if companion.is_file():
-        companions.append((companion.name, _linted(companion, microapps=True)[1]))
+        companions.append((companion.name, _linted(companion)[1]))
     return _ProjectManifest(manifest, data, result, companions=tuple(companions))
 
 
@@ -189,12 +189,13 @@ def _is_extension_file(path: Path) -> bool:
         return False
 
 
-def _linted(manifest: Path, *, microapps: bool = False) -> tuple[Path, bytes, FileResult]:
-    """``manifest``'s bytes and lint result (a microapp's rules with ``microapps``, else the
-    plugin rules); raises ``ManifestLintError`` when it has errors."""
+def _linted(manifest: Path) -> tuple[Path, bytes, FileResult]:
+    """``manifest``'s bytes and lint result (the file decides the rules: a microapp's
+    extension-shaped plugin.toml and its companion get the microapp's, anything else the
+    plugin's); raises ``ManifestLintError`` when it has errors."""
     try:
         raw = manifest.read_bytes()
-        result = lint_file(manifest, microapps=microapps)
+        result = lint_file(manifest)
     except OSError as exc:
         raise io_error(f"cannot read {manifest}: {exc.strerror}") from exc
     if not result.success:

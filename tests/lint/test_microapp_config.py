@@ -443,3 +443,35 @@ def test_the_microapp_schema_accepts_what_the_daemon_does_and_no_more() -> None:
         "additionalProperties",
         "not",
     ]
+
+
+def test_discovery_follows_the_daemon(tmp_path: Path) -> None:
+    """``discovery.rs:160-375``: ``max_depth`` (3) below each search path, ``ignore_dirs``
+    skipped, only manifests the parser accepts, a candidate inside another dropped, the first
+    of a duplicate id kept. Entries naming anything else name no microapp that loads."""
+    manifests = {
+        "a": "a",
+        "a/inner": "inner",
+        "x/y/z": "deep",
+        "target/t": "t",
+        "b": "a",
+        "bad": "bad",
+    }
+    for directory, plugin_id in manifests.items():
+        path = tmp_path / "extensions" / directory
+        path.mkdir(parents=True)
+        text = MICROAPP.replace('id = "agent-creator"', f'id = "{plugin_id}"')
+        if plugin_id == "bad":
+            text = text.replace('tools = ["create_agent"]', "tools = []")
+        (path / "plugin.toml").write_text(text, encoding="utf-8")
+    text = "extensions:\n  entries:\n" + "".join(
+        f"    {name}: {{}}\n" for name in ("a", "inner", "deep", "t", "bad")
+    )
+    code, found = lint_yaml(tmp_path, "extensions.yaml", text)
+    assert (code, found) == (
+        0,
+        [("NX229", line, "warning") for line in (4, 5, 6, 7)],
+    )
+    deeper = text.replace("extensions:\n", "extensions:\n  max_depth: 4\n")
+    code, found = lint_yaml(tmp_path, "extensions.yaml", deeper)
+    assert (code, found) == (0, [("NX229", line, "warning") for line in (5, 7, 8)])

@@ -180,6 +180,12 @@ REFUSED: list[tuple[str, str, list[Finding]]] = [
         _replace('tools = ["get_weather"]', 'tools = "get_weather"'),
         [("NX012", 8, "error")],
     ),
+    (
+        "capabilities not a table (one finding, not also NX205)",
+        "capabilities = 1\n"
+        + _replace('[capabilities]\ntools = ["get_weather"]\nhooks = ["before_message"]\n', ""),
+        [("NX012", 1, "error")],
+    ),
     ("uppercase id", _replace('id = "weather-app"', 'id = "Weather"'), [("NX200", 2, "error")]),
     ("empty id", _replace('id = "weather-app"', 'id = ""'), [("NX200", 2, "error")]),
     (
@@ -334,7 +340,14 @@ def test_the_companion_is_parsed_not_validated_and_must_share_the_id(tmp_path: P
     assert code == 0
     assert findings(report, "nexo-plugin.toml") == []
     assert parser_of(report, "nexo-plugin.toml") == "companion-manifest"
-    assert findings(report) == []  # both files are read side by side: nothing is shadowed
+    assert findings(report) == []
+    # A directory search finds both; they are read side by side, so neither is shadowed (NX006).
+    code, report = run_lint_json([tmp_path], cwd=tmp_path)
+    assert code == 0
+    assert [(Path(item["path"]).name, item["diagnostics"]) for item in report["files"]] == [
+        ("nexo-plugin.toml", []),
+        ("plugin.toml", []),
+    ]
 
     other = COMPANION.replace('id = "weather-app"', 'id = "weather_app"')
     code, report = lint_files(tmp_path, {"plugin.toml": GOOD, "nexo-plugin.toml": other})

@@ -43,7 +43,7 @@ def test_microapp_manifests_get_the_extension_parser_rules(
     shared_server: SharedServer, tmp_path: Path
 ) -> None:
     path = tmp_path / "plugin.toml"
-    engine = lint_source(MICROAPP, path=str(path), microapps=True).diagnostics
+    engine = lint_source(MICROAPP, path=str(path)).diagnostics
 
     async def scenario(session: LspSession) -> None:
         uri = session.open(path, MICROAPP)

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.shared_fixtures import skip_unless_present
 
 from nexo_pkg.trust.entry import (
     SignatureInvalidError,
@@ -67,6 +68,7 @@ def _malancas(**fields: object) -> AuthorPolicy:
     return AuthorPolicy(**values)  # type: ignore[arg-type]
 
 
+@skip_unless_present("github-attestations")
 def test_reusable_workflow_attestation_verifies_on_the_calling_repository(
     tmp_path: Path,
 ) -> None:
@@ -104,6 +106,7 @@ def test_naming_only_the_calling_repository_refuses_a_reusable_workflow_elsewher
     assert outcome.status == "verified"  # type: ignore[attr-defined]
 
 
+@skip_unless_present("github-attestations")
 def test_another_repository_is_refused(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
     other = AuthorPolicy(
@@ -114,6 +117,7 @@ def test_another_repository_is_refused(tmp_path: Path) -> None:
     assert "malancas/attest-demo" in caught.value.message
 
 
+@skip_unless_present("github-attestations")
 def test_the_repository_installed_from_must_be_the_signing_one(tmp_path: Path) -> None:
     """An entry trusting the owner's workflows does not vouch for a copy in another repo."""
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
@@ -127,6 +131,7 @@ def test_the_repository_installed_from_must_be_the_signing_one(tmp_path: Path) -
     assert outcome.status == "verified"  # type: ignore[attr-defined]
 
 
+@skip_unless_present("github-attestations")
 def test_another_signer_workflow_is_refused(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
     author = _malancas(signer_workflow="malancas/attest-demo/.github/workflows/release.yml")
@@ -135,6 +140,7 @@ def test_another_signer_workflow_is_refused(tmp_path: Path) -> None:
     assert REUSABLE_SIGNER in caught.value.message
 
 
+@skip_unless_present("github-attestations")
 def test_another_predicate_type_is_refused(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
     author = _malancas(
@@ -144,6 +150,7 @@ def test_another_predicate_type_is_refused(tmp_path: Path) -> None:
         _verify(artifact, author, owner="malancas", repo="attest-demo")
 
 
+@skip_unless_present("github-attestations")
 def test_a_flipped_byte_of_the_artifact_is_refused(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
     data = bytearray(artifact.read_bytes())
@@ -153,6 +160,7 @@ def test_a_flipped_byte_of_the_artifact_is_refused(tmp_path: Path) -> None:
         _verify(artifact, _malancas(), owner="malancas", repo="attest-demo")
 
 
+@skip_unless_present("github-attestations")
 def test_a_flipped_byte_of_the_envelope_is_refused(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
     bundle = artifact.with_name(f"{artifact.name}.sigstore.json")
@@ -165,6 +173,7 @@ def test_a_flipped_byte_of_the_envelope_is_refused(tmp_path: Path) -> None:
         _verify(artifact, _malancas(), owner="malancas", repo="attest-demo")
 
 
+@skip_unless_present("github-attestations")
 def test_custom_issuer_is_read_from_the_certificate(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, CUSTOM_ARTIFACT, CUSTOM_BUNDLE)
     author = AuthorPolicy(
@@ -183,6 +192,7 @@ def test_custom_issuer_is_read_from_the_certificate(tmp_path: Path) -> None:
         )
 
 
+@skip_unless_present("github-attestations")
 def test_attestations_as_json_lines_verify(tmp_path: Path) -> None:
     """``<asset>.intoto.jsonl`` (what ``gh attestation download`` writes) beside the file."""
     artifact = _copy(
@@ -203,6 +213,7 @@ def test_attestations_as_json_lines_verify(tmp_path: Path) -> None:
     assert outcome.material == f"{jsonl.name}#2"  # type: ignore[attr-defined]
 
 
+@skip_unless_present("github-attestations")
 def test_github_instance_bundle_is_refused_with_its_reason(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, GHES_ARTIFACT, GHES_BUNDLE, as_name=f"{GHES_ARTIFACT}.intoto.jsonl")
     author = AuthorPolicy(owner="github", identity_regexp=r"^https://github\.com/.+$")
@@ -220,6 +231,7 @@ def test_github_instance_bundle_is_refused_with_its_reason(tmp_path: Path) -> No
     assert "RFC 3161" in message
 
 
+@skip_unless_present("github-attestations")
 def test_json_lines_in_a_bundle_file_are_read_as_attestations(tmp_path: Path) -> None:
     """``gh attestation download`` output saved as ``<asset>.sigstore.json``."""
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
