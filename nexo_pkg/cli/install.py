@@ -21,7 +21,9 @@ from nexo_pkg.cli.common import (
     say,
     warn,
 )
+from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
+from nexo_pkg.install.bounded import DEFAULT_TIMEOUT_SECONDS, SLOW_NOTICE_SECONDS
 from nexo_pkg.terminal import printable
 
 # The install machinery (store, archive inspection, trust policy, httpx) is imported inside
@@ -88,7 +90,8 @@ TimeoutOption = Annotated[
         "--timeout",
         metavar="SECONDS",
         help="Most one HTTP request may take, retries included (default: NEXO_HTTP_TIMEOUT, "
-        "else 300).",
+        f"else {DEFAULT_TIMEOUT_SECONDS:g} s). An answer slower than {SLOW_NOTICE_SECONDS:g} s "
+        "is noted on stderr.",
     ),
 ]
 InstallTimeoutOption = Annotated[
@@ -97,7 +100,8 @@ InstallTimeoutOption = Annotated[
         "--timeout",
         metavar="SECONDS",
         help="Most the command's HTTP requests may take together, retries included, per "
-        "plugin (default: NEXO_HTTP_TIMEOUT, else 300).",
+        f"plugin (default: NEXO_HTTP_TIMEOUT, else {DEFAULT_TIMEOUT_SECONDS:g} s). An answer "
+        f"slower than {SLOW_NOTICE_SECONDS:g} s is noted on stderr.",
     ),
 ]
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Run every check, install nothing.")]
@@ -132,6 +136,7 @@ def install_from_registry(
 def _fleet_options(
     options: InstallOptions, registry_config: Path | None, plain_http: bool
 ) -> FleetOptions:
+    from nexo_pkg.fleet.mirrors import configured  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
 
     return FleetOptions(
@@ -144,7 +149,52 @@ def _fleet_options(
         plain_http=plain_http,
         limits=options.limits,
         http_timeout=options.http_timeout,
+        registry_mirrors=configured(None),
+        notice=options.notice,
     )
+
+
+def _verify_lock(
+    lock_file: Path,
+    plugin_id: str | None,
+    dest: Path | None,
+    config: Path | None,
+    *,
+    json_output: bool,
+) -> None:
+    """``verify --lock``: the root against the lock's tree hashes; exits 0 or 1."""
+    from nexo_pkg.fleet.treehash import LockCheck, check_root  # noqa: PLC0415
+
+    def run() -> tuple[Path, list[LockCheck]]:
+        root = _dest(dest, config)
+        return root, check_root(lock_file, root, plugin_id)
+
+    root, checks = guarded(run, json_output=json_output)
+    ok = all(check.ok for check in checks)
+    if json_output:
+        emit_json(
+            {
+                "ok": ok,
+                "lock": str(lock_file),
+                "dest": str(root),
+                "plugins": [check.to_json() for check in checks],
+            }
+        )
+        raise typer.Exit(0 if ok else 1)
+    for check in checks:
+        label = f"{check.plugin_id} {check.version}"
+        if check.ok:
+            result_line(printable(f"ok       {label} ({check.expected})"))
+            continue
+        result_line(printable(f"CHANGED  {label} ({check.path or root})"))
+        if check.problem:
+            result_line(printable(f"  {check.problem}"))
+        else:
+            result_line(printable(f"  tree {check.actual}, the lock says {check.expected}"))
+        for key, names in check.changes.items():
+            for name in names:
+                result_line(printable(f"  {key.replace('_', ' ')}: {name}"))
+    raise typer.Exit(0 if ok else 1)
 
 
 def parse_size(text: str, *, flag: str) -> int:
@@ -462,6 +512,7 @@ def register(app: typer.Typer) -> None:
                 limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
                 show_progress=_progress_wanted(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
+                notice=None if json_output else say,
                 daemon=daemon_version(nexo_version),
             )
             if source_text.startswith("oci://"):
@@ -499,7 +550,11 @@ def register(app: typer.Typer) -> None:
         *,
         plugin_id: Annotated[
             str | None,
-            typer.Argument(metavar="[ID]", help="Id of an installed plugin (or pass --all)."),
+            typer.Argument(
+                metavar="[ID]",
+                help="Id of an installed plugin (or pass --all).",
+                autocompletion=installed_ids,
+            ),
         ] = None,
         upgrade_all: Annotated[
             bool,
@@ -576,6 +631,7 @@ def register(app: typer.Typer) -> None:
                 dry_run=dry_run,
                 show_progress=_progress_wanted(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
+                notice=None if json_output else say,
                 allow_signer_change=allow_signer_change,
                 daemon=daemon_version(nexo_version),
             )
@@ -742,7 +798,12 @@ def register(app: typer.Typer) -> None:
     @app.command("remove")
     def remove_command(
         *,
-        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
+        plugin_id: Annotated[
+            str,
+            typer.Argument(
+                metavar="ID", help="Id of an installed plugin.", autocompletion=installed_ids
+            ),
+        ],
         dest: DestOption = None,
         config: ConfigOption = None,
         yes: YesOption = False,
@@ -791,13 +852,28 @@ def register(app: typer.Typer) -> None:
         *,
         plugin_id: Annotated[
             str | None,
-            typer.Argument(metavar="[ID]", help="Id to verify (default: every installed plugin)."),
+            typer.Argument(
+                metavar="[ID]",
+                help="Id to verify (default: every installed plugin).",
+                autocompletion=installed_ids,
+            ),
         ] = None,
         dest: DestOption = None,
         config: ConfigOption = None,
+        lock_file: Annotated[
+            Path | None,
+            typer.Option(
+                "--lock",
+                help="Check the root against this lock's tree hashes instead (offline).",
+            ),
+        ] = None,
         json_output: JsonOption = False,
     ) -> None:
         """Re-hash installed files against their install receipts (exit 1 on any change).
+
+        With --lock nexo-plugins.lock, every plugin the lock names must be installed at the
+        locked version with a tree that hashes to the lock's `tree` (paths, modes and
+        contents), whatever the receipts say.
 
         The report goes to stdout: one line per plugin (ok or CHANGED), then what changed.
         Every directory the daemon could load is checked: one without a readable receipt, or
@@ -809,6 +885,9 @@ def register(app: typer.Typer) -> None:
             scan_installed,
             verify_installed,
         )
+
+        if lock_file is not None:
+            _verify_lock(lock_file, plugin_id, dest, config, json_output=json_output)
 
         def run() -> tuple[Path, list[Any]]:
             root = _dest(dest, config)

@@ -98,6 +98,8 @@ class InstallOptions:
     keep_old: bool = False
     # Install a version older than one already installed (which it replaces).
     allow_downgrade: bool = False
+    # Hears "still waiting" lines about slow answers (the CLI's notes on stderr); None: quiet.
+    notice: Callable[[str], None] | None = None
     # An upgrade's installed signature (the receipt's ``signature``): the new version must be
     # signed by the same identity (``signer_changed`` otherwise) unless allow_signer_change.
     previous_signature: Mapping[str, Any] | None = None
@@ -191,6 +193,7 @@ def _client(options: InstallOptions) -> GitHubClient:
         timeout=options.http_timeout,
         blobs=options.blob_cache or BlobCache(options.nexo_home),
         overall=options.network_deadline,
+        notice=options.notice,
     )
 
 
