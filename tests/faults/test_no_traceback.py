@@ -26,6 +26,7 @@ ADDRESS_SPACE = 768 * 1024 * 1024
 
 
 def _nexo(*args: str, cwd: Path, **env: str) -> CliResult:
+    (cwd / "no-config").mkdir(exist_ok=True)  # an empty daemon configuration directory
     return run_cli(args, env=clean_env(NEXO_HOME=str(cwd / "home"), **env), cwd=cwd, timeout=60)
 
 
@@ -150,11 +151,13 @@ def test_check_of_an_unreadable_installed_plugin_is_target_invalid(tmp_path: Pat
 
 
 def test_lint_reads_at_most_one_byte_past_the_cap_from_anything(tmp_path: Path) -> None:
-    """``/dev/zero`` by name is not a regular file; from standard input it is read up to the
-    1 MiB cap plus one byte and reported as NX004, under a memory limit it would blow."""
+    """``/dev/zero`` by name is not a regular file (NX008, unreadable); from standard input it
+    is read up to the 1 MiB cap plus one byte and reported as NX004; both under a memory
+    limit that reading without end would blow."""
     named = _unprivileged(["plugin", "lint", "/dev/zero"], tmp_path, limit=True)
-    assert named.returncode == 2, named.stderr
-    assert "not a regular file" in named.stderr
+    assert named.returncode == 1, named.stderr
+    assert "NX008" in named.stdout
+    assert "not a regular file" in named.stdout
     assert "Traceback" not in named.stderr
     with Path("/dev/zero").open("rb") as zero:
         piped = _unprivileged(

@@ -15,6 +15,7 @@ from support.tarballs import write_plugin
 
 
 def _nexo(*args: str, cwd: Path, **env: str) -> CliResult:
+    (cwd / "no-config").mkdir(exist_ok=True)  # an empty daemon configuration directory
     # A read or open of a FIFO would block forever: the timeout fails the test instead.
     environ = clean_env(NEXO_HOME=str(cwd / "home"), **env)
     return run_cli(args, env=environ, cwd=cwd, timeout=60)
