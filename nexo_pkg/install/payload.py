@@ -11,7 +11,7 @@ from nexo_pkg.lint.engine import lint_source
 from nexo_pkg.manifest.names import MANIFEST_NAMES
 from nexo_pkg.manifest.options import LintOptions
 
-RUNTIME_SETTINGS_GRANTED = LintOptions(host_net_allowed=True)
+RUNTIME_SETTINGS_GRANTED = LintOptions(host_net_allowed=True, sandbox_required=False)
 
 
 def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> ManifestSummary:

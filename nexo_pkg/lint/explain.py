@@ -29,9 +29,6 @@ STRICTER_ELSEWHERE = [
     "directory holds both, its discovery meets `nexo-plugin.toml` first and ignores a "
     "`plugin.toml` of the same id. `lint`, `pack`, `check` and `install` use the same "
     "precedence and warn about the shadowed file (the daemon only logs a duplicate).",
-    "- **Resource limits.** NX004 (a file over 1 MiB) and NX005 (values nested too deeply to "
-    "check) are errors although the daemon would try to read such a file; no manifest comes "
-    "near either limit.",
     "- **Channel kinds** are not stricter: the daemon keeps a 32-character limit for "
     "`[[plugin.channels.register]] kind` (NX120) while other ids may have 64.",
 ]
