@@ -29,6 +29,10 @@ STRICTER_ELSEWHERE = [
     "directory holds both, its discovery meets `nexo-plugin.toml` first and ignores a "
     "`plugin.toml` of the same id. `lint`, `pack`, `check` and `install` use the same "
     "precedence and warn about the shadowed file (the daemon only logs a duplicate).",
+    "- **Trust policy owners** (`trusted_keys.toml`, not a manifest) match the installed "
+    "repository's owner case-insensitively, as GitHub names are; the reference installer "
+    "compares them exactly. An entry written `Acme` therefore also applies to `acme/x`, "
+    "which can only add a check the reference would skip.",
     "- **Channel kinds** are not stricter: the daemon keeps a 32-character limit for "
     "`[[plugin.channels.register]] kind` (NX120) while other ids may have 64.",
 ]

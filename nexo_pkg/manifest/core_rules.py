@@ -55,7 +55,7 @@ FILE_TOO_LARGE = Rule(
     name="file-too-large",
     severity="error",
     summary="The file is too large for nexo-pkg to read.",
-    what="Refuses to parse files above 16 MiB; real manifests are a few kilobytes.",
+    what="Refuses to parse files above 4 MiB; real manifests are a few kilobytes.",
     why="The daemon reads a manifest whole whatever its size, but a file this size is not a "
     "manifest, and nexo-pkg does not read it into memory to find out.",
     example="A 100 MB log file passed by mistake: `nexo plugin lint build.log`.",
@@ -98,7 +98,7 @@ LARGE_MANIFEST = Rule(
     name="large-manifest",
     severity="warning",
     summary="The file is far larger than a manifest usually is.",
-    what="Warns about files above 1 MiB (they are still checked; above 16 MiB NX004 refuses them).",
+    what="Warns about files above 1 MiB (they are still checked; above 4 MiB NX004 refuses them).",
     why="The daemon reads the whole file, but a manifest this size nearly always carries "
     "generated or embedded data by mistake, and it is read at every daemon start.",
     example="A manifest with a 2 MB `input_schema` pasted into it.",

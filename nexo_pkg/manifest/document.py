@@ -28,10 +28,12 @@ __all__ = [
     "parse_manifest",
 ]
 
-MAX_MANIFEST_BYTES = 16 * 1024 * 1024
+MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 """Files above this size are refused unparsed (``NX004``): more than nexo-pkg reads safely.
 
-The daemon reads a manifest whole, whatever its size; real manifests are a few KiB."""
+The daemon reads a manifest whole, whatever its size; real manifests are a few KiB. Parsing
+and locating findings in pure Python takes seconds per MiB of small keys, so this cap keeps
+the worst case of ``lint`` (and of ``install``, which lints) in seconds."""
 
 LARGE_MANIFEST_BYTES = 1024 * 1024
 """Files above this size are still read, with a warning (``NX007``)."""
@@ -94,8 +96,13 @@ def _end_of_document(text: str) -> Span:
     return Span(Position(line, column), Position(line, column))
 
 
+MAX_DUPLICATES_REPORTED = 100
+"""A file repeating keys by the thousand gets this many NX002 findings, not one per key."""
+
+
 def _syntax_diagnostic(text: str, error: tomllib.TOMLDecodeError) -> list[Diagnostic]:
-    """Turn the parser's error into diagnostics (all duplicate definitions when that is it)."""
+    """Turn the parser's error into diagnostics (the duplicate definitions when that is it,
+    at most :data:`MAX_DUPLICATES_REPORTED` of them)."""
     raw = str(error)
     match = _POSITION.search(raw)
     message = raw[: match.start()] if match else raw
@@ -108,6 +115,8 @@ def _syntax_diagnostic(text: str, error: tomllib.TOMLDecodeError) -> list[Diagno
         found: list[Diagnostic] = []
         reported_tables: list[KeyPath] = []
         for duplicate in duplicates:
+            if len(found) == MAX_DUPLICATES_REPORTED:
+                break
             if any(duplicate.path[: len(table)] == table for table in reported_tables):
                 continue  # keys of a table declared twice are part of that one problem
             if duplicate.is_table:

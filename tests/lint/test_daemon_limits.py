@@ -288,12 +288,12 @@ def test_a_large_manifest_is_read_with_a_warning(tmp_path: Path) -> None:
 
 
 def test_only_a_file_nexo_pkg_cannot_safely_read_is_refused(tmp_path: Path) -> None:
-    """Above 16 MiB nexo-pkg does not read the file (NX004, stricter than the daemon)."""
+    """Above 4 MiB nexo-pkg does not read the file (NX004, stricter than the daemon)."""
     path = tmp_path / "nexo-plugin.toml"
     with path.open("w", encoding="utf-8") as out:
         out.write(BASE)
         chunk = "# " + "x" * 65534 + "\n"
-        for _ in range(16 * 16 + 1):
+        for _ in range(4 * 16 + 1):
             out.write(chunk)
     code, report = run_lint_json([path], env=dict(os.environ))
     assert [d["code"] for d in report["files"][0]["diagnostics"]] == ["NX004"]
