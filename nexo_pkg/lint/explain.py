@@ -32,7 +32,10 @@ STRICTER_ELSEWHERE = [
     "- **Trust policy owners** (`trusted_keys.toml`, not a manifest) match the installed "
     "repository's owner case-insensitively, as GitHub names are; the reference installer "
     "compares them exactly. An entry written `Acme` therefore also applies to `acme/x`, "
-    "which can only add a check the reference would skip.",
+    "which can only add a check the reference would skip. Linting a policy also warns where "
+    "the reference reads it silently: an `[[authors]]` entry an earlier one for the same "
+    "owner hides (NXT012; the first decides, as in the reference) and an unknown "
+    "`schema_version` (NXT011; the reference never compares it).",
     "- **Channel kinds** are not stricter: the daemon keeps a 32-character limit for "
     "`[[plugin.channels.register]] kind` (NX120) while other ids may have 64.",
 ]

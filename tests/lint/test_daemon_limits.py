@@ -185,6 +185,8 @@ def test_integers_outside_the_fields_rust_type(
     else:
         assert range_errors
         assert range_errors[0]["key_path"].endswith(key)
+        # The daemon's serde wording for the field's Rust type.
+        assert f"invalid value: integer `{value}`, expected u" in range_errors[0]["message"]
 
 
 def test_admin_ui_order_is_u32(tmp_path: Path) -> None:
