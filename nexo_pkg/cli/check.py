@@ -121,6 +121,24 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option("--strict", help="Warnings fail too (for SDK and plugin CI)."),
         ] = False,
+        host_calls: Annotated[
+            bool,
+            typer.Option(
+                "--host-calls",
+                help="After the handshake, play the daemon's side of the broker and host calls: "
+                "broker.event on the subscribed topics, and memory.recall / llm.complete answered "
+                "with results, errors, a stream and a call left in flight (on with --strict).",
+            ),
+        ] = False,
+        no_sandbox: Annotated[
+            bool,
+            typer.Option(
+                "--no-sandbox",
+                help="Run the plugin without the bwrap sandbox the daemon wraps it in when "
+                "[plugin.sandbox] is enabled (its filesystem, network and user limits are then "
+                "not exercised).",
+            ),
+        ] = False,
         json_output: Annotated[
             bool, typer.Option("--json", help="Print the report as one JSON document on stdout.")
         ] = False,
@@ -145,6 +163,8 @@ def register(app: typer.Typer) -> None:
                 dest=dest,
                 strict=strict,
                 installed_root=lambda: _daemon_plugin_root(config),
+                sandbox=not no_sandbox,
+                host_calls=host_calls,
             )
             if json_output:
                 emit_json(report.to_json())

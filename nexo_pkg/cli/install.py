@@ -105,6 +105,16 @@ RegistryConfigOption = Annotated[
     Path | None,
     typer.Option("--registry-config", help="Registry credentials for oci:// sources."),
 ]
+NexoVersionOption = Annotated[
+    str | None,
+    typer.Option(
+        "--nexo-version",
+        metavar="VERSION",
+        help="Version of the daemon the plugin is for (default: NEXO_DAEMON_VERSION): a plugin "
+        "whose min_nexo_version excludes it is refused (incompatible; install --force "
+        "overrides), checked from the release's manifest asset before any download.",
+    ),
+]
 PlainHttpOption = Annotated[
     bool, typer.Option("--plain-http", help="HTTP, not HTTPS, for a loopback oci:// registry.")
 ]
@@ -264,8 +274,21 @@ def _upgrade_one(
 ) -> UpgradeResult:
     """Upgrade one plugin from where it came: its GitHub repository or its registry."""
     from nexo_pkg.install.pipeline import upgrade  # noqa: PLC0415
-    from nexo_pkg.install.store import require_installed  # noqa: PLC0415
+    from nexo_pkg.install.store import (  # noqa: PLC0415
+        installed_versions,
+        require_installed,
+        unreadable_installs,
+    )
 
+    unreadable = unreadable_installs(options.dest, plugin_id)
+    if unreadable and not installed_versions(options.dest, plugin_id):
+        # As the reference: a plugin without a receipt it can read has nothing to upgrade from.
+        raise NexoError(
+            f"{plugin_id} at {unreadable[0].path} has a {unreadable[0].problem}; reinstall it "
+            "(`nexo plugin install --force`) to upgrade it",
+            kind="not_installed",
+            details={"id": plugin_id, "path": str(unreadable[0].path)},
+        )
     receipt = require_installed(options.dest, plugin_id)[0].receipt
     if receipt is not None and receipt.registry is not None:
         from nexo_pkg.fleet.publish import upgrade_from_registry  # noqa: PLC0415
@@ -298,6 +321,72 @@ def _report_upgrade(result: UpgradeResult) -> None:
         say(f"Kept the old version out of the daemon's sight at {printable(kept)}.")
 
 
+def _required_source(source: str | None) -> str:
+    if source is None:
+        raise UsageError("missing argument SOURCE (or --link DIR)")
+    return source
+
+
+def _linked(root: Path) -> list[Any]:
+    from nexo_pkg.install.link import linked_plugins  # noqa: PLC0415
+
+    return linked_plugins(root)
+
+
+def _remove_link(root: Path, plugin_id: str, path: Path, *, yes: bool) -> list[str]:
+    """``remove ID`` for a development link: the link goes, the checkout stays."""
+    from nexo_pkg.install.link import unlink  # noqa: PLC0415
+
+    if not yes:
+        if not interactive():
+            raise UsageError(
+                f"removing {plugin_id} needs confirmation and no terminal is attached; "
+                "pass --yes to remove without asking"
+            )
+        say(f"Will remove the link {printable(path)} (the checkout it points to stays)")
+        if not confirm(f"Remove {printable(plugin_id)}?"):
+            raise NexoError("removal cancelled; nothing was changed", kind="cancelled")
+    removed = unlink(root, plugin_id)
+    return [str(removed)] if removed is not None else []
+
+
+def _install_link(
+    link: Path, source: str | None, *, dest: Path | None, config: Path | None, json_output: bool
+) -> None:
+    """``install --link DIR``: see :mod:`nexo_pkg.install.link`."""
+
+    def run() -> Any:
+        from nexo_pkg.install.link import link_install  # noqa: PLC0415
+
+        if source is not None:
+            raise UsageError("--link DIR links the checkout DIR: give no SOURCE with it")
+        states = _discovery_states(config)
+        follow = None if states is None else states.follow_symlinks
+        return link_install(link, _dest(dest, config), follow_symlinks=follow)
+
+    result = guarded(run, json_output=json_output)
+    for message in result.warnings:
+        warn(printable(message))
+    if json_output:
+        emit_json(result.to_json())
+        return
+    linked = result.linked
+    say(printable(f"Linked {linked.plugin_id} {linked.version}: {linked.path} -> {linked.target}"))
+
+
+def _discovery_states(config: Path | None) -> Any:
+    """The daemon's discovery ``disabled``/``allowlist`` lists, or ``None`` (with a warning)
+    when its configuration cannot be read: ``list`` still lists what is installed."""
+    from nexo_pkg.install.config import config_dir  # noqa: PLC0415
+    from nexo_pkg.install.discovery_edit import discovery_state  # noqa: PLC0415
+
+    try:
+        return discovery_state(config_dir(config))
+    except NexoError as error:
+        warn(f"discovery state unknown: {printable(error.message)}")
+        return None
+
+
 def _upgradable_ids(root: Path) -> list[str]:
     """Ids of every installed plugin that has a release to upgrade from, in name order."""
     from nexo_pkg.install.store import scan_installed  # noqa: PLC0415
@@ -321,12 +410,13 @@ def register(app: typer.Typer) -> None:
     def install_command(
         *,
         source: Annotated[
-            str,
+            str | None,
             typer.Argument(
                 metavar="SOURCE",
-                help="owner/repo[@tag] of a GitHub release, or a path to a release .tar.gz.",
+                help="owner/repo[@tag] of a GitHub release, oci://host/repo[:tag|@digest], or "
+                "a path to a release .tar.gz (none with --link).",
             ),
-        ],
+        ] = None,
         dest: DestOption = None,
         config: ConfigOption = None,
         target: TargetOption = None,
@@ -363,15 +453,36 @@ def register(app: typer.Typer) -> None:
         ] = False,
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
+        nexo_version: NexoVersionOption = None,
+        link: Annotated[
+            Path | None,
+            typer.Option(
+                "--link",
+                metavar="DIR",
+                help="Development install: link <dest>/<id> to the plugin checkout DIR "
+                "instead of installing a release (listed as linked, refused by verify).",
+            ),
+        ] = None,
     ) -> None:
         """Resolve, download, verify and install a plugin.
+
+        With --link DIR (and no SOURCE), link the plugin checkout DIR into the plugin root
+        instead: every edit there is what the daemon runs at its next start, provided its
+        discovery follows links (discovery.follow_symlinks: true). Nothing is verified;
+        `nexo plugin remove ID` removes the link, never the checkout.
 
         Exit codes: 0 installed (or already present, or --dry-run passed); 1 refused, or
         installed but --check failed; 2 usage or configuration error.
         """
 
+        if link is not None:
+            _install_link(link, source, dest=dest, config=config, json_output=json_output)
+            return
+        source_text = guarded(lambda: _required_source(source), json_output=json_output)
+
         def run() -> InstallResult:
             # httpx is imported only by the commands that talk to GitHub.
+            from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
             from nexo_pkg.install.pipeline import InstallOptions, install  # noqa: PLC0415
             from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
 
@@ -390,10 +501,11 @@ def register(app: typer.Typer) -> None:
                 limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
                 show_progress=_progress_wanted(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
+                daemon=daemon_version(nexo_version),
             )
-            if source.startswith("oci://"):
-                return install_from_registry(source, options, registry_config, plain_http)
-            return install(source, options)
+            if source_text.startswith("oci://"):
+                return install_from_registry(source_text, options, registry_config, plain_http)
+            return install(source_text, options)
 
         result = guarded(run, json_output=json_output)
         if not check or result.dry_run:
@@ -447,7 +559,12 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
         keep_old: Annotated[
-            bool, typer.Option("--keep-old", help="Keep the previous version's directory.")
+            bool,
+            typer.Option(
+                "--keep-old",
+                help="Keep the previous version's directory, out of the daemon's sight, for "
+                "`nexo plugin rollback`.",
+            ),
         ] = False,
         tag: Annotated[
             str | None,
@@ -457,6 +574,15 @@ def register(app: typer.Typer) -> None:
                 "explicit tag stays on it without one.",
             ),
         ] = None,
+        allow_signer_change: Annotated[
+            bool,
+            typer.Option(
+                "--allow-signer-change",
+                help="Accept a new version signed by another identity than the installed one "
+                "(or not signed at all); refused by default (signer_changed).",
+            ),
+        ] = False,
+        nexo_version: NexoVersionOption = None,
         yes: YesOption = False,
         dry_run: DryRunOption = False,
         json_output: JsonOption = False,
@@ -470,14 +596,18 @@ def register(app: typer.Typer) -> None:
         or ID@TAG names the release to move to, one installed as latest follows the newest
         release. Every search path of the daemon is looked in. The same version is a no-op;
         an older one is refused (downgrade_refused) unless --allow-downgrade. The old version
-        is removed only after the new one is in place.
+        is removed only after the new one is in place (--keep-old keeps it for
+        `nexo plugin rollback`).
         With --all, plugins installed from a local file are skipped, each plugin is upgraded
-        on its own and a failure does not stop the others.
+        on its own and a failure does not stop the others. A version signed by another
+        identity than the installed one, or unsigned after a signed one, is refused
+        (signer_changed) whatever the trust mode, unless --allow-signer-change.
         Exit codes: 0 upgraded or already newest; 1 refused (any plugin, with --all);
         2 usage or configuration error.
         """
 
         def options() -> InstallOptions:
+            from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
             from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
             from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
 
@@ -506,6 +636,8 @@ def register(app: typer.Typer) -> None:
                 dry_run=dry_run,
                 show_progress=_progress_wanted(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
+                allow_signer_change=allow_signer_change,
+                daemon=daemon_version(nexo_version),
             )
 
         roots: list[Path] = []
@@ -592,8 +724,15 @@ def register(app: typer.Typer) -> None:
             return found
 
         items = guarded(scan, json_output=json_output)
+        states = _discovery_states(config)
         plugins = [item for item in items if item.receipt is not None]
-        orphans = [item for item in items if item.receipt is None and not item.kept]
+        links = [link for each in roots for link in _linked(each)]
+        linked_paths = {link.path for link in links}
+        orphans = [
+            item
+            for item in items
+            if item.receipt is None and not item.kept and item.path not in linked_paths
+        ]
         unreadable = [
             item for item in orphans if (item.problem or "").startswith(RECEIPT_UNREADABLE)
         ]
@@ -621,9 +760,23 @@ def register(app: typer.Typer) -> None:
                         "installed_at": item.receipt.installed_at,
                         "path": str(item.path),
                         "kept": item.kept,
+                        "discovery": None if states is None else states.state(item.receipt.id),
                     }
                     for item in plugins
                     if item.receipt is not None
+                ]
+                + [
+                    {
+                        "id": link.plugin_id,
+                        "version": link.version,
+                        "source": "link",
+                        "linked_to": str(link.target),
+                        "signature": None,
+                        "path": str(link.path),
+                        "kept": False,
+                        "discovery": None if states is None else states.state(link.plugin_id),
+                    }
+                    for link in links
                 ],
             }
             if include_orphan:
@@ -632,7 +785,7 @@ def register(app: typer.Typer) -> None:
                 ]
             emit_json(document)
             return
-        if not plugins and not unreadable and not (include_orphan and orphans):
+        if not plugins and not links and not unreadable and not (include_orphan and orphans):
             say(f"No plugins installed in {printable(', '.join(str(each) for each in roots))}.")
             return
         for item in plugins:
@@ -646,9 +799,18 @@ def register(app: typer.Typer) -> None:
             else:
                 origin = "local file"
             status = "kept" if item.kept else receipt.signature.get("status", "unknown")
+            if not item.kept and states is not None and states.state(receipt.id) != "enabled":
+                status = states.state(receipt.id)
             result_line(
                 printable(
                     f"{receipt.id:<24} {receipt.version:<12} {origin:<40} {status:<9} {item.path}"
+                )
+            )
+        for link in links:
+            result_line(
+                printable(
+                    f"{link.plugin_id:<24} {link.version:<12} {'link: ' + str(link.target):<40} "
+                    f"{'linked':<9} {link.path}"
                 )
             )
         for item in orphans if include_orphan else unreadable:
@@ -685,6 +847,10 @@ def register(app: typer.Typer) -> None:
                 if installed_versions(root, plugin_id) or unreadable_installs(root, plugin_id)
             ]
             if not holding:
+                for root in roots:
+                    link = next((one for one in _linked(root) if one.plugin_id == plugin_id), None)
+                    if link is not None:
+                        return _remove_link(root, plugin_id, link.path, yes=yes)
                 _holding(roots, plugin_id)  # raises not_installed, naming every root
             matches = [
                 *(item for root in holding for item in installed_versions(root, plugin_id)),

@@ -481,6 +481,9 @@ class InstallRoot:
 
     dest: Path
     created: list[Path] = field(default_factory=list)
+    # Every staging holder this run may have made, named before it is made: a signal that
+    # lands between its creation and the caller's bookkeeping still finds it (locked_root).
+    staging_holders: list[Path] = field(default_factory=list)
 
     @property
     def bookkeeping(self) -> Path:
@@ -514,7 +517,12 @@ class InstallRoot:
         A failure or a signal (SIGTERM) after the holder was made takes the holder away again:
         the caller owns the staging tree only once this returns.
         """
-        holder = self._holder(STAGING_AREA, plugin_id)
+        holder = self.area(STAGING_AREA) / f"{plugin_id}-{secrets.token_hex(6)}"
+        self.staging_holders.append(holder)
+        try:
+            make_dir(holder)
+        except OSError as exc:
+            raise io_error(f"create {holder}", exc) from exc
         try:
             tree = holder / TREE_NAME
             make_dir(tree)
@@ -694,6 +702,10 @@ def locked_root(dest: Path, *, timeout: float | None = None) -> Iterator[Install
         root.recover()
         yield root
     except BaseException:
+        # A staging tree of this run that was not published (a failure, or a signal at any
+        # moment, even before the caller held on to it) is never left behind.
+        for holder in root.staging_holders:
+            discard(holder)
         root.prune()
         if lock_path in created:
             with contextlib.suppress(OSError):

@@ -444,9 +444,34 @@ _RULES: tuple[Rule, ...] = (
         fix="Allow only the specific directories the plugin needs (`/home/ana/Documents/x`).",
         beyond_daemon=True,
     ),
-    # --- pairing and public tunnel --------------------------------------------------------
     Rule(
         code="NX148",
+        name="sandbox-path-missing",
+        severity="warning",
+        summary="a sandbox path does not exist on the host running the lint",
+        what="With the sandbox enabled, every `fs_read_paths` and `fs_write_paths` entry "
+        "without `${state_dir}` is looked up on the machine running `nexo plugin lint`; an "
+        "entry that does not exist there is reported. Entries with `${state_dir}` depend on "
+        "the daemon's state directory and are not looked up.",
+        why="The daemon accepts the manifest, but on Linux it spawns the plugin as "
+        "`bwrap … --ro-bind P P` (`--bind P P` for write paths) for every entry, and bwrap "
+        "refuses a source that does not exist (`bwrap: Can't find source path P`): the plugin "
+        "then cannot start at all on that host. Listing alternatives (several browser binaries, "
+        "of which each host has one) therefore makes the plugin unstartable everywhere. The "
+        "verdict depends on the host linting: lint where the daemon runs. On macOS the daemon "
+        "runs plugins unsandboxed, so a missing path does not stop it there.",
+        example='[plugin.sandbox]\nenabled = true\nfs_read_paths = ["/usr/bin/chromium", '
+        '"/usr/bin/google-chrome"]',
+        fix="Drop entries under `/usr`, `/bin`, `/sbin`, `/lib`, `/lib64` and `/etc/ssl`: the "
+        "daemon binds those directories read-only in every sandbox (browser binaries in "
+        "`/usr/bin` need no entry). List only paths every target host has; create a write "
+        "path before the daemon starts the plugin, or keep writable state under "
+        "`${state_dir}`.",
+        beyond_daemon=True,
+    ),
+    # --- pairing and public tunnel --------------------------------------------------------
+    Rule(
+        code="NX149",
         name="sandbox-required",
         severity="error",
         summary="An unsandboxed plugin where the daemon requires a sandbox",

@@ -1,4 +1,5 @@
-"""Rules on ``[plugin.sandbox]``: the daemon's checks, then the stricter normalised ones.
+"""Rules on ``[plugin.sandbox]``: the daemon's checks, then the stricter normalised ones, then
+whether each path exists on the host linting (NX148, what ``bwrap`` needs to mount it).
 
 For each allowlist entry at most one denylist finding is reported, preferring the daemon's
 own verdict (NX145), then the normalised one (NX146), then the home secrets (NX147).
@@ -15,6 +16,7 @@ from nexo_pkg.manifest.sandbox_paths import (
     daemon_denylist_hit,
     denylist_hit,
     home_secret_hit,
+    host_path_exists,
     normalise,
     probe,
 )
@@ -53,7 +55,7 @@ def _check_required(context: Context, enabled: bool) -> None:
     if "sandbox" not in context.plugin:
         path = ("plugin", "entrypoint", "command")
     context.report(
-        "NX148",
+        "NX149",
         path,
         f"the plugin runs unsandboxed, but {REQUIRE_ENV} is set: the daemon refuses to spawn "
         "a plugin without `[plugin.sandbox] enabled = true`",
@@ -129,6 +131,15 @@ def _check_entry(context: Context, array: str, index: int, entry: str) -> None:
     secret = home_secret_hit(probed)
     if secret is not None:
         _report_home_secret(context, path, where, secret)
+        return
+    if STATE_DIR_TOKEN not in entry and not host_path_exists(entry):
+        context.report(
+            "NX148",
+            path,
+            f"{where} does not exist on this host, so bwrap cannot mount it and the daemon "
+            "cannot start the plugin here",
+            "list only paths every target host has (see `nexo plugin lint --explain NX148`)",
+        )
 
 
 def _report_home_secret(context: Context, path: KeyPath, where: str, secret: str) -> None:

@@ -272,6 +272,9 @@ def test_a_receipt_the_reference_cannot_read_is_an_orphan(
     code, verified, _ = nexo(env, "verify", "--json")
     assert code == 1
     assert [report["path"] for report in verified["plugins"] if not report["ok"]] == [str(path)]
+    code, refused, _ = nexo(env, "upgrade", "hello", "--json")
+    assert code == 1
+    assert "receipt unreadable" in refused["error"]
     code, removed, _ = nexo(env, "remove", "hello", "--yes", "--json")
     assert code == 0
     assert removed["removed"] == [str(path)]

@@ -344,21 +344,21 @@ def test_sandbox_required_refuses_an_unsandboxed_plugin(tmp_path: Path, value: s
     a plugin with `sandbox.enabled = false` (`SandboxRequiredButDisabled`)."""
     env = {"NEXO_PLUGIN_SANDBOX_REQUIRE": value}
     code, found = lint(tmp_path, BASE + SPAWNABLE, env)
-    assert codes(errors(found)) == ["NX148"]
+    assert codes(errors(found)) == ["NX149"]
     assert code == 1
     disabled = BASE + SPAWNABLE + "\n[plugin.sandbox]\nenabled = false\n"
     _, found = lint(tmp_path, disabled, env)
-    assert [d["key_path"] for d in found if d["code"] == "NX148"] == ["plugin.sandbox.enabled"]
+    assert [d["key_path"] for d in found if d["code"] == "NX149"] == ["plugin.sandbox.enabled"]
     enabled = BASE + SPAWNABLE + "\n[plugin.sandbox]\nenabled = true\n"
-    assert "NX148" not in codes(lint(tmp_path, enabled, env)[1])
-    assert "NX148" not in codes(lint(tmp_path, BASE, env)[1])
+    assert "NX149" not in codes(lint(tmp_path, enabled, env)[1])
+    assert "NX149" not in codes(lint(tmp_path, BASE, env)[1])
 
 
 @pytest.mark.parametrize("value", ["0", "on", "True", "Yes", ""])
 def test_other_spellings_do_not_require_a_sandbox(tmp_path: Path, value: str) -> None:
     """`env_flag` matches the five spellings exactly; anything else is off."""
     _, found = lint(tmp_path, BASE + SPAWNABLE, {"NEXO_PLUGIN_SANDBOX_REQUIRE": value})
-    assert "NX148" not in codes(found)
+    assert "NX149" not in codes(found)
 
 
 def test_host_network_accepts_the_daemons_truthy_spellings(tmp_path: Path) -> None:
