@@ -151,9 +151,9 @@ def test_placeholders_are_substituted_in_the_raw_text(
 def test_a_discovery_file_the_daemon_cannot_load_is_a_config_error(
     tmp_path: Path, env: dict[str, str], text: str, needle: str
 ) -> None:
-    """env.rs:102-104 (an unset variable fails the load), env.rs:121-128 (`..` in
+    """env.rs:110-112 (an unset variable fails the load), env.rs:121-128 (`..` in
     `${file:}`), types/plugins.rs:26-52 (`deny_unknown_fields` on the file and on
-    `discovery`, which is required) and lib.rs:261-266 (`schema_version` at the root is
+    `discovery`, which is required) and lib.rs:260-266 (`schema_version` at the root is
     dropped) at eec3f33. The daemon cannot start with such a file, so nexo-pkg refuses with
     a config error (exit 2) instead of falling back to $NEXO_HOME, and writes nothing."""
     env = _config(tmp_path, env, text)
@@ -166,7 +166,7 @@ def test_a_discovery_file_the_daemon_cannot_load_is_a_config_error(
 
 
 def test_schema_version_at_the_root_is_ignored(tmp_path: Path, env: dict[str, str]) -> None:
-    """lib.rs:261-266 at eec3f33 removes a root `schema_version` before deserialising."""
+    """lib.rs:260-266 at eec3f33 removes a root `schema_version` before deserialising."""
     env = _config(
         tmp_path, env, f"schema_version: 2\ndiscovery:\n  search_paths: ['{tmp_path / 'r'}']\n"
     )
@@ -205,7 +205,7 @@ def test_a_path_naming_an_unset_variable_is_skipped(tmp_path: Path, env: dict[st
 def test_every_search_path_is_seen_install_writes_to_the_first(
     tmp_path: Path, env: dict[str, str], server: GitHubServer
 ) -> None:
-    """plugin_admin.rs:206-232 at eec3f33 (`discover_installed_plugins` walks every search
+    """plugin_admin.rs:201-232 at eec3f33 (`discover_installed_plugins` walks every search
     path) and lib.rs `install` into `search_paths[0]`: a plugin in the second root is listed,
     verified, upgraded in place and removed; a new install goes to the first."""
     first, second = tmp_path / "first", tmp_path / "second"
@@ -292,8 +292,9 @@ def _receipt(path: Path) -> dict[str, Any]:
 def test_an_install_from_an_explicit_tag_is_pinned(
     env: dict[str, str], server: GitHubServer
 ) -> None:
-    """plugin_admin.rs:53-57 at eec3f33: `tag` is what the operator asked for; an explicit
-    tag pins `plugin upgrade` to that release, `latest` follows the newest. nexo-pkg records
+    """plugin_admin.rs:55-59 at eec3f33: `tag` is what the operator asked for; `upgrade`
+    re-resolves the receipt's tag (plugin_admin.rs:458-462), so an explicit tag pins it to
+    that release and `latest` follows the newest. nexo-pkg records
     the same (the release it resolved goes in its own `resolved_tag`), and `upgrade` of a
     pinned plugin is a no-op that says so, until `--tag`/`ID@TAG` moves it."""
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
@@ -321,7 +322,7 @@ def test_an_install_from_an_explicit_tag_is_pinned(
 def test_an_install_of_the_latest_release_follows_it(
     env: dict[str, str], server: GitHubServer
 ) -> None:
-    """plugin_admin.rs:53-57 at eec3f33: `"latest"` is kept literally so upgrade keeps
+    """plugin_admin.rs:55-59 at eec3f33: `"latest"` is kept literally so upgrade keeps
     tracking the newest release."""
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
     code, installed, stderr = nexo(env, "install", "acme/hello", "--json")
@@ -337,8 +338,9 @@ def test_an_install_of_the_latest_release_follows_it(
 
 
 def test_upgrade_keeps_the_receipts_target(env: dict[str, str], server: GitHubServer) -> None:
-    """plugin_admin.rs (`upgrade` resolves with the receipt's `target`, eec3f33): a musl
-    install on a gnu host stays musl though the newer release also offers gnu."""
+    """plugin_admin.rs:457 at eec3f33: `upgrade` resolves with `target_override` else the
+    receipt's `target`, so a musl install on a gnu host stays musl though the newer release
+    also offers gnu."""
     musl, gnu = "x86_64-unknown-linux-musl", "x86_64-unknown-linux-gnu"
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0", target=musl))
     code, _, stderr = nexo(env, "install", "acme/hello", "--target", musl, "--json")
