@@ -162,6 +162,7 @@ def run_check(
     installed_root: Callable[[], Path] | None = None,
     sandbox: bool = True,
     host_calls: bool = False,
+    config: Path | None = None,
 ) -> CheckReport:
     """Spawn the plugin at ``target`` and run the handshake conformance checks.
 
@@ -171,7 +172,11 @@ def run_check(
     the deadline of each request; ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``;
     ``strict`` makes warnings fail; ``sandbox=False`` (``--no-sandbox``) runs the plugin
     without the daemon's ``bwrap`` wrapper; ``host_calls`` (implied by ``strict``) plays the
-    host's side of the broker and host-call exchanges (see :mod:`nexo_pkg.check.host_calls`).
+    host's side of the broker and host-call exchanges (see :mod:`nexo_pkg.check.host_calls`);
+    ``config`` is the daemon's configuration directory (its ``extensions.yaml`` grants a
+    microapp's admin capabilities). A microapp target is checked by
+    :func:`nexo_pkg.check.microapp.run_microapp`: the daemon's extension host runs microapps
+    unsandboxed, so ``sandbox`` and ``host_calls`` do not apply to them.
     Plugin misbehaviour is reported in the returned :class:`CheckReport`, never raised.
     Raises :class:`UsageError` for bad arguments and ``TargetError`` (exit 2) or the
     archive errors when the target names nothing runnable.
@@ -183,6 +188,17 @@ def run_check(
         raise UsageError("--args must be a JSON object")
     roots = {} if installed_root is None else {"installed_root": installed_root}
     with resolve_target(target, dest=dest, **roots) as plugin:
+        if plugin.microapp is not None:
+            from nexo_pkg.check.microapp import run_microapp  # noqa: PLC0415
+
+            return run_microapp(
+                plugin.microapp,
+                timeout_ms=timeout_ms,
+                agent_version=version,
+                invoke=invoke,
+                strict=strict,
+                config=config,
+            )
         return check_plugin(
             plugin,
             timeout_ms=timeout_ms,

@@ -25,11 +25,14 @@ import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.manifest.daemon import is_valid_id
 from nexo_pkg.manifest.names import find_manifest, shadowed_message
+
+if TYPE_CHECKING:
+    from nexo_pkg.check.microapp_target import MicroappTarget
 
 RECEIPT_NAME = ".nexo-install.json"
 RESERVED_ENV_PREFIX = "NEXO_"
@@ -54,6 +57,8 @@ class ResolvedPlugin:
     source: str = "directory"
     #: Things worth a warning found while resolving (a shadowed manifest).
     notes: tuple[str, ...] = ()
+    #: Set when the target is a microapp (an extension-shaped ``plugin.toml``).
+    microapp: MicroappTarget | None = None
 
     @property
     def declared_tools(self) -> list[str]:
@@ -213,6 +218,19 @@ def _resolve_directory(
     root: Path, *, source: str, manifest_path: Path | None = None
 ) -> ResolvedPlugin:
     root = root.resolve()
+    # A microapp's plugin.toml has the extension shape; its host is another one.
+    from nexo_pkg.check.microapp_target import find_microapp  # noqa: PLC0415 - imports us
+
+    microapp = find_microapp(root, manifest_path)
+    if microapp is not None:
+        return ResolvedPlugin(
+            microapp.root,
+            microapp.manifest,
+            microapp.extension_id,
+            [microapp.command, *microapp.args],
+            source=source,
+            microapp=microapp,
+        )
     notes: tuple[str, ...] = ()
     if manifest_path is None:
         lookup = find_manifest(root)

@@ -165,6 +165,7 @@ def register(app: typer.Typer) -> None:
                 installed_root=lambda: _daemon_plugin_root(config),
                 sandbox=not no_sandbox,
                 host_calls=host_calls,
+                config=config,
             )
             if json_output:
                 emit_json(report.to_json())

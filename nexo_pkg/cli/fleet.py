@@ -13,8 +13,8 @@ import typer
 
 from nexo_pkg.cli.common import emit_json, guarded, say
 from nexo_pkg.cli.install import TimeoutOption
+from nexo_pkg.daemon_config import nexo_home_from_env
 from nexo_pkg.errors import NexoError
-from nexo_pkg.install.store import nexo_home_from_env
 from nexo_pkg.terminal import printable
 
 if TYPE_CHECKING:

@@ -482,9 +482,9 @@ def register(app: typer.Typer) -> None:
 
         def run() -> InstallResult:
             # httpx is imported only by the commands that talk to GitHub.
+            from nexo_pkg.daemon_config import nexo_home_from_env  # noqa: PLC0415
             from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
             from nexo_pkg.install.pipeline import InstallOptions, install  # noqa: PLC0415
-            from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
 
             options = InstallOptions(
                 dest=_dest(dest, config),
@@ -607,9 +607,9 @@ def register(app: typer.Typer) -> None:
         """
 
         def options() -> InstallOptions:
+            from nexo_pkg.daemon_config import nexo_home_from_env  # noqa: PLC0415
             from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
             from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
-            from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
 
             if (plugin_id is None) == (not upgrade_all):
                 raise UsageError("name one installed plugin ID, or pass --all (not both)")

@@ -45,6 +45,8 @@ class LintRequest:
     explain: str | None = None
     exclude: list[str] = field(default_factory=list)
     fix: bool = False
+    config: str | None = None
+    daemon_config: bool = False
 
 
 def _stdout_supports_colour() -> bool:
@@ -84,10 +86,11 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
         return [lint_bytes(raw, path=name, options=options)]
     if request.stdin_filename is not None:
         raise UsageError("--stdin-filename only applies with --stdin")
-    given = request.paths or ["."]
-    named = {Path(path).resolve() for path in given if Path(path).is_file()}
+    daemon_files = _daemon_config_files(request)
+    given = request.paths or ([] if daemon_files else ["."])
+    named = {Path(path).resolve() for path in [*given, *daemon_files] if Path(path).is_file()}
     results: list[FileResult] = []
-    for found in discover_manifests(given):
+    for found in discover_manifests([*given, *daemon_files]):
         path = found.path
         if path.resolve() not in named and settings.excluded(path):
             continue
@@ -103,6 +106,22 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
             result = note_shadowed(result, found.shadowed_by, file_options)
         results.append(result)
     return results
+
+
+def _daemon_config_files(request: LintRequest) -> list[str]:
+    """With ``--config DIR`` or ``--daemon-config``: the daemon's config files about microapps
+    in its configuration directory (found as the daemon finds it) and the microapp manifests
+    they make it discover. Raises :class:`UsageError` when the directory does not exist."""
+    if request.config is None and not request.daemon_config:
+        return []
+    from nexo_pkg.daemon_config import config_dir  # noqa: PLC0415
+    from nexo_pkg.lint.daemon_files import daemon_config_files  # noqa: PLC0415
+
+    directory = config_dir(Path(request.config) if request.config is not None else None)
+    if not directory.is_dir():
+        why = "is not a directory" if directory.exists() else "does not exist"
+        raise UsageError(f"the daemon's configuration directory {directory} {why}")
+    return [str(path) for path in daemon_config_files(directory)]
 
 
 def _fix(path: Path, result: FileResult, options: LintOptions) -> FileResult:
@@ -212,8 +231,14 @@ _VALUE_FLAGS = {
     "--explain": "explain",
     "--color": "color",
     "--exclude": "exclude",
+    "--config": "config",
 }
-_BOOL_FLAGS = {"--stdin": "stdin", "--strict": "strict", "--fix": "fix"}
+_BOOL_FLAGS = {
+    "--stdin": "stdin",
+    "--strict": "strict",
+    "--fix": "fix",
+    "--daemon-config": "daemon_config",
+}
 # The options every command shares (nexo_pkg.cli.app), applied as they are parsed.
 _SHARED_BOOL_FLAGS = {"--quiet": "quiet", "-q": "quiet", "--verbose": "verbose", "-v": "verbose"}
 
@@ -340,6 +365,19 @@ def register(app: typer.Typer) -> None:
             help="Repair what has a mechanical fix (tool names outside the plugin's "
             "namespace, NEXO_ environment variables) in place, keeping comments.",
         ),
+        config: str | None = typer.Option(
+            None,
+            "--config",
+            metavar="DIR",
+            help="Also lint the daemon's configuration in DIR: extensions.yaml, agents.yaml, "
+            "agents.d/*.yaml, and the microapps they make the daemon discover.",
+        ),
+        daemon_config: bool = typer.Option(
+            False,
+            "--daemon-config",
+            help="As --config, with the directory found as the daemon finds it: "
+            "NEXO_CONFIG_DIR, ./config, $NEXO_HOME/config.",
+        ),
     ) -> None:
         """Lint plugin manifests (plugin.toml, nexo-plugin.toml): syntax, schema and every rule.
 
@@ -362,6 +400,8 @@ def register(app: typer.Typer) -> None:
             explain=explain,
             exclude=list(exclude),
             fix=fix,
+            config=config,
+            daemon_config=daemon_config,
         )
         try:
             code = run_lint(request)

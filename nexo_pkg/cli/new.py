@@ -21,6 +21,13 @@ def register(app: typer.Typer) -> None:
             typer.Argument(metavar="ID", help=f"Plugin id: {SLUG_PATTERN} (e.g. weather)."),
         ],
         lang: Annotated[str, typer.Option("--lang", help="Language of the project.")] = "python",
+        kind: Annotated[
+            str,
+            typer.Option(
+                "--kind",
+                help="plugin (a nexo plugin) or microapp (a stdio extension of the daemon).",
+            ),
+        ] = "plugin",
         dest: Annotated[
             Path | None,
             typer.Option("--dest", help="Directory to create.", show_default="./ID"),
@@ -36,10 +43,10 @@ def register(app: typer.Typer) -> None:
             bool, typer.Option("--force", help="Write into a non-empty directory.")
         ] = False,
     ) -> None:
-        """Create a plugin project that lints clean, packs, and passes its own tests.
+        """Create a plugin or microapp project that lints clean, packs, and passes its own tests.
 
         Exit codes: 0 created; 1 the files could not be written; 2 invalid id, unknown
-        language, or an existing non-empty destination without --force.
+        language or kind, or an existing non-empty destination without --force.
         """
         # Imported here so other commands do not pay for the templates at start-up.
         from nexo_pkg.scaffold.generator import NewProject, create_project  # noqa: PLC0415
@@ -48,14 +55,22 @@ def register(app: typer.Typer) -> None:
             plugin_id=plugin_id,
             lang=lang,
             dest=dest,
+            kind=kind,
             description=description,
             owner=owner,
             force=force,
         )
         created = guarded(lambda: create_project(request))
-        say(f"created plugin {plugin_id} in {created.path}")
+        say(f"created {kind} {plugin_id} in {created.path}")
         for name in sorted(created.files):
             say(f"  {name}")
+        if kind == "microapp":
+            say(
+                "next: cd into it, run the tests (`python -m unittest discover -s tests`), "
+                "`nexo plugin check .`, then `nexo plugin pack`; extensions.yaml.example is "
+                "the stanza for the daemon's config"
+            )
+            return
         say(
             "next: cd into it, `pip install -r requirements.txt`, run the tests "
             "(`python -m unittest discover -s tests`), then `nexo plugin pack`"

@@ -193,11 +193,11 @@ def register(app: typer.Typer) -> None:
         """
 
         def run() -> list[Any]:
+            from nexo_pkg.daemon_config import nexo_home_from_env  # noqa: PLC0415
             from nexo_pkg.install.pipeline import (  # noqa: PLC0415
                 InstallOptions,
                 search_repositories,
             )
-            from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
 
             home = nexo_home_from_env()
             options = InstallOptions(
@@ -254,12 +254,12 @@ def register(app: typer.Typer) -> None:
 
         def run() -> Any:
             from nexo_pkg.cli.install import _policy_path  # noqa: PLC0415
+            from nexo_pkg.daemon_config import nexo_home_from_env  # noqa: PLC0415
             from nexo_pkg.install.pipeline import (  # noqa: PLC0415
                 InstallOptions,
                 ReleaseInfo,
                 release_info,
             )
-            from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
 
             home = nexo_home_from_env()
             options = InstallOptions(
@@ -444,9 +444,9 @@ def register(app: typer.Typer) -> None:
         """
 
         def run() -> list[OutdatedEntry]:
+            from nexo_pkg.daemon_config import nexo_home_from_env  # noqa: PLC0415
             from nexo_pkg.install.outdated import outdated  # noqa: PLC0415
             from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
-            from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
 
             root = _dest(dest, config)
             options = InstallOptions(

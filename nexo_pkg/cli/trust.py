@@ -90,13 +90,13 @@ def _release_signer(
 ) -> dict[str, Any]:
     """Verify the signature of the newest (or ``tag``) release of ``owner/repo`` with no
     author trusted, to learn who signed it. Returns identity, issuer and claims."""
+    from nexo_pkg.daemon_config import nexo_home_from_env  # noqa: PLC0415
     from nexo_pkg.install.download import cache_dir, download_asset  # noqa: PLC0415
     from nexo_pkg.install.github import (  # noqa: PLC0415
         GitHubClient,
         resolve_api_base,
         resolve_token,
     )
-    from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
     from nexo_pkg.trust import entry as trust  # noqa: PLC0415
     from nexo_pkg.trust.base import SignerUntrustedError  # noqa: PLC0415
     from nexo_pkg.trust.policy import TrustPolicy  # noqa: PLC0415

@@ -29,28 +29,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nexo_pkg.daemon_config import CONFIG_DIR_ENV, config_dir, resolve_placeholder
+from nexo_pkg.daemon_config import nexo_home_from_env as nexo_home
 from nexo_pkg.errors import ConfigError
 from nexo_pkg.files import read_config_bytes
-from nexo_pkg.install.store import nexo_home_from_env as nexo_home
 from nexo_pkg.manifest.rust_text import rust_trim
 
-CONFIG_DIR_ENV = "NEXO_CONFIG_DIR"
+__all__ = [
+    "CONFIG_DIR_ENV",
+    "DISCOVERY_FILE",
+    "POLICY_FILE",
+    "DaemonConfig",
+    "config_dir",
+    "install_root",
+    "load_daemon_config",
+]
 DISCOVERY_FILE = Path("plugins") / "discovery.yaml"
 POLICY_FILE = Path("extensions") / "trusted_keys.toml"
 MAX_DISCOVERY_BYTES = 1024 * 1024
-
-
-def config_dir(flag: Path | None = None, *, cwd: Path | None = None) -> Path:
-    """The daemon's configuration directory (see the module docstring for the order)."""
-    if flag is not None:
-        return flag.expanduser().absolute()
-    value = os.environ.get(CONFIG_DIR_ENV)
-    if value:
-        return Path(value).expanduser().absolute()
-    local = (cwd or Path.cwd()) / "config"
-    if local.is_dir():
-        return local.absolute()
-    return (nexo_home() / "config").absolute()
 
 
 @dataclass(frozen=True)
@@ -240,14 +236,7 @@ def _resolve_one(inner: str, path: Path, cwd: Path) -> str:
     """``file:PATH``, ``VAR:-default`` (unset or empty), ``VAR-default`` (unset), ``VAR``."""
     if inner.startswith("file:"):
         return _read_secret_file(inner, path, cwd)
-    if ":-" in inner:
-        name, default = inner.split(":-", 1)
-        return os.environ.get(name.strip()) or default
-    name, dash, default = inner.partition("-")
-    if dash and name:
-        value = os.environ.get(name.strip())
-        return default if value is None else value
-    value = os.environ.get(inner.strip())
+    value = resolve_placeholder(inner)
     if value is None:
         raise ConfigError(f"{path}: env var {inner.strip()} not set (referenced in {path.name})")
     return value

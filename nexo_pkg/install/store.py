@@ -36,6 +36,7 @@ from typing import Any
 
 import semver
 
+from nexo_pkg import daemon_config
 from nexo_pkg.errors import NexoError
 from nexo_pkg.install.dirs import make_dir, make_dirs
 from nexo_pkg.install.durable import fsync_dir
@@ -84,9 +85,9 @@ def io_error(action: str, exc: OSError) -> NexoError:
 
 
 def nexo_home_from_env() -> Path:
-    """``NEXO_HOME``, else ``~/.nexo``."""
-    value = os.environ.get("NEXO_HOME")
-    return Path(value).expanduser() if value else Path.home() / ".nexo"
+    """``NEXO_HOME``, else ``~/.nexo`` (kept here for the install code; the lookup itself is
+    :func:`nexo_pkg.daemon_config.nexo_home_from_env`, which lint can import cheaply)."""
+    return daemon_config.nexo_home_from_env()
 
 
 def default_dest(nexo_home: Path) -> Path:

@@ -80,10 +80,12 @@ def _strings(value: Any) -> tuple[str, ...]:
 def summarise_manifest(text: str) -> ManifestSummary:
     """Read the summary fields from a manifest that already linted clean (never raises)."""
     try:
-        plugin = _table(tomllib.loads(text).get("plugin"))
+        document = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
-        plugin = {}
-    entrypoint = _table(plugin.get("entrypoint"))
+        document = {}
+    plugin = _table(document.get("plugin"))
+    # A microapp's extension manifest names its command under [transport].
+    entrypoint = _table(plugin.get("entrypoint") or document.get("transport"))
     sandbox = _table(plugin.get("sandbox"))
     extends = _table(plugin.get("extends"))
     env = {k: v for k, v in _table(entrypoint.get("env")).items() if isinstance(v, str)}

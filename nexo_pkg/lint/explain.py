@@ -104,6 +104,11 @@ def rules_markdown(rules: Iterable[Rule]) -> str:
         "Select or ignore rules with `--select`/`--ignore` (codes, code prefixes such as `NX1`, "
         "or names).",
         "",
+        "`NX2xx` are the microapp rules: a microapp's `plugin.toml` (checked with the daemon's "
+        "extension manifest parser, which also reports missing, unknown and mistyped keys as "
+        "`NX010`-`NX014`), its `nexo-plugin.toml` companion, and the daemon's `extensions.yaml` "
+        "and `agents.yaml` ([microapps.md](microapps.md#lint)).",
+        "",
         "| code | name | severity | summary |",
         "|---|---|---|---|",
     ]

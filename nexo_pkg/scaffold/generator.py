@@ -24,6 +24,9 @@ from nexo_pkg.errors import EXIT_FAILURE, EXIT_USAGE, NexoError
 from nexo_pkg.scaffold.slug import MAX_LENGTH, SLUG_PATTERN, slug_problem
 
 LANGUAGES = ("python",)
+#: What ``new`` can create: a plugin (``[plugin.entrypoint]``, the ``nexoai`` SDK) or a
+#: microapp (an extension-shaped ``plugin.toml`` for the daemon's extension host, stdlib only).
+KINDS = ("plugin", "microapp")
 TOOL_SUFFIX = "hello"
 
 
@@ -41,6 +44,7 @@ class NewProject:
     plugin_id: str
     lang: str = "python"
     dest: Path | None = None
+    kind: str = "plugin"
     description: str | None = None
     owner: str | None = None
     force: bool = False
@@ -85,7 +89,7 @@ def placeholders(request: NewProject, tool_name: str) -> dict[str, str]:
     """The values substituted into the templates."""
     plugin_id = request.plugin_id
     name = plugin_id.replace("_", " ").title()
-    description = (request.description or f"The {name} nexo plugin.").strip()
+    description = (request.description or f"The {name} nexo {request.kind}.").strip()
     owner = request.owner or "OWNER"
     return {
         "__PLUGIN_NAME_TOML__": _toml_string(name),
@@ -121,10 +125,15 @@ def render(request: NewProject) -> dict[str, str]:
             f"unsupported --lang {request.lang!r}; supported: {', '.join(LANGUAGES)}",
             kind="usage",
         )
+    if request.kind not in KINDS:
+        raise ScaffoldError(
+            f"unsupported --kind {request.kind!r}; supported: {', '.join(KINDS)}", kind="usage"
+        )
     if request.description is not None and not request.description.strip():
         raise ScaffoldError("--description must not be blank", kind="usage")
     values = placeholders(request, tool_name_for(request.plugin_id))
-    root = resources.files("nexo_pkg.scaffold") / "templates" / request.lang
+    directory = request.lang if request.kind == "plugin" else f"{request.kind}-{request.lang}"
+    root = resources.files("nexo_pkg.scaffold") / "templates" / directory
     files: dict[str, str] = {}
     for template_path, template in _walk(root):
         text = template.read_text(encoding="utf-8")
