@@ -33,9 +33,21 @@ def nexo_home_from_env() -> Path:
 
 
 def config_dir(flag: Path | None = None, *, cwd: Path | None = None) -> Path:
-    """The daemon's configuration directory (see the module docstring for the order)."""
+    """The daemon's configuration directory (see the module docstring for the order).
+
+    Raises :class:`~nexo_pkg.errors.ConfigError` (exit 2) when ``flag`` (``--config``) names
+    no directory: a mistyped path must not fall back to another configuration silently.
+    """
     if flag is not None:
-        return flag.expanduser().absolute()
+        named = flag.expanduser().absolute()
+        if not named.is_dir():
+            from nexo_pkg.errors import ConfigError  # noqa: PLC0415 (only on this error)
+
+            reason = "is not a directory" if named.exists() else "does not exist"
+            raise ConfigError(
+                f"--config {named} {reason}; name the daemon's configuration directory"
+            )
+        return named
     value = os.environ.get(CONFIG_DIR_ENV)
     if value:
         return Path(value).expanduser().absolute()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up a virtualenv, install nexo-pkg with its test extras, then run every check CI runs:
-# ruff, ruff format, mypy (strict) and pytest. Extra arguments go to pytest.
+# ruff, ruff format, mypy (strict), the import contracts (lint-imports) and pytest. Extra
+# arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,4 +39,6 @@ export NEXO_TEST_WHEELHOUSE="$PWD/.cache/wheelhouse"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy
+# The floors of docs/architecture.md ([tool.importlinter] in pyproject.toml).
+.venv/bin/lint-imports
 .venv/bin/python -m pytest "$@"

@@ -110,6 +110,7 @@ def resolve_target(
         return
     if path.is_file():
         if _is_tarball(path):
+            _require_gzip(path)
             with tempfile.TemporaryDirectory(prefix="nexo-check-") as scratch:
                 root = Path(scratch) / "plugin"
                 root.mkdir()
@@ -135,6 +136,24 @@ def resolve_target(
 
 def _is_tarball(path: Path) -> bool:
     return path.name.endswith((".tar.gz", ".tgz"))
+
+
+def _require_gzip(path: Path) -> None:
+    """A local file named ``.tar.gz`` that is not gzip at all is the wrong argument, not a
+    refused archive: ``archive_invalid`` with exit 2. Raises it when the magic bytes differ
+    or the file cannot be read."""
+    try:
+        with path.open("rb") as stream:
+            magic = stream.read(2)
+    except OSError as error:
+        raise TargetError(f"{path}: cannot read it ({error.strerror or error})") from error
+    if magic != b"\x1f\x8b":
+        raise NexoError(
+            f"{path}: not a .tar.gz archive (the file is not gzip-compressed); pass a "
+            "release tarball built by `nexo plugin pack`",
+            kind="archive_invalid",
+            exit_code=EXIT_USAGE,
+        )
 
 
 def extract_tarball(tarball: Path, dest_dir: Path) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 import typer
 
 from nexo_pkg.cli.common import colour_enabled, emit_json, guarded, say
+from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ def register(app: typer.Typer) -> None:
                     "Plugin directory (packed layout or project), manifest, release .tar.gz, "
                     "or the id of an installed plugin."
                 ),
+                autocompletion=installed_ids,
             ),
         ] = ".",
         timeout_ms: Annotated[

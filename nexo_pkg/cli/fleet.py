@@ -1,4 +1,4 @@
-"""CLI for fleets: ``lock``, ``sync``, ``push``, ``mirror`` and ``cache prune``.
+"""CLI for fleets: ``lock``, ``sync``, ``push``, ``mirror`` and ``cache dir|size|clean|prune``.
 
 Only parsing, rendering and exit codes live here; the work is in :mod:`nexo_pkg.fleet`.
 """
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nexo_pkg.cli.common import emit_json, guarded, say
+from nexo_pkg.cli.common import emit_json, guarded, result_line, say
 from nexo_pkg.cli.install import TimeoutOption
 from nexo_pkg.daemon_config import nexo_home_from_env
 from nexo_pkg.errors import NexoError
@@ -78,7 +78,10 @@ def fleet_options(
     registry_config: Path | None = None,
     plain_http: bool = False,
     timeout: float | None = None,
+    json_output: bool = False,
 ) -> FleetOptions:
+    """The fleet settings of a command's flags; slow answers are noted on stderr unless the
+    output is ``--json``."""
     from nexo_pkg.errors import UsageError  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
     from nexo_pkg.install.bounded import checked_timeout  # noqa: PLC0415
@@ -96,6 +99,7 @@ def fleet_options(
         registry_config=registry_config,
         plain_http=plain_http,
         http_timeout=None if timeout is None else checked_timeout(timeout),
+        notice=None if json_output else say,
     )
 
 
@@ -184,6 +188,7 @@ def register(app: typer.Typer) -> None:
                     registry_config=registry_config,
                     plain_http=plain_http,
                     timeout=timeout,
+                    json_output=json_output,
                 ),
                 upgrade=upgrade_ids,
             ),
@@ -261,6 +266,7 @@ def register(app: typer.Typer) -> None:
                     registry_config=registry_config,
                     plain_http=plain_http,
                     timeout=timeout,
+                    json_output=json_output,
                 ),
                 wanted_path=lock_file.parent / WANTED_NAME,
                 frozen=frozen,
@@ -312,7 +318,10 @@ def register(app: typer.Typer) -> None:
                 dist,
                 destination,
                 fleet_options(
-                    registry_config=registry_config, plain_http=plain_http, timeout=timeout
+                    registry_config=registry_config,
+                    plain_http=plain_http,
+                    timeout=timeout,
+                    json_output=json_output,
                 ),
             ),
             json_output=json_output,
@@ -356,6 +365,7 @@ def register(app: typer.Typer) -> None:
                     registry_config=registry_config,
                     plain_http=plain_http,
                     timeout=timeout,
+                    json_output=json_output,
                 ),
             ),
             json_output=json_output,
@@ -366,10 +376,46 @@ def register(app: typer.Typer) -> None:
             note(f"Mirrored {release} to {result.reference} ({result.digest}).")
 
     cache_app = typer.Typer(
-        help="The shared download cache ($NEXO_HOME/cache/blobs).\n\n"
-        "Exit codes: 0 success; 1 the cache could not be pruned; 2 usage error."
+        help="The shared download cache ($NEXO_HOME/cache/blobs), as uv's `cache`: dir, "
+        "size, clean, prune.\n\n"
+        "Exit codes: 0 success; 1 the cache could not be read or pruned; 2 usage error."
     )
     app.add_typer(cache_app, name="cache")
+
+    @cache_app.command("dir")
+    def cache_dir_command() -> None:
+        """Print the cache directory (it may not exist yet)."""
+        from nexo_pkg.install.blobcache import BlobCache  # noqa: PLC0415
+
+        result_line(str(BlobCache(nexo_home_from_env()).root))
+
+    @cache_app.command("size")
+    def cache_size_command(
+        *,
+        human: Annotated[
+            bool, typer.Option("--human", "-H", help="Print 1.5MiB instead of bytes.")
+        ] = False,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Print the size of the cache in bytes (0 when it does not exist)."""
+        from nexo_pkg.install.blobcache import BlobCache  # noqa: PLC0415
+
+        cache = BlobCache(nexo_home_from_env())
+        count, size = guarded(cache.usage, json_output=json_output)
+        if json_output:
+            emit_json({"ok": True, "path": str(cache.root), "blobs": count, "bytes": size})
+        else:
+            result_line(human_size(size) if human else str(size))
+
+    @cache_app.command("clean")
+    def cache_clean_command(*, json_output: JsonOption = False) -> None:
+        """Remove every blob from the cache (as `prune --all`)."""
+        from nexo_pkg.install.blobcache import BlobCache  # noqa: PLC0415
+
+        report = guarded(
+            lambda: BlobCache(nexo_home_from_env()).prune(max_age=None), json_output=json_output
+        )
+        _prune_report(report.removed, report.freed_bytes, report.kept, json_output=json_output)
 
     @cache_app.command("prune")
     def cache_prune_command(
@@ -392,7 +438,21 @@ def register(app: typer.Typer) -> None:
 
         report = guarded(run, json_output=json_output)
         removed, freed, kept = report.removed, report.freed_bytes, report.kept  # type: ignore[attr-defined]
-        if json_output:
-            emit_json({"ok": True, "removed": removed, "freed_bytes": freed, "kept": kept})
-        else:
-            note(f"Removed {removed} blob(s), {freed} bytes; kept {kept}.")
+        _prune_report(removed, freed, kept, json_output=json_output)
+
+
+def human_size(size: int) -> str:
+    """``size`` bytes as uv prints them: ``0B``, ``512B``, ``1.5KiB``, ``2.0MiB``."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{size}B" if unit == "B" else f"{value:.1f}{unit}"
+        value /= 1024
+    return f"{size}B"  # unreachable: the loop returns at GiB
+
+
+def _prune_report(removed: int, freed: int, kept: int, *, json_output: bool) -> None:
+    if json_output:
+        emit_json({"ok": True, "removed": removed, "freed_bytes": freed, "kept": kept})
+    else:
+        note(f"Removed {removed} blob(s), {freed} bytes; kept {kept}.")

@@ -21,7 +21,9 @@ from nexo_pkg.cli.common import (
     say,
     warn,
 )
+from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
+from nexo_pkg.install.bounded import DEFAULT_TIMEOUT_SECONDS, SLOW_NOTICE_SECONDS
 from nexo_pkg.terminal import printable
 
 # The install machinery (store, archive inspection, trust policy, httpx) is imported inside
@@ -88,7 +90,8 @@ TimeoutOption = Annotated[
         "--timeout",
         metavar="SECONDS",
         help="Most one HTTP request may take, retries included (default: NEXO_HTTP_TIMEOUT, "
-        "else 300).",
+        f"else {DEFAULT_TIMEOUT_SECONDS:g} s). An answer slower than {SLOW_NOTICE_SECONDS:g} s "
+        "is noted on stderr.",
     ),
 ]
 InstallTimeoutOption = Annotated[
@@ -97,7 +100,8 @@ InstallTimeoutOption = Annotated[
         "--timeout",
         metavar="SECONDS",
         help="Most the command's HTTP requests may take together, retries included, per "
-        "plugin (default: NEXO_HTTP_TIMEOUT, else 300).",
+        f"plugin (default: NEXO_HTTP_TIMEOUT, else {DEFAULT_TIMEOUT_SECONDS:g} s). An answer "
+        f"slower than {SLOW_NOTICE_SECONDS:g} s is noted on stderr.",
     ),
 ]
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Run every check, install nothing.")]
@@ -144,6 +148,7 @@ def _fleet_options(
         plain_http=plain_http,
         limits=options.limits,
         http_timeout=options.http_timeout,
+        notice=options.notice,
     )
 
 
@@ -158,10 +163,14 @@ def parse_size(text: str, *, flag: str) -> int:
 def _roots(dest: Path | None, config: Path | None = None) -> tuple[Path, ...]:
     """``--dest`` alone, else every plugin root of the daemon's configuration, the install
     root first; warns about search paths that probably do not mean what they say."""
-    from nexo_pkg.install.config import config_dir, load_daemon_config  # noqa: PLC0415
+    from nexo_pkg.install.config import (  # noqa: PLC0415
+        config_dir,
+        install_root,
+        load_daemon_config,
+    )
 
     if dest is not None:
-        return (dest.expanduser().absolute(),)
+        return (install_root(dest, config_dir(config)),)
     daemon = load_daemon_config(config_dir(config))
     for message in daemon.warnings:
         warn(printable(message))
@@ -501,6 +510,7 @@ def register(app: typer.Typer) -> None:
                 limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
                 show_progress=_progress_wanted(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
+                notice=None if json_output else say,
                 daemon=daemon_version(nexo_version),
             )
             if source_text.startswith("oci://"):
@@ -538,7 +548,11 @@ def register(app: typer.Typer) -> None:
         *,
         plugin_id: Annotated[
             str | None,
-            typer.Argument(metavar="[ID]", help="Id of an installed plugin (or pass --all)."),
+            typer.Argument(
+                metavar="[ID]",
+                help="Id of an installed plugin (or pass --all).",
+                autocompletion=installed_ids,
+            ),
         ] = None,
         upgrade_all: Annotated[
             bool,
@@ -636,6 +650,7 @@ def register(app: typer.Typer) -> None:
                 dry_run=dry_run,
                 show_progress=_progress_wanted(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
+                notice=None if json_output else say,
                 allow_signer_change=allow_signer_change,
                 daemon=daemon_version(nexo_version),
             )
@@ -820,7 +835,12 @@ def register(app: typer.Typer) -> None:
     @app.command("remove")
     def remove_command(
         *,
-        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
+        plugin_id: Annotated[
+            str,
+            typer.Argument(
+                metavar="ID", help="Id of an installed plugin.", autocompletion=installed_ids
+            ),
+        ],
         dest: DestOption = None,
         config: ConfigOption = None,
         yes: YesOption = False,
@@ -880,7 +900,11 @@ def register(app: typer.Typer) -> None:
         *,
         plugin_id: Annotated[
             str | None,
-            typer.Argument(metavar="[ID]", help="Id to verify (default: every installed plugin)."),
+            typer.Argument(
+                metavar="[ID]",
+                help="Id to verify (default: every installed plugin).",
+                autocompletion=installed_ids,
+            ),
         ] = None,
         dest: DestOption = None,
         config: ConfigOption = None,

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from nexo_pkg.cli.common import guarded, say
+from nexo_pkg.scaffold.generator import LANGUAGES
 from nexo_pkg.scaffold.slug import SLUG_PATTERN
 
 
@@ -20,11 +21,17 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Argument(metavar="ID", help=f"Plugin id: {SLUG_PATTERN} (e.g. weather)."),
         ],
-        lang: Annotated[str, typer.Option("--lang", help="Language of the project.")] = "python",
+        lang: Annotated[
+            str,
+            typer.Option(
+                "--lang", metavar=f"[{'|'.join(LANGUAGES)}]", help="Language of the project."
+            ),
+        ] = "python",
         kind: Annotated[
             str,
             typer.Option(
                 "--kind",
+                metavar="[plugin|microapp]",
                 help="plugin (a nexo plugin) or microapp (a stdio extension of the daemon).",
             ),
         ] = "plugin",
@@ -42,6 +49,16 @@ def register(app: typer.Typer) -> None:
         force: Annotated[
             bool, typer.Option("--force", help="Write into a non-empty directory.")
         ] = False,
+        nexo_pkg_spec: Annotated[
+            str | None,
+            typer.Option(
+                "--nexo-pkg-spec",
+                metavar="REQUIREMENT",
+                help="What the release workflow pip-installs nexo-pkg from (default: the source "
+                "this nexo-pkg came from: its git commit, its index version, else "
+                "git+https://github.com/nexo-pkg/nexo-pkg at the tag of this version).",
+            ),
+        ] = None,
     ) -> None:
         """Create a plugin or microapp project that lints clean, packs, and passes its own tests.
 
@@ -59,6 +76,7 @@ def register(app: typer.Typer) -> None:
             description=description,
             owner=owner,
             force=force,
+            nexo_pkg_spec=nexo_pkg_spec,
         )
         created = guarded(lambda: create_project(request))
         say(f"created {kind} {plugin_id} in {created.path}")

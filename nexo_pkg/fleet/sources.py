@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,6 +56,8 @@ class FleetOptions:
     retry_base_delay: float | None = None
     # Total seconds one HTTP request may take (--timeout); None: NEXO_HTTP_TIMEOUT, else 300.
     http_timeout: float | None = None
+    # Hears "still waiting" lines about slow GitHub answers (the CLI's notes); None: quiet.
+    notice: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -144,6 +146,7 @@ class Session:
                 resolve_token(api_base),
                 retry_base_delay=self.options.retry_base_delay,
                 timeout=self.options.http_timeout,
+                notice=self.options.notice,
             )
             self._stack.callback(self._github.close)
         return self._github

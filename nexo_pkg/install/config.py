@@ -31,7 +31,7 @@ from typing import Any
 
 from nexo_pkg.daemon_config import CONFIG_DIR_ENV, config_dir, resolve_placeholder
 from nexo_pkg.daemon_config import nexo_home_from_env as nexo_home
-from nexo_pkg.errors import ConfigError
+from nexo_pkg.errors import ConfigError, UsageError
 from nexo_pkg.files import read_config_bytes
 from nexo_pkg.manifest.rust_text import rust_trim
 
@@ -85,9 +85,14 @@ class DaemonConfig:
 
 def install_root(dest: Path | None, directory: Path) -> Path:
     """``--dest`` (the daemon's configuration is then not read), else the install root the
-    daemon's configuration in ``directory`` names. Raises :class:`ConfigError`."""
+    daemon's configuration in ``directory`` names. Raises :class:`ConfigError`, and
+    :class:`UsageError` when ``dest`` exists and is not a directory (no root can be made
+    there)."""
     if dest is not None:
-        return dest.expanduser().absolute()
+        root = dest.expanduser().absolute()
+        if root.exists() and not root.is_dir():
+            raise UsageError(f"--dest {root} is a file, not a directory; name a plugin root")
+        return root
     return load_daemon_config(directory).install_root()
 
 

@@ -99,6 +99,8 @@ class InstallOptions:
     blob_cache: BlobCache | None = None
     replaces: tuple[Path, ...] = ()
     keep_old: bool = False
+    # Hears "still waiting" lines about slow answers (the CLI's notes on stderr); None: quiet.
+    notice: Callable[[str], None] | None = None
     # An upgrade's installed signature (the receipt's ``signature``): the new version must be
     # signed by the same identity (``signer_changed`` otherwise) unless allow_signer_change.
     previous_signature: Mapping[str, Any] | None = None
@@ -195,6 +197,7 @@ def _client(options: InstallOptions) -> GitHubClient:
         timeout=options.http_timeout,
         blobs=options.blob_cache or BlobCache(options.nexo_home),
         overall=options.network_deadline,
+        notice=options.notice,
     )
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "lint_parsed",
     "lint_source",
     "note_shadowed",
+    "unreadable_file",
 ]
 
 TRUST_POLICY_FILENAME = "trusted_keys.toml"
@@ -238,6 +239,24 @@ def _lint_trust_policy(text: str, path: str) -> FileResult | None:
 def lint_file(path: Path, *, options: LintOptions | None = None) -> FileResult:
     """Lint the manifest at ``path``; an unreadable file raises :class:`OSError`."""
     return lint_bytes(path.read_bytes(), path=str(path), options=options)
+
+
+def unreadable_file(path: Path, error: OSError, options: LintOptions | None = None) -> FileResult:
+    """The finding for a manifest that cannot be read (``NX008``), as ruff's E902: the run
+    goes on with the other files and fails at the end."""
+    from nexo_pkg.manifest.core_rules import UNREADABLE_FILE  # noqa: PLC0415 - rare path
+
+    reason = error.strerror or type(error).__name__
+    if path.is_symlink() and not path.exists():
+        reason = "dangling symlink (its target does not exist)"
+    start = Position(1, 1)
+    finding = UNREADABLE_FILE.diagnostic(
+        f"cannot read {path.name}: {reason}",
+        "",
+        Span(start, start),
+        "make the file readable, repair the symlink, or remove it",
+    )
+    return FileResult(str(path), tuple(_filtered([finding], options or LintOptions())), "")
 
 
 def note_shadowed(result: FileResult, used: Path, options: LintOptions | None = None) -> FileResult:

@@ -36,10 +36,12 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 @dataclass(frozen=True)
 class ReportContext:
-    """What a reporter may know besides the results: colour, and the rules by code."""
+    """What a reporter may know besides the results: colour, the rules by code, and whether
+    the text report ends with its summary line (``--quiet`` drops it, as ruff's ``-q``)."""
 
     colour: bool = False
     rules: Mapping[str, Rule] = field(default_factory=dict)
+    summary: bool = True
 
 
 Reporter = Callable[[Sequence[FileResult], ReportContext], str]
@@ -130,6 +132,8 @@ def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
             frame = _frame(diagnostic, lines, paint)
             blocks.append(f"{head}\n{frame}" if frame else head)
     totals = _summary(results)
+    if not context.summary:
+        return "\n\n".join(blocks) + "\n" if blocks else ""
     if totals["errors"] or totals["warnings"]:
         summary = (
             f"Found {_plural(totals['errors'], 'error')} and "

@@ -106,6 +106,20 @@ LARGE_MANIFEST = Rule(
     beyond_daemon=True,
 )
 
+UNREADABLE_FILE = Rule(
+    code="NX008",
+    name="unreadable-file",
+    severity="error",
+    summary="A manifest the search found cannot be read.",
+    what=(
+        "Reports a manifest that cannot be opened or read: no read permission, a dangling "
+        "symlink, an I/O error. The other manifests of the run are linted as usual."
+    ),
+    why="The daemon cannot read it either, so the plugin would not load.",
+    example="plugin.toml -> ../shared/plugin.toml, a symlink whose target was removed",
+    fix="Make the file readable (`chmod a+r plugin.toml`), repair the symlink, or remove it.",
+)
+
 MISSING_KEY = Rule(
     code="NX010",
     name="missing-key",
@@ -199,6 +213,7 @@ CORE_RULES: tuple[Rule, ...] = (
     NESTING_TOO_DEEP,
     SHADOWED_MANIFEST,
     LARGE_MANIFEST,
+    UNREADABLE_FILE,
     MISSING_KEY,
     UNKNOWN_KEY,
     WRONG_TYPE,

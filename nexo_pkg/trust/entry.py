@@ -231,7 +231,8 @@ def verify_asset_signature(
             raise SignatureMissingError(
                 f"{asset_name} has no signature (looked for "
                 f"{', '.join(asset_name + s for s in SIGNATURE_SUFFIXES[:4])}, attestations and "
-                f"a signed checksums file) and the trust policy requires one for {source}",
+                f"a signed checksums file) and a signature is required for {source} "
+                f"(--require-signature or the trust policy, {_policy_name(policy)})",
                 details={"asset": asset_name, "policy": _policy_name(policy)},
             )
         return SignatureOutcome(
@@ -287,7 +288,12 @@ def _material_sha256(offer: _Offer) -> str | None:
 
 
 def _policy_name(policy: TrustPolicy) -> str:
-    return str(policy.source) if policy.source is not None else "trusted_keys.toml (not created)"
+    """The policy file, or where it would go (and that it does not exist yet)."""
+    if policy.source is not None:
+        return str(policy.source)
+    if policy.location is not None:
+        return f"{policy.location} (not created yet)"
+    return "trusted_keys.toml (not created yet)"
 
 
 def _with_remedy(

@@ -232,6 +232,9 @@ class TrustPolicy:
     trusted_root: Path | None = None
     cosign_binary: str | None = None
     warnings: tuple[str, ...] = ()
+    #: Where the policy file is read from, or would be written (``source`` is ``None`` when
+    #: it does not exist yet).
+    location: Path | None = None
 
     def authors_for(self, owner: str | None) -> tuple[AuthorPolicy, ...]:
         """The entries that decide for GitHub ``owner`` (case-insensitive, as GitHub names are).
@@ -904,6 +907,7 @@ def parse_policy(text: str, *, path: Path) -> TrustPolicy:
         default=policy.default,
         authors=policy.authors,
         source=path,
+        location=path,
         schema_version=policy.schema_version,
         trusted_root=policy.trusted_root,
         cosign_binary=policy.cosign_binary,
@@ -958,7 +962,7 @@ def read_policy_file(path: Path, *, explicit: bool) -> TrustPolicy:
                 kind="policy_invalid",
                 details={"path": str(path)},
             ) from exc
-        return TrustPolicy()
+        return TrustPolicy(location=path)
     except OSError as exc:
         raise ConfigError(
             f"{path}: cannot read the trust policy: {exc.strerror or exc}",

@@ -266,6 +266,7 @@ def test_an_installed_id_is_looked_up_where_the_daemon_config_installs(
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)["plugin"]["root"] == str(installed.resolve())
 
+    (tmp_path / "empty-config").mkdir()
     elsewhere = nexo("scripted", "--config", str(tmp_path / "empty-config"), cwd=work)
     assert elsewhere.returncode == 2
     assert "no installed plugin with that id" in elsewhere.stderr

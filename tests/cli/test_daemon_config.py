@@ -153,6 +153,7 @@ def test_config_directory_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert config_dir(None, cwd=tmp_path) == tmp_path / "config"
     monkeypatch.setenv("NEXO_CONFIG_DIR", str(tmp_path / "env"))
     assert config_dir(None, cwd=tmp_path) == tmp_path / "env"
+    (tmp_path / "flag").mkdir()
     assert config_dir(tmp_path / "flag", cwd=tmp_path) == tmp_path / "flag"
 
 

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.shared_fixtures import skip_unless_present
 
 from nexo_pkg.trust.entry import (
     SignatureInvalidError,
@@ -65,6 +66,7 @@ def _malancas(**fields: object) -> AuthorPolicy:
     return AuthorPolicy(**values)  # type: ignore[arg-type]
 
 
+@skip_unless_present("github-attestations")
 def test_reusable_workflow_attestation_verifies_on_the_calling_repository(
     tmp_path: Path,
 ) -> None:
@@ -82,6 +84,7 @@ def test_reusable_workflow_attestation_verifies_on_the_calling_repository(
     assert document["claims"]["source_repository"] == "malancas/attest-demo"
 
 
+@skip_unless_present("github-attestations")
 def test_another_repository_is_refused(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
     other = AuthorPolicy(
@@ -92,6 +95,7 @@ def test_another_repository_is_refused(tmp_path: Path) -> None:
     assert "malancas/attest-demo" in caught.value.message
 
 
+@skip_unless_present("github-attestations")
 def test_the_repository_installed_from_must_be_the_signing_one(tmp_path: Path) -> None:
     """An entry trusting the owner's workflows does not vouch for a copy in another repo."""
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
@@ -103,6 +107,7 @@ def test_the_repository_installed_from_must_be_the_signing_one(tmp_path: Path) -
     assert outcome.status == "verified"  # type: ignore[attr-defined]
 
 
+@skip_unless_present("github-attestations")
 def test_another_signer_workflow_is_refused(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
     author = _malancas(signer_workflow="malancas/attest-demo/.github/workflows/release.yml")
@@ -111,6 +116,7 @@ def test_another_signer_workflow_is_refused(tmp_path: Path) -> None:
     assert REUSABLE_SIGNER in caught.value.message
 
 
+@skip_unless_present("github-attestations")
 def test_another_predicate_type_is_refused(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
     author = _malancas(predicate_type="https://spdx.dev/Document/v2.3")
@@ -118,6 +124,7 @@ def test_another_predicate_type_is_refused(tmp_path: Path) -> None:
         _verify(artifact, author, owner="malancas", repo="attest-demo")
 
 
+@skip_unless_present("github-attestations")
 def test_a_flipped_byte_of_the_artifact_is_refused(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
     data = bytearray(artifact.read_bytes())
@@ -127,6 +134,7 @@ def test_a_flipped_byte_of_the_artifact_is_refused(tmp_path: Path) -> None:
         _verify(artifact, _malancas(), owner="malancas", repo="attest-demo")
 
 
+@skip_unless_present("github-attestations")
 def test_a_flipped_byte_of_the_envelope_is_refused(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
     bundle = artifact.with_name(f"{artifact.name}.sigstore.json")
@@ -139,6 +147,7 @@ def test_a_flipped_byte_of_the_envelope_is_refused(tmp_path: Path) -> None:
         _verify(artifact, _malancas(), owner="malancas", repo="attest-demo")
 
 
+@skip_unless_present("github-attestations")
 def test_custom_issuer_is_read_from_the_certificate(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, CUSTOM_ARTIFACT, CUSTOM_BUNDLE)
     author = AuthorPolicy(
@@ -157,6 +166,7 @@ def test_custom_issuer_is_read_from_the_certificate(tmp_path: Path) -> None:
         )
 
 
+@skip_unless_present("github-attestations")
 def test_attestations_as_json_lines_verify(tmp_path: Path) -> None:
     """``<asset>.intoto.jsonl`` (what ``gh attestation download`` writes) beside the file."""
     artifact = _copy(
@@ -177,6 +187,7 @@ def test_attestations_as_json_lines_verify(tmp_path: Path) -> None:
     assert outcome.material == f"{jsonl.name}#2"  # type: ignore[attr-defined]
 
 
+@skip_unless_present("github-attestations")
 def test_github_instance_bundle_is_refused_with_its_reason(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, GHES_ARTIFACT, GHES_BUNDLE, as_name=f"{GHES_ARTIFACT}.intoto.jsonl")
     author = AuthorPolicy(owner="github", identity_regexp=r"^https://github\.com/.+$")
@@ -194,6 +205,7 @@ def test_github_instance_bundle_is_refused_with_its_reason(tmp_path: Path) -> No
     assert "RFC 3161" in message
 
 
+@skip_unless_present("github-attestations")
 def test_json_lines_in_a_bundle_file_are_read_as_attestations(tmp_path: Path) -> None:
     """``gh attestation download`` output saved as ``<asset>.sigstore.json``."""
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from support.github_server import GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore
+from support.shared_fixtures import skip_unless_present
 from support.tarballs import asset_name, plugin_tarball, release_assets, tree_snapshot
 
 from .helpers import SHARED_FIXTURES, cli_env
@@ -375,6 +376,7 @@ def _public_good_release(server: GitHubServer, repo: str) -> str:
     ("repo", "kind"),
     [("attest-demo", "archive_invalid"), ("other", "signer_untrusted")],
 )
+@skip_unless_present("github-attestations")
 def test_public_good_attestation_from_the_api(
     tmp_path: Path, github_server: GitHubServer, repo: str, kind: str
 ) -> None:
@@ -392,6 +394,7 @@ def test_public_good_attestation_from_the_api(
 @pytest.mark.parametrize(
     ("flip", "kind"), [(False, "archive_invalid"), (True, "signature_invalid")]
 )
+@skip_unless_present("github-attestations")
 def test_public_good_attestation_beside_a_local_file(tmp_path: Path, flip: bool, kind: str) -> None:
     dist = tmp_path / "dist"
     dist.mkdir()

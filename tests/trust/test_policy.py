@@ -63,8 +63,10 @@ def test_full_policy_parses(tmp_path: Path) -> None:
 
 
 def test_missing_default_file_is_warn_without_authors(tmp_path: Path) -> None:
-    policy = load_policy(default_policy_path(tmp_path))
-    assert policy == TrustPolicy()
+    path = default_policy_path(tmp_path)
+    policy = load_policy(path)
+    assert policy == TrustPolicy(location=path)
+    assert policy.source is None
     assert policy.default == "warn"
     assert policy.authors == ()
 
