@@ -5,14 +5,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The fleet tests run a real OCI registry (CNCF distribution) with htpasswd auth; the check
-# tests run plugins inside bubblewrap, as the daemon does, on the system python3. On a fresh
-# CI machine, as root, install them; elsewhere those tests skip when they are missing.
+# The fleet tests run a real OCI registry (CNCF distribution) with htpasswd auth, and copy
+# artifacts with skopeo; the check tests run plugins inside bubblewrap, as the daemon does, on
+# the system python3. On a fresh CI machine, as root, install them; elsewhere those tests
+# skip when they are missing.
 if [ "${CI:-}" = "true" ] && [ "$(id -u)" = "0" ] \
   && { ! command -v docker-registry >/dev/null || ! command -v htpasswd >/dev/null \
-    || ! command -v bwrap >/dev/null || [ ! -x /usr/bin/python3 ]; }; then
+    || ! command -v skopeo >/dev/null || ! command -v bwrap >/dev/null \
+    || [ ! -x /usr/bin/python3 ]; }; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry apache2-utils \
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry apache2-utils skopeo \
     bubblewrap python3 >/dev/null
   # The package starts its own service on :5000; the tests run their own registries.
   if command -v systemctl >/dev/null && systemctl is-active --quiet docker-registry 2>/dev/null; then

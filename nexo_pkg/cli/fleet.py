@@ -54,6 +54,15 @@ ConfigOption = Annotated[
         help="The daemon's configuration directory (default plugin root and trust policy).",
     ),
 ]
+RegistryMirrorOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--registry-mirror",
+        metavar="HOST=MIRROR",
+        help="Fetch HOST's locked digests from MIRROR (HOST[:PORT][/PATH]) first; repeatable. "
+        "Also $NEXO_REGISTRY_MIRRORS and [registries] in nexo-plugins.toml.",
+    ),
+]
 LockOption = Annotated[
     Path | None,
     typer.Option(
@@ -78,6 +87,7 @@ def fleet_options(
     registry_config: Path | None = None,
     plain_http: bool = False,
     timeout: float | None = None,
+    registry_mirrors: dict[str, tuple[str, ...]] | None = None,
     json_output: bool = False,
 ) -> FleetOptions:
     """The fleet settings of a command's flags; slow answers are noted on stderr unless the
@@ -99,6 +109,7 @@ def fleet_options(
         registry_config=registry_config,
         plain_http=plain_http,
         http_timeout=None if timeout is None else checked_timeout(timeout),
+        registry_mirrors=registry_mirrors or {},
         notice=None if json_output else say,
     )
 
@@ -235,6 +246,7 @@ def register(app: typer.Typer) -> None:
         github_api_url: GitHubApiOption = None,
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
+        registry_mirror: RegistryMirrorOption = None,
         timeout: TimeoutOption = None,
         json_output: JsonOption = False,
     ) -> None:
@@ -251,9 +263,16 @@ def register(app: typer.Typer) -> None:
         roots: list[Path] = []
 
         def run() -> SyncResult:
+            from nexo_pkg.fleet.lockfile import read_registries  # noqa: PLC0415
+            from nexo_pkg.fleet.mirrors import configured  # noqa: PLC0415
             from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
 
             roots.append(install_root(dest, config_dir(config)))
+            wanted_path = lock_file.parent / WANTED_NAME
+            mirrors = configured(
+                registry_mirror,
+                read_registries(wanted_path) if wanted_path.exists() else None,
+            )
             return sync(
                 lock_file,
                 roots[0],
@@ -266,9 +285,10 @@ def register(app: typer.Typer) -> None:
                     registry_config=registry_config,
                     plain_http=plain_http,
                     timeout=timeout,
+                    registry_mirrors=mirrors,
                     json_output=json_output,
                 ),
-                wanted_path=lock_file.parent / WANTED_NAME,
+                wanted_path=wanted_path,
                 frozen=frozen,
                 prune=prune,
                 target=target,
@@ -338,7 +358,12 @@ def register(app: typer.Typer) -> None:
     def mirror_command(
         *,
         release: Annotated[
-            str, typer.Argument(metavar="OWNER/REPO@TAG", help="The GitHub release to copy.")
+            str,
+            typer.Argument(
+                metavar="SOURCE",
+                help="The GitHub release to copy (OWNER/REPO@TAG), or a registry version "
+                "(oci://HOST/NS/NAME[:TAG|@sha256:DIGEST]).",
+            ),
         ],
         destination: Annotated[
             str, typer.Argument(metavar="REFERENCE", help="oci://HOST/NS/NAME[:TAG]")
@@ -349,27 +374,43 @@ def register(app: typer.Typer) -> None:
         timeout: TimeoutOption = None,
         json_output: JsonOption = False,
     ) -> None:
-        """Copy a GitHub release and its signature material into a registry.
+        """Copy a GitHub release, or a registry version, with its signature material into a
+        registry.
 
-        Installs from the copy verify the original signer under the same trust policy.
-        Exit codes: 0 mirrored; 1 refused; 2 usage error.
+        From a registry every tag of the version and every referrer is copied with its bytes
+        unchanged; what the destination holds already is skipped, so a cut-off run resumes
+        and a second run copies nothing. Installs from the copy verify the original signer
+        under the same trust policy. Exit codes: 0 mirrored; 1 refused; 2 usage error.
         """
+        from nexo_pkg.fleet.reference import is_oci  # noqa: PLC0415
+
+        def options() -> FleetOptions:
+            return fleet_options(
+                github_api_url=github_api_url,
+                registry_config=registry_config,
+                plain_http=plain_http,
+                timeout=timeout,
+                json_output=json_output,
+            )
+
+        if is_oci(release):
+            from nexo_pkg.fleet.copy import mirror_registry  # noqa: PLC0415
+
+            copied = guarded(
+                lambda: mirror_registry(release, destination, options()), json_output=json_output
+            )
+            if json_output:
+                emit_json(copied.to_json())
+            else:
+                note(
+                    f"Mirrored {copied.source} to {copied.reference} ({copied.digest}): "
+                    f"{copied.blobs} blob(s), {copied.manifests} manifest(s), "
+                    f"{copied.tags_written} tag(s) copied."
+                )
+            return
         from nexo_pkg.fleet.publish import mirror  # noqa: PLC0415
 
-        result = guarded(
-            lambda: mirror(
-                release,
-                destination,
-                fleet_options(
-                    github_api_url=github_api_url,
-                    registry_config=registry_config,
-                    plain_http=plain_http,
-                    timeout=timeout,
-                    json_output=json_output,
-                ),
-            ),
-            json_output=json_output,
-        )
+        result = guarded(lambda: mirror(release, destination, options()), json_output=json_output)
         if json_output:
             emit_json(result.to_json())
         else:

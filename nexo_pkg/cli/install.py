@@ -136,6 +136,7 @@ def install_from_registry(
 def _fleet_options(
     options: InstallOptions, registry_config: Path | None, plain_http: bool
 ) -> FleetOptions:
+    from nexo_pkg.fleet.mirrors import configured  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
 
     return FleetOptions(
@@ -148,8 +149,52 @@ def _fleet_options(
         plain_http=plain_http,
         limits=options.limits,
         http_timeout=options.http_timeout,
+        registry_mirrors=configured(None),
         notice=options.notice,
     )
+
+
+def _verify_lock(
+    lock_file: Path,
+    plugin_id: str | None,
+    dest: Path | None,
+    config: Path | None,
+    *,
+    json_output: bool,
+) -> None:
+    """``verify --lock``: the root against the lock's tree hashes; exits 0 or 1."""
+    from nexo_pkg.fleet.treehash import LockCheck, check_root  # noqa: PLC0415
+
+    def run() -> tuple[Path, list[LockCheck]]:
+        root = _dest(dest, config)
+        return root, check_root(lock_file, root, plugin_id)
+
+    root, checks = guarded(run, json_output=json_output)
+    ok = all(check.ok for check in checks)
+    if json_output:
+        emit_json(
+            {
+                "ok": ok,
+                "lock": str(lock_file),
+                "dest": str(root),
+                "plugins": [check.to_json() for check in checks],
+            }
+        )
+        raise typer.Exit(0 if ok else 1)
+    for check in checks:
+        label = f"{check.plugin_id} {check.version}"
+        if check.ok:
+            result_line(printable(f"ok       {label} ({check.expected})"))
+            continue
+        result_line(printable(f"CHANGED  {label} ({check.path or root})"))
+        if check.problem:
+            result_line(printable(f"  {check.problem}"))
+        else:
+            result_line(printable(f"  tree {check.actual}, the lock says {check.expected}"))
+        for key, names in check.changes.items():
+            for name in names:
+                result_line(printable(f"  {key.replace('_', ' ')}: {name}"))
+    raise typer.Exit(0 if ok else 1)
 
 
 def parse_size(text: str, *, flag: str) -> int:
@@ -908,9 +953,20 @@ def register(app: typer.Typer) -> None:
         ] = None,
         dest: DestOption = None,
         config: ConfigOption = None,
+        lock_file: Annotated[
+            Path | None,
+            typer.Option(
+                "--lock",
+                help="Check the root against this lock's tree hashes instead (offline).",
+            ),
+        ] = None,
         json_output: JsonOption = False,
     ) -> None:
         """Re-hash installed files against their install receipts (exit 1 on any change).
+
+        With --lock nexo-plugins.lock, every plugin the lock names must be installed at the
+        locked version with a tree that hashes to the lock's `tree` (paths, modes and
+        contents), whatever the receipts say.
 
         The report goes to stdout: one line per plugin (ok or CHANGED), then what changed.
         Every directory the daemon could load is checked: one without a readable receipt, or
@@ -921,6 +977,9 @@ def register(app: typer.Typer) -> None:
             scan_installed,
             verify_installed,
         )
+
+        if lock_file is not None:
+            _verify_lock(lock_file, plugin_id, dest, config, json_output=json_output)
 
         def run() -> tuple[Path, list[Any]]:
             roots = _roots(dest, config)

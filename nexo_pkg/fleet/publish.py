@@ -136,7 +136,7 @@ def push(dist: Path, destination: str, options: FleetOptions) -> PushResult:
             targets=targets,
             manifest_text=manifest_text,
             origin=None,
-            created=oci.created_now(),
+            created=oci.created_for([files.tarball for files in targets]),
         )
     return PushResult(
         str(tagged), digest, plugin_id, version,

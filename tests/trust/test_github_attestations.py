@@ -61,6 +61,8 @@ def _malancas(**fields: object) -> AuthorPolicy:
     values: dict[str, object] = {
         "owner": "malancas",
         "identity_regexp": r"^https://github\.com/malancas/attest-demo/\.github/workflows/.+$",
+        # A reusable workflow of another repository signed: gh and nexo want it named.
+        "signer_workflow": REUSABLE_SIGNER,
     }
     values.update(fields)
     return AuthorPolicy(**values)  # type: ignore[arg-type]
@@ -77,11 +79,31 @@ def test_reusable_workflow_attestation_verifies_on_the_calling_repository(
     document = outcome.to_json()  # type: ignore[attr-defined]
     assert document["status"] == "verified"
     assert document["scheme"] == "github-attestation"
-    assert document["identity"] == (
-        "https://github.com/malancas/attest-demo/.github/workflows/shared.yml@refs/heads/main"
-    )
+    # The identity is the certificate's signer (the SAN), as cosign and gh show it; the
+    # source repository and the calling workflow are beside it.
+    assert document["identity"].startswith(f"https://github.com/{REUSABLE_SIGNER}@")
     assert document["claims"]["signer_workflow"] == REUSABLE_SIGNER
     assert document["claims"]["source_repository"] == "malancas/attest-demo"
+    assert document["claims"]["build_config_uri"] == (
+        "https://github.com/malancas/attest-demo/.github/workflows/shared.yml@refs/heads/main"
+    )
+
+
+def test_naming_only_the_calling_repository_refuses_a_reusable_workflow_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """As gh: an entry matching the calling workflow must name the reusable signer."""
+    artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
+    with pytest.raises(SignerUntrustedError) as caught:
+        _verify(artifact, _malancas(signer_workflow=None), owner="malancas", repo="attest-demo")
+    assert f"signer_workflow = '{REUSABLE_SIGNER}'" in caught.value.message
+    # An entry that names the signer by its SAN needs no more.
+    by_san = AuthorPolicy(
+        owner="malancas",
+        identity_regexp=r"^https://github\.com/github/artifact-attestations-workflows/.+$",
+    )
+    outcome = _verify(artifact, by_san, owner="malancas", repo="attest-demo")
+    assert outcome.status == "verified"  # type: ignore[attr-defined]
 
 
 @skip_unless_present("github-attestations")
@@ -99,11 +121,13 @@ def test_another_repository_is_refused(tmp_path: Path) -> None:
 def test_the_repository_installed_from_must_be_the_signing_one(tmp_path: Path) -> None:
     """An entry trusting the owner's workflows does not vouch for a copy in another repo."""
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
+    author = _malancas(signer_workflow=REUSABLE_SIGNER)
     with pytest.raises(SignerUntrustedError) as caught:
-        _verify(artifact, _malancas(), owner="malancas", repo="other")
+        _verify(artifact, author, owner="malancas", repo="other")
     assert "not in malancas/other" in caught.value.message
     # Said explicitly, a republished copy is trusted.
-    outcome = _verify(artifact, _malancas(allow_republish=True), owner="malancas", repo="other")
+    republished = _malancas(signer_workflow=REUSABLE_SIGNER, allow_republish=True)
+    outcome = _verify(artifact, republished, owner="malancas", repo="other")
     assert outcome.status == "verified"  # type: ignore[attr-defined]
 
 
@@ -119,7 +143,9 @@ def test_another_signer_workflow_is_refused(tmp_path: Path) -> None:
 @skip_unless_present("github-attestations")
 def test_another_predicate_type_is_refused(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
-    author = _malancas(predicate_type="https://spdx.dev/Document/v2.3")
+    author = _malancas(
+        signer_workflow=REUSABLE_SIGNER, predicate_type="https://spdx.dev/Document/v2.3"
+    )
     with pytest.raises(SignerUntrustedError, match="predicate type"):
         _verify(artifact, author, owner="malancas", repo="attest-demo")
 

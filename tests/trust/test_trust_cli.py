@@ -46,7 +46,9 @@ def _verify(
 
 @skip_unless_present("github-attestations")
 def test_verify_a_reusable_workflow_attestation_offline(tmp_path: Path) -> None:
-    result = _verify(tmp_path, "--repo", "malancas/attest-demo")
+    # As gh: the reusable workflow of another repository that signed must be named.
+    result = _verify(tmp_path, "--repo", "malancas/attest-demo", "--signer-workflow",
+                     REUSABLE_SIGNER)  # fmt: skip
     assert result.returncode == 0, result.stderr
     # The report is the result: stdout.
     assert "github-attestation" in result.stdout
