@@ -26,8 +26,16 @@ def _policy(tmp_path: Path, body: str) -> Path:
     return path
 
 
+REUSABLE_SIGNER = "github/artifact-attestations-workflows/.github/workflows/attest.yml"
+
+
 def _author(owner: str, pattern: str) -> str:
-    return f'\n[[authors]]\nowner = "{owner}"\nidentity_regexp = "{pattern}"\n'
+    """An `[[authors]]` entry; the fixture was signed through a reusable workflow, which an
+    entry must name to accept it."""
+    return (
+        f'\n[[authors]]\nowner = "{owner}"\nidentity_regexp = "{pattern}"\n'
+        f'signer_workflow = "{REUSABLE_SIGNER}"\n'
+    )
 
 
 def _verify(tmp_path: Path, policy: Path) -> subprocess.CompletedProcess[str]:
