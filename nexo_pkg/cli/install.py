@@ -205,11 +205,41 @@ def parse_size(text: str, *, flag: str) -> int:
     return int(match.group(1)) * _UNITS[match.group(2).lower()]
 
 
+def _roots(dest: Path | None, config: Path | None = None) -> tuple[Path, ...]:
+    """``--dest`` alone, else every plugin root of the daemon's configuration, the install
+    root first; warns about search paths that probably do not mean what they say."""
+    from nexo_pkg.install.config import (  # noqa: PLC0415
+        config_dir,
+        install_root,
+        load_daemon_config,
+    )
+
+    if dest is not None:
+        return (install_root(dest, config_dir(config)),)
+    daemon = load_daemon_config(config_dir(config))
+    for message in daemon.warnings:
+        warn(printable(message))
+    return daemon.plugin_roots()
+
+
 def _dest(dest: Path | None, config: Path | None = None) -> Path:
     """``--dest``, else the install root named by the daemon's configuration."""
-    from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
+    return _roots(dest, config)[0]
 
-    return install_root(dest, config_dir(config))
+
+def _holding(roots: tuple[Path, ...], plugin_id: str) -> Path:
+    """The first root holding ``plugin_id`` (raises ``not_installed`` naming every root)."""
+    from nexo_pkg.install.store import installed_versions, unreadable_installs  # noqa: PLC0415
+
+    for root in roots:
+        if installed_versions(root, plugin_id) or unreadable_installs(root, plugin_id):
+            return root
+    where = ", ".join(str(root) for root in roots)
+    raise NexoError(
+        f"plugin {plugin_id!r} is not installed in {where} (see `nexo plugin list`)",
+        kind="not_installed",
+        details={"id": plugin_id},
+    )
 
 
 def _policy_path(config: Path | None) -> Path:
@@ -294,11 +324,25 @@ def _upgrade_one(
     keep_old: bool,
     registry_config: Path | None = None,
     plain_http: bool = False,
+    tag: str | None = None,
 ) -> UpgradeResult:
     """Upgrade one plugin from where it came: its GitHub repository or its registry."""
     from nexo_pkg.install.pipeline import upgrade  # noqa: PLC0415
-    from nexo_pkg.install.store import require_installed  # noqa: PLC0415
+    from nexo_pkg.install.store import (  # noqa: PLC0415
+        installed_versions,
+        require_installed,
+        unreadable_installs,
+    )
 
+    unreadable = unreadable_installs(options.dest, plugin_id)
+    if unreadable and not installed_versions(options.dest, plugin_id):
+        # As the reference: a plugin without a receipt it can read has nothing to upgrade from.
+        raise NexoError(
+            f"{plugin_id} at {unreadable[0].path} has a {unreadable[0].problem}; reinstall it "
+            "(`nexo plugin install --force`) to upgrade it",
+            kind="not_installed",
+            details={"id": plugin_id, "path": str(unreadable[0].path)},
+        )
     receipt = require_installed(options.dest, plugin_id)[0].receipt
     if receipt is not None and receipt.registry is not None:
         from nexo_pkg.fleet.publish import upgrade_from_registry  # noqa: PLC0415
@@ -310,10 +354,17 @@ def _upgrade_one(
             allow_downgrade=allow_downgrade,
             keep_old=keep_old,
         )
-    return upgrade(plugin_id, options, allow_downgrade=allow_downgrade, keep_old=keep_old)
+    return upgrade(plugin_id, options, allow_downgrade=allow_downgrade, keep_old=keep_old, tag=tag)
 
 
 def _report_upgrade(result: UpgradeResult) -> None:
+    if result.pinned_tag is not None:
+        say(
+            f"{printable(result.plugin_id)} {printable(result.from_version)} is pinned to tag "
+            f"{printable(result.pinned_tag)} (it was installed from that tag); nothing was "
+            "looked up. Pass --tag TAG (or ID@TAG) to move it to another release."
+        )
+        return
     if result.install is None:
         say(f"{printable(result.plugin_id)} {printable(result.from_version)} is up to date.")
         return
@@ -582,6 +633,14 @@ def register(app: typer.Typer) -> None:
                 "`nexo plugin rollback`.",
             ),
         ] = False,
+        tag: Annotated[
+            str | None,
+            typer.Option(
+                "--tag",
+                help="Move to this release (also written ID@TAG); a plugin installed from an "
+                "explicit tag stays on it without one.",
+            ),
+        ] = None,
         allow_signer_change: Annotated[
             bool,
             typer.Option(
@@ -599,10 +658,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Install the newest release of an installed plugin, or of every one with --all.
 
-        Re-resolves the latest release of the owner/repo in the plugin's receipt. The same
-        version is a no-op; an older one is refused (downgrade_refused) unless
-        --allow-downgrade. The old version is removed only after the new one is in place
-        (--keep-old keeps it for `nexo plugin rollback`).
+        Follows the receipt as the reference installer does: the same owner/repo and target;
+        a plugin installed from an explicit tag stays on it (a no-op saying so) unless --tag
+        or ID@TAG names the release to move to, one installed as latest follows the newest
+        release. Every search path of the daemon is looked in. The same version is a no-op;
+        an older one is refused (downgrade_refused) unless --allow-downgrade. The old version
+        is removed only after the new one is in place (--keep-old keeps it for
+        `nexo plugin rollback`).
         With --all, plugins installed from a local file are skipped, each plugin is upgraded
         on its own and a failure does not stop the others. A version signed by another
         identity than the installed one, or unsigned after a signed one, is refused
@@ -618,8 +680,18 @@ def register(app: typer.Typer) -> None:
 
             if (plugin_id is None) == (not upgrade_all):
                 raise UsageError("name one installed plugin ID, or pass --all (not both)")
+            if plugin_id is not None and "@" in plugin_id:
+                named, _, at_tag = plugin_id.partition("@")
+                if not named or not at_tag or (tag is not None and tag != at_tag):
+                    raise UsageError(f"{plugin_id!r}: write ID@TAG, or ID with --tag TAG")
+                wanted[:] = [named, at_tag]
+            elif plugin_id is not None:
+                wanted[:] = [plugin_id, tag]
+            if upgrade_all and tag is not None:
+                raise UsageError("--tag names the release of one plugin; it cannot go with --all")
+            roots[:] = _roots(dest, config)
             return InstallOptions(
-                dest=_dest(dest, config),
+                dest=roots[0] if not wanted else _holding(tuple(roots), str(wanted[0])),
                 nexo_home=nexo_home_from_env(),
                 policy_path=_policy_path(config),
                 target=target,
@@ -636,12 +708,15 @@ def register(app: typer.Typer) -> None:
                 daemon=daemon_version(nexo_version),
             )
 
+        roots: list[Path] = []
+        wanted: list[str | None] = []
         chosen = guarded(options, json_output=json_output)
-        if plugin_id is not None:
+        if wanted:
             single = guarded(
                 lambda: _upgrade_one(
-                    plugin_id,
+                    str(wanted[0]),
                     chosen,
+                    tag=wanted[1],
                     allow_downgrade=allow_downgrade,
                     keep_old=keep_old,
                     registry_config=registry_config,
@@ -654,14 +729,19 @@ def register(app: typer.Typer) -> None:
             else:
                 _report_upgrade(single)
             return
-        ids = guarded(lambda: _upgradable_ids(chosen.dest), json_output=json_output)
+        from dataclasses import replace  # noqa: PLC0415
+
+        ids = guarded(
+            lambda: [(root, each) for root in roots for each in _upgradable_ids(root)],
+            json_output=json_output,
+        )
         documents: list[dict[str, Any]] = []
         failed = False
-        for each in ids:
+        for root, each in ids:
             try:
                 outcome = _upgrade_one(
                     each,
-                    chosen,
+                    replace(chosen, dest=root),
                     allow_downgrade=allow_downgrade,
                     keep_old=keep_old,
                     registry_config=registry_config,
@@ -695,31 +775,43 @@ def register(app: typer.Typer) -> None:
         signature, path), so `nexo plugin list | wc -l` counts them.
         """
         from nexo_pkg.install.store import (  # noqa: PLC0415
+            RECEIPT_UNREADABLE,
             recover_interrupted,
             scan_installed,
             scan_kept,
         )
 
-        root = guarded(lambda: _dest(dest, config), json_output=json_output)
+        roots = guarded(lambda: _roots(dest, config), json_output=json_output)
+        root = roots[0]
 
         def scan() -> list[Any]:
-            recover_interrupted(root)
-            return [*scan_installed(root), *scan_kept(root)]
+            found: list[Any] = []
+            for each in roots:
+                recover_interrupted(each)
+                found += [*scan_installed(each), *scan_kept(each)]
+            return found
 
         items = guarded(scan, json_output=json_output)
         states = _discovery_states(config)
         plugins = [item for item in items if item.receipt is not None]
-        links = _linked(root)
+        links = [link for each in roots for link in _linked(each)]
         linked_paths = {link.path for link in links}
         orphans = [
             item
             for item in items
             if item.receipt is None and not item.kept and item.path not in linked_paths
         ]
+        unreadable = [
+            item for item in orphans if (item.problem or "").startswith(RECEIPT_UNREADABLE)
+        ]
         if json_output:
             document: dict[str, Any] = {
                 "ok": True,
                 "dest": str(root),
+                "roots": [str(each) for each in roots],
+                "unreadable": [
+                    {"path": str(item.path), "problem": item.problem} for item in unreadable
+                ],
                 "plugins": [
                     {
                         "id": item.receipt.id,
@@ -729,6 +821,7 @@ def register(app: typer.Typer) -> None:
                         "owner": item.receipt.owner,
                         "repo": item.receipt.repo,
                         "tag": item.receipt.tag,
+                        "resolved_tag": item.receipt.resolved_tag,
                         "registry": item.receipt.registry,
                         "signature": item.receipt.signature.get("status"),
                         "signature_scheme": item.receipt.signature.get("scheme"),
@@ -760,8 +853,8 @@ def register(app: typer.Typer) -> None:
                 ]
             emit_json(document)
             return
-        if not plugins and not links and not (include_orphan and orphans):
-            say(f"No plugins installed in {printable(root)}.")
+        if not plugins and not links and not unreadable and not (include_orphan and orphans):
+            say(f"No plugins installed in {printable(', '.join(str(each) for each in roots))}.")
             return
         for item in plugins:
             receipt = item.receipt
@@ -770,7 +863,7 @@ def register(app: typer.Typer) -> None:
             if receipt.registry is not None:
                 origin = receipt.registry
             elif receipt.source == "github-releases":
-                origin = f"{receipt.owner}/{receipt.repo}@{receipt.tag}"
+                origin = f"{receipt.owner}/{receipt.repo}@{receipt.resolved_tag or receipt.tag}"
             else:
                 origin = "local file"
             status = "kept" if item.kept else receipt.signature.get("status", "unknown")
@@ -788,12 +881,9 @@ def register(app: typer.Typer) -> None:
                     f"{'linked':<9} {link.path}"
                 )
             )
-        if include_orphan:
-            for item in orphans:
-                problem = item.problem or ""
-                result_line(
-                    printable(f"{'(orphan)':<24} {'':<12} {problem:<40} {'':<9} {item.path}")
-                )
+        for item in orphans if include_orphan else unreadable:
+            problem = item.problem or ""
+            result_line(printable(f"{'(orphan)':<24} {'':<12} {problem:<40} {'':<9} {item.path}"))
 
     @app.command("remove")
     def remove_command(
@@ -820,14 +910,25 @@ def register(app: typer.Typer) -> None:
             from nexo_pkg.install.pipeline import remove  # noqa: PLC0415
             from nexo_pkg.install.store import (  # noqa: PLC0415
                 installed_versions,
-                require_installed,
+                unreadable_installs,
             )
 
-            root = _dest(dest, config)
-            link = next((one for one in _linked(root) if one.plugin_id == plugin_id), None)
-            if link is not None and not installed_versions(root, plugin_id):
-                return _remove_link(root, plugin_id, link.path, yes=yes)
-            matches = require_installed(root, plugin_id)
+            roots = _roots(dest, config)
+            holding = [
+                root
+                for root in roots
+                if installed_versions(root, plugin_id) or unreadable_installs(root, plugin_id)
+            ]
+            if not holding:
+                for root in roots:
+                    link = next((one for one in _linked(root) if one.plugin_id == plugin_id), None)
+                    if link is not None:
+                        return _remove_link(root, plugin_id, link.path, yes=yes)
+                _holding(roots, plugin_id)  # raises not_installed, naming every root
+            matches = [
+                *(item for root in holding for item in installed_versions(root, plugin_id)),
+                *(item for root in holding for item in unreadable_installs(root, plugin_id)),
+            ]
             if not yes:
                 if not interactive():
                     raise UsageError(
@@ -838,7 +939,7 @@ def register(app: typer.Typer) -> None:
                     say(f"Will remove {printable(item.path)}")
                 if not confirm(f"Remove {printable(plugin_id)}?"):
                     raise NexoError("removal cancelled; nothing was changed", kind="cancelled")
-            return [str(item.path) for item in remove(plugin_id, root)]
+            return [str(item.path) for root in holding for item in remove(plugin_id, root)]
 
         removed = guarded(run, json_output=json_output)
         if json_output:
@@ -881,7 +982,6 @@ def register(app: typer.Typer) -> None:
         """
         from nexo_pkg.install.store import (  # noqa: PLC0415
             recover_interrupted,
-            require_installed,
             scan_installed,
             verify_installed,
         )
@@ -890,18 +990,23 @@ def register(app: typer.Typer) -> None:
             _verify_lock(lock_file, plugin_id, dest, config, json_output=json_output)
 
         def run() -> tuple[Path, list[Any]]:
-            root = _dest(dest, config)
-            recover_interrupted(root)
-            items = scan_installed(root)
+            roots = _roots(dest, config)
+            items: list[Any] = []
+            for root in roots:
+                recover_interrupted(root)
+                items += scan_installed(root)
             if plugin_id is not None:
                 named = [item for item in items if item.plugin_id == plugin_id]
                 broken = [
                     item
                     for item in items
-                    if item.receipt is None and item.path.name.startswith(f"{plugin_id}-")
+                    if item.receipt is None
+                    and (item.path.name == plugin_id or item.path.name.startswith(f"{plugin_id}-"))
                 ]
-                items = named + broken if named or broken else require_installed(root, plugin_id)
-            return root, [verify_installed(item) for item in items]
+                if not named and not broken:
+                    _holding(roots, plugin_id)  # raises not_installed, naming every root
+                items = named + broken
+            return roots[0], [verify_installed(item) for item in items]
 
         root, reports = guarded(run, json_output=json_output)
         ok = all(report.ok for report in reports)

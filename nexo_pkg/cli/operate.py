@@ -25,6 +25,7 @@ from nexo_pkg.cli.install import (
     TimeoutOption,
     _dest,
     _fleet_options,
+    _roots,
 )
 from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK
 from nexo_pkg.terminal import printable
@@ -68,6 +69,7 @@ _STATUS_WORDS = {
     "outdated": "outdated",
     "current": "up to date",
     "ahead": "newer than the source",
+    "pinned": "pinned to its tag",
     "local": "local file: not checked",
     "failed": "could not check",
 }
@@ -345,11 +347,11 @@ def register(app: typer.Typer) -> None:
             from nexo_pkg.fleet.lockfile import LOCK_NAME, WANTED_NAME  # noqa: PLC0415
             from nexo_pkg.install.discovery_edit import discovery_state  # noqa: PLC0415
 
-            root = _dest(dest, config)
+            roots = _roots(dest, config)
             discovery = discovery_state(config_dir(config))
             wanted, lock = Path(WANTED_NAME), Path(LOCK_NAME)
             return diagnose(
-                root,
+                roots,
                 discovery=discovery,
                 nexo_version=version,
                 handshake=None if no_check else _handshake(timeout_ms, version),
@@ -371,7 +373,8 @@ def register(app: typer.Typer) -> None:
                 )  # fmt: skip
             errors = sum(1 for f in report.findings if f.severity == "error")
             say(
-                f"{len(report.plugins)} plugin(s) in {printable(report.dest)}: "
+                f"{len(report.plugins)} plugin(s) in "
+                f"{', '.join(printable(root) for root in report.roots)}: "
                 f"{'no problem the daemon would trip on' if report.ok else f'{errors} error(s)'}"
             )
         raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILURE)
@@ -434,11 +437,13 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Show installed plugins whose source has a newer version, without downloading one.
 
-        For each installed plugin: its version, the newest version its source offers (the
-        latest GitHub release's manifest asset or tarball names; the highest semver tag of
-        its registry repository) and where it came from. Only release metadata and manifest
-        assets are read: no tarball is downloaded, nothing is installed. A plugin whose
-        source cannot be reached is reported as such and the others go on.
+        For each installed plugin, in every search path of the daemon's configuration (or
+        --dest): its version, the newest version its source offers (the latest GitHub
+        release's manifest asset or tarball names; the highest semver tag of its registry
+        repository) and where it came from. A plugin installed from an explicit tag is
+        "pinned": upgrade stays on that tag. Only release metadata and manifest assets are
+        read: no tarball is downloaded, nothing is installed. A plugin whose source cannot be
+        reached is reported as such and the others go on.
         Exit codes: 0 (with --exit-code: 0 nothing outdated, 1 something is); 1 a source
         could not be checked; 2 usage or configuration error.
         """
@@ -448,14 +453,14 @@ def register(app: typer.Typer) -> None:
             from nexo_pkg.install.outdated import outdated  # noqa: PLC0415
             from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
 
-            root = _dest(dest, config)
+            roots = _roots(dest, config)
             options = InstallOptions(
-                dest=root,
+                dest=roots[0],
                 nexo_home=nexo_home_from_env(),
                 github_api_url=github_api_url,
                 http_timeout=timeout,
             )
-            return outdated(root, plugin_ids or (), _lookups(options, registry_config, plain_http))
+            return outdated(roots, plugin_ids or (), _lookups(options, registry_config, plain_http))
 
         entries = guarded(run, json_output=json_output)
         failed = any(entry.status == "failed" for entry in entries)

@@ -71,6 +71,7 @@ class DoctorReport:
 
     dest: Path
     plugins: list[str] = field(default_factory=list)
+    roots: tuple[Path, ...] = ()
     findings: list[Finding] = field(default_factory=list)
 
     @property
@@ -85,6 +86,7 @@ class DoctorReport:
         return {
             "ok": self.ok,
             "dest": str(self.dest),
+            "roots": [str(root) for root in self.roots or (self.dest,)],
             "plugins": self.plugins,
             "errors": sum(1 for f in self.findings if f.severity == "error"),
             "warnings": sum(1 for f in self.findings if f.severity == "warning"),
@@ -201,7 +203,12 @@ def _root_findings(report: DoctorReport, items: list[Installed]) -> None:
             )  # fmt: skip
         else:
             first[plugin_id] = item.path
-    bookkeeping = report.dest / BOOKKEEPING_DIR
+    for root in report.roots or (report.dest,):
+        _leftover_findings(report, root)
+
+
+def _leftover_findings(report: DoctorReport, root: Path) -> None:
+    bookkeeping = root / BOOKKEEPING_DIR
     for area in (STAGING_AREA, REMOVING_AREA, JOURNAL_AREA):
         path = bookkeeping / area
         try:
@@ -234,21 +241,23 @@ def _lock_findings(report: DoctorReport, wanted: Path, lock_path: Path) -> None:
 
 
 def diagnose(
-    dest: Path,
+    roots: Path | tuple[Path, ...],
     *,
     discovery: DiscoveryState | None,
     nexo_version: str | None = None,
     handshake: HandshakeCheck | None = None,
     lock_files: tuple[Path, Path] | None = None,
 ) -> DoctorReport:
-    """Look at every plugin under ``dest`` (see the module docstring).
+    """Look at every plugin under each of ``roots``, the daemon's search paths in its order
+    (see the module docstring: an id met in two roots is loaded from the first).
 
     ``discovery`` is the daemon's discovery state (``None``: unknown); ``handshake`` spawns
     and checks one plugin directory (``None``: not spawned); ``lock_files`` is a wanted set
-    and its lock to compare. Raises ``io`` when ``dest`` cannot be read.
+    and its lock to compare. Raises ``io`` when a root cannot be read.
     """
-    report = DoctorReport(dest)
-    items = scan_installed(dest)
+    all_roots = (roots,) if isinstance(roots, Path) else roots
+    report = DoctorReport(all_roots[0], roots=all_roots)
+    items = [item for root in all_roots for item in scan_installed(root)]
     for item in items:
         if item.receipt is not None:
             _installed_findings(

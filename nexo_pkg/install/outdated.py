@@ -20,7 +20,7 @@ from nexo_pkg.install.store import Installed, Receipt, installed_versions, scan_
 
 __all__ = ["LatestLookup", "LatestVersion", "OutdatedEntry", "Status", "outdated"]
 
-Status = Literal["outdated", "current", "ahead", "local", "failed"]
+Status = Literal["outdated", "current", "ahead", "pinned", "local", "failed"]
 
 
 @dataclass(frozen=True)
@@ -108,34 +108,44 @@ def _entry(item: Installed, lookups: dict[str, LatestLookup]) -> OutdatedEntry:
         latest = lookup(receipt)
     except NexoError as error:
         return entry("failed", error=error)
-    return entry(_compare(latest.version, receipt.version), latest)
+    status = _compare(latest.version, receipt.version)
+    if status == "outdated" and receipt.registry is None and receipt.pinned_tag is not None:
+        # Installed from an explicit tag: `upgrade` stays on it (as the reference does).
+        status = "pinned"
+    return entry(status, latest)
 
 
 def outdated(
-    dest: Path,
+    roots: Path | tuple[Path, ...],
     plugin_ids: Iterable[str],
     lookups: dict[str, LatestLookup],
 ) -> list[OutdatedEntry]:
-    """Compare every installed plugin (or those named) with the newest version its source
-    offers. ``lookups`` maps a receipt's source kind (``github-releases``, ``registry``) to
-    its lookup; plugins from other sources (a local file) are reported as ``local``.
+    """Compare every installed plugin of every plugin root (or those named) with the newest
+    version its source offers. ``lookups`` maps a receipt's source kind (``github-releases``,
+    ``registry``) to its lookup; plugins from other sources (a local file) are reported as
+    ``local``, those installed from an explicit tag with a newer release as ``pinned``.
 
     A lookup that fails marks that plugin ``failed`` with its error and the others go on.
-    Raises ``not_installed`` for a named id that is not installed, ``io`` when the root
+    Raises ``not_installed`` for a named id that is installed in no root, ``io`` when a root
     cannot be read.
     """
+    all_roots = (roots,) if isinstance(roots, Path) else roots
     wanted = list(dict.fromkeys(plugin_ids))
+    items: list[Installed] = []
     if wanted:
-        items: list[Installed] = []
         for plugin_id in wanted:
-            matches = installed_versions(dest, plugin_id)
-            if not matches:
+            found = next(
+                (m[0] for root in all_roots if (m := installed_versions(root, plugin_id))), None
+            )
+            if found is None:
+                where = ", ".join(str(root) for root in all_roots)
                 raise NexoError(
-                    f"plugin {plugin_id!r} is not installed in {dest} (see `nexo plugin list`)",
+                    f"plugin {plugin_id!r} is not installed in {where} (see `nexo plugin list`)",
                     kind="not_installed",
                     details={"id": plugin_id},
                 )
-            items.append(matches[0])
+            items.append(found)
     else:
-        items = [item for item in scan_installed(dest) if item.receipt is not None]
+        for root in all_roots:
+            items.extend(item for item in scan_installed(root) if item.receipt is not None)
     return [_entry(item, lookups) for item in items]

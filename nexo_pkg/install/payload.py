@@ -12,7 +12,7 @@ from nexo_pkg.manifest.microapp import MICROAPP_MANIFEST_NAME, is_extension_shap
 from nexo_pkg.manifest.names import MANIFEST_NAMES
 from nexo_pkg.manifest.options import LintOptions
 
-RUNTIME_SETTINGS_GRANTED = LintOptions(host_net_allowed=True)
+RUNTIME_SETTINGS_GRANTED = LintOptions(host_net_allowed=True, sandbox_required=False)
 
 
 def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> ManifestSummary:

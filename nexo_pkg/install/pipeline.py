@@ -39,9 +39,11 @@ from nexo_pkg.install.select import (
 )
 from nexo_pkg.install.source import GitHubSource, LocalSource, parse_source
 from nexo_pkg.install.store import (
+    LATEST_TAG,
     Installed,
     Receipt,
     discard,
+    installed_versions,
     locked_root,
     publish,
     read_receipt,
@@ -50,6 +52,7 @@ from nexo_pkg.install.store import (
     scan_installed,
     scan_kept,
     tree_modes,
+    unreadable_installs,
     utc_now,
     write_receipt,
 )
@@ -163,6 +166,9 @@ class _Fetched:
     checksums: tuple[str, ...]
     material: Mapping[str, Path | bytes]
     installed_at: str | None = None
+    # What the user asked for, recorded as the receipt's ``tag``: ``latest`` or an explicit
+    # tag. ``None``: the ``tag`` above.
+    requested_tag: str | None = None
 
 
 def _check_flags(options: InstallOptions) -> None:
@@ -557,6 +563,7 @@ def _fetch_github(
         tag=release.tag,
         checksums=checked,
         material=material,
+        requested_tag=LATEST_TAG if source.tag in (None, LATEST_TAG) else release.tag,
     )
 
 
@@ -729,7 +736,8 @@ def _install_tree(
                 version=plan.version,
                 owner=fetched.owner,
                 repo=fetched.repo,
-                tag=fetched.tag,
+                tag=fetched.requested_tag or fetched.tag,
+                resolved_tag=fetched.tag if fetched.requested_tag else None,
                 target=plan.target,
                 sha256=plan.sha256,
                 installed_at=fetched.installed_at or utc_now(),
@@ -776,6 +784,8 @@ class UpgradeResult:
     install: InstallResult | None
     removed_old: bool
     kept: tuple[Path, ...] = ()
+    # Set when nothing was looked up because the receipt pins this tag.
+    pinned_tag: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any]
@@ -790,6 +800,8 @@ class UpgradeResult:
         document["old_path"] = str(self.old_path)
         document["removed_old"] = self.removed_old
         document["kept_paths"] = [str(path) for path in self.kept]
+        if self.pinned_tag is not None:
+            document["pinned_tag"] = self.pinned_tag
         return document
 
 
@@ -799,13 +811,18 @@ def upgrade(
     *,
     allow_downgrade: bool = False,
     keep_old: bool = False,
+    tag: str | None = None,
 ) -> UpgradeResult:
-    """Install the latest release of an installed plugin's ``owner/repo``.
+    """Upgrade an installed plugin along its receipt's coordinates, as the reference does.
 
-    Same version: no-op. Lower: ``downgrade_refused`` unless ``allow_downgrade``. The old
-    versions leave the daemon's sight in the same step that brings the new one in (deleted,
-    or kept under ``.nexo/kept`` with ``keep_old``), so exactly one version is discoverable.
-    Raises ``not_installed`` for an unknown id, ``source_invalid`` for local-file installs.
+    The receipt's ``owner/repo`` and ``target`` are kept (``--target`` overrides the target).
+    A receipt pinned to an explicit tag (:attr:`Receipt.pinned_tag`) stays on it: a no-op
+    saying so, unless ``tag`` names the release to move to; ``latest`` follows the newest
+    release. Same version: no-op. Lower: ``downgrade_refused`` unless ``allow_downgrade``. The
+    old versions leave the daemon's sight in the same step that brings the new one in
+    (deleted, or kept under ``.nexo/kept`` with ``keep_old``), so exactly one version is
+    discoverable. Raises ``not_installed`` for an unknown id, ``source_invalid`` for
+    local-file installs.
     """
     _check_flags(options)
     matches = require_installed(options.dest, plugin_id)
@@ -820,7 +837,19 @@ def upgrade(
         )
     trust_check = _load_policy(options)
     del trust_check  # fail on a bad policy before any network work
-    source = GitHubSource(receipt.owner, receipt.repo, None)
+    if tag is None and receipt.pinned_tag is not None:
+        return UpgradeResult(
+            plugin_id,
+            receipt.version,
+            receipt.version,
+            current.path,
+            None,
+            False,
+            pinned_tag=receipt.pinned_tag,
+        )
+    if options.target is None and receipt.target:
+        options = replace(options, target=receipt.target)
+    source = GitHubSource(receipt.owner, receipt.repo, tag)
     with _own_blob_cache(_with_network_deadline(options)) as own:
         return _upgrade_to_latest(
             source, matches, own, allow_downgrade=allow_downgrade, keep_old=keep_old
@@ -913,9 +942,13 @@ def replace_installed(
 
 
 def remove(plugin_id: str, dest: Path) -> list[Installed]:
-    """Remove every installed version of ``plugin_id``, and the old versions ``upgrade
-    --keep-old`` kept; raises ``not_installed``/``io``."""
-    matches = require_installed(dest, plugin_id)
+    """Remove every installed version of ``plugin_id`` (an install whose receipt is unreadable
+    too), and the old versions ``upgrade --keep-old`` kept; raises ``not_installed``/``io``."""
+    unreadable = unreadable_installs(dest, plugin_id)
+    if unreadable:
+        matches = installed_versions(dest, plugin_id) + unreadable
+    else:
+        matches = require_installed(dest, plugin_id)
     matches += [item for item in scan_kept(dest) if item.plugin_id == plugin_id]
     with locked_root(dest) as root:
         for item in matches:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexo_pkg.manifest.rules_sandbox import HOST_NET_ENV
+from nexo_pkg.manifest.rust_text import is_blank
 from nexo_pkg.terminal import printable
 from nexo_pkg.trust.entry import SignatureOutcome
 
@@ -94,7 +95,7 @@ def summarise_manifest(text: str) -> ManifestSummary:
         version=str(plugin.get("version", "")),
         name=str(plugin.get("name", "")),
         description=str(plugin.get("description", "")),
-        command=command if isinstance(command, str) and command.strip() else None,
+        command=command if isinstance(command, str) and not is_blank(command) else None,
         args=_strings(entrypoint.get("args")),
         env=env,
         extends={

@@ -190,8 +190,17 @@ def lint_bytes(
     package's policy linter instead.
     """
     text, problems = decode_manifest(raw)
-    if problems:
+    if any(problem.severity == "error" for problem in problems):
         return FileResult(path, tuple(_filtered(problems, options or LintOptions())), text)
+    result = _lint_text(text, path, options)
+    if not problems:
+        return result
+    found = (*_filtered(problems, options or LintOptions()), *result.diagnostics)
+    return FileResult(result.path, found, result.source)
+
+
+def _lint_text(text: str, path: str, options: LintOptions | None) -> FileResult:
+    """Lint decoded ``text`` as a trust policy when it plainly is one, else as a manifest."""
     if path.endswith((".yaml", ".yml")):
         config_result = lint_config_source(text, path=path, options=options)
         if config_result is not None:

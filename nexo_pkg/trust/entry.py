@@ -110,7 +110,9 @@ def resolve_mode(
 ) -> Mode:
     """Flags win, then the owner's author entry's ``mode``, then the policy ``default``.
 
-    When an owner has several entries, the first one that sets ``mode`` decides.
+    The entries are those that decide for the owner (:meth:`TrustPolicy.authors_for`); when
+    several do (``repos`` limits them to different repositories), the first one that sets
+    ``mode`` decides.
     """
     if skip_verify:
         return "ignore"

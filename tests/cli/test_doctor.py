@@ -150,3 +150,20 @@ def test_an_extra_file_is_named(root: Path) -> None:
     assert isinstance(findings, list)
     messages = [finding["message"] for finding in findings]
     assert any("extra.bin" in message for message in messages)
+
+
+def test_an_id_in_two_search_paths_is_shadowed(root: Path, tmp_path: Path) -> None:
+    second = tmp_path / "second"
+    _install(root, "hello")
+    _install(second, "hello")
+    config = tmp_path / "config"
+    (config / "plugins").mkdir(parents=True)
+    (config / "plugins" / "discovery.yaml").write_text(
+        f"discovery:\n  search_paths: ['{root}', '{second}']\n"
+    )
+    code, out, _ = nexo("doctor", "--json", "--no-check")
+    document = json.loads(out)
+    assert code == 1, document
+    assert document["roots"] == [str(root), str(second)]
+    shadowed = [f for f in document["findings"] if f["check"] == "shadowed"]
+    assert [f["path"] for f in shadowed] == [str(second / "hello-1.0.0")]

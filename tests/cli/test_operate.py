@@ -198,3 +198,30 @@ def test_rollback_dry_run_changes_nothing(home: Path, server: GitHubServer) -> N
     assert json.loads(out)["dry_run"] is True
     assert json.loads(out)["version"] == "1.0.0"
     assert tree_snapshot(home / "state/plugins") == before
+
+
+def test_outdated_lists_a_pinned_install_as_pinned(home: Path, server: GitHubServer) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("install", "acme/hello@v1.0.0")[0] == 0
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    code, out, _ = nexo("outdated", "--json", "--exit-code")
+    assert code == 0  # pinned is not outdated: upgrade would stay on v1.0.0
+    (entry,) = json.loads(out)["plugins"]
+    assert (entry["status"], entry["latest"]) == ("pinned", "2.0.0")
+
+
+def test_outdated_sees_every_search_path(home: Path, server: GitHubServer, tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    config = tmp_path / "config"
+    (config / "plugins").mkdir(parents=True)
+    (config / "plugins" / "discovery.yaml").write_text(
+        f"discovery:\n  search_paths: ['{first}', '{second}']\n"
+    )
+    for plugin_id, root in (("hello", first), ("world", second)):
+        server.publish("acme", plugin_id, "v1.0.0", release_assets(plugin_id, "1.0.0"))
+        assert nexo("install", f"acme/{plugin_id}", "--dest", str(root))[0] == 0
+    code, out, err = nexo("outdated", "--json", "--config", str(config))
+    assert code == 0, err
+    by_id = {entry["id"]: entry for entry in json.loads(out)["plugins"]}
+    assert set(by_id) == {"hello", "world"}
+    assert by_id["world"]["path"] == str(second / "world-1.0.0")

@@ -30,7 +30,8 @@ def _upgraded_root(server: FaultyGitHubServer, tmp_path: Path, name: str) -> Roo
     home.mkdir()
     root = Root(server, home)
     assert root.run("install", f"acme/{PLUGIN}@v1.0.0", "--yes").exit_code == 0
-    upgraded = root.run("upgrade", PLUGIN, "--yes", "--keep-old")
+    # Installed from an explicit tag, the plugin is pinned: the upgrade names the release.
+    upgraded = root.run("upgrade", PLUGIN, "--tag", "v2.0.0", "--yes", "--keep-old")
     assert upgraded.exit_code == 0, upgraded.stdout
     return root
 

@@ -196,8 +196,12 @@ def test_host_network_needs_permission(monkeypatch: pytest.MonkeyPatch) -> None:
     assert found(body, LintOptions(host_net_allowed=True)) == []
     monkeypatch.setenv("NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW", "1")
     assert found(body, LintOptions()) == []
-    monkeypatch.setenv("NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW", "true")
-    assert found(body, LintOptions()) == [("NX141", "plugin.sandbox.network")]
+    for truthy in ("true", "TRUE", "yes", "YES"):
+        monkeypatch.setenv("NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW", truthy)
+        assert found(body, LintOptions()) == []
+    for other in ("True", "on", "0", ""):
+        monkeypatch.setenv("NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW", other)
+        assert found(body, LintOptions()) == [("NX141", "plugin.sandbox.network")]
     monkeypatch.delenv("NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW")
     assert found(body, LintOptions()) == [("NX141", "plugin.sandbox.network")]
     assert found('enabled = true\nnetwork = "deny"') == []

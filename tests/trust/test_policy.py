@@ -103,7 +103,7 @@ AUTHOR = '[[authors]]\nowner = "acme"\n'
         (HEADER + '[[authors]]\nidentity = "a"\n', 2, "no `owner`"),
         (HEADER + '[[authors]]\nowner = "a b"\nidentity = "a"\n', 3, "GitHub owner"),
         (HEADER + 'authors = "x"\n', 2, "array of tables"),
-        ('schema_version = "2.0"\n', 1, "unsupported schema_version"),
+        ("schema_version = 2\n", 1, "must be a string"),
         (HEADER + 'default = "warn\n', 2, "invalid TOML"),
         (HEADER + "[authors]\nowner = 1\n", 2, "array of tables"),
         (HEADER + 'trusted_root = "missing.json"\n', 2, "does not exist"),
