@@ -39,6 +39,7 @@ from nexo_pkg.install.select import (
 from nexo_pkg.install.source import GitHubSource, LocalSource, parse_source
 from nexo_pkg.install.store import (
     Installed,
+    InstallRoot,
     Receipt,
     discard,
     locked_root,
@@ -95,6 +96,9 @@ class InstallOptions:
     blob_cache: BlobCache | None = None
     replaces: tuple[Path, ...] = ()
     keep_old: bool = False
+    # The root ``dest`` when the caller already holds its lock (``sync`` holds it for all its
+    # plugins); None: the install takes the lock itself.
+    root: InstallRoot | None = None
 
 
 @dataclass(frozen=True)
@@ -577,7 +581,12 @@ def _install_tree(
     """Steps 6 to 9 under the root's lock: the archive is checked and extracted in one pass
     into a private staging directory, its payload checked, the plan confirmed, the receipt
     written, then the tree renamed into place. Nothing is visible before the rename."""
-    with locked_root(options.dest) as root:
+    held: contextlib.AbstractContextManager[InstallRoot] = (
+        contextlib.nullcontext(options.root)
+        if options.root is not None
+        else locked_root(options.dest)
+    )
+    with held as root:
         # A link in the plugin's place is not an install (verify fails it): it is never
         # followed to a receipt, and only --force replaces it (the link, not its target).
         occupied = final.is_symlink() or final.exists()
