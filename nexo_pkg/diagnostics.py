@@ -93,11 +93,16 @@ class Diagnostic:
 
 @dataclass(frozen=True)
 class FileResult:
-    """The diagnostics of one file, sorted in file order, plus its text for code frames."""
+    """The diagnostics of one file, sorted in file order, plus its text for code frames.
+
+    ``parser`` names whose rules applied (``plugin-manifest``, ``extension-manifest``, ...);
+    empty when the caller did not say.
+    """
 
     path: str
     diagnostics: tuple[Diagnostic, ...]
     source: str = field(default="", repr=False)
+    parser: str = ""
 
     @property
     def errors(self) -> tuple[Diagnostic, ...]:

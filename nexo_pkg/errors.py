@@ -4,41 +4,55 @@ Every failure a user can cause or meet is a :class:`NexoError` carrying a ``kind
 machine-readable name used in ``--json`` output) and a one-line message that says what went
 wrong and what to do. The CLI catches ``NexoError`` only; anything else is a bug and is allowed
 to surface as a traceback.
+
+Kinds are listed, with their exit codes, in :class:`nexo_pkg.core.kinds.ErrorKind`; a test fails
+when code raises a kind that is not there.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
+from nexo_pkg.core.kinds import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, ErrorKind, exit_code_of
+
+__all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "ConfigError", "NexoError", "UsageError"]
 
 
 class NexoError(Exception):
     """A failure with a stable ``kind`` and a user-facing message.
 
     ``exit_code`` is 1 when the command ran and the answer is "no", 2 for usage and
-    configuration errors. ``details`` holds extra fields for the ``--json`` failure document.
+    configuration errors. ``kind`` is an :class:`~nexo_pkg.core.kinds.ErrorKind` or its string
+    and is stored as the plain string; given a kind and no exit code, the error takes the
+    kind's exit code (the class's own for a kind ``ErrorKind`` does not list). ``details`` holds
+    extra fields for the ``--json`` failure document.
     """
 
     kind: str = "error"
     exit_code: int = EXIT_FAILURE
+    #: The message is several lines written by nexo-pkg (a list, one item a line): each line
+    #: is escaped on its own instead of the line feeds being shown as ``\u000a``.
+    multiline: bool = False
 
     def __init__(
         self,
         message: str,
         *,
-        kind: str | None = None,
+        kind: ErrorKind | str | None = None,
         exit_code: int | None = None,
         details: dict[str, Any] | None = None,
+        multiline: bool | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
+        if multiline is not None:
+            self.multiline = multiline
         if kind is not None:
-            self.kind = kind
+            self.kind = str(kind)
         if exit_code is not None:
             self.exit_code = exit_code
+        elif kind is not None and (listed := exit_code_of(kind)) is not None:
+            self.exit_code = listed
         self.details: dict[str, Any] = dict(details or {})
 
     def to_json(self) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Reading configuration files that anyone may have put in place.
+"""Reading configuration files that anyone may have put in place, and writing them back.
 
 A trust policy, a daemon configuration, a registry credentials file or a lint configuration is
 found at a well-known path: a FIFO or a device planted there must not hang the command (a read
@@ -14,7 +14,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["NotRegularFileError", "read_config_bytes"]
+__all__ = ["NotRegularFileError", "read_config_bytes", "write_file_atomically"]
 
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 
@@ -43,3 +43,27 @@ def read_config_bytes(path: Path, limit: int) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(descriptor)
+
+
+def write_file_atomically(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    """Replace ``path`` with ``data`` in one step: a temporary file in the same directory is
+    written, flushed to disk and renamed over ``path``, so a reader (or a crash) sees the old
+    file or the new one, never a part. The temporary file is removed on every failure; the
+    file gets ``mode`` whatever the umask. Raises ``OSError``."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        with os.fdopen(descriptor, "wb") as handle:
+            os.fchmod(handle.fileno(), mode)
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        temp.replace(path)
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    directory = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)

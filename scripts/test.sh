@@ -1,15 +1,21 @@
 #!/usr/bin/env bash
 # Set up a virtualenv, install nexo-pkg with its test extras, then run every check CI runs:
-# ruff, ruff format, mypy (strict) and pytest. Extra arguments go to pytest.
+# ruff, ruff format, mypy (strict), the import contracts (lint-imports) and pytest. Extra
+# arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# The fleet tests run a real OCI registry (CNCF distribution) with htpasswd auth. On a fresh
-# CI machine, as root, install it; elsewhere the registry tests skip when it is missing.
+# The fleet tests run a real OCI registry (CNCF distribution) with htpasswd auth, and copy
+# artifacts with skopeo; the check tests run plugins inside bubblewrap, as the daemon does, on
+# the system python3. On a fresh CI machine, as root, install them; elsewhere those tests
+# skip when they are missing.
 if [ "${CI:-}" = "true" ] && [ "$(id -u)" = "0" ] \
-  && { ! command -v docker-registry >/dev/null || ! command -v htpasswd >/dev/null; }; then
+  && { ! command -v docker-registry >/dev/null || ! command -v htpasswd >/dev/null \
+    || ! command -v skopeo >/dev/null || ! command -v bwrap >/dev/null \
+    || [ ! -x /usr/bin/python3 ]; }; then
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry apache2-utils >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry apache2-utils skopeo \
+    bubblewrap python3 >/dev/null
   # The package starts its own service on :5000; the tests run their own registries.
   if command -v systemctl >/dev/null && systemctl is-active --quiet docker-registry 2>/dev/null; then
     systemctl stop docker-registry || true
@@ -35,4 +41,6 @@ export NEXO_TEST_WHEELHOUSE="$PWD/.cache/wheelhouse"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy
+# The floors of docs/architecture.md ([tool.importlinter] in pyproject.toml).
+.venv/bin/lint-imports
 .venv/bin/python -m pytest "$@"

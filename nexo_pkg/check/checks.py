@@ -10,10 +10,12 @@ killed and reaped on every path.
 Two levels, like the daemon's host: **fail** where the daemon would refuse or kill the plugin
 (no reply in time, an impersonating id, ``tools`` not an array, a tool entry without a string
 ``name``, ``description`` or an ``input_schema`` object, an advertised tool not declared, a
-reply carrying the wrong id, a crash); **warn** where only the written contract is broken
-(no ``server_version``, no ``tools`` although tools are declared, stray stdout lines, frames
-without ``"jsonrpc"`` or over 1 MiB, an invalid JSON Schema, no proper answer to an unknown
-method or to ``shutdown``, exiting only once stdin is closed). ``strict`` fails on warnings.
+reply carrying the wrong id, a reply carrying an ``error`` member at all (even ``null``), a
+stdout line that is not UTF-8 (the daemon's line reader stops at it), a crash); **warn**
+where only the written contract is broken (no ``server_version``, no ``tools`` although tools
+are declared, stray stdout lines, frames without ``"jsonrpc"`` or over 1 MiB (read all the
+same, as the daemon does), an invalid JSON Schema, no proper answer to an unknown method or to
+``shutdown``, exiting only once stdin is closed). ``strict`` fails on warnings.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import json
 import os
 import re
 import shlex
+import tempfile
 import time
 import warnings
 from collections.abc import Callable
@@ -31,8 +34,16 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal
 
-from nexo_pkg.check.host import MAX_FRAME_BYTES, PluginProcess
-from nexo_pkg.check.report import CheckReport, Status
+from nexo_pkg.check.host import MAX_FRAME_BYTES, MAX_LINE_BYTES, PluginProcess
+from nexo_pkg.check.host_calls import EVENTS_PER_TOPIC, HostCalls
+from nexo_pkg.check.report import CheckReport, CheckResult, Status
+from nexo_pkg.check.sandbox import (
+    SandboxPlan,
+    current_platform,
+    daemon_program,
+    find_bwrap,
+    plan_sandbox,
+)
 from nexo_pkg.check.target import ResolvedPlugin, resolve_target
 from nexo_pkg.errors import UsageError
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
@@ -88,14 +99,18 @@ _FRAME_CHECKS = {
     "frames.id": "every reply echoed its request id",
 }
 
-# The daemon matches replies by id: a reply with another id never answers the request. Every
-# other frame problem is one the daemon's reader skips over.
-_FRAME_FAILURES: dict[str, Status] = {"frames.id": "fail"}
+# The daemon matches replies by id: a reply with another id never answers the request; its
+# stdout reader (tokio ``lines()``) ends at the first line that is not UTF-8. Every other frame
+# problem is one the daemon's reader skips over.
+_FRAME_FAILURES: dict[str, Status] = {"frames.id": "fail", "frames.utf8": "fail"}
 
 _DETAIL_LIMIT = 160
 
 # How often a waiting request checks whether the plugin has exited.
 _EXIT_PROBE_SECONDS = 0.1
+
+# After a broker.event, the host listens until the plugin has been quiet this long.
+_EVENT_QUIET_SECONDS = 0.4
 
 
 @dataclass(frozen=True)
@@ -107,8 +122,14 @@ class _Reply:
 
     @property
     def error(self) -> dict[str, Any] | None:
-        error = self.frame.get("error")
-        return error if isinstance(error, dict) else None
+        """The error of the reply: the daemon takes any present ``error`` member as one, even
+        ``null`` next to a ``result``; a member that is not an object is described."""
+        if "error" not in self.frame:
+            return None
+        error = self.frame["error"]
+        if isinstance(error, dict):
+            return error
+        return {"message": f"`error` is {_short(error)} (any `error` member is an error)"}
 
     @property
     def result(self) -> Any:
@@ -119,7 +140,7 @@ class _Reply:
 class _NoReply:
     """Why a request got no answer."""
 
-    reason: Literal["timeout", "exited", "stdin_closed"]
+    reason: Literal["timeout", "exited", "stdin_closed", "reader_stopped"]
     detail: str
 
 
@@ -139,6 +160,9 @@ def run_check(
     dest: Path | None = None,
     strict: bool = False,
     installed_root: Callable[[], Path] | None = None,
+    sandbox: bool = True,
+    host_calls: bool = False,
+    config: Path | None = None,
 ) -> CheckReport:
     """Spawn the plugin at ``target`` and run the handshake conformance checks.
 
@@ -146,7 +170,13 @@ def run_check(
     :mod:`nexo_pkg.check.target`; ``dest`` is the install root for ids, else
     ``installed_root()`` when given). ``timeout_ms`` is
     the deadline of each request; ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``;
-    ``strict`` makes warnings fail.
+    ``strict`` makes warnings fail; ``sandbox=False`` (``--no-sandbox``) runs the plugin
+    without the daemon's ``bwrap`` wrapper; ``host_calls`` (implied by ``strict``) plays the
+    host's side of the broker and host-call exchanges (see :mod:`nexo_pkg.check.host_calls`);
+    ``config`` is the daemon's configuration directory (its ``extensions.yaml`` grants a
+    microapp's admin capabilities). A microapp target is checked by
+    :func:`nexo_pkg.check.microapp.run_microapp`: the daemon's extension host runs microapps
+    unsandboxed, so ``sandbox`` and ``host_calls`` do not apply to them.
     Plugin misbehaviour is reported in the returned :class:`CheckReport`, never raised.
     Raises :class:`UsageError` for bad arguments and ``TargetError`` (exit 2) or the
     archive errors when the target names nothing runnable.
@@ -158,8 +188,25 @@ def run_check(
         raise UsageError("--args must be a JSON object")
     roots = {} if installed_root is None else {"installed_root": installed_root}
     with resolve_target(target, dest=dest, **roots) as plugin:
+        if plugin.microapp is not None:
+            from nexo_pkg.check.microapp import run_microapp  # noqa: PLC0415
+
+            return run_microapp(
+                plugin.microapp,
+                timeout_ms=timeout_ms,
+                agent_version=version,
+                invoke=invoke,
+                strict=strict,
+                config=config,
+            )
         return check_plugin(
-            plugin, timeout_ms=timeout_ms, nexo_version=version, invoke=invoke, strict=strict
+            plugin,
+            timeout_ms=timeout_ms,
+            nexo_version=version,
+            invoke=invoke,
+            strict=strict,
+            sandbox=sandbox,
+            host_calls=host_calls or strict,
         )
 
 
@@ -170,29 +217,110 @@ def check_plugin(
     nexo_version: str = DEFAULT_NEXO_VERSION,
     invoke: tuple[str, dict[str, Any]] | None = None,
     strict: bool = False,
+    sandbox: bool = True,
+    host_calls: bool = False,
 ) -> CheckReport:
-    """Run the checks against an already resolved plugin (see :func:`run_check`)."""
+    """Run the checks against an already resolved plugin (see :func:`run_check`).
+
+    The plugin is spawned as the daemon spawns it: wrapped in ``bwrap`` when its manifest
+    enables the sandbox (see :mod:`nexo_pkg.check.sandbox`), with a temporary directory as
+    its state directory. A spawn the daemon refuses, or a mount ``bwrap`` cannot make, fails
+    ``spawn`` and nothing is started.
+    """
     report = CheckReport(
         plugin_id=plugin.plugin_id, root=str(plugin.root), argv=plugin.argv, strict=strict
     )
     for note in plugin.notes:
         report.add("manifest", "warn", note)
     env = {**os.environ, **plugin.env}
+    with tempfile.TemporaryDirectory(
+        prefix="nexo-check-state-", ignore_cleanup_errors=True
+    ) as state_root:
+        state_dir = Path(state_root) / "plugins" / plugin.plugin_id
+        state_dir.mkdir(parents=True)
+        platform = current_platform()
+        plan = plan_sandbox(
+            plugin.manifest,
+            plugin.plugin_id,
+            plugin.argv,
+            root=plugin.root,
+            state_dir=state_dir,
+            env=os.environ,
+            bwrap=find_bwrap(platform),
+            platform=platform,
+            skip=not sandbox,
+            program=daemon_program(plugin.manifest, plugin.argv),
+        )
+        report.sandbox = plan.to_json()
+        if not _report_sandbox(report, plan) or plan.argv is None:
+            return report
+        host = HostCalls.from_manifest(plugin.plugin_id, plugin.manifest) if host_calls else None
+        _spawn_and_run(plugin, report, plan, plan.argv, env, timeout_ms, nexo_version, invoke, host)
+    return report
+
+
+def _report_sandbox(report: CheckReport, plan: SandboxPlan) -> bool:
+    """Add the ``sandbox`` check; False (with ``spawn`` failed) when nothing may be started."""
+    if plan.refusal is not None:
+        report.add("sandbox", "fail", f"the daemon refuses to spawn the plugin: {plan.refusal}")
+        report.add("spawn", "fail", f"not started: {plan.refusal}")
+        return False
+    if plan.wrapped and plan.argv is not None:
+        report.add("sandbox", "pass", f"wrapped as the daemon wraps it: `{shlex.join(plan.argv)}`")
+    elif plan.note is not None:
+        report.add("sandbox", "warn", f"the daemon warns: {plan.note}")
+    elif plan.skipped:
+        report.add("sandbox", "warn", f"not sandboxed ({plan.reason})")
+    else:
+        report.add("sandbox", "pass", f"not sandboxed: {plan.reason}")
+    if plan.problems:
+        report.add(
+            "spawn",
+            "fail",
+            "; ".join(problem.describe(plan.manifest_name) for problem in plan.problems),
+        )
+        return False
+    return True
+
+
+def _spawn_and_run(  # noqa: PLR0917  # one session's inputs
+    plugin: ResolvedPlugin,
+    report: CheckReport,
+    plan: SandboxPlan,
+    argv: list[str],
+    env: dict[str, str],
+    timeout_ms: int,
+    nexo_version: str,
+    invoke: tuple[str, dict[str, Any]] | None,
+    host: HostCalls | None,
+) -> None:
+    """Spawn ``argv`` (the plugin's command, or its ``bwrap`` wrapper) and run the session."""
     try:
-        process = PluginProcess(plugin.argv, cwd=plugin.root, env=env)
+        process = PluginProcess(argv, cwd=plugin.root, env=env)
     except OSError as error:
         reason = error.strerror or str(error)
-        report.add("spawn", "fail", f"cannot start {plugin.argv[0]}: {reason}")
-        return report
+        report.add("spawn", "fail", f"cannot start {argv[0]}: {reason}")
+        return
     with process:
-        report.add("spawn", "pass", f"started `{shlex.join(plugin.argv)}` (pid {process.pid})")
-        session = _Session(process, plugin, report, timeout_ms / 1000)
+        spawn_index = len(report.checks)
+        inside = " inside the daemon's bwrap sandbox" if plan.wrapped else ""
+        report.add(
+            "spawn", "pass", f"started `{shlex.join(plugin.argv)}`{inside} (pid {process.pid})"
+        )
+        session = _Session(process, plugin, report, timeout_ms / 1000, host)
         try:
             session.run(nexo_version, invoke)
         finally:
+            session.add_host_checks()
             session.add_frame_checks()
     report.stderr_tail = list(process.stderr_tail)
-    return report
+    if plan.wrapped:
+        refused = next((line for line in report.stderr_tail if line.startswith("bwrap: ")), None)
+        if refused is not None:
+            # bwrap itself gave up (a mount, a namespace): the plugin never ran.
+            report.checks[spawn_index] = CheckResult(
+                "spawn", "fail", f"bwrap could not start the plugin: {refused}"
+            )
 
 
 class _Session:
@@ -204,8 +332,12 @@ class _Session:
         plugin: ResolvedPlugin,
         report: CheckReport,
         timeout_seconds: float,
+        host: HostCalls | None = None,
     ) -> None:
         self.process = process
+        self.host = host
+        # Whether shutdown got a reply (None until it was sent).
+        self.shutdown_answered: bool | None = None
         self.plugin = plugin
         self.report = report
         self.timeout_seconds = timeout_seconds
@@ -214,6 +346,8 @@ class _Session:
         # First problem and count per frames.* check.
         self._frame_problems: dict[str, tuple[str, int]] = {}
         self.advertised: dict[str, dict[str, Any]] = {}
+        # Set at the first non-UTF-8 stdout line: the daemon's reader has stopped.
+        self.reader_stopped: str | None = None
 
     # -- the lifecycle -------------------------------------------------------------------
 
@@ -221,8 +355,18 @@ class _Session:
         """Every step in order; returns early once the plugin stops answering."""
         if not self._initialize(nexo_version):
             return
-        if invoke is not None and not self._invoke(*invoke):
-            return
+        if self.host is not None:
+            self.host.phase = "after"
+            if not self._deliver_events(self.host):
+                return
+        if invoke is not None:
+            if self.host is not None:
+                self.host.phase = "invoke"
+            answered = self._invoke(*invoke)
+            if self.host is not None:
+                self.host.phase = "after"
+            if not answered:
+                return
         if not self._unknown_method():
             return
         self._shutdown()
@@ -475,8 +619,58 @@ class _Session:
             self.report.add("unknown_method", "pass", "answered -32601 method not found")
         return True
 
+    def _deliver_events(self, host: HostCalls) -> bool:
+        """Send ``broker.event`` on every subscribed topic and play the host while the plugin
+        reacts; False once the plugin is gone."""
+        host.phase = "events"
+        try:
+            for topic in host.subscribed_topics():
+                for sequence in range(1, EVENTS_PER_TOPIC + 1):
+                    deadline = time.monotonic() + self.timeout_seconds
+                    if not self.process.send(
+                        _encode(host.event(topic, sequence)), deadline=deadline
+                    ):
+                        return False
+                    if not self._listen(deadline):
+                        return False
+        finally:
+            host.phase = "after"
+        return True
+
+    def _listen(self, deadline: float) -> bool:
+        """Handle the plugin's frames until it has been quiet a moment (or ``deadline``);
+        False when it closed stdout or exited."""
+        quiet_until = time.monotonic() + _EVENT_QUIET_SECONDS
+        while True:
+            now = time.monotonic()
+            if now >= min(quiet_until, deadline):
+                return True
+            event = self.process.next_stdout_event(deadline=min(quiet_until, deadline))
+            if event is None:
+                if self.process.has_exited():
+                    return False
+                continue
+            if event.kind == "eof":
+                return False
+            if event.kind == "oversize":
+                continue
+            message = self._parse(event.data)
+            if self.reader_stopped is not None:
+                return False
+            if message is not None and "method" in message:
+                self._answer_plugin_request(message, deadline)
+            quiet_until = time.monotonic() + _EVENT_QUIET_SECONDS
+
+    def add_host_checks(self) -> None:
+        """Report the ``host.*`` checks of ``--host-calls``."""
+        if self.host is None:
+            return
+        for name, status, detail in self.host.results(shutdown_answered=self.shutdown_answered):
+            self.report.add(name, status, detail)
+
     def _shutdown(self) -> None:
         answer = self.request("shutdown", {"reason": "nexo plugin check"})
+        self.shutdown_answered = not isinstance(answer, _NoReply)
         if isinstance(answer, _NoReply):
             self.report.add("shutdown", "warn", f"no reply to shutdown: {answer.detail}")
         elif answer.error is not None:
@@ -526,6 +720,8 @@ class _Session:
         frame = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         started = time.monotonic()
         deadline = started + self.timeout_seconds
+        if self.reader_stopped is not None:
+            return _NoReply("reader_stopped", self.reader_stopped)
         if not self.process.send(_encode(frame), deadline=deadline):
             return self._gone(deadline, sending=True)
         while True:
@@ -550,10 +746,18 @@ class _Session:
                 self._frame_problem(
                     "frames.size",
                     f"a stdout line of at least {event.size} bytes exceeds the "
-                    f"{MAX_FRAME_BYTES}-byte frame limit (dropped)",
+                    f"{MAX_LINE_BYTES}-byte memory cap of the check (dropped unread)",
                 )
                 continue
+            if len(event.data) > MAX_FRAME_BYTES:
+                self._frame_problem(
+                    "frames.size",
+                    f"a frame of {len(event.data)} bytes exceeds the SDKs' "
+                    f"{MAX_FRAME_BYTES}-byte frame limit (the daemon reads it all the same)",
+                )
             message = self._parse(event.data)
+            if self.reader_stopped is not None:
+                return _NoReply("reader_stopped", self.reader_stopped)
             if message is None:
                 continue
             if "method" in message:
@@ -583,7 +787,12 @@ class _Session:
             self._frame_problem(
                 "frames.utf8",
                 f"stdout line is not valid UTF-8 ({error.reason} at byte "
-                f"{error.start}): {_short(line)}",
+                f"{error.start}): {_short(line)}; the daemon's line reader stops there and "
+                "reads no later reply",
+            )
+            self.reader_stopped = (
+                "the daemon's stdout reader stopped at a line that is not UTF-8 "
+                "(no later reply reaches it)"
             )
             return None
         if not text.strip():
@@ -610,7 +819,17 @@ class _Session:
         return message
 
     def _answer_plugin_request(self, message: dict[str, Any], deadline: float) -> None:
-        """Plugin → host traffic: notifications are fine; requests get an error reply."""
+        """Plugin → host traffic. With ``--host-calls`` the host's script answers requests
+        and judges ``broker.publish``; without, notifications are fine and requests get an
+        error reply, as from a daemon without those services."""
+        if self.host is not None:
+            if "id" not in message:
+                if message.get("method") == "broker.publish":
+                    self.host.publish(message)
+                return
+            for frame in self.host.answer(message):
+                self.process.send(_encode(frame), deadline=deadline)
+            return
         if "id" not in message:
             return
         method = message.get("method")
@@ -744,7 +963,8 @@ def _schema_problem(name: str, entry: dict[str, Any]) -> str | None:
 
 def _error_text(reply: _Reply) -> str:
     error = reply.error or {}
-    text = f"{error.get('code')} {error.get('message', '')}".rstrip()
+    code = f"{error['code']} " if "code" in error else ""
+    text = f"{code}{error.get('message', '')}".rstrip()
     if "data" in error:
         text += f" data={_short(error['data'])}"
     return _truncate(text)

@@ -28,9 +28,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
-#: Largest stdout line accepted, like the SDKs' ``MAX_FRAME_BYTES`` (1 MiB). A longer line is
-#: reported and discarded as it streams in, never buffered whole.
+#: The SDKs' ``MAX_FRAME_BYTES`` (1 MiB): the largest frame the written contract allows. The
+#: host still reads longer lines (the daemon's reader takes lines of any length); the checks
+#: warn about them.
 MAX_FRAME_BYTES = 1 << 20
+
+#: Largest stdout line the host buffers (64 MiB), a memory cap far above any real frame. A
+#: longer line is reported and discarded as it streams in, never buffered whole.
+MAX_LINE_BYTES = 64 << 20
 
 #: How many stderr lines are kept for the report (a ring buffer: older lines are dropped).
 STDERR_TAIL_LINES = 50
@@ -87,7 +92,7 @@ class PluginProcess:
         *,
         cwd: Path,
         env: Mapping[str, str],
-        max_frame_bytes: int = MAX_FRAME_BYTES,
+        max_frame_bytes: int = MAX_LINE_BYTES,
         stderr_tail_lines: int = STDERR_TAIL_LINES,
     ) -> None:
         self.argv = list(argv)

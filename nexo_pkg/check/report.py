@@ -52,6 +52,8 @@ class CheckReport:
     timings: dict[str, float] = field(default_factory=dict)
     #: Warnings fail too (``--strict``).
     strict: bool = False
+    #: How the daemon would start the plugin (see :class:`~nexo_pkg.check.sandbox.SandboxPlan`).
+    sandbox: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -85,6 +87,8 @@ class CheckReport:
             "stderr_tail": list(self.stderr_tail),
             "plugin": {"id": self.plugin_id, "root": self.root, "command": list(self.argv)},
         }
+        if self.sandbox is not None:
+            document["sandbox"] = self.sandbox
         if self.invoke is not None:
             document["invoke"] = _printable(self.invoke)
         document["timings_ms"] = {key: round(value, 1) for key, value in self.timings.items()}

@@ -25,11 +25,14 @@ import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.manifest.daemon import is_valid_id
 from nexo_pkg.manifest.names import find_manifest, shadowed_message
+
+if TYPE_CHECKING:
+    from nexo_pkg.check.microapp_target import MicroappTarget
 
 RECEIPT_NAME = ".nexo-install.json"
 RESERVED_ENV_PREFIX = "NEXO_"
@@ -54,6 +57,8 @@ class ResolvedPlugin:
     source: str = "directory"
     #: Things worth a warning found while resolving (a shadowed manifest).
     notes: tuple[str, ...] = ()
+    #: Set when the target is a microapp (an extension-shaped ``plugin.toml``).
+    microapp: MicroappTarget | None = None
 
     @property
     def declared_tools(self) -> list[str]:
@@ -105,6 +110,7 @@ def resolve_target(
         return
     if path.is_file():
         if _is_tarball(path):
+            _require_gzip(path)
             with tempfile.TemporaryDirectory(prefix="nexo-check-") as scratch:
                 root = Path(scratch) / "plugin"
                 root.mkdir()
@@ -130,6 +136,24 @@ def resolve_target(
 
 def _is_tarball(path: Path) -> bool:
     return path.name.endswith((".tar.gz", ".tgz"))
+
+
+def _require_gzip(path: Path) -> None:
+    """A local file named ``.tar.gz`` that is not gzip at all is the wrong argument, not a
+    refused archive: ``archive_invalid`` with exit 2. Raises it when the magic bytes differ
+    or the file cannot be read."""
+    try:
+        with path.open("rb") as stream:
+            magic = stream.read(2)
+    except OSError as error:
+        raise TargetError(f"{path}: cannot read it ({error.strerror or error})") from error
+    if magic != b"\x1f\x8b":
+        raise NexoError(
+            f"{path}: not a .tar.gz archive (the file is not gzip-compressed); pass a "
+            "release tarball built by `nexo plugin pack`",
+            kind="archive_invalid",
+            exit_code=EXIT_USAGE,
+        )
 
 
 def extract_tarball(tarball: Path, dest_dir: Path) -> None:
@@ -213,6 +237,19 @@ def _resolve_directory(
     root: Path, *, source: str, manifest_path: Path | None = None
 ) -> ResolvedPlugin:
     root = root.resolve()
+    # A microapp's plugin.toml has the extension shape; its host is another one.
+    from nexo_pkg.check.microapp_target import find_microapp  # noqa: PLC0415 - imports us
+
+    microapp = find_microapp(root, manifest_path)
+    if microapp is not None:
+        return ResolvedPlugin(
+            microapp.root,
+            microapp.manifest,
+            microapp.extension_id,
+            [microapp.command, *microapp.args],
+            source=source,
+            microapp=microapp,
+        )
     notes: tuple[str, ...] = ()
     if manifest_path is None:
         lookup = find_manifest(root)

@@ -22,11 +22,13 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import typer
+from typer._click.exceptions import UsageError as TyperUsageError
 from typer.core import TyperGroup
 from typer.models import CommandInfo
 
 from nexo_pkg import __version__
 from nexo_pkg.cli.common import emit_json, error_line, set_color, set_verbosity
+from nexo_pkg.cli.completion import attach_choice_completion
 from nexo_pkg.errors import NexoError
 
 if TYPE_CHECKING:
@@ -58,6 +60,13 @@ COMMANDS: dict[str, CommandSpec] = {
     "list": CommandSpec("install", "List installed plugins (one per line on stdout)."),
     "remove": CommandSpec("install", "Remove an installed plugin."),
     "verify": CommandSpec("install", "Re-hash installed files against their install receipts."),
+    "outdated": CommandSpec("operate", "Show installed plugins with a newer version available."),
+    "rollback": CommandSpec("operate", "Put back the version the last upgrade replaced."),
+    "search": CommandSpec("operate", "Search GitHub for plugin repositories (nexo-plugin topic)."),
+    "info": CommandSpec("operate", "Show a release's plugin, targets and verified signer."),
+    "doctor": CommandSpec("operate", "Check every installed plugin and the daemon's setup."),
+    "enable": CommandSpec("operate", "Let the daemon load a plugin (discovery configuration)."),
+    "disable": CommandSpec("operate", "Keep the daemon from loading an installed plugin."),
     "lsp": CommandSpec("lsp", "Run the language server for plugin manifests on stdin/stdout."),
     "lock": CommandSpec("fleet", "Resolve nexo-plugins.toml into nexo-plugins.lock."),
     "sync": CommandSpec("fleet", "Make the plugin root match nexo-plugins.lock exactly."),
@@ -165,6 +174,7 @@ class LazyPluginGroup(TyperGroup):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         _add_shared_params(self)
+        attach_choice_completion(self)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         del ctx
@@ -176,6 +186,16 @@ class LazyPluginGroup(TyperGroup):
         if spec is None:
             return None
         return module_command(spec.module, cmd_name)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """As click, and a mistyped command name gets the closest names (``Did you mean``)."""
+        try:
+            return super().resolve_command(ctx, args)
+        except TyperUsageError as error:
+            _suggest(error, args[0] if args else "", list(COMMANDS))
+            raise
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         del ctx
@@ -231,13 +251,25 @@ def _command_name(info: CommandInfo) -> str | None:
     return None
 
 
+def _suggest(error: TyperUsageError, typed: str, names: list[str]) -> None:
+    """Add ``Did you mean 'x'?`` to a "No such command" ``error`` when a name is close."""
+    from difflib import get_close_matches  # noqa: PLC0415 - only on a mistyped command
+
+    matches = get_close_matches(typed, names) if typed else []
+    if matches and "Did you mean" not in error.message:
+        suggestions = ", ".join(repr(match) for match in matches)
+        error.message = f"{error.message.rstrip('.')}. Did you mean {suggestions}?"
+
+
 def _conventions(command: click.Command) -> None:
-    """Give ``command`` (and the commands of a group) the shared options and plain help."""
+    """Give ``command`` (and the commands of a group) the shared options, plain help and
+    completion of the option values it declares."""
     # Plain help everywhere: rich markup would eat `[a-z]` and costs ~100 ms to import.
     if hasattr(command, "rich_markup_mode"):
         command.rich_markup_mode = None
     command.context_settings = {**CONTEXT_SETTINGS, **command.context_settings}
     _add_shared_params(command)
+    attach_choice_completion(command)
     subcommands: dict[str, click.Command] = getattr(command, "commands", {})
     for subcommand in subcommands.values():
         _conventions(subcommand)
@@ -284,6 +316,7 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
         version: bool = typer.Option(
             False,
             "--version",
+            "-V",
             help="Print the nexo-pkg version and exit.",
             callback=show_version,
             is_eager=True,
@@ -326,7 +359,38 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
         _color_callback(color)
 
     del root
+
+    @app.command("help")
+    def help_command(
+        ctx: typer.Context,
+        command: list[str] = typer.Argument(  # noqa: B008 - Typer's declaration style
+            None, metavar="[COMMAND]...", help="The command to describe (e.g. plugin install)."
+        ),
+    ) -> None:
+        """Show the help of nexo or of one of its commands (nexo help plugin install)."""
+        sys.stdout.write(_help_text(ctx, list(command or [])) + "\n")
+
+    del help_command
     return app, plugin_app
+
+
+def _help_text(ctx: click.Context, names: list[str]) -> str:
+    """The ``-h`` text of the command ``names`` under the root of ``ctx``; a name that is not
+    a command is a usage error with the closest names."""
+    parent = ctx.find_root()
+    command = parent.command
+    current = parent
+    for name in names:
+        group = command if isinstance(command, TyperGroup) else None
+        found = group.get_command(current, name) if group is not None else None
+        if found is None:
+            known = list(group.list_commands(current)) if group is not None else []
+            error = TyperUsageError(f"No such command {name!r}.", ctx=current)
+            _suggest(error, name, known)
+            raise error
+        current = found.make_context(name, [], parent=current, resilient_parsing=True)
+        command = found
+    return current.get_help()
 
 
 def run(arguments: list[str]) -> int:
@@ -346,6 +410,7 @@ def run(arguments: list[str]) -> int:
 
         completion_init()
     command = typer.main.get_command(build_app()[0])
+    attach_choice_completion(command)
     json_output = _asks_for_json(arguments)
     try:
         outcome = command.main(args=arguments, prog_name="nexo", standalone_mode=False)

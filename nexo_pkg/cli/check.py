@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 import typer
 
 from nexo_pkg.cli.common import colour_enabled, emit_json, guarded, say
+from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, UsageError
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ def register(app: typer.Typer) -> None:
                     "Plugin directory (packed layout or project), manifest, release .tar.gz, "
                     "or the id of an installed plugin."
                 ),
+                autocompletion=installed_ids,
             ),
         ] = ".",
         timeout_ms: Annotated[
@@ -121,6 +123,24 @@ def register(app: typer.Typer) -> None:
             bool,
             typer.Option("--strict", help="Warnings fail too (for SDK and plugin CI)."),
         ] = False,
+        host_calls: Annotated[
+            bool,
+            typer.Option(
+                "--host-calls",
+                help="After the handshake, play the daemon's side of the broker and host calls: "
+                "broker.event on the subscribed topics, and memory.recall / llm.complete answered "
+                "with results, errors, a stream and a call left in flight (on with --strict).",
+            ),
+        ] = False,
+        no_sandbox: Annotated[
+            bool,
+            typer.Option(
+                "--no-sandbox",
+                help="Run the plugin without the bwrap sandbox the daemon wraps it in when "
+                "[plugin.sandbox] is enabled (its filesystem, network and user limits are then "
+                "not exercised).",
+            ),
+        ] = False,
         json_output: Annotated[
             bool, typer.Option("--json", help="Print the report as one JSON document on stdout.")
         ] = False,
@@ -145,6 +165,9 @@ def register(app: typer.Typer) -> None:
                 dest=dest,
                 strict=strict,
                 installed_root=lambda: _daemon_plugin_root(config),
+                sandbox=not no_sandbox,
+                host_calls=host_calls,
+                config=config,
             )
             if json_output:
                 emit_json(report.to_json())

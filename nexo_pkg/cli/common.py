@@ -120,8 +120,15 @@ def exit_with(code: int) -> NoReturn:
 
 
 def error_line(error: NexoError) -> str:
-    """The one line a failure prints: ``error: MESSAGE``; ``--verbose`` adds the kind."""
-    line = f"error: {printable(error.message)}"
+    """The one line a failure prints: ``error: MESSAGE``; ``--verbose`` adds the kind.
+
+    A :attr:`~nexo_pkg.errors.NexoError.multiline` message keeps its own line feeds (its
+    parts from outside were escaped when it was written); every line is still escaped."""
+    if error.multiline:
+        shown = "\n".join(printable(line) for line in error.message.split("\n"))
+    else:
+        shown = printable(error.message)
+    line = f"error: {shown}"
     if OUTPUT.verbose:
         line += f" [{error.kind}]"
     return line

@@ -1,4 +1,4 @@
-"""CLI for fleets: ``lock``, ``sync``, ``push``, ``mirror`` and ``cache prune``.
+"""CLI for fleets: ``lock``, ``sync``, ``push``, ``mirror`` and ``cache dir|size|clean|prune``.
 
 Only parsing, rendering and exit codes live here; the work is in :mod:`nexo_pkg.fleet`.
 """
@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nexo_pkg.cli.common import emit_json, guarded, say
+from nexo_pkg.cli.common import emit_json, guarded, result_line, say
 from nexo_pkg.cli.install import TimeoutOption
+from nexo_pkg.daemon_config import nexo_home_from_env
 from nexo_pkg.errors import NexoError
-from nexo_pkg.install.store import nexo_home_from_env
 from nexo_pkg.terminal import printable
 
 if TYPE_CHECKING:
@@ -60,6 +60,15 @@ ConfigOption = Annotated[
         help="The daemon's configuration directory (default plugin root and trust policy).",
     ),
 ]
+RegistryMirrorOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--registry-mirror",
+        metavar="HOST=MIRROR",
+        help="Fetch HOST's locked digests from MIRROR (HOST[:PORT][/PATH]) first; repeatable. "
+        "Also $NEXO_REGISTRY_MIRRORS and [registries] in nexo-plugins.toml.",
+    ),
+]
 LockOption = Annotated[
     Path | None,
     typer.Option(
@@ -85,7 +94,11 @@ def fleet_options(
     plain_http: bool = False,
     timeout: float | None = None,
     jobs: int | None = None,
+    registry_mirrors: dict[str, tuple[str, ...]] | None = None,
+    json_output: bool = False,
 ) -> FleetOptions:
+    """The fleet settings of a command's flags; slow answers are noted on stderr unless the
+    output is ``--json``."""
     from nexo_pkg.errors import UsageError  # noqa: PLC0415
     from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
@@ -105,6 +118,8 @@ def fleet_options(
         plain_http=plain_http,
         http_timeout=None if timeout is None else checked_timeout(timeout),
         jobs=checked_jobs(jobs),
+        registry_mirrors=registry_mirrors or {},
+        notice=None if json_output else say,
     )
 
 
@@ -195,6 +210,7 @@ def register(app: typer.Typer) -> None:
                     plain_http=plain_http,
                     timeout=timeout,
                     jobs=jobs,
+                    json_output=json_output,
                 ),
                 upgrade=upgrade_ids,
             ),
@@ -241,6 +257,7 @@ def register(app: typer.Typer) -> None:
         github_api_url: GitHubApiOption = None,
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
+        registry_mirror: RegistryMirrorOption = None,
         timeout: TimeoutOption = None,
         jobs: JobsOption = None,
         json_output: JsonOption = False,
@@ -258,9 +275,16 @@ def register(app: typer.Typer) -> None:
         roots: list[Path] = []
 
         def run() -> SyncResult:
+            from nexo_pkg.fleet.lockfile import read_registries  # noqa: PLC0415
+            from nexo_pkg.fleet.mirrors import configured  # noqa: PLC0415
             from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
 
             roots.append(install_root(dest, config_dir(config)))
+            wanted_path = lock_file.parent / WANTED_NAME
+            mirrors = configured(
+                registry_mirror,
+                read_registries(wanted_path) if wanted_path.exists() else None,
+            )
             return sync(
                 lock_file,
                 roots[0],
@@ -274,8 +298,10 @@ def register(app: typer.Typer) -> None:
                     plain_http=plain_http,
                     timeout=timeout,
                     jobs=jobs,
+                    registry_mirrors=mirrors,
+                    json_output=json_output,
                 ),
-                wanted_path=lock_file.parent / WANTED_NAME,
+                wanted_path=wanted_path,
                 frozen=frozen,
                 prune=prune,
                 target=target,
@@ -325,7 +351,10 @@ def register(app: typer.Typer) -> None:
                 dist,
                 destination,
                 fleet_options(
-                    registry_config=registry_config, plain_http=plain_http, timeout=timeout
+                    registry_config=registry_config,
+                    plain_http=plain_http,
+                    timeout=timeout,
+                    json_output=json_output,
                 ),
             ),
             json_output=json_output,
@@ -342,7 +371,12 @@ def register(app: typer.Typer) -> None:
     def mirror_command(
         *,
         release: Annotated[
-            str, typer.Argument(metavar="OWNER/REPO@TAG", help="The GitHub release to copy.")
+            str,
+            typer.Argument(
+                metavar="SOURCE",
+                help="The GitHub release to copy (OWNER/REPO@TAG), or a registry version "
+                "(oci://HOST/NS/NAME[:TAG|@sha256:DIGEST]).",
+            ),
         ],
         destination: Annotated[
             str, typer.Argument(metavar="REFERENCE", help="oci://HOST/NS/NAME[:TAG]")
@@ -353,36 +387,89 @@ def register(app: typer.Typer) -> None:
         timeout: TimeoutOption = None,
         json_output: JsonOption = False,
     ) -> None:
-        """Copy a GitHub release and its signature material into a registry.
+        """Copy a GitHub release, or a registry version, with its signature material into a
+        registry.
 
-        Installs from the copy verify the original signer under the same trust policy.
-        Exit codes: 0 mirrored; 1 refused; 2 usage error.
+        From a registry every tag of the version and every referrer is copied with its bytes
+        unchanged; what the destination holds already is skipped, so a cut-off run resumes
+        and a second run copies nothing. Installs from the copy verify the original signer
+        under the same trust policy. Exit codes: 0 mirrored; 1 refused; 2 usage error.
         """
+        from nexo_pkg.fleet.reference import is_oci  # noqa: PLC0415
+
+        def options() -> FleetOptions:
+            return fleet_options(
+                github_api_url=github_api_url,
+                registry_config=registry_config,
+                plain_http=plain_http,
+                timeout=timeout,
+                json_output=json_output,
+            )
+
+        if is_oci(release):
+            from nexo_pkg.fleet.copy import mirror_registry  # noqa: PLC0415
+
+            copied = guarded(
+                lambda: mirror_registry(release, destination, options()), json_output=json_output
+            )
+            if json_output:
+                emit_json(copied.to_json())
+            else:
+                note(
+                    f"Mirrored {copied.source} to {copied.reference} ({copied.digest}): "
+                    f"{copied.blobs} blob(s), {copied.manifests} manifest(s), "
+                    f"{copied.tags_written} tag(s) copied."
+                )
+            return
         from nexo_pkg.fleet.publish import mirror  # noqa: PLC0415
 
-        result = guarded(
-            lambda: mirror(
-                release,
-                destination,
-                fleet_options(
-                    github_api_url=github_api_url,
-                    registry_config=registry_config,
-                    plain_http=plain_http,
-                    timeout=timeout,
-                ),
-            ),
-            json_output=json_output,
-        )
+        result = guarded(lambda: mirror(release, destination, options()), json_output=json_output)
         if json_output:
             emit_json(result.to_json())
         else:
             note(f"Mirrored {release} to {result.reference} ({result.digest}).")
 
     cache_app = typer.Typer(
-        help="The shared download cache ($NEXO_HOME/cache/blobs).\n\n"
-        "Exit codes: 0 success; 1 the cache could not be pruned; 2 usage error."
+        help="The shared download cache ($NEXO_HOME/cache/blobs), as uv's `cache`: dir, "
+        "size, clean, prune.\n\n"
+        "Exit codes: 0 success; 1 the cache could not be read or pruned; 2 usage error."
     )
     app.add_typer(cache_app, name="cache")
+
+    @cache_app.command("dir")
+    def cache_dir_command() -> None:
+        """Print the cache directory (it may not exist yet)."""
+        from nexo_pkg.install.blobcache import BlobCache  # noqa: PLC0415
+
+        result_line(str(BlobCache(nexo_home_from_env()).root))
+
+    @cache_app.command("size")
+    def cache_size_command(
+        *,
+        human: Annotated[
+            bool, typer.Option("--human", "-H", help="Print 1.5MiB instead of bytes.")
+        ] = False,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Print the size of the cache in bytes (0 when it does not exist)."""
+        from nexo_pkg.install.blobcache import BlobCache  # noqa: PLC0415
+
+        cache = BlobCache(nexo_home_from_env())
+        count, size = guarded(cache.usage, json_output=json_output)
+        if json_output:
+            emit_json({"ok": True, "path": str(cache.root), "blobs": count, "bytes": size})
+        else:
+            result_line(human_size(size) if human else str(size))
+
+    @cache_app.command("clean")
+    def cache_clean_command(*, json_output: JsonOption = False) -> None:
+        """Remove every blob from the cache (as `prune --all`)."""
+        from nexo_pkg.install.blobcache import BlobCache  # noqa: PLC0415
+
+        report = guarded(
+            lambda: BlobCache(nexo_home_from_env()).prune(max_age=None), json_output=json_output
+        )
+        _prune_report(report.removed, report.freed_bytes, report.kept, json_output=json_output)
 
     @cache_app.command("prune")
     def cache_prune_command(
@@ -405,7 +492,21 @@ def register(app: typer.Typer) -> None:
 
         report = guarded(run, json_output=json_output)
         removed, freed, kept = report.removed, report.freed_bytes, report.kept  # type: ignore[attr-defined]
-        if json_output:
-            emit_json({"ok": True, "removed": removed, "freed_bytes": freed, "kept": kept})
-        else:
-            note(f"Removed {removed} blob(s), {freed} bytes; kept {kept}.")
+        _prune_report(removed, freed, kept, json_output=json_output)
+
+
+def human_size(size: int) -> str:
+    """``size`` bytes as uv prints them: ``0B``, ``512B``, ``1.5KiB``, ``2.0MiB``."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{size}B" if unit == "B" else f"{value:.1f}{unit}"
+        value /= 1024
+    return f"{size}B"  # unreachable: the loop returns at GiB
+
+
+def _prune_report(removed: int, freed: int, kept: int, *, json_output: bool) -> None:
+    if json_output:
+        emit_json({"ok": True, "removed": removed, "freed_bytes": freed, "kept": kept})
+    else:
+        note(f"Removed {removed} blob(s), {freed} bytes; kept {kept}.")

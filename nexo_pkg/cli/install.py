@@ -21,7 +21,9 @@ from nexo_pkg.cli.common import (
     say,
     warn,
 )
+from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
+from nexo_pkg.install.bounded import DEFAULT_TIMEOUT_SECONDS, SLOW_NOTICE_SECONDS
 from nexo_pkg.terminal import printable
 
 # The install machinery (store, archive inspection, trust policy, httpx) is imported inside
@@ -88,7 +90,8 @@ TimeoutOption = Annotated[
         "--timeout",
         metavar="SECONDS",
         help="Most one HTTP request may take, retries included (default: NEXO_HTTP_TIMEOUT, "
-        "else 300).",
+        f"else {DEFAULT_TIMEOUT_SECONDS:g} s). An answer slower than {SLOW_NOTICE_SECONDS:g} s "
+        "is noted on stderr.",
     ),
 ]
 InstallTimeoutOption = Annotated[
@@ -97,13 +100,24 @@ InstallTimeoutOption = Annotated[
         "--timeout",
         metavar="SECONDS",
         help="Most the command's HTTP requests may take together, retries included, per "
-        "plugin (default: NEXO_HTTP_TIMEOUT, else 300).",
+        f"plugin (default: NEXO_HTTP_TIMEOUT, else {DEFAULT_TIMEOUT_SECONDS:g} s). An answer "
+        f"slower than {SLOW_NOTICE_SECONDS:g} s is noted on stderr.",
     ),
 ]
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Run every check, install nothing.")]
 RegistryConfigOption = Annotated[
     Path | None,
     typer.Option("--registry-config", help="Registry credentials for oci:// sources."),
+]
+NexoVersionOption = Annotated[
+    str | None,
+    typer.Option(
+        "--nexo-version",
+        metavar="VERSION",
+        help="Version of the daemon the plugin is for (default: NEXO_DAEMON_VERSION): a plugin "
+        "whose min_nexo_version excludes it is refused (incompatible; install --force "
+        "overrides), checked from the release's manifest asset before any download.",
+    ),
 ]
 PlainHttpOption = Annotated[
     bool, typer.Option("--plain-http", help="HTTP, not HTTPS, for a loopback oci:// registry.")
@@ -122,6 +136,7 @@ def install_from_registry(
 def _fleet_options(
     options: InstallOptions, registry_config: Path | None, plain_http: bool
 ) -> FleetOptions:
+    from nexo_pkg.fleet.mirrors import configured  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
 
     return FleetOptions(
@@ -134,7 +149,52 @@ def _fleet_options(
         plain_http=plain_http,
         limits=options.limits,
         http_timeout=options.http_timeout,
+        registry_mirrors=configured(None),
+        notice=options.notice,
     )
+
+
+def _verify_lock(
+    lock_file: Path,
+    plugin_id: str | None,
+    dest: Path | None,
+    config: Path | None,
+    *,
+    json_output: bool,
+) -> None:
+    """``verify --lock``: the root against the lock's tree hashes; exits 0 or 1."""
+    from nexo_pkg.fleet.treehash import LockCheck, check_root  # noqa: PLC0415
+
+    def run() -> tuple[Path, list[LockCheck]]:
+        root = _dest(dest, config)
+        return root, check_root(lock_file, root, plugin_id)
+
+    root, checks = guarded(run, json_output=json_output)
+    ok = all(check.ok for check in checks)
+    if json_output:
+        emit_json(
+            {
+                "ok": ok,
+                "lock": str(lock_file),
+                "dest": str(root),
+                "plugins": [check.to_json() for check in checks],
+            }
+        )
+        raise typer.Exit(0 if ok else 1)
+    for check in checks:
+        label = f"{check.plugin_id} {check.version}"
+        if check.ok:
+            result_line(printable(f"ok       {label} ({check.expected})"))
+            continue
+        result_line(printable(f"CHANGED  {label} ({check.path or root})"))
+        if check.problem:
+            result_line(printable(f"  {check.problem}"))
+        else:
+            result_line(printable(f"  tree {check.actual}, the lock says {check.expected}"))
+        for key, names in check.changes.items():
+            for name in names:
+                result_line(printable(f"  {key.replace('_', ' ')}: {name}"))
+    raise typer.Exit(0 if ok else 1)
 
 
 def parse_size(text: str, *, flag: str) -> int:
@@ -145,11 +205,41 @@ def parse_size(text: str, *, flag: str) -> int:
     return int(match.group(1)) * _UNITS[match.group(2).lower()]
 
 
+def _roots(dest: Path | None, config: Path | None = None) -> tuple[Path, ...]:
+    """``--dest`` alone, else every plugin root of the daemon's configuration, the install
+    root first; warns about search paths that probably do not mean what they say."""
+    from nexo_pkg.install.config import (  # noqa: PLC0415
+        config_dir,
+        install_root,
+        load_daemon_config,
+    )
+
+    if dest is not None:
+        return (install_root(dest, config_dir(config)),)
+    daemon = load_daemon_config(config_dir(config))
+    for message in daemon.warnings:
+        warn(printable(message))
+    return daemon.plugin_roots()
+
+
 def _dest(dest: Path | None, config: Path | None = None) -> Path:
     """``--dest``, else the install root named by the daemon's configuration."""
-    from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
+    return _roots(dest, config)[0]
 
-    return install_root(dest, config_dir(config))
+
+def _holding(roots: tuple[Path, ...], plugin_id: str) -> Path:
+    """The first root holding ``plugin_id`` (raises ``not_installed`` naming every root)."""
+    from nexo_pkg.install.store import installed_versions, unreadable_installs  # noqa: PLC0415
+
+    for root in roots:
+        if installed_versions(root, plugin_id) or unreadable_installs(root, plugin_id):
+            return root
+    where = ", ".join(str(root) for root in roots)
+    raise NexoError(
+        f"plugin {plugin_id!r} is not installed in {where} (see `nexo plugin list`)",
+        kind="not_installed",
+        details={"id": plugin_id},
+    )
 
 
 def _policy_path(config: Path | None) -> Path:
@@ -234,11 +324,25 @@ def _upgrade_one(
     keep_old: bool,
     registry_config: Path | None = None,
     plain_http: bool = False,
+    tag: str | None = None,
 ) -> UpgradeResult:
     """Upgrade one plugin from where it came: its GitHub repository or its registry."""
     from nexo_pkg.install.pipeline import upgrade  # noqa: PLC0415
-    from nexo_pkg.install.store import require_installed  # noqa: PLC0415
+    from nexo_pkg.install.store import (  # noqa: PLC0415
+        installed_versions,
+        require_installed,
+        unreadable_installs,
+    )
 
+    unreadable = unreadable_installs(options.dest, plugin_id)
+    if unreadable and not installed_versions(options.dest, plugin_id):
+        # As the reference: a plugin without a receipt it can read has nothing to upgrade from.
+        raise NexoError(
+            f"{plugin_id} at {unreadable[0].path} has a {unreadable[0].problem}; reinstall it "
+            "(`nexo plugin install --force`) to upgrade it",
+            kind="not_installed",
+            details={"id": plugin_id, "path": str(unreadable[0].path)},
+        )
     receipt = require_installed(options.dest, plugin_id)[0].receipt
     if receipt is not None and receipt.registry is not None:
         from nexo_pkg.fleet.publish import upgrade_from_registry  # noqa: PLC0415
@@ -250,10 +354,17 @@ def _upgrade_one(
             allow_downgrade=allow_downgrade,
             keep_old=keep_old,
         )
-    return upgrade(plugin_id, options, allow_downgrade=allow_downgrade, keep_old=keep_old)
+    return upgrade(plugin_id, options, allow_downgrade=allow_downgrade, keep_old=keep_old, tag=tag)
 
 
 def _report_upgrade(result: UpgradeResult) -> None:
+    if result.pinned_tag is not None:
+        say(
+            f"{printable(result.plugin_id)} {printable(result.from_version)} is pinned to tag "
+            f"{printable(result.pinned_tag)} (it was installed from that tag); nothing was "
+            "looked up. Pass --tag TAG (or ID@TAG) to move it to another release."
+        )
+        return
     if result.install is None:
         say(f"{printable(result.plugin_id)} {printable(result.from_version)} is up to date.")
         return
@@ -262,6 +373,72 @@ def _report_upgrade(result: UpgradeResult) -> None:
         say(f"Removed {printable(result.from_version)} ({printable(result.old_path)}).")
     for kept in result.kept:
         say(f"Kept the old version out of the daemon's sight at {printable(kept)}.")
+
+
+def _required_source(source: str | None) -> str:
+    if source is None:
+        raise UsageError("missing argument SOURCE (or --link DIR)")
+    return source
+
+
+def _linked(root: Path) -> list[Any]:
+    from nexo_pkg.install.link import linked_plugins  # noqa: PLC0415
+
+    return linked_plugins(root)
+
+
+def _remove_link(root: Path, plugin_id: str, path: Path, *, yes: bool) -> list[str]:
+    """``remove ID`` for a development link: the link goes, the checkout stays."""
+    from nexo_pkg.install.link import unlink  # noqa: PLC0415
+
+    if not yes:
+        if not interactive():
+            raise UsageError(
+                f"removing {plugin_id} needs confirmation and no terminal is attached; "
+                "pass --yes to remove without asking"
+            )
+        say(f"Will remove the link {printable(path)} (the checkout it points to stays)")
+        if not confirm(f"Remove {printable(plugin_id)}?"):
+            raise NexoError("removal cancelled; nothing was changed", kind="cancelled")
+    removed = unlink(root, plugin_id)
+    return [str(removed)] if removed is not None else []
+
+
+def _install_link(
+    link: Path, source: str | None, *, dest: Path | None, config: Path | None, json_output: bool
+) -> None:
+    """``install --link DIR``: see :mod:`nexo_pkg.install.link`."""
+
+    def run() -> Any:
+        from nexo_pkg.install.link import link_install  # noqa: PLC0415
+
+        if source is not None:
+            raise UsageError("--link DIR links the checkout DIR: give no SOURCE with it")
+        states = _discovery_states(config)
+        follow = None if states is None else states.follow_symlinks
+        return link_install(link, _dest(dest, config), follow_symlinks=follow)
+
+    result = guarded(run, json_output=json_output)
+    for message in result.warnings:
+        warn(printable(message))
+    if json_output:
+        emit_json(result.to_json())
+        return
+    linked = result.linked
+    say(printable(f"Linked {linked.plugin_id} {linked.version}: {linked.path} -> {linked.target}"))
+
+
+def _discovery_states(config: Path | None) -> Any:
+    """The daemon's discovery ``disabled``/``allowlist`` lists, or ``None`` (with a warning)
+    when its configuration cannot be read: ``list`` still lists what is installed."""
+    from nexo_pkg.install.config import config_dir  # noqa: PLC0415
+    from nexo_pkg.install.discovery_edit import discovery_state  # noqa: PLC0415
+
+    try:
+        return discovery_state(config_dir(config))
+    except NexoError as error:
+        warn(f"discovery state unknown: {printable(error.message)}")
+        return None
 
 
 def _upgradable_ids(root: Path) -> list[str]:
@@ -287,12 +464,13 @@ def register(app: typer.Typer) -> None:
     def install_command(
         *,
         source: Annotated[
-            str,
+            str | None,
             typer.Argument(
                 metavar="SOURCE",
-                help="owner/repo[@tag] of a GitHub release, or a path to a release .tar.gz.",
+                help="owner/repo[@tag] of a GitHub release, oci://host/repo[:tag|@digest], or "
+                "a path to a release .tar.gz (none with --link).",
             ),
-        ],
+        ] = None,
         dest: DestOption = None,
         config: ConfigOption = None,
         target: TargetOption = None,
@@ -329,17 +507,38 @@ def register(app: typer.Typer) -> None:
         ] = False,
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
+        nexo_version: NexoVersionOption = None,
+        link: Annotated[
+            Path | None,
+            typer.Option(
+                "--link",
+                metavar="DIR",
+                help="Development install: link <dest>/<id> to the plugin checkout DIR "
+                "instead of installing a release (listed as linked, refused by verify).",
+            ),
+        ] = None,
     ) -> None:
         """Resolve, download, verify and install a plugin.
+
+        With --link DIR (and no SOURCE), link the plugin checkout DIR into the plugin root
+        instead: every edit there is what the daemon runs at its next start, provided its
+        discovery follows links (discovery.follow_symlinks: true). Nothing is verified;
+        `nexo plugin remove ID` removes the link, never the checkout.
 
         Exit codes: 0 installed (or already present, or --dry-run passed); 1 refused, or
         installed but --check failed; 2 usage or configuration error.
         """
 
+        if link is not None:
+            _install_link(link, source, dest=dest, config=config, json_output=json_output)
+            return
+        source_text = guarded(lambda: _required_source(source), json_output=json_output)
+
         def run() -> InstallResult:
             # httpx is imported only by the commands that talk to GitHub.
+            from nexo_pkg.daemon_config import nexo_home_from_env  # noqa: PLC0415
+            from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
             from nexo_pkg.install.pipeline import InstallOptions, install  # noqa: PLC0415
-            from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
 
             options = InstallOptions(
                 dest=_dest(dest, config),
@@ -356,10 +555,12 @@ def register(app: typer.Typer) -> None:
                 limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
                 show_progress=_progress_wanted(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
+                notice=None if json_output else say,
+                daemon=daemon_version(nexo_version),
             )
-            if source.startswith("oci://"):
-                return install_from_registry(source, options, registry_config, plain_http)
-            return install(source, options)
+            if source_text.startswith("oci://"):
+                return install_from_registry(source_text, options, registry_config, plain_http)
+            return install(source_text, options)
 
         result = guarded(run, json_output=json_output)
         if not check or result.dry_run:
@@ -392,7 +593,11 @@ def register(app: typer.Typer) -> None:
         *,
         plugin_id: Annotated[
             str | None,
-            typer.Argument(metavar="[ID]", help="Id of an installed plugin (or pass --all)."),
+            typer.Argument(
+                metavar="[ID]",
+                help="Id of an installed plugin (or pass --all).",
+                autocompletion=installed_ids,
+            ),
         ] = None,
         upgrade_all: Annotated[
             bool,
@@ -413,8 +618,30 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
         keep_old: Annotated[
-            bool, typer.Option("--keep-old", help="Keep the previous version's directory.")
+            bool,
+            typer.Option(
+                "--keep-old",
+                help="Keep the previous version's directory, out of the daemon's sight, for "
+                "`nexo plugin rollback`.",
+            ),
         ] = False,
+        tag: Annotated[
+            str | None,
+            typer.Option(
+                "--tag",
+                help="Move to this release (also written ID@TAG); a plugin installed from an "
+                "explicit tag stays on it without one.",
+            ),
+        ] = None,
+        allow_signer_change: Annotated[
+            bool,
+            typer.Option(
+                "--allow-signer-change",
+                help="Accept a new version signed by another identity than the installed one "
+                "(or not signed at all); refused by default (signer_changed).",
+            ),
+        ] = False,
+        nexo_version: NexoVersionOption = None,
         yes: YesOption = False,
         dry_run: DryRunOption = False,
         json_output: JsonOption = False,
@@ -423,23 +650,40 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Install the newest release of an installed plugin, or of every one with --all.
 
-        Re-resolves the latest release of the owner/repo in the plugin's receipt. The same
-        version is a no-op; an older one is refused (downgrade_refused) unless
-        --allow-downgrade. The old version is removed only after the new one is in place.
+        Follows the receipt as the reference installer does: the same owner/repo and target;
+        a plugin installed from an explicit tag stays on it (a no-op saying so) unless --tag
+        or ID@TAG names the release to move to, one installed as latest follows the newest
+        release. Every search path of the daemon is looked in. The same version is a no-op;
+        an older one is refused (downgrade_refused) unless --allow-downgrade. The old version
+        is removed only after the new one is in place (--keep-old keeps it for
+        `nexo plugin rollback`).
         With --all, plugins installed from a local file are skipped, each plugin is upgraded
-        on its own and a failure does not stop the others.
+        on its own and a failure does not stop the others. A version signed by another
+        identity than the installed one, or unsigned after a signed one, is refused
+        (signer_changed) whatever the trust mode, unless --allow-signer-change.
         Exit codes: 0 upgraded or already newest; 1 refused (any plugin, with --all);
         2 usage or configuration error.
         """
 
         def options() -> InstallOptions:
+            from nexo_pkg.daemon_config import nexo_home_from_env  # noqa: PLC0415
+            from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
             from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
-            from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
 
             if (plugin_id is None) == (not upgrade_all):
                 raise UsageError("name one installed plugin ID, or pass --all (not both)")
+            if plugin_id is not None and "@" in plugin_id:
+                named, _, at_tag = plugin_id.partition("@")
+                if not named or not at_tag or (tag is not None and tag != at_tag):
+                    raise UsageError(f"{plugin_id!r}: write ID@TAG, or ID with --tag TAG")
+                wanted[:] = [named, at_tag]
+            elif plugin_id is not None:
+                wanted[:] = [plugin_id, tag]
+            if upgrade_all and tag is not None:
+                raise UsageError("--tag names the release of one plugin; it cannot go with --all")
+            roots[:] = _roots(dest, config)
             return InstallOptions(
-                dest=_dest(dest, config),
+                dest=roots[0] if not wanted else _holding(tuple(roots), str(wanted[0])),
                 nexo_home=nexo_home_from_env(),
                 policy_path=_policy_path(config),
                 target=target,
@@ -451,14 +695,20 @@ def register(app: typer.Typer) -> None:
                 dry_run=dry_run,
                 show_progress=_progress_wanted(),
                 confirm=_confirmer(yes=yes, json_output=json_output),
+                notice=None if json_output else say,
+                allow_signer_change=allow_signer_change,
+                daemon=daemon_version(nexo_version),
             )
 
+        roots: list[Path] = []
+        wanted: list[str | None] = []
         chosen = guarded(options, json_output=json_output)
-        if plugin_id is not None:
+        if wanted:
             single = guarded(
                 lambda: _upgrade_one(
-                    plugin_id,
+                    str(wanted[0]),
                     chosen,
+                    tag=wanted[1],
                     allow_downgrade=allow_downgrade,
                     keep_old=keep_old,
                     registry_config=registry_config,
@@ -471,14 +721,19 @@ def register(app: typer.Typer) -> None:
             else:
                 _report_upgrade(single)
             return
-        ids = guarded(lambda: _upgradable_ids(chosen.dest), json_output=json_output)
+        from dataclasses import replace  # noqa: PLC0415
+
+        ids = guarded(
+            lambda: [(root, each) for root in roots for each in _upgradable_ids(root)],
+            json_output=json_output,
+        )
         documents: list[dict[str, Any]] = []
         failed = False
-        for each in ids:
+        for root, each in ids:
             try:
                 outcome = _upgrade_one(
                     each,
-                    chosen,
+                    replace(chosen, dest=root),
                     allow_downgrade=allow_downgrade,
                     keep_old=keep_old,
                     registry_config=registry_config,
@@ -512,24 +767,43 @@ def register(app: typer.Typer) -> None:
         signature, path), so `nexo plugin list | wc -l` counts them.
         """
         from nexo_pkg.install.store import (  # noqa: PLC0415
+            RECEIPT_UNREADABLE,
             recover_interrupted,
             scan_installed,
             scan_kept,
         )
 
-        root = guarded(lambda: _dest(dest, config), json_output=json_output)
+        roots = guarded(lambda: _roots(dest, config), json_output=json_output)
+        root = roots[0]
 
         def scan() -> list[Any]:
-            recover_interrupted(root)
-            return [*scan_installed(root), *scan_kept(root)]
+            found: list[Any] = []
+            for each in roots:
+                recover_interrupted(each)
+                found += [*scan_installed(each), *scan_kept(each)]
+            return found
 
         items = guarded(scan, json_output=json_output)
+        states = _discovery_states(config)
         plugins = [item for item in items if item.receipt is not None]
-        orphans = [item for item in items if item.receipt is None and not item.kept]
+        links = [link for each in roots for link in _linked(each)]
+        linked_paths = {link.path for link in links}
+        orphans = [
+            item
+            for item in items
+            if item.receipt is None and not item.kept and item.path not in linked_paths
+        ]
+        unreadable = [
+            item for item in orphans if (item.problem or "").startswith(RECEIPT_UNREADABLE)
+        ]
         if json_output:
             document: dict[str, Any] = {
                 "ok": True,
                 "dest": str(root),
+                "roots": [str(each) for each in roots],
+                "unreadable": [
+                    {"path": str(item.path), "problem": item.problem} for item in unreadable
+                ],
                 "plugins": [
                     {
                         "id": item.receipt.id,
@@ -539,15 +813,30 @@ def register(app: typer.Typer) -> None:
                         "owner": item.receipt.owner,
                         "repo": item.receipt.repo,
                         "tag": item.receipt.tag,
+                        "resolved_tag": item.receipt.resolved_tag,
                         "registry": item.receipt.registry,
                         "signature": item.receipt.signature.get("status"),
                         "signature_scheme": item.receipt.signature.get("scheme"),
                         "installed_at": item.receipt.installed_at,
                         "path": str(item.path),
                         "kept": item.kept,
+                        "discovery": None if states is None else states.state(item.receipt.id),
                     }
                     for item in plugins
                     if item.receipt is not None
+                ]
+                + [
+                    {
+                        "id": link.plugin_id,
+                        "version": link.version,
+                        "source": "link",
+                        "linked_to": str(link.target),
+                        "signature": None,
+                        "path": str(link.path),
+                        "kept": False,
+                        "discovery": None if states is None else states.state(link.plugin_id),
+                    }
+                    for link in links
                 ],
             }
             if include_orphan:
@@ -556,8 +845,8 @@ def register(app: typer.Typer) -> None:
                 ]
             emit_json(document)
             return
-        if not plugins and not (include_orphan and orphans):
-            say(f"No plugins installed in {printable(root)}.")
+        if not plugins and not links and not unreadable and not (include_orphan and orphans):
+            say(f"No plugins installed in {printable(', '.join(str(each) for each in roots))}.")
             return
         for item in plugins:
             receipt = item.receipt
@@ -566,26 +855,37 @@ def register(app: typer.Typer) -> None:
             if receipt.registry is not None:
                 origin = receipt.registry
             elif receipt.source == "github-releases":
-                origin = f"{receipt.owner}/{receipt.repo}@{receipt.tag}"
+                origin = f"{receipt.owner}/{receipt.repo}@{receipt.resolved_tag or receipt.tag}"
             else:
                 origin = "local file"
             status = "kept" if item.kept else receipt.signature.get("status", "unknown")
+            if not item.kept and states is not None and states.state(receipt.id) != "enabled":
+                status = states.state(receipt.id)
             result_line(
                 printable(
                     f"{receipt.id:<24} {receipt.version:<12} {origin:<40} {status:<9} {item.path}"
                 )
             )
-        if include_orphan:
-            for item in orphans:
-                problem = item.problem or ""
-                result_line(
-                    printable(f"{'(orphan)':<24} {'':<12} {problem:<40} {'':<9} {item.path}")
+        for link in links:
+            result_line(
+                printable(
+                    f"{link.plugin_id:<24} {link.version:<12} {'link: ' + str(link.target):<40} "
+                    f"{'linked':<9} {link.path}"
                 )
+            )
+        for item in orphans if include_orphan else unreadable:
+            problem = item.problem or ""
+            result_line(printable(f"{'(orphan)':<24} {'':<12} {problem:<40} {'':<9} {item.path}"))
 
     @app.command("remove")
     def remove_command(
         *,
-        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
+        plugin_id: Annotated[
+            str,
+            typer.Argument(
+                metavar="ID", help="Id of an installed plugin.", autocompletion=installed_ids
+            ),
+        ],
         dest: DestOption = None,
         config: ConfigOption = None,
         yes: YesOption = False,
@@ -600,10 +900,27 @@ def register(app: typer.Typer) -> None:
 
         def run() -> list[str]:
             from nexo_pkg.install.pipeline import remove  # noqa: PLC0415
-            from nexo_pkg.install.store import require_installed  # noqa: PLC0415
+            from nexo_pkg.install.store import (  # noqa: PLC0415
+                installed_versions,
+                unreadable_installs,
+            )
 
-            root = _dest(dest, config)
-            matches = require_installed(root, plugin_id)
+            roots = _roots(dest, config)
+            holding = [
+                root
+                for root in roots
+                if installed_versions(root, plugin_id) or unreadable_installs(root, plugin_id)
+            ]
+            if not holding:
+                for root in roots:
+                    link = next((one for one in _linked(root) if one.plugin_id == plugin_id), None)
+                    if link is not None:
+                        return _remove_link(root, plugin_id, link.path, yes=yes)
+                _holding(roots, plugin_id)  # raises not_installed, naming every root
+            matches = [
+                *(item for root in holding for item in installed_versions(root, plugin_id)),
+                *(item for root in holding for item in unreadable_installs(root, plugin_id)),
+            ]
             if not yes:
                 if not interactive():
                     raise UsageError(
@@ -614,7 +931,7 @@ def register(app: typer.Typer) -> None:
                     say(f"Will remove {printable(item.path)}")
                 if not confirm(f"Remove {printable(plugin_id)}?"):
                     raise NexoError("removal cancelled; nothing was changed", kind="cancelled")
-            return [str(item.path) for item in remove(plugin_id, root)]
+            return [str(item.path) for root in holding for item in remove(plugin_id, root)]
 
         removed = guarded(run, json_output=json_output)
         if json_output:
@@ -628,13 +945,28 @@ def register(app: typer.Typer) -> None:
         *,
         plugin_id: Annotated[
             str | None,
-            typer.Argument(metavar="[ID]", help="Id to verify (default: every installed plugin)."),
+            typer.Argument(
+                metavar="[ID]",
+                help="Id to verify (default: every installed plugin).",
+                autocompletion=installed_ids,
+            ),
         ] = None,
         dest: DestOption = None,
         config: ConfigOption = None,
+        lock_file: Annotated[
+            Path | None,
+            typer.Option(
+                "--lock",
+                help="Check the root against this lock's tree hashes instead (offline).",
+            ),
+        ] = None,
         json_output: JsonOption = False,
     ) -> None:
         """Re-hash installed files against their install receipts (exit 1 on any change).
+
+        With --lock nexo-plugins.lock, every plugin the lock names must be installed at the
+        locked version with a tree that hashes to the lock's `tree` (paths, modes and
+        contents), whatever the receipts say.
 
         The report goes to stdout: one line per plugin (ok or CHANGED), then what changed.
         Every directory the daemon could load is checked: one without a readable receipt, or
@@ -642,24 +974,31 @@ def register(app: typer.Typer) -> None:
         """
         from nexo_pkg.install.store import (  # noqa: PLC0415
             recover_interrupted,
-            require_installed,
             scan_installed,
             verify_installed,
         )
 
+        if lock_file is not None:
+            _verify_lock(lock_file, plugin_id, dest, config, json_output=json_output)
+
         def run() -> tuple[Path, list[Any]]:
-            root = _dest(dest, config)
-            recover_interrupted(root)
-            items = scan_installed(root)
+            roots = _roots(dest, config)
+            items: list[Any] = []
+            for root in roots:
+                recover_interrupted(root)
+                items += scan_installed(root)
             if plugin_id is not None:
                 named = [item for item in items if item.plugin_id == plugin_id]
                 broken = [
                     item
                     for item in items
-                    if item.receipt is None and item.path.name.startswith(f"{plugin_id}-")
+                    if item.receipt is None
+                    and (item.path.name == plugin_id or item.path.name.startswith(f"{plugin_id}-"))
                 ]
-                items = named + broken if named or broken else require_installed(root, plugin_id)
-            return root, [verify_installed(item) for item in items]
+                if not named and not broken:
+                    _holding(roots, plugin_id)  # raises not_installed, naming every root
+                items = named + broken
+            return roots[0], [verify_installed(item) for item in items]
 
         root, reports = guarded(run, json_output=json_output)
         ok = all(report.ok for report in reports)

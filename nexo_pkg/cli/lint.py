@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
 from nexo_pkg.manifest.options import LintOptions
@@ -45,13 +45,18 @@ class LintRequest:
     explain: str | None = None
     exclude: list[str] = field(default_factory=list)
     fix: bool = False
+    config: str | None = None
+    daemon_config: bool = False
+    force_exclude: bool = False
+    # Set by `--fix -`: the fixed source, printed on stdout instead of the report.
+    fixed_stdin: bytes | None = None
 
 
-def _stdout_supports_colour() -> bool:
-    """``--color``, then ``NO_COLOR``/``FORCE_COLOR``, then whether stdout is a terminal."""
-    from nexo_pkg.cli.common import stdout_supports_colour  # noqa: PLC0415
+def colour_enabled(stream: TextIO) -> bool:
+    """``--color``, then ``NO_COLOR``/``FORCE_COLOR``, then whether ``stream`` is a terminal."""
+    from nexo_pkg.cli.common import colour_enabled as enabled  # noqa: PLC0415
 
-    return stdout_supports_colour()
+    return enabled(stream)
 
 
 def _explain(code: str) -> int:
@@ -67,35 +72,49 @@ def _explain(code: str) -> int:
 
 def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
     from nexo_pkg.lint.discovery import discover_manifests  # noqa: PLC0415
-    from nexo_pkg.lint.engine import lint_bytes, note_shadowed  # noqa: PLC0415
+    from nexo_pkg.lint.engine import lint_bytes, note_shadowed, unreadable_file  # noqa: PLC0415
 
     if request.paths == ["-"]:
         request.stdin, request.paths = True, []  # `-` names standard input, as in most tools
     if request.stdin:
         if request.paths:
             raise UsageError("--stdin reads one manifest from standard input; drop the PATHs")
-        if request.fix:
-            raise UsageError("--fix rewrites files; it cannot fix standard input")
         name = request.stdin_filename or STDIN_DEFAULT_NAME
         # Settings follow the name the editor gives the buffer, as ruff's --stdin-filename.
         where = Path(request.stdin_filename) if request.stdin_filename else Path(name)
         options = settings.options_for(where)
         raw = sys.stdin.buffer.read()
-        return [lint_bytes(raw, path=name, options=options)]
+        if request.fix:
+            request.fixed_stdin = raw  # as ruff: the source goes back out, fixed or not
+        if request.force_exclude and request.stdin_filename and settings.excluded(where):
+            return []
+        result = lint_bytes(raw, path=name, options=options)
+        if request.fix:
+            fixed = _fixed_text(result)
+            if fixed is not None:
+                text, _count = fixed
+                request.fixed_stdin = text.encode("utf-8")
+                result = lint_bytes(request.fixed_stdin, path=name, options=options)
+        return [result]
     if request.stdin_filename is not None:
         raise UsageError("--stdin-filename only applies with --stdin")
-    given = request.paths or ["."]
-    named = {Path(path).resolve() for path in given if Path(path).is_file()}
+    daemon_files = _daemon_config_files(request)
+    given = request.paths or ([] if daemon_files else ["."])
+    named = {Path(path).resolve() for path in [*given, *daemon_files] if Path(path).is_file()}
     results: list[FileResult] = []
-    for found in discover_manifests(given):
+    for found in discover_manifests([*given, *daemon_files]):
         path = found.path
-        if path.resolve() not in named and settings.excluded(path):
+        # Files named on the command line are linted even when excluded, unless
+        # --force-exclude (as ruff: a pre-commit hook passes every staged file by name).
+        if (request.force_exclude or path.resolve() not in named) and settings.excluded(path):
             continue
+        file_options = settings.options_for(path)
         try:
             raw = path.read_bytes()
         except OSError as error:
-            raise UsageError(f"cannot read {path}: {error.strerror or error}") from error
-        file_options = settings.options_for(path)
+            # As ruff's E902: a finding for this file; the others are still linted.
+            results.append(unreadable_file(path, error, file_options))
+            continue
         result = lint_bytes(raw, path=str(path), options=file_options)
         if request.fix:
             result = _fix(path, result, file_options)
@@ -105,16 +124,36 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
     return results
 
 
-def _fix(path: Path, result: FileResult, options: LintOptions) -> FileResult:
-    """Apply the quick fixes to ``path`` (atomically) and lint it again."""
-    from nexo_pkg.lint.engine import lint_bytes  # noqa: PLC0415
+def _daemon_config_files(request: LintRequest) -> list[str]:
+    """With ``--config DIR`` or ``--daemon-config``: the daemon's config files about microapps
+    in its configuration directory (found as the daemon finds it) and the microapp manifests
+    they make it discover. Raises :class:`UsageError` when the directory does not exist."""
+    if request.config is None and not request.daemon_config:
+        return []
+    from nexo_pkg.daemon_config import config_dir  # noqa: PLC0415
+    from nexo_pkg.lint.daemon_files import daemon_config_files  # noqa: PLC0415
+
+    named = Path(request.config).expanduser().absolute() if request.config is not None else None
+    if named is not None and not named.is_dir():
+        why = "is not a directory" if named.exists() else "does not exist"
+        raise UsageError(f"the daemon's configuration directory {named} {why}")
+    directory = config_dir(named)
+    if not directory.is_dir():
+        why = "is not a directory" if directory.exists() else "does not exist"
+        raise UsageError(f"the daemon's configuration directory {directory} {why}")
+    return [str(path) for path in daemon_config_files(directory)]
+
+
+def _fixed_text(result: FileResult) -> tuple[str, int] | None:
+    """The source of ``result`` with its quick fixes applied and how many, or ``None`` when
+    nothing changes (or the fixed text would not be the same TOML document, comments kept)."""
     from nexo_pkg.lsp.code_actions import apply_fixes  # noqa: PLC0415
 
     if not result.diagnostics or not result.source:
-        return result
+        return None
     fixed, count = apply_fixes(result.source, result.diagnostics)
     if not count or fixed == result.source:
-        return result
+        return None
     import tomlkit  # noqa: PLC0415 - only --fix pays for it
     from tomlkit.exceptions import TOMLKitError  # noqa: PLC0415
 
@@ -122,9 +161,20 @@ def _fix(path: Path, result: FileResult, options: LintOptions) -> FileResult:
         # tomlkit keeps comments and layout: the fixed text must still be a document whose
         # own rendering is byte-for-byte the text we write.
         if tomlkit.parse(fixed).as_string() != fixed:
-            return result
+            return None
     except TOMLKitError:
+        return None
+    return fixed, count
+
+
+def _fix(path: Path, result: FileResult, options: LintOptions) -> FileResult:
+    """Apply the quick fixes to ``path`` (atomically) and lint it again."""
+    from nexo_pkg.lint.engine import lint_bytes  # noqa: PLC0415
+
+    outcome = _fixed_text(result)
+    if outcome is None:
         return result
+    fixed, count = outcome
     _write_atomically(path, fixed.encode("utf-8"))
     sys.stderr.write(f"fixed {count} finding{'s' if count != 1 else ''} in {path}\n")
     return lint_bytes(fixed.encode("utf-8"), path=str(path), options=options)
@@ -185,18 +235,27 @@ def run_lint(request: LintRequest) -> int:
     rules = rules_for_codes({d.code for result in results for d in result.diagnostics})
     # Every format is the report itself, so all of them go to stdout (as ruff and flake8 do);
     # stderr keeps notes and errors about the run.
-    if not results:
+    from nexo_pkg.cli.common import OUTPUT  # noqa: PLC0415
+
+    if not results and not request.stdin:
         # As ruff does: nothing to lint is worth a note, not a failure.
         sys.stderr.write(
             "warning: no manifest (plugin.toml or nexo-plugin.toml) found under "
             f"{', '.join(request.paths or ['.'])}\n"
         )
+    # `--fix -` prints the fixed source on stdout (as ruff); the report then goes to stderr.
+    report_stream = sys.stdout if request.fixed_stdin is None else sys.stderr
     if request.output_format == "text":
-        context = ReportContext(colour=_stdout_supports_colour(), rules=rules)
+        context = ReportContext(
+            colour=colour_enabled(report_stream), rules=rules, summary=not OUTPUT.quiet
+        )
     else:
         context = ReportContext(colour=False, rules=rules)
-    sys.stdout.write(REPORTERS[request.output_format](results, context))
-    sys.stdout.flush()
+    if request.fixed_stdin is not None:
+        sys.stdout.buffer.write(request.fixed_stdin)
+        sys.stdout.flush()
+    report_stream.write(REPORTERS[request.output_format](results, context))
+    report_stream.flush()
     failed = any(result.errors or (request.strict and result.warnings) for result in results)
     return EXIT_FAILURE if failed else EXIT_OK
 
@@ -212,8 +271,15 @@ _VALUE_FLAGS = {
     "--explain": "explain",
     "--color": "color",
     "--exclude": "exclude",
+    "--config": "config",
 }
-_BOOL_FLAGS = {"--stdin": "stdin", "--strict": "strict", "--fix": "fix"}
+_BOOL_FLAGS = {
+    "--stdin": "stdin",
+    "--strict": "strict",
+    "--fix": "fix",
+    "--daemon-config": "daemon_config",
+    "--force-exclude": "force_exclude",
+}
 # The options every command shares (nexo_pkg.cli.app), applied as they are parsed.
 _SHARED_BOOL_FLAGS = {"--quiet": "quiet", "-q": "quiet", "--verbose": "verbose", "-v": "verbose"}
 
@@ -305,6 +371,7 @@ def register(app: typer.Typer) -> None:
         output_format: str = typer.Option(
             "text",
             "--format",
+            metavar=f"[{'|'.join(FORMATS)}]",
             help=f"Report format: {', '.join(FORMATS)}. The report goes to stdout.",
         ),
         stdin: bool = typer.Option(False, "--stdin", help="Lint one manifest read from stdin."),
@@ -338,7 +405,27 @@ def register(app: typer.Typer) -> None:
             False,
             "--fix",
             help="Repair what has a mechanical fix (tool names outside the plugin's "
-            "namespace, NEXO_ environment variables) in place, keeping comments.",
+            "namespace, NEXO_ environment variables) in place, keeping comments. With `-`, "
+            "print the fixed source on stdout (the report goes to stderr).",
+        ),
+        force_exclude: bool = typer.Option(
+            False,
+            "--force-exclude",
+            help="Apply exclude (config and --exclude) to files named on the command line "
+            "too, as a pre-commit hook needs.",
+        ),
+        config: str | None = typer.Option(
+            None,
+            "--config",
+            metavar="DIR",
+            help="Also lint the daemon's configuration in DIR: extensions.yaml, agents.yaml, "
+            "agents.d/*.yaml, and the microapps they make the daemon discover.",
+        ),
+        daemon_config: bool = typer.Option(
+            False,
+            "--daemon-config",
+            help="As --config, with the directory found as the daemon finds it: "
+            "NEXO_CONFIG_DIR, ./config, $NEXO_HOME/config.",
         ),
     ) -> None:
         """Lint plugin manifests (plugin.toml, nexo-plugin.toml): syntax, schema and every rule.
@@ -346,7 +433,8 @@ def register(app: typer.Typer) -> None:
         PATH `-` reads one manifest from standard input. Each manifest takes its settings from
         the nearest .nexo.toml ([lint]) or pyproject.toml ([tool.nexo.lint]) above it: select,
         ignore, per-file-ignores, exclude. A `# nexo: ignore[CODE]` comment silences that finding
-        on its line.
+        on its line; a bare `# nexo: ignore` silences every finding on its line. With --quiet
+        a clean run prints nothing.
 
         Exit codes: 0 clean; 1 errors (or warnings with --strict); 2 bad usage, unreadable path.
         """
@@ -362,6 +450,9 @@ def register(app: typer.Typer) -> None:
             explain=explain,
             exclude=list(exclude),
             fix=fix,
+            config=config,
+            daemon_config=daemon_config,
+            force_exclude=force_exclude,
         )
         try:
             code = run_lint(request)

@@ -81,7 +81,7 @@ def __getattr__(name: str) -> Any:
 
 
 def _dispatch(arguments: list[str]) -> int:
-    if arguments == ["--version"]:
+    if arguments in (["--version"], ["-V"]):
         sys.stdout.write(f"nexo-pkg {__version__}\n")
         return 0
     if arguments[:2] == ["plugin", "lint"]:

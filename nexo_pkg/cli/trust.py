@@ -7,6 +7,7 @@ for finding who signed a release, the install layer's GitHub client).
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -87,25 +88,32 @@ def _release_signer(
     api_url: str | None,
     *,
     timeout: float | None = None,
+    notice: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Verify the signature of the newest (or ``tag``) release of ``owner/repo`` with no
-    author trusted, to learn who signed it. Returns identity, issuer and claims."""
+    author trusted, to learn who signed it. Returns identity, issuer and claims; ``notice``
+    hears of slow answers."""
+    from nexo_pkg.daemon_config import nexo_home_from_env  # noqa: PLC0415
     from nexo_pkg.install.download import cache_dir, download_asset  # noqa: PLC0415
     from nexo_pkg.install.github import (  # noqa: PLC0415
         GitHubClient,
         resolve_api_base,
         resolve_token,
     )
-    from nexo_pkg.install.store import nexo_home_from_env  # noqa: PLC0415
     from nexo_pkg.trust import entry as trust  # noqa: PLC0415
-    from nexo_pkg.trust.base import SignerUntrustedError  # noqa: PLC0415
+    from nexo_pkg.trust.base import (  # noqa: PLC0415
+        SignatureMissingError,
+        SignerUntrustedError,
+    )
     from nexo_pkg.trust.policy import TrustPolicy  # noqa: PLC0415
 
     cache = cache_dir(nexo_home_from_env())
     temps: list[Any] = []
     try:
         api_base = resolve_api_base(api_url)
-        with GitHubClient(api_base, resolve_token(api_base), timeout=timeout) as client:
+        with GitHubClient(
+            api_base, resolve_token(api_base), timeout=timeout, notice=notice
+        ) as client:
             release = client.get_release(owner, repo, tag)
             names = [asset.name for asset in release.assets]
             tarballs = [asset for asset in release.assets if asset.name.endswith(".tar.gz")]
@@ -150,6 +158,15 @@ def _release_signer(
                 policy=nobody,
                 mode="require",
             )
+        except SignatureMissingError as unsigned:
+            # No policy asked for a signature here: there is simply no signer to read.
+            raise SignatureMissingError(
+                f"release {release.tag} of {owner}/{repo} is not signed ({tarball.name} has "
+                "no Sigstore bundle, attestation or signed checksums file), so there is no "
+                "signer to trust; name one with --identity-regexp, or ask the publisher to "
+                "sign releases",
+                details={"asset": tarball.name, "release": release.tag},
+            ) from unsigned
         except SignerUntrustedError as seen:
             return {
                 "identity": seen.identity,
@@ -198,7 +215,9 @@ def _add(
                 "give OWNER/REPO to read the signer of its newest release, or name the "
                 "signer with --identity-regexp / --identity"
             )
-        seen = _release_signer(owner, repo, tag, policy, api_url, timeout=timeout)
+        seen = _release_signer(
+            owner, repo, tag, policy, api_url, timeout=timeout, notice=None if json_output else say
+        )
         suggestion = suggest_author(
             identity=seen["identity"],
             issuer=seen["issuer"],
@@ -315,6 +334,8 @@ def _verify(
         owner, _ = _split_target(owner_text)
     if not file.is_file():
         raise UsageError(f"{file} is not a file")
+    if bundle is not None and not bundle.exists():
+        raise UsageError(f"--bundle {bundle} does not exist")
     if trusted_keys is not None or owner is None:
         policy = trust.load_policy(
             _policy_path(trusted_keys, config), explicit=trusted_keys is not None

@@ -5,8 +5,17 @@ manifest per target. Each manifest has the empty config and one layer, the relea
 (``org.opencontainers.image.title`` = its asset name); its annotations carry the target, the
 asset name, the tarball's sha256 and the plugin's ``nexo-plugin.toml``. The index entry of a
 target triple has an OCI ``platform`` (os/architecture from the triple); ``noarch`` has none.
-Signature material (Sigstore bundle, cosign ``.sig``/``.pem`` …) is one referrer manifest per
-target (``subject`` = the target's manifest), a layer per file named by its title.
+Signature material is attached to each target's manifest as referrers (``subject`` = the
+target's manifest): a Sigstore bundle as cosign's bundle spec attaches it (``artifactType``
+:data:`BUNDLE_MEDIA_TYPE`, one layer), other files (cosign ``.sig``/``.pem``, attestations, a
+signed checksums file) in one referrer of ``artifactType`` :data:`SIGNATURE_ARTIFACT_TYPE`, a
+layer per file named by its title.
+
+Writing is strict, reading is tolerant: copy tools (``skopeo copy --all``) re-serialise an
+index without ``artifactType``, so an index or manifest without one is a plugin when it carries
+the ``dev.nexo.plugin.*`` annotations (and, for a manifest, the plugin layer media type), and a
+referrer is a signature by its own manifest's ``artifactType``. A single manifest (what
+``oras push`` writes, or one target's manifest addressed by digest) is a one-target version.
 """
 
 from __future__ import annotations
@@ -23,6 +32,8 @@ from nexo_pkg.manifest.versionreq import VersionError, parse_version
 
 ARTIFACT_TYPE = "application/vnd.nexo.plugin.v1"
 SIGNATURE_ARTIFACT_TYPE = "application/vnd.nexo.plugin.signature.v1"
+# Every Sigstore bundle media type (``…bundle.v0.3+json``, ``…bundle+json;version=0.2``).
+BUNDLE_TYPE_PREFIX = "application/vnd.dev.sigstore.bundle"
 LAYER_MEDIA_TYPE = "application/vnd.nexo.plugin.layer.v1.tar+gzip"
 EMPTY_MEDIA_TYPE = "application/vnd.oci.empty.v1+json"
 EMPTY_DATA = b"{}"
@@ -40,6 +51,10 @@ PLUGIN_ASSET = "dev.nexo.plugin.asset"
 PLUGIN_SHA256 = "dev.nexo.plugin.sha256"
 PLUGIN_MANIFEST = "dev.nexo.plugin.manifest"
 GITHUB_RELEASE = "dev.nexo.plugin.github-release"
+# What cosign's bundle spec puts on a bundle referrer.
+BUNDLE_CONTENT = "dev.sigstore.bundle.content"
+BUNDLE_PREDICATE_TYPE = "dev.sigstore.bundle.predicateType"
+COSIGN_SIGN_PREDICATE = "https://sigstore.dev/cosign/sign/v1"
 
 _ARCHITECTURES = {
     "x86_64": ("amd64", None),
@@ -142,17 +157,21 @@ def _annotations(document: dict[str, Any]) -> dict[str, str]:
     return {str(k): v for k, v in found.items() if isinstance(v, str)}
 
 
-def parse_index(document: dict[str, Any], digest: str, where: str) -> PluginVersion:
-    """Read a plugin version's index; ``registry_invalid`` when it is not one."""
-    if not isinstance(document.get("manifests"), list):
-        raise _invalid(f"{where} is not an image index (no manifests list)")
-    annotations = _annotations(document)
+def _plugin_identity(
+    annotations: dict[str, str], artifact_type: object, where: str, *, layer_type: object = None
+) -> tuple[str, str]:
+    """The plugin id and version of an index or manifest; ``registry_invalid`` unless it is a
+    nexo plugin: ``artifactType`` :data:`ARTIFACT_TYPE`, or (a copy tool dropped it) none with
+    the id and version annotations and, for a manifest, the plugin layer media type."""
     plugin_id = annotations.get(PLUGIN_ID)
     version = annotations.get(PLUGIN_VERSION)
-    if document.get("artifactType") != ARTIFACT_TYPE or not plugin_id or not version:
+    typed = artifact_type == ARTIFACT_TYPE or (
+        artifact_type is None and layer_type in {None, LAYER_MEDIA_TYPE}
+    )
+    if not typed or not plugin_id or not version:
         raise _invalid(
-            f"{where} is not a nexo plugin (artifactType {ARTIFACT_TYPE} with "
-            f"{PLUGIN_ID} and {PLUGIN_VERSION} annotations)"
+            f"{where} is not a nexo plugin (artifactType {ARTIFACT_TYPE}, or the "
+            f"{PLUGIN_ID} and {PLUGIN_VERSION} annotations with {LAYER_MEDIA_TYPE} layers)"
         )
     if not PLUGIN_ID_PATTERN.match(plugin_id):
         raise _invalid(f"{where} names the plugin {plugin_id!r}, which is not a plugin id")
@@ -162,6 +181,15 @@ def parse_index(document: dict[str, Any], digest: str, where: str) -> PluginVers
         raise _invalid(
             f"{where} says version {version!r}, which is not a semver version ({error})"
         ) from error
+    return plugin_id, version
+
+
+def parse_index(document: dict[str, Any], digest: str, where: str) -> PluginVersion:
+    """Read a plugin version's index; ``registry_invalid`` when it is not one."""
+    if not isinstance(document.get("manifests"), list):
+        raise _invalid(f"{where} is not an image index (no manifests list)")
+    annotations = _annotations(document)
+    plugin_id, version = _plugin_identity(annotations, document.get("artifactType"), where)
     targets: dict[str, TargetEntry] = {}
     for item in document["manifests"]:
         if not isinstance(item, dict):
@@ -181,6 +209,45 @@ def parse_index(document: dict[str, Any], digest: str, where: str) -> PluginVers
         created=annotations.get(CREATED),
         origin=GitHubOrigin.parse(origin_text) if origin_text else None,
         annotations=annotations,
+    )
+
+
+def parse_single_manifest(
+    document: dict[str, Any], digest: str, size: int, where: str
+) -> PluginVersion:
+    """A version made of one image manifest (``oras push``, Helm-style, or one target's
+    manifest by digest): id and version from its annotations, the target from
+    ``dev.nexo.plugin.target``, else from the tarball's name, else ``noarch``.
+    ``registry_invalid`` when it is not a nexo plugin."""
+    layers = document.get("layers")
+    first = layers[0] if isinstance(layers, list) and layers else None
+    layer_type = first.get("mediaType") if isinstance(first, dict) else "none"
+    annotations = _annotations(document)
+    plugin_id, version = _plugin_identity(
+        annotations, document.get("artifactType"), where, layer_type=layer_type
+    )
+    target = annotations.get(PLUGIN_TARGET)
+    if not target:
+        title = _annotations(first).get(TITLE) if isinstance(first, dict) else None
+        parsed = parse_tarball_name(title) if title else None
+        target = parsed[2] if parsed is not None and parsed[:2] == (plugin_id, version) else NOARCH
+    origin_text = annotations.get(GITHUB_RELEASE)
+    return PluginVersion(
+        plugin_id=plugin_id,
+        version=version,
+        index_digest=digest,
+        targets={target: TargetEntry(target, digest, size)},
+        created=annotations.get(CREATED),
+        origin=GitHubOrigin.parse(origin_text) if origin_text else None,
+        annotations=annotations,
+    )
+
+
+def is_signature_type(artifact_type: object) -> bool:
+    """Whether a referrer's ``artifactType`` is signature material nexo reads: a Sigstore
+    bundle (cosign's bundle spec) or nexo's own earlier signature type."""
+    return isinstance(artifact_type, str) and (
+        artifact_type == SIGNATURE_ARTIFACT_TYPE or artifact_type.startswith(BUNDLE_TYPE_PREFIX)
     )
 
 

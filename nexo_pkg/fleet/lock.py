@@ -27,6 +27,7 @@ from nexo_pkg.fleet.lockfile import (
 )
 from nexo_pkg.fleet.pool import checked_jobs, run_bounded
 from nexo_pkg.fleet.sources import FleetOptions, Session
+from nexo_pkg.fleet.treehash import hash_tarball
 
 
 @dataclass
@@ -76,6 +77,7 @@ def lock_plugin(session: Session, wanted: WantedPlugin) -> LockedPlugin:
     for target, row in resolved.targets.items():
         with session.open_target(wanted.source, resolved.resolved, row, wanted.plugin_id) as opened:
             outcome = session.verify(opened, resolved, wanted.source)
+            tree = hash_tarball(opened.tarball, wanted.plugin_id, session.options.limits)
         targets[target] = LockedTarget(
             target=target,
             asset=row.asset,
@@ -84,6 +86,7 @@ def lock_plugin(session: Session, wanted: WantedPlugin) -> LockedPlugin:
             manifest=row.manifest,
             identity=outcome.identity if outcome.status == "verified" else None,
             issuer=outcome.issuer if outcome.status == "verified" else None,
+            tree=tree,
         )
     return LockedPlugin(
         plugin_id=wanted.plugin_id,

@@ -7,6 +7,9 @@ Wanted set::
     version = "^1.2"                              # optional requirement (default: any)
     targets = ["x86_64-unknown-linux-gnu", "noarch"]   # optional (default: every target)
 
+    [registries."registry.example.com"]         # optional: where else its bytes may come from
+    mirrors = ["mirror.internal:5000", "cache.internal/registry.example.com"]
+
 Lock (written by ``lock``, sorted by plugin id and target, so it only changes when what it
 records changes)::
 
@@ -25,6 +28,7 @@ records changes)::
     asset = "echo-1.2.3-noarch.tar.gz"
     size = 1234
     sha256 = "…"
+    tree = "n1:…"           # the unpacked tree's hash (fleet.treehash)
     manifest = "sha256:…"   # OCI sources: the target's manifest digest
     identity = "https://github.com/…"   # signer (absent when unsigned)
     issuer = "https://token.actions.githubusercontent.com"
@@ -57,6 +61,7 @@ LOCK_VERSION = 1
 ANY = "*"
 _TARGET = re.compile(r"^(?:noarch|[A-Za-z0-9_]+(?:-[A-Za-z0-9_.]+){1,3})$")
 _HEX = re.compile(r"^[0-9a-f]{64}$")
+_TREE = re.compile(r"^n1:[0-9a-f]{64}$")
 HEADER = (
     "This file is written by `nexo plugin lock` from nexo-plugins.toml; do not edit it.",
     "`nexo plugin sync` installs exactly what it names, checking every byte and signer.",
@@ -90,6 +95,8 @@ class LockedTarget:
     manifest: str | None = None
     identity: str | None = None
     issuer: str | None = None
+    # The unpacked tree's hash (fleet.treehash, ``n1:…``); absent in earlier locks.
+    tree: str | None = None
 
 
 @dataclass(frozen=True)
@@ -159,7 +166,8 @@ def read_wanted(path: Path) -> list[WantedPlugin]:
     """Parse the wanted set; ``wanted_invalid`` (exit 2) with the offending key."""
     kind = "wanted_invalid"
     document = _load_toml(path, kind)
-    _check_keys(path, "", document, {"plugins", "schema_version"}, kind)
+    _check_keys(path, "", document, {"plugins", "registries", "schema_version"}, kind)
+    _registries(path, document)
     plugins = document.get("plugins", {})
     if not isinstance(plugins, dict):
         raise _invalid(path, "`plugins` must be a table of plugin ids", kind)
@@ -201,6 +209,36 @@ def read_wanted(path: Path) -> list[WantedPlugin]:
     return wanted
 
 
+def _registries(path: Path, document: dict[str, Any]) -> dict[str, tuple[str, ...]]:
+    """The wanted set's ``[registries."HOST"] mirrors = [...]``; ``wanted_invalid`` when
+    malformed."""
+    from nexo_pkg.fleet.mirrors import check_mirror  # noqa: PLC0415 - only when present
+
+    kind = "wanted_invalid"
+    table = document.get("registries", {})
+    if not isinstance(table, dict):
+        raise _invalid(path, "`registries` must be a table of registry hosts", kind)
+    found: dict[str, tuple[str, ...]] = {}
+    for host, entry in sorted(table.items()):
+        where = f'registries."{host}"'
+        if not isinstance(entry, dict):
+            raise _invalid(path, f"`{where}` must be a table", kind)
+        _check_keys(path, where, entry, {"mirrors"}, kind)
+        mirrors = entry.get("mirrors", [])
+        if not isinstance(mirrors, list) or not all(isinstance(m, str) for m in mirrors):
+            raise _invalid(path, f"`{where}.mirrors` must be a list of HOST[:PORT][/PATH]", kind)
+        try:
+            found[host] = tuple(check_mirror(host, mirror, f"`{where}`")[1] for mirror in mirrors)
+        except NexoError as error:
+            raise _invalid(path, error.message, kind) from error
+    return found
+
+
+def read_registries(path: Path) -> dict[str, tuple[str, ...]]:
+    """The registry mirrors a wanted set names (``{}`` when it names none)."""
+    return _registries(path, _load_toml(path, "wanted_invalid"))
+
+
 def _string(
     path: Path, where: str, table: dict[str, Any], key: str, *, optional: bool = False
 ) -> Any:
@@ -216,6 +254,13 @@ def _timestamp(path: Path, where: str, table: dict[str, Any]) -> str | None:
     value = _string(path, where, table, "published", optional=True)
     if value is not None and timestamp_or_none(value) is None:
         raise _invalid(path, f"`{where}.published` is not an RFC 3339 time (2026-11-23T10:00:00Z)")
+    return value  # type: ignore[no-any-return]
+
+
+def _tree(path: Path, where: str, table: dict[str, Any]) -> str | None:
+    value = _string(path, where, table, "tree", optional=True)
+    if value is not None and not _TREE.fullmatch(value):
+        raise _invalid(path, f"`{where}.tree` is not n1: followed by 64 hex digits")
     return value  # type: ignore[no-any-return]
 
 
@@ -252,7 +297,8 @@ def read_lock(path: Path) -> Lock:
             if not _TARGET.fullmatch(target) or not isinstance(row, dict):
                 raise _invalid(path, f"`{at}` is not a target entry")
             _check_keys(
-                path, at, row, {"asset", "size", "sha256", "manifest", "identity", "issuer"},
+                path, at, row,
+                {"asset", "size", "sha256", "tree", "manifest", "identity", "issuer"},
                 "lock_invalid",
             )  # fmt: skip
             size = row.get("size")
@@ -267,6 +313,7 @@ def read_lock(path: Path) -> Lock:
                 manifest=_string(path, at, row, "manifest", optional=True),
                 identity=_string(path, at, row, "identity", optional=True),
                 issuer=_string(path, at, row, "issuer", optional=True),
+                tree=_tree(path, at, row),
             )
         source = _string(path, where, entry, "source")
         try:
@@ -314,7 +361,7 @@ def render_lock(lock: Lock) -> str:
             item.add("asset", row.asset)
             item.add("size", row.size)
             item.add("sha256", row.sha256)
-            for key in ("manifest", "identity", "issuer"):
+            for key in ("tree", "manifest", "identity", "issuer"):
                 value = getattr(row, key)
                 if value:
                     item.add(key, value)

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
+import gzip
+import json
 import os
 import re
+import tarfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from nexo_pkg.errors import NexoError
 from nexo_pkg.fleet import artifact
@@ -15,6 +21,7 @@ from nexo_pkg.fleet.reference import OciReference
 from nexo_pkg.fleet.registry import (
     INDEX_MEDIA_TYPE,
     MANIFEST_MEDIA_TYPE,
+    Manifest,
     RegistryClient,
     fallback_tag,
     sha256_digest,
@@ -52,35 +59,8 @@ def resolve(
     A digest or a tag is fetched as is (and must satisfy ``requirement``); with neither, the
     highest semver tag that satisfies ``requirement`` is taken. Raises ``release_not_found``.
     """
-    chosen = reference.reference
-    if chosen is None:
-        candidates = []
-        for tag in client.list_tags(reference.repository):
-            version = _tag_version(tag)
-            if version is None:
-                continue
-            parsed = parse_version(version)
-            if requirement is not None and not requirement.matches(parsed):
-                continue
-            if requirement is None and not parsed.pre.is_empty:
-                continue
-            candidates.append((parsed, tag))
-        if not candidates:
-            wanted = f" matching {requirement}" if requirement is not None else ""
-            raise NexoError(
-                f"{reference} has no version tag{wanted}",
-                kind="release_not_found",
-                details={"source": str(reference)},
-            )
-        chosen = max(candidates, key=lambda pair: _sort_key(pair[0]))[1]
-    index = client.get_manifest(reference.repository, chosen)
-    if index.media_type != INDEX_MEDIA_TYPE:
-        raise NexoError(
-            f"{reference.base}:{chosen} is a {index.media_type or 'manifest'}, not a nexo "
-            "plugin index",
-            kind="registry_invalid",
-        )
-    plugin = artifact.parse_index(index.json(), index.digest, f"{reference.base}@{index.digest}")
+    chosen = reference.reference or latest_tag(client, reference, requirement)
+    plugin = plugin_of(client.get_manifest(reference.repository, chosen), reference, chosen)
     if requirement is not None and not requirement.matches(parse_version(plugin.version)):
         raise NexoError(
             f"{reference} is {plugin.plugin_id} {plugin.version}, which does not match "
@@ -88,6 +68,52 @@ def resolve(
             kind="release_not_found",
         )
     return plugin
+
+
+def latest_tag(
+    client: RegistryClient, reference: OciReference, requirement: VersionReq | None
+) -> str:
+    """The highest semver tag of ``reference``'s repository that satisfies ``requirement``
+    (no prerelease unless it asks for one); ``release_not_found`` when there is none."""
+    candidates = []
+    for tag in client.list_tags(reference.repository):
+        version = _tag_version(tag)
+        if version is None:
+            continue
+        parsed = parse_version(version)
+        if requirement is not None and not requirement.matches(parsed):
+            continue
+        if requirement is None and not parsed.pre.is_empty:
+            continue
+        candidates.append((parsed, tag))
+    if not candidates:
+        wanted = f" matching {requirement}" if requirement is not None else ""
+        raise NexoError(
+            f"{reference} has no version tag{wanted}",
+            kind="release_not_found",
+            details={"source": str(reference)},
+        )
+    return max(candidates, key=lambda pair: _sort_key(pair[0]))[1]
+
+
+def plugin_of(found: Manifest, reference: OciReference, chosen: str) -> PluginVersion:
+    """The plugin version an index or a single manifest ``found`` (fetched as ``chosen``, a
+    tag or digest of ``reference``) holds; ``registry_invalid`` for anything else."""
+    pinned = f"{reference.base}@{found.digest}"
+    if found.media_type == INDEX_MEDIA_TYPE:
+        return artifact.parse_index(found.json(), found.digest, pinned)
+    if found.media_type == MANIFEST_MEDIA_TYPE:
+        return artifact.parse_single_manifest(found.json(), found.digest, len(found.data), pinned)
+    named = (
+        reference.with_digest(chosen)
+        if chosen.startswith("sha256:")
+        else reference.with_tag(chosen)
+    )
+    raise NexoError(
+        f"{named} is a {found.media_type or 'manifest of no media type'}, not a nexo plugin "
+        "(an OCI image index or manifest)",
+        kind="registry_invalid",
+    )
 
 
 def _sort_key(version: Version) -> tuple[int, int, int, Prerelease]:
@@ -117,16 +143,24 @@ def fetch_signatures(
     offered: dict[str, str] = {}
     for referrer in client.referrers(repository, asset.manifest_digest):
         digest = referrer.get("digest")
-        if referrer.get("artifactType") != artifact.SIGNATURE_ARTIFACT_TYPE:
-            continue
-        if not isinstance(digest, str):
+        declared = referrer.get("artifactType")
+        # A descriptor without artifactType (a copy tool re-serialised the index) is judged
+        # by its manifest's own; one that names another type (an SBOM …) is left alone.
+        if not isinstance(digest, str) or (
+            declared is not None and not artifact.is_signature_type(declared)
+        ):
             continue
         manifest = client.get_manifest(repository, digest).json()
+        if not artifact.is_signature_type(manifest.get("artifactType")):
+            continue
         for layer in manifest.get("layers") or []:
             if not isinstance(layer, dict):
                 continue
             title = (layer.get("annotations") or {}).get(artifact.TITLE)
             layer_digest = layer.get("digest")
+            if not isinstance(title, str) and artifact.is_signature_type(layer.get("mediaType")):
+                # cosign's bundle layer has no title: it is the asset's Sigstore bundle.
+                title = asset.asset_name + ".sigstore.json"
             if isinstance(title, str) and isinstance(layer_digest, str):
                 offered.setdefault(title, layer_digest)
     # Only names install would read beside this asset, so a title can never name a path.
@@ -159,15 +193,41 @@ class TargetFiles:
     signatures: dict[str, Path]
 
 
+def _rfc3339(seconds: int) -> str:
+    moment = dt.datetime.fromtimestamp(seconds, dt.UTC)
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def _tarball_mtime(path: Path) -> int | None:
+    """The mtime of a tarball's first entry (``pack`` gives every entry the same one);
+    ``None`` when the file is not a readable gzip tar."""
+    try:
+        with gzip.open(path, "rb") as stream:
+            header = stream.read(tarfile.BLOCKSIZE)
+        return int(tarfile.TarInfo.frombuf(header, "utf-8", "surrogateescape").mtime)
+    except (OSError, EOFError, tarfile.TarError, ValueError, zlib.error):
+        return None
+
+
 def created_now() -> str:
     """``SOURCE_DATE_EPOCH`` when set (reproducible pushes), else now, as RFC 3339 UTC."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    moment = (
-        dt.datetime.fromtimestamp(int(epoch), dt.UTC)
-        if epoch.isdigit()
-        else dt.datetime.now(dt.UTC)
-    )
-    return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    if epoch.isdigit():
+        return _rfc3339(int(epoch))
+    return _rfc3339(int(dt.datetime.now(dt.UTC).timestamp()))
+
+
+def created_for(tarballs: list[Path]) -> str:
+    """The created time of a version pushed from ``tarballs``: ``SOURCE_DATE_EPOCH`` when
+    set, else the newest entry mtime ``pack`` wrote into them (so pushing the same files
+    twice gives the same index), else the newest file mtime; never the clock."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if epoch.isdigit():
+        return _rfc3339(int(epoch))
+    times = [_tarball_mtime(path) for path in tarballs]
+    if all(found is not None for found in times) and times:
+        return _rfc3339(max(found for found in times if found is not None))
+    return _rfc3339(max((int(path.stat().st_mtime) for path in tarballs), default=0))
 
 
 def push_version(
@@ -220,7 +280,7 @@ def push_version(
         manifest_digest = _put_by_digest(client, repository, data, MANIFEST_MEDIA_TYPE)
         subject = artifact.descriptor(MANIFEST_MEDIA_TYPE, manifest_digest, len(data))
         if files.signatures:
-            _push_signatures(client, repository, subject, files, config)
+            _push_signatures(client, repository, subject, files, config, created=created)
         entries.append(
             artifact.descriptor(
                 MANIFEST_MEDIA_TYPE,
@@ -262,36 +322,108 @@ def _put_by_digest(client: RegistryClient, repository: str, data: bytes, media_t
     return digest
 
 
+def _bundle_annotations(data: bytes, created: str) -> tuple[str, dict[str, str]]:
+    """The media type of a Sigstore bundle file and the annotations cosign's bundle spec puts
+    on its referrer (content kind, predicate type, creation time). A file that is not a
+    bundle document gets the v0.3 type and the message-signature defaults."""
+    try:
+        document = json.loads(data)
+    except ValueError:
+        document = None
+    document = document if isinstance(document, dict) else {}
+    declared = document.get("mediaType")
+    media_type = (
+        declared
+        if isinstance(declared, str) and declared.startswith(artifact.BUNDLE_TYPE_PREFIX)
+        else artifact.BUNDLE_MEDIA_TYPE
+    )
+    content, predicate = "message-signature", artifact.COSIGN_SIGN_PREDICATE
+    envelope = document.get("dsseEnvelope")
+    if isinstance(envelope, dict):
+        content = "dsse-envelope"
+        try:
+            statement = json.loads(base64.b64decode(str(envelope.get("payload", ""))))
+        except ValueError:
+            statement = None
+        found = statement.get("predicateType") if isinstance(statement, dict) else None
+        predicate = found if isinstance(found, str) else ""
+    annotations = {artifact.BUNDLE_CONTENT: content, artifact.CREATED: created}
+    if predicate:
+        annotations[artifact.BUNDLE_PREDICATE_TYPE] = predicate
+    return media_type, annotations
+
+
 def _push_signatures(
     client: RegistryClient,
     repository: str,
     subject: dict[str, object],
     files: TargetFiles,
     config: dict[str, object],
+    *,
+    created: str,
 ) -> None:
-    layers = []
+    """Attach ``files``' signature material to ``subject``: each Sigstore bundle as cosign's
+    bundle spec does (its own referrer, one layer), the other files in one referrer of nexo's
+    signature type; the ``sha256-<hex>`` tag-schema index too when the registry has no
+    referrers API."""
+    referrers: list[tuple[dict[str, Any], dict[str, str]]] = []
+    others = []
     for name, path in sorted(files.signatures.items()):
         digest, size = client.push_blob(repository, path)
-        layers.append(
-            artifact.descriptor(
-                artifact.signature_media_type(name),
-                digest,
-                size,
-                annotations={artifact.TITLE: name},
+        if artifact.signature_media_type(name) != artifact.BUNDLE_MEDIA_TYPE:
+            others.append(
+                artifact.descriptor(
+                    artifact.OCTET_STREAM, digest, size, annotations={artifact.TITLE: name}
+                )
+            )
+            continue
+        media_type, annotations = _bundle_annotations(path.read_bytes(), created)
+        layer = artifact.descriptor(media_type, digest, size, annotations={artifact.TITLE: name})
+        referrers.append(
+            (
+                {
+                    "schemaVersion": 2,
+                    "mediaType": MANIFEST_MEDIA_TYPE,
+                    "artifactType": media_type,
+                    "config": config,
+                    "layers": [layer],
+                    "subject": subject,
+                    "annotations": annotations,
+                },
+                annotations,
             )
         )
-    manifest = {
-        "schemaVersion": 2,
-        "mediaType": MANIFEST_MEDIA_TYPE,
-        "artifactType": artifact.SIGNATURE_ARTIFACT_TYPE,
-        "config": config,
-        "layers": layers,
-        "subject": subject,
-    }
-    data = artifact.canonical(manifest)
-    digest = sha256_digest(data)
-    headers = client.put_manifest(repository, digest, data, MANIFEST_MEDIA_TYPE)
-    if any(key.lower() == "oci-subject" for key in headers):
+    if others:
+        referrers.append(
+            (
+                {
+                    "schemaVersion": 2,
+                    "mediaType": MANIFEST_MEDIA_TYPE,
+                    "artifactType": artifact.SIGNATURE_ARTIFACT_TYPE,
+                    "config": config,
+                    "layers": others,
+                    "subject": subject,
+                },
+                {},
+            )
+        )
+    listed = []
+    api = False
+    for manifest, annotations in referrers:
+        data = artifact.canonical(manifest)
+        digest = sha256_digest(data)
+        headers = client.put_manifest(repository, digest, data, MANIFEST_MEDIA_TYPE)
+        api = api or any(key.lower() == "oci-subject" for key in headers)
+        listed.append(
+            artifact.descriptor(
+                MANIFEST_MEDIA_TYPE,
+                digest,
+                len(data),
+                artifactType=manifest["artifactType"],
+                annotations=annotations or None,
+            )
+        )
+    if api or not listed:
         return
     # No referrers API: keep the tag-schema index for the subject up to date.
     tag = fallback_tag(str(subject["digest"]))
@@ -301,11 +433,7 @@ def _push_signatures(
         if error.kind != "release_not_found":
             raise
         existing = []
-    kept = [item for item in existing if isinstance(item, dict) and item.get("digest") != digest]
-    kept.append(
-        artifact.descriptor(
-            MANIFEST_MEDIA_TYPE, digest, len(data), artifactType=artifact.SIGNATURE_ARTIFACT_TYPE
-        )
-    )
-    fallback = {"schemaVersion": 2, "mediaType": INDEX_MEDIA_TYPE, "manifests": kept}
+    ours = {item["digest"] for item in listed}
+    kept = [item for item in existing if isinstance(item, dict) and item.get("digest") not in ours]
+    fallback = {"schemaVersion": 2, "mediaType": INDEX_MEDIA_TYPE, "manifests": kept + listed}
     client.put_manifest(repository, tag, artifact.canonical(fallback), INDEX_MEDIA_TYPE)

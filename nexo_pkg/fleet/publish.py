@@ -136,7 +136,7 @@ def push(dist: Path, destination: str, options: FleetOptions) -> PushResult:
             targets=targets,
             manifest_text=manifest_text,
             origin=None,
-            created=oci.created_now(),
+            created=oci.created_for([files.tarball for files in targets]),
         )
     return PushResult(
         str(tagged), digest, plugin_id, version,
@@ -284,3 +284,17 @@ def upgrade_from_registry(
         versions=(receipt.version, latest.version),
         keep_old=keep_old,
     )
+
+
+def latest_in_registry(registry: str, options: FleetOptions) -> tuple[str, str, str]:
+    """The newest version in the repository of a pinned ``oci://…@sha256:…`` reference (a
+    receipt's ``registry``), as ``(plugin id, version, index digest)``.
+
+    Reads tags and the index and manifests only, never a tarball layer. Raises what
+    :func:`oci.resolve` raises (``registry_invalid``, ``network``, ``asset_not_found``, …).
+    """
+    pinned = parse_reference(registry)
+    repository = OciReference(pinned.host, pinned.repository)
+    with Session(options) as session:
+        latest = oci.resolve(session.registry(repository), repository, None)
+    return latest.plugin_id, latest.version, latest.index_digest

@@ -34,7 +34,7 @@ from nexo_pkg.manifest.versionreq import VersionReq, parse_version
 from nexo_pkg.trust import entry as trust
 
 if TYPE_CHECKING:
-    from nexo_pkg.fleet.registry import RegistryClient
+    from nexo_pkg.fleet.registry import Manifest, RegistryClient
     from nexo_pkg.install.github import GitHubClient, Release, ReleaseAsset
 
 MAX_SIDECAR_BYTES = 64 * 1024
@@ -62,6 +62,10 @@ class FleetOptions:
     http_timeout: float | None = None
     # Plugins handled at a time by `lock` and `sync` (--jobs); None: pool.DEFAULT_JOBS.
     jobs: int | None = None
+    # Registry host -> mirrors that may serve the bytes a lock pins (fleet.mirrors).
+    registry_mirrors: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Hears "still waiting" lines about slow GitHub answers (the CLI's notes); None: quiet.
+    notice: Callable[[str], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +175,7 @@ class Session:
                 resolve_token(api_base),
                 retry_base_delay=self.options.retry_base_delay,
                 timeout=self.options.http_timeout,
+                notice=self.options.notice,
             )
             self._keep(github.close)
             self._github_used = True
@@ -318,15 +323,16 @@ class Session:
         """The tarball of ``row`` (cache first) and its signature files, hash-checked."""
         directory = self.temp_dir()
         if is_oci(source):
-            reference = parse_reference(resolved)
-            client = self.registry(reference)
             if row.manifest is None:
                 raise NexoError(
                     f"the lock entry of {plugin_id} {row.target} has no manifest digest",
                     kind="lock_invalid",
                     exit_code=2,
                 )
-            manifest = client.get_manifest(reference.repository, row.manifest).json()
+            reference, client, found = self._pinned_manifest(
+                parse_reference(resolved), row.manifest
+            )
+            manifest = found.json()
             entry = TargetEntry(row.target, row.manifest, 0)
             asset = parse_target_manifest(manifest, entry, plugin_id, _version_of(row.asset))
             if asset.sha256 != row.sha256:
@@ -389,6 +395,24 @@ class Session:
             )
         with self.cache.open_blob(row.sha256, fetch) as blob:
             yield OpenedTarget(blob, row.asset, row.sha256, material)
+
+    def _pinned_manifest(
+        self, reference: OciReference, digest: str
+    ) -> tuple[OciReference, RegistryClient, Manifest]:
+        """The manifest ``digest`` of ``reference`` from the first of its mirrors that has
+        it, else from its own registry (:mod:`nexo_pkg.fleet.mirrors`). What comes from a
+        mirror is checked against the digest like anything else; a mirror that is down,
+        refuses or lacks it is passed over, the registry's own failure is raised."""
+        from nexo_pkg.fleet.mirrors import candidates  # noqa: PLC0415
+
+        for candidate in candidates(reference, self.options.registry_mirrors):
+            client = self.registry(candidate)
+            try:
+                return candidate, client, client.get_manifest(candidate.repository, digest)
+            except NexoError as error:
+                if candidate == reference or error.kind == "checksum_mismatch":
+                    raise
+        raise AssertionError("unreachable: the registry itself is the last candidate")
 
     def verify(
         self, opened: OpenedTarget, entry: LockedPlugin | Resolved, source: str

@@ -184,9 +184,13 @@ def signer_check(row: LockedTarget, plugin_id: str) -> Callable[[InstallPlan], b
         outcome = plan.signature
         if row.identity is None or outcome.status == "skipped":
             return True
-        if outcome.status != "verified" or (outcome.identity, outcome.issuer) != (
-            row.identity,
-            row.issuer,
+        # Locks written before the SAN was the recorded identity may name the calling
+        # workflow of a reusable-workflow signature: the same certificate, still accepted.
+        known = {outcome.identity, outcome.claims.get("build_config_uri")} - {None}
+        if (
+            outcome.status != "verified"
+            or row.identity not in known
+            or outcome.issuer != row.issuer
         ):
             found = outcome.identity or "no trusted signature"
             raise NexoError(

@@ -198,6 +198,23 @@ class BlobCache:
         with self.open_blob(digest, copy):
             return digest
 
+    def usage(self) -> tuple[int, int]:
+        """How many blobs (and temp files) the cache holds and their bytes; ``(0, 0)`` when
+        it does not exist. Read without the lock: a figure, not a snapshot."""
+        count = size = 0
+        for directory in (self.store, self.temp):
+            try:
+                entries = list(directory.iterdir())
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise _io(f"read {directory}", exc) from exc
+            for entry in entries:
+                with contextlib.suppress(FileNotFoundError):  # pruned while we looked
+                    size += entry.stat().st_size
+                    count += 1
+        return count, size
+
     def prune(self, *, max_age: float | None = DEFAULT_MAX_AGE) -> PruneReport:
         """Remove blobs unused for ``max_age`` seconds (all of them with ``None``), blobs that
         do not hash to their name, and temp files of killed writers."""

@@ -16,7 +16,7 @@ import threading
 import time
 import weakref
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 TIMEOUT_ENV = "NEXO_HTTP_TIMEOUT"
 # Total time one request may take, every attempt and pause included (--timeout).
 DEFAULT_TIMEOUT_SECONDS = 300.0
+# An attempt without an answer this long is noted on stderr (host, attempt, time left).
+SLOW_NOTICE_SECONDS = 3.0
 # A release document is a few kilobytes; a hundred of them with long notes a few megabytes.
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 # Only encodings that can be inflated under a cap are asked for (httpx would add br and zstd
@@ -127,13 +129,20 @@ class SocketWatch:
     def watchdog(self, deadline: Deadline) -> Iterator[None]:
         """Cut the connections when ``deadline`` passes inside this block, so neither a server
         that drips its headers or body nor a stalled read outlives it."""
-        timer = threading.Timer(max(0.0, deadline.remaining()), self.cut)
-        timer.daemon = True
-        timer.start()
-        try:
+        with after(max(0.0, deadline.remaining()), self.cut):
             yield
-        finally:
-            timer.cancel()
+
+
+@contextmanager
+def after(seconds: float, action: Callable[[], object]) -> Iterator[None]:
+    """Run ``action`` on a daemon thread if the block is still running ``seconds`` from now."""
+    timer = threading.Timer(seconds, action)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
 
 
 class _Decoder(Protocol):

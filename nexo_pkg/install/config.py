@@ -1,16 +1,23 @@
 """The daemon's configuration, as far as installing plugins goes: where its configuration
-directory is, which plugin root it discovers first, and where its trust policy lives.
+directory is, which plugin roots it discovers, and where its trust policy lives.
 
 The reference installer installs into ``plugins.discovery.search_paths[0]`` of the daemon's
 configuration and reads ``<config dir>/extensions/trusted_keys.toml``; so does nexo-pkg, so a
-plugin it installs is one the daemon finds, under the operator's own policy.
+plugin it installs is one the daemon finds, under the operator's own policy. ``list``,
+``verify``, ``remove`` and ``upgrade`` look in every search path, as the daemon's discovery
+does.
 
 - Configuration directory: ``--config DIR`` > ``NEXO_CONFIG_DIR`` > ``./config`` when it is a
   directory (the daemon's own default) > ``$NEXO_HOME/config``.
-- Search paths: ``<config dir>/plugins/discovery.yaml``, ``discovery.search_paths`` (YAML, as
-  the daemon reads it: ``${VAR}``, ``${VAR:-default}`` and ``${VAR-default}`` placeholders;
-  ``$NEXO_HOME``, ``$HOME``, ``$CARGO_HOME`` and ``~`` expanded; relative paths are relative
-  to the working directory, as the daemon's are).
+- ``<config dir>/plugins/discovery.yaml`` is loaded as the daemon's config crate loads it:
+  ``${VAR}``, ``${VAR:-default}``, ``${VAR-default}`` and ``${file:PATH}`` are substituted in
+  the raw text before YAML parsing (inside quotes too, not in comments), and an unset
+  variable fails the whole load; a root ``schema_version`` is ignored; ``discovery`` is
+  required and neither it nor the root may hold unknown keys. Any failure is a
+  :class:`ConfigError` (exit 2), never a silent fall back to ``$NEXO_HOME``.
+- Each search path then expands ``$VAR`` as the daemon's discovery walker does (a path naming
+  an unset variable is skipped, with a warning); ``~`` is not expanded, so such a path is
+  relative to the working directory (a warning says so), as every relative path is.
 - Install root: ``--dest`` > the first search path > ``$NEXO_HOME/state/plugins``.
 """
 
@@ -22,38 +29,38 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.errors import ConfigError
+from nexo_pkg.daemon_config import CONFIG_DIR_ENV, config_dir, resolve_placeholder
+from nexo_pkg.daemon_config import nexo_home_from_env as nexo_home
+from nexo_pkg.errors import ConfigError, UsageError
 from nexo_pkg.files import read_config_bytes
-from nexo_pkg.install.store import nexo_home_from_env as nexo_home
+from nexo_pkg.manifest.rust_text import rust_trim
 
-CONFIG_DIR_ENV = "NEXO_CONFIG_DIR"
+__all__ = [
+    "CONFIG_DIR_ENV",
+    "DISCOVERY_FILE",
+    "POLICY_FILE",
+    "DaemonConfig",
+    "config_dir",
+    "install_root",
+    "load_daemon_config",
+]
 DISCOVERY_FILE = Path("plugins") / "discovery.yaml"
 POLICY_FILE = Path("extensions") / "trusted_keys.toml"
 MAX_DISCOVERY_BYTES = 1024 * 1024
-_PLACEHOLDER = re.compile(r"\$\{([^}]*)\}")
-_HOME_VARIABLES = ("NEXO_HOME", "HOME", "CARGO_HOME")
-
-
-def config_dir(flag: Path | None = None, *, cwd: Path | None = None) -> Path:
-    """The daemon's configuration directory (see the module docstring for the order)."""
-    if flag is not None:
-        return flag.expanduser().absolute()
-    value = os.environ.get(CONFIG_DIR_ENV)
-    if value:
-        return Path(value).expanduser().absolute()
-    local = (cwd or Path.cwd()) / "config"
-    if local.is_dir():
-        return local.absolute()
-    return (nexo_home() / "config").absolute()
 
 
 @dataclass(frozen=True)
 class DaemonConfig:
-    """What nexo-pkg takes from the daemon's configuration directory."""
+    """What nexo-pkg takes from the daemon's configuration directory.
+
+    ``warnings`` says what in ``discovery.yaml`` probably does not do what the operator meant
+    (a ``~`` path, a path naming an unset variable).
+    """
 
     directory: Path
     search_paths: tuple[Path, ...] = ()
     discovery_file: Path | None = None
+    warnings: tuple[str, ...] = ()
 
     @property
     def policy_path(self) -> Path:
@@ -68,20 +75,41 @@ class DaemonConfig:
             return self.search_paths[0]
         return (nexo_home() / "state" / "plugins").absolute()
 
+    def plugin_roots(self, dest: Path | None = None) -> tuple[Path, ...]:
+        """Every root the daemon discovers plugins in, install root first (``--dest`` alone
+        when given)."""
+        if dest is not None or not self.search_paths:
+            return (self.install_root(dest),)
+        return tuple(dict.fromkeys(self.search_paths))
+
 
 def install_root(dest: Path | None, directory: Path) -> Path:
     """``--dest`` (the daemon's configuration is then not read), else the install root the
-    daemon's configuration in ``directory`` names. Raises :class:`ConfigError`."""
+    daemon's configuration in ``directory`` names. Raises :class:`ConfigError`, and
+    :class:`UsageError` when ``dest`` exists and is not a directory (no root can be made
+    there)."""
     if dest is not None:
-        return dest.expanduser().absolute()
+        root = dest.expanduser().absolute()
+        if root.exists() and not root.is_dir():
+            raise UsageError(f"--dest {root} is a file, not a directory; name a plugin root")
+        return root
     return load_daemon_config(directory).install_root()
 
 
-def load_daemon_config(directory: Path, *, cwd: Path | None = None) -> DaemonConfig:
-    """Read ``<directory>/plugins/discovery.yaml`` when it exists.
+_DISCOVERY_KEYS = {
+    "search_paths": "a list of paths",
+    "disabled": "a list of plugin ids",
+    "allowlist": "a list of plugin ids",
+    "follow_symlinks": "true or false",
+}
 
-    Raises :class:`ConfigError` (exit 2) naming the file when it is not YAML, not shaped as
-    ``discovery: {search_paths: [...]}``, or names an unset environment variable.
+
+def load_daemon_config(directory: Path, *, cwd: Path | None = None) -> DaemonConfig:
+    """Read ``<directory>/plugins/discovery.yaml`` when it exists, as the daemon loads it.
+
+    Raises :class:`ConfigError` (exit 2) naming the file when the daemon could not load it:
+    an unset ``${VAR}``, a refused ``${file:...}``, not UTF-8 or not YAML, no ``discovery``
+    mapping, an unknown key, or a value of the wrong type.
     """
     path = directory / DISCOVERY_FILE
     if not path.is_file():
@@ -92,53 +120,175 @@ def load_daemon_config(directory: Path, *, cwd: Path | None = None) -> DaemonCon
         raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
     if len(raw) > MAX_DISCOVERY_BYTES:
         raise ConfigError(f"{path} is larger than {MAX_DISCOVERY_BYTES} bytes")
-    document = _parse_yaml(path, raw)
-    discovery = document.get("discovery") if isinstance(document, dict) else None
-    if document is None or (isinstance(document, dict) and discovery is None):
-        return DaemonConfig(directory, discovery_file=path)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"cannot read {path}: it is not UTF-8 text") from exc
+    base = cwd or Path.cwd()
+    document = _parse_yaml(path, resolve_placeholders(text, path, base))
+    discovery = _discovery_section(path, document)
+    listed = discovery.get("search_paths", [])
+    paths: list[Path] = []
+    warnings: list[str] = []
+    for item in listed:
+        expanded, unset = _expand_variables(item)
+        if unset is not None:
+            warnings.append(
+                f"{path}: search path {item!r} names the unset variable ${unset}; the daemon "
+                "skips it, and so does nexo-pkg"
+            )
+            continue
+        if expanded.startswith("~"):
+            warnings.append(
+                f"{path}: search path {item!r} starts with `~`, which the daemon does not "
+                f"expand: it is the directory {base / expanded} relative to the working "
+                "directory; write $HOME instead if the home directory is meant"
+            )
+        result = Path(expanded)
+        paths.append(result if result.is_absolute() else (base / result).absolute())
+    return DaemonConfig(directory, tuple(paths), path, tuple(warnings))
+
+
+def _discovery_section(path: Path, document: Any) -> dict[str, Any]:
+    """``document['discovery']`` checked as serde checks ``PluginDiscoveryConfigFile``."""
+    if not isinstance(document, dict):
+        raise ConfigError(f"{path}: expected a mapping with a `discovery` section")
+    document = {key: value for key, value in document.items() if key != "schema_version"}
+    unknown = [str(key) for key in document if key != "discovery"]
+    if unknown:
+        raise ConfigError(f"{path}: unknown key `{unknown[0]}` (expected `discovery`)")
+    if "discovery" not in document:
+        raise ConfigError(f"{path}: missing the `discovery` section")
+    discovery = document["discovery"]
     if not isinstance(discovery, dict):
         raise ConfigError(f"{path}: `discovery` must be a mapping")
-    listed = discovery.get("search_paths") or []
-    if not isinstance(listed, list) or not all(isinstance(item, str) for item in listed):
-        raise ConfigError(f"{path}: `discovery.search_paths` must be a list of paths")
-    base = cwd or Path.cwd()
-    paths = tuple(_expand(path, item, base) for item in listed if item.strip())
-    return DaemonConfig(directory, paths, path)
+    for key, value in discovery.items():
+        if key not in _DISCOVERY_KEYS:
+            raise ConfigError(
+                f"{path}: unknown key `discovery.{key}` (expected one of "
+                f"{', '.join(_DISCOVERY_KEYS)})"
+            )
+        if key == "follow_symlinks":
+            valid = isinstance(value, bool)
+        else:
+            valid = isinstance(value, list) and all(isinstance(item, str) for item in value)
+        if not valid:
+            raise ConfigError(f"{path}: `discovery.{key}` must be {_DISCOVERY_KEYS[key]}")
+    return discovery
 
 
-def _parse_yaml(path: Path, raw: bytes) -> Any:
+def _parse_yaml(path: Path, text: str) -> Any:
     # PyYAML is imported only when the daemon's configuration actually holds the file.
     import yaml  # noqa: PLC0415
 
     try:
-        return yaml.safe_load(raw.decode("utf-8"))
-    except (UnicodeDecodeError, yaml.YAMLError, RecursionError) as exc:
+        return yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigError(f"{path} is not valid YAML: {reason}") from exc
 
 
-def _placeholder(path: Path, inner: str) -> str:
-    """``VAR``, ``VAR:-default`` (default when unset or empty), ``VAR-default`` (when unset)."""
-    if ":-" in inner:
-        name, default = inner.split(":-", 1)
-        return os.environ.get(name.strip()) or default
-    name, dash, default = inner.partition("-")
-    if dash and name:
-        value = os.environ.get(name.strip())
-        return default if value is None else value
-    value = os.environ.get(inner.strip())
+def _placeholders(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, inner)`` of every ``${...}`` outside comments, as the daemon finds them.
+
+    A ``#`` outside quotes starts a comment; quotes only matter for that, so a placeholder
+    inside a quoted string is substituted. Braces nest.
+    """
+    found: list[tuple[int, int, str]] = []
+    in_comment = in_single = in_double = False
+    index, length = 0, len(text)
+    while index + 1 < length:
+        char = text[index]
+        if char == "\n":
+            in_comment = in_single = in_double = False
+        elif in_comment:
+            pass
+        elif char == "#" and not in_single and not in_double:
+            in_comment = True
+        elif char == "'" and not in_double:
+            in_single = not in_single
+        elif char == '"' and not in_single:
+            in_double = not in_double
+        elif char == "$" and text[index + 1] == "{":
+            depth, cursor = 1, index + 2
+            while cursor < length:
+                depth += {"{": 1, "}": -1}.get(text[cursor], 0)
+                if depth == 0:
+                    found.append((index, cursor + 1, text[index + 2 : cursor]))
+                    index = cursor
+                    break
+                cursor += 1
+        index += 1
+    return found
+
+
+def resolve_placeholders(text: str, path: Path, cwd: Path) -> str:
+    """``text`` with every ``${...}`` replaced, as the daemon's config loader does.
+
+    Raises :class:`ConfigError` for an unset variable or a ``${file:...}`` it refuses.
+    """
+    parts: list[str] = []
+    last = 0
+    for start, end, inner in _placeholders(text):
+        parts.append(text[last:start])
+        parts.append(_resolve_one(inner, path, cwd))
+        last = end
+    parts.append(text[last:])
+    return "".join(parts)
+
+
+def _resolve_one(inner: str, path: Path, cwd: Path) -> str:
+    """``file:PATH``, ``VAR:-default`` (unset or empty), ``VAR-default`` (unset), ``VAR``."""
+    if inner.startswith("file:"):
+        return _read_secret_file(inner, path, cwd)
+    value = resolve_placeholder(inner)
     if value is None:
-        raise ConfigError(f"{path}: environment variable {inner.strip()} is not set")
+        raise ConfigError(f"{path}: env var {inner.strip()} not set (referenced in {path.name})")
     return value
 
 
-def _expand(path: Path, text: str, base: Path) -> Path:
-    expanded = _PLACEHOLDER.sub(lambda match: _placeholder(path, match.group(1)), text.strip())
-    for name in _HOME_VARIABLES:
-        value = str(nexo_home()) if name == "NEXO_HOME" else os.environ.get(name)
-        if value is None and name == "CARGO_HOME":
-            value = str(Path.home() / ".cargo")
-        if value is not None:
-            expanded = re.sub(rf"\${name}(?![A-Za-z0-9_])", value.replace("\\", "\\\\"), expanded)
-    result = Path(expanded).expanduser()
-    return result if result.is_absolute() else (base / result).absolute()
+def _read_secret_file(inner: str, path: Path, cwd: Path) -> str:
+    """The daemon's ``${file:PATH}``: no ``..``; absolute paths only under its secret roots."""
+    raw = inner.removeprefix("file:")
+    target = Path(raw)
+    if ".." in target.parts:
+        raise ConfigError(f"{path}: ${{{inner}}}: `..` not allowed in file reference")
+    if target.is_absolute():
+        roots = [Path("/run/secrets"), Path("/var/run/secrets"), cwd / "secrets"]
+        if os.environ.get("CONFIG_SECRETS_DIR"):
+            roots.append(Path(os.environ["CONFIG_SECRETS_DIR"]))
+        if not any(target.is_relative_to(root) for root in roots):
+            raise ConfigError(
+                f"{path}: ${{{inner}}}: absolute paths must be under "
+                f"{', '.join(str(root) for root in roots[:3])} or CONFIG_SECRETS_DIR"
+            )
+    else:
+        target = cwd / target
+    try:
+        content = read_config_bytes(target, MAX_DISCOVERY_BYTES).decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: ${{{inner}}}: cannot read file {target}: {exc}") from exc
+    return rust_trim(content)
+
+
+_VARIABLE = re.compile(r"\$([A-Za-z0-9_]*)")
+
+
+def _expand_variables(text: str) -> tuple[str, str | None]:
+    """``$VAR`` expanded from the environment as the discovery walker does; ``(text, name)``
+    of the first unset variable instead (the walker then skips the path). A ``$`` not
+    followed by a name stays."""
+    unset: list[str] = []
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if not name:
+            return "$"
+        found = os.environ.get(name)
+        if found is None:
+            unset.append(name)
+            return ""
+        return found
+
+    expanded = _VARIABLE.sub(value, text)
+    return (text, unset[0]) if unset else (expanded, None)

@@ -31,8 +31,10 @@ from nexo_pkg.errors import NexoError, UsageError
 from nexo_pkg.install.blobcache import BlobCache, BlobSink
 from nexo_pkg.install.bounded import (
     DOCUMENT_ACCEPT_ENCODING,
+    SLOW_NOTICE_SECONDS,
     Deadline,
     SocketWatch,
+    after,
     checked_timeout,
     declared_length,
     decoded_document,
@@ -42,6 +44,7 @@ from nexo_pkg.install.bounded import (
 )
 from nexo_pkg.install.checksum import parse_digest
 from nexo_pkg.install.store import timestamp_or_none
+from nexo_pkg.terminal import printable
 
 # httpx's package init imports its own command-line tool (rich, pygments and click: tens of
 # milliseconds at start-up) whenever those are installed; nothing here uses it, so its import
@@ -312,6 +315,8 @@ class GitHubClient:
     the upper half of ``base * 2**n`` seconds, capped at 8 s. ``overall``, when given, is a
     deadline no request may outlive whatever its own (an install's whole network work). One
     request at a time: the deadline and its watchdog belong to the client, not to a thread.
+    ``notice``, when given, hears a line when an attempt has had no answer for
+    :data:`SLOW_NOTICE_SECONDS` (which host, which attempt, how long the deadline still runs).
     """
 
     def __init__(
@@ -326,8 +331,12 @@ class GitHubClient:
         sleep: Callable[[float], None] = time.sleep,
         blobs: BlobCache | None = None,
         overall: Deadline | None = None,
+        notice: Callable[[str], None] | None = None,
     ) -> None:
         self.api_base = api_base.rstrip("/")
+        self._notice = notice
+        # The host of the request under way, for the slow-answer notice.
+        self._host = urlsplit(self.api_base).netloc
         self.token = token
         self.retries = retries
         self.retry_base_delay = (
@@ -456,6 +465,7 @@ class GitHubClient:
         """
         current = self._checked_url(url, what)
         for _ in range(MAX_REDIRECTS + 1):
+            self._host = urlsplit(current).netloc
             try:
                 request = self._http.build_request(
                     "GET",
@@ -541,7 +551,7 @@ class GitHubClient:
             if self._deadline.expired() and last is not None:
                 raise self._deadline.error_after(last.message)
             try:
-                with self._watch.watchdog(self._deadline):
+                with self._watch.watchdog(self._deadline), self._slow_notice(attempt):
                     return operation()
             except _RetryableError as exc:
                 last = exc
@@ -553,6 +563,27 @@ class GitHubClient:
             "proxy settings (HTTPS_PROXY) and the GitHub API URL",
             kind="network",
         ) from last
+
+    @contextmanager
+    def _slow_notice(self, attempt: int) -> Iterator[None]:
+        """Tell ``notice`` when this attempt has waited :data:`SLOW_NOTICE_SECONDS` (as gh
+        and pip do), so a long wait explains itself; silent without a ``notice``."""
+        notice = self._notice
+        if notice is None:
+            yield
+            return
+        deadline = self._deadline
+
+        def say() -> None:
+            notice(
+                f"waiting for {printable(self._host)}: no answer after {SLOW_NOTICE_SECONDS:g} s "
+                f"(attempt {attempt + 1} of {self.retries + 1}; giving up in "
+                f"{max(0.0, deadline.remaining()):.0f} s, at the {deadline.seconds:g} s "
+                f"deadline for {deadline.scope})"
+            )
+
+        with after(SLOW_NOTICE_SECONDS, say):
+            yield
 
     # -- releases -------------------------------------------------------------------------
 

@@ -25,11 +25,11 @@ from types import ModuleType
 from typing import IO, Literal, Self, cast
 
 from nexo_pkg.errors import NexoError
+from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
 from nexo_pkg.manifest.names import choose_manifest, is_manifest_name
 
 MiB = 1024 * 1024
 READ_CHUNK = MiB
-MAX_MANIFEST_BYTES = MiB
 # Extended headers carry one path and a few attributes; anything bigger is an attack.
 MAX_EXTENDED_HEADER_BYTES = 64 * 1024
 MAX_NAME_LENGTH = 1024

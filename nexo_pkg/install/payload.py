@@ -8,34 +8,38 @@ from nexo_pkg.errors import NexoError
 from nexo_pkg.install.inspect import ArchiveListing
 from nexo_pkg.install.summary import ManifestSummary, summarise_manifest
 from nexo_pkg.lint.engine import lint_source
+from nexo_pkg.manifest.microapp import MICROAPP_MANIFEST_NAME, is_extension_shape
 from nexo_pkg.manifest.names import MANIFEST_NAMES
 from nexo_pkg.manifest.options import LintOptions
 
-RUNTIME_SETTINGS_GRANTED = LintOptions(host_net_allowed=True)
+RUNTIME_SETTINGS_GRANTED = LintOptions(host_net_allowed=True, sandbox_required=False)
 
 
 def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> ManifestSummary:
     """Check what an inspected archive carries, before anything is extracted.
 
-    The manifest is the root ``plugin.toml`` or ``nexo-plugin.toml`` the daemon reads first.
+    The manifest is the root ``plugin.toml`` or ``nexo-plugin.toml`` the daemon reads first,
+    or a microapp's extension-shaped ``plugin.toml`` (what its extension host reads; the
+    companion ``nexo-plugin.toml`` beside it is installed as it is).
     Raises ``manifest_invalid`` when neither is at the root or it has lint errors the daemon
     would reject it for (a setting of the daemon's runtime, such as the host-network
     permission, is not one: :attr:`ManifestSummary.operator_must_allow` names it),
     ``manifest_mismatch`` when its id/version differ from the asset's, and
     ``archive_invalid`` when ``bin/<id>`` is not a regular file in the archive.
     """
-    if listing.manifest is None or listing.manifest_name is None:
+    manifest_name, manifest, _microapp = _payload_manifest(listing)
+    if manifest is None or manifest_name is None:
         names = " or ".join(MANIFEST_NAMES)
         too_large = any(name in listing.files for name in MANIFEST_NAMES)
         why = "is too large" if too_large else "is missing"
         raise NexoError(f"{names} at the archive root {why}", kind="manifest_invalid")
-    manifest_name = listing.manifest_name
     try:
-        text = listing.manifest.decode("utf-8")
+        text = manifest.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise NexoError(f"{manifest_name} is not UTF-8 text", kind="manifest_invalid") from exc
     # Settings of the daemon's runtime (host networking) are the operator's to grant where the
     # daemon runs, not the installer's to demand: they are shown on the confirmation screen.
+    # The file decides the rules: an extension-shaped plugin.toml gets the microapp's.
     result = lint_source(text, path=manifest_name, options=RUNTIME_SETTINGS_GRANTED)
     if not result.success:
         errors = result.errors
@@ -66,3 +70,17 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
             kind="archive_invalid",
         )
     return summarise_manifest(text)
+
+
+def _payload_manifest(listing: ArchiveListing) -> tuple[str | None, bytes | None, bool]:
+    """A microapp's extension-shaped ``plugin.toml`` when the archive holds one, else the
+    manifest the daemon's plugin discovery reads first; and whether it is a microapp's."""
+    extension = listing.manifests.get(MICROAPP_MANIFEST_NAME)
+    if extension is not None:
+        try:
+            document = tomllib.loads(extension.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError):
+            document = {}
+        if is_extension_shape(document):
+            return MICROAPP_MANIFEST_NAME, extension, True
+    return listing.manifest_name, listing.manifest, False

@@ -18,6 +18,7 @@ import semver
 from nexo_pkg.errors import NexoError, UsageError
 from nexo_pkg.install.blobcache import BlobCache
 from nexo_pkg.install.checksum import parse_digest, parse_sidecar, verify_checksums
+from nexo_pkg.install.compat import DaemonVersion, check_compatible
 from nexo_pkg.install.download import (
     DownloadedFile,
     cache_dir,
@@ -38,10 +39,12 @@ from nexo_pkg.install.select import (
 )
 from nexo_pkg.install.source import GitHubSource, LocalSource, parse_source
 from nexo_pkg.install.store import (
+    LATEST_TAG,
     Installed,
     InstallRoot,
     Receipt,
     discard,
+    installed_versions,
     locked_root,
     publish,
     read_receipt,
@@ -50,6 +53,7 @@ from nexo_pkg.install.store import (
     scan_installed,
     scan_kept,
     tree_modes,
+    unreadable_installs,
     utc_now,
     write_receipt,
 )
@@ -99,6 +103,15 @@ class InstallOptions:
     # The root ``dest`` when the caller already holds its lock (``sync`` holds it for all its
     # plugins); None: the install takes the lock itself.
     root: InstallRoot | None = None
+    # Hears "still waiting" lines about slow answers (the CLI's notes on stderr); None: quiet.
+    notice: Callable[[str], None] | None = None
+    # An upgrade's installed signature (the receipt's ``signature``): the new version must be
+    # signed by the same identity (``signer_changed`` otherwise) unless allow_signer_change.
+    previous_signature: Mapping[str, Any] | None = None
+    allow_signer_change: bool = False
+    # The daemon the plugin is for (--nexo-version, NEXO_DAEMON_VERSION): its min_nexo_version
+    # must admit it (``incompatible`` otherwise, unless ``force``). None: not compared.
+    daemon: DaemonVersion | None = None
 
 
 @dataclass(frozen=True)
@@ -155,6 +168,9 @@ class _Fetched:
     checksums: tuple[str, ...]
     material: Mapping[str, Path | bytes]
     installed_at: str | None = None
+    # What the user asked for, recorded as the receipt's ``tag``: ``latest`` or an explicit
+    # tag. ``None``: the ``tag`` above.
+    requested_tag: str | None = None
 
 
 def _check_flags(options: InstallOptions) -> None:
@@ -185,6 +201,7 @@ def _client(options: InstallOptions) -> GitHubClient:
         timeout=options.http_timeout,
         blobs=options.blob_cache or BlobCache(options.nexo_home),
         overall=options.network_deadline,
+        notice=options.notice,
     )
 
 
@@ -274,6 +291,8 @@ class _Resolved:
 
     release: Release
     identity: ReleaseIdentity
+    # The release's manifest asset as (name, text), when it has one.
+    manifest: tuple[str, str] | None = None
 
 
 def _resolve(
@@ -293,7 +312,7 @@ def _resolve(
             f"{identity.plugin_id!r}, not {expected_id!r}",
             kind="asset_not_found",
         )
-    return _Resolved(release, identity)
+    return _Resolved(release, identity, manifest)
 
 
 @dataclass(frozen=True)
@@ -376,10 +395,13 @@ def _verify_and_install(
         policy=policy,
         mode=mode,
     )
+    if options.previous_signature is not None and not options.allow_signer_change:
+        check_signer_continuity(options.previous_signature, outcome, fetched.plugin_id)
     final = options.dest / f"{fetched.plugin_id}-{fetched.version}"
     try:
         if options.dry_run:
             listing = inspect_archive(fetched.tarball.path, options.limits)
+            _check_archive_compatible(listing, fetched, options)
             plan = _plan(source_display, fetched, outcome, listing, final)
             return InstallResult(plan, final, dry_run=True)
         return _install_tree(source_display, fetched, outcome, final, options)
@@ -388,6 +410,64 @@ def _verify_and_install(
         if outcome.status == "verified":
             error.details.setdefault("signature", outcome.to_json())
         raise
+
+
+def _check_archive_compatible(
+    listing: ArchiveListing, fetched: _Fetched, options: InstallOptions
+) -> None:
+    """``incompatible`` when the archive's own manifest excludes the daemon (unless
+    ``--force``); a local tarball or a registry copy has no manifest asset to ask first."""
+    if options.daemon is None or options.force or listing.manifest is None:
+        return
+    check_compatible(
+        listing.manifest.decode("utf-8", errors="replace"),
+        options.daemon,
+        where=f"{fetched.plugin_id} {fetched.version}",
+    )
+
+
+def _signer_key(signature: Mapping[str, Any]) -> tuple[object, object]:
+    """The signer a signature stands for: issuer and identity, without the git ref a
+    workflow identity ends with (``…/release.yml@refs/tags/v1.2.3``), since every release
+    is signed from its own tag by the same workflow."""
+    identity = signature.get("identity")
+    if isinstance(identity, str) and identity.startswith("https://") and "@refs/" in identity:
+        identity = identity.split("@refs/", 1)[0]
+    return identity, signature.get("issuer")
+
+
+def _signer_text(signature: Mapping[str, Any]) -> str:
+    identity = signature.get("identity") or "an unknown identity"
+    issuer = signature.get("issuer")
+    return f"{identity} (issuer {issuer})" if issuer else str(identity)
+
+
+def check_signer_continuity(
+    previous: Mapping[str, Any], outcome: trust.SignatureOutcome, plugin_id: str
+) -> None:
+    """Refuse an upgrade whose signer differs from the installed version's.
+
+    An installed version that was verified binds its successors to the same identity (the
+    same workflow, whatever tag it ran for) and issuer: a different signer, or no signature
+    at all, raises ``signer_changed`` naming both, whatever the trust mode (``warn``
+    included), as a changed signer on an update is the mark of a taken-over repository.
+    An installed version that was never verified binds nothing, and
+    ``--skip-signature-verify`` (which verifies nothing) is not checked.
+    """
+    if previous.get("status") != "verified" or outcome.status == "skipped":
+        return
+    new = outcome.to_json()
+    if outcome.status == "verified" and _signer_key(new) == _signer_key(previous):
+        return
+    was = _signer_text(previous)
+    now = _signer_text(new) if outcome.status == "verified" else "nobody (it is not signed)"
+    raise NexoError(
+        f"the installed {plugin_id} was signed by {was}; the new version is signed by {now}. "
+        "A changed signer can mean a taken-over repository: check with the author, then pass "
+        "--allow-signer-change to accept it",
+        kind="signer_changed",
+        details={"installed_signer": dict(previous), "new_signer": new},
+    )
 
 
 def _fetch_github(
@@ -402,6 +482,14 @@ def _fetch_github(
     with _client(options) as client:
         if resolved is None:
             resolved = _resolve(client, source, options.expected_id)
+        if options.daemon is not None and resolved.manifest is not None and not options.force:
+            # Before any download: the manifest asset says what the archive will say.
+            check_compatible(
+                resolved.manifest[1],
+                options.daemon,
+                where=f"{resolved.identity.plugin_id} {resolved.identity.version} "
+                f"({source.owner}/{source.repo}@{resolved.release.tag})",
+            )
         release = resolved.release
         choice = choose_asset(release, candidates, resolved.identity)
         asset = choice.asset
@@ -477,6 +565,7 @@ def _fetch_github(
         tag=release.tag,
         checksums=checked,
         material=material,
+        requested_tag=LATEST_TAG if source.tag in (None, LATEST_TAG) else release.tag,
     )
 
 
@@ -617,6 +706,7 @@ def _install_tree(
         try:
             staging = root.new_staging(fetched.plugin_id)
             listing = extract_archive(fetched.tarball.path, staging, options.limits)
+            _check_archive_compatible(listing, fetched, options)
             plan = _plan(source_display, fetched, outcome, listing, final)
             _confirmed(plan, options)
             (staging / "bin" / plan.plugin_id).chmod(0o755)
@@ -625,7 +715,8 @@ def _install_tree(
                 version=plan.version,
                 owner=fetched.owner,
                 repo=fetched.repo,
-                tag=fetched.tag,
+                tag=fetched.requested_tag or fetched.tag,
+                resolved_tag=fetched.tag if fetched.requested_tag else None,
                 target=plan.target,
                 sha256=plan.sha256,
                 installed_at=fetched.installed_at or utc_now(),
@@ -672,6 +763,8 @@ class UpgradeResult:
     install: InstallResult | None
     removed_old: bool
     kept: tuple[Path, ...] = ()
+    # Set when nothing was looked up because the receipt pins this tag.
+    pinned_tag: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any]
@@ -686,6 +779,8 @@ class UpgradeResult:
         document["old_path"] = str(self.old_path)
         document["removed_old"] = self.removed_old
         document["kept_paths"] = [str(path) for path in self.kept]
+        if self.pinned_tag is not None:
+            document["pinned_tag"] = self.pinned_tag
         return document
 
 
@@ -695,13 +790,18 @@ def upgrade(
     *,
     allow_downgrade: bool = False,
     keep_old: bool = False,
+    tag: str | None = None,
 ) -> UpgradeResult:
-    """Install the latest release of an installed plugin's ``owner/repo``.
+    """Upgrade an installed plugin along its receipt's coordinates, as the reference does.
 
-    Same version: no-op. Lower: ``downgrade_refused`` unless ``allow_downgrade``. The old
-    versions leave the daemon's sight in the same step that brings the new one in (deleted,
-    or kept under ``.nexo/kept`` with ``keep_old``), so exactly one version is discoverable.
-    Raises ``not_installed`` for an unknown id, ``source_invalid`` for local-file installs.
+    The receipt's ``owner/repo`` and ``target`` are kept (``--target`` overrides the target).
+    A receipt pinned to an explicit tag (:attr:`Receipt.pinned_tag`) stays on it: a no-op
+    saying so, unless ``tag`` names the release to move to; ``latest`` follows the newest
+    release. Same version: no-op. Lower: ``downgrade_refused`` unless ``allow_downgrade``. The
+    old versions leave the daemon's sight in the same step that brings the new one in
+    (deleted, or kept under ``.nexo/kept`` with ``keep_old``), so exactly one version is
+    discoverable. Raises ``not_installed`` for an unknown id, ``source_invalid`` for
+    local-file installs.
     """
     _check_flags(options)
     matches = require_installed(options.dest, plugin_id)
@@ -716,7 +816,19 @@ def upgrade(
         )
     trust_check = _load_policy(options)
     del trust_check  # fail on a bad policy before any network work
-    source = GitHubSource(receipt.owner, receipt.repo, None)
+    if tag is None and receipt.pinned_tag is not None:
+        return UpgradeResult(
+            plugin_id,
+            receipt.version,
+            receipt.version,
+            current.path,
+            None,
+            False,
+            pinned_tag=receipt.pinned_tag,
+        )
+    if options.target is None and receipt.target:
+        options = replace(options, target=receipt.target)
+    source = GitHubSource(receipt.owner, receipt.repo, tag)
     with _own_blob_cache(_with_network_deadline(options)) as own:
         return _upgrade_to_latest(
             source, matches, own, allow_downgrade=allow_downgrade, keep_old=keep_old
@@ -780,7 +892,14 @@ def replace_installed(
     so they leave the daemon's sight in the same step (deleted, or kept with ``keep_old``)."""
     current = matches[0]
     olds = tuple(item.path for item in matches)
-    upgrade_options = replace(options, expected_id=plugin_id, replaces=olds, keep_old=keep_old)
+    previous = current.receipt.signature if current.receipt is not None else None
+    upgrade_options = replace(
+        options,
+        expected_id=plugin_id,
+        replaces=olds,
+        keep_old=keep_old,
+        previous_signature=previous,
+    )
     result = run_install(upgrade_options)
     moved = result.set_aside
     if result.was_already_present:
@@ -800,12 +919,116 @@ def replace_installed(
 
 
 def remove(plugin_id: str, dest: Path) -> list[Installed]:
-    """Remove every installed version of ``plugin_id``, and the old versions ``upgrade
-    --keep-old`` kept; raises ``not_installed``/``io``."""
-    matches = require_installed(dest, plugin_id)
+    """Remove every installed version of ``plugin_id`` (an install whose receipt is unreadable
+    too), and the old versions ``upgrade --keep-old`` kept; raises ``not_installed``/``io``."""
+    unreadable = unreadable_installs(dest, plugin_id)
+    if unreadable:
+        matches = installed_versions(dest, plugin_id) + unreadable
+    else:
+        matches = require_installed(dest, plugin_id)
     matches += [item for item in scan_kept(dest) if item.plugin_id == plugin_id]
     with locked_root(dest) as root:
         for item in matches:
             with contextlib.suppress(FileNotFoundError):
                 remove_tree(root, item.path)
     return matches
+
+
+def latest_release(receipt: Receipt, options: InstallOptions) -> tuple[str, str]:
+    """The newest release of the GitHub repository a receipt names, as ``(version, tag)``.
+
+    Reads the release metadata and its manifest asset (or tarball names) only: no tarball,
+    checksum or signature is downloaded. Raises ``source_invalid`` for a receipt that names
+    no repository, and what :func:`_resolve` raises (``release_not_found``, ``network``, …).
+    """
+    if receipt.source != "github-releases" or not receipt.owner or not receipt.repo:
+        raise NexoError(f"{receipt.id} was not installed from a release", kind="source_invalid")
+    source = GitHubSource(receipt.owner, receipt.repo, None)
+    with _client(_with_network_deadline(options)) as client:
+        resolved = _resolve(client, source, receipt.id)
+    return resolved.identity.version, resolved.release.tag
+
+
+SEARCH_TOPIC = "nexo-plugin"
+MAX_SEARCH_RESULTS = 100
+
+
+def search_repositories(term: str, options: InstallOptions, *, limit: int = 30) -> list[Any]:
+    """GitHub repositories with the ``nexo-plugin`` topic that match ``term``, best match
+    first, through the same API host, token and limits as ``install`` (the search API's
+    ``/search/repositories``). Raises ``usage`` for an empty term or a bad limit, and the
+    network kinds of the GitHub client."""
+    from urllib.parse import quote  # noqa: PLC0415
+
+    if not term.strip():
+        raise UsageError("give a search term")
+    if not 1 <= limit <= MAX_SEARCH_RESULTS:
+        raise UsageError(f"--limit must be from 1 to {MAX_SEARCH_RESULTS}")
+    query = quote(f"{term.strip()} topic:{SEARCH_TOPIC}", safe="")
+    with _client(_with_network_deadline(options)) as client:
+        url = f"{client.api_base}/search/repositories?q={query}&per_page={limit}"
+        document, _ = client.get_json(url, what="the repository search")
+    items = document.get("items") if isinstance(document, dict) else None
+    if not isinstance(items, list):
+        raise NexoError("the repository search answered no list of repositories", kind="network")
+    return [item for item in items if isinstance(item, dict)][:limit]
+
+
+@dataclass(frozen=True)
+class ReleaseInfo:
+    """What ``info`` shows of a release: every target it ships, and the checked plan of the
+    target this host would install (its signature verified as ``install`` verifies it)."""
+
+    plan: InstallPlan
+    tag: str | None
+    targets: tuple[tuple[str, str], ...]
+    min_nexo_version: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        signature = self.plan.signature.to_json()
+        return {
+            "ok": True,
+            "id": self.plan.plugin_id,
+            "version": self.plan.version,
+            "tag": self.tag,
+            "source": self.plan.source,
+            "targets": [{"target": target, "asset": name} for target, name in self.targets],
+            "host_target": self.plan.target,
+            "asset": self.plan.asset_name,
+            "sha256": self.plan.sha256,
+            "checksums": list(self.plan.checksums),
+            "signature": signature,
+            "min_nexo_version": self.min_nexo_version,
+            "manifest": self.plan.summary.to_json(),
+            "warnings": list(self.plan.warnings),
+        }
+
+
+def release_info(source_text: str, options: InstallOptions) -> ReleaseInfo:
+    """Everything ``install SOURCE`` would check, without installing: the release's targets,
+    and for this host's target the asset, its checksums, its verified signer and its
+    manifest (downloaded into the blob cache and checked as ``install --dry-run`` does).
+    Raises what ``install`` raises."""
+    import tomllib  # noqa: PLC0415
+
+    result = install(source_text, replace(options, dry_run=True, confirm=None))
+    source = parse_source(source_text)
+    targets: tuple[tuple[str, str], ...] = ((result.plan.target, result.plan.asset_name),)
+    tag: str | None = None
+    requirement: str | None = None
+    if isinstance(source, GitHubSource):
+        with _client(_with_network_deadline(options)) as client:
+            resolved = _resolve(client, source, None)
+        tag = resolved.release.tag
+        found = []
+        for asset in resolved.release.assets:
+            parsed = parse_tarball_name(asset.name)
+            if parsed is not None and parsed[0] == result.plan.plugin_id:
+                found.append((parsed[2], asset.name))
+        targets = tuple(sorted(found)) or targets
+        if resolved.manifest is not None:
+            with contextlib.suppress(tomllib.TOMLDecodeError, AttributeError):
+                plugin = tomllib.loads(resolved.manifest[1]).get("plugin")
+                value = plugin.get("min_nexo_version") if isinstance(plugin, dict) else None
+                requirement = value if isinstance(value, str) else None
+    return ReleaseInfo(result.plan, tag, targets, requirement)

@@ -75,6 +75,31 @@ def identity_from_manifest(text: str) -> tuple[str, str] | None:
     return plugin_id, version
 
 
+DESERIALISATION_CODES = frozenset(
+    {*(f"NX{number:03d}" for number in (1, 2, 3, 5, 10, 11, 12, 13, 14, 15)), "NX101", "NX104"}
+)
+"""Lint errors that mean the daemon's typed manifest cannot be deserialised at all: TOML
+syntax, unknown keys (``deny_unknown_fields``), missing keys, types, enums, integer ranges,
+and ``version``/``min_nexo_version`` that ``semver`` does not parse."""
+
+
+def manifest_asset_problem(text: str) -> str | None:
+    """Why the reference installer could not parse manifest ``text``, or ``None``.
+
+    The first lint error of :data:`DESERIALISATION_CODES`, with its line and column. Checks
+    of the daemon's later validation (ids, namespaces, sandbox) are the archive manifest's
+    business (:mod:`nexo_pkg.install.payload`).
+    """
+    from nexo_pkg.lint.engine import lint_source  # noqa: PLC0415 - only for releases with one
+
+    result = lint_source(text)
+    for diagnostic in result.errors:
+        if diagnostic.code in DESERIALISATION_CODES:
+            where = diagnostic.span.start
+            return f"{diagnostic.message} (line {where.line}, column {where.column})"
+    return None
+
+
 def tarball_names(release: Release) -> list[str]:
     return sorted(asset.name for asset in release.assets if asset.name.endswith(TARBALL_SUFFIX))
 
@@ -93,13 +118,23 @@ def release_identity(release: Release, manifest: tuple[str, str] | None) -> Rele
     """The plugin id and version of ``release``, as the reference installer reads them.
 
     ``manifest`` is the release's manifest asset as ``(name, text)``: its ``[plugin] id`` and
-    ``version`` win. Without a usable one, the tarball names decide: they must name exactly
+    ``version`` win. The reference installer parses it into its typed manifest, so one it
+    cannot parse (:func:`manifest_asset_problem`) refuses the release (``manifest_invalid``).
+    Without a usable one, the tarball names decide: they must name exactly
     one plugin id, else ``asset_not_found`` names the ids found; several versions of it are
     told apart by the version the tag ends with. The tag is never the version by itself:
     real tags run ahead of the manifest, carry a package prefix or a doubled ``v``.
     """
     if manifest is not None:
         name, text = manifest
+        problem = manifest_asset_problem(text)
+        if problem is not None:
+            raise NexoError(
+                f"release {release.tag}: its asset {name} is not a manifest the daemon can "
+                f"read: {problem}",
+                kind="manifest_invalid",
+                details={"tag": release.tag, "asset": name},
+            )
         found = identity_from_manifest(text)
         if found is not None:
             return ReleaseIdentity(found[0], found[1], f"release asset {name}")

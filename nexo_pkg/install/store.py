@@ -37,6 +37,7 @@ from typing import Any
 
 import semver
 
+from nexo_pkg import daemon_config
 from nexo_pkg.errors import NexoError
 from nexo_pkg.install.dirs import make_dir, make_dirs
 from nexo_pkg.install.durable import fsync_dir
@@ -52,6 +53,13 @@ TREE_NAME = "tree"
 # Where earlier versions staged and removed trees (directly in <dest>, where the daemon looked).
 LEGACY_PREFIXES = (".staging-", ".removing-")
 RECEIPT_SCHEMA_VERSION = "1.0"
+LATEST_TAG = "latest"
+"""The ``tag`` of a receipt whose plugin follows the newest release (the reference's word)."""
+
+RECEIPT_UNREADABLE = "receipt unreadable"
+"""How a receipt the reference installer cannot deserialise is shown: its plugin is an orphan
+to the reference, so ``list`` shows it, ``remove`` removes it and ``verify`` fails on it."""
+
 # The fields of the reference installer's receipt, every one a JSON string.
 REFERENCE_RECEIPT_FIELDS = (
     "schema_version",
@@ -78,9 +86,9 @@ def io_error(action: str, exc: OSError) -> NexoError:
 
 
 def nexo_home_from_env() -> Path:
-    """``NEXO_HOME``, else ``~/.nexo``."""
-    value = os.environ.get("NEXO_HOME")
-    return Path(value).expanduser() if value else Path.home() / ".nexo"
+    """``NEXO_HOME``, else ``~/.nexo`` (kept here for the install code; the lookup itself is
+    :func:`nexo_pkg.daemon_config.nexo_home_from_env`, which lint can import cheaply)."""
+    return daemon_config.nexo_home_from_env()
 
 
 def default_dest(nexo_home: Path) -> Path:
@@ -193,6 +201,21 @@ class Receipt:
     # Registry installs: the pinned ``oci://…@sha256:…`` they came from (``upgrade`` asks
     # that repository again). Absent from the JSON otherwise.
     registry: str | None = None
+    # Release installs: the tag of the release actually installed. ``tag`` is what was asked
+    # for, as the reference installer records it: ``latest``, or the explicit tag that pins
+    # upgrades to it. Absent from receipts written before it was recorded.
+    resolved_tag: str | None = None
+
+    @property
+    def pinned_tag(self) -> str | None:
+        """The explicit tag ``upgrade`` stays on, or ``None`` when it follows the latest
+        release: ``tag`` ``latest`` (or empty), and nexo-pkg's receipts from before
+        ``resolved_tag`` (which followed the latest release whatever their ``tag``)."""
+        if not self.tag or self.tag == LATEST_TAG:
+            return None
+        if self.resolved_tag is None and self.files is not None:
+            return None
+        return self.tag
 
     @property
     def has_hashes(self) -> bool:
@@ -215,6 +238,8 @@ class Receipt:
         }
         if self.registry is not None:
             document["registry"] = self.registry
+        if self.resolved_tag is not None:
+            document["resolved_tag"] = self.resolved_tag
         if self.modes is not None:
             document["modes"] = {name: f"{mode:04o}" for name, mode in sorted(self.modes.items())}
         return document
@@ -257,6 +282,9 @@ class Receipt:
             modes=_parse_modes(document.get("modes")),
             schema_version=str(schema),
             registry=registry if isinstance(registry := document.get("registry"), str) else None,
+            resolved_tag=resolved
+            if isinstance(resolved := document.get("resolved_tag"), str)
+            else None,
         )
 
 
@@ -299,10 +327,60 @@ def read_receipt(directory: Path) -> Receipt:
     if len(raw) > MAX_RECEIPT_BYTES:
         raise ValueError(f"larger than {MAX_RECEIPT_BYTES} bytes")
     try:
-        document = json.loads(raw.decode("utf-8"))
+        pairs = json.loads(raw.decode("utf-8"), object_pairs_hook=_KeyValuePairs)
     except RecursionError as exc:
         raise ValueError("nested too deeply") from exc
-    return Receipt.from_json(document)
+    if isinstance(pairs, _KeyValuePairs):
+        reference_receipt_problem(pairs)
+    return Receipt.from_json(_as_data(pairs))
+
+
+class _KeyValuePairs(list[tuple[str, Any]]):
+    """A JSON object as its ``(key, value)`` pairs in document order, duplicates kept."""
+
+
+def _as_data(value: Any) -> Any:
+    """Plain dicts and lists from :class:`_KeyValuePairs` (the last duplicate wins)."""
+    if isinstance(value, _KeyValuePairs):
+        return {key: _as_data(item) for key, item in value}
+    if isinstance(value, list):
+        return [_as_data(item) for item in value]
+    return value
+
+
+def reference_receipt_problem(pairs: list[tuple[str, Any]]) -> None:
+    """Raise ``ValueError`` with serde's words when the reference installer could not
+    deserialise this receipt (``InstallMetadata`` in its ``plugin_admin.rs``).
+
+    Every one of :data:`REFERENCE_RECEIPT_FIELDS` must be present once, as a JSON string; the
+    first problem in document order is reported, a missing field after them. Other keys are
+    ignored, as serde does.
+    """
+    seen: set[str] = set()
+    for key, value in pairs:
+        if key not in REFERENCE_RECEIPT_FIELDS:
+            continue
+        if key in seen:
+            raise ValueError(f"duplicate field `{key}`")
+        seen.add(key)
+        if not isinstance(value, str):
+            raise ValueError(
+                f"invalid type: {_json_kind(value)}, expected a string (field `{key}`)"
+            )
+    for field_name in REFERENCE_RECEIPT_FIELDS:
+        if field_name not in seen:
+            raise ValueError(f"missing field `{field_name}`")
+
+
+def _json_kind(value: Any) -> str:
+    """How serde names the JSON value it did not expect."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean `{str(value).lower()}`"
+    if isinstance(value, int | float):
+        return f"integer `{value}`" if isinstance(value, int) else f"floating point `{value}`"
+    return "sequence" if isinstance(value, list) else "map"
 
 
 def _examine(path: Path, *, kept: bool = False) -> Installed:
@@ -312,7 +390,7 @@ def _examine(path: Path, *, kept: bool = False) -> Installed:
         return Installed(path, None, "no install receipt", kept)
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-        return Installed(path, None, f"unreadable install receipt: {reason}", kept)
+        return Installed(path, None, f"{RECEIPT_UNREADABLE}: {reason}", kept)
     return Installed(path, receipt, None, kept)
 
 
@@ -368,6 +446,22 @@ def installed_versions(dest: Path, plugin_id: str) -> list[Installed]:
     return sorted(matches, key=key, reverse=True)
 
 
+def unreadable_installs(dest: Path, plugin_id: str | None = None) -> list[Installed]:
+    """Directories in ``dest`` whose receipt the reference installer cannot read (of
+    ``plugin_id`` when given: named ``<id>`` or ``<id>-<version>``, as installs are)."""
+    return [
+        item
+        for item in scan_installed(dest)
+        if item.receipt is None
+        and (item.problem or "").startswith(RECEIPT_UNREADABLE)
+        and (
+            plugin_id is None
+            or item.path.name == plugin_id
+            or item.path.name.startswith(f"{plugin_id}-")
+        )
+    ]
+
+
 def require_installed(dest: Path, plugin_id: str) -> list[Installed]:
     """Like :func:`installed_versions`, but an unknown id raises ``not_installed``."""
     matches = installed_versions(dest, plugin_id)
@@ -392,6 +486,9 @@ class InstallRoot:
     # Several threads of one process may work in a held root (``sync``): the bookkeeping
     # areas are created under this lock; everything else they do has names of its own.
     guard: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    # Every staging holder this run may have made, named before it is made: a signal that
+    # lands between its creation and the caller's bookkeeping still finds it (locked_root).
+    staging_holders: list[Path] = field(default_factory=list)
 
     @property
     def bookkeeping(self) -> Path:
@@ -426,7 +523,12 @@ class InstallRoot:
         A failure or a signal (SIGTERM) after the holder was made takes the holder away again:
         the caller owns the staging tree only once this returns.
         """
-        holder = self._holder(STAGING_AREA, plugin_id)
+        holder = self.area(STAGING_AREA) / f"{plugin_id}-{secrets.token_hex(6)}"
+        self.staging_holders.append(holder)
+        try:
+            make_dir(holder)
+        except OSError as exc:
+            raise io_error(f"create {holder}", exc) from exc
         try:
             tree = holder / TREE_NAME
             make_dir(tree)
@@ -606,6 +708,10 @@ def locked_root(dest: Path, *, timeout: float | None = None) -> Iterator[Install
         root.recover()
         yield root
     except BaseException:
+        # A staging tree of this run that was not published (a failure, or a signal at any
+        # moment, even before the caller held on to it) is never left behind.
+        for holder in root.staging_holders:
+            discard(holder)
         root.prune()
         if lock_path in created:
             with contextlib.suppress(OSError):

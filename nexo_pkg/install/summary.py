@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexo_pkg.manifest.rules_sandbox import HOST_NET_ENV
+from nexo_pkg.manifest.rust_text import is_blank
 from nexo_pkg.terminal import printable
 from nexo_pkg.trust.entry import SignatureOutcome
 
@@ -79,10 +80,12 @@ def _strings(value: Any) -> tuple[str, ...]:
 def summarise_manifest(text: str) -> ManifestSummary:
     """Read the summary fields from a manifest that already linted clean (never raises)."""
     try:
-        plugin = _table(tomllib.loads(text).get("plugin"))
+        document = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
-        plugin = {}
-    entrypoint = _table(plugin.get("entrypoint"))
+        document = {}
+    plugin = _table(document.get("plugin"))
+    # A microapp's extension manifest names its command under [transport].
+    entrypoint = _table(plugin.get("entrypoint") or document.get("transport"))
     sandbox = _table(plugin.get("sandbox"))
     extends = _table(plugin.get("extends"))
     env = {k: v for k, v in _table(entrypoint.get("env")).items() if isinstance(v, str)}
@@ -92,7 +95,7 @@ def summarise_manifest(text: str) -> ManifestSummary:
         version=str(plugin.get("version", "")),
         name=str(plugin.get("name", "")),
         description=str(plugin.get("description", "")),
-        command=command if isinstance(command, str) and command.strip() else None,
+        command=command if isinstance(command, str) and not is_blank(command) else None,
         args=_strings(entrypoint.get("args")),
         env=env,
         extends={

@@ -75,6 +75,11 @@ def _shadowing(path: Path) -> Path | None:
         return None
     lookup = find_manifest(path.parent)
     if lookup.path is not None and lookup.path.name != path.name:
+        from nexo_pkg.lint.microapp import companion_of  # noqa: PLC0415 - rare path
+
+        # A microapp's plugin.toml and its nexo-plugin.toml companion are read side by side.
+        if companion_of(str(lookup.path)) is not None:
+            return None
         return lookup.path
     return None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -23,10 +24,12 @@ __all__ = [
     "LintOptions",
     "diagnostic_matches",
     "lint_bytes",
+    "lint_config_source",
     "lint_file",
     "lint_parsed",
     "lint_source",
     "note_shadowed",
+    "unreadable_file",
 ]
 
 TRUST_POLICY_FILENAME = "trusted_keys.toml"
@@ -111,13 +114,39 @@ def lint_parsed(parsed: ParsedManifest, options: LintOptions | None = None) -> l
     return _filtered(kept, options)
 
 
+def _lint_by_parser(
+    parsed: ParsedManifest, path: str, options: LintOptions | None
+) -> tuple[str, list[Diagnostic]]:
+    """The parser whose rules apply to ``parsed`` (see :mod:`nexo_pkg.lint.microapp`) and its
+    findings."""
+    maybe_microapp = "transport" in parsed.data or "capabilities" in parsed.data
+    if parsed.syntax_errors or not (maybe_microapp or Path(path).name == "nexo-plugin.toml"):
+        return "plugin-manifest", lint_parsed(parsed, options)
+    from nexo_pkg.lint import microapp  # noqa: PLC0415 - keeps `import engine` cheap
+
+    parser = microapp.manifest_parser(parsed.data, path)
+    options = options or LintOptions()
+    if parser == "extension-manifest":
+        return parser, _filtered(microapp.lint_microapp(parsed, options), options)
+    sibling = microapp.companion_of(path) if parser == "companion-manifest" else None
+    if sibling is not None:
+        return parser, _filtered(microapp.lint_companion(parsed, sibling), options)
+    return "plugin-manifest", lint_parsed(parsed, options)
+
+
 def lint_source(
     text: str, *, path: str = "nexo-plugin.toml", options: LintOptions | None = None
 ) -> FileResult:
-    """Lint manifest ``text``; never raises for bad input."""
+    """Lint manifest ``text``; never raises for bad input.
+
+    The file decides the rules: an extension-shaped ``plugin.toml`` is a microapp manifest, a
+    ``nexo-plugin.toml`` beside one its companion, anything else a plugin manifest
+    (:mod:`nexo_pkg.lint.microapp`). The result's ``parser`` says which.
+    """
     parsed = parse_manifest(text)
+    parser = "plugin-manifest"
     try:
-        diagnostics = lint_parsed(parsed, options)
+        parser, diagnostics = _lint_by_parser(parsed, path, options)
     except RecursionError:
         # Deeply nested values that the parser accepted can still exhaust a validator.
         from nexo_pkg.manifest import core_rules  # noqa: PLC0415 - rare path
@@ -130,7 +159,25 @@ def lint_source(
                 "no manifest key needs more than a few levels of nesting",
             )
         ]
-    return FileResult(path, tuple(unsuppressed(text, diagnostics)), text)
+    return FileResult(path, tuple(unsuppressed(text, diagnostics)), text, parser)
+
+
+def lint_config_source(
+    text: str, *, path: str, options: LintOptions | None = None
+) -> FileResult | None:
+    """Lint one of the daemon's config files (``extensions.yaml``, ``agents.yaml``,
+    ``agents.d/*.yaml``); ``None`` when ``path``/``text`` is none of them. Never raises."""
+    from nexo_pkg.lint import daemon_files  # noqa: PLC0415 - only config files pay for it
+
+    kind = daemon_files.config_kind(path, text)
+    if kind is None:
+        return None
+    diagnostics = _filtered(
+        daemon_files.lint_config_text(text, path=path, kind=kind), options or LintOptions()
+    )
+    return FileResult(
+        path, tuple(unsuppressed(text, diagnostics)), text, daemon_files.PARSER_NAMES[kind]
+    )
 
 
 def lint_bytes(
@@ -143,13 +190,26 @@ def lint_bytes(
     package's policy linter instead.
     """
     text, problems = decode_manifest(raw)
-    if problems:
+    if any(problem.severity == "error" for problem in problems):
         return FileResult(path, tuple(_filtered(problems, options or LintOptions())), text)
+    result = _lint_text(text, path, options)
+    if not problems:
+        return result
+    found = (*_filtered(problems, options or LintOptions()), *result.diagnostics)
+    return FileResult(result.path, found, result.source)
+
+
+def _lint_text(text: str, path: str, options: LintOptions | None) -> FileResult:
+    """Lint decoded ``text`` as a trust policy when it plainly is one, else as a manifest."""
+    if path.endswith((".yaml", ".yml")):
+        config_result = lint_config_source(text, path=path, options=options)
+        if config_result is not None:
+            return config_result
     if Path(path).name == TRUST_POLICY_FILENAME or _looks_like_trust_policy(text, path):
         policy_result = _lint_trust_policy(text, path)
         if policy_result is not None:
             kept = _filtered(policy_result.diagnostics, options or LintOptions())
-            return FileResult(policy_result.path, tuple(kept), policy_result.source)
+            return FileResult(policy_result.path, tuple(kept), policy_result.source, "trust-policy")
     return lint_source(text, path=path, options=options)
 
 
@@ -181,6 +241,24 @@ def lint_file(path: Path, *, options: LintOptions | None = None) -> FileResult:
     return lint_bytes(path.read_bytes(), path=str(path), options=options)
 
 
+def unreadable_file(path: Path, error: OSError, options: LintOptions | None = None) -> FileResult:
+    """The finding for a manifest that cannot be read (``NX008``), as ruff's E902: the run
+    goes on with the other files and fails at the end."""
+    from nexo_pkg.manifest.core_rules import UNREADABLE_FILE  # noqa: PLC0415 - rare path
+
+    reason = error.strerror or type(error).__name__
+    if path.is_symlink() and not path.exists():
+        reason = "dangling symlink (its target does not exist)"
+    start = Position(1, 1)
+    finding = UNREADABLE_FILE.diagnostic(
+        f"cannot read {path.name}: {reason}",
+        "",
+        Span(start, start),
+        "make the file readable, repair the symlink, or remove it",
+    )
+    return FileResult(str(path), tuple(_filtered([finding], options or LintOptions())), "")
+
+
 def note_shadowed(result: FileResult, used: Path, options: LintOptions | None = None) -> FileResult:
     """``result`` plus the warning that the daemon reads ``used``, a manifest in the same
     directory, instead of this file (subject to ``--select``/``--ignore``)."""
@@ -195,4 +273,4 @@ def note_shadowed(result: FileResult, used: Path, options: LintOptions | None = 
         f"delete one of {used.name} and {Path(result.path).name}",
     )
     kept = _filtered([warning, *result.diagnostics], options or LintOptions())
-    return FileResult(result.path, tuple(kept), result.source)
+    return replace(result, diagnostics=tuple(kept))

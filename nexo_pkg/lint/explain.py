@@ -29,9 +29,13 @@ STRICTER_ELSEWHERE = [
     "directory holds both, its discovery meets `nexo-plugin.toml` first and ignores a "
     "`plugin.toml` of the same id. `lint`, `pack`, `check` and `install` use the same "
     "precedence and warn about the shadowed file (the daemon only logs a duplicate).",
-    "- **Resource limits.** NX004 (a file over 1 MiB) and NX005 (values nested too deeply to "
-    "check) are errors although the daemon would try to read such a file; no manifest comes "
-    "near either limit.",
+    "- **Trust policy owners** (`trusted_keys.toml`, not a manifest) match the installed "
+    "repository's owner case-insensitively, as GitHub names are; the reference installer "
+    "compares them exactly. An entry written `Acme` therefore also applies to `acme/x`, "
+    "which can only add a check the reference would skip. Linting a policy also warns where "
+    "the reference reads it silently: an `[[authors]]` entry an earlier one for the same "
+    "owner hides (NXT012; the first decides, as in the reference) and an unknown "
+    "`schema_version` (NXT011; the reference never compares it).",
     "- **Channel kinds** are not stricter: the daemon keeps a 32-character limit for "
     "`[[plugin.channels.register]] kind` (NX120) while other ids may have 64.",
 ]
@@ -99,6 +103,11 @@ def rules_markdown(rules: Iterable[Rule]) -> str:
         "`nexo plugin lint --explain CODE` prints the same text as this page. "
         "Select or ignore rules with `--select`/`--ignore` (codes, code prefixes such as `NX1`, "
         "or names).",
+        "",
+        "`NX2xx` are the microapp rules: a microapp's `plugin.toml` (checked with the daemon's "
+        "extension manifest parser, which also reports missing, unknown and mistyped keys as "
+        "`NX010`-`NX014`), its `nexo-plugin.toml` companion, and the daemon's `extensions.yaml` "
+        "and `agents.yaml` ([microapps.md](microapps.md#lint)).",
         "",
         "| code | name | severity | summary |",
         "|---|---|---|---|",

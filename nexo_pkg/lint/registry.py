@@ -11,6 +11,7 @@ from functools import cache
 
 from nexo_pkg.diagnostics import Rule
 from nexo_pkg.manifest.core_rules import CORE_RULES
+from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
 from nexo_pkg.manifest.rules_catalog import SEMANTIC_RULES
 
 __all__ = ["all_rules", "find_rule", "is_known_selector", "rules_for_codes"]
@@ -19,7 +20,7 @@ __all__ = ["all_rules", "find_rule", "is_known_selector", "rules_for_codes"]
 @cache
 def all_rules() -> dict[str, Rule]:
     """Every rule, keyed by code, in code order."""
-    rules = [*CORE_RULES, *SEMANTIC_RULES.values()]
+    rules = [*CORE_RULES, *SEMANTIC_RULES.values(), *MICROAPP_RULES.values()]
     return {rule.code: rule for rule in sorted(rules, key=lambda rule: rule.code)}
 
 

@@ -36,10 +36,12 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 @dataclass(frozen=True)
 class ReportContext:
-    """What a reporter may know besides the results: colour, and the rules by code."""
+    """What a reporter may know besides the results: colour, the rules by code, and whether
+    the text report ends with its summary line (``--quiet`` drops it, as ruff's ``-q``)."""
 
     colour: bool = False
     rules: Mapping[str, Rule] = field(default_factory=dict)
+    summary: bool = True
 
 
 Reporter = Callable[[Sequence[FileResult], ReportContext], str]
@@ -93,6 +95,19 @@ def _frame(diagnostic: Diagnostic, lines: Sequence[str], paint: Callable[[str, s
     return "\n".join(rows)
 
 
+_UNANNOUNCED_PARSERS = frozenset({"", "plugin-manifest", "trust-policy"})
+"""Parsers the text report does not name: what a manifest or a policy file is by default."""
+
+
+def _parser_line(result: FileResult, paint: Callable[[str, str], str]) -> str:
+    """``path: <what it is and whose rules applied>``, for a file that is no plugin manifest
+    or trust policy."""
+    from nexo_pkg.lint.microapp import PARSER_DESCRIPTIONS  # noqa: PLC0415 - rare path
+
+    what = PARSER_DESCRIPTIONS.get(result.parser, result.parser)
+    return f"{paint(_BOLD, printable(result.path))}: {what}"
+
+
 def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
     """``path:line:col: CODE message``, a code frame with a caret under the span, help, then a
     summary line (like ruff and rustc)."""
@@ -103,6 +118,8 @@ def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
     blocks: list[str] = []
     for result in results:
         lines = result.source.split("\n") if result.source else []
+        if result.parser not in _UNANNOUNCED_PARSERS:
+            blocks.append(_parser_line(result, paint))
         for diagnostic in result.diagnostics:
             start = diagnostic.span.start
             label = paint(_RED if diagnostic.is_error else _YELLOW, diagnostic.code)
@@ -115,6 +132,8 @@ def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
             frame = _frame(diagnostic, lines, paint)
             blocks.append(f"{head}\n{frame}" if frame else head)
     totals = _summary(results)
+    if not context.summary:
+        return "\n\n".join(blocks) + "\n" if blocks else ""
     if totals["errors"] or totals["warnings"]:
         summary = (
             f"Found {_plural(totals['errors'], 'error')} and "
@@ -137,6 +156,7 @@ def report_document(results: Sequence[FileResult]) -> dict[str, Any]:
         "files": [
             {
                 "path": result.path,
+                **({"parser": result.parser} if result.parser else {}),
                 "diagnostics": [diagnostic.to_json() for diagnostic in result.diagnostics],
             }
             for result in results

@@ -1,9 +1,9 @@
-"""``# nexo: ignore[CODE]`` comments: silence one finding on one line.
+"""``# nexo: ignore[CODE]`` and ``# nexo: ignore`` comments: silence findings on one line.
 
 A TOML comment holding ``nexo: ignore[NX113]`` (several codes or rule names separated by
 commas) drops exactly the findings with that code or name whose span starts on that line.
-A comment without a list silences nothing: the code must be named, so a suppression never
-hides a finding nobody looked at.
+A bare ``nexo: ignore`` (no list, as ruff's bare ``# noqa``) drops every finding whose span
+starts on that line; naming the code is the better habit, since it hides nothing else.
 """
 
 from __future__ import annotations
@@ -13,9 +13,12 @@ from collections.abc import Iterable
 
 from nexo_pkg.diagnostics import Diagnostic
 
-__all__ = ["comment_of", "suppressed", "unsuppressed"]
+__all__ = ["EVERYTHING", "comment_of", "suppressed", "unsuppressed"]
 
 _DIRECTIVE = re.compile(r"nexo:\s*ignore\[([^\]]*)\]", re.IGNORECASE)
+_BLANKET = re.compile(r"nexo:\s*ignore(?![\[\w-])", re.IGNORECASE)
+#: In :func:`suppressed`'s answer: the line's comment silences every finding.
+EVERYTHING = "*"
 
 
 def comment_of(line: str) -> str | None:
@@ -38,10 +41,13 @@ def comment_of(line: str) -> str | None:
 
 
 def suppressed(line: str) -> frozenset[str]:
-    """The codes (upper case) and rule names (lower case) a line's comment silences."""
+    """The codes (upper case) and rule names (lower case) a line's comment silences;
+    :data:`EVERYTHING` for a bare ``nexo: ignore``."""
     comment = comment_of(line)
     if comment is None:
         return frozenset()
+    if _BLANKET.search(comment):
+        return frozenset({EVERYTHING})
     names: set[str] = set()
     for match in _DIRECTIVE.finditer(comment):
         for item in match.group(1).split(","):
@@ -60,7 +66,11 @@ def unsuppressed(text: str, diagnostics: Iterable[Diagnostic]) -> list[Diagnosti
     for diagnostic in diagnostics:
         number = diagnostic.span.start.line - 1
         silenced = suppressed(lines[number]) if 0 <= number < len(lines) else frozenset()
-        if diagnostic.code.upper() in silenced or diagnostic.name in silenced:
+        if (
+            EVERYTHING in silenced
+            or diagnostic.code.upper() in silenced
+            or diagnostic.name in silenced
+        ):
             continue
         kept.append(diagnostic)
     return kept

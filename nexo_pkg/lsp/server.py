@@ -2,9 +2,11 @@
 
 Documents named ``plugin.toml`` or ``nexo-plugin.toml`` are linted with
 :func:`nexo_pkg.lint.engine.lint_source` (the same codes, messages and ranges as
-``nexo plugin lint``); ``trusted_keys.toml`` with the trust-policy linter when that module
-is available. Hover and completion walk the packaged JSON Schemas by the TOML key path
-under the cursor (:mod:`nexo_pkg.lsp.toml_context`).
+``nexo plugin lint``); the daemon's ``extensions.yaml``, ``agents.yaml`` and
+``agents.d/*.yaml`` with :func:`nexo_pkg.lint.engine.lint_config_source` (diagnostics only);
+``trusted_keys.toml`` with the trust-policy linter when that module is available. Hover and
+completion walk the packaged JSON Schemas by the TOML key path under the cursor
+(:mod:`nexo_pkg.lsp.toml_context`).
 
 Every handler is wrapped: a half-typed buffer that trips a bug logs the error (server log and
 ``window/logMessage``) and the request returns nothing, rather than the server dying under the
@@ -40,7 +42,8 @@ from nexo_pkg import __version__
 from nexo_pkg.diagnostics import Diagnostic
 from nexo_pkg.errors import NexoError
 from nexo_pkg.lint.config import LintSettings
-from nexo_pkg.lint.engine import lint_source
+from nexo_pkg.lint.daemon_files import config_kind
+from nexo_pkg.lint.engine import lint_config_source, lint_source
 from nexo_pkg.lsp import code_actions, completion, hover
 from nexo_pkg.lsp.positions import ClientRange, Encoding, LineIndex, normalise_encoding
 from nexo_pkg.lsp.schema_nav import SchemaNavigator, packaged_navigator
@@ -69,7 +72,9 @@ SCHEMA_ONLY_FILES = {
     "nexo-plugins.lock": "nexo-plugins.lock.schema.json",
 }
 
-DocumentKind = Literal["manifest", "policy", "nexo-plugins.toml", "nexo-plugins.lock"]
+DocumentKind = Literal[
+    "manifest", "policy", "nexo-plugins.toml", "nexo-plugins.lock", "daemon-config"
+]
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -85,6 +90,8 @@ def document_kind(uri: str) -> DocumentKind | None:
         return "nexo-plugins.toml"
     if name == "nexo-plugins.lock":
         return "nexo-plugins.lock"
+    if name.endswith(".yaml") and config_kind(_document_path(uri)) is not None:
+        return "daemon-config"
     return None
 
 
@@ -105,7 +112,10 @@ def _policy_linter() -> Callable[..., Any] | None:
 
 
 def navigator_for(kind: DocumentKind) -> SchemaNavigator | None:
-    """The schema navigator for a document kind (``None`` if the schema is not shipped)."""
+    """The schema navigator for a document kind (``None`` if the schema is not shipped, or
+    for YAML, which the TOML navigator cannot read)."""
+    if kind == "daemon-config":
+        return None
     if kind in SCHEMA_ONLY_FILES:
         return packaged_navigator(SCHEMA_ONLY_FILES[kind])
     return packaged_navigator(MANIFEST_SCHEMA if kind == "manifest" else POLICY_SCHEMA)
@@ -130,6 +140,9 @@ def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...
     """Lint ``text`` with the linter for ``kind``; the linters never raise for bad input."""
     if kind == "manifest":
         return lint_source(text, path=path, options=manifest_options(path)).diagnostics
+    if kind == "daemon-config":
+        result = lint_config_source(text, path=path, options=manifest_options(path))
+        return () if result is None else result.diagnostics
     if kind in SCHEMA_ONLY_FILES:
         from nexo_pkg.manifest.schema_lint import lint_against_schema  # noqa: PLC0415
 

@@ -33,6 +33,7 @@ _ANNOTATIONS = frozenset(
         "default",
         "examples",
         "contentMediaType",
+        "x-rust-type",
         "then",
         "else",
     }

@@ -54,22 +54,26 @@ FILE_TOO_LARGE = Rule(
     code="NX004",
     name="file-too-large",
     severity="error",
-    summary="The file is larger than any manifest should be.",
-    what="Refuses to parse files above 1 MiB; real manifests are a few kilobytes.",
-    why="A file this size is not a manifest, and parsing it would only waste time and memory.",
-    example="A 10 MB log file passed by mistake: `nexo plugin lint build.log`.",
+    summary="The file is too large for nexo-pkg to read.",
+    what="Refuses to parse files above 4 MiB; real manifests are a few kilobytes.",
+    why="The daemon reads a manifest whole whatever its size, but a file this size is not a "
+    "manifest, and nexo-pkg does not read it into memory to find out.",
+    example="A 100 MB log file passed by mistake: `nexo plugin lint build.log`.",
     fix="Lint the plugin's manifest (`plugin.toml` or `nexo-plugin.toml`) instead, or remove "
     "the generated content.",
+    beyond_daemon=True,
 )
 
 NESTING_TOO_DEEP = Rule(
     code="NX005",
     name="nesting-too-deep",
     severity="error",
-    summary="Arrays or inline tables are nested too deeply to parse.",
-    what="Reports documents whose nesting exceeds what the parser can follow.",
-    why="No manifest field nests more than a few levels; such input is broken or hostile.",
-    example="x = [[[[[[[[[[ ... ]]]]]]]]]]  (thousands of levels)",
+    summary="Arrays or inline tables are nested deeper than the daemon's TOML parser allows.",
+    what="Reports the array or inline table that opens the 128th level of nesting: the "
+    "daemon's TOML parser stops there with `recursion limit exceeded`.",
+    why="The daemon cannot parse the file, so the plugin would not load; no manifest field "
+    "nests more than a few levels.",
+    example="x = [[[[[[[[[[ ... ]]]]]]]]]]  (128 levels)",
     fix="Flatten the value; no manifest field needs more than a few levels of nesting.",
 )
 
@@ -87,6 +91,33 @@ SHADOWED_MANIFEST = Rule(
     fix="Keep one manifest: delete the stale file (or rename `nexo-plugin.toml` to "
     "`plugin.toml`, the daemon's canonical name).",
     beyond_daemon=True,
+)
+
+LARGE_MANIFEST = Rule(
+    code="NX007",
+    name="large-manifest",
+    severity="warning",
+    summary="The file is far larger than a manifest usually is.",
+    what="Warns about files above 1 MiB (they are still checked; above 4 MiB NX004 refuses them).",
+    why="The daemon reads the whole file, but a manifest this size nearly always carries "
+    "generated or embedded data by mistake, and it is read at every daemon start.",
+    example="A manifest with a 2 MB `input_schema` pasted into it.",
+    fix="Move generated or embedded data out of the manifest.",
+    beyond_daemon=True,
+)
+
+UNREADABLE_FILE = Rule(
+    code="NX008",
+    name="unreadable-file",
+    severity="error",
+    summary="A manifest the search found cannot be read.",
+    what=(
+        "Reports a manifest that cannot be opened or read: no read permission, a dangling "
+        "symlink, an I/O error. The other manifests of the run are linted as usual."
+    ),
+    why="The daemon cannot read it either, so the plugin would not load.",
+    example="plugin.toml -> ../shared/plugin.toml, a symlink whose target was removed",
+    fix="Make the file readable (`chmod a+r plugin.toml`), repair the symlink, or remove it.",
 )
 
 MISSING_KEY = Rule(
@@ -181,6 +212,8 @@ CORE_RULES: tuple[Rule, ...] = (
     FILE_TOO_LARGE,
     NESTING_TOO_DEEP,
     SHADOWED_MANIFEST,
+    LARGE_MANIFEST,
+    UNREADABLE_FILE,
     MISSING_KEY,
     UNKNOWN_KEY,
     WRONG_TYPE,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,6 +19,7 @@ from nexo_pkg.manifest import core_rules
 from nexo_pkg.manifest.spans import KeyPath, SpanMap, format_key_path, scan_spans
 
 __all__ = [
+    "LARGE_MANIFEST_BYTES",
     "MAX_MANIFEST_BYTES",
     "KeyPath",
     "ParsedManifest",
@@ -26,8 +28,15 @@ __all__ = [
     "parse_manifest",
 ]
 
-MAX_MANIFEST_BYTES = 1024 * 1024
-"""Files above this size are refused unparsed (``NX004``); real manifests are a few KiB."""
+MAX_MANIFEST_BYTES = 4 * 1024 * 1024
+"""Files above this size are refused unparsed (``NX004``): more than nexo-pkg reads safely.
+
+The daemon reads a manifest whole, whatever its size; real manifests are a few KiB. Parsing
+and locating findings in pure Python takes seconds per MiB of small keys, so this cap keeps
+the worst case of ``lint`` (and of ``install``, which lints) in seconds."""
+
+LARGE_MANIFEST_BYTES = 1024 * 1024
+"""Files above this size are still read, with a warning (``NX007``)."""
 
 _POSITION = re.compile(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)$")
 _DUPLICATE_MESSAGES = ("Cannot overwrite a value", "Cannot declare", "Cannot mutate")
@@ -87,8 +96,13 @@ def _end_of_document(text: str) -> Span:
     return Span(Position(line, column), Position(line, column))
 
 
+MAX_DUPLICATES_REPORTED = 100
+"""A file repeating keys by the thousand gets this many NX002 findings, not one per key."""
+
+
 def _syntax_diagnostic(text: str, error: tomllib.TOMLDecodeError) -> list[Diagnostic]:
-    """Turn the parser's error into diagnostics (all duplicate definitions when that is it)."""
+    """Turn the parser's error into diagnostics (the duplicate definitions when that is it,
+    at most :data:`MAX_DUPLICATES_REPORTED` of them)."""
     raw = str(error)
     match = _POSITION.search(raw)
     message = raw[: match.start()] if match else raw
@@ -101,6 +115,8 @@ def _syntax_diagnostic(text: str, error: tomllib.TOMLDecodeError) -> list[Diagno
         found: list[Diagnostic] = []
         reported_tables: list[KeyPath] = []
         for duplicate in duplicates:
+            if len(found) == MAX_DUPLICATES_REPORTED:
+                break
             if any(duplicate.path[: len(table)] == table for table in reported_tables):
                 continue  # keys of a table declared twice are part of that one problem
             if duplicate.is_table:
@@ -133,28 +149,117 @@ def _syntax_diagnostic(text: str, error: tomllib.TOMLDecodeError) -> list[Diagno
     ]
 
 
+I64_MIN, I64_MAX = -(2**63), 2**63 - 1
+"""The daemon's TOML parser stores integers as ``i64``; anything outside is a parse error."""
+
+RECURSION_LIMIT = 128
+"""The daemon's TOML parser refuses the array or inline table that opens the 128th level."""
+
+
+def _value_nesting_offset(text: str) -> int | None:
+    """Offset of the ``[``/``{`` that opens the :data:`RECURSION_LIMIT`-th nested value, if any.
+
+    Only called on text that parsed, so strings and comments are well formed. Table headers
+    (a ``[`` at nesting 0 that does not follow ``=``) do not count, as for the daemon.
+    """
+    depth = 0
+    index = 0
+    length = len(text)
+    after_equals = False
+    while index < length:
+        char = text[index]
+        if char in "\"'":
+            triple = text.startswith(char * 3, index)
+            quote = char * 3 if triple else char
+            index += len(quote)
+            while index < length and not text.startswith(quote, index):
+                index += 2 if char == '"' and text[index] == "\\" else 1
+            index += len(quote)
+            while triple and index < length and text[index] == char:
+                index += 1  # up to two quotes may close a multi-line string
+            after_equals = False
+            continue
+        if char == "#":
+            newline = text.find("\n", index)
+            index = length if newline == -1 else newline
+            continue
+        if char in "[{" and (depth > 0 or after_equals):
+            depth += 1
+            if depth >= RECURSION_LIMIT:
+                return index
+        elif char in "]}" and depth > 0:
+            depth -= 1
+        if char == "=":
+            after_equals = True
+        elif not char.isspace() or char == "\n":
+            after_equals = False
+        index += 1
+    return None
+
+
+def _integers_outside_i64(value: object, path: KeyPath) -> Iterator[tuple[KeyPath, int]]:
+    """Every integer in ``value`` that does not fit the daemon's ``i64``, with its key path."""
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int):
+        if not I64_MIN <= value <= I64_MAX:
+            yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _integers_outside_i64(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _integers_outside_i64(item, (*path, index))
+
+
+def _too_deep(text: str, span: Span, what: str) -> ParsedManifest:
+    return ParsedManifest(
+        text,
+        {},
+        [
+            core_rules.NESTING_TOO_DEEP.diagnostic(
+                f"TOML parse error: recursion limit exceeded ({what})",
+                "",
+                span,
+                "no manifest key needs more than a few levels of nesting",
+            )
+        ],
+    )
+
+
 def parse_manifest(text: str) -> ParsedManifest:
-    """Parse manifest ``text``. Never raises: problems become ``syntax_errors``."""
+    """Parse manifest ``text`` with the daemon's parser limits. Never raises.
+
+    Problems become ``syntax_errors``: TOML syntax, an integer outside ``i64`` (``NX001``), and
+    arrays or inline tables nested :data:`RECURSION_LIMIT` levels deep (``NX005``).
+    """
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         return ParsedManifest(text, {}, _syntax_diagnostic(text, error))
     except RecursionError:
-        # Very deep nesting exhausts the parser's recursion before any real limit applies.
-        span = _point(text, 1, 1)
-        return ParsedManifest(
-            text,
-            {},
-            [
-                core_rules.NESTING_TOO_DEEP.diagnostic(
-                    "arrays or inline tables are nested too deeply to parse",
-                    "",
-                    span,
-                    "no manifest key needs more than a few levels of nesting",
-                )
-            ],
+        return _too_deep(text, _point(text, 1, 1), "nested too deeply to parse")
+    deep = _value_nesting_offset(text)
+    if deep is not None:
+        line = text.count("\n", 0, deep) + 1
+        column = deep - (text.rfind("\n", 0, deep) + 1) + 1
+        return _too_deep(
+            text, _point(text, line, column), f"more than {RECURSION_LIMIT - 1} nested levels"
         )
-    return ParsedManifest(text, data, [])
+    parsed = ParsedManifest(text, data, [])
+    for path, value in _integers_outside_i64(data, ()):
+        parsed.syntax_errors.append(
+            core_rules.TOML_SYNTAX.diagnostic(
+                f"TOML parse error: integer `{value}` does not fit in a 64-bit signed integer "
+                f"(number too {'large' if value > 0 else 'small'} to fit in target type)",
+                format_key_path(path),
+                parsed.spans.locate(path),
+                f"TOML integers range from {I64_MIN} to {I64_MAX}",
+            )
+        )
+    if parsed.syntax_errors:
+        parsed.data = {}
+    return parsed
 
 
 def _byte_position(raw: bytes, offset: int) -> Span:
@@ -168,20 +273,31 @@ def _byte_position(raw: bytes, offset: int) -> Span:
 def decode_manifest(raw: bytes) -> tuple[str, list[Diagnostic]]:
     """Decode manifest bytes as UTF-8 (a leading BOM is dropped).
 
-    Returns the text and, when the bytes cannot be a manifest (too large, not UTF-8, NUL
-    bytes), one diagnostic explaining why; the text is then ``""``. Never raises.
+    Returns the text and what is wrong with the bytes. When they cannot be a manifest (over
+    :data:`MAX_MANIFEST_BYTES`, not UTF-8, NUL bytes) that is one error and the text is ``""``;
+    a file over :data:`LARGE_MANIFEST_BYTES` is decoded with a warning. Never raises.
     """
+    here = Span(Position(1, 1), Position(1, 1))
     if len(raw) > MAX_MANIFEST_BYTES:
-        here = Span(Position(1, 1), Position(1, 1))
         return "", [
             core_rules.FILE_TOO_LARGE.diagnostic(
-                f"file is {len(raw):,} bytes; a manifest is limited to "
+                f"file is {len(raw):,} bytes; nexo-pkg reads manifests of up to "
                 f"{MAX_MANIFEST_BYTES:,} bytes",
                 "",
                 here,
                 "lint the plugin's nexo-plugin.toml, not a generated or binary file",
             )
         ]
+    warnings = []
+    if len(raw) > LARGE_MANIFEST_BYTES:
+        warnings.append(
+            core_rules.LARGE_MANIFEST.diagnostic(
+                f"file is {len(raw):,} bytes; real manifests are a few KiB",
+                "",
+                here,
+                "move generated or embedded data out of the manifest",
+            )
+        )
     nul = raw.find(b"\x00")
     if nul != -1:
         return "", [
@@ -203,4 +319,4 @@ def decode_manifest(raw: bytes) -> tuple[str, list[Diagnostic]]:
                 "TOML files must be UTF-8; re-save the file with that encoding",
             )
         ]
-    return text.removeprefix("\ufeff"), []
+    return text.removeprefix("\ufeff"), warnings

@@ -13,7 +13,6 @@ stops the run.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -42,6 +41,8 @@ from nexo_pkg.manifest.rules_context import (
     strings,
     tables,
 )
+from nexo_pkg.manifest.rust_text import is_blank, rust_trim
+from nexo_pkg.manifest.serde_json import json_problem
 from nexo_pkg.manifest.versionreq import Version, VersionError, parse_version, parse_version_req
 
 __all__ = [
@@ -134,7 +135,7 @@ def _check_identity(context: Context) -> None:
         try:
             parse_version(version)
         except VersionError as exc:
-            stripped = version.strip()
+            stripped = rust_trim(version)
             hint = (
                 f'write `version = "{stripped[1:]}"` without the `v`'
                 if stripped[:1] in ("v", "V") and _parses(stripped[1:])
@@ -149,7 +150,7 @@ def _check_identity(context: Context) -> None:
 
     for key, code in (("name", "NX102"), ("description", "NX103")):
         value = as_str(plugin.get(key))
-        if value is not None and not value.strip():
+        if value is not None and is_blank(value):
             context.report(
                 code,
                 ("plugin", key),
@@ -231,8 +232,8 @@ def _check_min_nexo_version(context: Context) -> None:
 
 def _command_problem(command: str) -> tuple[str, str] | None:
     """(reason, fix) when ``command`` is not absolute, bare, or ``./`` inside the root."""
-    if command != command.strip():
-        return "has leading or trailing whitespace", f'write `command = "{command.strip()}"`'
+    if command != rust_trim(command):
+        return "has leading or trailing whitespace", f'write `command = "{rust_trim(command)}"`'
     if command.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", command):
         return None
     if "/" not in command and "\\" not in command:
@@ -265,8 +266,12 @@ def _command_problem(command: str) -> tuple[str, str] | None:
     return None
 
 
-def _check_entrypoint(context: Context) -> None:
-    entrypoint = context.section("entrypoint")
+def _check_spawn_inputs(context: Context, command: str) -> None:
+    """What the daemon's spawn refuses in a spawnable entrypoint: ``NEXO_`` env keys and NULs.
+
+    The daemon checks the env keys only when it spawns the plugin, and the OS refuses a NUL
+    byte in the program, an argument or the environment (``nul byte found in provided data``).
+    """
     env = context.section("entrypoint", "env")
     for key in env:
         if isinstance(key, str) and key.startswith("NEXO_"):
@@ -279,11 +284,37 @@ def _check_entrypoint(context: Context) -> None:
                 f"rename it without the prefix, e.g. `{suggestion}`",
                 target="key",
             )
+    spawned: list[tuple[KeyPath, str, str]] = [
+        (("plugin", "entrypoint", "command"), "key `command`", command)
+    ]
+    args = context.section("entrypoint").get("args")
+    spawned += [
+        (("plugin", "entrypoint", "args", index), f"argument #{index + 1}", value)
+        for index, value in strings(args)
+    ]
+    for key, value in env.items():
+        if isinstance(key, str):
+            spawned.append((("plugin", "entrypoint", "env", key), f"env key `{key}`", key))
+        if isinstance(key, str) and isinstance(value, str):
+            spawned.append((("plugin", "entrypoint", "env", key), f"env value of `{key}`", value))
+    for path, what, value in spawned:
+        if "\x00" in value:
+            context.report(
+                "NX124",
+                path,
+                f"{what} in table [plugin.entrypoint] holds a NUL byte (`\\u0000`); the "
+                "daemon cannot spawn the plugin (nul byte found in provided data)",
+                "remove the `\\u0000` escape",
+            )
+
+
+def _check_entrypoint(context: Context) -> None:
+    entrypoint = context.section("entrypoint")
     command = as_str(entrypoint.get("command"))
     if command is None:
         return
     path: KeyPath = ("plugin", "entrypoint", "command")
-    if not command.strip():
+    if is_blank(command):
         context.report(
             "NX107",
             path,
@@ -291,6 +322,7 @@ def _check_entrypoint(context: Context) -> None:
             'name the program, e.g. `command = "./bin/plugin"`, or remove the key',
         )
         return
+    _check_spawn_inputs(context, command)
     problem = _command_problem(command)
     if problem is not None:
         reason, fix = problem
@@ -381,17 +413,12 @@ def _check_extends(context: Context) -> None:
 
 def _json_object_schema_problem(text: str, empty_reason: str, not_object_reason: str) -> str | None:
     """The daemon's reason why ``text`` is not a JSON object with ``"type": "object"``."""
-    if not text.strip():
+    if is_blank(text):
         return empty_reason
 
-    def _refuse_constant(name: str) -> Any:
-        # serde_json refuses NaN and Infinity, which Python's json accepts by default.
-        raise ValueError(f"`{name}` is not JSON")
-
-    try:
-        document = json.loads(text, parse_constant=_refuse_constant)
-    except ValueError as exc:
-        return f"invalid JSON: {exc}"
+    problem, document = json_problem(text)
+    if problem:
+        return f"invalid JSON: {problem}"
     if not isinstance(document, dict):
         return not_object_reason
     kind = document.get("type")

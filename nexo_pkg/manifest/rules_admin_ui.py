@@ -13,6 +13,7 @@ from typing import Any
 
 from nexo_pkg.manifest.rules_context import Context, KeyPath, as_int, as_str, as_table, tables
 from nexo_pkg.manifest.rules_visible_when import VisibleWhenError, check_visible_when
+from nexo_pkg.manifest.rust_text import is_blank
 
 __all__ = ["CORE_SLOTS", "LUCIDE_SUBSET", "check"]
 
@@ -49,14 +50,14 @@ _BASE: KeyPath = ("plugin", "admin_ui")
 def label_is_empty(value: Any) -> bool | None:
     """Whether an I18nLabel is empty; None when ``value`` is neither a string nor a table."""
     if isinstance(value, str):
-        return not value.strip()
+        return is_blank(value)
     table = as_table(value)
     if table is None:
         return None
     texts = [text for text in table.values() if isinstance(text, str)]
     if len(texts) != len(table):
         return None  # a non-string value is a type error for the schema
-    return all(not text.strip() for text in texts)
+    return all(is_blank(text) for text in texts)
 
 
 def _kebab_fix(text: str) -> str:

@@ -93,7 +93,9 @@ _RULES: tuple[Rule, ...] = (
         name="reserved-entrypoint-env",
         severity="error",
         summary="`[plugin.entrypoint] env` sets a reserved `NEXO_` variable",
-        what="Keys of table `[plugin.entrypoint.env]` must not begin with `NEXO_`.",
+        what="Keys of table `[plugin.entrypoint.env]` must not begin with `NEXO_`. Checked only "
+        "when `[plugin.entrypoint] command` names a program: without one the daemon never "
+        "spawns the plugin and never looks at its environment.",
         why="The daemon sets the `NEXO_*` variables itself and its spawn helper refuses a "
         "plugin that tries to override them.",
         example='[plugin.entrypoint.env]\nNEXO_HOME = "/tmp"',
@@ -353,7 +355,8 @@ _RULES: tuple[Rule, ...] = (
         severity="error",
         summary='`network = "host"` without the operator\'s host-network permission',
         what='With the sandbox enabled, `network = "host"` validates only when '
-        "`NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW=1` is set (as in the daemon).",
+        "`NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW` is on (`1`, `true`, `TRUE`, `yes` or `YES`, as "
+        "the daemon reads it).",
         why="Host networking removes the network isolation; the daemon refuses it unless the "
         "operator opted in (`SandboxHostNetworkWithoutCapability`).",
         example='[plugin.sandbox]\nenabled = true\nnetwork = "host"',
@@ -441,7 +444,45 @@ _RULES: tuple[Rule, ...] = (
         fix="Allow only the specific directories the plugin needs (`/home/ana/Documents/x`).",
         beyond_daemon=True,
     ),
+    Rule(
+        code="NX148",
+        name="sandbox-path-missing",
+        severity="warning",
+        summary="a sandbox path does not exist on the host running the lint",
+        what="With the sandbox enabled, every `fs_read_paths` and `fs_write_paths` entry "
+        "without `${state_dir}` is looked up on the machine running `nexo plugin lint`; an "
+        "entry that does not exist there is reported. Entries with `${state_dir}` depend on "
+        "the daemon's state directory and are not looked up.",
+        why="The daemon accepts the manifest, but on Linux it spawns the plugin as "
+        "`bwrap … --ro-bind P P` (`--bind P P` for write paths) for every entry, and bwrap "
+        "refuses a source that does not exist (`bwrap: Can't find source path P`): the plugin "
+        "then cannot start at all on that host. Listing alternatives (several browser binaries, "
+        "of which each host has one) therefore makes the plugin unstartable everywhere. The "
+        "verdict depends on the host linting: lint where the daemon runs. On macOS the daemon "
+        "runs plugins unsandboxed, so a missing path does not stop it there.",
+        example='[plugin.sandbox]\nenabled = true\nfs_read_paths = ["/usr/bin/chromium", '
+        '"/usr/bin/google-chrome"]',
+        fix="Drop entries under `/usr`, `/bin`, `/sbin`, `/lib`, `/lib64` and `/etc/ssl`: the "
+        "daemon binds those directories read-only in every sandbox (browser binaries in "
+        "`/usr/bin` need no entry). List only paths every target host has; create a write "
+        "path before the daemon starts the plugin, or keep writable state under "
+        "`${state_dir}`.",
+        beyond_daemon=True,
+    ),
     # --- pairing and public tunnel --------------------------------------------------------
+    Rule(
+        code="NX149",
+        name="sandbox-required",
+        severity="error",
+        summary="An unsandboxed plugin where the daemon requires a sandbox",
+        what="When `NEXO_PLUGIN_SANDBOX_REQUIRE` is on in the environment lint runs in (`1`, "
+        "`true`, `TRUE`, `yes` or `YES`, as the daemon reads it), a plugin with an entrypoint "
+        "command must have `[plugin.sandbox] enabled = true`.",
+        why="The daemon's sandbox runner refuses to spawn such a plugin "
+        "(`SandboxRequiredButDisabled`), so it never runs there.",
+        example='[plugin.entrypoint]\ncommand = "./bin/weather"   # NEXO_PLUGIN_SANDBOX_REQUIRE=1',
+        fix="Add `[plugin.sandbox]` with `enabled = true` and the paths the plugin needs.",
+    ),
     Rule(
         code="NX150",
         name="pairing-form-without-fields",
@@ -774,6 +815,19 @@ _RULES: tuple[Rule, ...] = (
         example='[plugin]\nmin_nexo_version = ">=9.0"',
         fix="Fix the requirement, or lint with `--nexo-version` set to the daemon you target.",
         beyond_daemon=True,
+    ),
+    Rule(
+        code="NX124",
+        name="entrypoint-nul-byte",
+        severity="error",
+        summary="The entrypoint's command, arguments or environment hold a NUL byte",
+        what="With `[plugin.entrypoint] command` set, the command, every `args` item and every "
+        "key and value of `[plugin.entrypoint.env]` must be free of NUL (`\\u0000`).",
+        why="The daemon's manifest validation accepts them, but the operating system cannot "
+        "pass a NUL byte to a program: the spawn fails (`nul byte found in provided data`) and "
+        "the plugin never runs.",
+        example='[plugin.entrypoint]\ncommand = "./bin/weather"\nargs = ["--mode\\u0000fast"]',
+        fix="Remove the `\\u0000` escape.",
     ),
     Rule(
         code="NX191",

@@ -1,4 +1,5 @@
-"""Rules on ``[plugin.sandbox]``: the daemon's checks, then the stricter normalised ones.
+"""Rules on ``[plugin.sandbox]``: the daemon's checks, then the stricter normalised ones, then
+whether each path exists on the host linting (NX148, what ``bwrap`` needs to mount it).
 
 For each allowlist entry at most one denylist finding is reported, preferring the daemon's
 own verdict (NX145), then the normalised one (NX146), then the home secrets (NX147).
@@ -9,25 +10,58 @@ from __future__ import annotations
 import os
 
 from nexo_pkg.manifest.rules_context import Context, KeyPath, as_list, as_str, strings
+from nexo_pkg.manifest.rust_text import is_blank
 from nexo_pkg.manifest.sandbox_paths import (
     STATE_DIR_TOKEN,
     daemon_denylist_hit,
     denylist_hit,
     home_secret_hit,
+    host_path_exists,
     normalise,
     probe,
 )
 
-__all__ = ["check", "host_net_allowed"]
+__all__ = ["check", "env_flag", "host_net_allowed", "sandbox_required"]
 
 HOST_NET_ENV = "NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW"
+REQUIRE_ENV = "NEXO_PLUGIN_SANDBOX_REQUIRE"
+TRUTHY = ("1", "true", "TRUE", "yes", "YES")
+"""The values the daemon's ``env_flag`` takes for "on"; any other value (or none) is off."""
+
+
+def env_flag(name: str) -> bool:
+    """Whether environment variable ``name`` is on, spelled as the daemon accepts it."""
+    return os.environ.get(name) in TRUTHY
 
 
 def host_net_allowed(option: bool | None) -> bool:
     """The host-network permission: the option when given, else the daemon's env variable."""
-    if option is not None:
-        return option
-    return os.environ.get(HOST_NET_ENV) == "1"
+    return option if option is not None else env_flag(HOST_NET_ENV)
+
+
+def sandbox_required(option: bool | None) -> bool:
+    """Whether the daemon refuses unsandboxed plugins: the option, else its env variable."""
+    return option if option is not None else env_flag(REQUIRE_ENV)
+
+
+def _check_required(context: Context, enabled: bool) -> None:
+    """An unsandboxed plugin the daemon will refuse to spawn (only one it spawns at all)."""
+    command = as_str(context.section("entrypoint").get("command"))
+    if command is None or is_blank(command) or enabled:
+        return
+    if not sandbox_required(context.options.sandbox_required):
+        return
+    path: KeyPath = ("plugin", "sandbox", "enabled")
+    if "sandbox" not in context.plugin:
+        path = ("plugin", "entrypoint", "command")
+    context.report(
+        "NX149",
+        path,
+        f"the plugin runs unsandboxed, but {REQUIRE_ENV} is set: the daemon refuses to spawn "
+        "a plugin without `[plugin.sandbox] enabled = true`",
+        "add `[plugin.sandbox]` with `enabled = true`, or lint where the daemon does not "
+        f"set {REQUIRE_ENV}",
+    )
 
 
 def _state_dir_misplaced(entry: str) -> bool:
@@ -97,6 +131,15 @@ def _check_entry(context: Context, array: str, index: int, entry: str) -> None:
     secret = home_secret_hit(probed)
     if secret is not None:
         _report_home_secret(context, path, where, secret)
+        return
+    if STATE_DIR_TOKEN not in entry and not host_path_exists(entry):
+        context.report(
+            "NX148",
+            path,
+            f"{where} does not exist on this host, so bwrap cannot mount it and the daemon "
+            "cannot start the plugin here",
+            "list only paths every target host has (see `nexo plugin lint --explain NX148`)",
+        )
 
 
 def _report_home_secret(context: Context, path: KeyPath, where: str, secret: str) -> None:
@@ -109,10 +152,15 @@ def _report_home_secret(context: Context, path: KeyPath, where: str, secret: str
 
 
 def check(context: Context) -> None:
-    """Check ``[plugin.sandbox]`` when enabled; warn once when filled in but disabled."""
+    """Check ``[plugin.sandbox]`` when enabled; warn once when filled in but disabled.
+
+    With ``NEXO_PLUGIN_SANDBOX_REQUIRE`` on, a spawnable plugin without an enabled sandbox is
+    an error, as the daemon refuses to spawn it.
+    """
+    sandbox = context.section("sandbox")
+    _check_required(context, sandbox.get("enabled") is True)
     if "sandbox" not in context.plugin:
         return
-    sandbox = context.section("sandbox")
     if sandbox.get("enabled") is not True:
         filled = [
             key

@@ -21,6 +21,7 @@ from nexo_pkg.manifest.rules_context import (
     as_table,
     strings,
 )
+from nexo_pkg.manifest.rust_text import is_blank, rust_trim
 
 __all__ = ["check"]
 
@@ -66,7 +67,7 @@ def _check_pairing(context: Context) -> None:
         return
     for method in ("start_method", "cancel_method"):
         value = as_str(trigger.get(method))
-        if value is not None and not value.strip():
+        if value is not None and is_blank(value):
             context.report(
                 "NX153",
                 ("plugin", "pairing", "trigger", method),
@@ -88,7 +89,7 @@ def _check_public_tunnel(context: Context) -> None:
     if subject is None:
         return
     path: KeyPath = ("plugin", "public_tunnel", "close_on_event")
-    if not subject.strip():
+    if is_blank(subject):
         context.report(
             "NX155",
             path,
@@ -96,7 +97,7 @@ def _check_public_tunnel(context: Context) -> None:
             "name the broker subject that closes the tunnel, or remove the key",
         )
         return
-    if any(segment in ("*", ">") for segment in subject.strip().split(".")):
+    if any(segment in ("*", ">") for segment in rust_trim(subject).split(".")):
         context.report(
             "NX156",
             path,

@@ -23,6 +23,9 @@ __all__ = ["MAX_DEPTH", "MAX_LEN", "VisibleWhenError", "check_visible_when"]
 MAX_LEN = 200
 MAX_DEPTH = 5
 
+_BLANKS = " \t\n\r"
+"""What the daemon's lexer skips between tokens: space, tab, newline, carriage return only."""
+
 _COMPARISONS = ("==", "!=", "<=", ">=", "<", ">")
 
 
@@ -47,7 +50,7 @@ def _tokenize(source: str) -> list[_Token]:
     length = len(source)
     while index < length:
         char = source[index]
-        if char.isspace():
+        if char in _BLANKS:
             index += 1
             continue
         two = source[index : index + 2]

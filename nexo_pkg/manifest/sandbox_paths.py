@@ -10,6 +10,8 @@ rule and the extra findings under rules that say they go beyond it.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 __all__ = [
     "DENYLIST_HOST_PATHS",
     "HOME_SECRET_SUBPATHS",
@@ -18,6 +20,7 @@ __all__ = [
     "daemon_denylist_hit",
     "denylist_hit",
     "home_secret_hit",
+    "host_path_exists",
     "normalise",
     "probe",
 ]
@@ -155,3 +158,12 @@ def home_secret_hit(path: str) -> str | None:
         if _is_prefix(secret_segments, rest) or _is_prefix(rest, secret_segments):
             return f"{home}/{secret}"
     return None
+
+
+def host_path_exists(path: str) -> bool:
+    """Whether ``path`` exists on this host, following links as bwrap does; never raises (a
+    path the OS cannot even look up does not exist)."""
+    try:
+        return Path(path).exists()
+    except (OSError, ValueError):
+        return False

@@ -32,6 +32,9 @@ __all__ = [
     "schema_text",
 ]
 
+# Unsigned Rust integer types of manifest fields (``x-rust-type`` in the schema) -> bits.
+_UNSIGNED_BITS = {"u8": 8, "u16": 16, "u32": 32, "u64": 64, "usize": 64}
+
 _SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
 MANIFEST_SCHEMA_FILE = _SCHEMA_DIR / "nexo-plugin.schema.json"
 LINT_REPORT_SCHEMA_FILE = _SCHEMA_DIR / "lint-report.schema.json"
@@ -333,11 +336,13 @@ def _translate(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
             "exclusiveMinimum": "more than",
             "exclusiveMaximum": "less than",
         }[str(keyword)]
-        return [
-            core_rules.OUT_OF_RANGE.diagnostic(
-                f"`{dotted}` must be {relation} {bound}, found {_show(value)}", dotted, span
-            )
-        ]
+        message = f"`{dotted}` must be {relation} {bound}, found {_show(value)}"
+        rust_type = error.schema.get("x-rust-type") if isinstance(error.schema, dict) else None
+        bits = _UNSIGNED_BITS.get(rust_type) if isinstance(rust_type, str) else None
+        if bits is not None and isinstance(value, int) and not 0 <= value < 2**bits:
+            # The daemon's serde error for a value outside the field's Rust integer type.
+            message += f" (invalid value: integer `{value}`, expected {rust_type})"
+        return [core_rules.OUT_OF_RANGE.diagnostic(message, dotted, span)]
     if keyword == "minItems":
         return [
             core_rules.SCHEMA_VIOLATION.diagnostic(

@@ -19,6 +19,7 @@ from pathlib import Path
 from nexo_pkg.errors import EXIT_FAILURE
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.errors import PackError
+from nexo_pkg.terminal import printable
 
 NATIVE_SUFFIXES = (".so", ".pyd", ".dylib", ".dll")
 
@@ -159,11 +160,13 @@ def audit_noarch(entries: Iterable[ArchiveEntry], distributions: Iterable[Distri
         f"a noarch tarball must be pure Python; found {count} "
         f"{'offender' if count == 1 else 'offenders'}:"
     ]
-    lines += [f"  - {offender.describe()}" for offender in offenders]
+    # Names come from the tree and its wheels: escaped here, so only these line feeds remain.
+    lines += [f"  - {printable(offender.describe())}" for offender in offenders]
     lines.append(PER_TARGET_HINT)
     raise PackError(
         "\n".join(lines),
         kind="native_code",
         exit_code=EXIT_FAILURE,
         details={"offenders": [offender.to_json() for offender in offenders]},
+        multiline=True,
     )

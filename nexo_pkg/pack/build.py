@@ -19,6 +19,11 @@ from typing import Any
 
 from nexo_pkg.diagnostics import FileResult
 from nexo_pkg.lint.engine import lint_file
+from nexo_pkg.manifest.microapp import (
+    COMPANION_MANIFEST_NAME,
+    MICROAPP_MANIFEST_NAME,
+    is_extension_shape,
+)
 from nexo_pkg.manifest.names import find_manifest, shadowed_message
 from nexo_pkg.pack.archive import (
     DEFAULT_COMPRESSLEVEL,
@@ -149,6 +154,55 @@ def _check_flags(options: PackOptions) -> None:
         raise usage_error(f"--binary {binary} is not executable (chmod +x it)")
 
 
+@dataclass(frozen=True)
+class _ProjectManifest:
+    """The manifest of a project, its bytes and lint result, the notes about it and the
+    companion files packed beside it (a microapp's ``nexo-plugin.toml``)."""
+
+    path: Path
+    data: bytes
+    lint: FileResult
+    notes: tuple[str, ...] = ()
+    companions: tuple[tuple[str, bytes], ...] = ()
+
+
+def _read_project_manifest(project: Path) -> _ProjectManifest:
+    """A microapp's extension-shaped ``plugin.toml`` with its companion ``nexo-plugin.toml``
+    (both linted, both packed), else the plugin manifest of :func:`_read_manifest`."""
+    extension = project / MICROAPP_MANIFEST_NAME
+    if not _is_extension_file(extension):
+        return _ProjectManifest(*_read_manifest(project))
+    # The microapp's rules: the extension parser's for plugin.toml, the companion's for
+    # nexo-plugin.toml beside it.
+    manifest, data, result = _linted(extension)
+    companions: list[tuple[str, bytes]] = []
+    companion = project / COMPANION_MANIFEST_NAME
+    if companion.is_file():
+        companions.append((companion.name, _linted(companion)[1]))
+    return _ProjectManifest(manifest, data, result, companions=tuple(companions))
+
+
+def _is_extension_file(path: Path) -> bool:
+    try:
+        return path.is_file() and is_extension_shape(tomllib.loads(path.read_text("utf-8")))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+
+
+def _linted(manifest: Path) -> tuple[Path, bytes, FileResult]:
+    """``manifest``'s bytes and lint result (the file decides the rules: a microapp's
+    extension-shaped plugin.toml and its companion get the microapp's, anything else the
+    plugin's); raises ``ManifestLintError`` when it has errors."""
+    try:
+        raw = manifest.read_bytes()
+        result = lint_file(manifest)
+    except OSError as exc:
+        raise io_error(f"cannot read {manifest}: {exc.strerror}") from exc
+    if not result.success:
+        raise ManifestLintError(result)
+    return manifest, raw, result
+
+
 def _read_manifest(project: Path) -> tuple[Path, bytes, FileResult, tuple[str, ...]]:
     """The manifest the daemon reads in ``project``, its bytes and lint result, and a note per
     manifest it shadows (that file stays out of the tarball)."""
@@ -167,14 +221,7 @@ def _read_manifest(project: Path) -> tuple[Path, bytes, FileResult, tuple[str, .
             kind="manifest_missing",
             exit_code=2,
         )
-    try:
-        raw = manifest.read_bytes()
-        result = lint_file(manifest)
-    except OSError as exc:
-        raise io_error(f"cannot read {manifest}: {exc.strerror}") from exc
-
-    if not result.success:
-        raise ManifestLintError(result)
+    manifest, raw, result = _linted(manifest)
     notes = tuple(shadowed_message(manifest.name, other.name) for other in lookup.shadowed)
     return manifest, raw, result, notes
 
@@ -317,7 +364,8 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
     _check_flags(options)
     project = options.project
     out = options.out if options.out is not None else project / "dist"
-    manifest, manifest_bytes, lint_result, notes = _read_manifest(project)
+    read = _read_project_manifest(project)
+    manifest, manifest_bytes, lint_result, notes = read.path, read.data, read.lint, read.notes
     plugin_id, version = _identity(manifest_bytes, manifest)
     name = asset_name(plugin_id, version, options.target)
     _check_out_dir(out)
@@ -327,6 +375,7 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
     )
     with tempfile.TemporaryDirectory(prefix="nexo-pack-") as scratch:
         entries: list[ArchiveEntry] = [ArchiveEntry(manifest.name, data=manifest_bytes)]
+        entries += [ArchiveEntry(name, data=data) for name, data in read.companions]
         if options.target == NOARCH:
             tree, distributions = _noarch_entries(
                 project, requirements, Path(scratch), out, options.progress

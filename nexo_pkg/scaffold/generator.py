@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -24,6 +26,9 @@ from nexo_pkg.errors import EXIT_FAILURE, EXIT_USAGE, NexoError
 from nexo_pkg.scaffold.slug import MAX_LENGTH, SLUG_PATTERN, slug_problem
 
 LANGUAGES = ("python",)
+#: What ``new`` can create: a plugin (``[plugin.entrypoint]``, the ``nexoai`` SDK) or a
+#: microapp (an extension-shaped ``plugin.toml`` for the daemon's extension host, stdlib only).
+KINDS = ("plugin", "microapp")
 TOOL_SUFFIX = "hello"
 
 
@@ -41,9 +46,12 @@ class NewProject:
     plugin_id: str
     lang: str = "python"
     dest: Path | None = None
+    kind: str = "plugin"
     description: str | None = None
     owner: str | None = None
     force: bool = False
+    # What the release workflow pip-installs nexo-pkg from; None: default_nexo_pkg_spec().
+    nexo_pkg_spec: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,11 +89,69 @@ def _toml_string(value: str) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+PROJECT_GIT_URL = "https://github.com/nexo-pkg/nexo-pkg"
+_SPEC_NAME = re.compile(r"^nexo[-_.]pkg(?![A-Za-z0-9])", re.IGNORECASE)
+
+
+def default_nexo_pkg_spec(direct_url: str | None, version: str = __version__) -> str:
+    """Where the release workflow installs nexo-pkg from: the source this nexo-pkg came from,
+    when that source exists for others too.
+
+    ``direct_url`` is the ``direct_url.json`` of the running installation (PEP 610), or
+    ``None`` when it came from a package index. A git install gives the same repository at the
+    same commit; an archive URL, that URL; an index install, ``nexo-pkg==VERSION``; a local
+    checkout (a ``file:`` URL nobody else can read), the project's repository at the tag
+    ``vVERSION``.
+    """
+    if direct_url is None:
+        return f"nexo-pkg=={version}"
+    try:
+        document = json.loads(direct_url)
+    except ValueError:
+        document = None
+    url = document.get("url") if isinstance(document, dict) else None
+    if isinstance(url, str) and not url.startswith("file:"):
+        vcs = document.get("vcs_info") if isinstance(document, dict) else None
+        if isinstance(vcs, dict) and vcs.get("vcs") == "git" and vcs.get("commit_id"):
+            return f"nexo-pkg @ git+{url}@{vcs['commit_id']}"
+        if isinstance(document, dict) and "archive_info" in document:
+            return f"nexo-pkg @ {url}"
+    return f"nexo-pkg @ git+{PROJECT_GIT_URL}@v{version}"
+
+
+def installed_nexo_pkg_spec() -> str:
+    """:func:`default_nexo_pkg_spec` for the nexo-pkg that is running."""
+    from importlib import metadata  # noqa: PLC0415 - only `new` needs it
+
+    try:
+        direct_url = metadata.distribution("nexo-pkg").read_text("direct_url.json")
+    except metadata.PackageNotFoundError:
+        direct_url = ""  # running from a checkout that is not installed
+    return default_nexo_pkg_spec(direct_url)
+
+
+def checked_nexo_pkg_spec(spec: str) -> str:
+    """``spec`` when it is one pip requirement naming nexo-pkg that is safe to write into a
+    workflow's shell line; else ``usage`` (exit 2)."""
+    text = spec.strip()
+    if not _SPEC_NAME.match(text):
+        raise ScaffoldError(
+            f"--nexo-pkg-spec {spec!r} must be a pip requirement for nexo-pkg, such as "
+            f"'nexo-pkg=={__version__}' or 'nexo-pkg @ git+{PROJECT_GIT_URL}@v{__version__}'"
+        )
+    if not text.isprintable() or not text.isascii() or "${{" in text:
+        raise ScaffoldError(
+            f"--nexo-pkg-spec {spec!r} holds characters a requirement does not need "
+            "(control characters, non-ASCII, or a GitHub expression `${{`)"
+        )
+    return text
+
+
 def placeholders(request: NewProject, tool_name: str) -> dict[str, str]:
     """The values substituted into the templates."""
     plugin_id = request.plugin_id
     name = plugin_id.replace("_", " ").title()
-    description = (request.description or f"The {name} nexo plugin.").strip()
+    description = (request.description or f"The {name} nexo {request.kind}.").strip()
     owner = request.owner or "OWNER"
     return {
         "__PLUGIN_NAME_TOML__": _toml_string(name),
@@ -94,7 +160,11 @@ def placeholders(request: NewProject, tool_name: str) -> dict[str, str]:
         "__TOOL_NAME__": tool_name,
         "__OWNER__": owner,
         "__REPO__": "nexo-plugin-" + plugin_id.replace("_", "-"),
-        "__NEXO_PKG_VERSION__": __version__,
+        "__NEXO_PKG_SPEC__": shlex.quote(
+            checked_nexo_pkg_spec(request.nexo_pkg_spec)
+            if request.nexo_pkg_spec is not None
+            else installed_nexo_pkg_spec()
+        ),
         "__PLUGIN_ID__": plugin_id,
     }
 
@@ -121,10 +191,15 @@ def render(request: NewProject) -> dict[str, str]:
             f"unsupported --lang {request.lang!r}; supported: {', '.join(LANGUAGES)}",
             kind="usage",
         )
+    if request.kind not in KINDS:
+        raise ScaffoldError(
+            f"unsupported --kind {request.kind!r}; supported: {', '.join(KINDS)}", kind="usage"
+        )
     if request.description is not None and not request.description.strip():
         raise ScaffoldError("--description must not be blank", kind="usage")
     values = placeholders(request, tool_name_for(request.plugin_id))
-    root = resources.files("nexo_pkg.scaffold") / "templates" / request.lang
+    directory = request.lang if request.kind == "plugin" else f"{request.kind}-{request.lang}"
+    root = resources.files("nexo_pkg.scaffold") / "templates" / directory
     files: dict[str, str] = {}
     for template_path, template in _walk(root):
         text = template.read_text(encoding="utf-8")

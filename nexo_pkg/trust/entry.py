@@ -111,7 +111,9 @@ def resolve_mode(
 ) -> Mode:
     """Flags win, then the owner's author entry's ``mode``, then the policy ``default``.
 
-    When an owner has several entries, the first one that sets ``mode`` decides.
+    The entries are those that decide for the owner (:meth:`TrustPolicy.authors_for`); when
+    several do (``repos`` limits them to different repositories), the first one that sets
+    ``mode`` decides.
     """
     if skip_verify:
         return "ignore"
@@ -230,7 +232,8 @@ def verify_asset_signature(
             raise SignatureMissingError(
                 f"{asset_name} has no signature (looked for "
                 f"{', '.join(asset_name + s for s in SIGNATURE_SUFFIXES[:4])}, attestations and "
-                f"a signed checksums file) and the trust policy requires one for {source}",
+                f"a signed checksums file) and a signature is required for {source} "
+                f"(--require-signature or the trust policy, {_policy_name(policy)})",
                 details={"asset": asset_name, "policy": _policy_name(policy)},
             )
         return SignatureOutcome(
@@ -286,7 +289,12 @@ def _material_sha256(offer: _Offer) -> str | None:
 
 
 def _policy_name(policy: TrustPolicy) -> str:
-    return str(policy.source) if policy.source is not None else "trusted_keys.toml (not created)"
+    """The policy file, or where it would go (and that it does not exist yet)."""
+    if policy.source is not None:
+        return str(policy.source)
+    if policy.location is not None:
+        return f"{policy.location} (not created yet)"
+    return "trusted_keys.toml (not created yet)"
 
 
 def _with_remedy(

@@ -155,6 +155,21 @@ class AuthorPolicy(Mapping[str, Any]):
         if (self.identity is None) == (self.identity_regexp is None):
             raise ValueError("exactly one of identity and identity_regexp must be set")
 
+    def covers(self, other: AuthorPolicy) -> bool:
+        """Whether this entry, written earlier, makes ``other`` one the reference never reads.
+
+        The reference installer takes the first entry whose owner matches and ignores the rest.
+        Entries limited by ``repos`` (which only nexo-pkg reads) coexist when this one does not
+        cover every repository ``other`` names.
+        """
+        if self.owner.casefold() != other.owner.casefold():
+            return False
+        if self.repos is None:
+            return True
+        return other.repos is not None and {name.casefold() for name in other.repos} <= {
+            name.casefold() for name in self.repos
+        }
+
     def identity_matches(self, san: str) -> bool:
         """True when ``san`` is this author's identity: the regex matches the *whole* SAN."""
         if self.identity is not None:
@@ -217,13 +232,26 @@ class TrustPolicy:
     trusted_root: Path | None = None
     cosign_binary: str | None = None
     warnings: tuple[str, ...] = ()
+    #: Where the policy file is read from, or would be written (``source`` is ``None`` when
+    #: it does not exist yet).
+    location: Path | None = None
 
     def authors_for(self, owner: str | None) -> tuple[AuthorPolicy, ...]:
-        """The entries for GitHub ``owner`` (case-insensitive, as GitHub names are)."""
+        """The entries that decide for GitHub ``owner`` (case-insensitive, as GitHub names are).
+
+        As the reference installer reads the policy, the first entry for the owner decides and
+        later ones are ignored (:meth:`AuthorPolicy.covers`; lint warns, NXT012).
+        """
         if owner is None:
             return ()
         wanted = owner.casefold()
-        return tuple(author for author in self.authors if author.owner.casefold() == wanted)
+        found: list[AuthorPolicy] = []
+        for author in self.authors:
+            if author.owner.casefold() == wanted and not any(
+                earlier.covers(author) for earlier in found
+            ):
+                found.append(author)
+        return tuple(found)
 
 
 # --- rules -------------------------------------------------------------------------------------
@@ -340,6 +368,32 @@ POLICY_RULES: dict[str, Rule] = {
             "`https://github.com/evil/x?github.com/acme/`).",
             'identity_regexp = "https://github.com/acme/.*"',
             "Write the anchored form shown in the message.",
+        ),
+        Rule(
+            "NXT011",
+            "policy-unknown-schema-version",
+            "warning",
+            "`schema_version` is not a version nexo-pkg knows",
+            'Compares `schema_version` with the versions nexo-pkg knows (`"1.0"`).',
+            "The reference installer reads any string there without comparing it, so the "
+            "policy still applies; a value other than 1.0 is probably a typo or meant for a "
+            "newer tool.",
+            'schema_version = "2.0"',
+            'Write `schema_version = "1.0"`, or remove the key.',
+        ),
+        Rule(
+            "NXT012",
+            "policy-duplicate-author",
+            "warning",
+            "an `[[authors]]` entry that an earlier entry for the same owner hides",
+            "Reports an entry for an owner that an earlier entry already covers (the same owner "
+            "with no `repos`, or `repos` including all of this entry's).",
+            "The reference installer takes the first entry whose owner matches and ignores the "
+            "rest, and nexo-pkg does the same: the later entry's identity and mode never apply.",
+            '[[authors]]\nowner = "acme"\nidentity_regexp = "^a$"\n\n'
+            '[[authors]]\nowner = "acme"\nidentity_regexp = "^b$"',
+            "Merge the entries into the first one (one `identity_regexp` can list alternatives "
+            "with `|`), or delete the later one.",
         ),
     )
 }
@@ -495,17 +549,20 @@ class _Validator:
         schema_version = "1.0"
         if "schema_version" in data:
             span = self.top_span("schema_version")
-            text = self.string(data["schema_version"], "schema_version", span)
-            if text is not None and text not in SUPPORTED_SCHEMA_VERSIONS:
-                self.add(
-                    "NXT004",
-                    f"unsupported schema_version {text!r} (supported: "
-                    f"{', '.join(SUPPORTED_SCHEMA_VERSIONS)})",
-                    "schema_version",
-                    span,
-                )
-            elif text is not None:
-                schema_version = text
+            value = data["schema_version"]
+            if not isinstance(value, str):
+                self.add("NXT003", "`schema_version` must be a string", "schema_version", span)
+            else:
+                schema_version = value
+                if value not in SUPPORTED_SCHEMA_VERSIONS:
+                    self.add(
+                        "NXT011",
+                        f"schema_version {value!r} is not one nexo-pkg knows (known: "
+                        f"{', '.join(SUPPORTED_SCHEMA_VERSIONS)}); the policy is read as "
+                        f"{SUPPORTED_SCHEMA_VERSIONS[-1]}, as the reference installer reads it",
+                        "schema_version",
+                        span,
+                    )
 
         default: Mode | None = "warn"
         if "default" in data:
@@ -559,6 +616,7 @@ class _Validator:
                 for index, entry in enumerate(raw_authors):
                     author = self.author(index, entry)
                     if author is not None:
+                        self.shadowed(index, author, authors)
                         authors.append(author)
 
         if default is None or self.error_count():
@@ -740,6 +798,20 @@ class _Validator:
             allow_republish=allow_republish,
         )
 
+    def shadowed(self, index: int, author: AuthorPolicy, earlier: list[AuthorPolicy]) -> None:
+        """Warn (NXT012) when an earlier entry covers ``author``: that entry never applies."""
+        for first in earlier:
+            if first.covers(author):
+                self.add(
+                    "NXT012",
+                    f"authors[{index}] for owner {author.owner!r} is ignored: the entry at "
+                    f"line {first.line} comes first for that owner and decides, as in the "
+                    "reference installer",
+                    f"authors[{index}]",
+                    self.author_span(index, None),
+                )
+                return
+
     def pattern(self, pattern: str, key_path: str, span: Span | None) -> bool:
         """Compile ``pattern`` in RE2's dialect; add ``NXT007`` and return False if it fails."""
         try:
@@ -835,10 +907,20 @@ def parse_policy(text: str, *, path: Path) -> TrustPolicy:
         default=policy.default,
         authors=policy.authors,
         source=path,
+        location=path,
         schema_version=policy.schema_version,
         trusted_root=policy.trusted_root,
         cosign_binary=policy.cosign_binary,
+        warnings=tuple(
+            f"WARNING: {path}:{f.span.start.line}:{f.span.start.column}: {f.message}"
+            for f in findings
+            if f.code in _READ_WARNINGS
+        ),
     )
+
+
+_READ_WARNINGS = frozenset({"NXT011", "NXT012"})
+"""Policy lint warnings also shown whenever the policy is read: they change what it means."""
 
 
 def file_warnings(path: Path) -> tuple[str, ...]:
@@ -880,7 +962,7 @@ def read_policy_file(path: Path, *, explicit: bool) -> TrustPolicy:
                 kind="policy_invalid",
                 details={"path": str(path)},
             ) from exc
-        return TrustPolicy()
+        return TrustPolicy(location=path)
     except OSError as exc:
         raise ConfigError(
             f"{path}: cannot read the trust policy: {exc.strerror or exc}",
@@ -901,7 +983,8 @@ def read_policy_file(path: Path, *, explicit: bool) -> TrustPolicy:
             kind="policy_invalid",
             details={"path": str(path), "line": 1},
         ) from exc
-    return replace(parse_policy(text, path=path), warnings=file_warnings(path))
+    policy = parse_policy(text, path=path)
+    return replace(policy, warnings=(*policy.warnings, *file_warnings(path)))
 
 
 def lint_policy_source(text: str, *, path: str) -> FileResult:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import nexo_plugin_sdk
+from typer.testing import CliRunner
+
+from nexo_pkg.cli.main import app
 
 PLUGINS = Path(__file__).resolve().parent.parent / "fixtures" / "plugins"
 SCRIPTED = PLUGINS / "scripted.py"
@@ -18,6 +23,22 @@ LAUNCHER = """#!/usr/bin/env bash
 DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 exec env PYTHONPATH="$DIR/lib" python3 "$DIR/lib/plugin/main.py" "$@"
 """
+
+
+#: Reply deadline of the check tests: plugins answer in well under a second; the margin is for
+#: a loaded machine.
+TIMEOUT_MS = 10_000
+
+
+def cli_check(root: Path, *options: str, env: dict[str, str] | None = None) -> tuple[int, Any]:
+    """``nexo plugin check ROOT --json`` through the command line (in this process), so the
+    exit code is checked too: ``(exit code, the JSON document)``."""
+    result = CliRunner().invoke(
+        app,
+        ["plugin", "check", str(root), "--json", "--timeout-ms", str(TIMEOUT_MS), *options],
+        env=env,
+    )
+    return result.exit_code, json.loads(result.stdout)
 
 
 def toml_string(value: str) -> str:
@@ -33,8 +54,11 @@ def scripted_plugin(
     plugin_id: str = "scripted",
     tools: tuple[str, ...] = (),
     manifest_name: str = "nexo-plugin.toml",
+    command: str = sys.executable,
+    extra: str = "",
 ) -> Path:
-    """A project directory whose entrypoint runs ``scripted.py MODE`` with this interpreter."""
+    """A project directory whose entrypoint runs ``scripted.py MODE`` with ``command`` (this
+    interpreter by default); ``extra`` is appended to the manifest (more tables)."""
     root.mkdir(parents=True, exist_ok=True)
     tool_list = ", ".join(toml_string(name) for name in tools)
     (root / manifest_name).write_text(
@@ -46,12 +70,12 @@ description = "Test plugin"
 min_nexo_version = ">=0.1.0"
 
 [plugin.entrypoint]
-command = {toml_string(sys.executable)}
+command = {toml_string(command)}
 args = [{toml_string(str(SCRIPTED))}, "{mode}"]
 
 [plugin.extends]
 tools = [{tool_list}]
-""",
+{extra}""",
         encoding="utf-8",
     )
     return root

@@ -73,9 +73,10 @@ def test_conforming_plugin_exits_0_with_ascii_report_on_stdout(tmp_path: Path) -
     # The report is the command's result: stdout, so it can be piped and counted.
     assert result.stderr == ""
     lines = result.stdout.splitlines()
-    assert lines[0].startswith("PASS spawn")
+    assert lines[0].startswith("PASS sandbox")
+    assert lines[1].startswith("PASS spawn")
     assert any(line.startswith("PASS identity") for line in lines)
-    assert lines[-1] == "check passed for sdkdemo: 17 passed, 0 warnings, 0 failed"
+    assert lines[-1] == "check passed for sdkdemo: 18 passed, 0 warnings, 0 failed"
     # Not a TTY: plain ASCII, no colour codes; no stderr tail when nothing failed.
     assert result.stdout.isascii()
     assert "plugin stderr" not in result.stdout
@@ -265,6 +266,7 @@ def test_an_installed_id_is_looked_up_where_the_daemon_config_installs(
     assert found.returncode == 0, found.stderr
     assert json.loads(found.stdout)["plugin"]["root"] == str(installed.resolve())
 
+    (tmp_path / "empty-config").mkdir()
     elsewhere = nexo("scripted", "--config", str(tmp_path / "empty-config"), cwd=work)
     assert elsewhere.returncode == 2
     assert "no installed plugin with that id" in elsewhere.stderr

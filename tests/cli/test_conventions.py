@@ -148,12 +148,16 @@ def test_show_and_install_completion(tmp_path: Path) -> None:
 
 
 def test_completion_lists_commands_and_options() -> None:
-    env = base_env(_NEXO_COMPLETE="complete_bash", COMP_WORDS="nexo plugin in", COMP_CWORD="2")
+    env = base_env(_NEXO_COMPLETE="complete_bash", COMP_WORDS="nexo plugin ins", COMP_CWORD="2")
     commands = nexo(env=env)
     assert commands.returncode == 0
     assert set(commands.stdout.split()) == {"install"}
     env.update(COMP_WORDS="nexo plugin upgrade --al", COMP_CWORD="3")
-    assert set(nexo(env=env).stdout.split()) == {"--all", "--allow-downgrade"}
+    assert set(nexo(env=env).stdout.split()) == {
+        "--all",
+        "--allow-downgrade",
+        "--allow-signer-change",
+    }
 
 
 # -- quiet, verbose, colour -----------------------------------------------------------------

@@ -132,7 +132,7 @@ def test_dest_wins_and_config_flag_and_variable_choose_the_directory(
         ("discovery: [unclosed\n", "is not valid YAML"),
         ("discovery: 3\n", "`discovery` must be a mapping"),
         ("discovery:\n  search_paths: ./one\n", "must be a list of paths"),
-        ("discovery:\n  search_paths: ['${NEXO_TEST_UNSET_VARIABLE}/p']\n", "is not set"),
+        ("discovery:\n  search_paths: ['${NEXO_TEST_UNSET_VARIABLE}/p']\n", "not set"),
     ],
 )
 def test_a_broken_daemon_config_is_a_configuration_error(
@@ -153,6 +153,7 @@ def test_config_directory_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert config_dir(None, cwd=tmp_path) == tmp_path / "config"
     monkeypatch.setenv("NEXO_CONFIG_DIR", str(tmp_path / "env"))
     assert config_dir(None, cwd=tmp_path) == tmp_path / "env"
+    (tmp_path / "flag").mkdir()
     assert config_dir(tmp_path / "flag", cwd=tmp_path) == tmp_path / "flag"
 
 
@@ -172,7 +173,7 @@ def test_search_paths_expand_like_the_daemon(
     config = load_daemon_config(tmp_path, cwd=tmp_path / "cwd")
     assert config.search_paths == (
         tmp_path / "nexo" / "a",
-        tmp_path / "user" / "b",
+        tmp_path / "cwd" / "~" / "b",
         tmp_path / "user" / "c",
         tmp_path / "cwd" / "rel" / "d",
         Path("/x/value"),

@@ -76,10 +76,79 @@ def test_fix_repairs_namespace_and_env_and_keeps_comments(tmp_path: Path) -> Non
     assert (root / "nexo-plugin.toml").read_text(encoding="utf-8") == text
 
 
-def test_fix_refuses_standard_input(tmp_path: Path) -> None:
+def test_fix_on_standard_input_prints_the_fixed_source(tmp_path: Path) -> None:
+    """As ``ruff check --fix -``: the fixed source on stdout, what is left on stderr."""
     result = lint("--fix", "-", cwd=tmp_path, stdin=MANIFEST)
-    assert result.returncode == 2
-    assert "standard input" in result.stderr
+    assert result.returncode == 0, result.stderr
+    assert 'tools = ["weather_forecast", "weather_now"]  # keep this comment' in result.stdout
+    assert 'env = { WEATHER_DEBUG = "1" }' in result.stdout
+    assert result.stdout.count("\n") == MANIFEST.count("\n")
+    assert "All checks passed" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+    # Nothing to fix: the source comes back unchanged; a finding left fails on stderr.
+    broken = MANIFEST.replace('id = "weather"', 'id = "Weather"')
+    again = lint("--fix", "-", cwd=tmp_path, stdin=broken)
+    assert again.returncode == 1
+    assert 'id = "Weather"' in again.stdout
+    assert "NX100" in again.stderr
+    assert "NX100" not in again.stdout
+
+
+def test_quiet_clean_lint_prints_nothing(tmp_path: Path) -> None:
+    fixed = project(tmp_path, MANIFEST.replace("NEXO_DEBUG", "WEATHER_DEBUG"))
+    clean = fixed.parent / "clean"
+    clean.mkdir()
+    text = (fixed / "nexo-plugin.toml").read_text(encoding="utf-8")
+    (clean / "nexo-plugin.toml").write_text(
+        text.replace('"forecast"', '"weather_forecast"'), encoding="utf-8"
+    )
+    quiet = lint("-q", cwd=clean)
+    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+    assert "All checks passed" in lint(cwd=clean).stdout
+    # With findings, -q keeps them and drops only the summary line (as ruff -q).
+    noisy = lint("--quiet", cwd=fixed)
+    assert noisy.returncode == 1
+    assert "NX113" in noisy.stdout
+    assert "Found" not in noisy.stdout
+
+
+def test_blanket_ignore_comment_silences_its_line_only(tmp_path: Path) -> None:
+    text = MANIFEST.replace(
+        'tools = ["forecast", "weather_now"]  # keep this comment',
+        'tools = ["forecast", "weather_now"]  # nexo: ignore',
+    )
+    root = project(tmp_path, text)
+    # Line 14's NX113 is silenced; line 11's NX106 has no comment and stays.
+    assert codes(lint("--format", "json", cwd=root)) == [("nexo-plugin.toml", 11, "NX106")]
+    # `nexo: ignored` or `nexo: ignore-me` is not the directive.
+    other = tmp_path / "other"
+    other.mkdir()
+    almost = MANIFEST.replace("# keep this comment", "# nexo: ignored")
+    assert ("nexo-plugin.toml", 14, "NX113") in codes(
+        lint("--format", "json", cwd=project(other, almost))
+    )
+
+
+def test_force_exclude_applies_exclude_to_named_files(tmp_path: Path) -> None:
+    root = project(tmp_path)
+    vendored = root / "vendor" / "nexo-plugin.toml"
+    vendored.parent.mkdir()
+    vendored.write_text(MANIFEST.replace('id = "weather"', 'id = "Weather"'), encoding="utf-8")
+    (root / ".nexo.toml").write_text('[lint]\nexclude = ["vendor/"]\n', encoding="utf-8")
+    # Named on the command line, an excluded file is linted (as ruff) ...
+    named = lint("--format", "json", "vendor/nexo-plugin.toml", cwd=root)
+    assert ("nexo-plugin.toml", 3, "NX100") in codes(named)
+    # ... unless --force-exclude, which a pre-commit hook passes.
+    forced = lint("--force-exclude", "vendor/nexo-plugin.toml", "nexo-plugin.toml", cwd=root)
+    assert "vendor" not in forced.stdout
+    assert "NX113" in forced.stdout
+    assert "1 file" in forced.stdout
+    # The same for standard input named by --stdin-filename.
+    piped = lint(
+        "--force-exclude", "--stdin-filename", "vendor/nexo-plugin.toml", "-",
+        cwd=root, stdin=vendored.read_text(encoding="utf-8"),
+    )  # fmt: skip
+    assert piped.returncode == 0, piped.stdout
 
 
 def test_ignore_comment_silences_exactly_that_code_on_that_line(tmp_path: Path) -> None:

@@ -37,7 +37,7 @@ BAD = GOOD.replace('id = "demo"', 'id = "Demo"')
 def test_hook_manifest_is_valid_for_pre_commit() -> None:
     [hook] = load_manifest(str(HOOKS))
     assert hook["id"] == "nexo-plugin-lint"
-    assert hook["entry"] == "nexo plugin lint"
+    assert hook["entry"] == "nexo plugin lint --force-exclude"
     assert hook["language"] == "python"
     assert hook["pass_filenames"] is True
     files = re.compile(hook["files"])
@@ -112,6 +112,45 @@ def test_try_repo_fails_on_a_bad_manifest_and_skips_others(tmp_path: Path) -> No
     assert "bad/nexo-plugin.toml:2:6: NX100" in output
     assert "good/nexo-plugin.toml" not in output.replace("bad/nexo-plugin.toml", "")
     assert "other.toml" not in output
+
+
+@pytest.mark.index
+@pytest.mark.timeout(900)
+def test_try_repo_respects_the_config_exclude(tmp_path: Path) -> None:
+    """pre-commit names every staged manifest; `exclude` in .nexo.toml still skips them."""
+    head = _committed_head()
+    project = _project(
+        tmp_path,
+        {
+            "vendor/nexo-plugin.toml": BAD,
+            "good/nexo-plugin.toml": GOOD,
+            ".nexo.toml": '[lint]\nexclude = ["vendor/"]\n',
+        },
+    )
+    done = subprocess.run(
+        [*PRE_COMMIT, "try-repo", str(ROOT), "nexo-plugin-lint", "--ref", head, "--all-files"],
+        cwd=project,
+        env=_env(tmp_path / "home"),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "NX100" not in output
+    # Without the exclude the same tree fails: the hook did lint the files it was given.
+    (project / ".nexo.toml").write_text("[lint]\n", encoding="utf-8")
+    _git("add", ".nexo.toml", cwd=project)
+    again = subprocess.run(
+        [*PRE_COMMIT, "try-repo", str(ROOT), "nexo-plugin-lint", "--ref", head, "--all-files"],
+        cwd=project,
+        env=_env(tmp_path / "home"),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert again.returncode == 1, again.stdout + again.stderr
+    assert "vendor/nexo-plugin.toml:2:6: NX100" in again.stdout + again.stderr
 
 
 @pytest.fixture(scope="module")

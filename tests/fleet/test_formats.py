@@ -18,6 +18,7 @@ from nexo_pkg.fleet.lockfile import (
     LockedPlugin,
     LockedTarget,
     read_lock,
+    read_registries,
     read_wanted,
     render_lock,
     stale_entries,
@@ -119,6 +120,9 @@ targets = ["noarch", "x86_64-unknown-linux-gnu"]
 
 [plugins.slack]
 source = "lordmacu/nexo-plugin-slack@v0.3.1"
+
+[registries."registry.example:5000"]
+mirrors = ["mirror.internal:5000", "cache.internal/registry.example"]
 """
 
 
@@ -131,6 +135,9 @@ def test_the_wanted_set_parses_and_matches_its_schema(tmp_path: Path) -> None:
         ("slack", "*", None),
     ]
     _schema("nexo-plugins.schema.json").validate(tomllib.loads(WANTED_OK))
+    assert read_registries(path) == {
+        "registry.example:5000": ("mirror.internal:5000", "cache.internal/registry.example")
+    }
     assert stale_entries(wanted, Lock()) == [
         "echo is wanted but not locked",
         "slack is wanted but not locked",

@@ -243,6 +243,32 @@ def test_cache_prune(tmp_path: Path, fleet_env: dict[str, str]) -> None:
     assert json_of(bad)["kind"] == "usage"
 
 
+def test_cache_dir_size_clean_as_uv(tmp_path: Path, fleet_env: dict[str, str]) -> None:
+    """``cache dir|size|clean`` answer as ``uv cache`` does: path, bytes, emptied."""
+    home = Path(fleet_env["NEXO_HOME"])
+    where = run_nexo(fleet_env, "cache", "dir")
+    assert (where.returncode, where.stdout) == (0, f"{home / 'cache' / 'blobs'}\n")
+    empty = run_nexo(fleet_env, "cache", "size")
+    assert (empty.returncode, empty.stdout) == (0, "0\n")
+    assert not (home / "cache").exists()  # asking creates nothing
+    cache = BlobCache(home)
+    for index, size in enumerate((1000, 2072)):
+        blob = tmp_path / f"blob-{index}"
+        blob.write_bytes(bytes([index]) * size)
+        cache.add_file(blob)
+    sized = run_nexo(fleet_env, "cache", "size")
+    assert sized.stdout == "3072\n"
+    assert run_nexo(fleet_env, "cache", "size", "--human").stdout == "3.0KiB\n"
+    assert json_of(run_nexo(fleet_env, "cache", "size", "--json")) == {
+        "ok": True, "path": str(cache.root), "blobs": 2, "bytes": 3072,
+    }  # fmt: skip
+    cleaned = run_nexo(fleet_env, "cache", "clean", "--json")
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert json_of(cleaned) == {"ok": True, "removed": 2, "freed_bytes": 3072, "kept": 0}
+    assert not any(cache.store.iterdir())
+    assert run_nexo(fleet_env, "cache", "size").stdout == "0\n"
+
+
 def test_lock_binds_a_signature_to_the_release_it_was_made_for(
     *,
     tmp_path: Path,

@@ -543,6 +543,9 @@ def test_a_release_signed_by_artifact_attestations_mirrors_and_verifies_offline(
     github_server.stop()
 
     offline = {**env, "NEXO_HOME": str(tmp_path / "offline-home")}
+    # A reusable workflow of another repository signed: the policy names it, as gh wants.
+    reusable = "actions/reusable/.github/workflows/attest.yml"
+    policy.write_text(policy.read_text() + f'signer_workflow = "{reusable}"\n')
     dest = tmp_path / "air-gapped"
     installed = run_nexo(
         offline, "install", registry.ref("mirror/echo:1.2.3"), "--dest", str(dest),
@@ -552,4 +555,23 @@ def test_a_release_signed_by_artifact_attestations_mirrors_and_verifies_offline(
     signature = json_of(installed)["signature"]
     assert signature["status"] == "verified"
     assert signature["scheme"] == "github-attestation"
-    assert signature["identity"] == ACME_IDENTITY
+    # The SAN is the identity; the calling workflow is beside it.
+    assert signature["identity"] == f"https://github.com/{reusable}@refs/tags/v1"
+    assert signature["claims"]["build_config_uri"] == ACME_IDENTITY
+
+    # A lock written when the calling workflow was the recorded identity still syncs.
+    project = tmp_path / "fleet"
+    project.mkdir()
+    _wanted(project / "nexo-plugins.toml", {"echo": registry.ref("mirror/echo")})
+    common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
+    locked = run_nexo(offline, "lock", "-f", str(project / "nexo-plugins.toml"), *common)
+    assert locked.returncode == 0, locked.stderr
+    lock_file = project / "nexo-plugins.lock"
+    assert signature["identity"] in lock_file.read_text()
+    lock_file.write_text(lock_file.read_text().replace(signature["identity"], ACME_IDENTITY))
+    synced = run_nexo(
+        offline, "sync", "--lock", str(lock_file), "--dest", str(tmp_path / "root"),
+        "--frozen", *common, "--json",
+    )  # fmt: skip
+    assert synced.returncode == 0, synced.stderr
+    assert json_of(synced)["plugins"][0]["action"] == "installed"

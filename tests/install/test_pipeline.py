@@ -52,13 +52,15 @@ def test_install_latest(install_env: InstallEnv) -> None:
     receipt = json.loads((path / RECEIPT_NAME).read_text())
     assert set(receipt) == {
         "schema_version", "id", "version", "owner", "repo", "tag", "target", "sha256",
-        "installed_at", "source", "signature", "files", "modes",
+        "installed_at", "source", "signature", "files", "modes", "resolved_tag",
     }  # fmt: skip
     assert receipt["schema_version"] == "1.0"
     assert receipt["modes"]["bin/hello"] == "0755"
     assert receipt["id"] == "hello"
     assert receipt["version"] == "1.0.0"
-    assert (receipt["owner"], receipt["repo"], receipt["tag"]) == ("acme", "hello", "v1.0.0")
+    # `tag` is what was asked for (the latest release), as the reference records it.
+    assert (receipt["owner"], receipt["repo"], receipt["tag"]) == ("acme", "hello", "latest")
+    assert receipt["resolved_tag"] == "v1.0.0"
     assert receipt["target"] == "noarch"
     assert receipt["source"] == "github-releases"
     assert receipt["sha256"] == sha256_hex(assets[asset_name("hello", "1.0.0")])

@@ -74,7 +74,7 @@ def test_our_receipts_parse_under_the_reference_struct(
     assert (ours["owner"], ours["repo"], ours["tag"], ours["source"]) == (
         "acme",
         "hello",
-        "v1.0.0",
+        "latest",
         "github-releases",
     )
     offline = reference_receipt_struct(json.loads((local.path / RECEIPT_NAME).read_text()))
@@ -108,7 +108,14 @@ def test_a_reference_install_is_listed_upgraded_and_removed(install_env: Install
     assert discovered_versions(install_env.dest) == {"hello": "1.1.0"}
 
 
-def test_earlier_integer_receipts_still_read(install_env: InstallEnv, tmp_path: Path) -> None:
+def test_receipts_the_reference_cannot_read_are_orphans(
+    install_env: InstallEnv, tmp_path: Path
+) -> None:
+    """plugin_admin.rs:149-165 at eec3f33: `read_install_metadata` deserialises
+    `InstallMetadata` (plugin_admin.rs:48-66, ten `String` fields) with serde_json; the
+    integer `schema_version` and `null` owner of nexo-pkg's earliest receipts fail it, so the
+    reference lists such a plugin as an orphan: list shows it as unreadable, verify fails
+    naming it, remove removes it."""
     result = install(str(write_plugin(tmp_path, "hello", "1.0.0")), install_env.make_options())
     path = result.path / RECEIPT_NAME
     document = json.loads(path.read_text())
@@ -116,8 +123,15 @@ def test_earlier_integer_receipts_still_read(install_env: InstallEnv, tmp_path: 
     del document["modes"]
     path.write_text(json.dumps(document))
     listing = _cli(install_env, "list", "--json")
-    assert [p["version"] for p in listing.document["plugins"]] == ["1.0.0"]
-    assert _cli(install_env, "verify", "--json").exit_code == 0
+    assert listing.document["plugins"] == []
+    [entry] = listing.document["unreadable"]
+    assert entry["problem"] == (
+        "receipt unreadable: invalid type: integer `1`, expected a string (field `schema_version`)"
+    )
+    verified = _cli(install_env, "verify", "--json")
+    assert verified.exit_code == 1
+    assert _cli(install_env, "remove", "hello", "--yes", "--json").exit_code == 0
+    assert not result.path.exists()
 
 
 # -- verify without blind spots ---------------------------------------------------------------
@@ -149,7 +163,7 @@ def test_a_deleted_or_corrupted_receipt_fails_by_name(
     code, reports = _verify(install_env)
     assert code == 1
     assert [(Path(r["path"]).name, r["ok"]) for r in reports] == [("hello-1.0.0", False)]
-    assert "unreadable install receipt" in reports[0]["problem"]
+    assert reports[0]["problem"].startswith("receipt unreadable: ")
     (installed / RECEIPT_NAME).unlink()
     code, reports = _verify(install_env)
     assert code == 1

@@ -49,7 +49,8 @@ def test_tag_ahead_of_the_manifest_installs_the_manifest_version(install_env: In
     assert result.path == install_env.dest / "google-0.3.0"
     assert (result.plan.version, result.plan.target) == ("0.3.0", MUSL)
     receipt = read_receipt(result.path)
-    assert (receipt.version, receipt.tag) == ("0.3.0", "v0.3.1")
+    # What was asked for (the latest release), as the reference records it; the tag found.
+    assert (receipt.version, receipt.tag, receipt.resolved_tag) == ("0.3.0", "latest", "v0.3.1")
 
 
 def test_plugin_toml_release_asset_is_read_too(install_env: InstallEnv) -> None:
@@ -123,7 +124,10 @@ def test_at_latest_is_the_latest_release_as_for_the_reference(install_env: Insta
     install_env.server.publish("acme", "hello", "v0.2.0", release_assets("hello", "0.2.0"))
     result = install("acme/hello@latest", install_env.make_options())
     assert result.path.name == "hello-0.2.0"
-    assert read_receipt(result.path).tag == "v0.2.0"
+    assert (read_receipt(result.path).tag, read_receipt(result.path).resolved_tag) == (
+        "latest",
+        "v0.2.0",
+    )
     # A release really tagged `latest` (a rolling release) is that release.
     install_env.server.publish(
         "acme", "rolling", "latest", release_assets("rolling", "0.1.0"), latest=False
@@ -157,9 +161,9 @@ def test_a_substituted_release_is_refused(install_env: InstallEnv) -> None:
 
 def test_upgrade_installs_the_release_it_compared(install_env: InstallEnv) -> None:
     server = install_env.server
-    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"), latest=False)
     server.publish("acme", "hello", "v0.1.0", release_assets("hello", "0.1.0"), latest=False)
-    install("acme/hello@v1.0.0", install_env.make_options())
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    install("acme/hello", install_env.make_options())  # follows the latest release
     server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
     # A second lookup of the tag would be answered with the old release.
     server.substitute("acme", "hello", "v2.0.0", "v0.1.0")

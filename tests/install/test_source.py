@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.tarballs import manifest_text
 
 from nexo_pkg.errors import NexoError
 from nexo_pkg.install.checksum import parse_digest, parse_sidecar, verify_checksums
@@ -151,10 +152,13 @@ def test_version_in_tag_reads_real_tag_shapes() -> None:
 def test_identity_from_tarball_names_ignores_the_tag() -> None:
     release = _release("vv1.0.0", "p-1.0.0-x86_64-unknown-linux-musl.tar.gz")
     assert release_identity(release, None) == ReleaseIdentity("p", "1.0.0", "tarball names")
-    manifest = ("plugin.toml", '[plugin]\nid = "q"\nversion = "0.3.0"\n')
+    manifest = ("plugin.toml", manifest_text("q", "0.3.0"))
     assert release_identity(release, manifest).plugin_id == "q"
-    unusable = ("nexo-plugin.toml", "[plugin]\nid = 'p'\nversion = 'one'\n")
-    assert release_identity(release, unusable).version == "1.0.0"
+    unusable = ("nexo-plugin.toml", manifest_text("p", "1.0.0").replace('"1.0.0"', '"one"'))
+    with pytest.raises(NexoError) as caught:
+        release_identity(release, unusable)
+    assert caught.value.kind == "manifest_invalid"
+    assert caught.value.details["asset"] == "nexo-plugin.toml"
 
 
 def test_several_versions_in_tarball_names_are_told_apart_by_the_tag() -> None:

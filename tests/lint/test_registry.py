@@ -25,6 +25,14 @@ def test_core_codes_are_in_their_range_and_unique() -> None:
         assert re.fullmatch(r"NX0\d\d", code), code
 
 
+def test_no_two_semantic_rules_share_a_code() -> None:
+    """The catalog is a tuple turned into a dict: a repeated code would silently hide a rule."""
+    from nexo_pkg.manifest.rules_catalog import _RULES
+
+    codes = [rule.code for rule in _RULES]
+    assert sorted(code for code in set(codes) if codes.count(code) > 1) == []
+
+
 def test_registry_merges_semantic_rules_without_clashes() -> None:
     names = [rule.name for rule in RULES]
     assert len(names) == len(set(names))
@@ -99,7 +107,7 @@ def test_trust_policy_rules_are_explained_too() -> None:
     assert rule.code not in all_rules()  # not a manifest rule: docs/rules.md leaves it out
 
 
-SECURITY_ERRORS = {"NX107", "NX146", "NX147"}
+SECURITY_ERRORS = {"NX004", "NX107", "NX146", "NX147"}
 
 
 def test_severity_means_what_the_daemon_does() -> None:

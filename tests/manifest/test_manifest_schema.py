@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
-from support.shared_fixtures import shared_files
+from support.shared_fixtures import shared_files, skip_unless_present
 
 from nexo_pkg.manifest.conformance import UnsupportedKeywordError, conforms
 from nexo_pkg.manifest.schema import load_schema, schema_diagnostics, schema_errors
@@ -117,6 +117,7 @@ def test_a_datetime_is_not_a_string() -> None:
     shutil.which("taplo", path=str(Path(sys.executable).parent)) is None,
     reason="taplo is not installed",
 )
+@skip_unless_present("reference-manifests")
 def test_taplo_checks_with_the_schema(tmp_path: Path) -> None:
     taplo = str(Path(sys.executable).parent / "taplo")
     schema_url = SHIPPED.as_uri()

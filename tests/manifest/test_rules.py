@@ -227,7 +227,8 @@ def test_reserved_env_keys_point_at_each_key() -> None:
         return HERE
 
     data = tomllib.loads(
-        BASE + '[plugin.entrypoint.env]\nNEXO_HOME = "x"\nAPP_MODE = "y"\nNEXO_TOKEN = "z"\n'
+        BASE + '[plugin.entrypoint]\ncommand = "./bin/weather"\n'
+        '[plugin.entrypoint.env]\nNEXO_HOME = "x"\nAPP_MODE = "y"\nNEXO_TOKEN = "z"\n'
     )
     diagnostics = check_semantics(data, recording, LintOptions())
     assert [(d.code, d.key_path) for d in diagnostics] == [

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -23,9 +24,15 @@ from nexo_pkg.manifest.sandbox_paths import (
 from .rule_support import BASE, locate
 
 
-def run(sandbox: str, options: LintOptions | None = None) -> list[Diagnostic]:
+def run_all(sandbox: str, options: LintOptions | None = None) -> list[Diagnostic]:
     data = tomllib.loads(f"{BASE}[plugin.sandbox]\n{sandbox}\n")
     return check_semantics(data, locate, options or LintOptions(host_net_allowed=False))
+
+
+def run(sandbox: str, options: LintOptions | None = None) -> list[Diagnostic]:
+    """The lexical verdicts only: whether a path exists on this host (NX148) is tested apart,
+    as most paths here exist nowhere."""
+    return [d for d in run_all(sandbox, options) if d.code != "NX148"]
 
 
 def found(sandbox: str, options: LintOptions | None = None) -> list[tuple[str, str]]:
@@ -189,8 +196,12 @@ def test_host_network_needs_permission(monkeypatch: pytest.MonkeyPatch) -> None:
     assert found(body, LintOptions(host_net_allowed=True)) == []
     monkeypatch.setenv("NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW", "1")
     assert found(body, LintOptions()) == []
-    monkeypatch.setenv("NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW", "true")
-    assert found(body, LintOptions()) == [("NX141", "plugin.sandbox.network")]
+    for truthy in ("true", "TRUE", "yes", "YES"):
+        monkeypatch.setenv("NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW", truthy)
+        assert found(body, LintOptions()) == []
+    for other in ("True", "on", "0", ""):
+        monkeypatch.setenv("NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW", other)
+        assert found(body, LintOptions()) == [("NX141", "plugin.sandbox.network")]
     monkeypatch.delenv("NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW")
     assert found(body, LintOptions()) == [("NX141", "plugin.sandbox.network")]
     assert found('enabled = true\nnetwork = "deny"') == []
@@ -253,3 +264,35 @@ def test_normalised_check_never_misses_a_daemon_hit_on_normal_paths(segments: li
     normal = normalise("/" + "/".join(segments))
     if daemon_denylist_hit(normal) is not None:
         assert denylist_hit(normal) is not None
+
+
+# --- paths bwrap cannot mount on this host (NX148, beyond the daemon) -----------------------------
+
+
+def missing(sandbox: str) -> list[str]:
+    return [d.key_path for d in run_all(sandbox) if d.code == "NX148"]
+
+
+def test_a_path_missing_here_warns_and_existing_ones_do_not(tmp_path: Path) -> None:
+    present = tmp_path / "present"
+    present.mkdir()
+    absent = tmp_path / "absent"
+    diagnostics = run_all(f"enabled = true\nfs_read_paths = ['{present}', '{absent}']")
+    assert [(d.code, d.severity, d.key_path) for d in diagnostics] == [
+        ("NX148", "warning", "plugin.sandbox.fs_read_paths[1]")
+    ]
+    assert str(absent) in diagnostics[0].message
+    assert missing(f"enabled = true\nfs_write_paths = ['{absent}', '{present}']") == [
+        "plugin.sandbox.fs_write_paths[0]"
+    ]
+    # A dangling link is missing too: bwrap follows it.
+    (tmp_path / "dangling").symlink_to(absent)
+    assert missing(f"enabled = true\nfs_read_paths = ['{tmp_path / 'dangling'}']") == [
+        "plugin.sandbox.fs_read_paths[0]"
+    ]
+
+
+def test_state_dir_entries_disabled_sandboxes_and_refused_paths_are_not_looked_up() -> None:
+    assert missing("enabled = true\nfs_write_paths = ['${state_dir}/never/created']") == []
+    assert missing("enabled = false\nfs_read_paths = ['/nonexistent/x']") == []
+    assert [d.code for d in run_all("enabled = true\nfs_read_paths = ['/root/nope']")] == ["NX145"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 import tomllib
@@ -14,7 +15,14 @@ import pytest
 from nexo_pkg import __version__
 from nexo_pkg.errors import NexoError
 from nexo_pkg.lint.engine import lint_file
-from nexo_pkg.scaffold.generator import NewProject, create_project, render, tool_name_for
+from nexo_pkg.scaffold.generator import (
+    NewProject,
+    create_project,
+    default_nexo_pkg_spec,
+    installed_nexo_pkg_spec,
+    render,
+    tool_name_for,
+)
 
 TEMPLATE_FILES = [
     ".github/workflows/release.yml",
@@ -73,7 +81,7 @@ def test_release_workflow(tmp_path: Path) -> None:
         "contents: write",
         "fetch-depth: 0",
         '"$GITHUB_REF_NAME" != "v$version"',
-        f'"nexo-pkg=={__version__}"',
+        f"python -m pip install {shlex.quote(installed_nexo_pkg_spec())}",
         "nexo plugin pack . --out dist",
         'python -m sigstore sign --bundle "$asset.sigstore.json" "$asset"',
         'asset + ".sig"',
@@ -244,3 +252,32 @@ def test_release_workflow_is_valid_yaml(tmp_path: Path) -> None:
     assert "requirements.txt" not in signing
     assert "unittest" not in signing
     assert "checkout" not in signing
+
+
+@pytest.mark.parametrize(
+    ("direct_url", "spec"),
+    [
+        (None, f"nexo-pkg=={__version__}"),
+        (
+            '{"url": "https://github.com/acme/nexo-pkg", "vcs_info": {"vcs": "git", '
+            '"commit_id": "0123456789abcdef0123456789abcdef01234567"}}',
+            "nexo-pkg @ git+https://github.com/acme/nexo-pkg"
+            "@0123456789abcdef0123456789abcdef01234567",
+        ),
+        (
+            '{"url": "https://example.com/nexo_pkg-0.1.0-py3-none-any.whl", "archive_info": {}}',
+            "nexo-pkg @ https://example.com/nexo_pkg-0.1.0-py3-none-any.whl",
+        ),
+        (
+            '{"url": "file:///home/me/nexo-pkg", "dir_info": {"editable": true}}',
+            f"nexo-pkg @ git+https://github.com/nexo-pkg/nexo-pkg@v{__version__}",
+        ),
+        ("", f"nexo-pkg @ git+https://github.com/nexo-pkg/nexo-pkg@v{__version__}"),
+    ],
+    ids=["index", "git", "archive", "checkout", "not-installed"],
+)
+def test_the_default_spec_is_where_this_nexo_pkg_came_from(
+    direct_url: str | None, spec: str
+) -> None:
+    """PEP 610's direct_url.json says where the running nexo-pkg was installed from."""
+    assert default_nexo_pkg_spec(direct_url) == spec

@@ -326,6 +326,7 @@ class GitHubServer(_LoopbackServer):
         super().__init__()
         self.releases: dict[tuple[str, str], list[PublishedRelease]] = {}
         self.latest: dict[tuple[str, str], str] = {}
+        self.repositories: list[dict[str, Any]] = []
         self.assets: dict[int, tuple[PublishedRelease, PublishedAsset]] = {}
         self.redirect_target: BlobServer | None = None
         self.required_token: str | None = None
@@ -465,6 +466,8 @@ class GitHubServer(_LoopbackServer):
         if token is not None and headers.get("authorization") != f"Bearer {token}":
             return not_found
         parts = [unquote(part) for part in path.strip("/").split("/")]
+        if parts == ["search", "repositories"]:
+            return self._search(parse_qs(urlsplit(handler.path).query))
         if len(parts) == 5 and parts[0] == "repos" and parts[3] == "attestations":
             digest = parts[4].removeprefix("sha256:")
             return self._attestation_page(parts[1], parts[2], digest, urlsplit(handler.path).query)
@@ -495,6 +498,39 @@ class GitHubServer(_LoopbackServer):
                 if asset.name == parts[5]:
                     return 200, asset.data, "application/octet-stream", {}
         return not_found
+
+    def _search(self, query: dict[str, list[str]]) -> tuple[int, bytes, str, dict[str, str]]:
+        """``/search/repositories``: the words of ``q`` must all appear in a repository's
+        name or description, and each ``topic:X`` among its topics (as GitHub's search)."""
+        words = " ".join(query.get("q", [""])).split()
+        topics = [word.removeprefix("topic:") for word in words if word.startswith("topic:")]
+        terms = [word.lower() for word in words if not word.startswith("topic:")]
+        limit = int(query.get("per_page", ["30"])[0])
+        items = [
+            repository
+            for repository in self.repositories
+            if all(topic in repository.get("topics", []) for topic in topics)
+            and all(
+                term in f"{repository['full_name']} {repository.get('description') or ''}".lower()
+                for term in terms
+            )
+        ]
+        body = {"total_count": len(items), "incomplete_results": False, "items": items[:limit]}
+        return 200, json.dumps(body).encode(), "application/json", {}
+
+    def add_repository(
+        self, full_name: str, description: str, *, topics: Sequence[str] = ("nexo-plugin",)
+    ) -> None:
+        """A repository the search endpoint knows."""
+        self.repositories.append(
+            {
+                "full_name": full_name,
+                "description": description,
+                "topics": list(topics),
+                "stargazers_count": len(self.repositories),
+                "html_url": f"https://github.com/{full_name}",
+            }
+        )
 
     def _serve_asset(
         self, asset_id: int, headers: dict[str, str]

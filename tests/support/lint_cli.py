@@ -12,9 +12,12 @@ from typing import Any
 
 
 def run_lint_json(
-    paths: Iterable[Path], *args: str, env: dict[str, str] | None = None
+    paths: Iterable[Path],
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> tuple[int, dict[str, Any]]:
-    """The exit code and the JSON report of one CLI run over ``paths``.
+    """The exit code and the JSON report of one CLI run over ``paths`` (in ``cwd``).
 
     ``env`` replaces the whole environment when given (the caller decides what to inherit).
     """
@@ -25,6 +28,7 @@ def run_lint_json(
         text=True,
         check=False,
         env=env if env is not None else dict(os.environ),
+        cwd=cwd,
     )
     assert "Traceback" not in completed.stderr, completed.stderr
     report: dict[str, Any] = json.loads(completed.stdout)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from support.private_sigstore import PrivateSigstore
+from support.shared_fixtures import require_shared_fixture
 
 from nexo_pkg.trust.entry import TrustPolicy, load_policy
 
@@ -23,7 +24,9 @@ def _isolated_sigstore_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 @pytest.fixture
 def vector(tmp_path: Path) -> tuple[Path, Path]:
-    """A writable copy of the public-good artifact and its bundle."""
+    """A writable copy of the public-good artifact and its bundle (skips when the shared
+    fixtures are absent)."""
+    require_shared_fixture("sigstore", VECTOR_ARTIFACT)
     artifact = shutil.copy(FIXTURES / VECTOR_ARTIFACT, tmp_path / VECTOR_ARTIFACT)
     bundle = shutil.copy(
         FIXTURES / f"{VECTOR_ARTIFACT}.sigstore.json", tmp_path / f"{VECTOR_ARTIFACT}.sigstore.json"

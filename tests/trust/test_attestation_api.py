@@ -19,6 +19,7 @@ import cramjam
 import pytest
 from support.github_server import BlobServer, GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore
+from support.shared_fixtures import skip_unless_present
 from support.tarballs import asset_name, plugin_tarball, release_assets, tree_snapshot
 
 from nexo_pkg.errors import NexoError
@@ -127,6 +128,7 @@ def test_inline_bundles_and_bundle_urls_mix_across_pages(
 @pytest.mark.parametrize(
     ("repo", "kind"), [("attest-demo", "archive_invalid"), ("other", "signer_untrusted")]
 )
+@skip_unless_present("github-attestations")
 def test_public_good_attestation_behind_a_bundle_url(
     tmp_path: Path, github_server: GitHubServer, asset_host: BlobServer, repo: str, kind: str
 ) -> None:
@@ -398,6 +400,7 @@ HAMMER_TIME = 'oidc_issuer = "https://token.actions.githubusercontent.com/hammer
         ("local", "", "signer_untrusted"),
     ],
 )
+@skip_unless_present("github-attestations")
 def test_custom_issuer_attestation_through_install(
     tmp_path: Path, github_server: GitHubServer, where: str, issuer: str, kind: str
 ) -> None:

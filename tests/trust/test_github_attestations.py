@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from support.shared_fixtures import skip_unless_present
 
 from nexo_pkg.trust.entry import (
     SignatureInvalidError,
@@ -60,11 +61,14 @@ def _malancas(**fields: object) -> AuthorPolicy:
     values: dict[str, object] = {
         "owner": "malancas",
         "identity_regexp": r"^https://github\.com/malancas/attest-demo/\.github/workflows/.+$",
+        # A reusable workflow of another repository signed: gh and nexo want it named.
+        "signer_workflow": REUSABLE_SIGNER,
     }
     values.update(fields)
     return AuthorPolicy(**values)  # type: ignore[arg-type]
 
 
+@skip_unless_present("github-attestations")
 def test_reusable_workflow_attestation_verifies_on_the_calling_repository(
     tmp_path: Path,
 ) -> None:
@@ -75,13 +79,34 @@ def test_reusable_workflow_attestation_verifies_on_the_calling_repository(
     document = outcome.to_json()  # type: ignore[attr-defined]
     assert document["status"] == "verified"
     assert document["scheme"] == "github-attestation"
-    assert document["identity"] == (
-        "https://github.com/malancas/attest-demo/.github/workflows/shared.yml@refs/heads/main"
-    )
+    # The identity is the certificate's signer (the SAN), as cosign and gh show it; the
+    # source repository and the calling workflow are beside it.
+    assert document["identity"].startswith(f"https://github.com/{REUSABLE_SIGNER}@")
     assert document["claims"]["signer_workflow"] == REUSABLE_SIGNER
     assert document["claims"]["source_repository"] == "malancas/attest-demo"
+    assert document["claims"]["build_config_uri"] == (
+        "https://github.com/malancas/attest-demo/.github/workflows/shared.yml@refs/heads/main"
+    )
 
 
+def test_naming_only_the_calling_repository_refuses_a_reusable_workflow_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """As gh: an entry matching the calling workflow must name the reusable signer."""
+    artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
+    with pytest.raises(SignerUntrustedError) as caught:
+        _verify(artifact, _malancas(signer_workflow=None), owner="malancas", repo="attest-demo")
+    assert f"signer_workflow = '{REUSABLE_SIGNER}'" in caught.value.message
+    # An entry that names the signer by its SAN needs no more.
+    by_san = AuthorPolicy(
+        owner="malancas",
+        identity_regexp=r"^https://github\.com/github/artifact-attestations-workflows/.+$",
+    )
+    outcome = _verify(artifact, by_san, owner="malancas", repo="attest-demo")
+    assert outcome.status == "verified"  # type: ignore[attr-defined]
+
+
+@skip_unless_present("github-attestations")
 def test_another_repository_is_refused(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
     other = AuthorPolicy(
@@ -92,17 +117,21 @@ def test_another_repository_is_refused(tmp_path: Path) -> None:
     assert "malancas/attest-demo" in caught.value.message
 
 
+@skip_unless_present("github-attestations")
 def test_the_repository_installed_from_must_be_the_signing_one(tmp_path: Path) -> None:
     """An entry trusting the owner's workflows does not vouch for a copy in another repo."""
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
+    author = _malancas(signer_workflow=REUSABLE_SIGNER)
     with pytest.raises(SignerUntrustedError) as caught:
-        _verify(artifact, _malancas(), owner="malancas", repo="other")
+        _verify(artifact, author, owner="malancas", repo="other")
     assert "not in malancas/other" in caught.value.message
     # Said explicitly, a republished copy is trusted.
-    outcome = _verify(artifact, _malancas(allow_republish=True), owner="malancas", repo="other")
+    republished = _malancas(signer_workflow=REUSABLE_SIGNER, allow_republish=True)
+    outcome = _verify(artifact, republished, owner="malancas", repo="other")
     assert outcome.status == "verified"  # type: ignore[attr-defined]
 
 
+@skip_unless_present("github-attestations")
 def test_another_signer_workflow_is_refused(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
     author = _malancas(signer_workflow="malancas/attest-demo/.github/workflows/release.yml")
@@ -111,13 +140,17 @@ def test_another_signer_workflow_is_refused(tmp_path: Path) -> None:
     assert REUSABLE_SIGNER in caught.value.message
 
 
+@skip_unless_present("github-attestations")
 def test_another_predicate_type_is_refused(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
-    author = _malancas(predicate_type="https://spdx.dev/Document/v2.3")
+    author = _malancas(
+        signer_workflow=REUSABLE_SIGNER, predicate_type="https://spdx.dev/Document/v2.3"
+    )
     with pytest.raises(SignerUntrustedError, match="predicate type"):
         _verify(artifact, author, owner="malancas", repo="attest-demo")
 
 
+@skip_unless_present("github-attestations")
 def test_a_flipped_byte_of_the_artifact_is_refused(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
     data = bytearray(artifact.read_bytes())
@@ -127,6 +160,7 @@ def test_a_flipped_byte_of_the_artifact_is_refused(tmp_path: Path) -> None:
         _verify(artifact, _malancas(), owner="malancas", repo="attest-demo")
 
 
+@skip_unless_present("github-attestations")
 def test_a_flipped_byte_of_the_envelope_is_refused(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)
     bundle = artifact.with_name(f"{artifact.name}.sigstore.json")
@@ -139,6 +173,7 @@ def test_a_flipped_byte_of_the_envelope_is_refused(tmp_path: Path) -> None:
         _verify(artifact, _malancas(), owner="malancas", repo="attest-demo")
 
 
+@skip_unless_present("github-attestations")
 def test_custom_issuer_is_read_from_the_certificate(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, CUSTOM_ARTIFACT, CUSTOM_BUNDLE)
     author = AuthorPolicy(
@@ -157,6 +192,7 @@ def test_custom_issuer_is_read_from_the_certificate(tmp_path: Path) -> None:
         )
 
 
+@skip_unless_present("github-attestations")
 def test_attestations_as_json_lines_verify(tmp_path: Path) -> None:
     """``<asset>.intoto.jsonl`` (what ``gh attestation download`` writes) beside the file."""
     artifact = _copy(
@@ -177,6 +213,7 @@ def test_attestations_as_json_lines_verify(tmp_path: Path) -> None:
     assert outcome.material == f"{jsonl.name}#2"  # type: ignore[attr-defined]
 
 
+@skip_unless_present("github-attestations")
 def test_github_instance_bundle_is_refused_with_its_reason(tmp_path: Path) -> None:
     artifact = _copy(tmp_path, GHES_ARTIFACT, GHES_BUNDLE, as_name=f"{GHES_ARTIFACT}.intoto.jsonl")
     author = AuthorPolicy(owner="github", identity_regexp=r"^https://github\.com/.+$")
@@ -194,6 +231,7 @@ def test_github_instance_bundle_is_refused_with_its_reason(tmp_path: Path) -> No
     assert "RFC 3161" in message
 
 
+@skip_unless_present("github-attestations")
 def test_json_lines_in_a_bundle_file_are_read_as_attestations(tmp_path: Path) -> None:
     """``gh attestation download`` output saved as ``<asset>.sigstore.json``."""
     artifact = _copy(tmp_path, REUSABLE_ARTIFACT, REUSABLE_BUNDLE)

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from support.github_server import GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore
+from support.shared_fixtures import skip_unless_present
 from support.tarballs import asset_name, plugin_tarball, release_assets, tree_snapshot
 
 from .helpers import SHARED_FIXTURES, cli_env
@@ -22,6 +23,8 @@ __all__ = ["asset_host", "github_server"]
 
 OWNER, PLUGIN = "acme", "echo"
 WORKFLOW = "https://github.com/acme/{repo}/.github/workflows/release.yml@refs/tags/{tag}"
+# The reusable workflow of another repository the attested releases are signed by.
+REUSABLE_SIGNER = 'signer_workflow = "actions/reusable/.github/workflows/attest.yml"\n'
 
 POLICY = """\
 schema_version = "1.0"
@@ -227,13 +230,15 @@ def test_attestations_from_the_api_verify_across_pages(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
 ) -> None:
     repo = _attested_release(github_server, private_sigstore, decoys=2)
-    policy = scheme_policy(tmp_path, private_sigstore)
+    policy = scheme_policy(tmp_path, private_sigstore, REUSABLE_SIGNER)
     result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
     assert result.returncode == 0, result.stderr
     signature = json.loads(result.stdout)["signature"]
     assert signature["scheme"] == "github-attestation"
-    assert signature["identity"].endswith("/release.yml@refs/tags/v1.0.0")
+    # The SAN (the reusable workflow that signed), the calling workflow beside it.
+    assert signature["identity"].endswith("/reusable/.github/workflows/attest.yml@refs/tags/v1")
+    assert signature["claims"]["build_config_uri"].endswith("/release.yml@refs/tags/v1.0.0")
     assert signature["claims"]["signer_workflow"] == "actions/reusable/.github/workflows/attest.yml"
     assert len(github_server.requests_to("/attestations/sha256:")) == 3
     receipt = json.loads(
@@ -246,7 +251,7 @@ def test_an_attestation_made_for_another_repository_is_refused(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
 ) -> None:
     repo = _attested_release(github_server, private_sigstore, repository="acme/elsewhere")
-    policy = scheme_policy(tmp_path, private_sigstore)
+    policy = scheme_policy(tmp_path, private_sigstore, REUSABLE_SIGNER)
     result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
     document = refused(result, "signer_untrusted", tmp_path / "plugins")
@@ -375,6 +380,7 @@ def _public_good_release(server: GitHubServer, repo: str) -> str:
     ("repo", "kind"),
     [("attest-demo", "archive_invalid"), ("other", "signer_untrusted")],
 )
+@skip_unless_present("github-attestations")
 def test_public_good_attestation_from_the_api(
     tmp_path: Path, github_server: GitHubServer, repo: str, kind: str
 ) -> None:
@@ -392,6 +398,7 @@ def test_public_good_attestation_from_the_api(
 @pytest.mark.parametrize(
     ("flip", "kind"), [(False, "archive_invalid"), (True, "signature_invalid")]
 )
+@skip_unless_present("github-attestations")
 def test_public_good_attestation_beside_a_local_file(tmp_path: Path, flip: bool, kind: str) -> None:
     dist = tmp_path / "dist"
     dist.mkdir()
@@ -424,7 +431,11 @@ def _assert_reusable_signer(document: dict[str, Any]) -> None:
     signature = document["signature"]
     assert signature["status"] == "verified"
     assert signature["scheme"] == "github-attestation"
-    assert signature["identity"] == (
+    # The SAN is the identity; the calling workflow is beside it.
+    assert signature["identity"].startswith(
+        "https://github.com/github/artifact-attestations-workflows/.github/workflows/attest.yml@"
+    )
+    assert signature["claims"]["build_config_uri"] == (
         "https://github.com/malancas/attest-demo/.github/workflows/shared.yml@refs/heads/main"
     )
     assert signature["claims"]["signer_workflow"] == (

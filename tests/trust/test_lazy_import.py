@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support.shared_fixtures import skip_unless_present
+
 from .helpers import FIXTURES, SHARED_FIXTURES, VECTOR_ARTIFACT
 
 SCRIPT = """
@@ -58,6 +60,7 @@ def test_ignore_never_imports_sigstore_even_with_material(tmp_path: Path) -> Non
     }
 
 
+@skip_unless_present("sigstore")
 def test_material_present_imports_sigstore(tmp_path: Path) -> None:
     bundle = FIXTURES / f"{VECTOR_ARTIFACT}.sigstore.json"
     # Verified cryptographically, but no author entry under warn: recorded as unsigned.

@@ -63,8 +63,10 @@ def test_full_policy_parses(tmp_path: Path) -> None:
 
 
 def test_missing_default_file_is_warn_without_authors(tmp_path: Path) -> None:
-    policy = load_policy(default_policy_path(tmp_path))
-    assert policy == TrustPolicy()
+    path = default_policy_path(tmp_path)
+    policy = load_policy(path)
+    assert policy == TrustPolicy(location=path)
+    assert policy.source is None
     assert policy.default == "warn"
     assert policy.authors == ()
 
@@ -101,7 +103,7 @@ AUTHOR = '[[authors]]\nowner = "acme"\n'
         (HEADER + '[[authors]]\nidentity = "a"\n', 2, "no `owner`"),
         (HEADER + '[[authors]]\nowner = "a b"\nidentity = "a"\n', 3, "GitHub owner"),
         (HEADER + 'authors = "x"\n', 2, "array of tables"),
-        ('schema_version = "2.0"\n', 1, "unsupported schema_version"),
+        ("schema_version = 2\n", 1, "must be a string"),
         (HEADER + 'default = "warn\n', 2, "invalid TOML"),
         (HEADER + "[authors]\nowner = 1\n", 2, "array of tables"),
         (HEADER + 'trusted_root = "missing.json"\n', 2, "does not exist"),

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import pytest
+from support.shared_fixtures import skip_unless_present
 
 from nexo_pkg.errors import NexoError
 from nexo_pkg.trust.entry import load_policy, resolve_mode
@@ -37,11 +38,13 @@ REJECTED = [
 ]
 
 
+@skip_unless_present("daemon-parity", "trusted-keys")
 def test_every_reference_input_is_classified() -> None:
     assert sorted(p.name for p in TRUSTED_KEYS.glob("*.toml")) == sorted(ACCEPTED + REJECTED)
 
 
 @pytest.mark.parametrize("name", ACCEPTED)
+@skip_unless_present("daemon-parity", "trusted-keys")
 def test_inputs_the_reference_accepts_parse(name: str) -> None:
     load_policy(TRUSTED_KEYS / name, explicit=True)
 
@@ -54,6 +57,7 @@ def test_inputs_the_reference_rejects_are_policy_invalid(name: str) -> None:
     assert str(TRUSTED_KEYS / name) in caught.value.message
 
 
+@skip_unless_present("daemon-parity", "trusted-keys")
 def test_authors_and_modes_resolve_as_in_the_reference() -> None:
     policy = load_policy(TRUSTED_KEYS / "tk_authors.toml", explicit=True)
     assert policy.default == "require"
@@ -65,6 +69,7 @@ def test_authors_and_modes_resolve_as_in_the_reference() -> None:
     assert policy.authors[1].oidc_issuer == "https://example.com"
 
 
+@skip_unless_present("daemon-parity", "trusted-keys")
 def test_posix_class_matches_like_rust_regex() -> None:
     (author,) = load_policy(TRUSTED_KEYS / "tk_rust_posix_class.toml", explicit=True).authors
     base = "https://github.com/lordmacu/{}/.github/workflows/release.yml@refs/tags/v1.0.0"
@@ -72,12 +77,14 @@ def test_posix_class_matches_like_rust_regex() -> None:
     assert not author.identity_matches(base.format("nexo plugin"))
 
 
+@skip_unless_present("daemon-parity", "trusted-keys")
 def test_unicode_class_matches_like_rust_regex() -> None:
     (author,) = load_policy(TRUSTED_KEYS / "tk_rust_unicode_class.toml", explicit=True).authors
     assert author.identity_matches("https://github.com/lordmacú/anything")
     assert not author.identity_matches("https://github.com/lord-macu/anything")
 
 
+@skip_unless_present("daemon-parity", "trusted-keys")
 def test_lookahead_is_invalid_with_its_line(tmp_path: Path) -> None:
     path = tmp_path / "trusted_keys.toml"
     text = (TRUSTED_KEYS / "tk_python_only_lookahead.toml").read_text()
@@ -109,6 +116,7 @@ def test_full_match_stays_whatever_the_anchors() -> None:
     assert not author.identity_matches("https://github.com/acme/x")
 
 
+@skip_unless_present("daemon-parity", "trusted-keys")
 def test_unanchored_pattern_warns_with_the_anchored_form() -> None:
     text = (TRUSTED_KEYS / "tk_unanchored.toml").read_text()
     result = lint_policy_source(text, path="trusted_keys.toml")

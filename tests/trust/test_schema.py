@@ -22,6 +22,7 @@ VALID = [
     '[[authors]]\nowner = "acme"\nidentity = "x"\nrepos = ["a", "b"]\nmode = "require"\n'
     'oidc_issuer = "https://gitlab.com"\n',
     'cosign_binary = "cosign"\n',
+    'schema_version = "2.0"\n',
 ]
 INVALID = [
     "colour = 1\n",
@@ -31,7 +32,7 @@ INVALID = [
     '[[authors]]\nidentity = "x"\n',
     '[[authors]]\nowner = "acme"\nidentity = "x"\nrepos = []\n',
     '[[authors]]\nowner = "acme"\nidentity = "x"\nextra = true\n',
-    'schema_version = "2.0"\n',
+    "schema_version = 2\n",
 ]
 
 

@@ -9,6 +9,7 @@ import cramjam
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.shared_fixtures import skip_unless_present
 
 from nexo_pkg.trust.snappy import SnappyError, decompress
 
@@ -21,6 +22,7 @@ def _compress(data: bytes) -> bytes:
     return bytes(cramjam.snappy.compress_raw(data))
 
 
+@skip_unless_present("github-attestations")
 def test_a_real_attestation_bundle_round_trips() -> None:
     bundle = (
         SHARED_FIXTURES / "github-attestations" / "reusable-workflow-attestation.sigstore.json"

@@ -130,6 +130,20 @@ class Signer:
             return self.source_ref.removeprefix("refs/tags/")
         return None
 
+    def reusable_workflow_elsewhere(self) -> str | None:
+        """The signer workflow when it lives in another repository than the source one (a
+        reusable workflow called across repositories), else ``None``."""
+        workflow = self.signer_workflow
+        if workflow is None or self.repository is None:
+            return None
+        home = "/".join(workflow.split("/")[:2])
+        return None if _casefold_equal(home, self.repository) else workflow
+
+    @property
+    def san(self) -> str:
+        """The certificate's signer as cosign and gh name it: its first SAN."""
+        return self.identities[0] if self.identities else self.identity
+
     def identity_candidates(self) -> tuple[str, ...]:
         """What an author's identity may match: the SANs, then the starting workflow.
 
@@ -332,9 +346,22 @@ def rejection_reason(
     if signer.issuer != author.oidc_issuer:
         return f"issuer {signer.issuer!r} is not {author.oidc_issuer!r}"
     candidates = signer.identity_candidates()
-    if not any(author.identity_matches(identity) for identity in candidates):
+    matched = [identity for identity in candidates if author.identity_matches(identity)]
+    if not matched:
         shown = ", ".join(candidates) or "none"
         return f"identity {shown} does not match {author.describe_identity()}"
+    elsewhere = signer.reusable_workflow_elsewhere()
+    if (
+        elsewhere is not None
+        and author.signer_workflow is None
+        and not any(identity in signer.identities for identity in matched)
+    ):
+        # As gh attestation verify: naming the calling repository's workflow is not enough
+        # when a reusable workflow of another repository signed; that one must be named.
+        return (
+            f"it was signed by {elsewhere}, a reusable workflow of another repository than "
+            f"{signer.repository}; name it (signer_workflow = {elsewhere!r}) to trust it"
+        )
     if author.repos is not None:
         repository = signer.repository
         if repository is None:
@@ -384,9 +411,10 @@ class TrustedAuthors:
                 author, signer, self._request, predicate_type=self._predicate_type
             )
             if reason is None:
-                candidates = signer.identity_candidates()
-                matched = next(i for i in candidates if author.identity_matches(i))
-                self.accepted = signer.with_identity(matched)
+                # The identity recorded is the SAN (what cosign and gh show), the source
+                # repository and the calling workflow stay beside it in the claims.
+                matched = next((i for i in signer.identities if author.identity_matches(i)), None)
+                self.accepted = signer.with_identity(matched or signer.san)
                 return
         raise UntrustedSignerError("no trusted author accepts the signing certificate")
 

@@ -1,0 +1,974 @@
+"""``nexo plugin check`` on a microapp: a host modelled on the daemon's extension runtime.
+
+The session does what ``StdioRuntime`` (``crates/extensions/src/runtime/stdio.rs`` @
+``eec3f33``) and the daemon's boot do with a stdio extension, in order:
+
+1. spawn ``[transport] command`` with its ``args`` in the microapp's root, with the
+   environment the host builds (cleared, blocklisted secrets removed, ``AGENT_VERSION``,
+   ``AGENT_EXTENSION_ID`` and ``NEXO_EXTENSION_STATE_ROOT`` stamped; a scratch state
+   directory stands in for ``$NEXO_HOME/extensions/<id>/state``); no sandbox;
+2. ``initialize`` as id 0 with ``{agent_version, extension_id}`` within the handshake
+   deadline, its result decoded as ``HandshakeInfo``;
+3. the tools and hooks the daemon registers from it, with their LLM-visible names;
+4. ``tools/list`` as ``nexo ext doctor --runtime`` calls it, one ``hooks/<name>`` call per
+   registered hook with an event of the daemon's shape, and with ``invoke`` one
+   ``tools/call {name, arguments}``;
+5. ``shutdown`` as the host performs it: the frame is queued and the child killed at once.
+
+Every stdout line is read as the host's reader reads it: replies are matched by numeric id,
+``app:`` requests go to a mock admin router answering with the dispatcher's codes, and
+notifications, other string ids, undecodable and late frames are dropped (reported).
+
+Two levels, like the plugin check: **fail** where the daemon does not load the microapp or
+a call fails (no reply in time, an exit, an ``initialize`` result it cannot decode, an admin
+request it denies); **warn** where the daemon tolerates something a microapp author should
+know about (skipped hooks, a dropped frame, hashed or colliding tool names) or where only
+the contract page asks for something the daemon does not do. ``strict`` fails on warnings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nexo_pkg.check.checks import _encode, _exit_text, _short
+from nexo_pkg.check.host import PluginProcess
+from nexo_pkg.check.microapp_target import AdminGrants, MicroappTarget, load_grants
+from nexo_pkg.check.microapp_wire import (
+    ADMIN_CAPABILITY_NOT_GRANTED,
+    ADMIN_INTERNAL,
+    ADMIN_METHOD_NOT_FOUND,
+    ADMIN_METHODS,
+    CALL_TIMEOUT_SECONDS,
+    CHILD_EXITED_CODE,
+    EXT_NAME_PREFIX,
+    HANDSHAKE_TIMEOUT_SECONDS,
+    HandshakeInfo,
+    child_environment,
+    decode_handshake,
+    fit_name,
+    hook_response_problem,
+    numeric_id,
+    response_problem,
+    sample_hook_event,
+)
+from nexo_pkg.check.report import CheckReport, Status
+from nexo_pkg.manifest.microapp import HOOK_NAMES, env_is_blocked
+
+#: ``agent_id`` in the events and ``_meta`` the check sends.
+CHECK_AGENT_ID = "nexo-plugin-check"
+
+#: The reason ``main`` gives every runtime at exit (``src/main.rs:5627-5641``).
+SHUTDOWN_REASON = "sigterm"
+
+#: What the report says about confinement, everywhere it says it.
+NOT_SANDBOXED = (
+    "not sandboxed: the daemon's extension host runs a microapp as a plain child process "
+    "with the daemon's user, files and network"
+)
+
+SHUTDOWN_NOTE = (
+    "the daemon's host does: it cancels the runtime before it queues the shutdown frame and "
+    "kills the child at once (stdio.rs:374-381,968-976), so the frame is almost never "
+    "delivered and a microapp must not rely on it to flush state"
+)
+
+#: The daemon's reader takes stdout lines of any length (``BufReader::lines``); the check
+#: buffers lines up to this memory cap.
+MAX_LINE_BYTES = 64 << 20
+
+_STDERR_PREFIXES = ("[INFO]", "[WARN]", "[ERROR]", "[DEBUG]", "[TRACE]")
+_DETAIL_LIMIT = 200
+_EXIT_PROBE_SECONDS = 0.1
+
+
+@dataclass
+class MicroappReport(CheckReport):
+    """A :class:`CheckReport` with what the extension host derived from the microapp."""
+
+    microapp: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        """The plugin document plus ``kind: "microapp"`` and a ``microapp`` section."""
+        document = super().to_json()
+        document["kind"] = "microapp"
+        document["microapp"] = self.microapp
+        return document
+
+
+@dataclass(frozen=True)
+class _Reply:
+    result: Any
+    error: dict[str, Any] | None
+    elapsed_ms: float
+
+
+@dataclass(frozen=True)
+class _NoReply:
+    reason: str
+    detail: str
+
+
+def run_microapp(
+    target: MicroappTarget,
+    *,
+    timeout_ms: int,
+    agent_version: str,
+    invoke: tuple[str, dict[str, Any]] | None,
+    strict: bool,
+    config: Path | None,
+) -> MicroappReport:
+    """Check a resolved microapp with the grants of the daemon's configuration directory
+    (``config``, else ``NEXO_CONFIG_DIR``, ``./config``, ``$NEXO_HOME/config``).
+
+    Raises :class:`~nexo_pkg.errors.ConfigError` (exit 2) for an unreadable
+    ``extensions.yaml``.
+    """
+    from nexo_pkg.daemon_config import config_dir  # noqa: PLC0415 - only for microapps
+
+    grants = load_grants(target, config_dir(config))
+    return check_microapp(
+        target,
+        timeout_ms=timeout_ms,
+        agent_version=agent_version,
+        grants=grants,
+        invoke=invoke,
+        strict=strict,
+    )
+
+
+def check_microapp(
+    target: MicroappTarget,
+    *,
+    timeout_ms: int,
+    agent_version: str,
+    grants: AdminGrants,
+    invoke: tuple[str, dict[str, Any]] | None = None,
+    strict: bool = False,
+) -> MicroappReport:
+    """Run the extension host's session against ``target`` and report every check.
+
+    ``timeout_ms`` bounds each reply (``initialize`` at most the daemon's 10 s, calls at most
+    its 30 s); ``agent_version`` is sent as the daemon's version; ``grants`` are what the mock
+    admin router allows; ``invoke`` = ``(tool, arguments)`` adds one ``tools/call``.
+    Misbehaviour is reported, never raised; the child and everything it started are killed
+    and reaped on every path, and the scratch state directory is removed.
+    """
+    argv = [_program(target), *target.args]
+    report = MicroappReport(
+        plugin_id=target.extension_id, root=str(target.root), argv=argv, strict=strict
+    )
+    for note in target.notes:
+        report.add("manifest", "warn", note)
+    with tempfile.TemporaryDirectory(prefix="nexo-check-state-") as scratch:
+        state_dir = Path(scratch) / "extensions" / target.extension_id / "state"
+        state_dir.mkdir(parents=True)
+        env, removed = child_environment(
+            os.environ,
+            extension_id=target.extension_id,
+            agent_version=agent_version,
+            state_dir=str(state_dir),
+        )
+        report.microapp = _describe(target, grants, removed, agent_version)
+        _check_requires(target, report)
+        try:
+            process = PluginProcess(argv, cwd=target.root, env=env, max_frame_bytes=MAX_LINE_BYTES)
+        except OSError as error:
+            report.add("spawn", "fail", _spawn_failure(target, argv[0], error))
+            return report
+        with process:
+            report.add(
+                "spawn",
+                "pass",
+                f"started `{shlex.join(argv)}` (pid {process.pid}) in {target.root}; "
+                + NOT_SANDBOXED,
+            )
+            report.add("environment", "pass", _environment_detail(removed, state_dir))
+            session = _Session(process, target, report, timeout_ms / 1000, grants)
+            try:
+                session.run(agent_version, invoke)
+            finally:
+                session.add_frame_checks()
+                session.add_admin_check()
+        report.stderr_tail = list(process.stderr_tail)
+        _check_stderr(report)
+    return report
+
+
+def _program(target: MicroappTarget) -> str:
+    """``Command::new(command)`` with ``current_dir(root)``: a path with a slash is relative
+    to the root; a bare name is looked up on PATH."""
+    command = target.command
+    if "/" in command:
+        path = Path(command)
+        return str(path if path.is_absolute() else target.root / path)
+    return shutil.which(command) or command
+
+
+def _spawn_failure(target: MicroappTarget, program: str, error: OSError) -> str:
+    """The daemon's ``StartError::Spawn``, with its shebang diagnosis (``stdio.rs:598-651``)."""
+    reason = error.strerror or str(error)
+    hint = ""
+    script = Path(program)
+    if isinstance(error, FileNotFoundError) and script.is_file():
+        try:
+            first = script.read_text(encoding="utf-8", errors="replace").splitlines()[:1]
+        except OSError:
+            first = []
+        if first and first[0].startswith("#!"):
+            words = first[0][2:].split()
+            interpreter = words[1] if words[:1] == ["/usr/bin/env"] and len(words) > 1 else ""
+            interpreter = interpreter or (words[0] if words else "")
+            hint = f"; shebang interpreter `{interpreter}` not found on this host"
+    return (
+        f"cannot start {program}: {reason}{hint} (the daemon logs `extension spawn failed` "
+        f"and {target.extension_id} does not load)"
+    )
+
+
+def _describe(
+    target: MicroappTarget, grants: AdminGrants, removed: list[str], agent_version: str
+) -> dict[str, Any]:
+    return {
+        "id": target.extension_id,
+        "manifest": str(target.manifest_path),
+        "transport": {
+            "kind": target.transport_kind,
+            "command": target.command,
+            "args": list(target.args),
+        },
+        "cwd": str(target.root),
+        "sandboxed": False,
+        "sandbox": NOT_SANDBOXED,
+        "environment": {
+            "cleared": True,
+            "removed": removed,
+            "stamped": ["AGENT_VERSION", "AGENT_EXTENSION_ID", "NEXO_EXTENSION_STATE_ROOT"],
+            "agent_version": agent_version,
+        },
+        "admin": {
+            "router": router_wired(target, grants),
+            "required": list(target.admin_required),
+            "optional": list(target.admin_optional),
+            "granted": sorted(grants.granted),
+            "grants_from": grants.source,
+        },
+        "tools": [],
+        "hooks": {"registered": [], "skipped": []},
+        "shutdown": SHUTDOWN_NOTE,
+    }
+
+
+def router_wired(target: MicroappTarget, grants: AdminGrants) -> bool:
+    """Whether the daemon wires an admin router for ``target``: its companion declares admin
+    capabilities under its id, and every required one is granted (else the admin bootstrap
+    fails and admin RPC is off for every microapp, ``src/main.rs:1653-1656``)."""
+    return target.admin_router and set(target.admin_required) <= grants.granted
+
+
+def _environment_detail(removed: list[str], state_dir: Path) -> str:
+    stripped = (
+        f"{len(removed)} blocklisted variable(s) removed ({_truncate(', '.join(removed))})"
+        if removed
+        else "no blocklisted variable to remove"
+    )
+    return (
+        f"cleared and refilled as the host does: {stripped}; AGENT_VERSION, "
+        f"AGENT_EXTENSION_ID and NEXO_EXTENSION_STATE_ROOT={state_dir} stamped"
+    )
+
+
+def _check_requires(target: MicroappTarget, report: CheckReport) -> None:
+    """``[requires]``: the daemon skips a microapp whose bins or env are missing at boot
+    (``src/main.rs:6602-6614``), and strips blocklisted names from the child."""
+    if not target.requires_bins and not target.requires_env:
+        return
+    problems: list[str] = []
+    missing_bins = [name for name in target.requires_bins if shutil.which(name) is None]
+    missing_env = [name for name in target.requires_env if name not in os.environ]
+    if missing_bins or missing_env:
+        missing = ", ".join([*missing_bins, *missing_env])
+        problems.append(
+            f"missing here: {missing} (a daemon missing them skips the microapp at boot)"
+        )
+    stripped = [name for name in target.requires_env if env_is_blocked(name)]
+    if stripped:
+        problems.append(
+            f"requires.env {', '.join(stripped)} passes the boot check but the host strips "
+            "it from the child's environment (secret blocklist, stdio.rs:26-46)"
+        )
+    if problems:
+        report.add("requires", "warn", "; ".join(problems))
+    else:
+        report.add("requires", "pass", "every [requires] bin and env variable is present")
+
+
+def _check_stderr(report: CheckReport) -> None:
+    """The contract page asks for ``[INFO]``-style prefixes; the host logs every line at
+    WARN whatever it says (``stdio.rs:930-944``)."""
+    unprefixed = [
+        line
+        for line in report.stderr_tail
+        if line.strip() and not line.startswith(_STDERR_PREFIXES)
+    ]
+    if unprefixed:
+        report.add(
+            "stderr",
+            "warn",
+            f"{len(unprefixed)} stderr line(s) without an [INFO]/[WARN]/[ERROR] prefix, which "
+            f"the contract page asks for (first: {_short(unprefixed[0])}); the daemon logs "
+            "every stderr line at WARN as `extension stderr` whatever its prefix",
+        )
+    else:
+        report.add(
+            "stderr",
+            "pass",
+            "the daemon logs every stderr line at WARN as `extension stderr`, prefix or not",
+        )
+
+
+class _Session:
+    """One conversation with the microapp, as the extension host holds it."""
+
+    def __init__(
+        self,
+        process: PluginProcess,
+        target: MicroappTarget,
+        report: MicroappReport,
+        timeout_seconds: float,
+        grants: AdminGrants,
+    ) -> None:
+        self.process = process
+        self.target = target
+        self.report = report
+        self.timeout_seconds = timeout_seconds
+        self.grants = grants
+        self.router = router_wired(target, grants)
+        self._next_id = 1
+        self.handshake: HandshakeInfo | None = None
+        self.reader_stopped = False
+        # First problem and count per frames.* check.
+        self._frames: dict[str, tuple[str, int]] = {}
+        # Worst verdict and details of the admin requests seen.
+        self._admin: list[tuple[Status, str]] = []
+
+    # -- the lifecycle ---------------------------------------------------------------------
+
+    def run(self, agent_version: str, invoke: tuple[str, dict[str, Any]] | None) -> None:
+        if not self._initialize(agent_version):
+            return
+        if not self._tools_list():
+            return
+        if not self._hooks():
+            return
+        if invoke is not None and not self._invoke(*invoke):
+            return
+        self._shutdown()
+
+    def _initialize(self, agent_version: str) -> bool:
+        deadline = min(self.timeout_seconds, HANDSHAKE_TIMEOUT_SECONDS)
+        params = {"agent_version": agent_version, "extension_id": self.target.extension_id}
+        answer = self.request("initialize", params, request_id=0, timeout=deadline)
+        self.report.timings["initialize_ms"] = (time.monotonic() - self.process.started_at) * 1000
+        if isinstance(answer, _NoReply):
+            self.report.add(
+                "initialize",
+                "fail",
+                f"no reply to initialize (id 0): {answer.detail}; the daemon waits "
+                f"{HANDSHAKE_TIMEOUT_SECONDS:g} s, then the microapp does not load",
+            )
+            return False
+        if answer.error is not None:
+            self.report.add(
+                "initialize",
+                "fail",
+                f"initialize answered with an error {_error_text(answer.error)}; the daemon "
+                "fails the handshake (StartError::Handshake) and the microapp does not load",
+            )
+            return False
+        self.report.add(
+            "initialize",
+            "pass",
+            f"id 0 with {{agent_version, extension_id}} replied in {answer.elapsed_ms:.0f} ms",
+        )
+        decoded = decode_handshake(answer.result)
+        if isinstance(decoded, str):
+            self.report.add(
+                "handshake",
+                "fail",
+                f"the daemon cannot decode the initialize result: {decoded} "
+                "(StartError::DecodeHandshake: the microapp does not load); it expects "
+                '{"server_version", "tools": [{"name", "description", "input_schema"}], '
+                '"hooks": ["before_message", ...]}',
+            )
+            return False
+        self.handshake = decoded
+        self._check_handshake(answer.result, decoded)
+        self._check_tools(decoded)
+        self._check_hooks(decoded)
+        return True
+
+    def _check_handshake(self, result: dict[str, Any], info: HandshakeInfo) -> None:
+        contract_keys = [key for key in ("version", "server_info") if key in result]
+        if contract_keys:
+            keys = " and ".join(f"`{key}`" for key in contract_keys)
+            self.report.add(
+                "handshake",
+                "warn",
+                f"decodes, but the daemon ignores {keys}; it reads only server_version, "
+                "tools and hooks",
+            )
+        else:
+            version = (
+                f"server_version {info.server_version!r}"
+                if info.server_version
+                else ("no server_version (optional)")
+            )
+            self.report.add(
+                "handshake", "pass", f"decodes as the daemon's HandshakeInfo; {version}"
+            )
+
+    def _check_tools(self, info: HandshakeInfo) -> None:
+        extension_id = self.target.extension_id
+        if not info.tools:
+            self.report.add("tools", "pass", "no tools advertised (the daemon registers none)")
+            return
+        defaulted = [
+            f"{tool.name} ({', '.join(tool.defaulted)})" for tool in info.tools if tool.defaulted
+        ]
+        not_objects = [tool.name for tool in info.tools if not isinstance(tool.input_schema, dict)]
+        problems = []
+        if defaulted:
+            problems.append(
+                f"no description/input_schema for {', '.join(defaulted)}: the daemon uses "
+                '"" and {}, so the model gets no guidance'
+            )
+        if not_objects:
+            problems.append(
+                f"input_schema of {', '.join(not_objects)} is not a JSON object; the daemon "
+                "passes it to the model as it is"
+            )
+        if problems:
+            self.report.add("tools", "warn", _truncate("; ".join(problems)))
+        else:
+            self.report.add("tools", "pass", f"{len(info.tools)} tool(s) advertised")
+
+        names: dict[str, list[str]] = {}
+        hashed: list[str] = []
+        listed: list[dict[str, str]] = []
+        for tool in info.tools:
+            llm_name = fit_name(EXT_NAME_PREFIX, extension_id, tool.name)
+            listed.append({"name": tool.name, "llm_name": llm_name})
+            if llm_name != f"{EXT_NAME_PREFIX}{extension_id}_{tool.name}" and (
+                llm_name not in names
+            ):
+                hashed.append(llm_name)
+            names.setdefault(llm_name, []).append(tool.name)
+        self.report.microapp["tools"] = listed
+        collisions = [name for name, tools in names.items() if len(tools) > 1]
+        problems = []
+        if hashed:
+            problems.append(
+                f"{len(hashed)} name(s) over 64 characters are cut and hashed by the daemon "
+                f"(fit_name): {', '.join(hashed)}"
+            )
+        if collisions:
+            problems.append(
+                f"colliding names: {', '.join(collisions)} come from more than one tool "
+                "(register_if_absent keeps the first and skips the rest)"
+            )
+        if problems:
+            self.report.add("tools.names", "warn", "; ".join(problems))
+        else:
+            self.report.add(
+                "tools.names",
+                "pass",
+                _truncate(f"the model sees {', '.join(names)} (ext_<id>_<tool>)"),
+            )
+
+        prefix = f"{extension_id}_"
+        outside = [tool.name for tool in info.tools if not tool.name.startswith(prefix)]
+        if outside:
+            self.report.add(
+                "tools.namespace",
+                "warn",
+                _truncate(
+                    f"tool(s) {', '.join(outside)} do not start with {prefix!r}, which the "
+                    "contract page asks for; the daemon does not check it and names every tool "
+                    f"{EXT_NAME_PREFIX}{extension_id}_<tool> itself"
+                ),
+            )
+        else:
+            self.report.add(
+                "tools.namespace",
+                "pass",
+                f"every tool starts with {prefix!r} (the contract page's rule; the daemon "
+                f"adds {EXT_NAME_PREFIX}{extension_id}_ in front)",
+            )
+
+    def _check_hooks(self, info: HandshakeInfo) -> None:
+        registered = [hook for hook in info.hooks if hook in HOOK_NAMES]
+        skipped = [hook for hook in info.hooks if hook not in HOOK_NAMES]
+        self.report.microapp["hooks"] = {"registered": registered, "skipped": skipped}
+        if skipped:
+            self.report.add(
+                "hooks",
+                "warn",
+                f"the daemon skips unknown hook(s) {', '.join(map(repr, skipped))} with a "
+                f"warning (src/main.rs:4382-4391); it knows {', '.join(HOOK_NAMES)}",
+            )
+        elif registered:
+            self.report.add("hooks", "pass", f"registers {', '.join(registered)}")
+        else:
+            self.report.add("hooks", "pass", "no hooks")
+
+    def _tools_list(self) -> bool:
+        """``tools/list`` as ``nexo ext doctor --runtime`` calls it; the runtime never does."""
+        answer = self.call("tools/list", {})
+        if isinstance(answer, _NoReply):
+            if answer.reason == "timeout":
+                self.report.add(
+                    "tools.list",
+                    "warn",
+                    f"no reply to tools/list: {answer.detail} (only `nexo ext doctor "
+                    "--runtime` calls it; the daemon registers tools from initialize)",
+                )
+                return True
+            self.report.add("tools.list", "fail", f"no reply to tools/list: {answer.detail}")
+            return False
+        if answer.error is not None:
+            self.report.add(
+                "tools.list",
+                "warn",
+                f"tools/list answered {_error_text(answer.error)}; `nexo ext doctor --runtime` "
+                "reports that as a failure (the daemon itself never calls it)",
+            )
+            return True
+        result = answer.result
+        tools = result.get("tools") if isinstance(result, dict) and "tools" in result else result
+        decoded = decode_handshake({"tools": tools})
+        advertised = [tool.name for tool in self.handshake.tools] if self.handshake else []
+        if isinstance(decoded, str):
+            self.report.add(
+                "tools.list",
+                "warn",
+                f"`nexo ext doctor --runtime` cannot decode the tools/list result: {decoded}",
+            )
+        elif [tool.name for tool in decoded.tools] != advertised:
+            self.report.add(
+                "tools.list",
+                "warn",
+                _truncate(
+                    f"tools/list names {[tool.name for tool in decoded.tools]} but initialize "
+                    f"advertised {advertised}; the contract page asks for the same list, and "
+                    "the daemon registers only initialize's tools"
+                ),
+            )
+        else:
+            self.report.add("tools.list", "pass", "the same tools as initialize")
+        return True
+
+    def _hooks(self) -> bool:
+        """One ``hooks/<name>`` call per registered hook, with an event of the daemon's shape."""
+        registered = self.report.microapp["hooks"]["registered"]
+        for hook in registered:
+            answer = self.call(f"hooks/{hook}", sample_hook_event(hook, CHECK_AGENT_ID))
+            name = f"hook.{hook}"
+            if isinstance(answer, _NoReply):
+                status: Status = "warn" if answer.reason == "timeout" else "fail"
+                self.report.add(
+                    name,
+                    status,
+                    f"no reply: {answer.detail} (a hook that fails or times out fails open "
+                    "in the daemon, after its 30 s call timeout)",
+                )
+                if status == "fail":
+                    return False
+                continue
+            if answer.error is not None:
+                self.report.add(
+                    name,
+                    "warn",
+                    f"answered {_error_text(answer.error)}; the daemon logs it and goes on "
+                    "(hooks fail open)",
+                )
+                continue
+            problem = hook_response_problem(answer.result)
+            if problem is not None:
+                self.report.add(
+                    name,
+                    "warn",
+                    f"the reply does not decode as HookResponse ({problem}); the daemon logs "
+                    "it and goes on as if the hook allowed the event",
+                )
+            elif isinstance(answer.result, dict) and "vote" in answer.result:
+                self.report.add(
+                    name,
+                    "warn",
+                    f"replied {_short(answer.result)}: the daemon ignores `vote` (the contract "
+                    'page\'s shape), so a "deny" vote does not block; return {"abort": true, '
+                    '"reason": "..."} to block a before_* event',
+                )
+            else:
+                self.report.add(name, "pass", f"replied {_short(answer.result)}")
+        return True
+
+    def _invoke(self, tool: str, arguments: dict[str, Any]) -> bool:
+        advertised = [entry.name for entry in self.handshake.tools] if self.handshake else []
+        if tool not in advertised:
+            self.report.add(
+                "invoke.tool",
+                "warn",
+                f"{tool!r} is not among the advertised tools {advertised}; the daemon would "
+                "never call it (the call is sent anyway)",
+            )
+        if self.target.context_passthrough:
+            # [context] passthrough: the daemon adds `_meta` (extension_tool.rs:133-158).
+            arguments = {
+                **arguments,
+                "_meta": {
+                    "agent_id": CHECK_AGENT_ID,
+                    "session_id": sample_hook_event("before_message", CHECK_AGENT_ID)["session_id"],
+                },
+            }
+        record: dict[str, Any] = {"tool": tool, "args": arguments}
+        self.report.invoke = record
+        answer = self.call("tools/call", {"name": tool, "arguments": arguments})
+        if isinstance(answer, _NoReply):
+            record["error"] = {"message": answer.detail}
+            self.report.add("invoke", "fail", f"no reply to tools/call: {answer.detail}")
+            return False
+        if answer.error is not None:
+            record["error"] = answer.error
+            status: Status = "pass" if answer.error.get("code") == -32602 else "warn"
+            self.report.add(
+                "invoke",
+                status,
+                f"answered {_error_text(answer.error)}: the tool call fails and the error "
+                "counts toward the host's circuit breaker (5 failures open it)",
+            )
+            return True
+        record["result"] = answer.result
+        result = answer.result
+        if isinstance(result, dict) and set(result) <= {"output", "error"} and result:
+            self.report.add(
+                "invoke",
+                "warn",
+                f"result {_short(result)} uses the contract page's {{output}}/{{error}} "
+                "envelope; the daemon passes the result to the model as it is, envelope "
+                "included, and a {error} result is not a failure",
+            )
+        else:
+            self.report.add(
+                "invoke", "pass", f"result (passed to the model as it is): {_short(result)}"
+            )
+        return True
+
+    def _shutdown(self) -> None:
+        if self.process.has_exited():
+            code = self.process.peek_exit_code()
+            self.report.add(
+                "shutdown",
+                "fail",
+                f"the microapp exited on its own {_exit_text(code)} during the session; the "
+                "daemon fails its pending calls with -32000 and restarts it (at most 5 times "
+                "in 300 s)",
+            )
+            return
+        frame = {
+            "jsonrpc": "2.0",
+            "method": "shutdown",
+            "params": {"reason": SHUTDOWN_REASON},
+            "id": 0,
+        }
+        # The host queues the frame, then its supervisor kills the child straight away.
+        self.process.send(_encode(frame), deadline=time.monotonic() + 0.05)
+        self.process.kill()
+        self.report.add(
+            "shutdown",
+            "pass",
+            f"sent shutdown {{reason: {SHUTDOWN_REASON!r}}} as id 0 and killed the child at "
+            f"once, as {SHUTDOWN_NOTE}",
+        )
+
+    # -- the wire ----------------------------------------------------------------------------
+
+    def call(self, method: str, params: dict[str, Any]) -> _Reply | _NoReply:
+        """A regular call: the next numeric id, the call deadline."""
+        request_id = self._next_id
+        self._next_id += 1
+        timeout = min(self.timeout_seconds, CALL_TIMEOUT_SECONDS)
+        return self.request(method, params, request_id=request_id, timeout=timeout)
+
+    def request(
+        self, method: str, params: dict[str, Any], *, request_id: int, timeout: float
+    ) -> _Reply | _NoReply:
+        """Send one request (``wire::encode``) and read frames as the host's reader does
+        until its reply, the deadline, or the child's exit."""
+        frame = {"jsonrpc": "2.0", "method": method, "params": params, "id": request_id}
+        started = time.monotonic()
+        deadline = started + timeout
+        timeout_text = f"no reply within {round(timeout * 1000)} ms"
+        if self.reader_stopped:
+            return _NoReply("reader", "the host stopped reading stdout earlier")
+        if not self.process.send(_encode(frame), deadline=deadline):
+            return self._gone(deadline)
+        while True:
+            if time.monotonic() >= deadline:
+                return _NoReply("timeout", timeout_text)
+            wake_up = min(deadline, time.monotonic() + _EXIT_PROBE_SECONDS)
+            event = self.process.next_stdout_event(deadline=wake_up)
+            if event is None and self.process.has_exited():
+                self.process.drain(_EXIT_PROBE_SECONDS / 2)
+                event = self.process.next_stdout_event(deadline=time.monotonic())
+                if event is None:
+                    return self._gone(deadline)
+            if event is None:
+                continue
+            if event.kind == "eof":
+                return self._gone(deadline)
+            if event.kind == "oversize":
+                self._frame(
+                    "frames.dropped",
+                    f"a stdout line of over {event.size} bytes (beyond the check's memory cap; "
+                    "the daemon would read it)",
+                )
+                continue
+            reply = self._read_line(event.data, request_id, started)
+            if reply is not None:
+                return reply
+
+    def _gone(self, deadline: float) -> _NoReply:
+        self.process.wait_exit(max(0.0, min(deadline - time.monotonic(), 1.0)))
+        code = self.process.peek_exit_code()
+        if code is None:
+            return _NoReply("closed", "the microapp closed its stdout but is still running")
+        return _NoReply(
+            "exited",
+            f"the microapp exited {_exit_text(code)}; the host answers every pending call "
+            f'with {CHILD_EXITED_CODE} "child exited"',
+        )
+
+    def _read_line(self, line: bytes, request_id: int, started: float) -> _Reply | _NoReply | None:
+        """``process_inbound_line`` (``stdio.rs:841-892``): the reply to ``request_id``, a
+        :class:`_NoReply` when the host's reader stops, None for a frame the host does not
+        take as that reply."""
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError:
+            # `BufReader::lines` fails on invalid UTF-8 and the reader task ends
+            # (stdio.rs:920-923): nothing the microapp writes afterwards is read.
+            self._frame(
+                "frames.utf8",
+                f"stdout line is not UTF-8 ({_short(line)}); the host's reader stops there",
+            )
+            self.reader_stopped = True
+            return _NoReply("reader", "the host's reader stopped at a non-UTF-8 line")
+        if not text.strip():
+            self._frame("frames.dropped", "a blank stdout line (invalid jsonrpc line)")
+            return None
+        try:
+            message = json.loads(text)
+        except (ValueError, RecursionError):
+            self._frame("frames.dropped", f"non-JSON stdout line {_short(text)}")
+            return None
+        problem = response_problem(message)
+        if problem is not None:
+            self._frame("frames.dropped", f"{problem}: {_short(text)}")
+            return None
+        frame: dict[str, Any] = message
+        frame_id = frame.get("id")
+        if frame_id is None:
+            self._frame(
+                "frames.dropped",
+                f"notification {_short(frame.get('method', text))} (the host ignores frames "
+                "without an id)",
+            )
+            return None
+        if isinstance(frame_id, str):
+            if frame_id.startswith("app:"):
+                self._admin_frame(frame)
+            else:
+                self._frame(
+                    "frames.dropped",
+                    f"string id {_short(frame_id)} without the app: prefix",
+                )
+            return None
+        number = numeric_id(frame_id)
+        if number is None:
+            self._frame("frames.dropped", f"non-numeric id {_short(frame_id)}")
+            return None
+        if number != request_id:
+            self._frame("frames.dropped", f"a reply with id {number}, for which no call is pending")
+            return None
+        if "method" in frame:
+            self._frame(
+                "frames.dropped",
+                f"request {_short(frame['method'])} with numeric id {number}: the host takes "
+                "any frame with a numeric id as a reply",
+            )
+        result = frame.get("result")
+        error = frame.get("error")
+        elapsed = (time.monotonic() - started) * 1000
+        if result is not None or not isinstance(error, dict):
+            return _Reply(result, None, elapsed)
+        return _Reply(None, error, elapsed)
+
+    def _admin_frame(self, frame: dict[str, Any]) -> None:
+        """The mock admin router: ``DispatcherAdminRouter::handle_frame`` (``admin_rpc/
+        router.rs:74-154``) over ``AdminRpcDispatcher::dispatch`` (``dispatcher.rs:610-687``)."""
+        frame_id = frame["id"]
+        method = frame.get("method")
+        if not self.target.admin_router:
+            self._admin.append(
+                (
+                    "warn",
+                    f"{_short(method)} ({frame_id}) dropped: no admin router is wired for this "
+                    "microapp (its nexo-plugin.toml declares no admin capabilities under this "
+                    "id), so it waits for its own timeout",
+                )
+            )
+            return
+        if not self.router:
+            missing = sorted(set(self.target.admin_required) - self.grants.granted)
+            self._admin.append(
+                (
+                    "fail",
+                    f"{_short(method)} ({frame_id}) dropped: required capabilities "
+                    f"{', '.join(missing)} are not granted ({self.grants.source}), so the "
+                    "daemon's admin bootstrap fails and admin RPC is off for every microapp",
+                )
+            )
+            return
+        if not isinstance(method, str):
+            return  # A response to nothing: the router drops it (router.rs:90-102).
+        capability = ADMIN_METHODS.get(method)
+        if capability is None:
+            error: dict[str, Any] = {
+                "code": ADMIN_METHOD_NOT_FOUND,
+                "message": f"method_not_found: no admin handler registered for `{method}`",
+            }
+            note = (
+                " (nexo/dispatch is on the contract page but not in the daemon)"
+                if (method == "nexo/dispatch")
+                else ""
+            )
+            self._admin.append(
+                (
+                    "warn",
+                    f"{_short(method)} answered {ADMIN_METHOD_NOT_FOUND}: unknown method{note}",
+                )
+            )
+            self._respond(frame_id, error=error)
+            return
+        if capability not in self.grants.granted:
+            error = {
+                "code": ADMIN_CAPABILITY_NOT_GRANTED,
+                "message": f"capability_not_granted: {capability} for method {method}",
+                "data": {
+                    "capability": capability,
+                    "microapp_id": self.target.extension_id,
+                    "method": method,
+                },
+            }
+            optional = capability in self.target.admin_optional
+            status: Status = "warn" if optional else "fail"
+            why = (
+                "an optional capability the operator may withhold; handle the denial"
+                if optional
+                else "not declared in nexo-plugin.toml's [plugin.capabilities.admin], so no "
+                "operator grant is expected"
+                if capability not in self.target.admin_required
+                else "required but not granted"
+            )
+            self._admin.append(
+                (
+                    status,
+                    f"{method} needs {capability!r}, not granted ({self.grants.source}): "
+                    f"answered {ADMIN_CAPABILITY_NOT_GRANTED} ({why})",
+                )
+            )
+            self._respond(frame_id, error=error)
+            return
+        if method == "nexo/admin/echo":
+            self._respond(
+                frame_id,
+                result={"echoed": frame.get("params"), "microapp_id": self.target.extension_id},
+            )
+            self._admin.append(("pass", f"{method} granted ({capability}) and answered"))
+            return
+        self._respond(
+            frame_id,
+            error={
+                "code": ADMIN_INTERNAL,
+                "message": f"internal: nexo plugin check has no admin backend for {method}",
+            },
+        )
+        self._admin.append(
+            ("pass", f"{method} granted ({capability}); answered {ADMIN_INTERNAL} (no backend)")
+        )
+
+    def _respond(
+        self, frame_id: object, *, result: Any = None, error: dict[str, Any] | None = None
+    ) -> None:
+        reply: dict[str, Any] = {"jsonrpc": "2.0", "id": frame_id}
+        if error is not None:
+            reply["error"] = error
+        else:
+            reply["result"] = result
+        try:
+            data = _encode(reply)
+        except (RecursionError, ValueError):
+            # Params nested too deeply to echo back: the request stays unanswered.
+            self._admin.append(("warn", "an admin request too deeply nested to answer"))
+            return
+        self.process.send(data, deadline=time.monotonic() + self.timeout_seconds)
+
+    # -- the verdicts --------------------------------------------------------------------------
+
+    def _frame(self, name: str, detail: str) -> None:
+        first, count = self._frames.get(name, (detail, 0))
+        self._frames[name] = (first, count + 1)
+
+    def add_frame_checks(self) -> None:
+        if "frames.utf8" in self._frames:
+            first, _count = self._frames["frames.utf8"]
+            self.report.add("frames.utf8", "fail", first)
+        else:
+            self.report.add("frames.utf8", "pass", "every stdout line was UTF-8")
+        if "frames.dropped" in self._frames:
+            first, count = self._frames["frames.dropped"]
+            more = f" (and {count - 1} more)" if count > 1 else ""
+            self.report.add(
+                "frames.dropped",
+                "warn",
+                _truncate(f"the host drops {first}{more}", limit=2 * _DETAIL_LIMIT),
+            )
+        else:
+            self.report.add("frames.dropped", "pass", "the host took every frame")
+
+    def add_admin_check(self) -> None:
+        if not self._admin:
+            return
+        order: dict[Status, int] = {"pass": 0, "warn": 1, "fail": 2}
+        worst = max((status for status, _ in self._admin), key=order.__getitem__)
+        details = [detail for status, detail in self._admin if status == worst]
+        self.report.add("admin", worst, _truncate("; ".join(details), limit=2 * _DETAIL_LIMIT))
+
+
+# -- helpers --------------------------------------------------------------------------------------
+
+
+def _error_text(error: dict[str, Any]) -> str:
+    return _truncate(f"{error.get('code')} {error.get('message', '')}".rstrip())
+
+
+def _truncate(text: str, limit: int = _DETAIL_LIMIT) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

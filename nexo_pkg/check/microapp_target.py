@@ -1,0 +1,204 @@
+"""Recognise a microapp (a stdio extension of the daemon) and read what its host needs.
+
+A microapp's ``plugin.toml`` has the extension shape the daemon's extension manifest parser
+reads (``crates/extensions/src/manifest.rs``): a ``[plugin]`` table beside ``[capabilities]``
+and ``[transport]`` tables, instead of a plugin manifest's ``[plugin.entrypoint]``. Its
+optional companion ``nexo-plugin.toml`` carries the admin capabilities the daemon's admin
+bootstrap reads (``crates/setup/src/admin_capability_collect.rs:38-65``), keyed by the
+companion's own ``plugin.id``.
+
+This module reads only what ``check`` needs (id, version, transport, requires, context,
+declared admin capabilities) and the operator's grants from ``extensions.yaml``; ``nexo
+plugin lint`` judges the files in full. Every problem that leaves nothing to spawn is a
+:class:`~nexo_pkg.check.target.TargetError` (exit 2).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nexo_pkg.check.target import TargetError
+from nexo_pkg.errors import ConfigError
+from nexo_pkg.files import read_config_bytes
+from nexo_pkg.lint.yaml_source import parse_yaml
+from nexo_pkg.manifest.microapp import (
+    COMPANION_MANIFEST_NAME,
+    MICROAPP_MANIFEST_NAME,
+    companion_from_data,
+    id_problem,
+    is_extension_shape,
+    microapp_from_data,
+)
+
+#: The daemon's configuration file holding ``entries.<id>.capabilities_grant``.
+EXTENSIONS_CONFIG = "extensions.yaml"
+
+_MAX_CONFIG_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class AdminGrants:
+    """The admin capabilities the check's mock router grants, and where they come from."""
+
+    granted: frozenset[str]
+    source: str
+
+
+@dataclass(frozen=True)
+class MicroappTarget:
+    """A microapp to spawn as the daemon's extension host does."""
+
+    root: Path
+    manifest_path: Path
+    manifest: dict[str, Any]
+    extension_id: str
+    transport_kind: str
+    command: str
+    args: tuple[str, ...]
+    requires_bins: tuple[str, ...] = ()
+    requires_env: tuple[str, ...] = ()
+    context_passthrough: bool = False
+    #: ``[plugin.capabilities.admin]`` of the companion, when its id is the microapp's.
+    admin_required: tuple[str, ...] = ()
+    admin_optional: tuple[str, ...] = ()
+    #: Whether the daemon wires an admin router for this microapp (it declares admin
+    #: capabilities in a companion of the same id).
+    admin_router: bool = False
+    #: Things worth a warning found while reading the files.
+    notes: tuple[str, ...] = field(default=())
+
+
+def find_microapp(root: Path, manifest_path: Path | None = None) -> MicroappTarget | None:
+    """The microapp at ``root`` (or the explicit ``manifest_path``), or None for a plugin.
+
+    Only a file named ``plugin.toml`` can be an extension manifest. Raises
+    :class:`TargetError` when that file has the extension shape but names nothing the host
+    could spawn (no valid id, no stdio transport with a command).
+    """
+    path = manifest_path if manifest_path is not None else root / MICROAPP_MANIFEST_NAME
+    if path.name != MICROAPP_MANIFEST_NAME or not path.is_file():
+        return None
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        # Not ours to diagnose: the plugin path reports an unreadable manifest.
+        return None
+    if not is_extension_shape(document):
+        return None
+    return _read_target(path.parent.resolve(), path, document)
+
+
+def _read_target(root: Path, path: Path, document: dict[str, Any]) -> MicroappTarget:
+    manifest = microapp_from_data(document)
+    problem = "has no string `plugin.id`" if manifest is None else id_problem(manifest.id)
+    if manifest is None or problem is not None:
+        raise TargetError(f"{path}: `plugin.id` {problem}; run `nexo plugin lint` for details")
+    if manifest.transport_kind != "stdio":
+        raise TargetError(
+            f"{path}: [transport] kind is {manifest.transport_kind!r}; the daemon spawns only "
+            'kind = "stdio" microapps (src/main.rs:6594-6600), so there is no child to check'
+        )
+    if manifest.command is None or not manifest.command.strip():
+        raise TargetError(f"{path}: [transport] needs a non-empty string `command`")
+    required, optional, router, notes = _companion(root, manifest.id)
+    return MicroappTarget(
+        root=root,
+        manifest_path=path,
+        manifest=document,
+        extension_id=manifest.id,
+        transport_kind=manifest.transport_kind,
+        command=manifest.command,
+        args=manifest.args,
+        requires_bins=manifest.requires_bins,
+        requires_env=manifest.requires_env,
+        context_passthrough=manifest.context_passthrough,
+        admin_required=required,
+        admin_optional=optional,
+        admin_router=router,
+        notes=notes,
+    )
+
+
+def _companion(
+    root: Path, extension_id: str
+) -> tuple[tuple[str, ...], tuple[str, ...], bool, tuple[str, ...]]:
+    """Admin capabilities of ``nexo-plugin.toml``: (required, optional, router wired, notes)."""
+    path = root / COMPANION_MANIFEST_NAME
+    if not path.is_file():
+        return (), (), False, ()
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        # The daemon warns and skips a companion it cannot parse (admin_capability_collect.rs).
+        return (
+            (),
+            (),
+            False,
+            (
+                f"{COMPANION_MANIFEST_NAME} cannot be read ({error}); the daemon skips it, so "
+                "this microapp gets no admin router",
+            ),
+        )
+    companion = companion_from_data(document)
+    required, optional = companion.admin_required, companion.admin_optional
+    if companion.id != extension_id and companion.admin_declared:
+        return (
+            required,
+            optional,
+            False,
+            (
+                f"{COMPANION_MANIFEST_NAME} declares admin capabilities for plugin.id "
+                f"{companion.id!r}, but plugin.toml's id is {extension_id!r}: the daemon keys "
+                "admin grants by the companion's id and looks the router up by plugin.toml's, "
+                "so this microapp gets no admin router (its app: requests are dropped)",
+            ),
+        )
+    return required, optional, bool(companion.admin_declared), ()
+
+
+def load_grants(target: MicroappTarget, config_dir: Path | None) -> AdminGrants:
+    """The capabilities granted to ``target``: ``entries.<id>.capabilities_grant`` of the
+    daemon's ``extensions.yaml`` in ``config_dir`` when that file exists, else what the
+    companion declares (an operator granting exactly what the microapp asks for).
+
+    Raises :class:`ConfigError` (exit 2) when ``extensions.yaml`` is unreadable, not YAML,
+    or its grant is not a list of names.
+    """
+    declared = frozenset(target.admin_required) | frozenset(target.admin_optional)
+    path = config_dir / EXTENSIONS_CONFIG if config_dir is not None else None
+    if path is None or not path.is_file():
+        return AdminGrants(declared, "the capabilities nexo-plugin.toml declares")
+    try:
+        raw = read_config_bytes(path, _MAX_CONFIG_BYTES)
+    except OSError as error:
+        raise ConfigError(f"cannot read {path}: {error.strerror or error}") from error
+    try:
+        parsed = parse_yaml(raw.decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path} is not UTF-8 text") from error
+    if parsed.problems:
+        problem = parsed.problems[0]
+        raise ConfigError(
+            f"{path}:{problem.span.start.line}: not valid YAML: {problem.message}; "
+            "`nexo plugin lint --config` shows every problem"
+        )
+    document = parsed.data
+    # `extensions:` is the file's one top-level key (`types/extensions.rs:9-12`).
+    config = document.get("extensions") if isinstance(document, dict) else None
+    entries = config.get("entries") if isinstance(config, dict) else None
+    entry = entries.get(target.extension_id) if isinstance(entries, dict) else None
+    grant = entry.get("capabilities_grant") if isinstance(entry, dict) else None
+    if grant is not None and (
+        not isinstance(grant, list) or not all(isinstance(item, str) for item in grant)
+    ):
+        # serde refuses it and the daemon does not start; `nexo plugin lint` says where.
+        raise ConfigError(
+            f"{path}: entries.{target.extension_id}.capabilities_grant must be a list of "
+            "capability names (the daemon does not start otherwise); run `nexo plugin lint "
+            "--config` for details"
+        )
+    names = frozenset(grant or [])
+    return AdminGrants(names, f"entries.{target.extension_id}.capabilities_grant of {path}")

@@ -1,0 +1,272 @@
+"""What the daemon's extension host decodes and derives, as pure functions.
+
+Each function mirrors one piece of the daemon's source (``lordmacu/nexo-rs`` @ ``eec3f33``),
+cited beside it, so that ``check`` judges a microapp's answers as the host would: the
+environment it builds for the child, the ``initialize`` result it decodes, the hook replies it
+reads, the reply frames its reader accepts, the LLM-visible tool names it derives and the admin
+methods its dispatcher knows. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from nexo_pkg.manifest.microapp import env_is_blocked
+
+#: ``StdioSpawnOptions::default()`` (``crates/extensions/src/runtime/stdio.rs:71-81``).
+HANDSHAKE_TIMEOUT_SECONDS = 10.0
+CALL_TIMEOUT_SECONDS = 30.0
+
+#: The variables ``build_command`` stamps on the child (``stdio.rs:698-719``, ``state.rs:28``).
+AGENT_VERSION_ENV = "AGENT_VERSION"
+AGENT_EXTENSION_ID_ENV = "AGENT_EXTENSION_ID"
+STATE_ROOT_ENV = "NEXO_EXTENSION_STATE_ROOT"
+
+#: ``EXT_NAME_PREFIX`` (``crates/core/src/agent/extension_tool.rs:13``) and
+#: ``ToolDef::MAX_NAME_LEN`` (``crates/llm/src/types.rs:309``).
+EXT_NAME_PREFIX = "ext_"
+MAX_TOOL_NAME_LEN = 64
+
+#: ``HookResponse`` fields and their JSON types (``runtime/mod.rs:58-85``).
+_HOOK_FIELDS: dict[str, tuple[type, ...]] = {
+    "abort": (bool,),
+    "reason": (str,),
+    "decision": (str,),
+    "transformed_body": (str,),
+    "do_not_reply_again": (bool,),
+}
+
+#: ``AdminRpcDispatcher::required_capability`` (``crates/core/src/agent/admin_rpc/
+#: dispatcher.rs:532-606``): every admin method the daemon routes, and its capability.
+ADMIN_METHODS: dict[str, str] = {
+    "nexo/admin/echo": "_echo",
+    **dict.fromkeys(
+        (f"nexo/admin/agents/{verb}" for verb in ("list", "get", "upsert", "delete")),
+        "agents_crud",
+    ),
+    **dict.fromkeys(
+        (f"nexo/admin/credentials/{verb}" for verb in ("list", "register", "revoke")),
+        "credentials_crud",
+    ),
+    **dict.fromkeys(
+        (f"nexo/admin/pairing/{verb}" for verb in ("start", "status", "cancel")),
+        "pairing_initiate",
+    ),
+    **dict.fromkeys(
+        (f"nexo/admin/llm_providers/{verb}" for verb in ("list", "upsert", "delete", "probe")),
+        "llm_keys_crud",
+    ),
+    **dict.fromkeys(
+        (f"nexo/admin/channels/{verb}" for verb in ("list", "approve", "revoke", "doctor")),
+        "channels_crud",
+    ),
+    **dict.fromkeys(
+        (f"nexo/admin/agent_events/{verb}" for verb in ("list", "read", "search")),
+        "transcripts_read",
+    ),
+    **dict.fromkeys(
+        (f"nexo/admin/processing/{verb}" for verb in ("pause", "resume", "intervention", "state")),
+        "operator_intervention",
+    ),
+    "nexo/admin/escalations/list": "escalations_read",
+    "nexo/admin/escalations/resolve": "escalations_resolve",
+    **dict.fromkeys(
+        (f"nexo/admin/skills/{verb}" for verb in ("list", "get", "upsert", "delete")),
+        "skills_crud",
+    ),
+    **dict.fromkeys(
+        (f"nexo/admin/tenants/{verb}" for verb in ("list", "get", "upsert", "delete")),
+        "tenants_crud",
+    ),
+    "nexo/admin/secrets/write": "secrets_write",
+    "nexo/admin/auth/rotate_token": "auth_rotate",
+    "nexo/admin/reload": "agents_crud",
+}
+
+#: ``AdminRpcError::code`` (``dispatcher.rs:78-85``).
+ADMIN_METHOD_NOT_FOUND = -32601
+ADMIN_CAPABILITY_NOT_GRANTED = -32004
+ADMIN_INTERNAL = -32603
+
+#: What every pending call gets when the child exits (``stdio.rs:1087-1098``).
+CHILD_EXITED_CODE = -32000
+
+_I32 = (-(2**31), 2**31 - 1)
+
+
+def child_environment(
+    parent: Mapping[str, str], *, extension_id: str, agent_version: str, state_dir: str
+) -> tuple[dict[str, str], list[str]]:
+    """The child's environment as ``build_command`` makes it (``stdio.rs:690-719``): cleared,
+    refilled with every parent variable not on the blocklist, then ``AGENT_VERSION``,
+    ``AGENT_EXTENSION_ID`` and ``NEXO_EXTENSION_STATE_ROOT`` stamped. Returns it with the
+    sorted names that were removed."""
+    removed = sorted(name for name in parent if env_is_blocked(name))
+    env = {name: value for name, value in parent.items() if not env_is_blocked(name)}
+    env[AGENT_VERSION_ENV] = agent_version
+    env[AGENT_EXTENSION_ID_ENV] = extension_id
+    env[STATE_ROOT_ENV] = state_dir
+    return env, removed
+
+
+def fit_name(prefix: str, extension_id: str, tool: str) -> str:
+    """``ToolDef::fit_name`` (``crates/llm/src/types.rs:317-341``): ``{prefix}{id}_{tool}``,
+    or, past 64 bytes, the tool cut short plus ``_`` and 6 hex digits of
+    ``sha256(id NUL tool)``; when even that does not fit, the id is cut too."""
+    full = f"{prefix}{extension_id}_{tool}"
+    if len(full.encode()) <= MAX_TOOL_NAME_LEN:
+        return full
+    digest = hashlib.sha256(extension_id.encode() + b"\0" + tool.encode()).hexdigest()[:6]
+    fixed = len(prefix.encode()) + len(extension_id.encode()) + 1 + 1 + 6
+    if fixed <= MAX_TOOL_NAME_LEN:
+        head = tool[: MAX_TOOL_NAME_LEN - fixed]
+        return f"{prefix}{extension_id}_{head}_{digest}"
+    id_budget = max(MAX_TOOL_NAME_LEN - (len(prefix.encode()) + 1 + 6), 0)
+    return f"{prefix}{extension_id[:id_budget]}_{digest}"
+
+
+@dataclass(frozen=True)
+class ToolDescriptor:
+    """One decoded ``ToolDescriptor`` (``runtime/mod.rs:159-171``)."""
+
+    name: str
+    description: str
+    input_schema: Any
+    #: Which keys the microapp left to serde's defaults.
+    defaulted: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class HandshakeInfo:
+    """The decoded ``initialize`` result (``runtime/mod.rs:173-182``)."""
+
+    server_version: str | None
+    tools: tuple[ToolDescriptor, ...]
+    hooks: tuple[str, ...]
+
+
+def _json_type(value: object) -> str:
+    """How serde names a JSON value in an ``invalid type`` error."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean `{str(value).lower()}`"
+    if isinstance(value, int):
+        return f"integer `{value}`"
+    if isinstance(value, float):
+        return f"floating point `{value}`"
+    if isinstance(value, str):
+        return f"string {value!r}".replace("'", '"')
+    if isinstance(value, list):
+        return "sequence"
+    return "map"
+
+
+def decode_handshake(value: object) -> HandshakeInfo | str:
+    """Decode an ``initialize`` result as serde does into ``HandshakeInfo``, or return the
+    reason it fails (the daemon's ``StartError::DecodeHandshake``: the microapp does not
+    load). Unknown keys (``version``, ``server_info``) are ignored, as serde does."""
+    if not isinstance(value, dict):
+        return f"invalid type: {_json_type(value)}, expected struct HandshakeInfo"
+    server_version = value.get("server_version")
+    if server_version is not None and not isinstance(server_version, str):
+        return f"server_version: invalid type: {_json_type(server_version)}, expected a string"
+    tools_value = value.get("tools", [])
+    if not isinstance(tools_value, list):
+        return f"tools: invalid type: {_json_type(tools_value)}, expected a sequence"
+    tools: list[ToolDescriptor] = []
+    for index, entry in enumerate(tools_value):
+        if not isinstance(entry, dict):
+            return (
+                f"tools[{index}]: invalid type: {_json_type(entry)}, expected struct ToolDescriptor"
+            )
+        name = entry.get("name")
+        if "name" not in entry:
+            return f"tools[{index}]: missing field `name`"
+        if not isinstance(name, str):
+            return f"tools[{index}].name: invalid type: {_json_type(name)}, expected a string"
+        description = entry.get("description", "")
+        if not isinstance(description, str):
+            return (
+                f"tools[{index}].description: invalid type: {_json_type(description)}, "
+                "expected a string"
+            )
+        defaulted = tuple(key for key in ("description", "input_schema") if key not in entry)
+        tools.append(ToolDescriptor(name, description, entry.get("input_schema", {}), defaulted))
+    hooks_value = value.get("hooks", [])
+    if not isinstance(hooks_value, list):
+        return f"hooks: invalid type: {_json_type(hooks_value)}, expected a sequence"
+    for index, hook in enumerate(hooks_value):
+        if not isinstance(hook, str):
+            return f"hooks[{index}]: invalid type: {_json_type(hook)}, expected a string"
+    return HandshakeInfo(server_version, tuple(tools), tuple(hooks_value))
+
+
+def hook_response_problem(value: object) -> str | None:
+    """Why ``value`` does not decode as a ``HookResponse`` (``extension_hook.rs:39-54``:
+    ``null`` is the default), or None."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        return f"invalid type: {_json_type(value)}, expected struct HookResponse"
+    for key, types in _HOOK_FIELDS.items():
+        item = value.get(key)
+        if item is None:
+            continue
+        if not isinstance(item, types) or (types == (str,) and isinstance(item, bool)):
+            expected = "a boolean" if types == (bool,) else "a string"
+            return f"{key}: invalid type: {_json_type(item)}, expected {expected}"
+    return None
+
+
+def response_problem(frame: object) -> str | None:
+    """Why the host's reader cannot decode ``frame`` as ``wire::Response``
+    (``runtime/wire.rs:13-24,42-45``) and drops it, or None: an object whose ``jsonrpc`` is
+    a string when present and whose non-null ``error`` has an i32 ``code`` and a string
+    ``message``."""
+    if not isinstance(frame, dict):
+        return "not a JSON object"
+    jsonrpc = frame.get("jsonrpc")
+    if jsonrpc is not None and not isinstance(jsonrpc, str):
+        return "`jsonrpc` is not a string"
+    error = frame.get("error")
+    if error is None:
+        return None
+    if not isinstance(error, dict):
+        return "`error` is not an object"
+    code = error.get("code")
+    if type(code) is not int or not _I32[0] <= code <= _I32[1]:
+        return "`error.code` is not a 32-bit integer"
+    if not isinstance(error.get("message"), str):
+        return "`error.message` is not a string"
+    return None
+
+
+def numeric_id(value: object) -> int | None:
+    """``wire::extract_u64_id`` (``wire.rs:47-50``): a non-negative JSON integer, else None."""
+    if type(value) is int and value >= 0:
+        return value
+    return None
+
+
+def sample_hook_event(hook: str, agent_id: str) -> dict[str, Any]:
+    """An event shaped as the daemon fires ``hook`` (``crates/core/src/agent/
+    llm_behavior.rs:622-627,827-832,1671-1678,1825-1830``)."""
+    session = "00000000-0000-4000-8000-000000000000"
+    base: dict[str, Any] = {"agent_id": agent_id, "session_id": session}
+    if hook == "before_message":
+        return {**base, "text": "hello from nexo plugin check", "source": "nexo-plugin-check"}
+    if hook == "after_message":
+        return {**base, "text_in": "hello from nexo plugin check", "text_out": "hello"}
+    if hook == "before_tool_call":
+        return {**base, "tool_name": "ext_check_tool", "arguments": {}}
+    return {
+        **base,
+        "tool_name": "ext_check_tool",
+        "duration_ms": 1,
+        "result": {},
+        "error": None,
+    }

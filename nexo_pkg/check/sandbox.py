@@ -1,0 +1,368 @@
+"""The daemon's plugin sandbox: the ``bwrap`` command line it wraps a plugin in, or why none.
+
+On Linux the daemon does not spawn a plugin whose manifest enables ``[plugin.sandbox]``
+directly: its sandbox runner wraps the command in ``bwrap`` with an argv built from the
+sandbox section (fresh ``/proc``, ``/dev`` and ``/tmp``, a few system directories read-only,
+the command's parent directory, ``fs_read_paths`` with ``--ro-bind``, ``fs_write_paths`` with
+``--bind`` after ``${state_dir}`` expansion, ``--unshare-net`` unless ``network = "host"``, a
+uid/gid drop with ``drop_user``, its own ``PATH``). :func:`plan_sandbox` builds the same
+argv from the same inputs: the manifest, the state directory, ``NEXO_PLUGIN_SANDBOX_REQUIRE``,
+``NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW``, the platform and whether ``bwrap`` is on ``PATH``.
+
+It never raises on a manifest: a spawn the daemon refuses comes back as a refused plan
+carrying the daemon's reason; a mount ``bwrap`` cannot make (a source path that does not
+exist) comes back as a problem naming the manifest entry and its line.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from nexo_pkg.manifest.names import find_manifest
+from nexo_pkg.manifest.sandbox_paths import (
+    STATE_DIR_TOKEN,
+    daemon_denylist_hit,
+    host_path_exists,
+)
+
+#: When truthy, the daemon refuses every plugin without ``sandbox.enabled = true``.
+ENV_REQUIRE = "NEXO_PLUGIN_SANDBOX_REQUIRE"
+#: When truthy, the daemon lets a sandboxed plugin share the host network.
+ENV_HOST_NET_ALLOW = "NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW"
+
+# The daemon's `env_flag`: these values, and only these, switch a flag on.
+_TRUTHY = frozenset({"1", "true", "TRUE", "yes", "YES"})
+
+# `nobody:nogroup`, what the daemon maps the plugin to with `drop_user = true`.
+_NOBODY = "65534"
+
+# System directories bound read-only when they exist, then resolv.conf, in the daemon's order.
+_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib64", "/etc/ssl")
+
+Platform = Literal["linux", "macos", "other"]
+
+
+@dataclass(frozen=True)
+class MountProblem:
+    """A mount ``bwrap`` cannot make: its source is missing on this host."""
+
+    path: str
+    entry: str
+    key: str
+    line: int | None
+
+    def describe(self, manifest_name: str) -> str:
+        """One line naming the path, the manifest entry and where it is written."""
+        where = f"{manifest_name}:{self.line}" if self.line is not None else manifest_name
+        expanded = f" (expanded from `{self.entry}`)" if self.entry != self.path else ""
+        return (
+            f"bwrap cannot mount `{self.path}`{expanded}: no such path on this host "
+            f"(plugin.sandbox.{self.key}, {where}); the daemon's spawn fails with "
+            f"`bwrap: Can't find source path {self.path}`"
+        )
+
+
+@dataclass(frozen=True)
+class SandboxPlan:
+    """How the daemon would start the plugin.
+
+    ``argv`` is the command to spawn (``bwrap …`` when ``wrapped``), or None when the daemon
+    refuses to spawn; ``refusal`` then holds its reason. ``note`` is the daemon's warning
+    for an unsandboxed run of a sandboxed plugin (no ``bwrap``, macOS). ``problems`` are the
+    mounts that make ``bwrap`` fail on this host.
+    """
+
+    argv: list[str] | None
+    wrapped: bool
+    enabled: bool
+    reason: str
+    refusal: str | None = None
+    note: str | None = None
+    problems: tuple[MountProblem, ...] = ()
+    state_dir: str | None = None
+    skipped: bool = False
+    manifest_name: str = "nexo-plugin.toml"
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"enabled", "wrapped", "argv", "reason", ...}`` for the ``--json`` report."""
+        return {
+            "enabled": self.enabled,
+            "wrapped": self.wrapped,
+            "skipped": self.skipped,
+            "argv": None if self.argv is None else list(self.argv),
+            "reason": self.reason,
+            "refusal": self.refusal,
+            "state_dir": self.state_dir,
+            "mount_problems": [problem.describe(self.manifest_name) for problem in self.problems],
+        }
+
+
+def env_flag(env: Mapping[str, str], name: str) -> bool:
+    """The daemon's reading of a boolean environment variable (``1``/``true``/``yes``)."""
+    return env.get(name) in _TRUTHY
+
+
+def current_platform() -> Platform:
+    """``linux``, ``macos`` or ``other``, the branches of the daemon's runner."""
+    if sys.platform.startswith("linux"):
+        return "linux"
+    if sys.platform == "darwin":
+        return "macos"
+    return "other"
+
+
+def find_bwrap(platform: Platform) -> str | None:
+    """Where ``bwrap`` is on ``PATH`` (looked for on Linux only, as the daemon does)."""
+    return shutil.which("bwrap") if platform == "linux" else None
+
+
+def _section(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    plugin = manifest.get("plugin")
+    sandbox = plugin.get("sandbox") if isinstance(plugin, dict) else None
+    return sandbox if isinstance(sandbox, dict) else {}
+
+
+def _paths(section: Mapping[str, Any], key: str) -> list[str]:
+    value = section.get(key, [])
+    if not isinstance(value, list):
+        return []
+    return [entry for entry in value if isinstance(entry, str)]
+
+
+def plan_sandbox(
+    manifest: Mapping[str, Any],
+    plugin_id: str,
+    argv: Sequence[str],
+    *,
+    root: Path,
+    state_dir: Path,
+    env: Mapping[str, str],
+    bwrap: str | None,
+    platform: Platform,
+    skip: bool = False,
+    program: str | None = None,
+) -> SandboxPlan:
+    """The daemon's ``SandboxRunner::wrap_command`` for this plugin.
+
+    ``argv`` is the plugin's command and arguments; ``program``, when given, replaces
+    ``argv[0]`` inside the wrapper (the manifest's bare command name, which the daemon hands
+    to bwrap as written, to be found on the sandbox's ``PATH``); ``state_dir`` replaces
+    ``${state_dir}``;
+    ``env`` supplies the two ``NEXO_PLUGIN_SANDBOX_*`` flags; ``bwrap`` is its path or None.
+    With ``skip`` (``--no-sandbox``) the command is not wrapped, and the plan says what that
+    leaves out. Never raises.
+    """
+    section = _section(manifest)
+    enabled = section.get("enabled") is True
+    command = list(argv)
+    manifest_name = _manifest_name(root)
+    refusal = _refusal(section, plugin_id, env, bwrap=bwrap, platform=platform, skip=skip)
+    if refusal is not None:
+        return SandboxPlan(
+            None,
+            wrapped=False,
+            enabled=enabled,
+            reason="refused",
+            refusal=refusal,
+            manifest_name=manifest_name,
+        )
+    if not enabled or skip:
+        reason = (
+            "--no-sandbox: run without the daemon's bwrap wrapper, so the filesystem "
+            "allowlist, the network policy, the user drop and the sandbox's PATH are not "
+            "exercised"
+            if enabled
+            else "[plugin.sandbox] is not enabled: the daemon runs the command as it is"
+        )
+        return SandboxPlan(
+            command,
+            wrapped=False,
+            enabled=enabled,
+            skipped=enabled,
+            reason=reason,
+            manifest_name=manifest_name,
+        )
+    if platform != "linux" or bwrap is None:
+        if platform == "macos":
+            note = (
+                f"macOS — sandbox not enforced for plugin `{plugin_id}` (native sandbox-exec "
+                "deferred)"
+            )
+        elif platform != "linux":
+            note = f"sandbox not enforced for plugin `{plugin_id}` on this platform"
+        else:
+            note = (
+                f"plugin `{plugin_id}` declares sandbox but `bwrap` is not in PATH — running "
+                "without sandbox"
+            )
+        return SandboxPlan(
+            command,
+            wrapped=False,
+            enabled=True,
+            reason=note,
+            note=note,
+            manifest_name=manifest_name,
+        )
+    if program is not None:
+        command = [program, *command[1:]]
+    return _wrapped_plan(section, plugin_id, command, root, state_dir, bwrap, manifest_name)
+
+
+def daemon_program(manifest: Mapping[str, Any], argv: Sequence[str]) -> str | None:
+    """The manifest's ``entrypoint.command`` when it is a bare name that ``argv[0]`` was
+    found from on ``PATH``: the daemon passes such a name on as written. None otherwise."""
+    plugin = manifest.get("plugin")
+    entry = plugin.get("entrypoint") if isinstance(plugin, dict) else None
+    command = entry.get("command") if isinstance(entry, dict) else None
+    if isinstance(command, str) and command and "/" not in command:
+        return command if argv and argv[0].rpartition("/")[2] == command else None
+    return None
+
+
+def _refusal(
+    section: Mapping[str, Any],
+    plugin_id: str,
+    env: Mapping[str, str],
+    *,
+    bwrap: str | None,
+    platform: Platform,
+    skip: bool,
+) -> str | None:
+    """The daemon's reason for refusing to spawn, in ``wrap_command``'s order, or None."""
+    require = env_flag(env, ENV_REQUIRE)
+    if section.get("enabled") is not True:
+        if require:
+            return (
+                f"plugin `{plugin_id}`: sandbox required ({ENV_REQUIRE}=1) but manifest sets "
+                "sandbox.enabled = false"
+            )
+        return None
+    if section.get("network", "deny") == "host" and not env_flag(env, ENV_HOST_NET_ALLOW):
+        return f'plugin `{plugin_id}`: sandbox.network = "host" requires {ENV_HOST_NET_ALLOW}=1'
+    if skip or not require:
+        return None
+    if platform != "linux":
+        return (
+            f"plugin `{plugin_id}`: sandbox required but the current platform is unsupported "
+            "(macOS sandbox path deferred)"
+        )
+    if bwrap is None:
+        return (
+            f"plugin `{plugin_id}`: sandbox required but `bwrap` not found in PATH "
+            "(apt install bubblewrap)"
+        )
+    return None
+
+
+def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
+    section: Mapping[str, Any],
+    plugin_id: str,
+    command: list[str],
+    root: Path,
+    state_dir: Path,
+    bwrap: str,
+    manifest_name: str,
+) -> SandboxPlan:
+    """``build_bwrap_args``: the argv after ``bwrap``, its refusals and missing sources."""
+    args = [
+        "--die-with-parent",
+        "--unshare-pid",
+        "--unshare-uts",
+        "--unshare-ipc",
+        "--new-session",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",  # noqa: S108 - the sandbox's own fresh /tmp
+    ]
+    for directory in _SYSTEM_DIRS:
+        if Path(directory).exists():
+            args += ["--ro-bind-try", directory, directory]
+    args += ["--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"]
+    if section.get("network", "deny") != "host":
+        args.append("--unshare-net")
+    if section.get("drop_user") is True:
+        args += ["--unshare-user", "--uid", _NOBODY, "--gid", _NOBODY]
+    args += ["--setenv", "PATH", "/usr/bin:/bin"]
+    # Rust's `Path::parent`: nothing for a bare program name, `/` for `/prog`.
+    parent = command[0].rpartition("/")[0] or ("/" if command[0].startswith("/") else "")
+    if parent and Path(parent).exists():
+        args += ["--ro-bind-try", parent, parent]
+    spans = _entry_lines(root)
+    problems: list[MountProblem] = []
+    for key, flag in (("fs_read_paths", "--ro-bind"), ("fs_write_paths", "--bind")):
+        for index, entry in enumerate(_paths(section, key)):
+            resolved = entry.replace(STATE_DIR_TOKEN, str(state_dir))
+            refusal = _resolved_path_refusal(plugin_id, entry, resolved)
+            if refusal is not None:
+                return SandboxPlan(
+                    None,
+                    wrapped=True,
+                    enabled=True,
+                    reason="refused",
+                    refusal=refusal,
+                    state_dir=str(state_dir),
+                    manifest_name=manifest_name,
+                )
+            args += [flag, resolved, resolved]
+            if not host_path_exists(resolved):
+                problems.append(MountProblem(resolved, entry, key, spans.get((key, index))))
+    args += ["--", *command]
+    return SandboxPlan(
+        [bwrap, *args],
+        wrapped=True,
+        enabled=True,
+        reason="wrapped in bwrap as the daemon wraps it",
+        problems=tuple(problems),
+        state_dir=str(state_dir),
+        manifest_name=manifest_name,
+    )
+
+
+def _resolved_path_refusal(plugin_id: str, entry: str, resolved: str) -> str | None:
+    """The daemon's spawn-time re-check of an expanded allowlist entry."""
+    if not resolved.startswith("/"):
+        return (
+            f"plugin `{plugin_id}`: sandbox path resolution failed for `{entry}`: resolved "
+            "path is not absolute"
+        )
+    hit = daemon_denylist_hit(resolved)
+    if hit is not None:
+        return (
+            f"plugin `{plugin_id}`: resolved sandbox path `{resolved}` (from manifest entry "
+            f"`{entry}`) hits denylisted host path `{hit}`"
+        )
+    return None
+
+
+def _manifest_name(root: Path) -> str:
+    lookup = find_manifest(root)
+    return lookup.path.name if lookup.path is not None else "nexo-plugin.toml"
+
+
+def _entry_lines(root: Path) -> dict[tuple[str, int], int]:
+    """The 1-based line of every sandbox allowlist entry in the manifest (best effort)."""
+    from nexo_pkg.manifest.spans import scan_spans  # noqa: PLC0415 - only for a wrapped plan
+
+    lookup = find_manifest(root)
+    if lookup.path is None:
+        return {}
+    try:
+        text = lookup.path.read_text(encoding="utf-8")
+        spans, _duplicates = scan_spans(text)
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    lines: dict[tuple[str, int], int] = {}
+    for path in spans.values:
+        if len(path) == 4 and path[:2] == ("plugin", "sandbox"):
+            key, index = path[2], path[3]
+            if isinstance(key, str) and isinstance(index, int):
+                lines[(key, index)] = spans.value_span(path).start.line
+    return lines

@@ -1,0 +1,510 @@
+"""CLI for the operator's everyday commands: ``nexo plugin outdated``, ``rollback``,
+``enable`` and ``disable``.
+
+Only parsing, rendering and exit codes live here; the work is in
+:mod:`nexo_pkg.install.outdated`, :mod:`nexo_pkg.install.rollback` and
+:mod:`nexo_pkg.install.discovery_edit`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from nexo_pkg.cli.common import emit_json, guarded, result_line, say
+from nexo_pkg.cli.install import (
+    ConfigOption,
+    DestOption,
+    DryRunOption,
+    GitHubApiOption,
+    JsonOption,
+    PlainHttpOption,
+    RegistryConfigOption,
+    TimeoutOption,
+    _dest,
+    _fleet_options,
+    _roots,
+)
+from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK
+from nexo_pkg.terminal import printable
+
+if TYPE_CHECKING:
+    from nexo_pkg.install.outdated import LatestLookup, OutdatedEntry
+    from nexo_pkg.install.pipeline import InstallOptions
+
+
+def _lookups(
+    options: InstallOptions, registry_config: Path | None, plain_http: bool
+) -> dict[str, LatestLookup]:
+    """The newest-version lookup of each source kind a receipt can name."""
+    from nexo_pkg.install.outdated import LatestVersion  # noqa: PLC0415
+    from nexo_pkg.install.pipeline import latest_release  # noqa: PLC0415
+    from nexo_pkg.install.store import Receipt  # noqa: PLC0415
+
+    def from_github(receipt: Receipt) -> LatestVersion:
+        version, tag = latest_release(receipt, options)
+        return LatestVersion(version, tag)
+
+    def from_registry(receipt: Receipt) -> LatestVersion:
+        from nexo_pkg.errors import NexoError  # noqa: PLC0415
+        from nexo_pkg.fleet.publish import latest_in_registry  # noqa: PLC0415
+
+        assert receipt.registry is not None  # noqa: S101 (only registry receipts come here)
+        fleet = _fleet_options(options, registry_config, plain_http)
+        plugin_id, version, digest = latest_in_registry(receipt.registry, fleet)
+        if plugin_id != receipt.id:
+            raise NexoError(
+                f"{receipt.registry.split('@', 1)[0]} now holds plugin {plugin_id!r}, "
+                f"not {receipt.id!r}",
+                kind="asset_not_found",
+            )
+        return LatestVersion(version, digest)
+
+    return {"github-releases": from_github, "registry": from_registry}
+
+
+_STATUS_WORDS = {
+    "outdated": "outdated",
+    "current": "up to date",
+    "ahead": "newer than the source",
+    "pinned": "pinned to its tag",
+    "local": "local file: not checked",
+    "failed": "could not check",
+}
+
+
+def _render(entries: list[OutdatedEntry]) -> None:
+    if not entries:
+        say("No plugins installed.")
+        return
+    header = f"{'ID':<24} {'INSTALLED':<12} {'LATEST':<12} {'STATUS':<22} SOURCE"
+    result_line(header)
+    for entry in entries:
+        latest = entry.latest.version if entry.latest else "-"
+        status = _STATUS_WORDS[entry.status]
+        result_line(
+            printable(
+                f"{entry.plugin_id:<24} {entry.installed:<12} {latest:<12} {status:<22} "
+                f"{entry.source}"
+            )
+        )
+        if entry.error is not None:
+            say(
+                f"  {printable(entry.plugin_id)}: {entry.error.kind}: "
+                f"{printable(entry.error.message)}"
+            )
+
+
+def _set_enabled(
+    plugin_id: str, *, enabled: bool, dest: Path | None, config: Path | None, json_output: bool
+) -> None:
+    from nexo_pkg.errors import NexoError  # noqa: PLC0415
+    from nexo_pkg.install.config import config_dir  # noqa: PLC0415
+    from nexo_pkg.install.discovery_edit import (  # noqa: PLC0415
+        check_id,
+        discovery_state,
+        set_enabled,
+    )
+    from nexo_pkg.install.store import installed_versions  # noqa: PLC0415
+
+    def run() -> Any:
+        check_id(plugin_id)
+        directory = config_dir(config)
+        root = _dest(dest, config)
+        listed = discovery_state(directory)
+        mentioned = plugin_id in listed.disabled or plugin_id in listed.allowlist
+        if not mentioned and not installed_versions(root, plugin_id):
+            # As the daemon's own `ext enable/disable`: an id nobody installed is a typo.
+            raise NexoError(
+                f"plugin {plugin_id!r} is not installed in {root} (see `nexo plugin list`)",
+                kind="not_installed",
+                details={"id": plugin_id},
+            )
+        return set_enabled(directory, plugin_id, enabled=enabled)
+
+    result = guarded(run, json_output=json_output)
+    if json_output:
+        emit_json(result.to_json())
+        return
+    verb = "enabled" if enabled else "disabled"
+    if not result.changed:
+        say(f"{printable(plugin_id)} is already {verb} in {printable(result.path)}.")
+        return
+    extra = " (added to discovery.allowlist)" if result.allowlisted else ""
+    say(
+        f"{printable(plugin_id)} {verb} in {printable(result.path)}{extra}; the daemon "
+        "applies it at its next start."
+    )
+
+
+NEXO_VERSION_ENV = "NEXO_DAEMON_VERSION"
+
+
+def _daemon_version(flag: str | None) -> tuple[str | None, str]:
+    """The version of the daemon the plugins are for, and where it came from."""
+    import os  # noqa: PLC0415
+
+    if flag:
+        return flag, "--nexo-version"
+    value = os.environ.get(NEXO_VERSION_ENV, "").strip()
+    if value:
+        return value, NEXO_VERSION_ENV
+    return None, "unknown (give --nexo-version or NEXO_DAEMON_VERSION)"
+
+
+def _handshake(timeout_ms: int, nexo_version: str | None) -> Any:
+    from nexo_pkg.check import run_check  # noqa: PLC0415
+
+    def run(directory: Path) -> tuple[bool, int, str]:
+        report = run_check(directory, timeout_ms=timeout_ms, nexo_version=nexo_version)
+        failing = [check for check in report.checks if check.status == "fail"]
+        warning = [check for check in report.checks if check.status == "warn"]
+        shown = (failing or warning)[:1]
+        summary = f"{shown[0].name}: {shown[0].detail}" if shown else "handshake passed"
+        return report.ok, len(warning), summary
+
+    return run
+
+
+_MARKS = {"error": "ERROR", "warning": "warn", "note": "note"}
+
+
+def register(app: typer.Typer) -> None:
+    """Add the operator's commands to the ``plugin`` group."""
+
+    @app.command("search")
+    def search_command(
+        *,
+        term: Annotated[str, typer.Argument(metavar="TERM", help="Words to look for.")],
+        limit: Annotated[
+            int, typer.Option("--limit", min=1, max=100, help="Most repositories to show.")
+        ] = 30,
+        github_api_url: GitHubApiOption = None,
+        timeout: TimeoutOption = None,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Search GitHub for plugin repositories (those with the nexo-plugin topic).
+
+        Uses GitHub's repository search with the same API host, token and network rules as
+        install; one repository per line on stdout (owner/repo, stars, description), best
+        match first. Install one with `nexo plugin install OWNER/REPO`; look at its latest
+        release first with `nexo plugin info OWNER/REPO`.
+        Exit codes: 0 (also when nothing matches); 1 the search failed; 2 usage error.
+        """
+
+        def run() -> list[Any]:
+            from nexo_pkg.daemon_config import nexo_home_from_env  # noqa: PLC0415
+            from nexo_pkg.install.pipeline import (  # noqa: PLC0415
+                InstallOptions,
+                search_repositories,
+            )
+
+            home = nexo_home_from_env()
+            options = InstallOptions(
+                dest=home, nexo_home=home, github_api_url=github_api_url, http_timeout=timeout
+            )
+            return search_repositories(term, options, limit=limit)
+
+        found = guarded(run, json_output=json_output)
+        if json_output:
+            emit_json({"ok": True, "query": term, "repositories": found})
+            return
+        if not found:
+            say(f"No plugin repository matches {printable(term)!r}.")
+            return
+        for item in found:
+            stars = item.get("stargazers_count")
+            description = item.get("description") or ""
+            result_line(printable(f"{item.get('full_name', '?'):<40} {stars!s:>6}  {description}"))
+
+    @app.command("info")
+    def info_command(
+        *,
+        source: Annotated[
+            str,
+            typer.Argument(
+                metavar="SOURCE",
+                help="owner/repo[@tag], oci://host/repo[:tag|@digest] or a release .tar.gz.",
+            ),
+        ],
+        target: Annotated[
+            str | None,
+            typer.Option("--target", help="Target triple instead of this host's (or noarch)."),
+        ] = None,
+        trusted_keys: Annotated[
+            Path | None,
+            typer.Option("--trusted-keys", help="Trust policy file (default: the daemon's)."),
+        ] = None,
+        config: ConfigOption = None,
+        github_api_url: GitHubApiOption = None,
+        timeout: TimeoutOption = None,
+        registry_config: RegistryConfigOption = None,
+        plain_http: PlainHttpOption = False,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Show what installing SOURCE would install, without installing it.
+
+        The release's plugin id, version, the targets it ships, min_nexo_version, and for
+        this host's target (or --target) the asset, its checksums and its signer, verified
+        against the trust policy exactly as install verifies it (the asset is downloaded
+        into the shared cache for that; nothing is written to a plugin root).
+        Exit codes: 0 shown; 1 a check failed (the same refusal install would give);
+        2 usage or configuration error.
+        """
+
+        def run() -> Any:
+            from nexo_pkg.cli.install import _policy_path  # noqa: PLC0415
+            from nexo_pkg.daemon_config import nexo_home_from_env  # noqa: PLC0415
+            from nexo_pkg.install.pipeline import (  # noqa: PLC0415
+                InstallOptions,
+                ReleaseInfo,
+                release_info,
+            )
+
+            home = nexo_home_from_env()
+            options = InstallOptions(
+                dest=home / "state" / "plugins",
+                nexo_home=home,
+                policy_path=_policy_path(config),
+                target=target,
+                trusted_keys=trusted_keys,
+                github_api_url=github_api_url,
+                http_timeout=timeout,
+                dry_run=True,
+            )
+            if source.startswith("oci://"):
+                from nexo_pkg.cli.install import install_from_registry  # noqa: PLC0415
+
+                result = install_from_registry(source, options, registry_config, plain_http)
+                plan = result.plan
+                return ReleaseInfo(plan, None, ((plan.target, plan.asset_name),), None)
+            return release_info(source, options)
+
+        info = guarded(run, json_output=json_output)
+        if json_output:
+            emit_json(info.to_json())
+            return
+        document = info.to_json()
+        signature = document["signature"]
+        signer = signature.get("identity") or signature.get("status")
+        rows = [
+            ("Plugin", f"{document['id']} {document['version']}"),
+            ("Release", document["tag"] or "-"),
+            ("Targets", ", ".join(entry["target"] for entry in document["targets"])),
+            ("Asset", f"{document['asset']} ({document['host_target']})"),
+            ("sha256", document["sha256"]),
+            ("Checksums", ", ".join(document["checksums"]) or "-"),
+            ("Signer", f"{signer} ({signature.get('status')})"),
+            ("min_nexo", document["min_nexo_version"] or "-"),
+        ]
+        for label, value in rows:
+            result_line(printable(f"{label + ':':<11} {value}"))
+        for message in info.plan.warnings:
+            say(f"warning: {printable(message)}")
+
+    @app.command("doctor")
+    def doctor_command(
+        *,
+        dest: DestOption = None,
+        config: ConfigOption = None,
+        nexo_version: Annotated[
+            str | None,
+            typer.Option(
+                "--nexo-version",
+                metavar="VERSION",
+                help="Version of the daemon the plugins are for (default: NEXO_DAEMON_VERSION); "
+                "min_nexo_version is checked against it.",
+            ),
+        ] = None,
+        no_check: Annotated[
+            bool, typer.Option("--no-check", help="Do not spawn the plugins (no handshake).")
+        ] = False,
+        timeout_ms: Annotated[
+            int,
+            typer.Option("--timeout-ms", min=1, help="Deadline of each handshake reply, in ms."),
+        ] = 5000,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Check every installed plugin and the daemon's plugin configuration in one report.
+
+        For each installed plugin: its files against the install receipt, its manifest
+        against the daemon it is for (min_nexo_version with --nexo-version), its handshake
+        (spawned as `nexo plugin check` does, unless --no-check), and whether discovery
+        loads it (discovery.disabled, discovery.allowlist). For the root: ids the daemon
+        would meet twice, directories without a readable receipt, development links,
+        leftovers of interrupted runs, and ./nexo-plugins.lock against ./nexo-plugins.toml.
+        Exit codes: 0 nothing would make the daemon skip or fail a plugin; 1 something
+        would (an error finding); 2 usage or configuration error.
+        """
+        from nexo_pkg.install.config import config_dir  # noqa: PLC0415
+
+        version, version_source = _daemon_version(nexo_version)
+
+        def run() -> Any:
+            from nexo_pkg.fleet.doctor import diagnose  # noqa: PLC0415
+            from nexo_pkg.fleet.lockfile import LOCK_NAME, WANTED_NAME  # noqa: PLC0415
+            from nexo_pkg.install.discovery_edit import discovery_state  # noqa: PLC0415
+
+            roots = _roots(dest, config)
+            discovery = discovery_state(config_dir(config))
+            wanted, lock = Path(WANTED_NAME), Path(LOCK_NAME)
+            return diagnose(
+                roots,
+                discovery=discovery,
+                nexo_version=version,
+                handshake=None if no_check else _handshake(timeout_ms, version),
+                lock_files=(wanted, lock) if wanted.is_file() else None,
+            )
+
+        report = guarded(run, json_output=json_output)
+        if json_output:
+            document = report.to_json()
+            document["nexo_version"] = {"version": version, "source": version_source}
+            emit_json(document)
+        else:
+            say(f"daemon version: {version or '-'} ({version_source})")
+            for finding in report.findings:
+                where = finding.plugin_id or (finding.path.name if finding.path else "")
+                result_line(
+                    printable(f"{_MARKS[finding.severity]:<6} {finding.check:<10} {where}: "
+                              f"{finding.message}")
+                )  # fmt: skip
+            errors = sum(1 for f in report.findings if f.severity == "error")
+            say(
+                f"{len(report.plugins)} plugin(s) in "
+                f"{', '.join(printable(root) for root in report.roots)}: "
+                f"{'no problem the daemon would trip on' if report.ok else f'{errors} error(s)'}"
+            )
+        raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILURE)
+
+    @app.command("enable")
+    def enable_command(
+        *,
+        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
+        dest: DestOption = None,
+        config: ConfigOption = None,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Let the daemon load a plugin again: take it out of discovery.disabled.
+
+        Edits plugins/discovery.yaml of the daemon's configuration directory (see --config)
+        as the daemon's own `ext enable` edits extensions.yaml, keeping the file's comments
+        and layout; when discovery.allowlist is in force, the id is added to it too. The
+        daemon reads the file at start. Exit codes: 0 enabled (or already); 1 not installed;
+        2 usage or configuration error.
+        """
+        _set_enabled(plugin_id, enabled=True, dest=dest, config=config, json_output=json_output)
+
+    @app.command("disable")
+    def disable_command(
+        *,
+        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
+        dest: DestOption = None,
+        config: ConfigOption = None,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Keep the daemon from loading a plugin: add it to discovery.disabled.
+
+        The plugin stays installed (list shows it as disabled). Edits plugins/discovery.yaml
+        of the daemon's configuration directory (see --config), keeping its comments and
+        layout. Exit codes: 0 disabled (or already); 1 not installed; 2 usage or
+        configuration error.
+        """
+        _set_enabled(plugin_id, enabled=False, dest=dest, config=config, json_output=json_output)
+
+    @app.command("outdated")
+    def outdated_command(
+        *,
+        plugin_ids: Annotated[
+            list[str] | None,
+            typer.Argument(metavar="[ID]...", help="Installed plugins (default: every one)."),
+        ] = None,
+        dest: DestOption = None,
+        config: ConfigOption = None,
+        github_api_url: GitHubApiOption = None,
+        timeout: TimeoutOption = None,
+        registry_config: RegistryConfigOption = None,
+        plain_http: PlainHttpOption = False,
+        exit_code: Annotated[
+            bool,
+            typer.Option(
+                "--exit-code", help="Exit 1 when a plugin is outdated (as `git diff --exit-code`)."
+            ),
+        ] = False,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Show installed plugins whose source has a newer version, without downloading one.
+
+        For each installed plugin, in every search path of the daemon's configuration (or
+        --dest): its version, the newest version its source offers (the latest GitHub
+        release's manifest asset or tarball names; the highest semver tag of its registry
+        repository) and where it came from. A plugin installed from an explicit tag is
+        "pinned": upgrade stays on that tag. Only release metadata and manifest assets are
+        read: no tarball is downloaded, nothing is installed. A plugin whose source cannot be
+        reached is reported as such and the others go on.
+        Exit codes: 0 (with --exit-code: 0 nothing outdated, 1 something is); 1 a source
+        could not be checked; 2 usage or configuration error.
+        """
+
+        def run() -> list[OutdatedEntry]:
+            from nexo_pkg.daemon_config import nexo_home_from_env  # noqa: PLC0415
+            from nexo_pkg.install.outdated import outdated  # noqa: PLC0415
+            from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
+
+            roots = _roots(dest, config)
+            options = InstallOptions(
+                dest=roots[0],
+                nexo_home=nexo_home_from_env(),
+                github_api_url=github_api_url,
+                http_timeout=timeout,
+            )
+            return outdated(roots, plugin_ids or (), _lookups(options, registry_config, plain_http))
+
+        entries = guarded(run, json_output=json_output)
+        failed = any(entry.status == "failed" for entry in entries)
+        stale = any(entry.is_outdated for entry in entries)
+        if json_output:
+            document: dict[str, Any] = {
+                "ok": not failed,
+                "outdated": stale,
+                "plugins": [entry.to_json() for entry in entries],
+            }
+            emit_json(document)
+        else:
+            _render(entries)
+        raise typer.Exit(EXIT_FAILURE if failed or (exit_code and stale) else EXIT_OK)
+
+    @app.command("rollback")
+    def rollback_command(
+        *,
+        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
+        dest: DestOption = None,
+        config: ConfigOption = None,
+        dry_run: DryRunOption = False,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Put back the version of a plugin that its last upgrade replaced, offline.
+
+        The kept version (`nexo plugin list` shows it as `kept`) is re-hashed against its
+        receipt first, then swapped with the installed one in one step: the version rolled
+        back from is kept in turn, so running rollback again undoes it. An interruption
+        leaves one of the two versions installed, never neither.
+        Exit codes: 0 rolled back; 1 nothing kept or the kept tree changed; 2 usage error.
+        """
+
+        def run() -> Any:
+            from nexo_pkg.install.rollback import rollback  # noqa: PLC0415
+
+            return rollback(_dest(dest, config), plugin_id, dry_run=dry_run)
+
+        result = guarded(run, json_output=json_output)
+        if json_output:
+            emit_json(result.to_json())
+            return
+        before = f" (from {result.from_version})" if result.from_version else ""
+        verb = "Would roll back" if result.dry_run else "Rolled back"
+        say(
+            printable(f"{verb} {result.plugin_id} to {result.to_version}{before} at {result.path}.")
+        )

@@ -1,0 +1,1 @@
+"""Fleets: lock files, sync, and OCI registries (push, mirror, cache)."""

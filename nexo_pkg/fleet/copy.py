@@ -1,0 +1,235 @@
+"""``nexo plugin mirror oci://A/… oci://B/…``: copy one version registry to registry.
+
+Everything is copied as the source stores it — manifest bytes, blobs, the tag-schema
+referrer indexes — so every digest a lock names is the same on the copy. What is copied:
+the version's index (or single manifest), every manifest it lists with their blobs, the
+referrers of each (signature bundles, attestations, and foreign ones such as an SBOM), their
+``sha256-<hex>`` tag-schema indexes, and every tag of the source repository that names the
+version (or the destination's tag when one is given).
+
+Children go before what refers to them and tags last, each only when the destination lacks
+it (``HEAD`` first), so a run that was cut off resumes where it stopped and a second run
+copies nothing. Blobs pass through the shared download cache (checked against their digest on
+the way in). A source whose referrers only the OCI 1.1 API lists, copied to a registry without
+that API, gets a ``sha256-<hex>`` index written for it there (the only bytes that are new).
+
+Errors are the registry client's (``network``, ``registry_auth``, ``release_not_found``,
+``checksum_mismatch``, ``registry_invalid``); a destination with a digest is a usage error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from nexo_pkg.errors import NexoError, UsageError
+from nexo_pkg.fleet import artifact, oci
+from nexo_pkg.fleet.reference import OciReference, parse_reference
+from nexo_pkg.fleet.registry import (
+    INDEX_MEDIA_TYPE,
+    MANIFEST_MEDIA_TYPE,
+    Manifest,
+    RegistryClient,
+    fallback_tag,
+)
+from nexo_pkg.fleet.sources import FleetOptions, Session
+from nexo_pkg.install.blobcache import BlobSink
+
+# Index -> manifest -> referrer -> its referrers …: a version is 3 or 4 levels deep.
+MAX_DEPTH = 16
+
+
+@dataclass
+class CopyResult:
+    """What one registry-to-registry mirror did."""
+
+    source: str
+    reference: str
+    digest: str
+    plugin_id: str
+    version: str
+    tags: list[str] = field(default_factory=list)
+    blobs: int = 0
+    manifests: int = 0
+    tags_written: int = 0
+
+    @property
+    def copied_anything(self) -> bool:
+        return bool(self.blobs or self.manifests or self.tags_written)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "source": self.source,
+            "reference": self.reference,
+            "digest": self.digest,
+            "pinned": f"{self.reference.rsplit(':', 1)[0]}@{self.digest}",
+            "id": self.plugin_id,
+            "version": self.version,
+            "tags": self.tags,
+            "copied": {
+                "blobs": self.blobs,
+                "manifests": self.manifests,
+                "tags": self.tags_written,
+            },
+        }
+
+
+class _Copier:
+    """Copies manifests (children first), blobs and referrers from one repository to
+    another, skipping what the destination already holds."""
+
+    def __init__(
+        self,
+        session: Session,
+        source: tuple[RegistryClient, str],
+        destination: tuple[RegistryClient, str],
+        result: CopyResult,
+    ) -> None:
+        self.session = session
+        self.source, self.source_repository = source
+        self.destination, self.destination_repository = destination
+        self.result = result
+        self.seen: set[str] = set()
+
+    def blob(self, descriptor: object) -> None:
+        if not isinstance(descriptor, dict) or not isinstance(descriptor.get("digest"), str):
+            return
+        digest = str(descriptor["digest"])
+        if self.destination.blob_exists(self.destination_repository, digest):
+            return
+        limit = self.session.options.limits.max_download
+
+        def fetch(sink: BlobSink) -> None:
+            self.source.get_blob(
+                self.source_repository, digest, sink.write, max_bytes=limit, reset=sink.reset
+            )
+
+        with self.session.cache.open_blob(digest, fetch) as path:
+            self.destination.push_blob(self.destination_repository, path)
+        self.result.blobs += 1
+
+    def manifest(self, digest: str, found: Manifest | None = None, depth: int = 0) -> None:
+        """Copy manifest ``digest`` with what it refers to and what refers to it;
+        ``registry_invalid`` past :data:`MAX_DEPTH` levels of either."""
+        if digest in self.seen:
+            return
+        if depth > MAX_DEPTH:
+            raise NexoError(
+                f"{digest} is more than {MAX_DEPTH} manifests or referrers deep below the "
+                "version; a plugin version is never nested so far",
+                kind="registry_invalid",
+            )
+        self.seen.add(digest)
+        found = found or self.source.get_manifest(self.source_repository, digest)
+        document = found.json()
+        if found.media_type == INDEX_MEDIA_TYPE:
+            for child in document.get("manifests") or []:
+                if isinstance(child, dict) and isinstance(child.get("digest"), str):
+                    self.manifest(child["digest"], depth=depth + 1)
+        else:
+            self.blob(document.get("config"))
+            for layer in document.get("layers") or []:
+                self.blob(layer)
+        if not self.destination.manifest_exists(self.destination_repository, digest):
+            self.destination.put_manifest(
+                self.destination_repository, digest, found.data, found.media_type
+            )
+            self.result.manifests += 1
+        self.referrers(digest, depth)
+
+    def referrers(self, subject: str, depth: int) -> None:
+        listed = self.source.referrers(self.source_repository, subject)
+        for item in listed:
+            if isinstance(item.get("digest"), str):
+                self.manifest(item["digest"], depth=depth + 1)
+        tag = fallback_tag(subject)
+        try:
+            index = self.source.get_manifest(self.source_repository, tag)
+        except NexoError as error:
+            if error.kind != "release_not_found":
+                raise
+            index = None
+        if index is not None:
+            self.tag(tag, index, depth + 1)
+        elif listed:
+            self._index_for(subject, listed)
+
+    def _index_for(self, subject: str, listed: list[dict[str, Any]]) -> None:
+        """The source lists ``subject``'s referrers through the API only: make sure the
+        destination lists them too, writing its tag-schema index when it has no API."""
+        wanted = {item["digest"] for item in listed if isinstance(item.get("digest"), str)}
+        there = self.destination.referrers(self.destination_repository, subject)
+        if wanted <= {item.get("digest") for item in there}:
+            return
+        kept = [item for item in there if item.get("digest") not in wanted]
+        document = {"schemaVersion": 2, "mediaType": INDEX_MEDIA_TYPE, "manifests": kept + listed}
+        self.destination.put_manifest(
+            self.destination_repository,
+            fallback_tag(subject),
+            artifact.canonical(document),
+            INDEX_MEDIA_TYPE,
+        )
+        self.result.tags_written += 1
+
+    def tag(self, tag: str, found: Manifest, depth: int = 0) -> None:
+        """Point ``tag`` at ``found`` (its bytes as the source has them) unless it does."""
+        for child in found.json().get("manifests") or []:
+            if isinstance(child, dict) and isinstance(child.get("digest"), str):
+                self.manifest(child["digest"], depth=depth + 1)
+        try:
+            current = self.destination.get_manifest(self.destination_repository, tag).digest
+        except NexoError as error:
+            if error.kind != "release_not_found":
+                raise
+            current = None
+        if current == found.digest:
+            return
+        self.destination.put_manifest(
+            self.destination_repository, tag, found.data, found.media_type or MANIFEST_MEDIA_TYPE
+        )
+        self.result.tags_written += 1
+
+
+def mirror_registry(source_text: str, destination_text: str, options: FleetOptions) -> CopyResult:
+    """Copy one plugin version (the source's tag or digest, else its highest version tag)
+    from one registry repository to another, bytes unchanged."""
+    source = parse_reference(source_text)
+    destination = parse_reference(destination_text)
+    if destination.digest:
+        raise UsageError("mirror to a repository or tag (oci://HOST/NS/NAME[:TAG]), not a digest")
+    with Session(options) as session:
+        reading = session.registry(source)
+        writing = session.registry(destination)
+        chosen = source.reference or oci.latest_tag(reading, source, None)
+        root = reading.get_manifest(source.repository, chosen)
+        plugin = oci.plugin_of(root, source, chosen)
+        tags = [destination.tag] if destination.tag else _tags_of(reading, source, root, chosen)
+        target = OciReference(destination.host, destination.repository, tags[0] if tags else None)
+        result = CopyResult(
+            str(source), str(target), root.digest, plugin.plugin_id, plugin.version, tags
+        )
+        copier = _Copier(
+            session, (reading, source.repository), (writing, destination.repository), result
+        )
+        copier.manifest(root.digest, root)
+        for tag in tags:
+            copier.tag(tag, root)
+    return result
+
+
+def _tags_of(
+    client: RegistryClient, source: OciReference, root: Manifest, chosen: str
+) -> list[str]:
+    """Every tag of the source repository that names ``root`` (never a ``sha256-`` index)."""
+    tags = set() if chosen.startswith("sha256:") else {chosen}
+    for tag in client.list_tags(source.repository):
+        if tag in tags or tag.startswith("sha256-"):
+            continue
+        try:
+            if client.get_manifest(source.repository, tag).digest == root.digest:
+                tags.add(tag)
+        except NexoError as error:
+            if error.kind != "release_not_found":
+                raise
+    return sorted(tags)

@@ -1,0 +1,270 @@
+"""``nexo plugin doctor``: one report over a host's installed plugins and the daemon's plugin
+configuration, saying what would make the daemon skip or fail a plugin.
+
+Every directory of the plugin root is looked at as the daemon's discovery would meet it, and
+each installed plugin goes through the checks nexo-pkg has: its files re-hashed against the
+receipt (``verify``), its manifest linted against the daemon it is for (``lint``, with
+``--nexo-version`` when the version is known, so ``min_nexo_version`` counts), its handshake
+spawned and checked (``check``), its discovery state (``disabled``, outside the allowlist).
+Around them: ids the daemon would meet twice (it keeps the first by name and skips the
+rest), directories without a receipt or with one that cannot be read, development links,
+leftovers of interrupted runs under ``.nexo/``, and a lock file older than its wanted set.
+
+A finding is an ``error`` when the daemon would refuse, skip or fail to start the plugin (or
+its files are not what was installed), a ``warning`` when it would load it but something
+needs a look, a ``note`` for a state the operator chose (a disabled plugin).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from nexo_pkg.errors import NexoError
+from nexo_pkg.install.discovery_edit import DiscoveryState
+from nexo_pkg.install.link import linked_plugin
+from nexo_pkg.install.store import (
+    BOOKKEEPING_DIR,
+    JOURNAL_AREA,
+    REMOVING_AREA,
+    STAGING_AREA,
+    Installed,
+    scan_installed,
+    verify_installed,
+)
+from nexo_pkg.manifest.names import find_manifest
+
+__all__ = ["DoctorReport", "Finding", "HandshakeCheck", "diagnose"]
+
+Severity = Literal["error", "warning", "note"]
+
+# (plugin directory) -> (ok, warnings, one-line summary); raises NexoError when the plugin
+# cannot be spawned at all. Passed in so this module does not depend on how checks run.
+HandshakeCheck = Callable[[Path], tuple[bool, int, str]]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing the doctor noticed."""
+
+    severity: Severity
+    check: str
+    message: str
+    plugin_id: str | None = None
+    path: Path | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "severity": self.severity,
+            "check": self.check,
+            "id": self.plugin_id,
+            "path": str(self.path) if self.path else None,
+            "message": self.message,
+        }
+
+
+@dataclass
+class DoctorReport:
+    """Everything :func:`diagnose` found, plugin by plugin and for the root as a whole."""
+
+    dest: Path
+    plugins: list[str] = field(default_factory=list)
+    roots: tuple[Path, ...] = ()
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """No finding would make the daemon skip or fail a plugin."""
+        return not any(finding.severity == "error" for finding in self.findings)
+
+    def add(self, severity: Severity, check: str, message: str, **where: Any) -> None:
+        self.findings.append(Finding(severity, check, message, **where))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "dest": str(self.dest),
+            "roots": [str(root) for root in self.roots or (self.dest,)],
+            "plugins": self.plugins,
+            "errors": sum(1 for f in self.findings if f.severity == "error"),
+            "warnings": sum(1 for f in self.findings if f.severity == "warning"),
+            "findings": [finding.to_json() for finding in self.findings],
+        }
+
+
+def _manifest_findings(
+    report: DoctorReport, item: Installed, plugin_id: str, nexo_version: str | None
+) -> None:
+    from nexo_pkg.lint.engine import lint_file  # noqa: PLC0415
+    from nexo_pkg.manifest.options import LintOptions  # noqa: PLC0415
+
+    lookup = find_manifest(item.path)
+    if lookup.path is None:
+        report.add(
+            "error", "manifest", "no plugin.toml or nexo-plugin.toml: the daemon skips it",
+            plugin_id=plugin_id, path=item.path,
+        )  # fmt: skip
+        return
+    try:
+        result = lint_file(lookup.path, options=LintOptions(nexo_version=nexo_version))
+    except OSError as exc:
+        report.add(
+            "error", "manifest", f"cannot read {lookup.path.name}: {exc.strerror or exc}",
+            plugin_id=plugin_id, path=lookup.path,
+        )  # fmt: skip
+        return
+    for diagnostic in result.diagnostics:
+        severity: Severity = "error" if diagnostic.is_error else "warning"
+        line = diagnostic.span.start.line
+        report.add(
+            severity, "manifest",
+            f"{lookup.path.name}:{line}: {diagnostic.code} {diagnostic.message}",
+            plugin_id=plugin_id, path=lookup.path,
+        )  # fmt: skip
+
+
+def _installed_findings(
+    report: DoctorReport,
+    item: Installed,
+    *,
+    discovery: DiscoveryState | None,
+    nexo_version: str | None,
+    handshake: HandshakeCheck | None,
+) -> None:
+    receipt = item.receipt
+    assert receipt is not None  # noqa: S101 (callers pass installs with receipts)
+    plugin_id = receipt.id
+    report.plugins.append(plugin_id)
+    verified = verify_installed(item)
+    if not verified.ok:
+        changed = [*verified.modified, *verified.missing, *verified.extra, *verified.mode_changed]
+        detail = verified.problem or ", ".join(changed[:5])
+        report.add(
+            "error", "verify", f"files differ from the install receipt: {detail}",
+            plugin_id=plugin_id, path=item.path,
+        )  # fmt: skip
+    _manifest_findings(report, item, plugin_id, nexo_version)
+    state = discovery.state(plugin_id) if discovery is not None else "enabled"
+    if state != "enabled":
+        why = "discovery.disabled" if state == "disabled" else "not in discovery.allowlist"
+        report.add(
+            "note", "discovery", f"{why}: the daemon does not load it",
+            plugin_id=plugin_id, path=item.path,
+        )  # fmt: skip
+        return  # the daemon never spawns it: its handshake does not matter
+    if handshake is None:
+        return
+    try:
+        ok, warnings, summary = handshake(item.path)
+    except NexoError as error:
+        report.add(
+            "error", "check", f"cannot be spawned: {error.message}",
+            plugin_id=plugin_id, path=item.path,
+        )  # fmt: skip
+        return
+    if not ok:
+        report.add("error", "check", summary, plugin_id=plugin_id, path=item.path)
+    elif warnings:
+        report.add("warning", "check", summary, plugin_id=plugin_id, path=item.path)
+
+
+def _root_findings(report: DoctorReport, items: list[Installed]) -> None:
+    """Ids met twice, directories that are not installs, leftovers of interrupted runs."""
+    first: dict[str, Path] = {}
+    for item in items:
+        plugin_id = item.plugin_id
+        if plugin_id is None:
+            link = linked_plugin(item.path)
+            if link is not None:
+                report.add(
+                    "warning", "link",
+                    f"development link to {link.target} (`install --link`): not verified",
+                    plugin_id=link.plugin_id, path=item.path,
+                )  # fmt: skip
+                plugin_id = link.plugin_id
+            elif find_manifest(item.path).path is not None:
+                report.add(
+                    "warning", "receipt",
+                    f"{item.problem}: the daemon loads it, but nexo-pkg cannot verify, upgrade "
+                    "or roll it back",
+                    path=item.path,
+                )  # fmt: skip
+                continue
+            else:
+                continue
+        if plugin_id in first:
+            report.add(
+                "error", "shadowed",
+                f"{plugin_id} is also at {first[plugin_id]}: the daemon loads the first by "
+                "name and skips this one",
+                plugin_id=plugin_id, path=item.path,
+            )  # fmt: skip
+        else:
+            first[plugin_id] = item.path
+    for root in report.roots or (report.dest,):
+        _leftover_findings(report, root)
+
+
+def _leftover_findings(report: DoctorReport, root: Path) -> None:
+    bookkeeping = root / BOOKKEEPING_DIR
+    for area in (STAGING_AREA, REMOVING_AREA, JOURNAL_AREA):
+        path = bookkeeping / area
+        try:
+            leftovers = sorted(path.iterdir()) if path.is_dir() else []
+        except OSError:
+            leftovers = []
+        for leftover in leftovers:
+            report.add(
+                "warning", "leftover",
+                "left by an interrupted run; the next install, upgrade or remove cleans it",
+                path=leftover,
+            )  # fmt: skip
+
+
+def _lock_findings(report: DoctorReport, wanted: Path, lock_path: Path) -> None:
+    from nexo_pkg.fleet.lock import check  # noqa: PLC0415
+
+    try:
+        result = check(wanted, lock_path)
+    except NexoError as error:
+        report.add("warning", "lock", f"{lock_path}: {error.message}", path=lock_path)
+        return
+    if result.stale:
+        report.add(
+            "warning", "lock",
+            f"{lock_path.name} is stale against {wanted.name} ({'; '.join(result.stale)}): "
+            "run `nexo plugin lock`",
+            path=lock_path,
+        )  # fmt: skip
+
+
+def diagnose(
+    roots: Path | tuple[Path, ...],
+    *,
+    discovery: DiscoveryState | None,
+    nexo_version: str | None = None,
+    handshake: HandshakeCheck | None = None,
+    lock_files: tuple[Path, Path] | None = None,
+) -> DoctorReport:
+    """Look at every plugin under each of ``roots``, the daemon's search paths in its order
+    (see the module docstring: an id met in two roots is loaded from the first).
+
+    ``discovery`` is the daemon's discovery state (``None``: unknown); ``handshake`` spawns
+    and checks one plugin directory (``None``: not spawned); ``lock_files`` is a wanted set
+    and its lock to compare. Raises ``io`` when a root cannot be read.
+    """
+    all_roots = (roots,) if isinstance(roots, Path) else roots
+    report = DoctorReport(all_roots[0], roots=all_roots)
+    items = [item for root in all_roots for item in scan_installed(root)]
+    for item in items:
+        if item.receipt is not None:
+            _installed_findings(
+                report, item, discovery=discovery, nexo_version=nexo_version,
+                handshake=handshake,
+            )  # fmt: skip
+    _root_findings(report, items)
+    if lock_files is not None:
+        _lock_findings(report, *lock_files)
+    return report

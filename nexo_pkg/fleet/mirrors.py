@@ -1,0 +1,85 @@
+"""Registry mirrors: where the bytes a lock names may be fetched from besides their registry.
+
+A lock pins digests (the target's manifest, its tarball, its signature files), so any
+registry holding the same digests can serve them: a pull-through cache, a copy made with
+``nexo plugin mirror``, ``skopeo`` or ``oras``. Mirrors are configured as containerd's
+``hosts.toml`` and Terraform's ``provider_installation`` do it, per registry host, in order:
+
+* ``--registry-mirror HOST=MIRROR`` (repeatable), first;
+* ``NEXO_REGISTRY_MIRRORS="HOST=MIRROR HOST=MIRROR2 …"`` (space or comma separated), then;
+* the wanted set's ``[registries."HOST"] mirrors = ["MIRROR", …]``, last.
+
+``MIRROR`` is ``HOST[:PORT][/PATH]``: the repository ``NS/NAME`` of ``HOST`` is looked up
+as ``PATH/NS/NAME`` on the mirror. A mirror is trusted for bytes only: everything fetched from
+it is checked against the lock's digests and the trust policy, exactly as from the registry
+itself; what to fetch (tags, versions) is never asked of a mirror.
+
+Errors: a malformed ``HOST=MIRROR`` is a usage error (exit 2, kind ``usage``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+from nexo_pkg.errors import NexoError, UsageError
+from nexo_pkg.fleet.reference import OciReference, parse_reference
+
+ENVIRONMENT = "NEXO_REGISTRY_MIRRORS"
+
+Mirrors = dict[str, tuple[str, ...]]
+
+
+def check_mirror(host: str, mirror: str, where: str) -> tuple[str, str]:
+    """``(host, mirror)`` validated as registry host and ``HOST[:PORT][/PATH]``; a
+    :class:`UsageError` naming ``where`` otherwise."""
+    mirror = mirror.strip().removeprefix("oci://").rstrip("/")
+    try:
+        parse_reference(f"oci://{host}/probe")
+        parse_reference(f"oci://{mirror}/probe")
+    except NexoError as error:
+        raise UsageError(
+            f"{where}: {host}={mirror} is not HOST=MIRROR (registry hosts, the mirror "
+            f"optionally with a /PATH prefix): {error.message}"
+        ) from error
+    return host, mirror
+
+
+def parse_pairs(pairs: list[str], where: str) -> Mirrors:
+    """``HOST=MIRROR`` pairs in order; one host may have several mirrors."""
+    found: dict[str, list[str]] = {}
+    for pair in pairs:
+        host, equals, mirror = pair.partition("=")
+        if not equals or not host or not mirror:
+            raise UsageError(f"{where}: {pair!r} is not HOST=MIRROR")
+        host, mirror = check_mirror(host.strip(), mirror, where)
+        found.setdefault(host, []).append(mirror)
+    return {host: tuple(items) for host, items in found.items()}
+
+
+def merged(*sources: Mirrors) -> Mirrors:
+    """The mirrors of every source, in order, each mirror once per host."""
+    combined: dict[str, list[str]] = {}
+    for source in sources:
+        for host, items in source.items():
+            known = combined.setdefault(host, [])
+            known.extend(item for item in items if item not in known)
+    return {host: tuple(items) for host, items in sorted(combined.items())}
+
+
+def configured(flags: list[str] | None, wanted: Mirrors | None = None) -> Mirrors:
+    """Flags first, then :data:`ENVIRONMENT`, then the wanted set's ``[registries]``."""
+    from_flags = parse_pairs(flags or [], "--registry-mirror")
+    text = os.environ.get(ENVIRONMENT, "")
+    from_env = parse_pairs(text.replace(",", " ").split(), ENVIRONMENT)
+    return merged(from_flags, from_env, wanted or {})
+
+
+def candidates(reference: OciReference, mirrors: Mirrors) -> list[OciReference]:
+    """Where to fetch ``reference``'s bytes from, in order: its mirrors, then itself."""
+    found = []
+    for mirror in mirrors.get(reference.host, ()):
+        host, _, prefix = mirror.partition("/")
+        repository = f"{prefix}/{reference.repository}" if prefix else reference.repository
+        found.append(replace(reference, host=host, repository=repository))
+    return [*found, reference]

@@ -1,0 +1,220 @@
+"""The hash of an unpacked plugin tree: the lock's ``tree`` beside the tarball's ``sha256``.
+
+As Terraform's ``h1:`` beside ``zh:``, it lets an extracted root be checked against the lock
+offline, whatever tarball it came from. Definition (``n1:``), over the tree as ``install``
+leaves it, the receipt ``.nexo-install.json`` at its top left out:
+
+* one line per entry below the root, directories included (implied parents too), sorted by
+  path (UTF-8 bytes; ``/``-separated, relative, no ``./``):
+  ``d 0755 <path>\\n`` for a directory, ``f <mode> <sha256 hex> <path>\\n`` for a regular
+  file (``<mode>`` four octal digits: ``0644``, or ``0755`` for a file the archive marked
+  executable by its owner and for ``bin/<id>``), ``x 0000 - <path>\\n`` for anything else;
+* ``tree = "n1:" + sha256 hex of the lines``.
+
+So the hash covers paths, modes and contents; it does not depend on the order of the tar
+entries, owners, times or the umask. Computed at ``lock`` time from the tarball (read by the
+install's own archive walker, under its limits), and from a directory by
+:func:`hash_directory`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nexo_pkg.install.inspect import ArchiveLimits, TreeSink, walk_archive
+from nexo_pkg.install.store import RECEIPT_NAME, Installed, sha256_file
+
+PREFIX = "n1:"
+DIRECTORY_MODE = 0o755
+FILE_MODE = 0o644
+EXECUTABLE_MODE = 0o755
+
+
+def tree_hash(lines: Iterable[tuple[str, str]]) -> str:
+    """``n1:`` + the sha256 of ``(path, line)`` pairs sorted by path."""
+    hasher = hashlib.sha256()
+    for _, line in sorted(lines, key=lambda pair: pair[0].encode("utf-8", "surrogateescape")):
+        hasher.update(line.encode("utf-8", "surrogateescape"))
+    return PREFIX + hasher.hexdigest()
+
+
+def _directory_line(path: str) -> tuple[str, str]:
+    return path, f"d {DIRECTORY_MODE:04o} {path}\n"
+
+
+def _file_line(path: str, mode: int, digest: str) -> tuple[str, str]:
+    return path, f"f {mode:04o} {digest} {path}\n"
+
+
+@dataclass
+class _HashingSink(TreeSink):
+    """Collects the lines of what extraction would write, instead of writing it."""
+
+    plugin_id: str
+    lines: list[tuple[str, str]] = field(default_factory=list)
+    _name: str = ""
+    _executable: bool = False
+    _hasher: hashlib._Hash | None = None
+
+    def directory(self, name: str) -> None:
+        self.lines.append(_directory_line(name))
+
+    def open_file(self, name: str, executable: bool) -> None:
+        self._name, self._executable, self._hasher = name, executable, hashlib.sha256()
+
+    def write(self, data: bytes | memoryview) -> None:
+        if self._hasher is not None:
+            self._hasher.update(data)
+
+    def close_file(self) -> None:
+        if self._hasher is None:
+            return
+        executable = self._executable or self._name == f"bin/{self.plugin_id}"
+        mode = EXECUTABLE_MODE if executable else FILE_MODE
+        self.lines.append(_file_line(self._name, mode, self._hasher.hexdigest()))
+        self._hasher = None
+
+
+def hash_tarball(tarball: Path, plugin_id: str, limits: ArchiveLimits) -> str:
+    """The tree hash of what installing ``tarball`` as ``plugin_id`` leaves on disk.
+
+    Raises what the install's archive walker raises (``archive_invalid``, ``archive_unsafe``).
+    """
+    sink = _HashingSink(plugin_id)
+    walk_archive(tarball, limits, sink)
+    return tree_hash(sink.lines)
+
+
+def hash_directory(root: Path) -> str:
+    """The tree hash of an installed plugin directory (links are never followed).
+
+    Raises :class:`OSError` when the tree cannot be read.
+    """
+    lines: list[tuple[str, str]] = []
+    for current, dirs, files in os.walk(root):
+        base = Path(current)
+        for name in sorted([*dirs, *files]):
+            path = base / name
+            relative = path.relative_to(root).as_posix()
+            if relative == RECEIPT_NAME:
+                continue
+            info = path.lstat()
+            if stat.S_ISDIR(info.st_mode):
+                lines.append((relative, f"d {stat.S_IMODE(info.st_mode):04o} {relative}\n"))
+            elif stat.S_ISREG(info.st_mode):
+                mode = stat.S_IMODE(info.st_mode)
+                lines.append(_file_line(relative, mode, sha256_file(path)))
+            else:
+                lines.append((relative, f"x 0000 - {relative}\n"))
+        dirs[:] = [d for d in dirs if stat.S_ISDIR((base / d).lstat().st_mode)]
+    return tree_hash(lines)
+
+
+@dataclass(frozen=True)
+class LockCheck:
+    """One locked plugin checked in a plugin root against the lock's tree hash."""
+
+    plugin_id: str
+    version: str
+    target: str | None = None
+    path: str | None = None
+    expected: str | None = None
+    actual: str | None = None
+    problem: str | None = None
+    # What the install receipt says changed (details only: the verdict is the tree hash).
+    changes: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.problem is None and self.expected is not None and self.expected == self.actual
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "id": self.plugin_id,
+            "version": self.version,
+            "target": self.target,
+            "path": self.path,
+            "ok": self.ok,
+            "tree": self.expected,
+            "actual_tree": self.actual,
+            "problem": self.problem,
+            **self.changes,
+        }
+
+
+def check_root(lock_path: Path, root: Path, plugin_id: str | None = None) -> list[LockCheck]:
+    """Check every plugin the lock names (or only ``plugin_id``) as installed in ``root``,
+    offline: the installed version must be the locked one and its tree must hash to the
+    lock's ``tree`` for the target it was installed for.
+
+    Raises ``lock_invalid`` for an unreadable lock; problems of single plugins are results.
+    """
+    from nexo_pkg.fleet.lockfile import read_lock  # noqa: PLC0415
+    from nexo_pkg.install.store import scan_installed, verify_installed  # noqa: PLC0415
+
+    lock = read_lock(lock_path)
+    installed: dict[str, list[Installed]] = {}
+    for present in scan_installed(root):
+        if present.receipt is not None:
+            installed.setdefault(present.receipt.id, []).append(present)
+    checks: list[LockCheck] = []
+    for name, entry in sorted(lock.plugins.items()):
+        if plugin_id is not None and name != plugin_id:
+            continue
+        found = installed.get(name, [])
+        if not found:
+            checks.append(LockCheck(name, entry.version, problem=f"not installed in {root}"))
+            continue
+        item = found[0]
+        receipt = item.receipt
+        assert receipt is not None  # noqa: S101 - filtered above
+        if len(found) > 1 or receipt.version != entry.version:
+            versions = ", ".join(sorted(str(i.receipt.version) for i in found if i.receipt))
+            checks.append(
+                LockCheck(
+                    name, entry.version, path=str(item.path),
+                    problem=f"installed {versions}, the lock names {entry.version}",
+                )
+            )  # fmt: skip
+            continue
+        row = entry.targets.get(receipt.target)
+        if row is None or row.tree is None:
+            why = (
+                f"the lock has no {receipt.target} target"
+                if row is None
+                else f"the lock records no tree hash for {receipt.target} (run `nexo plugin "
+                "lock --upgrade` with this version of nexo-pkg to record it)"
+            )
+            checks.append(
+                LockCheck(name, entry.version, receipt.target, str(item.path), problem=why)
+            )
+            continue
+        try:
+            actual = hash_directory(item.path)
+        except OSError as exc:
+            checks.append(
+                LockCheck(
+                    name, entry.version, receipt.target, str(item.path), row.tree,
+                    problem=f"cannot read the tree: {exc.strerror or exc}",
+                )
+            )  # fmt: skip
+            continue
+        report = verify_installed(item)
+        changes = {
+            "modified": list(report.modified),
+            "missing": list(report.missing),
+            "extra": list(report.extra),
+            "mode_changed": list(report.mode_changed),
+        }
+        checks.append(
+            LockCheck(
+                name, entry.version, receipt.target, str(item.path), row.tree, actual,
+                changes=changes,
+            )
+        )  # fmt: skip
+    return checks

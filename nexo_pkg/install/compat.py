@@ -1,0 +1,77 @@
+"""Compatibility with the daemon a plugin is installed for: ``min_nexo_version``.
+
+The daemon refuses at boot a plugin whose ``[plugin] min_nexo_version`` requirement (Cargo
+semantics) its own version does not satisfy, ignoring its own pre-release tag (a 0.1.6-rc3
+daemon satisfies ``>=0.1.0``); ``lint`` reports the same as NX105. ``install`` and ``upgrade``
+compare before downloading, from a release's manifest asset, and again from the archive's own
+manifest, so an incompatible plugin is ``incompatible`` (exit 1) unless ``--force``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+
+from nexo_pkg.errors import NexoError, UsageError
+from nexo_pkg.manifest.versionreq import VersionError, parse_version, parse_version_req
+
+__all__ = ["DAEMON_VERSION_ENV", "DaemonVersion", "check_compatible", "daemon_version"]
+
+DAEMON_VERSION_ENV = "NEXO_DAEMON_VERSION"
+
+
+@dataclass(frozen=True)
+class DaemonVersion:
+    """The version of the daemon plugins are installed for, and where it was read."""
+
+    version: str
+    source: str
+
+
+def daemon_version(flag: str | None) -> DaemonVersion | None:
+    """``--nexo-version``, else ``NEXO_DAEMON_VERSION``, else ``None`` (not compared).
+
+    Raises ``usage`` for a value that is not a version."""
+    if flag:
+        found = DaemonVersion(flag.strip(), "--nexo-version")
+    elif value := os.environ.get(DAEMON_VERSION_ENV, "").strip():
+        found = DaemonVersion(value, DAEMON_VERSION_ENV)
+    else:
+        return None
+    try:
+        parse_version(found.version.removeprefix("v"))
+    except VersionError as exc:
+        raise UsageError(f"{found.source} {found.version!r} is not a version: {exc}") from exc
+    return found
+
+
+def check_compatible(manifest_text: str, daemon: DaemonVersion, *, where: str) -> None:
+    """Raise ``incompatible`` when the manifest's ``min_nexo_version`` does not admit the
+    daemon's version. A manifest without the key, or one that is not TOML or whose
+    requirement does not parse, is left to the manifest checks (nothing is raised)."""
+    try:
+        plugin = tomllib.loads(manifest_text).get("plugin")
+    except tomllib.TOMLDecodeError:
+        return
+    requirement_text = plugin.get("min_nexo_version") if isinstance(plugin, dict) else None
+    if not isinstance(requirement_text, str):
+        return
+    try:
+        requirement = parse_version_req(requirement_text)
+        current = parse_version(daemon.version.removeprefix("v")).without_prerelease()
+    except VersionError:
+        return
+    if requirement.matches(current):
+        return
+    raise NexoError(
+        f"{where} needs a daemon matching min_nexo_version `{requirement_text}`; the daemon is "
+        f"{daemon.version} ({daemon.source}). Upgrade the daemon, or install it anyway with "
+        "`nexo plugin install … --force` (the daemon will refuse to load it)",
+        kind="incompatible",
+        details={
+            "min_nexo_version": requirement_text,
+            "nexo_version": daemon.version,
+            "nexo_version_source": daemon.source,
+        },
+    )

@@ -1,0 +1,357 @@
+"""``nexo plugin enable|disable ID``: edit the daemon's plugin discovery configuration.
+
+The daemon skips a discovered plugin whose id is in ``discovery.disabled`` of
+``<config dir>/plugins/discovery.yaml``, and, when ``discovery.allowlist`` is not empty, every
+plugin whose id is not in it (``crates/config/src/types/plugins.rs``,
+``PluginDiscoveryConfig``). ``disable`` adds the id to ``disabled``; ``enable`` takes it out
+and, when an allowlist is in force without it, adds it there, so the plugin loads at the
+next start. The daemon's own ``agent ext enable/disable`` edits ``extensions.yaml`` the same
+way (a ``.yaml.lock`` file made with ``O_EXCL`` while it writes, temp file and rename);
+unlike it, which re-serialises the file and drops its comments, this edit rewrites only the
+lines of the list that changes and keeps every other byte.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from nexo_pkg.errors import ConfigError, NexoError, UsageError
+from nexo_pkg.files import read_config_bytes, write_file_atomically
+from nexo_pkg.install.config import DISCOVERY_FILE, MAX_DISCOVERY_BYTES, load_daemon_config
+from nexo_pkg.manifest.daemon import is_valid_id
+
+__all__ = ["DiscoveryState", "EditResult", "check_id", "discovery_state", "set_enabled"]
+
+LOCK_TIMEOUT = 5.0
+LOCK_POLL = 0.025
+
+State = Literal["enabled", "disabled", "not-allowlisted"]
+
+
+@dataclass(frozen=True)
+class DiscoveryState:
+    """The ``disabled`` and ``allowlist`` lists of the daemon's discovery configuration."""
+
+    disabled: tuple[str, ...] = ()
+    allowlist: tuple[str, ...] = ()
+    # ``discovery.follow_symlinks`` (default false): links out of the root are followed.
+    follow_symlinks: bool = False
+
+    def state(self, plugin_id: str) -> State:
+        """Whether the daemon would load ``plugin_id`` once discovered."""
+        if plugin_id in self.disabled:
+            return "disabled"
+        if self.allowlist and plugin_id not in self.allowlist:
+            return "not-allowlisted"
+        return "enabled"
+
+
+@dataclass(frozen=True)
+class EditResult:
+    """What ``enable``/``disable`` did to ``path``."""
+
+    plugin_id: str
+    path: Path
+    state: State
+    changed: bool
+    allowlisted: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "id": self.plugin_id,
+            "state": self.state,
+            "changed": self.changed,
+            "added_to_allowlist": self.allowlisted,
+            "path": str(self.path),
+        }
+
+
+def _compose(text: str, path: Path) -> Any:
+    """The YAML node tree of ``text`` (positions included), as PyYAML composes it."""
+    import yaml  # noqa: PLC0415 (only when the file exists)
+
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+    except (yaml.YAMLError, RecursionError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"{path} is not valid YAML: {reason}") from exc
+
+
+def _load(path: Path) -> tuple[Any, str]:
+    """``(document, text)`` of ``path``; ``(None, "")`` when it does not exist."""
+    import yaml  # noqa: PLC0415
+
+    try:
+        raw = read_config_bytes(path, MAX_DISCOVERY_BYTES)
+    except FileNotFoundError:
+        return None, ""
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
+    if len(raw) > MAX_DISCOVERY_BYTES:
+        raise ConfigError(f"{path} is larger than {MAX_DISCOVERY_BYTES} bytes")
+    try:
+        text = raw.decode("utf-8")
+        return yaml.safe_load(text), text
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text") from exc
+    except (yaml.YAMLError, RecursionError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise ConfigError(f"{path} is not valid YAML: {reason}") from exc
+
+
+def _string_list(section: Any, key: str, path: Path) -> list[str]:
+    value = section.get(key) if section is not None else None
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ConfigError(f"{path}: `discovery.{key}` must be a list of plugin ids")
+    return list(value)
+
+
+def _section(document: Any, path: Path) -> Any:
+    if document is None:
+        return None
+    if not isinstance(document, dict):
+        raise ConfigError(f"{path}: the top level must be a mapping with `discovery`")
+    section = document.get("discovery")
+    if section is not None and not isinstance(section, dict):
+        raise ConfigError(f"{path}: `discovery` must be a mapping")
+    return section
+
+
+def discovery_state(config_directory: Path) -> DiscoveryState:
+    """The discovery lists of ``<config_directory>/plugins/discovery.yaml`` (empty when the
+    file is absent). Raises :class:`ConfigError` for a file the daemon could not load."""
+    path = config_directory / DISCOVERY_FILE
+    document, _ = _load(path)
+    section = _section(document, path)
+    follow = section.get("follow_symlinks", False) if section is not None else False
+    return DiscoveryState(
+        tuple(_string_list(section, "disabled", path)),
+        tuple(_string_list(section, "allowlist", path)),
+        follow is True,
+    )
+
+
+@contextlib.contextmanager
+def _edit_lock(path: Path) -> Iterator[None]:
+    """The daemon's lock for editing ``path``: ``<path>.yaml.lock`` made with ``O_EXCL``."""
+    lock = path.with_suffix(".yaml.lock")
+    deadline = time.monotonic() + LOCK_TIMEOUT
+    while True:
+        try:
+            descriptor = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            break
+        except FileExistsError as exc:
+            if time.monotonic() >= deadline:
+                raise NexoError(
+                    f"{lock} is held by another edit; remove it if no other edit is running",
+                    kind="io",
+                ) from exc
+            time.sleep(LOCK_POLL)
+        except OSError as exc:
+            raise NexoError(f"cannot lock {path}: {exc.strerror or exc}", kind="io") from exc
+    try:
+        os.write(descriptor, f"{os.getpid()}\n".encode())
+        os.close(descriptor)
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+def _plain(plugin_id: str) -> str:
+    """``plugin_id`` as a YAML list item: plain, or quoted where YAML would read it as
+    something else than a string (``null``, ``yes``, ``1_0``…)."""
+    import yaml  # noqa: PLC0415
+
+    return plugin_id if yaml.safe_load(plugin_id) == plugin_id else f'"{plugin_id}"'
+
+
+def _mapping_item(node: Any, key: str) -> tuple[Any, Any] | None:
+    for key_node, value_node in getattr(node, "value", ()):
+        if getattr(key_node, "value", None) == key:
+            return key_node, value_node
+    return None
+
+
+def _line_start(text: str, index: int) -> int:
+    return text.rfind("\n", 0, index) + 1
+
+
+def _line_end(text: str, index: int) -> int:
+    """The index just past the newline of the line holding ``index`` (or the text's end)."""
+    newline = text.find("\n", index)
+    return len(text) if newline < 0 else newline + 1
+
+
+class _LayoutError(Exception):
+    """The file is laid out in a way this edit does not rewrite safely."""
+
+
+def _append(text: str, section: Any, key: str, plugin_id: str) -> str:
+    """``text`` with ``plugin_id`` appended to the list ``key`` of the ``discovery`` mapping
+    node ``section``, touching only what must change."""
+    from yaml import MappingNode, ScalarNode, SequenceNode  # noqa: PLC0415
+
+    item = _plain(plugin_id)
+    found = _mapping_item(section, key)
+    if found is None:
+        if not isinstance(section, MappingNode) or section.flow_style or not section.value:
+            raise _LayoutError(f"`discovery` is not a block mapping to add `{key}` to")
+        first_key = section.value[0][0]
+        indent = " " * first_key.start_mark.column
+        last_value = section.value[-1][1]
+        at = _line_end(text, max(last_value.end_mark.index - 1, last_value.start_mark.index))
+        prefix = "" if at == 0 or text[at - 1] == "\n" else "\n"
+        return f"{text[:at]}{prefix}{indent}{key}: [{item}]\n{text[at:]}"
+    key_node, value = found
+    if isinstance(value, ScalarNode) and value.tag.endswith(":null"):
+        colon = text.index(":", key_node.end_mark.index)
+        end = value.end_mark.index if value.end_mark.index > colon else colon + 1
+        return f"{text[: colon + 1]} [{item}]{text[end:]}"
+    if not isinstance(value, SequenceNode):
+        raise _LayoutError(f"`discovery.{key}` is not a list")
+    if value.flow_style:
+        close = value.end_mark.index - 1
+        if text[close] != "]":
+            raise _LayoutError(f"`discovery.{key}` does not end with `]`")
+        separator = ", " if value.value else ""
+        return f"{text[:close]}{separator}{item}{text[close:]}"
+    if not value.value:
+        raise _LayoutError(f"`discovery.{key}` is an empty block list")
+    last = value.value[-1]
+    start = _line_start(text, last.start_mark.index)
+    lead = text[start : last.start_mark.index]
+    if lead.strip() != "-":
+        raise _LayoutError(f"an item of `discovery.{key}` does not stand on a line of its own")
+    at = _line_end(text, max(last.end_mark.index - 1, last.start_mark.index))
+    prefix = "" if text[at - 1] == "\n" else "\n"
+    return f"{text[:at]}{prefix}{lead}{item}\n{text[at:]}"
+
+
+def _remove(text: str, section: Any, key: str, plugin_id: str) -> str:
+    """``text`` without ``plugin_id`` in the list ``key`` of the ``discovery`` mapping; a
+    list left empty becomes ``[]`` (the daemon refuses a null list)."""
+    from yaml import SequenceNode  # noqa: PLC0415
+
+    found = _mapping_item(section, key)
+    if found is None or not isinstance(found[1], SequenceNode):
+        return text
+    key_node, value = found
+    keep = [node for node in value.value if getattr(node, "value", None) != plugin_id]
+    if len(keep) == len(value.value):
+        return text
+    if value.flow_style:
+        start, end = value.start_mark.index, value.end_mark.index
+        inner = ", ".join(text[n.start_mark.index : n.end_mark.index] for n in keep)
+        return f"{text[:start]}[{inner}]{text[end:]}"
+    spans = []
+    for node in value.value:
+        if getattr(node, "value", None) != plugin_id:
+            continue
+        start = _line_start(text, node.start_mark.index)
+        if text[start : node.start_mark.index].strip() != "-":
+            raise _LayoutError(f"an item of `discovery.{key}` does not stand on a line of its own")
+        spans.append((start, _line_end(text, max(node.end_mark.index - 1, start))))
+    for start, end in reversed(spans):
+        text = text[:start] + text[end:]
+    if not keep:
+        colon = text.index(":", key_node.end_mark.index)
+        text = f"{text[: colon + 1]} []{text[colon + 1 :]}"
+    return text
+
+
+def check_id(plugin_id: str) -> None:
+    """Raise ``usage`` for a text that is no plugin id the daemon could discover."""
+    if not is_valid_id(plugin_id):
+        raise UsageError(f"{plugin_id!r} is not a plugin id (lower-case letters, digits, _)")
+
+
+def set_enabled(config_directory: Path, plugin_id: str, *, enabled: bool) -> EditResult:
+    """Enable or disable ``plugin_id`` in the daemon's discovery configuration.
+
+    Only the lines of the ``disabled`` (and, for ``enable``, ``allowlist``) list that change
+    are rewritten: comments, quoting and layout elsewhere stay byte for byte. The result is
+    read back and must hold exactly the intended lists before it atomically replaces the
+    file, under the daemon's edit lock. Raises ``usage`` for an id the daemon would never
+    discover, ``config`` for a file the daemon could not load (or laid out in a way this
+    edit cannot rewrite safely), ``io`` when it cannot be written.
+    """
+    check_id(plugin_id)
+    path = config_directory / DISCOVERY_FILE
+    load_daemon_config(config_directory)  # a file the daemon cannot load is not edited
+    lock = _edit_lock(path) if path.parent.is_dir() else contextlib.nullcontext()
+    with lock:
+        document, text = _load(path)
+        section_value = _section(document, path)
+        disabled = _string_list(section_value, "disabled", path)
+        allowlist = _string_list(section_value, "allowlist", path)
+        before = DiscoveryState(tuple(disabled), tuple(allowlist)).state(plugin_id)
+        wanted: State = "enabled" if enabled else "disabled"
+        if before == wanted:
+            return EditResult(plugin_id, path, before, changed=False)
+        allowlisted = enabled and bool(allowlist) and plugin_id not in allowlist
+        if enabled:
+            expected = DiscoveryState(
+                tuple(x for x in disabled if x != plugin_id),
+                (*allowlist, plugin_id) if allowlisted else tuple(allowlist),
+            )
+        else:
+            expected = DiscoveryState((*disabled, plugin_id), tuple(allowlist))
+        new_text = _edited(text, path, plugin_id, enabled=enabled, allowlisted=allowlisted)
+        document, _ = _parse_text(new_text, path)
+        section_value = _section(document, path)
+        got = DiscoveryState(
+            tuple(_string_list(section_value, "disabled", path)),
+            tuple(_string_list(section_value, "allowlist", path)),
+        )
+        if got != expected:
+            raise ConfigError(f"{path}: cannot edit this layout safely; edit it by hand")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            mode = path.stat().st_mode & 0o7777 if text else 0o644
+            write_file_atomically(path, new_text.encode("utf-8"), mode=mode)
+        except OSError as exc:
+            raise NexoError(f"cannot write {path}: {exc.strerror or exc}", kind="io") from exc
+    return EditResult(plugin_id, path, wanted, changed=True, allowlisted=allowlisted)
+
+
+def _parse_text(text: str, path: Path) -> tuple[Any, str]:
+    import yaml  # noqa: PLC0415
+
+    try:
+        return yaml.safe_load(text), text
+    except (yaml.YAMLError, RecursionError) as exc:
+        raise ConfigError(f"{path}: cannot edit this layout safely; edit it by hand") from exc
+
+
+def _edited(text: str, path: Path, plugin_id: str, *, enabled: bool, allowlisted: bool) -> str:
+    """The new text of the file (see :func:`set_enabled`)."""
+    if not text.strip():
+        return f"{text}discovery:\n  disabled: [{_plain(plugin_id)}]\n"
+    root = _compose(text, path)
+    found = _mapping_item(root, "discovery")
+    if found is None or getattr(found[1], "tag", "").endswith(":null"):
+        separator = "" if text.endswith("\n") else "\n"
+        if found is not None:
+            raise ConfigError(f"{path}: `discovery` is empty; edit it by hand")
+        return f"{text}{separator}discovery:\n  disabled: [{_plain(plugin_id)}]\n"
+    section = found[1]
+    try:
+        if not enabled:
+            return _append(text, section, "disabled", plugin_id)
+        text = _remove(text, section, "disabled", plugin_id)
+        if allowlisted:
+            section = _mapping_item(_compose(text, path), "discovery")
+            assert section is not None  # noqa: S101 (it was there before the removal)
+            text = _append(text, section[1], "allowlist", plugin_id)
+    except _LayoutError as exc:
+        raise ConfigError(f"{path}: {exc}; edit it by hand") from exc
+    return text

@@ -1,0 +1,151 @@
+"""``nexo plugin outdated``: each installed plugin against the newest version its source
+offers, read from release metadata and manifest assets alone — no tarball is downloaded.
+
+The lookup of "the newest version" is passed in (:data:`LatestLookup`), one per kind of
+source, so this module knows nothing of registries or HTTP: the CLI gives it the GitHub
+lookup of :mod:`nexo_pkg.install.pipeline` and the registry one of :mod:`nexo_pkg.fleet`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import semver
+
+from nexo_pkg.errors import NexoError
+from nexo_pkg.install.store import Installed, Receipt, installed_versions, scan_installed
+
+__all__ = ["LatestLookup", "LatestVersion", "OutdatedEntry", "Status", "outdated"]
+
+Status = Literal["outdated", "current", "ahead", "pinned", "local", "failed"]
+
+
+@dataclass(frozen=True)
+class LatestVersion:
+    """The newest version a source offers: its version and where it was read (tag)."""
+
+    version: str
+    tag: str | None = None
+
+
+# (receipt) -> the newest version its source offers; raises NexoError when it cannot tell.
+LatestLookup = Callable[[Receipt], LatestVersion]
+
+
+@dataclass(frozen=True)
+class OutdatedEntry:
+    """One installed plugin and what its source offers now."""
+
+    plugin_id: str
+    installed: str
+    source: str
+    path: Path
+    status: Status
+    latest: LatestVersion | None = None
+    error: NexoError | None = None
+
+    @property
+    def is_outdated(self) -> bool:
+        return self.status == "outdated"
+
+    def to_json(self) -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "id": self.plugin_id,
+            "installed": self.installed,
+            "latest": self.latest.version if self.latest else None,
+            "latest_tag": self.latest.tag if self.latest else None,
+            "source": self.source,
+            "status": self.status,
+            "outdated": self.is_outdated,
+            "path": str(self.path),
+        }
+        if self.error is not None:
+            document["error"] = self.error.to_json()
+        return document
+
+
+def source_label(receipt: Receipt) -> str:
+    """Where a plugin came from, as ``list`` shows it (without the tag)."""
+    if receipt.registry is not None:
+        return receipt.registry.split("@", 1)[0]
+    if receipt.source == "github-releases" and receipt.owner and receipt.repo:
+        return f"{receipt.owner}/{receipt.repo}"
+    return "local file"
+
+
+def _compare(latest: str, installed: str) -> Status:
+    try:
+        order = semver.Version.parse(latest).compare(installed)
+    except ValueError:
+        # An installed version that is not semver cannot be ordered: report any other
+        # version as newer, as ``upgrade`` would install it.
+        return "current" if latest == installed else "outdated"
+    if order > 0:
+        return "outdated"
+    return "current" if order == 0 else "ahead"
+
+
+def _entry(item: Installed, lookups: dict[str, LatestLookup]) -> OutdatedEntry:
+    receipt = item.receipt
+    assert receipt is not None  # noqa: S101 (callers pass installs with receipts)
+    label = source_label(receipt)
+    kind = "registry" if receipt.registry is not None else receipt.source
+    lookup = lookups.get(kind)
+
+    def entry(
+        status: Status, latest: LatestVersion | None = None, error: NexoError | None = None
+    ) -> OutdatedEntry:
+        return OutdatedEntry(
+            receipt.id, receipt.version, label, item.path, status, latest=latest, error=error
+        )
+
+    if lookup is None or (kind == "github-releases" and not (receipt.owner and receipt.repo)):
+        return entry("local")
+    try:
+        latest = lookup(receipt)
+    except NexoError as error:
+        return entry("failed", error=error)
+    status = _compare(latest.version, receipt.version)
+    if status == "outdated" and receipt.registry is None and receipt.pinned_tag is not None:
+        # Installed from an explicit tag: `upgrade` stays on it (as the reference does).
+        status = "pinned"
+    return entry(status, latest)
+
+
+def outdated(
+    roots: Path | tuple[Path, ...],
+    plugin_ids: Iterable[str],
+    lookups: dict[str, LatestLookup],
+) -> list[OutdatedEntry]:
+    """Compare every installed plugin of every plugin root (or those named) with the newest
+    version its source offers. ``lookups`` maps a receipt's source kind (``github-releases``,
+    ``registry``) to its lookup; plugins from other sources (a local file) are reported as
+    ``local``, those installed from an explicit tag with a newer release as ``pinned``.
+
+    A lookup that fails marks that plugin ``failed`` with its error and the others go on.
+    Raises ``not_installed`` for a named id that is installed in no root, ``io`` when a root
+    cannot be read.
+    """
+    all_roots = (roots,) if isinstance(roots, Path) else roots
+    wanted = list(dict.fromkeys(plugin_ids))
+    items: list[Installed] = []
+    if wanted:
+        for plugin_id in wanted:
+            found = next(
+                (m[0] for root in all_roots if (m := installed_versions(root, plugin_id))), None
+            )
+            if found is None:
+                where = ", ".join(str(root) for root in all_roots)
+                raise NexoError(
+                    f"plugin {plugin_id!r} is not installed in {where} (see `nexo plugin list`)",
+                    kind="not_installed",
+                    details={"id": plugin_id},
+                )
+            items.append(found)
+    else:
+        for root in all_roots:
+            items.extend(item for item in scan_installed(root) if item.receipt is not None)
+    return [_entry(item, lookups) for item in items]

@@ -1,0 +1,120 @@
+"""``nexo plugin rollback ID``: put back the previous version an upgrade kept, offline.
+
+``upgrade`` keeps the version it replaces under ``<dest>/.nexo/kept`` (``--keep-old``, and by
+default the one version just replaced). A rollback re-hashes that kept tree against its own
+receipt, then swaps it with the installed version in one journalled step (the installed one
+becomes the kept version, so a rollback can itself be rolled back): a crash at any point
+leaves either the old or the new version discoverable, never neither, and never both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import semver
+
+from nexo_pkg.errors import NexoError
+from nexo_pkg.install.store import (
+    KEPT_AREA,
+    Installed,
+    locked_root,
+    publish,
+    scan_installed,
+    scan_kept,
+    verify_installed,
+)
+
+__all__ = ["RollbackResult", "rollback", "rollback_target"]
+
+
+@dataclass(frozen=True)
+class RollbackResult:
+    """What a rollback did: ``to_version`` now installed at ``path``; ``from_version`` (if
+    any was installed) kept at ``kept_path``."""
+
+    plugin_id: str
+    from_version: str | None
+    to_version: str
+    path: Path
+    kept_path: Path | None
+    dry_run: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": True,
+            "id": self.plugin_id,
+            "from_version": self.from_version,
+            "version": self.to_version,
+            "path": str(self.path),
+            "kept_path": str(self.kept_path) if self.kept_path else None,
+            "dry_run": self.dry_run,
+        }
+
+
+def _order_key(item: Installed) -> tuple[str, semver.Version]:
+    receipt = item.receipt
+    assert receipt is not None  # noqa: S101 (filtered by the callers)
+    try:
+        version = semver.Version.parse(receipt.version)
+    except ValueError:
+        version = semver.Version(0)
+    return receipt.installed_at, version
+
+
+def rollback_target(dest: Path, plugin_id: str) -> Installed:
+    """The kept version a rollback of ``plugin_id`` would put back: the most recently
+    installed one of those kept. Raises ``not_installed`` when none is kept."""
+    kept = [item for item in scan_kept(dest) if item.plugin_id == plugin_id]
+    if not kept:
+        raise NexoError(
+            f"no earlier version of {plugin_id!r} is kept in {dest}; `nexo plugin upgrade` "
+            "keeps the version it replaces (see `nexo plugin list`, state `kept`)",
+            kind="not_installed",
+            details={"id": plugin_id},
+        )
+    return max(kept, key=_order_key)
+
+
+def _final_name(kept_tree: Path) -> str:
+    """The directory name the kept tree had when it was installed: its holder's name is
+    ``<name>-<12 hex digits>`` (see :meth:`InstallRoot.aside_path`)."""
+    holder = kept_tree.parent.name
+    name, _, suffix = holder.rpartition("-")
+    if not name or len(suffix) != 12:
+        raise NexoError(f"{kept_tree} is not a kept version", kind="io")
+    return name
+
+
+def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackResult:
+    """Swap the installed ``plugin_id`` with the version kept before it.
+
+    The kept tree is re-hashed against its receipt first: a changed, missing or extra file
+    refuses the rollback (``checksum_mismatch``, nothing moved). Raises ``not_installed``
+    when no earlier version is kept, ``io`` when the root cannot be changed.
+    """
+    with locked_root(dest) as root:
+        target = rollback_target(dest, plugin_id)
+        assert target.receipt is not None  # noqa: S101 (scan_kept filtered by id)
+        report = verify_installed(target)
+        if not report.ok:
+            changed = [*report.modified, *report.missing, *report.extra, *report.mode_changed]
+            detail = report.problem or ", ".join(changed[:5])
+            raise NexoError(
+                f"the kept {plugin_id} {target.receipt.version} no longer matches its receipt "
+                f"({detail}); nothing was changed",
+                kind="checksum_mismatch",
+                details={"path": str(target.path), "changed": changed},
+            )
+        current = [item for item in scan_installed(dest) if item.plugin_id == plugin_id]
+        final = dest / _final_name(target.path)
+        from_version = current[0].receipt.version if current and current[0].receipt else None
+        if dry_run:
+            return RollbackResult(
+                plugin_id, from_version, target.receipt.version, final, None, dry_run=True
+            )
+        olds = tuple(item.path for item in current)
+        moved = publish(root, target.path, final, replaces=olds, keep_old=True)
+    kept_path = next((path for path in moved if path.parent.parent.name == KEPT_AREA), None)
+    return RollbackResult(plugin_id, from_version, target.receipt.version, final, kept_path)

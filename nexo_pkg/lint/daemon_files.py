@@ -1,0 +1,691 @@
+"""Lint the daemon's config files that decide whether a microapp loads.
+
+``extensions.yaml`` is checked against ``ExtensionsConfigFile`` of the daemon's config crate
+(``crates/config/src/types/extensions.rs``, every struct ``deny_unknown_fields``; the loader
+drops a top-level ``schema_version`` and propagates any other error, so the daemon does not
+start). ``agents.yaml`` (and ``agents.d/*.yaml``) only for its microapp keys. ``${...}``
+placeholders are found and resolved as the loader does (``crates/config/src/env.rs``).
+
+Cross-file checks compare the files with the microapps the daemon discovers: every
+``plugin.toml`` under ``search_paths`` (relative to the working directory, as the daemon's),
+walked ``max_depth`` deep, skipping ``ignore_dirs``, that the extension parser accepts (nested
+ones dropped, the first of a duplicate id kept); and their ``nexo-plugin.toml`` companions
+(admin capabilities, HTTP server), as the admin bootstrap reads them.
+Nothing here raises on bad input; every problem is a :class:`Diagnostic`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from nexo_pkg.daemon_config import resolve_placeholder
+from nexo_pkg.diagnostics import Diagnostic, Position, Span
+from nexo_pkg.files import read_config_bytes
+from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, parse_yaml, position_of
+from nexo_pkg.manifest import microapp
+from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
+from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
+from nexo_pkg.manifest.shape import (
+    BOOL,
+    DURATION,
+    STR,
+    STR_LIST,
+    U32,
+    U64,
+    USIZE,
+    MapOf,
+    Table,
+    check_shape,
+)
+from nexo_pkg.manifest.spans import format_key_path
+
+__all__ = [
+    "AGENTS_FILE",
+    "EXTENSIONS_FILE",
+    "EXTENSIONS_FILE_SPEC",
+    "ConfigKind",
+    "DiscoveredMicroapp",
+    "config_files",
+    "config_kind",
+    "daemon_config_files",
+    "discover_microapps",
+    "lint_config_text",
+    "microapp_schemas",
+]
+
+EXTENSIONS_FILE = "extensions.yaml"
+AGENTS_FILE = "agents.yaml"
+AGENTS_DROP_IN_DIR = "agents.d"
+ConfigKind = Literal["extensions", "agents"]
+PARSER_NAMES: dict[ConfigKind, str] = {"extensions": "extensions-config", "agents": "agents-config"}
+
+DEFAULT_SEARCH_PATHS = ("./extensions",)
+DEFAULT_IGNORE_DIRS = ("target", ".git", "node_modules", "dist", ".build")
+DEFAULT_MAX_DEPTH = 3
+MAX_CONFIG_BYTES = 1024 * 1024
+SECRET_ROOTS = (Path("/run/secrets"), Path("/var/run/secrets"))
+
+_NO_SUCH_ENTRY_KEY = (
+    "`entries.<id>` holds only `capabilities_grant` and `allow_external_bind`; {advice}"
+)
+_ENTRY_HINTS = {
+    "enabled": "a microapp is enabled by being discovered and not listed in `disabled`",
+    "path": "the daemon finds microapps under `search_paths`; put the directory there",
+    "command": "the command comes from the microapp's plugin.toml `[transport]`",
+    "args": "arguments come from the microapp's plugin.toml `[transport] args`",
+    "env": "the child inherits the daemon's environment (secret-named variables removed)",
+    "config": "per-agent settings go to agents.yaml `extensions_config.<id>` (not delivered "
+    "to the microapp either)",
+    "timeout_secs": "timeouts of a microapp cannot be set per entry",
+}
+_NATS_DEFAULTS = Table(
+    {
+        "subject_prefix": STR,
+        "call_timeout": DURATION,
+        "handshake_timeout": DURATION,
+        "heartbeat_interval": DURATION,
+        "heartbeat_grace_factor": U32,
+        "shutdown_grace": DURATION,
+    }
+)
+EXTENSIONS_CONFIG = Table(
+    {
+        "enabled": BOOL,
+        "search_paths": STR_LIST,
+        "disabled": STR_LIST,
+        "allowlist": STR_LIST,
+        "ignore_dirs": STR_LIST,
+        "max_depth": USIZE,
+        "transport_defaults": Table({"nats": _NATS_DEFAULTS}),
+        "watch": Table({"enabled": BOOL, "debounce_ms": U64}),
+        "doctor": Table(
+            {
+                "stdio_timeout_ms": U64,
+                "nats_timeout_ms": U64,
+                "http_timeout_ms": U64,
+                "concurrency": U32,
+            }
+        ),
+        "follow_links": BOOL,
+        "entries": MapOf(
+            Table(
+                {"capabilities_grant": STR_LIST, "allow_external_bind": BOOL},
+                hints={
+                    key: _NO_SUCH_ENTRY_KEY.format(advice=advice)
+                    for key, advice in _ENTRY_HINTS.items()
+                },
+            )
+        ),
+    }
+)
+EXTENSIONS_FILE_SPEC = Table({"extensions": EXTENSIONS_CONFIG}, frozenset({"extensions"}))
+"""``ExtensionsConfigFile``: ``extensions:`` at the top (``schema_version`` is dropped first)."""
+
+
+def config_kind(path: str, text: str | None = None) -> ConfigKind | None:
+    """Which daemon config file ``path`` is, by its name (or, for another ``.yaml`` name,
+    by its top-level key); ``None`` for anything else."""
+    name = Path(path).name
+    if name == EXTENSIONS_FILE:
+        return "extensions"
+    if name == AGENTS_FILE or (
+        Path(path).parent.name == AGENTS_DROP_IN_DIR and name.endswith(".yaml")
+    ):
+        return "agents"
+    if text is not None and name.endswith((".yaml", ".yml")):
+        for line in text.splitlines():
+            if line.startswith("extensions:"):
+                return "extensions"
+            if line.startswith("agents:"):
+                return "agents"
+    return None
+
+
+def daemon_config_files(directory: Path, *, cwd: Path | None = None) -> list[Path]:
+    """What ``lint --config DIR`` lints: the config files of :func:`config_files` and every
+    ``plugin.toml`` the daemon's discovery meets under the search paths of
+    ``DIR/extensions.yaml`` (with its ``nexo-plugin.toml`` companion when present)."""
+    settings = _extensions_settings(_extensions_data(directory))
+    base = cwd or Path.cwd()
+    found = config_files(directory)
+    for entry in settings.search_paths:
+        root = Path(entry).expanduser()
+        for manifest in _walk(
+            root if root.is_absolute() else base / root, settings.ignore_dirs, settings.max_depth
+        ):
+            companion = manifest.parent / microapp.COMPANION_MANIFEST_NAME
+            found.extend(path for path in (manifest, companion) if path.is_file())
+    return found
+
+
+def config_files(directory: Path) -> list[Path]:
+    """The daemon's config files about microapps that exist in ``directory``."""
+    found = [directory / name for name in (EXTENSIONS_FILE, AGENTS_FILE)]
+    drop_ins = directory / AGENTS_DROP_IN_DIR
+    if drop_ins.is_dir():
+        found.extend(sorted(drop_ins.glob("*.yaml")))
+    return [path for path in found if path.is_file()]
+
+
+# --- placeholders ---------------------------------------------------------------------------
+
+
+def find_placeholders(text: str) -> Iterator[tuple[int, int, str]]:
+    """``(start, end, inner)`` of every ``${...}``, skipping comments as the loader does.
+
+    The loader tracks quotes only to tell a ``#`` in a string from a comment; placeholders in
+    quoted strings are resolved too. Braces nest.
+    """
+    index, length = 0, len(text)
+    in_comment = in_single = in_double = False
+    while index + 1 < length:
+        char = text[index]
+        if char == "\n":
+            in_comment = in_single = in_double = False
+        elif in_comment:
+            pass
+        elif char == "#" and not in_single and not in_double:
+            in_comment = True
+        elif char == "'" and not in_double:
+            in_single = not in_single
+        elif char == '"' and not in_single:
+            in_double = not in_double
+        elif char == "$" and text[index + 1] == "{":
+            depth, scan = 1, index + 2
+            while scan < length:
+                if text[scan] == "{":
+                    depth += 1
+                elif text[scan] == "}":
+                    depth -= 1
+                    if depth == 0:
+                        yield index, scan + 1, text[index + 2 : scan]
+                        index = scan
+                        break
+                scan += 1
+            else:
+                return
+        index += 1
+
+
+def _file_reference_problem(reference: str, cwd: Path) -> str | None:
+    path = Path(reference)
+    if ".." in path.parts:
+        return "`..` is not allowed in a file reference"
+    if path.is_absolute():
+        roots = [*SECRET_ROOTS, cwd / "secrets"]
+        custom = os.environ.get("CONFIG_SECRETS_DIR")
+        if custom:
+            roots.append(Path(custom))
+        if not any(path == root or root in path.parents for root in roots):
+            shown = ", ".join(str(root) for root in roots)
+            return f"an absolute path must be under {shown} or CONFIG_SECRETS_DIR"
+    return None
+
+
+# --- discovery ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class DiscoveredMicroapp:
+    """A ``plugin.toml`` the daemon's extension discovery meets, and its companion."""
+
+    root: Path
+    manifest: microapp.MicroappManifest
+    companion: microapp.Companion | None
+
+
+def discover_microapps(
+    search_paths: tuple[str, ...],
+    *,
+    ignore_dirs: tuple[str, ...] = DEFAULT_IGNORE_DIRS,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    cwd: Path | None = None,
+) -> list[DiscoveredMicroapp]:
+    """The microapps under ``search_paths`` as the daemon's boot discovery finds them
+    (``crates/extensions/src/discovery.rs:160-375``).
+
+    Symbolic links are not followed (boot does not). Only manifests the extension parser
+    accepts are candidates (lint reports the others when it lints those files); a candidate
+    inside another one's directory is dropped; of two with one id, the first (by search path,
+    then directory) is kept.
+    """
+    base = cwd or Path.cwd()
+    candidates: list[tuple[int, Path, microapp.MicroappManifest]] = []
+    for index, entry in enumerate(search_paths):
+        root = Path(entry).expanduser()
+        root = root if root.is_absolute() else base / root
+        for manifest_path in _walk(root, ignore_dirs, max_depth):
+            manifest = _loadable(manifest_path)
+            if manifest is not None:
+                candidates.append((index, manifest_path.parent, manifest))
+    roots = [root for _, root, _ in candidates]
+    candidates = [
+        candidate
+        for candidate in candidates
+        if not any(other != candidate[1] and other in candidate[1].parents for other in roots)
+    ]
+    found: list[DiscoveredMicroapp] = []
+    seen: set[str] = set()
+    for _, root, manifest in sorted(candidates, key=lambda item: (item[0], str(item[1]))):
+        if manifest.id in seen:
+            continue
+        seen.add(manifest.id)
+        companion_data = microapp.read_toml_or_none(root / microapp.COMPANION_MANIFEST_NAME)
+        companion = None if companion_data is None else microapp.companion_from_data(companion_data)
+        found.append(DiscoveredMicroapp(root, manifest, companion))
+    return found
+
+
+def _loadable(path: Path) -> microapp.MicroappManifest | None:
+    """The model of the microapp manifest at ``path`` if the extension parser accepts it."""
+    from nexo_pkg.manifest.rules_microapp import check_microapp  # noqa: PLC0415
+
+    data = microapp.read_toml_or_none(path)
+    if data is None or not microapp.is_extension_shape(data):
+        return None
+    here = Span(Position(1, 1), Position(1, 1))
+    problems = check_microapp(data, lambda _path, _part: here, NEWEST_DAEMON_VERSION)
+    if any(problem.is_error for problem in problems):
+        return None
+    return microapp.microapp_from_data(data)
+
+
+def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[Path]:
+    """``plugin.toml`` files at most ``max_depth`` levels below ``root``, in file-name order."""
+    if not root.is_dir():
+        return
+    start = len(root.parts)
+    for current, directories, files in os.walk(root):
+        here = Path(current)
+        depth = len(here.parts) - start
+        directories[:] = sorted(name for name in directories if name not in ignore_dirs)
+        if depth + 1 >= max_depth:
+            directories[:] = []
+        if depth + 1 <= max_depth and microapp.MICROAPP_MANIFEST_NAME in files:
+            yield here / microapp.MICROAPP_MANIFEST_NAME
+
+
+# --- the lint -------------------------------------------------------------------------------
+
+
+class _Findings:
+    def __init__(self, document: YamlDocument) -> None:
+        self.document = document
+        self.found: list[Diagnostic] = []
+
+    def add(
+        self, code: str, path: KeyPath, message: str, help_text: str = "", part: str = "value"
+    ) -> None:
+        self.found.append(
+            MICROAPP_RULES[code].diagnostic(
+                message, format_key_path(path), self.document.locate(path, part), help_text
+            )
+        )
+
+    def at(self, code: str, span: Span, message: str, help_text: str = "") -> None:
+        self.found.append(MICROAPP_RULES[code].diagnostic(message, "", span, help_text))
+
+
+def _check_placeholders(findings: _Findings, text: str, cwd: Path) -> None:
+    for start, end, inner in find_placeholders(text):
+        span = Span(position_of(text, start), position_of(text, end))
+        if inner.startswith("file:"):
+            reference = inner.removeprefix("file:")
+            problem = _file_reference_problem(reference, cwd)
+            if problem is not None:
+                findings.at(
+                    "NX224", span, f"`${{{inner}}}`: {problem}", "keep secrets under /run/secrets"
+                )
+            elif not (
+                Path(reference) if Path(reference).is_absolute() else cwd / reference
+            ).is_file():
+                findings.at(
+                    "NX223",
+                    span,
+                    f"`${{{inner}}}`: the file is not readable here; the daemon refuses to start "
+                    "if it cannot read it",
+                )
+        elif resolve_placeholder(inner) is None:
+            findings.at(
+                "NX223",
+                span,
+                f"`${{{inner.strip()}}}` is not set here and has no default; the daemon refuses "
+                "to start if it is unset in its environment",
+                f"set it where the daemon runs, or give a default: `${{{inner.strip()}:-...}}`",
+            )
+
+
+def _has_placeholder(value: Any) -> bool:
+    """Whether ``value`` is a string the loader rewrites (its type is known only then)."""
+    return isinstance(value, str) and next(find_placeholders(value), None) is not None
+
+
+def _structure(findings: _Findings, data: Any, spec: Table) -> None:
+    for problem in check_shape(data, spec, skip=_has_placeholder):
+        code = "NX220" if problem.kind == "unknown" else "NX221"
+        part = "key" if problem.kind in ("unknown", "missing") else "value"
+        findings.add(code, problem.path, problem.message, problem.help, part)
+
+
+def _expanded(value: str) -> str | None:
+    """``value`` with its placeholders resolved, or ``None`` if one cannot be."""
+    parts: list[str] = []
+    last = 0
+    for start, end, inner in find_placeholders(value):
+        resolved = None if inner.startswith("file:") else resolve_placeholder(inner)
+        if resolved is None:
+            return None
+        parts.extend((value[last:start], resolved))
+        last = end
+    parts.append(value[last:])
+    return "".join(parts)
+
+
+@dataclass(frozen=True)
+class _Extensions:
+    """What the cross-file checks take from ``extensions:`` (defaults as the daemon's)."""
+
+    enabled: bool
+    search_paths: tuple[str, ...]
+    unresolved: bool
+    """Whether a search path holds a placeholder that cannot be resolved here."""
+    ignore_dirs: tuple[str, ...]
+    max_depth: int
+    disabled: tuple[str, ...]
+    allowlist: tuple[str, ...]
+    entries: Mapping[str, Any]
+
+
+def _strings(value: Any, default: tuple[str, ...]) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return default
+    return tuple(item for item in value if isinstance(item, str))
+
+
+def _extensions_settings(data: Any) -> _Extensions:
+    section = data.get("extensions") if isinstance(data, Mapping) else None
+    section = section if isinstance(section, Mapping) else {}
+    paths = _strings(section.get("search_paths"), DEFAULT_SEARCH_PATHS)
+    depth = section.get("max_depth")
+    entries = section.get("entries")
+    return _Extensions(
+        enabled=section.get("enabled") is not False,
+        search_paths=tuple(path for item in paths if (path := _expanded(item)) is not None),
+        unresolved=any(_expanded(item) is None for item in paths),
+        ignore_dirs=_strings(section.get("ignore_dirs"), DEFAULT_IGNORE_DIRS),
+        max_depth=depth
+        if isinstance(depth, int) and not isinstance(depth, bool) and depth >= 0
+        else DEFAULT_MAX_DEPTH,
+        disabled=_strings(section.get("disabled"), ()),
+        allowlist=_strings(section.get("allowlist"), ()),
+        entries=entries if isinstance(entries, Mapping) else {},
+    )
+
+
+def _sibling_extensions(path: Path) -> Any:
+    """The parsed ``extensions.yaml`` of the config directory holding ``path``, or ``None``."""
+    directory = path.parent.parent if path.parent.name == AGENTS_DROP_IN_DIR else path.parent
+    return _extensions_data(directory)
+
+
+def _extensions_data(directory: Path) -> Any:
+    """The parsed ``<directory>/extensions.yaml``, or ``None``."""
+    try:
+        raw = read_config_bytes(directory / EXTENSIONS_FILE, MAX_CONFIG_BYTES)
+    except OSError:
+        return None
+    if len(raw) > MAX_CONFIG_BYTES:
+        return None
+    return parse_yaml(raw.decode("utf-8", errors="replace")).data
+
+
+def lint_config_text(
+    text: str, *, path: str, kind: ConfigKind, cwd: Path | None = None
+) -> list[Diagnostic]:
+    """Every finding of one daemon config file (``text`` read from ``path``)."""
+    base = cwd or Path.cwd()
+    document = parse_yaml(text)
+    findings = _Findings(document)
+    for problem in document.problems:
+        findings.at("NX222", problem.span, problem.message, "fix the YAML at this position")
+    if any("syntax" in problem.message for problem in document.problems):
+        return findings.found
+    _check_placeholders(findings, text, base)
+    data = document.data
+    if kind == "extensions":
+        if isinstance(data, Mapping):
+            data = {key: value for key, value in data.items() if key != "schema_version"}
+        _structure(findings, data, EXTENSIONS_FILE_SPEC)  # an empty file is null: refused
+        settings = _extensions_settings(data)
+    else:
+        settings = _extensions_settings(_sibling_extensions(Path(path)))
+    microapps = discover_microapps(
+        settings.search_paths,
+        ignore_dirs=settings.ignore_dirs,
+        max_depth=settings.max_depth,
+        cwd=base,
+    )
+    if any(finding.is_error for finding in findings.found):
+        return findings.found  # the daemon does not start: nothing across files matters yet
+    known = None if settings.unresolved else {app.manifest.id for app in microapps}
+    if kind == "extensions":
+        if settings.enabled:
+            _check_extensions(findings, settings, microapps, known)
+    else:
+        _check_agents(findings, data, known)
+    return findings.found
+
+
+def _no_microapp(
+    findings: _Findings, path: KeyPath, name: str, known: set[str] | None, what: str
+) -> None:
+    """NX229 unless ``name`` is a discovered microapp (``known`` ``None``: discovery unknown)."""
+    if known is not None and name not in known:
+        listed = ", ".join(f"`{item}`" for item in sorted(known)) or "none"
+        findings.add(
+            "NX229",
+            path,
+            f"{what} `{name}` names no microapp the daemon loads from the search paths "
+            f"(found: {listed})",
+            "use the microapp's plugin.toml `plugin.id`, or remove the entry",
+            part="key" if what in {"entry", "extensions_config"} else "value",
+        )
+
+
+def _check_extensions(
+    findings: _Findings,
+    settings: _Extensions,
+    microapps: list[DiscoveredMicroapp],
+    known: set[str] | None,
+) -> None:
+    base: KeyPath = ("extensions",)
+    for name in settings.entries:
+        _no_microapp(findings, (*base, "entries", str(name)), str(name), known, "entry")
+    for listing in ("disabled", "allowlist"):
+        values = _strings(_extensions_section(findings).get(listing), ())
+        for index, name in enumerate(values):
+            _no_microapp(findings, (*base, listing, index), name, known, f"`{listing}` id")
+    loaded = [
+        app
+        for app in microapps
+        if app.manifest.id not in settings.disabled
+        and (not settings.allowlist or app.manifest.id in settings.allowlist)
+    ]
+    declaring = [
+        (app.companion.id or app.manifest.id, app.companion)
+        for app in loaded
+        if app.companion is not None and app.companion.admin_declared
+    ]
+    if not declaring:
+        return  # the admin bootstrap checks nothing when no microapp declares admin capabilities
+    for entry_id, companion in declaring:
+        _check_grants(findings, settings, entry_id, companion)
+    for app in loaded:
+        http = app.companion.http_server if app.companion is not None else None
+        if http is None or microapp.is_loopback_bind(http.bind):
+            continue
+        entry_id = app.companion.id if app.companion and app.companion.id else app.manifest.id
+        entry = settings.entries.get(entry_id)
+        if isinstance(entry, Mapping) and entry.get("allow_external_bind") is True:
+            continue
+        findings.add(
+            "NX228",
+            _entry_path(settings, entry_id, "allow_external_bind"),
+            f"microapp `{entry_id}` binds its HTTP server to `{http.bind}` (nexo-plugin.toml) "
+            "without `allow_external_bind: true`: the admin bootstrap fails and no microapp "
+            "gets admin RPC",
+            f"bind to 127.0.0.1, or set `entries.{entry_id}.allow_external_bind: true`",
+            part="key",
+        )
+
+
+def _extensions_section(findings: _Findings) -> Mapping[str, Any]:
+    data = findings.document.data
+    section = data.get("extensions") if isinstance(data, Mapping) else None
+    return section if isinstance(section, Mapping) else {}
+
+
+def _entry_path(settings: _Extensions, entry_id: str, key: str) -> KeyPath:
+    """Where to report about ``entries.<entry_id>.<key>``: the deepest part that exists."""
+    entry = settings.entries.get(entry_id)
+    if isinstance(entry, Mapping) and key in entry:
+        return ("extensions", "entries", entry_id, key)
+    if entry_id in settings.entries:
+        return ("extensions", "entries", entry_id)
+    return ("extensions", "entries") if settings.entries else ("extensions",)
+
+
+def _check_grants(
+    findings: _Findings, settings: _Extensions, entry_id: str, companion: microapp.Companion
+) -> None:
+    entry = settings.entries.get(entry_id)
+    grants = _strings(entry.get("capabilities_grant"), ()) if isinstance(entry, Mapping) else ()
+    where = _entry_path(settings, entry_id, "capabilities_grant")
+    missing = sorted(set(companion.admin_required) - set(grants))
+    if missing:
+        findings.add(
+            "NX225",
+            where,
+            f"microapp `{entry_id}` requires admin capabilities {', '.join(missing)} that "
+            "`capabilities_grant` does not grant: the admin bootstrap fails and the daemon "
+            "runs with admin RPC off for every microapp",
+            f"grant them: `entries.{entry_id}.capabilities_grant: [{', '.join(missing)}]`",
+            part="key",
+        )
+    optional = sorted(set(companion.admin_optional) - set(grants))
+    if optional:
+        findings.add(
+            "NX226",
+            where,
+            f"microapp `{entry_id}`'s optional admin capabilities {', '.join(optional)} are not "
+            "granted: its calls needing them get -32004",
+            part="key",
+        )
+    declared = set(companion.admin_declared)
+    if isinstance(entry, Mapping):
+        for index, grant in enumerate(_strings(entry.get("capabilities_grant"), ())):
+            if grant not in declared:
+                findings.add(
+                    "NX227",
+                    ("extensions", "entries", entry_id, "capabilities_grant", index),
+                    f"`{grant}` is granted to `{entry_id}`, whose nexo-plugin.toml does not "
+                    "declare it",
+                    "fix the spelling or remove the grant",
+                )
+
+
+def _check_agents(findings: _Findings, data: Any, known: set[str] | None) -> None:
+    agents = data.get("agents") if isinstance(data, Mapping) else None
+    if not isinstance(agents, list):
+        return
+    for index, agent in enumerate(agents):
+        if not isinstance(agent, Mapping):
+            continue
+        path: KeyPath = ("agents", index)
+        if "extensions" in agent:
+            findings.add(
+                "NX220",
+                (*path, "extensions"),
+                "unknown key `extensions` in an agent: the daemon refuses agents.yaml and does "
+                "not start",
+                "delete it: every agent gets the tools of every loaded microapp; per-agent "
+                "settings go to `extensions_config`",
+                part="key",
+            )
+        settings = agent.get("extensions_config")
+        if "extensions_config" not in agent:
+            continue
+        findings.add(
+            "NX230",
+            (*path, "extensions_config"),
+            "`extensions_config` is accepted but never sent to a microapp",
+            part="key",
+        )
+        if isinstance(settings, Mapping):
+            for name in settings:
+                _no_microapp(
+                    findings,
+                    (*path, "extensions_config", str(name)),
+                    str(name),
+                    known,
+                    "extensions_config",
+                )
+        else:
+            findings.add(
+                "NX221",
+                (*path, "extensions_config"),
+                "`extensions_config` must be a mapping of microapp id to settings",
+            )
+
+
+_SCHEMA_BASE = "https://raw.githubusercontent.com/nexo-pkg/nexo-pkg/main/schemas/"
+
+
+def microapp_schemas() -> dict[str, dict[str, Any]]:
+    """The published JSON Schemas (file name -> schema) of the microapp manifest and of
+    ``extensions.yaml``, built from the models the linter checks with."""
+    from nexo_pkg.manifest.rules_microapp import EXTENSION_MANIFEST  # noqa: PLC0415
+    from nexo_pkg.manifest.shape import to_json_schema  # noqa: PLC0415
+
+    manifest = to_json_schema(EXTENSION_MANIFEST)
+    plugin = manifest["properties"]["plugin"]["properties"]
+    plugin["id"].update(
+        pattern=microapp.ID_PATTERN,
+        maxLength=microapp.MAX_ID_LENGTH,
+        **{"not": {"enum": sorted(microapp.RESERVED_IDS)}},
+    )
+    plugin["description"]["maxLength"] = microapp.MAX_DESCRIPTION_LENGTH
+    capabilities = manifest["properties"]["capabilities"]["properties"]
+    for kind in microapp.CAPABILITY_KINDS:
+        capabilities[kind]["items"].update(
+            pattern=microapp.CAPABILITY_NAME_PATTERN,
+            maxLength=microapp.MAX_CAPABILITY_NAME_LENGTH,
+        )
+        capabilities[kind]["uniqueItems"] = True
+    extensions = to_json_schema(EXTENSIONS_FILE_SPEC)
+    extensions["properties"]["schema_version"] = {
+        "description": "Dropped by the daemon's loader before the file is read."
+    }
+    return {
+        "microapp-manifest.schema.json": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": _SCHEMA_BASE + "microapp-manifest.schema.json",
+            "title": "microapp plugin.toml",
+            "description": "A microapp's plugin.toml, as the daemon's extension manifest parser "
+            "reads it (every table closed). SemVer and the rules across keys are checked by "
+            "`nexo plugin lint`.",
+            **manifest,
+        },
+        "extensions.schema.json": {
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$id": _SCHEMA_BASE + "extensions.schema.json",
+            "title": "the daemon's extensions.yaml",
+            "description": "extensions.yaml as the daemon's config loader reads it: one "
+            "unknown key at any level stops the daemon from starting.",
+            **extensions,
+        },
+    }

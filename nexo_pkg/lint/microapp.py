@@ -1,0 +1,121 @@
+"""Which parser's rules a file gets, and the microapp lints the engine hands such files to.
+
+- An extension-shaped TOML document (root ``[transport]`` or ``[capabilities]``, no
+  ``manifest_version``, no ``[plugin.entrypoint]``) not named ``nexo-plugin.toml``: a microapp
+  manifest, checked with the rules of the daemon's extension manifest parser.
+- A ``nexo-plugin.toml`` beside an extension-shaped ``plugin.toml``: the microapp's companion,
+  which the extension host only parses (plugin manifest schema, no semantic rules) for its
+  admin and HTTP server capabilities; its id must equal the ``plugin.toml`` id.
+- ``extensions.yaml``, ``agents.yaml`` and ``agents.d/*.yaml``: the daemon's config files.
+- Anything else: a plugin manifest (where a root ``[transport]`` is the legacy shape, NX190).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from nexo_pkg.diagnostics import Diagnostic, Span
+from nexo_pkg.manifest import microapp
+from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
+from nexo_pkg.manifest.document import ParsedManifest
+from nexo_pkg.manifest.options import LintOptions
+from nexo_pkg.manifest.spans import KeyPath, SpanPart
+
+__all__ = [
+    "PARSER_DESCRIPTIONS",
+    "Parser",
+    "companion_of",
+    "lint_companion",
+    "lint_microapp",
+    "manifest_parser",
+]
+
+Parser = Literal[
+    "plugin-manifest",
+    "extension-manifest",
+    "companion-manifest",
+    "extensions-config",
+    "agents-config",
+    "trust-policy",
+]
+
+PARSER_DESCRIPTIONS: dict[str, str] = {
+    "plugin-manifest": "plugin manifest, checked with the rules of the daemon's plugin "
+    "manifest parser",
+    "extension-manifest": "microapp manifest, checked with the rules of the daemon's extension "
+    "manifest parser (crates/extensions/src/manifest.rs)",
+    "companion-manifest": "microapp companion manifest, parsed as the extension host reads it "
+    "(plugin manifest schema, no semantic rules) and compared with plugin.toml",
+    "extensions-config": "the daemon's extensions.yaml, checked against its config types and "
+    "the microapps it discovers",
+    "agents-config": "the daemon's agents.yaml, its microapp keys checked",
+    "trust-policy": "trust policy, checked with the rules of trusted_keys.toml",
+}
+"""What ``nexo plugin lint`` says about each parser's rules (text and ``--json``)."""
+
+
+def _sibling_manifest(path: str) -> dict[str, Any] | None:
+    """The parsed extension-shaped ``plugin.toml`` beside ``path``, or ``None``."""
+    data = microapp.read_toml_or_none(Path(path).parent / microapp.MICROAPP_MANIFEST_NAME)
+    return data if data is not None and microapp.is_extension_shape(data) else None
+
+
+def companion_of(path: str) -> dict[str, Any] | None:
+    """For a ``nexo-plugin.toml`` on disk beside an extension-shaped ``plugin.toml``: that
+    manifest. A name that is no file here (a manifest read from an archive) has no sibling."""
+    if Path(path).name != microapp.COMPANION_MANIFEST_NAME:
+        return None
+    try:
+        if not Path(path).is_file():
+            return None
+    except OSError:
+        return None
+    return _sibling_manifest(path)
+
+
+def manifest_parser(data: dict[str, Any], path: str) -> Parser:
+    """Which parser's rules a parsed TOML manifest at ``path`` gets."""
+    if microapp.is_extension_shape(data) and Path(path).name != microapp.COMPANION_MANIFEST_NAME:
+        return "extension-manifest"
+    if companion_of(path) is not None:
+        return "companion-manifest"
+    return "plugin-manifest"
+
+
+def _locator(parsed: ParsedManifest) -> Callable[[KeyPath, SpanPart], Span]:
+    def locate(path: KeyPath, part: SpanPart) -> Span:
+        return parsed.spans.locate(path, part)
+
+    return locate
+
+
+def lint_microapp(parsed: ParsedManifest, options: LintOptions) -> list[Diagnostic]:
+    """Every finding of an extension-shaped ``plugin.toml`` (unfiltered)."""
+    from nexo_pkg.manifest.rules_microapp import check_microapp  # noqa: PLC0415
+
+    return check_microapp(
+        parsed.data, _locator(parsed), options.nexo_version or NEWEST_DAEMON_VERSION
+    )
+
+
+def lint_companion(parsed: ParsedManifest, sibling: dict[str, Any]) -> list[Diagnostic]:
+    """Every finding of a microapp's ``nexo-plugin.toml`` (unfiltered): the schema's type,
+    required-key, unknown-key and enum findings (what a parse refuses), and the cross-file
+    rules against the ``plugin.toml`` beside it."""
+    from nexo_pkg.manifest.rules_microapp import check_companion  # noqa: PLC0415
+    from nexo_pkg.manifest.schema import (  # noqa: PLC0415
+        VALUE_CONSTRAINT_KEYWORDS,
+        schema_diagnostics,
+    )
+
+    parse_level = {"minimum", "maximum"}  # integer ranges are part of the parse (u16 port)
+    found = [
+        diagnostic
+        for keyword, diagnostic in schema_diagnostics(parsed.data, lambda: parsed.spans)
+        if keyword not in VALUE_CONSTRAINT_KEYWORDS or keyword in parse_level
+    ]
+    model = microapp.microapp_from_data(sibling)
+    found.extend(check_companion(parsed.data, _locator(parsed), model.id if model else None))
+    return found

@@ -1,0 +1,356 @@
+"""The microapp manifest model: what the daemon's extension host reads from a microapp.
+
+A microapp is a stdio *extension* of the daemon. Its manifest is an extension-shaped
+``plugin.toml`` (``[plugin]``, ``[capabilities]``, ``[transport]``, ``[requires]``, ...), parsed
+by the daemon's extension manifest parser, not by the plugin manifest parser. An optional
+companion ``nexo-plugin.toml`` in the same directory declares the admin RPC capabilities and the
+HTTP server; the daemon reads only those two sections of it and keys them by *its* ``plugin.id``.
+
+This module holds the daemon's constants for both files and a tolerant reader of each: the
+readers never raise on a wrong type (they leave the value out), so lint, ``check`` and the
+scaffold can share them; the lint rules (:mod:`nexo_pkg.manifest.rules_microapp`) say what is
+wrong. Nothing here imports more than the standard library, :mod:`nexo_pkg.errors` and
+:mod:`nexo_pkg.files`.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from nexo_pkg.errors import UsageError
+from nexo_pkg.files import read_config_bytes
+
+__all__ = [
+    "CAPABILITY_KINDS",
+    "CAPABILITY_NAME_PATTERN",
+    "COMPANION_MANIFEST_NAME",
+    "ENV_BLOCKLIST_SUBSTRINGS",
+    "ENV_BLOCKLIST_SUFFIXES",
+    "HOOK_NAMES",
+    "ID_PATTERN",
+    "LOOPBACK_BINDS",
+    "MAX_CAPABILITY_NAME_LENGTH",
+    "MAX_DESCRIPTION_LENGTH",
+    "MAX_ID_LENGTH",
+    "MAX_MCP_SERVER_NAME_LENGTH",
+    "MICROAPP_MANIFEST_NAME",
+    "RESERVED_IDS",
+    "TRANSPORT_KINDS",
+    "Companion",
+    "HttpServer",
+    "MicroappManifest",
+    "capability_name_problem",
+    "companion_from_data",
+    "env_is_blocked",
+    "id_problem",
+    "is_extension_shape",
+    "is_loopback_bind",
+    "load_companion",
+    "load_microapp",
+    "microapp_from_data",
+    "read_toml_or_none",
+]
+
+MICROAPP_MANIFEST_NAME = "plugin.toml"
+"""The only file name the daemon's extension discovery reads."""
+COMPANION_MANIFEST_NAME = "nexo-plugin.toml"
+"""The optional companion beside it (admin capabilities, HTTP server)."""
+
+ID_PATTERN = r"^[a-z][a-z0-9_-]*$"
+"""``plugin.id`` of an extension: hyphens are allowed, unlike plugin ids."""
+MAX_ID_LENGTH = 64
+MAX_DESCRIPTION_LENGTH = 512
+CAPABILITY_NAME_PATTERN = r"^[a-z][a-z0-9_]*$"
+MAX_CAPABILITY_NAME_LENGTH = 64
+MAX_MCP_SERVER_NAME_LENGTH = 32
+
+RESERVED_IDS: frozenset[str] = frozenset(
+    {"agent", "browser", "core", "email", "heartbeat", "memory", "telegram", "whatsapp"}
+)
+"""Ids of the daemon's native plugins; an extension cannot claim them."""
+
+CAPABILITY_KINDS: tuple[str, ...] = ("tools", "hooks", "channels", "providers", "pollers")
+"""The lists of ``[capabilities]``, in the order the daemon validates them."""
+TRANSPORT_KINDS: tuple[str, ...] = ("stdio", "nats", "http")
+"""``[transport] kind`` values; only ``stdio`` extensions are spawned at boot."""
+HOOK_NAMES: tuple[str, ...] = (
+    "before_message",
+    "after_message",
+    "before_tool_call",
+    "after_tool_call",
+)
+"""Hook names the host registers; others are skipped with a warning."""
+
+LOOPBACK_BINDS: frozenset[str] = frozenset({"127.0.0.1", "::1", "localhost"})
+"""``http_server.bind`` values that need no ``allow_external_bind``."""
+DEFAULT_HTTP_BIND = "127.0.0.1"
+DEFAULT_HEALTH_PATH = "/healthz"
+
+ENV_BLOCKLIST_SUFFIXES: tuple[str, ...] = (
+    "_TOKEN",
+    "_KEY",
+    "_SECRET",
+    "_PASSWORD",
+    "_PASSWD",
+    "_PWD",
+    "_CREDENTIAL",
+    "_CREDENTIALS",
+    "_PAT",
+    "_AUTH",
+    "_APIKEY",
+    "_BEARER",
+    "_SESSION",
+)
+"""Variables ending so (case-insensitive) are removed from a microapp's environment."""
+ENV_BLOCKLIST_SUBSTRINGS: tuple[str, ...] = ("PASSWORD", "SECRET", "CREDENTIAL", "PRIVATE_KEY")
+"""Variables containing one of these (case-insensitive) are removed too."""
+
+
+def env_is_blocked(name: str) -> bool:
+    """Whether the extension host strips variable ``name`` from a microapp's environment."""
+    upper = name.upper()
+    return upper.endswith(ENV_BLOCKLIST_SUFFIXES) or any(
+        part in upper for part in ENV_BLOCKLIST_SUBSTRINGS
+    )
+
+
+def is_loopback_bind(bind: str) -> bool:
+    """Whether ``bind`` is one of the loopback spellings the daemon accepts as such."""
+    return bind in LOOPBACK_BINDS
+
+
+def is_extension_shape(data: Mapping[str, Any]) -> bool:
+    """Whether parsed TOML ``data`` is an extension (microapp) manifest, not a plugin manifest.
+
+    An extension manifest has a root ``[transport]`` or ``[capabilities]`` table and is no
+    unified plugin manifest (no ``manifest_version`` and no ``[plugin.entrypoint]``).
+    """
+    if "manifest_version" in data:
+        return False
+    plugin = data.get("plugin")
+    if isinstance(plugin, Mapping) and "entrypoint" in plugin:
+        return False
+    return "transport" in data or isinstance(data.get("capabilities"), Mapping)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        return ()
+    return tuple(item for item in value if isinstance(item, str))
+
+
+def _table(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+@dataclass(frozen=True)
+class MicroappManifest:
+    """What the daemon reads from an extension-shaped ``plugin.toml``.
+
+    Values of the wrong type are left at their defaults; ``transport_kind`` is ``None`` when
+    ``[transport]`` or its ``kind`` is missing, ``command`` when the transport has none.
+    """
+
+    id: str
+    version: str | None = None
+    name: str | None = None
+    description: str | None = None
+    min_agent_version: str | None = None
+    priority: int = 0
+    capabilities: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    transport_kind: str | None = None
+    command: str | None = None
+    args: tuple[str, ...] = ()
+    requires_bins: tuple[str, ...] = ()
+    requires_env: tuple[str, ...] = ()
+    context_passthrough: bool = False
+
+    @property
+    def tools(self) -> tuple[str, ...]:
+        """``[capabilities] tools`` (informational: the daemon registers the handshake's)."""
+        return self.capabilities.get("tools", ())
+
+    @property
+    def hooks(self) -> tuple[str, ...]:
+        """``[capabilities] hooks``."""
+        return self.capabilities.get("hooks", ())
+
+
+def microapp_from_data(data: Mapping[str, Any]) -> MicroappManifest | None:
+    """The model of parsed ``plugin.toml`` data, or ``None`` when it has no string ``plugin.id``."""
+    plugin = _table(data.get("plugin"))
+    plugin_id = _text(plugin.get("id"))
+    if plugin_id is None:
+        return None
+    capabilities = _table(data.get("capabilities"))
+    transport = _table(data.get("transport"))
+    requires = _table(data.get("requires"))
+    priority = plugin.get("priority")
+    return MicroappManifest(
+        id=plugin_id,
+        version=_text(plugin.get("version")),
+        name=_text(plugin.get("name")),
+        description=_text(plugin.get("description")),
+        min_agent_version=_text(plugin.get("min_agent_version")),
+        priority=priority if isinstance(priority, int) and not isinstance(priority, bool) else 0,
+        capabilities={kind: _names(capabilities.get(kind)) for kind in CAPABILITY_KINDS},
+        transport_kind=_text(transport.get("kind")),
+        command=_text(transport.get("command")),
+        args=_names(transport.get("args")),
+        requires_bins=_names(requires.get("bins")),
+        requires_env=_names(requires.get("env")),
+        context_passthrough=_table(data.get("context")).get("passthrough") is True,
+    )
+
+
+@dataclass(frozen=True)
+class HttpServer:
+    """``[plugin.capabilities.http_server]`` of the companion (defaults as the daemon's)."""
+
+    port: int | None
+    bind: str = DEFAULT_HTTP_BIND
+    token_env: str | None = None
+    health_path: str = DEFAULT_HEALTH_PATH
+
+
+@dataclass(frozen=True)
+class Companion:
+    """What the daemon reads from a microapp's ``nexo-plugin.toml``."""
+
+    id: str | None
+    admin_required: tuple[str, ...] = ()
+    admin_optional: tuple[str, ...] = ()
+    http_server: HttpServer | None = None
+
+    @property
+    def admin_declared(self) -> tuple[str, ...]:
+        """Required then optional admin capabilities."""
+        return self.admin_required + self.admin_optional
+
+
+def companion_from_data(data: Mapping[str, Any]) -> Companion:
+    """The model of parsed ``nexo-plugin.toml`` data (only the parts the extension host uses)."""
+    plugin = _table(data.get("plugin"))
+    capabilities = _table(plugin.get("capabilities"))
+    admin = _table(capabilities.get("admin"))
+    http: HttpServer | None = None
+    if isinstance(capabilities.get("http_server"), Mapping):
+        section = _table(capabilities.get("http_server"))
+        port = section.get("port")
+        http = HttpServer(
+            port=port if isinstance(port, int) and not isinstance(port, bool) else None,
+            bind=_text(section.get("bind")) or DEFAULT_HTTP_BIND,
+            token_env=_text(section.get("token_env")),
+            health_path=_text(section.get("health_path")) or DEFAULT_HEALTH_PATH,
+        )
+    return Companion(
+        id=_text(plugin.get("id")),
+        admin_required=_names(admin.get("required")),
+        admin_optional=_names(admin.get("optional")),
+        http_server=http,
+    )
+
+
+MAX_MANIFEST_BYTES = 1024 * 1024
+"""A microapp manifest above this size is not read (real ones are a few KiB)."""
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        raw = read_config_bytes(path, MAX_MANIFEST_BYTES)
+    except OSError as error:
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from error
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise UsageError(f"{path} is larger than {MAX_MANIFEST_BYTES} bytes")
+    try:
+        return tomllib.loads(raw.decode("utf-8").removeprefix("\ufeff"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as error:
+        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise UsageError(
+            f"{path} is not a TOML manifest ({reason}); `nexo plugin lint` shows where"
+        ) from error
+
+
+def read_toml_or_none(path: Path) -> dict[str, Any] | None:
+    """``path`` parsed as TOML, or ``None`` when it is missing, unreadable or not TOML."""
+    try:
+        return _read_toml(path)
+    except UsageError:
+        return None
+
+
+def load_microapp(directory: Path) -> MicroappManifest:
+    """Read ``<directory>/plugin.toml`` as a microapp manifest.
+
+    Raises :class:`UsageError` (exit 2) when the file is missing or unreadable, not TOML, not
+    extension-shaped, or has no string ``plugin.id``. It does not validate further: ``nexo
+    plugin lint`` reports every rule.
+    """
+    path = directory / MICROAPP_MANIFEST_NAME
+    data = _read_toml(path)
+    if not is_extension_shape(data):
+        raise UsageError(f"{path} is not a microapp manifest (no [transport] or [capabilities])")
+    manifest = microapp_from_data(data)
+    if manifest is None:
+        raise UsageError(f"{path} has no string `plugin.id`")
+    return manifest
+
+
+def load_companion(directory: Path) -> Companion | None:
+    """Read ``<directory>/nexo-plugin.toml`` when it exists, else ``None``.
+
+    Raises :class:`UsageError` (exit 2) when it exists but cannot be read or parsed.
+    """
+    path = directory / COMPANION_MANIFEST_NAME
+    if not path.is_file():
+        return None
+    return companion_from_data(_read_toml(path))
+
+
+_ID = re.compile(ID_PATTERN)
+_CAPABILITY_NAME = re.compile(CAPABILITY_NAME_PATTERN)
+
+
+def _shape_problem(value: str, pattern: re.Pattern[str], max_length: int, shape: str) -> str | None:
+    if not value:
+        return "is empty"
+    if len(value.encode("utf-8")) > max_length:
+        return f"is longer than {max_length} bytes"
+    if not pattern.fullmatch(value):
+        return f"must match `{pattern.pattern}` ({shape})"
+    return None
+
+
+def id_problem(value: str) -> str | None:
+    """Why ``value`` is not an extension id the daemon accepts, or ``None``.
+
+    The daemon's order: empty, then pattern and length (in bytes), then reserved ids.
+    """
+    problem = _shape_problem(
+        value,
+        _ID,
+        MAX_ID_LENGTH,
+        "a lowercase letter, then lowercase letters, digits, `_` or `-`",
+    )
+    if problem is None and value in RESERVED_IDS:
+        return "is reserved for the daemon's native plugins"
+    return problem
+
+
+def capability_name_problem(value: str) -> str | None:
+    """Why ``value`` is not a capability (tool, hook, ...) name the daemon accepts, or ``None``."""
+    return _shape_problem(
+        value,
+        _CAPABILITY_NAME,
+        MAX_CAPABILITY_NAME_LENGTH,
+        "a lowercase letter, then lowercase letters, digits or `_`; no `-`",
+    )

@@ -1,0 +1,410 @@
+"""Lint rules of a microapp manifest: the extension-shaped ``plugin.toml`` and its companion.
+
+:func:`check_microapp` applies what the daemon's extension manifest parser does
+(``crates/extensions/src/manifest.rs``: serde with ``deny_unknown_fields`` on every struct,
+then ``validate()``), reporting every problem rather than the first; plus warnings where the
+manifest is valid but the daemon does something the author likely does not expect.
+:func:`check_companion` applies what the extension host does with a ``nexo-plugin.toml`` beside
+it: a parse of the plugin manifest schema (no semantic validation), whose ``plugin.id`` keys
+the admin capabilities.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from nexo_pkg.diagnostics import Diagnostic, Rule, Span
+from nexo_pkg.manifest import microapp
+from nexo_pkg.manifest.core_rules import (
+    INVALID_VALUE,
+    MISSING_KEY,
+    OUT_OF_RANGE,
+    UNKNOWN_KEY,
+    WRONG_TYPE,
+)
+from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
+from nexo_pkg.manifest.shape import (
+    BOOL,
+    I32,
+    STR,
+    STR_LIST,
+    KeyPath,
+    MapOf,
+    ShapeProblem,
+    Table,
+    Tagged,
+    check_shape,
+)
+from nexo_pkg.manifest.spans import SpanPart, format_key_path
+from nexo_pkg.manifest.versionreq import Version, VersionError
+
+__all__ = ["EXTENSION_MANIFEST", "check_companion", "check_microapp"]
+
+Locate = Callable[[KeyPath, SpanPart], Span]
+
+_MOVE_TO_COMPANION = (
+    "the extension manifest has no such key; declare it in the companion nexo-plugin.toml "
+    "as `[plugin.capabilities.{key}]` (same `plugin.id`)"
+)
+_CAPABILITIES = Table(
+    dict.fromkeys(microapp.CAPABILITY_KINDS, STR_LIST),
+    hints={
+        "admin": _MOVE_TO_COMPANION.format(key="admin"),
+        "http_server": _MOVE_TO_COMPANION.format(key="http_server"),
+        "skills": "the extension manifest has no `skills`; the microapp cannot load with it",
+    },
+)
+_MCP_COMMON = {"log_level": STR, "context_passthrough": BOOL}
+_MCP_HTTP = Table({"url": STR, "headers": MapOf(STR), **_MCP_COMMON}, frozenset({"url"}))
+_MCP_SERVER = Tagged(
+    "transport",
+    {
+        "stdio": Table(
+            {"command": STR, "args": STR_LIST, "env": MapOf(STR), "cwd": STR, **_MCP_COMMON},
+            frozenset({"command"}),
+        ),
+        "streamable_http": _MCP_HTTP,
+        "sse": _MCP_HTTP,
+        "auto": _MCP_HTTP,
+    },
+)
+EXTENSION_MANIFEST = Table(
+    {
+        "plugin": Table(
+            {
+                "id": STR,
+                "version": STR,
+                "name": STR,
+                "description": STR,
+                "min_agent_version": STR,
+                "priority": I32,
+            },
+            frozenset({"id", "version"}),
+            hints={"min_nexo_version": "the extension manifest calls it `min_agent_version`"},
+        ),
+        "capabilities": _CAPABILITIES,
+        "transport": Tagged(
+            "kind",
+            {
+                "stdio": Table(
+                    {"command": STR, "args": STR_LIST},
+                    frozenset({"command"}),
+                    hints={"type": "the transport's tag is `kind`, not `type`"},
+                ),
+                "nats": Table({"subject_prefix": STR}, frozenset({"subject_prefix"})),
+                "http": Table({"url": STR}, frozenset({"url"})),
+            },
+        ),
+        "meta": Table({"author": STR, "license": STR}),
+        "mcp_servers": MapOf(_MCP_SERVER),
+        "context": Table({"passthrough": BOOL}),
+        "requires": Table({"bins": STR_LIST, "env": STR_LIST}),
+        "outbound_bindings": MapOf(STR_LIST),
+    },
+    frozenset({"plugin", "transport"}),
+    hints={"manifest_version": "the extension manifest has no `manifest_version`"},
+)
+"""``ExtensionManifest`` of the daemon's extension crate, every struct closed."""
+
+_HTTP_URL = re.compile(r"https?://[^/\s:?#]+(?::\d+)?(?:/.*)?")
+_MCP_NAME = re.compile(r"[a-z][a-z0-9_-]*")
+_UNIFIED_DROPS = ("requires", "context", "mcp_servers", "outbound_bindings")
+_STRUCTURE_RULES: dict[str, Rule] = {
+    "missing": MISSING_KEY,
+    "unknown": UNKNOWN_KEY,
+    "type": WRONG_TYPE,
+    "variant": INVALID_VALUE,
+    "range": OUT_OF_RANGE,
+}
+
+
+class _Report:
+    """The findings of one file, located through ``locate``."""
+
+    def __init__(self, locate: Locate) -> None:
+        self.locate = locate
+        self.found: list[Diagnostic] = []
+
+    def add(
+        self,
+        rule: Rule | str,
+        path: KeyPath,
+        message: str,
+        help_text: str = "",
+        part: SpanPart = "value",
+    ) -> None:
+        chosen = MICROAPP_RULES[rule] if isinstance(rule, str) else rule
+        self.found.append(
+            chosen.diagnostic(message, format_key_path(path), self.locate(path, part), help_text)
+        )
+
+    def structure(self, problems: Iterable[ShapeProblem]) -> set[KeyPath]:
+        """Report shape problems; return the paths whose value has the wrong type."""
+        mistyped: set[KeyPath] = set()
+        for problem in problems:
+            rule: Rule | str = _STRUCTURE_RULES[problem.kind]
+            if (
+                problem.kind == "unknown"
+                and problem.path[:1] == ("capabilities",)
+                and problem.path[-1] in ("admin", "http_server", "skills")
+            ):
+                rule = "NX211"
+            if problem.kind in ("type", "variant", "range"):
+                mistyped.add(problem.path)
+            part: SpanPart = "key" if problem.kind in ("unknown", "missing") else "value"
+            self.add(rule, problem.path, problem.message, problem.help, part)
+        return mistyped
+
+
+def _table(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _strings(value: Any) -> list[tuple[int, str]]:
+    if not isinstance(value, list):
+        return []
+    return [(index, item) for index, item in enumerate(value) if isinstance(item, str)]
+
+
+def _semver(text: str) -> str | None:
+    """Why ``text`` is not a SemVer version, or ``None``."""
+    try:
+        Version.parse(text)
+    except VersionError as error:
+        return str(error)
+    return None
+
+
+def _older(current: Version, required: Version) -> bool:
+    """Whether ``current`` < ``required`` in SemVer precedence (a pre-release comes first)."""
+    if (current.major, current.minor, current.patch) != (
+        required.major,
+        required.minor,
+        required.patch,
+    ):
+        return (current.major, current.minor, current.patch) < (
+            required.major,
+            required.minor,
+            required.patch,
+        )
+    if current.pre.is_empty or current.pre == required.pre:
+        return False
+    return required.pre.is_empty or current.pre < required.pre
+
+
+def check_microapp(
+    data: Mapping[str, Any], locate: Locate, daemon_version: str
+) -> list[Diagnostic]:
+    """Every finding of an extension-shaped ``plugin.toml`` (``data`` as parsed TOML).
+
+    ``daemon_version`` stands for the host's agent version in ``min_agent_version``.
+    """
+    report = _Report(locate)
+    report.structure(check_shape(data, EXTENSION_MANIFEST))
+    plugin = _table(data.get("plugin"))
+    _check_identity(report, plugin, daemon_version)
+    _check_capabilities(report, data)
+    _check_transport(report, _table(data.get("transport")))
+    _check_mcp_servers(report, _table(data.get("mcp_servers")))
+    for index, name in _strings(_table(data.get("requires")).get("env")):
+        if microapp.env_is_blocked(name):
+            report.add(
+                "NX212",
+                ("requires", "env", index),
+                f"`{name}` is on the host's secret blocklist: the boot check sees it set, but "
+                "the microapp's environment never has it",
+                "pass the secret another way, or rename a variable that holds no secret",
+            )
+    for section in _UNIFIED_DROPS:
+        if section in data:
+            report.add(
+                "NX213",
+                (section,),
+                f"[{section}] works with the extension parser; the unified plugin manifest of "
+                "newer daemons drops it with a warning",
+                part="key",
+            )
+    if "priority" in plugin:
+        report.add(
+            "NX213",
+            ("plugin", "priority"),
+            "`plugin.priority` orders hooks under the extension parser; the unified plugin "
+            "manifest of newer daemons drops it with a warning",
+            part="key",
+        )
+    return report.found
+
+
+def _check_identity(report: _Report, plugin: Mapping[str, Any], daemon_version: str) -> None:
+    plugin_id = plugin.get("id")
+    if isinstance(plugin_id, str):
+        problem = microapp.id_problem(plugin_id)
+        if problem is not None:
+            reserved = plugin_id in microapp.RESERVED_IDS
+            report.add(
+                "NX201" if reserved else "NX200",
+                ("plugin", "id"),
+                f"`plugin.id` `{plugin_id}` {problem}",
+                "choose another id"
+                if reserved
+                else "use a lowercase letter, then lowercase letters, digits, `_` or `-`",
+            )
+    version = plugin.get("version")
+    if isinstance(version, str) and (reason := _semver(version)) is not None:
+        report.add(
+            "NX202",
+            ("plugin", "version"),
+            f"`plugin.version` `{version}` is not SemVer: {reason}",
+            'write e.g. `version = "0.1.0"`',
+        )
+    required = plugin.get("min_agent_version")
+    if isinstance(required, str):
+        reason = _semver(required)
+        if reason is not None:
+            report.add(
+                "NX202",
+                ("plugin", "min_agent_version"),
+                f"`plugin.min_agent_version` `{required}` is not SemVer: {reason}",
+                'write a version, not a requirement: `min_agent_version = "0.1.5"`',
+            )
+        elif _older(Version.parse(daemon_version), Version.parse(required)):
+            report.add(
+                "NX203",
+                ("plugin", "min_agent_version"),
+                f"the microapp needs agent >= {required}; the daemon checked against is "
+                f"{daemon_version}",
+                "lower `min_agent_version`, or lint with `--nexo-version` of your daemon",
+            )
+    description = plugin.get("description")
+    if isinstance(description, str) and len(description) > microapp.MAX_DESCRIPTION_LENGTH:
+        report.add(
+            "NX204",
+            ("plugin", "description"),
+            f"`plugin.description` has {len(description)} characters; the limit is "
+            f"{microapp.MAX_DESCRIPTION_LENGTH}",
+        )
+
+
+def _check_capabilities(report: _Report, data: Mapping[str, Any]) -> None:
+    capabilities = _table(data.get("capabilities"))
+    lists = {kind: capabilities.get(kind) for kind in microapp.CAPABILITY_KINDS}
+    total = sum(len(value) for value in lists.values() if isinstance(value, list))
+    if total == 0 and ("capabilities" not in data or isinstance(data["capabilities"], Mapping)):
+        where: KeyPath = ("capabilities",) if "capabilities" in data else ("plugin",)
+        report.add(
+            "NX205",
+            where,
+            "the microapp declares no tool, hook, channel, provider or poller",
+            'list what it offers, e.g. `[capabilities] tools = ["get_weather"]`',
+            part="key",
+        )
+    for kind, value in lists.items():
+        seen: set[str] = set()
+        for index, name in _strings(value):
+            path: KeyPath = ("capabilities", kind, index)
+            problem = microapp.capability_name_problem(name)
+            if problem is not None:
+                report.add("NX206", path, f"{kind} name `{name}` {problem}")
+            elif name in seen:
+                report.add("NX207", path, f"{kind} name `{name}` is listed twice")
+            elif kind == "hooks" and name not in microapp.HOOK_NAMES:
+                report.add(
+                    "NX215",
+                    path,
+                    f"hook `{name}` is not one the host registers; advertised in `initialize` "
+                    "it would be skipped",
+                    "use one of " + ", ".join(f"`{hook}`" for hook in microapp.HOOK_NAMES),
+                )
+            seen.add(name)
+
+
+def _check_transport(report: _Report, transport: Mapping[str, Any]) -> None:
+    kind = transport.get("kind")
+    if kind == "stdio":
+        command = transport.get("command")
+        if isinstance(command, str) and not command.strip():
+            report.add(
+                "NX208",
+                ("transport", "command"),
+                "`transport.command` is blank",
+                'name the program to run: `command = "python3"`',
+            )
+    elif kind == "nats":
+        prefix = transport.get("subject_prefix")
+        if isinstance(prefix, str) and not prefix.strip():
+            report.add("NX208", ("transport", "subject_prefix"), "`subject_prefix` is blank")
+    elif kind == "http":
+        url = transport.get("url")
+        if isinstance(url, str) and not _HTTP_URL.fullmatch(url):
+            report.add(
+                "NX208",
+                ("transport", "url"),
+                f"`transport.url` `{url}` is not `http(s)://host[:port][/path]`",
+            )
+    if kind in ("nats", "http"):
+        report.add(
+            "NX209",
+            ("transport", "kind"),
+            f'`kind = "{kind}"`: the daemon spawns only stdio microapps at boot and skips this one',
+            'run the microapp as a stdio child: `kind = "stdio"`',
+        )
+
+
+def _check_mcp_servers(report: _Report, servers: Mapping[str, Any]) -> None:
+    for name, server in servers.items():
+        path: KeyPath = ("mcp_servers", str(name))
+        if len(str(name).encode()) > microapp.MAX_MCP_SERVER_NAME_LENGTH or not _MCP_NAME.fullmatch(
+            str(name)
+        ):
+            report.add(
+                "NX210",
+                path,
+                f"MCP server name `{name}` must match `^[a-z][a-z0-9_-]*$` (at most "
+                f"{microapp.MAX_MCP_SERVER_NAME_LENGTH} bytes)",
+                part="key",
+            )
+            continue
+        table = _table(server)
+        transport = table.get("transport")
+        command, url = table.get("command"), table.get("url")
+        if transport == "stdio" and isinstance(command, str) and not command.strip():
+            report.add("NX210", (*path, "command"), f"MCP server `{name}`: `command` is blank")
+        elif transport in ("streamable_http", "sse", "auto") and isinstance(url, str):
+            parts = urlsplit(url)
+            if parts.scheme not in ("http", "https") or not parts.netloc:
+                report.add(
+                    "NX210", (*path, "url"), f"MCP server `{name}`: `{url}` is not an http(s) URL"
+                )
+
+
+def check_companion(
+    data: Mapping[str, Any], locate: Locate, microapp_id: str | None
+) -> list[Diagnostic]:
+    """The cross-file findings of a microapp's ``nexo-plugin.toml`` (``data`` as parsed TOML).
+
+    ``microapp_id`` is the ``plugin.id`` of the ``plugin.toml`` beside it (``None`` when that
+    has none).
+    """
+    report = _Report(locate)
+    companion = microapp.companion_from_data(data)
+    if microapp_id is not None and companion.id is not None and companion.id != microapp_id:
+        report.add(
+            "NX214",
+            ("plugin", "id"),
+            f"`plugin.id` `{companion.id}` differs from `{microapp_id}` in plugin.toml: the "
+            "microapp gets no admin router",
+            f'write `id = "{microapp_id}"`',
+        )
+    http = companion.http_server
+    if http is not None and http.token_env is not None and microapp.env_is_blocked(http.token_env):
+        report.add(
+            "NX212",
+            ("plugin", "capabilities", "http_server", "token_env"),
+            f"`{http.token_env}` is on the host's secret blocklist: the microapp's environment "
+            "never has it",
+            "the microapp cannot read its token from this variable; pass it another way",
+        )
+    return report.found

@@ -1,0 +1,28 @@
+"""String semantics of the daemon's Rust code where they differ from Python's.
+
+Rust's ``str::trim`` and ``char::is_whitespace`` use the Unicode ``White_Space`` property.
+Python's ``str.strip()`` and ``str.isspace()`` also take the information separators
+U+001C-U+001F for whitespace, so a value made of them is blank to Python but not to the daemon.
+Every check that mirrors a daemon ``trim()`` goes through :func:`rust_trim` / :func:`is_blank`.
+"""
+
+from __future__ import annotations
+
+__all__ = ["RUST_WHITESPACE", "is_blank", "rust_trim"]
+
+RUST_WHITESPACE = (
+    "\t\n\v\f\r \x85\xa0\u1680"
+    "\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a"
+    "\u2028\u2029\u202f\u205f\u3000"
+)
+"""The characters of Unicode ``White_Space`` (what Rust's ``char::is_whitespace`` accepts)."""
+
+
+def rust_trim(text: str) -> str:
+    """``text`` without leading and trailing ``White_Space``, as Rust's ``str::trim``."""
+    return text.strip(RUST_WHITESPACE)
+
+
+def is_blank(text: str) -> bool:
+    """Whether ``text.trim().is_empty()`` holds in Rust (empty or only ``White_Space``)."""
+    return not rust_trim(text)

@@ -1,0 +1,134 @@
+"""A microapp whose behaviour is chosen by its first argument, for the check tests.
+
+It speaks the extension host's shapes (initialize result {server_version, tools, hooks},
+tools/call {name, arguments}) and misbehaves in one way per mode. With FIXTURE_PID_FILE set it
+records its pid (and that of any process it starts) there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "ok"
+EXTRA = sys.argv[2] if len(sys.argv) > 2 else ""
+
+TOOLS = [
+    {
+        "name": "scripted_probe",
+        "description": "Reports what the microapp sees",
+        "input_schema": {"type": "object"},
+    }
+]
+
+
+INITIALIZE: dict[str, Any] = {}
+
+
+def record(pid: int) -> None:
+    path = os.environ.get("FIXTURE_PID_FILE")
+    if path:
+        with Path(path).open("a", encoding="utf-8") as handle:
+            handle.write(f"{pid}\n")
+
+
+def write(frame: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(frame) + "\n")
+    sys.stdout.flush()
+
+
+def result(request_id: Any, value: Any) -> None:
+    write({"jsonrpc": "2.0", "id": request_id, "result": value})
+
+
+def probe() -> dict[str, Any]:
+    names = ("AGENT_VERSION", "AGENT_EXTENSION_ID", "NEXO_EXTENSION_STATE_ROOT", EXTRA)
+    state = os.environ.get("NEXO_EXTENSION_STATE_ROOT", "")
+    return {
+        "cwd": str(Path.cwd()),
+        "env": {name: os.environ.get(name) for name in names if name},
+        "state_dir_exists": bool(state) and Path(state).is_dir(),
+        "initialize": INITIALIZE,
+    }
+
+
+def admin_call(method: str) -> Any:
+    """Send an app: request and wait for the host's answer on stdin."""
+    write(
+        {
+            "jsonrpc": "2.0",
+            "id": "app:0b6f3c1e-6b1a-4c47-9a51-2d1f1d7f0c11",
+            "method": method,
+            "params": {"ping": 1},
+        }
+    )
+    return json.loads(sys.stdin.readline())
+
+
+def main() -> None:
+    record(os.getpid())
+    if MODE == "child":
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+        record(child.pid)
+    for line in sys.stdin:
+        request = json.loads(line)
+        request_id = request.get("id")
+        method = request.get("method")
+        params = request.get("params") or {}
+        if method == "initialize":
+            INITIALIZE.update(id=request_id, params=params)
+            if MODE == "hang":
+                time.sleep(600)
+            if MODE == "badutf8":
+                sys.stdout.buffer.write(b"\xff\xfe not utf-8\n")
+                sys.stdout.flush()
+            if MODE == "init-error":
+                write(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": request_id,
+                        "error": {"code": -32603, "message": "no config"},
+                    }
+                )
+                continue
+            hooks = ["before_message"] if MODE in ("vote", "hooks") else []
+            if MODE == "hooks":
+                hooks.append("on_heartbeat")
+            if MODE == "drops":
+                write({"jsonrpc": "2.0", "method": "nexo/notify/ready", "params": {}})
+                write({"jsonrpc": "2.0", "id": "42", "result": {}})
+            tools = TOOLS
+            if MODE == "long":
+                long_tool = {"name": "scripted_" + "x" * 60, "description": "d", "input_schema": {}}
+                tools = [*TOOLS, long_tool, long_tool]
+            result(request_id, {"server_version": "scripted-0.1.0", "tools": tools, "hooks": hooks})
+        elif method == "tools/list":
+            result(request_id, {"tools": TOOLS})
+        elif method == "hooks/before_message":
+            result(request_id, {"vote": "deny"} if MODE == "vote" else {"abort": False})
+        elif method == "tools/call":
+            if MODE == "exit":
+                sys.exit(3)
+            if MODE == "envelope":
+                result(request_id, {"output": probe()})
+                continue
+            if MODE == "admin":
+                result(request_id, {"admin": admin_call(EXTRA), "params": params})
+                continue
+            result(request_id, {**probe(), "params": params})
+        else:
+            write(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "error": {"code": -32601, "message": "method not found"},
+                }
+            )
+
+
+main()

@@ -1,0 +1,583 @@
+"""`nexo plugin check` on microapps: real subprocess microapps against a host modelled on the
+daemon's extension runtime (lordmacu/nexo-rs @ eec3f33,
+crates/extensions/src/runtime/stdio.rs)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from check.check_microapps import companion, copy_microapp, scripted_microapp
+from check.check_plugins import assert_not_running, assert_reaped, recorded_pids
+from nexo_pkg.check.microapp_wire import (
+    decode_handshake,
+    fit_name,
+    hook_response_problem,
+    response_problem,
+)
+
+
+def nexo_check(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> tuple[int, dict[str, Any]]:
+    """Run `nexo plugin check ... --json` and return its exit code and document."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "check", *args, "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
+    assert "Traceback" not in completed.stderr, completed.stderr
+    return completed.returncode, json.loads(completed.stdout)
+
+
+def statuses(document: dict[str, Any]) -> dict[str, str]:
+    return {check["name"]: check["status"] for check in document["checks"]}
+
+
+def detail(document: dict[str, Any], name: str) -> str:
+    found: str = next(c["detail"] for c in document["checks"] if c["name"] == name)
+    return found
+
+
+def test_golden_daemon_shaped_microapp_passes(tmp_path: Path) -> None:
+    """echo_ext.rs's shapes (crates/extensions/examples/echo_ext.rs:40-56) load: initialize as
+    id 0 (stdio.rs:787-797), HandshakeInfo decodes (runtime/mod.rs:159-182), both hooks are in
+    HOOK_NAMES, tools/call {name, arguments} (stdio.rs:351-361) answers."""
+    root = copy_microapp("golden", tmp_path / "echo")
+    code, document = nexo_check(
+        str(root), "--invoke", "echo", "--args", '{"text": "hi"}', cwd=tmp_path
+    )
+    assert code == 0, document
+    assert document["ok"] is True
+    assert document["kind"] == "microapp"
+    found = statuses(document)
+    assert "fail" not in found.values()
+    for name in (
+        "spawn",
+        "initialize",
+        "handshake",
+        "tools",
+        "tools.names",
+        "hooks",
+        "tools.list",
+        "hook.before_message",
+        "hook.before_tool_call",
+        "invoke",
+        "shutdown",
+    ):
+        assert found[name] == "pass", (name, document)
+    # The daemon's own example does not follow the contract page's `<id>_` prefix rule.
+    assert found["tools.namespace"] == "warn"
+    assert document["invoke"]["result"] == {"echoed": {"text": "hi"}}
+    microapp = document["microapp"]
+    assert microapp["sandboxed"] is False
+    assert "not sandboxed" in detail(document, "spawn")
+    assert microapp["tools"] == [{"name": "echo", "llm_name": "ext_echo_echo"}]
+    assert microapp["hooks"] == {
+        "registered": ["before_message", "before_tool_call"],
+        "skipped": [],
+    }
+    assert "kills the child at once" in detail(document, "shutdown")
+
+
+def test_sdk_string_tools_fail_initialize_with_the_daemons_reason(tmp_path: Path) -> None:
+    """The Rust SDK answers tools as strings (microapp-sdk/src/runtime.rs:171-181); serde
+    cannot decode a string as ToolDescriptor, so StartError::DecodeHandshake
+    (stdio.rs:829-830) and the microapp does not load."""
+    root = copy_microapp("sdk_string_tools", tmp_path / "sdk")
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 1
+    assert statuses(document)["handshake"] == "fail"
+    assert 'tools[0]: invalid type: string "greet", expected struct ToolDescriptor' in detail(
+        document, "handshake"
+    )
+
+
+def test_a_hang_in_initialize_fails_and_leaves_nothing_running(tmp_path: Path) -> None:
+    """No reply within the handshake deadline is StartError::HandshakeTimeout
+    (stdio.rs:822-827); the child is killed and reaped."""
+    pid_file = tmp_path / "pids"
+    root = scripted_microapp(tmp_path / "hang", "hang")
+    code, document = nexo_check(
+        str(root), "--timeout-ms", "400", cwd=tmp_path, env={"FIXTURE_PID_FILE": str(pid_file)}
+    )
+    assert code == 1
+    assert statuses(document)["initialize"] == "fail"
+    assert "no reply within 400 ms" in detail(document, "initialize")
+    (pid,) = recorded_pids(pid_file)
+    assert_reaped(pid)
+
+
+def test_nothing_the_microapp_started_is_left_running(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pids"
+    root = scripted_microapp(tmp_path / "child", "child")
+    code, _document = nexo_check(str(root), cwd=tmp_path, env={"FIXTURE_PID_FILE": str(pid_file)})
+    assert code == 0
+    microapp_pid, child_pid = recorded_pids(pid_file)
+    assert_reaped(microapp_pid)
+    assert_not_running(child_pid)
+
+
+def test_an_exit_during_a_call_fails_the_call(tmp_path: Path) -> None:
+    """On child exit every pending call gets -32000 "child exited" (stdio.rs:1087-1098)."""
+    pid_file = tmp_path / "pids"
+    root = scripted_microapp(tmp_path / "exit", "exit")
+    code, document = nexo_check(
+        str(root),
+        "--invoke",
+        "scripted_probe",
+        cwd=tmp_path,
+        env={"FIXTURE_PID_FILE": str(pid_file)},
+    )
+    assert code == 1
+    assert statuses(document)["invoke"] == "fail"
+    assert "exited with code 3" in detail(document, "invoke")
+    assert "-32000" in detail(document, "invoke")
+    assert "shutdown" not in statuses(document)
+    (pid,) = recorded_pids(pid_file)
+    assert_reaped(pid)
+
+
+def test_a_hook_vote_is_a_warning_that_says_the_daemon_ignores_it(tmp_path: Path) -> None:
+    """HookResponse has no `vote` (runtime/mod.rs:58-85): {"vote": "deny"} decodes as the
+    default abort=false, so it never blocks (hook_registry.rs:133-182)."""
+    root = scripted_microapp(tmp_path / "vote", "vote")
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 0
+    assert statuses(document)["hook.before_message"] == "warn"
+    assert "ignores `vote`" in detail(document, "hook.before_message")
+    strict_code, strict = nexo_check(str(root), "--strict", cwd=tmp_path)
+    assert strict_code == 1
+    assert strict["ok"] is False
+
+
+def test_hooks_outside_the_hosts_list_are_skipped_with_a_warning(tmp_path: Path) -> None:
+    """src/main.rs:4382-4391 skips names not in HOOK_NAMES (runtime/mod.rs:26-31)."""
+    root = scripted_microapp(tmp_path / "hooks", "hooks")
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 0
+    assert statuses(document)["hooks"] == "warn"
+    assert "'on_heartbeat'" in detail(document, "hooks")
+    assert document["microapp"]["hooks"] == {
+        "registered": ["before_message"],
+        "skipped": ["on_heartbeat"],
+    }
+
+
+def test_requires_that_the_daemon_would_miss_or_strip_warn(tmp_path: Path) -> None:
+    """Missing [requires] skip the microapp at boot (src/main.rs:6602-6614); a requires.env
+    name on the blocklist passes that gate but is stripped from the child (stdio.rs:690-697)."""
+    root = scripted_microapp(
+        tmp_path / "requires",
+        "ok",
+        extra_toml='\n[requires]\nbins = ["no-such-bin-for-nexo"]\nenv = ["WEATHER_API_KEY"]\n',
+    )
+    code, document = nexo_check(str(root), cwd=tmp_path, env={"WEATHER_API_KEY": "k"})
+    assert code == 0
+    assert statuses(document)["requires"] == "warn"
+    text = detail(document, "requires")
+    assert "missing here: no-such-bin-for-nexo" in text
+    assert "requires.env WEATHER_API_KEY passes the boot check but the host strips it" in text
+
+
+def test_frames_the_host_drops_are_warnings(tmp_path: Path) -> None:
+    """Notifications are ignored and string ids without `app:` dropped (stdio.rs:854-876)."""
+    root = scripted_microapp(tmp_path / "drops", "drops")
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 0
+    assert statuses(document)["frames.dropped"] == "warn"
+    text = detail(document, "frames.dropped")
+    assert "notification" in text
+    assert "and 1 more" in text
+
+
+def test_the_environment_and_working_directory_are_the_hosts(tmp_path: Path) -> None:
+    """build_command (stdio.rs:676-719): cwd is the microapp root, the environment is cleared
+    and refilled without blocklisted names, and AGENT_VERSION, AGENT_EXTENSION_ID and an
+    existing NEXO_EXTENSION_STATE_ROOT are stamped; initialize carries id 0 and
+    {agent_version, extension_id}."""
+    root = scripted_microapp(tmp_path / "env", "ok", "CHECK_FIXTURE_TOKEN")
+    code, document = nexo_check(
+        str(root),
+        "--invoke",
+        "scripted_probe",
+        "--nexo-version",
+        "0.1.5",
+        cwd=tmp_path,
+        env={"CHECK_FIXTURE_TOKEN": "s3cret"},
+    )
+    assert code == 0, document
+    seen = document["invoke"]["result"]
+    assert seen["cwd"] == str(root.resolve())
+    assert seen["env"]["AGENT_VERSION"] == "0.1.5"
+    assert seen["env"]["AGENT_EXTENSION_ID"] == "scripted"
+    assert seen["env"]["NEXO_EXTENSION_STATE_ROOT"].endswith("/extensions/scripted/state")
+    assert seen["state_dir_exists"] is True
+    assert seen["env"]["CHECK_FIXTURE_TOKEN"] is None
+    assert seen["initialize"] == {
+        "id": 0,
+        "params": {"agent_version": "0.1.5", "extension_id": "scripted"},
+    }
+    assert seen["params"] == {"name": "scripted_probe", "arguments": {}}
+    assert "CHECK_FIXTURE_TOKEN" in document["microapp"]["environment"]["removed"]
+    assert "s3cret" not in json.dumps(document)
+
+
+def admin_result(document: dict[str, Any]) -> dict[str, Any]:
+    answer: dict[str, Any] = document["invoke"]["result"]["admin"]
+    return answer
+
+
+def test_an_app_request_for_an_ungranted_capability_fails(tmp_path: Path) -> None:
+    """The dispatcher answers -32004 with {capability, microapp_id, method}
+    (dispatcher.rs:78-100,647-664); credentials/list needs credentials_crud
+    (dispatcher.rs:539-541), which this microapp never declares."""
+    root = scripted_microapp(
+        tmp_path / "admin",
+        "admin",
+        "nexo/admin/credentials/list",
+        companion=companion("scripted", required=("agents_crud",)),
+    )
+    code, document = nexo_check(str(root), "--invoke", "scripted_probe", cwd=tmp_path)
+    assert code == 1
+    assert statuses(document)["admin"] == "fail"
+    assert "credentials_crud" in detail(document, "admin")
+    error = admin_result(document)["error"]
+    assert error["code"] == -32004
+    assert error["data"] == {
+        "capability": "credentials_crud",
+        "microapp_id": "scripted",
+        "method": "nexo/admin/credentials/list",
+    }
+    assert admin_result(document)["id"] == "app:0b6f3c1e-6b1a-4c47-9a51-2d1f1d7f0c11"
+
+
+def test_an_optional_capability_denied_is_a_warning(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "extensions.yaml").write_text(
+        "extensions:\n  entries:\n    scripted:\n      capabilities_grant: [agents_crud]\n",
+        encoding="utf-8",
+    )
+    root = scripted_microapp(
+        tmp_path / "admin",
+        "admin",
+        "nexo/admin/skills/list",
+        companion=companion("scripted", required=("agents_crud",), optional=("skills_crud",)),
+    )
+    code, document = nexo_check(
+        str(root), "--invoke", "scripted_probe", "--config", str(config), cwd=tmp_path
+    )
+    assert code == 0
+    assert statuses(document)["admin"] == "warn"
+    assert admin_result(document)["error"]["code"] == -32004
+    assert document["microapp"]["admin"]["granted"] == ["agents_crud"]
+
+
+def test_a_granted_echo_is_answered_as_the_dispatcher_does(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "extensions.yaml").write_text(
+        "extensions:\n  entries:\n    scripted:\n      capabilities_grant: [_echo]\n",
+        encoding="utf-8",
+    )
+    root = scripted_microapp(
+        tmp_path / "admin",
+        "admin",
+        "nexo/admin/echo",
+        companion=companion("scripted", required=("_echo",)),
+    )
+    code, document = nexo_check(
+        str(root), "--invoke", "scripted_probe", "--config", str(config), cwd=tmp_path
+    )
+    assert code == 0, document
+    assert statuses(document)["admin"] == "pass"
+    assert admin_result(document)["result"] == {
+        "echoed": {"ping": 1},
+        "microapp_id": "scripted",
+    }
+
+
+def test_an_unknown_admin_method_is_answered_minus_32601(tmp_path: Path) -> None:
+    """nexo/dispatch is not in required_capability (dispatcher.rs:532-606)."""
+    root = scripted_microapp(
+        tmp_path / "admin",
+        "admin",
+        "nexo/dispatch",
+        companion=companion("scripted", required=("agents_crud",)),
+    )
+    code, document = nexo_check(str(root), "--invoke", "scripted_probe", cwd=tmp_path)
+    assert code == 0
+    assert statuses(document)["admin"] == "warn"
+    assert "nexo/dispatch is on the contract page" in detail(document, "admin")
+    assert admin_result(document)["error"]["code"] == -32601
+
+
+def test_a_required_capability_not_granted_turns_admin_off(tmp_path: Path) -> None:
+    """validate_capabilities_at_boot fails, so main.rs:1653-1656 disables admin RPC: the
+    frame is dropped and the microapp waits (here: its tools/call times out)."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "extensions.yaml").write_text(
+        "extensions:\n  entries:\n    scripted:\n      capabilities_grant: []\n",
+        encoding="utf-8",
+    )
+    root = scripted_microapp(
+        tmp_path / "admin",
+        "admin",
+        "nexo/admin/agents/list",
+        companion=companion("scripted", required=("agents_crud",)),
+    )
+    code, document = nexo_check(
+        str(root),
+        "--invoke",
+        "scripted_probe",
+        "--config",
+        str(config),
+        "--timeout-ms",
+        "800",
+        cwd=tmp_path,
+    )
+    assert code == 1
+    found = statuses(document)
+    assert found["admin"] == "fail"
+    assert "admin RPC is off for every microapp" in detail(document, "admin")
+    assert found["invoke"] == "fail"
+
+
+def test_an_app_request_without_a_router_is_dropped(tmp_path: Path) -> None:
+    """No admin capabilities in nexo-plugin.toml: no router, stdio.rs:864-870 drops it."""
+    root = scripted_microapp(tmp_path / "admin", "admin", "nexo/admin/agents/list")
+    code, document = nexo_check(
+        str(root), "--invoke", "scripted_probe", "--timeout-ms", "800", cwd=tmp_path
+    )
+    assert code == 1
+    assert statuses(document)["admin"] == "warn"
+    assert "no admin router" in detail(document, "admin")
+
+
+def test_a_companion_with_another_id_gets_no_router(tmp_path: Path) -> None:
+    """admin_capability_collect.rs:50-53 keys grants by the companion's id; the router is
+    looked up by plugin.toml's (admin_bootstrap.rs:723-734)."""
+    root = scripted_microapp(
+        tmp_path / "admin", "ok", companion=companion("other", required=("agents_crud",))
+    )
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 0
+    assert statuses(document)["manifest"] == "warn"
+    assert "no admin router" in detail(document, "manifest")
+    assert document["microapp"]["admin"]["router"] is False
+
+
+def test_long_and_colliding_tool_names_are_warnings(tmp_path: Path) -> None:
+    """fit_name hashes past 64 characters (crates/llm/src/types.rs:317-341) and
+    register_if_absent skips a second tool of the same name (src/main.rs:4364-4379)."""
+    root = scripted_microapp(tmp_path / "long", "long")
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 0
+    assert statuses(document)["tools.names"] == "warn"
+    text = detail(document, "tools.names")
+    assert "colliding" in text
+    assert "hashed" in text
+    long_name = document["microapp"]["tools"][1]["llm_name"]
+    assert len(long_name) == 64
+    assert long_name == fit_name("ext_", "scripted", "scripted_" + "x" * 60)
+
+
+def test_an_output_envelope_is_a_warning(tmp_path: Path) -> None:
+    """The result goes to the model as it is (extension_tool.rs:161-179)."""
+    root = scripted_microapp(tmp_path / "envelope", "envelope")
+    code, document = nexo_check(str(root), "--invoke", "scripted_probe", cwd=tmp_path)
+    assert code == 0
+    assert statuses(document)["invoke"] == "warn"
+    assert "envelope" in detail(document, "invoke")
+
+
+@pytest.mark.parametrize(
+    ("transport", "expected"),
+    [
+        ('kind = "nats"\nsubject_prefix = "ext"', 'only kind = "stdio"'),
+        ('kind = "stdio"\ncommand = ""', "non-empty string `command`"),
+    ],
+)
+def test_a_microapp_with_nothing_to_spawn_is_a_target_error(
+    tmp_path: Path, transport: str, expected: str
+) -> None:
+    root = tmp_path / "bad"
+    root.mkdir()
+    (root / "plugin.toml").write_text(
+        f'[plugin]\nid = "bad"\nversion = "0.1.0"\n\n[capabilities]\ntools = ["t"]\n\n'
+        f"[transport]\n{transport}\n",
+        encoding="utf-8",
+    )
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 2
+    assert document["kind"] == "target_invalid"
+    assert expected in document["error"]
+
+
+def test_a_missing_command_fails_spawn(tmp_path: Path) -> None:
+    root = tmp_path / "gone"
+    root.mkdir()
+    (root / "plugin.toml").write_text(
+        '[plugin]\nid = "gone"\nversion = "0.1.0"\n\n[capabilities]\ntools = ["t"]\n\n'
+        '[transport]\nkind = "stdio"\ncommand = "./main.py"\n',
+        encoding="utf-8",
+    )
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 1
+    assert statuses(document)["spawn"] == "fail"
+    assert "does not load" in detail(document, "spawn")
+
+
+def test_a_missing_shebang_interpreter_is_named(tmp_path: Path) -> None:
+    """diagnose_missing_interpreter (stdio.rs:598-651)."""
+    root = tmp_path / "shebang"
+    root.mkdir()
+    (root / "plugin.toml").write_text(
+        '[plugin]\nid = "shebang"\nversion = "0.1.0"\n\n[capabilities]\ntools = ["t"]\n\n'
+        '[transport]\nkind = "stdio"\ncommand = "./main.py"\n',
+        encoding="utf-8",
+    )
+    script = root / "main.py"
+    script.write_text("#!/no/such/interpreter-for-nexo\n", encoding="utf-8")
+    script.chmod(0o755)
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 1
+    assert statuses(document)["spawn"] == "fail"
+    assert "shebang interpreter `/no/such/interpreter-for-nexo` not found" in detail(
+        document, "spawn"
+    )
+
+
+def test_an_error_reply_to_initialize_fails(tmp_path: Path) -> None:
+    """StartError::Handshake (stdio.rs:824)."""
+    root = scripted_microapp(tmp_path / "init", "init-error")
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 1
+    assert statuses(document)["initialize"] == "fail"
+    assert "-32603 no config" in detail(document, "initialize")
+
+
+def test_a_non_utf8_line_stops_the_hosts_reader(tmp_path: Path) -> None:
+    """BufReader::lines fails on invalid UTF-8 and the reader task ends (stdio.rs:920-923):
+    the initialize reply after it is never read."""
+    root = scripted_microapp(tmp_path / "utf8", "badutf8")
+    code, document = nexo_check(str(root), cwd=tmp_path)
+    assert code == 1
+    found = statuses(document)
+    assert found["frames.utf8"] == "fail"
+    assert found["initialize"] == "fail"
+    assert "reader stopped" in detail(document, "initialize")
+
+
+def test_an_unreadable_extensions_yaml_is_a_config_error(tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "extensions.yaml").write_text("extensions: [unclosed\n", encoding="utf-8")
+    root = scripted_microapp(tmp_path / "ok", "ok")
+    code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path)
+    assert code == 2
+    assert document["kind"] == "config"
+    assert "extensions.yaml:2: not valid YAML: YAML syntax error" in document["error"]
+
+
+# -- the decoders, against the daemon's serde types ------------------------------------------
+
+
+def test_decode_handshake_follows_serde() -> None:
+    """HandshakeInfo / ToolDescriptor (runtime/mod.rs:159-182)."""
+    decoded = decode_handshake({"tools": [{"name": "a"}], "version": "1", "hooks": []})
+    assert not isinstance(decoded, str)
+    assert decoded.tools[0].description == ""
+    assert decoded.tools[0].input_schema == {}
+    assert decoded.tools[0].defaulted == ("description", "input_schema")
+    assert not isinstance(decode_handshake({}), str)
+    assert decode_handshake(None) == "invalid type: null, expected struct HandshakeInfo"
+    assert decode_handshake({"tools": None}) == ("tools: invalid type: null, expected a sequence")
+    assert decode_handshake({"tools": [{"description": "x"}]}) == ("tools[0]: missing field `name`")
+    assert decode_handshake({"hooks": [1]}) == (
+        "hooks[0]: invalid type: integer `1`, expected a string"
+    )
+    assert decode_handshake({"server_version": 2}) == (
+        "server_version: invalid type: integer `2`, expected a string"
+    )
+
+
+def test_hook_and_response_decoders() -> None:
+    """HookResponse (runtime/mod.rs:58-85) and wire::Response (wire.rs:13-24)."""
+    assert hook_response_problem(None) is None
+    assert hook_response_problem({"vote": "deny"}) is None
+    assert hook_response_problem({"abort": "yes"}) == (
+        'abort: invalid type: string "yes", expected a boolean'
+    )
+    assert response_problem({"id": 1, "error": {"code": 1}}) == ("`error.message` is not a string")
+    assert response_problem({"id": 1, "error": {"code": 2**40, "message": "m"}}) == (
+        "`error.code` is not a 32-bit integer"
+    )
+    assert response_problem({"jsonrpc": 2, "id": 1}) == "`jsonrpc` is not a string"
+    assert response_problem({"id": 1, "result": None}) is None
+
+
+def test_fit_name_cuts_and_hashes_as_the_daemon_does() -> None:
+    """ToolDef::fit_name (crates/llm/src/types.rs:317-341)."""
+    assert fit_name("ext_", "weather", "now") == "ext_weather_now"
+    tool = "t" * 80
+    name = fit_name("ext_", "weather", tool)
+    digest = hashlib.sha256(b"weather\0" + tool.encode()).hexdigest()[:6]
+    assert name == f"ext_weather_{'t' * (64 - len('ext_weather__') - 6)}_{digest}"
+    assert len(name) == 64
+    long_id = "i" * 64
+    cut = fit_name("ext_", long_id, "x")
+    assert len(cut) == 64
+    assert cut.startswith("ext_" + "i" * (64 - 11) + "_")
+
+
+def test_checking_a_microapp_imports_no_install_module(tmp_path: Path) -> None:
+    """`check` stays light (tests/cli/test_conventions.py); a microapp and its grants too."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "extensions.yaml").write_text("extensions:\n  entries: {}\n", encoding="utf-8")
+    root = scripted_microapp(tmp_path / "ok", "ok")
+    script = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: sys.__stderr__.write("
+        "'MODULES ' + ' '.join(sorted(sys.modules)) + '\\n'))\n"
+        f"sys.argv = ['nexo', 'plugin', 'check', {str(root)!r}, '--config', {str(config)!r}]\n"
+        "from nexo_pkg.cli.main import main\n"
+        "main()\n"
+    )
+    completed = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert "check passed for scripted" in completed.stdout, completed.stderr
+    line = next(text for text in completed.stderr.splitlines() if text.startswith("MODULES "))
+    modules = set(line.split()[1:])
+    assert "nexo_pkg.check.microapp" in modules
+    assert not {name for name in modules if name.startswith("nexo_pkg.install")}
+
+
+def test_a_grant_that_is_not_a_list_is_a_config_error(tmp_path: Path) -> None:
+    """ExtensionEntry.capabilities_grant is a Vec<String> (types/extensions.rs:56-74)."""
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "extensions.yaml").write_text(
+        "extensions:\n  entries:\n    scripted:\n      capabilities_grant: agents_crud\n",
+        encoding="utf-8",
+    )
+    root = scripted_microapp(tmp_path / "ok", "ok")
+    code, document = nexo_check(str(root), "--config", str(config), cwd=tmp_path)
+    assert code == 2
+    assert document["kind"] == "config"
+    assert "capabilities_grant must be a list" in document["error"]

@@ -1,0 +1,132 @@
+"""``install``/``upgrade`` against the daemon version: a plugin whose ``min_nexo_version``
+excludes it is ``incompatible`` (exit 1), decided from the release's manifest asset before
+any tarball is downloaded; ``install --force`` overrides. The daemon refuses such a plugin at
+boot (its manifest crate's ``min_nexo_version`` check; ``lint`` reports it as NX105)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.github_server import GitHubServer
+from support.tarballs import (
+    asset_name,
+    manifest_text,
+    plugin_tarball,
+    release_assets,
+    tree_snapshot,
+    write_plugin,
+)
+from typer.testing import CliRunner
+
+from nexo_pkg.cli.main import app
+
+FUTURE = manifest_text("hello", "2.0.0").replace(">=0.1.0", ">=9.0")
+
+
+def nexo(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["plugin", *args])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def server() -> Iterator[GitHubServer]:
+    with GitHubServer() as running:
+        yield running
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer) -> Path:
+    for name in ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "NEXO_DAEMON_VERSION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("NEXO_GITHUB_API_BASE", server.url)
+    monkeypatch.setenv("NEXO_HTTP_RETRY_BASE_MS", "1")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "home"
+
+
+def _future_release(server: GitHubServer) -> None:
+    data = plugin_tarball("hello", "2.0.0", manifest=FUTURE)
+    assets = release_assets("hello", "2.0.0", data=data)
+    assets["nexo-plugin.toml"] = FUTURE.encode()
+    server.publish("acme", "hello", "v2.0.0", assets)
+
+
+def _tarball_fetched(server: GitHubServer) -> bool:
+    name = asset_name("hello", "2.0.0")
+    return any(
+        request.path.endswith(f"/assets/{asset_id}") or request.path.endswith(name)
+        for asset_id, (_, asset) in server.assets.items()
+        if asset.name == name
+        for request in server.requests
+    )
+
+
+def test_incompatible_release_is_refused_before_download(home: Path, server: GitHubServer) -> None:
+    _future_release(server)
+    code, out, err = nexo("install", "acme/hello", "--nexo-version", "0.2.1", "--json")
+    assert code == 1, err
+    document = json.loads(out)
+    assert document["kind"] == "incompatible"
+    assert document["min_nexo_version"] == ">=9.0"
+    assert document["nexo_version_source"] == "--nexo-version"
+    assert "0.2.1" in document["error"]
+    assert not _tarball_fetched(server)
+    assert tree_snapshot(home / "state" / "plugins") == {}
+
+    code, out, err = nexo("install", "acme/hello", "--nexo-version", "0.2.1", "--force")
+    assert code == 0, err
+    assert (home / "state" / "plugins" / "hello-2.0.0").is_dir()
+    assert _tarball_fetched(server)  # what the refusal above did not do
+
+
+def test_the_environment_names_the_daemon(
+    home: Path, server: GitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _future_release(server)
+    monkeypatch.setenv("NEXO_DAEMON_VERSION", "0.2.1")
+    code, out, _ = nexo("install", "acme/hello", "--json")
+    assert code == 1
+    assert json.loads(out)["nexo_version_source"] == "NEXO_DAEMON_VERSION"
+    monkeypatch.setenv("NEXO_DAEMON_VERSION", "9.1.0")
+    code, out, err = nexo("install", "acme/hello", "--json")
+    assert code == 0, err
+
+
+def test_without_a_daemon_version_nothing_is_compared(home: Path, server: GitHubServer) -> None:
+    _future_release(server)
+    code, _, err = nexo("install", "acme/hello")
+    assert code == 0, err
+
+
+def test_a_local_tarball_is_checked_from_its_own_manifest(home: Path, tmp_path: Path) -> None:
+    data = plugin_tarball("hello", "2.0.0", manifest=FUTURE)
+    tarball = write_plugin(tmp_path / "dist", "hello", "2.0.0", data=data)
+    code, out, _ = nexo("install", str(tarball), "--nexo-version", "0.2.1", "--yes", "--json")
+    assert code == 1
+    assert json.loads(out)["kind"] == "incompatible"
+    root = home / "state" / "plugins"
+    assert not root.exists() or [p.name for p in root.iterdir()] == []
+
+
+def test_upgrade_to_an_incompatible_release_is_refused(home: Path, server: GitHubServer) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("install", "acme/hello")[0] == 0
+    _future_release(server)
+    before = tree_snapshot(home / "state" / "plugins")
+    code, out, _ = nexo("upgrade", "hello", "--nexo-version", "0.2.1", "--json")
+    assert code == 1
+    assert json.loads(out)["kind"] == "incompatible"
+    assert tree_snapshot(home / "state" / "plugins") == before
+
+
+def test_a_daemon_version_that_is_no_version_is_a_usage_error(home: Path) -> None:
+    code, out, _ = nexo("install", "acme/hello", "--nexo-version", "soon", "--json")
+    assert code == 2
+    assert json.loads(out)["kind"] == "usage"

@@ -1,0 +1,406 @@
+"""Conventions a daily user of ruff, uv and gh expects, each run through the real ``nexo``.
+
+Exit codes of bad arguments (2, with nothing written); a lint walk that goes on past an
+unreadable manifest (as ruff's E902); messages that say what is true and print lists one item
+a line.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+from support.github_server import GitHubServer, github_server
+from support.tarballs import release_assets, write_plugin
+
+__all__ = ["github_server"]
+
+
+class Shape(enum.Enum):
+    """Values of an option declared as an Enum (Typer turns it into a Choice)."""
+
+    ROUND = "round"
+    SQUARE = "square"
+
+
+MANIFEST = """\
+[plugin]
+id = "{id}"
+version = "0.1.0"
+name = "Demo"
+description = "A demo plugin."
+min_nexo_version = ">=0.1.0"
+"""
+
+
+def base_env(home: Path, **extra: str) -> dict[str, str]:
+    """The machine's environment without nexo, GitHub or colour settings; its own home."""
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("NEXO_", "GITHUB_", "GH_", "FORCE_COLOR", "NO_COLOR"))
+        and "proxy" not in key.lower()
+    }
+    env.update(NEXO_HOME=str(home), NO_PROXY="127.0.0.1,localhost", NEXO_HTTP_RETRY_BASE_MS="1")
+    env.update(extra)
+    return env
+
+
+def nexo(
+    *args: str,
+    cwd: Path,
+    env: Mapping[str, str] | None = None,
+    prefix: tuple[str, ...] = (),
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "nexo_pkg", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+        env=dict(env) if env is not None else base_env(cwd / "home"),
+        stdin=subprocess.DEVNULL,
+        timeout=120,
+    )
+
+
+def tree(root: Path) -> list[str]:
+    """Every path under ``root`` (to show that nothing was written)."""
+    return sorted(str(path.relative_to(root)) for path in root.rglob("*"))
+
+
+# -- 6: bad arguments are usage errors ------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["install", "list", "verify"])
+def test_a_dest_that_is_a_file_is_a_usage_error(tmp_path: Path, command: str) -> None:
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    dest = tmp_path / "plugins"
+    dest.write_text("a file\n", encoding="utf-8")
+    args = {"install": [str(tarball), "--yes"], "list": [], "verify": []}[command]
+    before = tree(tmp_path)
+    result = nexo("plugin", command, *args, "--dest", str(dest), "--json", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    document = json.loads(result.stdout)
+    assert document["kind"] == "usage"
+    assert f"--dest {dest} is a file" in document["error"]
+    assert dest.read_text(encoding="utf-8") == "a file\n"
+    assert tree(tmp_path) == before
+
+
+def test_trust_verify_with_a_missing_bundle_is_a_usage_error(tmp_path: Path) -> None:
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    result = nexo(
+        "plugin", "trust", "verify", str(tarball), "--bundle", str(tmp_path / "nope.json"),
+        "--repo", "acme/hello", "--json", cwd=tmp_path,
+    )  # fmt: skip
+    assert result.returncode == 2, result.stderr
+    document = json.loads(result.stdout)
+    assert document["kind"] == "usage"
+    assert "nope.json does not exist" in document["error"]
+
+
+def test_check_on_a_tar_gz_that_is_not_gzip_is_a_usage_error(tmp_path: Path) -> None:
+    fake = tmp_path / "hello-1.0.0-noarch.tar.gz"
+    fake.write_bytes(b"plain text, not gzip\n")
+    before = tree(tmp_path)
+    result = nexo("plugin", "check", str(fake), "--json", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    document = json.loads(result.stdout)
+    assert document["kind"] == "archive_invalid"
+    assert "not gzip-compressed" in document["error"]
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("shape", ["missing", "file"])
+@pytest.mark.parametrize("command", ["install", "list", "trust-list"])
+def test_a_config_that_is_not_a_directory_is_an_error(
+    tmp_path: Path, shape: str, command: str
+) -> None:
+    """No silent fall back to ``./config`` or ``$NEXO_HOME/config`` for a mistyped --config."""
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    config = tmp_path / "daemon-config"
+    if shape == "file":
+        config.write_text("not a directory\n", encoding="utf-8")
+    # A ./config the fall back would have used.
+    (tmp_path / "config").mkdir()
+    args = {
+        "install": ["plugin", "install", str(tarball), "--yes"],
+        "list": ["plugin", "list"],
+        "trust-list": ["plugin", "trust", "list"],
+    }[command]
+    before = tree(tmp_path)
+    result = nexo(*args, "--config", str(config), "--json", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    document = json.loads(result.stdout)
+    assert document["kind"] == "config"
+    reason = "does not exist" if shape == "missing" else "is not a directory"
+    assert f"--config {config} {reason}" in document["error"]
+    assert tree(tmp_path) == before
+
+
+# -- 3: a walk goes on past one bad file ----------------------------------------------------
+
+# Root reads any file whatever its mode: drop the capability that lets it (uid stays 0, so
+# the interpreter under /root stays reachable), as an ordinary user runs.
+WITHOUT_DAC = ("setpriv", "--bounding-set=-dac_override,-dac_read_search")
+
+
+def _unprivileged() -> tuple[str, ...]:
+    if os.geteuid() != 0:
+        return ()
+    probe = subprocess.run([*WITHOUT_DAC, "true"], capture_output=True, check=False)
+    if probe.returncode != 0:
+        pytest.skip("running as root and setpriv cannot drop CAP_DAC_OVERRIDE here")
+    return WITHOUT_DAC
+
+
+def test_lint_reports_an_unreadable_manifest_and_lints_the_others(tmp_path: Path) -> None:
+    for name in ("good", "locked", "broken"):
+        (tmp_path / name).mkdir()
+    (tmp_path / "good" / "plugin.toml").write_text(MANIFEST.format(id="good"), "utf-8")
+    (tmp_path / "broken" / "plugin.toml").write_text(MANIFEST.format(id="Broken"), "utf-8")
+    locked = tmp_path / "locked" / "plugin.toml"
+    locked.write_text(MANIFEST.format(id="locked"), "utf-8")
+    locked.chmod(0)
+    dangling = tmp_path / "gone" / "plugin.toml"
+    dangling.parent.mkdir()
+    dangling.symlink_to(tmp_path / "nowhere" / "plugin.toml")
+
+    result = nexo("plugin", "lint", "--format", "json", ".", cwd=tmp_path, prefix=_unprivileged())
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    found = {
+        file["path"]: [(d["code"], d["message"]) for d in file["diagnostics"]]
+        for file in json.loads(result.stdout)["files"]
+    }
+    assert found["good/plugin.toml"] == []
+    assert [code for code, _ in found["broken/plugin.toml"]] == ["NX100"]
+    assert found["locked/plugin.toml"] == [("NX008", "cannot read plugin.toml: Permission denied")]
+    assert found["gone/plugin.toml"] == [
+        ("NX008", "cannot read plugin.toml: dangling symlink (its target does not exist)")
+    ]
+    text = nexo("plugin", "lint", ".", cwd=tmp_path, prefix=_unprivileged())
+    assert text.returncode == 1
+    assert "locked/plugin.toml:1:1: NX008 cannot read plugin.toml" in text.stdout
+    assert "Found 3 errors and 0 warnings in 4 files." in text.stdout
+
+
+# -- 8: messages that say what is true ------------------------------------------------------
+
+
+def test_trust_add_on_an_unsigned_release_says_there_is_no_signer(
+    tmp_path: Path, github_server: GitHubServer
+) -> None:
+    github_server.publish("acme", "weather", "v0.1.0", release_assets("weather", "0.1.0"))
+    env = base_env(tmp_path / "home", NEXO_GITHUB_API_BASE=github_server.url)
+    result = nexo("plugin", "trust", "add", "acme/weather", "--yes", cwd=tmp_path, env=env)
+    assert result.returncode == 1
+    [line] = result.stderr.splitlines()
+    assert "release v0.1.0 of acme/weather is not signed" in line
+    assert "no signer to trust" in line
+    assert "policy requires" not in line
+    assert not (tmp_path / "home" / "config").exists()
+
+
+def test_a_refusal_without_a_policy_file_names_where_it_would_go(tmp_path: Path) -> None:
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    home = tmp_path / "home"
+    result = nexo(
+        "plugin", "install", str(tarball), "--yes", "--require-signature", "--json",
+        cwd=tmp_path, env=base_env(home),
+    )  # fmt: skip
+    assert result.returncode == 1
+    document = json.loads(result.stdout)
+    assert document["kind"] == "signature_missing"
+    where = home / "config" / "extensions" / "trusted_keys.toml"
+    assert document["policy"] == f"{where} (not created yet)"
+    assert str(where) in document["error"]
+    assert not where.exists()
+
+
+def test_pack_lists_native_code_one_item_a_line(
+    tmp_path: Path, offline_pip_env: dict[str, str]
+) -> None:
+    env = base_env(tmp_path / "home", **offline_pip_env)
+    assert nexo("plugin", "new", "demo", "-q", cwd=tmp_path, env=env).returncode == 0
+    project = tmp_path / "demo"
+    (project / "src" / "_speedups.so").write_bytes(b"\x7fELF")
+    (project / "src" / "libz.so.1").write_bytes(b"\x7fELF")
+    result = nexo("plugin", "pack", cwd=project, env=env)
+    assert result.returncode == 1, result.stderr
+    assert "\\u000a" not in result.stderr
+    lines = result.stderr.splitlines()
+    items = [line for line in lines if line.startswith("  - ")]
+    assert len(items) == 2
+    assert any("_speedups.so" in item for item in items)
+    assert any("libz.so.1" in item for item in items)
+    assert not (project / "dist").exists() or not list((project / "dist").glob("*.tar.gz"))
+
+
+# -- 4: CLI basics ------------------------------------------------------------------------
+
+
+def test_dash_capital_v_is_the_version(tmp_path: Path) -> None:
+    short, long = nexo("-V", cwd=tmp_path), nexo("--version", cwd=tmp_path)
+    assert (short.returncode, short.stdout) == (0, long.stdout)
+    assert short.stdout.startswith("nexo-pkg ")
+
+
+def test_help_command_prints_the_help_of_a_command(tmp_path: Path) -> None:
+    assert nexo("help", cwd=tmp_path).stdout == nexo("-h", cwd=tmp_path).stdout
+    shown = nexo("help", "plugin", "install", cwd=tmp_path)
+    assert shown.returncode == 0
+    assert shown.stdout == nexo("plugin", "install", "-h", cwd=tmp_path).stdout
+    assert "help" in nexo("-h", cwd=tmp_path).stdout
+    wrong = nexo("help", "plugin", "instal", cwd=tmp_path)
+    assert wrong.returncode == 2
+    assert "Did you mean 'install'" in wrong.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "suggestion"),
+    [
+        (["plugin", "instal"], "Did you mean 'install'"),
+        (["plugn", "list"], "Did you mean 'plugin'"),
+        (["plugin", "trust", "ad"], "Did you mean 'add'"),
+        (["plugin", "lint", "--formt", "json"], "--format"),
+        (["plugin", "install", "--jsn", "acme/hello"], "--json"),
+    ],
+)
+def test_a_mistyped_command_or_option_gets_the_closest(
+    tmp_path: Path, args: list[str], suggestion: str
+) -> None:
+    result = nexo(*args, cwd=tmp_path)
+    assert result.returncode == 2
+    assert suggestion in result.stderr.splitlines()[-1]
+    assert "Traceback" not in result.stderr
+
+
+def _bash_complete(words: str, cwd: Path, env: Mapping[str, str]) -> list[str]:
+    """What bash offers after ``words``: the script of ``--show-completion bash`` is sourced
+    and its completion function is called as bash calls it on Tab."""
+    bin_dir = cwd / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    launcher = bin_dir / "nexo"
+    launcher.write_text(f'#!/bin/sh\nexec {sys.executable} -m nexo_pkg "$@"\n', encoding="utf-8")
+    launcher.chmod(0o755)
+    script = nexo("--show-completion", "bash", cwd=cwd, env=env).stdout
+    (cwd / "completion.bash").write_text(script, encoding="utf-8")
+    program = (
+        "source ./completion.bash\n"
+        f"COMP_WORDS=({words})\n"
+        "COMP_CWORD=$(( ${#COMP_WORDS[@]} - 1 ))\n"
+        'COMP_LINE="${COMP_WORDS[*]}"\n'
+        "_nexo_completion nexo\n"
+        "printf '%s\\n' \"${COMPREPLY[@]}\"\n"
+    )
+    done = subprocess.run(
+        ["bash", "--norc", "--noprofile", "-c", program],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+        env={**env, "PATH": f"{bin_dir}{os.pathsep}{env['PATH']}"},
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return [line for line in done.stdout.splitlines() if line]
+
+
+def test_bash_completes_option_values_and_installed_ids(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = base_env(home)
+    for plugin_id in ("hello", "weather"):
+        tarball = write_plugin(tmp_path / "dist", plugin_id, "1.0.0")
+        installed = nexo("plugin", "install", str(tarball), "--yes", cwd=tmp_path, env=env)
+        assert installed.returncode == 0, installed.stderr
+
+    def offered(words: str) -> list[str]:
+        return _bash_complete(words, tmp_path, env)
+
+    assert offered("nexo plugin lint --format ''") == ["text", "json", "github", "sarif"]
+    assert offered("nexo plugin lint --format s") == ["sarif"]
+    assert offered("nexo plugin list --color ''") == ["auto", "always", "never"]
+    assert offered("nexo --color n") == ["never"]
+    assert offered("nexo plugin new demo --lang ''") == ["python"]
+    for command in ("remove", "upgrade", "check", "verify"):
+        assert offered(f"nexo plugin {command} ''") == ["hello", "weather"], command
+    assert offered("nexo plugin remove w") == ["weather"]
+    # Another root (--dest) holds other plugins: those are offered.
+    other = tmp_path / "other-root"
+    tarball = write_plugin(tmp_path / "dist", "echo", "1.0.0")
+    elsewhere = nexo("plugin", "install", str(tarball), "--yes", "--dest", str(other),
+                     cwd=tmp_path, env=env)  # fmt: skip
+    assert elsewhere.returncode == 0, elsewhere.stderr
+    assert offered(f"nexo plugin remove --dest {other} ''") == ["echo"]
+    # A root that does not exist offers nothing (and breaks nothing).
+    assert offered(f"nexo plugin upgrade --dest {tmp_path / 'missing'} ''") == []
+
+
+def test_completion_offers_whatever_choices_an_option_declares() -> None:
+    """An option declaring its values (an Enum, Typer's Choice, or a ``[a|b]`` metavar)
+    completes them: a new option needs no list of its own in the completion code."""
+    import typer
+
+    from nexo_pkg.cli.completion import attach_choice_completion, declared_choices
+
+    app = typer.Typer()
+
+    @app.command()
+    def new(
+        kind: str = typer.Option("plugin", "--kind", metavar="[plugin|microapp]"),
+        shape: Shape = typer.Option(Shape.ROUND, "--shape"),  # noqa: B008
+        dest: str = typer.Option(".", "--dest", metavar="[DIR]"),
+    ) -> None:
+        del kind, shape, dest
+
+    command = typer.main.get_command(app)
+    attach_choice_completion(command)
+    by_name = {param.name: param for param in command.params}
+    assert declared_choices(by_name["kind"]) == ("plugin", "microapp")
+    assert declared_choices(by_name["shape"]) == ("round", "square")
+    assert declared_choices(by_name["dest"]) == ()
+    context = command.make_context("new", [], resilient_parsing=True)
+    offered = [item.value for item in by_name["kind"].shell_complete(context, "m")]
+    assert offered == ["microapp"]
+
+
+# -- 7: long waits explain themselves -------------------------------------------------------
+
+
+def test_a_slow_answer_is_explained_on_stderr(tmp_path: Path, github_server: GitHubServer) -> None:
+    github_server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    github_server.slow(4.0, times=1, path_contains="/releases/latest")
+    env = base_env(tmp_path / "home", NEXO_GITHUB_API_BASE=github_server.url)
+    result = nexo("plugin", "install", "acme/hello", "--yes", "--dest", str(tmp_path / "p"),
+                  "--timeout", "60", cwd=tmp_path, env=env)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    host = github_server.url.split("://", 1)[1].rstrip("/")
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("waiting for")]
+    assert line.startswith(f"waiting for {host}: no answer after 3 s (attempt 1 of 4; giving up")
+    seconds_left = int(line.split("giving up in ", 1)[1].split(" s", 1)[0])
+    assert 50 <= seconds_left <= 57
+    assert "at the 60 s deadline" in line
+    # --json keeps stderr for the error line alone; --quiet drops the note.
+    for flags in (["--json"], ["--quiet"]):
+        github_server.slow(4.0, times=1, path_contains="/releases/latest")
+        again = nexo("plugin", "install", "acme/hello", "--yes", "--force", "--dest",
+                     str(tmp_path / "p"), *flags, cwd=tmp_path, env=env)  # fmt: skip
+        assert again.returncode == 0, again.stderr
+        assert "waiting for" not in again.stderr
+
+
+@pytest.mark.parametrize(
+    "args", [["plugin", "install"], ["plugin", "lock"], ["plugin", "trust", "add"]]
+)
+def test_help_documents_the_default_deadline(tmp_path: Path, args: list[str]) -> None:
+    shown = " ".join(nexo(*args, "-h", cwd=tmp_path).stdout.split())
+    assert "NEXO_HTTP_TIMEOUT, else 300 s" in shown
+    assert "slower than 3 s is noted on stderr" in shown

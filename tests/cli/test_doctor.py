@@ -1,0 +1,169 @@
+"""``nexo plugin doctor`` end to end: real installs from local tarballs, real handshakes of
+real subprocess plugins, the daemon's discovery configuration."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from support.tarballs import Member, file, manifest_text, plugin_members, targz, write_plugin
+from typer.testing import CliRunner
+
+from nexo_pkg.cli.main import app
+
+SCRIPTED = Path(__file__).resolve().parent.parent / "fixtures" / "plugins" / "scripted.py"
+
+
+def nexo(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["plugin", *args])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _members(plugin_id: str, mode: str, requirement: str) -> list[Member]:
+    """A packed plugin whose ``bin/<id>`` runs the scripted test plugin in ``mode``."""
+    manifest = manifest_text(plugin_id, "1.0.0").replace(
+        'min_nexo_version = ">=0.1.0"', f'min_nexo_version = "{requirement}"'
+    )
+    source = SCRIPTED.read_text().replace(
+        'MODE = sys.argv[1] if len(sys.argv) > 1 else "ok"', f"MODE = {mode!r}"
+    )
+    members = plugin_members(plugin_id, "1.0.0", manifest=manifest)
+    return [
+        file(member.name, source) if member.name == "lib/plugin/main.py" else member
+        for member in members
+    ]
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
+    for name in ("NEXO_CONFIG_DIR", "NEXO_DAEMON_VERSION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "plugins"
+
+
+def _install(root: Path, plugin_id: str, mode: str = "ok", *, requirement: str = ">=0.1.0") -> Path:
+    members = _members(plugin_id, mode, requirement)
+    tarball = write_plugin(root.parent / "dist", plugin_id, "1.0.0", data=targz(members))
+    code, _, err = nexo("install", str(tarball), "--dest", str(root), "--yes")
+    assert code == 0, err
+    return root / f"{plugin_id}-1.0.0"
+
+
+def _doctor(root: Path, *args: str) -> tuple[int, dict[str, object]]:
+    code, out, err = nexo("doctor", "--dest", str(root), "--json", "--timeout-ms", "2000", *args)
+    assert "Traceback" not in err
+    return code, json.loads(out)
+
+
+def _findings(document: dict[str, object]) -> list[tuple[str, str, str | None]]:
+    found = document["findings"]
+    assert isinstance(found, list)
+    return [(f["severity"], f["check"], f["id"]) for f in found]
+
+
+def test_a_healthy_root(root: Path) -> None:
+    _install(root, "hello")
+    code, document = _doctor(root)
+    assert code == 0, document
+    assert document["ok"] is True
+    assert document["plugins"] == ["hello"]
+    assert [f for f in _findings(document) if f[0] == "error"] == []
+    code, _, err = nexo("doctor", "--dest", str(root))
+    assert code == 0
+    assert "no problem the daemon would trip on" in err
+    assert "unknown (give --nexo-version" in err
+
+
+def test_changed_files_and_a_failing_handshake_are_errors(root: Path) -> None:
+    installed = _install(root, "hello")
+    _install(root, "mute", mode="silent")
+    (installed / "lib" / "plugin" / "main.py").write_text("print('changed')\n")
+    code, document = _doctor(root)
+    assert code == 1
+    assert ("error", "verify", "hello") in _findings(document)
+    assert ("error", "check", "mute") in _findings(document)
+    # Without spawning, only the changed files remain.
+    code, document = _doctor(root, "--no-check")
+    assert code == 1
+    assert [f for f in _findings(document) if f[0] == "error"] == [("error", "verify", "hello")]
+
+
+def test_min_nexo_version_against_the_daemon(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _install(root, "future", requirement=">=9.0")
+    code, document = _doctor(root, "--no-check", "--nexo-version", "0.2.1")
+    assert code == 1
+    assert ("error", "manifest", "future") in _findings(document)
+    assert document["nexo_version"] == {"version": "0.2.1", "source": "--nexo-version"}
+    monkeypatch.setenv("NEXO_DAEMON_VERSION", "0.2.1")
+    code, document = _doctor(root, "--no-check")
+    assert code == 1
+    assert document["nexo_version"] == {"version": "0.2.1", "source": "NEXO_DAEMON_VERSION"}
+
+
+def test_disabled_plugins_are_not_spawned(root: Path, tmp_path: Path) -> None:
+    _install(root, "mute", mode="silent")
+    config = tmp_path / "config"
+    (config / "plugins").mkdir(parents=True)
+    (config / "plugins" / "discovery.yaml").write_text(
+        f"discovery:\n  search_paths: ['{root}']\n  disabled: [mute]\n"
+    )
+    code, out, _ = nexo("doctor", "--json", "--timeout-ms", "2000")
+    document = json.loads(out)
+    assert code == 0, document
+    assert _findings(document) == [("note", "discovery", "mute")]
+
+
+def test_root_level_findings(root: Path) -> None:
+    installed = _install(root, "hello")
+    shutil.copytree(installed, root / "hello-copy", symlinks=True)
+    (root / ".nexo" / "staging" / "hello-0123456789ab").mkdir(parents=True)
+    (root.parent / "nexo-plugins.toml").write_text('[plugins.hello]\nsource = "acme/hello"\n')
+    code, document = _doctor(root, "--no-check")
+    assert code == 1
+    findings = _findings(document)
+    assert ("error", "shadowed", "hello") in findings
+    assert ("warning", "leftover", None) in findings
+    assert ("warning", "lock", None) in findings
+
+
+def test_a_bad_daemon_configuration_is_a_config_error(root: Path, tmp_path: Path) -> None:
+    _install(root, "hello")
+    (tmp_path / "config" / "plugins").mkdir(parents=True)
+    (tmp_path / "config" / "plugins" / "discovery.yaml").write_text("discovery: [x\n")
+    code, out, _ = nexo("doctor", "--dest", str(root), "--json")
+    assert code == 2
+    assert json.loads(out)["kind"] == "config"
+
+
+def test_an_extra_file_is_named(root: Path) -> None:
+    installed = _install(root, "hello")
+    (installed / "lib" / "plugin" / "extra.bin").write_bytes(b"\0")
+    code, document = _doctor(root, "--no-check")
+    assert code == 1
+    findings = document["findings"]
+    assert isinstance(findings, list)
+    messages = [finding["message"] for finding in findings]
+    assert any("extra.bin" in message for message in messages)
+
+
+def test_an_id_in_two_search_paths_is_shadowed(root: Path, tmp_path: Path) -> None:
+    second = tmp_path / "second"
+    _install(root, "hello")
+    _install(second, "hello")
+    config = tmp_path / "config"
+    (config / "plugins").mkdir(parents=True)
+    (config / "plugins" / "discovery.yaml").write_text(
+        f"discovery:\n  search_paths: ['{root}', '{second}']\n"
+    )
+    code, out, _ = nexo("doctor", "--json", "--no-check")
+    document = json.loads(out)
+    assert code == 1, document
+    assert document["roots"] == [str(root), str(second)]
+    shadowed = [f for f in document["findings"] if f["check"] == "shadowed"]
+    assert [f["path"] for f in shadowed] == [str(second / "hello-1.0.0")]

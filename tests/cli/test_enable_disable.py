@@ -1,0 +1,169 @@
+"""``nexo plugin enable|disable`` edit ``plugins/discovery.yaml`` as the daemon reads it
+(``crates/config/src/types/plugins.rs``: ``PluginDiscoveryConfig.disabled``/``allowlist``),
+keeping every other byte of the file, and ``list`` shows the state."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from support.tarballs import write_plugin
+from typer.testing import CliRunner
+
+from nexo_pkg.cli.main import app
+
+DISCOVERY = """\
+# Plugin discovery for the production host.
+discovery:
+  # Installed plugins live here; keep the path absolute.
+  search_paths:
+    - "{root}"   # the one root
+  disabled:
+    - legacy_thing  # broken since 0.3
+  follow_symlinks: false
+"""
+
+
+def nexo(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["plugin", *args])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("NEXO_CONFIG_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    directory = tmp_path / "etc-nexo"
+    (directory / "plugins").mkdir(parents=True)
+    root = tmp_path / "plugins"
+    (directory / "plugins" / "discovery.yaml").write_text(DISCOVERY.format(root=root))
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    code, _, err = nexo("install", str(tarball), "--yes", "--config", str(directory))
+    assert code == 0, err
+    assert (root / "hello-1.0.0").is_dir()
+    return directory
+
+
+def _file(config: Path) -> Path:
+    return config / "plugins" / "discovery.yaml"
+
+
+def _loaded(config: Path) -> dict[str, object]:
+    document = yaml.safe_load(_file(config).read_text())
+    assert isinstance(document, dict)
+    section = document["discovery"]
+    assert isinstance(section, dict)
+    return section
+
+
+def _listed_state(config: Path) -> object:
+    code, out, _ = nexo("list", "--json", "--config", str(config))
+    assert code == 0
+    (plugin,) = json.loads(out)["plugins"]
+    return plugin["discovery"]
+
+
+def test_disable_then_enable_keeps_the_rest_of_the_file(config: Path) -> None:
+    original = _file(config).read_text()
+    assert _listed_state(config) == "enabled"
+
+    code, out, err = nexo("disable", "hello", "--config", str(config), "--json")
+    assert code == 0, err
+    assert json.loads(out)["changed"] is True
+    edited = _file(config).read_text()
+    assert _loaded(config)["disabled"] == ["legacy_thing", "hello"]
+    # Every line of the original is still there, in order, comments included.
+    added = [line for line in edited.splitlines() if line not in original.splitlines()]
+    assert added == ["    - hello"], added
+    assert _listed_state(config) == "disabled"
+    code, out, _ = nexo("list", "--config", str(config))
+    assert "disabled" in out
+
+    code, out, _ = nexo("disable", "hello", "--config", str(config), "--json")
+    assert code == 0
+    assert json.loads(out)["changed"] is False
+    assert _file(config).read_text() == edited
+
+    code, _, err = nexo("enable", "hello", "--config", str(config))
+    assert code == 0, err
+    assert "enabled" in err
+    assert _file(config).read_text() == original
+    assert _listed_state(config) == "enabled"
+
+
+def test_enable_adds_to_an_allowlist_in_force(config: Path) -> None:
+    text = (
+        _file(config)
+        .read_text()
+        .replace("  follow_symlinks: false\n", "  follow_symlinks: false\n  allowlist: [other]\n")
+    )
+    _file(config).write_text(text)
+    assert _listed_state(config) == "not-allowlisted"
+    code, out, _ = nexo("enable", "hello", "--config", str(config), "--json")
+    assert code == 0
+    assert json.loads(out)["added_to_allowlist"] is True
+    assert _loaded(config)["allowlist"] == ["other", "hello"]
+    assert _listed_state(config) == "enabled"
+
+
+def test_disable_creates_the_file_when_missing(tmp_path: Path, config: Path) -> None:
+    _file(config).unlink()
+    tarball = write_plugin(tmp_path / "dist2", "world", "1.0.0")
+    assert nexo("install", str(tarball), "--yes", "--config", str(config))[0] == 0
+    code, _, err = nexo("disable", "world", "--config", str(config))
+    assert code == 0, err
+    assert _loaded(config)["disabled"] == ["world"]
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "kind"),
+    [
+        (["disable", "ghost"], 1, "not_installed"),
+        (["enable", "Bad-Id"], 2, "usage"),
+        (["disable", "../x"], 2, "usage"),
+    ],
+)
+def test_refusals_leave_the_file_alone(config: Path, args: list[str], code: int, kind: str) -> None:
+    before = _file(config).read_bytes()
+    got, out, err = nexo(*args, "--config", str(config), "--json")
+    assert got == code
+    assert json.loads(out)["kind"] == kind
+    assert "Traceback" not in err
+    assert _file(config).read_bytes() == before
+    assert sorted(p.name for p in _file(config).parent.iterdir()) == ["discovery.yaml"]
+
+
+def test_a_file_the_daemon_cannot_load_is_not_edited(config: Path) -> None:
+    _file(config).write_text("discovery: [not, a, mapping\n")
+    before = _file(config).read_bytes()
+    code, out, _ = nexo("disable", "hello", "--config", str(config), "--json", "--dest", "x")
+    assert code == 2
+    assert json.loads(out)["kind"] == "config"
+    assert _file(config).read_bytes() == before
+
+
+def test_enable_of_an_id_only_listed_cleans_the_list(config: Path) -> None:
+    code, _, err = nexo("enable", "legacy_thing", "--config", str(config))
+    assert code == 0, err
+    assert _loaded(config)["disabled"] == []
+
+
+def test_flow_lists_are_edited_in_place(config: Path) -> None:
+    text = (
+        _file(config)
+        .read_text()
+        .replace(
+            "  disabled:\n    - legacy_thing  # broken since 0.3\n",
+            '  disabled: [legacy_thing, "yes"]  # two\n',
+        )
+    )
+    _file(config).write_text(text)
+    assert nexo("disable", "hello", "--config", str(config))[0] == 0
+    assert '  disabled: [legacy_thing, "yes", hello]  # two\n' in _file(config).read_text()
+    assert nexo("enable", "hello", "--config", str(config))[0] == 0
+    assert _file(config).read_text() == text

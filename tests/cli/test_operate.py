@@ -1,0 +1,227 @@
+"""``nexo plugin outdated`` and ``rollback`` end to end, against the loopback GitHub."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.github_server import GitHubServer
+from support.tarballs import release_assets, tree_snapshot, write_plugin
+from typer.testing import CliRunner
+
+from nexo_pkg.cli.main import app
+
+CLEARED = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "NEXO_INSTALL_TARGET")
+
+
+@pytest.fixture
+def server() -> Iterator[GitHubServer]:
+    with GitHubServer() as running:
+        yield running
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer) -> Path:
+    for name in CLEARED:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("NEXO_GITHUB_API_BASE", server.url)
+    monkeypatch.setenv("NEXO_HTTP_RETRY_BASE_MS", "1")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "home"
+
+
+def nexo(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["plugin", *args])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _assets_downloaded(server: GitHubServer) -> list[str]:
+    """The names of release assets whose bytes were downloaded."""
+    names = []
+    for asset_id, (_, asset) in server.assets.items():
+        if any(
+            request.path.endswith(f"/assets/{asset_id}")
+            or request.path.endswith(f"/download/{asset.name}")
+            for request in server.requests
+        ):
+            names.append(asset.name)
+    return sorted(names)
+
+
+def test_outdated_reads_metadata_only(home: Path, server: GitHubServer, tmp_path: Path) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    server.publish("acme", "world", "v2.0.0", release_assets("world", "2.0.0"))
+    assert nexo("install", "acme/hello")[0] == 0
+    assert nexo("install", "acme/world")[0] == 0
+    local = write_plugin(tmp_path / "dist", "local", "1.0.0")
+    assert nexo("install", str(local), "--yes")[0] == 0
+    server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
+    server.requests.clear()
+
+    code, out, err = nexo("outdated", "--json")
+    assert code == 0, err
+    document = json.loads(out)
+    assert document["ok"] is True
+    assert document["outdated"] is True
+    by_id = {entry["id"]: entry for entry in document["plugins"]}
+    assert by_id["hello"]["status"] == "outdated"
+    assert (by_id["hello"]["installed"], by_id["hello"]["latest"]) == ("1.0.0", "1.1.0")
+    assert by_id["hello"]["latest_tag"] == "v1.1.0"
+    assert by_id["hello"]["source"] == "acme/hello"
+    assert by_id["world"]["status"] == "current"
+    assert by_id["local"]["status"] == "local"
+    assert by_id["local"]["latest"] is None
+    # Release JSON and manifest assets only: no tarball, sidecar or signature was fetched.
+    downloaded = _assets_downloaded(server)
+    assert "nexo-plugin.toml" in downloaded  # the manifest assets are read, so this can see
+    assert [name for name in downloaded if name != "nexo-plugin.toml"] == []
+    # Nothing was installed either.
+    code, out, _ = nexo("list", "--json")
+    assert {p["id"]: p["version"] for p in json.loads(out)["plugins"]}["hello"] == "1.0.0"
+
+
+def test_outdated_text_and_exit_code(home: Path, server: GitHubServer) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("install", "acme/hello")[0] == 0
+    code, out, _ = nexo("outdated", "--exit-code")
+    assert code == 0
+    assert "hello" in out
+    assert "up to date" in out
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    code, out, _ = nexo("outdated")
+    assert code == 0
+    assert out.splitlines()[0].split() == ["ID", "INSTALLED", "LATEST", "STATUS", "SOURCE"]
+    assert "outdated" in out
+    code, out, _ = nexo("outdated", "hello", "--exit-code")
+    assert code == 1
+    assert "2.0.0" in out
+
+
+def test_outdated_unreachable_source_goes_on(home: Path, server: GitHubServer) -> None:
+    for plugin_id in ("hello", "world"):
+        server.publish("acme", plugin_id, "v1.0.0", release_assets(plugin_id, "1.0.0"))
+        assert nexo("install", f"acme/{plugin_id}")[0] == 0
+    server.fail(status=500, times=None, path_contains="/repos/acme/hello/")
+    code, out, _ = nexo("outdated", "--json")
+    assert code == 1
+    by_id = {entry["id"]: entry for entry in json.loads(out)["plugins"]}
+    assert by_id["hello"]["status"] == "failed"
+    assert by_id["hello"]["error"]["kind"] == "network"
+    assert by_id["world"]["status"] == "current"
+
+
+def test_outdated_unknown_id(home: Path, server: GitHubServer) -> None:
+    code, out, err = nexo("outdated", "ghost", "--json")
+    assert code == 1
+    assert json.loads(out)["kind"] == "not_installed"
+    assert "Traceback" not in err
+    assert server.requests == []
+
+
+def _installed(home: Path) -> dict[str, list[tuple[str, bool]]]:
+    code, out, _ = nexo("list", "--json")
+    assert code == 0
+    found: dict[str, list[tuple[str, bool]]] = {}
+    for plugin in json.loads(out)["plugins"]:
+        found.setdefault(plugin["id"], []).append((plugin["version"], plugin["kept"]))
+    return {key: sorted(value) for key, value in found.items()}
+
+
+def test_rollback_swaps_and_can_be_undone(home: Path, server: GitHubServer) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("install", "acme/hello")[0] == 0
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    assert nexo("upgrade", "hello", "--keep-old")[0] == 0
+    assert _installed(home) == {"hello": [("1.0.0", True), ("2.0.0", False)]}
+    server.requests.clear()
+
+    code, out, err = nexo("rollback", "hello", "--json")
+    assert code == 0, err
+    document = json.loads(out)
+    assert (document["from_version"], document["version"]) == ("2.0.0", "1.0.0")
+    assert document["path"] == str(home / "state/plugins/hello-1.0.0")
+    assert _installed(home) == {"hello": [("1.0.0", False), ("2.0.0", True)]}
+    assert server.requests == []  # offline
+    code, out, _ = nexo("verify", "--json")
+    assert code == 0, out
+
+    code, _, err = nexo("rollback", "hello")
+    assert code == 0
+    assert "Rolled back hello to 2.0.0 (from 1.0.0)" in err
+    assert _installed(home) == {"hello": [("1.0.0", True), ("2.0.0", False)]}
+
+
+def test_rollback_refuses_a_changed_kept_tree(home: Path, server: GitHubServer) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("install", "acme/hello")[0] == 0
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    assert nexo("upgrade", "hello", "--keep-old")[0] == 0
+    root = home / "state/plugins"
+    kept_manifest = next((root / ".nexo/kept").glob("*/tree/nexo-plugin.toml"))
+    kept_manifest.write_text(kept_manifest.read_text() + "\n# changed\n")
+    before = tree_snapshot(root)
+    code, out, err = nexo("rollback", "hello", "--json")
+    assert code == 1
+    document = json.loads(out)
+    assert document["kind"] == "checksum_mismatch"
+    assert "nexo-plugin.toml" in document["changed"]
+    assert "Traceback" not in err
+    assert tree_snapshot(root) == before
+
+
+def test_rollback_without_a_kept_version(home: Path, server: GitHubServer) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("install", "acme/hello")[0] == 0
+    before = tree_snapshot(home / "state/plugins")
+    code, out, _ = nexo("rollback", "hello", "--json")
+    assert code == 1
+    assert json.loads(out)["kind"] == "not_installed"
+    assert tree_snapshot(home / "state/plugins") == before
+    code, out, _ = nexo("rollback", "hello", "--dry-run", "--json")
+    assert code == 1
+
+
+def test_rollback_dry_run_changes_nothing(home: Path, server: GitHubServer) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("install", "acme/hello")[0] == 0
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    assert nexo("upgrade", "hello", "--keep-old")[0] == 0
+    before = tree_snapshot(home / "state/plugins")
+    code, out, _ = nexo("rollback", "hello", "--dry-run", "--json")
+    assert code == 0
+    assert json.loads(out)["dry_run"] is True
+    assert json.loads(out)["version"] == "1.0.0"
+    assert tree_snapshot(home / "state/plugins") == before
+
+
+def test_outdated_lists_a_pinned_install_as_pinned(home: Path, server: GitHubServer) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("install", "acme/hello@v1.0.0")[0] == 0
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    code, out, _ = nexo("outdated", "--json", "--exit-code")
+    assert code == 0  # pinned is not outdated: upgrade would stay on v1.0.0
+    (entry,) = json.loads(out)["plugins"]
+    assert (entry["status"], entry["latest"]) == ("pinned", "2.0.0")
+
+
+def test_outdated_sees_every_search_path(home: Path, server: GitHubServer, tmp_path: Path) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    config = tmp_path / "config"
+    (config / "plugins").mkdir(parents=True)
+    (config / "plugins" / "discovery.yaml").write_text(
+        f"discovery:\n  search_paths: ['{first}', '{second}']\n"
+    )
+    for plugin_id, root in (("hello", first), ("world", second)):
+        server.publish("acme", plugin_id, "v1.0.0", release_assets(plugin_id, "1.0.0"))
+        assert nexo("install", f"acme/{plugin_id}", "--dest", str(root))[0] == 0
+    code, out, err = nexo("outdated", "--json", "--config", str(config))
+    assert code == 0, err
+    by_id = {entry["id"]: entry for entry in json.loads(out)["plugins"]}
+    assert set(by_id) == {"hello", "world"}
+    assert by_id["world"]["path"] == str(second / "world-1.0.0")

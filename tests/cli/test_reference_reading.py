@@ -1,0 +1,381 @@
+"""Releases, receipts and configuration read as the reference tools read them (real CLI).
+
+The reference is lordmacu/nexo-rs: ``crates/ext-installer/src/lib.rs`` (052ee4a2;
+``resolve_release_with_contract``) and ``extract_contract.rs`` (the typed manifest parse),
+``src/plugin_admin.rs`` and ``crates/config`` (eec3f33) for ``discovery.yaml``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.github_server import GitHubServer
+from support.tarballs import manifest_text, release_assets, tree_snapshot
+
+CLEARED = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "NEXO_INSTALL_TARGET")
+
+
+@pytest.fixture
+def server() -> Iterator[GitHubServer]:
+    with GitHubServer() as running:
+        yield running
+
+
+@pytest.fixture
+def env(tmp_path: Path, server: GitHubServer) -> dict[str, str]:
+    """An isolated NEXO_HOME pointing at the loopback GitHub."""
+    environment = {key: value for key, value in os.environ.items() if key not in CLEARED}
+    environment.update(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_GITHUB_API_BASE=server.url,
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        NO_PROXY="127.0.0.1",
+        GH_CONFIG_DIR=str(tmp_path / "gh"),
+    )
+    return environment
+
+
+def nexo(env: dict[str, str], *args: str, cwd: Path | None = None) -> tuple[int, Any, str]:
+    """Exit code, the parsed ``--json`` document (or stdout) and stderr of one CLI run."""
+    completed = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
+        capture_output=True, text=True, check=False, env=env, timeout=120, cwd=cwd,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert "Traceback" not in completed.stderr, completed.stderr
+    try:
+        document: Any = json.loads(completed.stdout)
+    except json.JSONDecodeError:
+        document = completed.stdout
+    return completed.returncode, document, completed.stderr
+
+
+def plugins_dir(env: dict[str, str]) -> Path:
+    return Path(env["NEXO_HOME"]) / "state" / "plugins"
+
+
+# --- the release's manifest asset is a manifest -----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        (lambda text: "colour = 1\n" + text, "colour"),
+        (lambda text: text.replace('version = "1.0.0"', 'version = "1.0"'), "version"),
+        (lambda text: text.replace('version = "1.0.0"', 'version = "v1.0.0"'), "version"),
+        (lambda text: text + "\n[plugin.bogus]\nx = 1\n", "bogus"),
+    ],
+    ids=["unknown-root-key", "two-part-version", "v-version", "unknown-table"],
+)
+def test_a_manifest_asset_the_reference_cannot_parse_refuses_the_release(
+    env: dict[str, str], server: GitHubServer, edit: Any, needle: str
+) -> None:
+    """extract_contract.rs / lib.rs@052ee4a2 `resolve_release_with_contract`: the
+    `nexo-plugin.toml` asset goes through `contract.parse_manifest`, a typed
+    `toml::from_str::<PluginManifest>` (deny_unknown_fields, `version: semver::Version`); a
+    failure is `ReleaseShape`, so the reference installs nothing from that release."""
+    assets = release_assets("hello", "1.0.0")
+    assets["nexo-plugin.toml"] = edit(manifest_text("hello", "1.0.0")).encode()
+    server.publish("acme", "hello", "v1.0.0", assets)
+    code, document, _ = nexo(env, "install", "acme/hello", "--json")
+    assert code == 1
+    assert document["kind"] == "manifest_invalid"
+    assert "nexo-plugin.toml" in document["error"]
+    assert needle in document["error"]
+    assert tree_snapshot(plugins_dir(env)) == {}
+
+
+def test_a_plugin_toml_asset_is_still_accepted(env: dict[str, str], server: GitHubServer) -> None:
+    """Beyond the reference (it reads only `nexo-plugin.toml`): a release whose manifest asset
+    is `plugin.toml` installs, its manifest judged the same way."""
+    assets = release_assets("hello", "1.0.0", manifest_asset=False)
+    assets["plugin.toml"] = manifest_text("hello", "1.0.0").encode()
+    server.publish("acme", "hello", "v1.0.0", assets)
+    code, document, stderr = nexo(env, "install", "acme/hello", "--json")
+    assert code == 0, stderr
+    assert document["version"] == "1.0.0"
+
+
+# --- discovery.yaml as the daemon loads it ----------------------------------------------------
+
+
+def _config(tmp_path: Path, env: dict[str, str], text: str) -> dict[str, str]:
+    """A daemon configuration directory holding ``plugins/discovery.yaml``; the env names it."""
+    directory = tmp_path / "daemon-config"
+    (directory / "plugins").mkdir(parents=True, exist_ok=True)
+    (directory / "plugins" / "discovery.yaml").write_text(text, encoding="utf-8")
+    return {**env, "NEXO_CONFIG_DIR": str(directory)}
+
+
+def test_placeholders_are_substituted_in_the_raw_text(
+    tmp_path: Path, env: dict[str, str], server: GitHubServer
+) -> None:
+    """crates/config/src/lib.rs:244-258 and env.rs:5-17 at eec3f33: `load_optional` runs
+    `resolve_placeholders` on the raw file before serde_yaml, so a `${VAR}` anywhere (inside
+    quotes, or building a whole list) is replaced; one in a comment is not (env.rs:40-46)."""
+    root = tmp_path / "plugins-a"
+    env = _config(
+        tmp_path,
+        {**env, "PLUGIN_ROOTS": f'["{root}"]'},
+        "# ${NOT_SET_ANYWHERE} in a comment is skipped\n"
+        "discovery:\n  search_paths: ${PLUGIN_ROOTS}\n",
+    )
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    code, document, stderr = nexo(env, "install", "acme/hello", "--json")
+    assert code == 0, stderr
+    assert document["path"] == str(root / "hello-1.0.0")
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("discovery:\n  search_paths: ['${NEXO_TEST_UNSET}/p']\n", "NEXO_TEST_UNSET not set"),
+        ('discovery:\n  search_paths: ["${NEXO_TEST_UNSET}"]\n', "NEXO_TEST_UNSET not set"),
+        ("discovery:\n  search_path: ['/x']\n", "unknown key `discovery.search_path`"),
+        ("discovery: {}\nextra: 1\n", "unknown key `extra`"),
+        ("search_paths: ['/x']\n", "unknown key `search_paths`"),
+        ("schema_version: 1\n", "missing the `discovery` section"),
+        ("", "expected a mapping"),
+        ("discovery:\n  follow_symlinks: 'yes please'\n", "true or false"),
+        ("discovery:\n  disabled: [1]\n", "list of plugin ids"),
+        ("discovery:\n  search_paths: ['${file:../secret}']\n", "`..` not allowed"),
+    ],
+)
+def test_a_discovery_file_the_daemon_cannot_load_is_a_config_error(
+    tmp_path: Path, env: dict[str, str], text: str, needle: str
+) -> None:
+    """env.rs:110-112 (an unset variable fails the load), env.rs:121-128 (`..` in
+    `${file:}`), types/plugins.rs:26-52 (`deny_unknown_fields` on the file and on
+    `discovery`, which is required) and lib.rs:260-266 (`schema_version` at the root is
+    dropped) at eec3f33. The daemon cannot start with such a file, so nexo-pkg refuses with
+    a config error (exit 2) instead of falling back to $NEXO_HOME, and writes nothing."""
+    env = _config(tmp_path, env, text)
+    for args in (("list",), ("verify",), ("remove", "hello", "--yes"), ("upgrade", "hello")):
+        code, document, _ = nexo(env, *args, "--json")
+        assert code == 2, (args, document)
+        assert document["kind"] == "config"
+        assert needle in document["error"]
+    assert not (Path(env["NEXO_HOME"]) / "state").exists()
+
+
+def test_schema_version_at_the_root_is_ignored(tmp_path: Path, env: dict[str, str]) -> None:
+    """lib.rs:260-266 at eec3f33 removes a root `schema_version` before deserialising."""
+    env = _config(
+        tmp_path, env, f"schema_version: 2\ndiscovery:\n  search_paths: ['{tmp_path / 'r'}']\n"
+    )
+    code, document, _ = nexo(env, "list", "--json")
+    assert code == 0
+    assert document["roots"] == [str(tmp_path / "r")]
+
+
+def test_a_tilde_path_is_relative_and_warned_about(tmp_path: Path, env: dict[str, str]) -> None:
+    """nexo_plugin_registry/config.rs:44-69 at eec3f33 expands `$VAR` only: `~/plugins` is the
+    directory `~/plugins` under the daemon's working directory. nexo-pkg resolves it the same
+    way and warns."""
+    env = _config(tmp_path, env, "discovery:\n  search_paths: ['~/plugins']\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    code, document, stderr = nexo(env, "list", "--json", cwd=work)
+    assert code == 0
+    assert document["roots"] == [str(work / "~" / "plugins")]
+    assert "does not expand" in stderr
+
+
+def test_a_path_naming_an_unset_variable_is_skipped(tmp_path: Path, env: dict[str, str]) -> None:
+    """nexo_plugin_registry/config.rs:21-42 at eec3f33: a search path whose `$VAR` is unset is
+    dropped with a warning diagnostic; the other paths still count."""
+    env = _config(
+        tmp_path,
+        {**env, "SET_ROOT": str(tmp_path / "set")},
+        "discovery:\n  search_paths: ['$NEXO_TEST_UNSET/a', '$SET_ROOT/b']\n",
+    )
+    code, document, stderr = nexo(env, "list", "--json")
+    assert code == 0
+    assert document["roots"] == [str(tmp_path / "set" / "b")]
+    assert "NEXO_TEST_UNSET" in stderr
+
+
+def test_every_search_path_is_seen_install_writes_to_the_first(
+    tmp_path: Path, env: dict[str, str], server: GitHubServer
+) -> None:
+    """plugin_admin.rs:201-232 at eec3f33 (`discover_installed_plugins` walks every search
+    path) and lib.rs `install` into `search_paths[0]`: a plugin in the second root is listed,
+    verified, upgraded in place and removed; a new install goes to the first."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    env = _config(tmp_path, env, f"discovery:\n  search_paths: ['{first}', '{second}']\n")
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    code, _, stderr = nexo(env, "install", "acme/hello", "--dest", str(second), "--json")
+    assert code == 0, stderr
+    code, listing, _ = nexo(env, "list", "--json")
+    assert [Path(p["path"]).parent for p in listing["plugins"]] == [second]
+    assert nexo(env, "verify", "hello", "--json")[0] == 0
+    server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
+    code, upgraded, stderr = nexo(env, "upgrade", "hello", "--yes", "--json")
+    assert code == 0, stderr
+    assert upgraded["path"] == str(second / "hello-1.1.0")
+    server.publish("acme", "other", "v0.1.0", release_assets("other", "0.1.0"))
+    code, installed, _ = nexo(env, "install", "acme/other", "--json")
+    assert installed["path"] == str(first / "other-0.1.0")
+    code, removed, _ = nexo(env, "remove", "hello", "--yes", "--json")
+    assert removed["removed"] == [str(second / "hello-1.1.0")]
+    assert not (second / "hello-1.1.0").exists()
+
+
+# --- receipts the reference cannot read -------------------------------------------------------
+
+
+def _spoil_receipt(path: Path, raw: str) -> None:
+    (path / ".nexo-install.json").write_text(raw, encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("spoil", "problem"),
+    [
+        (lambda text: text.replace("{", '{"id": "hello", ', 1), "duplicate field `id`"),
+        (lambda text: text.replace('"tag": "latest"', '"tag": null'), "invalid type: null"),
+        (lambda text: text.replace('"owner": "acme"', '"owner": 7'), "integer `7`"),
+        (lambda text: text.replace('"target": "noarch",', ""), "missing field `target`"),
+    ],
+    ids=["duplicate-key", "null", "number", "missing"],
+)
+def test_a_receipt_the_reference_cannot_read_is_an_orphan(
+    env: dict[str, str], server: GitHubServer, spoil: Any, problem: str
+) -> None:
+    """plugin_admin.rs:149-165 at eec3f33: `read_install_metadata` deserialises the ten-field
+    `InstallMetadata` (plugin_admin.rs:48-66) with serde_json, which refuses a duplicate
+    field, a `null` or non-string value and a missing field; the reference then treats the
+    plugin as an orphan. nexo-pkg lists it as `receipt unreadable: …`, verify fails naming
+    it, and remove removes it."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    code, installed, stderr = nexo(env, "install", "acme/hello", "--json")
+    assert code == 0, stderr
+    path = Path(installed["path"])
+    receipt = (path / ".nexo-install.json").read_text(encoding="utf-8")
+    spoilt = spoil(json.dumps(json.loads(receipt)))
+    assert spoilt != json.dumps(json.loads(receipt))
+    _spoil_receipt(path, spoilt)
+    code, listing, _ = nexo(env, "list", "--json")
+    assert listing["plugins"] == []
+    [entry] = listing["unreadable"]
+    assert entry["path"] == str(path)
+    assert entry["problem"].startswith("receipt unreadable: ")
+    assert problem in entry["problem"]
+    code, human, _ = nexo(env, "list")
+    assert "receipt unreadable" in human
+    code, verified, _ = nexo(env, "verify", "--json")
+    assert code == 1
+    assert [report["path"] for report in verified["plugins"] if not report["ok"]] == [str(path)]
+    code, refused, _ = nexo(env, "upgrade", "hello", "--json")
+    assert code == 1
+    assert "receipt unreadable" in refused["error"]
+    code, removed, _ = nexo(env, "remove", "hello", "--yes", "--json")
+    assert code == 0
+    assert removed["removed"] == [str(path)]
+    assert not path.exists()
+
+
+# --- upgrade keeps what the receipt pinned ----------------------------------------------------
+
+
+def _receipt(path: Path) -> dict[str, Any]:
+    document: dict[str, Any] = json.loads((path / ".nexo-install.json").read_text("utf-8"))
+    return document
+
+
+def test_an_install_from_an_explicit_tag_is_pinned(
+    env: dict[str, str], server: GitHubServer
+) -> None:
+    """plugin_admin.rs:55-59 at eec3f33: `tag` is what the operator asked for; `upgrade`
+    re-resolves the receipt's tag (plugin_admin.rs:458-462), so an explicit tag pins it to
+    that release and `latest` follows the newest. nexo-pkg records
+    the same (the release it resolved goes in its own `resolved_tag`), and `upgrade` of a
+    pinned plugin is a no-op that says so, until `--tag`/`ID@TAG` moves it."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    code, installed, stderr = nexo(env, "install", "acme/hello@v1.0.0", "--json")
+    assert code == 0, stderr
+    path = Path(installed["path"])
+    assert (_receipt(path)["tag"], _receipt(path)["resolved_tag"]) == ("v1.0.0", "v1.0.0")
+    server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
+    code, pinned, _ = nexo(env, "upgrade", "hello", "--json")
+    assert code == 0
+    assert (pinned["upgraded"], pinned["pinned_tag"], pinned["version"]) == (
+        False,
+        "v1.0.0",
+        "1.0.0",
+    )
+    code, _, stderr = nexo(env, "upgrade", "hello")
+    assert "pinned to tag v1.0.0" in stderr
+    assert path.exists()
+    code, moved, stderr = nexo(env, "upgrade", "hello@v1.1.0", "--yes", "--json")
+    assert code == 0, stderr
+    assert moved["version"] == "1.1.0"
+    assert _receipt(Path(moved["path"]))["tag"] == "v1.1.0"
+
+
+def test_an_install_of_the_latest_release_follows_it(
+    env: dict[str, str], server: GitHubServer
+) -> None:
+    """plugin_admin.rs:55-59 at eec3f33: `"latest"` is kept literally so upgrade keeps
+    tracking the newest release."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    code, installed, stderr = nexo(env, "install", "acme/hello", "--json")
+    assert code == 0, stderr
+    receipt = _receipt(Path(installed["path"]))
+    assert (receipt["tag"], receipt["resolved_tag"]) == ("latest", "v1.0.0")
+    server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
+    code, upgraded, stderr = nexo(env, "upgrade", "hello", "--yes", "--json")
+    assert code == 0, stderr
+    assert upgraded["version"] == "1.1.0"
+    receipt = _receipt(Path(upgraded["path"]))
+    assert (receipt["tag"], receipt["resolved_tag"]) == ("latest", "v1.1.0")
+
+
+def test_upgrade_keeps_the_receipts_target(env: dict[str, str], server: GitHubServer) -> None:
+    """plugin_admin.rs:457 at eec3f33: `upgrade` resolves with `target_override` else the
+    receipt's `target`, so a musl install on a gnu host stays musl though the newer release
+    also offers gnu."""
+    musl, gnu = "x86_64-unknown-linux-musl", "x86_64-unknown-linux-gnu"
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0", target=musl))
+    code, _, stderr = nexo(env, "install", "acme/hello", "--target", musl, "--json")
+    assert code == 0, stderr
+    newer = release_assets("hello", "1.1.0", target=gnu)
+    newer.update(release_assets("hello", "1.1.0", target=musl, manifest_asset=False))
+    server.publish("acme", "hello", "v1.1.0", newer)
+    code, upgraded, stderr = nexo(
+        {**env, "NEXO_INSTALL_TARGET": gnu}, "upgrade", "hello", "--yes", "--json"
+    )
+    assert code == 0, stderr
+    assert upgraded["target"] == musl
+    assert _receipt(Path(upgraded["path"]))["target"] == musl
+
+
+def test_a_reference_receipt_with_a_tag_is_pinned_and_one_with_latest_is_not(
+    env: dict[str, str], server: GitHubServer
+) -> None:
+    """A receipt the reference wrote (no `files`, no `resolved_tag`) means what it means to
+    the reference: `tag = "v1.0.0"` pins."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    code, installed, _ = nexo(env, "install", "acme/hello@v1.0.0", "--json")
+    path = Path(installed["path"])
+    document = _receipt(path)
+    reference = {key: document[key] for key in (
+        "schema_version", "id", "version", "owner", "repo", "tag", "target", "sha256",
+        "installed_at", "source",
+    )}  # fmt: skip
+    (path / ".nexo-install.json").write_text(json.dumps(reference), encoding="utf-8")
+    server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
+    code, pinned, _ = nexo(env, "upgrade", "hello", "--json")
+    assert pinned["pinned_tag"] == "v1.0.0"
+    (path / ".nexo-install.json").write_text(
+        json.dumps({**reference, "tag": "latest"}), encoding="utf-8"
+    )
+    code, upgraded, stderr = nexo(env, "upgrade", "hello", "--yes", "--json")
+    assert code == 0, stderr
+    assert upgraded["version"] == "1.1.0"

@@ -1,0 +1,137 @@
+"""``nexo plugin search`` and ``info`` against the loopback GitHub: the search asks for the
+nexo-plugin topic with install's token rules; ``info`` shows a release's targets, checksums
+and verified signer, and installs nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.github_server import GitHubServer
+from support.private_sigstore import PrivateSigstore
+from support.tarballs import asset_name, plugin_tarball, release_assets, sidecar_line
+from typer.testing import CliRunner
+
+from nexo_pkg.cli.main import app
+
+IDENTITY = "https://github.com/acme/hello/.github/workflows/release.yml@refs/tags/v1.0.0"
+
+
+def nexo(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, ["plugin", *args])
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def server() -> Iterator[GitHubServer]:
+    with GitHubServer() as running:
+        yield running
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer) -> Path:
+    for name in ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "NEXO_CONFIG_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("NEXO_GITHUB_API_BASE", server.url)
+    monkeypatch.setenv("NEXO_HTTP_RETRY_BASE_MS", "1")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "home"
+
+
+def test_search_asks_for_the_topic_with_the_token(
+    home: Path, server: GitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server.add_repository("acme/nexo-plugin-weather", "Weather forecasts for agents")
+    server.add_repository("acme/weather-station", "Not a plugin", topics=("iot",))
+    server.add_repository("other/slack", "Slack channel plugin")
+    monkeypatch.setenv("NEXO_GITHUB_TOKEN", "ghp_" + "a" * 36)
+    code, out, err = nexo("search", "weather", "--json")
+    assert code == 0, err
+    document = json.loads(out)
+    assert [r["full_name"] for r in document["repositories"]] == ["acme/nexo-plugin-weather"]
+    (request,) = server.requests_to("/search/repositories")
+    assert "topic%3Anexo-plugin" in request.path or "topic:nexo-plugin" in request.path
+    assert request.headers["authorization"] == "Bearer ghp_" + "a" * 36
+    code, out, _ = nexo("search", "weather")
+    assert out.startswith("acme/nexo-plugin-weather")
+    code, _, err = nexo("search", "nothing-like-this")
+    assert code == 0
+    assert "No plugin repository matches" in err
+
+
+def test_search_failures_are_one_line(home: Path, server: GitHubServer) -> None:
+    server.fail(status=500, times=None)
+    code, out, err = nexo("search", "weather", "--json")
+    assert code == 1
+    assert json.loads(out)["kind"] == "network"
+    assert "Traceback" not in err
+    code, out, _ = nexo("search", " ", "--json")
+    assert code == 2
+    assert json.loads(out)["kind"] == "usage"
+
+
+def test_info_shows_targets_and_the_verified_signer(
+    home: Path, server: GitHubServer, tmp_path: Path
+) -> None:
+    private_sigstore = PrivateSigstore.create()
+    assets = release_assets("hello", "1.0.0")
+    musl = "x86_64-unknown-linux-musl"
+    other = plugin_tarball("hello", "1.0.0")
+    assets[asset_name("hello", "1.0.0", musl)] = other
+    assets[asset_name("hello", "1.0.0", musl) + ".sha256"] = sidecar_line(
+        other, asset_name("hello", "1.0.0", musl)
+    ).encode()
+    name = asset_name("hello", "1.0.0")
+    bundle = private_sigstore.sign(assets[name], identity=IDENTITY)
+    assets[name + ".sigstore.json"] = json.dumps(bundle).encode()
+    server.publish("acme", "hello", "v1.0.0", assets)
+    private_sigstore.write_trusted_root(tmp_path / "root.json")
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(
+        'schema_version = "1.0"\ndefault = "require"\ntrusted_root = "root.json"\n\n'
+        '[[authors]]\nowner = "acme"\nidentity_regexp = '
+        "'^https://github\\.com/acme/hello/\\.github/workflows/release\\.yml@refs/tags/v.*$'\n"
+    )
+    code, out, err = nexo(
+        "info", "acme/hello", "--trusted-keys", str(policy), "--target", "noarch", "--json"
+    )
+    assert code == 0, err
+    document = json.loads(out)
+    assert (document["id"], document["version"], document["tag"]) == ("hello", "1.0.0", "v1.0.0")
+    assert sorted(entry["target"] for entry in document["targets"]) == sorted([musl, "noarch"])
+    assert document["signature"]["status"] == "verified"
+    assert document["signature"]["identity"] == IDENTITY
+    assert document["min_nexo_version"] == ">=0.1.0"
+    assert document["asset"] == name
+    assert not (home / "state" / "plugins").exists()
+
+
+def test_info_refuses_what_install_refuses(home: Path, server: GitHubServer) -> None:
+    assets = release_assets("hello", "1.0.0")
+    name = asset_name("hello", "1.0.0")
+    assets[name + ".sha256"] = sidecar_line(b"other bytes", name).encode()
+    server.publish("acme", "hello", "v1.0.0", assets)
+    code, out, err = nexo("info", "acme/hello", "--json")
+    assert code == 1
+    assert json.loads(out)["kind"] == "checksum_mismatch"
+    assert "Traceback" not in err
+
+
+def test_info_real_process_text(home: Path, server: GitHubServer) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    done = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "info", "acme/hello"],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Plugin:     hello 1.0.0" in done.stdout
+    assert "Signer:     unsigned (unsigned)" in done.stdout

@@ -1,0 +1,675 @@
+"""Artifacts carried by the ecosystem's own tools: Debian's ``skopeo``, ``oras`` (oras-py).
+
+Every test runs the real client against real ``docker-registry`` servers on 127.0.0.1 and then
+the real ``nexo`` CLI against what the client wrote, with real Sigstore signatures from the
+private test instance. ``skopeo`` is a system tool (``scripts/test.sh`` installs it in CI);
+``oras`` comes with the ``test`` extra.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import tarfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.private_sigstore import PrivateSigstore
+from support.registry import Registry, start_registry
+from support.tarballs import plugin_tarball, tree_snapshot, write_plugin
+from support.tools import require_tool
+
+from nexo_pkg.fleet import artifact
+from nexo_pkg.fleet.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient
+
+from .conftest import ACME_IDENTITY, LINUX, MakeDist, json_of, push_dist, run_nexo
+
+ISSUER = "https://token.actions.githubusercontent.com"
+ACCEPT = f"{INDEX_MEDIA_TYPE}, {MANIFEST_MEDIA_TYPE}"
+
+
+@pytest.fixture
+def second_registry(tmp_path: Path) -> Iterator[Registry]:
+    """Another registry, the destination of a copy."""
+    running = start_registry(tmp_path / "second-registry")
+    yield running
+    running.stop()
+
+
+def skopeo() -> str:
+    return require_tool("skopeo", "apt-get install skopeo (scripts/test.sh does in CI)")
+
+
+def get_json(running: Registry, path: str) -> dict[str, Any]:
+    request = urllib.request.Request(f"http://{running.host}/v2/{path}", headers={"Accept": ACCEPT})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        document = json.loads(answer.read())
+    assert isinstance(document, dict)
+    return document
+
+
+def tags_of(running: Registry, repository: str) -> list[str]:
+    return sorted(get_json(running, f"{repository}/tags/list")["tags"])
+
+
+def skopeo_copy_all(source: str, destination: str) -> None:
+    done = subprocess.run(
+        [skopeo(), "copy", "--all", "--src-tls-verify=false", "--dest-tls-verify=false",
+         f"docker://{source}", f"docker://{destination}"],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
+def copy_every_tag(source: Registry, target: Registry, repository: str, into: str) -> None:
+    """``skopeo copy --all`` of every tag of ``repository`` (versions and sha256-… indexes)."""
+    for tag in tags_of(source, repository):
+        skopeo_copy_all(f"{source.host}/{repository}:{tag}", f"{target.host}/{into}:{tag}")
+
+
+def push_docker_manifest(running: Registry, repository: str, tag: str | None) -> str:
+    """A docker image manifest (neither an OCI index nor manifest) under ``tag``, else under
+    its digest; returns the digest."""
+    docker = "application/vnd.docker.distribution.manifest.v2+json"
+    with RegistryClient(running.host, plain_http=True, loopback=True) as client:
+        config, size = client.push_blob(repository, b"{}")
+        data = artifact.canonical(
+            {
+                "schemaVersion": 2,
+                "mediaType": docker,
+                "config": artifact.descriptor(
+                    "application/vnd.docker.container.image.v1+json", config, size
+                ),
+                "layers": [],
+            }
+        )
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        client.put_manifest(repository, tag or digest, data, docker)
+    return digest
+
+
+def wanted_file(directory: Path, source: str) -> Path:
+    """A wanted set that asks for ``echo`` from ``source``, in a new ``directory``."""
+    directory.mkdir()
+    path = directory / "nexo-plugins.toml"
+    path.write_text(f'[plugins.echo]\nsource = "{source}"\n')
+    return path
+
+
+def install_verified(
+    env: dict[str, str], reference: str, dest: Path, policy: Path
+) -> dict[str, Any]:
+    installed = run_nexo(
+        env, "install", reference, "--dest", str(dest), "--plain-http",
+        "--trusted-keys", str(policy), "--require-signature", "--yes", "--json",
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    return json_of(installed)
+
+
+def lock_and_sync_frozen(
+    env: dict[str, str], tmp_path: Path, source: str, policy: Path, name: str
+) -> dict[str, Any]:
+    """Lock ``source`` and sync it with ``--frozen --require-signature`` into a new root."""
+    project = wanted_file(tmp_path / f"fleet-{name}", source).parent
+    common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
+    locked = run_nexo(env, "lock", "-f", str(project / "nexo-plugins.toml"), *common)
+    assert locked.returncode == 0, locked.stderr
+    host_env = {**env, "NEXO_HOME": str(tmp_path / f"home-{name}")}
+    synced = run_nexo(
+        host_env, "sync", "--lock", str(project / "nexo-plugins.lock"),
+        "--dest", str(tmp_path / f"root-{name}"), "--frozen", *common, "--json",
+    )  # fmt: skip
+    assert synced.returncode == 0, synced.stderr
+    return json_of(synced)
+
+
+def test_a_skopeo_copy_all_of_every_tag_installs_and_syncs_with_its_signatures(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    """skopeo 1.9 re-serialises the index and the tag-schema referrer indexes without
+    ``artifactType``; the annotations and every per-target manifest survive byte-exact."""
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    tags = tags_of(registry, "plugins/echo")
+    assert len([tag for tag in tags if tag.startswith("sha256-")]) == 2
+    copy_every_tag(registry, second_registry, "plugins/echo", "copied/echo")
+    copied = get_json(second_registry, "copied/echo/manifests/1.2.3")
+    original = get_json(registry, "plugins/echo/manifests/1.2.3")
+    assert "artifactType" in original
+    assert "artifactType" not in copied
+    assert all("artifactType" not in item for item in copied["manifests"])
+    assert [m["digest"] for m in copied["manifests"]] == [
+        m["digest"] for m in original["manifests"]
+    ]
+
+    result = install_verified(
+        fleet_env, second_registry.ref("copied/echo:1.2.3"), tmp_path / "installed", policy
+    )
+    signature = result["signature"]
+    assert (signature["status"], signature["identity"], signature["issuer"]) == (
+        "verified",
+        ACME_IDENTITY,
+        ISSUER,
+    )
+    report = lock_and_sync_frozen(
+        fleet_env, tmp_path, second_registry.ref("copied/echo"), policy, "copy"
+    )
+    assert [(p["action"], p["identity"]) for p in report["plugins"]] == [
+        ("installed", ACME_IDENTITY)
+    ]
+
+
+def test_a_skopeo_sync_all_of_the_repository_installs_and_syncs_verified(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    done = subprocess.run(
+        [skopeo(), "sync", "--all", "--src", "docker", "--dest", "docker",
+         "--src-tls-verify=false", "--dest-tls-verify=false",
+         f"{registry.host}/plugins/echo", f"{second_registry.host}/synced"],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert tags_of(second_registry, "synced/echo") == tags_of(registry, "plugins/echo")
+    result = install_verified(
+        fleet_env, second_registry.ref("synced/echo:1.2.3"), tmp_path / "installed", policy
+    )
+    assert (result["signature"]["status"], result["signature"]["identity"]) == (
+        "verified",
+        ACME_IDENTITY,
+    )
+    report = lock_and_sync_frozen(
+        fleet_env, tmp_path, second_registry.ref("synced/echo"), policy, "sync"
+    )
+    assert report["plugins"][0]["identity"] == ACME_IDENTITY
+
+
+def test_an_oras_push_of_a_tarball_with_the_documented_annotations_installs(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """oras-py writes one image manifest, no index and no ``artifactType``."""
+    oras_client = pytest.importorskip("oras.client", reason="oras (oras-py) is in the test extra")
+    directory = tmp_path / "oras"
+    tarball = write_plugin(
+        directory, "echo", "1.2.3", target=LINUX, data=plugin_tarball("echo", "1.2.3")
+    )
+    monkeypatch.chdir(directory)
+    client = oras_client.OrasClient(hostname=registry.host, insecure=True)
+    client.push(
+        target=f"{registry.host}/single/echo:1.2.3",
+        files=[f"{tarball.name}:{artifact.LAYER_MEDIA_TYPE}"],
+        manifest_annotations={
+            artifact.PLUGIN_ID: "echo",
+            artifact.PLUGIN_VERSION: "1.2.3",
+            artifact.PLUGIN_TARGET: LINUX,
+        },
+        quiet=True,
+    )
+    manifest = get_json(registry, "single/echo/manifests/1.2.3")
+    assert manifest["mediaType"] == MANIFEST_MEDIA_TYPE
+    assert "artifactType" not in manifest
+    dest = tmp_path / "plugins"
+    installed = run_nexo(
+        fleet_env, "install", registry.ref("single/echo:1.2.3"), "--dest", str(dest),
+        "--plain-http", "--yes", "--json",
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    result = json_of(installed)
+    assert (result["id"], result["version"], result["target"]) == ("echo", "1.2.3", LINUX)
+    assert (dest / "echo-1.2.3" / "bin" / "echo").is_file()
+    # Lock and sync take it as a version with that one target.
+    wanted = wanted_file(tmp_path / "fleet", registry.ref("single/echo"))
+    locked = run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http")
+    assert locked.returncode == 0, locked.stderr
+    assert f"[plugins.echo.targets.{LINUX}]" in (wanted.parent / "nexo-plugins.lock").read_text()
+    synced = run_nexo(
+        fleet_env, "sync", "--lock", str(wanted.parent / "nexo-plugins.lock"),
+        "--dest", str(tmp_path / "root"), "--frozen", "--plain-http",
+    )  # fmt: skip
+    assert synced.returncode == 0, synced.stderr
+    assert (tmp_path / "root" / "echo-1.2.3" / "bin" / "echo").is_file()
+
+
+def test_a_manifest_without_the_annotations_is_refused_as_not_a_plugin(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    oras_client = pytest.importorskip("oras.client", reason="oras (oras-py) is in the test extra")
+    directory = tmp_path / "oras"
+    tarball = write_plugin(directory, "echo", "1.2.3", data=plugin_tarball("echo", "1.2.3"))
+    monkeypatch.chdir(directory)
+    oras_client.OrasClient(hostname=registry.host, insecure=True).push(
+        target=f"{registry.host}/bare/echo:1.2.3", files=[tarball.name], quiet=True
+    )
+    dest = tmp_path / "plugins"
+    refused = run_nexo(
+        fleet_env, "install", registry.ref("bare/echo:1.2.3"), "--dest", str(dest),
+        "--plain-http", "--yes", "--json",
+    )  # fmt: skip
+    assert refused.returncode == 1
+    document = json_of(refused)
+    assert document["kind"] == "registry_invalid"
+    assert "is not a nexo plugin" in document["error"]
+    assert not dest.exists() or not any(p for p in dest.iterdir() if p.name.startswith("echo"))
+
+
+def test_a_per_target_manifest_by_digest_installs_verified(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    index = get_json(registry, "plugins/echo/manifests/1.2.3")
+    noarch = next(
+        m["digest"]
+        for m in index["manifests"]
+        if m["annotations"][artifact.PLUGIN_TARGET] == "noarch"
+    )
+    result = install_verified(
+        fleet_env, f"{registry.ref('plugins/echo')}@{noarch}", tmp_path / "plugins", policy
+    )
+    assert (result["target"], result["signature"]["identity"]) == ("noarch", ACME_IDENTITY)
+
+
+def test_a_foreign_manifest_by_digest_names_the_reference_with_an_at_sign(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+) -> None:
+    """A docker image manifest is neither an index nor an OCI manifest."""
+    digest = push_docker_manifest(registry, "foreign/thing", None)
+    refused = run_nexo(
+        fleet_env, "install", f"{registry.ref('foreign/thing')}@{digest}",
+        "--dest", str(tmp_path / "plugins"), "--plain-http", "--yes", "--json",
+    )  # fmt: skip
+    assert refused.returncode == 1
+    document = json_of(refused)
+    assert document["kind"] == "registry_invalid"
+    assert f"foreign/thing@{digest} is a" in document["error"]
+    assert "thing:sha256" not in document["error"]
+
+
+def test_signatures_are_attached_as_cosign_bundle_referrers(
+    *, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    index = get_json(registry, "plugins/echo/manifests/1.2.3")
+    for entry in index["manifests"]:
+        fallback = get_json(registry, "plugins/echo/manifests/" + entry["digest"].replace(":", "-"))
+        (descriptor,) = fallback["manifests"]
+        assert descriptor["artifactType"] == artifact.BUNDLE_MEDIA_TYPE
+        assert descriptor["annotations"][artifact.BUNDLE_CONTENT] == "message-signature"
+        referrer = get_json(registry, f"plugins/echo/manifests/{descriptor['digest']}")
+        assert referrer["artifactType"] == artifact.BUNDLE_MEDIA_TYPE
+        assert referrer["subject"]["digest"] == entry["digest"]
+        (layer,) = referrer["layers"]
+        assert layer["mediaType"] == artifact.BUNDLE_MEDIA_TYPE
+        assert referrer["config"]["mediaType"] == artifact.EMPTY_MEDIA_TYPE
+
+
+def test_a_referrer_of_the_earlier_nexo_signature_type_still_verifies(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    private_sigstore: PrivateSigstore,
+    policy: Path,
+) -> None:
+    """An artifact pushed before the cosign layout: one referrer of nexo's own type."""
+    dist = make_dist(identity=None, targets=(LINUX,))
+    push_dist(dist, registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    index = get_json(registry, "plugins/echo/manifests/1.2.3")
+    (entry,) = index["manifests"]
+    name = f"echo-1.2.3-{LINUX}.tar.gz"
+    bundle = json.dumps(
+        private_sigstore.sign((dist / name).read_bytes(), identity=ACME_IDENTITY)
+    ).encode()
+    with RegistryClient(registry.host, plain_http=True, loopback=True) as client:
+        empty, empty_size = client.push_blob("plugins/echo", artifact.EMPTY_DATA)
+        layer, layer_size = client.push_blob("plugins/echo", bundle)
+        referrer = {
+            "schemaVersion": 2,
+            "mediaType": MANIFEST_MEDIA_TYPE,
+            "artifactType": artifact.SIGNATURE_ARTIFACT_TYPE,
+            "config": artifact.descriptor(artifact.EMPTY_MEDIA_TYPE, empty, empty_size),
+            "layers": [
+                artifact.descriptor(
+                    artifact.BUNDLE_MEDIA_TYPE, layer, layer_size,
+                    annotations={artifact.TITLE: name + ".sigstore.json"},
+                )
+            ],
+            "subject": artifact.descriptor(MANIFEST_MEDIA_TYPE, entry["digest"], entry["size"]),
+        }  # fmt: skip
+        data = artifact.canonical(referrer)
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        client.put_manifest("plugins/echo", digest, data, MANIFEST_MEDIA_TYPE)
+        fallback = {
+            "schemaVersion": 2,
+            "mediaType": INDEX_MEDIA_TYPE,
+            "manifests": [
+                artifact.descriptor(
+                    MANIFEST_MEDIA_TYPE, digest, len(data),
+                    artifactType=artifact.SIGNATURE_ARTIFACT_TYPE,
+                )
+            ],
+        }  # fmt: skip
+        client.put_manifest(
+            "plugins/echo",
+            entry["digest"].replace(":", "-"),
+            artifact.canonical(fallback),
+            INDEX_MEDIA_TYPE,
+        )
+    result = install_verified(
+        fleet_env, registry.ref("plugins/echo:1.2.3"), tmp_path / "plugins", policy
+    )
+    assert (result["signature"]["status"], result["signature"]["identity"]) == (
+        "verified",
+        ACME_IDENTITY,
+    )
+
+
+def test_two_pushes_of_one_dist_without_source_date_epoch_give_one_index_digest(
+    *, tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    assert "SOURCE_DATE_EPOCH" not in fleet_env
+    dist = make_dist()
+    digests = []
+    for name in ("first", "second"):
+        pushed = run_nexo(
+            fleet_env, "push", str(dist), registry.ref(f"{name}/echo"), "--plain-http", "--json"
+        )
+        assert pushed.returncode == 0, pushed.stderr
+        digests.append(json_of(pushed)["digest"])
+        time.sleep(1.1)  # the clock moves on between the pushes
+    assert digests[0] == digests[1]
+    index = get_json(registry, "first/echo/manifests/1.2.3")
+    # The time is the one pack wrote into the tarball's entries.
+    with tarfile.open(dist / f"echo-1.2.3-{LINUX}.tar.gz") as archive:
+        mtime = archive.getmembers()[0].mtime
+    created = index["annotations"][artifact.CREATED]
+    assert created == time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(mtime))
+
+
+def test_a_frozen_sync_through_a_registry_mirror_never_asks_the_locked_registry(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    wanted = wanted_file(tmp_path / "fleet", registry.ref("plugins/echo"))
+    project = wanted.parent
+    lock_file = project / "nexo-plugins.lock"
+    common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
+    assert run_nexo(fleet_env, "lock", "-f", str(wanted), *common).returncode == 0
+    lock_text = lock_file.read_text()
+
+    def sync_into(name: str, *extra: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+        host_env = {**(env or fleet_env), "NEXO_HOME": str(tmp_path / f"home-{name}")}
+        synced = run_nexo(
+            host_env, "sync", "--lock", str(lock_file), "--dest", str(tmp_path / name),
+            "--frozen", *common, *extra, "--json",
+        )  # fmt: skip
+        assert synced.returncode == 0, synced.stderr
+        return json_of(synced)
+
+    sync_into("from-origin")
+    copy_every_tag(registry, second_registry, "plugins/echo", "plugins/echo")
+    copy_every_tag(registry, second_registry, "plugins/echo", "cache/plugins/echo")
+    registry.stop()
+    served_before = registry.all_requests()
+
+    flag = sync_into("by-flag", "--registry-mirror", f"{registry.host}={second_registry.host}")
+    env = {**fleet_env, "NEXO_REGISTRY_MIRRORS": f"{registry.host}={second_registry.host}"}
+    by_env = sync_into("by-env", env=env)
+    wanted.write_text(
+        wanted.read_text()
+        + f'\n[registries."{registry.host}"]\nmirrors = ["{second_registry.host}/cache"]\n'
+    )
+    by_table = sync_into("by-table")
+
+    origin = tree_snapshot(tmp_path / "from-origin")
+    for name, report in (("by-flag", flag), ("by-env", by_env), ("by-table", by_table)):
+        assert tree_snapshot(tmp_path / name) == origin, name
+        assert list(report["requests"]["registries"]) == [second_registry.host]
+        assert report["plugins"][0]["identity"] == ACME_IDENTITY
+        assert report["relocked"] is False
+    assert registry.all_requests() == served_before
+    assert lock_file.read_text() == lock_text
+
+
+def test_a_mirror_that_serves_other_bytes_is_refused_and_nothing_is_installed(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+) -> None:
+    dist = make_dist(identity=None, targets=(LINUX,))
+    push_dist(dist, registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    wanted = wanted_file(tmp_path / "fleet", registry.ref("plugins/echo"))
+    project = wanted.parent
+    assert run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http").returncode == 0
+    copy_every_tag(registry, second_registry, "plugins/echo", "plugins/echo")
+    tarball = (dist / f"echo-1.2.3-{LINUX}.tar.gz").read_bytes()
+    for blob in second_registry.blob_files():
+        if blob.read_bytes() == tarball:
+            blob.write_bytes(tarball[:-1] + bytes([tarball[-1] ^ 0xFF]))
+    registry.stop()
+    dest = tmp_path / "root"
+    synced = run_nexo(
+        {**fleet_env, "NEXO_HOME": str(tmp_path / "clean-home")},
+        "sync", "--lock", str(project / "nexo-plugins.lock"), "--dest", str(dest), "--frozen",
+        "--plain-http", "--registry-mirror", f"{registry.host}={second_registry.host}", "--json",
+    )  # fmt: skip
+    assert synced.returncode == 1
+    assert json_of(synced)["plugins"][0]["kind"] == "checksum_mismatch"
+    assert not (dest / "echo-1.2.3").exists()
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "kind"),
+    [
+        ("flag", "no-equals-sign", "usage"),
+        ("flag", "registry.example.com=Bad Host", "usage"),
+        ("env", "registry.example.com=", "usage"),
+        ("table", 'mirrors = "not-a-list"', "wanted_invalid"),
+        ("table", 'mirrors = ["bad host"]', "wanted_invalid"),
+        ("table", 'mirror = ["typo.example.com"]', "wanted_invalid"),
+    ],
+)
+def test_a_malformed_mirror_setting_is_refused_before_anything_is_fetched(
+    *, tmp_path: Path, fleet_env: dict[str, str], where: str, value: str, kind: str
+) -> None:
+    project = tmp_path / "fleet"
+    project.mkdir()
+    wanted = '[plugins.echo]\nsource = "oci://registry.example.com/plugins/echo"\n'
+    if where == "table":
+        wanted += f'\n[registries."registry.example.com"]\n{value}\n'
+    (project / "nexo-plugins.toml").write_text(wanted)
+    lock_file = project / "nexo-plugins.lock"
+    env = dict(fleet_env)
+    extra: list[str] = []
+    if where == "flag":
+        extra = ["--registry-mirror", value]
+    if where == "env":
+        env["NEXO_REGISTRY_MIRRORS"] = value
+    dest = tmp_path / "root"
+    refused = run_nexo(env, "sync", "--lock", str(lock_file), "--dest", str(dest), *extra, "--json")
+    assert refused.returncode == 2, refused.stderr
+    assert json_of(refused)["kind"] == kind
+    assert not lock_file.exists()
+    assert not dest.exists()
+
+
+def raw_manifest(running: Registry, repository: str, reference: str) -> bytes:
+    request = urllib.request.Request(
+        f"http://{running.host}/v2/{repository}/manifests/{reference}", headers={"Accept": ACCEPT}
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return bytes(answer.read())
+
+
+def mirror(env: dict[str, str], source: str, destination: str) -> dict[str, Any]:
+    done = run_nexo(env, "mirror", source, destination, "--plain-http", "--json")
+    assert done.returncode == 0, done.stderr
+    return json_of(done)
+
+
+def test_mirror_between_registries_keeps_every_digest_and_a_second_run_copies_nothing(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    index = raw_manifest(registry, "plugins/echo", "1.2.3")
+    with RegistryClient(registry.host, plain_http=True, loopback=True) as client:
+        client.put_manifest("plugins/echo", "stable", index, INDEX_MEDIA_TYPE)
+    source, copy = registry.ref("plugins/echo:1.2.3"), second_registry.ref("copy/echo")
+
+    first = mirror(fleet_env, source, copy)
+    assert first["tags"] == ["1.2.3", "stable"]
+    assert first["copied"]["blobs"] >= 5  # empty config, two tarballs, two bundles
+    assert tags_of(second_registry, "copy/echo") == tags_of(registry, "plugins/echo")
+    for tag in tags_of(registry, "plugins/echo"):
+        assert raw_manifest(second_registry, "copy/echo", tag) == raw_manifest(
+            registry, "plugins/echo", tag
+        )
+
+    writes = second_registry.requests("(PUT|POST|PATCH)", ".")
+    again = mirror(fleet_env, source, copy)
+    assert again["copied"] == {"blobs": 0, "manifests": 0, "tags": 0}
+    assert again["digest"] == first["digest"]
+    assert second_registry.requests("(PUT|POST|PATCH)", ".") == writes
+
+    registry.stop()
+    result = install_verified(
+        fleet_env, second_registry.ref("copy/echo:stable"), tmp_path / "plugins", policy
+    )
+    assert (result["signature"]["status"], result["signature"]["identity"]) == (
+        "verified",
+        ACME_IDENTITY,
+    )
+
+
+def test_mirror_between_registries_resumes_a_partial_copy(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    second_registry: Registry,
+    make_dist: MakeDist,
+) -> None:
+    dist = make_dist()
+    push_dist(dist, registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
+    full = mirror(fleet_env, registry.ref("plugins/echo:1.2.3"), second_registry.ref("full/echo"))
+    # A run cut off after one tarball: only that blob is there.
+    with RegistryClient(second_registry.host, plain_http=True, loopback=True) as client:
+        client.push_blob("part/echo", dist / f"echo-1.2.3-{LINUX}.tar.gz")
+    resumed = mirror(
+        fleet_env, registry.ref("plugins/echo:1.2.3"), second_registry.ref("part/echo")
+    )
+    assert resumed["copied"]["blobs"] == full["copied"]["blobs"] - 1
+    assert resumed["copied"]["manifests"] == full["copied"]["manifests"]
+    assert tags_of(second_registry, "part/echo") == tags_of(registry, "plugins/echo")
+
+
+def test_mirror_between_registries_refuses_what_is_not_a_plugin_and_writes_nothing(
+    *, fleet_env: dict[str, str], registry: Registry, second_registry: Registry
+) -> None:
+    push_docker_manifest(registry, "foreign/thing", "1.0.0")
+    refused = run_nexo(
+        fleet_env, "mirror", registry.ref("foreign/thing:1.0.0"),
+        second_registry.ref("copy/thing"), "--plain-http", "--json",
+    )  # fmt: skip
+    assert refused.returncode == 1
+    assert json_of(refused)["kind"] == "registry_invalid"
+    assert second_registry.requests("(PUT|POST|PATCH)", ".") == 0
+    to_digest = run_nexo(
+        fleet_env, "mirror", registry.ref("foreign/thing:1.0.0"),
+        second_registry.ref("copy/thing") + "@sha256:" + "a" * 64, "--plain-http", "--json",
+    )  # fmt: skip
+    assert to_digest.returncode == 2
+    assert json_of(to_digest)["kind"] == "usage"
+
+
+def test_mirror_between_registries_stops_at_a_referrer_chain_too_deep_for_a_plugin(
+    *, fleet_env: dict[str, str], registry: Registry, second_registry: Registry, make_dist: MakeDist
+) -> None:
+    """A source registry answering with an endless chain of referrers is refused in one
+    line, not followed until the interpreter's recursion limit."""
+    push_dist(make_dist(identity=None, targets=(LINUX,)), registry.ref("plugins/echo"),
+              Path(fleet_env["NEXO_HOME"]))  # fmt: skip
+    (entry,) = get_json(registry, "plugins/echo/manifests/1.2.3")["manifests"]
+    subject = artifact.descriptor(MANIFEST_MEDIA_TYPE, entry["digest"], entry["size"])
+    with RegistryClient(registry.host, plain_http=True, loopback=True) as client:
+        empty, size = client.push_blob("plugins/echo", artifact.EMPTY_DATA)
+        for _ in range(24):
+            data = artifact.canonical(
+                {
+                    "schemaVersion": 2,
+                    "mediaType": MANIFEST_MEDIA_TYPE,
+                    "artifactType": "application/x-chain",
+                    "config": artifact.descriptor(artifact.EMPTY_MEDIA_TYPE, empty, size),
+                    "layers": [artifact.descriptor(artifact.EMPTY_MEDIA_TYPE, empty, size)],
+                    "subject": subject,
+                }
+            )
+            digest = "sha256:" + hashlib.sha256(data).hexdigest()
+            client.put_manifest("plugins/echo", digest, data, MANIFEST_MEDIA_TYPE)
+            listing = {
+                "schemaVersion": 2,
+                "mediaType": INDEX_MEDIA_TYPE,
+                "manifests": [artifact.descriptor(MANIFEST_MEDIA_TYPE, digest, len(data))],
+            }
+            client.put_manifest(
+                "plugins/echo", str(subject["digest"]).replace(":", "-"),
+                artifact.canonical(listing), INDEX_MEDIA_TYPE,
+            )  # fmt: skip
+            subject = artifact.descriptor(MANIFEST_MEDIA_TYPE, digest, len(data))
+    refused = run_nexo(
+        fleet_env, "mirror", registry.ref("plugins/echo:1.2.3"), second_registry.ref("copy/echo"),
+        "--plain-http", "--json",
+    )  # fmt: skip
+    assert refused.returncode == 1, refused.stderr
+    document = json_of(refused)
+    assert document["kind"] == "registry_invalid"
+    assert "deep" in document["error"]
+    assert "Traceback" not in refused.stderr

@@ -1,0 +1,141 @@
+"""The lock's unpacked-tree hash and ``nexo plugin verify --lock``, against a real registry."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.registry import Registry
+from support.tarballs import directory, file, plugin_members, targz
+
+from nexo_pkg.fleet.treehash import hash_directory, hash_tarball
+from nexo_pkg.install.inspect import ArchiveLimits
+
+from .conftest import LINUX, MakeDist, json_of, push_dist, run_nexo
+
+
+def test_the_tree_hash_does_not_depend_on_the_order_of_the_tar_entries(tmp_path: Path) -> None:
+    members = plugin_members("echo", "1.2.3", payload=b"data")
+    # Reversed, and without the explicit directories (extraction implies them).
+    shuffled = [m for m in reversed(members) if m.name not in {"bin", "lib", "lib/plugin"}]
+    first, second = tmp_path / "a.tar.gz", tmp_path / "b.tar.gz"
+    first.write_bytes(targz(members))
+    second.write_bytes(targz(shuffled))
+    assert first.read_bytes() != second.read_bytes()
+    limits = ArchiveLimits()
+    assert hash_tarball(first, "echo", limits) == hash_tarball(second, "echo", limits)
+    # bin/<id> is 0755 once installed, whatever the archive says; so is its hash.
+    plain = [
+        file(m.name, m.data) if m.name == "bin/echo" else m for m in members
+    ]  # mode 0644 in the archive
+    third = tmp_path / "c.tar.gz"
+    third.write_bytes(targz(plain))
+    assert hash_tarball(third, "echo", limits) == hash_tarball(first, "echo", limits)
+    # Another mode, another content or another file is another hash.
+    changed = [file("lib/plugin/main.py", "print('bye')\n") if m.name == "lib/plugin/main.py"
+               else m for m in members]  # fmt: skip
+    executable = [file(m.name, m.data, mode=0o755) if m.name == "lib/plugin/main.py" else m
+                  for m in members]  # fmt: skip
+    extra = [*members, directory("share"), file("share/x", "x")]
+    hashes = {hash_tarball(first, "echo", limits)}
+    for index, variant in enumerate((changed, executable, extra)):
+        path = tmp_path / f"variant-{index}.tar.gz"
+        path.write_bytes(targz(variant))
+        hashes.add(hash_tarball(path, "echo", limits))
+    assert len(hashes) == 4
+
+
+@pytest.fixture
+def synced_root(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> tuple[Path, Path]:
+    """A lock made against a real registry and a root synced from it: (lock, root)."""
+    push_dist(
+        make_dist(identity=None, targets=(LINUX,)),
+        registry.ref("plugins/echo"),
+        Path(fleet_env["NEXO_HOME"]),
+    )
+    project = tmp_path / "fleet"
+    project.mkdir()
+    wanted = project / "nexo-plugins.toml"
+    wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("plugins/echo")}"\n')
+    assert run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http").returncode == 0
+    lock_file = project / "nexo-plugins.lock"
+    root = tmp_path / "root"
+    synced = run_nexo(
+        fleet_env, "sync", "--lock", str(lock_file), "--dest", str(root), "--frozen",
+        "--plain-http",
+    )  # fmt: skip
+    assert synced.returncode == 0, synced.stderr
+    registry.stop()  # verify --lock is offline
+    return lock_file, root
+
+
+def verify_lock(env: dict[str, str], lock_file: Path, root: Path) -> tuple[int, dict[str, Any]]:
+    done = run_nexo(env, "verify", "--lock", str(lock_file), "--dest", str(root), "--json")
+    return done.returncode, json_of(done)
+
+
+def test_the_lock_records_the_tree_hash_of_the_synced_root(
+    fleet_env: dict[str, str], synced_root: tuple[Path, Path]
+) -> None:
+    lock_file, root = synced_root
+    text = lock_file.read_text()
+    recorded = next(line for line in text.splitlines() if line.startswith("tree = "))
+    assert recorded == f'tree = "{hash_directory(root / "echo-1.2.3")}"'
+    code, report = verify_lock(fleet_env, lock_file, root)
+    assert code == 0, report
+    (plugin,) = report["plugins"]
+    assert (plugin["ok"], plugin["target"], plugin["actual_tree"]) == (True, LINUX, plugin["tree"])
+
+
+@pytest.mark.parametrize("change", ["file", "mode", "extra"])
+def test_verify_lock_detects_a_changed_file_mode_or_extra_file(
+    fleet_env: dict[str, str], synced_root: tuple[Path, Path], change: str
+) -> None:
+    lock_file, root = synced_root
+    tree = root / "echo-1.2.3"
+    main = tree / "lib" / "plugin" / "main.py"
+    if change == "file":
+        main.write_text("print('changed')\n")
+    elif change == "mode":
+        main.chmod(0o755)
+    else:
+        (tree / "lib" / "plugin" / "extra.py").write_text("")
+    before = {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()}
+    code, report = verify_lock(fleet_env, lock_file, root)
+    assert code == 1
+    (plugin,) = report["plugins"]
+    assert plugin["ok"] is False
+    assert plugin["actual_tree"] != plugin["tree"]
+    listed = {"file": "modified", "mode": "mode_changed", "extra": "extra"}[change]
+    name = "lib/plugin/extra.py" if change == "extra" else "lib/plugin/main.py"
+    assert name in plugin[listed]
+    # Checking changes nothing.
+    assert {p: p.read_bytes() for p in tree.rglob("*") if p.is_file()} == before
+
+
+def test_verify_lock_says_what_it_cannot_check(
+    tmp_path: Path, fleet_env: dict[str, str], synced_root: tuple[Path, Path]
+) -> None:
+    lock_file, root = synced_root
+    # A lock written before tree hashes: it says so, exit 1.
+    old = tmp_path / "old.lock"
+    old.write_text("\n".join(line for line in lock_file.read_text().splitlines()
+                             if not line.startswith("tree = ")) + "\n")  # fmt: skip
+    code, report = verify_lock(fleet_env, old, root)
+    assert code == 1
+    assert "records no tree hash" in report["plugins"][0]["problem"]
+    # A plugin the root does not hold.
+    code, report = verify_lock(fleet_env, lock_file, tmp_path / "empty-root")
+    assert code == 1
+    assert report["plugins"][0]["problem"].startswith("not installed")
+    # A malformed tree value is a malformed lock (exit 2).
+    bad = tmp_path / "bad.lock"
+    bad.write_text(lock_file.read_text().replace('tree = "n1:', 'tree = "x1:'))
+    code, report = verify_lock(fleet_env, bad, root)
+    assert code == 2
+    assert report["kind"] == "lock_invalid"
+    assert json.loads(json.dumps(report))["ok"] is False

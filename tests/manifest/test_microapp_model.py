@@ -1,0 +1,153 @@
+"""The microapp manifest model: the daemon's constants and the tolerant readers.
+
+Constants are the daemon's: ``crates/extensions/src/manifest.rs:49-64,98-101`` (ids, limits,
+reserved ids), ``runtime/stdio.rs:26-46,459-467`` (the environment blocklist),
+``plugin-manifest/src/manifest.rs:288-313`` (``HttpServerCapability`` defaults).
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from nexo_pkg.errors import UsageError
+from nexo_pkg.manifest.microapp import (
+    capability_name_problem,
+    companion_from_data,
+    env_is_blocked,
+    id_problem,
+    is_extension_shape,
+    load_companion,
+    load_microapp,
+    microapp_from_data,
+)
+
+MICROAPP = """\
+[plugin]
+id = "weather-app"
+version = "0.1.0"
+priority = -5
+
+[capabilities]
+tools = ["forecast"]
+hooks = ["before_message"]
+
+[transport]
+kind = "stdio"
+command = "python3"
+args = ["main.py"]
+
+[requires]
+bins = ["python3"]
+env = ["WEATHER_REGION"]
+
+[context]
+passthrough = true
+"""
+
+COMPANION = """\
+[plugin]
+id = "weather-app"
+version = "0.1.0"
+name = "Weather"
+description = "d"
+min_nexo_version = ">=0.1.0"
+
+[plugin.capabilities.admin]
+required = ["agents_crud"]
+optional = ["channels_crud"]
+
+[plugin.capabilities.http_server]
+port = 8080
+token_env = "WEATHER_TOKEN"
+"""
+
+
+def test_the_model_reads_every_part_the_host_uses() -> None:
+    manifest = microapp_from_data(tomllib.loads(MICROAPP))
+    assert manifest is not None
+    assert (manifest.id, manifest.version, manifest.priority) == ("weather-app", "0.1.0", -5)
+    assert manifest.tools == ("forecast",)
+    assert manifest.hooks == ("before_message",)
+    assert (manifest.transport_kind, manifest.command, manifest.args) == (
+        "stdio",
+        "python3",
+        ("main.py",),
+    )
+    assert manifest.requires_bins == ("python3",)
+    assert manifest.requires_env == ("WEATHER_REGION",)
+    assert manifest.context_passthrough is True
+
+
+def test_wrong_types_are_left_out_not_raised() -> None:
+    data = {"plugin": {"id": "x", "priority": True}, "capabilities": {"tools": "a"}, "transport": 3}
+    manifest = microapp_from_data(data)
+    assert manifest is not None
+    assert (manifest.priority, manifest.tools, manifest.command) == (0, (), None)
+    assert microapp_from_data({"plugin": {"id": 5}}) is None
+
+
+def test_the_companion_model_and_its_defaults() -> None:
+    companion = companion_from_data(tomllib.loads(COMPANION))
+    assert companion.id == "weather-app"
+    assert companion.admin_declared == ("agents_crud", "channels_crud")
+    assert companion.http_server is not None
+    assert (companion.http_server.bind, companion.http_server.health_path) == (
+        "127.0.0.1",
+        "/healthz",
+    )
+    assert companion.http_server.token_env == "WEATHER_TOKEN"  # noqa: S105 - a variable name
+
+
+def test_extension_shape_against_plugin_manifests() -> None:
+    assert is_extension_shape(tomllib.loads(MICROAPP))
+    assert is_extension_shape({"plugin": {"id": "x"}, "capabilities": {"tools": ["a"]}})
+    assert not is_extension_shape(tomllib.loads(COMPANION))
+    assert not is_extension_shape({"manifest_version": 1, "transport": {}})
+    assert not is_extension_shape({"plugin": {"entrypoint": {}}, "transport": {}})
+
+
+@pytest.mark.parametrize(
+    ("name", "blocked"),
+    [
+        ("GITHUB_TOKEN", True),
+        ("OPENAI_API_KEY", True),
+        ("password_db", True),
+        ("MY_PRIVATE_KEY_PEM", True),
+        ("AWS_SESSION", True),
+        ("HOME", False),
+        ("RUST_LOG", False),
+        ("WEATHER_REGION", False),
+    ],
+)
+def test_env_blocklist_as_the_host(name: str, blocked: bool) -> None:
+    assert env_is_blocked(name) is blocked
+
+
+def test_id_and_capability_name_rules() -> None:
+    assert id_problem("weather-app") is None
+    assert id_problem("") == "is empty"
+    assert id_problem("memory") == "is reserved for the daemon's native plugins"
+    assert id_problem("Weather") is not None
+    assert id_problem("a" * 65) is not None
+    assert id_problem("weather\n") is not None  # Rust's `$` does not match before a newline
+    assert capability_name_problem("get_weather") is None
+    assert capability_name_problem("get-weather") is not None
+
+
+def test_loaders(tmp_path: Path) -> None:
+    (tmp_path / "plugin.toml").write_text(MICROAPP, encoding="utf-8")
+    assert load_microapp(tmp_path).id == "weather-app"
+    assert load_companion(tmp_path) is None
+    (tmp_path / "nexo-plugin.toml").write_text(COMPANION, encoding="utf-8")
+    companion = load_companion(tmp_path)
+    assert companion is not None
+    assert companion.admin_required == ("agents_crud",)
+    (tmp_path / "plugin.toml").write_text(COMPANION, encoding="utf-8")
+    with pytest.raises(UsageError, match="not a microapp manifest"):
+        load_microapp(tmp_path)
+    (tmp_path / "plugin.toml").write_text("[plugin\n", encoding="utf-8")
+    with pytest.raises(UsageError, match="not a TOML manifest"):
+        load_microapp(tmp_path)

@@ -1,0 +1,51 @@
+"""`pack` of a microapp project: the extension manifest and its companion both lint and both
+go into the tarball."""
+
+from __future__ import annotations
+
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from nexo_pkg.pack.build import PackOptions, pack
+from nexo_pkg.pack.errors import PackError
+from nexo_pkg.scaffold.generator import NewProject, create_project
+
+
+def microapp(tmp_path: Path) -> Path:
+    return create_project(NewProject("greeter", dest=tmp_path / "greeter", kind="microapp")).path
+
+
+def test_both_manifests_are_packed(tmp_path: Path) -> None:
+    project = microapp(tmp_path)
+    result = pack(PackOptions(project=project, out=tmp_path / "dist"))
+    assert (result.plugin_id, result.version) == ("greeter", "0.1.0")
+    with tarfile.open(result.tarball.path) as archive:
+        names = archive.getnames()
+        extension = archive.extractfile("plugin.toml")
+        assert extension is not None
+        assert extension.read() == (project / "plugin.toml").read_bytes()
+    assert {"plugin.toml", "nexo-plugin.toml", "bin/greeter", "lib/plugin/main.py"} <= set(names)
+    assert (tmp_path / "dist" / "plugin.toml").read_bytes() == (
+        project / "plugin.toml"
+    ).read_bytes()
+    assert result.notes == ()
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("plugin.toml", '\n[context]\npassthrough = "yes"\n'),
+        ("nexo-plugin.toml", "\n[plugin.unknown]\nkey = 1\n"),
+    ],
+)
+def test_a_manifest_that_does_not_lint_writes_nothing(tmp_path: Path, name: str, text: str) -> None:
+    project = microapp(tmp_path)
+    with (project / name).open("a", encoding="utf-8") as handle:
+        handle.write(text)
+    out = tmp_path / "dist"
+    with pytest.raises(PackError) as caught:
+        pack(PackOptions(project=project, out=out))
+    assert caught.value.kind == "manifest_invalid"
+    assert not out.exists()

