@@ -5,6 +5,7 @@
 - :func:`wall` and :func:`wall_and_rss`: time a command (and its peak RSS via ``/usr/bin/time``,
   which measures the child tree alone, unlike ``wait4`` on a child forked from a big parent).
 - :func:`machine`: what the figures were taken on (CPU, cores, RAM, Python, OS, load).
+- :func:`precompile`: nexo-pkg's modules compiled to ``.pyc``, as an installed package has them.
 
 Usage from another script in this directory::
 
@@ -116,6 +117,17 @@ def wall_and_rss(
         elapsed = wall(wrapped, env=env)
         kib = int(Path(report.name).read_text().split()[-1])
     return elapsed, kib * 1024
+
+
+def precompile(root: Path | None = None) -> None:
+    """Compile nexo-pkg's modules to ``.pyc`` once, as installing the package does, so that
+    no run pays for compiling them (``PYTHONDONTWRITEBYTECODE`` would otherwise make every
+    cold process of a source checkout compile every module it imports)."""
+    import compileall
+
+    compileall.compile_dir(
+        str(root or Path(__file__).resolve().parent.parent / "nexo_pkg"), quiet=1
+    )
 
 
 def _cpu_model() -> str:

@@ -109,12 +109,15 @@ def environment(server: GitHubServer, scratch: Path) -> dict[str, str]:
         )
     }
     # An installed nexo-pkg runs from .pyc files (pip compiles them); the warm-up run writes
-    # them under the scratch directory, so no checkout is touched and no run compiles.
+    # them under the scratch directory, so no checkout is touched and no run compiles. The
+    # code measured is this checkout's, whatever checkout the interpreter's editable install
+    # points at.
     env.update(
         NEXO_HOME=str(scratch / "home"),
         NEXO_GITHUB_API_BASE=server.url,
         NO_PROXY="127.0.0.1",
         PYTHONPYCACHEPREFIX=str(scratch / "pycache"),
+        PYTHONPATH=str(HERE.parent),
     )
     return env
 

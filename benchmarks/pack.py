@@ -82,7 +82,11 @@ def time_cli(project: Path, out: Path) -> float:
         [sys.executable, "-m", "nexo_pkg", "plugin", "pack", str(project), "--out", str(out)],
         check=True,
         capture_output=True,
-        env={"SOURCE_DATE_EPOCH": str(EPOCH), "PATH": "/usr/bin:/bin"},
+        env={
+            "SOURCE_DATE_EPOCH": str(EPOCH),
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": str(HERE.parent),
+        },
     )
     return time.perf_counter() - start
 
@@ -125,7 +129,11 @@ def _measure_shape(root: Path, shape: str, runs: int) -> tuple[dict[str, Stats],
     def cli() -> float:
         command = [sys.executable, "-m", "nexo_pkg", "plugin", "pack", str(project),
                    "--out", str(out)]  # fmt: skip
-        env = {"SOURCE_DATE_EPOCH": str(EPOCH), "PATH": "/usr/bin:/bin"}
+        env = {
+            "SOURCE_DATE_EPOCH": str(EPOCH),
+            "PATH": "/usr/bin:/bin",
+            "PYTHONPATH": str(HERE.parent),
+        }
         seconds, peak = wall_and_rss(command, env=env)
         peaks["pack"] = max(peaks["pack"], peak)
         return seconds

@@ -33,8 +33,9 @@ COMMANDS = {
 
 def _nexo(arguments: list[str], path: Path | None) -> Callable[[], float]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    if path is not None:
-        env["PYTHONPATH"] = str(path)
+    # This checkout's code (or the earlier one's), whatever checkout the interpreter's
+    # editable install points at.
+    env["PYTHONPATH"] = str(path if path is not None else HERE.parent)
     command = [sys.executable, "-P", "-m", "nexo_pkg", *arguments]
     return lambda: wall(command, env=env)
 

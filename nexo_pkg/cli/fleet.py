@@ -44,6 +44,12 @@ RegistryConfigOption = Annotated[
 PlainHttpOption = Annotated[
     bool, typer.Option("--plain-http", help="Talk HTTP, not HTTPS, to a loopback registry.")
 ]
+JobsOption = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs", "-j", help="Plugins handled at a time (default 4; 1: one after another)."
+    ),
+]
 WantedOption = Annotated[
     Path, typer.Option("--file", "-f", help="The wanted set (default ./nexo-plugins.toml).")
 ]
@@ -87,12 +93,14 @@ def fleet_options(
     registry_config: Path | None = None,
     plain_http: bool = False,
     timeout: float | None = None,
+    jobs: int | None = None,
     registry_mirrors: dict[str, tuple[str, ...]] | None = None,
     json_output: bool = False,
 ) -> FleetOptions:
     """The fleet settings of a command's flags; slow answers are noted on stderr unless the
     output is ``--json``."""
     from nexo_pkg.errors import UsageError  # noqa: PLC0415
+    from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
     from nexo_pkg.install.bounded import checked_timeout  # noqa: PLC0415
     from nexo_pkg.install.config import POLICY_FILE, config_dir  # noqa: PLC0415
@@ -109,6 +117,7 @@ def fleet_options(
         registry_config=registry_config,
         plain_http=plain_http,
         http_timeout=None if timeout is None else checked_timeout(timeout),
+        jobs=checked_jobs(jobs),
         registry_mirrors=registry_mirrors or {},
         notice=None if json_output else say,
     )
@@ -156,6 +165,7 @@ def register(app: typer.Typer) -> None:
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
         timeout: TimeoutOption = None,
+        jobs: JobsOption = None,
         json_output: JsonOption = False,
     ) -> None:
         """Resolve nexo-plugins.toml into nexo-plugins.lock (every target, hash and signer).
@@ -199,6 +209,7 @@ def register(app: typer.Typer) -> None:
                     registry_config=registry_config,
                     plain_http=plain_http,
                     timeout=timeout,
+                    jobs=jobs,
                     json_output=json_output,
                 ),
                 upgrade=upgrade_ids,
@@ -248,6 +259,7 @@ def register(app: typer.Typer) -> None:
         plain_http: PlainHttpOption = False,
         registry_mirror: RegistryMirrorOption = None,
         timeout: TimeoutOption = None,
+        jobs: JobsOption = None,
         json_output: JsonOption = False,
     ) -> None:
         """Make the plugin root match the lock: install, replace, and with --prune remove.
@@ -285,6 +297,7 @@ def register(app: typer.Typer) -> None:
                     registry_config=registry_config,
                     plain_http=plain_http,
                     timeout=timeout,
+                    jobs=jobs,
                     registry_mirrors=mirrors,
                     json_output=json_output,
                 ),

@@ -1,9 +1,10 @@
 """``nexo plugin lock``: resolve the wanted set into ``nexo-plugins.lock``.
 
 Entries whose wanted line did not change are kept as they are (no network, no churn);
-new or changed entries, and those named by ``--upgrade``, are resolved: every target's
-tarball is fetched into the blob cache, hash-checked, and its signature verified under the
-trust policy, so the lock records the signer of every target.
+new or changed entries, and those named by ``--upgrade``, are resolved, up to ``--jobs`` at a
+time: every target's tarball is fetched into the blob cache, hash-checked, and its signature
+verified under the trust policy, so the lock records the signer of every target. The lock is
+written in the same order and with the same bytes whatever the number of jobs.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from nexo_pkg.fleet.lockfile import (
     stale_entries,
     write_if_changed,
 )
+from nexo_pkg.fleet.pool import checked_jobs, run_bounded
 from nexo_pkg.fleet.sources import FleetOptions, Session
 from nexo_pkg.fleet.treehash import hash_tarball
 
@@ -124,20 +126,36 @@ def lock(
     fresh = Lock()
     owned = session is None
     active = session if session is not None else Session(options)
+
+    def kept(item: WantedPlugin) -> LockedPlugin | None:
+        current = previous.plugins.get(item.plugin_id)
+        again = upgrade is not None and (not upgrade or item.plugin_id in upgrade)
+        return current if current is not None and current.matches(item) and not again else None
+
+    def resolve(item: WantedPlugin) -> LockedPlugin:
+        try:
+            return lock_plugin(active, item)
+        except NexoError as error:
+            error.details.setdefault("plugin", item.plugin_id)
+            error.message = f"{item.plugin_id}: {error.message}"
+            raise
+
     try:
+        # The plugins to resolve are resolved side by side (--jobs); the lock is assembled
+        # in the wanted set's order, and the first failure in that order is raised.
+        unresolved = [item for item in wanted if kept(item) is None]
+        jobs = checked_jobs(options.jobs)
+        results = run_bounded(resolve, unresolved, jobs=jobs)
+        resolved = {
+            item.plugin_id: locked for item, locked in zip(unresolved, results, strict=True)
+        }
         for item in wanted:
             current = previous.plugins.get(item.plugin_id)
-            again = upgrade is not None and (not upgrade or item.plugin_id in upgrade)
-            if current is not None and current.matches(item) and not again:
-                fresh.plugins[item.plugin_id] = current
-                continue
-            try:
-                locked = lock_plugin(active, item)
-            except NexoError as error:
-                error.details.setdefault("plugin", item.plugin_id)
-                error.message = f"{item.plugin_id}: {error.message}"
-                raise
+            locked = resolved.get(item.plugin_id) or current
+            assert locked is not None  # noqa: S101 - kept entries are the others
             fresh.plugins[item.plugin_id] = locked
+            if item.plugin_id not in resolved:
+                continue
             if current is None:
                 result.changes[item.plugin_id] = f"locked {locked.version}"
             elif current.version != locked.version or current.targets != locked.targets:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+import threading
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +40,8 @@ if TYPE_CHECKING:
 MAX_SIDECAR_BYTES = 64 * 1024
 MAX_MANIFEST_BYTES = 1024 * 1024
 MAX_SIGNATURE_BYTES = 4 * 1024 * 1024
+# The key of a thread's GitHub client among its clients (registry hosts are the others).
+_GITHUB = "<github>"
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,8 @@ class FleetOptions:
     retry_base_delay: float | None = None
     # Total seconds one HTTP request may take (--timeout); None: NEXO_HTTP_TIMEOUT, else 300.
     http_timeout: float | None = None
+    # Plugins handled at a time by `lock` and `sync` (--jobs); None: pool.DEFAULT_JOBS.
+    jobs: int | None = None
     # Registry host -> mirrors that may serve the bytes a lock pins (fleet.mirrors).
     registry_mirrors: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Hears "still waiting" lines about slow GitHub answers (the CLI's notes); None: quiet.
@@ -105,10 +111,14 @@ class Session:
     def __init__(self, options: FleetOptions) -> None:
         self.options = options
         self.cache = BlobCache(options.nexo_home)
-        self._registries: dict[str, RegistryClient] = {}
-        self._github: GitHubClient | None = None
+        # HTTP clients keep per-request state (deadline, auth answers, a kept-alive
+        # connection): each worker thread of a run gets its own, made on first use.
+        self._local = threading.local()
+        self._clients: list[tuple[str, RegistryClient]] = []
+        self._github_used = False
         self._policy: trust.TrustPolicy | None = None
         self._stack = contextlib.ExitStack()
+        self._guard = threading.Lock()
 
     def __enter__(self) -> Session:
         return self
@@ -118,8 +128,20 @@ class Session:
 
     # -- clients --------------------------------------------------------------------------
 
+    def _thread_clients(self) -> dict[str, Any]:
+        clients: dict[str, Any] | None = getattr(self._local, "clients", None)
+        if clients is None:
+            clients = self._local.clients = {}
+        return clients
+
+    def _keep(self, close: Callable[[], object]) -> None:
+        with self._guard:
+            self._stack.callback(close)
+
     def registry(self, reference: OciReference) -> RegistryClient:
-        client = self._registries.get(reference.host)
+        """This thread's client for the registry of ``reference``."""
+        registries = self._thread_clients()
+        client: RegistryClient | None = registries.get(reference.host)
         if client is None:
             from nexo_pkg.fleet.registry import open_client  # noqa: PLC0415 - httpx on use
 
@@ -130,12 +152,17 @@ class Session:
                 timeout=self.options.http_timeout,
                 retry_base_delay=self.options.retry_base_delay,
             )
-            self._stack.callback(client.close)
-            self._registries[reference.host] = client
+            self._keep(client.close)
+            with self._guard:
+                self._clients.append((reference.host, client))
+            registries[reference.host] = client
         return client
 
     def github(self) -> GitHubClient:
-        if self._github is None:
+        """This thread's GitHub API client."""
+        clients = self._thread_clients()
+        github: GitHubClient | None = clients.get(_GITHUB)
+        if github is None:
             from nexo_pkg.install.github import (  # noqa: PLC0415 - httpx on use
                 GitHubClient,
                 resolve_api_base,
@@ -143,24 +170,30 @@ class Session:
             )
 
             api_base = resolve_api_base(self.options.github_api_url)
-            self._github = GitHubClient(
+            github = GitHubClient(
                 api_base,
                 resolve_token(api_base),
                 retry_base_delay=self.options.retry_base_delay,
                 timeout=self.options.http_timeout,
                 notice=self.options.notice,
             )
-            self._stack.callback(self._github.close)
-        return self._github
+            self._keep(github.close)
+            self._github_used = True
+            clients[_GITHUB] = github
+        return github
 
     def request_counts(self) -> dict[str, Any]:
-        """Requests made so far: per registry host and kind, and GitHub's (0 when unused)."""
-        registries: dict[str, dict[str, int]] = {}
-        for host, client in sorted(self._registries.items()):
-            registries[host] = dict(sorted(client.requests.items()))
+        """Requests made so far: per registry host and kind (summed over the clients of every
+        thread), and whether GitHub was asked."""
+        totals: dict[str, Counter[str]] = {}
+        with self._guard:
+            clients = list(self._clients)
+        for host, client in clients:
+            totals.setdefault(host, Counter()).update(client.requests)
+        registries = {host: dict(sorted(totals[host].items())) for host in sorted(totals)}
         return {
             "registries": registries,
-            "github_client_used": self._github is not None,
+            "github_client_used": self._github_used,
             "cache": {"hits": self.cache.hits, "misses": self.cache.misses},
         }
 
@@ -176,7 +209,10 @@ class Session:
         return self._policy
 
     def temp_dir(self) -> Path:
-        return Path(self._stack.enter_context(tempfile.TemporaryDirectory(prefix="nexo-fleet-")))
+        with self._guard:
+            return Path(
+                self._stack.enter_context(tempfile.TemporaryDirectory(prefix="nexo-fleet-"))
+            )
 
     # -- resolving ------------------------------------------------------------------------
 

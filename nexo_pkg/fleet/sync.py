@@ -1,6 +1,8 @@
 """``nexo plugin sync``: make a plugin root hold exactly what the lock names.
 
-One process and one lock (``<dest>/.nexo-sync.lock``) for the whole set. A plugin whose
+One process, one lock (``<dest>/.nexo-sync.lock``) and the root's install lock for the whole
+set; up to ``--jobs`` plugins are handled at a time by worker threads, each plugin exactly as
+one at a time would be (see :mod:`nexo_pkg.fleet.pool`), and reported in id order. A plugin whose
 installed receipt already records the locked version and sha256 is left alone (no request,
 no write), so a second run is a no-op. Others are fetched (blob cache first), hash-checked
 against the lock, verified under the trust policy *and* against the signer the lock
@@ -15,6 +17,7 @@ import contextlib
 import datetime as dt
 import fcntl
 import os
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,11 +33,18 @@ from nexo_pkg.fleet.lockfile import (
     read_wanted,
     stale_entries,
 )
+from nexo_pkg.fleet.pool import checked_jobs, run_bounded
 from nexo_pkg.fleet.reference import is_oci
 from nexo_pkg.fleet.sources import FleetOptions, OpenedTarget, Session, signing_origin
 from nexo_pkg.install.hosttriple import NOARCH, host_candidates
 from nexo_pkg.install.pipeline import InstallOptions, Prefetched, install_prefetched
-from nexo_pkg.install.store import Installed, locked_root, remove_tree, scan_installed
+from nexo_pkg.install.store import (
+    Installed,
+    InstallRoot,
+    locked_root,
+    remove_tree,
+    scan_installed,
+)
 from nexo_pkg.install.summary import InstallPlan
 
 SYNC_LOCK_NAME = ".nexo-sync.lock"
@@ -237,13 +247,17 @@ def sync(
             else:
                 result.relocked = relock(wanted_path, lock_path, options, session=session).written
         locked = read_lock(lock_path)
-        with _sync_lock(dest):
+        # The root's lock is held for the whole run, so the plugins' workers extract side by
+        # side into their own staging trees; each still becomes visible by one rename.
+        with _sync_lock(dest), locked_root(dest) as root:
             installed = _by_id(scan_installed(dest))
-            total = len(locked.plugins)
-            for number, (plugin_id, entry) in enumerate(sorted(locked.plugins.items()), 1):
-                if progress is not None:
-                    progress(f"[{number}/{total}] {plugin_id} {entry.version}")
-                outcome = _sync_one(
+            entries = sorted(locked.plugins.items())
+            started = _Started(len(entries), progress)
+
+            def one(item: tuple[str, LockedPlugin]) -> PluginOutcome:
+                plugin_id, entry = item
+                started.note(f"{plugin_id} {entry.version}")
+                return _sync_one(
                     session,
                     entry=entry,
                     present=installed.get(plugin_id, []),
@@ -251,13 +265,32 @@ def sync(
                     options=options,
                     candidates=candidates,
                     target=target,
+                    root=root,
                 )
-                result.outcomes.append(outcome)
+
+            result.outcomes.extend(run_bounded(one, entries, jobs=checked_jobs(options.jobs)))
             if prune:
                 for plugin_id in sorted(set(installed) - set(locked.plugins)):
-                    result.outcomes.append(_remove_all(plugin_id, installed[plugin_id], dest))
+                    result.outcomes.append(_remove_all(plugin_id, installed[plugin_id], root))
         result.requests = session.request_counts()
     return result
+
+
+class _Started:
+    """``[n/total] what`` for each plugin as a worker takes it up, numbered in that order."""
+
+    def __init__(self, total: int, progress: Callable[[str], None] | None) -> None:
+        self.total = total
+        self.progress = progress
+        self.count = 0
+        self.guard = threading.Lock()
+
+    def note(self, what: str) -> None:
+        if self.progress is None:
+            return
+        with self.guard:
+            self.count += 1
+            self.progress(f"[{self.count}/{self.total}] {what}")
 
 
 def _sync_one(
@@ -269,7 +302,10 @@ def _sync_one(
     options: FleetOptions,
     candidates: tuple[str, ...],
     target: str | None,
+    root: InstallRoot,
 ) -> PluginOutcome:
+    """Bring one plugin in line with its lock entry inside the held ``root``; a failure is
+    an outcome, never raised."""
     try:
         row = pick_target(entry, candidates)
         current = [
@@ -296,16 +332,18 @@ def _sync_one(
             force=final.exists() and not current,
             limits=options.limits,
             confirm=signer_check(row, entry.plugin_id),
+            root=root,
+            # The lock names the version the root must hold, older than the installed or not.
+            allow_downgrade=True,
         )
         with session.open_target(entry.source, entry.resolved, row, entry.plugin_id) as opened:
             installed = install_prefetched(prefetched_for(entry, row, opened), install_options)
         # The install itself replaces the other installed versions of the plugin.
         removed_other = bool(installed.set_aside)
-        with locked_root(dest) as root:
-            for item in present:
-                if item.path != installed.path and item.path.exists():
-                    remove_tree(root, item.path)
-                    removed_other = True
+        for item in present:
+            if item.path != installed.path and item.path.exists():
+                remove_tree(root, item.path)
+                removed_other = True
         action = "replaced" if present and (removed_other or install_options.force) else "installed"
         return PluginOutcome(
             entry.plugin_id, action, entry.version, str(installed.path),
@@ -324,12 +362,11 @@ def _identity(item: Installed) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def _remove_all(plugin_id: str, items: list[Installed], dest: Path) -> PluginOutcome:
+def _remove_all(plugin_id: str, items: list[Installed], root: InstallRoot) -> PluginOutcome:
     try:
-        with locked_root(dest) as root:
-            for item in items:
-                if item.path.exists():
-                    remove_tree(root, item.path)
+        for item in items:
+            if item.path.exists():
+                remove_tree(root, item.path)
     except NexoError as error:
         return PluginOutcome(plugin_id, "failed", kind=error.kind, error=error.message)
     except OSError as exc:

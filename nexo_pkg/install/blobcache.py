@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -129,6 +130,8 @@ class BlobCache:
         self.temp = self.root / "tmp"
         self.hits = 0
         self.misses = 0
+        # The counters are shared by the worker threads of one `lock` or `sync`.
+        self._counting = threading.Lock()
         # Blobs this instance put into the store (see :meth:`discard_added`).
         self.added: list[Path] = []
 
@@ -145,6 +148,13 @@ class BlobCache:
             yield
         finally:
             os.close(descriptor)
+
+    def _count(self, *, hit: bool) -> None:
+        with self._counting:
+            if hit:
+                self.hits += 1
+            else:
+                self.misses += 1
 
     def path(self, digest: str) -> Path:
         return self.store / hex_of(digest)
@@ -168,14 +178,14 @@ class BlobCache:
             final = self.store / expected
             if final.is_file():
                 if _hashes_to(final, expected):
-                    self.hits += 1
+                    self._count(hit=True)
                     with contextlib.suppress(OSError):
                         os.utime(final)
                     yield final
                     return
                 with contextlib.suppress(FileNotFoundError):
                     final.unlink()
-            self.misses += 1
+            self._count(hit=False)
             try:
                 descriptor, raw = tempfile.mkstemp(prefix=f"{expected[:16]}.", dir=self.temp)
             except OSError as exc:

@@ -2,7 +2,8 @@
 
 On Linux one ``syncfs(2)`` (through ``ctypes``) writes back everything dirty on the staging
 tree's file system, the tree's files and directories included, at the cost of one call instead
-of one ``fsync`` per file. Where there is no ``syncfs`` (macOS, other Unixes), or it fails,
+of one ``fsync`` per file (threads flushing the same file system at once share a call). Where
+there is no ``syncfs`` (macOS, other Unixes), or it fails,
 every file and directory of the tree is fsynced instead. Either way the directories a rename
 touches are fsynced after it (:func:`fsync_dir`), so the new name is durable too.
 """
@@ -13,6 +14,7 @@ import errno
 import functools
 import os
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -57,6 +59,41 @@ def syncfs(descriptor: int) -> bool:
     return True
 
 
+class _SharedSyncfs:
+    """One ``syncfs`` for the threads that want the same file system flushed at once.
+
+    A caller takes a ticket once its writes are done. A ``syncfs`` that *started* after a
+    ticket was taken has flushed that caller's writes, so when the call another thread made
+    meanwhile started late enough, the caller returns without one of its own. Threads of one
+    ``sync`` that finish their plugins together so share a flush, where each made one before.
+    """
+
+    def __init__(self) -> None:
+        self._tickets = threading.Lock()
+        self._flushing = threading.Lock()
+        self._issued = 0
+        self._covered: dict[int, int] = {}  # st_dev -> highest ticket a finished call covered
+
+    def flush(self, descriptor: int) -> bool:
+        """Like :func:`syncfs`, sharing a call with other threads where that is enough."""
+        device = os.fstat(descriptor).st_dev
+        with self._tickets:
+            self._issued += 1
+            mine = self._issued
+        with self._flushing:
+            if self._covered.get(device, 0) >= mine:
+                return True
+            with self._tickets:
+                covers = self._issued
+            if not syncfs(descriptor):
+                return False
+            self._covered[device] = max(self._covered.get(device, 0), covers)
+            return True
+
+
+_SHARED = _SharedSyncfs()
+
+
 def sync_tree(root: Path) -> None:
     """Make every file and directory below ``root`` durable (see the module docstring).
 
@@ -64,7 +101,7 @@ def sync_tree(root: Path) -> None:
     """
     descriptor = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
-        if syncfs(descriptor):
+        if _SHARED.flush(descriptor):
             return
     finally:
         os.close(descriptor)

@@ -41,6 +41,7 @@ from nexo_pkg.install.source import GitHubSource, LocalSource, parse_source
 from nexo_pkg.install.store import (
     LATEST_TAG,
     Installed,
+    InstallRoot,
     Receipt,
     discard,
     installed_versions,
@@ -101,6 +102,9 @@ class InstallOptions:
     keep_old: bool = False
     # Install a version older than one already installed (which it replaces).
     allow_downgrade: bool = False
+    # The root ``dest`` when the caller already holds its lock (``sync`` holds it for all its
+    # plugins); None: the install takes the lock itself.
+    root: InstallRoot | None = None
     # Hears "still waiting" lines about slow answers (the CLI's notes on stderr); None: quiet.
     notice: Callable[[str], None] | None = None
     # An upgrade's installed signature (the receipt's ``signature``): the new version must be
@@ -695,7 +699,12 @@ def _install_tree(
     """Steps 6 to 9 under the root's lock: the archive is checked and extracted in one pass
     into a private staging directory, its payload checked, the plan confirmed, the receipt
     written, then the tree renamed into place. Nothing is visible before the rename."""
-    with locked_root(options.dest) as root:
+    held: contextlib.AbstractContextManager[InstallRoot] = (
+        contextlib.nullcontext(options.root)
+        if options.root is not None
+        else locked_root(options.dest)
+    )
+    with held as root:
         # A link in the plugin's place is not an install (verify fails it): it is never
         # followed to a receipt, and only --force replaces it (the link, not its target).
         occupied = final.is_symlink() or final.exists()

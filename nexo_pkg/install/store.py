@@ -28,6 +28,7 @@ import re
 import secrets
 import shutil
 import stat
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -453,6 +454,9 @@ class InstallRoot:
 
     dest: Path
     created: list[Path] = field(default_factory=list)
+    # Several threads of one process may work in a held root (``sync``): the bookkeeping
+    # areas are created under this lock; everything else they do has names of its own.
+    guard: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
     # Every staging holder this run may have made, named before it is made: a signal that
     # lands between its creation and the caller's bookkeeping still finds it (locked_root).
     staging_holders: list[Path] = field(default_factory=list)
@@ -464,15 +468,16 @@ class InstallRoot:
     def area(self, name: str) -> Path:
         """``<dest>/.nexo/<name>``, created (0755) when missing; never a link."""
         area = self.bookkeeping / name
-        for path in (self.bookkeeping, area):
-            if path.is_symlink():
-                discard(path)
-            if not path.is_dir():
-                try:
-                    make_dir(path)
-                except OSError as exc:
-                    raise io_error(f"create {path}", exc) from exc
-                self.created.append(path)
+        with self.guard:
+            for path in (self.bookkeeping, area):
+                if path.is_symlink():
+                    discard(path)
+                if not path.is_dir():
+                    try:
+                        make_dir(path)
+                    except OSError as exc:
+                        raise io_error(f"create {path}", exc) from exc
+                    self.created.append(path)
         return area
 
     def _holder(self, area: str, name: str) -> Path:

@@ -22,6 +22,9 @@ SCHEMES: tuple[Scheme, ...] = (
     "checksums-file",
     "cosign-legacy",
 )
+# The media type of v0.1 Sigstore bundles, the only ones that may carry an inclusion promise
+# without an inclusion proof (verified as legacy cosign material).
+BUNDLE_V01_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle+json;version=0.1"
 
 
 class SignatureError(NexoError):

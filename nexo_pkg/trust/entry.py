@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Literal
 
 from nexo_pkg.trust.base import (
+    BUNDLE_V01_MEDIA_TYPE,
     SignatureError,
     SignatureInvalidError,
     SignatureMaterial,
@@ -341,11 +342,11 @@ def _with_remedy(
 def _verify_offer(
     artifact: Path, asset_name: str, offer: _Offer, request: TrustRequest
 ) -> VerifiedSignature:
-    # The verifiers are imported here, not at the top: they import Sigstore, which costs most
-    # of a second, and only signed assets need it.
-    from nexo_pkg.trust.verifiers import checksums, cosign_legacy  # noqa: PLC0415
-
+    # The verifiers are imported here, not at the top, and each only by the scheme that uses
+    # it: they import Sigstore, which costs most of a second, and only signed assets need it.
     if offer.kind == "detached" and offer.found is not None:
+        from nexo_pkg.trust.verifiers import cosign_legacy  # noqa: PLC0415
+
         return cosign_legacy.verify_detached(offer.found)
     if offer.kind == "bundle":
         return _verify_signature_file(artifact, offer.name, offer.value, request)
@@ -355,6 +356,8 @@ def _verify_offer(
     raw = read_material(offer.checksums_value or b"", checksums_name, limit=MAX_CHECKSUMS_BYTES)
     with _scratch_copy(raw, checksums_name) as checksums_file:
         signed = _verify_signature_file(checksums_file, offer.name, offer.value, request)
+    from nexo_pkg.trust.verifiers import checksums  # noqa: PLC0415
+
     checksums.check_listed(
         raw.decode("utf-8", errors="replace"),
         checksums_name=checksums_name,
@@ -415,29 +418,35 @@ def _verify_document(
     artifact: Path, name: str, raw: bytes, request: TrustRequest
 ) -> VerifiedSignature:
     """One bundle of any kind, told apart by its content."""
-    # Imported here for the same reason as in _verify_offer.
-    from nexo_pkg.trust.verifiers import (  # noqa: PLC0415
-        attestation,
-        bundle,
-        common,
-        cosign_legacy,
-    )
+    # Imported here for the same reason as in _verify_offer: Sigstore's common ground, then
+    # only the verifier of the kind of bundle at hand (an attestation never loads the legacy
+    # cosign verifier and its log and CT key code, a message signature never the DSSE one).
+    from nexo_pkg.trust.verifiers import common  # noqa: PLC0415
 
     document = parse_json_document(raw, name)
     if isinstance(document, dict) and "mediaType" in document:
-        promise_only = cosign_legacy.promise_only_v01_bundle(document)
-        if promise_only is not None:
-            common.check_recorded_digest(artifact, document, name)
-            return cosign_legacy.verify_legacy_bundle(
-                artifact, promise_only, name=name, request=request
-            )
+        if document.get("mediaType") == BUNDLE_V01_MEDIA_TYPE:
+            from nexo_pkg.trust.verifiers import cosign_legacy  # noqa: PLC0415
+
+            promise_only = cosign_legacy.promise_only_v01_bundle(document)
+            if promise_only is not None:
+                common.check_recorded_digest(artifact, document, name)
+                return cosign_legacy.verify_legacy_bundle(
+                    artifact, promise_only, name=name, request=request
+                )
         parsed = common.load_bundle(raw, document, name)
         if "dsseEnvelope" in document:
+            from nexo_pkg.trust.verifiers import attestation  # noqa: PLC0415
+
             return attestation.verify_attestation(
                 artifact, document, parsed, name=name, request=request
             )
+        from nexo_pkg.trust.verifiers import bundle  # noqa: PLC0415
+
         return bundle.verify_bundle(artifact, parsed, name=name, request=request)
     if isinstance(document, dict) and "base64Signature" in document:
+        from nexo_pkg.trust.verifiers import cosign_legacy  # noqa: PLC0415
+
         return cosign_legacy.verify_legacy_bundle(artifact, document, name=name, request=request)
     raise SignatureInvalidError(
         f"{name} is neither a Sigstore bundle (mediaType) nor a cosign bundle (base64Signature)"

@@ -84,16 +84,18 @@ def _crash_upgrade(server: FaultyGitHubServer, tmp_path: Path, points: int, *fla
     _published(server)
     calibrate = _root(server, tmp_path, "calibrate")
     assert calibrate.run("install", f"acme/{PLUGIN}@v1.0.0", "--yes").exit_code == 0
-    span = calibrate.timed_run("upgrade", PLUGIN, "--yes", *flags)
+    # Installed from an explicit tag, the plugin is pinned: the upgrade names the new tag.
+    span = calibrate.timed_run("upgrade", PLUGIN, "--tag", "v2.0.0", "--yes", *flags)
     for index, delay in enumerate(_delays(2, span * 1.1, points)):
         root = _root(server, tmp_path, f"point-{index}")
         assert root.run("install", f"acme/{PLUGIN}@v1.0.0", "--yes").exit_code == 0
-        killed = kill_after(root.spawn("upgrade", PLUGIN, "--yes", *flags), delay)
+        upgrade = root.spawn("upgrade", PLUGIN, "--tag", "v2.0.0", "--yes", *flags)
+        killed = kill_after(upgrade, delay)
         # Never both: the old version leaves the daemon's sight as the new one arrives.
         state = assert_complete(root, [["1.0.0"], ["2.0.0"]])
         if not killed:
             assert state == ["2.0.0"]
-        again = root.run("upgrade", PLUGIN, "--yes")
+        again = root.run("upgrade", PLUGIN, "--tag", "v2.0.0", "--yes")
         assert again.exit_code == 0, (delay, again.stdout)
         assert assert_complete(root, [["2.0.0"]]) == ["2.0.0"]
         # An upgrade that finds 2.0.0 already there is a no-op and need not take the lock;

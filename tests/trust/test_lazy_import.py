@@ -9,7 +9,7 @@ from pathlib import Path
 
 from support.shared_fixtures import skip_unless_present
 
-from .helpers import FIXTURES, VECTOR_ARTIFACT
+from .helpers import FIXTURES, SHARED_FIXTURES, VECTOR_ARTIFACT
 
 SCRIPT = """
 import json, sys
@@ -85,3 +85,72 @@ def test_lint_cli_never_imports_sigstore(tmp_path: Path) -> None:
         [sys.executable, "-c", code, str(policy)], capture_output=True, text=True, check=False
     )
     assert result.stdout.strip().splitlines()[-1] == "False", result.stderr
+
+
+# `nexo plugin trust verify` run as the CLI runs it, reporting which verifiers it loaded.
+VERIFY_CLI = """
+import json, runpy, sys
+sys.argv = ['nexo', 'plugin', 'trust', 'verify', *sys.argv[1:]]
+try:
+    runpy.run_module('nexo_pkg', run_name='__main__')
+except SystemExit as exit:
+    code = exit.code
+prefix = 'nexo_pkg.trust.verifiers.'
+loaded = sorted(m.removeprefix(prefix) for m in sys.modules if m.startswith(prefix))
+print(json.dumps({'code': code, 'verifiers': loaded}))
+"""
+
+
+def _verify_cli(tmp_path: Path, *args: str) -> dict[str, object]:
+    result = subprocess.run(
+        [sys.executable, "-c", VERIFY_CLI, *args],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"XDG_CACHE_HOME": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin",
+             "NEXO_HOME": str(tmp_path / "home"), "PYTHONPATH": ":".join(sys.path)},
+    )  # fmt: skip
+    document: dict[str, object] = json.loads(result.stdout.splitlines()[-1])
+    return document
+
+
+def test_an_attestation_verify_loads_neither_the_legacy_nor_the_bundle_verifier(
+    tmp_path: Path,
+) -> None:
+    """A GitHub attestation is verified by the DSSE verifier on Sigstore's common ground; the
+    legacy cosign verifier (its own Rekor and CT key code), the message-signature verifier and
+    the checksums-file check are never imported for it."""
+    attestations = SHARED_FIXTURES / "github-attestations"
+    document = _verify_cli(
+        tmp_path,
+        str(attestations / "reusable-workflow-artifact"),
+        "--bundle", str(attestations / "reusable-workflow-attestation.sigstore.json"),
+        "--repo", "malancas/attest-demo",
+        "--signer-workflow", "github/artifact-attestations-workflows/.github/workflows/attest.yml",
+    )  # fmt: skip
+    assert document == {"code": 0, "verifiers": ["attestation", "common"]}
+
+
+def test_a_bundle_verify_loads_neither_the_legacy_nor_the_attestation_verifier(
+    tmp_path: Path,
+) -> None:
+    bundle = FIXTURES / f"{VECTOR_ARTIFACT}.sigstore.json"
+    document = _verify_cli(
+        tmp_path,
+        str(FIXTURES / VECTOR_ARTIFACT),
+        "--bundle", str(bundle),
+        "--repo", "trailofbits/rfc8785.py",
+    )  # fmt: skip
+    assert document == {"code": 0, "verifiers": ["bundle", "common"]}
+
+
+def test_a_legacy_cosign_bundle_loads_the_legacy_verifier(tmp_path: Path) -> None:
+    """The control: the scheme that needs the legacy verifier still gets it (and refuses a
+    bundle that is not valid legacy material, with exit 1)."""
+    artifact = tmp_path / "artifact.bin"
+    artifact.write_bytes(b"payload")
+    legacy = tmp_path / "artifact.bin.bundle"
+    legacy.write_text(json.dumps({"base64Signature": "AAAA", "cert": "", "rekorBundle": {}}))
+    document = _verify_cli(tmp_path, str(artifact), "--bundle", str(legacy), "--owner", "acme")
+    assert document["code"] == 1
+    assert "cosign_legacy" in document["verifiers"]  # type: ignore[operator]

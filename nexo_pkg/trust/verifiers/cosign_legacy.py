@@ -55,6 +55,7 @@ from cryptography.x509.verification import (
 from cryptography.x509.verification import VerificationError as X509VerificationError
 
 from nexo_pkg.trust.base import (
+    BUNDLE_V01_MEDIA_TYPE,
     SignatureInvalidError,
     SignatureMaterial,
     TrustRequest,
@@ -229,9 +230,6 @@ def _check_log_body(body: bytes, certificate: Certificate, signature: bytes, dig
         raise _LegacyError("the log entry does not match the signature, certificate and file")
 
 
-_BUNDLE_V01 = "application/vnd.dev.sigstore.bundle+json;version=0.1"
-
-
 def promise_only_v01_bundle(document: Mapping[str, Any]) -> dict[str, Any] | None:
     """A v0.1 Sigstore bundle with an inclusion promise but no checkpointed inclusion proof,
     rewritten as the equivalent legacy cosign document; ``None`` for any other bundle.
@@ -240,7 +238,7 @@ def promise_only_v01_bundle(document: Mapping[str, Any]) -> dict[str, Any] | Non
     inclusion proof; the signed entry timestamp is what vouches for them, exactly as for a
     legacy cosign bundle.
     """
-    if document.get("mediaType") != _BUNDLE_V01:
+    if document.get("mediaType") != BUNDLE_V01_MEDIA_TYPE:
         return None
     try:
         material = document["verificationMaterial"]

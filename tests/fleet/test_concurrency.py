@@ -1,0 +1,176 @@
+"""``lock`` and ``sync`` handle several plugins at a time (``--jobs``) and end exactly as one
+at a time would: the same lock file, receipts and trees byte for byte, the same report, the
+same failure; timings are the benchmarks' business (benchmarks/fleet_scale.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from support.registry import Registry
+from support.tarballs import tree_snapshot
+
+from .conftest import LINUX, MakeDist, json_of, push_dist, run_nexo
+
+PLUGINS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")
+
+
+def _publish(registry: Registry, make_dist: MakeDist, home: Path, *, signed: bool) -> None:
+    for number, plugin_id in enumerate(PLUGINS):
+        dist = make_dist(
+            plugin_id,
+            f"1.{number}.0",
+            targets=(LINUX,),
+            payload=plugin_id.encode() * 4096,
+            **({} if signed else {"identity": None}),
+        )
+        push_dist(dist, registry.ref(f"plugins/{plugin_id}"), home)
+
+
+def _wanted(directory: Path, registry: Registry, *, missing: str | None = None) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    names = [*PLUGINS[:3], *([missing] if missing else []), *PLUGINS[3:]]
+    text = "".join(
+        f'[plugins.{name}]\nsource = "{registry.ref(f"plugins/{name}")}"\n\n' for name in names
+    )
+    path = directory / "nexo-plugins.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_lock_with_many_jobs_writes_the_bytes_of_one_at_a_time(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    _publish(registry, make_dist, Path(fleet_env["NEXO_HOME"]), signed=True)
+    common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature", "--json")
+    locks = []
+    for jobs in ("1", "6"):
+        # A cold blob cache each time: every tarball is fetched and verified again.
+        env = {**fleet_env, "NEXO_HOME": str(tmp_path / f"home-{jobs}")}
+        wanted = _wanted(tmp_path / f"project-{jobs}", registry)
+        result = run_nexo(env, "lock", "-f", str(wanted), "--jobs", jobs, *common)
+        assert result.returncode == 0, result.stderr
+        assert json_of(result)["changes"] == {
+            plugin_id: f"locked 1.{number}.0" for number, plugin_id in enumerate(PLUGINS)
+        }
+        locks.append((wanted.parent / "nexo-plugins.lock").read_bytes())
+    assert locks[0] == locks[1]
+    document = locks[1].decode()
+    # Every entry records its signer, in the wanted set's order.
+    assert document.count("identity = ") == len(PLUGINS)
+    assert [document.index(f"[plugins.{p}]") for p in PLUGINS] == sorted(
+        document.index(f"[plugins.{p}]") for p in PLUGINS
+    )
+
+
+def test_a_plugin_that_cannot_be_locked_fails_the_same_way_with_many_jobs(
+    *, tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    _publish(registry, make_dist, Path(fleet_env["NEXO_HOME"]), signed=False)
+    errors = []
+    for jobs in ("1", "6"):
+        wanted = _wanted(tmp_path / f"project-{jobs}", registry, missing="ghost")
+        result = run_nexo(
+            fleet_env, "lock", "-f", str(wanted), "--jobs", jobs, "--plain-http", "--json"
+        )
+        assert result.returncode == 1, result.stdout
+        document = json_of(result)
+        errors.append((document["kind"], document["error"]))
+        # Nothing is written when one plugin fails.
+        assert not (wanted.parent / "nexo-plugins.lock").exists()
+    assert errors[0] == errors[1]
+    assert errors[0][1].startswith("ghost: "), errors[0]
+
+
+def test_sync_with_many_jobs_ends_byte_identical_to_one_at_a_time(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+) -> None:
+    _publish(registry, make_dist, Path(fleet_env["NEXO_HOME"]), signed=True)
+    common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
+    wanted = _wanted(tmp_path / "project", registry)
+    assert run_nexo(fleet_env, "lock", "-f", str(wanted), *common).returncode == 0
+    lock_path = wanted.parent / "nexo-plugins.lock"
+    lock_bytes = lock_path.read_bytes()
+    roots, reports = [], []
+    for jobs in ("1", "6"):
+        env = {**fleet_env, "NEXO_HOME": str(tmp_path / f"home-{jobs}")}
+        dest = tmp_path / f"root-{jobs}"
+        synced = run_nexo(
+            env, "sync", "--lock", str(lock_path), "--dest", str(dest), "--frozen",
+            "--jobs", jobs, "--json", *common,
+        )  # fmt: skip
+        assert synced.returncode == 0, synced.stdout
+        document = json.loads(synced.stdout.replace(str(dest), "<dest>"))
+        reports.append((document["plugins"], document["requests"]["registries"]))
+        roots.append(dest)
+    assert lock_path.read_bytes() == lock_bytes
+    assert reports[0] == reports[1]
+    assert [item["id"] for item in reports[1][0]] == sorted(PLUGINS)
+    assert {item["action"] for item in reports[1][0]} == {"installed"}
+    # Trees, receipts and the root's bookkeeping: byte for byte.
+    assert tree_snapshot(roots[0]) == tree_snapshot(roots[1])
+    for number, plugin_id in enumerate(PLUGINS):
+        receipt = f"{plugin_id}-1.{number}.0/.nexo-install.json"
+        assert (roots[0] / receipt).read_bytes() == (roots[1] / receipt).read_bytes()
+        assert json.loads((roots[1] / receipt).read_text())["signature"]["status"] == "verified"
+    assert sorted(p.name for p in roots[1].iterdir()) == sorted(
+        [".nexo-install.lock", ".nexo-sync.lock"]
+        + [f"{plugin_id}-1.{n}.0" for n, plugin_id in enumerate(PLUGINS)]
+    )
+
+
+def test_one_failing_plugin_leaves_the_others_synced_with_many_jobs(
+    *, tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    _publish(registry, make_dist, Path(fleet_env["NEXO_HOME"]), signed=False)
+    wanted = _wanted(tmp_path / "project", registry)
+    assert run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http").returncode == 0
+    lock_path = wanted.parent / "nexo-plugins.lock"
+    # The lock now names a tarball digest the registry does not hold for one plugin.
+    text = lock_path.read_text(encoding="utf-8")
+    start = text.index("[plugins.charlie]")
+    sha_at = text.index('sha256 = "', start) + len('sha256 = "')
+    lock_path.write_text(text[:sha_at] + "0" * 64 + text[sha_at + 64 :], encoding="utf-8")
+    dest = tmp_path / "root"
+    env = {**fleet_env, "NEXO_HOME": str(tmp_path / "clean-home")}
+    synced = run_nexo(
+        env, "sync", "--lock", str(lock_path), "--dest", str(dest), "--frozen", "--jobs", "6",
+        "--plain-http", "--json",
+    )  # fmt: skip
+    assert synced.returncode == 1
+    document = json_of(synced)
+    assert document["kind"] == "sync_failed"
+    actions = {item["id"]: (item["action"], item.get("kind")) for item in document["plugins"]}
+    assert actions.pop("charlie") == ("failed", "checksum_mismatch")
+    assert set(actions.values()) == {("installed", None)}
+    assert not (dest / "charlie-1.2.0").exists()
+    assert not (dest / ".nexo").exists()  # no staging tree or journal left behind
+
+
+def test_jobs_out_of_range_is_a_usage_error_and_nothing_is_written(
+    *, tmp_path: Path, fleet_env: dict[str, str], registry: Registry
+) -> None:
+    wanted = _wanted(tmp_path / "project", registry)
+    for jobs in ("0", "65"):
+        locked = run_nexo(fleet_env, "lock", "-f", str(wanted), "--jobs", jobs, "--json")
+        assert locked.returncode == 2, locked.stdout
+        assert json_of(locked)["kind"] == "usage"
+        assert not (wanted.parent / "nexo-plugins.lock").exists()
+        dest = tmp_path / "root"
+        synced = run_nexo(
+            fleet_env, "sync", "--lock", str(tmp_path / "none.lock"), "--dest", str(dest),
+            "--jobs", jobs, "--json",
+        )  # fmt: skip
+        assert synced.returncode == 2, synced.stdout
+        assert json_of(synced)["kind"] == "usage"
+        assert not dest.exists()
