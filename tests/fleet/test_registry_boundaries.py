@@ -380,3 +380,29 @@ def test_a_registry_copy_without_an_origin_is_judged_by_the_default_mode(
     assert result.returncode == 1, result.stderr
     assert json_of(result)["kind"] == "signature_missing"
     assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]
+
+
+def test_sync_to_a_lock_that_names_an_older_version_installs_it(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    """The lock is what the root must hold: the downgrade guard of ``install`` is not
+    ``sync``'s."""
+    for version in ("1.0.0", "2.0.0"):
+        dist = str(make_dist("echo", version, identity=None))
+        pushed = run_nexo(fleet_env, "push", dist, registry.ref("plugins/echo"), "--plain-http")
+        assert pushed.returncode == 0, pushed.stderr
+    dest = tmp_path / "plugins"
+    installed = run_nexo(
+        fleet_env, "install", registry.ref("plugins/echo:2.0.0"), "--dest", str(dest),
+        "--plain-http", "--yes",
+    )  # fmt: skip
+    assert installed.returncode == 0, installed.stderr
+    wanted = tmp_path / "nexo-plugins.toml"
+    wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("plugins/echo:1.0.0")}"\n')
+    assert run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http").returncode == 0
+    synced = run_nexo(
+        fleet_env, "sync", "--lock", str(tmp_path / "nexo-plugins.lock"), "--dest", str(dest),
+        "--plain-http", "--json",
+    )  # fmt: skip
+    assert synced.returncode == 0, synced.stdout + synced.stderr
+    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-1.0.0"]
