@@ -90,11 +90,14 @@ def resolve_target(
     A bare id is looked up under ``dest`` when given, else under ``installed_root()`` (called
     only when an id needs looking up: the CLI passes the daemon configuration's root).
 
-    Raises :class:`TargetError` when nothing runnable is found, and the archive errors of
-    the extraction (``archive_invalid`` / ``archive_unsafe``) for a bad tarball.
+    Raises :class:`TargetError` when nothing runnable is found, :class:`UsageError` for a
+    ``dest`` that is a file, and the archive errors of the extraction
+    (``archive_invalid`` / ``archive_unsafe``) for a bad tarball.
     """
     text = str(target)
     path = Path(target)
+    if dest is not None and dest.exists() and not dest.is_dir():
+        raise UsageError(f"--dest {dest} is a file, not a directory; name a plugin root")
     if dest is not None and is_valid_id(text):
         # `check ID --dest D` means the installed plugin, whatever ./ID is.
         yield _resolve_installed(text, dest)

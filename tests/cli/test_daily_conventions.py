@@ -78,12 +78,14 @@ def tree(root: Path) -> list[str]:
 # -- 6: bad arguments are usage errors ------------------------------------------------------
 
 
-@pytest.mark.parametrize("command", ["install", "list", "verify"])
+@pytest.mark.parametrize("command", ["install", "list", "verify", "check"])
 def test_a_dest_that_is_a_file_is_a_usage_error(tmp_path: Path, command: str) -> None:
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
     dest = tmp_path / "plugins"
     dest.write_text("a file\n", encoding="utf-8")
-    args = {"install": [str(tarball), "--yes"], "list": [], "verify": []}[command]
+    args = {"install": [str(tarball), "--yes"], "list": [], "verify": [], "check": ["hello"]}[
+        command
+    ]
     before = tree(tmp_path)
     result = nexo("plugin", command, *args, "--dest", str(dest), "--json", cwd=tmp_path)
     assert result.returncode == 2, result.stderr
