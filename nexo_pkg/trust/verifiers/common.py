@@ -47,9 +47,9 @@ from nexo_pkg.trust.base import (
     SignerUntrustedError,
     TrustRequest,
     VerifiedSignature,
+    read_trusted_root,
 )
 from nexo_pkg.trust.policy import AuthorPolicy
-from nexo_pkg.trust.verifiers.rootkeys import read_trusted_root
 
 _logger = logging.getLogger(__name__)
 

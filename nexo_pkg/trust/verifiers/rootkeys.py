@@ -33,7 +33,7 @@ from cryptography.x509 import (
 from cryptography.x509.certificate_transparency import LogEntryType
 
 from nexo_pkg.errors import ConfigError
-from nexo_pkg.files import read_config_bytes
+from nexo_pkg.trust.base import read_trusted_root
 
 _PUBLIC_GOOD_TUF_URL = "https://tuf-repo-cdn.sigstore.dev"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -121,18 +121,6 @@ def _public_good_document() -> Any:
 
 
 # Real trusted roots are tens of kilobytes; a planted multi-gigabyte file is not read whole.
-MAX_TRUSTED_ROOT_BYTES = 8 * 1024 * 1024
-
-
-def read_trusted_root(path: Path) -> bytes:
-    """The bytes of a ``trusted_root`` file: a regular file (a link to one followed) of at
-    most :data:`MAX_TRUSTED_ROOT_BYTES`; ``OSError``/``ValueError`` otherwise."""
-    raw = read_config_bytes(path, MAX_TRUSTED_ROOT_BYTES)
-    if len(raw) > MAX_TRUSTED_ROOT_BYTES:
-        raise ValueError(f"it is larger than {MAX_TRUSTED_ROOT_BYTES} bytes")
-    return raw
-
-
 def load_root_keys(trusted_root: Path | None) -> RootKeys:
     """The keys of the private instance's ``trusted_root`` or of the public-good instance
     shipped with sigstore-python. An unusable file is ``policy_invalid``."""
