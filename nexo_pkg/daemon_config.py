@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 __all__ = [
     "CONFIG_DIR_ENV",
     "config_dir",
+    "find_placeholders",
     "nexo_home_from_env",
     "placeholder_name",
     "resolve_placeholder",
@@ -99,6 +100,45 @@ def _note(message: str, *, warn: bool) -> None:
     from nexo_pkg.terminal import printable  # noqa: PLC0415
 
     (common.warn if warn else common.say)(printable(message))
+
+
+def find_placeholders(text: str) -> Iterator[tuple[int, int, str]]:
+    """``(start, end, inner)`` of every ``${...}``, skipping comments as the daemon's config
+    loader does (``find_placeholders`` in its ``crates/config/src/env.rs``).
+
+    The loader tracks quotes only to tell a ``#`` in a string from a comment; placeholders in
+    quoted strings are resolved too. Braces nest. At a ``${`` that never closes the daemon's
+    scan does not advance (it never finishes loading the file); here the scan stops.
+    """
+    index, length = 0, len(text)
+    in_comment = in_single = in_double = False
+    while index + 1 < length:
+        char = text[index]
+        if char == "\n":
+            in_comment = in_single = in_double = False
+        elif in_comment:
+            pass
+        elif char == "#" and not in_single and not in_double:
+            in_comment = True
+        elif char == "'" and not in_double:
+            in_single = not in_single
+        elif char == '"' and not in_single:
+            in_double = not in_double
+        elif char == "$" and text[index + 1] == "{":
+            depth, scan = 1, index + 2
+            while scan < length:
+                if text[scan] == "{":
+                    depth += 1
+                elif text[scan] == "}":
+                    depth -= 1
+                    if depth == 0:
+                        yield index, scan + 1, text[index + 2 : scan]
+                        index = scan
+                        break
+                scan += 1
+            else:
+                return
+        index += 1
 
 
 def placeholder_name(inner: str) -> tuple[str, str | None]:

@@ -33,7 +33,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.daemon_config import CONFIG_DIR_ENV, config_dir, resolve_placeholder
+from nexo_pkg.daemon_config import (
+    CONFIG_DIR_ENV,
+    config_dir,
+    find_placeholders,
+    resolve_placeholder,
+)
 from nexo_pkg.daemon_config import nexo_home_from_env as nexo_home
 from nexo_pkg.errors import ConfigError, UsageError
 from nexo_pkg.files import read_config_bytes
@@ -192,40 +197,6 @@ def _parse_yaml(path: Path, text: str) -> Any:
         raise ConfigError(f"{path} is not valid YAML: {reason}") from exc
 
 
-def _placeholders(text: str) -> list[tuple[int, int, str]]:
-    """``(start, end, inner)`` of every ``${...}`` outside comments, as the daemon finds them.
-
-    A ``#`` outside quotes starts a comment; quotes only matter for that, so a placeholder
-    inside a quoted string is substituted. Braces nest.
-    """
-    found: list[tuple[int, int, str]] = []
-    in_comment = in_single = in_double = False
-    index, length = 0, len(text)
-    while index + 1 < length:
-        char = text[index]
-        if char == "\n":
-            in_comment = in_single = in_double = False
-        elif in_comment:
-            pass
-        elif char == "#" and not in_single and not in_double:
-            in_comment = True
-        elif char == "'" and not in_double:
-            in_single = not in_single
-        elif char == '"' and not in_single:
-            in_double = not in_double
-        elif char == "$" and text[index + 1] == "{":
-            depth, cursor = 1, index + 2
-            while cursor < length:
-                depth += {"{": 1, "}": -1}.get(text[cursor], 0)
-                if depth == 0:
-                    found.append((index, cursor + 1, text[index + 2 : cursor]))
-                    index = cursor
-                    break
-                cursor += 1
-        index += 1
-    return found
-
-
 def resolve_placeholders(text: str, path: Path, cwd: Path) -> str:
     """``text`` with every ``${...}`` replaced, as the daemon's config loader does.
 
@@ -233,7 +204,7 @@ def resolve_placeholders(text: str, path: Path, cwd: Path) -> str:
     """
     parts: list[str] = []
     last = 0
-    for start, end, inner in _placeholders(text):
+    for start, end, inner in find_placeholders(text):
         parts.append(text[last:start])
         parts.append(_resolve_one(inner, path, cwd))
         last = end

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from nexo_pkg.daemon_config import resolve_placeholder
+from nexo_pkg.daemon_config import find_placeholders, resolve_placeholder
 from nexo_pkg.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.files import read_config_bytes
 from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, parse_yaml, position_of
@@ -172,43 +172,6 @@ def config_files(directory: Path) -> list[Path]:
 
 
 # --- placeholders ---------------------------------------------------------------------------
-
-
-def find_placeholders(text: str) -> Iterator[tuple[int, int, str]]:
-    """``(start, end, inner)`` of every ``${...}``, skipping comments as the loader does.
-
-    The loader tracks quotes only to tell a ``#`` in a string from a comment; placeholders in
-    quoted strings are resolved too. Braces nest.
-    """
-    index, length = 0, len(text)
-    in_comment = in_single = in_double = False
-    while index + 1 < length:
-        char = text[index]
-        if char == "\n":
-            in_comment = in_single = in_double = False
-        elif in_comment:
-            pass
-        elif char == "#" and not in_single and not in_double:
-            in_comment = True
-        elif char == "'" and not in_double:
-            in_single = not in_single
-        elif char == '"' and not in_single:
-            in_double = not in_double
-        elif char == "$" and text[index + 1] == "{":
-            depth, scan = 1, index + 2
-            while scan < length:
-                if text[scan] == "{":
-                    depth += 1
-                elif text[scan] == "}":
-                    depth -= 1
-                    if depth == 0:
-                        yield index, scan + 1, text[index + 2 : scan]
-                        index = scan
-                        break
-                scan += 1
-            else:
-                return
-        index += 1
 
 
 def _file_reference_problem(reference: str, cwd: Path) -> str | None:
