@@ -19,7 +19,7 @@ from pathlib import Path
 import atheris
 
 with atheris.instrument_imports():
-    from nexo_pkg.errors import NexoError
+    from nexo_pkg.core.errors import NexoError
     from nexo_pkg.install import extract as archive_extract
 
 # One scratch directory for the whole run; each input gets a fresh staging dir inside it.

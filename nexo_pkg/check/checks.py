@@ -45,7 +45,7 @@ from nexo_pkg.check.sandbox import (
     plan_sandbox,
 )
 from nexo_pkg.check.target import ResolvedPlugin, resolve_target
-from nexo_pkg.errors import UsageError
+from nexo_pkg.core.errors import UsageError
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 
 #: ``nexo_version`` sent in ``initialize`` when none is given: the newest daemon release

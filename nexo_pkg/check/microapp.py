@@ -128,10 +128,10 @@ def run_microapp(
     """Check a resolved microapp with the grants of the daemon's configuration directory
     (``config``, else ``NEXO_CONFIG_DIR``, ``./config``, ``$NEXO_HOME/config``).
 
-    Raises :class:`~nexo_pkg.errors.ConfigError` (exit 2) for an unreadable
+    Raises :class:`~nexo_pkg.core.errors.ConfigError` (exit 2) for an unreadable
     ``extensions.yaml``.
     """
-    from nexo_pkg.daemon_config import config_dir  # noqa: PLC0415 - only for microapps
+    from nexo_pkg.manifest.daemon_config import config_dir  # noqa: PLC0415 - only for microapps
 
     grants = load_grants(target, config_dir(config))
     return check_microapp(

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.check.target import TargetError
-from nexo_pkg.errors import ConfigError
-from nexo_pkg.files import read_config_bytes
+from nexo_pkg.core.errors import ConfigError
+from nexo_pkg.core.files import read_config_bytes
 from nexo_pkg.lint.yaml_source import parse_yaml
 from nexo_pkg.manifest.microapp import (
     COMPANION_MANIFEST_NAME,

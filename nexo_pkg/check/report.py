@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal
 
-from nexo_pkg.diagnostics import escape_control_characters
+from nexo_pkg.core.diagnostics import escape_control_characters
 
 Status = Literal["pass", "warn", "fail"]
 

@@ -349,7 +349,7 @@ def _manifest_name(root: Path) -> str:
 
 def _entry_lines(root: Path) -> dict[tuple[str, int], int]:
     """The 1-based line of every sandbox allowlist entry in the manifest (best effort)."""
-    from nexo_pkg.manifest.spans import scan_spans  # noqa: PLC0415 - only for a wrapped plan
+    from nexo_pkg.core.toml_spans import scan_spans  # noqa: PLC0415 - only for a wrapped plan
 
     lookup = find_manifest(root)
     if lookup.path is None:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
-from nexo_pkg.errors import EXIT_USAGE, NexoError, UsageError
+from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.manifest.daemon import is_valid_id
 from nexo_pkg.manifest.names import find_manifest, shadowed_message
 

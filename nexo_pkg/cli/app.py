@@ -29,7 +29,7 @@ from typer.models import CommandInfo
 from nexo_pkg import __version__
 from nexo_pkg.cli.common import emit_json, error_line, set_color, set_verbosity
 from nexo_pkg.cli.completion import attach_choice_completion
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 
 if TYPE_CHECKING:
     # Typer 0.28 ships its own copy of click; these names are only annotations.

@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
-from nexo_pkg.cli.common import colour_enabled, emit_json, guarded, say
+from nexo_pkg.cli.common import colour_enabled, emit_json, guarded
 from nexo_pkg.cli.completion import installed_ids
-from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, UsageError
+from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, UsageError
+from nexo_pkg.core.output import say
 
 if TYPE_CHECKING:
     from nexo_pkg.check import CheckReport
@@ -54,7 +55,7 @@ def show_report(report: CheckReport, stream: TextIO | None = None) -> None:
 def check_after(target: Path, *, timeout_ms: int | None = None) -> CheckReport:
     """The ``--check`` step of ``pack`` and ``install``: run the checks on ``target``, show them.
 
-    Raises :class:`~nexo_pkg.errors.NexoError` when the target cannot be checked at all.
+    Raises :class:`~nexo_pkg.core.errors.NexoError` when the target cannot be checked at all.
     """
     from nexo_pkg.check import DEFAULT_TIMEOUT_MS, run_check  # noqa: PLC0415
 

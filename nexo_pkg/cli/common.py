@@ -14,27 +14,15 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, NoReturn, TextIO, TypeVar
 
-from nexo_pkg.errors import NexoError, UsageError
-from nexo_pkg.terminal import printable
+from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.output import OUTPUT
+from nexo_pkg.core.terminal import printable
 
 T = TypeVar("T")
 
 COLOR_CHOICES = ("auto", "always", "never")
-
-
-@dataclass
-class OutputSettings:
-    """How much to say and whether to paint it; set once by the global options."""
-
-    quiet: bool = False
-    verbose: bool = False
-    color: str = "auto"
-
-
-OUTPUT = OutputSettings()
 
 
 def set_verbosity(*, quiet: bool | None = None, verbose: bool | None = None) -> None:
@@ -103,18 +91,6 @@ def result_line(message: str) -> None:
     sys.stdout.write(message + "\n")
 
 
-def say(message: str) -> None:
-    """A note for the person at the terminal: stderr, dropped by ``--quiet``."""
-    if not OUTPUT.quiet:
-        sys.stderr.write(message + "\n")
-
-
-def warn(message: str) -> None:
-    """A warning: stderr, shown even with ``--quiet``."""
-    text = message if message.lower().startswith("warning") else f"warning: {message}"
-    sys.stderr.write(text + "\n")
-
-
 def exit_with(code: int) -> NoReturn:
     raise SystemExit(code)
 
@@ -122,7 +98,7 @@ def exit_with(code: int) -> NoReturn:
 def error_line(error: NexoError) -> str:
     """The one line a failure prints: ``error: MESSAGE``; ``--verbose`` adds the kind.
 
-    A :attr:`~nexo_pkg.errors.NexoError.multiline` message keeps its own line feeds (its
+    A :attr:`~nexo_pkg.core.errors.NexoError.multiline` message keeps its own line feeds (its
     parts from outside were escaped when it was written); every line is still escaped."""
     if error.multiline:
         shown = "\n".join(printable(line) for line in error.message.split("\n"))

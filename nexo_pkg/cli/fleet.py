@@ -11,11 +11,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nexo_pkg.cli.common import emit_json, guarded, result_line, say
+from nexo_pkg.cli.common import emit_json, guarded, result_line
 from nexo_pkg.cli.install import TimeoutOption
-from nexo_pkg.daemon_config import nexo_home_from_env
-from nexo_pkg.errors import NexoError
-from nexo_pkg.terminal import printable
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.output import say
+from nexo_pkg.core.terminal import printable
+from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 
 if TYPE_CHECKING:
     from nexo_pkg.fleet.sources import FleetOptions
@@ -99,11 +100,11 @@ def fleet_options(
 ) -> FleetOptions:
     """The fleet settings of a command's flags; slow answers are noted on stderr unless the
     output is ``--json``."""
-    from nexo_pkg.errors import UsageError  # noqa: PLC0415
+    from nexo_pkg.core.errors import UsageError  # noqa: PLC0415
     from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
-    from nexo_pkg.install.bounded import checked_timeout  # noqa: PLC0415
     from nexo_pkg.install.config import POLICY_FILE, config_dir  # noqa: PLC0415
+    from nexo_pkg.net.bounded import checked_timeout  # noqa: PLC0415
 
     if require_signature and skip_signature_verify:
         raise UsageError("--require-signature and --skip-signature-verify exclude each other")
@@ -124,7 +125,7 @@ def fleet_options(
 
 
 def _usage(message: str) -> None:
-    from nexo_pkg.errors import UsageError  # noqa: PLC0415
+    from nexo_pkg.core.errors import UsageError  # noqa: PLC0415
 
     raise UsageError(message)
 
@@ -395,7 +396,7 @@ def register(app: typer.Typer) -> None:
         and a second run copies nothing. Installs from the copy verify the original signer
         under the same trust policy. Exit codes: 0 mirrored; 1 refused; 2 usage error.
         """
-        from nexo_pkg.fleet.reference import is_oci  # noqa: PLC0415
+        from nexo_pkg.sources.oci_reference import is_oci  # noqa: PLC0415
 
         def options() -> FleetOptions:
             return fleet_options(
@@ -439,7 +440,7 @@ def register(app: typer.Typer) -> None:
     @cache_app.command("dir")
     def cache_dir_command() -> None:
         """Print the cache directory (it may not exist yet)."""
-        from nexo_pkg.install.blobcache import BlobCache  # noqa: PLC0415
+        from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
 
         result_line(str(BlobCache(nexo_home_from_env()).root))
 
@@ -452,7 +453,7 @@ def register(app: typer.Typer) -> None:
         json_output: JsonOption = False,
     ) -> None:
         """Print the size of the cache in bytes (0 when it does not exist)."""
-        from nexo_pkg.install.blobcache import BlobCache  # noqa: PLC0415
+        from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
 
         cache = BlobCache(nexo_home_from_env())
         count, size = guarded(cache.usage, json_output=json_output)
@@ -464,7 +465,7 @@ def register(app: typer.Typer) -> None:
     @cache_app.command("clean")
     def cache_clean_command(*, json_output: JsonOption = False) -> None:
         """Remove every blob from the cache (as `prune --all`)."""
-        from nexo_pkg.install.blobcache import BlobCache  # noqa: PLC0415
+        from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
 
         report = guarded(
             lambda: BlobCache(nexo_home_from_env()).prune(max_age=None), json_output=json_output
@@ -481,7 +482,7 @@ def register(app: typer.Typer) -> None:
         json_output: JsonOption = False,
     ) -> None:
         """Remove unused, corrupt and half-written blobs from the cache."""
-        from nexo_pkg.install.blobcache import BlobCache  # noqa: PLC0415
+        from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
 
         def run() -> object:
             if older_than_days < 0:

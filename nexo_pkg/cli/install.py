@@ -12,27 +12,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import (
-    confirm,
-    emit_json,
-    guarded,
-    interactive,
-    result_line,
-    say,
-    warn,
-)
+from nexo_pkg.cli.common import confirm, emit_json, guarded, interactive, result_line
 from nexo_pkg.cli.completion import installed_ids
-from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
-from nexo_pkg.install.bounded import DEFAULT_TIMEOUT_SECONDS, SLOW_NOTICE_SECONDS
-from nexo_pkg.terminal import printable
+from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
+from nexo_pkg.core.output import say, warn
+from nexo_pkg.core.terminal import printable
+from nexo_pkg.net.bounded import DEFAULT_TIMEOUT_SECONDS, SLOW_NOTICE_SECONDS
 
 # The install machinery (store, archive inspection, trust policy, httpx) is imported inside
 # the commands: `nexo plugin install --help` and `list` should not pay for what they don't run.
 if TYPE_CHECKING:
     from nexo_pkg.fleet.sources import FleetOptions
-    from nexo_pkg.install.inspect import ArchiveLimits
     from nexo_pkg.install.pipeline import InstallOptions, InstallResult, UpgradeResult
     from nexo_pkg.install.summary import InstallPlan
+    from nexo_pkg.sources.archive import ArchiveLimits
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
@@ -252,7 +245,7 @@ def _policy_path(config: Path | None) -> Path:
 def _limits(
     max_download: str | None, max_entries: int | None, max_total: str | None, max_entry: str | None
 ) -> ArchiveLimits:
-    from nexo_pkg.install.inspect import ArchiveLimits  # noqa: PLC0415
+    from nexo_pkg.sources.archive import ArchiveLimits  # noqa: PLC0415
 
     base = ArchiveLimits()
     if max_entries is not None and max_entries <= 0:
@@ -311,7 +304,7 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
 
 
 def _progress_wanted() -> bool:
-    from nexo_pkg.cli.common import OUTPUT  # noqa: PLC0415
+    from nexo_pkg.core.output import OUTPUT  # noqa: PLC0415
 
     return sys.stderr.isatty() and not OUTPUT.quiet
 
@@ -543,9 +536,9 @@ def register(app: typer.Typer) -> None:
 
         def run() -> InstallResult:
             # httpx is imported only by the commands that talk to GitHub.
-            from nexo_pkg.daemon_config import nexo_home_from_env  # noqa: PLC0415
             from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
             from nexo_pkg.install.pipeline import InstallOptions, install  # noqa: PLC0415
+            from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
             options = InstallOptions(
                 dest=_dest(dest, config),
@@ -674,9 +667,9 @@ def register(app: typer.Typer) -> None:
         """
 
         def options() -> InstallOptions:
-            from nexo_pkg.daemon_config import nexo_home_from_env  # noqa: PLC0415
             from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
             from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
+            from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
             if (plugin_id is None) == (not upgrade_all):
                 raise UsageError("name one installed plugin ID, or pass --all (not both)")

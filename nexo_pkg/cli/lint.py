@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
-from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
+from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
 from nexo_pkg.manifest.options import LintOptions
 
 if TYPE_CHECKING:
     import typer
 
-    from nexo_pkg.diagnostics import FileResult
+    from nexo_pkg.core.diagnostics import FileResult
     from nexo_pkg.lint.config import LintSettings
 
 __all__ = ["FORMATS", "LintRequest", "fast_lint", "register", "run_lint"]
@@ -71,7 +71,7 @@ def _explain(code: str) -> int:
 
 
 def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
-    from nexo_pkg.files import read_config_bytes  # noqa: PLC0415
+    from nexo_pkg.core.files import read_config_bytes  # noqa: PLC0415
     from nexo_pkg.lint.discovery import discover_manifests  # noqa: PLC0415
     from nexo_pkg.lint.engine import lint_bytes, note_shadowed, unreadable_file  # noqa: PLC0415
     from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES  # noqa: PLC0415
@@ -134,8 +134,8 @@ def _daemon_config_files(request: LintRequest) -> list[str]:
     they make it discover. Raises :class:`UsageError` when the directory does not exist."""
     if request.config is None and not request.daemon_config:
         return []
-    from nexo_pkg.daemon_config import config_dir  # noqa: PLC0415
     from nexo_pkg.lint.daemon_files import daemon_config_files  # noqa: PLC0415
+    from nexo_pkg.manifest.daemon_config import config_dir  # noqa: PLC0415
 
     named = Path(request.config).expanduser().absolute() if request.config is not None else None
     if named is not None and not named.is_dir():
@@ -214,7 +214,7 @@ def run_lint(request: LintRequest) -> int:
             f"unknown --format {request.output_format!r}; choose one of {', '.join(FORMATS)}"
         )
     if request.nexo_version is not None:
-        from nexo_pkg.manifest.versionreq import Version, VersionError  # noqa: PLC0415
+        from nexo_pkg.core.versionreq import Version, VersionError  # noqa: PLC0415
 
         try:
             Version.parse(request.nexo_version)
@@ -239,7 +239,7 @@ def run_lint(request: LintRequest) -> int:
     rules = rules_for_codes({d.code for result in results for d in result.diagnostics})
     # Every format is the report itself, so all of them go to stdout (as ruff and flake8 do);
     # stderr keeps notes and errors about the run.
-    from nexo_pkg.cli.common import OUTPUT  # noqa: PLC0415
+    from nexo_pkg.core.output import OUTPUT  # noqa: PLC0415
 
     if not results and not request.stdin:
         # As ruff does: nothing to lint is worth a note, not a failure.

@@ -10,7 +10,7 @@ from types import FrameType
 
 import typer
 
-from nexo_pkg.cli.common import OUTPUT
+from nexo_pkg.core.output import OUTPUT
 
 _EXIT = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated")}
 

@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from nexo_pkg.cli.common import guarded, say
+from nexo_pkg.cli.common import guarded
+from nexo_pkg.core.output import say
 from nexo_pkg.scaffold.generator import LANGUAGES
 from nexo_pkg.scaffold.slug import SLUG_PATTERN
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import emit_json, guarded, result_line, say
+from nexo_pkg.cli.common import emit_json, guarded, result_line
 from nexo_pkg.cli.install import (
     ConfigOption,
     DestOption,
@@ -27,8 +27,9 @@ from nexo_pkg.cli.install import (
     _fleet_options,
     _roots,
 )
-from nexo_pkg.errors import EXIT_FAILURE, EXIT_OK
-from nexo_pkg.terminal import printable
+from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK
+from nexo_pkg.core.output import say
+from nexo_pkg.core.terminal import printable
 
 if TYPE_CHECKING:
     from nexo_pkg.install.outdated import LatestLookup, OutdatedEntry
@@ -48,7 +49,7 @@ def _lookups(
         return LatestVersion(version, tag)
 
     def from_registry(receipt: Receipt) -> LatestVersion:
-        from nexo_pkg.errors import NexoError  # noqa: PLC0415
+        from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
         from nexo_pkg.fleet.publish import latest_in_registry  # noqa: PLC0415
 
         assert receipt.registry is not None  # noqa: S101 (only registry receipts come here)
@@ -100,7 +101,7 @@ def _render(entries: list[OutdatedEntry]) -> None:
 def _set_enabled(
     plugin_id: str, *, enabled: bool, dest: Path | None, config: Path | None, json_output: bool
 ) -> None:
-    from nexo_pkg.errors import NexoError  # noqa: PLC0415
+    from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
     from nexo_pkg.install.config import config_dir  # noqa: PLC0415
     from nexo_pkg.install.discovery_edit import (  # noqa: PLC0415
         check_id,
@@ -195,11 +196,11 @@ def register(app: typer.Typer) -> None:
         """
 
         def run() -> list[Any]:
-            from nexo_pkg.daemon_config import nexo_home_from_env  # noqa: PLC0415
             from nexo_pkg.install.pipeline import (  # noqa: PLC0415
                 InstallOptions,
                 search_repositories,
             )
+            from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
             home = nexo_home_from_env()
             options = InstallOptions(
@@ -256,12 +257,12 @@ def register(app: typer.Typer) -> None:
 
         def run() -> Any:
             from nexo_pkg.cli.install import _policy_path  # noqa: PLC0415
-            from nexo_pkg.daemon_config import nexo_home_from_env  # noqa: PLC0415
             from nexo_pkg.install.pipeline import (  # noqa: PLC0415
                 InstallOptions,
                 ReleaseInfo,
                 release_info,
             )
+            from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
             home = nexo_home_from_env()
             options = InstallOptions(
@@ -449,9 +450,9 @@ def register(app: typer.Typer) -> None:
         """
 
         def run() -> list[OutdatedEntry]:
-            from nexo_pkg.daemon_config import nexo_home_from_env  # noqa: PLC0415
             from nexo_pkg.install.outdated import outdated  # noqa: PLC0415
             from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
+            from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
             roots = _roots(dest, config)
             options = InstallOptions(

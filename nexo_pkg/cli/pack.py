@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nexo_pkg.cli.common import emit_json, fail, say, stderr_supports_colour, warn
-from nexo_pkg.diagnostics import FileResult
-from nexo_pkg.errors import NexoError
+from nexo_pkg.cli.common import emit_json, fail, stderr_supports_colour
+from nexo_pkg.core.diagnostics import FileResult
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.output import say, warn
 
 if TYPE_CHECKING:
     from nexo_pkg.pack.build import ArchiveStats
@@ -27,7 +28,7 @@ def show_diagnostics(result: FileResult) -> None:
 
 def limit_warnings(tarball_size: int, stats: ArchiveStats) -> list[str]:
     """What in a packed tarball goes past ``install``'s default archive limits."""
-    from nexo_pkg.install.inspect import ArchiveLimits  # noqa: PLC0415
+    from nexo_pkg.sources.archive import ArchiveLimits  # noqa: PLC0415
 
     limits = ArchiveLimits()
     checks = [

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import emit_json, exit_with, guarded, result_line, say
+from nexo_pkg.cli.common import emit_json, exit_with, guarded, result_line
 from nexo_pkg.cli.install import (
     ConfigOption,
     GitHubApiOption,
@@ -22,8 +22,9 @@ from nexo_pkg.cli.install import (
     TrustedKeysOption,
     YesOption,
 )
-from nexo_pkg.errors import NexoError, UsageError
-from nexo_pkg.terminal import printable
+from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.output import say
+from nexo_pkg.core.terminal import printable
 
 if TYPE_CHECKING:
     from nexo_pkg.trust.base import SignatureOutcome
@@ -53,7 +54,7 @@ def _policy_path(explicit: Path | None, config: Path | None = None) -> Path:
 
 def _split_target(text: str) -> tuple[str, str | None]:
     owner, _, repo = text.partition("/")
-    from nexo_pkg.install.source import parse_source  # noqa: PLC0415
+    from nexo_pkg.sources.spec import parse_source  # noqa: PLC0415
 
     # The same character rules as install sources (GitHub's set, no `..`).
     parse_source(f"{owner}/{repo or 'x'}")
@@ -93,9 +94,9 @@ def _release_signer(
     """Verify the signature of the newest (or ``tag``) release of ``owner/repo`` with no
     author trusted, to learn who signed it. Returns identity, issuer and claims; ``notice``
     hears of slow answers."""
-    from nexo_pkg.daemon_config import nexo_home_from_env  # noqa: PLC0415
-    from nexo_pkg.install.download import cache_dir, download_asset  # noqa: PLC0415
-    from nexo_pkg.install.github import (  # noqa: PLC0415
+    from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
+    from nexo_pkg.sources.download import cache_dir, download_asset  # noqa: PLC0415
+    from nexo_pkg.sources.github import (  # noqa: PLC0415
         GitHubClient,
         resolve_api_base,
         resolve_token,

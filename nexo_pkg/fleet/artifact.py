@@ -25,17 +25,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.install.hosttriple import NOARCH
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.versionreq import VersionError, parse_version
 from nexo_pkg.install.select import PLUGIN_ID as PLUGIN_ID_PATTERN
 from nexo_pkg.install.select import parse_tarball_name
-from nexo_pkg.install.source import (
+from nexo_pkg.sources.hosttriple import NOARCH
+from nexo_pkg.sources.spec import (
     MAX_OWNER_LENGTH,
     MAX_REPO_LENGTH,
     validate_name,
     validate_tag,
 )
-from nexo_pkg.manifest.versionreq import VersionError, parse_version
 
 ARTIFACT_TYPE = "application/vnd.nexo.plugin.v1"
 SIGNATURE_ARTIFACT_TYPE = "application/vnd.nexo.plugin.signature.v1"

@@ -22,18 +22,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from nexo_pkg.errors import NexoError, UsageError
+from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.fleet import artifact, oci
-from nexo_pkg.fleet.reference import OciReference, parse_reference
-from nexo_pkg.fleet.registry import (
+from nexo_pkg.fleet.sources import FleetOptions, Session
+from nexo_pkg.sources.cache import BlobSink
+from nexo_pkg.sources.oci_reference import OciReference, parse_reference
+from nexo_pkg.sources.registry import (
     INDEX_MEDIA_TYPE,
     MANIFEST_MEDIA_TYPE,
     Manifest,
     RegistryClient,
     fallback_tag,
 )
-from nexo_pkg.fleet.sources import FleetOptions, Session
-from nexo_pkg.install.blobcache import BlobSink
 
 # Index -> manifest -> referrer -> its referrers …: a version is 3 or 4 levels deep.
 MAX_DEPTH = 16

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.discovery_edit import DiscoveryState
 from nexo_pkg.install.link import linked_plugin
 from nexo_pkg.install.store import (

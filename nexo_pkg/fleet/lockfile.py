@@ -48,13 +48,12 @@ from typing import Any
 import tomlkit
 from tomlkit.exceptions import ParseError
 
-from nexo_pkg.errors import ConfigError, NexoError
-from nexo_pkg.files import read_config_bytes
-from nexo_pkg.fleet.reference import is_oci, parse_reference
+from nexo_pkg.core.errors import ConfigError, NexoError
+from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.core.versionreq import VersionError, VersionReq, parse_version_req
 from nexo_pkg.install.select import PLUGIN_ID
-from nexo_pkg.install.source import GitHubSource, parse_source
-from nexo_pkg.install.store import timestamp_or_none
-from nexo_pkg.manifest.versionreq import VersionError, VersionReq, parse_version_req
+from nexo_pkg.sources.oci_reference import is_oci, parse_reference
+from nexo_pkg.sources.spec import GitHubSource, parse_source, timestamp_or_none
 
 WANTED_NAME = "nexo-plugins.toml"
 LOCK_NAME = "nexo-plugins.lock"

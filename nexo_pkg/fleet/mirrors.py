@@ -22,8 +22,8 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from nexo_pkg.errors import NexoError, UsageError
-from nexo_pkg.fleet.reference import OciReference, parse_reference
+from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.sources.oci_reference import OciReference, parse_reference
 
 ENVIRONMENT = "NEXO_REGISTRY_MIRRORS"
 

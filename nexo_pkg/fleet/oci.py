@@ -14,25 +14,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.versionreq import (
+    Prerelease,
+    Version,
+    VersionError,
+    VersionReq,
+    parse_version,
+)
 from nexo_pkg.fleet import artifact
 from nexo_pkg.fleet.artifact import PluginVersion, TargetAsset, TargetEntry
-from nexo_pkg.fleet.reference import OciReference
-from nexo_pkg.fleet.registry import (
+from nexo_pkg.sources.cache import BlobCache, BlobSink
+from nexo_pkg.sources.oci_reference import OciReference
+from nexo_pkg.sources.registry import (
     INDEX_MEDIA_TYPE,
     MANIFEST_MEDIA_TYPE,
     Manifest,
     RegistryClient,
     fallback_tag,
     sha256_digest,
-)
-from nexo_pkg.install.blobcache import BlobCache, BlobSink
-from nexo_pkg.manifest.versionreq import (
-    Prerelease,
-    Version,
-    VersionError,
-    VersionReq,
-    parse_version,
 )
 from nexo_pkg.trust.material import material_names
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TypeVar
 
-from nexo_pkg.errors import UsageError
+from nexo_pkg.core.errors import UsageError
 
 # Workers of one run when --jobs is not given: downloads wait on the network and extraction
 # on the disk, so a few more workers than cores keep both busy without a thread per plugin.

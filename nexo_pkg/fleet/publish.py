@@ -10,12 +10,11 @@ from typing import Any
 
 import semver
 
-from nexo_pkg.errors import EXIT_USAGE, NexoError, UsageError
+from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.fleet import oci
 from nexo_pkg.fleet.artifact import GitHubOrigin
 from nexo_pkg.fleet.lockfile import LockedPlugin
 from nexo_pkg.fleet.oci import TargetFiles
-from nexo_pkg.fleet.reference import OciReference, parse_reference
 from nexo_pkg.fleet.sources import (
     FleetOptions,
     Session,
@@ -24,9 +23,6 @@ from nexo_pkg.fleet.sources import (
     release_tarballs,
 )
 from nexo_pkg.fleet.sync import pick_target, prefetched_for
-from nexo_pkg.install.blobcache import BlobSink
-from nexo_pkg.install.checksum import parse_sidecar
-from nexo_pkg.install.hosttriple import host_candidates
 from nexo_pkg.install.pipeline import (
     InstallOptions,
     InstallResult,
@@ -35,8 +31,12 @@ from nexo_pkg.install.pipeline import (
     replace_installed,
 )
 from nexo_pkg.install.select import MANIFEST_ASSETS, parse_tarball_name
-from nexo_pkg.install.source import GitHubSource, parse_source
 from nexo_pkg.install.store import require_installed
+from nexo_pkg.sources.cache import BlobSink
+from nexo_pkg.sources.checksum import parse_sidecar
+from nexo_pkg.sources.hosttriple import host_candidates
+from nexo_pkg.sources.oci_reference import OciReference, parse_reference
+from nexo_pkg.sources.spec import GitHubSource, parse_source
 from nexo_pkg.trust import entry as trust
 
 

@@ -18,24 +18,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.versionreq import VersionReq, parse_version
 from nexo_pkg.fleet import oci
 from nexo_pkg.fleet.artifact import GitHubOrigin, TargetEntry, parse_target_manifest
 from nexo_pkg.fleet.lockfile import LockedPlugin, LockedTarget, WantedPlugin
-from nexo_pkg.fleet.reference import OciReference, is_oci, parse_reference
-from nexo_pkg.install.blobcache import BlobCache, BlobSink
-from nexo_pkg.install.checksum import parse_digest, parse_sidecar
-from nexo_pkg.install.hosttriple import NOARCH
-from nexo_pkg.install.inspect import ArchiveLimits
 from nexo_pkg.install.select import MANIFEST_ASSETS, parse_tarball_name, release_identity
-from nexo_pkg.install.source import GitHubSource, parse_source
-from nexo_pkg.install.store import timestamp_or_none
-from nexo_pkg.manifest.versionreq import VersionReq, parse_version
+from nexo_pkg.sources.archive import ArchiveLimits
+from nexo_pkg.sources.cache import BlobCache, BlobSink
+from nexo_pkg.sources.checksum import parse_digest, parse_sidecar
+from nexo_pkg.sources.hosttriple import NOARCH
+from nexo_pkg.sources.oci_reference import OciReference, is_oci, parse_reference
+from nexo_pkg.sources.spec import GitHubSource, parse_source, timestamp_or_none
 from nexo_pkg.trust import entry as trust
 
 if TYPE_CHECKING:
-    from nexo_pkg.fleet.registry import Manifest, RegistryClient
-    from nexo_pkg.install.github import GitHubClient, Release, ReleaseAsset
+    from nexo_pkg.sources.github import GitHubClient, Release, ReleaseAsset
+    from nexo_pkg.sources.registry import Manifest, RegistryClient
 
 MAX_SIDECAR_BYTES = 64 * 1024
 MAX_MANIFEST_BYTES = 1024 * 1024
@@ -143,7 +142,7 @@ class Session:
         registries = self._thread_clients()
         client: RegistryClient | None = registries.get(reference.host)
         if client is None:
-            from nexo_pkg.fleet.registry import open_client  # noqa: PLC0415 - httpx on use
+            from nexo_pkg.sources.registry import open_client  # noqa: PLC0415 - httpx on use
 
             client = open_client(
                 reference,
@@ -163,7 +162,7 @@ class Session:
         clients = self._thread_clients()
         github: GitHubClient | None = clients.get(_GITHUB)
         if github is None:
-            from nexo_pkg.install.github import (  # noqa: PLC0415 - httpx on use
+            from nexo_pkg.sources.github import (  # noqa: PLC0415 - httpx on use
                 GitHubClient,
                 resolve_api_base,
                 resolve_token,

@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.files import open_lock_file
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.files import open_lock_file
 from nexo_pkg.fleet.lock import lock as relock
 from nexo_pkg.fleet.lockfile import (
     LockedPlugin,
@@ -34,9 +34,7 @@ from nexo_pkg.fleet.lockfile import (
     stale_entries,
 )
 from nexo_pkg.fleet.pool import checked_jobs, run_bounded
-from nexo_pkg.fleet.reference import is_oci
 from nexo_pkg.fleet.sources import FleetOptions, OpenedTarget, Session, signing_origin
-from nexo_pkg.install.hosttriple import NOARCH, host_candidates
 from nexo_pkg.install.pipeline import InstallOptions, Prefetched, install_prefetched
 from nexo_pkg.install.store import (
     Installed,
@@ -46,6 +44,8 @@ from nexo_pkg.install.store import (
     scan_installed,
 )
 from nexo_pkg.install.summary import InstallPlan
+from nexo_pkg.sources.hosttriple import NOARCH, host_candidates
+from nexo_pkg.sources.oci_reference import is_oci
 
 SYNC_LOCK_NAME = ".nexo-sync.lock"
 OCI_SOURCE_TYPE = "oci-registry"

@@ -26,8 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nexo_pkg.install.inspect import ArchiveLimits, TreeSink, walk_archive
 from nexo_pkg.install.store import RECEIPT_NAME, Installed, sha256_file
+from nexo_pkg.sources.archive import ArchiveLimits, TreeSink, walk_archive
 
 PREFIX = "n1:"
 DIRECTORY_MODE = 0o755

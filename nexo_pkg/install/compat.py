@@ -13,8 +13,8 @@ import os
 import tomllib
 from dataclasses import dataclass
 
-from nexo_pkg.errors import NexoError, UsageError
-from nexo_pkg.manifest.versionreq import VersionError, parse_version, parse_version_req
+from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.versionreq import VersionError, parse_version, parse_version_req
 
 __all__ = ["DAEMON_VERSION_ENV", "DaemonVersion", "check_compatible", "daemon_version"]
 

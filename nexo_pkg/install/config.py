@@ -33,15 +33,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.daemon_config import (
+from nexo_pkg.core.errors import ConfigError, UsageError
+from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.manifest.daemon_config import (
     CONFIG_DIR_ENV,
     config_dir,
     find_placeholders,
     resolve_placeholder,
 )
-from nexo_pkg.daemon_config import nexo_home_from_env as nexo_home
-from nexo_pkg.errors import ConfigError, UsageError
-from nexo_pkg.files import read_config_bytes
+from nexo_pkg.manifest.daemon_config import nexo_home_from_env as nexo_home
 from nexo_pkg.manifest.rust_text import rust_trim
 
 __all__ = [

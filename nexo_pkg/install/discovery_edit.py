@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from nexo_pkg.errors import ConfigError, NexoError, UsageError
-from nexo_pkg.files import read_config_bytes, write_file_atomically
+from nexo_pkg.core.errors import ConfigError, NexoError, UsageError
+from nexo_pkg.core.files import read_config_bytes, write_file_atomically
 from nexo_pkg.install.config import DISCOVERY_FILE, MAX_DISCOVERY_BYTES, load_daemon_config
 from nexo_pkg.manifest.daemon import is_valid_id
 

@@ -1,6 +1,6 @@
 """Extraction in the same pass as the checks: members are written as they are read.
 
-Every member has passed the rules of :mod:`nexo_pkg.install.inspect` before its first byte
+Every member has passed the rules of :mod:`nexo_pkg.sources.archive` before its first byte
 arrives here, and is written relative to directory descriptors this module created itself:
 
 - a file is created with ``O_CREAT | O_EXCL | O_NOFOLLOW`` in the descriptor of its parent,
@@ -24,8 +24,8 @@ import shutil
 from collections import OrderedDict
 from pathlib import Path
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.install.inspect import ArchiveLimits, ArchiveListing, TreeSink, walk_archive
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.sources.archive import ArchiveLimits, ArchiveListing, TreeSink, walk_archive
 
 DIRECTORY_MODE = 0o755
 FILE_MODE = 0o644
@@ -144,7 +144,7 @@ def extract_archive(
     """Check and extract ``tarball`` into the existing, empty ``destination`` in one pass.
 
     ``destination`` itself is made 0755. With ``expect``, the archive must hold exactly that
-    listing (see :func:`~nexo_pkg.install.inspect.walk_archive`). On failure
+    listing (see :func:`~nexo_pkg.sources.archive.walk_archive`). On failure
     ``destination`` is left empty. Raises ``archive_unsafe``, ``archive_invalid`` or ``io``.
     """
     try:

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.errors import NexoError, UsageError
-from nexo_pkg.files import read_config_bytes
-from nexo_pkg.install.durable import fsync_dir
+from nexo_pkg.core.durable import fsync_dir
+from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.files import read_config_bytes
 from nexo_pkg.install.select import identity_from_manifest
 from nexo_pkg.install.store import installed_versions, locked_root
 from nexo_pkg.manifest.names import find_manifest

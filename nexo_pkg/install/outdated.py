@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import semver
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.store import Installed, Receipt, installed_versions, scan_installed
 
 __all__ = ["LatestLookup", "LatestVersion", "OutdatedEntry", "Status", "outdated"]

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import tomllib
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.install.inspect import ArchiveListing
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.summary import ManifestSummary, summarise_manifest
 from nexo_pkg.lint.engine import lint_source
 from nexo_pkg.manifest.microapp import MICROAPP_MANIFEST_NAME, is_extension_shape
 from nexo_pkg.manifest.names import MANIFEST_NAMES
 from nexo_pkg.manifest.options import LintOptions
+from nexo_pkg.sources.archive import ArchiveListing
 
 RUNTIME_SETTINGS_GRANTED = LintOptions(host_net_allowed=True, sandbox_required=False)
 

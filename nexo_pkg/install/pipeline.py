@@ -15,20 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 import semver
 
-from nexo_pkg.errors import NexoError, UsageError
-from nexo_pkg.install.blobcache import BlobCache
-from nexo_pkg.install.checksum import parse_digest, parse_sidecar, verify_checksums
+from nexo_pkg.core.durable import sync_tree
+from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.install.compat import DaemonVersion, check_compatible
-from nexo_pkg.install.download import (
-    DownloadedFile,
-    cache_dir,
-    copy_local,
-    fetch_asset,
-)
-from nexo_pkg.install.durable import sync_tree
 from nexo_pkg.install.extract import extract_archive
-from nexo_pkg.install.hosttriple import NOARCH, host_candidates
-from nexo_pkg.install.inspect import ArchiveLimits, ArchiveListing, inspect_archive
 from nexo_pkg.install.payload import check_payload
 from nexo_pkg.install.select import (
     MANIFEST_ASSETS,
@@ -37,7 +27,6 @@ from nexo_pkg.install.select import (
     parse_tarball_name,
     release_identity,
 )
-from nexo_pkg.install.source import GitHubSource, LocalSource, parse_source
 from nexo_pkg.install.store import (
     LATEST_TAG,
     Installed,
@@ -58,11 +47,22 @@ from nexo_pkg.install.store import (
     write_receipt,
 )
 from nexo_pkg.install.summary import InstallPlan
+from nexo_pkg.sources.archive import ArchiveLimits, ArchiveListing, inspect_archive
+from nexo_pkg.sources.cache import BlobCache
+from nexo_pkg.sources.checksum import parse_digest, parse_sidecar, verify_checksums
+from nexo_pkg.sources.download import (
+    DownloadedFile,
+    cache_dir,
+    copy_local,
+    fetch_asset,
+)
+from nexo_pkg.sources.hosttriple import NOARCH, host_candidates
+from nexo_pkg.sources.spec import GitHubSource, LocalSource, parse_source
 from nexo_pkg.trust import entry as trust
 
 if TYPE_CHECKING:
-    from nexo_pkg.install.bounded import Deadline
-    from nexo_pkg.install.github import GitHubClient, Release
+    from nexo_pkg.net.bounded import Deadline
+    from nexo_pkg.sources.github import GitHubClient, Release
 
 MAX_SIDECAR_BYTES = 64 * 1024
 MAX_MANIFEST_ASSET_BYTES = 1024 * 1024
@@ -189,7 +189,7 @@ def _load_policy(options: InstallOptions) -> trust.TrustPolicy:
 
 def _client(options: InstallOptions) -> GitHubClient:
     # httpx is imported only when GitHub is contacted: local-file installs never pay for it.
-    from nexo_pkg.install.github import (  # noqa: PLC0415
+    from nexo_pkg.sources.github import (  # noqa: PLC0415
         GitHubClient,
         resolve_api_base,
         resolve_token,
@@ -211,7 +211,7 @@ def _with_network_deadline(options: InstallOptions) -> InstallOptions:
     """``options`` whose every GitHub request, together, ends within ``--timeout`` (one
     deadline from now for the lookup, the manifest, the sidecar, the tarball, the signature
     and the attestations), so a server answering each of them slowly cannot add them up."""
-    from nexo_pkg.install.bounded import (  # noqa: PLC0415
+    from nexo_pkg.net.bounded import (  # noqa: PLC0415
         Deadline,
         checked_timeout,
         timeout_from_env,

@@ -15,7 +15,7 @@ from typing import Any
 
 import semver
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.store import (
     KEPT_AREA,
     Installed,

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING
 
 import semver
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.install.hosttriple import NOARCH
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.manifest.names import MANIFEST_NAMES
+from nexo_pkg.sources.hosttriple import NOARCH
 
 if TYPE_CHECKING:
-    from nexo_pkg.install.github import Release, ReleaseAsset
+    from nexo_pkg.sources.github import Release, ReleaseAsset
 
 # A release may carry its manifest under either name the daemon reads, in the daemon's order
 # (the reference installer looks for ``nexo-plugin.toml``, which comes first).

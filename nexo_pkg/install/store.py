@@ -24,7 +24,6 @@ import fcntl
 import hashlib
 import json
 import os
-import re
 import secrets
 import shutil
 import stat
@@ -37,11 +36,11 @@ from typing import Any
 
 import semver
 
-from nexo_pkg import daemon_config
-from nexo_pkg.errors import NexoError
-from nexo_pkg.files import open_lock_file, open_regular
-from nexo_pkg.install.dirs import make_dir, make_dirs
-from nexo_pkg.install.durable import fsync_dir
+from nexo_pkg.core.dirs import make_dir, make_dirs
+from nexo_pkg.core.durable import fsync_dir
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.files import open_lock_file, open_regular
+from nexo_pkg.manifest import daemon_config
 
 RECEIPT_NAME = ".nexo-install.json"
 LOCK_NAME = ".nexo-install.lock"
@@ -87,7 +86,7 @@ def io_error(action: str, exc: OSError) -> NexoError:
 
 def nexo_home_from_env() -> Path:
     """``NEXO_HOME``, else ``~/.nexo`` (kept here for the install code; the lookup itself is
-    :func:`nexo_pkg.daemon_config.nexo_home_from_env`, which lint can import cheaply)."""
+    :func:`nexo_pkg.manifest.daemon_config.nexo_home_from_env`, which lint can import cheaply)."""
     return daemon_config.nexo_home_from_env()
 
 
@@ -97,17 +96,6 @@ def default_dest(nexo_home: Path) -> Path:
 
 def utc_now() -> str:
     return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-
-
-_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})")
-
-
-def timestamp_or_none(value: object) -> str | None:
-    """``value`` when it is an RFC 3339 timestamp (``2026-11-23T10:00:00Z``), else ``None``:
-    a publication time a release or registry gives goes into receipts only in that shape."""
-    if isinstance(value, str) and _TIMESTAMP.fullmatch(value):
-        return value
-    return None
 
 
 def sha256_file(path: Path) -> str:
@@ -807,7 +795,7 @@ def _acquire(lock_path: Path, wait: float, created: list[Path]) -> Any:
 
 def write_receipt(directory: Path, receipt: Receipt) -> None:
     """Write the receipt atomically (temp file + ``os.replace``); the caller then makes the
-    tree durable (:func:`~nexo_pkg.install.durable.sync_tree`) before publishing it."""
+    tree durable (:func:`~nexo_pkg.core.durable.sync_tree`) before publishing it."""
     target = directory / RECEIPT_NAME
     temp = directory / f"{RECEIPT_NAME}.tmp"
     data = json.dumps(receipt.to_json(), indent=2, ensure_ascii=False) + "\n"

@@ -6,9 +6,9 @@ import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
+from nexo_pkg.core.terminal import printable
 from nexo_pkg.manifest.rules_sandbox import HOST_NET_ENV
 from nexo_pkg.manifest.rust_text import is_blank
-from nexo_pkg.terminal import printable
 from nexo_pkg.trust.entry import SignatureOutcome
 
 _EXTENDS_KEYS = ("tools", "channels", "llm_providers", "memory_backends", "hooks")
@@ -151,9 +151,9 @@ def render_plan(plan: InstallPlan) -> list[str]:
     """The confirmation screen as lines of text.
 
     Almost every value comes from the publisher (manifest strings, asset name, signer identity):
-    each line is passed through :func:`~nexo_pkg.terminal.printable`, so an escape sequence or a
-    line feed in a value is shown escaped and cannot redraw, hide or forge a line of the screen
-    (or the NOT SIGNED warning printed after it).
+    each line is passed through :func:`~nexo_pkg.core.terminal.printable`, so an escape
+    sequence or a line feed in a value is shown escaped and cannot redraw, hide or forge a line
+    of the screen (or the NOT SIGNED warning printed after it).
     """
     summary = plan.summary
     lines = [

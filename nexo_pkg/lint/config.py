@@ -22,8 +22,8 @@ from fnmatch import fnmatch
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from nexo_pkg.errors import ConfigError, UsageError
-from nexo_pkg.files import read_config_bytes
+from nexo_pkg.core.errors import ConfigError, UsageError
+from nexo_pkg.core.files import read_config_bytes
 from nexo_pkg.manifest.options import LintOptions
 
 __all__ = [

@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from nexo_pkg.daemon_config import find_placeholders, resolve_placeholder
-from nexo_pkg.diagnostics import Diagnostic, Position, Span
-from nexo_pkg.files import read_config_bytes
+from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
+from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.core.toml_spans import format_key_path
 from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, parse_yaml, position_of
 from nexo_pkg.manifest import microapp
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
+from nexo_pkg.manifest.daemon_config import find_placeholders, resolve_placeholder
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
 from nexo_pkg.manifest.shape import (
     BOOL,
@@ -41,7 +42,6 @@ from nexo_pkg.manifest.shape import (
     Table,
     check_shape,
 )
-from nexo_pkg.manifest.spans import format_key_path
 
 __all__ = [
     "AGENTS_FILE",

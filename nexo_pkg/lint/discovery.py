@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from nexo_pkg.errors import UsageError
+from nexo_pkg.core.errors import UsageError
 from nexo_pkg.manifest.names import MANIFEST_NAMES, find_manifest, is_manifest_name
 
 __all__ = ["SKIPPED_DIRECTORIES", "FoundManifest", "discover_manifests"]

@@ -14,11 +14,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.diagnostics import Diagnostic, FileResult, Position, Span
+from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position, Span
+from nexo_pkg.core.toml_spans import KeyPath, SpanPart
 from nexo_pkg.lint.suppression import unsuppressed
 from nexo_pkg.manifest.document import ParsedManifest, decode_manifest, parse_manifest
 from nexo_pkg.manifest.options import LintOptions
-from nexo_pkg.manifest.spans import KeyPath, SpanPart
 
 __all__ = [
     "LintOptions",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from nexo_pkg.diagnostics import Rule
+from nexo_pkg.core.diagnostics import Rule
 
 __all__ = ["BEYOND_DAEMON_NOTE", "explain_text", "rules_markdown", "stricter_than_daemon"]
 

@@ -16,12 +16,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from nexo_pkg.diagnostics import Diagnostic, Span
+from nexo_pkg.core.diagnostics import Diagnostic, Span
+from nexo_pkg.core.toml_spans import KeyPath, SpanPart
 from nexo_pkg.manifest import microapp
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.document import ParsedManifest
 from nexo_pkg.manifest.options import LintOptions
-from nexo_pkg.manifest.spans import KeyPath, SpanPart
 
 __all__ = [
     "PARSER_DESCRIPTIONS",

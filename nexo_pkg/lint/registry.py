@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from functools import cache
 
-from nexo_pkg.diagnostics import Rule
+from nexo_pkg.core.diagnostics import Rule
 from nexo_pkg.manifest.core_rules import CORE_RULES
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
 from nexo_pkg.manifest.rules_catalog import SEMANTIC_RULES

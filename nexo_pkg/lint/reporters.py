@@ -15,8 +15,8 @@ from typing import Any
 from urllib.parse import quote
 
 from nexo_pkg import __version__
-from nexo_pkg.diagnostics import DOCS_URL, Diagnostic, FileResult, Rule
-from nexo_pkg.terminal import printable
+from nexo_pkg.core.diagnostics import DOCS_URL, Diagnostic, FileResult, Rule
+from nexo_pkg.core.terminal import printable
 
 __all__ = [
     "REPORTERS",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from nexo_pkg.diagnostics import Diagnostic
+from nexo_pkg.core.diagnostics import Diagnostic
 
 __all__ = ["EVERYTHING", "comment_of", "suppressed", "unsuppressed"]
 

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from nexo_pkg.diagnostics import Position, Span
+from nexo_pkg.core.diagnostics import Position, Span
 
 __all__ = ["KeyPath", "YamlDocument", "YamlProblem", "parse_yaml", "position_of"]
 

@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from nexo_pkg.diagnostics import Diagnostic
+from nexo_pkg.core.diagnostics import Diagnostic
 from nexo_pkg.lsp.toml_context import Entry, ScannedDocument, scan
 
 __all__ = ["FIXABLE", "Fix", "apply_fixes", "fixes_for"]

@@ -21,7 +21,7 @@ from typing import Literal
 
 from pygls.workspace import PositionCodec
 
-from nexo_pkg.diagnostics import Span
+from nexo_pkg.core.diagnostics import Span
 
 Encoding = Literal["utf-8", "utf-16", "utf-32"]
 

@@ -39,8 +39,8 @@ from pygls.protocol.json_rpc import JsonRPCNotification
 from pygls.uris import to_fs_path
 
 from nexo_pkg import __version__
-from nexo_pkg.diagnostics import Diagnostic
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.diagnostics import Diagnostic
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.lint.config import LintSettings
 from nexo_pkg.lint.daemon_files import config_kind
 from nexo_pkg.lint.engine import lint_config_source, lint_source

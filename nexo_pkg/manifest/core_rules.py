@@ -6,7 +6,7 @@ stable: a retired code is never reused.
 
 from __future__ import annotations
 
-from nexo_pkg.diagnostics import Rule
+from nexo_pkg.core.diagnostics import Rule
 
 TOML_SYNTAX = Rule(
     code="NX001",

@@ -2,7 +2,7 @@
 
 Parsing uses the standard library's ``tomllib`` (a strict TOML 1.0 parser that is cheap to
 import, which matters for a cold ``nexo plugin lint``); positions come from
-:mod:`nexo_pkg.manifest.spans`. Every problem with the input itself (bad bytes, syntax, duplicate
+:mod:`nexo_pkg.core.toml_spans`. Every problem with the input itself (bad bytes, syntax, duplicate
 keys, absurd size or nesting) becomes a :class:`Diagnostic`, never an exception.
 """
 
@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from nexo_pkg.diagnostics import Diagnostic, Position, Span
+from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
+from nexo_pkg.core.toml_spans import KeyPath, SpanMap, format_key_path, scan_spans
 from nexo_pkg.manifest import core_rules
-from nexo_pkg.manifest.spans import KeyPath, SpanMap, format_key_path, scan_spans
 
 __all__ = [
     "LARGE_MANIFEST_BYTES",

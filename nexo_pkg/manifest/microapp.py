@@ -9,8 +9,8 @@ HTTP server; the daemon reads only those two sections of it and keys them by *it
 This module holds the daemon's constants for both files and a tolerant reader of each: the
 readers never raise on a wrong type (they leave the value out), so lint, ``check`` and the
 scaffold can share them; the lint rules (:mod:`nexo_pkg.manifest.rules_microapp`) say what is
-wrong. Nothing here imports more than the standard library, :mod:`nexo_pkg.errors` and
-:mod:`nexo_pkg.files`.
+wrong. Nothing here imports more than the standard library, :mod:`nexo_pkg.core.errors` and
+:mod:`nexo_pkg.core.files`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.errors import UsageError
-from nexo_pkg.files import read_config_bytes
+from nexo_pkg.core.errors import UsageError
+from nexo_pkg.core.files import read_config_bytes
 
 __all__ = [
     "CAPABILITY_KINDS",

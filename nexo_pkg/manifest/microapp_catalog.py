@@ -10,7 +10,7 @@ shared ``NX010``-``NX014``. Codes are stable once released and never reused.
 
 from __future__ import annotations
 
-from nexo_pkg.diagnostics import Rule
+from nexo_pkg.core.diagnostics import Rule
 
 __all__ = ["MICROAPP_RULES"]
 

@@ -17,8 +17,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from nexo_pkg.diagnostics import CONTROL_CHARACTERS, Diagnostic, escape_control_characters
-from nexo_pkg.errors import UsageError
+from nexo_pkg.core.diagnostics import CONTROL_CHARACTERS, Diagnostic, escape_control_characters
+from nexo_pkg.core.errors import UsageError
+from nexo_pkg.core.versionreq import Version, VersionError, parse_version, parse_version_req
 from nexo_pkg.manifest import rules_admin_ui, rules_sandbox, rules_sections
 from nexo_pkg.manifest.daemon import (
     CHANNEL_KIND_MAX_LENGTH,
@@ -43,7 +44,6 @@ from nexo_pkg.manifest.rules_context import (
 )
 from nexo_pkg.manifest.rust_text import is_blank, rust_trim
 from nexo_pkg.manifest.serde_json import json_problem
-from nexo_pkg.manifest.versionreq import Version, VersionError, parse_version, parse_version_req
 
 __all__ = [
     "SEMANTIC_RULES",

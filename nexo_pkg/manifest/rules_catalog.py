@@ -6,7 +6,7 @@ reference daemon's own validation carry ``beyond_daemon=True`` and say so in ``w
 
 from __future__ import annotations
 
-from nexo_pkg.diagnostics import Rule
+from nexo_pkg.core.diagnostics import Rule
 
 __all__ = ["SEMANTIC_RULES"]
 

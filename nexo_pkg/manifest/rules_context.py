@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
-from nexo_pkg.diagnostics import Diagnostic, Span
+from nexo_pkg.core.diagnostics import Diagnostic, Span
+from nexo_pkg.core.toml_spans import format_key_path
 from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.rules_catalog import SEMANTIC_RULES
-from nexo_pkg.manifest.spans import format_key_path
 
 __all__ = [
     "Context",

@@ -16,7 +16,9 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from nexo_pkg.diagnostics import Diagnostic, Rule, Span
+from nexo_pkg.core.diagnostics import Diagnostic, Rule, Span
+from nexo_pkg.core.toml_spans import SpanPart, format_key_path
+from nexo_pkg.core.versionreq import Version, VersionError
 from nexo_pkg.manifest import microapp
 from nexo_pkg.manifest.core_rules import (
     INVALID_VALUE,
@@ -38,8 +40,6 @@ from nexo_pkg.manifest.shape import (
     Tagged,
     check_shape,
 )
-from nexo_pkg.manifest.spans import SpanPart, format_key_path
-from nexo_pkg.manifest.versionreq import Version, VersionError
 
 __all__ = ["EXTENSION_MANIFEST", "check_companion", "check_microapp"]
 

@@ -15,9 +15,9 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nexo_pkg.diagnostics import Diagnostic
+from nexo_pkg.core.diagnostics import Diagnostic
+from nexo_pkg.core.toml_spans import KeyPath, SpanMap, format_key_path
 from nexo_pkg.manifest import core_rules
-from nexo_pkg.manifest.spans import KeyPath, SpanMap, format_key_path
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError

@@ -15,10 +15,10 @@ from functools import cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from nexo_pkg.diagnostics import Diagnostic, FileResult, Rule
+from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Rule
+from nexo_pkg.core.toml_spans import KeyPath, SpanMap, format_key_path, scan_spans
 from nexo_pkg.manifest import core_rules
 from nexo_pkg.manifest.document import parse_manifest
-from nexo_pkg.manifest.spans import KeyPath, SpanMap, format_key_path, scan_spans
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError

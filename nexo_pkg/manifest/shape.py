@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from nexo_pkg.diagnostics import escape_control_characters
+from nexo_pkg.core.diagnostics import escape_control_characters
 
 __all__ = [
     "BOOL",

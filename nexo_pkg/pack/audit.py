@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path
 
-from nexo_pkg.errors import EXIT_FAILURE
+from nexo_pkg.core.errors import EXIT_FAILURE
+from nexo_pkg.core.terminal import printable
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.errors import PackError
-from nexo_pkg.terminal import printable
 
 NATIVE_SUFFIXES = (".so", ".pyd", ".dylib", ".dll")
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.diagnostics import FileResult
+from nexo_pkg.core.diagnostics import FileResult
 from nexo_pkg.lint.engine import lint_file
 from nexo_pkg.manifest.microapp import (
     COMPANION_MANIFEST_NAME,

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from nexo_pkg.diagnostics import FileResult
-from nexo_pkg.errors import EXIT_FAILURE, EXIT_USAGE, NexoError
+from nexo_pkg.core.diagnostics import FileResult
+from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_USAGE, NexoError
 
 
 class PackError(NexoError):

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from nexo_pkg.errors import EXIT_FAILURE
+from nexo_pkg.core.errors import EXIT_FAILURE
 from nexo_pkg.pack.errors import PackError
 
 _SUMMARY_LIMIT = 600

@@ -22,7 +22,7 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from nexo_pkg import __version__
-from nexo_pkg.errors import EXIT_FAILURE, EXIT_USAGE, NexoError
+from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_USAGE, NexoError
 from nexo_pkg.scaffold.slug import MAX_LENGTH, SLUG_PATTERN, slug_problem
 
 LANGUAGES = ("python",)

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.files import read_config_bytes
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.files import read_config_bytes
 from nexo_pkg.trust.policy import AuthorPolicy
 
 # The signing schemes a verifier exists for, as recorded in receipts.

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import quote
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.trust.base import SignatureInvalidError, SignatureMaterial
 
 # Suffixes appended to an asset name under which signature material is looked up, in order:

@@ -7,7 +7,7 @@ recovers where each key sits so that every problem points at ``path:line:column`
 Two entry points share one validator:
 
 * :func:`parse_policy` turns a file's text into a :class:`TrustPolicy` or raises
-  :class:`~nexo_pkg.errors.ConfigError` with kind ``policy_invalid`` (exit 2);
+  :class:`~nexo_pkg.core.errors.ConfigError` with kind ``policy_invalid`` (exit 2);
 * :func:`lint_policy_source` returns every finding as lint diagnostics (codes ``NXT…``) for
   ``nexo plugin lint trusted_keys.toml``.
 """
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from nexo_pkg.diagnostics import Diagnostic, FileResult, Position, Rule, Severity, Span
-from nexo_pkg.errors import ConfigError
-from nexo_pkg.files import read_config_bytes
+from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position, Rule, Severity, Span
+from nexo_pkg.core.errors import ConfigError
+from nexo_pkg.core.files import read_config_bytes
 
 Mode = Literal["ignore", "warn", "require"]
 MODES: tuple[Mode, ...] = ("ignore", "warn", "require")

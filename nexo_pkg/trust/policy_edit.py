@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.errors import ConfigError, NexoError
-from nexo_pkg.files import read_config_bytes
+from nexo_pkg.core.errors import ConfigError, NexoError
+from nexo_pkg.core.files import read_config_bytes
 from nexo_pkg.trust.policy import (
     GITHUB_ACTIONS_ISSUER,
     MAX_POLICY_BYTES,

@@ -24,7 +24,7 @@ from nexo_pkg.check.target import (
     extract_tarball,
     resolve_target,
 )
-from nexo_pkg.errors import EXIT_USAGE, NexoError, UsageError
+from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
 
 MANIFEST_HEAD = """[plugin]
 id = "demo"

@@ -18,7 +18,7 @@ from adversarial.harness import clean_env, run_cli_in_process
 from support.github_server import GitHubServer
 from support.tarballs import release_assets, tree_snapshot
 
-from nexo_pkg.errors import ConfigError
+from nexo_pkg.core.errors import ConfigError
 from nexo_pkg.install.config import config_dir, load_daemon_config
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from nexo_pkg.cli.pack import limit_warnings
-from nexo_pkg.install.inspect import ArchiveLimits
 from nexo_pkg.pack.build import ArchiveStats
 from nexo_pkg.scaffold.generator import NewProject, create_project
+from nexo_pkg.sources.archive import ArchiveLimits
 
 
 def nexo(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

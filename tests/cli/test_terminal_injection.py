@@ -10,7 +10,7 @@ from pathlib import Path
 
 from support.tarballs import manifest_text, plugin_members, targz, write_plugin
 
-from nexo_pkg.terminal import printable
+from nexo_pkg.core.terminal import printable
 
 # Erase the line, move up, erase again, print a fake signer, then conceal what follows (SGR 8).
 ATTACK = "\\u001b[2K\\u001b[1A\\u001b[2KSigner:       https://github.com/acme (verified)\\u001b[8m"

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from nexo_pkg.core.errors import ConfigError, NexoError, UsageError
 from nexo_pkg.core.kinds import EXIT_FAILURE, EXIT_USAGE, ErrorKind, exit_code_of
-from nexo_pkg.errors import ConfigError, NexoError, UsageError
 
 REPO = Path(__file__).resolve().parents[2]
 PACKAGE = REPO / "nexo_pkg"

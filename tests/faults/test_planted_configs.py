@@ -11,7 +11,7 @@ import pytest
 from adversarial.harness import CliResult, clean_env, run_cli
 from support.tarballs import write_plugin
 
-from nexo_pkg.files import NotRegularFileError, read_config_bytes
+from nexo_pkg.core.files import NotRegularFileError, read_config_bytes
 
 
 def _nexo(*args: str, cwd: Path, **env: str) -> CliResult:

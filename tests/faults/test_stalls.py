@@ -15,8 +15,8 @@ from urllib.parse import urlsplit
 import pytest
 from support.tarballs import plugin_tarball, release_assets
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.install.github import GitHubClient
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.sources.github import GitHubClient
 
 from .server import FaultyGitHubServer, faulty_server
 

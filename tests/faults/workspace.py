@@ -21,7 +21,7 @@ import pytest
 from adversarial.harness import CliResult, Entry, clean_env, diff, run_cli_in_process, snapshot
 from support.tarballs import plugin_tarball, release_assets
 
-from nexo_pkg.install.blobcache import BlobCache
+from nexo_pkg.sources.cache import BlobCache
 
 from .server import FaultyGitHubServer
 

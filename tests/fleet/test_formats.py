@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.fleet.auth import credentials_for
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.fleet.lockfile import (
     Lock,
     LockedPlugin,
@@ -23,8 +22,9 @@ from nexo_pkg.fleet.lockfile import (
     render_lock,
     stale_entries,
 )
-from nexo_pkg.fleet.reference import parse_reference
-from nexo_pkg.fleet.registry import RegistryClient
+from nexo_pkg.sources.oci_auth import credentials_for
+from nexo_pkg.sources.oci_reference import parse_reference
+from nexo_pkg.sources.registry import RegistryClient
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SHA = "a" * 64

@@ -12,8 +12,8 @@ from support.github_server import GitHubServer, github_server
 from support.private_sigstore import PrivateSigstore
 from support.tarballs import release_assets, tree_snapshot
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.install.blobcache import BlobCache, BlobSink
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.sources.cache import BlobCache, BlobSink
 
 from .conftest import ACME_IDENTITY, LINUX, json_of, run_nexo
 

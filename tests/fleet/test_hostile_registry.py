@@ -9,13 +9,13 @@ import pytest
 from support.registry import Registry
 from support.tarballs import plugin_tarball, sha256_hex
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.fleet import artifact
 from nexo_pkg.fleet.publish import install_from_registry
-from nexo_pkg.fleet.reference import parse_reference
-from nexo_pkg.fleet.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient
 from nexo_pkg.fleet.sources import FleetOptions
 from nexo_pkg.install.pipeline import InstallOptions
+from nexo_pkg.sources.oci_reference import parse_reference
+from nexo_pkg.sources.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient
 
 from .conftest import LINUX
 

@@ -21,8 +21,8 @@ from support.token_server import TokenServer
 from nexo_pkg.fleet import artifact, oci
 from nexo_pkg.fleet.artifact import GitHubOrigin
 from nexo_pkg.fleet.publish import collect_dist
-from nexo_pkg.fleet.reference import parse_reference
-from nexo_pkg.fleet.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient
+from nexo_pkg.sources.oci_reference import parse_reference
+from nexo_pkg.sources.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient
 
 from .conftest import LINUX, MakeDist, auth_config, json_of, push_dist, run_nexo
 from .test_hostile_registry import _push_target

@@ -11,7 +11,7 @@ from support.registry import Registry
 from support.tarballs import directory, file, plugin_members, targz
 
 from nexo_pkg.fleet.treehash import hash_directory, hash_tarball
-from nexo_pkg.install.inspect import ArchiveLimits
+from nexo_pkg.sources.archive import ArchiveLimits
 
 from .conftest import LINUX, MakeDist, json_of, push_dist, run_nexo
 

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import tomlkit
 from hypothesis import strategies as st
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 
 T = TypeVar("T")
 

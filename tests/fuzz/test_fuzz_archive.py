@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nexo_pkg.install.extract import safe_extract
-from nexo_pkg.install.inspect import ArchiveLimits
+from nexo_pkg.sources.archive import ArchiveLimits
 
 from .strategies import attempt
 

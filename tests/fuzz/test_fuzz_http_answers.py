@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nexo_pkg.install.github import GitHubClient
+from nexo_pkg.sources.github import GitHubClient
 
 from .strategies import attempt
 

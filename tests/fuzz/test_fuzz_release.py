@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 
-from nexo_pkg.install.github import GitHubClient
 from nexo_pkg.install.select import choose_asset, parse_tarball_name, release_identity
+from nexo_pkg.sources.github import GitHubClient
 
 from .strategies import attempt, release_documents
 

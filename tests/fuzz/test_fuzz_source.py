@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nexo_pkg.install.checksum import parse_digest, parse_sidecar
-from nexo_pkg.install.source import GitHubSource, LocalSource, parse_source
+from nexo_pkg.sources.checksum import parse_digest, parse_sidecar
+from nexo_pkg.sources.spec import GitHubSource, LocalSource, parse_source
 
 from .strategies import attempt, install_sources
 

@@ -11,7 +11,7 @@ import pytest
 from support.github_server import GitHubServer, asset_host, github_server
 from support.tarballs import tree_snapshot
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.pipeline import InstallOptions, install
 
 __all__ = ["InstallEnv", "assert_refused", "asset_host", "github_server", "install_env"]

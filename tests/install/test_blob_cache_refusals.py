@@ -9,7 +9,7 @@ import pytest
 from adversarial.harness import snapshot
 from support.tarballs import file, plugin_members, plugin_tarball, release_assets, targz
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.pipeline import install, remove, upgrade
 
 from .conftest import InstallEnv

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from support.tarballs import asset_name, release_assets, sha256_hex, tree_snapshot, write_plugin
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.install.checksum import parse_sidecar
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.pipeline import install
+from nexo_pkg.sources.checksum import parse_sidecar
 
 from .conftest import InstallEnv
 

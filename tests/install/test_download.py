@@ -6,7 +6,7 @@ import fcntl
 import os
 from pathlib import Path
 
-from nexo_pkg.install.download import copy_local, remove_stale_parts
+from nexo_pkg.sources.download import copy_local, remove_stale_parts
 
 
 def test_stale_parts_are_removed_and_live_ones_kept(tmp_path: Path) -> None:

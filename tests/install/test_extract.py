@@ -26,12 +26,13 @@ from support.tarballs import (
     write_plugin,
 )
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.install import durable, inspect
+from nexo_pkg.core import durable
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.extract import MAX_OPEN_DIRECTORIES, safe_extract
-from nexo_pkg.install.inspect import ArchiveLimits, inspect_archive
 from nexo_pkg.install.pipeline import install
 from nexo_pkg.install.store import RECEIPT_NAME, verify_installed
+from nexo_pkg.sources import archive as inspect
+from nexo_pkg.sources.archive import ArchiveLimits, inspect_archive
 
 from .conftest import InstallEnv
 

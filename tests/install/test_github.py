@@ -9,9 +9,9 @@ import pytest
 from support.github_server import BlobServer, GitHubServer
 from support.tarballs import release_assets
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.install.download import download_asset
-from nexo_pkg.install.github import GitHubClient, resolve_api_base, resolve_token
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.sources.download import download_asset
+from nexo_pkg.sources.github import GitHubClient, resolve_api_base, resolve_token
 
 from .conftest import InstallEnv
 

@@ -22,10 +22,10 @@ from support.tarballs import (
     write_plugin,
 )
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.extract import safe_extract
-from nexo_pkg.install.inspect import ArchiveLimits, inspect_archive
 from nexo_pkg.install.pipeline import install
+from nexo_pkg.sources.archive import ArchiveLimits, inspect_archive
 
 from .conftest import InstallEnv
 

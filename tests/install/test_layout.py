@@ -20,8 +20,9 @@ from support.daemon_walk import assert_one_per_id, discovered_versions
 from support.tarballs import plugin_tarball, release_assets, write_plugin
 
 from nexo_pkg.cli.main import Interrupted
-from nexo_pkg.errors import NexoError
-from nexo_pkg.install import dirs, store
+from nexo_pkg.core import dirs
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.install import store
 from nexo_pkg.install.pipeline import install, remove, upgrade
 from nexo_pkg.install.store import scan_kept
 

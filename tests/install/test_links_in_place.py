@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support.tarballs import tree_snapshot, write_plugin
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.pipeline import install, remove
 from nexo_pkg.install.store import RECEIPT_NAME
 

@@ -21,7 +21,7 @@ from support.tarballs import (
     write_plugin,
 )
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.pipeline import install, remove, upgrade
 from nexo_pkg.install.store import RECEIPT_NAME, read_receipt, scan_installed, verify_installed
 

@@ -4,7 +4,7 @@ install root's ``discovery.yaml`` and lint's ``extensions.yaml``."""
 
 from __future__ import annotations
 
-from nexo_pkg.daemon_config import find_placeholders
+from nexo_pkg.manifest.daemon_config import find_placeholders
 
 
 def _inners(text: str) -> list[str]:

@@ -18,7 +18,7 @@ from support.tarballs import (
     tree_snapshot,
 )
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.pipeline import install, upgrade
 from nexo_pkg.install.store import read_receipt
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from nexo_pkg.install import durable
+from nexo_pkg.core import durable
 
 
 def _wait_until(predicate: object, timeout: float = 30.0) -> None:

@@ -7,10 +7,7 @@ from pathlib import Path
 import pytest
 from support.tarballs import manifest_text
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.install.checksum import parse_digest, parse_sidecar, verify_checksums
-from nexo_pkg.install.github import Release, ReleaseAsset
-from nexo_pkg.install.hosttriple import host_candidates
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.select import (
     ReleaseIdentity,
     choose_asset,
@@ -18,7 +15,10 @@ from nexo_pkg.install.select import (
     release_identity,
     version_in_tag,
 )
-from nexo_pkg.install.source import GitHubSource, LocalSource, parse_source
+from nexo_pkg.sources.checksum import parse_digest, parse_sidecar, verify_checksums
+from nexo_pkg.sources.github import Release, ReleaseAsset
+from nexo_pkg.sources.hosttriple import host_candidates
+from nexo_pkg.sources.spec import GitHubSource, LocalSource, parse_source
 
 
 @pytest.mark.parametrize(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.store import LOCK_NAME, locked_root
 
 

@@ -18,8 +18,8 @@ from faults.tls import Certificate, certificate, serving_tls
 from support.github_server import BlobServer, GitHubServer
 from support.tarballs import release_assets
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.install.github import resolve_api_base, resolve_token
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.sources.github import resolve_api_base, resolve_token
 
 from .conftest import InstallEnv
 

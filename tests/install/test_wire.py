@@ -16,8 +16,8 @@ import pytest
 from support.github_server import GitHubServer
 from support.tarballs import release_assets
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.install.github import GitHubClient
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.sources.github import GitHubClient
 
 DOCUMENT = json.dumps({"tag_name": "v1.0.0", "assets": []}).encode()
 

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from support.lint_cli import run_lint_json
 
-from nexo_pkg.diagnostics import Diagnostic
+from nexo_pkg.core.diagnostics import Diagnostic
 from nexo_pkg.lint.engine import lint_file
 
 CORPUS = Path(__file__).resolve().parent.parent / "fixtures" / "manifests"

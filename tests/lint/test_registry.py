@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nexo_pkg.diagnostics import Rule
+from nexo_pkg.core.diagnostics import Rule
 from nexo_pkg.lint.explain import BEYOND_DAEMON_NOTE, explain_text, rules_markdown
 from nexo_pkg.lint.registry import all_rules, find_rule, is_known_selector
 from nexo_pkg.manifest.core_rules import CORE_RULES

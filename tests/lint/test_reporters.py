@@ -10,7 +10,7 @@ import pytest
 from jsonschema import Draft4Validator, Draft202012Validator
 
 from nexo_pkg import __version__
-from nexo_pkg.diagnostics import Diagnostic, FileResult, Position, Span
+from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position, Span
 from nexo_pkg.lint.engine import lint_source
 from nexo_pkg.lint.registry import all_rules
 from nexo_pkg.lint.reporters import (

@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 
-from nexo_pkg.diagnostics import Diagnostic
+from nexo_pkg.core.diagnostics import Diagnostic
 from nexo_pkg.lint.engine import lint_source
 from nexo_pkg.lsp.code_actions import Fix, fixes_for
 from nexo_pkg.lsp.positions import LineIndex

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nexo_pkg.diagnostics import Position, Span
+from nexo_pkg.core.diagnostics import Position, Span
 from nexo_pkg.lsp.positions import ClientPosition, Encoding, LineIndex, normalise_encoding
 
 LINE = 'name = "🙂é" x'  # 🙂 is astral (2 UTF-16 units, 4 UTF-8 bytes); é is 2 UTF-8 bytes

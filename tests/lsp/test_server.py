@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from nexo_pkg.diagnostics import Diagnostic
+from nexo_pkg.core.diagnostics import Diagnostic
 from nexo_pkg.lint.engine import lint_source
 
 from .client import LspSession

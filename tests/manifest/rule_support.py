@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nexo_pkg.diagnostics import Position, Span
+from nexo_pkg.core.diagnostics import Position, Span
 from nexo_pkg.manifest.rules_context import KeyPath
 
 HERE = Span(Position(1, 1), Position(1, 2))

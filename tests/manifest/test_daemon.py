@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from nexo_pkg.core.versionreq import parse_version
 from nexo_pkg.manifest.daemon import (
     DAEMON_RELEASES,
     ID_MAX_LENGTH,
@@ -16,7 +17,6 @@ from nexo_pkg.manifest.daemon import (
     id_problem,
     is_valid_id,
 )
-from nexo_pkg.manifest.versionreq import parse_version
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "lint.md"
 

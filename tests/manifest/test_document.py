@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nexo_pkg.diagnostics import Position
+from nexo_pkg.core.diagnostics import Position
 from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES, decode_manifest, parse_manifest
 
 

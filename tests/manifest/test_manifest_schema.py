@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from support.shared_fixtures import shared_files, skip_unless_present
 
+from nexo_pkg.core.toml_spans import scan_spans
 from nexo_pkg.manifest.conformance import UnsupportedKeywordError, conforms
 from nexo_pkg.manifest.schema import load_schema, schema_diagnostics, schema_errors
-from nexo_pkg.manifest.spans import scan_spans
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SHIPPED = ROOT / "schemas" / "nexo-plugin.schema.json"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nexo_pkg.errors import UsageError
+from nexo_pkg.core.errors import UsageError
 from nexo_pkg.manifest.microapp import (
     capability_name_problem,
     companion_from_data,

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nexo_pkg.diagnostics import Diagnostic, Span
-from nexo_pkg.errors import UsageError
+from nexo_pkg.core.diagnostics import Diagnostic, Span
+from nexo_pkg.core.errors import UsageError
 from nexo_pkg.lint.explain import explain_text
 from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.rules import (

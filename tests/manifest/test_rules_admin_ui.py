@@ -6,7 +6,7 @@ import tomllib
 
 import pytest
 
-from nexo_pkg.diagnostics import Diagnostic
+from nexo_pkg.core.diagnostics import Diagnostic
 from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.rules import check_semantics
 from nexo_pkg.manifest.rules_admin_ui import LUCIDE_SUBSET, label_is_empty

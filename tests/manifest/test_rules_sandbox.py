@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nexo_pkg.diagnostics import Diagnostic
+from nexo_pkg.core.diagnostics import Diagnostic
 from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.rules import SEMANTIC_RULES, check_semantics
 from nexo_pkg.manifest.sandbox_paths import (

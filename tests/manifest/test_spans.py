@@ -10,8 +10,8 @@ import tomlkit
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nexo_pkg.diagnostics import Position, Span
-from nexo_pkg.manifest.spans import MAX_NESTING, KeyPath, SpanMap, format_key_path, scan_spans
+from nexo_pkg.core.diagnostics import Position, Span
+from nexo_pkg.core.toml_spans import MAX_NESTING, KeyPath, SpanMap, format_key_path, scan_spans
 
 DOCUMENT = """\
 # comment

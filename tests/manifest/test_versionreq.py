@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nexo_pkg.manifest.versionreq import (
+from nexo_pkg.core.versionreq import (
     Op,
     Prerelease,
     Version,

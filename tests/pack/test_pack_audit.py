@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.audit import audit_noarch, find_distributions, find_offenders, is_native_file
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.build import PackOptions, _write_assets, pack
 from nexo_pkg.pack.epoch import FALLBACK_EPOCH, resolve_source_date_epoch

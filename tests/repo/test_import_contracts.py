@@ -55,9 +55,9 @@ def _copy(tmp_path: Path) -> Path:
     [
         (
             "core/kinds.py",
-            "from nexo_pkg.errors import NexoError\n",
+            "from nexo_pkg.core.errors import NexoError\n",
             "floors",
-            "nexo_pkg.core.kinds -> nexo_pkg.errors",
+            "nexo_pkg.core.kinds -> nexo_pkg.core.errors",
         ),
         (
             "install/select.py",

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from nexo_pkg import __version__
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.lint.engine import lint_file
 from nexo_pkg.scaffold.generator import (
     NewProject,

@@ -13,7 +13,7 @@ import yaml
 from cli.test_new_cli import nexo
 
 from nexo_pkg.check.microapp_wire import decode_handshake
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.manifest.microapp import (
     id_problem,
     is_extension_shape,

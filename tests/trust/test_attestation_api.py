@@ -22,8 +22,8 @@ from support.private_sigstore import PrivateSigstore
 from support.shared_fixtures import skip_unless_present
 from support.tarballs import asset_name, plugin_tarball, release_assets, tree_snapshot
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.install.github import GitHubClient
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.sources.github import GitHubClient
 
 from .helpers import SHARED_FIXTURES, cli_env
 from .test_install_schemes import MALANCAS_POLICY, OWNER, PLUGIN, WORKFLOW, refused, scheme_policy

@@ -9,7 +9,7 @@ import nexo_pkg.trust
 
 PACKAGE = Path(nexo_pkg.trust.__file__).parent
 BASE_MODULES = {
-    "nexo_pkg.errors",
+    "nexo_pkg.core.errors",
     "nexo_pkg.trust.base",
     "nexo_pkg.trust.policy",
     "nexo_pkg.trust.verifiers.common",

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.trust.entry import (
     GITHUB_ACTIONS_ISSUER,
     TrustPolicy,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from support.shared_fixtures import skip_unless_present
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.trust.entry import load_policy, resolve_mode
 from nexo_pkg.trust.policy import anchored_form, lint_policy_source, parse_policy
 

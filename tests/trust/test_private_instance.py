@@ -344,7 +344,7 @@ def test_garbage_material_is_invalid(policy: TrustPolicy, artifact: Path, conten
 def test_missing_trusted_root_file_is_policy_invalid(
     private_sigstore: PrivateSigstore, tmp_path: Path, write_policy: WritePolicy
 ) -> None:
-    from nexo_pkg.errors import NexoError
+    from nexo_pkg.core.errors import NexoError
 
     with pytest.raises(NexoError) as caught:
         write_policy(POLICY)
@@ -360,7 +360,7 @@ def test_broken_trusted_root_file_is_policy_invalid(
     write_policy: WritePolicy,
     artifact: Path,
 ) -> None:
-    from nexo_pkg.errors import NexoError
+    from nexo_pkg.core.errors import NexoError
 
     (tmp_path / "private_trusted_root.json").write_text('{"mediaType": "nope"}')
     policy = write_policy(POLICY)

@@ -40,7 +40,7 @@ from sigstore.verify import Verifier
 from sigstore_models.common.v1 import HashAlgorithm
 from sigstore_models.trustroot import v1 as trustroot_v1
 
-from nexo_pkg.errors import ConfigError
+from nexo_pkg.core.errors import ConfigError
 from nexo_pkg.trust.base import (
     Scheme,
     SignatureInvalidError,

@@ -32,7 +32,7 @@ from cryptography.x509 import (
 )
 from cryptography.x509.certificate_transparency import LogEntryType
 
-from nexo_pkg.errors import ConfigError
+from nexo_pkg.core.errors import ConfigError
 from nexo_pkg.trust.base import read_trusted_root
 
 _PUBLIC_GOOD_TUF_URL = "https://tuf-repo-cdn.sigstore.dev"

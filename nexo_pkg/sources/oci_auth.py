@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.errors import ConfigError
-from nexo_pkg.files import read_config_bytes
+from nexo_pkg.core.errors import ConfigError
+from nexo_pkg.core.files import read_config_bytes
 
 AUTH_FILE_ENV = "REGISTRY_AUTH_FILE"
 HELPER_TIMEOUT = 30.0

@@ -8,7 +8,7 @@ import re
 import sys
 from pathlib import Path
 
-from nexo_pkg.errors import UsageError
+from nexo_pkg.core.errors import UsageError
 
 NOARCH = "noarch"
 TARGET_ENV = "NEXO_INSTALL_TARGET"

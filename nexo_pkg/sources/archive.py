@@ -24,7 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import IO, Literal, Self, cast
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
 from nexo_pkg.manifest.names import choose_manifest, is_manifest_name
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.files import NotRegularFileError, open_lock_file, open_regular
-from nexo_pkg.install.dirs import make_dirs
+from nexo_pkg.core.dirs import make_dirs
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.files import NotRegularFileError, open_lock_file, open_regular
 
 CHUNK = 1024 * 1024
 _HEX = re.compile(r"^[0-9a-f]{64}$")
@@ -47,7 +47,7 @@ def hex_of(digest: str) -> str:
 
 def _hash_file(path: Path) -> str:
     """The sha256 of the regular file ``path``; a link, FIFO or directory is
-    :class:`~nexo_pkg.files.NotRegularFileError` (never waited on, never followed)."""
+    :class:`~nexo_pkg.core.files.NotRegularFileError` (never waited on, never followed)."""
     hasher = hashlib.sha256()
     with open_regular(path) as handle:
         while chunk := handle.read(CHUNK):

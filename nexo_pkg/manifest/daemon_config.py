@@ -41,13 +41,13 @@ def nexo_home_from_env() -> Path:
 def config_dir(flag: Path | None = None, *, cwd: Path | None = None) -> Path:
     """The daemon's configuration directory (see the module docstring for the order).
 
-    Raises :class:`~nexo_pkg.errors.ConfigError` (exit 2) when ``flag`` (``--config``) names
+    Raises :class:`~nexo_pkg.core.errors.ConfigError` (exit 2) when ``flag`` (``--config``) names
     no directory: a mistyped path must not fall back to another configuration silently.
     """
     if flag is not None:
         named = flag.expanduser().absolute()
         if not named.is_dir():
-            from nexo_pkg.errors import ConfigError  # noqa: PLC0415 (only on this error)
+            from nexo_pkg.core.errors import ConfigError  # noqa: PLC0415 (only on this error)
 
             reason = "is not a directory" if named.exists() else "does not exist"
             raise ConfigError(
@@ -96,10 +96,10 @@ def _note(message: str, *, warn: bool) -> None:
     if message in _NOTED:
         return
     _NOTED.add(message)
-    from nexo_pkg.cli import common  # noqa: PLC0415 - the CLI's streams, on use only
-    from nexo_pkg.terminal import printable  # noqa: PLC0415
+    from nexo_pkg.core import output  # noqa: PLC0415 - the run's streams, on use only
+    from nexo_pkg.core.terminal import printable  # noqa: PLC0415
 
-    (common.warn if warn else common.say)(printable(message))
+    (output.warn if warn else output.say)(printable(message))
 
 
 def find_placeholders(text: str) -> Iterator[tuple[int, int, str]]:

@@ -4,13 +4,13 @@ Manifest values, asset names from a release document, file names inside an archi
 from servers are chosen by whoever published them. Printed raw, an ESC sequence in one of them
 can recolour, move the cursor, clear a line or rewrite what is printed around it (a warning, a
 signer's name), and a line feed can forge a line of its own. :func:`printable` is
-:func:`nexo_pkg.diagnostics.escape_control_characters` for text shown on one line: tab and line
+:func:`nexo_pkg.core.diagnostics.escape_control_characters` for text shown on one line: tab and line
 feed are escaped too, and so are the Unicode line separators and bidirectional overrides.
 """
 
 from __future__ import annotations
 
-from nexo_pkg.diagnostics import escape_control_characters
+from nexo_pkg.core.diagnostics import escape_control_characters
 
 __all__ = ["printable"]
 

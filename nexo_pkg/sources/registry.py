@@ -9,7 +9,7 @@ per scope. Every request is counted per kind, for reports and benchmarks.
 
 HTTPS always, except ``plain_http`` for a loopback host (tests, a local mirror).
 
-Every answer is read under the bounds of :mod:`nexo_pkg.install.bounded`, as GitHub's are: one
+Every answer is read under the bounds of :mod:`nexo_pkg.net.bounded`, as GitHub's are: one
 total deadline per request (``timeout``, else ``NEXO_HTTP_TIMEOUT``, else 300 s) enforced by a
 watchdog that cuts the connection, JSON documents capped on the wire and after gzip/deflate
 decoding and parsed without a ``RecursionError``, blobs fetched without content encoding.
@@ -32,10 +32,8 @@ from typing import Any
 
 import httpx
 
-from nexo_pkg.errors import NexoError, UsageError
-from nexo_pkg.fleet.auth import Credentials
-from nexo_pkg.fleet.reference import OciReference
-from nexo_pkg.install.bounded import (
+from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.net.bounded import (
     DOCUMENT_ACCEPT_ENCODING,
     Deadline,
     SocketWatch,
@@ -45,7 +43,9 @@ from nexo_pkg.install.bounded import (
     parse_json,
     timeout_from_env,
 )
-from nexo_pkg.install.github import retry_base_delay_from_env
+from nexo_pkg.sources.github import retry_base_delay_from_env
+from nexo_pkg.sources.oci_auth import Credentials
+from nexo_pkg.sources.oci_reference import OciReference
 
 INDEX_MEDIA_TYPE = "application/vnd.oci.image.index.v1+json"
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
@@ -846,7 +846,7 @@ def open_client(
     retry_base_delay: float | None = None,
 ) -> RegistryClient:
     """A client for ``reference``'s host with its configured credentials."""
-    from nexo_pkg.fleet.auth import credentials_for  # noqa: PLC0415 - read only when used
+    from nexo_pkg.sources.oci_auth import credentials_for  # noqa: PLC0415 - read only when used
 
     return RegistryClient(
         reference.host,

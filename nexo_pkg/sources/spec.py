@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from nexo_pkg.errors import EXIT_USAGE, NexoError
+from nexo_pkg.core.errors import EXIT_USAGE, NexoError
 
 # GitHub allows these characters in user, organisation and repository names.
 _NAME = re.compile(r"^[A-Za-z0-9._-]+$")
@@ -162,3 +162,14 @@ def parse_source(text: str) -> Source:
         validate_tag(tag, text=text)
         return GitHubSource(owner, repo, tag)
     return GitHubSource(owner, repo, None)
+
+
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})")
+
+
+def timestamp_or_none(value: object) -> str | None:
+    """``value`` when it is an RFC 3339 timestamp (``2026-11-23T10:00:00Z``), else ``None``:
+    a publication time a release or registry gives goes into receipts only in that shape."""
+    if isinstance(value, str) and _TIMESTAMP.fullmatch(value):
+        return value
+    return None

@@ -11,7 +11,7 @@ import ipaddress
 import re
 from dataclasses import dataclass, replace
 
-from nexo_pkg.errors import EXIT_USAGE, NexoError
+from nexo_pkg.core.errors import EXIT_USAGE, NexoError
 
 SCHEME = "oci://"
 _HOST = re.compile(

@@ -6,7 +6,7 @@ import hmac
 import re
 from pathlib import Path
 
-from nexo_pkg.errors import NexoError
+from nexo_pkg.core.errors import NexoError
 
 _HEX = re.compile(r"^[0-9a-fA-F]{64}$")
 

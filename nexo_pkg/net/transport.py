@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from nexo_pkg.errors import ConfigError
+from nexo_pkg.core.errors import ConfigError
 
 if TYPE_CHECKING:
     import ssl

@@ -27,9 +27,9 @@ from typing import Any, Protocol, TypeVar
 from urllib.parse import quote, urljoin, urlsplit
 
 from nexo_pkg import __version__
-from nexo_pkg.errors import NexoError, UsageError
-from nexo_pkg.install.blobcache import BlobCache, BlobSink
-from nexo_pkg.install.bounded import (
+from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.terminal import printable
+from nexo_pkg.net.bounded import (
     DOCUMENT_ACCEPT_ENCODING,
     SLOW_NOTICE_SECONDS,
     Deadline,
@@ -42,9 +42,9 @@ from nexo_pkg.install.bounded import (
     shown,
     timeout_from_env,
 )
-from nexo_pkg.install.checksum import parse_digest
-from nexo_pkg.install.store import timestamp_or_none
-from nexo_pkg.terminal import printable
+from nexo_pkg.sources.cache import BlobCache, BlobSink
+from nexo_pkg.sources.checksum import parse_digest
+from nexo_pkg.sources.spec import timestamp_or_none
 
 # httpx's package init imports its own command-line tool (rich, pygments and click: tens of
 # milliseconds at start-up) whenever those are installed; nothing here uses it, so its import
@@ -352,7 +352,7 @@ class GitHubClient:
         # Every socket this client opened, so a deadline can cut whichever one is blocking.
         self._watch = SocketWatch()
         # After httpx (imported above without its command-line module).
-        from nexo_pkg.install.wire import DirectTransport  # noqa: PLC0415
+        from nexo_pkg.net.transport import DirectTransport  # noqa: PLC0415
 
         # trust_env keeps HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE and friends working.
         self._http = httpx.Client(

@@ -11,14 +11,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from nexo_pkg.errors import NexoError
-from nexo_pkg.install.blobcache import BlobCache, BlobSink
-from nexo_pkg.install.checksum import verify_checksums
-from nexo_pkg.install.dirs import make_dirs
+from nexo_pkg.core.dirs import make_dirs
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.sources.cache import BlobCache, BlobSink
+from nexo_pkg.sources.checksum import verify_checksums
 
 # httpx is only imported when a download really happens.
 if TYPE_CHECKING:
-    from nexo_pkg.install.github import GitHubClient, ReleaseAsset
+    from nexo_pkg.sources.github import GitHubClient, ReleaseAsset
 
 COPY_CHUNK = 1024 * 1024
 

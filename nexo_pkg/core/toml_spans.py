@@ -16,7 +16,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nexo_pkg.diagnostics import Position, Span, escape_control_characters
+from nexo_pkg.core.diagnostics import Position, Span, escape_control_characters
 
 KeyPath = tuple[str | int, ...]
 SpanPart = Literal["key", "value"]

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Protocol
 
-from nexo_pkg.errors import NexoError, UsageError
+from nexo_pkg.core.errors import NexoError, UsageError
 
 if TYPE_CHECKING:
     import httpx
