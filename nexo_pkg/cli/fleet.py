@@ -277,8 +277,8 @@ def register(app: typer.Typer) -> None:
 
         def run() -> SyncResult:
             from nexo_pkg.fleet.lockfile import read_registries  # noqa: PLC0415
-            from nexo_pkg.fleet.mirrors import configured  # noqa: PLC0415
             from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
+            from nexo_pkg.sources.mirrors import configured  # noqa: PLC0415
 
             roots.append(install_root(dest, config_dir(config)))
             wanted_path = lock_file.parent / WANTED_NAME

@@ -129,8 +129,8 @@ def install_from_registry(
 def _fleet_options(
     options: InstallOptions, registry_config: Path | None, plain_http: bool
 ) -> FleetOptions:
-    from nexo_pkg.fleet.mirrors import configured  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
+    from nexo_pkg.sources.mirrors import configured  # noqa: PLC0415
 
     return FleetOptions(
         nexo_home=options.nexo_home,

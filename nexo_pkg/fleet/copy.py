@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.fleet import artifact, oci
 from nexo_pkg.fleet.sources import FleetOptions, Session
+from nexo_pkg.sources import artifact, oci
 from nexo_pkg.sources.cache import BlobSink
 from nexo_pkg.sources.oci_reference import OciReference, parse_reference
 from nexo_pkg.sources.registry import (

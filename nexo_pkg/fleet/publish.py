@@ -11,10 +11,7 @@ from typing import Any
 import semver
 
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
-from nexo_pkg.fleet import oci
-from nexo_pkg.fleet.artifact import GitHubOrigin
 from nexo_pkg.fleet.lockfile import LockedPlugin
-from nexo_pkg.fleet.oci import TargetFiles
 from nexo_pkg.fleet.sources import (
     FleetOptions,
     Session,
@@ -30,12 +27,15 @@ from nexo_pkg.install.pipeline import (
     install_prefetched,
     replace_installed,
 )
-from nexo_pkg.install.select import MANIFEST_ASSETS, parse_tarball_name
 from nexo_pkg.install.store import require_installed
+from nexo_pkg.sources import oci
+from nexo_pkg.sources.artifact import GitHubOrigin
 from nexo_pkg.sources.cache import BlobSink
 from nexo_pkg.sources.checksum import parse_sidecar
 from nexo_pkg.sources.hosttriple import host_candidates
+from nexo_pkg.sources.oci import TargetFiles
 from nexo_pkg.sources.oci_reference import OciReference, parse_reference
+from nexo_pkg.sources.select import MANIFEST_ASSETS, parse_tarball_name
 from nexo_pkg.sources.spec import GitHubSource, parse_source
 from nexo_pkg.trust import entry as trust
 

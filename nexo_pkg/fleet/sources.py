@@ -20,15 +20,16 @@ from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.versionreq import VersionReq, parse_version
-from nexo_pkg.fleet import oci
-from nexo_pkg.fleet.artifact import GitHubOrigin, TargetEntry, parse_target_manifest
 from nexo_pkg.fleet.lockfile import LockedPlugin, LockedTarget, WantedPlugin
-from nexo_pkg.install.select import MANIFEST_ASSETS, parse_tarball_name, release_identity
+from nexo_pkg.install.manifest_check import manifest_asset_problem
+from nexo_pkg.sources import oci
 from nexo_pkg.sources.archive import ArchiveLimits
+from nexo_pkg.sources.artifact import GitHubOrigin, TargetEntry, parse_target_manifest
 from nexo_pkg.sources.cache import BlobCache, BlobSink
 from nexo_pkg.sources.checksum import parse_digest, parse_sidecar
 from nexo_pkg.sources.hosttriple import NOARCH
 from nexo_pkg.sources.oci_reference import OciReference, is_oci, parse_reference
+from nexo_pkg.sources.select import MANIFEST_ASSETS, parse_tarball_name, release_identity
 from nexo_pkg.sources.spec import GitHubSource, parse_source, timestamp_or_none
 from nexo_pkg.trust import entry as trust
 
@@ -399,10 +400,10 @@ class Session:
         self, reference: OciReference, digest: str
     ) -> tuple[OciReference, RegistryClient, Manifest]:
         """The manifest ``digest`` of ``reference`` from the first of its mirrors that has
-        it, else from its own registry (:mod:`nexo_pkg.fleet.mirrors`). What comes from a
+        it, else from its own registry (:mod:`nexo_pkg.sources.mirrors`). What comes from a
         mirror is checked against the digest like anything else; a mirror that is down,
         refuses or lacks it is passed over, the registry's own failure is raised."""
-        from nexo_pkg.fleet.mirrors import candidates  # noqa: PLC0415
+        from nexo_pkg.sources.mirrors import candidates  # noqa: PLC0415
 
         for candidate in candidates(reference, self.options.registry_mirrors):
             client = self.registry(candidate)
@@ -496,7 +497,7 @@ def release_tarballs(
     """The plugin id, version and per-target tarballs of a release, read as ``install``
     reads them (the manifest asset, else the tarball names)."""
     manifest = client.read_manifest_asset(release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_BYTES)
-    identity = release_identity(release, manifest)
+    identity = release_identity(release, manifest, manifest_problem=manifest_asset_problem)
     assets: dict[str, ReleaseAsset] = {}
     for asset in release.assets:
         parsed = parse_tarball_name(asset.name)

@@ -19,14 +19,8 @@ from nexo_pkg.core.durable import sync_tree
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.install.compat import DaemonVersion, check_compatible
 from nexo_pkg.install.extract import extract_archive
+from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.install.payload import check_payload
-from nexo_pkg.install.select import (
-    MANIFEST_ASSETS,
-    ReleaseIdentity,
-    choose_asset,
-    parse_tarball_name,
-    release_identity,
-)
 from nexo_pkg.install.store import (
     LATEST_TAG,
     Installed,
@@ -57,6 +51,13 @@ from nexo_pkg.sources.download import (
     fetch_asset,
 )
 from nexo_pkg.sources.hosttriple import NOARCH, host_candidates
+from nexo_pkg.sources.select import (
+    MANIFEST_ASSETS,
+    ReleaseIdentity,
+    choose_asset,
+    parse_tarball_name,
+    release_identity,
+)
 from nexo_pkg.sources.spec import GitHubSource, LocalSource, parse_source
 from nexo_pkg.trust import entry as trust
 
@@ -307,7 +308,7 @@ def _resolve(
     manifest = client.read_manifest_asset(
         release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_ASSET_BYTES
     )
-    identity = release_identity(release, manifest)
+    identity = release_identity(release, manifest, manifest_problem=manifest_asset_problem)
     if expected_id is not None and identity.plugin_id != expected_id:
         raise NexoError(
             f"release {release.tag} of {source.owner}/{source.repo} is plugin "

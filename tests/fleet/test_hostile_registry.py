@@ -10,10 +10,10 @@ from support.registry import Registry
 from support.tarballs import plugin_tarball, sha256_hex
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.fleet import artifact
 from nexo_pkg.fleet.publish import install_from_registry
 from nexo_pkg.fleet.sources import FleetOptions
 from nexo_pkg.install.pipeline import InstallOptions
+from nexo_pkg.sources import artifact
 from nexo_pkg.sources.oci_reference import parse_reference
 from nexo_pkg.sources.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient
 
@@ -120,7 +120,7 @@ def test_signature_files_are_only_taken_under_the_asset_s_own_names(
     tmp_path: Path, registry: Registry, fleet_env: dict[str, str]
 ) -> None:
     del fleet_env
-    from nexo_pkg.fleet.oci import TargetFiles, push_version
+    from nexo_pkg.sources.oci import TargetFiles, push_version
 
     tarball = tmp_path / f"echo-1.2.3-{LINUX}.tar.gz"
     tarball.write_bytes(plugin_tarball("echo", "1.2.3"))
@@ -153,7 +153,7 @@ def test_a_creation_time_that_is_not_one_stays_out_of_lock_and_receipts(
     """``org.opencontainers.image.created`` becomes the lock's ``published`` and the receipts'
     ``installed_at`` (which the reference installer prints as it is) only as an RFC 3339
     time; escape sequences there are dropped, and the receipt gets the sync's own time."""
-    from nexo_pkg.fleet.oci import TargetFiles, push_version
+    from nexo_pkg.sources.oci import TargetFiles, push_version
 
     from .conftest import run_nexo
 
