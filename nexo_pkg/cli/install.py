@@ -22,7 +22,6 @@ from nexo_pkg.net.bounded import DEFAULT_TIMEOUT_SECONDS, SLOW_NOTICE_SECONDS
 # The install machinery (store, archive inspection, trust policy, httpx) is imported inside
 # the commands: `nexo plugin install --help` and `list` should not pay for what they don't run.
 if TYPE_CHECKING:
-    from nexo_pkg.fleet.sources import FleetOptions
     from nexo_pkg.install.pipeline import InstallOptions, InstallResult, UpgradeResult
     from nexo_pkg.install.summary import InstallPlan
     from nexo_pkg.sources.archive import ArchiveLimits
@@ -117,34 +116,11 @@ PlainHttpOption = Annotated[
 ]
 
 
-def install_from_registry(
-    source: str, options: InstallOptions, registry_config: Path | None, plain_http: bool
-) -> InstallResult:
-    """``install oci://…``: the registry source shares the pipeline's later steps."""
-    from nexo_pkg.fleet.publish import install_from_registry as run  # noqa: PLC0415
-
-    return run(source, options, _fleet_options(options, registry_config, plain_http))
-
-
-def _fleet_options(
-    options: InstallOptions, registry_config: Path | None, plain_http: bool
-) -> FleetOptions:
-    from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
+def registry_mirrors() -> dict[str, tuple[str, ...]]:
+    """The registry mirrors ``NEXO_REGISTRY_MIRRORS`` configures (sources.mirrors)."""
     from nexo_pkg.sources.mirrors import configured  # noqa: PLC0415
 
-    return FleetOptions(
-        nexo_home=options.nexo_home,
-        trusted_keys=options.trusted_keys,
-        policy_path=options.policy_path,
-        require_signature=options.require_signature,
-        skip_signature_verify=options.skip_signature_verify,
-        registry_config=registry_config,
-        plain_http=plain_http,
-        limits=options.limits,
-        http_timeout=options.http_timeout,
-        registry_mirrors=configured(None),
-        notice=options.notice,
-    )
+    return configured(None)
 
 
 def _verify_lock(
@@ -315,8 +291,6 @@ def _upgrade_one(
     *,
     allow_downgrade: bool,
     keep_old: bool,
-    registry_config: Path | None = None,
-    plain_http: bool = False,
     tag: str | None = None,
 ) -> UpgradeResult:
     """Upgrade one plugin from where it came: its GitHub repository or its registry."""
@@ -336,17 +310,7 @@ def _upgrade_one(
             kind="not_installed",
             details={"id": plugin_id, "path": str(unreadable[0].path)},
         )
-    receipt = require_installed(options.dest, plugin_id)[0].receipt
-    if receipt is not None and receipt.registry is not None:
-        from nexo_pkg.fleet.publish import upgrade_from_registry  # noqa: PLC0415
-
-        return upgrade_from_registry(
-            plugin_id,
-            options,
-            _fleet_options(options, registry_config, plain_http),
-            allow_downgrade=allow_downgrade,
-            keep_old=keep_old,
-        )
+    require_installed(options.dest, plugin_id)
     return upgrade(plugin_id, options, allow_downgrade=allow_downgrade, keep_old=keep_old, tag=tag)
 
 
@@ -558,9 +522,10 @@ def register(app: typer.Typer) -> None:
                 confirm=_confirmer(yes=yes, json_output=json_output),
                 notice=None if json_output else say,
                 daemon=daemon_version(nexo_version),
+                registry_config=registry_config,
+                plain_http=plain_http,
+                registry_mirrors=registry_mirrors(),
             )
-            if source_text.startswith("oci://"):
-                return install_from_registry(source_text, options, registry_config, plain_http)
             return install(source_text, options)
 
         result = guarded(run, json_output=json_output)
@@ -699,6 +664,9 @@ def register(app: typer.Typer) -> None:
                 notice=None if json_output else say,
                 allow_signer_change=allow_signer_change,
                 daemon=daemon_version(nexo_version),
+                registry_config=registry_config,
+                plain_http=plain_http,
+                registry_mirrors=registry_mirrors(),
             )
 
         roots: list[Path] = []
@@ -712,8 +680,6 @@ def register(app: typer.Typer) -> None:
                     tag=wanted[1],
                     allow_downgrade=allow_downgrade,
                     keep_old=keep_old,
-                    registry_config=registry_config,
-                    plain_http=plain_http,
                 ),
                 json_output=json_output,
             )
@@ -737,8 +703,6 @@ def register(app: typer.Typer) -> None:
                     replace(chosen, dest=root),
                     allow_downgrade=allow_downgrade,
                     keep_old=keep_old,
-                    registry_config=registry_config,
-                    plain_http=plain_http,
                 )
             except NexoError as error:
                 failed = True

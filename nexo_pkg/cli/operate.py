@@ -24,8 +24,8 @@ from nexo_pkg.cli.install import (
     RegistryConfigOption,
     TimeoutOption,
     _dest,
-    _fleet_options,
     _roots,
+    registry_mirrors,
 )
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK
 from nexo_pkg.core.output import say
@@ -36,9 +36,7 @@ if TYPE_CHECKING:
     from nexo_pkg.install.pipeline import InstallOptions
 
 
-def _lookups(
-    options: InstallOptions, registry_config: Path | None, plain_http: bool
-) -> dict[str, LatestLookup]:
+def _lookups(options: InstallOptions) -> dict[str, LatestLookup]:
     """The newest-version lookup of each source kind a receipt can name."""
     from nexo_pkg.install.outdated import LatestVersion  # noqa: PLC0415
     from nexo_pkg.install.pipeline import latest_release  # noqa: PLC0415
@@ -50,11 +48,10 @@ def _lookups(
 
     def from_registry(receipt: Receipt) -> LatestVersion:
         from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
-        from nexo_pkg.fleet.publish import latest_in_registry  # noqa: PLC0415
+        from nexo_pkg.install.pipeline import latest_in_registry  # noqa: PLC0415
 
         assert receipt.registry is not None  # noqa: S101 (only registry receipts come here)
-        fleet = _fleet_options(options, registry_config, plain_http)
-        plugin_id, version, digest = latest_in_registry(receipt.registry, fleet)
+        plugin_id, version, digest = latest_in_registry(receipt.registry, options)
         if plugin_id != receipt.id:
             raise NexoError(
                 f"{receipt.registry.split('@', 1)[0]} now holds plugin {plugin_id!r}, "
@@ -259,7 +256,6 @@ def register(app: typer.Typer) -> None:
             from nexo_pkg.cli.install import _policy_path  # noqa: PLC0415
             from nexo_pkg.install.pipeline import (  # noqa: PLC0415
                 InstallOptions,
-                ReleaseInfo,
                 release_info,
             )
             from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
@@ -274,13 +270,10 @@ def register(app: typer.Typer) -> None:
                 github_api_url=github_api_url,
                 http_timeout=timeout,
                 dry_run=True,
+                registry_config=registry_config,
+                plain_http=plain_http,
+                registry_mirrors=registry_mirrors(),
             )
-            if source.startswith("oci://"):
-                from nexo_pkg.cli.install import install_from_registry  # noqa: PLC0415
-
-                result = install_from_registry(source, options, registry_config, plain_http)
-                plan = result.plan
-                return ReleaseInfo(plan, None, ((plan.target, plan.asset_name),), None)
             return release_info(source, options)
 
         info = guarded(run, json_output=json_output)
@@ -460,8 +453,11 @@ def register(app: typer.Typer) -> None:
                 nexo_home=nexo_home_from_env(),
                 github_api_url=github_api_url,
                 http_timeout=timeout,
+                registry_config=registry_config,
+                plain_http=plain_http,
+                registry_mirrors=registry_mirrors(),
             )
-            return outdated(roots, plugin_ids or (), _lookups(options, registry_config, plain_http))
+            return outdated(roots, plugin_ids or (), _lookups(options))
 
         entries = guarded(run, json_output=json_output)
         failed = any(entry.status == "failed" for entry in entries)

@@ -26,7 +26,7 @@ from nexo_pkg.fleet.lockfile import (
     write_if_changed,
 )
 from nexo_pkg.fleet.pool import checked_jobs, run_bounded
-from nexo_pkg.fleet.sources import FleetOptions, Session
+from nexo_pkg.fleet.sources import FleetOptions, Session, locked_candidate
 from nexo_pkg.fleet.treehash import hash_tarball
 
 
@@ -75,9 +75,18 @@ def lock_plugin(session: Session, wanted: WantedPlugin) -> LockedPlugin:
     resolved = session.resolve(wanted)
     targets: dict[str, LockedTarget] = {}
     for target, row in resolved.targets.items():
-        with session.open_target(wanted.source, resolved.resolved, row, wanted.plugin_id) as opened:
-            outcome = session.verify(opened, resolved, wanted.source)
-            tree = hash_tarball(opened.tarball, wanted.plugin_id, session.options.limits)
+        candidate = locked_candidate(
+            plugin_id=wanted.plugin_id,
+            version=resolved.version,
+            source=wanted.source,
+            resolved=resolved.resolved,
+            row=row,
+            github=str(resolved.origin) if resolved.origin else None,
+            published=resolved.published,
+        )
+        fetched, mode = session.fetch_locked(candidate, wanted.source, resolved.resolved)
+        outcome = session.verify(fetched, mode)
+        tree = hash_tarball(fetched.path, wanted.plugin_id, session.options.limits)
         targets[target] = LockedTarget(
             target=target,
             asset=row.asset,

@@ -34,21 +34,21 @@ from nexo_pkg.fleet.lockfile import (
     stale_entries,
 )
 from nexo_pkg.fleet.pool import checked_jobs, run_bounded
-from nexo_pkg.fleet.sources import FleetOptions, OpenedTarget, Session, signing_origin
-from nexo_pkg.install.pipeline import InstallOptions, Prefetched, install_prefetched
-from nexo_pkg.install.store import (
+from nexo_pkg.fleet.sources import FleetOptions, Session, locked_candidate
+from nexo_pkg.install.api import (
     Installed,
+    InstallOptions,
+    InstallPlan,
     InstallRoot,
+    install_artifact,
     locked_root,
     remove_tree,
     scan_installed,
 )
-from nexo_pkg.install.summary import InstallPlan
+from nexo_pkg.sources.base import ReleaseCandidate
 from nexo_pkg.sources.hosttriple import NOARCH, host_candidates
-from nexo_pkg.sources.oci_reference import is_oci
 
 SYNC_LOCK_NAME = ".nexo-sync.lock"
-OCI_SOURCE_TYPE = "oci-registry"
 
 
 @dataclass
@@ -142,39 +142,16 @@ def _installed_at(entry: LockedPlugin) -> str | None:
     return None
 
 
-def prefetched_for(entry: LockedPlugin, row: LockedTarget, opened: OpenedTarget) -> Prefetched:
-    """The install pipeline's view of one opened target of a lock entry."""
-    owner, repo, tag = signing_origin(entry.source, entry.resolved, entry.github)
-    if is_oci(entry.source):
-        source: dict[str, Any] = {
-            "type": OCI_SOURCE_TYPE,
-            "registry": entry.resolved,
-            "manifest": row.manifest,
-            "asset": row.asset,
-        }
-        if entry.github:
-            source["github_release"] = entry.github
-    else:
-        source = {
-            "type": "github-releases",
-            "owner": owner,
-            "repo": repo,
-            "tag": tag,
-            "asset": row.asset,
-        }
-    return Prefetched(
-        path=opened.tarball,
-        asset_name=row.asset,
+def candidate_for(entry: LockedPlugin, row: LockedTarget) -> ReleaseCandidate:
+    """The candidate one target of a lock entry pins (its receipt time: :func:`_installed_at`)."""
+    return locked_candidate(
         plugin_id=entry.plugin_id,
         version=entry.version,
-        target=row.target,
-        sha256=row.sha256,
-        source=source,
-        material=opened.material,
-        owner=owner,
-        repo=repo,
-        tag=tag,
-        installed_at=_installed_at(entry),
+        source=entry.source,
+        resolved=entry.resolved,
+        row=row,
+        github=entry.github,
+        published=_installed_at(entry),
     )
 
 
@@ -336,8 +313,10 @@ def _sync_one(
             # The lock names the version the root must hold, older than the installed or not.
             allow_downgrade=True,
         )
-        with session.open_target(entry.source, entry.resolved, row, entry.plugin_id) as opened:
-            installed = install_prefetched(prefetched_for(entry, row, opened), install_options)
+        fetched, mode = session.fetch_locked(
+            candidate_for(entry, row), entry.source, entry.resolved
+        )
+        installed = install_artifact(fetched, install_options, policy=session.policy(), mode=mode)
         # The install itself replaces the other installed versions of the plugin.
         removed_other = bool(installed.set_aside)
         for item in present:

@@ -165,8 +165,14 @@ class BlobCache:
         digest: str,
         fetch: Callable[[BlobSink], object],
         progress: Callable[[int, int | None], None] | None = None,
+        *,
+        durable: bool = True,
     ) -> Iterator[Path]:
         """Yield the path of the blob ``digest``, calling ``fetch(sink)`` only on a miss.
+
+        ``durable`` syncs a new blob to disk before it enters the store; a blob copied from a
+        file that stays where it is (a local tarball) need not be, since every blob is
+        re-hashed before it is used and one a crash damaged is simply made again.
 
         ``fetch`` streams the blob's bytes into ``sink.write`` (``sink.reset`` starts over
         before a retry) and must raise when they do not hash
@@ -196,7 +202,8 @@ class BlobCache:
                     sink = BlobSink(handle, progress)
                     fetch(sink)
                     handle.flush()
-                    os.fsync(handle.fileno())
+                    if durable:
+                        os.fsync(handle.fileno())
                 hasher = sink.hasher
                 if hasher.hexdigest() != expected:
                     raise NexoError(

@@ -86,7 +86,7 @@ def keeper_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _workspace(root: Path, template: Path, data: bytes) -> Workspace:
     home = root / "home"
-    (home / "state" / "plugin-install-cache").mkdir(parents=True)
+    (home / "cache" / "blobs" / "parts").mkdir(parents=True)
     dest = root / "a" / "b" / "c" / "dest"
     shutil.copytree(template, dest, symlinks=True)
     canary = root / "canary"

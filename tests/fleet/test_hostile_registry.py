@@ -10,9 +10,7 @@ from support.registry import Registry
 from support.tarballs import plugin_tarball, sha256_hex
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.fleet.publish import install_from_registry
-from nexo_pkg.fleet.sources import FleetOptions
-from nexo_pkg.install.pipeline import InstallOptions
+from nexo_pkg.install.pipeline import InstallOptions, install
 from nexo_pkg.sources import artifact
 from nexo_pkg.sources.oci_reference import parse_reference
 from nexo_pkg.sources.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient
@@ -64,10 +62,9 @@ def _install(tmp_path: Path, running: Registry) -> NexoError:
     home = tmp_path / "home"
     dest = tmp_path / "plugins"
     with pytest.raises(NexoError) as caught:
-        install_from_registry(
+        install(
             running.ref("plugins/echo:1.2.3"),
-            InstallOptions(dest=dest, nexo_home=home, target=LINUX),
-            FleetOptions(nexo_home=home, plain_http=True),
+            InstallOptions(dest=dest, nexo_home=home, target=LINUX, plain_http=True),
         )
     assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]
     return caught.value
@@ -136,10 +133,9 @@ def test_signature_files_are_only_taken_under_the_asset_s_own_names(
             manifest_text=None, origin=None, created="2026-01-01T00:00:00Z",
         )  # fmt: skip
     home = tmp_path / "home"
-    result = install_from_registry(
+    result = install(
         str(reference),
-        InstallOptions(dest=tmp_path / "plugins", nexo_home=home, target=LINUX),
-        FleetOptions(nexo_home=home, plain_http=True),
+        InstallOptions(dest=tmp_path / "plugins", nexo_home=home, target=LINUX, plain_http=True),
     )
     # Neither file is signature material for this asset: it installs as unsigned (warn).
     assert result.plan.signature.status == "unsigned"

@@ -68,9 +68,7 @@ def install_env(
         values.update(overrides)
         return InstallOptions(**values)  # type: ignore[arg-type]
 
-    return InstallEnv(
-        home, dest, home / "state" / "plugin-install-cache", github_server, make_options
-    )
+    return InstallEnv(home, dest, home / "cache" / "blobs" / "parts", github_server, make_options)
 
 
 @pytest.fixture(params=[0o000, 0o002, 0o077])
