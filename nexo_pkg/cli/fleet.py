@@ -20,6 +20,7 @@ from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 
 if TYPE_CHECKING:
     from nexo_pkg.fleet.sources import FleetOptions
+    from nexo_pkg.install.pipeline import InstallCallbacks
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 TrustedKeysOption = Annotated[
@@ -96,20 +97,23 @@ def fleet_options(
     timeout: float | None = None,
     jobs: int | None = None,
     registry_mirrors: dict[str, tuple[str, ...]] | None = None,
-    json_output: bool = False,
 ) -> FleetOptions:
-    """The fleet settings of a command's flags; slow answers are noted on stderr unless the
-    output is ``--json``."""
+    """What the user chose with a fleet command's flags: install's choices (home, policy,
+    signature flags, network) and ``--jobs``."""
     from nexo_pkg.core.errors import UsageError  # noqa: PLC0415
     from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
     from nexo_pkg.install.config import POLICY_FILE, config_dir  # noqa: PLC0415
+    from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
     from nexo_pkg.net.bounded import checked_timeout  # noqa: PLC0415
 
     if require_signature and skip_signature_verify:
         raise UsageError("--require-signature and --skip-signature-verify exclude each other")
-    return FleetOptions(
-        nexo_home=nexo_home_from_env(),
+    home = nexo_home_from_env()
+    choices = InstallOptions(
+        # Where `sync` installs is the root it is given; this is the daemon's default.
+        dest=home / "state" / "plugins",
+        nexo_home=home,
         trusted_keys=trusted_keys,
         policy_path=config_dir(config) / POLICY_FILE,
         require_signature=require_signature,
@@ -118,10 +122,16 @@ def fleet_options(
         registry_config=registry_config,
         plain_http=plain_http,
         http_timeout=None if timeout is None else checked_timeout(timeout),
-        jobs=checked_jobs(jobs),
         registry_mirrors=registry_mirrors or {},
-        notice=None if json_output else say,
     )
+    return FleetOptions(choices, jobs=checked_jobs(jobs))
+
+
+def fleet_callbacks(json_output: bool) -> InstallCallbacks:
+    """Slow answers are noted on stderr, unless the output is ``--json``."""
+    from nexo_pkg.install.pipeline import InstallCallbacks  # noqa: PLC0415
+
+    return InstallCallbacks(notice=None if json_output else say)
 
 
 def _usage(message: str) -> None:
@@ -211,8 +221,8 @@ def register(app: typer.Typer) -> None:
                     plain_http=plain_http,
                     timeout=timeout,
                     jobs=jobs,
-                    json_output=json_output,
                 ),
+                callbacks=fleet_callbacks(json_output),
                 upgrade=upgrade_ids,
             ),
             json_output=json_output,
@@ -300,8 +310,8 @@ def register(app: typer.Typer) -> None:
                     timeout=timeout,
                     jobs=jobs,
                     registry_mirrors=mirrors,
-                    json_output=json_output,
                 ),
+                callbacks=fleet_callbacks(json_output),
                 wanted_path=wanted_path,
                 frozen=frozen,
                 prune=prune,
@@ -355,8 +365,8 @@ def register(app: typer.Typer) -> None:
                     registry_config=registry_config,
                     plain_http=plain_http,
                     timeout=timeout,
-                    json_output=json_output,
                 ),
+                callbacks=fleet_callbacks(json_output),
             ),
             json_output=json_output,
         )
@@ -398,20 +408,22 @@ def register(app: typer.Typer) -> None:
         """
         from nexo_pkg.sources.oci_reference import is_oci  # noqa: PLC0415
 
+        callbacks = fleet_callbacks(json_output)
+
         def options() -> FleetOptions:
             return fleet_options(
                 github_api_url=github_api_url,
                 registry_config=registry_config,
                 plain_http=plain_http,
                 timeout=timeout,
-                json_output=json_output,
             )
 
         if is_oci(release):
             from nexo_pkg.fleet.copy import mirror_registry  # noqa: PLC0415
 
             copied = guarded(
-                lambda: mirror_registry(release, destination, options()), json_output=json_output
+                lambda: mirror_registry(release, destination, options(), callbacks),
+                json_output=json_output,
             )
             if json_output:
                 emit_json(copied.to_json())
@@ -424,7 +436,9 @@ def register(app: typer.Typer) -> None:
             return
         from nexo_pkg.fleet.publish import mirror  # noqa: PLC0415
 
-        result = guarded(lambda: mirror(release, destination, options()), json_output=json_output)
+        result = guarded(
+            lambda: mirror(release, destination, options(), callbacks), json_output=json_output
+        )
         if json_output:
             emit_json(result.to_json())
         else:

@@ -22,7 +22,12 @@ from nexo_pkg.net.bounded import DEFAULT_TIMEOUT_SECONDS, SLOW_NOTICE_SECONDS
 # The install machinery (store, archive inspection, trust policy, httpx) is imported inside
 # the commands: `nexo plugin install --help` and `list` should not pay for what they don't run.
 if TYPE_CHECKING:
-    from nexo_pkg.install.pipeline import InstallOptions, InstallResult, UpgradeResult
+    from nexo_pkg.install.pipeline import (
+        InstallCallbacks,
+        InstallOptions,
+        InstallResult,
+        UpgradeResult,
+    )
     from nexo_pkg.install.summary import InstallPlan
     from nexo_pkg.sources.archive import ArchiveLimits
 
@@ -279,6 +284,18 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
         say(f"Installed {label} to {printable(result.path)}.")
 
 
+def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
+    """What ``install`` and ``upgrade`` show and ask: the plan (unless ``--yes``), a progress
+    bar on a terminal, and notes about slow answers (not with ``--json``)."""
+    from nexo_pkg.install.pipeline import InstallCallbacks  # noqa: PLC0415
+
+    return InstallCallbacks(
+        confirm=_confirmer(yes=yes, json_output=json_output),
+        notice=None if json_output else say,
+        show_progress=_progress_wanted(),
+    )
+
+
 def _progress_wanted() -> bool:
     from nexo_pkg.core.output import OUTPUT  # noqa: PLC0415
 
@@ -288,6 +305,7 @@ def _progress_wanted() -> bool:
 def _upgrade_one(
     plugin_id: str,
     options: InstallOptions,
+    callbacks: InstallCallbacks,
     *,
     allow_downgrade: bool,
     keep_old: bool,
@@ -311,7 +329,14 @@ def _upgrade_one(
             details={"id": plugin_id, "path": str(unreadable[0].path)},
         )
     require_installed(options.dest, plugin_id)
-    return upgrade(plugin_id, options, allow_downgrade=allow_downgrade, keep_old=keep_old, tag=tag)
+    return upgrade(
+        plugin_id,
+        options,
+        callbacks,
+        allow_downgrade=allow_downgrade,
+        keep_old=keep_old,
+        tag=tag,
+    )
 
 
 def _report_upgrade(result: UpgradeResult) -> None:
@@ -518,15 +543,12 @@ def register(app: typer.Typer) -> None:
                 allow_downgrade=allow_downgrade,
                 dry_run=dry_run,
                 limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
-                show_progress=_progress_wanted(),
-                confirm=_confirmer(yes=yes, json_output=json_output),
-                notice=None if json_output else say,
                 daemon=daemon_version(nexo_version),
                 registry_config=registry_config,
                 plain_http=plain_http,
                 registry_mirrors=registry_mirrors(),
             )
-            return install(source_text, options)
+            return install(source_text, options, _callbacks(yes=yes, json_output=json_output))
 
         result = guarded(run, json_output=json_output)
         if not check or result.dry_run:
@@ -659,9 +681,6 @@ def register(app: typer.Typer) -> None:
                 github_api_url=github_api_url,
                 http_timeout=timeout,
                 dry_run=dry_run,
-                show_progress=_progress_wanted(),
-                confirm=_confirmer(yes=yes, json_output=json_output),
-                notice=None if json_output else say,
                 allow_signer_change=allow_signer_change,
                 daemon=daemon_version(nexo_version),
                 registry_config=registry_config,
@@ -672,11 +691,13 @@ def register(app: typer.Typer) -> None:
         roots: list[Path] = []
         wanted: list[str | None] = []
         chosen = guarded(options, json_output=json_output)
+        callbacks = _callbacks(yes=yes, json_output=json_output)
         if wanted:
             single = guarded(
                 lambda: _upgrade_one(
                     str(wanted[0]),
                     chosen,
+                    callbacks,
                     tag=wanted[1],
                     allow_downgrade=allow_downgrade,
                     keep_old=keep_old,
@@ -701,6 +722,7 @@ def register(app: typer.Typer) -> None:
                 outcome = _upgrade_one(
                     each,
                     replace(chosen, dest=root),
+                    callbacks,
                     allow_downgrade=allow_downgrade,
                     keep_old=keep_old,
                 )

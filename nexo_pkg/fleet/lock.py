@@ -28,6 +28,7 @@ from nexo_pkg.fleet.lockfile import (
 from nexo_pkg.fleet.pool import checked_jobs, run_bounded
 from nexo_pkg.fleet.sources import FleetOptions, Session, locked_candidate
 from nexo_pkg.fleet.treehash import hash_tarball
+from nexo_pkg.install.api import NO_CALLBACKS, InstallCallbacks
 
 
 @dataclass
@@ -117,6 +118,7 @@ def lock(
     *,
     upgrade: frozenset[str] | None = None,
     session: Session | None = None,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
 ) -> LockResult:
     """Bring ``lock_path`` in line with ``wanted_path``; ``upgrade`` re-resolves those ids
     (an empty set: all). Writes the file only when its text changes. Raises the first
@@ -134,7 +136,7 @@ def lock(
     result = LockResult(lock_path)
     fresh = Lock()
     owned = session is None
-    active = session if session is not None else Session(options)
+    active = session if session is not None else Session(options, callbacks)
 
     def kept(item: WantedPlugin) -> LockedPlugin | None:
         current = previous.plugins.get(item.plugin_id)

@@ -11,7 +11,7 @@ from typing import Any
 
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.fleet.sources import FleetOptions, Session
-from nexo_pkg.install.api import manifest_asset_problem
+from nexo_pkg.install.api import NO_CALLBACKS, InstallCallbacks, manifest_asset_problem
 from nexo_pkg.sources import oci
 from nexo_pkg.sources.artifact import GitHubOrigin
 from nexo_pkg.sources.cache import BlobSink
@@ -118,7 +118,12 @@ def _version_tagged(reference: OciReference, version: str) -> OciReference:
     return reference.with_tag(tag)
 
 
-def push(dist: Path, destination: str, options: FleetOptions) -> PushResult:
+def push(
+    dist: Path,
+    destination: str,
+    options: FleetOptions,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
+) -> PushResult:
     """Publish a ``pack`` output directory as one version (tag: the reference's, else the
     version)."""
     reference = parse_reference(destination)
@@ -126,7 +131,7 @@ def push(dist: Path, destination: str, options: FleetOptions) -> PushResult:
         raise UsageError("push to a tag (oci://HOST/NS/NAME[:TAG]), not to a digest")
     plugin_id, version, targets, manifest_text = collect_dist(dist)
     tagged = _version_tagged(reference, version)
-    with Session(options) as session:
+    with Session(options, callbacks) as session:
         digest = oci.push_version(
             session.registry(tagged),
             tagged,
@@ -144,7 +149,12 @@ def push(dist: Path, destination: str, options: FleetOptions) -> PushResult:
     )  # fmt: skip
 
 
-def mirror(release_text: str, destination: str, options: FleetOptions) -> PushResult:
+def mirror(
+    release_text: str,
+    destination: str,
+    options: FleetOptions,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
+) -> PushResult:
     """Copy a GitHub release (every target tarball, checksum-checked, with its signature
     files) into a registry, recording the release so the original signer's policy applies."""
     source = parse_source(release_text)
@@ -153,7 +163,7 @@ def mirror(release_text: str, destination: str, options: FleetOptions) -> PushRe
     reference = parse_reference(destination)
     if reference.digest:
         raise UsageError("mirror to a tag (oci://HOST/NS/NAME[:TAG]), not to a digest")
-    with Session(options) as session:
+    with Session(options, callbacks) as session:
         client = session.github()
         release = client.get_release(source.owner, source.repo, source.tag)
         plugin_id, version, assets = release_tarballs(client, release, manifest_asset_problem)

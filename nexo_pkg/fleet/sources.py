@@ -10,18 +10,22 @@ through the same source an install uses.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.versionreq import VersionReq, parse_version
 from nexo_pkg.fleet.lockfile import LockedTarget, WantedPlugin
-from nexo_pkg.install.api import manifest_asset_problem
+from nexo_pkg.install.api import (
+    NO_CALLBACKS,
+    InstallCallbacks,
+    InstallOptions,
+    manifest_asset_problem,
+)
 from nexo_pkg.sources.archive import ArchiveLimits
 from nexo_pkg.sources.artifact import GitHubOrigin
 from nexo_pkg.sources.base import FetchedArtifact, Origin, ReleaseCandidate, Source
-from nexo_pkg.sources.context import NetworkChoices, SourceContext, TrustChoices
+from nexo_pkg.sources.context import SourceContext
 from nexo_pkg.sources.oci_reference import OciReference, is_oci, parse_reference
 from nexo_pkg.sources.oci_source import OciSource, registry_origin
 from nexo_pkg.sources.releases import (
@@ -38,26 +42,21 @@ from nexo_pkg.trust import entry as trust
 
 @dataclass(frozen=True)
 class FleetOptions:
-    """Settings shared by ``lock``, ``sync``, ``push``, ``mirror`` and registry installs."""
+    """What the user chose for ``lock``, ``sync``, ``push`` and ``mirror``: install's choices
+    (the home, the trust policy and its flags, the network, the archive limits; ``sync``
+    installs with them, into the root it is given) and how many plugins go at a time."""
 
-    nexo_home: Path
-    trusted_keys: Path | None = None
-    policy_path: Path | None = None
-    require_signature: bool = False
-    skip_signature_verify: bool = False
-    github_api_url: str | None = None
-    registry_config: Path | None = None
-    plain_http: bool = False
-    limits: ArchiveLimits = field(default_factory=ArchiveLimits)
-    retry_base_delay: float | None = None
-    # Total seconds one HTTP request may take (--timeout); None: NEXO_HTTP_TIMEOUT, else 300.
-    http_timeout: float | None = None
+    install: InstallOptions
     # Plugins handled at a time by `lock` and `sync` (--jobs); None: pool.DEFAULT_JOBS.
     jobs: int | None = None
-    # Registry host -> mirrors that may serve the bytes a lock pins (fleet.mirrors).
-    registry_mirrors: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    # Hears "still waiting" lines about slow GitHub answers (the CLI's notes); None: quiet.
-    notice: Callable[[str], None] | None = None
+
+    @property
+    def nexo_home(self) -> Path:
+        return self.install.nexo_home
+
+    @property
+    def limits(self) -> ArchiveLimits:
+        return self.install.limits
 
 
 @dataclass(frozen=True)
@@ -74,27 +73,17 @@ class Resolved:
 
 class Session(SourceContext):
     """The :class:`SourceContext` of one ``lock``/``sync``/``push``/``mirror`` run, built
-    from its :class:`FleetOptions`; use as a context manager."""
+    once from its :class:`FleetOptions` (and the notices of its callbacks); use as a context
+    manager."""
 
-    def __init__(self, options: FleetOptions) -> None:
+    def __init__(self, options: FleetOptions, callbacks: InstallCallbacks = NO_CALLBACKS) -> None:
+        choices = options.install
         super().__init__(
-            options.nexo_home,
-            NetworkChoices(
-                github_api_url=options.github_api_url,
-                http_timeout=options.http_timeout,
-                retry_base_delay=options.retry_base_delay,
-                registry_config=options.registry_config,
-                plain_http=options.plain_http,
-                registry_mirrors=options.registry_mirrors,
-            ),
-            TrustChoices(
-                trusted_keys=options.trusted_keys,
-                policy_path=options.policy_path,
-                require_signature=options.require_signature,
-                skip_signature_verify=options.skip_signature_verify,
-            ),
-            max_download=options.limits.max_download,
-            notice=options.notice,
+            choices.nexo_home,
+            choices.network,
+            choices.trust,
+            max_download=choices.limits.max_download,
+            notice=callbacks.notice,
         )
         self.options = options
 

@@ -19,7 +19,7 @@ import fcntl
 import os
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,10 +36,12 @@ from nexo_pkg.fleet.lockfile import (
 from nexo_pkg.fleet.pool import checked_jobs, run_bounded
 from nexo_pkg.fleet.sources import FleetOptions, Session, locked_candidate
 from nexo_pkg.install.api import (
+    NO_CALLBACKS,
+    InstallCallbacks,
     Installed,
-    InstallOptions,
     InstallPlan,
     InstallRoot,
+    InstallStep,
     install_artifact,
     locked_root,
     remove_tree,
@@ -200,12 +202,13 @@ def sync(
     prune: bool = False,
     target: str | None = None,
     progress: Callable[[str], None] | None = None,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
 ) -> SyncResult:
     """Sync ``dest`` with the lock. Raises for problems with the whole set (unreadable or
     stale lock, bad policy); failures of single plugins are outcomes in the result."""
     candidates = host_candidates(target)
     result = SyncResult(lock_path, dest)
-    with Session(options) as session:
+    with Session(options, callbacks) as session:
         session.policy()  # a bad policy fails the whole run before anything is fetched
         if frozen and not lock_path.exists():
             raise NexoError(
@@ -298,25 +301,25 @@ def _sync_one(
                 identity=_identity(present[0]),
             )  # fmt: skip
         final = dest / f"{entry.plugin_id}-{entry.version}"
-        install_options = InstallOptions(
+        install_options = replace(
+            options.install,
             dest=dest,
-            nexo_home=options.nexo_home,
             target=target,
-            trusted_keys=options.trusted_keys,
-            policy_path=options.policy_path,
-            require_signature=options.require_signature,
-            skip_signature_verify=options.skip_signature_verify,
             force=final.exists() and not current,
-            limits=options.limits,
-            confirm=signer_check(row, entry.plugin_id),
-            root=root,
             # The lock names the version the root must hold, older than the installed or not.
             allow_downgrade=True,
         )
         fetched, mode = session.fetch_locked(
             candidate_for(entry, row), entry.source, entry.resolved
         )
-        installed = install_artifact(fetched, install_options, policy=session.policy(), mode=mode)
+        installed = install_artifact(
+            fetched,
+            install_options,
+            policy=session.policy(),
+            mode=mode,
+            callbacks=InstallCallbacks(confirm=signer_check(row, entry.plugin_id)),
+            step=InstallStep(root=root),
+        )
         # The install itself replaces the other installed versions of the plugin.
         removed_other = bool(installed.set_aside)
         for item in present:

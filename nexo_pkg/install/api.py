@@ -12,8 +12,11 @@ from nexo_pkg.install.discovery_edit import DiscoveryState
 from nexo_pkg.install.link import linked_plugin
 from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.install.pipeline import (
+    NO_CALLBACKS,
+    InstallCallbacks,
     InstallOptions,
     InstallResult,
+    InstallStep,
     UpgradeResult,
     install_artifact,
 )
@@ -36,14 +39,17 @@ from nexo_pkg.install.summary import InstallPlan
 __all__ = [
     "BOOKKEEPING_DIR",
     "JOURNAL_AREA",
+    "NO_CALLBACKS",
     "RECEIPT_NAME",
     "REMOVING_AREA",
     "STAGING_AREA",
     "DiscoveryState",
+    "InstallCallbacks",
     "InstallOptions",
     "InstallPlan",
     "InstallResult",
     "InstallRoot",
+    "InstallStep",
     "Installed",
     "UpgradeResult",
     "install_artifact",

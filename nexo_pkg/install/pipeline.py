@@ -57,7 +57,13 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class InstallOptions:
-    """Everything ``install`` and ``upgrade`` take besides the source."""
+    """What the user chose for ``install``, ``upgrade`` and ``info`` (and, through
+    :class:`~nexo_pkg.fleet.sources.FleetOptions`, for a fleet): frozen, built by the CLI.
+
+    What the command builds when it starts is its context
+    (:func:`command_context`); what the person at the terminal sees and answers are its
+    :class:`InstallCallbacks`.
+    """
 
     dest: Path
     nexo_home: Path
@@ -72,10 +78,7 @@ class InstallOptions:
     force: bool = False
     dry_run: bool = False
     limits: ArchiveLimits = field(default_factory=ArchiveLimits)
-    show_progress: bool = False
-    confirm: Callable[[InstallPlan], bool] | None = None
     retry_base_delay: float | None = None
-    expected_id: str | None = None
     # Seconds one HTTP request may take in all (--timeout); None: NEXO_HTTP_TIMEOUT or 300.
     http_timeout: float | None = None
     # Registry credentials (--registry-config), plain HTTP for a loopback registry, and the
@@ -83,18 +86,9 @@ class InstallOptions:
     registry_config: Path | None = None
     plain_http: bool = False
     registry_mirrors: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    replaces: tuple[Path, ...] = ()
-    keep_old: bool = False
     # Install a version older than one already installed (which it replaces).
     allow_downgrade: bool = False
-    # The root ``dest`` when the caller already holds its lock (``sync`` holds it for all its
-    # plugins); None: the install takes the lock itself.
-    root: InstallRoot | None = None
-    # Hears "still waiting" lines about slow answers (the CLI's notes on stderr); None: quiet.
-    notice: Callable[[str], None] | None = None
-    # An upgrade's installed signature (the receipt's ``signature``): the new version must be
-    # signed by the same identity (``signer_changed`` otherwise) unless allow_signer_change.
-    previous_signature: Mapping[str, Any] | None = None
+    # An upgrade whose new version another identity signed (or nobody) is accepted.
     allow_signer_change: bool = False
     # The daemon the plugin is for (--nexo-version, NEXO_DAEMON_VERSION): its min_nexo_version
     # must admit it (``incompatible`` otherwise, unless ``force``). None: not compared.
@@ -121,6 +115,40 @@ class InstallOptions:
             require_signature=self.require_signature,
             skip_signature_verify=self.skip_signature_verify,
         )
+
+
+@dataclass(frozen=True)
+class InstallCallbacks:
+    """What the person at the terminal sees and answers (the CLI gives them; none: quiet)."""
+
+    # Shown the plan before anything is written; False cancels (``cancelled``).
+    confirm: Callable[[InstallPlan], bool] | None = None
+    # Hears "still waiting" lines about slow answers (the CLI's notes on stderr).
+    notice: Callable[[str], None] | None = None
+    # A download progress bar on stderr.
+    show_progress: bool = False
+
+
+@dataclass(frozen=True)
+class InstallStep:
+    """What one install runs with besides the user's choices and the command's context.
+
+    ``root`` is the install root when the caller already holds its lock (``sync`` holds it
+    for all its plugins); None: the install takes the lock itself. For an upgrade:
+    ``replaces`` are the installed versions the new one replaces, ``keep_old`` keeps them out
+    of the daemon's sight, and ``previous_signature`` (the receipt's ``signature``) is the
+    signer the new version must have (``signer_changed`` otherwise, unless the user allows a
+    change).
+    """
+
+    root: InstallRoot | None = None
+    replaces: tuple[Path, ...] = ()
+    keep_old: bool = False
+    previous_signature: Mapping[str, Any] | None = None
+
+
+NO_CALLBACKS = InstallCallbacks()
+ONE_INSTALL = InstallStep()
 
 
 @dataclass(frozen=True)
@@ -183,7 +211,9 @@ def _network_deadline(options: InstallOptions) -> Deadline:
 
 
 @contextlib.contextmanager
-def command_context(options: InstallOptions) -> Iterator[SourceContext]:
+def command_context(
+    options: InstallOptions, callbacks: InstallCallbacks = NO_CALLBACKS
+) -> Iterator[SourceContext]:
     """The context of one ``install``/``upgrade``/``info``: its clients, the blob cache, the
     network deadline and the trust policy, built once. The blobs the command adds to the
     cache stay only when the body returns normally and is not a dry run (a refusal, an
@@ -194,8 +224,8 @@ def command_context(options: InstallOptions) -> Iterator[SourceContext]:
         options.trust,
         max_download=options.limits.max_download,
         deadline=_network_deadline(options),
-        notice=options.notice,
-        show_progress=options.show_progress,
+        notice=callbacks.notice,
+        show_progress=callbacks.show_progress,
     )
     kept = False
     try:
@@ -208,17 +238,19 @@ def command_context(options: InstallOptions) -> Iterator[SourceContext]:
                 context.cache.discard_added()
 
 
-def source_request(options: InstallOptions) -> SourceRequest:
+def source_request(options: InstallOptions, expected_id: str | None = None) -> SourceRequest:
     """What ``install`` asks of a source: this host's targets (or ``--target``), the plugin
     id an upgrade expects, and the check of a release's manifest asset."""
     return SourceRequest(
         targets=host_candidates(options.target),
         manifest_problem=manifest_asset_problem,
-        expected_id=options.expected_id,
+        expected_id=expected_id,
     )
 
 
-def install(source_text: str, options: InstallOptions) -> InstallResult:
+def install(
+    source_text: str, options: InstallOptions, callbacks: InstallCallbacks = NO_CALLBACKS
+) -> InstallResult:
     """Run the whole pipeline for SOURCE (``owner/repo[@tag]``, ``oci://…`` or a local
     tarball): the source is chosen once (:func:`nexo_pkg.sources.route.open_source`).
 
@@ -227,12 +259,18 @@ def install(source_text: str, options: InstallOptions) -> InstallResult:
     """
     _check_flags(options)
     request = source_request(options)
-    with command_context(options) as context:
+    with command_context(options, callbacks) as context:
         source = open_source(source_text, context, request)
-        return install_from(source, context, options)
+        return install_from(source, context, options, callbacks)
 
 
-def install_from(source: Source, context: SourceContext, options: InstallOptions) -> InstallResult:
+def install_from(
+    source: Source,
+    context: SourceContext,
+    options: InstallOptions,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
+    step: InstallStep = ONE_INSTALL,
+) -> InstallResult:
     """Resolve ``source``, fetch its best candidate and install it.
 
     The trust policy is read before any network work (a bad policy fails fast, exit 2); a
@@ -253,7 +291,9 @@ def install_from(source: Source, context: SourceContext, options: InstallOptions
         )
     mode = context.trust_mode(origin.owner)
     artifact = source.fetch(candidate, material=mode != "ignore")
-    return install_artifact(artifact, options, policy=context.policy(), mode=mode)
+    return install_artifact(
+        artifact, options, policy=context.policy(), mode=mode, callbacks=callbacks, step=step
+    )
 
 
 def install_artifact(
@@ -262,6 +302,8 @@ def install_artifact(
     *,
     policy: trust.TrustPolicy,
     mode: trust.Mode,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
+    step: InstallStep = ONE_INSTALL,
 ) -> InstallResult:
     """Steps 5-9 for a fetched, checksummed artifact, whichever source it came from: the
     signature under ``mode`` (resolved by the caller), the signer of an upgrade, then the
@@ -282,8 +324,8 @@ def install_artifact(
         policy=policy,
         mode=mode,
     )
-    if options.previous_signature is not None and not options.allow_signer_change:
-        check_signer_continuity(options.previous_signature, outcome, artifact.plugin_id)
+    if step.previous_signature is not None and not options.allow_signer_change:
+        check_signer_continuity(step.previous_signature, outcome, artifact.plugin_id)
     final = options.dest / f"{artifact.plugin_id}-{artifact.version}"
     try:
         if options.dry_run:
@@ -291,7 +333,9 @@ def install_artifact(
             _check_archive_compatible(listing, artifact, options)
             plan = _plan(origin.display, artifact, outcome, listing, final)
             return InstallResult(plan, final, dry_run=True)
-        return _install_tree(origin.display, artifact, outcome, final, options)
+        return _install_tree(
+            origin.display, artifact, outcome, final, options, callbacks=callbacks, step=step
+        )
     except NexoError as error:
         # A refusal after the signature step still says who signed what was refused.
         if outcome.status == "verified":
@@ -379,12 +423,14 @@ def _plan(
     )
 
 
-def _confirmed(plan: InstallPlan, options: InstallOptions) -> None:
-    if options.confirm is not None and not options.confirm(plan):
+def _confirmed(plan: InstallPlan, callbacks: InstallCallbacks) -> None:
+    if callbacks.confirm is not None and not callbacks.confirm(plan):
         raise NexoError("installation cancelled; nothing was changed", kind="cancelled")
 
 
-def _replaced(options: InstallOptions, plugin_id: str, final: Path) -> tuple[Path, ...]:
+def _replaced(
+    options: InstallOptions, step: InstallStep, plugin_id: str, final: Path
+) -> tuple[Path, ...]:
     """The installed trees the new one replaces (under the lock): those ``upgrade`` names and
     every other version of the same plugin, since the daemon must find exactly one version
     of an id (it would load whichever sorts first)."""
@@ -393,7 +439,7 @@ def _replaced(options: InstallOptions, plugin_id: str, final: Path) -> tuple[Pat
         for item in scan_installed(options.dest)
         if item.plugin_id == plugin_id and item.path != final
     ]
-    return tuple(path for path in dict.fromkeys((*options.replaces, *others)) if path.exists())
+    return tuple(path for path in dict.fromkeys((*step.replaces, *others)) if path.exists())
 
 
 def _refuse_downgrade(options: InstallOptions, plugin_id: str, version: str) -> None:
@@ -429,14 +475,15 @@ def _install_tree(
     outcome: trust.SignatureOutcome,
     final: Path,
     options: InstallOptions,
+    *,
+    callbacks: InstallCallbacks,
+    step: InstallStep,
 ) -> InstallResult:
     """Steps 6 to 9 under the root's lock: the archive is checked and extracted in one pass
     into a private staging directory, its payload checked, the plan confirmed, the receipt
     written, then the tree renamed into place. Nothing is visible before the rename."""
     held: contextlib.AbstractContextManager[InstallRoot] = (
-        contextlib.nullcontext(options.root)
-        if options.root is not None
-        else locked_root(options.dest)
+        contextlib.nullcontext(step.root) if step.root is not None else locked_root(options.dest)
     )
     with held as root:
         # A link in the plugin's place is not an install (verify fails it): it is never
@@ -445,7 +492,7 @@ def _install_tree(
         if occupied and not options.force:
             listing = inspect_archive(fetched.path, options.limits)
             plan = _plan(source_display, fetched, outcome, listing, final)
-            _confirmed(plan, options)
+            _confirmed(plan, callbacks)
             try:
                 existing: Receipt | None = None if final.is_symlink() else read_receipt(final)
             except (OSError, ValueError):
@@ -473,7 +520,7 @@ def _install_tree(
             listing = extract_archive(fetched.path, staging, options.limits)
             _check_archive_compatible(listing, fetched, options)
             plan = _plan(source_display, fetched, outcome, listing, final)
-            _confirmed(plan, options)
+            _confirmed(plan, callbacks)
             (staging / "bin" / plan.plugin_id).chmod(0o755)
             receipt = Receipt(
                 id=plan.plugin_id,
@@ -498,8 +545,8 @@ def _install_tree(
                 staging,
                 final,
                 replace=options.force and occupied,
-                replaces=_replaced(options, fetched.plugin_id, final),
-                keep_old=options.keep_old,
+                replaces=_replaced(options, step, fetched.plugin_id, final),
+                keep_old=step.keep_old,
             )
         except OSError as exc:
             if staging is not None:
@@ -552,6 +599,7 @@ class UpgradeResult:
 def upgrade(
     plugin_id: str,
     options: InstallOptions,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
     *,
     allow_downgrade: bool = False,
     keep_old: bool = False,
@@ -576,7 +624,12 @@ def upgrade(
     assert receipt is not None  # noqa: S101 (require_installed only returns receipts)
     if receipt.registry is not None:
         return _upgrade_from_registry(
-            receipt, matches, options, allow_downgrade=allow_downgrade, keep_old=keep_old
+            receipt,
+            matches,
+            options,
+            callbacks,
+            allow_downgrade=allow_downgrade,
+            keep_old=keep_old,
         )
     if receipt.source != "github-releases" or not receipt.owner or not receipt.repo:
         raise NexoError(
@@ -599,8 +652,8 @@ def upgrade(
     if options.target is None and receipt.target:
         options = replace(options, target=receipt.target)
     spec = GitHubSource(receipt.owner, receipt.repo, tag)
-    request = replace(source_request(options), expected_id=plugin_id)
-    with command_context(options) as context:
+    request = source_request(options, plugin_id)
+    with command_context(options, callbacks) as context:
         context.policy()  # a bad policy fails before any network work
         source = GitHubReleaseSource(
             spec,
@@ -620,7 +673,8 @@ def upgrade(
             context,
             matches,
             options,
-            found.identity.version,
+            callbacks,
+            new_version=found.identity.version,
             latest=latest,
             allow_downgrade=allow_downgrade,
             keep_old=keep_old,
@@ -631,6 +685,7 @@ def _upgrade_from_registry(
     receipt: Receipt,
     matches: list[Installed],
     options: InstallOptions,
+    callbacks: InstallCallbacks,
     *,
     allow_downgrade: bool,
     keep_old: bool,
@@ -642,7 +697,7 @@ def _upgrade_from_registry(
 
     pinned = parse_reference(receipt.registry)
     repository = OciReference(pinned.host, pinned.repository)
-    with command_context(options) as context:
+    with command_context(options, callbacks) as context:
         context.policy()  # a bad policy fails before any network work
         latest = OciSource(
             repository, context, targets=host_candidates(options.target), text=str(repository)
@@ -663,7 +718,8 @@ def _upgrade_from_registry(
             context,
             matches,
             options,
-            latest.version,
+            callbacks,
+            new_version=latest.version,
             latest=f"the newest version in {repository} is {latest.version},",
             allow_downgrade=allow_downgrade,
             keep_old=keep_old,
@@ -675,8 +731,9 @@ def _upgrade_to(
     context: SourceContext,
     matches: list[Installed],
     options: InstallOptions,
-    new_version: str,
+    callbacks: InstallCallbacks,
     *,
+    new_version: str,
     latest: str,
     allow_downgrade: bool,
     keep_old: bool,
@@ -713,7 +770,9 @@ def _upgrade_to(
     return replace_installed(
         plugin_id,
         matches,
-        lambda upgrade_options: install_from(source, context, upgrade_options),
+        lambda upgrade_options, step: install_from(
+            source, context, upgrade_options, callbacks, step
+        ),
         options=options,
         versions=(receipt.version, new_version),
         keep_old=keep_old,
@@ -723,28 +782,22 @@ def _upgrade_to(
 def replace_installed(
     plugin_id: str,
     matches: list[Installed],
-    run_install: Callable[[InstallOptions], InstallResult],
+    run_install: Callable[[InstallOptions, InstallStep], InstallResult],
     *,
     options: InstallOptions,
     versions: tuple[str, str],
     keep_old: bool,
 ) -> UpgradeResult:
     """The install step of an upgrade, whatever the source: ``run_install`` puts the new
-    version in place with the installed ones (``matches``, current first) named as replaced,
-    so they leave the daemon's sight in the same step (deleted, or kept with ``keep_old``)."""
+    version in place with the installed ones (``matches``, current first) named as replaced
+    (its :class:`InstallStep`), so they leave the daemon's sight in the same step (deleted,
+    or kept with ``keep_old``), and the new version must keep the installed one's signer."""
     current = matches[0]
     olds = tuple(item.path for item in matches)
     previous = current.receipt.signature if current.receipt is not None else None
     # Whether an older version may come in was decided by the caller, from the versions.
-    upgrade_options = replace(
-        options,
-        expected_id=plugin_id,
-        replaces=olds,
-        keep_old=keep_old,
-        previous_signature=previous,
-        allow_downgrade=True,
-    )
-    result = run_install(upgrade_options)
+    step = InstallStep(replaces=olds, keep_old=keep_old, previous_signature=previous)
+    result = run_install(replace(options, allow_downgrade=True), step)
     moved = result.set_aside
     if result.was_already_present:
         # The new version was already there beside the old: only the old ones move out.
@@ -887,7 +940,7 @@ def release_info(source_text: str, options: InstallOptions) -> ReleaseInfo:
     Raises what ``install`` raises."""
     import tomllib  # noqa: PLC0415
 
-    result = install(source_text, replace(options, dry_run=True, confirm=None))
+    result = install(source_text, replace(options, dry_run=True))
     source = None if is_oci(source_text) else parse_source(source_text)
     targets: tuple[tuple[str, str], ...] = ((result.plan.target, result.plan.asset_name),)
     tag: str | None = None

@@ -22,7 +22,7 @@ from support.tarballs import (
 )
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.install.pipeline import install, remove, upgrade
+from nexo_pkg.install.pipeline import InstallCallbacks, install, remove, upgrade
 from nexo_pkg.install.store import RECEIPT_NAME, read_receipt, scan_installed, verify_installed
 
 from .conftest import InstallEnv, assert_refused
@@ -265,7 +265,7 @@ def test_declined_confirmation_is_cancelled(install_env: InstallEnv) -> None:
         shown.append(str(plan))
         return False
 
-    _failure(install_env, "acme/hello", "cancelled", confirm=decline)
+    _failure(install_env, "acme/hello", "cancelled", InstallCallbacks(confirm=decline))
     assert shown
 
 
