@@ -1,8 +1,10 @@
-"""The install pipeline: resolve → pick → download → checksum → signature → inspect →
-payload → confirm → install, each step taking what the previous one produced.
+"""The install pipeline: a source (``nexo_pkg.sources``) resolves and fetches the tarball
+into the blob cache; then signature → inspect → payload → confirm → install, each step
+taking what the previous one produced (:func:`install_artifact`, whatever the source).
 
-A failure raises one :class:`NexoError` and nothing downstream runs; temp files in the cache
-are always deleted, and ``<dest>`` is only touched by the last step, under its lock.
+A failure raises one :class:`NexoError` and nothing downstream runs; a refused or rehearsed
+command takes the blobs it added out of the cache again, and ``<dest>`` is only touched by
+the last step, under its lock.
 """
 
 from __future__ import annotations
@@ -44,11 +46,12 @@ from nexo_pkg.sources.archive import ArchiveLimits, ArchiveListing, inspect_arch
 from nexo_pkg.sources.base import FetchedArtifact, Source
 from nexo_pkg.sources.context import NetworkChoices, SourceContext, TrustChoices
 from nexo_pkg.sources.hosttriple import host_candidates
-from nexo_pkg.sources.oci_reference import OciReference, is_oci, parse_reference
+from nexo_pkg.sources.oci_reference import OciReference, parse_reference
+from nexo_pkg.sources.releases import SOURCE_TYPE as GITHUB_SOURCE_TYPE
 from nexo_pkg.sources.releases import GitHubReleaseSource, ResolvedRelease
 from nexo_pkg.sources.route import SourceRequest, open_source
 from nexo_pkg.sources.select import parse_tarball_name
-from nexo_pkg.sources.spec import GitHubSource, parse_source
+from nexo_pkg.sources.spec import GitHubSource
 from nexo_pkg.trust import entry as trust
 
 if TYPE_CHECKING:
@@ -941,12 +944,14 @@ def release_info(source_text: str, options: InstallOptions) -> ReleaseInfo:
     import tomllib  # noqa: PLC0415
 
     result = install(source_text, replace(options, dry_run=True))
-    source = None if is_oci(source_text) else parse_source(source_text)
     targets: tuple[tuple[str, str], ...] = ((result.plan.target, result.plan.asset_name),)
     tag: str | None = None
     requirement: str | None = None
-    if isinstance(source, GitHubSource):
-        resolved = _release_of(source, options, None)
+    origin = result.plan.source
+    if origin.get("type") == GITHUB_SOURCE_TYPE:
+        # The release the install resolved, read again for what it ships beside this target.
+        release = GitHubSource(str(origin["owner"]), str(origin["repo"]), str(origin["tag"]))
+        resolved = _release_of(release, options, None)
         tag = resolved.release.tag
         found = []
         for asset in resolved.release.assets:
