@@ -17,7 +17,8 @@ from another:
   resolve, a URL that is refused and every refusal of policy are never retried;
 - one redirect policy, checked by this code on every hop (httpx follows nothing): at most
   :data:`MAX_REDIRECTS` hops, http(s) URLs with a valid host and port only, never from https
-  down to http (and, for a client built ``https_only``, never http at all), and the
+  down to http (and, for a client of an https source, ``https_only``, never http at all),
+  and the
   credentials of a request (``Authorization``) sent only to the origin they belong to, so a
   hop to any other scheme, host or port goes without them;
 - one set of caps on what is read (:mod:`nexo_pkg.net.bounded`): declared length, bytes on
@@ -184,13 +185,14 @@ def same_origin(url: str, base: str) -> bool:
 
 
 def checked_url(
-    url: str, what: str, *, came_from: str | None = None, https_only: bool = False
+    url: str, what: str, *, came_from: str | None = None, https_only: str | None = None
 ) -> str:
     """``url`` if it may be fetched, else a ``network`` error (never retried).
 
     Only http(s) URLs with a host and a valid port, printable ASCII without spaces; never
     from https (``came_from``, the URL that redirected here) down to http; under
-    ``https_only``, https whatever an answer or a redirect says.
+    ``https_only`` (the name of the https source, such as ``"the https API URL"``), https
+    whatever an answer or a redirect says.
     """
     try:
         parts = urlsplit(url)
@@ -223,8 +225,8 @@ def checked_url(
         )
     if https_only and urlsplit(url).scheme != "https":
         raise NexoError(
-            f"{label}: plain http from an https source would expose the download to anyone "
-            "on the path",
+            f"{label}: plain http under {https_only} would expose the download to anyone on "
+            "the path",
             kind="network",
             details={"refused_url": url},
         )
@@ -258,9 +260,10 @@ class HttpClient:
 
     ``timeout`` is the total time one request may take, every attempt, pause, redirect and
     the body included; ``overall`` a deadline no request may outlive (a command's whole
-    network work). ``https_only`` refuses plain http for every URL and hop. ``hint`` names
-    what to check when a host does not answer (``"the GitHub API URL"``). ``notice`` hears a
-    line when an attempt has had no answer for :data:`SLOW_NOTICE_SECONDS`.
+    network work). ``https_only`` (the https source's name, for messages) refuses plain
+    http for every URL and hop. ``hint`` names what to check when a host does not answer
+    (``"the GitHub API URL"``). ``notice`` hears a line when an attempt has had no answer
+    for :data:`SLOW_NOTICE_SECONDS`.
     """
 
     def __init__(
@@ -271,7 +274,7 @@ class HttpClient:
         retries: int = DEFAULT_RETRIES,
         retry_base_delay: float | None = None,
         overall: Deadline | None = None,
-        https_only: bool = False,
+        https_only: str | None = None,
         hint: str = "the URL",
         notice: Callable[[str], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,

@@ -299,7 +299,11 @@ class GitHubClient:
             retries=retries,
             retry_base_delay=retry_base_delay,
             overall=overall,
-            https_only=urlsplit(self.api_base).scheme == "https",
+            https_only=(
+                f"the https API {self.api_base}"
+                if urlsplit(self.api_base).scheme == "https"
+                else None
+            ),
             hint="the GitHub API URL",
             notice=notice,
             sleep=sleep,

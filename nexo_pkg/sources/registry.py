@@ -161,7 +161,7 @@ class RegistryClient:
             timeout=timeout,
             retries=RETRIES,
             retry_base_delay=retry_base_delay,
-            https_only=not plain_http,
+            https_only=None if plain_http else f"the https registry {host}",
             hint=f"the registry host {host}",
         )
         self.timeout = self._net.timeout
