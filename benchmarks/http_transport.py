@@ -8,7 +8,9 @@ Two figures, each against a loopback server answering a 3.5 KiB document:
   ``net/client.py`` does), builds a client on the transport and makes one GET, against
   ``python -c pass``; this is what a small ``install`` or ``sync`` pays before its first byte;
 - warm: 200 GETs over one kept-alive connection in this process (per-request cost once
-  everything is imported).
+  everything is imported);
+- modules: how many modules the cold process has loaded after its GET (a count that does
+  not move with the machine's load).
 
 Interleaved runs, min / median / max, and the ratio HTTPTransport / DirectTransport.
 
@@ -18,9 +20,12 @@ Run: ``.venv/bin/python benchmarks/http_transport.py [--runs 15]``.
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -41,6 +46,8 @@ del sys.modules["httpx._main"]
 {make}
 with httpx.Client(transport=transport, trust_env=False) as client:
     assert len(client.get({url!r}).read()) == {size}
+if {count}:
+    print(len(sys.modules))
 """
 TRANSPORTS = {
     "DirectTransport": (
@@ -91,34 +98,53 @@ def main() -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/doc"
     env = {"PYTHONPATH": str(HERE.parent), "PATH": "/usr/bin:/bin", "NO_PROXY": "*"}
-    variants = {"python -c pass": lambda: wall([sys.executable, "-c", "pass"], env=env)}
+    variants: dict[str, Callable[[], float | None]] = {
+        "python -c pass": partial(wall, [sys.executable, "-c", "pass"], env=env)
+    }
     for name, make in TRANSPORTS.items():
-        code = _COLD.format(make=make, url=url, size=len(BODY))
-        variants[name] = lambda code=code: wall([sys.executable, "-c", code], env=env)
+        code = _COLD.format(make=make, url=url, size=len(BODY), count=False)
+        variants[name] = partial(wall, [sys.executable, "-c", code], env=env)
     cold = interleave(variants, arguments.runs)
     warm = interleave(
-        {name: (lambda make=make: _warm(make, url)) for name, make in TRANSPORTS.items()},
-        arguments.runs,
+        {name: partial(_warm, make, url) for name, make in TRANSPORTS.items()}, arguments.runs
     )
+    modules = {
+        name: subprocess.run(
+            [sys.executable, "-c", _COLD.format(make=make, url=url, size=len(BODY), count=True)],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        for name, make in TRANSPORTS.items()
+    }
     server.shutdown()
     print(", ".join(f"{key}: {value}" for key, value in machine().items()))
     print(f"cold (import + first GET, {arguments.runs} runs, min / median / max):")
     for name, stats in cold.items():
         print(f"  {name:16} {stats.describe()}")
     base = cold["python -c pass"]
-    extra = {
-        name: Stats(tuple(a - b for a, b in zip(cold[name].values, base.values, strict=True)))
-        for name in TRANSPORTS
+    # Differences of the minima and of the medians: pairing single runs under load would
+    # subtract one run's noise from another's.
+    picks: dict[str, Callable[[Stats], float]] = {
+        "min": lambda stats: stats.min,
+        "median": lambda stats: stats.median,
     }
-    for name, stats in extra.items():
-        print(f"  {name:16} over python: {stats.describe()}")
-    ratio = paired_ratios(extra["HTTPTransport"], extra["DirectTransport"])
-    print(f"  HTTPTransport / DirectTransport (over python): {ratio.describe('x', 1.0, 2)}")
+    for label, pick in picks.items():
+        direct = pick(cold["DirectTransport"]) - pick(base)
+        own = pick(cold["HTTPTransport"]) - pick(base)
+        print(
+            f"  over python ({label}): DirectTransport {direct * 1000:.1f} ms, HTTPTransport "
+            f"{own * 1000:.1f} ms, ratio {own / direct:.2f} x"
+        )
     print(f"warm (per GET over one connection, {WARM_REQUESTS} GETs a run):")
     for name, stats in warm.items():
         print(f"  {name:16} {stats.describe('us', 1e6)}")
     ratio = paired_ratios(warm["HTTPTransport"], warm["DirectTransport"])
     print(f"  HTTPTransport / DirectTransport: {ratio.describe('x', 1.0, 2)}")
+    print("modules loaded by the cold process:")
+    for name, count in modules.items():
+        print(f"  {name:16} {count}")
 
 
 if __name__ == "__main__":

@@ -243,6 +243,19 @@ def is_http_url(url: str) -> bool:
     return parsed.scheme in {"http", "https"} and bool(parsed.host)
 
 
+def environment_proxies() -> dict[str, httpx.BaseTransport | None]:
+    """The proxies ``HTTPS_PROXY``, ``HTTP_PROXY`` and ``ALL_PROXY`` name (any case), as httpx
+    mounts: an httpx transport through the proxy per URL pattern, ``None`` (direct) for the
+    hosts ``NO_PROXY`` lists. Empty without such variables, so a direct connection imports
+    nothing more."""
+    from httpx._utils import get_environment_proxies  # noqa: PLC0415 (httpx's own reading)
+
+    return {
+        pattern: None if proxy is None else httpx.HTTPTransport(proxy=proxy, trust_env=True)
+        for pattern, proxy in get_environment_proxies().items()
+    }
+
+
 def _set_location_aside(response: httpx.Response) -> None:
     """Move a redirect's ``Location`` out of httpx's sight: :meth:`HttpClient.send` follows
     (and checks) redirects, and httpx would otherwise parse a hostile one itself, failing in
@@ -297,11 +310,13 @@ class HttpClient:
         self._watch = SocketWatch()
         from nexo_pkg.net.transport import DirectTransport  # noqa: PLC0415 (after httpx)
 
-        # trust_env keeps HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE and friends working.
+        # trust_env keeps SSL_CERT_FILE and friends working; httpx reads the proxy variables
+        # only for a client without a transport of its own, so they are mounted here.
         self._http = httpx.Client(
             follow_redirects=False,
             trust_env=True,
             transport=DirectTransport(),
+            mounts=environment_proxies(),
             timeout=self._attempt_timeout(),
             headers={"User-Agent": USER_AGENT},
             event_hooks={"response": [_set_location_aside]},
