@@ -6,14 +6,17 @@ behind a loopback proxy that answers 503 with a ``Retry-After``."""
 from __future__ import annotations
 
 import datetime as dt
+import email.utils
 import socket
 import time
 from pathlib import Path
 
 import httpx
 import pytest
+from support.github_server import Fault, GitHubServer, github_server
 from support.registry import Registry
 from support.registry_proxy import RegistryProxy
+from support.tarballs import release_assets
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.net.client import (
@@ -25,8 +28,11 @@ from nexo_pkg.net.client import (
     is_retryable,
     parse_retry_after,
 )
+from nexo_pkg.sources.github import GitHubClient
 
 from .conftest import installed, json_of, publish, run_nexo, unsigned_dist
+
+__all__ = ["github_server"]
 
 NOW = dt.datetime(2026, 11, 26, 3, 0, 0, tzinfo=dt.UTC)
 
@@ -160,3 +166,20 @@ def test_a_retry_after_past_the_deadline_is_not_waited_for(
     assert proxy.count("GET", "/manifests/1.2.3", 503) == 1
     assert elapsed < 15
     assert installed(dest) == []
+
+
+def test_github_s_retry_after_date_is_honoured(github_server: GitHubServer) -> None:
+    """A 503 whose ``Retry-After`` is an HTTP-date three seconds ahead: the pause before the
+    next attempt lasts until then, not the backoff's millisecond."""
+    github_server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    when = email.utils.format_datetime(dt.datetime.now(dt.UTC) + dt.timedelta(seconds=3), True)
+    github_server.add_fault(
+        Fault("status", 1, "/releases/", status=503, headers={"Retry-After": when})
+    )
+    slept: list[float] = []
+    with GitHubClient(github_server.url, retry_base_delay=0.001, sleep=slept.append) as client:
+        release = client.get_release("acme", "hello", "v1.0.0")
+    assert release.tag == "v1.0.0"
+    assert len(slept) == 1
+    assert 1.0 <= slept[0] <= 4.0
+    assert len(github_server.requests_to("/releases/")) == 2

@@ -232,7 +232,8 @@ class _LoopbackServer:
                 time.sleep(fault.delay)
         for fault in faults:
             if fault.kind == "status":
-                self._send(handler, fault.status, b'{"message": "Server Error"}', [])
+                body = b'{"message": "Server Error"}'
+                self._send(handler, fault.status, body, [], extra=fault.headers)
                 return
             if fault.kind == "rate_limit":
                 body = b'{"message": "API rate limit exceeded"}'
