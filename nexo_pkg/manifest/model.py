@@ -13,7 +13,7 @@ Everything else is read as tolerantly as the tools always read it: unknown keys 
 (they are lint's business) and a value of the wrong type is left at its default, its dotted key
 path recorded in :attr:`PluginManifest.invalid` so a reader that must refuse it (``check``
 spawning the entrypoint) can. The daemon's shapes are those of its manifest crate
-(``crates/plugin-manifest/src/manifest.rs``, see docs/manifest-model.md).
+(``crates/plugin-manifest/src/manifest.rs``; docs/architecture.md, "The manifest model").
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ __all__ = [
     "Sandbox",
     "manifest_from_data",
     "manifest_from_text",
+    "plugin_manifest_from_data",
 ]
 
 MAX_MODEL_BYTES = 1024 * 1024
@@ -62,10 +63,21 @@ EXTENDS_KEYS: tuple[str, ...] = ("tools", "channels", "llm_providers", "memory_b
 
 
 class ManifestModelError(NexoError):
-    """The document names no plugin the daemon could read: one line saying which key."""
+    """The document names no plugin the daemon could read: one line saying why.
+
+    ``key`` is the dotted key at fault (``plugin``, ``plugin.id``, ``plugin.version``), or
+    ``None`` when the text itself could not be read (too large, not TOML); ``plugin_id`` is
+    the string ``plugin.id`` when the fault lies after it (the version)."""
 
     kind = ErrorKind.MANIFEST_INVALID.value
     exit_code = ErrorKind.MANIFEST_INVALID.exit_code
+
+    def __init__(
+        self, message: str, *, key: str | None = None, plugin_id: str | None = None
+    ) -> None:
+        super().__init__(message, details={"key": key} if key else None)
+        self.key = key
+        self.plugin_id = plugin_id
 
 
 @dataclass(frozen=True)
@@ -244,21 +256,29 @@ class _Reader:
 def _identity_text(plugin: Mapping[str, Any], key: str) -> str:
     value = plugin.get(key)
     if value is None:
-        raise ManifestModelError(f"the manifest has no `plugin.{key}`")
+        raise ManifestModelError(f"the manifest has no `plugin.{key}`", key=f"plugin.{key}")
     if not isinstance(value, str):
-        raise ManifestModelError(f"`plugin.{key}` is {_toml_type(value)}, not a string")
+        raise ManifestModelError(
+            f"`plugin.{key}` is {_toml_type(value)}, not a string", key=f"plugin.{key}"
+        )
     return value
 
 
-def _checked_version(plugin: Mapping[str, Any]) -> str:
-    version = _identity_text(plugin, "version")
+def _identity(plugin: Mapping[str, Any]) -> tuple[str, str]:
+    """``(id, version)`` of ``[plugin]``: a string id, then a SemVer version string."""
+    plugin_id = _identity_text(plugin, "id")
     try:
+        version = _identity_text(plugin, "version")
         parse_version(version)
+    except ManifestModelError as error:
+        raise ManifestModelError(error.message, key=error.key, plugin_id=plugin_id) from None
     except VersionError as error:
         raise ManifestModelError(
-            f"`plugin.version` {version!r} is not a SemVer version: {error}"
+            f"`plugin.version` {version!r} is not a SemVer version: {error}",
+            key="plugin.version",
+            plugin_id=plugin_id,
         ) from error
-    return version
+    return plugin_id, version
 
 
 def _toml_type(value: object) -> str:
@@ -281,9 +301,9 @@ def _toml_type(value: object) -> str:
 def _plugin_table(data: Mapping[str, Any]) -> Mapping[str, Any]:
     plugin = data.get("plugin")
     if plugin is None:
-        raise ManifestModelError("the manifest has no [plugin] table")
+        raise ManifestModelError("the manifest has no [plugin] table", key="plugin")
     if not isinstance(plugin, Mapping):
-        raise ManifestModelError(f"`plugin` is {_toml_type(plugin)}, not a table")
+        raise ManifestModelError(f"`plugin` is {_toml_type(plugin)}, not a table", key="plugin")
     return plugin
 
 
@@ -305,6 +325,8 @@ def _http_server(read: _Reader, capabilities: Mapping[str, Any]) -> HttpServer |
 
 
 def _plugin_section(read: _Reader, plugin: Mapping[str, Any]) -> PluginSection:
+    plugin_id, version = _identity(plugin)
+
     def sub(key: str) -> Mapping[str, Any]:
         return read.table(plugin, key, f"plugin.{key}")
 
@@ -313,8 +335,8 @@ def _plugin_section(read: _Reader, plugin: Mapping[str, Any]) -> PluginSection:
     admin = read.table(capabilities, "admin", "plugin.capabilities.admin")
     register = sub("channels").get("register")
     return PluginSection(
-        id=_identity_text(plugin, "id"),
-        version=_checked_version(plugin),
+        id=plugin_id,
+        version=version,
         name=read.text(plugin, "name", "plugin.name") or "",
         description=read.text(plugin, "description", "plugin.description") or "",
         min_nexo_version=read.text(plugin, "min_nexo_version", "plugin.min_nexo_version"),
@@ -362,22 +384,27 @@ def _plugin_section(read: _Reader, plugin: Mapping[str, Any]) -> PluginSection:
 
 def manifest_from_data(data: Mapping[str, Any]) -> ManifestModel:
     """The model of a parsed manifest ``data``: a :class:`MicroappModel` when it has the
-    extension shape, else a :class:`PluginManifest`.
+    extension shape, else a :class:`PluginManifest` (:func:`plugin_manifest_from_data`).
 
     Raises :class:`ManifestModelError` (and nothing else) when ``[plugin]`` is missing or not a
     table, ``plugin.id`` is missing or not a string, or ``plugin.version`` is missing or not a
     SemVer string. Wrongly typed optional values are left at their defaults (see
     :attr:`PluginManifest.invalid`); unknown keys are ignored.
     """
-    plugin = _plugin_table(data)
-    if is_extension_shape(data):
-        _identity_text(plugin, "id")
-        extension = microapp_from_data(data)
-        if extension is None:  # pragma: no cover - _identity_text refused a non-string id
-            raise ManifestModelError("the manifest has no string `plugin.id`")
-        return MicroappModel(extension, _checked_version(plugin))
+    if not is_extension_shape(data):
+        return plugin_manifest_from_data(data)
+    _, version = _identity(_plugin_table(data))
+    extension = microapp_from_data(data)
+    if extension is None:  # pragma: no cover - _identity refused a non-string id
+        raise ManifestModelError("the manifest has no string `plugin.id`", key="plugin.id")
+    return MicroappModel(extension, version)
+
+
+def plugin_manifest_from_data(data: Mapping[str, Any]) -> PluginManifest:
+    """``data`` read as a plugin manifest whatever its shape (for a reader that has already
+    told a microapp's apart); raises as :func:`manifest_from_data` does."""
     read = _Reader()
-    section = _plugin_section(read, plugin)
+    section = _plugin_section(read, _plugin_table(data))
     version = data.get("manifest_version")
     return PluginManifest(
         section,

@@ -267,3 +267,25 @@ def test_a_microapp_manifest_builds_a_microapp_model() -> None:
     assert (model.id, model.version) == ("hello-app", "0.2.0")
     assert (model.extension.command, model.extension.args) == ("python3", ("main.py",))
     assert model.extension.tools == ("hello_greet",)
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "plugin_id"),
+    [
+        ("plugin = 1\n", "plugin", None),
+        ("[plugin]\nid = 1\nversion = '1.0.0'\n", "plugin.id", None),
+        ("[plugin]\nid = 'a'\n", "plugin.version", "a"),
+        ("[plugin]\nid = 'a'\nversion = '1'\n", "plugin.version", "a"),
+        ("[plugin]\nid = 'a'\nversion = '1'\n[transport]\nkind = 'stdio'\n", "plugin.version", "a"),
+        ("[plugin\n", None, None),
+    ],
+)
+def test_the_error_names_the_key_at_fault(
+    text: str, key: str | None, plugin_id: str | None
+) -> None:
+    """A reader that words its own refusal (``check`` judges the id first) learns from the
+    error which key failed and, for the version, the id read before it."""
+    with pytest.raises(ManifestModelError) as raised:
+        manifest_from_text(text)
+    assert (raised.value.key, raised.value.plugin_id) == (key, plugin_id)
+    assert raised.value.to_json().get("key") == key
