@@ -274,11 +274,21 @@ def _identity(plugin: Mapping[str, Any]) -> tuple[str, str]:
         raise ManifestModelError(error.message, key=error.key, plugin_id=plugin_id) from None
     except VersionError as error:
         raise ManifestModelError(
-            f"`plugin.version` {version!r} is not a SemVer version: {error}",
+            f"`plugin.version` {_shown(version)} is not a SemVer version: {error}",
             key="plugin.version",
             plugin_id=plugin_id,
         ) from error
     return plugin_id, version
+
+
+_SHOWN_CHARACTERS = 40
+
+
+def _shown(value: str) -> str:
+    """``value`` quoted for a one-line message: escaped by ``repr``, a long one shortened."""
+    if len(value) <= _SHOWN_CHARACTERS:
+        return repr(value)
+    return f"{value[:_SHOWN_CHARACTERS]!r}… ({len(value)} characters)"
 
 
 def _toml_type(value: object) -> str:

@@ -158,6 +158,8 @@ def test_the_daemon_corpus_has_accepted_cases() -> None:
         (MINIMAL.replace('"0.1.0"', '"v1.0.0"'), "is not a SemVer version"),
         (MINIMAL.replace('"0.1.0"', '"01.0.0"'), "is not a SemVer version"),
         (MINIMAL.replace('"0.1.0"', '" 1.0.0"'), "is not a SemVer version"),
+        (MINIMAL.replace('"0.1.0"', '"1.0.0\\n\\u001b[2J"'), r"'1.0.0\n\x1b[2J' is not"),
+        (MINIMAL.replace('"0.1.0"', '"' + "9" * 5000 + '"'), "… (5000 characters) is not"),
         (MINIMAL.replace('"0.1.0"', "1.0"), "`plugin.version` is a float, not a string"),
         (MINIMAL.replace('"0.1.0"', "1979-05-27"), "`plugin.version` is a date-time"),
         (MINIMAL.replace('version = "0.1.0"\n', ""), "the manifest has no `plugin.version`"),
