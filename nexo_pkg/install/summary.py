@@ -82,13 +82,12 @@ def summarise_manifest(model: ManifestModel) -> ManifestSummary:
             args=extension.args,
         )
     plugin = model.plugin
-    command = plugin.entrypoint.command
     return ManifestSummary(
         plugin_id=plugin.id,
         version=plugin.version,
         name=plugin.name,
         description=plugin.description,
-        command=command if command is not None and not is_blank(command) else None,
+        command=plugin.entrypoint.command if plugin.entrypoint.is_subprocess else None,
         args=plugin.entrypoint.args,
         env=dict(plugin.entrypoint.env),
         extends={key: list(ids) for key, ids in plugin.extends.items() if ids},

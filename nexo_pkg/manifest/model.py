@@ -35,6 +35,7 @@ from nexo_pkg.manifest.microapp import (
     is_extension_shape,
     microapp_from_data,
 )
+from nexo_pkg.manifest.rust_text import is_blank
 
 __all__ = [
     "EXTENDS_KEYS",
@@ -87,6 +88,12 @@ class Entrypoint:
     command: str | None = None
     args: tuple[str, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def is_subprocess(self) -> bool:
+        """Whether the daemon spawns ``command``: ``EntrypointSection::is_subprocess``
+        (``crates/plugin-manifest/src/manifest.rs``), a command that is not blank."""
+        return self.command is not None and not is_blank(self.command)
 
 
 @dataclass(frozen=True)

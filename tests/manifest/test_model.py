@@ -23,6 +23,7 @@ from nexo_pkg.manifest.microapp import is_extension_shape
 from nexo_pkg.manifest.model import (
     EXTENDS_KEYS,
     MAX_MODEL_BYTES,
+    Entrypoint,
     ManifestModelError,
     MicroappModel,
     PluginManifest,
@@ -291,3 +292,23 @@ def test_the_error_names_the_key_at_fault(
         manifest_from_text(text)
     assert (raised.value.key, raised.value.plugin_id) == (key, plugin_id)
     assert raised.value.to_json().get("key") == key
+
+
+@pytest.mark.parametrize(
+    ("command", "spawned"),
+    [
+        (None, False),
+        ("", False),
+        (" \t", False),
+        ("\u3000", False),
+        ("./bin/p", True),
+        ("\x1c", True),
+    ],
+)
+def test_an_entrypoint_is_a_subprocess_as_the_daemon_decides(
+    command: str | None, *, spawned: bool
+) -> None:
+    """``EntrypointSection::is_subprocess`` (lordmacu/nexo-rs eec3f33,
+    crates/plugin-manifest/src/manifest.rs:143-150): a command whose Rust ``trim()`` leaves
+    something; U+001C is blank to Python's ``strip()`` but not to Rust."""
+    assert Entrypoint(command=command).is_subprocess is spawned
