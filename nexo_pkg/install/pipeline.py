@@ -642,7 +642,8 @@ def upgrade(
         )
     if tag is None and receipt.pinned_tag is not None:
         # Nothing is looked up, but a bad policy still fails the command.
-        SourceContext(options.nexo_home, options.network, options.trust).policy()
+        with SourceContext(options.nexo_home, options.network, options.trust) as context:
+            context.policy()
         return UpgradeResult(
             plugin_id,
             receipt.version,
