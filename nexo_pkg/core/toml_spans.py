@@ -16,7 +16,8 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nexo_pkg.core.diagnostics import Position, Span, escape_control_characters
+from nexo_pkg.core.diagnostics import Position, Span
+from nexo_pkg.core.terminal import toml_string
 
 KeyPath = tuple[str | int, ...]
 SpanPart = Literal["key", "value"]
@@ -41,8 +42,7 @@ def _key_segment(key: str) -> str:
     """A key as TOML would write it in a dotted path: bare when possible, else quoted."""
     if key and all(char in _BARE_KEY_CHARS for char in key):
         return key
-    escaped = escape_control_characters(key.replace("\\", "\\\\").replace('"', '\\"'))
-    return f'"{escaped}"'
+    return toml_string(key)
 
 
 def format_key_path(path: KeyPath) -> str:

@@ -28,7 +28,7 @@ from urllib.parse import quote, urljoin, urlsplit
 
 from nexo_pkg import __version__
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.core.terminal import printable
+from nexo_pkg.core.terminal import printable, shown
 from nexo_pkg.net.bounded import (
     DOCUMENT_ACCEPT_ENCODING,
     SLOW_NOTICE_SECONDS,
@@ -39,7 +39,6 @@ from nexo_pkg.net.bounded import (
     declared_length,
     decoded_document,
     parse_json,
-    shown,
     timeout_from_env,
 )
 from nexo_pkg.sources.cache import BlobCache, BlobSink

@@ -27,6 +27,7 @@ from typing import Any, Literal
 from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position, Rule, Severity, Span
 from nexo_pkg.core.errors import ConfigError
 from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.core.terminal import toml_string
 
 Mode = Literal["ignore", "warn", "require"]
 MODES: tuple[Mode, ...] = ("ignore", "warn", "require")
@@ -691,7 +692,7 @@ class _Validator:
                         "NXT010",
                         f"{prefix}.identity_regexp is not anchored: cosign and the reference "
                         "installer would accept any identity containing a match; write "
-                        f"identity_regexp = {_toml_string(anchored)}",
+                        f"identity_regexp = {toml_string(anchored)}",
                         f"{prefix}.identity_regexp",
                         span,
                     )
@@ -826,12 +827,6 @@ class _Validator:
 
 
 _WORKFLOW_PATH = re.compile(r"^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+/\.github/workflows/[^/@]+$")
-
-
-def _toml_string(value: str) -> str:
-    """``value`` as a TOML basic string, the way a user would paste it into the policy."""
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
 
 
 _TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
