@@ -7,11 +7,18 @@ end and which key path they belong to, and leaves validation to the parser.
 
 The scan is iterative (an explicit stack for arrays and inline tables) so that deeply nested
 values cannot exhaust the interpreter's recursion limit.
+
+Where the parser refused a document, :func:`syntax_error` is the one reader of ``tomllib``'s
+error position (``(at line L, column C)`` / ``(at end of document)``): every TOML file nexo-pkg
+reads (manifests, trust policies, wanted sets, lock files, the lint configuration) reports its
+syntax errors through it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
+import tomllib
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Literal
@@ -27,8 +34,11 @@ __all__ = [
     "KeyPath",
     "SpanMap",
     "SpanPart",
+    "TomlSyntax",
     "format_key_path",
+    "point_span",
     "scan_spans",
+    "syntax_error",
 ]
 
 _BARE_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
@@ -512,3 +522,48 @@ def scan_spans(text: str) -> tuple[SpanMap, list[Duplicate]]:
     with contextlib.suppress(_ScanError, IndexError):
         scanner.scan()
     return SpanMap(text, scanner.keys, scanner.values), scanner.duplicates
+
+
+_ERROR_POSITION = re.compile(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)$")
+
+
+@dataclass(frozen=True)
+class TomlSyntax:
+    """Where and why ``tomllib`` refused a document."""
+
+    message: str
+    """The parser's message without its position, e.g. ``Unclosed array``."""
+    span: Span
+    """One character at the line and column it named (clamped to the text), or an empty span
+    just past the last non-blank character when it named the end of the document."""
+
+
+def point_span(text: str, line: int, column: int) -> Span:
+    """A one-character span at ``line``/``column`` of ``text`` (empty at the end of a line or
+    file; both are clamped into the text). Never fails."""
+    lines = text.split("\n")
+    line = max(1, min(line, len(lines)))
+    content = lines[line - 1].rstrip("\r")
+    column = max(1, min(column, len(content) + 1))
+    end = column + 1 if column <= len(content) else column
+    return Span(Position(line, column), Position(line, end))
+
+
+def _end_of_document(text: str) -> Span:
+    stripped = text.rstrip()
+    line = stripped.count("\n") + 1
+    column = len(stripped) - (stripped.rfind("\n") + 1) + 1
+    return Span(Position(line, column), Position(line, column))
+
+
+def syntax_error(text: str, error: tomllib.TOMLDecodeError) -> TomlSyntax:
+    """The message and position of ``tomllib``'s ``error`` on ``text``. Never fails."""
+    raw = str(error)
+    match = _ERROR_POSITION.search(raw)
+    if match is None:
+        return TomlSyntax(raw, _end_of_document(text))
+    if match.group(1):
+        span = point_span(text, int(match.group(1)), int(match.group(2)))
+    else:
+        span = _end_of_document(text)
+    return TomlSyntax(raw[: match.start()], span)

@@ -41,15 +41,16 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import tomlkit
-from tomlkit.exceptions import ParseError
 
 from nexo_pkg.core.errors import ConfigError, NexoError
 from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.core.toml_spans import syntax_error
 from nexo_pkg.core.versionreq import VersionError, VersionReq, parse_version_req
 from nexo_pkg.install.select import PLUGIN_ID
 from nexo_pkg.sources.oci_reference import is_oci, parse_reference
@@ -145,13 +146,17 @@ def _load_toml(path: Path, kind: str) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise _invalid(path, f"cannot read it ({exc})", kind) from exc
     try:
-        return tomlkit.parse(text).unwrap()
-    except ParseError as exc:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        syntax = syntax_error(text, exc)
+        where = syntax.span.start
         raise ConfigError(
-            f"{path}:{exc.line}:{exc.col}: not valid TOML ({exc})",
+            f"{path}:{where.line}:{where.column}: not valid TOML ({syntax.message})",
             kind=kind,
-            details={"path": str(path), "line": exc.line},
+            details={"path": str(path), "line": where.line},
         ) from exc
+    except RecursionError as exc:
+        raise _invalid(path, "not valid TOML (nested too deeply)", kind) from exc
 
 
 def _check_keys(
