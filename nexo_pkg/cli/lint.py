@@ -8,7 +8,6 @@ a bad option) falls through to Typer, which gives the usual help and usage error
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -185,19 +184,10 @@ def _fix(path: Path, result: FileResult, options: LintOptions) -> FileResult:
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
-    import tempfile  # noqa: PLC0415
+    from nexo_pkg.core.files import write_file_atomically  # noqa: PLC0415
 
     try:
-        mode = path.stat().st_mode & 0o7777
-        handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(data)
-            Path(name).chmod(mode)
-            Path(name).replace(path)
-        except BaseException:
-            Path(name).unlink(missing_ok=True)
-            raise
+        write_file_atomically(path, data, mode=path.stat().st_mode & 0o7777)
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror or error}") from error
 
