@@ -27,9 +27,10 @@ from typer.core import TyperGroup
 from typer.models import CommandInfo
 
 from nexo_pkg import __version__
-from nexo_pkg.cli.common import emit_json, error_line, set_color, set_verbosity
+from nexo_pkg.cli.common import set_color, set_verbosity
 from nexo_pkg.cli.completion import attach_choice_completion
-from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.output import emit_json, report_error
 
 if TYPE_CHECKING:
     # Typer 0.28 ships its own copy of click; these names are only annotations.
@@ -417,7 +418,7 @@ def run(arguments: list[str]) -> int:
     except typer.TyperException as error:
         # click's usage errors (exit 2) and file errors know how to print themselves.
         if json_output:
-            _emit_failure("usage", error.format_message())
+            emit_json(UsageError(error.format_message()).to_json())
         show = getattr(error, "show", None)
         if callable(show):
             show()
@@ -425,15 +426,10 @@ def run(arguments: list[str]) -> int:
             sys.stderr.write(f"error: {error.format_message()}\n")
         return error.exit_code
     except typer.Abort:
-        if json_output:
-            _emit_failure("cancelled", "cancelled; nothing was changed")
-        sys.stderr.write("error: cancelled; nothing was changed\n")
-        return 1
+        cancelled = NexoError("cancelled; nothing was changed", kind="cancelled")
+        return report_error(cancelled, json_output=json_output)
     except NexoError as error:
-        if json_output:
-            emit_json(error.to_json())
-        sys.stderr.write(error_line(error) + "\n")
-        return error.exit_code
+        return report_error(error, json_output=json_output)
     return outcome if isinstance(outcome, int) else 0
 
 
@@ -441,8 +437,3 @@ def _asks_for_json(arguments: list[str]) -> bool:
     """``--json`` among the options (not after ``--``, where it would be an argument)."""
     options = arguments[: arguments.index("--")] if "--" in arguments else arguments
     return "--json" in options
-
-
-def _emit_failure(kind: str, message: str) -> None:
-    """The failure document ``--json`` promises, for a run that ended before its command."""
-    emit_json({"ok": False, "kind": kind, "error": message})

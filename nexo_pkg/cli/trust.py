@@ -6,15 +6,14 @@ for finding who signed a release, the install layer's GitHub client).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import emit_json, exit_with, guarded, result_line
-from nexo_pkg.cli.install import (
+from nexo_pkg.cli.common import confirm, exit_with, guarded, interactive, result_line
+from nexo_pkg.cli.options import (
     ConfigOption,
     GitHubApiOption,
     JsonOption,
@@ -23,7 +22,7 @@ from nexo_pkg.cli.install import (
     YesOption,
 )
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.core.output import say
+from nexo_pkg.core.output import emit_json, say
 from nexo_pkg.core.terminal import printable
 
 if TYPE_CHECKING:
@@ -59,10 +58,6 @@ def _split_target(text: str) -> tuple[str, str | None]:
     # The same character rules as install sources (GitHub's set, no `..`).
     parse_source(f"{owner}/{repo or 'x'}")
     return owner, repo or None
-
-
-def _interactive() -> bool:
-    return sys.stdin.isatty() and sys.stderr.isatty()
 
 
 def _author_json(author: AuthorPolicy) -> dict[str, Any]:
@@ -262,9 +257,9 @@ def _add(
         for line in entry.splitlines():
             say(f"  {printable(line)}")
     if not yes:
-        if not _interactive():
+        if not interactive():
             raise UsageError("not a terminal: pass --yes to write the entry")
-        if not typer.confirm("Trust this signer?", default=False, err=True):
+        if not confirm("Trust this signer?"):
             raise NexoError("nothing was changed", kind="cancelled")
     result = add_author(policy_path, author)
     return {
@@ -544,10 +539,10 @@ def register(app: typer.Typer) -> None:
 
         def run() -> dict[str, Any]:
             owner, repo = _split_target(target)
-            if not yes and not _interactive():
+            if not yes and not interactive():
                 raise UsageError("not a terminal: pass --yes to remove entries")
             question = f"Remove the entries for {printable(target)}?"
-            if not yes and not typer.confirm(question, err=True):
+            if not yes and not confirm(question):
                 raise NexoError("nothing was changed", kind="cancelled")
             result = remove_authors(_policy_path(trusted_keys, config), owner, repo)
             if not result.changed:
