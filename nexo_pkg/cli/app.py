@@ -14,9 +14,9 @@ markup), so a pattern such as ``^[a-z][a-z0-9_]{0,63}$`` in a help string prints
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -205,12 +205,53 @@ class LazyPluginGroup(TyperGroup):
             formatter.write_dl(rows)
 
 
+def _registrar(module_name: str) -> Callable[[typer.Typer], None]:
+    """The ``register`` of ``nexo_pkg.cli.MODULE``: a command's module is imported only when
+    one of its commands runs (or its help is shown). ``KeyError`` for an unknown module."""
+    if module_name == "lint":
+        from nexo_pkg.cli.lint import register as lint  # noqa: PLC0415
+
+        return lint
+    if module_name == "new":
+        from nexo_pkg.cli.new import register as new  # noqa: PLC0415
+
+        return new
+    if module_name == "pack":
+        from nexo_pkg.cli.pack import register as pack  # noqa: PLC0415
+
+        return pack
+    if module_name == "check":
+        from nexo_pkg.cli.check import register as check  # noqa: PLC0415
+
+        return check
+    if module_name == "install":
+        from nexo_pkg.cli.install import register as install  # noqa: PLC0415
+
+        return install
+    if module_name == "operate":
+        from nexo_pkg.cli.operate import register as operate  # noqa: PLC0415
+
+        return operate
+    if module_name == "lsp":
+        from nexo_pkg.cli.lsp import register as lsp  # noqa: PLC0415
+
+        return lsp
+    if module_name == "fleet":
+        from nexo_pkg.cli.fleet import register as fleet  # noqa: PLC0415
+
+        return fleet
+    if module_name == "trust":
+        from nexo_pkg.cli.trust import register as trust  # noqa: PLC0415
+
+        return trust
+    raise KeyError(module_name)
+
+
 @cache
 def _registered(module_name: str) -> typer.Typer:
-    """Import ``nexo_pkg.cli.MODULE`` and let it register its commands on a fresh holder."""
-    module = importlib.import_module(f"nexo_pkg.cli.{module_name}")
+    """Let ``nexo_pkg.cli.MODULE`` register its commands on a fresh holder."""
     holder = typer.Typer(rich_markup_mode=None, add_completion=False)
-    module.register(holder)
+    _registrar(module_name)(holder)
     return holder
 
 
