@@ -131,23 +131,29 @@ def read_capped_bytes(path: Path, limit: int) -> bytes:
     return raw
 
 
-def write_file_atomically(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+def write_file_atomically(
+    path: Path, data: bytes, *, mode: int = 0o644, durable: bool = True
+) -> None:
     """Replace ``path`` with ``data`` in one step: a new temporary file in the same directory
     (``mkstemp``: never an existing file or a link) is written, flushed to disk and renamed
     over ``path``, then the directory is flushed, so a reader (or a crash) sees the old file or
     the new one, never a part. The file gets ``mode`` whatever the umask; a link at ``path`` is
     replaced, not followed. The temporary file is removed on every failure (a full disk, a
-    rename refused because ``path`` is a directory, an interrupt). Raises ``OSError``."""
+    rename refused because ``path`` is a directory, an interrupt). Without ``durable`` nothing
+    is flushed: for a file inside a staged tree whose caller flushes the whole tree
+    (:func:`~nexo_pkg.core.durable.sync_tree`) before publishing it. Raises ``OSError``."""
     descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     temp = Path(name)
     try:
         with os.fdopen(descriptor, "wb") as handle:
             os.fchmod(handle.fileno(), mode)
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         temp.replace(path)
-        fsync_dir(path.parent)
+        if durable:
+            fsync_dir(path.parent)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise

@@ -788,10 +788,12 @@ def _acquire(lock_path: Path, wait: float, created: list[Path]) -> Any:
 
 def write_receipt(directory: Path, receipt: Receipt) -> None:
     """Write the receipt atomically (:func:`~nexo_pkg.core.files.write_file_atomically`), 0644
-    whatever the umask: a receipt anyone can rewrite could redirect upgrades. Raises
-    ``OSError``."""
+    whatever the umask: a receipt anyone can rewrite could redirect upgrades. The caller then
+    makes the tree durable (:func:`~nexo_pkg.core.durable.sync_tree`) before publishing it.
+    Raises ``OSError``."""
     data = json.dumps(receipt.to_json(), indent=2, ensure_ascii=False) + "\n"
-    write_file_atomically(directory / RECEIPT_NAME, data.encode("utf-8"), mode=0o644)
+    path = directory / RECEIPT_NAME
+    write_file_atomically(path, data.encode("utf-8"), mode=0o644, durable=False)
 
 
 def publish(
