@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import NoReturn, TextIO, TypeVar
 
 from nexo_pkg.core.errors import NexoError, UsageError
@@ -97,6 +98,17 @@ def guarded(action: Callable[[], T], *, json_output: bool = False) -> T:
         return action()
     except NexoError as error:
         fail(error, json_output=json_output)
+
+
+def policy_path(config: Path | None, explicit: Path | None = None) -> Path:
+    """The trust policy a command reads: ``--trusted-keys`` when given, else the daemon's,
+    ``<config dir>/extensions/trusted_keys.toml`` (``--config``); ``ConfigError`` for a
+    ``--config`` that names no directory."""
+    from nexo_pkg.install.config import POLICY_FILE, config_dir  # noqa: PLC0415
+
+    if explicit is not None:
+        return explicit.expanduser().absolute()
+    return config_dir(config) / POLICY_FILE
 
 
 def interactive() -> bool:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import confirm, guarded, interactive, result_line
+from nexo_pkg.cli.common import confirm, guarded, interactive, policy_path, result_line
 from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.cli.options import (
     ConfigOption,
@@ -162,13 +162,6 @@ def _holding(roots: tuple[Path, ...], plugin_id: str) -> Path:
         kind="not_installed",
         details={"id": plugin_id},
     )
-
-
-def _policy_path(config: Path | None) -> Path:
-    """The daemon's trust policy: ``<config dir>/extensions/trusted_keys.toml``."""
-    from nexo_pkg.install.config import POLICY_FILE, config_dir  # noqa: PLC0415
-
-    return config_dir(config) / POLICY_FILE
 
 
 def _limits(
@@ -472,7 +465,7 @@ def register(app: typer.Typer) -> None:
             options = InstallOptions(
                 dest=_dest(dest, config),
                 nexo_home=nexo_home_from_env(),
-                policy_path=_policy_path(config),
+                policy_path=policy_path(config),
                 target=target,
                 trusted_keys=trusted_keys,
                 require_signature=require_signature,
@@ -615,7 +608,7 @@ def register(app: typer.Typer) -> None:
             return InstallOptions(
                 dest=roots[0] if not wanted else _holding(tuple(roots), str(wanted[0])),
                 nexo_home=nexo_home_from_env(),
-                policy_path=_policy_path(config),
+                policy_path=policy_path(config),
                 target=target,
                 trusted_keys=trusted_keys,
                 require_signature=require_signature,

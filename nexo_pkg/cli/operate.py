@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import guarded, result_line
+from nexo_pkg.cli.common import guarded, policy_path, result_line
 from nexo_pkg.cli.install import _dest, _fleet_options, _roots
 from nexo_pkg.cli.options import (
     ConfigOption,
@@ -250,7 +250,6 @@ def register(app: typer.Typer) -> None:
         """
 
         def run() -> Any:
-            from nexo_pkg.cli.install import _policy_path  # noqa: PLC0415
             from nexo_pkg.install.pipeline import (  # noqa: PLC0415
                 InstallOptions,
                 ReleaseInfo,
@@ -262,7 +261,7 @@ def register(app: typer.Typer) -> None:
             options = InstallOptions(
                 dest=home / "state" / "plugins",
                 nexo_home=home,
-                policy_path=_policy_path(config),
+                policy_path=policy_path(config),
                 target=target,
                 trusted_keys=trusted_keys,
                 github_api_url=github_api_url,

@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import confirm, exit_with, guarded, interactive, result_line
+from nexo_pkg.cli.common import (
+    confirm,
+    exit_with,
+    guarded,
+    interactive,
+    policy_path,
+    result_line,
+)
 from nexo_pkg.cli.options import (
     ConfigOption,
     GitHubApiOption,
@@ -39,15 +46,6 @@ IssuerOption = Annotated[
     str | None,
     typer.Option("--oidc-issuer", help="OIDC issuer the certificate must name."),
 ]
-
-
-def _policy_path(explicit: Path | None, config: Path | None = None) -> Path:
-    """``--trusted-keys``, else the policy install reads: ``<config dir>/extensions/…``."""
-    from nexo_pkg.install.config import POLICY_FILE, config_dir  # noqa: PLC0415
-
-    if explicit is not None:
-        return explicit.expanduser().absolute()
-    return (config_dir(config) / POLICY_FILE).absolute()
 
 
 def _split_target(text: str) -> tuple[str, str | None]:
@@ -165,7 +163,7 @@ def _verify(
         raise UsageError(f"--bundle {bundle} does not exist")
     loaded = None
     if trusted_keys is not None or owner is None:
-        loaded = load_policy(_policy_path(trusted_keys, config), explicit=trusted_keys is not None)
+        loaded = load_policy(policy_path(config, trusted_keys), explicit=trusted_keys is not None)
     policy = verification_policy(
         loaded, owner=owner, repo=repo, signer_workflow=signer_workflow, issuer=issuer
     )
@@ -229,7 +227,7 @@ def register(app: typer.Typer) -> None:
                 mode=mode,
                 allow_republish=allow_republish,
                 tag=tag,
-                policy_path=_policy_path(trusted_keys, config),
+                policy_path=policy_path(config, trusted_keys),
                 api_url=github_api_url,
                 yes=yes,
                 json_output=json_output,
@@ -255,7 +253,7 @@ def register(app: typer.Typer) -> None:
         from nexo_pkg.trust.commands import author_json  # noqa: PLC0415
         from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
 
-        path = _policy_path(trusted_keys, config)
+        path = policy_path(config, trusted_keys)
         policy = guarded(
             lambda: load_policy(path, explicit=trusted_keys is not None), json_output=json_output
         )
@@ -303,7 +301,7 @@ def register(app: typer.Typer) -> None:
             question = f"Remove the entries for {printable(target)}?"
             if not yes and not confirm(question):
                 raise NexoError("nothing was changed", kind="cancelled")
-            return remove_entries(_policy_path(trusted_keys, config), owner, repo, target)
+            return remove_entries(policy_path(config, trusted_keys), owner, repo, target)
 
         document = guarded(run, json_output=json_output)
         if json_output:

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from nexo_pkg.core.durable import fsync_dir
-from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.errors import ConfigError, NexoError
 
 __all__ = [
     "FileTooLargeError",
@@ -40,6 +40,7 @@ __all__ = [
     "open_regular",
     "read_capped_bytes",
     "read_config_bytes",
+    "read_config_file",
     "read_regular_bytes",
     "write_config_file",
     "write_file_atomically",
@@ -121,14 +122,39 @@ def open_lock_file(path: Path) -> int:
     return _regular_descriptor(path, _LOCK_FLAGS)
 
 
-def read_capped_bytes(path: Path, limit: int) -> bytes:
-    """The bytes of the configuration file ``path`` (a link to one followed) when it holds at
-    most ``limit`` of them; :class:`FileTooLargeError` ("it is larger than N bytes") when it
-    holds more, and as :func:`read_config_bytes` otherwise."""
-    raw = read_config_bytes(path, limit)
+def read_capped_bytes(path: Path, limit: int, *, follow_links: bool = True) -> bytes:
+    """The bytes of the regular file ``path`` (a final link followed unless ``follow_links`` is
+    false) when it holds at most ``limit`` of them; :class:`FileTooLargeError` ("it is larger
+    than N bytes") when it holds more, and as :func:`read_regular_bytes` otherwise."""
+    raw = read_regular_bytes(path, limit, follow_links=follow_links)
     if len(raw) > limit:
         raise FileTooLargeError(f"it is larger than {limit} bytes")
     return raw
+
+
+def read_config_file(
+    path: Path,
+    limit: int,
+    *,
+    error: type[NexoError] = ConfigError,
+    kind: str | None = None,
+    missing_ok: bool = False,
+) -> bytes:
+    """The bytes of the configuration file ``path`` (a link to one followed, read as
+    :func:`read_capped_bytes` reads) when it holds at most ``limit`` of them. Otherwise
+    ``error`` (of ``kind`` when given): ``cannot read PATH: REASON`` (a FIFO, a directory, no
+    permission, no such file) or ``PATH is larger than N bytes``. With ``missing_ok`` a missing
+    file raises ``FileNotFoundError`` as it is, for a caller to whom it means "none"."""
+    try:
+        return read_capped_bytes(path, limit)
+    except FileTooLargeError as exc:
+        raise error(f"{path} is larger than {limit} bytes", kind=kind) from exc
+    except FileNotFoundError:
+        if missing_ok:
+            raise
+        raise error(f"cannot read {path}: it does not exist", kind=kind) from None
+    except OSError as exc:
+        raise error(f"cannot read {path}: {exc.strerror or exc}", kind=kind) from exc
 
 
 def write_file_atomically(

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nexo_pkg.core.errors import ConfigError, NexoError, UsageError
-from nexo_pkg.core.files import read_config_bytes, write_config_file
+from nexo_pkg.core.files import read_config_file, write_config_file
 from nexo_pkg.install.config import DISCOVERY_FILE, MAX_DISCOVERY_BYTES, load_daemon_config
 from nexo_pkg.manifest.daemon import is_valid_id
 
@@ -89,13 +89,9 @@ def _load(path: Path) -> tuple[Any, str]:
     import yaml  # noqa: PLC0415
 
     try:
-        raw = read_config_bytes(path, MAX_DISCOVERY_BYTES)
+        raw = read_config_file(path, MAX_DISCOVERY_BYTES, missing_ok=True)
     except FileNotFoundError:
         return None, ""
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if len(raw) > MAX_DISCOVERY_BYTES:
-        raise ConfigError(f"{path} is larger than {MAX_DISCOVERY_BYTES} bytes")
     try:
         text = raw.decode("utf-8")
         return yaml.safe_load(text), text

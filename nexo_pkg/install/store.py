@@ -39,7 +39,12 @@ import semver
 from nexo_pkg.core.dirs import make_dir, make_dirs
 from nexo_pkg.core.durable import fsync_dir
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.files import open_lock_file, open_regular, write_file_atomically
+from nexo_pkg.core.files import (
+    open_lock_file,
+    open_regular,
+    read_capped_bytes,
+    write_file_atomically,
+)
 from nexo_pkg.manifest import daemon_config
 
 RECEIPT_NAME = ".nexo-install.json"
@@ -281,10 +286,7 @@ class Installed:
 def read_receipt(directory: Path) -> Receipt:
     """Load ``directory/.nexo-install.json``; raises ``ValueError``/``OSError`` when unusable
     (a receipt that is a link, a FIFO or larger than 32 MiB is unusable, never waited on)."""
-    with open_regular(directory / RECEIPT_NAME) as handle:
-        raw = handle.read(MAX_RECEIPT_BYTES + 1)
-    if len(raw) > MAX_RECEIPT_BYTES:
-        raise ValueError(f"larger than {MAX_RECEIPT_BYTES} bytes")
+    raw = read_capped_bytes(directory / RECEIPT_NAME, MAX_RECEIPT_BYTES, follow_links=False)
     try:
         pairs = json.loads(raw.decode("utf-8"), object_pairs_hook=_KeyValuePairs)
     except RecursionError as exc:

@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from nexo_pkg.core.errors import ConfigError, UsageError
-from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.core.files import read_config_file
 from nexo_pkg.core.toml_spans import syntax_error
 from nexo_pkg.manifest.options import LintOptions
 
@@ -116,14 +116,7 @@ def _parse(raw: bytes, path: Path) -> dict[str, Any]:
 def _has_lint_table(pyproject: Path) -> bool:
     """Whether ``pyproject`` holds ``[tool.nexo.lint]`` (one without it is not a config file,
     as a ``pyproject.toml`` without ``[tool.ruff]`` is none for ruff)."""
-    try:
-        raw = read_config_bytes(pyproject, MAX_CONFIG_BYTES)
-    except OSError as error:
-        raise ConfigError(f"cannot read {pyproject}: {error}", kind="config_invalid") from error
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(
-            f"cannot read {pyproject}: larger than {MAX_CONFIG_BYTES} bytes", kind="config_invalid"
-        )
+    raw = read_config_file(pyproject, MAX_CONFIG_BYTES, kind="config_invalid")
     if b"nexo" not in raw:
         return False  # the common case, without parsing
     document = _parse(raw, pyproject)
@@ -220,14 +213,7 @@ def load_config(path: Path | None) -> LintConfig:
     """Read one config file; raises ``config_invalid`` (exit 2) for a bad one."""
     if path is None:
         return LintConfig()
-    try:
-        raw = read_config_bytes(path, MAX_CONFIG_BYTES)
-        if len(raw) > MAX_CONFIG_BYTES:
-            raise ConfigError(
-                f"cannot read {path}: larger than {MAX_CONFIG_BYTES} bytes", kind="config_invalid"
-            )
-    except OSError as error:
-        raise ConfigError(f"cannot read {path}: {error}", kind="config_invalid") from error
+    raw = read_config_file(path, MAX_CONFIG_BYTES, kind="config_invalid")
     document = _parse(raw, path)
     section = _section(document, path)
     per_file = section.get("per-file-ignores", {})

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.errors import ConfigError
-from nexo_pkg.core.files import read_config_bytes, write_config_file
+from nexo_pkg.core.files import read_config_file, write_config_file
 from nexo_pkg.trust.policy import (
     GITHUB_ACTIONS_ISSUER,
     MAX_POLICY_BYTES,
@@ -34,15 +34,9 @@ class EditResult:
 
 def _read_text(path: Path) -> str:
     try:
-        raw = read_config_bytes(path, MAX_POLICY_BYTES)
+        raw = read_config_file(path, MAX_POLICY_BYTES, kind="policy_invalid", missing_ok=True)
     except FileNotFoundError:
         return ""
-    except OSError as exc:
-        raise ConfigError(
-            f"{path}: cannot read the trust policy: {exc.strerror or exc}", kind="policy_invalid"
-        ) from exc
-    if len(raw) > MAX_POLICY_BYTES:
-        raise ConfigError(f"{path}: the trust policy is too large", kind="policy_invalid")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
