@@ -10,13 +10,20 @@ manifest, so an incompatible plugin is ``incompatible`` (exit 1) unless ``--forc
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.versionreq import VersionError, parse_version, parse_version_req
+from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
+from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, manifest_from_text
 
-__all__ = ["DAEMON_VERSION_ENV", "DaemonVersion", "check_compatible", "daemon_version"]
+__all__ = [
+    "DAEMON_VERSION_ENV",
+    "DaemonVersion",
+    "check_compatible",
+    "daemon_version",
+    "min_nexo_version",
+]
 
 DAEMON_VERSION_ENV = "NEXO_DAEMON_VERSION"
 
@@ -46,16 +53,23 @@ def daemon_version(flag: str | None) -> DaemonVersion | None:
     return found
 
 
+def min_nexo_version(manifest_text: str) -> str | None:
+    """The ``[plugin] min_nexo_version`` string of a manifest, or ``None`` when it has none or
+    is no manifest the model reads (a microapp's has none). Never raises."""
+    try:
+        model = manifest_from_text(manifest_text, max_bytes=MAX_MANIFEST_BYTES)
+    except ManifestModelError:
+        return None
+    return model.plugin.min_nexo_version if isinstance(model, PluginManifest) else None
+
+
 def check_compatible(manifest_text: str, daemon: DaemonVersion, *, where: str) -> None:
     """Raise ``incompatible`` when the manifest's ``min_nexo_version`` does not admit the
-    daemon's version. A manifest without the key, or one that is not TOML or whose
-    requirement does not parse, is left to the manifest checks (nothing is raised)."""
-    try:
-        plugin = tomllib.loads(manifest_text).get("plugin")
-    except tomllib.TOMLDecodeError:
-        return
-    requirement_text = plugin.get("min_nexo_version") if isinstance(plugin, dict) else None
-    if not isinstance(requirement_text, str):
+    daemon's version. A manifest without the key, or one the model does not read
+    (:func:`min_nexo_version`) or whose requirement does not parse, is left to the manifest
+    checks (nothing is raised)."""
+    requirement_text = min_nexo_version(manifest_text)
+    if requirement_text is None:
         return
     try:
         requirement = parse_version_req(requirement_text)
