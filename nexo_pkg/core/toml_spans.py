@@ -17,6 +17,7 @@ syntax errors through it.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import re
 import tomllib
 from bisect import bisect_right
@@ -567,3 +568,26 @@ def syntax_error(text: str, error: tomllib.TOMLDecodeError) -> TomlSyntax:
     else:
         span = _end_of_document(text)
     return TomlSyntax(raw[: match.start()], span)
+
+
+def toml_type_name(value: object) -> str:
+    """The TOML word for the type of a parsed value, with its article."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, datetime.datetime):
+        return "a date-time"
+    if isinstance(value, datetime.date):
+        return "a date"
+    if isinstance(value, datetime.time):
+        return "a time"
+    return type(value).__name__
