@@ -18,7 +18,6 @@ import semver
 from nexo_pkg.core.durable import sync_tree
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.install.compat import DaemonVersion, check_compatible, min_nexo_version
-from nexo_pkg.install.extract import extract_archive
 from nexo_pkg.install.payload import check_payload
 from nexo_pkg.install.select import (
     MANIFEST_ASSETS,
@@ -56,6 +55,7 @@ from nexo_pkg.sources.download import (
     copy_local,
     fetch_asset,
 )
+from nexo_pkg.sources.extract import extract_archive
 from nexo_pkg.sources.hosttriple import NOARCH, host_candidates
 from nexo_pkg.sources.spec import GitHubSource, LocalSource, parse_source
 from nexo_pkg.trust import entry as trust

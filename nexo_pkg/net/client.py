@@ -46,7 +46,7 @@ from urllib.parse import urljoin, urlsplit
 
 from nexo_pkg import __version__
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.core.terminal import printable
+from nexo_pkg.core.terminal import printable, shown
 from nexo_pkg.net.bounded import (
     SLOW_NOTICE_SECONDS,
     Deadline,
@@ -55,7 +55,6 @@ from nexo_pkg.net.bounded import (
     checked_timeout,
     declared_length,
     decoded_document,
-    shown,
     timeout_from_env,
 )
 
