@@ -20,7 +20,6 @@ import semver
 from nexo_pkg.core.durable import sync_tree
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.install.compat import DaemonVersion, check_compatible, min_nexo_version
-from nexo_pkg.install.extract import extract_archive
 from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.install.payload import check_payload
 from nexo_pkg.install.store import (
@@ -45,6 +44,7 @@ from nexo_pkg.install.summary import InstallPlan
 from nexo_pkg.sources.archive import ArchiveLimits, ArchiveListing, inspect_archive
 from nexo_pkg.sources.base import FetchedArtifact, Source
 from nexo_pkg.sources.context import NetworkChoices, SourceContext, TrustChoices
+from nexo_pkg.sources.extract import extract_archive
 from nexo_pkg.sources.hosttriple import host_candidates
 from nexo_pkg.sources.oci_reference import OciReference, parse_reference
 from nexo_pkg.sources.releases import SOURCE_TYPE as GITHUB_SOURCE_TYPE
