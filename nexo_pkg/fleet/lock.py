@@ -25,7 +25,7 @@ from nexo_pkg.fleet.lockfile import (
     stale_entries,
     write_if_changed,
 )
-from nexo_pkg.fleet.pool import checked_jobs, run_bounded
+from nexo_pkg.fleet.pool import CpuPool, checked_jobs, run_bounded
 from nexo_pkg.fleet.sources import FleetOptions, Session, locked_candidate
 from nexo_pkg.fleet.treehash import hash_tarball
 from nexo_pkg.install.api import NO_CALLBACKS, InstallCallbacks
@@ -71,8 +71,9 @@ def check(wanted_path: Path, lock_path: Path) -> LockResult:
     return LockResult(lock_path, stale=stale_entries(wanted, read_lock(lock_path)))
 
 
-def lock_plugin(session: Session, wanted: WantedPlugin) -> LockedPlugin:
-    """Resolve one wanted plugin and verify every target it locks."""
+def lock_plugin(session: Session, wanted: WantedPlugin, cpu: CpuPool | None = None) -> LockedPlugin:
+    """Resolve one wanted plugin and verify every target it locks; the tree hash of each
+    target is computed in ``cpu``'s worker processes when it has any."""
     resolved = session.resolve(wanted)
     targets: dict[str, LockedTarget] = {}
     for target, row in resolved.targets.items():
@@ -87,7 +88,8 @@ def lock_plugin(session: Session, wanted: WantedPlugin) -> LockedPlugin:
         )
         fetched, mode = session.fetch_locked(candidate, wanted.source, resolved.resolved)
         outcome = session.verify(fetched, mode)
-        tree = hash_tarball(fetched.path, wanted.plugin_id, session.options.limits)
+        limits = session.options.limits
+        tree = (cpu or CpuPool(1)).call(hash_tarball, fetched.path, wanted.plugin_id, limits)
         targets[target] = LockedTarget(
             target=target,
             asset=row.asset,
@@ -145,7 +147,7 @@ def lock(
 
     def resolve(item: WantedPlugin) -> LockedPlugin:
         try:
-            return lock_plugin(active, item)
+            return lock_plugin(active, item, cpu)
         except NexoError as error:
             error.details.setdefault("plugin", item.plugin_id)
             error.message = f"{item.plugin_id}: {error.message}"
@@ -155,8 +157,9 @@ def lock(
         # The plugins to resolve are resolved side by side (--jobs); the lock is assembled
         # in the wanted set's order, and the first failure in that order is raised.
         unresolved = [item for item in wanted if kept(item) is None]
-        jobs = checked_jobs(options.jobs)
-        results = run_bounded(resolve, unresolved, jobs=jobs)
+        jobs = min(checked_jobs(options.jobs), len(unresolved))
+        with CpuPool(jobs) as cpu:
+            results = run_bounded(resolve, unresolved, jobs=jobs)
         resolved = {
             item.plugin_id: locked for item, locked in zip(unresolved, results, strict=True)
         }

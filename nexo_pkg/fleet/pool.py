@@ -4,14 +4,21 @@ Downloading, hashing, inflating and writing files release the GIL (sockets, ``ha
 ``zlib``/ISA-L, file I/O), so a few threads keep the network and the cores busy while one
 plugin waits. Results come back in the order of the items, whatever the order the work ends
 in, so what a run prints and writes does not depend on timing.
+
+Reading a tar stream's headers does not release it (``tarfile`` parses each 512-byte header
+in Python, over a thousand per realistic plugin), so :class:`CpuPool` runs such a step in
+worker processes, one per core, while the threads go on with the network.
 """
 
 from __future__ import annotations
 
+import multiprocessing
+import os
+import signal
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TypeVar
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from typing import ParamSpec, TypeVar
 
 from nexo_pkg.core.errors import UsageError
 
@@ -22,6 +29,7 @@ MAX_JOBS = 64
 
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
+_Params = ParamSpec("_Params")
 
 
 def checked_jobs(jobs: int | None) -> int:
@@ -79,3 +87,61 @@ def run_bounded(
 class _NotStartedError(Exception):
     """An item skipped because an earlier one failed (never seen by callers: the failure
     before it in item order is raised first)."""
+
+
+class CpuPool:
+    """Worker processes for CPU-bound steps of a run's threads; a context manager.
+
+    With ``jobs`` above 1 on a machine of several cores, :meth:`call` runs a function (a
+    module-level one, with arguments and a result that pickle) in one of
+    ``min(jobs, cores)`` processes started on entry, before the run's threads start;
+    otherwise it runs it in the calling thread. A failure inside the function is raised
+    here as it was raised there (a :class:`~nexo_pkg.core.errors.NexoError` keeps its kind
+    and message). The workers ignore SIGINT and take SIGTERM's default action: the calling
+    process decides what an interrupt means and waits for the steps under way on exit.
+    """
+
+    def __init__(self, jobs: int) -> None:
+        self.workers = min(jobs, os.cpu_count() or 1)
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> CpuPool:
+        if self.workers > 1:
+            # Forked while this is the only thread (cheap: nothing to import again); a
+            # process that already runs threads (an embedding one) starts them from a fork
+            # server instead, since a fork copies the locks other threads hold.
+            method = "fork" if threading.active_count() == 1 else "forkserver"
+            pool = ProcessPoolExecutor(
+                max_workers=self.workers,
+                mp_context=multiprocessing.get_context(method),
+                initializer=_quiet_worker,
+            )
+            try:
+                # The workers are forked now, from this thread, while no other thread runs.
+                pool.submit(int).result()
+            except BaseException:
+                pool.shutdown(wait=True, cancel_futures=True)
+                raise
+            self._pool = pool
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def call(
+        self,
+        function: Callable[_Params, _Result],
+        *args: _Params.args,
+        **kwargs: _Params.kwargs,
+    ) -> _Result:
+        """``function(*args, **kwargs)``, in a worker process when there are any."""
+        if self._pool is None:
+            return function(*args, **kwargs)
+        return self._pool.submit(function, *args, **kwargs).result()
+
+
+def _quiet_worker() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)

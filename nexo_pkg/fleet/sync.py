@@ -318,7 +318,8 @@ def _sync_one(
             policy=session.policy(),
             mode=mode,
             callbacks=InstallCallbacks(confirm=signer_check(row, entry.plugin_id)),
-            step=InstallStep(root=root),
+            # The root's lock is held since `present` was scanned: no rescan per plugin.
+            step=InstallStep(root=root, installed=tuple(item.path for item in present)),
         )
         # The install itself replaces the other installed versions of the plugin.
         removed_other = bool(installed.set_aside)

@@ -51,43 +51,20 @@ def _file_line(path: str, mode: int, digest: str) -> tuple[str, str]:
     return path, f"f {mode:04o} {digest} {path}\n"
 
 
-@dataclass
-class _HashingSink(TreeSink):
-    """Collects the lines of what extraction would write, instead of writing it."""
-
-    plugin_id: str
-    lines: list[tuple[str, str]] = field(default_factory=list)
-    _name: str = ""
-    _executable: bool = False
-    _hasher: hashlib._Hash | None = None
-
-    def directory(self, name: str) -> None:
-        self.lines.append(_directory_line(name))
-
-    def open_file(self, name: str, executable: bool) -> None:
-        self._name, self._executable, self._hasher = name, executable, hashlib.sha256()
-
-    def write(self, data: bytes | memoryview) -> None:
-        if self._hasher is not None:
-            self._hasher.update(data)
-
-    def close_file(self) -> None:
-        if self._hasher is None:
-            return
-        executable = self._executable or self._name == f"bin/{self.plugin_id}"
-        mode = EXECUTABLE_MODE if executable else FILE_MODE
-        self.lines.append(_file_line(self._name, mode, self._hasher.hexdigest()))
-        self._hasher = None
-
-
 def hash_tarball(tarball: Path, plugin_id: str, limits: ArchiveLimits) -> str:
     """The tree hash of what installing ``tarball`` as ``plugin_id`` leaves on disk.
 
-    Raises what the install's archive walker raises (``archive_invalid``, ``archive_unsafe``).
+    Built from the listing of the install's own archive walker (which hashes every file
+    once, as it reads it). Raises what that walker raises (``archive_invalid``,
+    ``archive_unsafe``, ``io``).
     """
-    sink = _HashingSink(plugin_id)
-    walk_archive(tarball, limits, sink)
-    return tree_hash(sink.lines)
+    listing = walk_archive(tarball, limits, TreeSink())
+    lines = [_directory_line(name) for name in listing.directories]
+    launcher = f"bin/{plugin_id}"
+    for name, info in listing.files.items():
+        executable = bool(info.mode & 0o100) or name == launcher
+        lines.append(_file_line(name, EXECUTABLE_MODE if executable else FILE_MODE, info.sha256))
+    return tree_hash(lines)
 
 
 def hash_directory(root: Path) -> str:

@@ -141,13 +141,16 @@ class InstallStep:
     ``replaces`` are the installed versions the new one replaces, ``keep_old`` keeps them out
     of the daemon's sight, and ``previous_signature`` (the receipt's ``signature``) is the
     signer the new version must have (``signer_changed`` otherwise, unless the user allows a
-    change).
+    change). ``installed`` lists every installed tree of the plugin when the caller scanned
+    the root under the lock it holds (``sync`` scans it once for all its plugins); None: the
+    install scans the root itself.
     """
 
     root: InstallRoot | None = None
     replaces: tuple[Path, ...] = ()
     keep_old: bool = False
     previous_signature: Mapping[str, Any] | None = None
+    installed: tuple[Path, ...] | None = None
 
 
 NO_CALLBACKS = InstallCallbacks()
@@ -437,11 +440,12 @@ def _replaced(
     """The installed trees the new one replaces (under the lock): those ``upgrade`` names and
     every other version of the same plugin, since the daemon must find exactly one version
     of an id (it would load whichever sorts first)."""
-    others = [
-        item.path
-        for item in scan_installed(options.dest)
-        if item.plugin_id == plugin_id and item.path != final
-    ]
+    installed = step.installed
+    if installed is None:
+        installed = tuple(
+            item.path for item in scan_installed(options.dest) if item.plugin_id == plugin_id
+        )
+    others = [path for path in installed if path != final]
     return tuple(path for path in dict.fromkeys((*step.replaces, *others)) if path.exists())
 
 
