@@ -111,7 +111,7 @@ def fleet_options(
     return FleetOptions(
         nexo_home=nexo_home_from_env(),
         trusted_keys=trusted_keys,
-        policy_path=config_dir(config) / POLICY_FILE,
+        policy_path=None if trusted_keys is not None else config_dir(config) / POLICY_FILE,
         require_signature=require_signature,
         skip_signature_verify=skip_signature_verify,
         github_api_url=github_api_url,
@@ -280,7 +280,9 @@ def register(app: typer.Typer) -> None:
             from nexo_pkg.fleet.mirrors import configured  # noqa: PLC0415
             from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
 
-            roots.append(install_root(dest, config_dir(config)))
+            roots.append(
+                install_root(dest) if dest is not None else install_root(None, config_dir(config))
+            )
             wanted_path = lock_file.parent / WANTED_NAME
             mirrors = configured(
                 registry_mirror,

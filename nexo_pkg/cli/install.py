@@ -208,7 +208,7 @@ def _roots(dest: Path | None, config: Path | None = None) -> tuple[Path, ...]:
     )
 
     if dest is not None:
-        return (install_root(dest, config_dir(config)),)
+        return (install_root(dest),)
     daemon = load_daemon_config(config_dir(config))
     for message in daemon.warnings:
         warn(printable(message))
@@ -235,11 +235,13 @@ def _holding(roots: tuple[Path, ...], plugin_id: str) -> Path:
     )
 
 
-def _policy_path(config: Path | None) -> Path:
-    """The daemon's trust policy: ``<config dir>/extensions/trusted_keys.toml``."""
+def _policy_path(config: Path | None, trusted_keys: Path | None = None) -> Path | None:
+    """The daemon's trust policy, ``<config dir>/extensions/trusted_keys.toml``; ``None``
+    when ``--trusted-keys`` names the policy (the configuration directory is then not used
+    for it)."""
     from nexo_pkg.install.config import POLICY_FILE, config_dir  # noqa: PLC0415
 
-    return config_dir(config) / POLICY_FILE
+    return None if trusted_keys is not None else config_dir(config) / POLICY_FILE
 
 
 def _limits(
@@ -543,7 +545,7 @@ def register(app: typer.Typer) -> None:
             options = InstallOptions(
                 dest=_dest(dest, config),
                 nexo_home=nexo_home_from_env(),
-                policy_path=_policy_path(config),
+                policy_path=_policy_path(config, trusted_keys),
                 target=target,
                 trusted_keys=trusted_keys,
                 require_signature=require_signature,
@@ -686,7 +688,7 @@ def register(app: typer.Typer) -> None:
             return InstallOptions(
                 dest=roots[0] if not wanted else _holding(tuple(roots), str(wanted[0])),
                 nexo_home=nexo_home_from_env(),
-                policy_path=_policy_path(config),
+                policy_path=_policy_path(config, trusted_keys),
                 target=target,
                 trusted_keys=trusted_keys,
                 require_signature=require_signature,

@@ -268,7 +268,7 @@ def register(app: typer.Typer) -> None:
             options = InstallOptions(
                 dest=home / "state" / "plugins",
                 nexo_home=home,
-                policy_path=_policy_path(config),
+                policy_path=_policy_path(config, trusted_keys),
                 target=target,
                 trusted_keys=trusted_keys,
                 github_api_url=github_api_url,

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.stderr import without_notes
 from typer.testing import CliRunner, Result
 
 from nexo_pkg.cli.main import app
@@ -231,7 +232,7 @@ def test_an_ambiguous_target_is_a_usage_error_and_dest_or_a_path_decides(
 
     ambiguous = nexo("scripted", cwd=work)
     assert ambiguous.returncode == 2
-    [line] = ambiguous.stderr.splitlines()
+    [line] = without_notes(ambiguous.stderr).splitlines()
     assert "ambiguous" in line
     assert "./scripted" in line
     assert str(plugins) in line
