@@ -247,7 +247,9 @@ def install_from_registry(
         )
         row = pick_target(entry, candidates)
         with session.open_target(entry.source, entry.resolved, row, entry.plugin_id) as opened:
-            return install_prefetched(prefetched_for(entry, row, opened), install_options)
+            return install_prefetched(
+                prefetched_for(entry, row, opened, session.policy()), install_options
+            )
 
 
 def upgrade_from_registry(

@@ -90,18 +90,33 @@ class Resolved:
 
 
 def signing_origin(
-    source: str, resolved: str, github: str | None
+    source: str, resolved: str, github: str | None, policy: trust.TrustPolicy | None = None
 ) -> tuple[str | None, str | None, str | None]:
     """The owner, repo and tag a signature must be bound to, whose trust-policy entries
     apply: a GitHub source's resolved release, or the release a registry copy was mirrored
-    from; ``None`` for a version pushed straight to a registry (every author entry is then a
-    candidate, as for a local tarball)."""
+    from. A registry repository the ``policy`` binds to an owner (``registry_owners.toml``)
+    is that owner's: a copy without an origin is judged by the owner's entries, and one whose
+    origin names another owner is ``registry_invalid``. Otherwise ``None`` for a version
+    pushed straight to a registry (every author entry is then a candidate, as for a local
+    tarball)."""
     if not is_oci(source):
         parsed = parse_source(resolved)
         assert isinstance(parsed, GitHubSource)  # noqa: S101 - written by lock
         return parsed.owner, parsed.repo, parsed.tag
     origin = GitHubOrigin.parse(github) if github else None
-    return (origin.owner, origin.repo, origin.tag) if origin else (None, None, None)
+    reference = parse_reference(resolved)
+    repository = f"{reference.host}/{reference.repository}"
+    bound = policy.registry_owner(repository) if policy is not None else None
+    if bound is not None and origin is not None and origin.owner.casefold() != bound.casefold():
+        raise NexoError(
+            f"{repository} is bound to owner {bound!r} in the registry bindings, but this "
+            f"copy says it was published from {origin}; refusing it",
+            kind="registry_invalid",
+            details={"repository": repository, "bound_owner": bound, "origin": str(origin)},
+        )
+    if origin is not None:
+        return origin.owner, origin.repo, origin.tag
+    return bound, None, None
 
 
 class Session:
@@ -422,8 +437,8 @@ class Session:
             if isinstance(entry, LockedPlugin)
             else (str(entry.origin) if entry.origin else None)
         )
-        owner, repo, tag = signing_origin(source, entry.resolved, github)
         policy = self.policy()
+        owner, repo, tag = signing_origin(source, entry.resolved, github, policy)
         mode = trust.resolve_mode(
             policy,
             owner,

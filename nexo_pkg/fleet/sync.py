@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import open_lock_file
@@ -46,6 +46,9 @@ from nexo_pkg.install.store import (
 from nexo_pkg.install.summary import InstallPlan
 from nexo_pkg.sources.hosttriple import NOARCH, host_candidates
 from nexo_pkg.sources.oci_reference import is_oci
+
+if TYPE_CHECKING:
+    from nexo_pkg.trust.policy import TrustPolicy
 
 SYNC_LOCK_NAME = ".nexo-sync.lock"
 OCI_SOURCE_TYPE = "oci-registry"
@@ -142,9 +145,15 @@ def _installed_at(entry: LockedPlugin) -> str | None:
     return None
 
 
-def prefetched_for(entry: LockedPlugin, row: LockedTarget, opened: OpenedTarget) -> Prefetched:
-    """The install pipeline's view of one opened target of a lock entry."""
-    owner, repo, tag = signing_origin(entry.source, entry.resolved, entry.github)
+def prefetched_for(
+    entry: LockedPlugin,
+    row: LockedTarget,
+    opened: OpenedTarget,
+    policy: TrustPolicy | None = None,
+) -> Prefetched:
+    """The install pipeline's view of one opened target of a lock entry (``policy`` binds
+    registry repositories to owners, see :func:`signing_origin`)."""
+    owner, repo, tag = signing_origin(entry.source, entry.resolved, entry.github, policy)
     if is_oci(entry.source):
         source: dict[str, Any] = {
             "type": OCI_SOURCE_TYPE,
@@ -337,7 +346,9 @@ def _sync_one(
             allow_downgrade=True,
         )
         with session.open_target(entry.source, entry.resolved, row, entry.plugin_id) as opened:
-            installed = install_prefetched(prefetched_for(entry, row, opened), install_options)
+            installed = install_prefetched(
+                prefetched_for(entry, row, opened, session.policy()), install_options
+            )
         # The install itself replaces the other installed versions of the plugin.
         removed_other = bool(installed.set_aside)
         for item in present:

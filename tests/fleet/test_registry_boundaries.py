@@ -29,14 +29,17 @@ from .conftest import LINUX, MakeDist, auth_config, json_of, push_dist, run_nexo
 from .test_hostile_registry import _push_target
 
 
-def _push_under(dist: Path, running: Registry, path: str, tag: str) -> None:
-    """Push ``dist`` under ``tag`` as a registry writer may, past the CLI's own checks."""
+def _push_under(
+    dist: Path, running: Registry, path: str, tag: str, *, origin: GitHubOrigin | None = None
+) -> None:
+    """Push ``dist`` under ``tag`` (with ``origin`` as its origin annotation) as a registry
+    writer may, past the CLI's own checks."""
     plugin_id, version, targets, manifest_text = collect_dist(dist)
     reference = parse_reference(running.ref(f"{path}:{tag}"))
     with RegistryClient(reference.host, plain_http=True, loopback=True) as client:
         oci.push_version(
             client, reference, plugin_id=plugin_id, version=version, targets=targets,
-            manifest_text=manifest_text, origin=None, created="2026-01-01T00:00:00Z",
+            manifest_text=manifest_text, origin=origin, created="2026-01-01T00:00:00Z",
         )  # fmt: skip
 
 
