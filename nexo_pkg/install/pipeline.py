@@ -17,7 +17,7 @@ import semver
 
 from nexo_pkg.core.durable import sync_tree
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.install.compat import DaemonVersion, check_compatible
+from nexo_pkg.install.compat import DaemonVersion, check_compatible, newest_compatible_tag
 from nexo_pkg.install.extract import extract_archive
 from nexo_pkg.install.payload import check_payload
 from nexo_pkg.install.select import (
@@ -484,6 +484,18 @@ def _fetch_github(
     with _client(options) as client:
         if resolved is None:
             resolved = _resolve(client, source, options.expected_id)
+            if (
+                source.tag in (None, LATEST_TAG)
+                and options.daemon is not None
+                and not options.force
+            ):
+                older = newest_compatible_tag(
+                    client, source.owner, source.repo, latest=resolved.release,
+                    latest_manifest=resolved.manifest, daemon=options.daemon,
+                    max_manifest_bytes=MAX_MANIFEST_ASSET_BYTES,
+                )  # fmt: skip
+                if older is not None:
+                    resolved = _resolve(client, replace(source, tag=older), options.expected_id)
         if options.daemon is not None and resolved.manifest is not None and not options.force:
             # Before any download: the manifest asset says what the archive will say.
             check_compatible(
