@@ -140,6 +140,19 @@ def _set_enabled(
     )
 
 
+def _registry_targets(
+    pinned: str, options: InstallOptions, registry_config: Path | None, plain_http: bool
+) -> tuple[tuple[str, str], ...]:
+    """Every target of the registry version ``pinned`` (the digest the install plan checked)
+    names, with its tarball's name, in the index's order: target manifests only, no blob."""
+    from nexo_pkg.fleet.sources import Session  # noqa: PLC0415
+    from nexo_pkg.sources.oci_reference import parse_reference  # noqa: PLC0415
+
+    with Session(_fleet_options(options, registry_config, plain_http)) as session:
+        resolved = session.resolve_oci(parse_reference(pinned), None)
+    return tuple((target.target, target.asset) for target in resolved.targets.values())
+
+
 NEXO_VERSION_ENV = "NEXO_DAEMON_VERSION"
 
 
@@ -280,7 +293,9 @@ def register(app: typer.Typer) -> None:
 
                 result = install_from_registry(source, options, registry_config, plain_http)
                 plan = result.plan
-                return ReleaseInfo(plan, None, ((plan.target, plan.asset_name),), None)
+                pinned = str(plan.source["registry"])  # the digest the plan checked
+                targets = _registry_targets(pinned, options, registry_config, plain_http)
+                return ReleaseInfo(plan, None, targets, None)
             return release_info(source, options)
 
         info = guarded(run, json_output=json_output)
