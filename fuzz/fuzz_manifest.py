@@ -1,4 +1,5 @@
-"""atheris harness: ``lint_source`` must turn any bytes into diagnostics without raising.
+"""atheris harness: ``lint_source`` must turn any bytes into diagnostics without raising, and
+the manifest model must raise only ``ManifestModelError``, never for a manifest that lints clean.
 
 Run (see docs/fuzzing.md)::
 
@@ -13,6 +14,8 @@ import atheris
 
 with atheris.instrument_imports():
     from nexo_pkg.lint.engine import lint_source
+    from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
+    from nexo_pkg.manifest.model import ManifestModelError, manifest_from_text
 
 
 def test_one_input(data: bytes) -> None:
@@ -22,6 +25,13 @@ def test_one_input(data: bytes) -> None:
     for diagnostic in result.diagnostics:
         if diagnostic.span.start.line < 1 or diagnostic.span.start.column < 1:
             raise AssertionError(f"diagnostic outside the file: {diagnostic}")
+    try:
+        manifest_from_text(text, max_bytes=MAX_MANIFEST_BYTES)
+    except ManifestModelError as error:
+        if result.success:
+            raise AssertionError(
+                f"the model refuses a manifest that lints clean: {error}"
+            ) from error
 
 
 def main() -> None:

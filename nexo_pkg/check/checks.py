@@ -47,6 +47,7 @@ from nexo_pkg.check.sandbox import (
 from nexo_pkg.check.target import ResolvedPlugin, resolve_target
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
+from nexo_pkg.manifest.model import Sandbox
 
 #: ``nexo_version`` sent in ``initialize`` when none is given: the newest daemon release
 #: nexo-pkg knows.
@@ -239,8 +240,9 @@ def check_plugin(
         state_dir = Path(state_root) / "plugins" / plugin.plugin_id
         state_dir.mkdir(parents=True)
         platform = current_platform()
+        model = plugin.model
         plan = plan_sandbox(
-            plugin.manifest,
+            model.plugin.sandbox if model is not None else Sandbox(),
             plugin.plugin_id,
             plugin.argv,
             root=plugin.root,
@@ -249,12 +251,14 @@ def check_plugin(
             bwrap=find_bwrap(platform),
             platform=platform,
             skip=not sandbox,
-            program=daemon_program(plugin.manifest, plugin.argv),
+            program=daemon_program(
+                model.plugin.entrypoint.command if model is not None else None, plugin.argv
+            ),
         )
         report.sandbox = plan.to_json()
         if not _report_sandbox(report, plan) or plan.argv is None:
             return report
-        host = HostCalls.from_manifest(plugin.plugin_id, plugin.manifest) if host_calls else None
+        host = HostCalls.from_manifest(plugin.plugin_id, model) if host_calls else None
         _spawn_and_run(plugin, report, plan, plan.argv, env, timeout_ms, nexo_version, invoke, host)
     return report
 

@@ -33,6 +33,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from nexo_pkg.check.report import Status
+from nexo_pkg.manifest.model import PluginManifest
 
 Phase = Literal["handshake", "after", "events", "invoke"]
 Outcome = Literal["result", "error", "held", "stream", "refused"]
@@ -74,17 +75,9 @@ class HostCalls:
     phase: Phase = "handshake"
 
     @classmethod
-    def from_manifest(cls, plugin_id: str, manifest: dict[str, Any]) -> HostCalls:
+    def from_manifest(cls, plugin_id: str, model: PluginManifest | None) -> HostCalls:
         """The channel kinds of ``[[plugin.channels.register]]`` decide the broker topics."""
-        plugin = manifest.get("plugin")
-        channels = plugin.get("channels") if isinstance(plugin, dict) else None
-        register = channels.get("register") if isinstance(channels, dict) else None
-        kinds = [
-            entry["kind"]
-            for entry in register or []
-            if isinstance(entry, dict) and isinstance(entry.get("kind"), str)
-        ]
-        return cls(plugin_id, kinds)
+        return cls(plugin_id, list(model.plugin.channel_kinds) if model is not None else [])
 
     # -- the broker ------------------------------------------------------------------------
 

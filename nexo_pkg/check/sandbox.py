@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from nexo_pkg.manifest.model import Sandbox
 from nexo_pkg.manifest.names import find_manifest
 from nexo_pkg.manifest.sandbox_paths import (
     STATE_DIR_TOKEN,
@@ -121,21 +122,8 @@ def find_bwrap(platform: Platform) -> str | None:
     return shutil.which("bwrap") if platform == "linux" else None
 
 
-def _section(manifest: Mapping[str, Any]) -> dict[str, Any]:
-    plugin = manifest.get("plugin")
-    sandbox = plugin.get("sandbox") if isinstance(plugin, dict) else None
-    return sandbox if isinstance(sandbox, dict) else {}
-
-
-def _paths(section: Mapping[str, Any], key: str) -> list[str]:
-    value = section.get(key, [])
-    if not isinstance(value, list):
-        return []
-    return [entry for entry in value if isinstance(entry, str)]
-
-
 def plan_sandbox(
-    manifest: Mapping[str, Any],
+    sandbox: Sandbox,
     plugin_id: str,
     argv: Sequence[str],
     *,
@@ -147,7 +135,8 @@ def plan_sandbox(
     skip: bool = False,
     program: str | None = None,
 ) -> SandboxPlan:
-    """The daemon's ``SandboxRunner::wrap_command`` for this plugin.
+    """The daemon's ``SandboxRunner::wrap_command`` for this plugin and its manifest's
+    ``sandbox`` section.
 
     ``argv`` is the plugin's command and arguments; ``program``, when given, replaces
     ``argv[0]`` inside the wrapper (the manifest's bare command name, which the daemon hands
@@ -157,11 +146,10 @@ def plan_sandbox(
     With ``skip`` (``--no-sandbox``) the command is not wrapped, and the plan says what that
     leaves out. Never raises.
     """
-    section = _section(manifest)
-    enabled = section.get("enabled") is True
+    enabled = sandbox.enabled
     command = list(argv)
     manifest_name = _manifest_name(root)
-    refusal = _refusal(section, plugin_id, env, bwrap=bwrap, platform=platform, skip=skip)
+    refusal = _refusal(sandbox, plugin_id, env, bwrap=bwrap, platform=platform, skip=skip)
     if refusal is not None:
         return SandboxPlan(
             None,
@@ -210,22 +198,19 @@ def plan_sandbox(
         )
     if program is not None:
         command = [program, *command[1:]]
-    return _wrapped_plan(section, plugin_id, command, root, state_dir, bwrap, manifest_name)
+    return _wrapped_plan(sandbox, plugin_id, command, root, state_dir, bwrap, manifest_name)
 
 
-def daemon_program(manifest: Mapping[str, Any], argv: Sequence[str]) -> str | None:
+def daemon_program(command: str | None, argv: Sequence[str]) -> str | None:
     """The manifest's ``entrypoint.command`` when it is a bare name that ``argv[0]`` was
     found from on ``PATH``: the daemon passes such a name on as written. None otherwise."""
-    plugin = manifest.get("plugin")
-    entry = plugin.get("entrypoint") if isinstance(plugin, dict) else None
-    command = entry.get("command") if isinstance(entry, dict) else None
-    if isinstance(command, str) and command and "/" not in command:
+    if command and "/" not in command:
         return command if argv and argv[0].rpartition("/")[2] == command else None
     return None
 
 
 def _refusal(
-    section: Mapping[str, Any],
+    sandbox: Sandbox,
     plugin_id: str,
     env: Mapping[str, str],
     *,
@@ -235,14 +220,14 @@ def _refusal(
 ) -> str | None:
     """The daemon's reason for refusing to spawn, in ``wrap_command``'s order, or None."""
     require = env_flag(env, ENV_REQUIRE)
-    if section.get("enabled") is not True:
+    if not sandbox.enabled:
         if require:
             return (
                 f"plugin `{plugin_id}`: sandbox required ({ENV_REQUIRE}=1) but manifest sets "
                 "sandbox.enabled = false"
             )
         return None
-    if section.get("network", "deny") == "host" and not env_flag(env, ENV_HOST_NET_ALLOW):
+    if sandbox.network == "host" and not env_flag(env, ENV_HOST_NET_ALLOW):
         return f'plugin `{plugin_id}`: sandbox.network = "host" requires {ENV_HOST_NET_ALLOW}=1'
     if skip or not require:
         return None
@@ -260,7 +245,7 @@ def _refusal(
 
 
 def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
-    section: Mapping[str, Any],
+    sandbox: Sandbox,
     plugin_id: str,
     command: list[str],
     root: Path,
@@ -286,9 +271,9 @@ def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
         if Path(directory).exists():
             args += ["--ro-bind-try", directory, directory]
     args += ["--ro-bind-try", "/etc/resolv.conf", "/etc/resolv.conf"]
-    if section.get("network", "deny") != "host":
+    if sandbox.network != "host":
         args.append("--unshare-net")
-    if section.get("drop_user") is True:
+    if sandbox.drop_user is True:
         args += ["--unshare-user", "--uid", _NOBODY, "--gid", _NOBODY]
     args += ["--setenv", "PATH", "/usr/bin:/bin"]
     # Rust's `Path::parent`: nothing for a bare program name, `/` for `/prog`.
@@ -297,8 +282,11 @@ def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
         args += ["--ro-bind-try", parent, parent]
     spans = _entry_lines(root)
     problems: list[MountProblem] = []
-    for key, flag in (("fs_read_paths", "--ro-bind"), ("fs_write_paths", "--bind")):
-        for index, entry in enumerate(_paths(section, key)):
+    for key, flag, paths in (
+        ("fs_read_paths", "--ro-bind", sandbox.fs_read_paths),
+        ("fs_write_paths", "--bind", sandbox.fs_write_paths),
+    ):
+        for index, entry in enumerate(paths):
             resolved = entry.replace(STATE_DIR_TOKEN, str(state_dir))
             refusal = _resolved_path_refusal(plugin_id, entry, resolved)
             if refusal is not None:

@@ -22,13 +22,14 @@ import shutil
 import tarfile
 import tempfile
 import tomllib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.manifest.daemon import is_valid_id
+from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, plugin_manifest_from_data
 from nexo_pkg.manifest.names import find_manifest, shadowed_message
 
 if TYPE_CHECKING:
@@ -36,6 +37,12 @@ if TYPE_CHECKING:
 
 RECEIPT_NAME = ".nexo-install.json"
 RESERVED_ENV_PREFIX = "NEXO_"
+#: Entrypoint values of a type the daemon does not read, in the order they are refused.
+_ENTRYPOINT_PROBLEMS = (
+    ("plugin.entrypoint", "must be a table"),
+    ("plugin.entrypoint.args", "must be an array of strings"),
+    ("plugin.entrypoint.env", "must be a table of strings"),
+)
 
 
 class TargetError(NexoError):
@@ -50,7 +57,8 @@ class ResolvedPlugin:
     """What the host needs to spawn a plugin and judge its answers."""
 
     root: Path
-    manifest: dict[str, Any]
+    #: The plugin manifest's model; ``None`` for a microapp (see :attr:`microapp`).
+    model: PluginManifest | None
     plugin_id: str
     argv: list[str]
     env: dict[str, str] = field(default_factory=dict)
@@ -63,12 +71,7 @@ class ResolvedPlugin:
     @property
     def declared_tools(self) -> list[str]:
         """``[plugin.extends].tools`` (empty when absent or malformed)."""
-        plugin = self.manifest.get("plugin", {})
-        extends = plugin.get("extends") if isinstance(plugin, dict) else None
-        tools = extends.get("tools") if isinstance(extends, dict) else None
-        if not isinstance(tools, list):
-            return []
-        return [name for name in tools if isinstance(name, str)]
+        return list(self.model.plugin.extends.tools) if self.model is not None else []
 
 
 def default_install_root() -> Path:
@@ -209,11 +212,12 @@ def _strict_extract(tarball: Path, dest_dir: Path) -> None:
         ) from error
 
 
-def load_manifest(manifest_path: Path) -> tuple[dict[str, Any], str]:
-    """Parse the manifest and return it with its ``plugin.id``.
+def load_manifest(manifest_path: Path) -> PluginManifest:
+    """Parse the manifest and return its model.
 
-    Raises :class:`TargetError` when the file is missing, unreadable, not TOML, or has no
-    valid ``plugin.id`` (run ``nexo plugin lint`` for the full diagnosis).
+    Raises :class:`TargetError` when the file is missing, unreadable, not TOML, has no valid
+    ``plugin.id`` or a ``plugin.version`` the daemon does not parse (run ``nexo plugin lint``
+    for the full diagnosis).
     """
     try:
         text = manifest_path.read_text(encoding="utf-8")
@@ -227,13 +231,21 @@ def load_manifest(manifest_path: Path) -> tuple[dict[str, Any], str]:
         raise TargetError(
             f"{manifest_path}: not valid TOML ({error}); run `nexo plugin lint` for details"
         ) from error
-    plugin = manifest.get("plugin")
-    plugin_id = plugin.get("id") if isinstance(plugin, dict) else None
-    if not isinstance(plugin_id, str) or not is_valid_id(plugin_id):
+    invalid_id = TargetError(
+        f"{manifest_path}: missing or invalid `plugin.id`; run `nexo plugin lint` for details"
+    )
+    try:
+        model = plugin_manifest_from_data(manifest)
+    except ManifestModelError as error:
+        # The id is judged first, as `plugin.id` is what a check needs.
+        if error.plugin_id is None or not is_valid_id(error.plugin_id):
+            raise invalid_id from error
         raise TargetError(
-            f"{manifest_path}: missing or invalid `plugin.id`; run `nexo plugin lint` for details"
-        )
-    return manifest, plugin_id
+            f"{manifest_path}: {error.message}; run `nexo plugin lint` for details"
+        ) from error
+    if not is_valid_id(model.id):
+        raise invalid_id
+    return model
 
 
 def _resolve_directory(
@@ -247,7 +259,7 @@ def _resolve_directory(
     if microapp is not None:
         return ResolvedPlugin(
             microapp.root,
-            microapp.manifest,
+            None,
             microapp.extension_id,
             [microapp.command, *microapp.args],
             source=source,
@@ -262,16 +274,16 @@ def _resolve_directory(
             )
         manifest_path = lookup.path
         notes = tuple(shadowed_message(lookup.path.name, other.name) for other in lookup.shadowed)
-    manifest, plugin_id = load_manifest(manifest_path)
-    plugin = manifest["plugin"]
-    entrypoint = plugin.get("entrypoint")
-    if entrypoint is not None and not isinstance(entrypoint, dict):
-        raise TargetError(f"{root}: `plugin.entrypoint` must be a table")
-    entrypoint = entrypoint or {}
-    args = _string_list(entrypoint.get("args", []), "plugin.entrypoint.args", root)
-    env = _entrypoint_env(entrypoint.get("env", {}), root)
+    model = load_manifest(manifest_path)
+    plugin_id = model.id
+    entrypoint = model.plugin.entrypoint
+    for key, problem in _ENTRYPOINT_PROBLEMS:
+        if key in model.invalid:
+            raise TargetError(f"{root}: `{key}` {problem}")
+    args = list(entrypoint.args)
+    env = _entrypoint_env(entrypoint.env, root)
 
-    command = entrypoint.get("command")
+    command = entrypoint.command
     launcher = root / "bin" / plugin_id
     if launcher.is_file():
         # Packed layout: bin/<id> is what runs once installed. The manifest's args belong to
@@ -280,51 +292,39 @@ def _resolve_directory(
         launcher_args = args if _names_launcher(command, root, launcher) else []
         return ResolvedPlugin(
             root,
-            manifest,
+            model,
             plugin_id,
             [str(launcher), *launcher_args],
             env,
             source=source,
             notes=notes,
         )
-    if command is None:
+    if command is None and "plugin.entrypoint.command" not in model.invalid:
         raise TargetError(
             f"{root}: nothing to run: no bin/{plugin_id} and no [plugin.entrypoint] command "
             "in the manifest"
         )
-    if not isinstance(command, str) or not command.strip():
+    if command is None or not command.strip():
         raise TargetError(f"{root}: `plugin.entrypoint.command` must be a non-empty string")
     program = _resolve_command(command, root, env)
-    return ResolvedPlugin(
-        root, manifest, plugin_id, [program, *args], env, source=source, notes=notes
-    )
+    return ResolvedPlugin(root, model, plugin_id, [program, *args], env, source=source, notes=notes)
 
 
-def _names_launcher(command: object, root: Path, launcher: Path) -> bool:
-    if not isinstance(command, str) or "/" not in command:
+def _names_launcher(command: str | None, root: Path, launcher: Path) -> bool:
+    if command is None or "/" not in command:
         return False
     path = Path(command) if Path(command).is_absolute() else root / command
     return path.resolve() == launcher.resolve()
 
 
-def _string_list(value: object, key: str, root: Path) -> list[str]:
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise TargetError(f"{root}: `{key}` must be an array of strings")
-    return list(value)
-
-
-def _entrypoint_env(value: object, root: Path) -> dict[str, str]:
-    if not isinstance(value, dict) or not all(
-        isinstance(key, str) and isinstance(item, str) for key, item in value.items()
-    ):
-        raise TargetError(f"{root}: `plugin.entrypoint.env` must be a table of strings")
-    reserved = sorted(key for key in value if key.startswith(RESERVED_ENV_PREFIX))
+def _entrypoint_env(env: Mapping[str, str], root: Path) -> dict[str, str]:
+    reserved = sorted(key for key in env if key.startswith(RESERVED_ENV_PREFIX))
     if reserved:
         raise TargetError(
             f"{root}: `plugin.entrypoint.env` sets {', '.join(reserved)}; names beginning "
             f"with {RESERVED_ENV_PREFIX} are reserved for the daemon"
         )
-    return dict(value)
+    return dict(env)
 
 
 def _resolve_command(command: str, root: Path, env: dict[str, str]) -> str:

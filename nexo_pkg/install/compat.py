@@ -19,13 +19,14 @@ and printed by ``nexo --version``).
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.versionreq import VersionError, parse_version, parse_version_req
 from nexo_pkg.install.select import MANIFEST_ASSETS
+from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
+from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, manifest_from_text
 
 if TYPE_CHECKING:
     from nexo_pkg.sources.github import GitHubClient, Release
@@ -36,6 +37,7 @@ __all__ = [
     "DaemonVersion",
     "check_compatible",
     "daemon_version",
+    "min_nexo_version",
     "newest_compatible_tag",
 ]
 
@@ -70,15 +72,22 @@ def daemon_version(flag: str | None) -> DaemonVersion | None:
     return found
 
 
+def min_nexo_version(manifest_text: str) -> str | None:
+    """The ``[plugin] min_nexo_version`` string of a manifest, or ``None`` when it has none or
+    is no manifest the model reads (a microapp's has none). Never raises."""
+    try:
+        model = manifest_from_text(manifest_text, max_bytes=MAX_MANIFEST_BYTES)
+    except ManifestModelError:
+        return None
+    return model.plugin.min_nexo_version if isinstance(model, PluginManifest) else None
+
+
 def _requirement(manifest_text: str, daemon: DaemonVersion) -> tuple[str, bool] | None:
     """The manifest's ``min_nexo_version`` and whether it admits the daemon; ``None`` when it
-    has none, is not TOML or the requirement does not parse (left to the manifest checks)."""
-    try:
-        plugin = tomllib.loads(manifest_text).get("plugin")
-    except tomllib.TOMLDecodeError:
-        return None
-    requirement_text = plugin.get("min_nexo_version") if isinstance(plugin, dict) else None
-    if not isinstance(requirement_text, str):
+    has none, is no manifest the model reads (:func:`min_nexo_version`) or the requirement
+    does not parse (left to the manifest checks)."""
+    requirement_text = min_nexo_version(manifest_text)
+    if requirement_text is None:
         return None
     try:
         requirement = parse_version_req(requirement_text)
@@ -95,8 +104,9 @@ def _excludes(manifest_text: str, daemon: DaemonVersion) -> bool:
 
 def check_compatible(manifest_text: str, daemon: DaemonVersion, *, where: str) -> None:
     """Raise ``incompatible`` when the manifest's ``min_nexo_version`` does not admit the
-    daemon's version. A manifest without the key, or one that is not TOML or whose
-    requirement does not parse, is left to the manifest checks (nothing is raised)."""
+    daemon's version. A manifest without the key, or one the model does not read
+    (:func:`min_nexo_version`) or whose requirement does not parse, is left to the manifest
+    checks (nothing is raised)."""
     found = _requirement(manifest_text, daemon)
     if found is None or found[1]:
         return

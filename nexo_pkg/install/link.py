@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,9 +78,10 @@ def _identity(directory: Path) -> tuple[str, str]:
     except OSError as exc:
         raise UsageError(f"cannot read {lookup.path}: {exc.strerror or exc}") from exc
     try:
-        identity = identity_from_manifest(raw[:MAX_MANIFEST_BYTES].decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = raw[:MAX_MANIFEST_BYTES].decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise NexoError(f"{lookup.path} is not UTF-8 TOML", kind="manifest_invalid") from exc
+    identity = identity_from_manifest(text, max_bytes=MAX_MANIFEST_BYTES)
     if identity is None:
         raise NexoError(
             f"{lookup.path} does not name a valid [plugin] id and semver version "

@@ -7,7 +7,9 @@ import tomllib
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.summary import ManifestSummary, summarise_manifest
 from nexo_pkg.lint.engine import lint_source
+from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
 from nexo_pkg.manifest.microapp import MICROAPP_MANIFEST_NAME, is_extension_shape
+from nexo_pkg.manifest.model import manifest_from_text
 from nexo_pkg.manifest.names import MANIFEST_NAMES
 from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.sources.archive import ArchiveListing
@@ -51,8 +53,9 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
             kind="manifest_invalid",
             details={"diagnostics": [d.to_json() for d in errors]},
         )
-    plugin = tomllib.loads(text).get("plugin", {})
-    found_id, found_version = plugin.get("id"), plugin.get("version")
+    # Linted clean, so the model reads it (whatever its size below lint's cap).
+    model = manifest_from_text(text, max_bytes=MAX_MANIFEST_BYTES)
+    found_id, found_version = model.id, model.version
     if found_id != plugin_id or found_version != version:
         raise NexoError(
             f"the archive's manifest is {found_id} {found_version}, but the asset is named for "
@@ -69,7 +72,7 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
             f"the archive has no {entrypoint} file (the plugin's launcher)",
             kind="archive_invalid",
         )
-    return summarise_manifest(text)
+    return summarise_manifest(model)
 
 
 def _payload_manifest(listing: ArchiveListing) -> tuple[str | None, bytes | None, bool]:

@@ -17,7 +17,12 @@ import semver
 
 from nexo_pkg.core.durable import sync_tree
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.install.compat import DaemonVersion, check_compatible, newest_compatible_tag
+from nexo_pkg.install.compat import (
+    DaemonVersion,
+    check_compatible,
+    min_nexo_version,
+    newest_compatible_tag,
+)
 from nexo_pkg.install.extract import extract_archive
 from nexo_pkg.install.payload import check_payload
 from nexo_pkg.install.select import (
@@ -1053,8 +1058,6 @@ def release_info(source_text: str, options: InstallOptions) -> ReleaseInfo:
     and for this host's target the asset, its checksums, its verified signer and its
     manifest (downloaded into the blob cache and checked as ``install --dry-run`` does).
     Raises what ``install`` raises."""
-    import tomllib  # noqa: PLC0415
-
     result = install(source_text, replace(options, dry_run=True, confirm=None))
     source = parse_source(source_text)
     targets: tuple[tuple[str, str], ...] = ((result.plan.target, result.plan.asset_name),)
@@ -1071,8 +1074,5 @@ def release_info(source_text: str, options: InstallOptions) -> ReleaseInfo:
                 found.append((parsed[2], asset.name))
         targets = tuple(sorted(found)) or targets
         if resolved.manifest is not None:
-            with contextlib.suppress(tomllib.TOMLDecodeError, AttributeError):
-                plugin = tomllib.loads(resolved.manifest[1]).get("plugin")
-                value = plugin.get("min_nexo_version") if isinstance(plugin, dict) else None
-                requirement = value if isinstance(value, str) else None
+            requirement = min_nexo_version(resolved.manifest[1])
     return ReleaseInfo(result.plan, tag, targets, requirement)

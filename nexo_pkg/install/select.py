@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import semver
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.manifest.model import MAX_MODEL_BYTES, ManifestModelError, manifest_from_text
 from nexo_pkg.manifest.names import MANIFEST_NAMES
 from nexo_pkg.sources.hosttriple import NOARCH
 
@@ -57,22 +57,19 @@ def version_in_tag(tag: str) -> str | None:
     return match.group(1)
 
 
-def identity_from_manifest(text: str) -> tuple[str, str] | None:
+def identity_from_manifest(
+    text: str, *, max_bytes: int = MAX_MODEL_BYTES
+) -> tuple[str, str] | None:
     """``([plugin] id, [plugin] version)`` of a release's manifest asset, or ``None`` when it
-    does not name a valid id and a semver version."""
+    is no manifest the model reads (:func:`~nexo_pkg.manifest.model.manifest_from_text`) or its
+    id is not a plugin id."""
     try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+        model = manifest_from_text(text, max_bytes=max_bytes)
+    except ManifestModelError:
         return None
-    plugin = document.get("plugin")
-    if not isinstance(plugin, dict):
+    if not PLUGIN_ID.fullmatch(model.id):
         return None
-    plugin_id, version = plugin.get("id"), plugin.get("version")
-    if not isinstance(plugin_id, str) or not PLUGIN_ID.fullmatch(plugin_id):
-        return None
-    if not isinstance(version, str) or not is_semver(version):
-        return None
-    return plugin_id, version
+    return model.id, model.version
 
 
 DESERIALISATION_CODES = frozenset(

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from typing import Any
 
 from nexo_pkg.core.terminal import printable
+from nexo_pkg.manifest.model import ManifestModel, MicroappModel
 from nexo_pkg.manifest.rules_sandbox import HOST_NET_ENV
 from nexo_pkg.manifest.rust_text import is_blank
 from nexo_pkg.trust.entry import SignatureOutcome
-
-_EXTENDS_KEYS = ("tools", "channels", "llm_providers", "memory_backends", "hooks")
 
 
 @dataclass(frozen=True)
@@ -69,43 +67,35 @@ class ManifestSummary:
         }
 
 
-def _table(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _strings(value: Any) -> tuple[str, ...]:
-    return tuple(item for item in value if isinstance(item, str)) if isinstance(value, list) else ()
-
-
-def summarise_manifest(text: str) -> ManifestSummary:
-    """Read the summary fields from a manifest that already linted clean (never raises)."""
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
-        document = {}
-    plugin = _table(document.get("plugin"))
-    # A microapp's extension manifest names its command under [transport].
-    entrypoint = _table(plugin.get("entrypoint") or document.get("transport"))
-    sandbox = _table(plugin.get("sandbox"))
-    extends = _table(plugin.get("extends"))
-    env = {k: v for k, v in _table(entrypoint.get("env")).items() if isinstance(v, str)}
-    command = entrypoint.get("command")
+def summarise_manifest(model: ManifestModel) -> ManifestSummary:
+    """The summary fields of a manifest's model (a microapp's command is its ``[transport]``
+    one). Never raises."""
+    if isinstance(model, MicroappModel):
+        extension = model.extension
+        command = extension.command
+        return ManifestSummary(
+            plugin_id=model.id,
+            version=model.version,
+            name=extension.name or "",
+            description=extension.description or "",
+            command=command if command is not None and not is_blank(command) else None,
+            args=extension.args,
+        )
+    plugin = model.plugin
     return ManifestSummary(
-        plugin_id=str(plugin.get("id", "")),
-        version=str(plugin.get("version", "")),
-        name=str(plugin.get("name", "")),
-        description=str(plugin.get("description", "")),
-        command=command if isinstance(command, str) and not is_blank(command) else None,
-        args=_strings(entrypoint.get("args")),
-        env=env,
-        extends={
-            key: list(_strings(extends.get(key))) for key in _EXTENDS_KEYS if extends.get(key)
-        },
-        sandbox_enabled=sandbox.get("enabled") is True,
-        network=str(sandbox.get("network", "deny")),
-        fs_read_paths=_strings(sandbox.get("fs_read_paths")),
-        fs_write_paths=_strings(sandbox.get("fs_write_paths")),
-        capabilities=_strings(_table(plugin.get("capabilities")).get("provides")),
+        plugin_id=plugin.id,
+        version=plugin.version,
+        name=plugin.name,
+        description=plugin.description,
+        command=plugin.entrypoint.command if plugin.entrypoint.is_subprocess else None,
+        args=plugin.entrypoint.args,
+        env=dict(plugin.entrypoint.env),
+        extends={key: list(ids) for key, ids in plugin.extends.items() if ids},
+        sandbox_enabled=plugin.sandbox.enabled,
+        network=plugin.sandbox.network,
+        fs_read_paths=plugin.sandbox.fs_read_paths,
+        fs_write_paths=plugin.sandbox.fs_write_paths,
+        capabilities=plugin.capabilities.provides,
     )
 
 

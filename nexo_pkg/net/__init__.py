@@ -1,1 +1,2 @@
-"""net."""
+"""net: the one HTTP client (``client``), its transport (``transport``) and the bounds on
+what it reads (``bounded``)."""

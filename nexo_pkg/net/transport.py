@@ -1,9 +1,11 @@
-"""HTTP/1.1 for the GitHub client over the standard library's ``http.client``.
+"""HTTP/1.1 for the one HTTP client (:mod:`nexo_pkg.net.client`) over the standard library's
+``http.client``.
 
-An httpx transport for direct connections (httpx keeps its own transports for proxies named by
-``HTTPS_PROXY`` and friends). It exists for start-up time: httpx's default transport imports
-httpcore, h11 and their dependencies, about a tenth of the instructions a small install runs,
-while ``http.client`` comes with the interpreter. Behaviour kept from that transport:
+An httpx transport for direct connections (proxies named by ``HTTPS_PROXY`` and friends are
+reached through httpx's own transport, mounted by the client). It exists for start-up time:
+httpx's default transport imports httpcore, h11 and their dependencies, about a tenth of the
+instructions a small install runs, while ``http.client`` comes with the interpreter. Behaviour
+kept from that transport:
 
 - one kept-alive connection per origin, reused only after a response was read to its end and
   only while the server has not closed it (or sent anything unasked);

@@ -19,11 +19,13 @@ from typing import Any
 
 from nexo_pkg.core.diagnostics import FileResult
 from nexo_pkg.lint.engine import lint_file
+from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
 from nexo_pkg.manifest.microapp import (
     COMPANION_MANIFEST_NAME,
     MICROAPP_MANIFEST_NAME,
     is_extension_shape,
 )
+from nexo_pkg.manifest.model import ManifestModelError, manifest_from_text
 from nexo_pkg.manifest.names import find_manifest, shadowed_message
 from nexo_pkg.pack.archive import (
     DEFAULT_COMPRESSLEVEL,
@@ -227,16 +229,15 @@ def _read_manifest(project: Path) -> tuple[Path, bytes, FileResult, tuple[str, .
 
 
 def _identity(raw: bytes, manifest: Path) -> tuple[str, str]:
+    """``(plugin.id, plugin.version)`` of the linted manifest ``raw``, by the manifest model;
+    raises ``manifest_invalid`` when the model refuses it."""
     try:
-        document = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        model = manifest_from_text(raw.decode("utf-8"), max_bytes=MAX_MANIFEST_BYTES)
+    except UnicodeDecodeError as exc:
         raise manifest_error(f"{manifest} is not valid UTF-8 TOML: {exc}") from exc
-    plugin = document.get("plugin")
-    plugin_id = plugin.get("id") if isinstance(plugin, dict) else None
-    version = plugin.get("version") if isinstance(plugin, dict) else None
-    if not isinstance(plugin_id, str) or not isinstance(version, str):
-        raise manifest_error(f"{manifest} needs string keys plugin.id and plugin.version")
-    return plugin_id, version
+    except ManifestModelError as exc:
+        raise manifest_error(f"{manifest}: {exc.message}") from exc
+    return model.id, model.version
 
 
 def _check_out_dir(out: Path) -> None:

@@ -1,11 +1,11 @@
-"""A small synchronous GitHub Releases client built on httpx.
+"""A small synchronous GitHub Releases client on the one HTTP client of :mod:`nexo_pkg.net.client`.
 
-It resolves releases, downloads assets through the API asset URL, retries 5xx answers and
-dropped connections with jittered exponential backoff (never a name that does not resolve),
-turns rate limiting into a clear message, and follows redirects itself so the bearer token
-only ever goes to the API's own origin. Every request has a total deadline besides its read
-timeout, every JSON answer is capped before and after content decoding, and under an https
-API nothing is fetched over plain http.
+It resolves releases, downloads assets through the API asset URL and turns rate limiting into
+a clear message. Connections, the total deadline of every request, retries (jittered
+exponential backoff, ``Retry-After``, never a name that does not resolve), redirects (checked
+on every hop, never from https to http) and the caps on JSON answers are the net client's;
+the bearer token is handed to it as the API origin's own credentials, so it only ever goes to
+that origin, and under an https API nothing is fetched over plain http.
 """
 
 from __future__ import annotations
@@ -13,50 +13,40 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import os
-import random
 import re
 import shutil
-import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
-from urllib.parse import quote, urljoin, urlsplit
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from urllib.parse import quote, urlsplit
 
-from nexo_pkg import __version__
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.core.terminal import printable
 from nexo_pkg.net.bounded import (
     DOCUMENT_ACCEPT_ENCODING,
-    SLOW_NOTICE_SECONDS,
+    MAX_DOCUMENT_BYTES,
     Deadline,
-    SocketWatch,
-    after,
-    checked_timeout,
     declared_length,
-    decoded_document,
     parse_json,
     shown,
-    timeout_from_env,
+)
+from nexo_pkg.net.client import (
+    DEFAULT_READ_TIMEOUT_SECONDS,
+    DEFAULT_RETRIES,
+    HttpClient,
+    Retryable,
+    checked_url,
+    parse_retry_after,
+    same_origin,
 )
 from nexo_pkg.sources.cache import BlobCache, BlobSink
 from nexo_pkg.sources.checksum import parse_digest
 from nexo_pkg.sources.spec import timestamp_or_none
 
-# httpx's package init imports its own command-line tool (rich, pygments and click: tens of
-# milliseconds at start-up) whenever those are installed; nothing here uses it, so its import
-# is made to fail (httpx falls back to a stub) and the module is left importable afterwards.
-_HIDE_HTTPX_MAIN = "httpx._main" not in sys.modules
-if _HIDE_HTTPX_MAIN:
-    sys.modules["httpx._main"] = None  # type: ignore[assignment]
-try:
+if TYPE_CHECKING:
     import httpx
-finally:
-    if _HIDE_HTTPX_MAIN and sys.modules.get("httpx._main", sys) is None:
-        del sys.modules["httpx._main"]
 
 DEFAULT_API_BASE = "https://api.github.com"
 API_BASE_ENV = "NEXO_GITHUB_API_BASE"
@@ -69,15 +59,7 @@ GITHUB_TOKEN_ENV = ("GITHUB_TOKEN", "GH_TOKEN")
 # ... and these to GitHub Enterprise Server, i.e. any other API host.
 ENTERPRISE_TOKEN_ENV = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
 TOKEN_ENV = (NEXO_TOKEN_ENV, *GITHUB_TOKEN_ENV, *ENTERPRISE_TOKEN_ENV)
-RETRY_BASE_ENV = "NEXO_HTTP_RETRY_BASE_MS"
 API_VERSION = "2022-11-28"
-MAX_REDIRECTS = 5
-DEFAULT_RETRIES = 3
-DEFAULT_RETRY_BASE_SECONDS = 0.5
-MAX_RETRY_DELAY_SECONDS = 8.0
-# Silence after which one attempt is abandoned (and retried while the deadline allows).
-DEFAULT_READ_TIMEOUT_SECONDS = 30.0
-MAX_CONNECT_TIMEOUT_SECONDS = 15.0
 GH_AUTH_TIMEOUT_SECONDS = 5.0
 CHUNK_SIZE = 1024 * 1024
 
@@ -120,14 +102,6 @@ class DownloadSink(Protocol):
     def set_total(self, total: int | None) -> None: ...
 
     def write(self, chunk: bytes) -> None: ...
-
-
-class _RetryableError(Exception):
-    """A failure worth another attempt (5xx, dropped connection, timeout)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 _GH_HOST = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::[0-9]{1,5})?$")
@@ -247,24 +221,6 @@ def _gh_auth_token(host: str) -> str | None:
     return token
 
 
-def retry_base_delay_from_env() -> float:
-    """Backoff base in seconds; ``NEXO_HTTP_RETRY_BASE_MS`` lowers it (tests use 1 ms)."""
-    raw = os.environ.get(RETRY_BASE_ENV)
-    if raw is None:
-        return DEFAULT_RETRY_BASE_SECONDS
-    try:
-        return max(0.0, float(raw) / 1000.0)
-    except ValueError as exc:
-        raise UsageError(f"{RETRY_BASE_ENV}={raw!r} is not a number of milliseconds") from exc
-
-
-def _origin(url: str) -> tuple[str, str, int | None]:
-    """Scheme, host and port of a URL already accepted by :meth:`GitHubClient._checked_url`."""
-    parts = urlsplit(url)
-    port = parts.port or {"http": 80, "https": 443}.get(parts.scheme)
-    return (parts.scheme, (parts.hostname or "").lower(), port)
-
-
 # Ten ASCII digits reach the year 2286: anything longer is not a time GitHub would send.
 _SECONDS = re.compile(r"^\s*([0-9]{1,10})\s*$")
 
@@ -312,11 +268,12 @@ class GitHubClient:
     (default ``NEXO_HTTP_TIMEOUT``, else 300 s); ``read_timeout`` the silence after which one
     attempt is abandoned (30 s, never more than ``timeout``). ``retry_base_delay`` defaults to
     ``NEXO_HTTP_RETRY_BASE_MS`` (or 0.5 s); the pause before attempt ``n + 1`` is drawn from
-    the upper half of ``base * 2**n`` seconds, capped at 8 s. ``overall``, when given, is a
-    deadline no request may outlive whatever its own (an install's whole network work). One
-    request at a time: the deadline and its watchdog belong to the client, not to a thread.
-    ``notice``, when given, hears a line when an attempt has had no answer for
-    :data:`SLOW_NOTICE_SECONDS` (which host, which attempt, how long the deadline still runs).
+    the upper half of ``base * 2**n`` seconds, capped at 8 s (longer when the server's
+    ``Retry-After`` asks, up to its cap). ``overall``, when given, is a deadline no request
+    may outlive whatever its own (an install's whole network work). Every request goes
+    through one :class:`~nexo_pkg.net.client.HttpClient`. ``notice``, when given, hears a
+    line when an attempt has had no answer for a few seconds (which host, which attempt, how
+    long the deadline still runs).
     """
 
     def __init__(
@@ -334,35 +291,28 @@ class GitHubClient:
         notice: Callable[[str], None] | None = None,
     ) -> None:
         self.api_base = api_base.rstrip("/")
-        self._notice = notice
-        # The host of the request under way, for the slow-answer notice.
-        self._host = urlsplit(self.api_base).netloc
         self.token = token
-        self.retries = retries
-        self.retry_base_delay = (
-            retry_base_delay_from_env() if retry_base_delay is None else retry_base_delay
-        )
-        self.timeout = timeout_from_env() if timeout is None else checked_timeout(timeout)
-        self.read_timeout = min(read_timeout, self.timeout)
-        self._https_only = urlsplit(self.api_base).scheme == "https"
         self.blobs = blobs
-        self._sleep = sleep
-        self._overall = overall
-        self._deadline = Deadline(self.timeout).within(overall)
-        # Every socket this client opened, so a deadline can cut whichever one is blocking.
-        self._watch = SocketWatch()
-        # After httpx (imported above without its command-line module).
-        from nexo_pkg.net.transport import DirectTransport  # noqa: PLC0415
-
-        # trust_env keeps HTTPS_PROXY, NO_PROXY, SSL_CERT_FILE and friends working.
-        self._http = httpx.Client(
-            follow_redirects=False,
-            trust_env=True,
-            transport=DirectTransport(),
-            timeout=self._attempt_timeout(),
-            headers={"User-Agent": f"nexo-pkg/{__version__}"},
-            event_hooks={"response": [_set_location_aside]},
+        self._net = HttpClient(
+            timeout=timeout,
+            read_timeout=read_timeout,
+            retries=retries,
+            retry_base_delay=retry_base_delay,
+            overall=overall,
+            https_only=(
+                f"the https API {self.api_base}"
+                if urlsplit(self.api_base).scheme == "https"
+                else None
+            ),
+            hint="the GitHub API URL",
+            notice=notice,
+            sleep=sleep,
         )
+        self._net.host = urlsplit(self.api_base).netloc
+        self.retries = retries
+        self.retry_base_delay = self._net.retry_base_delay
+        self.timeout = self._net.timeout
+        self.read_timeout = self._net.read_timeout
 
     def __enter__(self) -> GitHubClient:
         return self
@@ -371,141 +321,56 @@ class GitHubClient:
         self.close()
 
     def close(self) -> None:
-        self._http.close()
+        self._net.close()
 
     # -- requests -------------------------------------------------------------------------
 
-    def _headers_for(self, url: str, accept: str) -> dict[str, str]:
+    @staticmethod
+    def _headers_for(accept: str) -> dict[str, str]:
         headers = {"Accept": accept, "X-GitHub-Api-Version": API_VERSION}
         if accept == "application/octet-stream":
             # Hash and size checks apply to the bytes as published, never a re-encoding.
             headers["Accept-Encoding"] = "identity"
         else:
             headers["Accept-Encoding"] = DOCUMENT_ACCEPT_ENCODING
-        # The token belongs to the API origin only: a redirect to a CDN or any other host
-        # must never receive it.
-        if self.token and _origin(url) == _origin(self.api_base):
-            headers["Authorization"] = f"Bearer {self.token}"
         return headers
 
-    def _checked_url(self, url: str, what: str, *, came_from: str | None = None) -> str:
-        """``url`` if this client may fetch it, else a ``network`` error (never retried).
-
-        Only http(s) URLs with a host and a valid port; under an https API base, https only,
-        whatever the answer or a redirect says; never from https down to http.
-        """
-        try:
-            parts = urlsplit(url)
-            port = parts.port
-        except ValueError:
-            parts, port = None, -1
-        usable = (
-            parts is not None
-            and parts.scheme in {"http", "https"}
-            and bool(parts.hostname)
-            and port != 0
-            and url.isascii()
-            and url.isprintable()
-            and " " not in url
-        )
-        if came_from is not None:
-            downgrade = urlsplit(came_from).scheme == "https" and urlsplit(url).scheme != "https"
-            label = f"{what}: refusing a redirect from {shown(came_from)} to {shown(url)}"
-        else:
-            downgrade = False
-            label = f"{what}: refusing to fetch {shown(url)}"
-        if not usable:
-            raise NexoError(
-                f"{label}: not an http(s) URL with a valid host and port", kind="network"
-            )
-        if downgrade:
-            raise NexoError(
-                f"{label}: a step down from https to plain http would expose the download to "
-                "anyone on the path",
-                kind="network",
-            )
-        if self._https_only and urlsplit(url).scheme != "https":
-            raise NexoError(
-                f"{label}: plain http under the https API {self.api_base} would expose the "
-                "download to anyone on the path",
-                kind="network",
-            )
-        return url
-
-    def _attempt_timeout(self) -> httpx.Timeout:
-        """Per-operation timeouts for the next attempt, never beyond the request's deadline."""
-        remaining = max(0.001, self._deadline.remaining())
-        read = min(self.read_timeout, remaining)
-        return httpx.Timeout(read, connect=min(MAX_CONNECT_TIMEOUT_SECONDS, read))
-
-    def _failure(self, exc: httpx.TransportError, what: str) -> Exception:
-        """What a transport error means: the deadline, a name that does not resolve (not worth
-        another attempt), or a fault worth retrying."""
-        if self._deadline.expired():
-            return self._deadline.error(what, f"{type(exc).__name__}: {exc}")
-        if _is_name_resolution_failure(exc):
-            try:
-                host = exc.request.url.host
-            except RuntimeError:  # an error raised without its request
-                host = "?"
-            return NexoError(
-                f"{what}: cannot resolve the host name {shown(host)} ({exc}); check the "
-                "GitHub API URL, the network and DNS settings",
-                kind="network",
-                details={"host": host},
-            )
-        return _RetryableError(f"{what}: {type(exc).__name__}: {exc}")
+    def _checked_url(self, url: str, what: str) -> str:
+        """``url`` if this client may fetch it, else a ``network`` error (never retried):
+        http(s) with a valid host and port, and https only under an https API."""
+        return checked_url(url, what, https_only=self._net.https_only)
 
     @contextmanager
     def _open(self, url: str, accept: str, what: str) -> Iterator[httpx.Response]:
-        """GET ``url`` following redirects by hand; yield a streamed 200 response.
+        """GET ``url`` through the net client (redirects checked on every hop, the token
+        only for the API's own origin); yield a streamed answer.
 
-        Raises :class:`_RetryableError` for 5xx and transport failures, :class:`NexoError` for the
+        Raises :class:`Retryable` for 5xx and transport failures, :class:`NexoError` for the
         rest (``rate_limited``, ``network``); 404 is left to the caller via ``status_code``.
         """
-        current = self._checked_url(url, what)
-        for _ in range(MAX_REDIRECTS + 1):
-            self._host = urlsplit(current).netloc
-            try:
-                request = self._http.build_request(
-                    "GET",
-                    current,
-                    headers=self._headers_for(current, accept),
-                    timeout=self._attempt_timeout(),
-                    extensions={"trace": self._watch.note},
+        credentials = {"Authorization": f"Bearer {self.token}"} if self.token else None
+        with self._net.open(
+            "GET",
+            url,
+            what,
+            headers=self._headers_for(accept),
+            credentials=credentials,
+            credentials_origin=self.api_base,
+        ) as response:
+            if response.status_code >= 500:
+                raise Retryable(
+                    f"{what}: HTTP {response.status_code}",
+                    parse_retry_after(response.headers.get("retry-after")),
                 )
-                response = self._http.send(request, stream=True)
-            except httpx.TransportError as exc:
-                raise self._failure(exc, what) from exc
-            except httpx.InvalidURL as exc:
+            if _is_rate_limited(response):
+                when, details = _format_reset(response)
                 raise NexoError(
-                    f"{what}: refusing to fetch {shown(current)}: {exc}", kind="network"
-                ) from exc
-            location = response.extensions.get(_LOCATION)
-            if response.status_code in _REDIRECT_STATUSES and isinstance(location, str):
-                response.close()
-                try:
-                    target = urljoin(current, location)
-                except ValueError:
-                    target = location
-                current = self._checked_url(target, what, came_from=current)
-                continue
-            try:
-                if response.status_code >= 500:
-                    raise _RetryableError(f"{what}: HTTP {response.status_code}")
-                if _is_rate_limited(response):
-                    when, details = _format_reset(response)
-                    raise NexoError(
-                        f"GitHub API rate limit exceeded ({what}); it resets {when}. Set "
-                        f"{self._token_hint()} to a token for a higher limit",
-                        kind="rate_limited",
-                        details=details,
-                    )
-                yield response
-            finally:
-                response.close()
-            return
-        raise NexoError(f"{what}: more than {MAX_REDIRECTS} redirects", kind="network")
+                    f"GitHub API rate limit exceeded ({what}); it resets {when}. Set "
+                    f"{self._token_hint()} to a token for a higher limit",
+                    kind="rate_limited",
+                    details=details,
+                )
+            yield response
 
     def _token_hint(self) -> str:
         names = token_variables(self.api_base)
@@ -513,13 +378,7 @@ class GitHubClient:
 
     def _raw_chunks(self, response: httpx.Response, what: str) -> Iterator[bytes]:
         """The body as it arrives on the wire, checked against the deadline piece by piece."""
-        try:
-            for chunk in response.iter_raw():
-                if self._deadline.expired():
-                    raise self._deadline.error(what, "the answer was still arriving")
-                yield chunk
-        except httpx.TransportError as exc:
-            raise self._failure(exc, what) from exc
+        return self._net.raw_chunks(response, what)
 
     def _read_json(self, response: httpx.Response, what: str) -> Any:
         """The JSON document of ``response``: at most :data:`MAX_DOCUMENT_BYTES` on the wire
@@ -528,62 +387,12 @@ class GitHubClient:
         Raises ``network`` for an answer over the cap, in another content encoding, or that is
         not JSON; a body cut short is retried.
         """
-        body = decoded_document(
-            self._raw_chunks(response, what),
-            response.headers.get("content-encoding", ""),
-            what,
-            declared=declared_length(response),
-        )
+        body = self._net.read_document(response, what, limit=MAX_DOCUMENT_BYTES)
         return parse_json(body, what)
 
     def _with_retries(self, operation: Callable[[], T]) -> T:
-        """Run ``operation`` until it succeeds, at most ``retries`` more times, within one
-        deadline of ``timeout`` seconds for the whole request (sooner if ``overall`` passes
-        first)."""
-        self._deadline = Deadline(self.timeout).within(self._overall)
-        last: _RetryableError | None = None
-        for attempt in range(self.retries + 1):
-            if attempt:
-                nominal = min(self.retry_base_delay * (2 ** (attempt - 1)), MAX_RETRY_DELAY_SECONDS)
-                # Jitter: clients that failed together do not come back in step.
-                delay = nominal / 2 + random.uniform(0, nominal / 2)  # noqa: S311 (not crypto)
-                self._sleep(min(delay, max(0.0, self._deadline.remaining())))
-            if self._deadline.expired() and last is not None:
-                raise self._deadline.error_after(last.message)
-            try:
-                with self._watch.watchdog(self._deadline), self._slow_notice(attempt):
-                    return operation()
-            except _RetryableError as exc:
-                last = exc
-            if self._deadline.expired():
-                raise self._deadline.error_after(last.message)
-        message = last.message if last is not None else "no attempt was made"
-        raise NexoError(
-            f"{message} (gave up after {self.retries + 1} attempts); check the network, "
-            "proxy settings (HTTPS_PROXY) and the GitHub API URL",
-            kind="network",
-        ) from last
-
-    @contextmanager
-    def _slow_notice(self, attempt: int) -> Iterator[None]:
-        """Tell ``notice`` when this attempt has waited :data:`SLOW_NOTICE_SECONDS` (as gh
-        and pip do), so a long wait explains itself; silent without a ``notice``."""
-        notice = self._notice
-        if notice is None:
-            yield
-            return
-        deadline = self._deadline
-
-        def say() -> None:
-            notice(
-                f"waiting for {printable(self._host)}: no answer after {SLOW_NOTICE_SECONDS:g} s "
-                f"(attempt {attempt + 1} of {self.retries + 1}; giving up in "
-                f"{max(0.0, deadline.remaining()):.0f} s, at the {deadline.seconds:g} s "
-                f"deadline for {deadline.scope})"
-            )
-
-        with after(SLOW_NOTICE_SECONDS, say):
-            yield
+        """Run ``operation`` under the net client's one retry policy and request deadline."""
+        return self._net.with_retries(operation)
 
     # -- releases -------------------------------------------------------------------------
 
@@ -756,7 +565,7 @@ class GitHubClient:
                         raise refuse()
                     sink.write(chunk)
                 if declared is not None and received != declared:
-                    raise _RetryableError(f"{what}: got {received} of {declared} bytes")
+                    raise Retryable(f"{what}: got {received} of {declared} bytes")
 
         self._with_retries(attempt)
 
@@ -813,37 +622,11 @@ class GitHubClient:
                 _expect_ok(response, what, self._token_hint())
                 document = self._read_json(response, what)
                 following = response.links.get("next", {}).get("url")
-                if following is not None and _origin(following) != _origin(self.api_base):
+                if following is not None and not same_origin(following, self.api_base):
                     following = None
                 return document, following
 
         return self._with_retries(attempt)
-
-
-_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-_LOCATION = "nexo_location"
-
-
-def _set_location_aside(response: httpx.Response) -> None:
-    """Move ``Location`` out of httpx's sight: redirects are followed (and their targets
-    checked) by :meth:`GitHubClient._open`, and httpx would otherwise parse a hostile one
-    itself, failing in ways that read as a dropped connection."""
-    location = response.headers.get("location")
-    if location is not None:
-        del response.headers["location"]
-        response.extensions[_LOCATION] = location
-
-
-def _is_name_resolution_failure(exc: BaseException) -> bool:
-    """Whether ``exc`` was caused by a failed host name lookup (``getaddrinfo``)."""
-    seen: set[int] = set()
-    cause: BaseException | None = exc
-    while cause is not None and id(cause) not in seen:
-        if isinstance(cause, socket.gaierror):
-            return True
-        seen.add(id(cause))
-        cause = cause.__cause__ or cause.__context__
-    return False
 
 
 _REFUSED_STATUSES = frozenset({403, 404, 410})

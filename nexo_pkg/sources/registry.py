@@ -1,4 +1,5 @@
-"""A small client for the OCI distribution API (v2), on httpx.
+"""A small client for the OCI distribution API (v2), on the one HTTP client of
+:mod:`nexo_pkg.net.client`.
 
 It does what a plugin fleet needs and nothing else: manifests by tag or digest (GET, HEAD,
 PUT), blobs (HEAD, streamed GET checked against their digest, monolithic upload), tag lists,
@@ -7,45 +8,52 @@ the registry's ``WWW-Authenticate`` challenge: ``Basic`` with the configured cre
 ``Bearer`` by asking the named token realm (anonymously or with the credentials) for a token
 per scope. Every request is counted per kind, for reports and benchmarks.
 
-HTTPS always, except ``plain_http`` for a loopback host (tests, a local mirror).
+HTTPS always, except ``plain_http`` for a loopback host (tests, a local mirror); under https
+every URL and redirect hop is https too.
 
-Every answer is read under the bounds of :mod:`nexo_pkg.net.bounded`, as GitHub's are: one
-total deadline per request (``timeout``, else ``NEXO_HTTP_TIMEOUT``, else 300 s) enforced by a
-watchdog that cuts the connection, JSON documents capped on the wire and after gzip/deflate
-decoding and parsed without a ``RecursionError``, blobs fetched without content encoding.
+Every request goes through :class:`~nexo_pkg.net.client.HttpClient`, as GitHub's do: one total
+deadline per request (``timeout``, else ``NEXO_HTTP_TIMEOUT``, else 300 s) enforced by a
+watchdog that cuts the connection, one retry policy (``Retry-After`` honoured, never a name
+that does not resolve), redirects checked on every hop (never from https to http; the
+registry's credentials and tokens only to its own origin, a token service's only to its),
+JSON documents capped on the wire and after gzip/deflate decoding and parsed without a
+``RecursionError``, blobs fetched without content encoding.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
-import random
 import re
-import time
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.net.bounded import (
     DOCUMENT_ACCEPT_ENCODING,
-    Deadline,
-    SocketWatch,
-    checked_timeout,
     declared_length,
     decoded_document,
     parse_json,
-    timeout_from_env,
 )
-from nexo_pkg.sources.github import retry_base_delay_from_env
+from nexo_pkg.net.client import (
+    HttpClient,
+    Retryable,
+    is_http_url,
+    parse_retry_after,
+    same_origin,
+)
 from nexo_pkg.sources.oci_auth import Credentials
 from nexo_pkg.sources.oci_reference import OciReference
+
+if TYPE_CHECKING:
+    import httpx
+
+__all__ = ["same_origin"]
 
 INDEX_MEDIA_TYPE = "application/vnd.oci.image.index.v1+json"
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
@@ -64,10 +72,6 @@ MAX_SMALL_ANSWER_BYTES = 1024 * 1024
 MAX_ERROR_TEXT_BYTES = 64 * 1024
 # Pages of one tag or referrers listing: far beyond any real repository, a stop for endless Links.
 MAX_PAGES = 1000
-CHUNK = 1024 * 1024
-# Silence after which one read is abandoned; never past the request's total deadline.
-READ_TIMEOUT_SECONDS = 30.0
-CONNECT_TIMEOUT_SECONDS = 10.0
 _SHA256_REFERENCE = re.compile(r"sha256:[0-9a-f]{64}")
 _CHALLENGE_PARAM = re.compile(r'(\w+)="([^"]*)"')
 # A GET or HEAD that meets a dropped connection or one of these is tried again, up to RETRIES
@@ -75,7 +79,6 @@ _CHALLENGE_PARAM = re.compile(r'(\w+)="([^"]*)"')
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 IDEMPOTENT = frozenset({"GET", "HEAD"})
 RETRIES = 3
-MAX_RETRY_DELAY_SECONDS = 8.0
 # 401s answered in one request (a basic round, a token, a renewed token) before giving up.
 MAX_CHALLENGES = 2
 # What docker and containerd send as the OAuth2 client of a refresh-token exchange.
@@ -154,13 +157,15 @@ class RegistryClient:
         self._tokens: dict[str, str] = {}
         self._manifests: dict[tuple[str, str], Manifest] = {}
         self._basic = False
-        self.timeout = timeout_from_env() if timeout is None else checked_timeout(timeout)
-        self.retry_base_delay = (
-            retry_base_delay_from_env() if retry_base_delay is None else retry_base_delay
+        self._net = HttpClient(
+            timeout=timeout,
+            retries=RETRIES,
+            retry_base_delay=retry_base_delay,
+            https_only=None if plain_http else f"the https registry {host}",
+            hint=f"the registry host {host}",
         )
-        self._deadline = Deadline(self.timeout)
-        self._watch = SocketWatch()
-        self._http = httpx.Client(follow_redirects=True, trust_env=True)
+        self.timeout = self._net.timeout
+        self.retry_base_delay = self._net.retry_base_delay
 
     def __enter__(self) -> RegistryClient:
         return self
@@ -169,15 +174,14 @@ class RegistryClient:
         self.close()
 
     def close(self) -> None:
-        self._http.close()
+        self._net.close()
 
     # -- transport and auth --------------------------------------------------------------
 
-    def _auth_header(self, scope: str, url: str) -> dict[str, str]:
-        """The credentials for ``scope``, only when ``url`` is on this registry's own scheme,
-        host and port: a ``Link`` page or an upload ``Location`` elsewhere gets none."""
-        if not same_origin(url, self.base):
-            return {}
+    def _auth_header(self, scope: str) -> dict[str, str]:
+        """The credentials for ``scope``; the net client sends them only to this registry's
+        own scheme, host and port, so a ``Link`` page, an upload ``Location`` or a redirect
+        elsewhere gets none."""
         if scope in self._tokens:
             return {"Authorization": f"Bearer {self._tokens[scope]}"}
         if self._basic and self.credentials is not None:
@@ -280,8 +284,9 @@ class RegistryClient:
         try:
             parts = urllib.parse.urlsplit(realm)
             parts.port  # noqa: B018 - a port that is not one raises here
-            httpx.URL(realm)
-        except (ValueError, httpx.InvalidURL) as error:
+            if not is_http_url(realm):
+                raise ValueError(realm)
+        except ValueError as error:
             raise NexoError(
                 f"{self.host} named a malformed token realm {realm!r}", kind="registry_auth"
             ) from error
@@ -314,21 +319,26 @@ class RegistryClient:
     ) -> tuple[int, Any]:
         """One request to the token service: its status, and its JSON document when 200."""
         headers: dict[str, str] = {"Accept-Encoding": DOCUMENT_ACCEPT_ENCODING}
+        credentials: dict[str, str] | None = None
         if basic is not None:
             pair = f"{basic[0]}:{basic[1]}".encode()
-            headers["Authorization"] = "Basic " + base64.b64encode(pair).decode("ascii")
+            credentials = {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
         what = f"the token service of {self.host}"
         self.requests["token"] += 1
-        request = self._http.build_request(
-            method,
-            realm,
-            params=params,
-            data=data,
-            headers=headers,
-            timeout=self._attempt_timeout(),
-            extensions={"trace": self._watch.note},
-        )
-        response = self._send(request, f"cannot reach {what}")
+        try:
+            # The credentials belong to the realm's origin: a redirect elsewhere gets none.
+            response = self._net.send(
+                method,
+                realm,
+                f"cannot reach {what}",
+                headers=headers,
+                credentials=credentials,
+                credentials_origin=realm,
+                params=params,
+                data=data,
+            )
+        except Retryable as exc:
+            raise _network(exc.message) from exc
         try:
             if response.status_code != 200:
                 self._short_text(response)
@@ -354,30 +364,30 @@ class RegistryClient:
     ) -> Iterator[httpx.Response]:
         url = path if path.startswith(("http://", "https://")) else self.base + path
         sent = {"Accept-Encoding": DOCUMENT_ACCEPT_ENCODING, **(headers or {})}
-        # One deadline for the whole request: retries, authentication rounds, headers and body.
-        self._deadline = Deadline(self.timeout)
         renewed = False
         challenges = 0
+        attempt = 0
         retries = RETRIES if method in IDEMPOTENT else 0
-        with self._watch.watchdog(self._deadline):
+        # One deadline for the whole request: retries, authentication rounds, headers and body.
+        with self._net.request_scope():
             while True:
-                request = self._http.build_request(
-                    method,
-                    url,
-                    headers={**sent, **self._auth_header(scope, url)},
-                    content=content,
-                    timeout=self._attempt_timeout(),
-                    extensions={"trace": self._watch.note},
-                )
                 self.requests[kind] += 1
                 try:
-                    response = self._http.send(request, stream=True)
-                except httpx.HTTPError as exc:
-                    delay = self._retry_delay(RETRIES - retries) if retries else None
+                    response = self._net.send(
+                        method,
+                        url,
+                        f"cannot reach registry {self.host}",
+                        headers=sent,
+                        credentials=self._auth_header(scope),
+                        credentials_origin=self.base,
+                        content=content,
+                    )
+                except Retryable as exc:
+                    delay = self._net.retry_delay(attempt) if attempt < retries else None
                     if delay is None:
-                        raise self._failure(exc, f"cannot reach registry {self.host}") from exc
-                    time.sleep(delay)
-                    retries -= 1
+                        raise _network(exc.message) from exc
+                    self._net.pause(delay)
+                    attempt += 1
                     continue
                 if response.status_code == 401:
                     response.close()
@@ -390,13 +400,15 @@ class RegistryClient:
                     renewed = True
                     continue
                 delay = None
-                if response.status_code in RETRY_STATUSES and retries:
-                    delay = self._retry_delay(RETRIES - retries)
+                if response.status_code in RETRY_STATUSES and attempt < retries:
+                    delay = self._net.retry_delay(
+                        attempt, parse_retry_after(response.headers.get("retry-after"))
+                    )
                 if delay is not None:
                     self._short_text(response)
                     response.close()
-                    time.sleep(delay)
-                    retries -= 1
+                    self._net.pause(delay)
+                    attempt += 1
                     continue
                 try:
                     if response.status_code == 403:
@@ -409,41 +421,13 @@ class RegistryClient:
                     response.close()
                 return
 
-    def _retry_delay(self, attempt: int) -> float | None:
-        """How long to wait before retry ``attempt + 1``: jittered exponential backoff, so a
-        fleet that failed together does not come back in step; ``None`` when the request's
-        deadline leaves no time for another attempt."""
-        nominal = min(self.retry_base_delay * (2**attempt), MAX_RETRY_DELAY_SECONDS)
-        delay = nominal / 2 + random.uniform(0, nominal / 2)  # noqa: S311 (not crypto)
-        return None if self._deadline.remaining() <= delay else delay
-
-    def _attempt_timeout(self) -> httpx.Timeout:
-        """Per-operation timeouts, never beyond the request's deadline."""
-        remaining = max(0.001, self._deadline.remaining())
-        read = min(READ_TIMEOUT_SECONDS, remaining)
-        return httpx.Timeout(read, connect=min(CONNECT_TIMEOUT_SECONDS, read))
-
-    def _failure(self, exc: httpx.HTTPError, what: str) -> NexoError:
-        if self._deadline.expired():
-            return self._deadline.error(what, f"{type(exc).__name__}: {exc}")
-        return _network(what, exc)
-
-    def _send(self, request: httpx.Request, what: str) -> httpx.Response:
-        """Send ``request`` (streamed: every body is read under a cap by the caller)."""
-        try:
-            return self._http.send(request, stream=True)
-        except httpx.HTTPError as exc:
-            raise self._failure(exc, what) from exc
-
     def _raw_chunks(self, response: httpx.Response, what: str) -> Iterator[bytes]:
-        """The body as it arrives on the wire, checked against the deadline piece by piece."""
+        """The body as it arrives on the wire, under the request's deadline; ``network`` when
+        it stops arriving."""
         try:
-            for chunk in response.iter_raw(CHUNK):
-                if self._deadline.expired():
-                    raise self._deadline.error(what, "the answer was still arriving")
-                yield chunk
-        except httpx.HTTPError as exc:
-            raise self._failure(exc, what) from exc
+            yield from self._net.raw_chunks(response, what)
+        except Retryable as exc:
+            raise _network(exc.message) from exc
 
     def _read_document(self, response: httpx.Response, what: str, *, limit: int) -> bytes:
         """A document body: at most ``limit`` bytes on the wire and after gzip/deflate
@@ -603,10 +587,9 @@ class RegistryClient:
         Whether credentials go along is decided per request (:func:`same_origin`)."""
         try:
             url = urllib.parse.urljoin(self.base, target)
-            parsed = httpx.URL(url)
-            valid = parsed.scheme in {"http", "https"} and bool(parsed.host)
-        except (ValueError, httpx.InvalidURL):
-            valid = False
+        except ValueError:
+            url = ""
+        valid = is_http_url(url)
         if not valid or any(ord(char) < 0x21 or ord(char) == 0x7F for char in target):
             raise NexoError(
                 f"{self.host} sent {what} that is not a URL: {target[:200]!r}",
@@ -661,10 +644,10 @@ class RegistryClient:
                 size, actual = self._stream_blob(repository, digest, write, max_bytes)
                 break
             except _BodyCut as cut:
-                delay = self._retry_delay(attempt) if reset is not None else None
+                delay = self._net.retry_delay(attempt) if reset is not None else None
                 if attempt >= RETRIES or delay is None or reset is None:
                     raise cut.error from cut.error.__cause__
-                time.sleep(delay)
+                self._net.pause(delay)
                 reset()
                 attempt += 1
         if actual != digest:
@@ -709,7 +692,7 @@ class RegistryClient:
                 try:
                     chunk = next(chunks, None)
                 except NexoError as error:
-                    if error.kind == "network" and not self._deadline.expired():
+                    if error.kind == "network" and not self._net.deadline.expired():
                         raise _BodyCut(error) from error
                     raise
                 if chunk is None:
@@ -806,21 +789,6 @@ class RegistryClient:
                 return []
             raise
         return _descriptors(fallback.data)
-
-
-def _origin(url: str) -> tuple[str, str, int | None]:
-    parts = urllib.parse.urlsplit(url)
-    default = {"https": 443, "http": 80}.get(parts.scheme.lower())
-    return parts.scheme.lower(), (parts.hostname or "").lower(), parts.port or default
-
-
-def same_origin(url: str, base: str) -> bool:
-    """Whether ``url`` has ``base``'s scheme, host and port (default ports filled in); a URL
-    that does not parse is on no origin."""
-    try:
-        return _origin(url) == _origin(base)
-    except ValueError:
-        return False
 
 
 def fallback_tag(digest: str) -> str:

@@ -74,6 +74,68 @@ def test_manifest_without_a_valid_id_is_a_usage_error(tmp_path: Path) -> None:
     assert "plugin.id" in resolve_error(tmp_path).message
 
 
+def test_a_version_the_daemon_cannot_parse_is_a_usage_error(tmp_path: Path) -> None:
+    """The daemon deserialises ``plugin.version`` as ``semver::Version`` (manifest.rs), so a
+    plugin whose version it cannot parse never runs; a bad id is named first."""
+    write_manifest(tmp_path)
+    manifest = tmp_path / "nexo-plugin.toml"
+    manifest.write_text(MANIFEST_HEAD.replace('"0.1.0"', '"1.0"'), encoding="utf-8")
+    assert resolve_error(tmp_path).message == (
+        f"{manifest}: `plugin.version` '1.0' is not a SemVer version: unexpected end of input "
+        "while parsing minor version number; run `nexo plugin lint` for details"
+    )
+    manifest.write_text('[plugin]\nid = "Bad-Id"\nversion = "1"\n', encoding="utf-8")
+    assert resolve_error(tmp_path).message == (
+        f"{manifest}: missing or invalid `plugin.id`; run `nexo plugin lint` for details"
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('[plugin]\nentrypoint = "./run"\n', "`plugin.entrypoint` must be a table"),
+        (
+            '[plugin.entrypoint]\nargs = "--serve"\n',
+            "`plugin.entrypoint.args` must be an array of strings",
+        ),
+        (
+            '[plugin.entrypoint]\nargs = ["a", 1]\n',
+            "`plugin.entrypoint.args` must be an array of strings",
+        ),
+        (
+            "[plugin.entrypoint]\nenv = { A = 1 }\n",
+            "`plugin.entrypoint.env` must be a table of strings",
+        ),
+        (
+            '[plugin.entrypoint]\nenv = "A=1"\n',
+            "`plugin.entrypoint.env` must be a table of strings",
+        ),
+        (
+            "[plugin.entrypoint]\ncommand = 5\n",
+            "`plugin.entrypoint.command` must be a non-empty string",
+        ),
+        (
+            '[plugin.entrypoint]\ncommand = " "\n',
+            "`plugin.entrypoint.command` must be a non-empty string",
+        ),
+        (
+            '[plugin.entrypoint]\ncommand = "x"\nenv = { NEXO_A = "1", NEXO_B = "2" }\n',
+            "`plugin.entrypoint.env` sets NEXO_A, NEXO_B; names beginning with NEXO_ are "
+            "reserved for the daemon",
+        ),
+    ],
+)
+def test_an_entrypoint_the_daemon_cannot_read_is_a_usage_error(
+    tmp_path: Path, body: str, message: str
+) -> None:
+    if body.startswith("[plugin]\n"):
+        manifest = MANIFEST_HEAD.replace("[plugin]\n", body)
+        tmp_path.joinpath("nexo-plugin.toml").write_text(manifest, encoding="utf-8")
+    else:
+        write_manifest(tmp_path, body)
+    assert resolve_error(tmp_path).message == f"{tmp_path.resolve()}: {message}"
+
+
 def test_nothing_to_run_is_a_usage_error(tmp_path: Path) -> None:
     write_manifest(tmp_path)
     assert "nothing to run" in resolve_error(tmp_path).message

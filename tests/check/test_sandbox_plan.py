@@ -11,17 +11,20 @@ from typing import Any
 import pytest
 
 from nexo_pkg.check.sandbox import daemon_program, env_flag, plan_sandbox
+from nexo_pkg.manifest.model import Sandbox, plugin_manifest_from_data
 
 ARGV = ["/opt/p/bin/p", "--serve"]
 
 
-def manifest(**sandbox: Any) -> dict[str, Any]:
-    return {"plugin": {"id": "p", "sandbox": sandbox}}
+def manifest(**sandbox: Any) -> Sandbox:
+    """The ``[plugin.sandbox]`` section as the manifest model reads it."""
+    data = {"plugin": {"id": "p", "version": "0.1.0", "sandbox": sandbox}}
+    return plugin_manifest_from_data(data).plugin.sandbox
 
 
 def plan(
     tmp_path: Path,
-    data: dict[str, Any],
+    data: Sandbox,
     *,
     env: dict[str, str] | None = None,
     platform: str = "linux",
@@ -117,8 +120,7 @@ def test_a_relative_entry_is_refused_as_the_daemon_refuses_it(tmp_path: Path) ->
 
 
 def test_only_a_bare_command_found_on_path_is_passed_as_written() -> None:
-    bare = {"plugin": {"entrypoint": {"command": "python3"}}}
-    assert daemon_program(bare, ["/usr/local/bin/python3", "main.py"]) == "python3"
-    assert daemon_program(bare, ["/x/bin/p"]) is None
-    relative = {"plugin": {"entrypoint": {"command": "./bin/p"}}}
-    assert daemon_program(relative, ["/x/bin/p"]) is None
+    assert daemon_program("python3", ["/usr/local/bin/python3", "main.py"]) == "python3"
+    assert daemon_program("python3", ["/x/bin/p"]) is None
+    assert daemon_program("./bin/p", ["/x/bin/p"]) is None
+    assert daemon_program(None, ["/x/bin/p"]) is None

@@ -1,4 +1,5 @@
-"""Property: the lint engine turns any text into diagnostics and never raises."""
+"""Properties: the lint engine turns any text into diagnostics and never raises; the manifest
+model raises only its one error, and only for what lint refuses."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import pytest
 from hypothesis import given, settings
 
 from nexo_pkg.lint.engine import lint_source
+from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
+from nexo_pkg.manifest.model import ManifestModelError, manifest_from_text
 
-from .strategies import SEED_MANIFESTS, manifests
+from .strategies import SEED_MANIFESTS, attempt, manifests
 
 
 def _check(text: str) -> None:
@@ -45,3 +48,30 @@ def test_lint_source_never_raises(text: str) -> None:
 @given(manifests())
 def test_lint_source_never_raises_at_scale(text: str) -> None:
     _check(text)
+
+
+def _check_model(text: str) -> None:
+    """The model raises only its one error, in one line, and only for a manifest that lint
+    refuses too: what lints clean (pack, install) always has a model."""
+    model, error = attempt(lambda: manifest_from_text(text, max_bytes=MAX_MANIFEST_BYTES))
+    if model is not None:
+        assert isinstance(model.id, str)
+        assert model.version
+        return
+    assert isinstance(error, ManifestModelError)
+    assert error.kind == "manifest_invalid"
+    assert error.message
+    assert "\n" not in error.message
+    assert not lint_source(text, path="fuzz/nexo-plugin.toml").success
+
+
+@given(manifests())
+def test_the_manifest_model_refuses_only_what_lint_refuses(text: str) -> None:
+    _check_model(text)
+
+
+@pytest.mark.slow
+@settings(max_examples=10_000)
+@given(manifests())
+def test_the_manifest_model_refuses_only_what_lint_refuses_at_scale(text: str) -> None:
+    _check_model(text)

@@ -47,6 +47,8 @@ def _copy(tmp_path: Path) -> Path:
         ignore=shutil.ignore_patterns("__pycache__", "templates", "schemas"),
     )
     shutil.copy2(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    (tmp_path / "scripts").mkdir()
+    shutil.copy2(REPO / "scripts" / "import_contracts.py", tmp_path / "scripts")
     return tmp_path
 
 
@@ -55,15 +57,45 @@ def _copy(tmp_path: Path) -> Path:
     [
         (
             "core/kinds.py",
-            "from nexo_pkg.core.errors import NexoError\n",
+            "import nexo_pkg.manifest.names\n",
             "floors",
-            "nexo_pkg.core.kinds -> nexo_pkg.core.errors",
+            "nexo_pkg.core.kinds -> nexo_pkg.manifest.names",
         ),
         (
             "install/select.py",
             "import nexo_pkg.cli.common\n",
             "floors",
             "nexo_pkg.install.select -> nexo_pkg.cli.common",
+        ),
+        (
+            "install/store.py",
+            "import nexo_pkg.fleet.lockfile\n",
+            "floors",
+            "nexo_pkg.install.store -> nexo_pkg.fleet.lockfile",
+        ),
+        (
+            "sources/github.py",
+            "import nexo_pkg.lint.engine\n",
+            "floors",
+            "nexo_pkg.sources.github -> nexo_pkg.lint.engine",
+        ),
+        (
+            "net/bounded.py",
+            "import nexo_pkg.sources.cache\n",
+            "floors",
+            "nexo_pkg.net.bounded -> nexo_pkg.sources.cache",
+        ),
+        (
+            "fleet/doctor.py",
+            "from nexo_pkg.install.store import _lock_path\n",
+            "public-names",
+            "nexo_pkg.fleet.doctor (l.",
+        ),
+        (
+            "fleet/doctor.py",
+            "from nexo_pkg.install import store\nREACH = store._private_helper\n",
+            "public-names",
+            "nexo_pkg.install.store._private_helper",
         ),
         (
             "manifest/schema.py",
@@ -78,7 +110,17 @@ def _copy(tmp_path: Path) -> Path:
             "nexo_pkg.lint.reporters -> nexo_pkg.trust.entry",
         ),
     ],
-    ids=["core-imports-errors", "install-imports-cli", "manifest-imports-httpx", "lint-verifies"],
+    ids=[
+        "core-imports-manifest",
+        "install-imports-cli",
+        "install-imports-fleet",
+        "sources-imports-sibling-lint",
+        "net-imports-sources",
+        "fleet-imports-a-private-name",
+        "fleet-reads-a-private-attribute",
+        "manifest-imports-httpx",
+        "lint-verifies",
+    ],
 )
 def test_a_forbidden_import_breaks_its_contract(
     tmp_path: Path, module: str, line: str, contract: str, shown: str
@@ -97,6 +139,23 @@ def test_architecture_doc_describes_every_contract() -> None:
     contracts = config["tool"]["importlinter"]["contracts"]
     doc = (REPO / "docs" / "architecture.md").read_text("utf-8")
     section = doc.split("## Import contracts", 1)[1]
-    assert [contract["id"] for contract in contracts] == ["floors", "lint-path"]
+    assert [contract["id"] for contract in contracts] == [
+        "floors",
+        "public-names",
+        "private-modules",
+        "lint-path",
+    ]
     for contract in contracts:
         assert f"**`{contract['id']}`** (a `{contract['type']}` contract" in section
+
+
+def test_a_private_module_is_imported_only_from_its_package(tmp_path: Path) -> None:
+    root = _copy(tmp_path)
+    (root / "nexo_pkg" / "install" / "_journal.py").write_text("VALUE = 1\n", encoding="utf-8")
+    doctor = root / "nexo_pkg" / "fleet" / "doctor.py"
+    doctor.write_text(
+        doctor.read_text("utf-8") + "import nexo_pkg.install._journal\n", encoding="utf-8"
+    )
+    completed = lint_imports(root, "private-modules")
+    assert completed.returncode == 1, completed.stdout + completed.stderr
+    assert "nexo_pkg.fleet.doctor -> nexo_pkg.install._journal" in completed.stdout

@@ -232,7 +232,8 @@ class _LoopbackServer:
                 time.sleep(fault.delay)
         for fault in faults:
             if fault.kind == "status":
-                self._send(handler, fault.status, b'{"message": "Server Error"}', [])
+                body = b'{"message": "Server Error"}'
+                self._send(handler, fault.status, body, [], extra=fault.headers)
                 return
             if fault.kind == "rate_limit":
                 body = b'{"message": "API rate limit exceeded"}'
@@ -297,6 +298,8 @@ class BlobServer(_LoopbackServer):
         super().__init__()
         self.blobs: dict[str, bytes] = {}
         self.redirects: dict[str, str] = {}
+        # Every path answered with a 302 here, when set.
+        self.redirect_all: str | None = None
 
     def put(self, path: str, data: bytes) -> str:
         """Serve ``data`` at ``path``; return its absolute URL."""
@@ -312,6 +315,8 @@ class BlobServer(_LoopbackServer):
         self, handler: BaseHTTPRequestHandler, path: str, headers: dict[str, str]
     ) -> tuple[int, bytes, str, dict[str, str]]:
         del handler, headers
+        if self.redirect_all is not None:
+            return 302, b"", "text/plain", {"Location": self.redirect_all}
         if path in self.redirects:
             return 302, b"", "text/plain", {"Location": self.redirects[path]}
         if path in self.blobs:

@@ -24,12 +24,19 @@ lacks or a test needs to provoke.
   every request without ``Authorization`` with a 401 carrying it as ``WWW-Authenticate``;
   ``link`` is sent as the ``Link`` of every tag list; ``location`` replaces the ``Location`` of
   a blob upload.
+* ``redirect_blobs``: a base URL (``http://HOST:PORT``); every blob GET is answered with a
+  307 to that base plus the blob's path, as registries that keep blobs in object storage
+  answer. ``retry_after`` is the ``Retry-After`` of the answers ``fail`` makes (``"0"``).
+* ``upstream_authorization``: an ``Authorization`` sent to the registry on behalf of a
+  request that came without one (a blob store holding its own access to the blobs).
+* ``serve_tls(cert_file, key_file)``: answer HTTPS (before ``start``); ``url`` says which.
 * ``plant(repository, reference, data, media_type)``: that manifest is answered for
   ``GET``/``HEAD /v2/<repository>/manifests/<reference>`` without asking the registry, for a
   document the registry itself would refuse to store.
 
 Everything else is forwarded as it is (the ``Host`` header too, so the registry's upload
-``Location`` URLs point at the proxy). Every request is logged as ``(method, path, status)``.
+``Location`` URLs point at the proxy). Every request is logged as ``(method, path, status)``,
+and its arrival as ``(method, path, monotonic seconds)`` in ``arrivals``.
 """
 
 from __future__ import annotations
@@ -37,7 +44,9 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
+import ssl
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -64,6 +73,10 @@ class RegistryProxy:
     location: str = ""
     planted: dict[str, tuple[bytes, str]] = field(default_factory=dict)
     authorizations: list[tuple[str, str]] = field(default_factory=list)
+    redirect_blobs: str = ""
+    retry_after: str = "0"
+    upstream_authorization: str = ""
+    arrivals: list[tuple[str, str, float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         proxy = self
@@ -94,11 +107,20 @@ class RegistryProxy:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.host = f"127.0.0.1:{self.httpd.server_address[1]}"
+        self.url = f"http://{self.host}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self._lock = threading.Lock()
 
     def start(self) -> RegistryProxy:
         self.thread.start()
+        return self
+
+    def serve_tls(self, cert_file: str, key_file: str) -> RegistryProxy:
+        """Answer HTTPS with this certificate (call before :meth:`start`)."""
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert_file, key_file)
+        self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+        self.url = f"https://{self.host}"
         return self
 
     def stop(self) -> None:
@@ -141,11 +163,20 @@ class RegistryProxy:
         length = int(handler.headers.get("Content-Length") or 0)
         body = handler.rfile.read(length) if length else b""
         parts = urlsplit(handler.path)
+        with self._lock:
+            self.arrivals.append((method, parts.path, time.monotonic()))
         headers = {k: v for k, v in handler.headers.items() if k.lower() not in HOP_BY_HOP}
         authorization = headers.get("Authorization", "")
         if authorization:
             with self._lock:
                 self.authorizations.append((parts.path, authorization))
+        elif self.upstream_authorization:
+            headers["Authorization"] = self.upstream_authorization
+        if self.redirect_blobs and method == "GET" and "/blobs/sha256:" in parts.path:
+            target = f"{self.redirect_blobs}{handler.path}"
+            self._reply(handler, 307, [("Location", target)], b"")
+            self.log.append((method, parts.path, 307))
+            return
         if authorization.startswith("Bearer "):
             token = authorization.removeprefix("Bearer ")
             with self._lock:
@@ -174,7 +205,7 @@ class RegistryProxy:
             return
         if failed is not None:
             busy = json.dumps({"errors": [{"code": "UNAVAILABLE", "message": "busy"}]}).encode()
-            busy_headers = [("Content-Type", "application/json"), ("Retry-After", "0")]
+            busy_headers = [("Content-Type", "application/json"), ("Retry-After", self.retry_after)]
             self._reply(handler, failed, busy_headers, busy, head=method == "HEAD")
             self.log.append((method, parts.path, failed))
             return

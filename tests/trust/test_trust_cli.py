@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.github_server import GitHubServer, asset_host, github_server
+from support.github_server import BlobServer, GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore
 from support.shared_fixtures import skip_unless_present
 from support.tarballs import asset_name, release_assets
@@ -242,6 +242,78 @@ def test_refusal_then_trust_add_then_the_same_install_succeeds(
     installed = nexo(tmp_path, *install, api=github_server.url)
     assert installed.returncode == 0, installed.stderr
     assert json.loads(installed.stdout)["signature"]["identity"] == identity
+
+
+def _signed_echo(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore
+) -> tuple[Path, str]:
+    """echo 1.0.0 signed by acme's release workflow, and a policy that trusts no author."""
+    private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(
+        'schema_version = "1.0"\ndefault = "require"\ntrusted_root = "private_trusted_root.json"\n'
+    )
+    assets = release_assets("echo", "1.0.0")
+    name = asset_name("echo", "1.0.0")
+    identity = (
+        "https://github.com/acme/nexo-plugin-echo/.github/workflows/release.yml@refs/tags/v1.0.0"
+    )
+    assets[name + ".sigstore.json"] = json.dumps(
+        private_sigstore.sign(assets[name], identity=identity)
+    ).encode()
+    github_server.publish("acme", "nexo-plugin-echo", "v1.0.0", assets)
+    return policy, identity
+
+
+def test_trust_add_follows_asset_redirects_without_the_token(
+    tmp_path: Path,
+    github_server: GitHubServer,
+    asset_host: BlobServer,
+    private_sigstore: PrivateSigstore,
+) -> None:
+    """``trust add`` downloads through the one HTTP client: the API's 302 to another origin
+    (as GitHub sends assets to its CDN) is followed, and the token stays with the API."""
+    policy, identity = _signed_echo(tmp_path, github_server, private_sigstore)
+    github_server.redirect_assets_to(asset_host)
+    github_server.require_token("tok-1234")
+    env = {**cli_env(tmp_path, api=github_server.url), "NEXO_GITHUB_TOKEN": "tok-1234"}
+    added = subprocess.run(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "trust", "add", "acme/nexo-plugin-echo",
+         "--trusted-keys", str(policy), "--yes", "--json"],
+        capture_output=True, text=True, check=False, env=env, timeout=120,
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert added.returncode == 0, added.stderr
+    assert json.loads(added.stdout)["seen"]["identity"] == identity
+    fetched = asset_host.requests_to("/blobs/")
+    assert fetched
+    assert all("authorization" not in request.headers for request in fetched)
+    assert all(
+        request.headers.get("authorization") == "Bearer tok-1234"
+        for request in github_server.requests_to("/repos/")
+    )
+
+
+def test_trust_add_refuses_an_asset_redirect_it_may_not_follow(
+    tmp_path: Path,
+    github_server: GitHubServer,
+    asset_host: BlobServer,
+    private_sigstore: PrivateSigstore,
+) -> None:
+    """A redirect to a scheme other than http(s) is refused (``network``, not retried) and
+    the policy is left as it was."""
+    policy, _ = _signed_echo(tmp_path, github_server, private_sigstore)
+    before = policy.read_bytes()
+    github_server.redirect_assets_to(asset_host)
+    asset_host.redirect_all = f"ftp://127.0.0.1:{asset_host.port}/x"
+    added = nexo(tmp_path, "trust", "add", "acme/nexo-plugin-echo", "--trusted-keys", str(policy),
+                 "--yes", "--json", api=github_server.url)  # fmt: skip
+    assert added.returncode == 1, added.stderr
+    document = json.loads(added.stdout)
+    assert document["kind"] == "network"
+    assert "refusing a redirect" in document["error"]
+    assert policy.read_bytes() == before
+    assert len(asset_host.requests_to("/blobs/")) == 1
 
 
 def test_the_written_entry_is_the_one_shown(tmp_path: Path) -> None:

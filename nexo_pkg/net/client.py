@@ -1,0 +1,545 @@
+"""The one HTTP client every network user goes through (GitHub releases and attestations,
+OCI registries and their token services, ``trust add``'s downloads).
+
+:class:`HttpClient` owns the connections and the rules they follow, so no source can drift
+from another:
+
+- one transport, :class:`~nexo_pkg.net.transport.DirectTransport` (http.client; chosen by
+  measurement, see docs/network.md), with httpx's own transports only for the proxies named
+  by ``HTTPS_PROXY`` and friends (``trust_env``); one TLS setup (``SSL_CERT_FILE``,
+  ``SSL_CERT_DIR``, else certifi); one ``User-Agent``;
+- one deadline per request (``timeout``, else ``NEXO_HTTP_TIMEOUT``, else 300 s), never past
+  the command's ``overall`` one, enforced by a watchdog that cuts the connection; the read
+  timeout (30 s) and connect timeout (15 s) of one attempt never reach past it;
+- one retry policy (:func:`retry_delay`): jittered exponential backoff from
+  ``NEXO_HTTP_RETRY_BASE_MS`` (0.5 s) capped at 8 s, a ``Retry-After`` (seconds or an
+  HTTP-date) honoured up to :data:`MAX_RETRY_AFTER_SECONDS`; a host name that does not
+  resolve, a URL that is refused and every refusal of policy are never retried;
+- one redirect policy, checked by this code on every hop (httpx follows nothing): at most
+  :data:`MAX_REDIRECTS` hops, http(s) URLs with a valid host and port only, never from https
+  down to http (and, for a client of an https source, ``https_only``, never http at all),
+  and the
+  credentials of a request (``Authorization``) sent only to the origin they belong to, so a
+  hop to any other scheme, host or port goes without them;
+- one set of caps on what is read (:mod:`nexo_pkg.net.bounded`): declared length, bytes on
+  the wire, bytes after content decoding.
+
+Every refusal is a :class:`~nexo_pkg.core.errors.NexoError` of kind ``network``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import os
+import random
+import re
+import socket
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, TypeVar
+from urllib.parse import urljoin, urlsplit
+
+from nexo_pkg import __version__
+from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.terminal import printable
+from nexo_pkg.net.bounded import (
+    SLOW_NOTICE_SECONDS,
+    Deadline,
+    SocketWatch,
+    after,
+    checked_timeout,
+    declared_length,
+    decoded_document,
+    shown,
+    timeout_from_env,
+)
+
+# httpx's package init imports its own command-line tool (rich, pygments and click: tens of
+# milliseconds at start-up) whenever those are installed; nothing here uses it, so its import
+# is made to fail (httpx falls back to a stub) and the module is left importable afterwards.
+_HIDE_HTTPX_MAIN = "httpx._main" not in sys.modules
+if _HIDE_HTTPX_MAIN:
+    sys.modules["httpx._main"] = None  # type: ignore[assignment]
+try:
+    import httpx
+finally:
+    if _HIDE_HTTPX_MAIN and sys.modules.get("httpx._main", sys) is None:
+        del sys.modules["httpx._main"]
+
+USER_AGENT = f"nexo-pkg/{__version__}"
+RETRY_BASE_ENV = "NEXO_HTTP_RETRY_BASE_MS"
+DEFAULT_RETRIES = 3
+DEFAULT_RETRY_BASE_SECONDS = 0.5
+MAX_RETRY_DELAY_SECONDS = 8.0
+# A server's Retry-After is honoured up to this; a longer one is waited this long at most.
+MAX_RETRY_AFTER_SECONDS = 30.0
+# Silence after which one attempt is abandoned (and retried while the deadline allows).
+DEFAULT_READ_TIMEOUT_SECONDS = 30.0
+CONNECT_TIMEOUT_SECONDS = 15.0
+MAX_REDIRECTS = 5
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+# Redirects that keep the method and body; the others are followed by GET and HEAD only.
+_METHOD_KEEPING = frozenset({307, 308})
+_FOLLOWED_METHODS = frozenset({"GET", "HEAD"})
+CHUNK_SIZE = 1024 * 1024
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+_LOCATION = "nexo_location"
+# Ten ASCII digits reach the year 2286: anything longer is not a delay a server means.
+_SECONDS = re.compile(r"^\s*([0-9]{1,10})\s*$")
+
+T = TypeVar("T")
+Origin = tuple[str, str, int | None]
+
+
+class Retryable(Exception):  # noqa: N818 - a signal to the retry loop, never shown as such
+    """A failure worth another attempt (5xx, dropped connection, timeout); ``retry_after``
+    is the pause the server asked for, in seconds, if it asked."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.retry_after = retry_after
+
+
+def retry_base_delay_from_env() -> float:
+    """Backoff base in seconds; ``NEXO_HTTP_RETRY_BASE_MS`` lowers it (tests use 1 ms).
+    Raises :class:`UsageError` for a value that is not a number."""
+    raw = os.environ.get(RETRY_BASE_ENV)
+    if raw is None:
+        return DEFAULT_RETRY_BASE_SECONDS
+    try:
+        return max(0.0, float(raw) / 1000.0)
+    except ValueError as exc:
+        raise UsageError(f"{RETRY_BASE_ENV}={raw!r} is not a number of milliseconds") from exc
+
+
+def parse_retry_after(value: str | None, now: dt.datetime | None = None) -> float | None:
+    """A ``Retry-After`` header in seconds from ``now``: delta-seconds or an HTTP-date (a date
+    in the past is 0); ``None`` when absent or neither."""
+    if value is None:
+        return None
+    match = _SECONDS.match(value)
+    if match:
+        return float(match.group(1))
+    try:
+        moment = email.utils.parsedate_to_datetime(value.strip())
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    current = now or dt.datetime.now(dt.UTC)
+    return max(0.0, float((moment - current).total_seconds()))
+
+
+def backoff_delay(attempt: int, base: float, retry_after: float | None = None) -> float:
+    """The pause before attempt ``attempt + 2``: drawn from the upper half of ``base *
+    2**attempt`` seconds (capped at :data:`MAX_RETRY_DELAY_SECONDS`), so clients that failed
+    together do not come back in step; at least the server's ``retry_after``, which itself is
+    capped at :data:`MAX_RETRY_AFTER_SECONDS`."""
+    nominal = min(base * 2.0**attempt, MAX_RETRY_DELAY_SECONDS)
+    delay = nominal / 2 + random.uniform(0, nominal / 2)  # noqa: S311 (not crypto)
+    if retry_after is not None:
+        delay = max(delay, min(max(0.0, retry_after), MAX_RETRY_AFTER_SECONDS))
+    return delay
+
+
+def is_name_resolution_failure(exc: BaseException) -> bool:
+    """Whether ``exc`` was caused by a failed host name lookup (``getaddrinfo``)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, socket.gaierror):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Whether a failure to get an answer is worth another attempt: a dropped connection, a
+    timeout, a protocol error; never a name that does not resolve, a URL or scheme that
+    cannot be asked, or a refusal of this client's policy (a :class:`NexoError`)."""
+    if isinstance(exc, (NexoError, httpx.UnsupportedProtocol, httpx.InvalidURL)):
+        return False
+    return isinstance(exc, httpx.TransportError) and not is_name_resolution_failure(exc)
+
+
+def origin(url: str) -> Origin:
+    """Scheme, host and port of ``url`` (default ports filled in); raises ``ValueError`` for a
+    port that is not one."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme)
+
+
+def same_origin(url: str, base: str) -> bool:
+    """Whether ``url`` has ``base``'s scheme, host and port (default ports filled in); a URL
+    that does not parse is on no origin."""
+    try:
+        return origin(url) == origin(base)
+    except ValueError:
+        return False
+
+
+def checked_url(
+    url: str, what: str, *, came_from: str | None = None, https_only: str | None = None
+) -> str:
+    """``url`` if it may be fetched, else a ``network`` error (never retried).
+
+    Only http(s) URLs with a host and a valid port, printable ASCII without spaces; never
+    from https (``came_from``, the URL that redirected here) down to http; under
+    ``https_only`` (the name of the https source, such as ``"the https API URL"``), https
+    whatever an answer or a redirect says.
+    """
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        parts, port = None, -1
+    usable = (
+        parts is not None
+        and parts.scheme in {"http", "https"}
+        and bool(parts.hostname)
+        and port != 0
+        and url.isascii()
+        and url.isprintable()
+        and " " not in url
+    )
+    if came_from is not None:
+        label = f"{what}: refusing a redirect from {shown(came_from)} to {shown(url)}"
+        downgrade = urlsplit(came_from).scheme == "https" and urlsplit(url).scheme != "https"
+    else:
+        label = f"{what}: refusing to fetch {shown(url)}"
+        downgrade = False
+    if not usable:
+        raise NexoError(f"{label}: not an http(s) URL with a valid host and port", kind="network")
+    if downgrade:
+        raise NexoError(
+            f"{label}: a step down from https to plain http would expose the download to "
+            "anyone on the path",
+            kind="network",
+            details={"refused_url": url},
+        )
+    if https_only and urlsplit(url).scheme != "https":
+        raise NexoError(
+            f"{label}: plain http under {https_only} would expose the download to anyone on "
+            "the path",
+            kind="network",
+            details={"refused_url": url},
+        )
+    return url
+
+
+def is_http_url(url: str) -> bool:
+    """Whether ``url`` parses (as the transport will parse it) as an http(s) URL with a
+    host."""
+    try:
+        parsed = httpx.URL(url)
+    except (ValueError, httpx.InvalidURL):
+        return False
+    return parsed.scheme in {"http", "https"} and bool(parsed.host)
+
+
+def environment_proxies() -> dict[str, httpx.BaseTransport | None]:
+    """The proxies ``HTTPS_PROXY``, ``HTTP_PROXY`` and ``ALL_PROXY`` name (any case), as httpx
+    mounts: an httpx transport through the proxy per URL pattern, ``None`` (direct) for the
+    hosts ``NO_PROXY`` lists. Empty without such variables, so a direct connection imports
+    nothing more."""
+    from httpx._utils import get_environment_proxies  # noqa: PLC0415 (httpx's own reading)
+
+    return {
+        pattern: None if proxy is None else httpx.HTTPTransport(proxy=proxy, trust_env=True)
+        for pattern, proxy in get_environment_proxies().items()
+    }
+
+
+def _set_location_aside(response: httpx.Response) -> None:
+    """Move a redirect's ``Location`` out of httpx's sight: :meth:`HttpClient.send` follows
+    (and checks) redirects, and httpx would otherwise parse a hostile one itself, failing in
+    ways that read as a dropped connection."""
+    location = response.headers.get("location")
+    if location is not None and response.status_code in REDIRECT_STATUSES:
+        del response.headers["location"]
+        response.extensions[_LOCATION] = location
+
+
+class HttpClient:
+    """Connections, deadline, retries, redirects and caps for one source; use as a context
+    manager to close the connection pool. One request at a time: the deadline and its
+    watchdog belong to the client, not to a thread.
+
+    ``timeout`` is the total time one request may take, every attempt, pause, redirect and
+    the body included; ``overall`` a deadline no request may outlive (a command's whole
+    network work). ``https_only`` (the https source's name, for messages) refuses plain
+    http for every URL and hop. ``hint`` names what to check when a host does not answer
+    (``"the GitHub API URL"``). ``notice`` hears a line when an attempt has had no answer
+    for :data:`SLOW_NOTICE_SECONDS`.
+    """
+
+    def __init__(
+        self,
+        *,
+        timeout: float | None = None,
+        read_timeout: float = DEFAULT_READ_TIMEOUT_SECONDS,
+        retries: int = DEFAULT_RETRIES,
+        retry_base_delay: float | None = None,
+        overall: Deadline | None = None,
+        https_only: str | None = None,
+        hint: str = "the URL",
+        notice: Callable[[str], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.timeout = timeout_from_env() if timeout is None else checked_timeout(timeout)
+        self.read_timeout = min(read_timeout, self.timeout)
+        self.retries = retries
+        self.retry_base_delay = (
+            retry_base_delay_from_env() if retry_base_delay is None else retry_base_delay
+        )
+        self.https_only = https_only
+        self.hint = hint
+        self._overall = overall
+        self._notice = notice
+        self._sleep = sleep
+        self.deadline = Deadline(self.timeout).within(overall)
+        # The host of the request under way, for the slow-answer notice.
+        self.host = ""
+        # Every socket this client opened, so a deadline can cut whichever one is blocking.
+        self._watch = SocketWatch()
+        from nexo_pkg.net.transport import DirectTransport  # noqa: PLC0415 (after httpx)
+
+        # trust_env keeps SSL_CERT_FILE and friends working; httpx reads the proxy variables
+        # only for a client without a transport of its own, so they are mounted here.
+        self._http = httpx.Client(
+            follow_redirects=False,
+            trust_env=True,
+            transport=DirectTransport(),
+            mounts=environment_proxies(),
+            timeout=self._attempt_timeout(),
+            headers={"User-Agent": USER_AGENT},
+            event_hooks={"response": [_set_location_aside]},
+        )
+
+    def __enter__(self) -> HttpClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._http.close()
+
+    # -- one request ----------------------------------------------------------------------
+
+    def begin(self) -> Deadline:
+        """Start a request: a fresh deadline of ``timeout`` seconds (sooner if ``overall``
+        passes first), returned and kept as :attr:`deadline`."""
+        self.deadline = Deadline(self.timeout).within(self._overall)
+        return self.deadline
+
+    @contextmanager
+    def request_scope(self) -> Iterator[Deadline]:
+        """:meth:`begin` a request and cut its connections when its deadline passes inside
+        the block."""
+        deadline = self.begin()
+        with self._watch.watchdog(deadline):
+            yield deadline
+
+    def send(
+        self,
+        method: str,
+        url: str,
+        what: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        credentials: Mapping[str, str] | None = None,
+        credentials_origin: str | None = None,
+        content: bytes | None = None,
+        data: Mapping[str, str] | None = None,
+        params: Mapping[str, str] | None = None,
+    ) -> httpx.Response:
+        """Send one request under the current deadline, following redirects by the rules in
+        the module docstring; the answer is streamed (the caller reads it under a cap and
+        closes it).
+
+        ``credentials`` (headers such as ``Authorization``) go only to the origin of
+        ``credentials_origin`` (``url``'s own when not given), on the first hop and every
+        later one. Raises :class:`Retryable` for a transport failure worth another attempt,
+        ``network`` for a refused URL or redirect, too many redirects, a name that does not
+        resolve and the deadline.
+        """
+        owner = credentials_origin or url
+        current = checked_url(url, what, https_only=self.https_only)
+        for _ in range(MAX_REDIRECTS + 1):
+            self.host = urlsplit(current).netloc
+            sent = dict(headers or {})
+            if credentials and same_origin(current, owner):
+                sent.update(credentials)
+            try:
+                request = self._http.build_request(
+                    method,
+                    current,
+                    headers=sent,
+                    content=content,
+                    data=data,
+                    params=params,
+                    timeout=self._attempt_timeout(),
+                    extensions={"trace": self._watch.note},
+                )
+                response = self._http.send(request, stream=True)
+            except httpx.InvalidURL as exc:
+                raise NexoError(
+                    f"{what}: refusing to fetch {shown(current)}: {exc}", kind="network"
+                ) from exc
+            except httpx.TransportError as exc:
+                raise self.failure(exc, what) from exc
+            if self.deadline.expired():
+                # The watchdog cut the connection while the headers were arriving: what was
+                # read of them is no answer.
+                response.close()
+                raise self.deadline.error(what, "the answer's headers were still arriving")
+            location = response.extensions.get(_LOCATION)
+            follow = method in _FOLLOWED_METHODS or response.status_code in _METHOD_KEEPING
+            if not isinstance(location, str) or not follow:
+                return response
+            response.close()
+            try:
+                target = urljoin(current, location)
+            except ValueError:
+                target = location
+            current = checked_url(target, what, came_from=current, https_only=self.https_only)
+            # The query was part of the first URL; a redirect names its own.
+            params = None
+        raise NexoError(f"{what}: more than {MAX_REDIRECTS} redirects", kind="network")
+
+    @contextmanager
+    def open(
+        self,
+        method: str,
+        url: str,
+        what: str,
+        **options: Any,
+    ) -> Iterator[httpx.Response]:
+        """:meth:`send` as a context manager that closes the answer."""
+        response = self.send(method, url, what, **options)
+        try:
+            yield response
+        finally:
+            response.close()
+
+    def failure(self, exc: httpx.TransportError, what: str) -> Exception:
+        """What a transport error means: the deadline, a name that does not resolve or a URL
+        that cannot be asked (``network``, not worth another attempt), or a fault worth
+        retrying (:class:`Retryable`)."""
+        if self.deadline.expired():
+            return self.deadline.error(what, f"{type(exc).__name__}: {exc}")
+        if is_name_resolution_failure(exc):
+            try:
+                host = exc.request.url.host
+            except RuntimeError:  # an error raised without its request
+                host = "?"
+            return NexoError(
+                f"{what}: cannot resolve the host name {shown(host)} ({exc}); check "
+                f"{self.hint}, the network and DNS settings",
+                kind="network",
+                details={"host": host},
+            )
+        if not is_retryable(exc):
+            return NexoError(f"{what}: {type(exc).__name__}: {exc}", kind="network")
+        return Retryable(f"{what}: {type(exc).__name__}: {exc}")
+
+    def _attempt_timeout(self) -> httpx.Timeout:
+        """Per-operation timeouts for the next attempt, never beyond the request's deadline."""
+        remaining = max(0.001, self.deadline.remaining())
+        read = min(self.read_timeout, remaining)
+        return httpx.Timeout(read, connect=min(CONNECT_TIMEOUT_SECONDS, read))
+
+    # -- bodies ---------------------------------------------------------------------------
+
+    def raw_chunks(self, response: httpx.Response, what: str) -> Iterator[bytes]:
+        """The body as it arrives on the wire, checked against the deadline piece by piece;
+        a transport failure is what :meth:`failure` makes of it."""
+        try:
+            for chunk in response.iter_raw(CHUNK_SIZE):
+                if self.deadline.expired():
+                    raise self.deadline.error(what, "the answer was still arriving")
+                yield chunk
+        except httpx.TransportError as exc:
+            raise self.failure(exc, what) from exc
+        if self.deadline.expired():
+            # An end the watchdog made, not the server: the body may be cut short.
+            raise self.deadline.error(what, "the answer was still arriving")
+
+    def read_document(
+        self, response: httpx.Response, what: str, *, limit: int, kind: str = "network"
+    ) -> bytes:
+        """A document body: at most ``limit`` bytes declared, on the wire and after
+        gzip/deflate decoding; ``kind`` past that, in another encoding, or not decoding."""
+        return decoded_document(
+            self.raw_chunks(response, what),
+            response.headers.get("content-encoding", ""),
+            what,
+            declared=declared_length(response),
+            kind=kind,
+            limit=limit,
+        )
+
+    # -- retries --------------------------------------------------------------------------
+
+    def retry_delay(self, attempt: int, retry_after: float | None = None) -> float | None:
+        """The pause before retry ``attempt + 1`` (:func:`backoff_delay`), or ``None`` when
+        the request's deadline leaves no time for it."""
+        delay = backoff_delay(attempt, self.retry_base_delay, retry_after)
+        return None if self.deadline.remaining() <= delay else delay
+
+    def pause(self, seconds: float) -> None:
+        self._sleep(seconds)
+
+    def with_retries(self, operation: Callable[[], T]) -> T:
+        """Run ``operation`` until it succeeds, at most ``retries`` more times after a
+        :class:`Retryable`, within one deadline for the whole request. Raises ``network``
+        when the attempts or the deadline run out."""
+        deadline = self.begin()
+        last: Retryable | None = None
+        for attempt in range(self.retries + 1):
+            if last is not None:
+                delay = backoff_delay(attempt - 1, self.retry_base_delay, last.retry_after)
+                self._sleep(min(delay, max(0.0, deadline.remaining())))
+                if deadline.expired():
+                    raise deadline.error_after(last.message)
+            try:
+                with self._watch.watchdog(deadline), self._slow_notice(attempt):
+                    return operation()
+            except Retryable as exc:
+                last = exc
+            if deadline.expired():
+                raise deadline.error_after(last.message)
+        message = last.message if last is not None else "no attempt was made"
+        raise NexoError(
+            f"{message} (gave up after {self.retries + 1} attempts); check the network, "
+            f"proxy settings (HTTPS_PROXY) and {self.hint}",
+            kind="network",
+        ) from last
+
+    @contextmanager
+    def _slow_notice(self, attempt: int) -> Iterator[None]:
+        """Tell ``notice`` when this attempt has waited :data:`SLOW_NOTICE_SECONDS` (as gh
+        and pip do), so a long wait explains itself; silent without a ``notice``."""
+        notice = self._notice
+        if notice is None:
+            yield
+            return
+        deadline = self.deadline
+
+        def say() -> None:
+            notice(
+                f"waiting for {printable(self.host)}: no answer after {SLOW_NOTICE_SECONDS:g} s "
+                f"(attempt {attempt + 1} of {self.retries + 1}; giving up in "
+                f"{max(0.0, deadline.remaining()):.0f} s, at the {deadline.seconds:g} s "
+                f"deadline for {deadline.scope})"
+            )
+
+        with after(SLOW_NOTICE_SECONDS, say):
+            yield

@@ -1,0 +1,99 @@
+"""The OCI side of the one HTTP client: redirects are checked by nexo-pkg on every hop, against
+the real ``docker-registry`` behind a loopback front that sends blob GETs elsewhere (as
+registries keeping blobs in object storage do).
+
+- An https registry whose blob GET answers ``307`` to an ``http://`` URL is refused
+  (``network``, as the GitHub side refuses it) before the plain-http URL is asked, and nothing
+  is installed, locked or cached as installed.
+- A redirect to another origin (another loopback port) is followed without the registry's
+  credentials: the target records every ``Authorization`` it was sent, and there is none.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+from faults.tls import make_certificate
+from support.registry import PASSWORD, USER, Registry
+from support.registry_proxy import RegistryProxy
+
+from .conftest import installed, json_of, publish, run_nexo, unsigned_dist
+
+
+def test_an_https_registry_redirecting_a_blob_to_plain_http_is_refused(
+    tmp_path: Path, net_env: dict[str, str], registry: Registry
+) -> None:
+    publish(unsigned_dist(tmp_path / "dist"), registry.ref("plugins/echo:1.2.3"), tmp_path / "h")
+    certificate = make_certificate(tmp_path)
+    plain = RegistryProxy(registry.host).start()
+    front = RegistryProxy(registry.host, redirect_blobs=plain.url)
+    front.serve_tls(str(certificate.cert_file), str(certificate.key_file)).start()
+    env = {**net_env, "SSL_CERT_FILE": str(certificate.cert_file)}
+    dest = tmp_path / "plugins"
+    try:
+        result = run_nexo(
+            env, "install", front.ref("plugins/echo:1.2.3"), "--dest", str(dest), "--yes",
+            "--json",
+        )  # fmt: skip
+        # A refusal of policy is final: one blob GET, no retry of it.
+        redirected = front.count("GET", "/blobs/sha256:", 307)
+        wanted = tmp_path / "nexo-plugins.toml"
+        wanted.write_text(f'[plugins.echo]\nsource = "{front.ref("plugins/echo:1.2.3")}"\n')
+        lock = tmp_path / "nexo-plugins.lock"
+        synced = run_nexo(env, "sync", "--lock", str(lock), "--dest", str(dest), "--json")
+    finally:
+        front.stop()
+        plain.stop()
+    assert result.returncode == 1, result.stderr
+    document = json_of(result)
+    assert document["kind"] == "network", document
+    assert "https to plain http" in document["error"]
+    assert synced.returncode == 1, synced.stderr
+    assert json_of(synced)["kind"] == "network", synced.stdout
+    # The manifests came over https; the blob was never asked for over plain http.
+    assert front.count("GET", "/manifests/") >= 1
+    assert redirected == 1
+    assert plain.log == []
+    assert installed(dest) == []
+    assert not lock.exists()
+
+
+def test_a_blob_redirect_to_another_origin_gets_no_credentials(
+    tmp_path: Path, net_env: dict[str, str], auth_registry: Registry
+) -> None:
+    pair = base64.b64encode(f"{USER}:{PASSWORD}".encode()).decode()
+    config = tmp_path / "registry-auth.json"
+    publish(
+        unsigned_dist(tmp_path / "dist"),
+        auth_registry.ref("plugins/echo:1.2.3"),
+        tmp_path / "h",
+        _auth_config(config, auth_registry.host, pair),
+    )
+    # The blob store on another port reaches the registry with its own access.
+    store = RegistryProxy(auth_registry.host, upstream_authorization=f"Basic {pair}").start()
+    front = RegistryProxy(auth_registry.host, redirect_blobs=store.url).start()
+    _auth_config(config, front.host, pair)
+    dest = tmp_path / "plugins"
+    try:
+        result = run_nexo(
+            net_env, "install", front.ref("plugins/echo:1.2.3"), "--dest", str(dest),
+            "--plain-http", "--registry-config", str(config), "--yes", "--json",
+        )  # fmt: skip
+    finally:
+        front.stop()
+        store.stop()
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert installed(dest) == ["echo-1.2.3"]
+    assert front.authorizations, "the registry itself was sent its credentials"
+    assert store.count("GET", "/blobs/sha256:", 200) >= 1
+    assert store.authorizations == []
+
+
+def _auth_config(path: Path, host: str, pair: str) -> Path:
+    """``path`` as a docker config.json holding ``pair`` for ``host`` (added to any there)."""
+    document = json.loads(path.read_text()) if path.exists() else {"auths": {}}
+    document["auths"][host] = {"auth": pair}
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
