@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from adversarial.harness import CliResult, clean_env, run_cli
 from support.registry import PASSWORD, USER, start_registry
+from support.stderr import without_notes
 from support.tarballs import write_plugin
 from support.token_server import TokenServer
 
@@ -32,7 +33,7 @@ def _nexo(*args: str, cwd: Path, **env: str) -> CliResult:
 
 def _one_line_error(result: CliResult) -> None:
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
-    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert len(without_notes(result.stderr).strip().splitlines()) == 1, result.stderr
 
 
 def _unprivileged(
@@ -147,7 +148,7 @@ def test_check_of_an_unreadable_installed_plugin_is_target_invalid(tmp_path: Pat
     assert result.returncode == 2, result.stderr
     assert json.loads(result.stdout)["kind"] == "target_invalid"
     assert "Traceback" not in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert len(without_notes(result.stderr).strip().splitlines()) == 1, result.stderr
 
 
 def test_lint_reads_at_most_one_byte_past_the_cap_from_anything(tmp_path: Path) -> None:
