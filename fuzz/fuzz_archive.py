@@ -20,7 +20,7 @@ import atheris
 
 with atheris.instrument_imports():
     from nexo_pkg.core.errors import NexoError
-    from nexo_pkg.install import extract as archive_extract
+    from nexo_pkg.sources import extract as archive_extract
 
 # One scratch directory for the whole run; each input gets a fresh staging dir inside it.
 SCRATCH = Path(tempfile.mkdtemp(prefix="nexo-fuzz-archive-"))

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal
 
-from nexo_pkg.core.diagnostics import escape_control_characters
+from nexo_pkg.core.terminal import printable
 
 Status = Literal["pass", "warn", "fail"]
 
@@ -128,13 +128,13 @@ def render_report(report: CheckReport, *, unicode: bool = True, colour: bool = F
         mark = _SYMBOLS[check.status] if unicode else _WORDS[check.status]
         if colour:
             mark = f"{_COLOURS[check.status]}{mark}{_RESET}"
-        detail = escape_control_characters(check.detail)
+        detail = printable(check.detail, lines=True)
         lines.append(f"{mark} {check.name.ljust(width)}  {detail}".rstrip())
     if not report.ok and report.stderr_tail:
         tail = report.stderr_tail[-STDERR_SHOWN_LINES:]
         lines.append(f"plugin stderr (last {len(tail)} lines):")
         for line in tail:
-            shown = f"  | {escape_control_characters(line)}"
+            shown = f"  | {printable(line, lines=True)}"
             lines.append(f"{_DIM}{shown}{_RESET}" if colour else shown)
     counts = report.counts()
     verdict = "passed" if report.ok else "failed"

@@ -14,23 +14,22 @@ Every way of not finding something runnable is a :class:`TargetError` (exit 2).
 from __future__ import annotations
 
 import contextlib
-import importlib
 import json
 import os
 import re
 import shutil
-import tarfile
 import tempfile
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.manifest.daemon import is_valid_id
 from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, plugin_manifest_from_data
 from nexo_pkg.manifest.names import find_manifest, shadowed_message
+from nexo_pkg.sources.extract import safe_extract
 
 if TYPE_CHECKING:
     from nexo_pkg.check.microapp_target import MicroappTarget
@@ -120,7 +119,7 @@ def resolve_target(
             with tempfile.TemporaryDirectory(prefix="nexo-check-") as scratch:
                 root = Path(scratch) / "plugin"
                 root.mkdir()
-                extract_tarball(path, root)
+                safe_extract(path, root)
                 yield _resolve_directory(root, source="tarball")
             return
         if path.name.endswith(".toml"):
@@ -160,56 +159,6 @@ def _require_gzip(path: Path) -> None:
             kind="archive_invalid",
             exit_code=EXIT_USAGE,
         )
-
-
-def extract_tarball(tarball: Path, dest_dir: Path) -> None:
-    """Extract a release tarball into the empty directory ``dest_dir``, refusing unsafe ones.
-
-    Uses the installer's ``safe_extract`` when it is available so ``check`` and ``install``
-    accept exactly the same archives; otherwise a strict pre-scan plus ``filter="data"``.
-    Raises ``NexoError`` (``archive_invalid`` / ``archive_unsafe``).
-    """
-    extractor = _installer_extractor()
-    if extractor is not None:
-        extractor(tarball, dest_dir)
-        return
-    _strict_extract(tarball, dest_dir)
-
-
-def _installer_extractor() -> Callable[[Path, Path], object] | None:
-    try:
-        module = importlib.import_module("nexo_pkg.install.extract")
-    except ImportError:
-        return None
-    extractor = getattr(module, "safe_extract", None)
-    return extractor if callable(extractor) else None
-
-
-def _strict_extract(tarball: Path, dest_dir: Path) -> None:
-    """Pre-scan every member (regular files and directories only, relative names without
-    ``..``), then extract with the ``data`` filter."""
-    try:
-        with tarfile.open(tarball, mode="r:gz") as archive:
-            members = archive.getmembers()
-            for member in members:
-                name = member.name
-                parts = PurePosixPath(name).parts
-                if (
-                    not (member.isfile() or member.isdir())
-                    or name.startswith("/")
-                    or "\x00" in name
-                    or ".." in parts
-                ):
-                    raise NexoError(
-                        f"{tarball}: unsafe archive member {name!r} (only regular files and "
-                        "directories with relative names are allowed)",
-                        kind="archive_unsafe",
-                    )
-            archive.extractall(dest_dir, members=members, filter="data")
-    except (tarfile.TarError, EOFError, OSError) as error:
-        raise NexoError(
-            f"{tarball}: not a readable .tar.gz archive ({error})", kind="archive_invalid"
-        ) from error
 
 
 def load_manifest(manifest_path: Path) -> PluginManifest:

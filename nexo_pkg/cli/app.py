@@ -14,9 +14,9 @@ markup), so a pattern such as ``^[a-z][a-z0-9_]{0,63}$`` in a help string prints
 
 from __future__ import annotations
 
-import importlib
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -27,9 +27,10 @@ from typer.core import TyperGroup
 from typer.models import CommandInfo
 
 from nexo_pkg import __version__
-from nexo_pkg.cli.common import emit_json, error_line, set_color, set_verbosity
+from nexo_pkg.cli.common import set_color, set_verbosity
 from nexo_pkg.cli.completion import attach_choice_completion
-from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.output import emit_json, report_error
 
 if TYPE_CHECKING:
     # Typer 0.28 ships its own copy of click; these names are only annotations.
@@ -204,12 +205,53 @@ class LazyPluginGroup(TyperGroup):
             formatter.write_dl(rows)
 
 
+def _registrar(module_name: str) -> Callable[[typer.Typer], None]:
+    """The ``register`` of ``nexo_pkg.cli.MODULE``: a command's module is imported only when
+    one of its commands runs (or its help is shown). ``KeyError`` for an unknown module."""
+    if module_name == "lint":
+        from nexo_pkg.cli.lint import register as lint  # noqa: PLC0415
+
+        return lint
+    if module_name == "new":
+        from nexo_pkg.cli.new import register as new  # noqa: PLC0415
+
+        return new
+    if module_name == "pack":
+        from nexo_pkg.cli.pack import register as pack  # noqa: PLC0415
+
+        return pack
+    if module_name == "check":
+        from nexo_pkg.cli.check import register as check  # noqa: PLC0415
+
+        return check
+    if module_name == "install":
+        from nexo_pkg.cli.install import register as install  # noqa: PLC0415
+
+        return install
+    if module_name == "operate":
+        from nexo_pkg.cli.operate import register as operate  # noqa: PLC0415
+
+        return operate
+    if module_name == "lsp":
+        from nexo_pkg.cli.lsp import register as lsp  # noqa: PLC0415
+
+        return lsp
+    if module_name == "fleet":
+        from nexo_pkg.cli.fleet import register as fleet  # noqa: PLC0415
+
+        return fleet
+    if module_name == "trust":
+        from nexo_pkg.cli.trust import register as trust  # noqa: PLC0415
+
+        return trust
+    raise KeyError(module_name)
+
+
 @cache
 def _registered(module_name: str) -> typer.Typer:
-    """Import ``nexo_pkg.cli.MODULE`` and let it register its commands on a fresh holder."""
-    module = importlib.import_module(f"nexo_pkg.cli.{module_name}")
+    """Let ``nexo_pkg.cli.MODULE`` register its commands on a fresh holder."""
     holder = typer.Typer(rich_markup_mode=None, add_completion=False)
-    module.register(holder)
+    _registrar(module_name)(holder)
     return holder
 
 
@@ -417,7 +459,7 @@ def run(arguments: list[str]) -> int:
     except typer.TyperException as error:
         # click's usage errors (exit 2) and file errors know how to print themselves.
         if json_output:
-            _emit_failure("usage", error.format_message())
+            emit_json(UsageError(error.format_message()).to_json())
         show = getattr(error, "show", None)
         if callable(show):
             show()
@@ -425,15 +467,10 @@ def run(arguments: list[str]) -> int:
             sys.stderr.write(f"error: {error.format_message()}\n")
         return error.exit_code
     except typer.Abort:
-        if json_output:
-            _emit_failure("cancelled", "cancelled; nothing was changed")
-        sys.stderr.write("error: cancelled; nothing was changed\n")
-        return 1
+        cancelled = NexoError("cancelled; nothing was changed", kind="cancelled")
+        return report_error(cancelled, json_output=json_output)
     except NexoError as error:
-        if json_output:
-            emit_json(error.to_json())
-        sys.stderr.write(error_line(error) + "\n")
-        return error.exit_code
+        return report_error(error, json_output=json_output)
     return outcome if isinstance(outcome, int) else 0
 
 
@@ -441,8 +478,3 @@ def _asks_for_json(arguments: list[str]) -> bool:
     """``--json`` among the options (not after ``--``, where it would be an argument)."""
     options = arguments[: arguments.index("--")] if "--" in arguments else arguments
     return "--json" in options
-
-
-def _emit_failure(kind: str, message: str) -> None:
-    """The failure document ``--json`` promises, for a run that ended before its command."""
-    emit_json({"ok": False, "kind": kind, "error": message})

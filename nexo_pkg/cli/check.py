@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
-from nexo_pkg.cli.common import colour_enabled, emit_json, guarded
+from nexo_pkg.cli.common import colour_enabled, guarded
 from nexo_pkg.cli.completion import installed_ids
+from nexo_pkg.cli.options import JsonOption
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, UsageError
-from nexo_pkg.core.output import say
+from nexo_pkg.core.output import emit_json, say
 
 if TYPE_CHECKING:
     from nexo_pkg.check import CheckReport
@@ -142,9 +143,7 @@ def register(app: typer.Typer) -> None:
                 "not exercised).",
             ),
         ] = False,
-        json_output: Annotated[
-            bool, typer.Option("--json", help="Print the report as one JSON document on stdout.")
-        ] = False,
+        json_output: JsonOption = False,
     ) -> None:
         """Spawn a plugin as a minimal nexo host and check its JSON-RPC handshake.
 

@@ -10,15 +10,14 @@ file names) is passed through :func:`printable` before it reaches a terminal.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn, TextIO, TypeVar
+from pathlib import Path
+from typing import NoReturn, TextIO, TypeVar
 
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.core.output import OUTPUT
-from nexo_pkg.core.terminal import printable
+from nexo_pkg.core.output import OUTPUT, report_error
 
 T = TypeVar("T")
 
@@ -79,13 +78,6 @@ def stdout_supports_colour() -> bool:
     return colour_enabled(sys.stdout)
 
 
-def emit_json(document: Any) -> None:
-    """Print exactly one JSON document on stdout (``ensure_ascii``: no raw control bytes)."""
-    sys.stdout.write(json.dumps(document, indent=2, sort_keys=False))
-    sys.stdout.write("\n")
-    sys.stdout.flush()
-
-
 def result_line(message: str) -> None:
     """A line of the command's result (``list`` rows, reports): stdout, even with --quiet."""
     sys.stdout.write(message + "\n")
@@ -95,43 +87,9 @@ def exit_with(code: int) -> NoReturn:
     raise SystemExit(code)
 
 
-def error_line(error: NexoError) -> str:
-    """The one line a failure prints: ``error: MESSAGE``; ``--verbose`` adds the kind.
-
-    A :attr:`~nexo_pkg.core.errors.NexoError.multiline` message keeps its own line feeds (its
-    parts from outside were escaped when it was written); every line is still escaped."""
-    if error.multiline:
-        shown = "\n".join(printable(line) for line in error.message.split("\n"))
-    else:
-        shown = printable(error.message)
-    line = f"error: {shown}"
-    if OUTPUT.verbose:
-        line += f" [{error.kind}]"
-    return line
-
-
 def fail(error: NexoError, *, json_output: bool = False) -> NoReturn:
-    """Render ``error`` (one line on stderr, or the JSON failure document) and exit."""
-    if json_output:
-        emit_json(error.to_json())
-    sys.stderr.write(error_line(error) + "\n")
-    entry = error.details.get("entry")
-    if isinstance(entry, str) and not json_output:
-        # A refused signer: the policy entry that would trust it, to paste as it is (each line
-        # escaped: the identity and issuer come from a certificate).
-        policy = error.details.get("policy")
-        where = f" to {printable(policy)}" if isinstance(policy, str) else ""
-        sys.stderr.write(f"To trust this signer, add{where}:\n")
-        for line in entry.splitlines():
-            sys.stderr.write(f"  {printable(line)}\n")
-    if OUTPUT.verbose:
-        for key, value in error.details.items():
-            sys.stderr.write(f"  {key}: {printable(value)}\n")
-        cause = error.__cause__
-        while cause is not None:
-            sys.stderr.write(f"  caused by: {type(cause).__name__}: {printable(cause)}\n")
-            cause = cause.__cause__
-    raise SystemExit(error.exit_code)
+    """Render ``error`` (:func:`~nexo_pkg.core.output.report_error`) and exit with its code."""
+    raise SystemExit(report_error(error, json_output=json_output))
 
 
 def guarded(action: Callable[[], T], *, json_output: bool = False) -> T:
@@ -140,6 +98,17 @@ def guarded(action: Callable[[], T], *, json_output: bool = False) -> T:
         return action()
     except NexoError as error:
         fail(error, json_output=json_output)
+
+
+def policy_path(config: Path | None, explicit: Path | None = None) -> Path:
+    """The trust policy a command reads: ``--trusted-keys`` when given, else the daemon's,
+    ``<config dir>/extensions/trusted_keys.toml`` (``--config``); ``ConfigError`` for a
+    ``--config`` that names no directory."""
+    from nexo_pkg.install.config import POLICY_FILE, config_dir  # noqa: PLC0415
+
+    if explicit is not None:
+        return explicit.expanduser().absolute()
+    return config_dir(config) / POLICY_FILE
 
 
 def interactive() -> bool:

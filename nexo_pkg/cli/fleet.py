@@ -11,40 +11,28 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nexo_pkg.cli.common import emit_json, guarded, result_line
-from nexo_pkg.cli.install import TimeoutOption
+from nexo_pkg.cli.common import guarded, policy_path, result_line
+from nexo_pkg.cli.options import (
+    ConfigOption,
+    DestOption,
+    GitHubApiOption,
+    JsonOption,
+    PlainHttpOption,
+    RegistryConfigOption,
+    RequireSignatureOption,
+    SkipSignatureOption,
+    TargetOption,
+    TimeoutOption,
+    TrustedKeysOption,
+)
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.output import say
+from nexo_pkg.core.output import emit_json, say
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 
 if TYPE_CHECKING:
     from nexo_pkg.fleet.sources import FleetOptions
 
-JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
-TrustedKeysOption = Annotated[
-    Path | None,
-    typer.Option("--trusted-keys", help="Trust policy file (default under $NEXO_HOME)."),
-]
-RequireSignatureOption = Annotated[
-    bool, typer.Option("--require-signature", help="Refuse assets without a trusted signature.")
-]
-SkipSignatureOption = Annotated[
-    bool, typer.Option("--skip-signature-verify", help="Do not check signatures (unsafe).")
-]
-GitHubApiOption = Annotated[
-    str | None, typer.Option("--github-api-url", help="GitHub API base (GitHub Enterprise).")
-]
-RegistryConfigOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--registry-config",
-        help="Registry credentials file (default: $REGISTRY_AUTH_FILE, ~/.docker/config.json).",
-    ),
-]
-PlainHttpOption = Annotated[
-    bool, typer.Option("--plain-http", help="Talk HTTP, not HTTPS, to a loopback registry.")
-]
 JobsOption = Annotated[
     int | None,
     typer.Option(
@@ -53,13 +41,6 @@ JobsOption = Annotated[
 ]
 WantedOption = Annotated[
     Path, typer.Option("--file", "-f", help="The wanted set (default ./nexo-plugins.toml).")
-]
-ConfigOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--config",
-        help="The daemon's configuration directory (default plugin root and trust policy).",
-    ),
 ]
 RegistryMirrorOption = Annotated[
     list[str] | None,
@@ -103,7 +84,6 @@ def fleet_options(
     from nexo_pkg.core.errors import UsageError  # noqa: PLC0415
     from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
-    from nexo_pkg.install.config import POLICY_FILE, config_dir  # noqa: PLC0415
     from nexo_pkg.net.bounded import checked_timeout  # noqa: PLC0415
 
     if require_signature and skip_signature_verify:
@@ -111,7 +91,7 @@ def fleet_options(
     return FleetOptions(
         nexo_home=nexo_home_from_env(),
         trusted_keys=trusted_keys,
-        policy_path=None if trusted_keys is not None else config_dir(config) / POLICY_FILE,
+        policy_path=policy_path(config, trusted_keys),
         require_signature=require_signature,
         skip_signature_verify=skip_signature_verify,
         github_api_url=github_api_url,
@@ -230,14 +210,7 @@ def register(app: typer.Typer) -> None:
         lock_file: Annotated[
             Path, typer.Option("--lock", help="The lock file (default ./nexo-plugins.lock).")
         ] = Path("nexo-plugins.lock"),
-        dest: Annotated[
-            Path | None,
-            typer.Option(
-                "--dest",
-                help="Plugin root (default: the daemon configuration's, else "
-                "$NEXO_HOME/state/plugins).",
-            ),
-        ] = None,
+        dest: DestOption = None,
         prune: Annotated[
             bool, typer.Option("--prune", help="Remove installed plugins the lock does not name.")
         ] = False,
@@ -247,10 +220,7 @@ def register(app: typer.Typer) -> None:
                 "--frozen", help="Use the lock as it is; refuse when it is stale, resolve nothing."
             ),
         ] = False,
-        target: Annotated[
-            str | None,
-            typer.Option("--target", help="Target triple instead of this host's (or noarch)."),
-        ] = None,
+        target: TargetOption = None,
         config: ConfigOption = None,
         trusted_keys: TrustedKeysOption = None,
         require_signature: RequireSignatureOption = False,

@@ -12,12 +12,27 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import confirm, emit_json, guarded, interactive, result_line
+from nexo_pkg.cli.common import confirm, guarded, interactive, policy_path, result_line
 from nexo_pkg.cli.completion import installed_ids
+from nexo_pkg.cli.options import (
+    ConfigOption,
+    DestOption,
+    DryRunOption,
+    GitHubApiOption,
+    InstallTimeoutOption,
+    JsonOption,
+    NexoVersionOption,
+    PlainHttpOption,
+    RegistryConfigOption,
+    RequireSignatureOption,
+    SkipSignatureOption,
+    TargetOption,
+    TrustedKeysOption,
+    YesOption,
+)
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
-from nexo_pkg.core.output import say, warn
+from nexo_pkg.core.output import emit_json, say, warn
 from nexo_pkg.core.terminal import printable
-from nexo_pkg.net.bounded import DEFAULT_TIMEOUT_SECONDS, SLOW_NOTICE_SECONDS
 
 # The install machinery (store, archive inspection, trust policy, httpx) is imported inside
 # the commands: `nexo plugin install --help` and `list` should not pay for what they don't run.
@@ -29,92 +44,6 @@ if TYPE_CHECKING:
 
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
-
-DEST_HELP = (
-    "Install root (default: plugins.discovery.search_paths[0] of the daemon's configuration, "
-    "else $NEXO_HOME/state/plugins)."
-)
-CONFIG_HELP = (
-    "The daemon's configuration directory (default: NEXO_CONFIG_DIR, else ./config when it "
-    "exists, else $NEXO_HOME/config): plugins/discovery.yaml names the install root, "
-    "extensions/trusted_keys.toml is the trust policy."
-)
-JSON_HELP = "Print one JSON document on stdout."
-
-# Options shared by several commands, declared once so their flags and help stay in step.
-DestOption = Annotated[Path | None, typer.Option("--dest", help=DEST_HELP)]
-ConfigOption = Annotated[Path | None, typer.Option("--config", help=CONFIG_HELP)]
-JsonOption = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
-YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
-TargetOption = Annotated[
-    str | None,
-    typer.Option("--target", help="Target triple instead of this host's (or noarch)."),
-]
-TrustedKeysOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--trusted-keys",
-        help="Trust policy file (default: extensions/trusted_keys.toml of the daemon's "
-        "configuration directory, see --config).",
-    ),
-]
-RequireSignatureOption = Annotated[
-    bool, typer.Option("--require-signature", help="Refuse assets without a trusted signature.")
-]
-SkipSignatureOption = Annotated[
-    bool, typer.Option("--skip-signature-verify", help="Do not check signatures (unsafe).")
-]
-GitHubApiOption = Annotated[
-    str | None,
-    typer.Option(
-        "--github-api-url",
-        help=(
-            "GitHub API base (GitHub Enterprise). Default: NEXO_GITHUB_API_BASE, else GH_HOST "
-            "(as gh), else GITHUB_API_URL, else https://api.github.com. Token: "
-            "NEXO_GITHUB_TOKEN; then GITHUB_TOKEN, GH_TOKEN for github.com, or "
-            "GH_ENTERPRISE_TOKEN, GITHUB_ENTERPRISE_TOKEN for other hosts; then `gh auth token` "
-            "(https only). It is sent to the API host alone."
-        ),
-    ),
-]
-TimeoutOption = Annotated[
-    float | None,
-    typer.Option(
-        "--timeout",
-        metavar="SECONDS",
-        help="Most one HTTP request may take, retries included (default: NEXO_HTTP_TIMEOUT, "
-        f"else {DEFAULT_TIMEOUT_SECONDS:g} s). An answer slower than {SLOW_NOTICE_SECONDS:g} s "
-        "is noted on stderr.",
-    ),
-]
-InstallTimeoutOption = Annotated[
-    float | None,
-    typer.Option(
-        "--timeout",
-        metavar="SECONDS",
-        help="Most the command's HTTP requests may take together, retries included, per "
-        f"plugin (default: NEXO_HTTP_TIMEOUT, else {DEFAULT_TIMEOUT_SECONDS:g} s). An answer "
-        f"slower than {SLOW_NOTICE_SECONDS:g} s is noted on stderr.",
-    ),
-]
-DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Run every check, install nothing.")]
-RegistryConfigOption = Annotated[
-    Path | None,
-    typer.Option("--registry-config", help="Registry credentials for oci:// sources."),
-]
-NexoVersionOption = Annotated[
-    str | None,
-    typer.Option(
-        "--nexo-version",
-        metavar="VERSION",
-        help="Version of the daemon the plugin is for (default: NEXO_DAEMON_VERSION): a plugin "
-        "whose min_nexo_version excludes it is refused (incompatible; install --force "
-        "overrides), checked from the release's manifest asset before any download.",
-    ),
-]
-PlainHttpOption = Annotated[
-    bool, typer.Option("--plain-http", help="HTTP, not HTTPS, for a loopback oci:// registry.")
-]
 
 
 def install_from_registry(
@@ -233,15 +162,6 @@ def _holding(roots: tuple[Path, ...], plugin_id: str) -> Path:
         kind="not_installed",
         details={"id": plugin_id},
     )
-
-
-def _policy_path(config: Path | None, trusted_keys: Path | None = None) -> Path | None:
-    """The daemon's trust policy, ``<config dir>/extensions/trusted_keys.toml``; ``None``
-    when ``--trusted-keys`` names the policy (the configuration directory is then not used
-    for it)."""
-    from nexo_pkg.install.config import POLICY_FILE, config_dir  # noqa: PLC0415
-
-    return None if trusted_keys is not None else config_dir(config) / POLICY_FILE
 
 
 def _limits(
@@ -545,7 +465,7 @@ def register(app: typer.Typer) -> None:
             options = InstallOptions(
                 dest=_dest(dest, config),
                 nexo_home=nexo_home_from_env(),
-                policy_path=_policy_path(config, trusted_keys),
+                policy_path=policy_path(config, trusted_keys),
                 target=target,
                 trusted_keys=trusted_keys,
                 require_signature=require_signature,
@@ -688,7 +608,7 @@ def register(app: typer.Typer) -> None:
             return InstallOptions(
                 dest=roots[0] if not wanted else _holding(tuple(roots), str(wanted[0])),
                 nexo_home=nexo_home_from_env(),
-                policy_path=_policy_path(config, trusted_keys),
+                policy_path=policy_path(config, trusted_keys),
                 target=target,
                 trusted_keys=trusted_keys,
                 require_signature=require_signature,

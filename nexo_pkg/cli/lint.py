@@ -8,7 +8,6 @@ a bad option) falls through to Typer, which gives the usual help and usage error
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
+from nexo_pkg.lint.reporters import REPORTERS
 from nexo_pkg.manifest.options import LintOptions
 
 if TYPE_CHECKING:
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["FORMATS", "LintRequest", "fast_lint", "register", "run_lint"]
 
-FORMATS = ("text", "json", "github", "sarif")
+FORMATS = tuple(REPORTERS)  # the reporter registry names the formats
 STDIN_DEFAULT_NAME = "<stdin>"
 
 
@@ -185,19 +185,10 @@ def _fix(path: Path, result: FileResult, options: LintOptions) -> FileResult:
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
-    import tempfile  # noqa: PLC0415
+    from nexo_pkg.core.files import write_file_atomically  # noqa: PLC0415
 
     try:
-        mode = path.stat().st_mode & 0o7777
-        handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(data)
-            Path(name).chmod(mode)
-            Path(name).replace(path)
-        except BaseException:
-            Path(name).unlink(missing_ok=True)
-            raise
+        write_file_atomically(path, data, mode=path.stat().st_mode & 0o7777)
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror or error}") from error
 
@@ -234,7 +225,7 @@ def run_lint(request: LintRequest) -> int:
     results = _collect(request, settings)
 
     from nexo_pkg.lint.registry import rules_for_codes  # noqa: PLC0415
-    from nexo_pkg.lint.reporters import REPORTERS, ReportContext  # noqa: PLC0415
+    from nexo_pkg.lint.reporters import ReportContext  # noqa: PLC0415
 
     rules = rules_for_codes({d.code for result in results for d in result.diagnostics})
     # Every format is the report itself, so all of them go to stdout (as ruff and flake8 do);
@@ -333,8 +324,9 @@ def _parse_fast(arguments: Sequence[str], shared: list[tuple[str, str]]) -> Lint
 
 
 def _report_failure(error: NexoError) -> int:
-    sys.stderr.write(f"error: {error.message}\n")
-    return error.exit_code
+    from nexo_pkg.core.output import report_error  # noqa: PLC0415
+
+    return report_error(error)
 
 
 def fast_lint(arguments: Sequence[str]) -> int | None:

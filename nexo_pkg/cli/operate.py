@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import emit_json, guarded, result_line
-from nexo_pkg.cli.install import (
+from nexo_pkg.cli.common import guarded, policy_path, result_line
+from nexo_pkg.cli.install import _dest, _fleet_options, _roots
+from nexo_pkg.cli.options import (
     ConfigOption,
     DestOption,
     DryRunOption,
@@ -22,13 +23,12 @@ from nexo_pkg.cli.install import (
     JsonOption,
     PlainHttpOption,
     RegistryConfigOption,
+    TargetOption,
     TimeoutOption,
-    _dest,
-    _fleet_options,
-    _roots,
+    TrustedKeysOption,
 )
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK
-from nexo_pkg.core.output import say
+from nexo_pkg.core.output import emit_json, say
 from nexo_pkg.core.terminal import printable
 
 if TYPE_CHECKING:
@@ -243,14 +243,8 @@ def register(app: typer.Typer) -> None:
                 help="owner/repo[@tag], oci://host/repo[:tag|@digest] or a release .tar.gz.",
             ),
         ],
-        target: Annotated[
-            str | None,
-            typer.Option("--target", help="Target triple instead of this host's (or noarch)."),
-        ] = None,
-        trusted_keys: Annotated[
-            Path | None,
-            typer.Option("--trusted-keys", help="Trust policy file (default: the daemon's)."),
-        ] = None,
+        target: TargetOption = None,
+        trusted_keys: TrustedKeysOption = None,
         config: ConfigOption = None,
         github_api_url: GitHubApiOption = None,
         timeout: TimeoutOption = None,
@@ -269,7 +263,6 @@ def register(app: typer.Typer) -> None:
         """
 
         def run() -> Any:
-            from nexo_pkg.cli.install import _policy_path  # noqa: PLC0415
             from nexo_pkg.install.pipeline import (  # noqa: PLC0415
                 InstallOptions,
                 ReleaseInfo,
@@ -281,7 +274,7 @@ def register(app: typer.Typer) -> None:
             options = InstallOptions(
                 dest=home / "state" / "plugins",
                 nexo_home=home,
-                policy_path=_policy_path(config, trusted_keys),
+                policy_path=policy_path(config, trusted_keys),
                 target=target,
                 trusted_keys=trusted_keys,
                 github_api_url=github_api_url,

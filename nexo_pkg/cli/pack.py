@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nexo_pkg.cli.common import emit_json, fail, stderr_supports_colour
+from nexo_pkg.cli.common import fail, stderr_supports_colour
+from nexo_pkg.cli.options import JsonOption
 from nexo_pkg.core.diagnostics import FileResult
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.output import say, warn
+from nexo_pkg.core.output import emit_json, say, warn
 
 if TYPE_CHECKING:
     from nexo_pkg.pack.build import ArchiveStats
@@ -88,9 +89,7 @@ def register(app: typer.Typer) -> None:
                 help="Archive timestamp (beats $SOURCE_DATE_EPOCH, then the last git commit).",
             ),
         ] = None,
-        json_output: Annotated[
-            bool, typer.Option("--json", help="Print a JSON result on stdout.")
-        ] = False,
+        json_output: JsonOption = False,
         check: Annotated[
             bool,
             typer.Option(

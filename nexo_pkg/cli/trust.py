@@ -1,20 +1,25 @@
 """CLI for ``nexo plugin trust add|list|remove|verify``: the trust policy and its verdicts.
 
 Only parsing, rendering and exit codes live here; the work is in :mod:`nexo_pkg.trust` (and,
-for finding who signed a release, the install layer's GitHub client).
+for finding who signed a release, :mod:`nexo_pkg.install.signer`).
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import emit_json, exit_with, guarded, result_line
-from nexo_pkg.cli.install import (
+from nexo_pkg.cli.common import (
+    confirm,
+    exit_with,
+    guarded,
+    interactive,
+    policy_path,
+    result_line,
+)
+from nexo_pkg.cli.options import (
     ConfigOption,
     GitHubApiOption,
     JsonOption,
@@ -23,12 +28,12 @@ from nexo_pkg.cli.install import (
     YesOption,
 )
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.core.output import say
+from nexo_pkg.core.output import emit_json, say
 from nexo_pkg.core.terminal import printable
 
 if TYPE_CHECKING:
     from nexo_pkg.trust.base import SignatureOutcome
-    from nexo_pkg.trust.policy import AuthorPolicy, TrustPolicy
+    from nexo_pkg.trust.policy import TrustPolicy
 
 SignerWorkflowOption = Annotated[
     str | None,
@@ -43,15 +48,6 @@ IssuerOption = Annotated[
 ]
 
 
-def _policy_path(explicit: Path | None, config: Path | None = None) -> Path:
-    """``--trusted-keys``, else the policy install reads: ``<config dir>/extensions/…``."""
-    from nexo_pkg.install.config import POLICY_FILE, config_dir  # noqa: PLC0415
-
-    if explicit is not None:
-        return explicit.expanduser().absolute()
-    return (config_dir(config) / POLICY_FILE).absolute()
-
-
 def _split_target(text: str) -> tuple[str, str | None]:
     owner, _, repo = text.partition("/")
     from nexo_pkg.sources.spec import parse_source  # noqa: PLC0415
@@ -59,129 +55,6 @@ def _split_target(text: str) -> tuple[str, str | None]:
     # The same character rules as install sources (GitHub's set, no `..`).
     parse_source(f"{owner}/{repo or 'x'}")
     return owner, repo or None
-
-
-def _interactive() -> bool:
-    return sys.stdin.isatty() and sys.stderr.isatty()
-
-
-def _author_json(author: AuthorPolicy) -> dict[str, Any]:
-    return {
-        "owner": author.owner,
-        "identity": author.identity,
-        "identity_regexp": author.identity_regexp,
-        "oidc_issuer": author.oidc_issuer,
-        "repos": list(author.repos) if author.repos is not None else None,
-        "signer_workflow": author.signer_workflow,
-        "source_ref": author.source_ref,
-        "predicate_type": author.predicate_type,
-        "allow_republish": author.allow_republish,
-        "mode": author.mode,
-        "line": author.line,
-    }
-
-
-def _release_signer(
-    owner: str,
-    repo: str,
-    tag: str | None,
-    policy: TrustPolicy,
-    api_url: str | None,
-    *,
-    timeout: float | None = None,
-    notice: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
-    """Verify the signature of the newest (or ``tag``) release of ``owner/repo`` with no
-    author trusted, to learn who signed it. Returns identity, issuer and claims; ``notice``
-    hears of slow answers."""
-    from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
-    from nexo_pkg.sources.download import cache_dir, download_asset  # noqa: PLC0415
-    from nexo_pkg.sources.github import (  # noqa: PLC0415
-        GitHubClient,
-        resolve_api_base,
-        resolve_token,
-    )
-    from nexo_pkg.trust import entry as trust  # noqa: PLC0415
-    from nexo_pkg.trust.base import (  # noqa: PLC0415
-        SignatureMissingError,
-        SignerUntrustedError,
-    )
-    from nexo_pkg.trust.policy import TrustPolicy  # noqa: PLC0415
-
-    cache = cache_dir(nexo_home_from_env())
-    temps: list[Any] = []
-    try:
-        api_base = resolve_api_base(api_url)
-        with GitHubClient(
-            api_base, resolve_token(api_base), timeout=timeout, notice=notice
-        ) as client:
-            release = client.get_release(owner, repo, tag)
-            names = [asset.name for asset in release.assets]
-            tarballs = [asset for asset in release.assets if asset.name.endswith(".tar.gz")]
-            if not tarballs:
-                raise NexoError(
-                    f"release {release.tag} of {owner}/{repo} has no tarball to read a "
-                    "signature from",
-                    kind="asset_not_found",
-                )
-            tarball = next(
-                (a for a in tarballs if trust.material_names(a.name, names)), tarballs[0]
-            )
-            downloaded = download_asset(client, tarball, cache, max_bytes=100 * 1024 * 1024)
-            temps.append(downloaded)
-            material: dict[str, Path | bytes] = {}
-            for name in trust.material_names(tarball.name, names):
-                found = release.asset(name)
-                if found is None:
-                    continue
-                file = download_asset(client, found, cache, max_bytes=4 * 1024 * 1024)
-                temps.append(file)
-                material[name] = file.path
-            attested = trust.release_attestations(
-                client,
-                owner,
-                repo,
-                asset_name=tarball.name,
-                digest=downloaded.sha256,
-                material=material,
-            )
-            if attested is not None:
-                material[attested.name] = attested.data
-        nobody = TrustPolicy(default="require", trusted_root=policy.trusted_root)
-        try:
-            trust.verify_asset_signature(
-                downloaded.path,
-                asset_name=tarball.name,
-                material=material,
-                owner=owner,
-                repo=repo,
-                tag=release.tag,
-                policy=nobody,
-                mode="require",
-            )
-        except SignatureMissingError as unsigned:
-            # No policy asked for a signature here: there is simply no signer to read.
-            raise SignatureMissingError(
-                f"release {release.tag} of {owner}/{repo} is not signed ({tarball.name} has "
-                "no Sigstore bundle, attestation or signed checksums file), so there is no "
-                "signer to trust; name one with --identity-regexp, or ask the publisher to "
-                "sign releases",
-                details={"asset": tarball.name, "release": release.tag},
-            ) from unsigned
-        except SignerUntrustedError as seen:
-            return {
-                "identity": seen.identity,
-                "issuer": seen.issuer,
-                "claims": seen.details.get("claims") or {},
-                "release": release.tag,
-                "asset": tarball.name,
-            }
-        raise NexoError(  # unreachable with no author entry: kept to fail closed
-            f"{tarball.name}: the signer could not be determined", kind="signature_invalid"
-        )
-    finally:
-        for temp in temps:
-            temp.discard()
 
 
 def _add(
@@ -200,107 +73,63 @@ def _add(
     json_output: bool,
     timeout: float | None = None,
 ) -> dict[str, Any]:
+    from nexo_pkg.trust.commands import (  # noqa: PLC0415
+        chosen_author,
+        needs_release_signer,
+        record_author,
+        with_overrides,
+    )
     from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
-    from nexo_pkg.trust.policy import GITHUB_ACTIONS_ISSUER, AuthorPolicy  # noqa: PLC0415
-    from nexo_pkg.trust.policy_edit import add_author  # noqa: PLC0415
-    from nexo_pkg.trust.suggest import author_entry_toml, suggest_author  # noqa: PLC0415
+    from nexo_pkg.trust.suggest import author_entry_toml  # noqa: PLC0415
 
     owner, repo = _split_target(target)
     policy = load_policy(policy_path, explicit=False)
     seen: dict[str, Any] | None = None
-    if identity is not None and identity_regexp is not None:
-        raise UsageError("--identity and --identity-regexp exclude each other")
-    if identity is None and identity_regexp is None:
-        if repo is None:
-            raise UsageError(
-                "give OWNER/REPO to read the signer of its newest release, or name the "
-                "signer with --identity-regexp / --identity"
-            )
-        seen = _release_signer(
+    if needs_release_signer(repo, identity, identity_regexp) and repo is not None:
+        from nexo_pkg.install.signer import read_release_signer  # noqa: PLC0415
+
+        seen = read_release_signer(
             owner, repo, tag, policy, api_url, timeout=timeout, notice=None if json_output else say
         )
-        suggestion = suggest_author(
-            identity=seen["identity"],
-            issuer=seen["issuer"],
-            claims=seen["claims"],
-            owner=owner,
-            repo=repo,
-        )
-        if suggestion is None:
-            raise NexoError(f"cannot derive an author entry for {owner}", kind="signer_untrusted")
-        author = suggestion
-    else:
-        author = AuthorPolicy(
-            owner=owner,
-            identity=identity,
-            identity_regexp=identity_regexp,
-            oidc_issuer=issuer or GITHUB_ACTIONS_ISSUER,
-            repos=(repo,) if repo else None,
-        )
-    author = _with_overrides(
+    author = chosen_author(
+        owner, repo, identity=identity, identity_regexp=identity_regexp, issuer=issuer, seen=seen
+    )
+    author = with_overrides(
         author,
         issuer=issuer,
         signer_workflow=signer_workflow,
         mode=mode,
         allow_republish=allow_republish,
     )
-    entry = author_entry_toml(author)
     if not json_output:
-        # Everything shown came from a release, a certificate or the command line: escaped.
-        if seen is not None:
-            say(
-                printable(
-                    f"Release {seen['release']} of {owner}/{repo} ({seen['asset']}) is signed by:"
-                )
-            )
-            say(f"  identity: {printable(seen['identity'])}")
-            say(f"  issuer:   {printable(seen['issuer'])}")
-            for key, value in (seen["claims"] or {}).items():
-                if value:
-                    say(f"  {printable(key)}: {printable(value)}")
-        say(f"Entry for {printable(policy_path)}:")
-        for line in entry.splitlines():
-            say(f"  {printable(line)}")
+        _show_entry(author_entry_toml(author), policy_path, seen, owner, repo)
     if not yes:
-        if not _interactive():
+        if not interactive():
             raise UsageError("not a terminal: pass --yes to write the entry")
-        if not typer.confirm("Trust this signer?", default=False, err=True):
+        if not confirm("Trust this signer?"):
             raise NexoError("nothing was changed", kind="cancelled")
-    result = add_author(policy_path, author)
-    return {
-        "ok": True,
-        "policy": str(policy_path),
-        "added": result.changed > 0,
-        "entry": entry,
-        "author": _author_json(author),
-        "seen": seen,
-    }
+    return record_author(policy_path, author, seen)
 
 
-def _with_overrides(
-    author: AuthorPolicy,
-    *,
-    issuer: str | None,
-    signer_workflow: str | None,
-    mode: str | None,
-    allow_republish: bool,
-) -> AuthorPolicy:
-    from dataclasses import replace  # noqa: PLC0415
-
-    from nexo_pkg.trust.policy import MODES  # noqa: PLC0415
-
-    if mode is not None and mode not in MODES:
-        raise UsageError(f"--mode must be one of {', '.join(MODES)}")
-    changes: dict[str, Any] = {}
-    if issuer is not None:
-        changes["oidc_issuer"] = issuer
-    if signer_workflow is not None:
-        changes["signer_workflow"] = signer_workflow
-    if mode is not None:
-        changes["mode"] = mode
-    if allow_republish:
-        changes["allow_republish"] = True
-    return replace(author, **changes)
+def _show_entry(
+    entry: str, policy_path: Path, seen: dict[str, Any] | None, owner: str, repo: str | None
+) -> None:
+    """The signer a release was seen to have, and the entry about to be written."""
+    # Everything shown came from a release, a certificate or the command line: escaped.
+    if seen is not None:
+        say(
+            printable(
+                f"Release {seen['release']} of {owner}/{repo} ({seen['asset']}) is signed by:"
+            )
+        )
+        say(f"  identity: {printable(seen['identity'])}")
+        say(f"  issuer:   {printable(seen['issuer'])}")
+        for key, value in (seen["claims"] or {}).items():
+            if value:
+                say(f"  {printable(key)}: {printable(value)}")
+    say(f"Entry for {printable(policy_path)}:")
+    for line in entry.splitlines():
+        say(f"  {printable(line)}")
 
 
 def _verify(
@@ -315,13 +144,8 @@ def _verify(
     trusted_keys: Path | None,
     config: Path | None = None,
 ) -> tuple[SignatureOutcome, TrustPolicy, str | None, str | None]:
-    from nexo_pkg.trust import entry as trust  # noqa: PLC0415
-    from nexo_pkg.trust.policy import (  # noqa: PLC0415
-        GITHUB_ACTIONS_ISSUER,
-        AuthorPolicy,
-        TrustPolicy,
-    )
-    from nexo_pkg.trust.suggest import escape_pattern  # noqa: PLC0415
+    from nexo_pkg.trust.commands import verification_policy, verify_file  # noqa: PLC0415
+    from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
 
     if repo_text is not None and owner_text is not None:
         raise UsageError("--repo and --owner exclude each other")
@@ -337,87 +161,14 @@ def _verify(
         raise UsageError(f"{file} is not a file")
     if bundle is not None and not bundle.exists():
         raise UsageError(f"--bundle {bundle} does not exist")
+    loaded = None
     if trusted_keys is not None or owner is None:
-        policy = trust.load_policy(
-            _policy_path(trusted_keys, config), explicit=trusted_keys is not None
-        )
-        if signer_workflow is not None or issuer is not None:
-            from dataclasses import replace  # noqa: PLC0415
-
-            narrowed = tuple(
-                replace(
-                    author,
-                    signer_workflow=signer_workflow or author.signer_workflow,
-                    oidc_issuer=issuer or author.oidc_issuer,
-                )
-                for author in policy.authors
-            )
-            policy = replace(policy, authors=narrowed)
-    else:
-        # As `gh attestation verify --owner/--repo`: any workflow of the repository (or of
-        # the owner) may have signed, in its own name or through a reusable workflow.
-        scope = escape_pattern(repo) if repo else "[^/]+"
-        author = AuthorPolicy(
-            owner=owner,
-            identity_regexp=(
-                f"^https://github\\.com/{escape_pattern(owner)}/{scope}/\\.github/workflows/.+$"
-            ),
-            oidc_issuer=issuer or GITHUB_ACTIONS_ISSUER,
-            repos=(repo,) if repo else None,
-            signer_workflow=signer_workflow,
-        )
-        policy = TrustPolicy(default="require", authors=(author,))
-    offered_as: str | None = None
-    checksums = _signed_checksums_file(bundle) if bundle is not None else None
-    if checksums is not None and bundle is not None:
-        # The bundle of a checksums file (checksums.txt.sigstore.json) with the file beside
-        # it: verified as install would, the file's signature then the line for FILE.
-        material: dict[str, Path | bytes] = {checksums.name: checksums, bundle.name: bundle}
-    elif bundle is not None:
-        suffix = ".intoto.jsonl" if bundle.name.endswith(".jsonl") else ".sigstore.json"
-        offered_as = file.name + suffix
-        material = {offered_as: bundle}
-    else:
-        material = trust.local_material(file)
-    try:
-        outcome = trust.verify_asset_signature(
-            file,
-            asset_name=file.name,
-            material=material,
-            owner=owner,
-            repo=repo,
-            tag=tag,
-            policy=policy,
-            mode="require",
-        )
-    except NexoError as error:
-        if offered_as is not None and bundle is not None:
-            # The bundle is offered under the name install would look for; say its own.
-            error.message = error.message.replace(offered_as, str(bundle))
-            error.args = (error.message,)
-        raise
-    if offered_as is not None and bundle is not None and outcome.material is not None:
-        from dataclasses import replace  # noqa: PLC0415
-
-        outcome = replace(outcome, material=outcome.material.replace(offered_as, str(bundle)))
-    return outcome, policy, owner, repo
-
-
-def _signed_checksums_file(bundle: Path) -> Path | None:
-    """The checksums file beside ``bundle`` that it signs (``checksums.txt`` for
-    ``checksums.txt.sigstore.json``), or ``None``."""
-    from nexo_pkg.trust.material import (  # noqa: PLC0415
-        ATTESTATION_SUFFIX,
-        BUNDLE_SUFFIXES,
-        is_checksums_file,
+        loaded = load_policy(policy_path(config, trusted_keys), explicit=trusted_keys is not None)
+    policy = verification_policy(
+        loaded, owner=owner, repo=repo, signer_workflow=signer_workflow, issuer=issuer
     )
-
-    for suffix in (*BUNDLE_SUFFIXES, ATTESTATION_SUFFIX):
-        stem = bundle.name.removesuffix(suffix)
-        if stem != bundle.name and is_checksums_file(stem):
-            signed = bundle.with_name(stem)
-            return signed if signed.is_file() else None
-    return None
+    outcome = verify_file(file, bundle=bundle, policy=policy, owner=owner, repo=repo, tag=tag)
+    return outcome, policy, owner, repo
 
 
 def register(app: typer.Typer) -> None:
@@ -476,7 +227,7 @@ def register(app: typer.Typer) -> None:
                 mode=mode,
                 allow_republish=allow_republish,
                 tag=tag,
-                policy_path=_policy_path(trusted_keys, config),
+                policy_path=policy_path(config, trusted_keys),
                 api_url=github_api_url,
                 yes=yes,
                 json_output=json_output,
@@ -499,9 +250,10 @@ def register(app: typer.Typer) -> None:
         json_output: JsonOption = False,
     ) -> None:
         """Show the policy's default mode and its author entries."""
+        from nexo_pkg.trust.commands import author_json  # noqa: PLC0415
         from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
 
-        path = _policy_path(trusted_keys, config)
+        path = policy_path(config, trusted_keys)
         policy = guarded(
             lambda: load_policy(path, explicit=trusted_keys is not None), json_output=json_output
         )
@@ -512,7 +264,7 @@ def register(app: typer.Typer) -> None:
                     "policy": str(path),
                     "exists": path.exists(),
                     "default": policy.default,
-                    "authors": [_author_json(author) for author in policy.authors],
+                    "authors": [author_json(author) for author in policy.authors],
                     "warnings": list(policy.warnings),
                 }
             )
@@ -540,21 +292,16 @@ def register(app: typer.Typer) -> None:
         json_output: JsonOption = False,
     ) -> None:
         """Stop trusting OWNER's signers (with REPO: the entries limited to that repository)."""
-        from nexo_pkg.trust.policy_edit import remove_authors  # noqa: PLC0415
+        from nexo_pkg.trust.commands import remove_entries  # noqa: PLC0415
 
         def run() -> dict[str, Any]:
             owner, repo = _split_target(target)
-            if not yes and not _interactive():
+            if not yes and not interactive():
                 raise UsageError("not a terminal: pass --yes to remove entries")
             question = f"Remove the entries for {printable(target)}?"
-            if not yes and not typer.confirm(question, err=True):
+            if not yes and not confirm(question):
                 raise NexoError("nothing was changed", kind="cancelled")
-            result = remove_authors(_policy_path(trusted_keys, config), owner, repo)
-            if not result.changed:
-                raise NexoError(
-                    f"{result.path} has no [[authors]] entry for {target}", kind="not_trusted"
-                )
-            return {"ok": True, "policy": str(result.path), "removed": result.changed}
+            return remove_entries(policy_path(config, trusted_keys), owner, repo, target)
 
         document = guarded(run, json_output=json_output)
         if json_output:

@@ -8,12 +8,10 @@ nexo-pkg. A lint finding is a frozen :class:`Diagnostic`; the findings of one fi
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = [
-    "CONTROL_CHARACTERS",
     "DOCS_URL",
     "Diagnostic",
     "FileResult",
@@ -21,22 +19,11 @@ __all__ = [
     "Rule",
     "Severity",
     "Span",
-    "escape_control_characters",
 ]
 
 Severity = Literal["error", "warning"]
 
 DOCS_URL = "https://github.com/nexo-pkg/nexo-pkg/blob/main/docs/rules.md"
-
-CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-"""C0 control characters except tab and line feed, DEL, and C1 control characters: what a
-terminal may act on (escape sequences, carriage return, bell) rather than print."""
-
-
-def escape_control_characters(text: str) -> str:
-    """``text`` with every :data:`CONTROL_CHARACTERS` match written as ``\\uXXXX``, so it can be
-    echoed to a terminal or a log without acting on it."""
-    return CONTROL_CHARACTERS.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
 
 
 @dataclass(frozen=True, order=True)

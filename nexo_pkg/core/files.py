@@ -11,7 +11,12 @@ stream without end, and a link planted there must not lead a write outside.
   never is). :func:`read_config_bytes` reads at most a given size through it.
 * :func:`open_lock_file` is the one opener of a lock file: created when missing, never
   through a link (``O_NOFOLLOW``), never a FIFO or a device.
-* :func:`write_file_atomically` replaces a file in one step (temp file, fsync, rename).
+* :func:`read_capped_bytes` is that reader for callers that refuse a larger file with
+  :class:`FileTooLargeError`.
+* :func:`write_file_atomically` is the one writer: it replaces a file in one step (a temp file
+  in the same directory, fsync, rename, fsync of the directory), and no temp file outlives a
+  failure. :func:`write_config_file` is that writer for files a command edits, failing with
+  one ``io`` error.
 """
 
 from __future__ import annotations
@@ -20,16 +25,24 @@ import contextlib
 import errno
 import os
 import stat
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from nexo_pkg.core.durable import fsync_dir
+from nexo_pkg.core.errors import ConfigError, NexoError
+
 __all__ = [
+    "FileTooLargeError",
     "NotRegularFileError",
     "open_lock_file",
     "open_regular",
+    "read_capped_bytes",
     "read_config_bytes",
+    "read_config_file",
     "read_regular_bytes",
+    "write_config_file",
     "write_file_atomically",
 ]
 
@@ -39,6 +52,10 @@ _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOE
 
 class NotRegularFileError(OSError):
     """The path names a link (where none is followed), FIFO, socket, device or directory."""
+
+
+class FileTooLargeError(ValueError):
+    """The file holds more bytes than its reader accepts."""
 
 
 def _regular_descriptor(path: Path, flags: int, mode: int = 0o644) -> int:
@@ -105,25 +122,74 @@ def open_lock_file(path: Path) -> int:
     return _regular_descriptor(path, _LOCK_FLAGS)
 
 
-def write_file_atomically(path: Path, data: bytes, *, mode: int = 0o644) -> None:
-    """Replace ``path`` with ``data`` in one step: a temporary file in the same directory is
-    written, flushed to disk and renamed over ``path``, so a reader (or a crash) sees the old
-    file or the new one, never a part. The temporary file is removed on every failure; the
-    file gets ``mode`` whatever the umask. Raises ``OSError``."""
-    temp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+def read_capped_bytes(path: Path, limit: int, *, follow_links: bool = True) -> bytes:
+    """The bytes of the regular file ``path`` (a final link followed unless ``follow_links`` is
+    false) when it holds at most ``limit`` of them; :class:`FileTooLargeError` ("it is larger
+    than N bytes") when it holds more, and as :func:`read_regular_bytes` otherwise."""
+    raw = read_regular_bytes(path, limit, follow_links=follow_links)
+    if len(raw) > limit:
+        raise FileTooLargeError(f"it is larger than {limit} bytes")
+    return raw
+
+
+def read_config_file(
+    path: Path,
+    limit: int,
+    *,
+    error: type[NexoError] = ConfigError,
+    kind: str | None = None,
+    missing_ok: bool = False,
+) -> bytes:
+    """The bytes of the configuration file ``path`` (a link to one followed, read as
+    :func:`read_capped_bytes` reads) when it holds at most ``limit`` of them. Otherwise
+    ``error`` (of ``kind`` when given): ``cannot read PATH: REASON`` (a FIFO, a directory, no
+    permission, no such file) or ``PATH is larger than N bytes``. With ``missing_ok`` a missing
+    file raises ``FileNotFoundError`` as it is, for a caller to whom it means "none"."""
+    try:
+        return read_capped_bytes(path, limit)
+    except FileTooLargeError as exc:
+        raise error(f"{path} is larger than {limit} bytes", kind=kind) from exc
+    except FileNotFoundError:
+        if missing_ok:
+            raise
+        raise error(f"cannot read {path}: it does not exist", kind=kind) from None
+    except OSError as exc:
+        raise error(f"cannot read {path}: {exc.strerror or exc}", kind=kind) from exc
+
+
+def write_file_atomically(
+    path: Path, data: bytes, *, mode: int = 0o644, durable: bool = True
+) -> None:
+    """Replace ``path`` with ``data`` in one step: a new temporary file in the same directory
+    (``mkstemp``: never an existing file or a link) is written, flushed to disk and renamed
+    over ``path``, then the directory is flushed, so a reader (or a crash) sees the old file or
+    the new one, never a part. The file gets ``mode`` whatever the umask; a link at ``path`` is
+    replaced, not followed. The temporary file is removed on every failure (a full disk, a
+    rename refused because ``path`` is a directory, an interrupt). Without ``durable`` nothing
+    is flushed: for a file inside a staged tree whose caller flushes the whole tree
+    (:func:`~nexo_pkg.core.durable.sync_tree`) before publishing it. Raises ``OSError``."""
+    descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    temp = Path(name)
     try:
         with os.fdopen(descriptor, "wb") as handle:
             os.fchmod(handle.fileno(), mode)
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         temp.replace(path)
+        if durable:
+            fsync_dir(path.parent)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise
-    directory = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+
+
+def write_config_file(path: Path, data: bytes, *, mode: int = 0o644) -> None:
+    """:func:`write_file_atomically` for a file a command edits (a trust policy, a lock file,
+    the daemon's discovery configuration): any ``OSError`` becomes one ``io`` error naming
+    ``path``."""
     try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+        write_file_atomically(path, data, mode=mode)
+    except OSError as exc:
+        raise NexoError(f"cannot write {path}: {exc.strerror or exc}", kind="io") from exc

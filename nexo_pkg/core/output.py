@@ -1,14 +1,24 @@
-"""The run's output settings and its two note streams, shared by every floor.
+"""The run's output settings, its two note streams and the one renderer of a failure.
 
 ``--quiet`` drops notes (:func:`say`); warnings (:func:`warn`) are always shown. The command
 line sets :data:`OUTPUT` once from its global options; a room below it that must tell the
 person at the terminal something (which configuration directory is in use) says it here.
+:func:`report_error` is how every command reports a :class:`~nexo_pkg.core.errors.NexoError`:
+one ``error: …`` line on stderr and, with ``--json``, the failure document on stdout
+(:func:`emit_json`).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass
+from typing import Any
+
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.terminal import printable
+
+__all__ = ["OUTPUT", "OutputSettings", "emit_json", "error_line", "report_error", "say", "warn"]
 
 
 @dataclass
@@ -33,3 +43,52 @@ def warn(message: str) -> None:
     """A warning: stderr, shown even with ``--quiet``."""
     text = message if message.lower().startswith("warning") else f"warning: {message}"
     sys.stderr.write(text + "\n")
+
+
+def emit_json(document: Any) -> None:
+    """Print exactly one JSON document on stdout (``ensure_ascii``: no raw control bytes)."""
+    sys.stdout.write(json.dumps(document, indent=2, sort_keys=False))
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+
+
+def error_line(error: NexoError) -> str:
+    """The one line a failure prints: ``error: MESSAGE``; ``--verbose`` adds the kind.
+
+    A :attr:`~nexo_pkg.core.errors.NexoError.multiline` message keeps its own line feeds (its
+    parts from outside were escaped when it was written); every line is still escaped."""
+    if error.multiline:
+        shown = "\n".join(printable(line) for line in error.message.split("\n"))
+    else:
+        shown = printable(error.message)
+    line = f"error: {shown}"
+    if OUTPUT.verbose:
+        line += f" [{error.kind}]"
+    return line
+
+
+def report_error(error: NexoError, *, json_output: bool = False) -> int:
+    """Render ``error`` and return its exit code: with ``json_output`` the failure document
+    (:meth:`~nexo_pkg.core.errors.NexoError.to_json`) on stdout; always the
+    :func:`error_line` on stderr, then the policy entry that would trust a refused signer, and
+    with ``--verbose`` the details and the chain of causes. Never fails."""
+    if json_output:
+        emit_json(error.to_json())
+    sys.stderr.write(error_line(error) + "\n")
+    entry = error.details.get("entry")
+    if isinstance(entry, str) and not json_output:
+        # A refused signer: the policy entry that would trust it, to paste as it is (each line
+        # escaped: the identity and issuer come from a certificate).
+        policy = error.details.get("policy")
+        where = f" to {printable(policy)}" if isinstance(policy, str) else ""
+        sys.stderr.write(f"To trust this signer, add{where}:\n")
+        for line in entry.splitlines():
+            sys.stderr.write(f"  {printable(line)}\n")
+    if OUTPUT.verbose:
+        for key, value in error.details.items():
+            sys.stderr.write(f"  {key}: {printable(value)}\n")
+        cause = error.__cause__
+        while cause is not None:
+            sys.stderr.write(f"  caused by: {type(cause).__name__}: {printable(cause)}\n")
+            cause = cause.__cause__
+    return error.exit_code

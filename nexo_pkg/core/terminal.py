@@ -1,30 +1,62 @@
-"""Make untrusted text safe to show on one line of a terminal.
+"""Make untrusted text safe to show on a terminal, and to write into a TOML file.
 
 Manifest values, asset names from a release document, file names inside an archive and messages
 from servers are chosen by whoever published them. Printed raw, an ESC sequence in one of them
 can recolour, move the cursor, clear a line or rewrite what is printed around it (a warning, a
-signer's name), and a line feed can forge a line of its own. :func:`printable` is
-:func:`nexo_pkg.core.diagnostics.escape_control_characters` for text shown on one line: tab and line
-feed are escaped too, and so are the Unicode line separators and bidirectional overrides.
+signer's name), and a line feed can forge a line of its own. :func:`printable` is the one
+escaper: every control character is written as ``\\uXXXX``; on one line (the default) tab, line
+feed, the Unicode line separators and the bidirectional overrides are escaped too.
+:func:`shown` quotes and caps a value for a one-line message. :func:`toml_string` writes a value
+as a TOML basic string whose text is printable in the same sense.
 """
 
 from __future__ import annotations
 
-from nexo_pkg.core.diagnostics import escape_control_characters
+import re
 
-__all__ = ["printable"]
+__all__ = ["CONTROL_CHARACTERS", "printable", "shown", "toml_string"]
 
-# What escape_control_characters leaves alone because multi-line logs need it, plus the
-# characters that break or reorder a line without being control characters.
-_ONE_LINE = {
-    code: f"\\u{code:04x}"
+CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""C0 control characters except tab and line feed, DEL, and C1 control characters: what a
+terminal may act on (escape sequences, carriage return, bell) rather than print."""
+
+# Kept by a multi-line text (logs, a plugin's stderr), escaped on one line: tab, line feed, and
+# the characters that break or reorder a line without being control characters.
+_LINE_BREAKING = frozenset(
+    chr(code)
     for code in [0x09, 0x0A, 0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
-}
+)
+_ONE_LINE = {ord(char): f"\\u{ord(char):04x}" for char in _LINE_BREAKING}
 
 
-def printable(text: object) -> str:
+def printable(text: object, *, lines: bool = False) -> str:
     """``text`` with every control character shown as an escape (``\\u001b``, ``\\u000a``).
 
-    Printable characters, non-ASCII letters and emoji included, are left as they are.
+    With ``lines`` the text may span lines: tab and line feed stay as they are. Printable
+    characters, non-ASCII letters and emoji included, are left as they are. Never fails.
     """
-    return escape_control_characters(str(text)).translate(_ONE_LINE)
+    escaped = CONTROL_CHARACTERS.sub(lambda match: f"\\u{ord(match.group()):04x}", str(text))
+    return escaped if lines else escaped.translate(_ONE_LINE)
+
+
+def shown(text: str, limit: int = 200) -> str:
+    """``text`` quoted for a one-line message: control characters escaped, length capped at
+    ``limit`` characters (``...`` marks a cut). Never fails."""
+    return "'" + printable(text[:limit]) + ("..." if len(text) > limit else "") + "'"
+
+
+def _toml_char(char: str) -> str:
+    if char in {'"', "\\"}:
+        return "\\" + char
+    if char.isprintable() and char not in _LINE_BREAKING:
+        return char
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def toml_string(value: str) -> str:
+    """``value`` as a TOML basic string (``"..."``) whose text is printable: quotes and
+    backslashes are escaped, and control characters, line separators and bidirectional controls
+    are written as ``\\uXXXX`` escapes, so the string can be shown on a terminal and pasted into
+    a file. Never fails."""
+    return '"' + "".join(_toml_char(char) for char in value) + '"'

@@ -7,16 +7,25 @@ end and which key path they belong to, and leaves validation to the parser.
 
 The scan is iterative (an explicit stack for arrays and inline tables) so that deeply nested
 values cannot exhaust the interpreter's recursion limit.
+
+Where the parser refused a document, :func:`syntax_error` is the one reader of ``tomllib``'s
+error position (``(at line L, column C)`` / ``(at end of document)``): every TOML file nexo-pkg
+reads (manifests, trust policies, wanted sets, lock files, the lint configuration) reports its
+syntax errors through it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import datetime
+import re
+import tomllib
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Literal
 
-from nexo_pkg.core.diagnostics import Position, Span, escape_control_characters
+from nexo_pkg.core.diagnostics import Position, Span
+from nexo_pkg.core.terminal import toml_string
 
 KeyPath = tuple[str | int, ...]
 SpanPart = Literal["key", "value"]
@@ -26,8 +35,11 @@ __all__ = [
     "KeyPath",
     "SpanMap",
     "SpanPart",
+    "TomlSyntax",
     "format_key_path",
+    "point_span",
     "scan_spans",
+    "syntax_error",
 ]
 
 _BARE_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
@@ -41,8 +53,7 @@ def _key_segment(key: str) -> str:
     """A key as TOML would write it in a dotted path: bare when possible, else quoted."""
     if key and all(char in _BARE_KEY_CHARS for char in key):
         return key
-    escaped = escape_control_characters(key.replace("\\", "\\\\").replace('"', '\\"'))
-    return f'"{escaped}"'
+    return toml_string(key)
 
 
 def format_key_path(path: KeyPath) -> str:
@@ -512,3 +523,71 @@ def scan_spans(text: str) -> tuple[SpanMap, list[Duplicate]]:
     with contextlib.suppress(_ScanError, IndexError):
         scanner.scan()
     return SpanMap(text, scanner.keys, scanner.values), scanner.duplicates
+
+
+_ERROR_POSITION = re.compile(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)$")
+
+
+@dataclass(frozen=True)
+class TomlSyntax:
+    """Where and why ``tomllib`` refused a document."""
+
+    message: str
+    """The parser's message without its position, e.g. ``Unclosed array``."""
+    span: Span
+    """One character at the line and column it named (clamped to the text), or an empty span
+    just past the last non-blank character when it named the end of the document."""
+
+
+def point_span(text: str, line: int, column: int) -> Span:
+    """A one-character span at ``line``/``column`` of ``text`` (empty at the end of a line or
+    file; both are clamped into the text). Never fails."""
+    lines = text.split("\n")
+    line = max(1, min(line, len(lines)))
+    content = lines[line - 1].rstrip("\r")
+    column = max(1, min(column, len(content) + 1))
+    end = column + 1 if column <= len(content) else column
+    return Span(Position(line, column), Position(line, end))
+
+
+def _end_of_document(text: str) -> Span:
+    stripped = text.rstrip()
+    line = stripped.count("\n") + 1
+    column = len(stripped) - (stripped.rfind("\n") + 1) + 1
+    return Span(Position(line, column), Position(line, column))
+
+
+def syntax_error(text: str, error: tomllib.TOMLDecodeError) -> TomlSyntax:
+    """The message and position of ``tomllib``'s ``error`` on ``text``. Never fails."""
+    raw = str(error)
+    match = _ERROR_POSITION.search(raw)
+    if match is None:
+        return TomlSyntax(raw, _end_of_document(text))
+    if match.group(1):
+        span = point_span(text, int(match.group(1)), int(match.group(2)))
+    else:
+        span = _end_of_document(text)
+    return TomlSyntax(raw[: match.start()], span)
+
+
+def toml_type_name(value: object) -> str:
+    """The TOML word for the type of a parsed value, with its article."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a float"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, datetime.datetime):
+        return "a date-time"
+    if isinstance(value, datetime.date):
+        return "a date"
+    if isinstance(value, datetime.time):
+        return "a time"
+    return type(value).__name__

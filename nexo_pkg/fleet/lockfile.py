@@ -38,18 +38,17 @@ Errors: ``lock_invalid`` (exit 2) with ``path:line`` for a malformed file.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import tomlkit
-from tomlkit.exceptions import ParseError
 
 from nexo_pkg.core.errors import ConfigError, NexoError
-from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.core.files import read_capped_bytes, write_config_file
+from nexo_pkg.core.toml_spans import syntax_error
 from nexo_pkg.core.versionreq import VersionError, VersionReq, parse_version_req
 from nexo_pkg.install.select import PLUGIN_ID
 from nexo_pkg.sources.oci_reference import is_oci, parse_reference
@@ -131,10 +130,7 @@ class Lock:
 def _read_text(path: Path) -> str:
     """A fleet file's text: a regular file (a link to one followed) of at most
     :data:`MAX_FILE_BYTES`, never a FIFO waited on; ``OSError``/``ValueError`` otherwise."""
-    raw = read_config_bytes(path, MAX_FILE_BYTES)
-    if len(raw) > MAX_FILE_BYTES:
-        raise ValueError(f"it is larger than {MAX_FILE_BYTES} bytes")
-    return raw.decode("utf-8")
+    return read_capped_bytes(path, MAX_FILE_BYTES).decode("utf-8")
 
 
 def _load_toml(path: Path, kind: str) -> dict[str, Any]:
@@ -145,13 +141,17 @@ def _load_toml(path: Path, kind: str) -> dict[str, Any]:
     except (OSError, ValueError) as exc:
         raise _invalid(path, f"cannot read it ({exc})", kind) from exc
     try:
-        return tomlkit.parse(text).unwrap()
-    except ParseError as exc:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        syntax = syntax_error(text, exc)
+        where = syntax.span.start
         raise ConfigError(
-            f"{path}:{exc.line}:{exc.col}: not valid TOML ({exc})",
+            f"{path}:{where.line}:{where.column}: not valid TOML ({syntax.message})",
             kind=kind,
-            details={"path": str(path), "line": exc.line},
+            details={"path": str(path), "line": where.line},
         ) from exc
+    except RecursionError as exc:
+        raise _invalid(path, "not valid TOML (nested too deeply)", kind) from exc
 
 
 def _check_keys(
@@ -394,16 +394,7 @@ def write_if_changed(path: Path, text: str) -> bool:
         pass
     except OSError as exc:
         raise NexoError(f"cannot read {path}: {exc.strerror or exc}", kind="io") from exc
-    try:
-        descriptor, raw = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        Path(raw).chmod(0o644)
-        Path(raw).replace(path)
-    except OSError as exc:
-        raise NexoError(f"cannot write {path}: {exc.strerror or exc}", kind="io") from exc
+    write_config_file(path, text.encode("utf-8"))
     return True
 
 

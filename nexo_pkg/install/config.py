@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.errors import ConfigError, UsageError
-from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.core.files import read_config_bytes, read_config_file
 from nexo_pkg.manifest.daemon_config import (
     CONFIG_DIR_ENV,
     config_dir,
@@ -123,12 +123,7 @@ def load_daemon_config(directory: Path, *, cwd: Path | None = None) -> DaemonCon
     path = directory / DISCOVERY_FILE
     if not path.is_file():
         return DaemonConfig(directory)
-    try:
-        raw = read_config_bytes(path, MAX_DISCOVERY_BYTES)
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if len(raw) > MAX_DISCOVERY_BYTES:
-        raise ConfigError(f"{path} is larger than {MAX_DISCOVERY_BYTES} bytes")
+    raw = read_config_file(path, MAX_DISCOVERY_BYTES)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

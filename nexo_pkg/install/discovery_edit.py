@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nexo_pkg.core.errors import ConfigError, NexoError, UsageError
-from nexo_pkg.core.files import read_config_bytes, write_file_atomically
+from nexo_pkg.core.files import read_config_file, write_config_file
 from nexo_pkg.install.config import DISCOVERY_FILE, MAX_DISCOVERY_BYTES, load_daemon_config
 from nexo_pkg.manifest.daemon import is_valid_id
 
@@ -89,13 +89,9 @@ def _load(path: Path) -> tuple[Any, str]:
     import yaml  # noqa: PLC0415
 
     try:
-        raw = read_config_bytes(path, MAX_DISCOVERY_BYTES)
+        raw = read_config_file(path, MAX_DISCOVERY_BYTES, missing_ok=True)
     except FileNotFoundError:
         return None, ""
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}") from exc
-    if len(raw) > MAX_DISCOVERY_BYTES:
-        raise ConfigError(f"{path} is larger than {MAX_DISCOVERY_BYTES} bytes")
     try:
         text = raw.decode("utf-8")
         return yaml.safe_load(text), text
@@ -317,9 +313,9 @@ def set_enabled(config_directory: Path, plugin_id: str, *, enabled: bool) -> Edi
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             mode = path.stat().st_mode & 0o7777 if text else 0o644
-            write_file_atomically(path, new_text.encode("utf-8"), mode=mode)
         except OSError as exc:
             raise NexoError(f"cannot write {path}: {exc.strerror or exc}", kind="io") from exc
+        write_config_file(path, new_text.encode("utf-8"), mode=mode)
     return EditResult(plugin_id, path, wanted, changed=True, allowlisted=allowlisted)
 
 

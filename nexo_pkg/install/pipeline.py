@@ -23,7 +23,6 @@ from nexo_pkg.install.compat import (
     min_nexo_version,
     newest_compatible_tag,
 )
-from nexo_pkg.install.extract import extract_archive
 from nexo_pkg.install.payload import check_payload
 from nexo_pkg.install.select import (
     MANIFEST_ASSETS,
@@ -61,6 +60,7 @@ from nexo_pkg.sources.download import (
     copy_local,
     fetch_asset,
 )
+from nexo_pkg.sources.extract import extract_archive
 from nexo_pkg.sources.hosttriple import NOARCH, host_candidates
 from nexo_pkg.sources.spec import GitHubSource, LocalSource, parse_source
 from nexo_pkg.trust import entry as trust

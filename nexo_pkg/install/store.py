@@ -39,7 +39,12 @@ import semver
 from nexo_pkg.core.dirs import make_dir, make_dirs
 from nexo_pkg.core.durable import fsync_dir
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.files import open_lock_file, open_regular
+from nexo_pkg.core.files import (
+    open_lock_file,
+    open_regular,
+    read_capped_bytes,
+    write_file_atomically,
+)
 from nexo_pkg.manifest import daemon_config
 
 RECEIPT_NAME = ".nexo-install.json"
@@ -281,10 +286,7 @@ class Installed:
 def read_receipt(directory: Path) -> Receipt:
     """Load ``directory/.nexo-install.json``; raises ``ValueError``/``OSError`` when unusable
     (a receipt that is a link, a FIFO or larger than 32 MiB is unusable, never waited on)."""
-    with open_regular(directory / RECEIPT_NAME) as handle:
-        raw = handle.read(MAX_RECEIPT_BYTES + 1)
-    if len(raw) > MAX_RECEIPT_BYTES:
-        raise ValueError(f"larger than {MAX_RECEIPT_BYTES} bytes")
+    raw = read_capped_bytes(directory / RECEIPT_NAME, MAX_RECEIPT_BYTES, follow_links=False)
     try:
         pairs = json.loads(raw.decode("utf-8"), object_pairs_hook=_KeyValuePairs)
     except RecursionError as exc:
@@ -562,16 +564,9 @@ def _inside(dest: Path, relative: Any) -> Path:
 def _write_journal(root: InstallRoot, record: dict[str, Any]) -> Path:
     area = root.area(JOURNAL_AREA)
     path = area / f"{secrets.token_hex(8)}.json"
-    temp = path.with_suffix(".tmp")
     try:
-        with temp.open("w", encoding="utf-8") as handle:
-            json.dump(record, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        temp.replace(path)
-        fsync_dir(area)
+        write_file_atomically(path, json.dumps(record).encode("utf-8"))
     except OSError as exc:
-        discard(temp)
         raise io_error(f"write {path}", exc) from exc
     return path
 
@@ -794,17 +789,13 @@ def _acquire(lock_path: Path, wait: float, created: list[Path]) -> Any:
 
 
 def write_receipt(directory: Path, receipt: Receipt) -> None:
-    """Write the receipt atomically (temp file + ``os.replace``); the caller then makes the
-    tree durable (:func:`~nexo_pkg.core.durable.sync_tree`) before publishing it."""
-    target = directory / RECEIPT_NAME
-    temp = directory / f"{RECEIPT_NAME}.tmp"
+    """Write the receipt atomically (:func:`~nexo_pkg.core.files.write_file_atomically`), 0644
+    whatever the umask: a receipt anyone can rewrite could redirect upgrades. The caller then
+    makes the tree durable (:func:`~nexo_pkg.core.durable.sync_tree`) before publishing it.
+    Raises ``OSError``."""
     data = json.dumps(receipt.to_json(), indent=2, ensure_ascii=False) + "\n"
-    descriptor = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        # 0644 whatever the umask: a receipt anyone can rewrite could redirect upgrades.
-        os.fchmod(handle.fileno(), 0o644)
-        handle.write(data)
-    temp.replace(target)
+    path = directory / RECEIPT_NAME
+    write_file_atomically(path, data.encode("utf-8"), mode=0o644, durable=False)
 
 
 def publish(

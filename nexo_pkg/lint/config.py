@@ -23,7 +23,8 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from nexo_pkg.core.errors import ConfigError, UsageError
-from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.core.files import read_config_file
+from nexo_pkg.core.toml_spans import syntax_error
 from nexo_pkg.manifest.options import LintOptions
 
 __all__ = [
@@ -91,25 +92,34 @@ def _too_deep(path: Path) -> ConfigError:
     )
 
 
+def _parse(raw: bytes, path: Path) -> dict[str, Any]:
+    """The TOML document ``raw`` read from ``path``; ``config_invalid`` when it is not UTF-8,
+    not TOML (with the line and column the parser named) or nested too deeply."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"cannot read {path}: {error}", kind="config_invalid") from error
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        syntax = syntax_error(text, error)
+        where = syntax.span.start
+        raise ConfigError(
+            f"cannot read {path}: {syntax.message} (at line {where.line}, column {where.column})",
+            kind="config_invalid",
+            details={"path": str(path), "line": where.line},
+        ) from error
+    except RecursionError as error:
+        raise _too_deep(path) from error
+
+
 def _has_lint_table(pyproject: Path) -> bool:
     """Whether ``pyproject`` holds ``[tool.nexo.lint]`` (one without it is not a config file,
     as a ``pyproject.toml`` without ``[tool.ruff]`` is none for ruff)."""
-    try:
-        raw = read_config_bytes(pyproject, MAX_CONFIG_BYTES)
-    except OSError as error:
-        raise ConfigError(f"cannot read {pyproject}: {error}", kind="config_invalid") from error
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(
-            f"cannot read {pyproject}: larger than {MAX_CONFIG_BYTES} bytes", kind="config_invalid"
-        )
+    raw = read_config_file(pyproject, MAX_CONFIG_BYTES, kind="config_invalid")
     if b"nexo" not in raw:
         return False  # the common case, without parsing
-    try:
-        document = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise ConfigError(f"cannot read {pyproject}: {error}", kind="config_invalid") from error
-    except RecursionError as error:
-        raise _too_deep(pyproject) from error
+    document = _parse(raw, pyproject)
     tool = document.get("tool")
     nexo = tool.get("nexo") if isinstance(tool, dict) else None
     return isinstance(nexo, dict) and "lint" in nexo
@@ -203,17 +213,8 @@ def load_config(path: Path | None) -> LintConfig:
     """Read one config file; raises ``config_invalid`` (exit 2) for a bad one."""
     if path is None:
         return LintConfig()
-    try:
-        raw = read_config_bytes(path, MAX_CONFIG_BYTES)
-        if len(raw) > MAX_CONFIG_BYTES:
-            raise ConfigError(
-                f"cannot read {path}: larger than {MAX_CONFIG_BYTES} bytes", kind="config_invalid"
-            )
-        document = tomllib.loads(raw.decode("utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
-        raise ConfigError(f"cannot read {path}: {error}", kind="config_invalid") from error
-    except RecursionError as error:
-        raise _too_deep(path) from error
+    raw = read_config_file(path, MAX_CONFIG_BYTES, kind="config_invalid")
+    document = _parse(raw, path)
     section = _section(document, path)
     per_file = section.get("per-file-ignores", {})
     if not isinstance(per_file, dict):

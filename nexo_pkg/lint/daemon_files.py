@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
-from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes
 from nexo_pkg.core.toml_spans import format_key_path
 from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, parse_yaml, position_of
 from nexo_pkg.manifest import microapp
@@ -398,10 +398,8 @@ def _sibling_extensions(path: Path) -> Any:
 def _extensions_data(directory: Path) -> Any:
     """The parsed ``<directory>/extensions.yaml``, or ``None``."""
     try:
-        raw = read_config_bytes(directory / EXTENSIONS_FILE, MAX_CONFIG_BYTES)
-    except OSError:
-        return None
-    if len(raw) > MAX_CONFIG_BYTES:
+        raw = read_capped_bytes(directory / EXTENSIONS_FILE, MAX_CONFIG_BYTES)
+    except (OSError, FileTooLargeError):
         return None
     return parse_yaml(raw.decode("utf-8", errors="replace")).data
 

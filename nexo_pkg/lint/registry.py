@@ -6,7 +6,6 @@ all read this registry, so a rule exists in one place only.
 
 from __future__ import annotations
 
-import importlib
 from functools import cache
 
 from nexo_pkg.core.diagnostics import Rule
@@ -27,12 +26,9 @@ def all_rules() -> dict[str, Rule]:
 @cache
 def _policy_rules() -> dict[str, Rule]:
     """The trust-policy rules (``trusted_keys.toml``), loaded only when asked for."""
-    try:
-        module = importlib.import_module("nexo_pkg.trust.policy")
-    except ImportError:
-        return {}
-    rules: dict[str, Rule] = dict(getattr(module, "POLICY_RULES", {}))
-    return rules
+    from nexo_pkg.trust.policy import POLICY_RULES  # noqa: PLC0415 - a manifest lint needs none
+
+    return dict(POLICY_RULES)
 
 
 def _lookup(wanted: str, rules: dict[str, Rule]) -> Rule | None:

@@ -16,6 +16,8 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from nexo_pkg.core.terminal import toml_string
+
 __all__ = ["KeyInfo", "SchemaNavigator", "TablePath", "packaged_navigator", "toml_literal"]
 
 Node = Mapping[str, Any]
@@ -67,7 +69,7 @@ def toml_literal(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return toml_string(value)
     if isinstance(value, list):
         return "[" + ", ".join(toml_literal(item) for item in value) + "]"
     if isinstance(value, dict):

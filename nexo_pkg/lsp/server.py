@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import importlib
 import json
 import logging
 import posixpath
@@ -84,7 +83,7 @@ def document_kind(uri: str) -> DocumentKind | None:
     name = posixpath.basename(unquote(urlparse(uri).path))
     if is_manifest_name(name):
         return "manifest"
-    if name == POLICY_FILE_NAME and _policy_linter() is not None:
+    if name == POLICY_FILE_NAME:
         return "policy"
     if name == "nexo-plugins.toml":
         return "nexo-plugins.toml"
@@ -98,17 +97,6 @@ def document_kind(uri: str) -> DocumentKind | None:
 def _document_path(uri: str) -> str:
     """The file system path of a ``file:`` URI (Windows drive letters included), else the URI."""
     return to_fs_path(uri) or uri
-
-
-@functools.cache
-def _policy_linter() -> Callable[..., Any] | None:
-    """``lint_policy_source`` when the trust-policy module provides it, else ``None``."""
-    try:
-        module = importlib.import_module("nexo_pkg.trust.policy")
-    except ImportError:
-        return None
-    linter = getattr(module, "lint_policy_source", None)
-    return linter if callable(linter) else None
 
 
 def navigator_for(kind: DocumentKind) -> SchemaNavigator | None:
@@ -147,12 +135,9 @@ def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...
         from nexo_pkg.manifest.schema_lint import lint_against_schema  # noqa: PLC0415
 
         return lint_against_schema(text, SCHEMA_ONLY_FILES[kind], path=path).diagnostics
-    linter = _policy_linter()
-    if linter is None:
-        return ()
-    result = linter(text, path=path)
-    found = getattr(result, "diagnostics", result)
-    return tuple(item for item in found if isinstance(item, Diagnostic))
+    from nexo_pkg.trust.policy import lint_policy_source  # noqa: PLC0415 - policies only
+
+    return lint_policy_source(text, path=path).diagnostics
 
 
 def to_lsp_range(client_range: ClientRange) -> types.Range:

@@ -8,14 +8,20 @@ keys, absurd size or nesting) becomes a :class:`Diagnostic`, never an exception.
 
 from __future__ import annotations
 
-import re
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
-from nexo_pkg.core.toml_spans import KeyPath, SpanMap, format_key_path, scan_spans
+from nexo_pkg.core.toml_spans import (
+    KeyPath,
+    SpanMap,
+    format_key_path,
+    point_span,
+    scan_spans,
+    syntax_error,
+)
 from nexo_pkg.manifest import core_rules
 
 __all__ = [
@@ -38,7 +44,6 @@ the worst case of ``lint`` (and of ``install``, which lints) in seconds."""
 LARGE_MANIFEST_BYTES = 1024 * 1024
 """Files above this size are still read, with a warning (``NX007``)."""
 
-_POSITION = re.compile(r"\s*\(at (?:line (\d+), column (\d+)|end of document)\)$")
 _DUPLICATE_MESSAGES = ("Cannot overwrite a value", "Cannot declare", "Cannot mutate")
 # The parser's terse messages for the most common slips, said the way a user would fix them.
 _FRIENDLIER = {
@@ -79,23 +84,6 @@ class ParsedManifest:
         return not self.syntax_errors
 
 
-def _point(text: str, line: int, column: int) -> Span:
-    """A one-character span at ``line``/``column`` (empty at the end of a line or file)."""
-    lines = text.split("\n")
-    line = max(1, min(line, len(lines)))
-    content = lines[line - 1].rstrip("\r")
-    column = max(1, min(column, len(content) + 1))
-    end = column + 1 if column <= len(content) else column
-    return Span(Position(line, column), Position(line, end))
-
-
-def _end_of_document(text: str) -> Span:
-    stripped = text.rstrip()
-    line = stripped.count("\n") + 1
-    column = len(stripped) - (stripped.rfind("\n") + 1) + 1
-    return Span(Position(line, column), Position(line, column))
-
-
 MAX_DUPLICATES_REPORTED = 100
 """A file repeating keys by the thousand gets this many NX002 findings, not one per key."""
 
@@ -103,13 +91,8 @@ MAX_DUPLICATES_REPORTED = 100
 def _syntax_diagnostic(text: str, error: tomllib.TOMLDecodeError) -> list[Diagnostic]:
     """Turn the parser's error into diagnostics (the duplicate definitions when that is it,
     at most :data:`MAX_DUPLICATES_REPORTED` of them)."""
-    raw = str(error)
-    match = _POSITION.search(raw)
-    message = raw[: match.start()] if match else raw
-    if match and match.group(1):
-        span = _point(text, int(match.group(1)), int(match.group(2)))
-    else:
-        span = _end_of_document(text)
+    syntax = syntax_error(text, error)
+    message, span = syntax.message, syntax.span
     if message.startswith(_DUPLICATE_MESSAGES):
         spans, duplicates = scan_spans(text)
         found: list[Diagnostic] = []
@@ -330,7 +313,7 @@ def _past_limit(text: str, deep: int | None, dotted: tuple[int, int] | None) -> 
         if dotted is not None and dotted[0] == first
         else f"more than {RECURSION_LIMIT - 1} nested levels"
     )
-    return _too_deep(text, _point(text, line, column), what)
+    return _too_deep(text, point_span(text, line, column), what)
 
 
 def parse_manifest(text: str) -> ParsedManifest:
@@ -350,7 +333,7 @@ def parse_manifest(text: str) -> ParsedManifest:
     except tomllib.TOMLDecodeError as error:
         return ParsedManifest(text, {}, _syntax_diagnostic(text, error))
     except RecursionError:
-        return _too_deep(text, _point(text, 1, 1), "nested too deeply to parse")
+        return _too_deep(text, point_span(text, 1, 1), "nested too deeply to parse")
     deep = _value_nesting_offset(text)
     if deep is not None:
         return _past_limit(text, deep, None)

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.errors import UsageError
-from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.core.files import read_config_file
 
 __all__ = [
     "CAPABILITY_KINDS",
@@ -267,12 +267,7 @@ MAX_MANIFEST_BYTES = 1024 * 1024
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        raw = read_config_bytes(path, MAX_MANIFEST_BYTES)
-    except OSError as error:
-        raise UsageError(f"cannot read {path}: {error.strerror or error}") from error
-    if len(raw) > MAX_MANIFEST_BYTES:
-        raise UsageError(f"{path} is larger than {MAX_MANIFEST_BYTES} bytes")
+    raw = read_config_file(path, MAX_MANIFEST_BYTES, error=UsageError)
     try:
         return tomllib.loads(raw.decode("utf-8").removeprefix("\ufeff"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as error:

@@ -26,6 +26,7 @@ from typing import Any
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.kinds import ErrorKind
+from nexo_pkg.core.toml_spans import toml_type_name
 from nexo_pkg.core.versionreq import VersionError, parse_version
 from nexo_pkg.manifest.microapp import (
     DEFAULT_HEALTH_PATH,
@@ -266,7 +267,7 @@ def _identity_text(plugin: Mapping[str, Any], key: str) -> str:
         raise ManifestModelError(f"the manifest has no `plugin.{key}`", key=f"plugin.{key}")
     if not isinstance(value, str):
         raise ManifestModelError(
-            f"`plugin.{key}` is {_toml_type(value)}, not a string", key=f"plugin.{key}"
+            f"`plugin.{key}` is {toml_type_name(value)}, not a string", key=f"plugin.{key}"
         )
     return value
 
@@ -298,29 +299,12 @@ def _shown(value: str) -> str:
     return f"{value[:_SHOWN_CHARACTERS]!r}… ({len(value)} characters)"
 
 
-def _toml_type(value: object) -> str:
-    """How TOML names the type of a parsed ``value``, with its article (for messages)."""
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a float"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, Mapping):
-        return "a table"
-    return "a date-time"
-
-
 def _plugin_table(data: Mapping[str, Any]) -> Mapping[str, Any]:
     plugin = data.get("plugin")
     if plugin is None:
         raise ManifestModelError("the manifest has no [plugin] table", key="plugin")
     if not isinstance(plugin, Mapping):
-        raise ManifestModelError(f"`plugin` is {_toml_type(plugin)}, not a table", key="plugin")
+        raise ManifestModelError(f"`plugin` is {toml_type_name(plugin)}, not a table", key="plugin")
     return plugin
 
 

@@ -17,8 +17,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from nexo_pkg.core.diagnostics import CONTROL_CHARACTERS, Diagnostic, escape_control_characters
+from nexo_pkg.core.diagnostics import Diagnostic
 from nexo_pkg.core.errors import UsageError
+from nexo_pkg.core.terminal import CONTROL_CHARACTERS, printable
 from nexo_pkg.core.versionreq import Version, VersionError, parse_version, parse_version_req
 from nexo_pkg.manifest import rules_admin_ui, rules_sandbox, rules_sections
 from nexo_pkg.manifest.daemon import (
@@ -654,7 +655,7 @@ def _check_control_characters(context: Context) -> None:
                     "NX191",
                     path,
                     f"value of `{format_key_path(path)}` holds a control character: "
-                    f"`{escape_control_characters(value)}`",
+                    f"`{printable(value, lines=True)}`",
                     "remove the control character",
                 )
         elif isinstance(value, Mapping):
@@ -663,7 +664,7 @@ def _check_control_characters(context: Context) -> None:
                     context.report(
                         "NX191",
                         (*path, key),
-                        f"key `{escape_control_characters(key)}` holds a control character",
+                        f"key `{printable(key, lines=True)}` holds a control character",
                         "rename the key",
                         target="key",
                     )

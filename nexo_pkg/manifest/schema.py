@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.diagnostics import Diagnostic
-from nexo_pkg.core.toml_spans import KeyPath, SpanMap, format_key_path
+from nexo_pkg.core.toml_spans import KeyPath, SpanMap, format_key_path, toml_type_name
 from nexo_pkg.manifest import core_rules
 
 if TYPE_CHECKING:
@@ -97,29 +97,6 @@ def _validator() -> Validator:
     )
     validator: Validator = toml_validator(load_schema())
     return validator
-
-
-def toml_type_name(value: object) -> str:
-    """The TOML word for the type of a parsed value, with its article."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a float"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, datetime.datetime):
-        return "a date-time"
-    if isinstance(value, datetime.date):
-        return "a date"
-    if isinstance(value, datetime.time):
-        return "a time"
-    return type(value).__name__
 
 
 def _expected_types(expected: object) -> str:

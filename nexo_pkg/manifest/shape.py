@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from nexo_pkg.core.diagnostics import escape_control_characters
+from nexo_pkg.core.terminal import printable
 
 __all__ = [
     "BOOL",
@@ -165,7 +165,7 @@ def _unknown(table: Table, key: str, path: KeyPath) -> ShapeProblem:
         hint = f"did you mean `{close[0]}`?" if close else ""
         allowed = ", ".join(f"`{name}`" for name in known) or "no keys"
         hint = f"{hint} {where} accepts {allowed}".strip()
-    shown = escape_control_characters(key)
+    shown = printable(key, lines=True)
     return ShapeProblem("unknown", path, f"unknown key `{shown}` in {where}", hint)
 
 

@@ -21,6 +21,7 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Protocol
 
 from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.terminal import shown
 
 if TYPE_CHECKING:
     import httpx
@@ -35,15 +36,6 @@ MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 # Only encodings that can be inflated under a cap are asked for (httpx would add br and zstd
 # whenever their packages happen to be installed).
 DOCUMENT_ACCEPT_ENCODING = "gzip, deflate"
-
-
-def shown(text: str, limit: int = 200) -> str:
-    """``text`` quoted for a one-line message: control characters escaped, length capped."""
-    visible = "".join(
-        char if char.isprintable() else char.encode("unicode_escape").decode("ascii")
-        for char in text[:limit]
-    )
-    return "'" + visible + ("..." if len(text) > limit else "") + "'"
 
 
 def checked_timeout(value: float, source: str = "--timeout") -> float:

@@ -31,12 +31,14 @@ from __future__ import annotations
 
 import datetime as dt
 import email.utils
+import ipaddress
 import os
 import random
 import re
 import socket
 import sys
 import time
+import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -44,7 +46,7 @@ from urllib.parse import urljoin, urlsplit
 
 from nexo_pkg import __version__
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.core.terminal import printable
+from nexo_pkg.core.terminal import printable, shown
 from nexo_pkg.net.bounded import (
     SLOW_NOTICE_SECONDS,
     Deadline,
@@ -53,7 +55,6 @@ from nexo_pkg.net.bounded import (
     checked_timeout,
     declared_length,
     decoded_document,
-    shown,
     timeout_from_env,
 )
 
@@ -248,12 +249,42 @@ def environment_proxies() -> dict[str, httpx.BaseTransport | None]:
     mounts: an httpx transport through the proxy per URL pattern, ``None`` (direct) for the
     hosts ``NO_PROXY`` lists. Empty without such variables, so a direct connection imports
     nothing more."""
-    from httpx._utils import get_environment_proxies  # noqa: PLC0415 (httpx's own reading)
-
     return {
         pattern: None if proxy is None else httpx.HTTPTransport(proxy=proxy, trust_env=True)
-        for pattern, proxy in get_environment_proxies().items()
+        for pattern, proxy in proxy_mounts(urllib.request.getproxies_environment()).items()
     }
+
+
+def proxy_mounts(settings: Mapping[str, str]) -> dict[str, str | None]:
+    """httpx mount patterns for proxy ``settings`` as ``urllib.request`` reads them from the
+    environment (``{"https": "proxy:3128", "no": "localhost,.corp"}``): a proxy URL per
+    scheme (``http://`` assumed when none is given), ``None`` (direct) for each host that
+    ``NO_PROXY`` lists; ``NO_PROXY=*`` turns every proxy off, as curl and httpx do."""
+    mounts: dict[str, str | None] = {}
+    for scheme in ("http", "https", "all"):
+        proxy = settings.get(scheme)
+        if proxy:
+            mounts[f"{scheme}://"] = proxy if "://" in proxy else f"http://{proxy}"
+    for raw in settings.get("no", "").split(","):
+        host = raw.strip()
+        if host == "*":
+            return {}
+        if not host:
+            continue
+        if "://" in host:
+            mounts[host] = None
+            continue
+        try:
+            address = ipaddress.ip_address(host.strip("[]"))
+        except ValueError:
+            address = None
+        if address is not None and address.version == 6:
+            mounts[f"all://[{address}]"] = None
+        elif address is not None or host.lower() == "localhost":
+            mounts[f"all://{host}"] = None
+        else:
+            mounts[f"all://*{host}"] = None
+    return mounts
 
 
 def _set_location_aside(response: httpx.Response) -> None:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from nexo_pkg import __version__
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_USAGE, NexoError
+from nexo_pkg.core.terminal import toml_string
 from nexo_pkg.scaffold.slug import MAX_LENGTH, SLUG_PATTERN, slug_problem
 
 LANGUAGES = ("python",)
@@ -82,11 +83,6 @@ def validate_id(plugin_id: str) -> None:
             f"invalid plugin id {plugin_id!r}: {problem} (ids match {SLUG_PATTERN})",
             kind="invalid_id",
         )
-
-
-def _toml_string(value: str) -> str:
-    # A JSON string literal is a valid TOML basic string (same escapes, \uXXXX included).
-    return json.dumps(value, ensure_ascii=False)
 
 
 PROJECT_GIT_URL = "https://github.com/nexo-pkg/nexo-pkg"
@@ -154,8 +150,8 @@ def placeholders(request: NewProject, tool_name: str) -> dict[str, str]:
     description = (request.description or f"The {name} nexo {request.kind}.").strip()
     owner = request.owner or "OWNER"
     return {
-        "__PLUGIN_NAME_TOML__": _toml_string(name),
-        "__DESCRIPTION_TOML__": _toml_string(description),
+        "__PLUGIN_NAME_TOML__": toml_string(name),
+        "__DESCRIPTION_TOML__": toml_string(description),
         "__DESCRIPTION__": description,
         "__TOOL_NAME__": tool_name,
         "__OWNER__": owner,

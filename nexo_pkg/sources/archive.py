@@ -7,7 +7,7 @@ soon as it passes the limit, and extended headers (PAX, GNU long names) are size
 tarfile reads them into memory.
 
 What receives the members is a :class:`TreeSink`: :func:`inspect_archive` passes them to one
-that keeps nothing (a scan), :mod:`nexo_pkg.install.extract` to one that writes them.
+that keeps nothing (a scan), :mod:`nexo_pkg.sources.extract` to one that writes them.
 """
 
 from __future__ import annotations

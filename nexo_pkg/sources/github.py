@@ -24,13 +24,13 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import quote, urlsplit
 
 from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.terminal import shown
 from nexo_pkg.net.bounded import (
     DOCUMENT_ACCEPT_ENCODING,
     MAX_DOCUMENT_BYTES,
     Deadline,
     declared_length,
     parse_json,
-    shown,
 )
 from nexo_pkg.net.client import (
     DEFAULT_READ_TIMEOUT_SECONDS,

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.core.files import read_capped_bytes
 from nexo_pkg.trust.policy import AuthorPolicy
 
 # The signing schemes a verifier exists for, as recorded in receipts.
@@ -155,7 +155,4 @@ MAX_TRUSTED_ROOT_BYTES = 8 * 1024 * 1024
 def read_trusted_root(path: Path) -> bytes:
     """The bytes of a ``trusted_root`` file: a regular file (a link to one followed) of at
     most :data:`MAX_TRUSTED_ROOT_BYTES`; ``OSError``/``ValueError`` otherwise."""
-    raw = read_config_bytes(path, MAX_TRUSTED_ROOT_BYTES)
-    if len(raw) > MAX_TRUSTED_ROOT_BYTES:
-        raise ValueError(f"it is larger than {MAX_TRUSTED_ROOT_BYTES} bytes")
-    return raw
+    return read_capped_bytes(path, MAX_TRUSTED_ROOT_BYTES)

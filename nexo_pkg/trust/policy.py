@@ -20,13 +20,15 @@ import re
 import stat
 import tomllib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position, Rule, Severity, Span
 from nexo_pkg.core.errors import ConfigError
-from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.core.files import read_config_file
+from nexo_pkg.core.terminal import toml_string
+from nexo_pkg.core.toml_spans import SpanMap, scan_spans, syntax_error
 
 Mode = Literal["ignore", "warn", "require"]
 MODES: tuple[Mode, ...] = ("ignore", "warn", "require")
@@ -411,77 +413,6 @@ POLICY_RULES: dict[str, Rule] = {
 }
 
 
-# --- positions ---------------------------------------------------------------------------------
-
-_KEY_LINE = re.compile(r"""^\s*(?:"([^"]*)"|'([^']*)'|([A-Za-z0-9_-]+))\s*=""")
-_TABLE_HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]*?)\s*\]\]?")
-
-
-@dataclass
-class _Located:
-    """Line/column spans of the keys of one table, from the line scanner."""
-
-    header: Span | None = None
-    keys: dict[str, Span] = field(default_factory=dict)
-
-
-@dataclass
-class _SpanMap:
-    top: _Located
-    authors: list[_Located]
-    end: Position
-
-    def author(self, index: int) -> _Located:
-        return self.authors[index] if index < len(self.authors) else _Located()
-
-
-def _line_span(line_number: int, line: str, start: int, end: int | None = None) -> Span:
-    stop = len(line.rstrip()) if end is None else end
-    stop = max(stop, start + 1)
-    return Span(Position(line_number, start + 1), Position(line_number, stop + 1))
-
-
-def _scan_positions(text: str) -> _SpanMap:
-    """Find where top-level keys, ``[[authors]]`` headers and their keys are.
-
-    A light scan, not a parser: it only runs on text :mod:`tomllib` accepted, and multi-line
-    strings or arrays are skipped by ignoring lines that cannot start a key. Anything it
-    cannot locate falls back to the enclosing table or the start of the file.
-    """
-    top = _Located()
-    authors: list[_Located] = []
-    current: _Located | None = top
-    lines = text.splitlines()
-    in_multiline: str | None = None
-    for number, line in enumerate(lines, start=1):
-        if in_multiline is not None:
-            if line.count(in_multiline) % 2 == 1:
-                in_multiline = None
-            continue
-        header = _TABLE_HEADER.match(line)
-        if header and not _KEY_LINE.match(line):
-            name = header.group(2).strip().strip("\"'")
-            start = line.index(header.group(1))
-            if header.group(1) == "[[" and name == "authors":
-                current = _Located(header=_line_span(number, line, start))
-                authors.append(current)
-            else:
-                # `[name]` defines top-level key `name` (wrongly, for `authors`): point there.
-                top.keys.setdefault(name.split(".")[0], _line_span(number, line, start))
-                current = None
-            continue
-        key = _KEY_LINE.match(line)
-        if key and current is not None:
-            name = key.group(1) or key.group(2) or key.group(3) or ""
-            start = len(line) - len(line.lstrip())
-            current.keys.setdefault(name, _line_span(number, line, start))
-            for quote in ('"""', "'''"):
-                if line.count(quote) % 2 == 1:
-                    in_multiline = quote
-    last = max(len(lines), 1)
-    return _SpanMap(top, authors, Position(last, 1))
-
-
 def _is_file(path: Path) -> bool:
     """``Path.is_file`` that answers ``False`` for names the OS rejects (too long, ...)."""
     try:
@@ -506,7 +437,7 @@ class _Finding:
 class _Validator:
     """Walks the parsed document once, collecting findings and the policy it describes."""
 
-    def __init__(self, data: dict[str, Any], spans: _SpanMap, base_dir: Path | None) -> None:
+    def __init__(self, data: dict[str, Any], spans: SpanMap, base_dir: Path | None) -> None:
         self.data = data
         self.spans = spans
         self.base_dir = base_dir
@@ -516,13 +447,15 @@ class _Validator:
         self.findings.append(_Finding(code, message, key_path, span or _START))
 
     def top_span(self, key: str) -> Span | None:
-        return self.spans.top.keys.get(key)
+        return self._key_span((key,))
 
     def author_span(self, index: int, key: str | None) -> Span | None:
-        located = self.spans.author(index)
-        if key is not None and key in located.keys:
-            return located.keys[key]
-        return located.header or self.top_span("authors")
+        if key is not None and (found := self._key_span(("authors", index, key))) is not None:
+            return found
+        return self._key_span(("authors", index)) or self.top_span("authors")
+
+    def _key_span(self, path: tuple[str | int, ...]) -> Span | None:
+        return self.spans.key_span(path) if self.spans.has(path) else None
 
     def string(self, value: Any, key_path: str, span: Span | None) -> str | None:
         if not isinstance(value, str):
@@ -703,7 +636,7 @@ class _Validator:
                         "NXT010",
                         f"{prefix}.identity_regexp is not anchored: cosign and the reference "
                         "installer would accept any identity containing a match; write "
-                        f"identity_regexp = {_toml_string(anchored)}",
+                        f"identity_regexp = {toml_string(anchored)}",
                         f"{prefix}.identity_regexp",
                         span,
                     )
@@ -795,7 +728,7 @@ class _Validator:
 
         if self.error_count() > errors_before or owner is None:
             return None
-        header = self.spans.author(index).header
+        header = self._key_span(("authors", index))
         return AuthorPolicy(
             owner=owner,
             identity_regexp=identity_regexp,
@@ -840,35 +773,20 @@ class _Validator:
 _WORKFLOW_PATH = re.compile(r"^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+/\.github/workflows/[^/@]+$")
 
 
-def _toml_string(value: str) -> str:
-    """``value`` as a TOML basic string, the way a user would paste it into the policy."""
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
-
-
-_TOML_POSITION = re.compile(r"\(at line (\d+), column (\d+)\)")
-
-
-def _syntax_finding(exc: tomllib.TOMLDecodeError) -> _Finding:
-    found = _TOML_POSITION.search(str(exc))
-    message = _TOML_POSITION.sub("", str(exc)).strip()
-    if found:
-        line, column = int(found.group(1)), int(found.group(2))
-        span = Span(Position(line, column), Position(line, column + 1))
-    else:
-        span = _START
-    return _Finding("NXT001", f"invalid TOML: {message}", "", span)
+def _syntax_finding(text: str, exc: tomllib.TOMLDecodeError) -> _Finding:
+    syntax = syntax_error(text, exc)
+    return _Finding("NXT001", f"invalid TOML: {syntax.message}", "", syntax.span)
 
 
 def _validate(text: str, base_dir: Path | None) -> tuple[TrustPolicy | None, list[_Finding]]:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        return None, [_syntax_finding(exc)]
+        return None, [_syntax_finding(text, exc)]
     except RecursionError:
         # tomllib recurses once per level of nested arrays and inline tables.
         return None, [_Finding("NXT001", "invalid TOML: values nested too deeply", "", _START)]
-    validator = _Validator(data, _scan_positions(text), base_dir)
+    validator = _Validator(data, scan_spans(text)[0], base_dir)
     policy = validator.run()
     ordered = sorted(validator.findings, key=lambda f: (f.span.start, f.code))
     return policy, ordered
@@ -962,22 +880,7 @@ def _read_policy_text(path: Path, what: str) -> str:
     """The text of the policy file (``what``) at ``path``: ``FileNotFoundError`` when it does
     not exist; ``policy_invalid`` when it is no regular file, cannot be read, is over
     :data:`MAX_POLICY_BYTES` or is not UTF-8."""
-    try:
-        raw = read_config_bytes(path, MAX_POLICY_BYTES)
-    except FileNotFoundError:
-        raise
-    except OSError as exc:
-        raise ConfigError(
-            f"{path}: cannot read the {what}: {exc.strerror or exc}",
-            kind="policy_invalid",
-            details={"path": str(path)},
-        ) from exc
-    if len(raw) > MAX_POLICY_BYTES:
-        raise ConfigError(
-            f"{path}: the {what} file is larger than {MAX_POLICY_BYTES} bytes",
-            kind="policy_invalid",
-            details={"path": str(path)},
-        )
+    raw = read_config_file(path, MAX_POLICY_BYTES, kind="policy_invalid", missing_ok=True)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -1073,7 +976,6 @@ def parse_registry_bindings(
     its copies then get the policy's default mode). Raises :class:`ConfigError`
     ``policy_invalid`` (exit 2) naming ``path:line:column`` for anything else.
     """
-    from nexo_pkg.core.toml_spans import scan_spans  # noqa: PLC0415 - only with bindings
 
     def invalid(line: int, column: int, message: str) -> ConfigError:
         return ConfigError(
@@ -1089,7 +991,7 @@ def parse_registry_bindings(
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        finding = _syntax_finding(exc)
+        finding = _syntax_finding(text, exc)
         start = finding.span.start
         raise invalid(start.line, start.column, finding.message) from exc
     except RecursionError as exc:

@@ -8,14 +8,12 @@ would refuse.
 from __future__ import annotations
 
 import contextlib
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.core.errors import ConfigError, NexoError
-from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.core.errors import ConfigError
+from nexo_pkg.core.files import read_config_file, write_config_file
 from nexo_pkg.trust.policy import (
     GITHUB_ACTIONS_ISSUER,
     MAX_POLICY_BYTES,
@@ -36,15 +34,9 @@ class EditResult:
 
 def _read_text(path: Path) -> str:
     try:
-        raw = read_config_bytes(path, MAX_POLICY_BYTES)
+        raw = read_config_file(path, MAX_POLICY_BYTES, kind="policy_invalid", missing_ok=True)
     except FileNotFoundError:
         return ""
-    except OSError as exc:
-        raise ConfigError(
-            f"{path}: cannot read the trust policy: {exc.strerror or exc}", kind="policy_invalid"
-        ) from exc
-    if len(raw) > MAX_POLICY_BYTES:
-        raise ConfigError(f"{path}: the trust policy is too large", kind="policy_invalid")
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -83,18 +75,8 @@ def _write(path: Path, text: str) -> TrustPolicy:
     mode = 0o644
     with contextlib.suppress(OSError):
         mode = path.stat().st_mode & 0o777 & ~0o022
-    descriptor, temp = tempfile.mkstemp(dir=path.parent, prefix=".trusted_keys-", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fchmod(handle.fileno(), mode)
-            os.fsync(handle.fileno())
-        # Replacing a symlinked policy writes a regular file here; the link is not followed.
-        Path(temp).replace(path)
-    except OSError as exc:
-        Path(temp).unlink(missing_ok=True)
-        raise NexoError(f"cannot write {path}: {exc.strerror or exc}", kind="io") from exc
+    # Replacing a symlinked policy writes a regular file here; the link is not followed.
+    write_config_file(path, text.encode("utf-8"), mode=mode)
     return policy
 
 

@@ -11,11 +11,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from nexo_pkg.core.terminal import toml_string
 from nexo_pkg.trust.policy import GITHUB_ACTIONS_ISSUER, AuthorPolicy
 
 _RE2_SPECIAL = set(".^$*+?()[]{}|\\")
-# Printable to Python, yet they break or reorder a line on a terminal.
-_LINE_BREAKING = frozenset("\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
 
 
 def escape_pattern(text: str) -> str:
@@ -94,42 +93,26 @@ def suggest_author(
     )
 
 
-def _toml_char(char: str) -> str:
-    if char in {'"', "\\"}:
-        return "\\" + char
-    if char.isprintable() and char not in _LINE_BREAKING:
-        return char
-    code = ord(char)
-    return f"\\u{code:04X}" if code <= 0xFFFF else f"\\U{code:08X}"
-
-
-def _toml_string(value: str) -> str:
-    """``value`` as a TOML basic string whose text is printable: control characters, line
-    separators and bidirectional controls are written as ``\\uXXXX`` escapes (the entry is
-    shown on terminals and pasted into the policy)."""
-    return '"' + "".join(_toml_char(char) for char in value) + '"'
-
-
 def author_entry_toml(author: AuthorPolicy) -> str:
     """``author`` as the ``[[authors]]`` table to paste into ``trusted_keys.toml``."""
-    lines = ["[[authors]]", f"owner = {_toml_string(author.owner)}"]
+    lines = ["[[authors]]", f"owner = {toml_string(author.owner)}"]
     if author.identity_regexp is not None:
-        lines.append(f"identity_regexp = {_toml_string(author.identity_regexp)}")
+        lines.append(f"identity_regexp = {toml_string(author.identity_regexp)}")
     if author.identity is not None:
-        lines.append(f"identity = {_toml_string(author.identity)}")
-    lines.append(f"oidc_issuer = {_toml_string(author.oidc_issuer)}")
+        lines.append(f"identity = {toml_string(author.identity)}")
+    lines.append(f"oidc_issuer = {toml_string(author.oidc_issuer)}")
     if author.repos:
-        lines.append(f"repos = [{', '.join(_toml_string(r) for r in author.repos)}]")
+        lines.append(f"repos = [{', '.join(toml_string(r) for r in author.repos)}]")
     if author.signer_workflow is not None:
-        lines.append(f"signer_workflow = {_toml_string(author.signer_workflow)}")
+        lines.append(f"signer_workflow = {toml_string(author.signer_workflow)}")
     if author.source_ref is not None:
-        lines.append(f"source_ref = {_toml_string(author.source_ref)}")
+        lines.append(f"source_ref = {toml_string(author.source_ref)}")
     if author.predicate_type is not None:
-        lines.append(f"predicate_type = {_toml_string(author.predicate_type)}")
+        lines.append(f"predicate_type = {toml_string(author.predicate_type)}")
     if author.allow_republish:
         lines.append("allow_republish = true")
     if author.mode is not None:
-        lines.append(f"mode = {_toml_string(author.mode)}")
+        lines.append(f"mode = {toml_string(author.mode)}")
     return "\n".join(lines) + "\n"
 
 

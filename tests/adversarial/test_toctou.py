@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.install.extract import extract_listed
 from nexo_pkg.sources.archive import ArchiveLimits, inspect_archive
+from nexo_pkg.sources.extract import extract_listed
 
 from .archives import ASSET_NAME, CONTROLS, PLUGIN_ID, PLUGIN_VERSION, CorpusContext, sha256_sidecar
 from .archives import CORPUS as ARCHIVES

@@ -314,7 +314,7 @@ def test_the_scan_sees_calls_classes_helpers_and_documents(uses: list[KindUse]) 
     assert ("lock_invalid", "default", "_invalid") in seen
     assert ("registry_invalid", "helper", "parse_json") in seen  # a public helper, elsewhere
     assert ("lock_invalid", "helper", "_load_toml") in seen  # a private one, in its module
-    assert ("cancelled", "helper", "_emit_failure") in seen  # a document helper
+    assert ("cancelled", "call", "NexoError") in seen  # an aborted prompt, in cli/app.py
     assert ("interrupted", "document", "--json") in seen
     assert ("check_failed", "document", "--json") in seen
     assert len(uses) > 150

@@ -14,8 +14,8 @@ from adversarial.archives import CONTROLS, CORPUS, CorpusContext, Limits
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nexo_pkg.install.extract import safe_extract
 from nexo_pkg.sources.archive import ArchiveLimits
+from nexo_pkg.sources.extract import safe_extract
 
 from .strategies import attempt
 

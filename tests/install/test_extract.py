@@ -28,11 +28,11 @@ from support.tarballs import (
 
 from nexo_pkg.core import durable
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.install.extract import MAX_OPEN_DIRECTORIES, safe_extract
 from nexo_pkg.install.pipeline import install
 from nexo_pkg.install.store import RECEIPT_NAME, verify_installed
 from nexo_pkg.sources import archive as inspect
 from nexo_pkg.sources.archive import ArchiveLimits, inspect_archive
+from nexo_pkg.sources.extract import MAX_OPEN_DIRECTORIES, safe_extract
 
 from .conftest import InstallEnv
 

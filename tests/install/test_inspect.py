@@ -23,9 +23,9 @@ from support.tarballs import (
 )
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.install.extract import safe_extract
 from nexo_pkg.install.pipeline import install
 from nexo_pkg.sources.archive import ArchiveLimits, inspect_archive
+from nexo_pkg.sources.extract import safe_extract
 
 from .conftest import InstallEnv
 

@@ -162,7 +162,7 @@ def test_the_daemon_corpus_has_accepted_cases() -> None:
         (MINIMAL.replace('"0.1.0"', '"1.0.0\\n\\u001b[2J"'), r"'1.0.0\n\x1b[2J' is not"),
         (MINIMAL.replace('"0.1.0"', '"' + "9" * 5000 + '"'), "… (5000 characters) is not"),
         (MINIMAL.replace('"0.1.0"', "1.0"), "`plugin.version` is a float, not a string"),
-        (MINIMAL.replace('"0.1.0"', "1979-05-27"), "`plugin.version` is a date-time"),
+        (MINIMAL.replace('"0.1.0"', "1979-05-27"), "`plugin.version` is a date"),
         (MINIMAL.replace('version = "0.1.0"\n', ""), "the manifest has no `plugin.version`"),
         ('plugin = "my_plugin"\n', "`plugin` is a string, not a table"),
         ("plugin = [1, 2]\n", "`plugin` is an array, not a table"),

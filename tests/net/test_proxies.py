@@ -72,3 +72,32 @@ def test_no_proxy_hosts_are_reached_directly(
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     assert _get(proxy.url + "/direct") == b"through the proxy"
     assert proxy.asked == ["/direct"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "mounts"),
+    [
+        ({}, {}),
+        ({"https": "proxy:3128"}, {"https://": "http://proxy:3128"}),
+        ({"http": "socks5://p:1080"}, {"http://": "socks5://p:1080"}),
+        (
+            {"all": "http://p:1", "no": "localhost, 10.0.0.1,::1,.corp.example,https://x"},
+            {
+                "all://": "http://p:1",
+                "all://localhost": None,
+                "all://10.0.0.1": None,
+                "all://[::1]": None,
+                "all://*.corp.example": None,
+                "https://x": None,
+            },
+        ),
+        ({"https": "p:1", "no": "*"}, {}),
+    ],
+    ids=["none", "scheme-added", "socks", "no-proxy-shapes", "no-proxy-star"],
+)
+def test_proxy_settings_become_httpx_mounts(
+    settings: dict[str, str], mounts: dict[str, str | None]
+) -> None:
+    from nexo_pkg.net.client import proxy_mounts
+
+    assert proxy_mounts(settings) == mounts

@@ -193,7 +193,7 @@ def test_trust_add_and_remove_escape_what_they_echo(tmp_path: Path) -> None:
                  "--signer-workflow", f"acme/echo/.github/workflows/{HOSTILE}.yml",
                  "--trusted-keys", str(policy), "--yes")  # fmt: skip
     assert added.returncode == 0, added.stderr
-    assert "\\u001B[2J" in added.stderr
+    assert "\\u001b[2J" in added.stderr
     assert_clean(added.stderr)
     assert_clean(added.stdout)
     written = tomllib.loads(policy.read_text(encoding="utf-8"))["authors"][0]

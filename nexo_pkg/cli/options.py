@@ -1,0 +1,104 @@
+"""The options several commands share, declared once so their flags and help stay in step.
+
+A command module imports its options from here; an option only one command has is declared
+beside that command.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from nexo_pkg.net.bounded import DEFAULT_TIMEOUT_SECONDS, SLOW_NOTICE_SECONDS
+
+DEST_HELP = (
+    "Install root (default: plugins.discovery.search_paths[0] of the daemon's configuration, "
+    "else $NEXO_HOME/state/plugins)."
+)
+CONFIG_HELP = (
+    "The daemon's configuration directory (default: NEXO_CONFIG_DIR, else ./config when it "
+    "exists, else $NEXO_HOME/config): plugins/discovery.yaml names the install root, "
+    "extensions/trusted_keys.toml is the trust policy."
+)
+JSON_HELP = "Print one JSON document on stdout."
+
+DestOption = Annotated[Path | None, typer.Option("--dest", help=DEST_HELP)]
+ConfigOption = Annotated[Path | None, typer.Option("--config", help=CONFIG_HELP)]
+JsonOption = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
+YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+TargetOption = Annotated[
+    str | None,
+    typer.Option("--target", help="Target triple instead of this host's (or noarch)."),
+]
+TrustedKeysOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--trusted-keys",
+        help="Trust policy file (default: extensions/trusted_keys.toml of the daemon's "
+        "configuration directory, see --config).",
+    ),
+]
+RequireSignatureOption = Annotated[
+    bool, typer.Option("--require-signature", help="Refuse assets without a trusted signature.")
+]
+SkipSignatureOption = Annotated[
+    bool, typer.Option("--skip-signature-verify", help="Do not check signatures (unsafe).")
+]
+GitHubApiOption = Annotated[
+    str | None,
+    typer.Option(
+        "--github-api-url",
+        help=(
+            "GitHub API base (GitHub Enterprise). Default: NEXO_GITHUB_API_BASE, else GH_HOST "
+            "(as gh), else GITHUB_API_URL, else https://api.github.com. Token: "
+            "NEXO_GITHUB_TOKEN; then GITHUB_TOKEN, GH_TOKEN for github.com, or "
+            "GH_ENTERPRISE_TOKEN, GITHUB_ENTERPRISE_TOKEN for other hosts; then `gh auth token` "
+            "(https only). It is sent to the API host alone."
+        ),
+    ),
+]
+TimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        metavar="SECONDS",
+        help="Most one HTTP request may take, retries included (default: NEXO_HTTP_TIMEOUT, "
+        f"else {DEFAULT_TIMEOUT_SECONDS:g} s). An answer slower than {SLOW_NOTICE_SECONDS:g} s "
+        "is noted on stderr.",
+    ),
+]
+InstallTimeoutOption = Annotated[
+    float | None,
+    typer.Option(
+        "--timeout",
+        metavar="SECONDS",
+        help="Most the command's HTTP requests may take together, retries included, per "
+        f"plugin (default: NEXO_HTTP_TIMEOUT, else {DEFAULT_TIMEOUT_SECONDS:g} s). An answer "
+        f"slower than {SLOW_NOTICE_SECONDS:g} s is noted on stderr.",
+    ),
+]
+DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Run every check, install nothing.")]
+RegistryConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--registry-config",
+        help="Registry credentials file for oci:// sources (default: $REGISTRY_AUTH_FILE, "
+        "~/.docker/config.json).",
+    ),
+]
+NexoVersionOption = Annotated[
+    str | None,
+    typer.Option(
+        "--nexo-version",
+        metavar="VERSION",
+        help="Version of the daemon the plugin is for (default: NEXO_DAEMON_VERSION): a plugin "
+        "whose min_nexo_version excludes it is refused (incompatible; install --force "
+        "overrides), checked from the release's manifest asset before any download.",
+    ),
+]
+PlainHttpOption = Annotated[
+    bool,
+    typer.Option("--plain-http", help="HTTP, not HTTPS, for a loopback registry (oci:// sources)."),
+]

@@ -1,0 +1,310 @@
+"""What ``nexo plugin trust add|list|remove|verify`` decide, apart from the terminal.
+
+The command line parses the flags, asks, and renders; this module turns what it parsed into
+policy entries and verdicts: which author entry ``trust add`` writes (named by flags, or derived
+from the signer a release was seen to have), which entries ``trust remove`` drops, the policy
+``trust verify`` checks a file against and the signature material it offers, and the JSON shape
+of an entry. Every refusal is a :class:`~nexo_pkg.core.errors.NexoError` with its kind.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.trust import entry as trust
+from nexo_pkg.trust.base import SignatureMissingError, SignatureOutcome, SignerUntrustedError
+from nexo_pkg.trust.material import (
+    ATTESTATION_SUFFIX,
+    BUNDLE_SUFFIXES,
+    Material,
+    is_checksums_file,
+    local_material,
+)
+from nexo_pkg.trust.policy import GITHUB_ACTIONS_ISSUER, MODES, AuthorPolicy, TrustPolicy
+from nexo_pkg.trust.policy_edit import add_author, remove_authors
+from nexo_pkg.trust.suggest import author_entry_toml, escape_pattern, suggest_author
+
+__all__ = [
+    "author_json",
+    "chosen_author",
+    "needs_release_signer",
+    "record_author",
+    "release_signer",
+    "remove_entries",
+    "verification_policy",
+    "verify_file",
+    "with_overrides",
+]
+
+
+def author_json(author: AuthorPolicy) -> dict[str, Any]:
+    """``author`` as ``trust list --json`` and ``trust add --json`` show it."""
+    return {
+        "owner": author.owner,
+        "identity": author.identity,
+        "identity_regexp": author.identity_regexp,
+        "oidc_issuer": author.oidc_issuer,
+        "repos": list(author.repos) if author.repos is not None else None,
+        "signer_workflow": author.signer_workflow,
+        "source_ref": author.source_ref,
+        "predicate_type": author.predicate_type,
+        "allow_republish": author.allow_republish,
+        "mode": author.mode,
+        "line": author.line,
+    }
+
+
+def needs_release_signer(
+    repo: str | None, identity: str | None, identity_regexp: str | None
+) -> bool:
+    """Whether ``trust add`` must read the signer of a release (no signer was named).
+
+    Raises :class:`UsageError` for both ``--identity`` and ``--identity-regexp``, and for
+    neither without a repository whose release could be read."""
+    if identity is not None and identity_regexp is not None:
+        raise UsageError("--identity and --identity-regexp exclude each other")
+    if identity is None and identity_regexp is None:
+        if repo is None:
+            raise UsageError(
+                "give OWNER/REPO to read the signer of its newest release, or name the "
+                "signer with --identity-regexp / --identity"
+            )
+        return True
+    return False
+
+
+def _require_signature(
+    path: Path,
+    asset_name: str,
+    material: Material,
+    policy: TrustPolicy,
+    *,
+    owner: str | None,
+    repo: str | None,
+    tag: str | None,
+) -> SignatureOutcome:
+    """``path`` verified as install verifies an asset whose policy requires a signature."""
+    return trust.verify_asset_signature(
+        path,
+        asset_name=asset_name,
+        material=material,
+        owner=owner,
+        repo=repo,
+        tag=tag,
+        policy=policy,
+        mode="require",
+    )
+
+
+def release_signer(
+    tarball: Path,
+    *,
+    asset_name: str,
+    material: dict[str, Path | bytes],
+    owner: str,
+    repo: str,
+    tag: str,
+    trusted_root: Path | None,
+) -> dict[str, Any]:
+    """Who signed the release asset ``tarball``: its signature verified with no author trusted,
+    so the refusal names the signer. Returns identity, issuer, claims, release and asset;
+    ``signature_missing`` when the release is not signed, ``signature_invalid`` when the
+    signature does not verify."""
+    nobody = TrustPolicy(default="require", trusted_root=trusted_root)
+    try:
+        _require_signature(tarball, asset_name, material, nobody, owner=owner, repo=repo, tag=tag)
+    except SignatureMissingError as unsigned:
+        # No policy asked for a signature here: there is simply no signer to read.
+        raise SignatureMissingError(
+            f"release {tag} of {owner}/{repo} is not signed ({asset_name} has "
+            "no Sigstore bundle, attestation or signed checksums file), so there is no "
+            "signer to trust; name one with --identity-regexp, or ask the publisher to "
+            "sign releases",
+            details={"asset": asset_name, "release": tag},
+        ) from unsigned
+    except SignerUntrustedError as seen:
+        return {
+            "identity": seen.identity,
+            "issuer": seen.issuer,
+            "claims": seen.details.get("claims") or {},
+            "release": tag,
+            "asset": asset_name,
+        }
+    raise NexoError(  # unreachable with no author entry: kept to fail closed
+        f"{asset_name}: the signer could not be determined", kind="signature_invalid"
+    )
+
+
+def chosen_author(
+    owner: str,
+    repo: str | None,
+    *,
+    identity: str | None,
+    identity_regexp: str | None,
+    issuer: str | None,
+    seen: dict[str, Any] | None,
+) -> AuthorPolicy:
+    """The entry ``trust add`` proposes: derived from the signer ``seen`` on a release, else
+    the one the flags name. ``signer_untrusted`` when no entry can be derived."""
+    if seen is not None:
+        suggestion = suggest_author(
+            identity=seen["identity"],
+            issuer=seen["issuer"],
+            claims=seen["claims"],
+            owner=owner,
+            repo=repo,
+        )
+        if suggestion is None:
+            raise NexoError(f"cannot derive an author entry for {owner}", kind="signer_untrusted")
+        return suggestion
+    return AuthorPolicy(
+        owner=owner,
+        identity=identity,
+        identity_regexp=identity_regexp,
+        oidc_issuer=issuer or GITHUB_ACTIONS_ISSUER,
+        repos=(repo,) if repo else None,
+    )
+
+
+def with_overrides(
+    author: AuthorPolicy,
+    *,
+    issuer: str | None,
+    signer_workflow: str | None,
+    mode: str | None,
+    allow_republish: bool,
+) -> AuthorPolicy:
+    """``author`` with what the flags set; :class:`UsageError` for a mode not in
+    :data:`~nexo_pkg.trust.policy.MODES`."""
+    if mode is not None and mode not in MODES:
+        raise UsageError(f"--mode must be one of {', '.join(MODES)}")
+    changes: dict[str, Any] = {}
+    if issuer is not None:
+        changes["oidc_issuer"] = issuer
+    if signer_workflow is not None:
+        changes["signer_workflow"] = signer_workflow
+    if mode is not None:
+        changes["mode"] = mode
+    if allow_republish:
+        changes["allow_republish"] = True
+    return replace(author, **changes)
+
+
+def record_author(
+    policy_path: Path, author: AuthorPolicy, seen: dict[str, Any] | None
+) -> dict[str, Any]:
+    """Write ``author`` into the policy (nothing when an equal entry is there) and return the
+    ``trust add`` document. Raises as :func:`~nexo_pkg.trust.policy_edit.add_author`."""
+    result = add_author(policy_path, author)
+    return {
+        "ok": True,
+        "policy": str(policy_path),
+        "added": result.changed > 0,
+        "entry": author_entry_toml(author),
+        "author": author_json(author),
+        "seen": seen,
+    }
+
+
+def remove_entries(policy_path: Path, owner: str, repo: str | None, target: str) -> dict[str, Any]:
+    """Drop ``owner``'s entries (with ``repo``, those limited to it) and return the
+    ``trust remove`` document; ``not_trusted`` when there was none."""
+    result = remove_authors(policy_path, owner, repo)
+    if not result.changed:
+        raise NexoError(f"{result.path} has no [[authors]] entry for {target}", kind="not_trusted")
+    return {"ok": True, "policy": str(result.path), "removed": result.changed}
+
+
+def verification_policy(
+    policy: TrustPolicy | None,
+    *,
+    owner: str | None,
+    repo: str | None,
+    signer_workflow: str | None,
+    issuer: str | None,
+) -> TrustPolicy:
+    """The policy ``trust verify`` checks against: the loaded ``policy`` narrowed by the
+    flags, or, without one, an entry trusting any workflow of ``owner`` (``repo``), as
+    ``gh attestation verify --owner/--repo`` does."""
+    if policy is not None:
+        if signer_workflow is None and issuer is None:
+            return policy
+        narrowed = tuple(
+            replace(
+                author,
+                signer_workflow=signer_workflow or author.signer_workflow,
+                oidc_issuer=issuer or author.oidc_issuer,
+            )
+            for author in policy.authors
+        )
+        return replace(policy, authors=narrowed)
+    if owner is None:
+        raise UsageError("--owner or --repo, or a trust policy, is needed to verify")
+    # Any workflow of the repository (or of the owner) may have signed, in its own name or
+    # through a reusable workflow.
+    scope = escape_pattern(repo) if repo else "[^/]+"
+    author = AuthorPolicy(
+        owner=owner,
+        identity_regexp=(
+            f"^https://github\\.com/{escape_pattern(owner)}/{scope}/\\.github/workflows/.+$"
+        ),
+        oidc_issuer=issuer or GITHUB_ACTIONS_ISSUER,
+        repos=(repo,) if repo else None,
+        signer_workflow=signer_workflow,
+    )
+    return TrustPolicy(default="require", authors=(author,))
+
+
+def _signed_checksums_file(bundle: Path) -> Path | None:
+    """The checksums file beside ``bundle`` that it signs (``checksums.txt`` for
+    ``checksums.txt.sigstore.json``), or ``None``."""
+    for suffix in (*BUNDLE_SUFFIXES, ATTESTATION_SUFFIX):
+        stem = bundle.name.removesuffix(suffix)
+        if stem != bundle.name and is_checksums_file(stem):
+            signed = bundle.with_name(stem)
+            return signed if signed.is_file() else None
+    return None
+
+
+def verify_file(
+    file: Path,
+    *,
+    bundle: Path | None,
+    policy: TrustPolicy,
+    owner: str | None,
+    repo: str | None,
+    tag: str | None,
+) -> SignatureOutcome:
+    """Check ``file`` against its signature material exactly as install would: ``bundle``
+    (a Sigstore bundle, attestations, or the bundle of a signed checksums file beside it), else
+    the material found beside ``file``. Raises the verifier's error (its message naming
+    ``bundle`` by its own name)."""
+    offered_as: str | None = None
+    checksums = _signed_checksums_file(bundle) if bundle is not None else None
+    material: dict[str, Path | bytes]
+    if checksums is not None and bundle is not None:
+        # The bundle of a checksums file (checksums.txt.sigstore.json) with the file beside
+        # it: verified as install would, the file's signature then the line for FILE.
+        material = {checksums.name: checksums, bundle.name: bundle}
+    elif bundle is not None:
+        suffix = ".intoto.jsonl" if bundle.name.endswith(".jsonl") else ".sigstore.json"
+        offered_as = file.name + suffix
+        material = {offered_as: bundle}
+    else:
+        material = local_material(file)
+    try:
+        outcome = _require_signature(
+            file, file.name, material, policy, owner=owner, repo=repo, tag=tag
+        )
+    except NexoError as error:
+        if offered_as is not None and bundle is not None:
+            # The bundle is offered under the name install would look for; say its own.
+            error.message = error.message.replace(offered_as, str(bundle))
+            error.args = (error.message,)
+        raise
+    if offered_as is not None and bundle is not None and outcome.material is not None:
+        outcome = replace(outcome, material=outcome.material.replace(offered_as, str(bundle)))
+    return outcome
