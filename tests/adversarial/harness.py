@@ -2,45 +2,36 @@
 
 :func:`snapshot` records every path under a directory (type, mode, size, content hash, link
 target) so a test can prove that a refused command wrote nothing: compare the snapshot taken
-before with the one taken after. :func:`run_cli` runs the real ``nexo`` command line, either in
-a subprocess (the exact user experience) or in-process through Click's runner (the same code
-path, minus ~1 s of interpreter start-up per call, for tests that run it dozens of times).
+before with the one taken after. :func:`run_cli` and :func:`run_cli_in_process` run the real
+``nexo`` command line through :func:`support.cli.nexo`, in a subprocess or in this process.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import stat
-import subprocess
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from support.cli import ENV_TO_CLEAR, NO_GH_LOGIN, CliResult, clean_env, nexo
+
+__all__ = [
+    "ENV_TO_CLEAR",
+    "NO_GH_LOGIN",
+    "REPO_ROOT",
+    "CliResult",
+    "Entry",
+    "clean_env",
+    "diff",
+    "run_cli",
+    "run_cli_in_process",
+    "snapshot",
+    "unchanged",
+]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-
-# Variables that would point a command at the real GitHub, a proxy, or the user's home.
-ENV_TO_CLEAR = (
-    "NEXO_GITHUB_TOKEN",
-    "GITHUB_TOKEN",
-    "GH_TOKEN",
-    "GH_ENTERPRISE_TOKEN",
-    "GITHUB_ENTERPRISE_TOKEN",
-    "GH_HOST",
-    "NEXO_GITHUB_API_BASE",
-    "GITHUB_API_URL",
-    "NEXO_HTTP_TIMEOUT",
-    "NEXO_INSTALL_TARGET",
-    "HTTPS_PROXY",
-    "HTTP_PROXY",
-    "ALL_PROXY",
-    "https_proxy",
-    "http_proxy",
-    "all_proxy",
-)
 
 
 @dataclass(frozen=True)
@@ -90,34 +81,6 @@ def unchanged(before: Mapping[str, Entry], after: Mapping[str, Entry]) -> bool:
     return not any(diff(before, after).values())
 
 
-@dataclass(frozen=True)
-class CliResult:
-    """Exit code and output of one ``nexo`` run; ``document`` is the parsed ``--json`` output."""
-
-    exit_code: int
-    stdout: str
-    stderr: str
-
-    @property
-    def document(self) -> dict[str, Any]:
-        parsed = json.loads(self.stdout)
-        assert isinstance(parsed, dict), self.stdout
-        return parsed
-
-
-# A gh configuration directory that does not exist: gh, when installed, is logged in nowhere.
-NO_GH_LOGIN = "/nonexistent/nexo-tests/gh-config"
-
-
-def clean_env(**extra: str) -> dict[str, str]:
-    """The current environment without GitHub/proxy settings or a gh login, plus ``extra``."""
-    env = {key: value for key, value in os.environ.items() if key not in ENV_TO_CLEAR}
-    env["NO_COLOR"] = "1"
-    env["GH_CONFIG_DIR"] = NO_GH_LOGIN
-    env.update(extra)
-    return env
-
-
 def run_cli(
     args: Sequence[str],
     *,
@@ -126,28 +89,9 @@ def run_cli(
     timeout: float = 120.0,
 ) -> CliResult:
     """Run ``python -m nexo_pkg ARGS`` in a subprocess with exactly ``env``."""
-    completed = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", *args],
-        env=dict(env),
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        stdin=subprocess.DEVNULL,
-    )
-    return CliResult(completed.returncode, completed.stdout, completed.stderr)
+    return nexo(*args, env=env, cwd=cwd, timeout=timeout)
 
 
 def run_cli_in_process(args: Sequence[str], *, env: Mapping[str, str]) -> CliResult:
-    """Run the same Typer application in this process (Click's runner isolates the streams
-    and the environment variables given; the working directory is the caller's)."""
-    from typer.testing import CliRunner
-
-    from nexo_pkg.cli.main import app
-
-    runner = CliRunner()
-    overrides: dict[str, str | None] = dict.fromkeys(ENV_TO_CLEAR)
-    overrides.update(env)
-    result = runner.invoke(app, list(args), env=overrides, catch_exceptions=False)
-    return CliResult(result.exit_code, result.stdout, result.stderr)
+    """Run the same entry point in this process (see :func:`support.cli.nexo`)."""
+    return nexo(*args, env=env, in_process=True)

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.cli import CliResult, clean_env, nexo
 from support.tarballs import asset_name, plugin_tarball, sidecar_line
 
 from .archives import (
@@ -32,7 +33,7 @@ from .archives import (
     Limits,
     sha256_sidecar,
 )
-from .harness import CliResult, Entry, clean_env, diff, run_cli, run_cli_in_process, snapshot
+from .harness import Entry, diff, snapshot
 
 FAST_LIMITS = Limits(max_entries=40, max_total_bytes=256 * 1024, max_entry_bytes=128 * 1024)
 FAST_FLAGS = ("--max-entries", "40", "--max-total-size", "256K", "--max-entry-size", "128K")
@@ -71,8 +72,8 @@ def _keeper_template(directory: Path) -> Path:
     tarball.write_bytes(data)
     (source / f"{tarball.name}.sha256").write_text(sidecar_line(data, tarball.name))
     env = clean_env(NEXO_HOME=str(directory / "template-home"))
-    result = run_cli(
-        ["plugin", "install", str(tarball), "--dest", str(template), "--yes", "--json"], env=env
+    result = nexo(
+        "plugin", "install", str(tarball), "--dest", str(template), "--yes", "--json", env=env
     )
     assert result.exit_code == 0, result.stderr
     assert (template / "keeper-1.0.0" / ".nexo-install.json").is_file()
@@ -127,7 +128,7 @@ def _in_process(
     args: list[str], env: dict[str, str], cwd: Path, monkeypatch: pytest.MonkeyPatch
 ) -> CliResult:
     monkeypatch.chdir(cwd)
-    return run_cli_in_process(args, env=env)
+    return nexo(*args, env=env, in_process=True)
 
 
 @pytest.mark.parametrize("name", sorted(CORPUS))
@@ -150,7 +151,7 @@ def test_refused_by_the_command(name: str, tmp_path: Path, keeper_template: Path
     context = CorpusContext(canary_dir=root / "canary", limits=FAST_LIMITS)
     space = _workspace(root, keeper_template, CORPUS[name].build(context))
     before = snapshot(space.root)
-    result = run_cli(_install_args(space, FAST_FLAGS), env=space.env(), cwd=space.cwd)
+    result = nexo(*_install_args(space, FAST_FLAGS), env=space.env(), cwd=space.cwd)
     _assert_refused(name, space, result, before)
 
 
@@ -164,7 +165,7 @@ def test_refused_by_the_command_with_default_limits(
     context = CorpusContext(canary_dir=root / "canary", limits=Limits())
     space = _workspace(root, keeper_template, CORPUS[name].build(context))
     before = snapshot(space.root)
-    result = run_cli(_install_args(space, ()), env=space.env(), cwd=space.cwd, timeout=300)
+    result = nexo(*_install_args(space, ()), env=space.env(), cwd=space.cwd, timeout=300)
     _assert_refused(name, space, result, before)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.cli import clean_env, nexo
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.sources.archive import ArchiveLimits, inspect_archive
@@ -13,7 +14,7 @@ from nexo_pkg.sources.extract import extract_listed
 
 from .archives import ASSET_NAME, CONTROLS, PLUGIN_ID, PLUGIN_VERSION, CorpusContext, sha256_sidecar
 from .archives import CORPUS as ARCHIVES
-from .harness import clean_env, run_cli_in_process, snapshot
+from .harness import snapshot
 
 
 def test_archive_swapped_after_inspection_is_refused(tmp_path: Path) -> None:
@@ -38,18 +39,17 @@ def _install(tmp_path: Path, dest: Path, *extra: str) -> tuple[int, dict[str, ob
     data = CONTROLS["valid_baseline"](CorpusContext())
     (incoming / ASSET_NAME).write_bytes(data)
     (incoming / f"{ASSET_NAME}.sha256").write_text(sha256_sidecar(data))
-    result = run_cli_in_process(
-        [
-            "plugin",
-            "install",
-            str(incoming / ASSET_NAME),
-            "--dest",
-            str(dest),
-            "--yes",
-            "--json",
-            *extra,
-        ],
+    result = nexo(
+        "plugin",
+        "install",
+        str(incoming / ASSET_NAME),
+        "--dest",
+        str(dest),
+        "--yes",
+        "--json",
+        *extra,
         env=clean_env(NEXO_HOME=str(tmp_path / "home")),
+        in_process=True,
     )
     return result.exit_code, result.document
 

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import nexo
 
 from check.check_microapps import companion, copy_microapp, scripted_microapp
 from check.check_plugins import assert_not_running, assert_reaped, recorded_pids
@@ -28,17 +29,17 @@ def nexo_check(
     *args: str, cwd: Path, env: dict[str, str] | None = None
 ) -> tuple[int, dict[str, Any]]:
     """Run `nexo plugin check ... --json` and return its exit code and document."""
-    completed = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "check", *args, "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
+    completed = nexo(
+        "plugin",
+        "check",
+        *args,
+        "--json",
         env={**os.environ, **(env or {})},
-        timeout=120,
+        cwd=cwd,
+        in_process=True,
     )
     assert "Traceback" not in completed.stderr, completed.stderr
-    return completed.returncode, json.loads(completed.stdout)
+    return completed.code, json.loads(completed.stdout)
 
 
 def statuses(document: dict[str, Any]) -> dict[str, str]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import nexo
 
 from check.check_plugins import SCRIPTED, cli_check, scripted_plugin, toml_string
 
@@ -293,16 +294,8 @@ def test_the_scaffolds_sandboxed_plugin_passes_check_inside_the_sandbox(
         ["new", "weather", "--lang", "python", "--dest", "weather"],
         ["pack", "weather", "--out", "dist"],
     ):
-        done = subprocess.run(
-            [sys.executable, "-m", "nexo_pkg", "plugin", *args],
-            capture_output=True,
-            text=True,
-            check=False,
-            env=env,
-            cwd=tmp_path,
-            timeout=300,
-        )
-        assert done.returncode == 0, done.stderr
+        done = nexo("plugin", *args, env=env, cwd=tmp_path, in_process=True)
+        assert done.code == 0, done.stderr
     plugins = tmp_path / "opt" / "nexo" / "plugins"
     installed = plugins / "weather-0.1.0"
     installed.mkdir(parents=True)

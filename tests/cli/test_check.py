@@ -1,19 +1,16 @@
-"""`nexo plugin check` end to end: real CLI processes checking real plugin processes."""
+"""`nexo plugin check` end to end: the real CLI checking real plugin processes."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 from support.stderr import without_notes
-from typer.testing import CliRunner, Result
-
-from nexo_pkg.cli.main import app
 
 PLUGINS = Path(__file__).resolve().parent.parent / "fixtures" / "plugins"
 
@@ -54,23 +51,20 @@ args = [{toml_string(str(PLUGINS / "scripted.py"))}, "{mode}"]
     return root
 
 
-def nexo(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {key: value for key, value in os.environ.items() if key != "NO_COLOR"}
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "check", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-        env=env,
-        timeout=120,
-    )
+@pytest.fixture(autouse=True)
+def _colour_decided_by_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ``NO_COLOR``: the report is plain because stdout is not a terminal."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+
+# The check spawns real plugin processes; the CLI itself needs no process of its own.
+plugin_check = partial(nexo, "plugin", "check", in_process=True)
 
 
 def test_conforming_plugin_exits_0_with_ascii_report_on_stdout(tmp_path: Path) -> None:
     root = sdk_project(tmp_path / "sdkdemo")
-    result = nexo(str(root), "--timeout-ms", "20000")
-    assert result.returncode == 0, result.stderr
+    result = plugin_check(str(root), "--timeout-ms", "20000")
+    assert result.code == 0, result.stderr
     # The report is the command's result: stdout, so it can be piped and counted.
     assert result.stderr == ""
     lines = result.stdout.splitlines()
@@ -85,13 +79,13 @@ def test_conforming_plugin_exits_0_with_ascii_report_on_stdout(tmp_path: Path) -
 
 def test_default_target_is_the_current_directory(tmp_path: Path) -> None:
     root = sdk_project(tmp_path / "sdkdemo")
-    result = nexo("--timeout-ms", "20000", cwd=root)
-    assert result.returncode == 0, result.stderr
+    result = plugin_check("--timeout-ms", "20000", cwd=root)
+    assert result.code == 0, result.stderr
 
 
 def test_json_report_is_one_document_with_the_documented_keys(tmp_path: Path) -> None:
     root = sdk_project(tmp_path / "sdkdemo")
-    result = nexo(
+    result = plugin_check(
         str(root),
         "--json",
         "--timeout-ms",
@@ -101,7 +95,7 @@ def test_json_report_is_one_document_with_the_documented_keys(tmp_path: Path) ->
         "--args",
         '{"text": "busy"}',
     )
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["ok"] is True
     assert {"ok", "checks", "stderr_tail"} <= set(document)
@@ -118,11 +112,11 @@ def test_json_report_is_one_document_with_the_documented_keys(tmp_path: Path) ->
 
 def test_failing_check_exits_1_and_shows_the_stderr_tail(tmp_path: Path) -> None:
     root = scripted_project(tmp_path / "banner", "banner")
-    relaxed = nexo(str(root), "--timeout-ms", "20000")
-    assert relaxed.returncode == 0
+    relaxed = plugin_check(str(root), "--timeout-ms", "20000")
+    assert relaxed.code == 0
     assert "WARN frames.json" in relaxed.stdout
-    result = nexo(str(root), "--timeout-ms", "20000", "--strict")
-    assert result.returncode == 1
+    result = plugin_check(str(root), "--timeout-ms", "20000", "--strict")
+    assert result.code == 1
     # The report is the command's result: stdout.
     assert result.stderr == ""
     assert "WARN frames.json" in result.stdout
@@ -135,8 +129,8 @@ def test_failing_check_exits_1_and_shows_the_stderr_tail(tmp_path: Path) -> None
 
 def test_failing_check_in_json(tmp_path: Path) -> None:
     root = scripted_project(tmp_path / "crash", "crash_after_init")
-    result = nexo(str(root), "--json", "--timeout-ms", "20000")
-    assert result.returncode == 1
+    result = plugin_check(str(root), "--json", "--timeout-ms", "20000")
+    assert result.code == 1
     document = json.loads(result.stdout)
     assert document["ok"] is False
     failed = [check["name"] for check in document["checks"] if check["status"] == "fail"]
@@ -146,21 +140,16 @@ def test_failing_check_in_json(tmp_path: Path) -> None:
 
 def test_warnings_do_not_fail(tmp_path: Path) -> None:
     root = sdk_project(tmp_path / "sdkdemo")
-    result = nexo(str(root), "--timeout-ms", "20000", "--invoke", "sdkdemo_echo")
-    assert result.returncode == 0, result.stderr
+    result = plugin_check(str(root), "--timeout-ms", "20000", "--invoke", "sdkdemo_echo")
+    assert result.code == 0, result.stderr
     assert "WARN invoke.args" in result.stdout
 
 
 def test_nexo_version_is_sent_in_initialize(tmp_path: Path) -> None:
     root = scripted_project(tmp_path / "ok", "ok")
-    result = nexo(str(root), "--json", "--nexo-version", "1.2.3-beta.1")
-    assert result.returncode == 0, result.stderr
+    result = plugin_check(str(root), "--json", "--nexo-version", "1.2.3-beta.1")
+    assert result.code == 0, result.stderr
     assert "scripted: nexo_version=1.2.3-beta.1" in json.loads(result.stdout)["stderr_tail"]
-
-
-def run_in_process(*args: str) -> Result:
-    """The CLI in this process: for paths that stop before any plugin is spawned."""
-    return CliRunner().invoke(app, ["plugin", "check", *args])
 
 
 @pytest.mark.parametrize(
@@ -179,18 +168,17 @@ def test_bad_options_are_usage_errors_and_spawn_nothing(
     root = sdk_project(tmp_path / "sdkdemo")
     pid_file = tmp_path / "pids"
     monkeypatch.setenv("FIXTURE_PID_FILE", str(pid_file))
-    result = run_in_process(str(root), *options)
-    assert result.exit_code == 2
+    result = plugin_check(str(root), *options)
+    assert result.code == 2
     assert message in result.stderr
-    assert result.exception is None or isinstance(result.exception, SystemExit)
     assert result.stdout == ""
     assert not pid_file.exists(), "the plugin was started despite a usage error"
 
 
 @pytest.mark.parametrize("json_flag", [False, True])
 def test_nothing_runnable_is_exit_2_with_one_line(tmp_path: Path, json_flag: bool) -> None:
-    result = run_in_process(str(tmp_path), *(["--json"] if json_flag else []))
-    assert result.exit_code == 2
+    result = plugin_check(str(tmp_path), *(["--json"] if json_flag else []))
+    assert result.code == 2
     assert result.stderr.strip().splitlines() == [
         f"error: {tmp_path}: no plugin.toml or nexo-plugin.toml found; is this a plugin directory?"
     ]
@@ -203,14 +191,14 @@ def test_nothing_runnable_is_exit_2_with_one_line(tmp_path: Path, json_flag: boo
 
 
 def test_unknown_installed_id_is_exit_2(tmp_path: Path) -> None:
-    result = run_in_process("weather", "--dest", str(tmp_path))
-    assert result.exit_code == 2
+    result = plugin_check("weather", "--dest", str(tmp_path))
+    assert result.code == 2
     assert "no installed plugin with that id" in result.stderr
 
 
 def test_usage_error_from_a_real_process_has_no_traceback(tmp_path: Path) -> None:
-    result = nexo(str(tmp_path / "missing"))
-    assert result.returncode == 2
+    result = nexo("plugin", "check", str(tmp_path / "missing"))
+    assert result.code == 2
     assert "Traceback" not in result.stderr
     assert result.stderr.startswith("error: ")
 
@@ -230,19 +218,19 @@ def test_an_ambiguous_target_is_a_usage_error_and_dest_or_a_path_decides(
     local = scripted_project(work / "scripted", "ok")
     monkeypatch.setenv("NEXO_HOME", str(home))
 
-    ambiguous = nexo("scripted", cwd=work)
-    assert ambiguous.returncode == 2
+    ambiguous = plugin_check("scripted", cwd=work)
+    assert ambiguous.code == 2
     [line] = without_notes(ambiguous.stderr).splitlines()
     assert "ambiguous" in line
     assert "./scripted" in line
     assert str(plugins) in line
 
-    chosen = nexo("scripted", "--dest", str(plugins), "--json", cwd=work)
-    assert chosen.returncode == 0, chosen.stderr
+    chosen = plugin_check("scripted", "--dest", str(plugins), "--json", cwd=work)
+    assert chosen.code == 0, chosen.stderr
     assert json.loads(chosen.stdout)["plugin"]["root"] == str(installed.resolve())
 
-    as_path = nexo("./scripted", "--json", cwd=work)
-    assert as_path.returncode == 0, as_path.stderr
+    as_path = plugin_check("./scripted", "--json", cwd=work)
+    assert as_path.code == 0, as_path.stderr
     assert json.loads(as_path.stdout)["plugin"]["root"] == str(local.resolve())
 
 
@@ -263,11 +251,11 @@ def test_an_installed_id_is_looked_up_where_the_daemon_config_installs(
     )
     monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
 
-    found = nexo("scripted", "--json", cwd=work)
-    assert found.returncode == 0, found.stderr
+    found = plugin_check("scripted", "--json", cwd=work)
+    assert found.code == 0, found.stderr
     assert json.loads(found.stdout)["plugin"]["root"] == str(installed.resolve())
 
     (tmp_path / "empty-config").mkdir()
-    elsewhere = nexo("scripted", "--config", str(tmp_path / "empty-config"), cwd=work)
-    assert elsewhere.returncode == 2
+    elsewhere = plugin_check("scripted", "--config", str(tmp_path / "empty-config"), cwd=work)
+    assert elsewhere.code == 2
     assert "no installed plugin with that id" in elsewhere.stderr

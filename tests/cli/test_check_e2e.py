@@ -5,41 +5,36 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import tarfile
+from functools import partial
 from pathlib import Path
 
+from support.cli import nexo
 
-def nexo(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-        cwd=cwd,
-        timeout=300,
-    )
+# `nexo plugin ...` in this process: these runs need no process of their own.
+plugin = partial(nexo, "plugin", in_process=True)
 
 
 def test_new_pack_check(tmp_path: Path, offline_pip_env: dict[str, str]) -> None:
     # The packed launcher runs `python3` from PATH: make it this interpreter.
     path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
     env = {**os.environ, **offline_pip_env, "PATH": path}
-    created = nexo("new", "weather", "--lang", "python", "--dest", "weather", env=env, cwd=tmp_path)
-    assert created.returncode == 0, created.stderr
+    created = plugin(
+        "new", "weather", "--lang", "python", "--dest", "weather", env=env, cwd=tmp_path
+    )
+    assert created.code == 0, created.stderr
 
     # The project's development launcher runs src/main.py with this environment's nexoai.
-    unpacked = nexo("check", "weather", "--timeout-ms", "30000", env=env, cwd=tmp_path)
-    assert unpacked.returncode == 0, unpacked.stderr
+    unpacked = plugin("check", "weather", "--timeout-ms", "30000", env=env, cwd=tmp_path)
+    assert unpacked.code == 0, unpacked.stderr
     assert "check passed for weather" in unpacked.stdout
 
-    packed = nexo("pack", "weather", "--out", "dist", env=env, cwd=tmp_path)
-    assert packed.returncode == 0, packed.stderr
+    packed = plugin("pack", "weather", "--out", "dist", env=env, cwd=tmp_path)
+    assert packed.code == 0, packed.stderr
     tarball = tmp_path / "dist" / "weather-0.1.0-noarch.tar.gz"
 
-    checked = nexo(
+    checked = plugin(
         "check",
         str(tarball),
         "--json",
@@ -52,7 +47,7 @@ def test_new_pack_check(tmp_path: Path, offline_pip_env: dict[str, str]) -> None
         env=env,
         cwd=tmp_path,
     )
-    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.code == 0, checked.stdout + checked.stderr
     document = json.loads(checked.stdout)
     assert document["ok"] is True
     assert [check["status"] for check in document["checks"]].count("fail") == 0
@@ -67,8 +62,8 @@ def test_new_pack_check(tmp_path: Path, offline_pip_env: dict[str, str]) -> None
     (installed / ".nexo-install.json").write_text(
         json.dumps({"schema_version": 1, "id": "weather", "version": "0.1.0"}), encoding="utf-8"
     )
-    by_id = nexo(
+    by_id = plugin(
         "check", "weather", "--dest", str(dest), "--timeout-ms", "30000", env=env, cwd=dest
     )
-    assert by_id.returncode == 0, by_id.stderr
+    assert by_id.code == 0, by_id.stderr
     assert "check passed for weather" in by_id.stdout

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
+
+from support.cli import nexo
 
 MANIFEST = """[plugin]
 id = "noisy"
@@ -17,18 +18,8 @@ min_nexo_version = ">=0.1.0"
 """
 
 
-def nexo(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
+# `nexo plugin ...` in this process: these runs need no process of their own.
+plugin = partial(nexo, "plugin", in_process=True)
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -39,11 +30,11 @@ def tree(root: Path) -> dict[str, bytes]:
 
 
 def test_pack_and_install_with_check_pass(tmp_path: Path, offline_pip_env: dict[str, str]) -> None:
-    assert nexo("new", "demo", "--lang", "python", cwd=tmp_path).returncode == 0
+    assert plugin("new", "demo", "--lang", "python", cwd=tmp_path).code == 0
     project = tmp_path / "demo"
 
-    packed = nexo("pack", "--check", "--json", cwd=project, env=offline_pip_env)
-    assert packed.returncode == 0, packed.stderr
+    packed = plugin("pack", "--check", "--json", cwd=project, env={**os.environ, **offline_pip_env})
+    assert packed.code == 0, packed.stderr
     document = json.loads(packed.stdout)
     assert document["ok"] is True
     assert document["check"]["ok"] is True
@@ -52,11 +43,11 @@ def test_pack_and_install_with_check_pass(tmp_path: Path, offline_pip_env: dict[
     tarball = project / document["assets"][0]["path"]
     dest = tmp_path / "plugins"
     env = {"NEXO_HOME": str(tmp_path / "home")}
-    installed = nexo(
+    installed = plugin(
         "install", str(tarball), "--dest", str(dest), "--yes", "--check", "--json",
-        cwd=tmp_path, env=env,
+        cwd=tmp_path, env={**os.environ, **env},
     )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
+    assert installed.code == 0, installed.stderr
     result = json.loads(installed.stdout)
     assert result["ok"] is True
     assert result["check"]["ok"] is True
@@ -69,8 +60,8 @@ def test_pack_check_failure_exits_1_and_keeps_the_assets(tmp_path: Path) -> None
     (project / "nexo-plugin.toml").write_text(MANIFEST, encoding="utf-8")
     (project / "src" / "main.py").write_text('print("hello from noisy")\n', encoding="utf-8")
 
-    packed = nexo("pack", "--check", "--json", "--source-date-epoch", "1700000000", cwd=project)
-    assert packed.returncode == 1, packed.stderr
+    packed = plugin("pack", "--check", "--json", "--source-date-epoch", "1700000000", cwd=project)
+    assert packed.code == 1, packed.stderr
     document = json.loads(packed.stdout)
     assert document["ok"] is False
     assert document["kind"] == "check_failed"
@@ -82,11 +73,11 @@ def test_pack_check_failure_exits_1_and_keeps_the_assets(tmp_path: Path) -> None
 
     dest = tmp_path / "plugins"
     env = {"NEXO_HOME": str(tmp_path / "home")}
-    installed = nexo(
+    installed = plugin(
         "install", str(project / "dist" / "noisy-0.1.0-noarch.tar.gz"), "--dest", str(dest),
-        "--yes", "--check", "--json", cwd=tmp_path, env=env,
+        "--yes", "--check", "--json", cwd=tmp_path, env={**os.environ, **env},
     )  # fmt: skip
-    assert installed.returncode == 1
+    assert installed.code == 1
     result = json.loads(installed.stdout)
     assert result["kind"] == "check_failed"
     assert result["check"]["ok"] is False

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
+from support import cli
 
 from nexo_pkg.cli.lint import FORMATS
 from nexo_pkg.lint.reporters import REPORTERS
@@ -22,19 +21,15 @@ OWN_MEANING = {"--timeout", "--target", "--dest", "--config", "--nexo-version"}
 OPTION = re.compile(r'typer\.Option\(\s*"(--[a-z-]+)"', re.MULTILINE)
 
 
-def nexo(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    completed = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"},
-        timeout=120,
-    )
-    assert "Traceback" not in completed.stderr, completed.stderr
-    return completed
+@pytest.fixture(autouse=True)
+def _plain_wide_output(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No colour, and help wide enough that an option's text stays on one line."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setenv("COLUMNS", "200")
+
+
+# No run here needs a process of its own.
+nexo = partial(cli.nexo, in_process=True)
 
 
 def test_a_shared_option_is_declared_only_in_the_options_module() -> None:
@@ -71,7 +66,7 @@ def test_the_lint_formats_are_the_reporter_registry() -> None:
     assert tuple(REPORTERS) == FORMATS
     assert f"[{'|'.join(REPORTERS)}]" in nexo("plugin", "lint", "--help").stdout
     refused = nexo("plugin", "lint", "--format", "yaml", "--stdin")
-    assert refused.returncode == 2
+    assert refused.code == 2
     assert ", ".join(REPORTERS) in refused.stderr
 
 
@@ -81,7 +76,7 @@ def test_a_lint_failure_is_rendered_as_every_other_failure(tmp_path: Path) -> No
     config = tmp_path / "config\x1b[2J"
     (tmp_path / "plugin.toml").write_text("", encoding="utf-8")
     result = nexo("--verbose", "plugin", "lint", "--config", str(config), str(tmp_path))
-    assert result.returncode == 2
+    assert result.code == 2
     assert "\x1b" not in result.stderr
     (line,) = [each for each in result.stderr.splitlines() if each.startswith("error: ")]
     assert "config\\u001b[2J" in line
@@ -96,7 +91,7 @@ def test_the_trust_prompts_are_the_shared_one(tmp_path: Path, command: tuple[str
     policy = tmp_path / "trusted_keys.toml"
     policy.write_text("# kept\n", encoding="utf-8")
     result = nexo("plugin", *command, "--trusted-keys", str(policy), "--json")
-    assert result.returncode == 2
+    assert result.code == 2
     assert json.loads(result.stdout)["kind"] == "usage"
     assert "not a terminal: pass --yes" in result.stderr
     assert policy.read_text(encoding="utf-8") == "# kept\n"

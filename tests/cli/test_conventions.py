@@ -16,13 +16,15 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 from crash.scenario import Root, installed_versions, leftovers, publish, wait_for
 from faults.server import FaultyGitHubServer
+from support import cli
 from support.stderr import without_notes
 from support.tarballs import write_plugin
 
@@ -42,19 +44,9 @@ def base_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def nexo(
-    *args: str, env: Mapping[str, str] | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=dict(env) if env is not None else base_env(),
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
+# A run in this process unless it is about imports, signals or a terminal (those make their
+# own processes below).
+nexo = partial(cli.nexo, in_process=True)
 
 
 def imported_modules(*args: str) -> set[str]:
@@ -91,23 +83,23 @@ def a_manifest_with_errors() -> Path:
     "args", [["-h"], ["plugin", "-h"], ["plugin", "install", "-h"], ["plugin", "lint", "-h"]]
 )
 def test_dash_h_is_help(args: list[str]) -> None:
-    result = nexo(*args)
-    assert result.returncode == 0, result.stderr
+    result = nexo(*args, env=base_env())
+    assert result.code == 0, result.stderr
     assert result.stdout.startswith("Usage: nexo")
 
 
 def test_help_prints_patterns_as_written() -> None:
-    result = nexo("plugin", "new", "--help")
-    assert result.returncode == 0
+    result = nexo("plugin", "new", "--help", env=base_env())
+    assert result.code == 0
     assert "^[a-z][a-z0-9_]{0,31}$" in result.stdout
-    install = nexo("plugin", "install", "--help").stdout
+    install = nexo("plugin", "install", "--help", env=base_env()).stdout
     assert "owner/repo[@tag]" in install
     assert "\\[" not in install
 
 
 def test_version_imports_nothing_but_the_version() -> None:
-    result = nexo("--version")
-    assert (result.returncode, result.stdout) == (0, f"nexo-pkg {__version__}\n")
+    result = nexo("--version", env=base_env())
+    assert (result.code, result.stdout) == (0, f"nexo-pkg {__version__}\n")
     modules = imported_modules("--version")
     ours = {name for name in modules if name.startswith("nexo_pkg")}
     assert ours == {"nexo_pkg", "nexo_pkg.cli", "nexo_pkg.cli.main"}
@@ -135,23 +127,23 @@ def test_check_does_not_import_install_or_jsonschema(tmp_path: Path) -> None:
 
 
 def test_show_and_install_completion(tmp_path: Path) -> None:
-    shown = nexo("--show-completion", "bash")
-    assert shown.returncode == 0, shown.stderr
+    shown = nexo("--show-completion", "bash", env=base_env())
+    assert shown.code == 0, shown.stderr
     assert "_NEXO_COMPLETE" in shown.stdout
     env = base_env(HOME=str(tmp_path))
     installed = nexo("--install-completion", "bash", env=env)
-    assert installed.returncode == 0, installed.stderr
+    assert installed.code == 0, installed.stderr
     assert "bash completion installed" in installed.stderr
     assert "nexo" in (tmp_path / ".bashrc").read_text()
     unknown = nexo("--install-completion", "tcsh", env=env)
-    assert unknown.returncode == 2
+    assert unknown.code == 2
     assert "unsupported shell 'tcsh'" in unknown.stderr
 
 
 def test_completion_lists_commands_and_options() -> None:
     env = base_env(_NEXO_COMPLETE="complete_bash", COMP_WORDS="nexo plugin ins", COMP_CWORD="2")
     commands = nexo(env=env)
-    assert commands.returncode == 0
+    assert commands.code == 0
     assert set(commands.stdout.split()) == {"install"}
     env.update(COMP_WORDS="nexo plugin upgrade --al", COMP_CWORD="3")
     assert set(nexo(env=env).stdout.split()) == {
@@ -165,24 +157,26 @@ def test_completion_lists_commands_and_options() -> None:
 
 
 def test_quiet_drops_notes_but_not_errors(tmp_path: Path) -> None:
-    created = nexo("plugin", "new", "demo", "--quiet", cwd=tmp_path)
-    assert created.returncode == 0
+    created = nexo("plugin", "new", "demo", "--quiet", cwd=tmp_path, env=base_env())
+    assert created.code == 0
     assert created.stderr == ""
     assert (tmp_path / "demo" / "plugin.toml").is_file()
-    again = nexo("-q", "plugin", "new", "demo", cwd=tmp_path)
-    assert again.returncode == 2
+    again = nexo("-q", "plugin", "new", "demo", cwd=tmp_path, env=base_env())
+    assert again.code == 2
     assert again.stderr.startswith("error: ")
 
 
 def test_quiet_and_verbose_contradict() -> None:
-    result = nexo("plugin", "list", "--quiet", "--verbose")
-    assert result.returncode == 2
+    result = nexo("plugin", "list", "--quiet", "--verbose", env=base_env())
+    assert result.code == 2
     assert "--quiet and --verbose" in result.stderr
 
 
 def test_verbose_names_the_kind_of_an_error(tmp_path: Path) -> None:
-    plain = nexo("plugin", "install", "no/such@@tag", "--dest", str(tmp_path))
-    verbose = nexo("plugin", "install", "no/such@@tag", "--dest", str(tmp_path), "--verbose")
+    plain = nexo("plugin", "install", "no/such@@tag", "--dest", str(tmp_path), env=base_env())
+    verbose = nexo(
+        "plugin", "install", "no/such@@tag", "--dest", str(tmp_path), "--verbose", env=base_env()
+    )
     assert without_notes(plain.stderr).count("\n") == 1
     assert "[source_invalid]" not in plain.stderr
     assert "[source_invalid]" in verbose.stderr
@@ -200,13 +194,13 @@ def test_verbose_names_the_kind_of_an_error(tmp_path: Path) -> None:
 )
 def test_colour_choice(flags: list[str], env: dict[str, str], painted: bool) -> None:
     result = nexo("plugin", "lint", *flags, str(a_manifest_with_errors()), env=base_env(**env))
-    assert result.returncode == 1, result.stderr
+    assert result.code == 1, result.stderr
     assert ("\x1b[" in result.stdout) is painted
 
 
 def test_bad_colour_is_a_usage_error() -> None:
-    result = nexo("plugin", "list", "--color", "sometimes")
-    assert result.returncode == 2
+    result = nexo("plugin", "list", "--color", "sometimes", env=base_env())
+    assert result.code == 2
     assert "auto, always, never" in result.stderr
 
 
@@ -215,8 +209,10 @@ def test_bad_colour_is_a_usage_error() -> None:
 
 @pytest.mark.parametrize("source", ["acme", "a/b/c", "https://github.com/acme/hello", "a b/c"])
 def test_a_malformed_source_is_a_usage_error(source: str, tmp_path: Path) -> None:
-    result = nexo("plugin", "install", source, "--dest", str(tmp_path / "d"), "--json")
-    assert result.returncode == 2
+    result = nexo(
+        "plugin", "install", source, "--dest", str(tmp_path / "d"), "--json", env=base_env()
+    )
+    assert result.code == 2
     assert json.loads(result.stdout)["kind"] == "source_invalid"
     assert not (tmp_path / "d").exists()
 
@@ -233,7 +229,7 @@ def test_a_malformed_source_is_a_usage_error(source: str, tmp_path: Path) -> Non
 )
 def test_json_usage_errors_still_print_one_document(args: list[str], tmp_path: Path) -> None:
     result = nexo(*args, env=base_env(NEXO_HOME=str(tmp_path / "home")))
-    assert result.returncode == 2
+    assert result.code == 2
     document = json.loads(result.stdout)
     assert document["ok"] is False
     assert document["kind"] == "usage"
@@ -243,8 +239,8 @@ def test_json_usage_errors_still_print_one_document(args: list[str], tmp_path: P
 
 
 def test_json_after_double_dash_is_an_argument_not_the_option(tmp_path: Path) -> None:
-    result = nexo("plugin", "install", "--no-such-flag", "--", "--json")
-    assert result.returncode == 2
+    result = nexo("plugin", "install", "--no-such-flag", "--", "--json", env=base_env())
+    assert result.code == 2
     assert result.stdout == ""
 
 
@@ -252,17 +248,17 @@ def test_remove_without_a_terminal_needs_yes(tmp_path: Path) -> None:
     home = tmp_path / "home"
     env = base_env(NEXO_HOME=str(home))
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
-    assert nexo("plugin", "install", str(tarball), "--yes", env=env).returncode == 0
+    assert nexo("plugin", "install", str(tarball), "--yes", env=env).code == 0
     installed = home / "state/plugins/hello-1.0.0"
     refused = nexo("plugin", "remove", "hello", env=env)
-    assert refused.returncode == 2
+    assert refused.code == 2
     assert "--yes" in refused.stderr
     assert len(without_notes(refused.stderr).splitlines()) == 1
     assert installed.is_dir()
     listed = nexo("plugin", "list", env=env)
     assert len(listed.stdout.splitlines()) == 1
     removed = nexo("plugin", "remove", "hello", "--yes", env=env)
-    assert removed.returncode == 0
+    assert removed.code == 0
     assert not installed.exists()
 
 
@@ -450,7 +446,7 @@ def test_groups_accept_the_shared_options_before_the_command(
     args: list[str], tmp_path: Path
 ) -> None:
     result = nexo(*args, env=base_env(NEXO_HOME=str(tmp_path)), cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     assert "No such option" not in result.stderr
 
 
@@ -459,8 +455,8 @@ def test_group_shared_option_takes_effect(tmp_path: Path) -> None:
     loud = nexo("plugin", "cache", "prune", env=base_env(NEXO_HOME=str(tmp_path)))
     assert loud.stderr != ""
     assert quiet.stderr == ""
-    contradicting = nexo("plugin", "trust", "-q", "-v", "list")
-    assert contradicting.returncode == 2
+    contradicting = nexo("plugin", "trust", "-q", "-v", "list", env=base_env())
+    assert contradicting.code == 2
     assert "--quiet and --verbose" in contradicting.stderr
 
 

@@ -13,9 +13,11 @@ import os
 import subprocess
 import sys
 from collections.abc import Mapping
+from functools import partial
 from pathlib import Path
 
 import pytest
+from support import cli
 from support.github_server import GitHubServer, github_server
 from support.stderr import without_notes
 from support.tarballs import release_assets, write_plugin
@@ -53,22 +55,8 @@ def base_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def nexo(
-    *args: str,
-    cwd: Path,
-    env: Mapping[str, str] | None = None,
-    prefix: tuple[str, ...] = (),
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*prefix, sys.executable, "-m", "nexo_pkg", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-        env=dict(env) if env is not None else base_env(cwd / "home"),
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
+# Runs in this process unless a test says otherwise (a command prefix needs a process).
+nexo = partial(cli.nexo, in_process=True)
 
 
 def tree(root: Path) -> list[str]:
@@ -88,8 +76,17 @@ def test_a_dest_that_is_a_file_is_a_usage_error(tmp_path: Path, command: str) ->
         command
     ]
     before = tree(tmp_path)
-    result = nexo("plugin", command, *args, "--dest", str(dest), "--json", cwd=tmp_path)
-    assert result.returncode == 2, result.stderr
+    result = nexo(
+        "plugin",
+        command,
+        *args,
+        "--dest",
+        str(dest),
+        "--json",
+        cwd=tmp_path,
+        env=base_env(tmp_path / "home"),
+    )
+    assert result.code == 2, result.stderr
     document = json.loads(result.stdout)
     assert document["kind"] == "usage"
     assert f"--dest {dest} is a file" in document["error"]
@@ -101,9 +98,9 @@ def test_trust_verify_with_a_missing_bundle_is_a_usage_error(tmp_path: Path) -> 
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
     result = nexo(
         "plugin", "trust", "verify", str(tarball), "--bundle", str(tmp_path / "nope.json"),
-        "--repo", "acme/hello", "--json", cwd=tmp_path,
+        "--repo", "acme/hello", "--json", cwd=tmp_path, env=base_env(tmp_path / "home"),
     )  # fmt: skip
-    assert result.returncode == 2, result.stderr
+    assert result.code == 2, result.stderr
     document = json.loads(result.stdout)
     assert document["kind"] == "usage"
     assert "nope.json does not exist" in document["error"]
@@ -113,8 +110,10 @@ def test_check_on_a_tar_gz_that_is_not_gzip_is_a_usage_error(tmp_path: Path) -> 
     fake = tmp_path / "hello-1.0.0-noarch.tar.gz"
     fake.write_bytes(b"plain text, not gzip\n")
     before = tree(tmp_path)
-    result = nexo("plugin", "check", str(fake), "--json", cwd=tmp_path)
-    assert result.returncode == 2, result.stderr
+    result = nexo(
+        "plugin", "check", str(fake), "--json", cwd=tmp_path, env=base_env(tmp_path / "home")
+    )
+    assert result.code == 2, result.stderr
     document = json.loads(result.stdout)
     assert document["kind"] == "archive_invalid"
     assert "not gzip-compressed" in document["error"]
@@ -139,8 +138,10 @@ def test_a_config_that_is_not_a_directory_is_an_error(
         "trust-list": ["plugin", "trust", "list"],
     }[command]
     before = tree(tmp_path)
-    result = nexo(*args, "--config", str(config), "--json", cwd=tmp_path)
-    assert result.returncode == 2, result.stderr
+    result = nexo(
+        *args, "--config", str(config), "--json", cwd=tmp_path, env=base_env(tmp_path / "home")
+    )
+    assert result.code == 2, result.stderr
     document = json.loads(result.stdout)
     assert document["kind"] == "config"
     reason = "does not exist" if shape == "missing" else "is not a directory"
@@ -176,8 +177,17 @@ def test_lint_reports_an_unreadable_manifest_and_lints_the_others(tmp_path: Path
     dangling.parent.mkdir()
     dangling.symlink_to(tmp_path / "nowhere" / "plugin.toml")
 
-    result = nexo("plugin", "lint", "--format", "json", ".", cwd=tmp_path, prefix=_unprivileged())
-    assert result.returncode == 1, result.stderr
+    result = cli.nexo(
+        "plugin",
+        "lint",
+        "--format",
+        "json",
+        ".",
+        cwd=tmp_path,
+        prefix=_unprivileged(),
+        env=base_env(tmp_path / "home"),
+    )
+    assert result.code == 1, result.stderr
     assert "Traceback" not in result.stderr
     found = {
         file["path"]: [(d["code"], d["message"]) for d in file["diagnostics"]]
@@ -189,8 +199,10 @@ def test_lint_reports_an_unreadable_manifest_and_lints_the_others(tmp_path: Path
     assert found["gone/plugin.toml"] == [
         ("NX008", "cannot read plugin.toml: dangling symlink (its target does not exist)")
     ]
-    text = nexo("plugin", "lint", ".", cwd=tmp_path, prefix=_unprivileged())
-    assert text.returncode == 1
+    text = cli.nexo(
+        "plugin", "lint", ".", cwd=tmp_path, prefix=_unprivileged(), env=base_env(tmp_path / "home")
+    )
+    assert text.code == 1
     assert "locked/plugin.toml:1:1: NX008 cannot read plugin.toml" in text.stdout
     assert "Found 3 errors and 0 warnings in 4 files." in text.stdout
 
@@ -204,7 +216,7 @@ def test_trust_add_on_an_unsigned_release_says_there_is_no_signer(
     github_server.publish("acme", "weather", "v0.1.0", release_assets("weather", "0.1.0"))
     env = base_env(tmp_path / "home", NEXO_GITHUB_API_BASE=github_server.url)
     result = nexo("plugin", "trust", "add", "acme/weather", "--yes", cwd=tmp_path, env=env)
-    assert result.returncode == 1
+    assert result.code == 1
     [line] = without_notes(result.stderr).splitlines()
     assert "release v0.1.0 of acme/weather is not signed" in line
     assert "no signer to trust" in line
@@ -219,7 +231,7 @@ def test_a_refusal_without_a_policy_file_names_where_it_would_go(tmp_path: Path)
         "plugin", "install", str(tarball), "--yes", "--require-signature", "--json",
         cwd=tmp_path, env=base_env(home),
     )  # fmt: skip
-    assert result.returncode == 1
+    assert result.code == 1
     document = json.loads(result.stdout)
     assert document["kind"] == "signature_missing"
     where = home / "config" / "extensions" / "trusted_keys.toml"
@@ -232,12 +244,12 @@ def test_pack_lists_native_code_one_item_a_line(
     tmp_path: Path, offline_pip_env: dict[str, str]
 ) -> None:
     env = base_env(tmp_path / "home", **offline_pip_env)
-    assert nexo("plugin", "new", "demo", "-q", cwd=tmp_path, env=env).returncode == 0
+    assert nexo("plugin", "new", "demo", "-q", cwd=tmp_path, env=env).code == 0
     project = tmp_path / "demo"
     (project / "src" / "_speedups.so").write_bytes(b"\x7fELF")
     (project / "src" / "libz.so.1").write_bytes(b"\x7fELF")
     result = nexo("plugin", "pack", cwd=project, env=env)
-    assert result.returncode == 1, result.stderr
+    assert result.code == 1, result.stderr
     assert "\\u000a" not in result.stderr
     lines = result.stderr.splitlines()
     items = [line for line in lines if line.startswith("  - ")]
@@ -251,19 +263,21 @@ def test_pack_lists_native_code_one_item_a_line(
 
 
 def test_dash_capital_v_is_the_version(tmp_path: Path) -> None:
-    short, long = nexo("-V", cwd=tmp_path), nexo("--version", cwd=tmp_path)
-    assert (short.returncode, short.stdout) == (0, long.stdout)
+    env = base_env(tmp_path / "home")
+    short, long = nexo("-V", cwd=tmp_path, env=env), nexo("--version", cwd=tmp_path, env=env)
+    assert (short.code, short.stdout) == (0, long.stdout)
     assert short.stdout.startswith("nexo-pkg ")
 
 
 def test_help_command_prints_the_help_of_a_command(tmp_path: Path) -> None:
-    assert nexo("help", cwd=tmp_path).stdout == nexo("-h", cwd=tmp_path).stdout
-    shown = nexo("help", "plugin", "install", cwd=tmp_path)
-    assert shown.returncode == 0
-    assert shown.stdout == nexo("plugin", "install", "-h", cwd=tmp_path).stdout
-    assert "help" in nexo("-h", cwd=tmp_path).stdout
-    wrong = nexo("help", "plugin", "instal", cwd=tmp_path)
-    assert wrong.returncode == 2
+    env = base_env(tmp_path / "home")
+    assert nexo("help", cwd=tmp_path, env=env).stdout == nexo("-h", cwd=tmp_path, env=env).stdout
+    shown = nexo("help", "plugin", "install", cwd=tmp_path, env=env)
+    assert shown.code == 0
+    assert shown.stdout == nexo("plugin", "install", "-h", cwd=tmp_path, env=env).stdout
+    assert "help" in nexo("-h", cwd=tmp_path, env=env).stdout
+    wrong = nexo("help", "plugin", "instal", cwd=tmp_path, env=env)
+    assert wrong.code == 2
     assert "Did you mean 'install'" in wrong.stderr
 
 
@@ -280,8 +294,8 @@ def test_help_command_prints_the_help_of_a_command(tmp_path: Path) -> None:
 def test_a_mistyped_command_or_option_gets_the_closest(
     tmp_path: Path, args: list[str], suggestion: str
 ) -> None:
-    result = nexo(*args, cwd=tmp_path)
-    assert result.returncode == 2
+    result = nexo(*args, cwd=tmp_path, env=base_env(tmp_path / "home"))
+    assert result.code == 2
     assert suggestion in result.stderr.splitlines()[-1]
     assert "Traceback" not in result.stderr
 
@@ -323,7 +337,7 @@ def test_bash_completes_option_values_and_installed_ids(tmp_path: Path) -> None:
     for plugin_id in ("hello", "weather"):
         tarball = write_plugin(tmp_path / "dist", plugin_id, "1.0.0")
         installed = nexo("plugin", "install", str(tarball), "--yes", cwd=tmp_path, env=env)
-        assert installed.returncode == 0, installed.stderr
+        assert installed.code == 0, installed.stderr
 
     def offered(words: str) -> list[str]:
         return _bash_complete(words, tmp_path, env)
@@ -341,7 +355,7 @@ def test_bash_completes_option_values_and_installed_ids(tmp_path: Path) -> None:
     tarball = write_plugin(tmp_path / "dist", "echo", "1.0.0")
     elsewhere = nexo("plugin", "install", str(tarball), "--yes", "--dest", str(other),
                      cwd=tmp_path, env=env)  # fmt: skip
-    assert elsewhere.returncode == 0, elsewhere.stderr
+    assert elsewhere.code == 0, elsewhere.stderr
     assert offered(f"nexo plugin remove --dest {other} ''") == ["echo"]
     # A root that does not exist offers nothing (and breaks nothing).
     assert offered(f"nexo plugin upgrade --dest {tmp_path / 'missing'} ''") == []
@@ -384,7 +398,7 @@ def test_a_slow_answer_is_explained_on_stderr(tmp_path: Path, github_server: Git
     env = base_env(tmp_path / "home", NEXO_GITHUB_API_BASE=github_server.url)
     result = nexo("plugin", "install", "acme/hello", "--yes", "--dest", str(tmp_path / "p"),
                   "--timeout", "60", cwd=tmp_path, env=env)  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     host = github_server.url.split("://", 1)[1].rstrip("/")
     [line] = [line for line in result.stderr.splitlines() if line.startswith("waiting for")]
     assert line.startswith(f"waiting for {host}: no answer after 3 s (attempt 1 of 4; giving up")
@@ -396,7 +410,7 @@ def test_a_slow_answer_is_explained_on_stderr(tmp_path: Path, github_server: Git
         github_server.slow(4.0, times=1, path_contains="/releases/latest")
         again = nexo("plugin", "install", "acme/hello", "--yes", "--force", "--dest",
                      str(tmp_path / "p"), *flags, cwd=tmp_path, env=env)  # fmt: skip
-        assert again.returncode == 0, again.stderr
+        assert again.code == 0, again.stderr
         assert "waiting for" not in again.stderr
 
 
@@ -404,6 +418,8 @@ def test_a_slow_answer_is_explained_on_stderr(tmp_path: Path, github_server: Git
     "args", [["plugin", "install"], ["plugin", "lock"], ["plugin", "trust", "add"]]
 )
 def test_help_documents_the_default_deadline(tmp_path: Path, args: list[str]) -> None:
-    shown = " ".join(nexo(*args, "-h", cwd=tmp_path).stdout.split())
+    shown = " ".join(
+        nexo(*args, "-h", cwd=tmp_path, env=base_env(tmp_path / "home")).stdout.split()
+    )
     assert "NEXO_HTTP_TIMEOUT, else 300 s" in shown
     assert "slower than 3 s is noted on stderr" in shown

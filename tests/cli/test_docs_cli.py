@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
+
+from support.cli import nexo
 
 from nexo_pkg.cli.app import COMMANDS, SHELLS
 
@@ -20,13 +20,10 @@ def section(title: str) -> str:
 
 
 def help_of(*args: str) -> str:
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", *args, "--help"],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=60,
-    ).stdout
+    """What ``nexo ARGS --help`` prints (the run must succeed)."""
+    shown = nexo(*args, "--help", in_process=True)
+    assert shown.code == 0, shown.stderr
+    return shown.stdout
 
 
 def test_every_nexo_variable_in_the_page_is_read_by_the_code() -> None:

@@ -5,22 +5,17 @@ from __future__ import annotations
 
 import json
 import shutil
+from functools import partial
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 from support.tarballs import Member, file, manifest_text, plugin_members, targz, write_plugin
-from typer.testing import CliRunner
-
-from nexo_pkg.cli.main import app
 
 SCRIPTED = Path(__file__).resolve().parent.parent / "fixtures" / "plugins" / "scripted.py"
 
-
-def nexo(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, ["plugin", *args])
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+# `nexo plugin ...` in this process: these runs need no process of their own.
+plugin = partial(nexo, "plugin", in_process=True)
 
 
 def _members(plugin_id: str, mode: str, requirement: str) -> list[Member]:
@@ -50,15 +45,15 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _install(root: Path, plugin_id: str, mode: str = "ok", *, requirement: str = ">=0.1.0") -> Path:
     members = _members(plugin_id, mode, requirement)
     tarball = write_plugin(root.parent / "dist", plugin_id, "1.0.0", data=targz(members))
-    code, _, err = nexo("install", str(tarball), "--dest", str(root), "--yes")
-    assert code == 0, err
+    result = plugin("install", str(tarball), "--dest", str(root), "--yes")
+    assert result.code == 0, result.stderr
     return root / f"{plugin_id}-1.0.0"
 
 
 def _doctor(root: Path, *args: str) -> tuple[int, dict[str, object]]:
-    code, out, err = nexo("doctor", "--dest", str(root), "--json", "--timeout-ms", "2000", *args)
-    assert "Traceback" not in err
-    return code, json.loads(out)
+    result = plugin("doctor", "--dest", str(root), "--json", "--timeout-ms", "2000", *args)
+    assert "Traceback" not in result.stderr
+    return result.code, json.loads(result.stdout)
 
 
 def _findings(document: dict[str, object]) -> list[tuple[str, str, str | None]]:
@@ -74,10 +69,10 @@ def test_a_healthy_root(root: Path) -> None:
     assert document["ok"] is True
     assert document["plugins"] == ["hello"]
     assert [f for f in _findings(document) if f[0] == "error"] == []
-    code, _, err = nexo("doctor", "--dest", str(root))
-    assert code == 0
-    assert "no problem the daemon would trip on" in err
-    assert "unknown (give --nexo-version" in err
+    result = plugin("doctor", "--dest", str(root))
+    assert result.code == 0
+    assert "no problem the daemon would trip on" in result.stderr
+    assert "unknown (give --nexo-version" in result.stderr
 
 
 def test_changed_files_and_a_failing_handshake_are_errors(root: Path) -> None:
@@ -113,9 +108,9 @@ def test_disabled_plugins_are_not_spawned(root: Path, tmp_path: Path) -> None:
     (config / "plugins" / "discovery.yaml").write_text(
         f"discovery:\n  search_paths: ['{root}']\n  disabled: [mute]\n"
     )
-    code, out, _ = nexo("doctor", "--json", "--timeout-ms", "2000")
-    document = json.loads(out)
-    assert code == 0, document
+    result = plugin("doctor", "--json", "--timeout-ms", "2000")
+    document = json.loads(result.stdout)
+    assert result.code == 0, document
     assert _findings(document) == [("note", "discovery", "mute")]
 
 
@@ -136,9 +131,9 @@ def test_a_bad_daemon_configuration_is_a_config_error(root: Path, tmp_path: Path
     _install(root, "hello")
     (tmp_path / "config" / "plugins").mkdir(parents=True)
     (tmp_path / "config" / "plugins" / "discovery.yaml").write_text("discovery: [x\n")
-    code, out, _ = nexo("doctor", "--dest", str(root), "--json")
-    assert code == 2
-    assert json.loads(out)["kind"] == "config"
+    result = plugin("doctor", "--dest", str(root), "--json")
+    assert result.code == 2
+    assert json.loads(result.stdout)["kind"] == "config"
 
 
 def test_an_extra_file_is_named(root: Path) -> None:
@@ -161,9 +156,9 @@ def test_an_id_in_two_search_paths_is_shadowed(root: Path, tmp_path: Path) -> No
     (config / "plugins" / "discovery.yaml").write_text(
         f"discovery:\n  search_paths: ['{root}', '{second}']\n"
     )
-    code, out, _ = nexo("doctor", "--json", "--no-check")
-    document = json.loads(out)
-    assert code == 1, document
+    result = plugin("doctor", "--json", "--no-check")
+    document = json.loads(result.stdout)
+    assert result.code == 1, document
     assert document["roots"] == [str(root), str(second)]
     shadowed = [f for f in document["findings"] if f["check"] == "shadowed"]
     assert [f["path"] for f in shadowed] == [str(second / "hello-1.0.0")]

@@ -5,14 +5,13 @@ keeping every other byte of the file, and ``list`` shows the state."""
 from __future__ import annotations
 
 import json
+from functools import partial
 from pathlib import Path
 
 import pytest
 import yaml
+from support.cli import nexo
 from support.tarballs import write_plugin
-from typer.testing import CliRunner
-
-from nexo_pkg.cli.main import app
 
 DISCOVERY = """\
 # Plugin discovery for the production host.
@@ -25,12 +24,8 @@ discovery:
   follow_symlinks: false
 """
 
-
-def nexo(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, ["plugin", *args])
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+# `nexo plugin ...` in this process: these runs need no process of their own.
+plugin = partial(nexo, "plugin", in_process=True)
 
 
 @pytest.fixture
@@ -43,8 +38,8 @@ def config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "plugins"
     (directory / "plugins" / "discovery.yaml").write_text(DISCOVERY.format(root=root))
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
-    code, _, err = nexo("install", str(tarball), "--yes", "--config", str(directory))
-    assert code == 0, err
+    result = plugin("install", str(tarball), "--yes", "--config", str(directory))
+    assert result.code == 0, result.stderr
     assert (root / "hello-1.0.0").is_dir()
     return directory
 
@@ -62,36 +57,36 @@ def _loaded(config: Path) -> dict[str, object]:
 
 
 def _listed_state(config: Path) -> object:
-    code, out, _ = nexo("list", "--json", "--config", str(config))
-    assert code == 0
-    (plugin,) = json.loads(out)["plugins"]
-    return plugin["discovery"]
+    result = plugin("list", "--json", "--config", str(config))
+    assert result.code == 0
+    (listed,) = json.loads(result.stdout)["plugins"]
+    return listed["discovery"]
 
 
 def test_disable_then_enable_keeps_the_rest_of_the_file(config: Path) -> None:
     original = _file(config).read_text()
     assert _listed_state(config) == "enabled"
 
-    code, out, err = nexo("disable", "hello", "--config", str(config), "--json")
-    assert code == 0, err
-    assert json.loads(out)["changed"] is True
+    result = plugin("disable", "hello", "--config", str(config), "--json")
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)["changed"] is True
     edited = _file(config).read_text()
     assert _loaded(config)["disabled"] == ["legacy_thing", "hello"]
     # Every line of the original is still there, in order, comments included.
     added = [line for line in edited.splitlines() if line not in original.splitlines()]
     assert added == ["    - hello"], added
     assert _listed_state(config) == "disabled"
-    code, out, _ = nexo("list", "--config", str(config))
-    assert "disabled" in out
+    result = plugin("list", "--config", str(config))
+    assert "disabled" in result.stdout
 
-    code, out, _ = nexo("disable", "hello", "--config", str(config), "--json")
-    assert code == 0
-    assert json.loads(out)["changed"] is False
+    result = plugin("disable", "hello", "--config", str(config), "--json")
+    assert result.code == 0
+    assert json.loads(result.stdout)["changed"] is False
     assert _file(config).read_text() == edited
 
-    code, _, err = nexo("enable", "hello", "--config", str(config))
-    assert code == 0, err
-    assert "enabled" in err
+    result = plugin("enable", "hello", "--config", str(config))
+    assert result.code == 0, result.stderr
+    assert "enabled" in result.stderr
     assert _file(config).read_text() == original
     assert _listed_state(config) == "enabled"
 
@@ -104,9 +99,9 @@ def test_enable_adds_to_an_allowlist_in_force(config: Path) -> None:
     )
     _file(config).write_text(text)
     assert _listed_state(config) == "not-allowlisted"
-    code, out, _ = nexo("enable", "hello", "--config", str(config), "--json")
-    assert code == 0
-    assert json.loads(out)["added_to_allowlist"] is True
+    result = plugin("enable", "hello", "--config", str(config), "--json")
+    assert result.code == 0
+    assert json.loads(result.stdout)["added_to_allowlist"] is True
     assert _loaded(config)["allowlist"] == ["other", "hello"]
     assert _listed_state(config) == "enabled"
 
@@ -114,9 +109,9 @@ def test_enable_adds_to_an_allowlist_in_force(config: Path) -> None:
 def test_disable_creates_the_file_when_missing(tmp_path: Path, config: Path) -> None:
     _file(config).unlink()
     tarball = write_plugin(tmp_path / "dist2", "world", "1.0.0")
-    assert nexo("install", str(tarball), "--yes", "--config", str(config))[0] == 0
-    code, _, err = nexo("disable", "world", "--config", str(config))
-    assert code == 0, err
+    assert plugin("install", str(tarball), "--yes", "--config", str(config)).code == 0
+    result = plugin("disable", "world", "--config", str(config))
+    assert result.code == 0, result.stderr
     assert _loaded(config)["disabled"] == ["world"]
 
 
@@ -130,10 +125,10 @@ def test_disable_creates_the_file_when_missing(tmp_path: Path, config: Path) -> 
 )
 def test_refusals_leave_the_file_alone(config: Path, args: list[str], code: int, kind: str) -> None:
     before = _file(config).read_bytes()
-    got, out, err = nexo(*args, "--config", str(config), "--json")
-    assert got == code
-    assert json.loads(out)["kind"] == kind
-    assert "Traceback" not in err
+    result = plugin(*args, "--config", str(config), "--json")
+    assert result.code == code
+    assert json.loads(result.stdout)["kind"] == kind
+    assert "Traceback" not in result.stderr
     assert _file(config).read_bytes() == before
     assert sorted(p.name for p in _file(config).parent.iterdir()) == ["discovery.yaml"]
 
@@ -141,15 +136,15 @@ def test_refusals_leave_the_file_alone(config: Path, args: list[str], code: int,
 def test_a_file_the_daemon_cannot_load_is_not_edited(config: Path) -> None:
     _file(config).write_text("discovery: [not, a, mapping\n")
     before = _file(config).read_bytes()
-    code, out, _ = nexo("disable", "hello", "--config", str(config), "--json", "--dest", "x")
-    assert code == 2
-    assert json.loads(out)["kind"] == "config"
+    result = plugin("disable", "hello", "--config", str(config), "--json", "--dest", "x")
+    assert result.code == 2
+    assert json.loads(result.stdout)["kind"] == "config"
     assert _file(config).read_bytes() == before
 
 
 def test_enable_of_an_id_only_listed_cleans_the_list(config: Path) -> None:
-    code, _, err = nexo("enable", "legacy_thing", "--config", str(config))
-    assert code == 0, err
+    result = plugin("enable", "legacy_thing", "--config", str(config))
+    assert result.code == 0, result.stderr
     assert _loaded(config)["disabled"] == []
 
 
@@ -163,7 +158,7 @@ def test_flow_lists_are_edited_in_place(config: Path) -> None:
         )
     )
     _file(config).write_text(text)
-    assert nexo("disable", "hello", "--config", str(config))[0] == 0
+    assert plugin("disable", "hello", "--config", str(config)).code == 0
     assert '  disabled: [legacy_thing, "yes", hello]  # two\n' in _file(config).read_text()
-    assert nexo("enable", "hello", "--config", str(config))[0] == 0
+    assert plugin("enable", "hello", "--config", str(config)).code == 0
     assert _file(config).read_text() == text

@@ -1,4 +1,4 @@
-"""``nexo plugin lint`` and ``nexo plugin schema`` end to end, in real subprocesses."""
+"""``nexo plugin lint`` and ``nexo plugin schema`` end to end, through the real entry point."""
 
 from __future__ import annotations
 
@@ -7,10 +7,12 @@ import os
 import pty
 import subprocess
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
 from jsonschema import Draft202012Validator
+from support import cli
 from support.shared_fixtures import shared_fixture, skip_unless_present
 from typer.testing import CliRunner
 
@@ -24,43 +26,14 @@ MINIMAL = VALID.read_text("utf-8")
 WARNING_ONLY = MINIMAL + '\n[plugin.sandbox]\nnetwork = "deny"\n'
 
 
-def nexo(
-    *args: str,
-    cwd: Path | None = None,
-    stdin: bytes | None = None,
-    env: dict[str, str] | None = None,
-) -> subprocess.CompletedProcess[str]:
-    completed = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", *args],
-        capture_output=True,
-        input=stdin.decode("utf-8", errors="surrogateescape") if stdin is not None else None,
-        text=True,
-        check=False,
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-    )
-    assert "Traceback" not in completed.stderr, completed.stderr
-    return completed
-
-
-def nexo_bytes(
-    *args: str, stdin: bytes, cwd: Path | None = None
-) -> subprocess.CompletedProcess[bytes]:
-    completed = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", *args],
-        capture_output=True,
-        input=stdin,
-        check=False,
-        cwd=cwd,
-    )
-    assert b"Traceback" not in completed.stderr
-    return completed
+# No run here needs a process of its own; the pty, import-time and Typer tests make theirs.
+nexo = partial(cli.nexo, in_process=True)
 
 
 @skip_unless_present("reference-manifests")
 def test_reference_manifests_lint_clean() -> None:
     result = nexo("plugin", "lint", str(REFERENCE), "--format", "json")
-    assert result.returncode == 0, result.stdout
+    assert result.code == 0, result.stdout
     report = json.loads(result.stdout)
     assert report["summary"] == {
         "files": 0,
@@ -68,13 +41,13 @@ def test_reference_manifests_lint_clean() -> None:
         "warnings": 0,
     }  # not named nexo-plugin.toml
     explicit = nexo("plugin", "lint", *map(str, sorted(REFERENCE.glob("*.toml"))))
-    assert explicit.returncode == 0, explicit.stderr
+    assert explicit.code == 0, explicit.stderr
     assert "All checks passed (8 files linted)." in explicit.stdout
 
 
 def test_errors_exit_1_and_text_goes_to_stdout() -> None:
     result = nexo("plugin", "lint", str(INVALID))
-    assert result.returncode == 1
+    assert result.code == 1
     assert result.stderr == ""
     assert f"{INVALID}:3:11: NX012 " in result.stdout
     assert "Found 5 errors and 0 warnings in 1 file." in result.stdout
@@ -82,7 +55,7 @@ def test_errors_exit_1_and_text_goes_to_stdout() -> None:
 
 def test_json_output_is_one_valid_document() -> None:
     result = nexo("plugin", "lint", "--format", "json", str(INVALID), str(VALID))
-    assert result.returncode == 1
+    assert result.code == 1
     report = json.loads(result.stdout)
     Draft202012Validator(REPORT_SCHEMA).validate(report)
     assert [entry["path"] for entry in report["files"]] == [str(INVALID), str(VALID)]
@@ -93,7 +66,7 @@ def test_json_output_is_one_valid_document() -> None:
 @pytest.mark.parametrize("output_format", ["github", "sarif"])
 def test_machine_formats_go_to_stdout(output_format: str) -> None:
     result = nexo("plugin", "lint", "--format", output_format, str(INVALID))
-    assert result.returncode == 1
+    assert result.code == 1
     assert result.stderr == ""
     if output_format == "github":
         assert result.stdout.count("::error ") == 5
@@ -116,7 +89,7 @@ def test_stdin_round_trips_with_file_output(tmp_path: Path) -> None:
         cwd=tmp_path,
         stdin=INVALID.read_bytes(),
     )
-    assert from_stdin.returncode == from_file.returncode == 1
+    assert from_stdin.code == from_file.code == 1
     assert from_stdin.stdout == from_file.stdout
     unnamed = nexo("plugin", "lint", "--stdin", "--format", "json", stdin=INVALID.read_bytes())
     assert json.loads(unnamed.stdout)["files"][0]["path"] == "<stdin>"
@@ -138,7 +111,7 @@ def test_stdin_round_trips_with_file_output(tmp_path: Path) -> None:
 )
 def test_usage_errors_exit_2_with_one_line(args: tuple[str, ...]) -> None:
     result = nexo("plugin", "lint", *args, stdin=b"")
-    assert result.returncode == 2, result.stderr
+    assert result.code == 2, result.stderr
     assert result.stdout == ""
     assert result.stderr.strip()
 
@@ -146,7 +119,7 @@ def test_usage_errors_exit_2_with_one_line(args: tuple[str, ...]) -> None:
 def test_explain_prints_the_rule_page() -> None:
     for code in ("NX011", "unknown-key", "NX100", "legacy-v1-manifest"):
         result = nexo("plugin", "lint", "--explain", code)
-        assert result.returncode == 0
+        assert result.code == 0
         assert "What it checks" in result.stdout
         assert "Fix" in result.stdout
 
@@ -154,14 +127,14 @@ def test_explain_prints_the_rule_page() -> None:
 def test_strict_fails_on_warnings(tmp_path: Path) -> None:
     manifest = tmp_path / "nexo-plugin.toml"
     manifest.write_text(WARNING_ONLY, encoding="utf-8")
-    assert nexo("plugin", "lint", str(manifest)).returncode == 0
-    assert nexo("plugin", "lint", "--strict", str(manifest)).returncode == 1
+    assert nexo("plugin", "lint", str(manifest)).code == 0
+    assert nexo("plugin", "lint", "--strict", str(manifest)).code == 1
 
 
 def test_select_ignore_and_nexo_version(tmp_path: Path) -> None:
     manifest = tmp_path / "nexo-plugin.toml"
     manifest.write_text(MINIMAL.replace(">=0.1.0", ">=0.3.0") + "extra = 1\n", encoding="utf-8")
-    assert nexo("plugin", "lint", "--ignore", "NX011", str(manifest)).returncode == 0
+    assert nexo("plugin", "lint", "--ignore", "NX011", str(manifest)).code == 0
     mismatch = nexo(
         "plugin",
         "lint",
@@ -172,7 +145,7 @@ def test_select_ignore_and_nexo_version(tmp_path: Path) -> None:
         "0.2.9",
         str(manifest),
     )
-    assert mismatch.returncode == 1
+    assert mismatch.code == 1
     codes = [d["code"] for d in json.loads(mismatch.stdout)["files"][0]["diagnostics"]]
     assert codes == ["NX105"]
     only = nexo("plugin", "lint", "--format", "json", "--select", "NX105,NX011", str(manifest))
@@ -190,16 +163,16 @@ def test_directory_search_skips_vendored_trees(tmp_path: Path) -> None:
     (tmp_path / "plugins" / "a" / "nexo-plugin.toml").write_text(MINIMAL, encoding="utf-8")
     (tmp_path / "plugins" / "a" / "other.toml").write_text(bad, encoding="utf-8")
     result = nexo("plugin", "lint", "--format", "json", cwd=tmp_path)
-    assert result.returncode == 0, result.stdout
+    assert result.code == 0, result.stdout
     paths = [entry["path"] for entry in json.loads(result.stdout)["files"]]
     assert paths == [str(Path("plugins/a/nexo-plugin.toml"))]
     explicit = nexo("plugin", "lint", "plugins/a/other.toml", cwd=tmp_path)
-    assert explicit.returncode == 1
+    assert explicit.code == 1
 
 
 def test_empty_directory_warns_and_passes(tmp_path: Path) -> None:
     result = nexo("plugin", "lint", str(tmp_path))
-    assert result.returncode == 0
+    assert result.code == 0
     assert "no manifest (plugin.toml or nexo-plugin.toml) found" in result.stderr
 
 
@@ -221,26 +194,26 @@ def test_junk_input_is_a_diagnostic_not_a_traceback(
     junk = tmp_path / "junk.toml"
     junk.write_bytes(content)
     result = nexo("plugin", "lint", "--format", "json", str(junk))
-    assert result.returncode == 1
+    assert result.code == 1
     [entry] = json.loads(result.stdout)["files"]
     assert [d["code"] for d in entry["diagnostics"]][:1] == [code]
-    piped = nexo_bytes("plugin", "lint", "--stdin", stdin=content)
-    assert piped.returncode == 1
+    piped = nexo("plugin", "lint", "--stdin", stdin=content)
+    assert piped.code == 1
 
 
 def test_trust_policy_is_linted_as_a_policy(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
     policy.write_text('schema_version = "1.0"\ndefault = "warn"\n', encoding="utf-8")
-    assert nexo("plugin", "lint", str(policy)).returncode == 0
+    assert nexo("plugin", "lint", str(policy)).code == 0
     policy.write_text('schema_version = "1.0"\ndefault = "warn"\nbogus = 1\n', encoding="utf-8")
-    assert nexo("plugin", "lint", str(policy)).returncode == 1
+    assert nexo("plugin", "lint", str(policy)).code == 1
 
 
 def test_a_renamed_trust_policy_is_linted_as_a_policy(tmp_path: Path) -> None:
     policy = tmp_path / "policy.toml"
     policy.write_text('schema_version = "1.0"\ndefault = "strict"\n', encoding="utf-8")
     result = nexo("plugin", "lint", "--format", "json", str(policy))
-    assert result.returncode == 1
+    assert result.code == 1
     [entry] = json.loads(result.stdout)["files"]
     assert [d["code"] for d in entry["diagnostics"]] == ["NXT004"]
     # A broken manifest is still a manifest, whatever keys it carries.
@@ -253,13 +226,13 @@ def test_a_renamed_trust_policy_is_linted_as_a_policy(tmp_path: Path) -> None:
 
 def test_schema_command_prints_the_shipped_schema() -> None:
     result = nexo("plugin", "schema")
-    assert result.returncode == 0
+    assert result.code == 0
     assert result.stdout == (ROOT / "schemas" / "nexo-plugin.schema.json").read_text("utf-8")
 
 
 def test_help_is_typer_help() -> None:
     result = nexo("plugin", "lint", "--help")
-    assert result.returncode == 0
+    assert result.code == 0
     for flag in (
         "--format",
         "--stdin",
@@ -333,7 +306,7 @@ def test_colour_on_a_tty_unless_no_color() -> None:
     plain = run_with_tty_stdout(["plugin", "lint", str(INVALID)], {**env, "NO_COLOR": "1"})
     assert "NX012" in plain
     assert "\x1b[" not in plain
-    piped = nexo("plugin", "lint", str(INVALID), env={"NO_COLOR": ""})
+    piped = nexo("plugin", "lint", str(INVALID), env=cli.clean_env(NO_COLOR=""))
     assert "NX012" in piped.stdout
     assert "\x1b[" not in piped.stdout
 
@@ -342,7 +315,7 @@ def test_trust_policy_sarif_documents_its_rules(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
     policy.write_text('schema_version = "1.0"\nbogus = 1\n', encoding="utf-8")
     result = nexo("plugin", "lint", "--format", "sarif", str(policy))
-    assert result.returncode == 1
+    assert result.code == 1
     [rule] = json.loads(result.stdout)["runs"][0]["tool"]["driver"]["rules"]
     assert rule["name"].startswith("policy-")
     assert "fullDescription" in rule
@@ -354,7 +327,7 @@ def test_trust_policy_sarif_documents_its_rules(tmp_path: Path) -> None:
 def test_a_directory_with_only_a_broken_plugin_toml_fails(tmp_path: Path) -> None:
     (tmp_path / "plugin.toml").write_text(MINIMAL.replace('id = "', 'id = "Bad'), "utf-8")
     result = nexo("plugin", "lint", str(tmp_path), "--format", "json")
-    assert result.returncode == 1
+    assert result.code == 1
     report = json.loads(result.stdout)
     assert report["summary"]["files"] == 1
     assert report["files"][0]["path"] == str(tmp_path / "plugin.toml")
@@ -367,7 +340,7 @@ def test_both_names_in_one_directory_lints_both_and_names_the_shadowed_one(
     (tmp_path / "nexo-plugin.toml").write_text(MINIMAL, "utf-8")
     (tmp_path / "plugin.toml").write_text(MINIMAL, "utf-8")
     result = nexo("plugin", "lint", str(tmp_path), "--format", "json")
-    assert result.returncode == 0, result.stdout
+    assert result.code == 0, result.stdout
     report = json.loads(result.stdout)
     by_name = {Path(entry["path"]).name: entry["diagnostics"] for entry in report["files"]}
     assert by_name["nexo-plugin.toml"] == []
@@ -375,7 +348,7 @@ def test_both_names_in_one_directory_lints_both_and_names_the_shadowed_one(
     assert (shadowed["code"], shadowed["severity"]) == ("NX006", "warning")
     assert "plugin.toml is shadowed by nexo-plugin.toml" in shadowed["message"]
     strict = nexo("plugin", "lint", str(tmp_path), "--strict")
-    assert strict.returncode == 1
+    assert strict.code == 1
     assert "NX006" in strict.stdout
     # Naming the shadowed file explicitly still says so.
     named = nexo("plugin", "lint", str(tmp_path / "plugin.toml"), "--format", "json")
@@ -386,7 +359,7 @@ def test_a_directory_without_a_manifest_warns_and_exits_0(tmp_path: Path) -> Non
     (tmp_path / "Cargo.toml").write_text("[package]\n", "utf-8")
     for output_format in ("text", "json"):
         result = nexo("plugin", "lint", str(tmp_path), "--format", output_format)
-        assert result.returncode == 0
+        assert result.code == 0
         assert "no manifest (plugin.toml or nexo-plugin.toml) found" in result.stderr
     report = json.loads(nexo("plugin", "lint", str(tmp_path), "--format", "json").stdout)
     assert report["summary"] == {"files": 0, "errors": 0, "warnings": 0}

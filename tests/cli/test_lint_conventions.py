@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 from typing import Any
+
+import pytest
+from support.cli import CliResult, nexo
 
 MANIFEST = """\
 # the weather plugin
@@ -28,21 +29,18 @@ tools = ["forecast", "weather_now"]  # keep this comment
 """
 
 
-def lint(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in {"FORCE_COLOR"}}
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "lint", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=cwd,
-        env={**env, "NO_COLOR": "1"},
-        input=stdin,
-        timeout=60,
-    )
+@pytest.fixture(autouse=True)
+def _no_colour(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plain reports: ``NO_COLOR`` set, ``FORCE_COLOR`` gone."""
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
 
 
-def codes(result: subprocess.CompletedProcess[str]) -> list[tuple[str, int, str]]:
+# `nexo plugin lint ...` in this process: no run here needs a process of its own.
+lint = partial(nexo, "plugin", "lint", in_process=True)
+
+
+def codes(result: CliResult) -> list[tuple[str, int, str]]:
     document: dict[str, Any] = json.loads(result.stdout)
     return sorted(
         (Path(file["path"]).name, d["range"]["start"]["line"], d["code"])
@@ -61,7 +59,7 @@ def test_fix_repairs_namespace_and_env_and_keeps_comments(tmp_path: Path) -> Non
     before = lint("--format", "json", cwd=root)
     assert codes(before) == [("nexo-plugin.toml", 11, "NX106"), ("nexo-plugin.toml", 14, "NX113")]
     fixed = lint("--fix", cwd=root)
-    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert fixed.code == 0, fixed.stdout + fixed.stderr
     assert "fixed 2 findings" in fixed.stderr
     text = (root / "nexo-plugin.toml").read_text(encoding="utf-8")
     assert 'tools = ["weather_forecast", "weather_now"]  # keep this comment' in text
@@ -71,7 +69,7 @@ def test_fix_repairs_namespace_and_env_and_keeps_comments(tmp_path: Path) -> Non
     assert text.count("\n") == MANIFEST.count("\n")
     # Nothing left to fix: a second run changes nothing.
     again = lint("--fix", cwd=root)
-    assert again.returncode == 0
+    assert again.code == 0
     assert "fixed" not in again.stderr
     assert (root / "nexo-plugin.toml").read_text(encoding="utf-8") == text
 
@@ -79,7 +77,7 @@ def test_fix_repairs_namespace_and_env_and_keeps_comments(tmp_path: Path) -> Non
 def test_fix_on_standard_input_prints_the_fixed_source(tmp_path: Path) -> None:
     """As ``ruff check --fix -``: the fixed source on stdout, what is left on stderr."""
     result = lint("--fix", "-", cwd=tmp_path, stdin=MANIFEST)
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     assert 'tools = ["weather_forecast", "weather_now"]  # keep this comment' in result.stdout
     assert 'env = { WEATHER_DEBUG = "1" }' in result.stdout
     assert result.stdout.count("\n") == MANIFEST.count("\n")
@@ -88,7 +86,7 @@ def test_fix_on_standard_input_prints_the_fixed_source(tmp_path: Path) -> None:
     # Nothing to fix: the source comes back unchanged; a finding left fails on stderr.
     broken = MANIFEST.replace('id = "weather"', 'id = "Weather"')
     again = lint("--fix", "-", cwd=tmp_path, stdin=broken)
-    assert again.returncode == 1
+    assert again.code == 1
     assert 'id = "Weather"' in again.stdout
     assert "NX100" in again.stderr
     assert "NX100" not in again.stdout
@@ -103,11 +101,11 @@ def test_quiet_clean_lint_prints_nothing(tmp_path: Path) -> None:
         text.replace('"forecast"', '"weather_forecast"'), encoding="utf-8"
     )
     quiet = lint("-q", cwd=clean)
-    assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", "")
+    assert (quiet.code, quiet.stdout, quiet.stderr) == (0, "", "")
     assert "All checks passed" in lint(cwd=clean).stdout
     # With findings, -q keeps them and drops only the summary line (as ruff -q).
     noisy = lint("--quiet", cwd=fixed)
-    assert noisy.returncode == 1
+    assert noisy.code == 1
     assert "NX113" in noisy.stdout
     assert "Found" not in noisy.stdout
 
@@ -148,7 +146,7 @@ def test_force_exclude_applies_exclude_to_named_files(tmp_path: Path) -> None:
         "--force-exclude", "--stdin-filename", "vendor/nexo-plugin.toml", "-",
         cwd=root, stdin=vendored.read_text(encoding="utf-8"),
     )  # fmt: skip
-    assert piped.returncode == 0, piped.stdout
+    assert piped.code == 0, piped.stdout
 
 
 def test_ignore_comment_silences_exactly_that_code_on_that_line(tmp_path: Path) -> None:
@@ -199,10 +197,10 @@ def test_bad_config_is_a_configuration_error(tmp_path: Path) -> None:
     root = project(tmp_path)
     (root / ".nexo.toml").write_text('[lint]\nselekt = ["NX1"]\n', encoding="utf-8")
     result = lint(cwd=root)
-    assert result.returncode == 2
+    assert result.code == 2
     assert "unknown key selekt" in result.stderr
     (root / ".nexo.toml").write_text('[lint]\nignore = ["NX999999"]\n', encoding="utf-8")
-    assert lint(cwd=root).returncode == 2
+    assert lint(cwd=root).code == 2
 
 
 def test_exclude_skips_directories_in_the_search(tmp_path: Path) -> None:
@@ -223,7 +221,7 @@ def test_exclude_skips_directories_in_the_search(tmp_path: Path) -> None:
 
 def test_dash_reads_standard_input(tmp_path: Path) -> None:
     result = lint("--format", "json", "-", cwd=tmp_path, stdin=MANIFEST)
-    assert result.returncode == 1
+    assert result.code == 1
     document = json.loads(result.stdout)
     assert document["files"][0]["path"] == "<stdin>"
     assert len(document["files"][0]["diagnostics"]) == 2
@@ -301,7 +299,7 @@ def test_broken_nested_config_is_a_configuration_error(tmp_path: Path) -> None:
     project(nested)
     (nested / ".nexo.toml").write_text('[lint]\nignore = ["NX999999"]\n', encoding="utf-8")
     result = lint("--format", "json", cwd=root)
-    assert result.returncode == 2
+    assert result.code == 2
     assert result.stdout == ""
     assert "NX999999" in result.stderr
     assert "plugins/other/.nexo.toml" in result.stderr

@@ -9,28 +9,15 @@ import subprocess
 import sys
 import tarfile
 import tomllib
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import yaml
+from support.cli import nexo
 
-
-def run(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    completed = subprocess.run(
-        [sys.executable, *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-        cwd=cwd,
-        timeout=300,
-    )
-    assert "Traceback" not in completed.stderr, completed.stderr
-    return completed
-
-
-def nexo(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return run("-m", "nexo_pkg", "plugin", *args, env=env, cwd=cwd)
+# `nexo plugin ...` in this process; the microapp and its own tests run as processes.
+plugin = partial(nexo, "plugin", in_process=True)
 
 
 def checked(document: dict[str, Any]) -> dict[str, str]:
@@ -50,10 +37,10 @@ def test_new_lint_check_pack_install_check(tmp_path: Path) -> None:
         "NEXO_HOME": str(home / ".nexo"),
         "NEXO_CONFIG_DIR": str(config),
     }
-    created = nexo(
+    created = plugin(
         "new", "greeter", "--kind", "microapp", "--lang", "python", env=env, cwd=tmp_path
     )
-    assert created.returncode == 0, created.stderr
+    assert created.code == 0, created.stderr
     project = tmp_path / "greeter"
     manifest = tomllib.loads((project / "plugin.toml").read_text(encoding="utf-8"))
     companion = tomllib.loads((project / "nexo-plugin.toml").read_text(encoding="utf-8"))
@@ -67,38 +54,42 @@ def test_new_lint_check_pack_install_check(tmp_path: Path) -> None:
     assert set(stanza["extensions"]) <= {"search_paths", "entries"}
     assert stanza["extensions"]["entries"] == {"greeter": {"capabilities_grant": []}}
 
-    own_tests = run("-m", "unittest", "discover", "-s", "tests", env=env, cwd=project)
+    own_tests = subprocess.run(
+        [sys.executable, "-m", "unittest", "discover", "-s", "tests"],
+        capture_output=True, text=True, check=False, env=env, cwd=project, timeout=300,
+    )  # fmt: skip
     assert own_tests.returncode == 0, own_tests.stderr
+    assert "Traceback" not in own_tests.stderr, own_tests.stderr
 
-    linted = nexo("lint", "greeter", "--format", "json", env=env, cwd=tmp_path)
-    assert linted.returncode == 0, linted.stdout + linted.stderr
+    linted = plugin("lint", "greeter", "--format", "json", env=env, cwd=tmp_path)
+    assert linted.code == 0, linted.stdout + linted.stderr
 
-    project_check = nexo(
+    project_check = plugin(
         "check", "greeter", "--strict", "--json", "--invoke", "greeter_hello",
         "--args", '{"name": "Ana"}', env=env, cwd=tmp_path,
     )  # fmt: skip
-    assert project_check.returncode == 0, project_check.stdout + project_check.stderr
+    assert project_check.code == 0, project_check.stdout + project_check.stderr
     document = json.loads(project_check.stdout)
     assert document["kind"] == "microapp"
     assert set(checked(document).values()) == {"pass"}
     assert document["invoke"]["result"] == {"greeting": "Hello, Ana!"}
 
-    packed = nexo("pack", "greeter", "--out", "dist", "--json", env=env, cwd=tmp_path)
-    assert packed.returncode == 0, packed.stdout + packed.stderr
+    packed = plugin("pack", "greeter", "--out", "dist", "--json", env=env, cwd=tmp_path)
+    assert packed.code == 0, packed.stdout + packed.stderr
     tarball = tmp_path / "dist" / "greeter-0.1.0-noarch.tar.gz"
     with tarfile.open(tarball) as archive:
         names = set(archive.getnames())
     assert {"plugin.toml", "nexo-plugin.toml", "bin/greeter", "lib/plugin/main.py"} <= names
 
-    from_tarball = nexo("check", str(tarball), "--strict", "--json", env=env, cwd=tmp_path)
-    assert from_tarball.returncode == 0, from_tarball.stdout + from_tarball.stderr
+    from_tarball = plugin("check", str(tarball), "--strict", "--json", env=env, cwd=tmp_path)
+    assert from_tarball.code == 0, from_tarball.stdout + from_tarball.stderr
     assert json.loads(from_tarball.stdout)["kind"] == "microapp"
 
     dest = tmp_path / "extensions"
-    installed = nexo(
+    installed = plugin(
         "install", str(tarball), "--dest", str(dest), "--yes", "--json", env=env, cwd=tmp_path
     )
-    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert installed.code == 0, installed.stdout + installed.stderr
     tree = dest / "greeter-0.1.0"
     assert (tree / "plugin.toml").read_bytes() == (project / "plugin.toml").read_bytes()
     assert (tree / "nexo-plugin.toml").is_file()
@@ -107,15 +98,15 @@ def test_new_lint_check_pack_install_check(tmp_path: Path) -> None:
     # The stanza, pasted as the daemon's extensions.yaml, is valid and its `./extensions`
     # search path (relative to the daemon's working directory) discovers the installed copy.
     (config / "extensions.yaml").write_bytes((project / "extensions.yaml.example").read_bytes())
-    daemon_lint = nexo("lint", "--config", str(config), "--format", "json", env=env, cwd=tmp_path)
-    assert daemon_lint.returncode == 0, daemon_lint.stdout + daemon_lint.stderr
+    daemon_lint = plugin("lint", "--config", str(config), "--format", "json", env=env, cwd=tmp_path)
+    assert daemon_lint.code == 0, daemon_lint.stdout + daemon_lint.stderr
     assert str(tree / "plugin.toml") in daemon_lint.stdout
 
-    by_id = nexo(
+    by_id = plugin(
         "check", "greeter", "--dest", str(dest), "--config", str(config), "--strict", "--json",
         "--invoke", "greeter_hello", "--args", '{"name": "Bo"}', env=env, cwd=tmp_path,
     )  # fmt: skip
-    assert by_id.returncode == 0, by_id.stdout + by_id.stderr
+    assert by_id.code == 0, by_id.stdout + by_id.stderr
     installed_document = json.loads(by_id.stdout)
     assert installed_document["plugin"]["root"] == str(tree.resolve())
     assert set(checked(installed_document).values()) == {"pass"}

@@ -2,25 +2,18 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
+from support.cli import nexo
 
-def nexo(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=120,
-    )
+# `nexo plugin ...` in this process: these runs need no process of their own.
+plugin = partial(nexo, "plugin", in_process=True)
 
 
 def test_creates_the_project_in_dot_id(tmp_path: Path) -> None:
-    completed = nexo("new", "demo", "--lang", "python", cwd=tmp_path)
-    assert completed.returncode == 0, completed.stderr
+    completed = plugin("new", "demo", "--lang", "python", cwd=tmp_path)
+    assert completed.code == 0, completed.stderr
     assert completed.stdout == ""
     assert "created plugin demo" in completed.stderr
     assert (tmp_path / "demo" / "plugin.toml").is_file()
@@ -28,7 +21,7 @@ def test_creates_the_project_in_dot_id(tmp_path: Path) -> None:
 
 
 def test_dest_description_owner(tmp_path: Path) -> None:
-    completed = nexo(
+    completed = plugin(
         "new",
         "weather",
         "--lang",
@@ -41,15 +34,15 @@ def test_dest_description_owner(tmp_path: Path) -> None:
         "acme",
         cwd=tmp_path,
     )
-    assert completed.returncode == 0, completed.stderr
+    assert completed.code == 0, completed.stderr
     root = tmp_path / "elsewhere" / "w"
     assert 'description = "Weather for agents"' in (root / "plugin.toml").read_text()
     assert "nexo plugin install acme/nexo-plugin-weather" in (root / "README.md").read_text()
 
 
 def test_invalid_id_exits_2_with_the_reason(tmp_path: Path) -> None:
-    completed = nexo("new", "My-Plugin", "--lang", "python", cwd=tmp_path)
-    assert completed.returncode == 2
+    completed = plugin("new", "My-Plugin", "--lang", "python", cwd=tmp_path)
+    assert completed.code == 2
     assert completed.stderr.count("\n") == 1
     assert "uppercase" in completed.stderr
     assert "Traceback" not in completed.stderr
@@ -57,8 +50,8 @@ def test_invalid_id_exits_2_with_the_reason(tmp_path: Path) -> None:
 
 
 def test_unknown_language_exits_2(tmp_path: Path) -> None:
-    completed = nexo("new", "demo", "--lang", "rust", cwd=tmp_path)
-    assert completed.returncode == 2
+    completed = plugin("new", "demo", "--lang", "rust", cwd=tmp_path)
+    assert completed.code == 2
     assert "unsupported --lang 'rust'" in completed.stderr
     assert list(tmp_path.iterdir()) == []
 
@@ -66,32 +59,25 @@ def test_unknown_language_exits_2(tmp_path: Path) -> None:
 def test_non_empty_destination_exits_2_unless_force(tmp_path: Path) -> None:
     (tmp_path / "demo").mkdir()
     (tmp_path / "demo" / "keep.txt").write_text("keep\n")
-    completed = nexo("new", "demo", "--lang", "python", cwd=tmp_path)
-    assert completed.returncode == 2
+    completed = plugin("new", "demo", "--lang", "python", cwd=tmp_path)
+    assert completed.code == 2
     assert "--force" in completed.stderr
     assert [p.name for p in (tmp_path / "demo").iterdir()] == ["keep.txt"]
-    forced = nexo("new", "demo", "--lang", "python", "--force", cwd=tmp_path)
-    assert forced.returncode == 0, forced.stderr
+    forced = plugin("new", "demo", "--lang", "python", "--force", cwd=tmp_path)
+    assert forced.code == 0, forced.stderr
     assert (tmp_path / "demo" / "keep.txt").read_text() == "keep\n"
     assert (tmp_path / "demo" / "src" / "main.py").is_file()
 
 
 def test_missing_id_is_a_usage_error(tmp_path: Path) -> None:
-    completed = nexo("new", cwd=tmp_path)
-    assert completed.returncode == 2
+    completed = plugin("new", cwd=tmp_path)
+    assert completed.code == 2
     assert list(tmp_path.iterdir()) == []
 
 
 def test_an_id_with_a_trailing_newline_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
-    result = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "new", "demo\n", "--dest", "out"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=60,
-    )
-    assert result.returncode == 2
+    result = plugin("new", "demo\n", "--dest", "out", cwd=tmp_path)
+    assert result.code == 2
     assert result.stderr.count("\n") == 1
     assert "invalid plugin id" in result.stderr
     assert not (tmp_path / "out").exists()

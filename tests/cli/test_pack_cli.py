@@ -6,11 +6,12 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 import tarfile
+from functools import partial
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 
 from nexo_pkg.lint.engine import lint_file
 from nexo_pkg.scaffold.generator import NewProject, create_project
@@ -23,18 +24,8 @@ INITIALIZE = {
 }
 
 
-def nexo(
-    *args: str, cwd: Path, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
-        cwd=cwd,
-        env={**os.environ, **(env or {})},
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-    )
+# `nexo plugin ...` in this process (pip and the packed plugin still run as processes).
+plugin = partial(nexo, "plugin", in_process=True)
 
 
 def _converse(command: list[str], *requests: dict[str, object]) -> list[dict[str, object]]:
@@ -49,13 +40,13 @@ def _converse(command: list[str], *requests: dict[str, object]) -> list[dict[str
 
 
 def test_new_lint_pack_extract_run(tmp_path: Path, offline_pip_env: dict[str, str]) -> None:
-    created = nexo("new", "demo", "--lang", "python", cwd=tmp_path)
-    assert created.returncode == 0, created.stderr
+    created = plugin("new", "demo", "--lang", "python", cwd=tmp_path)
+    assert created.code == 0, created.stderr
     project = tmp_path / "demo"
     assert lint_file(project / "plugin.toml").diagnostics == ()
 
-    packed = nexo("pack", "--json", cwd=project, env=offline_pip_env)
-    assert packed.returncode == 0, packed.stderr
+    packed = plugin("pack", "--json", cwd=project, env={**os.environ, **offline_pip_env})
+    assert packed.code == 0, packed.stderr
     document = json.loads(packed.stdout)
     dist = project / "dist"
     names = sorted(p.name for p in dist.iterdir())
@@ -76,8 +67,8 @@ def test_new_lint_pack_extract_run(tmp_path: Path, offline_pip_env: dict[str, st
     }
     subprocess.run(["sha256sum", "-c", f"{tarball.name}.sha256"], cwd=dist, check=True)
 
-    again = nexo("pack", "--json", cwd=project, env=offline_pip_env)
-    assert again.returncode == 0, again.stderr
+    again = plugin("pack", "--json", cwd=project, env={**os.environ, **offline_pip_env})
+    assert again.code == 0, again.stderr
     assert json.loads(again.stdout)["assets"][0]["sha256"] == digest
     assert hashlib.sha256(tarball.read_bytes()).hexdigest() == digest
 
@@ -128,10 +119,10 @@ def test_new_lint_pack_extract_run(tmp_path: Path, offline_pip_env: dict[str, st
     # The project holds only plugin.toml, the daemon's canonical name: the packed tarball
     # passes `check` (warnings fail too) and installs.
     assert not (project / "nexo-plugin.toml").exists()
-    checked = nexo("check", str(tarball), "--strict", "--json", cwd=tmp_path)
-    assert checked.returncode == 0, checked.stdout + checked.stderr
+    checked = plugin("check", str(tarball), "--strict", "--json", cwd=tmp_path)
+    assert checked.code == 0, checked.stdout + checked.stderr
     dest = tmp_path / "plugins"
-    installs = nexo(
+    installs = plugin(
         "install",
         str(tarball),
         "--dest",
@@ -139,9 +130,9 @@ def test_new_lint_pack_extract_run(tmp_path: Path, offline_pip_env: dict[str, st
         "--yes",
         "--json",
         cwd=tmp_path,
-        env={"NEXO_HOME": str(tmp_path / "home")},
+        env={**os.environ, "NEXO_HOME": str(tmp_path / "home")},
     )
-    assert installs.returncode == 0, installs.stdout + installs.stderr
+    assert installs.code == 0, installs.stdout + installs.stderr
     installed_dir = Path(json.loads(installs.stdout)["path"])
     assert (installed_dir / "plugin.toml").is_file()
 
@@ -150,8 +141,8 @@ def test_lint_errors_exit_1_with_diagnostics(tmp_path: Path) -> None:
     create_project(NewProject("demo", dest=tmp_path / "demo"))
     manifest = tmp_path / "demo" / "plugin.toml"
     manifest.write_text(manifest.read_text().replace('"demo_hello"', '"hello"'))
-    completed = nexo("pack", "demo", "--json", cwd=tmp_path)
-    assert completed.returncode == 1
+    completed = plugin("pack", "demo", "--json", cwd=tmp_path)
+    assert completed.code == 1
     document = json.loads(completed.stdout)
     assert (document["ok"], document["kind"]) == (False, "manifest_invalid")
     assert document["diagnostics"]
@@ -177,8 +168,8 @@ def test_bad_flags(tmp_path: Path, args: list[str], code: int, kind: str) -> Non
     (tmp_path / "exe").chmod(0o755)
     (tmp_path / "occupied").write_text("file\n")
     before = sorted(p.name for p in tmp_path.iterdir())
-    completed = nexo("pack", *args, "--json", cwd=tmp_path)
-    assert completed.returncode == code, completed.stderr
+    completed = plugin("pack", *args, "--json", cwd=tmp_path)
+    assert completed.code == code, completed.stderr
     assert json.loads(completed.stdout)["kind"] == kind
     assert completed.stderr.startswith("error: ")
     assert "Traceback" not in completed.stderr
@@ -186,8 +177,8 @@ def test_bad_flags(tmp_path: Path, args: list[str], code: int, kind: str) -> Non
 
 
 def test_non_integer_epoch_is_a_usage_error(tmp_path: Path) -> None:
-    completed = nexo("pack", "--source-date-epoch", "tomorrow", cwd=tmp_path)
-    assert completed.returncode == 2
+    completed = plugin("pack", "--source-date-epoch", "tomorrow", cwd=tmp_path)
+    assert completed.code == 2
 
 
 def test_per_target_through_the_cli(tmp_path: Path) -> None:
@@ -196,7 +187,7 @@ def test_per_target_through_the_cli(tmp_path: Path) -> None:
     binary.parent.mkdir()
     binary.write_bytes(b"\x7fELF compiled")
     binary.chmod(0o755)
-    completed = nexo(
+    completed = plugin(
         "pack",
         "--target",
         "aarch64-unknown-linux-musl",
@@ -208,7 +199,7 @@ def test_per_target_through_the_cli(tmp_path: Path) -> None:
         "1700000000",
         cwd=tmp_path,
     )
-    assert completed.returncode == 0, completed.stderr
+    assert completed.code == 0, completed.stderr
     tarball = tmp_path / "out" / "demo-0.1.0-aarch64-unknown-linux-musl.tar.gz"
     listing = subprocess.run(
         ["tar", "-tvzf", str(tarball)], capture_output=True, text=True, check=True
@@ -225,8 +216,8 @@ def test_quiet_pack_still_warns_about_a_shadowed_manifest(tmp_path: Path) -> Non
     binary.write_bytes(b"\x7fELF compiled")
     binary.chmod(0o755)
     args = ("pack", "--target", "x86_64-unknown-linux-gnu", "--binary", str(binary))
-    completed = nexo(*args, "-q", cwd=tmp_path)
-    assert completed.returncode == 0, completed.stderr
+    completed = plugin(*args, "-q", cwd=tmp_path)
+    assert completed.code == 0, completed.stderr
     # --quiet drops notes, never warnings.
     assert completed.stderr.splitlines() == [
         "warning: plugin.toml is shadowed by nexo-plugin.toml in the same directory: the daemon "

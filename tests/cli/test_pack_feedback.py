@@ -5,29 +5,19 @@ from __future__ import annotations
 
 import os
 import socket
-import subprocess
-import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 
 from nexo_pkg.cli.pack import limit_warnings
 from nexo_pkg.pack.build import ArchiveStats
 from nexo_pkg.scaffold.generator import NewProject, create_project
 from nexo_pkg.sources.archive import ArchiveLimits
 
-
-def nexo(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
+# `nexo plugin ...` in this process: these runs need no process of their own.
+plugin = partial(nexo, "plugin", in_process=True)
 
 
 def base_env(**extra: str) -> dict[str, str]:
@@ -60,22 +50,22 @@ def test_pack_over_the_entry_limit_warns_and_install_agrees(tmp_path: Path) -> N
     for index in range(ArchiveLimits().max_entries):
         (many / f"f{index:05d}.txt").write_bytes(b"x")
     env = base_env(NEXO_HOME=str(tmp_path / "home"))
-    packed = nexo("pack", cwd=root, env=env)
-    assert packed.returncode == 0, packed.stderr
+    packed = plugin("pack", cwd=root, env=env)
+    assert packed.code == 0, packed.stderr
     assert "writing demo-0.1.0-noarch.tar.gz" in packed.stderr
     assert "--max-entries" in packed.stderr
     tarball = root / "dist" / "demo-0.1.0-noarch.tar.gz"
-    refused = nexo("install", str(tarball), "--yes", "--json", cwd=root, env=env)
-    assert refused.returncode == 1
+    refused = plugin("install", str(tarball), "--yes", "--json", cwd=root, env=env)
+    assert refused.code == 1
     assert '"archive_unsafe"' in refused.stdout
-    accepted = nexo("install", str(tarball), "--yes", "--max-entries", "20000", cwd=root, env=env)
-    assert accepted.returncode == 0, accepted.stderr
+    accepted = plugin("install", str(tarball), "--yes", "--max-entries", "20000", cwd=root, env=env)
+    assert accepted.code == 0, accepted.stderr
 
 
 def test_quiet_pack_prints_no_progress(tmp_path: Path) -> None:
     root = project(tmp_path)
-    packed = nexo("pack", "--quiet", cwd=root, env=base_env())
-    assert packed.returncode == 0, packed.stderr
+    packed = plugin("pack", "--quiet", cwd=root, env=base_env())
+    assert packed.code == 0, packed.stderr
     assert packed.stderr == ""
 
 
@@ -95,8 +85,8 @@ def test_an_unreachable_index_is_a_network_error(tmp_path: Path) -> None:
         PIP_TIMEOUT="2",
         PIP_DISABLE_PIP_VERSION_CHECK="1",
     )
-    packed = nexo("pack", "--json", cwd=root, env=env)
-    assert packed.returncode == 1
+    packed = plugin("pack", "--json", cwd=root, env=env)
+    assert packed.code == 1
     assert '"kind": "network"' in packed.stdout
     line = packed.stderr.strip().splitlines()[-1]
     assert line.startswith("error: could not vendor requirements.txt: the package index")

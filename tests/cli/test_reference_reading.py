@@ -8,18 +8,18 @@ The reference is lordmacu/nexo-rs: ``crates/ext-installer/src/lib.rs`` (052ee4a2
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support import cli
 from support.github_server import GitHubServer
 from support.tarballs import manifest_text, release_assets, tree_snapshot
 
-CLEARED = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "NEXO_INSTALL_TARGET")
+# Every run here is an in-process one: the loopback GitHub answers from its own threads.
+nexo = partial(cli.nexo, in_process=True)
 
 
 @pytest.fixture
@@ -31,30 +31,13 @@ def server() -> Iterator[GitHubServer]:
 @pytest.fixture
 def env(tmp_path: Path, server: GitHubServer) -> dict[str, str]:
     """An isolated NEXO_HOME pointing at the loopback GitHub."""
-    environment = {key: value for key, value in os.environ.items() if key not in CLEARED}
-    environment.update(
+    return cli.clean_env(
         NEXO_HOME=str(tmp_path / "home"),
         NEXO_GITHUB_API_BASE=server.url,
         NEXO_HTTP_RETRY_BASE_MS="1",
         NO_PROXY="127.0.0.1",
         GH_CONFIG_DIR=str(tmp_path / "gh"),
     )
-    return environment
-
-
-def nexo(env: dict[str, str], *args: str, cwd: Path | None = None) -> tuple[int, Any, str]:
-    """Exit code, the parsed ``--json`` document (or stdout) and stderr of one CLI run."""
-    completed = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
-        capture_output=True, text=True, check=False, env=env, timeout=120, cwd=cwd,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert "Traceback" not in completed.stderr, completed.stderr
-    try:
-        document: Any = json.loads(completed.stdout)
-    except json.JSONDecodeError:
-        document = completed.stdout
-    return completed.returncode, document, completed.stderr
 
 
 def plugins_dir(env: dict[str, str]) -> Path:
@@ -84,11 +67,11 @@ def test_a_manifest_asset_the_reference_cannot_parse_refuses_the_release(
     assets = release_assets("hello", "1.0.0")
     assets["nexo-plugin.toml"] = edit(manifest_text("hello", "1.0.0")).encode()
     server.publish("acme", "hello", "v1.0.0", assets)
-    code, document, _ = nexo(env, "install", "acme/hello", "--json")
-    assert code == 1
-    assert document["kind"] == "manifest_invalid"
-    assert "nexo-plugin.toml" in document["error"]
-    assert needle in document["error"]
+    result = nexo("plugin", "install", "acme/hello", "--json", env=env)
+    assert result.code == 1
+    assert result.document["kind"] == "manifest_invalid"
+    assert "nexo-plugin.toml" in result.document["error"]
+    assert needle in result.document["error"]
     assert tree_snapshot(plugins_dir(env)) == {}
 
 
@@ -98,9 +81,9 @@ def test_a_plugin_toml_asset_is_still_accepted(env: dict[str, str], server: GitH
     assets = release_assets("hello", "1.0.0", manifest_asset=False)
     assets["plugin.toml"] = manifest_text("hello", "1.0.0").encode()
     server.publish("acme", "hello", "v1.0.0", assets)
-    code, document, stderr = nexo(env, "install", "acme/hello", "--json")
-    assert code == 0, stderr
-    assert document["version"] == "1.0.0"
+    result = nexo("plugin", "install", "acme/hello", "--json", env=env)
+    assert result.code == 0, result.stderr
+    assert result.document["version"] == "1.0.0"
 
 
 # --- discovery.yaml as the daemon loads it ----------------------------------------------------
@@ -128,9 +111,9 @@ def test_placeholders_are_substituted_in_the_raw_text(
         "discovery:\n  search_paths: ${PLUGIN_ROOTS}\n",
     )
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    code, document, stderr = nexo(env, "install", "acme/hello", "--json")
-    assert code == 0, stderr
-    assert document["path"] == str(root / "hello-1.0.0")
+    result = nexo("plugin", "install", "acme/hello", "--json", env=env)
+    assert result.code == 0, result.stderr
+    assert result.document["path"] == str(root / "hello-1.0.0")
 
 
 @pytest.mark.parametrize(
@@ -158,10 +141,10 @@ def test_a_discovery_file_the_daemon_cannot_load_is_a_config_error(
     a config error (exit 2) instead of falling back to $NEXO_HOME, and writes nothing."""
     env = _config(tmp_path, env, text)
     for args in (("list",), ("verify",), ("remove", "hello", "--yes"), ("upgrade", "hello")):
-        code, document, _ = nexo(env, *args, "--json")
-        assert code == 2, (args, document)
-        assert document["kind"] == "config"
-        assert needle in document["error"]
+        result = nexo("plugin", *args, "--json", env=env)
+        assert result.code == 2, (args, result.stdout)
+        assert result.document["kind"] == "config"
+        assert needle in result.document["error"]
     assert not (Path(env["NEXO_HOME"]) / "state").exists()
 
 
@@ -170,9 +153,9 @@ def test_schema_version_at_the_root_is_ignored(tmp_path: Path, env: dict[str, st
     env = _config(
         tmp_path, env, f"schema_version: 2\ndiscovery:\n  search_paths: ['{tmp_path / 'r'}']\n"
     )
-    code, document, _ = nexo(env, "list", "--json")
-    assert code == 0
-    assert document["roots"] == [str(tmp_path / "r")]
+    result = nexo("plugin", "list", "--json", env=env)
+    assert result.code == 0
+    assert result.document["roots"] == [str(tmp_path / "r")]
 
 
 def test_a_tilde_path_is_relative_and_warned_about(tmp_path: Path, env: dict[str, str]) -> None:
@@ -182,10 +165,10 @@ def test_a_tilde_path_is_relative_and_warned_about(tmp_path: Path, env: dict[str
     env = _config(tmp_path, env, "discovery:\n  search_paths: ['~/plugins']\n")
     work = tmp_path / "work"
     work.mkdir()
-    code, document, stderr = nexo(env, "list", "--json", cwd=work)
-    assert code == 0
-    assert document["roots"] == [str(work / "~" / "plugins")]
-    assert "does not expand" in stderr
+    result = nexo("plugin", "list", "--json", env=env, cwd=work)
+    assert result.code == 0
+    assert result.document["roots"] == [str(work / "~" / "plugins")]
+    assert "does not expand" in result.stderr
 
 
 def test_a_path_naming_an_unset_variable_is_skipped(tmp_path: Path, env: dict[str, str]) -> None:
@@ -196,10 +179,10 @@ def test_a_path_naming_an_unset_variable_is_skipped(tmp_path: Path, env: dict[st
         {**env, "SET_ROOT": str(tmp_path / "set")},
         "discovery:\n  search_paths: ['$NEXO_TEST_UNSET/a', '$SET_ROOT/b']\n",
     )
-    code, document, stderr = nexo(env, "list", "--json")
-    assert code == 0
-    assert document["roots"] == [str(tmp_path / "set" / "b")]
-    assert "NEXO_TEST_UNSET" in stderr
+    result = nexo("plugin", "list", "--json", env=env)
+    assert result.code == 0
+    assert result.document["roots"] == [str(tmp_path / "set" / "b")]
+    assert "NEXO_TEST_UNSET" in result.stderr
 
 
 def test_every_search_path_is_seen_install_writes_to_the_first(
@@ -211,20 +194,20 @@ def test_every_search_path_is_seen_install_writes_to_the_first(
     first, second = tmp_path / "first", tmp_path / "second"
     env = _config(tmp_path, env, f"discovery:\n  search_paths: ['{first}', '{second}']\n")
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    code, _, stderr = nexo(env, "install", "acme/hello", "--dest", str(second), "--json")
-    assert code == 0, stderr
-    code, listing, _ = nexo(env, "list", "--json")
-    assert [Path(p["path"]).parent for p in listing["plugins"]] == [second]
-    assert nexo(env, "verify", "hello", "--json")[0] == 0
+    result = nexo("plugin", "install", "acme/hello", "--dest", str(second), "--json", env=env)
+    assert result.code == 0, result.stderr
+    listing = nexo("plugin", "list", "--json", env=env)
+    assert [Path(p["path"]).parent for p in listing.document["plugins"]] == [second]
+    assert nexo("plugin", "verify", "hello", "--json", env=env).code == 0
     server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
-    code, upgraded, stderr = nexo(env, "upgrade", "hello", "--yes", "--json")
-    assert code == 0, stderr
-    assert upgraded["path"] == str(second / "hello-1.1.0")
+    upgraded = nexo("plugin", "upgrade", "hello", "--yes", "--json", env=env)
+    assert upgraded.code == 0, upgraded.stderr
+    assert upgraded.document["path"] == str(second / "hello-1.1.0")
     server.publish("acme", "other", "v0.1.0", release_assets("other", "0.1.0"))
-    code, installed, _ = nexo(env, "install", "acme/other", "--json")
-    assert installed["path"] == str(first / "other-0.1.0")
-    code, removed, _ = nexo(env, "remove", "hello", "--yes", "--json")
-    assert removed["removed"] == [str(second / "hello-1.1.0")]
+    installed = nexo("plugin", "install", "acme/other", "--json", env=env)
+    assert installed.document["path"] == str(first / "other-0.1.0")
+    removed = nexo("plugin", "remove", "hello", "--yes", "--json", env=env)
+    assert removed.document["removed"] == [str(second / "hello-1.1.0")]
     assert not (second / "hello-1.1.0").exists()
 
 
@@ -254,30 +237,32 @@ def test_a_receipt_the_reference_cannot_read_is_an_orphan(
     plugin as an orphan. nexo-pkg lists it as `receipt unreadable: …`, verify fails naming
     it, and remove removes it."""
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    code, installed, stderr = nexo(env, "install", "acme/hello", "--json")
-    assert code == 0, stderr
-    path = Path(installed["path"])
+    installed = nexo("plugin", "install", "acme/hello", "--json", env=env)
+    assert installed.code == 0, installed.stderr
+    path = Path(installed.document["path"])
     receipt = (path / ".nexo-install.json").read_text(encoding="utf-8")
     spoilt = spoil(json.dumps(json.loads(receipt)))
     assert spoilt != json.dumps(json.loads(receipt))
     _spoil_receipt(path, spoilt)
-    code, listing, _ = nexo(env, "list", "--json")
-    assert listing["plugins"] == []
-    [entry] = listing["unreadable"]
+    listing = nexo("plugin", "list", "--json", env=env)
+    assert listing.document["plugins"] == []
+    [entry] = listing.document["unreadable"]
     assert entry["path"] == str(path)
     assert entry["problem"].startswith("receipt unreadable: ")
     assert problem in entry["problem"]
-    code, human, _ = nexo(env, "list")
-    assert "receipt unreadable" in human
-    code, verified, _ = nexo(env, "verify", "--json")
-    assert code == 1
-    assert [report["path"] for report in verified["plugins"] if not report["ok"]] == [str(path)]
-    code, refused, _ = nexo(env, "upgrade", "hello", "--json")
-    assert code == 1
-    assert "receipt unreadable" in refused["error"]
-    code, removed, _ = nexo(env, "remove", "hello", "--yes", "--json")
-    assert code == 0
-    assert removed["removed"] == [str(path)]
+    human = nexo("plugin", "list", env=env)
+    assert "receipt unreadable" in human.stdout
+    verified = nexo("plugin", "verify", "--json", env=env)
+    assert verified.code == 1
+    assert [report["path"] for report in verified.document["plugins"] if not report["ok"]] == [
+        str(path)
+    ]
+    refused = nexo("plugin", "upgrade", "hello", "--json", env=env)
+    assert refused.code == 1
+    assert "receipt unreadable" in refused.document["error"]
+    removed = nexo("plugin", "remove", "hello", "--yes", "--json", env=env)
+    assert removed.code == 0
+    assert removed.document["removed"] == [str(path)]
     assert not path.exists()
 
 
@@ -298,25 +283,29 @@ def test_an_install_from_an_explicit_tag_is_pinned(
     the same (the release it resolved goes in its own `resolved_tag`), and `upgrade` of a
     pinned plugin is a no-op that says so, until `--tag`/`ID@TAG` moves it."""
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    code, installed, stderr = nexo(env, "install", "acme/hello@v1.0.0", "--json")
-    assert code == 0, stderr
-    path = Path(installed["path"])
+    installed = nexo("plugin", "install", "acme/hello@v1.0.0", "--json", env=env)
+    assert installed.code == 0, installed.stderr
+    path = Path(installed.document["path"])
     assert (_receipt(path)["tag"], _receipt(path)["resolved_tag"]) == ("v1.0.0", "v1.0.0")
     server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
-    code, pinned, _ = nexo(env, "upgrade", "hello", "--json")
-    assert code == 0
-    assert (pinned["upgraded"], pinned["pinned_tag"], pinned["version"]) == (
+    pinned = nexo("plugin", "upgrade", "hello", "--json", env=env)
+    assert pinned.code == 0
+    assert (
+        pinned.document["upgraded"],
+        pinned.document["pinned_tag"],
+        pinned.document["version"],
+    ) == (
         False,
         "v1.0.0",
         "1.0.0",
     )
-    code, _, stderr = nexo(env, "upgrade", "hello")
-    assert "pinned to tag v1.0.0" in stderr
+    result = nexo("plugin", "upgrade", "hello", env=env)
+    assert "pinned to tag v1.0.0" in result.stderr
     assert path.exists()
-    code, moved, stderr = nexo(env, "upgrade", "hello@v1.1.0", "--yes", "--json")
-    assert code == 0, stderr
-    assert moved["version"] == "1.1.0"
-    assert _receipt(Path(moved["path"]))["tag"] == "v1.1.0"
+    moved = nexo("plugin", "upgrade", "hello@v1.1.0", "--yes", "--json", env=env)
+    assert moved.code == 0, moved.stderr
+    assert moved.document["version"] == "1.1.0"
+    assert _receipt(Path(moved.document["path"]))["tag"] == "v1.1.0"
 
 
 def test_an_install_of_the_latest_release_follows_it(
@@ -325,15 +314,15 @@ def test_an_install_of_the_latest_release_follows_it(
     """plugin_admin.rs:55-59 at eec3f33: `"latest"` is kept literally so upgrade keeps
     tracking the newest release."""
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    code, installed, stderr = nexo(env, "install", "acme/hello", "--json")
-    assert code == 0, stderr
-    receipt = _receipt(Path(installed["path"]))
+    installed = nexo("plugin", "install", "acme/hello", "--json", env=env)
+    assert installed.code == 0, installed.stderr
+    receipt = _receipt(Path(installed.document["path"]))
     assert (receipt["tag"], receipt["resolved_tag"]) == ("latest", "v1.0.0")
     server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
-    code, upgraded, stderr = nexo(env, "upgrade", "hello", "--yes", "--json")
-    assert code == 0, stderr
-    assert upgraded["version"] == "1.1.0"
-    receipt = _receipt(Path(upgraded["path"]))
+    upgraded = nexo("plugin", "upgrade", "hello", "--yes", "--json", env=env)
+    assert upgraded.code == 0, upgraded.stderr
+    assert upgraded.document["version"] == "1.1.0"
+    receipt = _receipt(Path(upgraded.document["path"]))
     assert (receipt["tag"], receipt["resolved_tag"]) == ("latest", "v1.1.0")
 
 
@@ -343,17 +332,17 @@ def test_upgrade_keeps_the_receipts_target(env: dict[str, str], server: GitHubSe
     also offers gnu."""
     musl, gnu = "x86_64-unknown-linux-musl", "x86_64-unknown-linux-gnu"
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0", target=musl))
-    code, _, stderr = nexo(env, "install", "acme/hello", "--target", musl, "--json")
-    assert code == 0, stderr
+    result = nexo("plugin", "install", "acme/hello", "--target", musl, "--json", env=env)
+    assert result.code == 0, result.stderr
     newer = release_assets("hello", "1.1.0", target=gnu)
     newer.update(release_assets("hello", "1.1.0", target=musl, manifest_asset=False))
     server.publish("acme", "hello", "v1.1.0", newer)
-    code, upgraded, stderr = nexo(
-        {**env, "NEXO_INSTALL_TARGET": gnu}, "upgrade", "hello", "--yes", "--json"
+    upgraded = nexo(
+        "plugin", "upgrade", "hello", "--yes", "--json", env={**env, "NEXO_INSTALL_TARGET": gnu}
     )
-    assert code == 0, stderr
-    assert upgraded["target"] == musl
-    assert _receipt(Path(upgraded["path"]))["target"] == musl
+    assert upgraded.code == 0, upgraded.stderr
+    assert upgraded.document["target"] == musl
+    assert _receipt(Path(upgraded.document["path"]))["target"] == musl
 
 
 def test_a_reference_receipt_with_a_tag_is_pinned_and_one_with_latest_is_not(
@@ -362,8 +351,8 @@ def test_a_reference_receipt_with_a_tag_is_pinned_and_one_with_latest_is_not(
     """A receipt the reference wrote (no `files`, no `resolved_tag`) means what it means to
     the reference: `tag = "v1.0.0"` pins."""
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    code, installed, _ = nexo(env, "install", "acme/hello@v1.0.0", "--json")
-    path = Path(installed["path"])
+    installed = nexo("plugin", "install", "acme/hello@v1.0.0", "--json", env=env)
+    path = Path(installed.document["path"])
     document = _receipt(path)
     reference = {key: document[key] for key in (
         "schema_version", "id", "version", "owner", "repo", "tag", "target", "sha256",
@@ -371,11 +360,11 @@ def test_a_reference_receipt_with_a_tag_is_pinned_and_one_with_latest_is_not(
     )}  # fmt: skip
     (path / ".nexo-install.json").write_text(json.dumps(reference), encoding="utf-8")
     server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
-    code, pinned, _ = nexo(env, "upgrade", "hello", "--json")
-    assert pinned["pinned_tag"] == "v1.0.0"
+    pinned = nexo("plugin", "upgrade", "hello", "--json", env=env)
+    assert pinned.document["pinned_tag"] == "v1.0.0"
     (path / ".nexo-install.json").write_text(
         json.dumps({**reference, "tag": "latest"}), encoding="utf-8"
     )
-    code, upgraded, stderr = nexo(env, "upgrade", "hello", "--yes", "--json")
-    assert code == 0, stderr
-    assert upgraded["version"] == "1.1.0"
+    upgraded = nexo("plugin", "upgrade", "hello", "--yes", "--json", env=env)
+    assert upgraded.code == 0, upgraded.stderr
+    assert upgraded.document["version"] == "1.1.0"

@@ -5,27 +5,20 @@ and verified signer, and installs nothing."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 from support.github_server import GitHubServer
 from support.private_sigstore import PrivateSigstore
 from support.tarballs import asset_name, plugin_tarball, release_assets, sidecar_line
-from typer.testing import CliRunner
-
-from nexo_pkg.cli.main import app
 
 IDENTITY = "https://github.com/acme/hello/.github/workflows/release.yml@refs/tags/v1.0.0"
 
-
-def nexo(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, ["plugin", *args])
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+# `nexo plugin ...` in this process: these runs need no process of their own.
+plugin = partial(nexo, "plugin", in_process=True)
 
 
 @pytest.fixture
@@ -54,29 +47,29 @@ def test_search_asks_for_the_topic_with_the_token(
     server.add_repository("acme/weather-station", "Not a plugin", topics=("iot",))
     server.add_repository("other/slack", "Slack channel plugin")
     monkeypatch.setenv("NEXO_GITHUB_TOKEN", "ghp_" + "a" * 36)
-    code, out, err = nexo("search", "weather", "--json")
-    assert code == 0, err
-    document = json.loads(out)
+    result = plugin("search", "weather", "--json")
+    assert result.code == 0, result.stderr
+    document = json.loads(result.stdout)
     assert [r["full_name"] for r in document["repositories"]] == ["acme/nexo-plugin-weather"]
     (request,) = server.requests_to("/search/repositories")
     assert "topic%3Anexo-plugin" in request.path or "topic:nexo-plugin" in request.path
     assert request.headers["authorization"] == "Bearer ghp_" + "a" * 36
-    code, out, _ = nexo("search", "weather")
-    assert out.startswith("acme/nexo-plugin-weather")
-    code, _, err = nexo("search", "nothing-like-this")
-    assert code == 0
-    assert "No plugin repository matches" in err
+    result = plugin("search", "weather")
+    assert result.stdout.startswith("acme/nexo-plugin-weather")
+    result = plugin("search", "nothing-like-this")
+    assert result.code == 0
+    assert "No plugin repository matches" in result.stderr
 
 
 def test_search_failures_are_one_line(home: Path, server: GitHubServer) -> None:
     server.fail(status=500, times=None)
-    code, out, err = nexo("search", "weather", "--json")
-    assert code == 1
-    assert json.loads(out)["kind"] == "network"
-    assert "Traceback" not in err
-    code, out, _ = nexo("search", " ", "--json")
-    assert code == 2
-    assert json.loads(out)["kind"] == "usage"
+    result = plugin("search", "weather", "--json")
+    assert result.code == 1
+    assert json.loads(result.stdout)["kind"] == "network"
+    assert "Traceback" not in result.stderr
+    result = plugin("search", " ", "--json")
+    assert result.code == 2
+    assert json.loads(result.stdout)["kind"] == "usage"
 
 
 def test_info_shows_targets_and_the_verified_signer(
@@ -101,11 +94,11 @@ def test_info_shows_targets_and_the_verified_signer(
         '[[authors]]\nowner = "acme"\nidentity_regexp = '
         "'^https://github\\.com/acme/hello/\\.github/workflows/release\\.yml@refs/tags/v.*$'\n"
     )
-    code, out, err = nexo(
+    result = plugin(
         "info", "acme/hello", "--trusted-keys", str(policy), "--target", "noarch", "--json"
     )
-    assert code == 0, err
-    document = json.loads(out)
+    assert result.code == 0, result.stderr
+    document = json.loads(result.stdout)
     assert (document["id"], document["version"], document["tag"]) == ("hello", "1.0.0", "v1.0.0")
     assert sorted(entry["target"] for entry in document["targets"]) == sorted([musl, "noarch"])
     assert document["signature"]["status"] == "verified"
@@ -120,18 +113,15 @@ def test_info_refuses_what_install_refuses(home: Path, server: GitHubServer) -> 
     name = asset_name("hello", "1.0.0")
     assets[name + ".sha256"] = sidecar_line(b"other bytes", name).encode()
     server.publish("acme", "hello", "v1.0.0", assets)
-    code, out, err = nexo("info", "acme/hello", "--json")
-    assert code == 1
-    assert json.loads(out)["kind"] == "checksum_mismatch"
-    assert "Traceback" not in err
+    result = plugin("info", "acme/hello", "--json")
+    assert result.code == 1
+    assert json.loads(result.stdout)["kind"] == "checksum_mismatch"
+    assert "Traceback" not in result.stderr
 
 
 def test_info_real_process_text(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    done = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "info", "acme/hello"],
-        capture_output=True, text=True, check=False, timeout=60,
-    )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    done = nexo("plugin", "info", "acme/hello", timeout=60)
+    assert done.code == 0, done.stderr
     assert "Plugin:     hello 1.0.0" in done.stdout
     assert "Signer:     unsigned (unsigned)" in done.stdout

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from functools import partial
+
+from support import cli
 
 from nexo_pkg import __version__
 
@@ -22,26 +23,24 @@ COMMANDS = [
 ]
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", *args], capture_output=True, text=True, check=False
-    )
+# No run here needs a process of its own.
+nexo = partial(cli.nexo, in_process=True)
 
 
 def test_version() -> None:
-    result = run("--version")
-    assert result.returncode == 0
+    result = nexo("--version")
+    assert result.code == 0
     assert result.stdout.strip() == f"nexo-pkg {__version__}"
 
 
 def test_plugin_help_lists_every_command() -> None:
-    result = run("plugin", "--help")
-    assert result.returncode == 0
+    result = nexo("plugin", "--help")
+    assert result.code == 0
     for command in COMMANDS:
         assert f" {command} " in result.stdout, command
 
 
 def test_unknown_command_is_usage_error() -> None:
-    result = run("plugin", "frobnicate")
-    assert result.returncode == 2
+    result = nexo("plugin", "frobnicate")
+    assert result.code == 2
     assert "Traceback" not in result.stderr

@@ -4,10 +4,9 @@ the confirmation screen, forge a signer or hide the NOT SIGNED warning."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
+from support.cli import nexo
 from support.tarballs import manifest_text, plugin_members, targz, write_plugin
 
 from nexo_pkg.core.terminal import printable
@@ -30,16 +29,8 @@ def test_an_escape_sequence_cannot_hide_not_signed(tmp_path: Path) -> None:
     tarball = hostile_plugin(tmp_path / "dist")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEXO_", "FORCE_COLOR"))}
     env.update(NEXO_HOME=str(tmp_path / "home"), NO_COLOR="1")
-    result = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "install", str(tarball), "--dry-run"],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
+    result = nexo("plugin", "install", str(tarball), "--dry-run", env=env, in_process=True)
+    assert result.code == 0, result.stderr
     screen = result.stderr
     # No control character of the manifest reaches the terminal raw: not ESC, not the C1 CSI.
     assert "\x1b" not in screen

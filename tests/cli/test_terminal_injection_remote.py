@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from adversarial.harness import CliResult, clean_env, run_cli_in_process, snapshot
+from adversarial.harness import snapshot
+from support.cli import CliResult, clean_env, nexo
 from support.github_server import GitHubServer, github_server
 from support.tarballs import (
     manifest_text,
@@ -48,7 +49,7 @@ class Env:
             NEXO_HTTP_RETRY_BASE_MS="1",
             NO_PROXY="127.0.0.1,localhost",
         )
-        return run_cli_in_process(["plugin", *args, "--dest", str(self.dest)], env=env)
+        return nexo("plugin", *args, "--dest", str(self.dest), env=env, in_process=True)
 
 
 @pytest.fixture
@@ -190,7 +191,7 @@ def test_an_install_root_named_by_the_daemon_config_is_escaped(
         ["upgrade", "hello", "--yes"],
         ["remove", "hello", "--yes"],
     ):
-        result = run_cli_in_process(["plugin", *command], env=env)
+        result = nexo("plugin", *command, env=env, in_process=True)
         assert result.exit_code == 0, (command, result.stderr)
         assert_escaped(result)
     assert root.is_dir()

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import ast
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 
 from nexo_pkg.core.errors import ConfigError, NexoError, UsageError
 from nexo_pkg.core.kinds import EXIT_FAILURE, EXIT_USAGE, ErrorKind, exit_code_of
@@ -445,19 +444,11 @@ def test_a_json_failure_names_a_listed_kind_and_exits_with_its_code(
     that kind's (2 for a configuration error, 1 for a "no")."""
     policy = tmp_path / "policy.toml"
     policy.write_text('default = "bogus"\n', encoding="utf-8")
-    completed = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", *command, "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-        stdin=subprocess.DEVNULL,
-        timeout=120,
-    )
+    completed = nexo(*command, "--json", cwd=tmp_path, in_process=True)
     document = json.loads(completed.stdout)
     assert document["ok"] is False
     assert document["kind"] == expected.value
-    assert completed.returncode == expected.exit_code
+    assert completed.code == expected.exit_code
     assert completed.stderr.startswith("error: ")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["policy.toml"]  # nothing written
     assert policy.read_text(encoding="utf-8") == 'default = "bogus"\n'

@@ -16,8 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from adversarial.harness import CliResult, clean_env, run_cli_in_process
 from faults.server import FaultyGitHubServer
+from support.cli import CliResult, clean_env, nexo
 from support.daemon_walk import assert_one_per_id, discovered_versions
 from support.tarballs import directory, file, plugin_members, release_assets, targz
 
@@ -85,7 +85,7 @@ class Root:
 
     def run(self, command: str, *rest: str) -> CliResult:
         """Run a command in-process (the checks after a crash)."""
-        return run_cli_in_process(self.args(command, *rest), env=self.env())
+        return nexo(*self.args(command, *rest), env=self.env(), in_process=True)
 
     def spawn_argv(self, command: str, *rest: str) -> list[str]:
         return [sys.executable, "-m", "nexo_pkg", *self.args(command, *rest)]

@@ -17,10 +17,12 @@ import random
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
 from fleet.conftest import LINUX, MakeDist, fleet_env, make_dist, private_sigstore, push_dist
+from support.cli import nexo
 from support.daemon_walk import assert_one_per_id, discovered_versions
 from support.registry import Registry, registry
 
@@ -43,16 +45,13 @@ def _lock(env: dict[str, str], directory: Path, registry: Registry, version: str
         ),
         encoding="utf-8",
     )
-    locked = _nexo(env, "lock", "-f", str(directory / "nexo-plugins.toml"), "--plain-http")
-    assert locked.returncode == 0, locked.stderr
+    locked = plugin("lock", "-f", str(directory / "nexo-plugins.toml"), "--plain-http", env=env)
+    assert locked.code == 0, locked.stderr
     return directory / "nexo-plugins.lock"
 
 
-def _nexo(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
-        capture_output=True, text=True, check=False, env=env, timeout=300,
-    )  # fmt: skip
+# The CLI runs here around each killed sync (a subprocess of its own); those runs need none.
+plugin = partial(nexo, "plugin", in_process=True)
 
 
 def _sync_argv(lock: Path, dest: Path) -> list[str]:
@@ -72,8 +71,8 @@ def _state(env: dict[str, str], dest: Path) -> dict[str, str]:
         receipt = dest / f"{plugin_id}-{version}" / ".nexo-install.json"
         assert json.loads(receipt.read_text())["version"] == version
     # `list` finishes an interrupted replacement; then every plugin is there exactly once.
-    listing = _nexo(env, "list", "--dest", str(dest), "--include-orphan", "--json")
-    assert listing.returncode == 0, listing.stderr
+    listing = plugin("list", "--dest", str(dest), "--include-orphan", "--json", env=env)
+    assert listing.code == 0, listing.stderr
     document = json.loads(listing.stdout)
     assert document["orphans"] == [], document["orphans"]
     versions: dict[str, list[str]] = {}
@@ -83,8 +82,8 @@ def _state(env: dict[str, str], dest: Path) -> dict[str, str]:
     assert all(len(found) == 1 for found in versions.values()), versions
     state = {plugin_id: found[0] for plugin_id, found in versions.items()}
     assert discovered_versions(dest) == state
-    verified = _nexo(env, "verify", "--dest", str(dest), "--json")
-    assert verified.returncode == 0, verified.stdout
+    verified = plugin("verify", "--dest", str(dest), "--json", env=env)
+    assert verified.code == 0, verified.stdout
     assert all(item["ok"] for item in json.loads(verified.stdout)["plugins"])
     return state
 
@@ -114,8 +113,8 @@ def _crash_sync(
         # Each root has its own NEXO_HOME, so the killed sync downloads as a new host would.
         root_env = {**env, "NEXO_HOME": str(tmp_path / f"home-{name}")}
         dest = tmp_path / f"root-{name}"
-        first = _nexo(root_env, *_sync_argv(old_lock, dest)[4:])
-        assert first.returncode == 0, first.stdout
+        first = plugin(*_sync_argv(old_lock, dest)[4:], env=root_env)
+        assert first.code == 0, first.stdout
         return root_env, dest
 
     calibrate_env, calibrate_dest = fresh_root("calibrate")
@@ -136,8 +135,8 @@ def _crash_sync(
         state = _state(root_env, dest)
         if not killed:
             assert set(state.values()) == {NEW}, (delay, state)
-        again = _nexo(root_env, *_sync_argv(new_lock, dest)[4:])
-        assert again.returncode == 0, (delay, again.stdout)
+        again = plugin(*_sync_argv(new_lock, dest)[4:], env=root_env)
+        assert again.code == 0, (delay, again.stdout)
         assert _state(root_env, dest) == dict.fromkeys(PLUGINS, NEW)
         assert _leftovers(dest) == [], (delay, _leftovers(dest))
 

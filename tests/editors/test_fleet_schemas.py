@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 from support.tools import require_tool
 
 from nexo_pkg.fleet.lockfile import Lock, LockedPlugin, LockedTarget, render_lock
@@ -113,5 +114,5 @@ def test_the_identity_pattern_dialect_is_checked_by_nexo_not_by_the_schema(
     )  # fmt: skip
     # Structure only: RE2's [[:alnum:]] is no reason to refuse, a look-around is nexo's call.
     assert checked.returncode == 0, checked.stdout
-    linted = _run(sys.executable, "-m", "nexo_pkg", "plugin", "lint", str(policy))
-    assert (linted.returncode == 0) == nexo_accepts, linted.stdout + linted.stderr
+    linted = nexo("plugin", "lint", str(policy), env=_offline(), in_process=True)
+    assert (linted.code == 0) == nexo_accepts, linted.stdout + linted.stderr

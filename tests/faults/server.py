@@ -235,12 +235,8 @@ def _send_with_stall(
 
 @pytest.fixture
 def faulty_server() -> Iterator[FaultyGitHubServer]:
-    server = FaultyGitHubServer()
-    server.start()
-    try:
+    with FaultyGitHubServer() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
@@ -249,8 +245,5 @@ def other_host() -> Iterator[BlobServer]:
     server = BlobServer()
     # Same machine, different origin: another host name and another port.
     server.url = f"http://localhost:{server.port}"
-    server.start()
-    try:
+    with server:
         yield server
-    finally:
-        server.stop()

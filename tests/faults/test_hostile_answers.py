@@ -12,7 +12,8 @@ import time
 import zlib
 
 import pytest
-from adversarial.harness import run_cli_in_process, snapshot
+from adversarial.harness import snapshot
+from support.cli import nexo
 from support.github_server import Fault
 from support.tarballs import plugin_tarball, release_assets
 
@@ -230,7 +231,7 @@ def _assert_upgrade_cut_off(
     """``upgrade`` ends in ``network`` between 1.5 s and ``limit`` and changes nothing."""
     started = time.monotonic()
     args = ["plugin", "upgrade", PLUGIN, "--dest", str(setup.dest), "--yes", "--json", *extra]
-    result = run_cli_in_process(args, env=setup.env(**(env or {})))
+    result = nexo(*args, env=setup.env(**(env or {})), in_process=True)
     elapsed = time.monotonic() - started
     assert result.exit_code == 1, (result.stdout, result.stderr)
     assert result.document["kind"] == "network"
@@ -292,7 +293,7 @@ def test_trust_add_is_cut_off_at_the_timeout_too(setup: Setup) -> None:
     setup.server.throttle(RELEASE, 5)
     args = ["plugin", "trust", "add", f"acme/{PLUGIN}", "--trusted-keys", str(policy)]
     started = time.monotonic()
-    result = run_cli_in_process([*args, "--yes", "--json", "--timeout", "2"], env=setup.env())
+    result = nexo(*args, "--yes", "--json", "--timeout", "2", env=setup.env(), in_process=True)
     elapsed = time.monotonic() - started
     assert result.exit_code == 1, (result.stdout, result.stderr)
     assert result.document["kind"] == "network"

@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-from adversarial.harness import CliResult, clean_env, run_cli
+from support.cli import CliResult, clean_env, nexo
 from support.stderr import without_notes
 
 from .hostile import GIB, gzip_bomb
@@ -149,7 +149,7 @@ def _assert_refused_in_bounded_memory(workspace: Workspace, detail: str) -> None
 
 def test_a_deeply_nested_manifest_is_one_line_not_a_traceback(workspace: Workspace) -> None:
     workspace.server.answer(MANIFEST_PATH, _nested())
-    result = run_cli(workspace.install_args(), env=workspace.env())
+    result = nexo(*workspace.install_args(), env=workspace.env())
     workspace.assert_refused(result, "registry_invalid")
     assert "nested too deeply" in result.document["error"]
 
@@ -166,8 +166,8 @@ def test_a_deeply_nested_tag_list_is_one_line_not_a_traceback(workspace: Workspa
         'version = "^1"\n',
         encoding="utf-8",
     )
-    result = run_cli(
-        ["plugin", "lock", "-f", str(wanted), "--plain-http", "--json"], env=workspace.env()
+    result = nexo(
+        "plugin", "lock", "-f", str(wanted), "--plain-http", "--json", env=workspace.env()
     )
     assert result.exit_code == 1, (result.stdout, result.stderr)
     assert "Traceback" not in result.stderr, result.stderr
@@ -184,7 +184,7 @@ def test_dripped_manifest_headers_end_at_the_timeout_flag(workspace: Workspace) 
     # 600 header bytes, one every 50 ms: 30 s, with no silence long enough for a read timeout.
     workspace.server.drip_headers("/manifests/", 0.05)
     started = time.monotonic()
-    result = run_cli(workspace.install_args("--timeout", "2"), env=workspace.env())
+    result = nexo(*workspace.install_args("--timeout", "2"), env=workspace.env())
     elapsed = time.monotonic() - started
     workspace.assert_refused(result, "network")
     assert "the 2 s deadline" in result.document["error"]
@@ -196,7 +196,7 @@ def test_a_dripped_manifest_body_ends_at_nexo_http_timeout(workspace: Workspace)
     workspace.server.answer(MANIFEST_PATH, b" " * 3000 + b"{}")
     workspace.server.throttle("/manifests/", 100)
     started = time.monotonic()
-    result = run_cli(workspace.install_args(), env=workspace.env(NEXO_HTTP_TIMEOUT="2"))
+    result = nexo(*workspace.install_args(), env=workspace.env(NEXO_HTTP_TIMEOUT="2"))
     elapsed = time.monotonic() - started
     workspace.assert_refused(result, "network")
     assert "deadline" in result.document["error"]
@@ -208,8 +208,15 @@ def test_lock_takes_the_timeout_flag_for_a_dripping_registry(workspace: Workspac
     wanted = workspace.tmp / "nexo-plugins.toml"
     wanted.write_text(f'[plugins.echo]\nsource = "{workspace.source}"\n', encoding="utf-8")
     started = time.monotonic()
-    result = run_cli(
-        ["plugin", "lock", "-f", str(wanted), "--plain-http", "--timeout", "2", "--json"],
+    result = nexo(
+        "plugin",
+        "lock",
+        "-f",
+        str(wanted),
+        "--plain-http",
+        "--timeout",
+        "2",
+        "--json",
         env=workspace.env(),
     )
     elapsed = time.monotonic() - started
@@ -230,9 +237,8 @@ def test_a_bad_timeout_is_a_usage_error(workspace: Workspace, command: str) -> N
     }[command]
     (workspace.tmp / "nexo-plugins.toml").write_text("", encoding="utf-8")
     (workspace.tmp / "x.lock").write_text("", encoding="utf-8")
-    result = run_cli(
-        ["plugin", command, *args, "--plain-http", "--timeout", "0", "--json"],
-        env=workspace.env(),
+    result = nexo(
+        "plugin", command, *args, "--plain-http", "--timeout", "0", "--json", env=workspace.env()
     )
     assert result.exit_code == 2, (result.stdout, result.stderr)
     assert result.document["kind"] == "usage"
@@ -269,7 +275,7 @@ def _assert_one_clean_line(result: CliResult) -> None:
 def test_a_registry_error_body_with_escape_sequences_is_escaped(workspace: Workspace) -> None:
     body = json.dumps({"errors": [{"code": "DENIED"}]}).encode()[:-1] + ESCAPES.encode() + b"}"
     workspace.server.answer(MANIFEST_PATH, body, status=500, content_type="application/json")
-    result = run_cli(workspace.install_args()[:-1], env=workspace.env())
+    result = nexo(*workspace.install_args()[:-1], env=workspace.env())
     _assert_one_clean_line(result)
     assert len(without_notes(result.stderr).strip().splitlines()) == 1, result.stderr
 
@@ -282,7 +288,7 @@ def test_an_annotation_with_escape_sequences_is_escaped_when_locking(
     wanted.write_text(
         f'[plugins.echo]\nsource = "{workspace.source}"\nversion = "^1"\n', encoding="utf-8"
     )
-    result = run_cli(["plugin", "lock", "-f", str(wanted), "--plain-http"], env=workspace.env())
+    result = nexo("plugin", "lock", "-f", str(wanted), "--plain-http", env=workspace.env())
     _assert_one_clean_line(result)
     assert not (workspace.tmp / "nexo-plugins.lock").exists()
 
@@ -309,8 +315,15 @@ def test_sync_reports_a_hostile_registry_answer_on_escaped_lines(workspace: Work
         encoding="utf-8",
     )
     dest = workspace.tmp / "root"
-    result = run_cli(
-        ["plugin", "sync", "--lock", str(lock), "--dest", str(dest), "--frozen", "--plain-http"],
+    result = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(lock),
+        "--dest",
+        str(dest),
+        "--frozen",
+        "--plain-http",
         env=workspace.env(),
     )
     _assert_one_clean_line(result)
@@ -334,8 +347,8 @@ def test_a_tag_list_whose_links_never_end_is_cut_off(workspace: Workspace) -> No
         encoding="utf-8",
     )
     started = time.monotonic()
-    result = run_cli(
-        ["plugin", "lock", "-f", str(wanted), "--plain-http", "--json"], env=workspace.env()
+    result = nexo(
+        "plugin", "lock", "-f", str(wanted), "--plain-http", "--json", env=workspace.env()
     )
     assert result.exit_code == 1, (result.stdout, result.stderr)
     assert result.document["kind"] == "registry_invalid", result.document

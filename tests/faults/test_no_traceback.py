@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from adversarial.harness import CliResult, clean_env, run_cli
+from support.cli import CliResult, clean_env, nexo
 from support.registry import PASSWORD, USER, start_registry
 from support.stderr import without_notes
 from support.tarballs import write_plugin
@@ -24,11 +24,6 @@ from support.token_server import TokenServer
 DROP_DAC = ("setpriv", "--bounding-set=-dac_override,-dac_read_search")
 # Far above what lint needs, far below what reading /dev/zero without end takes.
 ADDRESS_SPACE = 768 * 1024 * 1024
-
-
-def _nexo(*args: str, cwd: Path, **env: str) -> CliResult:
-    (cwd / "no-config").mkdir(exist_ok=True)  # an empty daemon configuration directory
-    return run_cli(args, env=clean_env(NEXO_HOME=str(cwd / "home"), **env), cwd=cwd, timeout=60)
 
 
 def _one_line_error(result: CliResult) -> None:
@@ -58,16 +53,19 @@ def _unprivileged(
 @pytest.mark.parametrize("host", ["[1::2::3]", "[::::]"])
 def test_a_malformed_ipv6_registry_host_is_source_invalid(tmp_path: Path, host: str) -> None:
     reference = f"oci://{host}/plugins/echo:1.0.0"
-    installed = _nexo(
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    installed = nexo(
         "plugin", "install", reference, "--dest", str(tmp_path / "root"), "--yes", "--json",
-        cwd=tmp_path,
+        env=env, cwd=tmp_path, in_process=True,
     )  # fmt: skip
     assert installed.exit_code == 2, installed.stderr
     assert installed.document["kind"] == "source_invalid"
     _one_line_error(installed)
     wanted = tmp_path / "nexo-plugins.toml"
     wanted.write_text(f'[plugins.echo]\nsource = "{reference}"\n')
-    locked = _nexo("plugin", "lock", "-f", str(wanted), "--json", cwd=tmp_path)
+    locked = nexo(
+        "plugin", "lock", "-f", str(wanted), "--json", env=env, cwd=tmp_path, in_process=True
+    )
     assert locked.exit_code == 2, locked.stderr
     assert "Traceback" not in locked.stderr
     assert not (tmp_path / "nexo-plugins.lock").exists()
@@ -82,10 +80,11 @@ def test_a_bearer_realm_that_is_not_a_url_is_registry_auth(tmp_path: Path) -> No
     service.start()
     running = start_registry(tmp_path / "registry", token=service)
     try:
-        result = _nexo(
+        env = clean_env(NEXO_HOME=str(tmp_path / "home"), DOCKER_CONFIG=str(tmp_path / "no-docker"))
+        result = nexo(
             "plugin", "install", running.ref("plugins/echo:1.0.0"), "--plain-http",
-            "--dest", str(tmp_path / "root"), "--yes", "--json", cwd=tmp_path,
-            DOCKER_CONFIG=str(tmp_path / "no-docker"),
+            "--dest", str(tmp_path / "root"), "--yes", "--json", env=env, cwd=tmp_path,
+            in_process=True,
         )  # fmt: skip
     finally:
         running.stop()
@@ -106,7 +105,8 @@ def test_a_lint_config_nested_past_the_parser_is_config_invalid(tmp_path: Path, 
     plugin = tmp_path / "plugins" / "hello"
     plugin.mkdir(parents=True)
     (plugin / "nexo-plugin.toml").write_text('[plugin]\nid = "hello"\nversion = "1.0.0"\n')
-    result = _nexo("plugin", "lint", "--format", "json", ".", cwd=plugin)
+    env = clean_env(NEXO_HOME=str(plugin / "home"))
+    result = nexo("plugin", "lint", "--format", "json", ".", env=env, cwd=plugin, in_process=True)
     assert result.exit_code == 2, result.stderr
     assert "nested too deeply" in result.stderr
     _one_line_error(result)
@@ -133,9 +133,11 @@ def test_lint_of_a_tree_with_an_unreadable_directory_says_no_traceback(tmp_path:
 def test_check_of_an_unreadable_installed_plugin_is_target_invalid(tmp_path: Path) -> None:
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
     root = tmp_path / "root"
-    installed = _nexo(
+    (tmp_path / "no-config").mkdir()  # an empty daemon configuration directory
+    installed = nexo(
         "plugin", "install", str(tarball), "--dest", str(root), "--yes",
-        "--config", str(tmp_path / "no-config"), cwd=tmp_path,
+        "--config", str(tmp_path / "no-config"),
+        env=clean_env(NEXO_HOME=str(tmp_path / "home")), cwd=tmp_path, in_process=True,
     )  # fmt: skip
     assert installed.exit_code == 0, installed.stderr
     (root / "hello-1.0.0").chmod(0)

@@ -8,16 +8,14 @@ import os
 from pathlib import Path
 
 import pytest
-from adversarial.harness import CliResult, clean_env, run_cli
+from support.cli import clean_env, nexo
 from support.tarballs import write_plugin
 
 from nexo_pkg.core.files import NotRegularFileError, read_config_bytes
 
-
-def _nexo(*args: str, cwd: Path, **env: str) -> CliResult:
-    # A read of the FIFO would block forever: the timeout fails the test instead.
-    environ = clean_env(NEXO_HOME=str(cwd / "home"), **env)
-    return run_cli(args, env=environ, cwd=cwd, timeout=60)
+# Each run is a subprocess: a read of the FIFO would block forever, and its timeout fails the
+# test instead.
+TIMEOUT = 60
 
 
 def test_a_fifo_as_the_trust_policy_refuses_the_install(tmp_path: Path) -> None:
@@ -26,9 +24,10 @@ def test_a_fifo_as_the_trust_policy_refuses_the_install(tmp_path: Path) -> None:
     os.mkfifo(config / "extensions" / "trusted_keys.toml")
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
     dest = tmp_path / "root"
-    result = _nexo(
+    result = nexo(
         "plugin", "install", str(tarball), "--yes", "--json", "--config", str(config),
-        "--dest", str(dest), cwd=tmp_path,
+        "--dest", str(dest), env=clean_env(NEXO_HOME=str(tmp_path / "home")), cwd=tmp_path,
+        timeout=TIMEOUT,
     )  # fmt: skip
     assert result.exit_code == 2, result.stderr
     document = result.document
@@ -41,7 +40,10 @@ def test_a_fifo_as_the_trust_policy_is_reported_by_trust_list(tmp_path: Path) ->
     config = tmp_path / "config"
     (config / "extensions").mkdir(parents=True)
     os.mkfifo(config / "extensions" / "trusted_keys.toml")
-    result = _nexo("plugin", "trust", "list", "--config", str(config), cwd=tmp_path)
+    result = nexo(
+        "plugin", "trust", "list", "--config", str(config),
+        env=clean_env(NEXO_HOME=str(tmp_path / "home")), cwd=tmp_path, timeout=TIMEOUT,
+    )  # fmt: skip
     assert result.exit_code == 2
     assert "not a regular file" in result.stderr
     assert "Traceback" not in result.stderr
@@ -51,10 +53,13 @@ def test_a_fifo_as_the_registry_credentials_is_registry_config(tmp_path: Path) -
     os.mkfifo(tmp_path / "auth.json")
     empty_config = tmp_path / "no-config"
     empty_config.mkdir()
-    result = _nexo(
+    env = clean_env(
+        NEXO_HOME=str(tmp_path / "home"), REGISTRY_AUTH_FILE=str(tmp_path / "auth.json")
+    )
+    result = nexo(
         "plugin", "install", "oci://127.0.0.1:9/plugins/hello:1.0.0", "--plain-http", "--yes",
         "--json", "--config", str(empty_config), "--dest", str(tmp_path / "root"),
-        cwd=tmp_path, REGISTRY_AUTH_FILE=str(tmp_path / "auth.json"),
+        env=env, cwd=tmp_path, timeout=TIMEOUT,
     )  # fmt: skip
     assert result.exit_code == 2, result.stderr
     assert result.document["kind"] == "registry_config"

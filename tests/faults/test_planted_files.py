@@ -10,24 +10,28 @@ import os
 from pathlib import Path
 
 import pytest
-from adversarial.harness import CliResult, clean_env, run_cli
+from support.cli import CliResult, clean_env, nexo
 from support.tarballs import write_plugin
 
+# A read or open of a FIFO would block forever: a run that meets one is a subprocess, whose
+# timeout fails the test instead.
+TIMEOUT = 60
 
-def _nexo(*args: str, cwd: Path, **env: str) -> CliResult:
-    (cwd / "no-config").mkdir(exist_ok=True)  # an empty daemon configuration directory
-    # A read or open of a FIFO would block forever: the timeout fails the test instead.
-    environ = clean_env(NEXO_HOME=str(cwd / "home"), **env)
-    return run_cli(args, env=environ, cwd=cwd, timeout=60)
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    """The test's own home, and an empty daemon configuration directory beside it."""
+    (tmp_path / "no-config").mkdir(exist_ok=True)
+    return clean_env(NEXO_HOME=str(tmp_path / "home"))
 
 
 def _installed_root(tmp_path: Path) -> Path:
     """A plugin root holding hello 1.0.0, installed by the CLI from a local tarball."""
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
     root = tmp_path / "root"
-    result = _nexo(
+    result = nexo(
         "plugin", "install", str(tarball), "--dest", str(root), "--yes", "--json",
-        "--config", str(tmp_path / "no-config"), cwd=tmp_path,
+        "--config", str(tmp_path / "no-config"), env=_env(tmp_path), cwd=tmp_path,
+        in_process=True,
     )  # fmt: skip
     assert result.exit_code == 0, result.stderr
     return root
@@ -40,9 +44,9 @@ def _plant_journal(root: Path, record: dict[str, object]) -> None:
 
 
 def _listed(root: Path, tmp_path: Path) -> CliResult:
-    return _nexo(
+    return nexo(
         "plugin", "list", "--dest", str(root), "--json", "--config", str(tmp_path / "no-config"),
-        cwd=tmp_path,
+        env=_env(tmp_path), cwd=tmp_path, in_process=True,
     )  # fmt: skip
 
 
@@ -112,7 +116,7 @@ def test_a_fifo_as_a_fleet_file_is_refused_at_once(tmp_path: Path, planted: str)
         os.mkfifo(wanted)
         runs = [("plugin", "lock", "-f", str(wanted), "--json")]
     for args in runs:
-        result = _nexo(*args, cwd=tmp_path)
+        result = nexo(*args, env=_env(tmp_path), cwd=tmp_path, timeout=TIMEOUT)
         assert result.exit_code == 2, (args, result.stderr)
         assert result.document["kind"].endswith("_invalid"), result.document
         assert "not a regular file" in result.document["error"]
@@ -138,7 +142,16 @@ def test_cache_prune_skips_nothing_it_can_remove_and_waits_on_no_fifo(tmp_path: 
     outside = tmp_path / "outside.txt"
     outside.write_text("keep\n")
     (store / ("d" * 64)).symlink_to(outside)
-    result = _nexo("plugin", "cache", "prune", "--all", "--json", cwd=tmp_path)
+    result = nexo(
+        "plugin",
+        "cache",
+        "prune",
+        "--all",
+        "--json",
+        env=_env(tmp_path),
+        cwd=tmp_path,
+        timeout=TIMEOUT,
+    )
     assert result.exit_code == 0, result.stderr
     assert result.document["removed"] == 5
     assert list(store.iterdir()) == []
@@ -163,7 +176,14 @@ def test_a_link_planted_as_a_lock_file_creates_nothing_outside(
         lock = tmp_path / "nexo-plugins.lock"
         lock.write_text("lock_version = 1\n")
         args = ("plugin", "sync", "--lock", str(lock), "--frozen", "--dest", str(root), "--json")
-    result = _nexo(*args, "--config", str(tmp_path / "no-config"), cwd=tmp_path)
+    result = nexo(
+        *args,
+        "--config",
+        str(tmp_path / "no-config"),
+        env=_env(tmp_path),
+        cwd=tmp_path,
+        in_process=True,
+    )
     assert result.exit_code != 0, result.stdout
     assert result.document["kind"] == "io", result.document
     assert "symbolic link" in result.document["error"]

@@ -14,7 +14,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from adversarial.harness import CliResult, clean_env, run_cli_in_process, snapshot
+from adversarial.harness import snapshot
+from support.cli import CliResult, clean_env, nexo
 from support.github_server import BlobServer
 from support.tarballs import release_assets
 
@@ -49,7 +50,7 @@ def _install(server: FaultyGitHubServer, home: Path, cert_file: Path | None) -> 
     )
     if cert_file is not None:
         env["SSL_CERT_FILE"] = str(cert_file)
-    return run_cli_in_process(["plugin", "install", f"acme/{PLUGIN}", "--yes", "--json"], env=env)
+    return nexo("plugin", "install", f"acme/{PLUGIN}", "--yes", "--json", env=env, in_process=True)
 
 
 def test_trusted_https_installs(
@@ -209,7 +210,7 @@ def test_a_dripped_tls_handshake_is_cut_off_at_the_timeout(
         )
         args = ["plugin", "install", f"acme/{PLUGIN}", "--yes", "--json", "--timeout", "2"]
         started = time.monotonic()
-        result = run_cli_in_process(args, env=env)
+        result = nexo(*args, env=env, in_process=True)
         elapsed = time.monotonic() - started
     finally:
         relay.stop()

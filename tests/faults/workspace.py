@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from adversarial.harness import CliResult, Entry, clean_env, diff, run_cli_in_process, snapshot
+from adversarial.harness import Entry, diff, snapshot
+from support.cli import CliResult, clean_env, nexo
 from support.stderr import without_notes
 from support.tarballs import plugin_tarball, release_assets
 
@@ -113,7 +114,7 @@ class Setup:
         self, *extra: str, token: str | None = None, env: Mapping[str, str] | None = None
     ) -> tuple[CliResult, float]:
         started = time.monotonic()
-        result = run_cli_in_process(self.args(*extra), env=self.env(token, **dict(env or {})))
+        result = nexo(*self.args(*extra), env=self.env(token, **dict(env or {})), in_process=True)
         return result, time.monotonic() - started
 
     def install_measured(

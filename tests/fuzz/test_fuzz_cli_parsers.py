@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from adversarial.harness import CliResult, run_cli_in_process
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.cli import CliResult, nexo
 from support.registry import Registry, start_registry
 from support.registry_proxy import RegistryProxy
 from support.tarballs import manifest_text, plugin_tarball, write_plugin
@@ -32,16 +32,71 @@ FUZZ = settings(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 OCI_PIECES = (
-    "oci://", "127.0.0.1:9", "[::1]", "[1::2::3]", "[::::]", "[", "]", ":", "/", "@",
-    "sha256:", "sha512:", "a" * 64, "plugins", "echo", ":1.0.0", "..", "%2e", " ", "\x00",
-    "\u202e", "\x1b[31m", "?", "#", "localhost:99999", "-", "__", "A",
-)  # fmt: skip
+    "oci://",
+    "127.0.0.1:9",
+    "[::1]",
+    "[1::2::3]",
+    "[::::]",
+    "[",
+    "]",
+    ":",
+    "/",
+    "@",
+    "sha256:",
+    "sha512:",
+    "a" * 64,
+    "plugins",
+    "echo",
+    ":1.0.0",
+    "..",
+    "%2e",
+    " ",
+    "\x00",
+    "\u202e",
+    "\x1b[31m",
+    "?",
+    "#",
+    "localhost:99999",
+    "-",
+    "__",
+    "A",
+)
 URL_PIECES = (
-    "http://", "https://", "//", "/v2/", "[::1", "[::1]", "127.0.0.1:9", "@", "user:pw@",
-    "%00", "?", "#", ";", ",", '"', "<", ">", " ", "\t", "realm=", 'realm="', "Bearer ",
-    "Basic ", "service=", "scope=", "rel=\"next\"", "javascript:", "file:///etc/passwd",
-    "\u00e9", "\x7f", ":", "99999", "..", "plugins/echo/tags/list",
-)  # fmt: skip
+    "http://",
+    "https://",
+    "//",
+    "/v2/",
+    "[::1",
+    "[::1]",
+    "127.0.0.1:9",
+    "@",
+    "user:pw@",
+    "%00",
+    "?",
+    "#",
+    ";",
+    ",",
+    '"',
+    "<",
+    ">",
+    " ",
+    "\t",
+    "realm=",
+    'realm="',
+    "Bearer ",
+    "Basic ",
+    "service=",
+    "scope=",
+    'rel="next"',
+    "javascript:",
+    "file:///etc/passwd",
+    "\u00e9",
+    "\x7f",
+    ":",
+    "99999",
+    "..",
+    "plugins/echo/tags/list",
+)
 # What an HTTP header value can carry: latin-1, no CR or LF.
 HEADER_TEXT = st.text(
     alphabet=st.characters(max_codepoint=255, blacklist_characters="\r\n"), max_size=80
@@ -111,13 +166,23 @@ def test_install_and_lock_of_any_source_end_in_one_line(tmp_path: Path, source: 
     tmp_path = Path(tempfile.mkdtemp(dir=tmp_path))  # one directory per example
     env = _env(tmp_path / "home")
     dest = tmp_path / "root"
-    _one_line(run_cli_in_process(
-        ["plugin", "install", source, "--dest", str(dest), "--plain-http", "--yes", "--json"],
-        env=env,
-    ))  # fmt: skip
+    _one_line(
+        nexo(
+            "plugin",
+            "install",
+            source,
+            "--dest",
+            str(dest),
+            "--plain-http",
+            "--yes",
+            "--json",
+            env=env,
+            in_process=True,
+        )
+    )
     wanted = tmp_path / "nexo-plugins.toml"
     wanted.write_text(f"[plugins.echo]\nsource = {json.dumps(source)}\n", encoding="utf-8")
-    _one_line(run_cli_in_process(["plugin", "lock", "-f", str(wanted), "--json"], env=env))
+    _one_line(nexo("plugin", "lock", "-f", str(wanted), "--json", env=env, in_process=True))
 
 
 @FUZZ
@@ -147,8 +212,16 @@ def test_any_realm_link_or_location_a_registry_sends_ends_in_one_line(
                 "--json",
             ]
         else:
-            args = ["plugin", "install", proxy.ref("plugins/echo"), "--dest",
-                    str(tmp_path / "root"), "--plain-http", "--yes", "--json"]  # fmt: skip
-        _one_line(run_cli_in_process(args, env=env))
+            args = [
+                "plugin",
+                "install",
+                proxy.ref("plugins/echo"),
+                "--dest",
+                str(tmp_path / "root"),
+                "--plain-http",
+                "--yes",
+                "--json",
+            ]
+        _one_line(nexo(*args, env=env, in_process=True))
     finally:
         proxy.challenge = proxy.link = proxy.location = ""

@@ -5,55 +5,27 @@ one typed error (``network``, ``rate_limited``, ``release_not_found``), never an
 from __future__ import annotations
 
 import gzip
-import threading
 import zlib
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from support.http_kit import OneAnswerServer, Reply
 
 from nexo_pkg.sources.github import GitHubClient
 
 from .strategies import attempt
 
+JSON = {"Content-Type": "application/json"}
 ENCODINGS = ("", "identity", "gzip", "x-gzip", "deflate", "br", "zstd", "gzip, gzip", "GZIP")
 
 
-class _AnswerServer(ThreadingHTTPServer):
-    status: int = 200
-    body: bytes = b"{}"
-    headers: tuple[tuple[str, str], ...] = ()
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _AnswerServer
-    protocol_version = "HTTP/1.1"
-
-    def do_GET(self) -> None:
-        body = self.server.body
-        self.send_response(self.server.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in self.server.headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib signature)
-        del format, args
-
-
 @pytest.fixture(scope="module")
-def answer_server() -> Iterator[_AnswerServer]:
-    server = _AnswerServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+def answer_server() -> Iterator[OneAnswerServer]:
+    with OneAnswerServer() as server:
+        yield server
 
 
 def _encode(payload: bytes, encoding: str, mangle: bool) -> bytes:
@@ -68,9 +40,8 @@ def _encode(payload: bytes, encoding: str, mangle: bool) -> bytes:
     return payload
 
 
-def _lookup(server: _AnswerServer) -> tuple[Any, Any]:
-    api = f"http://127.0.0.1:{server.server_address[1]}"
-    with GitHubClient(api, retries=0, retry_base_delay=0.0, timeout=5.0) as client:
+def _lookup(server: OneAnswerServer) -> tuple[Any, Any]:
+    with GitHubClient(server.url, retries=0, retry_base_delay=0.0, timeout=5.0) as client:
         return attempt(lambda: client.get_release("owner", "repo", None))
 
 
@@ -84,11 +55,10 @@ payloads = st.one_of(
 
 @given(payload=payloads, encoding=st.sampled_from(ENCODINGS), mangle=st.booleans())
 def test_any_body_in_any_encoding_is_handled(
-    answer_server: _AnswerServer, payload: bytes, encoding: str, mangle: bool
+    answer_server: OneAnswerServer, payload: bytes, encoding: str, mangle: bool
 ) -> None:
-    answer_server.status = 200
-    answer_server.body = _encode(payload, encoding, mangle)
-    answer_server.headers = (("Content-Encoding", encoding),) if encoding else ()
+    headers = {**JSON, "Content-Encoding": encoding} if encoding else JSON
+    answer_server.reply = Reply(200, _encode(payload, encoding, mangle), headers)
     release, error = _lookup(answer_server)
     if release is None:
         assert error is not None
@@ -109,16 +79,14 @@ header_values = st.text(
     reset=st.none() | header_values,
 )
 def test_any_rate_limit_headers_are_rate_limited(
-    answer_server: _AnswerServer, status: int, retry_after: str | None, reset: str | None
+    answer_server: OneAnswerServer, status: int, retry_after: str | None, reset: str | None
 ) -> None:
-    headers = [("X-RateLimit-Remaining", "0")]
+    headers = {**JSON, "X-RateLimit-Remaining": "0"}
     if retry_after is not None:
-        headers.append(("Retry-After", retry_after))
+        headers["Retry-After"] = retry_after
     if reset is not None:
-        headers.append(("X-RateLimit-Reset", reset))
-    answer_server.status = status
-    answer_server.body = b'{"message": "API rate limit exceeded"}'
-    answer_server.headers = tuple(headers)
+        headers["X-RateLimit-Reset"] = reset
+    answer_server.reply = Reply(status, b'{"message": "API rate limit exceeded"}', headers)
     release, error = _lookup(answer_server)
     assert release is None
     assert error is not None

@@ -5,54 +5,31 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
+from support.http_kit import OneAnswerServer, Reply
 
 from nexo_pkg.install.select import choose_asset, parse_tarball_name, release_identity
 from nexo_pkg.sources.github import GitHubClient
 
 from .strategies import attempt, release_documents
 
+JSON = {"Content-Type": "application/json"}
 TRIPLES = ("x86_64-unknown-linux-gnu", "x86_64-unknown-linux-musl")
 
 
-class _ReleaseServer(ThreadingHTTPServer):
-    body: bytes = b"{}"
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _ReleaseServer
-
-    def do_GET(self) -> None:
-        body = self.server.body
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib signature)
-        del format, args
-
-
 @pytest.fixture(scope="module")
-def release_server() -> Iterator[_ReleaseServer]:
-    server = _ReleaseServer(("127.0.0.1", 0), _Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+def release_server() -> Iterator[OneAnswerServer]:
+    with OneAnswerServer(protocol="HTTP/1.0") as server:
+        yield server
 
 
-def _check(server: _ReleaseServer, document: Any) -> None:
-    server.body = json.dumps(document).encode()
-    api = f"http://127.0.0.1:{server.server_address[1]}"
+def _check(server: OneAnswerServer, document: Any) -> None:
+    server.reply = Reply(200, json.dumps(document).encode(), JSON)
+    api = server.url
     with GitHubClient(api, retries=0, retry_base_delay=0.0, timeout=5.0) as client:
         release, error = attempt(lambda: client.get_release("owner", "repo", None))
     if release is None:
@@ -75,7 +52,7 @@ def _check(server: _ReleaseServer, document: Any) -> None:
 
 
 @given(document=release_documents())
-def test_release_answers_are_handled(release_server: _ReleaseServer, document: Any) -> None:
+def test_release_answers_are_handled(release_server: OneAnswerServer, document: Any) -> None:
     _check(release_server, document)
 
 
@@ -83,10 +60,10 @@ def test_release_answers_are_handled(release_server: _ReleaseServer, document: A
 @settings(max_examples=10_000)
 @given(document=release_documents())
 def test_release_answers_are_handled_at_scale(
-    release_server: _ReleaseServer, document: Any
+    release_server: OneAnswerServer, document: Any
 ) -> None:
     _check(release_server, document)
 
 
-def test_assets_not_a_list(release_server: _ReleaseServer) -> None:
+def test_assets_not_a_list(release_server: OneAnswerServer) -> None:
     _check(release_server, {"tag_name": "v1.0.0", "assets": True})

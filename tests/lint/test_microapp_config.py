@@ -28,6 +28,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
+from support.cli import nexo
 from support.lint_cli import run_lint_json
 
 from nexo_pkg.lint.daemon_files import microapp_schemas
@@ -345,14 +346,8 @@ def test_daemon_config_finds_the_directory_as_the_daemon_does(tmp_path: Path, wh
 
 
 def test_a_missing_config_dir_is_a_usage_error(tmp_path: Path) -> None:
-    completed = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "lint", "--config", "nope"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-    )
-    assert completed.returncode == 2
+    completed = nexo("plugin", "lint", "--config", "nope", cwd=tmp_path, in_process=True)
+    assert completed.code == 2
     assert completed.stderr.startswith("error: the daemon's configuration directory")
     assert "Traceback" not in completed.stderr
 

@@ -18,12 +18,11 @@ likely expects is a warning. The companion ``nexo-plugin.toml`` is parsed only
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import nexo
 from support.lint_cli import run_lint_json
 
 GOOD = """\
@@ -96,14 +95,8 @@ def test_a_daemon_shaped_microapp_lints_clean(tmp_path: Path) -> None:
 
 def test_the_text_report_names_the_parser(tmp_path: Path) -> None:
     (tmp_path / "plugin.toml").write_text(GOOD, encoding="utf-8")
-    completed = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "lint", "plugin.toml"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-    )
-    assert completed.returncode == 0, completed.stderr
+    completed = nexo("plugin", "lint", "plugin.toml", cwd=tmp_path, in_process=True)
+    assert completed.code == 0, completed.stderr
     assert (
         "plugin.toml: microapp manifest, checked with the rules of the daemon's extension "
         "manifest parser" in completed.stdout
@@ -372,14 +365,8 @@ def test_the_companion_must_parse(tmp_path: Path) -> None:
 
 def test_every_rule_has_an_explanation(tmp_path: Path) -> None:
     for code in ("NX200", "NX211", "NX214", "NX215"):
-        completed = subprocess.run(
-            [sys.executable, "-m", "nexo_pkg", "plugin", "lint", "--explain", code],
-            capture_output=True,
-            text=True,
-            check=False,
-            cwd=tmp_path,
-        )
-        assert completed.returncode == 0
+        completed = nexo("plugin", "lint", "--explain", code, cwd=tmp_path, in_process=True)
+        assert completed.code == 0
         assert completed.stdout.startswith(code)
 
 
@@ -387,14 +374,10 @@ def test_machine_formats_carry_microapp_findings(tmp_path: Path) -> None:
     (tmp_path / "plugin.toml").write_text(_replace('id = "weather-app"', 'id = "memory"'))
     outputs = {}
     for fmt in ("github", "sarif"):
-        completed = subprocess.run(
-            [sys.executable, "-m", "nexo_pkg", "plugin", "lint", "--format", fmt, "plugin.toml"],
-            capture_output=True,
-            text=True,
-            check=False,
-            cwd=tmp_path,
+        completed = nexo(
+            "plugin", "lint", "--format", fmt, "plugin.toml", cwd=tmp_path, in_process=True
         )
-        assert completed.returncode == 1
+        assert completed.code == 1
         outputs[fmt] = completed.stdout
     assert "::error file=plugin.toml,line=2,col=6," in outputs["github"]
     assert "NX201 microapp-reserved-id" in outputs["github"]
@@ -411,14 +394,8 @@ def test_pack_lints_a_microapp_with_the_extension_parser_rules(tmp_path: Path) -
     (project / "plugin.toml").write_text(
         GOOD.replace('id = "weather-app"', 'id = "memory"'), encoding="utf-8"
     )
-    completed = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "pack", str(project), "--json"],
-        capture_output=True,
-        text=True,
-        check=False,
-        cwd=tmp_path,
-    )
-    assert completed.returncode == 1, completed.stderr
+    completed = nexo("plugin", "pack", str(project), "--json", cwd=tmp_path, in_process=True)
+    assert completed.code == 1, completed.stderr
     document = json.loads(completed.stdout)
     assert document["kind"] == "manifest_invalid"
     assert [item["code"] for item in document["diagnostics"]] == ["NX201"]

@@ -7,10 +7,10 @@ from __future__ import annotations
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 
 from .test_repo_checks import tool
 
@@ -23,13 +23,10 @@ def _blocks(text: str, language: str) -> list[str]:
     return re.findall(rf"^```{language}\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
 
 
-def _lint(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _plain_env() -> dict[str, str]:
+    """This environment with ``NO_COLOR`` and without ``FORCE_COLOR``: a plain report."""
     env = {key: value for key, value in os.environ.items() if key != "FORCE_COLOR"}
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "lint", *args],
-        capture_output=True, text=True, check=False, cwd=cwd, timeout=60,
-        env={**env, "NO_COLOR": "1"},
-    )  # fmt: skip
+    return {**env, "NO_COLOR": "1"}
 
 
 def test_the_lint_example_shows_what_lint_prints(tmp_path: Path) -> None:
@@ -39,11 +36,14 @@ def test_the_lint_example_shows_what_lint_prints(tmp_path: Path) -> None:
     console = next(block for block in _blocks(text, "console") if "naem" in block)
     command, _, shown = console.partition("\n")
     assert command == "$ nexo plugin lint"
-    result = _lint(cwd=tmp_path)
-    assert result.returncode == 1
+    result = nexo("plugin", "lint", env=_plain_env(), cwd=tmp_path, in_process=True)
+    assert result.code == 1
     assert result.stdout == shown
     [github] = re.findall(r"^```\n(::error.*?)^```", text, re.MULTILINE | re.DOTALL)
-    assert _lint("--format", "github", cwd=tmp_path).stdout == github
+    github_run = nexo(
+        "plugin", "lint", "--format", "github", env=_plain_env(), cwd=tmp_path, in_process=True
+    )
+    assert github_run.stdout == github
 
 
 def test_the_example_workflows_pass_zizmor(tmp_path: Path) -> None:

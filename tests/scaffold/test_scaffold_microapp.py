@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from cli.test_new_cli import nexo
+from support.cli import nexo
 
 from nexo_pkg.check.microapp_wire import decode_handshake
 from nexo_pkg.core.errors import NexoError
@@ -121,11 +121,13 @@ def test_unknown_kind_is_refused_and_nothing_written(tmp_path: Path) -> None:
 
 
 def test_cli_kind_microapp(tmp_path: Path) -> None:
-    completed = nexo("new", "greeter", "--kind", "microapp", cwd=tmp_path)
-    assert completed.returncode == 0, completed.stderr
+    completed = nexo(
+        "plugin", "new", "greeter", "--kind", "microapp", cwd=tmp_path, in_process=True
+    )
+    assert completed.code == 0, completed.stderr
     assert "created microapp greeter" in completed.stderr
     assert (tmp_path / "greeter" / "extensions.yaml.example").is_file()
-    refused = nexo("new", "other", "--kind", "x", "--json", cwd=tmp_path)
-    assert refused.returncode == 2
+    refused = nexo("plugin", "new", "other", "--kind", "x", "--json", cwd=tmp_path, in_process=True)
+    assert refused.code == 2
     assert json.loads(refused.stdout)["kind"] == "usage"
     assert not (tmp_path / "other").exists()

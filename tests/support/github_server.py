@@ -32,27 +32,18 @@ import datetime as dt
 import hashlib
 import json
 import socket
-import sys
-import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any, Literal
 from urllib.parse import parse_qs, unquote, urlsplit
 
 import pytest
 
+from support.http_kit import LoopbackServer
+
 FaultKind = Literal["status", "drop", "truncate", "wrong_length", "slow", "rate_limit"]
-
-
-@dataclass
-class RecordedRequest:
-    """One request as the server saw it; header names are lower-case."""
-
-    method: str
-    path: str
-    headers: dict[str, str]
 
 
 @dataclass
@@ -91,61 +82,14 @@ class PublishedRelease:
     )
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class _LoopbackServer(LoopbackServer):
+    """The loopback server (GET only) with the fault switches; :meth:`route` answers.
 
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client that hangs up early, as a client refusing an answer does, is not a server
-        # failure: printing it would land in the stderr of an in-process command under test.
-        if isinstance(sys.exc_info()[1], ConnectionError):
-            return
-        super().handle_error(request, client_address)
-
-
-class _LoopbackServer:
-    """A threaded HTTP/1.1 server on 127.0.0.1 with request recording and faults."""
+    Subclasses answer through :meth:`route`, not the kit's :meth:`add_route`."""
 
     def __init__(self) -> None:
-        self.requests: list[RecordedRequest] = []
+        super().__init__(methods=("GET",))
         self._faults: list[Fault] = []
-        self._lock = threading.Lock()
-        owner = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            # Headers and body go out in two writes; with Nagle on, a kept-alive connection
-            # waits for the client's delayed ACK (~40 ms) before the body, which no real
-            # HTTP server (GitHub's included) does.
-            disable_nagle_algorithm = True
-
-            def do_GET(self) -> None:
-                owner._handle(self)
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (base signature)
-                del format, args
-
-        self._httpd = _Server(("127.0.0.1", 0), Handler)
-        self.port = self._httpd.server_address[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> Self:
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     # -- fault switches -----------------------------------------------------------------
 
@@ -202,9 +146,6 @@ class _LoopbackServer:
         with self._lock:
             self._faults.clear()
 
-    def requests_to(self, path_contains: str) -> list[RecordedRequest]:
-        return [request for request in self.requests if path_contains in request.path]
-
     # -- request handling ---------------------------------------------------------------
 
     def _take_faults(self, path: str) -> list[Fault]:
@@ -222,10 +163,9 @@ class _LoopbackServer:
                 taken.append(fault)
         return taken
 
-    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+    def handle(self, handler: BaseHTTPRequestHandler) -> None:
         path = handler.path
         headers = {key.lower(): value for key, value in handler.headers.items()}
-        self.requests.append(RecordedRequest(handler.command, path, headers))
         faults = self._take_faults(path)
         for fault in faults:
             if fault.kind == "slow":
@@ -557,20 +497,12 @@ class GitHubServer(_LoopbackServer):
 @pytest.fixture
 def github_server() -> Iterator[GitHubServer]:
     """A running :class:`GitHubServer` on 127.0.0.1."""
-    server = GitHubServer()
-    server.start()
-    try:
+    with GitHubServer() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture
 def asset_host() -> Iterator[BlobServer]:
     """A running :class:`BlobServer`: a second loopback host for redirected downloads."""
-    server = BlobServer()
-    server.start()
-    try:
+    with BlobServer() as server:
         yield server
-    finally:
-        server.stop()

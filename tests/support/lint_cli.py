@@ -1,14 +1,13 @@
-"""Run the real ``nexo plugin lint --format json`` CLI in a subprocess."""
+"""Run the real ``nexo plugin lint --format json`` command line and read its report."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from support.cli import nexo
 
 
 def run_lint_json(
@@ -17,19 +16,13 @@ def run_lint_json(
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
 ) -> tuple[int, dict[str, Any]]:
-    """The exit code and the JSON report of one CLI run over ``paths`` (in ``cwd``).
+    """The exit code and the JSON report of one run over ``paths`` (in ``cwd``), in this
+    process (:func:`support.cli.nexo`); fails the test on a traceback.
 
     ``env`` replaces the whole environment when given (the caller decides what to inherit).
     """
-    completed = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "lint", "--format", "json", *args]
-        + [str(path) for path in paths],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env if env is not None else dict(os.environ),
-        cwd=cwd,
+    result = nexo(
+        "plugin", "lint", "--format", "json", *args, *paths, env=env, cwd=cwd, in_process=True
     )
-    assert "Traceback" not in completed.stderr, completed.stderr
-    report: dict[str, Any] = json.loads(completed.stdout)
-    return completed.returncode, report
+    report: dict[str, Any] = json.loads(result.stdout)
+    return result.code, report

@@ -44,13 +44,15 @@ from __future__ import annotations
 import hashlib
 import http.client
 import json
-import ssl
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
+
+from support.http_kit import Certificate, LoopbackServer, send
 
 INDEX_MEDIA_TYPE = "application/vnd.oci.image.index.v1+json"
 HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "upgrade"}
@@ -79,53 +81,23 @@ class RegistryProxy:
     arrivals: list[tuple[str, str, float]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        proxy = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self) -> None:
-                proxy.handle(self)
-
-            def do_HEAD(self) -> None:
-                proxy.handle(self)
-
-            def do_PUT(self) -> None:
-                proxy.handle(self)
-
-            def do_POST(self) -> None:
-                proxy.handle(self)
-
-            def do_PATCH(self) -> None:
-                proxy.handle(self)
-
-            def do_DELETE(self) -> None:
-                proxy.handle(self)
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                del format, args
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.host = f"127.0.0.1:{self.httpd.server_address[1]}"
-        self.url = f"http://{self.host}"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.server = LoopbackServer(fallback=self.handle)
+        self.host = self.server.address
+        self.url = self.server.url
         self._lock = threading.Lock()
 
     def start(self) -> RegistryProxy:
-        self.thread.start()
+        self.server.start()
         return self
 
     def serve_tls(self, cert_file: str, key_file: str) -> RegistryProxy:
         """Answer HTTPS with this certificate (call before :meth:`start`)."""
-        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        context.load_cert_chain(cert_file, key_file)
-        self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
-        self.url = f"https://{self.host}"
+        self.server.use_tls(Certificate(Path(cert_file), Path(key_file)))
+        self.url = self.server.url
         return self
 
     def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.stop()
 
     def ref(self, path: str) -> str:
         return f"oci://{self.host}/{path}"
@@ -174,7 +146,7 @@ class RegistryProxy:
             headers["Authorization"] = self.upstream_authorization
         if self.redirect_blobs and method == "GET" and "/blobs/sha256:" in parts.path:
             target = f"{self.redirect_blobs}{handler.path}"
-            self._reply(handler, 307, [("Location", target)], b"")
+            send(handler, 307, b"", [("Location", target)])
             self.log.append((method, parts.path, 307))
             return
         if authorization.startswith("Bearer "):
@@ -187,7 +159,7 @@ class RegistryProxy:
                 headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
         segments = parts.path.split("/")
         if self.challenge and not authorization:
-            self._reply(handler, 401, [("WWW-Authenticate", self.challenge)], b"")
+            send(handler, 401, b"", [("WWW-Authenticate", self.challenge)])
             self.log.append((method, parts.path, 401))
             return
         failed = self._failure(method, parts.path)
@@ -206,15 +178,13 @@ class RegistryProxy:
         if failed is not None:
             busy = json.dumps({"errors": [{"code": "UNAVAILABLE", "message": "busy"}]}).encode()
             busy_headers = [("Content-Type", "application/json"), ("Retry-After", self.retry_after)]
-            self._reply(handler, failed, busy_headers, busy, head=method == "HEAD")
+            send(handler, failed, busy, busy_headers, head=method == "HEAD")
             self.log.append((method, parts.path, failed))
             return
         if method in {"GET", "HEAD"} and parts.path in self.planted:
             data, media_type = self.planted[parts.path]
             status = 200
-            self._reply(
-                handler, status, [("Content-Type", media_type)], data, head=method == "HEAD"
-            )
+            send(handler, status, data, [("Content-Type", media_type)], head=method == "HEAD")
         elif self.referrers_api and method == "GET" and "referrers" in segments[:-1]:
             status = self._referrers(handler, parts.path, parts.query, headers)
         else:
@@ -231,7 +201,7 @@ class RegistryProxy:
                 subject = self._record(parts.path, body)
                 if subject is not None:
                     answer.append(("OCI-Subject", subject))
-            self._reply(handler, status, answer, reply, head=method == "HEAD")
+            send(handler, status, reply, answer, head=method == "HEAD")
         self.log.append((method, parts.path, status))
 
     def _forward(
@@ -250,24 +220,6 @@ class RegistryProxy:
             return response.status, kept, data
         finally:
             connection.close()
-
-    @staticmethod
-    def _reply(
-        handler: BaseHTTPRequestHandler,
-        status: int,
-        headers: list[tuple[str, str]],
-        body: bytes,
-        *,
-        head: bool = False,
-    ) -> None:
-        handler.send_response(status)
-        for key, value in headers:
-            handler.send_header(key, value)
-        if not head:
-            handler.send_header("Content-Length", str(len(body)))
-        handler.end_headers()
-        if not head and body:
-            handler.wfile.write(body)
 
     def _record(self, path: str, body: bytes) -> str | None:
         """Remember a pushed manifest that has a ``subject``; its subject's digest."""
@@ -304,7 +256,7 @@ class RegistryProxy:
                 "GET", f"/v2/{repository}/tags/list", headers, b""
             )
             if status == 401:
-                self._reply(handler, status, challenge, body)
+                send(handler, status, body, challenge)
                 return status
         with self._lock:
             listed = list(self.referrers.get((repository, digest), []))
@@ -332,7 +284,7 @@ class RegistryProxy:
         if self.elsewhere:
             answer.append(("Link", f'<{self.elsewhere}{path}?page=9>; rel="next"'))
         index = {"schemaVersion": 2, "mediaType": INDEX_MEDIA_TYPE, "manifests": page}
-        self._reply(handler, 200, answer, json.dumps(index).encode())
+        send(handler, 200, json.dumps(index).encode(), answer)
         return 200
 
     def _fuzzed(

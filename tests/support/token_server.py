@@ -12,19 +12,18 @@ certificate through ``rootcertbundle``), granting the actions asked for in ``sco
 * ``POST`` of an OAuth2 form (``grant_type=refresh_token`` with ``refresh_token`` and
   ``client_id``, or ``grant_type=password``) unless ``oauth_post`` is off (then 404, as GCR).
 
-Every request is recorded.
+Every request is recorded (as a :class:`TokenRequest`; the raw ones in ``server.requests``).
 """
 
 from __future__ import annotations
 
 import base64
 import json
-import threading
 import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -34,6 +33,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 from cryptography.x509.oid import NameOID
+
+from support.http_kit import LoopbackServer, send
 
 SERVICE = "nexo-test-registry"
 ISSUER = "nexo-test-token-issuer"
@@ -81,28 +82,23 @@ class TokenServer:
         )
         self.root_bundle = self.directory / "token-root.pem"
         self.root_bundle.write_bytes(self.certificate.public_bytes(serialization.Encoding.PEM))
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                server.answer(self)
-
-            def do_POST(self) -> None:
-                server.answer_oauth(self)
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                del format, args
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.realm = f"http://127.0.0.1:{self.httpd.server_address[1]}/token"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # Every path answers (a client asks the realm it was told, whatever it is).
+        self.server = LoopbackServer(
+            protocol="HTTP/1.0", methods=("GET", "POST"), fallback=self._dispatch
+        )
+        self.realm = f"{self.server.url}/token"
 
     def start(self) -> None:
-        self.thread.start()
+        self.server.start()
 
     def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        self.server.stop()
+
+    def _dispatch(self, handler: BaseHTTPRequestHandler) -> None:
+        if handler.command == "POST":
+            self.answer_oauth(handler)
+        else:
+            self.answer(handler)
 
     def _token(self, scope: str, *, pull_only: bool = False) -> str:
         access = []
@@ -188,9 +184,4 @@ class TokenServer:
 
     @staticmethod
     def _send(handler: BaseHTTPRequestHandler, status: int, document: dict[str, Any]) -> None:
-        body = json.dumps(document).encode()
-        handler.send_response(status)
-        handler.send_header("Content-Type", "application/json")
-        handler.send_header("Content-Length", str(len(body)))
-        handler.end_headers()
-        handler.wfile.write(body)
+        send(handler, status, json.dumps(document).encode(), {"Content-Type": "application/json"})

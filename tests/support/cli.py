@@ -1,0 +1,173 @@
+"""Run the real ``nexo`` command line from a test: one call, one result shape.
+
+:func:`nexo` runs ``python -m nexo_pkg ARGS`` in a subprocess (the user's experience, standard
+input closed unless given) or, with ``in_process=True``, the same entry point
+(:func:`nexo_pkg.cli.main.main`) in this process under Click's :class:`~typer.testing.CliRunner`
+isolation: its streams, its environment (exactly ``env``), its working directory, its own
+``--quiet``/``--color`` settings, its signal handlers restored afterwards. Both give a
+:class:`CliResult` with the same exit code and streams (decoded as UTF-8 with line endings
+translated, as a text-mode pipe reads them); the in-process run saves the interpreter
+start-up, about a second a call.
+
+An in-process run is not a process: a test about signals, a terminal, what a fresh interpreter
+imports or checks at start-up, ``--verbose`` logging (pytest owns the root logger), a prompt
+answered on standard input (the runner echoes the answer to stdout), or locks held by another
+process runs in a subprocess.
+
+:func:`clean_env` is the environment every run starts from: the caller's, without anything
+that would point a command at the real GitHub, a proxy or a gh login, with ``NO_COLOR``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+# Variables that would point a command at the real GitHub, a proxy, or the user's home.
+ENV_TO_CLEAR = (
+    "NEXO_GITHUB_TOKEN",
+    "GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GH_ENTERPRISE_TOKEN",
+    "GITHUB_ENTERPRISE_TOKEN",
+    "GH_HOST",
+    "NEXO_GITHUB_API_BASE",
+    "GITHUB_API_URL",
+    "NEXO_HTTP_TIMEOUT",
+    "NEXO_INSTALL_TARGET",
+    "HTTPS_PROXY",
+    "HTTP_PROXY",
+    "ALL_PROXY",
+    "https_proxy",
+    "http_proxy",
+    "all_proxy",
+)
+
+# A gh configuration directory that does not exist: gh, when installed, is logged in nowhere.
+NO_GH_LOGIN = "/nonexistent/nexo-tests/gh-config"
+
+# What a Python traceback starts with; no run of the command line may print one.
+TRACEBACK = "Traceback (most recent call last)"
+
+
+@dataclass(frozen=True)
+class CliResult:
+    """Exit code and output of one ``nexo`` run."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+    @property
+    def exit_code(self) -> int:
+        """The exit code under Click's name for it."""
+        return self.code
+
+    @property
+    def document(self) -> dict[str, Any]:
+        """The ``--json`` document on stdout (fails the test when stdout is not one)."""
+        parsed = json.loads(self.stdout)
+        assert isinstance(parsed, dict), self.stdout
+        return parsed
+
+    @property
+    def error_line(self) -> str:
+        """The last ``error: …`` line on stderr (fails the test when there is none)."""
+        lines = [line for line in self.stderr.splitlines() if line.startswith("error: ")]
+        assert lines, f"no error line on stderr: {self.stderr!r}"
+        return lines[-1]
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    """The current environment without GitHub/proxy settings or a gh login, plus ``extra``."""
+    env = {key: value for key, value in os.environ.items() if key not in ENV_TO_CLEAR}
+    env["NO_COLOR"] = "1"
+    env["GH_CONFIG_DIR"] = NO_GH_LOGIN
+    env.update(extra)
+    return env
+
+
+def nexo(
+    *args: str | Path,
+    env: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+    stdin: str | bytes | None = None,
+    timeout: float = 120.0,
+    in_process: bool = False,
+    prefix: Sequence[str] = (),
+) -> CliResult:
+    """Run ``nexo ARGS`` with exactly ``env`` (this process's environment when ``None``; a
+    test that does not set its own passes :func:`clean_env`) in ``cwd``.
+
+    ``stdin`` is what standard input holds (closed when ``None``). ``prefix`` is a command the
+    subprocess runs under (``setpriv …`` to drop a capability); it has no in-process meaning.
+    A subprocess that outlives ``timeout`` seconds raises :class:`subprocess.TimeoutExpired`.
+    Fails the test when the run printed a Python traceback.
+    """
+    arguments = [str(arg) for arg in args]
+    environment = dict(env if env is not None else os.environ)
+    data = stdin.encode("utf-8", "surrogateescape") if isinstance(stdin, str) else stdin
+    if in_process:
+        assert not prefix, "a command prefix needs a subprocess"
+        code, out, err = _in_process(arguments, environment, cwd, data)
+    else:
+        completed = subprocess.run(
+            [*prefix, sys.executable, "-m", "nexo_pkg", *arguments],
+            env=environment,
+            cwd=cwd,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+            input=data,
+            stdin=subprocess.DEVNULL if data is None else None,
+        )
+        code, out, err = completed.returncode, completed.stdout, completed.stderr
+    result = CliResult(code, _text(out), _text(err))
+    assert TRACEBACK not in result.stderr, result.stderr
+    return result
+
+
+def _text(data: bytes) -> str:
+    """``data`` as a text-mode pipe reads it: UTF-8, ``\\r\\n`` and ``\\r`` read as ``\\n``."""
+    return data.decode("utf-8", "surrogateescape").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _in_process(
+    arguments: list[str], env: dict[str, str], cwd: Path | None, stdin: bytes | None
+) -> tuple[int, bytes, bytes]:
+    """Run :func:`nexo_pkg.cli.main.main` here; restore what it changes of this process."""
+    from typer.testing import CliRunner
+
+    from nexo_pkg.cli.main import main
+    from nexo_pkg.core.output import OUTPUT, OutputSettings
+
+    overrides: dict[str, str | None] = dict.fromkeys(key for key in os.environ if key not in env)
+    overrides.update(env)
+    handlers = {handled: signal.getsignal(handled) for handled in (signal.SIGINT, signal.SIGTERM)}
+    saved_argv, saved_cwd, saved_output = sys.argv, Path.cwd(), vars(OUTPUT).copy()
+    with CliRunner().isolation(input=stdin or b"", env=overrides) as (stdout, stderr, _):
+        vars(OUTPUT).update(vars(OutputSettings()))
+        sys.argv = ["nexo", *arguments]
+        try:
+            if cwd is not None:
+                os.chdir(cwd)
+            main()
+            code = 0
+        except SystemExit as stop:
+            code = stop.code if isinstance(stop.code, int) else 0 if stop.code is None else 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            sys.argv = saved_argv
+            os.chdir(saved_cwd)
+            vars(OUTPUT).update(saved_output)
+            for handled, handler in handlers.items():
+                signal.signal(handled, handler)
+        return code, stdout.getvalue(), stderr.getvalue()
