@@ -85,6 +85,7 @@ def build_fleet(work: Path, count: int, *, files: int = FILES, total_mib: int = 
     tarball), pushed to a fresh registry."""
     from nexo_pkg.fleet.publish import push
     from nexo_pkg.fleet.sources import FleetOptions
+    from nexo_pkg.install.pipeline import InstallOptions
     from nexo_pkg.pack.archive import ArchiveEntry, write_tar_gz
 
     registry = start_registry(work / "registry")
@@ -120,7 +121,8 @@ def build_fleet(work: Path, count: int, *, files: int = FILES, total_mib: int = 
         with tarball.open("wb") as handle:
             write_tar_gz(sorted(entries, key=lambda e: e.name), handle, mtime=1_700_000_000)
         blobs[plugin_id] = hashlib.sha256(tarball.read_bytes()).hexdigest()
-        options = FleetOptions(nexo_home=home, plain_http=True)
+        choices = InstallOptions(dest=home / "plugins", nexo_home=home, plain_http=True)
+        options = FleetOptions(choices)
         push(dist, registry.ref(f"fleet/{plugin_id}"), options)
     return Fleet(registry, ids, blobs, work)
 

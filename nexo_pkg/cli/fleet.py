@@ -32,6 +32,7 @@ from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 
 if TYPE_CHECKING:
     from nexo_pkg.fleet.sources import FleetOptions
+    from nexo_pkg.install.pipeline import InstallCallbacks
 
 JobsOption = Annotated[
     int | None,
@@ -77,19 +78,22 @@ def fleet_options(
     timeout: float | None = None,
     jobs: int | None = None,
     registry_mirrors: dict[str, tuple[str, ...]] | None = None,
-    json_output: bool = False,
 ) -> FleetOptions:
-    """The fleet settings of a command's flags; slow answers are noted on stderr unless the
-    output is ``--json``."""
+    """What the user chose with a fleet command's flags: install's choices (home, policy,
+    signature flags, network) and ``--jobs``."""
     from nexo_pkg.core.errors import UsageError  # noqa: PLC0415
     from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
+    from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
     from nexo_pkg.net.bounded import checked_timeout  # noqa: PLC0415
 
     if require_signature and skip_signature_verify:
         raise UsageError("--require-signature and --skip-signature-verify exclude each other")
-    return FleetOptions(
-        nexo_home=nexo_home_from_env(),
+    home = nexo_home_from_env()
+    choices = InstallOptions(
+        # Where `sync` installs is the root it is given; this is the daemon's default.
+        dest=home / "state" / "plugins",
+        nexo_home=home,
         trusted_keys=trusted_keys,
         policy_path=policy_path(config, trusted_keys),
         require_signature=require_signature,
@@ -98,10 +102,16 @@ def fleet_options(
         registry_config=registry_config,
         plain_http=plain_http,
         http_timeout=None if timeout is None else checked_timeout(timeout),
-        jobs=checked_jobs(jobs),
         registry_mirrors=registry_mirrors or {},
-        notice=None if json_output else say,
     )
+    return FleetOptions(choices, jobs=checked_jobs(jobs))
+
+
+def fleet_callbacks(json_output: bool) -> InstallCallbacks:
+    """Slow answers are noted on stderr, unless the output is ``--json``."""
+    from nexo_pkg.install.pipeline import InstallCallbacks  # noqa: PLC0415
+
+    return InstallCallbacks(notice=None if json_output else say)
 
 
 def _usage(message: str) -> None:
@@ -191,8 +201,8 @@ def register(app: typer.Typer) -> None:
                     plain_http=plain_http,
                     timeout=timeout,
                     jobs=jobs,
-                    json_output=json_output,
                 ),
+                callbacks=fleet_callbacks(json_output),
                 upgrade=upgrade_ids,
             ),
             json_output=json_output,
@@ -247,8 +257,8 @@ def register(app: typer.Typer) -> None:
 
         def run() -> SyncResult:
             from nexo_pkg.fleet.lockfile import read_registries  # noqa: PLC0415
-            from nexo_pkg.fleet.mirrors import configured  # noqa: PLC0415
             from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
+            from nexo_pkg.sources.mirrors import configured  # noqa: PLC0415
 
             roots.append(
                 install_root(dest) if dest is not None else install_root(None, config_dir(config))
@@ -272,8 +282,8 @@ def register(app: typer.Typer) -> None:
                     timeout=timeout,
                     jobs=jobs,
                     registry_mirrors=mirrors,
-                    json_output=json_output,
                 ),
+                callbacks=fleet_callbacks(json_output),
                 wanted_path=wanted_path,
                 frozen=frozen,
                 prune=prune,
@@ -327,8 +337,8 @@ def register(app: typer.Typer) -> None:
                     registry_config=registry_config,
                     plain_http=plain_http,
                     timeout=timeout,
-                    json_output=json_output,
                 ),
+                callbacks=fleet_callbacks(json_output),
             ),
             json_output=json_output,
         )
@@ -370,20 +380,22 @@ def register(app: typer.Typer) -> None:
         """
         from nexo_pkg.sources.oci_reference import is_oci  # noqa: PLC0415
 
+        callbacks = fleet_callbacks(json_output)
+
         def options() -> FleetOptions:
             return fleet_options(
                 github_api_url=github_api_url,
                 registry_config=registry_config,
                 plain_http=plain_http,
                 timeout=timeout,
-                json_output=json_output,
             )
 
         if is_oci(release):
             from nexo_pkg.fleet.copy import mirror_registry  # noqa: PLC0415
 
             copied = guarded(
-                lambda: mirror_registry(release, destination, options()), json_output=json_output
+                lambda: mirror_registry(release, destination, options(), callbacks),
+                json_output=json_output,
             )
             if json_output:
                 emit_json(copied.to_json())
@@ -396,7 +408,9 @@ def register(app: typer.Typer) -> None:
             return
         from nexo_pkg.fleet.publish import mirror  # noqa: PLC0415
 
-        result = guarded(lambda: mirror(release, destination, options()), json_output=json_output)
+        result = guarded(
+            lambda: mirror(release, destination, options(), callbacks), json_output=json_output
+        )
         if json_output:
             emit_json(result.to_json())
         else:

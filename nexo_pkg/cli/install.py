@@ -37,8 +37,12 @@ from nexo_pkg.core.terminal import printable
 # The install machinery (store, archive inspection, trust policy, httpx) is imported inside
 # the commands: `nexo plugin install --help` and `list` should not pay for what they don't run.
 if TYPE_CHECKING:
-    from nexo_pkg.fleet.sources import FleetOptions
-    from nexo_pkg.install.pipeline import InstallOptions, InstallResult, UpgradeResult
+    from nexo_pkg.install.pipeline import (
+        InstallCallbacks,
+        InstallOptions,
+        InstallResult,
+        UpgradeResult,
+    )
     from nexo_pkg.install.summary import InstallPlan
     from nexo_pkg.sources.archive import ArchiveLimits
 
@@ -46,34 +50,11 @@ _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 
 
-def install_from_registry(
-    source: str, options: InstallOptions, registry_config: Path | None, plain_http: bool
-) -> InstallResult:
-    """``install oci://…``: the registry source shares the pipeline's later steps."""
-    from nexo_pkg.fleet.publish import install_from_registry as run  # noqa: PLC0415
+def registry_mirrors() -> dict[str, tuple[str, ...]]:
+    """The registry mirrors ``NEXO_REGISTRY_MIRRORS`` configures (sources.mirrors)."""
+    from nexo_pkg.sources.mirrors import configured  # noqa: PLC0415
 
-    return run(source, options, _fleet_options(options, registry_config, plain_http))
-
-
-def _fleet_options(
-    options: InstallOptions, registry_config: Path | None, plain_http: bool
-) -> FleetOptions:
-    from nexo_pkg.fleet.mirrors import configured  # noqa: PLC0415
-    from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
-
-    return FleetOptions(
-        nexo_home=options.nexo_home,
-        trusted_keys=options.trusted_keys,
-        policy_path=options.policy_path,
-        require_signature=options.require_signature,
-        skip_signature_verify=options.skip_signature_verify,
-        registry_config=registry_config,
-        plain_http=plain_http,
-        limits=options.limits,
-        http_timeout=options.http_timeout,
-        registry_mirrors=configured(None),
-        notice=options.notice,
-    )
+    return configured(None)
 
 
 def _verify_lock(
@@ -225,6 +206,18 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
         say(f"Installed {label} to {printable(result.path)}.")
 
 
+def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
+    """What ``install`` and ``upgrade`` show and ask: the plan (unless ``--yes``), a progress
+    bar on a terminal, and notes about slow answers (not with ``--json``)."""
+    from nexo_pkg.install.pipeline import InstallCallbacks  # noqa: PLC0415
+
+    return InstallCallbacks(
+        confirm=_confirmer(yes=yes, json_output=json_output),
+        notice=None if json_output else say,
+        show_progress=_progress_wanted(),
+    )
+
+
 def _progress_wanted() -> bool:
     from nexo_pkg.core.output import OUTPUT  # noqa: PLC0415
 
@@ -234,11 +227,10 @@ def _progress_wanted() -> bool:
 def _upgrade_one(
     plugin_id: str,
     options: InstallOptions,
+    callbacks: InstallCallbacks,
     *,
     allow_downgrade: bool,
     keep_old: bool,
-    registry_config: Path | None = None,
-    plain_http: bool = False,
     tag: str | None = None,
 ) -> UpgradeResult:
     """Upgrade one plugin from where it came: its GitHub repository or its registry."""
@@ -258,18 +250,15 @@ def _upgrade_one(
             kind="not_installed",
             details={"id": plugin_id, "path": str(unreadable[0].path)},
         )
-    receipt = require_installed(options.dest, plugin_id)[0].receipt
-    if receipt is not None and receipt.registry is not None:
-        from nexo_pkg.fleet.publish import upgrade_from_registry  # noqa: PLC0415
-
-        return upgrade_from_registry(
-            plugin_id,
-            options,
-            _fleet_options(options, registry_config, plain_http),
-            allow_downgrade=allow_downgrade,
-            keep_old=keep_old,
-        )
-    return upgrade(plugin_id, options, allow_downgrade=allow_downgrade, keep_old=keep_old, tag=tag)
+    require_installed(options.dest, plugin_id)
+    return upgrade(
+        plugin_id,
+        options,
+        callbacks,
+        allow_downgrade=allow_downgrade,
+        keep_old=keep_old,
+        tag=tag,
+    )
 
 
 def _report_upgrade(result: UpgradeResult) -> None:
@@ -476,14 +465,12 @@ def register(app: typer.Typer) -> None:
                 allow_downgrade=allow_downgrade,
                 dry_run=dry_run,
                 limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
-                show_progress=_progress_wanted(),
-                confirm=_confirmer(yes=yes, json_output=json_output),
-                notice=None if json_output else say,
                 daemon=daemon_version(nexo_version),
+                registry_config=registry_config,
+                plain_http=plain_http,
+                registry_mirrors=registry_mirrors(),
             )
-            if source_text.startswith("oci://"):
-                return install_from_registry(source_text, options, registry_config, plain_http)
-            return install(source_text, options)
+            return install(source_text, options, _callbacks(yes=yes, json_output=json_output))
 
         result = guarded(run, json_output=json_output)
         if not check or result.dry_run:
@@ -616,26 +603,26 @@ def register(app: typer.Typer) -> None:
                 github_api_url=github_api_url,
                 http_timeout=timeout,
                 dry_run=dry_run,
-                show_progress=_progress_wanted(),
-                confirm=_confirmer(yes=yes, json_output=json_output),
-                notice=None if json_output else say,
                 allow_signer_change=allow_signer_change,
                 daemon=daemon_version(nexo_version),
+                registry_config=registry_config,
+                plain_http=plain_http,
+                registry_mirrors=registry_mirrors(),
             )
 
         roots: list[Path] = []
         wanted: list[str | None] = []
         chosen = guarded(options, json_output=json_output)
+        callbacks = _callbacks(yes=yes, json_output=json_output)
         if wanted:
             single = guarded(
                 lambda: _upgrade_one(
                     str(wanted[0]),
                     chosen,
+                    callbacks,
                     tag=wanted[1],
                     allow_downgrade=allow_downgrade,
                     keep_old=keep_old,
-                    registry_config=registry_config,
-                    plain_http=plain_http,
                 ),
                 json_output=json_output,
             )
@@ -657,10 +644,9 @@ def register(app: typer.Typer) -> None:
                 outcome = _upgrade_one(
                     each,
                     replace(chosen, dest=root),
+                    callbacks,
                     allow_downgrade=allow_downgrade,
                     keep_old=keep_old,
-                    registry_config=registry_config,
-                    plain_http=plain_http,
                 )
             except NexoError as error:
                 failed = True

@@ -8,13 +8,14 @@ Only parsing, rendering and exit codes live here; the work is in
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from nexo_pkg.cli.common import guarded, policy_path, result_line
-from nexo_pkg.cli.install import _dest, _fleet_options, _roots
+from nexo_pkg.cli.install import _dest, _roots, registry_mirrors
 from nexo_pkg.cli.options import (
     ConfigOption,
     DestOption,
@@ -36,9 +37,7 @@ if TYPE_CHECKING:
     from nexo_pkg.install.pipeline import InstallOptions
 
 
-def _lookups(
-    options: InstallOptions, registry_config: Path | None, plain_http: bool
-) -> dict[str, LatestLookup]:
+def _lookups(options: InstallOptions) -> dict[str, LatestLookup]:
     """The newest-version lookup of each source kind a receipt can name."""
     from nexo_pkg.install.outdated import LatestVersion  # noqa: PLC0415
     from nexo_pkg.install.pipeline import latest_release  # noqa: PLC0415
@@ -50,11 +49,10 @@ def _lookups(
 
     def from_registry(receipt: Receipt) -> LatestVersion:
         from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
-        from nexo_pkg.fleet.publish import latest_in_registry  # noqa: PLC0415
+        from nexo_pkg.install.pipeline import latest_in_registry  # noqa: PLC0415
 
         assert receipt.registry is not None  # noqa: S101 (only registry receipts come here)
-        fleet = _fleet_options(options, registry_config, plain_http)
-        plugin_id, version, digest = latest_in_registry(receipt.registry, fleet)
+        plugin_id, version, digest = latest_in_registry(receipt.registry, options)
         if plugin_id != receipt.id:
             raise NexoError(
                 f"{receipt.registry.split('@', 1)[0]} now holds plugin {plugin_id!r}, "
@@ -140,17 +138,16 @@ def _set_enabled(
     )
 
 
-def _registry_targets(
-    pinned: str, options: InstallOptions, registry_config: Path | None, plain_http: bool
-) -> tuple[tuple[str, str], ...]:
-    """Every target of the registry version ``pinned`` (the digest the install plan checked)
-    names, with its tarball's name, in the index's order: target manifests only, no blob."""
-    from nexo_pkg.fleet.sources import Session  # noqa: PLC0415
+def _registry_targets(pinned: str, options: InstallOptions) -> tuple[tuple[str, str], ...]:
+    """Every target the registry version ``pinned`` (the digest the install plan checked)
+    lists, with its tarball's name, in the index's order: target manifests only, no blob."""
+    from nexo_pkg.install.pipeline import command_context  # noqa: PLC0415
     from nexo_pkg.sources.oci_reference import parse_reference  # noqa: PLC0415
+    from nexo_pkg.sources.oci_source import OciSource  # noqa: PLC0415
 
-    with Session(_fleet_options(options, registry_config, plain_http)) as session:
-        resolved = session.resolve_oci(parse_reference(pinned), None)
-    return tuple((target.target, target.asset) for target in resolved.targets.values())
+    with command_context(replace(options, dry_run=True)) as context:
+        candidates = OciSource(parse_reference(pinned), context, targets=None).resolve()
+    return tuple((candidate.target, candidate.asset_name) for candidate in candidates)
 
 
 NEXO_VERSION_ENV = "NEXO_DAEMON_VERSION"
@@ -265,7 +262,6 @@ def register(app: typer.Typer) -> None:
         def run() -> Any:
             from nexo_pkg.install.pipeline import (  # noqa: PLC0415
                 InstallOptions,
-                ReleaseInfo,
                 release_info,
             )
             from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
@@ -280,16 +276,17 @@ def register(app: typer.Typer) -> None:
                 github_api_url=github_api_url,
                 http_timeout=timeout,
                 dry_run=True,
+                registry_config=registry_config,
+                plain_http=plain_http,
+                registry_mirrors=registry_mirrors(),
             )
-            if source.startswith("oci://"):
-                from nexo_pkg.cli.install import install_from_registry  # noqa: PLC0415
+            shown = release_info(source, options)
+            from nexo_pkg.sources.oci_source import SOURCE_TYPE  # noqa: PLC0415
 
-                result = install_from_registry(source, options, registry_config, plain_http)
-                plan = result.plan
-                pinned = str(plan.source["registry"])  # the digest the plan checked
-                targets = _registry_targets(pinned, options, registry_config, plain_http)
-                return ReleaseInfo(plan, None, targets, None)
-            return release_info(source, options)
+            if shown.plan.source.get("type") == SOURCE_TYPE:
+                pinned = str(shown.plan.source["registry"])  # the digest the plan checked
+                shown = replace(shown, targets=_registry_targets(pinned, options))
+            return shown
 
         info = guarded(run, json_output=json_output)
         if json_output:
@@ -468,8 +465,11 @@ def register(app: typer.Typer) -> None:
                 nexo_home=nexo_home_from_env(),
                 github_api_url=github_api_url,
                 http_timeout=timeout,
+                registry_config=registry_config,
+                plain_http=plain_http,
+                registry_mirrors=registry_mirrors(),
             )
-            return outdated(roots, plugin_ids or (), _lookups(options, registry_config, plain_http))
+            return outdated(roots, plugin_ids or (), _lookups(options))
 
         entries = guarded(run, json_output=json_output)
         failed = any(entry.status == "failed" for entry in entries)

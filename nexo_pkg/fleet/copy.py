@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.fleet import artifact, oci
 from nexo_pkg.fleet.sources import FleetOptions, Session
+from nexo_pkg.install.api import NO_CALLBACKS, InstallCallbacks
+from nexo_pkg.sources import artifact, oci
 from nexo_pkg.sources.cache import BlobSink
 from nexo_pkg.sources.oci_reference import OciReference, parse_reference
 from nexo_pkg.sources.registry import (
@@ -191,14 +192,19 @@ class _Copier:
         self.result.tags_written += 1
 
 
-def mirror_registry(source_text: str, destination_text: str, options: FleetOptions) -> CopyResult:
+def mirror_registry(
+    source_text: str,
+    destination_text: str,
+    options: FleetOptions,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
+) -> CopyResult:
     """Copy one plugin version (the source's tag or digest, else its highest version tag)
     from one registry repository to another, bytes unchanged."""
     source = parse_reference(source_text)
     destination = parse_reference(destination_text)
     if destination.digest:
         raise UsageError("mirror to a repository or tag (oci://HOST/NS/NAME[:TAG]), not a digest")
-    with Session(options) as session:
+    with Session(options, callbacks) as session:
         reading = session.registry(source)
         writing = session.registry(destination)
         chosen = source.reference or oci.latest_tag(reading, source, None)

@@ -23,14 +23,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.install.discovery_edit import DiscoveryState
-from nexo_pkg.install.link import linked_plugin
-from nexo_pkg.install.store import (
+from nexo_pkg.install.api import (
     BOOKKEEPING_DIR,
     JOURNAL_AREA,
     REMOVING_AREA,
     STAGING_AREA,
+    DiscoveryState,
     Installed,
+    linked_plugin,
     scan_installed,
     verify_installed,
 )

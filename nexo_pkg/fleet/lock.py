@@ -26,8 +26,9 @@ from nexo_pkg.fleet.lockfile import (
     write_if_changed,
 )
 from nexo_pkg.fleet.pool import checked_jobs, run_bounded
-from nexo_pkg.fleet.sources import FleetOptions, Session
+from nexo_pkg.fleet.sources import FleetOptions, Session, locked_candidate
 from nexo_pkg.fleet.treehash import hash_tarball
+from nexo_pkg.install.api import NO_CALLBACKS, InstallCallbacks
 
 
 @dataclass
@@ -75,9 +76,19 @@ def lock_plugin(session: Session, wanted: WantedPlugin) -> LockedPlugin:
     resolved = session.resolve(wanted)
     targets: dict[str, LockedTarget] = {}
     for target, row in resolved.targets.items():
-        with session.open_target(wanted.source, resolved.resolved, row, wanted.plugin_id) as opened:
-            outcome = session.verify(opened, resolved, wanted.source)
-            tree = hash_tarball(opened.tarball, wanted.plugin_id, session.options.limits)
+        candidate = locked_candidate(
+            plugin_id=wanted.plugin_id,
+            version=resolved.version,
+            source=wanted.source,
+            resolved=resolved.resolved,
+            row=row,
+            github=str(resolved.origin) if resolved.origin else None,
+            published=resolved.published,
+            policy=session.policy(),
+        )
+        fetched, mode = session.fetch_locked(candidate, wanted.source, resolved.resolved)
+        outcome = session.verify(fetched, mode)
+        tree = hash_tarball(fetched.path, wanted.plugin_id, session.options.limits)
         targets[target] = LockedTarget(
             target=target,
             asset=row.asset,
@@ -108,6 +119,7 @@ def lock(
     *,
     upgrade: frozenset[str] | None = None,
     session: Session | None = None,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
 ) -> LockResult:
     """Bring ``lock_path`` in line with ``wanted_path``; ``upgrade`` re-resolves those ids
     (an empty set: all). Writes the file only when its text changes. Raises the first
@@ -125,7 +137,7 @@ def lock(
     result = LockResult(lock_path)
     fresh = Lock()
     owned = session is None
-    active = session if session is not None else Session(options)
+    active = session if session is not None else Session(options, callbacks)
 
     def kept(item: WantedPlugin) -> LockedPlugin | None:
         current = previous.plugins.get(item.plugin_id)

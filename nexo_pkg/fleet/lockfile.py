@@ -50,8 +50,8 @@ from nexo_pkg.core.errors import ConfigError, NexoError
 from nexo_pkg.core.files import read_capped_bytes, write_config_file
 from nexo_pkg.core.toml_spans import syntax_error
 from nexo_pkg.core.versionreq import VersionError, VersionReq, parse_version_req
-from nexo_pkg.install.select import PLUGIN_ID
 from nexo_pkg.sources.oci_reference import is_oci, parse_reference
+from nexo_pkg.sources.select import PLUGIN_ID
 from nexo_pkg.sources.spec import GitHubSource, parse_source, timestamp_or_none
 
 WANTED_NAME = "nexo-plugins.toml"
@@ -224,7 +224,7 @@ def read_wanted(path: Path) -> list[WantedPlugin]:
 def _registries(path: Path, document: dict[str, Any]) -> dict[str, tuple[str, ...]]:
     """The wanted set's ``[registries."HOST"] mirrors = [...]``; ``wanted_invalid`` when
     malformed."""
-    from nexo_pkg.fleet.mirrors import check_mirror  # noqa: PLC0415 - only when present
+    from nexo_pkg.sources.mirrors import check_mirror  # noqa: PLC0415 - only when present
 
     kind = "wanted_invalid"
     table = document.get("registries", {})

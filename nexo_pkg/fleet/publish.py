@@ -1,5 +1,6 @@
 """``push`` (a ``pack`` output directory) and ``mirror`` (a GitHub release) into a registry,
-and ``install`` from one."""
+and the newest version a registry holds (``outdated``). Installing from a registry is the
+OCI source's (``nexo_pkg.sources.oci_source``), as for any other source."""
 
 from __future__ import annotations
 
@@ -8,34 +9,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import semver
-
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
-from nexo_pkg.fleet import oci
-from nexo_pkg.fleet.artifact import GitHubOrigin
-from nexo_pkg.fleet.lockfile import LockedPlugin
-from nexo_pkg.fleet.oci import TargetFiles
-from nexo_pkg.fleet.sources import (
-    FleetOptions,
-    Session,
-    release_material,
-    release_sha256,
-    release_tarballs,
-)
-from nexo_pkg.fleet.sync import pick_target, prefetched_for
-from nexo_pkg.install.pipeline import (
-    InstallOptions,
-    InstallResult,
-    UpgradeResult,
-    install_prefetched,
-    replace_installed,
-)
-from nexo_pkg.install.select import MANIFEST_ASSETS, parse_tarball_name
-from nexo_pkg.install.store import require_installed
+from nexo_pkg.fleet.sources import FleetOptions, Session
+from nexo_pkg.install.api import NO_CALLBACKS, InstallCallbacks, manifest_asset_problem
+from nexo_pkg.sources import oci
+from nexo_pkg.sources.artifact import GitHubOrigin
 from nexo_pkg.sources.cache import BlobSink
 from nexo_pkg.sources.checksum import parse_sidecar
-from nexo_pkg.sources.hosttriple import host_candidates
+from nexo_pkg.sources.oci import TargetFiles
 from nexo_pkg.sources.oci_reference import OciReference, parse_reference
+from nexo_pkg.sources.releases import release_material, release_sha256, release_tarballs
+from nexo_pkg.sources.select import MANIFEST_ASSETS, parse_tarball_name
 from nexo_pkg.sources.spec import GitHubSource, parse_source
 from nexo_pkg.trust import entry as trust
 
@@ -134,7 +118,12 @@ def _version_tagged(reference: OciReference, version: str) -> OciReference:
     return reference.with_tag(tag)
 
 
-def push(dist: Path, destination: str, options: FleetOptions) -> PushResult:
+def push(
+    dist: Path,
+    destination: str,
+    options: FleetOptions,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
+) -> PushResult:
     """Publish a ``pack`` output directory as one version (tag: the reference's, else the
     version)."""
     reference = parse_reference(destination)
@@ -142,7 +131,7 @@ def push(dist: Path, destination: str, options: FleetOptions) -> PushResult:
         raise UsageError("push to a tag (oci://HOST/NS/NAME[:TAG]), not to a digest")
     plugin_id, version, targets, manifest_text = collect_dist(dist)
     tagged = _version_tagged(reference, version)
-    with Session(options) as session:
+    with Session(options, callbacks) as session:
         digest = oci.push_version(
             session.registry(tagged),
             tagged,
@@ -160,7 +149,12 @@ def push(dist: Path, destination: str, options: FleetOptions) -> PushResult:
     )  # fmt: skip
 
 
-def mirror(release_text: str, destination: str, options: FleetOptions) -> PushResult:
+def mirror(
+    release_text: str,
+    destination: str,
+    options: FleetOptions,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
+) -> PushResult:
     """Copy a GitHub release (every target tarball, checksum-checked, with its signature
     files) into a registry, recording the release so the original signer's policy applies."""
     source = parse_source(release_text)
@@ -169,10 +163,10 @@ def mirror(release_text: str, destination: str, options: FleetOptions) -> PushRe
     reference = parse_reference(destination)
     if reference.digest:
         raise UsageError("mirror to a tag (oci://HOST/NS/NAME[:TAG]), not to a digest")
-    with Session(options) as session:
+    with Session(options, callbacks) as session:
         client = session.github()
         release = client.get_release(source.owner, source.repo, source.tag)
-        plugin_id, version, assets = release_tarballs(client, release)
+        plugin_id, version, assets = release_tarballs(client, release, manifest_asset_problem)
         directory = session.temp_dir()
         targets: list[TargetFiles] = []
         for target, asset in assets.items():
@@ -184,7 +178,7 @@ def mirror(release_text: str, destination: str, options: FleetOptions) -> PushRe
             with session.cache.open_blob(expected, fetch) as blob:
                 path = directory / asset.name
                 path.write_bytes(blob.read_bytes())
-            signatures = release_material(
+            material = release_material(
                 client,
                 release,
                 asset_name=asset.name,
@@ -192,6 +186,8 @@ def mirror(release_text: str, destination: str, options: FleetOptions) -> PushRe
                 repository=(source.owner, source.repo),
                 directory=directory,
             )
+            # Every piece is a file here (attestations included), so the push can layer it.
+            signatures = {name: item for name, item in material.items() if isinstance(item, Path)}
             targets.append(TargetFiles(target, path, expected, signatures))
         manifest = client.read_manifest_asset(release, MANIFEST_ASSETS, max_bytes=1 << 20)
         manifest_text = manifest[1] if manifest is not None else None
@@ -213,105 +209,3 @@ def mirror(release_text: str, destination: str, options: FleetOptions) -> PushRe
         tuple(sorted(t.target for t in targets if t.signatures)),
         str(origin),
     )  # fmt: skip
-
-
-def install_from_registry(
-    source_text: str, install_options: InstallOptions, options: FleetOptions
-) -> InstallResult:
-    """``nexo plugin install oci://…``: resolve, fetch this host's target, then the pipeline's
-    signature, archive and install steps, as for a GitHub release."""
-    reference = parse_reference(source_text)
-    candidates = host_candidates(install_options.target)
-    with Session(options) as session:
-        session.policy()
-        resolved = session.resolve_oci(reference, None, host=candidates)
-        if (
-            install_options.expected_id is not None
-            and resolved.plugin_id != install_options.expected_id
-        ):
-            raise NexoError(
-                f"{source_text} is plugin {resolved.plugin_id!r}, not "
-                f"{install_options.expected_id!r}",
-                kind="asset_not_found",
-            )
-        entry = LockedPlugin(
-            plugin_id=resolved.plugin_id,
-            source=source_text,
-            requirement="*",
-            targets_wanted=None,
-            version=resolved.version,
-            resolved=resolved.resolved,
-            targets=resolved.targets,
-            published=None,
-            github=str(resolved.origin) if resolved.origin else None,
-        )
-        row = pick_target(entry, candidates)
-        with session.open_target(entry.source, entry.resolved, row, entry.plugin_id) as opened:
-            return install_prefetched(
-                prefetched_for(entry, row, opened, session.policy()), install_options
-            )
-
-
-def upgrade_from_registry(
-    plugin_id: str,
-    install_options: InstallOptions,
-    options: FleetOptions,
-    *,
-    allow_downgrade: bool = False,
-    keep_old: bool = False,
-) -> UpgradeResult:
-    """``nexo plugin upgrade ID`` for a plugin installed from a registry: the highest semver
-    tag of the repository its receipt names, with ``upgrade``'s rules (same version: no-op;
-    lower: ``downgrade_refused`` unless allowed; the old directory goes once the new one is in
-    place). Raises ``source_invalid`` when the receipt names no registry."""
-    matches = require_installed(install_options.dest, plugin_id)
-    current = matches[0]
-    receipt = current.receipt
-    if receipt is None or receipt.registry is None:
-        raise NexoError(f"{plugin_id} was not installed from a registry", kind="source_invalid")
-    pinned = parse_reference(receipt.registry)
-    repository = OciReference(pinned.host, pinned.repository)
-    with Session(options) as session:
-        session.policy()  # a bad policy fails before any network work
-        latest = oci.resolve(session.registry(repository), repository, None)
-    if latest.plugin_id != plugin_id:
-        raise NexoError(
-            f"{repository} now holds plugin {latest.plugin_id!r}, not {plugin_id!r}",
-            kind="asset_not_found",
-        )
-    try:
-        order = semver.Version.parse(latest.version).compare(receipt.version)
-    except ValueError:
-        order = 1
-    if order == 0:
-        return UpgradeResult(plugin_id, receipt.version, latest.version, current.path, None, False)
-    if order < 0 and not allow_downgrade:
-        raise NexoError(
-            f"the newest version in {repository} is {latest.version}, older than the installed "
-            f"{receipt.version}; pass --allow-downgrade to install it",
-            kind="downgrade_refused",
-            details={"installed": receipt.version, "latest": latest.version},
-        )
-    pinned_latest = str(repository.with_digest(latest.index_digest))
-    return replace_installed(
-        plugin_id,
-        matches,
-        lambda upgrade_options: install_from_registry(pinned_latest, upgrade_options, options),
-        options=install_options,
-        versions=(receipt.version, latest.version),
-        keep_old=keep_old,
-    )
-
-
-def latest_in_registry(registry: str, options: FleetOptions) -> tuple[str, str, str]:
-    """The newest version in the repository of a pinned ``oci://…@sha256:…`` reference (a
-    receipt's ``registry``), as ``(plugin id, version, index digest)``.
-
-    Reads tags and the index and manifests only, never a tarball layer. Raises what
-    :func:`oci.resolve` raises (``registry_invalid``, ``network``, ``asset_not_found``, …).
-    """
-    pinned = parse_reference(registry)
-    repository = OciReference(pinned.host, pinned.repository)
-    with Session(options) as session:
-        latest = oci.resolve(session.registry(repository), repository, None)
-    return latest.plugin_id, latest.version, latest.index_digest

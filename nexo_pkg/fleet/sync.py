@@ -19,7 +19,7 @@ import fcntl
 import os
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -34,24 +34,26 @@ from nexo_pkg.fleet.lockfile import (
     stale_entries,
 )
 from nexo_pkg.fleet.pool import checked_jobs, run_bounded
-from nexo_pkg.fleet.sources import FleetOptions, OpenedTarget, Session, signing_origin
-from nexo_pkg.install.pipeline import InstallOptions, Prefetched, install_prefetched
-from nexo_pkg.install.store import (
+from nexo_pkg.fleet.sources import FleetOptions, Session, locked_candidate
+from nexo_pkg.install.api import (
+    NO_CALLBACKS,
+    InstallCallbacks,
     Installed,
+    InstallPlan,
     InstallRoot,
+    InstallStep,
+    install_artifact,
     locked_root,
     remove_tree,
     scan_installed,
 )
-from nexo_pkg.install.summary import InstallPlan
+from nexo_pkg.sources.base import ReleaseCandidate
 from nexo_pkg.sources.hosttriple import NOARCH, host_candidates
-from nexo_pkg.sources.oci_reference import is_oci
 
 if TYPE_CHECKING:
     from nexo_pkg.trust.policy import TrustPolicy
 
 SYNC_LOCK_NAME = ".nexo-sync.lock"
-OCI_SOURCE_TYPE = "oci-registry"
 
 
 @dataclass
@@ -145,45 +147,20 @@ def _installed_at(entry: LockedPlugin) -> str | None:
     return None
 
 
-def prefetched_for(
-    entry: LockedPlugin,
-    row: LockedTarget,
-    opened: OpenedTarget,
-    policy: TrustPolicy | None = None,
-) -> Prefetched:
-    """The install pipeline's view of one opened target of a lock entry (``policy`` binds
-    registry repositories to owners, see :func:`signing_origin`)."""
-    owner, repo, tag = signing_origin(entry.source, entry.resolved, entry.github, policy)
-    if is_oci(entry.source):
-        source: dict[str, Any] = {
-            "type": OCI_SOURCE_TYPE,
-            "registry": entry.resolved,
-            "manifest": row.manifest,
-            "asset": row.asset,
-        }
-        if entry.github:
-            source["github_release"] = entry.github
-    else:
-        source = {
-            "type": "github-releases",
-            "owner": owner,
-            "repo": repo,
-            "tag": tag,
-            "asset": row.asset,
-        }
-    return Prefetched(
-        path=opened.tarball,
-        asset_name=row.asset,
+def candidate_for(
+    entry: LockedPlugin, row: LockedTarget, policy: TrustPolicy | None = None
+) -> ReleaseCandidate:
+    """The candidate one target of a lock entry pins (its receipt time: :func:`_installed_at`;
+    ``policy`` binds registry repositories to owners)."""
+    return locked_candidate(
         plugin_id=entry.plugin_id,
         version=entry.version,
-        target=row.target,
-        sha256=row.sha256,
-        source=source,
-        material=opened.material,
-        owner=owner,
-        repo=repo,
-        tag=tag,
-        installed_at=_installed_at(entry),
+        source=entry.source,
+        resolved=entry.resolved,
+        row=row,
+        github=entry.github,
+        published=_installed_at(entry),
+        policy=policy,
     )
 
 
@@ -232,12 +209,13 @@ def sync(
     prune: bool = False,
     target: str | None = None,
     progress: Callable[[str], None] | None = None,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
 ) -> SyncResult:
     """Sync ``dest`` with the lock. Raises for problems with the whole set (unreadable or
     stale lock, bad policy); failures of single plugins are outcomes in the result."""
     candidates = host_candidates(target)
     result = SyncResult(lock_path, dest)
-    with Session(options) as session:
+    with Session(options, callbacks) as session:
         session.policy()  # a bad policy fails the whole run before anything is fetched
         if frozen and not lock_path.exists():
             raise NexoError(
@@ -330,25 +308,25 @@ def _sync_one(
                 identity=_identity(present[0]),
             )  # fmt: skip
         final = dest / f"{entry.plugin_id}-{entry.version}"
-        install_options = InstallOptions(
+        install_options = replace(
+            options.install,
             dest=dest,
-            nexo_home=options.nexo_home,
             target=target,
-            trusted_keys=options.trusted_keys,
-            policy_path=options.policy_path,
-            require_signature=options.require_signature,
-            skip_signature_verify=options.skip_signature_verify,
             force=final.exists() and not current,
-            limits=options.limits,
-            confirm=signer_check(row, entry.plugin_id),
-            root=root,
             # The lock names the version the root must hold, older than the installed or not.
             allow_downgrade=True,
         )
-        with session.open_target(entry.source, entry.resolved, row, entry.plugin_id) as opened:
-            installed = install_prefetched(
-                prefetched_for(entry, row, opened, session.policy()), install_options
-            )
+        fetched, mode = session.fetch_locked(
+            candidate_for(entry, row, session.policy()), entry.source, entry.resolved
+        )
+        installed = install_artifact(
+            fetched,
+            install_options,
+            policy=session.policy(),
+            mode=mode,
+            callbacks=InstallCallbacks(confirm=signer_check(row, entry.plugin_id)),
+            step=InstallStep(root=root),
+        )
         # The install itself replaces the other installed versions of the plugin.
         removed_other = bool(installed.set_aside)
         for item in present:

@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nexo_pkg.install.store import RECEIPT_NAME, Installed, sha256_file
+from nexo_pkg.install.api import RECEIPT_NAME, Installed, sha256_file
 from nexo_pkg.sources.archive import ArchiveLimits, TreeSink, walk_archive
 
 PREFIX = "n1:"
@@ -155,7 +155,7 @@ def check_root(lock_path: Path, root: Path, plugin_id: str | None = None) -> lis
     Raises ``lock_invalid`` for an unreadable lock; problems of single plugins are results.
     """
     from nexo_pkg.fleet.lockfile import read_lock  # noqa: PLC0415
-    from nexo_pkg.install.store import scan_installed, verify_installed  # noqa: PLC0415
+    from nexo_pkg.install.api import scan_installed, verify_installed  # noqa: PLC0415
 
     lock = read_lock(lock_path)
     installed: dict[str, list[Installed]] = {}

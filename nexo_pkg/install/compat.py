@@ -24,11 +24,12 @@ from typing import TYPE_CHECKING
 
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.versionreq import VersionError, parse_version, parse_version_req
-from nexo_pkg.install.select import MANIFEST_ASSETS
 from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
 from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, manifest_from_text
+from nexo_pkg.sources.select import MANIFEST_ASSETS
 
 if TYPE_CHECKING:
+    from nexo_pkg.sources.base import FetchedArtifact, ReleaseCandidate, Source
     from nexo_pkg.sources.github import GitHubClient, Release
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "MAX_OLDER_RELEASES",
     "DaemonVersion",
     "check_compatible",
+    "compatible_source",
     "daemon_version",
     "min_nexo_version",
     "newest_compatible_tag",
@@ -179,3 +181,58 @@ def newest_compatible_tag(
         )
         return tag
     return None
+
+
+class _LatestCompatible:
+    """The release :func:`compatible_source` chose in place of the latest one: its candidates
+    still record ``latest`` as what was asked for, so ``upgrade`` follows the latest release."""
+
+    def __init__(self, inner: Source) -> None:
+        self.inner = inner
+
+    def resolve(self) -> list[ReleaseCandidate]:
+        from dataclasses import replace  # noqa: PLC0415
+
+        from nexo_pkg.sources.releases import LATEST_TAG  # noqa: PLC0415
+
+        return [
+            replace(candidate, origin=replace(candidate.origin, requested_tag=LATEST_TAG))
+            for candidate in self.inner.resolve()
+        ]
+
+    def fetch(self, candidate: ReleaseCandidate, *, material: bool = True) -> FetchedArtifact:
+        return self.inner.fetch(candidate, material=material)
+
+
+def compatible_source(source: Source, daemon: DaemonVersion) -> Source:
+    """``source``, or, when it is ``OWNER/REPO`` without a tag whose latest release's manifest
+    asset excludes ``daemon``, the newest older release that admits it
+    (:func:`newest_compatible_tag`); raises what reading the releases raises."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    from nexo_pkg.sources.releases import (  # noqa: PLC0415
+        LATEST_TAG,
+        MAX_MANIFEST_ASSET_BYTES,
+        GitHubReleaseSource,
+    )
+
+    if not isinstance(source, GitHubReleaseSource) or source.spec.tag not in (None, LATEST_TAG):
+        return source
+    latest = source.identify()
+    spec = source.spec
+    tag = newest_compatible_tag(
+        source.context.github(), spec.owner, spec.repo, latest=latest.release,
+        latest_manifest=latest.manifest, daemon=daemon,
+        max_manifest_bytes=MAX_MANIFEST_ASSET_BYTES,
+    )  # fmt: skip
+    if tag is None:
+        return source
+    return _LatestCompatible(
+        GitHubReleaseSource(
+            replace(spec, tag=tag),
+            source.context,
+            targets=source.targets,
+            manifest_problem=source.manifest_problem,
+            expected_id=source.expected_id,
+        )
+    )

@@ -21,9 +21,9 @@ from typing import Any
 from nexo_pkg.core.durable import fsync_dir
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.files import read_config_bytes
-from nexo_pkg.install.select import identity_from_manifest
 from nexo_pkg.install.store import installed_versions, locked_root
 from nexo_pkg.manifest.names import find_manifest
+from nexo_pkg.sources.select import identity_from_manifest
 
 __all__ = [
     "LinkResult",

@@ -1,8 +1,10 @@
-"""The install pipeline: resolve → pick → download → checksum → signature → inspect →
-payload → confirm → install, each step taking what the previous one produced.
+"""The install pipeline: a source (``nexo_pkg.sources``) resolves and fetches the tarball
+into the blob cache; then signature → inspect → payload → confirm → install, each step
+taking what the previous one produced (:func:`install_artifact`, whatever the source).
 
-A failure raises one :class:`NexoError` and nothing downstream runs; temp files in the cache
-are always deleted, and ``<dest>`` is only touched by the last step, under its lock.
+A failure raises one :class:`NexoError` and nothing downstream runs; a refused or rehearsed
+command takes the blobs it added out of the cache again, and ``<dest>`` is only touched by
+the last step, under its lock.
 """
 
 from __future__ import annotations
@@ -20,19 +22,12 @@ from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.install.compat import (
     DaemonVersion,
     check_compatible,
+    compatible_source,
     min_nexo_version,
-    newest_compatible_tag,
 )
+from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.install.payload import check_payload
-from nexo_pkg.install.select import (
-    MANIFEST_ASSETS,
-    ReleaseIdentity,
-    choose_asset,
-    parse_tarball_name,
-    release_identity,
-)
 from nexo_pkg.install.store import (
-    LATEST_TAG,
     Installed,
     InstallRoot,
     Receipt,
@@ -52,31 +47,31 @@ from nexo_pkg.install.store import (
 )
 from nexo_pkg.install.summary import InstallPlan
 from nexo_pkg.sources.archive import ArchiveLimits, ArchiveListing, inspect_archive
-from nexo_pkg.sources.cache import BlobCache
-from nexo_pkg.sources.checksum import parse_digest, parse_sidecar, verify_checksums
-from nexo_pkg.sources.download import (
-    DownloadedFile,
-    cache_dir,
-    copy_local,
-    fetch_asset,
-)
+from nexo_pkg.sources.base import FetchedArtifact, Source
+from nexo_pkg.sources.context import NetworkChoices, SourceContext, TrustChoices
 from nexo_pkg.sources.extract import extract_archive
-from nexo_pkg.sources.hosttriple import NOARCH, host_candidates
-from nexo_pkg.sources.spec import GitHubSource, LocalSource, parse_source
+from nexo_pkg.sources.hosttriple import host_candidates
+from nexo_pkg.sources.oci_reference import OciReference, parse_reference
+from nexo_pkg.sources.releases import SOURCE_TYPE as GITHUB_SOURCE_TYPE
+from nexo_pkg.sources.releases import GitHubReleaseSource, ResolvedRelease
+from nexo_pkg.sources.route import SourceRequest, open_source
+from nexo_pkg.sources.select import parse_tarball_name
+from nexo_pkg.sources.spec import GitHubSource
 from nexo_pkg.trust import entry as trust
 
 if TYPE_CHECKING:
     from nexo_pkg.net.bounded import Deadline
-    from nexo_pkg.sources.github import GitHubClient, Release
-
-MAX_SIDECAR_BYTES = 64 * 1024
-MAX_MANIFEST_ASSET_BYTES = 1024 * 1024
-MAX_SIGNATURE_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
 class InstallOptions:
-    """Everything ``install`` and ``upgrade`` take besides the source."""
+    """What the user chose for ``install``, ``upgrade`` and ``info`` (and, through
+    :class:`~nexo_pkg.fleet.sources.FleetOptions`, for a fleet): frozen, built by the CLI.
+
+    What the command builds when it starts is its context
+    (:func:`command_context`); what the person at the terminal sees and answers are its
+    :class:`InstallCallbacks`.
+    """
 
     dest: Path
     nexo_home: Path
@@ -91,34 +86,77 @@ class InstallOptions:
     force: bool = False
     dry_run: bool = False
     limits: ArchiveLimits = field(default_factory=ArchiveLimits)
-    show_progress: bool = False
-    confirm: Callable[[InstallPlan], bool] | None = None
     retry_base_delay: float | None = None
-    expected_id: str | None = None
     # Seconds one HTTP request may take in all (--timeout); None: NEXO_HTTP_TIMEOUT or 300.
     http_timeout: float | None = None
-    # The moment the command's whole network work must be done by (``install`` and
-    # ``upgrade`` set it to ``http_timeout`` from their start); None: per request only.
-    network_deadline: Deadline | None = None
-    # The blob cache of this one command (``install`` and ``upgrade`` set it), so what it
-    # added can be taken out again when the command is refused or is a dry run.
-    blob_cache: BlobCache | None = None
-    replaces: tuple[Path, ...] = ()
-    keep_old: bool = False
+    # Registry credentials (--registry-config), plain HTTP for a loopback registry, and the
+    # mirrors of registry hosts (sources.mirrors), for oci:// sources.
+    registry_config: Path | None = None
+    plain_http: bool = False
+    registry_mirrors: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Install a version older than one already installed (which it replaces).
     allow_downgrade: bool = False
-    # The root ``dest`` when the caller already holds its lock (``sync`` holds it for all its
-    # plugins); None: the install takes the lock itself.
-    root: InstallRoot | None = None
-    # Hears "still waiting" lines about slow answers (the CLI's notes on stderr); None: quiet.
-    notice: Callable[[str], None] | None = None
-    # An upgrade's installed signature (the receipt's ``signature``): the new version must be
-    # signed by the same identity (``signer_changed`` otherwise) unless allow_signer_change.
-    previous_signature: Mapping[str, Any] | None = None
+    # An upgrade whose new version another identity signed (or nobody) is accepted.
     allow_signer_change: bool = False
     # The daemon the plugin is for (--nexo-version, NEXO_DAEMON_VERSION): its min_nexo_version
     # must admit it (``incompatible`` otherwise, unless ``force``). None: not compared.
     daemon: DaemonVersion | None = None
+
+    @property
+    def network(self) -> NetworkChoices:
+        """The network part of these choices, as the sources take it."""
+        return NetworkChoices(
+            github_api_url=self.github_api_url,
+            http_timeout=self.http_timeout,
+            retry_base_delay=self.retry_base_delay,
+            registry_config=self.registry_config,
+            plain_http=self.plain_http,
+            registry_mirrors=self.registry_mirrors,
+        )
+
+    @property
+    def trust(self) -> TrustChoices:
+        """The signature part of these choices, as the command's context takes it."""
+        return TrustChoices(
+            trusted_keys=self.trusted_keys,
+            policy_path=self.policy_path,
+            require_signature=self.require_signature,
+            skip_signature_verify=self.skip_signature_verify,
+        )
+
+
+@dataclass(frozen=True)
+class InstallCallbacks:
+    """What the person at the terminal sees and answers (the CLI gives them; none: quiet)."""
+
+    # Shown the plan before anything is written; False cancels (``cancelled``).
+    confirm: Callable[[InstallPlan], bool] | None = None
+    # Hears "still waiting" lines about slow answers (the CLI's notes on stderr).
+    notice: Callable[[str], None] | None = None
+    # A download progress bar on stderr.
+    show_progress: bool = False
+
+
+@dataclass(frozen=True)
+class InstallStep:
+    """What one install runs with besides the user's choices and the command's context.
+
+    ``root`` is the install root when the caller already holds its lock (``sync`` holds it
+    for all its plugins); None: the install takes the lock itself. For an upgrade:
+    ``replaces`` are the installed versions the new one replaces, ``keep_old`` keeps them out
+    of the daemon's sight, and ``previous_signature`` (the receipt's ``signature``) is the
+    signer the new version must have (``signer_changed`` otherwise, unless the user allows a
+    change).
+    """
+
+    root: InstallRoot | None = None
+    replaces: tuple[Path, ...] = ()
+    keep_old: bool = False
+    previous_signature: Mapping[str, Any] | None = None
+
+
+NO_CALLBACKS = InstallCallbacks()
+ONE_INSTALL = InstallStep()
 
 
 @dataclass(frozen=True)
@@ -160,258 +198,154 @@ class InstallResult:
         }
 
 
-@dataclass
-class _Fetched:
-    """A checksummed tarball in the cache, with what is known about where it came from."""
-
-    tarball: DownloadedFile
-    plugin_id: str
-    version: str
-    target: str
-    source: dict[str, Any]
-    owner: str | None
-    repo: str | None
-    tag: str | None
-    checksums: tuple[str, ...]
-    material: Mapping[str, Path | bytes]
-    installed_at: str | None = None
-    # What the user asked for, recorded as the receipt's ``tag``: ``latest`` or an explicit
-    # tag. ``None``: the ``tag`` above.
-    requested_tag: str | None = None
-
-
 def _check_flags(options: InstallOptions) -> None:
     if options.require_signature and options.skip_signature_verify:
         raise UsageError("--require-signature and --skip-signature-verify exclude each other")
 
 
-def _load_policy(options: InstallOptions) -> trust.TrustPolicy:
-    if options.trusted_keys is not None:
-        return trust.load_policy(options.trusted_keys, explicit=True)
-    default = options.policy_path or trust.default_policy_path(options.nexo_home)
-    return trust.load_policy(default, explicit=False)
-
-
-def _client(options: InstallOptions) -> GitHubClient:
-    # httpx is imported only when GitHub is contacted: local-file installs never pay for it.
-    from nexo_pkg.sources.github import (  # noqa: PLC0415
-        GitHubClient,
-        resolve_api_base,
-        resolve_token,
-    )
-
-    api_base = resolve_api_base(options.github_api_url)
-    return GitHubClient(
-        api_base,
-        resolve_token(api_base),
-        retry_base_delay=options.retry_base_delay,
-        timeout=options.http_timeout,
-        blobs=options.blob_cache or BlobCache(options.nexo_home),
-        overall=options.network_deadline,
-        notice=options.notice,
-    )
-
-
-def _with_network_deadline(options: InstallOptions) -> InstallOptions:
-    """``options`` whose every GitHub request, together, ends within ``--timeout`` (one
-    deadline from now for the lookup, the manifest, the sidecar, the tarball, the signature
-    and the attestations), so a server answering each of them slowly cannot add them up."""
+def _network_deadline(options: InstallOptions) -> Deadline:
+    """One deadline from now for every request of the command together (the lookup, the
+    manifest, the sidecar, the tarball, the signature and the attestations), so a server
+    answering each of them slowly cannot add them up: ``--timeout``, else the environment's."""
     from nexo_pkg.net.bounded import (  # noqa: PLC0415
         Deadline,
         checked_timeout,
         timeout_from_env,
     )
 
-    if options.network_deadline is not None:
-        return options
     given = options.http_timeout
     seconds = timeout_from_env() if given is None else checked_timeout(given)
-    return replace(options, network_deadline=Deadline(seconds, "the whole command"))
+    return Deadline(seconds, "the whole command")
 
 
 @contextlib.contextmanager
-def _own_blob_cache(options: InstallOptions) -> Iterator[InstallOptions]:
-    """``options`` with a blob cache of this command's own; the blobs it adds stay only when
-    the body returns normally and is not a dry run (a refusal, an interruption or a dry run
-    leaves the cache as it found it)."""
-    if options.blob_cache is not None:
-        yield options
-        return
-    blobs = BlobCache(options.nexo_home)
+def command_context(
+    options: InstallOptions, callbacks: InstallCallbacks = NO_CALLBACKS
+) -> Iterator[SourceContext]:
+    """The context of one ``install``/``upgrade``/``info``: its clients, the blob cache, the
+    network deadline and the trust policy, built once. The blobs the command adds to the
+    cache stay only when the body returns normally and is not a dry run (a refusal, an
+    interruption or a dry run leaves the cache as it found it)."""
+    context = SourceContext(
+        options.nexo_home,
+        options.network,
+        options.trust,
+        max_download=options.limits.max_download,
+        deadline=_network_deadline(options),
+        notice=callbacks.notice,
+        show_progress=callbacks.show_progress,
+    )
     kept = False
     try:
-        yield replace(options, blob_cache=blobs)
+        with context:
+            yield context
         kept = not options.dry_run
     finally:
         if not kept:
             with contextlib.suppress(NexoError):
-                blobs.discard_added()
+                context.cache.discard_added()
 
 
-def install(source_text: str, options: InstallOptions) -> InstallResult:
-    """Run the whole pipeline for SOURCE (``owner/repo[@tag]`` or a local tarball).
+def source_request(options: InstallOptions, expected_id: str | None = None) -> SourceRequest:
+    """What ``install`` asks of a source: this host's targets (or ``--target``), the plugin
+    id an upgrade expects, and the check of a release's manifest asset."""
+    return SourceRequest(
+        targets=host_candidates(options.target),
+        manifest_problem=manifest_asset_problem,
+        expected_id=expected_id,
+    )
+
+
+def install(
+    source_text: str, options: InstallOptions, callbacks: InstallCallbacks = NO_CALLBACKS
+) -> InstallResult:
+    """Run the whole pipeline for SOURCE (``owner/repo[@tag]``, ``oci://…`` or a local
+    tarball): the source is chosen once (:func:`nexo_pkg.sources.route.open_source`).
 
     Raises :class:`NexoError` with one of the kinds of SPEC §5; on any failure ``dest`` is
-    left as it was and the cache holds no temp file of this run.
+    left as it was and the cache holds no blob of this run.
     """
     _check_flags(options)
-    source = parse_source(source_text)
-    if not isinstance(source, GitHubSource):
-        return _install_source(source, options)
-    with _own_blob_cache(_with_network_deadline(options)) as own:
-        return _install_source(source, own)
+    request = source_request(options)
+    with command_context(options, callbacks) as context:
+        source = open_source(source_text, context, request)
+        if options.daemon is not None and not options.force:
+            source = compatible_source(source, options.daemon)
+        return install_from(source, context, options, callbacks)
 
 
-def _install_source(
-    source: GitHubSource | LocalSource,
+def install_from(
+    source: Source,
+    context: SourceContext,
     options: InstallOptions,
-    resolved: _Resolved | None = None,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
+    step: InstallStep = ONE_INSTALL,
 ) -> InstallResult:
-    """The pipeline after SOURCE is parsed; ``resolved`` skips step 1 (``upgrade`` has
-    already resolved the release and checked its version)."""
-    candidates = host_candidates(options.target)
-    # The policy is read before any network work, so a bad policy fails fast (exit 2).
-    policy = _load_policy(options)
-    temp_files: list[DownloadedFile] = []
-    try:
-        if isinstance(source, GitHubSource):
-            mode = trust.resolve_mode(
-                policy,
-                source.owner,
-                require_signature=options.require_signature,
-                skip_verify=options.skip_signature_verify,
-            )
-            fetched = _fetch_github(
-                source, candidates, options, temp_files, resolved, verify=mode != "ignore"
-            )
-        else:
-            fetched = _fetch_local(source, candidates, options, temp_files)
-        return _verify_and_install(fetched, policy, source.display(), options)
-    finally:
-        for temp in temp_files:
-            temp.discard()
+    """Resolve ``source``, fetch its best candidate and install it.
 
-
-@dataclass(frozen=True)
-class _Resolved:
-    """Step 1 and the first half of step 2: a release and the plugin it carries."""
-
-    release: Release
-    identity: ReleaseIdentity
-    # The release's manifest asset as (name, text), when it has one.
-    manifest: tuple[str, str] | None = None
-
-
-def _resolve(
-    client: GitHubClient, source: GitHubSource, expected_id: str | None = None
-) -> _Resolved:
-    """Find the release (forgiving a missing ``v``) and read its id and version from its
-    manifest asset, else its tarball names. ``expected_id`` refuses a release of another
-    plugin (``asset_not_found``)."""
-    release = client.find_release(source.owner, source.repo, source.tag)
-    manifest = client.read_manifest_asset(
-        release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_ASSET_BYTES
-    )
-    identity = release_identity(release, manifest)
-    if expected_id is not None and identity.plugin_id != expected_id:
-        raise NexoError(
-            f"release {release.tag} of {source.owner}/{source.repo} is plugin "
-            f"{identity.plugin_id!r}, not {expected_id!r}",
-            kind="asset_not_found",
-        )
-    return _Resolved(release, identity, manifest)
-
-
-@dataclass(frozen=True)
-class Prefetched:
-    """A tarball another source (a registry, a blob cache) already downloaded and hashed.
-
-    ``sha256`` is the hash that source vouches for (a lock file, a registry descriptor); the
-    file is copied privately and must match it. ``source`` is the ``--json``/receipt source
-    object (its ``type`` goes into the receipt); ``owner`` selects the trust policy's author
-    entries as for a GitHub release (``None``: every entry, as for a local tarball).
-    ``installed_at`` fixes the receipt's time (reproducible fleets); ``None`` means now.
+    The trust policy is read before any network work (a bad policy fails fast, exit 2); a
+    release's manifest asset that excludes the daemon is refused before any download; the
+    trust mode is resolved once, for the candidate's signing origin, and decides whether
+    signature material is fetched at all (not under ``ignore``).
     """
+    context.policy()
+    candidate = source.resolve()[0]
+    origin = candidate.origin
+    if options.daemon is not None and candidate.manifest is not None and not options.force:
+        # Before any download: the manifest asset says what the archive will say.
+        release = f"{origin.owner}/{origin.repo}@{origin.tag}" if origin.owner else origin.display
+        check_compatible(
+            candidate.manifest[1],
+            options.daemon,
+            where=f"{candidate.plugin_id} {candidate.version} ({release})",
+        )
+    mode = context.trust_mode(origin.owner)
+    artifact = source.fetch(candidate, material=mode != "ignore")
+    return install_artifact(
+        artifact, options, policy=context.policy(), mode=mode, callbacks=callbacks, step=step
+    )
 
-    path: Path
-    asset_name: str
-    plugin_id: str
-    version: str
-    target: str
-    sha256: str
-    source: dict[str, Any]
-    material: Mapping[str, Path | bytes]
-    owner: str | None = None
-    repo: str | None = None
-    tag: str | None = None
-    installed_at: str | None = None
 
+def install_artifact(
+    artifact: FetchedArtifact,
+    options: InstallOptions,
+    *,
+    policy: trust.TrustPolicy,
+    mode: trust.Mode,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
+    step: InstallStep = ONE_INSTALL,
+) -> InstallResult:
+    """Steps 5-9 for a fetched, checksummed artifact, whichever source it came from: the
+    signature under ``mode`` (resolved by the caller), the signer of an upgrade, then the
+    archive, payload, confirmation and install steps (:func:`_install_tree`). The archive is
+    read where the source left it, in the blob cache.
 
-def install_prefetched(asset: Prefetched, options: InstallOptions) -> InstallResult:
-    """Steps 4-9 of the pipeline for a tarball that is already on disk.
-
-    Raises ``checksum_mismatch`` when the file's bytes do not hash to ``asset.sha256``, and
-    every kind the signature, archive, payload and install steps raise.
+    Raises every kind the signature, archive, payload and install steps raise.
     """
     _check_flags(options)
-    policy = _load_policy(options)
-    tarball = copy_local(
-        asset.path, cache_dir(options.nexo_home), max_bytes=options.limits.max_download
-    )
-    try:
-        tarball = replace(tarball, name=asset.asset_name)
-        checked = verify_checksums(
-            tarball.sha256, asset.asset_name, sidecar=None, digest=asset.sha256
-        )
-        fetched = _Fetched(
-            tarball=tarball,
-            plugin_id=asset.plugin_id,
-            version=asset.version,
-            target=asset.target,
-            source=asset.source,
-            owner=asset.owner,
-            repo=asset.repo,
-            tag=asset.tag,
-            checksums=checked,
-            material=asset.material,
-            installed_at=asset.installed_at,
-        )
-        display = str(asset.source.get("registry") or asset.asset_name)
-        return _verify_and_install(fetched, policy, display, options)
-    finally:
-        tarball.discard()
-
-
-def _verify_and_install(
-    fetched: _Fetched, policy: trust.TrustPolicy, source_display: str, options: InstallOptions
-) -> InstallResult:
-    """Steps 5-9 for a checksummed tarball, whichever source it came from."""
-    mode = trust.resolve_mode(
-        policy,
-        fetched.owner,
-        require_signature=options.require_signature,
-        skip_verify=options.skip_signature_verify,
-    )
+    origin = artifact.origin
     outcome = trust.verify_asset_signature(
-        fetched.tarball.path,
-        asset_name=fetched.tarball.name,
-        material=fetched.material,
-        owner=fetched.owner,
-        repo=fetched.repo,
-        tag=fetched.tag,
+        artifact.path,
+        asset_name=artifact.asset_name,
+        material=artifact.material,
+        owner=origin.owner,
+        repo=origin.repo,
+        tag=origin.tag,
         policy=policy,
         mode=mode,
     )
-    if options.previous_signature is not None and not options.allow_signer_change:
-        check_signer_continuity(options.previous_signature, outcome, fetched.plugin_id)
-    final = options.dest / f"{fetched.plugin_id}-{fetched.version}"
+    if step.previous_signature is not None and not options.allow_signer_change:
+        check_signer_continuity(step.previous_signature, outcome, artifact.plugin_id)
+    final = options.dest / f"{artifact.plugin_id}-{artifact.version}"
     try:
         if options.dry_run:
-            listing = inspect_archive(fetched.tarball.path, options.limits)
-            _check_archive_compatible(listing, fetched, options)
-            plan = _plan(source_display, fetched, outcome, listing, final)
+            listing = inspect_archive(artifact.path, options.limits)
+            _check_archive_compatible(listing, artifact, options)
+            plan = _plan(origin.display, artifact, outcome, listing, final)
             return InstallResult(plan, final, dry_run=True)
-        return _install_tree(source_display, fetched, outcome, final, options)
+        return _install_tree(
+            origin.display, artifact, outcome, final, options, callbacks=callbacks, step=step
+        )
     except NexoError as error:
         # A refusal after the signature step still says who signed what was refused.
         if outcome.status == "verified":
@@ -420,7 +354,7 @@ def _verify_and_install(
 
 
 def _check_archive_compatible(
-    listing: ArchiveListing, fetched: _Fetched, options: InstallOptions
+    listing: ArchiveListing, fetched: FetchedArtifact, options: InstallOptions
 ) -> None:
     """``incompatible`` when the archive's own manifest excludes the daemon (unless
     ``--force``); a local tarball or a registry copy has no manifest asset to ask first."""
@@ -477,172 +411,9 @@ def check_signer_continuity(
     )
 
 
-def _fetch_github(
-    source: GitHubSource,
-    candidates: tuple[str, ...],
-    options: InstallOptions,
-    temp_files: list[DownloadedFile],
-    resolved: _Resolved | None = None,
-    *,
-    verify: bool = True,
-) -> _Fetched:
-    with _client(options) as client:
-        if resolved is None:
-            resolved = _resolve(client, source, options.expected_id)
-            if (
-                source.tag in (None, LATEST_TAG)
-                and options.daemon is not None
-                and not options.force
-            ):
-                older = newest_compatible_tag(
-                    client, source.owner, source.repo, latest=resolved.release,
-                    latest_manifest=resolved.manifest, daemon=options.daemon,
-                    max_manifest_bytes=MAX_MANIFEST_ASSET_BYTES,
-                )  # fmt: skip
-                if older is not None:
-                    resolved = _resolve(client, replace(source, tag=older), options.expected_id)
-        if options.daemon is not None and resolved.manifest is not None and not options.force:
-            # Before any download: the manifest asset says what the archive will say.
-            check_compatible(
-                resolved.manifest[1],
-                options.daemon,
-                where=f"{resolved.identity.plugin_id} {resolved.identity.version} "
-                f"({source.owner}/{source.repo}@{resolved.release.tag})",
-            )
-        release = resolved.release
-        choice = choose_asset(release, candidates, resolved.identity)
-        asset = choice.asset
-        cache = cache_dir(options.nexo_home)
-        # Every asset whose sha256 the release vouches for goes through the shared blob cache.
-        blobs = options.blob_cache or BlobCache(options.nexo_home)
-        sidecar_asset = release.asset(asset.name + ".sha256")
-        sidecar = None
-        if sidecar_asset is not None:
-            text = client.fetch_bytes(sidecar_asset, max_bytes=MAX_SIDECAR_BYTES)
-            sidecar = parse_sidecar(text.decode("utf-8", errors="replace"), asset.name)
-        tarball = fetch_asset(
-            client,
-            asset,
-            cache,
-            blobs,
-            sidecar=sidecar,
-            digest=parse_digest(asset.digest),
-            max_bytes=options.limits.max_download,
-            show_progress=options.show_progress,
-        )
-        temp_files.append(tarball)
-        checked = verify_checksums(
-            tarball.sha256, asset.name, sidecar=sidecar, digest=parse_digest(asset.digest)
-        )
-        material: dict[str, Path | bytes] = {}
-        # Under mode ignore nothing is verified: no signature material is fetched and the
-        # attestations endpoint is not asked.
-        names = trust.material_names(asset.name, (a.name for a in release.assets))
-        for name in names if verify else ():
-            signature_asset = release.asset(name)
-            if signature_asset is None:
-                continue
-            downloaded = fetch_asset(
-                client,
-                signature_asset,
-                cache,
-                blobs,
-                digest=parse_digest(signature_asset.digest),
-                max_bytes=MAX_SIGNATURE_BYTES,
-            )
-            temp_files.append(downloaded)
-            material[signature_asset.name] = downloaded.path
-        attested = (
-            trust.release_attestations(
-                client,
-                source.owner,
-                source.repo,
-                asset_name=asset.name,
-                digest=tarball.sha256,
-                material=material,
-            )
-            if verify
-            else None
-        )
-        if attested is not None:
-            material[attested.name] = attested.data
-    return _Fetched(
-        tarball=tarball,
-        plugin_id=choice.plugin_id,
-        version=choice.version,
-        target=choice.target,
-        source={
-            "type": "github-releases",
-            "owner": source.owner,
-            "repo": source.repo,
-            "tag": release.tag,
-            "asset": asset.name,
-            "api_url": client.api_base,
-        },
-        owner=source.owner,
-        repo=source.repo,
-        tag=release.tag,
-        checksums=checked,
-        material=material,
-        requested_tag=LATEST_TAG if source.tag in (None, LATEST_TAG) else release.tag,
-    )
-
-
-def _fetch_local(
-    source: LocalSource,
-    candidates: tuple[str, ...],
-    options: InstallOptions,
-    temp_files: list[DownloadedFile],
-) -> _Fetched:
-    path = source.path
-    parsed = parse_tarball_name(path.name)
-    if parsed is None:
-        raise NexoError(
-            f"{path.name} is not named <id>-<version>-<target>.tar.gz",
-            kind="source_invalid",
-            details={"source": str(path)},
-        )
-    plugin_id, version, target = parsed
-    if target != NOARCH and target not in candidates:
-        host = ", ".join(candidates) or "noarch only"
-        raise NexoError(
-            f"{path.name} is built for {target}, but this host runs {host}; pass "
-            f"--target {target} to install it anyway",
-            kind="asset_not_found",
-            details={"target": target, "host": list(candidates)},
-        )
-    tarball = copy_local(path, cache_dir(options.nexo_home), max_bytes=options.limits.max_download)
-    temp_files.append(tarball)
-    sidecar_path = path.with_name(path.name + ".sha256")
-    sidecar = None
-    if sidecar_path.is_file():
-        try:
-            with sidecar_path.open("rb") as handle:
-                raw = handle.read(MAX_SIDECAR_BYTES)
-        except OSError as exc:
-            raise NexoError(f"cannot read {sidecar_path}: {exc.strerror}", kind="io") from exc
-        sidecar = parse_sidecar(raw.decode("utf-8", errors="replace"), path.name)
-    checked = verify_checksums(
-        tarball.sha256, path.name, sidecar=sidecar, digest=None, local_dir=path.parent
-    )
-    material = trust.local_material(path)
-    return _Fetched(
-        tarball=tarball,
-        plugin_id=plugin_id,
-        version=version,
-        target=target,
-        source={"type": "local-file", "path": str(path)},
-        owner=None,
-        repo=None,
-        tag=None,
-        checksums=checked,
-        material=material,
-    )
-
-
 def _plan(
     source_display: str,
-    fetched: _Fetched,
+    fetched: FetchedArtifact,
     outcome: trust.SignatureOutcome,
     listing: ArchiveListing,
     final: Path,
@@ -652,22 +423,24 @@ def _plan(
     return InstallPlan(
         summary=summary,
         source_display=source_display,
-        source=fetched.source,
+        source=dict(fetched.origin.source),
         target=fetched.target,
-        asset_name=fetched.tarball.name,
-        sha256=fetched.tarball.sha256,
+        asset_name=fetched.asset_name,
+        sha256=fetched.sha256,
         checksums=fetched.checksums,
         signature=outcome,
         destination=str(final),
     )
 
 
-def _confirmed(plan: InstallPlan, options: InstallOptions) -> None:
-    if options.confirm is not None and not options.confirm(plan):
+def _confirmed(plan: InstallPlan, callbacks: InstallCallbacks) -> None:
+    if callbacks.confirm is not None and not callbacks.confirm(plan):
         raise NexoError("installation cancelled; nothing was changed", kind="cancelled")
 
 
-def _replaced(options: InstallOptions, plugin_id: str, final: Path) -> tuple[Path, ...]:
+def _replaced(
+    options: InstallOptions, step: InstallStep, plugin_id: str, final: Path
+) -> tuple[Path, ...]:
     """The installed trees the new one replaces (under the lock): those ``upgrade`` names and
     every other version of the same plugin, since the daemon must find exactly one version
     of an id (it would load whichever sorts first)."""
@@ -676,7 +449,7 @@ def _replaced(options: InstallOptions, plugin_id: str, final: Path) -> tuple[Pat
         for item in scan_installed(options.dest)
         if item.plugin_id == plugin_id and item.path != final
     ]
-    return tuple(path for path in dict.fromkeys((*options.replaces, *others)) if path.exists())
+    return tuple(path for path in dict.fromkeys((*step.replaces, *others)) if path.exists())
 
 
 def _refuse_downgrade(options: InstallOptions, plugin_id: str, version: str) -> None:
@@ -708,27 +481,28 @@ def _refuse_downgrade(options: InstallOptions, plugin_id: str, version: str) -> 
 
 def _install_tree(
     source_display: str,
-    fetched: _Fetched,
+    fetched: FetchedArtifact,
     outcome: trust.SignatureOutcome,
     final: Path,
     options: InstallOptions,
+    *,
+    callbacks: InstallCallbacks,
+    step: InstallStep,
 ) -> InstallResult:
     """Steps 6 to 9 under the root's lock: the archive is checked and extracted in one pass
     into a private staging directory, its payload checked, the plan confirmed, the receipt
     written, then the tree renamed into place. Nothing is visible before the rename."""
     held: contextlib.AbstractContextManager[InstallRoot] = (
-        contextlib.nullcontext(options.root)
-        if options.root is not None
-        else locked_root(options.dest)
+        contextlib.nullcontext(step.root) if step.root is not None else locked_root(options.dest)
     )
     with held as root:
         # A link in the plugin's place is not an install (verify fails it): it is never
         # followed to a receipt, and only --force replaces it (the link, not its target).
         occupied = final.is_symlink() or final.exists()
         if occupied and not options.force:
-            listing = inspect_archive(fetched.tarball.path, options.limits)
+            listing = inspect_archive(fetched.path, options.limits)
             plan = _plan(source_display, fetched, outcome, listing, final)
-            _confirmed(plan, options)
+            _confirmed(plan, callbacks)
             try:
                 existing: Receipt | None = None if final.is_symlink() else read_receipt(final)
             except (OSError, ValueError):
@@ -750,27 +524,28 @@ def _install_tree(
             )
         _refuse_downgrade(options, fetched.plugin_id, fetched.version)
         staging: Path | None = None
+        origin = fetched.origin
         try:
             staging = root.new_staging(fetched.plugin_id)
-            listing = extract_archive(fetched.tarball.path, staging, options.limits)
+            listing = extract_archive(fetched.path, staging, options.limits)
             _check_archive_compatible(listing, fetched, options)
             plan = _plan(source_display, fetched, outcome, listing, final)
-            _confirmed(plan, options)
+            _confirmed(plan, callbacks)
             (staging / "bin" / plan.plugin_id).chmod(0o755)
             receipt = Receipt(
                 id=plan.plugin_id,
                 version=plan.version,
-                owner=fetched.owner,
-                repo=fetched.repo,
-                tag=fetched.requested_tag or fetched.tag,
-                resolved_tag=fetched.tag if fetched.requested_tag else None,
+                owner=origin.owner,
+                repo=origin.repo,
+                tag=origin.requested_tag or origin.tag,
+                resolved_tag=origin.tag if origin.requested_tag else None,
                 target=plan.target,
                 sha256=plan.sha256,
-                installed_at=fetched.installed_at or utc_now(),
-                source=fetched.source["type"],
+                installed_at=origin.published or utc_now(),
+                source=origin.type,
                 signature=plan.signature.to_json(),
                 files={name: info.sha256 for name, info in listing.files.items()},
-                registry=fetched.source.get("registry"),
+                registry=origin.registry,
                 modes=tree_modes(staging),
             )
             write_receipt(staging, receipt)
@@ -780,8 +555,8 @@ def _install_tree(
                 staging,
                 final,
                 replace=options.force and occupied,
-                replaces=_replaced(options, fetched.plugin_id, final),
-                keep_old=options.keep_old,
+                replaces=_replaced(options, step, fetched.plugin_id, final),
+                keep_old=step.keep_old,
             )
         except OSError as exc:
             if staging is not None:
@@ -834,6 +609,7 @@ class UpgradeResult:
 def upgrade(
     plugin_id: str,
     options: InstallOptions,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
     *,
     allow_downgrade: bool = False,
     keep_old: bool = False,
@@ -848,22 +624,33 @@ def upgrade(
     old versions leave the daemon's sight in the same step that brings the new one in
     (deleted, or kept under ``.nexo/kept`` with ``keep_old``), so exactly one version is
     discoverable. Raises ``not_installed`` for an unknown id, ``source_invalid`` for
-    local-file installs.
+    local-file installs. A plugin installed from a registry follows the highest semver tag
+    of the repository its receipt names.
     """
     _check_flags(options)
     matches = require_installed(options.dest, plugin_id)
     current = matches[0]
     receipt = current.receipt
     assert receipt is not None  # noqa: S101 (require_installed only returns receipts)
+    if receipt.registry is not None:
+        return _upgrade_from_registry(
+            receipt,
+            matches,
+            options,
+            callbacks,
+            allow_downgrade=allow_downgrade,
+            keep_old=keep_old,
+        )
     if receipt.source != "github-releases" or not receipt.owner or not receipt.repo:
         raise NexoError(
             f"{plugin_id} was installed from a local file; install the new tarball with "
             "`nexo plugin install PATH`",
             kind="source_invalid",
         )
-    trust_check = _load_policy(options)
-    del trust_check  # fail on a bad policy before any network work
     if tag is None and receipt.pinned_tag is not None:
+        # Nothing is looked up, but a bad policy still fails the command.
+        with SourceContext(options.nexo_home, options.network, options.trust) as context:
+            context.policy()
         return UpgradeResult(
             plugin_id,
             receipt.version,
@@ -875,32 +662,100 @@ def upgrade(
         )
     if options.target is None and receipt.target:
         options = replace(options, target=receipt.target)
-    source = GitHubSource(receipt.owner, receipt.repo, tag)
-    with _own_blob_cache(_with_network_deadline(options)) as own:
-        return _upgrade_to_latest(
-            source, matches, own, allow_downgrade=allow_downgrade, keep_old=keep_old
+    spec = GitHubSource(receipt.owner, receipt.repo, tag)
+    request = source_request(options, plugin_id)
+    with command_context(options, callbacks) as context:
+        context.policy()  # a bad policy fails before any network work
+        source = GitHubReleaseSource(
+            spec,
+            context,
+            targets=request.targets,
+            manifest_problem=request.manifest_problem,
+            expected_id=plugin_id,
+        )
+        found = source.identify()
+        # The version compared is the one the release's manifest (or tarball names) carries,
+        # which the payload check then holds the archive's own manifest to: never the tag,
+        # which a mirror controls and which real releases do not keep in step with the
+        # manifest.
+        latest = f"the latest release of {receipt.owner}/{receipt.repo} ({found.release.tag})"
+        return _upgrade_to(
+            source,
+            context,
+            matches,
+            options,
+            callbacks,
+            new_version=found.identity.version,
+            latest=latest,
+            allow_downgrade=allow_downgrade,
+            keep_old=keep_old,
         )
 
 
-def _upgrade_to_latest(
-    source: GitHubSource,
+def _upgrade_from_registry(
+    receipt: Receipt,
     matches: list[Installed],
     options: InstallOptions,
+    callbacks: InstallCallbacks,
     *,
     allow_downgrade: bool,
     keep_old: bool,
 ) -> UpgradeResult:
-    """:func:`upgrade` once the installed versions (``matches``, newest first) are known."""
+    """``upgrade`` of a plugin installed from a registry: the highest semver tag of the
+    repository its receipt names, with ``upgrade``'s rules."""
+    assert receipt.registry is not None  # noqa: S101 (the caller checked)
+    from nexo_pkg.sources.oci_source import OciSource  # noqa: PLC0415 - httpx on use
+
+    pinned = parse_reference(receipt.registry)
+    repository = OciReference(pinned.host, pinned.repository)
+    with command_context(options, callbacks) as context:
+        context.policy()  # a bad policy fails before any network work
+        latest = OciSource(
+            repository, context, targets=host_candidates(options.target), text=str(repository)
+        ).version()
+        if latest.plugin_id != receipt.id:
+            raise NexoError(
+                f"{repository} now holds plugin {latest.plugin_id!r}, not {receipt.id!r}",
+                kind="asset_not_found",
+            )
+        source = OciSource(
+            repository.with_digest(latest.index_digest),
+            context,
+            targets=host_candidates(options.target),
+            expected_id=receipt.id,
+        )
+        return _upgrade_to(
+            source,
+            context,
+            matches,
+            options,
+            callbacks,
+            new_version=latest.version,
+            latest=f"the newest version in {repository} is {latest.version},",
+            allow_downgrade=allow_downgrade,
+            keep_old=keep_old,
+        )
+
+
+def _upgrade_to(
+    source: Source,
+    context: SourceContext,
+    matches: list[Installed],
+    options: InstallOptions,
+    callbacks: InstallCallbacks,
+    *,
+    new_version: str,
+    latest: str,
+    allow_downgrade: bool,
+    keep_old: bool,
+) -> UpgradeResult:
+    """:func:`upgrade` once the installed versions (``matches``, newest first) and the
+    version ``source`` offers are known: same version, no-op; lower, ``downgrade_refused``
+    unless allowed; else the new version is installed in place of the old ones."""
     current = matches[0]
     receipt = current.receipt
     assert receipt is not None  # noqa: S101 (require_installed only returns receipts)
     plugin_id = receipt.id
-    with _client(options) as client:
-        resolved = _resolve(client, source, plugin_id)
-    # The version compared is the one the release's manifest (or tarball names) carries, which
-    # the payload check then holds the archive's own manifest to: never the tag, which a
-    # mirror controls and which real releases do not keep in step with the manifest.
-    new_version = resolved.identity.version
     try:
         order = semver.Version.parse(new_version).compare(receipt.version)
     except ValueError:
@@ -908,17 +763,27 @@ def _upgrade_to_latest(
     if order == 0:
         return UpgradeResult(plugin_id, receipt.version, new_version, current.path, None, False)
     if order < 0 and not allow_downgrade:
+        if receipt.registry is not None:
+            message = (
+                f"{latest} older than the installed {receipt.version}; pass --allow-downgrade "
+                "to install it"
+            )
+        else:
+            message = (
+                f"{latest} carries {plugin_id} {new_version}, older than the installed "
+                f"{receipt.version}; pass --allow-downgrade to install it"
+            )
         raise NexoError(
-            f"the latest release of {receipt.owner}/{receipt.repo} ({resolved.release.tag}) "
-            f"carries {plugin_id} {new_version}, older than the installed "
-            f"{receipt.version}; pass --allow-downgrade to install it",
+            message,
             kind="downgrade_refused",
             details={"installed": receipt.version, "latest": new_version},
         )
     return replace_installed(
         plugin_id,
         matches,
-        lambda upgrade_options: _install_source(source, upgrade_options, resolved),
+        lambda upgrade_options, step: install_from(
+            source, context, upgrade_options, callbacks, step
+        ),
         options=options,
         versions=(receipt.version, new_version),
         keep_old=keep_old,
@@ -928,28 +793,22 @@ def _upgrade_to_latest(
 def replace_installed(
     plugin_id: str,
     matches: list[Installed],
-    run_install: Callable[[InstallOptions], InstallResult],
+    run_install: Callable[[InstallOptions, InstallStep], InstallResult],
     *,
     options: InstallOptions,
     versions: tuple[str, str],
     keep_old: bool,
 ) -> UpgradeResult:
     """The install step of an upgrade, whatever the source: ``run_install`` puts the new
-    version in place with the installed ones (``matches``, current first) named as replaced,
-    so they leave the daemon's sight in the same step (deleted, or kept with ``keep_old``)."""
+    version in place with the installed ones (``matches``, current first) named as replaced
+    (its :class:`InstallStep`), so they leave the daemon's sight in the same step (deleted,
+    or kept with ``keep_old``), and the new version must keep the installed one's signer."""
     current = matches[0]
     olds = tuple(item.path for item in matches)
     previous = current.receipt.signature if current.receipt is not None else None
     # Whether an older version may come in was decided by the caller, from the versions.
-    upgrade_options = replace(
-        options,
-        expected_id=plugin_id,
-        replaces=olds,
-        keep_old=keep_old,
-        previous_signature=previous,
-        allow_downgrade=True,
-    )
-    result = run_install(upgrade_options)
+    step = InstallStep(replaces=olds, keep_old=keep_old, previous_signature=previous)
+    result = run_install(replace(options, allow_downgrade=True), step)
     moved = result.set_aside
     if result.was_already_present:
         # The new version was already there beside the old: only the old ones move out.
@@ -988,14 +847,45 @@ def latest_release(receipt: Receipt, options: InstallOptions) -> tuple[str, str]
 
     Reads the release metadata and its manifest asset (or tarball names) only: no tarball,
     checksum or signature is downloaded. Raises ``source_invalid`` for a receipt that names
-    no repository, and what :func:`_resolve` raises (``release_not_found``, ``network``, …).
+    no repository, and what :meth:`GitHubReleaseSource.identify` raises
+    (``release_not_found``, ``network``, …).
     """
     if receipt.source != "github-releases" or not receipt.owner or not receipt.repo:
         raise NexoError(f"{receipt.id} was not installed from a release", kind="source_invalid")
-    source = GitHubSource(receipt.owner, receipt.repo, None)
-    with _client(_with_network_deadline(options)) as client:
-        resolved = _resolve(client, source, receipt.id)
-    return resolved.identity.version, resolved.release.tag
+    found = _release_of(GitHubSource(receipt.owner, receipt.repo, None), options, receipt.id)
+    return found.identity.version, found.release.tag
+
+
+def _release_of(
+    spec: GitHubSource, options: InstallOptions, expected_id: str | None
+) -> ResolvedRelease:
+    """The release ``spec`` names and the plugin it carries (no tarball is downloaded)."""
+    with command_context(options) as context:
+        source = GitHubReleaseSource(
+            spec,
+            context,
+            targets=(),
+            manifest_problem=manifest_asset_problem,
+            expected_id=expected_id,
+        )
+        return source.identify()
+
+
+def latest_in_registry(registry: str, options: InstallOptions) -> tuple[str, str, str]:
+    """The newest version in the repository of a pinned ``oci://…@sha256:…`` reference (a
+    receipt's ``registry``), as ``(plugin id, version, index digest)``.
+
+    Reads tags and the index only, never a tarball layer. Raises what
+    :meth:`OciSource.version` raises (``registry_invalid``, ``network``,
+    ``release_not_found``, …).
+    """
+    from nexo_pkg.sources.oci_source import OciSource  # noqa: PLC0415 - httpx on use
+
+    pinned = parse_reference(registry)
+    repository = OciReference(pinned.host, pinned.repository)
+    with command_context(options) as context:
+        latest = OciSource(repository, context, targets=None).version()
+    return latest.plugin_id, latest.version, latest.index_digest
 
 
 SEARCH_TOPIC = "nexo-plugin"
@@ -1014,7 +904,8 @@ def search_repositories(term: str, options: InstallOptions, *, limit: int = 30) 
     if not 1 <= limit <= MAX_SEARCH_RESULTS:
         raise UsageError(f"--limit must be from 1 to {MAX_SEARCH_RESULTS}")
     query = quote(f"{term.strip()} topic:{SEARCH_TOPIC}", safe="")
-    with _client(_with_network_deadline(options)) as client:
+    with command_context(options) as context:
+        client = context.github()
         url = f"{client.api_base}/search/repositories?q={query}&per_page={limit}"
         document, _ = client.get_json(url, what="the repository search")
     items = document.get("items") if isinstance(document, dict) else None
@@ -1058,14 +949,15 @@ def release_info(source_text: str, options: InstallOptions) -> ReleaseInfo:
     and for this host's target the asset, its checksums, its verified signer and its
     manifest (downloaded into the blob cache and checked as ``install --dry-run`` does).
     Raises what ``install`` raises."""
-    result = install(source_text, replace(options, dry_run=True, confirm=None))
-    source = parse_source(source_text)
+    result = install(source_text, replace(options, dry_run=True))
     targets: tuple[tuple[str, str], ...] = ((result.plan.target, result.plan.asset_name),)
     tag: str | None = None
     requirement: str | None = None
-    if isinstance(source, GitHubSource):
-        with _client(_with_network_deadline(options)) as client:
-            resolved = _resolve(client, source, None)
+    origin = result.plan.source
+    if origin.get("type") == GITHUB_SOURCE_TYPE:
+        # The release the install resolved, read again for what it ships beside this target.
+        release = GitHubSource(str(origin["owner"]), str(origin["repo"]), str(origin["tag"]))
+        resolved = _release_of(release, options, None)
         tag = resolved.release.tag
         found = []
         for asset in resolved.release.assets:

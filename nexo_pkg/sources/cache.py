@@ -165,8 +165,14 @@ class BlobCache:
         digest: str,
         fetch: Callable[[BlobSink], object],
         progress: Callable[[int, int | None], None] | None = None,
+        *,
+        durable: bool = True,
     ) -> Iterator[Path]:
         """Yield the path of the blob ``digest``, calling ``fetch(sink)`` only on a miss.
+
+        ``durable`` syncs a new blob to disk before it enters the store; a blob copied from a
+        file that stays where it is (a local tarball) need not be, since every blob is
+        re-hashed before it is used and one a crash damaged is simply made again.
 
         ``fetch`` streams the blob's bytes into ``sink.write`` (``sink.reset`` starts over
         before a retry) and must raise when they do not hash
@@ -187,16 +193,17 @@ class BlobCache:
                     final.unlink()
             self._count(hit=False)
             try:
-                descriptor, raw = tempfile.mkstemp(prefix=f"{expected[:16]}.", dir=self.temp)
+                self._remove_stale_temps()
+                descriptor, temp, lock_fd = self._new_temp(expected)
             except OSError as exc:
                 raise _io(f"write into the blob cache {self.temp}", exc) from exc
-            temp = Path(raw)
             try:
                 with os.fdopen(descriptor, "w+b") as handle:
                     sink = BlobSink(handle, progress)
                     fetch(sink)
                     handle.flush()
-                    os.fsync(handle.fileno())
+                    if durable:
+                        os.fsync(handle.fileno())
                 hasher = sink.hasher
                 if hasher.hexdigest() != expected:
                     raise NexoError(
@@ -212,7 +219,47 @@ class BlobCache:
             finally:
                 with contextlib.suppress(FileNotFoundError):
                     temp.unlink()
+                os.close(lock_fd)
             yield final
+
+    def _new_temp(self, expected: str) -> tuple[int, Path, int]:
+        """A new temp file for blob ``expected``: its write descriptor, its path, and a
+        second descriptor holding its ``flock`` until the blob is in place (so the clean-up
+        of another writer never takes it). Raises ``OSError``."""
+        while True:
+            descriptor, raw = tempfile.mkstemp(prefix=f"{expected[:16]}.", dir=self.temp)
+            try:
+                lock_fd = os.open(raw, os.O_RDONLY)
+            except FileNotFoundError:
+                os.close(descriptor)  # taken by a clean-up before it was locked: again
+                continue
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            try:
+                ours = Path(raw).stat().st_ino == os.fstat(lock_fd).st_ino
+            except FileNotFoundError:
+                ours = False
+            if ours:
+                return descriptor, Path(raw), lock_fd
+            os.close(descriptor)
+            os.close(lock_fd)
+
+    def _remove_stale_temps(self) -> None:
+        """Delete the temp files of writers that were killed: every live one is locked by
+        its writer until it is renamed into place or deleted."""
+        for path in self.temp.iterdir():
+            try:
+                descriptor = os.open(path, os.O_RDONLY)
+            except OSError:
+                continue
+            try:
+                try:
+                    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    continue
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            finally:
+                os.close(descriptor)
 
     def discard_added(self) -> None:
         """Take the blobs this instance added out of the store again, so a command that was

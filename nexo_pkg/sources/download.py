@@ -1,4 +1,5 @@
-"""Download step: stream an asset into a temp file in the install cache, hashing as it goes."""
+"""Download step: stream an asset into the blob cache (or, when its sha256 is not known
+beforehand, into a private temp file beside it), hashing as it goes."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import fcntl
 import hashlib
 import os
 import tempfile
-from dataclasses import dataclass, replace
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -47,7 +49,9 @@ def _release(path: Path, lock_fd: int) -> None:
 
 
 def cache_dir(nexo_home: Path) -> Path:
-    return nexo_home / "state" / "plugin-install-cache"
+    """Where downloads whose sha256 is not known beforehand are streamed (``trust``'s
+    look at a release): beside the blob store, under the one cache directory."""
+    return nexo_home / "cache" / "blobs" / "parts"
 
 
 def _io_error(action: str, exc: OSError) -> NexoError:
@@ -145,51 +149,49 @@ def _check_listed_size(asset: ReleaseAsset, max_bytes: int) -> None:
         )
 
 
-def fetch_asset(
+@contextlib.contextmanager
+def cached_asset(
     client: GitHubClient,
     asset: ReleaseAsset,
-    directory: Path,
     blobs: BlobCache,
     *,
     sidecar: str | None = None,
     digest: str | None,
     max_bytes: int,
     show_progress: bool = False,
-) -> DownloadedFile:
-    """``asset`` as a private temp file under ``directory``, through the shared blob cache
-    when its sha256 is known beforehand (from its ``.sha256`` ``sidecar`` or the API's
+) -> Iterator[Path]:
+    """``asset`` as a blob of the shared cache, read in place while the context is open; its
+    sha256 must be known beforehand (from its ``.sha256`` ``sidecar`` or the API's
     ``digest``).
 
     A cached blob is re-hashed and used without a request; a missing or damaged one is
     downloaded into the cache (a temp file renamed into place, so concurrent installs race
-    harmlessly), and only when its bytes hash to that sha256. Without either the asset is
-    downloaded as :func:`download_asset` does. Raises ``checksum_mismatch`` (as
+    harmlessly), and only when its bytes hash to that sha256. Raises ``checksum_missing``
+    when neither is known (nothing is downloaded), ``checksum_mismatch`` (as
     :func:`verify_checksums` words it) for bytes that do not hash to the sha256 (nothing is
-    cached), and what :func:`download_asset` raises.
+    cached), ``archive_unsafe`` over ``max_bytes``, and what :meth:`GitHubClient.download`
+    raises.
     """
     expected = sidecar or digest
     if expected is None:
-        return download_asset(
-            client, asset, directory, max_bytes=max_bytes, show_progress=show_progress
-        )
+        verify_checksums("", asset.name, sidecar=None, digest=None)
+        raise AssertionError("unreachable: verify_checksums refuses a missing checksum")
     _check_listed_size(asset, max_bytes)
 
     def fetch(sink: BlobSink) -> None:
         client.download(asset, sink, max_bytes=max_bytes)
 
-    try:
-        with (
-            _progress_bar(asset.name, enabled=show_progress) as progress,
-            blobs.open_blob(expected, fetch, progress) as blob,
-        ):
-            copied = copy_local(blob, directory, max_bytes=max_bytes)
-    except NexoError as error:
-        actual = error.details.get("actual")
-        if error.kind != "checksum_mismatch" or not isinstance(actual, str):
-            raise
-        verify_checksums(actual, asset.name, sidecar=sidecar, digest=digest)
-        raise
-    return replace(copied, name=asset.name)
+    with contextlib.ExitStack() as held:
+        # The bar is gone before the blob is used (a confirmation may follow).
+        with _progress_bar(asset.name, enabled=show_progress) as progress:
+            try:
+                blob = held.enter_context(blobs.open_blob(expected, fetch, progress))
+            except NexoError as error:
+                actual = error.details.get("actual")
+                if error.kind == "checksum_mismatch" and isinstance(actual, str):
+                    verify_checksums(actual, asset.name, sidecar=sidecar, digest=digest)
+                raise
+        yield blob
 
 
 def copy_local(source: Path, directory: Path, *, max_bytes: int) -> DownloadedFile:

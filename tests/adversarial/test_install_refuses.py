@@ -23,6 +23,8 @@ import pytest
 from support.cli import CliResult, clean_env, nexo
 from support.tarballs import asset_name, plugin_tarball, sidecar_line
 
+from nexo_pkg.sources.cache import BlobCache
+
 from .archives import (
     ASSET_NAME,
     CONTROLS,
@@ -87,7 +89,9 @@ def keeper_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def _workspace(root: Path, template: Path, data: bytes) -> Workspace:
     home = root / "home"
-    (home / "state" / "plugin-install-cache").mkdir(parents=True)
+    # The shared blob cache exists, as after any earlier install: a refusal must leave it as
+    # it was (no blob, no temp file).
+    BlobCache(home).prune(max_age=None)
     dest = root / "a" / "b" / "c" / "dest"
     shutil.copytree(template, dest, symlinks=True)
     canary = root / "canary"

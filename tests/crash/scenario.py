@@ -70,7 +70,7 @@ class Root:
 
     @property
     def cache(self) -> Path:
-        return self.home / "state" / "plugin-install-cache"
+        return self.home / "cache" / "blobs" / "tmp"
 
     def env(self) -> dict[str, str]:
         return clean_env(

@@ -162,7 +162,7 @@ def setup(faulty_server: FaultyGitHubServer, tmp_path: Path) -> Setup:
     tarball_path = faulty_server.asset_api_url(release, TARBALL).removeprefix(faulty_server.url)
     home = tmp_path / "home"
     dest = home / "state" / "plugins"
-    cache = home / "state" / "plugin-install-cache"
+    cache = home / "cache" / "blobs" / "tmp"
     dest.mkdir(parents=True)
     cache.mkdir(parents=True)
     # The shared blob cache exists, as after any earlier install: a refusal must leave it as

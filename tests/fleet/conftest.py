@@ -135,5 +135,9 @@ def push_dist(dist: Path, reference: str, home: Path, config: Path | None = None
     """Publish a dist directory in-process (the CLI path has its own test)."""
     from nexo_pkg.fleet.publish import push
     from nexo_pkg.fleet.sources import FleetOptions
+    from nexo_pkg.install.pipeline import InstallOptions
 
-    push(dist, reference, FleetOptions(nexo_home=home, plain_http=True, registry_config=config))
+    choices = InstallOptions(
+        dest=home / "plugins", nexo_home=home, plain_http=True, registry_config=config
+    )
+    push(dist, reference, FleetOptions(choices))

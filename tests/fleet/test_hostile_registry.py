@@ -10,10 +10,8 @@ from support.registry import Registry
 from support.tarballs import plugin_tarball, sha256_hex
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.fleet import artifact
-from nexo_pkg.fleet.publish import install_from_registry
-from nexo_pkg.fleet.sources import FleetOptions
-from nexo_pkg.install.pipeline import InstallOptions
+from nexo_pkg.install.pipeline import InstallOptions, install
+from nexo_pkg.sources import artifact
 from nexo_pkg.sources.oci_reference import parse_reference
 from nexo_pkg.sources.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient
 
@@ -64,10 +62,9 @@ def _install(tmp_path: Path, running: Registry) -> NexoError:
     home = tmp_path / "home"
     dest = tmp_path / "plugins"
     with pytest.raises(NexoError) as caught:
-        install_from_registry(
+        install(
             running.ref("plugins/echo:1.2.3"),
-            InstallOptions(dest=dest, nexo_home=home, target=LINUX),
-            FleetOptions(nexo_home=home, plain_http=True),
+            InstallOptions(dest=dest, nexo_home=home, target=LINUX, plain_http=True),
         )
     assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]
     return caught.value
@@ -120,7 +117,7 @@ def test_signature_files_are_only_taken_under_the_asset_s_own_names(
     tmp_path: Path, registry: Registry, fleet_env: dict[str, str]
 ) -> None:
     del fleet_env
-    from nexo_pkg.fleet.oci import TargetFiles, push_version
+    from nexo_pkg.sources.oci import TargetFiles, push_version
 
     tarball = tmp_path / f"echo-1.2.3-{LINUX}.tar.gz"
     tarball.write_bytes(plugin_tarball("echo", "1.2.3"))
@@ -136,10 +133,9 @@ def test_signature_files_are_only_taken_under_the_asset_s_own_names(
             manifest_text=None, origin=None, created="2026-01-01T00:00:00Z",
         )  # fmt: skip
     home = tmp_path / "home"
-    result = install_from_registry(
+    result = install(
         str(reference),
-        InstallOptions(dest=tmp_path / "plugins", nexo_home=home, target=LINUX),
-        FleetOptions(nexo_home=home, plain_http=True),
+        InstallOptions(dest=tmp_path / "plugins", nexo_home=home, target=LINUX, plain_http=True),
     )
     # Neither file is signature material for this asset: it installs as unsigned (warn).
     assert result.plan.signature.status == "unsigned"
@@ -153,7 +149,7 @@ def test_a_creation_time_that_is_not_one_stays_out_of_lock_and_receipts(
     """``org.opencontainers.image.created`` becomes the lock's ``published`` and the receipts'
     ``installed_at`` (which the reference installer prints as it is) only as an RFC 3339
     time; escape sequences there are dropped, and the receipt gets the sync's own time."""
-    from nexo_pkg.fleet.oci import TargetFiles, push_version
+    from nexo_pkg.sources.oci import TargetFiles, push_version
 
     from .conftest import run_nexo
 

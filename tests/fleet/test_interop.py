@@ -24,7 +24,7 @@ from support.registry import Registry, start_registry
 from support.tarballs import plugin_tarball, tree_snapshot, write_plugin
 from support.tools import require_tool
 
-from nexo_pkg.fleet import artifact
+from nexo_pkg.sources import artifact
 from nexo_pkg.sources.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient
 
 from .conftest import ACME_IDENTITY, LINUX, MakeDist, json_of, push_dist, run_nexo

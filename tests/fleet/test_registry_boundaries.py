@@ -19,9 +19,9 @@ from support.stderr import without_notes
 from support.tarballs import plugin_tarball
 from support.token_server import TokenServer
 
-from nexo_pkg.fleet import artifact, oci
-from nexo_pkg.fleet.artifact import GitHubOrigin
 from nexo_pkg.fleet.publish import collect_dist
+from nexo_pkg.sources import artifact, oci
+from nexo_pkg.sources.artifact import GitHubOrigin
 from nexo_pkg.sources.oci_reference import parse_reference
 from nexo_pkg.sources.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient
 

@@ -14,7 +14,7 @@ import pytest
 from support.private_sigstore import PrivateSigstore
 from support.registry import Registry
 
-from nexo_pkg.fleet.artifact import GitHubOrigin
+from nexo_pkg.sources.artifact import GitHubOrigin
 
 from .conftest import ACME_IDENTITY, ACME_REGEXP, MakeDist, json_of, run_nexo
 from .test_registry_boundaries import _push_under

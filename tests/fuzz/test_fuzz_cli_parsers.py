@@ -142,11 +142,13 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Registry,
     proxy = RegistryProxy(running.host).start()
     from nexo_pkg.fleet.publish import push
     from nexo_pkg.fleet.sources import FleetOptions
+    from nexo_pkg.install.pipeline import InstallOptions
 
     dist = directory / "dist"
     write_plugin(dist, "echo", "1.0.0")
     (dist / "nexo-plugin.toml").write_text(manifest_text("echo", "1.0.0"))
-    push(dist, running.ref("plugins/echo"), FleetOptions(nexo_home=directory, plain_http=True))
+    choices = InstallOptions(dest=directory / "plugins", nexo_home=directory, plain_http=True)
+    push(dist, running.ref("plugins/echo"), FleetOptions(choices))
     yield running, proxy
     proxy.stop()
     running.stop()

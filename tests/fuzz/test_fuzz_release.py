@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from support.http_kit import OneAnswerServer, Reply
 
-from nexo_pkg.install.select import choose_asset, parse_tarball_name, release_identity
+from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.sources.github import GitHubClient
+from nexo_pkg.sources.select import choose_asset, parse_tarball_name, release_identity
 
 from .strategies import attempt, release_documents
 
@@ -41,7 +42,13 @@ def _check(server: OneAnswerServer, document: Any) -> None:
         assert isinstance(asset.name, str)
         assert isinstance(asset.size, int)
         parse_tarball_name(asset.name)
-    choice, error = attempt(lambda: choose_asset(release, TRIPLES, release_identity(release, None)))
+    choice, error = attempt(
+        lambda: choose_asset(
+            release,
+            TRIPLES,
+            release_identity(release, None, manifest_problem=manifest_asset_problem),
+        )
+    )
     if choice is None:
         assert error is not None
         assert error.kind == "asset_not_found"

@@ -12,7 +12,7 @@ from support.github_server import GitHubServer, asset_host, github_server
 from support.tarballs import tree_snapshot
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.install.pipeline import InstallOptions, install
+from nexo_pkg.install.pipeline import NO_CALLBACKS, InstallCallbacks, InstallOptions, install
 
 __all__ = ["InstallEnv", "assert_refused", "asset_host", "github_server", "install_env"]
 
@@ -68,9 +68,7 @@ def install_env(
         values.update(overrides)
         return InstallOptions(**values)  # type: ignore[arg-type]
 
-    return InstallEnv(
-        home, dest, home / "state" / "plugin-install-cache", github_server, make_options
-    )
+    return InstallEnv(home, dest, home / "cache" / "blobs" / "tmp", github_server, make_options)
 
 
 @pytest.fixture(params=[0o000, 0o002, 0o077])
@@ -83,11 +81,17 @@ def umask(request: pytest.FixtureRequest) -> Iterator[int]:
         os.umask(previous)
 
 
-def assert_refused(env: InstallEnv, source: str, kind: str, **options: object) -> NexoError:
+def assert_refused(
+    env: InstallEnv,
+    source: str,
+    kind: str,
+    callbacks: InstallCallbacks = NO_CALLBACKS,
+    **options: object,
+) -> NexoError:
     """``install source`` fails with ``kind``, leaves ``dest`` as it was and the cache empty."""
     before = tree_snapshot(env.dest)
     with pytest.raises(NexoError) as caught:
-        install(source, env.make_options(**options))
+        install(source, env.make_options(**options), callbacks)
     assert caught.value.kind == kind, caught.value.message
     assert tree_snapshot(env.dest) == before
     assert not env.cache.exists() or list(env.cache.iterdir()) == []

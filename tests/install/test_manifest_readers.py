@@ -15,10 +15,10 @@ import pytest
 from support.shared_fixtures import shared_files, skip_unless_present
 
 from nexo_pkg.install.compat import min_nexo_version
-from nexo_pkg.install.select import PLUGIN_ID, identity_from_manifest
 from nexo_pkg.install.summary import summarise_manifest
 from nexo_pkg.manifest.microapp import is_extension_shape
 from nexo_pkg.manifest.model import manifest_from_text
+from nexo_pkg.sources.select import PLUGIN_ID, identity_from_manifest
 
 pytestmark = skip_unless_present("daemon-parity", "real-manifests")
 

@@ -15,7 +15,7 @@ from adversarial.harness import clean_env, run_cli_in_process
 from support.shared_fixtures import require_shared_fixture
 from support.tarballs import asset_name, plugin_members, release_assets, sidecar_line, targz
 
-from nexo_pkg.install.pipeline import install
+from nexo_pkg.install.pipeline import InstallCallbacks, install
 from nexo_pkg.install.summary import InstallPlan, render_plan
 
 from .conftest import InstallEnv
@@ -57,7 +57,8 @@ def test_host_network_plugin_installs_with_the_operator_warning(install_env: Ins
 
     result = install(
         "lordmacu/nexo-plugin-browser",
-        install_env.make_options(target="x86_64-unknown-linux-gnu", confirm=confirm),
+        install_env.make_options(target="x86_64-unknown-linux-gnu"),
+        InstallCallbacks(confirm=confirm),
     )
     assert result.path == install_env.dest / "browser-0.4.2"
     (screen,) = shown

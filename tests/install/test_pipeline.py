@@ -22,7 +22,7 @@ from support.tarballs import (
 )
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.install.pipeline import install, remove, upgrade
+from nexo_pkg.install.pipeline import InstallCallbacks, install, remove, upgrade
 from nexo_pkg.install.store import RECEIPT_NAME, read_receipt, scan_installed, verify_installed
 
 from .conftest import InstallEnv, assert_refused
@@ -71,7 +71,7 @@ def test_install_latest(install_env: InstallEnv) -> None:
     assert document["ok"] is True
     assert document["signature"]["status"] == "unsigned"
     assert document["source"]["type"] == "github-releases"
-    assert list(install_env.cache.iterdir()) == []
+    assert not install_env.cache.exists() or list(install_env.cache.iterdir()) == []
     assert sorted(p.name for p in install_env.dest.iterdir()) == [
         ".nexo-install.lock",
         "hello-1.0.0",
@@ -265,7 +265,7 @@ def test_declined_confirmation_is_cancelled(install_env: InstallEnv) -> None:
         shown.append(str(plan))
         return False
 
-    _failure(install_env, "acme/hello", "cancelled", confirm=decline)
+    _failure(install_env, "acme/hello", "cancelled", InstallCallbacks(confirm=decline))
     assert shown
 
 

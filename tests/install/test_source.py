@@ -8,16 +8,17 @@ import pytest
 from support.tarballs import manifest_text
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.install.select import (
+from nexo_pkg.install.manifest_check import manifest_asset_problem
+from nexo_pkg.sources.checksum import parse_digest, parse_sidecar, verify_checksums
+from nexo_pkg.sources.github import Release, ReleaseAsset
+from nexo_pkg.sources.hosttriple import host_candidates
+from nexo_pkg.sources.select import (
     ReleaseIdentity,
     choose_asset,
     parse_tarball_name,
     release_identity,
     version_in_tag,
 )
-from nexo_pkg.sources.checksum import parse_digest, parse_sidecar, verify_checksums
-from nexo_pkg.sources.github import Release, ReleaseAsset
-from nexo_pkg.sources.hosttriple import host_candidates
 from nexo_pkg.sources.spec import GitHubSource, LocalSource, parse_source
 
 
@@ -127,15 +128,28 @@ def test_choose_asset_prefers_host_then_musl_then_noarch() -> None:
     both = _release("v1.0.0", "p-1.0.0-x86_64-unknown-linux-musl.tar.gz", "p-1.0.0-noarch.tar.gz")
     named = ReleaseIdentity("p", "1.0.0", "release asset nexo-plugin.toml")
     assert choose_asset(both, host, named).target == "x86_64-unknown-linux-musl"
-    assert choose_asset(both, (), release_identity(both, None)).target == "noarch"
-    choice = choose_asset(both, ("aarch64-apple-darwin",), release_identity(both, None))
+    assert (
+        choose_asset(
+            both, (), release_identity(both, None, manifest_problem=manifest_asset_problem)
+        ).target
+        == "noarch"
+    )
+    choice = choose_asset(
+        both,
+        ("aarch64-apple-darwin",),
+        release_identity(both, None, manifest_problem=manifest_asset_problem),
+    )
     assert (choice.plugin_id, choice.version, choice.target) == ("p", "1.0.0", "noarch")
 
 
 def test_asset_not_found_lists_tarballs() -> None:
     release = _release("v1.0.0", "p-1.0.0-aarch64-apple-darwin.tar.gz", "README.md")
     with pytest.raises(NexoError) as caught:
-        choose_asset(release, ("x86_64-unknown-linux-gnu",), release_identity(release, None))
+        choose_asset(
+            release,
+            ("x86_64-unknown-linux-gnu",),
+            release_identity(release, None, manifest_problem=manifest_asset_problem),
+        )
     assert caught.value.kind == "asset_not_found"
     assert "p-1.0.0-aarch64-apple-darwin.tar.gz" in caught.value.message
     assert caught.value.details["available"] == ["p-1.0.0-aarch64-apple-darwin.tar.gz"]
@@ -151,21 +165,33 @@ def test_version_in_tag_reads_real_tag_shapes() -> None:
 
 def test_identity_from_tarball_names_ignores_the_tag() -> None:
     release = _release("vv1.0.0", "p-1.0.0-x86_64-unknown-linux-musl.tar.gz")
-    assert release_identity(release, None) == ReleaseIdentity("p", "1.0.0", "tarball names")
+    assert release_identity(
+        release, None, manifest_problem=manifest_asset_problem
+    ) == ReleaseIdentity("p", "1.0.0", "tarball names")
     manifest = ("plugin.toml", manifest_text("q", "0.3.0"))
-    assert release_identity(release, manifest).plugin_id == "q"
+    assert (
+        release_identity(release, manifest, manifest_problem=manifest_asset_problem).plugin_id
+        == "q"
+    )
     unusable = ("nexo-plugin.toml", manifest_text("p", "1.0.0").replace('"1.0.0"', '"one"'))
     with pytest.raises(NexoError) as caught:
-        release_identity(release, unusable)
+        release_identity(release, unusable, manifest_problem=manifest_asset_problem)
     assert caught.value.kind == "manifest_invalid"
     assert caught.value.details["asset"] == "nexo-plugin.toml"
 
 
 def test_several_versions_in_tarball_names_are_told_apart_by_the_tag() -> None:
     names = ("p-1.0.0-noarch.tar.gz", "p-1.1.0-noarch.tar.gz")
-    assert release_identity(_release("p-v1.1.0", *names), None).version == "1.1.0"
+    assert (
+        release_identity(
+            _release("p-v1.1.0", *names), None, manifest_problem=manifest_asset_problem
+        ).version
+        == "1.1.0"
+    )
     with pytest.raises(NexoError) as caught:
-        release_identity(_release("latest-build", *names), None)
+        release_identity(
+            _release("latest-build", *names), None, manifest_problem=manifest_asset_problem
+        )
     assert caught.value.kind == "asset_not_found"
     assert caught.value.details["versions"] == ["1.0.0", "1.1.0"]
 

@@ -59,8 +59,12 @@ def publish(dist: Path, reference: str, home: Path, config: Path | None = None) 
     """Publish a dist directory straight to a loopback registry (in-process)."""
     from nexo_pkg.fleet.publish import push
     from nexo_pkg.fleet.sources import FleetOptions
+    from nexo_pkg.install.pipeline import InstallOptions
 
-    push(dist, reference, FleetOptions(nexo_home=home, plain_http=True, registry_config=config))
+    choices = InstallOptions(
+        dest=home / "plugins", nexo_home=home, plain_http=True, registry_config=config
+    )
+    push(dist, reference, FleetOptions(choices))
 
 
 def run_nexo(

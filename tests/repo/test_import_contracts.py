@@ -62,10 +62,10 @@ def _copy(tmp_path: Path) -> Path:
             "nexo_pkg.core.kinds -> nexo_pkg.manifest.names",
         ),
         (
-            "install/select.py",
+            "install/compat.py",
             "import nexo_pkg.cli.common\n",
             "floors",
-            "nexo_pkg.install.select -> nexo_pkg.cli.common",
+            "nexo_pkg.install.compat -> nexo_pkg.cli.common",
         ),
         (
             "install/store.py",

@@ -22,8 +22,8 @@ from nexo_pkg.core.versionreq import (
     VersionReq,
     parse_version,
 )
-from nexo_pkg.fleet import artifact
-from nexo_pkg.fleet.artifact import PluginVersion, TargetAsset, TargetEntry
+from nexo_pkg.sources import artifact
+from nexo_pkg.sources.artifact import PluginVersion, TargetAsset, TargetEntry
 from nexo_pkg.sources.cache import BlobCache, BlobSink
 from nexo_pkg.sources.oci_reference import OciReference
 from nexo_pkg.sources.registry import (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -72,31 +73,6 @@ def identity_from_manifest(
     return model.id, model.version
 
 
-DESERIALISATION_CODES = frozenset(
-    {*(f"NX{number:03d}" for number in (1, 2, 3, 5, 10, 11, 12, 13, 14, 15)), "NX101", "NX104"}
-)
-"""Lint errors that mean the daemon's typed manifest cannot be deserialised at all: TOML
-syntax, unknown keys (``deny_unknown_fields``), missing keys, types, enums, integer ranges,
-and ``version``/``min_nexo_version`` that ``semver`` does not parse."""
-
-
-def manifest_asset_problem(text: str) -> str | None:
-    """Why the reference installer could not parse manifest ``text``, or ``None``.
-
-    The first lint error of :data:`DESERIALISATION_CODES`, with its line and column. Checks
-    of the daemon's later validation (ids, namespaces, sandbox) are the archive manifest's
-    business (:mod:`nexo_pkg.install.payload`).
-    """
-    from nexo_pkg.lint.engine import lint_source  # noqa: PLC0415 - only for releases with one
-
-    result = lint_source(text)
-    for diagnostic in result.errors:
-        if diagnostic.code in DESERIALISATION_CODES:
-            where = diagnostic.span.start
-            return f"{diagnostic.message} (line {where.line}, column {where.column})"
-    return None
-
-
 def tarball_names(release: Release) -> list[str]:
     return sorted(asset.name for asset in release.assets if asset.name.endswith(TARBALL_SUFFIX))
 
@@ -111,12 +87,20 @@ def _not_found(release: Release, message: str, **details: object) -> NexoError:
     )
 
 
-def release_identity(release: Release, manifest: tuple[str, str] | None) -> ReleaseIdentity:
+ManifestCheck = Callable[[str], str | None]
+"""Why the daemon could not read a release's manifest asset (its text), or ``None``: the
+installer passes its check in (``install.manifest_check.manifest_asset_problem``), since the
+check is lint's and ``sources`` stands below it."""
+
+
+def release_identity(
+    release: Release, manifest: tuple[str, str] | None, *, manifest_problem: ManifestCheck
+) -> ReleaseIdentity:
     """The plugin id and version of ``release``, as the reference installer reads them.
 
     ``manifest`` is the release's manifest asset as ``(name, text)``: its ``[plugin] id`` and
     ``version`` win. The reference installer parses it into its typed manifest, so one it
-    cannot parse (:func:`manifest_asset_problem`) refuses the release (``manifest_invalid``).
+    cannot parse (``manifest_problem`` says why) refuses the release (``manifest_invalid``).
     Without a usable one, the tarball names decide: they must name exactly
     one plugin id, else ``asset_not_found`` names the ids found; several versions of it are
     told apart by the version the tag ends with. The tag is never the version by itself:
@@ -124,7 +108,7 @@ def release_identity(release: Release, manifest: tuple[str, str] | None) -> Rele
     """
     if manifest is not None:
         name, text = manifest
-        problem = manifest_asset_problem(text)
+        problem = manifest_problem(text)
         if problem is not None:
             raise NexoError(
                 f"release {release.tag}: its asset {name} is not a manifest the daemon can "

@@ -1,0 +1,63 @@
+"""The installer's public surface: what the floors above it (``fleet``, the CLI) use.
+
+An installer of fleets fetches artifacts through ``nexo_pkg.sources`` and hands each
+:class:`~nexo_pkg.sources.base.FetchedArtifact` to :func:`install_artifact`; it reads and
+changes an install root only through the names below. Everything else in ``install`` is
+its own business.
+"""
+
+from __future__ import annotations
+
+from nexo_pkg.install.discovery_edit import DiscoveryState
+from nexo_pkg.install.link import linked_plugin
+from nexo_pkg.install.manifest_check import manifest_asset_problem
+from nexo_pkg.install.pipeline import (
+    NO_CALLBACKS,
+    InstallCallbacks,
+    InstallOptions,
+    InstallResult,
+    InstallStep,
+    UpgradeResult,
+    install_artifact,
+)
+from nexo_pkg.install.store import (
+    BOOKKEEPING_DIR,
+    JOURNAL_AREA,
+    RECEIPT_NAME,
+    REMOVING_AREA,
+    STAGING_AREA,
+    Installed,
+    InstallRoot,
+    locked_root,
+    remove_tree,
+    scan_installed,
+    sha256_file,
+    verify_installed,
+)
+from nexo_pkg.install.summary import InstallPlan
+
+__all__ = [
+    "BOOKKEEPING_DIR",
+    "JOURNAL_AREA",
+    "NO_CALLBACKS",
+    "RECEIPT_NAME",
+    "REMOVING_AREA",
+    "STAGING_AREA",
+    "DiscoveryState",
+    "InstallCallbacks",
+    "InstallOptions",
+    "InstallPlan",
+    "InstallResult",
+    "InstallRoot",
+    "InstallStep",
+    "Installed",
+    "UpgradeResult",
+    "install_artifact",
+    "linked_plugin",
+    "locked_root",
+    "manifest_asset_problem",
+    "remove_tree",
+    "scan_installed",
+    "sha256_file",
+    "verify_installed",
+]

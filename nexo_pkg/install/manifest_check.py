@@ -1,0 +1,29 @@
+"""The check a release's manifest asset must pass before its id and version are believed:
+the reference installer parses it into its typed manifest, so what that parser refuses
+refuses the release. It is lint's check, passed down to ``sources.select`` as a callable."""
+
+from __future__ import annotations
+
+DESERIALISATION_CODES = frozenset(
+    {*(f"NX{number:03d}" for number in (1, 2, 3, 5, 10, 11, 12, 13, 14, 15)), "NX101", "NX104"}
+)
+"""Lint errors that mean the daemon's typed manifest cannot be deserialised at all: TOML
+syntax, unknown keys (``deny_unknown_fields``), missing keys, types, enums, integer ranges,
+and ``version``/``min_nexo_version`` that ``semver`` does not parse."""
+
+
+def manifest_asset_problem(text: str) -> str | None:
+    """Why the reference installer could not parse manifest ``text``, or ``None``.
+
+    The first lint error of :data:`DESERIALISATION_CODES`, with its line and column. Checks
+    of the daemon's later validation (ids, namespaces, sandbox) are the archive manifest's
+    business (:mod:`nexo_pkg.install.payload`).
+    """
+    from nexo_pkg.lint.engine import lint_source  # noqa: PLC0415 - only for releases with one
+
+    result = lint_source(text)
+    for diagnostic in result.errors:
+        if diagnostic.code in DESERIALISATION_CODES:
+            where = diagnostic.span.start
+            return f"{diagnostic.message} (line {where.line}, column {where.column})"
+    return None

@@ -1,0 +1,142 @@
+"""What every source of plugin tarballs is: the :class:`Source` protocol and its two records.
+
+A source (a GitHub release, an OCI reference, a tarball on disk) first *resolves* what it
+offers into :class:`ReleaseCandidate` records — id, version, target, asset name and what is
+known before any download (the sha256 something vouches for, the manifest asset) — and then
+*fetches* one of them into one :class:`FetchedArtifact`: the bytes in the content-addressed
+blob cache (``sources.cache``), their sha256 and size, and the signature material beside
+them. The installer consumes a :class:`FetchedArtifact` whatever its source; a fleet builds
+candidates from its lock and fetches them through the same sources.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from nexo_pkg.core.errors import NexoError
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a candidate comes from.
+
+    ``source`` is the ``--json``/receipt source object (its ``type`` names the source:
+    ``github-releases``, ``oci-registry``, ``local-file``); ``display`` is how a person reads
+    it. ``owner``/``repo``/``tag`` name the GitHub release a signature must be bound to, whose
+    trust-policy entries apply (``None``: every author entry is a candidate, as for a local
+    tarball). ``requested_tag`` is what the user asked for (``latest`` or an explicit tag),
+    recorded as the receipt's ``tag``; ``None``: ``tag``. ``published`` fixes the receipt's
+    install time (reproducible fleets); ``None``: now.
+    """
+
+    source: Mapping[str, Any]
+    display: str
+    owner: str | None = None
+    repo: str | None = None
+    tag: str | None = None
+    requested_tag: str | None = None
+    published: str | None = None
+
+    @property
+    def type(self) -> str:
+        return str(self.source["type"])
+
+    @property
+    def registry(self) -> str | None:
+        """The pinned ``oci://…@sha256:…`` reference of a registry version, else ``None``."""
+        value = self.source.get("registry")
+        return value if isinstance(value, str) else None
+
+
+@dataclass(frozen=True)
+class ReleaseCandidate:
+    """One target of one version a source offers, as known before its bytes are fetched.
+
+    ``sha256`` is the digest something trustworthy vouches for beforehand (a lock file, a
+    registry descriptor), ``None`` when only the fetch learns it (a release's sidecar is read
+    then). ``manifest`` is the release's manifest asset as ``(name, text)`` when the source
+    has one. ``locator`` is the source's own handle on the bytes (a release asset, a
+    registry reference); only the source that made the candidate reads it.
+    """
+
+    plugin_id: str
+    version: str
+    target: str
+    asset_name: str
+    origin: Origin
+    sha256: str | None = None
+    size: int | None = None
+    manifest: tuple[str, str] | None = None
+    manifest_digest: str | None = None
+    locator: Any = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class FetchedArtifact:
+    """A fetched, checksummed tarball: the one record the installer takes.
+
+    ``path`` is the blob in the one content-addressed cache (read in place, never copied; it
+    stays while the command's context is open). ``checksums`` names what its sha256 was
+    checked against (``sidecar``, ``digest``). ``material`` is the signature material for
+    the trust step (file name -> file or bytes).
+    """
+
+    path: Path
+    sha256: str
+    size: int
+    asset_name: str
+    plugin_id: str
+    version: str
+    target: str
+    origin: Origin
+    checksums: tuple[str, ...]
+    material: Mapping[str, Path | bytes]
+    manifest: tuple[str, str] | None = None
+
+
+def fetched_artifact(
+    candidate: ReleaseCandidate,
+    blob: Path,
+    sha256: str,
+    checked: tuple[str, ...],
+    material: dict[str, Path | bytes],
+) -> FetchedArtifact:
+    """The record of ``candidate`` fetched as ``blob`` (its size read from disk; ``io`` when
+    it cannot be)."""
+    try:
+        size = blob.stat().st_size
+    except OSError as exc:
+        raise NexoError(f"cannot read {blob}: {exc.strerror or exc}", kind="io") from exc
+    return FetchedArtifact(
+        path=blob,
+        sha256=sha256,
+        size=size,
+        asset_name=candidate.asset_name,
+        plugin_id=candidate.plugin_id,
+        version=candidate.version,
+        target=candidate.target,
+        origin=candidate.origin,
+        checksums=checked,
+        material=material,
+        manifest=candidate.manifest,
+    )
+
+
+class Source(Protocol):
+    """A place plugin tarballs come from. Every failure is a :class:`NexoError` with a kind
+    of ``core.kinds`` (``release_not_found``, ``asset_not_found``, ``checksum_mismatch``,
+    ``network``, ``io`` …); nothing is left in the cache but whole blobs."""
+
+    def resolve(self) -> list[ReleaseCandidate]:
+        """The candidates this source offers for the asked targets, best first; raises
+        ``asset_not_found`` when it offers none."""
+        ...
+
+    def fetch(self, candidate: ReleaseCandidate, *, material: bool = True) -> FetchedArtifact:
+        """``candidate``'s bytes in the blob cache, checked against every digest known for
+        them, with its signature material (none asked for when ``material`` is false: the
+        trust mode is ``ignore``)."""
+        ...

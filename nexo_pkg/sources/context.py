@@ -1,0 +1,231 @@
+"""The context of one command: built once, it holds what every source of the command shares.
+
+A :class:`SourceContext` holds the one blob cache, the network deadline of the whole command
+(when it has one), one HTTP client per GitHub API and per registry host *per worker thread*
+(clients keep per-request state: deadline, auth answers, a kept-alive connection), the trust
+policy (read once, before any network work) and the blobs the command is reading (held open
+until it ends, so a concurrent ``cache prune`` never takes one away mid-read). Use it as a
+context manager; on exit the clients close and the held blobs are let go. The user's choices
+it is built from are the frozen :class:`NetworkChoices` and :class:`TrustChoices`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import threading
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.sources.archive import ArchiveLimits
+from nexo_pkg.sources.cache import BlobCache
+from nexo_pkg.trust import entry as trust
+
+if TYPE_CHECKING:
+    from nexo_pkg.net.bounded import Deadline
+    from nexo_pkg.sources.github import GitHubClient
+    from nexo_pkg.sources.oci_reference import OciReference
+    from nexo_pkg.sources.registry import RegistryClient
+
+_T = TypeVar("_T")
+# The key of a thread's GitHub client among its clients (registry hosts are the others).
+_GITHUB = "<github>"
+
+
+@dataclass(frozen=True)
+class NetworkChoices:
+    """What the user chose about the network: the GitHub API, the registries, time limits."""
+
+    github_api_url: str | None = None
+    # Seconds one HTTP request may take in all (--timeout); None: NEXO_HTTP_TIMEOUT or 300.
+    http_timeout: float | None = None
+    retry_base_delay: float | None = None
+    registry_config: Path | None = None
+    plain_http: bool = False
+    # Registry host -> mirrors that may serve the bytes a lock pins (sources.mirrors).
+    registry_mirrors: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TrustChoices:
+    """What the user chose about signatures: the policy file and the two overriding flags."""
+
+    trusted_keys: Path | None = None
+    # The daemon's policy file (<config dir>/extensions/trusted_keys.toml), used when
+    # `trusted_keys` is not given; a missing one means "warn" with no authors.
+    policy_path: Path | None = None
+    require_signature: bool = False
+    skip_signature_verify: bool = False
+
+
+class SourceContext:
+    """Clients, cache, deadline and trust policy of one command; a context manager.
+
+    ``deadline`` bounds all the command's requests together (``install`` sets one; ``sync``
+    bounds each request only); ``notice`` hears "still waiting" lines about slow answers;
+    ``show_progress`` draws a download bar on stderr.
+    """
+
+    def __init__(
+        self,
+        nexo_home: Path,
+        network: NetworkChoices | None = None,
+        trust_choices: TrustChoices | None = None,
+        *,
+        max_download: int | None = None,
+        deadline: Deadline | None = None,
+        notice: Callable[[str], None] | None = None,
+        show_progress: bool = False,
+    ) -> None:
+        self.nexo_home = nexo_home
+        self.network = network or NetworkChoices()
+        self.trust = trust_choices or TrustChoices()
+        self.max_download = ArchiveLimits().max_download if max_download is None else max_download
+        self.deadline = deadline
+        self.notice = notice
+        self.show_progress = show_progress
+        self.cache = BlobCache(nexo_home)
+        self._local = threading.local()
+        self._registries: list[tuple[str, RegistryClient]] = []
+        self._github_used = False
+        self._policy: trust.TrustPolicy | None = None
+        self._stack = contextlib.ExitStack()
+        self._guard = threading.Lock()
+
+    def __enter__(self) -> SourceContext:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the clients, let the held blobs go and remove the temp directories."""
+        self._stack.close()
+
+    # -- what the command holds -----------------------------------------------------------
+
+    def hold(self, manager: contextlib.AbstractContextManager[_T]) -> _T:
+        """Enter ``manager`` until the command ends (a blob stays readable meanwhile)."""
+        with self._guard:
+            return self._stack.enter_context(manager)
+
+    def temp_dir(self) -> Path:
+        """A private directory removed when the command ends (signature files)."""
+        return Path(self.hold(tempfile.TemporaryDirectory(prefix="nexo-source-")))
+
+    # -- the trust policy -----------------------------------------------------------------
+
+    def policy(self) -> trust.TrustPolicy:
+        """The trust policy, read on first use (``policy_invalid`` for a bad one)."""
+        if self._policy is None:
+            if self.trust.trusted_keys is not None:
+                self._policy = trust.load_policy(self.trust.trusted_keys, explicit=True)
+            else:
+                default = self.trust.policy_path or trust.default_policy_path(self.nexo_home)
+                self._policy = trust.load_policy(default, explicit=False)
+        return self._policy
+
+    def trust_mode(self, owner: str | None) -> trust.Mode:
+        """The trust mode for a release of ``owner`` (``None``: no GitHub author), under the
+        policy and the command's flags: resolved once per artifact, by the command."""
+        return trust.resolve_mode(
+            self.policy(),
+            owner,
+            require_signature=self.trust.require_signature,
+            skip_verify=self.trust.skip_signature_verify,
+        )
+
+    # -- clients --------------------------------------------------------------------------
+
+    def _thread_clients(self) -> dict[str, Any]:
+        clients: dict[str, Any] | None = getattr(self._local, "clients", None)
+        if clients is None:
+            clients = self._local.clients = {}
+        return clients
+
+    def _keep(self, close: Callable[[], object]) -> None:
+        with self._guard:
+            self._stack.callback(close)
+
+    def registry(self, reference: OciReference) -> RegistryClient:
+        """This thread's client for the registry of ``reference``."""
+        registries = self._thread_clients()
+        client: RegistryClient | None = registries.get(reference.host)
+        if client is None:
+            from nexo_pkg.sources.registry import open_client  # noqa: PLC0415 - httpx on use
+
+            client = open_client(
+                reference,
+                registry_config=self.network.registry_config,
+                plain_http=self.network.plain_http,
+                timeout=self.network.http_timeout,
+                retry_base_delay=self.network.retry_base_delay,
+            )
+            self._keep(client.close)
+            with self._guard:
+                self._registries.append((reference.host, client))
+            registries[reference.host] = client
+        return client
+
+    def github(self) -> GitHubClient:
+        """This thread's GitHub API client (small assets go through the blob cache)."""
+        clients = self._thread_clients()
+        github: GitHubClient | None = clients.get(_GITHUB)
+        if github is None:
+            from nexo_pkg.sources.github import (  # noqa: PLC0415 - httpx on use
+                GitHubClient,
+                resolve_api_base,
+                resolve_token,
+            )
+
+            api_base = resolve_api_base(self.network.github_api_url)
+            github = GitHubClient(
+                api_base,
+                resolve_token(api_base),
+                retry_base_delay=self.network.retry_base_delay,
+                timeout=self.network.http_timeout,
+                blobs=self.cache,
+                overall=self.deadline,
+                notice=self.notice,
+            )
+            self._keep(github.close)
+            self._github_used = True
+            clients[_GITHUB] = github
+        return github
+
+    def pinned_registry(
+        self, reference: OciReference, fetch: Callable[[OciReference, RegistryClient], _T]
+    ) -> tuple[OciReference, RegistryClient, _T]:
+        """``fetch`` from the first of ``reference``'s mirrors that answers it, else from its
+        own registry (:mod:`nexo_pkg.sources.mirrors`). A mirror that is down, refuses or
+        lacks it is passed over; ``checksum_mismatch`` and the registry's own failure are
+        raised. Only for what a digest pins, so a mirror cannot change it."""
+        from nexo_pkg.sources.mirrors import candidates  # noqa: PLC0415
+
+        for candidate in candidates(reference, dict(self.network.registry_mirrors)):
+            client = self.registry(candidate)
+            try:
+                return candidate, client, fetch(candidate, client)
+            except NexoError as error:
+                if candidate == reference or error.kind == "checksum_mismatch":
+                    raise
+        raise AssertionError("unreachable: the registry itself is the last candidate")
+
+    def request_counts(self) -> dict[str, Any]:
+        """Requests made so far: per registry host and kind (summed over the clients of every
+        thread), whether GitHub was asked, and the cache's hits and misses."""
+        totals: dict[str, Counter[str]] = {}
+        with self._guard:
+            clients = list(self._registries)
+        for host, client in clients:
+            totals.setdefault(host, Counter()).update(client.requests)
+        registries = {host: dict(sorted(totals[host].items())) for host in sorted(totals)}
+        return {
+            "registries": registries,
+            "github_client_used": self._github_used,
+            "cache": {"hits": self.cache.hits, "misses": self.cache.misses},
+        }

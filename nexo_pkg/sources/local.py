@@ -1,0 +1,129 @@
+"""The local-tarball source: ``<id>-<version>-<target>.tar.gz`` on disk, with its ``.sha256``
+sidecar and signature files beside it.
+
+:class:`LocalTarballSource` reads the id, version and target from the file name, hashes the
+file, checks the sidecar, and stores the bytes in the blob cache once (the copy is hashed
+again on the way in, so a file changed meanwhile is a ``checksum_mismatch``): the installer
+reads the cached blob, never the user's file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import TYPE_CHECKING
+
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.sources.base import FetchedArtifact, Origin, ReleaseCandidate, fetched_artifact
+from nexo_pkg.sources.cache import CHUNK, BlobSink
+from nexo_pkg.sources.checksum import parse_sidecar, verify_checksums
+from nexo_pkg.sources.hosttriple import NOARCH
+from nexo_pkg.sources.select import parse_tarball_name
+from nexo_pkg.trust import entry as trust
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+
+    from nexo_pkg.sources.context import SourceContext
+    from nexo_pkg.sources.spec import LocalSource
+
+SOURCE_TYPE = "local-file"
+MAX_SIDECAR_BYTES = 64 * 1024
+
+
+class LocalTarballSource:
+    """A tarball on disk, for the ``targets`` asked (the host's triples; ``noarch`` always
+    fits)."""
+
+    def __init__(
+        self, spec: LocalSource, context: SourceContext, *, targets: tuple[str, ...]
+    ) -> None:
+        self.spec = spec
+        self.context = context
+        self.targets = targets
+
+    def resolve(self) -> list[ReleaseCandidate]:
+        """The one candidate the file name describes. Raises ``source_invalid`` for a name
+        that is not ``<id>-<version>-<target>.tar.gz``, ``asset_not_found`` for a target this
+        host does not run."""
+        path = self.spec.path
+        parsed = parse_tarball_name(path.name)
+        if parsed is None:
+            raise NexoError(
+                f"{path.name} is not named <id>-<version>-<target>.tar.gz",
+                kind="source_invalid",
+                details={"source": str(path)},
+            )
+        plugin_id, version, target = parsed
+        if target != NOARCH and target not in self.targets:
+            host = ", ".join(self.targets) or "noarch only"
+            raise NexoError(
+                f"{path.name} is built for {target}, but this host runs {host}; pass "
+                f"--target {target} to install it anyway",
+                kind="asset_not_found",
+                details={"target": target, "host": list(self.targets)},
+            )
+        origin = Origin(source={"type": SOURCE_TYPE, "path": str(path)}, display=str(path))
+        return [ReleaseCandidate(plugin_id, version, target, path.name, origin)]
+
+    def fetch(self, candidate: ReleaseCandidate, *, material: bool = True) -> FetchedArtifact:
+        """The file in the blob cache, checked against its sidecar, with the signature files
+        beside it. Raises ``archive_unsafe`` over the download limit, ``checksum_missing``
+        (no sidecar), ``checksum_mismatch``, ``io``."""
+        path = self.spec.path
+        limit = self.context.max_download
+        sha256 = _hash_local(path, limit)
+        sidecar_path = path.with_name(path.name + ".sha256")
+        sidecar = None
+        if sidecar_path.is_file():
+            try:
+                with sidecar_path.open("rb") as handle:
+                    raw = handle.read(MAX_SIDECAR_BYTES)
+            except OSError as exc:
+                raise NexoError(f"cannot read {sidecar_path}: {exc.strerror}", kind="io") from exc
+            sidecar = parse_sidecar(raw.decode("utf-8", errors="replace"), path.name)
+        checked = verify_checksums(
+            sha256, path.name, sidecar=sidecar, digest=None, local_dir=path.parent
+        )
+        blob = self.context.hold(
+            self.context.cache.open_blob(sha256, _copier(path, limit), durable=False)
+        )
+        found = trust.local_material(path) if material else {}
+        return fetched_artifact(candidate, blob, sha256, checked, dict(found))
+
+
+def _too_large(path: Path, limit: int) -> NexoError:
+    return NexoError(
+        f"{path.name} is larger than the download limit of {limit} bytes (raise it with "
+        "--max-download-size)",
+        kind="archive_unsafe",
+    )
+
+
+def _chunks(path: Path, limit: int) -> Callable[[Callable[[bytes], object]], None]:
+    def each(use: Callable[[bytes], object]) -> None:
+        size = 0
+        try:
+            with path.open("rb") as handle:
+                while chunk := handle.read(CHUNK):
+                    size += len(chunk)
+                    if size > limit:
+                        raise _too_large(path, limit)
+                    use(chunk)
+        except OSError as exc:
+            raise NexoError(f"cannot read {path}: {exc.strerror or exc}", kind="io") from exc
+
+    return each
+
+
+def _hash_local(path: Path, limit: int) -> str:
+    hasher = hashlib.sha256()
+    _chunks(path, limit)(hasher.update)
+    return hasher.hexdigest()
+
+
+def _copier(path: Path, limit: int) -> Callable[[BlobSink], None]:
+    def copy(sink: BlobSink) -> None:
+        _chunks(path, limit)(sink.write)
+
+    return copy
