@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-# Variables that would point a command at the real GitHub, a proxy, or the user's home.
+# Variables that would point a command at the real GitHub, a proxy, or the user's home, or
+# widen what an installed plugin's sandbox allows.
 ENV_TO_CLEAR = (
     "NEXO_GITHUB_TOKEN",
     "GITHUB_TOKEN",
@@ -48,6 +49,7 @@ ENV_TO_CLEAR = (
     "https_proxy",
     "http_proxy",
     "all_proxy",
+    "NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW",
 )
 
 # A gh configuration directory that does not exist: gh, when installed, is logged in nowhere.
