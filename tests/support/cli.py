@@ -26,9 +26,8 @@ import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 # Variables that would point a command at the real GitHub, a proxy, or the user's home, or
 # widen what an installed plugin's sandbox allows.
@@ -59,9 +58,8 @@ NO_GH_LOGIN = "/nonexistent/nexo-tests/gh-config"
 TRACEBACK = "Traceback (most recent call last)"
 
 
-@dataclass(frozen=True)
-class CliResult:
-    """Exit code and output of one ``nexo`` run."""
+class CliResult(NamedTuple):
+    """Exit code and output of one ``nexo`` run (``code, stdout, stderr = nexo(...)``)."""
 
     code: int
     stdout: str
