@@ -76,6 +76,8 @@ class DoctorReport:
     plugins: list[str] = field(default_factory=list)
     roots: tuple[Path, ...] = ()
     findings: list[Finding] = field(default_factory=list)
+    #: The framework capabilities the daemon wires; ``None`` when its configuration is unknown.
+    wired: frozenset[str] | None = None
 
     @property
     def ok(self) -> bool:
@@ -94,6 +96,7 @@ class DoctorReport:
             "errors": sum(1 for f in self.findings if f.severity == "error"),
             "warnings": sum(1 for f in self.findings if f.severity == "warning"),
             "findings": [finding.to_json() for finding in self.findings],
+            "wired_capabilities": None if self.wired is None else sorted(self.wired),
         }
 
 
@@ -294,7 +297,7 @@ def diagnose(
     ``io`` when a root cannot be read.
     """
     all_roots = (roots,) if isinstance(roots, Path) else roots
-    report = DoctorReport(all_roots[0], roots=all_roots)
+    report = DoctorReport(all_roots[0], roots=all_roots, wired=wired)
     items = [item for root in all_roots for item in scan_installed(root)]
     for item in items:
         if item.receipt is not None:

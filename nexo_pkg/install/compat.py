@@ -72,6 +72,9 @@ ALWAYS_WIRED_CAPABILITIES = frozenset({"broker", "memory", "sessions"})
 LONG_TERM_MEMORY = "long_term_memory"
 """Wired only when ``memory.yaml`` sets a non-empty ``long_term.backend``."""
 
+DEFAULT_LONG_TERM_BACKEND = "sqlite"
+"""``long_term.backend`` when ``memory.yaml`` leaves it out (``memory.rs:216-224``)."""
+
 MEMORY_FILE = "memory.yaml"
 MAX_MEMORY_CONFIG_BYTES = 1024 * 1024
 
@@ -129,9 +132,10 @@ def unmet_host_requirements(
 def wired_capabilities(config_dir: Path) -> frozenset[str] | None:
     """The capabilities the daemon configured in ``config_dir`` wires
     (``build_available_capabilities``, ``src/main.rs:6903-6916``): the always-wired ones, and
-    ``long_term_memory`` when ``memory.yaml``'s ``long_term.backend`` is a non-empty string.
-    ``None`` when ``memory.yaml`` is absent or cannot be read as the daemon reads it (the
-    daemon does not boot without it, so nothing can be decided). Never raises."""
+    ``long_term_memory`` when ``memory.yaml``'s ``long_term.backend`` is a non-empty string
+    (absent, it is ``sqlite``: ``crates/config/src/types/memory.rs:215-224``). ``None`` when
+    ``memory.yaml`` is absent, has no ``long_term`` mapping or cannot be read as the daemon
+    reads it (the daemon does not boot then, so nothing can be decided). Never raises."""
     from nexo_pkg.core.files import read_config_file  # noqa: PLC0415
     from nexo_pkg.install.config import read_yaml_config  # noqa: PLC0415
 
@@ -143,8 +147,12 @@ def wired_capabilities(config_dir: Path) -> frozenset[str] | None:
     except (NexoError, OSError):
         return None
     long_term = document.get("long_term") if isinstance(document, dict) else None
-    backend = long_term.get("backend") if isinstance(long_term, dict) else None
-    if isinstance(backend, str) and backend:
+    if not isinstance(long_term, dict):
+        return None  # `long_term` is required: the daemon does not boot
+    backend = long_term.get("backend", DEFAULT_LONG_TERM_BACKEND)
+    if not isinstance(backend, str):
+        return None
+    if backend:
         return ALWAYS_WIRED_CAPABILITIES | {LONG_TERM_MEMORY}
     return ALWAYS_WIRED_CAPABILITIES
 

@@ -31,6 +31,8 @@ UNCHECKED = (
     'features = ["nope"]\n\n[plugin.contracts]\nconsumes = ["no.such.contract/v9"]\n'
 )
 LONG_TERM = '\n[plugin.requires]\nnexo_capabilities = ["long_term_memory"]\n'
+ALWAYS_WIRED = ["broker", "memory", "sessions"]
+ALL_WIRED = ["broker", "long_term_memory", "memory", "sessions"]
 
 
 @pytest.fixture
@@ -100,11 +102,13 @@ def test_a_local_tarball_warns_from_its_own_manifest(server: GitHubServer, tmp_p
     assert (Path("plugins") / "hello-1.0.0").is_dir()
 
 
-def _doctor(*args: str) -> tuple[int, list[dict[str, object]]]:
+def _doctor(*args: str) -> tuple[int, list[dict[str, object]], object]:
+    """Exit code, the ``requires`` findings and the ``wired_capabilities`` of the report."""
     result = plugin("doctor", "--dest", "plugins", "--no-check", "--json", *args)
     assert "Traceback" not in result.stderr
     document = json.loads(result.stdout)
-    return result.code, [f for f in document["findings"] if f["check"] == "requires"]
+    found = [f for f in document["findings"] if f["check"] == "requires"]
+    return result.code, found, document["wired_capabilities"]
 
 
 def _install_local(tmp_path: Path, extra: str) -> None:
@@ -117,36 +121,49 @@ def test_doctor_warns_of_an_unwired_capability(server: GitHubServer, tmp_path: P
     """The daemon's doctor lists RequiredCapabilityNotGranted at Warn level and exits 0
     (capability_aggregator.rs:148-163, doctor_render.rs:36-55): so does this one."""
     _install_local(tmp_path, UNKNOWN)
-    code, found = _doctor()
+    code, found, _ = _doctor()
     assert code == 0
     assert [(f["severity"], f["id"]) for f in found] == [("warning", "hello")]
     assert "vector_store" in str(found[0]["message"])
 
 
 @pytest.mark.parametrize(
-    ("memory_yaml", "unmet"),
+    ("memory_yaml", "wired"),
     [
-        ("short_term: {}\nlong_term:\n  backend: sqlite\n", False),
-        ("short_term: {}\nlong_term:\n  backend: ''\n", True),
-        (None, False),
-        ("long_term: [unclosed\n", False),
-        ("long_term:\n  backend: ${UNSET_VAR_XYZ_123}\n", False),
+        ("short_term: {}\nlong_term:\n  backend: sqlite\n", ALL_WIRED),
+        ("short_term: {}\nlong_term:\n  backend: ''\n", ALWAYS_WIRED),
+        (None, None),
+        ("short_term: {}\nlong_term: {}\n", ALL_WIRED),
+        ("short_term: {}\n", None),
+        ("long_term: [unclosed\n", None),
+        ("long_term:\n  backend: ${UNSET_VAR_XYZ_123}\n", None),
     ],
-    ids=["backend-set", "backend-empty", "no-memory-yaml", "not-yaml", "unset-variable"],
+    ids=[
+        "backend-set",
+        "backend-empty",
+        "no-memory-yaml",
+        "backend-default",
+        "no-long-term",
+        "not-yaml",
+        "unset-variable",
+    ],
 )
 def test_doctor_decides_long_term_memory_from_memory_yaml(
-    server: GitHubServer, tmp_path: Path, memory_yaml: str | None, unmet: bool
+    server: GitHubServer, tmp_path: Path, memory_yaml: str | None, wired: list[str] | None
 ) -> None:
     """long_term_memory is wired when memory.yaml's long_term.backend is non-empty
-    (src/main.rs:6912-6914); without a memory.yaml the daemon can load it does not boot
+    (src/main.rs:6912-6914), ``sqlite`` when left out (crates/config/src/types/memory.rs:
+    215-224); without a memory.yaml the daemon can load it does not boot
     (crates/config/src/lib.rs:70), so nothing is decided and the doctor still reports."""
     config = tmp_path / "config"
     config.mkdir()
     if memory_yaml is not None:
         (config / "memory.yaml").write_text(memory_yaml)
     _install_local(tmp_path, LONG_TERM)
-    code, found = _doctor("--config", str(config))
+    code, found, reported = _doctor("--config", str(config))
     assert code == 0
+    assert reported == wired
+    unmet = wired is not None and "long_term_memory" not in wired
     assert [f["id"] for f in found] == (["hello"] if unmet else [])
     if unmet:
         assert "long_term.backend" in str(found[0]["message"])
