@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from support.cli import nexo
 from support.github_server import GitHubServer
+from support.stand_in import use_stand_in
 from support.tarballs import (
     asset_name,
     manifest_text,
@@ -32,14 +33,7 @@ def server() -> Iterator[GitHubServer]:
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer) -> Path:
-    for name in ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "NEXO_DAEMON_VERSION"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("NEXO_GITHUB_API_BASE", server.url)
-    monkeypatch.setenv("NEXO_HTTP_RETRY_BASE_MS", "1")
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path / "home"
+    return use_stand_in(monkeypatch, tmp_path, server)
 
 
 def _future_release(server: GitHubServer) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from support.cli import nexo
 from support.github_server import GitHubServer
+from support.stand_in import use_stand_in
 from support.tarballs import release_assets, tree_snapshot, write_plugin
 
 CLEARED = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "NEXO_INSTALL_TARGET")
@@ -22,14 +23,7 @@ def server() -> Iterator[GitHubServer]:
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer) -> Path:
-    for name in CLEARED:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("NEXO_GITHUB_API_BASE", server.url)
-    monkeypatch.setenv("NEXO_HTTP_RETRY_BASE_MS", "1")
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path / "home"
+    return use_stand_in(monkeypatch, tmp_path, server, cleared=CLEARED)
 
 
 def _assets_downloaded(server: GitHubServer) -> list[str]:
