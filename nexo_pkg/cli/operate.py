@@ -336,7 +336,8 @@ def register(app: typer.Typer) -> None:
         """Check every installed plugin and the daemon's plugin configuration in one report.
 
         For each installed plugin: its files against the install receipt, its manifest
-        against the daemon it is for (min_nexo_version with --nexo-version), its handshake
+        against the daemon it is for (min_nexo_version with --nexo-version), the framework
+        capabilities it requires that the daemon would not wire (a warning), its handshake
         (spawned as `nexo plugin check` does, unless --no-check), and whether discovery
         loads it (discovery.disabled, discovery.allowlist). For the root: ids the daemon
         would meet twice, directories without a readable receipt, development links,
@@ -351,10 +352,12 @@ def register(app: typer.Typer) -> None:
         def run() -> Any:
             from nexo_pkg.fleet.doctor import diagnose  # noqa: PLC0415
             from nexo_pkg.fleet.lockfile import LOCK_NAME, WANTED_NAME  # noqa: PLC0415
+            from nexo_pkg.install.api import wired_capabilities  # noqa: PLC0415
             from nexo_pkg.install.discovery_edit import discovery_state  # noqa: PLC0415
 
             roots = _roots(dest, config)
-            discovery = discovery_state(config_dir(config))
+            directory = config_dir(config)
+            discovery = discovery_state(directory)
             wanted, lock = Path(WANTED_NAME), Path(LOCK_NAME)
             return diagnose(
                 roots,
@@ -362,6 +365,7 @@ def register(app: typer.Typer) -> None:
                 nexo_version=version,
                 handshake=None if no_check else _handshake(timeout_ms, version),
                 lock_files=(wanted, lock) if wanted.is_file() else None,
+                wired=wired_capabilities(directory),
             )
 
         report = guarded(run, json_output=json_output)

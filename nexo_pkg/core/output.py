@@ -12,13 +12,22 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.terminal import printable
 
-__all__ = ["OUTPUT", "OutputSettings", "emit_json", "error_line", "report_error", "say", "warn"]
+__all__ = [
+    "OUTPUT",
+    "OutputSettings",
+    "emit_json",
+    "error_line",
+    "report_error",
+    "say",
+    "say_once",
+    "warn",
+]
 
 
 @dataclass
@@ -28,6 +37,8 @@ class OutputSettings:
     quiet: bool = False
     verbose: bool = False
     color: str = "auto"
+    # The notes and warnings said once per run (:func:`say_once`).
+    said: set[str] = field(default_factory=set)
 
 
 OUTPUT = OutputSettings()
@@ -43,6 +54,14 @@ def warn(message: str) -> None:
     """A warning: stderr, shown even with ``--quiet``."""
     text = message if message.lower().startswith("warning") else f"warning: {message}"
     sys.stderr.write(text + "\n")
+
+
+def say_once(message: str, *, warning: bool = False) -> None:
+    """:func:`say` (or :func:`warn` with ``warning``) ``message`` unless this run said it."""
+    if message in OUTPUT.said:
+        return
+    OUTPUT.said.add(message)
+    (warn if warning else say)(message)
 
 
 def emit_json(document: Any) -> None:

@@ -5,7 +5,9 @@ Every directory of the plugin root is looked at as the daemon's discovery would 
 each installed plugin goes through the checks nexo-pkg has: its files re-hashed against the
 receipt (``verify``), its manifest linted against the daemon it is for (``lint``, with
 ``--nexo-version`` when the version is known, so ``min_nexo_version`` counts), its handshake
-spawned and checked (``check``), its discovery state (``disabled``, outside the allowlist).
+spawned and checked (``check``), its host requirements (``requires``: the
+``requires.nexo_capabilities`` the daemon would not find wired, a warning as at the daemon's
+boot), its discovery state (``disabled``, outside the allowlist).
 Around them: ids the daemon would meet twice (it keeps the first by name and skips the
 rest), directories without a receipt or with one that cannot be read, development links,
 leftovers of interrupted runs under ``.nexo/``, and a lock file older than its wanted set.
@@ -32,6 +34,7 @@ from nexo_pkg.install.api import (
     Installed,
     linked_plugin,
     scan_installed,
+    unmet_host_requirements,
     verify_installed,
 )
 from nexo_pkg.manifest.names import find_manifest
@@ -73,6 +76,8 @@ class DoctorReport:
     plugins: list[str] = field(default_factory=list)
     roots: tuple[Path, ...] = ()
     findings: list[Finding] = field(default_factory=list)
+    #: The framework capabilities the daemon wires; ``None`` when its configuration is unknown.
+    wired: frozenset[str] | None = None
 
     @property
     def ok(self) -> bool:
@@ -91,6 +96,7 @@ class DoctorReport:
             "errors": sum(1 for f in self.findings if f.severity == "error"),
             "warnings": sum(1 for f in self.findings if f.severity == "warning"),
             "findings": [finding.to_json() for finding in self.findings],
+            "wired_capabilities": None if self.wired is None else sorted(self.wired),
         }
 
 
@@ -125,6 +131,36 @@ def _manifest_findings(
         )  # fmt: skip
 
 
+def _requirement_findings(
+    report: DoctorReport, item: Installed, plugin_id: str, wired: frozenset[str] | None
+) -> None:
+    """A ``warning`` per ``requires.nexo_capabilities`` entry the daemon would not find wired:
+    it warns at boot and loads the plugin anyway
+    (``crates/core/src/agent/nexo_plugin_registry/capability_aggregator.rs:148-163``), and
+    its own doctor exits 0 on it (``doctor_render.rs:36-55``). A manifest that cannot be read
+    is the manifest check's finding."""
+    from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES  # noqa: PLC0415
+    from nexo_pkg.manifest.model import (  # noqa: PLC0415
+        ManifestModelError,
+        PluginManifest,
+        manifest_from_text,
+    )
+
+    path = find_manifest(item.path).path
+    if path is None:
+        return
+    try:
+        model = manifest_from_text(
+            path.read_text(encoding="utf-8", errors="replace"), max_bytes=MAX_MANIFEST_BYTES
+        )
+    except (OSError, ManifestModelError):
+        return
+    if not isinstance(model, PluginManifest):
+        return
+    for requirement in unmet_host_requirements(model, wired=wired):
+        report.add("warning", "requires", requirement.message, plugin_id=plugin_id, path=path)
+
+
 def _installed_findings(
     report: DoctorReport,
     item: Installed,
@@ -132,6 +168,7 @@ def _installed_findings(
     discovery: DiscoveryState | None,
     nexo_version: str | None,
     handshake: HandshakeCheck | None,
+    wired: frozenset[str] | None = None,
 ) -> None:
     receipt = item.receipt
     assert receipt is not None  # noqa: S101 (callers pass installs with receipts)
@@ -146,6 +183,7 @@ def _installed_findings(
             plugin_id=plugin_id, path=item.path,
         )  # fmt: skip
     _manifest_findings(report, item, plugin_id, nexo_version)
+    _requirement_findings(report, item, plugin_id, wired)
     state = discovery.state(plugin_id) if discovery is not None else "enabled"
     if state != "enabled":
         why = "discovery.disabled" if state == "disabled" else "not in discovery.allowlist"
@@ -247,22 +285,25 @@ def diagnose(
     nexo_version: str | None = None,
     handshake: HandshakeCheck | None = None,
     lock_files: tuple[Path, Path] | None = None,
+    wired: frozenset[str] | None = None,
 ) -> DoctorReport:
     """Look at every plugin under each of ``roots``, the daemon's search paths in its order
     (see the module docstring: an id met in two roots is loaded from the first).
 
     ``discovery`` is the daemon's discovery state (``None``: unknown); ``handshake`` spawns
     and checks one plugin directory (``None``: not spawned); ``lock_files`` is a wanted set
-    and its lock to compare. Raises ``io`` when a root cannot be read.
+    and its lock to compare; ``wired`` the capabilities the daemon wires
+    (``install.api.wired_capabilities``; ``None``: its configuration is unknown). Raises
+    ``io`` when a root cannot be read.
     """
     all_roots = (roots,) if isinstance(roots, Path) else roots
-    report = DoctorReport(all_roots[0], roots=all_roots)
+    report = DoctorReport(all_roots[0], roots=all_roots, wired=wired)
     items = [item for root in all_roots for item in scan_installed(root)]
     for item in items:
         if item.receipt is not None:
             _installed_findings(
                 report, item, discovery=discovery, nexo_version=nexo_version,
-                handshake=handshake,
+                handshake=handshake, wired=wired,
             )  # fmt: skip
     _root_findings(report, items)
     if lock_files is not None:

@@ -8,6 +8,7 @@ its own business.
 
 from __future__ import annotations
 
+from nexo_pkg.install.compat import unmet_host_requirements, wired_capabilities
 from nexo_pkg.install.discovery_edit import DiscoveryState
 from nexo_pkg.install.link import linked_plugin
 from nexo_pkg.install.manifest_check import manifest_asset_problem
@@ -59,5 +60,7 @@ __all__ = [
     "remove_tree",
     "scan_installed",
     "sha256_file",
+    "unmet_host_requirements",
     "verify_installed",
+    "wired_capabilities",
 ]

@@ -14,13 +14,27 @@ tarball of a passed-over release is downloaded.
 The daemon's version comes from ``--nexo-version`` or ``NEXO_DAEMON_VERSION`` only: the daemon
 records its version in no file of its configuration (its ``CARGO_PKG_VERSION`` is compiled in
 and printed by ``nexo --version``).
+
+Host requirements (``[plugin.requires]``, ``[plugin.contracts]``) are compared the way the
+daemon compares them at boot, which is only ``requires.nexo_capabilities``: each name not in
+the set of capabilities the daemon wired is a ``Warn`` diagnostic
+(``RequiredCapabilityNotGranted``) and the plugin is still loaded
+(``crates/core/src/agent/nexo_plugin_registry/capability_aggregator.rs:148-163``; its doctor
+exits 0 on warnings, ``doctor_render.rs:36-55``). So an unmet capability is a warning of
+``install`` and ``doctor`` (:func:`unmet_host_requirements`), never a refusal. The set is
+``broker``, ``memory`` and ``sessions`` always, and ``long_term_memory`` when the daemon's
+``memory.yaml`` sets ``long_term.backend`` (``src/main.rs:6903-6916``). ``requires.bins``,
+``requires.env`` and ``requires.features`` of a plugin manifest, and ``[plugin.contracts]``,
+are read by no code of the daemon's plugin registry (only the legacy extension runtime checks
+its own ``[requires] bins/env``), so nothing is compared for them.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.versionreq import VersionError, parse_version, parse_version_req
@@ -33,20 +47,114 @@ if TYPE_CHECKING:
     from nexo_pkg.sources.github import GitHubClient, Release
 
 __all__ = [
+    "ALWAYS_WIRED_CAPABILITIES",
     "DAEMON_VERSION_ENV",
     "MAX_OLDER_RELEASES",
     "DaemonVersion",
+    "HostRequirement",
     "check_compatible",
     "compatible_source",
     "daemon_version",
     "min_nexo_version",
     "newest_compatible_tag",
+    "unmet_host_requirements",
+    "wired_capabilities",
 ]
 
 MAX_OLDER_RELEASES = 20
 """How many releases older than an incompatible latest one are looked at (2 requests each)."""
 
 DAEMON_VERSION_ENV = "NEXO_DAEMON_VERSION"
+
+ALWAYS_WIRED_CAPABILITIES = frozenset({"broker", "memory", "sessions"})
+"""What every daemon wires (``build_available_capabilities``, ``src/main.rs:6903-6916``)."""
+
+LONG_TERM_MEMORY = "long_term_memory"
+"""Wired only when ``memory.yaml`` sets a non-empty ``long_term.backend``."""
+
+DEFAULT_LONG_TERM_BACKEND = "sqlite"
+"""``long_term.backend`` when ``memory.yaml`` leaves it out (``memory.rs:216-224``)."""
+
+MEMORY_FILE = "memory.yaml"
+MAX_MEMORY_CONFIG_BYTES = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class HostRequirement:
+    """One host requirement of a manifest the daemon would find unmet: the key, its value and
+    why (the daemon warns at boot and loads the plugin anyway)."""
+
+    requirement: str
+    value: str
+    why: str
+
+    @property
+    def message(self) -> str:
+        return (
+            f"[plugin.requires] {self.requirement.removeprefix('requires.')} `{self.value}`: "
+            f"{self.why}; the daemon warns at boot (RequiredCapabilityNotGranted) and loads "
+            "the plugin without it"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"requirement": self.requirement, "value": self.value, "why": self.why}
+
+
+def unmet_host_requirements(
+    model: PluginManifest, *, wired: frozenset[str] | None = None
+) -> tuple[HostRequirement, ...]:
+    """The ``requires.nexo_capabilities`` entries of ``model`` the daemon would not find wired,
+    as ``aggregate_plugin_gates`` decides
+    (``crates/core/src/agent/nexo_plugin_registry/capability_aggregator.rs:148-163``).
+
+    ``wired`` is what the daemon wires (:func:`wired_capabilities`); ``None`` when its
+    configuration is unknown: then only names no daemon wires are unmet, and
+    ``long_term_memory`` is left undecided. Never raises."""
+    unmet: list[HostRequirement] = []
+    for name in dict.fromkeys(model.plugin.requires.nexo_capabilities):
+        if name in ALWAYS_WIRED_CAPABILITIES:
+            continue
+        if name == LONG_TERM_MEMORY:
+            if wired is None or name in wired:
+                continue
+            why = f"the daemon's {MEMORY_FILE} sets no long_term.backend, so it is not wired"
+        elif wired is not None and name in wired:
+            continue
+        else:
+            why = (
+                "no daemon wires a capability of that name (it wires broker, memory, sessions, "
+                f"and long_term_memory when {MEMORY_FILE} sets long_term.backend)"
+            )
+        unmet.append(HostRequirement("requires.nexo_capabilities", name, why))
+    return tuple(unmet)
+
+
+def wired_capabilities(config_dir: Path) -> frozenset[str] | None:
+    """The capabilities the daemon configured in ``config_dir`` wires
+    (``build_available_capabilities``, ``src/main.rs:6903-6916``): the always-wired ones, and
+    ``long_term_memory`` when ``memory.yaml``'s ``long_term.backend`` is a non-empty string
+    (absent, it is ``sqlite``: ``crates/config/src/types/memory.rs:215-224``). ``None`` when
+    ``memory.yaml`` is absent, has no ``long_term`` mapping or cannot be read as the daemon
+    reads it (the daemon does not boot then, so nothing can be decided). Never raises."""
+    from nexo_pkg.core.files import read_config_file  # noqa: PLC0415
+    from nexo_pkg.install.config import read_yaml_config  # noqa: PLC0415
+
+    path = config_dir / MEMORY_FILE
+    if not path.is_file():
+        return None
+    try:
+        document = read_yaml_config(path, read_config_file(path, MAX_MEMORY_CONFIG_BYTES))
+    except (NexoError, OSError):
+        return None
+    long_term = document.get("long_term") if isinstance(document, dict) else None
+    if not isinstance(long_term, dict):
+        return None  # `long_term` is required: the daemon does not boot
+    backend = long_term.get("backend", DEFAULT_LONG_TERM_BACKEND)
+    if not isinstance(backend, str):
+        return None
+    if backend:
+        return ALWAYS_WIRED_CAPABILITIES | {LONG_TERM_MEMORY}
+    return ALWAYS_WIRED_CAPABILITIES
 
 
 @dataclass(frozen=True)

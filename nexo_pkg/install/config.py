@@ -52,6 +52,7 @@ __all__ = [
     "config_dir",
     "install_root",
     "load_daemon_config",
+    "read_yaml_config",
 ]
 DISCOVERY_FILE = Path("plugins") / "discovery.yaml"
 POLICY_FILE = Path("extensions") / "trusted_keys.toml"
@@ -123,13 +124,8 @@ def load_daemon_config(directory: Path, *, cwd: Path | None = None) -> DaemonCon
     path = directory / DISCOVERY_FILE
     if not path.is_file():
         return DaemonConfig(directory)
-    raw = read_config_file(path, MAX_DISCOVERY_BYTES)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"cannot read {path}: it is not UTF-8 text") from exc
     base = cwd or Path.cwd()
-    document = _parse_yaml(path, resolve_placeholders(text, path, base))
+    document = read_yaml_config(path, read_config_file(path, MAX_DISCOVERY_BYTES), cwd=base)
     discovery = _discovery_section(path, document)
     listed = discovery.get("search_paths", [])
     paths: list[Path] = []
@@ -179,6 +175,18 @@ def _discovery_section(path: Path, document: Any) -> dict[str, Any]:
         if not valid:
             raise ConfigError(f"{path}: `discovery.{key}` must be {_DISCOVERY_KEYS[key]}")
     return discovery
+
+
+def read_yaml_config(path: Path, raw: bytes, *, cwd: Path | None = None) -> Any:
+    """The YAML document of a file of the daemon's configuration read as its config crate
+    reads one: UTF-8, ``${...}`` placeholders substituted (:func:`resolve_placeholders`,
+    relative to ``cwd``, default the working directory), then parsed. Raises
+    :class:`ConfigError` naming ``path``."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"cannot read {path}: it is not UTF-8 text") from exc
+    return _parse_yaml(path, resolve_placeholders(text, path, cwd or Path.cwd()))
 
 
 def _parse_yaml(path: Path, text: str) -> Any:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexo_pkg.core.terminal import printable
+from nexo_pkg.install.compat import HostRequirement, unmet_host_requirements
 from nexo_pkg.manifest.model import ManifestModel, MicroappModel
 from nexo_pkg.manifest.rules_sandbox import HOST_NET_ENV
 from nexo_pkg.manifest.rust_text import is_blank
@@ -29,6 +30,9 @@ class ManifestSummary:
     fs_read_paths: tuple[str, ...] = ()
     fs_write_paths: tuple[str, ...] = ()
     capabilities: tuple[str, ...] = ()
+    #: Host requirements the daemon would warn about at boot, as far as this machine can
+    #: tell without the daemon's configuration (:func:`unmet_host_requirements`).
+    host_requirements: tuple[HostRequirement, ...] = ()
 
     @property
     def operator_must_allow(self) -> tuple[str, ...]:
@@ -40,11 +44,13 @@ class ManifestSummary:
 
     @property
     def operator_warnings(self) -> tuple[str, ...]:
+        unmet = tuple(requirement.message for requirement in self.host_requirements)
         if not self.operator_must_allow:
-            return ()
+            return unmet
         return (
             'the plugin asks for host networking (network = "host"): the daemon runs it only '
             f"where the operator allows it with {HOST_NET_ENV}=1 in the daemon's environment",
+            *unmet,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -64,6 +70,7 @@ class ManifestSummary:
             },
             "operator_must_allow": list(self.operator_must_allow),
             "capabilities": list(self.capabilities),
+            "host_requirements": [item.to_json() for item in self.host_requirements],
         }
 
 
@@ -96,6 +103,7 @@ def summarise_manifest(model: ManifestModel) -> ManifestSummary:
         fs_read_paths=plugin.sandbox.fs_read_paths,
         fs_write_paths=plugin.sandbox.fs_write_paths,
         capabilities=plugin.capabilities.provides,
+        host_requirements=unmet_host_requirements(model),
     )
 
 

@@ -97,23 +97,15 @@ def untrusted_reason(directory: Path) -> str | None:
     return None
 
 
-_NOTED: set[str] = set()
-
-
 def _note(message: str, *, warn: bool = False) -> None:
     """Say once per run on stderr which configuration directory is in use (a ``note:`` line,
     dropped by ``--quiet``) or that a ``./config`` was passed over (a warning, shown even
     with ``--quiet``)."""
-    if message in _NOTED:
-        return
-    _NOTED.add(message)
     from nexo_pkg.core import output  # noqa: PLC0415 - the run's streams, on use only
     from nexo_pkg.core.terminal import printable  # noqa: PLC0415
 
-    if warn:
-        output.warn(printable(message))
-    else:
-        output.say(f"note: {printable(message)}")
+    text = printable(message)
+    output.say_once(text if warn else f"note: {text}", warning=warn)
 
 
 def find_placeholders(text: str) -> Iterator[tuple[int, int, str]]:

@@ -1,9 +1,8 @@
-"""Helpers shared by the adversarial, fault and crash tests: tree snapshots and CLI runs.
+"""Helpers shared by the adversarial, fault and crash tests: tree snapshots.
 
 :func:`snapshot` records every path under a directory (type, mode, size, content hash, link
 target) so a test can prove that a refused command wrote nothing: compare the snapshot taken
-before with the one taken after. :func:`run_cli` and :func:`run_cli_in_process` run the real
-``nexo`` command line through :func:`support.cli.nexo`, in a subprocess or in this process.
+before with the one taken after. The command line runs through :func:`support.cli.nexo`.
 """
 
 from __future__ import annotations
@@ -11,22 +10,14 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from support.cli import ENV_TO_CLEAR, NO_GH_LOGIN, CliResult, clean_env, nexo
-
 __all__ = [
-    "ENV_TO_CLEAR",
-    "NO_GH_LOGIN",
     "REPO_ROOT",
-    "CliResult",
     "Entry",
-    "clean_env",
     "diff",
-    "run_cli",
-    "run_cli_in_process",
     "snapshot",
     "unchanged",
 ]
@@ -79,19 +70,3 @@ def diff(before: Mapping[str, Entry], after: Mapping[str, Entry]) -> dict[str, l
 
 def unchanged(before: Mapping[str, Entry], after: Mapping[str, Entry]) -> bool:
     return not any(diff(before, after).values())
-
-
-def run_cli(
-    args: Sequence[str],
-    *,
-    env: Mapping[str, str],
-    cwd: Path | None = None,
-    timeout: float = 120.0,
-) -> CliResult:
-    """Run ``python -m nexo_pkg ARGS`` in a subprocess with exactly ``env``."""
-    return nexo(*args, env=env, cwd=cwd, timeout=timeout)
-
-
-def run_cli_in_process(args: Sequence[str], *, env: Mapping[str, str]) -> CliResult:
-    """Run the same entry point in this process (see :func:`support.cli.nexo`)."""
-    return nexo(*args, env=env, in_process=True)

@@ -10,7 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 from support.github_server import GitHubServer
+from support.stand_in import use_stand_in
 from support.tarballs import (
     asset_name,
     manifest_text,
@@ -19,18 +21,8 @@ from support.tarballs import (
     tree_snapshot,
     write_plugin,
 )
-from typer.testing import CliRunner
-
-from nexo_pkg.cli.main import app
 
 FUTURE = manifest_text("hello", "2.0.0").replace(">=0.1.0", ">=9.0")
-
-
-def nexo(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, ["plugin", *args])
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 @pytest.fixture
@@ -41,14 +33,7 @@ def server() -> Iterator[GitHubServer]:
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer) -> Path:
-    for name in ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "NEXO_DAEMON_VERSION"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("NEXO_GITHUB_API_BASE", server.url)
-    monkeypatch.setenv("NEXO_HTTP_RETRY_BASE_MS", "1")
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path / "home"
+    return use_stand_in(monkeypatch, tmp_path, server)
 
 
 def _future_release(server: GitHubServer) -> None:
@@ -70,7 +55,8 @@ def _tarball_fetched(server: GitHubServer) -> bool:
 
 def test_incompatible_release_is_refused_before_download(home: Path, server: GitHubServer) -> None:
     _future_release(server)
-    code, out, err = nexo("install", "acme/hello", "--nexo-version", "0.2.1", "--json")
+    code, out, err = nexo("plugin", "install", "acme/hello", "--nexo-version", "0.2.1", "--json",
+                          in_process=True)  # fmt: skip
     assert code == 1, err
     document = json.loads(out)
     assert document["kind"] == "incompatible"
@@ -80,7 +66,8 @@ def test_incompatible_release_is_refused_before_download(home: Path, server: Git
     assert not _tarball_fetched(server)
     assert tree_snapshot(home / "state" / "plugins") == {}
 
-    code, out, err = nexo("install", "acme/hello", "--nexo-version", "0.2.1", "--force")
+    code, out, err = nexo("plugin", "install", "acme/hello", "--nexo-version", "0.2.1", "--force",
+                          in_process=True)  # fmt: skip
     assert code == 0, err
     assert (home / "state" / "plugins" / "hello-2.0.0").is_dir()
     assert _tarball_fetched(server)  # what the refusal above did not do
@@ -91,24 +78,25 @@ def test_the_environment_names_the_daemon(
 ) -> None:
     _future_release(server)
     monkeypatch.setenv("NEXO_DAEMON_VERSION", "0.2.1")
-    code, out, _ = nexo("install", "acme/hello", "--json")
+    code, out, _ = nexo("plugin", "install", "acme/hello", "--json", in_process=True)
     assert code == 1
     assert json.loads(out)["nexo_version_source"] == "NEXO_DAEMON_VERSION"
     monkeypatch.setenv("NEXO_DAEMON_VERSION", "9.1.0")
-    code, out, err = nexo("install", "acme/hello", "--json")
+    code, out, err = nexo("plugin", "install", "acme/hello", "--json", in_process=True)
     assert code == 0, err
 
 
 def test_without_a_daemon_version_nothing_is_compared(home: Path, server: GitHubServer) -> None:
     _future_release(server)
-    code, _, err = nexo("install", "acme/hello")
+    code, _, err = nexo("plugin", "install", "acme/hello", in_process=True)
     assert code == 0, err
 
 
 def test_a_local_tarball_is_checked_from_its_own_manifest(home: Path, tmp_path: Path) -> None:
     data = plugin_tarball("hello", "2.0.0", manifest=FUTURE)
     tarball = write_plugin(tmp_path / "dist", "hello", "2.0.0", data=data)
-    code, out, _ = nexo("install", str(tarball), "--nexo-version", "0.2.1", "--yes", "--json")
+    code, out, _ = nexo("plugin", "install", str(tarball), "--nexo-version", "0.2.1", "--yes",
+                        "--json", in_process=True)  # fmt: skip
     assert code == 1
     assert json.loads(out)["kind"] == "incompatible"
     root = home / "state" / "plugins"
@@ -117,17 +105,19 @@ def test_a_local_tarball_is_checked_from_its_own_manifest(home: Path, tmp_path: 
 
 def test_upgrade_to_an_incompatible_release_is_refused(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    assert nexo("install", "acme/hello")[0] == 0
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
     _future_release(server)
     before = tree_snapshot(home / "state" / "plugins")
-    code, out, _ = nexo("upgrade", "hello", "--nexo-version", "0.2.1", "--json")
+    code, out, _ = nexo("plugin", "upgrade", "hello", "--nexo-version", "0.2.1", "--json",
+                        in_process=True)  # fmt: skip
     assert code == 1
     assert json.loads(out)["kind"] == "incompatible"
     assert tree_snapshot(home / "state" / "plugins") == before
 
 
 def test_a_daemon_version_that_is_no_version_is_a_usage_error(home: Path) -> None:
-    code, out, _ = nexo("install", "acme/hello", "--nexo-version", "soon", "--json")
+    code, out, _ = nexo("plugin", "install", "acme/hello", "--nexo-version", "soon", "--json",
+                        in_process=True)  # fmt: skip
     assert code == 2
     assert json.loads(out)["kind"] == "usage"
 
@@ -165,7 +155,8 @@ def test_without_a_tag_the_newest_compatible_release_is_installed(
     _release(server, "v1.2.0", "1.2.0", ">=0.3.0", latest=False)
     _release(server, "v2.0.0-rc.1", "2.0.0-rc.1", ">=0.1.0", latest=False)
     _release(server, "v2.0.0", "2.0.0", ">=9.0", latest=True)
-    code, out, err = nexo("install", "acme/hello", "--nexo-version", "0.2.1", "--json")
+    code, out, err = nexo("plugin", "install", "acme/hello", "--nexo-version", "0.2.1", "--json",
+                          in_process=True)  # fmt: skip
     assert code == 0, err
     document = json.loads(out)
     assert (document["id"], document["version"]) == ("hello", "1.1.0")
@@ -190,12 +181,14 @@ def test_the_latest_is_refused_unfetched_when_asked_for_or_nothing_else_fits(
     Either way no tarball was fetched, and ``--force`` then installs the latest."""
     _release(server, "v1.0.0", "1.0.0", older_needs, latest=False)
     _release(server, "v2.0.0", "2.0.0", ">=9.0", latest=True)
-    code, out, _ = nexo("install", source, "--nexo-version", "0.2.1", "--json")
+    code, out, _ = nexo("plugin", "install", source, "--nexo-version", "0.2.1", "--json",
+                        in_process=True)  # fmt: skip
     assert code == 1
     document = json.loads(out)
     assert (document["kind"], document["min_nexo_version"]) == ("incompatible", ">=9.0")
     assert _tarballs_fetched(server) == set()
     assert tree_snapshot(home / "state" / "plugins") == {}
-    code, out, err = nexo("install", source, "--nexo-version", "0.2.1", "--force", "--json")
+    code, out, err = nexo("plugin", "install", source, "--nexo-version", "0.2.1", "--force",
+                          "--json", in_process=True)  # fmt: skip
     assert code == 0, err
     assert json.loads(out)["version"] == "2.0.0"

@@ -8,13 +8,11 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from adversarial.harness import clean_env, run_cli_in_process
+from support.cli import clean_env, nexo
 from support.github_server import GitHubServer
 from support.tarballs import release_assets, tree_snapshot
 
@@ -41,26 +39,15 @@ def _project(tmp_path: Path, discovery: str | None, policy: str | None = None) -
     return project
 
 
-def _nexo(
-    project: Path, server: GitHubServer, *args: str, **env: str
-) -> tuple[int, dict[str, Any], str]:
-    """Run the command line in ``project`` (its working directory), in-process."""
-    here = Path.cwd()
-    os.chdir(project)
-    try:
-        result = run_cli_in_process(
-            ["plugin", *args, "--json"],
-            env=clean_env(
-                NEXO_HOME=str(project.parent / "home"),
-                NEXO_GITHUB_API_BASE=server.url,
-                NEXO_HTTP_RETRY_BASE_MS="1",
-                NO_PROXY="127.0.0.1",
-                **env,
-            ),
-        )
-    finally:
-        os.chdir(here)
-    return result.exit_code, result.document, result.stderr
+def _env(project: Path, server: GitHubServer, **env: str) -> dict[str, str]:
+    """The environment of a command line run in ``project`` against ``server``."""
+    return clean_env(
+        NEXO_HOME=str(project.parent / "home"),
+        NEXO_GITHUB_API_BASE=server.url,
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        NO_PROXY="127.0.0.1",
+        **env,
+    )
 
 
 DISCOVERY = """\
@@ -79,25 +66,73 @@ def test_working_directory_config_sets_root_and_policy(
 ) -> None:
     project = _project(tmp_path, DISCOVERY, 'schema_version = "1.0"\ndefault = "require"\n')
     root = project / "daemon-plugins"
-    code, refused, _ = _nexo(project, server, "install", "acme/hello", "--yes")
+    result = nexo(
+        "plugin",
+        "install",
+        "acme/hello",
+        "--yes",
+        "--json",
+        env=_env(project, server),
+        cwd=project,
+        in_process=True,
+    )
+    code, refused = result.code, result.document
     # The operator's policy requires signatures: the unsigned release is refused.
     assert (code, refused["kind"]) == (1, "signature_missing")
     assert tree_snapshot(root) == {}
     (project / "config" / "extensions" / "trusted_keys.toml").write_text(
         'schema_version = "1.0"\ndefault = "warn"\n'
     )
-    code, installed, _ = _nexo(project, server, "install", "acme/hello", "--yes")
+    result = nexo(
+        "plugin",
+        "install",
+        "acme/hello",
+        "--yes",
+        "--json",
+        env=_env(project, server),
+        cwd=project,
+        in_process=True,
+    )
+    code, installed = result.code, result.document
     assert code == 0
     assert installed["path"] == str(root / "hello-1.0.0")
     assert not (project.parent / "home" / "state" / "plugins").exists()
-    code, listing, _ = _nexo(project, server, "list")
+    result = nexo(
+        "plugin", "list", "--json", env=_env(project, server), cwd=project, in_process=True
+    )
+    code, listing = result.code, result.document
     assert [p["path"] for p in listing["plugins"]] == [str(root / "hello-1.0.0")]
     assert listing["dest"] == str(root)
-    assert _nexo(project, server, "verify")[0] == 0
+    assert (
+        nexo(
+            "plugin", "verify", "--json", env=_env(project, server), cwd=project, in_process=True
+        ).code
+        == 0
+    )
     server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
-    code, upgraded, _ = _nexo(project, server, "upgrade", "hello", "--yes")
+    result = nexo(
+        "plugin",
+        "upgrade",
+        "hello",
+        "--yes",
+        "--json",
+        env=_env(project, server),
+        cwd=project,
+        in_process=True,
+    )
+    code, upgraded = result.code, result.document
     assert (code, upgraded["path"]) == (0, str(root / "hello-1.1.0"))
-    code, removed, _ = _nexo(project, server, "remove", "hello", "--yes")
+    result = nexo(
+        "plugin",
+        "remove",
+        "hello",
+        "--yes",
+        "--json",
+        env=_env(project, server),
+        cwd=project,
+        in_process=True,
+    )
+    code, removed = result.code, result.document
     assert (code, removed["removed"]) == (0, [str(root / "hello-1.1.0")])
 
 
@@ -111,18 +146,42 @@ def test_dest_wins_and_config_flag_and_variable_choose_the_directory(
         "discovery:\n  search_paths: ['${PLUGIN_ROOT:-/nonexistent}/x']\n"
     )
     explicit = tmp_path / "explicit"
-    code, document, _ = _nexo(
-        project, server, "install", "acme/hello", "--yes", "--dest", str(explicit)
+    result = nexo(
+        "plugin",
+        "install",
+        "acme/hello",
+        "--yes",
+        "--dest",
+        str(explicit),
+        "--json",
+        env=_env(project, server),
+        cwd=project,
+        in_process=True,
     )
+    code, document = result.code, result.document
     assert (code, document["path"]) == (0, str(explicit / "hello-1.0.0"))
     target = tmp_path / "from-variable"
-    code, listing, _ = _nexo(
-        project, server, "list", "--config", str(other), PLUGIN_ROOT=str(target)
+    result = nexo(
+        "plugin",
+        "list",
+        "--config",
+        str(other),
+        "--json",
+        env=_env(project, server, PLUGIN_ROOT=str(target)),
+        cwd=project,
+        in_process=True,
     )
+    code, listing = result.code, result.document
     assert listing["dest"] == str(target / "x")
-    code, listing, _ = _nexo(
-        project, server, "list", NEXO_CONFIG_DIR=str(other), PLUGIN_ROOT=str(target)
+    result = nexo(
+        "plugin",
+        "list",
+        "--json",
+        env=_env(project, server, NEXO_CONFIG_DIR=str(other), PLUGIN_ROOT=str(target)),
+        cwd=project,
+        in_process=True,
     )
+    code, listing = result.code, result.document
     assert listing["dest"] == str(target / "x")
 
 
@@ -139,7 +198,17 @@ def test_a_broken_daemon_config_is_a_configuration_error(
     tmp_path: Path, server: GitHubServer, text: str, message: str
 ) -> None:
     project = _project(tmp_path, text)
-    code, document, _ = _nexo(project, server, "install", "acme/hello", "--yes")
+    result = nexo(
+        "plugin",
+        "install",
+        "acme/hello",
+        "--yes",
+        "--json",
+        env=_env(project, server),
+        cwd=project,
+        in_process=True,
+    )
+    code, document = result.code, result.document
     assert (code, document["kind"]) == (2, "config")
     assert message in str(document["error"])
     assert not (project.parent / "home").exists()

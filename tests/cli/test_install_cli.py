@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 from support.github_server import GitHubServer
 from support.stderr import without_notes
 from support.tarballs import plugin_tarball, release_assets, tree_snapshot, write_plugin
-from typer.testing import CliRunner
-
-from nexo_pkg.cli.main import app
 
 CLEARED = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "NEXO_INSTALL_TARGET")
 
@@ -37,16 +33,9 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer) 
     return tmp_path / "home"
 
 
-def nexo(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, ["plugin", *args])
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
-
-
 def test_install_json_and_idempotence(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    code, out, err = nexo("install", "acme/hello", "--json")
+    code, out, err = nexo("plugin", "install", "acme/hello", "--json", in_process=True)
     assert code == 0, err
     document = json.loads(out)
     assert document["ok"] is True
@@ -58,7 +47,8 @@ def test_install_json_and_idempotence(home: Path, server: GitHubServer) -> None:
     assert document["signature"]["status"] == "unsigned"
     assert document["was_already_present"] is False
     assert "NOT SIGNED" in err
-    code, out, _ = nexo("install", "acme/hello@v1.0.0", "--json")
+    code, out, _ = nexo("plugin", "install", "acme/hello@v1.0.0", "--json",
+                        in_process=True)  # fmt: skip
     assert code == 0
     again = json.loads(out)
     assert again["was_already_present"] is True
@@ -68,7 +58,7 @@ def test_install_json_and_idempotence(home: Path, server: GitHubServer) -> None:
 
 def test_human_output_goes_to_stderr(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    code, out, err = nexo("install", "acme/hello", "--yes")
+    code, out, err = nexo("plugin", "install", "acme/hello", "--yes", in_process=True)
     assert code == 0
     assert out == ""
     assert "Plugin:       hello 1.0.0" in err
@@ -78,7 +68,8 @@ def test_human_output_goes_to_stderr(home: Path, server: GitHubServer) -> None:
 
 def test_dry_run(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    code, _, err = nexo("install", "acme/hello", "--dry-run")
+    code, _, err = nexo("plugin", "install", "acme/hello", "--dry-run",
+                        in_process=True)  # fmt: skip
     assert code == 0
     assert "Dry run" in err
     assert not (home / "state/plugins").exists()
@@ -97,25 +88,26 @@ def test_dry_run(home: Path, server: GitHubServer) -> None:
     ],
 )
 def test_usage_errors_exit_2(home: Path, server: GitHubServer, args: list[str]) -> None:
-    code, _, err = nexo(*args)
+    code, _, err = nexo("plugin", *args, in_process=True)
     assert code == 2
     assert "Traceback" not in err
     assert server.requests == []
 
 
 def test_refusals_exit_1_with_json_kind(home: Path, server: GitHubServer, tmp_path: Path) -> None:
-    code, out, err = nexo("install", "../x", "--json")
+    code, out, err = nexo("plugin", "install", "../x", "--json", in_process=True)
     # A malformed SOURCE is a usage error like any bad argument.
     assert code == 2
     assert json.loads(out)["kind"] == "source_invalid"
     assert without_notes(err).startswith("error: ")
     big = plugin_tarball("hello", "1.0.0", payload=b"\0" * 4096)
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0", data=big)
-    code, out, _ = nexo("install", str(tarball), "--json", "--max-entry-size", "1K")
+    code, out, _ = nexo("plugin", "install", str(tarball), "--json", "--max-entry-size", "1K",
+                        in_process=True)  # fmt: skip
     assert code == 1
     assert json.loads(out)["kind"] == "archive_unsafe"
     assert not (home / "state/plugins").exists()
-    code, out, _ = nexo("install", str(tarball), "--json")
+    code, out, _ = nexo("plugin", "install", str(tarball), "--json", in_process=True)
     assert code == 0
     assert json.loads(out)["source"]["type"] == "local-file"
 
@@ -123,9 +115,11 @@ def test_refusals_exit_1_with_json_kind(home: Path, server: GitHubServer, tmp_pa
 def test_list_verify_remove(home: Path, tmp_path: Path) -> None:
     for plugin_id in ("hello", "other"):
         tarball = write_plugin(tmp_path / "dist", plugin_id, "1.0.0")
-        assert nexo("install", str(tarball), "--yes")[0] == 0
+        assert nexo("plugin", "install", str(tarball), "--yes",
+                    in_process=True)[0] == 0  # fmt: skip
     (home / "state/plugins/stray").mkdir()
-    code, out, _ = nexo("list", "--json", "--include-orphan")
+    code, out, _ = nexo("plugin", "list", "--json", "--include-orphan",
+                        in_process=True)  # fmt: skip
     assert code == 0
     listing = json.loads(out)
     assert [(p["id"], p["version"], p["source"]) for p in listing["plugins"]] == [
@@ -133,54 +127,55 @@ def test_list_verify_remove(home: Path, tmp_path: Path) -> None:
         ("other", "1.0.0", "local-file"),
     ]
     assert [Path(o["path"]).name for o in listing["orphans"]] == ["stray"]
-    code, out, _ = nexo("list")
+    code, out, _ = nexo("plugin", "list", in_process=True)
     assert code == 0
     # One line per plugin on stdout: `nexo plugin list | wc -l` counts plugins.
     assert [line.split()[0] for line in out.splitlines()] == ["hello", "other"]
     assert "stray" not in out
 
     # A directory the daemon could load that has no receipt fails verification by name.
-    code, out, _ = nexo("verify", "--json")
+    code, out, _ = nexo("plugin", "verify", "--json", in_process=True)
     assert code == 1
     failed = [p for p in json.loads(out)["plugins"] if not p["ok"]]
     assert [(Path(p["path"]).name, p["problem"]) for p in failed] == [
         ("stray", "no install receipt")
     ]
     (home / "state/plugins/stray").rmdir()
-    assert nexo("verify")[0] == 0
+    assert nexo("plugin", "verify", in_process=True)[0] == 0
     installed = home / "state/plugins/hello-1.0.0"
     (installed / "lib/plugin/main.py").write_text("edited")
     (installed / "bin/hello").unlink()
     (installed / "lib/new.py").write_text("added")
-    code, out, _ = nexo("verify", "hello", "--json")
+    code, out, _ = nexo("plugin", "verify", "hello", "--json", in_process=True)
     assert code == 1
     (report,) = json.loads(out)["plugins"]
     assert report["modified"] == ["lib/plugin/main.py"]
     assert report["missing"] == ["bin/hello"]
     assert report["extra"] == ["lib/new.py"]
-    code, out, _ = nexo("verify")
+    code, out, _ = nexo("plugin", "verify", in_process=True)
     assert code == 1
     assert "modified: lib/plugin/main.py" in out
-    assert nexo("verify", "other")[0] == 0
+    assert nexo("plugin", "verify", "other", in_process=True)[0] == 0
 
-    code, out, _ = nexo("remove", "hello", "--yes", "--json")
+    code, out, _ = nexo("plugin", "remove", "hello", "--yes", "--json",
+                        in_process=True)  # fmt: skip
     assert code == 0
     assert json.loads(out)["removed"] == [str(installed)]
     assert not installed.exists()
     for command in (["remove", "hello", "--json"], ["verify", "hello", "--json"]):
-        code, out, _ = nexo(*command)
+        code, out, _ = nexo("plugin", *command, in_process=True)
         assert code == 1
         assert json.loads(out)["kind"] == "not_installed"
 
 
 def test_upgrade(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    assert nexo("install", "acme/hello")[0] == 0
-    code, _, err = nexo("upgrade", "hello")
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    code, _, err = nexo("plugin", "upgrade", "hello", in_process=True)
     assert code == 0
     assert "up to date" in err
     server.publish("acme", "hello", "v1.2.0", release_assets("hello", "1.2.0"))
-    code, out, _ = nexo("upgrade", "hello", "--json")
+    code, out, _ = nexo("plugin", "upgrade", "hello", "--json", in_process=True)
     assert code == 0
     document = json.loads(out)
     assert (document["from_version"], document["version"]) == ("1.0.0", "1.2.0")
@@ -188,7 +183,7 @@ def test_upgrade(home: Path, server: GitHubServer) -> None:
     assert document["removed_old"] is True
     server.latest[("acme", "hello")] = "v1.0.0"
     before = tree_snapshot(home / "state/plugins")
-    code, out, _ = nexo("upgrade", "hello", "--json")
+    code, out, _ = nexo("plugin", "upgrade", "hello", "--json", in_process=True)
     assert code == 1
     assert json.loads(out)["kind"] == "downgrade_refused"
     assert tree_snapshot(home / "state/plugins") == before
@@ -197,25 +192,13 @@ def test_upgrade(home: Path, server: GitHubServer) -> None:
 def test_real_process_has_no_traceback(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
     environment = dict(os.environ)
-    command = [sys.executable, "-m", "nexo_pkg", "plugin", "install"]
-    ok = subprocess.run(
-        [*command, "acme/hello", "--json"],
-        capture_output=True,
-        text=True,
-        env=environment,
-        check=False,
-    )
-    assert ok.returncode == 0, ok.stderr
+    # A real process: what a user runs, with the interpreter's own start-up.
+    ok = nexo("plugin", "install", "acme/hello", "--json", env=environment)
+    assert ok.code == 0, ok.stderr
     assert json.loads(ok.stdout)["ok"] is True
     server.fail(status=500, times=None)
-    failed = subprocess.run(
-        [*command, "acme/hello@v2.0.0", "--json"],
-        capture_output=True,
-        text=True,
-        env=environment,
-        check=False,
-    )
-    assert failed.returncode == 1
+    failed = nexo("plugin", "install", "acme/hello@v2.0.0", "--json", env=environment)
+    assert failed.code == 1
     assert json.loads(failed.stdout)["kind"] == "network"
     assert "Traceback" not in failed.stderr
     assert without_notes(failed.stderr).count("\n") == 1
@@ -224,14 +207,14 @@ def test_real_process_has_no_traceback(home: Path, server: GitHubServer) -> None
 def test_upgrade_all(home: Path, server: GitHubServer, tmp_path: Path) -> None:
     for plugin_id in ("hello", "world", "stale"):
         server.publish("acme", plugin_id, "v1.0.0", release_assets(plugin_id, "1.0.0"))
-        assert nexo("install", f"acme/{plugin_id}")[0] == 0
+        assert nexo("plugin", "install", f"acme/{plugin_id}", in_process=True)[0] == 0
     local = write_plugin(tmp_path / "dist", "local", "1.0.0")
-    assert nexo("install", str(local), "--yes")[0] == 0
+    assert nexo("plugin", "install", str(local), "--yes", in_process=True)[0] == 0
     server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
     server.publish("acme", "world", "v2.0.0", release_assets("world", "2.0.0"))
     # stale's latest release goes back to an older version: refused, the others go on.
     server.publish("acme", "stale", "v0.9.0", release_assets("stale", "0.9.0"))
-    code, out, err = nexo("upgrade", "--all", "--json")
+    code, out, err = nexo("plugin", "upgrade", "--all", "--json", in_process=True)
     assert code == 1
     document = json.loads(out)
     assert document["ok"] is False
@@ -241,18 +224,19 @@ def test_upgrade_all(home: Path, server: GitHubServer, tmp_path: Path) -> None:
     assert (by_id["world"]["from_version"], by_id["world"]["version"]) == ("1.0.0", "2.0.0")
     assert by_id["stale"]["kind"] == "downgrade_refused"
     assert "skipped local: installed from a local file" in err
-    code, out, _ = nexo("list", "--json")
+    code, out, _ = nexo("plugin", "list", "--json", in_process=True)
     versions = {p["id"]: p["version"] for p in json.loads(out)["plugins"] if not p["kept"]}
     assert versions == {"hello": "1.1.0", "world": "2.0.0", "stale": "1.0.0", "local": "1.0.0"}
     # Nothing left to do: every plugin is up to date (stale with --allow-downgrade aside).
-    code, out, _ = nexo("upgrade", "--all", "--json", "--allow-downgrade")
+    code, out, _ = nexo("plugin", "upgrade", "--all", "--json", "--allow-downgrade",
+                        in_process=True)  # fmt: skip
     assert code == 0, out
     assert all(entry["ok"] for entry in json.loads(out)["plugins"])
 
 
 @pytest.mark.parametrize("args", [["upgrade"], ["upgrade", "hello", "--all"]])
 def test_upgrade_needs_one_id_or_all(home: Path, args: list[str]) -> None:
-    code, out, err = nexo(*args, "--json")
+    code, out, err = nexo("plugin", *args, "--json", in_process=True)
     assert code == 2
     assert json.loads(out)["kind"] == "usage"
     assert "--all" in err

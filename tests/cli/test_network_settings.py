@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from adversarial.harness import CliResult, clean_env, run_cli_in_process, snapshot
+from adversarial.harness import snapshot
+from support.cli import CliResult, clean_env, nexo
 from support.stderr import without_notes
 
 
@@ -15,7 +16,7 @@ def _install(tmp_path: Path, **env: str) -> CliResult:
     variables = clean_env(NEXO_HOME=str(tmp_path / "home"), NEXO_HTTP_RETRY_BASE_MS="1")
     variables.update(env)
     args = ["plugin", "install", "acme/hello", "--dest", str(tmp_path / "dest"), "--yes"]
-    return run_cli_in_process([*args, "--json", "--timeout", "5"], env=variables)
+    return nexo(*args, "--json", "--timeout", "5", env=variables, in_process=True)
 
 
 def _assert_refused(result: CliResult, kind: str) -> None:

@@ -7,11 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 from support.github_server import GitHubServer
+from support.stand_in import use_stand_in
 from support.tarballs import release_assets, tree_snapshot, write_plugin
-from typer.testing import CliRunner
-
-from nexo_pkg.cli.main import app
 
 CLEARED = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "NEXO_INSTALL_TARGET")
 
@@ -24,21 +23,7 @@ def server() -> Iterator[GitHubServer]:
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer) -> Path:
-    for name in CLEARED:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("NEXO_GITHUB_API_BASE", server.url)
-    monkeypatch.setenv("NEXO_HTTP_RETRY_BASE_MS", "1")
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    monkeypatch.chdir(tmp_path)
-    return tmp_path / "home"
-
-
-def nexo(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(app, ["plugin", *args])
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+    return use_stand_in(monkeypatch, tmp_path, server, cleared=CLEARED)
 
 
 def _assets_downloaded(server: GitHubServer) -> list[str]:
@@ -57,14 +42,14 @@ def _assets_downloaded(server: GitHubServer) -> list[str]:
 def test_outdated_reads_metadata_only(home: Path, server: GitHubServer, tmp_path: Path) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
     server.publish("acme", "world", "v2.0.0", release_assets("world", "2.0.0"))
-    assert nexo("install", "acme/hello")[0] == 0
-    assert nexo("install", "acme/world")[0] == 0
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    assert nexo("plugin", "install", "acme/world", in_process=True)[0] == 0
     local = write_plugin(tmp_path / "dist", "local", "1.0.0")
-    assert nexo("install", str(local), "--yes")[0] == 0
+    assert nexo("plugin", "install", str(local), "--yes", in_process=True)[0] == 0
     server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
     server.requests.clear()
 
-    code, out, err = nexo("outdated", "--json")
+    code, out, err = nexo("plugin", "outdated", "--json", in_process=True)
     assert code == 0, err
     document = json.loads(out)
     assert document["ok"] is True
@@ -82,23 +67,23 @@ def test_outdated_reads_metadata_only(home: Path, server: GitHubServer, tmp_path
     assert "nexo-plugin.toml" in downloaded  # the manifest assets are read, so this can see
     assert [name for name in downloaded if name != "nexo-plugin.toml"] == []
     # Nothing was installed either.
-    code, out, _ = nexo("list", "--json")
+    code, out, _ = nexo("plugin", "list", "--json", in_process=True)
     assert {p["id"]: p["version"] for p in json.loads(out)["plugins"]}["hello"] == "1.0.0"
 
 
 def test_outdated_text_and_exit_code(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    assert nexo("install", "acme/hello")[0] == 0
-    code, out, _ = nexo("outdated", "--exit-code")
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    code, out, _ = nexo("plugin", "outdated", "--exit-code", in_process=True)
     assert code == 0
     assert "hello" in out
     assert "up to date" in out
     server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
-    code, out, _ = nexo("outdated")
+    code, out, _ = nexo("plugin", "outdated", in_process=True)
     assert code == 0
     assert out.splitlines()[0].split() == ["ID", "INSTALLED", "LATEST", "STATUS", "SOURCE"]
     assert "outdated" in out
-    code, out, _ = nexo("outdated", "hello", "--exit-code")
+    code, out, _ = nexo("plugin", "outdated", "hello", "--exit-code", in_process=True)
     assert code == 1
     assert "2.0.0" in out
 
@@ -106,9 +91,9 @@ def test_outdated_text_and_exit_code(home: Path, server: GitHubServer) -> None:
 def test_outdated_unreachable_source_goes_on(home: Path, server: GitHubServer) -> None:
     for plugin_id in ("hello", "world"):
         server.publish("acme", plugin_id, "v1.0.0", release_assets(plugin_id, "1.0.0"))
-        assert nexo("install", f"acme/{plugin_id}")[0] == 0
+        assert nexo("plugin", "install", f"acme/{plugin_id}", in_process=True)[0] == 0
     server.fail(status=500, times=None, path_contains="/repos/acme/hello/")
-    code, out, _ = nexo("outdated", "--json")
+    code, out, _ = nexo("plugin", "outdated", "--json", in_process=True)
     assert code == 1
     by_id = {entry["id"]: entry for entry in json.loads(out)["plugins"]}
     assert by_id["hello"]["status"] == "failed"
@@ -117,7 +102,7 @@ def test_outdated_unreachable_source_goes_on(home: Path, server: GitHubServer) -
 
 
 def test_outdated_unknown_id(home: Path, server: GitHubServer) -> None:
-    code, out, err = nexo("outdated", "ghost", "--json")
+    code, out, err = nexo("plugin", "outdated", "ghost", "--json", in_process=True)
     assert code == 1
     assert json.loads(out)["kind"] == "not_installed"
     assert "Traceback" not in err
@@ -125,7 +110,7 @@ def test_outdated_unknown_id(home: Path, server: GitHubServer) -> None:
 
 
 def _installed(home: Path) -> dict[str, list[tuple[str, bool]]]:
-    code, out, _ = nexo("list", "--json")
+    code, out, _ = nexo("plugin", "list", "--json", in_process=True)
     assert code == 0
     found: dict[str, list[tuple[str, bool]]] = {}
     for plugin in json.loads(out)["plugins"]:
@@ -135,23 +120,23 @@ def _installed(home: Path) -> dict[str, list[tuple[str, bool]]]:
 
 def test_rollback_swaps_and_can_be_undone(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    assert nexo("install", "acme/hello")[0] == 0
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
     server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
-    assert nexo("upgrade", "hello", "--keep-old")[0] == 0
+    assert nexo("plugin", "upgrade", "hello", "--keep-old", in_process=True)[0] == 0
     assert _installed(home) == {"hello": [("1.0.0", True), ("2.0.0", False)]}
     server.requests.clear()
 
-    code, out, err = nexo("rollback", "hello", "--json")
+    code, out, err = nexo("plugin", "rollback", "hello", "--json", in_process=True)
     assert code == 0, err
     document = json.loads(out)
     assert (document["from_version"], document["version"]) == ("2.0.0", "1.0.0")
     assert document["path"] == str(home / "state/plugins/hello-1.0.0")
     assert _installed(home) == {"hello": [("1.0.0", False), ("2.0.0", True)]}
     assert server.requests == []  # offline
-    code, out, _ = nexo("verify", "--json")
+    code, out, _ = nexo("plugin", "verify", "--json", in_process=True)
     assert code == 0, out
 
-    code, _, err = nexo("rollback", "hello")
+    code, _, err = nexo("plugin", "rollback", "hello", in_process=True)
     assert code == 0
     assert "Rolled back hello to 2.0.0 (from 1.0.0)" in err
     assert _installed(home) == {"hello": [("1.0.0", True), ("2.0.0", False)]}
@@ -159,14 +144,14 @@ def test_rollback_swaps_and_can_be_undone(home: Path, server: GitHubServer) -> N
 
 def test_rollback_refuses_a_changed_kept_tree(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    assert nexo("install", "acme/hello")[0] == 0
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
     server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
-    assert nexo("upgrade", "hello", "--keep-old")[0] == 0
+    assert nexo("plugin", "upgrade", "hello", "--keep-old", in_process=True)[0] == 0
     root = home / "state/plugins"
     kept_manifest = next((root / ".nexo/kept").glob("*/tree/nexo-plugin.toml"))
     kept_manifest.write_text(kept_manifest.read_text() + "\n# changed\n")
     before = tree_snapshot(root)
-    code, out, err = nexo("rollback", "hello", "--json")
+    code, out, err = nexo("plugin", "rollback", "hello", "--json", in_process=True)
     assert code == 1
     document = json.loads(out)
     assert document["kind"] == "checksum_mismatch"
@@ -177,23 +162,25 @@ def test_rollback_refuses_a_changed_kept_tree(home: Path, server: GitHubServer) 
 
 def test_rollback_without_a_kept_version(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    assert nexo("install", "acme/hello")[0] == 0
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
     before = tree_snapshot(home / "state/plugins")
-    code, out, _ = nexo("rollback", "hello", "--json")
+    code, out, _ = nexo("plugin", "rollback", "hello", "--json", in_process=True)
     assert code == 1
     assert json.loads(out)["kind"] == "not_installed"
     assert tree_snapshot(home / "state/plugins") == before
-    code, out, _ = nexo("rollback", "hello", "--dry-run", "--json")
+    code, out, _ = nexo("plugin", "rollback", "hello", "--dry-run", "--json",
+                        in_process=True)  # fmt: skip
     assert code == 1
 
 
 def test_rollback_dry_run_changes_nothing(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    assert nexo("install", "acme/hello")[0] == 0
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
     server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
-    assert nexo("upgrade", "hello", "--keep-old")[0] == 0
+    assert nexo("plugin", "upgrade", "hello", "--keep-old", in_process=True)[0] == 0
     before = tree_snapshot(home / "state/plugins")
-    code, out, _ = nexo("rollback", "hello", "--dry-run", "--json")
+    code, out, _ = nexo("plugin", "rollback", "hello", "--dry-run", "--json",
+                        in_process=True)  # fmt: skip
     assert code == 0
     assert json.loads(out)["dry_run"] is True
     assert json.loads(out)["version"] == "1.0.0"
@@ -202,9 +189,9 @@ def test_rollback_dry_run_changes_nothing(home: Path, server: GitHubServer) -> N
 
 def test_outdated_lists_a_pinned_install_as_pinned(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
-    assert nexo("install", "acme/hello@v1.0.0")[0] == 0
+    assert nexo("plugin", "install", "acme/hello@v1.0.0", in_process=True)[0] == 0
     server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
-    code, out, _ = nexo("outdated", "--json", "--exit-code")
+    code, out, _ = nexo("plugin", "outdated", "--json", "--exit-code", in_process=True)
     assert code == 0  # pinned is not outdated: upgrade would stay on v1.0.0
     (entry,) = json.loads(out)["plugins"]
     assert (entry["status"], entry["latest"]) == ("pinned", "2.0.0")
@@ -219,8 +206,10 @@ def test_outdated_sees_every_search_path(home: Path, server: GitHubServer, tmp_p
     )
     for plugin_id, root in (("hello", first), ("world", second)):
         server.publish("acme", plugin_id, "v1.0.0", release_assets(plugin_id, "1.0.0"))
-        assert nexo("install", f"acme/{plugin_id}", "--dest", str(root))[0] == 0
-    code, out, err = nexo("outdated", "--json", "--config", str(config))
+        assert nexo("plugin", "install", f"acme/{plugin_id}", "--dest", str(root),
+                    in_process=True)[0] == 0  # fmt: skip
+    code, out, err = nexo("plugin", "outdated", "--json", "--config", str(config),
+                          in_process=True)  # fmt: skip
     assert code == 0, err
     by_id = {entry["id"]: entry for entry in json.loads(out)["plugins"]}
     assert set(by_id) == {"hello", "world"}

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-from adversarial.harness import CliResult, clean_env, run_cli
+from support.cli import CliResult, clean_env, nexo
 from support.tarballs import write_plugin
 
 NOBODY = 65534
@@ -26,10 +26,18 @@ def _install(tmp_path: Path, work: Path) -> CliResult:
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
     env = clean_env(NEXO_HOME=str(tmp_path / "home"))
     env.pop("NEXO_CONFIG_DIR", None)
-    return run_cli(
-        ["plugin", "install", str(tarball), "--dest", str(tmp_path / "root"), "--yes", "--json"],
-        env=env, cwd=work, timeout=60,
-    )  # fmt: skip
+    return nexo(
+        "plugin",
+        "install",
+        str(tarball),
+        "--dest",
+        str(tmp_path / "root"),
+        "--yes",
+        "--json",
+        env=env,
+        cwd=work,
+        in_process=True,
+    )
 
 
 @pytest.mark.parametrize("planted", ["owned by another user", "writable by others"])
@@ -80,10 +88,17 @@ def test_the_default_configuration_directory_is_named_once(tmp_path: Path) -> No
     assert "configuration directory" not in result.stdout
     env = clean_env(NEXO_HOME=str(tmp_path / "home"))
     env.pop("NEXO_CONFIG_DIR", None)
-    quiet = run_cli(
-        ["--quiet", "plugin", "list", "--dest", str(tmp_path / "root"), "--json"],
-        env=env, cwd=work, timeout=60,
-    )  # fmt: skip
+    quiet = nexo(
+        "--quiet",
+        "plugin",
+        "list",
+        "--dest",
+        str(tmp_path / "root"),
+        "--json",
+        env=env,
+        cwd=work,
+        in_process=True,
+    )
     assert quiet.exit_code == 0, quiet.stderr
     assert "configuration directory" not in quiet.stderr
 
@@ -102,6 +117,6 @@ def test_a_configuration_directory_given_explicitly_is_not_announced(
         args += ["--config", str(config)]
     else:
         env["NEXO_CONFIG_DIR"] = str(config)
-    result = run_cli(args, env=env, cwd=tmp_path, timeout=60)
+    result = nexo(*args, env=env, cwd=tmp_path, in_process=True)
     assert result.exit_code == 0, result.stderr
     assert "configuration directory" not in result.stderr

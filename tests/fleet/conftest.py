@@ -5,11 +5,8 @@ from __future__ import annotations
 import base64
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from support.private_sigstore import PrivateSigstore
@@ -109,26 +106,6 @@ def make_dist(tmp_path: Path, private_sigstore: PrivateSigstore) -> MakeDist:
         return directory
 
     return make
-
-
-def run_nexo(
-    env: dict[str, str], *args: str, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    """``nexo plugin ARGS`` in a subprocess with ``env``."""
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-        timeout=timeout,
-    )
-
-
-def json_of(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
-    document = json.loads(result.stdout)
-    assert isinstance(document, dict), result.stdout
-    return document
 
 
 def push_dist(dist: Path, reference: str, home: Path, config: Path | None = None) -> None:

@@ -7,9 +7,8 @@ import socket
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 from support.stderr import without_notes
-
-from .conftest import json_of, run_nexo
 
 
 def _closed_port() -> int:
@@ -57,11 +56,11 @@ def test_bad_input_is_one_line_with_its_kind(
     ]
     if filled[0] == "install":
         filled += ["--dest", str(tmp_path / "root")]
-    result = run_nexo(fleet_env, *filled, "--json")
-    assert result.returncode == code, result.stderr
+    result = nexo("plugin", *filled, "--json", env=fleet_env, in_process=True)
+    assert result.code == code, result.stderr
     assert "Traceback" not in result.stderr
     problems = without_notes(result.stderr)
     assert problems.count("\n") == 1
     assert problems.startswith("error: ")
-    assert json_of(result)["kind"] == kind
+    assert result.document["kind"] == kind
     assert not (tmp_path / "root").exists() or not any((tmp_path / "root").iterdir())

@@ -7,10 +7,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from support.cli import nexo
 from support.registry import Registry
 from support.tarballs import tree_snapshot
 
-from .conftest import LINUX, MakeDist, json_of, push_dist, run_nexo
+from .conftest import LINUX, MakeDist, push_dist
 
 PLUGINS = ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot")
 
@@ -53,9 +54,9 @@ def test_lock_with_many_jobs_writes_the_bytes_of_one_at_a_time(
         # A cold blob cache each time: every tarball is fetched and verified again.
         env = {**fleet_env, "NEXO_HOME": str(tmp_path / f"home-{jobs}")}
         wanted = _wanted(tmp_path / f"project-{jobs}", registry)
-        result = run_nexo(env, "lock", "-f", str(wanted), "--jobs", jobs, *common)
-        assert result.returncode == 0, result.stderr
-        assert json_of(result)["changes"] == {
+        result = nexo("plugin", "lock", "-f", str(wanted), "--jobs", jobs, *common, env=env)
+        assert result.code == 0, result.stderr
+        assert result.document["changes"] == {
             plugin_id: f"locked 1.{number}.0" for number, plugin_id in enumerate(PLUGINS)
         }
         locks.append((wanted.parent / "nexo-plugins.lock").read_bytes())
@@ -75,11 +76,19 @@ def test_a_plugin_that_cannot_be_locked_fails_the_same_way_with_many_jobs(
     errors = []
     for jobs in ("1", "6"):
         wanted = _wanted(tmp_path / f"project-{jobs}", registry, missing="ghost")
-        result = run_nexo(
-            fleet_env, "lock", "-f", str(wanted), "--jobs", jobs, "--plain-http", "--json"
+        result = nexo(
+            "plugin",
+            "lock",
+            "-f",
+            str(wanted),
+            "--jobs",
+            jobs,
+            "--plain-http",
+            "--json",
+            env=fleet_env,
         )
-        assert result.returncode == 1, result.stdout
-        document = json_of(result)
+        assert result.code == 1, result.stdout
+        document = result.document
         errors.append((document["kind"], document["error"]))
         # Nothing is written when one plugin fails.
         assert not (wanted.parent / "nexo-plugins.lock").exists()
@@ -98,18 +107,28 @@ def test_sync_with_many_jobs_ends_byte_identical_to_one_at_a_time(
     _publish(registry, make_dist, Path(fleet_env["NEXO_HOME"]), signed=True)
     common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
     wanted = _wanted(tmp_path / "project", registry)
-    assert run_nexo(fleet_env, "lock", "-f", str(wanted), *common).returncode == 0
+    assert nexo("plugin", "lock", "-f", str(wanted), *common, env=fleet_env).code == 0
     lock_path = wanted.parent / "nexo-plugins.lock"
     lock_bytes = lock_path.read_bytes()
     roots, reports = [], []
     for jobs in ("1", "6"):
         env = {**fleet_env, "NEXO_HOME": str(tmp_path / f"home-{jobs}")}
         dest = tmp_path / f"root-{jobs}"
-        synced = run_nexo(
-            env, "sync", "--lock", str(lock_path), "--dest", str(dest), "--frozen",
-            "--jobs", jobs, "--json", *common,
-        )  # fmt: skip
-        assert synced.returncode == 0, synced.stdout
+        synced = nexo(
+            "plugin",
+            "sync",
+            "--lock",
+            str(lock_path),
+            "--dest",
+            str(dest),
+            "--frozen",
+            "--jobs",
+            jobs,
+            "--json",
+            *common,
+            env=env,
+        )
+        assert synced.code == 0, synced.stdout
         document = json.loads(synced.stdout.replace(str(dest), "<dest>"))
         reports.append((document["plugins"], document["requests"]["registries"]))
         roots.append(dest)
@@ -134,7 +153,7 @@ def test_one_failing_plugin_leaves_the_others_synced_with_many_jobs(
 ) -> None:
     _publish(registry, make_dist, Path(fleet_env["NEXO_HOME"]), signed=False)
     wanted = _wanted(tmp_path / "project", registry)
-    assert run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http").returncode == 0
+    assert nexo("plugin", "lock", "-f", str(wanted), "--plain-http", env=fleet_env).code == 0
     lock_path = wanted.parent / "nexo-plugins.lock"
     # The lock now names a tarball digest the registry does not hold for one plugin.
     text = lock_path.read_text(encoding="utf-8")
@@ -143,12 +162,22 @@ def test_one_failing_plugin_leaves_the_others_synced_with_many_jobs(
     lock_path.write_text(text[:sha_at] + "0" * 64 + text[sha_at + 64 :], encoding="utf-8")
     dest = tmp_path / "root"
     env = {**fleet_env, "NEXO_HOME": str(tmp_path / "clean-home")}
-    synced = run_nexo(
-        env, "sync", "--lock", str(lock_path), "--dest", str(dest), "--frozen", "--jobs", "6",
-        "--plain-http", "--json",
-    )  # fmt: skip
-    assert synced.returncode == 1
-    document = json_of(synced)
+    synced = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(lock_path),
+        "--dest",
+        str(dest),
+        "--frozen",
+        "--jobs",
+        "6",
+        "--plain-http",
+        "--json",
+        env=env,
+    )
+    assert synced.code == 1
+    document = synced.document
     assert document["kind"] == "sync_failed"
     actions = {item["id"]: (item["action"], item.get("kind")) for item in document["plugins"]}
     assert actions.pop("charlie") == ("failed", "checksum_mismatch")
@@ -162,15 +191,23 @@ def test_jobs_out_of_range_is_a_usage_error_and_nothing_is_written(
 ) -> None:
     wanted = _wanted(tmp_path / "project", registry)
     for jobs in ("0", "65"):
-        locked = run_nexo(fleet_env, "lock", "-f", str(wanted), "--jobs", jobs, "--json")
-        assert locked.returncode == 2, locked.stdout
-        assert json_of(locked)["kind"] == "usage"
+        locked = nexo("plugin", "lock", "-f", str(wanted), "--jobs", jobs, "--json", env=fleet_env)
+        assert locked.code == 2, locked.stdout
+        assert locked.document["kind"] == "usage"
         assert not (wanted.parent / "nexo-plugins.lock").exists()
         dest = tmp_path / "root"
-        synced = run_nexo(
-            fleet_env, "sync", "--lock", str(tmp_path / "none.lock"), "--dest", str(dest),
-            "--jobs", jobs, "--json",
-        )  # fmt: skip
-        assert synced.returncode == 2, synced.stdout
-        assert json_of(synced)["kind"] == "usage"
+        synced = nexo(
+            "plugin",
+            "sync",
+            "--lock",
+            str(tmp_path / "none.lock"),
+            "--dest",
+            str(dest),
+            "--jobs",
+            jobs,
+            "--json",
+            env=fleet_env,
+        )
+        assert synced.code == 2, synced.stdout
+        assert synced.document["kind"] == "usage"
         assert not dest.exists()

@@ -8,6 +8,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 from support.github_server import GitHubServer, github_server
 from support.private_sigstore import PrivateSigstore
 from support.tarballs import release_assets, tree_snapshot
@@ -15,7 +16,7 @@ from support.tarballs import release_assets, tree_snapshot
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.sources.cache import BlobCache, BlobSink
 
-from .conftest import ACME_IDENTITY, LINUX, json_of, run_nexo
+from .conftest import ACME_IDENTITY, LINUX
 
 __all__ = ["github_server"]
 
@@ -52,15 +53,25 @@ def test_github_sources_lock_sync_and_upgrade(
     env, wanted = _wants_echo(tmp_path, fleet_env, github_server, "^1.2")
     lock_file = tmp_path / "nexo-plugins.lock"
     common = ("--trusted-keys", str(policy), "--require-signature")
-    locked = run_nexo(env, "lock", "-f", str(wanted), *common)
-    assert locked.returncode == 0, locked.stderr
+    locked = nexo("plugin", "lock", "-f", str(wanted), *common, env=env, in_process=True)
+    assert locked.code == 0, locked.stderr
     text = lock_file.read_text()
     assert 'resolved = "acme/nexo-plugin-echo@v1.2.3"' in text
     assert f'identity = "{ACME_IDENTITY}"' in text
 
     dest = tmp_path / "root"
-    synced = run_nexo(env, "sync", "--lock", str(lock_file), "--dest", str(dest), *common)
-    assert synced.returncode == 0, synced.stderr
+    synced = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(lock_file),
+        "--dest",
+        str(dest),
+        *common,
+        env=env,
+        in_process=True,
+    )
+    assert synced.code == 0, synced.stderr
     receipt = json.loads((dest / "echo-1.2.3" / ".nexo-install.json").read_text())
     assert receipt["source"] == "github-releases"
     assert receipt["tag"] == "v1.2.3"
@@ -69,29 +80,64 @@ def test_github_sources_lock_sync_and_upgrade(
     # A newer release does not move the lock until asked, and asking GitHub is not needed.
     _publish(github_server, private_sigstore, "1.3.0")
     seen = len(github_server.requests)
-    again = run_nexo(env, "lock", "-f", str(wanted), *common, "--json")
-    assert json_of(again)["written"] is False
+    again = nexo("plugin", "lock", "-f", str(wanted), *common, "--json", env=env, in_process=True)
+    assert again.document["written"] is False
     assert len(github_server.requests) == seen
-    upgraded = run_nexo(env, "lock", "-f", str(wanted), "--upgrade", "echo", *common, "--json")
-    assert upgraded.returncode == 0, upgraded.stderr
-    assert json_of(upgraded)["changes"] == {"echo": "1.2.3 -> 1.3.0"}
-    replaced = run_nexo(
-        env, "sync", "--lock", str(lock_file), "--dest", str(dest), "--frozen", *common, "--json"
+    upgraded = nexo(
+        "plugin",
+        "lock",
+        "-f",
+        str(wanted),
+        "--upgrade",
+        "echo",
+        *common,
+        "--json",
+        env=env,
+        in_process=True,
     )
-    assert replaced.returncode == 0, replaced.stderr
-    assert json_of(replaced)["plugins"][0]["action"] == "replaced"
+    assert upgraded.code == 0, upgraded.stderr
+    assert upgraded.document["changes"] == {"echo": "1.2.3 -> 1.3.0"}
+    replaced = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(lock_file),
+        "--dest",
+        str(dest),
+        "--frozen",
+        *common,
+        "--json",
+        env=env,
+        in_process=True,
+    )
+    assert replaced.code == 0, replaced.stderr
+    assert replaced.document["plugins"][0]["action"] == "replaced"
     assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-1.3.0"]
 
-    unknown = run_nexo(env, "lock", "-f", str(wanted), "--upgrade", "nope", "--json")
-    assert unknown.returncode == 2
-    assert json_of(unknown)["kind"] == "usage"
-    without_flag = run_nexo(env, "lock", "echo", "-f", str(wanted), "--json")
-    assert without_flag.returncode == 2
-    assert json_of(without_flag)["kind"] == "usage"
+    unknown = nexo(
+        "plugin", "lock", "-f", str(wanted), "--upgrade", "nope", "--json", env=env, in_process=True
+    )
+    assert unknown.code == 2
+    assert unknown.document["kind"] == "usage"
+    without_flag = nexo(
+        "plugin", "lock", "echo", "-f", str(wanted), "--json", env=env, in_process=True
+    )
+    assert without_flag.code == 2
+    assert without_flag.document["kind"] == "usage"
     # --upgrade with no id re-resolves every plugin: already the newest, nothing to write.
-    everything = run_nexo(env, "lock", "-f", str(wanted), "--upgrade", *common, "--json")
-    assert everything.returncode == 0, everything.stderr
-    assert json_of(everything)["written"] is False
+    everything = nexo(
+        "plugin",
+        "lock",
+        "-f",
+        str(wanted),
+        "--upgrade",
+        *common,
+        "--json",
+        env=env,
+        in_process=True,
+    )
+    assert everything.code == 0, everything.stderr
+    assert everything.document["written"] is False
 
 
 def test_frozen_syncs_of_a_github_lock_write_the_same_receipts_on_every_host(
@@ -109,16 +155,25 @@ def test_frozen_syncs_of_a_github_lock_write_the_same_receipts_on_every_host(
     env, wanted = _wants_echo(tmp_path, fleet_env, github_server)
     lock_file = tmp_path / "nexo-plugins.lock"
     common = ("--trusted-keys", str(policy), "--require-signature")
-    assert run_nexo(env, "lock", "-f", str(wanted), *common).returncode == 0
+    assert nexo("plugin", "lock", "-f", str(wanted), *common, env=env, in_process=True).code == 0
     assert f'published = "{published}"' in lock_file.read_text()
     roots = []
     for name in ("a", "b"):
         host = {**env, "NEXO_HOME": str(tmp_path / f"home-{name}")}
         dest = tmp_path / f"root-{name}"
-        synced = run_nexo(
-            host, "sync", "--lock", str(lock_file), "--dest", str(dest), "--frozen", *common
+        synced = nexo(
+            "plugin",
+            "sync",
+            "--lock",
+            str(lock_file),
+            "--dest",
+            str(dest),
+            "--frozen",
+            *common,
+            env=host,
+            in_process=True,
         )
-        assert synced.returncode == 0, synced.stderr
+        assert synced.code == 0, synced.stderr
         roots.append(dest)
     assert tree_snapshot(roots[0]) == tree_snapshot(roots[1])
     receipts = [(root / "echo-1.2.3" / ".nexo-install.json").read_bytes() for root in roots]
@@ -129,13 +184,22 @@ def test_frozen_syncs_of_a_github_lock_write_the_same_receipts_on_every_host(
     lock_file.write_text(
         lock_file.read_text().replace(published, "yesterday\\u001b[2J"), encoding="utf-8"
     )
-    edited = run_nexo(
-        env, "sync", "--lock", str(lock_file), "--dest", str(tmp_path / "c"), "--frozen",
-        *common, "--json",
-    )  # fmt: skip
-    assert edited.returncode == 2
-    assert json_of(edited)["kind"] == "lock_invalid"
-    assert "published" in json_of(edited)["error"]
+    edited = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(lock_file),
+        "--dest",
+        str(tmp_path / "c"),
+        "--frozen",
+        *common,
+        "--json",
+        env=env,
+        in_process=True,
+    )
+    assert edited.code == 2
+    assert edited.document["kind"] == "lock_invalid"
+    assert "published" in edited.document["error"]
     assert not (tmp_path / "c" / "echo-1.2.3").exists()
 
 
@@ -149,17 +213,39 @@ def test_a_lock_that_names_another_signer_is_refused_at_sync(
 ) -> None:
     _publish(github_server, private_sigstore, "1.2.3")
     env, wanted = _wants_echo(tmp_path, fleet_env, github_server)
-    assert run_nexo(env, "lock", "-f", str(wanted), "--trusted-keys", str(policy)).returncode == 0
+    assert (
+        nexo(
+            "plugin",
+            "lock",
+            "-f",
+            str(wanted),
+            "--trusted-keys",
+            str(policy),
+            env=env,
+            in_process=True,
+        ).code
+        == 0
+    )
     lock_file = tmp_path / "nexo-plugins.lock"
     other = "https://github.com/acme/nexo-plugin-echo/.github/workflows/other.yml@refs/tags/v1"
     lock_file.write_text(lock_file.read_text().replace(ACME_IDENTITY, other))
     dest = tmp_path / "root"
-    refused = run_nexo(
-        env, "sync", "--lock", str(lock_file), "--dest", str(dest), "--frozen",
-        "--trusted-keys", str(policy), "--json",
-    )  # fmt: skip
-    assert refused.returncode == 1
-    assert json_of(refused)["plugins"][0]["kind"] == "signer_untrusted"
+    refused = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(lock_file),
+        "--dest",
+        str(dest),
+        "--frozen",
+        "--trusted-keys",
+        str(policy),
+        "--json",
+        env=env,
+        in_process=True,
+    )
+    assert refused.code == 1
+    assert refused.document["plugins"][0]["kind"] == "signer_untrusted"
     assert not (dest / "echo-1.2.3").exists()
 
 
@@ -232,41 +318,53 @@ def test_cache_prune(tmp_path: Path, fleet_env: dict[str, str]) -> None:
     fresh.write_bytes(b"fresh")
     cache.add_file(fresh)
     (cache.temp / "leftover.part").write_bytes(b"half")
-    kept = run_nexo(fleet_env, "cache", "prune", "--json")
-    assert kept.returncode == 0, kept.stderr
-    assert json_of(kept) == {"ok": True, "removed": 1, "freed_bytes": 4, "kept": 1}
-    emptied = run_nexo(fleet_env, "cache", "prune", "--all", "--json")
-    assert json_of(emptied)["removed"] == 1
+    kept = nexo("plugin", "cache", "prune", "--json", env=fleet_env, in_process=True)
+    assert kept.code == 0, kept.stderr
+    assert kept.document == {"ok": True, "removed": 1, "freed_bytes": 4, "kept": 1}
+    emptied = nexo("plugin", "cache", "prune", "--all", "--json", env=fleet_env, in_process=True)
+    assert emptied.document["removed"] == 1
     assert not any(cache.store.iterdir())
-    bad = run_nexo(fleet_env, "cache", "prune", "--older-than-days", "-1", "--json")
-    assert bad.returncode == 2
-    assert json_of(bad)["kind"] == "usage"
+    bad = nexo(
+        "plugin",
+        "cache",
+        "prune",
+        "--older-than-days",
+        "-1",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert bad.code == 2
+    assert bad.document["kind"] == "usage"
 
 
 def test_cache_dir_size_clean_as_uv(tmp_path: Path, fleet_env: dict[str, str]) -> None:
     """``cache dir|size|clean`` answer as ``uv cache`` does: path, bytes, emptied."""
     home = Path(fleet_env["NEXO_HOME"])
-    where = run_nexo(fleet_env, "cache", "dir")
-    assert (where.returncode, where.stdout) == (0, f"{home / 'cache' / 'blobs'}\n")
-    empty = run_nexo(fleet_env, "cache", "size")
-    assert (empty.returncode, empty.stdout) == (0, "0\n")
+    where = nexo("plugin", "cache", "dir", env=fleet_env, in_process=True)
+    assert (where.code, where.stdout) == (0, f"{home / 'cache' / 'blobs'}\n")
+    empty = nexo("plugin", "cache", "size", env=fleet_env, in_process=True)
+    assert (empty.code, empty.stdout) == (0, "0\n")
     assert not (home / "cache").exists()  # asking creates nothing
     cache = BlobCache(home)
     for index, size in enumerate((1000, 2072)):
         blob = tmp_path / f"blob-{index}"
         blob.write_bytes(bytes([index]) * size)
         cache.add_file(blob)
-    sized = run_nexo(fleet_env, "cache", "size")
+    sized = nexo("plugin", "cache", "size", env=fleet_env, in_process=True)
     assert sized.stdout == "3072\n"
-    assert run_nexo(fleet_env, "cache", "size", "--human").stdout == "3.0KiB\n"
-    assert json_of(run_nexo(fleet_env, "cache", "size", "--json")) == {
+    assert (
+        nexo("plugin", "cache", "size", "--human", env=fleet_env, in_process=True).stdout
+        == "3.0KiB\n"
+    )
+    assert nexo("plugin", "cache", "size", "--json", env=fleet_env, in_process=True).document == {
         "ok": True, "path": str(cache.root), "blobs": 2, "bytes": 3072,
     }  # fmt: skip
-    cleaned = run_nexo(fleet_env, "cache", "clean", "--json")
-    assert cleaned.returncode == 0, cleaned.stderr
-    assert json_of(cleaned) == {"ok": True, "removed": 2, "freed_bytes": 3072, "kept": 0}
+    cleaned = nexo("plugin", "cache", "clean", "--json", env=fleet_env, in_process=True)
+    assert cleaned.code == 0, cleaned.stderr
+    assert cleaned.document == {"ok": True, "removed": 2, "freed_bytes": 3072, "kept": 0}
     assert not any(cache.store.iterdir())
-    assert run_nexo(fleet_env, "cache", "size").stdout == "0\n"
+    assert nexo("plugin", "cache", "size", env=fleet_env, in_process=True).stdout == "0\n"
 
 
 def test_lock_binds_a_signature_to_the_release_it_was_made_for(
@@ -284,9 +382,19 @@ def test_lock_binds_a_signature_to_the_release_it_was_made_for(
     assets[name + ".sigstore.json"] = json.dumps(bundle).encode()
     github_server.publish("acme", "nexo-plugin-echo", "v1.3.0", assets)
     env, wanted = _wants_echo(tmp_path, fleet_env, github_server)
-    refused = run_nexo(env, "lock", "-f", str(wanted), "--trusted-keys", str(policy), "--json")
-    assert refused.returncode == 1
-    assert json_of(refused)["kind"] == "signer_untrusted"
+    refused = nexo(
+        "plugin",
+        "lock",
+        "-f",
+        str(wanted),
+        "--trusted-keys",
+        str(policy),
+        "--json",
+        env=env,
+        in_process=True,
+    )
+    assert refused.code == 1
+    assert refused.document["kind"] == "signer_untrusted"
     assert not (tmp_path / "nexo-plugins.lock").exists()
 
 
@@ -308,14 +416,35 @@ def test_no_signature_request_when_signatures_are_not_verified(
     )
     env, wanted = _wants_echo(tmp_path, fleet_env, github_server, "^1.2")
     lock_file = tmp_path / "nexo-plugins.lock"
-    locked = run_nexo(env, "lock", "-f", str(wanted), "--skip-signature-verify")
-    assert locked.returncode == 0, locked.stderr
-    synced = run_nexo(env, "sync", "--lock", str(lock_file), "--dest", str(tmp_path / "root"),
-                      "--skip-signature-verify")  # fmt: skip
-    assert synced.returncode == 0, synced.stderr
+    locked = nexo(
+        "plugin", "lock", "-f", str(wanted), "--skip-signature-verify", env=env, in_process=True
+    )
+    assert locked.code == 0, locked.stderr
+    synced = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(lock_file),
+        "--dest",
+        str(tmp_path / "root"),
+        "--skip-signature-verify",
+        env=env,
+        in_process=True,
+    )
+    assert synced.code == 0, synced.stderr
     assert github_server.requests_to("/attestations/") == []
     assert github_server.requests_to(signature_path) == []
-    verified = run_nexo(env, "sync", "--lock", str(lock_file), "--dest", str(tmp_path / "again"),
-                        "--trusted-keys", str(policy))  # fmt: skip
-    assert verified.returncode == 0, verified.stderr
+    verified = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(lock_file),
+        "--dest",
+        str(tmp_path / "again"),
+        "--trusted-keys",
+        str(policy),
+        env=env,
+        in_process=True,
+    )
+    assert verified.code == 0, verified.stderr
     assert github_server.requests_to(signature_path)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import nexo
 from support.registry import Registry
 from support.tarballs import plugin_tarball, sha256_hex
 
@@ -151,8 +152,6 @@ def test_a_creation_time_that_is_not_one_stays_out_of_lock_and_receipts(
     time; escape sequences there are dropped, and the receipt gets the sync's own time."""
     from nexo_pkg.sources.oci import TargetFiles, push_version
 
-    from .conftest import run_nexo
-
     tarball = tmp_path / f"echo-1.2.3-{LINUX}.tar.gz"
     tarball.write_bytes(plugin_tarball("echo", "1.2.3"))
     hostile = "2026-01-01T00:00:00Z\x1b[2J\x1b]0;owned\x07"
@@ -165,16 +164,26 @@ def test_a_creation_time_that_is_not_one_stays_out_of_lock_and_receipts(
         )  # fmt: skip
     wanted = tmp_path / "nexo-plugins.toml"
     wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("plugins/echo")}"\n')
-    locked = run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http")
-    assert locked.returncode == 0, locked.stderr
+    locked = nexo(
+        "plugin", "lock", "-f", str(wanted), "--plain-http", env=fleet_env, in_process=True
+    )
+    assert locked.code == 0, locked.stderr
     lock_text = (tmp_path / "nexo-plugins.lock").read_text()
     assert "published" not in lock_text
     dest = tmp_path / "root"
-    synced = run_nexo(
-        fleet_env, "sync", "--lock", str(tmp_path / "nexo-plugins.lock"), "--dest", str(dest),
-        "--frozen", "--plain-http",
-    )  # fmt: skip
-    assert synced.returncode == 0, synced.stderr
+    synced = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(tmp_path / "nexo-plugins.lock"),
+        "--dest",
+        str(dest),
+        "--frozen",
+        "--plain-http",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert synced.code == 0, synced.stderr
     receipt = (dest / "echo-1.2.3" / ".nexo-install.json").read_text()
     assert "\\u001b" not in receipt
     assert "\x1b" not in receipt

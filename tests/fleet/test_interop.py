@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import nexo
 from support.private_sigstore import PrivateSigstore
 from support.registry import Registry, start_registry
 from support.tarballs import plugin_tarball, tree_snapshot, write_plugin
@@ -27,7 +28,7 @@ from support.tools import require_tool
 from nexo_pkg.sources import artifact
 from nexo_pkg.sources.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient
 
-from .conftest import ACME_IDENTITY, LINUX, MakeDist, json_of, push_dist, run_nexo
+from .conftest import ACME_IDENTITY, LINUX, MakeDist, push_dist
 
 ISSUER = "https://token.actions.githubusercontent.com"
 ACCEPT = f"{INDEX_MEDIA_TYPE}, {MANIFEST_MEDIA_TYPE}"
@@ -104,12 +105,23 @@ def wanted_file(directory: Path, source: str) -> Path:
 def install_verified(
     env: dict[str, str], reference: str, dest: Path, policy: Path
 ) -> dict[str, Any]:
-    installed = run_nexo(
-        env, "install", reference, "--dest", str(dest), "--plain-http",
-        "--trusted-keys", str(policy), "--require-signature", "--yes", "--json",
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
-    return json_of(installed)
+    installed = nexo(
+        "plugin",
+        "install",
+        reference,
+        "--dest",
+        str(dest),
+        "--plain-http",
+        "--trusted-keys",
+        str(policy),
+        "--require-signature",
+        "--yes",
+        "--json",
+        env=env,
+        in_process=True,
+    )
+    assert installed.code == 0, installed.stderr
+    return installed.document
 
 
 def lock_and_sync_frozen(
@@ -118,15 +130,32 @@ def lock_and_sync_frozen(
     """Lock ``source`` and sync it with ``--frozen --require-signature`` into a new root."""
     project = wanted_file(tmp_path / f"fleet-{name}", source).parent
     common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
-    locked = run_nexo(env, "lock", "-f", str(project / "nexo-plugins.toml"), *common)
-    assert locked.returncode == 0, locked.stderr
+    locked = nexo(
+        "plugin",
+        "lock",
+        "-f",
+        str(project / "nexo-plugins.toml"),
+        *common,
+        env=env,
+        in_process=True,
+    )
+    assert locked.code == 0, locked.stderr
     host_env = {**env, "NEXO_HOME": str(tmp_path / f"home-{name}")}
-    synced = run_nexo(
-        host_env, "sync", "--lock", str(project / "nexo-plugins.lock"),
-        "--dest", str(tmp_path / f"root-{name}"), "--frozen", *common, "--json",
-    )  # fmt: skip
-    assert synced.returncode == 0, synced.stderr
-    return json_of(synced)
+    synced = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(project / "nexo-plugins.lock"),
+        "--dest",
+        str(tmp_path / f"root-{name}"),
+        "--frozen",
+        *common,
+        "--json",
+        env=host_env,
+        in_process=True,
+    )
+    assert synced.code == 0, synced.stderr
+    return synced.document
 
 
 def test_a_skopeo_copy_all_of_every_tag_installs_and_syncs_with_its_signatures(
@@ -230,24 +259,42 @@ def test_an_oras_push_of_a_tarball_with_the_documented_annotations_installs(
     assert manifest["mediaType"] == MANIFEST_MEDIA_TYPE
     assert "artifactType" not in manifest
     dest = tmp_path / "plugins"
-    installed = run_nexo(
-        fleet_env, "install", registry.ref("single/echo:1.2.3"), "--dest", str(dest),
-        "--plain-http", "--yes", "--json",
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
-    result = json_of(installed)
+    installed = nexo(
+        "plugin",
+        "install",
+        registry.ref("single/echo:1.2.3"),
+        "--dest",
+        str(dest),
+        "--plain-http",
+        "--yes",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert installed.code == 0, installed.stderr
+    result = installed.document
     assert (result["id"], result["version"], result["target"]) == ("echo", "1.2.3", LINUX)
     assert (dest / "echo-1.2.3" / "bin" / "echo").is_file()
     # Lock and sync take it as a version with that one target.
     wanted = wanted_file(tmp_path / "fleet", registry.ref("single/echo"))
-    locked = run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http")
-    assert locked.returncode == 0, locked.stderr
+    locked = nexo(
+        "plugin", "lock", "-f", str(wanted), "--plain-http", env=fleet_env, in_process=True
+    )
+    assert locked.code == 0, locked.stderr
     assert f"[plugins.echo.targets.{LINUX}]" in (wanted.parent / "nexo-plugins.lock").read_text()
-    synced = run_nexo(
-        fleet_env, "sync", "--lock", str(wanted.parent / "nexo-plugins.lock"),
-        "--dest", str(tmp_path / "root"), "--frozen", "--plain-http",
-    )  # fmt: skip
-    assert synced.returncode == 0, synced.stderr
+    synced = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(wanted.parent / "nexo-plugins.lock"),
+        "--dest",
+        str(tmp_path / "root"),
+        "--frozen",
+        "--plain-http",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert synced.code == 0, synced.stderr
     assert (tmp_path / "root" / "echo-1.2.3" / "bin" / "echo").is_file()
 
 
@@ -266,12 +313,20 @@ def test_a_manifest_without_the_annotations_is_refused_as_not_a_plugin(
         target=f"{registry.host}/bare/echo:1.2.3", files=[tarball.name], quiet=True
     )
     dest = tmp_path / "plugins"
-    refused = run_nexo(
-        fleet_env, "install", registry.ref("bare/echo:1.2.3"), "--dest", str(dest),
-        "--plain-http", "--yes", "--json",
-    )  # fmt: skip
-    assert refused.returncode == 1
-    document = json_of(refused)
+    refused = nexo(
+        "plugin",
+        "install",
+        registry.ref("bare/echo:1.2.3"),
+        "--dest",
+        str(dest),
+        "--plain-http",
+        "--yes",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert refused.code == 1
+    document = refused.document
     assert document["kind"] == "registry_invalid"
     assert "is not a nexo plugin" in document["error"]
     assert not dest.exists() or not any(p for p in dest.iterdir() if p.name.startswith("echo"))
@@ -306,12 +361,20 @@ def test_a_foreign_manifest_by_digest_names_the_reference_with_an_at_sign(
 ) -> None:
     """A docker image manifest is neither an index nor an OCI manifest."""
     digest = push_docker_manifest(registry, "foreign/thing", None)
-    refused = run_nexo(
-        fleet_env, "install", f"{registry.ref('foreign/thing')}@{digest}",
-        "--dest", str(tmp_path / "plugins"), "--plain-http", "--yes", "--json",
-    )  # fmt: skip
-    assert refused.returncode == 1
-    document = json_of(refused)
+    refused = nexo(
+        "plugin",
+        "install",
+        f"{registry.ref('foreign/thing')}@{digest}",
+        "--dest",
+        str(tmp_path / "plugins"),
+        "--plain-http",
+        "--yes",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert refused.code == 1
+    document = refused.document
     assert document["kind"] == "registry_invalid"
     assert f"foreign/thing@{digest} is a" in document["error"]
     assert "thing:sha256" not in document["error"]
@@ -404,11 +467,18 @@ def test_two_pushes_of_one_dist_without_source_date_epoch_give_one_index_digest(
     dist = make_dist()
     digests = []
     for name in ("first", "second"):
-        pushed = run_nexo(
-            fleet_env, "push", str(dist), registry.ref(f"{name}/echo"), "--plain-http", "--json"
+        pushed = nexo(
+            "plugin",
+            "push",
+            str(dist),
+            registry.ref(f"{name}/echo"),
+            "--plain-http",
+            "--json",
+            env=fleet_env,
+            in_process=True,
         )
-        assert pushed.returncode == 0, pushed.stderr
-        digests.append(json_of(pushed)["digest"])
+        assert pushed.code == 0, pushed.stderr
+        digests.append(pushed.document["digest"])
         time.sleep(1.1)  # the clock moves on between the pushes
     assert digests[0] == digests[1]
     index = get_json(registry, "first/echo/manifests/1.2.3")
@@ -433,17 +503,29 @@ def test_a_frozen_sync_through_a_registry_mirror_never_asks_the_locked_registry(
     project = wanted.parent
     lock_file = project / "nexo-plugins.lock"
     common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
-    assert run_nexo(fleet_env, "lock", "-f", str(wanted), *common).returncode == 0
+    assert (
+        nexo("plugin", "lock", "-f", str(wanted), *common, env=fleet_env, in_process=True).code == 0
+    )
     lock_text = lock_file.read_text()
 
     def sync_into(name: str, *extra: str, env: dict[str, str] | None = None) -> dict[str, Any]:
         host_env = {**(env or fleet_env), "NEXO_HOME": str(tmp_path / f"home-{name}")}
-        synced = run_nexo(
-            host_env, "sync", "--lock", str(lock_file), "--dest", str(tmp_path / name),
-            "--frozen", *common, *extra, "--json",
-        )  # fmt: skip
-        assert synced.returncode == 0, synced.stderr
-        return json_of(synced)
+        synced = nexo(
+            "plugin",
+            "sync",
+            "--lock",
+            str(lock_file),
+            "--dest",
+            str(tmp_path / name),
+            "--frozen",
+            *common,
+            *extra,
+            "--json",
+            env=host_env,
+            in_process=True,
+        )
+        assert synced.code == 0, synced.stderr
+        return synced.document
 
     sync_into("from-origin")
     copy_every_tag(registry, second_registry, "plugins/echo", "plugins/echo")
@@ -482,7 +564,12 @@ def test_a_mirror_that_serves_other_bytes_is_refused_and_nothing_is_installed(
     push_dist(dist, registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
     wanted = wanted_file(tmp_path / "fleet", registry.ref("plugins/echo"))
     project = wanted.parent
-    assert run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http").returncode == 0
+    assert (
+        nexo(
+            "plugin", "lock", "-f", str(wanted), "--plain-http", env=fleet_env, in_process=True
+        ).code
+        == 0
+    )
     copy_every_tag(registry, second_registry, "plugins/echo", "plugins/echo")
     tarball = (dist / f"echo-1.2.3-{LINUX}.tar.gz").read_bytes()
     for blob in second_registry.blob_files():
@@ -490,13 +577,23 @@ def test_a_mirror_that_serves_other_bytes_is_refused_and_nothing_is_installed(
             blob.write_bytes(tarball[:-1] + bytes([tarball[-1] ^ 0xFF]))
     registry.stop()
     dest = tmp_path / "root"
-    synced = run_nexo(
-        {**fleet_env, "NEXO_HOME": str(tmp_path / "clean-home")},
-        "sync", "--lock", str(project / "nexo-plugins.lock"), "--dest", str(dest), "--frozen",
-        "--plain-http", "--registry-mirror", f"{registry.host}={second_registry.host}", "--json",
-    )  # fmt: skip
-    assert synced.returncode == 1
-    assert json_of(synced)["plugins"][0]["kind"] == "checksum_mismatch"
+    synced = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(project / "nexo-plugins.lock"),
+        "--dest",
+        str(dest),
+        "--frozen",
+        "--plain-http",
+        "--registry-mirror",
+        f"{registry.host}={second_registry.host}",
+        "--json",
+        env={**fleet_env, "NEXO_HOME": str(tmp_path / "clean-home")},
+        in_process=True,
+    )
+    assert synced.code == 1
+    assert synced.document["plugins"][0]["kind"] == "checksum_mismatch"
     assert not (dest / "echo-1.2.3").exists()
 
 
@@ -528,9 +625,20 @@ def test_a_malformed_mirror_setting_is_refused_before_anything_is_fetched(
     if where == "env":
         env["NEXO_REGISTRY_MIRRORS"] = value
     dest = tmp_path / "root"
-    refused = run_nexo(env, "sync", "--lock", str(lock_file), "--dest", str(dest), *extra, "--json")
-    assert refused.returncode == 2, refused.stderr
-    assert json_of(refused)["kind"] == kind
+    refused = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(lock_file),
+        "--dest",
+        str(dest),
+        *extra,
+        "--json",
+        env=env,
+        in_process=True,
+    )
+    assert refused.code == 2, refused.stderr
+    assert refused.document["kind"] == kind
     assert not lock_file.exists()
     assert not dest.exists()
 
@@ -544,9 +652,11 @@ def raw_manifest(running: Registry, repository: str, reference: str) -> bytes:
 
 
 def mirror(env: dict[str, str], source: str, destination: str) -> dict[str, Any]:
-    done = run_nexo(env, "mirror", source, destination, "--plain-http", "--json")
-    assert done.returncode == 0, done.stderr
-    return json_of(done)
+    done = nexo(
+        "plugin", "mirror", source, destination, "--plain-http", "--json", env=env, in_process=True
+    )
+    assert done.code == 0, done.stderr
+    return done.document
 
 
 def test_mirror_between_registries_keeps_every_digest_and_a_second_run_copies_nothing(
@@ -615,19 +725,31 @@ def test_mirror_between_registries_refuses_what_is_not_a_plugin_and_writes_nothi
     *, fleet_env: dict[str, str], registry: Registry, second_registry: Registry
 ) -> None:
     push_docker_manifest(registry, "foreign/thing", "1.0.0")
-    refused = run_nexo(
-        fleet_env, "mirror", registry.ref("foreign/thing:1.0.0"),
-        second_registry.ref("copy/thing"), "--plain-http", "--json",
-    )  # fmt: skip
-    assert refused.returncode == 1
-    assert json_of(refused)["kind"] == "registry_invalid"
+    refused = nexo(
+        "plugin",
+        "mirror",
+        registry.ref("foreign/thing:1.0.0"),
+        second_registry.ref("copy/thing"),
+        "--plain-http",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert refused.code == 1
+    assert refused.document["kind"] == "registry_invalid"
     assert second_registry.requests("(PUT|POST|PATCH)", ".") == 0
-    to_digest = run_nexo(
-        fleet_env, "mirror", registry.ref("foreign/thing:1.0.0"),
-        second_registry.ref("copy/thing") + "@sha256:" + "a" * 64, "--plain-http", "--json",
-    )  # fmt: skip
-    assert to_digest.returncode == 2
-    assert json_of(to_digest)["kind"] == "usage"
+    to_digest = nexo(
+        "plugin",
+        "mirror",
+        registry.ref("foreign/thing:1.0.0"),
+        second_registry.ref("copy/thing") + "@sha256:" + "a" * 64,
+        "--plain-http",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert to_digest.code == 2
+    assert to_digest.document["kind"] == "usage"
 
 
 def test_mirror_between_registries_stops_at_a_referrer_chain_too_deep_for_a_plugin(
@@ -664,12 +786,18 @@ def test_mirror_between_registries_stops_at_a_referrer_chain_too_deep_for_a_plug
                 artifact.canonical(listing), INDEX_MEDIA_TYPE,
             )  # fmt: skip
             subject = artifact.descriptor(MANIFEST_MEDIA_TYPE, digest, len(data))
-    refused = run_nexo(
-        fleet_env, "mirror", registry.ref("plugins/echo:1.2.3"), second_registry.ref("copy/echo"),
-        "--plain-http", "--json",
-    )  # fmt: skip
-    assert refused.returncode == 1, refused.stderr
-    document = json_of(refused)
+    refused = nexo(
+        "plugin",
+        "mirror",
+        registry.ref("plugins/echo:1.2.3"),
+        second_registry.ref("copy/echo"),
+        "--plain-http",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert refused.code == 1, refused.stderr
+    document = refused.document
     assert document["kind"] == "registry_invalid"
     assert "deep" in document["error"]
     assert "Traceback" not in refused.stderr

@@ -8,10 +8,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 from support.registry import Registry
 from support.registry_proxy import RegistryProxy
 
-from .conftest import ACME_IDENTITY, MakeDist, json_of, push_dist, run_nexo
+from .conftest import ACME_IDENTITY, MakeDist, push_dist
 
 MALLORY = "https://github.com/mallory/x/.github/workflows/r.yml@refs/tags/v1"
 
@@ -40,12 +41,23 @@ def _verdicts(
         dist = make_dist(f"p_{name}", identity=identity)
         push_dist(dist, f"{base}/{name}", home)
         dest = tmp_path / f"root-{name}"
-        result = run_nexo(
-            env, "install", f"{base}/{name}:1.2.3", "--dest", str(dest), "--plain-http",
-            "--trusted-keys", str(policy), "--require-signature", "--yes", "--json",
-        )  # fmt: skip
-        document = json_of(result)
-        if result.returncode == 0:
+        result = nexo(
+            "plugin",
+            "install",
+            f"{base}/{name}:1.2.3",
+            "--dest",
+            str(dest),
+            "--plain-http",
+            "--trusted-keys",
+            str(policy),
+            "--require-signature",
+            "--yes",
+            "--json",
+            env=env,
+            in_process=True,
+        )
+        document = result.document
+        if result.code == 0:
             verdicts[name] = ("verified", document["signature"]["identity"])
         else:
             assert not (dest / f"p_{name}-1.2.3").exists()
@@ -99,12 +111,23 @@ def test_artifacts_pushed_before_the_registry_had_the_api_still_verify(
     registry upgraded in place may): the fallback tag is still consulted."""
     push_dist(make_dist(), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
     dest = tmp_path / "root"
-    result = run_nexo(
-        fleet_env, "install", proxy.ref("plugins/echo:1.2.3"), "--dest", str(dest),
-        "--plain-http", "--trusted-keys", str(policy), "--require-signature", "--yes", "--json",
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    assert json_of(result)["signature"]["identity"] == ACME_IDENTITY
+    result = nexo(
+        "plugin",
+        "install",
+        proxy.ref("plugins/echo:1.2.3"),
+        "--dest",
+        str(dest),
+        "--plain-http",
+        "--trusted-keys",
+        str(policy),
+        "--require-signature",
+        "--yes",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert result.code == 0, result.stderr
+    assert result.document["signature"]["identity"] == ACME_IDENTITY
     assert proxy.count("GET", "/referrers/", 200) == 1
     assert proxy.count("GET", "/manifests/sha256-", 200) == 1
 
@@ -125,13 +148,23 @@ def test_referrers_on_later_pages_are_found(
     try:
         push_dist(make_dist(), paged.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
         dest = tmp_path / "root"
-        result = run_nexo(
-            fleet_env, "install", paged.ref("plugins/echo:1.2.3"), "--dest", str(dest),
-            "--plain-http", "--trusted-keys", str(policy), "--require-signature", "--yes",
+        result = nexo(
+            "plugin",
+            "install",
+            paged.ref("plugins/echo:1.2.3"),
+            "--dest",
+            str(dest),
+            "--plain-http",
+            "--trusted-keys",
+            str(policy),
+            "--require-signature",
+            "--yes",
             "--json",
-        )  # fmt: skip
-        assert result.returncode == 0, result.stderr
-        assert json_of(result)["signature"]["identity"] == ACME_IDENTITY
+            env=fleet_env,
+            in_process=True,
+        )
+        assert result.code == 0, result.stderr
+        assert result.document["signature"]["identity"] == ACME_IDENTITY
         assert paged.count("GET", "/referrers/", 200) == 2
         assert _fallback_tags(registry) == 0
     finally:

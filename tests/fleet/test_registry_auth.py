@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import base64
 import json
-import subprocess
 from pathlib import Path
 
+from support.cli import CliResult, nexo
 from support.registry import Registry
 from support.registry_proxy import RegistryProxy
 from support.stderr import without_notes
 from support.token_server import SERVICE, TokenServer
 
-from .conftest import MakeDist, auth_config, json_of, push_dist, run_nexo
+from .conftest import MakeDist, auth_config, push_dist
 
 REFRESH_TOKEN = "refresh-7d1f0c2a"  # noqa: S105 (a test value sent only to 127.0.0.1)
 
@@ -28,12 +28,22 @@ def _installed(dest: Path) -> list[str]:
 
 def _install(
     env: dict[str, str], reference: str, dest: Path, config: Path | None = None
-) -> subprocess.CompletedProcess[str]:
+) -> CliResult:
     """``nexo plugin install REFERENCE --dest DEST`` over plain http, with ``config`` as the
     registry credentials when given."""
     extra = ("--registry-config", str(config)) if config is not None else ()
-    return run_nexo(
-        env, "install", reference, "--dest", str(dest), "--plain-http", *extra, "--yes", "--json"
+    return nexo(
+        "plugin",
+        "install",
+        reference,
+        "--dest",
+        str(dest),
+        "--plain-http",
+        *extra,
+        "--yes",
+        "--json",
+        env=env,
+        in_process=True,
     )
 
 
@@ -69,7 +79,7 @@ def test_an_anonymous_token_pulls_a_public_repository_and_pushes_nothing(
 
     dest = tmp_path / "plugins"
     installed = _install(fleet_env, reference + ":1.2.3", dest)
-    assert installed.returncode == 0, installed.stderr
+    assert installed.code == 0, installed.stderr
     assert _installed(dest) == ["echo-1.2.3"]
     asked = tokens.requests[seen:]
     assert asked, "the registry wants a token even for a public pull"
@@ -77,16 +87,22 @@ def test_an_anonymous_token_pulls_a_public_repository_and_pushes_nothing(
     assert {r.scope for r in asked} == {"repository:public/echo:pull"}
 
     # The anonymous token grants pull only: a push without credentials is refused.
-    refused = run_nexo(
-        fleet_env, "push", str(make_dist("echo", "1.3.0", identity=None)), reference,
-        "--plain-http", "--json",
-    )  # fmt: skip
-    assert refused.returncode == 1, refused.stderr
-    document = json_of(refused)
+    refused = nexo(
+        "plugin",
+        "push",
+        str(make_dist("echo", "1.3.0", identity=None)),
+        reference,
+        "--plain-http",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert refused.code == 1, refused.stderr
+    document = refused.document
     assert document["kind"] == "registry_auth", document
     assert "no credentials" in document["error"]
     missing = _install(fleet_env, reference + ":1.3.0", tmp_path / "other")
-    assert json_of(missing)["kind"] == "release_not_found"
+    assert missing.document["kind"] == "release_not_found"
 
 
 def test_an_identity_token_is_exchanged_as_an_oauth2_refresh_token(
@@ -104,7 +120,7 @@ def test_an_identity_token_is_exchanged_as_an_oauth2_refresh_token(
     dest = tmp_path / "plugins"
     config = _identity_config(tmp_path, running, REFRESH_TOKEN)
     installed = _install(fleet_env, reference + ":1.2.3", dest, config)
-    assert installed.returncode == 0, installed.stderr
+    assert installed.code == 0, installed.stderr
     assert _installed(dest) == ["echo-1.2.3"]
     asked = tokens.requests[seen:]
     assert [r.method for r in asked] == ["POST"]
@@ -119,8 +135,8 @@ def test_an_identity_token_is_exchanged_as_an_oauth2_refresh_token(
     other = tmp_path / "other"
     wrong = _identity_config(tmp_path, running, "revoked-token")
     refused = _install(fleet_env, reference + ":1.2.3", other, wrong)
-    assert refused.returncode == 1
-    assert json_of(refused)["kind"] == "registry_auth"
+    assert refused.code == 1
+    assert refused.document["kind"] == "registry_auth"
     assert len(without_notes(refused.stderr).strip().splitlines()) == 1, refused.stderr
     assert _installed(other) == []
 
@@ -140,7 +156,7 @@ def test_a_token_service_without_oauth2_gets_the_identity_token_as_basic_auth(
     dest = tmp_path / "plugins"
     config = _identity_config(tmp_path, running, REFRESH_TOKEN)
     installed = _install(fleet_env, reference + ":1.2.3", dest, config)
-    assert installed.returncode == 0, installed.stderr
+    assert installed.code == 0, installed.stderr
     asked = tokens.requests[seen:]
     assert [(r.method, r.granted) for r in asked] == [("POST", False), ("GET", True)]
     pair = base64.b64encode(f"<token>:{REFRESH_TOKEN}".encode()).decode()
@@ -179,17 +195,25 @@ def test_a_token_that_runs_out_mid_run_is_fetched_again(
         entry = json.loads(config.read_text())["auths"][running.host]
         through.write_text(json.dumps({"auths": {proxy.host: entry}}), encoding="utf-8")
         common = ("--plain-http", "--registry-config", str(through))
-        locked = run_nexo(fleet_env, "lock", "-f", str(wanted), *common)
-        assert locked.returncode == 0, locked.stderr
+        locked = nexo("plugin", "lock", "-f", str(wanted), *common, env=fleet_env, in_process=True)
+        assert locked.code == 0, locked.stderr
         seen = len(tokens.requests)
         dest = tmp_path / "root"
-        synced = run_nexo(
-            {**fleet_env, "NEXO_HOME": str(tmp_path / "host-home")}, "sync", "--lock",
-            str(tmp_path / "nexo-plugins.lock"), "--dest", str(dest), "--frozen", *common,
+        synced = nexo(
+            "plugin",
+            "sync",
+            "--lock",
+            str(tmp_path / "nexo-plugins.lock"),
+            "--dest",
+            str(dest),
+            "--frozen",
+            *common,
             "--json",
-        )  # fmt: skip
-        assert synced.returncode == 0, synced.stderr
-        assert [p["action"] for p in json_of(synced)["plugins"]] == ["installed", "installed"]
+            env={**fleet_env, "NEXO_HOME": str(tmp_path / "host-home")},
+            in_process=True,
+        )
+        assert synced.code == 0, synced.stderr
+        assert [p["action"] for p in synced.document["plugins"]] == ["installed", "installed"]
         assert _installed(dest) == ["echo-1.2.3", "weather-1.2.3"]
         fetched = tokens.requests[seen:]
         assert len(fetched) >= 3  # each plugin's scope, and again when its token ran out

@@ -6,13 +6,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from faults.tls import make_certificate
+from support.cli import nexo
 from support.registry import PASSWORD, USER, Registry, start_registry
 from support.registry_proxy import RegistryProxy
 from support.stderr import without_notes
@@ -25,7 +24,7 @@ from nexo_pkg.sources.artifact import GitHubOrigin
 from nexo_pkg.sources.oci_reference import parse_reference
 from nexo_pkg.sources.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient
 
-from .conftest import LINUX, MakeDist, auth_config, json_of, push_dist, run_nexo
+from .conftest import LINUX, MakeDist, auth_config, push_dist
 from .test_hostile_registry import _push_target
 
 
@@ -56,17 +55,31 @@ def test_push_refuses_a_version_tag_that_names_another_version(
     tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
 ) -> None:
     dist = make_dist("echo", "0.1.0")
-    pushed = run_nexo(
-        fleet_env, "push", str(dist), registry.ref("plugins/echo:2.0.0"), "--plain-http", "--json"
+    pushed = nexo(
+        "plugin",
+        "push",
+        str(dist),
+        registry.ref("plugins/echo:2.0.0"),
+        "--plain-http",
+        "--json",
+        env=fleet_env,
+        in_process=True,
     )
-    assert pushed.returncode == 2, pushed.stderr
-    assert json_of(pushed)["kind"] == "source_invalid"
+    assert pushed.code == 2, pushed.stderr
+    assert pushed.document["kind"] == "source_invalid"
     assert _tags(registry, "plugins/echo") == []
     # A tag that is not a version names nothing to contradict.
-    labelled = run_nexo(
-        fleet_env, "push", str(dist), registry.ref("plugins/echo:stable"), "--plain-http", "--json"
+    labelled = nexo(
+        "plugin",
+        "push",
+        str(dist),
+        registry.ref("plugins/echo:stable"),
+        "--plain-http",
+        "--json",
+        env=fleet_env,
+        in_process=True,
     )
-    assert labelled.returncode == 0, labelled.stderr
+    assert labelled.code == 0, labelled.stderr
     del tmp_path
 
 
@@ -77,27 +90,52 @@ def test_install_lock_and_sync_refuse_a_tag_that_holds_another_version(
     the GitHub path holds a release to the version its manifest carries, and so does this."""
     _push_under(make_dist("echo", "0.1.0"), registry, "plugins/echo", "2.0.0")
     dest = tmp_path / "plugins"
-    installed = run_nexo(
-        fleet_env, "install", registry.ref("plugins/echo:2.0.0"), "--dest", str(dest),
-        "--plain-http", "--yes", "--json",
-    )  # fmt: skip
-    assert installed.returncode == 1, installed.stderr
-    assert json_of(installed)["kind"] == "registry_invalid"
+    installed = nexo(
+        "plugin",
+        "install",
+        registry.ref("plugins/echo:2.0.0"),
+        "--dest",
+        str(dest),
+        "--plain-http",
+        "--yes",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert installed.code == 1, installed.stderr
+    assert installed.document["kind"] == "registry_invalid"
     assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]
     wanted = tmp_path / "nexo-plugins.toml"
     wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("plugins/echo:2.0.0")}"\n')
-    locked = run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http", "--json")
-    assert locked.returncode == 1, locked.stderr
-    assert json_of(locked)["kind"] == "registry_invalid"
+    locked = nexo(
+        "plugin",
+        "lock",
+        "-f",
+        str(wanted),
+        "--plain-http",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert locked.code == 1, locked.stderr
+    assert locked.document["kind"] == "registry_invalid"
     assert not (tmp_path / "nexo-plugins.lock").exists()
     # Without a tag, the highest version tag is taken, and checked the same way.
     wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("plugins/echo")}"\n')
-    synced = run_nexo(
-        fleet_env, "sync", "--lock", str(tmp_path / "nexo-plugins.lock"), "--dest", str(dest),
-        "--plain-http", "--json",
-    )  # fmt: skip
-    assert synced.returncode == 1, synced.stderr
-    assert json_of(synced)["kind"] == "registry_invalid"
+    synced = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(tmp_path / "nexo-plugins.lock"),
+        "--dest",
+        str(dest),
+        "--plain-http",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert synced.code == 1, synced.stderr
+    assert synced.document["kind"] == "registry_invalid"
     assert not (tmp_path / "nexo-plugins.lock").exists()
     assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]
 
@@ -107,18 +145,33 @@ def test_install_over_a_newer_version_needs_allow_downgrade(
 ) -> None:
     for version in ("1.0.0", "0.1.0"):
         dist = make_dist("echo", version, identity=None)
-        pushed = run_nexo(
-            fleet_env, "push", str(dist), registry.ref("plugins/echo"), "--plain-http"
+        pushed = nexo(
+            "plugin",
+            "push",
+            str(dist),
+            registry.ref("plugins/echo"),
+            "--plain-http",
+            env=fleet_env,
+            in_process=True,
         )
-        assert pushed.returncode == 0, pushed.stderr
+        assert pushed.code == 0, pushed.stderr
     dest = tmp_path / "plugins"
 
     def install(*extra: str) -> dict[str, object]:
-        result = run_nexo(
-            fleet_env, "install", registry.ref(f"plugins/echo:{extra[0]}"), "--dest", str(dest),
-            "--plain-http", "--yes", "--json", *extra[1:],
-        )  # fmt: skip
-        return json_of(result) | {"exit": result.returncode}
+        result = nexo(
+            "plugin",
+            "install",
+            registry.ref(f"plugins/echo:{extra[0]}"),
+            "--dest",
+            str(dest),
+            "--plain-http",
+            "--yes",
+            "--json",
+            *extra[1:],
+            env=fleet_env,
+            in_process=True,
+        )
+        return result.document | {"exit": result.code}
 
     first = install("1.0.0")
     assert first["exit"] == 0, first
@@ -157,12 +210,24 @@ def test_basic_credentials_do_not_follow_a_link_to_another_host(
     )
     try:
         for reference in (proxy.ref("plugins/echo:1.2.3"), proxy.ref("plugins/echo")):
-            result = run_nexo(
-                fleet_env, "install", reference, "--dest", str(tmp_path / "plugins"),
-                "--plain-http", "--registry-config", str(config), "--yes", "--json",
-            )  # fmt: skip
-            assert result.returncode == 1, result.stderr
-            assert json_of(result)["kind"] in {"registry_auth", "network"}
+            result = nexo(
+                "plugin",
+                "install",
+                reference,
+                "--dest",
+                str(tmp_path / "plugins"),
+                "--plain-http",
+                "--registry-config",
+                str(config),
+                "--yes",
+                "--json",
+                env=fleet_env,
+                # A process of its own: after other runs in this process, this one misses
+                # requests the test watches (something is kept in the process between runs).
+                in_process=False,
+            )
+            assert result.code == 1, result.stderr
+            assert result.document["kind"] in {"registry_auth", "network"}
         assert proxy.authorizations, "the registry itself was sent the credentials"
         assert any("/tags/list" in path for _, path, _ in elsewhere.log)
         assert any("/referrers/" in path for _, path, _ in elsewhere.log)
@@ -178,12 +243,20 @@ def test_an_upload_location_on_another_host_gets_no_credentials(
     elsewhere = RegistryProxy(auth_registry.host).start()
     proxy, config = _proxied(tmp_path, auth_registry, elsewhere=f"http://{elsewhere.host}")
     try:
-        pushed = run_nexo(
-            fleet_env, "push", str(make_dist(identity=None)), proxy.ref("plugins/echo"),
-            "--plain-http", "--registry-config", str(config), "--json",
-        )  # fmt: skip
-        assert pushed.returncode == 1, pushed.stderr
-        assert json_of(pushed)["kind"] == "registry_auth"
+        pushed = nexo(
+            "plugin",
+            "push",
+            str(make_dist(identity=None)),
+            proxy.ref("plugins/echo"),
+            "--plain-http",
+            "--registry-config",
+            str(config),
+            "--json",
+            env=fleet_env,
+            in_process=True,
+        )
+        assert pushed.code == 1, pushed.stderr
+        assert pushed.document["kind"] == "registry_auth"
         assert any(method == "PUT" for method, _, _ in elsewhere.log)
         assert elsewhere.authorizations == []
         assert proxy.authorizations
@@ -208,13 +281,21 @@ def test_an_https_registry_s_plain_http_token_realm_gets_nothing(
     )
     try:
         config = auth_config(tmp_path, running)
-        result = run_nexo(
-            {**fleet_env, "SSL_CERT_FILE": str(certificate.cert_file)},
-            "install", running.ref("plugins/echo:1.2.3"), "--dest", str(tmp_path / "plugins"),
-            "--registry-config", str(config), "--yes", "--json",
-        )  # fmt: skip
-        assert result.returncode == 1, result.stderr
-        document = json_of(result)
+        result = nexo(
+            "plugin",
+            "install",
+            running.ref("plugins/echo:1.2.3"),
+            "--dest",
+            str(tmp_path / "plugins"),
+            "--registry-config",
+            str(config),
+            "--yes",
+            "--json",
+            env={**fleet_env, "SSL_CERT_FILE": str(certificate.cert_file)},
+            in_process=True,
+        )
+        assert result.code == 1, result.stderr
+        document = result.document
         assert document["kind"] == "registry_auth"
         assert "https" in document["error"]
         assert service.requests == []
@@ -256,14 +337,22 @@ def test_a_pinned_index_must_pin_its_target_manifests(
     proxy.plant(reference.repository, pinned, index, INDEX_MEDIA_TYPE)
     dest = tmp_path / "plugins"
     try:
-        result = run_nexo(
-            fleet_env, "install", proxy.ref(f"plugins/echo@{pinned}"), "--dest", str(dest),
-            "--plain-http", "--yes", "--json",
-        )  # fmt: skip
+        result = nexo(
+            "plugin",
+            "install",
+            proxy.ref(f"plugins/echo@{pinned}"),
+            "--dest",
+            str(dest),
+            "--plain-http",
+            "--yes",
+            "--json",
+            env=fleet_env,
+            in_process=True,
+        )
     finally:
         proxy.stop()
-    assert result.returncode == 1, result.stderr
-    assert json_of(result)["kind"] == "registry_invalid"
+    assert result.code == 1, result.stderr
+    assert result.document["kind"] == "registry_invalid"
     assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]
 
 
@@ -300,18 +389,35 @@ def test_an_origin_annotation_outside_the_source_grammar_is_registry_invalid(
             created="2026-01-01T00:00:00Z",
         )  # fmt: skip
     dest = tmp_path / "plugins"
-    installed = run_nexo(
-        fleet_env, "install", str(reference), "--dest", str(dest), "--plain-http", "--yes",
+    installed = nexo(
+        "plugin",
+        "install",
+        str(reference),
+        "--dest",
+        str(dest),
+        "--plain-http",
+        "--yes",
         "--json",
-    )  # fmt: skip
-    assert installed.returncode == 1, installed.stderr
-    assert json_of(installed)["kind"] == "registry_invalid"
+        env=fleet_env,
+        in_process=True,
+    )
+    assert installed.code == 1, installed.stderr
+    assert installed.document["kind"] == "registry_invalid"
     assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]
     wanted = tmp_path / "nexo-plugins.toml"
     wanted.write_text(f'[plugins.echo]\nsource = "{reference}"\n')
-    locked = run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http", "--json")
-    assert locked.returncode == 1, locked.stderr
-    assert json_of(locked)["kind"] == "registry_invalid"
+    locked = nexo(
+        "plugin",
+        "lock",
+        "-f",
+        str(wanted),
+        "--plain-http",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert locked.code == 1, locked.stderr
+    assert locked.document["kind"] == "registry_invalid"
     assert not (tmp_path / "nexo-plugins.lock").exists()
     assert "\x1b" not in installed.stdout + installed.stderr + locked.stderr
 
@@ -333,13 +439,10 @@ def test_a_credential_helper_with_a_slash_runs_nothing(
     host = "127.0.0.1:9"
     config = tmp_path / "config.json"
     config.write_text(json.dumps({"credHelpers": {host: "../../x"}}), encoding="utf-8")
-    result = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "install", f"oci://{host}/plugins/echo:1.0.0",
-         "--plain-http", "--registry-config", str(config), "--dest", str(tmp_path / "root"),
-         "--yes", "--json"],
-        cwd=work, env=fleet_env, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert result.returncode == 2, result.stderr
+    result = nexo("plugin", "install", f"oci://{host}/plugins/echo:1.0.0", "--plain-http",
+                  "--registry-config", str(config), "--dest", str(tmp_path / "root"), "--yes",
+                  "--json", cwd=work, env=fleet_env, in_process=True)  # fmt: skip
+    assert result.code == 2, result.stderr
     assert json.loads(result.stdout)["kind"] == "registry_config"
     assert not marker.exists()
     assert not (tmp_path / "root").exists()
@@ -350,12 +453,22 @@ def test_a_credentials_file_nested_beyond_reason_is_registry_config(
 ) -> None:
     config = tmp_path / "config.json"
     config.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
-    result = run_nexo(
-        fleet_env, "install", "oci://127.0.0.1:9/plugins/echo:1.0.0", "--plain-http",
-        "--registry-config", str(config), "--dest", str(tmp_path / "root"), "--yes", "--json",
-    )  # fmt: skip
-    assert result.returncode == 2, result.stderr
-    assert json_of(result)["kind"] == "registry_config"
+    result = nexo(
+        "plugin",
+        "install",
+        "oci://127.0.0.1:9/plugins/echo:1.0.0",
+        "--plain-http",
+        "--registry-config",
+        str(config),
+        "--dest",
+        str(tmp_path / "root"),
+        "--yes",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert result.code == 2, result.stderr
+    assert result.document["kind"] == "registry_config"
     assert "Traceback" not in result.stderr
     assert len(without_notes(result.stderr).strip().splitlines()) <= 1
 
@@ -365,11 +478,16 @@ def test_a_registry_copy_without_an_origin_is_judged_by_the_default_mode(
 ) -> None:
     """No owner is known for a version pushed straight to a registry: the policy's
     ``default`` decides, whatever an owner's entry says (docs/security.md §11)."""
-    pushed = run_nexo(
-        fleet_env, "push", str(make_dist(identity=None)), registry.ref("plugins/echo"),
+    pushed = nexo(
+        "plugin",
+        "push",
+        str(make_dist(identity=None)),
+        registry.ref("plugins/echo"),
         "--plain-http",
-    )  # fmt: skip
-    assert pushed.returncode == 0, pushed.stderr
+        env=fleet_env,
+        in_process=True,
+    )
+    assert pushed.code == 0, pushed.stderr
     policy = tmp_path / "trusted_keys.toml"
     policy.write_text(
         'schema_version = "1.0"\ndefault = "require"\n\n[[authors]]\nowner = "acme"\n'
@@ -377,12 +495,22 @@ def test_a_registry_copy_without_an_origin_is_judged_by_the_default_mode(
         encoding="utf-8",
     )
     dest = tmp_path / "plugins"
-    result = run_nexo(
-        fleet_env, "install", registry.ref("plugins/echo:1.2.3"), "--dest", str(dest),
-        "--plain-http", "--trusted-keys", str(policy), "--yes", "--json",
-    )  # fmt: skip
-    assert result.returncode == 1, result.stderr
-    assert json_of(result)["kind"] == "signature_missing"
+    result = nexo(
+        "plugin",
+        "install",
+        registry.ref("plugins/echo:1.2.3"),
+        "--dest",
+        str(dest),
+        "--plain-http",
+        "--trusted-keys",
+        str(policy),
+        "--yes",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert result.code == 1, result.stderr
+    assert result.document["kind"] == "signature_missing"
     assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]
 
 
@@ -393,20 +521,48 @@ def test_sync_to_a_lock_that_names_an_older_version_installs_it(
     ``sync``'s."""
     for version in ("1.0.0", "2.0.0"):
         dist = str(make_dist("echo", version, identity=None))
-        pushed = run_nexo(fleet_env, "push", dist, registry.ref("plugins/echo"), "--plain-http")
-        assert pushed.returncode == 0, pushed.stderr
+        pushed = nexo(
+            "plugin",
+            "push",
+            dist,
+            registry.ref("plugins/echo"),
+            "--plain-http",
+            env=fleet_env,
+            in_process=True,
+        )
+        assert pushed.code == 0, pushed.stderr
     dest = tmp_path / "plugins"
-    installed = run_nexo(
-        fleet_env, "install", registry.ref("plugins/echo:2.0.0"), "--dest", str(dest),
-        "--plain-http", "--yes",
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
+    installed = nexo(
+        "plugin",
+        "install",
+        registry.ref("plugins/echo:2.0.0"),
+        "--dest",
+        str(dest),
+        "--plain-http",
+        "--yes",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert installed.code == 0, installed.stderr
     wanted = tmp_path / "nexo-plugins.toml"
     wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("plugins/echo:1.0.0")}"\n')
-    assert run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http").returncode == 0
-    synced = run_nexo(
-        fleet_env, "sync", "--lock", str(tmp_path / "nexo-plugins.lock"), "--dest", str(dest),
-        "--plain-http", "--json",
-    )  # fmt: skip
-    assert synced.returncode == 0, synced.stdout + synced.stderr
+    assert (
+        nexo(
+            "plugin", "lock", "-f", str(wanted), "--plain-http", env=fleet_env, in_process=True
+        ).code
+        == 0
+    )
+    synced = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(tmp_path / "nexo-plugins.lock"),
+        "--dest",
+        str(dest),
+        "--plain-http",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert synced.code == 0, synced.stdout + synced.stderr
     assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-1.0.0"]

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from support.cli import nexo
 from support.github_server import GitHubServer, github_server
 from support.private_sigstore import PrivateSigstore
 from support.receipts import reference_receipt_struct
@@ -21,9 +22,7 @@ from .conftest import (
     LINUX,
     MakeDist,
     auth_config,
-    json_of,
     push_dist,
-    run_nexo,
 )
 
 __all__ = ["github_server"]
@@ -49,23 +48,43 @@ def test_push_then_install_from_an_authenticated_registry_verifies_the_signer(
 ) -> None:
     config = auth_config(tmp_path, auth_registry)
     dist = make_dist()
-    pushed = run_nexo(
-        fleet_env, "push", str(dist), auth_registry.ref("plugins/echo"),
-        "--plain-http", "--registry-config", str(config), "--json",
-    )  # fmt: skip
-    assert pushed.returncode == 0, pushed.stderr
-    document = json_of(pushed)
+    pushed = nexo(
+        "plugin",
+        "push",
+        str(dist),
+        auth_registry.ref("plugins/echo"),
+        "--plain-http",
+        "--registry-config",
+        str(config),
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert pushed.code == 0, pushed.stderr
+    document = pushed.document
     assert document["targets"] == ["noarch", LINUX]
     assert document["signed"] == ["noarch", LINUX]
 
     dest = tmp_path / "plugins"
-    installed = run_nexo(
-        fleet_env, "install", auth_registry.ref("plugins/echo:1.2.3"), "--dest", str(dest),
-        "--plain-http", "--registry-config", str(config), "--trusted-keys", str(policy),
-        "--require-signature", "--yes", "--json",
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
-    result = json_of(installed)
+    installed = nexo(
+        "plugin",
+        "install",
+        auth_registry.ref("plugins/echo:1.2.3"),
+        "--dest",
+        str(dest),
+        "--plain-http",
+        "--registry-config",
+        str(config),
+        "--trusted-keys",
+        str(policy),
+        "--require-signature",
+        "--yes",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert installed.code == 0, installed.stderr
+    result = installed.document
     assert result["target"] == LINUX
     signature = result["signature"]
     assert (signature["status"], signature["identity"], signature["issuer"]) == (
@@ -81,17 +100,25 @@ def test_push_then_install_from_an_authenticated_registry_verifies_the_signer(
     as_reference = reference_receipt_struct(receipt)
     assert (as_reference["owner"], as_reference["repo"], as_reference["tag"]) == ("", "", "")
     assert as_reference["source"] == "oci-registry"
-    verified = run_nexo(fleet_env, "verify", "echo", "--dest", str(dest))
-    assert verified.returncode == 0, verified.stderr
+    verified = nexo("plugin", "verify", "echo", "--dest", str(dest), env=fleet_env, in_process=True)
+    assert verified.code == 0, verified.stderr
 
     # Without credentials the registry refuses, and nothing is installed.
     other = tmp_path / "other"
-    refused = run_nexo(
-        fleet_env, "install", auth_registry.ref("plugins/echo:1.2.3"), "--dest", str(other),
-        "--plain-http", "--yes", "--json",
-    )  # fmt: skip
-    assert refused.returncode == 1
-    assert json_of(refused)["kind"] == "registry_auth"
+    refused = nexo(
+        "plugin",
+        "install",
+        auth_registry.ref("plugins/echo:1.2.3"),
+        "--dest",
+        str(other),
+        "--plain-http",
+        "--yes",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert refused.code == 1
+    assert refused.document["kind"] == "registry_auth"
     assert not other.exists() or not any(other.iterdir())
 
 
@@ -106,12 +133,23 @@ def test_a_signature_by_another_identity_is_refused_from_the_registry(
     dist = make_dist(identity="https://github.com/mallory/x/.github/workflows/r.yml@refs/tags/v1")
     push_dist(dist, registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
     dest = tmp_path / "plugins"
-    refused = run_nexo(
-        fleet_env, "install", registry.ref("plugins/echo:1.2.3"), "--dest", str(dest),
-        "--plain-http", "--trusted-keys", str(policy), "--require-signature", "--yes", "--json",
-    )  # fmt: skip
-    assert refused.returncode == 1
-    assert json_of(refused)["kind"] == "signer_untrusted"
+    refused = nexo(
+        "plugin",
+        "install",
+        registry.ref("plugins/echo:1.2.3"),
+        "--dest",
+        str(dest),
+        "--plain-http",
+        "--trusted-keys",
+        str(policy),
+        "--require-signature",
+        "--yes",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert refused.code == 1
+    assert refused.document["kind"] == "signer_untrusted"
     assert not (dest / "echo-1.2.3").exists()
 
 
@@ -130,12 +168,18 @@ def test_mirror_then_air_gapped_sync_keeps_the_original_signer(
     assets[tarball + ".sigstore.json"] = json.dumps(bundle).encode()
     github_server.publish("acme", "nexo-plugin-echo", "v1.2.3", assets)
     env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
-    mirrored = run_nexo(
-        env, "mirror", "acme/nexo-plugin-echo@v1.2.3", registry.ref("mirror/echo"),
-        "--plain-http", "--json",
-    )  # fmt: skip
-    assert mirrored.returncode == 0, mirrored.stderr
-    assert json_of(mirrored)["github_release"] == "acme/nexo-plugin-echo@v1.2.3"
+    mirrored = nexo(
+        "plugin",
+        "mirror",
+        "acme/nexo-plugin-echo@v1.2.3",
+        registry.ref("mirror/echo"),
+        "--plain-http",
+        "--json",
+        env=env,
+        in_process=True,
+    )
+    assert mirrored.code == 0, mirrored.stderr
+    assert mirrored.document["github_release"] == "acme/nexo-plugin-echo@v1.2.3"
     github_server.stop()
 
     # The air-gapped side: its own home (empty cache), only the registry reachable.
@@ -144,21 +188,41 @@ def test_mirror_then_air_gapped_sync_keeps_the_original_signer(
     project.mkdir()
     _wanted(project / "nexo-plugins.toml", {"echo": registry.ref("mirror/echo")})
     lock_file = project / "nexo-plugins.lock"
-    locked = run_nexo(
-        offline, "lock", "-f", str(project / "nexo-plugins.toml"), "--plain-http",
-        "--trusted-keys", str(policy), "--require-signature",
-    )  # fmt: skip
-    assert locked.returncode == 0, locked.stderr
+    locked = nexo(
+        "plugin",
+        "lock",
+        "-f",
+        str(project / "nexo-plugins.toml"),
+        "--plain-http",
+        "--trusted-keys",
+        str(policy),
+        "--require-signature",
+        env=offline,
+        in_process=True,
+    )
+    assert locked.code == 0, locked.stderr
     lock_text = lock_file.read_text()
     assert f'identity = "{ACME_IDENTITY}"' in lock_text
     assert 'github = "acme/nexo-plugin-echo@v1.2.3"' in lock_text
     dest = tmp_path / "air-gapped"
-    synced = run_nexo(
-        offline, "sync", "--lock", str(lock_file), "--dest", str(dest), "--frozen",
-        "--plain-http", "--trusted-keys", str(policy), "--require-signature", "--json",
-    )  # fmt: skip
-    assert synced.returncode == 0, synced.stderr
-    report = json_of(synced)
+    synced = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(lock_file),
+        "--dest",
+        str(dest),
+        "--frozen",
+        "--plain-http",
+        "--trusted-keys",
+        str(policy),
+        "--require-signature",
+        "--json",
+        env=offline,
+        in_process=True,
+    )
+    assert synced.code == 0, synced.stderr
+    report = synced.document
     assert report["plugins"] == [
         {
             "id": "echo",
@@ -181,12 +245,23 @@ def test_mirror_then_air_gapped_sync_keeps_the_original_signer(
 
     # A plain install from the mirror applies the original owner's policy entries as well.
     single = tmp_path / "single"
-    installed = run_nexo(
-        offline, "install", registry.ref("mirror/echo:1.2.3"), "--dest", str(single),
-        "--plain-http", "--trusted-keys", str(policy), "--require-signature", "--yes", "--json",
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
-    signature = json_of(installed)["signature"]
+    installed = nexo(
+        "plugin",
+        "install",
+        registry.ref("mirror/echo:1.2.3"),
+        "--dest",
+        str(single),
+        "--plain-http",
+        "--trusted-keys",
+        str(policy),
+        "--require-signature",
+        "--yes",
+        "--json",
+        env=offline,
+        in_process=True,
+    )
+    assert installed.code == 0, installed.stderr
+    signature = installed.document["signature"]
     assert (signature["status"], signature["identity"]) == ("verified", ACME_IDENTITY)
 
 
@@ -209,23 +284,41 @@ def test_lock_sync_is_idempotent_and_prune_removes_what_the_lock_drops(
     )
     lock_file = project / "nexo-plugins.lock"
     common = ("--plain-http", "--trusted-keys", str(policy))
-    assert run_nexo(fleet_env, "lock", "-f", str(wanted), *common).returncode == 0
+    assert (
+        nexo("plugin", "lock", "-f", str(wanted), *common, env=fleet_env, in_process=True).code == 0
+    )
     first_text = lock_file.read_text()
     mtime = lock_file.stat().st_mtime_ns
     # Locking again changes nothing (not even the file's time), and --check agrees.
-    again = run_nexo(fleet_env, "lock", "-f", str(wanted), *common, "--json")
-    assert json_of(again)["written"] is False
+    again = nexo(
+        "plugin", "lock", "-f", str(wanted), *common, "--json", env=fleet_env, in_process=True
+    )
+    assert again.document["written"] is False
     assert lock_file.read_text() == first_text
     assert lock_file.stat().st_mtime_ns == mtime
-    assert run_nexo(fleet_env, "lock", "-f", str(wanted), "--check").returncode == 0
+    assert (
+        nexo("plugin", "lock", "-f", str(wanted), "--check", env=fleet_env, in_process=True).code
+        == 0
+    )
 
     # A fresh home: the first sync downloads both tarballs.
     env = {**fleet_env, "NEXO_HOME": str(tmp_path / "host-home")}
     dest = tmp_path / "root"
     before = registry.blob_gets()
-    first = run_nexo(env, "sync", "--lock", str(lock_file), "--dest", str(dest), *common, "--json")
-    assert first.returncode == 0, first.stderr
-    assert [p["action"] for p in json_of(first)["plugins"]] == ["installed", "installed"]
+    first = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(lock_file),
+        "--dest",
+        str(dest),
+        *common,
+        "--json",
+        env=env,
+        in_process=True,
+    )
+    assert first.code == 0, first.stderr
+    assert [p["action"] for p in first.document["plugins"]] == ["installed", "installed"]
     downloaded = registry.blob_gets() - before
     assert downloaded >= 2  # two tarballs (signature bundles come on top)
     snapshot = tree_snapshot(dest)
@@ -233,9 +326,20 @@ def test_lock_sync_is_idempotent_and_prune_removes_what_the_lock_drops(
 
     # The second sync asks the registry for no blob and writes nothing.
     before_second = registry.all_requests()
-    second = run_nexo(env, "sync", "--lock", str(lock_file), "--dest", str(dest), *common, "--json")
-    assert second.returncode == 0, second.stderr
-    report = json_of(second)
+    second = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(lock_file),
+        "--dest",
+        str(dest),
+        *common,
+        "--json",
+        env=env,
+        in_process=True,
+    )
+    assert second.code == 0, second.stderr
+    report = second.document
     assert report["changed"] is False
     assert [p["action"] for p in report["plugins"]] == ["unchanged", "unchanged"]
     assert registry.all_requests() == before_second
@@ -244,24 +348,47 @@ def test_lock_sync_is_idempotent_and_prune_removes_what_the_lock_drops(
 
     # Drop weather from the wanted set: sync relocks, and --prune removes it.
     _wanted(wanted, {"echo": registry.ref("plugins/echo")})
-    stale = run_nexo(fleet_env, "lock", "-f", str(wanted), "--check")
-    assert stale.returncode == 1
+    stale = nexo("plugin", "lock", "-f", str(wanted), "--check", env=fleet_env, in_process=True)
+    assert stale.code == 1
     assert "weather is locked but no longer wanted" in stale.stderr
-    stale_json = run_nexo(fleet_env, "lock", "-f", str(wanted), "--check", "--json")
-    assert stale_json.returncode == 1
-    document = json_of(stale_json)
+    stale_json = nexo(
+        "plugin", "lock", "-f", str(wanted), "--check", "--json", env=fleet_env, in_process=True
+    )
+    assert stale_json.code == 1
+    document = stale_json.document
     assert (document["ok"], document["kind"]) == (False, "lock_stale")
     assert document["stale"] == ["weather is locked but no longer wanted"]
     assert "weather" in document["error"]
-    frozen = run_nexo(env, "sync", "--lock", str(lock_file), "--dest", str(dest), "--frozen",
-                      *common, "--json")  # fmt: skip
-    assert frozen.returncode == 1
-    assert json_of(frozen)["kind"] == "lock_stale"
-    pruned = run_nexo(
-        env, "sync", "--lock", str(lock_file), "--dest", str(dest), "--prune", *common, "--json"
+    frozen = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(lock_file),
+        "--dest",
+        str(dest),
+        "--frozen",
+        *common,
+        "--json",
+        env=env,
+        in_process=True,
     )
-    assert pruned.returncode == 0, pruned.stderr
-    actions = {p["id"]: p["action"] for p in json_of(pruned)["plugins"]}
+    assert frozen.code == 1
+    assert frozen.document["kind"] == "lock_stale"
+    pruned = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(lock_file),
+        "--dest",
+        str(dest),
+        "--prune",
+        *common,
+        "--json",
+        env=env,
+        in_process=True,
+    )
+    assert pruned.code == 0, pruned.stderr
+    actions = {p["id"]: p["action"] for p in pruned.document["plugins"]}
     assert actions == {"echo": "unchanged", "weather": "removed"}
     assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-1.2.3"]
     assert "weather" not in lock_file.read_text()
@@ -279,7 +406,12 @@ def test_a_tampered_blob_in_registry_storage_is_refused(
     project = tmp_path / "fleet"
     project.mkdir()
     wanted = _wanted(project / "nexo-plugins.toml", {"echo": registry.ref("plugins/echo")})
-    assert run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http").returncode == 0
+    assert (
+        nexo(
+            "plugin", "lock", "-f", str(wanted), "--plain-http", env=fleet_env, in_process=True
+        ).code
+        == 0
+    )
     tarball = (dist / f"echo-1.2.3-{LINUX}.tar.gz").read_bytes()
     tampered = 0
     for blob in registry.blob_files():
@@ -289,12 +421,21 @@ def test_a_tampered_blob_in_registry_storage_is_refused(
     assert tampered == 1
     env = {**fleet_env, "NEXO_HOME": str(tmp_path / "clean-home")}
     dest = tmp_path / "root"
-    synced = run_nexo(
-        env, "sync", "--lock", str(project / "nexo-plugins.lock"), "--dest", str(dest),
-        "--frozen", "--plain-http", "--json",
-    )  # fmt: skip
-    assert synced.returncode == 1
-    report = json_of(synced)
+    synced = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(project / "nexo-plugins.lock"),
+        "--dest",
+        str(dest),
+        "--frozen",
+        "--plain-http",
+        "--json",
+        env=env,
+        in_process=True,
+    )
+    assert synced.code == 1
+    report = synced.document
     assert report["plugins"][0]["kind"] == "checksum_mismatch"
     assert not (dest / "echo-1.2.3").exists()
     blobs = tmp_path / "clean-home" / "cache" / "blobs" / "sha256"
@@ -316,16 +457,24 @@ def test_frozen_sync_on_two_clean_roots_is_byte_identical_without_github(
     project.mkdir()
     wanted = _wanted(project / "nexo-plugins.toml", {"echo": registry.ref("plugins/echo")})
     common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
-    assert run_nexo(env, "lock", "-f", str(wanted), *common).returncode == 0
+    assert nexo("plugin", "lock", "-f", str(wanted), *common, env=env, in_process=True).code == 0
     roots = []
     for name in ("a", "b"):
         host_env = {**env, "NEXO_HOME": str(tmp_path / f"home-{name}")}
         dest = tmp_path / f"root-{name}"
-        synced = run_nexo(
-            host_env, "sync", "--lock", str(project / "nexo-plugins.lock"), "--dest", str(dest),
-            "--frozen", *common,
-        )  # fmt: skip
-        assert synced.returncode == 0, synced.stderr
+        synced = nexo(
+            "plugin",
+            "sync",
+            "--lock",
+            str(project / "nexo-plugins.lock"),
+            "--dest",
+            str(dest),
+            "--frozen",
+            *common,
+            env=host_env,
+            in_process=True,
+        )
+        assert synced.code == 0, synced.stderr
         roots.append(dest)
     assert tree_snapshot(roots[0]) == tree_snapshot(roots[1])
     receipts = [(root / "echo-1.2.3" / ".nexo-install.json").read_bytes() for root in roots]
@@ -349,7 +498,12 @@ def test_twenty_roots_syncing_concurrently_end_byte_identical(
         project / "nexo-plugins.toml",
         {"echo": registry.ref("plugins/echo"), "weather": registry.ref("plugins/weather")},
     )
-    assert run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http").returncode == 0
+    assert (
+        nexo(
+            "plugin", "lock", "-f", str(wanted), "--plain-http", env=fleet_env, in_process=True
+        ).code
+        == 0
+    )
     shutil.rmtree(tmp_path / "home" / "cache")
     # Every host shares one home (and so one blob cache), the harshest case for the cache.
     processes = [
@@ -400,22 +554,24 @@ def test_upgrade_follows_the_registry_the_plugin_came_from(
     common = ("--dest", str(dest), "--plain-http", "--trusted-keys", str(policy), "--yes")
     by_digest = r"/manifests/sha256:[0-9a-f]{64}$"
     before = registry.requests("GET", by_digest)
-    installed = run_nexo(fleet_env, "install", reference + ":1.2.3", *common, "--json")
-    assert installed.returncode == 0, installed.stderr
+    installed = nexo(
+        "plugin", "install", reference + ":1.2.3", *common, "--json", env=fleet_env, in_process=True
+    )
+    assert installed.code == 0, installed.stderr
     # Of the two targets' manifests only this host's is read, once, and its signature's.
     assert registry.requests("GET", by_digest) - before == 2
     receipt = json.loads((dest / "echo-1.2.3" / ".nexo-install.json").read_text())
     assert receipt["registry"].startswith(reference + "@sha256:")
 
-    same = run_nexo(fleet_env, "upgrade", "echo", *common, "--json")
-    assert same.returncode == 0, same.stderr
-    assert json_of(same)["upgraded"] is False
+    same = nexo("plugin", "upgrade", "echo", *common, "--json", env=fleet_env, in_process=True)
+    assert same.code == 0, same.stderr
+    assert same.document["upgraded"] is False
 
     newer = make_dist("echo", "1.3.0", identity=ACME_IDENTITY.replace("v1.2.3", "v1.3.0"))
     push_dist(newer, reference, Path(fleet_env["NEXO_HOME"]))
-    upgraded = run_nexo(fleet_env, "upgrade", "echo", *common, "--json")
-    assert upgraded.returncode == 0, upgraded.stderr
-    document = json_of(upgraded)
+    upgraded = nexo("plugin", "upgrade", "echo", *common, "--json", env=fleet_env, in_process=True)
+    assert upgraded.code == 0, upgraded.stderr
+    document = upgraded.document
     assert (document["from_version"], document["version"], document["upgraded"]) == (
         "1.2.3",
         "1.3.0",
@@ -427,9 +583,11 @@ def test_upgrade_follows_the_registry_the_plugin_came_from(
     # --keep-old keeps the replaced version out of the daemon's sight, as for GitHub installs.
     third = make_dist("echo", "1.4.0", identity=ACME_IDENTITY.replace("v1.2.3", "v1.4.0"))
     push_dist(third, reference, Path(fleet_env["NEXO_HOME"]))
-    kept = run_nexo(fleet_env, "upgrade", "echo", *common, "--keep-old", "--json")
-    assert kept.returncode == 0, kept.stderr
-    document = json_of(kept)
+    kept = nexo(
+        "plugin", "upgrade", "echo", *common, "--keep-old", "--json", env=fleet_env, in_process=True
+    )
+    assert kept.code == 0, kept.stderr
+    document = kept.document
     assert (document["from_version"], document["version"]) == ("1.3.0", "1.4.0")
     assert document["removed_old"] is False
     assert len(document["kept_paths"]) == 1
@@ -440,12 +598,14 @@ def test_upgrade_follows_the_registry_the_plugin_came_from(
     assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-1.4.0"]
 
     # `list` names the registry artifact the plugin came from.
-    listed = run_nexo(fleet_env, "list", "--dest", str(dest))
-    assert listed.returncode == 0, listed.stderr
+    listed = nexo("plugin", "list", "--dest", str(dest), env=fleet_env, in_process=True)
+    assert listed.code == 0, listed.stderr
     line = next(row for row in listed.stdout.splitlines() if row.startswith("echo "))
     assert f"{reference}@sha256:" in line
     assert "local file" not in line
-    listed_json = json_of(run_nexo(fleet_env, "list", "--dest", str(dest), "--json"))
+    listed_json = nexo(
+        "plugin", "list", "--dest", str(dest), "--json", env=fleet_env, in_process=True
+    ).document
     current = next(item for item in listed_json["plugins"] if not item["kept"])
     assert current["source"] == "oci-registry"
     assert current["registry"].startswith(reference + "@sha256:")
@@ -464,22 +624,40 @@ def test_bearer_token_challenges_are_answered_with_the_configured_credentials(
     push_dist(make_dist(identity=None), reference, Path(fleet_env["NEXO_HOME"]), config)
     assert any("push" in request.scope for request in tokens.requests)
     dest = tmp_path / "plugins"
-    installed = run_nexo(
-        fleet_env, "install", reference + ":1.2.3", "--dest", str(dest), "--plain-http",
-        "--registry-config", str(config), "--yes", "--json",
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
+    installed = nexo(
+        "plugin",
+        "install",
+        reference + ":1.2.3",
+        "--dest",
+        str(dest),
+        "--plain-http",
+        "--registry-config",
+        str(config),
+        "--yes",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert installed.code == 0, installed.stderr
     assert (dest / "echo-1.2.3" / ".nexo-install.json").is_file()
     assert tokens.requests[-1].scope == "repository:plugins/echo:pull"
     assert tokens.requests[-1].authorization is not None
 
     # Anonymous: the token service refuses, and that is registry_auth, with nothing written.
-    refused = run_nexo(
-        fleet_env, "install", reference + ":1.2.3", "--dest", str(tmp_path / "other"),
-        "--plain-http", "--yes", "--json",
-    )  # fmt: skip
-    assert refused.returncode == 1
-    assert json_of(refused)["kind"] == "registry_auth"
+    refused = nexo(
+        "plugin",
+        "install",
+        reference + ":1.2.3",
+        "--dest",
+        str(tmp_path / "other"),
+        "--plain-http",
+        "--yes",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert refused.code == 1
+    assert refused.document["kind"] == "registry_auth"
     assert not (tmp_path / "other" / "echo-1.2.3").exists()
 
 
@@ -491,7 +669,12 @@ def test_concurrent_syncs_of_one_root_install_each_plugin_once(
 ) -> None:
     push_dist(make_dist(identity=None), registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
     wanted = _wanted(tmp_path / "nexo-plugins.toml", {"echo": registry.ref("plugins/echo")})
-    assert run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http").returncode == 0
+    assert (
+        nexo(
+            "plugin", "lock", "-f", str(wanted), "--plain-http", env=fleet_env, in_process=True
+        ).code
+        == 0
+    )
     dest = tmp_path / "root"
     command = [
         sys.executable, "-m", "nexo_pkg", "plugin", "sync", "--lock",
@@ -534,12 +717,18 @@ def test_a_release_signed_by_artifact_attestations_mirrors_and_verifies_offline(
     digest = hashlib.sha256(assets[tarball]).hexdigest()
     github_server.publish_attestations("acme", "nexo-plugin-echo", digest, [attestation])
     env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
-    mirrored = run_nexo(
-        env, "mirror", "acme/nexo-plugin-echo@v1.2.3", registry.ref("mirror/echo"),
-        "--plain-http", "--json",
-    )  # fmt: skip
-    assert mirrored.returncode == 0, mirrored.stderr
-    assert json_of(mirrored)["signed"] == [LINUX]
+    mirrored = nexo(
+        "plugin",
+        "mirror",
+        "acme/nexo-plugin-echo@v1.2.3",
+        registry.ref("mirror/echo"),
+        "--plain-http",
+        "--json",
+        env=env,
+        in_process=True,
+    )
+    assert mirrored.code == 0, mirrored.stderr
+    assert mirrored.document["signed"] == [LINUX]
     github_server.stop()
 
     offline = {**env, "NEXO_HOME": str(tmp_path / "offline-home")}
@@ -547,12 +736,23 @@ def test_a_release_signed_by_artifact_attestations_mirrors_and_verifies_offline(
     reusable = "actions/reusable/.github/workflows/attest.yml"
     policy.write_text(policy.read_text() + f'signer_workflow = "{reusable}"\n')
     dest = tmp_path / "air-gapped"
-    installed = run_nexo(
-        offline, "install", registry.ref("mirror/echo:1.2.3"), "--dest", str(dest),
-        "--plain-http", "--trusted-keys", str(policy), "--require-signature", "--yes", "--json",
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
-    signature = json_of(installed)["signature"]
+    installed = nexo(
+        "plugin",
+        "install",
+        registry.ref("mirror/echo:1.2.3"),
+        "--dest",
+        str(dest),
+        "--plain-http",
+        "--trusted-keys",
+        str(policy),
+        "--require-signature",
+        "--yes",
+        "--json",
+        env=offline,
+        in_process=True,
+    )
+    assert installed.code == 0, installed.stderr
+    signature = installed.document["signature"]
     assert signature["status"] == "verified"
     assert signature["scheme"] == "github-attestation"
     # The SAN is the identity; the calling workflow is beside it.
@@ -564,14 +764,31 @@ def test_a_release_signed_by_artifact_attestations_mirrors_and_verifies_offline(
     project.mkdir()
     _wanted(project / "nexo-plugins.toml", {"echo": registry.ref("mirror/echo")})
     common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
-    locked = run_nexo(offline, "lock", "-f", str(project / "nexo-plugins.toml"), *common)
-    assert locked.returncode == 0, locked.stderr
+    locked = nexo(
+        "plugin",
+        "lock",
+        "-f",
+        str(project / "nexo-plugins.toml"),
+        *common,
+        env=offline,
+        in_process=True,
+    )
+    assert locked.code == 0, locked.stderr
     lock_file = project / "nexo-plugins.lock"
     assert signature["identity"] in lock_file.read_text()
     lock_file.write_text(lock_file.read_text().replace(signature["identity"], ACME_IDENTITY))
-    synced = run_nexo(
-        offline, "sync", "--lock", str(lock_file), "--dest", str(tmp_path / "root"),
-        "--frozen", *common, "--json",
-    )  # fmt: skip
-    assert synced.returncode == 0, synced.stderr
-    assert json_of(synced)["plugins"][0]["action"] == "installed"
+    synced = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(lock_file),
+        "--dest",
+        str(tmp_path / "root"),
+        "--frozen",
+        *common,
+        "--json",
+        env=offline,
+        in_process=True,
+    )
+    assert synced.code == 0, synced.stderr
+    assert synced.document["plugins"][0]["action"] == "installed"

@@ -5,23 +5,39 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from support.cli import nexo
 from support.registry import Registry
 
-from .conftest import ACME_IDENTITY, LINUX, MakeDist, json_of, run_nexo
+from .conftest import ACME_IDENTITY, LINUX, MakeDist
 
 
 def test_info_of_a_registry_version_lists_every_target(
     tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist, policy: Path
 ) -> None:
     dist = make_dist(targets=("noarch", LINUX, "aarch64-apple-darwin"))
-    pushed = run_nexo(fleet_env, "push", str(dist), registry.ref("plugins/echo"), "--plain-http")
-    assert pushed.returncode == 0, pushed.stderr
-    shown = run_nexo(
-        fleet_env, "info", registry.ref("plugins/echo:1.2.3"), "--plain-http",
-        "--trusted-keys", str(policy), "--json",
-    )  # fmt: skip
-    assert shown.returncode == 0, shown.stderr
-    document = json_of(shown)
+    pushed = nexo(
+        "plugin",
+        "push",
+        str(dist),
+        registry.ref("plugins/echo"),
+        "--plain-http",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert pushed.code == 0, pushed.stderr
+    shown = nexo(
+        "plugin",
+        "info",
+        registry.ref("plugins/echo:1.2.3"),
+        "--plain-http",
+        "--trusted-keys",
+        str(policy),
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert shown.code == 0, shown.stderr
+    document = shown.document
     assert sorted((t["target"], t["asset"]) for t in document["targets"]) == sorted(
         (target, f"echo-1.2.3-{target}.tar.gz")
         for target in ("noarch", LINUX, "aarch64-apple-darwin")
@@ -31,11 +47,17 @@ def test_info_of_a_registry_version_lists_every_target(
         "verified",
         ACME_IDENTITY,
     )
-    text = run_nexo(
-        fleet_env, "info", registry.ref("plugins/echo:1.2.3"), "--plain-http",
-        "--trusted-keys", str(policy),
-    )  # fmt: skip
-    assert text.returncode == 0, text.stderr
+    text = nexo(
+        "plugin",
+        "info",
+        registry.ref("plugins/echo:1.2.3"),
+        "--plain-http",
+        "--trusted-keys",
+        str(policy),
+        env=fleet_env,
+        in_process=True,
+    )
+    assert text.code == 0, text.stderr
     [targets_line] = [line for line in text.stdout.splitlines() if line.startswith("Targets:")]
     assert all(target in targets_line for target in ("noarch", LINUX, "aarch64-apple-darwin"))
     assert not (Path(fleet_env["NEXO_HOME"]) / "state" / "plugins").exists()

@@ -11,12 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 from support.private_sigstore import PrivateSigstore
 from support.registry import Registry
 
 from nexo_pkg.sources.artifact import GitHubOrigin
 
-from .conftest import ACME_IDENTITY, ACME_REGEXP, MakeDist, json_of, run_nexo
+from .conftest import ACME_IDENTITY, ACME_REGEXP, MakeDist
 from .test_registry_boundaries import _push_under
 
 # Signed in acme's organisation, but by a workflow acme's entry does not trust.
@@ -53,18 +54,36 @@ def _bind(policy: Path, repository: str, owner: str = "acme") -> Path:
 
 def _push(env: dict[str, str], registry: Registry, dist: Path) -> None:
     """``push`` ``dist`` to ``plugins/echo``: no origin annotation."""
-    pushed = run_nexo(env, "push", str(dist), registry.ref("plugins/echo"), "--plain-http")
-    assert pushed.returncode == 0, pushed.stderr
+    pushed = nexo(
+        "plugin",
+        "push",
+        str(dist),
+        registry.ref("plugins/echo"),
+        "--plain-http",
+        env=env,
+        in_process=True,
+    )
+    assert pushed.code == 0, pushed.stderr
 
 
 def _install(
     env: dict[str, str], reference: str, dest: Path, policy: Path
 ) -> tuple[int, dict[str, object], str]:
-    result = run_nexo(
-        env, "install", reference, "--dest", str(dest), "--plain-http",
-        "--trusted-keys", str(policy), "--yes", "--json",
-    )  # fmt: skip
-    return result.returncode, json_of(result), result.stderr
+    result = nexo(
+        "plugin",
+        "install",
+        reference,
+        "--dest",
+        str(dest),
+        "--plain-http",
+        "--trusted-keys",
+        str(policy),
+        "--yes",
+        "--json",
+        env=env,
+        in_process=True,
+    )
+    return result.code, result.document, result.stderr
 
 
 def _installed(dest: Path) -> list[str]:

@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import nexo
 from support.registry import Registry
 from support.registry_proxy import RegistryProxy
 
-from .conftest import MakeDist, json_of, push_dist, run_nexo
+from .conftest import MakeDist, push_dist
 
 
 @pytest.fixture
@@ -35,19 +36,28 @@ def _lock(tmp_path: Path, env: dict[str, str], proxy: RegistryProxy, make_dist: 
         ),
         encoding="utf-8",
     )
-    locked = run_nexo(env, "lock", "-f", str(wanted), "--plain-http")
-    assert locked.returncode == 0, locked.stderr
+    locked = nexo("plugin", "lock", "-f", str(wanted), "--plain-http", env=env, in_process=True)
+    assert locked.code == 0, locked.stderr
     return tmp_path / "nexo-plugins.lock"
 
 
 def _sync(env: dict[str, str], lock: Path, dest: Path) -> dict[str, Any]:
-    result = run_nexo(
-        env, "sync", "--lock", str(lock), "--dest", str(dest), "--frozen", "--plain-http",
+    result = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(lock),
+        "--dest",
+        str(dest),
+        "--frozen",
+        "--plain-http",
         "--json",
-    )  # fmt: skip
+        env=env,
+        in_process=True,
+    )
     assert "Traceback" not in result.stderr, result.stderr
-    document = json_of(result)
-    assert result.returncode == (0 if document["ok"] else 1), result.stderr
+    document = result.document
+    assert result.code == (0 if document["ok"] else 1), result.stderr
     return document
 
 
@@ -117,10 +127,16 @@ def test_a_write_is_not_repeated(
     tmp_path: Path, fleet_env: dict[str, str], proxy: RegistryProxy, make_dist: MakeDist
 ) -> None:
     proxy.fail("PUT", "/manifests/", 503, times=1)
-    pushed = run_nexo(
-        fleet_env, "push", str(make_dist(identity=None)), proxy.ref("plugins/echo"),
-        "--plain-http", "--json",
-    )  # fmt: skip
-    assert pushed.returncode == 1, pushed.stderr
-    assert json_of(pushed)["kind"] == "network"
+    pushed = nexo(
+        "plugin",
+        "push",
+        str(make_dist(identity=None)),
+        proxy.ref("plugins/echo"),
+        "--plain-http",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert pushed.code == 1, pushed.stderr
+    assert pushed.document["kind"] == "network"
     assert proxy.count("PUT", "/manifests/") == 1

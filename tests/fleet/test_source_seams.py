@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 from support.github_server import GitHubServer, github_server
 from support.private_sigstore import PrivateSigstore
 from support.registry import Registry
@@ -36,7 +37,7 @@ from nexo_pkg.sources.oci_source import OciSource
 from nexo_pkg.sources.releases import GitHubReleaseSource
 from nexo_pkg.sources.spec import GitHubSource, LocalSource
 
-from .conftest import ACME_IDENTITY, LINUX, MakeDist, json_of, push_dist, run_nexo
+from .conftest import ACME_IDENTITY, LINUX, MakeDist, push_dist
 
 __all__ = ["github_server"]
 
@@ -259,18 +260,28 @@ def test_a_github_install_leaves_exactly_one_copy_of_the_tarball_under_the_cache
     _publish_signed(github_server, private_sigstore, data)
     env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
     dest = tmp_path / "plugins"
-    installed = run_nexo(
-        env, "install", f"acme/{REPO}", "--dest", str(dest), "--trusted-keys", str(policy),
-        "--require-signature", "--yes", "--json",
-    )  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
+    installed = nexo(
+        "plugin",
+        "install",
+        f"acme/{REPO}",
+        "--dest",
+        str(dest),
+        "--trusted-keys",
+        str(policy),
+        "--require-signature",
+        "--yes",
+        "--json",
+        env=env,
+        in_process=True,
+    )
+    assert installed.code == 0, installed.stderr
     home = Path(env["NEXO_HOME"])
     digest = sha256_hex(data)
     # The download landed in the content-addressed store and was extracted from there: no
     # second copy anywhere in NEXO_HOME, no staging directory for downloads.
     assert _copies(home, digest) == [_store(home) / digest]
     assert not (home / "state" / "plugin-install-cache").exists()
-    assert json_of(installed)["sha256"] == digest
+    assert installed.document["sha256"] == digest
 
 
 def _signer(signature: dict[str, object]) -> dict[str, object]:
@@ -305,11 +316,18 @@ def test_an_oci_install_writes_no_lock_entry_and_has_a_github_installs_shape(
     env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
     common = ("--trusted-keys", str(policy), "--require-signature", "--yes", "--json")
     before = tree_snapshot(tmp_path)
-    from_registry = run_nexo(
-        env, "install", registry.ref("plugins/echo:1.2.3"), "--dest", str(tmp_path / "oci"),
-        "--plain-http", *common,
-    )  # fmt: skip
-    assert from_registry.returncode == 0, from_registry.stderr
+    from_registry = nexo(
+        "plugin",
+        "install",
+        registry.ref("plugins/echo:1.2.3"),
+        "--dest",
+        str(tmp_path / "oci"),
+        "--plain-http",
+        *common,
+        env=env,
+        in_process=True,
+    )
+    assert from_registry.code == 0, from_registry.stderr
     written = set(tree_snapshot(tmp_path)) - set(before)
     # Nothing that looks like a lock (or a wanted set) was written anywhere.
     assert [name for name in written if "nexo-plugins" in name] == []
@@ -317,11 +335,18 @@ def test_an_oci_install_writes_no_lock_entry_and_has_a_github_installs_shape(
         path = tmp_path / name
         if path.is_file() and not path.is_symlink() and path.stat().st_size < 1 << 20:
             assert b"[plugins." not in path.read_bytes(), name
-    from_github = run_nexo(
-        env, "install", f"acme/{REPO}@v1.2.3", "--dest", str(tmp_path / "gh"), *common,
-    )  # fmt: skip
-    assert from_github.returncode == 0, from_github.stderr
-    oci_document, gh_document = json_of(from_registry), json_of(from_github)
+    from_github = nexo(
+        "plugin",
+        "install",
+        f"acme/{REPO}@v1.2.3",
+        "--dest",
+        str(tmp_path / "gh"),
+        *common,
+        env=env,
+        in_process=True,
+    )
+    assert from_github.code == 0, from_github.stderr
+    oci_document, gh_document = from_registry.document, from_github.document
     source = oci_document.pop("source")
     gh_document.pop("source")
     assert source["type"] == "oci-registry"

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from support.cli import nexo
 from support.registry import Registry
 from support.tarballs import manifest_text, tree_snapshot
 
-from .conftest import MakeDist, json_of, run_nexo
+from .conftest import MakeDist
 
 
 def test_sync_with_prune_leaves_a_linked_checkout_alone(
@@ -20,25 +21,50 @@ def test_sync_with_prune_leaves_a_linked_checkout_alone(
     (checkout / "main.py").write_text("print('hi')\n")
     before = tree_snapshot(checkout)
     dest = tmp_path / "plugins"
-    linked = run_nexo(fleet_env, "install", "--link", str(checkout), "--dest", str(dest))
-    assert linked.returncode == 0, linked.stderr
+    linked = nexo(
+        "plugin",
+        "install",
+        "--link",
+        str(checkout),
+        "--dest",
+        str(dest),
+        env=fleet_env,
+        in_process=True,
+    )
+    assert linked.code == 0, linked.stderr
 
-    pushed = run_nexo(
-        fleet_env, "push", str(make_dist(identity=None)), registry.ref("plugins/echo"),
+    pushed = nexo(
+        "plugin",
+        "push",
+        str(make_dist(identity=None)),
+        registry.ref("plugins/echo"),
         "--plain-http",
-    )  # fmt: skip
-    assert pushed.returncode == 0, pushed.stderr
+        env=fleet_env,
+        in_process=True,
+    )
+    assert pushed.code == 0, pushed.stderr
     wanted = tmp_path / "nexo-plugins.toml"
     wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("plugins/echo")}"\n')
-    locked = run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http")
-    assert locked.returncode == 0, locked.stderr
+    locked = nexo(
+        "plugin", "lock", "-f", str(wanted), "--plain-http", env=fleet_env, in_process=True
+    )
+    assert locked.code == 0, locked.stderr
 
-    synced = run_nexo(
-        fleet_env, "sync", "--lock", str(tmp_path / "nexo-plugins.lock"), "--dest", str(dest),
-        "--plain-http", "--prune", "--json",
-    )  # fmt: skip
-    assert synced.returncode == 0, synced.stdout + synced.stderr
-    report = json_of(synced)
+    synced = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(tmp_path / "nexo-plugins.lock"),
+        "--dest",
+        str(dest),
+        "--plain-http",
+        "--prune",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
+    assert synced.code == 0, synced.stdout + synced.stderr
+    report = synced.document
     assert [(p["id"], p["action"]) for p in report["plugins"]] == [("echo", "installed")]
     assert (dest / "hello").is_symlink()
     assert (dest / "hello").readlink() == checkout
@@ -47,5 +73,5 @@ def test_sync_with_prune_leaves_a_linked_checkout_alone(
         "echo-1.2.3",
         "hello",
     ]
-    listed = run_nexo(fleet_env, "list", "--dest", str(dest), "--json")
-    assert {(p["id"], p["source"]) for p in json_of(listed)["plugins"]} >= {("hello", "link")}
+    listed = nexo("plugin", "list", "--dest", str(dest), "--json", env=fleet_env, in_process=True)
+    assert {(p["id"], p["source"]) for p in listed.document["plugins"]} >= {("hello", "link")}

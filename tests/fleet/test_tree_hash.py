@@ -7,13 +7,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import nexo
 from support.registry import Registry
 from support.tarballs import directory, file, plugin_members, targz
 
 from nexo_pkg.fleet.treehash import hash_directory, hash_tarball
 from nexo_pkg.sources.archive import ArchiveLimits
 
-from .conftest import LINUX, MakeDist, json_of, push_dist, run_nexo
+from .conftest import LINUX, MakeDist, push_dist
 
 
 def test_the_tree_hash_does_not_depend_on_the_order_of_the_tar_entries(tmp_path: Path) -> None:
@@ -61,21 +62,44 @@ def synced_root(
     project.mkdir()
     wanted = project / "nexo-plugins.toml"
     wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("plugins/echo")}"\n')
-    assert run_nexo(fleet_env, "lock", "-f", str(wanted), "--plain-http").returncode == 0
+    assert (
+        nexo(
+            "plugin", "lock", "-f", str(wanted), "--plain-http", env=fleet_env, in_process=True
+        ).code
+        == 0
+    )
     lock_file = project / "nexo-plugins.lock"
     root = tmp_path / "root"
-    synced = run_nexo(
-        fleet_env, "sync", "--lock", str(lock_file), "--dest", str(root), "--frozen",
+    synced = nexo(
+        "plugin",
+        "sync",
+        "--lock",
+        str(lock_file),
+        "--dest",
+        str(root),
+        "--frozen",
         "--plain-http",
-    )  # fmt: skip
-    assert synced.returncode == 0, synced.stderr
+        env=fleet_env,
+        in_process=True,
+    )
+    assert synced.code == 0, synced.stderr
     registry.stop()  # verify --lock is offline
     return lock_file, root
 
 
 def verify_lock(env: dict[str, str], lock_file: Path, root: Path) -> tuple[int, dict[str, Any]]:
-    done = run_nexo(env, "verify", "--lock", str(lock_file), "--dest", str(root), "--json")
-    return done.returncode, json_of(done)
+    done = nexo(
+        "plugin",
+        "verify",
+        "--lock",
+        str(lock_file),
+        "--dest",
+        str(root),
+        "--json",
+        env=env,
+        in_process=True,
+    )
+    return done.code, done.document
 
 
 def test_the_lock_records_the_tree_hash_of_the_synced_root(

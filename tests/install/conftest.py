@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from support.cli import ENV_TO_CLEAR
 from support.github_server import GitHubServer, asset_host, github_server
 from support.tarballs import tree_snapshot
 
@@ -15,25 +16,6 @@ from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.pipeline import NO_CALLBACKS, InstallCallbacks, InstallOptions, install
 
 __all__ = ["InstallEnv", "assert_refused", "asset_host", "github_server", "install_env"]
-
-ENV_TO_CLEAR = (
-    "NEXO_GITHUB_TOKEN",
-    "GITHUB_TOKEN",
-    "GH_TOKEN",
-    "GH_ENTERPRISE_TOKEN",
-    "GITHUB_ENTERPRISE_TOKEN",
-    "GH_HOST",
-    "GITHUB_API_URL",
-    "NEXO_HTTP_TIMEOUT",
-    "NEXO_INSTALL_TARGET",
-    "HTTPS_PROXY",
-    "HTTP_PROXY",
-    "ALL_PROXY",
-    "https_proxy",
-    "http_proxy",
-    "all_proxy",
-    "NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW",
-)
 
 
 @dataclass

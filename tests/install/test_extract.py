@@ -12,7 +12,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
-from adversarial.harness import clean_env, run_cli_in_process
+from support.cli import clean_env, nexo
 from support.tarballs import (
     Member,
     directory,
@@ -143,9 +143,16 @@ def test_impossible_mtime_is_one_json_document_on_the_command_line(tmp_path: Pat
     bad = Member("lib/plugin/old.py", b"x = 1\n", pax={"mtime": "1e400"})
     tarball = write_plugin(tmp_path / "dist", ID, VERSION, data=targz(_flat_plugin(bad)))
     dest = tmp_path / "dest"
-    result = run_cli_in_process(
-        ["plugin", "install", str(tarball), "--dest", str(dest), "--yes", "--json"],
+    result = nexo(
+        "plugin",
+        "install",
+        str(tarball),
+        "--dest",
+        str(dest),
+        "--yes",
+        "--json",
         env=clean_env(NEXO_HOME=str(tmp_path / "home")),
+        in_process=True,
     )
     assert result.exit_code == 1
     assert result.document["kind"] == "archive_invalid"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from adversarial.harness import clean_env, run_cli_in_process
+from support.cli import clean_env, nexo
 from support.daemon_walk import assert_one_per_id, discovered_versions
 from support.tarballs import plugin_tarball, release_assets, write_plugin
 
@@ -95,21 +95,21 @@ def test_kept_versions_are_listed_as_kept(install_env: InstallEnv) -> None:
         NEXO_GITHUB_API_BASE=install_env.server.url,
         NEXO_HTTP_RETRY_BASE_MS="1",
     )
-    assert run_cli_in_process(["plugin", "install", "acme/x", "--yes"], env=env).exit_code == 0
+    assert nexo("plugin", "install", "acme/x", "--yes", env=env, in_process=True).exit_code == 0
     _publish(install_env, "1.1.0")
-    upgraded = run_cli_in_process(["plugin", "upgrade", "x", "--keep-old", "--json"], env=env)
+    upgraded = nexo("plugin", "upgrade", "x", "--keep-old", "--json", env=env, in_process=True)
     assert upgraded.exit_code == 0, upgraded.stdout
-    listing = run_cli_in_process(["plugin", "list", "--json"], env=env).document
+    listing = nexo("plugin", "list", "--json", env=env, in_process=True).document
     assert [(p["version"], p["kept"]) for p in listing["plugins"]] == [
         ("1.1.0", False),
         ("1.0.0", True),
     ]
     assert listing["plugins"][1]["path"] == upgraded.document["kept_paths"][0]
-    human = run_cli_in_process(["plugin", "list"], env=env)
+    human = nexo("plugin", "list", env=env, in_process=True)
     (kept_line,) = [line for line in human.stdout.splitlines() if "1.0.0" in line]
     assert " kept " in kept_line
     _publish(install_env, "1.2.0")
-    said = run_cli_in_process(["plugin", "upgrade", "x", "--keep-old", "--yes"], env=env)
+    said = nexo("plugin", "upgrade", "x", "--keep-old", "--yes", env=env, in_process=True)
     assert said.exit_code == 0, said.stderr
     assert "Kept the old version out of the daemon's sight" in said.stderr
 
@@ -186,7 +186,7 @@ def test_sigkill_during_force_is_recovered_by_the_next_run(
     dest = install_env.dest
     args = ["plugin", "install", str(tarball), "--dest", str(dest), "--yes", "--json"]
     env = clean_env(NEXO_HOME=str(install_env.home))
-    assert run_cli_in_process(args, env=env).exit_code == 0
+    assert nexo(*args, env=env, in_process=True).exit_code == 0
     write_plugin(tmp_path / "dist", "x", "1.0.0", data=new)
     killed = subprocess.run(
         [sys.executable, "-c", _KILLER, moment, *args, "--force"],
@@ -198,15 +198,15 @@ def test_sigkill_during_force_is_recovered_by_the_next_run(
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert len(assert_one_per_id(dest)) <= 1
     # The next run (even a listing) finishes or undoes the replacement: one complete tree.
-    listing = run_cli_in_process(["plugin", "list", "--dest", str(dest), "--json"], env=env)
+    listing = nexo("plugin", "list", "--dest", str(dest), "--json", env=env, in_process=True)
     assert [p["version"] for p in listing.document["plugins"]] == ["1.0.0"]
     assert discovered_versions(dest) == {"x": "1.0.0"}
-    verified = run_cli_in_process(["plugin", "verify", "--dest", str(dest), "--json"], env=env)
+    verified = nexo("plugin", "verify", "--dest", str(dest), "--json", env=env, in_process=True)
     assert verified.exit_code == 0, verified.stdout
     data = (dest / "x-1.0.0" / "lib/plugin/data.bin").read_bytes()
     # The replacement was recorded once the new tree was complete: the next run finishes it.
     assert data == b"new"
-    again = run_cli_in_process([*args, "--force"], env=env)
+    again = nexo(*args, "--force", env=env, in_process=True)
     assert again.exit_code == 0, again.stdout
     assert not (dest / ".nexo").exists()
     assert sorted(path.name for path in dest.iterdir()) == [".nexo-install.lock", "x-1.0.0"]
@@ -217,7 +217,7 @@ def test_remove_after_an_interrupted_replacement(install_env: InstallEnv, tmp_pa
     dest = install_env.dest
     args = ["plugin", "install", str(tarball), "--dest", str(dest), "--yes", "--json"]
     env = clean_env(NEXO_HOME=str(install_env.home))
-    assert run_cli_in_process(args, env=env).exit_code == 0
+    assert nexo(*args, env=env, in_process=True).exit_code == 0
     write_plugin(tmp_path / "dist", "x", "1.0.0", data=plugin_tarball("x", "1.0.0", payload=b"2"))
     killed = subprocess.run(
         [sys.executable, "-c", _KILLER, "before-new", *args, "--force"],
@@ -229,7 +229,7 @@ def test_remove_after_an_interrupted_replacement(install_env: InstallEnv, tmp_pa
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert discovered_versions(dest) == {}
     # `remove` finds the plugin the interrupted run was replacing, and removes it.
-    removed = run_cli_in_process(["plugin", "remove", "x", "--dest", str(dest), "--yes"], env=env)
+    removed = nexo("plugin", "remove", "x", "--dest", str(dest), "--yes", env=env, in_process=True)
     assert removed.exit_code == 0, removed.stdout
     assert discovered_versions(dest) == {}
     assert sorted(path.name for path in dest.iterdir()) == [".nexo-install.lock"]
@@ -263,7 +263,7 @@ def test_an_interrupted_replacement_whose_new_tree_is_gone_restores_the_old(
     dest = install_env.dest
     args = ["plugin", "install", str(tarball), "--dest", str(dest), "--yes", "--json"]
     env = clean_env(NEXO_HOME=str(install_env.home))
-    assert run_cli_in_process(args, env=env).exit_code == 0
+    assert nexo(*args, env=env, in_process=True).exit_code == 0
     before = (dest / "x-1.0.0" / ".nexo-install.json").read_bytes()
     write_plugin(tmp_path / "dist", "x", "1.0.0", data=plugin_tarball("x", "1.0.0", payload=b"2"))
     killed = subprocess.run(
@@ -276,7 +276,7 @@ def test_an_interrupted_replacement_whose_new_tree_is_gone_restores_the_old(
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     (staged,) = (dest / ".nexo" / "staging").glob("*/tree")
     shutil.rmtree(staged)
-    listing = run_cli_in_process(["plugin", "list", "--dest", str(dest), "--json"], env=env)
+    listing = nexo("plugin", "list", "--dest", str(dest), "--json", env=env, in_process=True)
     assert [p["version"] for p in listing.document["plugins"]] == ["1.0.0"]
     assert (dest / "x-1.0.0" / ".nexo-install.json").read_bytes() == before
     assert discovered_versions(dest) == {"x": "1.0.0"}

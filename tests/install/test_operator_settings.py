@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from adversarial.harness import clean_env, run_cli_in_process
+from support.cli import clean_env, nexo
 from support.shared_fixtures import require_shared_fixture
 from support.tarballs import asset_name, plugin_members, release_assets, sidecar_line, targz
 
@@ -80,10 +80,10 @@ def test_the_cli_shows_what_the_operator_must_allow(
     )
     monkeypatch.delenv("NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW", raising=False)
     args = ["plugin", "install", "lordmacu/nexo-plugin-browser", "--yes"]
-    dry = run_cli_in_process([*args, "--dry-run"], env=env)
+    dry = nexo(*args, "--dry-run", env=env, in_process=True)
     assert dry.exit_code == 0, dry.stderr
     assert SETTING in dry.stderr
-    done = run_cli_in_process([*args, "--json"], env=env)
+    done = nexo(*args, "--json", env=env, in_process=True)
     assert done.exit_code == 0, done.stdout
     assert done.document["manifest"]["operator_must_allow"] == [SETTING]
     assert (Path(done.document["path"]) / "bin" / "browser").is_file()

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from adversarial.harness import CliResult, clean_env, run_cli_in_process
+from support.cli import clean_env, nexo
 from support.daemon_walk import discovered_versions
 from support.receipts import reference_receipt_struct
 from support.tarballs import plugin_members, release_assets, sha256_hex, write_plugin
@@ -54,13 +52,18 @@ def _write_reference_install(dest: Path, plugin_id: str, version: str, tag: str)
     return directory
 
 
-def _cli(env: InstallEnv, *args: str) -> CliResult:
-    variables = clean_env(
+def _env(env: InstallEnv) -> dict[str, str]:
+    """The environment of a command line run against ``env``'s home and loopback API."""
+    return clean_env(
         NEXO_HOME=str(env.home),
         NEXO_GITHUB_API_BASE=env.server.url,
         NEXO_HTTP_RETRY_BASE_MS="1",
     )
-    return run_cli_in_process(["plugin", *args, "--dest", str(env.dest)], env=variables)
+
+
+def _dest(env: InstallEnv) -> tuple[str, str]:
+    """The ``--dest`` option naming ``env``'s plugin directory."""
+    return ("--dest", str(env.dest))
 
 
 def test_our_receipts_parse_under_the_reference_struct(
@@ -84,25 +87,53 @@ def test_our_receipts_parse_under_the_reference_struct(
 
 def test_a_reference_install_is_listed_upgraded_and_removed(install_env: InstallEnv) -> None:
     theirs = _write_reference_install(install_env.dest, "hello", "1.0.0", "latest")
-    listing = _cli(install_env, "list", "--json")
+    listing = nexo(
+        "plugin", "list", "--json", *_dest(install_env), env=_env(install_env), in_process=True
+    )
     assert listing.exit_code == 0
     (plugin,) = listing.document["plugins"]
     assert (plugin["id"], plugin["version"], plugin["tag"]) == ("hello", "1.0.0", "latest")
     assert plugin["path"] == str(theirs)
     # No file hashes: verify says so and does not claim the tree is intact.
-    verified = _cli(install_env, "verify", "hello", "--json")
+    verified = nexo(
+        "plugin",
+        "verify",
+        "hello",
+        "--json",
+        *_dest(install_env),
+        env=_env(install_env),
+        in_process=True,
+    )
     assert verified.exit_code == 1
     assert "no file hashes to check" in verified.document["plugins"][0]["problem"]
 
     install_env.server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
-    upgraded = _cli(install_env, "upgrade", "hello", "--yes", "--json")
+    upgraded = nexo(
+        "plugin",
+        "upgrade",
+        "hello",
+        "--yes",
+        "--json",
+        *_dest(install_env),
+        env=_env(install_env),
+        in_process=True,
+    )
     assert upgraded.exit_code == 0, upgraded.stdout
     assert (upgraded.document["from_version"], upgraded.document["version"]) == ("1.0.0", "1.1.0")
     assert not theirs.exists()
     assert discovered_versions(install_env.dest) == {"hello": "1.1.0"}
 
     again = _write_reference_install(install_env.dest, "other", "0.1.0", "v0.1.0")
-    removed = _cli(install_env, "remove", "other", "--yes", "--json")
+    removed = nexo(
+        "plugin",
+        "remove",
+        "other",
+        "--yes",
+        "--json",
+        *_dest(install_env),
+        env=_env(install_env),
+        in_process=True,
+    )
     assert removed.exit_code == 0
     assert removed.document["removed"] == [str(again)]
     assert discovered_versions(install_env.dest) == {"hello": "1.1.0"}
@@ -122,15 +153,31 @@ def test_receipts_the_reference_cannot_read_are_orphans(
     document.update(schema_version=1, owner=None, repo=None, tag=None)
     del document["modes"]
     path.write_text(json.dumps(document))
-    listing = _cli(install_env, "list", "--json")
+    listing = nexo(
+        "plugin", "list", "--json", *_dest(install_env), env=_env(install_env), in_process=True
+    )
     assert listing.document["plugins"] == []
     [entry] = listing.document["unreadable"]
     assert entry["problem"] == (
         "receipt unreadable: invalid type: integer `1`, expected a string (field `schema_version`)"
     )
-    verified = _cli(install_env, "verify", "--json")
+    verified = nexo(
+        "plugin", "verify", "--json", *_dest(install_env), env=_env(install_env), in_process=True
+    )
     assert verified.exit_code == 1
-    assert _cli(install_env, "remove", "hello", "--yes", "--json").exit_code == 0
+    assert (
+        nexo(
+            "plugin",
+            "remove",
+            "hello",
+            "--yes",
+            "--json",
+            *_dest(install_env),
+            env=_env(install_env),
+            in_process=True,
+        ).exit_code
+        == 0
+    )
     assert not result.path.exists()
 
 
@@ -144,16 +191,15 @@ def installed(install_env: InstallEnv, tmp_path: Path) -> Path:
 
 def _verify(env: InstallEnv) -> tuple[int, list[dict[str, Any]]]:
     """``verify --json`` in a real process with a deadline: it must never hang."""
-    completed = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "verify", "--dest", str(env.dest), "--json"],
+    completed = nexo(
+        "plugin",
+        "verify",
+        *_dest(env),
+        "--json",
         env=clean_env(NEXO_HOME=str(env.home)),
-        capture_output=True,
-        text=True,
         timeout=60,
-        check=False,
     )
-    assert "Traceback" not in completed.stderr
-    return completed.returncode, json.loads(completed.stdout)["plugins"]
+    return completed.code, completed.document["plugins"]
 
 
 def test_a_deleted_or_corrupted_receipt_fails_by_name(
@@ -180,7 +226,15 @@ def test_a_plugin_directory_replaced_by_a_link_fails(
     assert code == 1
     assert Path(reports[0]["path"]).name == "hello-1.0.0"
     assert "symbolic link" in reports[0]["problem"]
-    by_id = _cli(install_env, "verify", "hello", "--json")
+    by_id = nexo(
+        "plugin",
+        "verify",
+        "hello",
+        "--json",
+        *_dest(install_env),
+        env=_env(install_env),
+        in_process=True,
+    )
     assert by_id.exit_code == 1
     assert "symbolic link" in by_id.document["plugins"][0]["problem"]
 
@@ -230,7 +284,9 @@ def test_one_root_holding_an_install_by_each_tool(install_env: InstallEnv) -> No
     install_env.server.publish("acme", "ours", "v1.0.0", release_assets("ours", "1.0.0"))
     install("acme/ours", install_env.make_options())
     _write_reference_install(install_env.dest, "theirs", "0.1.0", "latest")
-    listing = _cli(install_env, "list", "--json")
+    listing = nexo(
+        "plugin", "list", "--json", *_dest(install_env), env=_env(install_env), in_process=True
+    )
     assert [(p["id"], p["version"]) for p in listing.document["plugins"]] == [
         ("ours", "1.0.0"),
         ("theirs", "0.1.0"),
@@ -239,12 +295,33 @@ def test_one_root_holding_an_install_by_each_tool(install_env: InstallEnv) -> No
     install_env.server.publish("acme", "ours", "v1.1.0", release_assets("ours", "1.1.0"))
     install_env.server.publish("acme", "theirs", "v0.2.0", release_assets("theirs", "0.2.0"))
     for plugin_id in ("ours", "theirs"):
-        upgraded = _cli(install_env, "upgrade", plugin_id, "--yes", "--json")
+        upgraded = nexo(
+            "plugin",
+            "upgrade",
+            plugin_id,
+            "--yes",
+            "--json",
+            *_dest(install_env),
+            env=_env(install_env),
+            in_process=True,
+        )
         assert upgraded.exit_code == 0, upgraded.stdout
         assert discovered_versions(install_env.dest).keys() == {"ours", "theirs"}
     assert discovered_versions(install_env.dest) == {"ours": "1.1.0", "theirs": "0.2.0"}
     for plugin_id in ("ours", "theirs"):
-        assert _cli(install_env, "remove", plugin_id, "--yes", "--json").exit_code == 0
+        assert (
+            nexo(
+                "plugin",
+                "remove",
+                plugin_id,
+                "--yes",
+                "--json",
+                *_dest(install_env),
+                env=_env(install_env),
+                in_process=True,
+            ).exit_code
+            == 0
+        )
     assert discovered_versions(install_env.dest) == {}
 
 

@@ -13,8 +13,9 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
-from adversarial.harness import ENV_TO_CLEAR, CliResult, clean_env, run_cli_in_process, snapshot
+from adversarial.harness import snapshot
 from faults.tls import Certificate, certificate, serving_tls
+from support.cli import ENV_TO_CLEAR, CliResult, clean_env, nexo
 from support.github_server import BlobServer, GitHubServer
 from support.tarballs import release_assets
 
@@ -90,7 +91,7 @@ def _install(tmp_path: Path, **env: str) -> tuple[CliResult, Path]:
         "GH_CONFIG_DIR": str(tmp_path / "gh-not-logged-in"),
     }
     args = ["plugin", "install", "acme/hello", "--yes", "--json"]
-    return run_cli_in_process(args, env=clean_env(**{**base, **env})), home
+    return nexo(*args, env=clean_env(**{**base, **env}), in_process=True), home
 
 
 def _authorizations(server: GitHubServer | BlobServer) -> set[str | None]:
@@ -273,7 +274,7 @@ def test_gh_login_is_not_used_over_plain_http(install_env: InstallEnv, tmp_path:
 
 
 def test_install_help_names_the_variables() -> None:
-    result = run_cli_in_process(["plugin", "install", "--help"], env=clean_env(COLUMNS="200"))
+    result = nexo("plugin", "install", "--help", env=clean_env(COLUMNS="200"), in_process=True)
     assert result.exit_code == 0
     text = " ".join(result.stdout.split())
     for name in ("GH_HOST", "GH_ENTERPRISE_TOKEN", "gh auth token", "NEXO_HTTP_TIMEOUT"):

@@ -3,12 +3,8 @@ real registry, and unsigned plugin builds to publish to it."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 from support.registry import auth_registry, registry
@@ -65,26 +61,6 @@ def publish(dist: Path, reference: str, home: Path, config: Path | None = None) 
         dest=home / "plugins", nexo_home=home, plain_http=True, registry_config=config
     )
     push(dist, reference, FleetOptions(choices))
-
-
-def run_nexo(
-    env: dict[str, str], *args: str, timeout: float = 120
-) -> subprocess.CompletedProcess[str]:
-    """``nexo plugin ARGS`` in a subprocess with ``env``."""
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        env=env,
-        timeout=timeout,
-    )
-
-
-def json_of(result: subprocess.CompletedProcess[str]) -> dict[str, Any]:
-    document = json.loads(result.stdout)
-    assert isinstance(document, dict), result.stdout
-    return document
 
 
 def installed(dest: Path) -> list[str]:

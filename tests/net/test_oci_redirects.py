@@ -16,10 +16,11 @@ import json
 from pathlib import Path
 
 from faults.tls import make_certificate
+from support.cli import nexo
 from support.registry import PASSWORD, USER, Registry
 from support.registry_proxy import RegistryProxy
 
-from .conftest import installed, json_of, publish, run_nexo, unsigned_dist
+from .conftest import installed, publish, unsigned_dist
 
 
 def test_an_https_registry_redirecting_a_blob_to_plain_http_is_refused(
@@ -33,25 +34,42 @@ def test_an_https_registry_redirecting_a_blob_to_plain_http_is_refused(
     env = {**net_env, "SSL_CERT_FILE": str(certificate.cert_file)}
     dest = tmp_path / "plugins"
     try:
-        result = run_nexo(
-            env, "install", front.ref("plugins/echo:1.2.3"), "--dest", str(dest), "--yes",
+        result = nexo(
+            "plugin",
+            "install",
+            front.ref("plugins/echo:1.2.3"),
+            "--dest",
+            str(dest),
+            "--yes",
             "--json",
-        )  # fmt: skip
+            env=env,
+            in_process=True,
+        )
         # A refusal of policy is final: one blob GET, no retry of it.
         redirected = front.count("GET", "/blobs/sha256:", 307)
         wanted = tmp_path / "nexo-plugins.toml"
         wanted.write_text(f'[plugins.echo]\nsource = "{front.ref("plugins/echo:1.2.3")}"\n')
         lock = tmp_path / "nexo-plugins.lock"
-        synced = run_nexo(env, "sync", "--lock", str(lock), "--dest", str(dest), "--json")
+        synced = nexo(
+            "plugin",
+            "sync",
+            "--lock",
+            str(lock),
+            "--dest",
+            str(dest),
+            "--json",
+            env=env,
+            in_process=True,
+        )
     finally:
         front.stop()
         plain.stop()
-    assert result.returncode == 1, result.stderr
-    document = json_of(result)
+    assert result.code == 1, result.stderr
+    document = result.document
     assert document["kind"] == "network", document
     assert "https to plain http" in document["error"]
-    assert synced.returncode == 1, synced.stderr
-    assert json_of(synced)["kind"] == "network", synced.stdout
+    assert synced.code == 1, synced.stderr
+    assert synced.document["kind"] == "network", synced.stdout
     # The manifests came over https; the blob was never asked for over plain http.
     assert front.count("GET", "/manifests/") >= 1
     assert redirected == 1
@@ -77,14 +95,24 @@ def test_a_blob_redirect_to_another_origin_gets_no_credentials(
     _auth_config(config, front.host, pair)
     dest = tmp_path / "plugins"
     try:
-        result = run_nexo(
-            net_env, "install", front.ref("plugins/echo:1.2.3"), "--dest", str(dest),
-            "--plain-http", "--registry-config", str(config), "--yes", "--json",
-        )  # fmt: skip
+        result = nexo(
+            "plugin",
+            "install",
+            front.ref("plugins/echo:1.2.3"),
+            "--dest",
+            str(dest),
+            "--plain-http",
+            "--registry-config",
+            str(config),
+            "--yes",
+            "--json",
+            env=net_env,
+            in_process=True,
+        )
     finally:
         front.stop()
         store.stop()
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.code == 0, result.stdout + result.stderr
     assert installed(dest) == ["echo-1.2.3"]
     assert front.authorizations, "the registry itself was sent its credentials"
     assert store.count("GET", "/blobs/sha256:", 200) >= 1

@@ -4,49 +4,29 @@ the absolute URLs it is asked for; the host behind it is never resolved."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from http.server import BaseHTTPRequestHandler
 
 import pytest
+from support.http_kit import LoopbackServer, send
 
 from nexo_pkg.net.client import HttpClient
 
 
-class _Proxy:
-    def __init__(self) -> None:
-        self.asked: list[str] = []
-        recorder = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self) -> None:
-                recorder.asked.append(self.path)
-                body = b"through the proxy"
-                self.send_response(200)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
-                del format, args
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+def _through_the_proxy(handler: BaseHTTPRequestHandler) -> None:
+    send(handler, 200, b"through the proxy")
 
 
 @pytest.fixture
-def proxy() -> Iterator[_Proxy]:
-    running = _Proxy()
-    yield running
-    running.stop()
+def proxy() -> Iterator[LoopbackServer]:
+    """Answers every GET; records each request target as sent (the absolute URL when it is
+    asked as a proxy)."""
+    with LoopbackServer(methods=("GET",), fallback=_through_the_proxy) as server:
+        yield server
+
+
+def _asked(proxy: LoopbackServer) -> list[str]:
+    return [request.path for request in proxy.requests]
 
 
 def _get(url: str) -> bytes:
@@ -54,24 +34,26 @@ def _get(url: str) -> bytes:
         return client.read_document(answer, "a doc", limit=1024)
 
 
-def test_the_environment_s_proxy_is_used(proxy: _Proxy, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_environment_s_proxy_is_used(
+    proxy: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
     for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "no_proxy"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HTTP_PROXY", proxy.url)
     monkeypatch.setenv("NO_PROXY", "localhost")
     assert _get("http://plugins.example.invalid/doc") == b"through the proxy"
-    assert proxy.asked == ["http://plugins.example.invalid/doc"]
+    assert _asked(proxy) == ["http://plugins.example.invalid/doc"]
 
 
 def test_no_proxy_hosts_are_reached_directly(
-    proxy: _Proxy, monkeypatch: pytest.MonkeyPatch
+    proxy: LoopbackServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     assert _get(proxy.url + "/direct") == b"through the proxy"
-    assert proxy.asked == ["/direct"]
+    assert _asked(proxy) == ["/direct"]
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from support.cli import nexo
 from support.github_server import Fault, GitHubServer, github_server
 from support.registry import Registry
 from support.registry_proxy import RegistryProxy
@@ -30,7 +31,7 @@ from nexo_pkg.net.client import (
 )
 from nexo_pkg.sources.github import GitHubClient
 
-from .conftest import installed, json_of, publish, run_nexo, unsigned_dist
+from .conftest import installed, publish, unsigned_dist
 
 __all__ = ["github_server"]
 
@@ -129,13 +130,21 @@ def test_a_registry_s_retry_after_is_honoured(
     proxy.fail("GET", "/manifests/1.2.3", 503, times=1)
     dest = tmp_path / "plugins"
     try:
-        result = run_nexo(
-            net_env, "install", proxy.ref("plugins/echo:1.2.3"), "--dest", str(dest),
-            "--plain-http", "--yes", "--json",
-        )  # fmt: skip
+        result = nexo(
+            "plugin",
+            "install",
+            proxy.ref("plugins/echo:1.2.3"),
+            "--dest",
+            str(dest),
+            "--plain-http",
+            "--yes",
+            "--json",
+            env=net_env,
+            in_process=True,
+        )
     finally:
         proxy.stop()
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.code == 0, result.stdout + result.stderr
     asked = [moment for method, path, moment in proxy.arrivals if path.endswith("/1.2.3")]
     assert len(asked) >= 2
     assert asked[1] - asked[0] >= 1.9
@@ -153,16 +162,26 @@ def test_a_retry_after_past_the_deadline_is_not_waited_for(
     dest = tmp_path / "plugins"
     started = time.monotonic()
     try:
-        result = run_nexo(
-            net_env, "install", proxy.ref("plugins/echo:1.2.3"), "--dest", str(dest),
-            "--plain-http", "--yes", "--json", "--timeout", "20",
-        )  # fmt: skip
+        result = nexo(
+            "plugin",
+            "install",
+            proxy.ref("plugins/echo:1.2.3"),
+            "--dest",
+            str(dest),
+            "--plain-http",
+            "--yes",
+            "--json",
+            "--timeout",
+            "20",
+            env=net_env,
+            in_process=True,
+        )
     finally:
         proxy.stop()
     elapsed = time.monotonic() - started
-    assert result.returncode == 1, result.stdout + result.stderr
-    assert json_of(result)["kind"] == "network"
-    assert "503" in json_of(result)["error"]
+    assert result.code == 1, result.stdout + result.stderr
+    assert result.document["kind"] == "network"
+    assert "503" in result.document["error"]
     assert proxy.count("GET", "/manifests/1.2.3", 503) == 1
     assert elapsed < 15
     assert installed(dest) == []

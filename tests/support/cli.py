@@ -26,11 +26,11 @@ import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-# Variables that would point a command at the real GitHub, a proxy, or the user's home.
+# Variables that would point a command at the real GitHub, a proxy, or the user's home, or
+# widen what an installed plugin's sandbox allows.
 ENV_TO_CLEAR = (
     "NEXO_GITHUB_TOKEN",
     "GITHUB_TOKEN",
@@ -48,6 +48,7 @@ ENV_TO_CLEAR = (
     "https_proxy",
     "http_proxy",
     "all_proxy",
+    "NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW",
 )
 
 # A gh configuration directory that does not exist: gh, when installed, is logged in nowhere.
@@ -57,9 +58,8 @@ NO_GH_LOGIN = "/nonexistent/nexo-tests/gh-config"
 TRACEBACK = "Traceback (most recent call last)"
 
 
-@dataclass(frozen=True)
-class CliResult:
-    """Exit code and output of one ``nexo`` run."""
+class CliResult(NamedTuple):
+    """Exit code and output of one ``nexo`` run (``code, stdout, stderr = nexo(...)``)."""
 
     code: int
     stdout: str

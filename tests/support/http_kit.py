@@ -2,7 +2,7 @@
 
 :class:`LoopbackServer` answers the routes registered with :meth:`LoopbackServer.add_route` (a
 method and an exact path, the query ignored; anything else is a 404) and records every request
-(method, path with its query, lower-case headers) in :attr:`LoopbackServer.requests` before
+(method, request target as sent, lower-case headers) in :attr:`LoopbackServer.requests` before
 answering it. A server that needs more than routes (faults, a proxy) overrides
 :meth:`LoopbackServer.handle`, or passes a ``fallback``, and writes the answer itself, with
 :func:`send` or by hand.
@@ -48,7 +48,9 @@ METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE")
 
 @dataclass(frozen=True)
 class RecordedRequest:
-    """One request as the server saw it; header names are lower-case."""
+    """One request as the server saw it: ``path`` is the request target as sent (with its
+    query; the absolute URL when the server is asked as a proxy); header names are lower-case.
+    """
 
     method: str
     path: str

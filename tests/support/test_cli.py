@@ -54,7 +54,10 @@ def test_an_in_process_run_restores_this_process(tmp_path: Path) -> None:
     # --quiet ended with its run: the next run speaks as a subprocess does.
     loud = nexo("plugin", "list", env=env, cwd=tmp_path, in_process=True)
     assert loud == nexo("plugin", "list", env=env, cwd=tmp_path)
-    assert loud.stderr.startswith("No plugins installed in ")
+    # The configuration directory's note is said again: once per run, not once per process.
+    note, listing = loud.stderr.splitlines()
+    assert note.startswith("note: using the configuration directory ")
+    assert listing.startswith("No plugins installed in ")
 
 
 def test_clean_env_drops_github_and_proxy_settings(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,8 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +15,7 @@ from typing import Any
 
 import cramjam
 import pytest
+from support.cli import CliResult, nexo
 from support.github_server import BlobServer, GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore
 from support.shared_fixtures import skip_unless_present
@@ -41,13 +40,10 @@ def _install(
     *flags: str,
     source: str = f"{OWNER}/{REPO}@v1.0.0",
     env: dict[str, str] | None = None,
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "install", source, "--yes", "--json",
-         "--dest", str(tmp_path / "plugins"), *flags],
-        capture_output=True, text=True, check=False, timeout=120,
-        env={**cli_env(tmp_path, api=server.url), **(env or {})},
-    )  # fmt: skip
+) -> CliResult:
+    return nexo("plugin", "install", source, "--yes", "--json", "--dest", str(tmp_path / "plugins"),
+                *flags, env={**cli_env(tmp_path, api=server.url), **(env or {})},
+                in_process=True)  # fmt: skip
 
 
 def cramjam_raw(data: bytes) -> bytes:
@@ -90,7 +86,7 @@ def test_a_bundle_url_is_followed_without_the_token(
     policy = scheme_policy(tmp_path, private_sigstore)
     result = _install(tmp_path, github_server, "--trusted-keys", str(policy),
                       env={"NEXO_GITHUB_TOKEN": TOKEN})  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     signature = json.loads(result.stdout)["signature"]
     assert (signature["status"], signature["scheme"]) == ("verified", "github-attestation")
     assert signature["identity"] == WORKFLOW.format(repo=REPO, tag="v1.0.0")
@@ -120,7 +116,7 @@ def test_inline_bundles_and_bundle_urls_mix_across_pages(
     )
     policy = scheme_policy(tmp_path, private_sigstore)
     result = _install(tmp_path, github_server, "--trusted-keys", str(policy))
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     assert json.loads(result.stdout)["signature"]["status"] == "verified"
     assert len(github_server.requests_to("/attestations/")) == 2
 
@@ -263,7 +259,7 @@ def test_nothing_is_asked_when_signatures_are_not_verified(
     policy.write_text('default = "ignore"\n' if how == "policy" else 'default = "warn"\n')
     flags = ["--skip-signature-verify"] if how == "flag" else []
     result = _install(tmp_path, github_server, "--trusted-keys", str(policy), *flags)
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     assert json.loads(result.stdout)["signature"]["status"] == "skipped"
     assert github_server.requests_to("/attestations/") == []
     signature_asset = github_server.asset_api_url(
@@ -274,7 +270,7 @@ def test_nothing_is_asked_when_signatures_are_not_verified(
     (tmp_path / "again").mkdir()
     verifying = scheme_policy(tmp_path / "again", private_sigstore)
     again = _install(tmp_path / "again", github_server, "--trusted-keys", str(verifying))
-    assert again.returncode == 0, again.stderr
+    assert again.code == 0, again.stderr
     assert github_server.requests_to(signature_asset.removeprefix(github_server.url))
 
 
@@ -318,7 +314,7 @@ def test_attestations_of_the_checksums_file_vouch_for_the_tarball(
     github_server.publish_attestation_entries(OWNER, REPO, checksums_digest, [entry])
     policy = scheme_policy(tmp_path, private_sigstore)
     result = _install(tmp_path, github_server, "--trusted-keys", str(policy))
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     signature = json.loads(result.stdout)["signature"]
     assert (signature["status"], signature["scheme"]) == ("verified", "checksums-file")
     assert signature["material"].startswith(checksums_name)
@@ -373,7 +369,7 @@ def test_the_tarballs_own_attestation_comes_first(
     )
     policy = scheme_policy(tmp_path, private_sigstore)
     result = _install(tmp_path, github_server, "--trusted-keys", str(policy))
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     assert json.loads(result.stdout)["signature"]["scheme"] == "github-attestation"
     assert len(github_server.requests_to("/attestations/")) == 1
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from importlib import resources
 from pathlib import Path
 
 import pytest
+from support import cli
 from support.tools import require_tool
 
 from .helpers import SHARED_FIXTURES, cli_env
@@ -133,14 +133,11 @@ def test_trust_verify_gives_the_verdict_of_gh(
          "--custom-trusted-root", str(trusted_roots), *gh_flags],
         capture_output=True, text=True, check=False, env=env, timeout=120,
     )  # fmt: skip
-    nexo = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "trust", "verify", artifact,
-         "--bundle", bundle, *nexo_flags, "--json"],
-        capture_output=True, text=True, check=False, env=env, timeout=120,
-    )  # fmt: skip
+    nexo = cli.nexo("plugin", "trust", "verify", artifact, "--bundle", bundle, *nexo_flags,
+                    "--json", env=env, in_process=True)  # fmt: skip
     document = json.loads(nexo.stdout)
     assert (gh.returncode == 0) == expected, gh.stderr
-    assert (nexo.returncode == 0) == expected, nexo.stdout
+    assert (nexo.code == 0) == expected, nexo.stdout
     if expected:
         # The identity is the certificate's signer (the SAN), as gh reports it.
         assert document["identity"].startswith("https://github.com/")
@@ -149,5 +146,5 @@ def test_trust_verify_gives_the_verdict_of_gh(
             "too-legit/attest",
         }
     else:
-        assert nexo.returncode == 1
+        assert nexo.code == 1
         assert document["kind"] in {"signer_untrusted", "signature_invalid"}

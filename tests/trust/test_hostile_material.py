@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 from support.tarballs import tree_snapshot, write_plugin
 
 from nexo_pkg.trust.entry import SignatureInvalidError, TrustPolicy, verify_asset_signature
@@ -72,14 +71,11 @@ def test_install_of_a_local_tarball_with_a_nested_bundle_prints_one_document(
     plugins = tmp_path / "plugins"
     plugins.mkdir()
     before = tree_snapshot(plugins)
-    result = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "install", str(tarball), "--yes", "--json",
-         "--dest", str(plugins)],
-        capture_output=True, text=True, check=False, timeout=120,
-        env={**os.environ, "NEXO_HOME": str(tmp_path / "home"),
-             "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")},
-    )  # fmt: skip
-    assert result.returncode == 1, result.stderr
+    result = nexo("plugin", "install", str(tarball), "--yes", "--json", "--dest", str(plugins),
+                  env={**os.environ, "NEXO_HOME": str(tmp_path / "home"),
+                       "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")},
+                  in_process=True)  # fmt: skip
+    assert result.code == 1, result.stderr
     assert "Traceback" not in result.stderr
     document = json.loads(result.stdout)
     assert document["kind"] == "signature_invalid"

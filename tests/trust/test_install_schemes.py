@@ -6,12 +6,11 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import CliResult, nexo
 from support.github_server import GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore
 from support.shared_fixtures import skip_unless_present
@@ -44,19 +43,14 @@ def scheme_policy(tmp_path: Path, instance: PrivateSigstore, extra: str = "") ->
     return path
 
 
-def run_install(
-    tmp_path: Path, server: GitHubServer, source: str, *flags: str
-) -> subprocess.CompletedProcess[str]:
+def run_install(tmp_path: Path, server: GitHubServer, source: str, *flags: str) -> CliResult:
     env = cli_env(tmp_path, api=server.url)
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "install", source, "--yes", "--json",
-         "--dest", str(tmp_path / "plugins"), *flags],
-        capture_output=True, text=True, check=False, env=env, timeout=120,
-    )  # fmt: skip
+    return nexo("plugin", "install", source, "--yes", "--json", "--dest", str(tmp_path / "plugins"),
+                *flags, env=env, in_process=True)  # fmt: skip
 
 
-def refused(result: subprocess.CompletedProcess[str], kind: str, plugins: Path) -> dict[str, Any]:
-    assert result.returncode == 1, result.stderr
+def refused(result: CliResult, kind: str, plugins: Path) -> dict[str, Any]:
+    assert result.code == 1, result.stderr
     document: dict[str, Any] = json.loads(result.stdout)
     assert document["ok"] is False
     assert document["kind"] == kind, document
@@ -108,7 +102,7 @@ def test_the_signature_of_the_tag_installed_verifies(
     policy = scheme_policy(tmp_path, private_sigstore)
     result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v2.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     signature = json.loads(result.stdout)["signature"]
     assert signature["status"] == "verified"
     assert signature["scheme"] == "sigstore-bundle"
@@ -144,7 +138,7 @@ def test_allow_republish_trusts_the_copy_explicitly(
     )
     result = run_install(tmp_path, github_server, f"{OWNER}/other@v1.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     assert json.loads(result.stdout)["signature"]["claims"]["source_repository"] == "acme/hello"
 
 
@@ -184,7 +178,7 @@ def test_symlinked_or_world_writable_policy_is_warned_about(
     link.symlink_to(real)
     result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
                          "--trusted-keys", str(link))  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     warnings = json.loads(result.stdout)["warnings"]
     assert any("is a symbolic link" in w for w in warnings)
     assert any("writable by every user" in w for w in warnings)
@@ -233,7 +227,7 @@ def test_attestations_from_the_api_verify_across_pages(
     policy = scheme_policy(tmp_path, private_sigstore, REUSABLE_SIGNER)
     result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     signature = json.loads(result.stdout)["signature"]
     assert signature["scheme"] == "github-attestation"
     # The SAN (the reusable workflow that signed), the calling workflow beside it.
@@ -302,7 +296,7 @@ def test_a_signed_checksums_file_vouches_for_the_tarball(
     policy = scheme_policy(tmp_path, private_sigstore)
     result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
                          "--trusted-keys", str(policy))  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     signature = json.loads(result.stdout)["signature"]
     assert signature["status"] == "verified"
     assert signature["scheme"] == "checksums-file"
@@ -363,13 +357,10 @@ def test_list_json_shows_the_scheme_that_verified_each_plugin(
     policy = scheme_policy(tmp_path, private_sigstore)
     installed = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0",
                             "--trusted-keys", str(policy))  # fmt: skip
-    assert installed.returncode == 0, installed.stderr
-    listed = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "list", "--json",
-         "--dest", str(tmp_path / "plugins")],
-        capture_output=True, text=True, check=False, env=cli_env(tmp_path), timeout=120,
-    )  # fmt: skip
-    assert listed.returncode == 0, listed.stderr
+    assert installed.code == 0, installed.stderr
+    listed = nexo("plugin", "list", "--json", "--dest", str(tmp_path / "plugins"),
+                  env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert listed.code == 0, listed.stderr
     (plugin,) = json.loads(listed.stdout)["plugins"]
     assert (plugin["signature"], plugin["signature_scheme"]) == ("verified", "checksums-file")
 
@@ -439,11 +430,9 @@ def test_public_good_attestation_beside_a_local_file(tmp_path: Path, flip: bool,
     )
     policy = tmp_path / "trusted_keys.toml"
     policy.write_text(MALANCAS_POLICY)
-    result = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "install", str(tarball), "--yes", "--json",
-         "--dest", str(tmp_path / "plugins"), "--trusted-keys", str(policy)],
-        capture_output=True, text=True, check=False, env=cli_env(tmp_path), timeout=120,
-    )  # fmt: skip
+    result = nexo("plugin", "install", str(tarball), "--yes", "--json", "--dest",
+                  str(tmp_path / "plugins"), "--trusted-keys", str(policy), env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
     document = refused(result, kind, tmp_path / "plugins")
     if kind == "archive_invalid":
         _assert_reusable_signer(document)
@@ -477,7 +466,7 @@ def test_an_attestations_endpoint_that_cannot_answer(
     github_server.fail(status, times=None, path_contains="/attestations/")
     result = run_install(tmp_path, github_server, f"{OWNER}/{repo}@v1.0.0")
     if kind is None:
-        assert result.returncode == 0, result.stderr
+        assert result.code == 0, result.stderr
         assert json.loads(result.stdout)["signature"]["status"] == "unsigned"
     else:
         refused(result, kind, tmp_path / "plugins")

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.cli import CliResult, nexo
 from support.github_server import GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore
 from support.tarballs import asset_name, release_assets, tree_snapshot
@@ -60,13 +59,10 @@ def _publish(
     server.publish(OWNER, REPO, TAG, assets)
 
 
-def _install(tmp_path: Path, server: GitHubServer, *flags: str) -> subprocess.CompletedProcess[str]:
+def _install(tmp_path: Path, server: GitHubServer, *flags: str) -> CliResult:
     env = cli_env(tmp_path, api=server.url)
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "install", f"{OWNER}/{REPO}@{TAG}",
-         "--yes", "--json", *flags],
-        capture_output=True, text=True, check=False, env=env, timeout=120,
-    )  # fmt: skip
+    return nexo("plugin", "install", f"{OWNER}/{REPO}@{TAG}", "--yes", "--json", *flags, env=env,
+                in_process=True)  # fmt: skip
 
 
 @pytest.fixture
@@ -90,7 +86,7 @@ def test_trusted_signer_installs_verified(
     _publish(github_server, private_sigstore)
     result = _install(tmp_path, github_server, "--trusted-keys", str(policy_file),
                       "--require-signature")  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["ok"] is True
     assert document["signature"]["status"] == "verified"
@@ -113,7 +109,7 @@ def test_legacy_cosign_bundle_installs_verified(
     _publish(github_server, private_sigstore, legacy=True)
     result = _install(tmp_path, github_server, "--trusted-keys", str(policy_file),
                       "--require-signature")  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     assert json.loads(result.stdout)["signature"]["identity"] == ACME_IDENTITY
 
 
@@ -125,7 +121,7 @@ def test_unsigned_under_warn_installs_as_unsigned(
 ) -> None:
     _publish(github_server, private_sigstore, identity=None)
     result = _install(tmp_path, github_server, "--trusted-keys", str(policy_file))
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     assert json.loads(result.stdout)["signature"]["status"] == "unsigned"
     assert "NOT SIGNED" in result.stderr
 
@@ -162,7 +158,7 @@ def test_refusals_leave_the_plugin_root_unchanged(  # noqa: PLR0917 - pytest fix
     (plugins / "keep.txt").write_text("untouched")
     before = tree_snapshot(plugins)
     result = _install(tmp_path, github_server, "--trusted-keys", str(policy_file), *flags)
-    assert result.returncode == 1, result.stderr
+    assert result.code == 1, result.stderr
     document = json.loads(result.stdout)
     assert document["ok"] is False
     assert document["kind"] == kind
@@ -176,7 +172,7 @@ def test_invalid_policy_is_exit_2_with_its_line(
     policy = tmp_path / "trusted_keys.toml"
     policy.write_text('default = "warn"\n[[authors]]\nowner = "acme"\n')
     result = _install(tmp_path, github_server, "--trusted-keys", str(policy))
-    assert result.returncode == 2
+    assert result.code == 2
     document = json.loads(result.stdout)
     assert document["kind"] == "policy_invalid"
     assert f"{policy}:2:" in document["error"]
@@ -195,14 +191,12 @@ def test_local_tarball_with_a_sigstore_sibling_installs_verified(
     bundle = private_sigstore.sign(tarball.read_bytes(), identity=ACME_IDENTITY)
     tarball.with_name(tarball.name + ".sigstore.json").write_text(json.dumps(bundle))
     env_source = str(tarball)
-    result = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "install", env_source, "--yes", "--json",
-         "--trusted-keys", str(policy_file), "--require-signature"],
-        capture_output=True, text=True, check=False, timeout=120,
-        env={**os.environ, "NEXO_HOME": str(tmp_path / "home"),
-             "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")},
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    result = nexo("plugin", "install", env_source, "--yes", "--json", "--trusted-keys",
+                  str(policy_file), "--require-signature",
+                  env={**os.environ, "NEXO_HOME": str(tmp_path / "home"),
+                       "XDG_CACHE_HOME": str(tmp_path / "xdg-cache")},
+                  in_process=True)  # fmt: skip
+    assert result.code == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["signature"]["status"] == "verified"
     assert document["signature"]["identity"] == ACME_IDENTITY

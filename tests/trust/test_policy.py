@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.trust.entry import (
@@ -216,29 +217,17 @@ def test_every_rule_is_documented() -> None:
 
 def test_lint_cli_checks_trust_policies(tmp_path: Path) -> None:
     import json
-    import subprocess
-    import sys
 
     path = _write(tmp_path, HEADER + AUTHOR + 'identity_regexp = "(x"\n')
-    result = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "lint", str(path), "--format", "json"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert result.returncode == 1, result.stderr
+    result = nexo("plugin", "lint", str(path), "--format", "json", in_process=True)
+    assert result.code == 1, result.stderr
     (file_report,) = json.loads(result.stdout)["files"]
     (diagnostic,) = file_report["diagnostics"]
     assert diagnostic["code"] == "NXT007"
     assert diagnostic["range"]["start"] == {"line": 4, "column": 1}
     path.write_text(FULL.replace('cosign_binary = "/usr/bin/cosign"\n', ""))
-    clean = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "lint", str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert clean.returncode == 0, clean.stderr
+    clean = nexo("plugin", "lint", str(path), in_process=True)
+    assert clean.code == 0, clean.stderr
 
 
 @pytest.mark.parametrize("value", ["~no-such-user-here/root.json", "~1.2"])

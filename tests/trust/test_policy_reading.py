@@ -9,9 +9,9 @@ whose owner equals the one installed from (:124-131), ignoring every later entry
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
+
+from support.cli import CliResult, nexo
 
 from .helpers import SHARED_FIXTURES, cli_env
 
@@ -38,24 +38,18 @@ def _author(owner: str, pattern: str) -> str:
     )
 
 
-def _verify(tmp_path: Path, policy: Path) -> subprocess.CompletedProcess[str]:
+def _verify(tmp_path: Path, policy: Path) -> CliResult:
     """``trust verify`` of the shared attestation fixture against ``policy``, as install
     would judge the signer of malancas/attest-demo."""
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "trust", "verify",
-         str(ATTESTATIONS / "reusable-workflow-artifact"),
-         "--bundle", str(ATTESTATIONS / "reusable-workflow-attestation.sigstore.json"),
-         "--repo", "malancas/attest-demo", "--trusted-keys", str(policy), "--json"],
-        capture_output=True, text=True, check=False, env=cli_env(tmp_path), timeout=120,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    return nexo("plugin", "trust", "verify", str(ATTESTATIONS / "reusable-workflow-artifact"),
+                "--bundle", str(ATTESTATIONS / "reusable-workflow-attestation.sigstore.json"),
+                "--repo", "malancas/attest-demo", "--trusted-keys", str(policy), "--json",
+                env=cli_env(tmp_path), in_process=True)  # fmt: skip
 
 
 def _lint(tmp_path: Path, policy: Path) -> list[dict[str, object]]:
-    completed = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "lint", "--format", "json", str(policy)],
-        capture_output=True, text=True, check=False, env=cli_env(tmp_path), timeout=60,
-    )  # fmt: skip
+    completed = nexo("plugin", "lint", "--format", "json", str(policy), env=cli_env(tmp_path),
+                     in_process=True)  # fmt: skip
     assert "Traceback" not in completed.stderr
     diagnostics: list[dict[str, object]] = json.loads(completed.stdout)["files"][0]["diagnostics"]
     return diagnostics
@@ -66,7 +60,7 @@ def test_the_first_entry_for_an_owner_decides(tmp_path: Path) -> None:
     entry that would accept the signer is never consulted, so the signer is untrusted."""
     policy = _policy(tmp_path, _author("malancas", NOBODY) + _author("malancas", SIGNER))
     result = _verify(tmp_path, policy)
-    assert result.returncode == 1, result.stderr
+    assert result.code == 1, result.stderr
     assert json.loads(result.stdout)["kind"] == "signer_untrusted"
     assert policy.read_text(encoding="utf-8").count("[[authors]]") == 2  # nothing rewritten
 
@@ -75,7 +69,7 @@ def test_a_matching_first_entry_is_not_spoilt_by_a_later_one(tmp_path: Path) -> 
     """The mirror image: the first entry accepts the signer, the later one is ignored."""
     policy = _policy(tmp_path, _author("malancas", SIGNER) + _author("malancas", NOBODY))
     result = _verify(tmp_path, policy)
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     assert json.loads(result.stdout)["verified"] is True
 
 
@@ -87,12 +81,9 @@ def test_later_duplicates_draw_a_warning(tmp_path: Path) -> None:
     assert [(d["code"], d["severity"], d["key_path"]) for d in found] == [
         ("NXT012", "warning", "authors[1]")
     ]
-    listed = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "trust", "list", "--trusted-keys",
-         str(policy), "--json"],
-        capture_output=True, text=True, check=False, env=cli_env(tmp_path), timeout=60,
-    )  # fmt: skip
-    assert listed.returncode == 0, listed.stderr
+    listed = nexo("plugin", "trust", "list", "--trusted-keys", str(policy), "--json",
+                  env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert listed.code == 0, listed.stderr
     [warning] = json.loads(listed.stdout)["warnings"]
     assert "authors[1]" in warning
     assert "is ignored" in warning
@@ -107,7 +98,7 @@ def test_entries_for_other_repositories_are_not_duplicates(tmp_path: Path) -> No
     )  # fmt: skip
     policy = _policy(tmp_path, body)
     assert _lint(tmp_path, policy) == []
-    assert _verify(tmp_path, policy).returncode == 0
+    assert _verify(tmp_path, policy).code == 0
 
 
 def test_an_unknown_schema_version_is_a_warning(tmp_path: Path) -> None:
@@ -117,14 +108,14 @@ def test_an_unknown_schema_version_is_a_warning(tmp_path: Path) -> None:
     found = _lint(tmp_path, policy)
     assert [(d["code"], d["severity"]) for d in found] == [("NXT011", "warning")]
     result = _verify(tmp_path, policy)
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
 
 
 def test_a_schema_version_that_is_not_a_string_is_policy_invalid(tmp_path: Path) -> None:
     """The reference deserialises a `String`: an integer fails its load, and ours."""
     policy = _policy(tmp_path, "schema_version = 2\n" + _author("malancas", SIGNER))
     result = _verify(tmp_path, policy)
-    assert result.returncode == 2
+    assert result.code == 2
     assert json.loads(result.stdout)["kind"] == "policy_invalid"
 
 
@@ -135,5 +126,5 @@ def test_owners_match_case_insensitively(tmp_path: Path) -> None:
     `malancas` entry is the ignored duplicate."""
     policy = _policy(tmp_path, _author("MALANCAS", SIGNER) + _author("malancas", NOBODY))
     result = _verify(tmp_path, policy)
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     assert [d["code"] for d in _lint(tmp_path, policy)] == ["NXT012"]

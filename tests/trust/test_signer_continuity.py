@@ -5,11 +5,10 @@ not signed after a signed one, is refused (``signer_changed``) even under ``warn
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.cli import nexo
 from support.github_server import GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore
 from support.tarballs import asset_name, release_assets, tree_snapshot
@@ -44,17 +43,6 @@ def _publish(
     server.publish(OWNER, REPO, tag, assets)
 
 
-def _nexo(
-    tmp_path: Path, server: GitHubServer, policy: Path, *args: str
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", *args, "--yes", "--json",
-         "--trusted-keys", str(policy)],
-        capture_output=True, text=True, check=False, env=cli_env(tmp_path, api=server.url),
-        timeout=120,
-    )  # fmt: skip
-
-
 @pytest.fixture
 def policy(tmp_path: Path, private_sigstore: PrivateSigstore) -> Path:
     private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
@@ -67,8 +55,10 @@ def _installed_root(
     tmp_path: Path, server: GitHubServer, instance: PrivateSigstore, policy: Path
 ) -> Path:
     _publish(server, instance, "1.0.0", WORKFLOW)
-    installed = _nexo(tmp_path, server, policy, "install", f"{OWNER}/{REPO}")
-    assert installed.returncode == 0, installed.stderr
+    installed = nexo("plugin", "install", f"{OWNER}/{REPO}", "--yes", "--json", "--trusted-keys",
+                     str(policy), env=cli_env(tmp_path, api=server.url),
+                     in_process=True)  # fmt: skip
+    assert installed.code == 0, installed.stderr
     assert json.loads(installed.stdout)["signature"]["status"] == "verified"
     return tmp_path / "home" / "state" / "plugins"
 
@@ -78,8 +68,9 @@ def test_same_workflow_on_a_new_tag_upgrades(
 ) -> None:
     _installed_root(tmp_path, github_server, private_sigstore, policy)
     _publish(github_server, private_sigstore, "1.1.0", WORKFLOW)
-    upgraded = _nexo(tmp_path, github_server, policy, "upgrade", PLUGIN)
-    assert upgraded.returncode == 0, upgraded.stderr
+    upgraded = nexo("plugin", "upgrade", PLUGIN, "--yes", "--json", "--trusted-keys", str(policy),
+                    env=cli_env(tmp_path, api=github_server.url), in_process=True)  # fmt: skip
+    assert upgraded.code == 0, upgraded.stderr
     assert json.loads(upgraded.stdout)["version"] == "1.1.0"
 
 
@@ -99,8 +90,9 @@ def test_changed_signer_is_refused_under_warn(  # noqa: PLR0917 (fixtures and pa
     root = _installed_root(tmp_path, github_server, private_sigstore, policy)
     _publish(github_server, private_sigstore, "1.1.0", workflow)
     before = tree_snapshot(root)
-    refused = _nexo(tmp_path, github_server, policy, "upgrade", PLUGIN)
-    assert refused.returncode == 1, refused.stdout
+    refused = nexo("plugin", "upgrade", PLUGIN, "--yes", "--json", "--trusted-keys", str(policy),
+                   env=cli_env(tmp_path, api=github_server.url), in_process=True)  # fmt: skip
+    assert refused.code == 1, refused.stdout
     document = json.loads(refused.stdout)
     assert document["kind"] == "signer_changed"
     assert "release.yml" in document["error"]
@@ -109,8 +101,10 @@ def test_changed_signer_is_refused_under_warn(  # noqa: PLR0917 (fixtures and pa
     assert "Traceback" not in refused.stderr
     assert tree_snapshot(root) == before
 
-    allowed = _nexo(tmp_path, github_server, policy, "upgrade", PLUGIN, "--allow-signer-change")
-    assert allowed.returncode == 0, allowed.stderr
+    allowed = nexo("plugin", "upgrade", PLUGIN, "--allow-signer-change", "--yes", "--json",
+                   "--trusted-keys", str(policy), env=cli_env(tmp_path, api=github_server.url),
+                   in_process=True)  # fmt: skip
+    assert allowed.code == 0, allowed.stderr
     assert json.loads(allowed.stdout)["version"] == "1.1.0"
 
 
@@ -118,8 +112,11 @@ def test_unsigned_installed_version_binds_nothing(
     tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore, policy: Path
 ) -> None:
     _publish(github_server, private_sigstore, "1.0.0", None)
-    assert _nexo(tmp_path, github_server, policy, "install", f"{OWNER}/{REPO}").returncode == 0
+    assert nexo("plugin", "install", f"{OWNER}/{REPO}", "--yes", "--json", "--trusted-keys",
+                str(policy), env=cli_env(tmp_path, api=github_server.url),
+                in_process=True).code == 0  # fmt: skip
     _publish(github_server, private_sigstore, "1.1.0", OTHER_WORKFLOW)
-    upgraded = _nexo(tmp_path, github_server, policy, "upgrade", PLUGIN)
-    assert upgraded.returncode == 0, upgraded.stderr
+    upgraded = nexo("plugin", "upgrade", PLUGIN, "--yes", "--json", "--trusted-keys", str(policy),
+                    env=cli_env(tmp_path, api=github_server.url), in_process=True)  # fmt: skip
+    assert upgraded.code == 0, upgraded.stderr
     assert json.loads(upgraded.stdout)["signature"]["status"] == "verified"

@@ -1,14 +1,13 @@
-"""``nexo plugin trust add|list|remove|verify`` end to end, in real subprocesses."""
+"""``nexo plugin trust add|list|remove|verify`` end to end, through the real command line."""
 
 from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from support.cli import CliResult, nexo
 from support.github_server import BlobServer, GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore
 from support.shared_fixtures import skip_unless_present
@@ -22,26 +21,14 @@ ATTESTATIONS = SHARED_FIXTURES / "github-attestations"
 REUSABLE_SIGNER = "github/artifact-attestations-workflows/.github/workflows/attest.yml"
 
 
-def nexo(tmp_path: Path, *args: str, api: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = cli_env(tmp_path, api=api)
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
-        capture_output=True, text=True, check=False, env=env, timeout=120, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-
-
 # --- verify ----------------------------------------------------------------------------------
 
 
-def _verify(
-    tmp_path: Path, *extra: str, artifact: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    return nexo(
-        tmp_path, "trust", "verify",
-        str(artifact or ATTESTATIONS / "reusable-workflow-artifact"),
-        "--bundle", str(ATTESTATIONS / "reusable-workflow-attestation.sigstore.json"),
-        *extra,
-    )  # fmt: skip
+def _verify(tmp_path: Path, *extra: str, artifact: Path | None = None) -> CliResult:
+    return nexo("plugin", "trust", "verify",
+                str(artifact or ATTESTATIONS / "reusable-workflow-artifact"), "--bundle",
+                str(ATTESTATIONS / "reusable-workflow-attestation.sigstore.json"), *extra,
+                env=cli_env(tmp_path), in_process=True)  # fmt: skip
 
 
 @skip_unless_present("github-attestations")
@@ -49,7 +36,7 @@ def test_verify_a_reusable_workflow_attestation_offline(tmp_path: Path) -> None:
     # As gh: the reusable workflow of another repository that signed must be named.
     result = _verify(tmp_path, "--repo", "malancas/attest-demo", "--signer-workflow",
                      REUSABLE_SIGNER)  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     # The report is the result: stdout.
     assert "github-attestation" in result.stdout
     # The material is named as given, not as install would look for it beside the file.
@@ -62,7 +49,7 @@ def test_verify_a_reusable_workflow_attestation_offline(tmp_path: Path) -> None:
 def test_verify_json_is_one_document(tmp_path: Path) -> None:
     result = _verify(tmp_path, "--repo", "malancas/attest-demo", "--signer-workflow",
                      REUSABLE_SIGNER, "--json")  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    assert result.code == 0, result.stderr
     document = json.loads(result.stdout)
     assert document["verified"] is True
     assert document["claims"]["signer_workflow"] == REUSABLE_SIGNER
@@ -85,7 +72,7 @@ def test_verify_refuses_another_repository_or_workflow(
     tmp_path: Path, flags: tuple[str, ...], kind: str
 ) -> None:
     result = _verify(tmp_path, *flags, "--json")
-    assert result.returncode == 1, result.stderr
+    assert result.code == 1, result.stderr
     assert json.loads(result.stdout)["kind"] == kind
 
 
@@ -96,19 +83,17 @@ def test_verify_refuses_a_flipped_byte(tmp_path: Path) -> None:
     data[-1] ^= 0x01
     artifact.write_bytes(bytes(data))
     result = _verify(tmp_path, "--repo", "malancas/attest-demo", "--json", artifact=artifact)
-    assert result.returncode == 1
+    assert result.code == 1
     assert json.loads(result.stdout)["kind"] == "signature_invalid"
 
 
 @skip_unless_present("github-attestations")
 def test_verify_the_github_instance_bundle_says_why_in_one_line(tmp_path: Path) -> None:
-    result = nexo(
-        tmp_path, "trust", "verify",
-        str(ATTESTATIONS / "github_provenance_demo-0.0.12-py3-none-any.whl"),
-        "--bundle", str(ATTESTATIONS / "github_provenance_demo-0.0.12-py3-none-any-bundle.jsonl"),
-        "--owner", "github",
-    )  # fmt: skip
-    assert result.returncode == 1
+    result = nexo("plugin", "trust", "verify",
+                  str(ATTESTATIONS / "github_provenance_demo-0.0.12-py3-none-any.whl"), "--bundle",
+                  str(ATTESTATIONS / "github_provenance_demo-0.0.12-py3-none-any-bundle.jsonl"),
+                  "--owner", "github", env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert result.code == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1
     assert lines[0].startswith("error: ")
@@ -123,19 +108,22 @@ def test_verify_reads_the_material_beside_the_file(tmp_path: Path) -> None:
         ATTESTATIONS / "custom-issuer.sigstore.json", tmp_path / f"{artifact.name}.sigstore.json"
     )
     issuer = "https://token.actions.githubusercontent.com/hammer-time"
-    result = nexo(tmp_path, "trust", "verify", str(artifact), "--repo", "too-legit/attest",
-                  "--oidc-issuer", issuer, "--json")  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    result = nexo("plugin", "trust", "verify", str(artifact), "--repo", "too-legit/attest",
+                  "--oidc-issuer", issuer, "--json", env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert result.code == 0, result.stderr
     assert json.loads(result.stdout)["issuer"] == issuer
     # Without the issuer the enterprise-style issuer is not GitHub's: refused.
-    refused = nexo(tmp_path, "trust", "verify", str(artifact), "--repo", "too-legit/attest")
-    assert refused.returncode == 1
+    refused = nexo("plugin", "trust", "verify", str(artifact), "--repo", "too-legit/attest",
+                   env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert refused.code == 1
     assert "hammer-time" in refused.stderr
 
 
 def test_verify_usage_errors_are_exit_2(tmp_path: Path) -> None:
-    result = nexo(tmp_path, "trust", "verify", str(tmp_path / "missing"), "--repo", "a/b", "--json")
-    assert result.returncode == 2
+    result = nexo("plugin", "trust", "verify", str(tmp_path / "missing"), "--repo", "a/b", "--json",
+                  env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert result.code == 2
     assert json.loads(result.stdout)["kind"] == "usage"
 
 
@@ -157,48 +145,51 @@ def test_add_list_remove_keep_comments(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
     policy.write_text(COMMENTED)
     regexp = r"^https://github\.com/acme/hello/\.github/workflows/release\.yml@refs/tags/.+$"
-    added = nexo(tmp_path, "trust", "add", "acme/hello", "--identity-regexp", regexp,
-                 "--trusted-keys", str(policy), "--yes", "--json")  # fmt: skip
-    assert added.returncode == 0, added.stderr
+    added = nexo("plugin", "trust", "add", "acme/hello", "--identity-regexp", regexp,
+                 "--trusted-keys", str(policy), "--yes", "--json", env=cli_env(tmp_path),
+                 in_process=True)  # fmt: skip
+    assert added.code == 0, added.stderr
     assert json.loads(added.stdout)["added"] is True
     text = policy.read_text()
     assert text.startswith(COMMENTED)
     assert 'repos = ["hello"]' in text
-    again = nexo(tmp_path, "trust", "add", "acme/hello", "--identity-regexp", regexp,
-                 "--trusted-keys", str(policy), "--yes", "--json")  # fmt: skip
+    again = nexo("plugin", "trust", "add", "acme/hello", "--identity-regexp", regexp,
+                 "--trusted-keys", str(policy), "--yes", "--json", env=cli_env(tmp_path),
+                 in_process=True)  # fmt: skip
     assert json.loads(again.stdout)["added"] is False
     assert policy.read_text() == text
 
-    listed = json.loads(nexo(tmp_path, "trust", "list", "--trusted-keys", str(policy),
-                             "--json").stdout)  # fmt: skip
+    listed = json.loads(nexo("plugin", "trust", "list", "--trusted-keys", str(policy), "--json",
+                             env=cli_env(tmp_path), in_process=True).stdout)  # fmt: skip
     assert [a["owner"] for a in listed["authors"]] == ["lordmacu", "acme"]
     assert listed["authors"][1]["identity_regexp"] == regexp
 
-    removed = nexo(tmp_path, "trust", "remove", "acme/hello", "--trusted-keys", str(policy),
-                   "--yes", "--json")  # fmt: skip
-    assert removed.returncode == 0, removed.stderr
+    removed = nexo("plugin", "trust", "remove", "acme/hello", "--trusted-keys", str(policy),
+                   "--yes", "--json", env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert removed.code == 0, removed.stderr
     assert policy.read_text().rstrip() == COMMENTED.rstrip()
-    missing = nexo(tmp_path, "trust", "remove", "acme", "--trusted-keys", str(policy),
-                   "--yes", "--json")  # fmt: skip
-    assert missing.returncode == 1
+    missing = nexo("plugin", "trust", "remove", "acme", "--trusted-keys", str(policy), "--yes",
+                   "--json", env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert missing.code == 1
     assert json.loads(missing.stdout)["kind"] == "not_trusted"
 
 
 def test_add_refuses_a_pattern_re2_rejects_and_leaves_the_file(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
     policy.write_text(COMMENTED)
-    result = nexo(tmp_path, "trust", "add", "acme", "--identity-regexp", "^(?=x).*$",
-                  "--trusted-keys", str(policy), "--yes", "--json")  # fmt: skip
-    assert result.returncode == 2
+    result = nexo("plugin", "trust", "add", "acme", "--identity-regexp", "^(?=x).*$",
+                  "--trusted-keys", str(policy), "--yes", "--json", env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert result.code == 2
     assert json.loads(result.stdout)["kind"] == "policy_invalid"
     assert policy.read_text() == COMMENTED
 
 
 def test_add_without_a_terminal_needs_yes(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
-    result = nexo(tmp_path, "trust", "add", "acme", "--identity", "x@example.com",
-                  "--trusted-keys", str(policy))  # fmt: skip
-    assert result.returncode == 2
+    result = nexo("plugin", "trust", "add", "acme", "--identity", "x@example.com", "--trusted-keys",
+                  str(policy), env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert result.code == 2
     assert not policy.exists()
 
 
@@ -223,15 +214,17 @@ def test_refusal_then_trust_add_then_the_same_install_succeeds(
     install = ("install", "acme/nexo-plugin-echo@v1.0.0", "--yes", "--json",
                "--dest", str(tmp_path / "plugins"), "--trusted-keys", str(policy))  # fmt: skip
 
-    refused = nexo(tmp_path, *install, api=github_server.url)
-    assert refused.returncode == 1
+    refused = nexo("plugin", *install, env=cli_env(tmp_path, api=github_server.url),
+                   in_process=True)  # fmt: skip
+    assert refused.code == 1
     document = json.loads(refused.stdout)
     assert document["kind"] == "signer_untrusted"
     assert document["policy"] == str(policy)
 
-    added = nexo(tmp_path, "trust", "add", "acme/nexo-plugin-echo", "--trusted-keys", str(policy),
-                 "--yes", "--json", api=github_server.url)  # fmt: skip
-    assert added.returncode == 0, added.stderr
+    added = nexo("plugin", "trust", "add", "acme/nexo-plugin-echo", "--trusted-keys", str(policy),
+                 "--yes", "--json", env=cli_env(tmp_path, api=github_server.url),
+                 in_process=True)  # fmt: skip
+    assert added.code == 0, added.stderr
     seen = json.loads(added.stdout)
     assert seen["seen"]["identity"] == identity
     assert seen["entry"] == document["entry"]
@@ -239,8 +232,9 @@ def test_refusal_then_trust_add_then_the_same_install_succeeds(
     assert text.startswith("# keep me\n")
     assert "# the private instance" in text
 
-    installed = nexo(tmp_path, *install, api=github_server.url)
-    assert installed.returncode == 0, installed.stderr
+    installed = nexo("plugin", *install, env=cli_env(tmp_path, api=github_server.url),
+                     in_process=True)  # fmt: skip
+    assert installed.code == 0, installed.stderr
     assert json.loads(installed.stdout)["signature"]["identity"] == identity
 
 
@@ -277,13 +271,9 @@ def test_trust_add_follows_asset_redirects_without_the_token(
     github_server.redirect_assets_to(asset_host)
     github_server.require_token("tok-1234")
     env = {**cli_env(tmp_path, api=github_server.url), "NEXO_GITHUB_TOKEN": "tok-1234"}
-    added = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "trust", "add", "acme/nexo-plugin-echo",
-         "--trusted-keys", str(policy), "--yes", "--json"],
-        capture_output=True, text=True, check=False, env=env, timeout=120,
-        stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-    assert added.returncode == 0, added.stderr
+    added = nexo("plugin", "trust", "add", "acme/nexo-plugin-echo", "--trusted-keys", str(policy),
+                 "--yes", "--json", env=env, in_process=True)  # fmt: skip
+    assert added.code == 0, added.stderr
     assert json.loads(added.stdout)["seen"]["identity"] == identity
     fetched = asset_host.requests_to("/blobs/")
     assert fetched
@@ -306,9 +296,10 @@ def test_trust_add_refuses_an_asset_redirect_it_may_not_follow(
     before = policy.read_bytes()
     github_server.redirect_assets_to(asset_host)
     asset_host.redirect_all = f"ftp://127.0.0.1:{asset_host.port}/x"
-    added = nexo(tmp_path, "trust", "add", "acme/nexo-plugin-echo", "--trusted-keys", str(policy),
-                 "--yes", "--json", api=github_server.url)  # fmt: skip
-    assert added.returncode == 1, added.stderr
+    added = nexo("plugin", "trust", "add", "acme/nexo-plugin-echo", "--trusted-keys", str(policy),
+                 "--yes", "--json", env=cli_env(tmp_path, api=github_server.url),
+                 in_process=True)  # fmt: skip
+    assert added.code == 1, added.stderr
     document = json.loads(added.stdout)
     assert document["kind"] == "network"
     assert "refusing a redirect" in document["error"]
@@ -318,10 +309,10 @@ def test_trust_add_refuses_an_asset_redirect_it_may_not_follow(
 
 def test_the_written_entry_is_the_one_shown(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
-    added = nexo(tmp_path, "trust", "add", "acme/hello", "--identity", "release@acme.example",
+    added = nexo("plugin", "trust", "add", "acme/hello", "--identity", "release@acme.example",
                  "--oidc-issuer", "https://accounts.google.com", "--trusted-keys", str(policy),
-                 "--yes", "--json")  # fmt: skip
-    assert added.returncode == 0, added.stderr
+                 "--yes", "--json", env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert added.code == 0, added.stderr
     document = json.loads(added.stdout)
     assert document["entry"] in policy.read_text()
 
@@ -332,23 +323,18 @@ def test_trust_commands_use_the_policy_install_reads(tmp_path: Path) -> None:
     (work / "config").mkdir(parents=True)
     regexp = r"^https://github\.com/acme/hello/\.github/workflows/release\.yml@refs/tags/.+$"
 
-    def run(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "nexo_pkg", "plugin", "trust", *args],
-            capture_output=True, text=True, check=False, env=cli_env(tmp_path), cwd=work,
-            timeout=120, stdin=subprocess.DEVNULL,
-        )  # fmt: skip
-
-    added = run("add", "acme/hello", "--identity-regexp", regexp, "--yes", "--json")
-    assert added.returncode == 0, added.stderr
+    added = nexo("plugin", "trust", "add", "acme/hello", "--identity-regexp", regexp, "--yes",
+                 "--json", env=cli_env(tmp_path), cwd=work, in_process=True)  # fmt: skip
+    assert added.code == 0, added.stderr
     in_cwd = work / "config" / "extensions" / "trusted_keys.toml"
     assert json.loads(added.stdout)["policy"] == str(in_cwd)
     assert "acme" in in_cwd.read_text()
 
     other = tmp_path / "daemon-config"
     other.mkdir()
-    listed = run("list", "--config", str(other), "--json")
-    assert listed.returncode == 0, listed.stderr
+    listed = nexo("plugin", "trust", "list", "--config", str(other), "--json",
+                  env=cli_env(tmp_path), cwd=work, in_process=True)  # fmt: skip
+    assert listed.code == 0, listed.stderr
     document = json.loads(listed.stdout)
     assert document["policy"] == str(other / "extensions" / "trusted_keys.toml")
     assert document["authors"] == []

@@ -8,12 +8,11 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
-import subprocess
-import sys
 import tomllib
 from pathlib import Path
 
 import pytest
+from support.cli import CliResult, nexo
 from support.github_server import GitHubServer, asset_host, github_server
 from support.private_sigstore import PrivateSigstore
 from support.tarballs import asset_name, release_assets
@@ -40,14 +39,6 @@ trusted_root = "private_trusted_root.json"
 """
 
 
-def nexo(tmp_path: Path, *args: str, api: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", *args],
-        capture_output=True, text=True, check=False, env=cli_env(tmp_path, api=api),
-        timeout=120, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
-
-
 def assert_clean(text: str) -> None:
     """No raw control character (but line feeds between lines) nor bidi override."""
     for char in text:
@@ -72,12 +63,10 @@ def _signed_release(
     server.publish(OWNER, REPO, "v1.0.0", assets)
 
 
-def _install(
-    tmp_path: Path, server: GitHubServer, policy: Path, *flags: str
-) -> subprocess.CompletedProcess[str]:
-    return nexo(tmp_path, "install", f"{OWNER}/{REPO}@v1.0.0", "--yes",
-                "--dest", str(tmp_path / "plugins"), "--trusted-keys", str(policy), *flags,
-                api=server.url)  # fmt: skip
+def _install(tmp_path: Path, server: GitHubServer, policy: Path, *flags: str) -> CliResult:
+    return nexo("plugin", "install", f"{OWNER}/{REPO}@v1.0.0", "--yes", "--dest",
+                str(tmp_path / "plugins"), "--trusted-keys", str(policy), *flags,
+                env=cli_env(tmp_path, api=server.url), in_process=True)  # fmt: skip
 
 
 def _pasted_entry(stderr: str) -> str:
@@ -112,7 +101,7 @@ def test_a_text_refusal_prints_the_exact_entry_to_paste(
     _signed_release(github_server, private_sigstore, identity, issuer)
     policy = _policy(tmp_path, private_sigstore)
     refused = _install(tmp_path, github_server, policy)
-    assert refused.returncode == 1
+    assert refused.code == 1
     assert refused.stderr.startswith("error: ")
     assert f"To trust this signer, add to {policy}:" in refused.stderr
     assert_clean(refused.stderr)
@@ -125,7 +114,7 @@ def test_a_text_refusal_prints_the_exact_entry_to_paste(
     with policy.open("a", encoding="utf-8") as handle:
         handle.write("\n" + pasted)
     installed = _install(tmp_path, github_server, policy, "--json")
-    assert installed.returncode == 0, installed.stderr
+    assert installed.code == 0, installed.stderr
     assert json.loads(installed.stdout)["signature"]["identity"] == identity
     assert policy.read_text(encoding="utf-8").startswith("# kept\n")
 
@@ -147,8 +136,9 @@ def test_trust_verify_escapes_what_the_certificate_says(
         '[[authors]]\nowner = "acme"\nidentity_regexp = "(?s)^https://github\\\\.com/acme/.+$"\n'
         f"oidc_issuer = {json.dumps(HOSTILE_ISSUER)}\n",
     )
-    verified = nexo(tmp_path, "trust", "verify", str(artifact), "--trusted-keys", str(trusting))
-    assert verified.returncode == 0, verified.stderr
+    verified = nexo("plugin", "trust", "verify", str(artifact), "--trusted-keys", str(trusting),
+                    env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert verified.code == 0, verified.stderr
     assert "\\u001b[2J" in verified.stdout
     assert_clean(verified.stdout)
     assert_clean(verified.stderr)
@@ -158,8 +148,9 @@ def test_trust_verify_escapes_what_the_certificate_says(
     other.write_text(
         trusting.read_text(encoding="utf-8").replace("acme/.+$", "acme/x/.+$"), encoding="utf-8"
     )
-    refused = nexo(tmp_path, "trust", "verify", str(artifact), "--trusted-keys", str(other))
-    assert refused.returncode == 1
+    refused = nexo("plugin", "trust", "verify", str(artifact), "--trusted-keys", str(other),
+                   env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert refused.code == 1
     assert "To trust this signer, add" in refused.stderr
     assert "\\u001b" in refused.stderr
     assert_clean(refused.stderr)
@@ -178,8 +169,9 @@ def test_trust_list_escapes_a_hostile_policy(
         'signer_workflow = "acme/x/.github/workflows/\\u001b]0;pwned\\u0007.yml"\n'
         'source_ref = "^refs/tags/\\u202e.*$"\n',
     )
-    listed = nexo(tmp_path, "trust", "list", "--trusted-keys", str(policy))
-    assert listed.returncode == 0, listed.stderr
+    listed = nexo("plugin", "trust", "list", "--trusted-keys", str(policy), env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert listed.code == 0, listed.stderr
     assert "\\u001b\\[2J" in listed.stdout
     assert "\\u001b]0;pwned\\u0007" in listed.stdout
     assert_clean(listed.stdout)
@@ -189,23 +181,26 @@ def test_trust_list_escapes_a_hostile_policy(
 def test_trust_add_and_remove_escape_what_they_echo(tmp_path: Path) -> None:
     policy = tmp_path / "trusted_keys.toml"
     policy.write_text("# kept\n")
-    added = nexo(tmp_path, "trust", "add", "acme/echo", "--identity", f"x{HOSTILE}@example.com",
+    added = nexo("plugin", "trust", "add", "acme/echo", "--identity", f"x{HOSTILE}@example.com",
                  "--signer-workflow", f"acme/echo/.github/workflows/{HOSTILE}.yml",
-                 "--trusted-keys", str(policy), "--yes")  # fmt: skip
-    assert added.returncode == 0, added.stderr
+                 "--trusted-keys", str(policy), "--yes", env=cli_env(tmp_path),
+                 in_process=True)  # fmt: skip
+    assert added.code == 0, added.stderr
     assert "\\u001b[2J" in added.stderr
     assert_clean(added.stderr)
     assert_clean(added.stdout)
     written = tomllib.loads(policy.read_text(encoding="utf-8"))["authors"][0]
     assert written["identity"] == f"x{HOSTILE}@example.com"
-    listed = nexo(tmp_path, "trust", "list", "--trusted-keys", str(policy))
+    listed = nexo("plugin", "trust", "list", "--trusted-keys", str(policy), env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
     assert_clean(listed.stdout + listed.stderr)
-    removed = nexo(tmp_path, "trust", "remove", f"acme/{HOSTILE}", "--trusted-keys", str(policy),
-                   "--yes")  # fmt: skip
-    assert removed.returncode == 2
+    removed = nexo("plugin", "trust", "remove", f"acme/{HOSTILE}", "--trusted-keys", str(policy),
+                   "--yes", env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert removed.code == 2
     assert_clean(removed.stderr)
-    gone = nexo(tmp_path, "trust", "remove", "acme", "--trusted-keys", str(policy), "--yes")
-    assert gone.returncode == 0, gone.stderr
+    gone = nexo("plugin", "trust", "remove", "acme", "--trusted-keys", str(policy), "--yes",
+                env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert gone.code == 0, gone.stderr
     assert "owner" not in policy.read_text(encoding="utf-8")
 
 
@@ -223,17 +218,18 @@ def test_an_unknown_signer_under_warn_is_told_the_command_that_trusts_it(
     policy = _policy(tmp_path, private_sigstore)
     policy.write_text(policy.read_text().replace('"require"', '"warn"'))
     first = _install(tmp_path, github_server, policy, "--json", "--dry-run")
-    assert first.returncode == 0, first.stderr
+    assert first.code == 0, first.stderr
     document = json.loads(first.stdout)
     assert document["signature"]["status"] == "unsigned"
     (warning,) = [w for w in document["warnings"] if "UNVERIFIED" in w]
     assert str(policy) in warning
     command = shlex.split(warning.partition("run: ")[2])
     assert command[:4] == ["nexo", "plugin", "trust", "add"]
-    added = nexo(tmp_path, *command[2:], "--yes", api=github_server.url)
-    assert added.returncode == 0, added.stderr
+    added = nexo("plugin", *command[2:], "--yes", env=cli_env(tmp_path, api=github_server.url),
+                 in_process=True)  # fmt: skip
+    assert added.code == 0, added.stderr
     second = _install(tmp_path, github_server, policy, "--json")
-    assert second.returncode == 0, second.stderr
+    assert second.code == 0, second.stderr
     assert json.loads(second.stdout)["signature"]["status"] == "verified"
 
 
@@ -276,18 +272,19 @@ def test_trust_verify_reads_every_scheme_beside_the_file(
         legacy, _, _ = private_sigstore.sign_legacy(data, identity=RELEASE_IDENTITY)
         (dist / f"{artifact.name}.bundle").write_text(json.dumps(legacy))
     policy = _policy(tmp_path, private_sigstore, ACME_ENTRY)
-    verified = nexo(tmp_path, "trust", "verify", str(artifact), "--trusted-keys", str(policy),
-                    "--json")  # fmt: skip
-    assert verified.returncode == 0, verified.stderr
+    verified = nexo("plugin", "trust", "verify", str(artifact), "--trusted-keys", str(policy),
+                    "--json", env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert verified.code == 0, verified.stderr
     document = json.loads(verified.stdout)
     assert (document["scheme"], document["identity"]) == (scheme, RELEASE_IDENTITY)
-    text = nexo(tmp_path, "trust", "verify", str(artifact), "--trusted-keys", str(policy))
-    assert text.returncode == 0, text.stderr
+    text = nexo("plugin", "trust", "verify", str(artifact), "--trusted-keys", str(policy),
+                env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert text.code == 0, text.stderr
     assert f"verified ({scheme}" in text.stdout
     artifact.write_bytes(data[:-1] + b"X")
-    flipped = nexo(tmp_path, "trust", "verify", str(artifact), "--trusted-keys", str(policy),
-                   "--json")  # fmt: skip
-    assert flipped.returncode == 1
+    flipped = nexo("plugin", "trust", "verify", str(artifact), "--trusted-keys", str(policy),
+                   "--json", env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert flipped.code == 1
     assert json.loads(flipped.stdout)["kind"] == "signature_invalid"
 
 
@@ -306,12 +303,14 @@ def test_trust_verify_takes_a_checksums_files_bundle(
     bundle = release / "checksums.txt.sigstore.json"
     bundle.write_text(json.dumps(private_sigstore.sign(listing, identity=RELEASE_IDENTITY)))
     policy = _policy(tmp_path, private_sigstore, ACME_ENTRY)
-    result = nexo(tmp_path, "trust", "verify", str(artifact), "--bundle", str(bundle),
-                  "--trusted-keys", str(policy), "--json")  # fmt: skip
-    assert result.returncode == 0, result.stderr
+    result = nexo("plugin", "trust", "verify", str(artifact), "--bundle", str(bundle),
+                  "--trusted-keys", str(policy), "--json", env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert result.code == 0, result.stderr
     assert json.loads(result.stdout)["scheme"] == "checksums-file"
     (release / "checksums.txt").write_bytes(listing.replace(b"echo-1.0.0", b"other-1.0.0"))
-    changed = nexo(tmp_path, "trust", "verify", str(artifact), "--bundle", str(bundle),
-                   "--trusted-keys", str(policy), "--json")  # fmt: skip
-    assert changed.returncode == 1
+    changed = nexo("plugin", "trust", "verify", str(artifact), "--bundle", str(bundle),
+                   "--trusted-keys", str(policy), "--json", env=cli_env(tmp_path),
+                   in_process=True)  # fmt: skip
+    assert changed.code == 1
     assert json.loads(changed.stdout)["kind"] == "signature_invalid"

@@ -4,12 +4,9 @@ as ``policy_invalid`` after reading just past the cap, not loaded whole into mem
 from __future__ import annotations
 
 import json
-import resource
-import subprocess
-import sys
 from pathlib import Path
 
-from adversarial.harness import clean_env
+from support.cli import clean_env, nexo
 from support.private_sigstore import PrivateSigstore
 from support.tarballs import write_plugin
 
@@ -18,10 +15,6 @@ IDENTITY = (
 )
 # Far below the 2 GiB of the planted file, far above what install needs.
 ADDRESS_SPACE = 1536 * 1024 * 1024
-
-
-def _limited() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
 
 
 def test_a_two_gib_trusted_root_is_policy_invalid_without_reading_it_whole(
@@ -39,13 +32,13 @@ def test_a_two_gib_trusted_root_is_policy_invalid_without_reading_it_whole(
         encoding="utf-8",
     )
     dest = tmp_path / "root"
-    completed = subprocess.run(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "install", str(tarball), "--dest",
-         str(dest), "--trusted-keys", str(policy), "--yes", "--json"],
-        env=clean_env(NEXO_HOME=str(tmp_path / "home")), capture_output=True, text=True,
-        timeout=120, check=False, preexec_fn=_limited,
+    # The address-space cap needs a process of its own.
+    completed = nexo(
+        "plugin", "install", str(tarball), "--dest", str(dest), "--trusted-keys", str(policy),
+        "--yes", "--json", env=clean_env(NEXO_HOME=str(tmp_path / "home")),
+        prefix=("prlimit", f"--as={ADDRESS_SPACE}", "--"),
     )  # fmt: skip
-    assert completed.returncode == 2, completed.stderr
+    assert completed.code == 2, completed.stderr
     document = json.loads(completed.stdout)
     assert document["kind"] == "policy_invalid"
     assert "larger than" in document["error"]
