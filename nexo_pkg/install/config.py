@@ -39,9 +39,9 @@ from nexo_pkg.manifest.daemon_config import (
     CONFIG_DIR_ENV,
     config_dir,
     find_placeholders,
+    nexo_home_from_env,
     resolve_placeholder,
 )
-from nexo_pkg.manifest.daemon_config import nexo_home_from_env as nexo_home
 from nexo_pkg.manifest.rust_text import rust_trim
 
 __all__ = [
@@ -82,7 +82,7 @@ class DaemonConfig:
             return dest.expanduser().absolute()
         if self.search_paths:
             return self.search_paths[0]
-        return (nexo_home() / "state" / "plugins").absolute()
+        return (nexo_home_from_env() / "state" / "plugins").absolute()
 
     def plugin_roots(self, dest: Path | None = None) -> tuple[Path, ...]:
         """Every root the daemon discovers plugins in, install root first (``--dest`` alone
