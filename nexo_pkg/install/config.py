@@ -68,7 +68,6 @@ class DaemonConfig:
 
     directory: Path
     search_paths: tuple[Path, ...] = ()
-    discovery_file: Path | None = None
     warnings: tuple[str, ...] = ()
 
     @property
@@ -150,7 +149,7 @@ def load_daemon_config(directory: Path, *, cwd: Path | None = None) -> DaemonCon
             )
         result = Path(expanded)
         paths.append(result if result.is_absolute() else (base / result).absolute())
-    return DaemonConfig(directory, tuple(paths), path, tuple(warnings))
+    return DaemonConfig(directory, tuple(paths), tuple(warnings))
 
 
 def _discovery_section(path: Path, document: Any) -> dict[str, Any]:

@@ -62,7 +62,6 @@ EXTENDS_LISTS = ("channels", "llm_providers", "memory_backends", "hooks", "tools
 SUPERVISOR_STDERR_TAIL_MAX = 512
 SUPERVISOR_BACKOFF_MS_MIN = 100
 SUPERVISOR_BACKOFF_MS_MAX = 300_000
-SUPERVISOR_DEFAULT_MAX_ATTEMPTS = 3
 SUPERVISOR_DEFAULT_BACKOFF_MS = 1000
 
 # capability -> (section keys, array or key that must be filled, how to fill it)

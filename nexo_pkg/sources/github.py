@@ -58,7 +58,6 @@ NEXO_TOKEN_ENV = "NEXO_GITHUB_TOKEN"  # noqa: S105 (the name of a variable, not 
 GITHUB_TOKEN_ENV = ("GITHUB_TOKEN", "GH_TOKEN")
 # ... and these to GitHub Enterprise Server, i.e. any other API host.
 ENTERPRISE_TOKEN_ENV = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
-TOKEN_ENV = (NEXO_TOKEN_ENV, *GITHUB_TOKEN_ENV, *ENTERPRISE_TOKEN_ENV)
 API_VERSION = "2022-11-28"
 GH_AUTH_TIMEOUT_SECONDS = 5.0
 CHUNK_SIZE = 1024 * 1024
@@ -83,7 +82,6 @@ class Release:
 
     tag: str
     assets: tuple[ReleaseAsset, ...]
-    html_url: str = ""
     # When GitHub published it (RFC 3339), if the API said so in that shape.
     published_at: str | None = None
 
@@ -714,6 +712,5 @@ def _parse_release(document: Any, what: str) -> Release:
     return Release(
         tag=document["tag_name"],
         assets=tuple(assets),
-        html_url=str(document.get("html_url", "")),
         published_at=timestamp_or_none(document.get("published_at")),
     )
