@@ -141,11 +141,7 @@ class GitHubReleaseSource:
             return self._fetch_pinned(candidate, material=material)
         release, asset = candidate.locator
         client = self.context.github()
-        sidecar_asset = release.asset(asset.name + ".sha256")
-        sidecar = None
-        if sidecar_asset is not None:
-            text = client.fetch_bytes(sidecar_asset, max_bytes=MAX_SIDECAR_BYTES)
-            sidecar = parse_sidecar(text.decode("utf-8", errors="replace"), asset.name)
+        sidecar = release_sidecar(client, release, asset)
         digest = parse_digest(asset.digest)
         blob = self.context.hold(
             cached_asset(
@@ -242,15 +238,21 @@ def release_tarballs(
     return identity.plugin_id, identity.version, dict(sorted(assets.items()))
 
 
+def release_sidecar(client: GitHubClient, release: Release, asset: ReleaseAsset) -> str | None:
+    """The sha256 the release's ``<asset>.sha256`` sidecar names, ``None`` without one;
+    raises what :func:`parse_sidecar` and the client's fetch raise."""
+    sidecar_asset = release.asset(asset.name + ".sha256")
+    if sidecar_asset is None:
+        return None
+    text = client.fetch_bytes(sidecar_asset, max_bytes=MAX_SIDECAR_BYTES)
+    return parse_sidecar(text.decode("utf-8", errors="replace"), asset.name)
+
+
 def release_sha256(client: GitHubClient, release: Release, asset: ReleaseAsset) -> str:
     """The sha256 a release vouches for (``.sha256`` sidecar and/or API digest; they must
     agree); ``checksum_missing`` / ``checksum_mismatch`` otherwise."""
     digest = parse_digest(asset.digest)
-    sidecar = None
-    sidecar_asset = release.asset(asset.name + ".sha256")
-    if sidecar_asset is not None:
-        text = client.fetch_bytes(sidecar_asset, max_bytes=MAX_SIDECAR_BYTES)
-        sidecar = parse_sidecar(text.decode("utf-8", errors="replace"), asset.name)
+    sidecar = release_sidecar(client, release, asset)
     if sidecar is None and digest is None:
         raise NexoError(
             f"no checksum for {asset.name}: the release has neither {asset.name}.sha256 nor an "
