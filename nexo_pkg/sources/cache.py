@@ -278,18 +278,6 @@ class BlobCache:
                     blob.unlink()
         self.added.clear()
 
-    def add_file(self, path: Path) -> str:
-        """Copy a local file into the store (no-op when present); returns its hex digest."""
-        digest = _hash_file(path)
-
-        def copy(sink: BlobSink) -> None:
-            with path.open("rb") as handle:
-                while chunk := handle.read(CHUNK):
-                    sink.write(chunk)
-
-        with self.open_blob(digest, copy):
-            return digest
-
     def usage(self) -> tuple[int, int]:
         """How many blobs (and temp files) the cache holds and their bytes; ``(0, 0)`` when
         it does not exist. Read without the lock: a figure, not a snapshot."""

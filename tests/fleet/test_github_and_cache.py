@@ -225,12 +225,16 @@ def test_the_cache_refuses_bytes_that_do_not_match_and_keeps_nothing(tmp_path: P
     assert not any(cache.temp.iterdir())
 
 
-def test_cache_prune(tmp_path: Path, fleet_env: dict[str, str]) -> None:
+def _store(cache: BlobCache, data: bytes) -> None:
+    """Put ``data`` into the cache under the sha256 it hashes to."""
+    with cache.open_blob(None, lambda sink: sink.write(data)):
+        pass
+
+
+def test_cache_prune(fleet_env: dict[str, str]) -> None:
     home = Path(fleet_env["NEXO_HOME"])
     cache = BlobCache(home)
-    fresh = tmp_path / "fresh.bin"
-    fresh.write_bytes(b"fresh")
-    cache.add_file(fresh)
+    _store(cache, b"fresh")
     (cache.temp / "leftover.part").write_bytes(b"half")
     kept = run_nexo(fleet_env, "cache", "prune", "--json")
     assert kept.returncode == 0, kept.stderr
@@ -243,7 +247,7 @@ def test_cache_prune(tmp_path: Path, fleet_env: dict[str, str]) -> None:
     assert json_of(bad)["kind"] == "usage"
 
 
-def test_cache_dir_size_clean_as_uv(tmp_path: Path, fleet_env: dict[str, str]) -> None:
+def test_cache_dir_size_clean_as_uv(fleet_env: dict[str, str]) -> None:
     """``cache dir|size|clean`` answer as ``uv cache`` does: path, bytes, emptied."""
     home = Path(fleet_env["NEXO_HOME"])
     where = run_nexo(fleet_env, "cache", "dir")
@@ -253,9 +257,7 @@ def test_cache_dir_size_clean_as_uv(tmp_path: Path, fleet_env: dict[str, str]) -
     assert not (home / "cache").exists()  # asking creates nothing
     cache = BlobCache(home)
     for index, size in enumerate((1000, 2072)):
-        blob = tmp_path / f"blob-{index}"
-        blob.write_bytes(bytes([index]) * size)
-        cache.add_file(blob)
+        _store(cache, bytes([index]) * size)
     sized = run_nexo(fleet_env, "cache", "size")
     assert sized.stdout == "3072\n"
     assert run_nexo(fleet_env, "cache", "size", "--human").stdout == "3.0KiB\n"
