@@ -77,7 +77,7 @@ def installed_ids(ctx: Any, incomplete: str) -> list[str]:
 
         root = install_root(
             Path(dest) if dest is not None else None,
-            config_dir(Path(config) if config is not None else None),
+            config_dir(Path(config) if config is not None else None, announce=False),
         )
         found = scan_installed(root)
     except Exception:  # noqa: BLE001 - completion must never break the shell

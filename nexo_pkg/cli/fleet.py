@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nexo_pkg.cli.common import guarded, result_line
+from nexo_pkg.cli.common import guarded, policy_path, result_line
 from nexo_pkg.cli.options import (
     ConfigOption,
     DestOption,
@@ -84,7 +84,6 @@ def fleet_options(
     from nexo_pkg.core.errors import UsageError  # noqa: PLC0415
     from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
-    from nexo_pkg.install.config import POLICY_FILE, config_dir  # noqa: PLC0415
     from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
     from nexo_pkg.net.bounded import checked_timeout  # noqa: PLC0415
 
@@ -96,7 +95,7 @@ def fleet_options(
         dest=home / "state" / "plugins",
         nexo_home=home,
         trusted_keys=trusted_keys,
-        policy_path=config_dir(config) / POLICY_FILE,
+        policy_path=policy_path(config, trusted_keys),
         require_signature=require_signature,
         skip_signature_verify=skip_signature_verify,
         github_api_url=github_api_url,
@@ -261,7 +260,9 @@ def register(app: typer.Typer) -> None:
             from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
             from nexo_pkg.sources.mirrors import configured  # noqa: PLC0415
 
-            roots.append(install_root(dest, config_dir(config)))
+            roots.append(
+                install_root(dest) if dest is not None else install_root(None, config_dir(config))
+            )
             wanted_path = lock_file.parent / WANTED_NAME
             mirrors = configured(
                 registry_mirror,

@@ -118,7 +118,7 @@ def _roots(dest: Path | None, config: Path | None = None) -> tuple[Path, ...]:
     )
 
     if dest is not None:
-        return (install_root(dest, config_dir(config)),)
+        return (install_root(dest),)
     daemon = load_daemon_config(config_dir(config))
     for message in daemon.warnings:
         warn(printable(message))
@@ -454,7 +454,7 @@ def register(app: typer.Typer) -> None:
             options = InstallOptions(
                 dest=_dest(dest, config),
                 nexo_home=nexo_home_from_env(),
-                policy_path=policy_path(config),
+                policy_path=policy_path(config, trusted_keys),
                 target=target,
                 trusted_keys=trusted_keys,
                 require_signature=require_signature,
@@ -595,7 +595,7 @@ def register(app: typer.Typer) -> None:
             return InstallOptions(
                 dest=roots[0] if not wanted else _holding(tuple(roots), str(wanted[0])),
                 nexo_home=nexo_home_from_env(),
-                policy_path=policy_path(config),
+                policy_path=policy_path(config, trusted_keys),
                 target=target,
                 trusted_keys=trusted_keys,
                 require_signature=require_signature,

@@ -8,6 +8,7 @@ Only parsing, rendering and exit codes live here; the work is in
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -137,6 +138,18 @@ def _set_enabled(
     )
 
 
+def _registry_targets(pinned: str, options: InstallOptions) -> tuple[tuple[str, str], ...]:
+    """Every target the registry version ``pinned`` (the digest the install plan checked)
+    lists, with its tarball's name, in the index's order: target manifests only, no blob."""
+    from nexo_pkg.install.pipeline import command_context  # noqa: PLC0415
+    from nexo_pkg.sources.oci_reference import parse_reference  # noqa: PLC0415
+    from nexo_pkg.sources.oci_source import OciSource  # noqa: PLC0415
+
+    with command_context(replace(options, dry_run=True)) as context:
+        candidates = OciSource(parse_reference(pinned), context, targets=None).resolve()
+    return tuple((candidate.target, candidate.asset_name) for candidate in candidates)
+
+
 NEXO_VERSION_ENV = "NEXO_DAEMON_VERSION"
 
 
@@ -257,7 +270,7 @@ def register(app: typer.Typer) -> None:
             options = InstallOptions(
                 dest=home / "state" / "plugins",
                 nexo_home=home,
-                policy_path=policy_path(config),
+                policy_path=policy_path(config, trusted_keys),
                 target=target,
                 trusted_keys=trusted_keys,
                 github_api_url=github_api_url,
@@ -267,7 +280,13 @@ def register(app: typer.Typer) -> None:
                 plain_http=plain_http,
                 registry_mirrors=registry_mirrors(),
             )
-            return release_info(source, options)
+            shown = release_info(source, options)
+            from nexo_pkg.sources.oci_source import SOURCE_TYPE  # noqa: PLC0415
+
+            if shown.plan.source.get("type") == SOURCE_TYPE:
+                pinned = str(shown.plan.source["registry"])  # the digest the plan checked
+                shown = replace(shown, targets=_registry_targets(pinned, options))
+            return shown
 
         info = guarded(run, json_output=json_output)
         if json_output:

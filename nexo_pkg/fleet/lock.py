@@ -84,6 +84,7 @@ def lock_plugin(session: Session, wanted: WantedPlugin) -> LockedPlugin:
             row=row,
             github=str(resolved.origin) if resolved.origin else None,
             published=resolved.published,
+            policy=session.policy(),
         )
         fetched, mode = session.fetch_locked(candidate, wanted.source, resolved.resolved)
         outcome = session.verify(fetched, mode)

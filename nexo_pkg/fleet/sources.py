@@ -215,9 +215,11 @@ def locked_candidate(
     row: LockedTarget,
     github: str | None,
     published: str | None,
+    policy: trust.TrustPolicy | None = None,
 ) -> ReleaseCandidate:
     """The candidate a lock entry pins for one target: its asset, sha256 and (for a
-    registry) manifest digest, and the origin its receipt and signature check name."""
+    registry) manifest digest, and the origin its receipt and signature check name (``policy``
+    binds registry repositories to owners, :func:`registry_origin`)."""
     if is_oci(source):
         origin = registry_origin(
             resolved,
@@ -225,6 +227,7 @@ def locked_candidate(
             manifest_digest=row.manifest,
             github=github,
             published=published,
+            policy=policy,
         )
     else:
         spec = parse_source(resolved)

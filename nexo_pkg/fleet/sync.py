@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import open_lock_file
@@ -49,6 +49,9 @@ from nexo_pkg.install.api import (
 )
 from nexo_pkg.sources.base import ReleaseCandidate
 from nexo_pkg.sources.hosttriple import NOARCH, host_candidates
+
+if TYPE_CHECKING:
+    from nexo_pkg.trust.policy import TrustPolicy
 
 SYNC_LOCK_NAME = ".nexo-sync.lock"
 
@@ -144,8 +147,11 @@ def _installed_at(entry: LockedPlugin) -> str | None:
     return None
 
 
-def candidate_for(entry: LockedPlugin, row: LockedTarget) -> ReleaseCandidate:
-    """The candidate one target of a lock entry pins (its receipt time: :func:`_installed_at`)."""
+def candidate_for(
+    entry: LockedPlugin, row: LockedTarget, policy: TrustPolicy | None = None
+) -> ReleaseCandidate:
+    """The candidate one target of a lock entry pins (its receipt time: :func:`_installed_at`;
+    ``policy`` binds registry repositories to owners)."""
     return locked_candidate(
         plugin_id=entry.plugin_id,
         version=entry.version,
@@ -154,6 +160,7 @@ def candidate_for(entry: LockedPlugin, row: LockedTarget) -> ReleaseCandidate:
         row=row,
         github=entry.github,
         published=_installed_at(entry),
+        policy=policy,
     )
 
 
@@ -310,7 +317,7 @@ def _sync_one(
             allow_downgrade=True,
         )
         fetched, mode = session.fetch_locked(
-            candidate_for(entry, row), entry.source, entry.resolved
+            candidate_for(entry, row, session.policy()), entry.source, entry.resolved
         )
         installed = install_artifact(
             fetched,

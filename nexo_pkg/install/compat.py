@@ -5,25 +5,46 @@ semantics) its own version does not satisfy, ignoring its own pre-release tag (a
 daemon satisfies ``>=0.1.0``); ``lint`` reports the same as NX105. ``install`` and ``upgrade``
 compare before downloading, from a release's manifest asset, and again from the archive's own
 manifest, so an incompatible plugin is ``incompatible`` (exit 1) unless ``--force``.
+
+``install OWNER/REPO`` without a tag, when the latest release's manifest asset excludes the
+daemon, installs the newest older release whose manifest asset admits it
+(:func:`newest_compatible_tag`), read from release metadata and manifest assets alone: no
+tarball of a passed-over release is downloaded.
+
+The daemon's version comes from ``--nexo-version`` or ``NEXO_DAEMON_VERSION`` only: the daemon
+records its version in no file of its configuration (its ``CARGO_PKG_VERSION`` is compiled in
+and printed by ``nexo --version``).
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.versionreq import VersionError, parse_version, parse_version_req
 from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
 from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, manifest_from_text
+from nexo_pkg.sources.select import MANIFEST_ASSETS
+
+if TYPE_CHECKING:
+    from nexo_pkg.sources.base import FetchedArtifact, ReleaseCandidate, Source
+    from nexo_pkg.sources.github import GitHubClient, Release
 
 __all__ = [
     "DAEMON_VERSION_ENV",
+    "MAX_OLDER_RELEASES",
     "DaemonVersion",
     "check_compatible",
+    "compatible_source",
     "daemon_version",
     "min_nexo_version",
+    "newest_compatible_tag",
 ]
+
+MAX_OLDER_RELEASES = 20
+"""How many releases older than an incompatible latest one are looked at (2 requests each)."""
 
 DAEMON_VERSION_ENV = "NEXO_DAEMON_VERSION"
 
@@ -63,21 +84,35 @@ def min_nexo_version(manifest_text: str) -> str | None:
     return model.plugin.min_nexo_version if isinstance(model, PluginManifest) else None
 
 
+def _requirement(manifest_text: str, daemon: DaemonVersion) -> tuple[str, bool] | None:
+    """The manifest's ``min_nexo_version`` and whether it admits the daemon; ``None`` when it
+    has none, is no manifest the model reads (:func:`min_nexo_version`) or the requirement
+    does not parse (left to the manifest checks)."""
+    requirement_text = min_nexo_version(manifest_text)
+    if requirement_text is None:
+        return None
+    try:
+        requirement = parse_version_req(requirement_text)
+        current = parse_version(daemon.version.removeprefix("v")).without_prerelease()
+    except VersionError:
+        return None
+    return requirement_text, requirement.matches(current)
+
+
+def _excludes(manifest_text: str, daemon: DaemonVersion) -> bool:
+    found = _requirement(manifest_text, daemon)
+    return found is not None and not found[1]
+
+
 def check_compatible(manifest_text: str, daemon: DaemonVersion, *, where: str) -> None:
     """Raise ``incompatible`` when the manifest's ``min_nexo_version`` does not admit the
     daemon's version. A manifest without the key, or one the model does not read
     (:func:`min_nexo_version`) or whose requirement does not parse, is left to the manifest
     checks (nothing is raised)."""
-    requirement_text = min_nexo_version(manifest_text)
-    if requirement_text is None:
+    found = _requirement(manifest_text, daemon)
+    if found is None or found[1]:
         return
-    try:
-        requirement = parse_version_req(requirement_text)
-        current = parse_version(daemon.version.removeprefix("v")).without_prerelease()
-    except VersionError:
-        return
-    if requirement.matches(current):
-        return
+    requirement_text = found[0]
     raise NexoError(
         f"{where} needs a daemon matching min_nexo_version `{requirement_text}`; the daemon is "
         f"{daemon.version} ({daemon.source}). Upgrade the daemon, or install it anyway with "
@@ -88,4 +123,116 @@ def check_compatible(manifest_text: str, daemon: DaemonVersion, *, where: str) -
             "nexo_version": daemon.version,
             "nexo_version_source": daemon.source,
         },
+    )
+
+
+def _is_prerelease_tag(tag: str) -> bool:
+    try:
+        return not parse_version(tag.removeprefix("v").removeprefix("V")).pre.is_empty
+    except VersionError:
+        return False
+
+
+def newest_compatible_tag(
+    client: GitHubClient,
+    owner: str,
+    repo: str,
+    *,
+    latest: Release,
+    latest_manifest: tuple[str, str] | None,
+    daemon: DaemonVersion,
+    max_manifest_bytes: int,
+) -> str | None:
+    """The tag of the newest release of ``owner/repo`` older than ``latest`` whose manifest
+    asset admits ``daemon``, when ``latest``'s manifest asset excludes it; ``None`` when
+    ``latest`` is compatible, has no manifest asset (its archive decides), or none of the
+    :data:`MAX_OLDER_RELEASES` newest older releases is known to be compatible (the caller's
+    check then refuses ``latest`` as ``incompatible``).
+
+    Releases are taken newest first as GitHub lists them, pre-release tags (``v2.0.0-rc.1``)
+    and releases without a manifest asset passed over. Only release metadata and manifest
+    assets are read. Raises what the client raises (``network``, ``rate_limited``,
+    ``archive_unsafe`` for a manifest asset over ``max_manifest_bytes``).
+    """
+    if latest_manifest is None or not _excludes(latest_manifest[1], daemon):
+        return None
+    tags = [
+        tag
+        for tag in client.release_tags(owner, repo) or []
+        if tag != latest.tag and not _is_prerelease_tag(tag)
+    ]
+    for tag in tags[:MAX_OLDER_RELEASES]:
+        release = client.get_release(owner, repo, tag)
+        manifest = client.read_manifest_asset(
+            release, MANIFEST_ASSETS, max_bytes=max_manifest_bytes
+        )
+        found = _requirement(manifest[1], daemon) if manifest is not None else None
+        if manifest is None or (found is not None and not found[1]):
+            continue
+        from nexo_pkg.core.output import say  # noqa: PLC0415 - only when one is chosen
+        from nexo_pkg.core.terminal import printable  # noqa: PLC0415
+
+        say(
+            printable(
+                f"note: the latest release of {owner}/{repo} ({latest.tag}) needs a newer "
+                f"daemon than {daemon.version} ({daemon.source}); installing {tag}, the newest "
+                "release compatible with it"
+            )
+        )
+        return tag
+    return None
+
+
+class _LatestCompatible:
+    """The release :func:`compatible_source` chose in place of the latest one: its candidates
+    still record ``latest`` as what was asked for, so ``upgrade`` follows the latest release."""
+
+    def __init__(self, inner: Source) -> None:
+        self.inner = inner
+
+    def resolve(self) -> list[ReleaseCandidate]:
+        from dataclasses import replace  # noqa: PLC0415
+
+        from nexo_pkg.sources.releases import LATEST_TAG  # noqa: PLC0415
+
+        return [
+            replace(candidate, origin=replace(candidate.origin, requested_tag=LATEST_TAG))
+            for candidate in self.inner.resolve()
+        ]
+
+    def fetch(self, candidate: ReleaseCandidate, *, material: bool = True) -> FetchedArtifact:
+        return self.inner.fetch(candidate, material=material)
+
+
+def compatible_source(source: Source, daemon: DaemonVersion) -> Source:
+    """``source``, or, when it is ``OWNER/REPO`` without a tag whose latest release's manifest
+    asset excludes ``daemon``, the newest older release that admits it
+    (:func:`newest_compatible_tag`); raises what reading the releases raises."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    from nexo_pkg.sources.releases import (  # noqa: PLC0415
+        LATEST_TAG,
+        MAX_MANIFEST_ASSET_BYTES,
+        GitHubReleaseSource,
+    )
+
+    if not isinstance(source, GitHubReleaseSource) or source.spec.tag not in (None, LATEST_TAG):
+        return source
+    latest = source.identify()
+    spec = source.spec
+    tag = newest_compatible_tag(
+        source.context.github(), spec.owner, spec.repo, latest=latest.release,
+        latest_manifest=latest.manifest, daemon=daemon,
+        max_manifest_bytes=MAX_MANIFEST_ASSET_BYTES,
+    )  # fmt: skip
+    if tag is None:
+        return source
+    return _LatestCompatible(
+        GitHubReleaseSource(
+            replace(spec, tag=tag),
+            source.context,
+            targets=source.targets,
+            manifest_problem=source.manifest_problem,
+            expected_id=source.expected_id,
+        )
     )

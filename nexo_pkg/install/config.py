@@ -10,9 +10,9 @@ does.
 - Configuration directory: ``--config DIR`` > ``NEXO_CONFIG_DIR`` > ``./config`` when it is a
   directory (the daemon's own default) owned by the current user and not writable by group or
   others (as git's ``safe.directory``: a cloned repository must not supply the trust policy) >
-  ``$NEXO_HOME/config``. When the working directory decides (neither ``--config`` nor
-  ``NEXO_CONFIG_DIR`` is given and there is a ``./config``), stderr says which directory is in
-  use, and why a ``./config`` was passed over.
+  ``$NEXO_HOME/config``. When neither ``--config`` nor ``NEXO_CONFIG_DIR`` is given, stderr
+  says once per run which directory is in use (a ``note:`` line, dropped by ``--quiet``), and
+  why a ``./config`` was passed over.
 - ``<config dir>/plugins/discovery.yaml`` is loaded as the daemon's config crate loads it:
   ``${VAR}``, ``${VAR:-default}``, ``${VAR-default}`` and ``${file:PATH}`` are substituted in
   the raw text before YAML parsing (inside quotes too, not in comments), and an unset
@@ -91,17 +91,17 @@ class DaemonConfig:
         return tuple(dict.fromkeys(self.search_paths))
 
 
-def install_root(dest: Path | None, directory: Path) -> Path:
-    """``--dest`` (the daemon's configuration is then not read), else the install root the
-    daemon's configuration in ``directory`` names. Raises :class:`ConfigError`, and
-    :class:`UsageError` when ``dest`` exists and is not a directory (no root can be made
-    there)."""
+def install_root(dest: Path | None, directory: Path | None = None) -> Path:
+    """``--dest`` (the daemon's configuration is then not read, nor its directory looked
+    for), else the install root the daemon's configuration in ``directory`` (default:
+    :func:`config_dir`) names. Raises :class:`ConfigError`, and :class:`UsageError` when
+    ``dest`` exists and is not a directory (no root can be made there)."""
     if dest is not None:
         root = dest.expanduser().absolute()
         if root.exists() and not root.is_dir():
             raise UsageError(f"--dest {root} is a file, not a directory; name a plugin root")
         return root
-    return load_daemon_config(directory).install_root()
+    return load_daemon_config(config_dir() if directory is None else directory).install_root()
 
 
 _DISCOVERY_KEYS = {

@@ -19,7 +19,12 @@ import semver
 
 from nexo_pkg.core.durable import sync_tree
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.install.compat import DaemonVersion, check_compatible, min_nexo_version
+from nexo_pkg.install.compat import (
+    DaemonVersion,
+    check_compatible,
+    compatible_source,
+    min_nexo_version,
+)
 from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.install.payload import check_payload
 from nexo_pkg.install.store import (
@@ -264,6 +269,8 @@ def install(
     request = source_request(options)
     with command_context(options, callbacks) as context:
         source = open_source(source_text, context, request)
+        if options.daemon is not None and not options.force:
+            source = compatible_source(source, options.daemon)
         return install_from(source, context, options, callbacks)
 
 

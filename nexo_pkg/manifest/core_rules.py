@@ -68,13 +68,15 @@ NESTING_TOO_DEEP = Rule(
     code="NX005",
     name="nesting-too-deep",
     severity="error",
-    summary="Arrays or inline tables are nested deeper than the daemon's TOML parser allows.",
-    what="Reports the array or inline table that opens the 128th level of nesting: the "
-    "daemon's TOML parser stops there with `recursion limit exceeded`.",
+    summary="Values are nested, or keys dotted, deeper than the daemon's TOML parser allows.",
+    what="Reports the array or inline table that opens the 80th level of nesting, and a "
+    "dotted key of 80 parts or more (`a.b.c…` in a `key = value` line, an inline table or a "
+    "`[table]` header): the daemon's TOML parser (`toml_edit`, recursion limit 80) stops "
+    "there with `recursion limit exceeded`.",
     why="The daemon cannot parse the file, so the plugin would not load; no manifest field "
     "nests more than a few levels.",
-    example="x = [[[[[[[[[[ ... ]]]]]]]]]]  (128 levels)",
-    fix="Flatten the value; no manifest field needs more than a few levels of nesting.",
+    example="x = [[[[[[[[[[ ... ]]]]]]]]]]  (80 levels), or a.b.c. … .z = 1  (80 parts)",
+    fix="Flatten the value or the key; no manifest field needs more than a few levels.",
 )
 
 SHADOWED_MANIFEST = Rule(

@@ -5,9 +5,9 @@ Import-cheap (standard library only), so both ``install`` and ``lint`` use it:
 - :func:`config_dir`: ``--config DIR`` > ``NEXO_CONFIG_DIR`` > ``./config`` when it is a
   directory (the daemon's own default) owned by the current user and not writable by group
   or others (as git's ``safe.directory``: a cloned repository must not supply the install
-  root or the trust policy) > ``$NEXO_HOME/config``. When ``./config`` decides (neither
-  ``--config`` nor ``NEXO_CONFIG_DIR`` given), stderr says it is used, or why it was passed
-  over.
+  root or the trust policy) > ``$NEXO_HOME/config``. Whenever neither ``--config`` nor
+  ``NEXO_CONFIG_DIR`` decides, stderr says once per run which directory is in use (a
+  ``note:``, dropped by ``--quiet``), and why a ``./config`` was passed over (a warning).
 - :func:`resolve_placeholder`: one ``${...}`` as the daemon's config loader resolves it
   (``crates/config/src/env.rs``): ``${VAR}``; ``${VAR:-default}`` (default when unset or
   empty); ``${VAR-default}`` (default when unset). ``${file:...}`` is left to the caller.
@@ -38,11 +38,14 @@ def nexo_home_from_env() -> Path:
     return Path(value).expanduser() if value else Path.home() / ".nexo"
 
 
-def config_dir(flag: Path | None = None, *, cwd: Path | None = None) -> Path:
+def config_dir(flag: Path | None = None, *, cwd: Path | None = None, announce: bool = True) -> Path:
     """The daemon's configuration directory (see the module docstring for the order).
 
-    Raises :class:`~nexo_pkg.core.errors.ConfigError` (exit 2) when ``flag`` (``--config``) names
-    no directory: a mistyped path must not fall back to another configuration silently.
+    When it was not given (``flag`` or ``NEXO_CONFIG_DIR``), the directory chosen is named on
+    stderr once per run unless ``announce`` is false (shell completion, which must print
+    nothing); a ``./config`` passed over is always warned about. Raises
+    :class:`~nexo_pkg.core.errors.ConfigError` (exit 2) when ``flag`` (``--config``) names no
+    directory: a mistyped path must not fall back to another configuration silently.
     """
     if flag is not None:
         named = flag.expanduser().absolute()
@@ -62,12 +65,19 @@ def config_dir(flag: Path | None = None, *, cwd: Path | None = None) -> Path:
     if local.is_dir():
         distrust = untrusted_reason(local)
         if distrust is None:
-            _note(f"using the configuration directory {local.absolute()} (./config)", warn=False)
+            if announce:
+                _note(f"using the configuration directory {local.absolute()} (./config)")
             return local.absolute()
         _note(
             f"ignoring ./config: {distrust}; using {fallback} (pass --config ./config to use "
             "it anyway)",
             warn=True,
+        )
+    if announce:
+        home = "$NEXO_HOME/config" if os.environ.get("NEXO_HOME") else "~/.nexo/config"
+        _note(
+            f"using the configuration directory {fallback} ({home}; --config or "
+            f"{CONFIG_DIR_ENV} names another)"
         )
     return fallback
 
@@ -90,16 +100,20 @@ def untrusted_reason(directory: Path) -> str | None:
 _NOTED: set[str] = set()
 
 
-def _note(message: str, *, warn: bool) -> None:
-    """Say once per run on stderr that the working directory's ``./config`` is in use (a note)
-    or was passed over (a warning, shown even with ``--quiet``)."""
+def _note(message: str, *, warn: bool = False) -> None:
+    """Say once per run on stderr which configuration directory is in use (a ``note:`` line,
+    dropped by ``--quiet``) or that a ``./config`` was passed over (a warning, shown even
+    with ``--quiet``)."""
     if message in _NOTED:
         return
     _NOTED.add(message)
     from nexo_pkg.core import output  # noqa: PLC0415 - the run's streams, on use only
     from nexo_pkg.core.terminal import printable  # noqa: PLC0415
 
-    (output.warn if warn else output.say)(printable(message))
+    if warn:
+        output.warn(printable(message))
+    else:
+        output.say(f"note: {printable(message)}")
 
 
 def find_placeholders(text: str) -> Iterator[tuple[int, int, str]]:

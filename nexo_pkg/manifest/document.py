@@ -135,15 +135,19 @@ def _syntax_diagnostic(text: str, error: tomllib.TOMLDecodeError) -> list[Diagno
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 """The daemon's TOML parser stores integers as ``i64``; anything outside is a parse error."""
 
-RECURSION_LIMIT = 128
-"""The daemon's TOML parser refuses the array or inline table that opens the 128th level."""
+RECURSION_LIMIT = 80
+"""The daemon's TOML parser (``toml`` 0.8.23 over ``toml_edit`` 0.22.27, its Cargo.lock)
+refuses the array or inline table that opens the 80th level, and a dotted key (in a
+``key = value`` line, an inline table or a ``[table]`` header) of 80 or more parts:
+``RecursionCheck`` in ``toml_edit/src/parser/mod.rs`` (``const LIMIT: usize = 80``, checked as
+``LIMIT <= depth``) and ``check_depth(k.len())`` in ``toml_edit/src/parser/key.rs``."""
 
 
 def _value_nesting_offset(text: str) -> int | None:
     """Offset of the ``[``/``{`` that opens the :data:`RECURSION_LIMIT`-th nested value, if any.
 
-    Only called on text that parsed, so strings and comments are well formed. Table headers
-    (a ``[`` at nesting 0 that does not follow ``=``) do not count, as for the daemon.
+    Lenient (strings and comments are skipped as if well formed). Table headers (a ``[`` at
+    nesting 0 that does not follow ``=``) do not count, as for the daemon.
     """
     depth = 0
     index = 0
@@ -152,14 +156,7 @@ def _value_nesting_offset(text: str) -> int | None:
     while index < length:
         char = text[index]
         if char in "\"'":
-            triple = text.startswith(char * 3, index)
-            quote = char * 3 if triple else char
-            index += len(quote)
-            while index < length and not text.startswith(quote, index):
-                index += 2 if char == '"' and text[index] == "\\" else 1
-            index += len(quote)
-            while triple and index < length and text[index] == char:
-                index += 1  # up to two quotes may close a multi-line string
+            index = _skip_string(text, index)
             after_equals = False
             continue
         if char == "#":
@@ -180,19 +177,114 @@ def _value_nesting_offset(text: str) -> int | None:
     return None
 
 
+_BARE_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def _skip_string(text: str, index: int) -> int:
+    """The offset just past the string that starts at ``index`` (any of TOML's four kinds)."""
+    char = text[index]
+    triple = text.startswith(char * 3, index)
+    quote = char * 3 if triple else char
+    index += len(quote)
+    length = len(text)
+    while index < length and not text.startswith(quote, index):
+        index += 2 if char == '"' and text[index] == "\\" else 1
+    index += len(quote)
+    while triple and index < length and text[index] == char:
+        index += 1  # up to two quotes may close a multi-line string
+    return index
+
+
+def _key_parts(text: str, index: int) -> tuple[int, int]:
+    """How many dot-separated parts the key starting at ``index`` has, and where it ends."""
+    parts = 0
+    length = len(text)
+    while True:
+        while index < length and text[index] in " \t":
+            index += 1
+        if index < length and text[index] in "\"'":
+            index = _skip_string(text, index)
+        else:
+            while index < length and text[index] in _BARE_KEY:
+                index += 1
+        parts += 1
+        while index < length and text[index] in " \t":
+            index += 1
+        if index >= length or text[index] != ".":
+            return parts, index
+        index += 1
+
+
+def _dotted_key_offset(text: str) -> tuple[int, int] | None:
+    """Offset and part count of the first key with :data:`RECURSION_LIMIT` parts or more.
+
+    A lenient scan (it runs before the parser, which would take quadratic time on such a
+    key): keys start a line outside any array or inline table, follow ``[``/``[[`` of a
+    table header, and follow ``{`` or ``,`` inside an inline table; strings and comments are
+    skipped, so dots inside them and in values never count.
+    """
+    if text.count(".") < RECURSION_LIMIT - 1:
+        return None  # too few dots for any such key
+    stack: list[str] = []  # the open "[" (array) and "{" (inline table) of the current value
+    index, length = 0, len(text)
+    expect_key = True
+    while index < length:
+        char = text[index]
+        if char in " \t\r":
+            index += 1
+            continue
+        if char == "\n":
+            expect_key = not stack
+            index += 1
+            continue
+        if char == "#":
+            newline = text.find("\n", index)
+            index = length if newline == -1 else newline
+            continue
+        if expect_key and not stack and char == "[":
+            index += 2 if text.startswith("[[", index) else 1
+            continue  # a table header: its key follows
+        if expect_key and char != "}":
+            start = index
+            parts, index = _key_parts(text, index)
+            if parts >= RECURSION_LIMIT:
+                return start, parts
+            expect_key = False
+            continue
+        if char in "\"'":
+            index = _skip_string(text, index)
+            continue
+        if char in "[{":
+            stack.append(char)
+            expect_key = char == "{"
+        elif char in "]}":
+            if stack:
+                stack.pop()
+        elif char == ",":
+            expect_key = bool(stack) and stack[-1] == "{"
+        index += 1
+    return None
+
+
 def _integers_outside_i64(value: object, path: KeyPath) -> Iterator[tuple[KeyPath, int]]:
-    """Every integer in ``value`` that does not fit the daemon's ``i64``, with its key path."""
-    if isinstance(value, bool):
-        return
-    if isinstance(value, int):
-        if not I64_MIN <= value <= I64_MAX:
-            yield path, value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _integers_outside_i64(item, (*path, key))
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _integers_outside_i64(item, (*path, index))
+    """Every integer in ``value`` that does not fit the daemon's ``i64``, with its key path.
+
+    Iterative, in document order: tables nest as deep as dotted keys and headers below the
+    parser's limit can make them (79 parts each), deeper than Python's recursion limit."""
+    pending: list[tuple[object, KeyPath]] = [(value, path)]
+    while pending:
+        item, where = pending.pop()
+        if isinstance(item, bool):
+            continue
+        if isinstance(item, int):
+            if not I64_MIN <= item <= I64_MAX:
+                yield where, item
+        elif isinstance(item, dict):
+            pending.extend((child, (*where, key)) for key, child in reversed(item.items()))
+        elif isinstance(item, list):
+            pending.extend(
+                (child, (*where, index)) for index, child in reversed(list(enumerate(item)))
+            )
 
 
 def _too_deep(text: str, span: Span, what: str) -> ParsedManifest:
@@ -210,12 +302,32 @@ def _too_deep(text: str, span: Span, what: str) -> ParsedManifest:
     )
 
 
+def _past_limit(text: str, deep: int | None, dotted: tuple[int, int] | None) -> ParsedManifest:
+    """``NX005`` at whichever comes first: the value that opens the :data:`RECURSION_LIMIT`-th
+    level (offset ``deep``) or the dotted key of that many parts (``(offset, parts)``)."""
+    first = min(found for found in (deep, dotted[0] if dotted else None) if found is not None)
+    line = text.count("\n", 0, first) + 1
+    column = first - (text.rfind("\n", 0, first) + 1) + 1
+    what = (
+        f"a dotted key of {dotted[1]} parts; at most {RECURSION_LIMIT - 1}"
+        if dotted is not None and dotted[0] == first
+        else f"more than {RECURSION_LIMIT - 1} nested levels"
+    )
+    return _too_deep(text, point_span(text, line, column), what)
+
+
 def parse_manifest(text: str) -> ParsedManifest:
     """Parse manifest ``text`` with the daemon's parser limits. Never raises.
 
     Problems become ``syntax_errors``: TOML syntax, an integer outside ``i64`` (``NX001``), and
-    arrays or inline tables nested :data:`RECURSION_LIMIT` levels deep (``NX005``).
+    arrays or inline tables nested :data:`RECURSION_LIMIT` levels deep or a dotted key of that
+    many parts (``NX005``).
     """
+    # Dotted keys first: the daemon's parser stops at the first long one, and tomllib takes
+    # time quadratic in a key's length to build its tables.
+    dotted = _dotted_key_offset(text)
+    if dotted is not None:
+        return _past_limit(text, _value_nesting_offset(text), dotted)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -224,11 +336,7 @@ def parse_manifest(text: str) -> ParsedManifest:
         return _too_deep(text, point_span(text, 1, 1), "nested too deeply to parse")
     deep = _value_nesting_offset(text)
     if deep is not None:
-        line = text.count("\n", 0, deep) + 1
-        column = deep - (text.rfind("\n", 0, deep) + 1) + 1
-        return _too_deep(
-            text, point_span(text, line, column), f"more than {RECURSION_LIMIT - 1} nested levels"
-        )
+        return _past_limit(text, deep, None)
     parsed = ParsedManifest(text, data, [])
     for path, value in _integers_outside_i64(data, ()):
         parsed.syntax_errors.append(

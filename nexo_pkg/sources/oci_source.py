@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from nexo_pkg.core.versionreq import VersionReq
     from nexo_pkg.sources.context import SourceContext
+    from nexo_pkg.trust.policy import TrustPolicy
 
 SOURCE_TYPE = "oci-registry"
 
@@ -37,10 +38,14 @@ def registry_origin(
     manifest_digest: str | None,
     github: str | None,
     published: str | None = None,
+    policy: TrustPolicy | None = None,
 ) -> Origin:
     """The origin of one target of a registry version pinned as ``pinned``
     (``oci://…@sha256:…``): a copy mirrored from a GitHub release (``github``,
-    ``owner/repo@tag``) is bound to that release's signer and policy entries."""
+    ``owner/repo@tag``) is bound to that release's signer and policy entries. A repository
+    the ``policy`` binds to an owner (``registry_owners.toml``) is that owner's: a copy without
+    an origin is judged by the owner's entries, and one whose origin names another owner is
+    ``registry_invalid``."""
     from nexo_pkg.sources.artifact import GitHubOrigin  # noqa: PLC0415
 
     source: dict[str, object] = {
@@ -52,10 +57,20 @@ def registry_origin(
     if github:
         source["github_release"] = github
     release = GitHubOrigin.parse(github) if github else None
+    reference = parse_reference(pinned)
+    repository = f"{reference.host}/{reference.repository}"
+    bound = policy.registry_owner(repository) if policy is not None else None
+    if bound is not None and release is not None and release.owner.casefold() != bound.casefold():
+        raise NexoError(
+            f"{repository} is bound to owner {bound!r} in the registry bindings, but this "
+            f"copy says it was published from {release}; refusing it",
+            kind="registry_invalid",
+            details={"repository": repository, "bound_owner": bound, "origin": str(release)},
+        )
     return Origin(
         source=source,
         display=pinned,
-        owner=release.owner if release else None,
+        owner=release.owner if release else bound,
         repo=release.repo if release else None,
         tag=release.tag if release else None,
         published=published,
@@ -134,6 +149,7 @@ class OciSource:
                         manifest_digest=entry.manifest_digest,
                         github=github,
                         published=timestamp_or_none(plugin.created),
+                        policy=self.context.policy(),
                     ),
                     sha256=asset.sha256,
                     size=asset.size,

@@ -34,7 +34,7 @@ from nexo_pkg.core.diagnostics import (
     first_of_errors,
 )
 from nexo_pkg.core.errors import ConfigError
-from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.core.files import read_config_file
 from nexo_pkg.core.terminal import toml_string
 from nexo_pkg.core.toml_spans import SpanMap, scan_spans, syntax_error
 
@@ -245,6 +245,18 @@ class TrustPolicy:
     #: Where the policy file is read from, or would be written (``source`` is ``None`` when
     #: it does not exist yet).
     location: Path | None = None
+    #: Registry repositories bound to a GitHub owner (``registry_owners.toml`` beside the
+    #: policy file, which only nexo-pkg reads).
+    registry_bindings: tuple[RegistryBinding, ...] = ()
+
+    def registry_owner(self, repository: str) -> str | None:
+        """The GitHub owner whose entries judge copies in registry ``repository``
+        (``host/path``), as bound in ``registry_owners.toml``; ``None`` when unbound."""
+        wanted = repository_key(repository)
+        for binding in self.registry_bindings:
+            if repository_key(binding.repository) == wanted:
+                return binding.owner
+        return None
 
     def authors_for(self, owner: str | None) -> tuple[AuthorPolicy, ...]:
         """The entries that decide for GitHub ``owner`` (case-insensitive, as GitHub names are).
@@ -871,6 +883,21 @@ def file_warnings(path: Path) -> tuple[str, ...]:
     return tuple(found)
 
 
+def _read_policy_text(path: Path, what: str) -> str:
+    """The text of the policy file (``what``) at ``path``: ``FileNotFoundError`` when it does
+    not exist; ``policy_invalid`` when it is no regular file, cannot be read, is over
+    :data:`MAX_POLICY_BYTES` or is not UTF-8."""
+    raw = read_config_file(path, MAX_POLICY_BYTES, kind="policy_invalid", missing_ok=True)
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"{path}:1:1: invalid {what}: not UTF-8 text",
+            kind="policy_invalid",
+            details={"path": str(path), "line": 1},
+        ) from exc
+
+
 def read_policy_file(path: Path, *, explicit: bool) -> TrustPolicy:
     """Read and parse the policy at ``path``.
 
@@ -879,7 +906,7 @@ def read_policy_file(path: Path, *, explicit: bool) -> TrustPolicy:
     unreadable, non-UTF-8 or oversized file. The policy carries :func:`file_warnings`.
     """
     try:
-        raw = read_config_bytes(path, MAX_POLICY_BYTES)
+        text = _read_policy_text(path, "trust policy")
     except FileNotFoundError as exc:
         if explicit:
             raise ConfigError(
@@ -887,29 +914,11 @@ def read_policy_file(path: Path, *, explicit: bool) -> TrustPolicy:
                 kind="policy_invalid",
                 details={"path": str(path)},
             ) from exc
-        return TrustPolicy(location=path)
-    except OSError as exc:
-        raise ConfigError(
-            f"{path}: cannot read the trust policy: {exc.strerror or exc}",
-            kind="policy_invalid",
-            details={"path": str(path)},
-        ) from exc
-    if len(raw) > MAX_POLICY_BYTES:
-        raise ConfigError(
-            f"{path}: the trust policy is larger than {MAX_POLICY_BYTES} bytes",
-            kind="policy_invalid",
-            details={"path": str(path)},
-        )
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"{path}:1:1: invalid trust policy: not UTF-8 text",
-            kind="policy_invalid",
-            details={"path": str(path), "line": 1},
-        ) from exc
+        return with_registry_bindings(TrustPolicy(location=path))
     policy = parse_policy(text, path=path)
-    return replace(policy, warnings=(*policy.warnings, *file_warnings(path)))
+    return with_registry_bindings(
+        replace(policy, warnings=(*policy.warnings, *file_warnings(path)))
+    )
 
 
 def lint_policy_source(text: str, *, path: str) -> FileResult:
@@ -925,3 +934,144 @@ def lint_policy_source(text: str, *, path: str) -> FileResult:
         base_dir = None
     _, findings = _validate(text, base_dir)
     return FileResult(path, tuple(_diagnostic(f) for f in findings), text)
+
+
+# --- registry bindings -------------------------------------------------------------------------
+
+REGISTRY_OWNERS_FILE = "registry_owners.toml"
+"""Beside the policy file: which GitHub owner's entries judge a registry repository's copies.
+
+A separate file because the daemon reads ``trusted_keys.toml`` with serde's
+``deny_unknown_fields`` on the root and on ``[[authors]]`` (``crates/ext-installer/src/
+trusted_keys.rs``): a new key there would make the daemon refuse the whole policy, and it never
+reads this file."""
+
+_REGISTRY_TABLE = "registries"
+_BINDING_KEYS = ("repository", "owner")
+_REPOSITORY_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_REPOSITORY = re.compile(
+    r"^(?P<host>(?:[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*"
+    r"[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?)"
+    rf"/(?P<path>{_REPOSITORY_COMPONENT}(?:/{_REPOSITORY_COMPONENT})*)$"
+)
+
+
+@dataclass(frozen=True)
+class RegistryBinding:
+    """One ``[[registries]]`` entry: copies in ``repository`` (``host/path``, no scheme, tag
+    or digest) are judged by ``owner``'s ``[[authors]]`` entries, as a GitHub release of that
+    owner would be. ``line`` is where the entry starts (0 when built in code)."""
+
+    repository: str
+    owner: str
+    line: int = 0
+
+
+def repository_key(repository: str) -> str:
+    """``host/path`` compared as registries compare it: the host case-insensitively."""
+    host, _, rest = repository.partition("/")
+    return f"{host.lower()}/{rest}"
+
+
+def parse_registry_bindings(
+    text: str, *, path: Path, policy: TrustPolicy
+) -> tuple[tuple[RegistryBinding, ...], tuple[str, ...]]:
+    """Validate the bindings ``text`` read from ``path``: ``[[registries]]`` entries, each a
+    ``repository`` (``host/path``) and a GitHub ``owner``, no repository bound twice.
+
+    Returns the bindings and warnings (an owner ``policy`` has no ``[[authors]]`` entry for:
+    its copies then get the policy's default mode). Raises :class:`ConfigError`
+    ``policy_invalid`` (exit 2) naming ``path:line:column`` for anything else.
+    """
+
+    def invalid(line: int, column: int, message: str) -> ConfigError:
+        return ConfigError(
+            f"{path}:{line}:{column}: invalid registry bindings: {message}",
+            kind="policy_invalid",
+            details={"path": str(path), "line": line},
+        )
+
+    def refuse(message: str, key_path: tuple[str | int, ...]) -> ConfigError:
+        span = spans.locate(key_path, "key")
+        return invalid(span.start.line, span.start.column, message)
+
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        finding = _syntax_finding(text, exc)
+        start = finding.span.start
+        raise invalid(start.line, start.column, finding.message) from exc
+    except RecursionError as exc:
+        raise invalid(1, 1, "invalid TOML: values nested too deeply") from exc
+    spans, _ = scan_spans(text)
+    for key in data:
+        if key != _REGISTRY_TABLE:
+            raise refuse(f"unknown key `{key}` (expected [[{_REGISTRY_TABLE}]])", (key,))
+    entries = data.get(_REGISTRY_TABLE, [])
+    if not isinstance(entries, list) or not all(isinstance(item, dict) for item in entries):
+        raise refuse(f"`{_REGISTRY_TABLE}` must be an array of tables", (_REGISTRY_TABLE,))
+    bindings: list[RegistryBinding] = []
+    seen: dict[str, int] = {}
+    warnings: list[str] = []
+    for index, entry in enumerate(entries):
+        at: tuple[str | int, ...] = (_REGISTRY_TABLE, index)
+        prefix = f"{_REGISTRY_TABLE}[{index}]"
+        for key in entry:
+            if key not in _BINDING_KEYS:
+                raise refuse(
+                    f"unknown key `{key}` in {prefix} (expected one of {', '.join(_BINDING_KEYS)})",
+                    (*at, key),
+                )
+        for key in _BINDING_KEYS:
+            if key not in entry:
+                raise refuse(f"{prefix} has no `{key}`", at)
+            if not isinstance(entry[key], str):
+                raise refuse(f"`{prefix}.{key}` must be a string", (*at, key))
+        repository, owner = entry["repository"], entry["owner"]
+        if not _REPOSITORY.fullmatch(repository):
+            raise refuse(
+                f"{prefix}.repository {repository!r} is not a registry repository: write "
+                "host/path (`registry.example.com/plugins/echo`), without oci://, tag or digest",
+                (*at, "repository"),
+            )
+        if not _GITHUB_NAME.fullmatch(owner):
+            raise refuse(
+                f"{prefix}.owner {owner!r} is not a GitHub owner name ([A-Za-z0-9._-])",
+                (*at, "owner"),
+            )
+        line = spans.locate(at, "key").start.line
+        key = repository_key(repository)
+        if key in seen:
+            raise refuse(
+                f"{prefix} binds {repository} again (first bound at line {seen[key]}); one "
+                "owner per repository",
+                (*at, "repository"),
+            )
+        seen[key] = line
+        if not policy.authors_for(owner):
+            warnings.append(
+                f"WARNING: {path}:{line}: {repository} is bound to owner {owner!r}, which has no "
+                "[[authors]] entry in the trust policy: its copies get the default mode"
+            )
+        bindings.append(RegistryBinding(repository, owner, line))
+    return tuple(bindings), tuple(warnings)
+
+
+def with_registry_bindings(policy: TrustPolicy) -> TrustPolicy:
+    """``policy`` with the bindings of the ``registry_owners.toml`` beside its location (none
+    when that file does not exist). Raises :class:`ConfigError` ``policy_invalid`` when the
+    file cannot be read (not a regular file, over :data:`MAX_POLICY_BYTES`, not UTF-8) or is
+    invalid (:func:`parse_registry_bindings`)."""
+    if policy.location is None:
+        return policy
+    path = policy.location.parent / REGISTRY_OWNERS_FILE
+    try:
+        text = _read_policy_text(path, "registry bindings")
+    except FileNotFoundError:
+        return policy
+    bindings, warnings = parse_registry_bindings(text, path=path, policy=policy)
+    return replace(
+        policy,
+        registry_bindings=bindings,
+        warnings=(*policy.warnings, *warnings, *file_warnings(path)),
+    )

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import nexo
+from support.stderr import without_notes
 
 PLUGINS = Path(__file__).resolve().parent.parent / "fixtures" / "plugins"
 
@@ -219,7 +220,7 @@ def test_an_ambiguous_target_is_a_usage_error_and_dest_or_a_path_decides(
 
     ambiguous = plugin_check("scripted", cwd=work)
     assert ambiguous.code == 2
-    [line] = ambiguous.stderr.splitlines()
+    [line] = without_notes(ambiguous.stderr).splitlines()
     assert "ambiguous" in line
     assert "./scripted" in line
     assert str(plugins) in line

@@ -130,3 +130,72 @@ def test_a_daemon_version_that_is_no_version_is_a_usage_error(home: Path) -> Non
     code, out, _ = nexo("install", "acme/hello", "--nexo-version", "soon", "--json")
     assert code == 2
     assert json.loads(out)["kind"] == "usage"
+
+
+def _release(
+    server: GitHubServer, tag: str, version: str, requirement: str, *, latest: bool
+) -> None:
+    """Publish ``tag`` carrying hello ``version`` that needs a daemon matching ``requirement``."""
+    text = manifest_text("hello", version).replace(">=0.1.0", requirement)
+    assets = release_assets("hello", version, data=plugin_tarball("hello", version, manifest=text))
+    assets["nexo-plugin.toml"] = text.encode()
+    server.publish("acme", "hello", tag, assets, latest=latest)
+
+
+def _tarballs_fetched(server: GitHubServer) -> set[str]:
+    """Names of the tarballs any request fetched (through the API or the download URL)."""
+    fetched = set()
+    for asset_id, (_, asset) in server.assets.items():
+        if not asset.name.endswith(".tar.gz"):
+            continue
+        for request in server.requests:
+            if request.path.endswith(f"/assets/{asset_id}") or request.path.endswith(asset.name):
+                fetched.add(asset.name)
+    return fetched
+
+
+def test_without_a_tag_the_newest_compatible_release_is_installed(
+    home: Path, server: GitHubServer
+) -> None:
+    """The latest release needs daemon 9; the newest older one a 0.2.1 daemon can load is
+    v1.1.0 (a compatible pre-release after it is passed over): it is installed, chosen from
+    manifest assets alone — no tarball of v2.0.0, v1.0.0 or the pre-release is fetched."""
+    _release(server, "v1.0.0", "1.0.0", ">=0.1.0", latest=False)
+    _release(server, "v1.1.0", "1.1.0", ">=0.2.0", latest=False)
+    _release(server, "v1.2.0", "1.2.0", ">=0.3.0", latest=False)
+    _release(server, "v2.0.0-rc.1", "2.0.0-rc.1", ">=0.1.0", latest=False)
+    _release(server, "v2.0.0", "2.0.0", ">=9.0", latest=True)
+    code, out, err = nexo("install", "acme/hello", "--nexo-version", "0.2.1", "--json")
+    assert code == 0, err
+    document = json.loads(out)
+    assert (document["id"], document["version"]) == ("hello", "1.1.0")
+    assert "installing v1.1.0, the newest release compatible with it" in err
+    assert _tarballs_fetched(server) == {asset_name("hello", "1.1.0")}
+    root = home / "state" / "plugins"
+    assert sorted(p.name for p in root.iterdir() if not p.name.startswith(".")) == ["hello-1.1.0"]
+    receipt = json.loads((root / "hello-1.1.0" / ".nexo-install.json").read_text())
+    assert receipt["tag"] == "latest"  # asked for the latest: upgrade follows it
+
+
+@pytest.mark.parametrize(
+    ("older_needs", "source"),
+    [(">=0.1.0", "acme/hello@v2.0.0"), (">=5.0", "acme/hello")],
+    ids=["an explicit tag", "no compatible release"],
+)
+def test_the_latest_is_refused_unfetched_when_asked_for_or_nothing_else_fits(
+    home: Path, server: GitHubServer, older_needs: str, source: str
+) -> None:
+    """An explicit tag is what the user wants, compatible or not; without one, when no older
+    release admits the daemon either, the refusal names the latest release's requirement.
+    Either way no tarball was fetched, and ``--force`` then installs the latest."""
+    _release(server, "v1.0.0", "1.0.0", older_needs, latest=False)
+    _release(server, "v2.0.0", "2.0.0", ">=9.0", latest=True)
+    code, out, _ = nexo("install", source, "--nexo-version", "0.2.1", "--json")
+    assert code == 1
+    document = json.loads(out)
+    assert (document["kind"], document["min_nexo_version"]) == ("incompatible", ">=9.0")
+    assert _tarballs_fetched(server) == set()
+    assert tree_snapshot(home / "state" / "plugins") == {}
+    code, out, err = nexo("install", source, "--nexo-version", "0.2.1", "--force", "--json")
+    assert code == 0, err
+    assert json.loads(out)["version"] == "2.0.0"

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from support import cli
 from support.github_server import GitHubServer, github_server
+from support.stderr import without_notes
 from support.tarballs import release_assets, write_plugin
 
 __all__ = ["github_server"]
@@ -216,7 +217,7 @@ def test_trust_add_on_an_unsigned_release_says_there_is_no_signer(
     env = base_env(tmp_path / "home", NEXO_GITHUB_API_BASE=github_server.url)
     result = nexo("plugin", "trust", "add", "acme/weather", "--yes", cwd=tmp_path, env=env)
     assert result.code == 1
-    [line] = result.stderr.splitlines()
+    [line] = without_notes(result.stderr).splitlines()
     assert "release v0.1.0 of acme/weather is not signed" in line
     assert "no signer to trust" in line
     assert "policy requires" not in line

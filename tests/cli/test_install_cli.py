@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from support.github_server import GitHubServer
+from support.stderr import without_notes
 from support.tarballs import plugin_tarball, release_assets, tree_snapshot, write_plugin
 from typer.testing import CliRunner
 
@@ -107,7 +108,7 @@ def test_refusals_exit_1_with_json_kind(home: Path, server: GitHubServer, tmp_pa
     # A malformed SOURCE is a usage error like any bad argument.
     assert code == 2
     assert json.loads(out)["kind"] == "source_invalid"
-    assert err.startswith("error: ")
+    assert without_notes(err).startswith("error: ")
     big = plugin_tarball("hello", "1.0.0", payload=b"\0" * 4096)
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0", data=big)
     code, out, _ = nexo("install", str(tarball), "--json", "--max-entry-size", "1K")
@@ -217,7 +218,7 @@ def test_real_process_has_no_traceback(home: Path, server: GitHubServer) -> None
     assert failed.returncode == 1
     assert json.loads(failed.stdout)["kind"] == "network"
     assert "Traceback" not in failed.stderr
-    assert failed.stderr.count("\n") == 1
+    assert without_notes(failed.stderr).count("\n") == 1
 
 
 def test_upgrade_all(home: Path, server: GitHubServer, tmp_path: Path) -> None:

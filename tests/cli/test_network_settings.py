@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from adversarial.harness import CliResult, clean_env, run_cli_in_process, snapshot
+from support.stderr import without_notes
 
 
 def _install(tmp_path: Path, **env: str) -> CliResult:
@@ -21,7 +22,7 @@ def _assert_refused(result: CliResult, kind: str) -> None:
     assert result.exit_code == 2, (result.stdout, result.stderr)
     assert result.document["kind"] == kind
     assert "Traceback" not in result.stderr
-    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert len(without_notes(result.stderr).strip().splitlines()) == 1, result.stderr
 
 
 @pytest.mark.parametrize(

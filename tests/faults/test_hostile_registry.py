@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from support.cli import CliResult, clean_env, nexo
+from support.stderr import without_notes
 
 from .hostile import GIB, gzip_bomb
 from .server import FaultyGitHubServer
@@ -81,7 +82,7 @@ class Workspace:
     def assert_refused(self, result: CliResult, kind: str) -> None:
         assert result.exit_code == 1, (result.stdout, result.stderr)
         assert "Traceback" not in result.stderr, result.stderr
-        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+        assert len(without_notes(result.stderr).strip().splitlines()) == 1, result.stderr
         assert result.document["kind"] == kind, result.document
         # Nothing installed, nothing cached.
         assert not self.dest.exists() or not [
@@ -276,7 +277,7 @@ def test_a_registry_error_body_with_escape_sequences_is_escaped(workspace: Works
     workspace.server.answer(MANIFEST_PATH, body, status=500, content_type="application/json")
     result = nexo(*workspace.install_args()[:-1], env=workspace.env())
     _assert_one_clean_line(result)
-    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert len(without_notes(result.stderr).strip().splitlines()) == 1, result.stderr
 
 
 def test_an_annotation_with_escape_sequences_is_escaped_when_locking(

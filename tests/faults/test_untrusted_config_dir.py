@@ -1,6 +1,7 @@
 """A ``./config`` in the working directory (a cloned repository) supplies the install root and
 the trust policy only when it is the user's own and not writable by group or others, as git's
-``safe.directory``; one used or passed over unasked is named on stderr."""
+``safe.directory``; whichever directory is used unasked is named on stderr, and a ``./config``
+passed over is warned about."""
 
 from __future__ import annotations
 
@@ -63,10 +64,44 @@ def test_the_user_s_own_working_directory_config_is_used_and_named(tmp_path: Pat
     assert (tmp_path / "root" / "hello-1.0.0").is_dir()
 
 
-def test_without_a_working_directory_config_nothing_is_said(tmp_path: Path) -> None:
-    """``$NEXO_HOME/config`` is the documented default: only a ``./config`` is named."""
+def test_the_default_configuration_directory_is_named_once(tmp_path: Path) -> None:
+    """Without ``--config`` or ``NEXO_CONFIG_DIR``, the directory in use is named on stderr,
+    once, as a note: stdout stays the ``--json`` document, and ``--quiet`` drops the note."""
     work = tmp_path / "elsewhere"
     work.mkdir()
     result = _install(tmp_path, work)
+    assert result.exit_code == 0, result.stderr
+    assert result.document["ok"] is True
+    named = [line for line in result.stderr.splitlines() if "configuration directory" in line]
+    assert named == [
+        f"note: using the configuration directory {tmp_path / 'home' / 'config'} "
+        "($NEXO_HOME/config; --config or NEXO_CONFIG_DIR names another)"
+    ]
+    assert "configuration directory" not in result.stdout
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    env.pop("NEXO_CONFIG_DIR", None)
+    quiet = run_cli(
+        ["--quiet", "plugin", "list", "--dest", str(tmp_path / "root"), "--json"],
+        env=env, cwd=work, timeout=60,
+    )  # fmt: skip
+    assert quiet.exit_code == 0, quiet.stderr
+    assert "configuration directory" not in quiet.stderr
+
+
+@pytest.mark.parametrize("how", ["--config", "NEXO_CONFIG_DIR"])
+def test_a_configuration_directory_given_explicitly_is_not_announced(
+    tmp_path: Path, how: str
+) -> None:
+    """The user named it: nothing to say."""
+    config = tmp_path / "chosen"
+    config.mkdir()
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    env.pop("NEXO_CONFIG_DIR", None)
+    args = ["plugin", "list", "--dest", str(tmp_path / "root"), "--json"]
+    if how == "--config":
+        args += ["--config", str(config)]
+    else:
+        env["NEXO_CONFIG_DIR"] = str(config)
+    result = run_cli(args, env=env, cwd=tmp_path, timeout=60)
     assert result.exit_code == 0, result.stderr
     assert "configuration directory" not in result.stderr

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from adversarial.harness import Entry, diff, snapshot
 from support.cli import CliResult, clean_env, nexo
+from support.stderr import without_notes
 from support.tarballs import plugin_tarball, release_assets
 
 from nexo_pkg.sources.cache import BlobCache
@@ -141,7 +142,7 @@ class Setup:
         assert result.document["kind"] in kinds, result.document
         assert "Traceback" not in result.stderr, result.stderr
         # One line on stderr saying what is wrong, beside the one JSON document on stdout.
-        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+        assert len(without_notes(result.stderr).strip().splitlines()) == 1, result.stderr
         self.assert_untouched()
 
     def assert_installed(self, result: CliResult) -> None:

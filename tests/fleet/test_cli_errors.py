@@ -7,6 +7,7 @@ import socket
 from pathlib import Path
 
 import pytest
+from support.stderr import without_notes
 
 from .conftest import json_of, run_nexo
 
@@ -59,7 +60,8 @@ def test_bad_input_is_one_line_with_its_kind(
     result = run_nexo(fleet_env, *filled, "--json")
     assert result.returncode == code, result.stderr
     assert "Traceback" not in result.stderr
-    assert result.stderr.count("\n") == 1
-    assert result.stderr.startswith("error: ")
+    problems = without_notes(result.stderr)
+    assert problems.count("\n") == 1
+    assert problems.startswith("error: ")
     assert json_of(result)["kind"] == kind
     assert not (tmp_path / "root").exists() or not any((tmp_path / "root").iterdir())

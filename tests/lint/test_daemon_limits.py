@@ -201,10 +201,11 @@ def test_admin_ui_order_is_u32(tmp_path: Path) -> None:
     ]
 
 
-@pytest.mark.parametrize(("depth", "refused"), [(127, False), (128, True)])
+@pytest.mark.parametrize(("depth", "refused"), [(79, False), (80, True)])
 def test_toml_recursion_limit(tmp_path: Path, depth: int, refused: bool) -> None:
-    """toml_edit's parser (`RecursionCheck`, limit 128) refuses the array or inline table
-    that opens the 128th nesting level with `recursion limit exceeded`; 127 levels parse."""
+    """toml_edit 0.22.27's parser (`RecursionCheck`, `const LIMIT: usize = 80` in
+    src/parser/mod.rs:97, checked as `LIMIT <= self.current`) refuses the array or inline
+    table that opens the 80th nesting level with `recursion limit exceeded`; 79 levels parse."""
     value = "[" * depth + "]" * depth
     text = BASE + f"\n[plugin.extends]\ntools = {value}\n"
     code, found = lint(tmp_path, text)
@@ -213,17 +214,93 @@ def test_toml_recursion_limit(tmp_path: Path, depth: int, refused: bool) -> None
         assert problem["code"] == "NX005"
         assert code == 1
         assert "recursion limit exceeded" in problem["message"]
-        assert problem["range"]["start"] == {"line": 9, "column": 9 + 127}
+        assert problem["range"]["start"] == {"line": 9, "column": 9 + 79}
     else:
         assert "NX005" not in codes(found)
 
 
 def test_inline_tables_count_towards_the_recursion_limit(tmp_path: Path) -> None:
-    """Inline tables recurse through the same check as arrays in toml_edit."""
-    value = "{ a = " * 128 + "1" + " }" * 128
+    """Inline tables recurse through the same check as arrays in toml_edit
+    (src/parser/value.rs:25-26, `check_recursion(array)` and `check_recursion(inline_table)`)."""
+    value = "{ a = " * 80 + "1" + " }" * 80
     code, found = lint(tmp_path, BASE + f"\n[plugin.config]\nx = {value}\n")
     assert codes(found) == ["NX005"]
     assert code == 1
+
+
+def _dotted(parts: int) -> str:
+    return ".".join(["k"] * parts)
+
+
+@pytest.mark.parametrize(
+    ("form", "column"),
+    [("{key} = 1", 1), ("[{key}]", 2), ("[[{key}]]", 3), ("x = {{ a = 1, {key} = 1 }}", 14)],
+)
+@pytest.mark.parametrize(("parts", "refused"), [(79, False), (80, True)])
+def test_dotted_key_recursion_limit(
+    tmp_path: Path, form: str, column: int, parts: int, refused: bool
+) -> None:
+    """toml_edit 0.22.27 checks every key's length against the same limit
+    (src/parser/key.rs:38, `RecursionCheck::check_depth(k.len())`, refused when
+    `80 <= k.len()`): a dotted key of 80 parts — in a `key = value` line, a table or array
+    table header, an inline table — is `recursion limit exceeded`; 79 parts parse (and are
+    then judged as keys, here unknown ones). Its compliance tests probe the same forms
+    (tests/compliance/parse.rs, `dotted_key_recursion_limit`, `table_key_recursion_limit`,
+    `inline_dotted_key_recursion_limit`)."""
+    text = BASE + "\n" + form.format(key=_dotted(parts)) + "\n"
+    code, found = lint(tmp_path, text)
+    assert code == 1
+    if refused:
+        [problem] = found
+        assert problem["code"] == "NX005"
+        assert problem["message"] == (
+            "TOML parse error: recursion limit exceeded (a dotted key of 80 parts; at most 79)"
+        )
+        assert problem["range"]["start"] == {"line": 8, "column": column}
+    else:
+        assert "NX005" not in codes(found)
+        assert "NX011" in codes(found)
+
+
+def test_dots_in_strings_values_and_quoted_keys_are_not_key_parts(tmp_path: Path) -> None:
+    """A quoted key is one part whatever it holds, and dots in values and comments are no
+    keys at all: nothing here comes near the limit."""
+    many = "." * 200
+    text = (
+        BASE
+        + f'description_long = "{many}"\n# {many}\n'
+        + f'\n[plugin.entrypoint]\ncommand = "./bin/weather"\nargs = ["{many}", \'{many}\']\n'
+        + f'\n[plugin.entrypoint.env]\n"{many}" = "x"\n'
+    )
+    _, found = lint(tmp_path, text)
+    assert "NX005" not in codes(found)
+
+
+def test_a_dotted_key_of_fifty_thousand_parts_is_refused_without_parsing_it(
+    tmp_path: Path,
+) -> None:
+    """Python's parser takes time quadratic in a dotted key's length (minutes for 50,000
+    parts) and its tables recurse past Python's limit; the daemon's parser stops at part 80,
+    and so does lint, at once."""
+    code, found = lint(tmp_path, BASE + "\n" + _dotted(50_000) + " = 1\n")
+    assert code == 1
+    assert [(d["code"], d["range"]["start"]) for d in found] == [
+        ("NX005", {"line": 8, "column": 1})
+    ]
+
+
+def test_tables_nested_past_python_s_recursion_limit_are_linted(tmp_path: Path) -> None:
+    """Keys of 79 parts in inline tables nested 70 deep under a 79-part header: toml_edit
+    parses it (no key or value past its limit); the tables are thousands deep, and lint walks
+    them without recursing: the daemon refuses the unknown root key, lint says the same."""
+    key = _dotted(79)
+    value = "1"
+    for _ in range(70):
+        value = f"{{ {key} = {value} }}"
+    code, found = lint(tmp_path, BASE + f"\n[{key}]\n{key} = {value}\n")
+    assert code == 1
+    assert "NX011" in codes(errors(found))
+    assert "NX005" not in codes(found)
 
 
 # --- JSON in strings: serde_json, not Python's json -------------------------------------------

@@ -1,0 +1,41 @@
+"""``nexo plugin info oci://…`` shows every target the registry version ships, and checks the
+one this host would install exactly as install does, against the real registry."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support.registry import Registry
+
+from .conftest import ACME_IDENTITY, LINUX, MakeDist, json_of, run_nexo
+
+
+def test_info_of_a_registry_version_lists_every_target(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist, policy: Path
+) -> None:
+    dist = make_dist(targets=("noarch", LINUX, "aarch64-apple-darwin"))
+    pushed = run_nexo(fleet_env, "push", str(dist), registry.ref("plugins/echo"), "--plain-http")
+    assert pushed.returncode == 0, pushed.stderr
+    shown = run_nexo(
+        fleet_env, "info", registry.ref("plugins/echo:1.2.3"), "--plain-http",
+        "--trusted-keys", str(policy), "--json",
+    )  # fmt: skip
+    assert shown.returncode == 0, shown.stderr
+    document = json_of(shown)
+    assert sorted((t["target"], t["asset"]) for t in document["targets"]) == sorted(
+        (target, f"echo-1.2.3-{target}.tar.gz")
+        for target in ("noarch", LINUX, "aarch64-apple-darwin")
+    )
+    assert (document["host_target"], document["asset"]) == (LINUX, f"echo-1.2.3-{LINUX}.tar.gz")
+    assert (document["signature"]["status"], document["signature"]["identity"]) == (
+        "verified",
+        ACME_IDENTITY,
+    )
+    text = run_nexo(
+        fleet_env, "info", registry.ref("plugins/echo:1.2.3"), "--plain-http",
+        "--trusted-keys", str(policy),
+    )  # fmt: skip
+    assert text.returncode == 0, text.stderr
+    [targets_line] = [line for line in text.stdout.splitlines() if line.startswith("Targets:")]
+    assert all(target in targets_line for target in ("noarch", LINUX, "aarch64-apple-darwin"))
+    assert not (Path(fleet_env["NEXO_HOME"]) / "state" / "plugins").exists()
