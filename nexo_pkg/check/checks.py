@@ -20,7 +20,6 @@ same, as the daemon does), an invalid JSON Schema, no proper answer to an unknow
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
@@ -45,6 +44,7 @@ from nexo_pkg.check.sandbox import (
     plan_sandbox,
 )
 from nexo_pkg.check.target import ResolvedPlugin, resolve_target
+from nexo_pkg.check.text import encode_frame, exit_text, short, truncate
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.model import Sandbox
@@ -105,7 +105,6 @@ _FRAME_CHECKS = {
 # problem is one the daemon's reader skips over.
 _FRAME_FAILURES: dict[str, Status] = {"frames.id": "fail", "frames.utf8": "fail"}
 
-_DETAIL_LIMIT = 160
 
 # How often a waiting request checks whether the plugin has exited.
 _EXIT_PROBE_SECONDS = 0.1
@@ -130,7 +129,7 @@ class _Reply:
         error = self.frame["error"]
         if isinstance(error, dict):
             return error
-        return {"message": f"`error` is {_short(error)} (any `error` member is an error)"}
+        return {"message": f"`error` is {short(error)} (any `error` member is an error)"}
 
     @property
     def result(self) -> Any:
@@ -389,7 +388,7 @@ class _Session:
         result = answer.result
         if not isinstance(result, dict):
             self.report.add(
-                "initialize", "fail", f"`result` must be an object, got {_short(result)}"
+                "initialize", "fail", f"`result` must be an object, got {short(result)}"
             )
             return False
         self.report.add("initialize", "pass", f"replied in {answer.elapsed_ms:.0f} ms")
@@ -411,7 +410,7 @@ class _Session:
             self.report.add(
                 "identity",
                 "fail",
-                f"reply claims plugin id {_short(echoed)} but the manifest says {expected!r} "
+                f"reply claims plugin id {short(echoed)} but the manifest says {expected!r} "
                 "(the daemon refuses impersonation)",
             )
         else:
@@ -424,12 +423,12 @@ class _Session:
         value = result["server_version"]
         if not isinstance(value, str):
             self.report.add(
-                "server_version", "warn", f"`server_version` must be a string, got {_short(value)}"
+                "server_version", "warn", f"`server_version` must be a string, got {short(value)}"
             )
         elif not value.strip():
             self.report.add("server_version", "warn", "`server_version` is empty")
         else:
-            self.report.add("server_version", "pass", _short(value))
+            self.report.add("server_version", "pass", short(value))
 
     def _check_tools(self, result: dict[str, Any]) -> None:
         declared = self.plugin.declared_tools
@@ -447,7 +446,7 @@ class _Session:
             return
         if not isinstance(tools, list):
             self.report.add(
-                "tools.present", "fail", f"`tools` must be an array, got {_short(tools)}"
+                "tools.present", "fail", f"`tools` must be an array, got {short(tools)}"
             )
             return
         malformed = [
@@ -516,7 +515,7 @@ class _Session:
             if "input_schema" in entry and (problem := _schema_problem(name, entry)) is not None
         ]
         if problems:
-            self.report.add("tools.schema", "warn", _truncate("; ".join(problems)))
+            self.report.add("tools.schema", "warn", truncate("; ".join(problems)))
         else:
             self.report.add("tools.schema", "pass", "every input_schema is a valid JSON Schema")
 
@@ -538,7 +537,7 @@ class _Session:
         error = answer.error
         if error is None:
             record["result"] = answer.result
-            self.report.add("invoke", "pass", f"result: {_short(answer.result)}")
+            self.report.add("invoke", "pass", f"result: {short(answer.result)}")
             return True
         record["error"] = error
         code = error.get("code")
@@ -611,7 +610,7 @@ class _Session:
             self.report.add(
                 "unknown_method",
                 "warn",
-                f"an unknown method got a result ({_short(answer.result)}) instead of -32601",
+                f"an unknown method got a result ({short(answer.result)}) instead of -32601",
             )
         elif error.get("code") != METHOD_NOT_FOUND:
             self.report.add(
@@ -632,7 +631,7 @@ class _Session:
                 for sequence in range(1, EVENTS_PER_TOPIC + 1):
                     deadline = time.monotonic() + self.timeout_seconds
                     if not self.process.send(
-                        _encode(host.event(topic, sequence)), deadline=deadline
+                        encode_frame(host.event(topic, sequence)), deadline=deadline
                     ):
                         return False
                     if not self._listen(deadline):
@@ -681,7 +680,7 @@ class _Session:
             self.report.add("shutdown", "warn", f"shutdown failed: {_error_text(answer)}")
         elif not isinstance(answer.result, dict) or answer.result.get("ok") is not True:
             self.report.add(
-                "shutdown", "warn", f'expected {{"ok": true}}, got {_short(answer.result)}'
+                "shutdown", "warn", f'expected {{"ok": true}}, got {short(answer.result)}'
             )
         else:
             self.report.add("shutdown", "pass", 'replied {"ok": true}')
@@ -696,7 +695,7 @@ class _Session:
             code = self.process.peek_exit_code()
             status: Status = "pass" if code == 0 else "warn"
             self.report.add(
-                "exit", status, f"exited {_exit_text(code)} {waited:.0f} ms after shutdown"
+                "exit", status, f"exited {exit_text(code)} {waited:.0f} ms after shutdown"
             )
             return
         self.process.close_stdin()
@@ -704,7 +703,7 @@ class _Session:
             self.report.add(
                 "exit",
                 "warn",
-                f"exited {_exit_text(self.process.peek_exit_code())} only once stdin was closed "
+                f"exited {exit_text(self.process.peek_exit_code())} only once stdin was closed "
                 f"(not within {OWN_EXIT_SECONDS:g} s of replying to shutdown)",
             )
             return
@@ -726,7 +725,7 @@ class _Session:
         deadline = started + self.timeout_seconds
         if self.reader_stopped is not None:
             return _NoReply("reader_stopped", self.reader_stopped)
-        if not self.process.send(_encode(frame), deadline=deadline):
+        if not self.process.send(encode_frame(frame), deadline=deadline):
             return self._gone(deadline, sending=True)
         while True:
             if time.monotonic() >= deadline:
@@ -770,7 +769,7 @@ class _Session:
             if not _same_id(message.get("id"), request_id):
                 self._frame_problem(
                     "frames.id",
-                    f"reply to {method} (id {request_id}) carried id {_short(message.get('id'))}",
+                    f"reply to {method} (id {request_id}) carried id {short(message.get('id'))}",
                 )
             return _Reply(message, (time.monotonic() - started) * 1000)
 
@@ -781,7 +780,7 @@ class _Session:
         if code is None:
             what = "closed its stdin" if sending else "closed its stdout"
             return _NoReply("stdin_closed", f"the plugin {what} but is still running")
-        return _NoReply("exited", f"the plugin exited {_exit_text(code)} before replying")
+        return _NoReply("exited", f"the plugin exited {exit_text(code)} before replying")
 
     def _parse(self, line: bytes) -> dict[str, Any] | None:
         """Judge one stdout line; return it when it is a frame the session should act on."""
@@ -791,7 +790,7 @@ class _Session:
             self._frame_problem(
                 "frames.utf8",
                 f"stdout line is not valid UTF-8 ({error.reason} at byte "
-                f"{error.start}): {_short(line)}; the daemon's line reader stops there and "
+                f"{error.start}): {short(line)}; the daemon's line reader stops there and "
                 "reads no later reply",
             )
             self.reader_stopped = (
@@ -805,19 +804,19 @@ class _Session:
         try:
             message = json.loads(text, parse_int=_parse_int)
         except ValueError:
-            self._frame_problem("frames.json", f"stray non-JSON stdout line: {_short(text)}")
+            self._frame_problem("frames.json", f"stray non-JSON stdout line: {short(text)}")
             return None
         except RecursionError:
             self._frame_problem(
-                "frames.json", f"frame nested too deeply to read (dropped): {_short(text)}"
+                "frames.json", f"frame nested too deeply to read (dropped): {short(text)}"
             )
             return None
         if not isinstance(message, dict):
-            self._frame_problem("frames.jsonrpc", f"frame is not a JSON object: {_short(text)}")
+            self._frame_problem("frames.jsonrpc", f"frame is not a JSON object: {short(text)}")
             return None
         problem = _jsonrpc_problem(message)
         if problem is not None:
-            self._frame_problem("frames.jsonrpc", f"{problem}: {_short(text)}")
+            self._frame_problem("frames.jsonrpc", f"{problem}: {short(text)}")
             if "method" not in message and "id" not in message:
                 return None
         return message
@@ -832,7 +831,7 @@ class _Session:
                     self.host.publish(message)
                 return
             for frame in self.host.answer(message):
-                self.process.send(_encode(frame), deadline=deadline)
+                self.process.send(encode_frame(frame), deadline=deadline)
             return
         if "id" not in message:
             return
@@ -842,7 +841,7 @@ class _Session:
         else:
             code, text = METHOD_NOT_FOUND, "method not found"
         reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": code, "message": text}}
-        self.process.send(_encode(reply), deadline=deadline)
+        self.process.send(encode_frame(reply), deadline=deadline)
 
     def _frame_problem(self, name: str, detail: str) -> None:
         first, count = self._frame_problems.get(name, (detail, 0))
@@ -881,12 +880,8 @@ def _tool_entry_problem(index: int, entry: object) -> str | None:
     if "input_schema" not in entry:
         missing.append("an `input_schema`")
     if missing:
-        return f"tools[{index}] ({_short(entry['name'])}) needs {' and '.join(missing)}"
+        return f"tools[{index}] ({short(entry['name'])}) needs {' and '.join(missing)}"
     return None
-
-
-def _encode(frame: dict[str, Any]) -> bytes:
-    return (json.dumps(frame, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
 
 
 def _same_id(received: object, sent: int) -> bool:
@@ -899,7 +894,7 @@ def _jsonrpc_problem(message: dict[str, Any]) -> str | None:
     if "jsonrpc" not in message:
         return "frame has no `jsonrpc` member"
     if message["jsonrpc"] != "2.0":
-        return f'`jsonrpc` must be "2.0", got {_short(message["jsonrpc"])}'
+        return f'`jsonrpc` must be "2.0", got {short(message["jsonrpc"])}'
     if "method" in message:
         if not isinstance(message["method"], str):
             return "`method` must be a string"
@@ -944,7 +939,7 @@ def _schema_problem(name: str, entry: dict[str, Any]) -> str | None:
     schema = entry.get("input_schema")
     if not isinstance(schema, dict):
         return (
-            f"{name}: `input_schema` should be a JSON Schema object, got {_short(schema)} "
+            f"{name}: `input_schema` should be a JSON Schema object, got {short(schema)} "
             "(the daemon passes it to the model as it is)"
         )
     from jsonschema import exceptions, validators  # noqa: PLC0415 - costly import
@@ -970,29 +965,5 @@ def _error_text(reply: _Reply) -> str:
     code = f"{error['code']} " if "code" in error else ""
     text = f"{code}{error.get('message', '')}".rstrip()
     if "data" in error:
-        text += f" data={_short(error['data'])}"
-    return _truncate(text)
-
-
-def _exit_text(code: int | None) -> str:
-    if code is None:
-        return "(status unknown)"
-    if code < 0:
-        return f"on signal {-code}"
-    return f"with code {code}"
-
-
-def _short(value: object) -> str:
-    if isinstance(value, bytes):
-        return _truncate(repr(value))
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=str)
-    except (TypeError, ValueError, RecursionError):
-        text = "<a value nested too deeply to show>"
-        with contextlib.suppress(RecursionError, ValueError):
-            text = repr(value)
-    return _truncate(text)
-
-
-def _truncate(text: str) -> str:
-    return text if len(text) <= _DETAIL_LIMIT else text[: _DETAIL_LIMIT - 1] + "…"
+        text += f" data={short(error['data'])}"
+    return truncate(text)

@@ -38,7 +38,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.check.checks import _encode, _exit_text, _short
 from nexo_pkg.check.host import PluginProcess
 from nexo_pkg.check.microapp_target import AdminGrants, MicroappTarget, load_grants
 from nexo_pkg.check.microapp_wire import (
@@ -60,6 +59,7 @@ from nexo_pkg.check.microapp_wire import (
     sample_hook_event,
 )
 from nexo_pkg.check.report import CheckReport, Status
+from nexo_pkg.check.text import encode_frame, exit_text, short
 from nexo_pkg.manifest.microapp import HOOK_NAMES, env_is_blocked
 
 #: ``agent_id`` in the events and ``_meta`` the check sends.
@@ -323,7 +323,7 @@ def _check_stderr(report: CheckReport) -> None:
             "stderr",
             "warn",
             f"{len(unprefixed)} stderr line(s) without an [INFO]/[WARN]/[ERROR] prefix, which "
-            f"the contract page asks for (first: {_short(unprefixed[0])}); the daemon logs "
+            f"the contract page asks for (first: {short(unprefixed[0])}); the daemon logs "
             "every stderr line at WARN as `extension stderr` whatever its prefix",
         )
     else:
@@ -612,12 +612,12 @@ class _Session:
                 self.report.add(
                     name,
                     "warn",
-                    f"replied {_short(answer.result)}: the daemon ignores `vote` (the contract "
+                    f"replied {short(answer.result)}: the daemon ignores `vote` (the contract "
                     'page\'s shape), so a "deny" vote does not block; return {"abort": true, '
                     '"reason": "..."} to block a before_* event',
                 )
             else:
-                self.report.add(name, "pass", f"replied {_short(answer.result)}")
+                self.report.add(name, "pass", f"replied {short(answer.result)}")
         return True
 
     def _invoke(self, tool: str, arguments: dict[str, Any]) -> bool:
@@ -661,13 +661,13 @@ class _Session:
             self.report.add(
                 "invoke",
                 "warn",
-                f"result {_short(result)} uses the contract page's {{output}}/{{error}} "
+                f"result {short(result)} uses the contract page's {{output}}/{{error}} "
                 "envelope; the daemon passes the result to the model as it is, envelope "
                 "included, and a {error} result is not a failure",
             )
         else:
             self.report.add(
-                "invoke", "pass", f"result (passed to the model as it is): {_short(result)}"
+                "invoke", "pass", f"result (passed to the model as it is): {short(result)}"
             )
         return True
 
@@ -677,7 +677,7 @@ class _Session:
             self.report.add(
                 "shutdown",
                 "fail",
-                f"the microapp exited on its own {_exit_text(code)} during the session; the "
+                f"the microapp exited on its own {exit_text(code)} during the session; the "
                 "daemon fails its pending calls with -32000 and restarts it (at most 5 times "
                 "in 300 s)",
             )
@@ -689,7 +689,7 @@ class _Session:
             "id": 0,
         }
         # The host queues the frame, then its supervisor kills the child straight away.
-        self.process.send(_encode(frame), deadline=time.monotonic() + 0.05)
+        self.process.send(encode_frame(frame), deadline=time.monotonic() + 0.05)
         self.process.kill()
         self.report.add(
             "shutdown",
@@ -718,7 +718,7 @@ class _Session:
         timeout_text = f"no reply within {round(timeout * 1000)} ms"
         if self.reader_stopped:
             return _NoReply("reader", "the host stopped reading stdout earlier")
-        if not self.process.send(_encode(frame), deadline=deadline):
+        if not self.process.send(encode_frame(frame), deadline=deadline):
             return self._gone(deadline)
         while True:
             if time.monotonic() >= deadline:
@@ -752,7 +752,7 @@ class _Session:
             return _NoReply("closed", "the microapp closed its stdout but is still running")
         return _NoReply(
             "exited",
-            f"the microapp exited {_exit_text(code)}; the host answers every pending call "
+            f"the microapp exited {exit_text(code)}; the host answers every pending call "
             f'with {CHILD_EXITED_CODE} "child exited"',
         )
 
@@ -767,7 +767,7 @@ class _Session:
             # (stdio.rs:920-923): nothing the microapp writes afterwards is read.
             self._frame(
                 "frames.utf8",
-                f"stdout line is not UTF-8 ({_short(line)}); the host's reader stops there",
+                f"stdout line is not UTF-8 ({short(line)}); the host's reader stops there",
             )
             self.reader_stopped = True
             return _NoReply("reader", "the host's reader stopped at a non-UTF-8 line")
@@ -777,18 +777,18 @@ class _Session:
         try:
             message = json.loads(text)
         except (ValueError, RecursionError):
-            self._frame("frames.dropped", f"non-JSON stdout line {_short(text)}")
+            self._frame("frames.dropped", f"non-JSON stdout line {short(text)}")
             return None
         problem = response_problem(message)
         if problem is not None:
-            self._frame("frames.dropped", f"{problem}: {_short(text)}")
+            self._frame("frames.dropped", f"{problem}: {short(text)}")
             return None
         frame: dict[str, Any] = message
         frame_id = frame.get("id")
         if frame_id is None:
             self._frame(
                 "frames.dropped",
-                f"notification {_short(frame.get('method', text))} (the host ignores frames "
+                f"notification {short(frame.get('method', text))} (the host ignores frames "
                 "without an id)",
             )
             return None
@@ -798,12 +798,12 @@ class _Session:
             else:
                 self._frame(
                     "frames.dropped",
-                    f"string id {_short(frame_id)} without the app: prefix",
+                    f"string id {short(frame_id)} without the app: prefix",
                 )
             return None
         number = numeric_id(frame_id)
         if number is None:
-            self._frame("frames.dropped", f"non-numeric id {_short(frame_id)}")
+            self._frame("frames.dropped", f"non-numeric id {short(frame_id)}")
             return None
         if number != request_id:
             self._frame("frames.dropped", f"a reply with id {number}, for which no call is pending")
@@ -811,7 +811,7 @@ class _Session:
         if "method" in frame:
             self._frame(
                 "frames.dropped",
-                f"request {_short(frame['method'])} with numeric id {number}: the host takes "
+                f"request {short(frame['method'])} with numeric id {number}: the host takes "
                 "any frame with a numeric id as a reply",
             )
         result = frame.get("result")
@@ -830,7 +830,7 @@ class _Session:
             self._admin.append(
                 (
                     "warn",
-                    f"{_short(method)} ({frame_id}) dropped: no admin router is wired for this "
+                    f"{short(method)} ({frame_id}) dropped: no admin router is wired for this "
                     "microapp (its nexo-plugin.toml declares no admin capabilities under this "
                     "id), so it waits for its own timeout",
                 )
@@ -841,7 +841,7 @@ class _Session:
             self._admin.append(
                 (
                     "fail",
-                    f"{_short(method)} ({frame_id}) dropped: required capabilities "
+                    f"{short(method)} ({frame_id}) dropped: required capabilities "
                     f"{', '.join(missing)} are not granted ({self.grants.source}), so the "
                     "daemon's admin bootstrap fails and admin RPC is off for every microapp",
                 )
@@ -863,7 +863,7 @@ class _Session:
             self._admin.append(
                 (
                     "warn",
-                    f"{_short(method)} answered {ADMIN_METHOD_NOT_FOUND}: unknown method{note}",
+                    f"{short(method)} answered {ADMIN_METHOD_NOT_FOUND}: unknown method{note}",
                 )
             )
             self._respond(frame_id, error=error)
@@ -924,7 +924,7 @@ class _Session:
         else:
             reply["result"] = result
         try:
-            data = _encode(reply)
+            data = encode_frame(reply)
         except (RecursionError, ValueError):
             # Params nested too deeply to echo back: the request stays unanswered.
             self._admin.append(("warn", "an admin request too deeply nested to answer"))

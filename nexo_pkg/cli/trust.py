@@ -1,7 +1,7 @@
 """CLI for ``nexo plugin trust add|list|remove|verify``: the trust policy and its verdicts.
 
 Only parsing, rendering and exit codes live here; the work is in :mod:`nexo_pkg.trust` (and,
-for finding who signed a release, :mod:`nexo_pkg.install.signer`).
+for finding who signed a release, :func:`nexo_pkg.sources.releases.read_release_signer`).
 """
 
 from __future__ import annotations
@@ -86,11 +86,14 @@ def _add(
     policy = load_policy(policy_path, explicit=False)
     seen: dict[str, Any] | None = None
     if needs_release_signer(repo, identity, identity_regexp) and repo is not None:
-        from nexo_pkg.install.signer import read_release_signer  # noqa: PLC0415
+        from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
+        from nexo_pkg.sources.context import NetworkChoices, SourceContext  # noqa: PLC0415
+        from nexo_pkg.sources.releases import read_release_signer  # noqa: PLC0415
 
-        seen = read_release_signer(
-            owner, repo, tag, policy, api_url, timeout=timeout, notice=None if json_output else say
-        )
+        network = NetworkChoices(github_api_url=api_url, http_timeout=timeout)
+        notice = None if json_output else say
+        with SourceContext(nexo_home_from_env(), network, notice=notice) as context:
+            seen = read_release_signer(context, owner, repo, tag, trusted_root=policy.trusted_root)
     author = chosen_author(
         owner, repo, identity=identity, identity_regexp=identity_regexp, issuer=issuer, seen=seen
     )

@@ -19,6 +19,7 @@ __all__ = [
     "Rule",
     "Severity",
     "Span",
+    "first_of_errors",
 ]
 
 Severity = Literal["error", "warning"]
@@ -141,3 +142,10 @@ class Rule:
             help=help_text,
             url=self.url,
         )
+
+
+def first_of_errors(path: object, span: Span, count: int) -> tuple[str, str]:
+    """Where the first of ``count`` errors stands (``path:line:column``, from its ``span``)
+    and what follows its message: `` (and N more)`` when there are others, else nothing."""
+    more = f" (and {count - 1} more)" if count > 1 else ""
+    return f"{path}:{span.start.line}:{span.start.column}", more

@@ -54,10 +54,6 @@ class CopyResult:
     manifests: int = 0
     tags_written: int = 0
 
-    @property
-    def copied_anything(self) -> bool:
-        return bool(self.blobs or self.manifests or self.tags_written)
-
     def to_json(self) -> dict[str, Any]:
         return {
             "ok": True,

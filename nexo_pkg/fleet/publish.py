@@ -130,22 +130,43 @@ def push(
     if reference.digest:
         raise UsageError("push to a tag (oci://HOST/NS/NAME[:TAG]), not to a digest")
     plugin_id, version, targets, manifest_text = collect_dist(dist)
-    tagged = _version_tagged(reference, version)
     with Session(options, callbacks) as session:
-        digest = oci.push_version(
-            session.registry(tagged),
-            tagged,
-            plugin_id=plugin_id,
-            version=version,
-            targets=targets,
-            manifest_text=manifest_text,
-            origin=None,
+        return _push_version(
+            session, reference, plugin_id, version, targets=targets,
+            manifest_text=manifest_text, origin=None,
             created=oci.created_for([files.tarball for files in targets]),
-        )
+        )  # fmt: skip
+
+
+def _push_version(
+    session: Session,
+    reference: OciReference,
+    plugin_id: str,
+    version: str,
+    *,
+    targets: list[TargetFiles],
+    manifest_text: str | None,
+    origin: GitHubOrigin | None,
+    created: str,
+) -> PushResult:
+    """Push one version's files under ``reference`` tagged by the version (see
+    :func:`_version_tagged`); what :func:`push` and :func:`mirror` report."""
+    tagged = _version_tagged(reference, version)
+    digest = oci.push_version(
+        session.registry(tagged),
+        tagged,
+        plugin_id=plugin_id,
+        version=version,
+        targets=targets,
+        manifest_text=manifest_text,
+        origin=origin,
+        created=created,
+    )
     return PushResult(
         str(tagged), digest, plugin_id, version,
         tuple(sorted(t.target for t in targets)),
         tuple(sorted(t.target for t in targets if t.signatures)),
+        None if origin is None else str(origin),
     )  # fmt: skip
 
 
@@ -192,20 +213,8 @@ def mirror(
         manifest = client.read_manifest_asset(release, MANIFEST_ASSETS, max_bytes=1 << 20)
         manifest_text = manifest[1] if manifest is not None else None
         origin = GitHubOrigin(source.owner, source.repo, release.tag)
-        tagged = _version_tagged(reference, version)
-        digest = oci.push_version(
-            session.registry(tagged),
-            tagged,
-            plugin_id=plugin_id,
-            version=version,
-            targets=targets,
-            manifest_text=manifest_text,
-            origin=origin,
+        return _push_version(
+            session, reference, plugin_id, version, targets=targets,
+            manifest_text=manifest_text, origin=origin,
             created=oci.created_now(),
-        )
-    return PushResult(
-        str(tagged), digest, plugin_id, version,
-        tuple(sorted(t.target for t in targets)),
-        tuple(sorted(t.target for t in targets if t.signatures)),
-        str(origin),
-    )  # fmt: skip
+        )  # fmt: skip

@@ -45,6 +45,7 @@ from nexo_pkg.sources.select import MANIFEST_ASSETS
 if TYPE_CHECKING:
     from nexo_pkg.sources.base import FetchedArtifact, ReleaseCandidate, Source
     from nexo_pkg.sources.github import GitHubClient, Release
+    from nexo_pkg.sources.releases import GitHubReleaseSource
 
 __all__ = [
     "ALWAYS_WIRED_CAPABILITIES",
@@ -52,6 +53,7 @@ __all__ = [
     "MAX_OLDER_RELEASES",
     "DaemonVersion",
     "HostRequirement",
+    "LatestCompatible",
     "check_compatible",
     "compatible_source",
     "daemon_version",
@@ -291,11 +293,11 @@ def newest_compatible_tag(
     return None
 
 
-class _LatestCompatible:
+class LatestCompatible:
     """The release :func:`compatible_source` chose in place of the latest one: its candidates
     still record ``latest`` as what was asked for, so ``upgrade`` follows the latest release."""
 
-    def __init__(self, inner: Source) -> None:
+    def __init__(self, inner: GitHubReleaseSource) -> None:
         self.inner = inner
 
     def resolve(self) -> list[ReleaseCandidate]:
@@ -335,7 +337,7 @@ def compatible_source(source: Source, daemon: DaemonVersion) -> Source:
     )  # fmt: skip
     if tag is None:
         return source
-    return _LatestCompatible(
+    return LatestCompatible(
         GitHubReleaseSource(
             replace(spec, tag=tag),
             source.context,

@@ -39,9 +39,9 @@ from nexo_pkg.manifest.daemon_config import (
     CONFIG_DIR_ENV,
     config_dir,
     find_placeholders,
+    nexo_home_from_env,
     resolve_placeholder,
 )
-from nexo_pkg.manifest.daemon_config import nexo_home_from_env as nexo_home
 from nexo_pkg.manifest.rust_text import rust_trim
 
 __all__ = [
@@ -69,7 +69,6 @@ class DaemonConfig:
 
     directory: Path
     search_paths: tuple[Path, ...] = ()
-    discovery_file: Path | None = None
     warnings: tuple[str, ...] = ()
 
     @property
@@ -83,7 +82,7 @@ class DaemonConfig:
             return dest.expanduser().absolute()
         if self.search_paths:
             return self.search_paths[0]
-        return (nexo_home() / "state" / "plugins").absolute()
+        return (nexo_home_from_env() / "state" / "plugins").absolute()
 
     def plugin_roots(self, dest: Path | None = None) -> tuple[Path, ...]:
         """Every root the daemon discovers plugins in, install root first (``--dest`` alone
@@ -146,7 +145,7 @@ def load_daemon_config(directory: Path, *, cwd: Path | None = None) -> DaemonCon
             )
         result = Path(expanded)
         paths.append(result if result.is_absolute() else (base / result).absolute())
-    return DaemonConfig(directory, tuple(paths), path, tuple(warnings))
+    return DaemonConfig(directory, tuple(paths), tuple(warnings))
 
 
 def _discovery_section(path: Path, document: Any) -> dict[str, Any]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import tomllib
 
+from nexo_pkg.core.diagnostics import first_of_errors
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.summary import ManifestSummary, summarise_manifest
 from nexo_pkg.lint.engine import lint_source
@@ -46,8 +47,7 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
     if not result.success:
         errors = result.errors
         first = errors[0]
-        where = f"{manifest_name}:{first.span.start.line}:{first.span.start.column}"
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        where, more = first_of_errors(manifest_name, first.span, len(errors))
         raise NexoError(
             f"{where}: {first.code} {first.message}{more}; the plugin's manifest does not lint",
             kind="manifest_invalid",

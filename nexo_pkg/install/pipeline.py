@@ -21,6 +21,7 @@ from nexo_pkg.core.durable import sync_tree
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.install.compat import (
     DaemonVersion,
+    LatestCompatible,
     check_compatible,
     compatible_source,
     min_nexo_version,
@@ -678,13 +679,25 @@ def upgrade(
             expected_id=plugin_id,
         )
         found = source.identify()
+        chosen_source: Source = source
+        if tag is None and options.daemon is not None and not options.force:
+            # The latest release excludes the daemon: a newer release than the installed one
+            # that admits it is the upgrade (chosen from manifest assets, before download);
+            # with none, the latest is refused below as `incompatible`.
+            chosen = compatible_source(source, options.daemon)
+            if isinstance(chosen, LatestCompatible):
+                older = chosen.inner.identify()
+                if semver.Version.parse(older.identity.version) > semver.Version.parse(
+                    receipt.version
+                ):
+                    chosen_source, found = chosen, older
         # The version compared is the one the release's manifest (or tarball names) carries,
         # which the payload check then holds the archive's own manifest to: never the tag,
         # which a mirror controls and which real releases do not keep in step with the
         # manifest.
         latest = f"the latest release of {receipt.owner}/{receipt.repo} ({found.release.tag})"
         return _upgrade_to(
-            source,
+            chosen_source,
             context,
             matches,
             options,

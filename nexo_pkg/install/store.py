@@ -45,7 +45,6 @@ from nexo_pkg.core.files import (
     read_capped_bytes,
     write_file_atomically,
 )
-from nexo_pkg.manifest import daemon_config
 
 RECEIPT_NAME = ".nexo-install.json"
 LOCK_NAME = ".nexo-install.lock"
@@ -87,16 +86,6 @@ HASH_CHUNK = 1024 * 1024
 
 def io_error(action: str, exc: OSError) -> NexoError:
     return NexoError(f"cannot {action}: {exc.strerror or exc}", kind="io")
-
-
-def nexo_home_from_env() -> Path:
-    """``NEXO_HOME``, else ``~/.nexo`` (kept here for the install code; the lookup itself is
-    :func:`nexo_pkg.manifest.daemon_config.nexo_home_from_env`, which lint can import cheaply)."""
-    return daemon_config.nexo_home_from_env()
-
-
-def default_dest(nexo_home: Path) -> Path:
-    return nexo_home / "state" / "plugins"
 
 
 def utc_now() -> str:
@@ -180,10 +169,6 @@ class Receipt:
         if self.resolved_tag is None and self.files is not None:
             return None
         return self.tag
-
-    @property
-    def has_hashes(self) -> bool:
-        return self.files is not None
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {
@@ -533,10 +518,6 @@ class InstallRoot:
         for child in self.dest.iterdir():
             if child.name.startswith(LEGACY_PREFIXES):
                 discard(child)
-
-    def clean_stale(self) -> None:
-        """Remove leftovers of interrupted installs and removals (we hold the lock)."""
-        self.recover()
 
     def prune(self) -> None:
         """Remove the bookkeeping directories that are empty, so an idle root holds only

@@ -339,6 +339,22 @@ class NexoLanguageServer(LanguageServer):
         self._lint_pool.submit(work).add_done_callback(report)
 
 
+def _schema_position(
+    ls: NexoLanguageServer, params: types.HoverParams | types.CompletionParams
+) -> tuple[SchemaNavigator, str, LineIndex, int] | None:
+    """The schema navigator, text, line index and offset of a position in an open nexo
+    document; ``None`` when the document is not one or its schema is not shipped."""
+    snapshot = ls.snapshot(params.text_document.uri)
+    if snapshot is None:
+        return None
+    navigator = navigator_for(snapshot.kind)
+    if navigator is None:
+        return None
+    index = LineIndex(snapshot.text)
+    line, column = index.from_client(params.position.line, params.position.character, ls.encoding)
+    return navigator, snapshot.text, index, index.offset(line, column)
+
+
 def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> NexoLanguageServer:
     """Build the server with every feature registered; :meth:`start_io` runs it."""
     server = NexoLanguageServer(debounce_seconds=debounce_seconds)
@@ -350,8 +366,12 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
         ls.warm_up()
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     @_guarded
-    def did_open(ls: NexoLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+    def did_open_or_save(
+        ls: NexoLanguageServer,
+        params: types.DidOpenTextDocumentParams | types.DidSaveTextDocumentParams,
+    ) -> None:
         if document_kind(params.text_document.uri) is not None:
             ls.schedule_lint(params.text_document.uri, 0)
 
@@ -360,12 +380,6 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
     def did_change(ls: NexoLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
         if document_kind(params.text_document.uri) is not None:
             ls.schedule_lint(params.text_document.uri, ls.debounce_seconds)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-    @_guarded
-    def did_save(ls: NexoLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
-        if document_kind(params.text_document.uri) is not None:
-            ls.schedule_lint(params.text_document.uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     @_guarded
@@ -378,17 +392,11 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @_guarded
     def on_hover(ls: NexoLanguageServer, params: types.HoverParams) -> types.Hover | None:
-        snapshot = ls.snapshot(params.text_document.uri)
-        if snapshot is None:
+        at = _schema_position(ls, params)
+        if at is None:
             return None
-        navigator = navigator_for(snapshot.kind)
-        if navigator is None:
-            return None
-        index = LineIndex(snapshot.text)
-        line, column = index.from_client(
-            params.position.line, params.position.character, ls.encoding
-        )
-        found = hover.hover_at(navigator, snapshot.text, index.offset(line, column))
+        navigator, text, index, offset = at
+        found = hover.hover_at(navigator, text, offset)
         if found is None:
             return None
         markdown, (start, end) = found
@@ -405,18 +413,11 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
     def on_completion(
         ls: NexoLanguageServer, params: types.CompletionParams
     ) -> types.CompletionList | None:
-        snapshot = ls.snapshot(params.text_document.uri)
-        if snapshot is None:
+        at = _schema_position(ls, params)
+        if at is None:
             return None
-        navigator = navigator_for(snapshot.kind)
-        if navigator is None:
-            return None
-        index = LineIndex(snapshot.text)
-        line, column = index.from_client(
-            params.position.line, params.position.character, ls.encoding
-        )
-        offset = index.offset(line, column)
-        candidates = completion.complete_at(navigator, snapshot.text, offset)
+        navigator, text, index, offset = at
+        candidates = completion.complete_at(navigator, text, offset)
         items = [_completion_item(candidate, index, ls.encoding) for candidate in candidates]
         return types.CompletionList(is_incomplete=False, items=items)
 

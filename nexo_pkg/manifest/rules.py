@@ -54,7 +54,6 @@ __all__ = [
     "detect_legacy_v1",
     "format_key_path",
     "parse_nexo_version_option",
-    "plugin_id_problem",
 ]
 
 CHANNEL_KIND = re.compile(rf"^[a-z][a-z0-9_]{{0,{CHANNEL_KIND_MAX_LENGTH - 1}}}$")
@@ -63,7 +62,6 @@ EXTENDS_LISTS = ("channels", "llm_providers", "memory_backends", "hooks", "tools
 SUPERVISOR_STDERR_TAIL_MAX = 512
 SUPERVISOR_BACKOFF_MS_MIN = 100
 SUPERVISOR_BACKOFF_MS_MAX = 300_000
-SUPERVISOR_DEFAULT_MAX_ATTEMPTS = 3
 SUPERVISOR_DEFAULT_BACKOFF_MS = 1000
 
 # capability -> (section keys, array or key that must be filled, how to fill it)
@@ -84,11 +82,6 @@ _RELATIVE_PATH_FIELDS = (
     ("skills", "contributes_dir"),
     ("config", "schema_path"),
 )
-
-
-def plugin_id_problem(plugin_id: str) -> str | None:
-    """Why ``plugin_id`` is not an id the daemon accepts (``^[a-z][a-z0-9_]{0,63}$``), or None."""
-    return id_problem(plugin_id)
 
 
 def _slugify(text: str) -> str:
@@ -119,7 +112,7 @@ def _check_identity(context: Context) -> None:
     plugin = context.plugin
     plugin_id = as_str(plugin.get("id"))
     if plugin_id is not None:
-        reason = plugin_id_problem(plugin_id)
+        reason = id_problem(plugin_id)
         if reason is not None:
             context.report(
                 "NX100",
@@ -353,7 +346,7 @@ def _check_namespace(context: Context, path: KeyPath, array: str, values: Any) -
     plugin_id = context.plugin_id
     # An invalid id is reported once (NX100); judging every tool against it would only repeat
     # that finding, and the names would need re-checking after the id is fixed anyway.
-    if plugin_id is None or plugin_id_problem(plugin_id) is not None:
+    if plugin_id is None or id_problem(plugin_id) is not None:
         return
     for index, tool in strings(values):
         if tool.startswith(f"{plugin_id}_") or tool.startswith(f"ext_{plugin_id}_"):

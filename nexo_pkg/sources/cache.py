@@ -162,13 +162,15 @@ class BlobCache:
     @contextlib.contextmanager
     def open_blob(
         self,
-        digest: str,
+        digest: str | None,
         fetch: Callable[[BlobSink], object],
         progress: Callable[[int, int | None], None] | None = None,
         *,
         durable: bool = True,
     ) -> Iterator[Path]:
-        """Yield the path of the blob ``digest``, calling ``fetch(sink)`` only on a miss.
+        """Yield the path of the blob ``digest``, calling ``fetch(sink)`` only on a miss
+        (``digest`` ``None``: a blob not known beforehand, always fetched and stored under the
+        sha256 its bytes hash to, the name of the path yielded).
 
         ``durable`` syncs a new blob to disk before it enters the store; a blob copied from a
         file that stays where it is (a local tarball) need not be, since every blob is
@@ -179,10 +181,10 @@ class BlobCache:
         to ``digest`` (the registry client does); the bytes are hashed here as well before the
         blob enters the store. The blob stays in place while the context is open.
         """
-        expected = hex_of(digest)
+        expected = "" if digest is None else hex_of(digest)
         with self._locked(fcntl.LOCK_SH):
             final = self.store / expected
-            if final.is_file():
+            if digest is not None and final.is_file():
                 if _hashes_to(final, expected):
                     self._count(hit=True)
                     with contextlib.suppress(OSError):
@@ -194,7 +196,7 @@ class BlobCache:
             self._count(hit=False)
             try:
                 self._remove_stale_temps()
-                descriptor, temp, lock_fd = self._new_temp(expected)
+                descriptor, temp, lock_fd = self._new_temp(expected or "unknown")
             except OSError as exc:
                 raise _io(f"write into the blob cache {self.temp}", exc) from exc
             try:
@@ -205,6 +207,9 @@ class BlobCache:
                     if durable:
                         os.fsync(handle.fileno())
                 hasher = sink.hasher
+                if digest is None:
+                    expected = hasher.hexdigest()
+                    final = self.store / expected
                 if hasher.hexdigest() != expected:
                     raise NexoError(
                         f"blob sha256:{expected} hashes to sha256:{hasher.hexdigest()}",
@@ -272,18 +277,6 @@ class BlobCache:
                 with contextlib.suppress(FileNotFoundError):
                     blob.unlink()
         self.added.clear()
-
-    def add_file(self, path: Path) -> str:
-        """Copy a local file into the store (no-op when present); returns its hex digest."""
-        digest = _hash_file(path)
-
-        def copy(sink: BlobSink) -> None:
-            with path.open("rb") as handle:
-                while chunk := handle.read(CHUNK):
-                    sink.write(chunk)
-
-        with self.open_blob(digest, copy):
-            return digest
 
     def usage(self) -> tuple[int, int]:
         """How many blobs (and temp files) the cache holds and their bytes; ``(0, 0)`` when

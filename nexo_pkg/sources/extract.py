@@ -162,13 +162,6 @@ def extract_archive(
     return listing
 
 
-def extract_listed(
-    tarball: Path, destination: Path, listing: ArchiveListing, limits: ArchiveLimits
-) -> None:
-    """Extract ``tarball`` into ``destination`` only if it is still what ``listing`` says."""
-    extract_archive(tarball, destination, limits, expect=listing)
-
-
 def safe_extract(
     tarball: Path, dest_dir: Path, limits: ArchiveLimits | None = None
 ) -> ArchiveListing:

@@ -58,7 +58,6 @@ NEXO_TOKEN_ENV = "NEXO_GITHUB_TOKEN"  # noqa: S105 (the name of a variable, not 
 GITHUB_TOKEN_ENV = ("GITHUB_TOKEN", "GH_TOKEN")
 # ... and these to GitHub Enterprise Server, i.e. any other API host.
 ENTERPRISE_TOKEN_ENV = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
-TOKEN_ENV = (NEXO_TOKEN_ENV, *GITHUB_TOKEN_ENV, *ENTERPRISE_TOKEN_ENV)
 API_VERSION = "2022-11-28"
 GH_AUTH_TIMEOUT_SECONDS = 5.0
 CHUNK_SIZE = 1024 * 1024
@@ -83,7 +82,6 @@ class Release:
 
     tag: str
     assets: tuple[ReleaseAsset, ...]
-    html_url: str = ""
     # When GitHub published it (RFC 3339), if the API said so in that shape.
     published_at: str | None = None
 
@@ -335,11 +333,6 @@ class GitHubClient:
             headers["Accept-Encoding"] = DOCUMENT_ACCEPT_ENCODING
         return headers
 
-    def _checked_url(self, url: str, what: str) -> str:
-        """``url`` if this client may fetch it, else a ``network`` error (never retried):
-        http(s) with a valid host and port, and https only under an https API."""
-        return checked_url(url, what, https_only=self._net.https_only)
-
     @contextmanager
     def _open(self, url: str, accept: str, what: str) -> Iterator[httpx.Response]:
         """GET ``url`` through the net client (redirects checked on every hop, the token
@@ -376,10 +369,6 @@ class GitHubClient:
         names = token_variables(self.api_base)
         return f"{', '.join(names[:-1])} or {names[-1]} (or log in with `gh auth login`)"
 
-    def _raw_chunks(self, response: httpx.Response, what: str) -> Iterator[bytes]:
-        """The body as it arrives on the wire, checked against the deadline piece by piece."""
-        return self._net.raw_chunks(response, what)
-
     def _read_json(self, response: httpx.Response, what: str) -> Any:
         """The JSON document of ``response``: at most :data:`MAX_DOCUMENT_BYTES` on the wire
         and again after gzip/deflate decoding, parsed without recursing past its limit.
@@ -389,10 +378,6 @@ class GitHubClient:
         """
         body = self._net.read_document(response, what, limit=MAX_DOCUMENT_BYTES)
         return parse_json(body, what)
-
-    def _with_retries(self, operation: Callable[[], T]) -> T:
-        """Run ``operation`` under the net client's one retry policy and request deadline."""
-        return self._net.with_retries(operation)
 
     # -- releases -------------------------------------------------------------------------
 
@@ -406,7 +391,7 @@ class GitHubClient:
                 _expect_ok(response, what, self._token_hint())
                 return self._read_json(response, what)
 
-        return self._with_retries(attempt)
+        return self._net.with_retries(attempt)
 
     def get_release(self, owner: str, repo: str, tag: str | None) -> Release:
         """Resolve ``tag`` (or the latest release) of ``owner/repo``, exactly as asked.
@@ -524,7 +509,7 @@ class GitHubClient:
             raise NexoError(f"{what}: the release lists no URL for it", kind="network")
         # Every URL the answer gives is checked before the first byte is asked for.
         for url in urls:
-            self._checked_url(url, what)
+            checked_url(url, what, https_only=self._net.https_only)
         for index, url in enumerate(urls):
             try:
                 self._download_from(url, asset, sink, max_bytes=max_bytes, what=what)
@@ -559,7 +544,7 @@ class GitHubClient:
                     raise refuse()
                 sink.set_total(declared or asset.size or None)
                 received = 0
-                for chunk in self._raw_chunks(response, what):
+                for chunk in self._net.raw_chunks(response, what):
                     received += len(chunk)
                     if received > max_bytes:
                         raise refuse()
@@ -567,7 +552,7 @@ class GitHubClient:
                 if declared is not None and received != declared:
                     raise Retryable(f"{what}: got {received} of {declared} bytes")
 
-        self._with_retries(attempt)
+        self._net.with_retries(attempt)
 
     def fetch_bytes(self, asset: ReleaseAsset, *, max_bytes: int) -> bytes:
         """Download a small asset (manifest, checksum, signature) into memory; through the
@@ -595,7 +580,7 @@ class GitHubClient:
         under an https API, redirects checked the same way, the token only for the API's own
         origin, at most ``max_bytes`` (``signature_invalid`` past it), retries within one
         deadline. Raises ``network`` when it cannot be fetched."""
-        self._checked_url(url, what)
+        checked_url(url, what, https_only=self._net.https_only)
         sink = _MemorySink()
         self._download_from(
             url,
@@ -626,7 +611,7 @@ class GitHubClient:
                     following = None
                 return document, following
 
-        return self._with_retries(attempt)
+        return self._net.with_retries(attempt)
 
 
 _REFUSED_STATUSES = frozenset({403, 404, 410})
@@ -727,6 +712,5 @@ def _parse_release(document: Any, what: str) -> Release:
     return Release(
         tag=document["tag_name"],
         assets=tuple(assets),
-        html_url=str(document.get("html_url", "")),
         published_at=timestamp_or_none(document.get("published_at")),
     )

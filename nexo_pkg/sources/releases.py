@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.sources.base import FetchedArtifact, Origin, ReleaseCandidate, fetched_artifact
 from nexo_pkg.sources.cache import BlobSink
 from nexo_pkg.sources.checksum import parse_digest, parse_sidecar, verify_checksums
-from nexo_pkg.sources.download import cached_asset
+from nexo_pkg.sources.download import cached_asset, check_listed_size
 from nexo_pkg.sources.select import (
     MANIFEST_ASSETS,
     ManifestCheck,
@@ -27,6 +27,7 @@ from nexo_pkg.sources.select import (
     release_identity,
 )
 from nexo_pkg.trust import entry as trust
+from nexo_pkg.trust.commands import release_signer
 
 if TYPE_CHECKING:
     from nexo_pkg.sources.context import SourceContext
@@ -38,6 +39,7 @@ LATEST_TAG = "latest"
 MAX_SIDECAR_BYTES = 64 * 1024
 MAX_MANIFEST_ASSET_BYTES = 1024 * 1024
 MAX_SIGNATURE_BYTES = 4 * 1024 * 1024
+MAX_SIGNED_TARBALL_BYTES = 100 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -139,11 +141,7 @@ class GitHubReleaseSource:
             return self._fetch_pinned(candidate, material=material)
         release, asset = candidate.locator
         client = self.context.github()
-        sidecar_asset = release.asset(asset.name + ".sha256")
-        sidecar = None
-        if sidecar_asset is not None:
-            text = client.fetch_bytes(sidecar_asset, max_bytes=MAX_SIDECAR_BYTES)
-            sidecar = parse_sidecar(text.decode("utf-8", errors="replace"), asset.name)
+        sidecar = release_sidecar(client, release, asset)
         digest = parse_digest(asset.digest)
         blob = self.context.hold(
             cached_asset(
@@ -240,15 +238,21 @@ def release_tarballs(
     return identity.plugin_id, identity.version, dict(sorted(assets.items()))
 
 
+def release_sidecar(client: GitHubClient, release: Release, asset: ReleaseAsset) -> str | None:
+    """The sha256 the release's ``<asset>.sha256`` sidecar names, ``None`` without one;
+    raises what :func:`parse_sidecar` and the client's fetch raise."""
+    sidecar_asset = release.asset(asset.name + ".sha256")
+    if sidecar_asset is None:
+        return None
+    text = client.fetch_bytes(sidecar_asset, max_bytes=MAX_SIDECAR_BYTES)
+    return parse_sidecar(text.decode("utf-8", errors="replace"), asset.name)
+
+
 def release_sha256(client: GitHubClient, release: Release, asset: ReleaseAsset) -> str:
     """The sha256 a release vouches for (``.sha256`` sidecar and/or API digest; they must
     agree); ``checksum_missing`` / ``checksum_mismatch`` otherwise."""
     digest = parse_digest(asset.digest)
-    sidecar = None
-    sidecar_asset = release.asset(asset.name + ".sha256")
-    if sidecar_asset is not None:
-        text = client.fetch_bytes(sidecar_asset, max_bytes=MAX_SIDECAR_BYTES)
-        sidecar = parse_sidecar(text.decode("utf-8", errors="replace"), asset.name)
+    sidecar = release_sidecar(client, release, asset)
     if sidecar is None and digest is None:
         raise NexoError(
             f"no checksum for {asset.name}: the release has neither {asset.name}.sha256 nor an "
@@ -301,3 +305,51 @@ def release_material(
         path.write_bytes(attested.data)
         material[attested.file_name] = path
     return material
+
+
+def read_release_signer(
+    context: SourceContext, owner: str, repo: str, tag: str | None, *, trusted_root: Path | None
+) -> dict[str, Any]:
+    """Who signed the newest (or ``tag``) release of ``owner/repo``: what ``nexo plugin trust
+    add OWNER/REPO`` proposes to trust.
+
+    Its tarball enters the blob cache under the sha256 it hashes to, its signature material
+    is fetched beside it, and :func:`~nexo_pkg.trust.commands.release_signer` verifies them
+    with no author trusted, so the refusal names the signer (identity, issuer, claims,
+    release and asset). Raises ``asset_not_found`` for a release without a tarball,
+    ``archive_unsafe`` over the size limit, and the GitHub client's and the verifier's errors.
+    """
+    client = context.github()
+    release = client.get_release(owner, repo, tag)
+    names = [asset.name for asset in release.assets]
+    tarballs = [asset for asset in release.assets if asset.name.endswith(".tar.gz")]
+    if not tarballs:
+        raise NexoError(
+            f"release {release.tag} of {owner}/{repo} has no tarball to read a signature from",
+            kind="asset_not_found",
+        )
+    tarball = next((a for a in tarballs if trust.material_names(a.name, names)), tarballs[0])
+    check_listed_size(tarball, MAX_SIGNED_TARBALL_BYTES)
+
+    def fetch(sink: BlobSink) -> None:
+        client.download(tarball, sink, max_bytes=MAX_SIGNED_TARBALL_BYTES)
+
+    blob = context.hold(context.cache.open_blob(None, fetch))
+    material = release_material(
+        client,
+        release,
+        asset_name=tarball.name,
+        sha256=blob.name,
+        repository=(owner, repo),
+        directory=context.temp_dir(),
+        attestations_as_file=False,
+    )
+    return release_signer(
+        blob,
+        asset_name=tarball.name,
+        material=material,
+        owner=owner,
+        repo=repo,
+        tag=release.tag,
+        trusted_root=trusted_root,
+    )

@@ -24,7 +24,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position, Rule, Severity, Span
+from nexo_pkg.core.diagnostics import (
+    Diagnostic,
+    FileResult,
+    Position,
+    Rule,
+    Severity,
+    Span,
+    first_of_errors,
+)
 from nexo_pkg.core.errors import ConfigError
 from nexo_pkg.core.files import read_config_file
 from nexo_pkg.core.terminal import toml_string
@@ -820,8 +828,7 @@ def parse_policy(text: str, *, path: Path) -> TrustPolicy:
     errors = [f for f in findings if POLICY_RULES[f.code].severity == "error"]
     if errors:
         first = errors[0]
-        where = f"{path}:{first.span.start.line}:{first.span.start.column}"
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        where, more = first_of_errors(path, first.span, len(errors))
         raise ConfigError(
             f"{where}: invalid trust policy: {first.message}{more}",
             kind="policy_invalid",

@@ -10,7 +10,7 @@ from support.cli import clean_env, nexo
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.sources.archive import ArchiveLimits, inspect_archive
-from nexo_pkg.sources.extract import extract_listed
+from nexo_pkg.sources.extract import extract_archive
 
 from .archives import ASSET_NAME, CONTROLS, PLUGIN_ID, PLUGIN_VERSION, CorpusContext, sha256_sidecar
 from .archives import CORPUS as ARCHIVES
@@ -27,7 +27,7 @@ def test_archive_swapped_after_inspection_is_refused(tmp_path: Path) -> None:
     staging = tmp_path / "staging"
     staging.mkdir()
     with pytest.raises(NexoError) as caught:
-        extract_listed(tarball, staging, listing, ArchiveLimits())
+        extract_archive(tarball, staging, ArchiveLimits(), expect=listing)
     assert caught.value.kind == "archive_unsafe"
     assert list(staging.iterdir()) == []
     assert not (tmp_path / "escaped").exists()
@@ -125,6 +125,6 @@ def test_content_swapped_after_inspection_is_refused(tmp_path: Path) -> None:
     staging = tmp_path / "staging"
     staging.mkdir()
     with pytest.raises(NexoError) as caught:
-        extract_listed(tarball, staging, listing, ArchiveLimits())
+        extract_archive(tarball, staging, ArchiveLimits(), expect=listing)
     assert caught.value.kind == "archive_unsafe"
     assert list(staging.iterdir()) == []

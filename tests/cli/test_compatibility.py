@@ -192,3 +192,26 @@ def test_the_latest_is_refused_unfetched_when_asked_for_or_nothing_else_fits(
                           "--json", in_process=True)  # fmt: skip
     assert code == 0, err
     assert json.loads(out)["version"] == "2.0.0"
+
+
+def test_upgrade_moves_to_the_newest_release_the_daemon_admits(
+    home: Path, server: GitHubServer
+) -> None:
+    """The latest release needs daemon 9; v1.1.0, newer than the installed v1.0.0, admits a
+    0.2.1 daemon: the upgrade installs it, chosen from manifest assets — the latest's tarball
+    is never fetched — and the receipt still follows the latest release."""
+    _release(server, "v1.0.0", "1.0.0", ">=0.1.0", latest=True)
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    _release(server, "v1.1.0", "1.1.0", ">=0.2.0", latest=False)
+    _release(server, "v2.0.0", "2.0.0", ">=9.0", latest=True)
+    server.requests.clear()
+    code, out, err = nexo("plugin", "upgrade", "hello", "--nexo-version", "0.2.1", "--json",
+                          in_process=True)  # fmt: skip
+    assert code == 0, err
+    assert "installing v1.1.0, the newest release compatible with it" in err
+    assert _tarballs_fetched(server) == {asset_name("hello", "1.1.0")}
+    root = home / "state" / "plugins"
+    assert sorted(p.name for p in root.iterdir() if not p.name.startswith(".")) == ["hello-1.1.0"]
+    receipt = json.loads((root / "hello-1.1.0" / ".nexo-install.json").read_text())
+    assert receipt["tag"] == "latest"
+    assert json.loads(out)["ok"] is True

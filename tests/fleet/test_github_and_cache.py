@@ -311,12 +311,16 @@ def test_the_cache_refuses_bytes_that_do_not_match_and_keeps_nothing(tmp_path: P
     assert not any(cache.temp.iterdir())
 
 
-def test_cache_prune(tmp_path: Path, fleet_env: dict[str, str]) -> None:
+def _store(cache: BlobCache, data: bytes) -> None:
+    """Put ``data`` into the cache under the sha256 it hashes to."""
+    with cache.open_blob(None, lambda sink: sink.write(data)):
+        pass
+
+
+def test_cache_prune(fleet_env: dict[str, str]) -> None:
     home = Path(fleet_env["NEXO_HOME"])
     cache = BlobCache(home)
-    fresh = tmp_path / "fresh.bin"
-    fresh.write_bytes(b"fresh")
-    cache.add_file(fresh)
+    _store(cache, b"fresh")
     (cache.temp / "leftover.part").write_bytes(b"half")
     kept = nexo("plugin", "cache", "prune", "--json", env=fleet_env, in_process=True)
     assert kept.code == 0, kept.stderr
@@ -338,7 +342,7 @@ def test_cache_prune(tmp_path: Path, fleet_env: dict[str, str]) -> None:
     assert bad.document["kind"] == "usage"
 
 
-def test_cache_dir_size_clean_as_uv(tmp_path: Path, fleet_env: dict[str, str]) -> None:
+def test_cache_dir_size_clean_as_uv(fleet_env: dict[str, str]) -> None:
     """``cache dir|size|clean`` answer as ``uv cache`` does: path, bytes, emptied."""
     home = Path(fleet_env["NEXO_HOME"])
     where = nexo("plugin", "cache", "dir", env=fleet_env, in_process=True)
@@ -348,9 +352,7 @@ def test_cache_dir_size_clean_as_uv(tmp_path: Path, fleet_env: dict[str, str]) -
     assert not (home / "cache").exists()  # asking creates nothing
     cache = BlobCache(home)
     for index, size in enumerate((1000, 2072)):
-        blob = tmp_path / f"blob-{index}"
-        blob.write_bytes(bytes([index]) * size)
-        cache.add_file(blob)
+        _store(cache, bytes([index]) * size)
     sized = nexo("plugin", "cache", "size", env=fleet_env, in_process=True)
     assert sized.stdout == "3072\n"
     assert (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 from pathlib import Path
 
@@ -10,13 +11,15 @@ from support.github_server import BlobServer, GitHubServer
 from support.tarballs import release_assets
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.sources.download import download_asset
+from nexo_pkg.sources.cache import BlobCache
+from nexo_pkg.sources.download import cached_asset
 from nexo_pkg.sources.github import GitHubClient, resolve_api_base, resolve_token
 
 from .conftest import InstallEnv
 
 ASSETS = release_assets("hello", "1.0.0")
 TARBALL = "hello-1.0.0-noarch.tar.gz"
+_SHA256 = hashlib.sha256(ASSETS[TARBALL]).hexdigest()
 TEST_TOKEN = "s3cret"  # noqa: S105 (a loopback-only test value)
 
 
@@ -168,10 +171,10 @@ def _download(server: GitHubServer, tmp_path: Path, token: str | None = None) ->
     with _client(server, token) as client:
         asset = client.get_release("acme", "hello", release.tag).asset(TARBALL)
         assert asset is not None
-        downloaded = download_asset(client, asset, tmp_path / "cache", max_bytes=10**8)
-    data = downloaded.path.read_bytes()
-    downloaded.discard()
-    return data
+        with BlobCache(tmp_path).open_blob(
+            None, lambda sink: client.download(asset, sink, max_bytes=10**8)
+        ) as blob:
+            return blob.read_bytes()
 
 
 @pytest.mark.parametrize("fault", ["drop", "wrong_length_long", "status"])
@@ -195,7 +198,7 @@ def test_download_failure_leaves_no_temp_file(github_server: GitHubServer, tmp_p
     with pytest.raises(NexoError) as caught:
         _download(github_server, tmp_path)
     assert caught.value.kind == "network"
-    assert list((tmp_path / "cache").iterdir()) == []
+    assert [path.name for path in (tmp_path / "cache").rglob("*") if path.is_file()] == [".lock"]
 
 
 def test_download_size_cap(github_server: GitHubServer, tmp_path: Path) -> None:
@@ -203,8 +206,12 @@ def test_download_size_cap(github_server: GitHubServer, tmp_path: Path) -> None:
     with _client(github_server) as client:
         asset = client.get_release("acme", "hello", None).asset(TARBALL)
         assert asset is not None
-        with pytest.raises(NexoError) as caught:
-            download_asset(client, asset, tmp_path / "cache", max_bytes=100)
+        blobs = BlobCache(tmp_path)
+        with (
+            pytest.raises(NexoError) as caught,
+            cached_asset(client, asset, blobs, digest=_SHA256, max_bytes=100),
+        ):
+            pass
     assert caught.value.kind == "archive_unsafe"
     assert not any((tmp_path / "cache").glob("*"))
 
@@ -275,8 +282,8 @@ def test_progress_bar_download(github_server: GitHubServer, tmp_path: Path) -> N
     with _client(github_server) as client:
         asset = client.get_release("acme", "hello", None).asset(TARBALL)
         assert asset is not None
-        downloaded = download_asset(
-            client, asset, tmp_path / "cache", max_bytes=10**8, show_progress=True
-        )
-    assert downloaded.path.read_bytes() == ASSETS[TARBALL]
-    assert downloaded.size == len(ASSETS[TARBALL])
+        blobs = BlobCache(tmp_path)
+        with cached_asset(
+            client, asset, blobs, digest=_SHA256, max_bytes=10**8, show_progress=True
+        ) as blob:
+            assert blob.read_bytes() == ASSETS[TARBALL]

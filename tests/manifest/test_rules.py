@@ -13,13 +13,13 @@ from hypothesis import strategies as st
 from nexo_pkg.core.diagnostics import Diagnostic, Span
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.lint.explain import explain_text
+from nexo_pkg.manifest.daemon import id_problem
 from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.rules import (
     SEMANTIC_RULES,
     check_semantics,
     detect_legacy_v1,
     format_key_path,
-    plugin_id_problem,
 )
 from nexo_pkg.manifest.rules_context import KeyPath
 
@@ -91,7 +91,7 @@ def test_rule_catalog_is_complete_and_consistent() -> None:
     ],
 )
 def test_plugin_id_reasons(plugin_id: str, reason: str) -> None:
-    problem = plugin_id_problem(plugin_id)
+    problem = id_problem(plugin_id)
     assert problem is not None
     assert problem.startswith(reason)
     diagnostics = run(id=plugin_id)
@@ -101,7 +101,7 @@ def test_plugin_id_reasons(plugin_id: str, reason: str) -> None:
 
 @pytest.mark.parametrize("plugin_id", ["a", "weather", "w_2", "a" * 32, "a" * 64, "a_b_c_1_2_3"])
 def test_valid_plugin_ids(plugin_id: str) -> None:
-    assert plugin_id_problem(plugin_id) is None
+    assert id_problem(plugin_id) is None
     assert "NX100" not in [code for code, _ in found(id=plugin_id)]
 
 

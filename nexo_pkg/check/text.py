@@ -1,0 +1,45 @@
+"""How a check words what it saw: frames as the host writes them, exit statuses, and values
+shortened to fit one line of a report."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+__all__ = ["DETAIL_LIMIT", "encode_frame", "exit_text", "short", "truncate"]
+
+# How many characters of a value a check's detail quotes.
+DETAIL_LIMIT = 160
+
+
+def encode_frame(frame: dict[str, Any]) -> bytes:
+    """``frame`` as one compact JSON line."""
+    return (json.dumps(frame, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def exit_text(code: int | None) -> str:
+    """How a process ended, as a report words it (``with code 1``, ``on signal 9``)."""
+    if code is None:
+        return "(status unknown)"
+    if code < 0:
+        return f"on signal {-code}"
+    return f"with code {code}"
+
+
+def short(value: object) -> str:
+    """``value`` as JSON (else its repr), cut to one line of a report."""
+    if isinstance(value, bytes):
+        return truncate(repr(value))
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = "<a value nested too deeply to show>"
+        with contextlib.suppress(RecursionError, ValueError):
+            text = repr(value)
+    return truncate(text)
+
+
+def truncate(text: str) -> str:
+    """``text`` cut to :data:`DETAIL_LIMIT` characters, an ellipsis marking the cut."""
+    return text if len(text) <= DETAIL_LIMIT else text[: DETAIL_LIMIT - 1] + "…"
