@@ -13,6 +13,7 @@ import typer
 
 from nexo_pkg.cli.common import guarded, policy_path, result_line
 from nexo_pkg.cli.options import (
+    AllowSignerChangeOption,
     ConfigOption,
     DestOption,
     GitHubApiOption,
@@ -78,6 +79,7 @@ def fleet_options(
     timeout: float | None = None,
     jobs: int | None = None,
     registry_mirrors: dict[str, tuple[str, ...]] | None = None,
+    allow_signer_change: bool = False,
 ) -> FleetOptions:
     """What the user chose with a fleet command's flags: install's choices (home, policy,
     signature flags, network) and ``--jobs``."""
@@ -103,6 +105,7 @@ def fleet_options(
         plain_http=plain_http,
         http_timeout=None if timeout is None else checked_timeout(timeout),
         registry_mirrors=registry_mirrors or {},
+        allow_signer_change=allow_signer_change,
     )
     return FleetOptions(choices, jobs=checked_jobs(jobs))
 
@@ -241,13 +244,15 @@ def register(app: typer.Typer) -> None:
         registry_mirror: RegistryMirrorOption = None,
         timeout: TimeoutOption = None,
         jobs: JobsOption = None,
+        allow_signer_change: AllowSignerChangeOption = False,
         json_output: JsonOption = False,
     ) -> None:
         """Make the plugin root match the lock: install, replace, and with --prune remove.
 
         Without --frozen a nexo-plugins.toml beside the lock is locked first when the lock
-        is stale. Exit codes: 0 in sync; 1 a plugin failed (the others are synced);
-        2 usage or configuration error.
+        is stale; a version that locking brings in must keep the installed version's signer
+        (signer_changed, unless --allow-signer-change), as for upgrade. Exit codes: 0 in
+        sync; 1 a plugin failed (the others are synced); 2 usage or configuration error.
         """
         from nexo_pkg.fleet.lockfile import WANTED_NAME  # noqa: PLC0415
         from nexo_pkg.fleet.sync import SyncResult, sync  # noqa: PLC0415
@@ -282,6 +287,7 @@ def register(app: typer.Typer) -> None:
                     timeout=timeout,
                     jobs=jobs,
                     registry_mirrors=mirrors,
+                    allow_signer_change=allow_signer_change,
                 ),
                 callbacks=fleet_callbacks(json_output),
                 wanted_path=wanted_path,

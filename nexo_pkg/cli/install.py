@@ -15,6 +15,7 @@ import typer
 from nexo_pkg.cli.common import confirm, guarded, interactive, policy_path, result_line
 from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.cli.options import (
+    AllowSignerChangeOption,
     ConfigOption,
     DestOption,
     DryRunOption,
@@ -543,14 +544,7 @@ def register(app: typer.Typer) -> None:
                 "explicit tag stays on it without one.",
             ),
         ] = None,
-        allow_signer_change: Annotated[
-            bool,
-            typer.Option(
-                "--allow-signer-change",
-                help="Accept a new version signed by another identity than the installed one "
-                "(or not signed at all); refused by default (signer_changed).",
-            ),
-        ] = False,
+        allow_signer_change: AllowSignerChangeOption = False,
         nexo_version: NexoVersionOption = None,
         yes: YesOption = False,
         dry_run: DryRunOption = False,

@@ -79,6 +79,14 @@ InstallTimeoutOption = Annotated[
         f"slower than {SLOW_NOTICE_SECONDS:g} s is noted on stderr.",
     ),
 ]
+AllowSignerChangeOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-signer-change",
+        help="Accept a new version signed by another identity than the installed one "
+        "(or not signed at all); refused by default (signer_changed).",
+    ),
+]
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="Run every check, install nothing.")]
 RegistryConfigOption = Annotated[
     Path | None,

@@ -18,10 +18,12 @@ import datetime as dt
 import fcntl
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import semver
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import open_lock_file
@@ -253,6 +255,7 @@ def sync(
                     candidates=candidates,
                     target=target,
                     root=root,
+                    resolved_now=result.relocked,
                 )
 
             result.outcomes.extend(run_bounded(one, entries, jobs=checked_jobs(options.jobs)))
@@ -290,9 +293,15 @@ def _sync_one(
     candidates: tuple[str, ...],
     target: str | None,
     root: InstallRoot,
+    resolved_now: bool = False,
 ) -> PluginOutcome:
     """Bring one plugin in line with its lock entry inside the held ``root``; a failure is
-    an outcome, never raised."""
+    an outcome, never raised.
+
+    ``resolved_now``: the lock was (re)written from the wanted set by this run, so its signer
+    is what the source says today, not a reviewed pin; the new version must then keep the
+    installed one's signer (``signer_changed``, unless ``--allow-signer-change``), as an
+    upgrade must."""
     try:
         row = pick_target(entry, candidates)
         current = [
@@ -326,7 +335,11 @@ def _sync_one(
             mode=mode,
             callbacks=InstallCallbacks(confirm=signer_check(row, entry.plugin_id)),
             # The root's lock is held since `present` was scanned: no rescan per plugin.
-            step=InstallStep(root=root, installed=tuple(item.path for item in present)),
+            step=InstallStep(
+                root=root,
+                installed=tuple(item.path for item in present),
+                previous_signature=_installed_signature(present) if resolved_now else None,
+            ),
         )
         # The install itself replaces the other installed versions of the plugin.
         removed_other = bool(installed.set_aside)
@@ -364,3 +377,13 @@ def _remove_all(plugin_id: str, items: list[Installed], root: InstallRoot) -> Pl
     return PluginOutcome(
         plugin_id, "removed", items[0].receipt.version if items[0].receipt else None
     )
+
+
+def _installed_signature(present: list[Installed]) -> Mapping[str, Any] | None:
+    """The receipt signature of the highest installed version among ``present``, the one a
+    version resolved by this run must keep the signer of."""
+    receipts = [item.receipt for item in present if item.receipt is not None]
+    if not receipts:
+        return None
+    newest = max(receipts, key=lambda receipt: semver.Version.parse(receipt.version))
+    return newest.signature

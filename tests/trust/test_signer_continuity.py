@@ -120,3 +120,41 @@ def test_unsigned_installed_version_binds_nothing(
                     env=cli_env(tmp_path, api=github_server.url), in_process=True)  # fmt: skip
     assert upgraded.code == 0, upgraded.stderr
     assert json.loads(upgraded.stdout)["signature"]["status"] == "verified"
+
+
+def test_sync_that_locks_a_new_signer_is_refused_unless_allowed(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore, policy: Path
+) -> None:
+    """``sync`` without a lock resolves the wanted set itself: the version it brings in was
+    signed by another workflow than the installed one, so it is refused as an upgrade would
+    be (the plugin's outcome is ``signer_changed``, the installed tree stays), and
+    ``--allow-signer-change`` accepts it."""
+    root = _installed_root(tmp_path, github_server, private_sigstore, policy)
+    before = tree_snapshot(root)
+    _publish(github_server, private_sigstore, "1.1.0", OTHER_WORKFLOW)
+    fleet = tmp_path / "fleet"
+    fleet.mkdir()
+    (fleet / "nexo-plugins.toml").write_text(
+        f'[plugins.{PLUGIN}]\nsource = "{OWNER}/{REPO}"\nversion = "1.1.0"\n', encoding="utf-8"
+    )
+    env = cli_env(tmp_path, api=github_server.url)
+    args = ("plugin", "sync", "--lock", str(fleet / "nexo-plugins.lock"), "--dest", str(root),
+            "--trusted-keys", str(policy), "--json")  # fmt: skip
+    refused = nexo(*args, env=env, in_process=True)
+    assert refused.code == 1, refused.stderr
+    (outcome,) = refused.document["plugins"]
+    assert (outcome["id"], outcome["action"], outcome["kind"]) == (
+        PLUGIN,
+        "failed",
+        "signer_changed",
+    )
+    assert "sneaky.yml" in outcome["error"]
+    after = tree_snapshot(root)
+    assert after.pop(".nexo-sync.lock")[0] == "file"  # sync's own (empty) lock file
+    assert after == before
+
+    accepted = nexo(*args, "--allow-signer-change", env=env, in_process=True)
+    assert accepted.code == 0, accepted.stderr
+    assert sorted(p.name for p in root.iterdir() if not p.name.startswith(".")) == [
+        f"{PLUGIN}-1.1.0"
+    ]
