@@ -18,6 +18,7 @@ from nexo_pkg.cli.options import (
     DestOption,
     GitHubApiOption,
     JsonOption,
+    NexoVersionOption,
     PlainHttpOption,
     RegistryConfigOption,
     RequireSignatureOption,
@@ -80,12 +81,14 @@ def fleet_options(
     jobs: int | None = None,
     registry_mirrors: dict[str, tuple[str, ...]] | None = None,
     allow_signer_change: bool = False,
+    nexo_version: str | None = None,
 ) -> FleetOptions:
     """What the user chose with a fleet command's flags: install's choices (home, policy,
     signature flags, network) and ``--jobs``."""
     from nexo_pkg.core.errors import UsageError  # noqa: PLC0415
     from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
+    from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
     from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
     from nexo_pkg.net.bounded import checked_timeout  # noqa: PLC0415
 
@@ -106,6 +109,7 @@ def fleet_options(
         http_timeout=None if timeout is None else checked_timeout(timeout),
         registry_mirrors=registry_mirrors or {},
         allow_signer_change=allow_signer_change,
+        daemon=daemon_version(nexo_version),
     )
     return FleetOptions(choices, jobs=checked_jobs(jobs))
 
@@ -160,12 +164,15 @@ def register(app: typer.Typer) -> None:
         plain_http: PlainHttpOption = False,
         timeout: TimeoutOption = None,
         jobs: JobsOption = None,
+        nexo_version: NexoVersionOption = None,
         json_output: JsonOption = False,
     ) -> None:
         """Resolve nexo-plugins.toml into nexo-plugins.lock (every target, hash and signer).
 
         Unchanged entries are kept as they are; `--upgrade [ID]...` re-resolves those plugins
-        (every plugin when no ID is named).
+        (every plugin when no ID is named). With the daemon's version (--nexo-version or
+        NEXO_DAEMON_VERSION) a GitHub source without a tag locks the newest release whose
+        manifest asset admits it; a release that excludes it is incompatible.
         Exit codes: 0 the lock is current; 1 a plugin could not be locked, or --check found
         it stale; 2 usage or configuration error.
         """
@@ -204,6 +211,7 @@ def register(app: typer.Typer) -> None:
                     plain_http=plain_http,
                     timeout=timeout,
                     jobs=jobs,
+                    nexo_version=nexo_version,
                 ),
                 callbacks=fleet_callbacks(json_output),
                 upgrade=upgrade_ids,
@@ -245,6 +253,7 @@ def register(app: typer.Typer) -> None:
         timeout: TimeoutOption = None,
         jobs: JobsOption = None,
         allow_signer_change: AllowSignerChangeOption = False,
+        nexo_version: NexoVersionOption = None,
         json_output: JsonOption = False,
     ) -> None:
         """Make the plugin root match the lock: install, replace, and with --prune remove.
@@ -288,6 +297,7 @@ def register(app: typer.Typer) -> None:
                     jobs=jobs,
                     registry_mirrors=mirrors,
                     allow_signer_change=allow_signer_change,
+                    nexo_version=nexo_version,
                 ),
                 callbacks=fleet_callbacks(json_output),
                 wanted_path=wanted_path,

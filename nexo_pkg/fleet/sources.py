@@ -18,24 +18,31 @@ from nexo_pkg.core.versionreq import VersionReq, parse_version
 from nexo_pkg.fleet.lockfile import LockedTarget, WantedPlugin
 from nexo_pkg.install.api import (
     NO_CALLBACKS,
+    DaemonVersion,
     InstallCallbacks,
     InstallOptions,
+    check_compatible,
     manifest_asset_problem,
+    newest_compatible_tag,
 )
 from nexo_pkg.sources.archive import ArchiveLimits
 from nexo_pkg.sources.artifact import GitHubOrigin
 from nexo_pkg.sources.base import FetchedArtifact, Origin, ReleaseCandidate, Source
 from nexo_pkg.sources.context import SourceContext
+from nexo_pkg.sources.github import Release
 from nexo_pkg.sources.oci_reference import OciReference, is_oci, parse_reference
 from nexo_pkg.sources.oci_source import OciSource, registry_origin
 from nexo_pkg.sources.releases import (
-    SOURCE_TYPE as GITHUB_SOURCE_TYPE,
-)
-from nexo_pkg.sources.releases import (
+    LATEST_TAG,
+    MAX_MANIFEST_ASSET_BYTES,
     GitHubReleaseSource,
     release_sha256,
     release_tarballs,
 )
+from nexo_pkg.sources.releases import (
+    SOURCE_TYPE as GITHUB_SOURCE_TYPE,
+)
+from nexo_pkg.sources.select import MANIFEST_ASSETS
 from nexo_pkg.sources.spec import GitHubSource, parse_source
 from nexo_pkg.trust import entry as trust
 
@@ -148,6 +155,9 @@ class Session(SourceContext):
     def _resolve_github(self, source: GitHubSource, requirement: VersionReq | None) -> Resolved:
         client = self.github()
         release = client.find_release(source.owner, source.repo, source.tag)
+        daemon = self.options.install.daemon
+        if daemon is not None and not self.options.install.force:
+            release = self._compatible_release(source, release, daemon)
         plugin_id, version, assets = release_tarballs(client, release, manifest_asset_problem)
         if requirement is not None and not requirement.matches(parse_version(version)):
             raise NexoError(
@@ -170,6 +180,30 @@ class Session(SourceContext):
             targets=targets,
             published=release.published_at,
         )
+
+    def _compatible_release(
+        self, source: GitHubSource, release: Release, daemon: DaemonVersion
+    ) -> Release:
+        """``release``, or without a tag in ``source``, when its manifest asset excludes
+        ``daemon``, the newest older release whose manifest asset admits it (as ``install``
+        chooses, from release metadata and manifest assets alone); a release that stays
+        incompatible is ``incompatible`` (exit 1), an explicit tag included."""
+        client = self.github()
+        manifest = client.read_manifest_asset(
+            release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_ASSET_BYTES
+        )
+        if source.tag in (None, LATEST_TAG):
+            tag = newest_compatible_tag(
+                client, source.owner, source.repo, latest=release, latest_manifest=manifest,
+                daemon=daemon, max_manifest_bytes=MAX_MANIFEST_ASSET_BYTES, doing="locking",
+            )  # fmt: skip
+            if tag is not None:
+                return client.get_release(source.owner, source.repo, tag)
+        if manifest is not None:
+            check_compatible(
+                manifest[1], daemon, where=f"{source.owner}/{source.repo}@{release.tag}"
+            )
+        return release
 
     # -- fetching one locked target -------------------------------------------------------
 

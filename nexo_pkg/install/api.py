@@ -8,7 +8,13 @@ its own business.
 
 from __future__ import annotations
 
-from nexo_pkg.install.compat import unmet_host_requirements, wired_capabilities
+from nexo_pkg.install.compat import (
+    DaemonVersion,
+    check_compatible,
+    newest_compatible_tag,
+    unmet_host_requirements,
+    wired_capabilities,
+)
 from nexo_pkg.install.discovery_edit import DiscoveryState
 from nexo_pkg.install.link import linked_plugin
 from nexo_pkg.install.manifest_check import manifest_asset_problem
@@ -44,6 +50,7 @@ __all__ = [
     "RECEIPT_NAME",
     "REMOVING_AREA",
     "STAGING_AREA",
+    "DaemonVersion",
     "DiscoveryState",
     "InstallCallbacks",
     "InstallOptions",
@@ -53,10 +60,12 @@ __all__ = [
     "InstallStep",
     "Installed",
     "UpgradeResult",
+    "check_compatible",
     "install_artifact",
     "linked_plugin",
     "locked_root",
     "manifest_asset_problem",
+    "newest_compatible_tag",
     "remove_tree",
     "scan_installed",
     "sha256_file",

@@ -252,6 +252,7 @@ def newest_compatible_tag(
     latest_manifest: tuple[str, str] | None,
     daemon: DaemonVersion,
     max_manifest_bytes: int,
+    doing: str = "installing",
 ) -> str | None:
     """The tag of the newest release of ``owner/repo`` older than ``latest`` whose manifest
     asset admits ``daemon``, when ``latest``'s manifest asset excludes it; ``None`` when
@@ -285,7 +286,7 @@ def newest_compatible_tag(
         say(
             printable(
                 f"note: the latest release of {owner}/{repo} ({latest.tag}) needs a newer "
-                f"daemon than {daemon.version} ({daemon.source}); installing {tag}, the newest "
+                f"daemon than {daemon.version} ({daemon.source}); {doing} {tag}, the newest "
                 "release compatible with it"
             )
         )

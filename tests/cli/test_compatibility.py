@@ -215,3 +215,37 @@ def test_upgrade_moves_to_the_newest_release_the_daemon_admits(
     receipt = json.loads((root / "hello-1.1.0" / ".nexo-install.json").read_text())
     assert receipt["tag"] == "latest"
     assert json.loads(out)["ok"] is True
+
+
+@pytest.mark.parametrize(
+    ("source", "locked"),
+    [("acme/hello", "acme/hello@v1.1.0"), ("acme/hello@v2.0.0", None)],
+    ids=["newest-compatible", "explicit-incompatible-tag"],
+)
+def test_lock_chooses_the_newest_release_the_daemon_admits(
+    home: Path, server: GitHubServer, tmp_path: Path, source: str, locked: str | None
+) -> None:
+    """``lock --nexo-version``: without a tag, the newest release whose manifest asset admits
+    the daemon is locked and the latest's tarball is never fetched; an explicit tag that
+    excludes it is ``incompatible`` and no lock is written."""
+    _release(server, "v1.0.0", "1.0.0", ">=0.1.0", latest=False)
+    _release(server, "v1.1.0", "1.1.0", ">=0.2.0", latest=False)
+    _release(server, "v2.0.0", "2.0.0", ">=9.0", latest=True)
+    wanted = tmp_path / "fleet" / "nexo-plugins.toml"
+    wanted.parent.mkdir()
+    wanted.write_text(f'[plugins.hello]\nsource = "{source}"\n', encoding="utf-8")
+    result = nexo("plugin", "lock", "-f", str(wanted), "--nexo-version", "0.2.1", "--json",
+                  in_process=True)  # fmt: skip
+    lock_file = wanted.with_name("nexo-plugins.lock")
+    assert asset_name("hello", "2.0.0") not in _tarballs_fetched(server)
+    if locked is None:
+        assert result.code == 1, result.stderr
+        assert (result.document["kind"], result.document["min_nexo_version"]) == (
+            "incompatible",
+            ">=9.0",
+        )
+        assert not lock_file.exists()
+        return
+    assert result.code == 0, result.stderr
+    assert f'resolved = "{locked}"' in lock_file.read_text(encoding="utf-8")
+    assert "locking v1.1.0, the newest release compatible with it" in result.stderr
