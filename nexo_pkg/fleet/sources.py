@@ -201,7 +201,10 @@ class Session(SourceContext):
                 return client.get_release(source.owner, source.repo, tag)
         if manifest is not None:
             check_compatible(
-                manifest[1], daemon, where=f"{source.owner}/{source.repo}@{release.tag}"
+                manifest[1],
+                daemon,
+                where=f"{source.owner}/{source.repo}@{release.tag}",
+                remedy="lock a release it admits (owner/repo@tag in nexo-plugins.toml)",
             )
         return release
 

@@ -214,19 +214,25 @@ def _excludes(manifest_text: str, daemon: DaemonVersion) -> bool:
     return found is not None and not found[1]
 
 
-def check_compatible(manifest_text: str, daemon: DaemonVersion, *, where: str) -> None:
+def check_compatible(
+    manifest_text: str,
+    daemon: DaemonVersion,
+    *,
+    where: str,
+    remedy: str = "install it anyway with `nexo plugin install … --force`",
+) -> None:
     """Raise ``incompatible`` when the manifest's ``min_nexo_version`` does not admit the
-    daemon's version. A manifest without the key, or one the model does not read
-    (:func:`min_nexo_version`) or whose requirement does not parse, is left to the manifest
-    checks (nothing is raised)."""
+    daemon's version (the message ends with ``remedy``, what else the user can do). A
+    manifest without the key, or one the model does not read (:func:`min_nexo_version`) or
+    whose requirement does not parse, is left to the manifest checks (nothing is raised)."""
     found = _requirement(manifest_text, daemon)
     if found is None or found[1]:
         return
     requirement_text = found[0]
     raise NexoError(
         f"{where} needs a daemon matching min_nexo_version `{requirement_text}`; the daemon is "
-        f"{daemon.version} ({daemon.source}). Upgrade the daemon, or install it anyway with "
-        "`nexo plugin install … --force` (the daemon will refuse to load it)",
+        f"{daemon.version} ({daemon.source}). Upgrade the daemon, or {remedy} (the daemon "
+        "will refuse to load it)",
         kind="incompatible",
         details={
             "min_nexo_version": requirement_text,

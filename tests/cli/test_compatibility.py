@@ -244,6 +244,7 @@ def test_lock_chooses_the_newest_release_the_daemon_admits(
             "incompatible",
             ">=9.0",
         )
+        assert "lock a release it admits" in result.document["error"]
         assert not lock_file.exists()
         return
     assert result.code == 0, result.stderr
