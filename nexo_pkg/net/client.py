@@ -38,7 +38,6 @@ import re
 import socket
 import sys
 import time
-import urllib.request
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -251,8 +250,29 @@ def environment_proxies() -> dict[str, httpx.BaseTransport | None]:
     nothing more."""
     return {
         pattern: None if proxy is None else httpx.HTTPTransport(proxy=proxy, trust_env=True)
-        for pattern, proxy in proxy_mounts(urllib.request.getproxies_environment()).items()
+        for pattern, proxy in proxy_mounts(proxy_settings(os.environ)).items()
     }
+
+
+def proxy_settings(environ: Mapping[str, str]) -> dict[str, str]:
+    """``{scheme: proxy}`` from ``environ``'s ``*_proxy`` variables, as the standard
+    library's ``urllib.request.getproxies_environment`` reads them (without importing it: it
+    weighs on every command's start): any case, a name ending in lower-case ``_proxy``
+    winning, an empty one of those removing the scheme, and upper-case ``HTTP_PROXY`` ignored
+    under CGI (``REQUEST_METHOD`` set: a client's ``Proxy:`` header would land there)."""
+    settings: dict[str, str] = {}
+    for name, value in environ.items():
+        if value and name.lower().endswith("_proxy"):
+            settings[name[:-6].lower()] = value
+    if "REQUEST_METHOD" in environ:
+        settings.pop("http", None)
+    for name, value in environ.items():
+        if name.endswith("_proxy"):
+            if value:
+                settings[name[:-6].lower()] = value
+            else:
+                settings.pop(name[:-6].lower(), None)
+    return settings
 
 
 def proxy_mounts(settings: Mapping[str, str]) -> dict[str, str | None]:

@@ -83,3 +83,33 @@ def test_proxy_settings_become_httpx_mounts(
     from nexo_pkg.net.client import proxy_mounts
 
     assert proxy_mounts(settings) == mounts
+
+
+@pytest.mark.parametrize(
+    "environ",
+    [
+        {},
+        {"HTTP_PROXY": "a"},
+        {"http_proxy": "b", "HTTP_PROXY": "a"},
+        {"http_proxy": "", "HTTP_PROXY": "a"},
+        {"NO_PROXY": "x", "https_proxy": "p"},
+        {"HTTP_PROXY": "a", "REQUEST_METHOD": "GET"},
+        {"http_proxy": "b", "REQUEST_METHOD": "GET"},
+        {"Http_Proxy": "m"},
+        {"HTTPS_proxy": "n", "https_proxy": ""},
+        {"ALL_PROXY": "q", "no_proxy": "localhost", "PATH": "/bin"},
+    ],
+)
+def test_proxy_settings_are_read_as_the_standard_library_reads_them(
+    environ: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import urllib.request
+
+    from nexo_pkg.net.client import proxy_settings
+
+    for name in list(os.environ):
+        monkeypatch.delenv(name)
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    assert proxy_settings(environ) == urllib.request.getproxies_environment()
