@@ -256,10 +256,11 @@ def environment_proxies() -> dict[str, httpx.BaseTransport | None]:
 
 def proxy_settings(environ: Mapping[str, str]) -> dict[str, str]:
     """``{scheme: proxy}`` from ``environ``'s ``*_proxy`` variables, as the standard
-    library's ``urllib.request.getproxies_environment`` reads them (without importing it: it
-    weighs on every command's start): any case, a name ending in lower-case ``_proxy``
-    winning, an empty one of those removing the scheme, and upper-case ``HTTP_PROXY`` ignored
-    under CGI (``REQUEST_METHOD`` set: a client's ``Proxy:`` header would land there)."""
+    library's ``urllib.request.getproxies_environment`` reads them (from the mapping given,
+    so tests need not change the process's environment): any case, a name ending in
+    lower-case ``_proxy`` winning, an empty one of those removing the scheme, and upper-case
+    ``HTTP_PROXY`` ignored under CGI (``REQUEST_METHOD`` set: a client's ``Proxy:`` header
+    would land there)."""
     settings: dict[str, str] = {}
     for name, value in environ.items():
         if value and name.lower().endswith("_proxy"):
