@@ -8,6 +8,7 @@ keys, absurd size or nesting) becomes a :class:`Diagnostic`, never an exception.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -152,44 +153,64 @@ def _value_nesting_offset(text: str) -> int | None:
     depth = 0
     index = 0
     length = len(text)
-    after_equals = False
-    while index < length:
-        char = text[index]
+    opens_value = False  # the bracket at ``index`` follows ``=`` on its line
+    while (found := _NESTING_TOKEN.search(text, index)) is not None:
+        char, index = found.group(), found.start()
         if char in "\"'":
             index = _skip_string(text, index)
-            after_equals = False
-            continue
-        if char == "#":
+        elif char == "#":
             newline = text.find("\n", index)
             index = length if newline == -1 else newline
+        elif char[0] == "=":
+            opens_value = True
+            index = found.end()  # at the bracket the lookahead saw
             continue
-        if char in "[{" and (depth > 0 or after_equals):
-            depth += 1
-            if depth >= RECURSION_LIMIT:
-                return index
-        elif char in "]}" and depth > 0:
-            depth -= 1
-        if char == "=":
-            after_equals = True
-        elif not char.isspace() or char == "\n":
-            after_equals = False
-        index += 1
+        elif char in "[{":
+            if depth > 0 or opens_value:
+                depth += 1
+                if depth >= RECURSION_LIMIT:
+                    return index
+            index += 1
+        else:  # "]" or "}"
+            depth = max(depth - 1, 0)
+            index += 1
+        opens_value = False
     return None
+
+
+# A line holding at least RECURSION_LIMIT - 1 dots (anchored at line starts, possessive:
+# linear in the text).
+_LINE_WITH_MANY_DOTS = re.compile(rf"(?m)^(?:[^\n.]*+\.){{{RECURSION_LIMIT - 1}}}")
+
+# What the nesting scan stops at: a string or comment to skip, a bracket, and ``=`` followed
+# on its line (whitespace between) by a bracket that opens a value.
+_NESTING_TOKEN = re.compile(r"[\"'#\[\]{}]|=[^\S\n]*(?=[\[{])")
 
 
 _BARE_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
 def _skip_string(text: str, index: int) -> int:
-    """The offset just past the string that starts at ``index`` (any of TOML's four kinds)."""
+    """The offset just past the string that starts at ``index`` (any of TOML's four kinds);
+    ``len(text)`` for one that never closes. In basic strings a quote after an odd run of
+    backslashes is escaped."""
     char = text[index]
     triple = text.startswith(char * 3, index)
     quote = char * 3 if triple else char
-    index += len(quote)
+    start = index + len(quote)
     length = len(text)
-    while index < length and not text.startswith(quote, index):
-        index += 2 if char == '"' and text[index] == "\\" else 1
-    index += len(quote)
+    search = start
+    while True:
+        found = text.find(quote, search)
+        if found == -1:
+            return length
+        if char == '"':
+            backslashes = found - start - len(text[start:found].rstrip("\\"))
+            if backslashes % 2:
+                search = found + 1
+                continue
+        index = found + len(quote)
+        break
     while triple and index < length and text[index] == char:
         index += 1  # up to two quotes may close a multi-line string
     return index
@@ -223,8 +244,8 @@ def _dotted_key_offset(text: str) -> tuple[int, int] | None:
     table header, and follow ``{`` or ``,`` inside an inline table; strings and comments are
     skipped, so dots inside them and in values never count.
     """
-    if text.count(".") < RECURSION_LIMIT - 1:
-        return None  # too few dots for any such key
+    if text.count(".") < RECURSION_LIMIT - 1 or not _LINE_WITH_MANY_DOTS.search(text):
+        return None  # a key stays on its line: no line has the dots such a key needs
     stack: list[str] = []  # the open "[" (array) and "{" (inline table) of the current value
     index, length = 0, len(text)
     expect_key = True
@@ -264,6 +285,22 @@ def _dotted_key_offset(text: str) -> tuple[int, int] | None:
             expect_key = bool(stack) and stack[-1] == "{"
         index += 1
     return None
+
+
+def _nests_at_least(value: object, levels: int) -> bool:
+    """Whether arrays and tables nest ``levels`` deep in ``value``: every array or inline
+    table of the text is a level here, so a shallower document cannot reach the daemon's
+    value-nesting limit and its text need not be scanned. Iterative."""
+    pending: list[tuple[object, int]] = [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        if depth >= levels:
+            return True
+        if isinstance(item, dict):
+            pending.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            pending.extend((child, depth + 1) for child in item)
+    return False
 
 
 def _integers_outside_i64(value: object, path: KeyPath) -> Iterator[tuple[KeyPath, int]]:
@@ -334,7 +371,7 @@ def parse_manifest(text: str) -> ParsedManifest:
         return ParsedManifest(text, {}, _syntax_diagnostic(text, error))
     except RecursionError:
         return _too_deep(text, point_span(text, 1, 1), "nested too deeply to parse")
-    deep = _value_nesting_offset(text)
+    deep = _value_nesting_offset(text) if _nests_at_least(data, RECURSION_LIMIT) else None
     if deep is not None:
         return _past_limit(text, deep, None)
     parsed = ParsedManifest(text, data, [])
