@@ -159,3 +159,34 @@ def test_a_private_module_is_imported_only_from_its_package(tmp_path: Path) -> N
     completed = lint_imports(root, "private-modules")
     assert completed.returncode == 1, completed.stdout + completed.stderr
     assert "nexo_pkg.fleet.doctor -> nexo_pkg.install._journal" in completed.stdout
+
+
+def test_pre_commit_runs_the_contracts(tmp_path: Path) -> None:
+    """The repository's own pre-commit configuration runs ``lint-imports`` (with the
+    virtualenv's tools on PATH, as after activating it), and it passes."""
+    import yaml
+
+    config = yaml.safe_load((REPO / ".pre-commit-config.yaml").read_text("utf-8"))
+    hooks = {hook["id"]: hook for repo in config["repos"] for hook in repo["hooks"]}
+    assert hooks["lint-imports"]["entry"] == "lint-imports"
+    assert hooks["lint-imports"]["pass_filenames"] is False
+    tools = Path(sys.executable).parent
+    pre_commit = tools / "pre-commit"
+    if not pre_commit.is_file() or not (REPO / ".git").exists():
+        pytest.skip("pre-commit (pip install -e '.[test]') and a git checkout are needed")
+    completed = subprocess.run(
+        [str(pre_commit), "run", "lint-imports", "--all-files"],
+        cwd=REPO,
+        env={
+            **os.environ,
+            "PATH": f"{tools}{os.pathsep}{os.environ.get('PATH', '')}",
+            "PRE_COMMIT_HOME": str(tmp_path / "pre-commit"),
+        },
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "import contracts (lint-imports)" in completed.stdout
+    assert "Passed" in completed.stdout
