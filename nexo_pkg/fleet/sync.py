@@ -23,8 +23,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import semver
-
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import open_lock_file
 from nexo_pkg.fleet.lock import lock as relock
@@ -48,6 +46,7 @@ from nexo_pkg.install.api import (
     locked_root,
     remove_tree,
     scan_installed,
+    version_order,
 )
 from nexo_pkg.sources.base import ReleaseCandidate
 from nexo_pkg.sources.hosttriple import NOARCH, host_candidates
@@ -382,8 +381,8 @@ def _remove_all(plugin_id: str, items: list[Installed], root: InstallRoot) -> Pl
 def _installed_signature(present: list[Installed]) -> Mapping[str, Any] | None:
     """The receipt signature of the highest installed version among ``present``, the one a
     version resolved by this run must keep the signer of."""
-    receipts = [item.receipt for item in present if item.receipt is not None]
-    if not receipts:
+    with_receipts = [item for item in present if item.receipt is not None]
+    if not with_receipts:
         return None
-    newest = max(receipts, key=lambda receipt: semver.Version.parse(receipt.version))
-    return newest.signature
+    newest = max(with_receipts, key=version_order).receipt
+    return newest.signature if newest is not None else None

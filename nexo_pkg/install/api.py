@@ -40,6 +40,7 @@ from nexo_pkg.install.store import (
     scan_installed,
     sha256_file,
     verify_installed,
+    version_order,
 )
 from nexo_pkg.install.summary import InstallPlan
 
@@ -71,5 +72,6 @@ __all__ = [
     "sha256_file",
     "unmet_host_requirements",
     "verify_installed",
+    "version_order",
     "wired_capabilities",
 ]

@@ -381,15 +381,16 @@ def installed_versions(dest: Path, plugin_id: str) -> list[Installed]:
     finished first, so a plugin whose old tree was moved aside is found)."""
     recover_interrupted(dest)
     matches = [item for item in scan_installed(dest) if item.plugin_id == plugin_id]
+    return sorted(matches, key=version_order, reverse=True)
 
-    def key(item: Installed) -> semver.Version:
-        assert item.receipt is not None  # noqa: S101 (filtered above)
-        try:
-            return semver.Version.parse(item.receipt.version)
-        except ValueError:
-            return semver.Version(0)
 
-    return sorted(matches, key=key, reverse=True)
+def version_order(item: Installed) -> semver.Version:
+    """Sort key of an install by its receipt's version; a receipt without one, or with one
+    that is not semver (edited by hand), sorts lowest instead of failing."""
+    try:
+        return semver.Version.parse(item.receipt.version if item.receipt is not None else "")
+    except ValueError:
+        return semver.Version(0)
 
 
 def unreadable_installs(dest: Path, plugin_id: str | None = None) -> list[Installed]:

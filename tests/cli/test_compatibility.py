@@ -250,3 +250,23 @@ def test_lock_chooses_the_newest_release_the_daemon_admits(
     assert result.code == 0, result.stderr
     assert f'resolved = "{locked}"' in lock_file.read_text(encoding="utf-8")
     assert "locking v1.1.0, the newest release compatible with it" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["lock", "sync"])
+def test_lock_and_sync_refuse_a_daemon_version_that_is_no_version(
+    home: Path, tmp_path: Path, command: str
+) -> None:
+    """``--nexo-version soon`` is a usage error (exit 2) before anything is resolved or
+    written: no lock file, no install root."""
+    fleet = tmp_path / "fleet"
+    fleet.mkdir()
+    (fleet / "nexo-plugins.toml").write_text('[plugins.hello]\nsource = "acme/hello"\n')
+    target = ["-f", str(fleet / "nexo-plugins.toml")] if command == "lock" else [
+        "--lock", str(fleet / "nexo-plugins.lock"), "--dest", str(tmp_path / "root")]  # fmt: skip
+    result = nexo("plugin", command, *target, "--nexo-version", "soon", "--json",
+                  in_process=True)  # fmt: skip
+    assert result.code == 2, result.stderr
+    assert result.document["kind"] == "usage"
+    assert "--nexo-version 'soon' is not a version" in result.document["error"]
+    assert sorted(p.name for p in fleet.iterdir()) == ["nexo-plugins.toml"]
+    assert not (tmp_path / "root").exists()

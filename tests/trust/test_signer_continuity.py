@@ -158,3 +158,29 @@ def test_sync_that_locks_a_new_signer_is_refused_unless_allowed(
     assert sorted(p.name for p in root.iterdir() if not p.name.startswith(".")) == [
         f"{PLUGIN}-1.1.0"
     ]
+
+
+def test_sync_reads_a_hand_edited_receipt_version_without_failing(
+    tmp_path: Path, github_server: GitHubServer, private_sigstore: PrivateSigstore, policy: Path
+) -> None:
+    """An installed receipt whose version is not semver (edited by hand) sorts lowest when
+    sync looks for the installed signer: the run goes on (same workflow: accepted) instead of
+    failing on the receipt."""
+    root = _installed_root(tmp_path, github_server, private_sigstore, policy)
+    receipt_path = root / f"{PLUGIN}-1.0.0" / ".nexo-install.json"
+    receipt = json.loads(receipt_path.read_text(encoding="utf-8"))
+    receipt["version"] = "not-a-version"
+    receipt_path.write_text(json.dumps(receipt), encoding="utf-8")
+    _publish(github_server, private_sigstore, "1.1.0", WORKFLOW)
+    fleet = tmp_path / "fleet"
+    fleet.mkdir()
+    (fleet / "nexo-plugins.toml").write_text(
+        f'[plugins.{PLUGIN}]\nsource = "{OWNER}/{REPO}"\nversion = "1.1.0"\n', encoding="utf-8"
+    )
+    synced = nexo("plugin", "sync", "--lock", str(fleet / "nexo-plugins.lock"), "--dest",
+                  str(root), "--trusted-keys", str(policy), "--json",
+                  env=cli_env(tmp_path, api=github_server.url), in_process=True)  # fmt: skip
+    assert synced.code == 0, synced.stdout + synced.stderr
+    (outcome,) = synced.document["plugins"]
+    assert (outcome["id"], outcome["version"]) == (PLUGIN, "1.1.0")
+    assert (root / f"{PLUGIN}-1.1.0").is_dir()
