@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import struct
 import tarfile
 import unicodedata
 import zlib
@@ -22,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import IO, Literal, Self, cast
+from typing import IO, ClassVar, Literal, Self, cast
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
@@ -251,8 +252,46 @@ class _InflatingReader:
         return self.position
 
 
-class _CappedTarInfo(tarfile.TarInfo):
-    """Refuses oversized PAX / GNU long-name headers before tarfile reads them into memory."""
+# The fields of a tar header block up to its prefix (magic and version skipped), as
+# ``tarfile.TarInfo.frombuf`` slices them.
+_HEADER = struct.Struct("100s8s8s8s12s12s8s1s100s8x32s32s8s8s155s")
+_PLAIN_TYPES = frozenset({tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE})
+_BASE256 = (0o200, 0o377)
+
+
+def _octal(field: bytes) -> int:
+    """A header's number field as ``tarfile.nti`` reads it, or :class:`ValueError` for one
+    this reads more strictly than ``nti`` (spaces only, padded with other than ASCII
+    whitespace) or that ``nti`` refuses: the caller then leaves the block to ``tarfile``."""
+    if field[0] in _BASE256:
+        number: int = tarfile.nti(field)  # type: ignore[attr-defined]
+        return number
+    end = field.find(b"\0")
+    digits = field if end < 0 else field[:end]
+    # int() of bytes takes exactly what nti's int() of the decoded, stripped text takes,
+    # except a field of spaces and the control characters str.strip() also removes.
+    return int(digits, 8) if digits else 0
+
+
+def _text(field: bytes, encoding: str, errors: str) -> str:
+    """A NUL-terminated header string as ``tarfile.nts`` decodes it."""
+    end = field.find(b"\0")
+    return (field if end < 0 else field[:end]).decode(encoding, errors)
+
+
+class StrictTarInfo(tarfile.TarInfo):
+    """tarfile's header reader, strict and faster.
+
+    Oversized PAX / GNU long-name headers are refused before tarfile reads them into memory,
+    and a damaged header after the first member is refused instead of being taken for the end
+    of the archive. A plain header (a regular file or directory, unsigned checksum, no global
+    PAX header in force) is parsed here in one ``struct`` call, with the same field rules as
+    ``tarfile`` (``frombuf`` then ``_proc_builtin``) and to the same :class:`tarfile.TarInfo`;
+    every other block, valid or not, goes to ``tarfile`` itself, so both readers accept and
+    refuse the same archives. ``fast_headers`` off: every block goes to ``tarfile``.
+    """
+
+    fast_headers: ClassVar[bool] = True
 
     def _proc_member(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
         if self.type in _EXTENDED_TYPES and self.size > MAX_EXTENDED_HEADER_BYTES:
@@ -264,11 +303,18 @@ class _CappedTarInfo(tarfile.TarInfo):
 
     @classmethod
     def fromtarfile(cls, tarfile_: tarfile.TarFile) -> Self:
-        """tarfile takes a damaged header after the first member for the end of the archive;
-        a strict reader refuses it instead."""
+        """The next member's header (``tarfile.TarInfo.fromtarfile``); a damaged one after
+        the first member is ``archive_invalid``."""
         start = tarfile_.offset
+        fileobj = cast("IO[bytes]", tarfile_.fileobj)
         try:
-            return super().fromtarfile(tarfile_)
+            block = fileobj.read(tarfile.BLOCKSIZE)
+            member = cls.plain_header(block, tarfile_) if cls.fast_headers else None
+            if member is not None:
+                return member
+            obj = cls.frombuf(block, tarfile_.encoding, tarfile_.errors)
+            obj.offset = fileobj.tell() - tarfile.BLOCKSIZE
+            return cast("Self", obj._proc_member(tarfile_))
         except (
             tarfile.InvalidHeaderError,  # type: ignore[attr-defined]
             tarfile.TruncatedHeaderError,  # type: ignore[attr-defined]
@@ -277,6 +323,60 @@ class _CappedTarInfo(tarfile.TarInfo):
             if start > 0:
                 raise invalid(f"damaged or missing header at offset {start} ({exc})") from exc
             raise
+
+    @classmethod
+    def plain_header(cls, block: bytes, tarfile_: tarfile.TarFile) -> Self | None:
+        """``block`` read as tarfile reads a regular file's or a directory's header (and
+        ``tarfile_`` moved past its data), or ``None``, having changed nothing, for any other
+        block: another type, a checksum tarfile would take only as signed or not at all, a
+        number field ``tarfile`` refuses, a global PAX header in force."""
+        if len(block) != tarfile.BLOCKSIZE or block[156:157] not in _PLAIN_TYPES:
+            return None
+        if tarfile_.pax_headers:
+            return None
+        encoding, errors = tarfile_.encoding, tarfile_.errors
+        try:
+            (
+                name, mode, uid, gid, size, mtime, chksum, kind, linkname,
+                uname, gname, devmajor, devminor, prefix,
+            ) = _HEADER.unpack_from(block)  # fmt: skip
+            checksum = _octal(chksum)
+            # tarfile's unsigned sum: every byte, the checksum field counted as 8 spaces.
+            if checksum != sum(block) - sum(chksum) + 256:
+                return None
+            member = cls()
+            member.name = _text(name, encoding, errors)
+            member.mode = _octal(mode)
+            member.uid = _octal(uid)
+            member.gid = _octal(gid)
+            member.size = _octal(size)
+            member.mtime = _octal(mtime)
+            member.chksum = checksum
+            member.type = kind
+            member.linkname = _text(linkname, encoding, errors)
+            member.uname = _text(uname, encoding, errors)
+            member.gname = _text(gname, encoding, errors)
+            member.devmajor = _octal(devmajor)
+            member.devminor = _octal(devminor)
+            directory_prefix = _text(prefix, encoding, errors)
+        except ValueError:
+            return None
+        if kind == tarfile.AREGTYPE and member.name.endswith("/"):
+            member.type = tarfile.DIRTYPE
+        if member.type == tarfile.DIRTYPE:
+            member.name = member.name.rstrip("/")
+        if directory_prefix:
+            member.name = directory_prefix + "/" + member.name
+        if member.type == tarfile.DIRTYPE:  # stripped again once joined, as tarfile does
+            member.name = member.name.rstrip("/")
+        fileobj = cast("IO[bytes]", tarfile_.fileobj)
+        data = fileobj.tell()
+        member.offset = data - tarfile.BLOCKSIZE
+        member.offset_data = data
+        if member.type != tarfile.DIRTYPE:
+            data += member._block(member.size)  # type: ignore[attr-defined]
+        tarfile_.offset = data
+        return member
 
 
 _DECODE_ERRORS: tuple[type[Exception], ...] = (
@@ -308,7 +408,7 @@ def open_stream(
             # Random-access mode over a forward-only reader: tarfile reads headers and skips
             # padding with seek(); member data is read from ``reader`` directly.
             with tarfile.open(
-                fileobj=cast("IO[bytes]", reader), mode="r:", tarinfo=_CappedTarInfo
+                fileobj=cast("IO[bytes]", reader), mode="r:", tarinfo=StrictTarInfo
             ) as archive:
                 yield archive, reader
     except NexoError:

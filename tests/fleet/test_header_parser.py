@@ -1,0 +1,239 @@
+"""The archive walker's own reader of plain tar headers against ``tarfile``'s.
+
+``StrictTarInfo.plain_header`` reads regular-file and directory headers in one ``struct``
+call and leaves every other block to ``tarfile``; the archives it accepts and refuses, and the
+members it reads, must be exactly ``tarfile``'s. Each property runs the same bytes through the
+reader with the fast path on and off (off: ``tarfile``'s own ``frombuf`` and ``_proc_*``), and
+where that succeeds, through plain ``tarfile.TarInfo`` too.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import struct
+import tarfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+from adversarial.archives import CONTROLS, CORPUS, CorpusContext, Limits
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.sources.archive import ArchiveLimits, StrictTarInfo, inspect_archive
+
+T = TypeVar("T")
+
+BLOCK = tarfile.BLOCKSIZE
+# Number fields: (offset, length) in a header block, the checksum's last.
+NUMBER_FIELDS = ((100, 8), (108, 8), (116, 8), (124, 12), (136, 12), (329, 8), (337, 8))
+CHECKSUM = (148, 8)
+# What real and hostile tars put in a number field.
+NUMBER_SPELLINGS = (
+    b"0000644\x00", b"644\x00\x00\x00\x00\x00", b"   644 \x00", b"0000644 ", b"\x00" * 8,
+    b" " * 8, b"+644\x00\x00\x00\x00", b"-1\x00\x00\x00\x00\x00\x00", b"0o644\x00\x00\x00",
+    b"6_4_4\x00\x00\x00", b"\x1c644\x00\x00\x00\x00", b"64\xe94\x00\x00\x00\x00", b"9\x00" * 4,
+    b"\x80\x00\x00\x00\x00\x00\x01\xa4", b"\xff" * 8, b"0x1F\x00\x00\x00\x00", b"7" * 8,
+    b"\x0b644\x0c\x00\x00\x00",
+)  # fmt: skip
+TYPES = (b"0", b"\x00", b"5", b"1", b"2", b"3", b"6", b"7", b"x", b"g", b"L", b"K", b"S", b"Z")
+CONTEXT = CorpusContext(
+    canary_dir=Path("/nonexistent-header-canary"),
+    limits=Limits(max_entries=40, max_total_bytes=64 * 1024, max_entry_bytes=32 * 1024),
+)
+LIMITS = ArchiveLimits(
+    max_download=1024 * 1024, max_entries=40, max_total=64 * 1024, max_entry=32 * 1024
+)
+SEEDS: tuple[bytes, ...] = (
+    *(build(CONTEXT) for build in CONTROLS.values()),
+    *(case.build(CONTEXT) for name, case in CORPUS.items() if name != "too_many_entries"),
+)
+
+
+def _tar_of(data: bytes) -> bytes | None:
+    try:
+        return gzip.decompress(data)
+    except (OSError, EOFError):  # the corpus has broken gzip streams too
+        return None
+
+
+TAR_SEEDS = tuple(tar for tar in map(_tar_of, SEEDS) if tar is not None)
+
+
+@contextmanager
+def fast_headers(on: bool) -> Iterator[None]:
+    saved = StrictTarInfo.fast_headers
+    StrictTarInfo.fast_headers = on
+    try:
+        yield
+    finally:
+        StrictTarInfo.fast_headers = saved
+
+
+def _outcome(call: Callable[[], T]) -> tuple[str, Any]:
+    try:
+        return "ok", call()
+    except NexoError as error:
+        return "refused", (error.kind, error.message)
+    except Exception as error:  # noqa: BLE001 - the exception itself is what is compared
+        return "raised", (type(error).__name__, str(error))
+
+
+def _members(data: bytes, tarinfo: type[tarfile.TarInfo]) -> list[tuple[Any, ...]]:
+    """Every member ``tarfile`` reads from the uncompressed tar ``data`` with ``tarinfo``."""
+    found = []
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:", tarinfo=tarinfo) as archive:
+        while (member := archive.next()) is not None:
+            found.append(
+                (
+                    member.name, member.mode, member.uid, member.gid, member.size, member.mtime,
+                    member.chksum, member.type, member.linkname, member.uname, member.gname,
+                    member.devmajor, member.devminor, member.offset, member.offset_data,
+                    member.pax_headers, member.sparse, archive.offset,
+                )
+            )  # fmt: skip
+    return found
+
+
+def _base_tar(fmt: int, names: list[str], directories: list[str]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=fmt) as archive:
+        for name in directories:
+            info = tarfile.TarInfo(name)
+            info.type = tarfile.DIRTYPE
+            info.mode = 0o755
+            archive.addfile(info)
+        for index, name in enumerate(names):
+            payload = b"x" * (index * 37 % 700)
+            info = tarfile.TarInfo(name)
+            info.size = len(payload)
+            info.mtime = 1_700_000_000
+            archive.addfile(info, io.BytesIO(payload))
+    return buffer.getvalue()
+
+
+def _headers(data: bytes) -> list[int]:
+    """Offsets of the member header blocks of a well-formed tar."""
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as archive:
+        return [member.offset for member in archive.getmembers()]
+
+
+def _checksummed(block: bytearray, how: str) -> None:
+    """Write ``block``'s checksum: right (unsigned), signed only, or wrong."""
+    block[148:156] = b" " * 8
+    unsigned = sum(block)
+    signed = sum(struct.unpack("512b", bytes(block)))
+    value = {"unsigned": unsigned, "signed": signed, "wrong": unsigned + 1}[how]
+    block[148:156] = b"%06o\x00 " % (value % 0o1000000)
+
+
+@st.composite
+def mutated_tars(draw: st.DrawFn) -> bytes:
+    """A small ustar, GNU or PAX tar with some of its headers' fields respelled."""
+    fmt = draw(st.sampled_from([tarfile.USTAR_FORMAT, tarfile.GNU_FORMAT, tarfile.PAX_FORMAT]))
+    stems = st.text(alphabet="ab/.é\\", min_size=1, max_size=12)
+    long_names = st.text(alphabet="abc/", min_size=90, max_size=140)
+    names = draw(st.lists(st.one_of(stems, long_names), min_size=1, max_size=4))
+    directories = draw(st.lists(st.sampled_from(["d", "d/", "d//", "e/f", "./g"]), max_size=2))
+    try:
+        data = bytearray(_base_tar(fmt, names, directories))
+    except (ValueError, tarfile.TarError):
+        data = bytearray(_base_tar(fmt, ["plain"], []))
+    offsets = _headers(bytes(data))
+    for _ in range(draw(st.integers(min_value=0, max_value=3))):
+        at = draw(st.sampled_from(offsets))
+        block = bytearray(data[at : at + BLOCK])
+        change = draw(st.sampled_from(["number", "type", "prefix", "name", "magic", "none"]))
+        if change == "number":
+            start, length = draw(st.sampled_from(NUMBER_FIELDS))
+            spelling = draw(st.sampled_from(NUMBER_SPELLINGS))
+            block[start : start + length] = spelling[:length].ljust(length, b"\x00")
+        elif change == "type":
+            block[156:157] = draw(st.sampled_from(TYPES))
+        elif change == "prefix":
+            block[345:500] = draw(st.sampled_from([b"pre", b"pre/", b"", b"p\xffx"])).ljust(
+                155, b"\x00"
+            )
+        elif change == "name":
+            block[0:100] = draw(st.sampled_from([b"x/", b"/", b"", b"a\xc3", b"dir///"])).ljust(
+                100, b"\x00"
+            )
+        elif change == "magic":
+            block[257:265] = draw(st.sampled_from([b"ustar\x0000", b"ustar  \x00", b"\x00" * 8]))
+        _checksummed(block, draw(st.sampled_from(["unsigned", "unsigned", "signed", "wrong"])))
+        data[at : at + BLOCK] = block
+    return bytes(data)
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated_tars())
+def test_plain_headers_are_read_as_tarfile_reads_them(data: bytes) -> None:
+    with fast_headers(on=True):
+        fast = _outcome(lambda: _members(data, StrictTarInfo))
+    with fast_headers(on=False):
+        slow = _outcome(lambda: _members(data, StrictTarInfo))
+    assert fast == slow
+    if slow[0] == "ok":
+        # Without the strictness (a damaged later header ends the archive for tarfile),
+        # tarfile reads the same members.
+        reference = _outcome(lambda: _members(data, tarfile.TarInfo))
+        assert reference == slow
+
+
+def _walk(tarball: Path) -> tuple[str, Any]:
+    def listing() -> tuple[Any, ...]:
+        found = inspect_archive(tarball, LIMITS)
+        return (found.entries, found.files, found.directories, found.manifests, found.total_size)
+
+    return _outcome(listing)
+
+
+@st.composite
+def archives(draw: st.DrawFn) -> bytes:
+    """A corpus archive (hostile or not) or a mutated tar, gzipped, some bytes of the tar
+    flipped; or a corpus archive as it is (broken gzip streams too)."""
+    choice = draw(st.sampled_from(["corpus", "tar", "gzip"]))
+    if choice == "gzip":
+        return draw(st.sampled_from(SEEDS))
+    if choice == "corpus":
+        data = bytearray(draw(st.sampled_from(TAR_SEEDS)))
+    else:
+        data = bytearray(draw(mutated_tars()))
+    for _ in range(draw(st.integers(min_value=0, max_value=2))):
+        at = draw(st.integers(min_value=0, max_value=max(len(data) - 1, 0)))
+        if data:
+            data[at] ^= 1 << draw(st.integers(min_value=0, max_value=7))
+    return gzip.compress(bytes(data), mtime=0)
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@given(data=archives())
+def test_the_walker_accepts_and_refuses_alike_with_either_reader(
+    data: bytes, tmp_path_factory: Any
+) -> None:
+    tarball = tmp_path_factory.mktemp("walk") / "input.tar.gz"
+    tarball.write_bytes(data)
+    with fast_headers(on=True):
+        fast = _walk(tarball)
+    with fast_headers(on=False):
+        slow = _walk(tarball)
+    assert fast == slow
+    assert fast[0] in {"ok", "refused"}, fast
+
+
+def test_the_whole_corpus_gets_the_same_verdicts(tmp_path: Path) -> None:
+    """Every hostile and control archive: same listing or same kind and message."""
+    verdicts = set()
+    for index, data in enumerate(SEEDS):
+        tarball = tmp_path / f"{index}.tar.gz"
+        tarball.write_bytes(data)
+        with fast_headers(on=True):
+            fast = _walk(tarball)
+        with fast_headers(on=False):
+            slow = _walk(tarball)
+        assert fast == slow, index
+        verdicts.add(fast[0])
+    assert verdicts == {"ok", "refused"}
