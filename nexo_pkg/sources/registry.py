@@ -47,6 +47,7 @@ from nexo_pkg.net.client import (
     parse_retry_after,
     same_origin,
 )
+from nexo_pkg.sources.cache import BlobSink
 from nexo_pkg.sources.oci_auth import Credentials
 from nexo_pkg.sources.oci_reference import OciReference
 
@@ -667,8 +668,13 @@ class RegistryClient:
         max_bytes: int,
     ) -> tuple[int, str]:
         """One GET of a blob into ``write``: its size and ``sha256:`` digest. A transfer that
-        fails once the body has started is :class:`_BodyCut` (unless its deadline passed)."""
-        hasher = hashlib.sha256()
+        fails once the body has started is :class:`_BodyCut` (unless its deadline passed).
+
+        The bytes are hashed once: when ``write`` is an empty blob cache sink's, by the sink
+        (it hashes exactly what it is given), else here."""
+        sink = getattr(write, "__self__", None)
+        shared = isinstance(sink, BlobSink) and write == sink.write and sink.size == 0
+        hasher = sink.hasher if shared and isinstance(sink, BlobSink) else hashlib.sha256()
         size = 0
         with self._request(
             "GET",
@@ -704,7 +710,8 @@ class RegistryClient:
                         "bytes (raise it with --max-download-size)",
                         kind="archive_unsafe",
                     )
-                hasher.update(chunk)
+                if not shared:
+                    hasher.update(chunk)
                 write(chunk)
         return size, "sha256:" + hasher.hexdigest()
 
