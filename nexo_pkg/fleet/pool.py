@@ -12,9 +12,11 @@ worker processes, one per core, while the threads go on with the network.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
@@ -26,6 +28,8 @@ from nexo_pkg.core.errors import UsageError
 # on the disk, so a few more workers than cores keep both busy without a thread per plugin.
 DEFAULT_JOBS = 4
 MAX_JOBS = 64
+# prctl(2): the signal a process gets when its parent dies.
+_PR_SET_PDEATHSIG = 1
 
 _Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
@@ -115,6 +119,7 @@ class CpuPool:
                 max_workers=self.workers,
                 mp_context=multiprocessing.get_context(method),
                 initializer=_quiet_worker,
+                initargs=(os.getpid() if method == "fork" else None,),
             )
             try:
                 # The workers are forked now, from this thread, while no other thread runs.
@@ -142,6 +147,15 @@ class CpuPool:
         return self._pool.submit(function, *args, **kwargs).result()
 
 
-def _quiet_worker() -> None:
+def _quiet_worker(parent: int | None) -> None:
+    """Set up a worker: interrupts are the parent's to handle, and on Linux a worker forked
+    from the run (``parent``, its pid) is killed when the run dies, even by SIGKILL, so that
+    no step of a dead run goes on writing behind the next one's back. (Workers started by a
+    fork server end when they find their call queue closed.)"""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if parent is not None and sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the request took effect
+            os._exit(1)

@@ -33,7 +33,7 @@ from nexo_pkg.fleet.lockfile import (
     read_wanted,
     stale_entries,
 )
-from nexo_pkg.fleet.pool import checked_jobs, run_bounded
+from nexo_pkg.fleet.pool import CpuPool, checked_jobs, run_bounded
 from nexo_pkg.fleet.sources import FleetOptions, Session, locked_candidate
 from nexo_pkg.install.api import (
     NO_CALLBACKS,
@@ -49,6 +49,7 @@ from nexo_pkg.install.api import (
     version_order,
 )
 from nexo_pkg.sources.base import ReleaseCandidate
+from nexo_pkg.sources.extract import extraction_workers
 from nexo_pkg.sources.hosttriple import NOARCH, host_candidates
 
 if TYPE_CHECKING:
@@ -235,9 +236,17 @@ def sync(
             else:
                 result.relocked = relock(wanted_path, lock_path, options, session=session).written
         locked = read_lock(lock_path)
+        jobs = min(checked_jobs(options.jobs), len(locked.plugins))
         # The root's lock is held for the whole run, so the plugins' workers extract side by
-        # side into their own staging trees; each still becomes visible by one rename.
-        with _sync_lock(dest), locked_root(dest) as root:
+        # side into their own staging trees, each in a worker process of `cpu` when there are
+        # several jobs and cores (forked before the locks are taken, so that they never hold
+        # them); the receipts and the rename that makes each plugin visible stay here.
+        with (
+            CpuPool(jobs) as cpu,
+            extraction_workers(cpu),
+            _sync_lock(dest),
+            locked_root(dest) as root,
+        ):
             installed = _by_id(scan_installed(dest))
             entries = sorted(locked.plugins.items())
             started = _Started(len(entries), progress)
@@ -257,7 +266,7 @@ def sync(
                     resolved_now=result.relocked,
                 )
 
-            result.outcomes.extend(run_bounded(one, entries, jobs=checked_jobs(options.jobs)))
+            result.outcomes.extend(run_bounded(one, entries, jobs=jobs))
             if prune:
                 for plugin_id in sorted(set(installed) - set(locked.plugins)):
                     result.outcomes.append(_remove_all(plugin_id, installed[plugin_id], root))

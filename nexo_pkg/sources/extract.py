@@ -14,6 +14,10 @@ arrives here, and is written relative to directory descriptors this module creat
 - the bytes hashed for the receipt are the bytes written.
 
 The first bad member stops the pass and empties the destination again.
+
+Inside :func:`extraction_workers` (``sync`` with several jobs), each extraction runs in one of
+the given worker processes, so that the header parsing and hashing of several plugins use
+several cores; the tree is written where it would have been, the listing comes back.
 """
 
 from __future__ import annotations
@@ -22,7 +26,9 @@ import contextlib
 import os
 import shutil
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import ParamSpec, Protocol, TypeVar
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.sources.archive import ArchiveLimits, ArchiveListing, TreeSink, walk_archive
@@ -35,6 +41,39 @@ EXECUTABLE_MODE = 0o755
 MAX_OPEN_DIRECTORIES = 64
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+_Params = ParamSpec("_Params")
+_Result = TypeVar("_Result")
+
+
+class Workers(Protocol):
+    """Runs a module-level function, with arguments and a result that pickle, elsewhere
+    (``fleet.pool.CpuPool``), raising what it raised there."""
+
+    def call(
+        self,
+        function: Callable[_Params, _Result],
+        *args: _Params.args,
+        **kwargs: _Params.kwargs,
+    ) -> _Result: ...
+
+
+class _Routing:
+    """Where :func:`extract_archive` runs: here, or in the workers of the open
+    :func:`extraction_workers`."""
+
+    workers: Workers | None = None
+
+
+@contextlib.contextmanager
+def extraction_workers(workers: Workers) -> Iterator[None]:
+    """While open, every :func:`extract_archive` of this process (from any thread) runs in
+    ``workers``; the caller still owns the destination and everything done with it after."""
+    previous, _Routing.workers = _Routing.workers, workers
+    try:
+        yield
+    finally:
+        _Routing.workers = previous
 
 
 def _current_umask() -> int:
@@ -146,7 +185,22 @@ def extract_archive(
     ``destination`` itself is made 0755. With ``expect``, the archive must hold exactly that
     listing (see :func:`~nexo_pkg.sources.archive.walk_archive`). On failure
     ``destination`` is left empty. Raises ``archive_unsafe``, ``archive_invalid`` or ``io``.
+    Inside :func:`extraction_workers`, the pass runs in a worker process.
     """
+    workers = _Routing.workers
+    if workers is not None:
+        return workers.call(extract_here, tarball, destination, limits, expect=expect)
+    return extract_here(tarball, destination, limits, expect=expect)
+
+
+def extract_here(
+    tarball: Path,
+    destination: Path,
+    limits: ArchiveLimits,
+    *,
+    expect: ArchiveListing | None = None,
+) -> ArchiveListing:
+    """:func:`extract_archive` in this process."""
     try:
         root_fd = os.open(destination, _DIR_FLAGS)
     except OSError as exc:

@@ -7,7 +7,8 @@ The root starts with four plugins at 1.0.0 (a first sync); the killed sync moves
 plugins overlap. Kill moments are drawn uniformly over the time an uninterrupted run takes
 (measured once), with a fixed seed so a failure names a reproducible moment. After each kill
 the root is walked the way the daemon walks it (``tests/support/daemon_walk.py``) before any
-command touches it, then ``list`` and ``verify`` check every receipt against its files.
+command touches it, then ``list`` and ``verify`` check every receipt against its files. The
+sync's extraction workers (processes, with several jobs) must not outlive it.
 """
 
 from __future__ import annotations
@@ -95,6 +96,27 @@ def _leftovers(dest: Path) -> list[str]:
     return sorted(str(path.relative_to(dest)) for path in bookkeeping.rglob("*"))
 
 
+def _survivors(dest: Path) -> list[int]:
+    """Processes still running the killed sync's command line (its dest is unique to it): its
+    extraction workers must die with it rather than write on behind the next run's back."""
+    deadline = time.monotonic() + 5
+    while True:
+        found = []
+        for entry in Path("/proc").iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                command = (entry / "cmdline").read_bytes().split(b"\0")
+                state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if str(dest).encode() in command and state != "Z":
+                found.append(int(entry.name))
+        if not found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.05)
+
+
 def _crash_sync(
     tmp_path: Path, env: dict[str, str], registry: Registry, make_dist: MakeDist, points: int
 ) -> None:
@@ -124,7 +146,10 @@ def _crash_sync(
     )
     span = time.monotonic() - started
     assert timed.returncode == 0, timed.stdout
-    moments = sorted(random.Random(1).uniform(0.05, span * 1.1) for _ in range(points))  # noqa: S311
+    # One generator for all the moments (a fresh one per moment drew the same moment each
+    # time), and the middle of the run, when extraction workers are busy, always among them.
+    draw = random.Random(1)  # noqa: S311
+    moments = sorted([span / 2, *(draw.uniform(0.05, span * 1.1) for _ in range(points - 1))])
     for index, delay in enumerate(moments):
         root_env, dest = fresh_root(f"point-{index}")
         process = subprocess.Popen(
@@ -132,6 +157,7 @@ def _crash_sync(
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         )  # fmt: skip
         killed = kill_after(process, delay)
+        assert _survivors(dest) == [], delay
         state = _state(root_env, dest)
         if not killed:
             assert set(state.values()) == {NEW}, (delay, state)
