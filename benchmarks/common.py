@@ -93,12 +93,21 @@ def interleave(
 
 
 def wall(
-    command: Sequence[str], *, env: Mapping[str, str] | None = None, check: bool = True
+    command: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    cwd: Path | None = None,
 ) -> float:
-    """Wall seconds of ``command`` (output discarded); raises if it fails and ``check``."""
+    """Wall seconds of ``command`` (output discarded), run in ``cwd``; raises if it fails and
+    ``check``."""
     started = time.perf_counter()
     result = subprocess.run(
-        list(command), env=None if env is None else dict(env), capture_output=True, check=False
+        list(command),
+        env=None if env is None else dict(env),
+        capture_output=True,
+        check=False,
+        cwd=cwd,
     )
     elapsed = time.perf_counter() - started
     if check and result.returncode != 0:

@@ -14,7 +14,13 @@ run onto an empty root with a cold blob cache (its own ``NEXO_HOME``):
 ``lock`` of the largest fleet is timed the same way, ``--jobs 1`` against the default, each
 run from an empty lock and a cold blob cache; both must write the same bytes.
 
-Run: ``.venv/bin/python benchmarks/fleet_scale.py [--counts 1,5,20,50] [--runs 3]``.
+``--latency-ms 5,20`` repeats the largest fleet's ``lock`` and ``sync`` rows (baseline
+included) through a proxy that delays every byte by that one-way latency in each direction
+(``fleet_proxy.py``, in its own process), as a registry across a network would; 0 is the
+registry on loopback, without the proxy.
+
+Run: ``.venv/bin/python benchmarks/fleet_scale.py [--counts 1,5,20,50] [--runs 3]
+[--latency-ms 0,5,20] [--skip-scale]``.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(HERE))
 
 from common import Stats, interleave, machine, paired_ratios, precompile, wall  # noqa: E402
+from fleet_proxy import latency_proxy  # noqa: E402
 from support.registry import Registry, start_registry  # noqa: E402
 from support.tarballs import launcher_text, manifest_text  # noqa: E402
 from trees import fill_vendored  # noqa: E402
@@ -54,25 +61,42 @@ class Fleet:
     blobs: dict[str, str]  # plugin id -> sha256 of its tarball
     work: Path
 
-    def project(self, count: int) -> Path:
-        directory = self.work / f"project-{count}"
+    def project(self, count: int, host: str | None = None) -> Path:
+        """A project locking the first ``count`` plugins from ``host`` (default: the
+        registry itself; a proxy in front of it otherwise)."""
+        host = host or self.registry.host
+        directory = self.work / f"project-{count}-{host.replace(':', '-')}"
         if not directory.exists():
             directory.mkdir()
-            sources = {p: self.registry.ref(f"fleet/{p}") for p in self.ids[:count]}
+            sources = {p: f"oci://{host}/fleet/{p}" for p in self.ids[:count]}
             (directory / "nexo-plugins.toml").write_text(
                 "".join(f'[plugins.{p}]\nsource = "{ref}"\n\n' for p, ref in sources.items())
             )
         return directory
 
-    def blob_url(self, plugin_id: str) -> str:
+    def blob_url(self, plugin_id: str, host: str | None = None) -> str:
         return (
-            f"http://{self.registry.host}/v2/fleet/{plugin_id}/blobs/sha256:{self.blobs[plugin_id]}"
+            f"http://{host or self.registry.host}/v2/fleet/{plugin_id}/blobs/"
+            f"sha256:{self.blobs[plugin_id]}"
         )
 
 
-def _env(home: Path) -> dict[str, str]:
+def _env(home: Path, code: Path | None = None) -> dict[str, str]:
+    """The environment of one run: its own home, no proxies; ``code``: import nexo-pkg from
+    that checkout instead of this one."""
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
     env.update(NEXO_HOME=str(home), NO_PROXY="127.0.0.1", DOCKER_CONFIG=str(home / "docker"))
+    if code is not None:
+        env["PYTHONPATH"] = os.pathsep.join(
+            [
+                str(code),
+                *(
+                    p
+                    for p in env.get("PYTHONPATH", "").split(os.pathsep)
+                    if p and Path(p).resolve() != REPO
+                ),
+            ]
+        )
     return env
 
 
@@ -127,11 +151,11 @@ def build_fleet(work: Path, count: int, *, files: int = FILES, total_mib: int = 
     return Fleet(registry, ids, blobs, work)
 
 
-def _baseline_script(fleet: Fleet, count: int, dest: Path) -> str:
+def _baseline_script(fleet: Fleet, count: int, dest: Path, host: str | None = None) -> str:
     lines = ["set -e", f"mkdir -p {dest}", f"cd {fleet.work / 'scratch'}"]
     for plugin_id in fleet.ids[:count]:
         lines += [
-            f"curl -sSfo {plugin_id}.tar.gz {fleet.blob_url(plugin_id)}",
+            f"curl -sSfo {plugin_id}.tar.gz {fleet.blob_url(plugin_id, host)}",
             f"echo '{fleet.blobs[plugin_id]}  {plugin_id}.tar.gz' | sha256sum -c --quiet",
             f"mkdir {dest / plugin_id}",
             f"tar -xzf {plugin_id}.tar.gz -C {dest / plugin_id}",
@@ -146,10 +170,19 @@ class Scale:
     baseline: Stats
     sequential: Stats
     concurrent: Stats
+    before: Stats | None = None  # 4 jobs, the --before checkout's code
 
 
-def measure_sync(fleet: Fleet, count: int, runs: int, *, warmup: int = 1) -> Scale:
-    project = fleet.project(count)
+def measure_sync(
+    fleet: Fleet,
+    count: int,
+    runs: int,
+    *,
+    warmup: int = 1,
+    host: str | None = None,
+    before: Path | None = None,
+) -> Scale:
+    project = fleet.project(count, host)
     lock = project / "nexo-plugins.lock"
     if not lock.exists():
         subprocess.run(
@@ -165,30 +198,38 @@ def measure_sync(fleet: Fleet, count: int, runs: int, *, warmup: int = 1) -> Sca
 
     def baseline() -> float:
         root = fresh()
-        return wall(["bash", "-c", _baseline_script(fleet, count, root / "dest")])
+        return wall(["bash", "-c", _baseline_script(fleet, count, root / "dest", host)])
 
-    def nexo(jobs: str) -> Callable[[], float]:
+    def nexo(jobs: str, code: Path | None = None) -> Callable[[], float]:
         def run() -> float:
             root = fresh()
             return wall(
                 _nexo("sync", "--lock", str(lock), "--dest", str(root / "dest"), "--frozen",
                       "--plain-http", "--jobs", jobs),
-                env=_env(root / "home"),
+                env=_env(root / "home", code),
+                cwd=fleet.work,  # not this checkout: -m imports from the cwd first
             )  # fmt: skip
 
         return run
 
-    timings = interleave(
-        {"baseline": baseline, "jobs 1": nexo("1"), "default": nexo("4")}, runs, warmup=warmup
+    variants = {"baseline": baseline, "jobs 1": nexo("1"), "default": nexo("4")}
+    if before is not None:
+        variants["before"] = nexo("4", before)
+    timings = interleave(variants, runs, warmup=warmup)
+    return Scale(
+        count, timings["baseline"], timings["jobs 1"], timings["default"], timings.get("before")
     )
-    return Scale(count, timings["baseline"], timings["jobs 1"], timings["default"])
 
 
-def measure_lock(fleet: Fleet, count: int, runs: int) -> tuple[Stats, Stats, bool]:
-    project = fleet.project(count)
+def measure_lock(
+    fleet: Fleet, count: int, runs: int, host: str | None = None, before: Path | None = None
+) -> tuple[Stats, Stats, bool, Stats | None]:
+    """``lock --jobs 1`` and with 4 jobs (and 4 jobs with the ``before`` checkout's code):
+    their times and whether the two lock files are byte-identical."""
+    project = fleet.project(count, host)
     written: dict[str, bytes] = {}
 
-    def run(jobs: str) -> Callable[[], float]:
+    def run(jobs: str, code: Path | None = None) -> Callable[[], float]:
         def once() -> float:
             scratch = fleet.work / "lock-scratch"
             shutil.rmtree(scratch, ignore_errors=True)
@@ -197,33 +238,55 @@ def measure_lock(fleet: Fleet, count: int, runs: int) -> tuple[Stats, Stats, boo
             elapsed = wall(
                 _nexo("lock", "-f", str(project / "nexo-plugins.toml"), "--lock", str(out),
                       "--plain-http", "--jobs", jobs),
-                env=_env(scratch / "home"),
+                env=_env(scratch / "home", code),
+                cwd=fleet.work,
             )  # fmt: skip
-            written[jobs] = out.read_bytes()
+            if code is None:
+                written[jobs] = out.read_bytes()
             return elapsed
 
         return once
 
     # The sync rows before it warmed the registry and the page cache.
-    timings = interleave({"jobs 1": run("1"), "default": run("4")}, runs, warmup=0)
-    return timings["jobs 1"], timings["default"], written["1"] == written["4"]
+    variants = {"jobs 1": run("1"), "default": run("4")}
+    if before is not None:
+        variants["before"] = run("4", before)
+    timings = interleave(variants, runs, warmup=0)
+    same = written["1"] == written["4"]
+    return timings["jobs 1"], timings["default"], same, timings.get("before")
 
 
 def scale_table(scales: list[Scale]) -> list[str]:
+    with_before = any(scale.before is not None for scale in scales)
+    extra = " 4 jobs, before | before / baseline |" if with_before else ""
     rows = [
         "| plugins | baseline wall | sync --jobs 1 | sync (4 jobs) | --jobs 1 / baseline "
-        "| 4 jobs / baseline |",
-        "|---|---|---|---|---|---|",
+        "| 4 jobs / baseline |" + extra,
+        "|---|---|---|---|---|---|" + ("---|---|" if with_before else ""),
     ]
     for scale in scales:
         one = paired_ratios(scale.sequential, scale.baseline)
         four = paired_ratios(scale.concurrent, scale.baseline)
-        rows.append(
+        row = (
             f"| {scale.count} | {scale.baseline.describe('s', 1, 2)} "
             f"| {scale.sequential.describe('s', 1, 2)} | {scale.concurrent.describe('s', 1, 2)} "
             f"| {one.describe('x', 1, 2)} | {four.describe('x', 1, 2)} |"
         )
+        if scale.before is not None:
+            then = paired_ratios(scale.before, scale.baseline)
+            row += f" {scale.before.describe('s', 1, 2)} | {then.describe('x', 1, 2)} |"
+        rows.append(row)
     return rows
+
+
+def _lock_line(count: int, one: Stats, four: Stats, same: bool, before: Stats | None) -> str:
+    ratio = paired_ratios(four, one)
+    then = "" if before is None else f", 4 jobs before {before.describe('s', 1, 2)}"
+    return (
+        f"lock of {count}: --jobs 1 {one.describe('s', 1, 2)}, 4 jobs "
+        f"{four.describe('s', 1, 2)}, ratio {ratio.describe('x', 1, 2)}, "
+        f"same bytes: {same}{then}; load average {os.getloadavg()[0]:.2f}"
+    )
 
 
 def main() -> None:
@@ -232,27 +295,54 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--files", type=int, default=FILES, help="files per plugin")
     parser.add_argument("--mib", type=int, default=TOTAL_MIB, help="MiB per plugin, unpacked")
+    parser.add_argument(
+        "--latency-ms",
+        default="",
+        help="one-way latencies (ms) to repeat the largest fleet's lock and sync rows at",
+    )
+    parser.add_argument(
+        "--skip-scale", action="store_true", help="only the largest fleet (lock, latencies)"
+    )
+    parser.add_argument("--skip-lock", action="store_true", help="no lock rows")
+    parser.add_argument(
+        "--before", type=Path, help="a checkout of an earlier nexo-pkg: a 4-job column of it"
+    )
     args = parser.parse_args()
     counts = [int(value) for value in args.counts.split(",")]
+    latencies = [float(value) for value in args.latency_ms.split(",") if value.strip()]
+    largest = max(counts)
     precompile()
+    if args.before is not None:
+        precompile(args.before / "nexo_pkg")
     with tempfile.TemporaryDirectory(prefix="nexo-fleet-scale-") as scratch:
-        fleet = build_fleet(Path(scratch), max(counts), files=args.files, total_mib=args.mib)
+        fleet = build_fleet(Path(scratch), largest, files=args.files, total_mib=args.mib)
         try:
             print(machine())
-            scales = []
-            for index, count in enumerate(counts):
-                # One warm-up (page cache, registry, .pyc files) before the first row only.
-                scales.append(measure_sync(fleet, count, args.runs, warmup=int(index == 0)))
-                print(f"load average {os.getloadavg()[0]:.2f} after {count} plugins", flush=True)
-                print("\n".join(scale_table(scales[-1:])[2:]), flush=True)
-            print("\n".join(scale_table(scales)))
-            one, four, same = measure_lock(fleet, max(counts), args.runs)
-            ratio = paired_ratios(four, one)
-            print(
-                f"lock of {max(counts)}: --jobs 1 {one.describe('s', 1, 2)}, 4 jobs "
-                f"{four.describe('s', 1, 2)}, ratio {ratio.describe('x', 1, 2)}, "
-                f"same bytes: {same}; load average {os.getloadavg()[0]:.2f}"
-            )
+            if not args.skip_scale:
+                scales = []
+                for index, count in enumerate(counts):
+                    # One warm-up (page cache, registry, .pyc files) before the first row.
+                    scales.append(
+                        measure_sync(
+                            fleet, count, args.runs, warmup=int(index == 0), before=args.before
+                        )
+                    )
+                    print(f"load average {os.getloadavg()[0]:.2f} after {count} plugins")
+                    print("\n".join(scale_table(scales[-1:])[2:]), flush=True)
+                print("\n".join(scale_table(scales)))
+            if not args.skip_lock:
+                lock_row = measure_lock(fleet, largest, args.runs, before=args.before)
+                print(_lock_line(largest, *lock_row), flush=True)
+            for one_way in latencies:
+                with latency_proxy(fleet.registry.host, one_way_ms=one_way) as host:
+                    print(f"-- through a proxy adding {one_way:g} ms each way ({host})")
+                    if not args.skip_lock:
+                        lock_row = measure_lock(fleet, largest, args.runs, host, args.before)
+                        print(_lock_line(largest, *lock_row), flush=True)
+                    scale = measure_sync(
+                        fleet, largest, args.runs, warmup=0, host=host, before=args.before
+                    )
+                    print("\n".join(scale_table([scale])), flush=True)
         finally:
             fleet.registry.stop()
 
