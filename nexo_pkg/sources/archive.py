@@ -247,8 +247,13 @@ class _InflatingReader:
         """Skip forward to ``offset`` (tarfile skips member padding this way)."""
         if whence != 0 or offset < self.position:
             raise invalid("the archive reader cannot go back")
-        while self.position < offset and self.read(min(offset - self.position, READ_CHUNK)):
-            pass
+        while self.position < offset:
+            available = self._available()
+            if not available:
+                break
+            take = min(offset - self.position, available)
+            self._at += take
+            self.position += take
         return self.position
 
 
@@ -256,27 +261,7 @@ class _InflatingReader:
 # ``tarfile.TarInfo.frombuf`` slices them.
 _HEADER = struct.Struct("100s8s8s8s12s12s8s1s100s8x32s32s8s8s155s")
 _PLAIN_TYPES = frozenset({tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE})
-_BASE256 = (0o200, 0o377)
-
-
-def _octal(field: bytes) -> int:
-    """A header's number field as ``tarfile.nti`` reads it, or :class:`ValueError` for one
-    this reads more strictly than ``nti`` (spaces only, padded with other than ASCII
-    whitespace) or that ``nti`` refuses: the caller then leaves the block to ``tarfile``."""
-    if field[0] in _BASE256:
-        number: int = tarfile.nti(field)  # type: ignore[attr-defined]
-        return number
-    end = field.find(b"\0")
-    digits = field if end < 0 else field[:end]
-    # int() of bytes takes exactly what nti's int() of the decoded, stripped text takes,
-    # except a field of spaces and the control characters str.strip() also removes.
-    return int(digits, 8) if digits else 0
-
-
-def _text(field: bytes, encoding: str, errors: str) -> str:
-    """A NUL-terminated header string as ``tarfile.nts`` decodes it."""
-    end = field.find(b"\0")
-    return (field if end < 0 else field[:end]).decode(encoding, errors)
+_NUL = b"\0"
 
 
 class StrictTarInfo(tarfile.TarInfo):
@@ -335,32 +320,38 @@ class StrictTarInfo(tarfile.TarInfo):
         if tarfile_.pax_headers:
             return None
         encoding, errors = tarfile_.encoding, tarfile_.errors
+        (
+            name, mode, uid, gid, size, mtime, chksum, kind, linkname,
+            uname, gname, devmajor, devminor, prefix,
+        ) = _HEADER.unpack_from(block)  # fmt: skip
         try:
-            (
-                name, mode, uid, gid, size, mtime, chksum, kind, linkname,
-                uname, gname, devmajor, devminor, prefix,
-            ) = _HEADER.unpack_from(block)  # fmt: skip
-            checksum = _octal(chksum)
+            # A number field as tarfile.nti reads it: the bytes before the first NUL, in
+            # octal, none being 0. int() of those bytes accepts a subset of what nti's int()
+            # of the decoded, stripped text does, with the same value; what it refuses (a
+            # base-256 number, spaces only, a control character, garbage) is left to tarfile.
+            numbers = [
+                int(digits, 8) if (digits := field.partition(_NUL)[0]) else 0
+                for field in (chksum, mode, uid, gid, size, mtime, devmajor, devminor)
+            ]
             # tarfile's unsigned sum: every byte, the checksum field counted as 8 spaces.
-            if checksum != sum(block) - sum(chksum) + 256:
+            if numbers[0] != sum(block) - sum(chksum) + 256:
                 return None
-            member = cls()
-            member.name = _text(name, encoding, errors)
-            member.mode = _octal(mode)
-            member.uid = _octal(uid)
-            member.gid = _octal(gid)
-            member.size = _octal(size)
-            member.mtime = _octal(mtime)
-            member.chksum = checksum
-            member.type = kind
-            member.linkname = _text(linkname, encoding, errors)
-            member.uname = _text(uname, encoding, errors)
-            member.gname = _text(gname, encoding, errors)
-            member.devmajor = _octal(devmajor)
-            member.devminor = _octal(devminor)
-            directory_prefix = _text(prefix, encoding, errors)
+            # Strings as tarfile.nts decodes them: the bytes before the first NUL.
+            texts = [
+                field.partition(_NUL)[0].decode(encoding, errors)
+                for field in (name, linkname, uname, gname, prefix)
+            ]
         except ValueError:
             return None
+        member = cls.__new__(cls)
+        (
+            member.chksum, member.mode, member.uid, member.gid, member.size, member.mtime,
+            member.devmajor, member.devminor,
+        ) = numbers  # fmt: skip
+        member.name, member.linkname, member.uname, member.gname, directory_prefix = texts
+        member.type = kind
+        member.sparse = None
+        member.pax_headers = {}
         if kind == tarfile.AREGTYPE and member.name.endswith("/"):
             member.type = tarfile.DIRTYPE
         if member.type == tarfile.DIRTYPE:
