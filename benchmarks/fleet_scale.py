@@ -14,13 +14,14 @@ run onto an empty root with a cold blob cache (its own ``NEXO_HOME``):
 ``lock`` of the largest fleet is timed the same way, ``--jobs 1`` against the default, each
 run from an empty lock and a cold blob cache; both must write the same bytes.
 
-``--latency-ms 5,20`` repeats the largest fleet's ``lock`` and ``sync`` rows (baseline
-included) through a proxy that delays every byte by that one-way latency in each direction
-(``fleet_proxy.py``, in its own process), as a registry across a network would; 0 is the
-registry on loopback, without the proxy.
+``--latency-ms 0,5,20`` repeats the largest fleet's ``lock`` rows and a ``sync`` row
+(baseline included; ``--latency-sync-count`` plugins) through a proxy that delays every byte
+by that one-way latency in each direction (``fleet_proxy.py``, in its own process), as a
+registry across a network would; 0 is the registry on loopback, without the proxy.
 
 Run: ``.venv/bin/python benchmarks/fleet_scale.py [--counts 1,5,20,50] [--runs 3]
-[--latency-ms 0,5,20] [--skip-scale]``.
+[--latency-ms 0,5,20] [--latency-sync-count 20] [--skip-scale] [--skip-lock]
+[--before OLD_CHECKOUT]``.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -221,13 +223,39 @@ def measure_sync(
     )
 
 
+@dataclass(frozen=True)
+class LockRow:
+    """``lock`` of one fleet: ``--jobs 1`` and 4 jobs (wall, and CPU of the process tree:
+    user + system), and 4 jobs of the ``--before`` checkout."""
+
+    count: int
+    sequential: Stats
+    concurrent: Stats
+    sequential_cpu: Stats
+    concurrent_cpu: Stats
+    same_bytes: bool
+    before: Stats | None = None
+
+    def line(self) -> str:
+        ratio = paired_ratios(self.concurrent, self.sequential)
+        then = "" if self.before is None else f", 4 jobs before {self.before.describe('s', 1, 2)}"
+        return (
+            f"lock of {self.count}: --jobs 1 {self.sequential.describe('s', 1, 2)} "
+            f"(CPU {self.sequential_cpu.describe('s', 1, 2)}), 4 jobs "
+            f"{self.concurrent.describe('s', 1, 2)} (CPU {self.concurrent_cpu.describe('s', 1, 2)})"
+            f", ratio {ratio.describe('x', 1, 2)}, same bytes: {self.same_bytes}{then}; "
+            f"load average {os.getloadavg()[0]:.2f}"
+        )
+
+
 def measure_lock(
     fleet: Fleet, count: int, runs: int, host: str | None = None, before: Path | None = None
-) -> tuple[Stats, Stats, bool, Stats | None]:
-    """``lock --jobs 1`` and with 4 jobs (and 4 jobs with the ``before`` checkout's code):
-    their times and whether the two lock files are byte-identical."""
+) -> LockRow:
+    """``lock --jobs 1`` and with 4 jobs (and 4 jobs with the ``before`` checkout's code),
+    each from an empty lock and a cold cache; whether the two lock files are byte-identical."""
     project = fleet.project(count, host)
     written: dict[str, bytes] = {}
+    cpu: dict[str, list[float]] = {"1": [], "4": []}
 
     def run(jobs: str, code: Path | None = None) -> Callable[[], float]:
         def once() -> float:
@@ -235,14 +263,17 @@ def measure_lock(
             shutil.rmtree(scratch, ignore_errors=True)
             scratch.mkdir()
             out = scratch / "nexo-plugins.lock"
+            used = resource.getrusage(resource.RUSAGE_CHILDREN)
             elapsed = wall(
                 _nexo("lock", "-f", str(project / "nexo-plugins.toml"), "--lock", str(out),
                       "--plain-http", "--jobs", jobs),
                 env=_env(scratch / "home", code),
                 cwd=fleet.work,
             )  # fmt: skip
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
             if code is None:
                 written[jobs] = out.read_bytes()
+                cpu[jobs].append(after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime)
             return elapsed
 
         return once
@@ -252,8 +283,15 @@ def measure_lock(
     if before is not None:
         variants["before"] = run("4", before)
     timings = interleave(variants, runs, warmup=0)
-    same = written["1"] == written["4"]
-    return timings["jobs 1"], timings["default"], same, timings.get("before")
+    return LockRow(
+        count,
+        timings["jobs 1"],
+        timings["default"],
+        Stats.of(cpu["1"]),
+        Stats.of(cpu["4"]),
+        written["1"] == written["4"],
+        timings.get("before"),
+    )
 
 
 def scale_table(scales: list[Scale]) -> list[str]:
@@ -279,16 +317,6 @@ def scale_table(scales: list[Scale]) -> list[str]:
     return rows
 
 
-def _lock_line(count: int, one: Stats, four: Stats, same: bool, before: Stats | None) -> str:
-    ratio = paired_ratios(four, one)
-    then = "" if before is None else f", 4 jobs before {before.describe('s', 1, 2)}"
-    return (
-        f"lock of {count}: --jobs 1 {one.describe('s', 1, 2)}, 4 jobs "
-        f"{four.describe('s', 1, 2)}, ratio {ratio.describe('x', 1, 2)}, "
-        f"same bytes: {same}{then}; load average {os.getloadavg()[0]:.2f}"
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--counts", default="1,5,20,50")
@@ -298,10 +326,15 @@ def main() -> None:
     parser.add_argument(
         "--latency-ms",
         default="",
-        help="one-way latencies (ms) to repeat the largest fleet's lock and sync rows at",
+        help="one-way latencies (ms; 0: no proxy) to repeat the lock and sync rows at",
     )
     parser.add_argument(
-        "--skip-scale", action="store_true", help="only the largest fleet (lock, latencies)"
+        "--latency-sync-count",
+        type=int,
+        help="plugins of the sync rows at each latency (default: the largest count; 0: none)",
+    )
+    parser.add_argument(
+        "--skip-scale", action="store_true", help="no scaling table (lock, latencies only)"
     )
     parser.add_argument("--skip-lock", action="store_true", help="no lock rows")
     parser.add_argument(
@@ -330,19 +363,20 @@ def main() -> None:
                     print(f"load average {os.getloadavg()[0]:.2f} after {count} plugins")
                     print("\n".join(scale_table(scales[-1:])[2:]), flush=True)
                 print("\n".join(scale_table(scales)))
-            if not args.skip_lock:
-                lock_row = measure_lock(fleet, largest, args.runs, before=args.before)
-                print(_lock_line(largest, *lock_row), flush=True)
+            if not args.skip_lock and not latencies:
+                print(measure_lock(fleet, largest, args.runs, before=args.before).line())
+            synced = largest if args.latency_sync_count is None else args.latency_sync_count
             for one_way in latencies:
                 with latency_proxy(fleet.registry.host, one_way_ms=one_way) as host:
-                    print(f"-- through a proxy adding {one_way:g} ms each way ({host})")
+                    print(f"-- {one_way:g} ms each way ({host}); load {os.getloadavg()[0]:.2f}")
                     if not args.skip_lock:
-                        lock_row = measure_lock(fleet, largest, args.runs, host, args.before)
-                        print(_lock_line(largest, *lock_row), flush=True)
-                    scale = measure_sync(
-                        fleet, largest, args.runs, warmup=0, host=host, before=args.before
-                    )
-                    print("\n".join(scale_table([scale])), flush=True)
+                        row = measure_lock(fleet, largest, args.runs, host, args.before)
+                        print(row.line(), flush=True)
+                    if synced:
+                        scale = measure_sync(
+                            fleet, synced, args.runs, warmup=0, host=host, before=args.before
+                        )
+                        print("\n".join(scale_table([scale])), flush=True)
         finally:
             fleet.registry.stop()
 

@@ -98,15 +98,17 @@ class CpuPool:
 
     With ``jobs`` above 1 on a machine of several cores, :meth:`call` runs a function (a
     module-level one, with arguments and a result that pickle) in one of
-    ``min(jobs, cores)`` processes started on entry, before the run's threads start;
-    otherwise it runs it in the calling thread. A failure inside the function is raised
-    here as it was raised there (a :class:`~nexo_pkg.core.errors.NexoError` keeps its kind
-    and message). The workers ignore SIGINT and take SIGTERM's default action: the calling
-    process decides what an interrupt means and waits for the steps under way on exit.
+    ``min(jobs, cores)`` processes started on entry, before the run's threads start
+    (``per_core`` off: ``jobs`` processes, for steps that also wait on the disk, as
+    extraction does); otherwise it runs it in the calling thread. A failure inside the
+    function is raised here as it was raised there (a
+    :class:`~nexo_pkg.core.errors.NexoError` keeps its kind and message). The workers ignore
+    SIGINT and take SIGTERM's default action: the calling process decides what an interrupt
+    means and waits for the steps under way on exit.
     """
 
-    def __init__(self, jobs: int) -> None:
-        self.workers = min(jobs, os.cpu_count() or 1)
+    def __init__(self, jobs: int, *, per_core: bool = True) -> None:
+        self.workers = min(jobs, os.cpu_count() or 1) if per_core else jobs
         self._pool: ProcessPoolExecutor | None = None
 
     def __enter__(self) -> CpuPool:

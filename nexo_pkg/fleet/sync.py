@@ -239,10 +239,11 @@ def sync(
         jobs = min(checked_jobs(options.jobs), len(locked.plugins))
         # The root's lock is held for the whole run, so the plugins' workers extract side by
         # side into their own staging trees, each in a worker process of `cpu` when there are
-        # several jobs and cores (forked before the locks are taken, so that they never hold
-        # them); the receipts and the rename that makes each plugin visible stay here.
+        # several jobs (one per job: creating files waits on the disk as much as it uses a
+        # core; forked before the locks are taken, so that they never hold them); the
+        # receipts and the rename that makes each plugin visible stay here.
         with (
-            CpuPool(jobs) as cpu,
+            CpuPool(jobs, per_core=False) as cpu,
             extraction_workers(cpu),
             _sync_lock(dest),
             locked_root(dest) as root,
