@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nexo_pkg.cli.common import guarded, policy_path, result_line
+from nexo_pkg.cli.common import answer, fail, guarded, policy_path, result_line
 from nexo_pkg.cli.options import (
     AllowSignerChangeOption,
     ConfigOption,
@@ -27,14 +27,17 @@ from nexo_pkg.cli.options import (
     TimeoutOption,
     TrustedKeysOption,
 )
-from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.output import emit_json, say
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 
 if TYPE_CHECKING:
+    from nexo_pkg.fleet.lock import LockResult
     from nexo_pkg.fleet.sources import FleetOptions
+    from nexo_pkg.fleet.sync import SyncResult
     from nexo_pkg.install.pipeline import InstallCallbacks
+    from nexo_pkg.sources.cache import PruneReport
 
 JobsOption = Annotated[
     int | None,
@@ -85,7 +88,6 @@ def fleet_options(
 ) -> FleetOptions:
     """What the user chose with a fleet command's flags: install's choices (home, policy,
     signature flags, network) and ``--jobs``."""
-    from nexo_pkg.core.errors import UsageError  # noqa: PLC0415
     from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
     from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
@@ -119,12 +121,6 @@ def fleet_callbacks(json_output: bool) -> InstallCallbacks:
     from nexo_pkg.install.pipeline import InstallCallbacks  # noqa: PLC0415
 
     return InstallCallbacks(notice=None if json_output else say)
-
-
-def _usage(message: str) -> None:
-    from nexo_pkg.core.errors import UsageError  # noqa: PLC0415
-
-    raise UsageError(message)
 
 
 def _lock_path(wanted: Path, lock: Path | None) -> Path:
@@ -192,12 +188,16 @@ def register(app: typer.Typer) -> None:
                 note(f"{path} is up to date.")
             return
         if plugin_ids and not upgrade:
-            guarded(
-                lambda: _usage("plugin ids are only taken with --upgrade (lock --upgrade ID)"),
-                json_output=json_output,
-            )
+            message = "plugin ids are only taken with --upgrade (lock --upgrade ID)"
+            fail(UsageError(message), json_output=json_output)
         upgrade_ids = frozenset(plugin_ids or ()) if upgrade else None
-        result = guarded(
+
+        def show(result: LockResult) -> None:
+            for plugin_id, change in sorted(result.changes.items()):
+                note(f"{plugin_id}: {change}")
+            note(f"Wrote {path}." if result.written else f"{path} is up to date.")
+
+        answer(
             lambda: locking.lock(
                 wanted,
                 path,
@@ -217,13 +217,8 @@ def register(app: typer.Typer) -> None:
                 upgrade=upgrade_ids,
             ),
             json_output=json_output,
+            show=show,
         )
-        if json_output:
-            emit_json(result.to_json())
-            return
-        for plugin_id, change in sorted(result.changes.items()):
-            note(f"{plugin_id}: {change}")
-        note(f"Wrote {path}." if result.written else f"{path} is up to date.")
 
     @app.command("sync")
     def sync_command(
@@ -264,7 +259,7 @@ def register(app: typer.Typer) -> None:
         sync; 1 a plugin failed (the others are synced); 2 usage or configuration error.
         """
         from nexo_pkg.fleet.lockfile import WANTED_NAME  # noqa: PLC0415
-        from nexo_pkg.fleet.sync import SyncResult, sync  # noqa: PLC0415
+        from nexo_pkg.fleet.sync import sync  # noqa: PLC0415
 
         quiet = json_output or not sys.stderr.isatty()
         roots: list[Path] = []
@@ -307,10 +302,7 @@ def register(app: typer.Typer) -> None:
                 progress=None if quiet else note,
             )
 
-        result = guarded(run, json_output=json_output)
-        if json_output:
-            emit_json(result.to_json())
-        else:
+        def show(result: SyncResult) -> None:
             if result.relocked:
                 note(f"Locked {lock_file} again: {WANTED_NAME} had changed.")
             for item in result.outcomes:
@@ -318,11 +310,10 @@ def register(app: typer.Typer) -> None:
                     note(f"error: {item.plugin_id}: {item.error} [{item.kind}]")
                 elif item.action != "unchanged":
                     note(f"{item.plugin_id} {item.version or ''}: {item.action}".replace("  ", " "))
-            changed = sum(
-                1 for item in result.outcomes if item.action not in {"unchanged", "failed"}
-            )
+            changed = sum(item.action not in {"unchanged", "failed"} for item in result.outcomes)
             note(f"{roots[0]}: {changed} change(s), {len(result.outcomes)} plugin(s) checked.")
-        if not result.ok:
+
+        if not answer(run, json_output=json_output, show=show).ok:
             raise typer.Exit(1)
 
     @app.command("push")
@@ -345,26 +336,21 @@ def register(app: typer.Typer) -> None:
         """
         from nexo_pkg.fleet.publish import push  # noqa: PLC0415
 
-        result = guarded(
+        answer(
             lambda: push(
                 dist,
                 destination,
                 fleet_options(
-                    registry_config=registry_config,
-                    plain_http=plain_http,
-                    timeout=timeout,
+                    registry_config=registry_config, plain_http=plain_http, timeout=timeout
                 ),
                 callbacks=fleet_callbacks(json_output),
             ),
             json_output=json_output,
+            show=lambda pushed: note(
+                f"Pushed {pushed.plugin_id} {pushed.version} to {pushed.reference} "
+                f"({pushed.digest})."
+            ),
         )
-        if json_output:
-            emit_json(result.to_json())
-        else:
-            note(
-                f"Pushed {result.plugin_id} {result.version} to {result.reference} "
-                f"({result.digest})."
-            )
 
     @app.command("mirror")
     def mirror_command(
@@ -409,28 +395,25 @@ def register(app: typer.Typer) -> None:
         if is_oci(release):
             from nexo_pkg.fleet.copy import mirror_registry  # noqa: PLC0415
 
-            copied = guarded(
+            answer(
                 lambda: mirror_registry(release, destination, options(), callbacks),
                 json_output=json_output,
-            )
-            if json_output:
-                emit_json(copied.to_json())
-            else:
-                note(
+                show=lambda copied: note(
                     f"Mirrored {copied.source} to {copied.reference} ({copied.digest}): "
                     f"{copied.blobs} blob(s), {copied.manifests} manifest(s), "
                     f"{copied.tags_written} tag(s) copied."
-                )
+                ),
+            )
             return
         from nexo_pkg.fleet.publish import mirror  # noqa: PLC0415
 
-        result = guarded(
-            lambda: mirror(release, destination, options(), callbacks), json_output=json_output
+        answer(
+            lambda: mirror(release, destination, options(), callbacks),
+            json_output=json_output,
+            show=lambda mirrored: note(
+                f"Mirrored {release} to {mirrored.reference} ({mirrored.digest})."
+            ),
         )
-        if json_output:
-            emit_json(result.to_json())
-        else:
-            note(f"Mirrored {release} to {result.reference} ({result.digest}).")
 
     cache_app = typer.Typer(
         help="The shared download cache ($NEXO_HOME/cache/blobs), as uv's `cache`: dir, "
@@ -472,7 +455,7 @@ def register(app: typer.Typer) -> None:
         report = guarded(
             lambda: BlobCache(nexo_home_from_env()).prune(max_age=None), json_output=json_output
         )
-        _prune_report(report.removed, report.freed_bytes, report.kept, json_output=json_output)
+        _prune_report(report, json_output=json_output)
 
     @cache_app.command("prune")
     def cache_prune_command(
@@ -486,29 +469,30 @@ def register(app: typer.Typer) -> None:
         """Remove unused, corrupt and half-written blobs from the cache."""
         from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
 
-        def run() -> object:
+        def run() -> PruneReport:
             if older_than_days < 0:
                 raise NexoError("--older-than-days must be 0 or more", kind="usage", exit_code=2)
             return BlobCache(nexo_home_from_env()).prune(
                 max_age=None if all_blobs else older_than_days * 86400
             )
 
-        report = guarded(run, json_output=json_output)
-        removed, freed, kept = report.removed, report.freed_bytes, report.kept  # type: ignore[attr-defined]
-        _prune_report(removed, freed, kept, json_output=json_output)
+        _prune_report(guarded(run, json_output=json_output), json_output=json_output)
 
 
 def human_size(size: int) -> str:
     """``size`` bytes as uv prints them: ``0B``, ``512B``, ``1.5KiB``, ``2.0MiB``."""
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{size}B" if unit == "B" else f"{value:.1f}{unit}"
+    if size < 1024:
+        return f"{size}B"
+    value = size / 1024
+    for unit in ("KiB", "MiB"):
+        if value < 1024:
+            return f"{value:.1f}{unit}"
         value /= 1024
-    return f"{size}B"  # unreachable: the loop returns at GiB
+    return f"{value:.1f}GiB"
 
 
-def _prune_report(removed: int, freed: int, kept: int, *, json_output: bool) -> None:
+def _prune_report(report: PruneReport, *, json_output: bool) -> None:
+    removed, freed, kept = report.removed, report.freed_bytes, report.kept
     if json_output:
         emit_json({"ok": True, "removed": removed, "freed_bytes": freed, "kept": kept})
     else:

@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import confirm, guarded, interactive, policy_path, result_line
+from nexo_pkg.cli.common import (
+    answer,
+    confirm,
+    confirm_or_refuse,
+    fail,
+    guarded,
+    interactive,
+    policy_path,
+    result_line,
+)
 from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.cli.options import (
     AllowSignerChangeOption,
@@ -32,12 +41,13 @@ from nexo_pkg.cli.options import (
     YesOption,
 )
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
-from nexo_pkg.core.output import emit_json, say, warn
+from nexo_pkg.core.output import OUTPUT, emit_json, say, warn
 from nexo_pkg.core.terminal import printable
 
 # The install machinery (store, archive inspection, trust policy, httpx) is imported inside
 # the commands: `nexo plugin install --help` and `list` should not pay for what they don't run.
 if TYPE_CHECKING:
+    from nexo_pkg.install.link import LinkResult
     from nexo_pkg.install.pipeline import (
         InstallCallbacks,
         InstallOptions,
@@ -215,14 +225,8 @@ def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
     return InstallCallbacks(
         confirm=_confirmer(yes=yes, json_output=json_output),
         notice=None if json_output else say,
-        show_progress=_progress_wanted(),
+        show_progress=sys.stderr.isatty() and not OUTPUT.quiet,
     )
-
-
-def _progress_wanted() -> bool:
-    from nexo_pkg.core.output import OUTPUT  # noqa: PLC0415
-
-    return sys.stderr.isatty() and not OUTPUT.quiet
 
 
 def _upgrade_one(
@@ -280,12 +284,6 @@ def _report_upgrade(result: UpgradeResult) -> None:
         say(f"Kept the old version out of the daemon's sight at {printable(kept)}.")
 
 
-def _required_source(source: str | None) -> str:
-    if source is None:
-        raise UsageError("missing argument SOURCE (or --link DIR)")
-    return source
-
-
 def _linked(root: Path) -> list[Any]:
     from nexo_pkg.install.link import linked_plugins  # noqa: PLC0415
 
@@ -296,17 +294,24 @@ def _remove_link(root: Path, plugin_id: str, path: Path, *, yes: bool) -> list[s
     """``remove ID`` for a development link: the link goes, the checkout stays."""
     from nexo_pkg.install.link import unlink  # noqa: PLC0415
 
-    if not yes:
-        if not interactive():
-            raise UsageError(
-                f"removing {plugin_id} needs confirmation and no terminal is attached; "
-                "pass --yes to remove without asking"
-            )
-        say(f"Will remove the link {printable(path)} (the checkout it points to stays)")
-        if not confirm(f"Remove {printable(plugin_id)}?"):
-            raise NexoError("removal cancelled; nothing was changed", kind="cancelled")
+    _confirm_removal(
+        plugin_id,
+        yes,
+        [f"Will remove the link {printable(path)} (the checkout it points to stays)"],
+    )
     removed = unlink(root, plugin_id)
     return [str(removed)] if removed is not None else []
+
+
+def _confirm_removal(plugin_id: str, yes: bool, shown: list[str]) -> None:
+    confirm_or_refuse(
+        yes,
+        f"Remove {printable(plugin_id)}?",
+        no_terminal=f"removing {plugin_id} needs confirmation and no terminal is attached; "
+        "pass --yes to remove without asking",
+        cancelled="removal cancelled; nothing was changed",
+        shown=shown,
+    )
 
 
 def _install_link(
@@ -314,23 +319,27 @@ def _install_link(
 ) -> None:
     """``install --link DIR``: see :mod:`nexo_pkg.install.link`."""
 
-    def run() -> Any:
+    def run() -> LinkResult:
         from nexo_pkg.install.link import link_install  # noqa: PLC0415
 
         if source is not None:
             raise UsageError("--link DIR links the checkout DIR: give no SOURCE with it")
         states = _discovery_states(config)
         follow = None if states is None else states.follow_symlinks
-        return link_install(link, _dest(dest, config), follow_symlinks=follow)
+        result = link_install(link, _dest(dest, config), follow_symlinks=follow)
+        for message in result.warnings:
+            warn(printable(message))
+        return result
 
-    result = guarded(run, json_output=json_output)
-    for message in result.warnings:
-        warn(printable(message))
-    if json_output:
-        emit_json(result.to_json())
-        return
-    linked = result.linked
-    say(printable(f"Linked {linked.plugin_id} {linked.version}: {linked.path} -> {linked.target}"))
+    def show(result: LinkResult) -> None:
+        linked = result.linked
+        say(
+            printable(
+                f"Linked {linked.plugin_id} {linked.version}: {linked.path} -> {linked.target}"
+            )
+        )
+
+    answer(run, json_output=json_output, show=show)
 
 
 def _discovery_states(config: Path | None) -> Any:
@@ -444,7 +453,9 @@ def register(app: typer.Typer) -> None:
         if link is not None:
             _install_link(link, source, dest=dest, config=config, json_output=json_output)
             return
-        source_text = guarded(lambda: _required_source(source), json_output=json_output)
+        if source is None:
+            fail(UsageError("missing argument SOURCE (or --link DIR)"), json_output=json_output)
+        source_text = source
 
         def run() -> InstallResult:
             # httpx is imported only by the commands that talk to GitHub.
@@ -688,7 +699,7 @@ def register(app: typer.Typer) -> None:
 
         items = guarded(scan, json_output=json_output)
         states = _discovery_states(config)
-        plugins = [item for item in items if item.receipt is not None]
+        plugins = [(item, item.receipt) for item in items if item.receipt is not None]
         links = [link for each in roots for link in _linked(each)]
         linked_paths = {link.path for link in links}
         orphans = [
@@ -709,24 +720,23 @@ def register(app: typer.Typer) -> None:
                 ],
                 "plugins": [
                     {
-                        "id": item.receipt.id,
-                        "version": item.receipt.version,
-                        "target": item.receipt.target,
-                        "source": item.receipt.source,
-                        "owner": item.receipt.owner,
-                        "repo": item.receipt.repo,
-                        "tag": item.receipt.tag,
-                        "resolved_tag": item.receipt.resolved_tag,
-                        "registry": item.receipt.registry,
-                        "signature": item.receipt.signature.get("status"),
-                        "signature_scheme": item.receipt.signature.get("scheme"),
-                        "installed_at": item.receipt.installed_at,
+                        "id": receipt.id,
+                        "version": receipt.version,
+                        "target": receipt.target,
+                        "source": receipt.source,
+                        "owner": receipt.owner,
+                        "repo": receipt.repo,
+                        "tag": receipt.tag,
+                        "resolved_tag": receipt.resolved_tag,
+                        "registry": receipt.registry,
+                        "signature": receipt.signature.get("status"),
+                        "signature_scheme": receipt.signature.get("scheme"),
+                        "installed_at": receipt.installed_at,
                         "path": str(item.path),
                         "kept": item.kept,
-                        "discovery": None if states is None else states.state(item.receipt.id),
+                        "discovery": None if states is None else states.state(receipt.id),
                     }
-                    for item in plugins
-                    if item.receipt is not None
+                    for item, receipt in plugins
                 ]
                 + [
                     {
@@ -751,10 +761,11 @@ def register(app: typer.Typer) -> None:
         if not plugins and not links and not unreadable and not (include_orphan and orphans):
             say(f"No plugins installed in {printable(', '.join(str(each) for each in roots))}.")
             return
-        for item in plugins:
-            receipt = item.receipt
-            if receipt is None:
-                continue
+
+        def row(plugin: str, version: str, origin: str, status: str, path: Path) -> None:
+            result_line(printable(f"{plugin:<24} {version:<12} {origin:<40} {status:<9} {path}"))
+
+        for item, receipt in plugins:
             if receipt.registry is not None:
                 origin = receipt.registry
             elif receipt.source == "github-releases":
@@ -764,21 +775,11 @@ def register(app: typer.Typer) -> None:
             status = "kept" if item.kept else receipt.signature.get("status", "unknown")
             if not item.kept and states is not None and states.state(receipt.id) != "enabled":
                 status = states.state(receipt.id)
-            result_line(
-                printable(
-                    f"{receipt.id:<24} {receipt.version:<12} {origin:<40} {status:<9} {item.path}"
-                )
-            )
+            row(receipt.id, receipt.version, origin, status, item.path)
         for link in links:
-            result_line(
-                printable(
-                    f"{link.plugin_id:<24} {link.version:<12} {'link: ' + str(link.target):<40} "
-                    f"{'linked':<9} {link.path}"
-                )
-            )
+            row(link.plugin_id, link.version, f"link: {link.target}", "linked", link.path)
         for item in orphans if include_orphan else unreadable:
-            problem = item.problem or ""
-            result_line(printable(f"{'(orphan)':<24} {'':<12} {problem:<40} {'':<9} {item.path}"))
+            row("(orphan)", "", item.problem or "", "", item.path)
 
     @app.command("remove")
     def remove_command(
@@ -824,16 +825,9 @@ def register(app: typer.Typer) -> None:
                 *(item for root in holding for item in installed_versions(root, plugin_id)),
                 *(item for root in holding for item in unreadable_installs(root, plugin_id)),
             ]
-            if not yes:
-                if not interactive():
-                    raise UsageError(
-                        f"removing {plugin_id} needs confirmation and no terminal is attached; "
-                        "pass --yes to remove without asking"
-                    )
-                for item in matches:
-                    say(f"Will remove {printable(item.path)}")
-                if not confirm(f"Remove {printable(plugin_id)}?"):
-                    raise NexoError("removal cancelled; nothing was changed", kind="cancelled")
+            _confirm_removal(
+                plugin_id, yes, [f"Will remove {printable(item.path)}" for item in matches]
+            )
             return [str(item.path) for root in holding for item in remove(plugin_id, root)]
 
         removed = guarded(run, json_output=json_output)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import guarded, policy_path, result_line
+from nexo_pkg.cli.common import answer, guarded, policy_path, result_line
 from nexo_pkg.cli.install import _dest, _roots, registry_mirrors
 from nexo_pkg.cli.options import (
     ConfigOption,
@@ -33,8 +33,10 @@ from nexo_pkg.core.output import emit_json, say
 from nexo_pkg.core.terminal import printable
 
 if TYPE_CHECKING:
+    from nexo_pkg.install.discovery_edit import EditResult
     from nexo_pkg.install.outdated import LatestLookup, OutdatedEntry
-    from nexo_pkg.install.pipeline import InstallOptions
+    from nexo_pkg.install.pipeline import InstallOptions, ReleaseInfo
+    from nexo_pkg.install.rollback import RollbackResult
 
 
 def _lookups(options: InstallOptions) -> dict[str, LatestLookup]:
@@ -108,7 +110,7 @@ def _set_enabled(
     )
     from nexo_pkg.install.store import installed_versions  # noqa: PLC0415
 
-    def run() -> Any:
+    def run() -> EditResult:
         check_id(plugin_id)
         directory = config_dir(config)
         root = _dest(dest, config)
@@ -123,19 +125,18 @@ def _set_enabled(
             )
         return set_enabled(directory, plugin_id, enabled=enabled)
 
-    result = guarded(run, json_output=json_output)
-    if json_output:
-        emit_json(result.to_json())
-        return
-    verb = "enabled" if enabled else "disabled"
-    if not result.changed:
-        say(f"{printable(plugin_id)} is already {verb} in {printable(result.path)}.")
-        return
-    extra = " (added to discovery.allowlist)" if result.allowlisted else ""
-    say(
-        f"{printable(plugin_id)} {verb} in {printable(result.path)}{extra}; the daemon "
-        "applies it at its next start."
-    )
+    def show(result: EditResult) -> None:
+        verb = "enabled" if enabled else "disabled"
+        if not result.changed:
+            say(f"{printable(plugin_id)} is already {verb} in {printable(result.path)}.")
+            return
+        extra = " (added to discovery.allowlist)" if result.allowlisted else ""
+        say(
+            f"{printable(plugin_id)} {verb} in {printable(result.path)}{extra}; the daemon "
+            "applies it at its next start."
+        )
+
+    answer(run, json_output=json_output, show=show)
 
 
 def _registry_targets(pinned: str, options: InstallOptions) -> tuple[tuple[str, str], ...]:
@@ -259,7 +260,7 @@ def register(app: typer.Typer) -> None:
         2 usage or configuration error.
         """
 
-        def run() -> Any:
+        def run() -> ReleaseInfo:
             from nexo_pkg.install.pipeline import (  # noqa: PLC0415
                 InstallOptions,
                 release_info,
@@ -288,27 +289,26 @@ def register(app: typer.Typer) -> None:
                 shown = replace(shown, targets=_registry_targets(pinned, options))
             return shown
 
-        info = guarded(run, json_output=json_output)
-        if json_output:
-            emit_json(info.to_json())
-            return
-        document = info.to_json()
-        signature = document["signature"]
-        signer = signature.get("identity") or signature.get("status")
-        rows = [
-            ("Plugin", f"{document['id']} {document['version']}"),
-            ("Release", document["tag"] or "-"),
-            ("Targets", ", ".join(entry["target"] for entry in document["targets"])),
-            ("Asset", f"{document['asset']} ({document['host_target']})"),
-            ("sha256", document["sha256"]),
-            ("Checksums", ", ".join(document["checksums"]) or "-"),
-            ("Signer", f"{signer} ({signature.get('status')})"),
-            ("min_nexo", document["min_nexo_version"] or "-"),
-        ]
-        for label, value in rows:
-            result_line(printable(f"{label + ':':<11} {value}"))
-        for message in info.plan.warnings:
-            say(f"warning: {printable(message)}")
+        def show(info: ReleaseInfo) -> None:
+            document = info.to_json()
+            signature = document["signature"]
+            signer = signature.get("identity") or signature.get("status")
+            rows = [
+                ("Plugin", f"{document['id']} {document['version']}"),
+                ("Release", document["tag"] or "-"),
+                ("Targets", ", ".join(entry["target"] for entry in document["targets"])),
+                ("Asset", f"{document['asset']} ({document['host_target']})"),
+                ("sha256", document["sha256"]),
+                ("Checksums", ", ".join(document["checksums"]) or "-"),
+                ("Signer", f"{signer} ({signature.get('status')})"),
+                ("min_nexo", document["min_nexo_version"] or "-"),
+            ]
+            for label, value in rows:
+                result_line(printable(f"{label + ':':<11} {value}"))
+            for message in info.plan.warnings:
+                say(f"warning: {printable(message)}")
+
+        answer(run, json_output=json_output, show=show)
 
     @app.command("doctor")
     def doctor_command(
@@ -507,17 +507,18 @@ def register(app: typer.Typer) -> None:
         Exit codes: 0 rolled back; 1 nothing kept or the kept tree changed; 2 usage error.
         """
 
-        def run() -> Any:
+        def run() -> RollbackResult:
             from nexo_pkg.install.rollback import rollback  # noqa: PLC0415
 
             return rollback(_dest(dest, config), plugin_id, dry_run=dry_run)
 
-        result = guarded(run, json_output=json_output)
-        if json_output:
-            emit_json(result.to_json())
-            return
-        before = f" (from {result.from_version})" if result.from_version else ""
-        verb = "Would roll back" if result.dry_run else "Rolled back"
-        say(
-            printable(f"{verb} {result.plugin_id} to {result.to_version}{before} at {result.path}.")
-        )
+        def show(result: RollbackResult) -> None:
+            before = f" (from {result.from_version})" if result.from_version else ""
+            verb = "Would roll back" if result.dry_run else "Rolled back"
+            say(
+                printable(
+                    f"{verb} {result.plugin_id} to {result.to_version}{before} at {result.path}."
+                )
+            )
+
+        answer(run, json_output=json_output, show=show)
