@@ -53,17 +53,24 @@ def show_report(report: CheckReport, stream: TextIO | None = None) -> None:
     stream.flush()
 
 
-def check_after(target: Path, *, timeout_ms: int | None = None) -> CheckReport:
-    """The ``--check`` step of ``pack`` and ``install``: run the checks on ``target``, show them.
-
-    Raises :class:`~nexo_pkg.core.errors.NexoError` when the target cannot be checked at all.
-    """
+def check_after(target: Path, document: dict[str, Any], failure: str, *, json_output: bool) -> bool:
+    """The ``--check`` step of ``pack`` and ``install``: run the checks on ``target``, show them
+    on stderr and add them to the command's ``document`` (``check_failed`` saying ``failure``
+    when one fails); whether they passed. A target that cannot be checked at all ends the
+    command with its error."""
     from nexo_pkg.check import DEFAULT_TIMEOUT_MS, run_check  # noqa: PLC0415
 
-    say(f"checking {target} ...")
-    report = run_check(target, timeout_ms=timeout_ms or DEFAULT_TIMEOUT_MS)
-    show_report(report, sys.stderr)
-    return report
+    def run() -> CheckReport:
+        say(f"checking {target} ...")
+        report = run_check(target, timeout_ms=DEFAULT_TIMEOUT_MS)
+        show_report(report, sys.stderr)
+        return report
+
+    report = guarded(run, json_output=json_output)
+    document["check"] = report.to_json()
+    if not report.ok:
+        document.update(ok=False, kind="check_failed", error=failure)
+    return report.ok
 
 
 def register(app: typer.Typer) -> None:

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from nexo_pkg.fleet.sources import FleetOptions
     from nexo_pkg.fleet.sync import SyncResult
     from nexo_pkg.install.pipeline import InstallCallbacks
-    from nexo_pkg.sources.cache import PruneReport
 
 JobsOption = Annotated[
     int | None,
@@ -123,12 +122,6 @@ def fleet_callbacks(json_output: bool) -> InstallCallbacks:
     return InstallCallbacks(notice=None if json_output else say)
 
 
-def _lock_path(wanted: Path, lock: Path | None) -> Path:
-    from nexo_pkg.fleet.lockfile import LOCK_NAME  # noqa: PLC0415
-
-    return lock if lock is not None else wanted.parent / LOCK_NAME
-
-
 def register(app: typer.Typer) -> None:
     """Attach the fleet commands to the ``plugin`` sub-app."""
 
@@ -173,8 +166,9 @@ def register(app: typer.Typer) -> None:
         it stale; 2 usage or configuration error.
         """
         from nexo_pkg.fleet import lock as locking  # noqa: PLC0415
+        from nexo_pkg.fleet.lockfile import LOCK_NAME  # noqa: PLC0415
 
-        path = _lock_path(wanted, lock_file)
+        path = lock_file if lock_file is not None else wanted.parent / LOCK_NAME
         if check:
             result = guarded(lambda: locking.check(wanted, path), json_output=json_output)
             if json_output:
@@ -262,14 +256,13 @@ def register(app: typer.Typer) -> None:
         from nexo_pkg.fleet.sync import sync  # noqa: PLC0415
 
         quiet = json_output or not sys.stderr.isatty()
-        roots: list[Path] = []
 
         def run() -> SyncResult:
             from nexo_pkg.fleet.lockfile import read_registries  # noqa: PLC0415
             from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
             from nexo_pkg.sources.mirrors import configured  # noqa: PLC0415
 
-            roots.append(
+            root = (
                 install_root(dest) if dest is not None else install_root(None, config_dir(config))
             )
             wanted_path = lock_file.parent / WANTED_NAME
@@ -279,7 +272,7 @@ def register(app: typer.Typer) -> None:
             )
             return sync(
                 lock_file,
-                roots[0],
+                root,
                 fleet_options(
                     config=config,
                     trusted_keys=trusted_keys,
@@ -311,7 +304,7 @@ def register(app: typer.Typer) -> None:
                 elif item.action != "unchanged":
                     note(f"{item.plugin_id} {item.version or ''}: {item.action}".replace("  ", " "))
             changed = sum(item.action not in {"unchanged", "failed"} for item in result.outcomes)
-            note(f"{roots[0]}: {changed} change(s), {len(result.outcomes)} plugin(s) checked.")
+            note(f"{result.dest}: {changed} change(s), {len(result.outcomes)} plugin(s) checked.")
 
         if not answer(run, json_output=json_output, show=show).ok:
             raise typer.Exit(1)
@@ -450,12 +443,7 @@ def register(app: typer.Typer) -> None:
     @cache_app.command("clean")
     def cache_clean_command(*, json_output: JsonOption = False) -> None:
         """Remove every blob from the cache (as `prune --all`)."""
-        from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
-
-        report = guarded(
-            lambda: BlobCache(nexo_home_from_env()).prune(max_age=None), json_output=json_output
-        )
-        _prune_report(report, json_output=json_output)
+        _prune(None, json_output=json_output)
 
     @cache_app.command("prune")
     def cache_prune_command(
@@ -467,16 +455,10 @@ def register(app: typer.Typer) -> None:
         json_output: JsonOption = False,
     ) -> None:
         """Remove unused, corrupt and half-written blobs from the cache."""
-        from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
-
-        def run() -> PruneReport:
-            if older_than_days < 0:
-                raise NexoError("--older-than-days must be 0 or more", kind="usage", exit_code=2)
-            return BlobCache(nexo_home_from_env()).prune(
-                max_age=None if all_blobs else older_than_days * 86400
-            )
-
-        _prune_report(guarded(run, json_output=json_output), json_output=json_output)
+        if older_than_days < 0:
+            error = NexoError("--older-than-days must be 0 or more", kind="usage", exit_code=2)
+            fail(error, json_output=json_output)
+        _prune(None if all_blobs else older_than_days * 86400, json_output=json_output)
 
 
 def human_size(size: int) -> str:
@@ -491,7 +473,12 @@ def human_size(size: int) -> str:
     return f"{value:.1f}GiB"
 
 
-def _prune_report(report: PruneReport, *, json_output: bool) -> None:
+def _prune(max_age: float | None, *, json_output: bool) -> None:
+    """Remove the blobs unused for ``max_age`` seconds (every blob for ``None``) and say so."""
+    from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
+
+    cache = BlobCache(nexo_home_from_env())
+    report = guarded(lambda: cache.prune(max_age=max_age), json_output=json_output)
     removed, freed, kept = report.removed, report.freed_bytes, report.kept
     if json_output:
         emit_json({"ok": True, "removed": removed, "freed_bytes": freed, "kept": kept})

@@ -492,16 +492,12 @@ def register(app: typer.Typer) -> None:
             _report_install(result, json_output=False)
         from nexo_pkg.cli.check import check_after  # noqa: PLC0415
 
-        report = guarded(lambda: check_after(Path(result.path)), json_output=json_output)
+        document = result.to_json()
+        failure = "the installed plugin failed its checks"
+        passed = check_after(Path(result.path), document, failure, json_output=json_output)
         if json_output:
-            document = result.to_json()
-            document["check"] = report.to_json()
-            if not report.ok:
-                document.update(
-                    ok=False, kind="check_failed", error="the installed plugin failed its checks"
-                )
             emit_json(document)
-        if not report.ok:
+        if not passed:
             # The plugin stays installed (the install itself succeeded); say so and how to undo.
             plugin = printable(result.plan.plugin_id)
             sys.stderr.write(

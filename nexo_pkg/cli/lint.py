@@ -77,7 +77,7 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
             raise UsageError("--stdin reads one manifest from standard input; drop the PATHs")
         name = request.stdin_filename or STDIN_DEFAULT_NAME
         # Settings follow the name the editor gives the buffer, as ruff's --stdin-filename.
-        where = Path(request.stdin_filename) if request.stdin_filename else Path(name)
+        where = Path(name)
         options = settings.options_for(where)
         # One byte past the cap is enough to report NX004: never more, whatever stdin is.
         raw = sys.stdin.buffer.read(MAX_MANIFEST_BYTES + 1)

@@ -8,6 +8,7 @@ Only parsing, rendering and exit codes live here; the work is in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -98,45 +99,71 @@ def _render(entries: list[OutdatedEntry]) -> None:
             )
 
 
-def _set_enabled(
-    plugin_id: str, *, enabled: bool, dest: Path | None, config: Path | None, json_output: bool
-) -> None:
-    from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
-    from nexo_pkg.install.config import config_dir  # noqa: PLC0415
-    from nexo_pkg.install.discovery_edit import (  # noqa: PLC0415
-        check_id,
-        discovery_state,
-        set_enabled,
-    )
-    from nexo_pkg.install.store import installed_versions  # noqa: PLC0415
+ENABLE_HELP = """Let the daemon load a plugin again: take it out of discovery.disabled.
 
-    def run() -> EditResult:
-        check_id(plugin_id)
-        directory = config_dir(config)
-        root = _dest(dest, config)
-        listed = discovery_state(directory)
-        mentioned = plugin_id in listed.disabled or plugin_id in listed.allowlist
-        if not mentioned and not installed_versions(root, plugin_id):
-            # As the daemon's own `ext enable/disable`: an id nobody installed is a typo.
-            raise NexoError(
-                f"plugin {plugin_id!r} is not installed in {root} (see `nexo plugin list`)",
-                kind="not_installed",
-                details={"id": plugin_id},
-            )
-        return set_enabled(directory, plugin_id, enabled=enabled)
+Edits plugins/discovery.yaml of the daemon's configuration directory (see --config)
+as the daemon's own `ext enable` edits extensions.yaml, keeping the file's comments
+and layout; when discovery.allowlist is in force, the id is added to it too. The
+daemon reads the file at start. Exit codes: 0 enabled (or already); 1 not installed;
+2 usage or configuration error.
+"""
+DISABLE_HELP = """Keep the daemon from loading a plugin: add it to discovery.disabled.
 
-    def show(result: EditResult) -> None:
-        verb = "enabled" if enabled else "disabled"
-        if not result.changed:
-            say(f"{printable(plugin_id)} is already {verb} in {printable(result.path)}.")
-            return
-        extra = " (added to discovery.allowlist)" if result.allowlisted else ""
-        say(
-            f"{printable(plugin_id)} {verb} in {printable(result.path)}{extra}; the daemon "
-            "applies it at its next start."
+The plugin stays installed (list shows it as disabled). Edits plugins/discovery.yaml
+of the daemon's configuration directory (see --config), keeping its comments and
+layout. Exit codes: 0 disabled (or already); 1 not installed; 2 usage or
+configuration error.
+"""
+
+
+def _discovery_command(*, enabled: bool) -> Callable[..., None]:
+    """``enable`` or ``disable``: the daemon's discovery lists, edited for one plugin."""
+
+    def command(
+        *,
+        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
+        dest: DestOption = None,
+        config: ConfigOption = None,
+        json_output: JsonOption = False,
+    ) -> None:
+        from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
+        from nexo_pkg.install.config import config_dir  # noqa: PLC0415
+        from nexo_pkg.install.discovery_edit import (  # noqa: PLC0415
+            check_id,
+            discovery_state,
+            set_enabled,
         )
+        from nexo_pkg.install.store import installed_versions  # noqa: PLC0415
 
-    answer(run, json_output=json_output, show=show)
+        def run() -> EditResult:
+            check_id(plugin_id)
+            directory = config_dir(config)
+            root = _dest(dest, config)
+            listed = discovery_state(directory)
+            mentioned = plugin_id in listed.disabled or plugin_id in listed.allowlist
+            if not mentioned and not installed_versions(root, plugin_id):
+                # As the daemon's own `ext enable/disable`: an id nobody installed is a typo.
+                raise NexoError(
+                    f"plugin {plugin_id!r} is not installed in {root} (see `nexo plugin list`)",
+                    kind="not_installed",
+                    details={"id": plugin_id},
+                )
+            return set_enabled(directory, plugin_id, enabled=enabled)
+
+        def show(result: EditResult) -> None:
+            verb = "enabled" if enabled else "disabled"
+            if not result.changed:
+                say(f"{printable(plugin_id)} is already {verb} in {printable(result.path)}.")
+                return
+            extra = " (added to discovery.allowlist)" if result.allowlisted else ""
+            say(
+                f"{printable(plugin_id)} {verb} in {printable(result.path)}{extra}; the daemon "
+                "applies it at its next start."
+            )
+
+        answer(run, json_output=json_output, show=show)
+
+    return command
 
 
 def _registry_targets(pinned: str, options: InstallOptions) -> tuple[tuple[str, str], ...]:
@@ -389,40 +416,8 @@ def register(app: typer.Typer) -> None:
             )
         raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILURE)
 
-    @app.command("enable")
-    def enable_command(
-        *,
-        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
-        dest: DestOption = None,
-        config: ConfigOption = None,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Let the daemon load a plugin again: take it out of discovery.disabled.
-
-        Edits plugins/discovery.yaml of the daemon's configuration directory (see --config)
-        as the daemon's own `ext enable` edits extensions.yaml, keeping the file's comments
-        and layout; when discovery.allowlist is in force, the id is added to it too. The
-        daemon reads the file at start. Exit codes: 0 enabled (or already); 1 not installed;
-        2 usage or configuration error.
-        """
-        _set_enabled(plugin_id, enabled=True, dest=dest, config=config, json_output=json_output)
-
-    @app.command("disable")
-    def disable_command(
-        *,
-        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
-        dest: DestOption = None,
-        config: ConfigOption = None,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Keep the daemon from loading a plugin: add it to discovery.disabled.
-
-        The plugin stays installed (list shows it as disabled). Edits plugins/discovery.yaml
-        of the daemon's configuration directory (see --config), keeping its comments and
-        layout. Exit codes: 0 disabled (or already); 1 not installed; 2 usage or
-        configuration error.
-        """
-        _set_enabled(plugin_id, enabled=False, dest=dest, config=config, json_output=json_output)
+    app.command("enable", help=ENABLE_HELP)(_discovery_command(enabled=True))
+    app.command("disable", help=DISABLE_HELP)(_discovery_command(enabled=False))
 
     @app.command("outdated")
     def outdated_command(

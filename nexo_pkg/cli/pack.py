@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nexo_pkg.cli.common import colour_enabled, fail, guarded
+from nexo_pkg.cli.common import colour_enabled, fail
 from nexo_pkg.cli.options import JsonOption
 from nexo_pkg.core.diagnostics import FileResult
 from nexo_pkg.core.errors import NexoError
@@ -138,12 +138,9 @@ def register(app: typer.Typer) -> None:
         if check:
             from nexo_pkg.cli.check import check_after  # noqa: PLC0415
 
-            report = guarded(lambda: check_after(Path(tarball.path)), json_output=json_output)
-            document["check"] = report.to_json()
-            passed = report.ok
+            failure = "the packed plugin failed the handshake checks"
+            passed = check_after(Path(tarball.path), document, failure, json_output=json_output)
             if not passed:
-                failure = "the packed plugin failed the handshake checks"
-                document.update(ok=False, kind="check_failed", error=failure)
                 say(f"error: {failure}")
         if json_output:
             emit_json(document)
