@@ -21,6 +21,7 @@ from nexo_pkg.cli.options import (
     NexoVersionOption,
     PlainHttpOption,
     RegistryConfigOption,
+    RegistryReferenceArgument,
     RequireSignatureOption,
     SkipSignatureOption,
     TargetOption,
@@ -315,9 +316,7 @@ def register(app: typer.Typer) -> None:
         dist: Annotated[
             Path, typer.Argument(metavar="DIST", help="Directory `nexo plugin pack` wrote.")
         ],
-        destination: Annotated[
-            str, typer.Argument(metavar="REFERENCE", help="oci://HOST/NS/NAME[:TAG]")
-        ],
+        destination: RegistryReferenceArgument,
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
         timeout: TimeoutOption = None,
@@ -356,9 +355,7 @@ def register(app: typer.Typer) -> None:
                 "(oci://HOST/NS/NAME[:TAG|@sha256:DIGEST]).",
             ),
         ],
-        destination: Annotated[
-            str, typer.Argument(metavar="REFERENCE", help="oci://HOST/NS/NAME[:TAG]")
-        ],
+        destination: RegistryReferenceArgument,
         github_api_url: GitHubApiOption = None,
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
@@ -477,8 +474,9 @@ def _prune(max_age: float | None, *, json_output: bool) -> None:
     """Remove the blobs unused for ``max_age`` seconds (every blob for ``None``) and say so."""
     from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
 
-    cache = BlobCache(nexo_home_from_env())
-    report = guarded(lambda: cache.prune(max_age=max_age), json_output=json_output)
+    report = guarded(
+        lambda: BlobCache(nexo_home_from_env()).prune(max_age=max_age), json_output=json_output
+    )
     removed, freed, kept = report.removed, report.freed_bytes, report.kept
     if json_output:
         emit_json({"ok": True, "removed": removed, "freed_bytes": freed, "kept": kept})

@@ -86,14 +86,8 @@ def _verify_lock(
     root, checks = guarded(run, json_output=json_output)
     ok = all(check.ok for check in checks)
     if json_output:
-        emit_json(
-            {
-                "ok": ok,
-                "lock": str(lock_file),
-                "dest": str(root),
-                "plugins": [check.to_json() for check in checks],
-            }
-        )
+        plugins = [check.to_json() for check in checks]
+        emit_json({"ok": ok, "lock": str(lock_file), "dest": str(root), "plugins": plugins})
         raise typer.Exit(0 if ok else 1)
     for check in checks:
         label = f"{check.plugin_id} {check.version}"

@@ -22,6 +22,7 @@ from nexo_pkg.cli.options import (
     DestOption,
     DryRunOption,
     GitHubApiOption,
+    InstalledIdArgument,
     JsonOption,
     PlainHttpOption,
     RegistryConfigOption,
@@ -121,7 +122,7 @@ def _discovery_command(*, enabled: bool) -> Callable[..., None]:
 
     def command(
         *,
-        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
+        plugin_id: InstalledIdArgument,
         dest: DestOption = None,
         config: ConfigOption = None,
         json_output: JsonOption = False,
@@ -474,12 +475,8 @@ def register(app: typer.Typer) -> None:
         failed = any(entry.status == "failed" for entry in entries)
         stale = any(entry.is_outdated for entry in entries)
         if json_output:
-            document: dict[str, Any] = {
-                "ok": not failed,
-                "outdated": stale,
-                "plugins": [entry.to_json() for entry in entries],
-            }
-            emit_json(document)
+            plugins = [entry.to_json() for entry in entries]
+            emit_json({"ok": not failed, "outdated": stale, "plugins": plugins})
         else:
             _render(entries)
         raise typer.Exit(EXIT_FAILURE if failed or (exit_code and stale) else EXIT_OK)
@@ -487,7 +484,7 @@ def register(app: typer.Typer) -> None:
     @app.command("rollback")
     def rollback_command(
         *,
-        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
+        plugin_id: InstalledIdArgument,
         dest: DestOption = None,
         config: ConfigOption = None,
         dry_run: DryRunOption = False,

@@ -1,7 +1,7 @@
 """The options several commands share, declared once so their flags and help stay in step.
 
-A command module imports its options from here; an option only one command has is declared
-beside that command.
+A command module imports its options (and arguments) from here; an option only one command
+has is declared beside that command.
 """
 
 from __future__ import annotations
@@ -110,3 +110,10 @@ PlainHttpOption = Annotated[
     bool,
     typer.Option("--plain-http", help="HTTP, not HTTPS, for a loopback registry (oci:// sources)."),
 ]
+InstalledIdArgument = Annotated[
+    str, typer.Argument(metavar="ID", help="Id of an installed plugin.")
+]
+RegistryReferenceArgument = Annotated[
+    str, typer.Argument(metavar="REFERENCE", help="oci://HOST/NS/NAME[:TAG]")
+]
+TrustTargetArgument = Annotated[str, typer.Argument(metavar="OWNER[/REPO]")]

@@ -18,6 +18,7 @@ from nexo_pkg.cli.options import (
     JsonOption,
     TimeoutOption,
     TrustedKeysOption,
+    TrustTargetArgument,
     YesOption,
 )
 from nexo_pkg.core.errors import UsageError
@@ -86,7 +87,7 @@ def register(app: typer.Typer) -> None:
     @trust_app.command("add")
     def add_command(
         *,
-        target: Annotated[str, typer.Argument(metavar="OWNER[/REPO]")],
+        target: TrustTargetArgument,
         identity_regexp: Annotated[
             str | None,
             typer.Option("--identity-regexp", help="Trust this identity pattern (RE2)."),
@@ -217,7 +218,7 @@ def register(app: typer.Typer) -> None:
     @trust_app.command("remove")
     def remove_command(
         *,
-        target: Annotated[str, typer.Argument(metavar="OWNER[/REPO]")],
+        target: TrustTargetArgument,
         trusted_keys: TrustedKeysOption = None,
         config: ConfigOption = None,
         yes: YesOption = False,
