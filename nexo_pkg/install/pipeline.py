@@ -25,6 +25,7 @@ from nexo_pkg.install.compat import (
     check_compatible,
     compatible_source,
     min_nexo_version,
+    newest_compatible_version,
 )
 from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.install.payload import check_payload
@@ -732,14 +733,24 @@ def _upgrade_from_registry(
     repository = OciReference(pinned.host, pinned.repository)
     with command_context(options, callbacks) as context:
         context.policy()  # a bad policy fails before any network work
-        latest = OciSource(
+        newest = OciSource(
             repository, context, targets=host_candidates(options.target), text=str(repository)
-        ).version()
+        )
+        latest = newest.version()
         if latest.plugin_id != receipt.id:
             raise NexoError(
                 f"{repository} now holds plugin {latest.plugin_id!r}, not {receipt.id!r}",
                 kind="asset_not_found",
             )
+        if options.daemon is not None and not options.force:
+            # The newest version excludes the daemon: a newer version than the installed one
+            # that admits it is the upgrade (chosen from the manifests' annotations, before
+            # download); with none, the newest is refused below as `incompatible`.
+            chosen = newest_compatible_version(
+                newest, options.daemon, above=receipt.version, doing="upgrading to"
+            )
+            if chosen is not None:
+                latest = chosen.version()
         source = OciSource(
             repository.with_digest(latest.index_digest),
             context,
