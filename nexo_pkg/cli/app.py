@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -208,11 +206,29 @@ class LazyPluginGroup(TyperGroup):
 @cache
 def _registered(module_name: str) -> typer.Typer:
     """Let ``nexo_pkg.cli.MODULE`` register its commands on a fresh holder: a command's module
-    is imported only when one of its commands runs (or its help is shown). ``KeyError`` for a
-    module :data:`COMMANDS` does not name."""
-    if module_name not in {spec.module for spec in COMMANDS.values()}:
+    is imported only when one of its commands runs (or its help is shown). ``KeyError`` for an
+    unknown module."""
+    # Plain imports, one per module, so the import contracts see them.
+    if module_name == "lint":
+        from nexo_pkg.cli.lint import register  # noqa: PLC0415
+    elif module_name == "new":
+        from nexo_pkg.cli.new import register  # noqa: PLC0415
+    elif module_name == "pack":
+        from nexo_pkg.cli.pack import register  # noqa: PLC0415
+    elif module_name == "check":
+        from nexo_pkg.cli.check import register  # noqa: PLC0415
+    elif module_name == "install":
+        from nexo_pkg.cli.install import register  # noqa: PLC0415
+    elif module_name == "operate":
+        from nexo_pkg.cli.operate import register  # noqa: PLC0415
+    elif module_name == "lsp":
+        from nexo_pkg.cli.lsp import register  # noqa: PLC0415
+    elif module_name == "fleet":
+        from nexo_pkg.cli.fleet import register  # noqa: PLC0415
+    elif module_name == "trust":
+        from nexo_pkg.cli.trust import register  # noqa: PLC0415
+    else:
         raise KeyError(module_name)
-    register: Callable[[typer.Typer], None] = import_module(f"nexo_pkg.cli.{module_name}").register
     holder = typer.Typer(rich_markup_mode=None, add_completion=False)
     register(holder)
     return holder
