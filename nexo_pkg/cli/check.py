@@ -38,14 +38,13 @@ def _parse_invoke(tool: str | None, args_text: str | None) -> tuple[str, dict[st
     return tool, args
 
 
-def show_report(report: CheckReport, stream: TextIO | None = None) -> None:
-    """Print one line per check on ``stream`` (default stdout; symbols only on a UTF-8
-    terminal). ``check`` reports on stdout; ``pack --check`` and ``install --check``, whose
-    result is the pack or install, report on stderr.
+def show_report(report: CheckReport, stream: TextIO) -> None:
+    """Print one line per check on ``stream`` (symbols only on a UTF-8 terminal). ``check``
+    reports on stdout; ``pack --check`` and ``install --check``, whose result is the pack or
+    install, report on stderr.
     """
     from nexo_pkg.check import render_report  # noqa: PLC0415
 
-    stream = stream or sys.stdout
     encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
     unicode = stream.isatty() and encoding == "utf8"
     for line in render_report(report, unicode=unicode, colour=colour_enabled(stream)):
@@ -58,11 +57,11 @@ def check_after(target: Path, document: dict[str, Any], failure: str, *, json_ou
     on stderr and add them to the command's ``document`` (``check_failed`` saying ``failure``
     when one fails); whether they passed. A target that cannot be checked at all ends the
     command with its error."""
-    from nexo_pkg.check import DEFAULT_TIMEOUT_MS, run_check  # noqa: PLC0415
+    from nexo_pkg.check import run_check  # noqa: PLC0415
 
     def run() -> CheckReport:
         say(f"checking {target} ...")
-        report = run_check(target, timeout_ms=DEFAULT_TIMEOUT_MS)
+        report = run_check(target)
         show_report(report, sys.stderr)
         return report
 
@@ -179,7 +178,7 @@ def register(app: typer.Typer) -> None:
             if json_output:
                 emit_json(report.to_json())
             else:
-                show_report(report)
+                show_report(report, sys.stdout)
             return EXIT_OK if report.ok else EXIT_FAILURE
 
         raise typer.Exit(guarded(action, json_output=json_output))
