@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from nexo_pkg.check.host import MAX_FRAME_BYTES, MAX_LINE_BYTES, PluginProcess
 from nexo_pkg.check.host_calls import EVENTS_PER_TOPIC, HostCalls
-from nexo_pkg.check.report import CheckReport, CheckResult, Status
+from nexo_pkg.check.report import CheckReport, CheckResult, ProblemTally, Status
 from nexo_pkg.check.sandbox import (
     SandboxPlan,
     current_platform,
@@ -104,10 +104,6 @@ _FRAME_CHECKS = {
 # stdout reader (tokio ``lines()``) ends at the first line that is not UTF-8. Every other frame
 # problem is one the daemon's reader skips over.
 _FRAME_FAILURES: dict[str, Status] = {"frames.id": "fail", "frames.utf8": "fail"}
-
-
-# How often a waiting request checks whether the plugin has exited.
-_EXIT_PROBE_SECONDS = 0.1
 
 # After a broker.event, the host listens until the plugin has been quiet this long.
 _EVENT_QUIET_SECONDS = 0.4
@@ -346,8 +342,7 @@ class _Session:
         self.timeout_seconds = timeout_seconds
         self.timeout_text = f"{round(timeout_seconds * 1000)} ms"
         self._next_id = 1
-        # First problem and count per frames.* check.
-        self._frame_problems: dict[str, tuple[str, int]] = {}
+        self._frames = ProblemTally()
         self.advertised: dict[str, dict[str, Any]] = {}
         # Set at the first non-UTF-8 stdout line: the daemon's reader has stopped.
         self.reader_stopped: str | None = None
@@ -474,50 +469,46 @@ class _Session:
         names = list(self.advertised)
 
         undeclared = [name for name in names if name not in declared]
-        if undeclared:
-            self.report.add(
-                "tools.declared",
-                "fail",
-                f"advertised but not in [plugin.extends].tools: {', '.join(undeclared)} "
-                "(the daemon refuses to load the plugin)",
-            )
-        else:
-            self.report.add(
-                "tools.declared", "pass", "every advertised tool is in [plugin.extends].tools"
-            )
-
+        self.report.judge(
+            "tools.declared",
+            f"advertised but not in [plugin.extends].tools: {', '.join(undeclared)} "
+            "(the daemon refuses to load the plugin)"
+            if undeclared
+            else None,
+            "fail",
+            "every advertised tool is in [plugin.extends].tools",
+        )
         missing = [name for name in declared if name not in self.advertised]
-        if missing:
-            self.report.add(
-                "tools.advertised",
-                "warn",
-                f"declared but not advertised: {', '.join(missing)} (calls get -33401)",
-            )
-        else:
-            self.report.add("tools.advertised", "pass", "every declared tool is advertised")
-
+        self.report.judge(
+            "tools.advertised",
+            f"declared but not advertised: {', '.join(missing)} (calls get -33401)"
+            if missing
+            else None,
+            "warn",
+            "every declared tool is advertised",
+        )
         plugin_id = self.plugin.plugin_id
         prefixes = (f"{plugin_id}_", f"ext_{plugin_id}_")
         outside = [name for name in names if not name.startswith(prefixes)]
-        if outside:
-            self.report.add(
-                "tools.namespace",
-                "fail",
-                f"{', '.join(outside)}: tool names must start with {prefixes[0]!r} "
-                f"or {prefixes[1]!r}",
-            )
-        else:
-            self.report.add("tools.namespace", "pass", f"every name starts with {prefixes[0]!r}")
-
-        problems = [
+        self.report.judge(
+            "tools.namespace",
+            f"{', '.join(outside)}: tool names must start with {prefixes[0]!r} or {prefixes[1]!r}"
+            if outside
+            else None,
+            "fail",
+            f"every name starts with {prefixes[0]!r}",
+        )
+        problems = "; ".join(
             problem
             for name, entry in self.advertised.items()
             if "input_schema" in entry and (problem := _schema_problem(name, entry)) is not None
-        ]
-        if problems:
-            self.report.add("tools.schema", "warn", truncate("; ".join(problems)))
-        else:
-            self.report.add("tools.schema", "pass", "every input_schema is a valid JSON Schema")
+        )
+        self.report.judge(
+            "tools.schema",
+            truncate(problems) if problems else None,
+            "warn",
+            "every input_schema is a valid JSON Schema",
+        )
 
     def _invoke(self, tool_name: str, args: dict[str, Any]) -> bool:
         self._check_invoke_args(tool_name, args)
@@ -728,32 +719,22 @@ class _Session:
         if not self.process.send(encode_frame(frame), deadline=deadline):
             return self._gone(deadline, sending=True)
         while True:
-            if time.monotonic() >= deadline:
-                # Checked here too: a plugin flooding stdout with other frames must not
-                # keep the host waiting forever.
-                return _NoReply("timeout", f"no reply within {self.timeout_text}")
-            # Wake up now and then to notice an exit: a process the plugin started may hold
-            # stdout open after the plugin died, so end-of-stream alone is not enough.
-            wake_up = min(deadline, time.monotonic() + _EXIT_PROBE_SECONDS)
-            event = self.process.next_stdout_event(deadline=wake_up)
-            if event is None and self.process.has_exited():
-                self.process.drain(_EXIT_PROBE_SECONDS / 2)
-                event = self.process.next_stdout_event(deadline=time.monotonic())
-                if event is None:
-                    return self._gone(deadline, sending=False)
+            # The deadline holds across frames: a plugin flooding stdout with other frames
+            # must not keep the host waiting forever.
+            event = self.process.await_stdout(deadline)
             if event is None:
-                continue
+                return _NoReply("timeout", f"no reply within {self.timeout_text}")
             if event.kind == "eof":
                 return self._gone(deadline, sending=False)
             if event.kind == "oversize":
-                self._frame_problem(
+                self._frames.note(
                     "frames.size",
                     f"a stdout line of at least {event.size} bytes exceeds the "
                     f"{MAX_LINE_BYTES}-byte memory cap of the check (dropped unread)",
                 )
                 continue
             if len(event.data) > MAX_FRAME_BYTES:
-                self._frame_problem(
+                self._frames.note(
                     "frames.size",
                     f"a frame of {len(event.data)} bytes exceeds the SDKs' "
                     f"{MAX_FRAME_BYTES}-byte frame limit (the daemon reads it all the same)",
@@ -767,7 +748,7 @@ class _Session:
                 self._answer_plugin_request(message, deadline)
                 continue
             if not _same_id(message.get("id"), request_id):
-                self._frame_problem(
+                self._frames.note(
                     "frames.id",
                     f"reply to {method} (id {request_id}) carried id {short(message.get('id'))}",
                 )
@@ -775,8 +756,7 @@ class _Session:
 
     def _gone(self, deadline: float, *, sending: bool) -> _NoReply:
         """Describe a plugin that closed its pipes: usually it exited."""
-        self.process.wait_exit(max(0.0, min(deadline - time.monotonic(), 1.0)))
-        code = self.process.peek_exit_code()
+        code = self.process.exit_code_by(deadline)
         if code is None:
             what = "closed its stdin" if sending else "closed its stdout"
             return _NoReply("stdin_closed", f"the plugin {what} but is still running")
@@ -787,7 +767,7 @@ class _Session:
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as error:
-            self._frame_problem(
+            self._frames.note(
                 "frames.utf8",
                 f"stdout line is not valid UTF-8 ({error.reason} at byte "
                 f"{error.start}): {short(line)}; the daemon's line reader stops there and "
@@ -804,19 +784,19 @@ class _Session:
         try:
             message = json.loads(text, parse_int=_parse_int)
         except ValueError:
-            self._frame_problem("frames.json", f"stray non-JSON stdout line: {short(text)}")
+            self._frames.note("frames.json", f"stray non-JSON stdout line: {short(text)}")
             return None
         except RecursionError:
-            self._frame_problem(
+            self._frames.note(
                 "frames.json", f"frame nested too deeply to read (dropped): {short(text)}"
             )
             return None
         if not isinstance(message, dict):
-            self._frame_problem("frames.jsonrpc", f"frame is not a JSON object: {short(text)}")
+            self._frames.note("frames.jsonrpc", f"frame is not a JSON object: {short(text)}")
             return None
         problem = _jsonrpc_problem(message)
         if problem is not None:
-            self._frame_problem("frames.jsonrpc", f"{problem}: {short(text)}")
+            self._frames.note("frames.jsonrpc", f"{problem}: {short(text)}")
             if "method" not in message and "id" not in message:
                 return None
         return message
@@ -843,19 +823,11 @@ class _Session:
         reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": code, "message": text}}
         self.process.send(encode_frame(reply), deadline=deadline)
 
-    def _frame_problem(self, name: str, detail: str) -> None:
-        first, count = self._frame_problems.get(name, (detail, 0))
-        self._frame_problems[name] = (first, count + 1)
-
     def add_frame_checks(self) -> None:
         """Report the frames.* verdicts gathered during the session."""
         for name, clean in _FRAME_CHECKS.items():
-            if name in self._frame_problems:
-                first, count = self._frame_problems[name]
-                more = f" (and {count - 1} more)" if count > 1 else ""
-                self.report.add(name, _FRAME_FAILURES.get(name, "warn"), f"{first}{more}")
-            else:
-                self.report.add(name, "pass", clean)
+            status = _FRAME_FAILURES.get(name, "warn")
+            self.report.judge(name, self._frames.summary(name), status, clean)
 
 
 # -- helpers -------------------------------------------------------------------------------
