@@ -254,7 +254,29 @@ def check_plugin(
         if not _report_sandbox(report, plan) or plan.argv is None:
             return report
         host = HostCalls.from_manifest(plugin.plugin_id, model) if host_calls else None
-        _spawn_and_run(plugin, report, plan, plan.argv, env, timeout_ms, nexo_version, invoke, host)
+        try:
+            process = PluginProcess(plan.argv, cwd=plugin.root, env=env)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            report.add("spawn", "fail", f"cannot start {plan.argv[0]}: {reason}")
+            return report
+        with process:
+            inside = " inside the daemon's bwrap sandbox" if plan.wrapped else ""
+            started = f"started `{shlex.join(plugin.argv)}`{inside} (pid {process.pid})"
+            spawn = report.add("spawn", "pass", started)
+            session = _Session(process, plugin, report, timeout_ms / 1000, host)
+            try:
+                session.run(nexo_version, invoke)
+            finally:
+                session.add_host_checks()
+                session.add_frame_checks()
+    report.stderr_tail = list(process.stderr_tail)
+    refused = next((line for line in report.stderr_tail if line.startswith("bwrap: ")), None)
+    if plan.wrapped and refused is not None:
+        # bwrap itself gave up (a mount, a namespace): the plugin never ran.
+        report.checks[report.checks.index(spawn)] = CheckResult(
+            "spawn", "fail", f"bwrap could not start the plugin: {refused}"
+        )
     return report
 
 
@@ -280,46 +302,6 @@ def _report_sandbox(report: CheckReport, plan: SandboxPlan) -> bool:
         )
         return False
     return True
-
-
-def _spawn_and_run(  # noqa: PLR0917  # one session's inputs
-    plugin: ResolvedPlugin,
-    report: CheckReport,
-    plan: SandboxPlan,
-    argv: list[str],
-    env: dict[str, str],
-    timeout_ms: int,
-    nexo_version: str,
-    invoke: tuple[str, dict[str, Any]] | None,
-    host: HostCalls | None,
-) -> None:
-    """Spawn ``argv`` (the plugin's command, or its ``bwrap`` wrapper) and run the session."""
-    try:
-        process = PluginProcess(argv, cwd=plugin.root, env=env)
-    except OSError as error:
-        reason = error.strerror or str(error)
-        report.add("spawn", "fail", f"cannot start {argv[0]}: {reason}")
-        return
-    with process:
-        spawn_index = len(report.checks)
-        inside = " inside the daemon's bwrap sandbox" if plan.wrapped else ""
-        report.add(
-            "spawn", "pass", f"started `{shlex.join(plugin.argv)}`{inside} (pid {process.pid})"
-        )
-        session = _Session(process, plugin, report, timeout_ms / 1000, host)
-        try:
-            session.run(nexo_version, invoke)
-        finally:
-            session.add_host_checks()
-            session.add_frame_checks()
-    report.stderr_tail = list(process.stderr_tail)
-    if plan.wrapped:
-        refused = next((line for line in report.stderr_tail if line.startswith("bwrap: ")), None)
-        if refused is not None:
-            # bwrap itself gave up (a mount, a namespace): the plugin never ran.
-            report.checks[spawn_index] = CheckResult(
-                "spawn", "fail", f"bwrap could not start the plugin: {refused}"
-            )
 
 
 class _Session:

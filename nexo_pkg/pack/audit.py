@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path
 
-from nexo_pkg.core.errors import EXIT_FAILURE
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.errors import PackError
@@ -166,7 +165,6 @@ def audit_noarch(entries: Iterable[ArchiveEntry], distributions: Iterable[Distri
     raise PackError(
         "\n".join(lines),
         kind="native_code",
-        exit_code=EXIT_FAILURE,
         details={"offenders": [offender.to_json() for offender in offenders]},
         multiline=True,
     )

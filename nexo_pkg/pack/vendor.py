@@ -17,7 +17,6 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from nexo_pkg.core.errors import EXIT_FAILURE
 from nexo_pkg.pack.errors import PackError
 
 _SUMMARY_LIMIT = 600
@@ -103,7 +102,7 @@ def vendor_requirements(
     """
     env = dict(os.environ if environ is None else environ)
     if importlib.util.find_spec("pip") is None:
-        raise PackError(pip_missing_message(), kind="vendor_failed", exit_code=EXIT_FAILURE)
+        raise PackError(pip_missing_message(), kind="vendor_failed")
     log = target.parent / f".{target.name}-pip.log"
     try:
         completed = subprocess.run(
@@ -119,13 +118,12 @@ def vendor_requirements(
         raise PackError(
             f"cannot run pip with {sys.executable}: {exc.strerror}",
             kind="vendor_failed",
-            exit_code=EXIT_FAILURE,
         ) from exc
     logged = _tail(log)
     if completed.returncode != 0:
         output = completed.stderr + "\n" + completed.stdout
         if "No module named pip" in output:
-            raise PackError(pip_missing_message(), kind="vendor_failed", exit_code=EXIT_FAILURE)
+            raise PackError(pip_missing_message(), kind="vendor_failed")
         summary = summarise_pip_output(output)
         network = [
             line.strip()
@@ -139,12 +137,10 @@ def vendor_requirements(
                 f"reached ({reason}); check the network or proxy (HTTPS_PROXY), or point "
                 "PIP_INDEX_URL or PIP_FIND_LINKS at a reachable index or a wheel directory",
                 kind="network",
-                exit_code=EXIT_FAILURE,
                 details={"pip_exit_code": completed.returncode},
             )
         raise PackError(
             f"could not vendor {requirements.name}: {summary}",
             kind="vendor_failed",
-            exit_code=EXIT_FAILURE,
             details={"pip_exit_code": completed.returncode},
         )
