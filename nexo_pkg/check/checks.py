@@ -335,10 +335,8 @@ class _Session:
         """Every step in order; returns early once the plugin stops answering."""
         if not self._initialize(nexo_version):
             return
-        if self.host is not None:
-            self.host.phase = "after"
-            if not self._deliver_events(self.host):
-                return
+        if self.host is not None and not self._deliver_events(self.host):
+            return
         if invoke is not None:
             if self.host is not None:
                 self.host.phase = "invoke"

@@ -457,35 +457,28 @@ class _Session:
                 f"colliding names: {', '.join(collisions)} come from more than one tool "
                 "(register_if_absent keeps the first and skips the rest)"
             )
-        if problems:
-            self.report.add("tools.names", "warn", "; ".join(problems))
-        else:
-            self.report.add(
-                "tools.names",
-                "pass",
-                truncate(f"the model sees {', '.join(names)} (ext_<id>_<tool>)", _DETAIL_LIMIT),
-            )
-
+        self.report.judge(
+            "tools.names",
+            "; ".join(problems) if problems else None,
+            "warn",
+            truncate(f"the model sees {', '.join(names)} (ext_<id>_<tool>)", _DETAIL_LIMIT),
+        )
         prefix = f"{extension_id}_"
         outside = [tool.name for tool in info.tools if not tool.name.startswith(prefix)]
-        if outside:
-            self.report.add(
-                "tools.namespace",
-                "warn",
-                truncate(
-                    f"tool(s) {', '.join(outside)} do not start with {prefix!r}, which the "
-                    "contract page asks for; the daemon does not check it and names every tool "
-                    f"{EXT_NAME_PREFIX}{extension_id}_<tool> itself",
-                    _DETAIL_LIMIT,
-                ),
+        self.report.judge(
+            "tools.namespace",
+            truncate(
+                f"tool(s) {', '.join(outside)} do not start with {prefix!r}, which the "
+                "contract page asks for; the daemon does not check it and names every tool "
+                f"{EXT_NAME_PREFIX}{extension_id}_<tool> itself",
+                _DETAIL_LIMIT,
             )
-        else:
-            self.report.add(
-                "tools.namespace",
-                "pass",
-                f"every tool starts with {prefix!r} (the contract page's rule; the daemon "
-                f"adds {EXT_NAME_PREFIX}{extension_id}_ in front)",
-            )
+            if outside
+            else None,
+            "warn",
+            f"every tool starts with {prefix!r} (the contract page's rule; the daemon "
+            f"adds {EXT_NAME_PREFIX}{extension_id}_ in front)",
+        )
 
     def _check_hooks(self, info: HandshakeInfo) -> None:
         registered = [hook for hook in info.hooks if hook in HOOK_NAMES]
@@ -657,12 +650,8 @@ class _Session:
                 "in 300 s)",
             )
             return
-        frame = {
-            "jsonrpc": "2.0",
-            "method": "shutdown",
-            "params": {"reason": SHUTDOWN_REASON},
-            "id": 0,
-        }
+        params = {"reason": SHUTDOWN_REASON}
+        frame = {"jsonrpc": "2.0", "method": "shutdown", "params": params, "id": 0}
         # The host queues the frame, then its supervisor kills the child straight away.
         self.process.send(encode_frame(frame), deadline=time.monotonic() + 0.05)
         self.process.kill()

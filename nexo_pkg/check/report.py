@@ -81,10 +81,7 @@ class CheckReport:
 
     def counts(self) -> dict[Status, int]:
         """How many checks ended in each status."""
-        counts: dict[Status, int] = {"pass": 0, "warn": 0, "fail": 0}
-        for check in self.checks:
-            counts[check.status] += 1
-        return counts
+        return {status: sum(check.status == status for check in self.checks) for status in _WORDS}
 
     def to_json(self) -> dict[str, Any]:
         """``{"ok", "checks", "stderr_tail"}`` plus ``plugin`` and, when asked, ``invoke``."""

@@ -209,10 +209,6 @@ def render(request: NewProject) -> dict[str, str]:
     return files
 
 
-def _is_empty_dir(path: Path) -> bool:
-    return not any(path.iterdir())
-
-
 def _write_tree(root: Path, files: dict[str, str]) -> None:
     for relative, text in files.items():
         target = root / relative
@@ -238,7 +234,7 @@ def create_project(request: NewProject) -> CreatedProject:
     if location.exists() and not location.is_dir():
         raise ScaffoldError(f"{dest} exists and is not a directory", kind="destination_exists")
     existing = location.is_dir()
-    if existing and not _is_empty_dir(location) and not request.force:
+    if existing and any(location.iterdir()) and not request.force:
         raise ScaffoldError(
             f"{dest} exists and is not empty; choose another --dest or pass --force to "
             "overwrite the generated files",
