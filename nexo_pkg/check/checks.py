@@ -31,9 +31,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from nexo_pkg.check.host import MAX_FRAME_BYTES, MAX_LINE_BYTES, PluginProcess
+from nexo_pkg.check.host import MAX_FRAME_BYTES, MAX_LINE_BYTES, NoReply, PluginProcess
 from nexo_pkg.check.host_calls import EVENTS_PER_TOPIC, HostCalls
 from nexo_pkg.check.report import CheckReport, CheckResult, ProblemTally, Status
 from nexo_pkg.check.sandbox import (
@@ -130,14 +130,6 @@ class _Reply:
     @property
     def result(self) -> Any:
         return self.frame.get("result")
-
-
-@dataclass(frozen=True)
-class _NoReply:
-    """Why a request got no answer."""
-
-    reason: Literal["timeout", "exited", "stdin_closed", "reader_stopped"]
-    detail: str
 
 
 def validate_nexo_version(version: str) -> str:
@@ -352,7 +344,7 @@ class _Session:
     def _initialize(self, nexo_version: str) -> bool:
         answer = self.request("initialize", {"nexo_version": nexo_version})
         self.report.timings["initialize_ms"] = (time.monotonic() - self.process.started_at) * 1000
-        if isinstance(answer, _NoReply):
+        if isinstance(answer, NoReply):
             self.report.add("initialize", "fail", f"no reply to initialize: {answer.detail}")
             return False
         if answer.error is not None:
@@ -501,7 +493,7 @@ class _Session:
         record: dict[str, Any] = {"tool": tool_name, "args": args}
         self.report.invoke = record
         answer = self.request("tool.invoke", params)
-        if isinstance(answer, _NoReply):
+        if isinstance(answer, NoReply):
             record["error"] = {"message": answer.detail}
             self.report.add("invoke", "fail", f"no reply to tool.invoke: {answer.detail}")
             return False
@@ -512,9 +504,8 @@ class _Session:
             return True
         record["error"] = error
         code = error.get("code")
-        data = error.get("data")
         if code in TOOL_ERRORS:
-            problem = _tool_error_data_problem(code, data)
+            problem = _tool_error_data_problem(code, error.get("data"))
             if problem is not None:
                 self.report.add("invoke", "fail", f"{_error_text(answer)}: {problem}")
             else:
@@ -565,17 +556,12 @@ class _Session:
 
     def _unknown_method(self) -> bool:
         answer = self.request(UNKNOWN_METHOD, {})
-        if isinstance(answer, _NoReply):
-            if answer.reason == "timeout":
-                # The daemon times the call out and goes on; the session can go on too.
-                self.report.add(
-                    "unknown_method", "warn", f"no reply to an unknown method: {answer.detail}"
-                )
-                return True
-            self.report.add(
-                "unknown_method", "fail", f"no reply to an unknown method: {answer.detail}"
-            )
-            return False
+        if isinstance(answer, NoReply):
+            # The daemon times the call out and goes on; the session can go on too.
+            goes_on = answer.reason == "timeout"
+            detail = f"no reply to an unknown method: {answer.detail}"
+            self.report.add("unknown_method", "warn" if goes_on else "fail", detail)
+            return goes_on
         error = answer.error
         if error is None:
             self.report.add(
@@ -584,11 +570,8 @@ class _Session:
                 f"an unknown method got a result ({short(answer.result)}) instead of -32601",
             )
         elif error.get("code") != METHOD_NOT_FOUND:
-            self.report.add(
-                "unknown_method",
-                "warn",
-                f"expected error -32601, got {_error_text(answer)}",
-            )
+            detail = f"expected error -32601, got {_error_text(answer)}"
+            self.report.add("unknown_method", "warn", detail)
         else:
             self.report.add("unknown_method", "pass", "answered -32601 method not found")
         return True
@@ -616,10 +599,10 @@ class _Session:
         False when it closed stdout or exited."""
         quiet_until = time.monotonic() + _EVENT_QUIET_SECONDS
         while True:
-            now = time.monotonic()
-            if now >= min(quiet_until, deadline):
+            until = min(quiet_until, deadline)
+            if time.monotonic() >= until:
                 return True
-            event = self.process.next_stdout_event(deadline=min(quiet_until, deadline))
+            event = self.process.next_stdout_event(deadline=until)
             if event is None:
                 if self.process.has_exited():
                     return False
@@ -644,8 +627,8 @@ class _Session:
 
     def _shutdown(self) -> None:
         answer = self.request("shutdown", {"reason": "nexo plugin check"})
-        self.shutdown_answered = not isinstance(answer, _NoReply)
-        if isinstance(answer, _NoReply):
+        self.shutdown_answered = not isinstance(answer, NoReply)
+        if isinstance(answer, NoReply):
             self.report.add("shutdown", "warn", f"no reply to shutdown: {answer.detail}")
         elif answer.error is not None:
             self.report.add("shutdown", "warn", f"shutdown failed: {_error_text(answer)}")
@@ -687,7 +670,7 @@ class _Session:
 
     # -- the wire ------------------------------------------------------------------------
 
-    def request(self, method: str, params: dict[str, Any]) -> _Reply | _NoReply:
+    def request(self, method: str, params: dict[str, Any]) -> _Reply | NoReply:
         """Send one request and wait for its reply, judging every frame that arrives."""
         request_id = self._next_id
         self._next_id += 1
@@ -695,7 +678,7 @@ class _Session:
         started = time.monotonic()
         deadline = started + self.timeout_seconds
         if self.reader_stopped is not None:
-            return _NoReply("reader_stopped", self.reader_stopped)
+            return NoReply("reader_stopped", self.reader_stopped)
         if not self.process.send(encode_frame(frame), deadline=deadline):
             return self._gone(deadline, sending=True)
         while True:
@@ -703,7 +686,7 @@ class _Session:
             # must not keep the host waiting forever.
             event = self.process.await_stdout(deadline)
             if event is None:
-                return _NoReply("timeout", f"no reply within {self.timeout_text}")
+                return NoReply("timeout", f"no reply within {self.timeout_text}")
             if event.kind == "eof":
                 return self._gone(deadline, sending=False)
             if event.kind == "oversize":
@@ -721,7 +704,7 @@ class _Session:
                 )
             message = self._parse(event.data)
             if self.reader_stopped is not None:
-                return _NoReply("reader_stopped", self.reader_stopped)
+                return NoReply("reader_stopped", self.reader_stopped)
             if message is None:
                 continue
             if "method" in message:
@@ -734,13 +717,13 @@ class _Session:
                 )
             return _Reply(message, (time.monotonic() - started) * 1000)
 
-    def _gone(self, deadline: float, *, sending: bool) -> _NoReply:
+    def _gone(self, deadline: float, *, sending: bool) -> NoReply:
         """Describe a plugin that closed its pipes: usually it exited."""
         code = self.process.exit_code_by(deadline)
         if code is None:
             what = "closed its stdin" if sending else "closed its stdout"
-            return _NoReply("stdin_closed", f"the plugin {what} but is still running")
-        return _NoReply("exited", f"the plugin exited {exit_text(code)} before replying")
+            return NoReply("stdin_closed", f"the plugin {what} but is still running")
+        return NoReply("exited", f"the plugin exited {exit_text(code)} before replying")
 
     def _parse(self, line: bytes) -> dict[str, Any] | None:
         """Judge one stdout line; return it when it is a frame the session should act on."""

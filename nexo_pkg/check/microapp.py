@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.check.host import PluginProcess
+from nexo_pkg.check.host import NoReply, PluginProcess
 from nexo_pkg.check.microapp_target import AdminGrants, MicroappTarget, load_grants
 from nexo_pkg.check.microapp_wire import (
     ADMIN_CAPABILITY_NOT_GRANTED,
@@ -103,12 +103,6 @@ class _Reply:
     result: Any
     error: dict[str, Any] | None
     elapsed_ms: float
-
-
-@dataclass(frozen=True)
-class _NoReply:
-    reason: str
-    detail: str
 
 
 def run_microapp(
@@ -348,7 +342,7 @@ class _Session:
         params = {"agent_version": agent_version, "extension_id": self.target.extension_id}
         answer = self.request("initialize", params, request_id=0, timeout=deadline)
         self.report.timings["initialize_ms"] = (time.monotonic() - self.process.started_at) * 1000
-        if isinstance(answer, _NoReply):
+        if isinstance(answer, NoReply):
             self.report.add(
                 "initialize",
                 "fail",
@@ -499,7 +493,7 @@ class _Session:
     def _tools_list(self) -> bool:
         """``tools/list`` as ``nexo ext doctor --runtime`` calls it; the runtime never does."""
         answer = self.call("tools/list", {})
-        if isinstance(answer, _NoReply):
+        if isinstance(answer, NoReply):
             if answer.reason == "timeout":
                 self.report.add(
                     "tools.list",
@@ -549,7 +543,7 @@ class _Session:
         for hook in registered:
             answer = self.call(f"hooks/{hook}", sample_hook_event(hook, CHECK_AGENT_ID))
             name = f"hook.{hook}"
-            if isinstance(answer, _NoReply):
+            if isinstance(answer, NoReply):
                 status: Status = "warn" if answer.reason == "timeout" else "fail"
                 self.report.add(
                     name,
@@ -609,7 +603,7 @@ class _Session:
         record: dict[str, Any] = {"tool": tool, "args": arguments}
         self.report.invoke = record
         answer = self.call("tools/call", {"name": tool, "arguments": arguments})
-        if isinstance(answer, _NoReply):
+        if isinstance(answer, NoReply):
             record["error"] = {"message": answer.detail}
             self.report.add("invoke", "fail", f"no reply to tools/call: {answer.detail}")
             return False
@@ -664,7 +658,7 @@ class _Session:
 
     # -- the wire ----------------------------------------------------------------------------
 
-    def call(self, method: str, params: dict[str, Any]) -> _Reply | _NoReply:
+    def call(self, method: str, params: dict[str, Any]) -> _Reply | NoReply:
         """A regular call: the next numeric id, the call deadline."""
         request_id = self._next_id
         self._next_id += 1
@@ -673,7 +667,7 @@ class _Session:
 
     def request(
         self, method: str, params: dict[str, Any], *, request_id: int, timeout: float
-    ) -> _Reply | _NoReply:
+    ) -> _Reply | NoReply:
         """Send one request (``wire::encode``) and read frames as the host's reader does
         until its reply, the deadline, or the child's exit."""
         frame = {"jsonrpc": "2.0", "method": method, "params": params, "id": request_id}
@@ -681,13 +675,13 @@ class _Session:
         deadline = started + timeout
         timeout_text = f"no reply within {round(timeout * 1000)} ms"
         if self.reader_stopped:
-            return _NoReply("reader", "the host stopped reading stdout earlier")
+            return NoReply("reader", "the host stopped reading stdout earlier")
         if not self.process.send(encode_frame(frame), deadline=deadline):
             return self._gone(deadline)
         while True:
             event = self.process.await_stdout(deadline)
             if event is None:
-                return _NoReply("timeout", timeout_text)
+                return NoReply("timeout", timeout_text)
             if event.kind == "eof":
                 return self._gone(deadline)
             if event.kind == "oversize":
@@ -701,19 +695,19 @@ class _Session:
             if reply is not None:
                 return reply
 
-    def _gone(self, deadline: float) -> _NoReply:
+    def _gone(self, deadline: float) -> NoReply:
         code = self.process.exit_code_by(deadline)
         if code is None:
-            return _NoReply("closed", "the microapp closed its stdout but is still running")
-        return _NoReply(
+            return NoReply("closed", "the microapp closed its stdout but is still running")
+        return NoReply(
             "exited",
             f"the microapp exited {exit_text(code)}; the host answers every pending call "
             f'with {CHILD_EXITED_CODE} "child exited"',
         )
 
-    def _read_line(self, line: bytes, request_id: int, started: float) -> _Reply | _NoReply | None:
+    def _read_line(self, line: bytes, request_id: int, started: float) -> _Reply | NoReply | None:
         """``process_inbound_line`` (``stdio.rs:841-892``): the reply to ``request_id``, a
-        :class:`_NoReply` when the host's reader stops, None for a frame the host does not
+        :class:`NoReply` when the host's reader stops, None for a frame the host does not
         take as that reply."""
         try:
             text = line.decode("utf-8")
@@ -725,7 +719,7 @@ class _Session:
                 f"stdout line is not UTF-8 ({short(line)}); the host's reader stops there",
             )
             self.reader_stopped = True
-            return _NoReply("reader", "the host's reader stopped at a non-UTF-8 line")
+            return NoReply("reader", "the host's reader stopped at a non-UTF-8 line")
         if not text.strip():
             self._frames.note("frames.dropped", "a blank stdout line (invalid jsonrpc line)")
             return None
