@@ -685,10 +685,9 @@ class _Session:
             if event.kind == "eof":
                 return self._gone(deadline)
             if event.kind == "oversize":
-                self._frames.note(
-                    "frames.dropped",
+                self._drop(
                     f"a stdout line of over {event.size} bytes (beyond the check's memory cap; "
-                    "the daemon would read it)",
+                    "the daemon would read it)"
                 )
                 continue
             reply = self._read_line(event.data, request_id, started)
@@ -721,49 +720,42 @@ class _Session:
             self.reader_stopped = True
             return NoReply("reader", "the host's reader stopped at a non-UTF-8 line")
         if not text.strip():
-            self._frames.note("frames.dropped", "a blank stdout line (invalid jsonrpc line)")
+            self._drop("a blank stdout line (invalid jsonrpc line)")
             return None
         try:
             message = json.loads(text)
         except (ValueError, RecursionError):
-            self._frames.note("frames.dropped", f"non-JSON stdout line {short(text)}")
+            self._drop(f"non-JSON stdout line {short(text)}")
             return None
         problem = response_problem(message)
         if problem is not None:
-            self._frames.note("frames.dropped", f"{problem}: {short(text)}")
+            self._drop(f"{problem}: {short(text)}")
             return None
         frame: dict[str, Any] = message
         frame_id = frame.get("id")
         if frame_id is None:
-            self._frames.note(
-                "frames.dropped",
+            self._drop(
                 f"notification {short(frame.get('method', text))} (the host ignores frames "
-                "without an id)",
+                "without an id)"
             )
             return None
         if isinstance(frame_id, str):
             if frame_id.startswith("app:"):
                 self._admin_frame(frame)
             else:
-                self._frames.note(
-                    "frames.dropped",
-                    f"string id {short(frame_id)} without the app: prefix",
-                )
+                self._drop(f"string id {short(frame_id)} without the app: prefix")
             return None
         number = numeric_id(frame_id)
         if number is None:
-            self._frames.note("frames.dropped", f"non-numeric id {short(frame_id)}")
+            self._drop(f"non-numeric id {short(frame_id)}")
             return None
         if number != request_id:
-            self._frames.note(
-                "frames.dropped", f"a reply with id {number}, for which no call is pending"
-            )
+            self._drop(f"a reply with id {number}, for which no call is pending")
             return None
         if "method" in frame:
-            self._frames.note(
-                "frames.dropped",
+            self._drop(
                 f"request {short(frame['method'])} with numeric id {number}: the host takes "
-                "any frame with a numeric id as a reply",
+                "any frame with a numeric id as a reply"
             )
         result = frame.get("result")
         error = frame.get("error")
@@ -866,6 +858,10 @@ class _Session:
         self.process.send(data, deadline=time.monotonic() + self.timeout_seconds)
 
     # -- the verdicts --------------------------------------------------------------------------
+
+    def _drop(self, detail: str) -> None:
+        """Count a frame the host's reader drops."""
+        self._frames.note("frames.dropped", detail)
 
     def add_frame_checks(self) -> None:
         # The reader stops at the first non-UTF-8 line: there is never a second one.
