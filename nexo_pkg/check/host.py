@@ -281,46 +281,42 @@ class PluginProcess:
         start = 0
         while start < len(chunk):
             newline = chunk.find(b"\n", start)
-            end = len(chunk) if newline < 0 else newline
-            piece = chunk[start:end]
+            piece = chunk[start:] if newline < 0 else chunk[start:newline]
             if self._discarding is not None:
                 self._discarding += len(piece)
-                if newline >= 0:
-                    self._stdout_events.append(StdoutEvent("oversize", size=self._discarding))
-                    self._discarding = None
             else:
                 self._stdout_buffer += piece
                 if len(self._stdout_buffer) > self._max_frame_bytes:
                     # Over the cap: stop buffering and skip to the end of this line.
                     self._discarding = len(self._stdout_buffer)
                     self._stdout_buffer.clear()
-                    if newline >= 0:
-                        self._stdout_events.append(StdoutEvent("oversize", size=self._discarding))
-                        self._discarding = None
-                elif newline >= 0:
-                    line = bytes(self._stdout_buffer)
-                    self._stdout_buffer.clear()
-                    if line.endswith(b"\r"):
-                        line = line[:-1]
-                    self._stdout_events.append(StdoutEvent("line", data=line))
-                    self._queued_bytes += len(line)
             if newline < 0:
                 break
+            self._end_line(terminated=True)
             start = newline + 1
         if self._queued_bytes > _QUEUE_LIMIT_BYTES and not self._stdout_paused:
             self._stdout_paused = True
             if self._stdout is not None:
                 self._selector.unregister(self._stdout)
 
-    def _finish_stdout(self) -> None:
+    def _end_line(self, *, terminated: bool) -> None:
+        """Queue the line that just ended (a terminated one loses a trailing ``\r``), or the
+        size of the over-long line being discarded."""
         if self._discarding is not None:
             self._stdout_events.append(StdoutEvent("oversize", size=self._discarding))
             self._discarding = None
-        elif self._stdout_buffer:
+            return
+        line = bytes(self._stdout_buffer)
+        self._stdout_buffer.clear()
+        if terminated and line.endswith(b"\r"):
+            line = line[:-1]
+        self._stdout_events.append(StdoutEvent("line", data=line))
+        self._queued_bytes += len(line)
+
+    def _finish_stdout(self) -> None:
+        if self._discarding is not None or self._stdout_buffer:
             # A last line without its newline still counts as a line.
-            self._stdout_events.append(StdoutEvent("line", data=bytes(self._stdout_buffer)))
-            self._queued_bytes += len(self._stdout_buffer)
-            self._stdout_buffer.clear()
+            self._end_line(terminated=False)
         self._stdout_closed = True
         self._forget(self._stdout)
         self._stdout = None

@@ -130,11 +130,10 @@ class HostCalls:
 
     def answer(self, message: dict[str, Any]) -> list[dict[str, Any]]:
         """The frames answering one request of the plugin (none when the call is held)."""
-        method = message.get("method")
+        name = str(message.get("method"))
         request_id = message.get("id")
         params = message.get("params")
         params = params if isinstance(params, dict) else {}
-        name = method if isinstance(method, str) else str(method)
         if self.phase == "handshake":
             # The daemon wires its services only once the handshake succeeded.
             early = "called before the handshake completed: host services not yet wired"
