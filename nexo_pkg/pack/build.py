@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.diagnostics import FileResult
+from nexo_pkg.core.errors import EXIT_USAGE
 from nexo_pkg.lint.engine import lint_file
 from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
 from nexo_pkg.manifest.microapp import (
@@ -184,6 +185,7 @@ def _read_project_manifest(project: Path) -> _ProjectManifest:
         raise PackError(
             f"{project} is not a directory; pass the plugin project directory",
             kind="manifest_missing",
+            exit_code=EXIT_USAGE,
         )
     lookup = find_manifest(project)
     if lookup.path is None:
@@ -191,6 +193,7 @@ def _read_project_manifest(project: Path) -> _ProjectManifest:
             f"no plugin.toml or nexo-plugin.toml in {project}; run `nexo plugin new` or pass "
             "the project directory",
             kind="manifest_missing",
+            exit_code=EXIT_USAGE,
         )
     notes = tuple(shadowed_message(lookup.path.name, other.name) for other in lookup.shadowed)
     return _ProjectManifest(lookup.path, *_linted(lookup.path), notes=notes)

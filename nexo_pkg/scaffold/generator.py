@@ -184,15 +184,12 @@ def render(request: NewProject) -> dict[str, str]:
     validate_id(request.plugin_id)
     if request.lang not in LANGUAGES:
         raise ScaffoldError(
-            f"unsupported --lang {request.lang!r}; supported: {', '.join(LANGUAGES)}",
-            kind="usage",
+            f"unsupported --lang {request.lang!r}; supported: {', '.join(LANGUAGES)}"
         )
     if request.kind not in KINDS:
-        raise ScaffoldError(
-            f"unsupported --kind {request.kind!r}; supported: {', '.join(KINDS)}", kind="usage"
-        )
+        raise ScaffoldError(f"unsupported --kind {request.kind!r}; supported: {', '.join(KINDS)}")
     if request.description is not None and not request.description.strip():
-        raise ScaffoldError("--description must not be blank", kind="usage")
+        raise ScaffoldError("--description must not be blank")
     values = placeholders(request, tool_name_for(request.plugin_id))
     directory = request.lang if request.kind == "plugin" else f"{request.kind}-{request.lang}"
     root = resources.files("nexo_pkg.scaffold") / "templates" / directory
