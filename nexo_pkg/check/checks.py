@@ -132,13 +132,6 @@ class _Reply:
         return self.frame.get("result")
 
 
-def validate_nexo_version(version: str) -> str:
-    """Return ``version`` if it is a semver 2.0 version, else raise :class:`UsageError`."""
-    if not _SEMVER.match(version):
-        raise UsageError(f"--nexo-version {version!r} is not a semver version such as 0.1.5")
-    return version
-
-
 def run_check(
     target: Path | str,
     *,
@@ -171,7 +164,9 @@ def run_check(
     """
     if timeout_ms <= 0:
         raise UsageError("--timeout-ms must be a positive number of milliseconds")
-    version = validate_nexo_version(nexo_version or DEFAULT_NEXO_VERSION)
+    version = nexo_version or DEFAULT_NEXO_VERSION
+    if not _SEMVER.match(version):
+        raise UsageError(f"--nexo-version {version!r} is not a semver version such as 0.1.5")
     if invoke is not None and not isinstance(invoke[1], dict):
         raise UsageError("--args must be a JSON object")
     roots = {} if installed_root is None else {"installed_root": installed_root}
@@ -768,23 +763,22 @@ class _Session:
         """Plugin → host traffic. With ``--host-calls`` the host's script answers requests
         and judges ``broker.publish``; without, notifications are fine and requests get an
         error reply, as from a daemon without those services."""
-        if self.host is not None:
-            if "id" not in message:
-                if message.get("method") == "broker.publish":
-                    self.host.publish(message)
-                return
-            for frame in self.host.answer(message):
-                self.process.send(encode_frame(frame), deadline=deadline)
-            return
-        if "id" not in message:
-            return
         method = message.get("method")
-        if method in ("memory.recall", "llm.complete"):
-            code, text = INTERNAL_ERROR, f"{method} is not configured in nexo plugin check"
+        if "id" not in message:
+            if self.host is not None and method == "broker.publish":
+                self.host.publish(message)
+            return
+        if self.host is not None:
+            replies = self.host.answer(message)
         else:
-            code, text = METHOD_NOT_FOUND, "method not found"
-        reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": code, "message": text}}
-        self.process.send(encode_frame(reply), deadline=deadline)
+            if method in ("memory.recall", "llm.complete"):
+                code, text = INTERNAL_ERROR, f"{method} is not configured in nexo plugin check"
+            else:
+                code, text = METHOD_NOT_FOUND, "method not found"
+            error = {"code": code, "message": text}
+            replies = [{"jsonrpc": "2.0", "id": message["id"], "error": error}]
+        for frame in replies:
+            self.process.send(encode_frame(frame), deadline=deadline)
 
     def add_frame_checks(self) -> None:
         """Report the frames.* verdicts gathered during the session."""

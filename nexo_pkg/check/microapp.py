@@ -327,15 +327,14 @@ class _Session:
     # -- the lifecycle ---------------------------------------------------------------------
 
     def run(self, agent_version: str, invoke: tuple[str, dict[str, Any]] | None) -> None:
-        if not self._initialize(agent_version):
-            return
-        if not self._tools_list():
-            return
-        if not self._hooks():
-            return
-        if invoke is not None and not self._invoke(*invoke):
-            return
-        self._shutdown()
+        """Every step in order; stops once a step leaves nothing to talk to."""
+        if (
+            self._initialize(agent_version)
+            and self._tools_list()
+            and self._hooks()
+            and (invoke is None or self._invoke(*invoke))
+        ):
+            self._shutdown()
 
     def _initialize(self, agent_version: str) -> bool:
         deadline = min(self.timeout_seconds, HANDSHAKE_TIMEOUT_SECONDS)
