@@ -579,11 +579,8 @@ class _Session:
             for topic in host.subscribed_topics():
                 for sequence in range(1, EVENTS_PER_TOPIC + 1):
                     deadline = time.monotonic() + self.timeout_seconds
-                    if not self.process.send(
-                        encode_frame(host.event(topic, sequence)), deadline=deadline
-                    ):
-                        return False
-                    if not self._listen(deadline):
+                    frame = encode_frame(host.event(topic, sequence))
+                    if not (self.process.send(frame, deadline=deadline) and self._listen(deadline)):
                         return False
         finally:
             host.phase = "after"

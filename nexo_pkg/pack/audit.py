@@ -93,13 +93,8 @@ def read_distribution(dist_info: Path, archive_prefix: str) -> Distribution:
             if not relative.startswith("../"):
                 files.add(f"{archive_prefix}/{relative}")
     label = f"{name} {version}".strip()
-    return Distribution(
-        label=label,
-        dist_info=f"{archive_prefix}/{dist_info.name}",
-        purelib=purelib,
-        tags=tags,
-        files=frozenset(files),
-    )
+    location = f"{archive_prefix}/{dist_info.name}"
+    return Distribution(label, location, purelib, tags, frozenset(files))
 
 
 def find_distributions(vendor_root: Path, archive_prefix: str) -> list[Distribution]:

@@ -124,7 +124,6 @@ def vendor_requirements(
         output = completed.stderr + "\n" + completed.stdout
         if "No module named pip" in output:
             raise PackError(pip_missing_message(), kind="vendor_failed")
-        summary = summarise_pip_output(output)
         network = [
             line.strip()
             for line in (output + "\n" + logged).splitlines()
@@ -140,7 +139,7 @@ def vendor_requirements(
                 details={"pip_exit_code": completed.returncode},
             )
         raise PackError(
-            f"could not vendor {requirements.name}: {summary}",
+            f"could not vendor {requirements.name}: {summarise_pip_output(output)}",
             kind="vendor_failed",
             details={"pip_exit_code": completed.returncode},
         )
