@@ -34,7 +34,13 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.check.host import MAX_FRAME_BYTES, MAX_LINE_BYTES, NoReply, PluginProcess
-from nexo_pkg.check.host_calls import EVENTS_PER_TOPIC, HostCalls
+from nexo_pkg.check.host_calls import (
+    EVENTS_PER_TOPIC,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    HostCalls,
+)
 from nexo_pkg.check.report import CheckReport, CheckResult, ProblemTally, Status
 from nexo_pkg.check.sandbox import (
     SandboxPlan,
@@ -74,9 +80,6 @@ UNKNOWN_METHOD = "nexo.check.unknown_method"
 #: ``agent_id`` sent with ``--invoke``.
 CHECK_AGENT_ID = "nexo-plugin-check"
 
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
 TOOL_ERRORS = {
     -33401: "ToolNotFound",
     -33402: "ToolArgumentInvalid",

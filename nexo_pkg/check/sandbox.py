@@ -234,19 +234,9 @@ def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
     manifest_name: str,
 ) -> SandboxPlan:
     """``build_bwrap_args``: the argv after ``bwrap``, its refusals and missing sources."""
-    args = [
-        "--die-with-parent",
-        "--unshare-pid",
-        "--unshare-uts",
-        "--unshare-ipc",
-        "--new-session",
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--tmpfs",
-        "/tmp",  # noqa: S108 - the sandbox's own fresh /tmp
-    ]
+    args = ["--die-with-parent", "--unshare-pid", "--unshare-uts", "--unshare-ipc", "--new-session"]
+    # The sandbox's own fresh /proc, /dev and /tmp.
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]  # noqa: S108
     for directory in _SYSTEM_DIRS:
         if Path(directory).exists():
             args += ["--ro-bind-try", directory, directory]

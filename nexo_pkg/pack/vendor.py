@@ -36,22 +36,11 @@ def pip_command(requirements: Path, target: Path, log: Path | None = None) -> li
     ``log`` asks pip for its full log (connection errors included, which ``--quiet`` hides).
     """
     logging = ["--log", str(log)] if log is not None else []
-    return [
-        sys.executable,
-        "-m",
-        "pip",
-        "install",
-        "--target",
-        str(target),
-        "--requirement",
-        str(requirements),
-        # Byte code is interpreter-specific and would make the tarball differ per host.
-        "--no-compile",
-        "--quiet",
-        "--no-input",
-        "--disable-pip-version-check",
-        *logging,
-    ]
+    command = [sys.executable, "-m", "pip", "install", "--target", str(target)]
+    command += ["--requirement", str(requirements)]
+    # Byte code is interpreter-specific and would make the tarball differ per host.
+    command += ["--no-compile", "--quiet", "--no-input", "--disable-pip-version-check"]
+    return [*command, *logging]
 
 
 def summarise_pip_output(output: str) -> str:
