@@ -243,10 +243,4 @@ def sample_hook_event(hook: str, agent_id: str) -> dict[str, Any]:
         return {**base, "text_in": "hello from nexo plugin check", "text_out": "hello"}
     if hook == "before_tool_call":
         return {**base, "tool_name": "ext_check_tool", "arguments": {}}
-    return {
-        **base,
-        "tool_name": "ext_check_tool",
-        "duration_ms": 1,
-        "result": {},
-        "error": None,
-    }
+    return {**base, "tool_name": "ext_check_tool", "duration_ms": 1, "result": {}, "error": None}

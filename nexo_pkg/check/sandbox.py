@@ -25,11 +25,7 @@ from typing import Any, Literal
 
 from nexo_pkg.manifest.model import Sandbox
 from nexo_pkg.manifest.names import find_manifest
-from nexo_pkg.manifest.sandbox_paths import (
-    STATE_DIR_TOKEN,
-    daemon_denylist_hit,
-    host_path_exists,
-)
+from nexo_pkg.manifest.sandbox_paths import STATE_DIR_TOKEN, daemon_denylist_hit, host_path_exists
 
 #: When truthy, the daemon refuses every plugin without ``sandbox.enabled = true``.
 ENV_REQUIRE = "NEXO_PLUGIN_SANDBOX_REQUIRE"

@@ -166,11 +166,7 @@ def write_tar_gz(
     pending = bytearray()
     written = 0
     with gzip.GzipFile(
-        fileobj=hashing,
-        mode="wb",
-        compresslevel=compresslevel,
-        mtime=0,
-        filename="",
+        fileobj=hashing, mode="wb", compresslevel=compresslevel, mtime=0, filename=""
     ) as compressed:
 
         def flush() -> None:

@@ -44,14 +44,7 @@ from nexo_pkg.pack.errors import (
     manifest_error,
     usage_error,
 )
-from nexo_pkg.pack.layout import (
-    KNOWN_TARGETS,
-    LAUNCHER,
-    NOARCH,
-    TreeWalk,
-    asset_name,
-    collect_tree,
-)
+from nexo_pkg.pack.layout import KNOWN_TARGETS, LAUNCHER, NOARCH, TreeWalk, asset_name, collect_tree
 from nexo_pkg.pack.vendor import vendor_requirements
 
 #: pip's console-script wrappers carry the absolute path of the packing interpreter: useless
@@ -263,8 +256,7 @@ def _noarch_entries(
                     "would collide with lib/plugin/ (the plugin's own code)"
                 )
             entries += collect_tree(
-                vendor_dir,
-                TreeWalk("lib", containment_root=vendor_dir, skip_top=_VENDOR_SKIPPED),
+                vendor_dir, TreeWalk("lib", containment_root=vendor_dir, skip_top=_VENDOR_SKIPPED)
             )
             distributions = find_distributions(vendor_dir, "lib")
     return entries, distributions

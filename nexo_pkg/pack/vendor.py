@@ -77,11 +77,7 @@ def pip_missing_message() -> str:
 
 
 def vendor_requirements(
-    requirements: Path,
-    target: Path,
-    *,
-    cwd: Path,
-    environ: Mapping[str, str] | None = None,
+    requirements: Path, target: Path, *, cwd: Path, environ: Mapping[str, str] | None = None
 ) -> None:
     """Install ``requirements`` into the (new) directory ``target``.
 
@@ -105,8 +101,7 @@ def vendor_requirements(
     except OSError as exc:
         log.unlink(missing_ok=True)
         raise PackError(
-            f"cannot run pip with {sys.executable}: {exc.strerror}",
-            kind="vendor_failed",
+            f"cannot run pip with {sys.executable}: {exc.strerror}", kind="vendor_failed"
         ) from exc
     logged = _tail(log)
     if completed.returncode != 0:
