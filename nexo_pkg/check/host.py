@@ -381,8 +381,6 @@ class PluginProcess:
     @property
     def exit_code(self) -> int | None:
         """The exit status once reaped by :meth:`close` (negative: killed by that signal)."""
-        if self._exit_code is None and self._closed:
-            self._exit_code = self._popen.returncode
         return self._exit_code if self._closed else None
 
     def peek_exit_code(self) -> int | None:
@@ -463,9 +461,7 @@ class PluginProcess:
             self._closed = True
             self._exit_code = self._popen.returncode
             for stream in (self._stdin, self._stdout, self._stderr):
-                if stream is not None:
-                    with contextlib.suppress(OSError):
-                        stream.close()
+                self._forget(stream)
             self._stdin = self._stdout = self._stderr = None
             with contextlib.suppress(Exception):
                 self._selector.close()

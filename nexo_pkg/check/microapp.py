@@ -538,8 +538,7 @@ class _Session:
 
     def _hooks(self) -> bool:
         """One ``hooks/<name>`` call per registered hook, with an event of the daemon's shape."""
-        registered = self.report.microapp["hooks"]["registered"]
-        for hook in registered:
+        for hook in self.report.microapp["hooks"]["registered"]:
             answer = self.call(f"hooks/{hook}", sample_hook_event(hook, CHECK_AGENT_ID))
             name = f"hook.{hook}"
             if isinstance(answer, NoReply):

@@ -202,13 +202,9 @@ def _resolve_directory(
 
     microapp = find_microapp(root, manifest_path)
     if microapp is not None:
+        argv = [microapp.command, *microapp.args]
         return ResolvedPlugin(
-            microapp.root,
-            None,
-            microapp.extension_id,
-            [microapp.command, *microapp.args],
-            source=source,
-            microapp=microapp,
+            microapp.root, None, microapp.extension_id, argv, source=source, microapp=microapp
         )
     notes: tuple[str, ...] = ()
     if manifest_path is None:
