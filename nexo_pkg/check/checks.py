@@ -55,10 +55,6 @@ from nexo_pkg.core.errors import UsageError
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.model import Sandbox
 
-#: ``nexo_version`` sent in ``initialize`` when none is given: the newest daemon release
-#: nexo-pkg knows.
-DEFAULT_NEXO_VERSION = NEWEST_DAEMON_VERSION
-
 #: Per-step reply deadline, like the daemon's ``NEXO_PLUGIN_INIT_TIMEOUT_MS`` default.
 DEFAULT_TIMEOUT_MS = 5000
 
@@ -152,8 +148,9 @@ def run_check(
 
     ``target`` is a plugin directory, manifest, release tarball or installed plugin id (see
     :mod:`nexo_pkg.check.target`; ``dest`` is the install root for ids, else
-    ``installed_root()`` when given). ``timeout_ms`` is
-    the deadline of each request; ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``;
+    ``installed_root()`` when given). ``timeout_ms`` is the deadline of each request;
+    ``nexo_version`` is sent in ``initialize`` (default: the newest daemon release nexo-pkg
+    knows); ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``;
     ``strict`` makes warnings fail; ``sandbox=False`` (``--no-sandbox``) runs the plugin
     without the daemon's ``bwrap`` wrapper; ``host_calls`` (implied by ``strict``) plays the
     host's side of the broker and host-call exchanges (see :mod:`nexo_pkg.check.host_calls`);
@@ -167,7 +164,7 @@ def run_check(
     """
     if timeout_ms <= 0:
         raise UsageError("--timeout-ms must be a positive number of milliseconds")
-    version = nexo_version or DEFAULT_NEXO_VERSION
+    version = nexo_version or NEWEST_DAEMON_VERSION
     if not _SEMVER.match(version):
         raise UsageError(f"--nexo-version {version!r} is not a semver version such as 0.1.5")
     if invoke is not None and not isinstance(invoke[1], dict):
@@ -200,7 +197,7 @@ def check_plugin(
     plugin: ResolvedPlugin,
     *,
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
-    nexo_version: str = DEFAULT_NEXO_VERSION,
+    nexo_version: str = NEWEST_DAEMON_VERSION,
     invoke: tuple[str, dict[str, Any]] | None = None,
     strict: bool = False,
     sandbox: bool = True,
