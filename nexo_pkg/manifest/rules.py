@@ -672,7 +672,6 @@ def detect_legacy_v1(data: Mapping[str, Any], locate: Locate) -> Diagnostic | No
     """One diagnostic at the ``[transport]`` header when ``data`` is a legacy v1 manifest."""
     if "transport" not in data:
         return None
-    rule = SEMANTIC_RULES["NX190"]
     plugin = data.get("plugin")
     steps = ["move `[transport] command`/`args` to `[plugin.entrypoint] command`/`args`"]
     if isinstance(plugin, Mapping) and "min_agent_version" in plugin:
@@ -680,14 +679,10 @@ def detect_legacy_v1(data: Mapping[str, Any], locate: Locate) -> Diagnostic | No
     if "capabilities" in data or "meta" in data:
         steps.append("move `[capabilities]` and `[meta]` under `[plugin]`")
     steps.append("set `manifest_version = 2`")
-    return Diagnostic(
-        code=rule.code,
-        name=rule.name,
-        severity=rule.severity,
-        message="table [transport] marks a legacy v1 manifest; nexo-pkg expects the v2 shape "
+    return SEMANTIC_RULES["NX190"].diagnostic(
+        "table [transport] marks a legacy v1 manifest; nexo-pkg expects the v2 shape "
         "(`[plugin]` with `min_nexo_version` and `[plugin.entrypoint] command`)",
-        key_path="transport",
-        span=locate(("transport",), "key"),
-        help="; ".join(steps),
-        url=rule.url,
+        "transport",
+        locate(("transport",), "key"),
+        "; ".join(steps),
     )

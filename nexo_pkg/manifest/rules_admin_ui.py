@@ -67,14 +67,30 @@ def _kebab_fix(text: str) -> str:
     return fixed[:41].rstrip("-") or "main"
 
 
-def _check_id(context: Context, path: KeyPath, what: str, value: str) -> None:
-    context.report(
-        "NX162",
-        path,
-        f"{what} id `{value}` in table [plugin.admin_ui] must be kebab-case "
-        "(a-z, 0-9, -; a letter first; 1-41 characters)",
-        f'write `id = "{_kebab_fix(value)}"`',
-    )
+def _check_id(
+    context: Context,
+    path: KeyPath,
+    what: str,
+    value: str | None,
+    seen: set[str],
+    *,
+    duplicate: tuple[str, str],
+) -> None:
+    """NX162 when ``value``, the ``id`` of the entry at ``path``, is not kebab-case; else NX163
+    (``duplicate`` is its message and fix) when it is in ``seen`` already."""
+    if value is None:
+        return
+    if not KEBAB_ID.fullmatch(value):
+        context.report(
+            "NX162",
+            (*path, "id"),
+            f"{what} id `{value}` in table [plugin.admin_ui] must be kebab-case "
+            "(a-z, 0-9, -; a letter first; 1-41 characters)",
+            f'write `id = "{_kebab_fix(value)}"`',
+        )
+    elif value in seen:
+        context.report("NX163", (*path, "id"), *duplicate)
+    seen.add(value)
 
 
 def _check_label(
@@ -159,17 +175,9 @@ def _check_screens(context: Context, admin_ui: Mapping[str, Any]) -> None:
         path: KeyPath = (*_BASE, "screens", index)
         screen_id = as_str(screen.get("id"))
         what = f"screen `{screen_id}`" if screen_id is not None else f"screen #{index + 1}"
-        if screen_id is not None:
-            if not KEBAB_ID.fullmatch(screen_id):
-                _check_id(context, (*path, "id"), "screen", screen_id)
-            elif screen_id in seen:
-                context.report(
-                    "NX163",
-                    (*path, "id"),
-                    f"duplicate screen id `{screen_id}` in table [plugin.admin_ui]",
-                    "give each screen its own id",
-                )
-            seen.add(screen_id)
+        duplicate = f"duplicate screen id `{screen_id}` in table [plugin.admin_ui]"
+        fix = "give each screen its own id"
+        _check_id(context, path, "screen", screen_id, seen, duplicate=(duplicate, fix))
         _check_label(context, screen, "title", path, what)
         _check_method(context, screen.get("load"), (*path, "load"), f"{what} load")
         fields = screen.get("fields")
@@ -205,17 +213,16 @@ def _check_screens(context: Context, admin_ui: Mapping[str, Any]) -> None:
                 if action_id is not None
                 else f"{what} action #{action_index + 1}"
             )
-            if action_id is not None:
-                if not KEBAB_ID.fullmatch(action_id):
-                    _check_id(context, (*action_path, "id"), f"{what} action", action_id)
-                elif action_id in action_ids:
-                    context.report(
-                        "NX163",
-                        (*action_path, "id"),
-                        f"{what} has duplicate action id `{action_id}`",
-                        "give each action of the screen its own id",
-                    )
-                action_ids.add(action_id)
+            duplicate = f"{what} has duplicate action id `{action_id}`"
+            fix = "give each action of the screen its own id"
+            _check_id(
+                context,
+                action_path,
+                f"{what} action",
+                action_id,
+                action_ids,
+                duplicate=(duplicate, fix),
+            )
             _check_label(context, action, "label", action_path, action_what)
             _check_method(context, action.get("method"), (*action_path, "method"), action_what)
             for prompt_index, prompt in tables(action.get("prompt_fields")):
@@ -252,17 +259,9 @@ def _check_contributions(context: Context, admin_ui: Mapping[str, Any]) -> None:
         what = (
             f"contribution `{entry_id}`" if entry_id is not None else f"contribution #{index + 1}"
         )
-        if entry_id is not None:
-            if not KEBAB_ID.fullmatch(entry_id):
-                _check_id(context, (*path, "id"), "contribution", entry_id)
-            elif entry_id in seen:
-                context.report(
-                    "NX163",
-                    (*path, "id"),
-                    f"duplicate contribution id `{entry_id}` in table [plugin.admin_ui]",
-                    "give each contribution its own id",
-                )
-            seen.add(entry_id)
+        duplicate = f"duplicate contribution id `{entry_id}` in table [plugin.admin_ui]"
+        fix = "give each contribution its own id"
+        _check_id(context, path, "contribution", entry_id, seen, duplicate=(duplicate, fix))
         _check_label(context, entry, "label", path, what)
         parent = as_str(entry.get("parent"))
         if parent is not None:

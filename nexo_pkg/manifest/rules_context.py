@@ -100,16 +100,8 @@ class Context:
         target: Target = "value",
     ) -> None:
         """Record a finding of rule ``code`` at ``path`` (its key or its value)."""
-        rule = SEMANTIC_RULES[code]
         self.found.append(
-            Diagnostic(
-                code=rule.code,
-                name=rule.name,
-                severity=rule.severity,
-                message=message,
-                key_path=format_key_path(path),
-                span=self.locate(path, target),
-                help=help_text,
-                url=rule.url,
+            SEMANTIC_RULES[code].diagnostic(
+                message, format_key_path(path), self.locate(path, target), help_text
             )
         )

@@ -180,19 +180,12 @@ def _semver(text: str) -> str | None:
 
 def _older(current: Version, required: Version) -> bool:
     """Whether ``current`` < ``required`` in SemVer precedence (a pre-release comes first)."""
-    if (current.major, current.minor, current.patch) != (
+    return (current.major, current.minor, current.patch, current.pre) < (
         required.major,
         required.minor,
         required.patch,
-    ):
-        return (current.major, current.minor, current.patch) < (
-            required.major,
-            required.minor,
-            required.patch,
-        )
-    if current.pre.is_empty or current.pre == required.pre:
-        return False
-    return required.pre.is_empty or current.pre < required.pre
+        required.pre,
+    )
 
 
 def check_microapp(

@@ -107,10 +107,6 @@ def _check_public_tunnel(context: Context) -> None:
         )
 
 
-def _warn(context: Context, code: str, path: KeyPath, message: str, fix: str) -> None:
-    context.report(code, path, message, fix)
-
-
 def _check_prefix(
     context: Context, code: str, section: str, value: Any, *, ending_dot: bool
 ) -> None:
@@ -120,18 +116,16 @@ def _check_prefix(
     path: KeyPath = ("plugin", section, "broker_topic_prefix")
     where = f"key `broker_topic_prefix` in table [plugin.{section}]"
     if not prefix:
-        _warn(context, code, path, f"{where} must not be empty", "write a broker subject prefix")
+        context.report(code, path, f"{where} must not be empty", "write a broker subject prefix")
     elif ending_dot and prefix.endswith("."):
-        _warn(
-            context,
+        context.report(
             code,
             path,
             f"{where} `{prefix}` must not end with `.`",
             f'write `broker_topic_prefix = "{prefix.rstrip(".")}"`',
         )
     elif " " in prefix:
-        _warn(
-            context,
+        context.report(
             code,
             path,
             f"{where} `{prefix}` must not contain spaces",
@@ -142,8 +136,7 @@ def _check_prefix(
 def _check_poller(context: Context, poller: Mapping[str, Any]) -> None:
     kinds = as_list(poller.get("kinds"))
     if kinds is not None and not kinds:
-        _warn(
-            context,
+        context.report(
             "NX180",
             ("plugin", "poller", "kinds"),
             "array `plugin.poller.kinds` must declare at least one kind",
@@ -153,8 +146,7 @@ def _check_poller(context: Context, poller: Mapping[str, Any]) -> None:
     for index, kind in strings(kinds):
         path: KeyPath = ("plugin", "poller", "kinds", index)
         if not _POLLER_KIND.fullmatch(kind):
-            _warn(
-                context,
+            context.report(
                 "NX180",
                 path,
                 f"kind `{kind}` in array `plugin.poller.kinds` must match ^[a-z][a-z0-9_]+$ "
@@ -162,8 +154,7 @@ def _check_poller(context: Context, poller: Mapping[str, Any]) -> None:
                 "use a lowercase slug of 2 characters or more",
             )
         elif kind in seen:
-            _warn(
-                context,
+            context.report(
                 "NX180",
                 path,
                 f"array `plugin.poller.kinds` contains duplicate `{kind}`",
@@ -175,8 +166,7 @@ def _check_poller(context: Context, poller: Mapping[str, Any]) -> None:
     for key, low, high in (("max_concurrent_ticks", 1, 64), ("tick_timeout_secs", 1, 3600)):
         number = as_int(poller.get(key))
         if number is not None and number >= 0 and not low <= number <= high:
-            _warn(
-                context,
+            context.report(
                 "NX180",
                 ("plugin", "poller", key),
                 f"key `{key}` in table [plugin.poller] is {number}, outside [{low}, {high}]",
@@ -190,16 +180,14 @@ def _check_dashboard(context: Context, dashboard: Mapping[str, Any]) -> None:
         subdir = as_str(layout.get("subdir"))
         path: KeyPath = ("plugin", "dashboard", "layout", "subdir")
         if subdir == "":
-            _warn(
-                context,
+            context.report(
                 "NX181",
                 path,
                 "key `subdir` of workspace_walk layout in [plugin.dashboard] must not be empty",
                 "name one directory of the workspace",
             )
         elif subdir is not None and "/" in subdir:
-            _warn(
-                context,
+            context.report(
                 "NX181",
                 path,
                 f"key `subdir` of workspace_walk layout in [plugin.dashboard] value `{subdir}` "
@@ -211,16 +199,14 @@ def _check_dashboard(context: Context, dashboard: Mapping[str, Any]) -> None:
         file_path = as_str(auth.get("path"))
         path = ("plugin", "dashboard", "auth_check", "path")
         if file_path == "":
-            _warn(
-                context,
+            context.report(
                 "NX181",
                 path,
                 "key `path` of file_presence auth_check in [plugin.dashboard] must not be empty",
                 "name a file relative to the secrets directory",
             )
         elif file_path is not None and file_path.startswith("/"):
-            _warn(
-                context,
+            context.report(
                 "NX181",
                 path,
                 f"key `path` of file_presence auth_check in [plugin.dashboard] value "
@@ -230,8 +216,7 @@ def _check_dashboard(context: Context, dashboard: Mapping[str, Any]) -> None:
     elif auth.get("kind") == "session_dir_files":
         candidates = as_list(auth.get("candidates"))
         if candidates is not None and not candidates:
-            _warn(
-                context,
+            context.report(
                 "NX181",
                 ("plugin", "dashboard", "auth_check", "candidates"),
                 "array `candidates` of session_dir_files auth_check in [plugin.dashboard] "
@@ -248,8 +233,7 @@ def _check_metrics(context: Context, metrics: Mapping[str, Any]) -> None:
             if "broker_topic_prefix" in metrics
             else ("plugin", "metrics", "prometheus")
         )
-        _warn(
-            context,
+        context.report(
             "NX182",
             where,
             "key `broker_topic_prefix` in table [plugin.metrics] must not be empty when "
@@ -266,24 +250,21 @@ def _check_admin(context: Context, admin: Mapping[str, Any]) -> None:
         path: KeyPath = ("plugin", "admin", "method_prefix")
         where = f"key `method_prefix` in table [plugin.admin] value `{method_prefix}`"
         if not method_prefix.startswith("nexo/admin/"):
-            _warn(
-                context,
+            context.report(
                 "NX183",
                 path,
                 f"{where} must start with `nexo/admin/`",
                 'write e.g. `method_prefix = "nexo/admin/<plugin>/"`',
             )
         elif not method_prefix.endswith("/"):
-            _warn(
-                context,
+            context.report(
                 "NX183",
                 path,
                 f"{where} must end with `/`",
                 f'write `method_prefix = "{method_prefix}/"`',
             )
         elif method_prefix == "nexo/admin/":
-            _warn(
-                context,
+            context.report(
                 "NX183",
                 path,
                 f"{where} is the root admin namespace",
@@ -300,24 +281,21 @@ def _check_http(context: Context, http: Mapping[str, Any]) -> None:
     path: KeyPath = ("plugin", "http", "mount_prefix")
     where = f"key `mount_prefix` in table [plugin.http] value `{mount}`"
     if not mount:
-        _warn(
-            context,
+        context.report(
             "NX184",
             path,
             "key `mount_prefix` in table [plugin.http] must not be empty",
             'write e.g. `mount_prefix = "/<plugin>"`',
         )
     elif not mount.startswith("/"):
-        _warn(
-            context,
+        context.report(
             "NX184",
             path,
             f"{where} must start with `/`",
             f'write `mount_prefix = "/{mount}"`',
         )
     elif "?" in mount or "#" in mount:
-        _warn(
-            context,
+        context.report(
             "NX184",
             path,
             f"{where} must not contain `?` or `#`",
