@@ -9,19 +9,17 @@ diagnostic, and only an unreadable path raises (``OSError``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position, Span
-from nexo_pkg.core.toml_spans import KeyPath, SpanPart
 from nexo_pkg.lint.suppression import unsuppressed
 from nexo_pkg.manifest.document import ParsedManifest, decode_manifest, parse_manifest
 from nexo_pkg.manifest.options import LintOptions
 
 __all__ = [
-    "LintOptions",
     "diagnostic_matches",
     "lint_bytes",
     "lint_config_source",
@@ -33,8 +31,6 @@ __all__ = [
 ]
 
 TRUST_POLICY_FILENAME = "trusted_keys.toml"
-
-Locate = Callable[[KeyPath, SpanPart], Span]
 
 
 def diagnostic_matches(diagnostic: Diagnostic, selectors: Iterable[str]) -> bool:
@@ -69,15 +65,6 @@ def _related(first: str, second: str) -> bool:
     return longer.startswith(shorter) and longer[len(shorter)] in ".["
 
 
-def _locator(parsed: ParsedManifest) -> Locate:
-    """A ``locate`` for the rules; the span map is only built if a rule reports something."""
-
-    def locate(path: KeyPath, part: SpanPart) -> Span:
-        return parsed.spans.locate(path, part)
-
-    return locate
-
-
 def lint_parsed(parsed: ParsedManifest, options: LintOptions | None = None) -> list[Diagnostic]:
     """All findings of a parsed manifest, filtered by ``options`` and sorted in file order."""
     options = options or LintOptions()
@@ -88,7 +75,7 @@ def lint_parsed(parsed: ParsedManifest, options: LintOptions | None = None) -> l
 
     if "transport" in data:
         # A legacy v1 document gets one diagnostic describing the v2 shape, nothing else.
-        legacy = rules.detect_legacy_v1(data, _locator(parsed))
+        legacy = rules.detect_legacy_v1(data, parsed.locate)
         if legacy is not None:
             return _filtered([legacy], options)
 
@@ -98,7 +85,7 @@ def lint_parsed(parsed: ParsedManifest, options: LintOptions | None = None) -> l
     )
 
     structural = schema_diagnostics(data, lambda: parsed.spans)
-    semantic = list(rules.check_semantics(data, _locator(parsed), options))
+    semantic = list(rules.check_semantics(data, parsed.locate, options))
     # One diagnostic per real problem: a value constraint the schema restates (a pattern, a
     # length) gives way to the semantic rule that explains it, and a semantic finding on a
     # value of the wrong type gives way to the type error.

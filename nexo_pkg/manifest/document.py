@@ -18,6 +18,7 @@ from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.core.toml_spans import (
     KeyPath,
     SpanMap,
+    SpanPart,
     format_key_path,
     point_span,
     scan_spans,
@@ -78,6 +79,10 @@ class ParsedManifest:
         if self._spans is None:
             self._spans = scan_spans(self.text)[0]
         return self._spans
+
+    def locate(self, path: KeyPath, part: SpanPart = "value") -> Span:
+        """The span of the key or value at ``path`` (building the span map on first use)."""
+        return self.spans.locate(path, part)
 
     @property
     def ok(self) -> bool:

@@ -42,7 +42,6 @@ __all__ = [
     "MAX_MCP_SERVER_NAME_LENGTH",
     "MICROAPP_MANIFEST_NAME",
     "RESERVED_IDS",
-    "TRANSPORT_KINDS",
     "Companion",
     "HttpServer",
     "MicroappManifest",
@@ -78,8 +77,6 @@ RESERVED_IDS: frozenset[str] = frozenset(
 
 CAPABILITY_KINDS: tuple[str, ...] = ("tools", "hooks", "channels", "providers", "pollers")
 """The lists of ``[capabilities]``, in the order the daemon validates them."""
-TRANSPORT_KINDS: tuple[str, ...] = ("stdio", "nats", "http")
-"""``[transport] kind`` values; only ``stdio`` extensions are spawned at boot."""
 HOOK_NAMES: tuple[str, ...] = (
     "before_message",
     "after_message",
