@@ -467,8 +467,7 @@ def _check_extensions(
     for name in settings.entries:
         _no_microapp(findings, (*base, "entries", str(name)), str(name), known, "entry")
     for listing in ("disabled", "allowlist"):
-        values = _strings(_extensions_section(findings).get(listing), ())
-        for index, name in enumerate(values):
+        for index, name in enumerate(getattr(settings, listing)):
             _no_microapp(findings, (*base, listing, index), name, known, f"`{listing}` id")
     loaded = [
         app
@@ -502,12 +501,6 @@ def _check_extensions(
             f"bind to 127.0.0.1, or set `entries.{entry_id}.allow_external_bind: true`",
             part="key",
         )
-
-
-def _extensions_section(findings: _Findings) -> Mapping[str, Any]:
-    data = findings.document.data
-    section = data.get("extensions") if isinstance(data, Mapping) else None
-    return section if isinstance(section, Mapping) else {}
 
 
 def _entry_path(settings: _Extensions, entry_id: str, key: str) -> KeyPath:
