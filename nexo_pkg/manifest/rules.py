@@ -405,21 +405,40 @@ def _check_extends(context: Context) -> None:
     )
 
 
-def _json_object_schema_problem(text: str, empty_reason: str, not_object_reason: str) -> str | None:
-    """The daemon's reason why ``text`` is not a JSON object with ``"type": "object"``."""
+def _check_object_schema(
+    context: Context,
+    path: KeyPath,
+    what: str,
+    text: str | None,
+    *,
+    code: str,
+    reasons: tuple[str, str],
+) -> None:
+    """Report ``code`` when ``text`` is not a JSON object with ``"type": "object"``, for
+    the daemon's reason (``reasons``: its words for a blank text and for one that is no object)."""
+    if text is None:
+        return
     if is_blank(text):
-        return empty_reason
-
-    problem, document = json_problem(text)
-    if problem:
-        return f"invalid JSON: {problem}"
-    if not isinstance(document, dict):
-        return not_object_reason
-    kind = document.get("type")
-    if kind != "object":
-        shown = kind if isinstance(kind, str) else "missing"
-        return f'root `type` must be "object", got "{shown}"'
-    return None
+        problem = reasons[0]
+    else:
+        error, document = json_problem(text)
+        kind = document.get("type") if isinstance(document, dict) else None
+        if error:
+            problem = f"invalid JSON: {error}"
+        elif not isinstance(document, dict):
+            problem = reasons[1]
+        elif kind != "object":
+            shown = kind if isinstance(kind, str) else "missing"
+            problem = f'root `type` must be "object", got "{shown}"'
+        else:
+            return
+    context.report(
+        code,
+        path,
+        f"{what} is not a JSON object schema: {problem}",
+        'write a JSON object with `"type": "object"` at the root, e.g. '
+        '\'{"type": "object", "properties": {}}\'',
+    )
 
 
 def _check_tools(context: Context) -> None:
@@ -447,37 +466,22 @@ def _check_tools(context: Context) -> None:
                 "`plugin.tools.expose`",
                 f'add "{name}" to `plugin.tools.expose`',
             )
-        schema = as_str(outbound.get("input_schema"))
-        if schema is None:
-            continue
-        problem = _json_object_schema_problem(
-            schema, "input_schema is empty", "input_schema must be a JSON object"
+        _check_object_schema(
+            context,
+            ("plugin", "tools", "outbound", index, "input_schema"),
+            f"key `input_schema` of outbound tool {label}",
+            as_str(outbound.get("input_schema")),
+            code="NX116",
+            reasons=("input_schema is empty", "input_schema must be a JSON object"),
         )
-        if problem is not None:
-            context.report(
-                "NX116",
-                ("plugin", "tools", "outbound", index, "input_schema"),
-                f"key `input_schema` of outbound tool {label} is not a JSON object schema: "
-                f"{problem}",
-                'write a JSON object with `"type": "object"` at the root, e.g. '
-                '\'{"type": "object", "properties": {}}\'',
-            )
-
-    config_schema = context.section("config_schema")
-    schema_text = as_str(config_schema.get("schema"))
-    if schema_text is not None:
-        problem = _json_object_schema_problem(
-            schema_text, "config_schema is empty", "schema must be a JSON object"
-        )
-        if problem is not None:
-            context.report(
-                "NX117",
-                ("plugin", "config_schema", "schema"),
-                f"key `schema` in table [plugin.config_schema] is not a JSON object schema: "
-                f"{problem}",
-                'write a JSON object with `"type": "object"` at the root, e.g. '
-                '\'{"type": "object", "properties": {}}\'',
-            )
+    _check_object_schema(
+        context,
+        ("plugin", "config_schema", "schema"),
+        "key `schema` in table [plugin.config_schema]",
+        as_str(context.section("config_schema").get("schema")),
+        code="NX117",
+        reasons=("config_schema is empty", "schema must be a JSON object"),
+    )
 
 
 def _check_capabilities(context: Context) -> None:
@@ -586,23 +590,19 @@ def _check_supervisor(context: Context) -> None:
     if backoff is None:
         return
     if 0 <= backoff < SUPERVISOR_BACKOFF_MS_MIN:
-        context.report(
-            "NX132",
-            ("plugin", "supervisor", "backoff_ms"),
-            f"key `backoff_ms` in table [plugin.supervisor] is {backoff}, below the floor of "
-            f"{SUPERVISOR_BACKOFF_MS_MIN} while `respawn = true`",
-            f"set `backoff_ms` between {SUPERVISOR_BACKOFF_MS_MIN} and "
-            f"{SUPERVISOR_BACKOFF_MS_MAX} (default {SUPERVISOR_DEFAULT_BACKOFF_MS})",
-        )
+        code, bound = "NX132", f"below the floor of {SUPERVISOR_BACKOFF_MS_MIN}"
     elif backoff > SUPERVISOR_BACKOFF_MS_MAX:
-        context.report(
-            "NX133",
-            ("plugin", "supervisor", "backoff_ms"),
-            f"key `backoff_ms` in table [plugin.supervisor] is {backoff}, above the cap of "
-            f"{SUPERVISOR_BACKOFF_MS_MAX} while `respawn = true`",
-            f"set `backoff_ms` between {SUPERVISOR_BACKOFF_MS_MIN} and "
-            f"{SUPERVISOR_BACKOFF_MS_MAX} (default {SUPERVISOR_DEFAULT_BACKOFF_MS})",
-        )
+        code, bound = "NX133", f"above the cap of {SUPERVISOR_BACKOFF_MS_MAX}"
+    else:
+        return
+    context.report(
+        code,
+        ("plugin", "supervisor", "backoff_ms"),
+        f"key `backoff_ms` in table [plugin.supervisor] is {backoff}, {bound} while "
+        "`respawn = true`",
+        f"set `backoff_ms` between {SUPERVISOR_BACKOFF_MS_MIN} and "
+        f"{SUPERVISOR_BACKOFF_MS_MAX} (default {SUPERVISOR_DEFAULT_BACKOFF_MS})",
+    )
 
 
 # --- entry points ---------------------------------------------------------------------------
