@@ -28,6 +28,7 @@ from nexo_pkg.manifest.core_rules import (
     WRONG_TYPE,
 )
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
+from nexo_pkg.manifest.rules_context import strings
 from nexo_pkg.manifest.shape import (
     BOOL,
     I32,
@@ -163,12 +164,6 @@ def _table(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _strings(value: Any) -> list[tuple[int, str]]:
-    if not isinstance(value, list):
-        return []
-    return [(index, item) for index, item in enumerate(value) if isinstance(item, str)]
-
-
 def _semver(text: str) -> str | None:
     """Why ``text`` is not a SemVer version, or ``None``."""
     try:
@@ -202,7 +197,7 @@ def check_microapp(
     _check_capabilities(report, data)
     _check_transport(report, _table(data.get("transport")))
     _check_mcp_servers(report, _table(data.get("mcp_servers")))
-    for index, name in _strings(_table(data.get("requires")).get("env")):
+    for index, name in strings(_table(data.get("requires")).get("env")):
         if microapp.env_is_blocked(name):
             report.add(
                 "NX212",
@@ -296,7 +291,7 @@ def _check_capabilities(report: _Report, data: Mapping[str, Any]) -> None:
         )
     for kind, value in lists.items():
         seen: set[str] = set()
-        for index, name in _strings(value):
+        for index, name in strings(value):
             path: KeyPath = ("capabilities", kind, index)
             problem = microapp.capability_name_problem(name)
             if problem is not None:
