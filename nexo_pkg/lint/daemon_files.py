@@ -24,12 +24,13 @@ from typing import Any, Literal
 
 from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes
-from nexo_pkg.core.toml_spans import format_key_path
-from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, parse_yaml, position_of
+from nexo_pkg.core.toml_spans import SpanPart
+from nexo_pkg.lint.yaml_source import KeyPath, parse_yaml, position_of
 from nexo_pkg.manifest import microapp
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.daemon_config import find_placeholders, resolve_placeholder
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
+from nexo_pkg.manifest.rules_context import Findings
 from nexo_pkg.manifest.shape import (
     BOOL,
     DURATION,
@@ -275,25 +276,7 @@ def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[
 # --- the lint -------------------------------------------------------------------------------
 
 
-class _Findings:
-    def __init__(self, document: YamlDocument) -> None:
-        self.document = document
-        self.found: list[Diagnostic] = []
-
-    def add(
-        self, code: str, path: KeyPath, message: str, help_text: str = "", part: str = "value"
-    ) -> None:
-        self.found.append(
-            MICROAPP_RULES[code].diagnostic(
-                message, format_key_path(path), self.document.locate(path, part), help_text
-            )
-        )
-
-    def at(self, code: str, span: Span, message: str, help_text: str = "") -> None:
-        self.found.append(MICROAPP_RULES[code].diagnostic(message, "", span, help_text))
-
-
-def _check_placeholders(findings: _Findings, text: str, cwd: Path) -> None:
+def _check_placeholders(findings: Findings, text: str, cwd: Path) -> None:
     for start, end, inner in find_placeholders(text):
         span = Span(position_of(text, start), position_of(text, end))
         if inner.startswith("file:"):
@@ -327,10 +310,10 @@ def _has_placeholder(value: Any) -> bool:
     return isinstance(value, str) and next(find_placeholders(value), None) is not None
 
 
-def _structure(findings: _Findings, data: Any, spec: Table) -> None:
+def _structure(findings: Findings, data: Any, spec: Table) -> None:
     for problem in check_shape(data, spec, skip=_has_placeholder):
         code = "NX220" if problem.kind == "unknown" else "NX221"
-        part = "key" if problem.kind in ("unknown", "missing") else "value"
+        part: SpanPart = "key" if problem.kind in ("unknown", "missing") else "value"
         findings.add(code, problem.path, problem.message, problem.help, part)
 
 
@@ -410,7 +393,7 @@ def lint_config_text(
     """Every finding of one daemon config file (``text`` read from ``path``)."""
     base = cwd or Path.cwd()
     document = parse_yaml(text)
-    findings = _Findings(document)
+    findings = Findings(MICROAPP_RULES, document.locate)
     for problem in document.problems:
         findings.at("NX222", problem.span, problem.message, "fix the YAML at this position")
     if any("syntax" in problem.message for problem in document.problems):
@@ -442,7 +425,7 @@ def lint_config_text(
 
 
 def _no_microapp(
-    findings: _Findings, path: KeyPath, name: str, known: set[str] | None, what: str
+    findings: Findings, path: KeyPath, name: str, known: set[str] | None, what: str
 ) -> None:
     """NX229 unless ``name`` is a discovered microapp (``known`` ``None``: discovery unknown)."""
     if known is not None and name not in known:
@@ -458,7 +441,7 @@ def _no_microapp(
 
 
 def _check_extensions(
-    findings: _Findings,
+    findings: Findings,
     settings: _Extensions,
     microapps: list[DiscoveredMicroapp],
     known: set[str] | None,
@@ -514,7 +497,7 @@ def _entry_path(settings: _Extensions, entry_id: str, key: str) -> KeyPath:
 
 
 def _check_grants(
-    findings: _Findings, settings: _Extensions, entry_id: str, companion: microapp.Companion
+    findings: Findings, settings: _Extensions, entry_id: str, companion: microapp.Companion
 ) -> None:
     entry = settings.entries.get(entry_id)
     grants = _strings(entry.get("capabilities_grant"), ()) if isinstance(entry, Mapping) else ()
@@ -552,7 +535,7 @@ def _check_grants(
                 )
 
 
-def _check_agents(findings: _Findings, data: Any, known: set[str] | None) -> None:
+def _check_agents(findings: Findings, data: Any, known: set[str] | None) -> None:
     agents = data.get("agents") if isinstance(data, Mapping) else None
     if not isinstance(agents, list):
         return

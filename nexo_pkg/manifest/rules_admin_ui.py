@@ -81,7 +81,7 @@ def _check_id(
     if value is None:
         return
     if not KEBAB_ID.fullmatch(value):
-        context.report(
+        context.add(
             "NX162",
             (*path, "id"),
             f"{what} id `{value}` in table [plugin.admin_ui] must be kebab-case "
@@ -89,7 +89,7 @@ def _check_id(
             f'write `id = "{_kebab_fix(value)}"`',
         )
     elif value in seen:
-        context.report("NX163", (*path, "id"), *duplicate)
+        context.add("NX163", (*path, "id"), *duplicate)
     seen.add(value)
 
 
@@ -97,7 +97,7 @@ def _check_label(
     context: Context, owner: Mapping[str, Any], key: str, path: KeyPath, what: str
 ) -> None:
     if key in owner and label_is_empty(owner[key]):
-        context.report(
+        context.add(
             "NX164",
             (*path, key),
             f"{what}: key `{key}` is empty",
@@ -109,7 +109,7 @@ def _check_method(context: Context, value: Any, path: KeyPath, what: str) -> Non
     method = as_str(value)
     if method is not None and not method.startswith(ADMIN_METHOD_PREFIX):
         suggestion = ADMIN_METHOD_PREFIX + method.lstrip("/")
-        context.report(
+        context.add(
             "NX165",
             path,
             f"{what}: method `{method}` must start with `{ADMIN_METHOD_PREFIX}`",
@@ -126,7 +126,7 @@ def _check_visible_when(
     try:
         check_visible_when(expression)
     except VisibleWhenError as exc:
-        context.report(
+        context.add(
             "NX169",
             (*path, "visible_when"),
             f"{what}: key `visible_when` is invalid: {exc}",
@@ -140,7 +140,7 @@ def _check_field(context: Context, field: Mapping[str, Any], path: KeyPath, owne
     what = f"{owner} field `{key}`" if key is not None else f"{owner} field #{path[-1]}"
     if key is not None and not FIELD_KEY.fullmatch(key):
         fixed = re.sub(r"[^A-Za-z0-9_.-]+", "_", key).strip("_.-")[:64] or "field"
-        context.report(
+        context.add(
             "NX167",
             (*path, "key"),
             f"{what}: key `{key}` is invalid (1-64 characters of A-Z, a-z, 0-9, `_`, `.`, `-`, "
@@ -151,7 +151,7 @@ def _check_field(context: Context, field: Mapping[str, Any], path: KeyPath, owne
     if field.get("type") in ("select", "multiselect") and not (
         "options" in field or "options_source" in field
     ):
-        context.report(
+        context.add(
             "NX168",
             (*path, "type"),
             f"{what}: type `{field['type']}` needs `options` or `options_source`",
@@ -182,12 +182,12 @@ def _check_screens(context: Context, admin_ui: Mapping[str, Any]) -> None:
         _check_method(context, screen.get("load"), (*path, "load"), f"{what} load")
         fields = screen.get("fields")
         if not describe and (fields is None or fields == []):
-            context.report(
+            context.add(
                 "NX166",
                 (*path, "fields") if fields is not None else path,
                 f"{what} declares no fields while [plugin.admin_ui] has `describe = false`",
                 "add `[[plugin.admin_ui.screens.fields]]`, or set `describe = true`",
-                target="key",
+                part="key",
             )
         keys: set[str] = set()
         for field_index, field in tables(fields):
@@ -197,7 +197,7 @@ def _check_screens(context: Context, admin_ui: Mapping[str, Any]) -> None:
             if key is None:
                 continue
             if key in keys:
-                context.report(
+                context.add(
                     "NX163",
                     (*field_path, "key"),
                     f"{what} has duplicate field key `{key}`",
@@ -269,12 +269,12 @@ def _check_contributions(context: Context, admin_ui: Mapping[str, Any]) -> None:
         elif "parent" not in entry:
             slot = as_str(entry.get("slot"))
             if "slot" not in entry:
-                context.report(
+                context.add(
                     "NX172",
                     path,
                     f"{what} needs a `slot` (top-level menu) or a `parent` (submenu)",
                     'add `slot = "core.sidebar.integrations"` or `parent = "<contribution id>"`',
-                    target="key",
+                    part="key",
                 )
             elif (
                 slot is not None
@@ -286,7 +286,7 @@ def _check_contributions(context: Context, admin_ui: Mapping[str, Any]) -> None:
                 )
             ):
                 own = f"`{plugin_slot}<kebab-id>`" if plugin_slot else "`plugin.<id>.<kebab-id>`"
-                context.report(
+                context.add(
                     "NX171",
                     (*path, "slot"),
                     f"{what} slot `{slot}` is unknown; use a core slot or {own}",
@@ -294,7 +294,7 @@ def _check_contributions(context: Context, admin_ui: Mapping[str, Any]) -> None:
                 )
         icon = as_str(entry.get("icon"))
         if icon is not None and icon not in LUCIDE_SUBSET:
-            context.report(
+            context.add(
                 "NX173",
                 (*path, "icon"),
                 f"{what} icon `{icon}` is not in the supported Lucide subset",
@@ -303,7 +303,7 @@ def _check_contributions(context: Context, admin_ui: Mapping[str, Any]) -> None:
         screen = as_str(entry.get("screen"))
         if screen is not None and screen not in screen_ids:
             known = ", ".join(f"`{name}`" for name in sorted(screen_ids)) or "none"
-            context.report(
+            context.add(
                 "NX174",
                 (*path, "screen"),
                 f"{what} references unknown screen `{screen}`",
@@ -323,7 +323,7 @@ def _check_parent(
 ) -> None:
     parent_path: KeyPath = (*path, "parent")
     if parent == entry_id:
-        context.report(
+        context.add(
             "NX170",
             parent_path,
             f"{what} cannot be its own parent",
@@ -332,7 +332,7 @@ def _check_parent(
         return
     if parent not in parents:
         known = ", ".join(f"`{name}`" for name in parents if name != entry_id) or "none"
-        context.report(
+        context.add(
             "NX170",
             parent_path,
             f"{what} parent `{parent}` does not exist",
@@ -355,7 +355,7 @@ def _check_parent(
             problem = f"{what} parent chain nests deeper than {MAX_PARENT_HOPS} levels at `{upper}`"
             break
         current = upper
-    context.report(
+    context.add(
         "NX170",
         parent_path,
         problem,
@@ -370,14 +370,14 @@ def check(context: Context) -> None:
         return
     version = as_int(admin_ui.get("schema_version"))
     if version is not None and version != 1:
-        context.report(
+        context.add(
             "NX160",
             (*_BASE, "schema_version"),
             f"key `schema_version` in table [plugin.admin_ui] is {version}; only 1 is supported",
             "set `schema_version = 1`",
         )
     if admin_ui.get("mode") == "embedded":
-        context.report(
+        context.add(
             "NX161",
             (*_BASE, "mode"),
             'key `mode` in table [plugin.admin_ui] is "embedded", which is not supported yet',

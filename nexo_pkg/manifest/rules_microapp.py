@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from nexo_pkg.core.diagnostics import Diagnostic, Rule, Span
-from nexo_pkg.core.toml_spans import SpanPart, format_key_path
+from nexo_pkg.core.toml_spans import SpanPart
 from nexo_pkg.core.versionreq import Version, VersionError
 from nexo_pkg.manifest import microapp
 from nexo_pkg.manifest.core_rules import (
@@ -28,7 +28,7 @@ from nexo_pkg.manifest.core_rules import (
     WRONG_TYPE,
 )
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
-from nexo_pkg.manifest.rules_context import strings
+from nexo_pkg.manifest.rules_context import Findings, strings
 from nexo_pkg.manifest.shape import (
     BOOL,
     I32,
@@ -122,42 +122,18 @@ _STRUCTURE_RULES: dict[str, Rule] = {
 }
 
 
-class _Report:
-    """The findings of one file, located through ``locate``."""
-
-    def __init__(self, locate: Locate) -> None:
-        self.locate = locate
-        self.found: list[Diagnostic] = []
-
-    def add(
-        self,
-        rule: Rule | str,
-        path: KeyPath,
-        message: str,
-        help_text: str = "",
-        part: SpanPart = "value",
-    ) -> None:
-        chosen = MICROAPP_RULES[rule] if isinstance(rule, str) else rule
-        self.found.append(
-            chosen.diagnostic(message, format_key_path(path), self.locate(path, part), help_text)
-        )
-
-    def structure(self, problems: Iterable[ShapeProblem]) -> set[KeyPath]:
-        """Report shape problems; return the paths whose value has the wrong type."""
-        mistyped: set[KeyPath] = set()
-        for problem in problems:
-            rule: Rule | str = _STRUCTURE_RULES[problem.kind]
-            if (
-                problem.kind == "unknown"
-                and problem.path[:1] == ("capabilities",)
-                and problem.path[-1] in ("admin", "http_server", "skills")
-            ):
-                rule = "NX211"
-            if problem.kind in ("type", "variant", "range"):
-                mistyped.add(problem.path)
-            part: SpanPart = "key" if problem.kind in ("unknown", "missing") else "value"
-            self.add(rule, problem.path, problem.message, problem.help, part)
-        return mistyped
+def _structure(report: Findings, problems: Iterable[ShapeProblem]) -> None:
+    """Report shape problems under the shared structure rules (NX211 for a companion key)."""
+    for problem in problems:
+        rule: Rule | str = _STRUCTURE_RULES[problem.kind]
+        if (
+            problem.kind == "unknown"
+            and problem.path[:1] == ("capabilities",)
+            and problem.path[-1] in ("admin", "http_server", "skills")
+        ):
+            rule = "NX211"
+        part: SpanPart = "key" if problem.kind in ("unknown", "missing") else "value"
+        report.add(rule, problem.path, problem.message, problem.help, part)
 
 
 def _table(value: Any) -> Mapping[str, Any]:
@@ -190,8 +166,8 @@ def check_microapp(
 
     ``daemon_version`` stands for the host's agent version in ``min_agent_version``.
     """
-    report = _Report(locate)
-    report.structure(check_shape(data, EXTENSION_MANIFEST))
+    report = Findings(MICROAPP_RULES, locate)
+    _structure(report, check_shape(data, EXTENSION_MANIFEST))
     plugin = _table(data.get("plugin"))
     _check_identity(report, plugin, daemon_version)
     _check_capabilities(report, data)
@@ -226,7 +202,7 @@ def check_microapp(
     return report.found
 
 
-def _check_identity(report: _Report, plugin: Mapping[str, Any], daemon_version: str) -> None:
+def _check_identity(report: Findings, plugin: Mapping[str, Any], daemon_version: str) -> None:
     plugin_id = plugin.get("id")
     if isinstance(plugin_id, str):
         problem = microapp.id_problem(plugin_id)
@@ -276,7 +252,7 @@ def _check_identity(report: _Report, plugin: Mapping[str, Any], daemon_version: 
         )
 
 
-def _check_capabilities(report: _Report, data: Mapping[str, Any]) -> None:
+def _check_capabilities(report: Findings, data: Mapping[str, Any]) -> None:
     capabilities = _table(data.get("capabilities"))
     lists = {kind: capabilities.get(kind) for kind in microapp.CAPABILITY_KINDS}
     total = sum(len(value) for value in lists.values() if isinstance(value, list))
@@ -309,7 +285,7 @@ def _check_capabilities(report: _Report, data: Mapping[str, Any]) -> None:
             seen.add(name)
 
 
-def _check_transport(report: _Report, transport: Mapping[str, Any]) -> None:
+def _check_transport(report: Findings, transport: Mapping[str, Any]) -> None:
     kind = transport.get("kind")
     if kind == "stdio":
         command = transport.get("command")
@@ -341,7 +317,7 @@ def _check_transport(report: _Report, transport: Mapping[str, Any]) -> None:
         )
 
 
-def _check_mcp_servers(report: _Report, servers: Mapping[str, Any]) -> None:
+def _check_mcp_servers(report: Findings, servers: Mapping[str, Any]) -> None:
     for name, server in servers.items():
         path: KeyPath = ("mcp_servers", str(name))
         if len(str(name).encode()) > microapp.MAX_MCP_SERVER_NAME_LENGTH or not _MCP_NAME.fullmatch(
@@ -376,7 +352,7 @@ def check_companion(
     ``microapp_id`` is the ``plugin.id`` of the ``plugin.toml`` beside it (``None`` when that
     has none).
     """
-    report = _Report(locate)
+    report = Findings(MICROAPP_RULES, locate)
     companion = microapp.companion_from_data(data)
     if microapp_id is not None and companion.id is not None and companion.id != microapp_id:
         report.add(

@@ -38,7 +38,7 @@ def _check_pairing(context: Context) -> None:
     fields = as_list(pairing.get("fields"))
     has_fields = bool(fields)
     if kind == "form" and ("fields" not in pairing or (fields is not None and not fields)):
-        context.report(
+        context.add(
             "NX150",
             kind_path,
             'table [plugin.pairing] has `kind = "form"` but no [[plugin.pairing.fields]]',
@@ -47,7 +47,7 @@ def _check_pairing(context: Context) -> None:
     if kind == "custom":
         namespace = pairing.get("rpc_namespace")
         if namespace is None or namespace == "":
-            context.report(
+            context.add(
                 "NX151",
                 ("plugin", "pairing", "rpc_namespace") if namespace == "" else kind_path,
                 'table [plugin.pairing] has `kind = "custom"` but no non-empty key `rpc_namespace`',
@@ -55,12 +55,12 @@ def _check_pairing(context: Context) -> None:
                 "`nexo/notify/<rpc_namespace>/status_changed`)",
             )
     if kind in ("custom", "info") and has_fields:
-        context.report(
+        context.add(
             "NX152",
             ("plugin", "pairing", "fields"),
             f'array `plugin.pairing.fields` is only valid with kind "form" or "qr" (got "{kind}")',
             'remove the fields, or use `kind = "form"`',
-            target="key",
+            part="key",
         )
     trigger = as_table(pairing.get("trigger"))
     if trigger is None:
@@ -68,19 +68,19 @@ def _check_pairing(context: Context) -> None:
     for method in ("start_method", "cancel_method"):
         value = as_str(trigger.get(method))
         if value is not None and is_blank(value):
-            context.report(
+            context.add(
                 "NX153",
                 ("plugin", "pairing", "trigger", method),
                 f"key `{method}` in table [plugin.pairing.trigger] must not be empty",
                 "name the admin method the daemon forwards to",
             )
     if kind != "qr":
-        context.report(
+        context.add(
             "NX154",
             ("plugin", "pairing", "trigger"),
             f'table [plugin.pairing.trigger] is only valid with kind "qr" (got "{kind}")',
             'remove the trigger, or use `kind = "qr"`',
-            target="key",
+            part="key",
         )
 
 
@@ -90,7 +90,7 @@ def _check_public_tunnel(context: Context) -> None:
         return
     path: KeyPath = ("plugin", "public_tunnel", "close_on_event")
     if is_blank(subject):
-        context.report(
+        context.add(
             "NX155",
             path,
             "key `close_on_event` in table [plugin.public_tunnel] must not be empty",
@@ -98,7 +98,7 @@ def _check_public_tunnel(context: Context) -> None:
         )
         return
     if any(segment in ("*", ">") for segment in rust_trim(subject).split(".")):
-        context.report(
+        context.add(
             "NX156",
             path,
             f"key `close_on_event` in table [plugin.public_tunnel] value `{subject}` contains "
@@ -116,16 +116,16 @@ def _check_prefix(
     path: KeyPath = ("plugin", section, "broker_topic_prefix")
     where = f"key `broker_topic_prefix` in table [plugin.{section}]"
     if not prefix:
-        context.report(code, path, f"{where} must not be empty", "write a broker subject prefix")
+        context.add(code, path, f"{where} must not be empty", "write a broker subject prefix")
     elif ending_dot and prefix.endswith("."):
-        context.report(
+        context.add(
             code,
             path,
             f"{where} `{prefix}` must not end with `.`",
             f'write `broker_topic_prefix = "{prefix.rstrip(".")}"`',
         )
     elif " " in prefix:
-        context.report(
+        context.add(
             code,
             path,
             f"{where} `{prefix}` must not contain spaces",
@@ -136,7 +136,7 @@ def _check_prefix(
 def _check_poller(context: Context, poller: Mapping[str, Any]) -> None:
     kinds = as_list(poller.get("kinds"))
     if kinds is not None and not kinds:
-        context.report(
+        context.add(
             "NX180",
             ("plugin", "poller", "kinds"),
             "array `plugin.poller.kinds` must declare at least one kind",
@@ -146,7 +146,7 @@ def _check_poller(context: Context, poller: Mapping[str, Any]) -> None:
     for index, kind in strings(kinds):
         path: KeyPath = ("plugin", "poller", "kinds", index)
         if not _POLLER_KIND.fullmatch(kind):
-            context.report(
+            context.add(
                 "NX180",
                 path,
                 f"kind `{kind}` in array `plugin.poller.kinds` must match ^[a-z][a-z0-9_]+$ "
@@ -154,7 +154,7 @@ def _check_poller(context: Context, poller: Mapping[str, Any]) -> None:
                 "use a lowercase slug of 2 characters or more",
             )
         elif kind in seen:
-            context.report(
+            context.add(
                 "NX180",
                 path,
                 f"array `plugin.poller.kinds` contains duplicate `{kind}`",
@@ -166,7 +166,7 @@ def _check_poller(context: Context, poller: Mapping[str, Any]) -> None:
     for key, low, high in (("max_concurrent_ticks", 1, 64), ("tick_timeout_secs", 1, 3600)):
         number = as_int(poller.get(key))
         if number is not None and number >= 0 and not low <= number <= high:
-            context.report(
+            context.add(
                 "NX180",
                 ("plugin", "poller", key),
                 f"key `{key}` in table [plugin.poller] is {number}, outside [{low}, {high}]",
@@ -180,14 +180,14 @@ def _check_dashboard(context: Context, dashboard: Mapping[str, Any]) -> None:
         subdir = as_str(layout.get("subdir"))
         path: KeyPath = ("plugin", "dashboard", "layout", "subdir")
         if subdir == "":
-            context.report(
+            context.add(
                 "NX181",
                 path,
                 "key `subdir` of workspace_walk layout in [plugin.dashboard] must not be empty",
                 "name one directory of the workspace",
             )
         elif subdir is not None and "/" in subdir:
-            context.report(
+            context.add(
                 "NX181",
                 path,
                 f"key `subdir` of workspace_walk layout in [plugin.dashboard] value `{subdir}` "
@@ -199,14 +199,14 @@ def _check_dashboard(context: Context, dashboard: Mapping[str, Any]) -> None:
         file_path = as_str(auth.get("path"))
         path = ("plugin", "dashboard", "auth_check", "path")
         if file_path == "":
-            context.report(
+            context.add(
                 "NX181",
                 path,
                 "key `path` of file_presence auth_check in [plugin.dashboard] must not be empty",
                 "name a file relative to the secrets directory",
             )
         elif file_path is not None and file_path.startswith("/"):
-            context.report(
+            context.add(
                 "NX181",
                 path,
                 f"key `path` of file_presence auth_check in [plugin.dashboard] value "
@@ -216,7 +216,7 @@ def _check_dashboard(context: Context, dashboard: Mapping[str, Any]) -> None:
     elif auth.get("kind") == "session_dir_files":
         candidates = as_list(auth.get("candidates"))
         if candidates is not None and not candidates:
-            context.report(
+            context.add(
                 "NX181",
                 ("plugin", "dashboard", "auth_check", "candidates"),
                 "array `candidates` of session_dir_files auth_check in [plugin.dashboard] "
@@ -233,7 +233,7 @@ def _check_metrics(context: Context, metrics: Mapping[str, Any]) -> None:
             if "broker_topic_prefix" in metrics
             else ("plugin", "metrics", "prometheus")
         )
-        context.report(
+        context.add(
             "NX182",
             where,
             "key `broker_topic_prefix` in table [plugin.metrics] must not be empty when "
@@ -250,21 +250,21 @@ def _check_admin(context: Context, admin: Mapping[str, Any]) -> None:
         path: KeyPath = ("plugin", "admin", "method_prefix")
         where = f"key `method_prefix` in table [plugin.admin] value `{method_prefix}`"
         if not method_prefix.startswith("nexo/admin/"):
-            context.report(
+            context.add(
                 "NX183",
                 path,
                 f"{where} must start with `nexo/admin/`",
                 'write e.g. `method_prefix = "nexo/admin/<plugin>/"`',
             )
         elif not method_prefix.endswith("/"):
-            context.report(
+            context.add(
                 "NX183",
                 path,
                 f"{where} must end with `/`",
                 f'write `method_prefix = "{method_prefix}/"`',
             )
         elif method_prefix == "nexo/admin/":
-            context.report(
+            context.add(
                 "NX183",
                 path,
                 f"{where} is the root admin namespace",
@@ -281,21 +281,21 @@ def _check_http(context: Context, http: Mapping[str, Any]) -> None:
     path: KeyPath = ("plugin", "http", "mount_prefix")
     where = f"key `mount_prefix` in table [plugin.http] value `{mount}`"
     if not mount:
-        context.report(
+        context.add(
             "NX184",
             path,
             "key `mount_prefix` in table [plugin.http] must not be empty",
             'write e.g. `mount_prefix = "/<plugin>"`',
         )
     elif not mount.startswith("/"):
-        context.report(
+        context.add(
             "NX184",
             path,
             f"{where} must start with `/`",
             f'write `mount_prefix = "/{mount}"`',
         )
     elif "?" in mount or "#" in mount:
-        context.report(
+        context.add(
             "NX184",
             path,
             f"{where} must not contain `?` or `#`",
