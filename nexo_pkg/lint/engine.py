@@ -46,7 +46,9 @@ def diagnostic_matches(diagnostic: Diagnostic, selectors: Iterable[str]) -> bool
     return False
 
 
-def _filtered(diagnostics: Iterable[Diagnostic], options: LintOptions) -> list[Diagnostic]:
+def _filtered(diagnostics: Iterable[Diagnostic], options: LintOptions | None) -> list[Diagnostic]:
+    """``diagnostics`` that ``options`` selects (every one without options), in file order."""
+    options = options or LintOptions()
     kept = [
         diagnostic
         for diagnostic in diagnostics
@@ -159,9 +161,7 @@ def lint_config_source(
     kind = daemon_files.config_kind(path, text)
     if kind is None:
         return None
-    diagnostics = _filtered(
-        daemon_files.lint_config_text(text, path=path, kind=kind), options or LintOptions()
-    )
+    diagnostics = _filtered(daemon_files.lint_config_text(text, path=path, kind=kind), options)
     return FileResult(
         path, tuple(unsuppressed(text, diagnostics)), text, daemon_files.PARSER_NAMES[kind]
     )
@@ -178,11 +178,11 @@ def lint_bytes(
     """
     text, problems = decode_manifest(raw)
     if any(problem.severity == "error" for problem in problems):
-        return FileResult(path, tuple(_filtered(problems, options or LintOptions())), text)
+        return FileResult(path, tuple(_filtered(problems, options)), text)
     result = _lint_text(text, path, options)
     if not problems:
         return result
-    found = (*_filtered(problems, options or LintOptions()), *result.diagnostics)
+    found = (*_filtered(problems, options), *result.diagnostics)
     return FileResult(result.path, found, result.source)
 
 
@@ -195,7 +195,7 @@ def _lint_text(text: str, path: str, options: LintOptions | None) -> FileResult:
     if Path(path).name == TRUST_POLICY_FILENAME or _looks_like_trust_policy(text, path):
         policy_result = _lint_trust_policy(text, path)
         if policy_result is not None:
-            kept = _filtered(policy_result.diagnostics, options or LintOptions())
+            kept = _filtered(policy_result.diagnostics, options)
             return FileResult(policy_result.path, tuple(kept), policy_result.source, "trust-policy")
     return lint_source(text, path=path, options=options)
 
@@ -243,7 +243,7 @@ def unreadable_file(path: Path, error: OSError, options: LintOptions | None = No
         Span(start, start),
         "make the file readable, repair the symlink, or remove it",
     )
-    return FileResult(str(path), tuple(_filtered([finding], options or LintOptions())), "")
+    return FileResult(str(path), tuple(_filtered([finding], options)), "")
 
 
 def note_shadowed(result: FileResult, used: Path, options: LintOptions | None = None) -> FileResult:
@@ -259,5 +259,5 @@ def note_shadowed(result: FileResult, used: Path, options: LintOptions | None = 
         Span(start, start),
         f"delete one of {used.name} and {Path(result.path).name}",
     )
-    kept = _filtered([warning, *result.diagnostics], options or LintOptions())
+    kept = _filtered([warning, *result.diagnostics], options)
     return replace(result, diagnostics=tuple(kept))
