@@ -27,14 +27,7 @@ from nexo_pkg.core.files import read_config_file
 from nexo_pkg.core.toml_spans import syntax_error
 from nexo_pkg.manifest.options import LintOptions
 
-__all__ = [
-    "CONFIG_FILES",
-    "ConfigResolver",
-    "LintConfig",
-    "LintSettings",
-    "load_config",
-    "split_selectors",
-]
+__all__ = ["LintConfig", "LintSettings", "load_config"]
 
 CONFIG_FILES = (".nexo.toml", "pyproject.toml")
 # Configuration files are read whole; past this size one is refused, not read.

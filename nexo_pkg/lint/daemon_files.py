@@ -45,15 +45,10 @@ from nexo_pkg.manifest.shape import (
 )
 
 __all__ = [
-    "AGENTS_FILE",
-    "EXTENSIONS_FILE",
-    "EXTENSIONS_FILE_SPEC",
     "ConfigKind",
     "DiscoveredMicroapp",
-    "config_files",
     "config_kind",
     "daemon_config_files",
-    "discover_microapps",
     "lint_config_text",
     "microapp_schemas",
 ]

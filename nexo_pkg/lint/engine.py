@@ -20,11 +20,9 @@ from nexo_pkg.manifest.document import ParsedManifest, decode_manifest, parse_ma
 from nexo_pkg.manifest.options import LintOptions
 
 __all__ = [
-    "diagnostic_matches",
     "lint_bytes",
     "lint_config_source",
     "lint_file",
-    "lint_parsed",
     "lint_source",
     "note_shadowed",
     "unreadable_file",

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from nexo_pkg.core.diagnostics import Diagnostic
 from nexo_pkg.lsp.toml_context import Entry, ScannedDocument, scan
 
-__all__ = ["FIXABLE", "Fix", "apply_fixes", "fixes_for"]
+__all__ = ["Fix", "apply_fixes", "fixes_for"]
 
 _RENAME_TOOL = re.compile(r"rename it to `([a-z][a-z0-9_]*)`")
 _RENAME_VARIABLE = re.compile(r"e\.g\. `([A-Za-z_][A-Za-z0-9_]*)`")

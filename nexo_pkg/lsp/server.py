@@ -55,7 +55,6 @@ __all__ = [
     "create_server",
     "document_kind",
     "serve",
-    "to_lsp_diagnostic",
 ]
 
 logger = logging.getLogger(__name__)

@@ -27,7 +27,6 @@ from nexo_pkg.core.toml_spans import (
 from nexo_pkg.manifest import core_rules
 
 __all__ = [
-    "LARGE_MANIFEST_BYTES",
     "MAX_MANIFEST_BYTES",
     "KeyPath",
     "ParsedManifest",

@@ -53,7 +53,6 @@ __all__ = [
     "check_semantics",
     "detect_legacy_v1",
     "format_key_path",
-    "parse_nexo_version_option",
 ]
 
 CHANNEL_KIND = re.compile(rf"^[a-z][a-z0-9_]{{0,{CHANNEL_KIND_MAX_LENGTH - 1}}}$")

@@ -15,7 +15,7 @@ from nexo_pkg.manifest.rules_context import Context, KeyPath, as_int, as_str, as
 from nexo_pkg.manifest.rules_visible_when import VisibleWhenError, check_visible_when
 from nexo_pkg.manifest.rust_text import is_blank
 
-__all__ = ["CORE_SLOTS", "LUCIDE_SUBSET", "check"]
+__all__ = ["LUCIDE_SUBSET", "check"]
 
 KEBAB_ID = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
 FIELD_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

@@ -23,13 +23,7 @@ if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
-__all__ = [
-    "MANIFEST_SCHEMA_FILE",
-    "VALUE_CONSTRAINT_KEYWORDS",
-    "load_schema",
-    "schema_diagnostics",
-    "schema_text",
-]
+__all__ = ["VALUE_CONSTRAINT_KEYWORDS", "load_schema", "schema_diagnostics", "schema_text"]
 
 # Unsigned Rust integer types of manifest fields (``x-rust-type`` in the schema) -> bits.
 _UNSIGNED_BITS = {"u8": 8, "u16": 16, "u32": 32, "u64": 64, "usize": 64}
