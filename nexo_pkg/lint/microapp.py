@@ -19,6 +19,7 @@ from nexo_pkg.core.diagnostics import Diagnostic
 from nexo_pkg.manifest import microapp
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.document import ParsedManifest
+from nexo_pkg.manifest.names import is_file
 from nexo_pkg.manifest.options import LintOptions
 
 __all__ = [
@@ -63,12 +64,7 @@ def _sibling_manifest(path: str) -> dict[str, Any] | None:
 def companion_of(path: str) -> dict[str, Any] | None:
     """For a ``nexo-plugin.toml`` on disk beside an extension-shaped ``plugin.toml``: that
     manifest. A name that is no file here (a manifest read from an archive) has no sibling."""
-    if Path(path).name != microapp.COMPANION_MANIFEST_NAME:
-        return None
-    try:
-        if not Path(path).is_file():
-            return None
-    except OSError:
+    if Path(path).name != microapp.COMPANION_MANIFEST_NAME or not is_file(Path(path)):
         return None
     return _sibling_manifest(path)
 
