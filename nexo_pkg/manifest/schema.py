@@ -183,41 +183,33 @@ _MISPLACED_KEY_HINTS: dict[KeyPath, str] = {
 def _unknown_key_hint(path: KeyPath, key: str, known: list[str]) -> str:
     misplaced = _MISPLACED_KEY_HINTS.get((*path, key))
     if misplaced is not None:
-        return misplaced
-    suggestion = _suggest(key, known)
-    if suggestion is not None:
-        return f"did you mean `{suggestion}`?"
-    if not known:
-        return "this table takes no keys"
-    if len(known) > _MAX_LISTED_KEYS:
-        return "`nexo plugin schema` lists the keys this table accepts"
-    return "known keys: " + ", ".join(f"`{name}`" for name in known)
+        hint = misplaced
+    elif (suggestion := _suggest(key, known)) is not None:
+        hint = f"did you mean `{suggestion}`?"
+    elif not known:
+        hint = "this table takes no keys"
+    elif len(known) > _MAX_LISTED_KEYS:
+        hint = "`nexo plugin schema` lists the keys this table accepts"
+    else:
+        hint = "known keys: " + ", ".join(f"`{name}`" for name in known)
+    if path[:3] == ("plugin", "ui", "fields"):
+        hint += '; quote dotted configuration keys: [plugin.ui.fields."a.b"]'
+    return hint
 
 
 def _unknown(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
     path: KeyPath = tuple(error.absolute_path)
-    instance = error.instance
-    schema = error.schema if isinstance(error.schema, dict) else {}
-    known = _known_keys(schema)
-    found: list[Diagnostic] = []
-    if not isinstance(instance, dict):
-        return found
-    for key in instance:
-        if key in known:
-            continue
-        child = (*path, key)
-        hint = _unknown_key_hint(path, key, known)
-        if len(path) >= 3 and path[:3] == ("plugin", "ui", "fields"):
-            hint += '; quote dotted configuration keys: [plugin.ui.fields."a.b"]'
-        found.append(
-            core_rules.UNKNOWN_KEY.diagnostic(
-                f"unknown key `{key}` in {describe_table(path)}",
-                format_key_path(child),
-                spans.locate(child, "key"),
-                hint,
-            )
+    known = _known_keys(error.schema if isinstance(error.schema, dict) else {})
+    return [
+        core_rules.UNKNOWN_KEY.diagnostic(
+            f"unknown key `{key}` in {describe_table(path)}",
+            format_key_path((*path, key)),
+            spans.locate((*path, key), "key"),
+            _unknown_key_hint(path, key, known),
         )
-    return found
+        for key in (error.instance if isinstance(error.instance, dict) else ())
+        if key not in known
+    ]
 
 
 def _translate_alternatives(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
