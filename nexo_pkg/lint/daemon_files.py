@@ -149,10 +149,9 @@ def daemon_config_files(directory: Path, *, cwd: Path | None = None) -> list[Pat
     base = cwd or Path.cwd()
     found = config_files(directory)
     for entry in settings.search_paths:
-        root = Path(entry).expanduser()
-        for manifest in _walk(
-            root if root.is_absolute() else base / root, settings.ignore_dirs, settings.max_depth
-        ):
+        # A relative search path is taken from the working directory; an absolute one as is.
+        root = base / Path(entry).expanduser()
+        for manifest in _walk(root, settings.ignore_dirs, settings.max_depth):
             companion = manifest.parent / microapp.COMPANION_MANIFEST_NAME
             found.extend(path for path in (manifest, companion) if path.is_file())
     return found
@@ -215,8 +214,7 @@ def discover_microapps(
     base = cwd or Path.cwd()
     candidates: list[tuple[int, Path, microapp.MicroappManifest]] = []
     for index, entry in enumerate(search_paths):
-        root = Path(entry).expanduser()
-        root = root if root.is_absolute() else base / root
+        root = base / Path(entry).expanduser()  # an absolute entry replaces the base
         for manifest_path in _walk(root, ignore_dirs, max_depth):
             manifest = _loadable(manifest_path)
             if manifest is not None:
@@ -281,9 +279,7 @@ def _check_placeholders(findings: Findings, text: str, cwd: Path) -> None:
                 findings.at(
                     "NX224", span, f"`${{{inner}}}`: {problem}", "keep secrets under /run/secrets"
                 )
-            elif not (
-                Path(reference) if Path(reference).is_absolute() else cwd / reference
-            ).is_file():
+            elif not (cwd / reference).is_file():
                 findings.at(
                     "NX223",
                     span,
