@@ -145,15 +145,12 @@ def daemon_config_files(directory: Path, *, cwd: Path | None = None) -> list[Pat
     """What ``lint --config DIR`` lints: the config files of :func:`config_files` and every
     ``plugin.toml`` the daemon's discovery meets under the search paths of
     ``DIR/extensions.yaml`` (with its ``nexo-plugin.toml`` companion when present)."""
-    settings = _extensions_settings(_extensions_data(directory))
-    base = cwd or Path.cwd()
     found = config_files(directory)
-    for entry in settings.search_paths:
-        # A relative search path is taken from the working directory; an absolute one as is.
-        root = base / Path(entry).expanduser()
-        for manifest in _walk(root, settings.ignore_dirs, settings.max_depth):
-            companion = manifest.parent / microapp.COMPANION_MANIFEST_NAME
-            found.extend(path for path in (manifest, companion) if path.is_file())
+    for _, manifest in _search(
+        _extensions_settings(_extensions_data(directory)), cwd or Path.cwd()
+    ):
+        companion = manifest.parent / microapp.COMPANION_MANIFEST_NAME
+        found.extend(path for path in (manifest, companion) if path.is_file())
     return found
 
 
@@ -196,29 +193,20 @@ class DiscoveredMicroapp:
     companion: microapp.Companion | None
 
 
-def discover_microapps(
-    search_paths: tuple[str, ...],
-    *,
-    ignore_dirs: tuple[str, ...] = DEFAULT_IGNORE_DIRS,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-    cwd: Path | None = None,
-) -> list[DiscoveredMicroapp]:
-    """The microapps under ``search_paths`` as the daemon's boot discovery finds them
-    (``crates/extensions/src/discovery.rs:160-375``).
+def _discover(settings: _Extensions, base: Path) -> list[DiscoveredMicroapp]:
+    """The microapps under the search paths of ``settings`` (relative ones taken from ``base``)
+    as the daemon's boot discovery finds them (``crates/extensions/src/discovery.rs:160-375``).
 
     Symbolic links are not followed (boot does not). Only manifests the extension parser
     accepts are candidates (lint reports the others when it lints those files); a candidate
     inside another one's directory is dropped; of two with one id, the first (by search path,
     then directory) is kept.
     """
-    base = cwd or Path.cwd()
-    candidates: list[tuple[int, Path, microapp.MicroappManifest]] = []
-    for index, entry in enumerate(search_paths):
-        root = base / Path(entry).expanduser()  # an absolute entry replaces the base
-        for manifest_path in _walk(root, ignore_dirs, max_depth):
-            manifest = _loadable(manifest_path)
-            if manifest is not None:
-                candidates.append((index, manifest_path.parent, manifest))
+    candidates = [
+        (index, path.parent, manifest)
+        for index, path in _search(settings, base)
+        if (manifest := _loadable(path)) is not None
+    ]
     roots = [root for _, root, _ in candidates]
     candidates = [
         candidate
@@ -235,6 +223,16 @@ def discover_microapps(
         companion = None if companion_data is None else microapp.companion_from_data(companion_data)
         found.append(DiscoveredMicroapp(root, manifest, companion))
     return found
+
+
+def _search(settings: _Extensions, base: Path) -> Iterator[tuple[int, Path]]:
+    """``(index of the search path, plugin.toml)`` of every manifest the discovery walk meets;
+    an absolute search path replaces ``base``."""
+    for index, entry in enumerate(settings.search_paths):
+        for manifest in _walk(
+            base / Path(entry).expanduser(), settings.ignore_dirs, settings.max_depth
+        ):
+            yield index, manifest
 
 
 def _loadable(path: Path) -> microapp.MicroappManifest | None:
@@ -398,12 +396,7 @@ def lint_config_text(
         settings = _extensions_settings(data)
     else:
         settings = _extensions_settings(_sibling_extensions(Path(path)))
-    microapps = discover_microapps(
-        settings.search_paths,
-        ignore_dirs=settings.ignore_dirs,
-        max_depth=settings.max_depth,
-        cwd=base,
-    )
+    microapps = _discover(settings, base)
     if any(finding.is_error for finding in findings.found):
         return findings.found  # the daemon does not start: nothing across files matters yet
     known = None if settings.unresolved else {app.manifest.id for app in microapps}
