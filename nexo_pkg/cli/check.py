@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
-from nexo_pkg.cli.common import colour_enabled, guarded
+from nexo_pkg.cli.common import answer, colour_enabled, guarded
 from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.cli.options import JsonOption
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, UsageError
-from nexo_pkg.core.output import emit_json, say
+from nexo_pkg.core.output import say
 
 if TYPE_CHECKING:
     from nexo_pkg.check import CheckReport
@@ -161,13 +161,12 @@ def register(app: typer.Typer) -> None:
         # Imported here so other commands do not pay for the check machinery.
         from nexo_pkg.check import run_check  # noqa: PLC0415
 
-        def action() -> int:
-            invocation = _parse_invoke(invoke, args)
-            report = run_check(
+        def run() -> CheckReport:
+            return run_check(
                 target,  # as typed: `./weather` is a path, `weather` may be an installed id
                 timeout_ms=timeout_ms,
                 nexo_version=nexo_version,
-                invoke=invocation,
+                invoke=_parse_invoke(invoke, args),
                 dest=dest,
                 strict=strict,
                 installed_root=lambda: _daemon_plugin_root(config),
@@ -175,13 +174,11 @@ def register(app: typer.Typer) -> None:
                 host_calls=host_calls,
                 config=config,
             )
-            if json_output:
-                emit_json(report.to_json())
-            else:
-                show_report(report, sys.stdout)
-            return EXIT_OK if report.ok else EXIT_FAILURE
 
-        raise typer.Exit(guarded(action, json_output=json_output))
+        report = answer(
+            run, json_output=json_output, show=lambda shown: show_report(shown, sys.stdout)
+        )
+        raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILURE)
 
 
 def _daemon_plugin_root(config: Path | None) -> Path:
