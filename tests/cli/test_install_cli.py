@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,12 +13,6 @@ from support.stderr import without_notes
 from support.tarballs import plugin_tarball, release_assets, tree_snapshot, write_plugin
 
 CLEARED = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "NEXO_INSTALL_TARGET")
-
-
-@pytest.fixture
-def server() -> Iterator[GitHubServer]:
-    with GitHubServer() as running:
-        yield running
 
 
 @pytest.fixture

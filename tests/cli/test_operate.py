@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,12 +12,6 @@ from support.stand_in import use_stand_in
 from support.tarballs import release_assets, tree_snapshot, write_plugin
 
 CLEARED = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "NEXO_INSTALL_TARGET")
-
-
-@pytest.fixture
-def server() -> Iterator[GitHubServer]:
-    with GitHubServer() as running:
-        yield running
 
 
 @pytest.fixture

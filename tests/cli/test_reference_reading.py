@@ -8,7 +8,6 @@ The reference is lordmacu/nexo-rs: ``crates/ext-installer/src/lib.rs`` (052ee4a2
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -20,12 +19,6 @@ from support.tarballs import manifest_text, release_assets, tree_snapshot
 
 # Every run here is an in-process one: the loopback GitHub answers from its own threads.
 nexo = partial(cli.nexo, in_process=True)
-
-
-@pytest.fixture
-def server() -> Iterator[GitHubServer]:
-    with GitHubServer() as running:
-        yield running
 
 
 @pytest.fixture
