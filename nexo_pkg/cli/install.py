@@ -135,6 +135,18 @@ def _dest(dest: Path | None, config: Path | None = None) -> Path:
     return _roots(dest, config)[0]
 
 
+def _scan(roots: tuple[Path, ...], *, kept: bool) -> list[Any]:
+    """Every plugin directory in ``roots`` (and with ``kept`` the versions kept for rollback),
+    root by root, each recovered first from an interrupted run."""
+    from nexo_pkg.install.store import recover_interrupted, scan_installed, scan_kept  # noqa: PLC0415
+
+    found: list[Any] = []
+    for root in roots:
+        recover_interrupted(root)
+        found += [*scan_installed(root), *(scan_kept(root) if kept else ())]
+    return found
+
+
 def _holding(roots: tuple[Path, ...], plugin_id: str) -> Path:
     """The first root holding ``plugin_id`` (raises ``not_installed`` naming every root)."""
     from nexo_pkg.install.store import installed_versions, unreadable_installs  # noqa: PLC0415
@@ -680,24 +692,11 @@ def register(app: typer.Typer) -> None:
         """List installed plugins: one line per plugin on stdout (id, version, origin,
         signature, path), so `nexo plugin list | wc -l` counts them.
         """
-        from nexo_pkg.install.store import (  # noqa: PLC0415
-            RECEIPT_UNREADABLE,
-            recover_interrupted,
-            scan_installed,
-            scan_kept,
-        )
+        from nexo_pkg.install.store import RECEIPT_UNREADABLE  # noqa: PLC0415
 
         roots = guarded(lambda: _roots(dest, config), json_output=json_output)
         root = roots[0]
-
-        def scan() -> list[Any]:
-            found: list[Any] = []
-            for each in roots:
-                recover_interrupted(each)
-                found += [*scan_installed(each), *scan_kept(each)]
-            return found
-
-        items = guarded(scan, json_output=json_output)
+        items = guarded(lambda: _scan(roots, kept=True), json_output=json_output)
         states = _discovery_states(config)
         plugins = [(item, item.receipt) for item in items if item.receipt is not None]
         links = [link for each in roots for link in _linked(each)]
@@ -869,21 +868,14 @@ def register(app: typer.Typer) -> None:
         Every directory the daemon could load is checked: one without a readable receipt, or
         a link where a plugin directory belongs, is a failure naming it.
         """
-        from nexo_pkg.install.store import (  # noqa: PLC0415
-            recover_interrupted,
-            scan_installed,
-            verify_installed,
-        )
+        from nexo_pkg.install.store import verify_installed  # noqa: PLC0415
 
         if lock_file is not None:
             _verify_lock(lock_file, plugin_id, dest, config, json_output=json_output)
 
         def run() -> tuple[Path, list[Any]]:
             roots = _roots(dest, config)
-            items: list[Any] = []
-            for root in roots:
-                recover_interrupted(root)
-                items += scan_installed(root)
+            items = _scan(roots, kept=False)
             if plugin_id is not None:
                 named = [item for item in items if item.plugin_id == plugin_id]
                 broken = [
