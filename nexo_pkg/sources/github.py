@@ -307,10 +307,6 @@ class GitHubClient:
             sleep=sleep,
         )
         self._net.host = urlsplit(self.api_base).netloc
-        self.retries = retries
-        self.retry_base_delay = self._net.retry_base_delay
-        self.timeout = self._net.timeout
-        self.read_timeout = self._net.read_timeout
 
     def __enter__(self) -> GitHubClient:
         return self
@@ -369,27 +365,30 @@ class GitHubClient:
         names = token_variables(self.api_base)
         return f"{', '.join(names[:-1])} or {names[-1]} (or log in with `gh auth login`)"
 
-    def _read_json(self, response: httpx.Response, what: str) -> Any:
-        """The JSON document of ``response``: at most :data:`MAX_DOCUMENT_BYTES` on the wire
-        and again after gzip/deflate decoding, parsed without recursing past its limit.
-
-        Raises ``network`` for an answer over the cap, in another content encoding, or that is
-        not JSON; a body cut short is retried.
-        """
-        body = self._net.read_document(response, what, limit=MAX_DOCUMENT_BYTES)
-        return parse_json(body, what)
-
     # -- releases -------------------------------------------------------------------------
 
-    def _get_api_json(self, path: str, what: str, not_found: Callable[[], Any]) -> Any:
-        """GET a JSON document of the API (with retries); a 404 answers ``not_found()``."""
+    def _api_json(
+        self, url: str, what: str, not_found: Callable[[], Any]
+    ) -> tuple[Any, str | None]:
+        """GET an API document (with retries): ``(document, next page URL)`` (``Link:
+        rel="next"``, kept only on the API's origin); a 404 answers ``(not_found(), None)``.
 
-        def attempt() -> Any:
-            with self._open(self.api_base + path, "application/vnd.github+json", what) as response:
+        The document is at most :data:`MAX_DOCUMENT_BYTES` on the wire and again after
+        gzip/deflate decoding, parsed without recursing past its limit: ``network`` for an
+        answer over the cap, in another content encoding, or that is not JSON; a body cut
+        short is retried.
+        """
+
+        def attempt() -> tuple[Any, str | None]:
+            with self._open(url, "application/vnd.github+json", what) as response:
                 if response.status_code == 404:
-                    return not_found()
+                    return not_found(), None
                 _expect_ok(response, what, self._token_hint())
-                return self._read_json(response, what)
+                body = self._net.read_document(response, what, limit=MAX_DOCUMENT_BYTES)
+                following = response.links.get("next", {}).get("url")
+                if following is not None and not same_origin(following, self.api_base):
+                    following = None
+                return parse_json(body, what), following
 
         return self._net.with_retries(attempt)
 
@@ -413,7 +412,8 @@ class GitHubClient:
                 details=details,
             )
 
-        release = _parse_release(self._get_api_json(path, what, not_found), what)
+        document, _ = self._api_json(self.api_base + path, what, not_found)
+        release = _parse_release(document, what)
         if tag is not None and release.tag != tag:
             raise NexoError(
                 f"{what}: the server answered with release {release.tag!r} instead; refusing "
@@ -468,7 +468,7 @@ class GitHubClient:
         path = f"/repos/{quote(owner, safe='')}/{quote(repo, safe='')}/releases?per_page=100"
         what = f"releases of {owner}/{repo}"
 
-        document = self._get_api_json(path, what, lambda: None)
+        document, _ = self._api_json(self.api_base + path, what, lambda: None)
         if document is None:
             return None
         if not isinstance(document, list):
@@ -598,20 +598,8 @@ class GitHubClient:
     def get_json(self, url: str, *, what: str) -> tuple[Any, str | None]:
         """GET the API document at ``url``: ``(document, next page URL)`` (``Link:
         rel="next"``, kept only on the API's origin), ``(None, None)`` on 404. Read as every
-        API answer is (:meth:`_read_json`: capped, deadline, nesting)."""
-
-        def attempt() -> tuple[Any, str | None]:
-            with self._open(url, "application/vnd.github+json", what) as response:
-                if response.status_code == 404:
-                    return None, None
-                _expect_ok(response, what, self._token_hint())
-                document = self._read_json(response, what)
-                following = response.links.get("next", {}).get("url")
-                if following is not None and not same_origin(following, self.api_base):
-                    following = None
-                return document, following
-
-        return self._net.with_retries(attempt)
+        API answer is (:meth:`_api_json`: capped, deadline, nesting)."""
+        return self._api_json(url, what, lambda: None)
 
 
 _REFUSED_STATUSES = frozenset({403, 404, 410})
