@@ -33,19 +33,6 @@ from typing import BinaryIO
 from nexo_pkg.core.durable import fsync_dir
 from nexo_pkg.core.errors import ConfigError, NexoError
 
-__all__ = [
-    "FileTooLargeError",
-    "NotRegularFileError",
-    "open_lock_file",
-    "open_regular",
-    "read_capped_bytes",
-    "read_config_bytes",
-    "read_config_file",
-    "read_regular_bytes",
-    "write_config_file",
-    "write_file_atomically",
-]
-
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
