@@ -202,20 +202,25 @@ class AuthorPolicy(Mapping[str, Any]):
             return f"identity {self.identity!r}"
         return f"identity_regexp {self.identity_regexp!r}"
 
-    def _present(self) -> dict[str, Any]:
+    def entry_items(self) -> list[tuple[str, Any]]:
+        """The keys its ``[[authors]]`` table sets, in the order they are written; a key at
+        its default (no ``repos``, no ``allow_republish``) is left out."""
         values: dict[str, Any] = {
             "owner": self.owner,
             "identity_regexp": self.identity_regexp,
             "identity": self.identity,
             "oidc_issuer": self.oidc_issuer,
-            "repos": self.repos,
-            "mode": self.mode,
+            "repos": self.repos or None,
             "signer_workflow": self.signer_workflow,
-            "predicate_type": self.predicate_type,
             "source_ref": self.source_ref,
+            "predicate_type": self.predicate_type,
             "allow_republish": self.allow_republish or None,
+            "mode": self.mode,
         }
-        return {key: value for key, value in values.items() if value is not None}
+        return [(key, value) for key, value in values.items() if value is not None]
+
+    def _present(self) -> dict[str, Any]:
+        return dict(self.entry_items())
 
     def __getitem__(self, key: str) -> Any:
         return self._present()[key]
