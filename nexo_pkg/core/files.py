@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import stat
 import tempfile
@@ -180,3 +181,13 @@ def write_config_file(path: Path, data: bytes, *, mode: int = 0o644) -> None:
         write_file_atomically(path, data, mode=mode)
     except OSError as exc:
         raise NexoError(f"cannot write {path}: {exc.strerror or exc}", kind="io") from exc
+
+
+def sha256_file(path: Path) -> str:
+    """The SHA-256 of the file at ``path`` (hex), streamed so memory stays flat in its size;
+    ``OSError`` when it cannot be read."""
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for chunk in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from nexo_pkg.core.files import sha256_file
 from nexo_pkg.trust.base import (
     BUNDLE_V01_MEDIA_TYPE,
     SignatureError,
@@ -123,20 +124,6 @@ def resolve_mode(
         if author.mode is not None:
             return author.mode
     return policy.default
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        for chunk in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _sha256_material(value: Path | bytes) -> str:
-    if isinstance(value, bytes):
-        return hashlib.sha256(value).hexdigest()
-    return _sha256_file(value)
 
 
 @dataclass(frozen=True)
@@ -284,8 +271,10 @@ def _material_sha256(offer: _Offer) -> str | None:
     """The hash recorded as ``bundle_sha256``: of the material that verified (read only once
     it did, so an oversized file is never hashed whole)."""
     if offer.found is not None and offer.found.primary is not None:
-        return _sha256_file(offer.found.primary)
-    return _sha256_material(offer.value)
+        return sha256_file(offer.found.primary)
+    if isinstance(offer.value, bytes):
+        return hashlib.sha256(offer.value).hexdigest()
+    return sha256_file(offer.value)
 
 
 def _policy_name(policy: TrustPolicy) -> str:
@@ -362,7 +351,7 @@ def _verify_offer(
         raw.decode("utf-8", errors="replace"),
         checksums_name=checksums_name,
         asset_name=asset_name,
-        digest=_sha256_file(artifact),
+        digest=sha256_file(artifact),
     )
     return replace(signed, scheme="checksums-file", material=f"{checksums_name} ({offer.name})")
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -42,6 +41,7 @@ from sigstore_models.common.v1 import HashAlgorithm
 from sigstore_models.trustroot import v1 as trustroot_v1
 
 from nexo_pkg.core.errors import ConfigError
+from nexo_pkg.core.files import sha256_file
 from nexo_pkg.trust.base import (
     Scheme,
     SignatureInvalidError,
@@ -504,11 +504,7 @@ def load_verifier(trusted_root: Path | None) -> Verifier:
 
 def hash_artifact(artifact: Path) -> Hashed:
     """SHA-256 of ``artifact``, streamed so memory stays flat in the asset size."""
-    digest = hashlib.sha256()
-    with artifact.open("rb") as stream:
-        for chunk in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(chunk)
-    return Hashed(algorithm=HashAlgorithm.SHA2_256, digest=digest.digest())
+    return Hashed(algorithm=HashAlgorithm.SHA2_256, digest=bytes.fromhex(sha256_file(artifact)))
 
 
 def untrusted_signer_error(
