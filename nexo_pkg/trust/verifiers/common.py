@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from cryptography.x509 import (
     Certificate,
@@ -69,8 +69,6 @@ BUILD_SIGNER_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.9")
 RUNNER_ENVIRONMENT = ObjectIdentifier("1.3.6.1.4.1.57264.1.11")
 SOURCE_REPOSITORY_REF = ObjectIdentifier("1.3.6.1.4.1.57264.1.14")
 BUILD_CONFIG_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.18")
-
-_PUBLIC_GOOD_TUF_URL = "https://tuf-repo-cdn.sigstore.dev"
 
 
 @dataclass(frozen=True)
@@ -483,10 +481,10 @@ def load_trusted_root(trusted_root: Path | None) -> TrustedRoot:
         # The offline TUF path copies the embedded root into the user's cache directory; if
         # that is not writable, read the same embedded root straight from the package.
         _logger.debug("falling back to the embedded trusted root: %s", exc)
-        embedded = resources.files("sigstore._store").joinpath(
-            quote(_PUBLIC_GOOD_TUF_URL, safe=""), "trusted_root.json"
-        )
-        with resources.as_file(embedded) as path:
+        # The log and CT key code stays unloaded on every other path.
+        from nexo_pkg.trust.verifiers.rootkeys import public_good_root  # noqa: PLC0415
+
+        with resources.as_file(public_good_root()) as path:
             return TrustedRoot.from_file(str(path))
 
 
