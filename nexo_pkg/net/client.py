@@ -85,10 +85,11 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _METHOD_KEEPING = frozenset({307, 308})
 _FOLLOWED_METHODS = frozenset({"GET", "HEAD"})
 CHUNK_SIZE = 1024 * 1024
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+DEFAULT_PORTS = {"http": 80, "https": 443}
 _LOCATION = "nexo_location"
-# Ten ASCII digits reach the year 2286: anything longer is not a delay a server means.
-_SECONDS = re.compile(r"^\s*([0-9]{1,10})\s*$")
+# A header's number of seconds. Ten ASCII digits reach the year 2286: anything longer is not
+# a delay or a time a server means.
+HEADER_SECONDS = re.compile(r"^\s*([0-9]{1,10})\s*$")
 
 T = TypeVar("T")
 Origin = tuple[str, str, int | None]
@@ -121,7 +122,7 @@ def parse_retry_after(value: str | None, now: dt.datetime | None = None) -> floa
     in the past is 0); ``None`` when absent or neither."""
     if value is None:
         return None
-    match = _SECONDS.match(value)
+    match = HEADER_SECONDS.match(value)
     if match:
         return float(match.group(1))
     try:
@@ -172,7 +173,7 @@ def origin(url: str) -> Origin:
     port that is not one."""
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
-    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme)
+    return scheme, (parts.hostname or "").lower(), parts.port or DEFAULT_PORTS.get(scheme)
 
 
 def same_origin(url: str, base: str) -> bool:

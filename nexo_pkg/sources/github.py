@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote, urlsplit
 
 from nexo_pkg.core.errors import NexoError, UsageError
@@ -35,6 +35,7 @@ from nexo_pkg.net.bounded import (
 from nexo_pkg.net.client import (
     DEFAULT_READ_TIMEOUT_SECONDS,
     DEFAULT_RETRIES,
+    HEADER_SECONDS,
     HttpClient,
     Retryable,
     checked_url,
@@ -60,9 +61,6 @@ GITHUB_TOKEN_ENV = ("GITHUB_TOKEN", "GH_TOKEN")
 ENTERPRISE_TOKEN_ENV = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
 API_VERSION = "2022-11-28"
 GH_AUTH_TIMEOUT_SECONDS = 5.0
-CHUNK_SIZE = 1024 * 1024
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -219,12 +217,8 @@ def _gh_auth_token(host: str) -> str | None:
     return token
 
 
-# Ten ASCII digits reach the year 2286: anything longer is not a time GitHub would send.
-_SECONDS = re.compile(r"^\s*([0-9]{1,10})\s*$")
-
-
 def _header_seconds(response: httpx.Response, name: str) -> int | None:
-    match = _SECONDS.match(response.headers.get(name, ""))
+    match = HEADER_SECONDS.match(response.headers.get(name, ""))
     return int(match.group(1)) if match else None
 
 
