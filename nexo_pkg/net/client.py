@@ -217,17 +217,14 @@ def checked_url(
         downgrade = False
     if not usable:
         raise NexoError(f"{label}: not an http(s) URL with a valid host and port", kind="network")
+    plain = None
     if downgrade:
+        plain = "a step down from https to plain http"
+    elif https_only and urlsplit(url).scheme != "https":
+        plain = f"plain http under {https_only}"
+    if plain is not None:
         raise NexoError(
-            f"{label}: a step down from https to plain http would expose the download to "
-            "anyone on the path",
-            kind="network",
-            details={"refused_url": url},
-        )
-    if https_only and urlsplit(url).scheme != "https":
-        raise NexoError(
-            f"{label}: plain http under {https_only} would expose the download to anyone on "
-            "the path",
+            f"{label}: {plain} would expose the download to anyone on the path",
             kind="network",
             details={"refused_url": url},
         )
