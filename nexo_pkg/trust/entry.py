@@ -62,7 +62,7 @@ from nexo_pkg.trust.policy import (
     AuthorPolicy,
     Mode,
     TrustPolicy,
-    read_policy_file,
+    load_policy,
 )
 from nexo_pkg.trust.suggest import author_entry_toml, suggest_author, trust_add_command
 
@@ -95,16 +95,6 @@ __all__ = [
 def default_policy_path(nexo_home: Path) -> Path:
     """``$NEXO_HOME/config/extensions/trusted_keys.toml``."""
     return nexo_home / "config" / "extensions" / "trusted_keys.toml"
-
-
-def load_policy(path: Path, *, explicit: bool = False) -> TrustPolicy:
-    """Load the policy at ``path``. A missing default file means ``warn`` with no authors.
-
-    An explicitly named file (``--trusted-keys``) that is missing, and any invalid file,
-    raise :class:`NexoError` with kind ``policy_invalid`` (exit 2) and ``path:line`` in the
-    message.
-    """
-    return read_policy_file(path, explicit=explicit)
 
 
 def resolve_mode(

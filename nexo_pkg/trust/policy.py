@@ -851,12 +851,13 @@ def _read_policy_text(path: Path, what: str) -> str:
         ) from exc
 
 
-def read_policy_file(path: Path, *, explicit: bool) -> TrustPolicy:
+def load_policy(path: Path, *, explicit: bool = False) -> TrustPolicy:
     """Read and parse the policy at ``path``.
 
     A missing file gives the built-in default (``warn``, no authors) unless ``explicit`` (the
-    user named it with ``--trusted-keys``), in which case it is ``policy_invalid``, as is an
-    unreadable, non-UTF-8 or oversized file. The policy carries :func:`file_warnings`.
+    user named it with ``--trusted-keys``), in which case it is ``policy_invalid`` (exit 2), as
+    is an unreadable, non-UTF-8, oversized or invalid file (``path:line`` in the message). The
+    policy carries :func:`file_warnings`.
     """
     try:
         text = _read_policy_text(path, "trust policy")
