@@ -256,16 +256,10 @@ def _is_rate_limited(response: httpx.Response) -> bool:
 class GitHubClient:
     """GitHub REST client for releases; use as a context manager to close the connection pool.
 
-    ``timeout`` is the total time one request may take, every attempt and pause included
-    (default ``NEXO_HTTP_TIMEOUT``, else 300 s); ``read_timeout`` the silence after which one
-    attempt is abandoned (30 s, never more than ``timeout``). ``retry_base_delay`` defaults to
-    ``NEXO_HTTP_RETRY_BASE_MS`` (or 0.5 s); the pause before attempt ``n + 1`` is drawn from
-    the upper half of ``base * 2**n`` seconds, capped at 8 s (longer when the server's
-    ``Retry-After`` asks, up to its cap). ``overall``, when given, is a deadline no request
-    may outlive whatever its own (an install's whole network work). Every request goes
-    through one :class:`~nexo_pkg.net.client.HttpClient`. ``notice``, when given, hears a
-    line when an attempt has had no answer for a few seconds (which host, which attempt, how
-    long the deadline still runs).
+    Every request goes through one :class:`~nexo_pkg.net.client.HttpClient`, which
+    ``timeout``, ``read_timeout``, ``retries``, ``retry_base_delay``, ``overall``, ``notice``
+    and ``sleep`` configure as they are documented there. ``blobs`` is the cache small assets
+    go through (:meth:`fetch_bytes`).
     """
 
     def __init__(
