@@ -107,9 +107,6 @@ class Signer:
             runner_environment=_utf8_extension(certificate, RUNNER_ENVIRONMENT),
         )
 
-    def with_identity(self, identity: str) -> Signer:
-        return replace(self, identity=identity)
-
     def verified(self, scheme: Scheme, material: str) -> VerifiedSignature:
         """What a verifier returns once this signer passed every check."""
         return VerifiedSignature(
@@ -404,7 +401,7 @@ class TrustedAuthors:
                 # The identity recorded is the SAN (what cosign and gh show), the source
                 # repository and the calling workflow stay beside it in the claims.
                 matched = next((i for i in signer.identities if author.identity_matches(i)), None)
-                self.accepted = signer.with_identity(matched or signer.san)
+                self.accepted = replace(signer, identity=matched or signer.san)
                 return
         raise UntrustedSignerError("no trusted author accepts the signing certificate")
 
