@@ -16,6 +16,7 @@ Parse failures raise :class:`VersionError` whose message follows the crate's wor
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import Enum
 
@@ -49,6 +50,7 @@ def _unexpected_char(position: str, char: str) -> VersionError:
     return VersionError(f"unexpected character {_quoted(char)} while parsing {position}")
 
 
+@functools.total_ordering
 @dataclass(frozen=True)
 class Prerelease:
     """A pre-release tag (``alpha.1``), ordered by SemVer precedence; empty means a release.
@@ -77,15 +79,6 @@ class Prerelease:
 
     def __lt__(self, other: Prerelease) -> bool:
         return self._key() < other._key()
-
-    def __le__(self, other: Prerelease) -> bool:
-        return self._key() <= other._key()
-
-    def __gt__(self, other: Prerelease) -> bool:
-        return self._key() > other._key()
-
-    def __ge__(self, other: Prerelease) -> bool:
-        return self._key() >= other._key()
 
     def __str__(self) -> str:
         return self.text

@@ -84,10 +84,7 @@ class Release:
     published_at: str | None = None
 
     def asset(self, name: str) -> ReleaseAsset | None:
-        for asset in self.assets:
-            if asset.name == name:
-                return asset
-        return None
+        return next((asset for asset in self.assets if asset.name == name), None)
 
 
 class DownloadSink(Protocol):
