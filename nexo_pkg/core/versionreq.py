@@ -69,13 +69,10 @@ class Prerelease:
     def _key(self) -> tuple[int, tuple[tuple[int, int, str], ...]]:
         if not self.text:
             return (1, ())
-        parts: list[tuple[int, int, str]] = []
-        for part in self.text.split("."):
-            if part.isdigit():
-                parts.append((0, int(part), ""))
-            else:
-                parts.append((1, 0, part))
-        return (0, tuple(parts))
+        return (
+            0,
+            tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in self.text.split(".")),
+        )
 
     def __lt__(self, other: Prerelease) -> bool:
         return self._key() < other._key()
