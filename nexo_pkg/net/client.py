@@ -29,6 +29,7 @@ Every refusal is a :class:`~nexo_pkg.core.errors.NexoError` of kind ``network``.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import email.utils
 import ipaddress
@@ -316,7 +317,7 @@ def _set_location_aside(response: httpx.Response) -> None:
         response.extensions[_LOCATION] = location
 
 
-class HttpClient:
+class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
     """Connections, deadline, retries, redirects and caps for one source; use as a context
     manager to close the connection pool. One request at a time: the deadline and its
     watchdog belong to the client, not to a thread.
@@ -371,9 +372,6 @@ class HttpClient:
             headers={"User-Agent": USER_AGENT},
             event_hooks={"response": [_set_location_aside]},
         )
-
-    def __enter__(self) -> HttpClient:
-        return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()

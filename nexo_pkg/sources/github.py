@@ -10,6 +10,7 @@ that origin, and under an https API nothing is fetched over plain http.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import difflib
 import os
@@ -250,7 +251,7 @@ def _is_rate_limited(response: httpx.Response) -> bool:
     return headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers
 
 
-class GitHubClient:
+class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
     """GitHub REST client for releases; use as a context manager to close the connection pool.
 
     Every request goes through one :class:`~nexo_pkg.net.client.HttpClient`, which
@@ -292,9 +293,6 @@ class GitHubClient:
             sleep=sleep,
         )
         self._net.host = urlsplit(self.api_base).netloc
-
-    def __enter__(self) -> GitHubClient:
-        return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
