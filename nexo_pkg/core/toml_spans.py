@@ -360,7 +360,8 @@ class _Scanner:
             self.keys[path] = (start, end)
 
     def _inline_key(self, table: KeyPath) -> KeyPath:
-        """Scan ``key.path =`` inside an inline table; leave the offset at the value."""
+        """Scan ``key.path =`` under ``table`` (a statement's key, or one inside an inline
+        table); leave the offset at the value."""
         segments = self._dotted_key()
         path = self._record_key(table, segments)
         self._skip_inline_space()
@@ -426,12 +427,7 @@ class _Scanner:
             if text[self.index] == "[":
                 table = self._header()
             else:
-                segments = self._dotted_key()
-                path = self._record_key(table, segments)
-                self._skip_inline_space()
-                self._expect("=")
-                self._skip_inline_space()
-                self._value(path)
+                self._value(self._inline_key(table))
             # Only a comment may follow a statement on its line.
             self._skip_inline_space()
             if self.index < self.length and text[self.index] not in "#\r\n":
