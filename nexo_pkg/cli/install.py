@@ -231,7 +231,7 @@ def _upgrade_one(
     callbacks: InstallCallbacks,
     *,
     allow_downgrade: bool,
-    keep_old: bool,
+    keep_old: bool | None,
     tag: str | None = None,
 ) -> UpgradeResult:
     """Upgrade one plugin from where it came: its GitHub repository or its registry."""
@@ -277,7 +277,13 @@ def _report_upgrade(result: UpgradeResult) -> None:
     if result.removed_old:
         say(f"Removed {printable(result.from_version)} ({printable(result.old_path)}).")
     for kept in result.kept:
-        say(f"Kept the old version out of the daemon's sight at {printable(kept)}.")
+        say(
+            f"Kept {printable(result.from_version)} out of the daemon's sight at "
+            f"{printable(kept)} (`nexo plugin rollback {printable(result.plugin_id)}` "
+            "brings it back)."
+        )
+    for pruned in result.pruned:
+        say(f"Removed the version kept before it ({printable(pruned)}).")
 
 
 def _required_source(source: str | None) -> str:
@@ -529,13 +535,16 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
         keep_old: Annotated[
-            bool,
+            bool | None,
             typer.Option(
-                "--keep-old",
-                help="Keep the previous version's directory, out of the daemon's sight, for "
-                "`nexo plugin rollback`.",
+                "--keep-old/--no-keep-old",
+                help="By default the version replaced is kept out of the daemon's sight "
+                "(under .nexo/kept) for `nexo plugin rollback`, one per plugin: a version "
+                "kept by an earlier upgrade is removed. --keep-old keeps every version "
+                "replaced; --no-keep-old deletes it.",
+                show_default=False,
             ),
-        ] = False,
+        ] = None,
         tag: Annotated[
             str | None,
             typer.Option(
@@ -559,8 +568,9 @@ def register(app: typer.Typer) -> None:
         or ID@TAG names the release to move to, one installed as latest follows the newest
         release. Every search path of the daemon is looked in. The same version is a no-op;
         an older one is refused (downgrade_refused) unless --allow-downgrade. The old version
-        is removed only after the new one is in place (--keep-old keeps it for
-        `nexo plugin rollback`).
+        leaves the plugin directory only after the new one is in place, and is kept out of
+        the daemon's sight for `nexo plugin rollback` (one previous version per plugin;
+        --keep-old keeps them all, --no-keep-old keeps none).
         With --all, plugins installed from a local file are skipped, each plugin is upgraded
         on its own and a failure does not stop the others. A version signed by another
         identity than the installed one, or unsigned after a signed one, is refused

@@ -180,7 +180,10 @@ def test_upgrade(home: Path, server: GitHubServer) -> None:
     document = json.loads(out)
     assert (document["from_version"], document["version"]) == ("1.0.0", "1.2.0")
     assert document["upgraded"] is True
-    assert document["removed_old"] is True
+    # The version replaced is kept out of the daemon's sight, for rollback.
+    assert document["removed_old"] is False
+    (kept,) = document["kept_paths"]
+    assert json.loads((Path(kept) / ".nexo-install.json").read_text())["version"] == "1.0.0"
     server.latest[("acme", "hello")] = "v1.0.0"
     before = tree_snapshot(home / "state/plugins")
     code, out, _ = nexo("plugin", "upgrade", "hello", "--json", in_process=True)

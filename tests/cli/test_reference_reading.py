@@ -206,8 +206,11 @@ def test_every_search_path_is_seen_install_writes_to_the_first(
     server.publish("acme", "other", "v0.1.0", release_assets("other", "0.1.0"))
     installed = nexo("plugin", "install", "acme/other", "--json", env=env)
     assert installed.document["path"] == str(first / "other-0.1.0")
+    # The version replaced is kept beside it, out of sight, for rollback; remove takes both.
+    (kept,) = upgraded.document["kept_paths"]
+    assert Path(kept).is_relative_to(second / ".nexo" / "kept")
     removed = nexo("plugin", "remove", "hello", "--yes", "--json", env=env)
-    assert removed.document["removed"] == [str(second / "hello-1.1.0")]
+    assert removed.document["removed"] == [str(second / "hello-1.1.0"), kept]
     assert not (second / "hello-1.1.0").exists()
 
 
