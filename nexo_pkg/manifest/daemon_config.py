@@ -25,7 +25,6 @@ __all__ = [
     "config_dir",
     "find_placeholders",
     "nexo_home_from_env",
-    "placeholder_name",
     "resolve_placeholder",
 ]
 
