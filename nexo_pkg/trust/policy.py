@@ -29,7 +29,6 @@ from nexo_pkg.core.diagnostics import (
     FileResult,
     Position,
     Rule,
-    Severity,
     Span,
     first_of_errors,
 )
@@ -759,17 +758,9 @@ def _validate(text: str, base_dir: Path | None) -> tuple[TrustPolicy | None, lis
 
 def _diagnostic(finding: _Finding) -> Diagnostic:
     rule = POLICY_RULES[finding.code]
-    severity: Severity = rule.severity
-    return Diagnostic(
-        code=rule.code,
-        name=rule.name,
-        severity=severity,
-        message=finding.message,
-        key_path=finding.key_path,
-        span=finding.span,
-        help=rule.fix,
-        url=f"{_POLICY_DOCS_URL}#{rule.code.lower()}-{rule.name}",
-    )
+    diagnostic = rule.diagnostic(finding.message, finding.key_path, finding.span, rule.fix)
+    # The policy's rules are documented with the trust policy, not with the manifest rules.
+    return replace(diagnostic, url=f"{_POLICY_DOCS_URL}#{rule.code.lower()}-{rule.name}")
 
 
 def parse_policy(text: str, *, path: Path) -> TrustPolicy:
