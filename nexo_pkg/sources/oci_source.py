@@ -152,20 +152,21 @@ class OciSource:
         candidates = []
         for target, entry in chosen.items():
             asset = oci.target_asset(client, self.reference.repository, plugin, entry)
+            origin = registry_origin(
+                pinned,
+                asset_name=asset.asset_name,
+                manifest_digest=entry.manifest_digest,
+                github=github,
+                published=timestamp_or_none(plugin.created),
+                policy=self.context.policy(),
+            )
             candidates.append(
                 ReleaseCandidate(
-                    plugin_id=plugin.plugin_id,
-                    version=plugin.version,
-                    target=target,
-                    asset_name=asset.asset_name,
-                    origin=registry_origin(
-                        pinned,
-                        asset_name=asset.asset_name,
-                        manifest_digest=entry.manifest_digest,
-                        github=github,
-                        published=timestamp_or_none(plugin.created),
-                        policy=self.context.policy(),
-                    ),
+                    plugin.plugin_id,
+                    plugin.version,
+                    target,
+                    asset.asset_name,
+                    origin,
                     sha256=asset.sha256,
                     size=asset.size,
                     manifest_digest=entry.manifest_digest,
@@ -206,17 +207,15 @@ class OciSource:
                 f"{sha256}",
                 kind="checksum_mismatch",
             )
-        signatures: dict[str, Path | bytes] = {}
-        if material:
-            signatures.update(
+        signatures: dict[str, Path | bytes] = (
+            dict(
                 oci.fetch_signatures(
-                    client,
-                    reference.repository,
-                    asset,
-                    self.context.cache,
-                    self.context.temp_dir(),
+                    client, reference.repository, asset, self.context.cache, self.context.temp_dir()
                 )
             )
+            if material
+            else {}
+        )
 
         def fetch(sink: BlobSink) -> None:
             client.get_blob(
