@@ -28,7 +28,11 @@ from nexo_pkg.core.toml_spans import SpanPart
 from nexo_pkg.lint.yaml_source import KeyPath, parse_yaml, position_of
 from nexo_pkg.manifest import microapp
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
-from nexo_pkg.manifest.daemon_config import find_placeholders, resolve_placeholder
+from nexo_pkg.manifest.daemon_config import (
+    find_placeholders,
+    resolve_placeholder,
+    unterminated_placeholder,
+)
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
 from nexo_pkg.manifest.rules_context import Findings
 from nexo_pkg.manifest.shape import (
@@ -268,6 +272,16 @@ def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[
 
 
 def _check_placeholders(findings: Findings, text: str, cwd: Path) -> None:
+    hang = unterminated_placeholder(text)
+    if hang is not None:
+        findings.at(
+            "NX231",
+            Span(position_of(text, hang), position_of(text, hang + 2)),
+            "this `${` never closes: the daemon's config loader scans for its `}` forever and "
+            "the daemon never starts",
+            "close the placeholder (`${VAR}`), or write a literal `$` followed by something "
+            "other than `{`",
+        )
     for start, end, inner in find_placeholders(text):
         span = Span(position_of(text, start), position_of(text, end))
         if inner.startswith("file:"):
