@@ -183,15 +183,14 @@ NEXO_VERSION_ENV = "NEXO_DAEMON_VERSION"
 
 
 def _daemon_version(flag: str | None) -> tuple[str | None, str]:
-    """The version of the daemon the plugins are for, and where it came from."""
-    import os  # noqa: PLC0415
+    """The version of the daemon the plugins are for, and where it came from; ``usage`` for
+    one that is no version, as ``install`` and ``lock`` refuse it."""
+    from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
 
-    if flag:
-        return flag, "--nexo-version"
-    value = os.environ.get(NEXO_VERSION_ENV, "").strip()
-    if value:
-        return value, NEXO_VERSION_ENV
-    return None, "unknown (give --nexo-version or NEXO_DAEMON_VERSION)"
+    found = daemon_version(flag)
+    if found is None:
+        return None, f"unknown (give --nexo-version or {NEXO_VERSION_ENV})"
+    return found.version, found.source
 
 
 def _handshake(timeout_ms: int, nexo_version: str | None) -> Any:
@@ -375,7 +374,9 @@ def register(app: typer.Typer) -> None:
         """
         from nexo_pkg.install.config import config_dir  # noqa: PLC0415
 
-        version, version_source = _daemon_version(nexo_version)
+        version, version_source = guarded(
+            lambda: _daemon_version(nexo_version), json_output=json_output
+        )
 
         def run() -> Any:
             from nexo_pkg.fleet.doctor import diagnose  # noqa: PLC0415
