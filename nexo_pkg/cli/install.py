@@ -29,6 +29,7 @@ from nexo_pkg.cli.options import (
     DestOption,
     DryRunOption,
     GitHubApiOption,
+    InstalledIdArgument,
     InstallTimeoutOption,
     JsonOption,
     NexoVersionOption,
@@ -783,12 +784,7 @@ def register(app: typer.Typer) -> None:
     @app.command("remove")
     def remove_command(
         *,
-        plugin_id: Annotated[
-            str,
-            typer.Argument(
-                metavar="ID", help="Id of an installed plugin.", autocompletion=installed_ids
-            ),
-        ],
+        plugin_id: InstalledIdArgument,
         dest: DestOption = None,
         config: ConfigOption = None,
         yes: YesOption = False,

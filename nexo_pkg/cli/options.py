@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.net.bounded import DEFAULT_TIMEOUT_SECONDS, SLOW_NOTICE_SECONDS
 
 DEST_HELP = (
@@ -111,7 +112,8 @@ PlainHttpOption = Annotated[
     typer.Option("--plain-http", help="HTTP, not HTTPS, for a loopback registry (oci:// sources)."),
 ]
 InstalledIdArgument = Annotated[
-    str, typer.Argument(metavar="ID", help="Id of an installed plugin.")
+    str,
+    typer.Argument(metavar="ID", help="Id of an installed plugin.", autocompletion=installed_ids),
 ]
 RegistryReferenceArgument = Annotated[
     str, typer.Argument(metavar="REFERENCE", help="oci://HOST/NS/NAME[:TAG]")
