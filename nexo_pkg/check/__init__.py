@@ -10,18 +10,11 @@ Library entry point for ``pack --check`` and ``install --check``::
 
 from __future__ import annotations
 
-from nexo_pkg.check.checks import (
-    DEFAULT_NEXO_VERSION,
-    DEFAULT_TIMEOUT_MS,
-    check_plugin,
-    run_check,
-    validate_nexo_version,
-)
+from nexo_pkg.check.checks import DEFAULT_TIMEOUT_MS, check_plugin, run_check
 from nexo_pkg.check.report import CheckReport, CheckResult, render_report
 from nexo_pkg.check.target import ResolvedPlugin, TargetError, resolve_target
 
 __all__ = [
-    "DEFAULT_NEXO_VERSION",
     "DEFAULT_TIMEOUT_MS",
     "CheckReport",
     "CheckResult",
@@ -31,5 +24,4 @@ __all__ = [
     "render_report",
     "resolve_target",
     "run_check",
-    "validate_nexo_version",
 ]

@@ -31,11 +31,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from nexo_pkg.check.host import MAX_FRAME_BYTES, MAX_LINE_BYTES, PluginProcess
-from nexo_pkg.check.host_calls import EVENTS_PER_TOPIC, HostCalls
-from nexo_pkg.check.report import CheckReport, CheckResult, Status
+from nexo_pkg.check.host import MAX_FRAME_BYTES, MAX_LINE_BYTES, NoReply, PluginProcess
+from nexo_pkg.check.host_calls import (
+    EVENTS_PER_TOPIC,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    HostCalls,
+)
+from nexo_pkg.check.report import CheckReport, CheckResult, ProblemTally, Status
 from nexo_pkg.check.sandbox import (
     SandboxPlan,
     current_platform,
@@ -48,10 +54,6 @@ from nexo_pkg.check.text import encode_frame, exit_text, short, truncate
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.model import Sandbox
-
-#: ``nexo_version`` sent in ``initialize`` when none is given: the newest daemon release
-#: nexo-pkg knows.
-DEFAULT_NEXO_VERSION = NEWEST_DAEMON_VERSION
 
 #: Per-step reply deadline, like the daemon's ``NEXO_PLUGIN_INIT_TIMEOUT_MS`` default.
 DEFAULT_TIMEOUT_MS = 5000
@@ -74,9 +76,6 @@ UNKNOWN_METHOD = "nexo.check.unknown_method"
 #: ``agent_id`` sent with ``--invoke``.
 CHECK_AGENT_ID = "nexo-plugin-check"
 
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
 TOOL_ERRORS = {
     -33401: "ToolNotFound",
     -33402: "ToolArgumentInvalid",
@@ -105,10 +104,6 @@ _FRAME_CHECKS = {
 # problem is one the daemon's reader skips over.
 _FRAME_FAILURES: dict[str, Status] = {"frames.id": "fail", "frames.utf8": "fail"}
 
-
-# How often a waiting request checks whether the plugin has exited.
-_EXIT_PROBE_SECONDS = 0.1
-
 # After a broker.event, the host listens until the plugin has been quiet this long.
 _EVENT_QUIET_SECONDS = 0.4
 
@@ -136,21 +131,6 @@ class _Reply:
         return self.frame.get("result")
 
 
-@dataclass(frozen=True)
-class _NoReply:
-    """Why a request got no answer."""
-
-    reason: Literal["timeout", "exited", "stdin_closed", "reader_stopped"]
-    detail: str
-
-
-def validate_nexo_version(version: str) -> str:
-    """Return ``version`` if it is a semver 2.0 version, else raise :class:`UsageError`."""
-    if not _SEMVER.match(version):
-        raise UsageError(f"--nexo-version {version!r} is not a semver version such as 0.1.5")
-    return version
-
-
 def run_check(
     target: Path | str,
     *,
@@ -168,8 +148,9 @@ def run_check(
 
     ``target`` is a plugin directory, manifest, release tarball or installed plugin id (see
     :mod:`nexo_pkg.check.target`; ``dest`` is the install root for ids, else
-    ``installed_root()`` when given). ``timeout_ms`` is
-    the deadline of each request; ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``;
+    ``installed_root()`` when given). ``timeout_ms`` is the deadline of each request;
+    ``nexo_version`` is sent in ``initialize`` (default: the newest daemon release nexo-pkg
+    knows); ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``;
     ``strict`` makes warnings fail; ``sandbox=False`` (``--no-sandbox``) runs the plugin
     without the daemon's ``bwrap`` wrapper; ``host_calls`` (implied by ``strict``) plays the
     host's side of the broker and host-call exchanges (see :mod:`nexo_pkg.check.host_calls`);
@@ -183,7 +164,9 @@ def run_check(
     """
     if timeout_ms <= 0:
         raise UsageError("--timeout-ms must be a positive number of milliseconds")
-    version = validate_nexo_version(nexo_version or DEFAULT_NEXO_VERSION)
+    version = nexo_version or NEWEST_DAEMON_VERSION
+    if not _SEMVER.match(version):
+        raise UsageError(f"--nexo-version {version!r} is not a semver version such as 0.1.5")
     if invoke is not None and not isinstance(invoke[1], dict):
         raise UsageError("--args must be a JSON object")
     roots = {} if installed_root is None else {"installed_root": installed_root}
@@ -214,7 +197,7 @@ def check_plugin(
     plugin: ResolvedPlugin,
     *,
     timeout_ms: int = DEFAULT_TIMEOUT_MS,
-    nexo_version: str = DEFAULT_NEXO_VERSION,
+    nexo_version: str = NEWEST_DAEMON_VERSION,
     invoke: tuple[str, dict[str, Any]] | None = None,
     strict: bool = False,
     sandbox: bool = True,
@@ -258,7 +241,29 @@ def check_plugin(
         if not _report_sandbox(report, plan) or plan.argv is None:
             return report
         host = HostCalls.from_manifest(plugin.plugin_id, model) if host_calls else None
-        _spawn_and_run(plugin, report, plan, plan.argv, env, timeout_ms, nexo_version, invoke, host)
+        try:
+            process = PluginProcess(plan.argv, cwd=plugin.root, env=env)
+        except OSError as error:
+            reason = error.strerror or str(error)
+            report.add("spawn", "fail", f"cannot start {plan.argv[0]}: {reason}")
+            return report
+        with process:
+            inside = " inside the daemon's bwrap sandbox" if plan.wrapped else ""
+            started = f"started `{shlex.join(plugin.argv)}`{inside} (pid {process.pid})"
+            spawn = report.add("spawn", "pass", started)
+            session = _Session(process, plugin, report, timeout_ms / 1000, host)
+            try:
+                session.run(nexo_version, invoke)
+            finally:
+                session.add_host_checks()
+                session.add_frame_checks()
+    report.stderr_tail = list(process.stderr_tail)
+    refused = next((line for line in report.stderr_tail if line.startswith("bwrap: ")), None)
+    if plan.wrapped and refused is not None:
+        # bwrap itself gave up (a mount, a namespace): the plugin never ran.
+        report.checks[report.checks.index(spawn)] = CheckResult(
+            "spawn", "fail", f"bwrap could not start the plugin: {refused}"
+        )
     return report
 
 
@@ -286,46 +291,6 @@ def _report_sandbox(report: CheckReport, plan: SandboxPlan) -> bool:
     return True
 
 
-def _spawn_and_run(  # noqa: PLR0917  # one session's inputs
-    plugin: ResolvedPlugin,
-    report: CheckReport,
-    plan: SandboxPlan,
-    argv: list[str],
-    env: dict[str, str],
-    timeout_ms: int,
-    nexo_version: str,
-    invoke: tuple[str, dict[str, Any]] | None,
-    host: HostCalls | None,
-) -> None:
-    """Spawn ``argv`` (the plugin's command, or its ``bwrap`` wrapper) and run the session."""
-    try:
-        process = PluginProcess(argv, cwd=plugin.root, env=env)
-    except OSError as error:
-        reason = error.strerror or str(error)
-        report.add("spawn", "fail", f"cannot start {argv[0]}: {reason}")
-        return
-    with process:
-        spawn_index = len(report.checks)
-        inside = " inside the daemon's bwrap sandbox" if plan.wrapped else ""
-        report.add(
-            "spawn", "pass", f"started `{shlex.join(plugin.argv)}`{inside} (pid {process.pid})"
-        )
-        session = _Session(process, plugin, report, timeout_ms / 1000, host)
-        try:
-            session.run(nexo_version, invoke)
-        finally:
-            session.add_host_checks()
-            session.add_frame_checks()
-    report.stderr_tail = list(process.stderr_tail)
-    if plan.wrapped:
-        refused = next((line for line in report.stderr_tail if line.startswith("bwrap: ")), None)
-        if refused is not None:
-            # bwrap itself gave up (a mount, a namespace): the plugin never ran.
-            report.checks[spawn_index] = CheckResult(
-                "spawn", "fail", f"bwrap could not start the plugin: {refused}"
-            )
-
-
 class _Session:
     """One conversation with the plugin; adds checks to ``report`` as it goes."""
 
@@ -346,8 +311,7 @@ class _Session:
         self.timeout_seconds = timeout_seconds
         self.timeout_text = f"{round(timeout_seconds * 1000)} ms"
         self._next_id = 1
-        # First problem and count per frames.* check.
-        self._frame_problems: dict[str, tuple[str, int]] = {}
+        self._frames = ProblemTally()
         self.advertised: dict[str, dict[str, Any]] = {}
         # Set at the first non-UTF-8 stdout line: the daemon's reader has stopped.
         self.reader_stopped: str | None = None
@@ -358,10 +322,8 @@ class _Session:
         """Every step in order; returns early once the plugin stops answering."""
         if not self._initialize(nexo_version):
             return
-        if self.host is not None:
-            self.host.phase = "after"
-            if not self._deliver_events(self.host):
-                return
+        if self.host is not None and not self._deliver_events(self.host):
+            return
         if invoke is not None:
             if self.host is not None:
                 self.host.phase = "invoke"
@@ -377,7 +339,7 @@ class _Session:
     def _initialize(self, nexo_version: str) -> bool:
         answer = self.request("initialize", {"nexo_version": nexo_version})
         self.report.timings["initialize_ms"] = (time.monotonic() - self.process.started_at) * 1000
-        if isinstance(answer, _NoReply):
+        if isinstance(answer, NoReply):
             self.report.add("initialize", "fail", f"no reply to initialize: {answer.detail}")
             return False
         if answer.error is not None:
@@ -474,50 +436,46 @@ class _Session:
         names = list(self.advertised)
 
         undeclared = [name for name in names if name not in declared]
-        if undeclared:
-            self.report.add(
-                "tools.declared",
-                "fail",
-                f"advertised but not in [plugin.extends].tools: {', '.join(undeclared)} "
-                "(the daemon refuses to load the plugin)",
-            )
-        else:
-            self.report.add(
-                "tools.declared", "pass", "every advertised tool is in [plugin.extends].tools"
-            )
-
+        self.report.judge(
+            "tools.declared",
+            f"advertised but not in [plugin.extends].tools: {', '.join(undeclared)} "
+            "(the daemon refuses to load the plugin)"
+            if undeclared
+            else None,
+            "fail",
+            "every advertised tool is in [plugin.extends].tools",
+        )
         missing = [name for name in declared if name not in self.advertised]
-        if missing:
-            self.report.add(
-                "tools.advertised",
-                "warn",
-                f"declared but not advertised: {', '.join(missing)} (calls get -33401)",
-            )
-        else:
-            self.report.add("tools.advertised", "pass", "every declared tool is advertised")
-
+        self.report.judge(
+            "tools.advertised",
+            f"declared but not advertised: {', '.join(missing)} (calls get -33401)"
+            if missing
+            else None,
+            "warn",
+            "every declared tool is advertised",
+        )
         plugin_id = self.plugin.plugin_id
         prefixes = (f"{plugin_id}_", f"ext_{plugin_id}_")
         outside = [name for name in names if not name.startswith(prefixes)]
-        if outside:
-            self.report.add(
-                "tools.namespace",
-                "fail",
-                f"{', '.join(outside)}: tool names must start with {prefixes[0]!r} "
-                f"or {prefixes[1]!r}",
-            )
-        else:
-            self.report.add("tools.namespace", "pass", f"every name starts with {prefixes[0]!r}")
-
-        problems = [
+        self.report.judge(
+            "tools.namespace",
+            f"{', '.join(outside)}: tool names must start with {prefixes[0]!r} or {prefixes[1]!r}"
+            if outside
+            else None,
+            "fail",
+            f"every name starts with {prefixes[0]!r}",
+        )
+        problems = "; ".join(
             problem
             for name, entry in self.advertised.items()
             if "input_schema" in entry and (problem := _schema_problem(name, entry)) is not None
-        ]
-        if problems:
-            self.report.add("tools.schema", "warn", truncate("; ".join(problems)))
-        else:
-            self.report.add("tools.schema", "pass", "every input_schema is a valid JSON Schema")
+        )
+        self.report.judge(
+            "tools.schema",
+            truncate(problems) if problems else None,
+            "warn",
+            "every input_schema is a valid JSON Schema",
+        )
 
     def _invoke(self, tool_name: str, args: dict[str, Any]) -> bool:
         self._check_invoke_args(tool_name, args)
@@ -530,7 +488,7 @@ class _Session:
         record: dict[str, Any] = {"tool": tool_name, "args": args}
         self.report.invoke = record
         answer = self.request("tool.invoke", params)
-        if isinstance(answer, _NoReply):
+        if isinstance(answer, NoReply):
             record["error"] = {"message": answer.detail}
             self.report.add("invoke", "fail", f"no reply to tool.invoke: {answer.detail}")
             return False
@@ -541,9 +499,8 @@ class _Session:
             return True
         record["error"] = error
         code = error.get("code")
-        data = error.get("data")
         if code in TOOL_ERRORS:
-            problem = _tool_error_data_problem(code, data)
+            problem = _tool_error_data_problem(code, error.get("data"))
             if problem is not None:
                 self.report.add("invoke", "fail", f"{_error_text(answer)}: {problem}")
             else:
@@ -594,17 +551,12 @@ class _Session:
 
     def _unknown_method(self) -> bool:
         answer = self.request(UNKNOWN_METHOD, {})
-        if isinstance(answer, _NoReply):
-            if answer.reason == "timeout":
-                # The daemon times the call out and goes on; the session can go on too.
-                self.report.add(
-                    "unknown_method", "warn", f"no reply to an unknown method: {answer.detail}"
-                )
-                return True
-            self.report.add(
-                "unknown_method", "fail", f"no reply to an unknown method: {answer.detail}"
-            )
-            return False
+        if isinstance(answer, NoReply):
+            # The daemon times the call out and goes on; the session can go on too.
+            goes_on = answer.reason == "timeout"
+            detail = f"no reply to an unknown method: {answer.detail}"
+            self.report.add("unknown_method", "warn" if goes_on else "fail", detail)
+            return goes_on
         error = answer.error
         if error is None:
             self.report.add(
@@ -613,11 +565,8 @@ class _Session:
                 f"an unknown method got a result ({short(answer.result)}) instead of -32601",
             )
         elif error.get("code") != METHOD_NOT_FOUND:
-            self.report.add(
-                "unknown_method",
-                "warn",
-                f"expected error -32601, got {_error_text(answer)}",
-            )
+            detail = f"expected error -32601, got {_error_text(answer)}"
+            self.report.add("unknown_method", "warn", detail)
         else:
             self.report.add("unknown_method", "pass", "answered -32601 method not found")
         return True
@@ -630,11 +579,8 @@ class _Session:
             for topic in host.subscribed_topics():
                 for sequence in range(1, EVENTS_PER_TOPIC + 1):
                     deadline = time.monotonic() + self.timeout_seconds
-                    if not self.process.send(
-                        encode_frame(host.event(topic, sequence)), deadline=deadline
-                    ):
-                        return False
-                    if not self._listen(deadline):
+                    frame = encode_frame(host.event(topic, sequence))
+                    if not (self.process.send(frame, deadline=deadline) and self._listen(deadline)):
                         return False
         finally:
             host.phase = "after"
@@ -645,10 +591,10 @@ class _Session:
         False when it closed stdout or exited."""
         quiet_until = time.monotonic() + _EVENT_QUIET_SECONDS
         while True:
-            now = time.monotonic()
-            if now >= min(quiet_until, deadline):
+            until = min(quiet_until, deadline)
+            if time.monotonic() >= until:
                 return True
-            event = self.process.next_stdout_event(deadline=min(quiet_until, deadline))
+            event = self.process.next_stdout_event(deadline=until)
             if event is None:
                 if self.process.has_exited():
                     return False
@@ -673,8 +619,8 @@ class _Session:
 
     def _shutdown(self) -> None:
         answer = self.request("shutdown", {"reason": "nexo plugin check"})
-        self.shutdown_answered = not isinstance(answer, _NoReply)
-        if isinstance(answer, _NoReply):
+        self.shutdown_answered = not isinstance(answer, NoReply)
+        if isinstance(answer, NoReply):
             self.report.add("shutdown", "warn", f"no reply to shutdown: {answer.detail}")
         elif answer.error is not None:
             self.report.add("shutdown", "warn", f"shutdown failed: {_error_text(answer)}")
@@ -716,7 +662,7 @@ class _Session:
 
     # -- the wire ------------------------------------------------------------------------
 
-    def request(self, method: str, params: dict[str, Any]) -> _Reply | _NoReply:
+    def request(self, method: str, params: dict[str, Any]) -> _Reply | NoReply:
         """Send one request and wait for its reply, judging every frame that arrives."""
         request_id = self._next_id
         self._next_id += 1
@@ -724,70 +670,59 @@ class _Session:
         started = time.monotonic()
         deadline = started + self.timeout_seconds
         if self.reader_stopped is not None:
-            return _NoReply("reader_stopped", self.reader_stopped)
+            return NoReply("reader_stopped", self.reader_stopped)
         if not self.process.send(encode_frame(frame), deadline=deadline):
             return self._gone(deadline, sending=True)
         while True:
-            if time.monotonic() >= deadline:
-                # Checked here too: a plugin flooding stdout with other frames must not
-                # keep the host waiting forever.
-                return _NoReply("timeout", f"no reply within {self.timeout_text}")
-            # Wake up now and then to notice an exit: a process the plugin started may hold
-            # stdout open after the plugin died, so end-of-stream alone is not enough.
-            wake_up = min(deadline, time.monotonic() + _EXIT_PROBE_SECONDS)
-            event = self.process.next_stdout_event(deadline=wake_up)
-            if event is None and self.process.has_exited():
-                self.process.drain(_EXIT_PROBE_SECONDS / 2)
-                event = self.process.next_stdout_event(deadline=time.monotonic())
-                if event is None:
-                    return self._gone(deadline, sending=False)
+            # The deadline holds across frames: a plugin flooding stdout with other frames
+            # must not keep the host waiting forever.
+            event = self.process.await_stdout(deadline)
             if event is None:
-                continue
+                return NoReply("timeout", f"no reply within {self.timeout_text}")
             if event.kind == "eof":
                 return self._gone(deadline, sending=False)
             if event.kind == "oversize":
-                self._frame_problem(
+                self._frames.note(
                     "frames.size",
                     f"a stdout line of at least {event.size} bytes exceeds the "
                     f"{MAX_LINE_BYTES}-byte memory cap of the check (dropped unread)",
                 )
                 continue
             if len(event.data) > MAX_FRAME_BYTES:
-                self._frame_problem(
+                self._frames.note(
                     "frames.size",
                     f"a frame of {len(event.data)} bytes exceeds the SDKs' "
                     f"{MAX_FRAME_BYTES}-byte frame limit (the daemon reads it all the same)",
                 )
             message = self._parse(event.data)
             if self.reader_stopped is not None:
-                return _NoReply("reader_stopped", self.reader_stopped)
+                return NoReply("reader_stopped", self.reader_stopped)
             if message is None:
                 continue
             if "method" in message:
                 self._answer_plugin_request(message, deadline)
                 continue
             if not _same_id(message.get("id"), request_id):
-                self._frame_problem(
+                self._frames.note(
                     "frames.id",
                     f"reply to {method} (id {request_id}) carried id {short(message.get('id'))}",
                 )
             return _Reply(message, (time.monotonic() - started) * 1000)
 
-    def _gone(self, deadline: float, *, sending: bool) -> _NoReply:
+    def _gone(self, deadline: float, *, sending: bool) -> NoReply:
         """Describe a plugin that closed its pipes: usually it exited."""
-        self.process.wait_exit(max(0.0, min(deadline - time.monotonic(), 1.0)))
-        code = self.process.peek_exit_code()
+        code = self.process.exit_code_by(deadline)
         if code is None:
             what = "closed its stdin" if sending else "closed its stdout"
-            return _NoReply("stdin_closed", f"the plugin {what} but is still running")
-        return _NoReply("exited", f"the plugin exited {exit_text(code)} before replying")
+            return NoReply("stdin_closed", f"the plugin {what} but is still running")
+        return NoReply("exited", f"the plugin exited {exit_text(code)} before replying")
 
     def _parse(self, line: bytes) -> dict[str, Any] | None:
         """Judge one stdout line; return it when it is a frame the session should act on."""
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as error:
-            self._frame_problem(
+            self._frames.note(
                 "frames.utf8",
                 f"stdout line is not valid UTF-8 ({error.reason} at byte "
                 f"{error.start}): {short(line)}; the daemon's line reader stops there and "
@@ -804,19 +739,19 @@ class _Session:
         try:
             message = json.loads(text, parse_int=_parse_int)
         except ValueError:
-            self._frame_problem("frames.json", f"stray non-JSON stdout line: {short(text)}")
+            self._frames.note("frames.json", f"stray non-JSON stdout line: {short(text)}")
             return None
         except RecursionError:
-            self._frame_problem(
+            self._frames.note(
                 "frames.json", f"frame nested too deeply to read (dropped): {short(text)}"
             )
             return None
         if not isinstance(message, dict):
-            self._frame_problem("frames.jsonrpc", f"frame is not a JSON object: {short(text)}")
+            self._frames.note("frames.jsonrpc", f"frame is not a JSON object: {short(text)}")
             return None
         problem = _jsonrpc_problem(message)
         if problem is not None:
-            self._frame_problem("frames.jsonrpc", f"{problem}: {short(text)}")
+            self._frames.note("frames.jsonrpc", f"{problem}: {short(text)}")
             if "method" not in message and "id" not in message:
                 return None
         return message
@@ -825,37 +760,28 @@ class _Session:
         """Plugin → host traffic. With ``--host-calls`` the host's script answers requests
         and judges ``broker.publish``; without, notifications are fine and requests get an
         error reply, as from a daemon without those services."""
-        if self.host is not None:
-            if "id" not in message:
-                if message.get("method") == "broker.publish":
-                    self.host.publish(message)
-                return
-            for frame in self.host.answer(message):
-                self.process.send(encode_frame(frame), deadline=deadline)
-            return
-        if "id" not in message:
-            return
         method = message.get("method")
-        if method in ("memory.recall", "llm.complete"):
-            code, text = INTERNAL_ERROR, f"{method} is not configured in nexo plugin check"
+        if "id" not in message:
+            if self.host is not None and method == "broker.publish":
+                self.host.publish(message)
+            return
+        if self.host is not None:
+            replies = self.host.answer(message)
         else:
-            code, text = METHOD_NOT_FOUND, "method not found"
-        reply = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": code, "message": text}}
-        self.process.send(encode_frame(reply), deadline=deadline)
-
-    def _frame_problem(self, name: str, detail: str) -> None:
-        first, count = self._frame_problems.get(name, (detail, 0))
-        self._frame_problems[name] = (first, count + 1)
+            if method in ("memory.recall", "llm.complete"):
+                code, text = INTERNAL_ERROR, f"{method} is not configured in nexo plugin check"
+            else:
+                code, text = METHOD_NOT_FOUND, "method not found"
+            error = {"code": code, "message": text}
+            replies = [{"jsonrpc": "2.0", "id": message["id"], "error": error}]
+        for frame in replies:
+            self.process.send(encode_frame(frame), deadline=deadline)
 
     def add_frame_checks(self) -> None:
         """Report the frames.* verdicts gathered during the session."""
         for name, clean in _FRAME_CHECKS.items():
-            if name in self._frame_problems:
-                first, count = self._frame_problems[name]
-                more = f" (and {count - 1} more)" if count > 1 else ""
-                self.report.add(name, _FRAME_FAILURES.get(name, "warn"), f"{first}{more}")
-            else:
-                self.report.add(name, "pass", clean)
+            status = _FRAME_FAILURES.get(name, "warn")
+            self.report.judge(name, self._frames.summary(name), status, clean)
 
 
 # -- helpers -------------------------------------------------------------------------------

@@ -50,6 +50,9 @@ _READ_CHUNK = 64 * 1024
 # host stops reading stdout (the plugin then blocks on its pipe) until the caller catches up.
 _QUEUE_LIMIT_BYTES = 4 * MAX_FRAME_BYTES
 
+#: How often a wait for stdout checks whether the plugin has exited.
+EXIT_PROBE_SECONDS = 0.1
+
 # Polling interval used only while waiting for the process to exit with no pipe left open.
 _EXIT_POLL_SECONDS = 0.01
 
@@ -74,6 +77,15 @@ class StdoutEvent:
     kind: Literal["line", "oversize", "eof"]
     data: bytes = b""
     size: int = 0
+
+
+@dataclass(frozen=True)
+class NoReply:
+    """Why a request got no answer: a ``reason`` (``timeout``, ``exited``, ...) and the
+    ``detail`` a report shows."""
+
+    reason: str
+    detail: str
 
 
 class PluginProcess:
@@ -194,12 +206,16 @@ class PluginProcess:
 
     def close_stdin(self) -> None:
         """Close the plugin's stdin (end of input); idempotent."""
-        if self._stdin is not None:
+        self._forget(self._stdin)
+        self._stdin = None
+
+    def _forget(self, stream: IO[bytes] | None) -> None:
+        """Unregister and close one pipe."""
+        if stream is not None:
             with contextlib.suppress(KeyError, ValueError):
-                self._selector.unregister(self._stdin)
+                self._selector.unregister(stream)
             with contextlib.suppress(OSError):
-                self._stdin.close()
-            self._stdin = None
+                stream.close()
 
     # -- reading ------------------------------------------------------------------------
 
@@ -223,6 +239,23 @@ class PluginProcess:
                 self._selector.register(self._stdout, selectors.EVENT_READ, "stdout")
         return event
 
+    def await_stdout(self, deadline: float) -> StdoutEvent | None:
+        """The next stdout event, None once ``deadline`` has passed, and ``"eof"`` once the
+        plugin closed stdout or exited leaving nothing to read.
+
+        The exit is probed every :data:`EXIT_PROBE_SECONDS`: a process the plugin started
+        may hold stdout open after the plugin died, so end-of-stream alone is not enough.
+        """
+        while time.monotonic() < deadline:
+            wake_up = min(deadline, time.monotonic() + EXIT_PROBE_SECONDS)
+            event = self.next_stdout_event(deadline=wake_up)
+            if event is None and self.has_exited():
+                self.drain(EXIT_PROBE_SECONDS / 2)
+                event = self.next_stdout_event(deadline=time.monotonic()) or StdoutEvent("eof")
+            if event is not None:
+                return event
+        return None
+
     def _poll(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for pipe activity and handle what is ready."""
         if not self._selector.get_map():
@@ -238,86 +271,63 @@ class PluginProcess:
             # "stdin" ready to write: the caller's loop retries the write.
 
     def _read_stdout(self) -> None:
-        if self._stdout is None:
-            return
-        try:
-            chunk = os.read(self._stdout.fileno(), _READ_CHUNK)
-        except BlockingIOError:
-            return
-        except OSError:
-            chunk = b""
-        if not chunk:
+        chunk = _read_chunk(self._stdout)
+        if chunk == b"":
             self._finish_stdout()
-            return
-        self._feed_stdout(chunk)
+        elif chunk is not None:
+            self._feed_stdout(chunk)
 
     def _feed_stdout(self, chunk: bytes) -> None:
         start = 0
         while start < len(chunk):
             newline = chunk.find(b"\n", start)
-            end = len(chunk) if newline < 0 else newline
-            piece = chunk[start:end]
+            piece = chunk[start:] if newline < 0 else chunk[start:newline]
             if self._discarding is not None:
                 self._discarding += len(piece)
-                if newline >= 0:
-                    self._stdout_events.append(StdoutEvent("oversize", size=self._discarding))
-                    self._discarding = None
             else:
                 self._stdout_buffer += piece
                 if len(self._stdout_buffer) > self._max_frame_bytes:
                     # Over the cap: stop buffering and skip to the end of this line.
                     self._discarding = len(self._stdout_buffer)
                     self._stdout_buffer.clear()
-                    if newline >= 0:
-                        self._stdout_events.append(StdoutEvent("oversize", size=self._discarding))
-                        self._discarding = None
-                elif newline >= 0:
-                    line = bytes(self._stdout_buffer)
-                    self._stdout_buffer.clear()
-                    if line.endswith(b"\r"):
-                        line = line[:-1]
-                    self._stdout_events.append(StdoutEvent("line", data=line))
-                    self._queued_bytes += len(line)
             if newline < 0:
                 break
+            self._end_line(terminated=True)
             start = newline + 1
         if self._queued_bytes > _QUEUE_LIMIT_BYTES and not self._stdout_paused:
             self._stdout_paused = True
             if self._stdout is not None:
                 self._selector.unregister(self._stdout)
 
-    def _finish_stdout(self) -> None:
+    def _end_line(self, *, terminated: bool) -> None:
+        """Queue the line that just ended (a terminated one loses a trailing ``\r``), or the
+        size of the over-long line being discarded."""
         if self._discarding is not None:
             self._stdout_events.append(StdoutEvent("oversize", size=self._discarding))
             self._discarding = None
-        elif self._stdout_buffer:
+            return
+        line = bytes(self._stdout_buffer)
+        self._stdout_buffer.clear()
+        if terminated and line.endswith(b"\r"):
+            line = line[:-1]
+        self._stdout_events.append(StdoutEvent("line", data=line))
+        self._queued_bytes += len(line)
+
+    def _finish_stdout(self) -> None:
+        if self._discarding is not None or self._stdout_buffer:
             # A last line without its newline still counts as a line.
-            self._stdout_events.append(StdoutEvent("line", data=bytes(self._stdout_buffer)))
-            self._queued_bytes += len(self._stdout_buffer)
-            self._stdout_buffer.clear()
+            self._end_line(terminated=False)
         self._stdout_closed = True
-        if self._stdout is not None:
-            with contextlib.suppress(KeyError, ValueError):
-                self._selector.unregister(self._stdout)
-            with contextlib.suppress(OSError):
-                self._stdout.close()
-            self._stdout = None
+        self._forget(self._stdout)
+        self._stdout = None
 
     def _read_stderr(self) -> None:
-        if self._stderr is None:
+        chunk = _read_chunk(self._stderr)
+        if chunk is None:
             return
-        try:
-            chunk = os.read(self._stderr.fileno(), _READ_CHUNK)
-        except BlockingIOError:
-            return
-        except OSError:
-            chunk = b""
         if not chunk:
             self._flush_stderr_line()
-            with contextlib.suppress(KeyError, ValueError):
-                self._selector.unregister(self._stderr)
-            with contextlib.suppress(OSError):
-                self._stderr.close()
+            self._forget(self._stderr)
             self._stderr = None
             return
         lines = chunk.split(b"\n")
@@ -356,24 +366,7 @@ class PluginProcess:
         The child stays a zombie until :meth:`close`, which keeps its pid (the process group
         id) reserved, so killing the group later can never hit an unrelated process.
         """
-        if self._exit_code is not None:
-            return True
-        waitid = getattr(os, "waitid", None)
-        if waitid is None:  # pragma: no cover - macOS before Python 3.13
-            # Without waitid(2) the only portable probe reaps the child; the group is still
-            # killed afterwards, which reaches any descendants left in it.
-            code = self._popen.poll()
-            if code is not None:
-                self._exit_code = code
-            return code is not None
-        try:
-            info = waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            # Already reaped elsewhere; Popen knows the code.
-            code = self._popen.poll()
-            self._exit_code = code if code is not None else -1
-            return True
-        return info is not None
+        return self.peek_exit_code() is not None
 
     def wait_exit(self, seconds: float) -> bool:
         """Wait up to ``seconds`` for the child to exit, draining its output meanwhile."""
@@ -388,27 +381,35 @@ class PluginProcess:
     @property
     def exit_code(self) -> int | None:
         """The exit status once reaped by :meth:`close` (negative: killed by that signal)."""
-        if self._exit_code is None and self._closed:
-            self._exit_code = self._popen.returncode
         return self._exit_code if self._closed else None
 
     def peek_exit_code(self) -> int | None:
         """The exit status of an exited (not yet reaped) child, or None while it runs."""
-        if not self.has_exited():
-            return None
         if self._exit_code is not None:
             return self._exit_code
         waitid = getattr(os, "waitid", None)
-        if waitid is None:  # pragma: no cover
-            return self._popen.returncode
+        if waitid is None:  # pragma: no cover - macOS before Python 3.13
+            # Without waitid(2) the only portable probe reaps the child; the group is still
+            # killed afterwards, which reaches any descendants left in it.
+            self._exit_code = self._popen.poll()
+            return self._exit_code
         try:
             info = waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:  # pragma: no cover - raced with a reap
-            return self._popen.returncode
-        if info is None:  # pragma: no cover - has_exited said otherwise
+        except ChildProcessError:
+            # Already reaped elsewhere; Popen knows the code.
+            code = self._popen.poll()
+            self._exit_code = code if code is not None else -1
+            return self._exit_code
+        if info is None:
             return None
         status = int(info.si_status)
         return status if info.si_code == os.CLD_EXITED else -status
+
+    def exit_code_by(self, deadline: float) -> int | None:
+        """For a plugin that closed its pipes: wait for its exit (a second at most, and not
+        past ``deadline``), then its status, or None while it still runs."""
+        self.wait_exit(max(0.0, min(deadline - time.monotonic(), 1.0)))
+        return self.peek_exit_code()
 
     def kill(self) -> None:
         """SIGKILL the plugin, its process group and every descendant (idempotent, never
@@ -460,12 +461,23 @@ class PluginProcess:
             self._closed = True
             self._exit_code = self._popen.returncode
             for stream in (self._stdin, self._stdout, self._stderr):
-                if stream is not None:
-                    with contextlib.suppress(OSError):
-                        stream.close()
+                self._forget(stream)
             self._stdin = self._stdout = self._stderr = None
             with contextlib.suppress(Exception):
                 self._selector.close()
+
+
+def _read_chunk(stream: IO[bytes] | None) -> bytes | None:
+    """What one read of a non-blocking pipe gives: None when nothing is ready (or the pipe is
+    gone), ``b""`` at end of stream or on a read error."""
+    if stream is None:
+        return None
+    try:
+        return os.read(stream.fileno(), _READ_CHUNK)
+    except BlockingIOError:
+        return None
+    except OSError:
+        return b""
 
 
 def _stat(pid: int) -> tuple[bytes, int] | None:

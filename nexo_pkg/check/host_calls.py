@@ -130,11 +130,10 @@ class HostCalls:
 
     def answer(self, message: dict[str, Any]) -> list[dict[str, Any]]:
         """The frames answering one request of the plugin (none when the call is held)."""
-        method = message.get("method")
+        name = str(message.get("method"))
         request_id = message.get("id")
         params = message.get("params")
         params = params if isinstance(params, dict) else {}
-        name = method if isinstance(method, str) else str(method)
         if self.phase == "handshake":
             # The daemon wires its services only once the handshake succeeded.
             early = "called before the handshake completed: host services not yet wired"
@@ -185,27 +184,16 @@ class HostCalls:
         methods = list(dict.fromkeys(call.method for call in self.calls))
         if not methods:
             checks.append(("host.calls", "pass", "the plugin made no host call"))
-        for method in methods:
-            checks.append(self._method_result(method))
-        held = self.in_flight()
-        if held and shutdown_answered is not None:
-            if shutdown_answered:
-                checks.append(
-                    (
-                        "host.in_flight",
-                        "pass",
-                        f"shutdown was answered with {', '.join(held)} still in flight",
-                    )
-                )
-            else:
-                checks.append(
-                    (
-                        "host.in_flight",
-                        "warn",
-                        f"no shutdown reply with {', '.join(held)} in flight (the daemon "
-                        "waits, then kills the plugin)",
-                    )
-                )
+        checks += [self._method_result(method) for method in methods]
+        held = ", ".join(self.in_flight())
+        if held and shutdown_answered:
+            detail = f"shutdown was answered with {held} still in flight"
+            checks.append(("host.in_flight", "pass", detail))
+        elif held and shutdown_answered is not None:
+            detail = (
+                f"no shutdown reply with {held} in flight (the daemon waits, then kills the plugin)"
+            )
+            checks.append(("host.in_flight", "warn", detail))
         return checks
 
     def _broker_result(self) -> tuple[str, Status, str]:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.check.host import PluginProcess
+from nexo_pkg.check.host import NoReply, PluginProcess
 from nexo_pkg.check.microapp_target import AdminGrants, MicroappTarget, load_grants
 from nexo_pkg.check.microapp_wire import (
     ADMIN_CAPABILITY_NOT_GRANTED,
@@ -58,8 +58,8 @@ from nexo_pkg.check.microapp_wire import (
     response_problem,
     sample_hook_event,
 )
-from nexo_pkg.check.report import CheckReport, Status
-from nexo_pkg.check.text import encode_frame, exit_text, short
+from nexo_pkg.check.report import CheckReport, ProblemTally, Status
+from nexo_pkg.check.text import encode_frame, exit_text, short, truncate
 from nexo_pkg.manifest.microapp import HOOK_NAMES, env_is_blocked
 
 #: ``agent_id`` in the events and ``_meta`` the check sends.
@@ -80,13 +80,8 @@ SHUTDOWN_NOTE = (
     "delivered and a microapp must not rely on it to flush state"
 )
 
-#: The daemon's reader takes stdout lines of any length (``BufReader::lines``); the check
-#: buffers lines up to this memory cap.
-MAX_LINE_BYTES = 64 << 20
-
 _STDERR_PREFIXES = ("[INFO]", "[WARN]", "[ERROR]", "[DEBUG]", "[TRACE]")
 _DETAIL_LIMIT = 200
-_EXIT_PROBE_SECONDS = 0.1
 
 
 @dataclass
@@ -110,12 +105,6 @@ class _Reply:
     elapsed_ms: float
 
 
-@dataclass(frozen=True)
-class _NoReply:
-    reason: str
-    detail: str
-
-
 def run_microapp(
     target: MicroappTarget,
     *,
@@ -125,42 +114,20 @@ def run_microapp(
     strict: bool,
     config: Path | None,
 ) -> MicroappReport:
-    """Check a resolved microapp with the grants of the daemon's configuration directory
-    (``config``, else ``NEXO_CONFIG_DIR``, ``./config``, ``$NEXO_HOME/config``).
+    """Run the extension host's session against ``target`` and report every check.
 
-    Raises :class:`~nexo_pkg.core.errors.ConfigError` (exit 2) for an unreadable
-    ``extensions.yaml``.
+    ``timeout_ms`` bounds each reply (``initialize`` at most the daemon's 10 s, calls at most
+    its 30 s); ``agent_version`` is sent as the daemon's version; the mock admin router allows
+    the grants of the daemon's configuration directory (``config``, else
+    ``NEXO_CONFIG_DIR``, ``./config``, ``$NEXO_HOME/config``); ``invoke`` = ``(tool,
+    arguments)`` adds one ``tools/call``. Misbehaviour is reported, never raised; the child
+    and everything it started are killed and reaped on every path, and the scratch state
+    directory is removed. Raises :class:`~nexo_pkg.core.errors.ConfigError` (exit 2) for an
+    unreadable ``extensions.yaml``.
     """
     from nexo_pkg.manifest.daemon_config import config_dir  # noqa: PLC0415 - only for microapps
 
     grants = load_grants(target, config_dir(config))
-    return check_microapp(
-        target,
-        timeout_ms=timeout_ms,
-        agent_version=agent_version,
-        grants=grants,
-        invoke=invoke,
-        strict=strict,
-    )
-
-
-def check_microapp(
-    target: MicroappTarget,
-    *,
-    timeout_ms: int,
-    agent_version: str,
-    grants: AdminGrants,
-    invoke: tuple[str, dict[str, Any]] | None = None,
-    strict: bool = False,
-) -> MicroappReport:
-    """Run the extension host's session against ``target`` and report every check.
-
-    ``timeout_ms`` bounds each reply (``initialize`` at most the daemon's 10 s, calls at most
-    its 30 s); ``agent_version`` is sent as the daemon's version; ``grants`` are what the mock
-    admin router allows; ``invoke`` = ``(tool, arguments)`` adds one ``tools/call``.
-    Misbehaviour is reported, never raised; the child and everything it started are killed
-    and reaped on every path, and the scratch state directory is removed.
-    """
     argv = [_program(target), *target.args]
     report = MicroappReport(
         plugin_id=target.extension_id, root=str(target.root), argv=argv, strict=strict
@@ -179,7 +146,7 @@ def check_microapp(
         report.microapp = _describe(target, grants, removed, agent_version)
         _check_requires(target, report)
         try:
-            process = PluginProcess(argv, cwd=target.root, env=env, max_frame_bytes=MAX_LINE_BYTES)
+            process = PluginProcess(argv, cwd=target.root, env=env)
         except OSError as error:
             report.add("spawn", "fail", _spawn_failure(target, argv[0], error))
             return report
@@ -274,8 +241,9 @@ def router_wired(target: MicroappTarget, grants: AdminGrants) -> bool:
 
 
 def _environment_detail(removed: list[str], state_dir: Path) -> str:
+    names = truncate(", ".join(removed), _DETAIL_LIMIT)
     stripped = (
-        f"{len(removed)} blocklisted variable(s) removed ({_truncate(', '.join(removed))})"
+        f"{len(removed)} blocklisted variable(s) removed ({names})"
         if removed
         else "no blocklisted variable to remove"
     )
@@ -304,10 +272,12 @@ def _check_requires(target: MicroappTarget, report: CheckReport) -> None:
             f"requires.env {', '.join(stripped)} passes the boot check but the host strips "
             "it from the child's environment (secret blocklist, stdio.rs:26-46)"
         )
-    if problems:
-        report.add("requires", "warn", "; ".join(problems))
-    else:
-        report.add("requires", "pass", "every [requires] bin and env variable is present")
+    report.judge(
+        "requires",
+        "; ".join(problems) if problems else None,
+        "warn",
+        "every [requires] bin and env variable is present",
+    )
 
 
 def _check_stderr(report: CheckReport) -> None:
@@ -318,20 +288,16 @@ def _check_stderr(report: CheckReport) -> None:
         for line in report.stderr_tail
         if line.strip() and not line.startswith(_STDERR_PREFIXES)
     ]
-    if unprefixed:
-        report.add(
-            "stderr",
-            "warn",
-            f"{len(unprefixed)} stderr line(s) without an [INFO]/[WARN]/[ERROR] prefix, which "
-            f"the contract page asks for (first: {short(unprefixed[0])}); the daemon logs "
-            "every stderr line at WARN as `extension stderr` whatever its prefix",
-        )
-    else:
-        report.add(
-            "stderr",
-            "pass",
-            "the daemon logs every stderr line at WARN as `extension stderr`, prefix or not",
-        )
+    report.judge(
+        "stderr",
+        f"{len(unprefixed)} stderr line(s) without an [INFO]/[WARN]/[ERROR] prefix, which "
+        f"the contract page asks for (first: {short(unprefixed[0])}); the daemon logs "
+        "every stderr line at WARN as `extension stderr` whatever its prefix"
+        if unprefixed
+        else None,
+        "warn",
+        "the daemon logs every stderr line at WARN as `extension stderr`, prefix or not",
+    )
 
 
 class _Session:
@@ -354,30 +320,28 @@ class _Session:
         self._next_id = 1
         self.handshake: HandshakeInfo | None = None
         self.reader_stopped = False
-        # First problem and count per frames.* check.
-        self._frames: dict[str, tuple[str, int]] = {}
+        self._frames = ProblemTally()
         # Worst verdict and details of the admin requests seen.
         self._admin: list[tuple[Status, str]] = []
 
     # -- the lifecycle ---------------------------------------------------------------------
 
     def run(self, agent_version: str, invoke: tuple[str, dict[str, Any]] | None) -> None:
-        if not self._initialize(agent_version):
-            return
-        if not self._tools_list():
-            return
-        if not self._hooks():
-            return
-        if invoke is not None and not self._invoke(*invoke):
-            return
-        self._shutdown()
+        """Every step in order; stops once a step leaves nothing to talk to."""
+        if (
+            self._initialize(agent_version)
+            and self._tools_list()
+            and self._hooks()
+            and (invoke is None or self._invoke(*invoke))
+        ):
+            self._shutdown()
 
     def _initialize(self, agent_version: str) -> bool:
         deadline = min(self.timeout_seconds, HANDSHAKE_TIMEOUT_SECONDS)
         params = {"agent_version": agent_version, "extension_id": self.target.extension_id}
         answer = self.request("initialize", params, request_id=0, timeout=deadline)
         self.report.timings["initialize_ms"] = (time.monotonic() - self.process.started_at) * 1000
-        if isinstance(answer, _NoReply):
+        if isinstance(answer, NoReply):
             self.report.add(
                 "initialize",
                 "fail",
@@ -455,10 +419,12 @@ class _Session:
                 f"input_schema of {', '.join(not_objects)} is not a JSON object; the daemon "
                 "passes it to the model as it is"
             )
-        if problems:
-            self.report.add("tools", "warn", _truncate("; ".join(problems)))
-        else:
-            self.report.add("tools", "pass", f"{len(info.tools)} tool(s) advertised")
+        self.report.judge(
+            "tools",
+            truncate("; ".join(problems), _DETAIL_LIMIT) if problems else None,
+            "warn",
+            f"{len(info.tools)} tool(s) advertised",
+        )
 
         names: dict[str, list[str]] = {}
         hashed: list[str] = []
@@ -484,34 +450,28 @@ class _Session:
                 f"colliding names: {', '.join(collisions)} come from more than one tool "
                 "(register_if_absent keeps the first and skips the rest)"
             )
-        if problems:
-            self.report.add("tools.names", "warn", "; ".join(problems))
-        else:
-            self.report.add(
-                "tools.names",
-                "pass",
-                _truncate(f"the model sees {', '.join(names)} (ext_<id>_<tool>)"),
-            )
-
+        self.report.judge(
+            "tools.names",
+            "; ".join(problems) if problems else None,
+            "warn",
+            truncate(f"the model sees {', '.join(names)} (ext_<id>_<tool>)", _DETAIL_LIMIT),
+        )
         prefix = f"{extension_id}_"
         outside = [tool.name for tool in info.tools if not tool.name.startswith(prefix)]
-        if outside:
-            self.report.add(
-                "tools.namespace",
-                "warn",
-                _truncate(
-                    f"tool(s) {', '.join(outside)} do not start with {prefix!r}, which the "
-                    "contract page asks for; the daemon does not check it and names every tool "
-                    f"{EXT_NAME_PREFIX}{extension_id}_<tool> itself"
-                ),
+        self.report.judge(
+            "tools.namespace",
+            truncate(
+                f"tool(s) {', '.join(outside)} do not start with {prefix!r}, which the "
+                "contract page asks for; the daemon does not check it and names every tool "
+                f"{EXT_NAME_PREFIX}{extension_id}_<tool> itself",
+                _DETAIL_LIMIT,
             )
-        else:
-            self.report.add(
-                "tools.namespace",
-                "pass",
-                f"every tool starts with {prefix!r} (the contract page's rule; the daemon "
-                f"adds {EXT_NAME_PREFIX}{extension_id}_ in front)",
-            )
+            if outside
+            else None,
+            "warn",
+            f"every tool starts with {prefix!r} (the contract page's rule; the daemon "
+            f"adds {EXT_NAME_PREFIX}{extension_id}_ in front)",
+        )
 
     def _check_hooks(self, info: HandshakeInfo) -> None:
         registered = [hook for hook in info.hooks if hook in HOOK_NAMES]
@@ -532,7 +492,7 @@ class _Session:
     def _tools_list(self) -> bool:
         """``tools/list`` as ``nexo ext doctor --runtime`` calls it; the runtime never does."""
         answer = self.call("tools/list", {})
-        if isinstance(answer, _NoReply):
+        if isinstance(answer, NoReply):
             if answer.reason == "timeout":
                 self.report.add(
                     "tools.list",
@@ -565,10 +525,11 @@ class _Session:
             self.report.add(
                 "tools.list",
                 "warn",
-                _truncate(
+                truncate(
                     f"tools/list names {[tool.name for tool in decoded.tools]} but initialize "
                     f"advertised {advertised}; the contract page asks for the same list, and "
-                    "the daemon registers only initialize's tools"
+                    "the daemon registers only initialize's tools",
+                    _DETAIL_LIMIT,
                 ),
             )
         else:
@@ -577,11 +538,10 @@ class _Session:
 
     def _hooks(self) -> bool:
         """One ``hooks/<name>`` call per registered hook, with an event of the daemon's shape."""
-        registered = self.report.microapp["hooks"]["registered"]
-        for hook in registered:
+        for hook in self.report.microapp["hooks"]["registered"]:
             answer = self.call(f"hooks/{hook}", sample_hook_event(hook, CHECK_AGENT_ID))
             name = f"hook.{hook}"
-            if isinstance(answer, _NoReply):
+            if isinstance(answer, NoReply):
                 status: Status = "warn" if answer.reason == "timeout" else "fail"
                 self.report.add(
                     name,
@@ -641,7 +601,7 @@ class _Session:
         record: dict[str, Any] = {"tool": tool, "args": arguments}
         self.report.invoke = record
         answer = self.call("tools/call", {"name": tool, "arguments": arguments})
-        if isinstance(answer, _NoReply):
+        if isinstance(answer, NoReply):
             record["error"] = {"message": answer.detail}
             self.report.add("invoke", "fail", f"no reply to tools/call: {answer.detail}")
             return False
@@ -682,12 +642,8 @@ class _Session:
                 "in 300 s)",
             )
             return
-        frame = {
-            "jsonrpc": "2.0",
-            "method": "shutdown",
-            "params": {"reason": SHUTDOWN_REASON},
-            "id": 0,
-        }
+        params = {"reason": SHUTDOWN_REASON}
+        frame = {"jsonrpc": "2.0", "method": "shutdown", "params": params, "id": 0}
         # The host queues the frame, then its supervisor kills the child straight away.
         self.process.send(encode_frame(frame), deadline=time.monotonic() + 0.05)
         self.process.kill()
@@ -700,7 +656,7 @@ class _Session:
 
     # -- the wire ----------------------------------------------------------------------------
 
-    def call(self, method: str, params: dict[str, Any]) -> _Reply | _NoReply:
+    def call(self, method: str, params: dict[str, Any]) -> _Reply | NoReply:
         """A regular call: the next numeric id, the call deadline."""
         request_id = self._next_id
         self._next_id += 1
@@ -709,7 +665,7 @@ class _Session:
 
     def request(
         self, method: str, params: dict[str, Any], *, request_id: int, timeout: float
-    ) -> _Reply | _NoReply:
+    ) -> _Reply | NoReply:
         """Send one request (``wire::encode``) and read frames as the host's reader does
         until its reply, the deadline, or the child's exit."""
         frame = {"jsonrpc": "2.0", "method": method, "params": params, "id": request_id}
@@ -717,102 +673,87 @@ class _Session:
         deadline = started + timeout
         timeout_text = f"no reply within {round(timeout * 1000)} ms"
         if self.reader_stopped:
-            return _NoReply("reader", "the host stopped reading stdout earlier")
+            return NoReply("reader", "the host stopped reading stdout earlier")
         if not self.process.send(encode_frame(frame), deadline=deadline):
             return self._gone(deadline)
         while True:
-            if time.monotonic() >= deadline:
-                return _NoReply("timeout", timeout_text)
-            wake_up = min(deadline, time.monotonic() + _EXIT_PROBE_SECONDS)
-            event = self.process.next_stdout_event(deadline=wake_up)
-            if event is None and self.process.has_exited():
-                self.process.drain(_EXIT_PROBE_SECONDS / 2)
-                event = self.process.next_stdout_event(deadline=time.monotonic())
-                if event is None:
-                    return self._gone(deadline)
+            event = self.process.await_stdout(deadline)
             if event is None:
-                continue
+                return NoReply("timeout", timeout_text)
             if event.kind == "eof":
                 return self._gone(deadline)
             if event.kind == "oversize":
-                self._frame(
-                    "frames.dropped",
+                self._drop(
                     f"a stdout line of over {event.size} bytes (beyond the check's memory cap; "
-                    "the daemon would read it)",
+                    "the daemon would read it)"
                 )
                 continue
             reply = self._read_line(event.data, request_id, started)
             if reply is not None:
                 return reply
 
-    def _gone(self, deadline: float) -> _NoReply:
-        self.process.wait_exit(max(0.0, min(deadline - time.monotonic(), 1.0)))
-        code = self.process.peek_exit_code()
+    def _gone(self, deadline: float) -> NoReply:
+        code = self.process.exit_code_by(deadline)
         if code is None:
-            return _NoReply("closed", "the microapp closed its stdout but is still running")
-        return _NoReply(
+            return NoReply("closed", "the microapp closed its stdout but is still running")
+        return NoReply(
             "exited",
             f"the microapp exited {exit_text(code)}; the host answers every pending call "
             f'with {CHILD_EXITED_CODE} "child exited"',
         )
 
-    def _read_line(self, line: bytes, request_id: int, started: float) -> _Reply | _NoReply | None:
+    def _read_line(self, line: bytes, request_id: int, started: float) -> _Reply | NoReply | None:
         """``process_inbound_line`` (``stdio.rs:841-892``): the reply to ``request_id``, a
-        :class:`_NoReply` when the host's reader stops, None for a frame the host does not
+        :class:`NoReply` when the host's reader stops, None for a frame the host does not
         take as that reply."""
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError:
             # `BufReader::lines` fails on invalid UTF-8 and the reader task ends
             # (stdio.rs:920-923): nothing the microapp writes afterwards is read.
-            self._frame(
+            self._frames.note(
                 "frames.utf8",
                 f"stdout line is not UTF-8 ({short(line)}); the host's reader stops there",
             )
             self.reader_stopped = True
-            return _NoReply("reader", "the host's reader stopped at a non-UTF-8 line")
+            return NoReply("reader", "the host's reader stopped at a non-UTF-8 line")
         if not text.strip():
-            self._frame("frames.dropped", "a blank stdout line (invalid jsonrpc line)")
+            self._drop("a blank stdout line (invalid jsonrpc line)")
             return None
         try:
             message = json.loads(text)
         except (ValueError, RecursionError):
-            self._frame("frames.dropped", f"non-JSON stdout line {short(text)}")
+            self._drop(f"non-JSON stdout line {short(text)}")
             return None
         problem = response_problem(message)
         if problem is not None:
-            self._frame("frames.dropped", f"{problem}: {short(text)}")
+            self._drop(f"{problem}: {short(text)}")
             return None
         frame: dict[str, Any] = message
         frame_id = frame.get("id")
         if frame_id is None:
-            self._frame(
-                "frames.dropped",
+            self._drop(
                 f"notification {short(frame.get('method', text))} (the host ignores frames "
-                "without an id)",
+                "without an id)"
             )
             return None
         if isinstance(frame_id, str):
             if frame_id.startswith("app:"):
                 self._admin_frame(frame)
             else:
-                self._frame(
-                    "frames.dropped",
-                    f"string id {short(frame_id)} without the app: prefix",
-                )
+                self._drop(f"string id {short(frame_id)} without the app: prefix")
             return None
         number = numeric_id(frame_id)
         if number is None:
-            self._frame("frames.dropped", f"non-numeric id {short(frame_id)}")
+            self._drop(f"non-numeric id {short(frame_id)}")
             return None
         if number != request_id:
-            self._frame("frames.dropped", f"a reply with id {number}, for which no call is pending")
+            self._drop(f"a reply with id {number}, for which no call is pending")
             return None
         if "method" in frame:
-            self._frame(
-                "frames.dropped",
+            self._drop(
                 f"request {short(frame['method'])} with numeric id {number}: the host takes "
-                "any frame with a numeric id as a reply",
+                "any frame with a numeric id as a reply"
             )
         result = frame.get("result")
         error = frame.get("error")
@@ -851,35 +792,19 @@ class _Session:
             return  # A response to nothing: the router drops it (router.rs:90-102).
         capability = ADMIN_METHODS.get(method)
         if capability is None:
-            error: dict[str, Any] = {
-                "code": ADMIN_METHOD_NOT_FOUND,
-                "message": f"method_not_found: no admin handler registered for `{method}`",
-            }
             note = (
                 " (nexo/dispatch is on the contract page but not in the daemon)"
-                if (method == "nexo/dispatch")
+                if method == "nexo/dispatch"
                 else ""
             )
             self._admin.append(
-                (
-                    "warn",
-                    f"{short(method)} answered {ADMIN_METHOD_NOT_FOUND}: unknown method{note}",
-                )
+                ("warn", f"{short(method)} answered {ADMIN_METHOD_NOT_FOUND}: unknown method{note}")
             )
-            self._respond(frame_id, error=error)
+            message = f"method_not_found: no admin handler registered for `{method}`"
+            self._respond(frame_id, error={"code": ADMIN_METHOD_NOT_FOUND, "message": message})
             return
         if capability not in self.grants.granted:
-            error = {
-                "code": ADMIN_CAPABILITY_NOT_GRANTED,
-                "message": f"capability_not_granted: {capability} for method {method}",
-                "data": {
-                    "capability": capability,
-                    "microapp_id": self.target.extension_id,
-                    "method": method,
-                },
-            }
             optional = capability in self.target.admin_optional
-            status: Status = "warn" if optional else "fail"
             why = (
                 "an optional capability the operator may withhold; handle the denial"
                 if optional
@@ -890,27 +815,26 @@ class _Session:
             )
             self._admin.append(
                 (
-                    status,
+                    "warn" if optional else "fail",
                     f"{method} needs {capability!r}, not granted ({self.grants.source}): "
                     f"answered {ADMIN_CAPABILITY_NOT_GRANTED} ({why})",
                 )
             )
+            data = {"capability": capability, "microapp_id": self.target.extension_id}
+            error = {
+                "code": ADMIN_CAPABILITY_NOT_GRANTED,
+                "message": f"capability_not_granted: {capability} for method {method}",
+                "data": {**data, "method": method},
+            }
             self._respond(frame_id, error=error)
             return
         if method == "nexo/admin/echo":
-            self._respond(
-                frame_id,
-                result={"echoed": frame.get("params"), "microapp_id": self.target.extension_id},
-            )
+            echoed = {"echoed": frame.get("params"), "microapp_id": self.target.extension_id}
+            self._respond(frame_id, result=echoed)
             self._admin.append(("pass", f"{method} granted ({capability}) and answered"))
             return
-        self._respond(
-            frame_id,
-            error={
-                "code": ADMIN_INTERNAL,
-                "message": f"internal: nexo plugin check has no admin backend for {method}",
-            },
-        )
+        message = f"internal: nexo plugin check has no admin backend for {method}"
+        self._respond(frame_id, error={"code": ADMIN_INTERNAL, "message": message})
         self._admin.append(
             ("pass", f"{method} granted ({capability}); answered {ADMIN_INTERNAL} (no backend)")
         )
@@ -933,26 +857,18 @@ class _Session:
 
     # -- the verdicts --------------------------------------------------------------------------
 
-    def _frame(self, name: str, detail: str) -> None:
-        first, count = self._frames.get(name, (detail, 0))
-        self._frames[name] = (first, count + 1)
+    def _drop(self, detail: str) -> None:
+        """Count a frame the host's reader drops."""
+        self._frames.note("frames.dropped", detail)
 
     def add_frame_checks(self) -> None:
-        if "frames.utf8" in self._frames:
-            first, _count = self._frames["frames.utf8"]
-            self.report.add("frames.utf8", "fail", first)
-        else:
-            self.report.add("frames.utf8", "pass", "every stdout line was UTF-8")
-        if "frames.dropped" in self._frames:
-            first, count = self._frames["frames.dropped"]
-            more = f" (and {count - 1} more)" if count > 1 else ""
-            self.report.add(
-                "frames.dropped",
-                "warn",
-                _truncate(f"the host drops {first}{more}", limit=2 * _DETAIL_LIMIT),
-            )
-        else:
-            self.report.add("frames.dropped", "pass", "the host took every frame")
+        # The reader stops at the first non-UTF-8 line: there is never a second one.
+        utf8 = self._frames.summary("frames.utf8")
+        self.report.judge("frames.utf8", utf8, "fail", "every stdout line was UTF-8")
+        dropped = self._frames.summary("frames.dropped")
+        if dropped is not None:
+            dropped = truncate(f"the host drops {dropped}", 2 * _DETAIL_LIMIT)
+        self.report.judge("frames.dropped", dropped, "warn", "the host took every frame")
 
     def add_admin_check(self) -> None:
         if not self._admin:
@@ -960,15 +876,11 @@ class _Session:
         order: dict[Status, int] = {"pass": 0, "warn": 1, "fail": 2}
         worst = max((status for status, _ in self._admin), key=order.__getitem__)
         details = [detail for status, detail in self._admin if status == worst]
-        self.report.add("admin", worst, _truncate("; ".join(details), limit=2 * _DETAIL_LIMIT))
+        self.report.add("admin", worst, truncate("; ".join(details), 2 * _DETAIL_LIMIT))
 
 
 # -- helpers --------------------------------------------------------------------------------------
 
 
 def _error_text(error: dict[str, Any]) -> str:
-    return _truncate(f"{error.get('code')} {error.get('message', '')}".rstrip())
-
-
-def _truncate(text: str, limit: int = _DETAIL_LIMIT) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return truncate(f"{error.get('code')} {error.get('message', '')}".rstrip(), _DETAIL_LIMIT)

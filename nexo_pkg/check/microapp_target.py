@@ -53,7 +53,6 @@ class MicroappTarget:
 
     root: Path
     manifest_path: Path
-    manifest: dict[str, Any]
     extension_id: str
     transport_kind: str
     command: str
@@ -107,7 +106,6 @@ def _read_target(root: Path, path: Path, document: dict[str, Any]) -> MicroappTa
     return MicroappTarget(
         root=root,
         manifest_path=path,
-        manifest=document,
         extension_id=manifest.id,
         transport_kind=manifest.transport_kind,
         command=manifest.command,
@@ -133,29 +131,21 @@ def _companion(
         document = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
         # The daemon warns and skips a companion it cannot parse (admin_capability_collect.rs).
-        return (
-            (),
-            (),
-            False,
-            (
-                f"{COMPANION_MANIFEST_NAME} cannot be read ({error}); the daemon skips it, so "
-                "this microapp gets no admin router",
-            ),
+        note = (
+            f"{COMPANION_MANIFEST_NAME} cannot be read ({error}); the daemon skips it, so "
+            "this microapp gets no admin router"
         )
+        return (), (), False, (note,)
     companion = companion_from_data(document)
     required, optional = companion.admin_required, companion.admin_optional
     if companion.id != extension_id and companion.admin_declared:
-        return (
-            required,
-            optional,
-            False,
-            (
-                f"{COMPANION_MANIFEST_NAME} declares admin capabilities for plugin.id "
-                f"{companion.id!r}, but plugin.toml's id is {extension_id!r}: the daemon keys "
-                "admin grants by the companion's id and looks the router up by plugin.toml's, "
-                "so this microapp gets no admin router (its app: requests are dropped)",
-            ),
+        note = (
+            f"{COMPANION_MANIFEST_NAME} declares admin capabilities for plugin.id "
+            f"{companion.id!r}, but plugin.toml's id is {extension_id!r}: the daemon keys "
+            "admin grants by the companion's id and looks the router up by plugin.toml's, "
+            "so this microapp gets no admin router (its app: requests are dropped)"
         )
+        return required, optional, False, (note,)
     return required, optional, bool(companion.admin_declared), ()
 
 

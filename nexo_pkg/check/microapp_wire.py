@@ -41,46 +41,26 @@ _HOOK_FIELDS: dict[str, tuple[type, ...]] = {
 
 #: ``AdminRpcDispatcher::required_capability`` (``crates/core/src/agent/admin_rpc/
 #: dispatcher.rs:532-606``): every admin method the daemon routes, and its capability.
+_ADMIN_DOMAINS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "agents": ("agents_crud", ("list", "get", "upsert", "delete")),
+    "credentials": ("credentials_crud", ("list", "register", "revoke")),
+    "pairing": ("pairing_initiate", ("start", "status", "cancel")),
+    "llm_providers": ("llm_keys_crud", ("list", "upsert", "delete", "probe")),
+    "channels": ("channels_crud", ("list", "approve", "revoke", "doctor")),
+    "agent_events": ("transcripts_read", ("list", "read", "search")),
+    "processing": ("operator_intervention", ("pause", "resume", "intervention", "state")),
+    "escalations": ("escalations_read", ("list",)),
+    "skills": ("skills_crud", ("list", "get", "upsert", "delete")),
+    "tenants": ("tenants_crud", ("list", "get", "upsert", "delete")),
+}
 ADMIN_METHODS: dict[str, str] = {
     "nexo/admin/echo": "_echo",
-    **dict.fromkeys(
-        (f"nexo/admin/agents/{verb}" for verb in ("list", "get", "upsert", "delete")),
-        "agents_crud",
-    ),
-    **dict.fromkeys(
-        (f"nexo/admin/credentials/{verb}" for verb in ("list", "register", "revoke")),
-        "credentials_crud",
-    ),
-    **dict.fromkeys(
-        (f"nexo/admin/pairing/{verb}" for verb in ("start", "status", "cancel")),
-        "pairing_initiate",
-    ),
-    **dict.fromkeys(
-        (f"nexo/admin/llm_providers/{verb}" for verb in ("list", "upsert", "delete", "probe")),
-        "llm_keys_crud",
-    ),
-    **dict.fromkeys(
-        (f"nexo/admin/channels/{verb}" for verb in ("list", "approve", "revoke", "doctor")),
-        "channels_crud",
-    ),
-    **dict.fromkeys(
-        (f"nexo/admin/agent_events/{verb}" for verb in ("list", "read", "search")),
-        "transcripts_read",
-    ),
-    **dict.fromkeys(
-        (f"nexo/admin/processing/{verb}" for verb in ("pause", "resume", "intervention", "state")),
-        "operator_intervention",
-    ),
-    "nexo/admin/escalations/list": "escalations_read",
+    **{
+        f"nexo/admin/{domain}/{verb}": capability
+        for domain, (capability, verbs) in _ADMIN_DOMAINS.items()
+        for verb in verbs
+    },
     "nexo/admin/escalations/resolve": "escalations_resolve",
-    **dict.fromkeys(
-        (f"nexo/admin/skills/{verb}" for verb in ("list", "get", "upsert", "delete")),
-        "skills_crud",
-    ),
-    **dict.fromkeys(
-        (f"nexo/admin/tenants/{verb}" for verb in ("list", "get", "upsert", "delete")),
-        "tenants_crud",
-    ),
     "nexo/admin/secrets/write": "secrets_write",
     "nexo/admin/auth/rotate_token": "auth_rotate",
     "nexo/admin/reload": "agents_crud",
@@ -263,10 +243,4 @@ def sample_hook_event(hook: str, agent_id: str) -> dict[str, Any]:
         return {**base, "text_in": "hello from nexo plugin check", "text_out": "hello"}
     if hook == "before_tool_call":
         return {**base, "tool_name": "ext_check_tool", "arguments": {}}
-    return {
-        **base,
-        "tool_name": "ext_check_tool",
-        "duration_ms": 1,
-        "result": {},
-        "error": None,
-    }
+    return {**base, "tool_name": "ext_check_tool", "duration_ms": 1, "result": {}, "error": None}

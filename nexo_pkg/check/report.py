@@ -67,16 +67,21 @@ class CheckReport:
         self.checks.append(result)
         return result
 
+    def judge(self, name: str, problem: str | None, status: Status, passed: str) -> None:
+        """Record ``name`` as ``status`` with ``problem`` when there is one, else as a pass
+        with the detail ``passed``."""
+        if problem is None:
+            self.add(name, "pass", passed)
+        else:
+            self.add(name, status, problem)
+
     def get(self, name: str) -> CheckResult | None:
         """The check called ``name``, if it ran."""
         return next((check for check in self.checks if check.name == name), None)
 
     def counts(self) -> dict[Status, int]:
         """How many checks ended in each status."""
-        counts: dict[Status, int] = {"pass": 0, "warn": 0, "fail": 0}
-        for check in self.checks:
-            counts[check.status] += 1
-        return counts
+        return {status: sum(check.status == status for check in self.checks) for status in _WORDS}
 
     def to_json(self) -> dict[str, Any]:
         """``{"ok", "checks", "stderr_tail"}`` plus ``plugin`` and, when asked, ``invoke``."""
@@ -93,6 +98,26 @@ class CheckReport:
             document["invoke"] = _printable(self.invoke)
         document["timings_ms"] = {key: round(value, 1) for key, value in self.timings.items()}
         return document
+
+
+class ProblemTally:
+    """The first problem noted under each name and how many followed: a plugin repeating a
+    mistake a million times still makes one line of a report."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, tuple[str, int]] = {}
+
+    def note(self, name: str, detail: str) -> None:
+        """Count one problem under ``name``; the first one's ``detail`` is kept."""
+        first, count = self._seen.get(name, (detail, 0))
+        self._seen[name] = (first, count + 1)
+
+    def summary(self, name: str) -> str | None:
+        """The first problem noted under ``name`` and how many more followed; None for none."""
+        if name not in self._seen:
+            return None
+        first, count = self._seen[name]
+        return f"{first} (and {count - 1} more)" if count > 1 else first
 
 
 def _exact(value: Any) -> Any:

@@ -25,11 +25,7 @@ from typing import Any, Literal
 
 from nexo_pkg.manifest.model import Sandbox
 from nexo_pkg.manifest.names import find_manifest
-from nexo_pkg.manifest.sandbox_paths import (
-    STATE_DIR_TOKEN,
-    daemon_denylist_hit,
-    host_path_exists,
-)
+from nexo_pkg.manifest.sandbox_paths import STATE_DIR_TOKEN, daemon_denylist_hit, host_path_exists
 
 #: When truthy, the daemon refuses every plugin without ``sandbox.enabled = true``.
 ENV_REQUIRE = "NEXO_PLUGIN_SANDBOX_REQUIRE"
@@ -79,15 +75,15 @@ class SandboxPlan:
     """
 
     argv: list[str] | None
-    wrapped: bool
-    enabled: bool
     reason: str
+    manifest_name: str
+    wrapped: bool = False
+    enabled: bool = True
     refusal: str | None = None
     note: str | None = None
     problems: tuple[MountProblem, ...] = ()
     state_dir: str | None = None
     skipped: bool = False
-    manifest_name: str = "nexo-plugin.toml"
 
     def to_json(self) -> dict[str, Any]:
         """``{"enabled", "wrapped", "argv", "reason", ...}`` for the ``--json`` report."""
@@ -148,17 +144,11 @@ def plan_sandbox(
     """
     enabled = sandbox.enabled
     command = list(argv)
-    manifest_name = _manifest_name(root)
+    manifest = find_manifest(root).path
+    manifest_name = manifest.name if manifest is not None else "nexo-plugin.toml"
     refusal = _refusal(sandbox, plugin_id, env, bwrap=bwrap, platform=platform, skip=skip)
     if refusal is not None:
-        return SandboxPlan(
-            None,
-            wrapped=False,
-            enabled=enabled,
-            reason="refused",
-            refusal=refusal,
-            manifest_name=manifest_name,
-        )
+        return SandboxPlan(None, "refused", manifest_name, enabled=enabled, refusal=refusal)
     if not enabled or skip:
         reason = (
             "--no-sandbox: run without the daemon's bwrap wrapper, so the filesystem "
@@ -167,14 +157,7 @@ def plan_sandbox(
             if enabled
             else "[plugin.sandbox] is not enabled: the daemon runs the command as it is"
         )
-        return SandboxPlan(
-            command,
-            wrapped=False,
-            enabled=enabled,
-            skipped=enabled,
-            reason=reason,
-            manifest_name=manifest_name,
-        )
+        return SandboxPlan(command, reason, manifest_name, enabled=enabled, skipped=enabled)
     if platform != "linux" or bwrap is None:
         if platform == "macos":
             note = (
@@ -188,17 +171,10 @@ def plan_sandbox(
                 f"plugin `{plugin_id}` declares sandbox but `bwrap` is not in PATH — running "
                 "without sandbox"
             )
-        return SandboxPlan(
-            command,
-            wrapped=False,
-            enabled=True,
-            reason=note,
-            note=note,
-            manifest_name=manifest_name,
-        )
+        return SandboxPlan(command, note, manifest_name, note=note)
     if program is not None:
         command = [program, *command[1:]]
-    return _wrapped_plan(sandbox, plugin_id, command, root, state_dir, bwrap, manifest_name)
+    return _wrapped_plan(sandbox, plugin_id, command, manifest, state_dir, bwrap, manifest_name)
 
 
 def daemon_program(command: str | None, argv: Sequence[str]) -> str | None:
@@ -248,25 +224,15 @@ def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
     sandbox: Sandbox,
     plugin_id: str,
     command: list[str],
-    root: Path,
+    manifest: Path | None,
     state_dir: Path,
     bwrap: str,
     manifest_name: str,
 ) -> SandboxPlan:
     """``build_bwrap_args``: the argv after ``bwrap``, its refusals and missing sources."""
-    args = [
-        "--die-with-parent",
-        "--unshare-pid",
-        "--unshare-uts",
-        "--unshare-ipc",
-        "--new-session",
-        "--proc",
-        "/proc",
-        "--dev",
-        "/dev",
-        "--tmpfs",
-        "/tmp",  # noqa: S108 - the sandbox's own fresh /tmp
-    ]
+    args = ["--die-with-parent", "--unshare-pid", "--unshare-uts", "--unshare-ipc", "--new-session"]
+    # The sandbox's own fresh /proc, /dev and /tmp.
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]  # noqa: S108
     for directory in _SYSTEM_DIRS:
         if Path(directory).exists():
             args += ["--ro-bind-try", directory, directory]
@@ -280,7 +246,7 @@ def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
     parent = command[0].rpartition("/")[0] or ("/" if command[0].startswith("/") else "")
     if parent and Path(parent).exists():
         args += ["--ro-bind-try", parent, parent]
-    spans = _entry_lines(root)
+    spans = _entry_lines(manifest)
     problems: list[MountProblem] = []
     for key, flag, paths in (
         ("fs_read_paths", "--ro-bind", sandbox.fs_read_paths),
@@ -292,12 +258,11 @@ def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
             if refusal is not None:
                 return SandboxPlan(
                     None,
+                    "refused",
+                    manifest_name,
                     wrapped=True,
-                    enabled=True,
-                    reason="refused",
                     refusal=refusal,
                     state_dir=str(state_dir),
-                    manifest_name=manifest_name,
                 )
             args += [flag, resolved, resolved]
             if not host_path_exists(resolved):
@@ -305,12 +270,11 @@ def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
     args += ["--", *command]
     return SandboxPlan(
         [bwrap, *args],
+        "wrapped in bwrap as the daemon wraps it",
+        manifest_name,
         wrapped=True,
-        enabled=True,
-        reason="wrapped in bwrap as the daemon wraps it",
         problems=tuple(problems),
         state_dir=str(state_dir),
-        manifest_name=manifest_name,
     )
 
 
@@ -330,20 +294,14 @@ def _resolved_path_refusal(plugin_id: str, entry: str, resolved: str) -> str | N
     return None
 
 
-def _manifest_name(root: Path) -> str:
-    lookup = find_manifest(root)
-    return lookup.path.name if lookup.path is not None else "nexo-plugin.toml"
-
-
-def _entry_lines(root: Path) -> dict[tuple[str, int], int]:
-    """The 1-based line of every sandbox allowlist entry in the manifest (best effort)."""
+def _entry_lines(manifest: Path | None) -> dict[tuple[str, int], int]:
+    """The 1-based line of every sandbox allowlist entry in ``manifest`` (best effort)."""
     from nexo_pkg.core.toml_spans import scan_spans  # noqa: PLC0415 - only for a wrapped plan
 
-    lookup = find_manifest(root)
-    if lookup.path is None:
+    if manifest is None:
         return {}
     try:
-        text = lookup.path.read_text(encoding="utf-8")
+        text = manifest.read_text(encoding="utf-8")
         spans, _duplicates = scan_spans(text)
     except (OSError, UnicodeDecodeError, ValueError):
         return {}

@@ -20,7 +20,7 @@ import re
 import shutil
 import tempfile
 import tomllib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -114,7 +114,7 @@ def resolve_target(
         yield _resolve_directory(path, source="directory")
         return
     if path.is_file():
-        if _is_tarball(path):
+        if path.name.endswith((".tar.gz", ".tgz")):
             _require_gzip(path)
             with tempfile.TemporaryDirectory(prefix="nexo-check-") as scratch:
                 root = Path(scratch) / "plugin"
@@ -137,10 +137,6 @@ def resolve_target(
         f"{text}: no such file or directory (and not a plugin id to look up among installed "
         "plugins)"
     )
-
-
-def _is_tarball(path: Path) -> bool:
-    return path.name.endswith((".tar.gz", ".tgz"))
 
 
 def _require_gzip(path: Path) -> None:
@@ -206,13 +202,9 @@ def _resolve_directory(
 
     microapp = find_microapp(root, manifest_path)
     if microapp is not None:
+        argv = [microapp.command, *microapp.args]
         return ResolvedPlugin(
-            microapp.root,
-            None,
-            microapp.extension_id,
-            [microapp.command, *microapp.args],
-            source=source,
-            microapp=microapp,
+            microapp.root, None, microapp.extension_id, argv, source=source, microapp=microapp
         )
     notes: tuple[str, ...] = ()
     if manifest_path is None:
@@ -230,24 +222,21 @@ def _resolve_directory(
         if key in model.invalid:
             raise TargetError(f"{root}: `{key}` {problem}")
     args = list(entrypoint.args)
-    env = _entrypoint_env(entrypoint.env, root)
-
+    reserved = sorted(key for key in entrypoint.env if key.startswith(RESERVED_ENV_PREFIX))
+    if reserved:
+        raise TargetError(
+            f"{root}: `plugin.entrypoint.env` sets {', '.join(reserved)}; names beginning "
+            f"with {RESERVED_ENV_PREFIX} are reserved for the daemon"
+        )
+    env = dict(entrypoint.env)
     command = entrypoint.command
     launcher = root / "bin" / plugin_id
     if launcher.is_file():
         # Packed layout: bin/<id> is what runs once installed. The manifest's args belong to
         # its command, so they are passed only when that command is this launcher.
         _require_executable(launcher, root)
-        launcher_args = args if _names_launcher(command, root, launcher) else []
-        return ResolvedPlugin(
-            root,
-            model,
-            plugin_id,
-            [str(launcher), *launcher_args],
-            env,
-            source=source,
-            notes=notes,
-        )
+        argv = [str(launcher), *(args if _names_launcher(command, root, launcher) else [])]
+        return ResolvedPlugin(root, model, plugin_id, argv, env, source=source, notes=notes)
     if command is None and "plugin.entrypoint.command" not in model.invalid:
         raise TargetError(
             f"{root}: nothing to run: no bin/{plugin_id} and no [plugin.entrypoint] command "
@@ -264,16 +253,6 @@ def _names_launcher(command: str | None, root: Path, launcher: Path) -> bool:
         return False
     path = Path(command) if Path(command).is_absolute() else root / command
     return path.resolve() == launcher.resolve()
-
-
-def _entrypoint_env(env: Mapping[str, str], root: Path) -> dict[str, str]:
-    reserved = sorted(key for key in env if key.startswith(RESERVED_ENV_PREFIX))
-    if reserved:
-        raise TargetError(
-            f"{root}: `plugin.entrypoint.env` sets {', '.join(reserved)}; names beginning "
-            f"with {RESERVED_ENV_PREFIX} are reserved for the daemon"
-        )
-    return dict(env)
 
 
 def _resolve_command(command: str, root: Path, env: dict[str, str]) -> str:

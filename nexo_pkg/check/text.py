@@ -40,6 +40,6 @@ def short(value: object) -> str:
     return truncate(text)
 
 
-def truncate(text: str) -> str:
-    """``text`` cut to :data:`DETAIL_LIMIT` characters, an ellipsis marking the cut."""
-    return text if len(text) <= DETAIL_LIMIT else text[: DETAIL_LIMIT - 1] + "…"
+def truncate(text: str, limit: int = DETAIL_LIMIT) -> str:
+    """``text`` cut to ``limit`` characters, an ellipsis marking the cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

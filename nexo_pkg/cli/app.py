@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -24,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer._click.exceptions import UsageError as TyperUsageError
 from typer.core import TyperGroup
-from typer.models import CommandInfo
 
 from nexo_pkg import __version__
 from nexo_pkg.cli.common import set_color, set_verbosity
@@ -205,53 +203,34 @@ class LazyPluginGroup(TyperGroup):
             formatter.write_dl(rows)
 
 
-def _registrar(module_name: str) -> Callable[[typer.Typer], None]:
-    """The ``register`` of ``nexo_pkg.cli.MODULE``: a command's module is imported only when
-    one of its commands runs (or its help is shown). ``KeyError`` for an unknown module."""
-    if module_name == "lint":
-        from nexo_pkg.cli.lint import register as lint  # noqa: PLC0415
-
-        return lint
-    if module_name == "new":
-        from nexo_pkg.cli.new import register as new  # noqa: PLC0415
-
-        return new
-    if module_name == "pack":
-        from nexo_pkg.cli.pack import register as pack  # noqa: PLC0415
-
-        return pack
-    if module_name == "check":
-        from nexo_pkg.cli.check import register as check  # noqa: PLC0415
-
-        return check
-    if module_name == "install":
-        from nexo_pkg.cli.install import register as install  # noqa: PLC0415
-
-        return install
-    if module_name == "operate":
-        from nexo_pkg.cli.operate import register as operate  # noqa: PLC0415
-
-        return operate
-    if module_name == "lsp":
-        from nexo_pkg.cli.lsp import register as lsp  # noqa: PLC0415
-
-        return lsp
-    if module_name == "fleet":
-        from nexo_pkg.cli.fleet import register as fleet  # noqa: PLC0415
-
-        return fleet
-    if module_name == "trust":
-        from nexo_pkg.cli.trust import register as trust  # noqa: PLC0415
-
-        return trust
-    raise KeyError(module_name)
-
-
 @cache
 def _registered(module_name: str) -> typer.Typer:
-    """Let ``nexo_pkg.cli.MODULE`` register its commands on a fresh holder."""
+    """Let ``nexo_pkg.cli.MODULE`` register its commands on a fresh holder: a command's module
+    is imported only when one of its commands runs (or its help is shown). ``KeyError`` for an
+    unknown module."""
+    # Plain imports, one per module, so the import contracts see them.
+    if module_name == "lint":
+        from nexo_pkg.cli.lint import register  # noqa: PLC0415
+    elif module_name == "new":
+        from nexo_pkg.cli.new import register  # noqa: PLC0415
+    elif module_name == "pack":
+        from nexo_pkg.cli.pack import register  # noqa: PLC0415
+    elif module_name == "check":
+        from nexo_pkg.cli.check import register  # noqa: PLC0415
+    elif module_name == "install":
+        from nexo_pkg.cli.install import register  # noqa: PLC0415
+    elif module_name == "operate":
+        from nexo_pkg.cli.operate import register  # noqa: PLC0415
+    elif module_name == "lsp":
+        from nexo_pkg.cli.lsp import register  # noqa: PLC0415
+    elif module_name == "fleet":
+        from nexo_pkg.cli.fleet import register  # noqa: PLC0415
+    elif module_name == "trust":
+        from nexo_pkg.cli.trust import register  # noqa: PLC0415
+    else:
+        raise KeyError(module_name)
     holder = typer.Typer(rich_markup_mode=None, add_completion=False)
-    _registrar(module_name)(holder)
+    register(holder)
     return holder
 
 
@@ -272,25 +251,12 @@ def module_commands(module_name: str) -> dict[str, click.Command]:
 def module_command(module_name: str, name: str) -> click.Command | None:
     """The command ``name`` of ``nexo_pkg.cli.MODULE``, built alone: a module registers
     several, and building one (its parameters read from its signature) costs milliseconds."""
+    # Every command and sub-app (``trust``, ``cache``) is registered under its name.
     holder = _registered(module_name)
     single = typer.Typer(rich_markup_mode=None, add_completion=False)
-    single.registered_commands = [
-        info for info in holder.registered_commands if _command_name(info) in {name, None}
-    ]
-    # Sub-apps (``trust``, ``cache``) are named where they are added, if anywhere.
-    single.registered_groups = [
-        info for info in holder.registered_groups if info.name in {name, None}
-    ]
+    single.registered_commands = [info for info in holder.registered_commands if info.name == name]
+    single.registered_groups = [info for info in holder.registered_groups if info.name == name]
     return _built(single).get(name)
-
-
-def _command_name(info: CommandInfo) -> str | None:
-    """The name Typer gives a registered command (``None`` when it cannot tell yet)."""
-    if info.name is not None:
-        return info.name
-    if info.callback is not None:
-        return typer.main.get_command_name(info.callback.__name__)
-    return None
 
 
 def _suggest(error: TyperUsageError, typed: str, names: list[str]) -> None:

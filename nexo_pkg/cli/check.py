@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO
 
 import typer
 
-from nexo_pkg.cli.common import colour_enabled, guarded
+from nexo_pkg.cli.common import answer, colour_enabled, guarded
 from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.cli.options import JsonOption
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, UsageError
-from nexo_pkg.core.output import emit_json, say
+from nexo_pkg.core.output import say
 
 if TYPE_CHECKING:
     from nexo_pkg.check import CheckReport
@@ -38,14 +38,13 @@ def _parse_invoke(tool: str | None, args_text: str | None) -> tuple[str, dict[st
     return tool, args
 
 
-def show_report(report: CheckReport, stream: TextIO | None = None) -> None:
-    """Print one line per check on ``stream`` (default stdout; symbols only on a UTF-8
-    terminal). ``check`` reports on stdout; ``pack --check`` and ``install --check``, whose
-    result is the pack or install, report on stderr.
+def show_report(report: CheckReport, stream: TextIO) -> None:
+    """Print one line per check on ``stream`` (symbols only on a UTF-8 terminal). ``check``
+    reports on stdout; ``pack --check`` and ``install --check``, whose result is the pack or
+    install, report on stderr.
     """
     from nexo_pkg.check import render_report  # noqa: PLC0415
 
-    stream = stream or sys.stdout
     encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
     unicode = stream.isatty() and encoding == "utf8"
     for line in render_report(report, unicode=unicode, colour=colour_enabled(stream)):
@@ -53,17 +52,24 @@ def show_report(report: CheckReport, stream: TextIO | None = None) -> None:
     stream.flush()
 
 
-def check_after(target: Path, *, timeout_ms: int | None = None) -> CheckReport:
-    """The ``--check`` step of ``pack`` and ``install``: run the checks on ``target``, show them.
+def check_after(target: Path, document: dict[str, Any], failure: str, *, json_output: bool) -> bool:
+    """The ``--check`` step of ``pack`` and ``install``: run the checks on ``target``, show them
+    on stderr and add them to the command's ``document`` (``check_failed`` saying ``failure``
+    when one fails); whether they passed. A target that cannot be checked at all ends the
+    command with its error."""
+    from nexo_pkg.check import run_check  # noqa: PLC0415
 
-    Raises :class:`~nexo_pkg.core.errors.NexoError` when the target cannot be checked at all.
-    """
-    from nexo_pkg.check import DEFAULT_TIMEOUT_MS, run_check  # noqa: PLC0415
+    def run() -> CheckReport:
+        say(f"checking {target} ...")
+        report = run_check(target)
+        show_report(report, sys.stderr)
+        return report
 
-    say(f"checking {target} ...")
-    report = run_check(target, timeout_ms=timeout_ms or DEFAULT_TIMEOUT_MS)
-    show_report(report, sys.stderr)
-    return report
+    report = guarded(run, json_output=json_output)
+    document["check"] = report.to_json()
+    if not report.ok:
+        document.update(ok=False, kind="check_failed", error=failure)
+    return report.ok
 
 
 def register(app: typer.Typer) -> None:
@@ -155,13 +161,12 @@ def register(app: typer.Typer) -> None:
         # Imported here so other commands do not pay for the check machinery.
         from nexo_pkg.check import run_check  # noqa: PLC0415
 
-        def action() -> int:
-            invocation = _parse_invoke(invoke, args)
-            report = run_check(
+        def run() -> CheckReport:
+            return run_check(
                 target,  # as typed: `./weather` is a path, `weather` may be an installed id
                 timeout_ms=timeout_ms,
                 nexo_version=nexo_version,
-                invoke=invocation,
+                invoke=_parse_invoke(invoke, args),
                 dest=dest,
                 strict=strict,
                 installed_root=lambda: _daemon_plugin_root(config),
@@ -169,13 +174,11 @@ def register(app: typer.Typer) -> None:
                 host_calls=host_calls,
                 config=config,
             )
-            if json_output:
-                emit_json(report.to_json())
-            else:
-                show_report(report)
-            return EXIT_OK if report.ok else EXIT_FAILURE
 
-        raise typer.Exit(guarded(action, json_output=json_output))
+        report = answer(
+            run, json_output=json_output, show=lambda shown: show_report(shown, sys.stdout)
+        )
+        raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILURE)
 
 
 def _daemon_plugin_root(config: Path | None) -> Path:

@@ -12,14 +12,23 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import NoReturn, TextIO, TypeVar
+from typing import Any, NoReturn, Protocol, TextIO, TypeVar
 
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.core.output import OUTPUT, report_error
+from nexo_pkg.core.output import OUTPUT, emit_json, report_error, say
 
 T = TypeVar("T")
+
+
+class Documented(Protocol):
+    """A command's result that ``--json`` prints as one document."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+D = TypeVar("D", bound=Documented)
 
 COLOR_CHOICES = ("auto", "always", "never")
 
@@ -68,23 +77,9 @@ def colour_enabled(stream: TextIO) -> bool:
         return False
 
 
-def stderr_supports_colour() -> bool:
-    """:func:`colour_enabled` for stderr (notes, progress, code frames of ``pack``)."""
-    return colour_enabled(sys.stderr)
-
-
-def stdout_supports_colour() -> bool:
-    """:func:`colour_enabled` for stdout (reports)."""
-    return colour_enabled(sys.stdout)
-
-
 def result_line(message: str) -> None:
     """A line of the command's result (``list`` rows, reports): stdout, even with --quiet."""
     sys.stdout.write(message + "\n")
-
-
-def exit_with(code: int) -> NoReturn:
-    raise SystemExit(code)
 
 
 def fail(error: NexoError, *, json_output: bool = False) -> NoReturn:
@@ -98,6 +93,17 @@ def guarded(action: Callable[[], T], *, json_output: bool = False) -> T:
         return action()
     except NexoError as error:
         fail(error, json_output=json_output)
+
+
+def answer(action: Callable[[], D], *, json_output: bool, show: Callable[[D], object]) -> D:
+    """Run ``action`` as :func:`guarded` does; with ``--json`` print its result's document,
+    else hand the result to ``show``. Returns the result (for the exit code)."""
+    result = guarded(action, json_output=json_output)
+    if json_output:
+        emit_json(result.to_json())
+    else:
+        show(result)
+    return result
 
 
 def policy_path(config: Path | None, explicit: Path | None = None) -> Path:
@@ -128,3 +134,23 @@ def confirm(question: str) -> bool:
         sys.stderr.write("\n")
         return False
     return answer.strip().lower() in {"y", "yes"}
+
+
+def confirm_or_refuse(
+    yes: bool,
+    question: str,
+    *,
+    no_terminal: str,
+    cancelled: str = "nothing was changed",
+    shown: Iterable[str] = (),
+) -> None:
+    """Unless ``--yes``: say the ``shown`` lines and ask ``question``. Without a terminal to
+    ask on, a :class:`UsageError` saying ``no_terminal``; a no is ``cancelled`` (exit 1)."""
+    if yes:
+        return
+    if not interactive():
+        raise UsageError(no_terminal)
+    for line in shown:
+        say(line)
+    if not confirm(question):
+        raise NexoError(cancelled, kind="cancelled")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nexo_pkg.cli.common import guarded, policy_path, result_line
+from nexo_pkg.cli.common import answer, fail, guarded, policy_path, result_line
 from nexo_pkg.cli.options import (
     AllowSignerChangeOption,
     ConfigOption,
@@ -21,19 +21,22 @@ from nexo_pkg.cli.options import (
     NexoVersionOption,
     PlainHttpOption,
     RegistryConfigOption,
+    RegistryReferenceArgument,
     RequireSignatureOption,
     SkipSignatureOption,
     TargetOption,
     TimeoutOption,
     TrustedKeysOption,
 )
-from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.output import emit_json, say
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 
 if TYPE_CHECKING:
+    from nexo_pkg.fleet.lock import LockResult
     from nexo_pkg.fleet.sources import FleetOptions
+    from nexo_pkg.fleet.sync import SyncResult
     from nexo_pkg.install.pipeline import InstallCallbacks
 
 JobsOption = Annotated[
@@ -85,7 +88,6 @@ def fleet_options(
 ) -> FleetOptions:
     """What the user chose with a fleet command's flags: install's choices (home, policy,
     signature flags, network) and ``--jobs``."""
-    from nexo_pkg.core.errors import UsageError  # noqa: PLC0415
     from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
     from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
@@ -119,18 +121,6 @@ def fleet_callbacks(json_output: bool) -> InstallCallbacks:
     from nexo_pkg.install.pipeline import InstallCallbacks  # noqa: PLC0415
 
     return InstallCallbacks(notice=None if json_output else say)
-
-
-def _usage(message: str) -> None:
-    from nexo_pkg.core.errors import UsageError  # noqa: PLC0415
-
-    raise UsageError(message)
-
-
-def _lock_path(wanted: Path, lock: Path | None) -> Path:
-    from nexo_pkg.fleet.lockfile import LOCK_NAME  # noqa: PLC0415
-
-    return lock if lock is not None else wanted.parent / LOCK_NAME
 
 
 def register(app: typer.Typer) -> None:
@@ -177,8 +167,9 @@ def register(app: typer.Typer) -> None:
         it stale; 2 usage or configuration error.
         """
         from nexo_pkg.fleet import lock as locking  # noqa: PLC0415
+        from nexo_pkg.fleet.lockfile import LOCK_NAME  # noqa: PLC0415
 
-        path = _lock_path(wanted, lock_file)
+        path = lock_file if lock_file is not None else wanted.parent / LOCK_NAME
         if check:
             result = guarded(lambda: locking.check(wanted, path), json_output=json_output)
             if json_output:
@@ -192,12 +183,16 @@ def register(app: typer.Typer) -> None:
                 note(f"{path} is up to date.")
             return
         if plugin_ids and not upgrade:
-            guarded(
-                lambda: _usage("plugin ids are only taken with --upgrade (lock --upgrade ID)"),
-                json_output=json_output,
-            )
+            message = "plugin ids are only taken with --upgrade (lock --upgrade ID)"
+            fail(UsageError(message), json_output=json_output)
         upgrade_ids = frozenset(plugin_ids or ()) if upgrade else None
-        result = guarded(
+
+        def show(result: LockResult) -> None:
+            for plugin_id, change in sorted(result.changes.items()):
+                note(f"{plugin_id}: {change}")
+            note(f"Wrote {path}." if result.written else f"{path} is up to date.")
+
+        answer(
             lambda: locking.lock(
                 wanted,
                 path,
@@ -217,13 +212,8 @@ def register(app: typer.Typer) -> None:
                 upgrade=upgrade_ids,
             ),
             json_output=json_output,
+            show=show,
         )
-        if json_output:
-            emit_json(result.to_json())
-            return
-        for plugin_id, change in sorted(result.changes.items()):
-            note(f"{plugin_id}: {change}")
-        note(f"Wrote {path}." if result.written else f"{path} is up to date.")
 
     @app.command("sync")
     def sync_command(
@@ -264,17 +254,16 @@ def register(app: typer.Typer) -> None:
         sync; 1 a plugin failed (the others are synced); 2 usage or configuration error.
         """
         from nexo_pkg.fleet.lockfile import WANTED_NAME  # noqa: PLC0415
-        from nexo_pkg.fleet.sync import SyncResult, sync  # noqa: PLC0415
+        from nexo_pkg.fleet.sync import sync  # noqa: PLC0415
 
         quiet = json_output or not sys.stderr.isatty()
-        roots: list[Path] = []
 
         def run() -> SyncResult:
             from nexo_pkg.fleet.lockfile import read_registries  # noqa: PLC0415
             from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
             from nexo_pkg.sources.mirrors import configured  # noqa: PLC0415
 
-            roots.append(
+            root = (
                 install_root(dest) if dest is not None else install_root(None, config_dir(config))
             )
             wanted_path = lock_file.parent / WANTED_NAME
@@ -284,7 +273,7 @@ def register(app: typer.Typer) -> None:
             )
             return sync(
                 lock_file,
-                roots[0],
+                root,
                 fleet_options(
                     config=config,
                     trusted_keys=trusted_keys,
@@ -307,10 +296,7 @@ def register(app: typer.Typer) -> None:
                 progress=None if quiet else note,
             )
 
-        result = guarded(run, json_output=json_output)
-        if json_output:
-            emit_json(result.to_json())
-        else:
+        def show(result: SyncResult) -> None:
             if result.relocked:
                 note(f"Locked {lock_file} again: {WANTED_NAME} had changed.")
             for item in result.outcomes:
@@ -318,11 +304,10 @@ def register(app: typer.Typer) -> None:
                     note(f"error: {item.plugin_id}: {item.error} [{item.kind}]")
                 elif item.action != "unchanged":
                     note(f"{item.plugin_id} {item.version or ''}: {item.action}".replace("  ", " "))
-            changed = sum(
-                1 for item in result.outcomes if item.action not in {"unchanged", "failed"}
-            )
-            note(f"{roots[0]}: {changed} change(s), {len(result.outcomes)} plugin(s) checked.")
-        if not result.ok:
+            changed = sum(item.action not in {"unchanged", "failed"} for item in result.outcomes)
+            note(f"{result.dest}: {changed} change(s), {len(result.outcomes)} plugin(s) checked.")
+
+        if not answer(run, json_output=json_output, show=show).ok:
             raise typer.Exit(1)
 
     @app.command("push")
@@ -331,9 +316,7 @@ def register(app: typer.Typer) -> None:
         dist: Annotated[
             Path, typer.Argument(metavar="DIST", help="Directory `nexo plugin pack` wrote.")
         ],
-        destination: Annotated[
-            str, typer.Argument(metavar="REFERENCE", help="oci://HOST/NS/NAME[:TAG]")
-        ],
+        destination: RegistryReferenceArgument,
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
         timeout: TimeoutOption = None,
@@ -345,26 +328,21 @@ def register(app: typer.Typer) -> None:
         """
         from nexo_pkg.fleet.publish import push  # noqa: PLC0415
 
-        result = guarded(
+        answer(
             lambda: push(
                 dist,
                 destination,
                 fleet_options(
-                    registry_config=registry_config,
-                    plain_http=plain_http,
-                    timeout=timeout,
+                    registry_config=registry_config, plain_http=plain_http, timeout=timeout
                 ),
                 callbacks=fleet_callbacks(json_output),
             ),
             json_output=json_output,
+            show=lambda pushed: note(
+                f"Pushed {pushed.plugin_id} {pushed.version} to {pushed.reference} "
+                f"({pushed.digest})."
+            ),
         )
-        if json_output:
-            emit_json(result.to_json())
-        else:
-            note(
-                f"Pushed {result.plugin_id} {result.version} to {result.reference} "
-                f"({result.digest})."
-            )
 
     @app.command("mirror")
     def mirror_command(
@@ -377,9 +355,7 @@ def register(app: typer.Typer) -> None:
                 "(oci://HOST/NS/NAME[:TAG|@sha256:DIGEST]).",
             ),
         ],
-        destination: Annotated[
-            str, typer.Argument(metavar="REFERENCE", help="oci://HOST/NS/NAME[:TAG]")
-        ],
+        destination: RegistryReferenceArgument,
         github_api_url: GitHubApiOption = None,
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
@@ -409,28 +385,25 @@ def register(app: typer.Typer) -> None:
         if is_oci(release):
             from nexo_pkg.fleet.copy import mirror_registry  # noqa: PLC0415
 
-            copied = guarded(
+            answer(
                 lambda: mirror_registry(release, destination, options(), callbacks),
                 json_output=json_output,
-            )
-            if json_output:
-                emit_json(copied.to_json())
-            else:
-                note(
+                show=lambda copied: note(
                     f"Mirrored {copied.source} to {copied.reference} ({copied.digest}): "
                     f"{copied.blobs} blob(s), {copied.manifests} manifest(s), "
                     f"{copied.tags_written} tag(s) copied."
-                )
+                ),
+            )
             return
         from nexo_pkg.fleet.publish import mirror  # noqa: PLC0415
 
-        result = guarded(
-            lambda: mirror(release, destination, options(), callbacks), json_output=json_output
+        answer(
+            lambda: mirror(release, destination, options(), callbacks),
+            json_output=json_output,
+            show=lambda mirrored: note(
+                f"Mirrored {release} to {mirrored.reference} ({mirrored.digest})."
+            ),
         )
-        if json_output:
-            emit_json(result.to_json())
-        else:
-            note(f"Mirrored {release} to {result.reference} ({result.digest}).")
 
     cache_app = typer.Typer(
         help="The shared download cache ($NEXO_HOME/cache/blobs), as uv's `cache`: dir, "
@@ -467,12 +440,7 @@ def register(app: typer.Typer) -> None:
     @cache_app.command("clean")
     def cache_clean_command(*, json_output: JsonOption = False) -> None:
         """Remove every blob from the cache (as `prune --all`)."""
-        from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
-
-        report = guarded(
-            lambda: BlobCache(nexo_home_from_env()).prune(max_age=None), json_output=json_output
-        )
-        _prune_report(report.removed, report.freed_bytes, report.kept, json_output=json_output)
+        _prune(None, json_output=json_output)
 
     @cache_app.command("prune")
     def cache_prune_command(
@@ -484,31 +452,32 @@ def register(app: typer.Typer) -> None:
         json_output: JsonOption = False,
     ) -> None:
         """Remove unused, corrupt and half-written blobs from the cache."""
-        from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
-
-        def run() -> object:
-            if older_than_days < 0:
-                raise NexoError("--older-than-days must be 0 or more", kind="usage", exit_code=2)
-            return BlobCache(nexo_home_from_env()).prune(
-                max_age=None if all_blobs else older_than_days * 86400
-            )
-
-        report = guarded(run, json_output=json_output)
-        removed, freed, kept = report.removed, report.freed_bytes, report.kept  # type: ignore[attr-defined]
-        _prune_report(removed, freed, kept, json_output=json_output)
+        if older_than_days < 0:
+            error = NexoError("--older-than-days must be 0 or more", kind="usage", exit_code=2)
+            fail(error, json_output=json_output)
+        _prune(None if all_blobs else older_than_days * 86400, json_output=json_output)
 
 
 def human_size(size: int) -> str:
     """``size`` bytes as uv prints them: ``0B``, ``512B``, ``1.5KiB``, ``2.0MiB``."""
-    value = float(size)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
-            return f"{size}B" if unit == "B" else f"{value:.1f}{unit}"
+    if size < 1024:
+        return f"{size}B"
+    value = size / 1024
+    for unit in ("KiB", "MiB"):
+        if value < 1024:
+            return f"{value:.1f}{unit}"
         value /= 1024
-    return f"{size}B"  # unreachable: the loop returns at GiB
+    return f"{value:.1f}GiB"
 
 
-def _prune_report(removed: int, freed: int, kept: int, *, json_output: bool) -> None:
+def _prune(max_age: float | None, *, json_output: bool) -> None:
+    """Remove the blobs unused for ``max_age`` seconds (every blob for ``None``) and say so."""
+    from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
+
+    report = guarded(
+        lambda: BlobCache(nexo_home_from_env()).prune(max_age=max_age), json_output=json_output
+    )
+    removed, freed, kept = report.removed, report.freed_bytes, report.kept
     if json_output:
         emit_json({"ok": True, "removed": removed, "freed_bytes": freed, "kept": kept})
     else:

@@ -12,7 +12,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import confirm, guarded, interactive, policy_path, result_line
+from nexo_pkg.cli.common import (
+    answer,
+    confirm,
+    confirm_or_refuse,
+    fail,
+    guarded,
+    interactive,
+    policy_path,
+    result_line,
+)
 from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.cli.options import (
     AllowSignerChangeOption,
@@ -20,6 +29,7 @@ from nexo_pkg.cli.options import (
     DestOption,
     DryRunOption,
     GitHubApiOption,
+    InstalledIdArgument,
     InstallTimeoutOption,
     JsonOption,
     NexoVersionOption,
@@ -32,12 +42,13 @@ from nexo_pkg.cli.options import (
     YesOption,
 )
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
-from nexo_pkg.core.output import emit_json, say, warn
+from nexo_pkg.core.output import OUTPUT, emit_json, say, warn
 from nexo_pkg.core.terminal import printable
 
 # The install machinery (store, archive inspection, trust policy, httpx) is imported inside
 # the commands: `nexo plugin install --help` and `list` should not pay for what they don't run.
 if TYPE_CHECKING:
+    from nexo_pkg.install.link import LinkResult
     from nexo_pkg.install.pipeline import (
         InstallCallbacks,
         InstallOptions,
@@ -76,14 +87,8 @@ def _verify_lock(
     root, checks = guarded(run, json_output=json_output)
     ok = all(check.ok for check in checks)
     if json_output:
-        emit_json(
-            {
-                "ok": ok,
-                "lock": str(lock_file),
-                "dest": str(root),
-                "plugins": [check.to_json() for check in checks],
-            }
-        )
+        plugins = [check.to_json() for check in checks]
+        emit_json({"ok": ok, "lock": str(lock_file), "dest": str(root), "plugins": plugins})
         raise typer.Exit(0 if ok else 1)
     for check in checks:
         label = f"{check.plugin_id} {check.version}"
@@ -129,6 +134,18 @@ def _roots(dest: Path | None, config: Path | None = None) -> tuple[Path, ...]:
 def _dest(dest: Path | None, config: Path | None = None) -> Path:
     """``--dest``, else the install root named by the daemon's configuration."""
     return _roots(dest, config)[0]
+
+
+def _scan(roots: tuple[Path, ...], *, kept: bool) -> list[Any]:
+    """Every plugin directory in ``roots`` (and with ``kept`` the versions kept for rollback),
+    root by root, each recovered first from an interrupted run."""
+    from nexo_pkg.install.store import recover_interrupted, scan_installed, scan_kept  # noqa: PLC0415
+
+    found: list[Any] = []
+    for root in roots:
+        recover_interrupted(root)
+        found += [*scan_installed(root), *(scan_kept(root) if kept else ())]
+    return found
 
 
 def _holding(roots: tuple[Path, ...], plugin_id: str) -> Path:
@@ -215,14 +232,8 @@ def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
     return InstallCallbacks(
         confirm=_confirmer(yes=yes, json_output=json_output),
         notice=None if json_output else say,
-        show_progress=_progress_wanted(),
+        show_progress=sys.stderr.isatty() and not OUTPUT.quiet,
     )
-
-
-def _progress_wanted() -> bool:
-    from nexo_pkg.core.output import OUTPUT  # noqa: PLC0415
-
-    return sys.stderr.isatty() and not OUTPUT.quiet
 
 
 def _upgrade_one(
@@ -231,7 +242,7 @@ def _upgrade_one(
     callbacks: InstallCallbacks,
     *,
     allow_downgrade: bool,
-    keep_old: bool,
+    keep_old: bool | None,
     tag: str | None = None,
 ) -> UpgradeResult:
     """Upgrade one plugin from where it came: its GitHub repository or its registry."""
@@ -277,13 +288,13 @@ def _report_upgrade(result: UpgradeResult) -> None:
     if result.removed_old:
         say(f"Removed {printable(result.from_version)} ({printable(result.old_path)}).")
     for kept in result.kept:
-        say(f"Kept the old version out of the daemon's sight at {printable(kept)}.")
-
-
-def _required_source(source: str | None) -> str:
-    if source is None:
-        raise UsageError("missing argument SOURCE (or --link DIR)")
-    return source
+        say(
+            f"Kept {printable(result.from_version)} out of the daemon's sight at "
+            f"{printable(kept)} (`nexo plugin rollback {printable(result.plugin_id)}` "
+            "brings it back)."
+        )
+    for pruned in result.pruned:
+        say(f"Removed the version kept before it ({printable(pruned)}).")
 
 
 def _linked(root: Path) -> list[Any]:
@@ -296,17 +307,24 @@ def _remove_link(root: Path, plugin_id: str, path: Path, *, yes: bool) -> list[s
     """``remove ID`` for a development link: the link goes, the checkout stays."""
     from nexo_pkg.install.link import unlink  # noqa: PLC0415
 
-    if not yes:
-        if not interactive():
-            raise UsageError(
-                f"removing {plugin_id} needs confirmation and no terminal is attached; "
-                "pass --yes to remove without asking"
-            )
-        say(f"Will remove the link {printable(path)} (the checkout it points to stays)")
-        if not confirm(f"Remove {printable(plugin_id)}?"):
-            raise NexoError("removal cancelled; nothing was changed", kind="cancelled")
+    _confirm_removal(
+        plugin_id,
+        yes,
+        [f"Will remove the link {printable(path)} (the checkout it points to stays)"],
+    )
     removed = unlink(root, plugin_id)
     return [str(removed)] if removed is not None else []
+
+
+def _confirm_removal(plugin_id: str, yes: bool, shown: list[str]) -> None:
+    confirm_or_refuse(
+        yes,
+        f"Remove {printable(plugin_id)}?",
+        no_terminal=f"removing {plugin_id} needs confirmation and no terminal is attached; "
+        "pass --yes to remove without asking",
+        cancelled="removal cancelled; nothing was changed",
+        shown=shown,
+    )
 
 
 def _install_link(
@@ -314,23 +332,27 @@ def _install_link(
 ) -> None:
     """``install --link DIR``: see :mod:`nexo_pkg.install.link`."""
 
-    def run() -> Any:
+    def run() -> LinkResult:
         from nexo_pkg.install.link import link_install  # noqa: PLC0415
 
         if source is not None:
             raise UsageError("--link DIR links the checkout DIR: give no SOURCE with it")
         states = _discovery_states(config)
         follow = None if states is None else states.follow_symlinks
-        return link_install(link, _dest(dest, config), follow_symlinks=follow)
+        result = link_install(link, _dest(dest, config), follow_symlinks=follow)
+        for message in result.warnings:
+            warn(printable(message))
+        return result
 
-    result = guarded(run, json_output=json_output)
-    for message in result.warnings:
-        warn(printable(message))
-    if json_output:
-        emit_json(result.to_json())
-        return
-    linked = result.linked
-    say(printable(f"Linked {linked.plugin_id} {linked.version}: {linked.path} -> {linked.target}"))
+    def show(result: LinkResult) -> None:
+        linked = result.linked
+        say(
+            printable(
+                f"Linked {linked.plugin_id} {linked.version}: {linked.path} -> {linked.target}"
+            )
+        )
+
+    answer(run, json_output=json_output, show=show)
 
 
 def _discovery_states(config: Path | None) -> Any:
@@ -444,7 +466,9 @@ def register(app: typer.Typer) -> None:
         if link is not None:
             _install_link(link, source, dest=dest, config=config, json_output=json_output)
             return
-        source_text = guarded(lambda: _required_source(source), json_output=json_output)
+        if source is None:
+            fail(UsageError("missing argument SOURCE (or --link DIR)"), json_output=json_output)
+        source_text = source
 
         def run() -> InstallResult:
             # httpx is imported only by the commands that talk to GitHub.
@@ -481,16 +505,12 @@ def register(app: typer.Typer) -> None:
             _report_install(result, json_output=False)
         from nexo_pkg.cli.check import check_after  # noqa: PLC0415
 
-        report = guarded(lambda: check_after(Path(result.path)), json_output=json_output)
+        document = result.to_json()
+        failure = "the installed plugin failed its checks"
+        passed = check_after(Path(result.path), document, failure, json_output=json_output)
         if json_output:
-            document = result.to_json()
-            document["check"] = report.to_json()
-            if not report.ok:
-                document.update(
-                    ok=False, kind="check_failed", error="the installed plugin failed its checks"
-                )
             emit_json(document)
-        if not report.ok:
+        if not passed:
             # The plugin stays installed (the install itself succeeded); say so and how to undo.
             plugin = printable(result.plan.plugin_id)
             sys.stderr.write(
@@ -529,13 +549,16 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
         keep_old: Annotated[
-            bool,
+            bool | None,
             typer.Option(
-                "--keep-old",
-                help="Keep the previous version's directory, out of the daemon's sight, for "
-                "`nexo plugin rollback`.",
+                "--keep-old/--no-keep-old",
+                help="By default the version replaced is kept out of the daemon's sight "
+                "(under .nexo/kept) for `nexo plugin rollback`, one per plugin: a version "
+                "kept by an earlier upgrade is removed. --keep-old keeps every version "
+                "replaced; --no-keep-old deletes it.",
+                show_default=False,
             ),
-        ] = False,
+        ] = None,
         tag: Annotated[
             str | None,
             typer.Option(
@@ -559,8 +582,9 @@ def register(app: typer.Typer) -> None:
         or ID@TAG names the release to move to, one installed as latest follows the newest
         release. Every search path of the daemon is looked in. The same version is a no-op;
         an older one is refused (downgrade_refused) unless --allow-downgrade. The old version
-        is removed only after the new one is in place (--keep-old keeps it for
-        `nexo plugin rollback`).
+        leaves the plugin directory only after the new one is in place, and is kept out of
+        the daemon's sight for `nexo plugin rollback` (one previous version per plugin;
+        --keep-old keeps them all, --no-keep-old keeps none).
         With --all, plugins installed from a local file are skipped, each plugin is upgraded
         on its own and a failure does not stop the others. A version signed by another
         identity than the installed one, or unsigned after a signed one, is refused
@@ -669,26 +693,13 @@ def register(app: typer.Typer) -> None:
         """List installed plugins: one line per plugin on stdout (id, version, origin,
         signature, path), so `nexo plugin list | wc -l` counts them.
         """
-        from nexo_pkg.install.store import (  # noqa: PLC0415
-            RECEIPT_UNREADABLE,
-            recover_interrupted,
-            scan_installed,
-            scan_kept,
-        )
+        from nexo_pkg.install.store import RECEIPT_UNREADABLE  # noqa: PLC0415
 
         roots = guarded(lambda: _roots(dest, config), json_output=json_output)
         root = roots[0]
-
-        def scan() -> list[Any]:
-            found: list[Any] = []
-            for each in roots:
-                recover_interrupted(each)
-                found += [*scan_installed(each), *scan_kept(each)]
-            return found
-
-        items = guarded(scan, json_output=json_output)
+        items = guarded(lambda: _scan(roots, kept=True), json_output=json_output)
         states = _discovery_states(config)
-        plugins = [item for item in items if item.receipt is not None]
+        plugins = [(item, item.receipt) for item in items if item.receipt is not None]
         links = [link for each in roots for link in _linked(each)]
         linked_paths = {link.path for link in links}
         orphans = [
@@ -709,24 +720,23 @@ def register(app: typer.Typer) -> None:
                 ],
                 "plugins": [
                     {
-                        "id": item.receipt.id,
-                        "version": item.receipt.version,
-                        "target": item.receipt.target,
-                        "source": item.receipt.source,
-                        "owner": item.receipt.owner,
-                        "repo": item.receipt.repo,
-                        "tag": item.receipt.tag,
-                        "resolved_tag": item.receipt.resolved_tag,
-                        "registry": item.receipt.registry,
-                        "signature": item.receipt.signature.get("status"),
-                        "signature_scheme": item.receipt.signature.get("scheme"),
-                        "installed_at": item.receipt.installed_at,
+                        "id": receipt.id,
+                        "version": receipt.version,
+                        "target": receipt.target,
+                        "source": receipt.source,
+                        "owner": receipt.owner,
+                        "repo": receipt.repo,
+                        "tag": receipt.tag,
+                        "resolved_tag": receipt.resolved_tag,
+                        "registry": receipt.registry,
+                        "signature": receipt.signature.get("status"),
+                        "signature_scheme": receipt.signature.get("scheme"),
+                        "installed_at": receipt.installed_at,
                         "path": str(item.path),
                         "kept": item.kept,
-                        "discovery": None if states is None else states.state(item.receipt.id),
+                        "discovery": None if states is None else states.state(receipt.id),
                     }
-                    for item in plugins
-                    if item.receipt is not None
+                    for item, receipt in plugins
                 ]
                 + [
                     {
@@ -751,10 +761,11 @@ def register(app: typer.Typer) -> None:
         if not plugins and not links and not unreadable and not (include_orphan and orphans):
             say(f"No plugins installed in {printable(', '.join(str(each) for each in roots))}.")
             return
-        for item in plugins:
-            receipt = item.receipt
-            if receipt is None:
-                continue
+
+        def row(plugin: str, version: str, origin: str, status: str, path: Path) -> None:
+            result_line(printable(f"{plugin:<24} {version:<12} {origin:<40} {status:<9} {path}"))
+
+        for item, receipt in plugins:
             if receipt.registry is not None:
                 origin = receipt.registry
             elif receipt.source == "github-releases":
@@ -764,31 +775,16 @@ def register(app: typer.Typer) -> None:
             status = "kept" if item.kept else receipt.signature.get("status", "unknown")
             if not item.kept and states is not None and states.state(receipt.id) != "enabled":
                 status = states.state(receipt.id)
-            result_line(
-                printable(
-                    f"{receipt.id:<24} {receipt.version:<12} {origin:<40} {status:<9} {item.path}"
-                )
-            )
+            row(receipt.id, receipt.version, origin, status, item.path)
         for link in links:
-            result_line(
-                printable(
-                    f"{link.plugin_id:<24} {link.version:<12} {'link: ' + str(link.target):<40} "
-                    f"{'linked':<9} {link.path}"
-                )
-            )
+            row(link.plugin_id, link.version, f"link: {link.target}", "linked", link.path)
         for item in orphans if include_orphan else unreadable:
-            problem = item.problem or ""
-            result_line(printable(f"{'(orphan)':<24} {'':<12} {problem:<40} {'':<9} {item.path}"))
+            row("(orphan)", "", item.problem or "", "", item.path)
 
     @app.command("remove")
     def remove_command(
         *,
-        plugin_id: Annotated[
-            str,
-            typer.Argument(
-                metavar="ID", help="Id of an installed plugin.", autocompletion=installed_ids
-            ),
-        ],
+        plugin_id: InstalledIdArgument,
         dest: DestOption = None,
         config: ConfigOption = None,
         yes: YesOption = False,
@@ -824,16 +820,9 @@ def register(app: typer.Typer) -> None:
                 *(item for root in holding for item in installed_versions(root, plugin_id)),
                 *(item for root in holding for item in unreadable_installs(root, plugin_id)),
             ]
-            if not yes:
-                if not interactive():
-                    raise UsageError(
-                        f"removing {plugin_id} needs confirmation and no terminal is attached; "
-                        "pass --yes to remove without asking"
-                    )
-                for item in matches:
-                    say(f"Will remove {printable(item.path)}")
-                if not confirm(f"Remove {printable(plugin_id)}?"):
-                    raise NexoError("removal cancelled; nothing was changed", kind="cancelled")
+            _confirm_removal(
+                plugin_id, yes, [f"Will remove {printable(item.path)}" for item in matches]
+            )
             return [str(item.path) for root in holding for item in remove(plugin_id, root)]
 
         removed = guarded(run, json_output=json_output)
@@ -875,21 +864,14 @@ def register(app: typer.Typer) -> None:
         Every directory the daemon could load is checked: one without a readable receipt, or
         a link where a plugin directory belongs, is a failure naming it.
         """
-        from nexo_pkg.install.store import (  # noqa: PLC0415
-            recover_interrupted,
-            scan_installed,
-            verify_installed,
-        )
+        from nexo_pkg.install.store import verify_installed  # noqa: PLC0415
 
         if lock_file is not None:
             _verify_lock(lock_file, plugin_id, dest, config, json_output=json_output)
 
         def run() -> tuple[Path, list[Any]]:
             roots = _roots(dest, config)
-            items: list[Any] = []
-            for root in roots:
-                recover_interrupted(root)
-                items += scan_installed(root)
+            items = _scan(roots, kept=False)
             if plugin_id is not None:
                 named = [item for item in items if item.plugin_id == plugin_id]
                 broken = [

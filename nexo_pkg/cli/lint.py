@@ -12,9 +12,10 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING
 
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
+from nexo_pkg.core.output import OUTPUT, report_error
 from nexo_pkg.lint.reporters import REPORTERS
 from nexo_pkg.manifest.options import LintOptions
 
@@ -52,13 +53,6 @@ class LintRequest:
     fixed_stdin: bytes | None = None
 
 
-def colour_enabled(stream: TextIO) -> bool:
-    """``--color``, then ``NO_COLOR``/``FORCE_COLOR``, then whether ``stream`` is a terminal."""
-    from nexo_pkg.cli.common import colour_enabled as enabled  # noqa: PLC0415
-
-    return enabled(stream)
-
-
 def _explain(code: str) -> int:
     from nexo_pkg.lint.explain import explain_text  # noqa: PLC0415
     from nexo_pkg.lint.registry import find_rule  # noqa: PLC0415
@@ -83,7 +77,7 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
             raise UsageError("--stdin reads one manifest from standard input; drop the PATHs")
         name = request.stdin_filename or STDIN_DEFAULT_NAME
         # Settings follow the name the editor gives the buffer, as ruff's --stdin-filename.
-        where = Path(request.stdin_filename) if request.stdin_filename else Path(name)
+        where = Path(name)
         options = settings.options_for(where)
         # One byte past the cap is enough to report NX004: never more, whatever stdin is.
         raw = sys.stdin.buffer.read(MAX_MANIFEST_BYTES + 1)
@@ -137,11 +131,10 @@ def _daemon_config_files(request: LintRequest) -> list[str]:
     from nexo_pkg.lint.daemon_files import daemon_config_files  # noqa: PLC0415
     from nexo_pkg.manifest.daemon_config import config_dir  # noqa: PLC0415
 
-    named = Path(request.config).expanduser().absolute() if request.config is not None else None
-    if named is not None and not named.is_dir():
-        why = "is not a directory" if named.exists() else "does not exist"
-        raise UsageError(f"the daemon's configuration directory {named} {why}")
-    directory = config_dir(named)
+    if request.config is not None:
+        directory = Path(request.config).expanduser().absolute()
+    else:
+        directory = config_dir(None)
     if not directory.is_dir():
         why = "is not a directory" if directory.exists() else "does not exist"
         raise UsageError(f"the daemon's configuration directory {directory} {why}")
@@ -179,18 +172,14 @@ def _fix(path: Path, result: FileResult, options: LintOptions) -> FileResult:
     if outcome is None:
         return result
     fixed, count = outcome
-    _write_atomically(path, fixed.encode("utf-8"))
-    sys.stderr.write(f"fixed {count} finding{'s' if count != 1 else ''} in {path}\n")
-    return lint_bytes(fixed.encode("utf-8"), path=str(path), options=options)
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
     from nexo_pkg.core.files import write_file_atomically  # noqa: PLC0415
 
     try:
-        write_file_atomically(path, data, mode=path.stat().st_mode & 0o7777)
+        write_file_atomically(path, fixed.encode("utf-8"), mode=path.stat().st_mode & 0o7777)
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror or error}") from error
+    sys.stderr.write(f"fixed {count} finding{'s' if count != 1 else ''} in {path}\n")
+    return lint_bytes(fixed.encode("utf-8"), path=str(path), options=options)
 
 
 def run_lint(request: LintRequest) -> int:
@@ -230,8 +219,6 @@ def run_lint(request: LintRequest) -> int:
     rules = rules_for_codes({d.code for result in results for d in result.diagnostics})
     # Every format is the report itself, so all of them go to stdout (as ruff and flake8 do);
     # stderr keeps notes and errors about the run.
-    from nexo_pkg.core.output import OUTPUT  # noqa: PLC0415
-
     if not results and not request.stdin:
         # As ruff does: nothing to lint is worth a note, not a failure.
         sys.stderr.write(
@@ -241,6 +228,8 @@ def run_lint(request: LintRequest) -> int:
     # `--fix -` prints the fixed source on stdout (as ruff); the report then goes to stderr.
     report_stream = sys.stdout if request.fixed_stdin is None else sys.stderr
     if request.output_format == "text":
+        from nexo_pkg.cli.common import colour_enabled  # noqa: PLC0415
+
         context = ReportContext(
             colour=colour_enabled(report_stream), rules=rules, summary=not OUTPUT.quiet
         )
@@ -323,12 +312,6 @@ def _parse_fast(arguments: Sequence[str], shared: list[tuple[str, str]]) -> Lint
     return request
 
 
-def _report_failure(error: NexoError) -> int:
-    from nexo_pkg.core.output import report_error  # noqa: PLC0415
-
-    return report_error(error)
-
-
 def fast_lint(arguments: Sequence[str]) -> int | None:
     """Run ``nexo plugin lint ARGUMENTS`` without Typer; ``None`` means "let Typer do it"."""
     shared: list[tuple[str, str]] = []
@@ -345,7 +328,7 @@ def fast_lint(arguments: Sequence[str]) -> int | None:
                 set_verbosity(**{name: True})
         return run_lint(request)
     except NexoError as error:
-        return _report_failure(error)
+        return report_error(error)
 
 
 # -- Typer commands ---------------------------------------------------------------------
@@ -453,7 +436,7 @@ def register(app: typer.Typer) -> None:
         try:
             code = run_lint(request)
         except NexoError as error:
-            code = _report_failure(error)
+            code = report_error(error)
         raise typer.Exit(code)
 
     @app.command("schema")

@@ -10,9 +10,8 @@ from types import FrameType
 
 import typer
 
+from nexo_pkg.cli.main import Interrupted
 from nexo_pkg.core.output import OUTPUT
-
-_EXIT = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated")}
 
 
 def _stop_now(signum: int, frame: FrameType | None) -> None:
@@ -24,9 +23,9 @@ def _stop_now(signum: int, frame: FrameType | None) -> None:
     cleanup: the server writes no files.
     """
     del frame
-    code, word = _EXIT.get(signal.Signals(signum), (128 + signum, "stopped"))
-    os.write(sys.stderr.fileno(), f"\n{word}\n".encode())
-    os._exit(code)
+    stop = Interrupted(signum)
+    os.write(sys.stderr.fileno(), f"\n{stop.line}\n".encode())
+    os._exit(stop.exit_code)
 
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -87,7 +86,7 @@ def register(app: typer.Typer) -> None:
             handler = logging.StreamHandler(sys.stderr)
             handler.setFormatter(OneLineFormatter(LOG_FORMAT))
             logging.basicConfig(level=logging.WARNING, handlers=[handler])
-        for handled in _EXIT:
+        for handled in (signal.SIGINT, signal.SIGTERM):
             signal.signal(handled, _stop_now)
         # Imported here: the other commands must not pay for pygls and lsprotocol.
         from nexo_pkg.lsp.server import serve  # noqa: PLC0415 - lazy import, see above

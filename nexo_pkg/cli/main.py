@@ -15,14 +15,11 @@ from __future__ import annotations
 import signal
 import sys
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nexo_pkg import __version__
 
-if TYPE_CHECKING:
-    import typer
-
-__all__ = ["Interrupted", "build_app", "main"]
+__all__ = ["Interrupted", "main"]
 
 _SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 _SIGNAL_WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
@@ -64,20 +61,14 @@ def install_signal_handlers() -> None:
         signal.signal(handled, _on_signal)
 
 
-def build_app() -> tuple[typer.Typer, typer.Typer]:
-    """The ``nexo`` Typer app and its ``plugin`` sub-app (built once per process)."""
-    from nexo_pkg.cli.app import build_app as build  # noqa: PLC0415 - Typer only when needed
-
-    return build()
-
-
 def __getattr__(name: str) -> Any:
     """``app`` and ``plugin_app`` are built lazily (module attributes of old)."""
-    if name == "app":
-        return build_app()[0]
-    if name == "plugin_app":
-        return build_app()[1]
-    raise AttributeError(name)
+    if name not in {"app", "plugin_app"}:
+        raise AttributeError(name)
+    from nexo_pkg.cli.app import build_app  # noqa: PLC0415 - Typer only when needed
+
+    app, plugin_app = build_app()
+    return app if name == "app" else plugin_app
 
 
 def _dispatch(arguments: list[str]) -> int:
@@ -111,14 +102,10 @@ def main() -> None:
         raise SystemExit(stop.exit_code) from None
     except BrokenPipeError:
         # `nexo plugin list | head -1`: the reader left; that is not an error of ours.
-        _silence_stdout()
+        import os  # noqa: PLC0415
+
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
         raise SystemExit(0) from None
     raise SystemExit(code)
-
-
-def _silence_stdout() -> None:
-    import os  # noqa: PLC0415
-
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
-    os.close(devnull)

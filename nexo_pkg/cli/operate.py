@@ -8,19 +8,21 @@ Only parsing, rendering and exit codes live here; the work is in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import guarded, policy_path, result_line
+from nexo_pkg.cli.common import answer, guarded, policy_path, result_line
 from nexo_pkg.cli.install import _dest, _roots, registry_mirrors
 from nexo_pkg.cli.options import (
     ConfigOption,
     DestOption,
     DryRunOption,
     GitHubApiOption,
+    InstalledIdArgument,
     JsonOption,
     PlainHttpOption,
     RegistryConfigOption,
@@ -33,8 +35,10 @@ from nexo_pkg.core.output import emit_json, say
 from nexo_pkg.core.terminal import printable
 
 if TYPE_CHECKING:
+    from nexo_pkg.install.discovery_edit import EditResult
     from nexo_pkg.install.outdated import LatestLookup, OutdatedEntry
-    from nexo_pkg.install.pipeline import InstallOptions
+    from nexo_pkg.install.pipeline import InstallOptions, ReleaseInfo
+    from nexo_pkg.install.rollback import RollbackResult
 
 
 def _lookups(options: InstallOptions) -> dict[str, LatestLookup]:
@@ -96,46 +100,71 @@ def _render(entries: list[OutdatedEntry]) -> None:
             )
 
 
-def _set_enabled(
-    plugin_id: str, *, enabled: bool, dest: Path | None, config: Path | None, json_output: bool
-) -> None:
-    from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
-    from nexo_pkg.install.config import config_dir  # noqa: PLC0415
-    from nexo_pkg.install.discovery_edit import (  # noqa: PLC0415
-        check_id,
-        discovery_state,
-        set_enabled,
-    )
-    from nexo_pkg.install.store import installed_versions  # noqa: PLC0415
+ENABLE_HELP = """Let the daemon load a plugin again: take it out of discovery.disabled.
 
-    def run() -> Any:
-        check_id(plugin_id)
-        directory = config_dir(config)
-        root = _dest(dest, config)
-        listed = discovery_state(directory)
-        mentioned = plugin_id in listed.disabled or plugin_id in listed.allowlist
-        if not mentioned and not installed_versions(root, plugin_id):
-            # As the daemon's own `ext enable/disable`: an id nobody installed is a typo.
-            raise NexoError(
-                f"plugin {plugin_id!r} is not installed in {root} (see `nexo plugin list`)",
-                kind="not_installed",
-                details={"id": plugin_id},
+Edits plugins/discovery.yaml of the daemon's configuration directory (see --config)
+as the daemon's own `ext enable` edits extensions.yaml, keeping the file's comments
+and layout; when discovery.allowlist is in force, the id is added to it too. The
+daemon reads the file at start. Exit codes: 0 enabled (or already); 1 not installed;
+2 usage or configuration error.
+"""
+DISABLE_HELP = """Keep the daemon from loading a plugin: add it to discovery.disabled.
+
+The plugin stays installed (list shows it as disabled). Edits plugins/discovery.yaml
+of the daemon's configuration directory (see --config), keeping its comments and
+layout. Exit codes: 0 disabled (or already); 1 not installed; 2 usage or
+configuration error.
+"""
+
+
+def _discovery_command(*, enabled: bool) -> Callable[..., None]:
+    """``enable`` or ``disable``: the daemon's discovery lists, edited for one plugin."""
+
+    def command(
+        *,
+        plugin_id: InstalledIdArgument,
+        dest: DestOption = None,
+        config: ConfigOption = None,
+        json_output: JsonOption = False,
+    ) -> None:
+        from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
+        from nexo_pkg.install.config import config_dir  # noqa: PLC0415
+        from nexo_pkg.install.discovery_edit import (  # noqa: PLC0415
+            check_id,
+            discovery_state,
+            set_enabled,
+        )
+        from nexo_pkg.install.store import installed_versions  # noqa: PLC0415
+
+        def run() -> EditResult:
+            check_id(plugin_id)
+            directory = config_dir(config)
+            root = _dest(dest, config)
+            listed = discovery_state(directory)
+            mentioned = plugin_id in listed.disabled or plugin_id in listed.allowlist
+            if not mentioned and not installed_versions(root, plugin_id):
+                # As the daemon's own `ext enable/disable`: an id nobody installed is a typo.
+                raise NexoError(
+                    f"plugin {plugin_id!r} is not installed in {root} (see `nexo plugin list`)",
+                    kind="not_installed",
+                    details={"id": plugin_id},
+                )
+            return set_enabled(directory, plugin_id, enabled=enabled)
+
+        def show(result: EditResult) -> None:
+            verb = "enabled" if enabled else "disabled"
+            if not result.changed:
+                say(f"{printable(plugin_id)} is already {verb} in {printable(result.path)}.")
+                return
+            extra = " (added to discovery.allowlist)" if result.allowlisted else ""
+            say(
+                f"{printable(plugin_id)} {verb} in {printable(result.path)}{extra}; the daemon "
+                "applies it at its next start."
             )
-        return set_enabled(directory, plugin_id, enabled=enabled)
 
-    result = guarded(run, json_output=json_output)
-    if json_output:
-        emit_json(result.to_json())
-        return
-    verb = "enabled" if enabled else "disabled"
-    if not result.changed:
-        say(f"{printable(plugin_id)} is already {verb} in {printable(result.path)}.")
-        return
-    extra = " (added to discovery.allowlist)" if result.allowlisted else ""
-    say(
-        f"{printable(plugin_id)} {verb} in {printable(result.path)}{extra}; the daemon "
-        "applies it at its next start."
-    )
+        answer(run, json_output=json_output, show=show)
+
+    return command
 
 
 def _registry_targets(pinned: str, options: InstallOptions) -> tuple[tuple[str, str], ...]:
@@ -154,15 +183,14 @@ NEXO_VERSION_ENV = "NEXO_DAEMON_VERSION"
 
 
 def _daemon_version(flag: str | None) -> tuple[str | None, str]:
-    """The version of the daemon the plugins are for, and where it came from."""
-    import os  # noqa: PLC0415
+    """The version of the daemon the plugins are for, and where it came from; ``usage`` for
+    one that is no version, as ``install`` and ``lock`` refuse it."""
+    from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
 
-    if flag:
-        return flag, "--nexo-version"
-    value = os.environ.get(NEXO_VERSION_ENV, "").strip()
-    if value:
-        return value, NEXO_VERSION_ENV
-    return None, "unknown (give --nexo-version or NEXO_DAEMON_VERSION)"
+    found = daemon_version(flag)
+    if found is None:
+        return None, f"unknown (give --nexo-version or {NEXO_VERSION_ENV})"
+    return found.version, found.source
 
 
 def _handshake(timeout_ms: int, nexo_version: str | None) -> Any:
@@ -259,7 +287,7 @@ def register(app: typer.Typer) -> None:
         2 usage or configuration error.
         """
 
-        def run() -> Any:
+        def run() -> ReleaseInfo:
             from nexo_pkg.install.pipeline import (  # noqa: PLC0415
                 InstallOptions,
                 release_info,
@@ -288,27 +316,26 @@ def register(app: typer.Typer) -> None:
                 shown = replace(shown, targets=_registry_targets(pinned, options))
             return shown
 
-        info = guarded(run, json_output=json_output)
-        if json_output:
-            emit_json(info.to_json())
-            return
-        document = info.to_json()
-        signature = document["signature"]
-        signer = signature.get("identity") or signature.get("status")
-        rows = [
-            ("Plugin", f"{document['id']} {document['version']}"),
-            ("Release", document["tag"] or "-"),
-            ("Targets", ", ".join(entry["target"] for entry in document["targets"])),
-            ("Asset", f"{document['asset']} ({document['host_target']})"),
-            ("sha256", document["sha256"]),
-            ("Checksums", ", ".join(document["checksums"]) or "-"),
-            ("Signer", f"{signer} ({signature.get('status')})"),
-            ("min_nexo", document["min_nexo_version"] or "-"),
-        ]
-        for label, value in rows:
-            result_line(printable(f"{label + ':':<11} {value}"))
-        for message in info.plan.warnings:
-            say(f"warning: {printable(message)}")
+        def show(info: ReleaseInfo) -> None:
+            document = info.to_json()
+            signature = document["signature"]
+            signer = signature.get("identity") or signature.get("status")
+            rows = [
+                ("Plugin", f"{document['id']} {document['version']}"),
+                ("Release", document["tag"] or "-"),
+                ("Targets", ", ".join(entry["target"] for entry in document["targets"])),
+                ("Asset", f"{document['asset']} ({document['host_target']})"),
+                ("sha256", document["sha256"]),
+                ("Checksums", ", ".join(document["checksums"]) or "-"),
+                ("Signer", f"{signer} ({signature.get('status')})"),
+                ("min_nexo", document["min_nexo_version"] or "-"),
+            ]
+            for label, value in rows:
+                result_line(printable(f"{label + ':':<11} {value}"))
+            for message in info.plan.warnings:
+                say(f"warning: {printable(message)}")
+
+        answer(run, json_output=json_output, show=show)
 
     @app.command("doctor")
     def doctor_command(
@@ -347,7 +374,9 @@ def register(app: typer.Typer) -> None:
         """
         from nexo_pkg.install.config import config_dir  # noqa: PLC0415
 
-        version, version_source = _daemon_version(nexo_version)
+        version, version_source = guarded(
+            lambda: _daemon_version(nexo_version), json_output=json_output
+        )
 
         def run() -> Any:
             from nexo_pkg.fleet.doctor import diagnose  # noqa: PLC0415
@@ -389,40 +418,8 @@ def register(app: typer.Typer) -> None:
             )
         raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILURE)
 
-    @app.command("enable")
-    def enable_command(
-        *,
-        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
-        dest: DestOption = None,
-        config: ConfigOption = None,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Let the daemon load a plugin again: take it out of discovery.disabled.
-
-        Edits plugins/discovery.yaml of the daemon's configuration directory (see --config)
-        as the daemon's own `ext enable` edits extensions.yaml, keeping the file's comments
-        and layout; when discovery.allowlist is in force, the id is added to it too. The
-        daemon reads the file at start. Exit codes: 0 enabled (or already); 1 not installed;
-        2 usage or configuration error.
-        """
-        _set_enabled(plugin_id, enabled=True, dest=dest, config=config, json_output=json_output)
-
-    @app.command("disable")
-    def disable_command(
-        *,
-        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
-        dest: DestOption = None,
-        config: ConfigOption = None,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Keep the daemon from loading a plugin: add it to discovery.disabled.
-
-        The plugin stays installed (list shows it as disabled). Edits plugins/discovery.yaml
-        of the daemon's configuration directory (see --config), keeping its comments and
-        layout. Exit codes: 0 disabled (or already); 1 not installed; 2 usage or
-        configuration error.
-        """
-        _set_enabled(plugin_id, enabled=False, dest=dest, config=config, json_output=json_output)
+    app.command("enable", help=ENABLE_HELP)(_discovery_command(enabled=True))
+    app.command("disable", help=DISABLE_HELP)(_discovery_command(enabled=False))
 
     @app.command("outdated")
     def outdated_command(
@@ -479,12 +476,8 @@ def register(app: typer.Typer) -> None:
         failed = any(entry.status == "failed" for entry in entries)
         stale = any(entry.is_outdated for entry in entries)
         if json_output:
-            document: dict[str, Any] = {
-                "ok": not failed,
-                "outdated": stale,
-                "plugins": [entry.to_json() for entry in entries],
-            }
-            emit_json(document)
+            plugins = [entry.to_json() for entry in entries]
+            emit_json({"ok": not failed, "outdated": stale, "plugins": plugins})
         else:
             _render(entries)
         raise typer.Exit(EXIT_FAILURE if failed or (exit_code and stale) else EXIT_OK)
@@ -492,7 +485,7 @@ def register(app: typer.Typer) -> None:
     @app.command("rollback")
     def rollback_command(
         *,
-        plugin_id: Annotated[str, typer.Argument(metavar="ID", help="Id of an installed plugin.")],
+        plugin_id: InstalledIdArgument,
         dest: DestOption = None,
         config: ConfigOption = None,
         dry_run: DryRunOption = False,
@@ -507,17 +500,18 @@ def register(app: typer.Typer) -> None:
         Exit codes: 0 rolled back; 1 nothing kept or the kept tree changed; 2 usage error.
         """
 
-        def run() -> Any:
+        def run() -> RollbackResult:
             from nexo_pkg.install.rollback import rollback  # noqa: PLC0415
 
             return rollback(_dest(dest, config), plugin_id, dry_run=dry_run)
 
-        result = guarded(run, json_output=json_output)
-        if json_output:
-            emit_json(result.to_json())
-            return
-        before = f" (from {result.from_version})" if result.from_version else ""
-        verb = "Would roll back" if result.dry_run else "Rolled back"
-        say(
-            printable(f"{verb} {result.plugin_id} to {result.to_version}{before} at {result.path}.")
-        )
+        def show(result: RollbackResult) -> None:
+            before = f" (from {result.from_version})" if result.from_version else ""
+            verb = "Would roll back" if result.dry_run else "Rolled back"
+            say(
+                printable(
+                    f"{verb} {result.plugin_id} to {result.to_version}{before} at {result.path}."
+                )
+            )
+
+        answer(run, json_output=json_output, show=show)

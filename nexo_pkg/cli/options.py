@@ -1,7 +1,7 @@
 """The options several commands share, declared once so their flags and help stay in step.
 
-A command module imports its options from here; an option only one command has is declared
-beside that command.
+A command module imports its options (and arguments) from here; an option only one command
+has is declared beside that command.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.net.bounded import DEFAULT_TIMEOUT_SECONDS, SLOW_NOTICE_SECONDS
 
 DEST_HELP = (
@@ -110,3 +111,11 @@ PlainHttpOption = Annotated[
     bool,
     typer.Option("--plain-http", help="HTTP, not HTTPS, for a loopback registry (oci:// sources)."),
 ]
+InstalledIdArgument = Annotated[
+    str,
+    typer.Argument(metavar="ID", help="Id of an installed plugin.", autocompletion=installed_ids),
+]
+RegistryReferenceArgument = Annotated[
+    str, typer.Argument(metavar="REFERENCE", help="oci://HOST/NS/NAME[:TAG]")
+]
+TrustTargetArgument = Annotated[str, typer.Argument(metavar="OWNER[/REPO]")]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nexo_pkg.cli.common import fail, stderr_supports_colour
+from nexo_pkg.cli.common import colour_enabled, fail
 from nexo_pkg.cli.options import JsonOption
 from nexo_pkg.core.diagnostics import FileResult
 from nexo_pkg.core.errors import NexoError
@@ -24,7 +24,7 @@ def show_diagnostics(result: FileResult) -> None:
         return
     from nexo_pkg.lint.reporters import ReportContext, render_text  # noqa: PLC0415
 
-    sys.stderr.write(render_text([result], ReportContext(colour=stderr_supports_colour())))
+    sys.stderr.write(render_text([result], ReportContext(colour=colour_enabled(sys.stderr))))
 
 
 def limit_warnings(tarball_size: int, stats: ArchiveStats) -> list[str]:
@@ -38,14 +38,12 @@ def limit_warnings(tarball_size: int, stats: ArchiveStats) -> list[str]:
         ("its largest file", stats.largest_file, limits.max_entry, "--max-entry-size"),
         ("its member count", stats.entries, limits.max_entries, "--max-entries"),
     ]
-    found = []
-    for what, value, limit, flag in checks:
-        if value > limit:
-            found.append(
-                f"{what} ({value:,}) exceeds what `nexo plugin install` accepts by default "
-                f"({limit:,}); installing it needs {flag}, or trim the plugin"
-            )
-    return found
+    return [
+        f"{what} ({value:,}) exceeds what `nexo plugin install` accepts by default "
+        f"({limit:,}); installing it needs {flag}, or trim the plugin"
+        for what, value, limit, flag in checks
+        if value > limit
+    ]
 
 
 def register(app: typer.Typer) -> None:
@@ -118,10 +116,9 @@ def register(app: typer.Typer) -> None:
         )
         try:
             result = pack(options)
-        except ManifestLintError as error:
-            show_diagnostics(error.result)
-            fail(error, json_output=json_output)
         except NexoError as error:
+            if isinstance(error, ManifestLintError):
+                show_diagnostics(error.result)
             fail(error, json_output=json_output)
         show_diagnostics(result.lint)
         for note in result.notes:
@@ -141,17 +138,10 @@ def register(app: typer.Typer) -> None:
         if check:
             from nexo_pkg.cli.check import check_after  # noqa: PLC0415
 
-            try:
-                report = check_after(Path(tarball.path))
-            except NexoError as error:
-                fail(error, json_output=json_output)
-            document["check"] = report.to_json()
-            passed = report.ok
+            failure = "the packed plugin failed the handshake checks"
+            passed = check_after(Path(tarball.path), document, failure, json_output=json_output)
             if not passed:
-                document["ok"] = False
-                document["kind"] = "check_failed"
-                document["error"] = "the packed plugin failed the handshake checks"
-                say("error: the packed plugin failed the handshake checks")
+                say(f"error: {failure}")
         if json_output:
             emit_json(document)
         if not passed:

@@ -11,23 +11,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import (
-    confirm,
-    exit_with,
-    guarded,
-    interactive,
-    policy_path,
-    result_line,
-)
+from nexo_pkg.cli.common import confirm_or_refuse, guarded, policy_path, result_line
 from nexo_pkg.cli.options import (
     ConfigOption,
     GitHubApiOption,
     JsonOption,
     TimeoutOption,
     TrustedKeysOption,
+    TrustTargetArgument,
     YesOption,
 )
-from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.output import emit_json, say
 from nexo_pkg.core.terminal import printable
 
@@ -57,63 +51,6 @@ def _split_target(text: str) -> tuple[str, str | None]:
     return owner, repo or None
 
 
-def _add(
-    target: str,
-    *,
-    identity: str | None,
-    identity_regexp: str | None,
-    issuer: str | None,
-    signer_workflow: str | None,
-    mode: str | None,
-    allow_republish: bool,
-    tag: str | None,
-    policy_path: Path,
-    api_url: str | None,
-    yes: bool,
-    json_output: bool,
-    timeout: float | None = None,
-) -> dict[str, Any]:
-    from nexo_pkg.trust.commands import (  # noqa: PLC0415
-        chosen_author,
-        needs_release_signer,
-        record_author,
-        with_overrides,
-    )
-    from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
-    from nexo_pkg.trust.suggest import author_entry_toml  # noqa: PLC0415
-
-    owner, repo = _split_target(target)
-    policy = load_policy(policy_path, explicit=False)
-    seen: dict[str, Any] | None = None
-    if needs_release_signer(repo, identity, identity_regexp) and repo is not None:
-        from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
-        from nexo_pkg.sources.context import NetworkChoices, SourceContext  # noqa: PLC0415
-        from nexo_pkg.sources.releases import read_release_signer  # noqa: PLC0415
-
-        network = NetworkChoices(github_api_url=api_url, http_timeout=timeout)
-        notice = None if json_output else say
-        with SourceContext(nexo_home_from_env(), network, notice=notice) as context:
-            seen = read_release_signer(context, owner, repo, tag, trusted_root=policy.trusted_root)
-    author = chosen_author(
-        owner, repo, identity=identity, identity_regexp=identity_regexp, issuer=issuer, seen=seen
-    )
-    author = with_overrides(
-        author,
-        issuer=issuer,
-        signer_workflow=signer_workflow,
-        mode=mode,
-        allow_republish=allow_republish,
-    )
-    if not json_output:
-        _show_entry(author_entry_toml(author), policy_path, seen, owner, repo)
-    if not yes:
-        if not interactive():
-            raise UsageError("not a terminal: pass --yes to write the entry")
-        if not confirm("Trust this signer?"):
-            raise NexoError("nothing was changed", kind="cancelled")
-    return record_author(policy_path, author, seen)
-
-
 def _show_entry(
     entry: str, policy_path: Path, seen: dict[str, Any] | None, owner: str, repo: str | None
 ) -> None:
@@ -135,45 +72,6 @@ def _show_entry(
         say(f"  {printable(line)}")
 
 
-def _verify(
-    file: Path,
-    *,
-    bundle: Path | None,
-    repo_text: str | None,
-    owner_text: str | None,
-    signer_workflow: str | None,
-    issuer: str | None,
-    tag: str | None,
-    trusted_keys: Path | None,
-    config: Path | None = None,
-) -> tuple[SignatureOutcome, TrustPolicy, str | None, str | None]:
-    from nexo_pkg.trust.commands import verification_policy, verify_file  # noqa: PLC0415
-    from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
-
-    if repo_text is not None and owner_text is not None:
-        raise UsageError("--repo and --owner exclude each other")
-    owner: str | None = owner_text
-    repo: str | None = None
-    if repo_text is not None:
-        owner, repo = _split_target(repo_text)
-        if repo is None:
-            raise UsageError("--repo takes OWNER/REPO")
-    elif owner_text is not None:
-        owner, _ = _split_target(owner_text)
-    if not file.is_file():
-        raise UsageError(f"{file} is not a file")
-    if bundle is not None and not bundle.exists():
-        raise UsageError(f"--bundle {bundle} does not exist")
-    loaded = None
-    if trusted_keys is not None or owner is None:
-        loaded = load_policy(policy_path(config, trusted_keys), explicit=trusted_keys is not None)
-    policy = verification_policy(
-        loaded, owner=owner, repo=repo, signer_workflow=signer_workflow, issuer=issuer
-    )
-    outcome = verify_file(file, bundle=bundle, policy=policy, owner=owner, repo=repo, tag=tag)
-    return outcome, policy, owner, repo
-
-
 def register(app: typer.Typer) -> None:
     """Add the ``trust`` command group to the ``plugin`` app."""
     trust_app = typer.Typer(
@@ -189,7 +87,7 @@ def register(app: typer.Typer) -> None:
     @trust_app.command("add")
     def add_command(
         *,
-        target: Annotated[str, typer.Argument(metavar="OWNER[/REPO]")],
+        target: TrustTargetArgument,
         identity_regexp: Annotated[
             str | None,
             typer.Option("--identity-regexp", help="Trust this identity pattern (RE2)."),
@@ -220,24 +118,56 @@ def register(app: typer.Typer) -> None:
         json_output: JsonOption = False,
     ) -> None:
         """Trust a signer: the one of OWNER/REPO's newest release, or the one named."""
-        document = guarded(
-            lambda: _add(
-                target,
+        from nexo_pkg.trust.commands import (  # noqa: PLC0415
+            chosen_author,
+            needs_release_signer,
+            record_author,
+            with_overrides,
+        )
+        from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
+        from nexo_pkg.trust.suggest import author_entry_toml  # noqa: PLC0415
+
+        def run() -> dict[str, Any]:
+            path = policy_path(config, trusted_keys)
+            owner, repo = _split_target(target)
+            policy = load_policy(path, explicit=False)
+            seen: dict[str, Any] | None = None
+            if needs_release_signer(repo, identity, identity_regexp) and repo is not None:
+                from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
+                from nexo_pkg.sources.context import NetworkChoices, SourceContext  # noqa: PLC0415
+                from nexo_pkg.sources.releases import read_release_signer  # noqa: PLC0415
+
+                network = NetworkChoices(github_api_url=github_api_url, http_timeout=timeout)
+                notice = None if json_output else say
+                with SourceContext(nexo_home_from_env(), network, notice=notice) as context:
+                    seen = read_release_signer(
+                        context, owner, repo, tag, trusted_root=policy.trusted_root
+                    )
+            author = chosen_author(
+                owner,
+                repo,
                 identity=identity,
                 identity_regexp=identity_regexp,
+                issuer=oidc_issuer,
+                seen=seen,
+            )
+            author = with_overrides(
+                author,
                 issuer=oidc_issuer,
                 signer_workflow=signer_workflow,
                 mode=mode,
                 allow_republish=allow_republish,
-                tag=tag,
-                policy_path=policy_path(config, trusted_keys),
-                api_url=github_api_url,
-                yes=yes,
-                json_output=json_output,
-                timeout=timeout,
-            ),
-            json_output=json_output,
-        )
+            )
+            if not json_output:
+                _show_entry(author_entry_toml(author), path, seen, owner, repo)
+            confirm_or_refuse(
+                yes,
+                "Trust this signer?",
+                no_terminal="not a terminal: pass --yes to write the entry",
+            )
+            return record_author(path, author, seen)
+
+        document = guarded(run, json_output=json_output)
         if json_output:
             emit_json(document)
         elif document["added"]:
@@ -288,7 +218,7 @@ def register(app: typer.Typer) -> None:
     @trust_app.command("remove")
     def remove_command(
         *,
-        target: Annotated[str, typer.Argument(metavar="OWNER[/REPO]")],
+        target: TrustTargetArgument,
         trusted_keys: TrustedKeysOption = None,
         config: ConfigOption = None,
         yes: YesOption = False,
@@ -299,11 +229,11 @@ def register(app: typer.Typer) -> None:
 
         def run() -> dict[str, Any]:
             owner, repo = _split_target(target)
-            if not yes and not interactive():
-                raise UsageError("not a terminal: pass --yes to remove entries")
-            question = f"Remove the entries for {printable(target)}?"
-            if not yes and not confirm(question):
-                raise NexoError("nothing was changed", kind="cancelled")
+            confirm_or_refuse(
+                yes,
+                f"Remove the entries for {printable(target)}?",
+                no_terminal="not a terminal: pass --yes to remove entries",
+            )
             return remove_entries(policy_path(config, trusted_keys), owner, repo, target)
 
         document = guarded(run, json_output=json_output)
@@ -337,20 +267,40 @@ def register(app: typer.Typer) -> None:
         json_output: JsonOption = False,
     ) -> None:
         """Check FILE against its signature material exactly as install would."""
-        outcome, policy, bound_owner, bound_repo = guarded(
-            lambda: _verify(
-                file,
-                bundle=bundle,
-                repo_text=repo,
-                owner_text=owner,
+        from nexo_pkg.trust.commands import verification_policy, verify_file  # noqa: PLC0415
+        from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
+
+        def run() -> tuple[SignatureOutcome, TrustPolicy, str | None, str | None]:
+            if repo is not None and owner is not None:
+                raise UsageError("--repo and --owner exclude each other")
+            bound_owner, bound_repo = owner, None
+            if repo is not None:
+                bound_owner, bound_repo = _split_target(repo)
+                if bound_repo is None:
+                    raise UsageError("--repo takes OWNER/REPO")
+            elif owner is not None:
+                bound_owner, _ = _split_target(owner)
+            if not file.is_file():
+                raise UsageError(f"{file} is not a file")
+            if bundle is not None and not bundle.exists():
+                raise UsageError(f"--bundle {bundle} does not exist")
+            loaded = None
+            if trusted_keys is not None or bound_owner is None:
+                explicit = trusted_keys is not None
+                loaded = load_policy(policy_path(config, trusted_keys), explicit=explicit)
+            policy = verification_policy(
+                loaded,
+                owner=bound_owner,
+                repo=bound_repo,
                 signer_workflow=signer_workflow,
                 issuer=oidc_issuer,
-                tag=tag,
-                trusted_keys=trusted_keys,
-                config=config,
-            ),
-            json_output=json_output,
-        )
+            )
+            outcome = verify_file(
+                file, bundle=bundle, policy=policy, owner=bound_owner, repo=bound_repo, tag=tag
+            )
+            return outcome, policy, bound_owner, bound_repo
+
+        outcome, policy, bound_owner, bound_repo = guarded(run, json_output=json_output)
         if json_output:
             emit_json(
                 {
@@ -363,7 +313,7 @@ def register(app: typer.Typer) -> None:
                     "repo": bound_repo,
                 }
             )
-            exit_with(0)
+            return
         # The file name, the material's name and everything the certificate says: escaped.
         # The report is the command's result: stdout, as `plugin verify`'s.
         result_line(printable(f"{file.name}: verified ({outcome.scheme}, {outcome.material})"))

@@ -11,17 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = [
-    "DOCS_URL",
-    "Diagnostic",
-    "FileResult",
-    "Position",
-    "Rule",
-    "Severity",
-    "Span",
-    "first_of_errors",
-]
-
 Severity = Literal["error", "warning"]
 
 DOCS_URL = "https://github.com/nexo-pkg/nexo-pkg/blob/main/docs/rules.md"

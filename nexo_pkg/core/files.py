@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import stat
 import tempfile
@@ -32,19 +33,6 @@ from typing import BinaryIO
 
 from nexo_pkg.core.durable import fsync_dir
 from nexo_pkg.core.errors import ConfigError, NexoError
-
-__all__ = [
-    "FileTooLargeError",
-    "NotRegularFileError",
-    "open_lock_file",
-    "open_regular",
-    "read_capped_bytes",
-    "read_config_bytes",
-    "read_config_file",
-    "read_regular_bytes",
-    "write_config_file",
-    "write_file_atomically",
-]
 
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
@@ -193,3 +181,13 @@ def write_config_file(path: Path, data: bytes, *, mode: int = 0o644) -> None:
         write_file_atomically(path, data, mode=mode)
     except OSError as exc:
         raise NexoError(f"cannot write {path}: {exc.strerror or exc}", kind="io") from exc
+
+
+def sha256_file(path: Path) -> str:
+    """The SHA-256 of the file at ``path`` (hex), streamed so memory stays flat in its size;
+    ``OSError`` when it cannot be read."""
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for chunk in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

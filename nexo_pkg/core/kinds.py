@@ -17,8 +17,6 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Self
 
-__all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "ErrorKind", "errors_markdown", "exit_code_of"]
-
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2

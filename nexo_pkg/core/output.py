@@ -18,17 +18,6 @@ from typing import Any
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.terminal import printable
 
-__all__ = [
-    "OUTPUT",
-    "OutputSettings",
-    "emit_json",
-    "error_line",
-    "report_error",
-    "say",
-    "say_once",
-    "warn",
-]
-
 
 @dataclass
 class OutputSettings:

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CONTROL_CHARACTERS", "printable", "shown", "toml_string"]
-
 CONTROL_CHARACTERS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 """C0 control characters except tab and line feed, DEL, and C1 control characters: what a
 terminal may act on (escape sequences, carriage return, bell) rather than print."""

@@ -30,18 +30,6 @@ from nexo_pkg.core.terminal import toml_string
 KeyPath = tuple[str | int, ...]
 SpanPart = Literal["key", "value"]
 
-__all__ = [
-    "Duplicate",
-    "KeyPath",
-    "SpanMap",
-    "SpanPart",
-    "TomlSyntax",
-    "format_key_path",
-    "point_span",
-    "scan_spans",
-    "syntax_error",
-]
-
 _BARE_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _SCALAR_STOP = frozenset(",]}#\n\r")
 MAX_NESTING = 256
@@ -248,6 +236,14 @@ class _Scanner:
                 index += 1
         raise _ScanError(start)
 
+    def _past_closing_quotes(self, end: int, quote: str) -> int:
+        """The end of a multi-line string whose closing delimiter ends at ``end``: up to two
+        more quotes may sit right before the delimiter, and belong to the string."""
+        limit = min(end + 2, self.length)
+        while end < limit and self.text[end] == quote:
+            end += 1
+        return end
+
     def _scalar_end(self, start: int) -> int:
         """End offset (exclusive) of the scalar value opening at ``start``."""
         text, length = self.text, self.length
@@ -257,13 +253,7 @@ class _Scanner:
                 if text[index] == "\\":
                     index += 2
                 elif text.startswith('"""', index):
-                    end = index + 3
-                    # Up to two quotes may sit right before the closing delimiter.
-                    extra = 0
-                    while extra < 2 and end < length and text[end] == '"':
-                        end += 1
-                        extra += 1
-                    return end
+                    return self._past_closing_quotes(index + 3, '"')
                 else:
                     index += 1
             raise _ScanError(start)
@@ -271,12 +261,7 @@ class _Scanner:
             close = text.find("'''", start + 3)
             if close == -1:
                 raise _ScanError(start)
-            end = close + 3
-            extra = 0
-            while extra < 2 and end < length and text[end] == "'":
-                end += 1
-                extra += 1
-            return end
+            return self._past_closing_quotes(close + 3, "'")
         char = text[start]
         if char == '"':
             return self._basic_string_end(start)
@@ -315,25 +300,18 @@ class _Scanner:
             closed = False
             if char in "[{" and len(stack) >= MAX_NESTING:
                 raise _ScanError(self.index)
-            if char == "[":
-                frame = _Frame(current, self.index, is_array=True)
+            if char in "[{":
+                frame = _Frame(current, self.index, is_array=char == "[")
                 stack.append(frame)
                 self.index += 1
-                self._skip_space_and_comments()
-                if self.index < self.length and text[self.index] == "]":
+                if frame.is_array:
+                    self._skip_space_and_comments()
+                else:
+                    self._skip_inline_space()
+                if self.index < self.length and text[self.index] == frame.closer:
                     closed = True
                 else:
-                    current = frame.next_item()
-                    continue
-            elif char == "{":
-                frame = _Frame(current, self.index, is_array=False)
-                stack.append(frame)
-                self.index += 1
-                self._skip_inline_space()
-                if self.index < self.length and text[self.index] == "}":
-                    closed = True
-                else:
-                    current = self._inline_key(frame.path)
+                    current = frame.next_item() if frame.is_array else self._inline_key(frame.path)
                     continue
             else:
                 start = self.index
@@ -356,7 +334,7 @@ class _Scanner:
                 if self.index >= self.length:
                     raise _ScanError(self.index)
                 char = text[self.index]
-                if char == ("]" if frame.is_array else "}"):
+                if char == frame.closer:
                     closed = True
                     continue
                 if char != ",":
@@ -382,7 +360,8 @@ class _Scanner:
             self.keys[path] = (start, end)
 
     def _inline_key(self, table: KeyPath) -> KeyPath:
-        """Scan ``key.path =`` inside an inline table; leave the offset at the value."""
+        """Scan ``key.path =`` under ``table`` (a statement's key, or one inside an inline
+        table); leave the offset at the value."""
         segments = self._dotted_key()
         path = self._record_key(table, segments)
         self._skip_inline_space()
@@ -448,12 +427,7 @@ class _Scanner:
             if text[self.index] == "[":
                 table = self._header()
             else:
-                segments = self._dotted_key()
-                path = self._record_key(table, segments)
-                self._skip_inline_space()
-                self._expect("=")
-                self._skip_inline_space()
-                self._value(path)
+                self._value(self._inline_key(table))
             # Only a comment may follow a statement on its line.
             self._skip_inline_space()
             if self.index < self.length and text[self.index] not in "#\r\n":
@@ -468,6 +442,10 @@ class _Frame:
     start: int
     is_array: bool
     next_index: int = 0
+
+    @property
+    def closer(self) -> str:
+        return "]" if self.is_array else "}"
 
     def next_item(self) -> KeyPath:
         path = (*self.path, self.next_index)
@@ -570,24 +548,21 @@ def syntax_error(text: str, error: tomllib.TOMLDecodeError) -> TomlSyntax:
     return TomlSyntax(raw[: match.start()], span)
 
 
+_TYPE_NAMES: tuple[tuple[type, str], ...] = (
+    (bool, "a boolean"),  # before int: a bool is an int to isinstance
+    (int, "an integer"),
+    (float, "a float"),
+    (str, "a string"),
+    (list, "an array"),
+    (dict, "a table"),
+    (datetime.datetime, "a date-time"),  # before date, its base class
+    (datetime.date, "a date"),
+    (datetime.time, "a time"),
+)
+
+
 def toml_type_name(value: object) -> str:
     """The TOML word for the type of a parsed value, with its article."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        return "a float"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "a table"
-    if isinstance(value, datetime.datetime):
-        return "a date-time"
-    if isinstance(value, datetime.date):
-        return "a date"
-    if isinstance(value, datetime.time):
-        return "a time"
-    return type(value).__name__
+    return next(
+        (name for kind, name in _TYPE_NAMES if isinstance(value, kind)), type(value).__name__
+    )

@@ -16,19 +16,9 @@ Parse failures raise :class:`VersionError` whose message follows the crate's wor
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from enum import Enum
-
-__all__ = [
-    "Comparator",
-    "Op",
-    "Prerelease",
-    "Version",
-    "VersionError",
-    "VersionReq",
-    "parse_version",
-    "parse_version_req",
-]
 
 _U64_MAX = 2**64 - 1
 # The crate refuses requirements with more comparators than this.
@@ -60,6 +50,7 @@ def _unexpected_char(position: str, char: str) -> VersionError:
     return VersionError(f"unexpected character {_quoted(char)} while parsing {position}")
 
 
+@functools.total_ordering
 @dataclass(frozen=True)
 class Prerelease:
     """A pre-release tag (``alpha.1``), ordered by SemVer precedence; empty means a release.
@@ -78,25 +69,13 @@ class Prerelease:
     def _key(self) -> tuple[int, tuple[tuple[int, int, str], ...]]:
         if not self.text:
             return (1, ())
-        parts: list[tuple[int, int, str]] = []
-        for part in self.text.split("."):
-            if part.isdigit():
-                parts.append((0, int(part), ""))
-            else:
-                parts.append((1, 0, part))
-        return (0, tuple(parts))
+        return (
+            0,
+            tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in self.text.split(".")),
+        )
 
     def __lt__(self, other: Prerelease) -> bool:
         return self._key() < other._key()
-
-    def __le__(self, other: Prerelease) -> bool:
-        return self._key() <= other._key()
-
-    def __gt__(self, other: Prerelease) -> bool:
-        return self._key() > other._key()
-
-    def __ge__(self, other: Prerelease) -> bool:
-        return self._key() >= other._key()
 
     def __str__(self) -> str:
         return self.text
@@ -209,13 +188,13 @@ def _matches_operator(comparator: Comparator, version: Version) -> bool:
     if op in (Op.EXACT, Op.WILDCARD):
         return _matches_exact(comparator, version)
     if op is Op.GREATER:
-        return _matches_greater(comparator, version)
+        return _order(comparator, version) > 0
     if op is Op.GREATER_EQ:
-        return _matches_exact(comparator, version) or _matches_greater(comparator, version)
+        return _matches_exact(comparator, version) or _order(comparator, version) > 0
     if op is Op.LESS:
-        return _matches_less(comparator, version)
+        return _order(comparator, version) < 0
     if op is Op.LESS_EQ:
-        return _matches_exact(comparator, version) or _matches_less(comparator, version)
+        return _matches_exact(comparator, version) or _order(comparator, version) < 0
     if op is Op.TILDE:
         return _matches_tilde(comparator, version)
     return _matches_caret(comparator, version)
@@ -231,32 +210,19 @@ def _matches_exact(comparator: Comparator, version: Version) -> bool:
     return version.pre == comparator.pre
 
 
-def _matches_greater(comparator: Comparator, version: Version) -> bool:
-    if version.major != comparator.major:
-        return version.major > comparator.major
-    if comparator.minor is None:
-        return False
-    if version.minor != comparator.minor:
-        return version.minor > comparator.minor
-    if comparator.patch is None:
-        return False
-    if version.patch != comparator.patch:
-        return version.patch > comparator.patch
-    return version.pre > comparator.pre
-
-
-def _matches_less(comparator: Comparator, version: Version) -> bool:
-    if version.major != comparator.major:
-        return version.major < comparator.major
-    if comparator.minor is None:
-        return False
-    if version.minor != comparator.minor:
-        return version.minor < comparator.minor
-    if comparator.patch is None:
-        return False
-    if version.patch != comparator.patch:
-        return version.patch < comparator.patch
-    return version.pre < comparator.pre
+def _order(comparator: Comparator, version: Version) -> int:
+    """1 when ``version`` is above ``comparator``, -1 below, 0 when neither: equal on every
+    part the comparator names (a part it leaves out ends the comparison)."""
+    for mine, theirs in (
+        (version.major, comparator.major),
+        (version.minor, comparator.minor),
+        (version.patch, comparator.patch),
+    ):
+        if theirs is None:
+            return 0
+        if mine != theirs:
+            return 1 if mine > theirs else -1
+    return 1 if version.pre > comparator.pre else -1 if version.pre < comparator.pre else 0
 
 
 def _matches_tilde(comparator: Comparator, version: Version) -> bool:
@@ -371,6 +337,19 @@ def _raise_after(position: str, char: str) -> str:
     raise VersionError(f"unexpected character {_quoted(char)} after {_POSITION_NAMES[position]}")
 
 
+def _pre_and_build(text: str, position: str) -> tuple[str, str, str, str]:
+    """Split off ``-pre`` and ``+build`` after a patch number: both (empty when absent), the
+    last position parsed and the rest."""
+    parts = {"pre": "", "build": ""}
+    for sign, part in (("-", "pre"), ("+", "build")):
+        if text.startswith(sign):
+            position = part
+            parts[part], text = _identifier(text[1:], position)
+            if not parts[part]:
+                raise VersionError(f"empty identifier segment in {_POSITION_NAMES[part]}")
+    return parts["pre"], parts["build"], position, text
+
+
 def parse_version(text: str) -> Version:
     """Parse a strict SemVer 2.0 version (``1.2.3-rc.1+build``).
 
@@ -387,18 +366,7 @@ def parse_version(text: str) -> Version:
     rest = _dot(rest, position)
     position = "patch"
     patch, rest = _numeric(rest, position)
-    pre = ""
-    build = ""
-    if rest.startswith("-"):
-        position = "pre"
-        pre, rest = _identifier(rest[1:], position)
-        if not pre:
-            raise VersionError("empty identifier segment in pre-release identifier")
-    if rest.startswith("+"):
-        position = "build"
-        build, rest = _identifier(rest[1:], position)
-        if not build:
-            raise VersionError("empty identifier segment in build metadata")
+    pre, build, position, rest = _pre_and_build(rest, position)
     if rest:
         _raise_after(position, rest[0])
     return Version(major, minor, patch, Prerelease(pre), build)
@@ -463,16 +431,8 @@ def _comparator(text: str) -> tuple[Comparator, str, str]:
             patch, text = _numeric(text[1:], position)
 
     pre = ""
-    if patch is not None and text.startswith("-"):
-        position = "pre"
-        pre, text = _identifier(text[1:], position)
-        if not pre:
-            raise VersionError("empty identifier segment in pre-release identifier")
-    if patch is not None and text.startswith("+"):
-        position = "build"
-        build, text = _identifier(text[1:], position)
-        if not build:
-            raise VersionError("empty identifier segment in build metadata")
+    if patch is not None:
+        pre, _, position, text = _pre_and_build(text, position)
 
     text = text.lstrip(" ")
     return Comparator(op, major, minor, patch, Prerelease(pre)), position, text

@@ -24,6 +24,7 @@ from nexo_pkg.install.api import (
     check_compatible,
     manifest_asset_problem,
     newest_compatible_tag,
+    newest_compatible_version,
 )
 from nexo_pkg.sources.archive import ArchiveLimits
 from nexo_pkg.sources.artifact import GitHubOrigin
@@ -130,6 +131,9 @@ class Session(SourceContext):
     def _resolve_oci(self, reference: OciReference, requirement: VersionReq | None) -> Resolved:
         """A registry version with every target it ships."""
         source = OciSource(reference, self, targets=None, requirement=requirement)
+        daemon = self.options.install.daemon
+        if daemon is not None and not self.options.install.force:
+            source = self._compatible_version(source, daemon)
         candidates = source.resolve()
         plugin = source.version()
         targets = {
@@ -207,6 +211,24 @@ class Session(SourceContext):
                 remedy="lock a release it admits (owner/repo@tag in nexo-plugins.toml)",
             )
         return release
+
+    def _compatible_version(self, source: OciSource, daemon: DaemonVersion) -> OciSource:
+        """``source``, or without a tag or digest, when the newest version's manifest excludes
+        ``daemon``, the newest older version whose manifest admits it (as ``install``
+        chooses, from the annotation ``push`` writes); a version that stays incompatible is
+        ``incompatible`` (exit 1), an explicit tag included."""
+        if source.reference.reference is None:
+            source = newest_compatible_version(source, daemon, doing="locking") or source
+        text = source.manifest_text()
+        if text is not None:
+            plugin = source.version()
+            check_compatible(
+                text,
+                daemon,
+                where=f"{source.reference.base} {plugin.plugin_id} {plugin.version}",
+                remedy="lock a version it admits (a tag in nexo-plugins.toml)",
+            )
+        return source
 
     # -- fetching one locked target -------------------------------------------------------
 

@@ -12,6 +12,7 @@ from nexo_pkg.install.compat import (
     DaemonVersion,
     check_compatible,
     newest_compatible_tag,
+    newest_compatible_version,
     unmet_host_requirements,
     wired_capabilities,
 )
@@ -67,6 +68,7 @@ __all__ = [
     "locked_root",
     "manifest_asset_problem",
     "newest_compatible_tag",
+    "newest_compatible_version",
     "remove_tree",
     "scan_installed",
     "sha256_file",

@@ -9,7 +9,9 @@ manifest, so an incompatible plugin is ``incompatible`` (exit 1) unless ``--forc
 ``install OWNER/REPO`` without a tag, when the latest release's manifest asset excludes the
 daemon, installs the newest older release whose manifest asset admits it
 (:func:`newest_compatible_tag`), read from release metadata and manifest assets alone: no
-tarball of a passed-over release is downloaded.
+tarball of a passed-over release is downloaded. A registry repository is read the same way
+(:func:`newest_compatible_version`): its semver tags highest first, each version's manifest
+for this host and the plugin manifest ``push`` copies into its annotation.
 
 The daemon's version comes from ``--nexo-version`` or ``NEXO_DAEMON_VERSION`` only: the daemon
 records its version in no file of its configuration (its ``CARGO_PKG_VERSION`` is compiled in
@@ -37,7 +39,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.core.versionreq import VersionError, parse_version, parse_version_req
+from nexo_pkg.core.versionreq import (
+    Prerelease,
+    Version,
+    VersionError,
+    parse_version,
+    parse_version_req,
+)
 from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
 from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, manifest_from_text
 from nexo_pkg.sources.select import MANIFEST_ASSETS
@@ -45,6 +53,7 @@ from nexo_pkg.sources.select import MANIFEST_ASSETS
 if TYPE_CHECKING:
     from nexo_pkg.sources.base import FetchedArtifact, ReleaseCandidate, Source
     from nexo_pkg.sources.github import GitHubClient, Release
+    from nexo_pkg.sources.oci_source import OciSource
     from nexo_pkg.sources.releases import GitHubReleaseSource
 
 __all__ = [
@@ -59,6 +68,7 @@ __all__ = [
     "daemon_version",
     "min_nexo_version",
     "newest_compatible_tag",
+    "newest_compatible_version",
     "unmet_host_requirements",
     "wired_capabilities",
 ]
@@ -300,6 +310,76 @@ def newest_compatible_tag(
     return None
 
 
+def _order(version: Version) -> tuple[int, int, int, Prerelease]:
+    return (version.major, version.minor, version.patch, version.pre)
+
+
+def newest_compatible_version(
+    source: OciSource,
+    daemon: DaemonVersion,
+    *,
+    above: str | None = None,
+    doing: str = "installing",
+) -> OciSource | None:
+    """For a registry repository whose newest version (``source``, tagless) carries a plugin
+    manifest that excludes ``daemon``: a source for the newest older version (matching the
+    source's requirement, and newer than ``above`` when given: an upgrade's installed
+    version) whose manifest admits it. ``None`` when the newest version is compatible or
+    carries no manifest annotation (its archive decides), or none of the
+    :data:`MAX_OLDER_RELEASES` versions below it is known to be compatible (the caller's
+    check then refuses the newest as ``incompatible``).
+
+    Versions without this host's target or without a manifest annotation are passed over.
+    Only the repository's tags, indexes and target manifests are read, never a tarball.
+    Raises what reading the registry raises (``network``, ``registry_invalid`` …).
+    """
+    from nexo_pkg.sources import oci  # noqa: PLC0415 - httpx on use
+    from nexo_pkg.sources.oci_reference import OciReference  # noqa: PLC0415
+    from nexo_pkg.sources.oci_source import OciSource  # noqa: PLC0415
+
+    latest = source.version()
+    text = source.manifest_text()
+    if text is None or not _excludes(text, daemon):
+        return None
+    base = OciReference(source.reference.host, source.reference.repository)
+    newest = _order(parse_version(latest.version))
+    floor = _order(parse_version(above)) if above is not None else None
+    client = source.context.registry(base)
+    older = [
+        tag
+        for version, tag in oci.version_tags(client, base, source.requirement)
+        if _order(version) < newest and (floor is None or _order(version) > floor)
+    ]
+    for tag in older[:MAX_OLDER_RELEASES]:
+        candidate = OciSource(
+            base.with_tag(tag),
+            source.context,
+            targets=source.targets,
+            requirement=source.requirement,
+            expected_id=source.expected_id,
+        )
+        try:
+            text = candidate.manifest_text()
+        except NexoError as error:
+            if error.kind in {"asset_not_found", "registry_invalid"}:
+                continue  # no tarball for this host, or a tag that lies: not a choice
+            raise
+        if text is None or _excludes(text, daemon):
+            continue
+        from nexo_pkg.core.output import say  # noqa: PLC0415 - only when one is chosen
+        from nexo_pkg.core.terminal import printable  # noqa: PLC0415
+
+        say(
+            printable(
+                f"note: the newest version in {base} ({latest.version}) needs a newer daemon "
+                f"than {daemon.version} ({daemon.source}); {doing} {tag}, the newest version "
+                "compatible with it"
+            )
+        )
+        return candidate
+    return None
+
+
 class LatestCompatible:
     """The release :func:`compatible_source` chose in place of the latest one: its candidates
     still record ``latest`` as what was asked for, so ``upgrade`` follows the latest release."""
@@ -324,7 +404,9 @@ class LatestCompatible:
 def compatible_source(source: Source, daemon: DaemonVersion) -> Source:
     """``source``, or, when it is ``OWNER/REPO`` without a tag whose latest release's manifest
     asset excludes ``daemon``, the newest older release that admits it
-    (:func:`newest_compatible_tag`); raises what reading the releases raises."""
+    (:func:`newest_compatible_tag`), or when it is an ``oci://`` repository without a tag or
+    digest whose newest version excludes it, the newest older version that admits it
+    (:func:`newest_compatible_version`); raises what reading the source raises."""
     from dataclasses import replace  # noqa: PLC0415
 
     from nexo_pkg.sources.releases import (  # noqa: PLC0415
@@ -333,7 +415,14 @@ def compatible_source(source: Source, daemon: DaemonVersion) -> Source:
         GitHubReleaseSource,
     )
 
-    if not isinstance(source, GitHubReleaseSource) or source.spec.tag not in (None, LATEST_TAG):
+    if not isinstance(source, GitHubReleaseSource):
+        # The registry client (and httpx) is imported only for what is no GitHub source.
+        from nexo_pkg.sources.oci_source import OciSource  # noqa: PLC0415
+
+        if isinstance(source, OciSource) and source.reference.reference is None:
+            return newest_compatible_version(source, daemon) or source
+        return source  # a tag or a digest names the version, a file is what it is
+    if source.spec.tag not in (None, LATEST_TAG):
         return source
     latest = source.identify()
     spec = source.spec

@@ -25,6 +25,7 @@ from nexo_pkg.install.compat import (
     check_compatible,
     compatible_source,
     min_nexo_version,
+    newest_compatible_version,
 )
 from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.install.payload import check_payload
@@ -592,6 +593,8 @@ class UpgradeResult:
     kept: tuple[Path, ...] = ()
     # Set when nothing was looked up because the receipt pins this tag.
     pinned_tag: str | None = None
+    # Versions kept by earlier upgrades that this one removed (one previous tree is kept).
+    pruned: tuple[Path, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any]
@@ -606,6 +609,7 @@ class UpgradeResult:
         document["old_path"] = str(self.old_path)
         document["removed_old"] = self.removed_old
         document["kept_paths"] = [str(path) for path in self.kept]
+        document["pruned_kept_paths"] = [str(path) for path in self.pruned]
         if self.pinned_tag is not None:
             document["pinned_tag"] = self.pinned_tag
         return document
@@ -617,7 +621,7 @@ def upgrade(
     callbacks: InstallCallbacks = NO_CALLBACKS,
     *,
     allow_downgrade: bool = False,
-    keep_old: bool = False,
+    keep_old: bool | None = None,
     tag: str | None = None,
 ) -> UpgradeResult:
     """Upgrade an installed plugin along its receipt's coordinates, as the reference does.
@@ -626,11 +630,13 @@ def upgrade(
     A receipt pinned to an explicit tag (:attr:`Receipt.pinned_tag`) stays on it: a no-op
     saying so, unless ``tag`` names the release to move to; ``latest`` follows the newest
     release. Same version: no-op. Lower: ``downgrade_refused`` unless ``allow_downgrade``. The
-    old versions leave the daemon's sight in the same step that brings the new one in
-    (deleted, or kept under ``.nexo/kept`` with ``keep_old``), so exactly one version is
-    discoverable. Raises ``not_installed`` for an unknown id, ``source_invalid`` for
-    local-file installs. A plugin installed from a registry follows the highest semver tag
-    of the repository its receipt names.
+    old versions leave the daemon's sight in the same step that brings the new one in, so
+    exactly one version is discoverable: by default (``keep_old`` None) the version replaced
+    is kept under ``.nexo/kept`` for ``rollback`` and older kept versions of the plugin are
+    removed; ``keep_old`` True keeps them all, False deletes the version replaced. Raises
+    ``not_installed`` for an unknown id, ``source_invalid`` for local-file installs. A
+    plugin installed from a registry follows the highest semver tag of the repository its
+    receipt names.
     """
     _check_flags(options)
     matches = require_installed(options.dest, plugin_id)
@@ -716,7 +722,7 @@ def _upgrade_from_registry(
     callbacks: InstallCallbacks,
     *,
     allow_downgrade: bool,
-    keep_old: bool,
+    keep_old: bool | None,
 ) -> UpgradeResult:
     """``upgrade`` of a plugin installed from a registry: the highest semver tag of the
     repository its receipt names, with ``upgrade``'s rules."""
@@ -727,14 +733,24 @@ def _upgrade_from_registry(
     repository = OciReference(pinned.host, pinned.repository)
     with command_context(options, callbacks) as context:
         context.policy()  # a bad policy fails before any network work
-        latest = OciSource(
+        newest = OciSource(
             repository, context, targets=host_candidates(options.target), text=str(repository)
-        ).version()
+        )
+        latest = newest.version()
         if latest.plugin_id != receipt.id:
             raise NexoError(
                 f"{repository} now holds plugin {latest.plugin_id!r}, not {receipt.id!r}",
                 kind="asset_not_found",
             )
+        if options.daemon is not None and not options.force:
+            # The newest version excludes the daemon: a newer version than the installed one
+            # that admits it is the upgrade (chosen from the manifests' annotations, before
+            # download); with none, the newest is refused below as `incompatible`.
+            chosen = newest_compatible_version(
+                newest, options.daemon, above=receipt.version, doing="upgrading to"
+            )
+            if chosen is not None:
+                latest = chosen.version()
         source = OciSource(
             repository.with_digest(latest.index_digest),
             context,
@@ -764,7 +780,7 @@ def _upgrade_to(
     new_version: str,
     latest: str,
     allow_downgrade: bool,
-    keep_old: bool,
+    keep_old: bool | None,
 ) -> UpgradeResult:
     """:func:`upgrade` once the installed versions (``matches``, newest first) and the
     version ``source`` offers are known: same version, no-op; lower, ``downgrade_refused``
@@ -814,38 +830,60 @@ def replace_installed(
     *,
     options: InstallOptions,
     versions: tuple[str, str],
-    keep_old: bool,
+    keep_old: bool | None,
 ) -> UpgradeResult:
     """The install step of an upgrade, whatever the source: ``run_install`` puts the new
     version in place with the installed ones (``matches``, current first) named as replaced
-    (its :class:`InstallStep`), so they leave the daemon's sight in the same step (deleted,
-    or kept with ``keep_old``), and the new version must keep the installed one's signer."""
+    (its :class:`InstallStep`), so they leave the daemon's sight in the same step, and the
+    new version must keep the installed one's signer.
+
+    ``keep_old`` None (the default of ``upgrade``) keeps the version replaced under
+    ``.nexo/kept`` for ``rollback`` and then removes the versions of this plugin kept
+    before it, so one previous tree is kept; True keeps every version replaced; False
+    deletes them."""
+    keep = keep_old is not False
     current = matches[0]
     olds = tuple(item.path for item in matches)
     previous = current.receipt.signature if current.receipt is not None else None
     # Whether an older version may come in was decided by the caller, from the versions.
-    step = InstallStep(replaces=olds, keep_old=keep_old, previous_signature=previous)
+    step = InstallStep(replaces=olds, keep_old=keep, previous_signature=previous)
+    earlier = [item.path for item in scan_kept(options.dest) if item.plugin_id == plugin_id]
     result = run_install(replace(options, allow_downgrade=True), step)
     moved = result.set_aside
     if result.was_already_present:
         # The new version was already there beside the old: only the old ones move out.
         with locked_root(options.dest) as root:
             moved = tuple(
-                root.set_aside(path, keep=keep_old)
+                root.set_aside(path, keep=keep)
                 for path in olds
                 if path != result.path and path.exists()
             )
-            if not keep_old:
+            if not keep:
                 for aside in moved:
                     discard(aside.parent)
-    kept = moved if keep_old and not result.dry_run else ()
-    removed = bool(moved) and not keep_old
-    return UpgradeResult(plugin_id, *versions, current.path, result, removed, kept)
+    kept = moved if keep and not result.dry_run else ()
+    pruned: tuple[Path, ...] = ()
+    if keep_old is None and kept:
+        # The version just replaced is the one kept: the ones kept before it go.
+        pruned = _remove_kept(options.dest, [path for path in earlier if path not in kept])
+    removed = bool(moved) and not keep
+    return UpgradeResult(plugin_id, *versions, current.path, result, removed, kept, pruned=pruned)
+
+
+def _remove_kept(dest: Path, paths: list[Path]) -> tuple[Path, ...]:
+    """Remove kept trees (each moved out of ``.nexo/kept`` first, then deleted)."""
+    removed = []
+    with locked_root(dest) as root:
+        for path in paths:
+            with contextlib.suppress(FileNotFoundError):
+                remove_tree(root, path)
+                removed.append(path)
+    return tuple(removed)
 
 
 def remove(plugin_id: str, dest: Path) -> list[Installed]:
     """Remove every installed version of ``plugin_id`` (an install whose receipt is unreadable
-    too), and the old versions ``upgrade --keep-old`` kept; raises ``not_installed``/``io``."""
+    too), and the old versions ``upgrade`` kept; raises ``not_installed``/``io``."""
     unreadable = unreadable_installs(dest, plugin_id)
     if unreadable:
         matches = installed_versions(dest, plugin_id) + unreadable

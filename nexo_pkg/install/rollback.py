@@ -1,10 +1,11 @@
 """``nexo plugin rollback ID``: put back the previous version an upgrade kept, offline.
 
-``upgrade`` keeps the version it replaces under ``<dest>/.nexo/kept`` (``--keep-old``, and by
-default the one version just replaced). A rollback re-hashes that kept tree against its own
-receipt, then swaps it with the installed version in one journalled step (the installed one
-becomes the kept version, so a rollback can itself be rolled back): a crash at any point
-leaves either the old or the new version discoverable, never neither, and never both.
+``upgrade`` keeps the version it replaces under ``<dest>/.nexo/kept`` (by default only that
+one per plugin; ``--keep-old`` keeps every version replaced). A rollback re-hashes that kept
+tree against its own receipt, then swaps it with the installed version in one journalled step
+(the installed one becomes the kept version, so a rollback can itself be rolled back): a
+crash at any point leaves either the old or the new version discoverable, never neither, and
+never both.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Layout of ``<dest>``::
         .nexo-install.json              its receipt
     .nexo/staging/<id>-<random>/tree/   an install in progress (stale ones are cleaned up)
     .nexo/removing/<name>-<random>/tree/  a removal in progress
-    .nexo/kept/<name>-<random>/tree/    an old version kept by ``upgrade --keep-old``
+    .nexo/kept/<name>-<random>/tree/    an old version ``upgrade`` kept for ``rollback``
     .nexo/journal/<random>.json         a replacement in progress (finished by the next run)
 
 The daemon discovers manifests up to two directory levels below each search path, hidden
@@ -255,7 +255,7 @@ def _parse_modes(value: Any) -> dict[str, int] | None:
 class Installed:
     """One directory under the install root, with its receipt when it has a valid one.
 
-    ``kept`` marks an old version kept by ``upgrade --keep-old`` (out of the daemon's sight).
+    ``kept`` marks an old version ``upgrade`` kept for ``rollback`` (out of the daemon's sight).
     """
 
     path: Path
@@ -363,7 +363,7 @@ def scan_installed(dest: Path) -> list[Installed]:
 
 
 def scan_kept(dest: Path) -> list[Installed]:
-    """Old versions kept by ``upgrade --keep-old`` under ``.nexo/kept``, sorted by name."""
+    """Old versions ``upgrade`` kept under ``.nexo/kept``, sorted by name."""
     area = dest / BOOKKEEPING_DIR / KEPT_AREA
     try:
         holders = sorted(area.iterdir()) if area.is_dir() and not area.is_symlink() else []

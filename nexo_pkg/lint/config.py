@@ -27,15 +27,7 @@ from nexo_pkg.core.files import read_config_file
 from nexo_pkg.core.toml_spans import syntax_error
 from nexo_pkg.manifest.options import LintOptions
 
-__all__ = [
-    "CONFIG_FILES",
-    "ConfigResolver",
-    "LintConfig",
-    "LintSettings",
-    "find_config",
-    "load_config",
-    "split_selectors",
-]
+__all__ = ["LintConfig", "LintSettings", "load_config"]
 
 CONFIG_FILES = (".nexo.toml", "pyproject.toml")
 # Configuration files are read whole; past this size one is refused, not read.
@@ -136,23 +128,13 @@ def _config_in(directory: Path) -> Path | None:
     return None
 
 
-def find_config(start: Path) -> Path | None:
-    """The nearest ``.nexo.toml``, or ``pyproject.toml`` with ``[tool.nexo.lint]``."""
-    directory = start.resolve()
-    for candidate_dir in (directory, *directory.parents):
-        found = _config_in(candidate_dir)
-        if found is not None:
-            return found
-    return None
-
-
 class ConfigResolver:
     """Which config file applies to each linted file (the nearest one above it)."""
 
     def __init__(self, cwd: Path) -> None:
         self._nearest: dict[Path, Path | None] = {}
         self._loaded: dict[Path, LintConfig] = {}
-        found = find_config(cwd)
+        found = self._nearest_config(cwd.resolve())
         self.fallback = self._load(found) if found is not None else LintConfig(root=cwd)
 
     def _load(self, path: Path) -> LintConfig:
@@ -162,6 +144,8 @@ class ConfigResolver:
         return config
 
     def _nearest_config(self, directory: Path) -> Path | None:
+        """The nearest ``.nexo.toml``, or ``pyproject.toml`` with ``[tool.nexo.lint]``, in
+        ``directory`` or above it."""
         walked: list[Path] = []
         found: Path | None = None
         for candidate_dir in (directory, *directory.parents):
@@ -264,11 +248,10 @@ class LintSettings:
         exclude: Sequence[str] = (),
         nexo_version: str | None = None,
     ) -> None:
-        self._cwd = cwd
         self._resolver = ConfigResolver(cwd)
         self._flag_select = split_selectors(select, "--select")
         self._flag_ignore = split_selectors(ignore, "--ignore")
-        self._flag_exclude = tuple(exclude)
+        self._flag_excludes = LintConfig(exclude=tuple(exclude), root=cwd)
         self._nexo_version = nexo_version
         self._by_config: dict[Path | None, LintOptions] = {}
         self._base(self._resolver.fallback)
@@ -299,12 +282,4 @@ class LintSettings:
 
     def excluded(self, path: Path) -> bool:
         """Whether the directory search skips ``path`` (its config's and the flags' excludes)."""
-        if self.config_for(path).excludes(path):
-            return True
-        if not self._flag_exclude:
-            return False
-        try:
-            relative = path.resolve().relative_to(self._cwd.resolve()).as_posix()
-        except ValueError:
-            relative = path.as_posix()
-        return matches_exclude(relative, self._flag_exclude)
+        return self.config_for(path).excludes(path) or self._flag_excludes.excludes(path)

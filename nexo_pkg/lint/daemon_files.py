@@ -24,12 +24,17 @@ from typing import Any, Literal
 
 from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes
-from nexo_pkg.core.toml_spans import format_key_path
-from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, parse_yaml, position_of
+from nexo_pkg.core.toml_spans import SpanPart
+from nexo_pkg.lint.yaml_source import KeyPath, parse_yaml, position_of
 from nexo_pkg.manifest import microapp
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
-from nexo_pkg.manifest.daemon_config import find_placeholders, resolve_placeholder
+from nexo_pkg.manifest.daemon_config import (
+    find_placeholders,
+    resolve_placeholder,
+    unterminated_placeholder,
+)
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
+from nexo_pkg.manifest.rules_context import Findings
 from nexo_pkg.manifest.shape import (
     BOOL,
     DURATION,
@@ -44,15 +49,10 @@ from nexo_pkg.manifest.shape import (
 )
 
 __all__ = [
-    "AGENTS_FILE",
-    "EXTENSIONS_FILE",
-    "EXTENSIONS_FILE_SPEC",
     "ConfigKind",
     "DiscoveredMicroapp",
-    "config_files",
     "config_kind",
     "daemon_config_files",
-    "discover_microapps",
     "lint_config_text",
     "microapp_schemas",
 ]
@@ -149,16 +149,12 @@ def daemon_config_files(directory: Path, *, cwd: Path | None = None) -> list[Pat
     """What ``lint --config DIR`` lints: the config files of :func:`config_files` and every
     ``plugin.toml`` the daemon's discovery meets under the search paths of
     ``DIR/extensions.yaml`` (with its ``nexo-plugin.toml`` companion when present)."""
-    settings = _extensions_settings(_extensions_data(directory))
-    base = cwd or Path.cwd()
     found = config_files(directory)
-    for entry in settings.search_paths:
-        root = Path(entry).expanduser()
-        for manifest in _walk(
-            root if root.is_absolute() else base / root, settings.ignore_dirs, settings.max_depth
-        ):
-            companion = manifest.parent / microapp.COMPANION_MANIFEST_NAME
-            found.extend(path for path in (manifest, companion) if path.is_file())
+    for _, manifest in _search(
+        _extensions_settings(_extensions_data(directory)), cwd or Path.cwd()
+    ):
+        companion = manifest.parent / microapp.COMPANION_MANIFEST_NAME
+        found.extend(path for path in (manifest, companion) if path.is_file())
     return found
 
 
@@ -201,30 +197,20 @@ class DiscoveredMicroapp:
     companion: microapp.Companion | None
 
 
-def discover_microapps(
-    search_paths: tuple[str, ...],
-    *,
-    ignore_dirs: tuple[str, ...] = DEFAULT_IGNORE_DIRS,
-    max_depth: int = DEFAULT_MAX_DEPTH,
-    cwd: Path | None = None,
-) -> list[DiscoveredMicroapp]:
-    """The microapps under ``search_paths`` as the daemon's boot discovery finds them
-    (``crates/extensions/src/discovery.rs:160-375``).
+def _discover(settings: _Extensions, base: Path) -> list[DiscoveredMicroapp]:
+    """The microapps under the search paths of ``settings`` (relative ones taken from ``base``)
+    as the daemon's boot discovery finds them (``crates/extensions/src/discovery.rs:160-375``).
 
     Symbolic links are not followed (boot does not). Only manifests the extension parser
     accepts are candidates (lint reports the others when it lints those files); a candidate
     inside another one's directory is dropped; of two with one id, the first (by search path,
     then directory) is kept.
     """
-    base = cwd or Path.cwd()
-    candidates: list[tuple[int, Path, microapp.MicroappManifest]] = []
-    for index, entry in enumerate(search_paths):
-        root = Path(entry).expanduser()
-        root = root if root.is_absolute() else base / root
-        for manifest_path in _walk(root, ignore_dirs, max_depth):
-            manifest = _loadable(manifest_path)
-            if manifest is not None:
-                candidates.append((index, manifest_path.parent, manifest))
+    candidates = [
+        (index, path.parent, manifest)
+        for index, path in _search(settings, base)
+        if (manifest := _loadable(path)) is not None
+    ]
     roots = [root for _, root, _ in candidates]
     candidates = [
         candidate
@@ -241,6 +227,16 @@ def discover_microapps(
         companion = None if companion_data is None else microapp.companion_from_data(companion_data)
         found.append(DiscoveredMicroapp(root, manifest, companion))
     return found
+
+
+def _search(settings: _Extensions, base: Path) -> Iterator[tuple[int, Path]]:
+    """``(index of the search path, plugin.toml)`` of every manifest the discovery walk meets;
+    an absolute search path replaces ``base``."""
+    for index, entry in enumerate(settings.search_paths):
+        for manifest in _walk(
+            base / Path(entry).expanduser(), settings.ignore_dirs, settings.max_depth
+        ):
+            yield index, manifest
 
 
 def _loadable(path: Path) -> microapp.MicroappManifest | None:
@@ -275,25 +271,17 @@ def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[
 # --- the lint -------------------------------------------------------------------------------
 
 
-class _Findings:
-    def __init__(self, document: YamlDocument) -> None:
-        self.document = document
-        self.found: list[Diagnostic] = []
-
-    def add(
-        self, code: str, path: KeyPath, message: str, help_text: str = "", part: str = "value"
-    ) -> None:
-        self.found.append(
-            MICROAPP_RULES[code].diagnostic(
-                message, format_key_path(path), self.document.locate(path, part), help_text
-            )
+def _check_placeholders(findings: Findings, text: str, cwd: Path) -> None:
+    hang = unterminated_placeholder(text)
+    if hang is not None:
+        findings.at(
+            "NX231",
+            Span(position_of(text, hang), position_of(text, hang + 2)),
+            "this `${` never closes: the daemon's config loader scans for its `}` forever and "
+            "the daemon never starts",
+            "close the placeholder (`${VAR}`), or write a literal `$` followed by something "
+            "other than `{`",
         )
-
-    def at(self, code: str, span: Span, message: str, help_text: str = "") -> None:
-        self.found.append(MICROAPP_RULES[code].diagnostic(message, "", span, help_text))
-
-
-def _check_placeholders(findings: _Findings, text: str, cwd: Path) -> None:
     for start, end, inner in find_placeholders(text):
         span = Span(position_of(text, start), position_of(text, end))
         if inner.startswith("file:"):
@@ -303,9 +291,7 @@ def _check_placeholders(findings: _Findings, text: str, cwd: Path) -> None:
                 findings.at(
                     "NX224", span, f"`${{{inner}}}`: {problem}", "keep secrets under /run/secrets"
                 )
-            elif not (
-                Path(reference) if Path(reference).is_absolute() else cwd / reference
-            ).is_file():
+            elif not (cwd / reference).is_file():
                 findings.at(
                     "NX223",
                     span,
@@ -327,10 +313,10 @@ def _has_placeholder(value: Any) -> bool:
     return isinstance(value, str) and next(find_placeholders(value), None) is not None
 
 
-def _structure(findings: _Findings, data: Any, spec: Table) -> None:
+def _structure(findings: Findings, data: Any, spec: Table) -> None:
     for problem in check_shape(data, spec, skip=_has_placeholder):
         code = "NX220" if problem.kind == "unknown" else "NX221"
-        part = "key" if problem.kind in ("unknown", "missing") else "value"
+        part: SpanPart = "key" if problem.kind in ("unknown", "missing") else "value"
         findings.add(code, problem.path, problem.message, problem.help, part)
 
 
@@ -410,7 +396,7 @@ def lint_config_text(
     """Every finding of one daemon config file (``text`` read from ``path``)."""
     base = cwd or Path.cwd()
     document = parse_yaml(text)
-    findings = _Findings(document)
+    findings = Findings(MICROAPP_RULES, document.locate)
     for problem in document.problems:
         findings.at("NX222", problem.span, problem.message, "fix the YAML at this position")
     if any("syntax" in problem.message for problem in document.problems):
@@ -424,12 +410,7 @@ def lint_config_text(
         settings = _extensions_settings(data)
     else:
         settings = _extensions_settings(_sibling_extensions(Path(path)))
-    microapps = discover_microapps(
-        settings.search_paths,
-        ignore_dirs=settings.ignore_dirs,
-        max_depth=settings.max_depth,
-        cwd=base,
-    )
+    microapps = _discover(settings, base)
     if any(finding.is_error for finding in findings.found):
         return findings.found  # the daemon does not start: nothing across files matters yet
     known = None if settings.unresolved else {app.manifest.id for app in microapps}
@@ -442,7 +423,7 @@ def lint_config_text(
 
 
 def _no_microapp(
-    findings: _Findings, path: KeyPath, name: str, known: set[str] | None, what: str
+    findings: Findings, path: KeyPath, name: str, known: set[str] | None, what: str
 ) -> None:
     """NX229 unless ``name`` is a discovered microapp (``known`` ``None``: discovery unknown)."""
     if known is not None and name not in known:
@@ -458,7 +439,7 @@ def _no_microapp(
 
 
 def _check_extensions(
-    findings: _Findings,
+    findings: Findings,
     settings: _Extensions,
     microapps: list[DiscoveredMicroapp],
     known: set[str] | None,
@@ -467,8 +448,7 @@ def _check_extensions(
     for name in settings.entries:
         _no_microapp(findings, (*base, "entries", str(name)), str(name), known, "entry")
     for listing in ("disabled", "allowlist"):
-        values = _strings(_extensions_section(findings).get(listing), ())
-        for index, name in enumerate(values):
+        for index, name in enumerate(getattr(settings, listing)):
             _no_microapp(findings, (*base, listing, index), name, known, f"`{listing}` id")
     loaded = [
         app
@@ -504,12 +484,6 @@ def _check_extensions(
         )
 
 
-def _extensions_section(findings: _Findings) -> Mapping[str, Any]:
-    data = findings.document.data
-    section = data.get("extensions") if isinstance(data, Mapping) else None
-    return section if isinstance(section, Mapping) else {}
-
-
 def _entry_path(settings: _Extensions, entry_id: str, key: str) -> KeyPath:
     """Where to report about ``entries.<entry_id>.<key>``: the deepest part that exists."""
     entry = settings.entries.get(entry_id)
@@ -521,7 +495,7 @@ def _entry_path(settings: _Extensions, entry_id: str, key: str) -> KeyPath:
 
 
 def _check_grants(
-    findings: _Findings, settings: _Extensions, entry_id: str, companion: microapp.Companion
+    findings: Findings, settings: _Extensions, entry_id: str, companion: microapp.Companion
 ) -> None:
     entry = settings.entries.get(entry_id)
     grants = _strings(entry.get("capabilities_grant"), ()) if isinstance(entry, Mapping) else ()
@@ -559,7 +533,7 @@ def _check_grants(
                 )
 
 
-def _check_agents(findings: _Findings, data: Any, known: set[str] | None) -> None:
+def _check_agents(findings: Findings, data: Any, known: set[str] | None) -> None:
     agents = data.get("agents") if isinstance(data, Mapping) else None
     if not isinstance(agents, list):
         return

@@ -17,7 +17,7 @@ from pathlib import Path
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.manifest.names import MANIFEST_NAMES, find_manifest, is_manifest_name
 
-__all__ = ["SKIPPED_DIRECTORIES", "FoundManifest", "discover_manifests"]
+__all__ = ["FoundManifest", "discover_manifests"]
 SKIPPED_DIRECTORIES = frozenset(
     {
         ".git",

@@ -9,32 +9,26 @@ diagnostic, and only an unreadable path raises (``OSError``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position, Span
-from nexo_pkg.core.toml_spans import KeyPath, SpanPart
 from nexo_pkg.lint.suppression import unsuppressed
 from nexo_pkg.manifest.document import ParsedManifest, decode_manifest, parse_manifest
 from nexo_pkg.manifest.options import LintOptions
 
 __all__ = [
-    "LintOptions",
-    "diagnostic_matches",
     "lint_bytes",
     "lint_config_source",
     "lint_file",
-    "lint_parsed",
     "lint_source",
     "note_shadowed",
     "unreadable_file",
 ]
 
 TRUST_POLICY_FILENAME = "trusted_keys.toml"
-
-Locate = Callable[[KeyPath, SpanPart], Span]
 
 
 def diagnostic_matches(diagnostic: Diagnostic, selectors: Iterable[str]) -> bool:
@@ -50,7 +44,9 @@ def diagnostic_matches(diagnostic: Diagnostic, selectors: Iterable[str]) -> bool
     return False
 
 
-def _filtered(diagnostics: Iterable[Diagnostic], options: LintOptions) -> list[Diagnostic]:
+def _filtered(diagnostics: Iterable[Diagnostic], options: LintOptions | None) -> list[Diagnostic]:
+    """``diagnostics`` that ``options`` selects (every one without options), in file order."""
+    options = options or LintOptions()
     kept = [
         diagnostic
         for diagnostic in diagnostics
@@ -69,15 +65,6 @@ def _related(first: str, second: str) -> bool:
     return longer.startswith(shorter) and longer[len(shorter)] in ".["
 
 
-def _locator(parsed: ParsedManifest) -> Locate:
-    """A ``locate`` for the rules; the span map is only built if a rule reports something."""
-
-    def locate(path: KeyPath, part: SpanPart) -> Span:
-        return parsed.spans.locate(path, part)
-
-    return locate
-
-
 def lint_parsed(parsed: ParsedManifest, options: LintOptions | None = None) -> list[Diagnostic]:
     """All findings of a parsed manifest, filtered by ``options`` and sorted in file order."""
     options = options or LintOptions()
@@ -88,7 +75,7 @@ def lint_parsed(parsed: ParsedManifest, options: LintOptions | None = None) -> l
 
     if "transport" in data:
         # A legacy v1 document gets one diagnostic describing the v2 shape, nothing else.
-        legacy = rules.detect_legacy_v1(data, _locator(parsed))
+        legacy = rules.detect_legacy_v1(data, parsed.locate)
         if legacy is not None:
             return _filtered([legacy], options)
 
@@ -98,7 +85,7 @@ def lint_parsed(parsed: ParsedManifest, options: LintOptions | None = None) -> l
     )
 
     structural = schema_diagnostics(data, lambda: parsed.spans)
-    semantic = list(rules.check_semantics(data, _locator(parsed), options))
+    semantic = list(rules.check_semantics(data, parsed.locate, options))
     # One diagnostic per real problem: a value constraint the schema restates (a pattern, a
     # length) gives way to the semantic rule that explains it, and a semantic finding on a
     # value of the wrong type gives way to the type error.
@@ -172,9 +159,7 @@ def lint_config_source(
     kind = daemon_files.config_kind(path, text)
     if kind is None:
         return None
-    diagnostics = _filtered(
-        daemon_files.lint_config_text(text, path=path, kind=kind), options or LintOptions()
-    )
+    diagnostics = _filtered(daemon_files.lint_config_text(text, path=path, kind=kind), options)
     return FileResult(
         path, tuple(unsuppressed(text, diagnostics)), text, daemon_files.PARSER_NAMES[kind]
     )
@@ -191,11 +176,11 @@ def lint_bytes(
     """
     text, problems = decode_manifest(raw)
     if any(problem.severity == "error" for problem in problems):
-        return FileResult(path, tuple(_filtered(problems, options or LintOptions())), text)
+        return FileResult(path, tuple(_filtered(problems, options)), text)
     result = _lint_text(text, path, options)
     if not problems:
         return result
-    found = (*_filtered(problems, options or LintOptions()), *result.diagnostics)
+    found = (*_filtered(problems, options), *result.diagnostics)
     return FileResult(result.path, found, result.source)
 
 
@@ -208,7 +193,7 @@ def _lint_text(text: str, path: str, options: LintOptions | None) -> FileResult:
     if Path(path).name == TRUST_POLICY_FILENAME or _looks_like_trust_policy(text, path):
         policy_result = _lint_trust_policy(text, path)
         if policy_result is not None:
-            kept = _filtered(policy_result.diagnostics, options or LintOptions())
+            kept = _filtered(policy_result.diagnostics, options)
             return FileResult(policy_result.path, tuple(kept), policy_result.source, "trust-policy")
     return lint_source(text, path=path, options=options)
 
@@ -256,7 +241,7 @@ def unreadable_file(path: Path, error: OSError, options: LintOptions | None = No
         Span(start, start),
         "make the file readable, repair the symlink, or remove it",
     )
-    return FileResult(str(path), tuple(_filtered([finding], options or LintOptions())), "")
+    return FileResult(str(path), tuple(_filtered([finding], options)), "")
 
 
 def note_shadowed(result: FileResult, used: Path, options: LintOptions | None = None) -> FileResult:
@@ -272,5 +257,5 @@ def note_shadowed(result: FileResult, used: Path, options: LintOptions | None = 
         Span(start, start),
         f"delete one of {used.name} and {Path(result.path).name}",
     )
-    kept = _filtered([warning, *result.diagnostics], options or LintOptions())
+    kept = _filtered([warning, *result.diagnostics], options)
     return replace(result, diagnostics=tuple(kept))

@@ -45,6 +45,11 @@ def _indent(text: str, prefix: str = "    ") -> str:
     return "\n".join(prefix + line if line else line for line in text.rstrip("\n").split("\n"))
 
 
+def _beyond_daemon(rule: Rule) -> str:
+    """The note of a rule marked ``beyond_daemon`` (an error one is a kept security check)."""
+    return BEYOND_DAEMON_NOTE + (f" {SECURITY_ERRORS_NOTE}" if rule.severity == "error" else "")
+
+
 def explain_text(rule: Rule) -> str:
     """The ``--explain`` page of ``rule`` as plain text."""
     parts = [
@@ -59,10 +64,7 @@ def explain_text(rule: Rule) -> str:
         _indent(rule.why),
     ]
     if rule.beyond_daemon:
-        note = BEYOND_DAEMON_NOTE
-        if rule.severity == "error":
-            note += f" {SECURITY_ERRORS_NOTE}"
-        parts += ["", _indent(note)]
+        parts += ["", _indent(_beyond_daemon(rule))]
     parts += [
         "",
         "Example",
@@ -129,9 +131,7 @@ def rules_markdown(rules: Iterable[Rule]) -> str:
             f"**Why.** {rule.why}",
         ]
         if rule.beyond_daemon:
-            lines += ["", f"**Beyond the daemon.** {BEYOND_DAEMON_NOTE}"]
-            if rule.severity == "error":
-                lines[-1] += f" {SECURITY_ERRORS_NOTE}"
+            lines += ["", f"**Beyond the daemon.** {_beyond_daemon(rule)}"]
         lines += [
             "",
             "**Example.**",

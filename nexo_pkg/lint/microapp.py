@@ -12,15 +12,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from nexo_pkg.core.diagnostics import Diagnostic, Span
-from nexo_pkg.core.toml_spans import KeyPath, SpanPart
+from nexo_pkg.core.diagnostics import Diagnostic
 from nexo_pkg.manifest import microapp
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.document import ParsedManifest
+from nexo_pkg.manifest.names import is_file
 from nexo_pkg.manifest.options import LintOptions
 
 __all__ = [
@@ -65,12 +64,7 @@ def _sibling_manifest(path: str) -> dict[str, Any] | None:
 def companion_of(path: str) -> dict[str, Any] | None:
     """For a ``nexo-plugin.toml`` on disk beside an extension-shaped ``plugin.toml``: that
     manifest. A name that is no file here (a manifest read from an archive) has no sibling."""
-    if Path(path).name != microapp.COMPANION_MANIFEST_NAME:
-        return None
-    try:
-        if not Path(path).is_file():
-            return None
-    except OSError:
+    if Path(path).name != microapp.COMPANION_MANIFEST_NAME or not is_file(Path(path)):
         return None
     return _sibling_manifest(path)
 
@@ -84,20 +78,11 @@ def manifest_parser(data: dict[str, Any], path: str) -> Parser:
     return "plugin-manifest"
 
 
-def _locator(parsed: ParsedManifest) -> Callable[[KeyPath, SpanPart], Span]:
-    def locate(path: KeyPath, part: SpanPart) -> Span:
-        return parsed.spans.locate(path, part)
-
-    return locate
-
-
 def lint_microapp(parsed: ParsedManifest, options: LintOptions) -> list[Diagnostic]:
     """Every finding of an extension-shaped ``plugin.toml`` (unfiltered)."""
     from nexo_pkg.manifest.rules_microapp import check_microapp  # noqa: PLC0415
 
-    return check_microapp(
-        parsed.data, _locator(parsed), options.nexo_version or NEWEST_DAEMON_VERSION
-    )
+    return check_microapp(parsed.data, parsed.locate, options.nexo_version or NEWEST_DAEMON_VERSION)
 
 
 def lint_companion(parsed: ParsedManifest, sibling: dict[str, Any]) -> list[Diagnostic]:
@@ -117,5 +102,5 @@ def lint_companion(parsed: ParsedManifest, sibling: dict[str, Any]) -> list[Diag
         if keyword not in VALUE_CONSTRAINT_KEYWORDS or keyword in parse_level
     ]
     model = microapp.microapp_from_data(sibling)
-    found.extend(check_companion(parsed.data, _locator(parsed), model.id if model else None))
+    found.extend(check_companion(parsed.data, parsed.locate, model.id if model else None))
     return found

@@ -26,7 +26,6 @@ __all__ = [
     "render_json",
     "render_sarif",
     "render_text",
-    "report_document",
 ]
 
 TOOL_NAME = "nexo-pkg"

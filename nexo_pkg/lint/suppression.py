@@ -13,7 +13,7 @@ from collections.abc import Iterable
 
 from nexo_pkg.core.diagnostics import Diagnostic
 
-__all__ = ["EVERYTHING", "comment_of", "suppressed", "unsuppressed"]
+__all__ = ["unsuppressed"]
 
 _DIRECTIVE = re.compile(r"nexo:\s*ignore\[([^\]]*)\]", re.IGNORECASE)
 _BLANKET = re.compile(r"nexo:\s*ignore(?![\[\w-])", re.IGNORECASE)

@@ -171,12 +171,9 @@ def parse_yaml(text: str) -> YamlDocument:
     import yaml  # noqa: PLC0415 - only config files pay for it
 
     document = YamlDocument(text, None)
+    loader = None
     try:
         loader = yaml.SafeLoader(text)
-    except yaml.reader.ReaderError as error:
-        document.problems.append(_reader_problem(text, error))
-        return document
-    try:
         node = loader.get_single_node()
     except yaml.reader.ReaderError as error:
         document.problems.append(_reader_problem(text, error))
@@ -195,7 +192,8 @@ def parse_yaml(text: str) -> YamlDocument:
         document.problems.append(YamlProblem(f"YAML syntax error: {reason}", Span(start, start)))
         return document
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if node is not None:
         try:
             document.data = _Builder(document).build(node, ())

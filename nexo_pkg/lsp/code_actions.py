@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from nexo_pkg.core.diagnostics import Diagnostic
 from nexo_pkg.lsp.toml_context import Entry, ScannedDocument, scan
 
-__all__ = ["FIXABLE", "Fix", "apply_fixes", "fixes_for"]
+__all__ = ["Fix", "apply_fixes", "fixes_for"]
 
 _RENAME_TOOL = re.compile(r"rename it to `([a-z][a-z0-9_]*)`")
 _RENAME_VARIABLE = re.compile(r"e\.g\. `([A-Za-z_][A-Za-z0-9_]*)`")
@@ -113,14 +113,6 @@ def _reserved_variable(text: str, help_text: str, start: int, end: int) -> list[
     return found
 
 
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    for index, char in enumerate(text):
-        if char == "\n":
-            starts.append(index + 1)
-    return starts
-
-
 def apply_fixes(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]:
     """Apply the preferred quick fix of every fixable finding; return the text and the count.
 
@@ -128,7 +120,7 @@ def apply_fixes(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]
     the characters of each fix change: comments, spacing and key order stay as they were.
     Overlapping fixes are applied once (the first in file order).
     """
-    starts = _line_starts(text)
+    starts = [0, *(index + 1 for index, char in enumerate(text) if char == "\n")]
 
     def offset(line: int, column: int) -> int:
         index = min(max(line - 1, 0), len(starts) - 1)
@@ -138,15 +130,13 @@ def apply_fixes(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]
     for diagnostic in diagnostics:
         if (diagnostic.name or _NAMES_BY_CODE.get(diagnostic.code, "")) not in FIXABLE:
             continue
-        span = diagnostic.span
-        start = offset(span.start.line, span.start.column)
-        end = offset(span.end.line, span.end.column)
+        first, last = diagnostic.span.start, diagnostic.span.end
         preferred = [
             fix
             for fix in fixes_for(
                 text,
-                start,
-                end,
+                offset(first.line, first.column),
+                offset(last.line, last.column),
                 code=diagnostic.code,
                 name=diagnostic.name,
                 help_text=diagnostic.help,

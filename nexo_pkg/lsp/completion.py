@@ -33,6 +33,11 @@ def _key_text(name: str) -> str:
     return name if name and set(name) <= _BARE else json.dumps(name, ensure_ascii=False)
 
 
+def _header_text(path: tuple[str, ...]) -> str:
+    """A table's dotted key as written in a header."""
+    return ".".join(_key_text(name) for name in path)
+
+
 def complete_at(navigator: SchemaNavigator, text: str, offset: int) -> list[Candidate]:
     """Candidates for the cursor at ``offset`` in ``text``; empty when nothing fits."""
     document = scan(text)
@@ -54,23 +59,19 @@ def _tables(
         header.path for header in document.headers if not header.is_array and header is not current
     }
     replace = context.replace if current.parts else (offset, offset)
-    found: list[Candidate] = []
-    for order, table in enumerate(navigator.table_paths()):
-        if table.is_array != context.is_array_header or table.path in defined:
-            continue
-        label = ".".join(_key_text(name) for name in table.path)
-        found.append(
-            Candidate(
-                label,
-                "table",
-                label,
-                replace,
-                "array of tables" if table.is_array else "table",
-                table.description,
-                order,
-            )
+    return [
+        Candidate(
+            _header_text(table.path),
+            "table",
+            _header_text(table.path),
+            replace,
+            "array of tables" if table.is_array else "table",
+            table.description,
+            order,
         )
-    return found
+        for order, table in enumerate(navigator.table_paths())
+        if table.is_array == context.is_array_header and table.path not in defined
+    ]
 
 
 def _keys(

@@ -15,8 +15,10 @@ TOML strings.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cache
+from itertools import accumulate
 from typing import Literal
 
 from pygls.workspace import PositionCodec
@@ -76,10 +78,7 @@ class LineIndex:
     def __init__(self, text: str) -> None:
         self.text = text
         self.lines = text.split("\n")
-        starts = [0]
-        for line in self.lines[:-1]:
-            starts.append(starts[-1] + len(line) + 1)
-        self.line_starts = starts
+        self.line_starts = [0, *accumulate(len(line) + 1 for line in self.lines[:-1])]
 
     def _clamp(self, line: int, column: int) -> tuple[int, int]:
         if line < 0:
@@ -101,11 +100,8 @@ class LineIndex:
         A ``character`` that falls inside a multi-unit character (half a surrogate pair) maps
         to the start of that character, as the LSP specification asks.
         """
-        if line < 0:
-            return 0, 0
-        if line >= len(self.lines):
-            last = len(self.lines) - 1
-            return last, len(self.lines[last])
+        if not 0 <= line < len(self.lines):
+            return self._clamp(line, 0)
         text = self.lines[line]
         codec = _codec(encoding)
         if character <= 0:
@@ -130,14 +126,8 @@ class LineIndex:
     def line_column(self, offset: int) -> tuple[int, int]:
         """The 0-based line and code-point column of an index into :attr:`text` (clamped)."""
         offset = max(0, min(offset, len(self.text)))
-        low, high = 0, len(self.line_starts) - 1
-        while low < high:
-            middle = (low + high + 1) // 2
-            if self.line_starts[middle] <= offset:
-                low = middle
-            else:
-                high = middle - 1
-        return low, offset - self.line_starts[low]
+        line = bisect_right(self.line_starts, offset) - 1
+        return line, offset - self.line_starts[line]
 
     def span_to_client(self, span: Span, encoding: Encoding) -> ClientRange:
         """Convert an engine :class:`Span` (1-based, code points) to an LSP range."""

@@ -230,13 +230,13 @@ class SchemaNavigator:
                 if value not in enum:
                     enum.append(value)
         if not description:
-            for items in self._item_schemas(node):
-                for branch in self.branches(items):
-                    if isinstance(branch.get("description"), str):
-                        description = branch["description"]
-                        break
-                if description:
-                    break
+            described = (
+                branch["description"]
+                for items in self._item_schemas(node)
+                for branch in self.branches(items)
+                if isinstance(branch.get("description"), str)
+            )
+            description = next(described, "")
         if not types:
             types = list(dict.fromkeys(_type_of_value(value) for value in enum))
         types.sort(key=lambda name: _TYPE_ORDER.index(name) if name in _TYPE_ORDER else 99)
@@ -251,13 +251,12 @@ class SchemaNavigator:
 
     def is_table(self, node: Node) -> bool:
         """Whether ``node`` is written as a TOML table (an object)."""
-        for branch in self.branches(node):
-            kind = branch.get("type")
-            if kind == "object" or (isinstance(kind, list) and "object" in kind):
-                return True
-            if "properties" in branch:
-                return True
-        return False
+        return any(
+            branch.get("type") == "object"
+            or (isinstance(branch.get("type"), list) and "object" in branch["type"])
+            or "properties" in branch
+            for branch in self.branches(node)
+        )
 
     def is_array_of_tables(self, node: Node) -> bool:
         """Whether ``node`` is an array whose items are tables (``[[header]]``)."""
@@ -275,11 +274,9 @@ class SchemaNavigator:
             for name, schema in self.properties(node).items():
                 path = (*prefix, name)
                 description = self.info(path, schema).description
-                if self.is_array_of_tables(schema):
-                    found.append(TablePath(path, True, description))
-                    walk(schema, path, depth + 1)
-                elif self.is_table(schema):
-                    found.append(TablePath(path, False, description))
+                is_array = self.is_array_of_tables(schema)
+                if is_array or self.is_table(schema):
+                    found.append(TablePath(path, is_array, description))
                     walk(schema, path, depth + 1)
 
         walk(self.schema, (), 0)

@@ -55,7 +55,6 @@ __all__ = [
     "create_server",
     "document_kind",
     "serve",
-    "to_lsp_diagnostic",
 ]
 
 logger = logging.getLogger(__name__)
@@ -151,11 +150,7 @@ def to_lsp_range(client_range: ClientRange) -> types.Range:
 def offsets_to_range(index: LineIndex, start: int, end: int, encoding: Encoding) -> types.Range:
     """An LSP range for two offsets into the document text."""
     first = index.to_client(*index.line_column(start), encoding)
-    last = index.to_client(*index.line_column(end), encoding)
-    return types.Range(
-        start=types.Position(first.line, first.character),
-        end=types.Position(last.line, last.character),
-    )
+    return to_lsp_range(ClientRange(first, index.to_client(*index.line_column(end), encoding)))
 
 
 def to_lsp_diagnostic(
@@ -268,9 +263,7 @@ class NexoLanguageServer(LanguageServer):
 
     def schedule_lint(self, uri: str, delay: float) -> None:
         """Lint ``uri`` after ``delay`` seconds, cancelling a pending lint of the same URI."""
-        previous = self._pending.pop(uri, None)
-        if previous is not None:
-            previous.cancel()
+        self.cancel_lint(uri)
         task = asyncio.get_running_loop().create_task(self._lint_later(uri, delay))
         self._pending[uri] = task
 
@@ -438,15 +431,9 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
             if diagnostic.source != "nexo" or not isinstance(diagnostic.code, str):
                 continue
             data = diagnostic.data if isinstance(diagnostic.data, dict) else {}
-            start = index.offset(
-                *index.from_client(
-                    diagnostic.range.start.line, diagnostic.range.start.character, ls.encoding
-                )
-            )
-            end = index.offset(
-                *index.from_client(
-                    diagnostic.range.end.line, diagnostic.range.end.character, ls.encoding
-                )
+            start, end = (
+                index.offset(*index.from_client(position.line, position.character, ls.encoding))
+                for position in (diagnostic.range.start, diagnostic.range.end)
             )
             for fix in code_actions.fixes_for(
                 snapshot.text,

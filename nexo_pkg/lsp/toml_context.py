@@ -119,13 +119,7 @@ class ScannedDocument:
 
     def block_at(self, offset: int) -> int:
         """Index of the last header starting before ``offset`` (``-1`` for the root)."""
-        found = -1
-        for index, header in enumerate(self.headers):
-            if header.start < offset:
-                found = index
-            else:
-                break
-        return found
+        return sum(1 for header in self.headers if header.start < offset) - 1
 
     def present_keys(
         self, table: tuple[str, ...], block: int, exclude: Entry | None = None
@@ -139,19 +133,17 @@ class ScannedDocument:
         if block >= 0:
             header = self.headers[block]
             restrict_to_block = header.is_array and table[: len(header.path)] == header.path
-        present: set[str] = set()
+        paths = [header.path for header in self.headers] + [
+            entry.path
+            for entry in self.entries
+            if entry is not exclude and not (restrict_to_block and entry.block != block)
+        ]
         depth = len(table)
-        for entry in self.entries:
-            if entry is exclude or (restrict_to_block and entry.block != block):
-                continue
-            path = entry.path
-            if len(path) > depth and path[:depth] == table and path[depth]:
-                present.add(path[depth])
-        for header in self.headers:
-            path = header.path
-            if len(path) > depth and path[:depth] == table and path[depth]:
-                present.add(path[depth])
-        return present
+        return {
+            path[depth]
+            for path in paths
+            if len(path) > depth and path[:depth] == table and path[depth]
+        }
 
 
 class _Scanner:

@@ -45,22 +45,25 @@ class UnsupportedKeywordError(Exception):
     """The schema uses a keyword :func:`conforms` does not implement."""
 
 
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+_TYPE_CHECKS: dict[str, Check] = {
+    "string": lambda value: isinstance(value, str),
+    "integer": lambda value: isinstance(value, int) and not isinstance(value, bool),
+    "number": _is_number,
+    "boolean": lambda value: isinstance(value, bool),
+    "object": lambda value: isinstance(value, dict),
+    "array": lambda value: isinstance(value, list),
+    "null": lambda value: value is None,
+}
+
+
 def _type_check(name: str) -> Check:
-    if name == "string":
-        return lambda value: isinstance(value, str)
-    if name == "integer":
-        return lambda value: isinstance(value, int) and not isinstance(value, bool)
-    if name == "number":
-        return lambda value: isinstance(value, int | float) and not isinstance(value, bool)
-    if name == "boolean":
-        return lambda value: isinstance(value, bool)
-    if name == "object":
-        return lambda value: isinstance(value, dict)
-    if name == "array":
-        return lambda value: isinstance(value, list)
-    if name == "null":
-        return lambda value: value is None
-    raise UnsupportedKeywordError(f"type {name}")
+    if name not in _TYPE_CHECKS:
+        raise UnsupportedKeywordError(f"type {name}")
+    return _TYPE_CHECKS[name]
 
 
 def _equal(first: object, second: object) -> bool:
@@ -68,10 +71,6 @@ def _equal(first: object, second: object) -> bool:
     if isinstance(first, bool) != isinstance(second, bool):
         return False
     return first == second
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 class _Compiler:

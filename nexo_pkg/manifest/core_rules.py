@@ -13,10 +13,8 @@ TOML_SYNTAX = Rule(
     name="toml-syntax",
     severity="error",
     summary="The file is not valid TOML.",
-    what=(
-        "Parses the file as TOML 1.0. The first syntax error is reported at the parser's line "
-        "and column; nothing else can be checked until it is fixed."
-    ),
+    what="Parses the file as TOML 1.0. The first syntax error is reported at the parser's line "
+    "and column; nothing else can be checked until it is fixed.",
     why="The daemon refuses a manifest it cannot parse, so the plugin would not load at all.",
     example='[plugin]\nid = "weather\n',
     fix='Close the string, array or table the parser points at: `id = "weather"`.',
@@ -27,10 +25,8 @@ DUPLICATE_KEY = Rule(
     name="duplicate-key",
     severity="error",
     summary="A key or table is defined twice.",
-    what=(
-        "Reports every key assigned twice in the same table and every `[table]` header declared "
-        "twice (TOML forbids both)."
-    ),
+    what="Reports every key assigned twice in the same table and every `[table]` header declared "
+    "twice (TOML forbids both).",
     why="TOML parsers reject the whole document; the daemon would not load the plugin.",
     example='[plugin]\nid = "weather"\nid = "forecast"\n',
     fix="Delete one of the two definitions, or merge the two tables into one.",
@@ -41,10 +37,8 @@ INVALID_ENCODING = Rule(
     name="invalid-encoding",
     severity="error",
     summary="The file is not UTF-8 text.",
-    what=(
-        "Checks that the file decodes as UTF-8 and holds no NUL bytes. The position of the "
-        "first bad byte is reported."
-    ),
+    what="Checks that the file decodes as UTF-8 and holds no NUL bytes. The position of the "
+    "first bad byte is reported.",
     why="TOML documents must be UTF-8; a binary or mis-encoded file cannot be a manifest.",
     example="[plugin]\nname = <the byte 0xFF>\n",
     fix="Save the file as UTF-8 (most editors: 'Save with encoding'), or lint the right file.",
@@ -113,10 +107,8 @@ UNREADABLE_FILE = Rule(
     name="unreadable-file",
     severity="error",
     summary="A manifest the search found cannot be read.",
-    what=(
-        "Reports a manifest that cannot be opened or read: no read permission, a dangling "
-        "symlink, an I/O error. The other manifests of the run are linted as usual."
-    ),
+    what="Reports a manifest that cannot be opened or read: no read permission, a dangling "
+    "symlink, an I/O error. The other manifests of the run are linted as usual.",
     why="The daemon cannot read it either, so the plugin would not load.",
     example="plugin.toml -> ../shared/plugin.toml, a symlink whose target was removed",
     fix="Make the file readable (`chmod a+r plugin.toml`), repair the symlink, or remove it.",
@@ -127,17 +119,13 @@ MISSING_KEY = Rule(
     name="missing-key",
     severity="error",
     summary="A required key or table is missing.",
-    what=(
-        "Checks the keys the daemon requires: `[plugin]` with `id`, `version`, `name`, "
-        "`description` and `min_nexo_version`, and the required keys of every optional table "
-        "that is present (for example `kind` and `adapter` in `[[plugin.channels.register]]`)."
-    ),
+    what="Checks the keys the daemon requires: `[plugin]` with `id`, `version`, `name`, "
+    "`description` and `min_nexo_version`, and the required keys of every optional table "
+    "that is present (for example `kind` and `adapter` in `[[plugin.channels.register]]`).",
     why="The daemon's parser stops at the first missing field; the plugin would not load.",
     example='[plugin]\nid = "weather"\nversion = "0.1.0"\n',
-    fix=(
-        'Add the missing keys: `name = "Weather"`, `description = "..."`, '
-        '`min_nexo_version = ">=0.1.0"`.'
-    ),
+    fix='Add the missing keys: `name = "Weather"`, `description = "..."`, '
+    '`min_nexo_version = ">=0.1.0"`.',
 )
 
 UNKNOWN_KEY = Rule(
@@ -145,14 +133,10 @@ UNKNOWN_KEY = Rule(
     name="unknown-key",
     severity="error",
     summary="A key the manifest format does not know.",
-    what=(
-        "Every table of the manifest is closed: a key that is not part of the format is "
-        "reported at the key, with the closest known key as a suggestion."
-    ),
-    why=(
-        "The daemon parses every table with `deny_unknown_fields`: a typo such as "
-        "`min_nexo_verison` makes the whole manifest fail to load."
-    ),
+    what="Every table of the manifest is closed: a key that is not part of the format is "
+    "reported at the key, with the closest known key as a suggestion.",
+    why="The daemon parses every table with `deny_unknown_fields`: a typo such as "
+    "`min_nexo_verison` makes the whole manifest fail to load.",
     example='[plugin.sandbox]\nenabled = true\nnetwrok = "deny"\n',
     fix="Fix the spelling (`network`) or delete the key.",
 )
@@ -162,10 +146,8 @@ WRONG_TYPE = Rule(
     name="wrong-type",
     severity="error",
     summary="A value has the wrong TOML type.",
-    what=(
-        "Checks the TOML type of every value: string, integer, boolean, array or table. "
-        "Integer keys reject floats (`8080.0`) and string keys reject dates and times."
-    ),
+    what="Checks the TOML type of every value: string, integer, boolean, array or table. "
+    "Integer keys reject floats (`8080.0`) and string keys reject dates and times.",
     why="The daemon's parser rejects the manifest at the first value of the wrong type.",
     example="[plugin.capabilities.http_server]\nport = 8080.0\n",
     fix="Write the value with the expected type: `port = 8080`.",
@@ -198,10 +180,8 @@ SCHEMA_VIOLATION = Rule(
     name="schema-violation",
     severity="error",
     summary="The manifest breaks another constraint of the JSON Schema.",
-    what=(
-        "Reports any constraint of `schemas/nexo-plugin.schema.json` not covered by a more "
-        "specific rule (for example an array that must not be empty)."
-    ),
+    what="Reports any constraint of `schemas/nexo-plugin.schema.json` not covered by a more "
+    "specific rule (for example an array that must not be empty).",
     why="The schema mirrors what the daemon accepts.",
     example="[plugin.dashboard.auth_check]\nkind = 'session_dir_files'\ncandidates = []\n",
     fix="Follow the message; `nexo plugin schema` prints the full schema.",

@@ -25,7 +25,6 @@ __all__ = [
     "config_dir",
     "find_placeholders",
     "nexo_home_from_env",
-    "placeholder_name",
     "resolve_placeholder",
 ]
 
@@ -114,8 +113,28 @@ def find_placeholders(text: str) -> Iterator[tuple[int, int, str]]:
 
     The loader tracks quotes only to tell a ``#`` in a string from a comment; placeholders in
     quoted strings are resolved too. Braces nest. At a ``${`` that never closes the daemon's
-    scan does not advance (it never finishes loading the file); here the scan stops.
+    scan does not advance (it never finishes loading the file,
+    :func:`unterminated_placeholder`); here the scan stops.
     """
+    for found in _scan_placeholders(text):
+        if found[1] < 0:
+            return
+        yield found
+
+
+def unterminated_placeholder(text: str) -> int | None:
+    """The offset of the first ``${`` outside a comment that never closes (its braces never
+    balance), or ``None``. The daemon's loader loops there forever: its scan leaves the index
+    where it was when the inner search reaches the end (``crates/config/src/env.rs:59-79``),
+    so the daemon never finishes loading the file and never starts."""
+    for start, end, _ in _scan_placeholders(text):
+        if end < 0:
+            return start
+    return None
+
+
+def _scan_placeholders(text: str) -> Iterator[tuple[int, int, str]]:
+    """:func:`find_placeholders`' scan; an unterminated ``${`` ends it as ``(start, -1, "")``."""
     index, length = 0, len(text)
     in_comment = in_single = in_double = False
     while index + 1 < length:
@@ -143,6 +162,7 @@ def find_placeholders(text: str) -> Iterator[tuple[int, int, str]]:
                         break
                 scan += 1
             else:
+                yield index, -1, ""
                 return
         index += 1
 

@@ -18,6 +18,7 @@ from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.core.toml_spans import (
     KeyPath,
     SpanMap,
+    SpanPart,
     format_key_path,
     point_span,
     scan_spans,
@@ -26,7 +27,6 @@ from nexo_pkg.core.toml_spans import (
 from nexo_pkg.manifest import core_rules
 
 __all__ = [
-    "LARGE_MANIFEST_BYTES",
     "MAX_MANIFEST_BYTES",
     "KeyPath",
     "ParsedManifest",
@@ -78,6 +78,10 @@ class ParsedManifest:
         if self._spans is None:
             self._spans = scan_spans(self.text)[0]
         return self._spans
+
+    def locate(self, path: KeyPath, part: SpanPart = "value") -> Span:
+        """The span of the key or value at ``path`` (building the span map on first use)."""
+        return self.spans.locate(path, part)
 
     @property
     def ok(self) -> bool:

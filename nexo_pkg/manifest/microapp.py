@@ -31,18 +31,14 @@ __all__ = [
     "COMPANION_MANIFEST_NAME",
     "DEFAULT_HEALTH_PATH",
     "DEFAULT_HTTP_BIND",
-    "ENV_BLOCKLIST_SUBSTRINGS",
-    "ENV_BLOCKLIST_SUFFIXES",
     "HOOK_NAMES",
     "ID_PATTERN",
-    "LOOPBACK_BINDS",
     "MAX_CAPABILITY_NAME_LENGTH",
     "MAX_DESCRIPTION_LENGTH",
     "MAX_ID_LENGTH",
     "MAX_MCP_SERVER_NAME_LENGTH",
     "MICROAPP_MANIFEST_NAME",
     "RESERVED_IDS",
-    "TRANSPORT_KINDS",
     "Companion",
     "HttpServer",
     "MicroappManifest",
@@ -78,8 +74,6 @@ RESERVED_IDS: frozenset[str] = frozenset(
 
 CAPABILITY_KINDS: tuple[str, ...] = ("tools", "hooks", "channels", "providers", "pollers")
 """The lists of ``[capabilities]``, in the order the daemon validates them."""
-TRANSPORT_KINDS: tuple[str, ...] = ("stdio", "nats", "http")
-"""``[transport] kind`` values; only ``stdio`` extensions are spawned at boot."""
 HOOK_NAMES: tuple[str, ...] = (
     "before_message",
     "after_message",

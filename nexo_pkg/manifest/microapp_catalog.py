@@ -366,6 +366,19 @@ _RULES: tuple[Rule, ...] = (
         "environment until the daemon delivers them.",
         beyond_daemon=True,
     ),
+    Rule(
+        code="NX231",
+        name="config-unterminated-placeholder",
+        severity="error",
+        summary="a `${` outside a comment never closes: the daemon hangs loading the file",
+        what="Scans for placeholders as the daemon's loader does (also inside quotes, not in "
+        "comments) and reports the first `${` whose braces never balance.",
+        why="The loader's scan stays at that `${` forever (`crates/config/src/env.rs`, "
+        "`find_placeholders`): the daemon never finishes reading its configuration and never "
+        "starts, with no error to say why.",
+        example='extensions:\n  search_paths: ["${EXT_DIR"]\n',
+        fix="Close the placeholder: `${EXT_DIR}`.",
+    ),
 )
 
 MICROAPP_RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}

@@ -212,49 +212,44 @@ ManifestModel = PluginManifest | MicroappModel
 
 
 class _Reader:
-    """Typed reads of one document that leave a wrongly typed value out and note its path."""
+    """Typed reads of one document that leave a wrongly typed value out and note its path.
+
+    ``path`` is the dotted key path of the value read; its last part is the key in ``parent``.
+    """
 
     def __init__(self) -> None:
         self.invalid: list[str] = []
 
-    def table(self, parent: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any]:
-        value = parent.get(key)
-        if isinstance(value, Mapping):
-            return value
-        if value is not None:
-            self.invalid.append(path)
-        return {}
-
-    def text(self, parent: Mapping[str, Any], key: str, path: str) -> str | None:
-        value = parent.get(key)
-        if value is None or isinstance(value, str):
+    def _typed(self, parent: Mapping[str, Any], path: str, kind: type) -> Any:
+        value = parent.get(path.rpartition(".")[2])
+        if value is None or isinstance(value, kind):
             return value
         self.invalid.append(path)
         return None
 
-    def flag(self, parent: Mapping[str, Any], key: str, path: str) -> bool | None:
-        value = parent.get(key)
-        if value is None or isinstance(value, bool):
-            return value
-        self.invalid.append(path)
-        return None
+    def table(self, parent: Mapping[str, Any], path: str) -> Mapping[str, Any]:
+        table: Mapping[str, Any] | None = self._typed(parent, path, Mapping)
+        return {} if table is None else table
 
-    def strings(self, parent: Mapping[str, Any], key: str, path: str) -> tuple[str, ...]:
+    def text(self, parent: Mapping[str, Any], path: str) -> str | None:
+        text: str | None = self._typed(parent, path, str)
+        return text
+
+    def flag(self, parent: Mapping[str, Any], path: str) -> bool | None:
+        flag: bool | None = self._typed(parent, path, bool)
+        return flag
+
+    def strings(self, parent: Mapping[str, Any], path: str) -> tuple[str, ...]:
         """An array of strings; a non-string item is dropped, a non-array gives ``()``."""
-        value = parent.get(key)
-        if value is None:
-            return ()
-        if not isinstance(value, list):
-            self.invalid.append(path)
-            return ()
+        value: list[Any] = self._typed(parent, path, list) or []
         kept = tuple(item for item in value if isinstance(item, str))
         if len(kept) != len(value):
             self.invalid.append(path)
         return kept
 
-    def string_table(self, parent: Mapping[str, Any], key: str, path: str) -> Mapping[str, str]:
+    def string_table(self, parent: Mapping[str, Any], path: str) -> Mapping[str, str]:
         """A table of string values; a non-string value is dropped."""
-        table = self.table(parent, key, path)
+        table = self.table(parent, path)
         kept = {name: value for name, value in table.items() if isinstance(value, str)}
         if len(kept) != len(table):
             self.invalid.append(path)
@@ -310,7 +305,7 @@ def _plugin_table(data: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _http_server(read: _Reader, capabilities: Mapping[str, Any]) -> HttpServer | None:
     path = "plugin.capabilities.http_server"
-    section = read.table(capabilities, "http_server", path)
+    section = read.table(capabilities, path)
     if not section:
         return None
     port = section.get("port")
@@ -319,9 +314,9 @@ def _http_server(read: _Reader, capabilities: Mapping[str, Any]) -> HttpServer |
         read.invalid.append(f"{path}.port")
     return HttpServer(
         port=port,
-        bind=read.text(section, "bind", f"{path}.bind") or DEFAULT_HTTP_BIND,
-        token_env=read.text(section, "token_env", f"{path}.token_env"),
-        health_path=read.text(section, "health_path", f"{path}.health_path") or DEFAULT_HEALTH_PATH,
+        bind=read.text(section, f"{path}.bind") or DEFAULT_HTTP_BIND,
+        token_env=read.text(section, f"{path}.token_env"),
+        health_path=read.text(section, f"{path}.health_path") or DEFAULT_HEALTH_PATH,
     )
 
 
@@ -329,51 +324,50 @@ def _plugin_section(read: _Reader, plugin: Mapping[str, Any]) -> PluginSection:
     plugin_id, version = _identity(plugin)
 
     def sub(key: str) -> Mapping[str, Any]:
-        return read.table(plugin, key, f"plugin.{key}")
+        return read.table(plugin, f"plugin.{key}")
 
     entrypoint, extends, sandbox = sub("entrypoint"), sub("extends"), sub("sandbox")
     capabilities, requires, contracts = sub("capabilities"), sub("requires"), sub("contracts")
-    admin = read.table(capabilities, "admin", "plugin.capabilities.admin")
+    admin = read.table(capabilities, "plugin.capabilities.admin")
     register = sub("channels").get("register")
     return PluginSection(
         id=plugin_id,
         version=version,
-        name=read.text(plugin, "name", "plugin.name") or "",
-        description=read.text(plugin, "description", "plugin.description") or "",
-        min_nexo_version=read.text(plugin, "min_nexo_version", "plugin.min_nexo_version"),
-        enabled_by_default=read.flag(plugin, "enabled_by_default", "plugin.enabled_by_default")
-        is True,
+        name=read.text(plugin, "plugin.name") or "",
+        description=read.text(plugin, "plugin.description") or "",
+        min_nexo_version=read.text(plugin, "plugin.min_nexo_version"),
+        enabled_by_default=read.flag(plugin, "plugin.enabled_by_default") is True,
         entrypoint=Entrypoint(
-            command=read.text(entrypoint, "command", "plugin.entrypoint.command"),
-            args=read.strings(entrypoint, "args", "plugin.entrypoint.args"),
-            env=read.string_table(entrypoint, "env", "plugin.entrypoint.env"),
+            command=read.text(entrypoint, "plugin.entrypoint.command"),
+            args=read.strings(entrypoint, "plugin.entrypoint.args"),
+            env=read.string_table(entrypoint, "plugin.entrypoint.env"),
         ),
         extends=Extends(
-            **{key: read.strings(extends, key, f"plugin.extends.{key}") for key in EXTENDS_KEYS}
+            **{key: read.strings(extends, f"plugin.extends.{key}") for key in EXTENDS_KEYS}
         ),
         sandbox=Sandbox(
-            enabled=read.flag(sandbox, "enabled", "plugin.sandbox.enabled") is True,
-            network=read.text(sandbox, "network", "plugin.sandbox.network") or "deny",
-            fs_read_paths=read.strings(sandbox, "fs_read_paths", "plugin.sandbox.fs_read_paths"),
-            fs_write_paths=read.strings(sandbox, "fs_write_paths", "plugin.sandbox.fs_write_paths"),
-            drop_user=read.flag(sandbox, "drop_user", "plugin.sandbox.drop_user"),
+            enabled=read.flag(sandbox, "plugin.sandbox.enabled") is True,
+            network=read.text(sandbox, "plugin.sandbox.network") or "deny",
+            fs_read_paths=read.strings(sandbox, "plugin.sandbox.fs_read_paths"),
+            fs_write_paths=read.strings(sandbox, "plugin.sandbox.fs_write_paths"),
+            drop_user=read.flag(sandbox, "plugin.sandbox.drop_user"),
         ),
         capabilities=Capabilities(
-            provides=read.strings(capabilities, "provides", "plugin.capabilities.provides"),
-            skills=read.strings(capabilities, "skills", "plugin.capabilities.skills"),
-            admin_required=read.strings(admin, "required", "plugin.capabilities.admin.required"),
-            admin_optional=read.strings(admin, "optional", "plugin.capabilities.admin.optional"),
+            provides=read.strings(capabilities, "plugin.capabilities.provides"),
+            skills=read.strings(capabilities, "plugin.capabilities.skills"),
+            admin_required=read.strings(admin, "plugin.capabilities.admin.required"),
+            admin_optional=read.strings(admin, "plugin.capabilities.admin.optional"),
             http_server=_http_server(read, capabilities),
         ),
         requires=Requires(
             **{
-                key: read.strings(requires, key, f"plugin.requires.{key}")
+                key: read.strings(requires, f"plugin.requires.{key}")
                 for key in ("bins", "env", "features", "nexo_capabilities")
             }
         ),
         contracts=Contracts(
-            provides=read.strings(contracts, "provides", "plugin.contracts.provides"),
-            consumes=read.strings(contracts, "consumes", "plugin.contracts.consumes"),
+            provides=read.strings(contracts, "plugin.contracts.provides"),
+            consumes=read.strings(contracts, "plugin.contracts.consumes"),
         ),
         channel_kinds=tuple(
             entry["kind"]

@@ -22,6 +22,7 @@ __all__ = [
     "ManifestLookup",
     "choose_manifest",
     "find_manifest",
+    "is_file",
     "is_manifest_name",
     "shadowed_message",
 ]
@@ -65,7 +66,9 @@ class ManifestLookup:
     shadowed: tuple[Path, ...] = ()
 
 
-def _is_file(path: Path) -> bool:
+def is_file(path: Path) -> bool:
+    """``Path.is_file`` that answers ``False`` where the OS refuses to look (a name too long, a
+    directory that cannot be read)."""
     try:
         return path.is_file()
     except OSError:
@@ -78,7 +81,7 @@ def find_manifest(directory: Path) -> ManifestLookup:
     Only regular files (or links to them) count. Never raises: a missing or unreadable
     directory gives an empty lookup.
     """
-    present = [name for name in MANIFEST_NAMES if _is_file(directory / name)]
+    present = [name for name in MANIFEST_NAMES if is_file(directory / name)]
     choice = choose_manifest(present)
     if choice.name is None:
         return ManifestLookup(None)

@@ -53,7 +53,6 @@ __all__ = [
     "check_semantics",
     "detect_legacy_v1",
     "format_key_path",
-    "parse_nexo_version_option",
 ]
 
 CHANNEL_KIND = re.compile(rf"^[a-z][a-z0-9_]{{0,{CHANNEL_KIND_MAX_LENGTH - 1}}}$")
@@ -114,7 +113,7 @@ def _check_identity(context: Context) -> None:
     if plugin_id is not None:
         reason = id_problem(plugin_id)
         if reason is not None:
-            context.report(
+            context.add(
                 "NX100",
                 ("plugin", "id"),
                 f"key `plugin.id` value `{plugin_id}` is not a valid plugin id: {reason}",
@@ -135,7 +134,7 @@ def _check_identity(context: Context) -> None:
                 if stripped[:1] in ("v", "V") and _parses(stripped[1:])
                 else 'write `MAJOR.MINOR.PATCH`, e.g. `version = "0.1.0"`'
             )
-            context.report(
+            context.add(
                 "NX101",
                 ("plugin", "version"),
                 f"key `plugin.version` value `{version}` is not a SemVer 2.0 version: {exc}",
@@ -145,7 +144,7 @@ def _check_identity(context: Context) -> None:
     for key, code in (("name", "NX102"), ("description", "NX103")):
         value = as_str(plugin.get(key))
         if value is not None and is_blank(value):
-            context.report(
+            context.add(
                 code,
                 ("plugin", key),
                 f"key `plugin.{key}` must not be empty or only whitespace",
@@ -160,7 +159,7 @@ def _check_long_id(context: Context, path: KeyPath, what: str, value: str) -> No
     if len(value) <= PORTABLE_ID_MAX_LENGTH:
         return
     older = [r.version for r in DAEMON_RELEASES if r.id_max_length < len(value)]
-    context.report(
+    context.add(
         "NX109",
         path,
         f"{what} `{value}` has {len(value)} characters: the newest daemon allows 64, but "
@@ -188,7 +187,7 @@ def _check_min_nexo_version(context: Context) -> None:
     try:
         requirement = parse_version_req(requirement_text)
     except VersionError as exc:
-        context.report(
+        context.add(
             "NX104",
             path,
             f"key `plugin.min_nexo_version` value `{requirement_text}` is not a version "
@@ -201,7 +200,7 @@ def _check_min_nexo_version(context: Context) -> None:
             requirement.matches(parse_version(release.version)) for release in DAEMON_RELEASES
         ):
             known = ", ".join(release.version for release in DAEMON_RELEASES)
-            context.report(
+            context.add(
                 "NX123",
                 path,
                 f"key `plugin.min_nexo_version` requirement `{requirement}` matches no daemon "
@@ -211,7 +210,7 @@ def _check_min_nexo_version(context: Context) -> None:
         return
     # The daemon ignores its own pre-release tag, so a 0.1.6-rc3 daemon satisfies >=0.1.0.
     if not requirement.matches(current.without_prerelease()):
-        context.report(
+        context.add(
             "NX105",
             path,
             f"key `plugin.min_nexo_version` requirement `{requirement}` does not match daemon "
@@ -271,12 +270,12 @@ def _check_spawn_inputs(context: Context, command: str) -> None:
         if isinstance(key, str) and key.startswith("NEXO_"):
             owner = (context.plugin_id or "plugin").upper()
             suggestion = f"{owner}_{key.removeprefix('NEXO_') or 'VAR'}"
-            context.report(
+            context.add(
                 "NX106",
                 ("plugin", "entrypoint", "env", key),
                 f"key `{key}` in table [plugin.entrypoint.env] uses the reserved `NEXO_` prefix",
                 f"rename it without the prefix, e.g. `{suggestion}`",
-                target="key",
+                part="key",
             )
     spawned: list[tuple[KeyPath, str, str]] = [
         (("plugin", "entrypoint", "command"), "key `command`", command)
@@ -293,7 +292,7 @@ def _check_spawn_inputs(context: Context, command: str) -> None:
             spawned.append((("plugin", "entrypoint", "env", key), f"env value of `{key}`", value))
     for path, what, value in spawned:
         if "\x00" in value:
-            context.report(
+            context.add(
                 "NX124",
                 path,
                 f"{what} in table [plugin.entrypoint] holds a NUL byte (`\\u0000`); the "
@@ -309,7 +308,7 @@ def _check_entrypoint(context: Context) -> None:
         return
     path: KeyPath = ("plugin", "entrypoint", "command")
     if is_blank(command):
-        context.report(
+        context.add(
             "NX107",
             path,
             "key `command` in table [plugin.entrypoint] is empty",
@@ -320,7 +319,7 @@ def _check_entrypoint(context: Context) -> None:
     problem = _command_problem(command)
     if problem is not None:
         reason, fix = problem
-        context.report(
+        context.add(
             "NX108",
             path,
             f"key `command` in table [plugin.entrypoint] value `{command}` {reason}; it must be "
@@ -352,7 +351,7 @@ def _check_namespace(context: Context, path: KeyPath, array: str, values: Any) -
         if tool.startswith(f"{plugin_id}_") or tool.startswith(f"ext_{plugin_id}_"):
             continue
         fixed = _namespace_fix(plugin_id, tool)
-        context.report(
+        context.add(
             "NX113",
             (*path, index),
             f"tool `{tool}` in array `{array}` does not start with `{plugin_id}_` or "
@@ -369,7 +368,7 @@ def _check_extends(context: Context) -> None:
         for index, entry in strings(extends.get(section)):
             path: KeyPath = ("plugin", "extends", section, index)
             if not is_valid_id(entry):
-                context.report(
+                context.add(
                     "NX110",
                     path,
                     f"id `{entry}` in array `plugin.extends.{section}` is invalid: must match "
@@ -379,7 +378,7 @@ def _check_extends(context: Context) -> None:
                 continue
             _check_long_id(context, path, f"id in array `plugin.extends.{section}`", entry)
             if entry in seen:
-                context.report(
+                context.add(
                     "NX111",
                     path,
                     f"array `plugin.extends.{section}` contains duplicate id `{entry}`",
@@ -393,7 +392,7 @@ def _check_extends(context: Context) -> None:
             continue
         sections = ", ".join(section for section, _ in places)
         second_section, second_index = places[1]
-        context.report(
+        context.add(
             "NX112",
             ("plugin", "extends", second_section, second_index),
             f"id `{entry}` appears in several [plugin.extends] arrays ({sections}); each id "
@@ -405,21 +404,40 @@ def _check_extends(context: Context) -> None:
     )
 
 
-def _json_object_schema_problem(text: str, empty_reason: str, not_object_reason: str) -> str | None:
-    """The daemon's reason why ``text`` is not a JSON object with ``"type": "object"``."""
+def _check_object_schema(
+    context: Context,
+    path: KeyPath,
+    what: str,
+    text: str | None,
+    *,
+    code: str,
+    reasons: tuple[str, str],
+) -> None:
+    """Report ``code`` when ``text`` is not a JSON object with ``"type": "object"``, for
+    the daemon's reason (``reasons``: its words for a blank text and for one that is no object)."""
+    if text is None:
+        return
     if is_blank(text):
-        return empty_reason
-
-    problem, document = json_problem(text)
-    if problem:
-        return f"invalid JSON: {problem}"
-    if not isinstance(document, dict):
-        return not_object_reason
-    kind = document.get("type")
-    if kind != "object":
-        shown = kind if isinstance(kind, str) else "missing"
-        return f'root `type` must be "object", got "{shown}"'
-    return None
+        problem = reasons[0]
+    else:
+        error, document = json_problem(text)
+        kind = document.get("type") if isinstance(document, dict) else None
+        if error:
+            problem = f"invalid JSON: {error}"
+        elif not isinstance(document, dict):
+            problem = reasons[1]
+        elif kind != "object":
+            shown = kind if isinstance(kind, str) else "missing"
+            problem = f'root `type` must be "object", got "{shown}"'
+        else:
+            return
+    context.add(
+        code,
+        path,
+        f"{what} is not a JSON object schema: {problem}",
+        'write a JSON object with `"type": "object"` at the root, e.g. '
+        '\'{"type": "object", "properties": {}}\'',
+    )
 
 
 def _check_tools(context: Context) -> None:
@@ -429,7 +447,7 @@ def _check_tools(context: Context) -> None:
     exposed = {tool for _, tool in strings(expose_values)}
     for index, tool in strings(tools.get("deferred")):
         if tool not in exposed:
-            context.report(
+            context.add(
                 "NX114",
                 ("plugin", "tools", "deferred", index),
                 f"tool `{tool}` is in array `plugin.tools.deferred` but not in array "
@@ -440,44 +458,29 @@ def _check_tools(context: Context) -> None:
         name = as_str(outbound.get("name"))
         label = f"`{name}`" if name is not None else f"#{index + 1}"
         if name is not None and name not in exposed:
-            context.report(
+            context.add(
                 "NX115",
                 ("plugin", "tools", "outbound", index, "name"),
                 f"outbound tool `{name}` in [[plugin.tools.outbound]] is not listed in array "
                 "`plugin.tools.expose`",
                 f'add "{name}" to `plugin.tools.expose`',
             )
-        schema = as_str(outbound.get("input_schema"))
-        if schema is None:
-            continue
-        problem = _json_object_schema_problem(
-            schema, "input_schema is empty", "input_schema must be a JSON object"
+        _check_object_schema(
+            context,
+            ("plugin", "tools", "outbound", index, "input_schema"),
+            f"key `input_schema` of outbound tool {label}",
+            as_str(outbound.get("input_schema")),
+            code="NX116",
+            reasons=("input_schema is empty", "input_schema must be a JSON object"),
         )
-        if problem is not None:
-            context.report(
-                "NX116",
-                ("plugin", "tools", "outbound", index, "input_schema"),
-                f"key `input_schema` of outbound tool {label} is not a JSON object schema: "
-                f"{problem}",
-                'write a JSON object with `"type": "object"` at the root, e.g. '
-                '\'{"type": "object", "properties": {}}\'',
-            )
-
-    config_schema = context.section("config_schema")
-    schema_text = as_str(config_schema.get("schema"))
-    if schema_text is not None:
-        problem = _json_object_schema_problem(
-            schema_text, "config_schema is empty", "schema must be a JSON object"
-        )
-        if problem is not None:
-            context.report(
-                "NX117",
-                ("plugin", "config_schema", "schema"),
-                f"key `schema` in table [plugin.config_schema] is not a JSON object schema: "
-                f"{problem}",
-                'write a JSON object with `"type": "object"` at the root, e.g. '
-                '\'{"type": "object", "properties": {}}\'',
-            )
+    _check_object_schema(
+        context,
+        ("plugin", "config_schema", "schema"),
+        "key `schema` in table [plugin.config_schema]",
+        as_str(context.section("config_schema").get("schema")),
+        code="NX117",
+        reasons=("config_schema is empty", "schema must be a JSON object"),
+    )
 
 
 def _check_capabilities(context: Context) -> None:
@@ -496,7 +499,7 @@ def _check_capabilities(context: Context) -> None:
         if implemented:
             continue
         where = f"plugin.{'.'.join(keys)}.{field}"
-        context.report(
+        context.add(
             "NX118",
             ("plugin", "capabilities", "provides", index),
             f"capability `{capability}` is declared in array `plugin.capabilities.provides` but "
@@ -512,7 +515,7 @@ def _check_gates_and_channels(context: Context) -> None:
         if env_var is None:
             continue
         if env_var in seen:
-            context.report(
+            context.add(
                 "NX119",
                 ("plugin", "capability_gates", "gate", index, "env_var"),
                 f"capability gate env_var `{env_var}` is already used by another "
@@ -523,7 +526,7 @@ def _check_gates_and_channels(context: Context) -> None:
     for index, channel in tables(context.section("channels").get("register")):
         kind = as_str(channel.get("kind"))
         if kind is not None and not CHANNEL_KIND.fullmatch(kind):
-            context.report(
+            context.add(
                 "NX120",
                 ("plugin", "channels", "register", index, "kind"),
                 f"key `kind` of [[plugin.channels.register]] value `{kind}` is invalid: must "
@@ -544,7 +547,7 @@ def _check_relative_paths(context: Context) -> None:
             continue
         path: KeyPath = ("plugin", section, key)
         if value.startswith("/") or ":\\" in value:
-            context.report(
+            context.add(
                 "NX121",
                 path,
                 f"key `{key}` in table [plugin.{section}] value `{value}` is absolute; it must "
@@ -553,7 +556,7 @@ def _check_relative_paths(context: Context) -> None:
             )
             continue
         if ".." in re.split(r"[\\/]", value):
-            context.report(
+            context.add(
                 "NX122",
                 path,
                 f"key `{key}` in table [plugin.{section}] value `{value}` contains a `..` segment",
@@ -565,7 +568,7 @@ def _check_supervisor(context: Context) -> None:
     supervisor = context.section("supervisor")
     tail = as_int(supervisor.get("stderr_tail_lines"))
     if tail is not None and tail > SUPERVISOR_STDERR_TAIL_MAX:
-        context.report(
+        context.add(
             "NX130",
             ("plugin", "supervisor", "stderr_tail_lines"),
             f"key `stderr_tail_lines` in table [plugin.supervisor] is {tail}, above the cap "
@@ -576,7 +579,7 @@ def _check_supervisor(context: Context) -> None:
         return
     attempts = as_int(supervisor.get("max_attempts"))
     if attempts == 0:
-        context.report(
+        context.add(
             "NX131",
             ("plugin", "supervisor", "max_attempts"),
             "key `max_attempts` in table [plugin.supervisor] is 0 while `respawn = true`",
@@ -586,23 +589,19 @@ def _check_supervisor(context: Context) -> None:
     if backoff is None:
         return
     if 0 <= backoff < SUPERVISOR_BACKOFF_MS_MIN:
-        context.report(
-            "NX132",
-            ("plugin", "supervisor", "backoff_ms"),
-            f"key `backoff_ms` in table [plugin.supervisor] is {backoff}, below the floor of "
-            f"{SUPERVISOR_BACKOFF_MS_MIN} while `respawn = true`",
-            f"set `backoff_ms` between {SUPERVISOR_BACKOFF_MS_MIN} and "
-            f"{SUPERVISOR_BACKOFF_MS_MAX} (default {SUPERVISOR_DEFAULT_BACKOFF_MS})",
-        )
+        code, bound = "NX132", f"below the floor of {SUPERVISOR_BACKOFF_MS_MIN}"
     elif backoff > SUPERVISOR_BACKOFF_MS_MAX:
-        context.report(
-            "NX133",
-            ("plugin", "supervisor", "backoff_ms"),
-            f"key `backoff_ms` in table [plugin.supervisor] is {backoff}, above the cap of "
-            f"{SUPERVISOR_BACKOFF_MS_MAX} while `respawn = true`",
-            f"set `backoff_ms` between {SUPERVISOR_BACKOFF_MS_MIN} and "
-            f"{SUPERVISOR_BACKOFF_MS_MAX} (default {SUPERVISOR_DEFAULT_BACKOFF_MS})",
-        )
+        code, bound = "NX133", f"above the cap of {SUPERVISOR_BACKOFF_MS_MAX}"
+    else:
+        return
+    context.add(
+        code,
+        ("plugin", "supervisor", "backoff_ms"),
+        f"key `backoff_ms` in table [plugin.supervisor] is {backoff}, {bound} while "
+        "`respawn = true`",
+        f"set `backoff_ms` between {SUPERVISOR_BACKOFF_MS_MIN} and "
+        f"{SUPERVISOR_BACKOFF_MS_MAX} (default {SUPERVISOR_DEFAULT_BACKOFF_MS})",
+    )
 
 
 # --- entry points ---------------------------------------------------------------------------
@@ -644,7 +643,7 @@ def _check_control_characters(context: Context) -> None:
         path, value = pending.pop()
         if isinstance(value, str):
             if CONTROL_CHARACTERS.search(value):
-                context.report(
+                context.add(
                     "NX191",
                     path,
                     f"value of `{format_key_path(path)}` holds a control character: "
@@ -654,12 +653,12 @@ def _check_control_characters(context: Context) -> None:
         elif isinstance(value, Mapping):
             for key, item in reversed(list(value.items())):
                 if CONTROL_CHARACTERS.search(key):
-                    context.report(
+                    context.add(
                         "NX191",
                         (*path, key),
                         f"key `{printable(key, lines=True)}` holds a control character",
                         "rename the key",
-                        target="key",
+                        part="key",
                     )
                 pending.append(((*path, key), item))
         elif isinstance(value, list):
@@ -672,7 +671,6 @@ def detect_legacy_v1(data: Mapping[str, Any], locate: Locate) -> Diagnostic | No
     """One diagnostic at the ``[transport]`` header when ``data`` is a legacy v1 manifest."""
     if "transport" not in data:
         return None
-    rule = SEMANTIC_RULES["NX190"]
     plugin = data.get("plugin")
     steps = ["move `[transport] command`/`args` to `[plugin.entrypoint] command`/`args`"]
     if isinstance(plugin, Mapping) and "min_agent_version" in plugin:
@@ -680,14 +678,10 @@ def detect_legacy_v1(data: Mapping[str, Any], locate: Locate) -> Diagnostic | No
     if "capabilities" in data or "meta" in data:
         steps.append("move `[capabilities]` and `[meta]` under `[plugin]`")
     steps.append("set `manifest_version = 2`")
-    return Diagnostic(
-        code=rule.code,
-        name=rule.name,
-        severity=rule.severity,
-        message="table [transport] marks a legacy v1 manifest; nexo-pkg expects the v2 shape "
+    return SEMANTIC_RULES["NX190"].diagnostic(
+        "table [transport] marks a legacy v1 manifest; nexo-pkg expects the v2 shape "
         "(`[plugin]` with `min_nexo_version` and `[plugin.entrypoint] command`)",
-        key_path="transport",
-        span=locate(("transport",), "key"),
-        help="; ".join(steps),
-        url=rule.url,
+        "transport",
+        locate(("transport",), "key"),
+        "; ".join(steps),
     )

@@ -15,7 +15,7 @@ from nexo_pkg.manifest.rules_context import Context, KeyPath, as_int, as_str, as
 from nexo_pkg.manifest.rules_visible_when import VisibleWhenError, check_visible_when
 from nexo_pkg.manifest.rust_text import is_blank
 
-__all__ = ["CORE_SLOTS", "LUCIDE_SUBSET", "check"]
+__all__ = ["LUCIDE_SUBSET", "check"]
 
 KEBAB_ID = re.compile(r"^[a-z][a-z0-9-]{0,40}$")
 FIELD_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -67,21 +67,37 @@ def _kebab_fix(text: str) -> str:
     return fixed[:41].rstrip("-") or "main"
 
 
-def _check_id(context: Context, path: KeyPath, what: str, value: str) -> None:
-    context.report(
-        "NX162",
-        path,
-        f"{what} id `{value}` in table [plugin.admin_ui] must be kebab-case "
-        "(a-z, 0-9, -; a letter first; 1-41 characters)",
-        f'write `id = "{_kebab_fix(value)}"`',
-    )
+def _check_id(
+    context: Context,
+    path: KeyPath,
+    what: str,
+    value: str | None,
+    seen: set[str],
+    *,
+    duplicate: tuple[str, str],
+) -> None:
+    """NX162 when ``value``, the ``id`` of the entry at ``path``, is not kebab-case; else NX163
+    (``duplicate`` is its message and fix) when it is in ``seen`` already."""
+    if value is None:
+        return
+    if not KEBAB_ID.fullmatch(value):
+        context.add(
+            "NX162",
+            (*path, "id"),
+            f"{what} id `{value}` in table [plugin.admin_ui] must be kebab-case "
+            "(a-z, 0-9, -; a letter first; 1-41 characters)",
+            f'write `id = "{_kebab_fix(value)}"`',
+        )
+    elif value in seen:
+        context.add("NX163", (*path, "id"), *duplicate)
+    seen.add(value)
 
 
 def _check_label(
     context: Context, owner: Mapping[str, Any], key: str, path: KeyPath, what: str
 ) -> None:
     if key in owner and label_is_empty(owner[key]):
-        context.report(
+        context.add(
             "NX164",
             (*path, key),
             f"{what}: key `{key}` is empty",
@@ -93,7 +109,7 @@ def _check_method(context: Context, value: Any, path: KeyPath, what: str) -> Non
     method = as_str(value)
     if method is not None and not method.startswith(ADMIN_METHOD_PREFIX):
         suggestion = ADMIN_METHOD_PREFIX + method.lstrip("/")
-        context.report(
+        context.add(
             "NX165",
             path,
             f"{what}: method `{method}` must start with `{ADMIN_METHOD_PREFIX}`",
@@ -110,7 +126,7 @@ def _check_visible_when(
     try:
         check_visible_when(expression)
     except VisibleWhenError as exc:
-        context.report(
+        context.add(
             "NX169",
             (*path, "visible_when"),
             f"{what}: key `visible_when` is invalid: {exc}",
@@ -124,7 +140,7 @@ def _check_field(context: Context, field: Mapping[str, Any], path: KeyPath, owne
     what = f"{owner} field `{key}`" if key is not None else f"{owner} field #{path[-1]}"
     if key is not None and not FIELD_KEY.fullmatch(key):
         fixed = re.sub(r"[^A-Za-z0-9_.-]+", "_", key).strip("_.-")[:64] or "field"
-        context.report(
+        context.add(
             "NX167",
             (*path, "key"),
             f"{what}: key `{key}` is invalid (1-64 characters of A-Z, a-z, 0-9, `_`, `.`, `-`, "
@@ -135,7 +151,7 @@ def _check_field(context: Context, field: Mapping[str, Any], path: KeyPath, owne
     if field.get("type") in ("select", "multiselect") and not (
         "options" in field or "options_source" in field
     ):
-        context.report(
+        context.add(
             "NX168",
             (*path, "type"),
             f"{what}: type `{field['type']}` needs `options` or `options_source`",
@@ -159,27 +175,19 @@ def _check_screens(context: Context, admin_ui: Mapping[str, Any]) -> None:
         path: KeyPath = (*_BASE, "screens", index)
         screen_id = as_str(screen.get("id"))
         what = f"screen `{screen_id}`" if screen_id is not None else f"screen #{index + 1}"
-        if screen_id is not None:
-            if not KEBAB_ID.fullmatch(screen_id):
-                _check_id(context, (*path, "id"), "screen", screen_id)
-            elif screen_id in seen:
-                context.report(
-                    "NX163",
-                    (*path, "id"),
-                    f"duplicate screen id `{screen_id}` in table [plugin.admin_ui]",
-                    "give each screen its own id",
-                )
-            seen.add(screen_id)
+        duplicate = f"duplicate screen id `{screen_id}` in table [plugin.admin_ui]"
+        fix = "give each screen its own id"
+        _check_id(context, path, "screen", screen_id, seen, duplicate=(duplicate, fix))
         _check_label(context, screen, "title", path, what)
         _check_method(context, screen.get("load"), (*path, "load"), f"{what} load")
         fields = screen.get("fields")
         if not describe and (fields is None or fields == []):
-            context.report(
+            context.add(
                 "NX166",
                 (*path, "fields") if fields is not None else path,
                 f"{what} declares no fields while [plugin.admin_ui] has `describe = false`",
                 "add `[[plugin.admin_ui.screens.fields]]`, or set `describe = true`",
-                target="key",
+                part="key",
             )
         keys: set[str] = set()
         for field_index, field in tables(fields):
@@ -189,7 +197,7 @@ def _check_screens(context: Context, admin_ui: Mapping[str, Any]) -> None:
             if key is None:
                 continue
             if key in keys:
-                context.report(
+                context.add(
                     "NX163",
                     (*field_path, "key"),
                     f"{what} has duplicate field key `{key}`",
@@ -205,17 +213,16 @@ def _check_screens(context: Context, admin_ui: Mapping[str, Any]) -> None:
                 if action_id is not None
                 else f"{what} action #{action_index + 1}"
             )
-            if action_id is not None:
-                if not KEBAB_ID.fullmatch(action_id):
-                    _check_id(context, (*action_path, "id"), f"{what} action", action_id)
-                elif action_id in action_ids:
-                    context.report(
-                        "NX163",
-                        (*action_path, "id"),
-                        f"{what} has duplicate action id `{action_id}`",
-                        "give each action of the screen its own id",
-                    )
-                action_ids.add(action_id)
+            duplicate = f"{what} has duplicate action id `{action_id}`"
+            fix = "give each action of the screen its own id"
+            _check_id(
+                context,
+                action_path,
+                f"{what} action",
+                action_id,
+                action_ids,
+                duplicate=(duplicate, fix),
+            )
             _check_label(context, action, "label", action_path, action_what)
             _check_method(context, action.get("method"), (*action_path, "method"), action_what)
             for prompt_index, prompt in tables(action.get("prompt_fields")):
@@ -252,17 +259,9 @@ def _check_contributions(context: Context, admin_ui: Mapping[str, Any]) -> None:
         what = (
             f"contribution `{entry_id}`" if entry_id is not None else f"contribution #{index + 1}"
         )
-        if entry_id is not None:
-            if not KEBAB_ID.fullmatch(entry_id):
-                _check_id(context, (*path, "id"), "contribution", entry_id)
-            elif entry_id in seen:
-                context.report(
-                    "NX163",
-                    (*path, "id"),
-                    f"duplicate contribution id `{entry_id}` in table [plugin.admin_ui]",
-                    "give each contribution its own id",
-                )
-            seen.add(entry_id)
+        duplicate = f"duplicate contribution id `{entry_id}` in table [plugin.admin_ui]"
+        fix = "give each contribution its own id"
+        _check_id(context, path, "contribution", entry_id, seen, duplicate=(duplicate, fix))
         _check_label(context, entry, "label", path, what)
         parent = as_str(entry.get("parent"))
         if parent is not None:
@@ -270,12 +269,12 @@ def _check_contributions(context: Context, admin_ui: Mapping[str, Any]) -> None:
         elif "parent" not in entry:
             slot = as_str(entry.get("slot"))
             if "slot" not in entry:
-                context.report(
+                context.add(
                     "NX172",
                     path,
                     f"{what} needs a `slot` (top-level menu) or a `parent` (submenu)",
                     'add `slot = "core.sidebar.integrations"` or `parent = "<contribution id>"`',
-                    target="key",
+                    part="key",
                 )
             elif (
                 slot is not None
@@ -287,7 +286,7 @@ def _check_contributions(context: Context, admin_ui: Mapping[str, Any]) -> None:
                 )
             ):
                 own = f"`{plugin_slot}<kebab-id>`" if plugin_slot else "`plugin.<id>.<kebab-id>`"
-                context.report(
+                context.add(
                     "NX171",
                     (*path, "slot"),
                     f"{what} slot `{slot}` is unknown; use a core slot or {own}",
@@ -295,7 +294,7 @@ def _check_contributions(context: Context, admin_ui: Mapping[str, Any]) -> None:
                 )
         icon = as_str(entry.get("icon"))
         if icon is not None and icon not in LUCIDE_SUBSET:
-            context.report(
+            context.add(
                 "NX173",
                 (*path, "icon"),
                 f"{what} icon `{icon}` is not in the supported Lucide subset",
@@ -304,7 +303,7 @@ def _check_contributions(context: Context, admin_ui: Mapping[str, Any]) -> None:
         screen = as_str(entry.get("screen"))
         if screen is not None and screen not in screen_ids:
             known = ", ".join(f"`{name}`" for name in sorted(screen_ids)) or "none"
-            context.report(
+            context.add(
                 "NX174",
                 (*path, "screen"),
                 f"{what} references unknown screen `{screen}`",
@@ -324,7 +323,7 @@ def _check_parent(
 ) -> None:
     parent_path: KeyPath = (*path, "parent")
     if parent == entry_id:
-        context.report(
+        context.add(
             "NX170",
             parent_path,
             f"{what} cannot be its own parent",
@@ -333,7 +332,7 @@ def _check_parent(
         return
     if parent not in parents:
         known = ", ".join(f"`{name}`" for name in parents if name != entry_id) or "none"
-        context.report(
+        context.add(
             "NX170",
             parent_path,
             f"{what} parent `{parent}` does not exist",
@@ -356,7 +355,7 @@ def _check_parent(
             problem = f"{what} parent chain nests deeper than {MAX_PARENT_HOPS} levels at `{upper}`"
             break
         current = upper
-    context.report(
+    context.add(
         "NX170",
         parent_path,
         problem,
@@ -371,14 +370,14 @@ def check(context: Context) -> None:
         return
     version = as_int(admin_ui.get("schema_version"))
     if version is not None and version != 1:
-        context.report(
+        context.add(
             "NX160",
             (*_BASE, "schema_version"),
             f"key `schema_version` in table [plugin.admin_ui] is {version}; only 1 is supported",
             "set `schema_version = 1`",
         )
     if admin_ui.get("mode") == "embedded":
-        context.report(
+        context.add(
             "NX161",
             (*_BASE, "mode"),
             'key `mode` in table [plugin.admin_ui] is "embedded", which is not supported yet',

@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
-from nexo_pkg.core.diagnostics import Diagnostic, Span
+from nexo_pkg.core.diagnostics import Diagnostic, Rule, Span
 from nexo_pkg.core.toml_spans import format_key_path
 from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.rules_catalog import SEMANTIC_RULES
 
 __all__ = [
     "Context",
+    "Findings",
     "KeyPath",
     "Locate",
     "as_int",
@@ -69,14 +70,41 @@ def tables(value: Any) -> Iterator[tuple[int, Mapping[str, Any]]]:
             yield index, item
 
 
-class Context:
+class Findings:
+    """The findings of one file: diagnostics of ``rules`` (by code), located through
+    ``locate``."""
+
+    def __init__(self, rules: Mapping[str, Rule], locate: Locate) -> None:
+        self.rules = rules
+        self.locate = locate
+        self.found: list[Diagnostic] = []
+
+    def add(
+        self,
+        rule: Rule | str,
+        path: KeyPath,
+        message: str,
+        help_text: str = "",
+        part: Target = "value",
+    ) -> None:
+        """Record a finding of ``rule`` (or its code) at ``path`` (its key or its value)."""
+        chosen = self.rules[rule] if isinstance(rule, str) else rule
+        self.found.append(
+            chosen.diagnostic(message, format_key_path(path), self.locate(path, part), help_text)
+        )
+
+    def at(self, code: str, span: Span, message: str, help_text: str = "") -> None:
+        """Record a finding of rule ``code`` at ``span``, a place no key path names."""
+        self.found.append(self.rules[code].diagnostic(message, "", span, help_text))
+
+
+class Context(Findings):
     """One run of the semantic rules over one document: input, options and findings."""
 
     def __init__(self, data: Mapping[str, Any], locate: Locate, options: LintOptions) -> None:
+        super().__init__(SEMANTIC_RULES, locate)
         self.data = data
-        self.locate = locate
         self.options = options
-        self.found: list[Diagnostic] = []
         self.plugin: Mapping[str, Any] = as_table(data.get("plugin")) or {}
         plugin_id = as_str(self.plugin.get("id"))
         self.plugin_id: str | None = plugin_id or None
@@ -90,26 +118,3 @@ class Context:
                 return {}
             current = table
         return current
-
-    def report(
-        self,
-        code: str,
-        path: KeyPath,
-        message: str,
-        help_text: str,
-        target: Target = "value",
-    ) -> None:
-        """Record a finding of rule ``code`` at ``path`` (its key or its value)."""
-        rule = SEMANTIC_RULES[code]
-        self.found.append(
-            Diagnostic(
-                code=rule.code,
-                name=rule.name,
-                severity=rule.severity,
-                message=message,
-                key_path=format_key_path(path),
-                span=self.locate(path, target),
-                help=help_text,
-                url=rule.url,
-            )
-        )

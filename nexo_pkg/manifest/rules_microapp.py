@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from nexo_pkg.core.diagnostics import Diagnostic, Rule, Span
-from nexo_pkg.core.toml_spans import SpanPart, format_key_path
+from nexo_pkg.core.toml_spans import SpanPart
 from nexo_pkg.core.versionreq import Version, VersionError
 from nexo_pkg.manifest import microapp
 from nexo_pkg.manifest.core_rules import (
@@ -28,6 +28,7 @@ from nexo_pkg.manifest.core_rules import (
     WRONG_TYPE,
 )
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
+from nexo_pkg.manifest.rules_context import Findings, strings
 from nexo_pkg.manifest.shape import (
     BOOL,
     I32,
@@ -121,52 +122,22 @@ _STRUCTURE_RULES: dict[str, Rule] = {
 }
 
 
-class _Report:
-    """The findings of one file, located through ``locate``."""
-
-    def __init__(self, locate: Locate) -> None:
-        self.locate = locate
-        self.found: list[Diagnostic] = []
-
-    def add(
-        self,
-        rule: Rule | str,
-        path: KeyPath,
-        message: str,
-        help_text: str = "",
-        part: SpanPart = "value",
-    ) -> None:
-        chosen = MICROAPP_RULES[rule] if isinstance(rule, str) else rule
-        self.found.append(
-            chosen.diagnostic(message, format_key_path(path), self.locate(path, part), help_text)
-        )
-
-    def structure(self, problems: Iterable[ShapeProblem]) -> set[KeyPath]:
-        """Report shape problems; return the paths whose value has the wrong type."""
-        mistyped: set[KeyPath] = set()
-        for problem in problems:
-            rule: Rule | str = _STRUCTURE_RULES[problem.kind]
-            if (
-                problem.kind == "unknown"
-                and problem.path[:1] == ("capabilities",)
-                and problem.path[-1] in ("admin", "http_server", "skills")
-            ):
-                rule = "NX211"
-            if problem.kind in ("type", "variant", "range"):
-                mistyped.add(problem.path)
-            part: SpanPart = "key" if problem.kind in ("unknown", "missing") else "value"
-            self.add(rule, problem.path, problem.message, problem.help, part)
-        return mistyped
+def _structure(report: Findings, problems: Iterable[ShapeProblem]) -> None:
+    """Report shape problems under the shared structure rules (NX211 for a companion key)."""
+    for problem in problems:
+        rule: Rule | str = _STRUCTURE_RULES[problem.kind]
+        if (
+            problem.kind == "unknown"
+            and problem.path[:1] == ("capabilities",)
+            and problem.path[-1] in ("admin", "http_server", "skills")
+        ):
+            rule = "NX211"
+        part: SpanPart = "key" if problem.kind in ("unknown", "missing") else "value"
+        report.add(rule, problem.path, problem.message, problem.help, part)
 
 
 def _table(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
-
-
-def _strings(value: Any) -> list[tuple[int, str]]:
-    if not isinstance(value, list):
-        return []
-    return [(index, item) for index, item in enumerate(value) if isinstance(item, str)]
 
 
 def _semver(text: str) -> str | None:
@@ -180,19 +151,12 @@ def _semver(text: str) -> str | None:
 
 def _older(current: Version, required: Version) -> bool:
     """Whether ``current`` < ``required`` in SemVer precedence (a pre-release comes first)."""
-    if (current.major, current.minor, current.patch) != (
+    return (current.major, current.minor, current.patch, current.pre) < (
         required.major,
         required.minor,
         required.patch,
-    ):
-        return (current.major, current.minor, current.patch) < (
-            required.major,
-            required.minor,
-            required.patch,
-        )
-    if current.pre.is_empty or current.pre == required.pre:
-        return False
-    return required.pre.is_empty or current.pre < required.pre
+        required.pre,
+    )
 
 
 def check_microapp(
@@ -202,14 +166,14 @@ def check_microapp(
 
     ``daemon_version`` stands for the host's agent version in ``min_agent_version``.
     """
-    report = _Report(locate)
-    report.structure(check_shape(data, EXTENSION_MANIFEST))
+    report = Findings(MICROAPP_RULES, locate)
+    _structure(report, check_shape(data, EXTENSION_MANIFEST))
     plugin = _table(data.get("plugin"))
     _check_identity(report, plugin, daemon_version)
     _check_capabilities(report, data)
     _check_transport(report, _table(data.get("transport")))
     _check_mcp_servers(report, _table(data.get("mcp_servers")))
-    for index, name in _strings(_table(data.get("requires")).get("env")):
+    for index, name in strings(_table(data.get("requires")).get("env")):
         if microapp.env_is_blocked(name):
             report.add(
                 "NX212",
@@ -238,7 +202,7 @@ def check_microapp(
     return report.found
 
 
-def _check_identity(report: _Report, plugin: Mapping[str, Any], daemon_version: str) -> None:
+def _check_identity(report: Findings, plugin: Mapping[str, Any], daemon_version: str) -> None:
     plugin_id = plugin.get("id")
     if isinstance(plugin_id, str):
         problem = microapp.id_problem(plugin_id)
@@ -288,7 +252,7 @@ def _check_identity(report: _Report, plugin: Mapping[str, Any], daemon_version: 
         )
 
 
-def _check_capabilities(report: _Report, data: Mapping[str, Any]) -> None:
+def _check_capabilities(report: Findings, data: Mapping[str, Any]) -> None:
     capabilities = _table(data.get("capabilities"))
     lists = {kind: capabilities.get(kind) for kind in microapp.CAPABILITY_KINDS}
     total = sum(len(value) for value in lists.values() if isinstance(value, list))
@@ -303,7 +267,7 @@ def _check_capabilities(report: _Report, data: Mapping[str, Any]) -> None:
         )
     for kind, value in lists.items():
         seen: set[str] = set()
-        for index, name in _strings(value):
+        for index, name in strings(value):
             path: KeyPath = ("capabilities", kind, index)
             problem = microapp.capability_name_problem(name)
             if problem is not None:
@@ -321,7 +285,7 @@ def _check_capabilities(report: _Report, data: Mapping[str, Any]) -> None:
             seen.add(name)
 
 
-def _check_transport(report: _Report, transport: Mapping[str, Any]) -> None:
+def _check_transport(report: Findings, transport: Mapping[str, Any]) -> None:
     kind = transport.get("kind")
     if kind == "stdio":
         command = transport.get("command")
@@ -353,7 +317,7 @@ def _check_transport(report: _Report, transport: Mapping[str, Any]) -> None:
         )
 
 
-def _check_mcp_servers(report: _Report, servers: Mapping[str, Any]) -> None:
+def _check_mcp_servers(report: Findings, servers: Mapping[str, Any]) -> None:
     for name, server in servers.items():
         path: KeyPath = ("mcp_servers", str(name))
         if len(str(name).encode()) > microapp.MAX_MCP_SERVER_NAME_LENGTH or not _MCP_NAME.fullmatch(
@@ -388,7 +352,7 @@ def check_companion(
     ``microapp_id`` is the ``plugin.id`` of the ``plugin.toml`` beside it (``None`` when that
     has none).
     """
-    report = _Report(locate)
+    report = Findings(MICROAPP_RULES, locate)
     companion = microapp.companion_from_data(data)
     if microapp_id is not None and companion.id is not None and companion.id != microapp_id:
         report.add(

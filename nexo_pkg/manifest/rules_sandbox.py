@@ -54,7 +54,7 @@ def _check_required(context: Context, enabled: bool) -> None:
     path: KeyPath = ("plugin", "sandbox", "enabled")
     if "sandbox" not in context.plugin:
         path = ("plugin", "entrypoint", "command")
-    context.report(
+    context.add(
         "NX149",
         path,
         f"the plugin runs unsandboxed, but {REQUIRE_ENV} is set: the daemon refuses to spawn "
@@ -77,7 +77,7 @@ def _check_entry(context: Context, array: str, index: int, entry: str) -> None:
     path: KeyPath = ("plugin", "sandbox", array, index)
     where = f"entry `{entry}` of array `plugin.sandbox.{array}`"
     if array == "fs_read_paths" and STATE_DIR_TOKEN in entry:
-        context.report(
+        context.add(
             "NX142",
             path,
             f"{where} uses `${{state_dir}}`, which is only expanded in `fs_write_paths`",
@@ -85,7 +85,7 @@ def _check_entry(context: Context, array: str, index: int, entry: str) -> None:
         )
         return
     if array == "fs_write_paths" and _state_dir_misplaced(entry):
-        context.report(
+        context.add(
             "NX143",
             path,
             f"{where} must use `${{state_dir}}` once, as the leading token",
@@ -98,7 +98,7 @@ def _check_entry(context: Context, array: str, index: int, entry: str) -> None:
             if entry.startswith("~")
             else "write an absolute path starting with `/`, or `${state_dir}/...` for state"
         )
-        context.report(
+        context.add(
             "NX144",
             path,
             f"{where} is not an absolute path",
@@ -110,7 +110,7 @@ def _check_entry(context: Context, array: str, index: int, entry: str) -> None:
         return
     hit = daemon_denylist_hit(probed)
     if hit is not None:
-        context.report(
+        context.add(
             "NX145",
             path,
             f"{where} equals, lies under or contains denylisted host path `{hit}`",
@@ -120,7 +120,7 @@ def _check_entry(context: Context, array: str, index: int, entry: str) -> None:
     normal = normalise(probed)
     hit = denylist_hit(normal)
     if hit is not None:
-        context.report(
+        context.add(
             "NX146",
             path,
             f"{where} is `{normal}` once normalised, which equals, lies under or contains "
@@ -133,7 +133,7 @@ def _check_entry(context: Context, array: str, index: int, entry: str) -> None:
         _report_home_secret(context, path, where, secret)
         return
     if STATE_DIR_TOKEN not in entry and not host_path_exists(entry):
-        context.report(
+        context.add(
             "NX148",
             path,
             f"{where} does not exist on this host, so bwrap cannot mount it and the daemon "
@@ -143,7 +143,7 @@ def _check_entry(context: Context, array: str, index: int, entry: str) -> None:
 
 
 def _report_home_secret(context: Context, path: KeyPath, where: str, secret: str) -> None:
-    context.report(
+    context.add(
         "NX147",
         path,
         f"{where} exposes home secret `{secret}`",
@@ -169,17 +169,17 @@ def check(context: Context) -> None:
         ]
         if filled:
             keys = ", ".join(f"`{key}`" for key in filled)
-            context.report(
+            context.add(
                 "NX140",
                 ("plugin", "sandbox"),
                 f"table [plugin.sandbox] sets {keys} but is not enabled, so they are ignored",
                 "add `enabled = true` to apply the sandbox, or remove the unused keys",
-                target="key",
+                part="key",
             )
         return
     network = as_str(sandbox.get("network"))
     if network == "host" and not host_net_allowed(context.options.host_net_allowed):
-        context.report(
+        context.add(
             "NX141",
             ("plugin", "sandbox", "network"),
             'key `network` in table [plugin.sandbox] is "host", which needs the operator '

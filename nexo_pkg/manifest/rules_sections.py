@@ -27,6 +27,7 @@ __all__ = ["check"]
 
 _PAIRING_KINDS = ("qr", "form", "info", "custom")
 _POLLER_KIND = re.compile(r"^[a-z][a-z0-9_]+$")
+_PREFIX = "broker_topic_prefix"
 
 
 def _check_pairing(context: Context) -> None:
@@ -38,7 +39,7 @@ def _check_pairing(context: Context) -> None:
     fields = as_list(pairing.get("fields"))
     has_fields = bool(fields)
     if kind == "form" and ("fields" not in pairing or (fields is not None and not fields)):
-        context.report(
+        context.add(
             "NX150",
             kind_path,
             'table [plugin.pairing] has `kind = "form"` but no [[plugin.pairing.fields]]',
@@ -47,7 +48,7 @@ def _check_pairing(context: Context) -> None:
     if kind == "custom":
         namespace = pairing.get("rpc_namespace")
         if namespace is None or namespace == "":
-            context.report(
+            context.add(
                 "NX151",
                 ("plugin", "pairing", "rpc_namespace") if namespace == "" else kind_path,
                 'table [plugin.pairing] has `kind = "custom"` but no non-empty key `rpc_namespace`',
@@ -55,12 +56,12 @@ def _check_pairing(context: Context) -> None:
                 "`nexo/notify/<rpc_namespace>/status_changed`)",
             )
     if kind in ("custom", "info") and has_fields:
-        context.report(
+        context.add(
             "NX152",
             ("plugin", "pairing", "fields"),
             f'array `plugin.pairing.fields` is only valid with kind "form" or "qr" (got "{kind}")',
             'remove the fields, or use `kind = "form"`',
-            target="key",
+            part="key",
         )
     trigger = as_table(pairing.get("trigger"))
     if trigger is None:
@@ -68,19 +69,19 @@ def _check_pairing(context: Context) -> None:
     for method in ("start_method", "cancel_method"):
         value = as_str(trigger.get(method))
         if value is not None and is_blank(value):
-            context.report(
+            context.add(
                 "NX153",
                 ("plugin", "pairing", "trigger", method),
                 f"key `{method}` in table [plugin.pairing.trigger] must not be empty",
                 "name the admin method the daemon forwards to",
             )
     if kind != "qr":
-        context.report(
+        context.add(
             "NX154",
             ("plugin", "pairing", "trigger"),
             f'table [plugin.pairing.trigger] is only valid with kind "qr" (got "{kind}")',
             'remove the trigger, or use `kind = "qr"`',
-            target="key",
+            part="key",
         )
 
 
@@ -90,7 +91,7 @@ def _check_public_tunnel(context: Context) -> None:
         return
     path: KeyPath = ("plugin", "public_tunnel", "close_on_event")
     if is_blank(subject):
-        context.report(
+        context.add(
             "NX155",
             path,
             "key `close_on_event` in table [plugin.public_tunnel] must not be empty",
@@ -98,7 +99,7 @@ def _check_public_tunnel(context: Context) -> None:
         )
         return
     if any(segment in ("*", ">") for segment in rust_trim(subject).split(".")):
-        context.report(
+        context.add(
             "NX156",
             path,
             f"key `close_on_event` in table [plugin.public_tunnel] value `{subject}` contains "
@@ -107,43 +108,30 @@ def _check_public_tunnel(context: Context) -> None:
         )
 
 
-def _warn(context: Context, code: str, path: KeyPath, message: str, fix: str) -> None:
-    context.report(code, path, message, fix)
-
-
 def _check_prefix(
     context: Context, code: str, section: str, value: Any, *, ending_dot: bool
 ) -> None:
     prefix = as_str(value)
     if prefix is None:
         return
-    path: KeyPath = ("plugin", section, "broker_topic_prefix")
     where = f"key `broker_topic_prefix` in table [plugin.{section}]"
     if not prefix:
-        _warn(context, code, path, f"{where} must not be empty", "write a broker subject prefix")
+        problem = (f"{where} must not be empty", "write a broker subject prefix")
     elif ending_dot and prefix.endswith("."):
-        _warn(
-            context,
-            code,
-            path,
-            f"{where} `{prefix}` must not end with `.`",
-            f'write `broker_topic_prefix = "{prefix.rstrip(".")}"`',
-        )
+        fixed = prefix.rstrip(".")
+        problem = (f"{where} `{prefix}` must not end with `.`", f'write `{_PREFIX} = "{fixed}"`')
     elif " " in prefix:
-        _warn(
-            context,
-            code,
-            path,
-            f"{where} `{prefix}` must not contain spaces",
-            f'write `broker_topic_prefix = "{prefix.replace(" ", "_")}"`',
-        )
+        fixed = prefix.replace(" ", "_")
+        problem = (f"{where} `{prefix}` must not contain spaces", f'write `{_PREFIX} = "{fixed}"`')
+    else:
+        return
+    context.add(code, ("plugin", section, _PREFIX), *problem)
 
 
 def _check_poller(context: Context, poller: Mapping[str, Any]) -> None:
     kinds = as_list(poller.get("kinds"))
     if kinds is not None and not kinds:
-        _warn(
-            context,
+        context.add(
             "NX180",
             ("plugin", "poller", "kinds"),
             "array `plugin.poller.kinds` must declare at least one kind",
@@ -153,8 +141,7 @@ def _check_poller(context: Context, poller: Mapping[str, Any]) -> None:
     for index, kind in strings(kinds):
         path: KeyPath = ("plugin", "poller", "kinds", index)
         if not _POLLER_KIND.fullmatch(kind):
-            _warn(
-                context,
+            context.add(
                 "NX180",
                 path,
                 f"kind `{kind}` in array `plugin.poller.kinds` must match ^[a-z][a-z0-9_]+$ "
@@ -162,21 +149,19 @@ def _check_poller(context: Context, poller: Mapping[str, Any]) -> None:
                 "use a lowercase slug of 2 characters or more",
             )
         elif kind in seen:
-            _warn(
-                context,
+            context.add(
                 "NX180",
                 path,
                 f"array `plugin.poller.kinds` contains duplicate `{kind}`",
                 "remove the repeated kind",
             )
         seen.add(kind)
-    if "broker_topic_prefix" in poller:
-        _check_prefix(context, "NX180", "poller", poller["broker_topic_prefix"], ending_dot=True)
+    if _PREFIX in poller:
+        _check_prefix(context, "NX180", "poller", poller[_PREFIX], ending_dot=True)
     for key, low, high in (("max_concurrent_ticks", 1, 64), ("tick_timeout_secs", 1, 3600)):
         number = as_int(poller.get(key))
         if number is not None and number >= 0 and not low <= number <= high:
-            _warn(
-                context,
+            context.add(
                 "NX180",
                 ("plugin", "poller", key),
                 f"key `{key}` in table [plugin.poller] is {number}, outside [{low}, {high}]",
@@ -186,58 +171,40 @@ def _check_poller(context: Context, poller: Mapping[str, Any]) -> None:
 
 def _check_dashboard(context: Context, dashboard: Mapping[str, Any]) -> None:
     layout = as_table(dashboard.get("layout")) or {}
-    if layout.get("kind") == "workspace_walk":
-        subdir = as_str(layout.get("subdir"))
-        path: KeyPath = ("plugin", "dashboard", "layout", "subdir")
-        if subdir == "":
-            _warn(
-                context,
-                "NX181",
-                path,
-                "key `subdir` of workspace_walk layout in [plugin.dashboard] must not be empty",
-                "name one directory of the workspace",
-            )
-        elif subdir is not None and "/" in subdir:
-            _warn(
-                context,
-                "NX181",
-                path,
-                f"key `subdir` of workspace_walk layout in [plugin.dashboard] value `{subdir}` "
-                "must be a single path segment",
-                "name one directory, without `/`",
-            )
+    subdir = as_str(layout.get("subdir")) if layout.get("kind") == "workspace_walk" else None
+    where = "key `subdir` of workspace_walk layout in [plugin.dashboard]"
+    problem: tuple[str, str] | None = None
+    if subdir == "":
+        problem = (f"{where} must not be empty", "name one directory of the workspace")
+    elif subdir is not None and "/" in subdir:
+        problem = (
+            f"{where} value `{subdir}` must be a single path segment",
+            "name one directory, without `/`",
+        )
+    if problem is not None:
+        context.add("NX181", ("plugin", "dashboard", "layout", "subdir"), *problem)
     auth = as_table(dashboard.get("auth_check")) or {}
-    if auth.get("kind") == "file_presence":
-        file_path = as_str(auth.get("path"))
-        path = ("plugin", "dashboard", "auth_check", "path")
-        if file_path == "":
-            _warn(
-                context,
-                "NX181",
-                path,
-                "key `path` of file_presence auth_check in [plugin.dashboard] must not be empty",
-                "name a file relative to the secrets directory",
-            )
-        elif file_path is not None and file_path.startswith("/"):
-            _warn(
-                context,
-                "NX181",
-                path,
-                f"key `path` of file_presence auth_check in [plugin.dashboard] value "
-                f"`{file_path}` must be relative to the secrets directory",
-                f'write `path = "{file_path.lstrip("/")}"`',
-            )
-    elif auth.get("kind") == "session_dir_files":
-        candidates = as_list(auth.get("candidates"))
-        if candidates is not None and not candidates:
-            _warn(
-                context,
-                "NX181",
-                ("plugin", "dashboard", "auth_check", "candidates"),
-                "array `candidates` of session_dir_files auth_check in [plugin.dashboard] "
-                "must list at least one file name",
-                "add a candidate file name",
-            )
+    file_path = as_str(auth.get("path")) if auth.get("kind") == "file_presence" else None
+    where = "key `path` of file_presence auth_check in [plugin.dashboard]"
+    problem = None
+    if file_path == "":
+        problem = (f"{where} must not be empty", "name a file relative to the secrets directory")
+    elif file_path is not None and file_path.startswith("/"):
+        problem = (
+            f"{where} value `{file_path}` must be relative to the secrets directory",
+            f'write `path = "{file_path.lstrip("/")}"`',
+        )
+    if problem is not None:
+        context.add("NX181", ("plugin", "dashboard", "auth_check", "path"), *problem)
+    candidates = as_list(auth.get("candidates"))
+    if auth.get("kind") == "session_dir_files" and candidates is not None and not candidates:
+        context.add(
+            "NX181",
+            ("plugin", "dashboard", "auth_check", "candidates"),
+            "array `candidates` of session_dir_files auth_check in [plugin.dashboard] "
+            "must list at least one file name",
+            "add a candidate file name",
+        )
 
 
 def _check_metrics(context: Context, metrics: Mapping[str, Any]) -> None:
@@ -248,8 +215,7 @@ def _check_metrics(context: Context, metrics: Mapping[str, Any]) -> None:
             if "broker_topic_prefix" in metrics
             else ("plugin", "metrics", "prometheus")
         )
-        _warn(
-            context,
+        context.add(
             "NX182",
             where,
             "key `broker_topic_prefix` in table [plugin.metrics] must not be empty when "
@@ -263,66 +229,38 @@ def _check_metrics(context: Context, metrics: Mapping[str, Any]) -> None:
 def _check_admin(context: Context, admin: Mapping[str, Any]) -> None:
     method_prefix = as_str(admin.get("method_prefix"))
     if method_prefix is not None:
-        path: KeyPath = ("plugin", "admin", "method_prefix")
         where = f"key `method_prefix` in table [plugin.admin] value `{method_prefix}`"
+        example = 'e.g. `method_prefix = "nexo/admin/<plugin>/"`'
+        problem: tuple[str, str] | None = None
         if not method_prefix.startswith("nexo/admin/"):
-            _warn(
-                context,
-                "NX183",
-                path,
-                f"{where} must start with `nexo/admin/`",
-                'write e.g. `method_prefix = "nexo/admin/<plugin>/"`',
-            )
+            problem = (f"{where} must start with `nexo/admin/`", f"write {example}")
         elif not method_prefix.endswith("/"):
-            _warn(
-                context,
-                "NX183",
-                path,
-                f"{where} must end with `/`",
-                f'write `method_prefix = "{method_prefix}/"`',
-            )
+            problem = (f"{where} must end with `/`", f'write `method_prefix = "{method_prefix}/"`')
         elif method_prefix == "nexo/admin/":
-            _warn(
-                context,
-                "NX183",
-                path,
-                f"{where} is the root admin namespace",
-                'declare a sub-prefix, e.g. `method_prefix = "nexo/admin/<plugin>/"`',
-            )
-    if "broker_topic_prefix" in admin:
-        _check_prefix(context, "NX183", "admin", admin["broker_topic_prefix"], ending_dot=False)
+            problem = (f"{where} is the root admin namespace", f"declare a sub-prefix, {example}")
+        if problem is not None:
+            context.add("NX183", ("plugin", "admin", "method_prefix"), *problem)
+    if _PREFIX in admin:
+        _check_prefix(context, "NX183", "admin", admin[_PREFIX], ending_dot=False)
 
 
 def _check_http(context: Context, http: Mapping[str, Any]) -> None:
     mount = as_str(http.get("mount_prefix"))
     if mount is None:
         return
-    path: KeyPath = ("plugin", "http", "mount_prefix")
     where = f"key `mount_prefix` in table [plugin.http] value `{mount}`"
     if not mount:
-        _warn(
-            context,
-            "NX184",
-            path,
+        problem = (
             "key `mount_prefix` in table [plugin.http] must not be empty",
             'write e.g. `mount_prefix = "/<plugin>"`',
         )
     elif not mount.startswith("/"):
-        _warn(
-            context,
-            "NX184",
-            path,
-            f"{where} must start with `/`",
-            f'write `mount_prefix = "/{mount}"`',
-        )
+        problem = (f"{where} must start with `/`", f'write `mount_prefix = "/{mount}"`')
     elif "?" in mount or "#" in mount:
-        _warn(
-            context,
-            "NX184",
-            path,
-            f"{where} must not contain `?` or `#`",
-            "keep only the path part",
-        )
+        problem = (f"{where} must not contain `?` or `#`", "keep only the path part")
+    else:
+        return
+    context.add("NX184", ("plugin", "http", "mount_prefix"), *problem)
 
 
 def check(context: Context) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["MAX_DEPTH", "MAX_LEN", "VisibleWhenError", "check_visible_when"]
+__all__ = ["MAX_DEPTH", "VisibleWhenError", "check_visible_when"]
 
 MAX_LEN = 200
 MAX_DEPTH = 5

@@ -8,7 +8,7 @@ Every check that mirrors a daemon ``trim()`` goes through :func:`rust_trim` / :f
 
 from __future__ import annotations
 
-__all__ = ["RUST_WHITESPACE", "is_blank", "rust_trim"]
+__all__ = ["is_blank", "rust_trim"]
 
 RUST_WHITESPACE = (
     "\t\n\v\f\r \x85\xa0\u1680"

@@ -15,7 +15,6 @@ from pathlib import Path
 __all__ = [
     "DENYLIST_HOST_PATHS",
     "HOME_SECRET_SUBPATHS",
-    "STATE_DIR_PROBE",
     "STATE_DIR_TOKEN",
     "daemon_denylist_hit",
     "denylist_hit",

@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nexo_pkg.core.diagnostics import Diagnostic
+from nexo_pkg.core.diagnostics import Diagnostic, Rule
 from nexo_pkg.core.toml_spans import KeyPath, SpanMap, format_key_path, toml_type_name
 from nexo_pkg.manifest import core_rules
 
@@ -23,21 +23,14 @@ if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
 
-__all__ = [
-    "LINT_REPORT_SCHEMA_FILE",
-    "MANIFEST_SCHEMA_FILE",
-    "VALUE_CONSTRAINT_KEYWORDS",
-    "load_schema",
-    "schema_diagnostics",
-    "schema_text",
-]
+__all__ = ["VALUE_CONSTRAINT_KEYWORDS", "load_schema", "schema_diagnostics", "schema_text"]
 
 # Unsigned Rust integer types of manifest fields (``x-rust-type`` in the schema) -> bits.
 _UNSIGNED_BITS = {"u8": 8, "u16": 16, "u32": 32, "u64": 64, "usize": 64}
 
-_SCHEMA_DIR = Path(__file__).resolve().parent.parent / "schemas"
-MANIFEST_SCHEMA_FILE = _SCHEMA_DIR / "nexo-plugin.schema.json"
-LINT_REPORT_SCHEMA_FILE = _SCHEMA_DIR / "lint-report.schema.json"
+MANIFEST_SCHEMA_FILE = (
+    Path(__file__).resolve().parent.parent / "schemas" / "nexo-plugin.schema.json"
+)
 
 VALUE_CONSTRAINT_KEYWORDS = frozenset(
     {
@@ -190,41 +183,33 @@ _MISPLACED_KEY_HINTS: dict[KeyPath, str] = {
 def _unknown_key_hint(path: KeyPath, key: str, known: list[str]) -> str:
     misplaced = _MISPLACED_KEY_HINTS.get((*path, key))
     if misplaced is not None:
-        return misplaced
-    suggestion = _suggest(key, known)
-    if suggestion is not None:
-        return f"did you mean `{suggestion}`?"
-    if not known:
-        return "this table takes no keys"
-    if len(known) > _MAX_LISTED_KEYS:
-        return "`nexo plugin schema` lists the keys this table accepts"
-    return "known keys: " + ", ".join(f"`{name}`" for name in known)
+        hint = misplaced
+    elif (suggestion := _suggest(key, known)) is not None:
+        hint = f"did you mean `{suggestion}`?"
+    elif not known:
+        hint = "this table takes no keys"
+    elif len(known) > _MAX_LISTED_KEYS:
+        hint = "`nexo plugin schema` lists the keys this table accepts"
+    else:
+        hint = "known keys: " + ", ".join(f"`{name}`" for name in known)
+    if path[:3] == ("plugin", "ui", "fields"):
+        hint += '; quote dotted configuration keys: [plugin.ui.fields."a.b"]'
+    return hint
 
 
 def _unknown(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
     path: KeyPath = tuple(error.absolute_path)
-    instance = error.instance
-    schema = error.schema if isinstance(error.schema, dict) else {}
-    known = _known_keys(schema)
-    found: list[Diagnostic] = []
-    if not isinstance(instance, dict):
-        return found
-    for key in instance:
-        if key in known:
-            continue
-        child = (*path, key)
-        hint = _unknown_key_hint(path, key, known)
-        if len(path) >= 3 and path[:3] == ("plugin", "ui", "fields"):
-            hint += '; quote dotted configuration keys: [plugin.ui.fields."a.b"]'
-        found.append(
-            core_rules.UNKNOWN_KEY.diagnostic(
-                f"unknown key `{key}` in {describe_table(path)}",
-                format_key_path(child),
-                spans.locate(child, "key"),
-                hint,
-            )
+    known = _known_keys(error.schema if isinstance(error.schema, dict) else {})
+    return [
+        core_rules.UNKNOWN_KEY.diagnostic(
+            f"unknown key `{key}` in {describe_table(path)}",
+            format_key_path((*path, key)),
+            spans.locate((*path, key), "key"),
+            _unknown_key_hint(path, key, known),
         )
-    return found
+        for key in (error.instance if isinstance(error.instance, dict) else ())
+        if key not in known
+    ]
 
 
 def _translate_alternatives(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
@@ -269,97 +254,67 @@ def _translate(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
         return _unknown(error, spans)
     path: KeyPath = tuple(error.absolute_path)
     dotted = format_key_path(path) or "the manifest"
-    value = error.instance
-    span = spans.locate(path, "value")
+    rule, message, hint = _value_problem(error, dotted)
+    return [rule.diagnostic(message, dotted, spans.locate(path, "value"), hint)]
+
+
+def _value_problem(error: ValidationError, dotted: str) -> tuple[Rule, str, str]:
+    """The rule, message and hint for a schema error about the value at ``dotted``."""
+    keyword, bound, value = error.validator, error.validator_value, error.instance
     if keyword == "type":
-        expected = _expected_types(error.validator_value)
+        expected = _expected_types(bound)
         hint = ""
-        if isinstance(value, float) and "integer" in str(error.validator_value):
+        if isinstance(value, float) and "integer" in str(bound):
             hint = "integers are written without a decimal point"
             if value.is_integer():
                 hint += f": `{int(value)}`"
         elif isinstance(value, datetime.date | datetime.time) and expected == "a string":
             hint = "quote the value to make it a string"
-        return [
-            core_rules.WRONG_TYPE.diagnostic(
-                f"`{dotted}` must be {expected}, found {toml_type_name(value)}",
-                dotted,
-                span,
-                hint,
-            )
-        ]
+        message = f"`{dotted}` must be {expected}, found {toml_type_name(value)}"
+        return core_rules.WRONG_TYPE, message, hint
     if keyword in {"enum", "const"}:
-        allowed: list[Any] = (
-            list(error.validator_value)  # type: ignore[arg-type]
-            if keyword == "enum"
-            else [error.validator_value]
-        )
+        allowed: list[Any] = list(bound) if keyword == "enum" else [bound]  # type: ignore[arg-type]
         choices = ", ".join(_show(item) for item in allowed)
         if len(allowed) == 1:
             message = f"`{dotted}` must be {choices}, found {_show(value)}"
         else:
             message = f"`{dotted}` must be one of {choices}; found {_show(value)}"
-        hint = ""
-        if isinstance(value, str):
-            suggestion = _suggest(value, [str(item) for item in allowed])
-            if suggestion is not None:
-                hint = f'did you mean "{suggestion}"?'
-        return [core_rules.INVALID_VALUE.diagnostic(message, dotted, span, hint)]
-    if keyword in {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}:
-        bound = error.validator_value
-        relation = {
-            "minimum": "at least",
-            "maximum": "at most",
-            "exclusiveMinimum": "more than",
-            "exclusiveMaximum": "less than",
-        }[str(keyword)]
-        message = f"`{dotted}` must be {relation} {bound}, found {_show(value)}"
+        suggestion = (
+            _suggest(value, [str(item) for item in allowed]) if isinstance(value, str) else None
+        )
+        hint = f'did you mean "{suggestion}"?' if suggestion is not None else ""
+        return core_rules.INVALID_VALUE, message, hint
+    if keyword in _RELATIONS:
+        message = f"`{dotted}` must be {_RELATIONS[str(keyword)]} {bound}, found {_show(value)}"
         rust_type = error.schema.get("x-rust-type") if isinstance(error.schema, dict) else None
         bits = _UNSIGNED_BITS.get(rust_type) if isinstance(rust_type, str) else None
         if bits is not None and isinstance(value, int) and not 0 <= value < 2**bits:
             # The daemon's serde error for a value outside the field's Rust integer type.
             message += f" (invalid value: integer `{value}`, expected {rust_type})"
-        return [core_rules.OUT_OF_RANGE.diagnostic(message, dotted, span)]
+        return core_rules.OUT_OF_RANGE, message, ""
     if keyword == "minItems":
-        return [
-            core_rules.SCHEMA_VIOLATION.diagnostic(
-                f"array `{dotted}` must have at least {error.validator_value} "
-                f"item{'s' if error.validator_value != 1 else ''}",
-                dotted,
-                span,
-            )
-        ]
-    if keyword == "minLength" and error.validator_value == 1:
-        return [
-            core_rules.SCHEMA_VIOLATION.diagnostic(f"`{dotted}` must not be empty", dotted, span)
-        ]
-    if keyword == "pattern":
-        return [
-            core_rules.SCHEMA_VIOLATION.diagnostic(
-                f"`{dotted}` value {_show(value)} does not match the pattern "
-                f"{error.validator_value}",
-                dotted,
-                span,
-            )
-        ]
-    if keyword == "maxLength" and isinstance(value, str):
-        return [
-            core_rules.SCHEMA_VIOLATION.diagnostic(
-                f"`{dotted}` must be at most {error.validator_value} characters, "
-                f"found {len(value)}",
-                dotted,
-                span,
-            )
-        ]
-    # Anything else: name the constraint rather than echo jsonschema's repr of the value.
-    return [
-        core_rules.SCHEMA_VIOLATION.diagnostic(
+        message = f"array `{dotted}` must have at least {bound} item{'s' if bound != 1 else ''}"
+    elif keyword == "minLength" and bound == 1:
+        message = f"`{dotted}` must not be empty"
+    elif keyword == "pattern":
+        message = f"`{dotted}` value {_show(value)} does not match the pattern {bound}"
+    elif keyword == "maxLength" and isinstance(value, str):
+        message = f"`{dotted}` must be at most {bound} characters, found {len(value)}"
+    else:
+        # Anything else: name the constraint rather than echo jsonschema's repr of the value.
+        message = (
             f"`{dotted}` breaks the schema's `{keyword}` constraint "
-            f"({json.dumps(error.validator_value, default=str)[:80]})",
-            dotted,
-            span,
+            f"({json.dumps(bound, default=str)[:80]})"
         )
-    ]
+    return core_rules.SCHEMA_VIOLATION, message, ""
+
+
+_RELATIONS = {
+    "minimum": "at least",
+    "maximum": "at most",
+    "exclusiveMinimum": "more than",
+    "exclusiveMaximum": "less than",
+}
 
 
 def schema_errors(data: dict[str, Any]) -> list[ValidationError]:

@@ -40,18 +40,15 @@ def _diagnostics(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
     where = f"`{dotted}`" if dotted else "the top level"
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         known = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
-        found = []
-        for key in sorted(set(error.instance) - set(known)):
-            key_path = (*path, key)
-            found.append(
-                core_rules.UNKNOWN_KEY.diagnostic(
-                    f"unknown key `{format_key_path(key_path)}`",
-                    format_key_path(key_path),
-                    spans.locate(key_path, "key"),
-                    f"{where} takes: {', '.join(sorted(known)) or 'no keys'}",
-                )
+        return [
+            core_rules.UNKNOWN_KEY.diagnostic(
+                f"unknown key `{format_key_path((*path, key))}`",
+                format_key_path((*path, key)),
+                spans.locate((*path, key), "key"),
+                f"{where} takes: {', '.join(sorted(known)) or 'no keys'}",
             )
-        return found
+            for key in sorted(set(error.instance) - set(known))
+        ]
     rule: Rule
     if error.validator == "required":
         rule, span = core_rules.MISSING_KEY, spans.nearest(path)

@@ -29,6 +29,7 @@ Every refusal is a :class:`~nexo_pkg.core.errors.NexoError` of kind ``network``.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import email.utils
 import ipaddress
@@ -85,10 +86,11 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _METHOD_KEEPING = frozenset({307, 308})
 _FOLLOWED_METHODS = frozenset({"GET", "HEAD"})
 CHUNK_SIZE = 1024 * 1024
-_DEFAULT_PORTS = {"http": 80, "https": 443}
+DEFAULT_PORTS = {"http": 80, "https": 443}
 _LOCATION = "nexo_location"
-# Ten ASCII digits reach the year 2286: anything longer is not a delay a server means.
-_SECONDS = re.compile(r"^\s*([0-9]{1,10})\s*$")
+# A header's number of seconds. Ten ASCII digits reach the year 2286: anything longer is not
+# a delay or a time a server means.
+HEADER_SECONDS = re.compile(r"^\s*([0-9]{1,10})\s*$")
 
 T = TypeVar("T")
 Origin = tuple[str, str, int | None]
@@ -121,7 +123,7 @@ def parse_retry_after(value: str | None, now: dt.datetime | None = None) -> floa
     in the past is 0); ``None`` when absent or neither."""
     if value is None:
         return None
-    match = _SECONDS.match(value)
+    match = HEADER_SECONDS.match(value)
     if match:
         return float(match.group(1))
     try:
@@ -172,7 +174,7 @@ def origin(url: str) -> Origin:
     port that is not one."""
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
-    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme)
+    return scheme, (parts.hostname or "").lower(), parts.port or DEFAULT_PORTS.get(scheme)
 
 
 def same_origin(url: str, base: str) -> bool:
@@ -216,17 +218,14 @@ def checked_url(
         downgrade = False
     if not usable:
         raise NexoError(f"{label}: not an http(s) URL with a valid host and port", kind="network")
+    plain = None
     if downgrade:
+        plain = "a step down from https to plain http"
+    elif https_only and urlsplit(url).scheme != "https":
+        plain = f"plain http under {https_only}"
+    if plain is not None:
         raise NexoError(
-            f"{label}: a step down from https to plain http would expose the download to "
-            "anyone on the path",
-            kind="network",
-            details={"refused_url": url},
-        )
-    if https_only and urlsplit(url).scheme != "https":
-        raise NexoError(
-            f"{label}: plain http under {https_only} would expose the download to anyone on "
-            "the path",
+            f"{label}: {plain} would expose the download to anyone on the path",
             kind="network",
             details={"refused_url": url},
         )
@@ -318,7 +317,7 @@ def _set_location_aside(response: httpx.Response) -> None:
         response.extensions[_LOCATION] = location
 
 
-class HttpClient:
+class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
     """Connections, deadline, retries, redirects and caps for one source; use as a context
     manager to close the connection pool. One request at a time: the deadline and its
     watchdog belong to the client, not to a thread.
@@ -373,9 +372,6 @@ class HttpClient:
             headers={"User-Agent": USER_AGENT},
             event_hooks={"response": [_set_location_aside]},
         )
-
-    def __enter__(self) -> HttpClient:
-        return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()

@@ -32,12 +32,10 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from nexo_pkg.core.errors import ConfigError
+from nexo_pkg.net.client import CHUNK_SIZE, DEFAULT_PORTS
 
 if TYPE_CHECKING:
     import ssl
-
-CHUNK_SIZE = 1024 * 1024
-_DEFAULT_PORTS = {"http": 80, "https": 443}
 
 Origin = tuple[str, str, int]
 
@@ -171,9 +169,9 @@ class DirectTransport(httpx.BaseTransport):
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         url = request.url
         scheme = url.scheme
-        if scheme not in _DEFAULT_PORTS:
+        if scheme not in DEFAULT_PORTS:
             raise httpx.UnsupportedProtocol(f"the URL scheme {scheme!r} is not supported")
-        origin: Origin = (scheme, url.host, url.port or _DEFAULT_PORTS[scheme])
+        origin: Origin = (scheme, url.host, url.port or DEFAULT_PORTS[scheme])
         timeouts: dict[str, Any] = request.extensions.get("timeout", {})
         trace = request.extensions.get("trace")
         if scheme == "https":

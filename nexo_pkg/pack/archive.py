@@ -51,11 +51,6 @@ class ArchiveEntry:
     data: bytes | None = None
 
 
-def _sort_key(name: str) -> list[str]:
-    # Component-wise order puts a directory's members right after it, as `tar --sort=name`.
-    return name.split("/")
-
-
 def complete_entries(entries: Iterable[ArchiveEntry]) -> list[ArchiveEntry]:
     """Add the missing parent directories and sort; a name given twice raises ``ValueError``."""
     by_name: dict[str, ArchiveEntry] = {}
@@ -72,7 +67,8 @@ def complete_entries(entries: Iterable[ArchiveEntry]) -> list[ArchiveEntry]:
                 by_name[parent] = ArchiveEntry(parent, is_dir=True)
             elif not existing.is_dir:
                 raise ValueError(f"archive member {parent!r} is both a file and a directory")
-    return sorted(by_name.values(), key=lambda entry: _sort_key(entry.name))
+    # Component-wise order puts a directory's members right after it, as `tar --sort=name`.
+    return sorted(by_name.values(), key=lambda entry: entry.name.split("/"))
 
 
 def _header(name: str, *, is_dir: bool, mode: int, size: int, mtime: int) -> bytes:
@@ -170,11 +166,7 @@ def write_tar_gz(
     pending = bytearray()
     written = 0
     with gzip.GzipFile(
-        fileobj=hashing,
-        mode="wb",
-        compresslevel=compresslevel,
-        mtime=0,
-        filename="",
+        fileobj=hashing, mode="wb", compresslevel=compresslevel, mtime=0, filename=""
     ) as compressed:
 
         def flush() -> None:

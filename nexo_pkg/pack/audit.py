@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from email.parser import HeaderParser
 from pathlib import Path
 
-from nexo_pkg.core.errors import EXIT_FAILURE
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.errors import PackError
@@ -94,13 +93,8 @@ def read_distribution(dist_info: Path, archive_prefix: str) -> Distribution:
             if not relative.startswith("../"):
                 files.add(f"{archive_prefix}/{relative}")
     label = f"{name} {version}".strip()
-    return Distribution(
-        label=label,
-        dist_info=f"{archive_prefix}/{dist_info.name}",
-        purelib=purelib,
-        tags=tags,
-        files=frozenset(files),
-    )
+    location = f"{archive_prefix}/{dist_info.name}"
+    return Distribution(label, location, purelib, tags, frozenset(files))
 
 
 def find_distributions(vendor_root: Path, archive_prefix: str) -> list[Distribution]:
@@ -166,7 +160,6 @@ def audit_noarch(entries: Iterable[ArchiveEntry], distributions: Iterable[Distri
     raise PackError(
         "\n".join(lines),
         kind="native_code",
-        exit_code=EXIT_FAILURE,
         details={"offenders": [offender.to_json() for offender in offenders]},
         multiline=True,
     )

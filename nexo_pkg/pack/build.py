@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.diagnostics import FileResult
+from nexo_pkg.core.errors import EXIT_USAGE
 from nexo_pkg.lint.engine import lint_file
 from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
 from nexo_pkg.manifest.microapp import (
@@ -43,14 +44,7 @@ from nexo_pkg.pack.errors import (
     manifest_error,
     usage_error,
 )
-from nexo_pkg.pack.layout import (
-    KNOWN_TARGETS,
-    LAUNCHER,
-    NOARCH,
-    TreeWalk,
-    asset_name,
-    collect_tree,
-)
+from nexo_pkg.pack.layout import KNOWN_TARGETS, LAUNCHER, NOARCH, TreeWalk, asset_name, collect_tree
 from nexo_pkg.pack.vendor import vendor_requirements
 
 #: pip's console-script wrappers carry the absolute path of the packing interpreter: useless
@@ -170,18 +164,32 @@ class _ProjectManifest:
 
 def _read_project_manifest(project: Path) -> _ProjectManifest:
     """A microapp's extension-shaped ``plugin.toml`` with its companion ``nexo-plugin.toml``
-    (both linted, both packed), else the plugin manifest of :func:`_read_manifest`."""
+    (both linted, both packed), else the manifest the daemon reads in ``project``, with a note
+    per manifest it shadows (that file stays out of the tarball)."""
     extension = project / MICROAPP_MANIFEST_NAME
-    if not _is_extension_file(extension):
-        return _ProjectManifest(*_read_manifest(project))
-    # The microapp's rules: the extension parser's for plugin.toml, the companion's for
-    # nexo-plugin.toml beside it.
-    manifest, data, result = _linted(extension)
-    companions: list[tuple[str, bytes]] = []
-    companion = project / COMPANION_MANIFEST_NAME
-    if companion.is_file():
-        companions.append((companion.name, _linted(companion)[1]))
-    return _ProjectManifest(manifest, data, result, companions=tuple(companions))
+    if _is_extension_file(extension):
+        # The microapp's rules: the extension parser's for plugin.toml, the companion's for
+        # nexo-plugin.toml beside it.
+        data, result = _linted(extension)
+        companion = project / COMPANION_MANIFEST_NAME
+        companions = ((companion.name, _linted(companion)[0]),) if companion.is_file() else ()
+        return _ProjectManifest(extension, data, result, companions=companions)
+    if not project.is_dir():
+        raise PackError(
+            f"{project} is not a directory; pass the plugin project directory",
+            kind="manifest_missing",
+            exit_code=EXIT_USAGE,
+        )
+    lookup = find_manifest(project)
+    if lookup.path is None:
+        raise PackError(
+            f"no plugin.toml or nexo-plugin.toml in {project}; run `nexo plugin new` or pass "
+            "the project directory",
+            kind="manifest_missing",
+            exit_code=EXIT_USAGE,
+        )
+    notes = tuple(shadowed_message(lookup.path.name, other.name) for other in lookup.shadowed)
+    return _ProjectManifest(lookup.path, *_linted(lookup.path), notes=notes)
 
 
 def _is_extension_file(path: Path) -> bool:
@@ -191,7 +199,7 @@ def _is_extension_file(path: Path) -> bool:
         return False
 
 
-def _linted(manifest: Path) -> tuple[Path, bytes, FileResult]:
+def _linted(manifest: Path) -> tuple[bytes, FileResult]:
     """``manifest``'s bytes and lint result (the file decides the rules: a microapp's
     extension-shaped plugin.toml and its companion get the microapp's, anything else the
     plugin's); raises ``ManifestLintError`` when it has errors."""
@@ -202,30 +210,7 @@ def _linted(manifest: Path) -> tuple[Path, bytes, FileResult]:
         raise io_error(f"cannot read {manifest}: {exc.strerror}") from exc
     if not result.success:
         raise ManifestLintError(result)
-    return manifest, raw, result
-
-
-def _read_manifest(project: Path) -> tuple[Path, bytes, FileResult, tuple[str, ...]]:
-    """The manifest the daemon reads in ``project``, its bytes and lint result, and a note per
-    manifest it shadows (that file stays out of the tarball)."""
-    if not project.is_dir():
-        raise PackError(
-            f"{project} is not a directory; pass the plugin project directory",
-            kind="manifest_missing",
-            exit_code=2,
-        )
-    lookup = find_manifest(project)
-    manifest = lookup.path
-    if manifest is None:
-        raise PackError(
-            f"no plugin.toml or nexo-plugin.toml in {project}; run `nexo plugin new` or pass "
-            "the project directory",
-            kind="manifest_missing",
-            exit_code=2,
-        )
-    manifest, raw, result = _linted(manifest)
-    notes = tuple(shadowed_message(manifest.name, other.name) for other in lookup.shadowed)
-    return manifest, raw, result, notes
+    return raw, result
 
 
 def _identity(raw: bytes, manifest: Path) -> tuple[str, str]:
@@ -238,11 +223,6 @@ def _identity(raw: bytes, manifest: Path) -> tuple[str, str]:
     except ManifestModelError as exc:
         raise manifest_error(f"{manifest}: {exc.message}") from exc
     return model.id, model.version
-
-
-def _check_out_dir(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise usage_error(f"output directory {out} exists and is not a directory")
 
 
 def _noarch_entries(
@@ -276,8 +256,7 @@ def _noarch_entries(
                     "would collide with lib/plugin/ (the plugin's own code)"
                 )
             entries += collect_tree(
-                vendor_dir,
-                TreeWalk("lib", containment_root=vendor_dir, skip_top=_VENDOR_SKIPPED),
+                vendor_dir, TreeWalk("lib", containment_root=vendor_dir, skip_top=_VENDOR_SKIPPED)
             )
             distributions = find_distributions(vendor_dir, "lib")
     return entries, distributions
@@ -326,31 +305,28 @@ def _write_assets(
     except OSError as exc:
         raise io_error(f"cannot create output directory {out}: {exc.strerror}") from exc
     sidecar_name = f"{name}.sha256"
+    names = (name, sidecar_name, manifest_name)
     try:
         with contextlib.ExitStack() as stack:
-            staged_tarball = stack.enter_context(_temporary_in(out, name))
-            staged_sidecar = stack.enter_context(_temporary_in(out, sidecar_name))
-            staged_manifest = stack.enter_context(_temporary_in(out, manifest_name))
-            with staged_tarball.open("wb") as stream:
+            staged = [stack.enter_context(_temporary_in(out, final)) for final in names]
+            with staged[0].open("wb") as stream:
                 written = write_tar_gz(entries, stream, mtime=epoch, compresslevel=compresslevel)
             sidecar_bytes = f"{written.sha256}  {name}\n".encode()
-            staged_sidecar.write_bytes(sidecar_bytes)
-            staged_manifest.write_bytes(manifest_bytes)
-            for staged in (staged_tarball, staged_sidecar, staged_manifest):
-                staged.chmod(0o644)
-            staged_tarball.replace(out / name)
-            staged_sidecar.replace(out / sidecar_name)
-            staged_manifest.replace(out / manifest_name)
+            staged[1].write_bytes(sidecar_bytes)
+            staged[2].write_bytes(manifest_bytes)
+            for path in staged:
+                path.chmod(0o644)
+            for path, final in zip(staged, names, strict=True):
+                path.replace(out / final)
     except OSError as exc:
         where = exc.filename or out
         raise io_error(f"cannot pack: {where}: {exc.strerror or exc}") from exc
+    copies = ((sidecar_name, sidecar_bytes), (manifest_name, manifest_bytes))
     return (
         PackedAsset(out / name, written.sha256, written.size),
-        PackedAsset(
-            out / sidecar_name, hashlib.sha256(sidecar_bytes).hexdigest(), len(sidecar_bytes)
-        ),
-        PackedAsset(
-            out / manifest_name, hashlib.sha256(manifest_bytes).hexdigest(), len(manifest_bytes)
+        *(
+            PackedAsset(out / final, hashlib.sha256(data).hexdigest(), len(data))
+            for final, data in copies
         ),
     )
 
@@ -366,16 +342,16 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
     project = options.project
     out = options.out if options.out is not None else project / "dist"
     read = _read_project_manifest(project)
-    manifest, manifest_bytes, lint_result, notes = read.path, read.data, read.lint, read.notes
-    plugin_id, version = _identity(manifest_bytes, manifest)
+    plugin_id, version = _identity(read.data, read.path)
     name = asset_name(plugin_id, version, options.target)
-    _check_out_dir(out)
+    if out.exists() and not out.is_dir():
+        raise usage_error(f"output directory {out} exists and is not a directory")
     requirements = _requirements_for(options, project) if options.target == NOARCH else None
     epoch = resolve_source_date_epoch(
         options.source_date_epoch, os.environ if environ is None else environ, project
     )
     with tempfile.TemporaryDirectory(prefix="nexo-pack-") as scratch:
-        entries: list[ArchiveEntry] = [ArchiveEntry(manifest.name, data=manifest_bytes)]
+        entries: list[ArchiveEntry] = [ArchiveEntry(read.path.name, data=read.data)]
         entries += [ArchiveEntry(name, data=data) for name, data in read.companions]
         if options.target == NOARCH:
             tree, distributions = _noarch_entries(
@@ -387,8 +363,6 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
             )
             entries += tree
         else:
-            if options.binary is None:  # _check_flags refuses this already
-                raise usage_error("--binary is required with --target")
             entries.append(ArchiveEntry(f"bin/{plugin_id}", executable=True, source=options.binary))
         try:
             entries = complete_entries(entries)
@@ -403,11 +377,11 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
             out,
             name,
             entries=entries,
-            manifest_name=manifest.name,
-            manifest_bytes=manifest_bytes,
+            manifest_name=read.path.name,
+            manifest_bytes=read.data,
             epoch=epoch.value,
             compresslevel=options.compresslevel,
         )
     return PackResult(
-        plugin_id, version, options.target, epoch, assets, lint_result, notes, stats=stats
+        plugin_id, version, options.target, epoch, assets, read.lint, read.notes, stats=stats
     )

@@ -22,13 +22,6 @@ class SourceDateEpoch:
     origin: str
 
 
-def _parse(text: str, what: str) -> int:
-    stripped = text.strip()
-    if not stripped.isdigit():
-        raise usage_error(f"{what} must be a non-negative integer of seconds, got {text!r}")
-    return int(stripped)
-
-
 def _git_commit_time(project: Path) -> int | None:
     git = shutil.which("git")
     if git is None:
@@ -59,9 +52,13 @@ def resolve_source_date_epoch(
         if flag < 0:
             raise usage_error(f"--source-date-epoch must be a non-negative integer, got {flag}")
         return SourceDateEpoch(flag, "flag")
-    configured = environ.get("SOURCE_DATE_EPOCH")
-    if configured is not None and configured.strip():
-        return SourceDateEpoch(_parse(configured, "SOURCE_DATE_EPOCH"), "env")
+    configured = environ.get("SOURCE_DATE_EPOCH", "")
+    if configured.strip():
+        if not configured.strip().isdigit():
+            raise usage_error(
+                f"SOURCE_DATE_EPOCH must be a non-negative integer of seconds, got {configured!r}"
+            )
+        return SourceDateEpoch(int(configured), "env")
     committed = _git_commit_time(project)
     if committed is not None:
         return SourceDateEpoch(committed, "git")

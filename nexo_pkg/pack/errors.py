@@ -32,12 +32,12 @@ def io_error(message: str) -> PackError:
 
 def layout_error(message: str, **details: Any) -> PackError:
     """The project does not have the shape a plugin tarball needs (exit 1)."""
-    return PackError(message, kind="layout_invalid", exit_code=EXIT_FAILURE, details=details)
+    return PackError(message, kind="layout_invalid", details=details)
 
 
 def manifest_error(message: str) -> PackError:
     """The manifest lints but its values cannot be used (exit 1)."""
-    return PackError(message, kind="manifest_invalid", exit_code=EXIT_FAILURE)
+    return PackError(message, kind="manifest_invalid")
 
 
 class ManifestLintError(PackError):

@@ -85,10 +85,6 @@ def is_executable(mode: int) -> bool:
     return bool(mode & (stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH))
 
 
-def _within(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
-
-
 @dataclass(frozen=True)
 class TreeWalk:
     """Options of :func:`collect_tree`.
@@ -129,7 +125,7 @@ def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
             path = Path(child.path)
             if child.is_symlink():
                 target = path.resolve()
-                if not _within(target, containment):
+                if not target.is_relative_to(containment):
                     raise layout_error(
                         f"{path} is a symlink pointing outside {walk.containment_root} "
                         f"(to {target}); replace it with the file itself",

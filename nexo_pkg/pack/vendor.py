@@ -17,7 +17,6 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from nexo_pkg.core.errors import EXIT_FAILURE
 from nexo_pkg.pack.errors import PackError
 
 _SUMMARY_LIMIT = 600
@@ -37,22 +36,11 @@ def pip_command(requirements: Path, target: Path, log: Path | None = None) -> li
     ``log`` asks pip for its full log (connection errors included, which ``--quiet`` hides).
     """
     logging = ["--log", str(log)] if log is not None else []
-    return [
-        sys.executable,
-        "-m",
-        "pip",
-        "install",
-        "--target",
-        str(target),
-        "--requirement",
-        str(requirements),
-        # Byte code is interpreter-specific and would make the tarball differ per host.
-        "--no-compile",
-        "--quiet",
-        "--no-input",
-        "--disable-pip-version-check",
-        *logging,
-    ]
+    command = [sys.executable, "-m", "pip", "install", "--target", str(target)]
+    command += ["--requirement", str(requirements)]
+    # Byte code is interpreter-specific and would make the tarball differ per host.
+    command += ["--no-compile", "--quiet", "--no-input", "--disable-pip-version-check"]
+    return [*command, *logging]
 
 
 def summarise_pip_output(output: str) -> str:
@@ -89,11 +77,7 @@ def pip_missing_message() -> str:
 
 
 def vendor_requirements(
-    requirements: Path,
-    target: Path,
-    *,
-    cwd: Path,
-    environ: Mapping[str, str] | None = None,
+    requirements: Path, target: Path, *, cwd: Path, environ: Mapping[str, str] | None = None
 ) -> None:
     """Install ``requirements`` into the (new) directory ``target``.
 
@@ -103,7 +87,7 @@ def vendor_requirements(
     """
     env = dict(os.environ if environ is None else environ)
     if importlib.util.find_spec("pip") is None:
-        raise PackError(pip_missing_message(), kind="vendor_failed", exit_code=EXIT_FAILURE)
+        raise PackError(pip_missing_message(), kind="vendor_failed")
     log = target.parent / f".{target.name}-pip.log"
     try:
         completed = subprocess.run(
@@ -117,16 +101,13 @@ def vendor_requirements(
     except OSError as exc:
         log.unlink(missing_ok=True)
         raise PackError(
-            f"cannot run pip with {sys.executable}: {exc.strerror}",
-            kind="vendor_failed",
-            exit_code=EXIT_FAILURE,
+            f"cannot run pip with {sys.executable}: {exc.strerror}", kind="vendor_failed"
         ) from exc
     logged = _tail(log)
     if completed.returncode != 0:
         output = completed.stderr + "\n" + completed.stdout
         if "No module named pip" in output:
-            raise PackError(pip_missing_message(), kind="vendor_failed", exit_code=EXIT_FAILURE)
-        summary = summarise_pip_output(output)
+            raise PackError(pip_missing_message(), kind="vendor_failed")
         network = [
             line.strip()
             for line in (output + "\n" + logged).splitlines()
@@ -139,12 +120,10 @@ def vendor_requirements(
                 f"reached ({reason}); check the network or proxy (HTTPS_PROXY), or point "
                 "PIP_INDEX_URL or PIP_FIND_LINKS at a reachable index or a wheel directory",
                 kind="network",
-                exit_code=EXIT_FAILURE,
                 details={"pip_exit_code": completed.returncode},
             )
         raise PackError(
-            f"could not vendor {requirements.name}: {summary}",
+            f"could not vendor {requirements.name}: {summarise_pip_output(output)}",
             kind="vendor_failed",
-            exit_code=EXIT_FAILURE,
             details={"pip_exit_code": completed.returncode},
         )

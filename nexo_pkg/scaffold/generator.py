@@ -184,15 +184,12 @@ def render(request: NewProject) -> dict[str, str]:
     validate_id(request.plugin_id)
     if request.lang not in LANGUAGES:
         raise ScaffoldError(
-            f"unsupported --lang {request.lang!r}; supported: {', '.join(LANGUAGES)}",
-            kind="usage",
+            f"unsupported --lang {request.lang!r}; supported: {', '.join(LANGUAGES)}"
         )
     if request.kind not in KINDS:
-        raise ScaffoldError(
-            f"unsupported --kind {request.kind!r}; supported: {', '.join(KINDS)}", kind="usage"
-        )
+        raise ScaffoldError(f"unsupported --kind {request.kind!r}; supported: {', '.join(KINDS)}")
     if request.description is not None and not request.description.strip():
-        raise ScaffoldError("--description must not be blank", kind="usage")
+        raise ScaffoldError("--description must not be blank")
     values = placeholders(request, tool_name_for(request.plugin_id))
     directory = request.lang if request.kind == "plugin" else f"{request.kind}-{request.lang}"
     root = resources.files("nexo_pkg.scaffold") / "templates" / directory
@@ -207,10 +204,6 @@ def render(request: NewProject) -> dict[str, str]:
         # `nexo plugin lint` and the pre-commit hook when they scan this repository.
         files[relative.removesuffix(".tmpl")] = text
     return files
-
-
-def _is_empty_dir(path: Path) -> bool:
-    return not any(path.iterdir())
 
 
 def _write_tree(root: Path, files: dict[str, str]) -> None:
@@ -238,7 +231,7 @@ def create_project(request: NewProject) -> CreatedProject:
     if location.exists() and not location.is_dir():
         raise ScaffoldError(f"{dest} exists and is not a directory", kind="destination_exists")
     existing = location.is_dir()
-    if existing and not _is_empty_dir(location) and not request.force:
+    if existing and any(location.iterdir()) and not request.force:
         raise ScaffoldError(
             f"{dest} exists and is not empty; choose another --dest or pass --force to "
             "overwrite the generated files",

@@ -142,6 +142,9 @@ class TargetAsset:
     asset_name: str
     digest: str
     size: int
+    #: The plugin manifest ``push`` copies into an annotation, when the manifest has one: read
+    #: to choose among versions before any download, never trusted for what is installed.
+    manifest_text: str | None = None
 
     @property
     def sha256(self) -> str:
@@ -317,7 +320,8 @@ def parse_target_manifest(
     declared = _annotations(document).get(PLUGIN_SHA256)
     if declared is not None and declared != digest.removeprefix("sha256:"):
         raise _invalid(f"{where} says sha256 {declared} but its layer is {digest}")
-    return TargetAsset(entry.target, entry.manifest_digest, name, digest, size)
+    manifest_text = _annotations(document).get(PLUGIN_MANIFEST)
+    return TargetAsset(entry.target, entry.manifest_digest, name, digest, size, manifest_text)
 
 
 def descriptor(media_type: str, digest: str, size: int, **extra: Any) -> dict[str, Any]:

@@ -62,7 +62,7 @@ class TrustChoices:
     skip_signature_verify: bool = False
 
 
-class SourceContext:
+class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
     """Clients, cache, deadline and trust policy of one command; a context manager.
 
     ``deadline`` bounds all the command's requests together (``install`` sets one; ``sync``
@@ -95,9 +95,6 @@ class SourceContext:
         self._policy: trust.TrustPolicy | None = None
         self._stack = contextlib.ExitStack()
         self._guard = threading.Lock()
-
-    def __enter__(self) -> SourceContext:
-        return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()

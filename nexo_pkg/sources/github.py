@@ -10,6 +10,7 @@ that origin, and under an https API nothing is fetched over plain http.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import difflib
 import os
@@ -20,7 +21,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote, urlsplit
 
 from nexo_pkg.core.errors import NexoError, UsageError
@@ -35,6 +36,7 @@ from nexo_pkg.net.bounded import (
 from nexo_pkg.net.client import (
     DEFAULT_READ_TIMEOUT_SECONDS,
     DEFAULT_RETRIES,
+    HEADER_SECONDS,
     HttpClient,
     Retryable,
     checked_url,
@@ -60,9 +62,6 @@ GITHUB_TOKEN_ENV = ("GITHUB_TOKEN", "GH_TOKEN")
 ENTERPRISE_TOKEN_ENV = ("GH_ENTERPRISE_TOKEN", "GITHUB_ENTERPRISE_TOKEN")
 API_VERSION = "2022-11-28"
 GH_AUTH_TIMEOUT_SECONDS = 5.0
-CHUNK_SIZE = 1024 * 1024
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -86,10 +85,7 @@ class Release:
     published_at: str | None = None
 
     def asset(self, name: str) -> ReleaseAsset | None:
-        for asset in self.assets:
-            if asset.name == name:
-                return asset
-        return None
+        return next((asset for asset in self.assets if asset.name == name), None)
 
 
 class DownloadSink(Protocol):
@@ -219,12 +215,8 @@ def _gh_auth_token(host: str) -> str | None:
     return token
 
 
-# Ten ASCII digits reach the year 2286: anything longer is not a time GitHub would send.
-_SECONDS = re.compile(r"^\s*([0-9]{1,10})\s*$")
-
-
 def _header_seconds(response: httpx.Response, name: str) -> int | None:
-    match = _SECONDS.match(response.headers.get(name, ""))
+    match = HEADER_SECONDS.match(response.headers.get(name, ""))
     return int(match.group(1)) if match else None
 
 
@@ -259,19 +251,13 @@ def _is_rate_limited(response: httpx.Response) -> bool:
     return headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers
 
 
-class GitHubClient:
+class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
     """GitHub REST client for releases; use as a context manager to close the connection pool.
 
-    ``timeout`` is the total time one request may take, every attempt and pause included
-    (default ``NEXO_HTTP_TIMEOUT``, else 300 s); ``read_timeout`` the silence after which one
-    attempt is abandoned (30 s, never more than ``timeout``). ``retry_base_delay`` defaults to
-    ``NEXO_HTTP_RETRY_BASE_MS`` (or 0.5 s); the pause before attempt ``n + 1`` is drawn from
-    the upper half of ``base * 2**n`` seconds, capped at 8 s (longer when the server's
-    ``Retry-After`` asks, up to its cap). ``overall``, when given, is a deadline no request
-    may outlive whatever its own (an install's whole network work). Every request goes
-    through one :class:`~nexo_pkg.net.client.HttpClient`. ``notice``, when given, hears a
-    line when an attempt has had no answer for a few seconds (which host, which attempt, how
-    long the deadline still runs).
+    Every request goes through one :class:`~nexo_pkg.net.client.HttpClient`, which
+    ``timeout``, ``read_timeout``, ``retries``, ``retry_base_delay``, ``overall``, ``notice``
+    and ``sleep`` configure as they are documented there. ``blobs`` is the cache small assets
+    go through (:meth:`fetch_bytes`).
     """
 
     def __init__(
@@ -307,13 +293,6 @@ class GitHubClient:
             sleep=sleep,
         )
         self._net.host = urlsplit(self.api_base).netloc
-        self.retries = retries
-        self.retry_base_delay = self._net.retry_base_delay
-        self.timeout = self._net.timeout
-        self.read_timeout = self._net.read_timeout
-
-    def __enter__(self) -> GitHubClient:
-        return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
@@ -369,27 +348,30 @@ class GitHubClient:
         names = token_variables(self.api_base)
         return f"{', '.join(names[:-1])} or {names[-1]} (or log in with `gh auth login`)"
 
-    def _read_json(self, response: httpx.Response, what: str) -> Any:
-        """The JSON document of ``response``: at most :data:`MAX_DOCUMENT_BYTES` on the wire
-        and again after gzip/deflate decoding, parsed without recursing past its limit.
-
-        Raises ``network`` for an answer over the cap, in another content encoding, or that is
-        not JSON; a body cut short is retried.
-        """
-        body = self._net.read_document(response, what, limit=MAX_DOCUMENT_BYTES)
-        return parse_json(body, what)
-
     # -- releases -------------------------------------------------------------------------
 
-    def _get_api_json(self, path: str, what: str, not_found: Callable[[], Any]) -> Any:
-        """GET a JSON document of the API (with retries); a 404 answers ``not_found()``."""
+    def _api_json(
+        self, url: str, what: str, not_found: Callable[[], Any]
+    ) -> tuple[Any, str | None]:
+        """GET an API document (with retries): ``(document, next page URL)`` (``Link:
+        rel="next"``, kept only on the API's origin); a 404 answers ``(not_found(), None)``.
 
-        def attempt() -> Any:
-            with self._open(self.api_base + path, "application/vnd.github+json", what) as response:
+        The document is at most :data:`MAX_DOCUMENT_BYTES` on the wire and again after
+        gzip/deflate decoding, parsed without recursing past its limit: ``network`` for an
+        answer over the cap, in another content encoding, or that is not JSON; a body cut
+        short is retried.
+        """
+
+        def attempt() -> tuple[Any, str | None]:
+            with self._open(url, "application/vnd.github+json", what) as response:
                 if response.status_code == 404:
-                    return not_found()
+                    return not_found(), None
                 _expect_ok(response, what, self._token_hint())
-                return self._read_json(response, what)
+                body = self._net.read_document(response, what, limit=MAX_DOCUMENT_BYTES)
+                following = response.links.get("next", {}).get("url")
+                if following is not None and not same_origin(following, self.api_base):
+                    following = None
+                return parse_json(body, what), following
 
         return self._net.with_retries(attempt)
 
@@ -413,7 +395,8 @@ class GitHubClient:
                 details=details,
             )
 
-        release = _parse_release(self._get_api_json(path, what, not_found), what)
+        document, _ = self._api_json(self.api_base + path, what, not_found)
+        release = _parse_release(document, what)
         if tag is not None and release.tag != tag:
             raise NexoError(
                 f"{what}: the server answered with release {release.tag!r} instead; refusing "
@@ -468,7 +451,7 @@ class GitHubClient:
         path = f"/repos/{quote(owner, safe='')}/{quote(repo, safe='')}/releases?per_page=100"
         what = f"releases of {owner}/{repo}"
 
-        document = self._get_api_json(path, what, lambda: None)
+        document, _ = self._api_json(self.api_base + path, what, lambda: None)
         if document is None:
             return None
         if not isinstance(document, list):
@@ -598,20 +581,8 @@ class GitHubClient:
     def get_json(self, url: str, *, what: str) -> tuple[Any, str | None]:
         """GET the API document at ``url``: ``(document, next page URL)`` (``Link:
         rel="next"``, kept only on the API's origin), ``(None, None)`` on 404. Read as every
-        API answer is (:meth:`_read_json`: capped, deadline, nesting)."""
-
-        def attempt() -> tuple[Any, str | None]:
-            with self._open(url, "application/vnd.github+json", what) as response:
-                if response.status_code == 404:
-                    return None, None
-                _expect_ok(response, what, self._token_hint())
-                document = self._read_json(response, what)
-                following = response.links.get("next", {}).get("url")
-                if following is not None and not same_origin(following, self.api_base):
-                    following = None
-                return document, following
-
-        return self._net.with_retries(attempt)
+        API answer is (:meth:`_api_json`: capped, deadline, nesting)."""
+        return self._api_json(url, what, lambda: None)
 
 
 _REFUSED_STATUSES = frozenset({403, 404, 410})

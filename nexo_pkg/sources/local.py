@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.sources.base import FetchedArtifact, Origin, ReleaseCandidate, fetched_artifact
-from nexo_pkg.sources.cache import CHUNK, BlobSink
+from nexo_pkg.sources.cache import CHUNK
 from nexo_pkg.sources.checksum import parse_sidecar, verify_checksums
 from nexo_pkg.sources.hosttriple import NOARCH
 from nexo_pkg.sources.select import parse_tarball_name
@@ -86,7 +86,9 @@ class LocalTarballSource:
             sha256, path.name, sidecar=sidecar, digest=None, local_dir=path.parent
         )
         blob = self.context.hold(
-            self.context.cache.open_blob(sha256, _copier(path, limit), durable=False)
+            self.context.cache.open_blob(
+                sha256, lambda sink: _chunks(path, limit)(sink.write), durable=False
+            )
         )
         found = trust.local_material(path) if material else {}
         return fetched_artifact(candidate, blob, sha256, checked, dict(found))
@@ -120,10 +122,3 @@ def _hash_local(path: Path, limit: int) -> str:
     hasher = hashlib.sha256()
     _chunks(path, limit)(hasher.update)
     return hasher.hexdigest()
-
-
-def _copier(path: Path, limit: int) -> Callable[[BlobSink], None]:
-    def copy(sink: BlobSink) -> None:
-        _chunks(path, limit)(sink.write)
-
-    return copy

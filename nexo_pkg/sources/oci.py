@@ -98,11 +98,11 @@ def resolve(
     return plugin
 
 
-def latest_tag(
+def version_tags(
     client: RegistryClient, reference: OciReference, requirement: VersionReq | None
-) -> str:
-    """The highest semver tag of ``reference``'s repository that satisfies ``requirement``
-    (no prerelease unless it asks for one); ``release_not_found`` when there is none."""
+) -> list[tuple[Version, str]]:
+    """The semver tags of ``reference``'s repository that satisfy ``requirement`` (no
+    prerelease unless it asks for one) with their versions, highest first."""
     candidates = []
     for tag in client.list_tags(reference.repository):
         version = _tag_version(tag)
@@ -114,6 +114,15 @@ def latest_tag(
         if requirement is None and not parsed.pre.is_empty:
             continue
         candidates.append((parsed, tag))
+    return sorted(candidates, key=lambda pair: _sort_key(pair[0]), reverse=True)
+
+
+def latest_tag(
+    client: RegistryClient, reference: OciReference, requirement: VersionReq | None
+) -> str:
+    """The highest semver tag of ``reference``'s repository that satisfies ``requirement``
+    (no prerelease unless it asks for one); ``release_not_found`` when there is none."""
+    candidates = version_tags(client, reference, requirement)
     if not candidates:
         wanted = f" matching {requirement}" if requirement is not None else ""
         raise NexoError(
@@ -121,7 +130,7 @@ def latest_tag(
             kind="release_not_found",
             details={"source": str(reference)},
         )
-    return max(candidates, key=lambda pair: _sort_key(pair[0]))[1]
+    return candidates[0][1]
 
 
 def plugin_of(found: Manifest, reference: OciReference, chosen: str) -> PluginVersion:

@@ -102,11 +102,8 @@ def _from_entry(entry: Any, path: Path, host: str) -> Credentials | None:
     if isinstance(encoded, str) and encoded:
         try:
             decoded = base64.b64decode(encoded, validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError) as exc:
-            raise ConfigError(
-                f"{path}: the auth of {host} is not base64 of user:password",
-                kind="registry_config",
-            ) from exc
+        except (binascii.Error, UnicodeDecodeError):
+            decoded = ""
         username, sep, password = decoded.partition(":")
         if not sep:
             raise ConfigError(

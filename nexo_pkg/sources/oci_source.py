@@ -116,41 +116,57 @@ class OciSource:
             self._version = plugin
         return self._version
 
+    def _chosen(self, plugin: PluginVersion) -> dict[str, TargetEntry]:
+        """Every target of ``plugin``, or for a host the first of its triples the version
+        has, else its ``noarch``; ``asset_not_found`` when it has none of them."""
+        if self.targets is None:
+            return dict(plugin.targets)
+        first = next((t for t in (*self.targets, NOARCH) if t in plugin.targets), None)
+        if first is None:
+            raise NexoError(
+                f"{plugin.plugin_id} {plugin.version} in {self.reference.base} has no "
+                f"tarball for this host ({', '.join(self.targets) or 'noarch only'}); it "
+                f"has {', '.join(plugin.targets) or 'none'}",
+                kind="asset_not_found",
+            )
+        return {first: plugin.targets[first]}
+
+    def manifest_text(self) -> str | None:
+        """The plugin manifest the first chosen target's manifest carries in its annotation
+        (``push`` writes it), read without the tarball; ``None`` when it carries none."""
+        plugin = self.version()
+        entry = next(iter(self._chosen(plugin).values()), None)
+        if entry is None:
+            return None
+        client = self.context.registry(self.reference)
+        return oci.target_asset(client, self.reference.repository, plugin, entry).manifest_text
+
     def resolve(self) -> list[ReleaseCandidate]:
         """Every target kept (for a host: the first of its triples the version has, else its
         ``noarch``), each with its layer's sha256 read from its manifest."""
         plugin = self.version()
-        chosen = plugin.targets
-        if self.targets is not None:
-            first = next((t for t in (*self.targets, NOARCH) if t in plugin.targets), None)
-            if first is None:
-                raise NexoError(
-                    f"{plugin.plugin_id} {plugin.version} in {self.reference.base} has no "
-                    f"tarball for this host ({', '.join(self.targets) or 'noarch only'}); it "
-                    f"has {', '.join(plugin.targets) or 'none'}",
-                    kind="asset_not_found",
-                )
-            chosen = {first: plugin.targets[first]}
+        chosen = self._chosen(plugin)
         client = self.context.registry(self.reference)
         pinned = str(self.reference.with_digest(plugin.index_digest))
         github = str(plugin.origin) if plugin.origin else None
         candidates = []
         for target, entry in chosen.items():
             asset = oci.target_asset(client, self.reference.repository, plugin, entry)
+            origin = registry_origin(
+                pinned,
+                asset_name=asset.asset_name,
+                manifest_digest=entry.manifest_digest,
+                github=github,
+                published=timestamp_or_none(plugin.created),
+                policy=self.context.policy(),
+            )
             candidates.append(
                 ReleaseCandidate(
-                    plugin_id=plugin.plugin_id,
-                    version=plugin.version,
-                    target=target,
-                    asset_name=asset.asset_name,
-                    origin=registry_origin(
-                        pinned,
-                        asset_name=asset.asset_name,
-                        manifest_digest=entry.manifest_digest,
-                        github=github,
-                        published=timestamp_or_none(plugin.created),
-                        policy=self.context.policy(),
-                    ),
+                    plugin.plugin_id,
+                    plugin.version,
+                    target,
+                    asset.asset_name,
+                    origin,
                     sha256=asset.sha256,
                     size=asset.size,
                     manifest_digest=entry.manifest_digest,
@@ -191,17 +207,15 @@ class OciSource:
                 f"{sha256}",
                 kind="checksum_mismatch",
             )
-        signatures: dict[str, Path | bytes] = {}
-        if material:
-            signatures.update(
+        signatures: dict[str, Path | bytes] = (
+            dict(
                 oci.fetch_signatures(
-                    client,
-                    reference.repository,
-                    asset,
-                    self.context.cache,
-                    self.context.temp_dir(),
+                    client, reference.repository, asset, self.context.cache, self.context.temp_dir()
                 )
             )
+            if material
+            else {}
+        )
 
         def fetch(sink: BlobSink) -> None:
             client.get_blob(

@@ -9,6 +9,7 @@ lock file's) is fetched without reading the release first when the cache holds i
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -180,12 +181,10 @@ class GitHubReleaseSource:
         if sha256 is None:
             raise AssertionError("a candidate without a locator pins its sha256")
         client = self.context.github()
-        releases: list[Release] = []
 
+        @functools.cache
         def release() -> Release:
-            if not releases:
-                releases.append(client.get_release(self.spec.owner, self.spec.repo, self.spec.tag))
-            return releases[0]
+            return client.get_release(self.spec.owner, self.spec.repo, self.spec.tag)
 
         found: dict[str, Path | bytes] = {}
         if material:

@@ -17,12 +17,6 @@ from nexo_pkg.trust.policy import AuthorPolicy
 
 # The signing schemes a verifier exists for, as recorded in receipts.
 Scheme = Literal["sigstore-bundle", "github-attestation", "checksums-file", "cosign-legacy"]
-SCHEMES: tuple[Scheme, ...] = (
-    "sigstore-bundle",
-    "github-attestation",
-    "checksums-file",
-    "cosign-legacy",
-)
 # The media type of v0.1 Sigstore bundles, the only ones that may carry an inclusion promise
 # without an inclusion proof (verified as legacy cosign material).
 BUNDLE_V01_MEDIA_TYPE = "application/vnd.dev.sigstore.bundle+json;version=0.1"
@@ -87,7 +81,7 @@ class SignatureOutcome:
     def to_json(self) -> dict[str, Any]:
         """The receipt's and ``--json``'s ``signature`` object.
 
-        ``scheme`` says which signing scheme verified the asset (:data:`SCHEMES`), ``material``
+        ``scheme`` says which signing scheme verified the asset (:data:`Scheme`), ``material``
         the file or attestation that carried the signature, ``claims`` the certificate's
         GitHub claims (source repository, ref, signer workflow, runner).
         """

@@ -27,18 +27,6 @@ from nexo_pkg.trust.policy import GITHUB_ACTIONS_ISSUER, MODES, AuthorPolicy, Tr
 from nexo_pkg.trust.policy_edit import add_author, remove_authors
 from nexo_pkg.trust.suggest import author_entry_toml, escape_pattern, suggest_author
 
-__all__ = [
-    "author_json",
-    "chosen_author",
-    "needs_release_signer",
-    "record_author",
-    "release_signer",
-    "remove_entries",
-    "verification_policy",
-    "verify_file",
-    "with_overrides",
-]
-
 
 def author_json(author: AuthorPolicy) -> dict[str, Any]:
     """``author`` as ``trust list --json`` and ``trust add --json`` show it."""
@@ -181,16 +169,13 @@ def with_overrides(
     :data:`~nexo_pkg.trust.policy.MODES`."""
     if mode is not None and mode not in MODES:
         raise UsageError(f"--mode must be one of {', '.join(MODES)}")
-    changes: dict[str, Any] = {}
-    if issuer is not None:
-        changes["oidc_issuer"] = issuer
-    if signer_workflow is not None:
-        changes["signer_workflow"] = signer_workflow
-    if mode is not None:
-        changes["mode"] = mode
-    if allow_republish:
-        changes["allow_republish"] = True
-    return replace(author, **changes)
+    changes: dict[str, Any] = {
+        "oidc_issuer": issuer,
+        "signer_workflow": signer_workflow,
+        "mode": mode,
+        "allow_republish": allow_republish or None,
+    }
+    return replace(author, **{key: value for key, value in changes.items() if value is not None})
 
 
 def record_author(

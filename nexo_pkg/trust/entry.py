@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
+from nexo_pkg.core.files import sha256_file
 from nexo_pkg.trust.base import (
     BUNDLE_V01_MEDIA_TYPE,
     SignatureError,
@@ -45,9 +46,7 @@ from nexo_pkg.trust.material import (
     Material,
     attestations_name,
     checksums_attestations_name,
-    fetch_attestations,
     find_signature_material,
-    has_own_bundle,
     is_checksums_file,
     local_material,
     material_names,
@@ -61,27 +60,20 @@ from nexo_pkg.trust.policy import (
     AuthorPolicy,
     Mode,
     TrustPolicy,
-    read_policy_file,
+    load_policy,
 )
 from nexo_pkg.trust.suggest import author_entry_toml, suggest_author, trust_add_command
 
 __all__ = [
     "GITHUB_ACTIONS_ISSUER",
-    "SIGNATURE_SUFFIXES",
     "AuthorPolicy",
     "Mode",
-    "SignatureError",
     "SignatureInvalidError",
-    "SignatureMaterial",
     "SignatureMissingError",
     "SignatureOutcome",
     "SignerUntrustedError",
     "TrustPolicy",
-    "attestations_name",
     "default_policy_path",
-    "fetch_attestations",
-    "find_signature_material",
-    "has_own_bundle",
     "load_policy",
     "local_material",
     "material_names",
@@ -94,16 +86,6 @@ __all__ = [
 def default_policy_path(nexo_home: Path) -> Path:
     """``$NEXO_HOME/config/extensions/trusted_keys.toml``."""
     return nexo_home / "config" / "extensions" / "trusted_keys.toml"
-
-
-def load_policy(path: Path, *, explicit: bool = False) -> TrustPolicy:
-    """Load the policy at ``path``. A missing default file means ``warn`` with no authors.
-
-    An explicitly named file (``--trusted-keys``) that is missing, and any invalid file,
-    raise :class:`NexoError` with kind ``policy_invalid`` (exit 2) and ``path:line`` in the
-    message.
-    """
-    return read_policy_file(path, explicit=explicit)
 
 
 def resolve_mode(
@@ -123,20 +105,6 @@ def resolve_mode(
         if author.mode is not None:
             return author.mode
     return policy.default
-
-
-def _sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        for chunk in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _sha256_material(value: Path | bytes) -> str:
-    if isinstance(value, bytes):
-        return hashlib.sha256(value).hexdigest()
-    return _sha256_file(value)
 
 
 @dataclass(frozen=True)
@@ -284,8 +252,10 @@ def _material_sha256(offer: _Offer) -> str | None:
     """The hash recorded as ``bundle_sha256``: of the material that verified (read only once
     it did, so an oversized file is never hashed whole)."""
     if offer.found is not None and offer.found.primary is not None:
-        return _sha256_file(offer.found.primary)
-    return _sha256_material(offer.value)
+        return sha256_file(offer.found.primary)
+    if isinstance(offer.value, bytes):
+        return hashlib.sha256(offer.value).hexdigest()
+    return sha256_file(offer.value)
 
 
 def _policy_name(policy: TrustPolicy) -> str:
@@ -362,7 +332,7 @@ def _verify_offer(
         raw.decode("utf-8", errors="replace"),
         checksums_name=checksums_name,
         asset_name=asset_name,
-        digest=_sha256_file(artifact),
+        digest=sha256_file(artifact),
     )
     return replace(signed, scheme="checksums-file", material=f"{checksums_name} ({offer.name})")
 

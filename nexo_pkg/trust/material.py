@@ -317,10 +317,7 @@ def release_attestations(
     if own is not None:
         return FetchedAttestations(asset_name, digest, own, attestations_name(digest))
     for checksums_name in sorted(name for name in material if is_checksums_file(name)):
-        signed = any(
-            checksums_name + suffix in material for suffix in (*BUNDLE_SUFFIXES, ATTESTATION_SUFFIX)
-        )
-        if signed:
+        if any(checksums_name + s in material for s in (*BUNDLE_SUFFIXES, ATTESTATION_SUFFIX)):
             continue
         raw = read_material(material[checksums_name], checksums_name, limit=MAX_CHECKSUMS_BYTES)
         checksums_digest = hashlib.sha256(raw).hexdigest()

@@ -29,7 +29,6 @@ from nexo_pkg.core.diagnostics import (
     FileResult,
     Position,
     Rule,
-    Severity,
     Span,
     first_of_errors,
 )
@@ -202,20 +201,25 @@ class AuthorPolicy(Mapping[str, Any]):
             return f"identity {self.identity!r}"
         return f"identity_regexp {self.identity_regexp!r}"
 
-    def _present(self) -> dict[str, Any]:
+    def entry_items(self) -> list[tuple[str, Any]]:
+        """The keys its ``[[authors]]`` table sets, in the order they are written; a key at
+        its default (no ``repos``, no ``allow_republish``) is left out."""
         values: dict[str, Any] = {
             "owner": self.owner,
             "identity_regexp": self.identity_regexp,
             "identity": self.identity,
             "oidc_issuer": self.oidc_issuer,
-            "repos": self.repos,
-            "mode": self.mode,
+            "repos": self.repos or None,
             "signer_workflow": self.signer_workflow,
-            "predicate_type": self.predicate_type,
             "source_ref": self.source_ref,
+            "predicate_type": self.predicate_type,
             "allow_republish": self.allow_republish or None,
+            "mode": self.mode,
         }
-        return {key: value for key, value in values.items() if value is not None}
+        return [(key, value) for key, value in values.items() if value is not None]
+
+    def _present(self) -> dict[str, Any]:
+        return dict(self.entry_items())
 
     def __getitem__(self, key: str) -> Any:
         return self._present()[key]
@@ -488,16 +492,27 @@ class _Validator:
             return None
         return text
 
-    def run(self) -> TrustPolicy | None:
-        data = self.data
-        for key in data:
-            if key not in _TOP_LEVEL_KEYS:
+    def unknown_keys(
+        self, table: dict[str, Any], known: tuple[str, ...], index: int | None = None
+    ) -> None:
+        """``NXT002`` for each key of ``table`` (the root, or ``authors[index]``) not in
+        ``known``."""
+        within = "" if index is None else f" in authors[{index}]"
+        for key in table:
+            if key not in known:
                 self.add(
                     "NXT002",
-                    f"unknown key `{key}` (expected one of {', '.join(_TOP_LEVEL_KEYS)})",
-                    key,
-                    self.top_span(key),
+                    f"unknown key `{key}`{within} (expected one of {', '.join(known)})",
+                    key if index is None else f"authors[{index}].{key}",
+                    self.top_span(key) if index is None else self.author_span(index, key),
                 )
+
+    def run(self) -> TrustPolicy | None:
+        data = self.data
+        self.unknown_keys(data, _TOP_LEVEL_KEYS)
+
+        def text(key: str) -> str | None:
+            return self.string(data[key], key, self.top_span(key)) if key in data else None
 
         schema_version = "1.0"
         if "schema_version" in data:
@@ -521,56 +536,49 @@ class _Validator:
         if "default" in data:
             default = self.mode(data["default"], "default", self.top_span("default"))
 
-        cosign_binary: str | None = None
-        if "cosign_binary" in data:
-            span = self.top_span("cosign_binary")
-            cosign_binary = self.string(data["cosign_binary"], "cosign_binary", span)
-            if cosign_binary is not None:
-                self.add(
-                    "NXT009",
-                    "`cosign_binary` is ignored: signatures are verified natively",
-                    "cosign_binary",
-                    span,
-                )
+        cosign_binary = text("cosign_binary")
+        if cosign_binary is not None:
+            self.add(
+                "NXT009",
+                "`cosign_binary` is ignored: signatures are verified natively",
+                "cosign_binary",
+                self.top_span("cosign_binary"),
+            )
 
         trusted_root: Path | None = None
-        if "trusted_root" in data:
-            span = self.top_span("trusted_root")
-            text = self.string(data["trusted_root"], "trusted_root", span)
-            if text is not None:
-                candidate = Path(text)
-                # `~user` naming no known user stays as written, and is then not found.
-                with contextlib.suppress(RuntimeError):
-                    candidate = candidate.expanduser()
-                if not candidate.is_absolute() and self.base_dir is not None:
-                    candidate = self.base_dir / candidate
-                trusted_root = candidate
-                if self.base_dir is not None and not _is_file(candidate):
+        root_text = text("trusted_root")
+        if root_text is not None:
+            trusted_root = Path(root_text)
+            # `~user` naming no known user stays as written, and is then not found.
+            with contextlib.suppress(RuntimeError):
+                trusted_root = trusted_root.expanduser()
+            if self.base_dir is not None:
+                trusted_root = self.base_dir / trusted_root
+                if not _is_file(trusted_root):
                     self.add(
                         "NXT008",
-                        f"trusted_root {text!r} does not exist (looked for {candidate})",
+                        f"trusted_root {root_text!r} does not exist (looked for {trusted_root})",
                         "trusted_root",
-                        span,
+                        self.top_span("trusted_root"),
                     )
 
         authors: list[AuthorPolicy] = []
-        if "authors" in data:
-            raw_authors = data["authors"]
-            if not isinstance(raw_authors, list) or not all(
-                isinstance(entry, dict) for entry in raw_authors
-            ):
-                self.add(
-                    "NXT003",
-                    "`authors` must be an array of tables ([[authors]])",
-                    "authors",
-                    self.top_span("authors"),
-                )
-            else:
-                for index, entry in enumerate(raw_authors):
-                    author = self.author(index, entry)
-                    if author is not None:
-                        self.shadowed(index, author, authors)
-                        authors.append(author)
+        raw_authors = data.get("authors", [])
+        if not isinstance(raw_authors, list) or not all(
+            isinstance(entry, dict) for entry in raw_authors
+        ):
+            self.add(
+                "NXT003",
+                "`authors` must be an array of tables ([[authors]])",
+                "authors",
+                self.top_span("authors"),
+            )
+        else:
+            for index, entry in enumerate(raw_authors):
+                author = self.author(index, entry)
+                if author is not None:
+                    self.shadowed(index, author, authors)
+                    authors.append(author)
 
         if default is None or self.error_count():
             return None
@@ -585,58 +593,44 @@ class _Validator:
     def author(self, index: int, entry: dict[str, Any]) -> AuthorPolicy | None:
         prefix = f"authors[{index}]"
         errors_before = self.error_count()
-        for key in entry:
-            if key not in _AUTHOR_KEYS:
-                self.add(
-                    "NXT002",
-                    f"unknown key `{key}` in {prefix} (expected one of {', '.join(_AUTHOR_KEYS)})",
-                    f"{prefix}.{key}",
-                    self.author_span(index, key),
-                )
+        self.unknown_keys(entry, _AUTHOR_KEYS, index)
 
-        owner: str | None = None
+        def where(key: str) -> tuple[str, Span | None]:
+            return f"{prefix}.{key}", self.author_span(index, key)
+
+        def text(key: str) -> str | None:
+            return self.string(entry[key], *where(key)) if key in entry else None
+
+        owner = text("owner")
         if "owner" not in entry:
             self.add("NXT005", f"{prefix} has no `owner`", prefix, self.author_span(index, None))
-        else:
-            span = self.author_span(index, "owner")
-            owner = self.string(entry["owner"], f"{prefix}.owner", span)
-            if owner is not None and not _GITHUB_NAME.fullmatch(owner):
-                self.add(
-                    "NXT004",
-                    f"{prefix}.owner {owner!r} is not a GitHub owner name ([A-Za-z0-9._-])",
-                    f"{prefix}.owner",
-                    span,
-                )
+        elif owner is not None and not _GITHUB_NAME.fullmatch(owner):
+            self.add(
+                "NXT004",
+                f"{prefix}.owner {owner!r} is not a GitHub owner name ([A-Za-z0-9._-])",
+                *where("owner"),
+            )
 
         identity: str | None = None
         identity_regexp: str | None = None
-        has_identity = "identity" in entry
-        has_regexp = "identity_regexp" in entry
-        if has_identity and has_regexp:
+        if "identity" in entry and "identity_regexp" in entry:
             self.add(
                 "NXT006",
                 f"{prefix} sets both `identity` and `identity_regexp`; keep exactly one",
-                f"{prefix}.identity",
-                self.author_span(index, "identity"),
+                *where("identity"),
             )
-        elif not has_identity and not has_regexp:
+        elif "identity" not in entry and "identity_regexp" not in entry:
             self.add(
                 "NXT005",
                 f"{prefix} has no identity: set `identity_regexp` or `identity`",
                 prefix,
                 self.author_span(index, None),
             )
-        elif has_identity:
-            identity = self.string(
-                entry["identity"], f"{prefix}.identity", self.author_span(index, "identity")
-            )
         else:
-            span = self.author_span(index, "identity_regexp")
-            identity_regexp = self.string(
-                entry["identity_regexp"], f"{prefix}.identity_regexp", span
-            )
+            identity = text("identity")
+            identity_regexp = text("identity_regexp")
             if identity_regexp is not None and self.pattern(
-                identity_regexp, f"{prefix}.identity_regexp", span
+                identity_regexp, *where("identity_regexp")
             ):
                 anchored = anchored_form(identity_regexp)
                 if anchored is not None:
@@ -645,94 +639,56 @@ class _Validator:
                         f"{prefix}.identity_regexp is not anchored: cosign and the reference "
                         "installer would accept any identity containing a match; write "
                         f"identity_regexp = {toml_string(anchored)}",
-                        f"{prefix}.identity_regexp",
-                        span,
+                        *where("identity_regexp"),
                     )
 
-        oidc_issuer = GITHUB_ACTIONS_ISSUER
-        if "oidc_issuer" in entry:
-            span = self.author_span(index, "oidc_issuer")
-            issuer = self.string(entry["oidc_issuer"], f"{prefix}.oidc_issuer", span)
-            if issuer is not None:
-                oidc_issuer = issuer
-
+        oidc_issuer = text("oidc_issuer") or GITHUB_ACTIONS_ISSUER
         repos: tuple[str, ...] | None = None
         if "repos" in entry:
-            span = self.author_span(index, "repos")
             raw_repos = entry["repos"]
             if not isinstance(raw_repos, list) or not all(isinstance(r, str) for r in raw_repos):
-                self.add(
-                    "NXT003", f"{prefix}.repos must be an array of strings", f"{prefix}.repos", span
-                )
+                self.add("NXT003", f"{prefix}.repos must be an array of strings", *where("repos"))
             elif not raw_repos:
                 self.add(
                     "NXT004",
                     f"{prefix}.repos is empty and would trust no repository; "
                     "omit it to trust every repository of the owner",
-                    f"{prefix}.repos",
-                    span,
+                    *where("repos"),
                 )
-            else:
-                bad = [
-                    name for name in raw_repos if not _GITHUB_NAME.fullmatch(name) or ".." in name
-                ]
-                if bad:
-                    self.add(
-                        "NXT004",
-                        f"{prefix}.repos has names that are not GitHub repository names: "
-                        f"{', '.join(repr(name) for name in bad)} (use the bare name, no owner)",
-                        f"{prefix}.repos",
-                        span,
-                    )
-                else:
-                    repos = tuple(raw_repos)
-
-        mode: Mode | None = None
-        if "mode" in entry:
-            mode = self.mode(entry["mode"], f"{prefix}.mode", self.author_span(index, "mode"))
-
-        signer_workflow: str | None = None
-        if "signer_workflow" in entry:
-            span = self.author_span(index, "signer_workflow")
-            signer_workflow = self.string(
-                entry["signer_workflow"], f"{prefix}.signer_workflow", span
-            )
-            if signer_workflow is not None and not _WORKFLOW_PATH.fullmatch(signer_workflow):
+            elif bad := [n for n in raw_repos if not _GITHUB_NAME.fullmatch(n) or ".." in n]:
                 self.add(
                     "NXT004",
-                    f"{prefix}.signer_workflow {signer_workflow!r} is not "
-                    "OWNER/REPO/.github/workflows/FILE.yml",
-                    f"{prefix}.signer_workflow",
-                    span,
-                )
-                signer_workflow = None
-
-        predicate_type: str | None = None
-        if "predicate_type" in entry:
-            span = self.author_span(index, "predicate_type")
-            predicate_type = self.string(entry["predicate_type"], f"{prefix}.predicate_type", span)
-
-        source_ref: str | None = None
-        if "source_ref" in entry:
-            span = self.author_span(index, "source_ref")
-            source_ref = self.string(entry["source_ref"], f"{prefix}.source_ref", span)
-            if source_ref is not None and not self.pattern(
-                source_ref, f"{prefix}.source_ref", span
-            ):
-                source_ref = None
-
-        allow_republish = False
-        if "allow_republish" in entry:
-            span = self.author_span(index, "allow_republish")
-            if not isinstance(entry["allow_republish"], bool):
-                self.add(
-                    "NXT003",
-                    f"{prefix}.allow_republish must be true or false",
-                    f"{prefix}.allow_republish",
-                    span,
+                    f"{prefix}.repos has names that are not GitHub repository names: "
+                    f"{', '.join(repr(name) for name in bad)} (use the bare name, no owner)",
+                    *where("repos"),
                 )
             else:
-                allow_republish = entry["allow_republish"]
+                repos = tuple(raw_repos)
+
+        mode = self.mode(entry["mode"], *where("mode")) if "mode" in entry else None
+
+        signer_workflow = text("signer_workflow")
+        if signer_workflow is not None and not _WORKFLOW_PATH.fullmatch(signer_workflow):
+            self.add(
+                "NXT004",
+                f"{prefix}.signer_workflow {signer_workflow!r} is not "
+                "OWNER/REPO/.github/workflows/FILE.yml",
+                *where("signer_workflow"),
+            )
+            signer_workflow = None
+
+        predicate_type = text("predicate_type")
+        source_ref = text("source_ref")
+        if source_ref is not None and not self.pattern(source_ref, *where("source_ref")):
+            source_ref = None
+
+        allow_republish = entry.get("allow_republish", False)
+        if not isinstance(allow_republish, bool):
+            self.add(
+                "NXT003",
+                f"{prefix}.allow_republish must be true or false",
+                *where("allow_republish"),
+            )
 
         if self.error_count() > errors_before or owner is None:
             return None
@@ -802,17 +758,9 @@ def _validate(text: str, base_dir: Path | None) -> tuple[TrustPolicy | None, lis
 
 def _diagnostic(finding: _Finding) -> Diagnostic:
     rule = POLICY_RULES[finding.code]
-    severity: Severity = rule.severity
-    return Diagnostic(
-        code=rule.code,
-        name=rule.name,
-        severity=severity,
-        message=finding.message,
-        key_path=finding.key_path,
-        span=finding.span,
-        help=rule.fix,
-        url=f"{_POLICY_DOCS_URL}#{rule.code.lower()}-{rule.name}",
-    )
+    diagnostic = rule.diagnostic(finding.message, finding.key_path, finding.span, rule.fix)
+    # The policy's rules are documented with the trust policy, not with the manifest rules.
+    return replace(diagnostic, url=f"{_POLICY_DOCS_URL}#{rule.code.lower()}-{rule.name}")
 
 
 def parse_policy(text: str, *, path: Path) -> TrustPolicy:
@@ -840,14 +788,10 @@ def parse_policy(text: str, *, path: Path) -> TrustPolicy:
         )
     if policy is None:  # unreachable: the validator builds a policy whenever it found no error
         raise ConfigError(f"{path}: invalid trust policy", kind="policy_invalid")
-    return TrustPolicy(
-        default=policy.default,
-        authors=policy.authors,
+    return replace(
+        policy,
         source=path,
         location=path,
-        schema_version=policy.schema_version,
-        trusted_root=policy.trusted_root,
-        cosign_binary=policy.cosign_binary,
         warnings=tuple(
             f"WARNING: {path}:{f.span.start.line}:{f.span.start.column}: {f.message}"
             for f in findings
@@ -898,12 +842,13 @@ def _read_policy_text(path: Path, what: str) -> str:
         ) from exc
 
 
-def read_policy_file(path: Path, *, explicit: bool) -> TrustPolicy:
+def load_policy(path: Path, *, explicit: bool = False) -> TrustPolicy:
     """Read and parse the policy at ``path``.
 
     A missing file gives the built-in default (``warn``, no authors) unless ``explicit`` (the
-    user named it with ``--trusted-keys``), in which case it is ``policy_invalid``, as is an
-    unreadable, non-UTF-8 or oversized file. The policy carries :func:`file_warnings`.
+    user named it with ``--trusted-keys``), in which case it is ``policy_invalid`` (exit 2), as
+    is an unreadable, non-UTF-8, oversized or invalid file (``path:line`` in the message). The
+    policy carries :func:`file_warnings`.
     """
     try:
         text = _read_policy_text(path, "trust policy")

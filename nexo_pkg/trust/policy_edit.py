@@ -47,24 +47,8 @@ def _entry_table(author: AuthorPolicy) -> Any:
     import tomlkit  # noqa: PLC0415 - only editing commands pay for tomlkit
 
     table = tomlkit.table()
-    table.add("owner", author.owner)
-    if author.identity_regexp is not None:
-        table.add("identity_regexp", author.identity_regexp)
-    if author.identity is not None:
-        table.add("identity", author.identity)
-    table.add("oidc_issuer", author.oidc_issuer)
-    if author.repos:
-        table.add("repos", list(author.repos))
-    if author.signer_workflow is not None:
-        table.add("signer_workflow", author.signer_workflow)
-    if author.source_ref is not None:
-        table.add("source_ref", author.source_ref)
-    if author.predicate_type is not None:
-        table.add("predicate_type", author.predicate_type)
-    if author.allow_republish:
-        table.add("allow_republish", True)
-    if author.mode is not None:
-        table.add("mode", author.mode)
+    for key, value in author.entry_items():
+        table.add(key, list(value) if isinstance(value, tuple) else value)
     return table
 
 

@@ -10,8 +10,6 @@ its cap is checked against the declared length before anything is produced.
 
 from __future__ import annotations
 
-__all__ = ["SnappyError", "decompress"]
-
 _LITERAL, _COPY_1, _COPY_2, _COPY_4 = 0, 1, 2, 3
 _MAX_VARINT_BYTES = 5  # a 32-bit length
 

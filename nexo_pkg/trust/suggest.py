@@ -95,24 +95,14 @@ def suggest_author(
 
 def author_entry_toml(author: AuthorPolicy) -> str:
     """``author`` as the ``[[authors]]`` table to paste into ``trusted_keys.toml``."""
-    lines = ["[[authors]]", f"owner = {toml_string(author.owner)}"]
-    if author.identity_regexp is not None:
-        lines.append(f"identity_regexp = {toml_string(author.identity_regexp)}")
-    if author.identity is not None:
-        lines.append(f"identity = {toml_string(author.identity)}")
-    lines.append(f"oidc_issuer = {toml_string(author.oidc_issuer)}")
-    if author.repos:
-        lines.append(f"repos = [{', '.join(toml_string(r) for r in author.repos)}]")
-    if author.signer_workflow is not None:
-        lines.append(f"signer_workflow = {toml_string(author.signer_workflow)}")
-    if author.source_ref is not None:
-        lines.append(f"source_ref = {toml_string(author.source_ref)}")
-    if author.predicate_type is not None:
-        lines.append(f"predicate_type = {toml_string(author.predicate_type)}")
-    if author.allow_republish:
-        lines.append("allow_republish = true")
-    if author.mode is not None:
-        lines.append(f"mode = {toml_string(author.mode)}")
+    lines = ["[[authors]]"]
+    for key, value in author.entry_items():
+        if isinstance(value, bool):
+            lines.append(f"{key} = {'true' if value else 'false'}")
+        elif isinstance(value, tuple):
+            lines.append(f"{key} = [{', '.join(toml_string(item) for item in value)}]")
+        else:
+            lines.append(f"{key} = {toml_string(value)}")
     return "\n".join(lines) + "\n"
 
 

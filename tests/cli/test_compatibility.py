@@ -6,7 +6,6 @@ boot (its manifest crate's ``min_nexo_version`` check; ``lint`` reports it as NX
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,12 +22,6 @@ from support.tarballs import (
 )
 
 FUTURE = manifest_text("hello", "2.0.0").replace(">=0.1.0", ">=9.0")
-
-
-@pytest.fixture
-def server() -> Iterator[GitHubServer]:
-    with GitHubServer() as running:
-        yield running
 
 
 @pytest.fixture

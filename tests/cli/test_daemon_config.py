@@ -133,7 +133,7 @@ def test_working_directory_config_sets_root_and_policy(
         in_process=True,
     )
     code, removed = result.code, result.document
-    assert (code, removed["removed"]) == (0, [str(root / "hello-1.1.0")])
+    assert (code, removed["removed"]) == (0, [str(root / "hello-1.1.0"), *upgraded["kept_paths"]])
 
 
 def test_dest_wins_and_config_flag_and_variable_choose_the_directory(

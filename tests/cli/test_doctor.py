@@ -101,6 +101,23 @@ def test_min_nexo_version_against_the_daemon(root: Path, monkeypatch: pytest.Mon
     assert document["nexo_version"] == {"version": "0.2.1", "source": "NEXO_DAEMON_VERSION"}
 
 
+@pytest.mark.parametrize("given", ["flag", "environment"])
+def test_a_daemon_version_that_is_no_version_is_a_usage_error(
+    root: Path, monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    """As for install, lock and sync: ``soon`` is no version to compare with (exit 2, one
+    line, a --json document), and nothing is spawned or reported."""
+    _install(root, "hello")
+    args = ("--nexo-version", "soon") if given == "flag" else ()
+    if given == "environment":
+        monkeypatch.setenv("NEXO_DAEMON_VERSION", "soon")
+    code, document = _doctor(root, *args)
+    assert code == 2
+    assert document["kind"] == "usage"
+    assert "'soon' is not a version" in str(document["error"])
+    assert "findings" not in document
+
+
 def test_disabled_plugins_are_not_spawned(root: Path, tmp_path: Path) -> None:
     _install(root, "mute", mode="silent")
     config = tmp_path / "config"

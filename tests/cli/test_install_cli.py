@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,12 +13,6 @@ from support.stderr import without_notes
 from support.tarballs import plugin_tarball, release_assets, tree_snapshot, write_plugin
 
 CLEARED = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "NEXO_INSTALL_TARGET")
-
-
-@pytest.fixture
-def server() -> Iterator[GitHubServer]:
-    with GitHubServer() as running:
-        yield running
 
 
 @pytest.fixture
@@ -180,7 +173,10 @@ def test_upgrade(home: Path, server: GitHubServer) -> None:
     document = json.loads(out)
     assert (document["from_version"], document["version"]) == ("1.0.0", "1.2.0")
     assert document["upgraded"] is True
-    assert document["removed_old"] is True
+    # The version replaced is kept out of the daemon's sight, for rollback.
+    assert document["removed_old"] is False
+    (kept,) = document["kept_paths"]
+    assert json.loads((Path(kept) / ".nexo-install.json").read_text())["version"] == "1.0.0"
     server.latest[("acme", "hello")] = "v1.0.0"
     before = tree_snapshot(home / "state/plugins")
     code, out, _ = nexo("plugin", "upgrade", "hello", "--json", in_process=True)

@@ -247,7 +247,7 @@ def test_help_is_typer_help() -> None:
 
 
 def test_typer_command_matches_the_fast_path() -> None:
-    from nexo_pkg.cli.main import build_app
+    from nexo_pkg.cli.app import build_app
 
     runner = CliRunner()
     through_typer = runner.invoke(

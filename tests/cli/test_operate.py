@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,12 +12,6 @@ from support.stand_in import use_stand_in
 from support.tarballs import release_assets, tree_snapshot, write_plugin
 
 CLEARED = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "NEXO_INSTALL_TARGET")
-
-
-@pytest.fixture
-def server() -> Iterator[GitHubServer]:
-    with GitHubServer() as running:
-        yield running
 
 
 @pytest.fixture
@@ -139,6 +132,66 @@ def test_rollback_swaps_and_can_be_undone(home: Path, server: GitHubServer) -> N
     code, _, err = nexo("plugin", "rollback", "hello", in_process=True)
     assert code == 0
     assert "Rolled back hello to 2.0.0 (from 1.0.0)" in err
+    assert _installed(home) == {"hello": [("1.0.0", True), ("2.0.0", False)]}
+
+
+def test_upgrade_keeps_one_previous_version_by_default(home: Path, server: GitHubServer) -> None:
+    """Without --keep-old an upgrade keeps the version it replaces for rollback, and only it:
+    the version an earlier upgrade kept goes. --no-keep-old keeps nothing new."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    code, out, err = nexo("plugin", "upgrade", "hello", "--json", in_process=True)
+    assert code == 0, err
+    first = json.loads(out)
+    assert (first["removed_old"], first["pruned_kept_paths"]) == (False, [])
+    assert _installed(home) == {"hello": [("1.0.0", True), ("2.0.0", False)]}
+
+    server.publish("acme", "hello", "v3.0.0", release_assets("hello", "3.0.0"))
+    code, _, err = nexo("plugin", "upgrade", "hello", in_process=True)
+    assert code == 0, err
+    assert "Kept 2.0.0 out of the daemon's sight" in err
+    assert f"Removed the version kept before it ({first['kept_paths'][0]})" in err
+    assert not Path(first["kept_paths"][0]).exists()
+    assert _installed(home) == {"hello": [("2.0.0", True), ("3.0.0", False)]}
+
+    code, out, err = nexo("plugin", "rollback", "hello", "--json", in_process=True)
+    assert code == 0, err
+    assert (json.loads(out)["from_version"], json.loads(out)["version"]) == ("3.0.0", "2.0.0")
+    assert _installed(home) == {"hello": [("2.0.0", False), ("3.0.0", True)]}
+
+    server.publish("acme", "hello", "v4.0.0", release_assets("hello", "4.0.0"))
+    code, out, err = nexo("plugin", "upgrade", "hello", "--no-keep-old", "--json", in_process=True)
+    assert code == 0, err
+    document = json.loads(out)
+    assert (document["removed_old"], document["kept_paths"]) == (True, [])
+    assert document["pruned_kept_paths"] == []
+    # The version rolled back from stays kept: --no-keep-old only deletes what it replaces.
+    assert _installed(home) == {"hello": [("3.0.0", True), ("4.0.0", False)]}
+
+
+def test_upgrade_keep_old_keeps_every_version(home: Path, server: GitHubServer) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    for version in ("2.0.0", "3.0.0"):
+        server.publish("acme", "hello", f"v{version}", release_assets("hello", version))
+        code, out, err = nexo("plugin", "upgrade", "hello", "--keep-old", "--json", in_process=True)
+        assert code == 0, err
+        assert json.loads(out)["pruned_kept_paths"] == []
+    assert _installed(home) == {"hello": [("1.0.0", True), ("2.0.0", True), ("3.0.0", False)]}
+
+
+def test_a_refused_upgrade_keeps_the_kept_version(home: Path, server: GitHubServer) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    assert nexo("plugin", "upgrade", "hello", in_process=True)[0] == 0
+    server.publish("acme", "hello", "v3.0.0", release_assets("hello", "3.0.0", data=b"no tarball"))
+    before = tree_snapshot(home / "state/plugins")
+    code, out, _ = nexo("plugin", "upgrade", "hello", "--json", in_process=True)
+    assert code == 1
+    assert json.loads(out)["kind"] == "archive_invalid"
+    assert tree_snapshot(home / "state/plugins") == before
     assert _installed(home) == {"hello": [("1.0.0", True), ("2.0.0", False)]}
 
 

@@ -8,7 +8,6 @@ The reference is lordmacu/nexo-rs: ``crates/ext-installer/src/lib.rs`` (052ee4a2
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -20,12 +19,6 @@ from support.tarballs import manifest_text, release_assets, tree_snapshot
 
 # Every run here is an in-process one: the loopback GitHub answers from its own threads.
 nexo = partial(cli.nexo, in_process=True)
-
-
-@pytest.fixture
-def server() -> Iterator[GitHubServer]:
-    with GitHubServer() as running:
-        yield running
 
 
 @pytest.fixture
@@ -206,8 +199,11 @@ def test_every_search_path_is_seen_install_writes_to_the_first(
     server.publish("acme", "other", "v0.1.0", release_assets("other", "0.1.0"))
     installed = nexo("plugin", "install", "acme/other", "--json", env=env)
     assert installed.document["path"] == str(first / "other-0.1.0")
+    # The version replaced is kept beside it, out of sight, for rollback; remove takes both.
+    (kept,) = upgraded.document["kept_paths"]
+    assert Path(kept).is_relative_to(second / ".nexo" / "kept")
     removed = nexo("plugin", "remove", "hello", "--yes", "--json", env=env)
-    assert removed.document["removed"] == [str(second / "hello-1.1.0")]
+    assert removed.document["removed"] == [str(second / "hello-1.1.0"), kept]
     assert not (second / "hello-1.1.0").exists()
 
 

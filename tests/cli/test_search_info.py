@@ -5,7 +5,6 @@ and verified signer, and installs nothing."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 
@@ -19,12 +18,6 @@ IDENTITY = "https://github.com/acme/hello/.github/workflows/release.yml@refs/tag
 
 # `nexo plugin ...` in this process: these runs need no process of their own.
 plugin = partial(nexo, "plugin", in_process=True)
-
-
-@pytest.fixture
-def server() -> Iterator[GitHubServer]:
-    with GitHubServer() as running:
-        yield running
 
 
 @pytest.fixture

@@ -569,7 +569,16 @@ def test_upgrade_follows_the_registry_the_plugin_came_from(
 
     newer = make_dist("echo", "1.3.0", identity=ACME_IDENTITY.replace("v1.2.3", "v1.3.0"))
     push_dist(newer, reference, Path(fleet_env["NEXO_HOME"]))
-    upgraded = nexo("plugin", "upgrade", "echo", *common, "--json", env=fleet_env, in_process=True)
+    upgraded = nexo(
+        "plugin",
+        "upgrade",
+        "echo",
+        *common,
+        "--no-keep-old",
+        "--json",
+        env=fleet_env,
+        in_process=True,
+    )
     assert upgraded.code == 0, upgraded.stderr
     document = upgraded.document
     assert (document["from_version"], document["version"], document["upgraded"]) == (

@@ -67,14 +67,24 @@ def test_one_manifest_per_id_at_every_step(install_env: InstallEnv, watched: lis
     assert [item.receipt.version for item in scan_kept(dest) if item.receipt] == ["0.9.0"]
     assert kept.kept
     assert not kept.removed_old
+    # By default the version replaced is kept and the one kept before it goes.
     _publish(install_env, "0.11.0")
     upgraded = upgrade("x", install_env.make_options())
-    assert upgraded.removed_old
+    assert not upgraded.removed_old
+    assert upgraded.pruned == kept.kept
     assert discovered_versions(dest) == {"x": "0.11.0"}
+    assert [item.receipt.version for item in scan_kept(dest) if item.receipt] == ["0.10.0"]
+    _publish(install_env, "0.12.0")
+    deleted = upgrade("x", install_env.make_options(), keep_old=False)
+    assert deleted.removed_old
+    assert not deleted.kept
+    assert not deleted.pruned
+    assert discovered_versions(dest) == {"x": "0.12.0"}
+    assert [item.receipt.version for item in scan_kept(dest) if item.receipt] == ["0.10.0"]
     assert sorted(path.name for path in dest.iterdir()) == [
         ".nexo",
         ".nexo-install.lock",
-        "x-0.11.0",
+        "x-0.12.0",
     ]
     removed = remove("x", dest)
     assert sorted(item.kept for item in removed) == [False, True]
@@ -111,7 +121,8 @@ def test_kept_versions_are_listed_as_kept(install_env: InstallEnv) -> None:
     _publish(install_env, "1.2.0")
     said = nexo("plugin", "upgrade", "x", "--keep-old", "--yes", env=env, in_process=True)
     assert said.exit_code == 0, said.stderr
-    assert "Kept the old version out of the daemon's sight" in said.stderr
+    assert "Kept 1.1.0 out of the daemon's sight" in said.stderr
+    assert "nexo plugin rollback x" in said.stderr
 
 
 def test_stale_staging_trees_are_never_discoverable_and_are_swept(

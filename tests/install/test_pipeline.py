@@ -317,10 +317,11 @@ def test_upgrade_downgrade_and_keep_old(install_env: InstallEnv) -> None:
     same = upgrade("hello", install_env.make_options())
     assert same.install is None
     _publish(install_env, "v1.1.0")
-    result = upgrade("hello", install_env.make_options())
+    result = upgrade("hello", install_env.make_options(), keep_old=False)
     assert result.install is not None
     assert result.to_json()["upgraded"] is True
     assert result.removed_old
+    assert result.to_json()["kept_paths"] == []
     assert sorted(p.name for p in install_env.dest.iterdir()) == [
         ".nexo-install.lock",
         "hello-1.1.0",

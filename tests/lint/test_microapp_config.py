@@ -185,6 +185,16 @@ REFUSED: list[tuple[str, str, list[Finding]]] = [
         GRANTED + "  search_paths: ['${file:../paths}']\n",
         [("NX224", 5, "error")],
     ),
+    (
+        "a placeholder that never closes",
+        GRANTED + "  search_paths: ['${NEXO_TEST_EXT_DIR']\n",
+        [("NX231", 5, "error")],
+    ),
+    (
+        "a placeholder whose braces never balance",
+        GRANTED + "  search_paths: ['${NEXO_TEST_EXT_DIR:-{x}']  # ${closed}\n",
+        [("NX231", 5, "error")],
+    ),
 ]
 
 
@@ -240,7 +250,7 @@ def test_a_valid_config_lints_clean(tmp_path: Path) -> None:
     text = (
         "schema_version: 2\n"
         + GRANTED
-        + "  search_paths: ['${NEXO_TEST_EXT_DIR:-./extensions}']  # ${NOT_A_PLACEHOLDER}\n"
+        + "  search_paths: ['${NEXO_TEST_EXT_DIR:-./extensions}']  # ${NOT_A_PLACEHOLDER\n"
         "  ignore_dirs: [target]\n  max_depth: 2\n  follow_links: false\n"
         "  watch: {enabled: false, debounce_ms: 500}\n"
         "  doctor: {stdio_timeout_ms: 5000, concurrency: 4}\n"

@@ -18,15 +18,7 @@ from typing import Any
 from sigstore.models import Bundle
 
 from nexo_pkg.trust.base import SignatureInvalidError, TrustRequest, VerifiedSignature
-from nexo_pkg.trust.verifiers.common import (
-    Signer,
-    TrustedAuthors,
-    UnsafeIdentityCheckedSeparately,
-    UntrustedSignerError,
-    hash_artifact,
-    load_verifier,
-    untrusted_signer_error,
-)
+from nexo_pkg.trust.verifiers.common import hash_artifact, load_verifier, verify_trusted
 
 IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 _STATEMENT_TYPES = ("https://in-toto.io/Statement/v1", "https://in-toto.io/Statement/v0.1")
@@ -92,23 +84,20 @@ def verify_attestation(
     """
     predicate_type = _statement(document, name)["predicateType"]
     verifier = load_verifier(request.trusted_root)
-    policy = TrustedAuthors(request, predicate_type=predicate_type)
-    try:
-        payload_type, payload = verifier.verify_dsse(bundle, policy)
-    except UntrustedSignerError:
-        signer = Signer.from_certificate(bundle.signing_certificate)
-        try:
-            payload_type, payload = verifier.verify_dsse(bundle, UnsafeIdentityCheckedSeparately())
-        except Exception as exc:  # any failure inside the verifier fails closed
-            raise SignatureInvalidError(f"{name}: attestation does not verify: {exc}") from exc
-        _require_subject(artifact, _parse_statement(payload_type, payload, name), name)
-        raise untrusted_signer_error(signer, request, name, predicate_type=predicate_type) from None
-    except Exception as exc:  # any failure inside the verifier fails closed
-        raise SignatureInvalidError(f"{name}: attestation does not verify: {exc}") from exc
-    _require_subject(artifact, _parse_statement(payload_type, payload, name), name)
-    if policy.accepted is None:  # defensive: verify_dsse returned without our policy
-        raise SignatureInvalidError(f"{name}: the signer was never checked against the policy")
-    return policy.accepted.verified("github-attestation", name)
+
+    def about_artifact(verified: tuple[str, bytes]) -> None:
+        _require_subject(artifact, _parse_statement(*verified, name), name)
+
+    _, signer = verify_trusted(
+        lambda policy: verifier.verify_dsse(bundle, policy),
+        bundle,
+        request,
+        name=name,
+        failure="attestation does not verify",
+        predicate_type=predicate_type,
+        check=about_artifact,
+    )
+    return signer.verified("github-attestation", name)
 
 
 def _require_subject(artifact: Path, statement: dict[str, Any], name: str) -> None:

@@ -10,20 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sigstore.hashes import Hashed
 from sigstore.models import Bundle
-from sigstore.verify import Verifier
 
-from nexo_pkg.trust.base import SignatureInvalidError, TrustRequest, VerifiedSignature
-from nexo_pkg.trust.verifiers.common import (
-    Signer,
-    TrustedAuthors,
-    UnsafeIdentityCheckedSeparately,
-    UntrustedSignerError,
-    hash_artifact,
-    load_verifier,
-    untrusted_signer_error,
-)
+from nexo_pkg.trust.base import TrustRequest, VerifiedSignature
+from nexo_pkg.trust.verifiers.common import hash_artifact, load_verifier, verify_trusted
 
 
 def verify_bundle(
@@ -38,23 +28,11 @@ def verify_bundle(
     """
     verifier = load_verifier(request.trusted_root)
     hashed = hash_artifact(artifact)
-    policy = TrustedAuthors(request)
-    try:
-        verifier.verify_artifact(hashed, bundle, policy)
-    except UntrustedSignerError:
-        signer = Signer.from_certificate(bundle.signing_certificate)
-        _check_cryptography(verifier, hashed, bundle, name)
-        raise untrusted_signer_error(signer, request, name) from None
-    except Exception as exc:  # any failure inside the verifier fails closed
-        raise SignatureInvalidError(f"{name}: signature verification failed: {exc}") from exc
-    if policy.accepted is None:  # defensive: verify_artifact returned without our policy
-        raise SignatureInvalidError(f"{name}: the signer was never checked against the policy")
-    return policy.accepted.verified("sigstore-bundle", name)
-
-
-def _check_cryptography(verifier: Verifier, hashed: Hashed, bundle: Bundle, name: str) -> None:
-    """Raise :class:`SignatureInvalidError` unless the bundle is cryptographically valid."""
-    try:
-        verifier.verify_artifact(hashed, bundle, UnsafeIdentityCheckedSeparately())
-    except Exception as exc:  # any failure inside the verifier fails closed
-        raise SignatureInvalidError(f"{name}: signature verification failed: {exc}") from exc
+    _, signer = verify_trusted(
+        lambda policy: verifier.verify_artifact(hashed, bundle, policy),
+        bundle,
+        request,
+        name=name,
+        failure="signature verification failed",
+    )
+    return signer.verified("sigstore-bundle", name)

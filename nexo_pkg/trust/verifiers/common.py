@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
 from pathlib import Path
-from typing import Any
-from urllib.parse import quote, urlsplit
+from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 from cryptography.x509 import (
     Certificate,
@@ -37,10 +36,12 @@ from sigstore.errors import VerificationError
 from sigstore.hashes import Hashed
 from sigstore.models import Bundle, ClientTrustConfig, TrustedRoot
 from sigstore.verify import Verifier
+from sigstore.verify.policy import VerificationPolicy
 from sigstore_models.common.v1 import HashAlgorithm
 from sigstore_models.trustroot import v1 as trustroot_v1
 
 from nexo_pkg.core.errors import ConfigError
+from nexo_pkg.core.files import sha256_file
 from nexo_pkg.trust.base import (
     Scheme,
     SignatureInvalidError,
@@ -52,6 +53,7 @@ from nexo_pkg.trust.base import (
 from nexo_pkg.trust.policy import AuthorPolicy
 
 _logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 # sigstore-python reports through `logging`; without a handler Python's last-resort handler
 # would print its warnings (such as "TUF repository is loaded in offline mode") on stderr.
@@ -67,8 +69,6 @@ BUILD_SIGNER_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.9")
 RUNNER_ENVIRONMENT = ObjectIdentifier("1.3.6.1.4.1.57264.1.11")
 SOURCE_REPOSITORY_REF = ObjectIdentifier("1.3.6.1.4.1.57264.1.14")
 BUILD_CONFIG_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.18")
-
-_PUBLIC_GOOD_TUF_URL = "https://tuf-repo-cdn.sigstore.dev"
 
 
 @dataclass(frozen=True)
@@ -106,9 +106,6 @@ class Signer:
             build_config_uri=_utf8_extension(certificate, BUILD_CONFIG_URI),
             runner_environment=_utf8_extension(certificate, RUNNER_ENVIRONMENT),
         )
-
-    def with_identity(self, identity: str) -> Signer:
-        return replace(self, identity=identity)
 
     def verified(self, scheme: Scheme, material: str) -> VerifiedSignature:
         """What a verifier returns once this signer passed every check."""
@@ -204,20 +201,19 @@ def _extension_bytes(certificate: Certificate, oid: ObjectIdentifier) -> bytes |
     return None
 
 
+def _raw_text(certificate: Certificate, oid: ObjectIdentifier) -> str | None:
+    """A v1 extension's raw bytes as UTF-8 (``None`` when absent or not UTF-8)."""
+    raw = _extension_bytes(certificate, oid)
+    try:
+        return raw.decode("utf-8") if raw is not None else None
+    except UnicodeDecodeError:
+        return None
+
+
 def _oidc_issuer(certificate: Certificate) -> str | None:
     """The OIDC issuer: the DER-encoded v2 extension (…1.8), else the raw v1 one (…1.1)."""
-    raw = _extension_bytes(certificate, OIDC_ISSUER_V2)
-    if raw is not None:
-        decoded = _der_utf8_string(raw)
-        if decoded is not None:
-            return decoded
-    raw = _extension_bytes(certificate, OIDC_ISSUER_V1)
-    if raw is not None:
-        try:
-            return raw.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    return None
+    decoded = _utf8_extension(certificate, OIDC_ISSUER_V2)
+    return decoded if decoded is not None else _raw_text(certificate, OIDC_ISSUER_V1)
 
 
 def _san_identities(certificate: Certificate) -> tuple[str, ...]:
@@ -251,19 +247,12 @@ def _source_repository(certificate: Certificate, identities: Sequence[str]) -> s
     the SAN names the *called* workflow's repository, the extension the calling one. Else
     the legacy workflow-repository extension (…1.5), else the path of a ``https://`` SAN.
     """
-    raw = _extension_bytes(certificate, SOURCE_REPOSITORY_URI)
-    if raw is not None:
-        decoded = _der_utf8_string(raw)
-        if decoded:
-            return _repository_from_url(decoded)
-    raw = _extension_bytes(certificate, GITHUB_WORKFLOW_REPOSITORY)
-    if raw is not None:
-        try:
-            value = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            value = ""
-        if value.count("/") == 1:
-            return value
+    decoded = _utf8_extension(certificate, SOURCE_REPOSITORY_URI)
+    if decoded:
+        return _repository_from_url(decoded)
+    legacy = _raw_text(certificate, GITHUB_WORKFLOW_REPOSITORY) or ""
+    if legacy.count("/") == 1:
+        return legacy
     for identity in identities:
         if identity.startswith("https://"):
             return _repository_from_url(identity)
@@ -281,12 +270,8 @@ def _source_ref(certificate: Certificate, identities: Sequence[str]) -> str | No
     found = _utf8_extension(certificate, SOURCE_REPOSITORY_REF)
     if found:
         return found
-    raw = _extension_bytes(certificate, GITHUB_WORKFLOW_REF)
-    if raw is not None:
-        try:
-            return raw.decode("utf-8") or None
-        except UnicodeDecodeError:
-            return None
+    if _extension_bytes(certificate, GITHUB_WORKFLOW_REF) is not None:
+        return _raw_text(certificate, GITHUB_WORKFLOW_REF) or None
     for identity in identities:
         if identity.startswith("https://") and "@refs/" in identity:
             return identity.rpartition("@")[2]
@@ -416,7 +401,7 @@ class TrustedAuthors:
                 # The identity recorded is the SAN (what cosign and gh show), the source
                 # repository and the calling workflow stay beside it in the claims.
                 matched = next((i for i in signer.identities if author.identity_matches(i)), None)
-                self.accepted = signer.with_identity(matched or signer.san)
+                self.accepted = replace(signer, identity=matched or signer.san)
                 return
         raise UntrustedSignerError("no trusted author accepts the signing certificate")
 
@@ -432,6 +417,45 @@ class UnsafeIdentityCheckedSeparately:
     def verify(self, cert: Certificate) -> None:
         del cert
         _logger.debug("re-verifying without an identity policy to classify a refusal")
+
+
+def verify_trusted(
+    verify: Callable[[VerificationPolicy], _T],
+    bundle: Bundle,
+    request: TrustRequest,
+    *,
+    name: str,
+    failure: str,
+    predicate_type: str | None = None,
+    check: Callable[[_T], None] | None = None,
+) -> tuple[_T, Signer]:
+    """Run sigstore-python's ``verify`` under :class:`TrustedAuthors`: its result and the
+    accepted signer.
+
+    Any failure inside the verifier fails closed (:class:`SignatureInvalidError`, ``name:
+    failure: …``). A signer no author trusts is verified again without an identity policy,
+    and checked by ``check``, so that a forged signature is reported as invalid rather than
+    as an untrusted signer; then :class:`SignerUntrustedError`.
+    """
+    policy = TrustedAuthors(request, predicate_type=predicate_type)
+    try:
+        result = verify(policy)
+    except UntrustedSignerError:
+        signer = Signer.from_certificate(bundle.signing_certificate)
+        try:
+            unchecked = verify(UnsafeIdentityCheckedSeparately())
+        except Exception as exc:  # any failure inside the verifier fails closed
+            raise SignatureInvalidError(f"{name}: {failure}: {exc}") from exc
+        if check is not None:
+            check(unchecked)
+        raise untrusted_signer_error(signer, request, name, predicate_type=predicate_type) from None
+    except Exception as exc:  # any failure inside the verifier fails closed
+        raise SignatureInvalidError(f"{name}: {failure}: {exc}") from exc
+    if check is not None:
+        check(result)
+    if policy.accepted is None:  # defensive: the verifier returned without our policy
+        raise SignatureInvalidError(f"{name}: the signer was never checked against the policy")
+    return result, policy.accepted
 
 
 def load_trusted_root(trusted_root: Path | None) -> TrustedRoot:
@@ -454,10 +478,10 @@ def load_trusted_root(trusted_root: Path | None) -> TrustedRoot:
         # The offline TUF path copies the embedded root into the user's cache directory; if
         # that is not writable, read the same embedded root straight from the package.
         _logger.debug("falling back to the embedded trusted root: %s", exc)
-        embedded = resources.files("sigstore._store").joinpath(
-            quote(_PUBLIC_GOOD_TUF_URL, safe=""), "trusted_root.json"
-        )
-        with resources.as_file(embedded) as path:
+        # The log and CT key code stays unloaded on every other path.
+        from nexo_pkg.trust.verifiers.rootkeys import public_good_root  # noqa: PLC0415
+
+        with resources.as_file(public_good_root()) as path:
             return TrustedRoot.from_file(str(path))
 
 
@@ -475,11 +499,7 @@ def load_verifier(trusted_root: Path | None) -> Verifier:
 
 def hash_artifact(artifact: Path) -> Hashed:
     """SHA-256 of ``artifact``, streamed so memory stays flat in the asset size."""
-    digest = hashlib.sha256()
-    with artifact.open("rb") as stream:
-        for chunk in iter(lambda: stream.read(1 << 20), b""):
-            digest.update(chunk)
-    return Hashed(algorithm=HashAlgorithm.SHA2_256, digest=digest.digest())
+    return Hashed(algorithm=HashAlgorithm.SHA2_256, digest=bytes.fromhex(sha256_file(artifact)))
 
 
 def untrusted_signer_error(

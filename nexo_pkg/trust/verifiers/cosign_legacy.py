@@ -137,11 +137,9 @@ def _verify_chain(root: RootKeys, certificate: Certificate, at: datetime) -> lis
     """Chain to the trusted Fulcio roots at ``at`` (as sigstore-python's verifier does)."""
     # Fulcio certificates use the code-signing EKU, not client auth: allow any EKU here and
     # check code signing separately, keeping every other WebPKI default.
-    ca_policy = ExtensionPolicy.webpki_defaults_ca().may_be_present(
-        ExtendedKeyUsage, Criticality.NON_CRITICAL, None
-    )
-    ee_policy = ExtensionPolicy.webpki_defaults_ee().may_be_present(
-        ExtendedKeyUsage, Criticality.NON_CRITICAL, None
+    ca_policy, ee_policy = (
+        defaults.may_be_present(ExtendedKeyUsage, Criticality.NON_CRITICAL, None)
+        for defaults in (ExtensionPolicy.webpki_defaults_ca(), ExtensionPolicy.webpki_defaults_ee())
     )
     verifier = (
         PolicyBuilder()
@@ -279,9 +277,7 @@ def verify_legacy_bundle(
     root = load_root_keys(request.trusted_root)
     try:
         certificate = _verify_document(artifact, document, root)
-    except _LegacyError as exc:
-        raise SignatureInvalidError(f"{name}: legacy cosign bundle does not verify: {exc}") from exc
-    except (ValueError, TypeError) as exc:
+    except (_LegacyError, ValueError, TypeError) as exc:
         raise SignatureInvalidError(f"{name}: legacy cosign bundle does not verify: {exc}") from exc
     policy = TrustedAuthors(request)
     try:

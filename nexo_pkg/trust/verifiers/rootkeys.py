@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -113,11 +114,11 @@ def parse_root_keys(document: Mapping[str, Any]) -> RootKeys:
         raise ValueError(f"malformed trusted root: {exc!r}") from exc
 
 
-def _public_good_document() -> Any:
-    embedded = resources.files("sigstore._store").joinpath(
+def public_good_root() -> Traversable:
+    """The public-good instance's ``trusted_root.json`` embedded in sigstore-python."""
+    return resources.files("sigstore._store").joinpath(
         quote(_PUBLIC_GOOD_TUF_URL, safe=""), "trusted_root.json"
     )
-    return json.loads(embedded.read_bytes())
 
 
 # Real trusted roots are tens of kilobytes; a planted multi-gigabyte file is not read whole.
@@ -126,7 +127,7 @@ def load_root_keys(trusted_root: Path | None) -> RootKeys:
     shipped with sigstore-python. An unusable file is ``policy_invalid``."""
     try:
         if trusted_root is None:
-            return parse_root_keys(_public_good_document())
+            return parse_root_keys(json.loads(public_good_root().read_bytes()))
         return parse_root_keys(json.loads(read_trusted_root(trusted_root)))
     except (OSError, ValueError, RecursionError) as exc:
         raise ConfigError(
