@@ -1,17 +1,20 @@
-"""The worker processes ``lock`` hashes tarball trees in (:class:`nexo_pkg.fleet.pool.CpuPool`)."""
+"""The worker processes ``lock`` hashes tarball trees in and ``sync`` extracts them in
+(:class:`nexo_pkg.fleet.pool.CpuPool`, :func:`nexo_pkg.sources.extract.extraction_workers`)."""
 
 from __future__ import annotations
 
 import os
+import tarfile
 from pathlib import Path
 
 import pytest
-from support.tarballs import plugin_members, targz
+from support.tarballs import Member, file, plugin_members, targz, tree_snapshot
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.fleet.pool import CpuPool
 from nexo_pkg.fleet.treehash import hash_tarball
 from nexo_pkg.sources.archive import ArchiveLimits
+from nexo_pkg.sources.extract import extract_archive, extraction_workers
 
 SEVERAL_CORES = (os.cpu_count() or 1) > 1
 
@@ -45,3 +48,47 @@ def test_a_failing_step_is_raised_with_its_kind_and_message(tmp_path: Path, jobs
         pool.call(hash_tarball, bogus, "echo", ArchiveLimits())
     assert caught.value.kind == "archive_invalid"
     assert "not gzip-compressed" in caught.value.message
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_extraction_in_a_worker_writes_the_tree_and_listing_of_one_in_process(
+    tmp_path: Path,
+) -> None:
+    tarball = tmp_path / "echo.tar.gz"
+    members = plugin_members("echo", "1.2.3", payload=b"data")
+    tarball.write_bytes(targz([*members, file("lib/plugin/run.sh", "#!/bin/sh\n", 0o755)]))
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    limits = ArchiveLimits()
+    expected = extract_archive(tarball, here, limits)
+    with CpuPool(4, per_core=False) as pool, extraction_workers(pool):
+        assert pool.workers == 4
+        listing = extract_archive(tarball, there, limits)
+    assert listing == expected
+    assert tree_snapshot(there) == tree_snapshot(here)
+    assert (there / "lib/plugin/run.sh").stat().st_mode & 0o777 == 0o755
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_a_hostile_archive_refused_in_a_worker_leaves_its_staging_tree_empty(
+    tmp_path: Path,
+) -> None:
+    """A member that escapes the tree is refused in the worker as it would be here, with its
+    kind, and what the worker wrote before it is removed again."""
+    tarball = tmp_path / "evil.tar.gz"
+    members = plugin_members("echo", "1.2.3", payload=b"data")
+    link = Member("lib/plugin/escape", kind=tarfile.SYMTYPE, linkname="/etc/passwd")
+    tarball.write_bytes(targz([*members, link]))
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    with (
+        CpuPool(4, per_core=False) as pool,
+        extraction_workers(pool),
+        pytest.raises(NexoError) as caught,
+    ):
+        extract_archive(tarball, staging, ArchiveLimits())
+    assert caught.value.kind == "archive_unsafe"
+    assert "symbolic link" in caught.value.message
+    assert list(staging.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["evil.tar.gz", "staging"]
