@@ -673,8 +673,10 @@ class RegistryClient:
         The bytes are hashed once: when ``write`` is an empty blob cache sink's, by the sink
         (it hashes exactly what it is given), else here."""
         sink = getattr(write, "__self__", None)
-        shared = isinstance(sink, BlobSink) and write == sink.write and sink.size == 0
-        hasher = sink.hasher if shared and isinstance(sink, BlobSink) else hashlib.sha256()
+        if isinstance(sink, BlobSink) and write == sink.write and sink.size == 0:
+            hasher, shared = sink.hasher, True
+        else:
+            hasher, shared = hashlib.sha256(), False
         size = 0
         with self._request(
             "GET",
