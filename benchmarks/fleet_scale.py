@@ -84,21 +84,11 @@ class Fleet:
 
 
 def _env(home: Path, code: Path | None = None) -> dict[str, str]:
-    """The environment of one run: its own home, no proxies; ``code``: import nexo-pkg from
-    that checkout instead of this one."""
+    """The environment of one run: its own home, no proxies, nexo-pkg imported from ``code``
+    (a checkout), by default this one (whatever PYTHONPATH the caller has)."""
     env = {k: v for k, v in os.environ.items() if "proxy" not in k.lower()}
     env.update(NEXO_HOME=str(home), NO_PROXY="127.0.0.1", DOCKER_CONFIG=str(home / "docker"))
-    if code is not None:
-        env["PYTHONPATH"] = os.pathsep.join(
-            [
-                str(code),
-                *(
-                    p
-                    for p in env.get("PYTHONPATH", "").split(os.pathsep)
-                    if p and Path(p).resolve() != REPO
-                ),
-            ]
-        )
+    env["PYTHONPATH"] = str(code or REPO)
     return env
 
 
