@@ -29,6 +29,7 @@ from nexo_pkg.manifest.core_rules import (
 )
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
 from nexo_pkg.manifest.rules_context import Findings, strings
+from nexo_pkg.manifest.rust_text import is_blank
 from nexo_pkg.manifest.shape import (
     BOOL,
     I32,
@@ -289,7 +290,7 @@ def _check_transport(report: Findings, transport: Mapping[str, Any]) -> None:
     kind = transport.get("kind")
     if kind == "stdio":
         command = transport.get("command")
-        if isinstance(command, str) and not command.strip():
+        if isinstance(command, str) and is_blank(command):
             report.add(
                 "NX208",
                 ("transport", "command"),
@@ -298,7 +299,7 @@ def _check_transport(report: Findings, transport: Mapping[str, Any]) -> None:
             )
     elif kind == "nats":
         prefix = transport.get("subject_prefix")
-        if isinstance(prefix, str) and not prefix.strip():
+        if isinstance(prefix, str) and is_blank(prefix):
             report.add("NX208", ("transport", "subject_prefix"), "`subject_prefix` is blank")
     elif kind == "http":
         url = transport.get("url")
@@ -334,7 +335,7 @@ def _check_mcp_servers(report: Findings, servers: Mapping[str, Any]) -> None:
         table = _table(server)
         transport = table.get("transport")
         command, url = table.get("command"), table.get("url")
-        if transport == "stdio" and isinstance(command, str) and not command.strip():
+        if transport == "stdio" and isinstance(command, str) and is_blank(command):
             report.add("NX210", (*path, "command"), f"MCP server `{name}`: `command` is blank")
         elif transport in ("streamable_http", "sse", "auto") and isinstance(url, str):
             parts = urlsplit(url)

@@ -311,6 +311,38 @@ def test_what_the_daemon_accepts_but_handles_otherwise_is_a_warning(
     assert code == 1
 
 
+# Blank as the daemon's `trim().is_empty()` judges it (Rust's White_Space, `manifest.rs:436,566,
+# 571`): the ASCII information separators U+001C-U+001F are not white space there, though
+# Python's str.strip() removes them; an ideographic space U+3000 is.
+SEPARATOR = "\\u001c"
+IDEOGRAPHIC_SPACE = "\\u3000"
+
+
+@pytest.mark.parametrize(
+    ("text", "blank"),
+    [
+        (_replace('command = "python3"', f'command = "{SEPARATOR}"'), False),
+        (_replace('command = "python3"', f'command = "{IDEOGRAPHIC_SPACE}"'), True),
+        (
+            _replace(
+                'kind = "stdio"\ncommand = "python3"\nargs = ["main.py"]',
+                f'kind = "nats"\nsubject_prefix = "{SEPARATOR}"',
+            ),
+            False,
+        ),
+        (
+            GOOD + f'[mcp_servers.search]\ntransport = "stdio"\ncommand = "{SEPARATOR}"\n',
+            False,
+        ),
+    ],
+    ids=["command U+001C", "command U+3000", "subject_prefix U+001C", "MCP command U+001C"],
+)
+def test_blank_is_what_rust_trims_away(tmp_path: Path, text: str, blank: bool) -> None:
+    _, report = lint_files(tmp_path, {"plugin.toml": text})
+    codes = {code for code, _, severity in findings(report) if severity == "error"}
+    assert bool(codes & {"NX208", "NX210"}) is blank, findings(report)
+
+
 def test_a_newer_daemon_accepts_a_newer_min_agent_version(tmp_path: Path) -> None:
     text = _replace('name = "Weather"', 'min_agent_version = "9.0.0"')
     code, report = lint_files(tmp_path, {"plugin.toml": text}, "--nexo-version", "9.0.1")
