@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.manifest.daemon import is_valid_id
+from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, plugin_manifest_from_data
 from nexo_pkg.manifest.names import find_manifest, shadowed_message
 from nexo_pkg.sources.extract import safe_extract
@@ -74,10 +75,9 @@ class ResolvedPlugin:
 
 
 def default_install_root() -> Path:
-    """``$NEXO_HOME/state/plugins`` (``NEXO_HOME`` defaults to ``~/.nexo``)."""
-    home = os.environ.get("NEXO_HOME")
-    base = Path(home) if home else Path.home() / ".nexo"
-    return base / "state" / "plugins"
+    """``$NEXO_HOME/state/plugins`` (``NEXO_HOME`` defaults to ``~/.nexo``; a ``~`` in it is
+    expanded, as install expands it)."""
+    return nexo_home_from_env() / "state" / "plugins"
 
 
 @contextlib.contextmanager

@@ -393,3 +393,16 @@ def test_a_directory_and_an_installed_plugin_of_one_name_is_ambiguous(
     assert caught.value.exit_code == EXIT_USAGE
     with resolve_target("./weather") as plugin:  # a path is never ambiguous
         assert plugin.source == "directory"
+
+
+def test_the_default_root_expands_a_tilde_in_nexo_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As install reads NEXO_HOME (``~/nexo`` is the user's home, not a directory named ``~``)."""
+    from nexo_pkg.check.target import default_install_root
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("NEXO_HOME", "~/nexo")
+    assert default_install_root() == tmp_path / "nexo" / "state" / "plugins"
+    monkeypatch.delenv("NEXO_HOME")
+    assert default_install_root() == tmp_path / ".nexo" / "state" / "plugins"
