@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import tempfile
 import time
@@ -52,6 +51,7 @@ from nexo_pkg.check.sandbox import (
 from nexo_pkg.check.target import ResolvedPlugin, resolve_target
 from nexo_pkg.check.text import encode_frame, exit_text, short, truncate
 from nexo_pkg.core.errors import UsageError
+from nexo_pkg.core.versionreq import SEMVER_2
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.model import Sandbox
 
@@ -84,11 +84,6 @@ TOOL_ERRORS = {
     -33405: "ToolDenied",
 }
 
-_SEMVER = re.compile(
-    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
-    r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
-    r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$"
-)
 
 # The frames.* checks, in report order, with the detail shown when nothing went wrong.
 _FRAME_CHECKS = {
@@ -165,7 +160,7 @@ def run_check(
     if timeout_ms <= 0:
         raise UsageError("--timeout-ms must be a positive number of milliseconds")
     version = nexo_version or NEWEST_DAEMON_VERSION
-    if not _SEMVER.match(version):
+    if not SEMVER_2.match(version):
         raise UsageError(f"--nexo-version {version!r} is not a semver version such as 0.1.5")
     if invoke is not None and not isinstance(invoke[1], dict):
         raise UsageError("--args must be a JSON object")

@@ -14,11 +14,11 @@ A per-target tarball holds the manifest and the compiled ``bin/<id>`` only.
 from __future__ import annotations
 
 import os
-import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from nexo_pkg.core.versionreq import SEMVER_2
 from nexo_pkg.manifest.daemon import is_valid_id
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.errors import io_error, layout_error, manifest_error
@@ -55,11 +55,6 @@ KNOWN_TARGETS = frozenset(
     }
 )
 
-_SEMVER = re.compile(
-    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
-    r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
-    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
-)
 
 # Interpreter-specific byte code never goes into a tarball.
 _SKIPPED_DIRS = frozenset({"__pycache__"})
@@ -72,7 +67,7 @@ def asset_name(plugin_id: str, version: str, target: str) -> str:
         raise manifest_error(
             f"plugin.id {plugin_id!r} cannot name a tarball: it must match ^[a-z][a-z0-9_]{{0,31}}$"
         )
-    if not _SEMVER.match(version):
+    if not SEMVER_2.match(version):
         raise manifest_error(
             f"plugin.version {version!r} cannot name a tarball: it must be a semver 2.0 "
             "version such as 0.1.0 (no `v` prefix)"
