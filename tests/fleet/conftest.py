@@ -5,10 +5,11 @@ from __future__ import annotations
 import base64
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
+from support.cli import CliResult, nexo
 from support.private_sigstore import PrivateSigstore
 from support.registry import PASSWORD, USER, Registry, auth_registry, registry, token_registry
 from support.tarballs import manifest_text, write_plugin
@@ -118,3 +119,11 @@ def push_dist(dist: Path, reference: str, home: Path, config: Path | None = None
         dest=home / "plugins", nexo_home=home, plain_http=True, registry_config=config
     )
     push(dist, reference, FleetOptions(choices))
+
+
+def fleet_run(
+    command: str, flag: str, path: Path | str, *args: str, env: Mapping[str, str]
+) -> CliResult:
+    """``nexo plugin COMMAND FLAG PATH ARGS --json`` in-process (``sync --lock LOCK``,
+    ``lock -f WANTED``), with its ``--json`` document."""
+    return nexo("plugin", command, flag, str(path), *args, "--json", env=env, in_process=True)

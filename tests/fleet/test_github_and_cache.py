@@ -16,7 +16,7 @@ from support.tarballs import release_assets, tree_snapshot
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.sources.cache import BlobCache, BlobSink
 
-from .conftest import ACME_IDENTITY, LINUX
+from .conftest import ACME_IDENTITY, LINUX, fleet_run
 
 __all__ = ["github_server"]
 
@@ -80,43 +80,20 @@ def test_github_sources_lock_sync_and_upgrade(
     # A newer release does not move the lock until asked, and asking GitHub is not needed.
     _publish(github_server, private_sigstore, "1.3.0")
     seen = len(github_server.requests)
-    again = nexo("plugin", "lock", "-f", str(wanted), *common, "--json", env=env, in_process=True)
+    again = fleet_run("lock", "-f", wanted, *common, env=env)
     assert again.document["written"] is False
     assert len(github_server.requests) == seen
-    upgraded = nexo(
-        "plugin",
-        "lock",
-        "-f",
-        str(wanted),
-        "--upgrade",
-        "echo",
-        *common,
-        "--json",
-        env=env,
-        in_process=True,
-    )
+    upgraded = fleet_run("lock", "-f", wanted, "--upgrade", "echo", *common, env=env)
     assert upgraded.code == 0, upgraded.stderr
     assert upgraded.document["changes"] == {"echo": "1.2.3 -> 1.3.0"}
-    replaced = nexo(
-        "plugin",
-        "sync",
-        "--lock",
-        str(lock_file),
-        "--dest",
-        str(dest),
-        "--frozen",
-        *common,
-        "--json",
-        env=env,
-        in_process=True,
+    replaced = fleet_run(
+        "sync", "--lock", lock_file, "--dest", str(dest), "--frozen", *common, env=env
     )
     assert replaced.code == 0, replaced.stderr
     assert replaced.document["plugins"][0]["action"] == "replaced"
     assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-1.3.0"]
 
-    unknown = nexo(
-        "plugin", "lock", "-f", str(wanted), "--upgrade", "nope", "--json", env=env, in_process=True
-    )
+    unknown = fleet_run("lock", "-f", wanted, "--upgrade", "nope", env=env)
     assert unknown.code == 2
     assert unknown.document["kind"] == "usage"
     without_flag = nexo(
@@ -125,17 +102,7 @@ def test_github_sources_lock_sync_and_upgrade(
     assert without_flag.code == 2
     assert without_flag.document["kind"] == "usage"
     # --upgrade with no id re-resolves every plugin: already the newest, nothing to write.
-    everything = nexo(
-        "plugin",
-        "lock",
-        "-f",
-        str(wanted),
-        "--upgrade",
-        *common,
-        "--json",
-        env=env,
-        in_process=True,
-    )
+    everything = fleet_run("lock", "-f", wanted, "--upgrade", *common, env=env)
     assert everything.code == 0, everything.stderr
     assert everything.document["written"] is False
 
@@ -184,18 +151,8 @@ def test_frozen_syncs_of_a_github_lock_write_the_same_receipts_on_every_host(
     lock_file.write_text(
         lock_file.read_text().replace(published, "yesterday\\u001b[2J"), encoding="utf-8"
     )
-    edited = nexo(
-        "plugin",
-        "sync",
-        "--lock",
-        str(lock_file),
-        "--dest",
-        str(tmp_path / "c"),
-        "--frozen",
-        *common,
-        "--json",
-        env=env,
-        in_process=True,
+    edited = fleet_run(
+        "sync", "--lock", lock_file, "--dest", str(tmp_path / "c"), "--frozen", *common, env=env
     )
     assert edited.code == 2
     assert edited.document["kind"] == "lock_invalid"
@@ -230,19 +187,16 @@ def test_a_lock_that_names_another_signer_is_refused_at_sync(
     other = "https://github.com/acme/nexo-plugin-echo/.github/workflows/other.yml@refs/tags/v1"
     lock_file.write_text(lock_file.read_text().replace(ACME_IDENTITY, other))
     dest = tmp_path / "root"
-    refused = nexo(
-        "plugin",
+    refused = fleet_run(
         "sync",
         "--lock",
-        str(lock_file),
+        lock_file,
         "--dest",
         str(dest),
         "--frozen",
         "--trusted-keys",
         str(policy),
-        "--json",
         env=env,
-        in_process=True,
     )
     assert refused.code == 1
     assert refused.document["plugins"][0]["kind"] == "signer_untrusted"
@@ -384,17 +338,7 @@ def test_lock_binds_a_signature_to_the_release_it_was_made_for(
     assets[name + ".sigstore.json"] = json.dumps(bundle).encode()
     github_server.publish("acme", "nexo-plugin-echo", "v1.3.0", assets)
     env, wanted = _wants_echo(tmp_path, fleet_env, github_server)
-    refused = nexo(
-        "plugin",
-        "lock",
-        "-f",
-        str(wanted),
-        "--trusted-keys",
-        str(policy),
-        "--json",
-        env=env,
-        in_process=True,
-    )
+    refused = fleet_run("lock", "-f", wanted, "--trusted-keys", str(policy), env=env)
     assert refused.code == 1
     assert refused.document["kind"] == "signer_untrusted"
     assert not (tmp_path / "nexo-plugins.lock").exists()

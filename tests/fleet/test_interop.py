@@ -28,7 +28,7 @@ from support.tools import require_tool
 from nexo_pkg.sources import artifact
 from nexo_pkg.sources.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient
 
-from .conftest import ACME_IDENTITY, LINUX, MakeDist, push_dist
+from .conftest import ACME_IDENTITY, LINUX, MakeDist, fleet_run, push_dist
 
 ISSUER = "https://token.actions.githubusercontent.com"
 ACCEPT = f"{INDEX_MEDIA_TYPE}, {MANIFEST_MEDIA_TYPE}"
@@ -141,18 +141,15 @@ def lock_and_sync_frozen(
     )
     assert locked.code == 0, locked.stderr
     host_env = {**env, "NEXO_HOME": str(tmp_path / f"home-{name}")}
-    synced = nexo(
-        "plugin",
+    synced = fleet_run(
         "sync",
         "--lock",
-        str(project / "nexo-plugins.lock"),
+        project / "nexo-plugins.lock",
         "--dest",
         str(tmp_path / f"root-{name}"),
         "--frozen",
         *common,
-        "--json",
         env=host_env,
-        in_process=True,
     )
     assert synced.code == 0, synced.stderr
     return synced.document
@@ -510,19 +507,16 @@ def test_a_frozen_sync_through_a_registry_mirror_never_asks_the_locked_registry(
 
     def sync_into(name: str, *extra: str, env: dict[str, str] | None = None) -> dict[str, Any]:
         host_env = {**(env or fleet_env), "NEXO_HOME": str(tmp_path / f"home-{name}")}
-        synced = nexo(
-            "plugin",
+        synced = fleet_run(
             "sync",
             "--lock",
-            str(lock_file),
+            lock_file,
             "--dest",
             str(tmp_path / name),
             "--frozen",
             *common,
             *extra,
-            "--json",
             env=host_env,
-            in_process=True,
         )
         assert synced.code == 0, synced.stderr
         return synced.document
@@ -577,20 +571,17 @@ def test_a_mirror_that_serves_other_bytes_is_refused_and_nothing_is_installed(
             blob.write_bytes(tarball[:-1] + bytes([tarball[-1] ^ 0xFF]))
     registry.stop()
     dest = tmp_path / "root"
-    synced = nexo(
-        "plugin",
+    synced = fleet_run(
         "sync",
         "--lock",
-        str(project / "nexo-plugins.lock"),
+        project / "nexo-plugins.lock",
         "--dest",
         str(dest),
         "--frozen",
         "--plain-http",
         "--registry-mirror",
         f"{registry.host}={second_registry.host}",
-        "--json",
         env={**fleet_env, "NEXO_HOME": str(tmp_path / "clean-home")},
-        in_process=True,
     )
     assert synced.code == 1
     assert synced.document["plugins"][0]["kind"] == "checksum_mismatch"
@@ -625,18 +616,7 @@ def test_a_malformed_mirror_setting_is_refused_before_anything_is_fetched(
     if where == "env":
         env["NEXO_REGISTRY_MIRRORS"] = value
     dest = tmp_path / "root"
-    refused = nexo(
-        "plugin",
-        "sync",
-        "--lock",
-        str(lock_file),
-        "--dest",
-        str(dest),
-        *extra,
-        "--json",
-        env=env,
-        in_process=True,
-    )
+    refused = fleet_run("sync", "--lock", lock_file, "--dest", str(dest), *extra, env=env)
     assert refused.code == 2, refused.stderr
     assert refused.document["kind"] == kind
     assert not lock_file.exists()

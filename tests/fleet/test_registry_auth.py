@@ -15,7 +15,7 @@ from support.registry_proxy import RegistryProxy
 from support.stderr import without_notes
 from support.token_server import SERVICE, TokenServer
 
-from .conftest import MakeDist, auth_config, push_dist
+from .conftest import MakeDist, auth_config, fleet_run, push_dist
 
 REFRESH_TOKEN = "refresh-7d1f0c2a"  # noqa: S105 (a test value sent only to 127.0.0.1)
 
@@ -199,18 +199,15 @@ def test_a_token_that_runs_out_mid_run_is_fetched_again(
         assert locked.code == 0, locked.stderr
         seen = len(tokens.requests)
         dest = tmp_path / "root"
-        synced = nexo(
-            "plugin",
+        synced = fleet_run(
             "sync",
             "--lock",
-            str(tmp_path / "nexo-plugins.lock"),
+            tmp_path / "nexo-plugins.lock",
             "--dest",
             str(dest),
             "--frozen",
             *common,
-            "--json",
             env={**fleet_env, "NEXO_HOME": str(tmp_path / "host-home")},
-            in_process=True,
         )
         assert synced.code == 0, synced.stderr
         assert [p["action"] for p in synced.document["plugins"]] == ["installed", "installed"]

@@ -24,7 +24,7 @@ from nexo_pkg.sources.artifact import GitHubOrigin
 from nexo_pkg.sources.oci_reference import parse_reference
 from nexo_pkg.sources.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient
 
-from .conftest import LINUX, MakeDist, auth_config, push_dist
+from .conftest import LINUX, MakeDist, auth_config, fleet_run, push_dist
 from .test_hostile_registry import _push_target
 
 
@@ -107,32 +107,20 @@ def test_install_lock_and_sync_refuse_a_tag_that_holds_another_version(
     assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]
     wanted = tmp_path / "nexo-plugins.toml"
     wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("plugins/echo:2.0.0")}"\n')
-    locked = nexo(
-        "plugin",
-        "lock",
-        "-f",
-        str(wanted),
-        "--plain-http",
-        "--json",
-        env=fleet_env,
-        in_process=True,
-    )
+    locked = fleet_run("lock", "-f", wanted, "--plain-http", env=fleet_env)
     assert locked.code == 1, locked.stderr
     assert locked.document["kind"] == "registry_invalid"
     assert not (tmp_path / "nexo-plugins.lock").exists()
     # Without a tag, the highest version tag is taken, and checked the same way.
     wanted.write_text(f'[plugins.echo]\nsource = "{registry.ref("plugins/echo")}"\n')
-    synced = nexo(
-        "plugin",
+    synced = fleet_run(
         "sync",
         "--lock",
-        str(tmp_path / "nexo-plugins.lock"),
+        tmp_path / "nexo-plugins.lock",
         "--dest",
         str(dest),
         "--plain-http",
-        "--json",
         env=fleet_env,
-        in_process=True,
     )
     assert synced.code == 1, synced.stderr
     assert synced.document["kind"] == "registry_invalid"
@@ -406,16 +394,7 @@ def test_an_origin_annotation_outside_the_source_grammar_is_registry_invalid(
     assert not dest.exists() or not [p for p in dest.iterdir() if not p.name.startswith(".")]
     wanted = tmp_path / "nexo-plugins.toml"
     wanted.write_text(f'[plugins.echo]\nsource = "{reference}"\n')
-    locked = nexo(
-        "plugin",
-        "lock",
-        "-f",
-        str(wanted),
-        "--plain-http",
-        "--json",
-        env=fleet_env,
-        in_process=True,
-    )
+    locked = fleet_run("lock", "-f", wanted, "--plain-http", env=fleet_env)
     assert locked.code == 1, locked.stderr
     assert locked.document["kind"] == "registry_invalid"
     assert not (tmp_path / "nexo-plugins.lock").exists()
@@ -552,17 +531,14 @@ def test_sync_to_a_lock_that_names_an_older_version_installs_it(
         ).code
         == 0
     )
-    synced = nexo(
-        "plugin",
+    synced = fleet_run(
         "sync",
         "--lock",
-        str(tmp_path / "nexo-plugins.lock"),
+        tmp_path / "nexo-plugins.lock",
         "--dest",
         str(dest),
         "--plain-http",
-        "--json",
         env=fleet_env,
-        in_process=True,
     )
     assert synced.code == 0, synced.stdout + synced.stderr
     assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == ["echo-1.0.0"]

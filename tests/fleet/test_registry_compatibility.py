@@ -15,7 +15,7 @@ from support.cli import nexo
 from support.registry import Registry
 from support.tarballs import manifest_text, plugin_tarball, tree_snapshot, write_plugin
 
-from .conftest import LINUX, push_dist
+from .conftest import LINUX, fleet_run, push_dist
 
 BLOB_GET = r"/blobs/sha256:[0-9a-f]{64}$"
 
@@ -148,8 +148,9 @@ def test_lock_chooses_the_newest_version_the_daemon_admits(
     lock_file = fleet / "nexo-plugins.lock"
 
     wanted.write_text(f'[plugins.hello]\nsource = "{source}:2.0.0"\n', encoding="utf-8")
-    refused = nexo("plugin", "lock", "-f", str(wanted), "--plain-http", "--nexo-version", "0.2.1",
-                   "--json", env=fleet_env, in_process=True)  # fmt: skip
+    refused = fleet_run(
+        "lock", "-f", wanted, "--plain-http", "--nexo-version", "0.2.1", env=fleet_env
+    )
     assert refused.code == 1, refused.stderr
     assert (refused.document["kind"], refused.document["min_nexo_version"]) == (
         "incompatible",
@@ -159,8 +160,9 @@ def test_lock_chooses_the_newest_version_the_daemon_admits(
     assert not lock_file.exists()
 
     wanted.write_text(f'[plugins.hello]\nsource = "{source}"\n', encoding="utf-8")
-    locked = nexo("plugin", "lock", "-f", str(wanted), "--plain-http", "--nexo-version", "0.2.1",
-                  "--json", env=fleet_env, in_process=True)  # fmt: skip
+    locked = fleet_run(
+        "lock", "-f", wanted, "--plain-http", "--nexo-version", "0.2.1", env=fleet_env
+    )
     assert locked.code == 0, locked.stderr
     assert "locking 1.1.0, the newest version compatible with it" in locked.stderr
     text = lock_file.read_text(encoding="utf-8")

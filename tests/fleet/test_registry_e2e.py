@@ -22,6 +22,7 @@ from .conftest import (
     LINUX,
     MakeDist,
     auth_config,
+    fleet_run,
     push_dist,
 )
 
@@ -205,11 +206,10 @@ def test_mirror_then_air_gapped_sync_keeps_the_original_signer(
     assert f'identity = "{ACME_IDENTITY}"' in lock_text
     assert 'github = "acme/nexo-plugin-echo@v1.2.3"' in lock_text
     dest = tmp_path / "air-gapped"
-    synced = nexo(
-        "plugin",
+    synced = fleet_run(
         "sync",
         "--lock",
-        str(lock_file),
+        lock_file,
         "--dest",
         str(dest),
         "--frozen",
@@ -217,9 +217,7 @@ def test_mirror_then_air_gapped_sync_keeps_the_original_signer(
         "--trusted-keys",
         str(policy),
         "--require-signature",
-        "--json",
         env=offline,
-        in_process=True,
     )
     assert synced.code == 0, synced.stderr
     report = synced.document
@@ -290,9 +288,7 @@ def test_lock_sync_is_idempotent_and_prune_removes_what_the_lock_drops(
     first_text = lock_file.read_text()
     mtime = lock_file.stat().st_mtime_ns
     # Locking again changes nothing (not even the file's time), and --check agrees.
-    again = nexo(
-        "plugin", "lock", "-f", str(wanted), *common, "--json", env=fleet_env, in_process=True
-    )
+    again = fleet_run("lock", "-f", wanted, *common, env=fleet_env)
     assert again.document["written"] is False
     assert lock_file.read_text() == first_text
     assert lock_file.stat().st_mtime_ns == mtime
@@ -305,18 +301,7 @@ def test_lock_sync_is_idempotent_and_prune_removes_what_the_lock_drops(
     env = {**fleet_env, "NEXO_HOME": str(tmp_path / "host-home")}
     dest = tmp_path / "root"
     before = registry.blob_gets()
-    first = nexo(
-        "plugin",
-        "sync",
-        "--lock",
-        str(lock_file),
-        "--dest",
-        str(dest),
-        *common,
-        "--json",
-        env=env,
-        in_process=True,
-    )
+    first = fleet_run("sync", "--lock", lock_file, "--dest", str(dest), *common, env=env)
     assert first.code == 0, first.stderr
     assert [p["action"] for p in first.document["plugins"]] == ["installed", "installed"]
     downloaded = registry.blob_gets() - before
@@ -326,18 +311,7 @@ def test_lock_sync_is_idempotent_and_prune_removes_what_the_lock_drops(
 
     # The second sync asks the registry for no blob and writes nothing.
     before_second = registry.all_requests()
-    second = nexo(
-        "plugin",
-        "sync",
-        "--lock",
-        str(lock_file),
-        "--dest",
-        str(dest),
-        *common,
-        "--json",
-        env=env,
-        in_process=True,
-    )
+    second = fleet_run("sync", "--lock", lock_file, "--dest", str(dest), *common, env=env)
     assert second.code == 0, second.stderr
     report = second.document
     assert report["changed"] is False
@@ -351,41 +325,19 @@ def test_lock_sync_is_idempotent_and_prune_removes_what_the_lock_drops(
     stale = nexo("plugin", "lock", "-f", str(wanted), "--check", env=fleet_env, in_process=True)
     assert stale.code == 1
     assert "weather is locked but no longer wanted" in stale.stderr
-    stale_json = nexo(
-        "plugin", "lock", "-f", str(wanted), "--check", "--json", env=fleet_env, in_process=True
-    )
+    stale_json = fleet_run("lock", "-f", wanted, "--check", env=fleet_env)
     assert stale_json.code == 1
     document = stale_json.document
     assert (document["ok"], document["kind"]) == (False, "lock_stale")
     assert document["stale"] == ["weather is locked but no longer wanted"]
     assert "weather" in document["error"]
-    frozen = nexo(
-        "plugin",
-        "sync",
-        "--lock",
-        str(lock_file),
-        "--dest",
-        str(dest),
-        "--frozen",
-        *common,
-        "--json",
-        env=env,
-        in_process=True,
+    frozen = fleet_run(
+        "sync", "--lock", lock_file, "--dest", str(dest), "--frozen", *common, env=env
     )
     assert frozen.code == 1
     assert frozen.document["kind"] == "lock_stale"
-    pruned = nexo(
-        "plugin",
-        "sync",
-        "--lock",
-        str(lock_file),
-        "--dest",
-        str(dest),
-        "--prune",
-        *common,
-        "--json",
-        env=env,
-        in_process=True,
+    pruned = fleet_run(
+        "sync", "--lock", lock_file, "--dest", str(dest), "--prune", *common, env=env
     )
     assert pruned.code == 0, pruned.stderr
     actions = {p["id"]: p["action"] for p in pruned.document["plugins"]}
@@ -421,18 +373,15 @@ def test_a_tampered_blob_in_registry_storage_is_refused(
     assert tampered == 1
     env = {**fleet_env, "NEXO_HOME": str(tmp_path / "clean-home")}
     dest = tmp_path / "root"
-    synced = nexo(
-        "plugin",
+    synced = fleet_run(
         "sync",
         "--lock",
-        str(project / "nexo-plugins.lock"),
+        project / "nexo-plugins.lock",
         "--dest",
         str(dest),
         "--frozen",
         "--plain-http",
-        "--json",
         env=env,
-        in_process=True,
     )
     assert synced.code == 1
     report = synced.document
@@ -786,18 +735,15 @@ def test_a_release_signed_by_artifact_attestations_mirrors_and_verifies_offline(
     lock_file = project / "nexo-plugins.lock"
     assert signature["identity"] in lock_file.read_text()
     lock_file.write_text(lock_file.read_text().replace(signature["identity"], ACME_IDENTITY))
-    synced = nexo(
-        "plugin",
+    synced = fleet_run(
         "sync",
         "--lock",
-        str(lock_file),
+        lock_file,
         "--dest",
         str(tmp_path / "root"),
         "--frozen",
         *common,
-        "--json",
         env=offline,
-        in_process=True,
     )
     assert synced.code == 0, synced.stderr
     assert synced.document["plugins"][0]["action"] == "installed"

@@ -14,7 +14,7 @@ from support.cli import nexo
 from support.registry import Registry
 from support.registry_proxy import RegistryProxy
 
-from .conftest import MakeDist, push_dist
+from .conftest import MakeDist, fleet_run, push_dist
 
 
 @pytest.fixture
@@ -42,18 +42,8 @@ def _lock(tmp_path: Path, env: dict[str, str], proxy: RegistryProxy, make_dist: 
 
 
 def _sync(env: dict[str, str], lock: Path, dest: Path) -> dict[str, Any]:
-    result = nexo(
-        "plugin",
-        "sync",
-        "--lock",
-        str(lock),
-        "--dest",
-        str(dest),
-        "--frozen",
-        "--plain-http",
-        "--json",
-        env=env,
-        in_process=True,
+    result = fleet_run(
+        "sync", "--lock", lock, "--dest", str(dest), "--frozen", "--plain-http", env=env
     )
     assert "Traceback" not in result.stderr, result.stderr
     document = result.document

@@ -9,7 +9,7 @@ from support.cli import nexo
 from support.registry import Registry
 from support.tarballs import manifest_text, tree_snapshot
 
-from .conftest import MakeDist
+from .conftest import MakeDist, fleet_run
 
 
 def test_sync_with_prune_leaves_a_linked_checkout_alone(
@@ -50,18 +50,15 @@ def test_sync_with_prune_leaves_a_linked_checkout_alone(
     )
     assert locked.code == 0, locked.stderr
 
-    synced = nexo(
-        "plugin",
+    synced = fleet_run(
         "sync",
         "--lock",
-        str(tmp_path / "nexo-plugins.lock"),
+        tmp_path / "nexo-plugins.lock",
         "--dest",
         str(dest),
         "--plain-http",
         "--prune",
-        "--json",
         env=fleet_env,
-        in_process=True,
     )
     assert synced.code == 0, synced.stdout + synced.stderr
     report = synced.document
