@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.cli import clean_env, nexo
+from support.cli import CliResult, clean_env, nexo
 from support.github_server import GitHubServer
 from support.tarballs import release_assets, tree_snapshot
 
@@ -37,6 +37,11 @@ def _project(tmp_path: Path, discovery: str | None, policy: str | None = None) -
     if policy is not None:
         (project / "config" / "extensions" / "trusted_keys.toml").write_text(policy)
     return project
+
+
+def _in_project(project: Path, server: GitHubServer, *args: str) -> CliResult:
+    """``nexo plugin ARGS --json`` run in ``project`` against ``server``, in-process."""
+    return nexo("plugin", *args, "--json", env=_env(project, server), cwd=project, in_process=True)
 
 
 def _env(project: Path, server: GitHubServer, **env: str) -> dict[str, str]:
@@ -66,16 +71,7 @@ def test_working_directory_config_sets_root_and_policy(
 ) -> None:
     project = _project(tmp_path, DISCOVERY, 'schema_version = "1.0"\ndefault = "require"\n')
     root = project / "daemon-plugins"
-    result = nexo(
-        "plugin",
-        "install",
-        "acme/hello",
-        "--yes",
-        "--json",
-        env=_env(project, server),
-        cwd=project,
-        in_process=True,
-    )
+    result = _in_project(project, server, "install", "acme/hello", "--yes")
     code, refused = result.code, result.document
     # The operator's policy requires signatures: the unsigned release is refused.
     assert (code, refused["kind"]) == (1, "signature_missing")
@@ -83,55 +79,21 @@ def test_working_directory_config_sets_root_and_policy(
     (project / "config" / "extensions" / "trusted_keys.toml").write_text(
         'schema_version = "1.0"\ndefault = "warn"\n'
     )
-    result = nexo(
-        "plugin",
-        "install",
-        "acme/hello",
-        "--yes",
-        "--json",
-        env=_env(project, server),
-        cwd=project,
-        in_process=True,
-    )
+    result = _in_project(project, server, "install", "acme/hello", "--yes")
     code, installed = result.code, result.document
     assert code == 0
     assert installed["path"] == str(root / "hello-1.0.0")
     assert not (project.parent / "home" / "state" / "plugins").exists()
-    result = nexo(
-        "plugin", "list", "--json", env=_env(project, server), cwd=project, in_process=True
-    )
+    result = _in_project(project, server, "list")
     code, listing = result.code, result.document
     assert [p["path"] for p in listing["plugins"]] == [str(root / "hello-1.0.0")]
     assert listing["dest"] == str(root)
-    assert (
-        nexo(
-            "plugin", "verify", "--json", env=_env(project, server), cwd=project, in_process=True
-        ).code
-        == 0
-    )
+    assert _in_project(project, server, "verify").code == 0
     server.publish("acme", "hello", "v1.1.0", release_assets("hello", "1.1.0"))
-    result = nexo(
-        "plugin",
-        "upgrade",
-        "hello",
-        "--yes",
-        "--json",
-        env=_env(project, server),
-        cwd=project,
-        in_process=True,
-    )
+    result = _in_project(project, server, "upgrade", "hello", "--yes")
     code, upgraded = result.code, result.document
     assert (code, upgraded["path"]) == (0, str(root / "hello-1.1.0"))
-    result = nexo(
-        "plugin",
-        "remove",
-        "hello",
-        "--yes",
-        "--json",
-        env=_env(project, server),
-        cwd=project,
-        in_process=True,
-    )
+    result = _in_project(project, server, "remove", "hello", "--yes")
     code, removed = result.code, result.document
     assert (code, removed["removed"]) == (0, [str(root / "hello-1.1.0"), *upgraded["kept_paths"]])
 
@@ -146,18 +108,7 @@ def test_dest_wins_and_config_flag_and_variable_choose_the_directory(
         "discovery:\n  search_paths: ['${PLUGIN_ROOT:-/nonexistent}/x']\n"
     )
     explicit = tmp_path / "explicit"
-    result = nexo(
-        "plugin",
-        "install",
-        "acme/hello",
-        "--yes",
-        "--dest",
-        str(explicit),
-        "--json",
-        env=_env(project, server),
-        cwd=project,
-        in_process=True,
-    )
+    result = _in_project(project, server, "install", "acme/hello", "--yes", "--dest", str(explicit))
     code, document = result.code, result.document
     assert (code, document["path"]) == (0, str(explicit / "hello-1.0.0"))
     target = tmp_path / "from-variable"
@@ -198,16 +149,7 @@ def test_a_broken_daemon_config_is_a_configuration_error(
     tmp_path: Path, server: GitHubServer, text: str, message: str
 ) -> None:
     project = _project(tmp_path, text)
-    result = nexo(
-        "plugin",
-        "install",
-        "acme/hello",
-        "--yes",
-        "--json",
-        env=_env(project, server),
-        cwd=project,
-        in_process=True,
-    )
+    result = _in_project(project, server, "install", "acme/hello", "--yes")
     code, document = result.code, result.document
     assert (code, document["kind"]) == (2, "config")
     assert message in str(document["error"])
