@@ -53,10 +53,8 @@ def format_key_path(path: KeyPath) -> str:
     for item in path:
         if isinstance(item, int):
             parts.append(f"[{item}]")
-        elif parts:
-            parts.append("." + _key_segment(item))
         else:
-            parts.append(_key_segment(item))
+            parts.append(("." if parts else "") + _key_segment(item))
     return "".join(parts)
 
 
@@ -87,13 +85,7 @@ class SpanMap:
     def position(self, offset: int) -> Position:
         """The 1-based line/column of character ``offset`` (clamped to the text)."""
         if self._line_starts is None:
-            starts = [0]
-            find = self.text.find
-            index = find("\n")
-            while index != -1:
-                starts.append(index + 1)
-                index = find("\n", index + 1)
-            self._line_starts = starts
+            self._line_starts = [0, *(match.end() for match in re.finditer("\n", self.text))]
         offset = max(0, min(offset, len(self.text)))
         line = bisect_right(self._line_starts, offset)
         return Position(line, offset - self._line_starts[line - 1] + 1)
@@ -107,13 +99,15 @@ class SpanMap:
 
     def key_span(self, path: KeyPath) -> Span:
         """Span of the key token that defines ``path``; raises ``KeyError`` when absent."""
-        start, end = self.keys[path] if path in self.keys else self.values[path]
-        return self.span_of(start, end)
+        return self._span(path, "key")
 
     def value_span(self, path: KeyPath) -> Span:
         """Span of the value at ``path``; raises ``KeyError`` when absent."""
-        start, end = self.values[path] if path in self.values else self.keys[path]
-        return self.span_of(start, end)
+        return self._span(path, "value")
+
+    def _span(self, path: KeyPath, part: SpanPart) -> Span:
+        first, other = (self.keys, self.values) if part == "key" else (self.values, self.keys)
+        return self.span_of(*(first[path] if path in first else other[path]))
 
     def nearest(self, path: KeyPath) -> Span:
         """Key span of ``path`` or of its closest existing ancestor.
@@ -122,9 +116,8 @@ class SpanMap:
         ancestor exists (a missing root table), the start of the file.
         """
         for length in range(len(path), 0, -1):
-            prefix = path[:length]
-            if prefix in self.keys or prefix in self.values:
-                return self.key_span(prefix)
+            if self.has(path[:length]):
+                return self.key_span(path[:length])
         return self.root_span()
 
     def root_span(self) -> Span:
@@ -135,12 +128,7 @@ class SpanMap:
 
     def locate(self, path: KeyPath, part: SpanPart = "value") -> Span:
         """The span of ``path``'s key or value, falling back to :meth:`nearest`. Never fails."""
-        table = self.keys if part == "key" else self.values
-        other = self.values if part == "key" else self.keys
-        found = table.get(path) or other.get(path)
-        if found is None:
-            return self.nearest(path)
-        return self.span_of(*found)
+        return self._span(path, part) if self.has(path) else self.nearest(path)
 
 
 class _Scanner:
@@ -179,6 +167,14 @@ class _Scanner:
                 break
         self.index = index
 
+    def _skip_inside(self, frame: _Frame) -> None:
+        """Skip what may stand between the items of ``frame``: an array spans lines and holds
+        comments, an inline table does not."""
+        if frame.is_array:
+            self._skip_space_and_comments()
+        else:
+            self._skip_inline_space()
+
     def _expect(self, char: str) -> None:
         if self.index >= self.length or self.text[self.index] != char:
             raise _ScanError(self.index)
@@ -195,10 +191,8 @@ class _Scanner:
             end = self._basic_string_end(start)
             return _decode_basic(text[start + 1 : end - 1]), start, end
         if char == "'":
-            close = text.find("'", start + 1)
-            if close == -1:
-                raise _ScanError(start)
-            return text[start + 1 : close], start, close + 1
+            end = self._literal_end(start)
+            return text[start + 1 : end - 1], start, end
         end = start
         while end < self.length and text[end] in _BARE_KEY_CHARS:
             end += 1
@@ -236,6 +230,13 @@ class _Scanner:
                 index += 1
         raise _ScanError(start)
 
+    def _literal_end(self, start: int) -> int:
+        """End offset (exclusive) of the one-line literal string opening at ``start``."""
+        close = self.text.find("'", start + 1)
+        if close == -1:
+            raise _ScanError(start)
+        return close + 1
+
     def _past_closing_quotes(self, end: int, quote: str) -> int:
         """The end of a multi-line string whose closing delimiter ends at ``end``: up to two
         more quotes may sit right before the delimiter, and belong to the string."""
@@ -266,10 +267,7 @@ class _Scanner:
         if char == '"':
             return self._basic_string_end(start)
         if char == "'":
-            close = text.find("'", start + 1)
-            if close == -1:
-                raise _ScanError(start)
-            return close + 1
+            return self._literal_end(start)
         index = start
         while index < length and text[index] not in _SCALAR_STOP:
             index += 1
@@ -304,10 +302,7 @@ class _Scanner:
                 frame = _Frame(current, self.index, is_array=char == "[")
                 stack.append(frame)
                 self.index += 1
-                if frame.is_array:
-                    self._skip_space_and_comments()
-                else:
-                    self._skip_inline_space()
+                self._skip_inside(frame)
                 if self.index < self.length and text[self.index] == frame.closer:
                     closed = True
                 else:
@@ -327,10 +322,7 @@ class _Scanner:
                     self._record_value(frame.path, frame.start, self.index)
                     stack.pop()
                     continue
-                if frame.is_array:
-                    self._skip_space_and_comments()
-                else:
-                    self._skip_inline_space()
+                self._skip_inside(frame)
                 if self.index >= self.length:
                     raise _ScanError(self.index)
                 char = text[self.index]
@@ -340,15 +332,11 @@ class _Scanner:
                 if char != ",":
                     raise _ScanError(self.index)
                 self.index += 1
-                if frame.is_array:
-                    self._skip_space_and_comments()
-                    if self.index < self.length and text[self.index] == "]":
-                        closed = True  # trailing comma
-                        continue
-                    current = frame.next_item()
-                else:
-                    self._skip_inline_space()
-                    current = self._inline_key(frame.path)
+                self._skip_inside(frame)
+                if frame.is_array and self.index < self.length and text[self.index] == "]":
+                    closed = True  # trailing comma
+                    continue
+                current = frame.next_item() if frame.is_array else self._inline_key(frame.path)
                 break
             else:
                 return

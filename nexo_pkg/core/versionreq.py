@@ -111,12 +111,9 @@ class Version:
         return Version(self.major, self.minor, self.patch, Prerelease(), self.build)
 
     def __str__(self) -> str:
-        text = f"{self.major}.{self.minor}.{self.patch}"
-        if self.pre.text:
-            text += f"-{self.pre.text}"
-        if self.build:
-            text += f"+{self.build}"
-        return text
+        pre = f"-{self.pre.text}" if self.pre.text else ""
+        build = f"+{self.build}" if self.build else ""
+        return f"{self.major}.{self.minor}.{self.patch}{pre}{build}"
 
 
 class Op(Enum):
@@ -143,18 +140,13 @@ class Comparator:
     pre: Prerelease = Prerelease()
 
     def __str__(self) -> str:
-        text = f"{self.op.value}{self.major}"
-        if self.minor is not None:
-            text += f".{self.minor}"
-            if self.patch is not None:
-                text += f".{self.patch}"
-                if self.pre.text:
-                    text += f"-{self.pre.text}"
-            elif self.op is Op.WILDCARD:
-                text += ".*"
-        elif self.op is Op.WILDCARD:
-            text += ".*"
-        return text
+        # The parser sets ``patch`` only after ``minor``, and ``pre`` only after ``patch``.
+        numbers = ".".join(
+            str(part) for part in (self.major, self.minor, self.patch) if part is not None
+        )
+        wildcard = ".*" if self.op is Op.WILDCARD and self.patch is None else ""
+        pre = f"-{self.pre.text}" if self.pre.text else ""
+        return f"{self.op.value}{numbers}{wildcard}{pre}"
 
     def matches(self, version: Version) -> bool:
         """Whether ``version`` satisfies this comparator alone, pre-release rule included."""
@@ -210,14 +202,16 @@ def _matches_operator(comparator: Comparator, version: Version) -> bool:
     return _matches_caret(comparator, version)
 
 
+def _same_major_minor(comparator: Comparator, version: Version) -> bool:
+    return version.major == comparator.major and comparator.minor in (None, version.minor)
+
+
 def _matches_exact(comparator: Comparator, version: Version) -> bool:
-    if version.major != comparator.major:
-        return False
-    if comparator.minor is not None and version.minor != comparator.minor:
-        return False
-    if comparator.patch is not None and version.patch != comparator.patch:
-        return False
-    return version.pre == comparator.pre
+    return (
+        _same_major_minor(comparator, version)
+        and comparator.patch in (None, version.patch)
+        and version.pre == comparator.pre
+    )
 
 
 def _order(comparator: Comparator, version: Version) -> int:
@@ -236,9 +230,7 @@ def _order(comparator: Comparator, version: Version) -> int:
 
 
 def _matches_tilde(comparator: Comparator, version: Version) -> bool:
-    if version.major != comparator.major:
-        return False
-    if comparator.minor is not None and version.minor != comparator.minor:
+    if not _same_major_minor(comparator, version):
         return False
     if comparator.patch is not None and version.patch != comparator.patch:
         return version.patch > comparator.patch
@@ -253,21 +245,12 @@ def _matches_caret(comparator: Comparator, version: Version) -> bool:
         return True
     patch = comparator.patch
     if patch is None:
-        if comparator.major > 0:
-            return version.minor >= minor
-        return version.minor == minor
-    if comparator.major > 0:
-        if version.minor != minor:
-            return version.minor > minor
-        if version.patch != patch:
-            return version.patch > patch
-    elif minor > 0:
-        if version.minor != minor:
-            return False
-        if version.patch != patch:
-            return version.patch > patch
-    elif version.minor != minor or version.patch != patch:
-        return False
+        return version.minor >= minor if comparator.major > 0 else version.minor == minor
+    if version.minor != minor:
+        return comparator.major > 0 and version.minor > minor
+    if version.patch != patch:
+        # ``^0.0.3`` admits only 0.0.3; ``^0.2.3`` and ``^1.2.3`` admit later patches.
+        return (comparator.major > 0 or minor > 0) and version.patch > patch
     return version.pre >= comparator.pre
 
 
@@ -368,15 +351,10 @@ def parse_version(text: str) -> Version:
     """
     if not text:
         raise VersionError("empty string, expected a semver version")
-    position = "major"
-    major, rest = _numeric(text, position)
-    rest = _dot(rest, position)
-    position = "minor"
-    minor, rest = _numeric(rest, position)
-    rest = _dot(rest, position)
-    position = "patch"
-    patch, rest = _numeric(rest, position)
-    pre, build, position, rest = _pre_and_build(rest, position)
+    major, rest = _numeric(text, "major")
+    minor, rest = _numeric(_dot(rest, "major"), "minor")
+    patch, rest = _numeric(_dot(rest, "minor"), "patch")
+    pre, build, position, rest = _pre_and_build(rest, "patch")
     if rest:
         _raise_after(position, rest[0])
     return Version(major, minor, patch, Prerelease(pre), build)
@@ -401,51 +379,33 @@ _OPERATORS = (
 
 def _comparator(text: str) -> tuple[Comparator, str, str]:
     """Parse one comparator; return it, the last position parsed, and the remaining text."""
-    op = Op.CARET
-    explicit_op = False
-    for spelling, candidate in _OPERATORS:
-        if text.startswith(spelling):
-            op = candidate
-            text = text[len(spelling) :]
-            explicit_op = True
-            break
-    text = text.lstrip(" ")
-
+    spelling, op = next(
+        ((spelling, op) for spelling, op in _OPERATORS if text.startswith(spelling)),
+        ("", Op.CARET),
+    )
+    text = text[len(spelling) :].lstrip(" ")
     position = "major"
     major, text = _numeric(text, position)
+    parts: dict[str, int | None] = {"minor": None, "patch": None}
     has_wildcard = False
-
-    minor: int | None = None
-    if text.startswith("."):
-        position = "minor"
+    for part in parts:
+        if not text.startswith("."):
+            break
+        position = part
         wildcard = _wildcard(text[1:])
         if wildcard is not None:
             has_wildcard = True
-            if not explicit_op:
-                op = Op.WILDCARD
-            text = wildcard[1]
-        else:
-            minor, text = _numeric(text[1:], position)
-
-    patch: int | None = None
-    if text.startswith("."):
-        position = "patch"
-        wildcard = _wildcard(text[1:])
-        if wildcard is not None:
-            if not explicit_op:
-                op = Op.WILDCARD
+            op = op if spelling else Op.WILDCARD
             text = wildcard[1]
         elif has_wildcard:
             raise VersionError("unexpected character after wildcard in version req")
         else:
-            patch, text = _numeric(text[1:], position)
-
+            parts[part], text = _numeric(text[1:], part)
+    minor, patch = parts["minor"], parts["patch"]
     pre = ""
     if patch is not None:
         pre, _, position, text = _pre_and_build(text, position)
-
-    text = text.lstrip(" ")
-    return Comparator(op, major, minor, patch, Prerelease(pre)), position, text
+    return Comparator(op, major, minor, patch, Prerelease(pre)), position, text.lstrip(" ")
 
 
 def parse_version_req(text: str) -> VersionReq:
