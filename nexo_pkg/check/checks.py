@@ -314,22 +314,14 @@ class _Session:
     # -- the lifecycle -------------------------------------------------------------------
 
     def run(self, nexo_version: str, invoke: tuple[str, dict[str, Any]] | None) -> None:
-        """Every step in order; returns early once the plugin stops answering."""
-        if not self._initialize(nexo_version):
-            return
-        if self.host is not None and not self._deliver_events(self.host):
-            return
-        if invoke is not None:
-            if self.host is not None:
-                self.host.phase = "invoke"
-            answered = self._invoke(*invoke)
-            if self.host is not None:
-                self.host.phase = "after"
-            if not answered:
-                return
-        if not self._unknown_method():
-            return
-        self._shutdown()
+        """Every step in order; stops early once the plugin stops answering."""
+        if (
+            self._initialize(nexo_version)
+            and (self.host is None or self._deliver_events(self.host))
+            and (invoke is None or self._invoke(*invoke))
+            and self._unknown_method()
+        ):
+            self._shutdown()
 
     def _initialize(self, nexo_version: str) -> bool:
         answer = self.request("initialize", {"nexo_version": nexo_version})
@@ -482,7 +474,11 @@ class _Session:
         }
         record: dict[str, Any] = {"tool": tool_name, "args": args}
         self.report.invoke = record
+        if self.host is not None:
+            self.host.phase = "invoke"  # the host calls the plugin makes while it runs the tool
         answer = self.request("tool.invoke", params)
+        if self.host is not None:
+            self.host.phase = "after"
         if isinstance(answer, NoReply):
             record["error"] = {"message": answer.detail}
             self.report.add("invoke", "fail", f"no reply to tool.invoke: {answer.detail}")

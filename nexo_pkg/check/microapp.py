@@ -191,9 +191,9 @@ def _spawn_failure(target: MicroappTarget, program: str, error: OSError) -> str:
             first = []
         if first and first[0].startswith("#!"):
             words = first[0][2:].split()
-            interpreter = words[1] if words[:1] == ["/usr/bin/env"] and len(words) > 1 else ""
-            interpreter = interpreter or (words[0] if words else "")
-            hint = f"; shebang interpreter `{interpreter}` not found on this host"
+            if words[:1] == ["/usr/bin/env"] and len(words) > 1:
+                words = words[1:]
+            hint = f"; shebang interpreter `{words[0] if words else ''}` not found on this host"
     return (
         f"cannot start {program}: {reason}{hint} (the daemon logs `extension spawn failed` "
         f"and {target.extension_id} does not load)"
@@ -768,24 +768,20 @@ class _Session:
         frame_id = frame["id"]
         method = frame.get("method")
         if not self.target.admin_router:
-            self._admin.append(
-                (
-                    "warn",
-                    f"{short(method)} ({frame_id}) dropped: no admin router is wired for this "
-                    "microapp (its nexo-plugin.toml declares no admin capabilities under this "
-                    "id), so it waits for its own timeout",
-                )
+            self._verdict(
+                "warn",
+                f"{short(method)} ({frame_id}) dropped: no admin router is wired for this "
+                "microapp (its nexo-plugin.toml declares no admin capabilities under this "
+                "id), so it waits for its own timeout",
             )
             return
         if not self.router:
             missing = sorted(set(self.target.admin_required) - self.grants.granted)
-            self._admin.append(
-                (
-                    "fail",
-                    f"{short(method)} ({frame_id}) dropped: required capabilities "
-                    f"{', '.join(missing)} are not granted ({self.grants.source}), so the "
-                    "daemon's admin bootstrap fails and admin RPC is off for every microapp",
-                )
+            self._verdict(
+                "fail",
+                f"{short(method)} ({frame_id}) dropped: required capabilities "
+                f"{', '.join(missing)} are not granted ({self.grants.source}), so the "
+                "daemon's admin bootstrap fails and admin RPC is off for every microapp",
             )
             return
         if not isinstance(method, str):
@@ -797,8 +793,8 @@ class _Session:
                 if method == "nexo/dispatch"
                 else ""
             )
-            self._admin.append(
-                ("warn", f"{short(method)} answered {ADMIN_METHOD_NOT_FOUND}: unknown method{note}")
+            self._verdict(
+                "warn", f"{short(method)} answered {ADMIN_METHOD_NOT_FOUND}: unknown method{note}"
             )
             message = f"method_not_found: no admin handler registered for `{method}`"
             self._respond(frame_id, error={"code": ADMIN_METHOD_NOT_FOUND, "message": message})
@@ -813,12 +809,10 @@ class _Session:
                 if capability not in self.target.admin_required
                 else "required but not granted"
             )
-            self._admin.append(
-                (
-                    "warn" if optional else "fail",
-                    f"{method} needs {capability!r}, not granted ({self.grants.source}): "
-                    f"answered {ADMIN_CAPABILITY_NOT_GRANTED} ({why})",
-                )
+            self._verdict(
+                "warn" if optional else "fail",
+                f"{method} needs {capability!r}, not granted ({self.grants.source}): "
+                f"answered {ADMIN_CAPABILITY_NOT_GRANTED} ({why})",
             )
             data = {"capability": capability, "microapp_id": self.target.extension_id}
             error = {
@@ -831,13 +825,17 @@ class _Session:
         if method == "nexo/admin/echo":
             echoed = {"echoed": frame.get("params"), "microapp_id": self.target.extension_id}
             self._respond(frame_id, result=echoed)
-            self._admin.append(("pass", f"{method} granted ({capability}) and answered"))
+            self._verdict("pass", f"{method} granted ({capability}) and answered")
             return
         message = f"internal: nexo plugin check has no admin backend for {method}"
         self._respond(frame_id, error={"code": ADMIN_INTERNAL, "message": message})
-        self._admin.append(
-            ("pass", f"{method} granted ({capability}); answered {ADMIN_INTERNAL} (no backend)")
+        self._verdict(
+            "pass", f"{method} granted ({capability}); answered {ADMIN_INTERNAL} (no backend)"
         )
+
+    def _verdict(self, status: Status, detail: str) -> None:
+        """Note how one admin request went (reported as the one ``admin`` check)."""
+        self._admin.append((status, detail))
 
     def _respond(
         self, frame_id: object, *, result: Any = None, error: dict[str, Any] | None = None
@@ -851,7 +849,7 @@ class _Session:
             data = encode_frame(reply)
         except (RecursionError, ValueError):
             # Params nested too deeply to echo back: the request stays unanswered.
-            self._admin.append(("warn", "an admin request too deeply nested to answer"))
+            self._verdict("warn", "an admin request too deeply nested to answer")
             return
         self.process.send(data, deadline=time.monotonic() + self.timeout_seconds)
 
