@@ -8,14 +8,10 @@ verdicts are reported as the ``frames.*`` checks at the end. A step that gets no
 killed and reaped on every path.
 
 Two levels, like the daemon's host: **fail** where the daemon would refuse or kill the plugin
-(no reply in time, an impersonating id, ``tools`` not an array, a tool entry without a string
-``name``, ``description`` or an ``input_schema`` object, an advertised tool not declared, a
-reply carrying the wrong id, a reply carrying an ``error`` member at all (even ``null``), a
-stdout line that is not UTF-8 (the daemon's line reader stops at it), a crash); **warn**
-where only the written contract is broken (no ``server_version``, no ``tools`` although tools
-are declared, stray stdout lines, frames without ``"jsonrpc"`` or over 1 MiB (read all the
-same, as the daemon does), an invalid JSON Schema, no proper answer to an unknown method or to
-``shutdown``, exiting only once stdin is closed). ``strict`` fails on warnings.
+(an impersonating id, a malformed tool list, a reply with the wrong id or with any ``error``
+member, even ``null``, a stdout line that is not UTF-8, no reply, a crash); **warn** where
+only the written contract is broken (docs/check.md lists every check). ``strict`` fails on
+warnings.
 """
 
 from __future__ import annotations
@@ -141,21 +137,15 @@ def run_check(
 ) -> CheckReport:
     """Spawn the plugin at ``target`` and run the handshake conformance checks.
 
-    ``target`` is a plugin directory, manifest, release tarball or installed plugin id (see
-    :mod:`nexo_pkg.check.target`; ``dest`` is the install root for ids, else
-    ``installed_root()`` when given). ``timeout_ms`` is the deadline of each request;
-    ``nexo_version`` is sent in ``initialize`` (default: the newest daemon release nexo-pkg
-    knows); ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``;
-    ``strict`` makes warnings fail; ``sandbox=False`` (``--no-sandbox``) runs the plugin
-    without the daemon's ``bwrap`` wrapper; ``host_calls`` (implied by ``strict``) plays the
-    host's side of the broker and host-call exchanges (see :mod:`nexo_pkg.check.host_calls`);
-    ``config`` is the daemon's configuration directory (its ``extensions.yaml`` grants a
-    microapp's admin capabilities). A microapp target is checked by
-    :func:`nexo_pkg.check.microapp.run_microapp`: the daemon's extension host runs microapps
-    unsandboxed, so ``sandbox`` and ``host_calls`` do not apply to them.
-    Plugin misbehaviour is reported in the returned :class:`CheckReport`, never raised.
-    Raises :class:`UsageError` for bad arguments and ``TargetError`` (exit 2) or the
-    archive errors when the target names nothing runnable.
+    ``target`` is resolved by :func:`~nexo_pkg.check.target.resolve_target` (``dest``, else
+    ``installed_root()``, holds installed ids); ``nexo_version`` defaults to the newest daemon
+    release nexo-pkg knows; ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``;
+    ``strict`` implies ``host_calls`` (see :mod:`nexo_pkg.check.host_calls`). A microapp is
+    checked by :func:`nexo_pkg.check.microapp.run_microapp` (with the grants of ``config``'s
+    ``extensions.yaml``): the daemon runs microapps unsandboxed, so ``sandbox`` and
+    ``host_calls`` do not apply. Plugin misbehaviour is reported in the returned
+    :class:`CheckReport`, never raised. Raises :class:`UsageError` for bad arguments and
+    ``TargetError`` (exit 2) or the archive errors when the target names nothing runnable.
     """
     if timeout_ms <= 0:
         raise UsageError("--timeout-ms must be a positive number of milliseconds")

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import math
 import os
 import secrets
 import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
@@ -224,13 +225,10 @@ class PluginProcess:
 
         After ``"eof"`` has been returned once, every later call returns ``"eof"`` at once.
         """
-        while not self._stdout_events:
-            if self._stdout_closed:
-                return StdoutEvent("eof")
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            self._poll(remaining)
+        if not self._poll_until(lambda: bool(self._stdout_events) or self._stdout_closed, deadline):
+            return None
+        if not self._stdout_events:
+            return StdoutEvent("eof")
         event = self._stdout_events.popleft()
         self._queued_bytes -= len(event.data)
         if self._stdout_paused and self._queued_bytes <= _QUEUE_LIMIT_BYTES // 2:
@@ -255,6 +253,18 @@ class PluginProcess:
             if event is not None:
                 return event
         return None
+
+    def _poll_until(
+        self, done: Callable[[], bool], deadline: float, step: float = math.inf
+    ) -> bool:
+        """Handle pipe activity (waiting ``step`` seconds at most at a time) until ``done()``
+        or ``deadline``; whether ``done()`` came true."""
+        while not done():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            self._poll(min(remaining, step))
+        return True
 
     def _poll(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for pipe activity and handle what is ready."""
@@ -351,12 +361,7 @@ class PluginProcess:
 
     def drain(self, seconds: float) -> None:
         """Keep reading output for ``seconds`` (used to collect stderr after a failure)."""
-        deadline = time.monotonic() + seconds
-        while self._selector.get_map():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            self._poll(remaining)
+        self._poll_until(lambda: not self._selector.get_map(), time.monotonic() + seconds)
 
     # -- process state ------------------------------------------------------------------
 
@@ -370,13 +375,7 @@ class PluginProcess:
 
     def wait_exit(self, seconds: float) -> bool:
         """Wait up to ``seconds`` for the child to exit, draining its output meanwhile."""
-        deadline = time.monotonic() + seconds
-        while not self.has_exited():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            self._poll(min(remaining, 0.05))
-        return True
+        return self._poll_until(self.has_exited, time.monotonic() + seconds, step=0.05)
 
     @property
     def exit_code(self) -> int | None:

@@ -145,43 +145,44 @@ def _json_type(value: object) -> str:
     return "map"
 
 
+def _invalid(where: str, value: object, expected: str) -> str:
+    """serde's ``invalid type`` error for ``value`` at ``where`` (nothing for the root)."""
+    prefix = f"{where}: " if where else ""
+    return f"{prefix}invalid type: {_json_type(value)}, expected {expected}"
+
+
 def decode_handshake(value: object) -> HandshakeInfo | str:
     """Decode an ``initialize`` result as serde does into ``HandshakeInfo``, or return the
     reason it fails (the daemon's ``StartError::DecodeHandshake``: the microapp does not
     load). Unknown keys (``version``, ``server_info``) are ignored, as serde does."""
     if not isinstance(value, dict):
-        return f"invalid type: {_json_type(value)}, expected struct HandshakeInfo"
+        return _invalid("", value, "struct HandshakeInfo")
     server_version = value.get("server_version")
     if server_version is not None and not isinstance(server_version, str):
-        return f"server_version: invalid type: {_json_type(server_version)}, expected a string"
+        return _invalid("server_version", server_version, "a string")
     tools_value = value.get("tools", [])
     if not isinstance(tools_value, list):
-        return f"tools: invalid type: {_json_type(tools_value)}, expected a sequence"
+        return _invalid("tools", tools_value, "a sequence")
     tools: list[ToolDescriptor] = []
     for index, entry in enumerate(tools_value):
         if not isinstance(entry, dict):
-            return (
-                f"tools[{index}]: invalid type: {_json_type(entry)}, expected struct ToolDescriptor"
-            )
+            return _invalid(f"tools[{index}]", entry, "struct ToolDescriptor")
         name = entry.get("name")
         if "name" not in entry:
             return f"tools[{index}]: missing field `name`"
         if not isinstance(name, str):
-            return f"tools[{index}].name: invalid type: {_json_type(name)}, expected a string"
+            return _invalid(f"tools[{index}].name", name, "a string")
         description = entry.get("description", "")
         if not isinstance(description, str):
-            return (
-                f"tools[{index}].description: invalid type: {_json_type(description)}, "
-                "expected a string"
-            )
+            return _invalid(f"tools[{index}].description", description, "a string")
         defaulted = tuple(key for key in ("description", "input_schema") if key not in entry)
         tools.append(ToolDescriptor(name, description, entry.get("input_schema", {}), defaulted))
     hooks_value = value.get("hooks", [])
     if not isinstance(hooks_value, list):
-        return f"hooks: invalid type: {_json_type(hooks_value)}, expected a sequence"
+        return _invalid("hooks", hooks_value, "a sequence")
     for index, hook in enumerate(hooks_value):
         if not isinstance(hook, str):
-            return f"hooks[{index}]: invalid type: {_json_type(hook)}, expected a string"
+            return _invalid(f"hooks[{index}]", hook, "a string")
     return HandshakeInfo(server_version, tuple(tools), tuple(hooks_value))
 
 
@@ -191,14 +192,13 @@ def hook_response_problem(value: object) -> str | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        return f"invalid type: {_json_type(value)}, expected struct HookResponse"
+        return _invalid("", value, "struct HookResponse")
     for key, types in _HOOK_FIELDS.items():
         item = value.get(key)
         if item is None:
             continue
         if not isinstance(item, types) or (types == (str,) and isinstance(item, bool)):
-            expected = "a boolean" if types == (bool,) else "a string"
-            return f"{key}: invalid type: {_json_type(item)}, expected {expected}"
+            return _invalid(key, item, "a boolean" if types == (bool,) else "a string")
     return None
 
 

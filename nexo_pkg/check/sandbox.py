@@ -134,13 +134,11 @@ def plan_sandbox(
     """The daemon's ``SandboxRunner::wrap_command`` for this plugin and its manifest's
     ``sandbox`` section.
 
-    ``argv`` is the plugin's command and arguments; ``program``, when given, replaces
-    ``argv[0]`` inside the wrapper (the manifest's bare command name, which the daemon hands
-    to bwrap as written, to be found on the sandbox's ``PATH``); ``state_dir`` replaces
-    ``${state_dir}``;
-    ``env`` supplies the two ``NEXO_PLUGIN_SANDBOX_*`` flags; ``bwrap`` is its path or None.
-    With ``skip`` (``--no-sandbox``) the command is not wrapped, and the plan says what that
-    leaves out. Never raises.
+    ``program``, when given, replaces ``argv[0]`` inside the wrapper (the manifest's bare
+    command name, which the daemon hands to bwrap as written, to be found on the sandbox's
+    ``PATH``); ``env`` supplies the two ``NEXO_PLUGIN_SANDBOX_*`` flags. With ``skip``
+    (``--no-sandbox``) the command is not wrapped, and the plan says what that leaves out.
+    Never raises.
     """
     enabled = sandbox.enabled
     command = list(argv)

@@ -3,8 +3,8 @@
 On Linux one ``syncfs(2)`` (through ``ctypes``) writes back everything dirty on the staging
 tree's file system, the tree's files and directories included, at the cost of one call instead
 of one ``fsync`` per file (threads flushing the same file system at once share a call). Where
-there is no ``syncfs`` (macOS, other Unixes), or it fails,
-every file and directory of the tree is fsynced instead. Either way the directories a rename
+there is no ``syncfs`` (macOS, other Unixes), or it fails, every file and directory of the tree
+is fsynced instead. Either way the directories a rename
 touches are fsynced after it (:func:`fsync_dir`), so the new name is durable too.
 """
 

@@ -35,6 +35,8 @@ _SCALAR_STOP = frozenset(",]}#\n\r")
 MAX_NESTING = 256
 """Deeper values are not mapped: key paths would grow quadratically and no field nests so."""
 _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
+# An escape: ``\u`` with up to 4 characters, ``\U`` with up to 8, else one character.
+_ESCAPE = re.compile(r"\\(?:u.{0,4}|U.{0,8}|.)", re.DOTALL)
 
 
 def _key_segment(key: str) -> str:
@@ -451,32 +453,17 @@ class _ScanError(Exception):
 
 def _decode_basic(raw: str) -> str:
     """Decode the escapes of a basic-string key; unknown escapes are kept verbatim."""
-    if "\\" not in raw:
-        return raw
-    out: list[str] = []
-    index = 0
-    while index < len(raw):
-        char = raw[index]
-        if char != "\\" or index + 1 >= len(raw):
-            out.append(char)
-            index += 1
-            continue
-        escape = raw[index + 1]
-        if escape in _ESCAPES:
-            out.append(_ESCAPES[escape])
-            index += 2
-        elif escape in "uU":
-            width = 4 if escape == "u" else 8
-            digits = raw[index + 2 : index + 2 + width]
-            try:
-                out.append(chr(int(digits, 16)))
-            except ValueError:
-                out.append(raw[index : index + 2 + width])
-            index += 2 + width
-        else:
-            out.append(raw[index : index + 2])
-            index += 2
-    return "".join(out)
+
+    def decode(match: re.Match[str]) -> str:
+        escape = match.group()
+        if escape[1] in _ESCAPES:
+            return _ESCAPES[escape[1]]
+        if escape[1] in "uU":
+            with contextlib.suppress(ValueError):
+                return chr(int(escape[2:], 16))
+        return escape
+
+    return _ESCAPE.sub(decode, raw)
 
 
 def scan_spans(text: str) -> tuple[SpanMap, list[Duplicate]]:

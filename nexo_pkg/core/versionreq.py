@@ -267,20 +267,18 @@ def _prerelease_compatible(comparator: Comparator, version: Version) -> bool:
 
 
 def _numeric(text: str, position: str) -> tuple[int, str]:
-    length = 0
-    value = 0
-    while length < len(text) and "0" <= text[length] <= "9":
-        if value == 0 and length > 0:
-            raise VersionError(f"invalid leading zero in {_POSITION_NAMES[position]}")
-        value = value * 10 + (ord(text[length]) - 48)
-        if value > _U64_MAX:
-            raise VersionError(f"value of {_POSITION_NAMES[position]} exceeds u64::MAX")
-        length += 1
-    if length > 0:
-        return value, text[length:]
-    if text:
-        raise _unexpected_char(_POSITION_NAMES[position], text[0])
-    raise VersionError(f"unexpected end of input while parsing {_POSITION_NAMES[position]}")
+    name = _POSITION_NAMES[position]
+    rest = text.lstrip("0123456789")
+    digits = text[: len(text) - len(rest)]
+    if not digits:
+        if text:
+            raise _unexpected_char(name, text[0])
+        raise VersionError(f"unexpected end of input while parsing {name}")
+    if len(digits) > 1 and digits[0] == "0":
+        raise VersionError(f"invalid leading zero in {name}")
+    if len(digits) > len(str(_U64_MAX)) or int(digits) > _U64_MAX:
+        raise VersionError(f"value of {name} exceeds u64::MAX")
+    return int(digits), rest
 
 
 def _identifier(text: str, position: str) -> tuple[str, str]:
