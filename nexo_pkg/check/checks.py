@@ -294,7 +294,6 @@ class _Session:
         self.plugin = plugin
         self.report = report
         self.timeout_seconds = timeout_seconds
-        self.timeout_text = f"{round(timeout_seconds * 1000)} ms"
         self._next_id = 1
         self._frames = ProblemTally()
         self.advertised: dict[str, dict[str, Any]] = {}
@@ -659,7 +658,9 @@ class _Session:
             # must not keep the host waiting forever.
             event = self.process.await_stdout(deadline)
             if event is None:
-                return NoReply("timeout", f"no reply within {self.timeout_text}")
+                return NoReply(
+                    "timeout", f"no reply within {round(self.timeout_seconds * 1000)} ms"
+                )
             if event.kind == "eof":
                 return self._gone(deadline, sending=False)
             if event.kind == "oversize":

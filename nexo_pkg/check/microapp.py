@@ -484,10 +484,9 @@ class _Session:
                 f"the daemon skips unknown hook(s) {', '.join(map(repr, skipped))} with a "
                 f"warning (src/main.rs:4382-4391); it knows {', '.join(HOOK_NAMES)}",
             )
-        elif registered:
-            self.report.add("hooks", "pass", f"registers {', '.join(registered)}")
         else:
-            self.report.add("hooks", "pass", "no hooks")
+            registers = f"registers {', '.join(registered)}" if registered else "no hooks"
+            self.report.add("hooks", "pass", registers)
 
     def _tools_list(self) -> bool:
         """``tools/list`` as ``nexo ext doctor --runtime`` calls it; the runtime never does."""

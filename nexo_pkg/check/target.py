@@ -318,8 +318,7 @@ def _resolve_installed(plugin_id: str, dest: Path) -> ResolvedPlugin:
             f"{plugin_id}: not a directory or tarball, and no installed plugin with that id "
             f"under {dest} (use --dest to look elsewhere)"
         )
-    candidates.sort()
-    return _resolve_directory(candidates[-1][2], source="installed")
+    return _resolve_directory(max(candidates)[2], source="installed")
 
 
 def _version_key(version: str) -> tuple[int, ...]:

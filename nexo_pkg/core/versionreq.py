@@ -25,6 +25,9 @@ _U64_MAX = 2**64 - 1
 # The crate refuses requirements with more comparators than this.
 _MAX_COMPARATORS = 32
 
+# What an identifier list of a pre-release or build metadata is made of (ASCII only).
+_IDENTIFIER_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-."
+
 _POSITION_NAMES = {
     "major": "major version number",
     "minor": "minor version number",
@@ -283,37 +286,16 @@ def _numeric(text: str, position: str) -> tuple[int, str]:
 
 def _identifier(text: str, position: str) -> tuple[str, str]:
     """Split off a dot-separated identifier list; the crate's rules on empty segments."""
-    accumulated = 0
-    segment = 0
-    has_nondigit = False
-    while True:
-        index = accumulated + segment
-        char = text[index] if index < len(text) else None
-        if char is not None and (char.isascii() and (char.isalpha() or char == "-")):
-            segment += 1
-            has_nondigit = True
-            continue
-        if char is not None and "0" <= char <= "9":
-            segment += 1
-            continue
-        if segment == 0:
-            if accumulated == 0 and char != ".":
-                return "", text
+    rest = text.lstrip(_IDENTIFIER_CHARS)
+    identifier = text[: len(text) - len(rest)]
+    if not identifier:
+        return "", text
+    for segment in identifier.split("."):
+        if not segment:
             raise VersionError(f"empty identifier segment in {_POSITION_NAMES[position]}")
-        if (
-            position == "pre"
-            and segment > 1
-            and not has_nondigit
-            and text[accumulated:].startswith("0")
-        ):
+        if position == "pre" and len(segment) > 1 and segment[0] == "0" and segment.isdigit():
             raise VersionError(f"invalid leading zero in {_POSITION_NAMES[position]}")
-        accumulated += segment
-        if char == ".":
-            accumulated += 1
-            segment = 0
-            has_nondigit = False
-        else:
-            return text[:accumulated], text[accumulated:]
+    return identifier, rest
 
 
 def _dot(text: str, position: str) -> str:
