@@ -45,7 +45,7 @@ from nexo_pkg.check.sandbox import (
     plan_sandbox,
 )
 from nexo_pkg.check.target import ResolvedPlugin, resolve_target
-from nexo_pkg.check.text import encode_frame, exit_text, short, truncate
+from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.versionreq import SEMVER_2
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
@@ -69,9 +69,6 @@ _INT_DIGITS_LIMIT = 4000
 #: A method no plugin implements; the answer must be ``-32601``.
 UNKNOWN_METHOD = "nexo.check.unknown_method"
 
-#: ``agent_id`` sent with ``--invoke``.
-CHECK_AGENT_ID = "nexo-plugin-check"
-
 TOOL_ERRORS = {
     -33401: "ToolNotFound",
     -33402: "ToolArgumentInvalid",
@@ -81,19 +78,17 @@ TOOL_ERRORS = {
 }
 
 
-# The frames.* checks, in report order, with the detail shown when nothing went wrong.
-_FRAME_CHECKS = {
-    "frames.utf8": "every stdout line was valid UTF-8",
-    "frames.json": "every stdout line was JSON (no stray output)",
-    "frames.jsonrpc": "every frame was a well-formed JSON-RPC 2.0 message",
-    "frames.size": f"no frame exceeded {MAX_FRAME_BYTES} bytes",
-    "frames.id": "every reply echoed its request id",
+# The frames.* checks, in report order: the detail shown when nothing went wrong, and the
+# status of a problem. The daemon matches replies by id: a reply with another id never answers
+# the request; its stdout reader (tokio ``lines()``) ends at the first line that is not UTF-8.
+# Every other frame problem is one the daemon's reader skips over.
+_FRAME_CHECKS: dict[str, tuple[str, Status]] = {
+    "frames.utf8": ("every stdout line was valid UTF-8", "fail"),
+    "frames.json": ("every stdout line was JSON (no stray output)", "warn"),
+    "frames.jsonrpc": ("every frame was a well-formed JSON-RPC 2.0 message", "warn"),
+    "frames.size": (f"no frame exceeded {MAX_FRAME_BYTES} bytes", "warn"),
+    "frames.id": ("every reply echoed its request id", "fail"),
 }
-
-# The daemon matches replies by id: a reply with another id never answers the request; its
-# stdout reader (tokio ``lines()``) ends at the first line that is not UTF-8. Every other frame
-# problem is one the daemon's reader skips over.
-_FRAME_FAILURES: dict[str, Status] = {"frames.id": "fail", "frames.utf8": "fail"}
 
 # After a broker.event, the host listens until the plugin has been quiet this long.
 _EVENT_QUIET_SECONDS = 0.4
@@ -761,8 +756,7 @@ class _Session:
 
     def add_frame_checks(self) -> None:
         """Report the frames.* verdicts gathered during the session."""
-        for name, clean in _FRAME_CHECKS.items():
-            status = _FRAME_FAILURES.get(name, "warn")
+        for name, (clean, status) in _FRAME_CHECKS.items():
             self.report.judge(name, self._frames.summary(name), status, clean)
 
 

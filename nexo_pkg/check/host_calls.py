@@ -33,6 +33,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from nexo_pkg.check.report import Status
+from nexo_pkg.check.text import CHECK_AGENT_ID
 from nexo_pkg.manifest.model import PluginManifest
 
 Phase = Literal["handshake", "after", "events", "invoke"]
@@ -50,7 +51,6 @@ _EVENT_ANSWERS: tuple[Outcome, ...] = ("result", "error", "held")
 
 _ROLES = frozenset({"user", "assistant", "system", "tool"})
 _STREAM_CHUNKS = ("nexo ", "plugin ", "check")
-_SOURCE = "nexo-plugin-check"
 
 
 @dataclass
@@ -92,7 +92,7 @@ class HostCalls:
             "id": str(uuid.uuid4()),
             "timestamp": datetime.now().astimezone().isoformat(),
             "topic": topic,
-            "source": _SOURCE,
+            "source": CHECK_AGENT_ID,
             "session_id": None,
             "payload": {"text": f"nexo plugin check event {sequence}", "sequence": sequence},
         }
@@ -170,12 +170,6 @@ class HostCalls:
         self.calls.append(_Call(method, request_id, self.phase, "refused", problem, code))
         return [_error(request_id, code, problem)]
 
-    def in_flight(self) -> list[str]:
-        """The calls left unanswered (held), as ``method (id)``."""
-        return [
-            f"{call.method} (id {call.request_id})" for call in self.calls if call.outcome == "held"
-        ]
-
     # -- the report ------------------------------------------------------------------------
 
     def results(self, *, shutdown_answered: bool | None) -> list[tuple[str, Status, str]]:
@@ -185,7 +179,9 @@ class HostCalls:
         if not methods:
             checks.append(("host.calls", "pass", "the plugin made no host call"))
         checks += [self._method_result(method) for method in methods]
-        held = ", ".join(self.in_flight())
+        held = ", ".join(
+            f"{call.method} (id {call.request_id})" for call in self.calls if call.outcome == "held"
+        )
         if held and shutdown_answered:
             detail = f"shutdown was answered with {held} still in flight"
             checks.append(("host.in_flight", "pass", detail))

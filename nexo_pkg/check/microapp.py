@@ -59,11 +59,8 @@ from nexo_pkg.check.microapp_wire import (
     sample_hook_event,
 )
 from nexo_pkg.check.report import CheckReport, ProblemTally, Status
-from nexo_pkg.check.text import encode_frame, exit_text, short, truncate
+from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
 from nexo_pkg.manifest.microapp import HOOK_NAMES, env_is_blocked
-
-#: ``agent_id`` in the events and ``_meta`` the check sends.
-CHECK_AGENT_ID = "nexo-plugin-check"
 
 #: The reason ``main`` gives every runtime at exit (``src/main.rs:5627-5641``).
 SHUTDOWN_REASON = "sigterm"
@@ -538,7 +535,7 @@ class _Session:
     def _hooks(self) -> bool:
         """One ``hooks/<name>`` call per registered hook, with an event of the daemon's shape."""
         for hook in self.report.microapp["hooks"]["registered"]:
-            answer = self.call(f"hooks/{hook}", sample_hook_event(hook, CHECK_AGENT_ID))
+            answer = self.call(f"hooks/{hook}", sample_hook_event(hook))
             name = f"hook.{hook}"
             if isinstance(answer, NoReply):
                 status: Status = "warn" if answer.reason == "timeout" else "fail"
@@ -594,7 +591,7 @@ class _Session:
                 **arguments,
                 "_meta": {
                     "agent_id": CHECK_AGENT_ID,
-                    "session_id": sample_hook_event("before_message", CHECK_AGENT_ID)["session_id"],
+                    "session_id": sample_hook_event("before_message")["session_id"],
                 },
             }
         record: dict[str, Any] = {"tool": tool, "args": arguments}

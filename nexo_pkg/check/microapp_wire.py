@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nexo_pkg.check.text import CHECK_AGENT_ID
 from nexo_pkg.manifest.microapp import env_is_blocked
 
 #: ``StdioSpawnOptions::default()`` (``crates/extensions/src/runtime/stdio.rs:71-81``).
@@ -232,13 +233,13 @@ def numeric_id(value: object) -> int | None:
     return None
 
 
-def sample_hook_event(hook: str, agent_id: str) -> dict[str, Any]:
+def sample_hook_event(hook: str) -> dict[str, Any]:
     """An event shaped as the daemon fires ``hook`` (``crates/core/src/agent/
     llm_behavior.rs:622-627,827-832,1671-1678,1825-1830``)."""
     session = "00000000-0000-4000-8000-000000000000"
-    base: dict[str, Any] = {"agent_id": agent_id, "session_id": session}
+    base: dict[str, Any] = {"agent_id": CHECK_AGENT_ID, "session_id": session}
     if hook == "before_message":
-        return {**base, "text": "hello from nexo plugin check", "source": "nexo-plugin-check"}
+        return {**base, "text": "hello from nexo plugin check", "source": CHECK_AGENT_ID}
     if hook == "after_message":
         return {**base, "text_in": "hello from nexo plugin check", "text_out": "hello"}
     if hook == "before_tool_call":
