@@ -295,8 +295,6 @@ class _Session:
         # Set at the first non-UTF-8 stdout line: the daemon's reader has stopped.
         self.reader_stopped: str | None = None
 
-    # -- the lifecycle -------------------------------------------------------------------
-
     def run(self, nexo_version: str, invoke: tuple[str, dict[str, Any]] | None) -> None:
         """Every step in order; stops early once the plugin stops answering."""
         if (
@@ -635,8 +633,6 @@ class _Session:
             f"still running {SHUTDOWN_GRACE_SECONDS:g} s after shutdown and closed stdin; killed",
         )
 
-    # -- the wire ------------------------------------------------------------------------
-
     def request(self, method: str, params: dict[str, Any]) -> _Reply | NoReply:
         """Send one request and wait for its reply, judging every frame that arrives."""
         request_id = self._next_id
@@ -758,9 +754,6 @@ class _Session:
         """Report the frames.* verdicts gathered during the session."""
         for name, (clean, status) in _FRAME_CHECKS.items():
             self.report.judge(name, self._frames.summary(name), status, clean)
-
-
-# -- helpers -------------------------------------------------------------------------------
 
 
 def _parse_int(digits: str) -> int | Decimal:

@@ -106,13 +106,11 @@ class PluginProcess:
         cwd: Path,
         env: Mapping[str, str],
         max_frame_bytes: int = MAX_LINE_BYTES,
-        stderr_tail_lines: int = STDERR_TAIL_LINES,
     ) -> None:
-        self.argv = list(argv)
         self._max_frame_bytes = max_frame_bytes
         self._session_token = secrets.token_hex(16)
         self._popen = subprocess.Popen(
-            self.argv,
+            list(argv),
             cwd=cwd,
             env={**env, SESSION_ENV: self._session_token},
             stdin=subprocess.PIPE,
@@ -136,7 +134,7 @@ class PluginProcess:
                 if stream is not None:
                     stream.close()
             raise
-        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=stderr_tail_lines)
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._exit_code: int | None = None
         self.killed = False
         self._closed = False
@@ -164,15 +162,11 @@ class PluginProcess:
         self._stderr_buffer = bytearray()
         self._stderr_truncating = False
 
-    # -- context management -------------------------------------------------------------
-
     def __enter__(self) -> PluginProcess:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-    # -- writing ------------------------------------------------------------------------
 
     def send(self, data: bytes, *, deadline: float) -> bool:
         """Write ``data`` to the plugin's stdin before ``deadline`` (a ``time.monotonic()``).
@@ -217,8 +211,6 @@ class PluginProcess:
                 self._selector.unregister(stream)
             with contextlib.suppress(OSError):
                 stream.close()
-
-    # -- reading ------------------------------------------------------------------------
 
     def next_stdout_event(self, *, deadline: float) -> StdoutEvent | None:
         """The next stdout event, or None if nothing arrived before ``deadline``.
@@ -362,8 +354,6 @@ class PluginProcess:
     def drain(self, seconds: float) -> None:
         """Keep reading output for ``seconds`` (used to collect stderr after a failure)."""
         self._poll_until(lambda: not self._selector.get_map(), time.monotonic() + seconds)
-
-    # -- process state ------------------------------------------------------------------
 
     def has_exited(self) -> bool:
         """Whether the child has exited, without reaping it.

@@ -79,8 +79,6 @@ class HostCalls:
         """The channel kinds of ``[[plugin.channels.register]]`` decide the broker topics."""
         return cls(plugin_id, list(model.plugin.channel_kinds) if model is not None else [])
 
-    # -- the broker ------------------------------------------------------------------------
-
     def subscribed_topics(self) -> list[str]:
         """The exact topics the daemon subscribes the plugin to (one per kind)."""
         return [f"plugin.outbound.{kind}" for kind in self.kinds]
@@ -126,8 +124,6 @@ class HostCalls:
             for pattern in (f"plugin.inbound.{kind}", f"plugin.inbound.{kind}.>")
         ]
 
-    # -- host calls ------------------------------------------------------------------------
-
     def answer(self, message: dict[str, Any]) -> list[dict[str, Any]]:
         """The frames answering one request of the plugin (none when the call is held)."""
         name = str(message.get("method"))
@@ -169,8 +165,6 @@ class HostCalls:
     ) -> list[dict[str, Any]]:
         self.calls.append(_Call(method, request_id, self.phase, "refused", problem, code))
         return [_error(request_id, code, problem)]
-
-    # -- the report ------------------------------------------------------------------------
 
     def results(self, *, shutdown_answered: bool | None) -> list[tuple[str, Status, str]]:
         """The ``host.*`` checks: the broker, each method called, the call left in flight."""

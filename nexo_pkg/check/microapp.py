@@ -321,8 +321,6 @@ class _Session:
         # Worst verdict and details of the admin requests seen.
         self._admin: list[tuple[Status, str]] = []
 
-    # -- the lifecycle ---------------------------------------------------------------------
-
     def run(self, agent_version: str, invoke: tuple[str, dict[str, Any]] | None) -> None:
         """Every step in order; stops once a step leaves nothing to talk to."""
         if (
@@ -650,8 +648,6 @@ class _Session:
             f"once, as {SHUTDOWN_NOTE}",
         )
 
-    # -- the wire ----------------------------------------------------------------------------
-
     def call(self, method: str, params: dict[str, Any]) -> _Reply | NoReply:
         """A regular call: the next numeric id, the call deadline."""
         request_id = self._next_id
@@ -849,8 +845,6 @@ class _Session:
             return
         self.process.send(data, deadline=time.monotonic() + self.timeout_seconds)
 
-    # -- the verdicts --------------------------------------------------------------------------
-
     def _drop(self, detail: str) -> None:
         """Count a frame the host's reader drops."""
         self._frames.note("frames.dropped", detail)
@@ -871,9 +865,6 @@ class _Session:
         worst = max((status for status, _ in self._admin), key=order.__getitem__)
         details = [detail for status, detail in self._admin if status == worst]
         self.report.add("admin", worst, truncate("; ".join(details), 2 * _DETAIL_LIMIT))
-
-
-# -- helpers --------------------------------------------------------------------------------------
 
 
 def _error_text(error: dict[str, Any]) -> str:

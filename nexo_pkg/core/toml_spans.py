@@ -146,8 +146,6 @@ class _Scanner:
         self.defined: dict[KeyPath, bool] = {}  # path -> defined by a [table] header
         self.duplicates: list[Duplicate] = []
 
-    # -- low-level helpers -------------------------------------------------------------
-
     def _skip_inline_space(self) -> None:
         text, index, length = self.text, self.index, self.length
         while index < length and text[index] in " \t":
@@ -182,8 +180,6 @@ class _Scanner:
             raise _ScanError(self.index)
         self.index += 1
 
-    # -- keys --------------------------------------------------------------------------
-
     def _simple_key(self) -> tuple[str, int, int]:
         text, start = self.text, self.index
         if start >= self.length:
@@ -214,8 +210,6 @@ class _Scanner:
                 self.index = segments[-1][2]
             else:
                 return segments
-
-    # -- strings and scalars -----------------------------------------------------------
 
     def _basic_string_end(self, start: int) -> int:
         """End offset (exclusive) of the one-line basic string opening at ``start``."""
@@ -278,8 +272,6 @@ class _Scanner:
         if index == start:
             raise _ScanError(start)
         return index
-
-    # -- recording ---------------------------------------------------------------------
 
     def _define(self, path: KeyPath, start: int, end: int, *, is_table: bool) -> None:
         if path in self.defined:
@@ -370,8 +362,6 @@ class _Scanner:
         self._define(path, first, end, is_table=False)
         self.keys[path] = (first, end)
         return path
-
-    # -- statements --------------------------------------------------------------------
 
     def _header(self) -> KeyPath:
         text = self.text

@@ -185,9 +185,6 @@ class VersionReq:
         return ", ".join(str(comparator) for comparator in self.comparators)
 
 
-# --- matching ---------------------------------------------------------------------------------
-
-
 def _matches_operator(comparator: Comparator, version: Version) -> bool:
     op = comparator.op
     if op in (Op.EXACT, Op.WILDCARD):
@@ -264,9 +261,6 @@ def _prerelease_compatible(comparator: Comparator, version: Version) -> bool:
         and comparator.patch == version.patch
         and not comparator.pre.is_empty
     )
-
-
-# --- parsing ----------------------------------------------------------------------------------
 
 
 def _numeric(text: str, position: str) -> tuple[int, str]:
