@@ -148,10 +148,9 @@ class PluginProcess:
             if stream is not None:
                 os.set_blocking(stream.fileno(), False)
         self._selector = selectors.DefaultSelector()
-        if self._stdout is not None:
-            self._selector.register(self._stdout, selectors.EVENT_READ, "stdout")
-        if self._stderr is not None:
-            self._selector.register(self._stderr, selectors.EVENT_READ, "stderr")
+        for stream, name in ((self._stdout, "stdout"), (self._stderr, "stderr")):
+            if stream is not None:
+                self._selector.register(stream, selectors.EVENT_READ, name)
         self._stdout_buffer = bytearray()
         # While discarding an over-long line: how many bytes of it were seen so far.
         self._discarding: int | None = None

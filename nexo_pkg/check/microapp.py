@@ -49,6 +49,7 @@ from nexo_pkg.check.microapp_wire import (
     CHILD_EXITED_CODE,
     EXT_NAME_PREFIX,
     HANDSHAKE_TIMEOUT_SECONDS,
+    SAMPLE_SESSION_ID,
     HandshakeInfo,
     child_environment,
     decode_handshake,
@@ -315,7 +316,8 @@ class _Session:
         self.grants = grants
         self.router = router_wired(target, grants)
         self._next_id = 1
-        self.handshake: HandshakeInfo | None = None
+        # The tools initialize advertised (what the daemon registers).
+        self.advertised: list[str] = []
         self.reader_stopped = False
         self._frames = ProblemTally()
         # Worst verdict and details of the admin requests seen.
@@ -368,7 +370,7 @@ class _Session:
                 '"hooks": ["before_message", ...]}',
             )
             return False
-        self.handshake = decoded
+        self.advertised = [tool.name for tool in decoded.tools]
         self._check_handshake(answer.result, decoded)
         self._check_tools(decoded)
         self._check_hooks(decoded)
@@ -508,20 +510,19 @@ class _Session:
         result = answer.result
         tools = result.get("tools") if isinstance(result, dict) and "tools" in result else result
         decoded = decode_handshake({"tools": tools})
-        advertised = [tool.name for tool in self.handshake.tools] if self.handshake else []
         if isinstance(decoded, str):
             self.report.add(
                 "tools.list",
                 "warn",
                 f"`nexo ext doctor --runtime` cannot decode the tools/list result: {decoded}",
             )
-        elif [tool.name for tool in decoded.tools] != advertised:
+        elif [tool.name for tool in decoded.tools] != self.advertised:
             self.report.add(
                 "tools.list",
                 "warn",
                 truncate(
                     f"tools/list names {[tool.name for tool in decoded.tools]} but initialize "
-                    f"advertised {advertised}; the contract page asks for the same list, and "
+                    f"advertised {self.advertised}; the contract page asks for the same list, and "
                     "the daemon registers only initialize's tools",
                     _DETAIL_LIMIT,
                 ),
@@ -575,23 +576,17 @@ class _Session:
         return True
 
     def _invoke(self, tool: str, arguments: dict[str, Any]) -> bool:
-        advertised = [entry.name for entry in self.handshake.tools] if self.handshake else []
-        if tool not in advertised:
+        if tool not in self.advertised:
             self.report.add(
                 "invoke.tool",
                 "warn",
-                f"{tool!r} is not among the advertised tools {advertised}; the daemon would "
+                f"{tool!r} is not among the advertised tools {self.advertised}; the daemon would "
                 "never call it (the call is sent anyway)",
             )
         if self.target.context_passthrough:
             # [context] passthrough: the daemon adds `_meta` (extension_tool.rs:133-158).
-            arguments = {
-                **arguments,
-                "_meta": {
-                    "agent_id": CHECK_AGENT_ID,
-                    "session_id": sample_hook_event("before_message")["session_id"],
-                },
-            }
+            meta = {"agent_id": CHECK_AGENT_ID, "session_id": SAMPLE_SESSION_ID}
+            arguments = {**arguments, "_meta": meta}
         record: dict[str, Any] = {"tool": tool, "args": arguments}
         self.report.invoke = record
         answer = self.call("tools/call", {"name": tool, "arguments": arguments})

@@ -77,6 +77,9 @@ CHILD_EXITED_CODE = -32000
 
 _I32 = (-(2**31), 2**31 - 1)
 
+#: The session of the events (and ``_meta``) the check sends.
+SAMPLE_SESSION_ID = "00000000-0000-4000-8000-000000000000"
+
 
 def child_environment(
     parent: Mapping[str, str], *, extension_id: str, agent_version: str, state_dir: str
@@ -236,8 +239,7 @@ def numeric_id(value: object) -> int | None:
 def sample_hook_event(hook: str) -> dict[str, Any]:
     """An event shaped as the daemon fires ``hook`` (``crates/core/src/agent/
     llm_behavior.rs:622-627,827-832,1671-1678,1825-1830``)."""
-    session = "00000000-0000-4000-8000-000000000000"
-    base: dict[str, Any] = {"agent_id": CHECK_AGENT_ID, "session_id": session}
+    base: dict[str, Any] = {"agent_id": CHECK_AGENT_ID, "session_id": SAMPLE_SESSION_ID}
     if hook == "before_message":
         return {**base, "text": "hello from nexo plugin check", "source": CHECK_AGENT_ID}
     if hook == "after_message":

@@ -90,9 +90,6 @@ class Prerelease:
     def __lt__(self, other: Prerelease) -> bool:
         return self._key() < other._key()
 
-    def __str__(self) -> str:
-        return self.text
-
 
 @dataclass(frozen=True)
 class Version:
@@ -163,11 +160,6 @@ class VersionReq:
     """A parsed requirement: all comparators must match; no comparator is ``*``."""
 
     comparators: tuple[Comparator, ...]
-
-    @classmethod
-    def parse(cls, text: str) -> VersionReq:
-        """Parse ``text``; raise :class:`VersionError` as ``semver::VersionReq`` would."""
-        return parse_version_req(text)
 
     def matches(self, version: Version) -> bool:
         """Whether ``version`` satisfies the requirement, following Cargo's pre-release rule."""
