@@ -7,19 +7,16 @@ requests the way the daemon's reader does (``crates/core/src/agent/nexo_plugin_r
 subprocess.rs``: ``handle_child_request``, ``handle_memory_recall``, ``handle_llm_complete``,
 ``handle_child_publish``):
 
-* ``memory.recall`` needs a string ``agent_id`` and ``query`` (else ``-32602``) and gets
-  ``{"entries": [...]}``; ``llm.complete`` needs ``provider``, ``model`` and a non-empty
-  ``messages`` array of ``{role, content}`` (else ``-32602``) and gets ``{content,
-  finish_reason, usage}``, or with ``stream: true`` ``llm.complete.delta {request_id, chunk}``
-  notifications and then ``{finish_reason, usage}``; any other method gets ``-32601``.
+* ``memory.recall`` and ``llm.complete`` get a result when their params are what the daemon
+  reads (else ``-32602``), a streamed ``llm.complete`` its ``llm.complete.delta``
+  notifications first; any other method gets ``-32601``.
 * While events are delivered, successive calls of a method are answered with a result, then
   an error (``-32603``, as a failing backend), then not at all (a backend that hangs: the
   call stays in flight, up to the ``shutdown``). Calls made inside ``tool.invoke`` always get
   a result.
 * A ``broker.publish`` is forwarded by the daemon only when its topic matches the plugin's
   inbound allowlist (``plugin.inbound.<kind>`` and ``plugin.inbound.<kind>.>``) and its
-  ``event`` is a broker ``Event`` (``id`` a UUID, ``timestamp`` RFC 3339, ``topic``,
-  ``source``, ``payload``); otherwise it drops it with a warning, and so does the report.
+  ``event`` is a broker ``Event``; otherwise it drops it with a warning, and so does the report.
 
 Nothing here does I/O: the session sends the frames :meth:`HostCalls.answer` returns and
 reports :meth:`HostCalls.results`.

@@ -114,13 +114,11 @@ def run_microapp(
 ) -> MicroappReport:
     """Run the extension host's session against ``target`` and report every check.
 
-    ``timeout_ms`` bounds each reply (``initialize`` at most the daemon's 10 s, calls at most
-    its 30 s); ``agent_version`` is sent as the daemon's version; the mock admin router allows
-    the grants of the daemon's configuration directory (``config``, else
-    ``NEXO_CONFIG_DIR``, ``./config``, ``$NEXO_HOME/config``); ``invoke`` = ``(tool,
-    arguments)`` adds one ``tools/call``. Misbehaviour is reported, never raised; the child
-    and everything it started are killed and reaped on every path, and the scratch state
-    directory is removed. Raises :class:`~nexo_pkg.core.errors.ConfigError` (exit 2) for an
+    ``timeout_ms`` bounds each reply (and never beyond the daemon's 10 s for ``initialize``,
+    30 s for a call); the mock admin router allows the grants of the daemon's configuration
+    directory (``config``, else ``NEXO_CONFIG_DIR``, ``./config``, ``$NEXO_HOME/config``).
+    Misbehaviour is reported, never raised; the child and everything it started are killed and
+    reaped on every path. Raises :class:`~nexo_pkg.core.errors.ConfigError` (exit 2) for an
     unreadable ``extensions.yaml``.
     """
     from nexo_pkg.manifest.daemon_config import config_dir  # noqa: PLC0415 - only for microapps
@@ -170,11 +168,9 @@ def run_microapp(
 def _program(target: MicroappTarget) -> str:
     """``Command::new(command)`` with ``current_dir(root)``: a path with a slash is relative
     to the root; a bare name is looked up on PATH."""
-    command = target.command
-    if "/" in command:
-        path = Path(command)
-        return str(path if path.is_absolute() else target.root / path)
-    return shutil.which(command) or command
+    if "/" in target.command:
+        return str(target.root / target.command)  # an absolute path stays as it is
+    return shutil.which(target.command) or target.command
 
 
 def _spawn_failure(target: MicroappTarget, program: str, error: OSError) -> str:

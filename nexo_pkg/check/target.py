@@ -251,8 +251,7 @@ def _resolve_directory(
 def _names_launcher(command: str | None, root: Path, launcher: Path) -> bool:
     if command is None or "/" not in command:
         return False
-    path = Path(command) if Path(command).is_absolute() else root / command
-    return path.resolve() == launcher.resolve()
+    return (root / command).resolve() == launcher.resolve()  # an absolute command stays as it is
 
 
 def _resolve_command(command: str, root: Path, env: dict[str, str]) -> str:

@@ -7,8 +7,6 @@ import contextlib
 import json
 from typing import Any
 
-__all__ = ["CHECK_AGENT_ID", "DETAIL_LIMIT", "encode_frame", "exit_text", "short", "truncate"]
-
 #: The name the check goes by towards the plugin: the ``agent_id`` of its calls and events and
 #: the ``source`` of its broker events.
 CHECK_AGENT_ID = "nexo-plugin-check"

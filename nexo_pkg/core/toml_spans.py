@@ -303,9 +303,8 @@ class _Scanner:
                     current = frame.next_item() if frame.is_array else self._inline_key(frame.path)
                     continue
             else:
-                start = self.index
-                end = self._scalar_end(start)
-                self._record_value(current, start, end)
+                end = self._scalar_end(self.index)
+                self._record_value(current, self.index, end)
                 self.index = end
             # Close containers whose last value just ended; then begin the next sibling.
             while stack:
