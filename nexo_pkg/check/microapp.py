@@ -712,17 +712,16 @@ class _Session:
         if problem is not None:
             self._drop(f"{problem}: {short(text)}")
             return None
-        frame: dict[str, Any] = message
-        frame_id = frame.get("id")
+        frame_id = message.get("id")
         if frame_id is None:
             self._drop(
-                f"notification {short(frame.get('method', text))} (the host ignores frames "
+                f"notification {short(message.get('method', text))} (the host ignores frames "
                 "without an id)"
             )
             return None
         if isinstance(frame_id, str):
             if frame_id.startswith("app:"):
-                self._admin_frame(frame)
+                self._admin_frame(message)
             else:
                 self._drop(f"string id {short(frame_id)} without the app: prefix")
             return None
@@ -733,13 +732,13 @@ class _Session:
         if number != request_id:
             self._drop(f"a reply with id {number}, for which no call is pending")
             return None
-        if "method" in frame:
+        if "method" in message:
             self._drop(
-                f"request {short(frame['method'])} with numeric id {number}: the host takes "
+                f"request {short(message['method'])} with numeric id {number}: the host takes "
                 "any frame with a numeric id as a reply"
             )
-        result = frame.get("result")
-        error = frame.get("error")
+        result = message.get("result")
+        error = message.get("error")
         elapsed = (time.monotonic() - started) * 1000
         if result is not None or not isinstance(error, dict):
             return _Reply(result, None, elapsed)

@@ -105,24 +105,20 @@ def sync_tree(root: Path) -> None:
             return
     finally:
         os.close(descriptor)
-    fsync_each(root)
-
-
-def fsync_each(root: Path) -> None:
-    """fsync every file and directory below ``root``, one by one (the portable fallback)."""
+    # The portable fallback: every file and directory, one by one.
     for directory, _, files in os.walk(root):
         for name in files:
-            descriptor = os.open(Path(directory) / name, os.O_RDONLY | os.O_NOFOLLOW)
-            try:
-                os.fsync(descriptor)
-            finally:
-                os.close(descriptor)
+            _fsync(Path(directory) / name, os.O_RDONLY | os.O_NOFOLLOW)
         fsync_dir(Path(directory))
 
 
 def fsync_dir(path: Path) -> None:
     """fsync a directory, making the names it holds (a rename's result) durable."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    _fsync(path, os.O_RDONLY | os.O_DIRECTORY)
+
+
+def _fsync(path: Path, flags: int) -> None:
+    descriptor = os.open(path, flags)
     try:
         os.fsync(descriptor)
     finally:

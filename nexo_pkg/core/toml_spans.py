@@ -124,9 +124,8 @@ class SpanMap:
 
     def root_span(self) -> Span:
         """The first line of the file (or an empty span at 1:1 for an empty file)."""
-        newline = self.text.find("\n")
-        end = len(self.text) if newline == -1 else newline
-        return self.span_of(0, max(0, min(end, len(self.text.rstrip("\r\n")))))
+        first_line = self.text.partition("\n")[0]
+        return self.span_of(0, min(len(first_line), len(self.text.rstrip("\r\n"))))
 
     def locate(self, path: KeyPath, part: SpanPart = "value") -> Span:
         """The span of ``path``'s key or value, falling back to :meth:`nearest`. Never fails."""
@@ -199,17 +198,15 @@ class _Scanner:
         return text[start:end], start, end
 
     def _dotted_key(self) -> list[tuple[str, int, int]]:
-        segments = [self._simple_key()]
-        self.index = segments[-1][2]
+        segments = []
         while True:
+            segments.append(self._simple_key())
+            self.index = segments[-1][2]
             self._skip_inline_space()
-            if self.index < self.length and self.text[self.index] == ".":
-                self.index += 1
-                self._skip_inline_space()
-                segments.append(self._simple_key())
-                self.index = segments[-1][2]
-            else:
+            if self.index >= self.length or self.text[self.index] != ".":
                 return segments
+            self.index += 1
+            self._skip_inline_space()
 
     def _basic_string_end(self, start: int) -> int:
         """End offset (exclusive) of the one-line basic string opening at ``start``."""
