@@ -16,6 +16,7 @@ warnings.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shlex
@@ -220,7 +221,7 @@ def check_plugin(
         report.sandbox = plan.to_json()
         if not _report_sandbox(report, plan) or plan.argv is None:
             return report
-        host = HostCalls.from_manifest(plugin.plugin_id, model) if host_calls else None
+        host = HostCalls.from_manifest(model) if host_calls else None
         try:
             process = PluginProcess(plan.argv, cwd=plugin.root, env=env)
         except OSError as error:
@@ -289,7 +290,7 @@ class _Session:
         self.plugin = plugin
         self.report = report
         self.timeout_seconds = timeout_seconds
-        self._next_id = 1
+        self._ids = itertools.count(1)
         self._frames = ProblemTally()
         self.advertised: dict[str, dict[str, Any]] = {}
         # Set at the first non-UTF-8 stdout line: the daemon's reader has stopped.
@@ -635,8 +636,7 @@ class _Session:
 
     def request(self, method: str, params: dict[str, Any]) -> _Reply | NoReply:
         """Send one request and wait for its reply, judging every frame that arrives."""
-        request_id = self._next_id
-        self._next_id += 1
+        request_id = next(self._ids)
         frame = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         started = time.monotonic()
         deadline = started + self.timeout_seconds

@@ -426,10 +426,8 @@ class PluginProcess:
                     os.kill(pid, signal.SIGKILL)
 
     def close(self) -> None:
-        """Kill the process group, reap the child and close every pipe; idempotent.
-
-        Safe to call from ``finally`` on any path, including ``KeyboardInterrupt``.
-        """
+        """Kill the process group, reap the child and close every pipe; idempotent, and safe
+        from ``finally`` on any path (``KeyboardInterrupt`` included)."""
         if self._closed:
             return
         try:

@@ -64,7 +64,6 @@ class _Call:
 class HostCalls:
     """The host's script and what happened: the calls answered, the publishes judged."""
 
-    plugin_id: str
     kinds: list[str]
     calls: list[_Call] = field(default_factory=list)
     publishes: list[tuple[str, str | None]] = field(default_factory=list)
@@ -72,9 +71,9 @@ class HostCalls:
     phase: Phase = "handshake"
 
     @classmethod
-    def from_manifest(cls, plugin_id: str, model: PluginManifest | None) -> HostCalls:
+    def from_manifest(cls, model: PluginManifest | None) -> HostCalls:
         """The channel kinds of ``[[plugin.channels.register]]`` decide the broker topics."""
-        return cls(plugin_id, list(model.plugin.channel_kinds) if model is not None else [])
+        return cls(list(model.plugin.channel_kinds) if model is not None else [])
 
     def subscribed_topics(self) -> list[str]:
         """The exact topics the daemon subscribes the plugin to (one per kind)."""

@@ -28,6 +28,7 @@ the contract page asks for something the daemon does not do. ``strict`` fails on
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shlex
@@ -311,7 +312,7 @@ class _Session:
         self.timeout_seconds = timeout_seconds
         self.grants = grants
         self.router = router_wired(target, grants)
-        self._next_id = 1
+        self._ids = itertools.count(1)
         # The tools initialize advertised (what the daemon registers).
         self.advertised: list[str] = []
         self.reader_stopped = False
@@ -641,10 +642,8 @@ class _Session:
 
     def call(self, method: str, params: dict[str, Any]) -> _Reply | NoReply:
         """A regular call: the next numeric id, the call deadline."""
-        request_id = self._next_id
-        self._next_id += 1
         timeout = min(self.timeout_seconds, CALL_TIMEOUT_SECONDS)
-        return self.request(method, params, request_id=request_id, timeout=timeout)
+        return self.request(method, params, request_id=next(self._ids), timeout=timeout)
 
     def request(
         self, method: str, params: dict[str, Any], *, request_id: int, timeout: float

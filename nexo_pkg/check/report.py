@@ -35,11 +35,8 @@ class CheckResult:
 
 @dataclass
 class CheckReport:
-    """Everything a check run found.
-
-    ``ok`` is False when any check failed, or with ``strict`` when any check warned.
-    ``invoke`` holds the ``tool.invoke`` exchange when one was asked for.
-    """
+    """Everything a check run found; ``invoke`` holds the ``tool.invoke`` exchange when one was
+    asked for."""
 
     plugin_id: str
     root: str

@@ -43,9 +43,7 @@ def syncfs_available() -> bool:
 
 def syncfs(descriptor: int) -> bool:
     """Flush the file system holding ``descriptor``; ``False`` when that is not possible here.
-
-    Raises ``OSError`` when the kernel reports a write-back error.
-    """
+    Raises ``OSError`` when the kernel reports a write-back error."""
     function = _syncfs()
     if function is None:
         return False
@@ -95,10 +93,8 @@ _SHARED = _SharedSyncfs()
 
 
 def sync_tree(root: Path) -> None:
-    """Make every file and directory below ``root`` durable (see the module docstring).
-
-    Raises ``OSError``.
-    """
+    """Make every file and directory below ``root`` durable (see the module docstring); raises
+    ``OSError``."""
     descriptor = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         if _SHARED.flush(descriptor):
