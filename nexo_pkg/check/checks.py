@@ -45,7 +45,7 @@ from nexo_pkg.check.sandbox import (
     find_bwrap,
     plan_sandbox,
 )
-from nexo_pkg.check.target import ResolvedPlugin, resolve_target
+from nexo_pkg.check.target import ResolvedPlugin, default_install_root, resolve_target
 from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.versionreq import SEMVER_2
@@ -150,8 +150,8 @@ def run_check(
         raise UsageError(f"--nexo-version {version!r} is not a semver version such as 0.1.5")
     if invoke is not None and not isinstance(invoke[1], dict):
         raise UsageError("--args must be a JSON object")
-    roots = {} if installed_root is None else {"installed_root": installed_root}
-    with resolve_target(target, dest=dest, **roots) as plugin:
+    installed = installed_root or default_install_root
+    with resolve_target(target, dest=dest, installed_root=installed) as plugin:
         if plugin.microapp is not None:
             from nexo_pkg.check.microapp import run_microapp  # noqa: PLC0415
 
@@ -262,14 +262,10 @@ def _report_sandbox(report: CheckReport, plan: SandboxPlan) -> bool:
         report.add("sandbox", "warn", f"not sandboxed ({plan.reason})")
     else:
         report.add("sandbox", "pass", f"not sandboxed: {plan.reason}")
-    if plan.problems:
-        report.add(
-            "spawn",
-            "fail",
-            "; ".join(problem.describe(plan.manifest_name) for problem in plan.problems),
-        )
-        return False
-    return True
+    problems = "; ".join(problem.describe(plan.manifest_name) for problem in plan.problems)
+    if problems:
+        report.add("spawn", "fail", problems)
+    return not problems
 
 
 class _Session:
@@ -577,11 +573,9 @@ class _Session:
                 return False
             if event.kind == "oversize":
                 continue
-            message = self._parse(event.data)
+            self._parse(event.data, deadline)
             if self.reader_stopped is not None:
                 return False
-            if message is not None and "method" in message:
-                self._answer_plugin_request(message, deadline)
             quiet_until = time.monotonic() + _EVENT_QUIET_SECONDS
 
     def add_host_checks(self) -> None:
@@ -667,13 +661,10 @@ class _Session:
                     f"a frame of {len(event.data)} bytes exceeds the SDKs' "
                     f"{MAX_FRAME_BYTES}-byte frame limit (the daemon reads it all the same)",
                 )
-            message = self._parse(event.data)
+            message = self._parse(event.data, deadline)
             if self.reader_stopped is not None:
                 return NoReply("reader_stopped", self.reader_stopped)
             if message is None:
-                continue
-            if "method" in message:
-                self._answer_plugin_request(message, deadline)
                 continue
             if not _same_id(message.get("id"), request_id):
                 self._frames.note(
@@ -690,8 +681,9 @@ class _Session:
             return NoReply("stdin_closed", f"the plugin {what} but is still running")
         return NoReply("exited", f"the plugin exited {exit_text(code)} before replying")
 
-    def _parse(self, line: bytes) -> dict[str, Any] | None:
-        """Judge one stdout line; return it when it is a frame the session should act on."""
+    def _parse(self, line: bytes, deadline: float) -> dict[str, Any] | None:
+        """Judge one stdout line and answer it when it is the plugin's request; return it when
+        it is a reply for the session."""
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -727,6 +719,9 @@ class _Session:
             self._frames.note("frames.jsonrpc", f"{problem}: {short(text)}")
             if "method" not in message and "id" not in message:
                 return None
+        if "method" in message:
+            self._answer_plugin_request(message, deadline)
+            return None
         return message
 
     def _answer_plugin_request(self, message: dict[str, Any], deadline: float) -> None:

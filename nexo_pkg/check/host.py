@@ -273,12 +273,16 @@ class PluginProcess:
 
     def _read_stdout(self) -> None:
         chunk = _read_chunk(self._stdout)
-        if chunk == b"":
-            self._finish_stdout()
-        elif chunk is not None:
-            self._feed_stdout(chunk)
-
-    def _feed_stdout(self, chunk: bytes) -> None:
+        if chunk is None:
+            return
+        if not chunk:
+            if self._discarding is not None or self._stdout_buffer:
+                # A last line without its newline still counts as a line.
+                self._end_line(terminated=False)
+            self._stdout_closed = True
+            self._forget(self._stdout)
+            self._stdout = None
+            return
         start = 0
         while start < len(chunk):
             newline = chunk.find(b"\n", start)
@@ -313,14 +317,6 @@ class PluginProcess:
             line = line[:-1]
         self._stdout_events.append(StdoutEvent("line", data=line))
         self._queued_bytes += len(line)
-
-    def _finish_stdout(self) -> None:
-        if self._discarding is not None or self._stdout_buffer:
-            # A last line without its newline still counts as a line.
-            self._end_line(terminated=False)
-        self._stdout_closed = True
-        self._forget(self._stdout)
-        self._stdout = None
 
     def _read_stderr(self) -> None:
         chunk = _read_chunk(self._stderr)

@@ -4,9 +4,8 @@ The session does what ``StdioRuntime`` (``crates/extensions/src/runtime/stdio.rs
 ``eec3f33``) and the daemon's boot do with a stdio extension, in order:
 
 1. spawn ``[transport] command`` with its ``args`` in the microapp's root, with the
-   environment the host builds (cleared, blocklisted secrets removed, ``AGENT_VERSION``,
-   ``AGENT_EXTENSION_ID`` and ``NEXO_EXTENSION_STATE_ROOT`` stamped; a scratch state
-   directory stands in for ``$NEXO_HOME/extensions/<id>/state``); no sandbox;
+   environment the host builds (:func:`~nexo_pkg.check.microapp_wire.child_environment`; a
+   scratch directory stands in for ``$NEXO_HOME/extensions/<id>/state``); no sandbox;
 2. ``initialize`` as id 0 with ``{agent_version, extension_id}`` within the handshake
    deadline, its result decoded as ``HandshakeInfo``;
 3. the tools and hooks the daemon registers from it, with their LLM-visible names;

@@ -148,12 +148,6 @@ class Comparator:
         pre = f"-{self.pre.text}" if self.pre.text else ""
         return f"{self.op.value}{numbers}{wildcard}{pre}"
 
-    def matches(self, version: Version) -> bool:
-        """Whether ``version`` satisfies this comparator alone, pre-release rule included."""
-        return _matches_operator(self, version) and (
-            version.pre.is_empty or _prerelease_compatible(self, version)
-        )
-
 
 @dataclass(frozen=True)
 class VersionReq:
@@ -163,13 +157,12 @@ class VersionReq:
 
     def matches(self, version: Version) -> bool:
         """Whether ``version`` satisfies the requirement, following Cargo's pre-release rule."""
-        if not all(_matches_operator(comparator, version) for comparator in self.comparators):
-            return False
-        if version.pre.is_empty:
-            return True
         # A pre-release only satisfies a requirement that opts into pre-releases of the
         # same major.minor.patch, so `>=1.0.0` never pulls in `2.0.0-alpha`.
-        return any(_prerelease_compatible(comparator, version) for comparator in self.comparators)
+        return all(_matches_operator(comparator, version) for comparator in self.comparators) and (
+            version.pre.is_empty
+            or any(_prerelease_compatible(comparator, version) for comparator in self.comparators)
+        )
 
     def __str__(self) -> str:
         if not self.comparators:
@@ -326,6 +319,10 @@ def parse_version(text: str) -> Version:
     return Version(major, minor, patch, Prerelease(pre), build)
 
 
+def _lone_wildcard(char: str) -> VersionError:
+    return VersionError(f"wildcard req ({char}) must be the only comparator in the version req")
+
+
 def _wildcard(text: str) -> tuple[str, str] | None:
     if text[:1] in ("*", "x", "X"):
         return text[0], text[1:]
@@ -389,9 +386,7 @@ def parse_version_req(text: str) -> VersionReq:
         if not rest:
             return VersionReq(())
         if rest.startswith(","):
-            raise VersionError(
-                f"wildcard req ({char}) must be the only comparator in the version req"
-            )
+            raise _lone_wildcard(char)
         raise VersionError("unexpected character after wildcard in version req")
 
     comparators: list[Comparator] = []
@@ -403,10 +398,7 @@ def parse_version_req(text: str) -> VersionReq:
             if wildcard is not None:
                 rest = wildcard[1].lstrip(" ")
                 if not rest or rest.startswith(","):
-                    raise VersionError(
-                        f"wildcard req ({wildcard[0]}) must be the only comparator in the "
-                        "version req"
-                    ) from None
+                    raise _lone_wildcard(wildcard[0]) from None
             raise
         comparators.append(comparator)
         if not text:
