@@ -56,22 +56,6 @@ if TYPE_CHECKING:
     from nexo_pkg.sources.oci_source import OciSource
     from nexo_pkg.sources.releases import GitHubReleaseSource
 
-__all__ = [
-    "ALWAYS_WIRED_CAPABILITIES",
-    "DAEMON_VERSION_ENV",
-    "MAX_OLDER_RELEASES",
-    "DaemonVersion",
-    "HostRequirement",
-    "LatestCompatible",
-    "check_compatible",
-    "compatible_source",
-    "daemon_version",
-    "min_nexo_version",
-    "newest_compatible_tag",
-    "newest_compatible_version",
-    "unmet_host_requirements",
-    "wired_capabilities",
-]
 
 MAX_OLDER_RELEASES = 20
 """How many releases older than an incompatible latest one are looked at (2 requests each)."""
@@ -252,6 +236,14 @@ def check_compatible(
     )
 
 
+def _note(text: str) -> None:
+    """Say which older release or version was chosen (a ``note:`` line on stderr)."""
+    from nexo_pkg.core.output import say  # noqa: PLC0415 - only when one is chosen
+    from nexo_pkg.core.terminal import printable  # noqa: PLC0415
+
+    say(printable(f"note: {text}"))
+
+
 def _is_prerelease_tag(tag: str) -> bool:
     try:
         return not parse_version(tag.removeprefix("v").removeprefix("V")).pre.is_empty
@@ -293,18 +285,12 @@ def newest_compatible_tag(
         manifest = client.read_manifest_asset(
             release, MANIFEST_ASSETS, max_bytes=max_manifest_bytes
         )
-        found = _requirement(manifest[1], daemon) if manifest is not None else None
-        if manifest is None or (found is not None and not found[1]):
+        if manifest is None or _excludes(manifest[1], daemon):
             continue
-        from nexo_pkg.core.output import say  # noqa: PLC0415 - only when one is chosen
-        from nexo_pkg.core.terminal import printable  # noqa: PLC0415
-
-        say(
-            printable(
-                f"note: the latest release of {owner}/{repo} ({latest.tag}) needs a newer "
-                f"daemon than {daemon.version} ({daemon.source}); {doing} {tag}, the newest "
-                "release compatible with it"
-            )
+        _note(
+            f"the latest release of {owner}/{repo} ({latest.tag}) needs a newer daemon than "
+            f"{daemon.version} ({daemon.source}); {doing} {tag}, the newest release compatible "
+            "with it"
         )
         return tag
     return None
@@ -366,15 +352,10 @@ def newest_compatible_version(
             raise
         if text is None or _excludes(text, daemon):
             continue
-        from nexo_pkg.core.output import say  # noqa: PLC0415 - only when one is chosen
-        from nexo_pkg.core.terminal import printable  # noqa: PLC0415
-
-        say(
-            printable(
-                f"note: the newest version in {base} ({latest.version}) needs a newer daemon "
-                f"than {daemon.version} ({daemon.source}); {doing} {tag}, the newest version "
-                "compatible with it"
-            )
+        _note(
+            f"the newest version in {base} ({latest.version}) needs a newer daemon than "
+            f"{daemon.version} ({daemon.source}); {doing} {tag}, the newest version compatible "
+            "with it"
         )
         return candidate
     return None

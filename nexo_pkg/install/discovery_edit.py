@@ -26,8 +26,6 @@ from nexo_pkg.core.files import read_config_file, write_config_file
 from nexo_pkg.install.config import DISCOVERY_FILE, MAX_DISCOVERY_BYTES, load_daemon_config
 from nexo_pkg.manifest.daemon import is_valid_id
 
-__all__ = ["DiscoveryState", "EditResult", "check_id", "discovery_state", "set_enabled"]
-
 LOCK_TIMEOUT = 5.0
 LOCK_POLL = 0.025
 

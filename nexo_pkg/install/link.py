@@ -25,15 +25,6 @@ from nexo_pkg.install.store import installed_versions, locked_root
 from nexo_pkg.manifest.names import find_manifest
 from nexo_pkg.sources.select import identity_from_manifest
 
-__all__ = [
-    "LinkResult",
-    "LinkedPlugin",
-    "link_install",
-    "linked_plugin",
-    "linked_plugins",
-    "unlink",
-]
-
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 
 

@@ -18,8 +18,6 @@ import semver
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.store import Installed, Receipt, installed_versions, scan_installed
 
-__all__ = ["LatestLookup", "LatestVersion", "OutdatedEntry", "Status", "outdated"]
-
 Status = Literal["outdated", "current", "ahead", "pinned", "local", "failed"]
 
 

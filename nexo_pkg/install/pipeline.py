@@ -179,14 +179,7 @@ class InstallResult:
         return self.plan.warnings
 
     def to_json(self) -> dict[str, Any]:
-        document = self._document()
-        if self.was_already_present:
-            # Not a failure (exit 0), but named like the refusal it would be with another hash.
-            document["kind"] = "already_installed"
-        return document
-
-    def _document(self) -> dict[str, Any]:
-        return {
+        document: dict[str, Any] = {
             "ok": True,
             "id": self.plan.plugin_id,
             "version": self.plan.version,
@@ -201,6 +194,10 @@ class InstallResult:
             "manifest": self.plan.summary.to_json(),
             "warnings": list(self.warnings),
         }
+        if self.was_already_present:
+            # Not a failure (exit 0), but named like the refusal it would be with another hash.
+            document["kind"] = "already_installed"
+        return document
 
 
 def _check_flags(options: InstallOptions) -> None:
@@ -564,15 +561,13 @@ def _install_tree(
                 replaces=_replaced(options, step, fetched.plugin_id, final),
                 keep_old=step.keep_old,
             )
-        except OSError as exc:
+        except BaseException as exc:
             if staging is not None:
                 discard(staging.parent)
-            raise NexoError(
-                f"cannot install into {final}: {exc.strerror or exc}", kind="io"
-            ) from exc
-        except BaseException:
-            if staging is not None:
-                discard(staging.parent)
+            if isinstance(exc, OSError):
+                raise NexoError(
+                    f"cannot install into {final}: {exc.strerror or exc}", kind="io"
+                ) from exc
             raise
     return InstallResult(plan, final, set_aside=set_aside)
 
@@ -865,13 +860,14 @@ def replace_installed(
     pruned: tuple[Path, ...] = ()
     if keep_old is None and kept:
         # The version just replaced is the one kept: the ones kept before it go.
-        pruned = _remove_kept(options.dest, [path for path in earlier if path not in kept])
+        pruned = _remove_trees(options.dest, [path for path in earlier if path not in kept])
     removed = bool(moved) and not keep
     return UpgradeResult(plugin_id, *versions, current.path, result, removed, kept, pruned=pruned)
 
 
-def _remove_kept(dest: Path, paths: list[Path]) -> tuple[Path, ...]:
-    """Remove kept trees (each moved out of ``.nexo/kept`` first, then deleted)."""
+def _remove_trees(dest: Path, paths: list[Path]) -> tuple[Path, ...]:
+    """Remove installed or kept trees (each moved out of sight first, then deleted); those
+    already gone are left out of the result."""
     removed = []
     with locked_root(dest) as root:
         for path in paths:
@@ -890,10 +886,7 @@ def remove(plugin_id: str, dest: Path) -> list[Installed]:
     else:
         matches = require_installed(dest, plugin_id)
     matches += [item for item in scan_kept(dest) if item.plugin_id == plugin_id]
-    with locked_root(dest) as root:
-        for item in matches:
-            with contextlib.suppress(FileNotFoundError):
-                remove_tree(root, item.path)
+    _remove_trees(dest, [item.path for item in matches])
     return matches
 
 
@@ -980,7 +973,6 @@ class ReleaseInfo:
     min_nexo_version: str | None
 
     def to_json(self) -> dict[str, Any]:
-        signature = self.plan.signature.to_json()
         return {
             "ok": True,
             "id": self.plan.plugin_id,
@@ -992,7 +984,7 @@ class ReleaseInfo:
             "asset": self.plan.asset_name,
             "sha256": self.plan.sha256,
             "checksums": list(self.plan.checksums),
-            "signature": signature,
+            "signature": self.plan.signature.to_json(),
             "min_nexo_version": self.min_nexo_version,
             "manifest": self.plan.summary.to_json(),
             "warnings": list(self.plan.warnings),

@@ -27,8 +27,6 @@ from nexo_pkg.install.store import (
     verify_installed,
 )
 
-__all__ = ["RollbackResult", "rollback", "rollback_target"]
-
 
 @dataclass(frozen=True)
 class RollbackResult:

@@ -458,6 +458,8 @@ class InstallRoot:
 
     def _holder(self, area: str, name: str) -> Path:
         holder = self.area(area) / f"{name}-{secrets.token_hex(6)}"
+        if area == STAGING_AREA:
+            self.staging_holders.append(holder)
         try:
             make_dir(holder)
         except OSError as exc:
@@ -470,20 +472,14 @@ class InstallRoot:
         A failure or a signal (SIGTERM) after the holder was made takes the holder away again:
         the caller owns the staging tree only once this returns.
         """
-        holder = self.area(STAGING_AREA) / f"{plugin_id}-{secrets.token_hex(6)}"
-        self.staging_holders.append(holder)
+        holder = self._holder(STAGING_AREA, plugin_id)
+        tree = holder / TREE_NAME
         try:
-            make_dir(holder)
-        except OSError as exc:
-            raise io_error(f"create {holder}", exc) from exc
-        try:
-            tree = holder / TREE_NAME
             make_dir(tree)
-        except OSError as exc:
+        except BaseException as exc:
             discard(holder)
-            raise io_error(f"create {holder / TREE_NAME}", exc) from exc
-        except BaseException:
-            discard(holder)
+            if isinstance(exc, OSError):
+                raise io_error(f"create {tree}", exc) from exc
             raise
         return tree
 
@@ -533,16 +529,6 @@ class InstallRoot:
 # -- replacement journal ----------------------------------------------------------------------
 
 
-def _inside(dest: Path, relative: Any) -> Path:
-    """``dest / relative`` for a journal entry, refusing anything that leaves ``dest``."""
-    if not isinstance(relative, str) or not relative or relative.startswith("/"):
-        raise ValueError(f"bad path {relative!r}")
-    parts = Path(relative).parts
-    if any(part in {"", ".", ".."} for part in parts):
-        raise ValueError(f"bad path {relative!r}")
-    return dest.joinpath(*parts)
-
-
 def _write_journal(root: InstallRoot, record: dict[str, Any]) -> Path:
     area = root.area(JOURNAL_AREA)
     path = area / f"{secrets.token_hex(8)}.json"
@@ -558,9 +544,14 @@ _Spot = tuple[tuple[str, ...], str]
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _spot(dest: Path, relative: Any) -> _Spot:
-    """A journal path (see :func:`_inside`) as directories and a name under ``dest``."""
-    parts = _inside(dest, relative).relative_to(dest).parts
+def _spot(relative: Any) -> _Spot:
+    """A journal entry's path as directories and a name under the root; ``ValueError`` for
+    anything that would leave the root."""
+    if not isinstance(relative, str) or not relative or relative.startswith("/"):
+        raise ValueError(f"bad path {relative!r}")
+    parts = Path(relative).parts
+    if any(part in {"", ".", ".."} for part in parts):
+        raise ValueError(f"bad path {relative!r}")
     return parts[:-1], parts[-1]
 
 
@@ -624,9 +615,9 @@ def _replay(dest: Path, journal: Path) -> None:
     try:
         with open_regular(journal) as handle:
             record = json.loads(handle.read(MAX_RECEIPT_BYTES).decode("utf-8"))
-        final = _spot(dest, record["final"])
-        staged = _spot(dest, record["staged"])
-        moves = [(_spot(dest, old), _spot(dest, aside)) for old, aside in record["moves"]]
+        final = _spot(record["final"])
+        staged = _spot(record["staged"])
+        moves = [(_spot(old), _spot(aside)) for old, aside in record["moves"]]
         walk = _RootWalk(dest)
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return  # not ours, or torn before it was renamed into place: nothing was moved

@@ -19,7 +19,6 @@ import functools
 import re
 import stat
 import tomllib
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -131,7 +130,7 @@ def anchored_form(pattern: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class AuthorPolicy(Mapping[str, Any]):
+class AuthorPolicy:
     """One ``[[authors]]`` entry: which signer is trusted for the GitHub ``owner``.
 
     Exactly one of ``identity_regexp`` (RE2, full match of the certificate SAN or starting
@@ -143,9 +142,6 @@ class AuthorPolicy(Mapping[str, Any]):
     signature made in one repository vouch for a copy published by another repository of the
     owner; without it the signing repository must be the one installed from.
     ``line`` is where the entry starts in the policy file (0 when built in code).
-
-    The entry also reads as a mapping of its set keys, the shape the install pipeline was
-    first written against.
     """
 
     owner: str
@@ -217,18 +213,6 @@ class AuthorPolicy(Mapping[str, Any]):
             "mode": self.mode,
         }
         return [(key, value) for key, value in values.items() if value is not None]
-
-    def _present(self) -> dict[str, Any]:
-        return dict(self.entry_items())
-
-    def __getitem__(self, key: str) -> Any:
-        return self._present()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._present())
-
-    def __len__(self) -> int:
-        return len(self._present())
 
 
 @dataclass(frozen=True)
