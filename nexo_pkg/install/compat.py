@@ -34,7 +34,7 @@ its own ``[requires] bins/env``), so nothing is compared for them.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -369,8 +369,6 @@ class LatestCompatible:
         self.inner = inner
 
     def resolve(self) -> list[ReleaseCandidate]:
-        from dataclasses import replace  # noqa: PLC0415
-
         from nexo_pkg.sources.releases import LATEST_TAG  # noqa: PLC0415
 
         return [
@@ -388,8 +386,6 @@ def compatible_source(source: Source, daemon: DaemonVersion) -> Source:
     (:func:`newest_compatible_tag`), or when it is an ``oci://`` repository without a tag or
     digest whose newest version excludes it, the newest older version that admits it
     (:func:`newest_compatible_version`); raises what reading the source raises."""
-    from dataclasses import replace  # noqa: PLC0415
-
     from nexo_pkg.sources.releases import (  # noqa: PLC0415
         LATEST_TAG,
         MAX_MANIFEST_ASSET_BYTES,

@@ -185,10 +185,11 @@ def read_yaml_config(path: Path, raw: bytes, *, cwd: Path | None = None) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"cannot read {path}: it is not UTF-8 text") from exc
-    return _parse_yaml(path, resolve_placeholders(text, path, cwd or Path.cwd()))
+    return parse_yaml_text(path, resolve_placeholders(text, path, cwd or Path.cwd()))
 
 
-def _parse_yaml(path: Path, text: str) -> Any:
+def parse_yaml_text(path: Path, text: str) -> Any:
+    """``text`` (of ``path``) as YAML; :class:`ConfigError` naming ``path`` when it is not."""
     # PyYAML is imported only when the daemon's configuration actually holds the file.
     import yaml  # noqa: PLC0415
 

@@ -17,13 +17,18 @@ import contextlib
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from nexo_pkg.core.errors import ConfigError, NexoError, UsageError
 from nexo_pkg.core.files import read_config_file, write_config_file
-from nexo_pkg.install.config import DISCOVERY_FILE, MAX_DISCOVERY_BYTES, load_daemon_config
+from nexo_pkg.install.config import (
+    DISCOVERY_FILE,
+    MAX_DISCOVERY_BYTES,
+    load_daemon_config,
+    parse_yaml_text,
+)
 from nexo_pkg.manifest.daemon import is_valid_id
 
 LOCK_TIMEOUT = 5.0
@@ -84,20 +89,15 @@ def _compose(text: str, path: Path) -> Any:
 
 def _load(path: Path) -> tuple[Any, str]:
     """``(document, text)`` of ``path``; ``(None, "")`` when it does not exist."""
-    import yaml  # noqa: PLC0415
-
     try:
         raw = read_config_file(path, MAX_DISCOVERY_BYTES, missing_ok=True)
     except FileNotFoundError:
         return None, ""
     try:
         text = raw.decode("utf-8")
-        return yaml.safe_load(text), text
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not UTF-8 text") from exc
-    except (yaml.YAMLError, RecursionError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"{path} is not valid YAML: {reason}") from exc
+    return parse_yaml_text(path, text), text
 
 
 def _string_list(section: Any, key: str, path: Path) -> list[str]:
@@ -124,7 +124,10 @@ def discovery_state(config_directory: Path) -> DiscoveryState:
     """The discovery lists of ``<config_directory>/plugins/discovery.yaml`` (empty when the
     file is absent). Raises :class:`ConfigError` for a file the daemon could not load."""
     path = config_directory / DISCOVERY_FILE
-    document, _ = _load(path)
+    return _state(_load(path)[0], path)
+
+
+def _state(document: Any, path: Path) -> DiscoveryState:
     section = _section(document, path)
     follow = section.get("follow_symlinks", False) if section is not None else False
     return DiscoveryState(
@@ -284,29 +287,23 @@ def set_enabled(config_directory: Path, plugin_id: str, *, enabled: bool) -> Edi
     lock = _edit_lock(path) if path.parent.is_dir() else contextlib.nullcontext()
     with lock:
         document, text = _load(path)
-        section_value = _section(document, path)
-        disabled = _string_list(section_value, "disabled", path)
-        allowlist = _string_list(section_value, "allowlist", path)
-        before = DiscoveryState(tuple(disabled), tuple(allowlist)).state(plugin_id)
+        current = _state(document, path)
+        disabled, allowlist = current.disabled, current.allowlist
+        before = current.state(plugin_id)
         wanted: State = "enabled" if enabled else "disabled"
         if before == wanted:
             return EditResult(plugin_id, path, before, changed=False)
         allowlisted = enabled and bool(allowlist) and plugin_id not in allowlist
         if enabled:
-            expected = DiscoveryState(
-                tuple(x for x in disabled if x != plugin_id),
-                (*allowlist, plugin_id) if allowlisted else tuple(allowlist),
+            expected = replace(
+                current,
+                disabled=tuple(x for x in disabled if x != plugin_id),
+                allowlist=(*allowlist, plugin_id) if allowlisted else allowlist,
             )
         else:
-            expected = DiscoveryState((*disabled, plugin_id), tuple(allowlist))
+            expected = replace(current, disabled=(*disabled, plugin_id))
         new_text = _edited(text, path, plugin_id, enabled=enabled, allowlisted=allowlisted)
-        document, _ = _parse_text(new_text, path)
-        section_value = _section(document, path)
-        got = DiscoveryState(
-            tuple(_string_list(section_value, "disabled", path)),
-            tuple(_string_list(section_value, "allowlist", path)),
-        )
-        if got != expected:
+        if _state(_parse_text(new_text, path), path) != expected:
             raise ConfigError(f"{path}: cannot edit this layout safely; edit it by hand")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -317,11 +314,11 @@ def set_enabled(config_directory: Path, plugin_id: str, *, enabled: bool) -> Edi
     return EditResult(plugin_id, path, wanted, changed=True, allowlisted=allowlisted)
 
 
-def _parse_text(text: str, path: Path) -> tuple[Any, str]:
+def _parse_text(text: str, path: Path) -> Any:
     import yaml  # noqa: PLC0415
 
     try:
-        return yaml.safe_load(text), text
+        return yaml.safe_load(text)
     except (yaml.YAMLError, RecursionError) as exc:
         raise ConfigError(f"{path}: cannot edit this layout safely; edit it by hand") from exc
 

@@ -45,6 +45,7 @@ from nexo_pkg.install.store import (
     tree_modes,
     unreadable_installs,
     utc_now,
+    version_order,
     write_receipt,
 )
 from nexo_pkg.install.summary import InstallPlan
@@ -467,13 +468,7 @@ def _refuse_downgrade(options: InstallOptions, plugin_id: str, version: str) -> 
         return
     for item in scan_installed(options.dest):
         receipt = item.receipt
-        if item.plugin_id != plugin_id or receipt is None:
-            continue
-        try:
-            newer = semver.Version.parse(receipt.version).compare(new) > 0
-        except ValueError:
-            continue
-        if newer:
+        if item.plugin_id == plugin_id and receipt is not None and version_order(item) > new:
             raise NexoError(
                 f"{plugin_id} {receipt.version} is installed, newer than {version}; pass "
                 "--allow-downgrade to replace it with the older version",

@@ -25,6 +25,7 @@ from nexo_pkg.install.store import (
     scan_installed,
     scan_kept,
     verify_installed,
+    version_order,
 )
 
 
@@ -53,13 +54,8 @@ class RollbackResult:
 
 
 def _order_key(item: Installed) -> tuple[str, semver.Version]:
-    receipt = item.receipt
-    assert receipt is not None  # noqa: S101 (filtered by the callers)
-    try:
-        version = semver.Version.parse(receipt.version)
-    except ValueError:
-        version = semver.Version(0)
-    return receipt.installed_at, version
+    assert item.receipt is not None  # noqa: S101 (filtered by the callers)
+    return item.receipt.installed_at, version_order(item)
 
 
 def rollback_target(dest: Path, plugin_id: str) -> Installed:

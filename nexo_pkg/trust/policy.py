@@ -241,10 +241,10 @@ class TrustPolicy:
         """The GitHub owner whose entries judge copies in registry ``repository``
         (``host/path``), as bound in ``registry_owners.toml``; ``None`` when unbound."""
         wanted = repository_key(repository)
-        for binding in self.registry_bindings:
-            if repository_key(binding.repository) == wanted:
-                return binding.owner
-        return None
+        return next(
+            (b.owner for b in self.registry_bindings if repository_key(b.repository) == wanted),
+            None,
+        )
 
     def authors_for(self, owner: str | None) -> tuple[AuthorPolicy, ...]:
         """The entries that decide for GitHub ``owner`` (case-insensitive, as GitHub names are).

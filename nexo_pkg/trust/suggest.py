@@ -77,19 +77,14 @@ def suggest_author(
         base_identity = build_config
         workflow = claims.get("signer_workflow")
         signer_workflow = workflow if isinstance(workflow, str) else None
-    if base_identity.startswith("https://"):
-        return AuthorPolicy(
-            owner=entry_owner,
-            identity_regexp=workflow_pattern(base_identity),
-            oidc_issuer=issuer or GITHUB_ACTIONS_ISSUER,
-            repos=(repo_name,) if repo_name else None,
-            signer_workflow=signer_workflow,
-        )
+    is_workflow = base_identity.startswith("https://")
     return AuthorPolicy(
         owner=entry_owner,
-        identity=base_identity,
+        identity_regexp=workflow_pattern(base_identity) if is_workflow else None,
+        identity=None if is_workflow else base_identity,
         oidc_issuer=issuer or GITHUB_ACTIONS_ISSUER,
         repos=(repo_name,) if repo_name else None,
+        signer_workflow=signer_workflow if is_workflow else None,
     )
 
 
