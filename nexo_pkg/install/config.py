@@ -188,13 +188,14 @@ def read_yaml_config(path: Path, raw: bytes, *, cwd: Path | None = None) -> Any:
     return parse_yaml_text(path, resolve_placeholders(text, path, cwd or Path.cwd()))
 
 
-def parse_yaml_text(path: Path, text: str) -> Any:
-    """``text`` (of ``path``) as YAML; :class:`ConfigError` naming ``path`` when it is not."""
+def parse_yaml_text(path: Path, text: str, *, nodes: bool = False) -> Any:
+    """``text`` (of ``path``) as YAML data, or with ``nodes`` as PyYAML's node tree (positions
+    included); :class:`ConfigError` naming ``path`` when it is not YAML."""
     # PyYAML is imported only when the daemon's configuration actually holds the file.
     import yaml  # noqa: PLC0415
 
     try:
-        return yaml.safe_load(text)
+        return yaml.compose(text, Loader=yaml.SafeLoader) if nodes else yaml.safe_load(text)
     except (yaml.YAMLError, RecursionError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigError(f"{path} is not valid YAML: {reason}") from exc

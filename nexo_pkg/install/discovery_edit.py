@@ -76,17 +76,6 @@ class EditResult:
         }
 
 
-def _compose(text: str, path: Path) -> Any:
-    """The YAML node tree of ``text`` (positions included), as PyYAML composes it."""
-    import yaml  # noqa: PLC0415 (only when the file exists)
-
-    try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
-    except (yaml.YAMLError, RecursionError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"{path} is not valid YAML: {reason}") from exc
-
-
 def _load(path: Path) -> tuple[Any, str]:
     """``(document, text)`` of ``path``; ``(None, "")`` when it does not exist."""
     try:
@@ -303,7 +292,11 @@ def set_enabled(config_directory: Path, plugin_id: str, *, enabled: bool) -> Edi
         else:
             expected = replace(current, disabled=(*disabled, plugin_id))
         new_text = _edited(text, path, plugin_id, enabled=enabled, allowlisted=allowlisted)
-        if _state(_parse_text(new_text, path), path) != expected:
+        try:
+            edited = parse_yaml_text(path, new_text)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: cannot edit this layout safely; edit it by hand") from exc
+        if _state(edited, path) != expected:
             raise ConfigError(f"{path}: cannot edit this layout safely; edit it by hand")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -314,20 +307,11 @@ def set_enabled(config_directory: Path, plugin_id: str, *, enabled: bool) -> Edi
     return EditResult(plugin_id, path, wanted, changed=True, allowlisted=allowlisted)
 
 
-def _parse_text(text: str, path: Path) -> Any:
-    import yaml  # noqa: PLC0415
-
-    try:
-        return yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError) as exc:
-        raise ConfigError(f"{path}: cannot edit this layout safely; edit it by hand") from exc
-
-
 def _edited(text: str, path: Path, plugin_id: str, *, enabled: bool, allowlisted: bool) -> str:
     """The new text of the file (see :func:`set_enabled`)."""
     if not text.strip():
         return f"{text}discovery:\n  disabled: [{_plain(plugin_id)}]\n"
-    root = _compose(text, path)
+    root = parse_yaml_text(path, text, nodes=True)
     found = _mapping_item(root, "discovery")
     if found is None or getattr(found[1], "tag", "").endswith(":null"):
         separator = "" if text.endswith("\n") else "\n"
@@ -340,7 +324,7 @@ def _edited(text: str, path: Path, plugin_id: str, *, enabled: bool, allowlisted
             return _append(text, section, "disabled", plugin_id)
         text = _remove(text, section, "disabled", plugin_id)
         if allowlisted:
-            section = _mapping_item(_compose(text, path), "discovery")
+            section = _mapping_item(parse_yaml_text(path, text, nodes=True), "discovery")
             assert section is not None  # noqa: S101 (it was there before the removal)
             text = _append(text, section[1], "allowlist", plugin_id)
     except _LayoutError as exc:

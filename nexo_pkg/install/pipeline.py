@@ -69,12 +69,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class InstallOptions:
     """What the user chose for ``install``, ``upgrade`` and ``info`` (and, through
-    :class:`~nexo_pkg.fleet.sources.FleetOptions`, for a fleet): frozen, built by the CLI.
-
-    What the command builds when it starts is its context
-    (:func:`command_context`); what the person at the terminal sees and answers are its
-    :class:`InstallCallbacks`.
-    """
+    :class:`~nexo_pkg.fleet.sources.FleetOptions`, for a fleet): frozen, built by the CLI."""
 
     dest: Path
     nexo_home: Path
@@ -144,14 +139,12 @@ class InstallCallbacks:
 class InstallStep:
     """What one install runs with besides the user's choices and the command's context.
 
-    ``root`` is the install root when the caller already holds its lock (``sync`` holds it
-    for all its plugins); None: the install takes the lock itself. For an upgrade:
-    ``replaces`` are the installed versions the new one replaces, ``keep_old`` keeps them out
-    of the daemon's sight, and ``previous_signature`` (the receipt's ``signature``) is the
-    signer the new version must have (``signer_changed`` otherwise, unless the user allows a
-    change). ``installed`` lists every installed tree of the plugin when the caller scanned
-    the root under the lock it holds (``sync`` scans it once for all its plugins); None: the
-    install scans the root itself.
+    ``root`` and ``installed``: the install root whose lock the caller holds, and every
+    installed tree of the plugin it scanned under it (``sync`` does both once for all its
+    plugins); None: the install locks and scans itself. For an upgrade: ``replaces`` are the
+    versions the new one replaces, ``keep_old`` keeps them out of the daemon's sight, and
+    ``previous_signature`` (the receipt's) is the signer the new version must have
+    (``signer_changed`` otherwise, unless the user allows a change).
     """
 
     root: InstallRoot | None = None
@@ -263,11 +256,8 @@ def install(
     source_text: str, options: InstallOptions, callbacks: InstallCallbacks = NO_CALLBACKS
 ) -> InstallResult:
     """Run the whole pipeline for SOURCE (``owner/repo[@tag]``, ``oci://…`` or a local
-    tarball): the source is chosen once (:func:`nexo_pkg.sources.route.open_source`).
-
-    Raises :class:`NexoError` with one of the kinds of SPEC §5; on any failure ``dest`` is
-    left as it was and the cache holds no blob of this run.
-    """
+    tarball). Raises :class:`NexoError` with one of the kinds of SPEC §5; on any failure
+    ``dest`` is left as it was and the cache holds no blob of this run."""
     _check_flags(options)
     request = source_request(options)
     with command_context(options, callbacks) as context:
@@ -286,10 +276,9 @@ def install_from(
 ) -> InstallResult:
     """Resolve ``source``, fetch its best candidate and install it.
 
-    The trust policy is read before any network work (a bad policy fails fast, exit 2); a
-    release's manifest asset that excludes the daemon is refused before any download; the
-    trust mode is resolved once, for the candidate's signing origin, and decides whether
-    signature material is fetched at all (not under ``ignore``).
+    The trust policy is read before any network work (a bad policy fails fast, exit 2), a
+    manifest asset that excludes the daemon is refused before any download, and the trust
+    mode decides whether signature material is fetched at all (not under ``ignore``).
     """
     context.policy()
     candidate = source.resolve()[0]
@@ -318,13 +307,9 @@ def install_artifact(
     callbacks: InstallCallbacks = NO_CALLBACKS,
     step: InstallStep = ONE_INSTALL,
 ) -> InstallResult:
-    """Steps 5-9 for a fetched, checksummed artifact, whichever source it came from: the
-    signature under ``mode`` (resolved by the caller), the signer of an upgrade, then the
-    archive, payload, confirmation and install steps (:func:`_install_tree`). The archive is
-    read where the source left it, in the blob cache.
-
-    Raises every kind the signature, archive, payload and install steps raise.
-    """
+    """Steps 5-9 for a fetched, checksummed artifact (read where the source left it, in the
+    blob cache), whichever source it came from: the signature under ``mode``, the signer of
+    an upgrade, then :func:`_install_tree`. Raises every kind those steps raise."""
     _check_flags(options)
     origin = artifact.origin
     outcome = trust.verify_asset_signature(
@@ -691,7 +676,10 @@ def upgrade(
         # which the payload check then holds the archive's own manifest to: never the tag,
         # which a mirror controls and which real releases do not keep in step with the
         # manifest.
-        latest = f"the latest release of {receipt.owner}/{receipt.repo} ({found.release.tag})"
+        latest = (
+            f"the latest release of {receipt.owner}/{receipt.repo} ({found.release.tag}) "
+            f"carries {plugin_id} {found.identity.version},"
+        )
         return _upgrade_to(
             chosen_source,
             context,
@@ -786,18 +774,9 @@ def _upgrade_to(
     if order == 0:
         return UpgradeResult(plugin_id, receipt.version, new_version, current.path, None, False)
     if order < 0 and not allow_downgrade:
-        if receipt.registry is not None:
-            message = (
-                f"{latest} older than the installed {receipt.version}; pass --allow-downgrade "
-                "to install it"
-            )
-        else:
-            message = (
-                f"{latest} carries {plugin_id} {new_version}, older than the installed "
-                f"{receipt.version}; pass --allow-downgrade to install it"
-            )
         raise NexoError(
-            message,
+            f"{latest} older than the installed {receipt.version}; pass --allow-downgrade to "
+            "install it",
             kind="downgrade_refused",
             details={"installed": receipt.version, "latest": new_version},
         )
@@ -823,14 +802,9 @@ def replace_installed(
     keep_old: bool | None,
 ) -> UpgradeResult:
     """The install step of an upgrade, whatever the source: ``run_install`` puts the new
-    version in place with the installed ones (``matches``, current first) named as replaced
-    (its :class:`InstallStep`), so they leave the daemon's sight in the same step, and the
-    new version must keep the installed one's signer.
-
-    ``keep_old`` None (the default of ``upgrade``) keeps the version replaced under
-    ``.nexo/kept`` for ``rollback`` and then removes the versions of this plugin kept
-    before it, so one previous tree is kept; True keeps every version replaced; False
-    deletes them."""
+    version in place of the installed ones (``matches``, current first), which leave the
+    daemon's sight in the same step, and the new version must keep the installed signer.
+    ``keep_old``: as :func:`upgrade` says."""
     keep = keep_old is not False
     current = matches[0]
     olds = tuple(item.path for item in matches)
@@ -886,13 +860,10 @@ def remove(plugin_id: str, dest: Path) -> list[Installed]:
 
 
 def latest_release(receipt: Receipt, options: InstallOptions) -> tuple[str, str]:
-    """The newest release of the GitHub repository a receipt names, as ``(version, tag)``.
-
-    Reads the release metadata and its manifest asset (or tarball names) only: no tarball,
-    checksum or signature is downloaded. Raises ``source_invalid`` for a receipt that names
-    no repository, and what :meth:`GitHubReleaseSource.identify` raises
-    (``release_not_found``, ``network``, …).
-    """
+    """The newest release of the GitHub repository a receipt names, as ``(version, tag)``,
+    from its metadata and manifest asset (or tarball names) only. Raises ``source_invalid``
+    for a receipt that names no repository, and what :meth:`GitHubReleaseSource.identify`
+    raises (``release_not_found``, ``network``, …)."""
     if receipt.source != "github-releases" or not receipt.owner or not receipt.repo:
         raise NexoError(f"{receipt.id} was not installed from a release", kind="source_invalid")
     found = _release_of(GitHubSource(receipt.owner, receipt.repo, None), options, receipt.id)
@@ -916,12 +887,9 @@ def _release_of(
 
 def latest_in_registry(registry: str, options: InstallOptions) -> tuple[str, str, str]:
     """The newest version in the repository of a pinned ``oci://…@sha256:…`` reference (a
-    receipt's ``registry``), as ``(plugin id, version, index digest)``.
-
-    Reads tags and the index only, never a tarball layer. Raises what
-    :meth:`OciSource.version` raises (``registry_invalid``, ``network``,
-    ``release_not_found``, …).
-    """
+    receipt's ``registry``), as ``(plugin id, version, index digest)``, from tags and the
+    index only. Raises what :meth:`OciSource.version` raises (``registry_invalid``,
+    ``network``, ``release_not_found``, …)."""
     from nexo_pkg.sources.oci_source import OciSource  # noqa: PLC0415 - httpx on use
 
     pinned = parse_reference(registry)

@@ -195,14 +195,11 @@ class Receipt:
 
     @classmethod
     def from_json(cls, document: Any) -> Receipt:
-        """Parse a receipt written by nexo-pkg (now or earlier) or by the reference installer.
-
-        Raises ``ValueError`` when a field is missing or mistyped.
-        """
+        """Parse a receipt written by nexo-pkg (now or earlier) or by the reference installer;
+        ``ValueError`` when a field is missing or mistyped."""
         if not isinstance(document, dict):
             raise ValueError("not a JSON object")
-        strings = ("id", "version", "target", "sha256", "installed_at", "source")
-        for key in strings:
+        for key in ("id", "version", "target", "sha256", "installed_at", "source"):
             if not isinstance(document.get(key), str):
                 raise ValueError(f"`{key}` is missing or not a string")
         schema = document.get("schema_version", RECEIPT_SCHEMA_VERSION)
@@ -341,12 +338,10 @@ def _examine(path: Path, *, kept: bool = False) -> Installed:
 
 
 def scan_installed(dest: Path) -> list[Installed]:
-    """Every plugin directory under ``dest``, sorted by name.
-
-    Hidden directories count (the daemon discovers them too), except nexo-pkg's own
-    bookkeeping (``.nexo``, and the ``.staging-*``/``.removing-*`` of earlier versions). A
-    symbolic link where a plugin directory belongs is listed with its problem, never followed.
-    """
+    """Every plugin directory under ``dest``, sorted by name: hidden ones too (the daemon
+    discovers them), except nexo-pkg's bookkeeping (``.nexo``, and the ``.staging-*``/
+    ``.removing-*`` of earlier versions); a symbolic link is listed with its problem, never
+    followed."""
     found: list[Installed] = []
     try:
         children = sorted(dest.iterdir()) if dest.is_dir() else []
@@ -680,12 +675,10 @@ def _lock_timeout() -> float:
 
 @contextlib.contextmanager
 def locked_root(dest: Path, *, timeout: float | None = None) -> Iterator[InstallRoot]:
-    """Hold ``<dest>/.nexo-install.lock`` (``flock``), creating ``dest`` if needed.
-
-    Waits up to ``timeout`` seconds (``NEXO_INSTALL_LOCK_TIMEOUT``, default 120) for another
-    install to finish, then raises ``io``. When the body fails and this call created ``dest``
-    or the lock file, both are removed again, so a failed first install leaves no trace.
-    """
+    """Hold ``<dest>/.nexo-install.lock`` (``flock``), creating ``dest`` if needed; waits up to
+    ``timeout`` seconds (``NEXO_INSTALL_LOCK_TIMEOUT``, default 120), then raises ``io``.
+    When the body fails, a ``dest`` or lock file this call created is removed again, so a
+    failed first install leaves no trace."""
     wait = _lock_timeout() if timeout is None else timeout
     created: list[Path] = []
     try:
@@ -806,11 +799,11 @@ def publish(
         _remove_empty_holder(staging)
         return ()
     moves = [(old, root.aside_path(old, keep=keep_old and old != final)) for old in olds]
-    relative = {"final": final.name, "staged": staging.relative_to(root.dest).as_posix()}
     journal = _write_journal(
         root,
         {
-            **relative,
+            "final": final.name,
+            "staged": staging.relative_to(root.dest).as_posix(),
             "moves": [[old.name, aside.relative_to(root.dest).as_posix()] for old, aside in moves],
         },
     )
@@ -951,9 +944,7 @@ def verify_installed(item: Installed) -> VerifyReport:
                 modified.append(relative)
         except OSError:
             modified.append(relative)
-    extra = sorted(
-        {*(r for r in oddities if r not in expected), *(r for r in present if r not in expected)}
-    )
+    extra = sorted({*oddities, *present} - expected.keys())
     recorded = item.receipt.modes
     if recorded is not None:
         changed = {name for name, mode in modes.items() if recorded.get(name, mode) != mode}
