@@ -83,12 +83,10 @@ def _re2() -> tuple[Any, Any]:
 
 @functools.cache
 def compile_identity_pattern(pattern: str) -> Any:
-    """Compile ``pattern`` in RE2's dialect (that of cosign and of the reference installer).
-
-    Matching is linear-time whatever the pattern, so a hostile policy cannot hang the
-    installer. Raises :class:`ValueError` with RE2's message when it does not compile
-    (look-arounds and back-references do not).
-    """
+    """Compile ``pattern`` in RE2's dialect (that of cosign and of the reference installer):
+    linear-time matching whatever the pattern, so a hostile policy cannot hang the installer.
+    Raises :class:`ValueError` with RE2's message when it does not compile (look-arounds and
+    back-references do not)."""
     re2, options = _re2()
     try:
         return re2.compile(pattern, options=options)
@@ -161,12 +159,9 @@ class AuthorPolicy:
             raise ValueError("exactly one of identity and identity_regexp must be set")
 
     def covers(self, other: AuthorPolicy) -> bool:
-        """Whether this entry, written earlier, makes ``other`` one the reference never reads.
-
-        The reference installer takes the first entry whose owner matches and ignores the rest.
-        Entries limited by ``repos`` (which only nexo-pkg reads) coexist when this one does not
-        cover every repository ``other`` names.
-        """
+        """Whether this entry, written earlier, makes ``other`` one the reference never reads
+        (it takes the first entry whose owner matches); entries limited by ``repos`` (which
+        only nexo-pkg reads) coexist when this one does not cover all of ``other``'s."""
         if self.owner.casefold() != other.owner.casefold():
             return False
         if self.repos is None:
@@ -464,9 +459,7 @@ class _Validator:
 
     def mode(self, value: Any, key_path: str, span: Span | None) -> Mode | None:
         text = self.string(value, key_path, span)
-        if text is None:
-            return None
-        if text not in MODES:
+        if text is not None and text not in MODES:
             self.add(
                 "NXT004",
                 f"`{key_path}` must be one of ignore, warn, require (got {text!r})",
@@ -770,8 +763,7 @@ def parse_policy(text: str, *, path: Path) -> TrustPolicy:
                 "diagnostics": [_diagnostic(f).to_json() for f in errors],
             },
         )
-    if policy is None:  # unreachable: the validator builds a policy whenever it found no error
-        raise ConfigError(f"{path}: invalid trust policy", kind="policy_invalid")
+    assert policy is not None  # noqa: S101 (the validator builds one when it found no error)
     return replace(
         policy,
         source=path,

@@ -109,28 +109,23 @@ def _load_certificate(text: str) -> Certificate:
 
 
 def _verify_set(root: RootKeys, payload: Mapping[str, Any], set_signature: bytes) -> int:
-    """Check the signed entry timestamp; return the integrated time it vouches for."""
-    body = _field(payload, "body", str)
-    integrated_time = _field(payload, "integratedTime", int)
-    log_index = _field(payload, "logIndex", int)
-    log_id = _field(payload, "logID", str)
+    """Check the signed entry timestamp (over the canonicalised entry: RFC 8785 sorts its
+    keys); return the integrated time it vouches for."""
+    entry = {
+        "body": _field(payload, "body", str),
+        "integratedTime": _field(payload, "integratedTime", int),
+        "logIndex": _field(payload, "logIndex", int),
+        "logID": _field(payload, "logID", str),
+    }
     try:
-        key_id = bytes.fromhex(log_id)
+        key_id = bytes.fromhex(entry["logID"])
     except ValueError as exc:
         raise _LegacyError("logID is not hex") from exc
-    canonical = rfc8785.dumps(
-        {
-            "body": body,
-            "integratedTime": integrated_time,
-            "logID": log_id,
-            "logIndex": log_index,
-        }
-    )
     try:
-        verify_log_signature(root.rekor, key_id, set_signature, canonical, at=None)
+        verify_log_signature(root.rekor, key_id, set_signature, rfc8785.dumps(entry), at=None)
     except KeyCheckError as exc:
         raise _LegacyError(f"the signed entry timestamp is not from a trusted log: {exc}") from exc
-    return int(integrated_time)
+    return int(entry["integratedTime"])
 
 
 def _verify_chain(root: RootKeys, certificate: Certificate, at: datetime) -> list[Certificate]:
