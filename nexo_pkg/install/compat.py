@@ -301,11 +301,7 @@ def _order(version: Version) -> tuple[int, int, int, Prerelease]:
 
 
 def newest_compatible_version(
-    source: OciSource,
-    daemon: DaemonVersion,
-    *,
-    above: str | None = None,
-    doing: str = "installing",
+    source: OciSource, daemon: DaemonVersion, *, above: str | None = None, doing: str = "installing"
 ) -> OciSource | None:
     """For a registry repository whose newest version (``source``, tagless) carries a plugin
     manifest that excludes ``daemon``: a source for the newest older version (matching the

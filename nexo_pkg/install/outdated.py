@@ -114,9 +114,7 @@ def _entry(item: Installed, lookups: dict[str, LatestLookup]) -> OutdatedEntry:
 
 
 def outdated(
-    roots: Path | tuple[Path, ...],
-    plugin_ids: Iterable[str],
-    lookups: dict[str, LatestLookup],
+    roots: Path | tuple[Path, ...], plugin_ids: Iterable[str], lookups: dict[str, LatestLookup]
 ) -> list[OutdatedEntry]:
     """Compare every installed plugin of every plugin root (or those named) with the newest
     version its source offers. ``lookups`` maps a receipt's source kind (``github-releases``,

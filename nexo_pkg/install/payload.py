@@ -69,8 +69,7 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
     entrypoint = f"bin/{plugin_id}"
     if entrypoint not in listing.files:
         raise NexoError(
-            f"the archive has no {entrypoint} file (the plugin's launcher)",
-            kind="archive_invalid",
+            f"the archive has no {entrypoint} file (the plugin's launcher)", kind="archive_invalid"
         )
     return summarise_manifest(model)
 

@@ -620,12 +620,7 @@ def upgrade(
     assert receipt is not None  # noqa: S101 (require_installed only returns receipts)
     if receipt.registry is not None:
         return _upgrade_from_registry(
-            receipt,
-            matches,
-            options,
-            callbacks,
-            allow_downgrade=allow_downgrade,
-            keep_old=keep_old,
+            receipt, matches, options, callbacks, allow_downgrade=allow_downgrade, keep_old=keep_old
         )
     if receipt.source != "github-releases" or not receipt.owner or not receipt.repo:
         raise NexoError(

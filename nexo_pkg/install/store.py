@@ -103,19 +103,34 @@ def sha256_file(path: Path) -> str:
 
 def tree_modes(root: Path) -> dict[str, int]:
     """Permission bits (``S_IMODE``, setuid/setgid/sticky included) of every entry below
-    ``root``, by POSIX relative path, links not followed (one ``scandir`` pass: it runs on
-    every install, over trees of thousands of vendored files)."""
+    ``root``, by POSIX relative path, links not followed. Raises ``OSError``."""
+    return {name: stat.S_IMODE(mode) for name, mode in _tree_stat_modes(root).items()}
+
+
+def _tree_stat_modes(root: Path, *, strict: bool = True) -> dict[str, int]:
+    """``st_mode`` of every entry below ``root``, by POSIX relative path, links not followed
+    (one ``scandir`` pass: it runs on every install, over trees of thousands of vendored
+    files). What cannot be listed or stat'ed raises ``OSError``; without ``strict`` it is
+    left out."""
     modes: dict[str, int] = {}
     pending = [("", os.fspath(root))]
     while pending:
         prefix, directory = pending.pop()
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                name = prefix + entry.name
-                mode = entry.stat(follow_symlinks=False).st_mode
-                modes[name] = stat.S_IMODE(mode)
-                if stat.S_ISDIR(mode):
-                    pending.append((name + "/", entry.path))
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    name = prefix + entry.name
+                    try:
+                        modes[name] = mode = entry.stat(follow_symlinks=False).st_mode
+                    except OSError:
+                        if strict:
+                            raise
+                        continue
+                    if stat.S_ISDIR(mode):
+                        pending.append((name + "/", entry.path))
+        except OSError:
+            if strict:
+                raise
     return modes
 
 
@@ -912,35 +927,21 @@ def verify_installed(item: Installed) -> VerifyReport:
             "reinstall it with `nexo plugin install --force` to record them",
         )
     expected = item.receipt.files
-    present: dict[str, Path] = {}
-    modes: dict[str, int] = {}
-    oddities: list[str] = []
-    for directory, dirs, files in os.walk(item.path):
-        base = Path(directory)
-        for name in [*dirs, *files]:
-            path = base / name
-            relative = path.relative_to(item.path).as_posix()
-            try:
-                info = path.lstat()
-            except OSError:
-                continue
-            modes[relative] = stat.S_IMODE(info.st_mode)
-            if stat.S_ISREG(info.st_mode):
-                present[relative] = path
-            elif not stat.S_ISDIR(info.st_mode):
-                oddities.append(relative)
-        dirs[:] = [d for d in dirs if stat.S_ISDIR((base / d).lstat().st_mode)]
-    present.pop(RECEIPT_NAME, None)
-    modes.pop(RECEIPT_NAME, None)
+    found = _tree_stat_modes(item.path, strict=False)
+    found.pop(RECEIPT_NAME, None)
+    modes = {name: stat.S_IMODE(mode) for name, mode in found.items()}
+    present = {name for name, mode in found.items() if stat.S_ISREG(mode)}
+    oddities = {
+        name for name, mode in found.items() if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+    }
     modified: list[str] = []
     missing: list[str] = []
     for relative, digest in sorted(expected.items()):
-        found = present.get(relative)
-        if found is None:
+        if relative not in present:
             (modified if relative in oddities else missing).append(relative)
             continue
         try:
-            if sha256_file(found) != digest:
+            if sha256_file(item.path / relative) != digest:
                 modified.append(relative)
         except OSError:
             modified.append(relative)

@@ -284,11 +284,7 @@ def _with_remedy(
     ):
         return error  # no entry for this repository can trust a signature made elsewhere
     suggestion = suggest_author(
-        identity=error.identity,
-        issuer=error.issuer,
-        claims=claims,
-        owner=owner,
-        repo=repo,
+        identity=error.identity, issuer=error.issuer, claims=claims, owner=owner, repo=repo
     )
     if suggestion is None:
         return error

@@ -23,14 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from nexo_pkg.core.diagnostics import (
-    Diagnostic,
-    FileResult,
-    Position,
-    Rule,
-    Span,
-    first_of_errors,
-)
+from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position, Rule, Span, first_of_errors
 from nexo_pkg.core.errors import ConfigError
 from nexo_pkg.core.files import read_config_file
 from nexo_pkg.core.terminal import toml_string

@@ -67,12 +67,7 @@ def _subject_digests(statement: dict[str, Any]) -> list[str]:
 
 
 def verify_attestation(
-    artifact: Path,
-    document: dict[str, Any],
-    bundle: Bundle,
-    *,
-    name: str,
-    request: TrustRequest,
+    artifact: Path, document: dict[str, Any], bundle: Bundle, *, name: str, request: TrustRequest
 ) -> VerifiedSignature:
     """Verify the attestation ``bundle`` (from ``name``) about ``artifact``.
 

@@ -489,11 +489,7 @@ def hash_artifact(artifact: Path) -> Hashed:
 
 
 def untrusted_signer_error(
-    signer: Signer,
-    request: TrustRequest,
-    name: str,
-    *,
-    predicate_type: str | None = None,
+    signer: Signer, request: TrustRequest, name: str, *, predicate_type: str | None = None
 ) -> SignerUntrustedError:
     """The refusal of a valid signature: every author entry's reason, and what was seen."""
     owner = request.owner

@@ -46,12 +46,7 @@ from cryptography.x509 import (
     load_pem_x509_certificate,
 )
 from cryptography.x509.oid import ExtendedKeyUsageOID
-from cryptography.x509.verification import (
-    Criticality,
-    ExtensionPolicy,
-    PolicyBuilder,
-    Store,
-)
+from cryptography.x509.verification import Criticality, ExtensionPolicy, PolicyBuilder, Store
 from cryptography.x509.verification import VerificationError as X509VerificationError
 
 from nexo_pkg.trust.base import (
@@ -258,11 +253,7 @@ def promise_only_v01_bundle(document: Mapping[str, Any]) -> dict[str, Any] | Non
 
 
 def verify_legacy_bundle(
-    artifact: Path,
-    document: Mapping[str, Any],
-    *,
-    name: str,
-    request: TrustRequest,
+    artifact: Path, document: Mapping[str, Any], *, name: str, request: TrustRequest
 ) -> VerifiedSignature:
     """Verify a legacy cosign bundle over ``artifact``; return the trusted signature.
 
