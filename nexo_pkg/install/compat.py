@@ -4,14 +4,9 @@ The daemon refuses at boot a plugin whose ``[plugin] min_nexo_version`` requirem
 semantics) its own version does not satisfy, ignoring its own pre-release tag (a 0.1.6-rc3
 daemon satisfies ``>=0.1.0``); ``lint`` reports the same as NX105. ``install`` and ``upgrade``
 compare before downloading, from a release's manifest asset, and again from the archive's own
-manifest, so an incompatible plugin is ``incompatible`` (exit 1) unless ``--force``.
-
-``install OWNER/REPO`` without a tag, when the latest release's manifest asset excludes the
-daemon, installs the newest older release whose manifest asset admits it
-(:func:`newest_compatible_tag`), read from release metadata and manifest assets alone: no
-tarball of a passed-over release is downloaded. A registry repository is read the same way
-(:func:`newest_compatible_version`): its semver tags highest first, each version's manifest
-for this host and the plugin manifest ``push`` copies into its annotation.
+manifest, so an incompatible plugin is ``incompatible`` (exit 1) unless ``--force``. Without
+a tag, the newest older release or registry version that admits the daemon is installed
+instead, chosen without downloading any tarball (:func:`compatible_source`).
 
 The daemon's version comes from ``--nexo-version`` or ``NEXO_DAEMON_VERSION`` only: the daemon
 records its version in no file of its configuration (its ``CARGO_PKG_VERSION`` is compiled in
@@ -263,16 +258,13 @@ def newest_compatible_tag(
     doing: str = "installing",
 ) -> str | None:
     """The tag of the newest release of ``owner/repo`` older than ``latest`` whose manifest
-    asset admits ``daemon``, when ``latest``'s manifest asset excludes it; ``None`` when
-    ``latest`` is compatible, has no manifest asset (its archive decides), or none of the
-    :data:`MAX_OLDER_RELEASES` newest older releases is known to be compatible (the caller's
-    check then refuses ``latest`` as ``incompatible``).
-
-    Releases are taken newest first as GitHub lists them, pre-release tags (``v2.0.0-rc.1``)
-    and releases without a manifest asset passed over. Only release metadata and manifest
+    asset admits ``daemon``, when ``latest``'s excludes it; ``None`` when ``latest`` is
+    compatible, has no manifest asset (its archive decides), or none of the
+    :data:`MAX_OLDER_RELEASES` newest older releases (as GitHub lists them, pre-releases and
+    releases without a manifest asset passed over) is known to be compatible (the caller's
+    check then refuses ``latest`` as ``incompatible``). Only release metadata and manifest
     assets are read. Raises what the client raises (``network``, ``rate_limited``,
-    ``archive_unsafe`` for a manifest asset over ``max_manifest_bytes``).
-    """
+    ``archive_unsafe`` for a manifest asset over ``max_manifest_bytes``)."""
     if latest_manifest is None or not _excludes(latest_manifest[1], daemon):
         return None
     tags = [
@@ -309,12 +301,9 @@ def newest_compatible_version(
     version) whose manifest admits it. ``None`` when the newest version is compatible or
     carries no manifest annotation (its archive decides), or none of the
     :data:`MAX_OLDER_RELEASES` versions below it is known to be compatible (the caller's
-    check then refuses the newest as ``incompatible``).
-
-    Versions without this host's target or without a manifest annotation are passed over.
-    Only the repository's tags, indexes and target manifests are read, never a tarball.
-    Raises what reading the registry raises (``network``, ``registry_invalid`` …).
-    """
+    check then refuses the newest as ``incompatible``); versions without this host's target
+    or a manifest annotation are passed over. Only tags, indexes and target manifests are
+    read. Raises what reading the registry raises (``network``, ``registry_invalid`` …)."""
     from nexo_pkg.sources import oci  # noqa: PLC0415 - httpx on use
     from nexo_pkg.sources.oci_reference import OciReference  # noqa: PLC0415
     from nexo_pkg.sources.oci_source import OciSource  # noqa: PLC0415

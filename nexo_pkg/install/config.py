@@ -209,8 +209,7 @@ def resolve_placeholders(text: str, path: Path, cwd: Path) -> str:
     parts: list[str] = []
     last = 0
     for start, end, inner in find_placeholders(text):
-        parts.append(text[last:start])
-        parts.append(_resolve_one(inner, path, cwd))
+        parts += (text[last:start], _resolve_one(inner, path, cwd))
         last = end
     parts.append(text[last:])
     return "".join(parts)

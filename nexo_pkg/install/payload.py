@@ -30,7 +30,7 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
     ``manifest_mismatch`` when its id/version differ from the asset's, and
     ``archive_invalid`` when ``bin/<id>`` is not a regular file in the archive.
     """
-    manifest_name, manifest, _microapp = _payload_manifest(listing)
+    manifest_name, manifest = _payload_manifest(listing)
     if manifest is None or manifest_name is None:
         names = " or ".join(MANIFEST_NAMES)
         too_large = any(name in listing.files for name in MANIFEST_NAMES)
@@ -74,9 +74,9 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
     return summarise_manifest(model)
 
 
-def _payload_manifest(listing: ArchiveListing) -> tuple[str | None, bytes | None, bool]:
+def _payload_manifest(listing: ArchiveListing) -> tuple[str | None, bytes | None]:
     """A microapp's extension-shaped ``plugin.toml`` when the archive holds one, else the
-    manifest the daemon's plugin discovery reads first; and whether it is a microapp's."""
+    manifest the daemon's plugin discovery reads first."""
     extension = listing.manifests.get(MICROAPP_MANIFEST_NAME)
     if extension is not None:
         try:
@@ -84,5 +84,5 @@ def _payload_manifest(listing: ArchiveListing) -> tuple[str | None, bytes | None
         except (UnicodeDecodeError, tomllib.TOMLDecodeError):
             document = {}
         if is_extension_shape(document):
-            return MICROAPP_MANIFEST_NAME, extension, True
-    return listing.manifest_name, listing.manifest, False
+            return MICROAPP_MANIFEST_NAME, extension
+    return listing.manifest_name, listing.manifest

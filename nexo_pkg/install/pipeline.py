@@ -242,16 +242,6 @@ def command_context(
                 context.cache.discard_added()
 
 
-def source_request(options: InstallOptions, expected_id: str | None = None) -> SourceRequest:
-    """What ``install`` asks of a source: this host's targets (or ``--target``), the plugin
-    id an upgrade expects, and the check of a release's manifest asset."""
-    return SourceRequest(
-        targets=host_candidates(options.target),
-        manifest_problem=manifest_asset_problem,
-        expected_id=expected_id,
-    )
-
-
 def install(
     source_text: str, options: InstallOptions, callbacks: InstallCallbacks = NO_CALLBACKS
 ) -> InstallResult:
@@ -259,7 +249,8 @@ def install(
     tarball). Raises :class:`NexoError` with one of the kinds of SPEC §5; on any failure
     ``dest`` is left as it was and the cache holds no blob of this run."""
     _check_flags(options)
-    request = source_request(options)
+    # This host's targets (or --target), and the check of a release's manifest asset.
+    request = SourceRequest(host_candidates(options.target), manifest_asset_problem)
     with command_context(options, callbacks) as context:
         source = open_source(source_text, context, request)
         if options.daemon is not None and not options.force:
@@ -644,14 +635,13 @@ def upgrade(
     if options.target is None and receipt.target:
         options = replace(options, target=receipt.target)
     spec = GitHubSource(receipt.owner, receipt.repo, tag)
-    request = source_request(options, plugin_id)
     with command_context(options, callbacks) as context:
         context.policy()  # a bad policy fails before any network work
         source = GitHubReleaseSource(
             spec,
             context,
-            targets=request.targets,
-            manifest_problem=request.manifest_problem,
+            targets=host_candidates(options.target),
+            manifest_problem=manifest_asset_problem,
             expected_id=plugin_id,
         )
         found = source.identify()

@@ -78,7 +78,6 @@ REFERENCE_RECEIPT_FIELDS = (
     "source",
 )
 MAX_RECEIPT_BYTES = 32 * 1024 * 1024
-# Opening a file to read it never follows a link and never blocks on a FIFO or device.
 LOCK_TIMEOUT_ENV = "NEXO_INSTALL_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 120.0
 HASH_CHUNK = 1024 * 1024

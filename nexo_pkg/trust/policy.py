@@ -103,12 +103,9 @@ def _is_escaped(pattern: str, index: int) -> bool:
 
 
 def anchored_form(pattern: str) -> str | None:
-    """The pattern cosign would read as we do, or ``None`` when it is anchored already.
-
-    cosign searches (``^`` and ``$`` only when written); we always match the whole identity.
-    A pattern lacking either anchor therefore matches more identities under cosign and the
-    reference installer than here: the anchored form says the same thing to all of them.
-    """
+    """The pattern cosign would read as we do, or ``None`` when it is anchored already:
+    cosign and the reference installer search (``^`` and ``$`` only when written) where we
+    match the whole identity, so an unanchored pattern trusts more identities there."""
     starts = pattern.startswith(("^", "\\A"))
     ends = (pattern.endswith("$") and not _is_escaped(pattern, len(pattern) - 1)) or (
         pattern.endswith("\\z") and not _is_escaped(pattern, len(pattern) - 2)
@@ -205,11 +202,8 @@ class AuthorPolicy:
 
 @dataclass(frozen=True)
 class TrustPolicy:
-    """A parsed ``trusted_keys.toml`` (or the built-in default when the file is missing).
-
-    ``trusted_root`` is an absolute path to a private Sigstore instance's trusted root, or
-    ``None`` for the public-good instance. ``cosign_binary`` is kept for compatibility only.
-    """
+    """A parsed ``trusted_keys.toml`` (or the built-in default when the file is missing);
+    ``trusted_root`` is a private Sigstore instance's (``None``: the public-good instance)."""
 
     default: Mode = "warn"
     authors: tuple[AuthorPolicy, ...] = ()
@@ -235,11 +229,9 @@ class TrustPolicy:
         )
 
     def authors_for(self, owner: str | None) -> tuple[AuthorPolicy, ...]:
-        """The entries that decide for GitHub ``owner`` (case-insensitive, as GitHub names are).
-
-        As the reference installer reads the policy, the first entry for the owner decides and
-        later ones are ignored (:meth:`AuthorPolicy.covers`; lint warns, NXT012).
-        """
+        """The entries that decide for GitHub ``owner`` (case-insensitive, as GitHub names are):
+        as in the reference installer, the first entry for the owner decides and later ones
+        it covers are ignored (:meth:`AuthorPolicy.covers`; lint warns, NXT012)."""
         if owner is None:
             return ()
         wanted = owner.casefold()
@@ -734,14 +726,10 @@ def _diagnostic(finding: _Finding) -> Diagnostic:
 
 
 def parse_policy(text: str, *, path: Path) -> TrustPolicy:
-    """Parse and validate the policy ``text`` read from ``path``.
-
-    ``trusted_root`` is resolved relative to ``path``'s directory. Any error (TOML syntax,
-    unknown key, wrong type, bad mode, missing or conflicting identity, regex that does not
-    compile, missing trusted root) raises :class:`ConfigError` with kind ``policy_invalid``
-    (exit 2) whose message starts with ``path:line:column``; every error found is listed in
-    ``details["diagnostics"]``.
-    """
+    """Parse and validate the policy ``text`` read from ``path`` (``trusted_root`` relative
+    to its directory). Any error (of :data:`POLICY_RULES`) raises :class:`ConfigError`
+    ``policy_invalid`` (exit 2) whose message starts with ``path:line:column``, every error
+    listed in ``details["diagnostics"]``."""
     policy, findings = _validate(text, path.parent)
     errors = [f for f in findings if POLICY_RULES[f.code].severity == "error"]
     if errors:
@@ -774,10 +762,8 @@ _READ_WARNINGS = frozenset({"NXT011", "NXT012"})
 
 
 def file_warnings(path: Path) -> tuple[str, ...]:
-    """Warnings about where the policy lives: a symlink, or a file others may write to.
-
-    Either lets someone other than the owner of the policy change whom it trusts.
-    """
+    """Warnings about where the policy lives: a symlink, or a file others may write to;
+    either lets someone other than the policy's owner change whom it trusts."""
     found: list[str] = []
     try:
         if path.is_symlink():
@@ -812,13 +798,10 @@ def _read_policy_text(path: Path, what: str) -> str:
 
 
 def load_policy(path: Path, *, explicit: bool = False) -> TrustPolicy:
-    """Read and parse the policy at ``path``.
-
-    A missing file gives the built-in default (``warn``, no authors) unless ``explicit`` (the
-    user named it with ``--trusted-keys``), in which case it is ``policy_invalid`` (exit 2), as
-    is an unreadable, non-UTF-8, oversized or invalid file (``path:line`` in the message). The
-    policy carries :func:`file_warnings`.
-    """
+    """Read and parse the policy at ``path``, with :func:`file_warnings`. A missing file gives
+    the built-in default (``warn``, no authors) unless ``explicit`` (named by
+    ``--trusted-keys``): then it is ``policy_invalid`` (exit 2), as is an unreadable,
+    non-UTF-8, oversized or invalid file (``path:line`` in the message)."""
     try:
         text = _read_policy_text(path, "trust policy")
     except FileNotFoundError as exc:
@@ -837,10 +820,7 @@ def load_policy(path: Path, *, explicit: bool = False) -> TrustPolicy:
 
 def lint_policy_source(text: str, *, path: str) -> FileResult:
     """Lint trust-policy ``text`` (from ``path``) and return its diagnostics; never raises.
-
-    ``trusted_root`` existence is checked relative to ``path``'s directory when that
-    directory exists (so linting text from an editor buffer still works).
-    """
+    ``trusted_root`` is looked for only when ``path``'s directory exists (an editor buffer)."""
     parent = Path(path).parent
     try:
         base_dir = parent if parent.is_dir() else None
