@@ -95,12 +95,9 @@ def unmet_host_requirements(
     model: PluginManifest, *, wired: frozenset[str] | None = None
 ) -> tuple[HostRequirement, ...]:
     """The ``requires.nexo_capabilities`` entries of ``model`` the daemon would not find wired,
-    as ``aggregate_plugin_gates`` decides
-    (``crates/core/src/agent/nexo_plugin_registry/capability_aggregator.rs:148-163``).
-
-    ``wired`` is what the daemon wires (:func:`wired_capabilities`); ``None`` when its
-    configuration is unknown: then only names no daemon wires are unmet, and
-    ``long_term_memory`` is left undecided. Never raises."""
+    as ``aggregate_plugin_gates`` decides (``capability_aggregator.rs:148-163``, see above).
+    ``wired`` is what it wires (:func:`wired_capabilities`); ``None`` when unknown: then only
+    names no daemon wires are unmet, and ``long_term_memory`` is undecided. Never raises."""
     unmet: list[HostRequirement] = []
     for name in dict.fromkeys(model.plugin.requires.nexo_capabilities):
         if name in ALWAYS_WIRED_CAPABILITIES:

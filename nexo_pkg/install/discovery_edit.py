@@ -261,12 +261,10 @@ def check_id(plugin_id: str) -> None:
 
 
 def set_enabled(config_directory: Path, plugin_id: str, *, enabled: bool) -> EditResult:
-    """Enable or disable ``plugin_id`` in the daemon's discovery configuration.
-
-    Only the lines of the ``disabled`` (and, for ``enable``, ``allowlist``) list that change
-    are rewritten: comments, quoting and layout elsewhere stay byte for byte. The result is
-    read back and must hold exactly the intended lists before it atomically replaces the
-    file, under the daemon's edit lock. Raises ``usage`` for an id the daemon would never
+    """Enable or disable ``plugin_id`` in the daemon's discovery configuration, under the
+    daemon's edit lock: only the list lines that change are rewritten (every other byte
+    stays), and the result must read back as exactly the intended lists before it atomically
+    replaces the file. Raises ``usage`` for an id the daemon would never
     discover, ``config`` for a file the daemon could not load (or laid out in a way this
     edit cannot rewrite safely), ``io`` when it cannot be written.
     """

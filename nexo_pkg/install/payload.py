@@ -19,12 +19,9 @@ RUNTIME_SETTINGS_GRANTED = LintOptions(host_net_allowed=True, sandbox_required=F
 
 
 def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> ManifestSummary:
-    """Check what an inspected archive carries, before anything is extracted.
-
-    The manifest is the root ``plugin.toml`` or ``nexo-plugin.toml`` the daemon reads first,
-    or a microapp's extension-shaped ``plugin.toml`` (what its extension host reads; the
-    companion ``nexo-plugin.toml`` beside it is installed as it is).
-    Raises ``manifest_invalid`` when neither is at the root or it has lint errors the daemon
+    """Check what an inspected archive carries, before anything is extracted: its manifest
+    (:func:`_payload_manifest`; a microapp's companion ``nexo-plugin.toml`` is installed as
+    it is). Raises ``manifest_invalid`` when neither is at the root or it has lint errors the daemon
     would reject it for (a setting of the daemon's runtime, such as the host-network
     permission, is not one: :attr:`ManifestSummary.operator_must_allow` names it),
     ``manifest_mismatch`` when its id/version differ from the asset's, and

@@ -590,19 +590,15 @@ def upgrade(
     keep_old: bool | None = None,
     tag: str | None = None,
 ) -> UpgradeResult:
-    """Upgrade an installed plugin along its receipt's coordinates, as the reference does.
-
-    The receipt's ``owner/repo`` and ``target`` are kept (``--target`` overrides the target).
-    A receipt pinned to an explicit tag (:attr:`Receipt.pinned_tag`) stays on it: a no-op
-    saying so, unless ``tag`` names the release to move to; ``latest`` follows the newest
-    release. Same version: no-op. Lower: ``downgrade_refused`` unless ``allow_downgrade``. The
-    old versions leave the daemon's sight in the same step that brings the new one in, so
-    exactly one version is discoverable: by default (``keep_old`` None) the version replaced
-    is kept under ``.nexo/kept`` for ``rollback`` and older kept versions of the plugin are
-    removed; ``keep_old`` True keeps them all, False deletes the version replaced. Raises
-    ``not_installed`` for an unknown id, ``source_invalid`` for local-file installs. A
-    plugin installed from a registry follows the highest semver tag of the repository its
-    receipt names.
+    """Upgrade an installed plugin along its receipt's coordinates (``--target`` overrides
+    its target), as the reference does; one from a registry follows the highest semver tag
+    of its repository. A receipt pinned to an explicit tag (:attr:`Receipt.pinned_tag`) stays
+    on it (a no-op saying so) unless ``tag`` names the release to move to (``latest``: the
+    newest). Same version: no-op. Lower: ``downgrade_refused`` unless ``allow_downgrade``.
+    The old versions leave the daemon's sight in the step that brings the new one in: by
+    default (``keep_old`` None) the version replaced is kept under ``.nexo/kept`` for
+    ``rollback`` and older kept ones are removed; True keeps them all, False deletes it.
+    Raises ``not_installed`` for an unknown id, ``source_invalid`` for local-file installs.
     """
     _check_flags(options)
     matches = require_installed(options.dest, plugin_id)

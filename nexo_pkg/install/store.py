@@ -144,13 +144,10 @@ def _optional_string(document: dict[str, Any], key: str) -> str | None:
 
 @dataclass(frozen=True)
 class Receipt:
-    """The ``.nexo-install.json`` of one installed plugin.
-
-    The reference installer's fields come first, every one a JSON string (``""`` where a
-    local install has no owner, repo or tag), so it reads our receipts; ``signature``,
-    ``files`` and ``modes`` are ours and it ignores them. ``files`` is ``None`` for a receipt
-    the reference installer wrote: there are no hashes to check.
-    """
+    """The ``.nexo-install.json`` of one installed plugin: the reference installer's fields
+    first, every one a JSON string (``""`` where a local install has none), so it reads our
+    receipts; it ignores ours (``signature``, ``files``, ``modes``). ``files`` is ``None`` for
+    a receipt the reference installer wrote: there are no hashes to check."""
 
     id: str
     version: str
@@ -788,15 +785,11 @@ def publish(
     keep_old: bool = False,
 ) -> tuple[Path, ...]:
     """Rename the complete ``staging`` tree to ``final``, taking the trees it replaces out of
-    the daemon's sight first; return where they went.
-
-    ``replaces`` lists installed trees of the same plugin (``final`` itself for ``--force``,
-    ``replace`` says the same); they move to ``.nexo/removing`` and are deleted, or with
-    ``keep_old`` to ``.nexo/kept`` (``final`` itself is never kept). A journal written before
-    anything moves lets the next run finish an interrupted replacement (see
-    :meth:`InstallRoot.recover`), so a crash never loses both trees; a failed rename puts
-    the old trees back. Raises ``io``.
-    """
+    the daemon's sight first; return where they went. ``replaces`` (and ``final`` itself
+    with ``replace``, for ``--force``) move to ``.nexo/removing`` and are deleted, or with
+    ``keep_old`` to ``.nexo/kept`` (never ``final``). A journal written before anything moves
+    lets the next run finish an interrupted replacement (:meth:`InstallRoot.recover`), so a
+    crash never loses both trees; a failed rename puts the old trees back. Raises ``io``."""
     olds = [
         path
         for path in dict.fromkeys((*replaces, *((final,) if replace else ())))

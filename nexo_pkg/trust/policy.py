@@ -2,14 +2,9 @@
 
 The policy file says which signers are trusted for which GitHub owners and how strictly
 signatures are enforced (SPEC §6). Parsing is done with :mod:`tomllib`; a small line scanner
-recovers where each key sits so that every problem points at ``path:line:column``.
-
-Two entry points share one validator:
-
-* :func:`parse_policy` turns a file's text into a :class:`TrustPolicy` or raises
-  :class:`~nexo_pkg.core.errors.ConfigError` with kind ``policy_invalid`` (exit 2);
-* :func:`lint_policy_source` returns every finding as lint diagnostics (codes ``NXT…``) for
-  ``nexo plugin lint trusted_keys.toml``.
+recovers where each key sits so that every problem points at ``path:line:column``. One
+validator serves :func:`parse_policy` (a :class:`TrustPolicy`, or ``policy_invalid``, exit 2)
+and :func:`lint_policy_source` (every finding as an ``NXT…`` lint diagnostic).
 """
 
 from __future__ import annotations

@@ -48,12 +48,10 @@ def suggest_author(
     owner: str | None,
     repo: str | None,
 ) -> AuthorPolicy | None:
-    """The narrowest author entry that trusts this signer for ``owner/repo``, or ``None``
-    when nothing names an owner to attach it to.
-
-    A GitHub Actions signer gets an anchored workflow pattern (any tag of that workflow), the
-    repository in ``repos``, and — when a reusable workflow signed for the repository — the
-    starting workflow as identity plus ``signer_workflow`` for the reusable one.
+    """The narrowest author entry that trusts this signer for ``owner/repo`` (``None`` when
+    nothing names an owner): a GitHub Actions signer gets an anchored pattern for any tag of
+    its workflow, the repository in ``repos``, and, when a reusable workflow signed for the
+    repository, the starting workflow as identity and the reusable one as ``signer_workflow``.
     """
     if not identity:
         return None

@@ -1,12 +1,10 @@
 """The shared base of the Sigstore verifiers: certificate claims, identity policy, trust root.
 
-Imported only when signature material is present (it imports Sigstore, which is slow to
-import). A verifier returns a :class:`Signer` only for a signature that sigstore-python (or,
-for legacy cosign material, the same checks done here) verified end to end *and* whose
-certificate satisfies one of the owner's author entries.
-
-The trust root is Sigstore's public-good instance, embedded in sigstore-python and used
-offline, or a private instance's ``trusted_root.json`` named by the policy.
+Imported only when signature material is present (Sigstore is slow to import). A verifier
+returns a :class:`Signer` only for a signature verified end to end (by sigstore-python, or
+for legacy cosign material by the same checks done here) *and* whose certificate satisfies
+one of the owner's author entries. The trust root is Sigstore's public-good instance,
+embedded in sigstore-python and used offline, or the policy's private ``trusted_root.json``.
 """
 
 from __future__ import annotations
@@ -76,11 +74,9 @@ class Signer:
     """Who a certificate says signed: SAN identities, OIDC issuer and the GitHub claims.
 
     ``identity`` is the identity that satisfied the policy (the first SAN before that is
-    known). ``repository`` is ``owner/name`` of the source repository (its extension, else the
-    legacy workflow-repository one, else the path of an ``https://`` SAN). ``source_ref`` is the
-    ref the workflow ran for (``refs/tags/v1.2.3``); ``build_signer_uri`` the workflow that
-    signed (for a reusable workflow, the reusable one); ``build_config_uri`` the workflow of the
-    source repository that started the run.
+    known); ``repository`` is the source repository's ``owner/name``; ``source_ref`` the ref
+    the workflow ran for; ``build_signer_uri`` the workflow that signed (for a reusable
+    workflow, the reusable one), ``build_config_uri`` the one that started the run.
     """
 
     identities: tuple[str, ...]

@@ -219,13 +219,10 @@ def _check_log_body(body: bytes, certificate: Certificate, signature: bytes, dig
 
 
 def promise_only_v01_bundle(document: Mapping[str, Any]) -> dict[str, Any] | None:
-    """A v0.1 Sigstore bundle with an inclusion promise but no checkpointed inclusion proof,
-    rewritten as the equivalent legacy cosign document; ``None`` for any other bundle.
-
-    Such bundles (written by early Sigstore clients) are valid but sigstore-python requires an
-    inclusion proof; the signed entry timestamp is what vouches for them, exactly as for a
-    legacy cosign bundle.
-    """
+    """A v0.1 Sigstore bundle with an inclusion promise but no checkpointed inclusion proof
+    (early Sigstore clients wrote them; sigstore-python requires a proof), rewritten as the
+    equivalent legacy cosign document, whose signed entry timestamp vouches for it; ``None``
+    for any other bundle."""
     if document.get("mediaType") != BUNDLE_V01_MEDIA_TYPE:
         return None
     try:
