@@ -100,14 +100,12 @@ def unmet_host_requirements(
     names no daemon wires are unmet, and ``long_term_memory`` is undecided. Never raises."""
     unmet: list[HostRequirement] = []
     for name in dict.fromkeys(model.plugin.requires.nexo_capabilities):
-        if name in ALWAYS_WIRED_CAPABILITIES:
+        if name in ALWAYS_WIRED_CAPABILITIES or (wired is not None and name in wired):
             continue
         if name == LONG_TERM_MEMORY:
-            if wired is None or name in wired:
+            if wired is None:
                 continue
             why = f"the daemon's {MEMORY_FILE} sets no long_term.backend, so it is not wired"
-        elif wired is not None and name in wired:
-            continue
         else:
             why = (
                 "no daemon wires a capability of that name (it wires broker, memory, sessions, "

@@ -61,11 +61,9 @@ MAX_DISCOVERY_BYTES = 1024 * 1024
 
 @dataclass(frozen=True)
 class DaemonConfig:
-    """What nexo-pkg takes from the daemon's configuration directory.
-
-    ``warnings`` says what in ``discovery.yaml`` probably does not do what the operator meant
-    (a ``~`` path, a path naming an unset variable).
-    """
+    """What nexo-pkg takes from the daemon's configuration directory; ``warnings`` says what
+    in ``discovery.yaml`` probably does not do what the operator meant (a ``~`` path, a path
+    naming an unset variable)."""
 
     directory: Path
     search_paths: tuple[Path, ...] = ()
@@ -115,11 +113,9 @@ _DISCOVERY_KEYS = {
 
 def load_daemon_config(directory: Path, *, cwd: Path | None = None) -> DaemonConfig:
     """Read ``<directory>/plugins/discovery.yaml`` when it exists, as the daemon loads it.
-
     Raises :class:`ConfigError` (exit 2) naming the file when the daemon could not load it:
     an unset ``${VAR}``, a refused ``${file:...}``, not UTF-8 or not YAML, no ``discovery``
-    mapping, an unknown key, or a value of the wrong type.
-    """
+    mapping, an unknown key, or a value of the wrong type."""
     path = directory / DISCOVERY_FILE
     if not path.is_file():
         return DaemonConfig(directory)

@@ -181,6 +181,15 @@ class _LayoutError(Exception):
     """The file is laid out in a way this edit does not rewrite safely."""
 
 
+def _item_line(text: str, node: Any, key: str) -> tuple[int, int]:
+    """Where the line of the list item ``node`` starts and ends; :class:`_LayoutError` unless
+    the item stands on a line of its own (``- item``)."""
+    start = _line_start(text, node.start_mark.index)
+    if text[start : node.start_mark.index].strip() != "-":
+        raise _LayoutError(f"an item of `discovery.{key}` does not stand on a line of its own")
+    return start, _line_end(text, max(node.end_mark.index - 1, node.start_mark.index))
+
+
 def _append(text: str, section: Any, key: str, plugin_id: str) -> str:
     """``text`` with ``plugin_id`` appended to the list ``key`` of the ``discovery`` mapping
     node ``section``, touching only what must change."""
@@ -213,11 +222,8 @@ def _append(text: str, section: Any, key: str, plugin_id: str) -> str:
     if not value.value:
         raise _LayoutError(f"`discovery.{key}` is an empty block list")
     last = value.value[-1]
-    start = _line_start(text, last.start_mark.index)
+    start, at = _item_line(text, last, key)
     lead = text[start : last.start_mark.index]
-    if lead.strip() != "-":
-        raise _LayoutError(f"an item of `discovery.{key}` does not stand on a line of its own")
-    at = _line_end(text, max(last.end_mark.index - 1, last.start_mark.index))
     prefix = "" if text[at - 1] == "\n" else "\n"
     return f"{text[:at]}{prefix}{lead}{item}\n{text[at:]}"
 
@@ -238,14 +244,11 @@ def _remove(text: str, section: Any, key: str, plugin_id: str) -> str:
         start, end = value.start_mark.index, value.end_mark.index
         inner = ", ".join(text[n.start_mark.index : n.end_mark.index] for n in keep)
         return f"{text[:start]}[{inner}]{text[end:]}"
-    spans = []
-    for node in value.value:
-        if getattr(node, "value", None) != plugin_id:
-            continue
-        start = _line_start(text, node.start_mark.index)
-        if text[start : node.start_mark.index].strip() != "-":
-            raise _LayoutError(f"an item of `discovery.{key}` does not stand on a line of its own")
-        spans.append((start, _line_end(text, max(node.end_mark.index - 1, start))))
+    spans = [
+        _item_line(text, node, key)
+        for node in value.value
+        if getattr(node, "value", None) == plugin_id
+    ]
     for start, end in reversed(spans):
         text = text[:start] + text[end:]
     if not keep:

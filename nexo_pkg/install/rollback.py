@@ -83,12 +83,10 @@ def _final_name(kept_tree: Path) -> str:
 
 
 def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackResult:
-    """Swap the installed ``plugin_id`` with the version kept before it.
-
-    The kept tree is re-hashed against its receipt first: a changed, missing or extra file
-    refuses the rollback (``checksum_mismatch``, nothing moved). Raises ``not_installed``
-    when no earlier version is kept, ``io`` when the root cannot be changed.
-    """
+    """Swap the installed ``plugin_id`` with the version kept before it, once the kept tree
+    is re-hashed against its receipt: a changed, missing or extra file refuses the rollback
+    (``checksum_mismatch``, nothing moved). Raises ``not_installed`` when no earlier version
+    is kept, ``io`` when the root cannot be changed."""
     with locked_root(dest) as root:
         target = rollback_target(dest, plugin_id)
         assert target.receipt is not None  # noqa: S101 (scan_kept filtered by id)

@@ -473,11 +473,8 @@ class InstallRoot:
         return holder
 
     def new_staging(self, plugin_id: str) -> Path:
-        """An empty ``.nexo/staging/<id>-<random>/tree`` to extract into.
-
-        A failure or a signal (SIGTERM) after the holder was made takes the holder away again:
-        the caller owns the staging tree only once this returns.
-        """
+        """An empty ``.nexo/staging/<id>-<random>/tree`` to extract into, owned by the caller
+        once this returns: a failure or a signal (SIGTERM) before takes the holder away."""
         holder = self._holder(STAGING_AREA, plugin_id)
         tree = holder / TREE_NAME
         try:

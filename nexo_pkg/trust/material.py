@@ -106,11 +106,9 @@ def has_own_bundle(asset_name: str, material: Material) -> bool:
 
 
 def find_signature_material(asset_name: str, material: Material) -> SignatureMaterial | None:
-    """Pick the asset's own bundle or detached cosign signature out of ``material``.
-
-    Bundles win in :data:`SIGNATURE_SUFFIXES` order; otherwise a ``.sig`` with its ``.pem`` or
-    ``.cert``. Files named for other assets are ignored. ``None`` when there is nothing.
-    """
+    """Pick the asset's own bundle (in :data:`SIGNATURE_SUFFIXES` order) or else detached
+    cosign signature (``.sig`` with its ``.pem`` or ``.cert``) out of ``material``, or
+    ``None``; files named for other assets are ignored."""
     for suffix in BUNDLE_SUFFIXES:
         name = asset_name + suffix
         value = material.get(name)
@@ -122,10 +120,8 @@ def find_signature_material(asset_name: str, material: Material) -> SignatureMat
         (asset_name + s for s in _CERTIFICATE_SUFFIXES if asset_name + s in material), None
     )
     certificate = material.get(certificate_name) if certificate_name else None
-    if not isinstance(signature, Path):
-        signature = None
-    if not isinstance(certificate, Path):
-        certificate = None
+    signature = signature if isinstance(signature, Path) else None
+    certificate = certificate if isinstance(certificate, Path) else None
     if signature is None and certificate is None:
         return None
     return SignatureMaterial(

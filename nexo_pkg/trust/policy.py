@@ -866,12 +866,10 @@ def parse_registry_bindings(
     text: str, *, path: Path, policy: TrustPolicy
 ) -> tuple[tuple[RegistryBinding, ...], tuple[str, ...]]:
     """Validate the bindings ``text`` read from ``path``: ``[[registries]]`` entries, each a
-    ``repository`` (``host/path``) and a GitHub ``owner``, no repository bound twice.
-
-    Returns the bindings and warnings (an owner ``policy`` has no ``[[authors]]`` entry for:
-    its copies then get the policy's default mode). Raises :class:`ConfigError`
-    ``policy_invalid`` (exit 2) naming ``path:line:column`` for anything else.
-    """
+    ``repository`` (``host/path``) and a GitHub ``owner``, no repository bound twice. Returns
+    the bindings and warnings (an owner ``policy`` has no ``[[authors]]`` entry for: its
+    copies get the default mode); anything else raises :class:`ConfigError`
+    ``policy_invalid`` (exit 2) naming ``path:line:column``."""
 
     def invalid(line: int, column: int, message: str) -> ConfigError:
         return ConfigError(

@@ -252,11 +252,9 @@ def promise_only_v01_bundle(document: Mapping[str, Any]) -> dict[str, Any] | Non
 def verify_legacy_bundle(
     artifact: Path, document: Mapping[str, Any], *, name: str, request: TrustRequest
 ) -> VerifiedSignature:
-    """Verify a legacy cosign bundle over ``artifact``; return the trusted signature.
-
-    Raises :class:`SignatureInvalidError` when any cryptographic check fails and
-    ``signer_untrusted`` when they pass but no author entry trusts the certificate.
-    """
+    """Verify a legacy cosign bundle over ``artifact``; return the trusted signature. Raises
+    :class:`SignatureInvalidError` when any cryptographic check fails and
+    ``signer_untrusted`` when they pass but no author entry trusts the certificate."""
     root = load_root_keys(request.trusted_root)
     try:
         certificate = _verify_document(artifact, document, root)
