@@ -739,7 +739,8 @@ def parse_policy(text: str, *, path: Path) -> TrustPolicy:
                 "diagnostics": [_diagnostic(f).to_json() for f in errors],
             },
         )
-    assert policy is not None  # noqa: S101 (the validator builds one when it found no error)
+    if policy is None:  # unreachable: the validator builds a policy whenever it found no error
+        raise ConfigError(f"{path}: invalid trust policy", kind="policy_invalid")
     return replace(
         policy,
         source=path,
