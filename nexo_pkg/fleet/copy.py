@@ -95,7 +95,7 @@ class _Copier:
         digest = str(descriptor["digest"])
         if self.destination.blob_exists(self.destination_repository, digest):
             return
-        limit = self.session.options.limits.max_download
+        limit = self.session.options.install.limits.max_download
 
         def fetch(sink: BlobSink) -> None:
             self.source.get_blob(
@@ -121,9 +121,7 @@ class _Copier:
         found = found or self.source.get_manifest(self.source_repository, digest)
         document = found.json()
         if found.media_type == INDEX_MEDIA_TYPE:
-            for child in document.get("manifests") or []:
-                if isinstance(child, dict) and isinstance(child.get("digest"), str):
-                    self.manifest(child["digest"], depth=depth + 1)
+            self.children(document, depth)
         else:
             self.blob(document.get("config"))
             for layer in document.get("layers") or []:
@@ -135,18 +133,19 @@ class _Copier:
             self.result.manifests += 1
         self.referrers(digest, depth)
 
+    def children(self, index: dict[str, Any], depth: int) -> None:
+        """Copy every manifest ``index`` lists, one level below ``depth``."""
+        for child in index.get("manifests") or []:
+            if isinstance(child, dict) and isinstance(child.get("digest"), str):
+                self.manifest(child["digest"], depth=depth + 1)
+
     def referrers(self, subject: str, depth: int) -> None:
         listed = self.source.referrers(self.source_repository, subject)
         for item in listed:
             if isinstance(item.get("digest"), str):
                 self.manifest(item["digest"], depth=depth + 1)
         tag = fallback_tag(subject)
-        try:
-            index = self.source.get_manifest(self.source_repository, tag)
-        except NexoError as error:
-            if error.kind != "release_not_found":
-                raise
-            index = None
+        index = _manifest_or_none(self.source, self.source_repository, tag)
         if index is not None:
             self.tag(tag, index, depth + 1)
         elif listed:
@@ -171,16 +170,9 @@ class _Copier:
 
     def tag(self, tag: str, found: Manifest, depth: int = 0) -> None:
         """Point ``tag`` at ``found`` (its bytes as the source has them) unless it does."""
-        for child in found.json().get("manifests") or []:
-            if isinstance(child, dict) and isinstance(child.get("digest"), str):
-                self.manifest(child["digest"], depth=depth + 1)
-        try:
-            current = self.destination.get_manifest(self.destination_repository, tag).digest
-        except NexoError as error:
-            if error.kind != "release_not_found":
-                raise
-            current = None
-        if current == found.digest:
+        self.children(found.json(), depth)
+        current = _manifest_or_none(self.destination, self.destination_repository, tag)
+        if current is not None and current.digest == found.digest:
             return
         self.destination.put_manifest(
             self.destination_repository, tag, found.data, found.media_type or MANIFEST_MEDIA_TYPE
@@ -228,10 +220,18 @@ def _tags_of(
     for tag in client.list_tags(source.repository):
         if tag in tags or tag.startswith("sha256-"):
             continue
-        try:
-            if client.get_manifest(source.repository, tag).digest == root.digest:
-                tags.add(tag)
-        except NexoError as error:
-            if error.kind != "release_not_found":
-                raise
+        found = _manifest_or_none(client, source.repository, tag)
+        if found is not None and found.digest == root.digest:
+            tags.add(tag)
     return sorted(tags)
+
+
+def _manifest_or_none(client: RegistryClient, repository: str, reference: str) -> Manifest | None:
+    """The manifest ``reference`` names, ``None`` when there is none (``release_not_found``);
+    other failures are raised."""
+    try:
+        return client.get_manifest(repository, reference)
+    except NexoError as error:
+        if error.kind != "release_not_found":
+            raise
+        return None

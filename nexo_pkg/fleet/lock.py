@@ -9,7 +9,7 @@ written in the same order and with the same bytes whatever the number of jobs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +28,7 @@ from nexo_pkg.fleet.lockfile import (
 from nexo_pkg.fleet.pool import CpuPool, checked_jobs, run_bounded
 from nexo_pkg.fleet.sources import FleetOptions, Session, locked_candidate
 from nexo_pkg.fleet.treehash import hash_tarball
-from nexo_pkg.install.api import NO_CALLBACKS, InstallCallbacks
+from nexo_pkg.install.api import NO_CALLBACKS, InstallCallbacks, verify_artifact
 
 
 @dataclass
@@ -56,13 +56,6 @@ class LockResult:
         return document
 
 
-def existing_lock(path: Path) -> Lock:
-    """The lock at ``path``, or an empty one when there is none yet."""
-    if not path.exists():
-        return Lock()
-    return read_lock(path)
-
-
 def check(wanted_path: Path, lock_path: Path) -> LockResult:
     """Compare the lock with the wanted set without any network work."""
     wanted = read_wanted(wanted_path)
@@ -75,43 +68,32 @@ def lock_plugin(session: Session, wanted: WantedPlugin, cpu: CpuPool | None = No
     """Resolve one wanted plugin and verify every target it locks; the tree hash of each
     target is computed in ``cpu``'s worker processes when it has any."""
     resolved = session.resolve(wanted)
-    targets: dict[str, LockedTarget] = {}
-    for target, row in resolved.targets.items():
-        candidate = locked_candidate(
-            plugin_id=wanted.plugin_id,
-            version=resolved.version,
-            source=wanted.source,
-            resolved=resolved.resolved,
-            row=row,
-            github=str(resolved.origin) if resolved.origin else None,
-            published=resolved.published,
-            policy=session.policy(),
-        )
-        fetched, mode = session.fetch_locked(candidate, wanted.source, resolved.resolved)
-        outcome = session.verify(fetched, mode)
-        limits = session.options.limits
-        tree = (cpu or CpuPool(1)).call(hash_tarball, fetched.path, wanted.plugin_id, limits)
-        targets[target] = LockedTarget(
-            target=target,
-            asset=row.asset,
-            size=row.size,
-            sha256=row.sha256,
-            manifest=row.manifest,
-            identity=outcome.identity if outcome.status == "verified" else None,
-            issuer=outcome.issuer if outcome.status == "verified" else None,
-            tree=tree,
-        )
-    return LockedPlugin(
+    entry = LockedPlugin(
         plugin_id=wanted.plugin_id,
         source=wanted.source,
         requirement=wanted.requirement,
         targets_wanted=wanted.targets,
         version=resolved.version,
         resolved=resolved.resolved,
-        targets=targets,
+        targets=resolved.targets,
         published=resolved.published,
         github=str(resolved.origin) if resolved.origin else None,
     )
+    policy = session.policy()
+    limits = session.options.install.limits
+    targets: dict[str, LockedTarget] = {}
+    for target, row in resolved.targets.items():
+        candidate = locked_candidate(entry, row, published=entry.published, policy=policy)
+        fetched, mode = session.fetch_locked(candidate, entry.source, entry.resolved)
+        outcome = verify_artifact(fetched, policy=policy, mode=mode)
+        verified = outcome.status == "verified"
+        targets[target] = replace(
+            row,
+            identity=outcome.identity if verified else None,
+            issuer=outcome.issuer if verified else None,
+            tree=(cpu or CpuPool(1)).call(hash_tarball, fetched.path, entry.plugin_id, limits),
+        )
+    return replace(entry, targets=targets)
 
 
 def lock(
@@ -127,7 +109,7 @@ def lock(
     (an empty set: all). Writes the file only when its text changes. Raises the first
     :class:`NexoError` of a plugin (nothing is written then)."""
     wanted = read_wanted(wanted_path)
-    previous = existing_lock(lock_path)
+    previous = read_lock(lock_path) if lock_path.exists() else Lock()
     if upgrade:
         unknown = sorted(upgrade - {item.plugin_id for item in wanted})
         if unknown:

@@ -5,6 +5,7 @@ OCI source's (``nexo_pkg.sources.oci_source``), as for any other source."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,11 +50,13 @@ class PushResult:
 
 
 def _sha256(path: Path) -> str:
-    hasher = hashlib.sha256()
     with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            hasher.update(chunk)
-    return hasher.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
+
+
+def _files(material: Mapping[str, object]) -> dict[str, Path]:
+    """The pieces of signature material that are files (the ones a push can layer)."""
+    return {name: item for name, item in material.items() if isinstance(item, Path)}
 
 
 def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | None]:
@@ -80,11 +83,7 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
                     f"{sidecar.name} says {expected}, {tarball.name} is {sha}",
                     kind="checksum_mismatch",
                 )
-        signatures = {
-            name: value
-            for name, value in trust.local_material(tarball).items()
-            if isinstance(value, Path)
-        }
+        signatures = _files(trust.local_material(tarball))
         found.setdefault(parsed[:2], []).append(TargetFiles(parsed[2], tarball, sha, signatures))
     if len(found) != 1:
         listed = (
@@ -194,7 +193,7 @@ def mirror(
             expected = release_sha256(client, release, asset)
 
             def fetch(sink: BlobSink, found: Any = asset) -> None:
-                client.download(found, sink, max_bytes=options.limits.max_download)
+                client.download(found, sink, max_bytes=options.install.limits.max_download)
 
             with session.cache.open_blob(expected, fetch) as blob:
                 path = directory / asset.name
@@ -208,8 +207,7 @@ def mirror(
                 directory=directory,
             )
             # Every piece is a file here (attestations included), so the push can layer it.
-            signatures = {name: item for name, item in material.items() if isinstance(item, Path)}
-            targets.append(TargetFiles(target, path, expected, signatures))
+            targets.append(TargetFiles(target, path, expected, _files(material)))
         manifest = client.read_manifest_asset(release, MANIFEST_ASSETS, max_bytes=1 << 20)
         manifest_text = manifest[1] if manifest is not None else None
         origin = GitHubOrigin(source.owner, source.repo, release.tag)

@@ -10,12 +10,11 @@ through the same source an install uses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, replace
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.versionreq import VersionReq, parse_version
-from nexo_pkg.fleet.lockfile import LockedTarget, WantedPlugin
+from nexo_pkg.fleet.lockfile import LockedPlugin, LockedTarget, WantedPlugin
 from nexo_pkg.install.api import (
     NO_CALLBACKS,
     DaemonVersion,
@@ -26,7 +25,6 @@ from nexo_pkg.install.api import (
     newest_compatible_tag,
     newest_compatible_version,
 )
-from nexo_pkg.sources.archive import ArchiveLimits
 from nexo_pkg.sources.artifact import GitHubOrigin
 from nexo_pkg.sources.base import FetchedArtifact, Origin, ReleaseCandidate, Source
 from nexo_pkg.sources.context import SourceContext
@@ -57,14 +55,6 @@ class FleetOptions:
     install: InstallOptions
     # Plugins handled at a time by `lock` and `sync` (--jobs); None: pool.DEFAULT_JOBS.
     jobs: int | None = None
-
-    @property
-    def nexo_home(self) -> Path:
-        return self.install.nexo_home
-
-    @property
-    def limits(self) -> ArchiveLimits:
-        return self.install.limits
 
 
 @dataclass(frozen=True)
@@ -121,11 +111,7 @@ class Session(SourceContext):
                     f"{', '.join(missing)} tarball (it has {', '.join(resolved.targets)})",
                     kind="asset_not_found",
                 )
-            kept = {t: resolved.targets[t] for t in wanted.targets}
-            resolved = Resolved(
-                resolved.plugin_id, resolved.version, resolved.resolved, kept,
-                resolved.published, resolved.origin,
-            )  # fmt: skip
+            resolved = replace(resolved, targets={t: resolved.targets[t] for t in wanted.targets})
         return resolved
 
     def _resolve_oci(self, reference: OciReference, requirement: VersionReq | None) -> Resolved:
@@ -169,14 +155,12 @@ class Session(SourceContext):
                 "name a matching tag in the source (owner/repo@tag)",
                 kind="release_not_found",
             )
-        targets: dict[str, LockedTarget] = {}
-        for target, asset in assets.items():
-            targets[target] = LockedTarget(
-                target=target,
-                asset=asset.name,
-                size=asset.size,
-                sha256=release_sha256(client, release, asset),
+        targets = {
+            target: LockedTarget(
+                target, asset.name, asset.size, release_sha256(client, release, asset)
             )
+            for target, asset in assets.items()
+        }
         return Resolved(
             plugin_id=plugin_id,
             version=version,
@@ -232,64 +216,47 @@ class Session(SourceContext):
 
     # -- fetching one locked target -------------------------------------------------------
 
-    def source_of(self, source: str, resolved: str) -> Source:
-        """The source that fetches what ``resolved`` (a lock's pinned reference) names."""
-        if is_oci(source):
-            return OciSource(parse_reference(resolved), self, targets=None)
-        spec = parse_source(resolved)
-        assert isinstance(spec, GitHubSource)  # noqa: S101 - written by lock
-        return GitHubReleaseSource(spec, self, targets=(), manifest_problem=manifest_asset_problem)
-
     def fetch_locked(
         self, candidate: ReleaseCandidate, source: str, resolved: str
     ) -> tuple[FetchedArtifact, trust.Mode]:
         """``candidate`` (a locked target) in the blob cache, hash-checked against the lock,
-        with its signature material unless the trust mode, resolved here once for its
-        signing origin, is ``ignore``; returns the artifact and that mode."""
+        through the source ``resolved`` (the lock's pinned reference) names, with its
+        signature material unless the trust mode, resolved here once for its signing origin,
+        is ``ignore``; returns the artifact and that mode."""
         mode = self.trust_mode(candidate.origin.owner)
-        fetched = self.source_of(source, resolved).fetch(candidate, material=mode != "ignore")
-        return fetched, mode
-
-    def verify(self, fetched: FetchedArtifact, mode: trust.Mode) -> trust.SignatureOutcome:
-        """The signature step for one fetched target under the session's policy."""
-        origin = fetched.origin
-        return trust.verify_asset_signature(
-            fetched.path,
-            asset_name=fetched.asset_name,
-            material=fetched.material,
-            owner=origin.owner,
-            repo=origin.repo,
-            tag=origin.tag,
-            policy=self.policy(),
-            mode=mode,
-        )
+        fetcher: Source
+        if is_oci(source):
+            fetcher = OciSource(parse_reference(resolved), self, targets=None)
+        else:
+            spec = parse_source(resolved)
+            assert isinstance(spec, GitHubSource)  # noqa: S101 - written by lock
+            fetcher = GitHubReleaseSource(
+                spec, self, targets=(), manifest_problem=manifest_asset_problem
+            )
+        return fetcher.fetch(candidate, material=mode != "ignore"), mode
 
 
 def locked_candidate(
-    *,
-    plugin_id: str,
-    version: str,
-    source: str,
-    resolved: str,
+    entry: LockedPlugin,
     row: LockedTarget,
-    github: str | None,
+    *,
     published: str | None,
-    policy: trust.TrustPolicy | None = None,
+    policy: trust.TrustPolicy,
 ) -> ReleaseCandidate:
-    """The candidate a lock entry pins for one target: its asset, sha256 and (for a
-    registry) manifest digest, and the origin its receipt and signature check name (``policy``
-    binds registry repositories to owners, :func:`registry_origin`)."""
-    if is_oci(source):
+    """The candidate ``entry`` pins for one target: its asset, sha256 and (for a registry)
+    manifest digest, and the origin its receipt (dated ``published``) and signature check
+    name (``policy`` binds registry repositories to owners, :func:`registry_origin`)."""
+    if is_oci(entry.source):
         origin = registry_origin(
-            resolved,
+            entry.resolved,
             asset_name=row.asset,
             manifest_digest=row.manifest,
-            github=github,
+            github=entry.github,
             published=published,
             policy=policy,
         )
     else:
-        spec = parse_source(resolved)
+        spec = parse_source(entry.resolved)
         assert isinstance(spec, GitHubSource)  # noqa: S101 - written by lock
         origin = Origin(
             source={
@@ -306,8 +273,8 @@ def locked_candidate(
             published=published,
         )
     return ReleaseCandidate(
-        plugin_id=plugin_id,
-        version=version,
+        plugin_id=entry.plugin_id,
+        version=entry.version,
         target=row.target,
         asset_name=row.asset,
         origin=origin,

@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import open_lock_file
@@ -35,6 +35,7 @@ from nexo_pkg.fleet.lockfile import (
 )
 from nexo_pkg.fleet.pool import CpuPool, checked_jobs, run_bounded
 from nexo_pkg.fleet.sources import FleetOptions, Session, locked_candidate
+from nexo_pkg.fleet.treehash import installed_by_id
 from nexo_pkg.install.api import (
     NO_CALLBACKS,
     InstallCallbacks,
@@ -45,15 +46,10 @@ from nexo_pkg.install.api import (
     install_artifact,
     locked_root,
     remove_tree,
-    scan_installed,
     version_order,
 )
-from nexo_pkg.sources.base import ReleaseCandidate
 from nexo_pkg.sources.extract import extraction_workers
 from nexo_pkg.sources.hosttriple import NOARCH, host_candidates
-
-if TYPE_CHECKING:
-    from nexo_pkg.trust.policy import TrustPolicy
 
 SYNC_LOCK_NAME = ".nexo-sync.lock"
 
@@ -149,23 +145,6 @@ def _installed_at(entry: LockedPlugin) -> str | None:
     return None
 
 
-def candidate_for(
-    entry: LockedPlugin, row: LockedTarget, policy: TrustPolicy | None = None
-) -> ReleaseCandidate:
-    """The candidate one target of a lock entry pins (its receipt time: :func:`_installed_at`;
-    ``policy`` binds registry repositories to owners)."""
-    return locked_candidate(
-        plugin_id=entry.plugin_id,
-        version=entry.version,
-        source=entry.source,
-        resolved=entry.resolved,
-        row=row,
-        github=entry.github,
-        published=_installed_at(entry),
-        policy=policy,
-    )
-
-
 def signer_check(row: LockedTarget, plugin_id: str) -> Callable[[InstallPlan], bool]:
     """A confirm step that refuses a signer other than the one the lock recorded."""
 
@@ -191,14 +170,6 @@ def signer_check(row: LockedTarget, plugin_id: str) -> Callable[[InstallPlan], b
         return True
 
     return confirm
-
-
-def _by_id(items: list[Installed]) -> dict[str, list[Installed]]:
-    grouped: dict[str, list[Installed]] = {}
-    for item in items:
-        if item.receipt is not None:
-            grouped.setdefault(item.receipt.id, []).append(item)
-    return grouped
 
 
 def sync(
@@ -248,7 +219,7 @@ def sync(
             _sync_lock(dest),
             locked_root(dest) as root,
         ):
-            installed = _by_id(scan_installed(dest))
+            installed = installed_by_id(dest)
             entries = sorted(locked.plugins.items())
             started = _Started(len(entries), progress)
 
@@ -260,7 +231,6 @@ def sync(
                     entry=entry,
                     present=installed.get(plugin_id, []),
                     dest=dest,
-                    options=options,
                     candidates=candidates,
                     target=target,
                     root=root,
@@ -298,11 +268,10 @@ def _sync_one(
     entry: LockedPlugin,
     present: list[Installed],
     dest: Path,
-    options: FleetOptions,
     candidates: tuple[str, ...],
     target: str | None,
     root: InstallRoot,
-    resolved_now: bool = False,
+    resolved_now: bool,
 ) -> PluginOutcome:
     """Bring one plugin in line with its lock entry inside the held ``root``; a failure is
     an outcome, never raised.
@@ -327,20 +296,20 @@ def _sync_one(
             )  # fmt: skip
         final = dest / f"{entry.plugin_id}-{entry.version}"
         install_options = replace(
-            options.install,
+            session.options.install,
             dest=dest,
             target=target,
             force=final.exists() and not current,
             # The lock names the version the root must hold, older than the installed or not.
             allow_downgrade=True,
         )
-        fetched, mode = session.fetch_locked(
-            candidate_for(entry, row, session.policy()), entry.source, entry.resolved
-        )
+        policy = session.policy()
+        candidate = locked_candidate(entry, row, published=_installed_at(entry), policy=policy)
+        fetched, mode = session.fetch_locked(candidate, entry.source, entry.resolved)
         installed = install_artifact(
             fetched,
             install_options,
-            policy=session.policy(),
+            policy=policy,
             mode=mode,
             callbacks=InstallCallbacks(confirm=signer_check(row, entry.plugin_id)),
             # The root's lock is held since `present` was scanned: no rescan per plugin.

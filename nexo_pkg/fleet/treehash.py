@@ -26,7 +26,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nexo_pkg.install.api import RECEIPT_NAME, Installed, sha256_file
+from nexo_pkg.install.api import (
+    RECEIPT_NAME,
+    Installed,
+    scan_installed,
+    sha256_file,
+    verify_installed,
+)
 from nexo_pkg.sources.archive import ArchiveLimits, TreeSink, walk_archive
 
 PREFIX = "n1:"
@@ -92,6 +98,15 @@ def hash_directory(root: Path) -> str:
     return tree_hash(lines)
 
 
+def installed_by_id(root: Path) -> dict[str, list[Installed]]:
+    """The plugins installed in ``root`` with a receipt, by id; ``io`` when it cannot be read."""
+    grouped: dict[str, list[Installed]] = {}
+    for item in scan_installed(root):
+        if item.receipt is not None:
+            grouped.setdefault(item.receipt.id, []).append(item)
+    return grouped
+
+
 @dataclass(frozen=True)
 class LockCheck:
     """One locked plugin checked in a plugin root against the lock's tree hash."""
@@ -132,13 +147,9 @@ def check_root(lock_path: Path, root: Path, plugin_id: str | None = None) -> lis
     Raises ``lock_invalid`` for an unreadable lock; problems of single plugins are results.
     """
     from nexo_pkg.fleet.lockfile import read_lock  # noqa: PLC0415
-    from nexo_pkg.install.api import scan_installed, verify_installed  # noqa: PLC0415
 
     lock = read_lock(lock_path)
-    installed: dict[str, list[Installed]] = {}
-    for present in scan_installed(root):
-        if present.receipt is not None:
-            installed.setdefault(present.receipt.id, []).append(present)
+    installed = installed_by_id(root)
     checks: list[LockCheck] = []
     for name, entry in sorted(lock.plugins.items()):
         if plugin_id is not None and name != plugin_id:

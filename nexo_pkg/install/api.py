@@ -25,6 +25,7 @@ from nexo_pkg.install.pipeline import (
     InstallOptions,
     InstallStep,
     install_artifact,
+    verify_artifact,
 )
 from nexo_pkg.install.store import (
     BOOKKEEPING_DIR,
@@ -69,6 +70,7 @@ __all__ = [
     "scan_installed",
     "sha256_file",
     "unmet_host_requirements",
+    "verify_artifact",
     "verify_installed",
     "version_order",
     "wired_capabilities",

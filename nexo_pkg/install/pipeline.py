@@ -289,6 +289,24 @@ def install_from(
     )
 
 
+def verify_artifact(
+    artifact: FetchedArtifact, *, policy: trust.TrustPolicy, mode: trust.Mode
+) -> trust.SignatureOutcome:
+    """The signature step for a fetched artifact under ``policy`` and ``mode``, for the
+    origin its source recorded; raises what :func:`trust.verify_asset_signature` raises."""
+    origin = artifact.origin
+    return trust.verify_asset_signature(
+        artifact.path,
+        asset_name=artifact.asset_name,
+        material=artifact.material,
+        owner=origin.owner,
+        repo=origin.repo,
+        tag=origin.tag,
+        policy=policy,
+        mode=mode,
+    )
+
+
 def install_artifact(
     artifact: FetchedArtifact,
     options: InstallOptions,
@@ -303,16 +321,7 @@ def install_artifact(
     an upgrade, then :func:`_install_tree`. Raises every kind those steps raise."""
     _check_flags(options)
     origin = artifact.origin
-    outcome = trust.verify_asset_signature(
-        artifact.path,
-        asset_name=artifact.asset_name,
-        material=artifact.material,
-        owner=origin.owner,
-        repo=origin.repo,
-        tag=origin.tag,
-        policy=policy,
-        mode=mode,
-    )
+    outcome = verify_artifact(artifact, policy=policy, mode=mode)
     if step.previous_signature is not None and not options.allow_signer_change:
         check_signer_continuity(step.previous_signature, outcome, artifact.plugin_id)
     final = options.dest / f"{artifact.plugin_id}-{artifact.version}"
