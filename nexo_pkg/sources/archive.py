@@ -202,41 +202,35 @@ class _InflatingReader:
                     raise _BudgetExceededError
                 return piece
 
-    def _available(self) -> int:
-        """Bytes left in the current piece, inflating the next one when it is used up."""
+    def _advance(self, size: int) -> int:
+        """Move up to ``size`` bytes on within the current piece, inflating the next one when
+        it is used up; how many bytes were passed (0: the stream has ended)."""
         left = len(self._piece) - self._at
         if left == 0:
             self._piece = self._inflate()
             self._at = 0
             left = len(self._piece)
-        return left
+        take = min(size, left)
+        self._at += take
+        self.position += take
+        return take
 
     def chunks(self, size: int) -> Iterator[memoryview]:
         """Exactly the next ``size`` bytes, as views valid until the next read; a stream
         that ends first raises :class:`EOFError`."""
-        left = size
-        while left:
-            available = self._available()
-            if not available:
+        while size:
+            take = self._advance(size)
+            if not take:
                 raise EOFError("the archive ends inside a member")
-            take = min(left, available)
-            yield memoryview(self._piece)[self._at : self._at + take]
-            self._at += take
-            self.position += take
-            left -= take
+            yield memoryview(self._piece)[self._at - take : self._at]
+            size -= take
 
     def read(self, size: int = -1) -> bytes:
         if size is None or size < 0:
             size = self.budget + 1
         parts: list[bytes] = []
-        while size > 0:
-            available = self._available()
-            if not available:
-                break
-            take = min(size, available)
-            parts.append(self._piece[self._at : self._at + take])
-            self._at += take
-            self.position += take
+        while size > 0 and (take := self._advance(size)):
+            parts.append(self._piece[self._at - take : self._at])
             size -= take
         return b"".join(parts)
 
@@ -247,13 +241,8 @@ class _InflatingReader:
         """Skip forward to ``offset`` (tarfile skips member padding this way)."""
         if whence != 0 or offset < self.position:
             raise invalid("the archive reader cannot go back")
-        while self.position < offset:
-            available = self._available()
-            if not available:
-                break
-            take = min(offset - self.position, available)
-            self._at += take
-            self.position += take
+        while self.position < offset and self._advance(offset - self.position):
+            pass
         return self.position
 
 
@@ -354,11 +343,9 @@ class StrictTarInfo(tarfile.TarInfo):
         member.pax_headers = {}
         if kind == tarfile.AREGTYPE and member.name.endswith("/"):
             member.type = tarfile.DIRTYPE
-        if member.type == tarfile.DIRTYPE:
-            member.name = member.name.rstrip("/")
         if directory_prefix:
             member.name = directory_prefix + "/" + member.name
-        if member.type == tarfile.DIRTYPE:  # stripped again once joined, as tarfile does
+        if member.type == tarfile.DIRTYPE:  # stripped (once joined), as tarfile does
             member.name = member.name.rstrip("/")
         fileobj = cast("IO[bytes]", tarfile_.fileobj)
         data = fileobj.tell()
@@ -516,11 +503,7 @@ class _Namespace:
             elif known[1] == "file":
                 raise unsafe(f"{name!r} lies below {known[0]!r}, which is a file", member=raw)
             elif known[0] != parent:
-                raise unsafe(
-                    f"{name!r} collides with {known[0]!r} (same name once case-folded or "
-                    "Unicode-normalised)",
-                    member=raw,
-                )
+                raise _collision(name, known[0], raw)
         known = self.names.get(key)
         if known is None:
             self.names[key] = (name, kind, True)
@@ -529,12 +512,15 @@ class _Namespace:
         elif known[0] == name:
             raise unsafe(f"duplicate member name {name!r}", member=raw)
         else:
-            raise unsafe(
-                f"{name!r} collides with {known[0]!r} (same name once case-folded or "
-                "Unicode-normalised)",
-                member=raw,
-            )
+            raise _collision(name, known[0], raw)
         return implied
+
+
+def _collision(name: str, other: str, raw: str) -> NexoError:
+    return unsafe(
+        f"{name!r} collides with {other!r} (same name once case-folded or Unicode-normalised)",
+        member=raw,
+    )
 
 
 def walk_archive(
