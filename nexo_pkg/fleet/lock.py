@@ -9,6 +9,7 @@ written in the same order and with the same bytes whatever the number of jobs.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -120,8 +121,6 @@ def lock(
             )
     result = LockResult(lock_path)
     fresh = Lock()
-    owned = session is None
-    active = session if session is not None else Session(options, callbacks)
 
     def kept(item: WantedPlugin) -> LockedPlugin | None:
         current = previous.plugins.get(item.plugin_id)
@@ -136,32 +135,28 @@ def lock(
             error.message = f"{item.plugin_id}: {error.message}"
             raise
 
-    try:
+    context = Session(options, callbacks) if session is None else contextlib.nullcontext(session)
+    with context as active:
         # The plugins to resolve are resolved side by side (--jobs); the lock is assembled
         # in the wanted set's order, and the first failure in that order is raised.
         unresolved = [item for item in wanted if kept(item) is None]
         jobs = min(checked_jobs(options.jobs), len(unresolved))
         with CpuPool(jobs) as cpu:
             results = run_bounded(resolve, unresolved, jobs=jobs)
-        resolved = {
-            item.plugin_id: locked for item, locked in zip(unresolved, results, strict=True)
-        }
-        for item in wanted:
-            current = previous.plugins.get(item.plugin_id)
-            locked = resolved.get(item.plugin_id) or current
-            assert locked is not None  # noqa: S101 - kept entries are the others
-            fresh.plugins[item.plugin_id] = locked
-            if item.plugin_id not in resolved:
-                continue
-            if current is None:
-                result.changes[item.plugin_id] = f"locked {locked.version}"
-            elif current.version != locked.version or current.targets != locked.targets:
-                result.changes[item.plugin_id] = f"{current.version} -> {locked.version}"
-        for removed in sorted(set(previous.plugins) - set(fresh.plugins)):
-            result.changes[removed] = "removed"
-    finally:
-        if owned:
-            active.__exit__(None, None, None)
+    resolved = {item.plugin_id: locked for item, locked in zip(unresolved, results, strict=True)}
+    for item in wanted:
+        current = previous.plugins.get(item.plugin_id)
+        locked = resolved.get(item.plugin_id) or current
+        assert locked is not None  # noqa: S101 - kept entries are the others
+        fresh.plugins[item.plugin_id] = locked
+        if item.plugin_id not in resolved:
+            continue
+        if current is None:
+            result.changes[item.plugin_id] = f"locked {locked.version}"
+        elif current.version != locked.version or current.targets != locked.targets:
+            result.changes[item.plugin_id] = f"{current.version} -> {locked.version}"
+    for removed in sorted(set(previous.plugins) - set(fresh.plugins)):
+        result.changes[removed] = "removed"
     result.written = write_if_changed(lock_path, render_lock(fresh))
     result.lock = fresh
     return result

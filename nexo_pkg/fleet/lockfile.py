@@ -61,6 +61,7 @@ ANY = "*"
 _TARGET = re.compile(r"^(?:noarch|[A-Za-z0-9_]+(?:-[A-Za-z0-9_.]+){1,3})$")
 _HEX = re.compile(r"^[0-9a-f]{64}$")
 _TREE = re.compile(r"^n1:[0-9a-f]{64}$")
+_TARGET_KEYS = {"asset", "size", "sha256", "tree", "manifest", "identity", "issuer"}
 HEADER = (
     "This file is written by `nexo plugin lock` from nexo-plugins.toml; do not edit it.",
     "`nexo plugin sync` installs exactly what it names, checking every byte and signer.",
@@ -155,7 +156,7 @@ def _load_toml(path: Path, kind: str) -> dict[str, Any]:
 
 
 def _check_keys(
-    path: Path, where: str, table: dict[str, Any], allowed: set[str], kind: str
+    path: Path, where: str, table: dict[str, Any], allowed: set[str], kind: str = "lock_invalid"
 ) -> None:
     unknown = sorted(set(table) - allowed)
     if unknown:
@@ -279,7 +280,7 @@ def _tree(path: Path, where: str, table: dict[str, Any]) -> str | None:
 def read_lock(path: Path) -> Lock:
     """Parse a lock file; ``lock_invalid`` (exit 2) when it is not one nexo-pkg wrote."""
     document = _load_toml(path, "lock_invalid")
-    _check_keys(path, "", document, {"lock_version", "plugins"}, "lock_invalid")
+    _check_keys(path, "", document, {"lock_version", "plugins"})
     if document.get("lock_version") != LOCK_VERSION:
         raise _invalid(path, f"`lock_version` must be {LOCK_VERSION}")
     plugins = document.get("plugins", {})
@@ -294,7 +295,7 @@ def read_lock(path: Path) -> Lock:
         where = f"plugins.{plugin_id}"
         if not PLUGIN_ID.fullmatch(plugin_id) or not isinstance(entry, dict):
             raise _invalid(path, f"`{where}` is not a plugin entry")
-        _check_keys(path, where, entry, plugin_keys, "lock_invalid")
+        _check_keys(path, where, entry, plugin_keys)
         wanted_targets = entry.get("targets_wanted")
         if wanted_targets is not None and not (
             isinstance(wanted_targets, list) and all(isinstance(t, str) for t in wanted_targets)
@@ -308,11 +309,7 @@ def read_lock(path: Path) -> Lock:
             at = f"{where}.targets.{target}"
             if not _TARGET.fullmatch(target) or not isinstance(row, dict):
                 raise _invalid(path, f"`{at}` is not a target entry")
-            _check_keys(
-                path, at, row,
-                {"asset", "size", "sha256", "tree", "manifest", "identity", "issuer"},
-                "lock_invalid",
-            )  # fmt: skip
+            _check_keys(path, at, row, _TARGET_KEYS)
             size = row.get("size")
             sha256 = _string(path, at, row, "sha256")
             if not isinstance(size, int) or size < 0 or not _HEX.fullmatch(sha256):

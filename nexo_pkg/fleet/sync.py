@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import fcntl
+import itertools
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
@@ -221,11 +222,15 @@ def sync(
         ):
             installed = installed_by_id(dest)
             entries = sorted(locked.plugins.items())
-            started = _Started(len(entries), progress)
+            started = itertools.count(1)
+            guard = threading.Lock()
 
             def one(item: tuple[str, LockedPlugin]) -> PluginOutcome:
                 plugin_id, entry = item
-                started.note(f"{plugin_id} {entry.version}")
+                if progress is not None:
+                    # `[n/total] id version` as a worker takes it up, numbered in that order.
+                    with guard:
+                        progress(f"[{next(started)}/{len(entries)}] {plugin_id} {entry.version}")
                 return _sync_one(
                     session,
                     entry=entry,
@@ -243,23 +248,6 @@ def sync(
                     result.outcomes.append(_remove_all(plugin_id, installed[plugin_id], root))
         result.requests = session.request_counts()
     return result
-
-
-class _Started:
-    """``[n/total] what`` for each plugin as a worker takes it up, numbered in that order."""
-
-    def __init__(self, total: int, progress: Callable[[str], None] | None) -> None:
-        self.total = total
-        self.progress = progress
-        self.count = 0
-        self.guard = threading.Lock()
-
-    def note(self, what: str) -> None:
-        if self.progress is None:
-            return
-        with self.guard:
-            self.count += 1
-            self.progress(f"[{self.count}/{self.total}] {what}")
 
 
 def _sync_one(

@@ -39,6 +39,8 @@ PREFIX = "n1:"
 DIRECTORY_MODE = 0o755
 FILE_MODE = 0o644
 EXECUTABLE_MODE = 0o755
+# What an install receipt's verification lists as changed, in a LockCheck's order.
+_CHANGES = ("modified", "missing", "extra", "mode_changed")
 
 
 def tree_hash(lines: Iterable[tuple[str, str]]) -> str:
@@ -47,10 +49,6 @@ def tree_hash(lines: Iterable[tuple[str, str]]) -> str:
     for _, line in sorted(lines, key=lambda pair: pair[0].encode("utf-8", "surrogateescape")):
         hasher.update(line.encode("utf-8", "surrogateescape"))
     return PREFIX + hasher.hexdigest()
-
-
-def _directory_line(path: str) -> tuple[str, str]:
-    return path, f"d {DIRECTORY_MODE:04o} {path}\n"
 
 
 def _file_line(path: str, mode: int, digest: str) -> tuple[str, str]:
@@ -65,7 +63,7 @@ def hash_tarball(tarball: Path, plugin_id: str, limits: ArchiveLimits) -> str:
     ``archive_unsafe``, ``io``).
     """
     listing = walk_archive(tarball, limits, TreeSink())
-    lines = [_directory_line(name) for name in listing.directories]
+    lines = [(name, f"d {DIRECTORY_MODE:04o} {name}\n") for name in listing.directories]
     launcher = f"bin/{plugin_id}"
     for name, info in listing.files.items():
         executable = bool(info.mode & 0o100) or name == launcher
@@ -193,12 +191,7 @@ def check_root(lock_path: Path, root: Path, plugin_id: str | None = None) -> lis
             )  # fmt: skip
             continue
         report = verify_installed(item)
-        changes = {
-            "modified": list(report.modified),
-            "missing": list(report.missing),
-            "extra": list(report.extra),
-            "mode_changed": list(report.mode_changed),
-        }
+        changes = {key: list(getattr(report, key)) for key in _CHANGES}
         checks.append(
             LockCheck(
                 name, entry.version, receipt.target, str(item.path), row.tree, actual,
