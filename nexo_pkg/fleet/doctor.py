@@ -101,38 +101,30 @@ class DoctorReport:
 
 
 def _manifest_findings(
-    report: DoctorReport, item: Installed, plugin_id: str, nexo_version: str | None
+    report: DoctorReport, path: Path, plugin_id: str, nexo_version: str | None
 ) -> None:
     from nexo_pkg.lint.engine import lint_file  # noqa: PLC0415
     from nexo_pkg.manifest.options import LintOptions  # noqa: PLC0415
 
-    lookup = find_manifest(item.path)
-    if lookup.path is None:
-        report.add(
-            "error", "manifest", "no plugin.toml or nexo-plugin.toml: the daemon skips it",
-            plugin_id=plugin_id, path=item.path,
-        )  # fmt: skip
-        return
     try:
-        result = lint_file(lookup.path, options=LintOptions(nexo_version=nexo_version))
+        result = lint_file(path, options=LintOptions(nexo_version=nexo_version))
     except OSError as exc:
         report.add(
-            "error", "manifest", f"cannot read {lookup.path.name}: {exc.strerror or exc}",
-            plugin_id=plugin_id, path=lookup.path,
+            "error", "manifest", f"cannot read {path.name}: {exc.strerror or exc}",
+            plugin_id=plugin_id, path=path,
         )  # fmt: skip
         return
     for diagnostic in result.diagnostics:
         severity: Severity = "error" if diagnostic.is_error else "warning"
         line = diagnostic.span.start.line
         report.add(
-            severity, "manifest",
-            f"{lookup.path.name}:{line}: {diagnostic.code} {diagnostic.message}",
-            plugin_id=plugin_id, path=lookup.path,
+            severity, "manifest", f"{path.name}:{line}: {diagnostic.code} {diagnostic.message}",
+            plugin_id=plugin_id, path=path,
         )  # fmt: skip
 
 
 def _requirement_findings(
-    report: DoctorReport, item: Installed, plugin_id: str, wired: frozenset[str] | None
+    report: DoctorReport, path: Path, plugin_id: str, wired: frozenset[str] | None
 ) -> None:
     """A ``warning`` per ``requires.nexo_capabilities`` entry the daemon would not find wired:
     it warns at boot and loads the plugin anyway
@@ -146,9 +138,6 @@ def _requirement_findings(
         manifest_from_text,
     )
 
-    path = find_manifest(item.path).path
-    if path is None:
-        return
     try:
         model = manifest_from_text(
             path.read_text(encoding="utf-8", errors="replace"), max_bytes=MAX_MANIFEST_BYTES
@@ -182,8 +171,15 @@ def _installed_findings(
             "error", "verify", f"files differ from the install receipt: {detail}",
             plugin_id=plugin_id, path=item.path,
         )  # fmt: skip
-    _manifest_findings(report, item, plugin_id, nexo_version)
-    _requirement_findings(report, item, plugin_id, wired)
+    manifest = find_manifest(item.path).path
+    if manifest is None:
+        report.add(
+            "error", "manifest", "no plugin.toml or nexo-plugin.toml: the daemon skips it",
+            plugin_id=plugin_id, path=item.path,
+        )  # fmt: skip
+    else:
+        _manifest_findings(report, manifest, plugin_id, nexo_version)
+        _requirement_findings(report, manifest, plugin_id, wired)
     state = discovery.state(plugin_id) if discovery is not None else "enabled"
     if state != "enabled":
         why = "discovery.disabled" if state == "disabled" else "not in discovery.allowlist"

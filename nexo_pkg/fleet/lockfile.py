@@ -163,16 +163,19 @@ def _check_keys(
         raise _invalid(path, f"unknown key `{where}.{unknown[0]}`", kind)
 
 
-def validate_source(source: str) -> None:
-    """``source_invalid`` unless ``source`` is ``owner/repo[@tag]`` or an ``oci://`` reference."""
-    if is_oci(source):
-        parse_reference(source)
-        return
-    if not isinstance(parse_source(source), GitHubSource):
-        raise NexoError(
-            f"source {source!r} is a local path; a fleet names owner/repo or oci:// sources",
-            kind="source_invalid",
-        )
+def validate_source(path: Path, where: str, source: str, kind: str = "lock_invalid") -> None:
+    """``kind`` for ``where``'s source in ``path`` unless ``source`` is ``owner/repo[@tag]``
+    or an ``oci://`` reference."""
+    try:
+        if is_oci(source):
+            parse_reference(source)
+        elif not isinstance(parse_source(source), GitHubSource):
+            raise NexoError(
+                f"source {source!r} is a local path; a fleet names owner/repo or oci:// sources",
+                kind="source_invalid",
+            )
+    except NexoError as error:
+        raise _invalid(path, f"`{where}.source`: {error.message}", kind) from error
 
 
 def read_wanted(path: Path) -> list[WantedPlugin]:
@@ -195,10 +198,7 @@ def read_wanted(path: Path) -> list[WantedPlugin]:
         source = entry.get("source")
         if not isinstance(source, str):
             raise _invalid(path, f"`{where}.source` is missing or not a string", kind)
-        try:
-            validate_source(source)
-        except NexoError as error:
-            raise _invalid(path, f"`{where}.source`: {error.message}", kind) from error
+        validate_source(path, where, source, kind)
         requirement = entry.get("version", ANY)
         if not isinstance(requirement, str):
             raise _invalid(path, f'`{where}.version` must be a string such as "^1.2"', kind)
@@ -325,10 +325,7 @@ def read_lock(path: Path) -> Lock:
                 tree=_tree(path, at, row),
             )
         source = _string(path, where, entry, "source")
-        try:
-            validate_source(source)
-        except NexoError as error:
-            raise _invalid(path, f"`{where}.source`: {error.message}") from error
+        validate_source(path, where, source)
         lock.plugins[plugin_id] = LockedPlugin(
             plugin_id=plugin_id,
             source=source,

@@ -94,11 +94,8 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
             kind="source_invalid",
         )
     (plugin_id, version), targets = next(iter(found.items()))
-    manifest_text = None
-    for name in MANIFEST_ASSETS:
-        if (directory / name).is_file():
-            manifest_text = (directory / name).read_text(encoding="utf-8", errors="replace")
-            break
+    manifest = next((directory / n for n in MANIFEST_ASSETS if (directory / n).is_file()), None)
+    manifest_text = manifest.read_text(encoding="utf-8", errors="replace") if manifest else None
     return plugin_id, version, targets, manifest_text
 
 

@@ -123,14 +123,10 @@ class Session(SourceContext):
         candidates = source.resolve()
         plugin = source.version()
         targets = {
-            candidate.target: LockedTarget(
-                target=candidate.target,
-                asset=candidate.asset_name,
-                size=candidate.size or 0,
-                sha256=candidate.sha256 or "",
-                manifest=candidate.manifest_digest,
+            c.target: LockedTarget(
+                c.target, c.asset_name, c.size or 0, c.sha256 or "", c.manifest_digest
             )
-            for candidate in candidates
+            for c in candidates
         }
         first = candidates[0].origin
         return Resolved(
