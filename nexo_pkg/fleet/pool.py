@@ -56,10 +56,9 @@ def run_bounded(
 
     An exception raised by ``work`` is re-raised here once the items already started have
     finished (the first one in item order wins); the items not started yet never start. An
-    interrupt (SIGINT, SIGTERM turned into an
-    exception) in the calling thread also waits for the started items, so nothing is left
-    half-done behind the caller's back; those items finish what they began (every step of
-    theirs is atomic) and the rest never start.
+    interrupt (SIGINT, SIGTERM turned into an exception) in the calling thread also waits for
+    the started items, so nothing is left half-done behind the caller's back; those items
+    finish what they began (every step of theirs is atomic) and the rest never start.
     """
     if jobs <= 1 or len(items) <= 1:
         return [work(item) for item in items]

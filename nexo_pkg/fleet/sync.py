@@ -325,9 +325,8 @@ def _sync_one(
 
 
 def _identity(item: Installed) -> str | None:
-    if item.receipt is None:
-        return None
-    value = item.receipt.signature.get("identity") if item.receipt.signature else None
+    signature = item.receipt.signature if item.receipt is not None else None
+    value = signature.get("identity") if signature else None
     return value if isinstance(value, str) else None
 
 
@@ -349,7 +348,5 @@ def _installed_signature(present: list[Installed]) -> Mapping[str, Any] | None:
     """The receipt signature of the highest installed version among ``present``, the one a
     version resolved by this run must keep the signer of."""
     with_receipts = [item for item in present if item.receipt is not None]
-    if not with_receipts:
-        return None
-    newest = max(with_receipts, key=version_order).receipt
-    return newest.signature if newest is not None else None
+    newest = max(with_receipts, key=version_order, default=None)
+    return newest.receipt.signature if newest is not None and newest.receipt else None
