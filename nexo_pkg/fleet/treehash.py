@@ -25,6 +25,7 @@ import stat
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nexo_pkg.install.api import (
     RECEIPT_NAME,
@@ -34,6 +35,9 @@ from nexo_pkg.install.api import (
     verify_installed,
 )
 from nexo_pkg.sources.archive import ArchiveLimits, TreeSink, walk_archive
+
+if TYPE_CHECKING:
+    from nexo_pkg.fleet.lockfile import LockedPlugin
 
 PREFIX = "n1:"
 DIRECTORY_MODE = 0o755
@@ -148,54 +152,46 @@ def check_root(lock_path: Path, root: Path, plugin_id: str | None = None) -> lis
 
     lock = read_lock(lock_path)
     installed = installed_by_id(root)
-    checks: list[LockCheck] = []
-    for name, entry in sorted(lock.plugins.items()):
-        if plugin_id is not None and name != plugin_id:
-            continue
-        found = installed.get(name, [])
-        if not found:
-            checks.append(LockCheck(name, entry.version, problem=f"not installed in {root}"))
-            continue
-        item = found[0]
-        receipt = item.receipt
-        assert receipt is not None  # noqa: S101 - filtered above
-        if len(found) > 1 or receipt.version != entry.version:
-            versions = ", ".join(sorted(str(i.receipt.version) for i in found if i.receipt))
-            checks.append(
-                LockCheck(
-                    name, entry.version, path=str(item.path),
-                    problem=f"installed {versions}, the lock names {entry.version}",
-                )
-            )  # fmt: skip
-            continue
-        row = entry.targets.get(receipt.target)
-        if row is None or row.tree is None:
-            why = (
-                f"the lock has no {receipt.target} target"
-                if row is None
-                else f"the lock records no tree hash for {receipt.target} (run `nexo plugin "
-                "lock --upgrade` with this version of nexo-pkg to record it)"
-            )
-            checks.append(
-                LockCheck(name, entry.version, receipt.target, str(item.path), problem=why)
-            )
-            continue
-        try:
-            actual = hash_directory(item.path)
-        except OSError as exc:
-            checks.append(
-                LockCheck(
-                    name, entry.version, receipt.target, str(item.path), row.tree,
-                    problem=f"cannot read the tree: {exc.strerror or exc}",
-                )
-            )  # fmt: skip
-            continue
-        report = verify_installed(item)
-        changes = {key: list(getattr(report, key)) for key in _CHANGES}
-        checks.append(
-            LockCheck(
-                name, entry.version, receipt.target, str(item.path), row.tree, actual,
-                changes=changes,
-            )
+    return [
+        _check_installed(name, entry, installed.get(name, []), root)
+        for name, entry in sorted(lock.plugins.items())
+        if plugin_id is None or name == plugin_id
+    ]
+
+
+def _check_installed(
+    name: str, entry: LockedPlugin, found: list[Installed], root: Path
+) -> LockCheck:
+    """``entry`` against the installs of plugin ``name`` found in ``root``."""
+    if not found:
+        return LockCheck(name, entry.version, problem=f"not installed in {root}")
+    item = found[0]
+    receipt = item.receipt
+    assert receipt is not None  # noqa: S101 - installed_by_id keeps installs with receipts
+    if len(found) > 1 or receipt.version != entry.version:
+        versions = ", ".join(sorted(str(i.receipt.version) for i in found if i.receipt))
+        return LockCheck(
+            name, entry.version, path=str(item.path),
+            problem=f"installed {versions}, the lock names {entry.version}",
         )  # fmt: skip
-    return checks
+    row = entry.targets.get(receipt.target)
+    if row is None or row.tree is None:
+        why = (
+            f"the lock has no {receipt.target} target"
+            if row is None
+            else f"the lock records no tree hash for {receipt.target} (run `nexo plugin "
+            "lock --upgrade` with this version of nexo-pkg to record it)"
+        )
+        return LockCheck(name, entry.version, receipt.target, str(item.path), problem=why)
+    try:
+        actual = hash_directory(item.path)
+    except OSError as exc:
+        return LockCheck(
+            name, entry.version, receipt.target, str(item.path), row.tree,
+            problem=f"cannot read the tree: {exc.strerror or exc}",
+        )  # fmt: skip
+    report = verify_installed(item)
+    changes = {key: list(getattr(report, key)) for key in _CHANGES}
+    return LockCheck(
+        name, entry.version, receipt.target, str(item.path), row.tree, actual, changes=changes
+    )
