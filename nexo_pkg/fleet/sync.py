@@ -235,7 +235,6 @@ def sync(
                     session,
                     entry=entry,
                     present=installed.get(plugin_id, []),
-                    dest=dest,
                     candidates=candidates,
                     target=target,
                     root=root,
@@ -255,7 +254,6 @@ def _sync_one(
     *,
     entry: LockedPlugin,
     present: list[Installed],
-    dest: Path,
     candidates: tuple[str, ...],
     target: str | None,
     root: InstallRoot,
@@ -282,10 +280,10 @@ def _sync_one(
                 entry.plugin_id, "unchanged", entry.version, str(present[0].path),
                 identity=_identity(present[0]),
             )  # fmt: skip
-        final = dest / f"{entry.plugin_id}-{entry.version}"
+        final = root.dest / f"{entry.plugin_id}-{entry.version}"
         install_options = replace(
             session.options.install,
-            dest=dest,
+            dest=root.dest,
             target=target,
             force=final.exists() and not current,
             # The lock names the version the root must hold, older than the installed or not.
