@@ -23,6 +23,7 @@ JSON documents capped on the wire and after gzip/deflate decoding and parsed wit
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import re
 import urllib.parse
@@ -36,8 +37,6 @@ from typing import TYPE_CHECKING, Any
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.net.bounded import (
     DOCUMENT_ACCEPT_ENCODING,
-    declared_length,
-    decoded_document,
     parse_json,
 )
 from nexo_pkg.net.client import (
@@ -45,7 +44,6 @@ from nexo_pkg.net.client import (
     Retryable,
     is_http_url,
     parse_retry_after,
-    same_origin,
 )
 from nexo_pkg.sources.cache import BlobSink
 from nexo_pkg.sources.oci_auth import Credentials
@@ -53,8 +51,6 @@ from nexo_pkg.sources.oci_reference import OciReference
 
 if TYPE_CHECKING:
     import httpx
-
-__all__ = ["same_origin"]
 
 INDEX_MEDIA_TYPE = "application/vnd.oci.image.index.v1+json"
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
@@ -120,12 +116,17 @@ class _BodyCut(Exception):  # noqa: N818 - a signal between two methods, never r
         self.error = error
 
 
-def _network(message: str, exc: Exception | None = None) -> NexoError:
-    detail = f": {exc}" if exc is not None else ""
-    return NexoError(f"{message}{detail}", kind="network")
+def _network(message: str) -> NexoError:
+    return NexoError(message, kind="network")
 
 
-class RegistryClient:
+def _basic(username: str, password: str) -> dict[str, str]:
+    """The ``Authorization`` header of HTTP basic auth."""
+    pair = base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
+    return {"Authorization": "Basic " + pair}
+
+
+class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
     """One registry host; use as a context manager. Raises :class:`NexoError` on failure.
 
     Kinds: ``network`` (connection, the request's deadline, unexpected status),
@@ -165,11 +166,6 @@ class RegistryClient:
             https_only=None if plain_http else f"the https registry {host}",
             hint=f"the registry host {host}",
         )
-        self.timeout = self._net.timeout
-        self.retry_base_delay = self._net.retry_base_delay
-
-    def __enter__(self) -> RegistryClient:
-        return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
@@ -186,8 +182,7 @@ class RegistryClient:
         if scope in self._tokens:
             return {"Authorization": f"Bearer {self._tokens[scope]}"}
         if self._basic and self.credentials is not None:
-            pair = f"{self.credentials.username}:{self.credentials.password}".encode()
-            return {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
+            return _basic(self.credentials.username, self.credentials.password)
         return {}
 
     def _answer_challenge(self, response: httpx.Response, scope: str, *, renewed: bool) -> None:
@@ -232,32 +227,30 @@ class RegistryClient:
         as GCR, Artifactory and ACR answer); other credentials go as basic auth on a GET;
         without credentials the GET is anonymous (public repositories)."""
         realm = self._checked_realm(params.get("realm"))
-        wanted_scope = params.get("scope") or scope
-        service = params.get("service")
+        service = {"service": params["service"]} if "service" in params else {}
+        query = {"scope": params.get("scope") or scope, **service}
         credentials = self.credentials
         if credentials is not None and credentials.identity_token:
             form = {
                 "grant_type": "refresh_token",
                 "refresh_token": credentials.identity_token,
                 "client_id": OAUTH_CLIENT_ID,
-                "scope": wanted_scope,
+                **query,
             }
-            if service is not None:
-                form["service"] = service
             status, document = self._token_answer("POST", realm, data=form)
             if status in OAUTH_UNSUPPORTED:
                 status, document = self._token_answer(
                     "GET",
                     realm,
-                    params=self._token_query(wanted_scope, service),
-                    basic=(credentials.username or "<token>", credentials.identity_token),
+                    params=query,
+                    basic=_basic(credentials.username or "<token>", credentials.identity_token),
                 )
         else:
             status, document = self._token_answer(
                 "GET",
                 realm,
-                params=self._token_query(wanted_scope, service),
-                basic=(credentials.username, credentials.password) if credentials else None,
+                params=query,
+                basic=_basic(credentials.username, credentials.password) if credentials else None,
             )
         what = f"the token service of {self.host}"
         if status in {400, 401, 403}:
@@ -302,13 +295,6 @@ class RegistryClient:
             )
         return realm
 
-    @staticmethod
-    def _token_query(scope: str, service: str | None) -> dict[str, str]:
-        query = {"scope": scope}
-        if service is not None:
-            query["service"] = service
-        return query
-
     def _token_answer(
         self,
         method: str,
@@ -316,14 +302,9 @@ class RegistryClient:
         *,
         params: dict[str, str] | None = None,
         data: dict[str, str] | None = None,
-        basic: tuple[str, str] | None = None,
+        basic: dict[str, str] | None = None,
     ) -> tuple[int, Any]:
         """One request to the token service: its status, and its JSON document when 200."""
-        headers: dict[str, str] = {"Accept-Encoding": DOCUMENT_ACCEPT_ENCODING}
-        credentials: dict[str, str] | None = None
-        if basic is not None:
-            pair = f"{basic[0]}:{basic[1]}".encode()
-            credentials = {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
         what = f"the token service of {self.host}"
         self.requests["token"] += 1
         try:
@@ -332,8 +313,8 @@ class RegistryClient:
                 method,
                 realm,
                 f"cannot reach {what}",
-                headers=headers,
-                credentials=credentials,
+                headers={"Accept-Encoding": DOCUMENT_ACCEPT_ENCODING},
+                credentials=basic,
                 credentials_origin=realm,
                 params=params,
                 data=data,
@@ -433,14 +414,10 @@ class RegistryClient:
     def _read_document(self, response: httpx.Response, what: str, *, limit: int) -> bytes:
         """A document body: at most ``limit`` bytes on the wire and after gzip/deflate
         decoding; ``registry_invalid`` past that or in another encoding."""
-        return decoded_document(
-            self._raw_chunks(response, what),
-            response.headers.get("content-encoding", ""),
-            what,
-            declared=declared_length(response),
-            kind="registry_invalid",
-            limit=limit,
-        )
+        try:
+            return self._net.read_document(response, what, limit=limit, kind="registry_invalid")
+        except Retryable as exc:
+            raise _network(exc.message) from exc
 
     def _short_text(self, response: httpx.Response) -> str:
         """The start of an answer nobody needs (an error, an upload's reply), for a message;
@@ -520,17 +497,24 @@ class RegistryClient:
         return Manifest(raw, declared if isinstance(declared, str) else media_type, digest)
 
     def manifest_exists(self, repository: str, reference: str) -> bool:
+        return self._exists(repository, "manifest", reference, {"Accept": MANIFEST_ACCEPT})
+
+    def _exists(
+        self, repository: str, what: str, reference: str, headers: dict[str, str] | None = None
+    ) -> bool:
+        """HEAD the ``what`` (``manifest``, ``blob``) ``reference`` of ``repository``: whether
+        it is there (200) or not (404); any other answer is ``network``."""
         with self._request(
             "HEAD",
-            f"{repository}/manifests/{reference}",
+            f"{repository}/{what}s/{reference}",
             scope=self._scope(repository),
-            kind="manifest_head",
-            headers={"Accept": MANIFEST_ACCEPT},
+            kind=f"{what}_head",
+            headers=headers,
         ) as response:
             if response.status_code == 404:
                 return False
             if response.status_code != 200:
-                raise self._unexpected(response, f"cannot check manifest {reference}")
+                raise self._unexpected(response, f"cannot check {what} {reference}")
             return True
 
     def put_manifest(
@@ -553,27 +537,53 @@ class RegistryClient:
     def list_tags(self, repository: str) -> list[str]:
         """Every tag of ``repository`` (following ``Link`` pagination); ``[]`` if it is absent."""
         tags: list[str] = []
-        path = f"{repository}/tags/list"
+        what = f"the tag list of {repository}"
+
+        def read(_page: int, response: httpx.Response) -> bool:
+            if response.status_code == 404:
+                return False
+            if response.status_code != 200:
+                raise self._unexpected(response, f"cannot list the tags of {repository}")
+            document = parse_json(
+                self._read_document(response, what, limit=MAX_TAG_LIST_BYTES),
+                what,
+                kind="registry_invalid",
+            )
+            found = (document.get("tags") if isinstance(document, dict) else None) or []
+            if not isinstance(found, list):
+                raise NexoError(f"{what} is not a list of tags", kind="registry_invalid")
+            tags.extend(tag for tag in found if isinstance(tag, str))
+            return True
+
+        self._paged(repository, f"{repository}/tags/list", what, read, kind="tags")
+        return tags
+
+    def _paged(
+        self,
+        repository: str,
+        path: str,
+        what: str,
+        read: Callable[[int, httpx.Response], bool],
+        *,
+        kind: str,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """GET ``path`` and the pages its ``Link`` headers name after it, handing each answer
+        and its page number (from 1) to ``read`` until it returns false. A registry whose
+        ``Link`` never ends is cut off past :data:`MAX_PAGES` (``registry_invalid``)."""
         pages = 0
         while path:
-            pages = self._count_page(pages, f"the tag list of {repository}")
-            with self._request("GET", path, scope=self._scope(repository), kind="tags") as response:
-                if response.status_code == 404:
-                    return tags
-                if response.status_code != 200:
-                    raise self._unexpected(response, f"cannot list the tags of {repository}")
-                what = f"the tag list of {repository}"
-                document = parse_json(
-                    self._read_document(response, what, limit=MAX_TAG_LIST_BYTES),
-                    what,
+            if pages >= MAX_PAGES:
+                raise NexoError(
+                    f"{what} runs past {MAX_PAGES} pages; the registry's Link headers do not end",
                     kind="registry_invalid",
                 )
-                found = (document.get("tags") if isinstance(document, dict) else None) or []
-                if not isinstance(found, list):
-                    raise NexoError(f"{what} is not a list of tags", kind="registry_invalid")
-                tags.extend(tag for tag in found if isinstance(tag, str))
+            pages += 1
+            scope = self._scope(repository)
+            with self._request("GET", path, scope=scope, kind=kind, headers=headers) as response:
+                if not read(pages, response):
+                    return
                 path = self._next_page(response)
-        return tags
 
     def _next_page(self, response: httpx.Response) -> str:
         """Where a paginated answer continues (its ``Link: <…>; rel="next"``), else ``""``."""
@@ -598,30 +608,10 @@ class RegistryClient:
             )
         return url
 
-    @staticmethod
-    def _count_page(pages: int, what: str) -> int:
-        """One more page of ``what``; a registry whose ``Link`` never ends is cut off."""
-        if pages >= MAX_PAGES:
-            raise NexoError(
-                f"{what} runs past {MAX_PAGES} pages; the registry's Link headers do not end",
-                kind="registry_invalid",
-            )
-        return pages + 1
-
     # -- blobs ---------------------------------------------------------------------------
 
     def blob_exists(self, repository: str, digest: str) -> bool:
-        with self._request(
-            "HEAD",
-            f"{repository}/blobs/{digest}",
-            scope=self._scope(repository),
-            kind="blob_head",
-        ) as response:
-            if response.status_code == 404:
-                return False
-            if response.status_code != 200:
-                raise self._unexpected(response, f"cannot check blob {digest}")
-            return True
+        return self._exists(repository, "blob", digest)
 
     def get_blob(
         self,
@@ -717,11 +707,6 @@ class RegistryClient:
                 write(chunk)
         return size, "sha256:" + hasher.hexdigest()
 
-    def get_small_blob(self, repository: str, digest: str, *, max_bytes: int) -> bytes:
-        data = bytearray()
-        self.get_blob(repository, digest, data.extend, max_bytes=max_bytes, reset=data.clear)
-        return bytes(data)
-
     def push_blob(self, repository: str, data: bytes | Path) -> tuple[str, int]:
         """Upload a blob unless the registry has it; returns ``(digest, size)``."""
         raw = data.read_bytes() if isinstance(data, Path) else data
@@ -762,33 +747,24 @@ class RegistryClient:
         pushed before a registry gained the API are only listed there. No referrers: ``[]``.
         """
         found: list[dict[str, Any]] = []
+        what = f"the referrers of {digest}"
+
+        def read(page: int, response: httpx.Response) -> bool:
+            supported = response.status_code == 200 and response.headers.get(
+                "content-type", ""
+            ).startswith(INDEX_MEDIA_TYPE)
+            if not supported:
+                if page > 1 or response.status_code not in {200, 404}:
+                    raise self._unexpected(response, f"cannot list {what}")
+                self._short_text(response)
+                return False
+            document = self._read_document(response, what, limit=MAX_MANIFEST_BYTES)
+            found.extend(_descriptors(document))
+            return True
+
         path = f"{repository}/referrers/{digest}"
-        pages = 0
-        while path:
-            pages = self._count_page(pages, f"the referrers of {digest}")
-            with self._request(
-                "GET",
-                path,
-                scope=self._scope(repository),
-                kind="referrers",
-                headers={"Accept": INDEX_MEDIA_TYPE},
-            ) as response:
-                supported = response.status_code == 200 and response.headers.get(
-                    "content-type", ""
-                ).startswith(INDEX_MEDIA_TYPE)
-                if not supported:
-                    if pages > 1 or response.status_code not in {200, 404}:
-                        raise self._unexpected(response, f"cannot list the referrers of {digest}")
-                    self._short_text(response)
-                    break
-                found.extend(
-                    _descriptors(
-                        self._read_document(
-                            response, f"the referrers of {digest}", limit=MAX_MANIFEST_BYTES
-                        )
-                    )
-                )
-                path = self._next_page(response)
+        headers = {"Accept": INDEX_MEDIA_TYPE}
+        self._paged(repository, path, what, read, kind="referrers", headers=headers)
         if found:
             return found
         try:
