@@ -45,6 +45,7 @@ from nexo_pkg.net.client import (
 )
 from nexo_pkg.sources.cache import BlobCache, BlobSink
 from nexo_pkg.sources.checksum import parse_digest
+from nexo_pkg.sources.download import over_download_limit
 from nexo_pkg.sources.spec import timestamp_or_none
 
 if TYPE_CHECKING:
@@ -493,9 +494,17 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         # Every URL the answer gives is checked before the first byte is asked for.
         for url in urls:
             checked_url(url, what, https_only=self._net.https_only)
+        too_large = over_download_limit(asset.name, max_bytes)
         for index, url in enumerate(urls):
             try:
-                self._download_from(url, asset, sink, max_bytes=max_bytes, what=what)
+                self._download_from(
+                    url,
+                    sink,
+                    what,
+                    max_bytes=max_bytes,
+                    listed_size=asset.size,
+                    too_large=too_large,
+                )
                 return
             except NexoError as error:
                 # Some mirrors and proxies in front of GitHub Enterprise only serve the
@@ -508,15 +517,15 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
     def _download_from(
         self,
         url: str,
-        asset: ReleaseAsset,
         sink: DownloadSink,
+        what: str,
         *,
         max_bytes: int,
-        what: str,
-        too_large: Callable[[], NexoError] | None = None,
+        listed_size: int,
+        too_large: NexoError,
     ) -> None:
-        def refuse() -> NexoError:
-            return too_large() if too_large is not None else _too_large(asset.name, max_bytes)
+        """Stream ``url`` into ``sink`` (with retries, each restarting it); ``too_large``
+        past ``max_bytes``."""
 
         def attempt() -> None:
             sink.reset()
@@ -524,13 +533,13 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
                 _expect_ok(response, what, self._token_hint())
                 declared = declared_length(response)
                 if declared is not None and declared > max_bytes:
-                    raise refuse()
-                sink.set_total(declared or asset.size or None)
+                    raise too_large
+                sink.set_total(declared or listed_size or None)
                 received = 0
                 for chunk in self._net.raw_chunks(response, what):
                     received += len(chunk)
                     if received > max_bytes:
-                        raise refuse()
+                        raise too_large
                     sink.write(chunk)
                 if declared is not None and received != declared:
                     raise Retryable(f"{what}: got {received} of {declared} bytes")
@@ -565,16 +574,11 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         deadline. Raises ``network`` when it cannot be fetched."""
         checked_url(url, what, https_only=self._net.https_only)
         sink = _MemorySink()
+        too_large = NexoError(
+            f"{what}: larger than {max_bytes} bytes; refusing to read it", kind="signature_invalid"
+        )
         self._download_from(
-            url,
-            ReleaseAsset(name=what, url=url, browser_download_url="", size=0),
-            sink,
-            max_bytes=max_bytes,
-            what=what,
-            too_large=lambda: NexoError(
-                f"{what}: larger than {max_bytes} bytes; refusing to read it",
-                kind="signature_invalid",
-            ),
+            url, sink, what, max_bytes=max_bytes, listed_size=0, too_large=too_large
         )
         return bytes(sink.buffer)
 
@@ -603,14 +607,6 @@ class _MemorySink:
 
     def write(self, chunk: bytes) -> None:
         self.buffer += chunk
-
-
-def _too_large(name: str, max_bytes: int) -> NexoError:
-    return NexoError(
-        f"{name} is larger than the download limit of {max_bytes} bytes "
-        "(raise it with --max-download-size)",
-        kind="archive_unsafe",
-    )
 
 
 def _expect_ok(response: httpx.Response, what: str, hint: str = "the token") -> None:

@@ -16,6 +16,7 @@ from nexo_pkg.core.errors import NexoError
 from nexo_pkg.sources.base import FetchedArtifact, Origin, ReleaseCandidate, fetched_artifact
 from nexo_pkg.sources.cache import CHUNK
 from nexo_pkg.sources.checksum import parse_sidecar, verify_checksums
+from nexo_pkg.sources.download import over_download_limit
 from nexo_pkg.sources.hosttriple import NOARCH
 from nexo_pkg.sources.select import parse_tarball_name
 from nexo_pkg.trust import entry as trust
@@ -94,14 +95,6 @@ class LocalTarballSource:
         return fetched_artifact(candidate, blob, sha256, checked, dict(found))
 
 
-def _too_large(path: Path, limit: int) -> NexoError:
-    return NexoError(
-        f"{path.name} is larger than the download limit of {limit} bytes (raise it with "
-        "--max-download-size)",
-        kind="archive_unsafe",
-    )
-
-
 def _chunks(path: Path, limit: int) -> Callable[[Callable[[bytes], object]], None]:
     def each(use: Callable[[bytes], object]) -> None:
         size = 0
@@ -110,7 +103,7 @@ def _chunks(path: Path, limit: int) -> Callable[[Callable[[bytes], object]], Non
                 while chunk := handle.read(CHUNK):
                     size += len(chunk)
                     if size > limit:
-                        raise _too_large(path, limit)
+                        raise over_download_limit(path.name, limit)
                     use(chunk)
         except OSError as exc:
             raise NexoError(f"cannot read {path}: {exc.strerror or exc}", kind="io") from exc

@@ -46,6 +46,7 @@ from nexo_pkg.net.client import (
     parse_retry_after,
 )
 from nexo_pkg.sources.cache import BlobSink
+from nexo_pkg.sources.download import over_download_limit
 from nexo_pkg.sources.oci_auth import Credentials
 from nexo_pkg.sources.oci_reference import OciReference
 
@@ -697,11 +698,7 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
                     break
                 size += len(chunk)
                 if size > max_bytes:
-                    raise NexoError(
-                        f"blob {digest} is larger than the download limit of {max_bytes} "
-                        "bytes (raise it with --max-download-size)",
-                        kind="archive_unsafe",
-                    )
+                    raise over_download_limit(f"blob {digest}", max_bytes)
                 if not shared:
                     hasher.update(chunk)
                 write(chunk)
