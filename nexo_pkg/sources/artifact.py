@@ -130,7 +130,6 @@ class TargetEntry:
 
     target: str
     manifest_digest: str
-    manifest_size: int
 
 
 @dataclass(frozen=True)
@@ -246,22 +245,27 @@ def parse_index(document: dict[str, Any], digest: str, where: str) -> PluginVers
         if not target or not isinstance(size, int):
             continue
         entry_digest = followed_digest(item.get("digest"), f"the {target} entry of {where}")
-        targets[target] = TargetEntry(target, entry_digest, size)
-    origin = _origin(annotations, where)
-    return PluginVersion(
-        plugin_id=plugin_id,
-        version=version,
-        index_digest=digest,
-        targets=dict(sorted(targets.items())),
-        created=annotations.get(CREATED),
-        origin=origin,
-        annotations=annotations,
-    )
+        targets[target] = TargetEntry(target, entry_digest)
+    targets = dict(sorted(targets.items()))
+    return _version(plugin_id, version, digest, targets, annotations, where=where)
 
 
-def parse_single_manifest(
-    document: dict[str, Any], digest: str, size: int, where: str
+def _version(
+    plugin_id: str,
+    version: str,
+    digest: str,
+    targets: dict[str, TargetEntry],
+    annotations: dict[str, str],
+    *,
+    where: str,
 ) -> PluginVersion:
+    """The version record, its creation time and origin read from its ``annotations``."""
+    origin = _origin(annotations, where)
+    created = annotations.get(CREATED)
+    return PluginVersion(plugin_id, version, digest, targets, created, origin, annotations)
+
+
+def parse_single_manifest(document: dict[str, Any], digest: str, where: str) -> PluginVersion:
     """A version made of one image manifest (``oras push``, Helm-style, or one target's
     manifest by digest): id and version from its annotations, the target from
     ``dev.nexo.plugin.target``, else from the tarball's name, else ``noarch``.
@@ -278,16 +282,8 @@ def parse_single_manifest(
         title = _annotations(first).get(TITLE) if isinstance(first, dict) else None
         parsed = parse_tarball_name(title) if title else None
         target = parsed[2] if parsed is not None and parsed[:2] == (plugin_id, version) else NOARCH
-    origin = _origin(annotations, where)
-    return PluginVersion(
-        plugin_id=plugin_id,
-        version=version,
-        index_digest=digest,
-        targets={target: TargetEntry(target, digest, size)},
-        created=annotations.get(CREATED),
-        origin=origin,
-        annotations=annotations,
-    )
+    targets = {target: TargetEntry(target, digest)}
+    return _version(plugin_id, version, digest, targets, annotations, where=where)
 
 
 def is_signature_type(artifact_type: object) -> bool:

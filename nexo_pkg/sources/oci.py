@@ -140,7 +140,7 @@ def plugin_of(found: Manifest, reference: OciReference, chosen: str) -> PluginVe
     if found.media_type == INDEX_MEDIA_TYPE:
         return artifact.parse_index(found.json(), found.digest, pinned)
     if found.media_type == MANIFEST_MEDIA_TYPE:
-        return artifact.parse_single_manifest(found.json(), found.digest, len(found.data), pinned)
+        return artifact.parse_single_manifest(found.json(), found.digest, pinned)
     named = (
         reference.with_digest(chosen)
         if chosen.startswith("sha256:")
@@ -247,21 +247,23 @@ def _tarball_mtime(path: Path) -> int | None:
         return None
 
 
-def created_now() -> str:
-    """``SOURCE_DATE_EPOCH`` when set (reproducible pushes), else now, as RFC 3339 UTC."""
+def _source_date() -> str | None:
+    """``SOURCE_DATE_EPOCH`` (reproducible pushes) as RFC 3339 UTC, when it is set."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    if epoch.isdigit():
-        return _rfc3339(int(epoch))
-    return _rfc3339(int(dt.datetime.now(dt.UTC).timestamp()))
+    return _rfc3339(int(epoch)) if epoch.isdigit() else None
+
+
+def created_now() -> str:
+    """``SOURCE_DATE_EPOCH`` when set, else now, as RFC 3339 UTC."""
+    return _source_date() or _rfc3339(int(dt.datetime.now(dt.UTC).timestamp()))
 
 
 def created_for(tarballs: list[Path]) -> str:
     """The created time of a version pushed from ``tarballs``: ``SOURCE_DATE_EPOCH`` when
     set, else the newest entry mtime ``pack`` wrote into them (so pushing the same files
     twice gives the same index), else the newest file mtime; never the clock."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    if epoch.isdigit():
-        return _rfc3339(int(epoch))
+    if (epoch := _source_date()) is not None:
+        return epoch
     times = [_tarball_mtime(path) for path in tarballs]
     if all(found is not None for found in times) and times:
         return _rfc3339(max(found for found in times if found is not None))
@@ -299,21 +301,13 @@ def push_version(
         }
         if manifest_text is not None:
             annotations[artifact.PLUGIN_MANIFEST] = manifest_text
-        manifest = {
-            "schemaVersion": 2,
-            "mediaType": MANIFEST_MEDIA_TYPE,
-            "artifactType": artifact.ARTIFACT_TYPE,
-            "config": config,
-            "layers": [
-                artifact.descriptor(
-                    artifact.LAYER_MEDIA_TYPE,
-                    digest,
-                    size,
-                    annotations={artifact.TITLE: files.tarball.name},
-                )
-            ],
-            "annotations": annotations,
-        }
+        layer = artifact.descriptor(
+            artifact.LAYER_MEDIA_TYPE,
+            digest,
+            size,
+            annotations={artifact.TITLE: files.tarball.name},
+        )
+        manifest = _image_manifest(artifact.ARTIFACT_TYPE, config, [layer], annotations=annotations)
         data = artifact.canonical(manifest)
         manifest_digest = _put_by_digest(client, repository, data, MANIFEST_MEDIA_TYPE)
         subject = artifact.descriptor(MANIFEST_MEDIA_TYPE, manifest_digest, len(data))
@@ -351,6 +345,20 @@ def push_version(
     tag = reference.tag or version
     client.put_manifest(repository, tag, data, INDEX_MEDIA_TYPE)
     return sha256_digest(data)
+
+
+def _image_manifest(
+    artifact_type: str, config: dict[str, Any], layers: list[dict[str, Any]], **extra: Any
+) -> dict[str, Any]:
+    """An OCI image manifest of ``artifact_type`` with ``layers`` (and ``extra`` keys)."""
+    return {
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_MEDIA_TYPE,
+        "artifactType": artifact_type,
+        "config": config,
+        "layers": layers,
+        **extra,
+    }
 
 
 def _put_by_digest(client: RegistryClient, repository: str, data: bytes, media_type: str) -> str:
@@ -417,34 +425,15 @@ def _push_signatures(
             continue
         media_type, annotations = _bundle_annotations(path.read_bytes(), created)
         layer = artifact.descriptor(media_type, digest, size, annotations={artifact.TITLE: name})
-        referrers.append(
-            (
-                {
-                    "schemaVersion": 2,
-                    "mediaType": MANIFEST_MEDIA_TYPE,
-                    "artifactType": media_type,
-                    "config": config,
-                    "layers": [layer],
-                    "subject": subject,
-                    "annotations": annotations,
-                },
-                annotations,
-            )
+        manifest = _image_manifest(
+            media_type, config, [layer], subject=subject, annotations=annotations
         )
+        referrers.append((manifest, annotations))
     if others:
-        referrers.append(
-            (
-                {
-                    "schemaVersion": 2,
-                    "mediaType": MANIFEST_MEDIA_TYPE,
-                    "artifactType": artifact.SIGNATURE_ARTIFACT_TYPE,
-                    "config": config,
-                    "layers": others,
-                    "subject": subject,
-                },
-                {},
-            )
+        manifest = _image_manifest(
+            artifact.SIGNATURE_ARTIFACT_TYPE, config, others, subject=subject
         )
+        referrers.append((manifest, {}))
     listed = []
     api = False
     for manifest, annotations in referrers:

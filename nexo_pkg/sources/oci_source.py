@@ -197,7 +197,7 @@ class OciSource:
         parsed = parse_tarball_name(candidate.asset_name)
         asset = parse_target_manifest(
             found.json(),
-            TargetEntry(candidate.target, digest, 0),
+            TargetEntry(candidate.target, digest),
             candidate.plugin_id,
             parsed[1] if parsed else "",
         )
