@@ -198,38 +198,28 @@ def checked_url(
     """
     try:
         parts = urlsplit(url)
-        port = parts.port
+        usable = parts.scheme in {"http", "https"} and bool(parts.hostname) and parts.port != 0
     except ValueError:
-        parts, port = None, -1
-    usable = (
-        parts is not None
-        and parts.scheme in {"http", "https"}
-        and bool(parts.hostname)
-        and port != 0
-        and url.isascii()
-        and url.isprintable()
-        and " " not in url
-    )
+        usable = False
     if came_from is not None:
         label = f"{what}: refusing a redirect from {shown(came_from)} to {shown(url)}"
-        downgrade = urlsplit(came_from).scheme == "https" and urlsplit(url).scheme != "https"
     else:
         label = f"{what}: refusing to fetch {shown(url)}"
-        downgrade = False
-    if not usable:
+    if not usable or not url.isascii() or not url.isprintable() or " " in url:
         raise NexoError(f"{label}: not an http(s) URL with a valid host and port", kind="network")
-    plain = None
-    if downgrade:
+    if urlsplit(url).scheme == "https":
+        return url
+    if came_from is not None and urlsplit(came_from).scheme == "https":
         plain = "a step down from https to plain http"
-    elif https_only and urlsplit(url).scheme != "https":
+    elif https_only:
         plain = f"plain http under {https_only}"
-    if plain is not None:
-        raise NexoError(
-            f"{label}: {plain} would expose the download to anyone on the path",
-            kind="network",
-            details={"refused_url": url},
-        )
-    return url
+    else:
+        return url
+    raise NexoError(
+        f"{label}: {plain} would expose the download to anyone on the path",
+        kind="network",
+        details={"refused_url": url},
+    )
 
 
 def is_http_url(url: str) -> bool:
