@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import difflib
+import io
 import os
 import re
 import shutil
@@ -155,13 +156,9 @@ def is_github_cloud(api_base: str) -> bool:
 
 def gh_host_of(api_base: str) -> str:
     """The host gh knows the API base by: github.com, ``<tenant>.ghe.com``, or its host[:port]."""
-    parts = urlsplit(api_base)
-    host = (parts.hostname or "").lower()
-    if host == "api.github.com":
-        return "github.com"
-    if host.startswith("api.") and host.endswith(".ghe.com"):
-        return host.removeprefix("api.")
-    return parts.netloc.rpartition("@")[2].lower()
+    if is_github_cloud(api_base):
+        return (urlsplit(api_base).hostname or "").lower().removeprefix("api.")
+    return urlsplit(api_base).netloc.rpartition("@")[2].lower()
 
 
 def token_variables(api_base: str) -> tuple[str, ...]:
@@ -553,9 +550,9 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         bytes that do not hash to the digest)."""
         expected = parse_digest(asset.digest) if self.blobs is not None else None
         if self.blobs is None or expected is None:
-            sink = _MemorySink()
-            self.download(asset, sink, max_bytes=max_bytes)
-            return bytes(sink.buffer)
+            buffer = io.BytesIO()
+            self.download(asset, BlobSink(buffer), max_bytes=max_bytes)
+            return buffer.getvalue()
 
         def fetch(sink: BlobSink) -> None:
             self.download(asset, sink, max_bytes=max_bytes)
@@ -573,14 +570,14 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         origin, at most ``max_bytes`` (``signature_invalid`` past it), retries within one
         deadline. Raises ``network`` when it cannot be fetched."""
         checked_url(url, what, https_only=self._net.https_only)
-        sink = _MemorySink()
+        buffer = io.BytesIO()
         too_large = NexoError(
             f"{what}: larger than {max_bytes} bytes; refusing to read it", kind="signature_invalid"
         )
         self._download_from(
-            url, sink, what, max_bytes=max_bytes, listed_size=0, too_large=too_large
+            url, BlobSink(buffer), what, max_bytes=max_bytes, listed_size=0, too_large=too_large
         )
-        return bytes(sink.buffer)
+        return buffer.getvalue()
 
     def get_json(self, url: str, *, what: str) -> tuple[Any, str | None]:
         """GET the API document at ``url``: ``(document, next page URL)`` (``Link:
@@ -593,20 +590,6 @@ _REFUSED_STATUSES = frozenset({403, 404, 410})
 _TOKEN = re.compile(r"^[\x21-\x7e]+$")
 # The tag the reference installer reads as "the latest release" (and keeps in its receipts).
 LATEST_TAG = "latest"
-
-
-class _MemorySink:
-    def __init__(self) -> None:
-        self.buffer = bytearray()
-
-    def reset(self) -> None:
-        self.buffer.clear()
-
-    def set_total(self, total: int | None) -> None:
-        del total
-
-    def write(self, chunk: bytes) -> None:
-        self.buffer += chunk
 
 
 def _expect_ok(response: httpx.Response, what: str, hint: str = "the token") -> None:
