@@ -72,15 +72,6 @@ def _remove_entry(path: Path) -> None:
         path.unlink()
 
 
-def _removed(path: Path) -> bool:
-    """Whether a store entry that is not a blob (link, FIFO, directory) could be removed."""
-    try:
-        _remove_entry(path)
-    except OSError:
-        return False
-    return True
-
-
 class BlobSink:
     """Where a fetched blob's bytes go: a temp file and a hasher, restartable for retries;
     ``progress(done, total)`` is told of every chunk. Raises ``io`` when the disk refuses."""
@@ -320,7 +311,8 @@ class BlobCache:
                     else:
                         kept += 1
                 except NotRegularFileError:
-                    if _removed(blob):
+                    with contextlib.suppress(OSError):  # a link, FIFO or directory
+                        _remove_entry(blob)
                         removed += 1
                 except OSError:
                     continue  # gone meanwhile, or not ours to remove: the rest is pruned
