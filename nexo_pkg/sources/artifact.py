@@ -82,14 +82,8 @@ def platform_of(target: str) -> dict[str, str] | None:
         return None
     arch, _, rest = target.partition("-")
     architecture, variant = _ARCHITECTURES.get(arch, (arch, None))
-    if "linux" in rest:
-        system = "linux"
-    elif "darwin" in rest:
-        system = "darwin"
-    elif "windows" in rest:
-        system = "windows"
-    else:
-        system = rest.rsplit("-", 1)[-1] or "unknown"
+    known = (name for name in ("linux", "darwin", "windows") if name in rest)
+    system = next(known, None) or rest.rsplit("-", 1)[-1] or "unknown"
     platform = {"architecture": architecture, "os": system}
     if variant:
         platform["variant"] = variant

@@ -76,7 +76,7 @@ def verify_checksums(
     it, not of a release). Raises ``checksum_missing`` when there is none at all,
     ``checksum_mismatch`` when any differs.
     """
-    expected = [(source, value) for source, value in (("sidecar", sidecar), ("digest", digest))]
+    expected = (("sidecar", sidecar), ("digest", digest))
     present = [(source, value) for source, value in expected if value is not None]
     if not present and local_dir is not None:
         raise NexoError(

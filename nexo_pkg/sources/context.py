@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from nexo_pkg.sources.registry import RegistryClient
 
 _T = TypeVar("_T")
+_Client = TypeVar("_Client", bound=contextlib.AbstractContextManager[Any])
 # The key of a thread's GitHub client among its clients (registry hosts are the others).
 _GITHUB = "<github>"
 
@@ -138,21 +139,21 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
 
     # -- clients --------------------------------------------------------------------------
 
-    def _thread_clients(self) -> dict[str, Any]:
+    def _client(self, key: str, make: Callable[[], _Client]) -> _Client:
+        """This thread's client under ``key``, made (and closed with the command) on first use."""
         clients: dict[str, Any] | None = getattr(self._local, "clients", None)
         if clients is None:
             clients = self._local.clients = {}
-        return clients
-
-    def _keep(self, close: Callable[[], object]) -> None:
-        with self._guard:
-            self._stack.callback(close)
+        client: _Client | None = clients.get(key)
+        if client is None:
+            client = clients[key] = make()
+            self.hold(client)
+        return client
 
     def registry(self, reference: OciReference) -> RegistryClient:
         """This thread's client for the registry of ``reference``."""
-        registries = self._thread_clients()
-        client: RegistryClient | None = registries.get(reference.host)
-        if client is None:
+
+        def make() -> RegistryClient:
             from nexo_pkg.sources.registry import open_client  # noqa: PLC0415 - httpx on use
 
             client = open_client(
@@ -162,17 +163,16 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
                 timeout=self.network.http_timeout,
                 retry_base_delay=self.network.retry_base_delay,
             )
-            self._keep(client.close)
             with self._guard:
                 self._registries.append((reference.host, client))
-            registries[reference.host] = client
-        return client
+            return client
+
+        return self._client(reference.host, make)
 
     def github(self) -> GitHubClient:
         """This thread's GitHub API client (small assets go through the blob cache)."""
-        clients = self._thread_clients()
-        github: GitHubClient | None = clients.get(_GITHUB)
-        if github is None:
+
+        def make() -> GitHubClient:
             from nexo_pkg.sources.github import (  # noqa: PLC0415 - httpx on use
                 GitHubClient,
                 resolve_api_base,
@@ -189,10 +189,10 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
                 overall=self.deadline,
                 notice=self.notice,
             )
-            self._keep(github.close)
             self._github_used = True
-            clients[_GITHUB] = github
-        return github
+            return github
+
+        return self._client(_GITHUB, make)
 
     def pinned_registry(
         self, reference: OciReference, fetch: Callable[[OciReference, RegistryClient], _T]

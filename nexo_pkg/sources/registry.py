@@ -684,24 +684,20 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
                 )
             if response.status_code != 200:
                 raise self._unexpected(response, f"cannot get blob {digest}")
-            chunks = self._raw_chunks(
-                response, f"download of blob {digest} from {self.host} failed"
-            )
-            while True:
-                try:
-                    chunk = next(chunks, None)
-                except NexoError as error:
-                    if error.kind == "network" and not self._net.deadline.expired():
-                        raise _BodyCut(error) from error
-                    raise
-                if chunk is None:
-                    break
-                size += len(chunk)
-                if size > max_bytes:
-                    raise over_download_limit(f"blob {digest}", max_bytes)
-                if not shared:
-                    hasher.update(chunk)
-                write(chunk)
+            what = f"download of blob {digest} from {self.host} failed"
+            try:
+                # ``write`` is a blob sink's: it fails with ``io``, never ``network``.
+                for chunk in self._raw_chunks(response, what):
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise over_download_limit(f"blob {digest}", max_bytes)
+                    if not shared:
+                        hasher.update(chunk)
+                    write(chunk)
+            except NexoError as error:
+                if error.kind == "network" and not self._net.deadline.expired():
+                    raise _BodyCut(error) from error
+                raise
         return size, "sha256:" + hasher.hexdigest()
 
     def push_blob(self, repository: str, data: bytes | Path) -> tuple[str, int]:

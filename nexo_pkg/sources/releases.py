@@ -83,10 +83,7 @@ class GitHubReleaseSource:
         if self._found is None:
             client = self.context.github()
             release = client.find_release(self.spec.owner, self.spec.repo, self.spec.tag)
-            manifest = client.read_manifest_asset(
-                release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_ASSET_BYTES
-            )
-            identity = release_identity(release, manifest, manifest_problem=self.manifest_problem)
+            identity, manifest = read_identity(client, release, self.manifest_problem)
             if self.expected_id is not None and identity.plugin_id != self.expected_id:
                 raise NexoError(
                     f"release {release.tag} of {self.spec.owner}/{self.spec.repo} is plugin "
@@ -214,15 +211,23 @@ def release_asset(release: Release, name: str) -> ReleaseAsset:
     return found
 
 
+def read_identity(
+    client: GitHubClient, release: Release, manifest_problem: ManifestCheck
+) -> tuple[ReleaseIdentity, tuple[str, str] | None]:
+    """The plugin id and version of ``release`` (:func:`release_identity`), and its manifest
+    asset as ``(name, text)`` when it has one."""
+    manifest = client.read_manifest_asset(
+        release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_ASSET_BYTES
+    )
+    return release_identity(release, manifest, manifest_problem=manifest_problem), manifest
+
+
 def release_tarballs(
     client: GitHubClient, release: Release, manifest_problem: ManifestCheck
 ) -> tuple[str, str, dict[str, ReleaseAsset]]:
     """The plugin id, version and per-target tarballs of a release, read as ``install``
     reads them (the manifest asset, else the tarball names)."""
-    manifest = client.read_manifest_asset(
-        release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_ASSET_BYTES
-    )
-    identity = release_identity(release, manifest, manifest_problem=manifest_problem)
+    identity, _ = read_identity(client, release, manifest_problem)
     assets: dict[str, ReleaseAsset] = {}
     for asset in release.assets:
         parsed = parse_tarball_name(asset.name)
