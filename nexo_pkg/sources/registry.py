@@ -9,15 +9,9 @@ the registry's ``WWW-Authenticate`` challenge: ``Basic`` with the configured cre
 per scope. Every request is counted per kind, for reports and benchmarks.
 
 HTTPS always, except ``plain_http`` for a loopback host (tests, a local mirror); under https
-every URL and redirect hop is https too.
-
-Every request goes through :class:`~nexo_pkg.net.client.HttpClient`, as GitHub's do: one total
-deadline per request (``timeout``, else ``NEXO_HTTP_TIMEOUT``, else 300 s) enforced by a
-watchdog that cuts the connection, one retry policy (``Retry-After`` honoured, never a name
-that does not resolve), redirects checked on every hop (never from https to http; the
-registry's credentials and tokens only to its own origin, a token service's only to its),
-JSON documents capped on the wire and after gzip/deflate decoding and parsed without a
-``RecursionError``, blobs fetched without content encoding.
+every URL and redirect hop is https too. Every request goes through
+:class:`~nexo_pkg.net.client.HttpClient` (deadline, retries, redirects, caps: docs/network.md);
+the registry's credentials and tokens go only to its own origin, a token service's only to its.
 """
 
 from __future__ import annotations
