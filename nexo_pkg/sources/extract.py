@@ -201,15 +201,13 @@ def extract_here(
     expect: ArchiveListing | None = None,
 ) -> ArchiveListing:
     """:func:`extract_archive` in this process."""
+    writer: _TreeWriter | None = None
     try:
-        root_fd = os.open(destination, _DIR_FLAGS)
+        writer = _TreeWriter(destination, os.open(destination, _DIR_FLAGS))
+        os.fchmod(writer.root_fd, DIRECTORY_MODE)
     except OSError as exc:
-        raise NexoError(f"cannot use {destination}: {exc.strerror or exc}", kind="io") from exc
-    writer = _TreeWriter(destination, root_fd)
-    try:
-        os.fchmod(root_fd, DIRECTORY_MODE)
-    except OSError as exc:
-        writer.close()
+        if writer is not None:
+            writer.close()
         raise NexoError(f"cannot use {destination}: {exc.strerror or exc}", kind="io") from exc
     listing = walk_archive(tarball, limits, writer, expect=expect)
     writer.close()

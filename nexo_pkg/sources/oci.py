@@ -109,11 +109,8 @@ def version_tags(
         if version is None:
             continue
         parsed = parse_version(version)
-        if requirement is not None and not requirement.matches(parsed):
-            continue
-        if requirement is None and not parsed.pre.is_empty:
-            continue
-        candidates.append((parsed, tag))
+        if requirement.matches(parsed) if requirement is not None else parsed.pre.is_empty:
+            candidates.append((parsed, tag))
     return sorted(candidates, key=lambda pair: _sort_key(pair[0]), reverse=True)
 
 

@@ -207,15 +207,12 @@ class OciSource:
                 f"{sha256}",
                 kind="checksum_mismatch",
             )
-        signatures: dict[str, Path | bytes] = (
-            dict(
-                oci.fetch_signatures(
-                    client, reference.repository, asset, self.context.cache, self.context.temp_dir()
-                )
+        signatures: dict[str, Path | bytes] = {}
+        if material:
+            cache, directory = self.context.cache, self.context.temp_dir()
+            signatures.update(
+                oci.fetch_signatures(client, reference.repository, asset, cache, directory)
             )
-            if material
-            else {}
-        )
 
         def fetch(sink: BlobSink) -> None:
             client.get_blob(

@@ -341,7 +341,6 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
     ) -> Iterator[httpx.Response]:
         url = path if path.startswith(("http://", "https://")) else self.base + path
         sent = {"Accept-Encoding": DOCUMENT_ACCEPT_ENCODING, **(headers or {})}
-        renewed = False
         challenges = 0
         attempt = 0
         retries = RETRIES if method in IDEMPOTENT else 0
@@ -373,8 +372,7 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
                         raise NexoError(
                             f"{self.host} keeps asking for authentication", kind="registry_auth"
                         )
-                    self._answer_challenge(response, scope, renewed=renewed)
-                    renewed = True
+                    self._answer_challenge(response, scope, renewed=challenges > 1)
                     continue
                 delay = None
                 if response.status_code in RETRY_STATUSES and attempt < retries:
