@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from nexo_pkg.core.errors import NexoError, UsageError
@@ -88,16 +88,6 @@ class Release:
 
     def asset(self, name: str) -> ReleaseAsset | None:
         return next((asset for asset in self.assets if asset.name == name), None)
-
-
-class DownloadSink(Protocol):
-    """Where a streamed download goes; ``reset`` starts over before a retry."""
-
-    def reset(self) -> None: ...
-
-    def set_total(self, total: int | None) -> None: ...
-
-    def write(self, chunk: bytes) -> None: ...
 
 
 _GH_HOST = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::[0-9]{1,5})?$")
@@ -300,16 +290,6 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
 
     # -- requests -------------------------------------------------------------------------
 
-    @staticmethod
-    def _headers_for(accept: str) -> dict[str, str]:
-        headers = {"Accept": accept, "X-GitHub-Api-Version": API_VERSION}
-        if accept == "application/octet-stream":
-            # Hash and size checks apply to the bytes as published, never a re-encoding.
-            headers["Accept-Encoding"] = "identity"
-        else:
-            headers["Accept-Encoding"] = DOCUMENT_ACCEPT_ENCODING
-        return headers
-
     @contextmanager
     def _open(self, url: str, accept: str, what: str) -> Iterator[httpx.Response]:
         """GET ``url`` through the net client (redirects checked on every hop, the token
@@ -319,11 +299,18 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         rest (``rate_limited``, ``network``); 404 is left to the caller via ``status_code``.
         """
         credentials = {"Authorization": f"Bearer {self.token}"} if self.token else None
+        # Hash and size checks apply to the bytes as published, never a re-encoding.
+        binary = accept == "application/octet-stream"
+        encoding = "identity" if binary else DOCUMENT_ACCEPT_ENCODING
         with self._net.open(
             "GET",
             url,
             what,
-            headers=self._headers_for(accept),
+            headers={
+                "Accept": accept,
+                "X-GitHub-Api-Version": API_VERSION,
+                "Accept-Encoding": encoding,
+            },
             credentials=credentials,
             credentials_origin=self.api_base,
         ) as response:
@@ -476,7 +463,7 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
                 return name, data.decode("utf-8", errors="replace")
         return None
 
-    def download(self, asset: ReleaseAsset, sink: DownloadSink, *, max_bytes: int) -> None:
+    def download(self, asset: ReleaseAsset, sink: BlobSink, *, max_bytes: int) -> None:
         """Stream ``asset`` into ``sink`` through its API URL (``application/octet-stream``),
         or its browser download URL when the API URL answers 403, 404 or 410.
 
@@ -514,7 +501,7 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
     def _download_from(
         self,
         url: str,
-        sink: DownloadSink,
+        sink: BlobSink,
         what: str,
         *,
         max_bytes: int,
