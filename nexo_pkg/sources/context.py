@@ -120,11 +120,9 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
     def policy(self) -> trust.TrustPolicy:
         """The trust policy, read on first use (``policy_invalid`` for a bad one)."""
         if self._policy is None:
-            if self.trust.trusted_keys is not None:
-                self._policy = trust.load_policy(self.trust.trusted_keys, explicit=True)
-            else:
-                default = self.trust.policy_path or trust.default_policy_path(self.nexo_home)
-                self._policy = trust.load_policy(default, explicit=False)
+            explicit = self.trust.trusted_keys
+            path = explicit or self.trust.policy_path or trust.default_policy_path(self.nexo_home)
+            self._policy = trust.load_policy(path, explicit=explicit is not None)
         return self._policy
 
     def trust_mode(self, owner: str | None) -> trust.Mode:

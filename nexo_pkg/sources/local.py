@@ -88,30 +88,29 @@ class LocalTarballSource:
         )
         blob = self.context.hold(
             self.context.cache.open_blob(
-                sha256, lambda sink: _chunks(path, limit)(sink.write), durable=False
+                sha256, lambda sink: _read(path, limit, sink.write), durable=False
             )
         )
         found = trust.local_material(path) if material else {}
         return fetched_artifact(candidate, blob, sha256, checked, dict(found))
 
 
-def _chunks(path: Path, limit: int) -> Callable[[Callable[[bytes], object]], None]:
-    def each(use: Callable[[bytes], object]) -> None:
-        size = 0
-        try:
-            with path.open("rb") as handle:
-                while chunk := handle.read(CHUNK):
-                    size += len(chunk)
-                    if size > limit:
-                        raise over_download_limit(path.name, limit)
-                    use(chunk)
-        except OSError as exc:
-            raise NexoError(f"cannot read {path}: {exc.strerror or exc}", kind="io") from exc
-
-    return each
+def _read(path: Path, limit: int, use: Callable[[bytes], object]) -> None:
+    """Hand the file to ``use`` chunk by chunk; ``archive_unsafe`` past ``limit`` bytes,
+    ``io`` when it cannot be read."""
+    size = 0
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(CHUNK):
+                size += len(chunk)
+                if size > limit:
+                    raise over_download_limit(path.name, limit)
+                use(chunk)
+    except OSError as exc:
+        raise NexoError(f"cannot read {path}: {exc.strerror or exc}", kind="io") from exc
 
 
 def _hash_local(path: Path, limit: int) -> str:
     hasher = hashlib.sha256()
-    _chunks(path, limit)(hasher.update)
+    _read(path, limit, hasher.update)
     return hasher.hexdigest()
