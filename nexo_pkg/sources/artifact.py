@@ -1,21 +1,12 @@
-"""How one plugin version is laid out in a registry, and how it is read back.
+"""How one plugin version is laid out in a registry, and how it is read back (docs/fleet.md,
+"Layout of a plugin version").
 
 One version is an OCI image index (``artifactType`` :data:`ARTIFACT_TYPE`) with one image
-manifest per target. Each manifest has the empty config and one layer, the release tarball
-(``org.opencontainers.image.title`` = its asset name); its annotations carry the target, the
-asset name, the tarball's sha256 and the plugin's ``nexo-plugin.toml``. The index entry of a
-target triple has an OCI ``platform`` (os/architecture from the triple); ``noarch`` has none.
-Signature material is attached to each target's manifest as referrers (``subject`` = the
-target's manifest): a Sigstore bundle as cosign's bundle spec attaches it (``artifactType``
-:data:`BUNDLE_MEDIA_TYPE`, one layer), other files (cosign ``.sig``/``.pem``, attestations, a
-signed checksums file) in one referrer of ``artifactType`` :data:`SIGNATURE_ARTIFACT_TYPE`, a
-layer per file named by its title.
-
-Writing is strict, reading is tolerant: copy tools (``skopeo copy --all``) re-serialise an
-index without ``artifactType``, so an index or manifest without one is a plugin when it carries
-the ``dev.nexo.plugin.*`` annotations (and, for a manifest, the plugin layer media type), and a
-referrer is a signature by its own manifest's ``artifactType``. A single manifest (what
-``oras push`` writes, or one target's manifest addressed by digest) is a one-target version.
+manifest per target, its tarball the one layer; signature material hangs off each target's
+manifest as referrers. Writing is strict, reading is tolerant: an index or manifest a copy
+tool re-serialised without ``artifactType`` is a plugin by its ``dev.nexo.plugin.*``
+annotations, a referrer is a signature by its own manifest's ``artifactType``, and a single
+manifest (``oras push``, one target's manifest by digest) is a one-target version.
 """
 
 from __future__ import annotations

@@ -168,10 +168,10 @@ class BlobCache:
         re-hashed before it is used and one a crash damaged is simply made again.
 
         ``fetch`` streams the blob's bytes into ``sink.write`` (``sink.reset`` starts over
-        before a retry) and must raise when they do not hash
-        to ``digest`` (the registry client does, with the sink's own hash: the bytes are
-        hashed once, as they are written); that hash is checked here as well before the blob
-        enters the store. The blob stays in place while the context is open.
+        before a retry) and must raise when they do not hash to ``digest`` (the registry client
+        does, with the sink's own hash: the bytes are hashed once, as they are written); that
+        hash is checked here as well before the blob enters the store. The blob stays in place
+        while the context is open.
         """
         expected = "" if digest is None else hex_of(digest)
         with self._locked(fcntl.LOCK_SH):

@@ -231,22 +231,15 @@ def _format_reset(response: httpx.Response) -> tuple[str, dict[str, Any]]:
 
 
 def _is_rate_limited(response: httpx.Response) -> bool:
-    if response.status_code == 429:
-        return True
-    if response.status_code != 403:
-        return False
     headers = response.headers
-    return headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers
+    limited = headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers
+    return response.status_code == 429 or (response.status_code == 403 and limited)
 
 
 class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
     """GitHub REST client for releases; use as a context manager to close the connection pool.
-
-    Every request goes through one :class:`~nexo_pkg.net.client.HttpClient`, which
-    ``timeout``, ``read_timeout``, ``retries``, ``retry_base_delay``, ``overall``, ``notice``
-    and ``sleep`` configure as they are documented there. ``blobs`` is the cache small assets
-    go through (:meth:`fetch_bytes`).
-    """
+    The other options configure its :class:`~nexo_pkg.net.client.HttpClient`; ``blobs`` is the
+    cache small assets go through (:meth:`fetch_bytes`)."""
 
     def __init__(
         self,
@@ -600,10 +593,7 @@ MAX_NEAREST_TAGS = 5
 
 def _version_numbers(tag: str) -> tuple[int, int, int] | None:
     match = _TRAILING_VERSION.search(tag)
-    if match is None:
-        return None
-    major, minor, patch = (int(part) for part in match.groups())
-    return major, minor, patch
+    return (int(match[1]), int(match[2]), int(match[3])) if match else None
 
 
 def nearest_tags(wanted: str, tags: list[str], *, limit: int = MAX_NEAREST_TAGS) -> list[str]:

@@ -65,30 +65,26 @@ def tag_contradicts(tag: str, version: str) -> bool:
     return _sort_key(parse_version(named)) != _sort_key(carried)
 
 
-def _refuse_tag_mismatch(reference: OciReference, tag: str, plugin: PluginVersion) -> None:
-    """``registry_invalid`` when a version tag names another version than the index carries:
-    whoever can push could otherwise move an old release under a new version's tag."""
-    if tag_contradicts(tag, plugin.version):
-        raise NexoError(
-            f"{reference.base}:{tag} holds {plugin.plugin_id} {plugin.version}: a version tag "
-            "must name the version it holds",
-            kind="registry_invalid",
-            details={"tag": tag, "version": plugin.version},
-        )
-
-
 def resolve(
     client: RegistryClient, reference: OciReference, requirement: VersionReq | None = None
 ) -> PluginVersion:
     """The plugin version ``reference`` names.
 
     A digest or a tag is fetched as is (and must satisfy ``requirement``); with neither, the
-    highest semver tag that satisfies ``requirement`` is taken. Raises ``release_not_found``.
+    highest semver tag that satisfies ``requirement`` is taken. Raises ``release_not_found``,
+    and ``registry_invalid`` for a version tag that holds another version.
     """
     chosen = reference.reference or latest_tag(client, reference, requirement)
     plugin = plugin_of(client.get_manifest(reference.repository, chosen), reference, chosen)
-    if reference.digest is None:
-        _refuse_tag_mismatch(reference, chosen, plugin)
+    # A version tag must name the version the index carries: whoever can push could otherwise
+    # move an old release under a new version's tag.
+    if reference.digest is None and tag_contradicts(chosen, plugin.version):
+        raise NexoError(
+            f"{reference.base}:{chosen} holds {plugin.plugin_id} {plugin.version}: a version "
+            "tag must name the version it holds",
+            kind="registry_invalid",
+            details={"tag": chosen, "version": plugin.version},
+        )
     if requirement is not None and not requirement.matches(parse_version(plugin.version)):
         raise NexoError(
             f"{reference} is {plugin.plugin_id} {plugin.version}, which does not match "

@@ -29,19 +29,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.net.bounded import (
-    DOCUMENT_ACCEPT_ENCODING,
-    parse_json,
-)
-from nexo_pkg.net.client import (
-    HttpClient,
-    Retryable,
-    is_http_url,
-    parse_retry_after,
-)
+from nexo_pkg.net.bounded import DOCUMENT_ACCEPT_ENCODING, parse_json
+from nexo_pkg.net.client import HttpClient, Retryable, is_http_url, parse_retry_after
 from nexo_pkg.sources.cache import BlobSink
 from nexo_pkg.sources.download import over_download_limit
-from nexo_pkg.sources.oci_auth import Credentials
+from nexo_pkg.sources.oci_auth import Credentials, credentials_for
 from nexo_pkg.sources.oci_reference import OciReference
 
 if TYPE_CHECKING:
@@ -127,10 +119,8 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
     Kinds: ``network`` (connection, the request's deadline, unexpected status),
     ``registry_auth`` (401/403), ``release_not_found`` (a manifest that does not exist),
     ``checksum_mismatch`` (bytes that do not hash to the digest asked for),
-    ``registry_invalid`` (a malformed, oversized or too deeply nested answer).
-
-    ``timeout`` is the total time one request may take, its body and any authentication
-    round included (default ``NEXO_HTTP_TIMEOUT``, else 300 s).
+    ``registry_invalid`` (a malformed, oversized or too deeply nested answer). ``timeout`` is
+    the total time one request may take, its body and any authentication round included.
     """
 
     def __init__(
@@ -784,8 +774,6 @@ def open_client(
     retry_base_delay: float | None = None,
 ) -> RegistryClient:
     """A client for ``reference``'s host with its configured credentials."""
-    from nexo_pkg.sources.oci_auth import credentials_for  # noqa: PLC0415 - read only when used
-
     return RegistryClient(
         reference.host,
         credentials=credentials_for(reference.host, registry_config),
