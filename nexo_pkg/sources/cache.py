@@ -1,11 +1,10 @@
-"""The shared content-addressed blob cache: ``$NEXO_HOME/cache/blobs/sha256/<hex>``.
+"""The shared content-addressed blob cache: ``$NEXO_HOME/cache/blobs/sha256/<hex>``
+(docs/fleet.md, "The shared blob cache").
 
-A blob is stored under its own sha256, written to a private temp file beside the store and
-moved into place with an atomic rename, so readers only ever see whole blobs and concurrent
-writers of the same blob simply race to write identical bytes. A blob is re-hashed before it
-is used; one that does not hash to its name is deleted and fetched again. ``prune`` takes the
-cache lock exclusively; readers and writers hold it shared, so a prune never removes a blob
-between its lookup and its use.
+A blob is written to a private temp file and renamed into place under its own sha256, so
+readers only see whole blobs and concurrent writers race harmlessly; it is re-hashed before
+use. ``prune`` takes the cache lock exclusively, readers and writers hold it shared, so a
+prune never removes a blob between its lookup and its use.
 """
 
 from __future__ import annotations

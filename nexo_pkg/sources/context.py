@@ -1,12 +1,10 @@
 """The context of one command: built once, it holds what every source of the command shares.
 
-A :class:`SourceContext` holds the one blob cache, the network deadline of the whole command
-(when it has one), one HTTP client per GitHub API and per registry host *per worker thread*
-(clients keep per-request state: deadline, auth answers, a kept-alive connection), the trust
-policy (read once, before any network work) and the blobs the command is reading (held open
-until it ends, so a concurrent ``cache prune`` never takes one away mid-read). Use it as a
-context manager; on exit the clients close and the held blobs are let go. The user's choices
-it is built from are the frozen :class:`NetworkChoices` and :class:`TrustChoices`.
+One HTTP client per GitHub API and per registry host *per worker thread* (clients keep
+per-request state: deadline, auth answers, a kept-alive connection); the trust policy, read
+once before any network work; the blobs the command is reading, held open until it ends so a
+concurrent ``cache prune`` never takes one away mid-read. The user's choices it is built from
+are the frozen :class:`NetworkChoices` and :class:`TrustChoices`.
 """
 
 from __future__ import annotations
@@ -64,11 +62,11 @@ class TrustChoices:
 
 
 class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
-    """Clients, cache, deadline and trust policy of one command; a context manager.
-
-    ``deadline`` bounds all the command's requests together (``install`` sets one; ``sync``
-    bounds each request only); ``notice`` hears "still waiting" lines about slow answers;
-    ``show_progress`` draws a download bar on stderr.
+    """Clients, cache, deadline and trust policy of one command; a context manager (on exit
+    the clients close and the held blobs are let go). ``deadline`` bounds all the command's
+    requests together (``install`` sets one; ``sync`` bounds each request only); ``notice``
+    hears "still waiting" lines about slow answers; ``show_progress`` draws a download bar on
+    stderr.
     """
 
     def __init__(

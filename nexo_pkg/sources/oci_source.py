@@ -1,9 +1,6 @@
 """The OCI-registry source: a plugin version stored as an image index (one manifest per
-target), its tarball layers and the signature referrers of each target.
-
-:class:`OciSource` resolves ``oci://host/repo[:tag|@digest]`` (no tag: the highest semver
-tag) to the targets asked and fetches one into the blob cache, reading the pinned target
-manifest from a configured mirror first when there is one.
+target), its tarball layers and the signature referrers of each target; the pinned target
+manifest is read from a configured mirror first when there is one.
 """
 
 from __future__ import annotations
@@ -78,8 +75,9 @@ def registry_origin(
 
 
 class OciSource:
-    """A registry reference for the ``targets`` asked (the host's triples, best first, with
-    ``noarch`` as the last resort; ``None``: every target the version ships).
+    """``oci://host/repo[:tag|@digest]`` (no tag: the highest semver tag) for the ``targets``
+    asked (the host's triples, best first, with ``noarch`` as the last resort; ``None``: every
+    target the version ships).
 
     ``requirement`` bounds the version a tagless reference resolves to; ``expected_id``
     refuses a version of another plugin (``asset_not_found``).

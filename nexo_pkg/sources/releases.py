@@ -1,10 +1,7 @@
 """The GitHub-release source: a release's manifest asset and tarballs, their checksums (the
 ``.sha256`` sidecar and the API digest) and their signature material (signature assets and
-the API's artifact attestations).
-
-:class:`GitHubReleaseSource` resolves ``owner/repo[@tag]`` to the tarball for the asked
-targets and fetches it into the blob cache. A candidate whose sha256 is already pinned (a
-lock file's) is fetched without reading the release first when the cache holds it.
+the API's artifact attestations). A candidate whose sha256 is already pinned (a lock file's)
+is fetched without reading the release first when the cache holds it.
 """
 
 from __future__ import annotations
