@@ -405,7 +405,7 @@ def _push_signatures(
     bundle spec does (its own referrer, one layer), the other files in one referrer of nexo's
     signature type; the ``sha256-<hex>`` tag-schema index too when the registry has no
     referrers API."""
-    referrers: list[tuple[dict[str, Any], dict[str, str]]] = []
+    referrers: list[dict[str, Any]] = []
     others = []
     for name, path in sorted(files.signatures.items()):
         digest, size = client.push_blob(repository, path)
@@ -418,18 +418,16 @@ def _push_signatures(
             continue
         media_type, annotations = _bundle_annotations(path.read_bytes(), created)
         layer = artifact.descriptor(media_type, digest, size, annotations={artifact.TITLE: name})
-        manifest = _image_manifest(
-            media_type, config, [layer], subject=subject, annotations=annotations
+        referrers.append(
+            _image_manifest(media_type, config, [layer], subject=subject, annotations=annotations)
         )
-        referrers.append((manifest, annotations))
     if others:
-        manifest = _image_manifest(
-            artifact.SIGNATURE_ARTIFACT_TYPE, config, others, subject=subject
+        referrers.append(
+            _image_manifest(artifact.SIGNATURE_ARTIFACT_TYPE, config, others, subject=subject)
         )
-        referrers.append((manifest, {}))
     listed = []
     api = False
-    for manifest, annotations in referrers:
+    for manifest in referrers:
         data = artifact.canonical(manifest)
         digest = sha256_digest(data)
         headers = client.put_manifest(repository, digest, data, MANIFEST_MEDIA_TYPE)
@@ -440,7 +438,7 @@ def _push_signatures(
                 digest,
                 len(data),
                 artifactType=manifest["artifactType"],
-                annotations=annotations or None,
+                annotations=manifest.get("annotations"),
             )
         )
     if api or not listed:
