@@ -310,11 +310,7 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
             if response.status_code != 200:
                 self._short_text(response)
                 return response.status_code, None
-            return 200, parse_json(
-                self._read_document(response, what, limit=MAX_SMALL_ANSWER_BYTES),
-                what,
-                kind="registry_invalid",
-            )
+            return 200, self._read_json(response, what, limit=MAX_SMALL_ANSWER_BYTES)
         finally:
             response.close()
 
@@ -402,6 +398,13 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
         except Retryable as exc:
             raise _network(exc.message) from exc
 
+    def _read_json(self, response: httpx.Response, what: str, *, limit: int) -> Any:
+        """A JSON document read as :meth:`_read_document` reads it; ``registry_invalid`` when
+        it is not JSON or nested too deeply."""
+        return parse_json(
+            self._read_document(response, what, limit=limit), what, kind="registry_invalid"
+        )
+
     def _short_text(self, response: httpx.Response) -> str:
         """The start of an answer nobody needs (an error, an upload's reply), for a message;
         what follows the first :data:`MAX_ERROR_TEXT_BYTES` is left unread."""
@@ -462,20 +465,17 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
                 )
             if response.status_code != 200:
                 raise self._unexpected(response, f"cannot get manifest {reference}")
-            raw = self._read_document(
-                response, f"manifest {reference} from {self.host}", limit=MAX_MANIFEST_BYTES
-            )
+            what = f"manifest {reference} from {self.host}"
+            raw = self._read_document(response, what, limit=MAX_MANIFEST_BYTES)
             media_type = response.headers.get("content-type", "").split(";")[0].strip()
         digest = sha256_digest(raw)
         if reference.startswith("sha256:") and digest != reference:
             raise NexoError(
-                f"manifest {reference} from {self.host} hashes to {digest}",
+                f"{what} hashes to {digest}",
                 kind="checksum_mismatch",
                 details={"expected": reference, "actual": digest},
             )
-        document = parse_json(
-            raw, f"manifest {reference} from {self.host}", kind="registry_invalid"
-        )
+        document = parse_json(raw, what, kind="registry_invalid")
         declared = document.get("mediaType") if isinstance(document, dict) else None
         return Manifest(raw, declared if isinstance(declared, str) else media_type, digest)
 
@@ -527,11 +527,7 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
                 return False
             if response.status_code != 200:
                 raise self._unexpected(response, f"cannot list the tags of {repository}")
-            document = parse_json(
-                self._read_document(response, what, limit=MAX_TAG_LIST_BYTES),
-                what,
-                kind="registry_invalid",
-            )
+            document = self._read_json(response, what, limit=MAX_TAG_LIST_BYTES)
             found = (document.get("tags") if isinstance(document, dict) else None) or []
             if not isinstance(found, list):
                 raise NexoError(f"{what} is not a list of tags", kind="registry_invalid")
