@@ -93,12 +93,9 @@ def verify_checksums(
         )
     for source, value in present:
         if not hmac.compare_digest(actual, value):
-            if source == "digest":
-                label = "the release asset digest"
-            elif local_dir is not None:
-                label = f"{asset_name}.sha256 beside it"
-            else:
-                label = f"{asset_name}.sha256"
+            label = "the release asset digest" if source == "digest" else f"{asset_name}.sha256"
+            if source == "sidecar" and local_dir is not None:
+                label += " beside it"
             raise NexoError(
                 f"checksum mismatch for {asset_name}: {label} says {value}, the download is "
                 f"{actual}",

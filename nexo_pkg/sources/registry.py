@@ -579,8 +579,7 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
             url = urllib.parse.urljoin(self.base, target)
         except ValueError:
             url = ""
-        valid = is_http_url(url)
-        if not valid or any(ord(char) < 0x21 or ord(char) == 0x7F for char in target):
+        if not is_http_url(url) or any(ord(char) < 0x21 or ord(char) == 0x7F for char in target):
             raise NexoError(
                 f"{self.host} sent {what} that is not a URL: {target[:200]!r}",
                 kind="registry_invalid",

@@ -119,7 +119,6 @@ class GitHubReleaseSource:
                 target=choice.target,
                 asset_name=asset.name,
                 origin=origin,
-                sha256=None,
                 size=asset.size,
                 manifest=found.manifest,
                 locator=(release, asset),
