@@ -150,12 +150,14 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
         """This thread's client for the registry of ``reference``."""
 
         def make() -> RegistryClient:
-            from nexo_pkg.sources.registry import open_client  # noqa: PLC0415 - httpx on use
+            from nexo_pkg.sources.oci_auth import credentials_for  # noqa: PLC0415
+            from nexo_pkg.sources.registry import RegistryClient  # noqa: PLC0415 - httpx on use
 
-            client = open_client(
-                reference,
-                registry_config=self.network.registry_config,
+            client = RegistryClient(
+                reference.host,
+                credentials=credentials_for(reference.host, self.network.registry_config),
                 plain_http=self.network.plain_http,
+                loopback=reference.is_loopback,
                 timeout=self.network.http_timeout,
                 retry_base_delay=self.network.retry_base_delay,
             )

@@ -33,8 +33,7 @@ from nexo_pkg.net.bounded import DOCUMENT_ACCEPT_ENCODING, parse_json
 from nexo_pkg.net.client import HttpClient, Retryable, is_http_url, parse_retry_after
 from nexo_pkg.sources.cache import BlobSink
 from nexo_pkg.sources.download import over_download_limit
-from nexo_pkg.sources.oci_auth import Credentials, credentials_for
-from nexo_pkg.sources.oci_reference import OciReference
+from nexo_pkg.sources.oci_auth import Credentials
 
 if TYPE_CHECKING:
     import httpx
@@ -758,22 +757,3 @@ def _descriptors(data: bytes) -> list[dict[str, Any]]:
     if not isinstance(manifests, list):
         return []
     return [item for item in manifests if isinstance(item, dict)]
-
-
-def open_client(
-    reference: OciReference,
-    *,
-    registry_config: Path | None = None,
-    plain_http: bool = False,
-    timeout: float | None = None,
-    retry_base_delay: float | None = None,
-) -> RegistryClient:
-    """A client for ``reference``'s host with its configured credentials."""
-    return RegistryClient(
-        reference.host,
-        credentials=credentials_for(reference.host, registry_config),
-        plain_http=plain_http,
-        loopback=reference.is_loopback,
-        timeout=timeout,
-        retry_base_delay=retry_base_delay,
-    )
