@@ -120,7 +120,8 @@ def resolve_api_base(flag: str | None = None) -> str:
 
 def api_base_for_host(host: str) -> str:
     """The REST API base of a GitHub host as ``GH_HOST`` names it; raises :class:`UsageError`."""
-    if not _GH_HOST.fullmatch(host) or ".." in host or not _valid_port(host):
+    port = host.partition(":")[2]
+    if not _GH_HOST.fullmatch(host) or ".." in host or (port and not 0 < int(port) <= 65535):
         raise UsageError(
             f"{GH_HOST_ENV}={shown(host)} is not a host name such as github.com or ghe.example.com"
         )
@@ -130,11 +131,6 @@ def api_base_for_host(host: str) -> str:
     if host.endswith(".ghe.com"):
         return f"https://api.{host}"
     return f"https://{host}/api/v3"
-
-
-def _valid_port(host: str) -> bool:
-    _, colon, port = host.partition(":")
-    return not colon or 0 < int(port) <= 65535
 
 
 def is_github_cloud(api_base: str) -> bool:

@@ -443,12 +443,6 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
                 f"manifest {reference[:100]!r} is not named by a sha256 digest",
                 kind="registry_invalid",
             )
-        manifest = self._fetch_manifest(repository, reference)
-        if reference.startswith("sha256:"):
-            self._manifests[(repository, reference)] = manifest
-        return manifest
-
-    def _fetch_manifest(self, repository: str, reference: str) -> Manifest:
         with self._request(
             "GET",
             f"{repository}/manifests/{reference}",
@@ -476,7 +470,10 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
             )
         document = parse_json(raw, what, kind="registry_invalid")
         declared = document.get("mediaType") if isinstance(document, dict) else None
-        return Manifest(raw, declared if isinstance(declared, str) else media_type, digest)
+        manifest = Manifest(raw, declared if isinstance(declared, str) else media_type, digest)
+        if reference.startswith("sha256:"):
+            self._manifests[(repository, reference)] = manifest
+        return manifest
 
     def manifest_exists(self, repository: str, reference: str) -> bool:
         return self._exists(repository, "manifest", reference, {"Accept": MANIFEST_ACCEPT})

@@ -191,20 +191,17 @@ class GitHubReleaseSource:
             )
 
         def fetch(sink: BlobSink) -> None:
-            asset = release_asset(release(), candidate.asset_name)
+            asset = release().asset(candidate.asset_name)
+            if asset is None:
+                raise NexoError(
+                    f"release {release().tag} no longer has {candidate.asset_name}",
+                    kind="asset_not_found",
+                )
             client.download(asset, sink, max_bytes=self.context.max_download)
 
         blob = self.context.hold(self.context.cache.open_blob(sha256, fetch))
         checked = verify_checksums(sha256, candidate.asset_name, sidecar=None, digest=sha256)
         return fetched_artifact(candidate, blob, sha256, checked, found)
-
-
-def release_asset(release: Release, name: str) -> ReleaseAsset:
-    """The asset ``name`` of ``release``; ``asset_not_found`` when it is gone."""
-    found = release.asset(name)
-    if found is None:
-        raise NexoError(f"release {release.tag} no longer has {name}", kind="asset_not_found")
-    return found
 
 
 def read_identity(
