@@ -148,13 +148,18 @@ def _scan(roots: tuple[Path, ...], *, kept: bool) -> list[Any]:
     return found
 
 
-def _holding(roots: tuple[Path, ...], plugin_id: str) -> Path:
-    """The first root holding ``plugin_id`` (raises ``not_installed`` naming every root)."""
+def _holding(roots: tuple[Path, ...], plugin_id: str) -> list[Path]:
+    """The roots holding ``plugin_id``, in order (raises ``not_installed`` naming every root
+    when none does)."""
     from nexo_pkg.install.store import installed_versions, unreadable_installs  # noqa: PLC0415
 
-    for root in roots:
-        if installed_versions(root, plugin_id) or unreadable_installs(root, plugin_id):
-            return root
+    holding = [
+        root
+        for root in roots
+        if installed_versions(root, plugin_id) or unreadable_installs(root, plugin_id)
+    ]
+    if holding:
+        return holding
     where = ", ".join(str(root) for root in roots)
     raise NexoError(
         f"plugin {plugin_id!r} is not installed in {where} (see `nexo plugin list`)",
@@ -190,19 +195,6 @@ def _show_plan(plan: InstallPlan) -> None:
         sys.stderr.write(line + "\n")
 
 
-def _confirmer(*, yes: bool, json_output: bool) -> Any:
-    def ask(plan: InstallPlan) -> bool:
-        if not json_output:
-            _show_plan(plan)
-        for warning in plan.warnings:
-            warn(printable(warning))
-        if yes or not interactive():
-            return True
-        return confirm("Install this plugin?")
-
-    return ask
-
-
 def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool = False) -> None:
     if json_output:
         emit_json(result.to_json())
@@ -229,8 +221,15 @@ def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
     bar on a terminal, and notes about slow answers (not with ``--json``)."""
     from nexo_pkg.install.pipeline import InstallCallbacks  # noqa: PLC0415
 
+    def ask(plan: InstallPlan) -> bool:
+        if not json_output:
+            _show_plan(plan)
+        for warning in plan.warnings:
+            warn(printable(warning))
+        return yes or not interactive() or confirm("Install this plugin?")
+
     return InstallCallbacks(
-        confirm=_confirmer(yes=yes, json_output=json_output),
+        confirm=ask,
         notice=None if json_output else say,
         show_progress=sys.stderr.isatty() and not OUTPUT.quiet,
     )
@@ -295,25 +294,6 @@ def _report_upgrade(result: UpgradeResult) -> None:
         )
     for pruned in result.pruned:
         say(f"Removed the version kept before it ({printable(pruned)}).")
-
-
-def _linked(root: Path) -> list[Any]:
-    from nexo_pkg.install.link import linked_plugins  # noqa: PLC0415
-
-    return linked_plugins(root)
-
-
-def _remove_link(root: Path, plugin_id: str, path: Path, *, yes: bool) -> list[str]:
-    """``remove ID`` for a development link: the link goes, the checkout stays."""
-    from nexo_pkg.install.link import unlink  # noqa: PLC0415
-
-    _confirm_removal(
-        plugin_id,
-        yes,
-        [f"Will remove the link {printable(path)} (the checkout it points to stays)"],
-    )
-    removed = unlink(root, plugin_id)
-    return [str(removed)] if removed is not None else []
 
 
 def _confirm_removal(plugin_id: str, yes: bool, shown: list[str]) -> None:
@@ -611,7 +591,7 @@ def register(app: typer.Typer) -> None:
                 raise UsageError("--tag names the release of one plugin; it cannot go with --all")
             roots[:] = _roots(dest, config)
             return InstallOptions(
-                dest=roots[0] if not wanted else _holding(tuple(roots), str(wanted[0])),
+                dest=roots[0] if not wanted else _holding(tuple(roots), str(wanted[0]))[0],
                 nexo_home=nexo_home_from_env(),
                 policy_path=policy_path(config, trusted_keys),
                 target=target,
@@ -633,7 +613,7 @@ def register(app: typer.Typer) -> None:
         chosen = guarded(options, json_output=json_output)
         callbacks = _callbacks(yes=yes, json_output=json_output)
         if wanted:
-            single = guarded(
+            answer(
                 lambda: _upgrade_one(
                     str(wanted[0]),
                     chosen,
@@ -643,11 +623,8 @@ def register(app: typer.Typer) -> None:
                     keep_old=keep_old,
                 ),
                 json_output=json_output,
+                show=_report_upgrade,
             )
-            if json_output:
-                emit_json(single.to_json())
-            else:
-                _report_upgrade(single)
             return
         from dataclasses import replace  # noqa: PLC0415
 
@@ -693,6 +670,7 @@ def register(app: typer.Typer) -> None:
         """List installed plugins: one line per plugin on stdout (id, version, origin,
         signature, path), so `nexo plugin list | wc -l` counts them.
         """
+        from nexo_pkg.install.link import linked_plugins  # noqa: PLC0415
         from nexo_pkg.install.store import RECEIPT_UNREADABLE  # noqa: PLC0415
 
         roots = guarded(lambda: _roots(dest, config), json_output=json_output)
@@ -700,7 +678,7 @@ def register(app: typer.Typer) -> None:
         items = guarded(lambda: _scan(roots, kept=True), json_output=json_output)
         states = _discovery_states(config)
         plugins = [(item, item.receipt) for item in items if item.receipt is not None]
-        links = [link for each in roots for link in _linked(each)]
+        links = [link for each in roots for link in linked_plugins(each)]
         linked_paths = {link.path for link in links}
         orphans = [
             item
@@ -798,6 +776,7 @@ def register(app: typer.Typer) -> None:
         """
 
         def run() -> list[str]:
+            from nexo_pkg.install.link import linked_plugins, unlink  # noqa: PLC0415
             from nexo_pkg.install.pipeline import remove  # noqa: PLC0415
             from nexo_pkg.install.store import (  # noqa: PLC0415
                 installed_versions,
@@ -805,17 +784,26 @@ def register(app: typer.Typer) -> None:
             )
 
             roots = _roots(dest, config)
-            holding = [
-                root
-                for root in roots
-                if installed_versions(root, plugin_id) or unreadable_installs(root, plugin_id)
-            ]
-            if not holding:
+            try:
+                holding = _holding(roots, plugin_id)
+            except NexoError as missing:
+                if missing.kind != "not_installed":
+                    raise
+                # A development link: the link goes, the checkout it points to stays.
                 for root in roots:
-                    link = next((one for one in _linked(root) if one.plugin_id == plugin_id), None)
+                    link = next(
+                        (one for one in linked_plugins(root) if one.plugin_id == plugin_id), None
+                    )
                     if link is not None:
-                        return _remove_link(root, plugin_id, link.path, yes=yes)
-                _holding(roots, plugin_id)  # raises not_installed, naming every root
+                        where = printable(link.path)
+                        _confirm_removal(
+                            plugin_id,
+                            yes,
+                            [f"Will remove the link {where} (the checkout it points to stays)"],
+                        )
+                        removed = unlink(root, plugin_id)
+                        return [str(removed)] if removed is not None else []
+                raise
             matches = [
                 *(item for root in holding for item in installed_versions(root, plugin_id)),
                 *(item for root in holding for item in unreadable_installs(root, plugin_id)),
