@@ -107,10 +107,7 @@ def find_distributions(vendor_root: Path, archive_prefix: str) -> list[Distribut
 
 
 def find_offenders(
-    entries: Iterable[ArchiveEntry],
-    distributions: Iterable[Distribution],
-    *,
-    plugin_prefix: str = "lib/plugin/",
+    entries: Iterable[ArchiveEntry], distributions: Iterable[Distribution]
 ) -> list[Offender]:
     """List every native file and every non-pure distribution, in archive order."""
     dists = list(distributions)
@@ -136,7 +133,7 @@ def find_offenders(
     for entry in sorted(entries, key=lambda item: item.name):
         if entry.is_dir or not is_native_file(entry.name):
             continue
-        if entry.name.startswith(plugin_prefix):
+        if entry.name.startswith("lib/plugin/"):
             source = "the plugin's own src/"
         else:
             source = owner.get(entry.name, "no installed distribution")

@@ -28,12 +28,7 @@ from nexo_pkg.manifest.microapp import (
 )
 from nexo_pkg.manifest.model import ManifestModelError, manifest_from_text
 from nexo_pkg.manifest.names import find_manifest, shadowed_message
-from nexo_pkg.pack.archive import (
-    DEFAULT_COMPRESSLEVEL,
-    ArchiveEntry,
-    complete_entries,
-    write_tar_gz,
-)
+from nexo_pkg.pack.archive import ArchiveEntry, complete_entries, write_tar_gz
 from nexo_pkg.pack.audit import Distribution, audit_noarch, find_distributions
 from nexo_pkg.pack.epoch import SourceDateEpoch, resolve_source_date_epoch
 from nexo_pkg.pack.errors import (
@@ -62,7 +57,6 @@ class PackOptions:
     binary: Path | None = None
     requirements: Path | None = None
     source_date_epoch: int | None = None
-    compresslevel: int = DEFAULT_COMPRESSLEVEL
     #: Called with a short note as each long step starts (vendoring, writing the archive).
     progress: Callable[[str], None] | None = field(default=None, compare=False)
 
@@ -111,9 +105,9 @@ class PackResult:
     assets: tuple[PackedAsset, ...]
     lint: FileResult = field(repr=False)
     #: Warnings about the project beyond lint findings (a shadowed manifest).
-    notes: tuple[str, ...] = ()
+    notes: tuple[str, ...]
     #: What install's archive limits look at: member count, unpacked bytes, largest file.
-    stats: ArchiveStats = field(default_factory=lambda: ArchiveStats(0, 0, 0))
+    stats: ArchiveStats
 
     @property
     def tarball(self) -> PackedAsset:
@@ -292,7 +286,6 @@ def _write_assets(
     manifest_name: str,
     manifest_bytes: bytes,
     epoch: int,
-    compresslevel: int,
 ) -> tuple[PackedAsset, ...]:
     """Write the tarball, sidecar and manifest copy to temp files in ``out``, then rename.
 
@@ -310,7 +303,7 @@ def _write_assets(
         with contextlib.ExitStack() as stack:
             staged = [stack.enter_context(_temporary_in(out, final)) for final in names]
             with staged[0].open("wb") as stream:
-                written = write_tar_gz(entries, stream, mtime=epoch, compresslevel=compresslevel)
+                written = write_tar_gz(entries, stream, mtime=epoch)
             sidecar_bytes = f"{written.sha256}  {name}\n".encode()
             staged[1].write_bytes(sidecar_bytes)
             staged[2].write_bytes(manifest_bytes)
@@ -380,8 +373,7 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
             manifest_name=read.path.name,
             manifest_bytes=read.data,
             epoch=epoch.value,
-            compresslevel=options.compresslevel,
         )
     return PackResult(
-        plugin_id, version, options.target, epoch, assets, read.lint, read.notes, stats=stats
+        plugin_id, version, options.target, epoch, assets, read.lint, read.notes, stats
     )
