@@ -28,7 +28,7 @@ from nexo_pkg.cli.options import (
     TimeoutOption,
     TrustedKeysOption,
 )
-from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.output import emit_json, say
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
@@ -453,8 +453,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Remove unused, corrupt and half-written blobs from the cache."""
         if older_than_days < 0:
-            error = NexoError("--older-than-days must be 0 or more", kind="usage", exit_code=2)
-            fail(error, json_output=json_output)
+            fail(UsageError("--older-than-days must be 0 or more"), json_output=json_output)
         _prune(None if all_blobs else older_than_days * 86400, json_output=json_output)
 
 

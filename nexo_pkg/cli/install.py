@@ -69,43 +69,6 @@ def registry_mirrors() -> dict[str, tuple[str, ...]]:
     return configured(None)
 
 
-def _verify_lock(
-    lock_file: Path,
-    plugin_id: str | None,
-    dest: Path | None,
-    config: Path | None,
-    *,
-    json_output: bool,
-) -> None:
-    """``verify --lock``: the root against the lock's tree hashes; exits 0 or 1."""
-    from nexo_pkg.fleet.treehash import LockCheck, check_root  # noqa: PLC0415
-
-    def run() -> tuple[Path, list[LockCheck]]:
-        root = _dest(dest, config)
-        return root, check_root(lock_file, root, plugin_id)
-
-    root, checks = guarded(run, json_output=json_output)
-    ok = all(check.ok for check in checks)
-    if json_output:
-        plugins = [check.to_json() for check in checks]
-        emit_json({"ok": ok, "lock": str(lock_file), "dest": str(root), "plugins": plugins})
-        raise typer.Exit(0 if ok else 1)
-    for check in checks:
-        label = f"{check.plugin_id} {check.version}"
-        if check.ok:
-            result_line(printable(f"ok       {label} ({check.expected})"))
-            continue
-        result_line(printable(f"CHANGED  {label} ({check.path or root})"))
-        if check.problem:
-            result_line(printable(f"  {check.problem}"))
-        else:
-            result_line(printable(f"  tree {check.actual}, the lock says {check.expected}"))
-        for key, names in check.changes.items():
-            for name in names:
-                result_line(printable(f"  {key.replace('_', ' ')}: {name}"))
-    raise typer.Exit(0 if ok else 1)
-
-
 def parse_size(text: str, *, flag: str) -> int:
     """``1048576``, ``100M``, ``100MiB``, ``2g`` -> bytes; raises :class:`UsageError`."""
     match = _SIZE.match(text)
@@ -854,10 +817,12 @@ def register(app: typer.Typer) -> None:
         """
         from nexo_pkg.install.store import verify_installed  # noqa: PLC0415
 
-        if lock_file is not None:
-            _verify_lock(lock_file, plugin_id, dest, config, json_output=json_output)
-
         def run() -> tuple[Path, list[Any]]:
+            if lock_file is not None:
+                from nexo_pkg.fleet.treehash import check_root  # noqa: PLC0415
+
+                root = _dest(dest, config)
+                return root, check_root(lock_file, root, plugin_id)
             roots = _roots(dest, config)
             items = _scan(roots, kept=False)
             if plugin_id is not None:
@@ -876,7 +841,22 @@ def register(app: typer.Typer) -> None:
         root, reports = guarded(run, json_output=json_output)
         ok = all(report.ok for report in reports)
         if json_output:
-            emit_json({"ok": ok, "plugins": [report.to_json() for report in reports]})
+            lock = {"lock": str(lock_file), "dest": str(root)} if lock_file is not None else {}
+            emit_json({"ok": ok, **lock, "plugins": [report.to_json() for report in reports]})
+        elif lock_file is not None:
+            for check in reports:
+                label = f"{check.plugin_id} {check.version}"
+                if check.ok:
+                    result_line(printable(f"ok       {label} ({check.expected})"))
+                    continue
+                result_line(printable(f"CHANGED  {label} ({check.path or root})"))
+                if check.problem:
+                    result_line(printable(f"  {check.problem}"))
+                else:
+                    result_line(printable(f"  tree {check.actual}, the lock says {check.expected}"))
+                for key, names in check.changes.items():
+                    for name in names:
+                        result_line(printable(f"  {key.replace('_', ' ')}: {name}"))
         else:
             if not reports:
                 say(f"No plugins installed in {printable(root)}.")

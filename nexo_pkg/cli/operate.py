@@ -179,20 +179,6 @@ def _registry_targets(pinned: str, options: InstallOptions) -> tuple[tuple[str, 
     return tuple((candidate.target, candidate.asset_name) for candidate in candidates)
 
 
-NEXO_VERSION_ENV = "NEXO_DAEMON_VERSION"
-
-
-def _daemon_version(flag: str | None) -> tuple[str | None, str]:
-    """The version of the daemon the plugins are for, and where it came from; ``usage`` for
-    one that is no version, as ``install`` and ``lock`` refuse it."""
-    from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
-
-    found = daemon_version(flag)
-    if found is None:
-        return None, f"unknown (give --nexo-version or {NEXO_VERSION_ENV})"
-    return found.version, found.source
-
-
 def _handshake(timeout_ms: int, nexo_version: str | None) -> Any:
     from nexo_pkg.check import run_check  # noqa: PLC0415
 
@@ -372,10 +358,14 @@ def register(app: typer.Typer) -> None:
         Exit codes: 0 nothing would make the daemon skip or fail a plugin; 1 something
         would (an error finding); 2 usage or configuration error.
         """
+        from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
         from nexo_pkg.install.config import config_dir  # noqa: PLC0415
 
-        version, version_source = guarded(
-            lambda: _daemon_version(nexo_version), json_output=json_output
+        # A --nexo-version that is no version is refused (usage), as install and lock do.
+        found = guarded(lambda: daemon_version(nexo_version), json_output=json_output)
+        version = found.version if found else None
+        version_source = (
+            found.source if found else "unknown (give --nexo-version or NEXO_DAEMON_VERSION)"
         )
 
         def run() -> Any:
