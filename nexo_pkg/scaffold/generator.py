@@ -75,21 +75,11 @@ def tool_name_for(plugin_id: str) -> str:
     return f"{plugin_id}_{TOOL_SUFFIX[:room]}"
 
 
-def validate_id(plugin_id: str) -> None:
-    """Raise ``invalid_id`` (exit 2) with the reason when the id breaks the slug rule."""
-    problem = slug_problem(plugin_id)
-    if problem is not None:
-        raise ScaffoldError(
-            f"invalid plugin id {plugin_id!r}: {problem} (ids match {SLUG_PATTERN})",
-            kind="invalid_id",
-        )
-
-
 PROJECT_GIT_URL = "https://github.com/nexo-pkg/nexo-pkg"
 _SPEC_NAME = re.compile(r"^nexo[-_.]pkg(?![A-Za-z0-9])", re.IGNORECASE)
 
 
-def default_nexo_pkg_spec(direct_url: str | None, version: str = __version__) -> str:
+def default_nexo_pkg_spec(direct_url: str | None) -> str:
     """Where the release workflow installs nexo-pkg from: the source this nexo-pkg came from,
     when that source exists for others too.
 
@@ -100,7 +90,7 @@ def default_nexo_pkg_spec(direct_url: str | None, version: str = __version__) ->
     ``vVERSION``.
     """
     if direct_url is None:
-        return f"nexo-pkg=={version}"
+        return f"nexo-pkg=={__version__}"
     try:
         document = json.loads(direct_url)
     except ValueError:
@@ -112,7 +102,7 @@ def default_nexo_pkg_spec(direct_url: str | None, version: str = __version__) ->
             return f"nexo-pkg @ git+{url}@{vcs['commit_id']}"
         if isinstance(document, dict) and "archive_info" in document:
             return f"nexo-pkg @ {url}"
-    return f"nexo-pkg @ git+{PROJECT_GIT_URL}@v{version}"
+    return f"nexo-pkg @ git+{PROJECT_GIT_URL}@v{__version__}"
 
 
 def installed_nexo_pkg_spec() -> str:
@@ -180,8 +170,14 @@ def _walk(node: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversabl
 
 
 def render(request: NewProject) -> dict[str, str]:
-    """Map each project file (relative POSIX path) to its rendered text."""
-    validate_id(request.plugin_id)
+    """Map each project file (relative POSIX path) to its rendered text; ``invalid_id`` (exit
+    2) for an id that breaks the slug rule, ``usage`` for an unknown language or kind."""
+    problem = slug_problem(request.plugin_id)
+    if problem is not None:
+        raise ScaffoldError(
+            f"invalid plugin id {request.plugin_id!r}: {problem} (ids match {SLUG_PATTERN})",
+            kind="invalid_id",
+        )
     if request.lang not in LANGUAGES:
         raise ScaffoldError(
             f"unsupported --lang {request.lang!r}; supported: {', '.join(LANGUAGES)}"
