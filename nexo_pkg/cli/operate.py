@@ -48,8 +48,7 @@ def _lookups(options: InstallOptions) -> dict[str, LatestLookup]:
     from nexo_pkg.install.store import Receipt  # noqa: PLC0415
 
     def from_github(receipt: Receipt) -> LatestVersion:
-        version, tag = latest_release(receipt, options)
-        return LatestVersion(version, tag)
+        return LatestVersion(*latest_release(receipt, options))
 
     def from_registry(receipt: Receipt) -> LatestVersion:
         from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
