@@ -336,10 +336,7 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
             False, "--verbose", "-v", help="Print debug detail on stderr."
         ),
         color: str | None = typer.Option(
-            None,
-            "--color",
-            metavar="[auto|always|never]",
-            help="Colour output (default auto).",
+            None, "--color", metavar="[auto|always|never]", help="Colour output (default auto)."
         ),
         install_completion: str | None = typer.Option(
             None,

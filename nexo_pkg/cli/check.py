@@ -128,8 +128,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         strict: Annotated[
-            bool,
-            typer.Option("--strict", help="Warnings fail too (for SDK and plugin CI)."),
+            bool, typer.Option("--strict", help="Warnings fail too (for SDK and plugin CI).")
         ] = False,
         host_calls: Annotated[
             bool,

@@ -142,8 +142,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
         check: Annotated[
-            bool,
-            typer.Option("--check", help="Only say whether the lock is stale (exit 1 if so)."),
+            bool, typer.Option("--check", help="Only say whether the lock is stale (exit 1 if so).")
         ] = False,
         config: ConfigOption = None,
         trusted_keys: TrustedKeysOption = None,
@@ -268,8 +267,7 @@ def register(app: typer.Typer) -> None:
             )
             wanted_path = lock_file.parent / WANTED_NAME
             mirrors = configured(
-                registry_mirror,
-                read_registries(wanted_path) if wanted_path.exists() else None,
+                registry_mirror, read_registries(wanted_path) if wanted_path.exists() else None
             )
             return sync(
                 lock_file,

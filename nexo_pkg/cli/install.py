@@ -226,12 +226,7 @@ def _upgrade_one(
         )
     require_installed(options.dest, plugin_id)
     return upgrade(
-        plugin_id,
-        options,
-        callbacks,
-        allow_downgrade=allow_downgrade,
-        keep_old=keep_old,
-        tag=tag,
+        plugin_id, options, callbacks, allow_downgrade=allow_downgrade, keep_old=keep_old, tag=tag
     )
 
 
@@ -378,8 +373,7 @@ def register(app: typer.Typer) -> None:
         check: Annotated[
             bool,
             typer.Option(
-                "--check",
-                help="After installing, run `nexo plugin check` on the installed plugin.",
+                "--check", help="After installing, run `nexo plugin check` on the installed plugin."
             ),
         ] = False,
         registry_config: RegistryConfigOption = None,
@@ -474,8 +468,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         upgrade_all: Annotated[
-            bool,
-            typer.Option("--all", help="Upgrade every plugin installed from a release."),
+            bool, typer.Option("--all", help="Upgrade every plugin installed from a release.")
         ] = False,
         dest: DestOption = None,
         config: ConfigOption = None,
@@ -799,8 +792,7 @@ def register(app: typer.Typer) -> None:
         lock_file: Annotated[
             Path | None,
             typer.Option(
-                "--lock",
-                help="Check the root against this lock's tree hashes instead (offline).",
+                "--lock", help="Check the root against this lock's tree hashes instead (offline)."
             ),
         ] = None,
         json_output: JsonOption = False,

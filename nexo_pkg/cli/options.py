@@ -30,8 +30,7 @@ ConfigOption = Annotated[Path | None, typer.Option("--config", help=CONFIG_HELP)
 JsonOption = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
 YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 TargetOption = Annotated[
-    str | None,
-    typer.Option("--target", help="Target triple instead of this host's (or noarch)."),
+    str | None, typer.Option("--target", help="Target triple instead of this host's (or noarch).")
 ]
 TrustedKeysOption = Annotated[
     Path | None,

@@ -37,8 +37,7 @@ SignerWorkflowOption = Annotated[
     ),
 ]
 IssuerOption = Annotated[
-    str | None,
-    typer.Option("--oidc-issuer", help="OIDC issuer the certificate must name."),
+    str | None, typer.Option("--oidc-issuer", help="OIDC issuer the certificate must name.")
 ]
 
 
@@ -89,8 +88,7 @@ def register(app: typer.Typer) -> None:
         *,
         target: TrustTargetArgument,
         identity_regexp: Annotated[
-            str | None,
-            typer.Option("--identity-regexp", help="Trust this identity pattern (RE2)."),
+            str | None, typer.Option("--identity-regexp", help="Trust this identity pattern (RE2).")
         ] = None,
         identity: Annotated[
             str | None, typer.Option("--identity", help="Trust this exact identity.")
@@ -251,8 +249,7 @@ def register(app: typer.Typer) -> None:
             typer.Option("--bundle", help="Sigstore bundle or attestations (.jsonl) for FILE."),
         ] = None,
         repo: Annotated[
-            str | None,
-            typer.Option("--repo", help="OWNER/REPO the file must have been built in."),
+            str | None, typer.Option("--repo", help="OWNER/REPO the file must have been built in.")
         ] = None,
         owner: Annotated[
             str | None, typer.Option("--owner", help="OWNER the file must have been built by.")
