@@ -58,7 +58,7 @@ class PackOptions:
     requirements: Path | None = None
     source_date_epoch: int | None = None
     #: Called with a short note as each long step starts (vendoring, writing the archive).
-    progress: Callable[[str], None] | None = field(default=None, compare=False)
+    progress: Callable[[str], None] = field(default=lambda _note: None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -137,11 +137,10 @@ def _check_flags(options: PackOptions) -> None:
         raise usage_error(f"--target {options.target} needs --binary PATH (the compiled plugin)")
     if options.requirements is not None:
         raise usage_error("--requirements only applies to noarch tarballs")
-    binary = options.binary
-    if not binary.is_file():
-        raise usage_error(f"--binary {binary} is not a file")
-    if not os.access(binary, os.X_OK):
-        raise usage_error(f"--binary {binary} is not executable (chmod +x it)")
+    if not options.binary.is_file():
+        raise usage_error(f"--binary {options.binary} is not a file")
+    if not os.access(options.binary, os.X_OK):
+        raise usage_error(f"--binary {options.binary} is not executable (chmod +x it)")
 
 
 @dataclass(frozen=True)
@@ -224,7 +223,7 @@ def _noarch_entries(
     requirements: Path | None,
     scratch: Path,
     out: Path,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str], None],
 ) -> tuple[list[ArchiveEntry], list[Distribution]]:
     src = project / "src"
     main = src / "main.py"
@@ -240,8 +239,7 @@ def _noarch_entries(
     distributions: list[Distribution] = []
     if requirements is not None:
         vendor_dir = scratch / "lib"
-        if progress is not None:
-            progress(f"vendoring {requirements.name} with pip ...")
+        progress(f"vendoring {requirements.name} with pip ...")
         vendor_requirements(requirements, vendor_dir, cwd=project)
         if vendor_dir.is_dir():
             if (vendor_dir / "plugin").exists():
@@ -362,10 +360,7 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
         except ValueError as exc:
             raise layout_error(f"cannot lay out the tarball: {exc}") from exc
         stats = archive_stats(entries)
-        if options.progress is not None:
-            options.progress(
-                f"writing {name} ({stats.entries} members, {stats.total_size} bytes) ..."
-            )
+        options.progress(f"writing {name} ({stats.entries} members, {stats.total_size} bytes) ...")
         assets = _write_assets(
             out,
             name,
