@@ -77,7 +77,7 @@ def parse_size(text: str, *, flag: str) -> int:
     return int(match.group(1)) * _UNITS[match.group(2).lower()]
 
 
-def _roots(dest: Path | None, config: Path | None = None) -> tuple[Path, ...]:
+def _roots(dest: Path | None, config: Path | None) -> tuple[Path, ...]:
     """``--dest`` alone, else every plugin root of the daemon's configuration, the install
     root first; warns about search paths that probably do not mean what they say."""
     from nexo_pkg.install.config import (  # noqa: PLC0415
@@ -92,11 +92,6 @@ def _roots(dest: Path | None, config: Path | None = None) -> tuple[Path, ...]:
     for message in daemon.warnings:
         warn(printable(message))
     return daemon.plugin_roots()
-
-
-def _dest(dest: Path | None, config: Path | None = None) -> Path:
-    """``--dest``, else the install root named by the daemon's configuration."""
-    return _roots(dest, config)[0]
 
 
 def _scan(roots: tuple[Path, ...], *, kept: bool) -> list[Any]:
@@ -277,7 +272,7 @@ def _install_link(
             raise UsageError("--link DIR links the checkout DIR: give no SOURCE with it")
         states = _discovery_states(config)
         follow = None if states is None else states.follow_symlinks
-        result = link_install(link, _dest(dest, config), follow_symlinks=follow)
+        result = link_install(link, _roots(dest, config)[0], follow_symlinks=follow)
         for message in result.warnings:
             warn(printable(message))
         return result
@@ -414,7 +409,7 @@ def register(app: typer.Typer) -> None:
             from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
             options = InstallOptions(
-                dest=_dest(dest, config),
+                dest=_roots(dest, config)[0],
                 nexo_home=nexo_home_from_env(),
                 policy_path=policy_path(config, trusted_keys),
                 target=target,
@@ -810,12 +805,11 @@ def register(app: typer.Typer) -> None:
         from nexo_pkg.install.store import verify_installed  # noqa: PLC0415
 
         def run() -> tuple[Path, list[Any]]:
+            roots = _roots(dest, config)
             if lock_file is not None:
                 from nexo_pkg.fleet.treehash import check_root  # noqa: PLC0415
 
-                root = _dest(dest, config)
-                return root, check_root(lock_file, root, plugin_id)
-            roots = _roots(dest, config)
+                return roots[0], check_root(lock_file, roots[0], plugin_id)
             items = _scan(roots, kept=False)
             if plugin_id is not None:
                 named = [item for item in items if item.plugin_id == plugin_id]

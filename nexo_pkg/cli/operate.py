@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from nexo_pkg.cli.common import answer, guarded, policy_path, result_line
-from nexo_pkg.cli.install import _dest, _roots, registry_mirrors
+from nexo_pkg.cli.install import _roots, registry_mirrors
 from nexo_pkg.cli.options import (
     ConfigOption,
     DestOption,
@@ -138,7 +138,7 @@ def _discovery_command(*, enabled: bool) -> Callable[..., None]:
         def run() -> EditResult:
             check_id(plugin_id)
             directory = config_dir(config)
-            root = _dest(dest, config)
+            root = _roots(dest, config)[0]
             listed = discovery_state(directory)
             mentioned = plugin_id in listed.disabled or plugin_id in listed.allowlist
             if not mentioned and not installed_versions(root, plugin_id):
@@ -492,7 +492,7 @@ def register(app: typer.Typer) -> None:
         def run() -> RollbackResult:
             from nexo_pkg.install.rollback import rollback  # noqa: PLC0415
 
-            return rollback(_dest(dest, config), plugin_id, dry_run=dry_run)
+            return rollback(_roots(dest, config)[0], plugin_id, dry_run=dry_run)
 
         def show(result: RollbackResult) -> None:
             before = f" (from {result.from_version})" if result.from_version else ""
