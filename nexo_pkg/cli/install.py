@@ -524,25 +524,24 @@ def register(app: typer.Typer) -> None:
         2 usage or configuration error.
         """
 
-        def options() -> InstallOptions:
+        def options() -> tuple[InstallOptions, tuple[Path, ...], str | None, str | None]:
+            """The choices, the roots, and the plugin id and tag named (``None`` for --all)."""
             from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
             from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
             from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
             if (plugin_id is None) == (not upgrade_all):
                 raise UsageError("name one installed plugin ID, or pass --all (not both)")
+            named, at_tag = plugin_id, tag
             if plugin_id is not None and "@" in plugin_id:
                 named, _, at_tag = plugin_id.partition("@")
                 if not named or not at_tag or (tag is not None and tag != at_tag):
                     raise UsageError(f"{plugin_id!r}: write ID@TAG, or ID with --tag TAG")
-                wanted[:] = [named, at_tag]
-            elif plugin_id is not None:
-                wanted[:] = [plugin_id, tag]
             if upgrade_all and tag is not None:
                 raise UsageError("--tag names the release of one plugin; it cannot go with --all")
-            roots[:] = _roots(dest, config)
-            return InstallOptions(
-                dest=roots[0] if not wanted else _holding(tuple(roots), str(wanted[0]))[0],
+            roots = _roots(dest, config)
+            chosen = InstallOptions(
+                dest=roots[0] if named is None else _holding(roots, named)[0],
                 nexo_home=nexo_home_from_env(),
                 policy_path=policy_path(config, trusted_keys),
                 target=target,
@@ -558,18 +557,17 @@ def register(app: typer.Typer) -> None:
                 plain_http=plain_http,
                 registry_mirrors=registry_mirrors(),
             )
+            return chosen, roots, named, at_tag
 
-        roots: list[Path] = []
-        wanted: list[str | None] = []
-        chosen = guarded(options, json_output=json_output)
+        chosen, roots, named, at_tag = guarded(options, json_output=json_output)
         callbacks = _callbacks(yes=yes, json_output=json_output)
-        if wanted:
+        if named is not None:
             answer(
                 lambda: _upgrade_one(
-                    str(wanted[0]),
+                    named,
                     chosen,
                     callbacks,
-                    tag=wanted[1],
+                    tag=at_tag,
                     allow_downgrade=allow_downgrade,
                     keep_old=keep_old,
                 ),
