@@ -834,10 +834,8 @@ def register(app: typer.Typer) -> None:
                     result_line(printable(f"ok       {label} ({check.expected})"))
                     continue
                 result_line(printable(f"CHANGED  {label} ({check.path or root})"))
-                if check.problem:
-                    result_line(printable(f"  {check.problem}"))
-                else:
-                    result_line(printable(f"  tree {check.actual}, the lock says {check.expected}"))
+                tree = f"tree {check.actual}, the lock says {check.expected}"
+                result_line(printable(f"  {check.problem or tree}"))
                 for key, names in check.changes.items():
                     for name in names:
                         result_line(printable(f"  {key.replace('_', ' ')}: {name}"))
@@ -851,14 +849,11 @@ def register(app: typer.Typer) -> None:
                     result_line(printable(f"ok       {label}"))
                     continue
                 result_line(printable(f"CHANGED  {label} ({report.item.path})"))
-                for name in report.modified:
-                    result_line(printable(f"  modified: {name}"))
-                for name in report.missing:
-                    result_line(printable(f"  missing:  {name}"))
-                for name in report.extra:
-                    result_line(printable(f"  extra:    {name}"))
-                for name in report.mode_changed:
-                    result_line(printable(f"  mode:     {name}"))
+                kinds = ("modified: ", "missing:  ", "extra:    ", "mode:     ")
+                changes = (report.modified, report.missing, report.extra, report.mode_changed)
+                for kind, names in zip(kinds, changes, strict=True):
+                    for name in names:
+                        result_line(printable(f"  {kind}{name}"))
                 if report.problem:
                     result_line(printable(f"  {report.problem}"))
         raise typer.Exit(0 if ok else 1)
