@@ -279,11 +279,8 @@ def _install_link(
 
     def show(result: LinkResult) -> None:
         linked = result.linked
-        say(
-            printable(
-                f"Linked {linked.plugin_id} {linked.version}: {linked.path} -> {linked.target}"
-            )
-        )
+        shown = f"Linked {linked.plugin_id} {linked.version}: {linked.path} -> {linked.target}"
+        say(printable(shown))
 
     answer(run, json_output=json_output, show=show)
 

@@ -81,17 +81,14 @@ def _render(entries: list[OutdatedEntry]) -> None:
     if not entries:
         say("No plugins installed.")
         return
-    header = f"{'ID':<24} {'INSTALLED':<12} {'LATEST':<12} {'STATUS':<22} SOURCE"
-    result_line(header)
+    result_line(f"{'ID':<24} {'INSTALLED':<12} {'LATEST':<12} {'STATUS':<22} SOURCE")
     for entry in entries:
         latest = entry.latest.version if entry.latest else "-"
         status = _STATUS_WORDS[entry.status]
-        result_line(
-            printable(
-                f"{entry.plugin_id:<24} {entry.installed:<12} {latest:<12} {status:<22} "
-                f"{entry.source}"
-            )
+        row = (
+            f"{entry.plugin_id:<24} {entry.installed:<12} {latest:<12} {status:<22} {entry.source}"
         )
+        result_line(printable(row))
         if entry.error is not None:
             say(
                 f"  {printable(entry.plugin_id)}: {entry.error.kind}: "
@@ -395,10 +392,8 @@ def register(app: typer.Typer) -> None:
             say(f"daemon version: {version or '-'} ({version_source})")
             for finding in report.findings:
                 where = finding.plugin_id or (finding.path.name if finding.path else "")
-                result_line(
-                    printable(f"{_MARKS[finding.severity]:<6} {finding.check:<10} {where}: "
-                              f"{finding.message}")
-                )  # fmt: skip
+                mark = _MARKS[finding.severity]
+                result_line(printable(f"{mark:<6} {finding.check:<10} {where}: {finding.message}"))
             errors = sum(1 for f in report.findings if f.severity == "error")
             say(
                 f"{len(report.plugins)} plugin(s) in "
@@ -497,10 +492,7 @@ def register(app: typer.Typer) -> None:
         def show(result: RollbackResult) -> None:
             before = f" (from {result.from_version})" if result.from_version else ""
             verb = "Would roll back" if result.dry_run else "Rolled back"
-            say(
-                printable(
-                    f"{verb} {result.plugin_id} to {result.to_version}{before} at {result.path}."
-                )
-            )
+            done = f"{verb} {result.plugin_id} to {result.to_version}{before} at {result.path}."
+            say(printable(done))
 
         answer(run, json_output=json_output, show=show)

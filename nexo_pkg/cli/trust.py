@@ -56,11 +56,8 @@ def _show_entry(
     """The signer a release was seen to have, and the entry about to be written."""
     # Everything shown came from a release, a certificate or the command line: escaped.
     if seen is not None:
-        say(
-            printable(
-                f"Release {seen['release']} of {owner}/{repo} ({seen['asset']}) is signed by:"
-            )
-        )
+        release = f"Release {seen['release']} of {owner}/{repo} ({seen['asset']}) is signed by:"
+        say(printable(release))
         say(f"  identity: {printable(seen['identity'])}")
         say(f"  issuer:   {printable(seen['issuer'])}")
         for key, value in (seen["claims"] or {}).items():
