@@ -53,17 +53,6 @@ class LintRequest:
     fixed_stdin: bytes | None = None
 
 
-def _explain(code: str) -> int:
-    from nexo_pkg.lint.explain import explain_text  # noqa: PLC0415
-    from nexo_pkg.lint.registry import find_rule  # noqa: PLC0415
-
-    rule = find_rule(code)
-    if rule is None:
-        raise UsageError(f"unknown rule `{code}`; docs/rules.md lists every code")
-    sys.stdout.write(explain_text(rule))
-    return EXIT_OK
-
-
 def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
     from nexo_pkg.core.files import read_config_bytes  # noqa: PLC0415
     from nexo_pkg.lint.discovery import discover_manifests  # noqa: PLC0415
@@ -86,12 +75,10 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
         if request.force_exclude and request.stdin_filename and settings.excluded(where):
             return []
         result = lint_bytes(raw, path=name, options=options)
-        if request.fix:
-            fixed = _fixed_text(result)
-            if fixed is not None:
-                text, _count = fixed
-                request.fixed_stdin = text.encode("utf-8")
-                result = lint_bytes(request.fixed_stdin, path=name, options=options)
+        fixed = _fixed_text(result) if request.fix else None
+        if fixed is not None:
+            request.fixed_stdin = fixed[0].encode("utf-8")
+            result = lint_bytes(request.fixed_stdin, path=name, options=options)
         return [result]
     if request.stdin_filename is not None:
         raise UsageError("--stdin-filename only applies with --stdin")
@@ -131,10 +118,8 @@ def _daemon_config_files(request: LintRequest) -> list[str]:
     from nexo_pkg.lint.daemon_files import daemon_config_files  # noqa: PLC0415
     from nexo_pkg.manifest.daemon_config import config_dir  # noqa: PLC0415
 
-    if request.config is not None:
-        directory = Path(request.config).expanduser().absolute()
-    else:
-        directory = config_dir(None)
+    config = request.config
+    directory = Path(config).expanduser().absolute() if config is not None else config_dir(None)
     if not directory.is_dir():
         why = "is not a directory" if directory.exists() else "does not exist"
         raise UsageError(f"the daemon's configuration directory {directory} {why}")
@@ -188,7 +173,14 @@ def run_lint(request: LintRequest) -> int:
     Raises :class:`NexoError` (exit 2) for bad options and unreadable paths.
     """
     if request.explain is not None:
-        return _explain(request.explain)
+        from nexo_pkg.lint.explain import explain_text  # noqa: PLC0415
+        from nexo_pkg.lint.registry import find_rule  # noqa: PLC0415
+
+        rule = find_rule(request.explain)
+        if rule is None:
+            raise UsageError(f"unknown rule `{request.explain}`; docs/rules.md lists every code")
+        sys.stdout.write(explain_text(rule))
+        return EXIT_OK
     if request.output_format not in FORMATS:
         raise UsageError(
             f"unknown --format {request.output_format!r}; choose one of {', '.join(FORMATS)}"
