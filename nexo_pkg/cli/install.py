@@ -620,7 +620,6 @@ def register(app: typer.Typer) -> None:
         from nexo_pkg.install.store import RECEIPT_UNREADABLE  # noqa: PLC0415
 
         roots = guarded(lambda: _roots(dest, config), json_output=json_output)
-        root = roots[0]
         items = guarded(lambda: _scan(roots, kept=True), json_output=json_output)
         states = _discovery_states(config)
         plugins = [(item, item.receipt) for item in items if item.receipt is not None]
@@ -637,7 +636,7 @@ def register(app: typer.Typer) -> None:
         if json_output:
             document: dict[str, Any] = {
                 "ok": True,
-                "dest": str(root),
+                "dest": str(roots[0]),
                 "roots": [str(each) for each in roots],
                 "unreadable": [
                     {"path": str(item.path), "problem": item.problem} for item in unreadable

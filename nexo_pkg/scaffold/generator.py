@@ -202,16 +202,6 @@ def render(request: NewProject) -> dict[str, str]:
     return files
 
 
-def _write_tree(root: Path, files: dict[str, str]) -> None:
-    for relative, text in files.items():
-        target = root / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-        if relative.startswith("bin/"):
-            # Launchers run directly; honour the umask for the read and execute bits too.
-            target.chmod(0o777 & ~_umask())
-
-
 def create_project(request: NewProject) -> CreatedProject:
     """Create the project at ``request.dest`` (default ``./<id>``).
 
@@ -242,7 +232,13 @@ def create_project(request: NewProject) -> CreatedProject:
         ) from exc
     moved: list[Path] = []
     try:
-        _write_tree(staging, files)
+        for relative, text in files.items():
+            target = staging / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            if relative.startswith("bin/"):
+                # Launchers run directly; honour the umask for the read and execute bits too.
+                target.chmod(0o777 & ~_umask())
         if not existing:
             staging.chmod(0o777 & ~_umask())
             staging.rename(location)
