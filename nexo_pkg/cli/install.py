@@ -164,14 +164,13 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
             warn(printable(warning))
         say(f"Dry run: every check passed; nothing was written to {printable(plan.destination)}.")
         return
-    label = printable(f"{plan.plugin_id} {plan.version}")
+    label, where = printable(f"{plan.plugin_id} {plan.version}"), printable(result.path)
     if result.was_already_present:
-        say(f"{label} is already installed at {printable(result.path)}.")
+        say(f"{label} is already installed at {where}.")
     elif upgraded:
-        plugin, version = printable(plan.plugin_id), printable(plan.version)
-        say(f"Upgraded {plugin} to {version} at {printable(result.path)}.")
+        say(f"Upgraded {printable(plan.plugin_id)} to {printable(plan.version)} at {where}.")
     else:
-        say(f"Installed {label} to {printable(result.path)}.")
+        say(f"Installed {label} to {where}.")
 
 
 def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:

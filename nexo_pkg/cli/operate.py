@@ -385,9 +385,8 @@ def register(app: typer.Typer) -> None:
 
         report = guarded(run, json_output=json_output)
         if json_output:
-            document = report.to_json()
-            document["nexo_version"] = {"version": version, "source": version_source}
-            emit_json(document)
+            nexo = {"version": version, "source": version_source}
+            emit_json({**report.to_json(), "nexo_version": nexo})
         else:
             say(f"daemon version: {version or '-'} ({version_source})")
             for finding in report.findings:
