@@ -182,9 +182,7 @@ class LazyPluginGroup(TyperGroup):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         del ctx
         spec = COMMANDS.get(cmd_name)
-        if spec is None:
-            return None
-        return module_command(spec.module, cmd_name)
+        return None if spec is None else module_command(spec.module, cmd_name)
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
@@ -382,11 +380,9 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
 def _help_text(ctx: click.Context, names: list[str]) -> str:
     """The ``-h`` text of the command ``names`` under the root of ``ctx``; a name that is not
     a command is a usage error with the closest names."""
-    parent = ctx.find_root()
-    command = parent.command
-    current = parent
+    current = ctx.find_root()
     for name in names:
-        group = command if isinstance(command, TyperGroup) else None
+        group = current.command if isinstance(current.command, TyperGroup) else None
         found = group.get_command(current, name) if group is not None else None
         if found is None:
             known = list(group.list_commands(current)) if group is not None else []
@@ -394,7 +390,6 @@ def _help_text(ctx: click.Context, names: list[str]) -> str:
             _suggest(error, name, known)
             raise error
         current = found.make_context(name, [], parent=current, resilient_parsing=True)
-        command = found
     return current.get_help()
 
 
