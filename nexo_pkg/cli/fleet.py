@@ -255,8 +255,6 @@ def register(app: typer.Typer) -> None:
         from nexo_pkg.fleet.lockfile import WANTED_NAME  # noqa: PLC0415
         from nexo_pkg.fleet.sync import sync  # noqa: PLC0415
 
-        quiet = json_output or not sys.stderr.isatty()
-
         def run() -> SyncResult:
             from nexo_pkg.fleet.lockfile import read_registries  # noqa: PLC0415
             from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
@@ -291,7 +289,7 @@ def register(app: typer.Typer) -> None:
                 frozen=frozen,
                 prune=prune,
                 target=target,
-                progress=None if quiet else note,
+                progress=None if json_output or not sys.stderr.isatty() else note,
             )
 
         def show(result: SyncResult) -> None:
