@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 __all__ = ["FORMATS", "LintRequest", "fast_lint", "register", "run_lint"]
 
 FORMATS = tuple(REPORTERS)  # the reporter registry names the formats
-STDIN_DEFAULT_NAME = "<stdin>"
 
 
 @dataclass
@@ -64,7 +63,7 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
     if request.stdin:
         if request.paths:
             raise UsageError("--stdin reads one manifest from standard input; drop the PATHs")
-        name = request.stdin_filename or STDIN_DEFAULT_NAME
+        name = request.stdin_filename or "<stdin>"
         # Settings follow the name the editor gives the buffer, as ruff's --stdin-filename.
         where = Path(name)
         options = settings.options_for(where)

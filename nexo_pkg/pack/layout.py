@@ -57,7 +57,6 @@ KNOWN_TARGETS = frozenset(
 
 
 # Interpreter-specific byte code never goes into a tarball.
-_SKIPPED_DIRS = frozenset({"__pycache__"})
 _SKIPPED_SUFFIXES = (".pyc", ".pyo")
 
 
@@ -142,7 +141,7 @@ def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
             except OSError as exc:
                 raise io_error(f"cannot read {path}: {exc.strerror}") from exc
             if stat.S_ISDIR(info.st_mode):
-                if child.name in _SKIPPED_DIRS or (walk.exclude and path.resolve() in walk.exclude):
+                if child.name == "__pycache__" or (walk.exclude and path.resolve() in walk.exclude):
                     continue
                 entries.append(ArchiveEntry(name, is_dir=True))
                 pending.append((path, name))
