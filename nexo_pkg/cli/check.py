@@ -160,8 +160,8 @@ def register(app: typer.Typer) -> None:
         # Imported here so other commands do not pay for the check machinery.
         from nexo_pkg.check import run_check  # noqa: PLC0415
 
-        def run() -> CheckReport:
-            return run_check(
+        report = answer(
+            lambda: run_check(
                 target,  # as typed: `./weather` is a path, `weather` may be an installed id
                 timeout_ms=timeout_ms,
                 nexo_version=nexo_version,
@@ -172,10 +172,9 @@ def register(app: typer.Typer) -> None:
                 sandbox=not no_sandbox,
                 host_calls=host_calls,
                 config=config,
-            )
-
-        report = answer(
-            run, json_output=json_output, show=lambda shown: show_report(shown, sys.stdout)
+            ),
+            json_output=json_output,
+            show=lambda shown: show_report(shown, sys.stdout),
         )
         raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILURE)
 

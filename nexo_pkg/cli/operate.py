@@ -1,9 +1,8 @@
-"""CLI for the operator's everyday commands: ``nexo plugin outdated``, ``rollback``,
-``enable`` and ``disable``.
+"""CLI for the operator's everyday commands: ``nexo plugin search``, ``info``, ``doctor``,
+``enable``, ``disable``, ``outdated`` and ``rollback``.
 
-Only parsing, rendering and exit codes live here; the work is in
-:mod:`nexo_pkg.install.outdated`, :mod:`nexo_pkg.install.rollback` and
-:mod:`nexo_pkg.install.discovery_edit`.
+Only parsing, rendering and exit codes live here; the work is in :mod:`nexo_pkg.install` (and
+:mod:`nexo_pkg.fleet.doctor`).
 """
 
 from __future__ import annotations
