@@ -138,13 +138,12 @@ def placeholders(request: NewProject, tool_name: str) -> dict[str, str]:
     plugin_id = request.plugin_id
     name = plugin_id.replace("_", " ").title()
     description = (request.description or f"The {name} nexo {request.kind}.").strip()
-    owner = request.owner or "OWNER"
     return {
         "__PLUGIN_NAME_TOML__": toml_string(name),
         "__DESCRIPTION_TOML__": toml_string(description),
         "__DESCRIPTION__": description,
         "__TOOL_NAME__": tool_name,
-        "__OWNER__": owner,
+        "__OWNER__": request.owner or "OWNER",
         "__REPO__": "nexo-plugin-" + plugin_id.replace("_", "-"),
         "__NEXO_PKG_SPEC__": shlex.quote(
             checked_nexo_pkg_spec(request.nexo_pkg_spec)
