@@ -7,12 +7,11 @@ leaves a partial asset behind.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import tempfile
 import tomllib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -263,19 +262,6 @@ def _requirements_for(options: PackOptions, project: Path) -> Path | None:
     return default.resolve() if default.is_file() else None
 
 
-@contextlib.contextmanager
-def _temporary_in(directory: Path, final_name: str) -> Iterator[Path]:
-    """A temp path beside the final one; removed unless the caller renamed it away."""
-    handle, name = tempfile.mkstemp(prefix=f".{final_name}.", suffix=".tmp", dir=directory)
-    os.close(handle)
-    temporary = Path(name)
-    try:
-        yield temporary
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temporary.unlink()
-
-
 def _write_assets(
     out: Path,
     name: str,
@@ -285,7 +271,8 @@ def _write_assets(
     manifest_bytes: bytes,
     epoch: int,
 ) -> tuple[PackedAsset, ...]:
-    """Write the tarball, sidecar and manifest copy to temp files in ``out``, then rename.
+    """Write the tarball, sidecar and manifest copy in a temporary directory in ``out``, then
+    rename them into place (the directory and whatever is left in it is removed).
 
     The renames come last, after every byte is on disk, so a failure (a source file that
     vanished, a full disk) leaves ``out`` as it was; each rename replaces its namesake
@@ -298,8 +285,8 @@ def _write_assets(
     sidecar_name = f"{name}.sha256"
     names = (name, sidecar_name, manifest_name)
     try:
-        with contextlib.ExitStack() as stack:
-            staged = [stack.enter_context(_temporary_in(out, final)) for final in names]
+        with tempfile.TemporaryDirectory(prefix=".nexo-pack-", dir=out) as scratch:
+            staged = [Path(scratch, final) for final in names]
             with staged[0].open("wb") as stream:
                 written = write_tar_gz(entries, stream, mtime=epoch)
             sidecar_bytes = f"{written.sha256}  {name}\n".encode()
