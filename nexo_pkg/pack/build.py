@@ -1,8 +1,8 @@
 """``pack``: lint, lay out, vendor, audit, then write the tarball and its sidecars atomically.
 
-Nothing is written to the output directory until every check has passed; the tarball is
-written under a temporary name in that directory and renamed at the end, so a failure never
-leaves a partial asset behind.
+Nothing is written to the output directory until every check has passed; the assets are
+written in a temporary directory inside it and renamed at the end, so a failure never leaves a
+partial asset behind.
 """
 
 from __future__ import annotations
