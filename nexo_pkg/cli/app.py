@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     # Typer 0.28 ships its own copy of click; these names are only annotations.
     from typer import _click as click
 
-__all__ = ["COMMANDS", "CommandSpec", "build_app", "run"]
 
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
 SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from typer import _click as click
 
-__all__ = ["attach_choice_completion", "declared_choices", "installed_ids"]
 
 # `[a|b|c]`, `[only]` or `a|b`: lower-case words (an upper-case metavar such as `[ID]` or
 # `GLOB` names a placeholder, not a choice).

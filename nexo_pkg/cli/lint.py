@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     from nexo_pkg.core.diagnostics import FileResult
     from nexo_pkg.lint.config import LintSettings
 
-__all__ = ["FORMATS", "LintRequest", "fast_lint", "register", "run_lint"]
 
 FORMATS = tuple(REPORTERS)  # the reporter registry names the formats
 

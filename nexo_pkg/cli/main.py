@@ -19,8 +19,6 @@ from typing import Any
 
 from nexo_pkg import __version__
 
-__all__ = ["Interrupted", "main"]
-
 _SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 _SIGNAL_WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 
