@@ -202,9 +202,8 @@ class LazyPluginGroup(TyperGroup):
 
 @cache
 def _registered(module_name: str) -> typer.Typer:
-    """Let ``nexo_pkg.cli.MODULE`` register its commands on a fresh holder: a command's module
-    is imported only when one of its commands runs (or its help is shown). ``KeyError`` for an
-    unknown module."""
+    """Let ``nexo_pkg.cli.MODULE`` register its commands on a fresh holder (imported at the
+    first use of one of them); ``KeyError`` for an unknown module."""
     # Plain imports, one per module, so the import contracts see them.
     if module_name == "lint":
         from nexo_pkg.cli.lint import register  # noqa: PLC0415

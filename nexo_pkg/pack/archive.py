@@ -88,12 +88,9 @@ def _header(name: str, *, is_dir: bool, mode: int, size: int, mtime: int) -> byt
 def _append_file(
     pending: bytearray, entry: ArchiveEntry, mtime: int, flush: Callable[[], None]
 ) -> None:
-    """Append a file member (header, bytes, padding) to ``pending``, streaming its content.
-
-    The content is read in pieces of at most ``_FLUSH_AT`` bytes and ``flush`` is called
-    whenever ``pending`` holds that much, so memory stays flat whatever the file's size.
-    Raises ``OSError`` when the source cannot be read or changes size while it is read.
-    """
+    """Append a file member (header, bytes, padding) to ``pending``, calling ``flush`` each
+    time it holds ``_FLUSH_AT`` bytes. ``OSError`` when the source cannot be read or changes
+    size while it is read."""
     if entry.data is not None:
         handle: BinaryIO = io.BytesIO(entry.data)
         size = len(entry.data)

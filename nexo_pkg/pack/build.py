@@ -271,13 +271,9 @@ def _write_assets(
     manifest_bytes: bytes,
     epoch: int,
 ) -> tuple[PackedAsset, ...]:
-    """Write the tarball, sidecar and manifest copy in a temporary directory in ``out``, then
-    rename them into place (the directory and whatever is left in it is removed).
-
-    The renames come last, after every byte is on disk, so a failure (a source file that
-    vanished, a full disk) leaves ``out`` as it was; each rename replaces its namesake
-    atomically.
-    """
+    """Stage the tarball, sidecar and manifest copy in a temporary directory in ``out``, then
+    rename each over its namesake: a failure before the renames (a source file that vanished,
+    a full disk) leaves ``out`` as it was."""
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
