@@ -399,7 +399,6 @@ def register(app: typer.Typer) -> None:
         source_text = source
 
         def run() -> InstallResult:
-            # httpx is imported only by the commands that talk to GitHub.
             from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
             from nexo_pkg.install.pipeline import InstallOptions, install  # noqa: PLC0415
             from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
