@@ -1,11 +1,7 @@
-"""Helpers shared by every command: output streams, verbosity, colour, errors, prompts.
-
-The conventions (docs/cli.md): results go to stdout (``--json`` documents, ``list`` rows,
-``verify`` and ``check`` reports); notes, progress, warnings and errors go to stderr.
-``--quiet`` drops the notes, ``--verbose`` adds detail to errors and turns on debug logging.
-Colour follows ``--color``, then ``NO_COLOR`` / ``FORCE_COLOR``, then whether the stream is a
-terminal. Every string that came from outside (manifests, release documents, asset names,
-file names) is passed through :func:`printable` before it reaches a terminal.
+"""Helpers shared by every command: output streams, verbosity, colour, errors, prompts, by
+the conventions of docs/cli.md (results on stdout; notes, progress, warnings and errors on
+stderr). Every string that came from outside (manifests, release documents, asset names, file
+names) is passed through :func:`printable` before it reaches a terminal.
 """
 
 from __future__ import annotations

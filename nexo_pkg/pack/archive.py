@@ -1,10 +1,6 @@
-"""A byte-reproducible ``tar.gz`` writer.
-
-Reproducibility rules (SPEC §3): entries sorted, explicit directory entries, uid/gid 0, empty
-user and group names, modes normalised to 0644/0755, one integer mtime for every entry, GNU
-tar headers without PAX records (so no atime/ctime), a gzip header with mtime 0 and no file
-name, and a fixed compression level. File contents are the only other input, so the same
-inputs always give the same bytes whatever the umask, file mtimes or directory order.
+"""A byte-reproducible ``tar.gz`` writer, by the rules of SPEC §3 (docs/pack.md,
+"Reproducibility"): file contents and the one mtime are its only inputs, so the same inputs
+always give the same bytes whatever the umask, file mtimes or directory order.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""The pure-Python audit of a noarch tree: no compiled code may ride in a ``noarch`` tarball.
-
-A file is native when its name ends in ``.so`` (or carries a versioned ``.so.N``), ``.pyd``,
-``.dylib`` or ``.dll``. A vendored distribution is native when its ``*.dist-info/WHEEL`` says
-``Root-Is-Purelib: false`` or lists a tag other than ``<python>-none-any``. Files are traced
-back to their distribution through each ``RECORD``.
+"""The pure-Python audit of a noarch tree: no compiled code may ride in a ``noarch`` tarball
+(what counts as native: docs/pack.md). Files are traced back to their distribution through
+each ``RECORD``.
 """
 
 from __future__ import annotations

@@ -1,14 +1,5 @@
-"""What goes into a plugin tarball: the launcher, the target list and tree collection.
-
-noarch layout (no top-level folder; the manifest keeps the project's file name,
-``plugin.toml`` or ``nexo-plugin.toml``)::
-
-    plugin.toml
-    bin/<id>             bash launcher, 0755
-    lib/plugin/...       copy of src/ (must hold main.py)
-    lib/<vendored deps>  pip install --target of the requirements
-
-A per-target tarball holds the manifest and the compiled ``bin/<id>`` only.
+"""What goes into a plugin tarball (the noarch and per-target layouts: docs/pack.md): the
+launcher, the target list and tree collection.
 """
 
 from __future__ import annotations

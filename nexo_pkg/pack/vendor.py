@@ -1,10 +1,6 @@
-"""Vendoring: ``pip install --target`` of the plugin's requirements with the current Python.
-
-pip is a dependency of nexo-pkg, so it is there however nexo-pkg was installed (``pipx``,
-``uv tool install``, a virtualenv): ``sys.executable -m pip`` always works, and the vendored
-tree is the same bytes whichever way nexo-pkg came. ``uv pip install --target`` is several times
-faster but writes ``INSTALLER = uv``, a ``uv_cache.json`` and a ``.lock`` file into the tree,
-so two machines would pack different tarballs from the same project (docs/cli.md).
+"""Vendoring: ``pip install --target`` of the plugin's requirements with the current Python
+and the pip nexo-pkg depends on, never uv, so every machine vendors the same bytes (why:
+docs/cli.md).
 """
 
 from __future__ import annotations
