@@ -5,11 +5,9 @@ summary. The ``plugin`` group lists and describes commands from that table alone
 behind a command is imported (and its Typer declarations built) only when that command is
 resolved, so ``nexo plugin install --help`` does not pay for ``check`` or ``lsp``.
 
-Options every command shares (``-h``, ``--quiet``, ``--verbose``, ``--color``) are declared
-once here and added to each command and each group (``plugin``, ``plugin trust``, ``plugin
-cache``) as it is loaded, so they are accepted, and listed in the help, at every level
-(``nexo --quiet plugin list``, ``nexo plugin trust -q list``). Help is plain text (no rich
-markup), so a pattern such as ``^[a-z][a-z0-9_]{0,63}$`` in a help string prints as written.
+The options every command shares (docs/cli.md, "Quiet, verbose, colour") are declared once
+here and added to each command and group as it is loaded. Help is plain text (no rich markup),
+so a pattern such as ``^[a-z][a-z0-9_]{0,63}$`` in a help string prints as written.
 """
 
 from __future__ import annotations

@@ -234,8 +234,6 @@ def run_lint(request: LintRequest) -> int:
     return EXIT_FAILURE if failed else EXIT_OK
 
 
-# -- fast path --------------------------------------------------------------------------
-
 _VALUE_FLAGS = {
     "--format": "output_format",
     "--stdin-filename": "stdin_filename",
@@ -319,9 +317,6 @@ def fast_lint(arguments: Sequence[str]) -> int | None:
         return run_lint(request)
     except NexoError as error:
         return report_error(error)
-
-
-# -- Typer commands ---------------------------------------------------------------------
 
 
 def register(app: typer.Typer) -> None:
