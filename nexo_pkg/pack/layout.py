@@ -87,13 +87,10 @@ class TreeWalk:
 
 
 def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
-    """List the files and directories under ``root`` as archive entries.
-
-    Symlinks to a regular file inside ``walk.containment_root`` are stored as that file's
-    content (an archive holds no links); any other symlink, or a special file, is refused
-    with ``layout_invalid``. Unreadable directories raise ``io``. ``__pycache__`` and
-    ``*.pyc`` are skipped.
-    """
+    """List the files and directories under ``root`` as archive entries (docs/pack.md, "What
+    is copied from src/"): a symlink to a file inside ``walk.containment_root`` is stored as a
+    copy; any other symlink or a special file is ``layout_invalid``, an unreadable directory
+    ``io``."""
     containment = walk.containment_root.resolve()
     entries: list[ArchiveEntry] = []
     pending: list[tuple[Path, str]] = [(root, walk.archive_prefix)]

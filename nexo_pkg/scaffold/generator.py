@@ -1,10 +1,9 @@
-"""Render a plugin project from the templates and move it into place atomically.
+"""Render a plugin project from the templates and move it into place atomically (nothing
+half-written: docs/pack.md).
 
 Templates live in ``templates/<lang>/``. A path component ``dot-x`` becomes ``.x`` (so the
 package data needs no dotfiles), a ``.tmpl`` suffix is dropped, and ``__NAME__`` placeholders
 are replaced; files are UTF-8.
-The whole project is rendered into a temporary directory beside the destination first, then
-renamed into place, so a failure never leaves a half-written project.
 """
 
 from __future__ import annotations
@@ -80,15 +79,10 @@ _SPEC_NAME = re.compile(r"^nexo[-_.]pkg(?![A-Za-z0-9])", re.IGNORECASE)
 
 
 def default_nexo_pkg_spec(direct_url: str | None) -> str:
-    """Where the release workflow installs nexo-pkg from: the source this nexo-pkg came from,
-    when that source exists for others too.
-
-    ``direct_url`` is the ``direct_url.json`` of the running installation (PEP 610), or
-    ``None`` when it came from a package index. A git install gives the same repository at the
-    same commit; an archive URL, that URL; an index install, ``nexo-pkg==VERSION``; a local
-    checkout (a ``file:`` URL nobody else can read), the project's repository at the tag
-    ``vVERSION``.
-    """
+    """Where the release workflow installs nexo-pkg from, given the ``direct_url.json`` of the
+    running installation (PEP 610; ``None`` from a package index), as docs/editors.md ("How
+    the scaffolded workflow gets nexo-pkg") says: a local checkout (a ``file:`` URL nobody
+    else can read) gives the project's repository at the tag of this version."""
     if direct_url is None:
         return f"nexo-pkg=={__version__}"
     try:
