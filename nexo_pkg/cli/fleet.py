@@ -1,7 +1,5 @@
-"""CLI for fleets: ``lock``, ``sync``, ``push``, ``mirror`` and ``cache dir|size|clean|prune``.
-
-Only parsing, rendering and exit codes live here; the work is in :mod:`nexo_pkg.fleet`.
-"""
+"""CLI for fleets: ``lock``, ``sync``, ``push``, ``mirror`` and ``cache dir|size|clean|prune``
+(the work is in :mod:`nexo_pkg.fleet`)."""
 
 from __future__ import annotations
 

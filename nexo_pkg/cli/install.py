@@ -1,7 +1,5 @@
-"""CLI for ``nexo plugin install``, ``upgrade``, ``list``, ``remove`` and ``verify``.
-
-Only parsing, rendering and exit codes live here; the work is in :mod:`nexo_pkg.install`.
-"""
+"""CLI for ``nexo plugin install``, ``upgrade``, ``list``, ``remove`` and ``verify`` (the work
+is in :mod:`nexo_pkg.install`)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
 """CLI for the operator's everyday commands: ``nexo plugin search``, ``info``, ``doctor``,
-``enable``, ``disable``, ``outdated`` and ``rollback``.
-
-Only parsing, rendering and exit codes live here; the work is in :mod:`nexo_pkg.install` (and
-:mod:`nexo_pkg.fleet.doctor`).
+``enable``, ``disable``, ``outdated`` and ``rollback`` (the work is in :mod:`nexo_pkg.install`
+and :mod:`nexo_pkg.fleet.doctor`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""The options several commands share, declared once so their flags and help stay in step.
-
-A command module imports its options (and arguments) from here; an option only one command
-has is declared beside that command.
+"""The options and arguments several commands share, declared once so their flags and help
+stay in step (an option only one command has is declared beside that command).
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""CLI for ``nexo plugin trust add|list|remove|verify``: the trust policy and its verdicts.
-
-Only parsing, rendering and exit codes live here; the work is in :mod:`nexo_pkg.trust` (and,
-for finding who signed a release, :func:`nexo_pkg.sources.releases.read_release_signer`).
+"""CLI for ``nexo plugin trust add|list|remove|verify``: the trust policy and its verdicts (the
+work is in :mod:`nexo_pkg.trust`; who signed a release, in :mod:`nexo_pkg.sources.releases`).
 """
 
 from __future__ import annotations
