@@ -41,8 +41,7 @@ def _parse_invoke(tool: str | None, args_text: str | None) -> tuple[str, dict[st
 def show_report(report: CheckReport, stream: TextIO) -> None:
     """Print one line per check on ``stream`` (symbols only on a UTF-8 terminal). ``check``
     reports on stdout; ``pack --check`` and ``install --check``, whose result is the pack or
-    install, report on stderr.
-    """
+    install, report on stderr."""
     from nexo_pkg.check import render_report  # noqa: PLC0415
 
     encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")

@@ -55,11 +55,8 @@ def set_color(choice: str) -> None:
 
 
 def colour_enabled(stream: TextIO) -> bool:
-    """Whether to paint what goes to ``stream``.
-
-    ``--color always|never`` wins; then ``NO_COLOR`` (https://no-color.org) turns colour off
-    and ``FORCE_COLOR`` (any value but ``0``) turns it on; otherwise colour only on a terminal.
-    """
+    """Whether to paint what goes to ``stream``: ``--color always|never``, else ``NO_COLOR``
+    (https://no-color.org) off, else ``FORCE_COLOR`` (but ``0``) on, else only on a terminal."""
     if OUTPUT.color != "auto":
         return OUTPUT.color == "always"
     if os.environ.get("NO_COLOR"):
@@ -119,10 +116,8 @@ def interactive() -> bool:
 
 
 def confirm(question: str) -> bool:
-    """Ask a yes/no question on stderr; default no. End of input counts as no.
-
-    Ctrl-C is not caught here: it ends the command like anywhere else (exit 130).
-    """
+    """Ask a yes/no question on stderr; default no, and end of input counts as no. Ctrl-C is
+    not caught here: it ends the command like anywhere else (exit 130)."""
     sys.stderr.write(f"{question} [y/N]: ")
     sys.stderr.flush()
     answer = sys.stdin.readline()

@@ -166,10 +166,8 @@ def _fix(path: Path, result: FileResult, options: LintOptions) -> FileResult:
 
 
 def run_lint(request: LintRequest) -> int:
-    """Run one lint; write the report; return the exit code (0 clean, 1 findings).
-
-    Raises :class:`NexoError` (exit 2) for bad options and unreadable paths.
-    """
+    """Run one lint, write the report and return the exit code (0 clean, 1 findings); raises
+    :class:`NexoError` (exit 2) for bad options and unreadable paths."""
     if request.explain is not None:
         from nexo_pkg.lint.explain import explain_text  # noqa: PLC0415
         from nexo_pkg.lint.registry import find_rule  # noqa: PLC0415
@@ -257,10 +255,8 @@ _SHARED_BOOL_FLAGS = {"--quiet": "quiet", "-q": "quiet", "--verbose": "verbose",
 
 
 def _parse_fast(arguments: Sequence[str], shared: list[tuple[str, str]]) -> LintRequest | None:
-    """Parse ``plugin lint`` arguments, or ``None`` for anything Typer should handle.
-
-    The shared options (``--quiet``, ``--verbose``, ``--color``) are collected in ``shared``.
-    """
+    """Parse ``plugin lint`` arguments (``--quiet``, ``--verbose`` and ``--color`` collected in
+    ``shared``), or ``None`` for anything Typer should handle."""
     request = LintRequest()
     index = 0
     only_paths = False

@@ -1,8 +1,6 @@
-"""``pack``: lint, lay out, vendor, audit, then write the tarball and its sidecars atomically.
-
-Nothing is written to the output directory until every check has passed; the assets are
-written in a temporary directory inside it and renamed at the end, so a failure never leaves a
-partial asset behind.
+"""``pack``: lint, lay out, vendor, audit, then write the tarball and its sidecars atomically
+(docs/pack.md): nothing reaches the output directory until every check has passed, and a
+failure never leaves a partial asset behind.
 """
 
 from __future__ import annotations
