@@ -73,7 +73,9 @@ class LocalTarballSource:
         (no sidecar), ``checksum_mismatch``, ``io``."""
         path = self.spec.path
         limit = self.context.max_download
-        sha256 = _hash_local(path, limit)
+        hasher = hashlib.sha256()
+        _read(path, limit, hasher.update)
+        sha256 = hasher.hexdigest()
         sidecar_path = path.with_name(path.name + ".sha256")
         sidecar = None
         if sidecar_path.is_file():
@@ -108,9 +110,3 @@ def _read(path: Path, limit: int, use: Callable[[bytes], object]) -> None:
                 use(chunk)
     except OSError as exc:
         raise NexoError(f"cannot read {path}: {exc.strerror or exc}", kind="io") from exc
-
-
-def _hash_local(path: Path, limit: int) -> str:
-    hasher = hashlib.sha256()
-    _read(path, limit, hasher.update)
-    return hasher.hexdigest()

@@ -408,13 +408,11 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
         """The start of an answer nobody needs (an error, an upload's reply), for a message;
         what follows the first :data:`MAX_ERROR_TEXT_BYTES` is left unread."""
         data = bytearray()
-        try:
+        with contextlib.suppress(NexoError):
             for chunk in self._raw_chunks(response, "the registry's answer"):
                 data += chunk
                 if len(data) >= MAX_ERROR_TEXT_BYTES:
                     break
-        except NexoError:
-            pass
         if response.headers.get("content-encoding", "identity").strip().lower() != "identity":
             return ""
         return " ".join(bytes(data[:200]).decode("utf-8", errors="replace").split())
