@@ -62,26 +62,15 @@ class LintConfig:
         return frozenset(found)
 
     def excludes(self, path: Path) -> bool:
-        """Whether ``exclude`` of this file skips ``path`` in the directory search."""
-        return matches_exclude(self._relative(path), self.exclude)
-
-
-def matches_exclude(relative: str, patterns: tuple[str, ...]) -> bool:
-    """Whether the posix path ``relative`` or one of its parts matches one of ``patterns``."""
-    parts = PurePosixPath(relative).parts
-    for given in patterns:
-        pattern = given.rstrip("/")
-        if fnmatch(relative, pattern) or any(fnmatch(part, pattern) for part in parts):
-            return True
-    return False
-
-
-def _too_deep(path: Path) -> ConfigError:
-    """``config_invalid`` for a file whose arrays or tables nest past the parser's depth."""
-    return ConfigError(
-        f"cannot read {path}: it is nested too deeply to be a configuration file",
-        kind="config_invalid",
-    )
+        """Whether ``exclude`` of this file skips ``path`` in the directory search: the path
+        relative to the config's directory, or one of its parts, matches a pattern."""
+        relative = self._relative(path)
+        parts = PurePosixPath(relative).parts
+        for given in self.exclude:
+            pattern = given.rstrip("/")
+            if fnmatch(relative, pattern) or any(fnmatch(part, pattern) for part in parts):
+                return True
+        return False
 
 
 def _parse(raw: bytes, path: Path) -> dict[str, Any]:
@@ -102,7 +91,10 @@ def _parse(raw: bytes, path: Path) -> dict[str, Any]:
             details={"path": str(path), "line": where.line},
         ) from error
     except RecursionError as error:
-        raise _too_deep(path) from error
+        raise ConfigError(
+            f"cannot read {path}: it is nested too deeply to be a configuration file",
+            kind="config_invalid",
+        ) from error
 
 
 def _has_lint_table(pyproject: Path) -> bool:
@@ -256,10 +248,6 @@ class LintSettings:
         self._by_config: dict[Path | None, LintOptions] = {}
         self._base(self._resolver.fallback)
 
-    def config_for(self, path: Path) -> LintConfig:
-        """The config file's settings that apply to ``path``."""
-        return self._resolver.for_path(path)
-
     def _base(self, config: LintConfig) -> LintOptions:
         options = self._by_config.get(config.path)
         if options is None:
@@ -272,7 +260,7 @@ class LintSettings:
 
     def options_for(self, path: Path) -> LintOptions:
         """The options for the file at ``path`` (``per-file-ignores`` included)."""
-        config = self.config_for(path)
+        config = self._resolver.for_path(path)
         options = self._base(config)
         ignored = config.ignored_for(path)
         if not ignored:
@@ -282,4 +270,4 @@ class LintSettings:
 
     def excluded(self, path: Path) -> bool:
         """Whether the directory search skips ``path`` (its config's and the flags' excludes)."""
-        return self.config_for(path).excludes(path) or self._flag_excludes.excludes(path)
+        return self._resolver.for_path(path).excludes(path) or self._flag_excludes.excludes(path)

@@ -597,8 +597,7 @@ def microapp_schemas() -> dict[str, dict[str, Any]]:
     capabilities = manifest["properties"]["capabilities"]["properties"]
     for kind in microapp.CAPABILITY_KINDS:
         capabilities[kind]["items"].update(
-            pattern=microapp.CAPABILITY_NAME_PATTERN,
-            maxLength=microapp.MAX_CAPABILITY_NAME_LENGTH,
+            pattern=microapp.CAPABILITY_NAME_PATTERN, maxLength=microapp.MAX_CAPABILITY_NAME_LENGTH
         )
         capabilities[kind]["uniqueItems"] = True
     extensions = to_json_schema(EXTENSIONS_FILE_SPEC)

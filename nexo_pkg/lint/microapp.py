@@ -55,18 +55,13 @@ PARSER_DESCRIPTIONS: dict[str, str] = {
 """What ``nexo plugin lint`` says about each parser's rules (text and ``--json``)."""
 
 
-def _sibling_manifest(path: str) -> dict[str, Any] | None:
-    """The parsed extension-shaped ``plugin.toml`` beside ``path``, or ``None``."""
-    data = microapp.read_toml_or_none(Path(path).parent / microapp.MICROAPP_MANIFEST_NAME)
-    return data if data is not None and microapp.is_extension_shape(data) else None
-
-
 def companion_of(path: str) -> dict[str, Any] | None:
     """For a ``nexo-plugin.toml`` on disk beside an extension-shaped ``plugin.toml``: that
     manifest. A name that is no file here (a manifest read from an archive) has no sibling."""
     if Path(path).name != microapp.COMPANION_MANIFEST_NAME or not is_file(Path(path)):
         return None
-    return _sibling_manifest(path)
+    data = microapp.read_toml_or_none(Path(path).parent / microapp.MICROAPP_MANIFEST_NAME)
+    return data if data is not None and microapp.is_extension_shape(data) else None
 
 
 def manifest_parser(data: dict[str, Any], path: str) -> Parser:

@@ -97,13 +97,7 @@ def _keys(
             insert += " = "
         found.append(
             Candidate(
-                name,
-                kind,
-                insert,
-                context.replace,
-                " | ".join(info.types),
-                info.markdown(),
-                order,
+                name, kind, insert, context.replace, " | ".join(info.types), info.markdown(), order
             )
         )
     return found

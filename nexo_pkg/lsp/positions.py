@@ -19,7 +19,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cache
 from itertools import accumulate
-from typing import Literal
+from typing import Literal, cast
 
 from pygls.workspace import PositionCodec
 
@@ -27,22 +27,12 @@ from nexo_pkg.core.diagnostics import Span
 
 Encoding = Literal["utf-8", "utf-16", "utf-32"]
 
-__all__ = [
-    "ClientPosition",
-    "ClientRange",
-    "Encoding",
-    "LineIndex",
-    "normalise_encoding",
-]
+__all__ = ["ClientPosition", "ClientRange", "Encoding", "LineIndex", "normalise_encoding"]
 
 
 def normalise_encoding(name: str | None) -> Encoding:
     """Map an LSP ``PositionEncodingKind`` value to one of ours; unknown or absent is UTF-16."""
-    if name == "utf-8":
-        return "utf-8"
-    if name == "utf-32":
-        return "utf-32"
-    return "utf-16"
+    return cast("Encoding", name) if name in ("utf-8", "utf-32") else "utf-16"
 
 
 @cache

@@ -284,17 +284,12 @@ class SchemaNavigator:
         return found
 
 
-@lru_cache(maxsize=64)
-def _compiled(pattern: str) -> re.Pattern[str] | None:
-    try:
-        return re.compile(pattern)
-    except re.error:
-        return None
-
-
 def _search(pattern: str, name: str) -> bool:
-    compiled = _compiled(pattern)
-    return compiled is not None and compiled.search(name) is not None
+    """Whether ``name`` matches ``pattern``; a pattern Python cannot compile matches nothing."""
+    try:
+        return re.search(pattern, name) is not None
+    except re.error:
+        return False
 
 
 @lru_cache(maxsize=8)

@@ -84,10 +84,8 @@ def document_kind(uri: str) -> DocumentKind | None:
         return "manifest"
     if name == POLICY_FILE_NAME:
         return "policy"
-    if name == "nexo-plugins.toml":
-        return "nexo-plugins.toml"
-    if name == "nexo-plugins.lock":
-        return "nexo-plugins.lock"
+    if name in SCHEMA_ONLY_FILES:
+        return cast("DocumentKind", name)
     if name.endswith(".yaml") and config_kind(_document_path(uri)) is not None:
         return "daemon-config"
     return None

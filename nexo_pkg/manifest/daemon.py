@@ -35,7 +35,6 @@ class DaemonRelease:
 
     version: str
     id_max_length: int
-    manifest_names: tuple[str, ...]
     changes: str
 
 
@@ -43,14 +42,12 @@ DAEMON_RELEASES: tuple[DaemonRelease, ...] = (
     DaemonRelease(
         "0.1.0",
         id_max_length=32,
-        manifest_names=("nexo-plugin.toml",),
         changes="subprocess plugin discovery; ids `^[a-z][a-z0-9_]{0,31}$`; "
         "reads `nexo-plugin.toml` only",
     ),
     DaemonRelease(
         "0.2.1",
         id_max_length=64,
-        manifest_names=("nexo-plugin.toml", "plugin.toml"),
         changes="ids, extends ids and tool names up to 64 characters "
         "(`^[a-z][a-z0-9_]{0,63}$`); reads `plugin.toml` (canonical) and `nexo-plugin.toml`",
     ),

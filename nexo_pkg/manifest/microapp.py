@@ -327,10 +327,7 @@ def id_problem(value: str) -> str | None:
     The daemon's order: empty, then pattern and length (in bytes), then reserved ids.
     """
     problem = _shape_problem(
-        value,
-        _ID,
-        MAX_ID_LENGTH,
-        "a lowercase letter, then lowercase letters, digits, `_` or `-`",
+        value, _ID, MAX_ID_LENGTH, "a lowercase letter, then lowercase letters, digits, `_` or `-`"
     )
     if problem is None and value in RESERVED_IDS:
         return "is reserved for the daemon's native plugins"

@@ -63,14 +63,14 @@ SUPERVISOR_BACKOFF_MS_MIN = 100
 SUPERVISOR_BACKOFF_MS_MAX = 300_000
 SUPERVISOR_DEFAULT_BACKOFF_MS = 1000
 
-# capability -> (section keys, array or key that must be filled, how to fill it)
-_CAPABILITY_SECTIONS: dict[str, tuple[tuple[str, ...], str, str]] = {
-    "tools": (("tools",), "expose", "set `[plugin.tools] expose = [...]`"),
-    "advisors": (("advisors",), "register", "set `[plugin.advisors] register = [...]`"),
-    "agents": (("agents",), "contributes_dir", 'set `[plugin.agents] contributes_dir = "..."`'),
-    "skills": (("skills",), "contributes_dir", 'set `[plugin.skills] contributes_dir = "..."`'),
+# capability -> (section key, array or key that must be filled, how to fill it)
+_CAPABILITY_SECTIONS: dict[str, tuple[str, str, str]] = {
+    "tools": ("tools", "expose", "set `[plugin.tools] expose = [...]`"),
+    "advisors": ("advisors", "register", "set `[plugin.advisors] register = [...]`"),
+    "agents": ("agents", "contributes_dir", 'set `[plugin.agents] contributes_dir = "..."`'),
+    "skills": ("skills", "contributes_dir", 'set `[plugin.skills] contributes_dir = "..."`'),
     "channels": (
-        ("channels",),
+        "channels",
         "register",
         'add `[[plugin.channels.register]]` with `kind = "..."` and `adapter = "..."`',
     ),
@@ -489,8 +489,8 @@ def _check_capabilities(context: Context) -> None:
         mapping = _CAPABILITY_SECTIONS.get(capability)
         if mapping is None:
             continue
-        keys, field, hint = mapping
-        section = context.section(*keys)
+        key, field, hint = mapping
+        section = context.section(key)
         value = section.get(field)
         if field == "contributes_dir":
             implemented = field in section
@@ -498,12 +498,11 @@ def _check_capabilities(context: Context) -> None:
             implemented = bool(as_list(value)) or (value is not None and as_list(value) is None)
         if implemented:
             continue
-        where = f"plugin.{'.'.join(keys)}.{field}"
         context.add(
             "NX118",
             ("plugin", "capabilities", "provides", index),
             f"capability `{capability}` is declared in array `plugin.capabilities.provides` but "
-            f"`{where}` is empty or missing",
+            f"`plugin.{key}.{field}` is empty or missing",
             f"{hint}, or remove `{capability}` from `provides`",
         )
 

@@ -334,8 +334,7 @@ def schema_errors(data: dict[str, Any]) -> list[ValidationError]:
 
 
 def schema_diagnostics(
-    data: dict[str, Any],
-    spans: SpanMap | Callable[[], SpanMap],
+    data: dict[str, Any], spans: SpanMap | Callable[[], SpanMap]
 ) -> list[tuple[str, Diagnostic]]:
     """Validate ``data`` against the schema; return ``(keyword, diagnostic)`` pairs.
 
