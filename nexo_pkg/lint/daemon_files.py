@@ -24,8 +24,8 @@ from typing import Any, Literal
 
 from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes
-from nexo_pkg.core.toml_spans import SpanPart
-from nexo_pkg.lint.yaml_source import KeyPath, parse_yaml, position_of
+from nexo_pkg.core.toml_spans import SpanMap, SpanPart
+from nexo_pkg.lint.yaml_source import KeyPath, parse_yaml
 from nexo_pkg.manifest import microapp
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.daemon_config import (
@@ -272,18 +272,19 @@ def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[
 
 
 def _check_placeholders(findings: Findings, text: str, cwd: Path) -> None:
+    spans = SpanMap(text)
     hang = unterminated_placeholder(text)
     if hang is not None:
         findings.at(
             "NX231",
-            Span(position_of(text, hang), position_of(text, hang + 2)),
+            spans.span_of(hang, hang + 2),
             "this `${` never closes: the daemon's config loader scans for its `}` forever and "
             "the daemon never starts",
             "close the placeholder (`${VAR}`), or write a literal `$` followed by something "
             "other than `{`",
         )
     for start, end, inner in find_placeholders(text):
-        span = Span(position_of(text, start), position_of(text, end))
+        span = spans.span_of(start, end)
         if inner.startswith("file:"):
             reference = inner.removeprefix("file:")
             problem = _file_reference_problem(reference, cwd)
@@ -375,12 +376,6 @@ def _extensions_settings(data: Any) -> _Extensions:
     )
 
 
-def _sibling_extensions(path: Path) -> Any:
-    """The parsed ``extensions.yaml`` of the config directory holding ``path``, or ``None``."""
-    directory = path.parent.parent if path.parent.name == AGENTS_DROP_IN_DIR else path.parent
-    return _extensions_data(directory)
-
-
 def _extensions_data(directory: Path) -> Any:
     """The parsed ``<directory>/extensions.yaml``, or ``None``."""
     try:
@@ -408,8 +403,10 @@ def lint_config_text(
             data = {key: value for key, value in data.items() if key != "schema_version"}
         _structure(findings, data, EXTENSIONS_FILE_SPEC)  # an empty file is null: refused
         settings = _extensions_settings(data)
-    else:
-        settings = _extensions_settings(_sibling_extensions(Path(path)))
+    else:  # the extensions.yaml of the config directory holding this file
+        parent = Path(path).parent
+        directory = parent.parent if parent.name == AGENTS_DROP_IN_DIR else parent
+        settings = _extensions_settings(_extensions_data(directory))
     microapps = _discover(settings, base)
     if any(finding.is_error for finding in findings.found):
         return findings.found  # the daemon does not start: nothing across files matters yet
@@ -520,17 +517,14 @@ def _check_grants(
             "granted: its calls needing them get -32004",
             part="key",
         )
-    declared = set(companion.admin_declared)
-    if isinstance(entry, Mapping):
-        for index, grant in enumerate(_strings(entry.get("capabilities_grant"), ())):
-            if grant not in declared:
-                findings.add(
-                    "NX227",
-                    ("extensions", "entries", entry_id, "capabilities_grant", index),
-                    f"`{grant}` is granted to `{entry_id}`, whose nexo-plugin.toml does not "
-                    "declare it",
-                    "fix the spelling or remove the grant",
-                )
+    for index, grant in enumerate(grants):
+        if grant not in companion.admin_declared:
+            findings.add(
+                "NX227",
+                ("extensions", "entries", entry_id, "capabilities_grant", index),
+                f"`{grant}` is granted to `{entry_id}`, whose nexo-plugin.toml does not declare it",
+                "fix the spelling or remove the grant",
+            )
 
 
 def _check_agents(findings: Findings, data: Any, known: set[str] | None) -> None:

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexo_pkg.core.diagnostics import Position, Span
+from nexo_pkg.core.toml_spans import SpanMap
 
-__all__ = ["KeyPath", "YamlDocument", "YamlProblem", "parse_yaml", "position_of"]
+__all__ = ["KeyPath", "YamlDocument", "YamlProblem", "parse_yaml"]
 
 KeyPath = tuple[str | int, ...]
 
@@ -150,16 +151,9 @@ class _Builder:
         return result
 
 
-def position_of(text: str, offset: int) -> Position:
-    """The 1-based line and column (in code points) of character ``offset`` of ``text``."""
-    offset = max(0, min(offset, len(text)))
-    line = text.count("\n", 0, offset) + 1
-    return Position(line, offset - (text.rfind("\n", 0, offset) + 1) + 1)
-
-
 def _reader_problem(text: str, error: Any) -> YamlProblem:
     """A character YAML does not allow (a control character), at its position."""
-    here = position_of(text, int(getattr(error, "position", 0)))
+    here = SpanMap(text).position(int(getattr(error, "position", 0)))
     code = int(getattr(error, "character", 0))
     return YamlProblem(
         f"YAML syntax error: the character U+{code:04X} is not allowed in YAML", Span(here, here)
