@@ -247,16 +247,6 @@ class NexoLanguageServer(LanguageServer):
         document = self.workspace.get_text_document(uri)
         return _Snapshot(uri, kind, document.source, document.version)
 
-    def log_failure(self, message: str) -> None:
-        """Log ``message`` here and in the editor's output panel (``window/logMessage``)."""
-        logger.error("%s", message)
-        try:
-            self.window_log_message(
-                types.LogMessageParams(type=types.MessageType.Error, message=message)
-            )
-        except Exception:  # reporting a failure must not fail in turn
-            logger.exception("could not send window/logMessage")
-
     # -- linting ---------------------------------------------------------------------------
 
     def schedule_lint(self, uri: str, delay: float) -> None:
@@ -301,19 +291,20 @@ class NexoLanguageServer(LanguageServer):
             raise
         except Exception:  # a lint failure must not end the session
             logger.exception("linting %s failed", uri)
-            self.log_failure(f"nexo: linting {uri} failed; see the server log")
+            message = f"nexo: linting {uri} failed; see the server log"
+            logger.error("%s", message)
+            try:  # and in the editor's output panel
+                self.window_log_message(
+                    types.LogMessageParams(type=types.MessageType.Error, message=message)
+                )
+            except Exception:  # reporting a failure must not fail in turn
+                logger.exception("could not send window/logMessage")
 
     @staticmethod
     def _diagnose(snapshot: _Snapshot, encoding: Encoding) -> list[types.Diagnostic]:
         found = lint_text(snapshot.kind, snapshot.text, _document_path(snapshot.uri))
         index = LineIndex(snapshot.text)
         return [to_lsp_diagnostic(item, index, encoding) for item in found]
-
-    def publish_nothing(self, uri: str) -> None:
-        """Clear the editor's diagnostics for ``uri``."""
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
-        )
 
     def warm_up(self) -> None:
         """Import the lint engine's lazy parts and load the schemas before the first edit."""
@@ -378,7 +369,9 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
         uri = params.text_document.uri
         if document_kind(uri) is not None:
             ls.cancel_lint(uri)
-            ls.publish_nothing(uri)
+            ls.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+            )
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @_guarded
