@@ -40,6 +40,7 @@ from nexo_pkg.manifest.rules_context import (
     as_list,
     as_str,
     format_key_path,
+    semver_problem,
     strings,
     tables,
 )
@@ -124,22 +125,19 @@ def _check_identity(context: Context) -> None:
             _check_long_id(context, ("plugin", "id"), "key `plugin.id`", plugin_id)
 
     version = as_str(plugin.get("version"))
-    if version is not None:
-        try:
-            parse_version(version)
-        except VersionError as exc:
-            stripped = rust_trim(version)
-            hint = (
-                f'write `version = "{stripped[1:]}"` without the `v`'
-                if stripped[:1] in ("v", "V") and _parses(stripped[1:])
-                else 'write `MAJOR.MINOR.PATCH`, e.g. `version = "0.1.0"`'
-            )
-            context.add(
-                "NX101",
-                ("plugin", "version"),
-                f"key `plugin.version` value `{version}` is not a SemVer 2.0 version: {exc}",
-                hint,
-            )
+    if version is not None and (reason := semver_problem(version)) is not None:
+        stripped = rust_trim(version)
+        hint = (
+            f'write `version = "{stripped[1:]}"` without the `v`'
+            if stripped[:1] in ("v", "V") and semver_problem(stripped[1:]) is None
+            else 'write `MAJOR.MINOR.PATCH`, e.g. `version = "0.1.0"`'
+        )
+        context.add(
+            "NX101",
+            ("plugin", "version"),
+            f"key `plugin.version` value `{version}` is not a SemVer 2.0 version: {reason}",
+            hint,
+        )
 
     for key, code in (("name", "NX102"), ("description", "NX103")):
         value = as_str(plugin.get(key))
@@ -167,14 +165,6 @@ def _check_long_id(context: Context, path: KeyPath, what: str, value: str) -> No
         f"shorten it to at most {PORTABLE_ID_MAX_LENGTH} characters if the plugin must load in "
         "older daemons",
     )
-
-
-def _parses(text: str) -> bool:
-    try:
-        parse_version(text)
-    except VersionError:
-        return False
-    return True
 
 
 def _check_min_nexo_version(context: Context) -> None:
@@ -235,7 +225,6 @@ def _command_problem(command: str) -> tuple[str, str] | None:
         return None
     relative = command[2:] if command.startswith("./") else command
     depth = 0
-    segments = 0
     for segment in re.split(r"[\\/]", relative):
         if segment in ("", "."):
             continue
@@ -248,7 +237,6 @@ def _command_problem(command: str) -> tuple[str, str] | None:
                 )
             continue
         depth += 1
-        segments += 1
     if depth == 0:
         return "names the plugin root directory, not a program", "write `./bin/<program>`"
     if not command.startswith("./"):

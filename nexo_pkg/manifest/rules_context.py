@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from nexo_pkg.core.diagnostics import Diagnostic, Rule, Span
 from nexo_pkg.core.toml_spans import format_key_path
+from nexo_pkg.core.versionreq import VersionError, parse_version
 from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.rules_catalog import SEMANTIC_RULES
 
@@ -25,6 +26,7 @@ __all__ = [
     "as_str",
     "as_table",
     "format_key_path",
+    "semver_problem",
     "strings",
     "tables",
 ]
@@ -54,6 +56,15 @@ def as_int(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int):
         return None
     return int(value)
+
+
+def semver_problem(text: str) -> str | None:
+    """Why ``text`` is not a SemVer 2.0 version (as ``semver::Version`` refuses it), or ``None``."""
+    try:
+        parse_version(text)
+    except VersionError as error:
+        return str(error)
+    return None
 
 
 def strings(value: Any) -> Iterator[tuple[int, str]]:
