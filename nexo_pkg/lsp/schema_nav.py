@@ -78,18 +78,18 @@ def toml_literal(value: Any) -> str:
     return json.dumps(value)
 
 
+_JSON_TYPES = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+)
+
+
 def _type_of_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+    """The JSON Schema type of a JSON value (bool before int: a bool is an int to isinstance)."""
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "object")
 
 
 class SchemaNavigator:
