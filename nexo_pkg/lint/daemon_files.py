@@ -146,25 +146,19 @@ def config_kind(path: str, text: str | None = None) -> ConfigKind | None:
 
 
 def daemon_config_files(directory: Path, *, cwd: Path | None = None) -> list[Path]:
-    """What ``lint --config DIR`` lints: the config files of :func:`config_files` and every
-    ``plugin.toml`` the daemon's discovery meets under the search paths of
+    """What ``lint --config DIR`` lints: the daemon's config files about microapps that exist in
+    ``DIR`` and every ``plugin.toml`` the daemon's discovery meets under the search paths of
     ``DIR/extensions.yaml`` (with its ``nexo-plugin.toml`` companion when present)."""
-    found = config_files(directory)
+    found = [directory / EXTENSIONS_FILE, directory / AGENTS_FILE]
+    if (directory / AGENTS_DROP_IN_DIR).is_dir():
+        found.extend(sorted((directory / AGENTS_DROP_IN_DIR).glob("*.yaml")))
+    found = [path for path in found if path.is_file()]
     for _, manifest in _search(
         _extensions_settings(_extensions_data(directory)), cwd or Path.cwd()
     ):
         companion = manifest.parent / microapp.COMPANION_MANIFEST_NAME
         found.extend(path for path in (manifest, companion) if path.is_file())
     return found
-
-
-def config_files(directory: Path) -> list[Path]:
-    """The daemon's config files about microapps that exist in ``directory``."""
-    found = [directory / name for name in (EXTENSIONS_FILE, AGENTS_FILE)]
-    drop_ins = directory / AGENTS_DROP_IN_DIR
-    if drop_ins.is_dir():
-        found.extend(sorted(drop_ins.glob("*.yaml")))
-    return [path for path in found if path.is_file()]
 
 
 # --- placeholders ---------------------------------------------------------------------------

@@ -147,9 +147,10 @@ def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
 # -- json -------------------------------------------------------------------------------
 
 
-def report_document(results: Sequence[FileResult]) -> dict[str, Any]:
-    """The ``--format json`` document (described by ``schemas/lint-report.schema.json``)."""
-    return {
+def render_json(results: Sequence[FileResult], context: ReportContext) -> str:
+    """One JSON document for every file (described by ``schemas/lint-report.schema.json``)."""
+    del context
+    document = {
         "schema_version": 1,
         "tool": {"name": TOOL_NAME, "version": __version__},
         "files": [
@@ -162,12 +163,7 @@ def report_document(results: Sequence[FileResult]) -> dict[str, Any]:
         ],
         "summary": _summary(results),
     }
-
-
-def render_json(results: Sequence[FileResult], context: ReportContext) -> str:
-    """One JSON document for every file (see :func:`report_document`)."""
-    del context
-    return json.dumps(report_document(results), indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 # -- github -----------------------------------------------------------------------------

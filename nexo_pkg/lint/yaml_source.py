@@ -27,6 +27,12 @@ _OCT = re.compile(r"0o[0-7]+")
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 _FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
 _SPECIAL_FLOAT = re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
+# A plain scalar with one of these tags (those PyYAML's resolver gives) is read as the core
+# schema reads it; any other tag leaves its text a string.
+_RESOLVED_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}"
+    for name in ("null", "bool", "int", "float", "str", "timestamp", "value", "merge")
+)
 MAX_DEPTH = 64
 MAX_NODES = 100_000
 """Aliases can make a small file expand to a huge tree; beyond this many values, stop."""
@@ -114,16 +120,7 @@ class _Builder:
             return None
         self.document.values[path] = _span(node)
         if isinstance(node, yaml.ScalarNode):
-            plain = node.style is None and node.tag in (
-                "tag:yaml.org,2002:null",
-                "tag:yaml.org,2002:bool",
-                "tag:yaml.org,2002:int",
-                "tag:yaml.org,2002:float",
-                "tag:yaml.org,2002:str",
-                "tag:yaml.org,2002:timestamp",
-                "tag:yaml.org,2002:value",
-                "tag:yaml.org,2002:merge",
-            )
+            plain = node.style is None and node.tag in _RESOLVED_TAGS
             return scalar_value(str(node.value), plain)
         if isinstance(node, yaml.SequenceNode):
             return [

@@ -347,14 +347,13 @@ def _past_limit(text: str, deep: int | None, dotted: tuple[int, int] | None) -> 
     """``NX005`` at whichever comes first: the value that opens the :data:`RECURSION_LIMIT`-th
     level (offset ``deep``) or the dotted key of that many parts (``(offset, parts)``)."""
     first = min(found for found in (deep, dotted[0] if dotted else None) if found is not None)
-    line = text.count("\n", 0, first) + 1
-    column = first - (text.rfind("\n", 0, first) + 1) + 1
+    where = SpanMap(text).position(first)
     what = (
         f"a dotted key of {dotted[1]} parts; at most {RECURSION_LIMIT - 1}"
         if dotted is not None and dotted[0] == first
         else f"more than {RECURSION_LIMIT - 1} nested levels"
     )
-    return _too_deep(text, point_span(text, line, column), what)
+    return _too_deep(text, point_span(text, where.line, where.column), what)
 
 
 def parse_manifest(text: str) -> ParsedManifest:
