@@ -112,11 +112,8 @@ def _has_lint_table(pyproject: Path) -> bool:
 def _config_in(directory: Path) -> Path | None:
     for name in CONFIG_FILES:
         candidate = directory / name
-        if not candidate.is_file():
-            continue
-        if name == "pyproject.toml" and not _has_lint_table(candidate):
-            continue
-        return candidate
+        if candidate.is_file() and (name != "pyproject.toml" or _has_lint_table(candidate)):
+            return candidate
     return None
 
 

@@ -38,10 +38,10 @@ def diagnostic_matches(diagnostic: Diagnostic, selectors: Iterable[str]) -> bool
     name (``unknown-key``) or a name prefix (``sandbox-``); codes are case-insensitive.
     """
     code = diagnostic.code.upper()
-    for selector in selectors:
-        if code.startswith(selector.upper()) or diagnostic.name.startswith(selector.lower()):
-            return True
-    return False
+    return any(
+        code.startswith(selector.upper()) or diagnostic.name.startswith(selector.lower())
+        for selector in selectors
+    )
 
 
 def _filtered(diagnostics: Iterable[Diagnostic], options: LintOptions | None) -> list[Diagnostic]:

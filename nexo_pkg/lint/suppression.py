@@ -62,15 +62,10 @@ def unsuppressed(text: str, diagnostics: Iterable[Diagnostic]) -> list[Diagnosti
     if "nexo:" not in text:
         return list(diagnostics)
     lines = text.split("\n")
-    kept: list[Diagnostic] = []
-    for diagnostic in diagnostics:
+
+    def silenced(diagnostic: Diagnostic) -> bool:
         number = diagnostic.span.start.line - 1
-        silenced = suppressed(lines[number]) if 0 <= number < len(lines) else frozenset()
-        if (
-            EVERYTHING in silenced
-            or diagnostic.code.upper() in silenced
-            or diagnostic.name in silenced
-        ):
-            continue
-        kept.append(diagnostic)
-    return kept
+        names = suppressed(lines[number]) if 0 <= number < len(lines) else frozenset()
+        return not names.isdisjoint({EVERYTHING, diagnostic.code.upper(), diagnostic.name})
+
+    return [diagnostic for diagnostic in diagnostics if not silenced(diagnostic)]
