@@ -79,14 +79,12 @@ def _shadowing(path: Path) -> Path | None:
     if not is_manifest_name(path.name):
         return None
     lookup = find_manifest(path.parent)
-    if lookup.path is not None and lookup.path.name != path.name:
-        from nexo_pkg.lint.microapp import companion_of  # noqa: PLC0415 - rare path
+    if lookup.path is None or lookup.path.name == path.name:
+        return None
+    from nexo_pkg.lint.microapp import companion_of  # noqa: PLC0415 - rare path
 
-        # A microapp's plugin.toml and its nexo-plugin.toml companion are read side by side.
-        if companion_of(str(lookup.path)) is not None:
-            return None
-        return lookup.path
-    return None
+    # A microapp's plugin.toml and its nexo-plugin.toml companion are read side by side.
+    return None if companion_of(str(lookup.path)) is not None else lookup.path
 
 
 def discover_manifests(paths: Iterable[str]) -> list[FoundManifest]:

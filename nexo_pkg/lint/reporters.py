@@ -98,15 +98,6 @@ _UNANNOUNCED_PARSERS = frozenset({"", "plugin-manifest", "trust-policy"})
 """Parsers the text report does not name: what a manifest or a policy file is by default."""
 
 
-def _parser_line(result: FileResult, paint: Callable[[str, str], str]) -> str:
-    """``path: <what it is and whose rules applied>``, for a file that is no plugin manifest
-    or trust policy."""
-    from nexo_pkg.lint.microapp import PARSER_DESCRIPTIONS  # noqa: PLC0415 - rare path
-
-    what = PARSER_DESCRIPTIONS.get(result.parser, result.parser)
-    return f"{paint(_BOLD, printable(result.path))}: {what}"
-
-
 def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
     """``path:line:col: CODE message``, a code frame with a caret under the span, help, then a
     summary line (like ruff and rustc)."""
@@ -118,7 +109,11 @@ def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
     for result in results:
         lines = result.source.split("\n") if result.source else []
         if result.parser not in _UNANNOUNCED_PARSERS:
-            blocks.append(_parser_line(result, paint))
+            # `path: <what it is and whose rules applied>`
+            from nexo_pkg.lint.microapp import PARSER_DESCRIPTIONS  # noqa: PLC0415 - rare path
+
+            what = PARSER_DESCRIPTIONS.get(result.parser, result.parser)
+            blocks.append(f"{paint(_BOLD, printable(result.path))}: {what}")
         for diagnostic in result.diagnostics:
             start = diagnostic.span.start
             label = paint(_RED if diagnostic.is_error else _YELLOW, diagnostic.code)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator, Mapping
+from itertools import takewhile
 from pathlib import Path
 
 __all__ = [
@@ -116,10 +117,7 @@ def find_placeholders(text: str) -> Iterator[tuple[int, int, str]]:
     scan does not advance (it never finishes loading the file,
     :func:`unterminated_placeholder`); here the scan stops.
     """
-    for found in _scan_placeholders(text):
-        if found[1] < 0:
-            return
-        yield found
+    yield from takewhile(lambda found: found[1] >= 0, _scan_placeholders(text))
 
 
 def unterminated_placeholder(text: str) -> int | None:
@@ -127,10 +125,7 @@ def unterminated_placeholder(text: str) -> int | None:
     balance), or ``None``. The daemon's loader loops there forever: its scan leaves the index
     where it was when the inner search reaches the end (``crates/config/src/env.rs:59-79``),
     so the daemon never finishes loading the file and never starts."""
-    for start, end, _ in _scan_placeholders(text):
-        if end < 0:
-            return start
-    return None
+    return next((start for start, end, _ in _scan_placeholders(text) if end < 0), None)
 
 
 def _scan_placeholders(text: str) -> Iterator[tuple[int, int, str]]:

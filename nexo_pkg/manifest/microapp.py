@@ -239,8 +239,8 @@ def companion_from_data(data: Mapping[str, Any]) -> Companion:
     capabilities = _table(plugin.get("capabilities"))
     admin = _table(capabilities.get("admin"))
     http: HttpServer | None = None
-    if isinstance(capabilities.get("http_server"), Mapping):
-        section = _table(capabilities.get("http_server"))
+    section = capabilities.get("http_server")
+    if isinstance(section, Mapping):
         port = section.get("port")
         http = HttpServer(
             port=port if isinstance(port, int) and not isinstance(port, bool) else None,

@@ -53,9 +53,7 @@ def as_str(value: Any) -> str | None:
 
 def as_int(value: Any) -> int | None:
     """``value`` if it is an integer (booleans excluded), else None."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return int(value)
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def semver_problem(text: str) -> str | None:

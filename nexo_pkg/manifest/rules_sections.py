@@ -37,7 +37,6 @@ def _check_pairing(context: Context) -> None:
         return  # absent: nothing is checked; unknown: the schema reports it
     kind_path: KeyPath = ("plugin", "pairing", "kind")
     fields = as_list(pairing.get("fields"))
-    has_fields = bool(fields)
     if kind == "form" and ("fields" not in pairing or (fields is not None and not fields)):
         context.add(
             "NX150",
@@ -55,7 +54,7 @@ def _check_pairing(context: Context) -> None:
                 'add `rpc_namespace = "<namespace>"` (the admin listens on '
                 "`nexo/notify/<rpc_namespace>/status_changed`)",
             )
-    if kind in ("custom", "info") and has_fields:
+    if kind in ("custom", "info") and fields:
         context.add(
             "NX152",
             ("plugin", "pairing", "fields"),
