@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from nexo_pkg.manifest.document import BARE_KEY_CHARS
+
 __all__ = [
     "Context",
     "Entry",
@@ -28,8 +30,7 @@ __all__ = [
     "scan",
 ]
 
-_BARE_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-_WORD_CHARS = _BARE_KEY_CHARS | frozenset(".+:")
+_WORD_CHARS = BARE_KEY_CHARS | frozenset(".+:")
 _HEADER_LINE = re.compile(
     r"[ \t]*\[\[?[ \t]*([A-Za-z_][A-Za-z0-9_-]*)([ \t]*\.[ \t]*[A-Za-z0-9_-]+)*[ \t]*\]\]?"
     r"[ \t]*(#.*)?\r?$"
@@ -194,9 +195,9 @@ class _Scanner:
         while True:
             self._skip_blanks()
             char = self._at(self.pos)
-            if char and char in _BARE_KEY_CHARS:
+            if char and char in BARE_KEY_CHARS:
                 start = self.pos
-                while self._at(self.pos) and self._at(self.pos) in _BARE_KEY_CHARS:
+                while self._at(self.pos) and self._at(self.pos) in BARE_KEY_CHARS:
                     self.pos += 1
                 parts.append(KeyPart(self.text[start : self.pos], start, self.pos))
             elif char in ('"', "'"):
@@ -228,7 +229,7 @@ class _Scanner:
                 self.document.headers.append(header)
                 table = header.path
                 block = len(self.document.headers) - 1
-            elif char in _BARE_KEY_CHARS or char in ('"', "'"):
+            elif char in BARE_KEY_CHARS or char in ('"', "'"):
                 self._key_value(table, block, inline=False)
                 self._skip_line()
             else:
@@ -359,7 +360,7 @@ class _Scanner:
             elif char == "}":
                 self.pos += 1
                 break
-            elif char in _BARE_KEY_CHARS or char in ('"', "'"):
+            elif char in BARE_KEY_CHARS or char in ('"', "'"):
                 self._key_value(path, block, inline=True)
             else:
                 self.pos += 1

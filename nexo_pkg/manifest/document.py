@@ -27,6 +27,7 @@ from nexo_pkg.core.toml_spans import (
 from nexo_pkg.manifest import core_rules
 
 __all__ = [
+    "BARE_KEY_CHARS",
     "MAX_MANIFEST_BYTES",
     "KeyPath",
     "ParsedManifest",
@@ -191,7 +192,8 @@ _LINE_WITH_MANY_DOTS = re.compile(rf"(?m)^(?:[^\n.]*+\.){{{RECURSION_LIMIT - 1}}
 _NESTING_TOKEN = re.compile(r"[\"'#\[\]{}]|=[^\S\n]*(?=[\[{])")
 
 
-_BARE_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+BARE_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+"""The characters of a bare TOML key."""
 
 
 def _skip_string(text: str, index: int) -> int:
@@ -230,7 +232,7 @@ def _key_parts(text: str, index: int) -> tuple[int, int]:
         if index < length and text[index] in "\"'":
             index = _skip_string(text, index)
         else:
-            while index < length and text[index] in _BARE_KEY:
+            while index < length and text[index] in BARE_KEY_CHARS:
                 index += 1
         parts += 1
         while index < length and text[index] in " \t":

@@ -307,9 +307,9 @@ def _check_transport(report: Findings, transport: Mapping[str, Any]) -> None:
 
 def _check_mcp_servers(report: Findings, servers: Mapping[str, Any]) -> None:
     for name, server in servers.items():
-        path: KeyPath = ("mcp_servers", str(name))
-        if len(str(name).encode()) > microapp.MAX_MCP_SERVER_NAME_LENGTH or not _MCP_NAME.fullmatch(
-            str(name)
+        path: KeyPath = ("mcp_servers", name)
+        if len(name.encode()) > microapp.MAX_MCP_SERVER_NAME_LENGTH or not _MCP_NAME.fullmatch(
+            name
         ):
             report.add(
                 "NX210",

@@ -76,14 +76,11 @@ def _validator() -> Validator:
     """The compiled Draft 2020-12 validator with TOML typing (built once per process)."""
     from jsonschema import Draft202012Validator, validators  # noqa: PLC0415 - cold-path cost
 
-    def is_integer(_checker: object, instance: object) -> bool:
-        return isinstance(instance, int) and not isinstance(instance, bool)
-
-    def is_string(_checker: object, instance: object) -> bool:
-        return isinstance(instance, str)
-
     type_checker = Draft202012Validator.TYPE_CHECKER.redefine_many(
-        {"integer": is_integer, "string": is_string}
+        {
+            "integer": lambda _, value: isinstance(value, int) and not isinstance(value, bool),
+            "string": lambda _, value: isinstance(value, str),
+        }
     )
     toml_validator = validators.extend(  # type: ignore[no-untyped-call]
         Draft202012Validator, type_checker=type_checker
