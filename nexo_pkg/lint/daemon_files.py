@@ -34,7 +34,7 @@ from nexo_pkg.manifest.daemon_config import (
     unterminated_placeholder,
 )
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
-from nexo_pkg.manifest.rules_context import Findings
+from nexo_pkg.manifest.rules_context import Findings, tables
 from nexo_pkg.manifest.shape import (
     BOOL,
     DURATION,
@@ -209,7 +209,7 @@ def _discover(settings: _Extensions, base: Path) -> list[DiscoveredMicroapp]:
     candidates = [
         candidate
         for candidate in candidates
-        if not any(other != candidate[1] and other in candidate[1].parents for other in roots)
+        if not any(other in candidate[1].parents for other in roots)
     ]
     found: list[DiscoveredMicroapp] = []
     seen: set[str] = set()
@@ -522,12 +522,7 @@ def _check_grants(
 
 
 def _check_agents(findings: Findings, data: Any, known: set[str] | None) -> None:
-    agents = data.get("agents") if isinstance(data, Mapping) else None
-    if not isinstance(agents, list):
-        return
-    for index, agent in enumerate(agents):
-        if not isinstance(agent, Mapping):
-            continue
+    for index, agent in tables(data.get("agents") if isinstance(data, Mapping) else None):
         path: KeyPath = ("agents", index)
         if "extensions" in agent:
             findings.add(

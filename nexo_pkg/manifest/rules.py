@@ -255,7 +255,7 @@ def _check_spawn_inputs(context: Context, command: str) -> None:
     """
     env = context.section("entrypoint", "env")
     for key in env:
-        if isinstance(key, str) and key.startswith("NEXO_"):
+        if key.startswith("NEXO_"):
             owner = (context.plugin_id or "plugin").upper()
             suggestion = f"{owner}_{key.removeprefix('NEXO_') or 'VAR'}"
             context.add(
@@ -268,15 +268,13 @@ def _check_spawn_inputs(context: Context, command: str) -> None:
     spawned: list[tuple[KeyPath, str, str]] = [
         (("plugin", "entrypoint", "command"), "key `command`", command)
     ]
-    args = context.section("entrypoint").get("args")
     spawned += [
         (("plugin", "entrypoint", "args", index), f"argument #{index + 1}", value)
-        for index, value in strings(args)
+        for index, value in strings(context.section("entrypoint").get("args"))
     ]
     for key, value in env.items():
-        if isinstance(key, str):
-            spawned.append((("plugin", "entrypoint", "env", key), f"env key `{key}`", key))
-        if isinstance(key, str) and isinstance(value, str):
+        spawned.append((("plugin", "entrypoint", "env", key), f"env key `{key}`", key))
+        if isinstance(value, str):
             spawned.append((("plugin", "entrypoint", "env", key), f"env value of `{key}`", value))
     for path, what, value in spawned:
         if "\x00" in value:
