@@ -58,8 +58,6 @@ class Header:
     start: int
     inner_start: int
     inner_end: int
-    end: int
-    closed: bool
 
     @property
     def path(self) -> tuple[str, ...]:
@@ -229,10 +227,9 @@ class _Scanner:
                 self.document.headers.append(header)
                 table = header.path
                 block = len(self.document.headers) - 1
-            elif char in BARE_KEY_CHARS or char in ('"', "'"):
-                self._key_value(table, block, inline=False)
-                self._skip_line()
             else:
+                if char in BARE_KEY_CHARS or char in ('"', "'"):
+                    self._key_value(table, block, inline=False)
                 self._skip_line()
         return self.document
 
@@ -241,19 +238,13 @@ class _Scanner:
         is_array = self.text.startswith("[[", self.pos)
         self.pos += 2 if is_array else 1
         inner_start = self.pos
-        parts = tuple(part for part in self._key())
+        parts = self._key()
         self._skip_blanks()
         inner_end = self.pos
-        closing = "]]" if is_array else "]"
-        closed = self.text.startswith(closing, self.pos)
-        if closed:
-            self.pos += len(closing)
-            end = self.pos
-        else:
-            end = self._end_of_line(self.pos)
-            inner_end = end
+        if not self.text.startswith("]]" if is_array else "]", self.pos):
+            inner_end = self._end_of_line(self.pos)  # unclosed: the rest of the line is inside
         self._skip_line()
-        return Header(parts, is_array, start, inner_start, inner_end, end, closed)
+        return Header(parts, is_array, start, inner_start, inner_end)
 
     def _key_value(self, table: tuple[str, ...], block: int, *, inline: bool) -> None:
         parts = self._key()
