@@ -164,13 +164,10 @@ class SchemaNavigator:
     def child(self, node: Node, name: str) -> Node | None:
         """The schema of key ``name`` inside ``node`` (through array items for arrays of
         tables); ``None`` when the schema does not allow that key."""
-        candidates = [node, *self._item_schemas(node)]
-        for candidate in candidates:
-            for branch in self.branches(candidate):
-                properties = branch.get("properties")
-                if isinstance(properties, Mapping) and isinstance(properties.get(name), Mapping):
-                    return properties[name]  # type: ignore[no-any-return]
-        for candidate in candidates:
+        named = self.properties(node).get(name)
+        if named is not None:
+            return named
+        for candidate in (node, *self._item_schemas(node)):
             for branch in self.branches(candidate):
                 patterns = branch.get("patternProperties")
                 if isinstance(patterns, Mapping):
