@@ -191,10 +191,11 @@ def _lint_text(text: str, path: str, options: LintOptions | None) -> FileResult:
         if config_result is not None:
             return config_result
     if Path(path).name == TRUST_POLICY_FILENAME or _looks_like_trust_policy(text, path):
-        policy_result = _lint_trust_policy(text, path)
-        if policy_result is not None:
-            kept = _filtered(policy_result.diagnostics, options)
-            return FileResult(policy_result.path, tuple(kept), policy_result.source, "trust-policy")
+        from nexo_pkg.trust.policy import lint_policy_source  # noqa: PLC0415 - rare path
+
+        policy = lint_policy_source(text, path=path)
+        kept = _filtered(policy.diagnostics, options)
+        return FileResult(policy.path, tuple(kept), policy.source, "trust-policy")
     return lint_source(text, path=path, options=options)
 
 
@@ -210,15 +211,6 @@ def _looks_like_trust_policy(text: str, path: str) -> bool:
     if is_manifest_name(Path(path).name):
         return False
     return bool(_POLICY_ROOT_KEY.search(text)) and not _PLUGIN_TABLE.search(text)
-
-
-def _lint_trust_policy(text: str, path: str) -> FileResult | None:
-    try:
-        from nexo_pkg.trust.policy import lint_policy_source  # noqa: PLC0415 - rare path
-    except ImportError:
-        return None
-    result: FileResult = lint_policy_source(text, path=path)
-    return result
 
 
 def lint_file(path: Path, *, options: LintOptions | None = None) -> FileResult:

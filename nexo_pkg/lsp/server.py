@@ -4,7 +4,7 @@ Documents named ``plugin.toml`` or ``nexo-plugin.toml`` are linted with
 :func:`nexo_pkg.lint.engine.lint_source` (the same codes, messages and ranges as
 ``nexo plugin lint``); the daemon's ``extensions.yaml``, ``agents.yaml`` and
 ``agents.d/*.yaml`` with :func:`nexo_pkg.lint.engine.lint_config_source` (diagnostics only);
-``trusted_keys.toml`` with the trust-policy linter when that module is available. Hover and
+``trusted_keys.toml`` with the trust-policy linter. Hover and
 completion walk the packaged JSON Schemas by the TOML key path under the cursor
 (:mod:`nexo_pkg.lsp.toml_context`).
 

@@ -29,10 +29,8 @@ from nexo_pkg.manifest import core_rules
 __all__ = [
     "BARE_KEY_CHARS",
     "MAX_MANIFEST_BYTES",
-    "KeyPath",
     "ParsedManifest",
     "decode_manifest",
-    "format_key_path",
     "parse_manifest",
 ]
 

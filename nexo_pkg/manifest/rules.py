@@ -49,8 +49,6 @@ from nexo_pkg.manifest.serde_json import json_problem
 
 __all__ = [
     "SEMANTIC_RULES",
-    "KeyPath",
-    "Locate",
     "check_semantics",
     "detect_legacy_v1",
     "format_key_path",
