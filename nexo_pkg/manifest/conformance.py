@@ -89,10 +89,8 @@ class _Compiler:
         return self.references[target]
 
     def compile(self, schema: Any) -> Check:
-        if schema is True:
-            return lambda _value: True
-        if schema is False:
-            return lambda _value: False
+        if isinstance(schema, bool):
+            return lambda _value: schema
         checks = [
             self.keyword(keyword, rule, schema)
             for keyword, rule in schema.items()
@@ -111,13 +109,10 @@ class _Compiler:
             return lambda value: any(check(value) for check in types)
         if keyword == "properties":
             children = [(key, self.compile(sub)) for key, sub in rule.items()]
-
-            def properties(value: Any) -> bool:
-                if not isinstance(value, dict):
-                    return True
-                return all(check(value[key]) for key, check in children if key in value)
-
-            return properties
+            return lambda value: (
+                not isinstance(value, dict)
+                or all(check(value[key]) for key, check in children if key in value)
+            )
         if keyword == "additionalProperties":
             known = frozenset(schema.get("properties", {}))
             if rule is False:

@@ -155,8 +155,7 @@ def _check_poller(context: Context, poller: Mapping[str, Any]) -> None:
                 "remove the repeated kind",
             )
         seen.add(kind)
-    if _PREFIX in poller:
-        _check_prefix(context, "NX180", "poller", poller[_PREFIX], ending_dot=True)
+    _check_prefix(context, "NX180", "poller", poller.get(_PREFIX), ending_dot=True)
     for key, low, high in (("max_concurrent_ticks", 1, 64), ("tick_timeout_secs", 1, 3600)):
         number = as_int(poller.get(key))
         if number is not None and number >= 0 and not low <= number <= high:
@@ -239,8 +238,7 @@ def _check_admin(context: Context, admin: Mapping[str, Any]) -> None:
             problem = (f"{where} is the root admin namespace", f"declare a sub-prefix, {example}")
         if problem is not None:
             context.add("NX183", ("plugin", "admin", "method_prefix"), *problem)
-    if _PREFIX in admin:
-        _check_prefix(context, "NX183", "admin", admin[_PREFIX], ending_dot=False)
+    _check_prefix(context, "NX183", "admin", admin.get(_PREFIX), ending_dot=False)
 
 
 def _check_http(context: Context, http: Mapping[str, Any]) -> None:
