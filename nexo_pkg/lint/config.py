@@ -66,11 +66,10 @@ class LintConfig:
         relative to the config's directory, or one of its parts, matches a pattern."""
         relative = self._relative(path)
         parts = PurePosixPath(relative).parts
-        for given in self.exclude:
-            pattern = given.rstrip("/")
-            if fnmatch(relative, pattern) or any(fnmatch(part, pattern) for part in parts):
-                return True
-        return False
+        return any(
+            fnmatch(relative, pattern) or any(fnmatch(part, pattern) for part in parts)
+            for pattern in (given.rstrip("/") for given in self.exclude)
+        )
 
 
 def _parse(raw: bytes, path: Path) -> dict[str, Any]:

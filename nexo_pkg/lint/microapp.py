@@ -68,9 +68,7 @@ def manifest_parser(data: dict[str, Any], path: str) -> Parser:
     """Which parser's rules a parsed TOML manifest at ``path`` gets."""
     if microapp.is_extension_shape(data) and Path(path).name != microapp.COMPANION_MANIFEST_NAME:
         return "extension-manifest"
-    if companion_of(path) is not None:
-        return "companion-manifest"
-    return "plugin-manifest"
+    return "companion-manifest" if companion_of(path) is not None else "plugin-manifest"
 
 
 def lint_microapp(parsed: ParsedManifest, options: LintOptions) -> list[Diagnostic]:

@@ -48,9 +48,7 @@ def find_rule(code_or_name: str) -> Rule | None:
 def rules_for_codes(codes: set[str]) -> dict[str, Rule]:
     """The manifest rules, plus the trust-policy rules when ``codes`` has any of theirs."""
     rules = all_rules()
-    if codes.issubset(rules):
-        return rules
-    return {**rules, **_policy_rules()}
+    return rules if codes.issubset(rules) else {**rules, **_policy_rules()}
 
 
 def is_known_selector(selector: str) -> bool:

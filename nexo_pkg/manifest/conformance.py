@@ -68,9 +68,7 @@ def _type_check(name: str) -> Check:
 
 def _equal(first: object, second: object) -> bool:
     """JSON Schema equality: booleans never equal numbers; 1 equals 1.0."""
-    if isinstance(first, bool) != isinstance(second, bool):
-        return False
-    return first == second
+    return isinstance(first, bool) == isinstance(second, bool) and first == second
 
 
 class _Compiler:

@@ -139,9 +139,7 @@ def _text(value: Any) -> str | None:
 
 
 def _names(value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        return ()
-    return tuple(item for item in value if isinstance(item, str))
+    return tuple(item for item in value if isinstance(item, str)) if isinstance(value, list) else ()
 
 
 def _table(value: Any) -> Mapping[str, Any]:
@@ -302,9 +300,7 @@ def load_companion(directory: Path) -> Companion | None:
     Raises :class:`UsageError` (exit 2) when it exists but cannot be read or parsed.
     """
     path = directory / COMPANION_MANIFEST_NAME
-    if not path.is_file():
-        return None
-    return companion_from_data(_read_toml(path))
+    return companion_from_data(_read_toml(path)) if path.is_file() else None
 
 
 _ID = re.compile(ID_PATTERN)

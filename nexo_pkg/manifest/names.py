@@ -53,9 +53,7 @@ def is_manifest_name(name: str) -> bool:
 def choose_manifest(present: Collection[str]) -> ManifestChoice:
     """Pick the manifest among the file names ``present`` in one directory (or archive root)."""
     found = [name for name in MANIFEST_NAMES if name in present]
-    if not found:
-        return ManifestChoice(None)
-    return ManifestChoice(found[0], tuple(found[1:]))
+    return ManifestChoice(found[0], tuple(found[1:])) if found else ManifestChoice(None)
 
 
 @dataclass(frozen=True)
