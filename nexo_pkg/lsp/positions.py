@@ -123,5 +123,4 @@ class LineIndex:
         """Convert an engine :class:`Span` (1-based, code points) to an LSP range."""
         start = self.to_client(span.start.line - 1, span.start.column - 1, encoding)
         end = self.to_client(span.end.line - 1, span.end.column - 1, encoding)
-        end = max(end, start)
-        return ClientRange(start, end)
+        return ClientRange(start, max(end, start))

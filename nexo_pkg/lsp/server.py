@@ -99,11 +99,8 @@ def _document_path(uri: str) -> str:
 def navigator_for(kind: DocumentKind) -> SchemaNavigator | None:
     """The schema navigator for a document kind (``None`` if the schema is not shipped, or
     for YAML, which the TOML navigator cannot read)."""
-    if kind == "daemon-config":
-        return None
-    if kind in SCHEMA_ONLY_FILES:
-        return packaged_navigator(SCHEMA_ONLY_FILES[kind])
-    return packaged_navigator(MANIFEST_SCHEMA if kind == "manifest" else POLICY_SCHEMA)
+    schema = {"manifest": MANIFEST_SCHEMA, "policy": POLICY_SCHEMA, **SCHEMA_ONLY_FILES}.get(kind)
+    return None if schema is None else packaged_navigator(schema)
 
 
 def manifest_options(path: str) -> LintOptions | None:

@@ -117,11 +117,6 @@ def describe_table(path: KeyPath) -> str:
     return f"table [{format_key_path(path)}]"
 
 
-def _known_keys(schema: dict[str, Any]) -> list[str]:
-    properties = schema.get("properties", {})
-    return sorted(properties) if isinstance(properties, dict) else []
-
-
 def _suggest(word: str, choices: Iterable[str]) -> str | None:
     from difflib import get_close_matches  # noqa: PLC0415 - only needed for typos
 
@@ -196,7 +191,8 @@ def _unknown_key_hint(path: KeyPath, key: str, known: list[str]) -> str:
 
 def _unknown(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
     path: KeyPath = tuple(error.absolute_path)
-    known = _known_keys(error.schema if isinstance(error.schema, dict) else {})
+    properties = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+    known = sorted(properties) if isinstance(properties, dict) else []
     return [
         core_rules.UNKNOWN_KEY.diagnostic(
             f"unknown key `{key}` in {describe_table(path)}",
