@@ -223,16 +223,13 @@ def _sarif_rule(code: str, sample: Diagnostic, rules: Mapping[str, Rule]) -> dic
     }
 
 
-def _artifact_uri(path: str) -> str:
-    return quote(PurePath(path).as_posix(), safe="/:")
-
-
 def render_sarif(results: Sequence[FileResult], context: ReportContext) -> str:
     """A SARIF 2.1.0 log with one run; every emitted rule is in ``tool.driver.rules``."""
     rule_index: dict[str, int] = {}
     descriptors: list[dict[str, Any]] = []
     sarif_results: list[dict[str, Any]] = []
     for result in results:
+        uri = quote(PurePath(result.path).as_posix(), safe="/:")
         for diagnostic in result.diagnostics:
             if diagnostic.code not in rule_index:
                 rule_index[diagnostic.code] = len(descriptors)
@@ -248,7 +245,7 @@ def render_sarif(results: Sequence[FileResult], context: ReportContext) -> str:
                     "locations": [
                         {
                             "physicalLocation": {
-                                "artifactLocation": {"uri": _artifact_uri(result.path)},
+                                "artifactLocation": {"uri": uri},
                                 "region": {
                                     "startLine": max(1, span.start.line),
                                     "startColumn": max(1, span.start.column),

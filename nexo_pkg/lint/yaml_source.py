@@ -148,15 +148,6 @@ class _Builder:
         return result
 
 
-def _reader_problem(text: str, error: Any) -> YamlProblem:
-    """A character YAML does not allow (a control character), at its position."""
-    here = SpanMap(text).position(int(getattr(error, "position", 0)))
-    code = int(getattr(error, "character", 0))
-    return YamlProblem(
-        f"YAML syntax error: the character U+{code:04X} is not allowed in YAML", Span(here, here)
-    )
-
-
 def parse_yaml(text: str) -> YamlDocument:
     """Parse ``text`` (one YAML document). Never raises."""
     import yaml  # noqa: PLC0415 - only config files pay for it
@@ -167,7 +158,10 @@ def parse_yaml(text: str) -> YamlDocument:
         loader = yaml.SafeLoader(text)
         node = loader.get_single_node()
     except yaml.reader.ReaderError as error:
-        document.problems.append(_reader_problem(text, error))
+        # A character YAML does not allow (a control character), at its position.
+        here = SpanMap(text).position(error.position)
+        reason = f"the character U+{error.character:04X} is not allowed in YAML"
+        document.problems.append(YamlProblem(f"YAML syntax error: {reason}", Span(here, here)))
         return document
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark

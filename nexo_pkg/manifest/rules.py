@@ -20,7 +20,7 @@ from typing import Any
 from nexo_pkg.core.diagnostics import Diagnostic
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.terminal import CONTROL_CHARACTERS, printable
-from nexo_pkg.core.versionreq import Version, VersionError, parse_version, parse_version_req
+from nexo_pkg.core.versionreq import VersionError, parse_version, parse_version_req
 from nexo_pkg.manifest import rules_admin_ui, rules_sandbox, rules_sections
 from nexo_pkg.manifest.daemon import (
     CHANNEL_KIND_MAX_LENGTH,
@@ -93,16 +93,6 @@ def _suggest_id(text: str) -> str:
     return slug[:PORTABLE_ID_MAX_LENGTH].rstrip("_") or "my_plugin"
 
 
-def parse_nexo_version_option(text: str) -> Version:
-    """Parse the ``--nexo-version`` value; raise :class:`UsageError` if it is not SemVer."""
-    try:
-        return parse_version(text)
-    except VersionError as exc:
-        raise UsageError(
-            f"--nexo-version {text!r} is not a SemVer version ({exc}); write e.g. 0.4.2"
-        ) from exc
-
-
 # --- identity -------------------------------------------------------------------------------
 
 
@@ -168,7 +158,12 @@ def _check_long_id(context: Context, path: KeyPath, what: str, value: str) -> No
 def _check_min_nexo_version(context: Context) -> None:
     requirement_text = as_str(context.plugin.get("min_nexo_version"))
     current_text = context.options.nexo_version
-    current = parse_nexo_version_option(current_text) if current_text is not None else None
+    try:  # a bad --nexo-version is a usage error, whatever the manifest says
+        current = None if current_text is None else parse_version(current_text)
+    except VersionError as exc:
+        raise UsageError(
+            f"--nexo-version {current_text!r} is not a SemVer version ({exc}); write e.g. 0.4.2"
+        ) from exc
     if requirement_text is None:
         return
     path: KeyPath = ("plugin", "min_nexo_version")
@@ -518,11 +513,6 @@ def _check_gates_and_channels(context: Context) -> None:
             )
 
 
-def _relative_hint(value: str) -> str:
-    tail = re.split(r"[\\/]", value.rstrip("/\\"))[-1]
-    return tail if tail and ":" not in tail else "dir"
-
-
 def _check_relative_paths(context: Context) -> None:
     for section, key in _RELATIVE_PATH_FIELDS:
         value = as_str(context.section(section).get(key))
@@ -530,12 +520,14 @@ def _check_relative_paths(context: Context) -> None:
             continue
         path: KeyPath = ("plugin", section, key)
         if value.startswith("/") or ":\\" in value:
+            tail = re.split(r"[\\/]", value.rstrip("/\\"))[-1]
+            hint = tail if tail and ":" not in tail else "dir"
             context.add(
                 "NX121",
                 path,
                 f"key `{key}` in table [plugin.{section}] value `{value}` is absolute; it must "
                 "be relative to the plugin root",
-                f'use a path relative to the plugin root: `{key} = "{_relative_hint(value)}"`',
+                f'use a path relative to the plugin root: `{key} = "{hint}"`',
             )
             continue
         if ".." in re.split(r"[\\/]", value):
