@@ -145,14 +145,10 @@ class SchemaNavigator:
                 if isinstance(branch, Mapping):
                     yield from self.branches(branch, depth + 1)
 
-    def _is_array(self, node: Node) -> bool:
-        kind = node.get("type")
-        return kind == "array" or (isinstance(kind, list) and "array" in kind) or "items" in node
-
     def _item_schemas(self, node: Node) -> Iterator[Node]:
         for branch in self.branches(node):
             items = branch.get("items")
-            if self._is_array(branch) and isinstance(items, Mapping):
+            if isinstance(items, Mapping):
                 yield items
 
     def item_schema(self, node: Node) -> Node | None:

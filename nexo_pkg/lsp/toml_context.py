@@ -116,10 +116,6 @@ class ScannedDocument:
     entries: list[Entry] = field(default_factory=list)
     inline_tables: list[InlineTable] = field(default_factory=list)
 
-    def block_at(self, offset: int) -> int:
-        """Index of the last header starting before ``offset`` (``-1`` for the root)."""
-        return sum(1 for header in self.headers if header.start < offset) - 1
-
     def present_keys(
         self, table: tuple[str, ...], block: int, exclude: Entry | None = None
     ) -> set[str]:
@@ -450,7 +446,7 @@ def resolve(document: ScannedDocument, offset: int) -> Context:
         return Context("value", best.path, _word_around(text, offset), best.block, entry=best)
     line_start = text.rfind("\n", 0, offset) + 1
     if text[line_start:offset].strip() == "":
-        block = document.block_at(offset)
+        block = sum(1 for header in document.headers if header.start < offset) - 1  # -1: root
         table_path = document.headers[block].path if block >= 0 else ()
         return Context("key", (*table_path, ""), (offset, offset), block)
     return Context("none")

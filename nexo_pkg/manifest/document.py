@@ -118,9 +118,7 @@ def _syntax_diagnostic(text: str, error: tomllib.TOMLDecodeError) -> list[Diagno
                     "TOML allows each key and table once; delete or merge the repeated one",
                 )
             )
-        if found:
-            return found
-        return [
+        return found or [
             core_rules.DUPLICATE_KEY.diagnostic(
                 "a key or table is defined more than once", "", span, message
             )

@@ -196,10 +196,9 @@ def check_shape(
     elif isinstance(spec, ListOf):
         for index, item in enumerate(value):
             yield from check_shape(item, spec.item, (*path, index), skip=skip)
-    elif isinstance(spec, MapOf):
-        if spec.value is not None:
-            for key, item in value.items():
-                yield from check_shape(item, spec.value, (*path, str(key)), skip=skip)
+    elif isinstance(spec, MapOf) and spec.value is not None:
+        for key, item in value.items():
+            yield from check_shape(item, spec.value, (*path, str(key)), skip=skip)
     elif isinstance(spec, Table):
         yield from _check_table(value, spec, path, skip)
     elif isinstance(spec, Tagged):
