@@ -37,7 +37,6 @@ from nexo_pkg.manifest.rules_context import (
     KeyPath,
     Locate,
     as_int,
-    as_list,
     as_str,
     format_key_path,
     semver_problem,
@@ -470,11 +469,11 @@ def _check_capabilities(context: Context) -> None:
             continue
         key, field, hint = mapping
         section = context.section(key)
-        value = section.get(field)
-        if field == "contributes_dir":
-            implemented = field in section
-        else:
-            implemented = bool(as_list(value)) or (value is not None and as_list(value) is None)
+        # A directory counts once set, a list once it holds an item (a value of another type
+        # is the schema's finding, not this rule's).
+        implemented = (
+            field in section if field == "contributes_dir" else section.get(field) not in (None, [])
+        )
         if implemented:
             continue
         context.add(

@@ -192,18 +192,16 @@ def check_microapp(
 
 def _check_identity(report: Findings, plugin: Mapping[str, Any], daemon_version: str) -> None:
     plugin_id = plugin.get("id")
-    if isinstance(plugin_id, str):
-        problem = microapp.id_problem(plugin_id)
-        if problem is not None:
-            reserved = plugin_id in microapp.RESERVED_IDS
-            report.add(
-                "NX201" if reserved else "NX200",
-                ("plugin", "id"),
-                f"`plugin.id` `{plugin_id}` {problem}",
-                "choose another id"
-                if reserved
-                else "use a lowercase letter, then lowercase letters, digits, `_` or `-`",
-            )
+    if isinstance(plugin_id, str) and (problem := microapp.id_problem(plugin_id)) is not None:
+        reserved = plugin_id in microapp.RESERVED_IDS
+        report.add(
+            "NX201" if reserved else "NX200",
+            ("plugin", "id"),
+            f"`plugin.id` `{plugin_id}` {problem}",
+            "choose another id"
+            if reserved
+            else "use a lowercase letter, then lowercase letters, digits, `_` or `-`",
+        )
     version = plugin.get("version")
     if isinstance(version, str) and (reason := semver_problem(version)) is not None:
         report.add(
