@@ -8,18 +8,15 @@ verdicts are reported as the ``frames.*`` checks at the end. A step that gets no
 killed and reaped on every path.
 
 Two levels, like the daemon's host: **fail** where the daemon would refuse or kill the plugin
-(no reply in time, an impersonating id, ``tools`` not an array, a tool entry without a string
-``name``, ``description`` or an ``input_schema`` object, an advertised tool not declared, a
-reply carrying the wrong id, a reply carrying an ``error`` member at all (even ``null``), a
-stdout line that is not UTF-8 (the daemon's line reader stops at it), a crash); **warn**
-where only the written contract is broken (no ``server_version``, no ``tools`` although tools
-are declared, stray stdout lines, frames without ``"jsonrpc"`` or over 1 MiB (read all the
-same, as the daemon does), an invalid JSON Schema, no proper answer to an unknown method or to
-``shutdown``, exiting only once stdin is closed). ``strict`` fails on warnings.
+(an impersonating id, a malformed tool list, a reply with the wrong id or with any ``error``
+member, even ``null``, a stdout line that is not UTF-8, no reply, a crash); **warn** where
+only the written contract is broken (docs/check.md lists every check). ``strict`` fails on
+warnings.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shlex
@@ -48,8 +45,8 @@ from nexo_pkg.check.sandbox import (
     find_bwrap,
     plan_sandbox,
 )
-from nexo_pkg.check.target import ResolvedPlugin, resolve_target
-from nexo_pkg.check.text import encode_frame, exit_text, short, truncate
+from nexo_pkg.check.target import ResolvedPlugin, default_install_root, resolve_target
+from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.versionreq import SEMVER_2
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
@@ -73,9 +70,6 @@ _INT_DIGITS_LIMIT = 4000
 #: A method no plugin implements; the answer must be ``-32601``.
 UNKNOWN_METHOD = "nexo.check.unknown_method"
 
-#: ``agent_id`` sent with ``--invoke``.
-CHECK_AGENT_ID = "nexo-plugin-check"
-
 TOOL_ERRORS = {
     -33401: "ToolNotFound",
     -33402: "ToolArgumentInvalid",
@@ -85,19 +79,17 @@ TOOL_ERRORS = {
 }
 
 
-# The frames.* checks, in report order, with the detail shown when nothing went wrong.
-_FRAME_CHECKS = {
-    "frames.utf8": "every stdout line was valid UTF-8",
-    "frames.json": "every stdout line was JSON (no stray output)",
-    "frames.jsonrpc": "every frame was a well-formed JSON-RPC 2.0 message",
-    "frames.size": f"no frame exceeded {MAX_FRAME_BYTES} bytes",
-    "frames.id": "every reply echoed its request id",
+# The frames.* checks, in report order: the detail shown when nothing went wrong, and the
+# status of a problem. The daemon matches replies by id: a reply with another id never answers
+# the request; its stdout reader (tokio ``lines()``) ends at the first line that is not UTF-8.
+# Every other frame problem is one the daemon's reader skips over.
+_FRAME_CHECKS: dict[str, tuple[str, Status]] = {
+    "frames.utf8": ("every stdout line was valid UTF-8", "fail"),
+    "frames.json": ("every stdout line was JSON (no stray output)", "warn"),
+    "frames.jsonrpc": ("every frame was a well-formed JSON-RPC 2.0 message", "warn"),
+    "frames.size": (f"no frame exceeded {MAX_FRAME_BYTES} bytes", "warn"),
+    "frames.id": ("every reply echoed its request id", "fail"),
 }
-
-# The daemon matches replies by id: a reply with another id never answers the request; its
-# stdout reader (tokio ``lines()``) ends at the first line that is not UTF-8. Every other frame
-# problem is one the daemon's reader skips over.
-_FRAME_FAILURES: dict[str, Status] = {"frames.id": "fail", "frames.utf8": "fail"}
 
 # After a broker.event, the host listens until the plugin has been quiet this long.
 _EVENT_QUIET_SECONDS = 0.4
@@ -141,21 +133,15 @@ def run_check(
 ) -> CheckReport:
     """Spawn the plugin at ``target`` and run the handshake conformance checks.
 
-    ``target`` is a plugin directory, manifest, release tarball or installed plugin id (see
-    :mod:`nexo_pkg.check.target`; ``dest`` is the install root for ids, else
-    ``installed_root()`` when given). ``timeout_ms`` is the deadline of each request;
-    ``nexo_version`` is sent in ``initialize`` (default: the newest daemon release nexo-pkg
-    knows); ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``;
-    ``strict`` makes warnings fail; ``sandbox=False`` (``--no-sandbox``) runs the plugin
-    without the daemon's ``bwrap`` wrapper; ``host_calls`` (implied by ``strict``) plays the
-    host's side of the broker and host-call exchanges (see :mod:`nexo_pkg.check.host_calls`);
-    ``config`` is the daemon's configuration directory (its ``extensions.yaml`` grants a
-    microapp's admin capabilities). A microapp target is checked by
-    :func:`nexo_pkg.check.microapp.run_microapp`: the daemon's extension host runs microapps
-    unsandboxed, so ``sandbox`` and ``host_calls`` do not apply to them.
-    Plugin misbehaviour is reported in the returned :class:`CheckReport`, never raised.
-    Raises :class:`UsageError` for bad arguments and ``TargetError`` (exit 2) or the
-    archive errors when the target names nothing runnable.
+    ``target`` is resolved by :func:`~nexo_pkg.check.target.resolve_target` (``dest``, else
+    ``installed_root()``, holds installed ids); ``nexo_version`` defaults to the newest daemon
+    release nexo-pkg knows; ``invoke`` = ``(tool_name, args)`` adds one ``tool.invoke``;
+    ``strict`` implies ``host_calls`` (see :mod:`nexo_pkg.check.host_calls`). A microapp is
+    checked by :func:`nexo_pkg.check.microapp.run_microapp` (with the grants of ``config``'s
+    ``extensions.yaml``): the daemon runs microapps unsandboxed, so ``sandbox`` and
+    ``host_calls`` do not apply. Plugin misbehaviour is reported in the returned
+    :class:`CheckReport`, never raised. Raises :class:`UsageError` for bad arguments and
+    ``TargetError`` (exit 2) or the archive errors when the target names nothing runnable.
     """
     if timeout_ms <= 0:
         raise UsageError("--timeout-ms must be a positive number of milliseconds")
@@ -164,8 +150,8 @@ def run_check(
         raise UsageError(f"--nexo-version {version!r} is not a semver version such as 0.1.5")
     if invoke is not None and not isinstance(invoke[1], dict):
         raise UsageError("--args must be a JSON object")
-    roots = {} if installed_root is None else {"installed_root": installed_root}
-    with resolve_target(target, dest=dest, **roots) as plugin:
+    installed = installed_root or default_install_root
+    with resolve_target(target, dest=dest, installed_root=installed) as plugin:
         if plugin.microapp is not None:
             from nexo_pkg.check.microapp import run_microapp  # noqa: PLC0415
 
@@ -235,7 +221,7 @@ def check_plugin(
         report.sandbox = plan.to_json()
         if not _report_sandbox(report, plan) or plan.argv is None:
             return report
-        host = HostCalls.from_manifest(plugin.plugin_id, model) if host_calls else None
+        host = HostCalls.from_manifest(model) if host_calls else None
         try:
             process = PluginProcess(plan.argv, cwd=plugin.root, env=env)
         except OSError as error:
@@ -276,14 +262,10 @@ def _report_sandbox(report: CheckReport, plan: SandboxPlan) -> bool:
         report.add("sandbox", "warn", f"not sandboxed ({plan.reason})")
     else:
         report.add("sandbox", "pass", f"not sandboxed: {plan.reason}")
-    if plan.problems:
-        report.add(
-            "spawn",
-            "fail",
-            "; ".join(problem.describe(plan.manifest_name) for problem in plan.problems),
-        )
-        return False
-    return True
+    problems = "; ".join(problem.describe(plan.manifest_name) for problem in plan.problems)
+    if problems:
+        report.add("spawn", "fail", problems)
+    return not problems
 
 
 class _Session:
@@ -304,32 +286,21 @@ class _Session:
         self.plugin = plugin
         self.report = report
         self.timeout_seconds = timeout_seconds
-        self.timeout_text = f"{round(timeout_seconds * 1000)} ms"
-        self._next_id = 1
+        self._ids = itertools.count(1)
         self._frames = ProblemTally()
         self.advertised: dict[str, dict[str, Any]] = {}
         # Set at the first non-UTF-8 stdout line: the daemon's reader has stopped.
         self.reader_stopped: str | None = None
 
-    # -- the lifecycle -------------------------------------------------------------------
-
     def run(self, nexo_version: str, invoke: tuple[str, dict[str, Any]] | None) -> None:
-        """Every step in order; returns early once the plugin stops answering."""
-        if not self._initialize(nexo_version):
-            return
-        if self.host is not None and not self._deliver_events(self.host):
-            return
-        if invoke is not None:
-            if self.host is not None:
-                self.host.phase = "invoke"
-            answered = self._invoke(*invoke)
-            if self.host is not None:
-                self.host.phase = "after"
-            if not answered:
-                return
-        if not self._unknown_method():
-            return
-        self._shutdown()
+        """Every step in order; stops early once the plugin stops answering."""
+        if (
+            self._initialize(nexo_version)
+            and (self.host is None or self._deliver_events(self.host))
+            and (invoke is None or self._invoke(*invoke))
+            and self._unknown_method()
+        ):
+            self._shutdown()
 
     def _initialize(self, nexo_version: str) -> bool:
         answer = self.request("initialize", {"nexo_version": nexo_version})
@@ -482,7 +453,11 @@ class _Session:
         }
         record: dict[str, Any] = {"tool": tool_name, "args": args}
         self.report.invoke = record
+        if self.host is not None:
+            self.host.phase = "invoke"  # the host calls the plugin makes while it runs the tool
         answer = self.request("tool.invoke", params)
+        if self.host is not None:
+            self.host.phase = "after"
         if isinstance(answer, NoReply):
             record["error"] = {"message": answer.detail}
             self.report.add("invoke", "fail", f"no reply to tool.invoke: {answer.detail}")
@@ -598,11 +573,9 @@ class _Session:
                 return False
             if event.kind == "oversize":
                 continue
-            message = self._parse(event.data)
+            self._parse(event.data, deadline)
             if self.reader_stopped is not None:
                 return False
-            if message is not None and "method" in message:
-                self._answer_plugin_request(message, deadline)
             quiet_until = time.monotonic() + _EVENT_QUIET_SECONDS
 
     def add_host_checks(self) -> None:
@@ -655,12 +628,9 @@ class _Session:
             f"still running {SHUTDOWN_GRACE_SECONDS:g} s after shutdown and closed stdin; killed",
         )
 
-    # -- the wire ------------------------------------------------------------------------
-
     def request(self, method: str, params: dict[str, Any]) -> _Reply | NoReply:
         """Send one request and wait for its reply, judging every frame that arrives."""
-        request_id = self._next_id
-        self._next_id += 1
+        request_id = next(self._ids)
         frame = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
         started = time.monotonic()
         deadline = started + self.timeout_seconds
@@ -673,7 +643,9 @@ class _Session:
             # must not keep the host waiting forever.
             event = self.process.await_stdout(deadline)
             if event is None:
-                return NoReply("timeout", f"no reply within {self.timeout_text}")
+                return NoReply(
+                    "timeout", f"no reply within {round(self.timeout_seconds * 1000)} ms"
+                )
             if event.kind == "eof":
                 return self._gone(deadline, sending=False)
             if event.kind == "oversize":
@@ -689,13 +661,10 @@ class _Session:
                     f"a frame of {len(event.data)} bytes exceeds the SDKs' "
                     f"{MAX_FRAME_BYTES}-byte frame limit (the daemon reads it all the same)",
                 )
-            message = self._parse(event.data)
+            message = self._parse(event.data, deadline)
             if self.reader_stopped is not None:
                 return NoReply("reader_stopped", self.reader_stopped)
             if message is None:
-                continue
-            if "method" in message:
-                self._answer_plugin_request(message, deadline)
                 continue
             if not _same_id(message.get("id"), request_id):
                 self._frames.note(
@@ -712,8 +681,9 @@ class _Session:
             return NoReply("stdin_closed", f"the plugin {what} but is still running")
         return NoReply("exited", f"the plugin exited {exit_text(code)} before replying")
 
-    def _parse(self, line: bytes) -> dict[str, Any] | None:
-        """Judge one stdout line; return it when it is a frame the session should act on."""
+    def _parse(self, line: bytes, deadline: float) -> dict[str, Any] | None:
+        """Judge one stdout line and answer it when it is the plugin's request; return it when
+        it is a reply for the session."""
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -749,6 +719,9 @@ class _Session:
             self._frames.note("frames.jsonrpc", f"{problem}: {short(text)}")
             if "method" not in message and "id" not in message:
                 return None
+        if "method" in message:
+            self._answer_plugin_request(message, deadline)
+            return None
         return message
 
     def _answer_plugin_request(self, message: dict[str, Any], deadline: float) -> None:
@@ -774,12 +747,8 @@ class _Session:
 
     def add_frame_checks(self) -> None:
         """Report the frames.* verdicts gathered during the session."""
-        for name, clean in _FRAME_CHECKS.items():
-            status = _FRAME_FAILURES.get(name, "warn")
+        for name, (clean, status) in _FRAME_CHECKS.items():
             self.report.judge(name, self._frames.summary(name), status, clean)
-
-
-# -- helpers -------------------------------------------------------------------------------
 
 
 def _parse_int(digits: str) -> int | Decimal:

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import math
 import os
 import secrets
 import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
@@ -105,13 +106,11 @@ class PluginProcess:
         cwd: Path,
         env: Mapping[str, str],
         max_frame_bytes: int = MAX_LINE_BYTES,
-        stderr_tail_lines: int = STDERR_TAIL_LINES,
     ) -> None:
-        self.argv = list(argv)
         self._max_frame_bytes = max_frame_bytes
         self._session_token = secrets.token_hex(16)
         self._popen = subprocess.Popen(
-            self.argv,
+            list(argv),
             cwd=cwd,
             env={**env, SESSION_ENV: self._session_token},
             stdin=subprocess.PIPE,
@@ -135,7 +134,7 @@ class PluginProcess:
                 if stream is not None:
                     stream.close()
             raise
-        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=stderr_tail_lines)
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._exit_code: int | None = None
         self.killed = False
         self._closed = False
@@ -149,10 +148,9 @@ class PluginProcess:
             if stream is not None:
                 os.set_blocking(stream.fileno(), False)
         self._selector = selectors.DefaultSelector()
-        if self._stdout is not None:
-            self._selector.register(self._stdout, selectors.EVENT_READ, "stdout")
-        if self._stderr is not None:
-            self._selector.register(self._stderr, selectors.EVENT_READ, "stderr")
+        for stream, name in ((self._stdout, "stdout"), (self._stderr, "stderr")):
+            if stream is not None:
+                self._selector.register(stream, selectors.EVENT_READ, name)
         self._stdout_buffer = bytearray()
         # While discarding an over-long line: how many bytes of it were seen so far.
         self._discarding: int | None = None
@@ -163,15 +161,11 @@ class PluginProcess:
         self._stderr_buffer = bytearray()
         self._stderr_truncating = False
 
-    # -- context management -------------------------------------------------------------
-
     def __enter__(self) -> PluginProcess:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-    # -- writing ------------------------------------------------------------------------
 
     def send(self, data: bytes, *, deadline: float) -> bool:
         """Write ``data`` to the plugin's stdin before ``deadline`` (a ``time.monotonic()``).
@@ -217,20 +211,15 @@ class PluginProcess:
             with contextlib.suppress(OSError):
                 stream.close()
 
-    # -- reading ------------------------------------------------------------------------
-
     def next_stdout_event(self, *, deadline: float) -> StdoutEvent | None:
         """The next stdout event, or None if nothing arrived before ``deadline``.
 
         After ``"eof"`` has been returned once, every later call returns ``"eof"`` at once.
         """
-        while not self._stdout_events:
-            if self._stdout_closed:
-                return StdoutEvent("eof")
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            self._poll(remaining)
+        if not self._poll_until(lambda: bool(self._stdout_events) or self._stdout_closed, deadline):
+            return None
+        if not self._stdout_events:
+            return StdoutEvent("eof")
         event = self._stdout_events.popleft()
         self._queued_bytes -= len(event.data)
         if self._stdout_paused and self._queued_bytes <= _QUEUE_LIMIT_BYTES // 2:
@@ -256,6 +245,18 @@ class PluginProcess:
                 return event
         return None
 
+    def _poll_until(
+        self, done: Callable[[], bool], deadline: float, step: float = math.inf
+    ) -> bool:
+        """Handle pipe activity (waiting ``step`` seconds at most at a time) until ``done()``
+        or ``deadline``; whether ``done()`` came true."""
+        while not done():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            self._poll(min(remaining, step))
+        return True
+
     def _poll(self, timeout: float) -> None:
         """Wait up to ``timeout`` seconds for pipe activity and handle what is ready."""
         if not self._selector.get_map():
@@ -272,12 +273,16 @@ class PluginProcess:
 
     def _read_stdout(self) -> None:
         chunk = _read_chunk(self._stdout)
-        if chunk == b"":
-            self._finish_stdout()
-        elif chunk is not None:
-            self._feed_stdout(chunk)
-
-    def _feed_stdout(self, chunk: bytes) -> None:
+        if chunk is None:
+            return
+        if not chunk:
+            if self._discarding is not None or self._stdout_buffer:
+                # A last line without its newline still counts as a line.
+                self._end_line(terminated=False)
+            self._stdout_closed = True
+            self._forget(self._stdout)
+            self._stdout = None
+            return
         start = 0
         while start < len(chunk):
             newline = chunk.find(b"\n", start)
@@ -313,14 +318,6 @@ class PluginProcess:
         self._stdout_events.append(StdoutEvent("line", data=line))
         self._queued_bytes += len(line)
 
-    def _finish_stdout(self) -> None:
-        if self._discarding is not None or self._stdout_buffer:
-            # A last line without its newline still counts as a line.
-            self._end_line(terminated=False)
-        self._stdout_closed = True
-        self._forget(self._stdout)
-        self._stdout = None
-
     def _read_stderr(self) -> None:
         chunk = _read_chunk(self._stderr)
         if chunk is None:
@@ -351,14 +348,7 @@ class PluginProcess:
 
     def drain(self, seconds: float) -> None:
         """Keep reading output for ``seconds`` (used to collect stderr after a failure)."""
-        deadline = time.monotonic() + seconds
-        while self._selector.get_map():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
-            self._poll(remaining)
-
-    # -- process state ------------------------------------------------------------------
+        self._poll_until(lambda: not self._selector.get_map(), time.monotonic() + seconds)
 
     def has_exited(self) -> bool:
         """Whether the child has exited, without reaping it.
@@ -370,13 +360,7 @@ class PluginProcess:
 
     def wait_exit(self, seconds: float) -> bool:
         """Wait up to ``seconds`` for the child to exit, draining its output meanwhile."""
-        deadline = time.monotonic() + seconds
-        while not self.has_exited():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return False
-            self._poll(min(remaining, 0.05))
-        return True
+        return self._poll_until(self.has_exited, time.monotonic() + seconds, step=0.05)
 
     @property
     def exit_code(self) -> int | None:
@@ -438,10 +422,8 @@ class PluginProcess:
                     os.kill(pid, signal.SIGKILL)
 
     def close(self) -> None:
-        """Kill the process group, reap the child and close every pipe; idempotent.
-
-        Safe to call from ``finally`` on any path, including ``KeyboardInterrupt``.
-        """
+        """Kill the process group, reap the child and close every pipe; idempotent, and safe
+        from ``finally`` on any path (``KeyboardInterrupt`` included)."""
         if self._closed:
             return
         try:

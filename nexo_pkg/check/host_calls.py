@@ -7,19 +7,16 @@ requests the way the daemon's reader does (``crates/core/src/agent/nexo_plugin_r
 subprocess.rs``: ``handle_child_request``, ``handle_memory_recall``, ``handle_llm_complete``,
 ``handle_child_publish``):
 
-* ``memory.recall`` needs a string ``agent_id`` and ``query`` (else ``-32602``) and gets
-  ``{"entries": [...]}``; ``llm.complete`` needs ``provider``, ``model`` and a non-empty
-  ``messages`` array of ``{role, content}`` (else ``-32602``) and gets ``{content,
-  finish_reason, usage}``, or with ``stream: true`` ``llm.complete.delta {request_id, chunk}``
-  notifications and then ``{finish_reason, usage}``; any other method gets ``-32601``.
+* ``memory.recall`` and ``llm.complete`` get a result when their params are what the daemon
+  reads (else ``-32602``), a streamed ``llm.complete`` its ``llm.complete.delta``
+  notifications first; any other method gets ``-32601``.
 * While events are delivered, successive calls of a method are answered with a result, then
   an error (``-32603``, as a failing backend), then not at all (a backend that hangs: the
   call stays in flight, up to the ``shutdown``). Calls made inside ``tool.invoke`` always get
   a result.
 * A ``broker.publish`` is forwarded by the daemon only when its topic matches the plugin's
   inbound allowlist (``plugin.inbound.<kind>`` and ``plugin.inbound.<kind>.>``) and its
-  ``event`` is a broker ``Event`` (``id`` a UUID, ``timestamp`` RFC 3339, ``topic``,
-  ``source``, ``payload``); otherwise it drops it with a warning, and so does the report.
+  ``event`` is a broker ``Event``; otherwise it drops it with a warning, and so does the report.
 
 Nothing here does I/O: the session sends the frames :meth:`HostCalls.answer` returns and
 reports :meth:`HostCalls.results`.
@@ -33,6 +30,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from nexo_pkg.check.report import Status
+from nexo_pkg.check.text import CHECK_AGENT_ID
 from nexo_pkg.manifest.model import PluginManifest
 
 Phase = Literal["handshake", "after", "events", "invoke"]
@@ -50,7 +48,6 @@ _EVENT_ANSWERS: tuple[Outcome, ...] = ("result", "error", "held")
 
 _ROLES = frozenset({"user", "assistant", "system", "tool"})
 _STREAM_CHUNKS = ("nexo ", "plugin ", "check")
-_SOURCE = "nexo-plugin-check"
 
 
 @dataclass
@@ -67,7 +64,6 @@ class _Call:
 class HostCalls:
     """The host's script and what happened: the calls answered, the publishes judged."""
 
-    plugin_id: str
     kinds: list[str]
     calls: list[_Call] = field(default_factory=list)
     publishes: list[tuple[str, str | None]] = field(default_factory=list)
@@ -75,11 +71,9 @@ class HostCalls:
     phase: Phase = "handshake"
 
     @classmethod
-    def from_manifest(cls, plugin_id: str, model: PluginManifest | None) -> HostCalls:
+    def from_manifest(cls, model: PluginManifest | None) -> HostCalls:
         """The channel kinds of ``[[plugin.channels.register]]`` decide the broker topics."""
-        return cls(plugin_id, list(model.plugin.channel_kinds) if model is not None else [])
-
-    # -- the broker ------------------------------------------------------------------------
+        return cls(list(model.plugin.channel_kinds) if model is not None else [])
 
     def subscribed_topics(self) -> list[str]:
         """The exact topics the daemon subscribes the plugin to (one per kind)."""
@@ -92,7 +86,7 @@ class HostCalls:
             "id": str(uuid.uuid4()),
             "timestamp": datetime.now().astimezone().isoformat(),
             "topic": topic,
-            "source": _SOURCE,
+            "source": CHECK_AGENT_ID,
             "session_id": None,
             "payload": {"text": f"nexo plugin check event {sequence}", "sequence": sequence},
         }
@@ -125,8 +119,6 @@ class HostCalls:
             for kind in self.kinds
             for pattern in (f"plugin.inbound.{kind}", f"plugin.inbound.{kind}.>")
         ]
-
-    # -- host calls ------------------------------------------------------------------------
 
     def answer(self, message: dict[str, Any]) -> list[dict[str, Any]]:
         """The frames answering one request of the plugin (none when the call is held)."""
@@ -170,14 +162,6 @@ class HostCalls:
         self.calls.append(_Call(method, request_id, self.phase, "refused", problem, code))
         return [_error(request_id, code, problem)]
 
-    def in_flight(self) -> list[str]:
-        """The calls left unanswered (held), as ``method (id)``."""
-        return [
-            f"{call.method} (id {call.request_id})" for call in self.calls if call.outcome == "held"
-        ]
-
-    # -- the report ------------------------------------------------------------------------
-
     def results(self, *, shutdown_answered: bool | None) -> list[tuple[str, Status, str]]:
         """The ``host.*`` checks: the broker, each method called, the call left in flight."""
         checks = [self._broker_result()]
@@ -185,7 +169,9 @@ class HostCalls:
         if not methods:
             checks.append(("host.calls", "pass", "the plugin made no host call"))
         checks += [self._method_result(method) for method in methods]
-        held = ", ".join(self.in_flight())
+        held = ", ".join(
+            f"{call.method} (id {call.request_id})" for call in self.calls if call.outcome == "held"
+        )
         if held and shutdown_answered:
             detail = f"shutdown was answered with {held} still in flight"
             checks.append(("host.in_flight", "pass", detail))

@@ -4,9 +4,8 @@ The session does what ``StdioRuntime`` (``crates/extensions/src/runtime/stdio.rs
 ``eec3f33``) and the daemon's boot do with a stdio extension, in order:
 
 1. spawn ``[transport] command`` with its ``args`` in the microapp's root, with the
-   environment the host builds (cleared, blocklisted secrets removed, ``AGENT_VERSION``,
-   ``AGENT_EXTENSION_ID`` and ``NEXO_EXTENSION_STATE_ROOT`` stamped; a scratch state
-   directory stands in for ``$NEXO_HOME/extensions/<id>/state``); no sandbox;
+   environment the host builds (:func:`~nexo_pkg.check.microapp_wire.child_environment`; a
+   scratch directory stands in for ``$NEXO_HOME/extensions/<id>/state``); no sandbox;
 2. ``initialize`` as id 0 with ``{agent_version, extension_id}`` within the handshake
    deadline, its result decoded as ``HandshakeInfo``;
 3. the tools and hooks the daemon registers from it, with their LLM-visible names;
@@ -28,6 +27,7 @@ the contract page asks for something the daemon does not do. ``strict`` fails on
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shlex
@@ -49,6 +49,7 @@ from nexo_pkg.check.microapp_wire import (
     CHILD_EXITED_CODE,
     EXT_NAME_PREFIX,
     HANDSHAKE_TIMEOUT_SECONDS,
+    SAMPLE_SESSION_ID,
     HandshakeInfo,
     child_environment,
     decode_handshake,
@@ -59,11 +60,8 @@ from nexo_pkg.check.microapp_wire import (
     sample_hook_event,
 )
 from nexo_pkg.check.report import CheckReport, ProblemTally, Status
-from nexo_pkg.check.text import encode_frame, exit_text, short, truncate
+from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
 from nexo_pkg.manifest.microapp import HOOK_NAMES, env_is_blocked
-
-#: ``agent_id`` in the events and ``_meta`` the check sends.
-CHECK_AGENT_ID = "nexo-plugin-check"
 
 #: The reason ``main`` gives every runtime at exit (``src/main.rs:5627-5641``).
 SHUTDOWN_REASON = "sigterm"
@@ -116,13 +114,11 @@ def run_microapp(
 ) -> MicroappReport:
     """Run the extension host's session against ``target`` and report every check.
 
-    ``timeout_ms`` bounds each reply (``initialize`` at most the daemon's 10 s, calls at most
-    its 30 s); ``agent_version`` is sent as the daemon's version; the mock admin router allows
-    the grants of the daemon's configuration directory (``config``, else
-    ``NEXO_CONFIG_DIR``, ``./config``, ``$NEXO_HOME/config``); ``invoke`` = ``(tool,
-    arguments)`` adds one ``tools/call``. Misbehaviour is reported, never raised; the child
-    and everything it started are killed and reaped on every path, and the scratch state
-    directory is removed. Raises :class:`~nexo_pkg.core.errors.ConfigError` (exit 2) for an
+    ``timeout_ms`` bounds each reply (and never beyond the daemon's 10 s for ``initialize``,
+    30 s for a call); the mock admin router allows the grants of the daemon's configuration
+    directory (``config``, else ``NEXO_CONFIG_DIR``, ``./config``, ``$NEXO_HOME/config``).
+    Misbehaviour is reported, never raised; the child and everything it started are killed and
+    reaped on every path. Raises :class:`~nexo_pkg.core.errors.ConfigError` (exit 2) for an
     unreadable ``extensions.yaml``.
     """
     from nexo_pkg.manifest.daemon_config import config_dir  # noqa: PLC0415 - only for microapps
@@ -172,11 +168,9 @@ def run_microapp(
 def _program(target: MicroappTarget) -> str:
     """``Command::new(command)`` with ``current_dir(root)``: a path with a slash is relative
     to the root; a bare name is looked up on PATH."""
-    command = target.command
-    if "/" in command:
-        path = Path(command)
-        return str(path if path.is_absolute() else target.root / path)
-    return shutil.which(command) or command
+    if "/" in target.command:
+        return str(target.root / target.command)  # an absolute path stays as it is
+    return shutil.which(target.command) or target.command
 
 
 def _spawn_failure(target: MicroappTarget, program: str, error: OSError) -> str:
@@ -191,9 +185,9 @@ def _spawn_failure(target: MicroappTarget, program: str, error: OSError) -> str:
             first = []
         if first and first[0].startswith("#!"):
             words = first[0][2:].split()
-            interpreter = words[1] if words[:1] == ["/usr/bin/env"] and len(words) > 1 else ""
-            interpreter = interpreter or (words[0] if words else "")
-            hint = f"; shebang interpreter `{interpreter}` not found on this host"
+            if words[:1] == ["/usr/bin/env"] and len(words) > 1:
+                words = words[1:]
+            hint = f"; shebang interpreter `{words[0] if words else ''}` not found on this host"
     return (
         f"cannot start {program}: {reason}{hint} (the daemon logs `extension spawn failed` "
         f"and {target.extension_id} does not load)"
@@ -317,14 +311,13 @@ class _Session:
         self.timeout_seconds = timeout_seconds
         self.grants = grants
         self.router = router_wired(target, grants)
-        self._next_id = 1
-        self.handshake: HandshakeInfo | None = None
+        self._ids = itertools.count(1)
+        # The tools initialize advertised (what the daemon registers).
+        self.advertised: list[str] = []
         self.reader_stopped = False
         self._frames = ProblemTally()
         # Worst verdict and details of the admin requests seen.
         self._admin: list[tuple[Status, str]] = []
-
-    # -- the lifecycle ---------------------------------------------------------------------
 
     def run(self, agent_version: str, invoke: tuple[str, dict[str, Any]] | None) -> None:
         """Every step in order; stops once a step leaves nothing to talk to."""
@@ -373,7 +366,7 @@ class _Session:
                 '"hooks": ["before_message", ...]}',
             )
             return False
-        self.handshake = decoded
+        self.advertised = [tool.name for tool in decoded.tools]
         self._check_handshake(answer.result, decoded)
         self._check_tools(decoded)
         self._check_hooks(decoded)
@@ -484,10 +477,9 @@ class _Session:
                 f"the daemon skips unknown hook(s) {', '.join(map(repr, skipped))} with a "
                 f"warning (src/main.rs:4382-4391); it knows {', '.join(HOOK_NAMES)}",
             )
-        elif registered:
-            self.report.add("hooks", "pass", f"registers {', '.join(registered)}")
         else:
-            self.report.add("hooks", "pass", "no hooks")
+            registers = f"registers {', '.join(registered)}" if registered else "no hooks"
+            self.report.add("hooks", "pass", registers)
 
     def _tools_list(self) -> bool:
         """``tools/list`` as ``nexo ext doctor --runtime`` calls it; the runtime never does."""
@@ -514,20 +506,19 @@ class _Session:
         result = answer.result
         tools = result.get("tools") if isinstance(result, dict) and "tools" in result else result
         decoded = decode_handshake({"tools": tools})
-        advertised = [tool.name for tool in self.handshake.tools] if self.handshake else []
         if isinstance(decoded, str):
             self.report.add(
                 "tools.list",
                 "warn",
                 f"`nexo ext doctor --runtime` cannot decode the tools/list result: {decoded}",
             )
-        elif [tool.name for tool in decoded.tools] != advertised:
+        elif [tool.name for tool in decoded.tools] != self.advertised:
             self.report.add(
                 "tools.list",
                 "warn",
                 truncate(
                     f"tools/list names {[tool.name for tool in decoded.tools]} but initialize "
-                    f"advertised {advertised}; the contract page asks for the same list, and "
+                    f"advertised {self.advertised}; the contract page asks for the same list, and "
                     "the daemon registers only initialize's tools",
                     _DETAIL_LIMIT,
                 ),
@@ -539,7 +530,7 @@ class _Session:
     def _hooks(self) -> bool:
         """One ``hooks/<name>`` call per registered hook, with an event of the daemon's shape."""
         for hook in self.report.microapp["hooks"]["registered"]:
-            answer = self.call(f"hooks/{hook}", sample_hook_event(hook, CHECK_AGENT_ID))
+            answer = self.call(f"hooks/{hook}", sample_hook_event(hook))
             name = f"hook.{hook}"
             if isinstance(answer, NoReply):
                 status: Status = "warn" if answer.reason == "timeout" else "fail"
@@ -581,23 +572,17 @@ class _Session:
         return True
 
     def _invoke(self, tool: str, arguments: dict[str, Any]) -> bool:
-        advertised = [entry.name for entry in self.handshake.tools] if self.handshake else []
-        if tool not in advertised:
+        if tool not in self.advertised:
             self.report.add(
                 "invoke.tool",
                 "warn",
-                f"{tool!r} is not among the advertised tools {advertised}; the daemon would "
+                f"{tool!r} is not among the advertised tools {self.advertised}; the daemon would "
                 "never call it (the call is sent anyway)",
             )
         if self.target.context_passthrough:
             # [context] passthrough: the daemon adds `_meta` (extension_tool.rs:133-158).
-            arguments = {
-                **arguments,
-                "_meta": {
-                    "agent_id": CHECK_AGENT_ID,
-                    "session_id": sample_hook_event("before_message", CHECK_AGENT_ID)["session_id"],
-                },
-            }
+            meta = {"agent_id": CHECK_AGENT_ID, "session_id": SAMPLE_SESSION_ID}
+            arguments = {**arguments, "_meta": meta}
         record: dict[str, Any] = {"tool": tool, "args": arguments}
         self.report.invoke = record
         answer = self.call("tools/call", {"name": tool, "arguments": arguments})
@@ -654,14 +639,10 @@ class _Session:
             f"once, as {SHUTDOWN_NOTE}",
         )
 
-    # -- the wire ----------------------------------------------------------------------------
-
     def call(self, method: str, params: dict[str, Any]) -> _Reply | NoReply:
         """A regular call: the next numeric id, the call deadline."""
-        request_id = self._next_id
-        self._next_id += 1
         timeout = min(self.timeout_seconds, CALL_TIMEOUT_SECONDS)
-        return self.request(method, params, request_id=request_id, timeout=timeout)
+        return self.request(method, params, request_id=next(self._ids), timeout=timeout)
 
     def request(
         self, method: str, params: dict[str, Any], *, request_id: int, timeout: float
@@ -729,17 +710,16 @@ class _Session:
         if problem is not None:
             self._drop(f"{problem}: {short(text)}")
             return None
-        frame: dict[str, Any] = message
-        frame_id = frame.get("id")
+        frame_id = message.get("id")
         if frame_id is None:
             self._drop(
-                f"notification {short(frame.get('method', text))} (the host ignores frames "
+                f"notification {short(message.get('method', text))} (the host ignores frames "
                 "without an id)"
             )
             return None
         if isinstance(frame_id, str):
             if frame_id.startswith("app:"):
-                self._admin_frame(frame)
+                self._admin_frame(message)
             else:
                 self._drop(f"string id {short(frame_id)} without the app: prefix")
             return None
@@ -750,13 +730,13 @@ class _Session:
         if number != request_id:
             self._drop(f"a reply with id {number}, for which no call is pending")
             return None
-        if "method" in frame:
+        if "method" in message:
             self._drop(
-                f"request {short(frame['method'])} with numeric id {number}: the host takes "
+                f"request {short(message['method'])} with numeric id {number}: the host takes "
                 "any frame with a numeric id as a reply"
             )
-        result = frame.get("result")
-        error = frame.get("error")
+        result = message.get("result")
+        error = message.get("error")
         elapsed = (time.monotonic() - started) * 1000
         if result is not None or not isinstance(error, dict):
             return _Reply(result, None, elapsed)
@@ -768,24 +748,20 @@ class _Session:
         frame_id = frame["id"]
         method = frame.get("method")
         if not self.target.admin_router:
-            self._admin.append(
-                (
-                    "warn",
-                    f"{short(method)} ({frame_id}) dropped: no admin router is wired for this "
-                    "microapp (its nexo-plugin.toml declares no admin capabilities under this "
-                    "id), so it waits for its own timeout",
-                )
+            self._verdict(
+                "warn",
+                f"{short(method)} ({frame_id}) dropped: no admin router is wired for this "
+                "microapp (its nexo-plugin.toml declares no admin capabilities under this "
+                "id), so it waits for its own timeout",
             )
             return
         if not self.router:
             missing = sorted(set(self.target.admin_required) - self.grants.granted)
-            self._admin.append(
-                (
-                    "fail",
-                    f"{short(method)} ({frame_id}) dropped: required capabilities "
-                    f"{', '.join(missing)} are not granted ({self.grants.source}), so the "
-                    "daemon's admin bootstrap fails and admin RPC is off for every microapp",
-                )
+            self._verdict(
+                "fail",
+                f"{short(method)} ({frame_id}) dropped: required capabilities "
+                f"{', '.join(missing)} are not granted ({self.grants.source}), so the "
+                "daemon's admin bootstrap fails and admin RPC is off for every microapp",
             )
             return
         if not isinstance(method, str):
@@ -797,8 +773,8 @@ class _Session:
                 if method == "nexo/dispatch"
                 else ""
             )
-            self._admin.append(
-                ("warn", f"{short(method)} answered {ADMIN_METHOD_NOT_FOUND}: unknown method{note}")
+            self._verdict(
+                "warn", f"{short(method)} answered {ADMIN_METHOD_NOT_FOUND}: unknown method{note}"
             )
             message = f"method_not_found: no admin handler registered for `{method}`"
             self._respond(frame_id, error={"code": ADMIN_METHOD_NOT_FOUND, "message": message})
@@ -813,12 +789,10 @@ class _Session:
                 if capability not in self.target.admin_required
                 else "required but not granted"
             )
-            self._admin.append(
-                (
-                    "warn" if optional else "fail",
-                    f"{method} needs {capability!r}, not granted ({self.grants.source}): "
-                    f"answered {ADMIN_CAPABILITY_NOT_GRANTED} ({why})",
-                )
+            self._verdict(
+                "warn" if optional else "fail",
+                f"{method} needs {capability!r}, not granted ({self.grants.source}): "
+                f"answered {ADMIN_CAPABILITY_NOT_GRANTED} ({why})",
             )
             data = {"capability": capability, "microapp_id": self.target.extension_id}
             error = {
@@ -831,13 +805,17 @@ class _Session:
         if method == "nexo/admin/echo":
             echoed = {"echoed": frame.get("params"), "microapp_id": self.target.extension_id}
             self._respond(frame_id, result=echoed)
-            self._admin.append(("pass", f"{method} granted ({capability}) and answered"))
+            self._verdict("pass", f"{method} granted ({capability}) and answered")
             return
         message = f"internal: nexo plugin check has no admin backend for {method}"
         self._respond(frame_id, error={"code": ADMIN_INTERNAL, "message": message})
-        self._admin.append(
-            ("pass", f"{method} granted ({capability}); answered {ADMIN_INTERNAL} (no backend)")
+        self._verdict(
+            "pass", f"{method} granted ({capability}); answered {ADMIN_INTERNAL} (no backend)"
         )
+
+    def _verdict(self, status: Status, detail: str) -> None:
+        """Note how one admin request went (reported as the one ``admin`` check)."""
+        self._admin.append((status, detail))
 
     def _respond(
         self, frame_id: object, *, result: Any = None, error: dict[str, Any] | None = None
@@ -851,11 +829,9 @@ class _Session:
             data = encode_frame(reply)
         except (RecursionError, ValueError):
             # Params nested too deeply to echo back: the request stays unanswered.
-            self._admin.append(("warn", "an admin request too deeply nested to answer"))
+            self._verdict("warn", "an admin request too deeply nested to answer")
             return
         self.process.send(data, deadline=time.monotonic() + self.timeout_seconds)
-
-    # -- the verdicts --------------------------------------------------------------------------
 
     def _drop(self, detail: str) -> None:
         """Count a frame the host's reader drops."""
@@ -877,9 +853,6 @@ class _Session:
         worst = max((status for status, _ in self._admin), key=order.__getitem__)
         details = [detail for status, detail in self._admin if status == worst]
         self.report.add("admin", worst, truncate("; ".join(details), 2 * _DETAIL_LIMIT))
-
-
-# -- helpers --------------------------------------------------------------------------------------
 
 
 def _error_text(error: dict[str, Any]) -> str:

@@ -175,12 +175,10 @@ def load_grants(target: MicroappTarget, config_dir: Path | None) -> AdminGrants:
             f"{path}:{problem.span.start.line}: not valid YAML: {problem.message}; "
             "`nexo plugin lint --config` shows every problem"
         )
-    document = parsed.data
     # `extensions:` is the file's one top-level key (`types/extensions.rs:9-12`).
-    config = document.get("extensions") if isinstance(document, dict) else None
-    entries = config.get("entries") if isinstance(config, dict) else None
-    entry = entries.get(target.extension_id) if isinstance(entries, dict) else None
-    grant = entry.get("capabilities_grant") if isinstance(entry, dict) else None
+    grant = parsed.data
+    for key in ("extensions", "entries", target.extension_id, "capabilities_grant"):
+        grant = grant.get(key) if isinstance(grant, dict) else None
     if grant is not None and (
         not isinstance(grant, list) or not all(isinstance(item, str) for item in grant)
     ):

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nexo_pkg.check.text import CHECK_AGENT_ID
 from nexo_pkg.manifest.microapp import env_is_blocked
 
 #: ``StdioSpawnOptions::default()`` (``crates/extensions/src/runtime/stdio.rs:71-81``).
@@ -75,6 +76,9 @@ ADMIN_INTERNAL = -32603
 CHILD_EXITED_CODE = -32000
 
 _I32 = (-(2**31), 2**31 - 1)
+
+#: The session of the events (and ``_meta``) the check sends.
+SAMPLE_SESSION_ID = "00000000-0000-4000-8000-000000000000"
 
 
 def child_environment(
@@ -145,43 +149,44 @@ def _json_type(value: object) -> str:
     return "map"
 
 
+def _invalid(where: str, value: object, expected: str) -> str:
+    """serde's ``invalid type`` error for ``value`` at ``where`` (nothing for the root)."""
+    prefix = f"{where}: " if where else ""
+    return f"{prefix}invalid type: {_json_type(value)}, expected {expected}"
+
+
 def decode_handshake(value: object) -> HandshakeInfo | str:
     """Decode an ``initialize`` result as serde does into ``HandshakeInfo``, or return the
     reason it fails (the daemon's ``StartError::DecodeHandshake``: the microapp does not
     load). Unknown keys (``version``, ``server_info``) are ignored, as serde does."""
     if not isinstance(value, dict):
-        return f"invalid type: {_json_type(value)}, expected struct HandshakeInfo"
+        return _invalid("", value, "struct HandshakeInfo")
     server_version = value.get("server_version")
     if server_version is not None and not isinstance(server_version, str):
-        return f"server_version: invalid type: {_json_type(server_version)}, expected a string"
+        return _invalid("server_version", server_version, "a string")
     tools_value = value.get("tools", [])
     if not isinstance(tools_value, list):
-        return f"tools: invalid type: {_json_type(tools_value)}, expected a sequence"
+        return _invalid("tools", tools_value, "a sequence")
     tools: list[ToolDescriptor] = []
     for index, entry in enumerate(tools_value):
         if not isinstance(entry, dict):
-            return (
-                f"tools[{index}]: invalid type: {_json_type(entry)}, expected struct ToolDescriptor"
-            )
+            return _invalid(f"tools[{index}]", entry, "struct ToolDescriptor")
         name = entry.get("name")
         if "name" not in entry:
             return f"tools[{index}]: missing field `name`"
         if not isinstance(name, str):
-            return f"tools[{index}].name: invalid type: {_json_type(name)}, expected a string"
+            return _invalid(f"tools[{index}].name", name, "a string")
         description = entry.get("description", "")
         if not isinstance(description, str):
-            return (
-                f"tools[{index}].description: invalid type: {_json_type(description)}, "
-                "expected a string"
-            )
+            return _invalid(f"tools[{index}].description", description, "a string")
         defaulted = tuple(key for key in ("description", "input_schema") if key not in entry)
         tools.append(ToolDescriptor(name, description, entry.get("input_schema", {}), defaulted))
     hooks_value = value.get("hooks", [])
     if not isinstance(hooks_value, list):
-        return f"hooks: invalid type: {_json_type(hooks_value)}, expected a sequence"
+        return _invalid("hooks", hooks_value, "a sequence")
     for index, hook in enumerate(hooks_value):
         if not isinstance(hook, str):
-            return f"hooks[{index}]: invalid type: {_json_type(hook)}, expected a string"
+            return _invalid(f"hooks[{index}]", hook, "a string")
     return HandshakeInfo(server_version, tuple(tools), tuple(hooks_value))
 
 
@@ -191,14 +196,13 @@ def hook_response_problem(value: object) -> str | None:
     if value is None:
         return None
     if not isinstance(value, dict):
-        return f"invalid type: {_json_type(value)}, expected struct HookResponse"
+        return _invalid("", value, "struct HookResponse")
     for key, types in _HOOK_FIELDS.items():
         item = value.get(key)
         if item is None:
             continue
         if not isinstance(item, types) or (types == (str,) and isinstance(item, bool)):
-            expected = "a boolean" if types == (bool,) else "a string"
-            return f"{key}: invalid type: {_json_type(item)}, expected {expected}"
+            return _invalid(key, item, "a boolean" if types == (bool,) else "a string")
     return None
 
 
@@ -232,13 +236,12 @@ def numeric_id(value: object) -> int | None:
     return None
 
 
-def sample_hook_event(hook: str, agent_id: str) -> dict[str, Any]:
+def sample_hook_event(hook: str) -> dict[str, Any]:
     """An event shaped as the daemon fires ``hook`` (``crates/core/src/agent/
     llm_behavior.rs:622-627,827-832,1671-1678,1825-1830``)."""
-    session = "00000000-0000-4000-8000-000000000000"
-    base: dict[str, Any] = {"agent_id": agent_id, "session_id": session}
+    base: dict[str, Any] = {"agent_id": CHECK_AGENT_ID, "session_id": SAMPLE_SESSION_ID}
     if hook == "before_message":
-        return {**base, "text": "hello from nexo plugin check", "source": "nexo-plugin-check"}
+        return {**base, "text": "hello from nexo plugin check", "source": CHECK_AGENT_ID}
     if hook == "after_message":
         return {**base, "text_in": "hello from nexo plugin check", "text_out": "hello"}
     if hook == "before_tool_call":

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from decimal import Decimal
 from typing import Any, Literal
 
 from nexo_pkg.core.terminal import printable
@@ -36,11 +35,8 @@ class CheckResult:
 
 @dataclass
 class CheckReport:
-    """Everything a check run found.
-
-    ``ok`` is False when any check failed, or with ``strict`` when any check warned.
-    ``invoke`` holds the ``tool.invoke`` exchange when one was asked for.
-    """
+    """Everything a check run found; ``invoke`` holds the ``tool.invoke`` exchange when one was
+    asked for."""
 
     plugin_id: str
     root: str
@@ -120,25 +116,13 @@ class ProblemTally:
         return f"{first} (and {count - 1} more)" if count > 1 else first
 
 
-def _exact(value: Any) -> Any:
-    """``value`` with every :class:`Decimal` (an integer too long for ``int``) as its digits."""
-    if isinstance(value, Decimal):
-        return str(value)
-    if isinstance(value, dict):
-        return {key: _exact(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_exact(item) for item in value]
-    return value
-
-
 def _printable(value: Any) -> Any:
-    """A JSON-serialisable copy of what a plugin sent, or a note when it cannot be one."""
+    """A JSON copy of what a plugin sent, every :class:`~decimal.Decimal` (an integer too long
+    for ``int``) as its digits; a note when it cannot be one (nested too deeply)."""
     try:
-        copy = _exact(value)
-        json.dumps(copy)
+        return json.loads(json.dumps(value, default=str))
     except (RecursionError, TypeError, ValueError):
         return "<a value nested too deeply to include>"
-    return copy
 
 
 def render_report(report: CheckReport, *, unicode: bool = True, colour: bool = False) -> list[str]:

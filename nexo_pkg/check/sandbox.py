@@ -2,11 +2,8 @@
 
 On Linux the daemon does not spawn a plugin whose manifest enables ``[plugin.sandbox]``
 directly: its sandbox runner wraps the command in ``bwrap`` with an argv built from the
-sandbox section (fresh ``/proc``, ``/dev`` and ``/tmp``, a few system directories read-only,
-the command's parent directory, ``fs_read_paths`` with ``--ro-bind``, ``fs_write_paths`` with
-``--bind`` after ``${state_dir}`` expansion, ``--unshare-net`` unless ``network = "host"``, a
-uid/gid drop with ``drop_user``, its own ``PATH``). :func:`plan_sandbox` builds the same
-argv from the same inputs: the manifest, the state directory, ``NEXO_PLUGIN_SANDBOX_REQUIRE``,
+sandbox section (``build_bwrap_args``). :func:`plan_sandbox` builds the same argv from the
+same inputs: the manifest, the state directory, ``NEXO_PLUGIN_SANDBOX_REQUIRE``,
 ``NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW``, the platform and whether ``bwrap`` is on ``PATH``.
 
 It never raises on a manifest: a spawn the daemon refuses comes back as a refused plan
@@ -134,13 +131,11 @@ def plan_sandbox(
     """The daemon's ``SandboxRunner::wrap_command`` for this plugin and its manifest's
     ``sandbox`` section.
 
-    ``argv`` is the plugin's command and arguments; ``program``, when given, replaces
-    ``argv[0]`` inside the wrapper (the manifest's bare command name, which the daemon hands
-    to bwrap as written, to be found on the sandbox's ``PATH``); ``state_dir`` replaces
-    ``${state_dir}``;
-    ``env`` supplies the two ``NEXO_PLUGIN_SANDBOX_*`` flags; ``bwrap`` is its path or None.
-    With ``skip`` (``--no-sandbox``) the command is not wrapped, and the plan says what that
-    leaves out. Never raises.
+    ``program``, when given, replaces ``argv[0]`` inside the wrapper (the manifest's bare
+    command name, which the daemon hands to bwrap as written, to be found on the sandbox's
+    ``PATH``); ``env`` supplies the two ``NEXO_PLUGIN_SANDBOX_*`` flags. With ``skip``
+    (``--no-sandbox``) the command is not wrapped, and the plan says what that leaves out.
+    Never raises.
     """
     enabled = sandbox.enabled
     command = list(argv)

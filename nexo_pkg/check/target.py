@@ -251,8 +251,7 @@ def _resolve_directory(
 def _names_launcher(command: str | None, root: Path, launcher: Path) -> bool:
     if command is None or "/" not in command:
         return False
-    path = Path(command) if Path(command).is_absolute() else root / command
-    return path.resolve() == launcher.resolve()
+    return (root / command).resolve() == launcher.resolve()  # an absolute command stays as it is
 
 
 def _resolve_command(command: str, root: Path, env: dict[str, str]) -> str:
@@ -318,8 +317,7 @@ def _resolve_installed(plugin_id: str, dest: Path) -> ResolvedPlugin:
             f"{plugin_id}: not a directory or tarball, and no installed plugin with that id "
             f"under {dest} (use --dest to look elsewhere)"
         )
-    candidates.sort()
-    return _resolve_directory(candidates[-1][2], source="installed")
+    return _resolve_directory(max(candidates)[2], source="installed")
 
 
 def _version_key(version: str) -> tuple[int, ...]:

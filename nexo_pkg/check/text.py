@@ -7,7 +7,9 @@ import contextlib
 import json
 from typing import Any
 
-__all__ = ["DETAIL_LIMIT", "encode_frame", "exit_text", "short", "truncate"]
+#: The name the check goes by towards the plugin: the ``agent_id`` of its calls and events and
+#: the ``source`` of its broker events.
+CHECK_AGENT_ID = "nexo-plugin-check"
 
 # How many characters of a value a check's detail quotes.
 DETAIL_LIMIT = 160

@@ -122,14 +122,7 @@ class Rule:
     ) -> Diagnostic:
         """A :class:`Diagnostic` of this rule (its code, name, severity and documentation URL)."""
         return Diagnostic(
-            code=self.code,
-            name=self.name,
-            severity=self.severity,
-            message=message,
-            key_path=key_path,
-            span=span,
-            help=help_text,
-            url=self.url,
+            self.code, self.name, self.severity, message, key_path, span, help_text, self.url
         )
 
 

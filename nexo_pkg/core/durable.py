@@ -3,8 +3,8 @@
 On Linux one ``syncfs(2)`` (through ``ctypes``) writes back everything dirty on the staging
 tree's file system, the tree's files and directories included, at the cost of one call instead
 of one ``fsync`` per file (threads flushing the same file system at once share a call). Where
-there is no ``syncfs`` (macOS, other Unixes), or it fails,
-every file and directory of the tree is fsynced instead. Either way the directories a rename
+there is no ``syncfs`` (macOS, other Unixes), or it fails, every file and directory of the tree
+is fsynced instead. Either way the directories a rename
 touches are fsynced after it (:func:`fsync_dir`), so the new name is durable too.
 """
 
@@ -43,9 +43,7 @@ def syncfs_available() -> bool:
 
 def syncfs(descriptor: int) -> bool:
     """Flush the file system holding ``descriptor``; ``False`` when that is not possible here.
-
-    Raises ``OSError`` when the kernel reports a write-back error.
-    """
+    Raises ``OSError`` when the kernel reports a write-back error."""
     function = _syncfs()
     if function is None:
         return False
@@ -95,34 +93,28 @@ _SHARED = _SharedSyncfs()
 
 
 def sync_tree(root: Path) -> None:
-    """Make every file and directory below ``root`` durable (see the module docstring).
-
-    Raises ``OSError``.
-    """
+    """Make every file and directory below ``root`` durable (see the module docstring); raises
+    ``OSError``."""
     descriptor = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         if _SHARED.flush(descriptor):
             return
     finally:
         os.close(descriptor)
-    fsync_each(root)
-
-
-def fsync_each(root: Path) -> None:
-    """fsync every file and directory below ``root``, one by one (the portable fallback)."""
+    # The portable fallback: every file and directory, one by one.
     for directory, _, files in os.walk(root):
         for name in files:
-            descriptor = os.open(Path(directory) / name, os.O_RDONLY | os.O_NOFOLLOW)
-            try:
-                os.fsync(descriptor)
-            finally:
-                os.close(descriptor)
+            _fsync(Path(directory) / name, os.O_RDONLY | os.O_NOFOLLOW)
         fsync_dir(Path(directory))
 
 
 def fsync_dir(path: Path) -> None:
     """fsync a directory, making the names it holds (a rename's result) durable."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    _fsync(path, os.O_RDONLY | os.O_DIRECTORY)
+
+
+def _fsync(path: Path, flags: int) -> None:
+    descriptor = os.open(path, flags)
     try:
         os.fsync(descriptor)
     finally:

@@ -58,9 +58,7 @@ class NexoError(Exception):
     def to_json(self) -> dict[str, Any]:
         """The ``{"ok": false, "kind", "error", ...}`` failure document."""
         document: dict[str, Any] = {"ok": False, "kind": self.kind, "error": self.message}
-        for key, value in self.details.items():
-            document.setdefault(key, value)
-        return document
+        return document | {key: value for key, value in self.details.items() if key not in document}
 
 
 class UsageError(NexoError):

@@ -3,20 +3,9 @@
 A trust policy, a daemon configuration, a registry credentials file, a lint configuration, a
 fleet's lock, a receipt or a cached blob is found at a well-known path: a FIFO or a device
 planted there must not hang the command (a read of a FIFO blocks until someone writes) nor
-stream without end, and a link planted there must not lead a write outside.
-
-* :func:`open_regular` is the one reader: it opens without blocking (``O_NONBLOCK``), refuses
-  anything but a regular file, and follows a final symbolic link only when asked
-  (configuration files are often links into a managed directory; what nexo-pkg wrote itself
-  never is). :func:`read_config_bytes` reads at most a given size through it.
-* :func:`open_lock_file` is the one opener of a lock file: created when missing, never
-  through a link (``O_NOFOLLOW``), never a FIFO or a device.
-* :func:`read_capped_bytes` is that reader for callers that refuse a larger file with
-  :class:`FileTooLargeError`.
-* :func:`write_file_atomically` is the one writer: it replaces a file in one step (a temp file
-  in the same directory, fsync, rename, fsync of the directory), and no temp file outlives a
-  failure. :func:`write_config_file` is that writer for files a command edits, failing with
-  one ``io`` error.
+stream without end, and a link planted there must not lead a write outside. Hence one reader,
+:func:`open_regular` (every ``read_*`` below goes through it), one opener of a lock file,
+:func:`open_lock_file`, and one writer, :func:`write_file_atomically`.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Every error kind the command line can print, with its exit code and what it means.
 
 A kind is the ``kind`` of a ``--json`` failure document (``{"ok": false, "kind", "error",
-...}``) and of :class:`~nexo_pkg.core.errors.NexoError`. :class:`ErrorKind` is a
-``StrEnum``: a member
-compares equal to its string, so ``kind="io"`` and ``kind=ErrorKind.IO`` are the same kind, and
-a member serialises to JSON as its plain value. ``docs/errors.md`` is generated from this table
-(``scripts/gen_errors_doc.py``); a test fails when code raises a kind that is not listed here.
+...}``) and of :class:`~nexo_pkg.core.errors.NexoError`. :class:`ErrorKind` is a ``StrEnum``: a
+member compares equal to its string, so ``kind="io"`` and ``kind=ErrorKind.IO`` are the same
+kind, and a member serialises to JSON as its plain value. ``docs/errors.md`` is generated from
+this table (``scripts/gen_errors_doc.py``); a test fails when code raises a kind that is not
+listed here.
 
 The exit code of a kind is the one a failure of that kind ends the command with when the raise
 site names none: 1 when the command ran and the answer is "no", 2 for a usage or configuration

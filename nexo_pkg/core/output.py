@@ -55,8 +55,7 @@ def say_once(message: str, *, warning: bool = False) -> None:
 
 def emit_json(document: Any) -> None:
     """Print exactly one JSON document on stdout (``ensure_ascii``: no raw control bytes)."""
-    sys.stdout.write(json.dumps(document, indent=2, sort_keys=False))
-    sys.stdout.write("\n")
+    sys.stdout.write(json.dumps(document, indent=2, sort_keys=False) + "\n")
     sys.stdout.flush()
 
 

@@ -35,6 +35,8 @@ _SCALAR_STOP = frozenset(",]}#\n\r")
 MAX_NESTING = 256
 """Deeper values are not mapped: key paths would grow quadratically and no field nests so."""
 _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\": "\\"}
+# An escape: ``\u`` with up to 4 characters, ``\U`` with up to 8, else one character.
+_ESCAPE = re.compile(r"\\(?:u.{0,4}|U.{0,8}|.)", re.DOTALL)
 
 
 def _key_segment(key: str) -> str:
@@ -53,10 +55,8 @@ def format_key_path(path: KeyPath) -> str:
     for item in path:
         if isinstance(item, int):
             parts.append(f"[{item}]")
-        elif parts:
-            parts.append("." + _key_segment(item))
         else:
-            parts.append(_key_segment(item))
+            parts.append(("." if parts else "") + _key_segment(item))
     return "".join(parts)
 
 
@@ -87,13 +87,7 @@ class SpanMap:
     def position(self, offset: int) -> Position:
         """The 1-based line/column of character ``offset`` (clamped to the text)."""
         if self._line_starts is None:
-            starts = [0]
-            find = self.text.find
-            index = find("\n")
-            while index != -1:
-                starts.append(index + 1)
-                index = find("\n", index + 1)
-            self._line_starts = starts
+            self._line_starts = [0, *(match.end() for match in re.finditer("\n", self.text))]
         offset = max(0, min(offset, len(self.text)))
         line = bisect_right(self._line_starts, offset)
         return Position(line, offset - self._line_starts[line - 1] + 1)
@@ -107,13 +101,15 @@ class SpanMap:
 
     def key_span(self, path: KeyPath) -> Span:
         """Span of the key token that defines ``path``; raises ``KeyError`` when absent."""
-        start, end = self.keys[path] if path in self.keys else self.values[path]
-        return self.span_of(start, end)
+        return self._span(path, "key")
 
     def value_span(self, path: KeyPath) -> Span:
         """Span of the value at ``path``; raises ``KeyError`` when absent."""
-        start, end = self.values[path] if path in self.values else self.keys[path]
-        return self.span_of(start, end)
+        return self._span(path, "value")
+
+    def _span(self, path: KeyPath, part: SpanPart) -> Span:
+        first, other = (self.keys, self.values) if part == "key" else (self.values, self.keys)
+        return self.span_of(*(first[path] if path in first else other[path]))
 
     def nearest(self, path: KeyPath) -> Span:
         """Key span of ``path`` or of its closest existing ancestor.
@@ -122,25 +118,18 @@ class SpanMap:
         ancestor exists (a missing root table), the start of the file.
         """
         for length in range(len(path), 0, -1):
-            prefix = path[:length]
-            if prefix in self.keys or prefix in self.values:
-                return self.key_span(prefix)
+            if self.has(path[:length]):
+                return self.key_span(path[:length])
         return self.root_span()
 
     def root_span(self) -> Span:
         """The first line of the file (or an empty span at 1:1 for an empty file)."""
-        newline = self.text.find("\n")
-        end = len(self.text) if newline == -1 else newline
-        return self.span_of(0, max(0, min(end, len(self.text.rstrip("\r\n")))))
+        first_line = self.text.partition("\n")[0]
+        return self.span_of(0, min(len(first_line), len(self.text.rstrip("\r\n"))))
 
     def locate(self, path: KeyPath, part: SpanPart = "value") -> Span:
         """The span of ``path``'s key or value, falling back to :meth:`nearest`. Never fails."""
-        table = self.keys if part == "key" else self.values
-        other = self.values if part == "key" else self.keys
-        found = table.get(path) or other.get(path)
-        if found is None:
-            return self.nearest(path)
-        return self.span_of(*found)
+        return self._span(path, part) if self.has(path) else self.nearest(path)
 
 
 class _Scanner:
@@ -155,8 +144,6 @@ class _Scanner:
         self.array_table_counts: dict[KeyPath, int] = {}
         self.defined: dict[KeyPath, bool] = {}  # path -> defined by a [table] header
         self.duplicates: list[Duplicate] = []
-
-    # -- low-level helpers -------------------------------------------------------------
 
     def _skip_inline_space(self) -> None:
         text, index, length = self.text, self.index, self.length
@@ -179,12 +166,18 @@ class _Scanner:
                 break
         self.index = index
 
+    def _skip_inside(self, frame: _Frame) -> None:
+        """Skip what may stand between the items of ``frame``: an array spans lines and holds
+        comments, an inline table does not."""
+        if frame.is_array:
+            self._skip_space_and_comments()
+        else:
+            self._skip_inline_space()
+
     def _expect(self, char: str) -> None:
         if self.index >= self.length or self.text[self.index] != char:
             raise _ScanError(self.index)
         self.index += 1
-
-    # -- keys --------------------------------------------------------------------------
 
     def _simple_key(self) -> tuple[str, int, int]:
         text, start = self.text, self.index
@@ -195,10 +188,8 @@ class _Scanner:
             end = self._basic_string_end(start)
             return _decode_basic(text[start + 1 : end - 1]), start, end
         if char == "'":
-            close = text.find("'", start + 1)
-            if close == -1:
-                raise _ScanError(start)
-            return text[start + 1 : close], start, close + 1
+            end = self._literal_end(start)
+            return text[start + 1 : end - 1], start, end
         end = start
         while end < self.length and text[end] in _BARE_KEY_CHARS:
             end += 1
@@ -207,19 +198,15 @@ class _Scanner:
         return text[start:end], start, end
 
     def _dotted_key(self) -> list[tuple[str, int, int]]:
-        segments = [self._simple_key()]
-        self.index = segments[-1][2]
+        segments = []
         while True:
+            segments.append(self._simple_key())
+            self.index = segments[-1][2]
             self._skip_inline_space()
-            if self.index < self.length and self.text[self.index] == ".":
-                self.index += 1
-                self._skip_inline_space()
-                segments.append(self._simple_key())
-                self.index = segments[-1][2]
-            else:
+            if self.index >= self.length or self.text[self.index] != ".":
                 return segments
-
-    # -- strings and scalars -----------------------------------------------------------
+            self.index += 1
+            self._skip_inline_space()
 
     def _basic_string_end(self, start: int) -> int:
         """End offset (exclusive) of the one-line basic string opening at ``start``."""
@@ -235,6 +222,13 @@ class _Scanner:
             else:
                 index += 1
         raise _ScanError(start)
+
+    def _literal_end(self, start: int) -> int:
+        """End offset (exclusive) of the one-line literal string opening at ``start``."""
+        close = self.text.find("'", start + 1)
+        if close == -1:
+            raise _ScanError(start)
+        return close + 1
 
     def _past_closing_quotes(self, end: int, quote: str) -> int:
         """The end of a multi-line string whose closing delimiter ends at ``end``: up to two
@@ -266,10 +260,7 @@ class _Scanner:
         if char == '"':
             return self._basic_string_end(start)
         if char == "'":
-            close = text.find("'", start + 1)
-            if close == -1:
-                raise _ScanError(start)
-            return close + 1
+            return self._literal_end(start)
         index = start
         while index < length and text[index] not in _SCALAR_STOP:
             index += 1
@@ -278,8 +269,6 @@ class _Scanner:
         if index == start:
             raise _ScanError(start)
         return index
-
-    # -- recording ---------------------------------------------------------------------
 
     def _define(self, path: KeyPath, start: int, end: int, *, is_table: bool) -> None:
         if path in self.defined:
@@ -304,19 +293,15 @@ class _Scanner:
                 frame = _Frame(current, self.index, is_array=char == "[")
                 stack.append(frame)
                 self.index += 1
-                if frame.is_array:
-                    self._skip_space_and_comments()
-                else:
-                    self._skip_inline_space()
+                self._skip_inside(frame)
                 if self.index < self.length and text[self.index] == frame.closer:
                     closed = True
                 else:
                     current = frame.next_item() if frame.is_array else self._inline_key(frame.path)
                     continue
             else:
-                start = self.index
-                end = self._scalar_end(start)
-                self._record_value(current, start, end)
+                end = self._scalar_end(self.index)
+                self._record_value(current, self.index, end)
                 self.index = end
             # Close containers whose last value just ended; then begin the next sibling.
             while stack:
@@ -327,10 +312,7 @@ class _Scanner:
                     self._record_value(frame.path, frame.start, self.index)
                     stack.pop()
                     continue
-                if frame.is_array:
-                    self._skip_space_and_comments()
-                else:
-                    self._skip_inline_space()
+                self._skip_inside(frame)
                 if self.index >= self.length:
                     raise _ScanError(self.index)
                 char = text[self.index]
@@ -340,15 +322,11 @@ class _Scanner:
                 if char != ",":
                     raise _ScanError(self.index)
                 self.index += 1
-                if frame.is_array:
-                    self._skip_space_and_comments()
-                    if self.index < self.length and text[self.index] == "]":
-                        closed = True  # trailing comma
-                        continue
-                    current = frame.next_item()
-                else:
-                    self._skip_inline_space()
-                    current = self._inline_key(frame.path)
+                self._skip_inside(frame)
+                if frame.is_array and self.index < self.length and text[self.index] == "]":
+                    closed = True  # trailing comma
+                    continue
+                current = frame.next_item() if frame.is_array else self._inline_key(frame.path)
                 break
             else:
                 return
@@ -380,8 +358,6 @@ class _Scanner:
         self._define(path, first, end, is_table=False)
         self.keys[path] = (first, end)
         return path
-
-    # -- statements --------------------------------------------------------------------
 
     def _header(self) -> KeyPath:
         text = self.text
@@ -463,32 +439,17 @@ class _ScanError(Exception):
 
 def _decode_basic(raw: str) -> str:
     """Decode the escapes of a basic-string key; unknown escapes are kept verbatim."""
-    if "\\" not in raw:
-        return raw
-    out: list[str] = []
-    index = 0
-    while index < len(raw):
-        char = raw[index]
-        if char != "\\" or index + 1 >= len(raw):
-            out.append(char)
-            index += 1
-            continue
-        escape = raw[index + 1]
-        if escape in _ESCAPES:
-            out.append(_ESCAPES[escape])
-            index += 2
-        elif escape in "uU":
-            width = 4 if escape == "u" else 8
-            digits = raw[index + 2 : index + 2 + width]
-            try:
-                out.append(chr(int(digits, 16)))
-            except ValueError:
-                out.append(raw[index : index + 2 + width])
-            index += 2 + width
-        else:
-            out.append(raw[index : index + 2])
-            index += 2
-    return "".join(out)
+
+    def decode(match: re.Match[str]) -> str:
+        escape = match.group()
+        if escape[1] in _ESCAPES:
+            return _ESCAPES[escape[1]]
+        if escape[1] in "uU":
+            with contextlib.suppress(ValueError):
+                return chr(int(escape[2:], 16))
+        return escape
+
+    return _ESCAPE.sub(decode, raw)
 
 
 def scan_spans(text: str) -> tuple[SpanMap, list[Duplicate]]:

@@ -25,6 +25,9 @@ _U64_MAX = 2**64 - 1
 # The crate refuses requirements with more comparators than this.
 _MAX_COMPARATORS = 32
 
+# What an identifier list of a pre-release or build metadata is made of (ASCII only).
+_IDENTIFIER_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-."
+
 _POSITION_NAMES = {
     "major": "major version number",
     "minor": "minor version number",
@@ -87,9 +90,6 @@ class Prerelease:
     def __lt__(self, other: Prerelease) -> bool:
         return self._key() < other._key()
 
-    def __str__(self) -> str:
-        return self.text
-
 
 @dataclass(frozen=True)
 class Version:
@@ -111,12 +111,9 @@ class Version:
         return Version(self.major, self.minor, self.patch, Prerelease(), self.build)
 
     def __str__(self) -> str:
-        text = f"{self.major}.{self.minor}.{self.patch}"
-        if self.pre.text:
-            text += f"-{self.pre.text}"
-        if self.build:
-            text += f"+{self.build}"
-        return text
+        pre = f"-{self.pre.text}" if self.pre.text else ""
+        build = f"+{self.build}" if self.build else ""
+        return f"{self.major}.{self.minor}.{self.patch}{pre}{build}"
 
 
 class Op(Enum):
@@ -143,24 +140,13 @@ class Comparator:
     pre: Prerelease = Prerelease()
 
     def __str__(self) -> str:
-        text = f"{self.op.value}{self.major}"
-        if self.minor is not None:
-            text += f".{self.minor}"
-            if self.patch is not None:
-                text += f".{self.patch}"
-                if self.pre.text:
-                    text += f"-{self.pre.text}"
-            elif self.op is Op.WILDCARD:
-                text += ".*"
-        elif self.op is Op.WILDCARD:
-            text += ".*"
-        return text
-
-    def matches(self, version: Version) -> bool:
-        """Whether ``version`` satisfies this comparator alone, pre-release rule included."""
-        return _matches_operator(self, version) and (
-            version.pre.is_empty or _prerelease_compatible(self, version)
+        # The parser sets ``patch`` only after ``minor``, and ``pre`` only after ``patch``.
+        numbers = ".".join(
+            str(part) for part in (self.major, self.minor, self.patch) if part is not None
         )
+        wildcard = ".*" if self.op is Op.WILDCARD and self.patch is None else ""
+        pre = f"-{self.pre.text}" if self.pre.text else ""
+        return f"{self.op.value}{numbers}{wildcard}{pre}"
 
 
 @dataclass(frozen=True)
@@ -169,28 +155,19 @@ class VersionReq:
 
     comparators: tuple[Comparator, ...]
 
-    @classmethod
-    def parse(cls, text: str) -> VersionReq:
-        """Parse ``text``; raise :class:`VersionError` as ``semver::VersionReq`` would."""
-        return parse_version_req(text)
-
     def matches(self, version: Version) -> bool:
         """Whether ``version`` satisfies the requirement, following Cargo's pre-release rule."""
-        if not all(_matches_operator(comparator, version) for comparator in self.comparators):
-            return False
-        if version.pre.is_empty:
-            return True
         # A pre-release only satisfies a requirement that opts into pre-releases of the
         # same major.minor.patch, so `>=1.0.0` never pulls in `2.0.0-alpha`.
-        return any(_prerelease_compatible(comparator, version) for comparator in self.comparators)
+        return all(_matches_operator(comparator, version) for comparator in self.comparators) and (
+            version.pre.is_empty
+            or any(_prerelease_compatible(comparator, version) for comparator in self.comparators)
+        )
 
     def __str__(self) -> str:
         if not self.comparators:
             return "*"
         return ", ".join(str(comparator) for comparator in self.comparators)
-
-
-# --- matching ---------------------------------------------------------------------------------
 
 
 def _matches_operator(comparator: Comparator, version: Version) -> bool:
@@ -210,14 +187,16 @@ def _matches_operator(comparator: Comparator, version: Version) -> bool:
     return _matches_caret(comparator, version)
 
 
+def _same_major_minor(comparator: Comparator, version: Version) -> bool:
+    return version.major == comparator.major and comparator.minor in (None, version.minor)
+
+
 def _matches_exact(comparator: Comparator, version: Version) -> bool:
-    if version.major != comparator.major:
-        return False
-    if comparator.minor is not None and version.minor != comparator.minor:
-        return False
-    if comparator.patch is not None and version.patch != comparator.patch:
-        return False
-    return version.pre == comparator.pre
+    return (
+        _same_major_minor(comparator, version)
+        and comparator.patch in (None, version.patch)
+        and version.pre == comparator.pre
+    )
 
 
 def _order(comparator: Comparator, version: Version) -> int:
@@ -236,9 +215,7 @@ def _order(comparator: Comparator, version: Version) -> int:
 
 
 def _matches_tilde(comparator: Comparator, version: Version) -> bool:
-    if version.major != comparator.major:
-        return False
-    if comparator.minor is not None and version.minor != comparator.minor:
+    if not _same_major_minor(comparator, version):
         return False
     if comparator.patch is not None and version.patch != comparator.patch:
         return version.patch > comparator.patch
@@ -253,21 +230,12 @@ def _matches_caret(comparator: Comparator, version: Version) -> bool:
         return True
     patch = comparator.patch
     if patch is None:
-        if comparator.major > 0:
-            return version.minor >= minor
-        return version.minor == minor
-    if comparator.major > 0:
-        if version.minor != minor:
-            return version.minor > minor
-        if version.patch != patch:
-            return version.patch > patch
-    elif minor > 0:
-        if version.minor != minor:
-            return False
-        if version.patch != patch:
-            return version.patch > patch
-    elif version.minor != minor or version.patch != patch:
-        return False
+        return version.minor >= minor if comparator.major > 0 else version.minor == minor
+    if version.minor != minor:
+        return comparator.major > 0 and version.minor > minor
+    if version.patch != patch:
+        # ``^0.0.3`` admits only 0.0.3; ``^0.2.3`` and ``^1.2.3`` admit later patches.
+        return (comparator.major > 0 or minor > 0) and version.patch > patch
     return version.pre >= comparator.pre
 
 
@@ -280,59 +248,33 @@ def _prerelease_compatible(comparator: Comparator, version: Version) -> bool:
     )
 
 
-# --- parsing ----------------------------------------------------------------------------------
-
-
 def _numeric(text: str, position: str) -> tuple[int, str]:
-    length = 0
-    value = 0
-    while length < len(text) and "0" <= text[length] <= "9":
-        if value == 0 and length > 0:
-            raise VersionError(f"invalid leading zero in {_POSITION_NAMES[position]}")
-        value = value * 10 + (ord(text[length]) - 48)
-        if value > _U64_MAX:
-            raise VersionError(f"value of {_POSITION_NAMES[position]} exceeds u64::MAX")
-        length += 1
-    if length > 0:
-        return value, text[length:]
-    if text:
-        raise _unexpected_char(_POSITION_NAMES[position], text[0])
-    raise VersionError(f"unexpected end of input while parsing {_POSITION_NAMES[position]}")
+    name = _POSITION_NAMES[position]
+    rest = text.lstrip("0123456789")
+    digits = text[: len(text) - len(rest)]
+    if not digits:
+        if text:
+            raise _unexpected_char(name, text[0])
+        raise VersionError(f"unexpected end of input while parsing {name}")
+    if len(digits) > 1 and digits[0] == "0":
+        raise VersionError(f"invalid leading zero in {name}")
+    if len(digits) > len(str(_U64_MAX)) or int(digits) > _U64_MAX:
+        raise VersionError(f"value of {name} exceeds u64::MAX")
+    return int(digits), rest
 
 
 def _identifier(text: str, position: str) -> tuple[str, str]:
     """Split off a dot-separated identifier list; the crate's rules on empty segments."""
-    accumulated = 0
-    segment = 0
-    has_nondigit = False
-    while True:
-        index = accumulated + segment
-        char = text[index] if index < len(text) else None
-        if char is not None and (char.isascii() and (char.isalpha() or char == "-")):
-            segment += 1
-            has_nondigit = True
-            continue
-        if char is not None and "0" <= char <= "9":
-            segment += 1
-            continue
-        if segment == 0:
-            if accumulated == 0 and char != ".":
-                return "", text
+    rest = text.lstrip(_IDENTIFIER_CHARS)
+    identifier = text[: len(text) - len(rest)]
+    if not identifier:
+        return "", text
+    for segment in identifier.split("."):
+        if not segment:
             raise VersionError(f"empty identifier segment in {_POSITION_NAMES[position]}")
-        if (
-            position == "pre"
-            and segment > 1
-            and not has_nondigit
-            and text[accumulated:].startswith("0")
-        ):
+        if position == "pre" and len(segment) > 1 and segment[0] == "0" and segment.isdigit():
             raise VersionError(f"invalid leading zero in {_POSITION_NAMES[position]}")
-        accumulated += segment
-        if char == ".":
-            accumulated += 1
-            segment = 0
-            has_nondigit = False
-        else:
-            return text[:accumulated], text[accumulated:]
+    return identifier, rest
 
 
 def _dot(text: str, position: str) -> str:
@@ -368,18 +310,17 @@ def parse_version(text: str) -> Version:
     """
     if not text:
         raise VersionError("empty string, expected a semver version")
-    position = "major"
-    major, rest = _numeric(text, position)
-    rest = _dot(rest, position)
-    position = "minor"
-    minor, rest = _numeric(rest, position)
-    rest = _dot(rest, position)
-    position = "patch"
-    patch, rest = _numeric(rest, position)
-    pre, build, position, rest = _pre_and_build(rest, position)
+    major, rest = _numeric(text, "major")
+    minor, rest = _numeric(_dot(rest, "major"), "minor")
+    patch, rest = _numeric(_dot(rest, "minor"), "patch")
+    pre, build, position, rest = _pre_and_build(rest, "patch")
     if rest:
         _raise_after(position, rest[0])
     return Version(major, minor, patch, Prerelease(pre), build)
+
+
+def _lone_wildcard(char: str) -> VersionError:
+    return VersionError(f"wildcard req ({char}) must be the only comparator in the version req")
 
 
 def _wildcard(text: str) -> tuple[str, str] | None:
@@ -401,51 +342,33 @@ _OPERATORS = (
 
 def _comparator(text: str) -> tuple[Comparator, str, str]:
     """Parse one comparator; return it, the last position parsed, and the remaining text."""
-    op = Op.CARET
-    explicit_op = False
-    for spelling, candidate in _OPERATORS:
-        if text.startswith(spelling):
-            op = candidate
-            text = text[len(spelling) :]
-            explicit_op = True
-            break
-    text = text.lstrip(" ")
-
+    spelling, op = next(
+        ((spelling, op) for spelling, op in _OPERATORS if text.startswith(spelling)),
+        ("", Op.CARET),
+    )
+    text = text[len(spelling) :].lstrip(" ")
     position = "major"
     major, text = _numeric(text, position)
+    parts: dict[str, int | None] = {"minor": None, "patch": None}
     has_wildcard = False
-
-    minor: int | None = None
-    if text.startswith("."):
-        position = "minor"
+    for part in parts:
+        if not text.startswith("."):
+            break
+        position = part
         wildcard = _wildcard(text[1:])
         if wildcard is not None:
             has_wildcard = True
-            if not explicit_op:
-                op = Op.WILDCARD
-            text = wildcard[1]
-        else:
-            minor, text = _numeric(text[1:], position)
-
-    patch: int | None = None
-    if text.startswith("."):
-        position = "patch"
-        wildcard = _wildcard(text[1:])
-        if wildcard is not None:
-            if not explicit_op:
-                op = Op.WILDCARD
+            op = op if spelling else Op.WILDCARD
             text = wildcard[1]
         elif has_wildcard:
             raise VersionError("unexpected character after wildcard in version req")
         else:
-            patch, text = _numeric(text[1:], position)
-
+            parts[part], text = _numeric(text[1:], part)
+    minor, patch = parts["minor"], parts["patch"]
     pre = ""
     if patch is not None:
         pre, _, position, text = _pre_and_build(text, position)
-
-    text = text.lstrip(" ")
-    return Comparator(op, major, minor, patch, Prerelease(pre)), position, text
+    return Comparator(op, major, minor, patch, Prerelease(pre)), position, text.lstrip(" ")
 
 
 def parse_version_req(text: str) -> VersionReq:
@@ -463,9 +386,7 @@ def parse_version_req(text: str) -> VersionReq:
         if not rest:
             return VersionReq(())
         if rest.startswith(","):
-            raise VersionError(
-                f"wildcard req ({char}) must be the only comparator in the version req"
-            )
+            raise _lone_wildcard(char)
         raise VersionError("unexpected character after wildcard in version req")
 
     comparators: list[Comparator] = []
@@ -477,10 +398,7 @@ def parse_version_req(text: str) -> VersionReq:
             if wildcard is not None:
                 rest = wildcard[1].lstrip(" ")
                 if not rest or rest.startswith(","):
-                    raise VersionError(
-                        f"wildcard req ({wildcard[0]}) must be the only comparator in the "
-                        "version req"
-                    ) from None
+                    raise _lone_wildcard(wildcard[0]) from None
             raise
         comparators.append(comparator)
         if not text:

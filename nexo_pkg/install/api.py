@@ -23,9 +23,7 @@ from nexo_pkg.install.pipeline import (
     NO_CALLBACKS,
     InstallCallbacks,
     InstallOptions,
-    InstallResult,
     InstallStep,
-    UpgradeResult,
     install_artifact,
 )
 from nexo_pkg.install.store import (
@@ -57,11 +55,9 @@ __all__ = [
     "InstallCallbacks",
     "InstallOptions",
     "InstallPlan",
-    "InstallResult",
     "InstallRoot",
     "InstallStep",
     "Installed",
-    "UpgradeResult",
     "check_compatible",
     "install_artifact",
     "linked_plugin",

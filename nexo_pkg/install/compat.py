@@ -4,14 +4,9 @@ The daemon refuses at boot a plugin whose ``[plugin] min_nexo_version`` requirem
 semantics) its own version does not satisfy, ignoring its own pre-release tag (a 0.1.6-rc3
 daemon satisfies ``>=0.1.0``); ``lint`` reports the same as NX105. ``install`` and ``upgrade``
 compare before downloading, from a release's manifest asset, and again from the archive's own
-manifest, so an incompatible plugin is ``incompatible`` (exit 1) unless ``--force``.
-
-``install OWNER/REPO`` without a tag, when the latest release's manifest asset excludes the
-daemon, installs the newest older release whose manifest asset admits it
-(:func:`newest_compatible_tag`), read from release metadata and manifest assets alone: no
-tarball of a passed-over release is downloaded. A registry repository is read the same way
-(:func:`newest_compatible_version`): its semver tags highest first, each version's manifest
-for this host and the plugin manifest ``push`` copies into its annotation.
+manifest, so an incompatible plugin is ``incompatible`` (exit 1) unless ``--force``. Without
+a tag, the newest older release or registry version that admits the daemon is installed
+instead, chosen without downloading any tarball (:func:`compatible_source`).
 
 The daemon's version comes from ``--nexo-version`` or ``NEXO_DAEMON_VERSION`` only: the daemon
 records its version in no file of its configuration (its ``CARGO_PKG_VERSION`` is compiled in
@@ -34,7 +29,7 @@ its own ``[requires] bins/env``), so nothing is compared for them.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,22 +51,6 @@ if TYPE_CHECKING:
     from nexo_pkg.sources.oci_source import OciSource
     from nexo_pkg.sources.releases import GitHubReleaseSource
 
-__all__ = [
-    "ALWAYS_WIRED_CAPABILITIES",
-    "DAEMON_VERSION_ENV",
-    "MAX_OLDER_RELEASES",
-    "DaemonVersion",
-    "HostRequirement",
-    "LatestCompatible",
-    "check_compatible",
-    "compatible_source",
-    "daemon_version",
-    "min_nexo_version",
-    "newest_compatible_tag",
-    "newest_compatible_version",
-    "unmet_host_requirements",
-    "wired_capabilities",
-]
 
 MAX_OLDER_RELEASES = 20
 """How many releases older than an incompatible latest one are looked at (2 requests each)."""
@@ -116,22 +95,17 @@ def unmet_host_requirements(
     model: PluginManifest, *, wired: frozenset[str] | None = None
 ) -> tuple[HostRequirement, ...]:
     """The ``requires.nexo_capabilities`` entries of ``model`` the daemon would not find wired,
-    as ``aggregate_plugin_gates`` decides
-    (``crates/core/src/agent/nexo_plugin_registry/capability_aggregator.rs:148-163``).
-
-    ``wired`` is what the daemon wires (:func:`wired_capabilities`); ``None`` when its
-    configuration is unknown: then only names no daemon wires are unmet, and
-    ``long_term_memory`` is left undecided. Never raises."""
+    as ``aggregate_plugin_gates`` decides (``capability_aggregator.rs:148-163``, see above).
+    ``wired`` is what it wires (:func:`wired_capabilities`); ``None`` when unknown: then only
+    names no daemon wires are unmet, and ``long_term_memory`` is undecided. Never raises."""
     unmet: list[HostRequirement] = []
     for name in dict.fromkeys(model.plugin.requires.nexo_capabilities):
-        if name in ALWAYS_WIRED_CAPABILITIES:
+        if name in ALWAYS_WIRED_CAPABILITIES or (wired is not None and name in wired):
             continue
         if name == LONG_TERM_MEMORY:
-            if wired is None or name in wired:
+            if wired is None:
                 continue
             why = f"the daemon's {MEMORY_FILE} sets no long_term.backend, so it is not wired"
-        elif wired is not None and name in wired:
-            continue
         else:
             why = (
                 "no daemon wires a capability of that name (it wires broker, memory, sessions, "
@@ -252,6 +226,14 @@ def check_compatible(
     )
 
 
+def _note(text: str) -> None:
+    """Say which older release or version was chosen (a ``note:`` line on stderr)."""
+    from nexo_pkg.core.output import say  # noqa: PLC0415 - only when one is chosen
+    from nexo_pkg.core.terminal import printable  # noqa: PLC0415
+
+    say(printable(f"note: {text}"))
+
+
 def _is_prerelease_tag(tag: str) -> bool:
     try:
         return not parse_version(tag.removeprefix("v").removeprefix("V")).pre.is_empty
@@ -271,16 +253,13 @@ def newest_compatible_tag(
     doing: str = "installing",
 ) -> str | None:
     """The tag of the newest release of ``owner/repo`` older than ``latest`` whose manifest
-    asset admits ``daemon``, when ``latest``'s manifest asset excludes it; ``None`` when
-    ``latest`` is compatible, has no manifest asset (its archive decides), or none of the
-    :data:`MAX_OLDER_RELEASES` newest older releases is known to be compatible (the caller's
-    check then refuses ``latest`` as ``incompatible``).
-
-    Releases are taken newest first as GitHub lists them, pre-release tags (``v2.0.0-rc.1``)
-    and releases without a manifest asset passed over. Only release metadata and manifest
+    asset admits ``daemon``, when ``latest``'s excludes it; ``None`` when ``latest`` is
+    compatible, has no manifest asset (its archive decides), or none of the
+    :data:`MAX_OLDER_RELEASES` newest older releases (as GitHub lists them, pre-releases and
+    releases without a manifest asset passed over) is known to be compatible (the caller's
+    check then refuses ``latest`` as ``incompatible``). Only release metadata and manifest
     assets are read. Raises what the client raises (``network``, ``rate_limited``,
-    ``archive_unsafe`` for a manifest asset over ``max_manifest_bytes``).
-    """
+    ``archive_unsafe`` for a manifest asset over ``max_manifest_bytes``)."""
     if latest_manifest is None or not _excludes(latest_manifest[1], daemon):
         return None
     tags = [
@@ -293,18 +272,12 @@ def newest_compatible_tag(
         manifest = client.read_manifest_asset(
             release, MANIFEST_ASSETS, max_bytes=max_manifest_bytes
         )
-        found = _requirement(manifest[1], daemon) if manifest is not None else None
-        if manifest is None or (found is not None and not found[1]):
+        if manifest is None or _excludes(manifest[1], daemon):
             continue
-        from nexo_pkg.core.output import say  # noqa: PLC0415 - only when one is chosen
-        from nexo_pkg.core.terminal import printable  # noqa: PLC0415
-
-        say(
-            printable(
-                f"note: the latest release of {owner}/{repo} ({latest.tag}) needs a newer "
-                f"daemon than {daemon.version} ({daemon.source}); {doing} {tag}, the newest "
-                "release compatible with it"
-            )
+        _note(
+            f"the latest release of {owner}/{repo} ({latest.tag}) needs a newer daemon than "
+            f"{daemon.version} ({daemon.source}); {doing} {tag}, the newest release compatible "
+            "with it"
         )
         return tag
     return None
@@ -315,11 +288,7 @@ def _order(version: Version) -> tuple[int, int, int, Prerelease]:
 
 
 def newest_compatible_version(
-    source: OciSource,
-    daemon: DaemonVersion,
-    *,
-    above: str | None = None,
-    doing: str = "installing",
+    source: OciSource, daemon: DaemonVersion, *, above: str | None = None, doing: str = "installing"
 ) -> OciSource | None:
     """For a registry repository whose newest version (``source``, tagless) carries a plugin
     manifest that excludes ``daemon``: a source for the newest older version (matching the
@@ -327,12 +296,9 @@ def newest_compatible_version(
     version) whose manifest admits it. ``None`` when the newest version is compatible or
     carries no manifest annotation (its archive decides), or none of the
     :data:`MAX_OLDER_RELEASES` versions below it is known to be compatible (the caller's
-    check then refuses the newest as ``incompatible``).
-
-    Versions without this host's target or without a manifest annotation are passed over.
-    Only the repository's tags, indexes and target manifests are read, never a tarball.
-    Raises what reading the registry raises (``network``, ``registry_invalid`` …).
-    """
+    check then refuses the newest as ``incompatible``); versions without this host's target
+    or a manifest annotation are passed over. Only tags, indexes and target manifests are
+    read. Raises what reading the registry raises (``network``, ``registry_invalid`` …)."""
     from nexo_pkg.sources import oci  # noqa: PLC0415 - httpx on use
     from nexo_pkg.sources.oci_reference import OciReference  # noqa: PLC0415
     from nexo_pkg.sources.oci_source import OciSource  # noqa: PLC0415
@@ -366,15 +332,10 @@ def newest_compatible_version(
             raise
         if text is None or _excludes(text, daemon):
             continue
-        from nexo_pkg.core.output import say  # noqa: PLC0415 - only when one is chosen
-        from nexo_pkg.core.terminal import printable  # noqa: PLC0415
-
-        say(
-            printable(
-                f"note: the newest version in {base} ({latest.version}) needs a newer daemon "
-                f"than {daemon.version} ({daemon.source}); {doing} {tag}, the newest version "
-                "compatible with it"
-            )
+        _note(
+            f"the newest version in {base} ({latest.version}) needs a newer daemon than "
+            f"{daemon.version} ({daemon.source}); {doing} {tag}, the newest version compatible "
+            "with it"
         )
         return candidate
     return None
@@ -388,8 +349,6 @@ class LatestCompatible:
         self.inner = inner
 
     def resolve(self) -> list[ReleaseCandidate]:
-        from dataclasses import replace  # noqa: PLC0415
-
         from nexo_pkg.sources.releases import LATEST_TAG  # noqa: PLC0415
 
         return [
@@ -407,8 +366,6 @@ def compatible_source(source: Source, daemon: DaemonVersion) -> Source:
     (:func:`newest_compatible_tag`), or when it is an ``oci://`` repository without a tag or
     digest whose newest version excludes it, the newest older version that admits it
     (:func:`newest_compatible_version`); raises what reading the source raises."""
-    from dataclasses import replace  # noqa: PLC0415
-
     from nexo_pkg.sources.releases import (  # noqa: PLC0415
         LATEST_TAG,
         MAX_MANIFEST_ASSET_BYTES,

@@ -61,11 +61,9 @@ MAX_DISCOVERY_BYTES = 1024 * 1024
 
 @dataclass(frozen=True)
 class DaemonConfig:
-    """What nexo-pkg takes from the daemon's configuration directory.
-
-    ``warnings`` says what in ``discovery.yaml`` probably does not do what the operator meant
-    (a ``~`` path, a path naming an unset variable).
-    """
+    """What nexo-pkg takes from the daemon's configuration directory; ``warnings`` says what
+    in ``discovery.yaml`` probably does not do what the operator meant (a ``~`` path, a path
+    naming an unset variable)."""
 
     directory: Path
     search_paths: tuple[Path, ...] = ()
@@ -115,11 +113,9 @@ _DISCOVERY_KEYS = {
 
 def load_daemon_config(directory: Path, *, cwd: Path | None = None) -> DaemonConfig:
     """Read ``<directory>/plugins/discovery.yaml`` when it exists, as the daemon loads it.
-
     Raises :class:`ConfigError` (exit 2) naming the file when the daemon could not load it:
     an unset ``${VAR}``, a refused ``${file:...}``, not UTF-8 or not YAML, no ``discovery``
-    mapping, an unknown key, or a value of the wrong type.
-    """
+    mapping, an unknown key, or a value of the wrong type."""
     path = directory / DISCOVERY_FILE
     if not path.is_file():
         return DaemonConfig(directory)
@@ -185,15 +181,17 @@ def read_yaml_config(path: Path, raw: bytes, *, cwd: Path | None = None) -> Any:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"cannot read {path}: it is not UTF-8 text") from exc
-    return _parse_yaml(path, resolve_placeholders(text, path, cwd or Path.cwd()))
+    return parse_yaml_text(path, resolve_placeholders(text, path, cwd or Path.cwd()))
 
 
-def _parse_yaml(path: Path, text: str) -> Any:
+def parse_yaml_text(path: Path, text: str, *, nodes: bool = False) -> Any:
+    """``text`` (of ``path``) as YAML data, or with ``nodes`` as PyYAML's node tree (positions
+    included); :class:`ConfigError` naming ``path`` when it is not YAML."""
     # PyYAML is imported only when the daemon's configuration actually holds the file.
     import yaml  # noqa: PLC0415
 
     try:
-        return yaml.safe_load(text)
+        return yaml.compose(text, Loader=yaml.SafeLoader) if nodes else yaml.safe_load(text)
     except (yaml.YAMLError, RecursionError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise ConfigError(f"{path} is not valid YAML: {reason}") from exc
@@ -207,8 +205,7 @@ def resolve_placeholders(text: str, path: Path, cwd: Path) -> str:
     parts: list[str] = []
     last = 0
     for start, end, inner in find_placeholders(text):
-        parts.append(text[last:start])
-        parts.append(_resolve_one(inner, path, cwd))
+        parts += (text[last:start], _resolve_one(inner, path, cwd))
         last = end
     parts.append(text[last:])
     return "".join(parts)

@@ -17,16 +17,19 @@ import contextlib
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from nexo_pkg.core.errors import ConfigError, NexoError, UsageError
 from nexo_pkg.core.files import read_config_file, write_config_file
-from nexo_pkg.install.config import DISCOVERY_FILE, MAX_DISCOVERY_BYTES, load_daemon_config
+from nexo_pkg.install.config import (
+    DISCOVERY_FILE,
+    MAX_DISCOVERY_BYTES,
+    load_daemon_config,
+    parse_yaml_text,
+)
 from nexo_pkg.manifest.daemon import is_valid_id
-
-__all__ = ["DiscoveryState", "EditResult", "check_id", "discovery_state", "set_enabled"]
 
 LOCK_TIMEOUT = 5.0
 LOCK_POLL = 0.025
@@ -73,33 +76,17 @@ class EditResult:
         }
 
 
-def _compose(text: str, path: Path) -> Any:
-    """The YAML node tree of ``text`` (positions included), as PyYAML composes it."""
-    import yaml  # noqa: PLC0415 (only when the file exists)
-
-    try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
-    except (yaml.YAMLError, RecursionError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"{path} is not valid YAML: {reason}") from exc
-
-
 def _load(path: Path) -> tuple[Any, str]:
     """``(document, text)`` of ``path``; ``(None, "")`` when it does not exist."""
-    import yaml  # noqa: PLC0415
-
     try:
         raw = read_config_file(path, MAX_DISCOVERY_BYTES, missing_ok=True)
     except FileNotFoundError:
         return None, ""
     try:
         text = raw.decode("utf-8")
-        return yaml.safe_load(text), text
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not UTF-8 text") from exc
-    except (yaml.YAMLError, RecursionError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"{path} is not valid YAML: {reason}") from exc
+    return parse_yaml_text(path, text), text
 
 
 def _string_list(section: Any, key: str, path: Path) -> list[str]:
@@ -126,7 +113,10 @@ def discovery_state(config_directory: Path) -> DiscoveryState:
     """The discovery lists of ``<config_directory>/plugins/discovery.yaml`` (empty when the
     file is absent). Raises :class:`ConfigError` for a file the daemon could not load."""
     path = config_directory / DISCOVERY_FILE
-    document, _ = _load(path)
+    return _state(_load(path)[0], path)
+
+
+def _state(document: Any, path: Path) -> DiscoveryState:
     section = _section(document, path)
     follow = section.get("follow_symlinks", False) if section is not None else False
     return DiscoveryState(
@@ -191,6 +181,15 @@ class _LayoutError(Exception):
     """The file is laid out in a way this edit does not rewrite safely."""
 
 
+def _item_line(text: str, node: Any, key: str) -> tuple[int, int]:
+    """Where the line of the list item ``node`` starts and ends; :class:`_LayoutError` unless
+    the item stands on a line of its own (``- item``)."""
+    start = _line_start(text, node.start_mark.index)
+    if text[start : node.start_mark.index].strip() != "-":
+        raise _LayoutError(f"an item of `discovery.{key}` does not stand on a line of its own")
+    return start, _line_end(text, max(node.end_mark.index - 1, node.start_mark.index))
+
+
 def _append(text: str, section: Any, key: str, plugin_id: str) -> str:
     """``text`` with ``plugin_id`` appended to the list ``key`` of the ``discovery`` mapping
     node ``section``, touching only what must change."""
@@ -223,11 +222,8 @@ def _append(text: str, section: Any, key: str, plugin_id: str) -> str:
     if not value.value:
         raise _LayoutError(f"`discovery.{key}` is an empty block list")
     last = value.value[-1]
-    start = _line_start(text, last.start_mark.index)
+    start, at = _item_line(text, last, key)
     lead = text[start : last.start_mark.index]
-    if lead.strip() != "-":
-        raise _LayoutError(f"an item of `discovery.{key}` does not stand on a line of its own")
-    at = _line_end(text, max(last.end_mark.index - 1, last.start_mark.index))
     prefix = "" if text[at - 1] == "\n" else "\n"
     return f"{text[:at]}{prefix}{lead}{item}\n{text[at:]}"
 
@@ -248,14 +244,11 @@ def _remove(text: str, section: Any, key: str, plugin_id: str) -> str:
         start, end = value.start_mark.index, value.end_mark.index
         inner = ", ".join(text[n.start_mark.index : n.end_mark.index] for n in keep)
         return f"{text[:start]}[{inner}]{text[end:]}"
-    spans = []
-    for node in value.value:
-        if getattr(node, "value", None) != plugin_id:
-            continue
-        start = _line_start(text, node.start_mark.index)
-        if text[start : node.start_mark.index].strip() != "-":
-            raise _LayoutError(f"an item of `discovery.{key}` does not stand on a line of its own")
-        spans.append((start, _line_end(text, max(node.end_mark.index - 1, start))))
+    spans = [
+        _item_line(text, node, key)
+        for node in value.value
+        if getattr(node, "value", None) == plugin_id
+    ]
     for start, end in reversed(spans):
         text = text[:start] + text[end:]
     if not keep:
@@ -271,12 +264,10 @@ def check_id(plugin_id: str) -> None:
 
 
 def set_enabled(config_directory: Path, plugin_id: str, *, enabled: bool) -> EditResult:
-    """Enable or disable ``plugin_id`` in the daemon's discovery configuration.
-
-    Only the lines of the ``disabled`` (and, for ``enable``, ``allowlist``) list that change
-    are rewritten: comments, quoting and layout elsewhere stay byte for byte. The result is
-    read back and must hold exactly the intended lists before it atomically replaces the
-    file, under the daemon's edit lock. Raises ``usage`` for an id the daemon would never
+    """Enable or disable ``plugin_id`` in the daemon's discovery configuration, under the
+    daemon's edit lock: only the list lines that change are rewritten (every other byte
+    stays), and the result must read back as exactly the intended lists before it atomically
+    replaces the file. Raises ``usage`` for an id the daemon would never
     discover, ``config`` for a file the daemon could not load (or laid out in a way this
     edit cannot rewrite safely), ``io`` when it cannot be written.
     """
@@ -286,29 +277,27 @@ def set_enabled(config_directory: Path, plugin_id: str, *, enabled: bool) -> Edi
     lock = _edit_lock(path) if path.parent.is_dir() else contextlib.nullcontext()
     with lock:
         document, text = _load(path)
-        section_value = _section(document, path)
-        disabled = _string_list(section_value, "disabled", path)
-        allowlist = _string_list(section_value, "allowlist", path)
-        before = DiscoveryState(tuple(disabled), tuple(allowlist)).state(plugin_id)
+        current = _state(document, path)
+        disabled, allowlist = current.disabled, current.allowlist
+        before = current.state(plugin_id)
         wanted: State = "enabled" if enabled else "disabled"
         if before == wanted:
             return EditResult(plugin_id, path, before, changed=False)
         allowlisted = enabled and bool(allowlist) and plugin_id not in allowlist
         if enabled:
-            expected = DiscoveryState(
-                tuple(x for x in disabled if x != plugin_id),
-                (*allowlist, plugin_id) if allowlisted else tuple(allowlist),
+            expected = replace(
+                current,
+                disabled=tuple(x for x in disabled if x != plugin_id),
+                allowlist=(*allowlist, plugin_id) if allowlisted else allowlist,
             )
         else:
-            expected = DiscoveryState((*disabled, plugin_id), tuple(allowlist))
+            expected = replace(current, disabled=(*disabled, plugin_id))
         new_text = _edited(text, path, plugin_id, enabled=enabled, allowlisted=allowlisted)
-        document, _ = _parse_text(new_text, path)
-        section_value = _section(document, path)
-        got = DiscoveryState(
-            tuple(_string_list(section_value, "disabled", path)),
-            tuple(_string_list(section_value, "allowlist", path)),
-        )
-        if got != expected:
+        try:
+            edited = parse_yaml_text(path, new_text)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: cannot edit this layout safely; edit it by hand") from exc
+        if _state(edited, path) != expected:
             raise ConfigError(f"{path}: cannot edit this layout safely; edit it by hand")
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -319,20 +308,11 @@ def set_enabled(config_directory: Path, plugin_id: str, *, enabled: bool) -> Edi
     return EditResult(plugin_id, path, wanted, changed=True, allowlisted=allowlisted)
 
 
-def _parse_text(text: str, path: Path) -> tuple[Any, str]:
-    import yaml  # noqa: PLC0415
-
-    try:
-        return yaml.safe_load(text), text
-    except (yaml.YAMLError, RecursionError) as exc:
-        raise ConfigError(f"{path}: cannot edit this layout safely; edit it by hand") from exc
-
-
 def _edited(text: str, path: Path, plugin_id: str, *, enabled: bool, allowlisted: bool) -> str:
     """The new text of the file (see :func:`set_enabled`)."""
     if not text.strip():
         return f"{text}discovery:\n  disabled: [{_plain(plugin_id)}]\n"
-    root = _compose(text, path)
+    root = parse_yaml_text(path, text, nodes=True)
     found = _mapping_item(root, "discovery")
     if found is None or getattr(found[1], "tag", "").endswith(":null"):
         separator = "" if text.endswith("\n") else "\n"
@@ -345,7 +325,7 @@ def _edited(text: str, path: Path, plugin_id: str, *, enabled: bool, allowlisted
             return _append(text, section, "disabled", plugin_id)
         text = _remove(text, section, "disabled", plugin_id)
         if allowlisted:
-            section = _mapping_item(_compose(text, path), "discovery")
+            section = _mapping_item(parse_yaml_text(path, text, nodes=True), "discovery")
             assert section is not None  # noqa: S101 (it was there before the removal)
             text = _append(text, section[1], "allowlist", plugin_id)
     except _LayoutError as exc:

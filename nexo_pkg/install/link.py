@@ -25,15 +25,6 @@ from nexo_pkg.install.store import installed_versions, locked_root
 from nexo_pkg.manifest.names import find_manifest
 from nexo_pkg.sources.select import identity_from_manifest
 
-__all__ = [
-    "LinkResult",
-    "LinkedPlugin",
-    "link_install",
-    "linked_plugin",
-    "linked_plugins",
-    "unlink",
-]
-
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 
 
@@ -107,13 +98,11 @@ def linked_plugin(path: Path) -> LinkedPlugin | None:
 
 
 def link_install(source: Path, dest: Path, *, follow_symlinks: bool | None) -> LinkResult:
-    """Link ``<dest>/<id>`` to the checkout ``source``.
-
-    ``follow_symlinks`` is the daemon's ``discovery.follow_symlinks`` (``None``: unknown); a
-    false one is named in the warnings. Raises ``usage`` for a ``source`` that is no plugin
-    checkout, ``manifest_invalid`` for one whose manifest names no id and version,
-    ``already_installed`` when the id is installed (or linked) in ``dest`` already, ``io``.
-    """
+    """Link ``<dest>/<id>`` to the checkout ``source``; a false ``follow_symlinks`` (the
+    daemon's ``discovery.follow_symlinks``; ``None``: unknown) is named in the warnings.
+    Raises ``usage`` for a ``source`` that is no plugin checkout, ``manifest_invalid`` for one
+    whose manifest names no id and version, ``already_installed`` when the id is installed (or
+    linked) in ``dest`` already, ``io``."""
     target = source.expanduser().absolute()
     if not target.is_dir():
         raise UsageError(f"--link {source}: not a directory")

@@ -13,12 +13,9 @@ and ``version``/``min_nexo_version`` that ``semver`` does not parse."""
 
 
 def manifest_asset_problem(text: str) -> str | None:
-    """Why the reference installer could not parse manifest ``text``, or ``None``.
-
-    The first lint error of :data:`DESERIALISATION_CODES`, with its line and column. Checks
-    of the daemon's later validation (ids, namespaces, sandbox) are the archive manifest's
-    business (:mod:`nexo_pkg.install.payload`).
-    """
+    """Why the reference installer could not parse manifest ``text`` (the first lint error of
+    :data:`DESERIALISATION_CODES`, with its line and column), or ``None``. The daemon's later
+    checks (ids, namespaces, sandbox) are the archive manifest's (:mod:`~.payload`)."""
     from nexo_pkg.lint.engine import lint_source  # noqa: PLC0415 - only for releases with one
 
     result = lint_source(text)

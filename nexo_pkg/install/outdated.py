@@ -18,8 +18,6 @@ import semver
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.store import Installed, Receipt, installed_versions, scan_installed
 
-__all__ = ["LatestLookup", "LatestVersion", "OutdatedEntry", "Status", "outdated"]
-
 Status = Literal["outdated", "current", "ahead", "pinned", "local", "failed"]
 
 
@@ -116,19 +114,14 @@ def _entry(item: Installed, lookups: dict[str, LatestLookup]) -> OutdatedEntry:
 
 
 def outdated(
-    roots: Path | tuple[Path, ...],
-    plugin_ids: Iterable[str],
-    lookups: dict[str, LatestLookup],
+    roots: Path | tuple[Path, ...], plugin_ids: Iterable[str], lookups: dict[str, LatestLookup]
 ) -> list[OutdatedEntry]:
     """Compare every installed plugin of every plugin root (or those named) with the newest
     version its source offers. ``lookups`` maps a receipt's source kind (``github-releases``,
     ``registry``) to its lookup; plugins from other sources (a local file) are reported as
-    ``local``, those installed from an explicit tag with a newer release as ``pinned``.
-
-    A lookup that fails marks that plugin ``failed`` with its error and the others go on.
-    Raises ``not_installed`` for a named id that is installed in no root, ``io`` when a root
-    cannot be read.
-    """
+    ``local``, those installed from an explicit tag with a newer release as ``pinned``, those
+    whose lookup fails as ``failed`` (the others go on). Raises ``not_installed`` for a named
+    id installed in no root, ``io`` when a root cannot be read."""
     all_roots = (roots,) if isinstance(roots, Path) else roots
     wanted = list(dict.fromkeys(plugin_ids))
     items: list[Installed] = []

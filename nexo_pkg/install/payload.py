@@ -19,18 +19,15 @@ RUNTIME_SETTINGS_GRANTED = LintOptions(host_net_allowed=True, sandbox_required=F
 
 
 def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> ManifestSummary:
-    """Check what an inspected archive carries, before anything is extracted.
-
-    The manifest is the root ``plugin.toml`` or ``nexo-plugin.toml`` the daemon reads first,
-    or a microapp's extension-shaped ``plugin.toml`` (what its extension host reads; the
-    companion ``nexo-plugin.toml`` beside it is installed as it is).
-    Raises ``manifest_invalid`` when neither is at the root or it has lint errors the daemon
+    """Check what an inspected archive carries, before anything is extracted: its manifest
+    (:func:`_payload_manifest`; a microapp's companion ``nexo-plugin.toml`` is installed as
+    it is). Raises ``manifest_invalid`` when neither is at the root or it has lint errors the daemon
     would reject it for (a setting of the daemon's runtime, such as the host-network
     permission, is not one: :attr:`ManifestSummary.operator_must_allow` names it),
     ``manifest_mismatch`` when its id/version differ from the asset's, and
     ``archive_invalid`` when ``bin/<id>`` is not a regular file in the archive.
     """
-    manifest_name, manifest, _microapp = _payload_manifest(listing)
+    manifest_name, manifest = _payload_manifest(listing)
     if manifest is None or manifest_name is None:
         names = " or ".join(MANIFEST_NAMES)
         too_large = any(name in listing.files for name in MANIFEST_NAMES)
@@ -69,15 +66,14 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
     entrypoint = f"bin/{plugin_id}"
     if entrypoint not in listing.files:
         raise NexoError(
-            f"the archive has no {entrypoint} file (the plugin's launcher)",
-            kind="archive_invalid",
+            f"the archive has no {entrypoint} file (the plugin's launcher)", kind="archive_invalid"
         )
     return summarise_manifest(model)
 
 
-def _payload_manifest(listing: ArchiveListing) -> tuple[str | None, bytes | None, bool]:
+def _payload_manifest(listing: ArchiveListing) -> tuple[str | None, bytes | None]:
     """A microapp's extension-shaped ``plugin.toml`` when the archive holds one, else the
-    manifest the daemon's plugin discovery reads first; and whether it is a microapp's."""
+    manifest the daemon's plugin discovery reads first."""
     extension = listing.manifests.get(MICROAPP_MANIFEST_NAME)
     if extension is not None:
         try:
@@ -85,5 +81,5 @@ def _payload_manifest(listing: ArchiveListing) -> tuple[str | None, bytes | None
         except (UnicodeDecodeError, tomllib.TOMLDecodeError):
             document = {}
         if is_extension_shape(document):
-            return MICROAPP_MANIFEST_NAME, extension, True
-    return listing.manifest_name, listing.manifest, False
+            return MICROAPP_MANIFEST_NAME, extension
+    return listing.manifest_name, listing.manifest

@@ -45,6 +45,7 @@ from nexo_pkg.install.store import (
     tree_modes,
     unreadable_installs,
     utc_now,
+    version_order,
     write_receipt,
 )
 from nexo_pkg.install.summary import InstallPlan
@@ -68,12 +69,7 @@ if TYPE_CHECKING:
 @dataclass(frozen=True)
 class InstallOptions:
     """What the user chose for ``install``, ``upgrade`` and ``info`` (and, through
-    :class:`~nexo_pkg.fleet.sources.FleetOptions`, for a fleet): frozen, built by the CLI.
-
-    What the command builds when it starts is its context
-    (:func:`command_context`); what the person at the terminal sees and answers are its
-    :class:`InstallCallbacks`.
-    """
+    :class:`~nexo_pkg.fleet.sources.FleetOptions`, for a fleet): frozen, built by the CLI."""
 
     dest: Path
     nexo_home: Path
@@ -143,14 +139,12 @@ class InstallCallbacks:
 class InstallStep:
     """What one install runs with besides the user's choices and the command's context.
 
-    ``root`` is the install root when the caller already holds its lock (``sync`` holds it
-    for all its plugins); None: the install takes the lock itself. For an upgrade:
-    ``replaces`` are the installed versions the new one replaces, ``keep_old`` keeps them out
-    of the daemon's sight, and ``previous_signature`` (the receipt's ``signature``) is the
-    signer the new version must have (``signer_changed`` otherwise, unless the user allows a
-    change). ``installed`` lists every installed tree of the plugin when the caller scanned
-    the root under the lock it holds (``sync`` scans it once for all its plugins); None: the
-    install scans the root itself.
+    ``root`` and ``installed``: the install root whose lock the caller holds, and every
+    installed tree of the plugin it scanned under it (``sync`` does both once for all its
+    plugins); None: the install locks and scans itself. For an upgrade: ``replaces`` are the
+    versions the new one replaces, ``keep_old`` keeps them out of the daemon's sight, and
+    ``previous_signature`` (the receipt's) is the signer the new version must have
+    (``signer_changed`` otherwise, unless the user allows a change).
     """
 
     root: InstallRoot | None = None
@@ -179,14 +173,7 @@ class InstallResult:
         return self.plan.warnings
 
     def to_json(self) -> dict[str, Any]:
-        document = self._document()
-        if self.was_already_present:
-            # Not a failure (exit 0), but named like the refusal it would be with another hash.
-            document["kind"] = "already_installed"
-        return document
-
-    def _document(self) -> dict[str, Any]:
-        return {
+        document: dict[str, Any] = {
             "ok": True,
             "id": self.plan.plugin_id,
             "version": self.plan.version,
@@ -201,6 +188,10 @@ class InstallResult:
             "manifest": self.plan.summary.to_json(),
             "warnings": list(self.warnings),
         }
+        if self.was_already_present:
+            # Not a failure (exit 0), but named like the refusal it would be with another hash.
+            document["kind"] = "already_installed"
+        return document
 
 
 def _check_flags(options: InstallOptions) -> None:
@@ -251,27 +242,15 @@ def command_context(
                 context.cache.discard_added()
 
 
-def source_request(options: InstallOptions, expected_id: str | None = None) -> SourceRequest:
-    """What ``install`` asks of a source: this host's targets (or ``--target``), the plugin
-    id an upgrade expects, and the check of a release's manifest asset."""
-    return SourceRequest(
-        targets=host_candidates(options.target),
-        manifest_problem=manifest_asset_problem,
-        expected_id=expected_id,
-    )
-
-
 def install(
     source_text: str, options: InstallOptions, callbacks: InstallCallbacks = NO_CALLBACKS
 ) -> InstallResult:
     """Run the whole pipeline for SOURCE (``owner/repo[@tag]``, ``oci://…`` or a local
-    tarball): the source is chosen once (:func:`nexo_pkg.sources.route.open_source`).
-
-    Raises :class:`NexoError` with one of the kinds of SPEC §5; on any failure ``dest`` is
-    left as it was and the cache holds no blob of this run.
-    """
+    tarball). Raises :class:`NexoError` with one of the kinds of SPEC §5; on any failure
+    ``dest`` is left as it was and the cache holds no blob of this run."""
     _check_flags(options)
-    request = source_request(options)
+    # This host's targets (or --target), and the check of a release's manifest asset.
+    request = SourceRequest(host_candidates(options.target), manifest_asset_problem)
     with command_context(options, callbacks) as context:
         source = open_source(source_text, context, request)
         if options.daemon is not None and not options.force:
@@ -288,10 +267,9 @@ def install_from(
 ) -> InstallResult:
     """Resolve ``source``, fetch its best candidate and install it.
 
-    The trust policy is read before any network work (a bad policy fails fast, exit 2); a
-    release's manifest asset that excludes the daemon is refused before any download; the
-    trust mode is resolved once, for the candidate's signing origin, and decides whether
-    signature material is fetched at all (not under ``ignore``).
+    The trust policy is read before any network work (a bad policy fails fast, exit 2), a
+    manifest asset that excludes the daemon is refused before any download, and the trust
+    mode decides whether signature material is fetched at all (not under ``ignore``).
     """
     context.policy()
     candidate = source.resolve()[0]
@@ -320,13 +298,9 @@ def install_artifact(
     callbacks: InstallCallbacks = NO_CALLBACKS,
     step: InstallStep = ONE_INSTALL,
 ) -> InstallResult:
-    """Steps 5-9 for a fetched, checksummed artifact, whichever source it came from: the
-    signature under ``mode`` (resolved by the caller), the signer of an upgrade, then the
-    archive, payload, confirmation and install steps (:func:`_install_tree`). The archive is
-    read where the source left it, in the blob cache.
-
-    Raises every kind the signature, archive, payload and install steps raise.
-    """
+    """Steps 5-9 for a fetched, checksummed artifact (read where the source left it, in the
+    blob cache), whichever source it came from: the signature under ``mode``, the signer of
+    an upgrade, then :func:`_install_tree`. Raises every kind those steps raise."""
     _check_flags(options)
     origin = artifact.origin
     outcome = trust.verify_asset_signature(
@@ -470,13 +444,7 @@ def _refuse_downgrade(options: InstallOptions, plugin_id: str, version: str) -> 
         return
     for item in scan_installed(options.dest):
         receipt = item.receipt
-        if item.plugin_id != plugin_id or receipt is None:
-            continue
-        try:
-            newer = semver.Version.parse(receipt.version).compare(new) > 0
-        except ValueError:
-            continue
-        if newer:
+        if item.plugin_id == plugin_id and receipt is not None and version_order(item) > new:
             raise NexoError(
                 f"{plugin_id} {receipt.version} is installed, newer than {version}; pass "
                 "--allow-downgrade to replace it with the older version",
@@ -564,15 +532,13 @@ def _install_tree(
                 replaces=_replaced(options, step, fetched.plugin_id, final),
                 keep_old=step.keep_old,
             )
-        except OSError as exc:
+        except BaseException as exc:
             if staging is not None:
                 discard(staging.parent)
-            raise NexoError(
-                f"cannot install into {final}: {exc.strerror or exc}", kind="io"
-            ) from exc
-        except BaseException:
-            if staging is not None:
-                discard(staging.parent)
+            if isinstance(exc, OSError):
+                raise NexoError(
+                    f"cannot install into {final}: {exc.strerror or exc}", kind="io"
+                ) from exc
             raise
     return InstallResult(plan, final, set_aside=set_aside)
 
@@ -624,19 +590,15 @@ def upgrade(
     keep_old: bool | None = None,
     tag: str | None = None,
 ) -> UpgradeResult:
-    """Upgrade an installed plugin along its receipt's coordinates, as the reference does.
-
-    The receipt's ``owner/repo`` and ``target`` are kept (``--target`` overrides the target).
-    A receipt pinned to an explicit tag (:attr:`Receipt.pinned_tag`) stays on it: a no-op
-    saying so, unless ``tag`` names the release to move to; ``latest`` follows the newest
-    release. Same version: no-op. Lower: ``downgrade_refused`` unless ``allow_downgrade``. The
-    old versions leave the daemon's sight in the same step that brings the new one in, so
-    exactly one version is discoverable: by default (``keep_old`` None) the version replaced
-    is kept under ``.nexo/kept`` for ``rollback`` and older kept versions of the plugin are
-    removed; ``keep_old`` True keeps them all, False deletes the version replaced. Raises
-    ``not_installed`` for an unknown id, ``source_invalid`` for local-file installs. A
-    plugin installed from a registry follows the highest semver tag of the repository its
-    receipt names.
+    """Upgrade an installed plugin along its receipt's coordinates (``--target`` overrides
+    its target), as the reference does; one from a registry follows the highest semver tag
+    of its repository. A receipt pinned to an explicit tag (:attr:`Receipt.pinned_tag`) stays
+    on it (a no-op saying so) unless ``tag`` names the release to move to (``latest``: the
+    newest). Same version: no-op. Lower: ``downgrade_refused`` unless ``allow_downgrade``.
+    The old versions leave the daemon's sight in the step that brings the new one in: by
+    default (``keep_old`` None) the version replaced is kept under ``.nexo/kept`` for
+    ``rollback`` and older kept ones are removed; True keeps them all, False deletes it.
+    Raises ``not_installed`` for an unknown id, ``source_invalid`` for local-file installs.
     """
     _check_flags(options)
     matches = require_installed(options.dest, plugin_id)
@@ -645,12 +607,7 @@ def upgrade(
     assert receipt is not None  # noqa: S101 (require_installed only returns receipts)
     if receipt.registry is not None:
         return _upgrade_from_registry(
-            receipt,
-            matches,
-            options,
-            callbacks,
-            allow_downgrade=allow_downgrade,
-            keep_old=keep_old,
+            receipt, matches, options, callbacks, allow_downgrade=allow_downgrade, keep_old=keep_old
         )
     if receipt.source != "github-releases" or not receipt.owner or not receipt.repo:
         raise NexoError(
@@ -674,14 +631,13 @@ def upgrade(
     if options.target is None and receipt.target:
         options = replace(options, target=receipt.target)
     spec = GitHubSource(receipt.owner, receipt.repo, tag)
-    request = source_request(options, plugin_id)
     with command_context(options, callbacks) as context:
         context.policy()  # a bad policy fails before any network work
         source = GitHubReleaseSource(
             spec,
             context,
-            targets=request.targets,
-            manifest_problem=request.manifest_problem,
+            targets=host_candidates(options.target),
+            manifest_problem=manifest_asset_problem,
             expected_id=plugin_id,
         )
         found = source.identify()
@@ -701,7 +657,10 @@ def upgrade(
         # which the payload check then holds the archive's own manifest to: never the tag,
         # which a mirror controls and which real releases do not keep in step with the
         # manifest.
-        latest = f"the latest release of {receipt.owner}/{receipt.repo} ({found.release.tag})"
+        latest = (
+            f"the latest release of {receipt.owner}/{receipt.repo} ({found.release.tag}) "
+            f"carries {plugin_id} {found.identity.version},"
+        )
         return _upgrade_to(
             chosen_source,
             context,
@@ -796,18 +755,9 @@ def _upgrade_to(
     if order == 0:
         return UpgradeResult(plugin_id, receipt.version, new_version, current.path, None, False)
     if order < 0 and not allow_downgrade:
-        if receipt.registry is not None:
-            message = (
-                f"{latest} older than the installed {receipt.version}; pass --allow-downgrade "
-                "to install it"
-            )
-        else:
-            message = (
-                f"{latest} carries {plugin_id} {new_version}, older than the installed "
-                f"{receipt.version}; pass --allow-downgrade to install it"
-            )
         raise NexoError(
-            message,
+            f"{latest} older than the installed {receipt.version}; pass --allow-downgrade to "
+            "install it",
             kind="downgrade_refused",
             details={"installed": receipt.version, "latest": new_version},
         )
@@ -833,14 +783,9 @@ def replace_installed(
     keep_old: bool | None,
 ) -> UpgradeResult:
     """The install step of an upgrade, whatever the source: ``run_install`` puts the new
-    version in place with the installed ones (``matches``, current first) named as replaced
-    (its :class:`InstallStep`), so they leave the daemon's sight in the same step, and the
-    new version must keep the installed one's signer.
-
-    ``keep_old`` None (the default of ``upgrade``) keeps the version replaced under
-    ``.nexo/kept`` for ``rollback`` and then removes the versions of this plugin kept
-    before it, so one previous tree is kept; True keeps every version replaced; False
-    deletes them."""
+    version in place of the installed ones (``matches``, current first), which leave the
+    daemon's sight in the same step, and the new version must keep the installed signer.
+    ``keep_old``: as :func:`upgrade` says."""
     keep = keep_old is not False
     current = matches[0]
     olds = tuple(item.path for item in matches)
@@ -865,13 +810,14 @@ def replace_installed(
     pruned: tuple[Path, ...] = ()
     if keep_old is None and kept:
         # The version just replaced is the one kept: the ones kept before it go.
-        pruned = _remove_kept(options.dest, [path for path in earlier if path not in kept])
+        pruned = _remove_trees(options.dest, [path for path in earlier if path not in kept])
     removed = bool(moved) and not keep
     return UpgradeResult(plugin_id, *versions, current.path, result, removed, kept, pruned=pruned)
 
 
-def _remove_kept(dest: Path, paths: list[Path]) -> tuple[Path, ...]:
-    """Remove kept trees (each moved out of ``.nexo/kept`` first, then deleted)."""
+def _remove_trees(dest: Path, paths: list[Path]) -> tuple[Path, ...]:
+    """Remove installed or kept trees (each moved out of sight first, then deleted); those
+    already gone are left out of the result."""
     removed = []
     with locked_root(dest) as root:
         for path in paths:
@@ -890,21 +836,15 @@ def remove(plugin_id: str, dest: Path) -> list[Installed]:
     else:
         matches = require_installed(dest, plugin_id)
     matches += [item for item in scan_kept(dest) if item.plugin_id == plugin_id]
-    with locked_root(dest) as root:
-        for item in matches:
-            with contextlib.suppress(FileNotFoundError):
-                remove_tree(root, item.path)
+    _remove_trees(dest, [item.path for item in matches])
     return matches
 
 
 def latest_release(receipt: Receipt, options: InstallOptions) -> tuple[str, str]:
-    """The newest release of the GitHub repository a receipt names, as ``(version, tag)``.
-
-    Reads the release metadata and its manifest asset (or tarball names) only: no tarball,
-    checksum or signature is downloaded. Raises ``source_invalid`` for a receipt that names
-    no repository, and what :meth:`GitHubReleaseSource.identify` raises
-    (``release_not_found``, ``network``, …).
-    """
+    """The newest release of the GitHub repository a receipt names, as ``(version, tag)``,
+    from its metadata and manifest asset (or tarball names) only. Raises ``source_invalid``
+    for a receipt that names no repository, and what :meth:`GitHubReleaseSource.identify`
+    raises (``release_not_found``, ``network``, …)."""
     if receipt.source != "github-releases" or not receipt.owner or not receipt.repo:
         raise NexoError(f"{receipt.id} was not installed from a release", kind="source_invalid")
     found = _release_of(GitHubSource(receipt.owner, receipt.repo, None), options, receipt.id)
@@ -928,12 +868,9 @@ def _release_of(
 
 def latest_in_registry(registry: str, options: InstallOptions) -> tuple[str, str, str]:
     """The newest version in the repository of a pinned ``oci://…@sha256:…`` reference (a
-    receipt's ``registry``), as ``(plugin id, version, index digest)``.
-
-    Reads tags and the index only, never a tarball layer. Raises what
-    :meth:`OciSource.version` raises (``registry_invalid``, ``network``,
-    ``release_not_found``, …).
-    """
+    receipt's ``registry``), as ``(plugin id, version, index digest)``, from tags and the
+    index only. Raises what :meth:`OciSource.version` raises (``registry_invalid``,
+    ``network``, ``release_not_found``, …)."""
     from nexo_pkg.sources.oci_source import OciSource  # noqa: PLC0415 - httpx on use
 
     pinned = parse_reference(registry)
@@ -980,7 +917,6 @@ class ReleaseInfo:
     min_nexo_version: str | None
 
     def to_json(self) -> dict[str, Any]:
-        signature = self.plan.signature.to_json()
         return {
             "ok": True,
             "id": self.plan.plugin_id,
@@ -992,7 +928,7 @@ class ReleaseInfo:
             "asset": self.plan.asset_name,
             "sha256": self.plan.sha256,
             "checksums": list(self.plan.checksums),
-            "signature": signature,
+            "signature": self.plan.signature.to_json(),
             "min_nexo_version": self.min_nexo_version,
             "manifest": self.plan.summary.to_json(),
             "warnings": list(self.plan.warnings),

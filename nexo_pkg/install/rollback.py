@@ -25,9 +25,8 @@ from nexo_pkg.install.store import (
     scan_installed,
     scan_kept,
     verify_installed,
+    version_order,
 )
-
-__all__ = ["RollbackResult", "rollback", "rollback_target"]
 
 
 @dataclass(frozen=True)
@@ -55,13 +54,8 @@ class RollbackResult:
 
 
 def _order_key(item: Installed) -> tuple[str, semver.Version]:
-    receipt = item.receipt
-    assert receipt is not None  # noqa: S101 (filtered by the callers)
-    try:
-        version = semver.Version.parse(receipt.version)
-    except ValueError:
-        version = semver.Version(0)
-    return receipt.installed_at, version
+    assert item.receipt is not None  # noqa: S101 (filtered by the callers)
+    return item.receipt.installed_at, version_order(item)
 
 
 def rollback_target(dest: Path, plugin_id: str) -> Installed:
@@ -89,12 +83,10 @@ def _final_name(kept_tree: Path) -> str:
 
 
 def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackResult:
-    """Swap the installed ``plugin_id`` with the version kept before it.
-
-    The kept tree is re-hashed against its receipt first: a changed, missing or extra file
-    refuses the rollback (``checksum_mismatch``, nothing moved). Raises ``not_installed``
-    when no earlier version is kept, ``io`` when the root cannot be changed.
-    """
+    """Swap the installed ``plugin_id`` with the version kept before it, once the kept tree
+    is re-hashed against its receipt: a changed, missing or extra file refuses the rollback
+    (``checksum_mismatch``, nothing moved). Raises ``not_installed`` when no earlier version
+    is kept, ``io`` when the root cannot be changed."""
     with locked_root(dest) as root:
         target = rollback_target(dest, plugin_id)
         assert target.receipt is not None  # noqa: S101 (scan_kept filtered by id)

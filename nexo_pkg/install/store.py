@@ -78,7 +78,6 @@ REFERENCE_RECEIPT_FIELDS = (
     "source",
 )
 MAX_RECEIPT_BYTES = 32 * 1024 * 1024
-# Opening a file to read it never follows a link and never blocks on a FIFO or device.
 LOCK_TIMEOUT_ENV = "NEXO_INSTALL_LOCK_TIMEOUT"
 DEFAULT_LOCK_TIMEOUT = 120.0
 HASH_CHUNK = 1024 * 1024
@@ -103,19 +102,34 @@ def sha256_file(path: Path) -> str:
 
 def tree_modes(root: Path) -> dict[str, int]:
     """Permission bits (``S_IMODE``, setuid/setgid/sticky included) of every entry below
-    ``root``, by POSIX relative path, links not followed (one ``scandir`` pass: it runs on
-    every install, over trees of thousands of vendored files)."""
+    ``root``, by POSIX relative path, links not followed. Raises ``OSError``."""
+    return {name: stat.S_IMODE(mode) for name, mode in _tree_stat_modes(root).items()}
+
+
+def _tree_stat_modes(root: Path, *, strict: bool = True) -> dict[str, int]:
+    """``st_mode`` of every entry below ``root``, by POSIX relative path, links not followed
+    (one ``scandir`` pass: it runs on every install, over trees of thousands of vendored
+    files). What cannot be listed or stat'ed raises ``OSError``; without ``strict`` it is
+    left out."""
     modes: dict[str, int] = {}
     pending = [("", os.fspath(root))]
     while pending:
         prefix, directory = pending.pop()
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                name = prefix + entry.name
-                mode = entry.stat(follow_symlinks=False).st_mode
-                modes[name] = stat.S_IMODE(mode)
-                if stat.S_ISDIR(mode):
-                    pending.append((name + "/", entry.path))
+        try:
+            with os.scandir(directory) as entries:
+                for entry in entries:
+                    name = prefix + entry.name
+                    try:
+                        modes[name] = mode = entry.stat(follow_symlinks=False).st_mode
+                    except OSError:
+                        if strict:
+                            raise
+                        continue
+                    if stat.S_ISDIR(mode):
+                        pending.append((name + "/", entry.path))
+        except OSError:
+            if strict:
+                raise
     return modes
 
 
@@ -130,13 +144,10 @@ def _optional_string(document: dict[str, Any], key: str) -> str | None:
 
 @dataclass(frozen=True)
 class Receipt:
-    """The ``.nexo-install.json`` of one installed plugin.
-
-    The reference installer's fields come first, every one a JSON string (``""`` where a
-    local install has no owner, repo or tag), so it reads our receipts; ``signature``,
-    ``files`` and ``modes`` are ours and it ignores them. ``files`` is ``None`` for a receipt
-    the reference installer wrote: there are no hashes to check.
-    """
+    """The ``.nexo-install.json`` of one installed plugin: the reference installer's fields
+    first, every one a JSON string (``""`` where a local install has none), so it reads our
+    receipts; it ignores ours (``signature``, ``files``, ``modes``). ``files`` is ``None`` for
+    a receipt the reference installer wrote: there are no hashes to check."""
 
     id: str
     version: str
@@ -195,14 +206,11 @@ class Receipt:
 
     @classmethod
     def from_json(cls, document: Any) -> Receipt:
-        """Parse a receipt written by nexo-pkg (now or earlier) or by the reference installer.
-
-        Raises ``ValueError`` when a field is missing or mistyped.
-        """
+        """Parse a receipt written by nexo-pkg (now or earlier) or by the reference installer;
+        ``ValueError`` when a field is missing or mistyped."""
         if not isinstance(document, dict):
             raise ValueError("not a JSON object")
-        strings = ("id", "version", "target", "sha256", "installed_at", "source")
-        for key in strings:
+        for key in ("id", "version", "target", "sha256", "installed_at", "source"):
             if not isinstance(document.get(key), str):
                 raise ValueError(f"`{key}` is missing or not a string")
         schema = document.get("schema_version", RECEIPT_SCHEMA_VERSION)
@@ -341,12 +349,10 @@ def _examine(path: Path, *, kept: bool = False) -> Installed:
 
 
 def scan_installed(dest: Path) -> list[Installed]:
-    """Every plugin directory under ``dest``, sorted by name.
-
-    Hidden directories count (the daemon discovers them too), except nexo-pkg's own
-    bookkeeping (``.nexo``, and the ``.staging-*``/``.removing-*`` of earlier versions). A
-    symbolic link where a plugin directory belongs is listed with its problem, never followed.
-    """
+    """Every plugin directory under ``dest``, sorted by name: hidden ones too (the daemon
+    discovers them), except nexo-pkg's bookkeeping (``.nexo``, and the ``.staging-*``/
+    ``.removing-*`` of earlier versions); a symbolic link is listed with its problem, never
+    followed."""
     found: list[Installed] = []
     try:
         children = sorted(dest.iterdir()) if dest.is_dir() else []
@@ -458,6 +464,8 @@ class InstallRoot:
 
     def _holder(self, area: str, name: str) -> Path:
         holder = self.area(area) / f"{name}-{secrets.token_hex(6)}"
+        if area == STAGING_AREA:
+            self.staging_holders.append(holder)
         try:
             make_dir(holder)
         except OSError as exc:
@@ -465,25 +473,16 @@ class InstallRoot:
         return holder
 
     def new_staging(self, plugin_id: str) -> Path:
-        """An empty ``.nexo/staging/<id>-<random>/tree`` to extract into.
-
-        A failure or a signal (SIGTERM) after the holder was made takes the holder away again:
-        the caller owns the staging tree only once this returns.
-        """
-        holder = self.area(STAGING_AREA) / f"{plugin_id}-{secrets.token_hex(6)}"
-        self.staging_holders.append(holder)
+        """An empty ``.nexo/staging/<id>-<random>/tree`` to extract into, owned by the caller
+        once this returns: a failure or a signal (SIGTERM) before takes the holder away."""
+        holder = self._holder(STAGING_AREA, plugin_id)
+        tree = holder / TREE_NAME
         try:
-            make_dir(holder)
-        except OSError as exc:
-            raise io_error(f"create {holder}", exc) from exc
-        try:
-            tree = holder / TREE_NAME
             make_dir(tree)
-        except OSError as exc:
+        except BaseException as exc:
             discard(holder)
-            raise io_error(f"create {holder / TREE_NAME}", exc) from exc
-        except BaseException:
-            discard(holder)
+            if isinstance(exc, OSError):
+                raise io_error(f"create {tree}", exc) from exc
             raise
         return tree
 
@@ -533,16 +532,6 @@ class InstallRoot:
 # -- replacement journal ----------------------------------------------------------------------
 
 
-def _inside(dest: Path, relative: Any) -> Path:
-    """``dest / relative`` for a journal entry, refusing anything that leaves ``dest``."""
-    if not isinstance(relative, str) or not relative or relative.startswith("/"):
-        raise ValueError(f"bad path {relative!r}")
-    parts = Path(relative).parts
-    if any(part in {"", ".", ".."} for part in parts):
-        raise ValueError(f"bad path {relative!r}")
-    return dest.joinpath(*parts)
-
-
 def _write_journal(root: InstallRoot, record: dict[str, Any]) -> Path:
     area = root.area(JOURNAL_AREA)
     path = area / f"{secrets.token_hex(8)}.json"
@@ -558,9 +547,14 @@ _Spot = tuple[tuple[str, ...], str]
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-def _spot(dest: Path, relative: Any) -> _Spot:
-    """A journal path (see :func:`_inside`) as directories and a name under ``dest``."""
-    parts = _inside(dest, relative).relative_to(dest).parts
+def _spot(relative: Any) -> _Spot:
+    """A journal entry's path as directories and a name under the root; ``ValueError`` for
+    anything that would leave the root."""
+    if not isinstance(relative, str) or not relative or relative.startswith("/"):
+        raise ValueError(f"bad path {relative!r}")
+    parts = Path(relative).parts
+    if any(part in {"", ".", ".."} for part in parts):
+        raise ValueError(f"bad path {relative!r}")
     return parts[:-1], parts[-1]
 
 
@@ -624,9 +618,9 @@ def _replay(dest: Path, journal: Path) -> None:
     try:
         with open_regular(journal) as handle:
             record = json.loads(handle.read(MAX_RECEIPT_BYTES).decode("utf-8"))
-        final = _spot(dest, record["final"])
-        staged = _spot(dest, record["staged"])
-        moves = [(_spot(dest, old), _spot(dest, aside)) for old, aside in record["moves"]]
+        final = _spot(record["final"])
+        staged = _spot(record["staged"])
+        moves = [(_spot(old), _spot(aside)) for old, aside in record["moves"]]
         walk = _RootWalk(dest)
     except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return  # not ours, or torn before it was renamed into place: nothing was moved
@@ -689,12 +683,10 @@ def _lock_timeout() -> float:
 
 @contextlib.contextmanager
 def locked_root(dest: Path, *, timeout: float | None = None) -> Iterator[InstallRoot]:
-    """Hold ``<dest>/.nexo-install.lock`` (``flock``), creating ``dest`` if needed.
-
-    Waits up to ``timeout`` seconds (``NEXO_INSTALL_LOCK_TIMEOUT``, default 120) for another
-    install to finish, then raises ``io``. When the body fails and this call created ``dest``
-    or the lock file, both are removed again, so a failed first install leaves no trace.
-    """
+    """Hold ``<dest>/.nexo-install.lock`` (``flock``), creating ``dest`` if needed; waits up to
+    ``timeout`` seconds (``NEXO_INSTALL_LOCK_TIMEOUT``, default 120), then raises ``io``.
+    When the body fails, a ``dest`` or lock file this call created is removed again, so a
+    failed first install leaves no trace."""
     wait = _lock_timeout() if timeout is None else timeout
     created: list[Path] = []
     try:
@@ -790,15 +782,11 @@ def publish(
     keep_old: bool = False,
 ) -> tuple[Path, ...]:
     """Rename the complete ``staging`` tree to ``final``, taking the trees it replaces out of
-    the daemon's sight first; return where they went.
-
-    ``replaces`` lists installed trees of the same plugin (``final`` itself for ``--force``,
-    ``replace`` says the same); they move to ``.nexo/removing`` and are deleted, or with
-    ``keep_old`` to ``.nexo/kept`` (``final`` itself is never kept). A journal written before
-    anything moves lets the next run finish an interrupted replacement (see
-    :meth:`InstallRoot.recover`), so a crash never loses both trees; a failed rename puts
-    the old trees back. Raises ``io``.
-    """
+    the daemon's sight first; return where they went. ``replaces`` (and ``final`` itself
+    with ``replace``, for ``--force``) move to ``.nexo/removing`` and are deleted, or with
+    ``keep_old`` to ``.nexo/kept`` (never ``final``). A journal written before anything moves
+    lets the next run finish an interrupted replacement (:meth:`InstallRoot.recover`), so a
+    crash never loses both trees; a failed rename puts the old trees back. Raises ``io``."""
     olds = [
         path
         for path in dict.fromkeys((*replaces, *((final,) if replace else ())))
@@ -815,11 +803,11 @@ def publish(
         _remove_empty_holder(staging)
         return ()
     moves = [(old, root.aside_path(old, keep=keep_old and old != final)) for old in olds]
-    relative = {"final": final.name, "staged": staging.relative_to(root.dest).as_posix()}
     journal = _write_journal(
         root,
         {
-            **relative,
+            "final": final.name,
+            "staged": staging.relative_to(root.dest).as_posix(),
             "moves": [[old.name, aside.relative_to(root.dest).as_posix()] for old, aside in moves],
         },
     )
@@ -928,41 +916,25 @@ def verify_installed(item: Installed) -> VerifyReport:
             "reinstall it with `nexo plugin install --force` to record them",
         )
     expected = item.receipt.files
-    present: dict[str, Path] = {}
-    modes: dict[str, int] = {}
-    oddities: list[str] = []
-    for directory, dirs, files in os.walk(item.path):
-        base = Path(directory)
-        for name in [*dirs, *files]:
-            path = base / name
-            relative = path.relative_to(item.path).as_posix()
-            try:
-                info = path.lstat()
-            except OSError:
-                continue
-            modes[relative] = stat.S_IMODE(info.st_mode)
-            if stat.S_ISREG(info.st_mode):
-                present[relative] = path
-            elif not stat.S_ISDIR(info.st_mode):
-                oddities.append(relative)
-        dirs[:] = [d for d in dirs if stat.S_ISDIR((base / d).lstat().st_mode)]
-    present.pop(RECEIPT_NAME, None)
-    modes.pop(RECEIPT_NAME, None)
+    found = _tree_stat_modes(item.path, strict=False)
+    found.pop(RECEIPT_NAME, None)
+    modes = {name: stat.S_IMODE(mode) for name, mode in found.items()}
+    present = {name for name, mode in found.items() if stat.S_ISREG(mode)}
+    oddities = {
+        name for name, mode in found.items() if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+    }
     modified: list[str] = []
     missing: list[str] = []
     for relative, digest in sorted(expected.items()):
-        found = present.get(relative)
-        if found is None:
+        if relative not in present:
             (modified if relative in oddities else missing).append(relative)
             continue
         try:
-            if sha256_file(found) != digest:
+            if sha256_file(item.path / relative) != digest:
                 modified.append(relative)
         except OSError:
             modified.append(relative)
-    extra = sorted(
-        {*(r for r in oddities if r not in expected), *(r for r in present if r not in expected)}
-    )
+    extra = sorted({*oddities, *present} - expected.keys())
     recorded = item.receipt.modes
     if recorded is not None:
         changed = {name for name, mode in modes.items() if recorded.get(name, mode) != mode}

@@ -163,10 +163,8 @@ def render_plan(plan: InstallPlan) -> list[str]:
         f"Signer:       {signer_text(plan.signature)}",
         f"Install to:   {plan.destination}",
     ]
-    if summary.command:
-        lines.append(f"Entrypoint:   {' '.join([summary.command, *summary.args])}")
-    else:
-        lines.append(f"Entrypoint:   bin/{summary.plugin_id}")
+    command = [summary.command, *summary.args] if summary.command else [f"bin/{summary.plugin_id}"]
+    lines.append(f"Entrypoint:   {' '.join(command)}")
     if summary.env:
         pairs = ", ".join(f"{key}={value}" for key, value in sorted(summary.env.items()))
         lines.append(f"Environment:  {pairs}")

@@ -37,8 +37,6 @@ class SignatureMissingError(SignatureError):
 class SignatureInvalidError(SignatureError):
     """Material is present but is not a valid signature over this asset."""
 
-    kind = "signature_invalid"
-
 
 class SignerUntrustedError(SignatureError):
     """The signature is cryptographically valid, but its signer is not trusted for the owner.
@@ -64,10 +62,8 @@ class SignerUntrustedError(SignatureError):
 
 @dataclass(frozen=True)
 class SignatureOutcome:
-    """What the signature step concluded; stored in the receipt and the ``--json`` output.
-
-    ``warnings`` are messages the CLI must show loudly (they are not part of the receipt).
-    """
+    """What the signature step concluded; stored in the receipt and the ``--json`` output,
+    except ``warnings``, which the CLI must show loudly."""
 
     status: Literal["verified", "unsigned", "skipped"]
     identity: str | None = None
@@ -79,12 +75,9 @@ class SignatureOutcome:
     claims: Mapping[str, str | None] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """The receipt's and ``--json``'s ``signature`` object.
-
-        ``scheme`` says which signing scheme verified the asset (:data:`Scheme`), ``material``
-        the file or attestation that carried the signature, ``claims`` the certificate's
-        GitHub claims (source repository, ref, signer workflow, runner).
-        """
+        """The receipt's and ``--json``'s ``signature`` object: ``scheme`` is the signing
+        scheme that verified the asset, ``material`` the file or attestation that carried the
+        signature, ``claims`` the certificate's GitHub claims."""
         return {
             "status": self.status,
             "identity": self.identity,
@@ -98,12 +91,9 @@ class SignatureOutcome:
 
 @dataclass(frozen=True)
 class TrustRequest:
-    """Whom the policy trusts for one asset, and what a signature must be bound to.
-
-    ``authors`` are the candidate author entries; ``owner``/``repo``/``tag`` say what is being
-    installed (``None`` for a local file, where nothing is known): a signature made in another
-    repository, or for another tag, does not vouch for it.
-    """
+    """Whom the policy trusts for one asset (``authors``, the candidate entries), and what
+    is being installed (``owner``/``repo``/``tag``; ``None`` for a local file): a signature
+    made in another repository, or for another tag, does not vouch for it."""
 
     authors: tuple[AuthorPolicy, ...] = ()
     trusted_root: Path | None = None
@@ -125,12 +115,9 @@ class VerifiedSignature:
 
 @dataclass(frozen=True)
 class SignatureMaterial:
-    """The signature files chosen for one asset.
-
-    ``bundle`` is a Sigstore bundle or a legacy cosign bundle; otherwise ``signature`` and
-    ``certificate`` are a detached cosign signature (either may be missing, which is refused).
-    ``name`` is the file name that carries the signature, used in messages.
-    """
+    """The signature files chosen for one asset (``name`` carries the signature): a Sigstore
+    or legacy cosign ``bundle``, or a detached cosign ``signature`` and ``certificate``
+    (either may be missing, which is refused)."""
 
     name: str
     bundle: Path | None = None

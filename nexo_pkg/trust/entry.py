@@ -1,12 +1,7 @@
-"""The one entry of signature trust the install pipeline calls (SPEC §5 step 5, §6).
-
-The pipeline calls, in order:
-
-1. :func:`load_policy` (``--trusted-keys`` or :func:`default_policy_path`);
-2. :func:`resolve_mode` for the release's owner and the command-line flags;
-3. :func:`verify_asset_signature` with the downloaded, checksummed asset and the signature
-   material found beside it (release assets named ``<asset><suffix>`` for each suffix of
-   :data:`SIGNATURE_SUFFIXES`).
+"""The one entry of signature trust the install pipeline calls (SPEC §5 step 5, §6): it loads
+the policy (:func:`load_policy`), resolves the mode for the release's owner and the flags
+(:func:`resolve_mode`), then verifies the downloaded, checksummed asset against the signature
+material found beside it (:func:`verify_asset_signature`).
 
 Verification fails closed: anything that is not a valid signature by a trusted signer raises
 a :class:`SignatureError` (``signature_missing``, ``signature_invalid`` or
@@ -91,12 +86,8 @@ def default_policy_path(nexo_home: Path) -> Path:
 def resolve_mode(
     policy: TrustPolicy, owner: str | None, *, require_signature: bool, skip_verify: bool
 ) -> Mode:
-    """Flags win, then the owner's author entry's ``mode``, then the policy ``default``.
-
-    The entries are those that decide for the owner (:meth:`TrustPolicy.authors_for`); when
-    several do (``repos`` limits them to different repositories), the first one that sets
-    ``mode`` decides.
-    """
+    """Flags win, then the ``mode`` of the first entry deciding for the owner that sets one
+    (:meth:`TrustPolicy.authors_for`), then the policy ``default``."""
     if skip_verify:
         return "ignore"
     if require_signature:
@@ -284,11 +275,7 @@ def _with_remedy(
     ):
         return error  # no entry for this repository can trust a signature made elsewhere
     suggestion = suggest_author(
-        identity=error.identity,
-        issuer=error.issuer,
-        claims=claims,
-        owner=owner,
-        repo=repo,
+        identity=error.identity, issuer=error.issuer, claims=claims, owner=owner, repo=repo
     )
     if suggestion is None:
         return error

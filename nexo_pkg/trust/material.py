@@ -106,11 +106,9 @@ def has_own_bundle(asset_name: str, material: Material) -> bool:
 
 
 def find_signature_material(asset_name: str, material: Material) -> SignatureMaterial | None:
-    """Pick the asset's own bundle or detached cosign signature out of ``material``.
-
-    Bundles win in :data:`SIGNATURE_SUFFIXES` order; otherwise a ``.sig`` with its ``.pem`` or
-    ``.cert``. Files named for other assets are ignored. ``None`` when there is nothing.
-    """
+    """Pick the asset's own bundle (in :data:`SIGNATURE_SUFFIXES` order) or else detached
+    cosign signature (``.sig`` with its ``.pem`` or ``.cert``) out of ``material``, or
+    ``None``; files named for other assets are ignored."""
     for suffix in BUNDLE_SUFFIXES:
         name = asset_name + suffix
         value = material.get(name)
@@ -122,10 +120,8 @@ def find_signature_material(asset_name: str, material: Material) -> SignatureMat
         (asset_name + s for s in _CERTIFICATE_SUFFIXES if asset_name + s in material), None
     )
     certificate = material.get(certificate_name) if certificate_name else None
-    if not isinstance(signature, Path):
-        signature = None
-    if not isinstance(certificate, Path):
-        certificate = None
+    signature = signature if isinstance(signature, Path) else None
+    certificate = certificate if isinstance(certificate, Path) else None
     if signature is None and certificate is None:
         return None
     return SignatureMaterial(
@@ -223,14 +219,10 @@ def fetch_attestations(
     client: AttestationClient, owner: str, repo: str, digest: str
 ) -> bytes | None:
     """GitHub's artifact attestations of ``sha256:digest`` in ``owner/repo`` as JSON lines
-    (one Sigstore bundle per line), or ``None`` when there are none.
-
-    ``GET {api}/repos/{owner}/{repo}/attestations/sha256:{digest}``, following ``Link:
-    rel="next"`` pages (at most :data:`MAX_ATTESTATION_PAGES`). A 404 means none. The
-    client's token rules and retries apply, as for releases. An attestation that carries no
-    inline ``bundle`` is read from its ``bundle_url`` (at most :data:`MAX_BUNDLE_URLS` of
-    them), under the rules of an asset download.
-    """
+    (one Sigstore bundle per line), or ``None`` when there are none (a 404 too): ``GET
+    {api}/repos/{owner}/{repo}/attestations/sha256:{digest}`` under the client's rules, at
+    most :data:`MAX_ATTESTATION_PAGES` pages. An attestation without an inline ``bundle`` is
+    read from its ``bundle_url`` (at most :data:`MAX_BUNDLE_URLS`), as an asset download."""
     url: str | None = (
         f"{client.api_base}/repos/{quote(owner, safe='')}/{quote(repo, safe='')}"
         f"/attestations/sha256:{digest}?per_page=100"
@@ -304,13 +296,10 @@ def release_attestations(
     material: Material,
 ) -> FetchedAttestations | None:
     """The API's attestations that ``material`` (what the release offers beside the asset)
-    lacks, or ``None``.
-
-    Nothing is asked when the asset has its own Sigstore bundle or attestations file. Else the
-    asset's own attestations are asked for; when there are none, those of each checksums file
-    of the release that has no signature of its own (GoReleaser projects often attest
-    ``checksums.txt`` rather than each archive), by that file's digest.
-    """
+    lacks, or ``None``. Nothing is asked when the asset has its own bundle or attestations
+    file; else the asset's own are asked for, then those of each checksums file without a
+    signature of its own (GoReleaser projects often attest ``checksums.txt`` rather than each
+    archive), by that file's digest."""
     if has_own_bundle(asset_name, material) or asset_name + ATTESTATION_SUFFIX in material:
         return None
     own = fetch_attestations(client, owner, repo, digest)

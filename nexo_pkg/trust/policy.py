@@ -2,14 +2,9 @@
 
 The policy file says which signers are trusted for which GitHub owners and how strictly
 signatures are enforced (SPEC §6). Parsing is done with :mod:`tomllib`; a small line scanner
-recovers where each key sits so that every problem points at ``path:line:column``.
-
-Two entry points share one validator:
-
-* :func:`parse_policy` turns a file's text into a :class:`TrustPolicy` or raises
-  :class:`~nexo_pkg.core.errors.ConfigError` with kind ``policy_invalid`` (exit 2);
-* :func:`lint_policy_source` returns every finding as lint diagnostics (codes ``NXT…``) for
-  ``nexo plugin lint trusted_keys.toml``.
+recovers where each key sits so that every problem points at ``path:line:column``. One
+validator serves :func:`parse_policy` (a :class:`TrustPolicy`, or ``policy_invalid``, exit 2)
+and :func:`lint_policy_source` (every finding as an ``NXT…`` lint diagnostic).
 """
 
 from __future__ import annotations
@@ -19,19 +14,11 @@ import functools
 import re
 import stat
 import tomllib
-from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from nexo_pkg.core.diagnostics import (
-    Diagnostic,
-    FileResult,
-    Position,
-    Rule,
-    Span,
-    first_of_errors,
-)
+from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position, Rule, Span, first_of_errors
 from nexo_pkg.core.errors import ConfigError
 from nexo_pkg.core.files import read_config_file
 from nexo_pkg.core.terminal import toml_string
@@ -84,12 +71,10 @@ def _re2() -> tuple[Any, Any]:
 
 @functools.cache
 def compile_identity_pattern(pattern: str) -> Any:
-    """Compile ``pattern`` in RE2's dialect (that of cosign and of the reference installer).
-
-    Matching is linear-time whatever the pattern, so a hostile policy cannot hang the
-    installer. Raises :class:`ValueError` with RE2's message when it does not compile
-    (look-arounds and back-references do not).
-    """
+    """Compile ``pattern`` in RE2's dialect (that of cosign and of the reference installer):
+    linear-time matching whatever the pattern, so a hostile policy cannot hang the installer.
+    Raises :class:`ValueError` with RE2's message when it does not compile (look-arounds and
+    back-references do not)."""
     re2, options = _re2()
     try:
         return re2.compile(pattern, options=options)
@@ -113,12 +98,9 @@ def _is_escaped(pattern: str, index: int) -> bool:
 
 
 def anchored_form(pattern: str) -> str | None:
-    """The pattern cosign would read as we do, or ``None`` when it is anchored already.
-
-    cosign searches (``^`` and ``$`` only when written); we always match the whole identity.
-    A pattern lacking either anchor therefore matches more identities under cosign and the
-    reference installer than here: the anchored form says the same thing to all of them.
-    """
+    """The pattern cosign would read as we do, or ``None`` when it is anchored already:
+    cosign and the reference installer search (``^`` and ``$`` only when written) where we
+    match the whole identity, so an unanchored pattern trusts more identities there."""
     starts = pattern.startswith(("^", "\\A"))
     ends = (pattern.endswith("$") and not _is_escaped(pattern, len(pattern) - 1)) or (
         pattern.endswith("\\z") and not _is_escaped(pattern, len(pattern) - 2)
@@ -131,7 +113,7 @@ def anchored_form(pattern: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class AuthorPolicy(Mapping[str, Any]):
+class AuthorPolicy:
     """One ``[[authors]]`` entry: which signer is trusted for the GitHub ``owner``.
 
     Exactly one of ``identity_regexp`` (RE2, full match of the certificate SAN or starting
@@ -143,9 +125,6 @@ class AuthorPolicy(Mapping[str, Any]):
     signature made in one repository vouch for a copy published by another repository of the
     owner; without it the signing repository must be the one installed from.
     ``line`` is where the entry starts in the policy file (0 when built in code).
-
-    The entry also reads as a mapping of its set keys, the shape the install pipeline was
-    first written against.
     """
 
     owner: str
@@ -165,12 +144,9 @@ class AuthorPolicy(Mapping[str, Any]):
             raise ValueError("exactly one of identity and identity_regexp must be set")
 
     def covers(self, other: AuthorPolicy) -> bool:
-        """Whether this entry, written earlier, makes ``other`` one the reference never reads.
-
-        The reference installer takes the first entry whose owner matches and ignores the rest.
-        Entries limited by ``repos`` (which only nexo-pkg reads) coexist when this one does not
-        cover every repository ``other`` names.
-        """
+        """Whether this entry, written earlier, makes ``other`` one the reference never reads
+        (it takes the first entry whose owner matches); entries limited by ``repos`` (which
+        only nexo-pkg reads) coexist when this one does not cover all of ``other``'s."""
         if self.owner.casefold() != other.owner.casefold():
             return False
         if self.repos is None:
@@ -218,26 +194,11 @@ class AuthorPolicy(Mapping[str, Any]):
         }
         return [(key, value) for key, value in values.items() if value is not None]
 
-    def _present(self) -> dict[str, Any]:
-        return dict(self.entry_items())
-
-    def __getitem__(self, key: str) -> Any:
-        return self._present()[key]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._present())
-
-    def __len__(self) -> int:
-        return len(self._present())
-
 
 @dataclass(frozen=True)
 class TrustPolicy:
-    """A parsed ``trusted_keys.toml`` (or the built-in default when the file is missing).
-
-    ``trusted_root`` is an absolute path to a private Sigstore instance's trusted root, or
-    ``None`` for the public-good instance. ``cosign_binary`` is kept for compatibility only.
-    """
+    """A parsed ``trusted_keys.toml`` (or the built-in default when the file is missing);
+    ``trusted_root`` is a private Sigstore instance's (``None``: the public-good instance)."""
 
     default: Mode = "warn"
     authors: tuple[AuthorPolicy, ...] = ()
@@ -257,17 +218,15 @@ class TrustPolicy:
         """The GitHub owner whose entries judge copies in registry ``repository``
         (``host/path``), as bound in ``registry_owners.toml``; ``None`` when unbound."""
         wanted = repository_key(repository)
-        for binding in self.registry_bindings:
-            if repository_key(binding.repository) == wanted:
-                return binding.owner
-        return None
+        return next(
+            (b.owner for b in self.registry_bindings if repository_key(b.repository) == wanted),
+            None,
+        )
 
     def authors_for(self, owner: str | None) -> tuple[AuthorPolicy, ...]:
-        """The entries that decide for GitHub ``owner`` (case-insensitive, as GitHub names are).
-
-        As the reference installer reads the policy, the first entry for the owner decides and
-        later ones are ignored (:meth:`AuthorPolicy.covers`; lint warns, NXT012).
-        """
+        """The entries that decide for GitHub ``owner`` (case-insensitive, as GitHub names are):
+        as in the reference installer, the first entry for the owner decides and later ones
+        it covers are ignored (:meth:`AuthorPolicy.covers`; lint warns, NXT012)."""
         if owner is None:
             return ()
         wanted = owner.casefold()
@@ -480,9 +439,7 @@ class _Validator:
 
     def mode(self, value: Any, key_path: str, span: Span | None) -> Mode | None:
         text = self.string(value, key_path, span)
-        if text is None:
-            return None
-        if text not in MODES:
+        if text is not None and text not in MODES:
             self.add(
                 "NXT004",
                 f"`{key_path}` must be one of ignore, warn, require (got {text!r})",
@@ -764,14 +721,10 @@ def _diagnostic(finding: _Finding) -> Diagnostic:
 
 
 def parse_policy(text: str, *, path: Path) -> TrustPolicy:
-    """Parse and validate the policy ``text`` read from ``path``.
-
-    ``trusted_root`` is resolved relative to ``path``'s directory. Any error (TOML syntax,
-    unknown key, wrong type, bad mode, missing or conflicting identity, regex that does not
-    compile, missing trusted root) raises :class:`ConfigError` with kind ``policy_invalid``
-    (exit 2) whose message starts with ``path:line:column``; every error found is listed in
-    ``details["diagnostics"]``.
-    """
+    """Parse and validate the policy ``text`` read from ``path`` (``trusted_root`` relative
+    to its directory). Any error (of :data:`POLICY_RULES`) raises :class:`ConfigError`
+    ``policy_invalid`` (exit 2) whose message starts with ``path:line:column``, every error
+    listed in ``details["diagnostics"]``."""
     policy, findings = _validate(text, path.parent)
     errors = [f for f in findings if POLICY_RULES[f.code].severity == "error"]
     if errors:
@@ -805,10 +758,8 @@ _READ_WARNINGS = frozenset({"NXT011", "NXT012"})
 
 
 def file_warnings(path: Path) -> tuple[str, ...]:
-    """Warnings about where the policy lives: a symlink, or a file others may write to.
-
-    Either lets someone other than the owner of the policy change whom it trusts.
-    """
+    """Warnings about where the policy lives: a symlink, or a file others may write to;
+    either lets someone other than the policy's owner change whom it trusts."""
     found: list[str] = []
     try:
         if path.is_symlink():
@@ -843,13 +794,10 @@ def _read_policy_text(path: Path, what: str) -> str:
 
 
 def load_policy(path: Path, *, explicit: bool = False) -> TrustPolicy:
-    """Read and parse the policy at ``path``.
-
-    A missing file gives the built-in default (``warn``, no authors) unless ``explicit`` (the
-    user named it with ``--trusted-keys``), in which case it is ``policy_invalid`` (exit 2), as
-    is an unreadable, non-UTF-8, oversized or invalid file (``path:line`` in the message). The
-    policy carries :func:`file_warnings`.
-    """
+    """Read and parse the policy at ``path``, with :func:`file_warnings`. A missing file gives
+    the built-in default (``warn``, no authors) unless ``explicit`` (named by
+    ``--trusted-keys``): then it is ``policy_invalid`` (exit 2), as is an unreadable,
+    non-UTF-8, oversized or invalid file (``path:line`` in the message)."""
     try:
         text = _read_policy_text(path, "trust policy")
     except FileNotFoundError as exc:
@@ -868,10 +816,7 @@ def load_policy(path: Path, *, explicit: bool = False) -> TrustPolicy:
 
 def lint_policy_source(text: str, *, path: str) -> FileResult:
     """Lint trust-policy ``text`` (from ``path``) and return its diagnostics; never raises.
-
-    ``trusted_root`` existence is checked relative to ``path``'s directory when that
-    directory exists (so linting text from an editor buffer still works).
-    """
+    ``trusted_root`` is looked for only when ``path``'s directory exists (an editor buffer)."""
     parent = Path(path).parent
     try:
         base_dir = parent if parent.is_dir() else None
@@ -922,12 +867,10 @@ def parse_registry_bindings(
     text: str, *, path: Path, policy: TrustPolicy
 ) -> tuple[tuple[RegistryBinding, ...], tuple[str, ...]]:
     """Validate the bindings ``text`` read from ``path``: ``[[registries]]`` entries, each a
-    ``repository`` (``host/path``) and a GitHub ``owner``, no repository bound twice.
-
-    Returns the bindings and warnings (an owner ``policy`` has no ``[[authors]]`` entry for:
-    its copies then get the policy's default mode). Raises :class:`ConfigError`
-    ``policy_invalid`` (exit 2) naming ``path:line:column`` for anything else.
-    """
+    ``repository`` (``host/path``) and a GitHub ``owner``, no repository bound twice. Returns
+    the bindings and warnings (an owner ``policy`` has no ``[[authors]]`` entry for: its
+    copies get the default mode); anything else raises :class:`ConfigError`
+    ``policy_invalid`` (exit 2) naming ``path:line:column``."""
 
     def invalid(line: int, column: int, message: str) -> ConfigError:
         return ConfigError(

@@ -48,12 +48,10 @@ def suggest_author(
     owner: str | None,
     repo: str | None,
 ) -> AuthorPolicy | None:
-    """The narrowest author entry that trusts this signer for ``owner/repo``, or ``None``
-    when nothing names an owner to attach it to.
-
-    A GitHub Actions signer gets an anchored workflow pattern (any tag of that workflow), the
-    repository in ``repos``, and — when a reusable workflow signed for the repository — the
-    starting workflow as identity plus ``signer_workflow`` for the reusable one.
+    """The narrowest author entry that trusts this signer for ``owner/repo`` (``None`` when
+    nothing names an owner): a GitHub Actions signer gets an anchored pattern for any tag of
+    its workflow, the repository in ``repos``, and, when a reusable workflow signed for the
+    repository, the starting workflow as identity and the reusable one as ``signer_workflow``.
     """
     if not identity:
         return None
@@ -77,19 +75,14 @@ def suggest_author(
         base_identity = build_config
         workflow = claims.get("signer_workflow")
         signer_workflow = workflow if isinstance(workflow, str) else None
-    if base_identity.startswith("https://"):
-        return AuthorPolicy(
-            owner=entry_owner,
-            identity_regexp=workflow_pattern(base_identity),
-            oidc_issuer=issuer or GITHUB_ACTIONS_ISSUER,
-            repos=(repo_name,) if repo_name else None,
-            signer_workflow=signer_workflow,
-        )
+    is_workflow = base_identity.startswith("https://")
     return AuthorPolicy(
         owner=entry_owner,
-        identity=base_identity,
+        identity_regexp=workflow_pattern(base_identity) if is_workflow else None,
+        identity=None if is_workflow else base_identity,
         oidc_issuer=issuer or GITHUB_ACTIONS_ISSUER,
         repos=(repo_name,) if repo_name else None,
+        signer_workflow=signer_workflow if is_workflow else None,
     )
 
 

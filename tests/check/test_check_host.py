@@ -14,6 +14,7 @@ from check.check_plugins import assert_not_running, assert_reaped, process_state
 from nexo_pkg.check.host import (
     _QUEUE_LIMIT_BYTES,
     MAX_STDERR_LINE_BYTES,
+    STDERR_TAIL_LINES,
     PluginProcess,
     StdoutEvent,
 )
@@ -92,11 +93,11 @@ def test_stderr_keeps_the_last_lines_and_cuts_endless_ones(tmp_path: Path) -> No
         f"sys.stderr.write('e' * {MAX_STDERR_LINE_BYTES * 3} + '\\n')\n"
         "sys.stderr.write('no newline at the end')\n"
     )
-    with spawn(code, tmp_path, stderr_tail_lines=50) as process:
+    with spawn(code, tmp_path) as process:
         events(process)
         process.wait_exit(10)
     tail = list(process.stderr_tail)
-    assert len(tail) == 50
+    assert len(tail) == STDERR_TAIL_LINES == 50
     assert tail[0] == "line 72"
     assert tail[-3] == "line 119"
     assert tail[-2] == "e" * MAX_STDERR_LINE_BYTES + " [...]"

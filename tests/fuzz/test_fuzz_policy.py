@@ -24,7 +24,7 @@ def _check(text: str) -> None:
         assert isinstance(policy, TrustPolicy)
         assert policy.default in {"ignore", "warn", "require"}
         for author in policy.authors:
-            assert author["owner"]
+            assert author.owner
     result = lint_policy_source(text, path=str(POLICY_PATH))
     for diagnostic in result.diagnostics:
         assert diagnostic.span.start.line >= 1

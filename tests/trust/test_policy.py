@@ -55,8 +55,8 @@ def test_full_policy_parses(tmp_path: Path) -> None:
     assert second.identity is not None
     assert second.oidc_issuer == GITHUB_ACTIONS_ISSUER
     assert second.mode is None
-    # The entries also read as mappings of their set keys.
-    assert dict(second) == {
+    # The keys the entry sets, as its [[authors]] table writes them.
+    assert dict(second.entry_items()) == {
         "owner": "other",
         "identity": second.identity,
         "oidc_issuer": GITHUB_ACTIONS_ISSUER,

@@ -67,20 +67,12 @@ def _subject_digests(statement: dict[str, Any]) -> list[str]:
 
 
 def verify_attestation(
-    artifact: Path,
-    document: dict[str, Any],
-    bundle: Bundle,
-    *,
-    name: str,
-    request: TrustRequest,
+    artifact: Path, document: dict[str, Any], bundle: Bundle, *, name: str, request: TrustRequest
 ) -> VerifiedSignature:
-    """Verify the attestation ``bundle`` (from ``name``) about ``artifact``.
-
-    ``document`` is the bundle's JSON, ``bundle`` the same bundle parsed by sigstore-python.
-    Raises :class:`SignatureInvalidError` when the bundle does not verify, is not an in-toto
-    statement, or names other files; :class:`SignerUntrustedError` when it verifies but no
-    author entry trusts its certificate (claims, predicate type) or it is bound to another
-    release.
+    """Verify the attestation ``bundle`` (from ``name``; ``document`` is its JSON) about
+    ``artifact``. Raises :class:`SignatureInvalidError` when it does not verify, is not an
+    in-toto statement, or names other files; :class:`SignerUntrustedError` when no author
+    entry trusts its certificate (claims, predicate type) or it is bound to another release.
     """
     predicate_type = _statement(document, name)["predicateType"]
     verifier = load_verifier(request.trusted_root)

@@ -20,12 +20,9 @@ def verify_bundle(
     artifact: Path, bundle: Bundle, *, name: str, request: TrustRequest
 ) -> VerifiedSignature:
     """Verify the Sigstore ``bundle`` (file ``name``) whose message signature signs ``artifact``.
-
-    Returns the trusted signature. Raises :class:`SignatureInvalidError` for anything that is
-    not a valid signature over the artifact, :class:`SignerUntrustedError` for a valid signature
-    whose signer no author entry trusts (or that is bound to another release),
-    ``policy_invalid`` for an unusable trusted root.
-    """
+    Raises :class:`SignatureInvalidError` for anything but a valid signature over it,
+    :class:`SignerUntrustedError` for a signer no author entry trusts (or a signature bound to
+    another release), ``policy_invalid`` for an unusable trusted root."""
     verifier = load_verifier(request.trusted_root)
     hashed = hash_artifact(artifact)
     _, signer = verify_trusted(

@@ -1,12 +1,10 @@
 """The shared base of the Sigstore verifiers: certificate claims, identity policy, trust root.
 
-Imported only when signature material is present (it imports Sigstore, which is slow to
-import). A verifier returns a :class:`Signer` only for a signature that sigstore-python (or,
-for legacy cosign material, the same checks done here) verified end to end *and* whose
-certificate satisfies one of the owner's author entries.
-
-The trust root is Sigstore's public-good instance, embedded in sigstore-python and used
-offline, or a private instance's ``trusted_root.json`` named by the policy.
+Imported only when signature material is present (Sigstore is slow to import). A verifier
+returns a :class:`Signer` only for a signature verified end to end (by sigstore-python, or
+for legacy cosign material by the same checks done here) *and* whose certificate satisfies
+one of the owner's author entries. The trust root is Sigstore's public-good instance,
+embedded in sigstore-python and used offline, or the policy's private ``trusted_root.json``.
 """
 
 from __future__ import annotations
@@ -76,11 +74,9 @@ class Signer:
     """Who a certificate says signed: SAN identities, OIDC issuer and the GitHub claims.
 
     ``identity`` is the identity that satisfied the policy (the first SAN before that is
-    known). ``repository`` is ``owner/name`` of the source repository (its extension, else the
-    legacy workflow-repository one, else the path of an ``https://`` SAN). ``source_ref`` is the
-    ref the workflow ran for (``refs/tags/v1.2.3``); ``build_signer_uri`` the workflow that
-    signed (for a reusable workflow, the reusable one); ``build_config_uri`` the workflow of the
-    source repository that started the run.
+    known); ``repository`` is the source repository's ``owner/name``; ``source_ref`` the ref
+    the workflow ran for; ``build_signer_uri`` the workflow that signed (for a reusable
+    workflow, the reusable one), ``build_config_uri`` the one that started the run.
     """
 
     identities: tuple[str, ...]
@@ -144,12 +140,9 @@ class Signer:
         return self.identities[0] if self.identities else self.identity
 
     def identity_candidates(self) -> tuple[str, ...]:
-        """What an author's identity may match: the SANs, then the starting workflow.
-
-        A reusable workflow's certificate names the reusable workflow in its SAN and the
-        calling repository's workflow in the build-config claim; both are vouched for by
-        Fulcio, so an author entry may name either.
-        """
+        """What an author's identity may match: the SANs, then the starting workflow (a
+        reusable workflow's certificate names the calling repository's workflow in the
+        build-config claim; Fulcio vouches for both)."""
         extra = (self.build_config_uri,) if self.build_config_uri else ()
         return self.identities + tuple(e for e in extra if e not in self.identities)
 
@@ -283,14 +276,10 @@ def _casefold_equal(left: str | None, right: str | None) -> bool:
 
 
 def binding_reason(signer: Signer, request: TrustRequest) -> str | None:
-    """Why the signature is not bound to what is being installed (``None`` when it is).
-
-    * A signature made for a tag (``refs/tags/X`` in the source-ref claim or the SAN) vouches
-      for that tag only: a genuine signature of an old release cannot stand for a newer tag.
-    * The source repository the certificate names must be the repository installed from,
-      unless every author entry that could trust it says ``allow_republish`` (checked by the
-      caller through :func:`rejection_reason`).
-    """
+    """Why the signature is not bound to the tag being installed (``None`` when it is): a
+    signature made for a tag (``refs/tags/X`` in the source-ref claim or the SAN) vouches for
+    that tag only, so a genuine signature of an old release cannot stand for a newer tag. (The
+    source repository is each author entry's business: :func:`rejection_reason`.)"""
     signed_tag = signer.tag
     if request.tag is not None and signed_tag is not None and signed_tag != request.tag:
         return (
@@ -324,12 +313,10 @@ def rejection_reason(
     *,
     predicate_type: str | None = None,
 ) -> str | None:
-    """Why ``author`` does not trust ``signer`` for ``request`` (``None`` when it does).
-
-    Issuer equality; an identity (SAN, or the starting workflow) matching the author's
-    identity (full match); ``repos``; ``signer_workflow``; ``source_ref``; for attestations
-    the statement's ``predicate_type``; then the binding to the repository and tag installed.
-    """
+    """Why ``author`` does not trust ``signer`` for ``request`` (``None`` when it does),
+    checked in order: issuer; identity (SAN or starting workflow, full match); ``repos``;
+    ``signer_workflow``; ``source_ref``; the attestation's ``predicate_type``; the
+    repository installed from."""
     if signer.issuer != author.oidc_issuer:
         return f"issuer {signer.issuer!r} is not {author.oidc_issuer!r}"
     candidates = signer.identity_candidates()
@@ -430,13 +417,11 @@ def verify_trusted(
     check: Callable[[_T], None] | None = None,
 ) -> tuple[_T, Signer]:
     """Run sigstore-python's ``verify`` under :class:`TrustedAuthors`: its result and the
-    accepted signer.
-
-    Any failure inside the verifier fails closed (:class:`SignatureInvalidError`, ``name:
-    failure: …``). A signer no author trusts is verified again without an identity policy,
-    and checked by ``check``, so that a forged signature is reported as invalid rather than
-    as an untrusted signer; then :class:`SignerUntrustedError`.
-    """
+    accepted signer. Any failure inside the verifier fails closed
+    (:class:`SignatureInvalidError`, ``name: failure: …``). A signer no author trusts is
+    verified again without an identity policy, and checked by ``check``, so that a forged
+    signature is reported as invalid rather than as an untrusted signer; then
+    :class:`SignerUntrustedError`."""
     policy = TrustedAuthors(request, predicate_type=predicate_type)
     try:
         result = verify(policy)
@@ -459,11 +444,8 @@ def verify_trusted(
 
 
 def load_trusted_root(trusted_root: Path | None) -> TrustedRoot:
-    """The public-good trusted root (offline) or the private instance's ``trusted_root``.
-
-    A trusted root file that cannot be read or parsed is a configuration error
-    (``policy_invalid``, exit 2).
-    """
+    """The public-good trusted root (offline) or the private instance's ``trusted_root``; a
+    file that cannot be read or parsed is ``policy_invalid`` (exit 2)."""
     if trusted_root is not None:
         try:
             return TrustedRoot(trustroot_v1.TrustedRoot.from_json(read_trusted_root(trusted_root)))
@@ -503,11 +485,7 @@ def hash_artifact(artifact: Path) -> Hashed:
 
 
 def untrusted_signer_error(
-    signer: Signer,
-    request: TrustRequest,
-    name: str,
-    *,
-    predicate_type: str | None = None,
+    signer: Signer, request: TrustRequest, name: str, *, predicate_type: str | None = None
 ) -> SignerUntrustedError:
     """The refusal of a valid signature: every author entry's reason, and what was seen."""
     owner = request.owner
@@ -535,11 +513,9 @@ def untrusted_signer_error(
 
 def load_bundle(raw: bytes, document: dict[str, Any], name: str) -> Bundle:
     """Parse a Sigstore bundle (``raw``, already decoded as ``document``) for verification.
-
-    A bundle from GitHub's own Sigstore instance (private repositories) carries no
-    transparency-log entry, only an RFC 3161 timestamp: sigstore-python cannot verify such a
-    bundle, so it is refused with that reason rather than a parser's complaint.
-    """
+    A bundle with no transparency-log entry (GitHub's Sigstore instance for private
+    repositories signs with RFC 3161 timestamps only), which sigstore-python cannot verify,
+    is refused with that reason rather than a parser's complaint."""
     material = document.get("verificationMaterial")
     if isinstance(material, dict) and not material.get("tlogEntries"):
         timestamped = bool(

@@ -46,12 +46,7 @@ from cryptography.x509 import (
     load_pem_x509_certificate,
 )
 from cryptography.x509.oid import ExtendedKeyUsageOID
-from cryptography.x509.verification import (
-    Criticality,
-    ExtensionPolicy,
-    PolicyBuilder,
-    Store,
-)
+from cryptography.x509.verification import Criticality, ExtensionPolicy, PolicyBuilder, Store
 from cryptography.x509.verification import VerificationError as X509VerificationError
 
 from nexo_pkg.trust.base import (
@@ -109,28 +104,23 @@ def _load_certificate(text: str) -> Certificate:
 
 
 def _verify_set(root: RootKeys, payload: Mapping[str, Any], set_signature: bytes) -> int:
-    """Check the signed entry timestamp; return the integrated time it vouches for."""
-    body = _field(payload, "body", str)
-    integrated_time = _field(payload, "integratedTime", int)
-    log_index = _field(payload, "logIndex", int)
-    log_id = _field(payload, "logID", str)
+    """Check the signed entry timestamp (over the canonicalised entry: RFC 8785 sorts its
+    keys); return the integrated time it vouches for."""
+    entry = {
+        "body": _field(payload, "body", str),
+        "integratedTime": _field(payload, "integratedTime", int),
+        "logIndex": _field(payload, "logIndex", int),
+        "logID": _field(payload, "logID", str),
+    }
     try:
-        key_id = bytes.fromhex(log_id)
+        key_id = bytes.fromhex(entry["logID"])
     except ValueError as exc:
         raise _LegacyError("logID is not hex") from exc
-    canonical = rfc8785.dumps(
-        {
-            "body": body,
-            "integratedTime": integrated_time,
-            "logID": log_id,
-            "logIndex": log_index,
-        }
-    )
     try:
-        verify_log_signature(root.rekor, key_id, set_signature, canonical, at=None)
+        verify_log_signature(root.rekor, key_id, set_signature, rfc8785.dumps(entry), at=None)
     except KeyCheckError as exc:
         raise _LegacyError(f"the signed entry timestamp is not from a trusted log: {exc}") from exc
-    return int(integrated_time)
+    return int(entry["integratedTime"])
 
 
 def _verify_chain(root: RootKeys, certificate: Certificate, at: datetime) -> list[Certificate]:
@@ -229,13 +219,10 @@ def _check_log_body(body: bytes, certificate: Certificate, signature: bytes, dig
 
 
 def promise_only_v01_bundle(document: Mapping[str, Any]) -> dict[str, Any] | None:
-    """A v0.1 Sigstore bundle with an inclusion promise but no checkpointed inclusion proof,
-    rewritten as the equivalent legacy cosign document; ``None`` for any other bundle.
-
-    Such bundles (written by early Sigstore clients) are valid but sigstore-python requires an
-    inclusion proof; the signed entry timestamp is what vouches for them, exactly as for a
-    legacy cosign bundle.
-    """
+    """A v0.1 Sigstore bundle with an inclusion promise but no checkpointed inclusion proof
+    (early Sigstore clients wrote them; sigstore-python requires a proof), rewritten as the
+    equivalent legacy cosign document, whose signed entry timestamp vouches for it; ``None``
+    for any other bundle."""
     if document.get("mediaType") != BUNDLE_V01_MEDIA_TYPE:
         return None
     try:
@@ -263,17 +250,11 @@ def promise_only_v01_bundle(document: Mapping[str, Any]) -> dict[str, Any] | Non
 
 
 def verify_legacy_bundle(
-    artifact: Path,
-    document: Mapping[str, Any],
-    *,
-    name: str,
-    request: TrustRequest,
+    artifact: Path, document: Mapping[str, Any], *, name: str, request: TrustRequest
 ) -> VerifiedSignature:
-    """Verify a legacy cosign bundle over ``artifact``; return the trusted signature.
-
-    Raises :class:`SignatureInvalidError` when any cryptographic check fails and
-    ``signer_untrusted`` when they pass but no author entry trusts the certificate.
-    """
+    """Verify a legacy cosign bundle over ``artifact``; return the trusted signature. Raises
+    :class:`SignatureInvalidError` when any cryptographic check fails and
+    ``signer_untrusted`` when they pass but no author entry trusts the certificate."""
     root = load_root_keys(request.trusted_root)
     try:
         certificate = _verify_document(artifact, document, root)
