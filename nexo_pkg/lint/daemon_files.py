@@ -161,9 +161,6 @@ def daemon_config_files(directory: Path, *, cwd: Path | None = None) -> list[Pat
     return found
 
 
-# --- placeholders ---------------------------------------------------------------------------
-
-
 def _file_reference_problem(reference: str, cwd: Path) -> str | None:
     path = Path(reference)
     if ".." in path.parts:
@@ -177,9 +174,6 @@ def _file_reference_problem(reference: str, cwd: Path) -> str | None:
             shown = ", ".join(str(root) for root in roots)
             return f"an absolute path must be under {shown} or CONFIG_SECRETS_DIR"
     return None
-
-
-# --- discovery ------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -260,9 +254,6 @@ def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[
             directories[:] = []
         if depth + 1 <= max_depth and microapp.MICROAPP_MANIFEST_NAME in files:
             yield here / microapp.MICROAPP_MANIFEST_NAME
-
-
-# --- the lint -------------------------------------------------------------------------------
 
 
 def _check_placeholders(findings: Findings, text: str, cwd: Path) -> None:

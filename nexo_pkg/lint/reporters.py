@@ -54,8 +54,6 @@ def _summary(results: Sequence[FileResult]) -> dict[str, int]:
     }
 
 
-# -- text -------------------------------------------------------------------------------
-
 _RED, _YELLOW, _BLUE, _BOLD, _RESET = "\x1b[31m", "\x1b[33m", "\x1b[34m", "\x1b[1m", "\x1b[0m"
 
 
@@ -139,9 +137,6 @@ def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-# -- json -------------------------------------------------------------------------------
-
-
 def render_json(results: Sequence[FileResult], context: ReportContext) -> str:
     """One JSON document for every file (described by ``schemas/lint-report.schema.json``)."""
     del context
@@ -159,9 +154,6 @@ def render_json(results: Sequence[FileResult], context: ReportContext) -> str:
         "summary": _summary(results),
     }
     return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
-
-
-# -- github -----------------------------------------------------------------------------
 
 
 def _escape_data(text: str) -> str:
@@ -197,9 +189,6 @@ def render_github(results: Sequence[FileResult], context: ReportContext) -> str:
                 message += f"\nhelp: {diagnostic.help}"
             lines.append(f"::{diagnostic.severity} {rendered}::{_escape_data(message)}")
     return "".join(line + "\n" for line in lines)
-
-
-# -- sarif ------------------------------------------------------------------------------
 
 
 def _sarif_rule(code: str, sample: Diagnostic, rules: Mapping[str, Rule]) -> dict[str, Any]:

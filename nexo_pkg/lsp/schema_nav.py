@@ -99,8 +99,6 @@ class SchemaNavigator:
         self.schema = schema
         self._tables: list[TablePath] | None = None
 
-    # -- references and branches --------------------------------------------------------
-
     def _lookup(self, reference: str) -> Node | None:
         if not reference.startswith("#"):
             return None  # Remote references are not followed: editors must work offline.
@@ -155,8 +153,6 @@ class SchemaNavigator:
         """The ``items`` schema of an array node (first branch that has one), else ``None``."""
         return next(iter(self._item_schemas(node)), None)
 
-    # -- walking --------------------------------------------------------------------------
-
     def child(self, node: Node, name: str) -> Node | None:
         """The schema of key ``name`` inside ``node`` (through array items for arrays of
         tables); ``None`` when the schema does not allow that key."""
@@ -195,8 +191,6 @@ class SchemaNavigator:
                         if isinstance(schema, Mapping):
                             found.setdefault(name, schema)
         return found
-
-    # -- facts ----------------------------------------------------------------------------
 
     def info(self, path: tuple[str, ...], node: Node) -> KeyInfo:
         """Description, types, default and allowed values of the key at ``path``."""

@@ -244,8 +244,6 @@ class NexoLanguageServer(LanguageServer):
         document = self.workspace.get_text_document(uri)
         return _Snapshot(uri, kind, document.source, document.version)
 
-    # -- linting ---------------------------------------------------------------------------
-
     def schedule_lint(self, uri: str, delay: float) -> None:
         """Lint ``uri`` after ``delay`` seconds, cancelling a pending lint of the same URI."""
         self.cancel_lint(uri)

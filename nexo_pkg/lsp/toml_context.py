@@ -147,8 +147,6 @@ class _Scanner:
         self.pos = 0
         self.document = ScannedDocument(text)
 
-    # -- small helpers -------------------------------------------------------------------
-
     def _at(self, offset: int) -> str:
         return self.text[offset] if offset < len(self.text) else ""
 
@@ -162,8 +160,6 @@ class _Scanner:
 
     def _skip_line(self) -> None:
         self.pos = self._end_of_line(self.pos)
-
-    # -- keys ----------------------------------------------------------------------------
 
     def _quoted_key(self, quote: str) -> KeyPart:
         start = self.pos
@@ -206,8 +202,6 @@ class _Scanner:
             if self._at(self.pos) != ".":
                 return tuple(parts)
             self.pos += 1
-
-    # -- document ------------------------------------------------------------------------
 
     def scan(self) -> ScannedDocument:
         table: tuple[str, ...] = ()
@@ -260,8 +254,6 @@ class _Scanner:
             return
         self._value(entry, entry.path, block)
         entry.value_end = self.pos
-
-    # -- values --------------------------------------------------------------------------
 
     def _value(self, entry: Entry, path: tuple[str, ...], block: int) -> None:
         text = self.text

@@ -92,9 +92,6 @@ def _suggest_id(text: str) -> str:
     return slug[:PORTABLE_ID_MAX_LENGTH].rstrip("_") or "my_plugin"
 
 
-# --- identity -------------------------------------------------------------------------------
-
-
 def _check_identity(context: Context) -> None:
     plugin = context.plugin
     plugin_id = as_str(plugin.get("id"))
@@ -202,9 +199,6 @@ def _check_min_nexo_version(context: Context) -> None:
         )
 
 
-# --- entrypoint -----------------------------------------------------------------------------
-
-
 def _command_problem(command: str) -> tuple[str, str] | None:
     """(reason, fix) when ``command`` is not absolute, bare, or ``./`` inside the root."""
     if command != rust_trim(command):
@@ -304,9 +298,6 @@ def _check_entrypoint(context: Context) -> None:
             "an absolute path, a bare program name, or `./`-relative inside the plugin root",
             fix,
         )
-
-
-# --- extends and tools ----------------------------------------------------------------------
 
 
 def _namespace_fix(plugin_id: str, tool: str) -> str:
@@ -578,9 +569,6 @@ def _check_supervisor(context: Context) -> None:
     )
 
 
-# --- entry points ---------------------------------------------------------------------------
-
-
 def check_semantics(
     data: Mapping[str, Any], locate: Locate, options: LintOptions
 ) -> list[Diagnostic]:
@@ -604,9 +592,6 @@ def check_semantics(
     rules_admin_ui.check(context)
     _check_control_characters(context)
     return context.found
-
-
-# --- control characters ---------------------------------------------------------------------
 
 
 def _check_control_characters(context: Context) -> None:
