@@ -1,16 +1,7 @@
 """Lint settings from a file: ``.nexo.toml`` (``[lint]``) or ``pyproject.toml``
-(``[tool.nexo.lint]``).
-
-As in ruff, each linted file takes its settings from the nearest config file in its own
-directory or above it, and only that one (settings of parent config files are not merged); a
-file with no config file above it takes the one found from the current directory upward.
-Paths in a config file (``per-file-ignores``, ``exclude``) are relative to its directory.
-
-Keys: ``select`` and ``ignore`` (rule codes, code prefixes or names, as the flags take),
-``per-file-ignores`` (a table from a glob, relative to the config file's directory, to the
-rules ignored in matching files), ``exclude`` (globs of files and directories the directory
-search skips). In one directory ``.nexo.toml`` wins over ``pyproject.toml``. Flags win over
-the file: ``--select`` replaces ``select``, ``--ignore`` and ``--exclude`` add to theirs.
+(``[tool.nexo.lint]``), found and merged with the flags as in ruff (docs/cli.md,
+"Configuration files"): each linted file takes the nearest config file in its directory or
+above it, and only that one; paths in a config file are relative to its directory.
 """
 
 from __future__ import annotations

@@ -6,12 +6,9 @@ drops a top-level ``schema_version`` and propagates any other error, so the daem
 start). ``agents.yaml`` (and ``agents.d/*.yaml``) only for its microapp keys. ``${...}``
 placeholders are found and resolved as the loader does (``crates/config/src/env.rs``).
 
-Cross-file checks compare the files with the microapps the daemon discovers: every
-``plugin.toml`` under ``search_paths`` (relative to the working directory, as the daemon's),
-walked ``max_depth`` deep, skipping ``ignore_dirs``, that the extension parser accepts (nested
-ones dropped, the first of a duplicate id kept); and their ``nexo-plugin.toml`` companions
-(admin capabilities, HTTP server), as the admin bootstrap reads them.
-Nothing here raises on bad input; every problem is a :class:`Diagnostic`.
+Cross-file checks compare the files with the microapps the daemon discovers and their
+``nexo-plugin.toml`` companions, as docs/microapps.md ("Lint") describes. Nothing here raises
+on bad input; every problem is a :class:`Diagnostic`.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""Which files ``nexo plugin lint PATH...`` lints.
-
-A file given by name is linted whatever it is called; a directory is searched recursively for
-the manifest names the daemon reads (``plugin.toml``, ``nexo-plugin.toml``), skipping VCS
-metadata, ``node_modules``, caches, virtualenvs and build output. Like the daemon, every
-manifest found is checked, also one that another manifest of the same directory shadows; the
-shadowed one is marked so the linter can say so.
+"""Which files ``nexo plugin lint PATH...`` lints (docs/lint.md, ``PATH``). Like the daemon,
+every manifest found is checked, also one that another manifest of the same directory shadows;
+the shadowed one is marked so the linter can say so.
 """
 
 from __future__ import annotations

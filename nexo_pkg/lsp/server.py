@@ -1,12 +1,5 @@
-"""The nexo language server: lint diagnostics, hover and completion for plugin manifests.
-
-Documents named ``plugin.toml`` or ``nexo-plugin.toml`` are linted with
-:func:`nexo_pkg.lint.engine.lint_source` (the same codes, messages and ranges as
-``nexo plugin lint``); the daemon's ``extensions.yaml``, ``agents.yaml`` and
-``agents.d/*.yaml`` with :func:`nexo_pkg.lint.engine.lint_config_source` (diagnostics only);
-``trusted_keys.toml`` with the trust-policy linter. Hover and
-completion walk the packaged JSON Schemas by the TOML key path under the cursor
-(:mod:`nexo_pkg.lsp.toml_context`).
+"""The nexo language server: lint diagnostics, hover, completion and quick fixes for the files
+docs/editors.md lists, with the same codes, messages and ranges as ``nexo plugin lint``.
 
 Every handler is wrapped: a half-typed buffer that trips a bug logs the error (server log and
 ``window/logMessage``) and the request returns nothing, rather than the server dying under the
