@@ -1,9 +1,6 @@
-"""Lint entry points used by the CLI, ``pack``, ``install``, ``check`` and the language server.
-
-Data flows one way: bytes -> text (:func:`decode_manifest`) -> parsed document with spans
-(:func:`parse_manifest`) -> findings (syntax, legacy v1, JSON Schema, semantic rules) -> a
-:class:`FileResult` that a reporter renders. Nothing here prints; bad input of any kind is a
-diagnostic, and only an unreadable path raises (``OSError``).
+"""Lint entry points used by the CLI, ``pack``, ``install``, ``check`` and the language server,
+in the order docs/lint.md ("How it works") describes. Nothing here prints; bad input of any
+kind is a diagnostic, and only an unreadable path raises (``OSError``).
 """
 
 from __future__ import annotations

@@ -1,19 +1,8 @@
 """The typed model of a manifest: what nexo-pkg's tools read from it, read in one place.
 
-:func:`manifest_from_data` turns a parsed document (a ``tomllib`` dict) into a frozen
-:class:`PluginManifest`, or a :class:`MicroappModel` for an extension-shaped ``plugin.toml``
-(:func:`~nexo_pkg.manifest.microapp.is_extension_shape`); :func:`manifest_from_text` parses the
-text first, refusing one above a size cap. Both raise :class:`ManifestModelError` (kind
-``manifest_invalid``) and nothing else, with a one-line message, when the document names no
-plugin the daemon could deserialise: no ``[plugin]`` table, a ``plugin.id`` that is not a
-string, a ``plugin.version`` that is not a SemVer string (the daemon's ``semver::Version``,
-:mod:`nexo_pkg.core.versionreq`).
-
-Everything else is read as tolerantly as the tools always read it: unknown keys are ignored
-(they are lint's business) and a value of the wrong type is left at its default, its dotted key
-path recorded in :attr:`PluginManifest.invalid` so a reader that must refuse it (``check``
-spawning the entrypoint) can. The daemon's shapes are those of its manifest crate
-(``crates/plugin-manifest/src/manifest.rs``; docs/architecture.md, "The manifest model").
+docs/architecture.md ("The manifest model") says what it builds, when it raises
+:class:`ManifestModelError` and how tolerantly it reads the rest. The daemon's shapes are those
+of its manifest crate (``crates/plugin-manifest/src/manifest.rs``).
 """
 
 from __future__ import annotations
