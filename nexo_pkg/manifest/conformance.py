@@ -1,15 +1,10 @@
 """A yes/no check of a manifest against the JSON Schema, without importing ``jsonschema``.
 
-Most manifests linted are valid, and importing ``jsonschema`` costs more than the whole rest of
-a cold ``nexo plugin lint``. :func:`conforms` implements the Draft 2020-12 keywords the shipped
-schema uses, with TOML typing (a float is never an integer); when it says a document does not
-conform, the engine asks ``jsonschema`` for the detailed errors. Any keyword it does not know
-raises :class:`UnsupportedKeywordError`, and the caller falls back to ``jsonschema`` for
-everything, so a schema change can make the check slower but never wrong. Tests hold the two to
-the same answers on the corpus and on generated documents.
-
-The schema is compiled once into a tree of small closures (one per keyword), so checking a
-manifest is a walk of plain function calls.
+Importing ``jsonschema`` costs more than the rest of a cold ``nexo plugin lint``, and most
+manifests are valid. :func:`conforms` implements the Draft 2020-12 keywords the shipped schema
+uses, with TOML typing; any other keyword raises :class:`UnsupportedKeywordError` and the caller
+falls back to ``jsonschema``, so a schema change can make the check slower but never wrong. The
+schema is compiled once into a tree of small closures, one per keyword.
 """
 
 from __future__ import annotations

@@ -2,12 +2,9 @@
 
 Import-cheap (standard library only), so both ``install`` and ``lint`` use it:
 
-- :func:`config_dir`: ``--config DIR`` > ``NEXO_CONFIG_DIR`` > ``./config`` when it is a
-  directory (the daemon's own default) owned by the current user and not writable by group
-  or others (as git's ``safe.directory``: a cloned repository must not supply the install
-  root or the trust policy) > ``$NEXO_HOME/config``. Whenever neither ``--config`` nor
-  ``NEXO_CONFIG_DIR`` decides, stderr says once per run which directory is in use (a
-  ``note:``, dropped by ``--quiet``), and why a ``./config`` was passed over (a warning).
+- :func:`config_dir`: the directory docs/install.md names, in its order; ``./config`` only when
+  owned by the current user and not writable by group or others (as git's ``safe.directory``:
+  a cloned repository must not supply the install root or the trust policy).
 - :func:`resolve_placeholder`: one ``${...}`` as the daemon's config loader resolves it
   (``crates/config/src/env.rs``): ``${VAR}``; ``${VAR:-default}`` (default when unset or
   empty); ``${VAR-default}`` (default when unset). ``${file:...}`` is left to the caller.

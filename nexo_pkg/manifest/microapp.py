@@ -1,10 +1,8 @@
 """The microapp manifest model: what the daemon's extension host reads from a microapp.
 
-A microapp is a stdio *extension* of the daemon. Its manifest is an extension-shaped
-``plugin.toml`` (``[plugin]``, ``[capabilities]``, ``[transport]``, ``[requires]``, ...), parsed
-by the daemon's extension manifest parser, not by the plugin manifest parser. An optional
-companion ``nexo-plugin.toml`` in the same directory declares the admin RPC capabilities and the
-HTTP server; the daemon reads only those two sections of it and keys them by *its* ``plugin.id``.
+A microapp is a stdio *extension* of the daemon: an extension-shaped ``plugin.toml`` read by the
+daemon's extension manifest parser, and an optional companion ``nexo-plugin.toml`` of which the
+host reads only the admin capabilities and the HTTP server (docs/microapps.md).
 
 This module holds the daemon's constants for both files and a tolerant reader of each: the
 readers never raise on a wrong type (they leave the value out), so lint, ``check`` and the
