@@ -184,13 +184,9 @@ class DiscoveredMicroapp:
 
 def _discover(settings: _Extensions, base: Path) -> list[DiscoveredMicroapp]:
     """The microapps under the search paths of ``settings`` (relative ones taken from ``base``)
-    as the daemon's boot discovery finds them (``crates/extensions/src/discovery.rs:160-375``).
-
-    Symbolic links are not followed (boot does not). Only manifests the extension parser
-    accepts are candidates (lint reports the others when it lints those files); a candidate
-    inside another one's directory is dropped; of two with one id, the first (by search path,
-    then directory) is kept.
-    """
+    as the daemon's boot discovery finds them (``crates/extensions/src/discovery.rs:160-375``;
+    docs/microapps.md says which of them it keeps). Only manifests the extension parser accepts
+    are candidates: lint reports the others when it lints those files."""
     candidates = [
         (index, path.parent, manifest)
         for index, path in _search(settings, base)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
@@ -70,13 +71,10 @@ class ParsedManifest:
     text: str
     data: dict[str, Any]
     syntax_errors: list[Diagnostic]
-    _spans: SpanMap | None = field(default=None, repr=False)
 
-    @property
+    @cached_property
     def spans(self) -> SpanMap:
-        if self._spans is None:
-            self._spans = scan_spans(self.text)[0]
-        return self._spans
+        return scan_spans(self.text)[0]
 
     def locate(self, path: KeyPath, part: SpanPart = "value") -> Span:
         """The span of the key or value at ``path`` (building the span map on first use)."""

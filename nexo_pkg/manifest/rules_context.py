@@ -115,8 +115,7 @@ class Context(Findings):
         self.data = data
         self.options = options
         self.plugin: Mapping[str, Any] = as_table(data.get("plugin")) or {}
-        plugin_id = as_str(self.plugin.get("id"))
-        self.plugin_id: str | None = plugin_id or None
+        self.plugin_id: str | None = as_str(self.plugin.get("id")) or None
 
     def section(self, *keys: str) -> Mapping[str, Any]:
         """The table at ``plugin.<keys>``, or an empty mapping when absent or not a table."""
