@@ -1,13 +1,5 @@
-"""Which parser's rules a file gets, and the microapp lints the engine hands such files to.
-
-- An extension-shaped TOML document (root ``[transport]`` or ``[capabilities]``, no
-  ``manifest_version``, no ``[plugin.entrypoint]``) not named ``nexo-plugin.toml``: a microapp
-  manifest, checked with the rules of the daemon's extension manifest parser.
-- A ``nexo-plugin.toml`` beside an extension-shaped ``plugin.toml``: the microapp's companion,
-  which the extension host only parses (plugin manifest schema, no semantic rules) for its
-  admin and HTTP server capabilities; its id must equal the ``plugin.toml`` id.
-- ``extensions.yaml``, ``agents.yaml`` and ``agents.d/*.yaml``: the daemon's config files.
-- Anything else: a plugin manifest (where a root ``[transport]`` is the legacy shape, NX190).
+"""Which parser's rules a file gets (the table of docs/microapps.md, "Lint"), and the microapp
+lints the engine hands such files to.
 """
 
 from __future__ import annotations

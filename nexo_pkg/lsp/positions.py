@@ -1,11 +1,9 @@
 """Conversions between the lint engine's positions and LSP positions.
 
-The engine reports 1-based lines and columns counted in Unicode code points, with an exclusive
-end. LSP wants 0-based lines and characters counted in the negotiated position encoding:
-UTF-16 code units unless the client offered something else (``general.positionEncodings``).
-Counting code units is pygls's :class:`~pygls.workspace.PositionCodec`; this module adds what
-the server needs around it: offsets into the text, clamping of out-of-range input, and the
-engine's 1-based spans.
+The engine counts 1-based lines and columns in code points; LSP counts 0-based ones in the
+negotiated encoding (docs/editors.md, "Positions"). pygls's
+:class:`~pygls.workspace.PositionCodec` counts code units; this module adds offsets into the
+text, clamping of out-of-range input, and the engine's 1-based spans.
 
 Lines are split on ``\\n`` only (a trailing ``\\r`` stays at the end of its line and never
 precedes a column that matters), because that is what TOML and LSP clients count as a line
