@@ -31,7 +31,7 @@ from nexo_pkg.manifest.daemon_config import (
     unterminated_placeholder,
 )
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
-from nexo_pkg.manifest.rules_context import Findings, tables
+from nexo_pkg.manifest.rules_context import Findings, as_int, as_table, tables
 from nexo_pkg.manifest.shape import (
     BOOL,
     DURATION,
@@ -335,22 +335,18 @@ def _strings(value: Any, default: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _extensions_settings(data: Any) -> _Extensions:
-    section = data.get("extensions") if isinstance(data, Mapping) else None
-    section = section if isinstance(section, Mapping) else {}
+    section = as_table((as_table(data) or {}).get("extensions")) or {}
     paths = _strings(section.get("search_paths"), DEFAULT_SEARCH_PATHS)
-    depth = section.get("max_depth")
-    entries = section.get("entries")
+    depth = as_int(section.get("max_depth"))
     return _Extensions(
         enabled=section.get("enabled") is not False,
         search_paths=tuple(path for item in paths if (path := _expanded(item)) is not None),
         unresolved=any(_expanded(item) is None for item in paths),
         ignore_dirs=_strings(section.get("ignore_dirs"), DEFAULT_IGNORE_DIRS),
-        max_depth=depth
-        if isinstance(depth, int) and not isinstance(depth, bool) and depth >= 0
-        else DEFAULT_MAX_DEPTH,
+        max_depth=depth if depth is not None and depth >= 0 else DEFAULT_MAX_DEPTH,
         disabled=_strings(section.get("disabled"), ()),
         allowlist=_strings(section.get("allowlist"), ()),
-        entries=entries if isinstance(entries, Mapping) else {},
+        entries=as_table(section.get("entries")) or {},
     )
 
 
