@@ -213,9 +213,8 @@ def split_selectors(values: Sequence[str], where: str) -> frozenset[str]:
 class LintSettings:
     """The options for each linted file: the flags over the nearest config file's settings.
 
-    ``select`` (flags) replaces the config's ``select``; ``ignore`` and ``exclude`` add to the
-    config's. Raises :class:`UsageError` or ``config_invalid`` for a bad selector or config file,
-    the one found from ``cwd`` at once, the others when a file under them is linted.
+    Raises :class:`UsageError` or ``config_invalid`` for a bad selector or config file, the one
+    found from ``cwd`` at once, the others when a file under them is linted.
     """
 
     def __init__(

@@ -121,12 +121,8 @@ def _lint_by_parser(
 def lint_source(
     text: str, *, path: str = "nexo-plugin.toml", options: LintOptions | None = None
 ) -> FileResult:
-    """Lint manifest ``text``; never raises for bad input.
-
-    The file decides the rules: an extension-shaped ``plugin.toml`` is a microapp manifest, a
-    ``nexo-plugin.toml`` beside one its companion, anything else a plugin manifest
-    (:mod:`nexo_pkg.lint.microapp`). The result's ``parser`` says which.
-    """
+    """Lint manifest ``text``; never raises for bad input. The file decides whose rules apply
+    (:mod:`nexo_pkg.lint.microapp`); the result's ``parser`` says which."""
     parsed = parse_manifest(text)
     parser = "plugin-manifest"
     try:
@@ -165,12 +161,8 @@ def lint_config_source(
 def lint_bytes(
     raw: bytes, *, path: str = "nexo-plugin.toml", options: LintOptions | None = None
 ) -> FileResult:
-    """Lint raw file content: decoding problems (not UTF-8, binary, too large) are findings.
-
-    A file named ``trusted_keys.toml`` (or of another name that is plainly a trust policy:
-    ``schema_version`` or ``[[authors]]`` and no ``[plugin]``) is checked by the install
-    package's policy linter instead.
-    """
+    """Lint raw file content: decoding problems (not UTF-8, binary, too large) are findings. A
+    daemon config file or a trust policy (docs/lint.md, ``PATH``) gets its own linter."""
     text, problems = decode_manifest(raw)
     if any(problem.severity == "error" for problem in problems):
         return FileResult(path, tuple(_filtered(problems, options)), text)

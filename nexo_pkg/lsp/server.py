@@ -145,15 +145,14 @@ def to_lsp_diagnostic(
     diagnostic: Diagnostic, index: LineIndex, encoding: Encoding
 ) -> types.Diagnostic:
     """Convert an engine finding to an LSP diagnostic (0-based, in client code units)."""
-    severity = (
-        types.DiagnosticSeverity.Error
-        if diagnostic.severity == "error"
-        else types.DiagnosticSeverity.Warning
-    )
     return types.Diagnostic(
         range=to_lsp_range(index.span_to_client(diagnostic.span, encoding)),
         message=diagnostic.message,
-        severity=severity,
+        severity=(
+            types.DiagnosticSeverity.Error
+            if diagnostic.severity == "error"
+            else types.DiagnosticSeverity.Warning
+        ),
         code=diagnostic.code,
         code_description=types.CodeDescription(href=diagnostic.url) if diagnostic.url else None,
         source="nexo",

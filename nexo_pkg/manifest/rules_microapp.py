@@ -5,8 +5,7 @@
 then ``validate()``), reporting every problem rather than the first; plus warnings where the
 manifest is valid but the daemon does something the author likely does not expect.
 :func:`check_companion` applies what the extension host does with a ``nexo-plugin.toml`` beside
-it: a parse of the plugin manifest schema (no semantic validation), whose ``plugin.id`` keys
-the admin capabilities.
+it (docs/microapps.md, "The companion ``nexo-plugin.toml``").
 """
 
 from __future__ import annotations

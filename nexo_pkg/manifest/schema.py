@@ -1,9 +1,7 @@
 """The JSON Schema of ``nexo-plugin.toml`` and the translation of its errors into TOML words.
 
-``jsonschema`` is imported on first use (it costs tens of milliseconds) and the compiled
-validator is cached for the life of the process. Its type checker follows TOML, not JSON: a
-float is never an integer (``8080.0`` fails an integer key) and a TOML date or time is not a
-string.
+``jsonschema`` is imported on first use and its compiled validator cached for the process; it
+types values as TOML does (docs/lint.md, "How it works").
 """
 
 from __future__ import annotations
