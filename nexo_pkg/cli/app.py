@@ -5,11 +5,9 @@ summary. The ``plugin`` group lists and describes commands from that table alone
 behind a command is imported (and its Typer declarations built) only when that command is
 resolved, so ``nexo plugin install --help`` does not pay for ``check`` or ``lsp``.
 
-Options every command shares (``-h``, ``--quiet``, ``--verbose``, ``--color``) are declared
-once here and added to each command and each group (``plugin``, ``plugin trust``, ``plugin
-cache``) as it is loaded, so they are accepted, and listed in the help, at every level
-(``nexo --quiet plugin list``, ``nexo plugin trust -q list``). Help is plain text (no rich
-markup), so a pattern such as ``^[a-z][a-z0-9_]{0,63}$`` in a help string prints as written.
+The options every command shares (docs/cli.md, "Quiet, verbose, colour") are declared once
+here and added to each command and group as it is loaded. Help is plain text (no rich markup),
+so a pattern such as ``^[a-z][a-z0-9_]{0,63}$`` in a help string prints as written.
 """
 
 from __future__ import annotations
@@ -34,7 +32,6 @@ if TYPE_CHECKING:
     # Typer 0.28 ships its own copy of click; these names are only annotations.
     from typer import _click as click
 
-__all__ = ["COMMANDS", "CommandSpec", "build_app", "run"]
 
 CONTEXT_SETTINGS: dict[str, Any] = {"help_option_names": ["-h", "--help"]}
 SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
@@ -182,9 +179,7 @@ class LazyPluginGroup(TyperGroup):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         del ctx
         spec = COMMANDS.get(cmd_name)
-        if spec is None:
-            return None
-        return module_command(spec.module, cmd_name)
+        return None if spec is None else module_command(spec.module, cmd_name)
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
@@ -205,9 +200,8 @@ class LazyPluginGroup(TyperGroup):
 
 @cache
 def _registered(module_name: str) -> typer.Typer:
-    """Let ``nexo_pkg.cli.MODULE`` register its commands on a fresh holder: a command's module
-    is imported only when one of its commands runs (or its help is shown). ``KeyError`` for an
-    unknown module."""
+    """Let ``nexo_pkg.cli.MODULE`` register its commands on a fresh holder (imported at the
+    first use of one of them); ``KeyError`` for an unknown module."""
     # Plain imports, one per module, so the import contracts see them.
     if module_name == "lint":
         from nexo_pkg.cli.lint import register  # noqa: PLC0415
@@ -336,10 +330,7 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
             False, "--verbose", "-v", help="Print debug detail on stderr."
         ),
         color: str | None = typer.Option(
-            None,
-            "--color",
-            metavar="[auto|always|never]",
-            help="Colour output (default auto).",
+            None, "--color", metavar="[auto|always|never]", help="Colour output (default auto)."
         ),
         install_completion: str | None = typer.Option(
             None,
@@ -385,11 +376,9 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
 def _help_text(ctx: click.Context, names: list[str]) -> str:
     """The ``-h`` text of the command ``names`` under the root of ``ctx``; a name that is not
     a command is a usage error with the closest names."""
-    parent = ctx.find_root()
-    command = parent.command
-    current = parent
+    current = ctx.find_root()
     for name in names:
-        group = command if isinstance(command, TyperGroup) else None
+        group = current.command if isinstance(current.command, TyperGroup) else None
         found = group.get_command(current, name) if group is not None else None
         if found is None:
             known = list(group.list_commands(current)) if group is not None else []
@@ -397,7 +386,6 @@ def _help_text(ctx: click.Context, names: list[str]) -> str:
             _suggest(error, name, known)
             raise error
         current = found.make_context(name, [], parent=current, resilient_parsing=True)
-        command = found
     return current.get_help()
 
 

@@ -41,8 +41,7 @@ def _parse_invoke(tool: str | None, args_text: str | None) -> tuple[str, dict[st
 def show_report(report: CheckReport, stream: TextIO) -> None:
     """Print one line per check on ``stream`` (symbols only on a UTF-8 terminal). ``check``
     reports on stdout; ``pack --check`` and ``install --check``, whose result is the pack or
-    install, report on stderr.
-    """
+    install, report on stderr."""
     from nexo_pkg.check import render_report  # noqa: PLC0415
 
     encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
@@ -128,8 +127,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         strict: Annotated[
-            bool,
-            typer.Option("--strict", help="Warnings fail too (for SDK and plugin CI)."),
+            bool, typer.Option("--strict", help="Warnings fail too (for SDK and plugin CI).")
         ] = False,
         host_calls: Annotated[
             bool,
@@ -161,8 +159,8 @@ def register(app: typer.Typer) -> None:
         # Imported here so other commands do not pay for the check machinery.
         from nexo_pkg.check import run_check  # noqa: PLC0415
 
-        def run() -> CheckReport:
-            return run_check(
+        report = answer(
+            lambda: run_check(
                 target,  # as typed: `./weather` is a path, `weather` may be an installed id
                 timeout_ms=timeout_ms,
                 nexo_version=nexo_version,
@@ -173,10 +171,9 @@ def register(app: typer.Typer) -> None:
                 sandbox=not no_sandbox,
                 host_calls=host_calls,
                 config=config,
-            )
-
-        report = answer(
-            run, json_output=json_output, show=lambda shown: show_report(shown, sys.stdout)
+            ),
+            json_output=json_output,
+            show=lambda shown: show_report(shown, sys.stdout),
         )
         raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILURE)
 

@@ -1,11 +1,7 @@
-"""Helpers shared by every command: output streams, verbosity, colour, errors, prompts.
-
-The conventions (docs/cli.md): results go to stdout (``--json`` documents, ``list`` rows,
-``verify`` and ``check`` reports); notes, progress, warnings and errors go to stderr.
-``--quiet`` drops the notes, ``--verbose`` adds detail to errors and turns on debug logging.
-Colour follows ``--color``, then ``NO_COLOR`` / ``FORCE_COLOR``, then whether the stream is a
-terminal. Every string that came from outside (manifests, release documents, asset names,
-file names) is passed through :func:`printable` before it reaches a terminal.
+"""Helpers shared by every command: output streams, verbosity, colour, errors, prompts, by
+the conventions of docs/cli.md (results on stdout; notes, progress, warnings and errors on
+stderr). Every string that came from outside (manifests, release documents, asset names, file
+names) is passed through :func:`printable` before it reaches a terminal.
 """
 
 from __future__ import annotations
@@ -59,11 +55,8 @@ def set_color(choice: str) -> None:
 
 
 def colour_enabled(stream: TextIO) -> bool:
-    """Whether to paint what goes to ``stream``.
-
-    ``--color always|never`` wins; then ``NO_COLOR`` (https://no-color.org) turns colour off
-    and ``FORCE_COLOR`` (any value but ``0``) turns it on; otherwise colour only on a terminal.
-    """
+    """Whether to paint what goes to ``stream``: ``--color always|never``, else ``NO_COLOR``
+    (https://no-color.org) off, else ``FORCE_COLOR`` (but ``0``) on, else only on a terminal."""
     if OUTPUT.color != "auto":
         return OUTPUT.color == "always"
     if os.environ.get("NO_COLOR"):
@@ -123,10 +116,8 @@ def interactive() -> bool:
 
 
 def confirm(question: str) -> bool:
-    """Ask a yes/no question on stderr; default no. End of input counts as no.
-
-    Ctrl-C is not caught here: it ends the command like anywhere else (exit 130).
-    """
+    """Ask a yes/no question on stderr; default no, and end of input counts as no. Ctrl-C is
+    not caught here: it ends the command like anywhere else (exit 130)."""
     sys.stderr.write(f"{question} [y/N]: ")
     sys.stderr.flush()
     answer = sys.stdin.readline()

@@ -1,16 +1,10 @@
-"""Shell completion of option values and installed plugin ids.
+"""Shell completion of option values and installed plugin ids (docs/cli.md, "Shell
+completion"); click completes commands and option names.
 
-Commands, subcommands and option names are completed by click. Values are completed here:
-
-- an option completes the choices it declares: a ``click.Choice`` type (an ``Enum`` in Typer)
-  or a metavar written as ``[a|b|c]`` (``--color [auto|always|never]``, ``--format``,
-  ``--lang``, ``--kind``). :func:`attach_choice_completion` wires every such option of a
-  command, so a new option only has to declare its choices;
-- the id argument of ``upgrade``, ``remove``, ``verify`` and ``check`` completes the ids of
-  the plugins installed under the root the command would use (``--dest``, else the daemon's
-  configuration named by ``--config``), as :func:`installed_ids`.
-
-A completer never fails: a root that cannot be read completes nothing.
+An option completes the choices it declares, a ``click.Choice`` type or a ``[a|b|c]`` metavar
+(:func:`attach_choice_completion` wires every such option, so a new option only declares its
+choices); an id argument completes the plugins installed in the root the command would use
+(:func:`installed_ids`). A completer never fails: a root that cannot be read completes nothing.
 """
 
 from __future__ import annotations
@@ -23,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from typer import _click as click
 
-__all__ = ["attach_choice_completion", "declared_choices", "installed_ids"]
 
 # `[a|b|c]`, `[only]` or `a|b`: lower-case words (an upper-case metavar such as `[ID]` or
 # `GLOB` names a placeholder, not a choice).

@@ -1,7 +1,5 @@
-"""CLI for fleets: ``lock``, ``sync``, ``push``, ``mirror`` and ``cache dir|size|clean|prune``.
-
-Only parsing, rendering and exit codes live here; the work is in :mod:`nexo_pkg.fleet`.
-"""
+"""CLI for fleets: ``lock``, ``sync``, ``push``, ``mirror`` and ``cache dir|size|clean|prune``
+(the work is in :mod:`nexo_pkg.fleet`)."""
 
 from __future__ import annotations
 
@@ -28,7 +26,7 @@ from nexo_pkg.cli.options import (
     TimeoutOption,
     TrustedKeysOption,
 )
-from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.output import emit_json, say
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
@@ -142,8 +140,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = False,
         check: Annotated[
-            bool,
-            typer.Option("--check", help="Only say whether the lock is stale (exit 1 if so)."),
+            bool, typer.Option("--check", help="Only say whether the lock is stale (exit 1 if so).")
         ] = False,
         config: ConfigOption = None,
         trusted_keys: TrustedKeysOption = None,
@@ -256,8 +253,6 @@ def register(app: typer.Typer) -> None:
         from nexo_pkg.fleet.lockfile import WANTED_NAME  # noqa: PLC0415
         from nexo_pkg.fleet.sync import sync  # noqa: PLC0415
 
-        quiet = json_output or not sys.stderr.isatty()
-
         def run() -> SyncResult:
             from nexo_pkg.fleet.lockfile import read_registries  # noqa: PLC0415
             from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
@@ -268,8 +263,7 @@ def register(app: typer.Typer) -> None:
             )
             wanted_path = lock_file.parent / WANTED_NAME
             mirrors = configured(
-                registry_mirror,
-                read_registries(wanted_path) if wanted_path.exists() else None,
+                registry_mirror, read_registries(wanted_path) if wanted_path.exists() else None
             )
             return sync(
                 lock_file,
@@ -293,7 +287,7 @@ def register(app: typer.Typer) -> None:
                 frozen=frozen,
                 prune=prune,
                 target=target,
-                progress=None if quiet else note,
+                progress=None if json_output or not sys.stderr.isatty() else note,
             )
 
         def show(result: SyncResult) -> None:
@@ -453,8 +447,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Remove unused, corrupt and half-written blobs from the cache."""
         if older_than_days < 0:
-            error = NexoError("--older-than-days must be 0 or more", kind="usage", exit_code=2)
-            fail(error, json_output=json_output)
+            fail(UsageError("--older-than-days must be 0 or more"), json_output=json_output)
         _prune(None if all_blobs else older_than_days * 86400, json_output=json_output)
 
 

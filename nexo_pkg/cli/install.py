@@ -1,7 +1,5 @@
-"""CLI for ``nexo plugin install``, ``upgrade``, ``list``, ``remove`` and ``verify``.
-
-Only parsing, rendering and exit codes live here; the work is in :mod:`nexo_pkg.install`.
-"""
+"""CLI for ``nexo plugin install``, ``upgrade``, ``list``, ``remove`` and ``verify`` (the work
+is in :mod:`nexo_pkg.install`)."""
 
 from __future__ import annotations
 
@@ -69,43 +67,6 @@ def registry_mirrors() -> dict[str, tuple[str, ...]]:
     return configured(None)
 
 
-def _verify_lock(
-    lock_file: Path,
-    plugin_id: str | None,
-    dest: Path | None,
-    config: Path | None,
-    *,
-    json_output: bool,
-) -> None:
-    """``verify --lock``: the root against the lock's tree hashes; exits 0 or 1."""
-    from nexo_pkg.fleet.treehash import LockCheck, check_root  # noqa: PLC0415
-
-    def run() -> tuple[Path, list[LockCheck]]:
-        root = _dest(dest, config)
-        return root, check_root(lock_file, root, plugin_id)
-
-    root, checks = guarded(run, json_output=json_output)
-    ok = all(check.ok for check in checks)
-    if json_output:
-        plugins = [check.to_json() for check in checks]
-        emit_json({"ok": ok, "lock": str(lock_file), "dest": str(root), "plugins": plugins})
-        raise typer.Exit(0 if ok else 1)
-    for check in checks:
-        label = f"{check.plugin_id} {check.version}"
-        if check.ok:
-            result_line(printable(f"ok       {label} ({check.expected})"))
-            continue
-        result_line(printable(f"CHANGED  {label} ({check.path or root})"))
-        if check.problem:
-            result_line(printable(f"  {check.problem}"))
-        else:
-            result_line(printable(f"  tree {check.actual}, the lock says {check.expected}"))
-        for key, names in check.changes.items():
-            for name in names:
-                result_line(printable(f"  {key.replace('_', ' ')}: {name}"))
-    raise typer.Exit(0 if ok else 1)
-
-
 def parse_size(text: str, *, flag: str) -> int:
     """``1048576``, ``100M``, ``100MiB``, ``2g`` -> bytes; raises :class:`UsageError`."""
     match = _SIZE.match(text)
@@ -114,7 +75,7 @@ def parse_size(text: str, *, flag: str) -> int:
     return int(match.group(1)) * _UNITS[match.group(2).lower()]
 
 
-def _roots(dest: Path | None, config: Path | None = None) -> tuple[Path, ...]:
+def _roots(dest: Path | None, config: Path | None) -> tuple[Path, ...]:
     """``--dest`` alone, else every plugin root of the daemon's configuration, the install
     root first; warns about search paths that probably do not mean what they say."""
     from nexo_pkg.install.config import (  # noqa: PLC0415
@@ -131,11 +92,6 @@ def _roots(dest: Path | None, config: Path | None = None) -> tuple[Path, ...]:
     return daemon.plugin_roots()
 
 
-def _dest(dest: Path | None, config: Path | None = None) -> Path:
-    """``--dest``, else the install root named by the daemon's configuration."""
-    return _roots(dest, config)[0]
-
-
 def _scan(roots: tuple[Path, ...], *, kept: bool) -> list[Any]:
     """Every plugin directory in ``roots`` (and with ``kept`` the versions kept for rollback),
     root by root, each recovered first from an interrupted run."""
@@ -148,13 +104,18 @@ def _scan(roots: tuple[Path, ...], *, kept: bool) -> list[Any]:
     return found
 
 
-def _holding(roots: tuple[Path, ...], plugin_id: str) -> Path:
-    """The first root holding ``plugin_id`` (raises ``not_installed`` naming every root)."""
+def _holding(roots: tuple[Path, ...], plugin_id: str) -> list[Path]:
+    """The roots holding ``plugin_id``, in order (raises ``not_installed`` naming every root
+    when none does)."""
     from nexo_pkg.install.store import installed_versions, unreadable_installs  # noqa: PLC0415
 
-    for root in roots:
-        if installed_versions(root, plugin_id) or unreadable_installs(root, plugin_id):
-            return root
+    holding = [
+        root
+        for root in roots
+        if installed_versions(root, plugin_id) or unreadable_installs(root, plugin_id)
+    ]
+    if holding:
+        return holding
     where = ", ".join(str(root) for root in roots)
     raise NexoError(
         f"plugin {plugin_id!r} is not installed in {where} (see `nexo plugin list`)",
@@ -190,19 +151,6 @@ def _show_plan(plan: InstallPlan) -> None:
         sys.stderr.write(line + "\n")
 
 
-def _confirmer(*, yes: bool, json_output: bool) -> Any:
-    def ask(plan: InstallPlan) -> bool:
-        if not json_output:
-            _show_plan(plan)
-        for warning in plan.warnings:
-            warn(printable(warning))
-        if yes or not interactive():
-            return True
-        return confirm("Install this plugin?")
-
-    return ask
-
-
 def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool = False) -> None:
     if json_output:
         emit_json(result.to_json())
@@ -214,14 +162,13 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
             warn(printable(warning))
         say(f"Dry run: every check passed; nothing was written to {printable(plan.destination)}.")
         return
-    label = printable(f"{plan.plugin_id} {plan.version}")
+    label, where = printable(f"{plan.plugin_id} {plan.version}"), printable(result.path)
     if result.was_already_present:
-        say(f"{label} is already installed at {printable(result.path)}.")
+        say(f"{label} is already installed at {where}.")
     elif upgraded:
-        plugin, version = printable(plan.plugin_id), printable(plan.version)
-        say(f"Upgraded {plugin} to {version} at {printable(result.path)}.")
+        say(f"Upgraded {printable(plan.plugin_id)} to {printable(plan.version)} at {where}.")
     else:
-        say(f"Installed {label} to {printable(result.path)}.")
+        say(f"Installed {label} to {where}.")
 
 
 def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
@@ -229,8 +176,15 @@ def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
     bar on a terminal, and notes about slow answers (not with ``--json``)."""
     from nexo_pkg.install.pipeline import InstallCallbacks  # noqa: PLC0415
 
+    def ask(plan: InstallPlan) -> bool:
+        if not json_output:
+            _show_plan(plan)
+        for warning in plan.warnings:
+            warn(printable(warning))
+        return yes or not interactive() or confirm("Install this plugin?")
+
     return InstallCallbacks(
-        confirm=_confirmer(yes=yes, json_output=json_output),
+        confirm=ask,
         notice=None if json_output else say,
         show_progress=sys.stderr.isatty() and not OUTPUT.quiet,
     )
@@ -264,12 +218,7 @@ def _upgrade_one(
         )
     require_installed(options.dest, plugin_id)
     return upgrade(
-        plugin_id,
-        options,
-        callbacks,
-        allow_downgrade=allow_downgrade,
-        keep_old=keep_old,
-        tag=tag,
+        plugin_id, options, callbacks, allow_downgrade=allow_downgrade, keep_old=keep_old, tag=tag
     )
 
 
@@ -297,25 +246,6 @@ def _report_upgrade(result: UpgradeResult) -> None:
         say(f"Removed the version kept before it ({printable(pruned)}).")
 
 
-def _linked(root: Path) -> list[Any]:
-    from nexo_pkg.install.link import linked_plugins  # noqa: PLC0415
-
-    return linked_plugins(root)
-
-
-def _remove_link(root: Path, plugin_id: str, path: Path, *, yes: bool) -> list[str]:
-    """``remove ID`` for a development link: the link goes, the checkout stays."""
-    from nexo_pkg.install.link import unlink  # noqa: PLC0415
-
-    _confirm_removal(
-        plugin_id,
-        yes,
-        [f"Will remove the link {printable(path)} (the checkout it points to stays)"],
-    )
-    removed = unlink(root, plugin_id)
-    return [str(removed)] if removed is not None else []
-
-
 def _confirm_removal(plugin_id: str, yes: bool, shown: list[str]) -> None:
     confirm_or_refuse(
         yes,
@@ -339,18 +269,15 @@ def _install_link(
             raise UsageError("--link DIR links the checkout DIR: give no SOURCE with it")
         states = _discovery_states(config)
         follow = None if states is None else states.follow_symlinks
-        result = link_install(link, _dest(dest, config), follow_symlinks=follow)
+        result = link_install(link, _roots(dest, config)[0], follow_symlinks=follow)
         for message in result.warnings:
             warn(printable(message))
         return result
 
     def show(result: LinkResult) -> None:
         linked = result.linked
-        say(
-            printable(
-                f"Linked {linked.plugin_id} {linked.version}: {linked.path} -> {linked.target}"
-            )
-        )
+        shown = f"Linked {linked.plugin_id} {linked.version}: {linked.path} -> {linked.target}"
+        say(printable(shown))
 
     answer(run, json_output=json_output, show=show)
 
@@ -435,8 +362,7 @@ def register(app: typer.Typer) -> None:
         check: Annotated[
             bool,
             typer.Option(
-                "--check",
-                help="After installing, run `nexo plugin check` on the installed plugin.",
+                "--check", help="After installing, run `nexo plugin check` on the installed plugin."
             ),
         ] = False,
         registry_config: RegistryConfigOption = None,
@@ -471,13 +397,12 @@ def register(app: typer.Typer) -> None:
         source_text = source
 
         def run() -> InstallResult:
-            # httpx is imported only by the commands that talk to GitHub.
             from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
             from nexo_pkg.install.pipeline import InstallOptions, install  # noqa: PLC0415
             from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
             options = InstallOptions(
-                dest=_dest(dest, config),
+                dest=_roots(dest, config)[0],
                 nexo_home=nexo_home_from_env(),
                 policy_path=policy_path(config, trusted_keys),
                 target=target,
@@ -531,8 +456,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = None,
         upgrade_all: Annotated[
-            bool,
-            typer.Option("--all", help="Upgrade every plugin installed from a release."),
+            bool, typer.Option("--all", help="Upgrade every plugin installed from a release.")
         ] = False,
         dest: DestOption = None,
         config: ConfigOption = None,
@@ -593,25 +517,24 @@ def register(app: typer.Typer) -> None:
         2 usage or configuration error.
         """
 
-        def options() -> InstallOptions:
+        def options() -> tuple[InstallOptions, tuple[Path, ...], str | None, str | None]:
+            """The choices, the roots, and the plugin id and tag named (``None`` for --all)."""
             from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
             from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
             from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
             if (plugin_id is None) == (not upgrade_all):
                 raise UsageError("name one installed plugin ID, or pass --all (not both)")
+            named, at_tag = plugin_id, tag
             if plugin_id is not None and "@" in plugin_id:
                 named, _, at_tag = plugin_id.partition("@")
                 if not named or not at_tag or (tag is not None and tag != at_tag):
                     raise UsageError(f"{plugin_id!r}: write ID@TAG, or ID with --tag TAG")
-                wanted[:] = [named, at_tag]
-            elif plugin_id is not None:
-                wanted[:] = [plugin_id, tag]
             if upgrade_all and tag is not None:
                 raise UsageError("--tag names the release of one plugin; it cannot go with --all")
-            roots[:] = _roots(dest, config)
-            return InstallOptions(
-                dest=roots[0] if not wanted else _holding(tuple(roots), str(wanted[0])),
+            roots = _roots(dest, config)
+            chosen = InstallOptions(
+                dest=roots[0] if named is None else _holding(roots, named)[0],
                 nexo_home=nexo_home_from_env(),
                 policy_path=policy_path(config, trusted_keys),
                 target=target,
@@ -627,27 +550,23 @@ def register(app: typer.Typer) -> None:
                 plain_http=plain_http,
                 registry_mirrors=registry_mirrors(),
             )
+            return chosen, roots, named, at_tag
 
-        roots: list[Path] = []
-        wanted: list[str | None] = []
-        chosen = guarded(options, json_output=json_output)
+        chosen, roots, named, at_tag = guarded(options, json_output=json_output)
         callbacks = _callbacks(yes=yes, json_output=json_output)
-        if wanted:
-            single = guarded(
+        if named is not None:
+            answer(
                 lambda: _upgrade_one(
-                    str(wanted[0]),
+                    named,
                     chosen,
                     callbacks,
-                    tag=wanted[1],
+                    tag=at_tag,
                     allow_downgrade=allow_downgrade,
                     keep_old=keep_old,
                 ),
                 json_output=json_output,
+                show=_report_upgrade,
             )
-            if json_output:
-                emit_json(single.to_json())
-            else:
-                _report_upgrade(single)
             return
         from dataclasses import replace  # noqa: PLC0415
 
@@ -693,14 +612,14 @@ def register(app: typer.Typer) -> None:
         """List installed plugins: one line per plugin on stdout (id, version, origin,
         signature, path), so `nexo plugin list | wc -l` counts them.
         """
+        from nexo_pkg.install.link import linked_plugins  # noqa: PLC0415
         from nexo_pkg.install.store import RECEIPT_UNREADABLE  # noqa: PLC0415
 
         roots = guarded(lambda: _roots(dest, config), json_output=json_output)
-        root = roots[0]
         items = guarded(lambda: _scan(roots, kept=True), json_output=json_output)
         states = _discovery_states(config)
         plugins = [(item, item.receipt) for item in items if item.receipt is not None]
-        links = [link for each in roots for link in _linked(each)]
+        links = [link for each in roots for link in linked_plugins(each)]
         linked_paths = {link.path for link in links}
         orphans = [
             item
@@ -713,7 +632,7 @@ def register(app: typer.Typer) -> None:
         if json_output:
             document: dict[str, Any] = {
                 "ok": True,
-                "dest": str(root),
+                "dest": str(roots[0]),
                 "roots": [str(each) for each in roots],
                 "unreadable": [
                     {"path": str(item.path), "problem": item.problem} for item in unreadable
@@ -798,6 +717,7 @@ def register(app: typer.Typer) -> None:
         """
 
         def run() -> list[str]:
+            from nexo_pkg.install.link import linked_plugins, unlink  # noqa: PLC0415
             from nexo_pkg.install.pipeline import remove  # noqa: PLC0415
             from nexo_pkg.install.store import (  # noqa: PLC0415
                 installed_versions,
@@ -805,17 +725,26 @@ def register(app: typer.Typer) -> None:
             )
 
             roots = _roots(dest, config)
-            holding = [
-                root
-                for root in roots
-                if installed_versions(root, plugin_id) or unreadable_installs(root, plugin_id)
-            ]
-            if not holding:
+            try:
+                holding = _holding(roots, plugin_id)
+            except NexoError as missing:
+                if missing.kind != "not_installed":
+                    raise
+                # A development link: the link goes, the checkout it points to stays.
                 for root in roots:
-                    link = next((one for one in _linked(root) if one.plugin_id == plugin_id), None)
+                    link = next(
+                        (one for one in linked_plugins(root) if one.plugin_id == plugin_id), None
+                    )
                     if link is not None:
-                        return _remove_link(root, plugin_id, link.path, yes=yes)
-                _holding(roots, plugin_id)  # raises not_installed, naming every root
+                        where = printable(link.path)
+                        _confirm_removal(
+                            plugin_id,
+                            yes,
+                            [f"Will remove the link {where} (the checkout it points to stays)"],
+                        )
+                        removed = unlink(root, plugin_id)
+                        return [str(removed)] if removed is not None else []
+                raise
             matches = [
                 *(item for root in holding for item in installed_versions(root, plugin_id)),
                 *(item for root in holding for item in unreadable_installs(root, plugin_id)),
@@ -848,8 +777,7 @@ def register(app: typer.Typer) -> None:
         lock_file: Annotated[
             Path | None,
             typer.Option(
-                "--lock",
-                help="Check the root against this lock's tree hashes instead (offline).",
+                "--lock", help="Check the root against this lock's tree hashes instead (offline)."
             ),
         ] = None,
         json_output: JsonOption = False,
@@ -866,11 +794,12 @@ def register(app: typer.Typer) -> None:
         """
         from nexo_pkg.install.store import verify_installed  # noqa: PLC0415
 
-        if lock_file is not None:
-            _verify_lock(lock_file, plugin_id, dest, config, json_output=json_output)
-
         def run() -> tuple[Path, list[Any]]:
             roots = _roots(dest, config)
+            if lock_file is not None:
+                from nexo_pkg.fleet.treehash import check_root  # noqa: PLC0415
+
+                return roots[0], check_root(lock_file, roots[0], plugin_id)
             items = _scan(roots, kept=False)
             if plugin_id is not None:
                 named = [item for item in items if item.plugin_id == plugin_id]
@@ -888,7 +817,20 @@ def register(app: typer.Typer) -> None:
         root, reports = guarded(run, json_output=json_output)
         ok = all(report.ok for report in reports)
         if json_output:
-            emit_json({"ok": ok, "plugins": [report.to_json() for report in reports]})
+            lock = {"lock": str(lock_file), "dest": str(root)} if lock_file is not None else {}
+            emit_json({"ok": ok, **lock, "plugins": [report.to_json() for report in reports]})
+        elif lock_file is not None:
+            for check in reports:
+                label = f"{check.plugin_id} {check.version}"
+                if check.ok:
+                    result_line(printable(f"ok       {label} ({check.expected})"))
+                    continue
+                result_line(printable(f"CHANGED  {label} ({check.path or root})"))
+                tree = f"tree {check.actual}, the lock says {check.expected}"
+                result_line(printable(f"  {check.problem or tree}"))
+                for key, names in check.changes.items():
+                    for name in names:
+                        result_line(printable(f"  {key.replace('_', ' ')}: {name}"))
         else:
             if not reports:
                 say(f"No plugins installed in {printable(root)}.")
@@ -899,14 +841,11 @@ def register(app: typer.Typer) -> None:
                     result_line(printable(f"ok       {label}"))
                     continue
                 result_line(printable(f"CHANGED  {label} ({report.item.path})"))
-                for name in report.modified:
-                    result_line(printable(f"  modified: {name}"))
-                for name in report.missing:
-                    result_line(printable(f"  missing:  {name}"))
-                for name in report.extra:
-                    result_line(printable(f"  extra:    {name}"))
-                for name in report.mode_changed:
-                    result_line(printable(f"  mode:     {name}"))
+                kinds = ("modified: ", "missing:  ", "extra:    ", "mode:     ")
+                changes = (report.modified, report.missing, report.extra, report.mode_changed)
+                for kind, names in zip(kinds, changes, strict=True):
+                    for name in names:
+                        result_line(printable(f"  {kind}{name}"))
                 if report.problem:
                     result_line(printable(f"  {report.problem}"))
         raise typer.Exit(0 if ok else 1)

@@ -25,10 +25,8 @@ if TYPE_CHECKING:
     from nexo_pkg.core.diagnostics import FileResult
     from nexo_pkg.lint.config import LintSettings
 
-__all__ = ["FORMATS", "LintRequest", "fast_lint", "register", "run_lint"]
 
 FORMATS = tuple(REPORTERS)  # the reporter registry names the formats
-STDIN_DEFAULT_NAME = "<stdin>"
 
 
 @dataclass
@@ -53,17 +51,6 @@ class LintRequest:
     fixed_stdin: bytes | None = None
 
 
-def _explain(code: str) -> int:
-    from nexo_pkg.lint.explain import explain_text  # noqa: PLC0415
-    from nexo_pkg.lint.registry import find_rule  # noqa: PLC0415
-
-    rule = find_rule(code)
-    if rule is None:
-        raise UsageError(f"unknown rule `{code}`; docs/rules.md lists every code")
-    sys.stdout.write(explain_text(rule))
-    return EXIT_OK
-
-
 def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
     from nexo_pkg.core.files import read_config_bytes  # noqa: PLC0415
     from nexo_pkg.lint.discovery import discover_manifests  # noqa: PLC0415
@@ -75,7 +62,7 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
     if request.stdin:
         if request.paths:
             raise UsageError("--stdin reads one manifest from standard input; drop the PATHs")
-        name = request.stdin_filename or STDIN_DEFAULT_NAME
+        name = request.stdin_filename or "<stdin>"
         # Settings follow the name the editor gives the buffer, as ruff's --stdin-filename.
         where = Path(name)
         options = settings.options_for(where)
@@ -86,12 +73,10 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
         if request.force_exclude and request.stdin_filename and settings.excluded(where):
             return []
         result = lint_bytes(raw, path=name, options=options)
-        if request.fix:
-            fixed = _fixed_text(result)
-            if fixed is not None:
-                text, _count = fixed
-                request.fixed_stdin = text.encode("utf-8")
-                result = lint_bytes(request.fixed_stdin, path=name, options=options)
+        fixed = _fixed_text(result) if request.fix else None
+        if fixed is not None:
+            request.fixed_stdin = fixed[0].encode("utf-8")
+            result = lint_bytes(request.fixed_stdin, path=name, options=options)
         return [result]
     if request.stdin_filename is not None:
         raise UsageError("--stdin-filename only applies with --stdin")
@@ -131,10 +116,8 @@ def _daemon_config_files(request: LintRequest) -> list[str]:
     from nexo_pkg.lint.daemon_files import daemon_config_files  # noqa: PLC0415
     from nexo_pkg.manifest.daemon_config import config_dir  # noqa: PLC0415
 
-    if request.config is not None:
-        directory = Path(request.config).expanduser().absolute()
-    else:
-        directory = config_dir(None)
+    config = request.config
+    directory = Path(config).expanduser().absolute() if config is not None else config_dir(None)
     if not directory.is_dir():
         why = "is not a directory" if directory.exists() else "does not exist"
         raise UsageError(f"the daemon's configuration directory {directory} {why}")
@@ -183,12 +166,17 @@ def _fix(path: Path, result: FileResult, options: LintOptions) -> FileResult:
 
 
 def run_lint(request: LintRequest) -> int:
-    """Run one lint; write the report; return the exit code (0 clean, 1 findings).
-
-    Raises :class:`NexoError` (exit 2) for bad options and unreadable paths.
-    """
+    """Run one lint, write the report and return the exit code (0 clean, 1 findings); raises
+    :class:`NexoError` (exit 2) for bad options and unreadable paths."""
     if request.explain is not None:
-        return _explain(request.explain)
+        from nexo_pkg.lint.explain import explain_text  # noqa: PLC0415
+        from nexo_pkg.lint.registry import find_rule  # noqa: PLC0415
+
+        rule = find_rule(request.explain)
+        if rule is None:
+            raise UsageError(f"unknown rule `{request.explain}`; docs/rules.md lists every code")
+        sys.stdout.write(explain_text(rule))
+        return EXIT_OK
     if request.output_format not in FORMATS:
         raise UsageError(
             f"unknown --format {request.output_format!r}; choose one of {', '.join(FORMATS)}"
@@ -244,8 +232,6 @@ def run_lint(request: LintRequest) -> int:
     return EXIT_FAILURE if failed else EXIT_OK
 
 
-# -- fast path --------------------------------------------------------------------------
-
 _VALUE_FLAGS = {
     "--format": "output_format",
     "--stdin-filename": "stdin_filename",
@@ -269,10 +255,8 @@ _SHARED_BOOL_FLAGS = {"--quiet": "quiet", "-q": "quiet", "--verbose": "verbose",
 
 
 def _parse_fast(arguments: Sequence[str], shared: list[tuple[str, str]]) -> LintRequest | None:
-    """Parse ``plugin lint`` arguments, or ``None`` for anything Typer should handle.
-
-    The shared options (``--quiet``, ``--verbose``, ``--color``) are collected in ``shared``.
-    """
+    """Parse ``plugin lint`` arguments (``--quiet``, ``--verbose`` and ``--color`` collected in
+    ``shared``), or ``None`` for anything Typer should handle."""
     request = LintRequest()
     index = 0
     only_paths = False
@@ -329,9 +313,6 @@ def fast_lint(arguments: Sequence[str]) -> int | None:
         return run_lint(request)
     except NexoError as error:
         return report_error(error)
-
-
-# -- Typer commands ---------------------------------------------------------------------
 
 
 def register(app: typer.Typer) -> None:

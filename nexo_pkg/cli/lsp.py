@@ -29,7 +29,6 @@ def _stop_now(signum: int, frame: FrameType | None) -> None:
 
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-TRACEBACK_MARKER = "Traceback (most recent call last):"
 
 
 class OneLineFormatter(logging.Formatter):
@@ -45,7 +44,7 @@ class OneLineFormatter(logging.Formatter):
             text = super().format(record)
         finally:
             record.exc_info, record.exc_text, record.stack_info = saved
-        head, marker, trace = text.partition(TRACEBACK_MARKER)
+        head, marker, trace = text.partition("Traceback (most recent call last):")
         if marker:
             # A traceback formatted into the message itself (pygls does): its last line only.
             last = trace.strip().splitlines()[-1:] or [""]

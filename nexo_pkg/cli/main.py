@@ -1,9 +1,8 @@
 """Entry point of the ``nexo`` console script and ``python -m nexo_pkg``.
 
 Start-up is kept to what the command needs: ``--version`` prints without importing anything
-else, ``plugin lint`` has its own small argument parser (:func:`nexo_pkg.cli.lint.fast_lint`),
-and every other command goes through the Typer app of :mod:`nexo_pkg.cli.app`, which imports
-the module behind a command only when that command runs.
+else, ``plugin lint`` has its own small argument parser (:mod:`nexo_pkg.cli.lint`), and every
+other command goes through the lazily built Typer app of :mod:`nexo_pkg.cli.app`.
 
 This module also owns what happens on a signal: Ctrl-C (SIGINT) and SIGTERM unwind the
 command through its ``finally`` blocks, so a download's temp file or an install's staging tree
@@ -18,8 +17,6 @@ from types import FrameType
 from typing import Any
 
 from nexo_pkg import __version__
-
-__all__ = ["Interrupted", "main"]
 
 _SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 _SIGNAL_WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}

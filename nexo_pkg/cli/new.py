@@ -19,8 +19,7 @@ def register(app: typer.Typer) -> None:
     @app.command("new")
     def new_command(  # noqa: PLR0917  # typer maps each flag to one parameter
         plugin_id: Annotated[
-            str,
-            typer.Argument(metavar="ID", help=f"Plugin id: {SLUG_PATTERN} (e.g. weather)."),
+            str, typer.Argument(metavar="ID", help=f"Plugin id: {SLUG_PATTERN} (e.g. weather).")
         ],
         lang: Annotated[
             str,
@@ -37,8 +36,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = "plugin",
         dest: Annotated[
-            Path | None,
-            typer.Option("--dest", help="Directory to create.", show_default="./ID"),
+            Path | None, typer.Option("--dest", help="Directory to create.", show_default="./ID")
         ] = None,
         description: Annotated[
             str | None, typer.Option("--description", help="One-line description.")

@@ -1,9 +1,6 @@
-"""CLI for the operator's everyday commands: ``nexo plugin outdated``, ``rollback``,
-``enable`` and ``disable``.
-
-Only parsing, rendering and exit codes live here; the work is in
-:mod:`nexo_pkg.install.outdated`, :mod:`nexo_pkg.install.rollback` and
-:mod:`nexo_pkg.install.discovery_edit`.
+"""CLI for the operator's everyday commands: ``nexo plugin search``, ``info``, ``doctor``,
+``enable``, ``disable``, ``outdated`` and ``rollback`` (the work is in :mod:`nexo_pkg.install`
+and :mod:`nexo_pkg.fleet.doctor`).
 """
 
 from __future__ import annotations
@@ -16,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from nexo_pkg.cli.common import answer, guarded, policy_path, result_line
-from nexo_pkg.cli.install import _dest, _roots, registry_mirrors
+from nexo_pkg.cli.install import _roots, registry_mirrors
 from nexo_pkg.cli.options import (
     ConfigOption,
     DestOption,
@@ -48,8 +45,7 @@ def _lookups(options: InstallOptions) -> dict[str, LatestLookup]:
     from nexo_pkg.install.store import Receipt  # noqa: PLC0415
 
     def from_github(receipt: Receipt) -> LatestVersion:
-        version, tag = latest_release(receipt, options)
-        return LatestVersion(version, tag)
+        return LatestVersion(*latest_release(receipt, options))
 
     def from_registry(receipt: Receipt) -> LatestVersion:
         from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
@@ -82,17 +78,14 @@ def _render(entries: list[OutdatedEntry]) -> None:
     if not entries:
         say("No plugins installed.")
         return
-    header = f"{'ID':<24} {'INSTALLED':<12} {'LATEST':<12} {'STATUS':<22} SOURCE"
-    result_line(header)
+    result_line(f"{'ID':<24} {'INSTALLED':<12} {'LATEST':<12} {'STATUS':<22} SOURCE")
     for entry in entries:
         latest = entry.latest.version if entry.latest else "-"
         status = _STATUS_WORDS[entry.status]
-        result_line(
-            printable(
-                f"{entry.plugin_id:<24} {entry.installed:<12} {latest:<12} {status:<22} "
-                f"{entry.source}"
-            )
+        row = (
+            f"{entry.plugin_id:<24} {entry.installed:<12} {latest:<12} {status:<22} {entry.source}"
         )
+        result_line(printable(row))
         if entry.error is not None:
             say(
                 f"  {printable(entry.plugin_id)}: {entry.error.kind}: "
@@ -139,7 +132,7 @@ def _discovery_command(*, enabled: bool) -> Callable[..., None]:
         def run() -> EditResult:
             check_id(plugin_id)
             directory = config_dir(config)
-            root = _dest(dest, config)
+            root = _roots(dest, config)[0]
             listed = discovery_state(directory)
             mentioned = plugin_id in listed.disabled or plugin_id in listed.allowlist
             if not mentioned and not installed_versions(root, plugin_id):
@@ -177,20 +170,6 @@ def _registry_targets(pinned: str, options: InstallOptions) -> tuple[tuple[str, 
     with command_context(replace(options, dry_run=True)) as context:
         candidates = OciSource(parse_reference(pinned), context, targets=None).resolve()
     return tuple((candidate.target, candidate.asset_name) for candidate in candidates)
-
-
-NEXO_VERSION_ENV = "NEXO_DAEMON_VERSION"
-
-
-def _daemon_version(flag: str | None) -> tuple[str | None, str]:
-    """The version of the daemon the plugins are for, and where it came from; ``usage`` for
-    one that is no version, as ``install`` and ``lock`` refuse it."""
-    from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
-
-    found = daemon_version(flag)
-    if found is None:
-        return None, f"unknown (give --nexo-version or {NEXO_VERSION_ENV})"
-    return found.version, found.source
 
 
 def _handshake(timeout_ms: int, nexo_version: str | None) -> Any:
@@ -372,10 +351,14 @@ def register(app: typer.Typer) -> None:
         Exit codes: 0 nothing would make the daemon skip or fail a plugin; 1 something
         would (an error finding); 2 usage or configuration error.
         """
+        from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
         from nexo_pkg.install.config import config_dir  # noqa: PLC0415
 
-        version, version_source = guarded(
-            lambda: _daemon_version(nexo_version), json_output=json_output
+        # A --nexo-version that is no version is refused (usage), as install and lock do.
+        found = guarded(lambda: daemon_version(nexo_version), json_output=json_output)
+        version = found.version if found else None
+        version_source = (
+            found.source if found else "unknown (give --nexo-version or NEXO_DAEMON_VERSION)"
         )
 
         def run() -> Any:
@@ -399,17 +382,14 @@ def register(app: typer.Typer) -> None:
 
         report = guarded(run, json_output=json_output)
         if json_output:
-            document = report.to_json()
-            document["nexo_version"] = {"version": version, "source": version_source}
-            emit_json(document)
+            nexo = {"version": version, "source": version_source}
+            emit_json({**report.to_json(), "nexo_version": nexo})
         else:
             say(f"daemon version: {version or '-'} ({version_source})")
             for finding in report.findings:
                 where = finding.plugin_id or (finding.path.name if finding.path else "")
-                result_line(
-                    printable(f"{_MARKS[finding.severity]:<6} {finding.check:<10} {where}: "
-                              f"{finding.message}")
-                )  # fmt: skip
+                mark = _MARKS[finding.severity]
+                result_line(printable(f"{mark:<6} {finding.check:<10} {where}: {finding.message}"))
             errors = sum(1 for f in report.findings if f.severity == "error")
             say(
                 f"{len(report.plugins)} plugin(s) in "
@@ -503,15 +483,12 @@ def register(app: typer.Typer) -> None:
         def run() -> RollbackResult:
             from nexo_pkg.install.rollback import rollback  # noqa: PLC0415
 
-            return rollback(_dest(dest, config), plugin_id, dry_run=dry_run)
+            return rollback(_roots(dest, config)[0], plugin_id, dry_run=dry_run)
 
         def show(result: RollbackResult) -> None:
             before = f" (from {result.from_version})" if result.from_version else ""
             verb = "Would roll back" if result.dry_run else "Rolled back"
-            say(
-                printable(
-                    f"{verb} {result.plugin_id} to {result.to_version}{before} at {result.path}."
-                )
-            )
+            done = f"{verb} {result.plugin_id} to {result.to_version}{before} at {result.path}."
+            say(printable(done))
 
         answer(run, json_output=json_output, show=show)

@@ -1,7 +1,5 @@
-"""The options several commands share, declared once so their flags and help stay in step.
-
-A command module imports its options (and arguments) from here; an option only one command
-has is declared beside that command.
+"""The options and arguments several commands share, declared once so their flags and help
+stay in step (an option only one command has is declared beside that command).
 """
 
 from __future__ import annotations
@@ -23,15 +21,13 @@ CONFIG_HELP = (
     "exists, else $NEXO_HOME/config): plugins/discovery.yaml names the install root, "
     "extensions/trusted_keys.toml is the trust policy."
 )
-JSON_HELP = "Print one JSON document on stdout."
 
 DestOption = Annotated[Path | None, typer.Option("--dest", help=DEST_HELP)]
 ConfigOption = Annotated[Path | None, typer.Option("--config", help=CONFIG_HELP)]
-JsonOption = Annotated[bool, typer.Option("--json", help=JSON_HELP)]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 TargetOption = Annotated[
-    str | None,
-    typer.Option("--target", help="Target triple instead of this host's (or noarch)."),
+    str | None, typer.Option("--target", help="Target triple instead of this host's (or noarch).")
 ]
 TrustedKeysOption = Annotated[
     Path | None,

@@ -59,8 +59,7 @@ def register(app: typer.Typer) -> None:
             ),
         ] = Path(),
         out: Annotated[
-            Path | None,
-            typer.Option("--out", help="Output directory.", show_default="DIR/dist"),
+            Path | None, typer.Option("--out", help="Output directory.", show_default="DIR/dist")
         ] = None,
         target: Annotated[
             str,

@@ -1,7 +1,5 @@
-"""CLI for ``nexo plugin trust add|list|remove|verify``: the trust policy and its verdicts.
-
-Only parsing, rendering and exit codes live here; the work is in :mod:`nexo_pkg.trust` (and,
-for finding who signed a release, :func:`nexo_pkg.sources.releases.read_release_signer`).
+"""CLI for ``nexo plugin trust add|list|remove|verify``: the trust policy and its verdicts (the
+work is in :mod:`nexo_pkg.trust`; who signed a release, in :mod:`nexo_pkg.sources.releases`).
 """
 
 from __future__ import annotations
@@ -37,8 +35,7 @@ SignerWorkflowOption = Annotated[
     ),
 ]
 IssuerOption = Annotated[
-    str | None,
-    typer.Option("--oidc-issuer", help="OIDC issuer the certificate must name."),
+    str | None, typer.Option("--oidc-issuer", help="OIDC issuer the certificate must name.")
 ]
 
 
@@ -57,11 +54,8 @@ def _show_entry(
     """The signer a release was seen to have, and the entry about to be written."""
     # Everything shown came from a release, a certificate or the command line: escaped.
     if seen is not None:
-        say(
-            printable(
-                f"Release {seen['release']} of {owner}/{repo} ({seen['asset']}) is signed by:"
-            )
-        )
+        release = f"Release {seen['release']} of {owner}/{repo} ({seen['asset']}) is signed by:"
+        say(printable(release))
         say(f"  identity: {printable(seen['identity'])}")
         say(f"  issuer:   {printable(seen['issuer'])}")
         for key, value in (seen["claims"] or {}).items():
@@ -89,8 +83,7 @@ def register(app: typer.Typer) -> None:
         *,
         target: TrustTargetArgument,
         identity_regexp: Annotated[
-            str | None,
-            typer.Option("--identity-regexp", help="Trust this identity pattern (RE2)."),
+            str | None, typer.Option("--identity-regexp", help="Trust this identity pattern (RE2).")
         ] = None,
         identity: Annotated[
             str | None, typer.Option("--identity", help="Trust this exact identity.")
@@ -251,8 +244,7 @@ def register(app: typer.Typer) -> None:
             typer.Option("--bundle", help="Sigstore bundle or attestations (.jsonl) for FILE."),
         ] = None,
         repo: Annotated[
-            str | None,
-            typer.Option("--repo", help="OWNER/REPO the file must have been built in."),
+            str | None, typer.Option("--repo", help="OWNER/REPO the file must have been built in.")
         ] = None,
         owner: Annotated[
             str | None, typer.Option("--owner", help="OWNER the file must have been built by.")

@@ -1,16 +1,7 @@
 """Lint settings from a file: ``.nexo.toml`` (``[lint]``) or ``pyproject.toml``
-(``[tool.nexo.lint]``).
-
-As in ruff, each linted file takes its settings from the nearest config file in its own
-directory or above it, and only that one (settings of parent config files are not merged); a
-file with no config file above it takes the one found from the current directory upward.
-Paths in a config file (``per-file-ignores``, ``exclude``) are relative to its directory.
-
-Keys: ``select`` and ``ignore`` (rule codes, code prefixes or names, as the flags take),
-``per-file-ignores`` (a table from a glob, relative to the config file's directory, to the
-rules ignored in matching files), ``exclude`` (globs of files and directories the directory
-search skips). In one directory ``.nexo.toml`` wins over ``pyproject.toml``. Flags win over
-the file: ``--select`` replaces ``select``, ``--ignore`` and ``--exclude`` add to theirs.
+(``[tool.nexo.lint]``), found and merged with the flags as in ruff (docs/cli.md,
+"Configuration files"): each linted file takes the nearest config file in its directory or
+above it, and only that one; paths in a config file are relative to its directory.
 """
 
 from __future__ import annotations
@@ -62,26 +53,14 @@ class LintConfig:
         return frozenset(found)
 
     def excludes(self, path: Path) -> bool:
-        """Whether ``exclude`` of this file skips ``path`` in the directory search."""
-        return matches_exclude(self._relative(path), self.exclude)
-
-
-def matches_exclude(relative: str, patterns: tuple[str, ...]) -> bool:
-    """Whether the posix path ``relative`` or one of its parts matches one of ``patterns``."""
-    parts = PurePosixPath(relative).parts
-    for given in patterns:
-        pattern = given.rstrip("/")
-        if fnmatch(relative, pattern) or any(fnmatch(part, pattern) for part in parts):
-            return True
-    return False
-
-
-def _too_deep(path: Path) -> ConfigError:
-    """``config_invalid`` for a file whose arrays or tables nest past the parser's depth."""
-    return ConfigError(
-        f"cannot read {path}: it is nested too deeply to be a configuration file",
-        kind="config_invalid",
-    )
+        """Whether ``exclude`` of this file skips ``path`` in the directory search: the path
+        relative to the config's directory, or one of its parts, matches a pattern."""
+        relative = self._relative(path)
+        parts = PurePosixPath(relative).parts
+        return any(
+            fnmatch(relative, pattern) or any(fnmatch(part, pattern) for part in parts)
+            for pattern in (given.rstrip("/") for given in self.exclude)
+        )
 
 
 def _parse(raw: bytes, path: Path) -> dict[str, Any]:
@@ -102,7 +81,10 @@ def _parse(raw: bytes, path: Path) -> dict[str, Any]:
             details={"path": str(path), "line": where.line},
         ) from error
     except RecursionError as error:
-        raise _too_deep(path) from error
+        raise ConfigError(
+            f"cannot read {path}: it is nested too deeply to be a configuration file",
+            kind="config_invalid",
+        ) from error
 
 
 def _has_lint_table(pyproject: Path) -> bool:
@@ -120,11 +102,8 @@ def _has_lint_table(pyproject: Path) -> bool:
 def _config_in(directory: Path) -> Path | None:
     for name in CONFIG_FILES:
         candidate = directory / name
-        if not candidate.is_file():
-            continue
-        if name == "pyproject.toml" and not _has_lint_table(candidate):
-            continue
-        return candidate
+        if candidate.is_file() and (name != "pyproject.toml" or _has_lint_table(candidate)):
+            return candidate
     return None
 
 
@@ -234,9 +213,8 @@ def split_selectors(values: Sequence[str], where: str) -> frozenset[str]:
 class LintSettings:
     """The options for each linted file: the flags over the nearest config file's settings.
 
-    ``select`` (flags) replaces the config's ``select``; ``ignore`` and ``exclude`` add to the
-    config's. Raises :class:`UsageError` or ``config_invalid`` for a bad selector or config file,
-    the one found from ``cwd`` at once, the others when a file under them is linted.
+    Raises :class:`UsageError` or ``config_invalid`` for a bad selector or config file, the one
+    found from ``cwd`` at once, the others when a file under them is linted.
     """
 
     def __init__(
@@ -256,10 +234,6 @@ class LintSettings:
         self._by_config: dict[Path | None, LintOptions] = {}
         self._base(self._resolver.fallback)
 
-    def config_for(self, path: Path) -> LintConfig:
-        """The config file's settings that apply to ``path``."""
-        return self._resolver.for_path(path)
-
     def _base(self, config: LintConfig) -> LintOptions:
         options = self._by_config.get(config.path)
         if options is None:
@@ -272,7 +246,7 @@ class LintSettings:
 
     def options_for(self, path: Path) -> LintOptions:
         """The options for the file at ``path`` (``per-file-ignores`` included)."""
-        config = self.config_for(path)
+        config = self._resolver.for_path(path)
         options = self._base(config)
         ignored = config.ignored_for(path)
         if not ignored:
@@ -282,4 +256,4 @@ class LintSettings:
 
     def excluded(self, path: Path) -> bool:
         """Whether the directory search skips ``path`` (its config's and the flags' excludes)."""
-        return self.config_for(path).excludes(path) or self._flag_excludes.excludes(path)
+        return self._resolver.for_path(path).excludes(path) or self._flag_excludes.excludes(path)

@@ -6,12 +6,9 @@ drops a top-level ``schema_version`` and propagates any other error, so the daem
 start). ``agents.yaml`` (and ``agents.d/*.yaml``) only for its microapp keys. ``${...}``
 placeholders are found and resolved as the loader does (``crates/config/src/env.rs``).
 
-Cross-file checks compare the files with the microapps the daemon discovers: every
-``plugin.toml`` under ``search_paths`` (relative to the working directory, as the daemon's),
-walked ``max_depth`` deep, skipping ``ignore_dirs``, that the extension parser accepts (nested
-ones dropped, the first of a duplicate id kept); and their ``nexo-plugin.toml`` companions
-(admin capabilities, HTTP server), as the admin bootstrap reads them.
-Nothing here raises on bad input; every problem is a :class:`Diagnostic`.
+Cross-file checks compare the files with the microapps the daemon discovers and their
+``nexo-plugin.toml`` companions, as docs/microapps.md ("Lint") describes. Nothing here raises
+on bad input; every problem is a :class:`Diagnostic`.
 """
 
 from __future__ import annotations
@@ -24,8 +21,8 @@ from typing import Any, Literal
 
 from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes
-from nexo_pkg.core.toml_spans import SpanPart
-from nexo_pkg.lint.yaml_source import KeyPath, parse_yaml, position_of
+from nexo_pkg.core.toml_spans import SpanMap, SpanPart
+from nexo_pkg.lint.yaml_source import KeyPath, parse_yaml
 from nexo_pkg.manifest import microapp
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.daemon_config import (
@@ -34,7 +31,7 @@ from nexo_pkg.manifest.daemon_config import (
     unterminated_placeholder,
 )
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
-from nexo_pkg.manifest.rules_context import Findings
+from nexo_pkg.manifest.rules_context import Findings, as_int, as_table, tables
 from nexo_pkg.manifest.shape import (
     BOOL,
     DURATION,
@@ -146,28 +143,19 @@ def config_kind(path: str, text: str | None = None) -> ConfigKind | None:
 
 
 def daemon_config_files(directory: Path, *, cwd: Path | None = None) -> list[Path]:
-    """What ``lint --config DIR`` lints: the config files of :func:`config_files` and every
-    ``plugin.toml`` the daemon's discovery meets under the search paths of
+    """What ``lint --config DIR`` lints: the daemon's config files about microapps that exist in
+    ``DIR`` and every ``plugin.toml`` the daemon's discovery meets under the search paths of
     ``DIR/extensions.yaml`` (with its ``nexo-plugin.toml`` companion when present)."""
-    found = config_files(directory)
+    found = [directory / EXTENSIONS_FILE, directory / AGENTS_FILE]
+    if (directory / AGENTS_DROP_IN_DIR).is_dir():
+        found.extend(sorted((directory / AGENTS_DROP_IN_DIR).glob("*.yaml")))
+    found = [path for path in found if path.is_file()]
     for _, manifest in _search(
         _extensions_settings(_extensions_data(directory)), cwd or Path.cwd()
     ):
         companion = manifest.parent / microapp.COMPANION_MANIFEST_NAME
         found.extend(path for path in (manifest, companion) if path.is_file())
     return found
-
-
-def config_files(directory: Path) -> list[Path]:
-    """The daemon's config files about microapps that exist in ``directory``."""
-    found = [directory / name for name in (EXTENSIONS_FILE, AGENTS_FILE)]
-    drop_ins = directory / AGENTS_DROP_IN_DIR
-    if drop_ins.is_dir():
-        found.extend(sorted(drop_ins.glob("*.yaml")))
-    return [path for path in found if path.is_file()]
-
-
-# --- placeholders ---------------------------------------------------------------------------
 
 
 def _file_reference_problem(reference: str, cwd: Path) -> str | None:
@@ -185,9 +173,6 @@ def _file_reference_problem(reference: str, cwd: Path) -> str | None:
     return None
 
 
-# --- discovery ------------------------------------------------------------------------------
-
-
 @dataclass(frozen=True)
 class DiscoveredMicroapp:
     """A ``plugin.toml`` the daemon's extension discovery meets, and its companion."""
@@ -199,13 +184,9 @@ class DiscoveredMicroapp:
 
 def _discover(settings: _Extensions, base: Path) -> list[DiscoveredMicroapp]:
     """The microapps under the search paths of ``settings`` (relative ones taken from ``base``)
-    as the daemon's boot discovery finds them (``crates/extensions/src/discovery.rs:160-375``).
-
-    Symbolic links are not followed (boot does not). Only manifests the extension parser
-    accepts are candidates (lint reports the others when it lints those files); a candidate
-    inside another one's directory is dropped; of two with one id, the first (by search path,
-    then directory) is kept.
-    """
+    as the daemon's boot discovery finds them (``crates/extensions/src/discovery.rs:160-375``;
+    docs/microapps.md says which of them it keeps). Only manifests the extension parser accepts
+    are candidates: lint reports the others when it lints those files."""
     candidates = [
         (index, path.parent, manifest)
         for index, path in _search(settings, base)
@@ -215,7 +196,7 @@ def _discover(settings: _Extensions, base: Path) -> list[DiscoveredMicroapp]:
     candidates = [
         candidate
         for candidate in candidates
-        if not any(other != candidate[1] and other in candidate[1].parents for other in roots)
+        if not any(other in candidate[1].parents for other in roots)
     ]
     found: list[DiscoveredMicroapp] = []
     seen: set[str] = set()
@@ -268,22 +249,20 @@ def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[
             yield here / microapp.MICROAPP_MANIFEST_NAME
 
 
-# --- the lint -------------------------------------------------------------------------------
-
-
 def _check_placeholders(findings: Findings, text: str, cwd: Path) -> None:
+    spans = SpanMap(text)
     hang = unterminated_placeholder(text)
     if hang is not None:
         findings.at(
             "NX231",
-            Span(position_of(text, hang), position_of(text, hang + 2)),
+            spans.span_of(hang, hang + 2),
             "this `${` never closes: the daemon's config loader scans for its `}` forever and "
             "the daemon never starts",
             "close the placeholder (`${VAR}`), or write a literal `$` followed by something "
             "other than `{`",
         )
     for start, end, inner in find_placeholders(text):
-        span = Span(position_of(text, start), position_of(text, end))
+        span = spans.span_of(start, end)
         if inner.startswith("file:"):
             reference = inner.removeprefix("file:")
             problem = _file_reference_problem(reference, cwd)
@@ -356,29 +335,19 @@ def _strings(value: Any, default: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _extensions_settings(data: Any) -> _Extensions:
-    section = data.get("extensions") if isinstance(data, Mapping) else None
-    section = section if isinstance(section, Mapping) else {}
+    section = as_table((as_table(data) or {}).get("extensions")) or {}
     paths = _strings(section.get("search_paths"), DEFAULT_SEARCH_PATHS)
-    depth = section.get("max_depth")
-    entries = section.get("entries")
+    depth = as_int(section.get("max_depth"))
     return _Extensions(
         enabled=section.get("enabled") is not False,
         search_paths=tuple(path for item in paths if (path := _expanded(item)) is not None),
         unresolved=any(_expanded(item) is None for item in paths),
         ignore_dirs=_strings(section.get("ignore_dirs"), DEFAULT_IGNORE_DIRS),
-        max_depth=depth
-        if isinstance(depth, int) and not isinstance(depth, bool) and depth >= 0
-        else DEFAULT_MAX_DEPTH,
+        max_depth=depth if depth is not None and depth >= 0 else DEFAULT_MAX_DEPTH,
         disabled=_strings(section.get("disabled"), ()),
         allowlist=_strings(section.get("allowlist"), ()),
-        entries=entries if isinstance(entries, Mapping) else {},
+        entries=as_table(section.get("entries")) or {},
     )
-
-
-def _sibling_extensions(path: Path) -> Any:
-    """The parsed ``extensions.yaml`` of the config directory holding ``path``, or ``None``."""
-    directory = path.parent.parent if path.parent.name == AGENTS_DROP_IN_DIR else path.parent
-    return _extensions_data(directory)
 
 
 def _extensions_data(directory: Path) -> Any:
@@ -408,8 +377,10 @@ def lint_config_text(
             data = {key: value for key, value in data.items() if key != "schema_version"}
         _structure(findings, data, EXTENSIONS_FILE_SPEC)  # an empty file is null: refused
         settings = _extensions_settings(data)
-    else:
-        settings = _extensions_settings(_sibling_extensions(Path(path)))
+    else:  # the extensions.yaml of the config directory holding this file
+        parent = Path(path).parent
+        directory = parent.parent if parent.name == AGENTS_DROP_IN_DIR else parent
+        settings = _extensions_settings(_extensions_data(directory))
     microapps = _discover(settings, base)
     if any(finding.is_error for finding in findings.found):
         return findings.found  # the daemon does not start: nothing across files matters yet
@@ -520,26 +491,18 @@ def _check_grants(
             "granted: its calls needing them get -32004",
             part="key",
         )
-    declared = set(companion.admin_declared)
-    if isinstance(entry, Mapping):
-        for index, grant in enumerate(_strings(entry.get("capabilities_grant"), ())):
-            if grant not in declared:
-                findings.add(
-                    "NX227",
-                    ("extensions", "entries", entry_id, "capabilities_grant", index),
-                    f"`{grant}` is granted to `{entry_id}`, whose nexo-plugin.toml does not "
-                    "declare it",
-                    "fix the spelling or remove the grant",
-                )
+    for index, grant in enumerate(grants):
+        if grant not in companion.admin_declared:
+            findings.add(
+                "NX227",
+                ("extensions", "entries", entry_id, "capabilities_grant", index),
+                f"`{grant}` is granted to `{entry_id}`, whose nexo-plugin.toml does not declare it",
+                "fix the spelling or remove the grant",
+            )
 
 
 def _check_agents(findings: Findings, data: Any, known: set[str] | None) -> None:
-    agents = data.get("agents") if isinstance(data, Mapping) else None
-    if not isinstance(agents, list):
-        return
-    for index, agent in enumerate(agents):
-        if not isinstance(agent, Mapping):
-            continue
+    for index, agent in tables(data.get("agents") if isinstance(data, Mapping) else None):
         path: KeyPath = ("agents", index)
         if "extensions" in agent:
             findings.add(
@@ -597,8 +560,7 @@ def microapp_schemas() -> dict[str, dict[str, Any]]:
     capabilities = manifest["properties"]["capabilities"]["properties"]
     for kind in microapp.CAPABILITY_KINDS:
         capabilities[kind]["items"].update(
-            pattern=microapp.CAPABILITY_NAME_PATTERN,
-            maxLength=microapp.MAX_CAPABILITY_NAME_LENGTH,
+            pattern=microapp.CAPABILITY_NAME_PATTERN, maxLength=microapp.MAX_CAPABILITY_NAME_LENGTH
         )
         capabilities[kind]["uniqueItems"] = True
     extensions = to_json_schema(EXTENSIONS_FILE_SPEC)

@@ -1,10 +1,6 @@
-"""Which files ``nexo plugin lint PATH...`` lints.
-
-A file given by name is linted whatever it is called; a directory is searched recursively for
-the manifest names the daemon reads (``plugin.toml``, ``nexo-plugin.toml``), skipping VCS
-metadata, ``node_modules``, caches, virtualenvs and build output. Like the daemon, every
-manifest found is checked, also one that another manifest of the same directory shadows; the
-shadowed one is marked so the linter can say so.
+"""Which files ``nexo plugin lint PATH...`` lints (docs/lint.md, ``PATH``). Like the daemon,
+every manifest found is checked, also one that another manifest of the same directory shadows;
+the shadowed one is marked so the linter can say so.
 """
 
 from __future__ import annotations
@@ -79,14 +75,12 @@ def _shadowing(path: Path) -> Path | None:
     if not is_manifest_name(path.name):
         return None
     lookup = find_manifest(path.parent)
-    if lookup.path is not None and lookup.path.name != path.name:
-        from nexo_pkg.lint.microapp import companion_of  # noqa: PLC0415 - rare path
+    if lookup.path is None or lookup.path.name == path.name:
+        return None
+    from nexo_pkg.lint.microapp import companion_of  # noqa: PLC0415 - rare path
 
-        # A microapp's plugin.toml and its nexo-plugin.toml companion are read side by side.
-        if companion_of(str(lookup.path)) is not None:
-            return None
-        return lookup.path
-    return None
+    # A microapp's plugin.toml and its nexo-plugin.toml companion are read side by side.
+    return None if companion_of(str(lookup.path)) is not None else lookup.path
 
 
 def discover_manifests(paths: Iterable[str]) -> list[FoundManifest]:

@@ -1,9 +1,6 @@
-"""Lint entry points used by the CLI, ``pack``, ``install``, ``check`` and the language server.
-
-Data flows one way: bytes -> text (:func:`decode_manifest`) -> parsed document with spans
-(:func:`parse_manifest`) -> findings (syntax, legacy v1, JSON Schema, semantic rules) -> a
-:class:`FileResult` that a reporter renders. Nothing here prints; bad input of any kind is a
-diagnostic, and only an unreadable path raises (``OSError``).
+"""Lint entry points used by the CLI, ``pack``, ``install``, ``check`` and the language server,
+in the order docs/lint.md ("How it works") describes. Nothing here prints; bad input of any
+kind is a diagnostic, and only an unreadable path raises (``OSError``).
 """
 
 from __future__ import annotations
@@ -38,10 +35,10 @@ def diagnostic_matches(diagnostic: Diagnostic, selectors: Iterable[str]) -> bool
     name (``unknown-key``) or a name prefix (``sandbox-``); codes are case-insensitive.
     """
     code = diagnostic.code.upper()
-    for selector in selectors:
-        if code.startswith(selector.upper()) or diagnostic.name.startswith(selector.lower()):
-            return True
-    return False
+    return any(
+        code.startswith(selector.upper()) or diagnostic.name.startswith(selector.lower())
+        for selector in selectors
+    )
 
 
 def _filtered(diagnostics: Iterable[Diagnostic], options: LintOptions | None) -> list[Diagnostic]:
@@ -124,12 +121,8 @@ def _lint_by_parser(
 def lint_source(
     text: str, *, path: str = "nexo-plugin.toml", options: LintOptions | None = None
 ) -> FileResult:
-    """Lint manifest ``text``; never raises for bad input.
-
-    The file decides the rules: an extension-shaped ``plugin.toml`` is a microapp manifest, a
-    ``nexo-plugin.toml`` beside one its companion, anything else a plugin manifest
-    (:mod:`nexo_pkg.lint.microapp`). The result's ``parser`` says which.
-    """
+    """Lint manifest ``text``; never raises for bad input. The file decides whose rules apply
+    (:mod:`nexo_pkg.lint.microapp`); the result's ``parser`` says which."""
     parsed = parse_manifest(text)
     parser = "plugin-manifest"
     try:
@@ -168,12 +161,8 @@ def lint_config_source(
 def lint_bytes(
     raw: bytes, *, path: str = "nexo-plugin.toml", options: LintOptions | None = None
 ) -> FileResult:
-    """Lint raw file content: decoding problems (not UTF-8, binary, too large) are findings.
-
-    A file named ``trusted_keys.toml`` (or of another name that is plainly a trust policy:
-    ``schema_version`` or ``[[authors]]`` and no ``[plugin]``) is checked by the install
-    package's policy linter instead.
-    """
+    """Lint raw file content: decoding problems (not UTF-8, binary, too large) are findings. A
+    daemon config file or a trust policy (docs/lint.md, ``PATH``) gets its own linter."""
     text, problems = decode_manifest(raw)
     if any(problem.severity == "error" for problem in problems):
         return FileResult(path, tuple(_filtered(problems, options)), text)
@@ -191,10 +180,11 @@ def _lint_text(text: str, path: str, options: LintOptions | None) -> FileResult:
         if config_result is not None:
             return config_result
     if Path(path).name == TRUST_POLICY_FILENAME or _looks_like_trust_policy(text, path):
-        policy_result = _lint_trust_policy(text, path)
-        if policy_result is not None:
-            kept = _filtered(policy_result.diagnostics, options)
-            return FileResult(policy_result.path, tuple(kept), policy_result.source, "trust-policy")
+        from nexo_pkg.trust.policy import lint_policy_source  # noqa: PLC0415 - rare path
+
+        policy = lint_policy_source(text, path=path)
+        kept = _filtered(policy.diagnostics, options)
+        return FileResult(policy.path, tuple(kept), policy.source, "trust-policy")
     return lint_source(text, path=path, options=options)
 
 
@@ -210,15 +200,6 @@ def _looks_like_trust_policy(text: str, path: str) -> bool:
     if is_manifest_name(Path(path).name):
         return False
     return bool(_POLICY_ROOT_KEY.search(text)) and not _PLUGIN_TABLE.search(text)
-
-
-def _lint_trust_policy(text: str, path: str) -> FileResult | None:
-    try:
-        from nexo_pkg.trust.policy import lint_policy_source  # noqa: PLC0415 - rare path
-    except ImportError:
-        return None
-    result: FileResult = lint_policy_source(text, path=path)
-    return result
 
 
 def lint_file(path: Path, *, options: LintOptions | None = None) -> FileResult:

@@ -1,13 +1,5 @@
-"""Which parser's rules a file gets, and the microapp lints the engine hands such files to.
-
-- An extension-shaped TOML document (root ``[transport]`` or ``[capabilities]``, no
-  ``manifest_version``, no ``[plugin.entrypoint]``) not named ``nexo-plugin.toml``: a microapp
-  manifest, checked with the rules of the daemon's extension manifest parser.
-- A ``nexo-plugin.toml`` beside an extension-shaped ``plugin.toml``: the microapp's companion,
-  which the extension host only parses (plugin manifest schema, no semantic rules) for its
-  admin and HTTP server capabilities; its id must equal the ``plugin.toml`` id.
-- ``extensions.yaml``, ``agents.yaml`` and ``agents.d/*.yaml``: the daemon's config files.
-- Anything else: a plugin manifest (where a root ``[transport]`` is the legacy shape, NX190).
+"""Which parser's rules a file gets (the table of docs/microapps.md, "Lint"), and the microapp
+lints the engine hands such files to.
 """
 
 from __future__ import annotations
@@ -55,27 +47,20 @@ PARSER_DESCRIPTIONS: dict[str, str] = {
 """What ``nexo plugin lint`` says about each parser's rules (text and ``--json``)."""
 
 
-def _sibling_manifest(path: str) -> dict[str, Any] | None:
-    """The parsed extension-shaped ``plugin.toml`` beside ``path``, or ``None``."""
-    data = microapp.read_toml_or_none(Path(path).parent / microapp.MICROAPP_MANIFEST_NAME)
-    return data if data is not None and microapp.is_extension_shape(data) else None
-
-
 def companion_of(path: str) -> dict[str, Any] | None:
     """For a ``nexo-plugin.toml`` on disk beside an extension-shaped ``plugin.toml``: that
     manifest. A name that is no file here (a manifest read from an archive) has no sibling."""
     if Path(path).name != microapp.COMPANION_MANIFEST_NAME or not is_file(Path(path)):
         return None
-    return _sibling_manifest(path)
+    data = microapp.read_toml_or_none(Path(path).parent / microapp.MICROAPP_MANIFEST_NAME)
+    return data if data is not None and microapp.is_extension_shape(data) else None
 
 
 def manifest_parser(data: dict[str, Any], path: str) -> Parser:
     """Which parser's rules a parsed TOML manifest at ``path`` gets."""
     if microapp.is_extension_shape(data) and Path(path).name != microapp.COMPANION_MANIFEST_NAME:
         return "extension-manifest"
-    if companion_of(path) is not None:
-        return "companion-manifest"
-    return "plugin-manifest"
+    return "companion-manifest" if companion_of(path) is not None else "plugin-manifest"
 
 
 def lint_microapp(parsed: ParsedManifest, options: LintOptions) -> list[Diagnostic]:

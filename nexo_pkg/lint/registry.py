@@ -32,12 +32,8 @@ def _policy_rules() -> dict[str, Rule]:
 
 
 def _lookup(wanted: str, rules: dict[str, Rule]) -> Rule | None:
-    if wanted.upper() in rules:
-        return rules[wanted.upper()]
-    for rule in rules.values():
-        if rule.name == wanted.lower():
-            return rule
-    return None
+    by_name = (rule for rule in rules.values() if rule.name == wanted.lower())
+    return rules.get(wanted.upper()) or next(by_name, None)
 
 
 def find_rule(code_or_name: str) -> Rule | None:
@@ -52,9 +48,7 @@ def find_rule(code_or_name: str) -> Rule | None:
 def rules_for_codes(codes: set[str]) -> dict[str, Rule]:
     """The manifest rules, plus the trust-policy rules when ``codes`` has any of theirs."""
     rules = all_rules()
-    if codes.issubset(rules):
-        return rules
-    return {**rules, **_policy_rules()}
+    return rules if codes.issubset(rules) else {**rules, **_policy_rules()}
 
 
 def is_known_selector(selector: str) -> bool:

@@ -54,8 +54,6 @@ def _summary(results: Sequence[FileResult]) -> dict[str, int]:
     }
 
 
-# -- text -------------------------------------------------------------------------------
-
 _RED, _YELLOW, _BLUE, _BOLD, _RESET = "\x1b[31m", "\x1b[33m", "\x1b[34m", "\x1b[1m", "\x1b[0m"
 
 
@@ -98,15 +96,6 @@ _UNANNOUNCED_PARSERS = frozenset({"", "plugin-manifest", "trust-policy"})
 """Parsers the text report does not name: what a manifest or a policy file is by default."""
 
 
-def _parser_line(result: FileResult, paint: Callable[[str, str], str]) -> str:
-    """``path: <what it is and whose rules applied>``, for a file that is no plugin manifest
-    or trust policy."""
-    from nexo_pkg.lint.microapp import PARSER_DESCRIPTIONS  # noqa: PLC0415 - rare path
-
-    what = PARSER_DESCRIPTIONS.get(result.parser, result.parser)
-    return f"{paint(_BOLD, printable(result.path))}: {what}"
-
-
 def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
     """``path:line:col: CODE message``, a code frame with a caret under the span, help, then a
     summary line (like ruff and rustc)."""
@@ -118,7 +107,11 @@ def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
     for result in results:
         lines = result.source.split("\n") if result.source else []
         if result.parser not in _UNANNOUNCED_PARSERS:
-            blocks.append(_parser_line(result, paint))
+            # `path: <what it is and whose rules applied>`
+            from nexo_pkg.lint.microapp import PARSER_DESCRIPTIONS  # noqa: PLC0415 - rare path
+
+            what = PARSER_DESCRIPTIONS.get(result.parser, result.parser)
+            blocks.append(f"{paint(_BOLD, printable(result.path))}: {what}")
         for diagnostic in result.diagnostics:
             start = diagnostic.span.start
             label = paint(_RED if diagnostic.is_error else _YELLOW, diagnostic.code)
@@ -144,12 +137,10 @@ def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
     return "\n\n".join(blocks) + "\n"
 
 
-# -- json -------------------------------------------------------------------------------
-
-
-def report_document(results: Sequence[FileResult]) -> dict[str, Any]:
-    """The ``--format json`` document (described by ``schemas/lint-report.schema.json``)."""
-    return {
+def render_json(results: Sequence[FileResult], context: ReportContext) -> str:
+    """One JSON document for every file (described by ``schemas/lint-report.schema.json``)."""
+    del context
+    document = {
         "schema_version": 1,
         "tool": {"name": TOOL_NAME, "version": __version__},
         "files": [
@@ -162,15 +153,7 @@ def report_document(results: Sequence[FileResult]) -> dict[str, Any]:
         ],
         "summary": _summary(results),
     }
-
-
-def render_json(results: Sequence[FileResult], context: ReportContext) -> str:
-    """One JSON document for every file (see :func:`report_document`)."""
-    del context
-    return json.dumps(report_document(results), indent=2, ensure_ascii=False) + "\n"
-
-
-# -- github -----------------------------------------------------------------------------
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 def _escape_data(text: str) -> str:
@@ -208,9 +191,6 @@ def render_github(results: Sequence[FileResult], context: ReportContext) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-# -- sarif ------------------------------------------------------------------------------
-
-
 def _sarif_rule(code: str, sample: Diagnostic, rules: Mapping[str, Rule]) -> dict[str, Any]:
     rule = rules.get(code)
     if rule is None:
@@ -232,16 +212,13 @@ def _sarif_rule(code: str, sample: Diagnostic, rules: Mapping[str, Rule]) -> dic
     }
 
 
-def _artifact_uri(path: str) -> str:
-    return quote(PurePath(path).as_posix(), safe="/:")
-
-
 def render_sarif(results: Sequence[FileResult], context: ReportContext) -> str:
     """A SARIF 2.1.0 log with one run; every emitted rule is in ``tool.driver.rules``."""
     rule_index: dict[str, int] = {}
     descriptors: list[dict[str, Any]] = []
     sarif_results: list[dict[str, Any]] = []
     for result in results:
+        uri = quote(PurePath(result.path).as_posix(), safe="/:")
         for diagnostic in result.diagnostics:
             if diagnostic.code not in rule_index:
                 rule_index[diagnostic.code] = len(descriptors)
@@ -257,7 +234,7 @@ def render_sarif(results: Sequence[FileResult], context: ReportContext) -> str:
                     "locations": [
                         {
                             "physicalLocation": {
-                                "artifactLocation": {"uri": _artifact_uri(result.path)},
+                                "artifactLocation": {"uri": uri},
                                 "region": {
                                     "startLine": max(1, span.start.line),
                                     "startColumn": max(1, span.start.column),

@@ -1,9 +1,5 @@
-"""``# nexo: ignore[CODE]`` and ``# nexo: ignore`` comments: silence findings on one line.
-
-A TOML comment holding ``nexo: ignore[NX113]`` (several codes or rule names separated by
-commas) drops exactly the findings with that code or name whose span starts on that line.
-A bare ``nexo: ignore`` (no list, as ruff's bare ``# noqa``) drops every finding whose span
-starts on that line; naming the code is the better habit, since it hides nothing else.
+"""``# nexo: ignore[CODE]`` and ``# nexo: ignore`` comments (docs/lint.md): drop the findings
+with the codes or rule names listed, or every finding, whose span starts on the comment's line.
 """
 
 from __future__ import annotations
@@ -62,15 +58,10 @@ def unsuppressed(text: str, diagnostics: Iterable[Diagnostic]) -> list[Diagnosti
     if "nexo:" not in text:
         return list(diagnostics)
     lines = text.split("\n")
-    kept: list[Diagnostic] = []
-    for diagnostic in diagnostics:
+
+    def silenced(diagnostic: Diagnostic) -> bool:
         number = diagnostic.span.start.line - 1
-        silenced = suppressed(lines[number]) if 0 <= number < len(lines) else frozenset()
-        if (
-            EVERYTHING in silenced
-            or diagnostic.code.upper() in silenced
-            or diagnostic.name in silenced
-        ):
-            continue
-        kept.append(diagnostic)
-    return kept
+        names = suppressed(lines[number]) if 0 <= number < len(lines) else frozenset()
+        return not names.isdisjoint({EVERYTHING, diagnostic.code.upper(), diagnostic.name})
+
+    return [diagnostic for diagnostic in diagnostics if not silenced(diagnostic)]

@@ -14,8 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexo_pkg.core.diagnostics import Position, Span
+from nexo_pkg.core.toml_spans import SpanMap
 
-__all__ = ["KeyPath", "YamlDocument", "YamlProblem", "parse_yaml", "position_of"]
+__all__ = ["KeyPath", "YamlDocument", "YamlProblem", "parse_yaml"]
 
 KeyPath = tuple[str | int, ...]
 
@@ -26,6 +27,12 @@ _OCT = re.compile(r"0o[0-7]+")
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 _FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
 _SPECIAL_FLOAT = re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
+# A plain scalar with one of these tags (those PyYAML's resolver gives) is read as the core
+# schema reads it; any other tag leaves its text a string.
+_RESOLVED_TAGS = frozenset(
+    f"tag:yaml.org,2002:{name}"
+    for name in ("null", "bool", "int", "float", "str", "timestamp", "value", "merge")
+)
 MAX_DEPTH = 64
 MAX_NODES = 100_000
 """Aliases can make a small file expand to a huge tree; beyond this many values, stop."""
@@ -113,16 +120,7 @@ class _Builder:
             return None
         self.document.values[path] = _span(node)
         if isinstance(node, yaml.ScalarNode):
-            plain = node.style is None and node.tag in (
-                "tag:yaml.org,2002:null",
-                "tag:yaml.org,2002:bool",
-                "tag:yaml.org,2002:int",
-                "tag:yaml.org,2002:float",
-                "tag:yaml.org,2002:str",
-                "tag:yaml.org,2002:timestamp",
-                "tag:yaml.org,2002:value",
-                "tag:yaml.org,2002:merge",
-            )
+            plain = node.style is None and node.tag in _RESOLVED_TAGS
             return scalar_value(str(node.value), plain)
         if isinstance(node, yaml.SequenceNode):
             return [
@@ -150,22 +148,6 @@ class _Builder:
         return result
 
 
-def position_of(text: str, offset: int) -> Position:
-    """The 1-based line and column (in code points) of character ``offset`` of ``text``."""
-    offset = max(0, min(offset, len(text)))
-    line = text.count("\n", 0, offset) + 1
-    return Position(line, offset - (text.rfind("\n", 0, offset) + 1) + 1)
-
-
-def _reader_problem(text: str, error: Any) -> YamlProblem:
-    """A character YAML does not allow (a control character), at its position."""
-    here = position_of(text, int(getattr(error, "position", 0)))
-    code = int(getattr(error, "character", 0))
-    return YamlProblem(
-        f"YAML syntax error: the character U+{code:04X} is not allowed in YAML", Span(here, here)
-    )
-
-
 def parse_yaml(text: str) -> YamlDocument:
     """Parse ``text`` (one YAML document). Never raises."""
     import yaml  # noqa: PLC0415 - only config files pay for it
@@ -176,7 +158,10 @@ def parse_yaml(text: str) -> YamlDocument:
         loader = yaml.SafeLoader(text)
         node = loader.get_single_node()
     except yaml.reader.ReaderError as error:
-        document.problems.append(_reader_problem(text, error))
+        # A character YAML does not allow (a control character), at its position.
+        here = SpanMap(text).position(error.position)
+        reason = f"the character U+{error.character:04X} is not allowed in YAML"
+        document.problems.append(YamlProblem(f"YAML syntax error: {reason}", Span(here, here)))
         return document
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark

@@ -1,9 +1,5 @@
-"""Quick fixes for findings whose repair is mechanical.
-
-- ``tool-namespace-violation``: rename the tool to the name the rule suggests
-  (``<plugin_id>_…``), keeping the string's quote style.
-- ``reserved-entrypoint-env``: rename the ``NEXO_…`` variable to the suggested name, or remove
-  the variable (from its table or inline table).
+"""Quick fixes for findings whose repair is mechanical (docs/editors.md): rename a tool outside
+the plugin's namespace, rename or remove a reserved ``NEXO_…`` entrypoint variable.
 
 The suggested names come from the finding's ``help`` text, so the editor offers exactly what
 ``nexo plugin lint`` prints. Edits are computed on the text the client sends back with the

@@ -8,10 +8,9 @@ from typing import Any, Literal
 
 from nexo_pkg.lsp.schema_nav import SchemaNavigator, toml_literal
 from nexo_pkg.lsp.toml_context import Context, ScannedDocument, resolve, scan
+from nexo_pkg.manifest.document import BARE_KEY_CHARS
 
 __all__ = ["Candidate", "complete_at"]
-
-_BARE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
 
 @dataclass(frozen=True)
@@ -30,7 +29,7 @@ class Candidate:
 
 def _key_text(name: str) -> str:
     """A key as written in TOML: bare when it can be, quoted otherwise."""
-    return name if name and set(name) <= _BARE else json.dumps(name, ensure_ascii=False)
+    return name if name and set(name) <= BARE_KEY_CHARS else json.dumps(name, ensure_ascii=False)
 
 
 def _header_text(path: tuple[str, ...]) -> str:
@@ -97,13 +96,7 @@ def _keys(
             insert += " = "
         found.append(
             Candidate(
-                name,
-                kind,
-                insert,
-                context.replace,
-                " | ".join(info.types),
-                info.markdown(),
-                order,
+                name, kind, insert, context.replace, " | ".join(info.types), info.markdown(), order
             )
         )
     return found

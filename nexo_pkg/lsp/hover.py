@@ -20,6 +20,4 @@ def hover_at(
     if context.kind == "none" or not context.path or context.path[-1] == "":
         return None
     info = navigator.key_info(context.path)
-    if info is None:
-        return None
-    return info.markdown(), context.replace
+    return None if info is None else (info.markdown(), context.replace)

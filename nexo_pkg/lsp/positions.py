@@ -1,11 +1,9 @@
 """Conversions between the lint engine's positions and LSP positions.
 
-The engine reports 1-based lines and columns counted in Unicode code points, with an exclusive
-end. LSP wants 0-based lines and characters counted in the negotiated position encoding:
-UTF-16 code units unless the client offered something else (``general.positionEncodings``).
-Counting code units is pygls's :class:`~pygls.workspace.PositionCodec`; this module adds what
-the server needs around it: offsets into the text, clamping of out-of-range input, and the
-engine's 1-based spans.
+The engine counts 1-based lines and columns in code points; LSP counts 0-based ones in the
+negotiated encoding (docs/editors.md, "Positions"). pygls's
+:class:`~pygls.workspace.PositionCodec` counts code units; this module adds offsets into the
+text, clamping of out-of-range input, and the engine's 1-based spans.
 
 Lines are split on ``\\n`` only (a trailing ``\\r`` stays at the end of its line and never
 precedes a column that matters), because that is what TOML and LSP clients count as a line
@@ -19,7 +17,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cache
 from itertools import accumulate
-from typing import Literal
+from typing import Literal, cast
 
 from pygls.workspace import PositionCodec
 
@@ -27,22 +25,12 @@ from nexo_pkg.core.diagnostics import Span
 
 Encoding = Literal["utf-8", "utf-16", "utf-32"]
 
-__all__ = [
-    "ClientPosition",
-    "ClientRange",
-    "Encoding",
-    "LineIndex",
-    "normalise_encoding",
-]
+__all__ = ["ClientPosition", "ClientRange", "Encoding", "LineIndex", "normalise_encoding"]
 
 
 def normalise_encoding(name: str | None) -> Encoding:
     """Map an LSP ``PositionEncodingKind`` value to one of ours; unknown or absent is UTF-16."""
-    if name == "utf-8":
-        return "utf-8"
-    if name == "utf-32":
-        return "utf-32"
-    return "utf-16"
+    return cast("Encoding", name) if name in ("utf-8", "utf-32") else "utf-16"
 
 
 @cache
@@ -133,5 +121,4 @@ class LineIndex:
         """Convert an engine :class:`Span` (1-based, code points) to an LSP range."""
         start = self.to_client(span.start.line - 1, span.start.column - 1, encoding)
         end = self.to_client(span.end.line - 1, span.end.column - 1, encoding)
-        end = max(end, start)
-        return ClientRange(start, end)
+        return ClientRange(start, max(end, start))

@@ -78,18 +78,18 @@ def toml_literal(value: Any) -> str:
     return json.dumps(value)
 
 
+_JSON_TYPES = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+)
+
+
 def _type_of_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
+    """The JSON Schema type of a JSON value (bool before int: a bool is an int to isinstance)."""
+    return next((name for kind, name in _JSON_TYPES if isinstance(value, kind)), "object")
 
 
 class SchemaNavigator:
@@ -98,8 +98,6 @@ class SchemaNavigator:
     def __init__(self, schema: Node) -> None:
         self.schema = schema
         self._tables: list[TablePath] | None = None
-
-    # -- references and branches --------------------------------------------------------
 
     def _lookup(self, reference: str) -> Node | None:
         if not reference.startswith("#"):
@@ -145,32 +143,23 @@ class SchemaNavigator:
                 if isinstance(branch, Mapping):
                     yield from self.branches(branch, depth + 1)
 
-    def _is_array(self, node: Node) -> bool:
-        kind = node.get("type")
-        return kind == "array" or (isinstance(kind, list) and "array" in kind) or "items" in node
-
     def _item_schemas(self, node: Node) -> Iterator[Node]:
         for branch in self.branches(node):
             items = branch.get("items")
-            if self._is_array(branch) and isinstance(items, Mapping):
+            if isinstance(items, Mapping):
                 yield items
 
     def item_schema(self, node: Node) -> Node | None:
         """The ``items`` schema of an array node (first branch that has one), else ``None``."""
         return next(iter(self._item_schemas(node)), None)
 
-    # -- walking --------------------------------------------------------------------------
-
     def child(self, node: Node, name: str) -> Node | None:
         """The schema of key ``name`` inside ``node`` (through array items for arrays of
         tables); ``None`` when the schema does not allow that key."""
-        candidates = [node, *self._item_schemas(node)]
-        for candidate in candidates:
-            for branch in self.branches(candidate):
-                properties = branch.get("properties")
-                if isinstance(properties, Mapping) and isinstance(properties.get(name), Mapping):
-                    return properties[name]  # type: ignore[no-any-return]
-        for candidate in candidates:
+        named = self.properties(node).get(name)
+        if named is not None:
+            return named
+        for candidate in (node, *self._item_schemas(node)):
             for branch in self.branches(candidate):
                 patterns = branch.get("patternProperties")
                 if isinstance(patterns, Mapping):
@@ -202,8 +191,6 @@ class SchemaNavigator:
                         if isinstance(schema, Mapping):
                             found.setdefault(name, schema)
         return found
-
-    # -- facts ----------------------------------------------------------------------------
 
     def info(self, path: tuple[str, ...], node: Node) -> KeyInfo:
         """Description, types, default and allowed values of the key at ``path``."""
@@ -284,17 +271,12 @@ class SchemaNavigator:
         return found
 
 
-@lru_cache(maxsize=64)
-def _compiled(pattern: str) -> re.Pattern[str] | None:
-    try:
-        return re.compile(pattern)
-    except re.error:
-        return None
-
-
 def _search(pattern: str, name: str) -> bool:
-    compiled = _compiled(pattern)
-    return compiled is not None and compiled.search(name) is not None
+    """Whether ``name`` matches ``pattern``; a pattern Python cannot compile matches nothing."""
+    try:
+        return re.search(pattern, name) is not None
+    except re.error:
+        return False
 
 
 @lru_cache(maxsize=8)

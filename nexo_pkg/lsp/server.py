@@ -1,12 +1,5 @@
-"""The nexo language server: lint diagnostics, hover and completion for plugin manifests.
-
-Documents named ``plugin.toml`` or ``nexo-plugin.toml`` are linted with
-:func:`nexo_pkg.lint.engine.lint_source` (the same codes, messages and ranges as
-``nexo plugin lint``); the daemon's ``extensions.yaml``, ``agents.yaml`` and
-``agents.d/*.yaml`` with :func:`nexo_pkg.lint.engine.lint_config_source` (diagnostics only);
-``trusted_keys.toml`` with the trust-policy linter when that module is available. Hover and
-completion walk the packaged JSON Schemas by the TOML key path under the cursor
-(:mod:`nexo_pkg.lsp.toml_context`).
+"""The nexo language server: lint diagnostics, hover, completion and quick fixes for the files
+docs/editors.md lists, with the same codes, messages and ranges as ``nexo plugin lint``.
 
 Every handler is wrapped: a half-typed buffer that trips a bug logs the error (server log and
 ``window/logMessage``) and the request returns nothing, rather than the server dying under the
@@ -84,10 +77,8 @@ def document_kind(uri: str) -> DocumentKind | None:
         return "manifest"
     if name == POLICY_FILE_NAME:
         return "policy"
-    if name == "nexo-plugins.toml":
-        return "nexo-plugins.toml"
-    if name == "nexo-plugins.lock":
-        return "nexo-plugins.lock"
+    if name in SCHEMA_ONLY_FILES:
+        return cast("DocumentKind", name)
     if name.endswith(".yaml") and config_kind(_document_path(uri)) is not None:
         return "daemon-config"
     return None
@@ -101,11 +92,8 @@ def _document_path(uri: str) -> str:
 def navigator_for(kind: DocumentKind) -> SchemaNavigator | None:
     """The schema navigator for a document kind (``None`` if the schema is not shipped, or
     for YAML, which the TOML navigator cannot read)."""
-    if kind == "daemon-config":
-        return None
-    if kind in SCHEMA_ONLY_FILES:
-        return packaged_navigator(SCHEMA_ONLY_FILES[kind])
-    return packaged_navigator(MANIFEST_SCHEMA if kind == "manifest" else POLICY_SCHEMA)
+    schema = {"manifest": MANIFEST_SCHEMA, "policy": POLICY_SCHEMA, **SCHEMA_ONLY_FILES}.get(kind)
+    return None if schema is None else packaged_navigator(schema)
 
 
 def manifest_options(path: str) -> LintOptions | None:
@@ -157,15 +145,14 @@ def to_lsp_diagnostic(
     diagnostic: Diagnostic, index: LineIndex, encoding: Encoding
 ) -> types.Diagnostic:
     """Convert an engine finding to an LSP diagnostic (0-based, in client code units)."""
-    severity = (
-        types.DiagnosticSeverity.Error
-        if diagnostic.severity == "error"
-        else types.DiagnosticSeverity.Warning
-    )
     return types.Diagnostic(
         range=to_lsp_range(index.span_to_client(diagnostic.span, encoding)),
         message=diagnostic.message,
-        severity=severity,
+        severity=(
+            types.DiagnosticSeverity.Error
+            if diagnostic.severity == "error"
+            else types.DiagnosticSeverity.Warning
+        ),
         code=diagnostic.code,
         code_description=types.CodeDescription(href=diagnostic.url) if diagnostic.url else None,
         source="nexo",
@@ -249,18 +236,6 @@ class NexoLanguageServer(LanguageServer):
         document = self.workspace.get_text_document(uri)
         return _Snapshot(uri, kind, document.source, document.version)
 
-    def log_failure(self, message: str) -> None:
-        """Log ``message`` here and in the editor's output panel (``window/logMessage``)."""
-        logger.error("%s", message)
-        try:
-            self.window_log_message(
-                types.LogMessageParams(type=types.MessageType.Error, message=message)
-            )
-        except Exception:  # reporting a failure must not fail in turn
-            logger.exception("could not send window/logMessage")
-
-    # -- linting ---------------------------------------------------------------------------
-
     def schedule_lint(self, uri: str, delay: float) -> None:
         """Lint ``uri`` after ``delay`` seconds, cancelling a pending lint of the same URI."""
         self.cancel_lint(uri)
@@ -303,19 +278,20 @@ class NexoLanguageServer(LanguageServer):
             raise
         except Exception:  # a lint failure must not end the session
             logger.exception("linting %s failed", uri)
-            self.log_failure(f"nexo: linting {uri} failed; see the server log")
+            message = f"nexo: linting {uri} failed; see the server log"
+            logger.error("%s", message)
+            try:  # and in the editor's output panel
+                self.window_log_message(
+                    types.LogMessageParams(type=types.MessageType.Error, message=message)
+                )
+            except Exception:  # reporting a failure must not fail in turn
+                logger.exception("could not send window/logMessage")
 
     @staticmethod
     def _diagnose(snapshot: _Snapshot, encoding: Encoding) -> list[types.Diagnostic]:
         found = lint_text(snapshot.kind, snapshot.text, _document_path(snapshot.uri))
         index = LineIndex(snapshot.text)
         return [to_lsp_diagnostic(item, index, encoding) for item in found]
-
-    def publish_nothing(self, uri: str) -> None:
-        """Clear the editor's diagnostics for ``uri``."""
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
-        )
 
     def warm_up(self) -> None:
         """Import the lint engine's lazy parts and load the schemas before the first edit."""
@@ -380,7 +356,9 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
         uri = params.text_document.uri
         if document_kind(uri) is not None:
             ls.cancel_lint(uri)
-            ls.publish_nothing(uri)
+            ls.text_document_publish_diagnostics(
+                types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+            )
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @_guarded

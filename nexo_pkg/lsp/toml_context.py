@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
+from nexo_pkg.manifest.document import BARE_KEY_CHARS
+
 __all__ = [
     "Context",
     "Entry",
@@ -28,8 +30,7 @@ __all__ = [
     "scan",
 ]
 
-_BARE_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-_WORD_CHARS = _BARE_KEY_CHARS | frozenset(".+:")
+_WORD_CHARS = BARE_KEY_CHARS | frozenset(".+:")
 _HEADER_LINE = re.compile(
     r"[ \t]*\[\[?[ \t]*([A-Za-z_][A-Za-z0-9_-]*)([ \t]*\.[ \t]*[A-Za-z0-9_-]+)*[ \t]*\]\]?"
     r"[ \t]*(#.*)?\r?$"
@@ -57,8 +58,6 @@ class Header:
     start: int
     inner_start: int
     inner_end: int
-    end: int
-    closed: bool
 
     @property
     def path(self) -> tuple[str, ...]:
@@ -117,10 +116,6 @@ class ScannedDocument:
     entries: list[Entry] = field(default_factory=list)
     inline_tables: list[InlineTable] = field(default_factory=list)
 
-    def block_at(self, offset: int) -> int:
-        """Index of the last header starting before ``offset`` (``-1`` for the root)."""
-        return sum(1 for header in self.headers if header.start < offset) - 1
-
     def present_keys(
         self, table: tuple[str, ...], block: int, exclude: Entry | None = None
     ) -> set[str]:
@@ -152,8 +147,6 @@ class _Scanner:
         self.pos = 0
         self.document = ScannedDocument(text)
 
-    # -- small helpers -------------------------------------------------------------------
-
     def _at(self, offset: int) -> str:
         return self.text[offset] if offset < len(self.text) else ""
 
@@ -167,8 +160,6 @@ class _Scanner:
 
     def _skip_line(self) -> None:
         self.pos = self._end_of_line(self.pos)
-
-    # -- keys ----------------------------------------------------------------------------
 
     def _quoted_key(self, quote: str) -> KeyPart:
         start = self.pos
@@ -194,9 +185,9 @@ class _Scanner:
         while True:
             self._skip_blanks()
             char = self._at(self.pos)
-            if char and char in _BARE_KEY_CHARS:
+            if char and char in BARE_KEY_CHARS:
                 start = self.pos
-                while self._at(self.pos) and self._at(self.pos) in _BARE_KEY_CHARS:
+                while self._at(self.pos) and self._at(self.pos) in BARE_KEY_CHARS:
                     self.pos += 1
                 parts.append(KeyPart(self.text[start : self.pos], start, self.pos))
             elif char in ('"', "'"):
@@ -212,8 +203,6 @@ class _Scanner:
                 return tuple(parts)
             self.pos += 1
 
-    # -- document ------------------------------------------------------------------------
-
     def scan(self) -> ScannedDocument:
         table: tuple[str, ...] = ()
         block = -1
@@ -228,10 +217,9 @@ class _Scanner:
                 self.document.headers.append(header)
                 table = header.path
                 block = len(self.document.headers) - 1
-            elif char in _BARE_KEY_CHARS or char in ('"', "'"):
-                self._key_value(table, block, inline=False)
-                self._skip_line()
             else:
+                if char in BARE_KEY_CHARS or char in ('"', "'"):
+                    self._key_value(table, block, inline=False)
                 self._skip_line()
         return self.document
 
@@ -240,19 +228,13 @@ class _Scanner:
         is_array = self.text.startswith("[[", self.pos)
         self.pos += 2 if is_array else 1
         inner_start = self.pos
-        parts = tuple(part for part in self._key())
+        parts = self._key()
         self._skip_blanks()
         inner_end = self.pos
-        closing = "]]" if is_array else "]"
-        closed = self.text.startswith(closing, self.pos)
-        if closed:
-            self.pos += len(closing)
-            end = self.pos
-        else:
-            end = self._end_of_line(self.pos)
-            inner_end = end
+        if not self.text.startswith("]]" if is_array else "]", self.pos):
+            inner_end = self._end_of_line(self.pos)  # unclosed: the rest of the line is inside
         self._skip_line()
-        return Header(parts, is_array, start, inner_start, inner_end, end, closed)
+        return Header(parts, is_array, start, inner_start, inner_end)
 
     def _key_value(self, table: tuple[str, ...], block: int, *, inline: bool) -> None:
         parts = self._key()
@@ -272,8 +254,6 @@ class _Scanner:
             return
         self._value(entry, entry.path, block)
         entry.value_end = self.pos
-
-    # -- values --------------------------------------------------------------------------
 
     def _value(self, entry: Entry, path: tuple[str, ...], block: int) -> None:
         text = self.text
@@ -359,7 +339,7 @@ class _Scanner:
             elif char == "}":
                 self.pos += 1
                 break
-            elif char in _BARE_KEY_CHARS or char in ('"', "'"):
+            elif char in BARE_KEY_CHARS or char in ('"', "'"):
                 self._key_value(path, block, inline=True)
             else:
                 self.pos += 1
@@ -458,7 +438,7 @@ def resolve(document: ScannedDocument, offset: int) -> Context:
         return Context("value", best.path, _word_around(text, offset), best.block, entry=best)
     line_start = text.rfind("\n", 0, offset) + 1
     if text[line_start:offset].strip() == "":
-        block = document.block_at(offset)
+        block = sum(1 for header in document.headers if header.start < offset) - 1  # -1: root
         table_path = document.headers[block].path if block >= 0 else ()
         return Context("key", (*table_path, ""), (offset, offset), block)
     return Context("none")

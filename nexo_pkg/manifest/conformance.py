@@ -1,15 +1,10 @@
 """A yes/no check of a manifest against the JSON Schema, without importing ``jsonschema``.
 
-Most manifests linted are valid, and importing ``jsonschema`` costs more than the whole rest of
-a cold ``nexo plugin lint``. :func:`conforms` implements the Draft 2020-12 keywords the shipped
-schema uses, with TOML typing (a float is never an integer); when it says a document does not
-conform, the engine asks ``jsonschema`` for the detailed errors. Any keyword it does not know
-raises :class:`UnsupportedKeywordError`, and the caller falls back to ``jsonschema`` for
-everything, so a schema change can make the check slower but never wrong. Tests hold the two to
-the same answers on the corpus and on generated documents.
-
-The schema is compiled once into a tree of small closures (one per keyword), so checking a
-manifest is a walk of plain function calls.
+Importing ``jsonschema`` costs more than the rest of a cold ``nexo plugin lint``, and most
+manifests are valid. :func:`conforms` implements the Draft 2020-12 keywords the shipped schema
+uses, with TOML typing; any other keyword raises :class:`UnsupportedKeywordError` and the caller
+falls back to ``jsonschema``, so a schema change can make the check slower but never wrong. The
+schema is compiled once into a tree of small closures, one per keyword.
 """
 
 from __future__ import annotations
@@ -68,9 +63,7 @@ def _type_check(name: str) -> Check:
 
 def _equal(first: object, second: object) -> bool:
     """JSON Schema equality: booleans never equal numbers; 1 equals 1.0."""
-    if isinstance(first, bool) != isinstance(second, bool):
-        return False
-    return first == second
+    return isinstance(first, bool) == isinstance(second, bool) and first == second
 
 
 class _Compiler:
@@ -89,10 +82,8 @@ class _Compiler:
         return self.references[target]
 
     def compile(self, schema: Any) -> Check:
-        if schema is True:
-            return lambda _value: True
-        if schema is False:
-            return lambda _value: False
+        if isinstance(schema, bool):
+            return lambda _value: schema
         checks = [
             self.keyword(keyword, rule, schema)
             for keyword, rule in schema.items()
@@ -111,13 +102,10 @@ class _Compiler:
             return lambda value: any(check(value) for check in types)
         if keyword == "properties":
             children = [(key, self.compile(sub)) for key, sub in rule.items()]
-
-            def properties(value: Any) -> bool:
-                if not isinstance(value, dict):
-                    return True
-                return all(check(value[key]) for key, check in children if key in value)
-
-            return properties
+            return lambda value: (
+                not isinstance(value, dict)
+                or all(check(value[key]) for key, check in children if key in value)
+            )
         if keyword == "additionalProperties":
             known = frozenset(schema.get("properties", {}))
             if rule is False:

@@ -1,9 +1,8 @@
 """What nexo-pkg knows about the daemon's releases, and the id rule every part shares.
 
-Severities follow the daemon: a lint error means the daemon (at ``--nexo-version``, by default
-the newest release below) refuses the manifest. The releases nexo-pkg knows sit in one table,
-each with what changed in it that the linter cares about; :data:`NEWEST_DAEMON_VERSION` is
-the default ``--nexo-version`` of ``lint`` and ``check``.
+The releases nexo-pkg knows sit in one table (docs/lint.md, "Severity: what the daemon does",
+shows it); :data:`NEWEST_DAEMON_VERSION` is the default ``--nexo-version`` of ``lint`` and
+``check``.
 
 Ids (``plugin.id``, the ``[plugin.extends]`` ids, tool names) follow the daemon's
 ``^[a-z][a-z0-9_]{0,63}$``. The plugin contract 1.10.0 and daemons before the limit was raised
@@ -35,7 +34,6 @@ class DaemonRelease:
 
     version: str
     id_max_length: int
-    manifest_names: tuple[str, ...]
     changes: str
 
 
@@ -43,14 +41,12 @@ DAEMON_RELEASES: tuple[DaemonRelease, ...] = (
     DaemonRelease(
         "0.1.0",
         id_max_length=32,
-        manifest_names=("nexo-plugin.toml",),
         changes="subprocess plugin discovery; ids `^[a-z][a-z0-9_]{0,31}$`; "
         "reads `nexo-plugin.toml` only",
     ),
     DaemonRelease(
         "0.2.1",
         id_max_length=64,
-        manifest_names=("nexo-plugin.toml", "plugin.toml"),
         changes="ids, extends ids and tool names up to 64 characters "
         "(`^[a-z][a-z0-9_]{0,63}$`); reads `plugin.toml` (canonical) and `nexo-plugin.toml`",
     ),

@@ -2,12 +2,9 @@
 
 Import-cheap (standard library only), so both ``install`` and ``lint`` use it:
 
-- :func:`config_dir`: ``--config DIR`` > ``NEXO_CONFIG_DIR`` > ``./config`` when it is a
-  directory (the daemon's own default) owned by the current user and not writable by group
-  or others (as git's ``safe.directory``: a cloned repository must not supply the install
-  root or the trust policy) > ``$NEXO_HOME/config``. Whenever neither ``--config`` nor
-  ``NEXO_CONFIG_DIR`` decides, stderr says once per run which directory is in use (a
-  ``note:``, dropped by ``--quiet``), and why a ``./config`` was passed over (a warning).
+- :func:`config_dir`: the directory docs/install.md names, in its order; ``./config`` only when
+  owned by the current user and not writable by group or others (as git's ``safe.directory``:
+  a cloned repository must not supply the install root or the trust policy).
 - :func:`resolve_placeholder`: one ``${...}`` as the daemon's config loader resolves it
   (``crates/config/src/env.rs``): ``${VAR}``; ``${VAR:-default}`` (default when unset or
   empty); ``${VAR-default}`` (default when unset). ``${file:...}`` is left to the caller.
@@ -18,6 +15,7 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterator, Mapping
+from itertools import takewhile
 from pathlib import Path
 
 __all__ = [
@@ -116,10 +114,7 @@ def find_placeholders(text: str) -> Iterator[tuple[int, int, str]]:
     scan does not advance (it never finishes loading the file,
     :func:`unterminated_placeholder`); here the scan stops.
     """
-    for found in _scan_placeholders(text):
-        if found[1] < 0:
-            return
-        yield found
+    yield from takewhile(lambda found: found[1] >= 0, _scan_placeholders(text))
 
 
 def unterminated_placeholder(text: str) -> int | None:
@@ -127,10 +122,7 @@ def unterminated_placeholder(text: str) -> int | None:
     balance), or ``None``. The daemon's loader loops there forever: its scan leaves the index
     where it was when the inner search reaches the end (``crates/config/src/env.rs:59-79``),
     so the daemon never finishes loading the file and never starts."""
-    for start, end, _ in _scan_placeholders(text):
-        if end < 0:
-            return start
-    return None
+    return next((start for start, end, _ in _scan_placeholders(text) if end < 0), None)
 
 
 def _scan_placeholders(text: str) -> Iterator[tuple[int, int, str]]:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 import tomllib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
@@ -27,11 +28,10 @@ from nexo_pkg.core.toml_spans import (
 from nexo_pkg.manifest import core_rules
 
 __all__ = [
+    "BARE_KEY_CHARS",
     "MAX_MANIFEST_BYTES",
-    "KeyPath",
     "ParsedManifest",
     "decode_manifest",
-    "format_key_path",
     "parse_manifest",
 ]
 
@@ -71,13 +71,10 @@ class ParsedManifest:
     text: str
     data: dict[str, Any]
     syntax_errors: list[Diagnostic]
-    _spans: SpanMap | None = field(default=None, repr=False)
 
-    @property
+    @cached_property
     def spans(self) -> SpanMap:
-        if self._spans is None:
-            self._spans = scan_spans(self.text)[0]
-        return self._spans
+        return scan_spans(self.text)[0]
 
     def locate(self, path: KeyPath, part: SpanPart = "value") -> Span:
         """The span of the key or value at ``path`` (building the span map on first use)."""
@@ -119,9 +116,7 @@ def _syntax_diagnostic(text: str, error: tomllib.TOMLDecodeError) -> list[Diagno
                     "TOML allows each key and table once; delete or merge the repeated one",
                 )
             )
-        if found:
-            return found
-        return [
+        return found or [
             core_rules.DUPLICATE_KEY.diagnostic(
                 "a key or table is defined more than once", "", span, message
             )
@@ -191,7 +186,8 @@ _LINE_WITH_MANY_DOTS = re.compile(rf"(?m)^(?:[^\n.]*+\.){{{RECURSION_LIMIT - 1}}
 _NESTING_TOKEN = re.compile(r"[\"'#\[\]{}]|=[^\S\n]*(?=[\[{])")
 
 
-_BARE_KEY = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+BARE_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+"""The characters of a bare TOML key."""
 
 
 def _skip_string(text: str, index: int) -> int:
@@ -230,7 +226,7 @@ def _key_parts(text: str, index: int) -> tuple[int, int]:
         if index < length and text[index] in "\"'":
             index = _skip_string(text, index)
         else:
-            while index < length and text[index] in _BARE_KEY:
+            while index < length and text[index] in BARE_KEY_CHARS:
                 index += 1
         parts += 1
         while index < length and text[index] in " \t":
@@ -347,14 +343,13 @@ def _past_limit(text: str, deep: int | None, dotted: tuple[int, int] | None) -> 
     """``NX005`` at whichever comes first: the value that opens the :data:`RECURSION_LIMIT`-th
     level (offset ``deep``) or the dotted key of that many parts (``(offset, parts)``)."""
     first = min(found for found in (deep, dotted[0] if dotted else None) if found is not None)
-    line = text.count("\n", 0, first) + 1
-    column = first - (text.rfind("\n", 0, first) + 1) + 1
+    where = SpanMap(text).position(first)
     what = (
         f"a dotted key of {dotted[1]} parts; at most {RECURSION_LIMIT - 1}"
         if dotted is not None and dotted[0] == first
         else f"more than {RECURSION_LIMIT - 1} nested levels"
     )
-    return _too_deep(text, point_span(text, line, column), what)
+    return _too_deep(text, point_span(text, where.line, where.column), what)
 
 
 def parse_manifest(text: str) -> ParsedManifest:

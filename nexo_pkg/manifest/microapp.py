@@ -1,10 +1,8 @@
 """The microapp manifest model: what the daemon's extension host reads from a microapp.
 
-A microapp is a stdio *extension* of the daemon. Its manifest is an extension-shaped
-``plugin.toml`` (``[plugin]``, ``[capabilities]``, ``[transport]``, ``[requires]``, ...), parsed
-by the daemon's extension manifest parser, not by the plugin manifest parser. An optional
-companion ``nexo-plugin.toml`` in the same directory declares the admin RPC capabilities and the
-HTTP server; the daemon reads only those two sections of it and keys them by *its* ``plugin.id``.
+A microapp is a stdio *extension* of the daemon: an extension-shaped ``plugin.toml`` read by the
+daemon's extension manifest parser, and an optional companion ``nexo-plugin.toml`` of which the
+host reads only the admin capabilities and the HTTP server (docs/microapps.md).
 
 This module holds the daemon's constants for both files and a tolerant reader of each: the
 readers never raise on a wrong type (they leave the value out), so lint, ``check`` and the
@@ -139,9 +137,7 @@ def _text(value: Any) -> str | None:
 
 
 def _names(value: Any) -> tuple[str, ...]:
-    if not isinstance(value, list):
-        return ()
-    return tuple(item for item in value if isinstance(item, str))
+    return tuple(item for item in value if isinstance(item, str)) if isinstance(value, list) else ()
 
 
 def _table(value: Any) -> Mapping[str, Any]:
@@ -239,8 +235,8 @@ def companion_from_data(data: Mapping[str, Any]) -> Companion:
     capabilities = _table(plugin.get("capabilities"))
     admin = _table(capabilities.get("admin"))
     http: HttpServer | None = None
-    if isinstance(capabilities.get("http_server"), Mapping):
-        section = _table(capabilities.get("http_server"))
+    section = capabilities.get("http_server")
+    if isinstance(section, Mapping):
         port = section.get("port")
         http = HttpServer(
             port=port if isinstance(port, int) and not isinstance(port, bool) else None,
@@ -302,9 +298,7 @@ def load_companion(directory: Path) -> Companion | None:
     Raises :class:`UsageError` (exit 2) when it exists but cannot be read or parsed.
     """
     path = directory / COMPANION_MANIFEST_NAME
-    if not path.is_file():
-        return None
-    return companion_from_data(_read_toml(path))
+    return companion_from_data(_read_toml(path)) if path.is_file() else None
 
 
 _ID = re.compile(ID_PATTERN)
@@ -327,10 +321,7 @@ def id_problem(value: str) -> str | None:
     The daemon's order: empty, then pattern and length (in bytes), then reserved ids.
     """
     problem = _shape_problem(
-        value,
-        _ID,
-        MAX_ID_LENGTH,
-        "a lowercase letter, then lowercase letters, digits, `_` or `-`",
+        value, _ID, MAX_ID_LENGTH, "a lowercase letter, then lowercase letters, digits, `_` or `-`"
     )
     if problem is None and value in RESERVED_IDS:
         return "is reserved for the daemon's native plugins"

@@ -1,19 +1,8 @@
 """The typed model of a manifest: what nexo-pkg's tools read from it, read in one place.
 
-:func:`manifest_from_data` turns a parsed document (a ``tomllib`` dict) into a frozen
-:class:`PluginManifest`, or a :class:`MicroappModel` for an extension-shaped ``plugin.toml``
-(:func:`~nexo_pkg.manifest.microapp.is_extension_shape`); :func:`manifest_from_text` parses the
-text first, refusing one above a size cap. Both raise :class:`ManifestModelError` (kind
-``manifest_invalid``) and nothing else, with a one-line message, when the document names no
-plugin the daemon could deserialise: no ``[plugin]`` table, a ``plugin.id`` that is not a
-string, a ``plugin.version`` that is not a SemVer string (the daemon's ``semver::Version``,
-:mod:`nexo_pkg.core.versionreq`).
-
-Everything else is read as tolerantly as the tools always read it: unknown keys are ignored
-(they are lint's business) and a value of the wrong type is left at its default, its dotted key
-path recorded in :attr:`PluginManifest.invalid` so a reader that must refuse it (``check``
-spawning the entrypoint) can. The daemon's shapes are those of its manifest crate
-(``crates/plugin-manifest/src/manifest.rs``; docs/architecture.md, "The manifest model").
+docs/architecture.md ("The manifest model") says what it builds, when it raises
+:class:`ManifestModelError` and how tolerantly it reads the rest. The daemon's shapes are those
+of its manifest crate (``crates/plugin-manifest/src/manifest.rs``).
 """
 
 from __future__ import annotations
@@ -22,7 +11,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, TypeVar, cast
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.kinds import ErrorKind
@@ -211,6 +200,9 @@ ManifestModel = PluginManifest | MicroappModel
 """What :func:`manifest_from_data` builds: a plugin's manifest or a microapp's."""
 
 
+_T = TypeVar("_T")
+
+
 class _Reader:
     """Typed reads of one document that leave a wrongly typed value out and note its path.
 
@@ -220,7 +212,7 @@ class _Reader:
     def __init__(self) -> None:
         self.invalid: list[str] = []
 
-    def _typed(self, parent: Mapping[str, Any], path: str, kind: type) -> Any:
+    def _typed(self, parent: Mapping[str, Any], path: str, kind: type[_T]) -> _T | None:
         value = parent.get(path.rpartition(".")[2])
         if value is None or isinstance(value, kind):
             return value
@@ -228,16 +220,14 @@ class _Reader:
         return None
 
     def table(self, parent: Mapping[str, Any], path: str) -> Mapping[str, Any]:
-        table: Mapping[str, Any] | None = self._typed(parent, path, Mapping)
-        return {} if table is None else table
+        # isinstance takes the abstract Mapping, which mypy refuses for type[_T].
+        return self._typed(parent, path, Mapping) or {}  # type: ignore[type-abstract]
 
     def text(self, parent: Mapping[str, Any], path: str) -> str | None:
-        text: str | None = self._typed(parent, path, str)
-        return text
+        return self._typed(parent, path, str)
 
     def flag(self, parent: Mapping[str, Any], path: str) -> bool | None:
-        flag: bool | None = self._typed(parent, path, bool)
-        return flag
+        return self._typed(parent, path, bool)
 
     def strings(self, parent: Mapping[str, Any], path: str) -> tuple[str, ...]:
         """An array of strings; a non-string item is dropped, a non-array gives ``()``."""
@@ -389,10 +379,8 @@ def manifest_from_data(data: Mapping[str, Any]) -> ManifestModel:
     if not is_extension_shape(data):
         return plugin_manifest_from_data(data)
     _, version = _identity(_plugin_table(data))
-    extension = microapp_from_data(data)
-    if extension is None:  # pragma: no cover - _identity refused a non-string id
-        raise ManifestModelError("the manifest has no string `plugin.id`", key="plugin.id")
-    return MicroappModel(extension, version)
+    # Not None: _identity refused a `plugin.id` that is not a string, its one reason for None.
+    return MicroappModel(cast("MicroappManifest", microapp_from_data(data)), version)
 
 
 def plugin_manifest_from_data(data: Mapping[str, Any]) -> PluginManifest:

@@ -1,12 +1,7 @@
-"""The file names a plugin manifest may have, and which one the daemon uses.
-
-The daemon reads ``plugin.toml`` (its canonical name since the rename) and ``nexo-plugin.toml``
-(the earlier name, still read). Its plugin discovery walks each search path in file-name
-order and validates every manifest file it meets; when two valid manifests declare the same
-id, the first one met wins and the other is reported as a duplicate. In one directory that
-order puts ``nexo-plugin.toml`` (``n``) before ``plugin.toml`` (``p``), so a ``plugin.toml``
-beside a ``nexo-plugin.toml`` is shadowed. :data:`MANIFEST_NAMES` lists the names in that
-order; everything that looks for a manifest in a directory or an archive goes through here.
+"""The file names a plugin manifest may have, and which one the daemon uses (docs/lint.md,
+"Manifest names": in one directory ``nexo-plugin.toml`` comes first in the daemon's file-name
+order, so a ``plugin.toml`` beside it is shadowed). :data:`MANIFEST_NAMES` lists the names in
+that order; everything that looks for a manifest in a directory or an archive goes through here.
 """
 
 from __future__ import annotations
@@ -53,9 +48,7 @@ def is_manifest_name(name: str) -> bool:
 def choose_manifest(present: Collection[str]) -> ManifestChoice:
     """Pick the manifest among the file names ``present`` in one directory (or archive root)."""
     found = [name for name in MANIFEST_NAMES if name in present]
-    if not found:
-        return ManifestChoice(None)
-    return ManifestChoice(found[0], tuple(found[1:]))
+    return ManifestChoice(found[0], tuple(found[1:])) if found else ManifestChoice(None)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import Any
 from nexo_pkg.core.diagnostics import Diagnostic
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.terminal import CONTROL_CHARACTERS, printable
-from nexo_pkg.core.versionreq import Version, VersionError, parse_version, parse_version_req
+from nexo_pkg.core.versionreq import VersionError, parse_version, parse_version_req
 from nexo_pkg.manifest import rules_admin_ui, rules_sandbox, rules_sections
 from nexo_pkg.manifest.daemon import (
     CHANNEL_KIND_MAX_LENGTH,
@@ -37,9 +37,9 @@ from nexo_pkg.manifest.rules_context import (
     KeyPath,
     Locate,
     as_int,
-    as_list,
     as_str,
     format_key_path,
+    semver_problem,
     strings,
     tables,
 )
@@ -48,8 +48,6 @@ from nexo_pkg.manifest.serde_json import json_problem
 
 __all__ = [
     "SEMANTIC_RULES",
-    "KeyPath",
-    "Locate",
     "check_semantics",
     "detect_legacy_v1",
     "format_key_path",
@@ -63,14 +61,14 @@ SUPERVISOR_BACKOFF_MS_MIN = 100
 SUPERVISOR_BACKOFF_MS_MAX = 300_000
 SUPERVISOR_DEFAULT_BACKOFF_MS = 1000
 
-# capability -> (section keys, array or key that must be filled, how to fill it)
-_CAPABILITY_SECTIONS: dict[str, tuple[tuple[str, ...], str, str]] = {
-    "tools": (("tools",), "expose", "set `[plugin.tools] expose = [...]`"),
-    "advisors": (("advisors",), "register", "set `[plugin.advisors] register = [...]`"),
-    "agents": (("agents",), "contributes_dir", 'set `[plugin.agents] contributes_dir = "..."`'),
-    "skills": (("skills",), "contributes_dir", 'set `[plugin.skills] contributes_dir = "..."`'),
+# capability -> (section key, array or key that must be filled, how to fill it)
+_CAPABILITY_SECTIONS: dict[str, tuple[str, str, str]] = {
+    "tools": ("tools", "expose", "set `[plugin.tools] expose = [...]`"),
+    "advisors": ("advisors", "register", "set `[plugin.advisors] register = [...]`"),
+    "agents": ("agents", "contributes_dir", 'set `[plugin.agents] contributes_dir = "..."`'),
+    "skills": ("skills", "contributes_dir", 'set `[plugin.skills] contributes_dir = "..."`'),
     "channels": (
-        ("channels",),
+        "channels",
         "register",
         'add `[[plugin.channels.register]]` with `kind = "..."` and `adapter = "..."`',
     ),
@@ -94,19 +92,6 @@ def _suggest_id(text: str) -> str:
     return slug[:PORTABLE_ID_MAX_LENGTH].rstrip("_") or "my_plugin"
 
 
-def parse_nexo_version_option(text: str) -> Version:
-    """Parse the ``--nexo-version`` value; raise :class:`UsageError` if it is not SemVer."""
-    try:
-        return parse_version(text)
-    except VersionError as exc:
-        raise UsageError(
-            f"--nexo-version {text!r} is not a SemVer version ({exc}); write e.g. 0.4.2"
-        ) from exc
-
-
-# --- identity -------------------------------------------------------------------------------
-
-
 def _check_identity(context: Context) -> None:
     plugin = context.plugin
     plugin_id = as_str(plugin.get("id"))
@@ -124,22 +109,19 @@ def _check_identity(context: Context) -> None:
             _check_long_id(context, ("plugin", "id"), "key `plugin.id`", plugin_id)
 
     version = as_str(plugin.get("version"))
-    if version is not None:
-        try:
-            parse_version(version)
-        except VersionError as exc:
-            stripped = rust_trim(version)
-            hint = (
-                f'write `version = "{stripped[1:]}"` without the `v`'
-                if stripped[:1] in ("v", "V") and _parses(stripped[1:])
-                else 'write `MAJOR.MINOR.PATCH`, e.g. `version = "0.1.0"`'
-            )
-            context.add(
-                "NX101",
-                ("plugin", "version"),
-                f"key `plugin.version` value `{version}` is not a SemVer 2.0 version: {exc}",
-                hint,
-            )
+    if version is not None and (reason := semver_problem(version)) is not None:
+        stripped = rust_trim(version)
+        hint = (
+            f'write `version = "{stripped[1:]}"` without the `v`'
+            if stripped[:1] in ("v", "V") and semver_problem(stripped[1:]) is None
+            else 'write `MAJOR.MINOR.PATCH`, e.g. `version = "0.1.0"`'
+        )
+        context.add(
+            "NX101",
+            ("plugin", "version"),
+            f"key `plugin.version` value `{version}` is not a SemVer 2.0 version: {reason}",
+            hint,
+        )
 
     for key, code in (("name", "NX102"), ("description", "NX103")):
         value = as_str(plugin.get(key))
@@ -169,18 +151,15 @@ def _check_long_id(context: Context, path: KeyPath, what: str, value: str) -> No
     )
 
 
-def _parses(text: str) -> bool:
-    try:
-        parse_version(text)
-    except VersionError:
-        return False
-    return True
-
-
 def _check_min_nexo_version(context: Context) -> None:
     requirement_text = as_str(context.plugin.get("min_nexo_version"))
     current_text = context.options.nexo_version
-    current = parse_nexo_version_option(current_text) if current_text is not None else None
+    try:  # a bad --nexo-version is a usage error, whatever the manifest says
+        current = None if current_text is None else parse_version(current_text)
+    except VersionError as exc:
+        raise UsageError(
+            f"--nexo-version {current_text!r} is not a SemVer version ({exc}); write e.g. 0.4.2"
+        ) from exc
     if requirement_text is None:
         return
     path: KeyPath = ("plugin", "min_nexo_version")
@@ -220,9 +199,6 @@ def _check_min_nexo_version(context: Context) -> None:
         )
 
 
-# --- entrypoint -----------------------------------------------------------------------------
-
-
 def _command_problem(command: str) -> tuple[str, str] | None:
     """(reason, fix) when ``command`` is not absolute, bare, or ``./`` inside the root."""
     if command != rust_trim(command):
@@ -235,7 +211,6 @@ def _command_problem(command: str) -> tuple[str, str] | None:
         return None
     relative = command[2:] if command.startswith("./") else command
     depth = 0
-    segments = 0
     for segment in re.split(r"[\\/]", relative):
         if segment in ("", "."):
             continue
@@ -248,7 +223,6 @@ def _command_problem(command: str) -> tuple[str, str] | None:
                 )
             continue
         depth += 1
-        segments += 1
     if depth == 0:
         return "names the plugin root directory, not a program", "write `./bin/<program>`"
     if not command.startswith("./"):
@@ -267,7 +241,7 @@ def _check_spawn_inputs(context: Context, command: str) -> None:
     """
     env = context.section("entrypoint", "env")
     for key in env:
-        if isinstance(key, str) and key.startswith("NEXO_"):
+        if key.startswith("NEXO_"):
             owner = (context.plugin_id or "plugin").upper()
             suggestion = f"{owner}_{key.removeprefix('NEXO_') or 'VAR'}"
             context.add(
@@ -280,15 +254,13 @@ def _check_spawn_inputs(context: Context, command: str) -> None:
     spawned: list[tuple[KeyPath, str, str]] = [
         (("plugin", "entrypoint", "command"), "key `command`", command)
     ]
-    args = context.section("entrypoint").get("args")
     spawned += [
         (("plugin", "entrypoint", "args", index), f"argument #{index + 1}", value)
-        for index, value in strings(args)
+        for index, value in strings(context.section("entrypoint").get("args"))
     ]
     for key, value in env.items():
-        if isinstance(key, str):
-            spawned.append((("plugin", "entrypoint", "env", key), f"env key `{key}`", key))
-        if isinstance(key, str) and isinstance(value, str):
+        spawned.append((("plugin", "entrypoint", "env", key), f"env key `{key}`", key))
+        if isinstance(value, str):
             spawned.append((("plugin", "entrypoint", "env", key), f"env value of `{key}`", value))
     for path, what, value in spawned:
         if "\x00" in value:
@@ -326,9 +298,6 @@ def _check_entrypoint(context: Context) -> None:
             "an absolute path, a bare program name, or `./`-relative inside the plugin root",
             fix,
         )
-
-
-# --- extends and tools ----------------------------------------------------------------------
 
 
 def _namespace_fix(plugin_id: str, tool: str) -> str:
@@ -489,21 +458,20 @@ def _check_capabilities(context: Context) -> None:
         mapping = _CAPABILITY_SECTIONS.get(capability)
         if mapping is None:
             continue
-        keys, field, hint = mapping
-        section = context.section(*keys)
-        value = section.get(field)
-        if field == "contributes_dir":
-            implemented = field in section
-        else:
-            implemented = bool(as_list(value)) or (value is not None and as_list(value) is None)
+        key, field, hint = mapping
+        section = context.section(key)
+        # A directory counts once set, a list once it holds an item (a value of another type
+        # is the schema's finding, not this rule's).
+        implemented = (
+            field in section if field == "contributes_dir" else section.get(field) not in (None, [])
+        )
         if implemented:
             continue
-        where = f"plugin.{'.'.join(keys)}.{field}"
         context.add(
             "NX118",
             ("plugin", "capabilities", "provides", index),
             f"capability `{capability}` is declared in array `plugin.capabilities.provides` but "
-            f"`{where}` is empty or missing",
+            f"`plugin.{key}.{field}` is empty or missing",
             f"{hint}, or remove `{capability}` from `provides`",
         )
 
@@ -535,11 +503,6 @@ def _check_gates_and_channels(context: Context) -> None:
             )
 
 
-def _relative_hint(value: str) -> str:
-    tail = re.split(r"[\\/]", value.rstrip("/\\"))[-1]
-    return tail if tail and ":" not in tail else "dir"
-
-
 def _check_relative_paths(context: Context) -> None:
     for section, key in _RELATIVE_PATH_FIELDS:
         value = as_str(context.section(section).get(key))
@@ -547,12 +510,14 @@ def _check_relative_paths(context: Context) -> None:
             continue
         path: KeyPath = ("plugin", section, key)
         if value.startswith("/") or ":\\" in value:
+            tail = re.split(r"[\\/]", value.rstrip("/\\"))[-1]
+            hint = tail if tail and ":" not in tail else "dir"
             context.add(
                 "NX121",
                 path,
                 f"key `{key}` in table [plugin.{section}] value `{value}` is absolute; it must "
                 "be relative to the plugin root",
-                f'use a path relative to the plugin root: `{key} = "{_relative_hint(value)}"`',
+                f'use a path relative to the plugin root: `{key} = "{hint}"`',
             )
             continue
         if ".." in re.split(r"[\\/]", value):
@@ -604,9 +569,6 @@ def _check_supervisor(context: Context) -> None:
     )
 
 
-# --- entry points ---------------------------------------------------------------------------
-
-
 def check_semantics(
     data: Mapping[str, Any], locate: Locate, options: LintOptions
 ) -> list[Diagnostic]:
@@ -630,9 +592,6 @@ def check_semantics(
     rules_admin_ui.check(context)
     _check_control_characters(context)
     return context.found
-
-
-# --- control characters ---------------------------------------------------------------------
 
 
 def _check_control_characters(context: Context) -> None:

@@ -8,7 +8,7 @@ visible_when). Each reason is its own diagnostic, pointed at the offending value
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from nexo_pkg.manifest.rules_context import Context, KeyPath, as_int, as_str, as_table, tables
@@ -67,30 +67,45 @@ def _kebab_fix(text: str) -> str:
     return fixed[:41].rstrip("-") or "main"
 
 
-def _check_id(
-    context: Context,
-    path: KeyPath,
-    what: str,
-    value: str | None,
-    seen: set[str],
-    *,
-    duplicate: tuple[str, str],
-) -> None:
-    """NX162 when ``value``, the ``id`` of the entry at ``path``, is not kebab-case; else NX163
-    (``duplicate`` is its message and fix) when it is in ``seen`` already."""
-    if value is None:
-        return
-    if not KEBAB_ID.fullmatch(value):
-        context.add(
-            "NX162",
-            (*path, "id"),
-            f"{what} id `{value}` in table [plugin.admin_ui] must be kebab-case "
-            "(a-z, 0-9, -; a letter first; 1-41 characters)",
-            f'write `id = "{_kebab_fix(value)}"`',
-        )
-    elif value in seen:
-        context.add("NX163", (*path, "id"), *duplicate)
-    seen.add(value)
+def _identified(
+    context: Context, items: Any, base: KeyPath, kind: str, *, screen: str | None = None
+) -> Iterator[tuple[KeyPath, Mapping[str, Any], str]]:
+    """``(path, table, its name in messages)`` of every table of the array ``items`` at
+    ``base``: the screens, the contributions, or the actions of ``screen`` (its name). Each
+    ``id`` is checked first: NX162 when it is not kebab-case, else NX163 when an earlier
+    entry has it."""
+    what = f"{screen} {kind}" if screen is not None else kind
+    seen: set[str] = set()
+    for index, entry in tables(items):
+        path: KeyPath = (*base, index)
+        entry_id = as_str(entry.get("id"))
+        if entry_id is None:
+            yield path, entry, f"{what} #{index + 1}"
+            continue
+        if not KEBAB_ID.fullmatch(entry_id):
+            context.add(
+                "NX162",
+                (*path, "id"),
+                f"{what} id `{entry_id}` in table [plugin.admin_ui] must be kebab-case "
+                "(a-z, 0-9, -; a letter first; 1-41 characters)",
+                f'write `id = "{_kebab_fix(entry_id)}"`',
+            )
+        elif entry_id in seen and screen is not None:
+            context.add(
+                "NX163",
+                (*path, "id"),
+                f"{screen} has duplicate {kind} id `{entry_id}`",
+                f"give each {kind} of the screen its own id",
+            )
+        elif entry_id in seen:
+            context.add(
+                "NX163",
+                (*path, "id"),
+                f"duplicate {kind} id `{entry_id}` in table [plugin.admin_ui]",
+                f"give each {kind} its own id",
+            )
+        seen.add(entry_id)
+        yield path, entry, f"{what} `{entry_id}`"
 
 
 def _check_label(
@@ -170,14 +185,8 @@ def _check_field(context: Context, field: Mapping[str, Any], path: KeyPath, owne
 
 def _check_screens(context: Context, admin_ui: Mapping[str, Any]) -> None:
     describe = admin_ui.get("describe") is True
-    seen: set[str] = set()
-    for index, screen in tables(admin_ui.get("screens")):
-        path: KeyPath = (*_BASE, "screens", index)
-        screen_id = as_str(screen.get("id"))
-        what = f"screen `{screen_id}`" if screen_id is not None else f"screen #{index + 1}"
-        duplicate = f"duplicate screen id `{screen_id}` in table [plugin.admin_ui]"
-        fix = "give each screen its own id"
-        _check_id(context, path, "screen", screen_id, seen, duplicate=(duplicate, fix))
+    screens = admin_ui.get("screens")
+    for path, screen, what in _identified(context, screens, (*_BASE, "screens"), "screen"):
         _check_label(context, screen, "title", path, what)
         _check_method(context, screen.get("load"), (*path, "load"), f"{what} load")
         fields = screen.get("fields")
@@ -204,25 +213,10 @@ def _check_screens(context: Context, admin_ui: Mapping[str, Any]) -> None:
                     "give each field of the screen its own key",
                 )
             keys.add(key)
-        action_ids: set[str] = set()
-        for action_index, action in tables(screen.get("actions")):
-            action_path: KeyPath = (*path, "actions", action_index)
-            action_id = as_str(action.get("id"))
-            action_what = (
-                f"{what} action `{action_id}`"
-                if action_id is not None
-                else f"{what} action #{action_index + 1}"
-            )
-            duplicate = f"{what} has duplicate action id `{action_id}`"
-            fix = "give each action of the screen its own id"
-            _check_id(
-                context,
-                action_path,
-                f"{what} action",
-                action_id,
-                action_ids,
-                duplicate=(duplicate, fix),
-            )
+        actions = screen.get("actions")
+        for action_path, action, action_what in _identified(
+            context, actions, (*path, "actions"), "action", screen=what
+        ):
             _check_label(context, action, "label", action_path, action_what)
             _check_method(context, action.get("method"), (*action_path, "method"), action_what)
             for prompt_index, prompt in tables(action.get("prompt_fields")):
@@ -245,23 +239,17 @@ def _check_contributions(context: Context, admin_ui: Mapping[str, Any]) -> None:
         for _, screen in tables(admin_ui.get("screens"))
         if (screen_id := as_str(screen.get("id"))) is not None
     }
-    entries = list(tables(admin_ui.get("contributions")))
+    contributions = admin_ui.get("contributions")
     parents: dict[str, str | None] = {}
-    for _, entry in entries:
+    for _, entry in tables(contributions):
         entry_id = as_str(entry.get("id"))
         if entry_id is not None and entry_id not in parents:
             parents[entry_id] = as_str(entry.get("parent"))
-    seen: set[str] = set()
     plugin_slot = f"plugin.{context.plugin_id}." if context.plugin_id else None
-    for index, entry in entries:
-        path: KeyPath = (*_BASE, "contributions", index)
+    for path, entry, what in _identified(
+        context, contributions, (*_BASE, "contributions"), "contribution"
+    ):
         entry_id = as_str(entry.get("id"))
-        what = (
-            f"contribution `{entry_id}`" if entry_id is not None else f"contribution #{index + 1}"
-        )
-        duplicate = f"duplicate contribution id `{entry_id}` in table [plugin.admin_ui]"
-        fix = "give each contribution its own id"
-        _check_id(context, path, "contribution", entry_id, seen, duplicate=(duplicate, fix))
         _check_label(context, entry, "label", path, what)
         parent = as_str(entry.get("parent"))
         if parent is not None:

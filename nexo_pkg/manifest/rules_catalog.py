@@ -1,7 +1,8 @@
 """Documentation of every semantic rule (codes ``NX100`` and up), shown by ``--explain``.
 
 Codes are stable once released and never reused. Rules whose verdict goes beyond the
-reference daemon's own validation carry ``beyond_daemon=True`` and say so in ``why``.
+reference daemon's own validation carry ``beyond_daemon=True`` (``--explain`` adds the generic
+note) and their ``why`` says what exactly the daemon lets through.
 """
 
 from __future__ import annotations
@@ -9,9 +10,6 @@ from __future__ import annotations
 from nexo_pkg.core.diagnostics import Rule
 
 __all__ = ["SEMANTIC_RULES"]
-
-# ``--explain`` adds the generic "goes beyond the daemon" paragraph for rules marked
-# ``beyond_daemon``; their ``why`` says what exactly the daemon lets through.
 
 _RULES: tuple[Rule, ...] = (
     # --- identity -------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from nexo_pkg.core.diagnostics import Diagnostic, Rule, Span
 from nexo_pkg.core.toml_spans import format_key_path
+from nexo_pkg.core.versionreq import VersionError, parse_version
 from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.rules_catalog import SEMANTIC_RULES
 
@@ -25,6 +26,7 @@ __all__ = [
     "as_str",
     "as_table",
     "format_key_path",
+    "semver_problem",
     "strings",
     "tables",
 ]
@@ -51,9 +53,16 @@ def as_str(value: Any) -> str | None:
 
 def as_int(value: Any) -> int | None:
     """``value`` if it is an integer (booleans excluded), else None."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return None
-    return int(value)
+    return int(value) if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def semver_problem(text: str) -> str | None:
+    """Why ``text`` is not a SemVer 2.0 version (as ``semver::Version`` refuses it), or ``None``."""
+    try:
+        parse_version(text)
+    except VersionError as error:
+        return str(error)
+    return None
 
 
 def strings(value: Any) -> Iterator[tuple[int, str]]:
@@ -106,8 +115,7 @@ class Context(Findings):
         self.data = data
         self.options = options
         self.plugin: Mapping[str, Any] = as_table(data.get("plugin")) or {}
-        plugin_id = as_str(self.plugin.get("id"))
-        self.plugin_id: str | None = plugin_id or None
+        self.plugin_id: str | None = as_str(self.plugin.get("id")) or None
 
     def section(self, *keys: str) -> Mapping[str, Any]:
         """The table at ``plugin.<keys>``, or an empty mapping when absent or not a table."""

@@ -5,8 +5,7 @@
 then ``validate()``), reporting every problem rather than the first; plus warnings where the
 manifest is valid but the daemon does something the author likely does not expect.
 :func:`check_companion` applies what the extension host does with a ``nexo-plugin.toml`` beside
-it: a parse of the plugin manifest schema (no semantic validation), whose ``plugin.id`` keys
-the admin capabilities.
+it (docs/microapps.md, "The companion ``nexo-plugin.toml``").
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from urllib.parse import urlsplit
 
 from nexo_pkg.core.diagnostics import Diagnostic, Rule, Span
 from nexo_pkg.core.toml_spans import SpanPart
-from nexo_pkg.core.versionreq import Version, VersionError
+from nexo_pkg.core.versionreq import Version
 from nexo_pkg.manifest import microapp
 from nexo_pkg.manifest.core_rules import (
     INVALID_VALUE,
@@ -28,7 +27,7 @@ from nexo_pkg.manifest.core_rules import (
     WRONG_TYPE,
 )
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
-from nexo_pkg.manifest.rules_context import Findings, strings
+from nexo_pkg.manifest.rules_context import Findings, as_table, semver_problem, strings
 from nexo_pkg.manifest.rust_text import is_blank
 from nexo_pkg.manifest.shape import (
     BOOL,
@@ -137,19 +136,6 @@ def _structure(report: Findings, problems: Iterable[ShapeProblem]) -> None:
         report.add(rule, problem.path, problem.message, problem.help, part)
 
 
-def _table(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _semver(text: str) -> str | None:
-    """Why ``text`` is not a SemVer version, or ``None``."""
-    try:
-        Version.parse(text)
-    except VersionError as error:
-        return str(error)
-    return None
-
-
 def _older(current: Version, required: Version) -> bool:
     """Whether ``current`` < ``required`` in SemVer precedence (a pre-release comes first)."""
     return (current.major, current.minor, current.patch, current.pre) < (
@@ -169,12 +155,12 @@ def check_microapp(
     """
     report = Findings(MICROAPP_RULES, locate)
     _structure(report, check_shape(data, EXTENSION_MANIFEST))
-    plugin = _table(data.get("plugin"))
+    plugin = as_table(data.get("plugin")) or {}
     _check_identity(report, plugin, daemon_version)
     _check_capabilities(report, data)
-    _check_transport(report, _table(data.get("transport")))
-    _check_mcp_servers(report, _table(data.get("mcp_servers")))
-    for index, name in strings(_table(data.get("requires")).get("env")):
+    _check_transport(report, as_table(data.get("transport")) or {})
+    _check_mcp_servers(report, as_table(data.get("mcp_servers")) or {})
+    for index, name in strings((as_table(data.get("requires")) or {}).get("env")):
         if microapp.env_is_blocked(name):
             report.add(
                 "NX212",
@@ -205,20 +191,18 @@ def check_microapp(
 
 def _check_identity(report: Findings, plugin: Mapping[str, Any], daemon_version: str) -> None:
     plugin_id = plugin.get("id")
-    if isinstance(plugin_id, str):
-        problem = microapp.id_problem(plugin_id)
-        if problem is not None:
-            reserved = plugin_id in microapp.RESERVED_IDS
-            report.add(
-                "NX201" if reserved else "NX200",
-                ("plugin", "id"),
-                f"`plugin.id` `{plugin_id}` {problem}",
-                "choose another id"
-                if reserved
-                else "use a lowercase letter, then lowercase letters, digits, `_` or `-`",
-            )
+    if isinstance(plugin_id, str) and (problem := microapp.id_problem(plugin_id)) is not None:
+        reserved = plugin_id in microapp.RESERVED_IDS
+        report.add(
+            "NX201" if reserved else "NX200",
+            ("plugin", "id"),
+            f"`plugin.id` `{plugin_id}` {problem}",
+            "choose another id"
+            if reserved
+            else "use a lowercase letter, then lowercase letters, digits, `_` or `-`",
+        )
     version = plugin.get("version")
-    if isinstance(version, str) and (reason := _semver(version)) is not None:
+    if isinstance(version, str) and (reason := semver_problem(version)) is not None:
         report.add(
             "NX202",
             ("plugin", "version"),
@@ -227,7 +211,7 @@ def _check_identity(report: Findings, plugin: Mapping[str, Any], daemon_version:
         )
     required = plugin.get("min_agent_version")
     if isinstance(required, str):
-        reason = _semver(required)
+        reason = semver_problem(required)
         if reason is not None:
             report.add(
                 "NX202",
@@ -254,7 +238,7 @@ def _check_identity(report: Findings, plugin: Mapping[str, Any], daemon_version:
 
 
 def _check_capabilities(report: Findings, data: Mapping[str, Any]) -> None:
-    capabilities = _table(data.get("capabilities"))
+    capabilities = as_table(data.get("capabilities")) or {}
     lists = {kind: capabilities.get(kind) for kind in microapp.CAPABILITY_KINDS}
     total = sum(len(value) for value in lists.values() if isinstance(value, list))
     if total == 0 and ("capabilities" not in data or isinstance(data["capabilities"], Mapping)):
@@ -320,9 +304,9 @@ def _check_transport(report: Findings, transport: Mapping[str, Any]) -> None:
 
 def _check_mcp_servers(report: Findings, servers: Mapping[str, Any]) -> None:
     for name, server in servers.items():
-        path: KeyPath = ("mcp_servers", str(name))
-        if len(str(name).encode()) > microapp.MAX_MCP_SERVER_NAME_LENGTH or not _MCP_NAME.fullmatch(
-            str(name)
+        path: KeyPath = ("mcp_servers", name)
+        if len(name.encode()) > microapp.MAX_MCP_SERVER_NAME_LENGTH or not _MCP_NAME.fullmatch(
+            name
         ):
             report.add(
                 "NX210",
@@ -332,7 +316,7 @@ def _check_mcp_servers(report: Findings, servers: Mapping[str, Any]) -> None:
                 part="key",
             )
             continue
-        table = _table(server)
+        table = as_table(server) or {}
         transport = table.get("transport")
         command, url = table.get("command"), table.get("url")
         if transport == "stdio" and isinstance(command, str) and is_blank(command):

@@ -98,12 +98,7 @@ def _check_entry(context: Context, array: str, index: int, entry: str) -> None:
             if entry.startswith("~")
             else "write an absolute path starting with `/`, or `${state_dir}/...` for state"
         )
-        context.add(
-            "NX144",
-            path,
-            f"{where} is not an absolute path",
-            fix,
-        )
+        context.add("NX144", path, f"{where} is not an absolute path", fix)
         secret = home_secret_hit(entry) if entry.startswith("~") else None
         if secret is not None:
             _report_home_secret(context, path, where, secret)

@@ -37,7 +37,6 @@ def _check_pairing(context: Context) -> None:
         return  # absent: nothing is checked; unknown: the schema reports it
     kind_path: KeyPath = ("plugin", "pairing", "kind")
     fields = as_list(pairing.get("fields"))
-    has_fields = bool(fields)
     if kind == "form" and ("fields" not in pairing or (fields is not None and not fields)):
         context.add(
             "NX150",
@@ -55,7 +54,7 @@ def _check_pairing(context: Context) -> None:
                 'add `rpc_namespace = "<namespace>"` (the admin listens on '
                 "`nexo/notify/<rpc_namespace>/status_changed`)",
             )
-    if kind in ("custom", "info") and has_fields:
+    if kind in ("custom", "info") and fields:
         context.add(
             "NX152",
             ("plugin", "pairing", "fields"),
@@ -156,8 +155,7 @@ def _check_poller(context: Context, poller: Mapping[str, Any]) -> None:
                 "remove the repeated kind",
             )
         seen.add(kind)
-    if _PREFIX in poller:
-        _check_prefix(context, "NX180", "poller", poller[_PREFIX], ending_dot=True)
+    _check_prefix(context, "NX180", "poller", poller.get(_PREFIX), ending_dot=True)
     for key, low, high in (("max_concurrent_ticks", 1, 64), ("tick_timeout_secs", 1, 3600)):
         number = as_int(poller.get(key))
         if number is not None and number >= 0 and not low <= number <= high:
@@ -240,8 +238,7 @@ def _check_admin(context: Context, admin: Mapping[str, Any]) -> None:
             problem = (f"{where} is the root admin namespace", f"declare a sub-prefix, {example}")
         if problem is not None:
             context.add("NX183", ("plugin", "admin", "method_prefix"), *problem)
-    if _PREFIX in admin:
-        _check_prefix(context, "NX183", "admin", admin[_PREFIX], ending_dot=False)
+    _check_prefix(context, "NX183", "admin", admin.get(_PREFIX), ending_dot=False)
 
 
 def _check_http(context: Context, http: Mapping[str, Any]) -> None:

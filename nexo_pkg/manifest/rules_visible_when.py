@@ -154,9 +154,7 @@ class _Parser:
         return depth
 
     def _unary(self) -> int:
-        if self._eat("!"):
-            return 1 + self._primary()
-        return self._primary()
+        return 1 + self._primary() if self._eat("!") else self._primary()
 
     def _primary(self) -> int:
         token = self._peek()

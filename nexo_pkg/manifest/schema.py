@@ -1,9 +1,7 @@
 """The JSON Schema of ``nexo-plugin.toml`` and the translation of its errors into TOML words.
 
-``jsonschema`` is imported on first use (it costs tens of milliseconds) and the compiled
-validator is cached for the life of the process. Its type checker follows TOML, not JSON: a
-float is never an integer (``8080.0`` fails an integer key) and a TOML date or time is not a
-string.
+``jsonschema`` is imported on first use and its compiled validator cached for the process; it
+types values as TOML does (docs/lint.md, "How it works").
 """
 
 from __future__ import annotations
@@ -76,14 +74,11 @@ def _validator() -> Validator:
     """The compiled Draft 2020-12 validator with TOML typing (built once per process)."""
     from jsonschema import Draft202012Validator, validators  # noqa: PLC0415 - cold-path cost
 
-    def is_integer(_checker: object, instance: object) -> bool:
-        return isinstance(instance, int) and not isinstance(instance, bool)
-
-    def is_string(_checker: object, instance: object) -> bool:
-        return isinstance(instance, str)
-
     type_checker = Draft202012Validator.TYPE_CHECKER.redefine_many(
-        {"integer": is_integer, "string": is_string}
+        {
+            "integer": lambda _, value: isinstance(value, int) and not isinstance(value, bool),
+            "string": lambda _, value: isinstance(value, str),
+        }
     )
     toml_validator = validators.extend(  # type: ignore[no-untyped-call]
         Draft202012Validator, type_checker=type_checker
@@ -118,11 +113,6 @@ def describe_table(path: KeyPath) -> str:
     if isinstance(path[-1], int):
         return f"entry {path[-1] + 1} of [[{format_key_path(path[:-1])}]]"
     return f"table [{format_key_path(path)}]"
-
-
-def _known_keys(schema: dict[str, Any]) -> list[str]:
-    properties = schema.get("properties", {})
-    return sorted(properties) if isinstance(properties, dict) else []
 
 
 def _suggest(word: str, choices: Iterable[str]) -> str | None:
@@ -199,7 +189,8 @@ def _unknown_key_hint(path: KeyPath, key: str, known: list[str]) -> str:
 
 def _unknown(error: ValidationError, spans: SpanMap) -> list[Diagnostic]:
     path: KeyPath = tuple(error.absolute_path)
-    known = _known_keys(error.schema if isinstance(error.schema, dict) else {})
+    properties = error.schema.get("properties", {}) if isinstance(error.schema, dict) else {}
+    known = sorted(properties) if isinstance(properties, dict) else []
     return [
         core_rules.UNKNOWN_KEY.diagnostic(
             f"unknown key `{key}` in {describe_table(path)}",
@@ -334,8 +325,7 @@ def schema_errors(data: dict[str, Any]) -> list[ValidationError]:
 
 
 def schema_diagnostics(
-    data: dict[str, Any],
-    spans: SpanMap | Callable[[], SpanMap],
+    data: dict[str, Any], spans: SpanMap | Callable[[], SpanMap]
 ) -> list[tuple[str, Diagnostic]]:
     """Validate ``data`` against the schema; return ``(keyword, diagnostic)`` pairs.
 

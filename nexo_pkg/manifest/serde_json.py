@@ -117,13 +117,9 @@ def json_problem(text: str) -> tuple[str, object]:
     try:
         value = json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as exc:
-        if serde is not None and serde[0] < exc.pos:
-            return serde[1], None
-        return str(exc), None
+        return (serde[1] if serde is not None and serde[0] < exc.pos else str(exc)), None
     except ValueError as exc:
         return (serde[1] if serde is not None else str(exc)), None
     except RecursionError:
         return (serde[1] if serde is not None else "recursion limit exceeded"), None
-    if serde is not None:
-        return serde[1], None
-    return "", value
+    return (serde[1], None) if serde is not None else ("", value)

@@ -110,23 +110,22 @@ class ShapeProblem:
     help: str = ""
 
 
+_TYPE_NAMES: tuple[tuple[type, str], ...] = (
+    (type(None), "null"),
+    (bool, "boolean"),  # before int: a bool is an int to isinstance
+    (int, "integer"),
+    (float, "float"),
+    (str, "string"),
+    (list, "array"),
+    (Mapping, "table"),
+)
+
+
 def type_name(value: Any) -> str:
     """The user-facing name of a parsed value's type."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if isinstance(value, Mapping):
-        return "table"
-    return type(value).__name__
+    return next(
+        (name for kind, name in _TYPE_NAMES if isinstance(value, kind)), type(value).__name__
+    )
 
 
 def _expected(spec: Spec) -> str:
@@ -197,10 +196,9 @@ def check_shape(
     elif isinstance(spec, ListOf):
         for index, item in enumerate(value):
             yield from check_shape(item, spec.item, (*path, index), skip=skip)
-    elif isinstance(spec, MapOf):
-        if spec.value is not None:
-            for key, item in value.items():
-                yield from check_shape(item, spec.value, (*path, str(key)), skip=skip)
+    elif isinstance(spec, MapOf) and spec.value is not None:
+        for key, item in value.items():
+            yield from check_shape(item, spec.value, (*path, str(key)), skip=skip)
     elif isinstance(spec, Table):
         yield from _check_table(value, spec, path, skip)
     elif isinstance(spec, Tagged):

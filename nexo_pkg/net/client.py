@@ -2,27 +2,13 @@
 OCI registries and their token services, ``trust add``'s downloads).
 
 :class:`HttpClient` owns the connections and the rules they follow, so no source can drift
-from another:
-
-- one transport, :class:`~nexo_pkg.net.transport.DirectTransport` (http.client; chosen by
-  measurement, see docs/network.md), with httpx's own transports only for the proxies named
-  by ``HTTPS_PROXY`` and friends (``trust_env``); one TLS setup (``SSL_CERT_FILE``,
-  ``SSL_CERT_DIR``, else certifi); one ``User-Agent``;
-- one deadline per request (``timeout``, else ``NEXO_HTTP_TIMEOUT``, else 300 s), never past
-  the command's ``overall`` one, enforced by a watchdog that cuts the connection; the read
-  timeout (30 s) and connect timeout (15 s) of one attempt never reach past it;
-- one retry policy (:func:`retry_delay`): jittered exponential backoff from
-  ``NEXO_HTTP_RETRY_BASE_MS`` (0.5 s) capped at 8 s, a ``Retry-After`` (seconds or an
-  HTTP-date) honoured up to :data:`MAX_RETRY_AFTER_SECONDS`; a host name that does not
-  resolve, a URL that is refused and every refusal of policy are never retried;
-- one redirect policy, checked by this code on every hop (httpx follows nothing): at most
-  :data:`MAX_REDIRECTS` hops, http(s) URLs with a valid host and port only, never from https
-  down to http (and, for a client of an https source, ``https_only``, never http at all),
-  and the
-  credentials of a request (``Authorization``) sent only to the origin they belong to, so a
-  hop to any other scheme, host or port goes without them;
-- one set of caps on what is read (:mod:`nexo_pkg.net.bounded`): declared length, bytes on
-  the wire, bytes after content decoding.
+from another: one transport (:class:`~nexo_pkg.net.transport.DirectTransport`, httpx's own
+only for the proxies ``HTTPS_PROXY`` and friends name), one TLS setup, one ``User-Agent``,
+one deadline per request enforced by a watchdog that cuts the connection, one retry policy
+(:func:`backoff_delay`; a name that does not resolve and every refusal of policy are never
+retried), one redirect policy checked by this code on every hop (never from https down to
+http, credentials only to the origin they belong to) and one set of caps on what is read
+(:mod:`nexo_pkg.net.bounded`). docs/network.md states each rule and its numbers.
 
 Every refusal is a :class:`~nexo_pkg.core.errors.NexoError` of kind ``network``.
 """
@@ -198,38 +184,28 @@ def checked_url(
     """
     try:
         parts = urlsplit(url)
-        port = parts.port
+        usable = parts.scheme in {"http", "https"} and bool(parts.hostname) and parts.port != 0
     except ValueError:
-        parts, port = None, -1
-    usable = (
-        parts is not None
-        and parts.scheme in {"http", "https"}
-        and bool(parts.hostname)
-        and port != 0
-        and url.isascii()
-        and url.isprintable()
-        and " " not in url
-    )
+        usable = False
     if came_from is not None:
         label = f"{what}: refusing a redirect from {shown(came_from)} to {shown(url)}"
-        downgrade = urlsplit(came_from).scheme == "https" and urlsplit(url).scheme != "https"
     else:
         label = f"{what}: refusing to fetch {shown(url)}"
-        downgrade = False
-    if not usable:
+    if not usable or not url.isascii() or not url.isprintable() or " " in url:
         raise NexoError(f"{label}: not an http(s) URL with a valid host and port", kind="network")
-    plain = None
-    if downgrade:
+    if urlsplit(url).scheme == "https":
+        return url
+    if came_from is not None and urlsplit(came_from).scheme == "https":
         plain = "a step down from https to plain http"
-    elif https_only and urlsplit(url).scheme != "https":
+    elif https_only:
         plain = f"plain http under {https_only}"
-    if plain is not None:
-        raise NexoError(
-            f"{label}: {plain} would expose the download to anyone on the path",
-            kind="network",
-            details={"refused_url": url},
-        )
-    return url
+    else:
+        return url
+    raise NexoError(
+        f"{label}: {plain} would expose the download to anyone on the path",
+        kind="network",
+        details={"refused_url": url},
+    )
 
 
 def is_http_url(url: str) -> bool:

@@ -2,10 +2,8 @@
 ``http.client``.
 
 An httpx transport for direct connections (proxies named by ``HTTPS_PROXY`` and friends are
-reached through httpx's own transport, mounted by the client). It exists for start-up time:
-httpx's default transport imports httpcore, h11 and their dependencies, about a tenth of the
-instructions a small install runs, while ``http.client`` comes with the interpreter. Behaviour
-kept from that transport:
+reached through httpx's own transport, mounted by the client), there for start-up time
+(docs/network.md, "Why DirectTransport"). Behaviour kept from httpx's own transport:
 
 - one kept-alive connection per origin, reused only after a response was read to its end and
   only while the server has not closed it (or sent anything unasked);

@@ -1,10 +1,6 @@
-"""A byte-reproducible ``tar.gz`` writer.
-
-Reproducibility rules (SPEC §3): entries sorted, explicit directory entries, uid/gid 0, empty
-user and group names, modes normalised to 0644/0755, one integer mtime for every entry, GNU
-tar headers without PAX records (so no atime/ctime), a gzip header with mtime 0 and no file
-name, and a fixed compression level. File contents are the only other input, so the same
-inputs always give the same bytes whatever the umask, file mtimes or directory order.
+"""A byte-reproducible ``tar.gz`` writer, by the rules of SPEC §3 (docs/pack.md,
+"Reproducibility"): file contents and the one mtime are its only inputs, so the same inputs
+always give the same bytes whatever the umask, file mtimes or directory order.
 """
 
 from __future__ import annotations
@@ -12,6 +8,7 @@ from __future__ import annotations
 import errno
 import gzip
 import hashlib
+import io
 import os
 import tarfile
 from collections.abc import Callable, Iterable
@@ -87,36 +84,33 @@ def _header(name: str, *, is_dir: bool, mode: int, size: int, mtime: int) -> byt
 def _append_file(
     pending: bytearray, entry: ArchiveEntry, mtime: int, flush: Callable[[], None]
 ) -> None:
-    """Append a file member (header, bytes, padding) to ``pending``, streaming its source.
-
-    The source is read in pieces of at most ``_FLUSH_AT`` bytes and ``flush`` is called
-    whenever ``pending`` holds that much, so memory stays flat whatever the file's size.
-    Raises ``OSError`` when the source cannot be read or changes size while it is read.
-    """
-    mode = EXECUTABLE_MODE if entry.executable else FILE_MODE
+    """Append a file member (header, bytes, padding) to ``pending``, calling ``flush`` each
+    time it holds ``_FLUSH_AT`` bytes. ``OSError`` when the source cannot be read or changes
+    size while it is read."""
     if entry.data is not None:
-        pending += _header(entry.name, is_dir=False, mode=mode, size=len(entry.data), mtime=mtime)
-        pending += entry.data
+        handle: BinaryIO = io.BytesIO(entry.data)
         size = len(entry.data)
-    elif entry.source is None:
-        raise ValueError(f"archive member {entry.name!r} has neither data nor a source")
+    elif entry.source is not None:
+        handle = entry.source.open("rb")
+        size = os.fstat(handle.fileno()).st_size
     else:
-        with entry.source.open("rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            pending += _header(entry.name, is_dir=False, mode=mode, size=size, mtime=mtime)
-            left = size
-            while left:
-                chunk = handle.read(min(left, _FLUSH_AT))
-                if not chunk:
-                    break
-                pending += chunk
-                left -= len(chunk)
-                if len(pending) >= _FLUSH_AT:
-                    flush()
-            if left or handle.read(1):
-                raise OSError(
-                    errno.EAGAIN, "the file changed size while it was packed", str(entry.source)
-                )
+        raise ValueError(f"archive member {entry.name!r} has neither data nor a source")
+    mode = EXECUTABLE_MODE if entry.executable else FILE_MODE
+    pending += _header(entry.name, is_dir=False, mode=mode, size=size, mtime=mtime)
+    with handle:
+        left = size
+        while left:
+            chunk = handle.read(min(left, _FLUSH_AT))
+            if not chunk:
+                break
+            pending += chunk
+            left -= len(chunk)
+            if len(pending) >= _FLUSH_AT:
+                flush()
+        if left or handle.read(1):
+            raise OSError(
+                errno.EAGAIN, "the file changed size while it was packed", str(entry.source)
+            )
     remainder = size % _BLOCK
     if remainder:
         pending += bytes(_BLOCK - remainder)
@@ -148,11 +142,7 @@ class WrittenArchive:
 
 
 def write_tar_gz(
-    entries: Iterable[ArchiveEntry],
-    destination: BinaryIO,
-    *,
-    mtime: int,
-    compresslevel: int = DEFAULT_COMPRESSLEVEL,
+    entries: Iterable[ArchiveEntry], destination: BinaryIO, *, mtime: int
 ) -> WrittenArchive:
     """Write ``entries`` as a reproducible gzip-compressed tar to ``destination``.
 
@@ -166,7 +156,7 @@ def write_tar_gz(
     pending = bytearray()
     written = 0
     with gzip.GzipFile(
-        fileobj=hashing, mode="wb", compresslevel=compresslevel, mtime=0, filename=""
+        fileobj=hashing, mode="wb", compresslevel=DEFAULT_COMPRESSLEVEL, mtime=0, filename=""
     ) as compressed:
 
         def flush() -> None:

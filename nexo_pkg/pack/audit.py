@@ -1,9 +1,6 @@
-"""The pure-Python audit of a noarch tree: no compiled code may ride in a ``noarch`` tarball.
-
-A file is native when its name ends in ``.so`` (or carries a versioned ``.so.N``), ``.pyd``,
-``.dylib`` or ``.dll``. A vendored distribution is native when its ``*.dist-info/WHEEL`` says
-``Root-Is-Purelib: false`` or lists a tag other than ``<python>-none-any``. Files are traced
-back to their distribution through each ``RECORD``.
+"""The pure-Python audit of a noarch tree: no compiled code may ride in a ``noarch`` tarball
+(what counts as native: docs/pack.md). Files are traced back to their distribution through
+each ``RECORD``.
 """
 
 from __future__ import annotations
@@ -61,11 +58,6 @@ def is_native_file(name: str) -> bool:
     return base.endswith(NATIVE_SUFFIXES) or ".so." in base
 
 
-def _is_none_any(tag: str) -> bool:
-    parts = tag.strip().split("-")
-    return len(parts) == 3 and parts[1] == "none" and parts[2] == "any"
-
-
 def _read_text(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8", errors="replace")
@@ -85,13 +77,9 @@ def read_distribution(dist_info: Path, archive_prefix: str) -> Distribution:
     purelib_text = wheel.get("Root-Is-Purelib")
     purelib = None if purelib_text is None else purelib_text.strip().lower() == "true"
     tags = tuple(tag.strip() for tag in wheel.get_all("Tag") or [])
-    files: set[str] = set()
-    record = _read_text(dist_info / "RECORD")
-    for row in csv.reader(io.StringIO(record)):
-        if row and row[0]:
-            relative = posixpath.normpath(row[0])
-            if not relative.startswith("../"):
-                files.add(f"{archive_prefix}/{relative}")
+    rows = csv.reader(io.StringIO(_read_text(dist_info / "RECORD")))
+    relatives = {posixpath.normpath(row[0]) for row in rows if row and row[0]}
+    files = {f"{archive_prefix}/{path}" for path in relatives if not path.startswith("../")}
     label = f"{name} {version}".strip()
     location = f"{archive_prefix}/{dist_info.name}"
     return Distribution(label, location, purelib, tags, frozenset(files))
@@ -107,24 +95,19 @@ def find_distributions(vendor_root: Path, archive_prefix: str) -> list[Distribut
 
 
 def find_offenders(
-    entries: Iterable[ArchiveEntry],
-    distributions: Iterable[Distribution],
-    *,
-    plugin_prefix: str = "lib/plugin/",
+    entries: Iterable[ArchiveEntry], distributions: Iterable[Distribution]
 ) -> list[Offender]:
     """List every native file and every non-pure distribution, in archive order."""
     dists = list(distributions)
-    owner: dict[str, str] = {}
-    for dist in dists:
-        for name in dist.files:
-            owner.setdefault(name, dist.label)
+    # A file two distributions list belongs to the first of them.
+    owner = {name: dist.label for dist in reversed(dists) for name in dist.files}
     offenders: list[Offender] = []
     for dist in dists:
         if dist.purelib is False:
             offenders.append(
                 Offender(f"{dist.dist_info}/WHEEL", dist.label, "Root-Is-Purelib: false")
             )
-        platform_tags = [tag for tag in dist.tags if not _is_none_any(tag)]
+        platform_tags = [tag for tag in dist.tags if tag.strip().split("-")[1:] != ["none", "any"]]
         if platform_tags:
             offenders.append(
                 Offender(
@@ -136,7 +119,7 @@ def find_offenders(
     for entry in sorted(entries, key=lambda item: item.name):
         if entry.is_dir or not is_native_file(entry.name):
             continue
-        if entry.name.startswith(plugin_prefix):
+        if entry.name.startswith("lib/plugin/"):
             source = "the plugin's own src/"
         else:
             source = owner.get(entry.name, "no installed distribution")

@@ -1,18 +1,15 @@
-"""``pack``: lint, lay out, vendor, audit, then write the tarball and its sidecars atomically.
-
-Nothing is written to the output directory until every check has passed; the tarball is
-written under a temporary name in that directory and renamed at the end, so a failure never
-leaves a partial asset behind.
+"""``pack``: lint, lay out, vendor, audit, then write the tarball and its sidecars atomically
+(docs/pack.md): nothing reaches the output directory until every check has passed, and a
+failure never leaves a partial asset behind.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import os
 import tempfile
 import tomllib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,12 +25,7 @@ from nexo_pkg.manifest.microapp import (
 )
 from nexo_pkg.manifest.model import ManifestModelError, manifest_from_text
 from nexo_pkg.manifest.names import find_manifest, shadowed_message
-from nexo_pkg.pack.archive import (
-    DEFAULT_COMPRESSLEVEL,
-    ArchiveEntry,
-    complete_entries,
-    write_tar_gz,
-)
+from nexo_pkg.pack.archive import ArchiveEntry, complete_entries, write_tar_gz
 from nexo_pkg.pack.audit import Distribution, audit_noarch, find_distributions
 from nexo_pkg.pack.epoch import SourceDateEpoch, resolve_source_date_epoch
 from nexo_pkg.pack.errors import (
@@ -62,9 +54,8 @@ class PackOptions:
     binary: Path | None = None
     requirements: Path | None = None
     source_date_epoch: int | None = None
-    compresslevel: int = DEFAULT_COMPRESSLEVEL
     #: Called with a short note as each long step starts (vendoring, writing the archive).
-    progress: Callable[[str], None] | None = field(default=None, compare=False)
+    progress: Callable[[str], None] = field(default=lambda _note: None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -111,9 +102,9 @@ class PackResult:
     assets: tuple[PackedAsset, ...]
     lint: FileResult = field(repr=False)
     #: Warnings about the project beyond lint findings (a shadowed manifest).
-    notes: tuple[str, ...] = ()
+    notes: tuple[str, ...]
     #: What install's archive limits look at: member count, unpacked bytes, largest file.
-    stats: ArchiveStats = field(default_factory=lambda: ArchiveStats(0, 0, 0))
+    stats: ArchiveStats
 
     @property
     def tarball(self) -> PackedAsset:
@@ -143,11 +134,10 @@ def _check_flags(options: PackOptions) -> None:
         raise usage_error(f"--target {options.target} needs --binary PATH (the compiled plugin)")
     if options.requirements is not None:
         raise usage_error("--requirements only applies to noarch tarballs")
-    binary = options.binary
-    if not binary.is_file():
-        raise usage_error(f"--binary {binary} is not a file")
-    if not os.access(binary, os.X_OK):
-        raise usage_error(f"--binary {binary} is not executable (chmod +x it)")
+    if not options.binary.is_file():
+        raise usage_error(f"--binary {options.binary} is not a file")
+    if not os.access(options.binary, os.X_OK):
+        raise usage_error(f"--binary {options.binary} is not executable (chmod +x it)")
 
 
 @dataclass(frozen=True)
@@ -230,7 +220,7 @@ def _noarch_entries(
     requirements: Path | None,
     scratch: Path,
     out: Path,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str], None],
 ) -> tuple[list[ArchiveEntry], list[Distribution]]:
     src = project / "src"
     main = src / "main.py"
@@ -246,8 +236,7 @@ def _noarch_entries(
     distributions: list[Distribution] = []
     if requirements is not None:
         vendor_dir = scratch / "lib"
-        if progress is not None:
-            progress(f"vendoring {requirements.name} with pip ...")
+        progress(f"vendoring {requirements.name} with pip ...")
         vendor_requirements(requirements, vendor_dir, cwd=project)
         if vendor_dir.is_dir():
             if (vendor_dir / "plugin").exists():
@@ -271,19 +260,6 @@ def _requirements_for(options: PackOptions, project: Path) -> Path | None:
     return default.resolve() if default.is_file() else None
 
 
-@contextlib.contextmanager
-def _temporary_in(directory: Path, final_name: str) -> Iterator[Path]:
-    """A temp path beside the final one; removed unless the caller renamed it away."""
-    handle, name = tempfile.mkstemp(prefix=f".{final_name}.", suffix=".tmp", dir=directory)
-    os.close(handle)
-    temporary = Path(name)
-    try:
-        yield temporary
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            temporary.unlink()
-
-
 def _write_assets(
     out: Path,
     name: str,
@@ -292,14 +268,10 @@ def _write_assets(
     manifest_name: str,
     manifest_bytes: bytes,
     epoch: int,
-    compresslevel: int,
 ) -> tuple[PackedAsset, ...]:
-    """Write the tarball, sidecar and manifest copy to temp files in ``out``, then rename.
-
-    The renames come last, after every byte is on disk, so a failure (a source file that
-    vanished, a full disk) leaves ``out`` as it was; each rename replaces its namesake
-    atomically.
-    """
+    """Stage the tarball, sidecar and manifest copy in a temporary directory in ``out``, then
+    rename each over its namesake: a failure before the renames (a source file that vanished,
+    a full disk) leaves ``out`` as it was."""
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -307,10 +279,10 @@ def _write_assets(
     sidecar_name = f"{name}.sha256"
     names = (name, sidecar_name, manifest_name)
     try:
-        with contextlib.ExitStack() as stack:
-            staged = [stack.enter_context(_temporary_in(out, final)) for final in names]
+        with tempfile.TemporaryDirectory(prefix=".nexo-pack-", dir=out) as scratch:
+            staged = [Path(scratch, final) for final in names]
             with staged[0].open("wb") as stream:
-                written = write_tar_gz(entries, stream, mtime=epoch, compresslevel=compresslevel)
+                written = write_tar_gz(entries, stream, mtime=epoch)
             sidecar_bytes = f"{written.sha256}  {name}\n".encode()
             staged[1].write_bytes(sidecar_bytes)
             staged[2].write_bytes(manifest_bytes)
@@ -369,10 +341,7 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
         except ValueError as exc:
             raise layout_error(f"cannot lay out the tarball: {exc}") from exc
         stats = archive_stats(entries)
-        if options.progress is not None:
-            options.progress(
-                f"writing {name} ({stats.entries} members, {stats.total_size} bytes) ..."
-            )
+        options.progress(f"writing {name} ({stats.entries} members, {stats.total_size} bytes) ...")
         assets = _write_assets(
             out,
             name,
@@ -380,8 +349,7 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
             manifest_name=read.path.name,
             manifest_bytes=read.data,
             epoch=epoch.value,
-            compresslevel=options.compresslevel,
         )
     return PackResult(
-        plugin_id, version, options.target, epoch, assets, read.lint, read.notes, stats=stats
+        plugin_id, version, options.target, epoch, assets, read.lint, read.notes, stats
     )

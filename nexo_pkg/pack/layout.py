@@ -1,14 +1,5 @@
-"""What goes into a plugin tarball: the launcher, the target list and tree collection.
-
-noarch layout (no top-level folder; the manifest keeps the project's file name,
-``plugin.toml`` or ``nexo-plugin.toml``)::
-
-    plugin.toml
-    bin/<id>             bash launcher, 0755
-    lib/plugin/...       copy of src/ (must hold main.py)
-    lib/<vendored deps>  pip install --target of the requirements
-
-A per-target tarball holds the manifest and the compiled ``bin/<id>`` only.
+"""What goes into a plugin tarball (the noarch and per-target layouts: docs/pack.md): the
+launcher, the target list and tree collection.
 """
 
 from __future__ import annotations
@@ -57,7 +48,6 @@ KNOWN_TARGETS = frozenset(
 
 
 # Interpreter-specific byte code never goes into a tarball.
-_SKIPPED_DIRS = frozenset({"__pycache__"})
 _SKIPPED_SUFFIXES = (".pyc", ".pyo")
 
 
@@ -97,13 +87,10 @@ class TreeWalk:
 
 
 def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
-    """List the files and directories under ``root`` as archive entries.
-
-    Symlinks to a regular file inside ``walk.containment_root`` are stored as that file's
-    content (an archive holds no links); any other symlink, or a special file, is refused
-    with ``layout_invalid``. Unreadable directories raise ``io``. ``__pycache__`` and
-    ``*.pyc`` are skipped.
-    """
+    """List the files and directories under ``root`` as archive entries (docs/pack.md, "What
+    is copied from src/"): a symlink to a file inside ``walk.containment_root`` is stored as a
+    copy; any other symlink or a special file is ``layout_invalid``, an unreadable directory
+    ``io``."""
     containment = walk.containment_root.resolve()
     entries: list[ArchiveEntry] = []
     pending: list[tuple[Path, str]] = [(root, walk.archive_prefix)]
@@ -142,7 +129,7 @@ def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
             except OSError as exc:
                 raise io_error(f"cannot read {path}: {exc.strerror}") from exc
             if stat.S_ISDIR(info.st_mode):
-                if child.name in _SKIPPED_DIRS or (walk.exclude and path.resolve() in walk.exclude):
+                if child.name == "__pycache__" or (walk.exclude and path.resolve() in walk.exclude):
                     continue
                 entries.append(ArchiveEntry(name, is_dir=True))
                 pending.append((path, name))

@@ -1,10 +1,6 @@
-"""Vendoring: ``pip install --target`` of the plugin's requirements with the current Python.
-
-pip is a dependency of nexo-pkg, so it is there however nexo-pkg was installed (``pipx``,
-``uv tool install``, a virtualenv): ``sys.executable -m pip`` always works, and the vendored
-tree is the same bytes whichever way nexo-pkg came. ``uv pip install --target`` is several times
-faster but writes ``INSTALLER = uv``, a ``uv_cache.json`` and a ``.lock`` file into the tree,
-so two machines would pack different tarballs from the same project (docs/cli.md).
+"""Vendoring: ``pip install --target`` of the plugin's requirements with the current Python
+and the pip nexo-pkg depends on, never uv, so every machine vendors the same bytes (why:
+docs/cli.md).
 """
 
 from __future__ import annotations
@@ -14,7 +10,6 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 
 from nexo_pkg.pack.errors import PackError
@@ -30,17 +25,16 @@ _NETWORK_FAILURE = re.compile(
 )
 
 
-def pip_command(requirements: Path, target: Path, log: Path | None = None) -> list[str]:
+def pip_command(requirements: Path, target: Path, log: Path) -> list[str]:
     """The pip invocation; ``PIP_*`` variables (index, find-links, proxies) still apply.
 
     ``log`` asks pip for its full log (connection errors included, which ``--quiet`` hides).
     """
-    logging = ["--log", str(log)] if log is not None else []
     command = [sys.executable, "-m", "pip", "install", "--target", str(target)]
     command += ["--requirement", str(requirements)]
     # Byte code is interpreter-specific and would make the tarball differ per host.
     command += ["--no-compile", "--quiet", "--no-input", "--disable-pip-version-check"]
-    return [*command, *logging]
+    return [*command, "--log", str(log)]
 
 
 def summarise_pip_output(output: str) -> str:
@@ -76,16 +70,13 @@ def pip_missing_message() -> str:
     )
 
 
-def vendor_requirements(
-    requirements: Path, target: Path, *, cwd: Path, environ: Mapping[str, str] | None = None
-) -> None:
+def vendor_requirements(requirements: Path, target: Path, *, cwd: Path) -> None:
     """Install ``requirements`` into the (new) directory ``target``.
 
     Runs in ``cwd`` so relative paths in the requirements resolve against the project.
     Raises ``network`` (exit 1) when pip could not reach the package index, ``vendor_failed``
     (exit 1) with pip's error summarised when pip fails otherwise or is missing.
     """
-    env = dict(os.environ if environ is None else environ)
     if importlib.util.find_spec("pip") is None:
         raise PackError(pip_missing_message(), kind="vendor_failed")
     log = target.parent / f".{target.name}-pip.log"
@@ -93,7 +84,6 @@ def vendor_requirements(
         completed = subprocess.run(
             pip_command(requirements, target, log),
             cwd=cwd,
-            env=env,
             capture_output=True,
             text=True,
             check=False,

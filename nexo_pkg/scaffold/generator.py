@@ -1,10 +1,9 @@
-"""Render a plugin project from the templates and move it into place atomically.
+"""Render a plugin project from the templates and move it into place atomically (nothing
+half-written: docs/pack.md).
 
 Templates live in ``templates/<lang>/``. A path component ``dot-x`` becomes ``.x`` (so the
 package data needs no dotfiles), a ``.tmpl`` suffix is dropped, and ``__NAME__`` placeholders
 are replaced; files are UTF-8.
-The whole project is rendered into a temporary directory beside the destination first, then
-renamed into place, so a failure never leaves a half-written project.
 """
 
 from __future__ import annotations
@@ -75,32 +74,17 @@ def tool_name_for(plugin_id: str) -> str:
     return f"{plugin_id}_{TOOL_SUFFIX[:room]}"
 
 
-def validate_id(plugin_id: str) -> None:
-    """Raise ``invalid_id`` (exit 2) with the reason when the id breaks the slug rule."""
-    problem = slug_problem(plugin_id)
-    if problem is not None:
-        raise ScaffoldError(
-            f"invalid plugin id {plugin_id!r}: {problem} (ids match {SLUG_PATTERN})",
-            kind="invalid_id",
-        )
-
-
 PROJECT_GIT_URL = "https://github.com/nexo-pkg/nexo-pkg"
 _SPEC_NAME = re.compile(r"^nexo[-_.]pkg(?![A-Za-z0-9])", re.IGNORECASE)
 
 
-def default_nexo_pkg_spec(direct_url: str | None, version: str = __version__) -> str:
-    """Where the release workflow installs nexo-pkg from: the source this nexo-pkg came from,
-    when that source exists for others too.
-
-    ``direct_url`` is the ``direct_url.json`` of the running installation (PEP 610), or
-    ``None`` when it came from a package index. A git install gives the same repository at the
-    same commit; an archive URL, that URL; an index install, ``nexo-pkg==VERSION``; a local
-    checkout (a ``file:`` URL nobody else can read), the project's repository at the tag
-    ``vVERSION``.
-    """
+def default_nexo_pkg_spec(direct_url: str | None) -> str:
+    """Where the release workflow installs nexo-pkg from, given the ``direct_url.json`` of the
+    running installation (PEP 610; ``None`` from a package index), as docs/editors.md ("How
+    the scaffolded workflow gets nexo-pkg") says: a local checkout (a ``file:`` URL nobody
+    else can read) gives the project's repository at the tag of this version."""
     if direct_url is None:
-        return f"nexo-pkg=={version}"
+        return f"nexo-pkg=={__version__}"
     try:
         document = json.loads(direct_url)
     except ValueError:
@@ -112,7 +96,7 @@ def default_nexo_pkg_spec(direct_url: str | None, version: str = __version__) ->
             return f"nexo-pkg @ git+{url}@{vcs['commit_id']}"
         if isinstance(document, dict) and "archive_info" in document:
             return f"nexo-pkg @ {url}"
-    return f"nexo-pkg @ git+{PROJECT_GIT_URL}@v{version}"
+    return f"nexo-pkg @ git+{PROJECT_GIT_URL}@v{__version__}"
 
 
 def installed_nexo_pkg_spec() -> str:
@@ -148,13 +132,12 @@ def placeholders(request: NewProject, tool_name: str) -> dict[str, str]:
     plugin_id = request.plugin_id
     name = plugin_id.replace("_", " ").title()
     description = (request.description or f"The {name} nexo {request.kind}.").strip()
-    owner = request.owner or "OWNER"
     return {
         "__PLUGIN_NAME_TOML__": toml_string(name),
         "__DESCRIPTION_TOML__": toml_string(description),
         "__DESCRIPTION__": description,
         "__TOOL_NAME__": tool_name,
-        "__OWNER__": owner,
+        "__OWNER__": request.owner or "OWNER",
         "__REPO__": "nexo-plugin-" + plugin_id.replace("_", "-"),
         "__NEXO_PKG_SPEC__": shlex.quote(
             checked_nexo_pkg_spec(request.nexo_pkg_spec)
@@ -180,8 +163,14 @@ def _walk(node: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversabl
 
 
 def render(request: NewProject) -> dict[str, str]:
-    """Map each project file (relative POSIX path) to its rendered text."""
-    validate_id(request.plugin_id)
+    """Map each project file (relative POSIX path) to its rendered text; ``invalid_id`` (exit
+    2) for an id that breaks the slug rule, ``usage`` for an unknown language or kind."""
+    problem = slug_problem(request.plugin_id)
+    if problem is not None:
+        raise ScaffoldError(
+            f"invalid plugin id {request.plugin_id!r}: {problem} (ids match {SLUG_PATTERN})",
+            kind="invalid_id",
+        )
     if request.lang not in LANGUAGES:
         raise ScaffoldError(
             f"unsupported --lang {request.lang!r}; supported: {', '.join(LANGUAGES)}"
@@ -204,16 +193,6 @@ def render(request: NewProject) -> dict[str, str]:
         # `nexo plugin lint` and the pre-commit hook when they scan this repository.
         files[relative.removesuffix(".tmpl")] = text
     return files
-
-
-def _write_tree(root: Path, files: dict[str, str]) -> None:
-    for relative, text in files.items():
-        target = root / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-        if relative.startswith("bin/"):
-            # Launchers run directly; honour the umask for the read and execute bits too.
-            target.chmod(0o777 & ~_umask())
 
 
 def create_project(request: NewProject) -> CreatedProject:
@@ -246,7 +225,13 @@ def create_project(request: NewProject) -> CreatedProject:
         ) from exc
     moved: list[Path] = []
     try:
-        _write_tree(staging, files)
+        for relative, text in files.items():
+            target = staging / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+            if relative.startswith("bin/"):
+                # Launchers run directly; honour the umask for the read and execute bits too.
+                target.chmod(0o777 & ~_umask())
         if not existing:
             staging.chmod(0o777 & ~_umask())
             staging.rename(location)

@@ -1,21 +1,12 @@
-"""How one plugin version is laid out in a registry, and how it is read back.
+"""How one plugin version is laid out in a registry, and how it is read back (docs/fleet.md,
+"Layout of a plugin version").
 
 One version is an OCI image index (``artifactType`` :data:`ARTIFACT_TYPE`) with one image
-manifest per target. Each manifest has the empty config and one layer, the release tarball
-(``org.opencontainers.image.title`` = its asset name); its annotations carry the target, the
-asset name, the tarball's sha256 and the plugin's ``nexo-plugin.toml``. The index entry of a
-target triple has an OCI ``platform`` (os/architecture from the triple); ``noarch`` has none.
-Signature material is attached to each target's manifest as referrers (``subject`` = the
-target's manifest): a Sigstore bundle as cosign's bundle spec attaches it (``artifactType``
-:data:`BUNDLE_MEDIA_TYPE`, one layer), other files (cosign ``.sig``/``.pem``, attestations, a
-signed checksums file) in one referrer of ``artifactType`` :data:`SIGNATURE_ARTIFACT_TYPE`, a
-layer per file named by its title.
-
-Writing is strict, reading is tolerant: copy tools (``skopeo copy --all``) re-serialise an
-index without ``artifactType``, so an index or manifest without one is a plugin when it carries
-the ``dev.nexo.plugin.*`` annotations (and, for a manifest, the plugin layer media type), and a
-referrer is a signature by its own manifest's ``artifactType``. A single manifest (what
-``oras push`` writes, or one target's manifest addressed by digest) is a one-target version.
+manifest per target, its tarball the one layer; signature material hangs off each target's
+manifest as referrers. Writing is strict, reading is tolerant: an index or manifest a copy
+tool re-serialised without ``artifactType`` is a plugin by its ``dev.nexo.plugin.*``
+annotations, a referrer is a signature by its own manifest's ``artifactType``, and a single
+manifest (``oras push``, one target's manifest by digest) is a one-target version.
 """
 
 from __future__ import annotations
@@ -82,14 +73,8 @@ def platform_of(target: str) -> dict[str, str] | None:
         return None
     arch, _, rest = target.partition("-")
     architecture, variant = _ARCHITECTURES.get(arch, (arch, None))
-    if "linux" in rest:
-        system = "linux"
-    elif "darwin" in rest:
-        system = "darwin"
-    elif "windows" in rest:
-        system = "windows"
-    else:
-        system = rest.rsplit("-", 1)[-1] or "unknown"
+    known = (name for name in ("linux", "darwin", "windows") if name in rest)
+    system = next(known, None) or rest.rsplit("-", 1)[-1] or "unknown"
     platform = {"architecture": architecture, "os": system}
     if variant:
         platform["variant"] = variant
@@ -130,7 +115,6 @@ class TargetEntry:
 
     target: str
     manifest_digest: str
-    manifest_size: int
 
 
 @dataclass(frozen=True)
@@ -246,22 +230,27 @@ def parse_index(document: dict[str, Any], digest: str, where: str) -> PluginVers
         if not target or not isinstance(size, int):
             continue
         entry_digest = followed_digest(item.get("digest"), f"the {target} entry of {where}")
-        targets[target] = TargetEntry(target, entry_digest, size)
-    origin = _origin(annotations, where)
-    return PluginVersion(
-        plugin_id=plugin_id,
-        version=version,
-        index_digest=digest,
-        targets=dict(sorted(targets.items())),
-        created=annotations.get(CREATED),
-        origin=origin,
-        annotations=annotations,
-    )
+        targets[target] = TargetEntry(target, entry_digest)
+    targets = dict(sorted(targets.items()))
+    return _version(plugin_id, version, digest, targets, annotations, where=where)
 
 
-def parse_single_manifest(
-    document: dict[str, Any], digest: str, size: int, where: str
+def _version(
+    plugin_id: str,
+    version: str,
+    digest: str,
+    targets: dict[str, TargetEntry],
+    annotations: dict[str, str],
+    *,
+    where: str,
 ) -> PluginVersion:
+    """The version record, its creation time and origin read from its ``annotations``."""
+    origin = _origin(annotations, where)
+    created = annotations.get(CREATED)
+    return PluginVersion(plugin_id, version, digest, targets, created, origin, annotations)
+
+
+def parse_single_manifest(document: dict[str, Any], digest: str, where: str) -> PluginVersion:
     """A version made of one image manifest (``oras push``, Helm-style, or one target's
     manifest by digest): id and version from its annotations, the target from
     ``dev.nexo.plugin.target``, else from the tarball's name, else ``noarch``.
@@ -278,16 +267,8 @@ def parse_single_manifest(
         title = _annotations(first).get(TITLE) if isinstance(first, dict) else None
         parsed = parse_tarball_name(title) if title else None
         target = parsed[2] if parsed is not None and parsed[:2] == (plugin_id, version) else NOARCH
-    origin = _origin(annotations, where)
-    return PluginVersion(
-        plugin_id=plugin_id,
-        version=version,
-        index_digest=digest,
-        targets={target: TargetEntry(target, digest, size)},
-        created=annotations.get(CREATED),
-        origin=origin,
-        annotations=annotations,
-    )
+    targets = {target: TargetEntry(target, digest)}
+    return _version(plugin_id, version, digest, targets, annotations, where=where)
 
 
 def is_signature_type(artifact_type: object) -> bool:

@@ -1,11 +1,10 @@
-"""The shared content-addressed blob cache: ``$NEXO_HOME/cache/blobs/sha256/<hex>``.
+"""The shared content-addressed blob cache: ``$NEXO_HOME/cache/blobs/sha256/<hex>``
+(docs/fleet.md, "The shared blob cache").
 
-A blob is stored under its own sha256, written to a private temp file beside the store and
-moved into place with an atomic rename, so readers only ever see whole blobs and concurrent
-writers of the same blob simply race to write identical bytes. A blob is re-hashed before it
-is used; one that does not hash to its name is deleted and fetched again. ``prune`` takes the
-cache lock exclusively; readers and writers hold it shared, so a prune never removes a blob
-between its lookup and its use.
+A blob is written to a private temp file and renamed into place under its own sha256, so
+readers only see whole blobs and concurrent writers race harmlessly; it is re-hashed before
+use. ``prune`` takes the cache lock exclusively, readers and writers hold it shared, so a
+prune never removes a blob between its lookup and its use.
 """
 
 from __future__ import annotations
@@ -70,15 +69,6 @@ def _remove_entry(path: Path) -> None:
         shutil.rmtree(path)
     else:
         path.unlink()
-
-
-def _removed(path: Path) -> bool:
-    """Whether a store entry that is not a blob (link, FIFO, directory) could be removed."""
-    try:
-        _remove_entry(path)
-    except OSError:
-        return False
-    return True
 
 
 class BlobSink:
@@ -177,10 +167,10 @@ class BlobCache:
         re-hashed before it is used and one a crash damaged is simply made again.
 
         ``fetch`` streams the blob's bytes into ``sink.write`` (``sink.reset`` starts over
-        before a retry) and must raise when they do not hash
-        to ``digest`` (the registry client does, with the sink's own hash: the bytes are
-        hashed once, as they are written); that hash is checked here as well before the blob
-        enters the store. The blob stays in place while the context is open.
+        before a retry) and must raise when they do not hash to ``digest`` (the registry client
+        does, with the sink's own hash: the bytes are hashed once, as they are written); that
+        hash is checked here as well before the blob enters the store. The blob stays in place
+        while the context is open.
         """
         expected = "" if digest is None else hex_of(digest)
         with self._locked(fcntl.LOCK_SH):
@@ -320,7 +310,8 @@ class BlobCache:
                     else:
                         kept += 1
                 except NotRegularFileError:
-                    if _removed(blob):
+                    with contextlib.suppress(OSError):  # a link, FIFO or directory
+                        _remove_entry(blob)
                         removed += 1
                 except OSError:
                     continue  # gone meanwhile, or not ours to remove: the rest is pruned

@@ -76,7 +76,7 @@ def verify_checksums(
     it, not of a release). Raises ``checksum_missing`` when there is none at all,
     ``checksum_mismatch`` when any differs.
     """
-    expected = [(source, value) for source, value in (("sidecar", sidecar), ("digest", digest))]
+    expected = (("sidecar", sidecar), ("digest", digest))
     present = [(source, value) for source, value in expected if value is not None]
     if not present and local_dir is not None:
         raise NexoError(
@@ -93,12 +93,9 @@ def verify_checksums(
         )
     for source, value in present:
         if not hmac.compare_digest(actual, value):
-            if source == "digest":
-                label = "the release asset digest"
-            elif local_dir is not None:
-                label = f"{asset_name}.sha256 beside it"
-            else:
-                label = f"{asset_name}.sha256"
+            label = "the release asset digest" if source == "digest" else f"{asset_name}.sha256"
+            if source == "sidecar" and local_dir is not None:
+                label += " beside it"
             raise NexoError(
                 f"checksum mismatch for {asset_name}: {label} says {value}, the download is "
                 f"{actual}",

@@ -1,12 +1,10 @@
 """The context of one command: built once, it holds what every source of the command shares.
 
-A :class:`SourceContext` holds the one blob cache, the network deadline of the whole command
-(when it has one), one HTTP client per GitHub API and per registry host *per worker thread*
-(clients keep per-request state: deadline, auth answers, a kept-alive connection), the trust
-policy (read once, before any network work) and the blobs the command is reading (held open
-until it ends, so a concurrent ``cache prune`` never takes one away mid-read). Use it as a
-context manager; on exit the clients close and the held blobs are let go. The user's choices
-it is built from are the frozen :class:`NetworkChoices` and :class:`TrustChoices`.
+One HTTP client per GitHub API and per registry host *per worker thread* (clients keep
+per-request state: deadline, auth answers, a kept-alive connection); the trust policy, read
+once before any network work; the blobs the command is reading, held open until it ends so a
+concurrent ``cache prune`` never takes one away mid-read. The user's choices it is built from
+are the frozen :class:`NetworkChoices` and :class:`TrustChoices`.
 """
 
 from __future__ import annotations
@@ -32,6 +30,7 @@ if TYPE_CHECKING:
     from nexo_pkg.sources.registry import RegistryClient
 
 _T = TypeVar("_T")
+_Client = TypeVar("_Client", bound=contextlib.AbstractContextManager[Any])
 # The key of a thread's GitHub client among its clients (registry hosts are the others).
 _GITHUB = "<github>"
 
@@ -63,11 +62,11 @@ class TrustChoices:
 
 
 class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
-    """Clients, cache, deadline and trust policy of one command; a context manager.
-
-    ``deadline`` bounds all the command's requests together (``install`` sets one; ``sync``
-    bounds each request only); ``notice`` hears "still waiting" lines about slow answers;
-    ``show_progress`` draws a download bar on stderr.
+    """Clients, cache, deadline and trust policy of one command; a context manager (on exit
+    the clients close and the held blobs are let go). ``deadline`` bounds all the command's
+    requests together (``install`` sets one; ``sync`` bounds each request only); ``notice``
+    hears "still waiting" lines about slow answers; ``show_progress`` draws a download bar on
+    stderr.
     """
 
     def __init__(
@@ -119,11 +118,9 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
     def policy(self) -> trust.TrustPolicy:
         """The trust policy, read on first use (``policy_invalid`` for a bad one)."""
         if self._policy is None:
-            if self.trust.trusted_keys is not None:
-                self._policy = trust.load_policy(self.trust.trusted_keys, explicit=True)
-            else:
-                default = self.trust.policy_path or trust.default_policy_path(self.nexo_home)
-                self._policy = trust.load_policy(default, explicit=False)
+            explicit = self.trust.trusted_keys
+            path = explicit or self.trust.policy_path or trust.default_policy_path(self.nexo_home)
+            self._policy = trust.load_policy(path, explicit=explicit is not None)
         return self._policy
 
     def trust_mode(self, owner: str | None) -> trust.Mode:
@@ -138,41 +135,42 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
 
     # -- clients --------------------------------------------------------------------------
 
-    def _thread_clients(self) -> dict[str, Any]:
+    def _client(self, key: str, make: Callable[[], _Client]) -> _Client:
+        """This thread's client under ``key``, made (and closed with the command) on first use."""
         clients: dict[str, Any] | None = getattr(self._local, "clients", None)
         if clients is None:
             clients = self._local.clients = {}
-        return clients
-
-    def _keep(self, close: Callable[[], object]) -> None:
-        with self._guard:
-            self._stack.callback(close)
+        client: _Client | None = clients.get(key)
+        if client is None:
+            client = clients[key] = make()
+            self.hold(client)
+        return client
 
     def registry(self, reference: OciReference) -> RegistryClient:
         """This thread's client for the registry of ``reference``."""
-        registries = self._thread_clients()
-        client: RegistryClient | None = registries.get(reference.host)
-        if client is None:
-            from nexo_pkg.sources.registry import open_client  # noqa: PLC0415 - httpx on use
 
-            client = open_client(
-                reference,
-                registry_config=self.network.registry_config,
+        def make() -> RegistryClient:
+            from nexo_pkg.sources.oci_auth import credentials_for  # noqa: PLC0415
+            from nexo_pkg.sources.registry import RegistryClient  # noqa: PLC0415 - httpx on use
+
+            client = RegistryClient(
+                reference.host,
+                credentials=credentials_for(reference.host, self.network.registry_config),
                 plain_http=self.network.plain_http,
+                loopback=reference.is_loopback,
                 timeout=self.network.http_timeout,
                 retry_base_delay=self.network.retry_base_delay,
             )
-            self._keep(client.close)
             with self._guard:
                 self._registries.append((reference.host, client))
-            registries[reference.host] = client
-        return client
+            return client
+
+        return self._client(reference.host, make)
 
     def github(self) -> GitHubClient:
         """This thread's GitHub API client (small assets go through the blob cache)."""
-        clients = self._thread_clients()
-        github: GitHubClient | None = clients.get(_GITHUB)
-        if github is None:
+
+        def make() -> GitHubClient:
             from nexo_pkg.sources.github import (  # noqa: PLC0415 - httpx on use
                 GitHubClient,
                 resolve_api_base,
@@ -189,10 +187,10 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
                 overall=self.deadline,
                 notice=self.notice,
             )
-            self._keep(github.close)
             self._github_used = True
-            clients[_GITHUB] = github
-        return github
+            return github
+
+        return self._client(_GITHUB, make)
 
     def pinned_registry(
         self, reference: OciReference, fetch: Callable[[OciReference, RegistryClient], _T]

@@ -16,6 +16,15 @@ if TYPE_CHECKING:
     from nexo_pkg.sources.github import GitHubClient, ReleaseAsset
 
 
+def over_download_limit(name: str, max_bytes: int) -> NexoError:
+    """The ``archive_unsafe`` refusal of ``name``, found larger than ``max_bytes``."""
+    return NexoError(
+        f"{name} is larger than the download limit of {max_bytes} bytes "
+        "(raise it with --max-download-size)",
+        kind="archive_unsafe",
+    )
+
+
 def check_listed_size(asset: ReleaseAsset, max_bytes: int) -> None:
     """Refuse (``archive_unsafe``) an asset whose listed size is over ``max_bytes``."""
     if asset.size and asset.size > max_bytes:
@@ -38,16 +47,13 @@ def cached_asset(
     show_progress: bool = False,
 ) -> Iterator[Path]:
     """``asset`` as a blob of the shared cache, read in place while the context is open; its
-    sha256 must be known beforehand (from its ``.sha256`` ``sidecar`` or the API's
-    ``digest``).
+    sha256 must be known beforehand (its ``.sha256`` ``sidecar`` or the API's ``digest``).
 
     A cached blob is re-hashed and used without a request; a missing or damaged one is
-    downloaded into the cache (a temp file renamed into place, so concurrent installs race
-    harmlessly), and only when its bytes hash to that sha256. Raises ``checksum_missing``
-    when neither is known (nothing is downloaded), ``checksum_mismatch`` (as
-    :func:`verify_checksums` words it) for bytes that do not hash to the sha256 (nothing is
-    cached), ``archive_unsafe`` over ``max_bytes``, and what :meth:`GitHubClient.download`
-    raises.
+    downloaded into the cache, and kept only when its bytes hash to that sha256. Raises
+    ``checksum_missing`` when neither is known (nothing is downloaded), ``checksum_mismatch``
+    (worded by :func:`verify_checksums`; nothing is cached), ``archive_unsafe`` over
+    ``max_bytes``, and what :meth:`GitHubClient.download` raises.
     """
     expected = sidecar or digest
     if expected is None:

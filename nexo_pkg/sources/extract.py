@@ -1,19 +1,12 @@
 """Extraction in the same pass as the checks: members are written as they are read.
 
 Every member has passed the rules of :mod:`nexo_pkg.sources.archive` before its first byte
-arrives here, and is written relative to directory descriptors this module created itself:
-
-- a file is created with ``O_CREAT | O_EXCL | O_NOFOLLOW`` in the descriptor of its parent,
-  so it can only be a new regular file inside the tree (never an existing file, never a
-  link's target);
-- a directory is created with ``mkdir`` in its parent's descriptor and reopened with
-  ``O_DIRECTORY | O_NOFOLLOW``; nothing in the tree is ever a link, so no path is resolved;
-- modes come from this module, not from the archive: directories 0755, files 0644, or 0755
-  when the archive marked them executable by their owner, whatever the umask; owners and
-  times are not taken from the archive;
-- the bytes hashed for the receipt are the bytes written.
-
-The first bad member stops the pass and empties the destination again.
+arrives here, and is created relative to directory descriptors this module made itself:
+files with ``O_CREAT | O_EXCL | O_NOFOLLOW``, directories reopened with ``O_DIRECTORY |
+O_NOFOLLOW``, so no path is resolved by name and nothing is written through a link; modes
+come from this module, not from the archive, whatever the umask (docs/security.md states
+each guarantee). The bytes hashed for the receipt are the bytes written. The first bad member
+stops the pass and empties the destination again.
 
 Inside :func:`extraction_workers` (``sync`` with several jobs), each extraction runs in one of
 the given worker processes, so that the header parsing and hashing of several plugins use
@@ -201,15 +194,13 @@ def extract_here(
     expect: ArchiveListing | None = None,
 ) -> ArchiveListing:
     """:func:`extract_archive` in this process."""
+    writer: _TreeWriter | None = None
     try:
-        root_fd = os.open(destination, _DIR_FLAGS)
+        writer = _TreeWriter(destination, os.open(destination, _DIR_FLAGS))
+        os.fchmod(writer.root_fd, DIRECTORY_MODE)
     except OSError as exc:
-        raise NexoError(f"cannot use {destination}: {exc.strerror or exc}", kind="io") from exc
-    writer = _TreeWriter(destination, root_fd)
-    try:
-        os.fchmod(root_fd, DIRECTORY_MODE)
-    except OSError as exc:
-        writer.close()
+        if writer is not None:
+            writer.close()
         raise NexoError(f"cannot use {destination}: {exc.strerror or exc}", kind="io") from exc
     listing = walk_archive(tarball, limits, writer, expect=expect)
     writer.close()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import difflib
+import io
 import os
 import re
 import shutil
@@ -21,7 +22,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from nexo_pkg.core.errors import NexoError, UsageError
@@ -45,6 +46,7 @@ from nexo_pkg.net.client import (
 )
 from nexo_pkg.sources.cache import BlobCache, BlobSink
 from nexo_pkg.sources.checksum import parse_digest
+from nexo_pkg.sources.download import over_download_limit
 from nexo_pkg.sources.spec import timestamp_or_none
 
 if TYPE_CHECKING:
@@ -88,16 +90,6 @@ class Release:
         return next((asset for asset in self.assets if asset.name == name), None)
 
 
-class DownloadSink(Protocol):
-    """Where a streamed download goes; ``reset`` starts over before a retry."""
-
-    def reset(self) -> None: ...
-
-    def set_total(self, total: int | None) -> None: ...
-
-    def write(self, chunk: bytes) -> None: ...
-
-
 _GH_HOST = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?(?::[0-9]{1,5})?$")
 _TOKEN_TEXT = re.compile(r"^[\x21-\x7e]{1,1024}$")
 
@@ -128,7 +120,8 @@ def resolve_api_base(flag: str | None = None) -> str:
 
 def api_base_for_host(host: str) -> str:
     """The REST API base of a GitHub host as ``GH_HOST`` names it; raises :class:`UsageError`."""
-    if not _GH_HOST.fullmatch(host) or ".." in host or not _valid_port(host):
+    port = host.partition(":")[2]
+    if not _GH_HOST.fullmatch(host) or ".." in host or (port and not 0 < int(port) <= 65535):
         raise UsageError(
             f"{GH_HOST_ENV}={shown(host)} is not a host name such as github.com or ghe.example.com"
         )
@@ -140,11 +133,6 @@ def api_base_for_host(host: str) -> str:
     return f"https://{host}/api/v3"
 
 
-def _valid_port(host: str) -> bool:
-    _, colon, port = host.partition(":")
-    return not colon or 0 < int(port) <= 65535
-
-
 def is_github_cloud(api_base: str) -> bool:
     """Whether ``api_base`` is github.com's API or a ``*.ghe.com`` tenant's (gh's rule for which
     tokens apply)."""
@@ -154,13 +142,9 @@ def is_github_cloud(api_base: str) -> bool:
 
 def gh_host_of(api_base: str) -> str:
     """The host gh knows the API base by: github.com, ``<tenant>.ghe.com``, or its host[:port]."""
-    parts = urlsplit(api_base)
-    host = (parts.hostname or "").lower()
-    if host == "api.github.com":
-        return "github.com"
-    if host.startswith("api.") and host.endswith(".ghe.com"):
-        return host.removeprefix("api.")
-    return parts.netloc.rpartition("@")[2].lower()
+    if is_github_cloud(api_base):
+        return (urlsplit(api_base).hostname or "").lower().removeprefix("api.")
+    return urlsplit(api_base).netloc.rpartition("@")[2].lower()
 
 
 def token_variables(api_base: str) -> tuple[str, ...]:
@@ -243,22 +227,15 @@ def _format_reset(response: httpx.Response) -> tuple[str, dict[str, Any]]:
 
 
 def _is_rate_limited(response: httpx.Response) -> bool:
-    if response.status_code == 429:
-        return True
-    if response.status_code != 403:
-        return False
     headers = response.headers
-    return headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers
+    limited = headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers
+    return response.status_code == 429 or (response.status_code == 403 and limited)
 
 
 class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
     """GitHub REST client for releases; use as a context manager to close the connection pool.
-
-    Every request goes through one :class:`~nexo_pkg.net.client.HttpClient`, which
-    ``timeout``, ``read_timeout``, ``retries``, ``retry_base_delay``, ``overall``, ``notice``
-    and ``sleep`` configure as they are documented there. ``blobs`` is the cache small assets
-    go through (:meth:`fetch_bytes`).
-    """
+    The other options configure its :class:`~nexo_pkg.net.client.HttpClient`; ``blobs`` is the
+    cache small assets go through (:meth:`fetch_bytes`)."""
 
     def __init__(
         self,
@@ -302,16 +279,6 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
 
     # -- requests -------------------------------------------------------------------------
 
-    @staticmethod
-    def _headers_for(accept: str) -> dict[str, str]:
-        headers = {"Accept": accept, "X-GitHub-Api-Version": API_VERSION}
-        if accept == "application/octet-stream":
-            # Hash and size checks apply to the bytes as published, never a re-encoding.
-            headers["Accept-Encoding"] = "identity"
-        else:
-            headers["Accept-Encoding"] = DOCUMENT_ACCEPT_ENCODING
-        return headers
-
     @contextmanager
     def _open(self, url: str, accept: str, what: str) -> Iterator[httpx.Response]:
         """GET ``url`` through the net client (redirects checked on every hop, the token
@@ -321,11 +288,18 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         rest (``rate_limited``, ``network``); 404 is left to the caller via ``status_code``.
         """
         credentials = {"Authorization": f"Bearer {self.token}"} if self.token else None
+        # Hash and size checks apply to the bytes as published, never a re-encoding.
+        binary = accept == "application/octet-stream"
+        encoding = "identity" if binary else DOCUMENT_ACCEPT_ENCODING
         with self._net.open(
             "GET",
             url,
             what,
-            headers=self._headers_for(accept),
+            headers={
+                "Accept": accept,
+                "X-GitHub-Api-Version": API_VERSION,
+                "Accept-Encoding": encoding,
+            },
             credentials=credentials,
             credentials_origin=self.api_base,
         ) as response:
@@ -478,7 +452,7 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
                 return name, data.decode("utf-8", errors="replace")
         return None
 
-    def download(self, asset: ReleaseAsset, sink: DownloadSink, *, max_bytes: int) -> None:
+    def download(self, asset: ReleaseAsset, sink: BlobSink, *, max_bytes: int) -> None:
         """Stream ``asset`` into ``sink`` through its API URL (``application/octet-stream``),
         or its browser download URL when the API URL answers 403, 404 or 410.
 
@@ -493,9 +467,17 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         # Every URL the answer gives is checked before the first byte is asked for.
         for url in urls:
             checked_url(url, what, https_only=self._net.https_only)
+        too_large = over_download_limit(asset.name, max_bytes)
         for index, url in enumerate(urls):
             try:
-                self._download_from(url, asset, sink, max_bytes=max_bytes, what=what)
+                self._download_from(
+                    url,
+                    sink,
+                    what,
+                    max_bytes=max_bytes,
+                    listed_size=asset.size,
+                    too_large=too_large,
+                )
                 return
             except NexoError as error:
                 # Some mirrors and proxies in front of GitHub Enterprise only serve the
@@ -508,15 +490,15 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
     def _download_from(
         self,
         url: str,
-        asset: ReleaseAsset,
-        sink: DownloadSink,
+        sink: BlobSink,
+        what: str,
         *,
         max_bytes: int,
-        what: str,
-        too_large: Callable[[], NexoError] | None = None,
+        listed_size: int,
+        too_large: NexoError,
     ) -> None:
-        def refuse() -> NexoError:
-            return too_large() if too_large is not None else _too_large(asset.name, max_bytes)
+        """Stream ``url`` into ``sink`` (with retries, each restarting it); ``too_large``
+        past ``max_bytes``."""
 
         def attempt() -> None:
             sink.reset()
@@ -524,13 +506,13 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
                 _expect_ok(response, what, self._token_hint())
                 declared = declared_length(response)
                 if declared is not None and declared > max_bytes:
-                    raise refuse()
-                sink.set_total(declared or asset.size or None)
+                    raise too_large
+                sink.set_total(declared or listed_size or None)
                 received = 0
                 for chunk in self._net.raw_chunks(response, what):
                     received += len(chunk)
                     if received > max_bytes:
-                        raise refuse()
+                        raise too_large
                     sink.write(chunk)
                 if declared is not None and received != declared:
                     raise Retryable(f"{what}: got {received} of {declared} bytes")
@@ -544,9 +526,9 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         bytes that do not hash to the digest)."""
         expected = parse_digest(asset.digest) if self.blobs is not None else None
         if self.blobs is None or expected is None:
-            sink = _MemorySink()
-            self.download(asset, sink, max_bytes=max_bytes)
-            return bytes(sink.buffer)
+            buffer = io.BytesIO()
+            self.download(asset, BlobSink(buffer), max_bytes=max_bytes)
+            return buffer.getvalue()
 
         def fetch(sink: BlobSink) -> None:
             self.download(asset, sink, max_bytes=max_bytes)
@@ -564,19 +546,14 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         origin, at most ``max_bytes`` (``signature_invalid`` past it), retries within one
         deadline. Raises ``network`` when it cannot be fetched."""
         checked_url(url, what, https_only=self._net.https_only)
-        sink = _MemorySink()
-        self._download_from(
-            url,
-            ReleaseAsset(name=what, url=url, browser_download_url="", size=0),
-            sink,
-            max_bytes=max_bytes,
-            what=what,
-            too_large=lambda: NexoError(
-                f"{what}: larger than {max_bytes} bytes; refusing to read it",
-                kind="signature_invalid",
-            ),
+        buffer = io.BytesIO()
+        too_large = NexoError(
+            f"{what}: larger than {max_bytes} bytes; refusing to read it", kind="signature_invalid"
         )
-        return bytes(sink.buffer)
+        self._download_from(
+            url, BlobSink(buffer), what, max_bytes=max_bytes, listed_size=0, too_large=too_large
+        )
+        return buffer.getvalue()
 
     def get_json(self, url: str, *, what: str) -> tuple[Any, str | None]:
         """GET the API document at ``url``: ``(document, next page URL)`` (``Link:
@@ -589,28 +566,6 @@ _REFUSED_STATUSES = frozenset({403, 404, 410})
 _TOKEN = re.compile(r"^[\x21-\x7e]+$")
 # The tag the reference installer reads as "the latest release" (and keeps in its receipts).
 LATEST_TAG = "latest"
-
-
-class _MemorySink:
-    def __init__(self) -> None:
-        self.buffer = bytearray()
-
-    def reset(self) -> None:
-        self.buffer.clear()
-
-    def set_total(self, total: int | None) -> None:
-        del total
-
-    def write(self, chunk: bytes) -> None:
-        self.buffer += chunk
-
-
-def _too_large(name: str, max_bytes: int) -> NexoError:
-    return NexoError(
-        f"{name} is larger than the download limit of {max_bytes} bytes "
-        "(raise it with --max-download-size)",
-        kind="archive_unsafe",
-    )
 
 
 def _expect_ok(response: httpx.Response, what: str, hint: str = "the token") -> None:
@@ -634,10 +589,7 @@ MAX_NEAREST_TAGS = 5
 
 def _version_numbers(tag: str) -> tuple[int, int, int] | None:
     match = _TRAILING_VERSION.search(tag)
-    if match is None:
-        return None
-    major, minor, patch = (int(part) for part in match.groups())
-    return major, minor, patch
+    return (int(match[1]), int(match[2]), int(match[3])) if match else None
 
 
 def nearest_tags(wanted: str, tags: list[str], *, limit: int = MAX_NEAREST_TAGS) -> list[str]:

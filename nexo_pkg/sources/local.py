@@ -16,6 +16,7 @@ from nexo_pkg.core.errors import NexoError
 from nexo_pkg.sources.base import FetchedArtifact, Origin, ReleaseCandidate, fetched_artifact
 from nexo_pkg.sources.cache import CHUNK
 from nexo_pkg.sources.checksum import parse_sidecar, verify_checksums
+from nexo_pkg.sources.download import over_download_limit
 from nexo_pkg.sources.hosttriple import NOARCH
 from nexo_pkg.sources.select import parse_tarball_name
 from nexo_pkg.trust import entry as trust
@@ -72,7 +73,9 @@ class LocalTarballSource:
         (no sidecar), ``checksum_mismatch``, ``io``."""
         path = self.spec.path
         limit = self.context.max_download
-        sha256 = _hash_local(path, limit)
+        hasher = hashlib.sha256()
+        _read(path, limit, hasher.update)
+        sha256 = hasher.hexdigest()
         sidecar_path = path.with_name(path.name + ".sha256")
         sidecar = None
         if sidecar_path.is_file():
@@ -87,38 +90,23 @@ class LocalTarballSource:
         )
         blob = self.context.hold(
             self.context.cache.open_blob(
-                sha256, lambda sink: _chunks(path, limit)(sink.write), durable=False
+                sha256, lambda sink: _read(path, limit, sink.write), durable=False
             )
         )
         found = trust.local_material(path) if material else {}
         return fetched_artifact(candidate, blob, sha256, checked, dict(found))
 
 
-def _too_large(path: Path, limit: int) -> NexoError:
-    return NexoError(
-        f"{path.name} is larger than the download limit of {limit} bytes (raise it with "
-        "--max-download-size)",
-        kind="archive_unsafe",
-    )
-
-
-def _chunks(path: Path, limit: int) -> Callable[[Callable[[bytes], object]], None]:
-    def each(use: Callable[[bytes], object]) -> None:
-        size = 0
-        try:
-            with path.open("rb") as handle:
-                while chunk := handle.read(CHUNK):
-                    size += len(chunk)
-                    if size > limit:
-                        raise _too_large(path, limit)
-                    use(chunk)
-        except OSError as exc:
-            raise NexoError(f"cannot read {path}: {exc.strerror or exc}", kind="io") from exc
-
-    return each
-
-
-def _hash_local(path: Path, limit: int) -> str:
-    hasher = hashlib.sha256()
-    _chunks(path, limit)(hasher.update)
-    return hasher.hexdigest()
+def _read(path: Path, limit: int, use: Callable[[bytes], object]) -> None:
+    """Hand the file to ``use`` chunk by chunk; ``archive_unsafe`` past ``limit`` bytes,
+    ``io`` when it cannot be read."""
+    size = 0
+    try:
+        with path.open("rb") as handle:
+            while chunk := handle.read(CHUNK):
+                size += len(chunk)
+                if size > limit:
+                    raise over_download_limit(path.name, limit)
+                use(chunk)
+    except OSError as exc:
+        raise NexoError(f"cannot read {path}: {exc.strerror or exc}", kind="io") from exc

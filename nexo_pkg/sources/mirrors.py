@@ -1,20 +1,12 @@
-"""Registry mirrors: where the bytes a lock names may be fetched from besides their registry.
+"""Registry mirrors: where the bytes a lock names may be fetched from besides their registry
+(docs/fleet.md, "Registry mirrors").
 
-A lock pins digests (the target's manifest, its tarball, its signature files), so any
-registry holding the same digests can serve them: a pull-through cache, a copy made with
-``nexo plugin mirror``, ``skopeo`` or ``oras``. Mirrors are configured as containerd's
-``hosts.toml`` and Terraform's ``provider_installation`` do it, per registry host, in order:
-
-* ``--registry-mirror HOST=MIRROR`` (repeatable), first;
-* ``NEXO_REGISTRY_MIRRORS="HOST=MIRROR HOST=MIRROR2 …"`` (space or comma separated), then;
-* the wanted set's ``[registries."HOST"] mirrors = ["MIRROR", …]``, last.
-
-``MIRROR`` is ``HOST[:PORT][/PATH]``: the repository ``NS/NAME`` of ``HOST`` is looked up
-as ``PATH/NS/NAME`` on the mirror. A mirror is trusted for bytes only: everything fetched from
-it is checked against the lock's digests and the trust policy, exactly as from the registry
-itself; what to fetch (tags, versions) is never asked of a mirror.
-
-Errors: a malformed ``HOST=MIRROR`` is a usage error (exit 2, kind ``usage``).
+Per registry host, in order: ``--registry-mirror HOST=MIRROR`` flags, then
+:data:`ENVIRONMENT`, then the wanted set's ``[registries."HOST"] mirrors``. ``MIRROR`` is
+``HOST[:PORT][/PATH]``: the repository ``NS/NAME`` is looked up as ``PATH/NS/NAME``. A mirror
+is trusted for bytes only: everything fetched from it is checked against the lock's digests
+and the trust policy, and what to fetch (tags, versions) is never asked of it. A malformed
+``HOST=MIRROR`` is a usage error (exit 2, kind ``usage``).
 """
 
 from __future__ import annotations

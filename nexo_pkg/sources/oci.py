@@ -65,30 +65,26 @@ def tag_contradicts(tag: str, version: str) -> bool:
     return _sort_key(parse_version(named)) != _sort_key(carried)
 
 
-def _refuse_tag_mismatch(reference: OciReference, tag: str, plugin: PluginVersion) -> None:
-    """``registry_invalid`` when a version tag names another version than the index carries:
-    whoever can push could otherwise move an old release under a new version's tag."""
-    if tag_contradicts(tag, plugin.version):
-        raise NexoError(
-            f"{reference.base}:{tag} holds {plugin.plugin_id} {plugin.version}: a version tag "
-            "must name the version it holds",
-            kind="registry_invalid",
-            details={"tag": tag, "version": plugin.version},
-        )
-
-
 def resolve(
     client: RegistryClient, reference: OciReference, requirement: VersionReq | None = None
 ) -> PluginVersion:
     """The plugin version ``reference`` names.
 
     A digest or a tag is fetched as is (and must satisfy ``requirement``); with neither, the
-    highest semver tag that satisfies ``requirement`` is taken. Raises ``release_not_found``.
+    highest semver tag that satisfies ``requirement`` is taken. Raises ``release_not_found``,
+    and ``registry_invalid`` for a version tag that holds another version.
     """
     chosen = reference.reference or latest_tag(client, reference, requirement)
     plugin = plugin_of(client.get_manifest(reference.repository, chosen), reference, chosen)
-    if reference.digest is None:
-        _refuse_tag_mismatch(reference, chosen, plugin)
+    # A version tag must name the version the index carries: whoever can push could otherwise
+    # move an old release under a new version's tag.
+    if reference.digest is None and tag_contradicts(chosen, plugin.version):
+        raise NexoError(
+            f"{reference.base}:{chosen} holds {plugin.plugin_id} {plugin.version}: a version "
+            "tag must name the version it holds",
+            kind="registry_invalid",
+            details={"tag": chosen, "version": plugin.version},
+        )
     if requirement is not None and not requirement.matches(parse_version(plugin.version)):
         raise NexoError(
             f"{reference} is {plugin.plugin_id} {plugin.version}, which does not match "
@@ -109,11 +105,8 @@ def version_tags(
         if version is None:
             continue
         parsed = parse_version(version)
-        if requirement is not None and not requirement.matches(parsed):
-            continue
-        if requirement is None and not parsed.pre.is_empty:
-            continue
-        candidates.append((parsed, tag))
+        if requirement.matches(parsed) if requirement is not None else parsed.pre.is_empty:
+            candidates.append((parsed, tag))
     return sorted(candidates, key=lambda pair: _sort_key(pair[0]), reverse=True)
 
 
@@ -140,7 +133,7 @@ def plugin_of(found: Manifest, reference: OciReference, chosen: str) -> PluginVe
     if found.media_type == INDEX_MEDIA_TYPE:
         return artifact.parse_index(found.json(), found.digest, pinned)
     if found.media_type == MANIFEST_MEDIA_TYPE:
-        return artifact.parse_single_manifest(found.json(), found.digest, len(found.data), pinned)
+        return artifact.parse_single_manifest(found.json(), found.digest, pinned)
     named = (
         reference.with_digest(chosen)
         if chosen.startswith("sha256:")
@@ -247,21 +240,23 @@ def _tarball_mtime(path: Path) -> int | None:
         return None
 
 
-def created_now() -> str:
-    """``SOURCE_DATE_EPOCH`` when set (reproducible pushes), else now, as RFC 3339 UTC."""
+def _source_date() -> str | None:
+    """``SOURCE_DATE_EPOCH`` (reproducible pushes) as RFC 3339 UTC, when it is set."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    if epoch.isdigit():
-        return _rfc3339(int(epoch))
-    return _rfc3339(int(dt.datetime.now(dt.UTC).timestamp()))
+    return _rfc3339(int(epoch)) if epoch.isdigit() else None
+
+
+def created_now() -> str:
+    """``SOURCE_DATE_EPOCH`` when set, else now, as RFC 3339 UTC."""
+    return _source_date() or _rfc3339(int(dt.datetime.now(dt.UTC).timestamp()))
 
 
 def created_for(tarballs: list[Path]) -> str:
     """The created time of a version pushed from ``tarballs``: ``SOURCE_DATE_EPOCH`` when
     set, else the newest entry mtime ``pack`` wrote into them (so pushing the same files
     twice gives the same index), else the newest file mtime; never the clock."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    if epoch.isdigit():
-        return _rfc3339(int(epoch))
+    if (epoch := _source_date()) is not None:
+        return epoch
     times = [_tarball_mtime(path) for path in tarballs]
     if all(found is not None for found in times) and times:
         return _rfc3339(max(found for found in times if found is not None))
@@ -299,21 +294,13 @@ def push_version(
         }
         if manifest_text is not None:
             annotations[artifact.PLUGIN_MANIFEST] = manifest_text
-        manifest = {
-            "schemaVersion": 2,
-            "mediaType": MANIFEST_MEDIA_TYPE,
-            "artifactType": artifact.ARTIFACT_TYPE,
-            "config": config,
-            "layers": [
-                artifact.descriptor(
-                    artifact.LAYER_MEDIA_TYPE,
-                    digest,
-                    size,
-                    annotations={artifact.TITLE: files.tarball.name},
-                )
-            ],
-            "annotations": annotations,
-        }
+        layer = artifact.descriptor(
+            artifact.LAYER_MEDIA_TYPE,
+            digest,
+            size,
+            annotations={artifact.TITLE: files.tarball.name},
+        )
+        manifest = _image_manifest(artifact.ARTIFACT_TYPE, config, [layer], annotations=annotations)
         data = artifact.canonical(manifest)
         manifest_digest = _put_by_digest(client, repository, data, MANIFEST_MEDIA_TYPE)
         subject = artifact.descriptor(MANIFEST_MEDIA_TYPE, manifest_digest, len(data))
@@ -351,6 +338,20 @@ def push_version(
     tag = reference.tag or version
     client.put_manifest(repository, tag, data, INDEX_MEDIA_TYPE)
     return sha256_digest(data)
+
+
+def _image_manifest(
+    artifact_type: str, config: dict[str, Any], layers: list[dict[str, Any]], **extra: Any
+) -> dict[str, Any]:
+    """An OCI image manifest of ``artifact_type`` with ``layers`` (and ``extra`` keys)."""
+    return {
+        "schemaVersion": 2,
+        "mediaType": MANIFEST_MEDIA_TYPE,
+        "artifactType": artifact_type,
+        "config": config,
+        "layers": layers,
+        **extra,
+    }
 
 
 def _put_by_digest(client: RegistryClient, repository: str, data: bytes, media_type: str) -> str:
@@ -404,7 +405,7 @@ def _push_signatures(
     bundle spec does (its own referrer, one layer), the other files in one referrer of nexo's
     signature type; the ``sha256-<hex>`` tag-schema index too when the registry has no
     referrers API."""
-    referrers: list[tuple[dict[str, Any], dict[str, str]]] = []
+    referrers: list[dict[str, Any]] = []
     others = []
     for name, path in sorted(files.signatures.items()):
         digest, size = client.push_blob(repository, path)
@@ -418,36 +419,15 @@ def _push_signatures(
         media_type, annotations = _bundle_annotations(path.read_bytes(), created)
         layer = artifact.descriptor(media_type, digest, size, annotations={artifact.TITLE: name})
         referrers.append(
-            (
-                {
-                    "schemaVersion": 2,
-                    "mediaType": MANIFEST_MEDIA_TYPE,
-                    "artifactType": media_type,
-                    "config": config,
-                    "layers": [layer],
-                    "subject": subject,
-                    "annotations": annotations,
-                },
-                annotations,
-            )
+            _image_manifest(media_type, config, [layer], subject=subject, annotations=annotations)
         )
     if others:
         referrers.append(
-            (
-                {
-                    "schemaVersion": 2,
-                    "mediaType": MANIFEST_MEDIA_TYPE,
-                    "artifactType": artifact.SIGNATURE_ARTIFACT_TYPE,
-                    "config": config,
-                    "layers": others,
-                    "subject": subject,
-                },
-                {},
-            )
+            _image_manifest(artifact.SIGNATURE_ARTIFACT_TYPE, config, others, subject=subject)
         )
     listed = []
     api = False
-    for manifest, annotations in referrers:
+    for manifest in referrers:
         data = artifact.canonical(manifest)
         digest = sha256_digest(data)
         headers = client.put_manifest(repository, digest, data, MANIFEST_MEDIA_TYPE)
@@ -458,7 +438,7 @@ def _push_signatures(
                 digest,
                 len(data),
                 artifactType=manifest["artifactType"],
-                annotations=annotations or None,
+                annotations=manifest.get("annotations"),
             )
         )
     if api or not listed:

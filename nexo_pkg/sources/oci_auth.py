@@ -1,11 +1,7 @@
-"""Registry credentials, read the way docker, podman and oras read them.
-
-The file is ``--registry-config``, else ``REGISTRY_AUTH_FILE``, else
-``$DOCKER_CONFIG/config.json`` or ``~/.docker/config.json``. For a host, ``auths[host]`` gives
-``auth`` (base64 ``user:password``) or ``username``/``password``, or ``identitytoken`` (an
-OAuth2 refresh token for bearer registries); ``credHelpers[host]`` or ``credsStore`` names a
-``docker-credential-<name>`` program asked with ``get``. A missing default file means no
-credentials; a named file that is missing or malformed is a configuration error.
+"""Registry credentials, read the way docker, podman and oras read them (docs/fleet.md,
+"Authentication"): ``--registry-config``, else ``REGISTRY_AUTH_FILE``, else the docker config;
+per host ``auths`` entries or a ``docker-credential-<name>`` helper. A missing default file
+means no credentials; a named file that is missing or malformed is a configuration error.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
 """The OCI-registry source: a plugin version stored as an image index (one manifest per
-target), its tarball layers and the signature referrers of each target.
-
-:class:`OciSource` resolves ``oci://host/repo[:tag|@digest]`` (no tag: the highest semver
-tag) to the targets asked and fetches one into the blob cache, reading the pinned target
-manifest from a configured mirror first when there is one.
+target), its tarball layers and the signature referrers of each target; the pinned target
+manifest is read from a configured mirror first when there is one.
 """
 
 from __future__ import annotations
@@ -78,8 +75,9 @@ def registry_origin(
 
 
 class OciSource:
-    """A registry reference for the ``targets`` asked (the host's triples, best first, with
-    ``noarch`` as the last resort; ``None``: every target the version ships).
+    """``oci://host/repo[:tag|@digest]`` (no tag: the highest semver tag) for the ``targets``
+    asked (the host's triples, best first, with ``noarch`` as the last resort; ``None``: every
+    target the version ships).
 
     ``requirement`` bounds the version a tagless reference resolves to; ``expected_id``
     refuses a version of another plugin (``asset_not_found``).
@@ -197,7 +195,7 @@ class OciSource:
         parsed = parse_tarball_name(candidate.asset_name)
         asset = parse_target_manifest(
             found.json(),
-            TargetEntry(candidate.target, digest, 0),
+            TargetEntry(candidate.target, digest),
             candidate.plugin_id,
             parsed[1] if parsed else "",
         )
@@ -207,15 +205,12 @@ class OciSource:
                 f"{sha256}",
                 kind="checksum_mismatch",
             )
-        signatures: dict[str, Path | bytes] = (
-            dict(
-                oci.fetch_signatures(
-                    client, reference.repository, asset, self.context.cache, self.context.temp_dir()
-                )
+        signatures: dict[str, Path | bytes] = {}
+        if material:
+            cache, directory = self.context.cache, self.context.temp_dir()
+            signatures.update(
+                oci.fetch_signatures(client, reference.repository, asset, cache, directory)
             )
-            if material
-            else {}
-        )
 
         def fetch(sink: BlobSink) -> None:
             client.get_blob(

@@ -9,20 +9,15 @@ the registry's ``WWW-Authenticate`` challenge: ``Basic`` with the configured cre
 per scope. Every request is counted per kind, for reports and benchmarks.
 
 HTTPS always, except ``plain_http`` for a loopback host (tests, a local mirror); under https
-every URL and redirect hop is https too.
-
-Every request goes through :class:`~nexo_pkg.net.client.HttpClient`, as GitHub's do: one total
-deadline per request (``timeout``, else ``NEXO_HTTP_TIMEOUT``, else 300 s) enforced by a
-watchdog that cuts the connection, one retry policy (``Retry-After`` honoured, never a name
-that does not resolve), redirects checked on every hop (never from https to http; the
-registry's credentials and tokens only to its own origin, a token service's only to its),
-JSON documents capped on the wire and after gzip/deflate decoding and parsed without a
-``RecursionError``, blobs fetched without content encoding.
+every URL and redirect hop is https too. Every request goes through
+:class:`~nexo_pkg.net.client.HttpClient` (deadline, retries, redirects, caps: docs/network.md);
+the registry's credentials and tokens go only to its own origin, a token service's only to its.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import re
 import urllib.parse
@@ -34,27 +29,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.net.bounded import (
-    DOCUMENT_ACCEPT_ENCODING,
-    declared_length,
-    decoded_document,
-    parse_json,
-)
-from nexo_pkg.net.client import (
-    HttpClient,
-    Retryable,
-    is_http_url,
-    parse_retry_after,
-    same_origin,
-)
+from nexo_pkg.net.bounded import DOCUMENT_ACCEPT_ENCODING, parse_json
+from nexo_pkg.net.client import HttpClient, Retryable, is_http_url, parse_retry_after
 from nexo_pkg.sources.cache import BlobSink
+from nexo_pkg.sources.download import over_download_limit
 from nexo_pkg.sources.oci_auth import Credentials
-from nexo_pkg.sources.oci_reference import OciReference
 
 if TYPE_CHECKING:
     import httpx
-
-__all__ = ["same_origin"]
 
 INDEX_MEDIA_TYPE = "application/vnd.oci.image.index.v1+json"
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
@@ -120,21 +102,24 @@ class _BodyCut(Exception):  # noqa: N818 - a signal between two methods, never r
         self.error = error
 
 
-def _network(message: str, exc: Exception | None = None) -> NexoError:
-    detail = f": {exc}" if exc is not None else ""
-    return NexoError(f"{message}{detail}", kind="network")
+def _network(message: str) -> NexoError:
+    return NexoError(message, kind="network")
 
 
-class RegistryClient:
+def _basic(username: str, password: str) -> dict[str, str]:
+    """The ``Authorization`` header of HTTP basic auth."""
+    pair = base64.b64encode(f"{username}:{password}".encode()).decode("ascii")
+    return {"Authorization": "Basic " + pair}
+
+
+class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
     """One registry host; use as a context manager. Raises :class:`NexoError` on failure.
 
     Kinds: ``network`` (connection, the request's deadline, unexpected status),
     ``registry_auth`` (401/403), ``release_not_found`` (a manifest that does not exist),
     ``checksum_mismatch`` (bytes that do not hash to the digest asked for),
-    ``registry_invalid`` (a malformed, oversized or too deeply nested answer).
-
-    ``timeout`` is the total time one request may take, its body and any authentication
-    round included (default ``NEXO_HTTP_TIMEOUT``, else 300 s).
+    ``registry_invalid`` (a malformed, oversized or too deeply nested answer). ``timeout`` is
+    the total time one request may take, its body and any authentication round included.
     """
 
     def __init__(
@@ -165,11 +150,6 @@ class RegistryClient:
             https_only=None if plain_http else f"the https registry {host}",
             hint=f"the registry host {host}",
         )
-        self.timeout = self._net.timeout
-        self.retry_base_delay = self._net.retry_base_delay
-
-    def __enter__(self) -> RegistryClient:
-        return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
@@ -186,8 +166,7 @@ class RegistryClient:
         if scope in self._tokens:
             return {"Authorization": f"Bearer {self._tokens[scope]}"}
         if self._basic and self.credentials is not None:
-            pair = f"{self.credentials.username}:{self.credentials.password}".encode()
-            return {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
+            return _basic(self.credentials.username, self.credentials.password)
         return {}
 
     def _answer_challenge(self, response: httpx.Response, scope: str, *, renewed: bool) -> None:
@@ -232,32 +211,30 @@ class RegistryClient:
         as GCR, Artifactory and ACR answer); other credentials go as basic auth on a GET;
         without credentials the GET is anonymous (public repositories)."""
         realm = self._checked_realm(params.get("realm"))
-        wanted_scope = params.get("scope") or scope
-        service = params.get("service")
+        service = {"service": params["service"]} if "service" in params else {}
+        query = {"scope": params.get("scope") or scope, **service}
         credentials = self.credentials
         if credentials is not None and credentials.identity_token:
             form = {
                 "grant_type": "refresh_token",
                 "refresh_token": credentials.identity_token,
                 "client_id": OAUTH_CLIENT_ID,
-                "scope": wanted_scope,
+                **query,
             }
-            if service is not None:
-                form["service"] = service
             status, document = self._token_answer("POST", realm, data=form)
             if status in OAUTH_UNSUPPORTED:
                 status, document = self._token_answer(
                     "GET",
                     realm,
-                    params=self._token_query(wanted_scope, service),
-                    basic=(credentials.username or "<token>", credentials.identity_token),
+                    params=query,
+                    basic=_basic(credentials.username or "<token>", credentials.identity_token),
                 )
         else:
             status, document = self._token_answer(
                 "GET",
                 realm,
-                params=self._token_query(wanted_scope, service),
-                basic=(credentials.username, credentials.password) if credentials else None,
+                params=query,
+                basic=_basic(credentials.username, credentials.password) if credentials else None,
             )
         what = f"the token service of {self.host}"
         if status in {400, 401, 403}:
@@ -302,13 +279,6 @@ class RegistryClient:
             )
         return realm
 
-    @staticmethod
-    def _token_query(scope: str, service: str | None) -> dict[str, str]:
-        query = {"scope": scope}
-        if service is not None:
-            query["service"] = service
-        return query
-
     def _token_answer(
         self,
         method: str,
@@ -316,14 +286,9 @@ class RegistryClient:
         *,
         params: dict[str, str] | None = None,
         data: dict[str, str] | None = None,
-        basic: tuple[str, str] | None = None,
+        basic: dict[str, str] | None = None,
     ) -> tuple[int, Any]:
         """One request to the token service: its status, and its JSON document when 200."""
-        headers: dict[str, str] = {"Accept-Encoding": DOCUMENT_ACCEPT_ENCODING}
-        credentials: dict[str, str] | None = None
-        if basic is not None:
-            pair = f"{basic[0]}:{basic[1]}".encode()
-            credentials = {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
         what = f"the token service of {self.host}"
         self.requests["token"] += 1
         try:
@@ -332,8 +297,8 @@ class RegistryClient:
                 method,
                 realm,
                 f"cannot reach {what}",
-                headers=headers,
-                credentials=credentials,
+                headers={"Accept-Encoding": DOCUMENT_ACCEPT_ENCODING},
+                credentials=basic,
                 credentials_origin=realm,
                 params=params,
                 data=data,
@@ -344,11 +309,7 @@ class RegistryClient:
             if response.status_code != 200:
                 self._short_text(response)
                 return response.status_code, None
-            return 200, parse_json(
-                self._read_document(response, what, limit=MAX_SMALL_ANSWER_BYTES),
-                what,
-                kind="registry_invalid",
-            )
+            return 200, self._read_json(response, what, limit=MAX_SMALL_ANSWER_BYTES)
         finally:
             response.close()
 
@@ -365,7 +326,6 @@ class RegistryClient:
     ) -> Iterator[httpx.Response]:
         url = path if path.startswith(("http://", "https://")) else self.base + path
         sent = {"Accept-Encoding": DOCUMENT_ACCEPT_ENCODING, **(headers or {})}
-        renewed = False
         challenges = 0
         attempt = 0
         retries = RETRIES if method in IDEMPOTENT else 0
@@ -397,8 +357,7 @@ class RegistryClient:
                         raise NexoError(
                             f"{self.host} keeps asking for authentication", kind="registry_auth"
                         )
-                    self._answer_challenge(response, scope, renewed=renewed)
-                    renewed = True
+                    self._answer_challenge(response, scope, renewed=challenges > 1)
                     continue
                 delay = None
                 if response.status_code in RETRY_STATUSES and attempt < retries:
@@ -433,26 +392,27 @@ class RegistryClient:
     def _read_document(self, response: httpx.Response, what: str, *, limit: int) -> bytes:
         """A document body: at most ``limit`` bytes on the wire and after gzip/deflate
         decoding; ``registry_invalid`` past that or in another encoding."""
-        return decoded_document(
-            self._raw_chunks(response, what),
-            response.headers.get("content-encoding", ""),
-            what,
-            declared=declared_length(response),
-            kind="registry_invalid",
-            limit=limit,
+        try:
+            return self._net.read_document(response, what, limit=limit, kind="registry_invalid")
+        except Retryable as exc:
+            raise _network(exc.message) from exc
+
+    def _read_json(self, response: httpx.Response, what: str, *, limit: int) -> Any:
+        """A JSON document read as :meth:`_read_document` reads it; ``registry_invalid`` when
+        it is not JSON or nested too deeply."""
+        return parse_json(
+            self._read_document(response, what, limit=limit), what, kind="registry_invalid"
         )
 
     def _short_text(self, response: httpx.Response) -> str:
         """The start of an answer nobody needs (an error, an upload's reply), for a message;
         what follows the first :data:`MAX_ERROR_TEXT_BYTES` is left unread."""
         data = bytearray()
-        try:
+        with contextlib.suppress(NexoError):
             for chunk in self._raw_chunks(response, "the registry's answer"):
                 data += chunk
                 if len(data) >= MAX_ERROR_TEXT_BYTES:
                     break
-        except NexoError:
-            pass
         if response.headers.get("content-encoding", "identity").strip().lower() != "identity":
             return ""
         return " ".join(bytes(data[:200]).decode("utf-8", errors="replace").split())
@@ -481,12 +441,6 @@ class RegistryClient:
                 f"manifest {reference[:100]!r} is not named by a sha256 digest",
                 kind="registry_invalid",
             )
-        manifest = self._fetch_manifest(repository, reference)
-        if reference.startswith("sha256:"):
-            self._manifests[(repository, reference)] = manifest
-        return manifest
-
-    def _fetch_manifest(self, repository: str, reference: str) -> Manifest:
         with self._request(
             "GET",
             f"{repository}/manifests/{reference}",
@@ -502,35 +456,42 @@ class RegistryClient:
                 )
             if response.status_code != 200:
                 raise self._unexpected(response, f"cannot get manifest {reference}")
-            raw = self._read_document(
-                response, f"manifest {reference} from {self.host}", limit=MAX_MANIFEST_BYTES
-            )
+            what = f"manifest {reference} from {self.host}"
+            raw = self._read_document(response, what, limit=MAX_MANIFEST_BYTES)
             media_type = response.headers.get("content-type", "").split(";")[0].strip()
         digest = sha256_digest(raw)
         if reference.startswith("sha256:") and digest != reference:
             raise NexoError(
-                f"manifest {reference} from {self.host} hashes to {digest}",
+                f"{what} hashes to {digest}",
                 kind="checksum_mismatch",
                 details={"expected": reference, "actual": digest},
             )
-        document = parse_json(
-            raw, f"manifest {reference} from {self.host}", kind="registry_invalid"
-        )
+        document = parse_json(raw, what, kind="registry_invalid")
         declared = document.get("mediaType") if isinstance(document, dict) else None
-        return Manifest(raw, declared if isinstance(declared, str) else media_type, digest)
+        manifest = Manifest(raw, declared if isinstance(declared, str) else media_type, digest)
+        if reference.startswith("sha256:"):
+            self._manifests[(repository, reference)] = manifest
+        return manifest
 
     def manifest_exists(self, repository: str, reference: str) -> bool:
+        return self._exists(repository, "manifest", reference, {"Accept": MANIFEST_ACCEPT})
+
+    def _exists(
+        self, repository: str, what: str, reference: str, headers: dict[str, str] | None = None
+    ) -> bool:
+        """HEAD the ``what`` (``manifest``, ``blob``) ``reference`` of ``repository``: whether
+        it is there (200) or not (404); any other answer is ``network``."""
         with self._request(
             "HEAD",
-            f"{repository}/manifests/{reference}",
+            f"{repository}/{what}s/{reference}",
             scope=self._scope(repository),
-            kind="manifest_head",
-            headers={"Accept": MANIFEST_ACCEPT},
+            kind=f"{what}_head",
+            headers=headers,
         ) as response:
             if response.status_code == 404:
                 return False
             if response.status_code != 200:
-                raise self._unexpected(response, f"cannot check manifest {reference}")
+                raise self._unexpected(response, f"cannot check {what} {reference}")
             return True
 
     def put_manifest(
@@ -553,27 +514,49 @@ class RegistryClient:
     def list_tags(self, repository: str) -> list[str]:
         """Every tag of ``repository`` (following ``Link`` pagination); ``[]`` if it is absent."""
         tags: list[str] = []
-        path = f"{repository}/tags/list"
+        what = f"the tag list of {repository}"
+
+        def read(_page: int, response: httpx.Response) -> bool:
+            if response.status_code == 404:
+                return False
+            if response.status_code != 200:
+                raise self._unexpected(response, f"cannot list the tags of {repository}")
+            document = self._read_json(response, what, limit=MAX_TAG_LIST_BYTES)
+            found = (document.get("tags") if isinstance(document, dict) else None) or []
+            if not isinstance(found, list):
+                raise NexoError(f"{what} is not a list of tags", kind="registry_invalid")
+            tags.extend(tag for tag in found if isinstance(tag, str))
+            return True
+
+        self._paged(repository, f"{repository}/tags/list", what, read, kind="tags")
+        return tags
+
+    def _paged(
+        self,
+        repository: str,
+        path: str,
+        what: str,
+        read: Callable[[int, httpx.Response], bool],
+        *,
+        kind: str,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """GET ``path`` and the pages its ``Link`` headers name after it, handing each answer
+        and its page number (from 1) to ``read`` until it returns false. A registry whose
+        ``Link`` never ends is cut off past :data:`MAX_PAGES` (``registry_invalid``)."""
         pages = 0
         while path:
-            pages = self._count_page(pages, f"the tag list of {repository}")
-            with self._request("GET", path, scope=self._scope(repository), kind="tags") as response:
-                if response.status_code == 404:
-                    return tags
-                if response.status_code != 200:
-                    raise self._unexpected(response, f"cannot list the tags of {repository}")
-                what = f"the tag list of {repository}"
-                document = parse_json(
-                    self._read_document(response, what, limit=MAX_TAG_LIST_BYTES),
-                    what,
+            if pages >= MAX_PAGES:
+                raise NexoError(
+                    f"{what} runs past {MAX_PAGES} pages; the registry's Link headers do not end",
                     kind="registry_invalid",
                 )
-                found = (document.get("tags") if isinstance(document, dict) else None) or []
-                if not isinstance(found, list):
-                    raise NexoError(f"{what} is not a list of tags", kind="registry_invalid")
-                tags.extend(tag for tag in found if isinstance(tag, str))
+            pages += 1
+            scope = self._scope(repository)
+            with self._request("GET", path, scope=scope, kind=kind, headers=headers) as response:
+                if not read(pages, response):
+                    return
                 path = self._next_page(response)
-        return tags
 
     def _next_page(self, response: httpx.Response) -> str:
         """Where a paginated answer continues (its ``Link: <…>; rel="next"``), else ``""``."""
@@ -590,38 +573,17 @@ class RegistryClient:
             url = urllib.parse.urljoin(self.base, target)
         except ValueError:
             url = ""
-        valid = is_http_url(url)
-        if not valid or any(ord(char) < 0x21 or ord(char) == 0x7F for char in target):
+        if not is_http_url(url) or any(ord(char) < 0x21 or ord(char) == 0x7F for char in target):
             raise NexoError(
                 f"{self.host} sent {what} that is not a URL: {target[:200]!r}",
                 kind="registry_invalid",
             )
         return url
 
-    @staticmethod
-    def _count_page(pages: int, what: str) -> int:
-        """One more page of ``what``; a registry whose ``Link`` never ends is cut off."""
-        if pages >= MAX_PAGES:
-            raise NexoError(
-                f"{what} runs past {MAX_PAGES} pages; the registry's Link headers do not end",
-                kind="registry_invalid",
-            )
-        return pages + 1
-
     # -- blobs ---------------------------------------------------------------------------
 
     def blob_exists(self, repository: str, digest: str) -> bool:
-        with self._request(
-            "HEAD",
-            f"{repository}/blobs/{digest}",
-            scope=self._scope(repository),
-            kind="blob_head",
-        ) as response:
-            if response.status_code == 404:
-                return False
-            if response.status_code != 200:
-                raise self._unexpected(response, f"cannot check blob {digest}")
-            return True
+        return self._exists(repository, "blob", digest)
 
     def get_blob(
         self,
@@ -693,34 +655,21 @@ class RegistryClient:
                 )
             if response.status_code != 200:
                 raise self._unexpected(response, f"cannot get blob {digest}")
-            chunks = self._raw_chunks(
-                response, f"download of blob {digest} from {self.host} failed"
-            )
-            while True:
-                try:
-                    chunk = next(chunks, None)
-                except NexoError as error:
-                    if error.kind == "network" and not self._net.deadline.expired():
-                        raise _BodyCut(error) from error
-                    raise
-                if chunk is None:
-                    break
-                size += len(chunk)
-                if size > max_bytes:
-                    raise NexoError(
-                        f"blob {digest} is larger than the download limit of {max_bytes} "
-                        "bytes (raise it with --max-download-size)",
-                        kind="archive_unsafe",
-                    )
-                if not shared:
-                    hasher.update(chunk)
-                write(chunk)
+            what = f"download of blob {digest} from {self.host} failed"
+            try:
+                # ``write`` is a blob sink's: it fails with ``io``, never ``network``.
+                for chunk in self._raw_chunks(response, what):
+                    size += len(chunk)
+                    if size > max_bytes:
+                        raise over_download_limit(f"blob {digest}", max_bytes)
+                    if not shared:
+                        hasher.update(chunk)
+                    write(chunk)
+            except NexoError as error:
+                if error.kind == "network" and not self._net.deadline.expired():
+                    raise _BodyCut(error) from error
+                raise
         return size, "sha256:" + hasher.hexdigest()
-
-    def get_small_blob(self, repository: str, digest: str, *, max_bytes: int) -> bytes:
-        data = bytearray()
-        self.get_blob(repository, digest, data.extend, max_bytes=max_bytes, reset=data.clear)
-        return bytes(data)
 
     def push_blob(self, repository: str, data: bytes | Path) -> tuple[str, int]:
         """Upload a blob unless the registry has it; returns ``(digest, size)``."""
@@ -762,33 +711,24 @@ class RegistryClient:
         pushed before a registry gained the API are only listed there. No referrers: ``[]``.
         """
         found: list[dict[str, Any]] = []
+        what = f"the referrers of {digest}"
+
+        def read(page: int, response: httpx.Response) -> bool:
+            supported = response.status_code == 200 and response.headers.get(
+                "content-type", ""
+            ).startswith(INDEX_MEDIA_TYPE)
+            if not supported:
+                if page > 1 or response.status_code not in {200, 404}:
+                    raise self._unexpected(response, f"cannot list {what}")
+                self._short_text(response)
+                return False
+            document = self._read_document(response, what, limit=MAX_MANIFEST_BYTES)
+            found.extend(_descriptors(document))
+            return True
+
         path = f"{repository}/referrers/{digest}"
-        pages = 0
-        while path:
-            pages = self._count_page(pages, f"the referrers of {digest}")
-            with self._request(
-                "GET",
-                path,
-                scope=self._scope(repository),
-                kind="referrers",
-                headers={"Accept": INDEX_MEDIA_TYPE},
-            ) as response:
-                supported = response.status_code == 200 and response.headers.get(
-                    "content-type", ""
-                ).startswith(INDEX_MEDIA_TYPE)
-                if not supported:
-                    if pages > 1 or response.status_code not in {200, 404}:
-                        raise self._unexpected(response, f"cannot list the referrers of {digest}")
-                    self._short_text(response)
-                    break
-                found.extend(
-                    _descriptors(
-                        self._read_document(
-                            response, f"the referrers of {digest}", limit=MAX_MANIFEST_BYTES
-                        )
-                    )
-                )
-                path = self._next_page(response)
+        headers = {"Accept": INDEX_MEDIA_TYPE}
+        self._paged(repository, path, what, read, kind="referrers", headers=headers)
         if found:
             return found
         try:
@@ -812,24 +752,3 @@ def _descriptors(data: bytes) -> list[dict[str, Any]]:
     if not isinstance(manifests, list):
         return []
     return [item for item in manifests if isinstance(item, dict)]
-
-
-def open_client(
-    reference: OciReference,
-    *,
-    registry_config: Path | None = None,
-    plain_http: bool = False,
-    timeout: float | None = None,
-    retry_base_delay: float | None = None,
-) -> RegistryClient:
-    """A client for ``reference``'s host with its configured credentials."""
-    from nexo_pkg.sources.oci_auth import credentials_for  # noqa: PLC0415 - read only when used
-
-    return RegistryClient(
-        reference.host,
-        credentials=credentials_for(reference.host, registry_config),
-        plain_http=plain_http,
-        loopback=reference.is_loopback,
-        timeout=timeout,
-        retry_base_delay=retry_base_delay,
-    )

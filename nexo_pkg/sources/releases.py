@@ -1,10 +1,7 @@
 """The GitHub-release source: a release's manifest asset and tarballs, their checksums (the
 ``.sha256`` sidecar and the API digest) and their signature material (signature assets and
-the API's artifact attestations).
-
-:class:`GitHubReleaseSource` resolves ``owner/repo[@tag]`` to the tarball for the asked
-targets and fetches it into the blob cache. A candidate whose sha256 is already pinned (a
-lock file's) is fetched without reading the release first when the cache holds it.
+the API's artifact attestations). A candidate whose sha256 is already pinned (a lock file's)
+is fetched without reading the release first when the cache holds it.
 """
 
 from __future__ import annotations
@@ -83,10 +80,7 @@ class GitHubReleaseSource:
         if self._found is None:
             client = self.context.github()
             release = client.find_release(self.spec.owner, self.spec.repo, self.spec.tag)
-            manifest = client.read_manifest_asset(
-                release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_ASSET_BYTES
-            )
-            identity = release_identity(release, manifest, manifest_problem=self.manifest_problem)
+            identity, manifest = read_identity(client, release, self.manifest_problem)
             if self.expected_id is not None and identity.plugin_id != self.expected_id:
                 raise NexoError(
                     f"release {release.tag} of {self.spec.owner}/{self.spec.repo} is plugin "
@@ -125,7 +119,6 @@ class GitHubReleaseSource:
                 target=choice.target,
                 asset_name=asset.name,
                 origin=origin,
-                sha256=None,
                 size=asset.size,
                 manifest=found.manifest,
                 locator=(release, asset),
@@ -198,7 +191,12 @@ class GitHubReleaseSource:
             )
 
         def fetch(sink: BlobSink) -> None:
-            asset = release_asset(release(), candidate.asset_name)
+            asset = release().asset(candidate.asset_name)
+            if asset is None:
+                raise NexoError(
+                    f"release {release().tag} no longer has {candidate.asset_name}",
+                    kind="asset_not_found",
+                )
             client.download(asset, sink, max_bytes=self.context.max_download)
 
         blob = self.context.hold(self.context.cache.open_blob(sha256, fetch))
@@ -206,12 +204,15 @@ class GitHubReleaseSource:
         return fetched_artifact(candidate, blob, sha256, checked, found)
 
 
-def release_asset(release: Release, name: str) -> ReleaseAsset:
-    """The asset ``name`` of ``release``; ``asset_not_found`` when it is gone."""
-    found = release.asset(name)
-    if found is None:
-        raise NexoError(f"release {release.tag} no longer has {name}", kind="asset_not_found")
-    return found
+def read_identity(
+    client: GitHubClient, release: Release, manifest_problem: ManifestCheck
+) -> tuple[ReleaseIdentity, tuple[str, str] | None]:
+    """The plugin id and version of ``release`` (:func:`release_identity`), and its manifest
+    asset as ``(name, text)`` when it has one."""
+    manifest = client.read_manifest_asset(
+        release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_ASSET_BYTES
+    )
+    return release_identity(release, manifest, manifest_problem=manifest_problem), manifest
 
 
 def release_tarballs(
@@ -219,10 +220,7 @@ def release_tarballs(
 ) -> tuple[str, str, dict[str, ReleaseAsset]]:
     """The plugin id, version and per-target tarballs of a release, read as ``install``
     reads them (the manifest asset, else the tarball names)."""
-    manifest = client.read_manifest_asset(
-        release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_ASSET_BYTES
-    )
-    identity = release_identity(release, manifest, manifest_problem=manifest_problem)
+    identity, _ = read_identity(client, release, manifest_problem)
     assets: dict[str, ReleaseAsset] = {}
     for asset in release.assets:
         parsed = parse_tarball_name(asset.name)

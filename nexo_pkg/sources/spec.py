@@ -160,8 +160,7 @@ def parse_source(text: str) -> Source:
     validate_name(repo, what="repo", max_length=MAX_REPO_LENGTH, text=text)
     if at:
         validate_tag(tag, text=text)
-        return GitHubSource(owner, repo, tag)
-    return GitHubSource(owner, repo, None)
+    return GitHubSource(owner, repo, tag if at else None)
 
 
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:Z|[+-]\d{2}:\d{2})")

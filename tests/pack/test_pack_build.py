@@ -404,7 +404,6 @@ def test_a_failed_write_leaves_no_partial_tarball(tmp_path: Path) -> None:
             manifest_name="nexo-plugin.toml",
             manifest_bytes=b"",
             epoch=0,
-            compresslevel=6,
         )
     assert (caught.value.kind, caught.value.exit_code) == ("io", 2)
     assert _listing(out) == ["demo-0.1.0-noarch.tar.gz", "keep.txt"]
