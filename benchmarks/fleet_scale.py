@@ -4,7 +4,8 @@ a sequential shell pipeline over the same tarballs, for 1, 5, 20 and 50 plugins.
 Every plugin is shaped like a real release (``trees.fill_vendored``: 1,500 files of Python
 sources and binary-like data, about 6 MiB, packed as ``nexo plugin pack`` packs) and pushed,
 unsigned, to a real CNCF distribution registry on loopback. Side by side, interleaved, each
-run onto an empty root with a cold blob cache (its own ``NEXO_HOME``):
+run onto an empty root with a cold blob cache (its own ``NEXO_HOME``), after an ``os.sync()`` so
+that no run pays for writing back the files of the one before:
 
 * **baseline**: for each plugin in turn ``curl -sSfo f BLOB_URL && sha256sum -c && mkdir d &&
   tar -xzf f -C d``, then one ``sync -f`` of the root;
@@ -186,6 +187,8 @@ def measure_sync(
     def fresh() -> Path:
         shutil.rmtree(scratch, ignore_errors=True)
         scratch.mkdir()
+        # The previous run's files reach the disk now, not while the next run is timed.
+        os.sync()
         return scratch
 
     def baseline() -> float:
@@ -252,6 +255,7 @@ def measure_lock(
             scratch = fleet.work / "lock-scratch"
             shutil.rmtree(scratch, ignore_errors=True)
             scratch.mkdir()
+            os.sync()  # as in measure_sync: no earlier run's writes in this one's time
             out = scratch / "nexo-plugins.lock"
             used = resource.getrusage(resource.RUSAGE_CHILDREN)
             elapsed = wall(
