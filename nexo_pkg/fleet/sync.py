@@ -14,7 +14,6 @@ plugins the lock does not name.
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import fcntl
 import itertools
 import os
@@ -51,6 +50,7 @@ from nexo_pkg.install.api import (
 )
 from nexo_pkg.sources.extract import extraction_workers
 from nexo_pkg.sources.hosttriple import NOARCH, host_candidates
+from nexo_pkg.sources.oci import source_date
 
 SYNC_LOCK_NAME = ".nexo-sync.lock"
 
@@ -137,13 +137,7 @@ def pick_target(entry: LockedPlugin, candidates: tuple[str, ...]) -> LockedTarge
 def _installed_at(entry: LockedPlugin) -> str | None:
     """Receipts written by sync are the same on every host: the version's publication time,
     else ``SOURCE_DATE_EPOCH``, else (no stable time known) now."""
-    if entry.published:
-        return entry.published
-    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    if epoch.isdigit():
-        moment = dt.datetime.fromtimestamp(int(epoch), dt.UTC)
-        return moment.isoformat().replace("+00:00", "Z")
-    return None
+    return entry.published or source_date()
 
 
 def signer_check(row: LockedTarget, plugin_id: str) -> Callable[[InstallPlan], bool]:

@@ -240,7 +240,7 @@ def _tarball_mtime(path: Path) -> int | None:
         return None
 
 
-def _source_date() -> str | None:
+def source_date() -> str | None:
     """``SOURCE_DATE_EPOCH`` (reproducible pushes) as RFC 3339 UTC, when it is set."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
     return _rfc3339(int(epoch)) if epoch.isdigit() else None
@@ -248,14 +248,14 @@ def _source_date() -> str | None:
 
 def created_now() -> str:
     """``SOURCE_DATE_EPOCH`` when set, else now, as RFC 3339 UTC."""
-    return _source_date() or _rfc3339(int(dt.datetime.now(dt.UTC).timestamp()))
+    return source_date() or _rfc3339(int(dt.datetime.now(dt.UTC).timestamp()))
 
 
 def created_for(tarballs: list[Path]) -> str:
     """The created time of a version pushed from ``tarballs``: ``SOURCE_DATE_EPOCH`` when
     set, else the newest entry mtime ``pack`` wrote into them (so pushing the same files
     twice gives the same index), else the newest file mtime; never the clock."""
-    if (epoch := _source_date()) is not None:
+    if (epoch := source_date()) is not None:
         return epoch
     times = [_tarball_mtime(path) for path in tarballs]
     if all(found is not None for found in times) and times:

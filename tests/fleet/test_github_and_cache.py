@@ -159,6 +159,21 @@ def test_frozen_syncs_of_a_github_lock_write_the_same_receipts_on_every_host(
     assert "published" in edited.document["error"]
     assert not (tmp_path / "c" / "echo-1.2.3").exists()
 
+    # Without a publication time in the lock, SOURCE_DATE_EPOCH is the receipts' time.
+    lock_file.write_text(
+        "".join(line for line in lock_file.read_text().splitlines(keepends=True)
+                if not line.startswith("published = ")),
+        encoding="utf-8",
+    )  # fmt: skip
+    epoch_env = {**env, "NEXO_HOME": str(tmp_path / "home-d"), "SOURCE_DATE_EPOCH": "1700000000"}
+    dated = fleet_run(
+        "sync", "--lock", lock_file, "--dest", str(tmp_path / "d"), "--frozen", *common,
+        env=epoch_env,
+    )  # fmt: skip
+    assert dated.code == 0, dated.stderr
+    receipt = json.loads((tmp_path / "d" / "echo-1.2.3" / ".nexo-install.json").read_text())
+    assert receipt["installed_at"] == "2023-11-14T22:13:20Z"
+
 
 def test_a_lock_that_names_another_signer_is_refused_at_sync(
     *,
