@@ -50,6 +50,10 @@ from support.registry import Registry, start_registry  # noqa: E402
 from support.tarballs import launcher_text, manifest_text  # noqa: E402
 from trees import fill_vendored  # noqa: E402
 
+from nexo_pkg.fleet.pool import DEFAULT_JOBS  # noqa: E402
+
+JOBS = str(DEFAULT_JOBS)  # the default `--jobs`, passed explicitly so the tables say it
+
 VERSION = "1.0.0"
 FILES = 1500
 TOTAL_MIB = 6
@@ -163,7 +167,7 @@ class Scale:
     baseline: Stats
     sequential: Stats
     concurrent: Stats
-    before: Stats | None = None  # 4 jobs, the --before checkout's code
+    before: Stats | None = None  # default jobs, the --before checkout's code
 
 
 def measure_sync(
@@ -207,9 +211,9 @@ def measure_sync(
 
         return run
 
-    variants = {"baseline": baseline, "jobs 1": nexo("1"), "default": nexo("4")}
+    variants = {"baseline": baseline, "jobs 1": nexo("1"), "default": nexo(JOBS)}
     if before is not None:
-        variants["before"] = nexo("4", before)
+        variants["before"] = nexo(JOBS, before)
     timings = interleave(variants, runs, warmup=warmup)
     return Scale(
         count, timings["baseline"], timings["jobs 1"], timings["default"], timings.get("before")
@@ -218,8 +222,8 @@ def measure_sync(
 
 @dataclass(frozen=True)
 class LockRow:
-    """``lock`` of one fleet: ``--jobs 1`` and 4 jobs (wall, and CPU of the process tree:
-    user + system), and 4 jobs of the ``--before`` checkout."""
+    """``lock`` of one fleet: ``--jobs 1`` and the default jobs (wall, and CPU of the process tree:
+    user + system), and the default jobs of the ``--before`` checkout."""
 
     count: int
     sequential: Stats
@@ -231,10 +235,12 @@ class LockRow:
 
     def line(self) -> str:
         ratio = paired_ratios(self.concurrent, self.sequential)
-        then = "" if self.before is None else f", 4 jobs before {self.before.describe('s', 1, 2)}"
+        then = (
+            "" if self.before is None else f", {JOBS} jobs before {self.before.describe('s', 1, 2)}"
+        )
         return (
             f"lock of {self.count}: --jobs 1 {self.sequential.describe('s', 1, 2)} "
-            f"(CPU {self.sequential_cpu.describe('s', 1, 2)}), 4 jobs "
+            f"(CPU {self.sequential_cpu.describe('s', 1, 2)}), {JOBS} jobs "
             f"{self.concurrent.describe('s', 1, 2)} (CPU {self.concurrent_cpu.describe('s', 1, 2)})"
             f", ratio {ratio.describe('x', 1, 2)}, same bytes: {self.same_bytes}{then}; "
             f"load average {os.getloadavg()[0]:.2f}"
@@ -244,11 +250,11 @@ class LockRow:
 def measure_lock(
     fleet: Fleet, count: int, runs: int, host: str | None = None, before: Path | None = None
 ) -> LockRow:
-    """``lock --jobs 1`` and with 4 jobs (and 4 jobs with the ``before`` checkout's code),
+    """``lock --jobs 1`` and with the default jobs (and those with the ``before`` checkout's code),
     each from an empty lock and a cold cache; whether the two lock files are byte-identical."""
     project = fleet.project(count, host)
     written: dict[str, bytes] = {}
-    cpu: dict[str, list[float]] = {"1": [], "4": []}
+    cpu: dict[str, list[float]] = {"1": [], JOBS: []}
 
     def run(jobs: str, code: Path | None = None) -> Callable[[], float]:
         def once() -> float:
@@ -273,27 +279,27 @@ def measure_lock(
         return once
 
     # The sync rows before it warmed the registry and the page cache.
-    variants = {"jobs 1": run("1"), "default": run("4")}
+    variants = {"jobs 1": run("1"), "default": run(JOBS)}
     if before is not None:
-        variants["before"] = run("4", before)
+        variants["before"] = run(JOBS, before)
     timings = interleave(variants, runs, warmup=0)
     return LockRow(
         count,
         timings["jobs 1"],
         timings["default"],
         Stats.of(cpu["1"]),
-        Stats.of(cpu["4"]),
-        written["1"] == written["4"],
+        Stats.of(cpu[JOBS]),
+        written["1"] == written[JOBS],
         timings.get("before"),
     )
 
 
 def scale_table(scales: list[Scale]) -> list[str]:
     with_before = any(scale.before is not None for scale in scales)
-    extra = " 4 jobs, before | before / baseline |" if with_before else ""
+    extra = f" {JOBS} jobs, before | before / baseline |" if with_before else ""
     rows = [
-        "| plugins | baseline wall | sync --jobs 1 | sync (4 jobs) | --jobs 1 / baseline "
-        "| 4 jobs / baseline |" + extra,
+        f"| plugins | baseline wall | sync --jobs 1 | sync ({JOBS} jobs) | --jobs 1 / baseline "
+        f"| {JOBS} jobs / baseline |" + extra,
         "|---|---|---|---|---|---|" + ("---|---|" if with_before else ""),
     ]
     for scale in scales:

@@ -570,7 +570,8 @@ def bench_fleet(report: Report, runs: int, counts: list[int], files: int) -> Non
                 *scale.scale_table(scales),
                 "",
                 f"`lock` of {max(counts)} registry plugins from an empty lock and a cold cache: "
-                f"`--jobs 1` {one.describe('s', 1, 2)}, 4 jobs {four.describe('s', 1, 2)}, "
+                f"`--jobs 1` {one.describe('s', 1, 2)}, "
+                f"{scale.JOBS} jobs {four.describe('s', 1, 2)}, "
                 f"ratio {_ratio_cell(lock_ratio)}; the two lock files are "
                 f"{'byte-identical' if same else 'DIFFERENT'} (load average {load_lock:.1f}).",
             ]

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 JobsOption = Annotated[
     int | None,
     typer.Option(
-        "--jobs", "-j", help="Plugins handled at a time (default 4; 1: one after another)."
+        "--jobs", "-j", help="Plugins handled at a time (default 8; 1: one after another)."
     ),
 ]
 WantedOption = Annotated[
