@@ -375,10 +375,11 @@ def _verify_document(
     artifact: Path, name: str, raw: bytes, request: TrustRequest
 ) -> VerifiedSignature:
     """One bundle of any kind, told apart by its content."""
-    # Imported here for the same reason as in _verify_offer: Sigstore's common ground, then
-    # only the verifier of the kind of bundle at hand (an attestation never loads the legacy
-    # cosign verifier and its log and CT key code, a message signature never the DSSE one).
-    from nexo_pkg.trust.verifiers import common  # noqa: PLC0415
+    # Imported here for the same reason as in _verify_offer: the claims and the direct
+    # verifier, then only the verifier of the kind of bundle at hand (an attestation never
+    # loads the legacy cosign verifier, a message signature never the DSSE one); Sigstore
+    # itself only for a bundle the direct verifier leaves to it.
+    from nexo_pkg.trust.verifiers import claims  # noqa: PLC0415
 
     document = parse_json_document(raw, name)
     if isinstance(document, dict) and "mediaType" in document:
@@ -387,20 +388,20 @@ def _verify_document(
 
             promise_only = cosign_legacy.promise_only_v01_bundle(document)
             if promise_only is not None:
-                common.check_recorded_digest(artifact, document, name)
+                claims.check_recorded_digest(artifact, document, name)
                 return cosign_legacy.verify_legacy_bundle(
                     artifact, promise_only, name=name, request=request
                 )
-        parsed = common.load_bundle(raw, document, name)
+        claims.require_log_entry(document, name)
         if "dsseEnvelope" in document:
             from nexo_pkg.trust.verifiers import attestation  # noqa: PLC0415
 
             return attestation.verify_attestation(
-                artifact, document, parsed, name=name, request=request
+                artifact, raw, document, name=name, request=request
             )
         from nexo_pkg.trust.verifiers import bundle  # noqa: PLC0415
 
-        return bundle.verify_bundle(artifact, parsed, name=name, request=request)
+        return bundle.verify_bundle(artifact, raw, document, name=name, request=request)
     if isinstance(document, dict) and "base64Signature" in document:
         from nexo_pkg.trust.verifiers import cosign_legacy  # noqa: PLC0415
 

@@ -1,10 +1,10 @@
 """GitHub artifact attestations: a Sigstore bundle whose DSSE envelope holds an in-toto
 statement about the file (``actions/attest-build-provenance``, ``gh attestation verify``).
 
-sigstore-python verifies the bundle (certificate chain, SCT, transparency log, the envelope's
-signature); then the statement must be an in-toto statement whose subject digest is the
-file's SHA-256, and the certificate's GitHub claims must satisfy an author entry, including
-the entry's predicate type (SLSA provenance v1 by default).
+The direct verifier, or else sigstore-python, verifies the bundle (certificate chain, SCT,
+transparency log, the envelope's signature); then the statement must be an in-toto statement
+whose subject digest is the file's SHA-256, and the certificate's GitHub claims must satisfy
+an author entry, including the entry's predicate type (SLSA provenance v1 by default).
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sigstore.models import Bundle
-
+from nexo_pkg.core.files import sha256_file
 from nexo_pkg.trust.base import SignatureInvalidError, TrustRequest, VerifiedSignature
-from nexo_pkg.trust.verifiers.common import hash_artifact, load_verifier, verify_trusted
+from nexo_pkg.trust.verifiers.claims import accept_verified
+from nexo_pkg.trust.verifiers.direct import verify_directly
 
 IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 _STATEMENT_TYPES = ("https://in-toto.io/Statement/v1", "https://in-toto.io/Statement/v0.1")
@@ -26,7 +26,7 @@ _STATEMENT_TYPES = ("https://in-toto.io/Statement/v1", "https://in-toto.io/State
 
 def _statement(document: dict[str, Any], name: str) -> dict[str, Any]:
     """The in-toto statement of the bundle document's envelope, read before verification only
-    to learn its predicate type; the verdict rests on the bytes sigstore-python verifies."""
+    to learn its predicate type; the verdict rests on the bytes the verifier verifies."""
     envelope = document.get("dsseEnvelope")
     if not isinstance(envelope, dict):
         raise SignatureInvalidError(f"{name} holds no DSSE envelope")
@@ -67,19 +67,37 @@ def _subject_digests(statement: dict[str, Any]) -> list[str]:
 
 
 def verify_attestation(
-    artifact: Path, document: dict[str, Any], bundle: Bundle, *, name: str, request: TrustRequest
+    artifact: Path, raw: bytes, document: dict[str, Any], *, name: str, request: TrustRequest
 ) -> VerifiedSignature:
-    """Verify the attestation ``bundle`` (from ``name``; ``document`` is its JSON) about
+    """Verify the attestation bundle ``raw`` (from ``name``; ``document`` is its JSON) about
     ``artifact``. Raises :class:`SignatureInvalidError` when it does not verify, is not an
     in-toto statement, or names other files; :class:`SignerUntrustedError` when no author
     entry trusts its certificate (claims, predicate type) or it is bound to another release.
     """
+    digest = sha256_file(artifact)
+    direct = verify_directly(document, request.trusted_root, bytes.fromhex(digest))
+    if direct is None:  # sigstore-python decides, and parses the bundle first as it always did
+        from nexo_pkg.trust.verifiers.common import load_bundle  # noqa: PLC0415
+
+        bundle = load_bundle(raw, document, name)
     predicate_type = _statement(document, name)["predicateType"]
-    verifier = load_verifier(request.trusted_root)
 
     def about_artifact(verified: tuple[str, bytes]) -> None:
-        _require_subject(artifact, _parse_statement(*verified, name), name)
+        _require_subject(artifact, digest, _parse_statement(*verified, name), name)
 
+    if direct is not None and direct.payload is not None:
+        signer = accept_verified(
+            direct.certificate,
+            request,
+            name=name,
+            verified=direct.payload,
+            predicate_type=predicate_type,
+            check=about_artifact,
+        )
+        return signer.verified("github-attestation", name)
+    from nexo_pkg.trust.verifiers.common import load_verifier, verify_trusted  # noqa: PLC0415
+
+    verifier = load_verifier(request.trusted_root)
     _, signer = verify_trusted(
         lambda policy: verifier.verify_dsse(bundle, policy),
         bundle,
@@ -92,8 +110,7 @@ def verify_attestation(
     return signer.verified("github-attestation", name)
 
 
-def _require_subject(artifact: Path, statement: dict[str, Any], name: str) -> None:
-    digest = hash_artifact(artifact).digest.hex()
+def _require_subject(artifact: Path, digest: str, statement: dict[str, Any], name: str) -> None:
     subjects = _subject_digests(statement)
     if digest not in subjects:
         shown = ", ".join(f"sha256:{s}" for s in subjects[:3]) or "none"

@@ -38,17 +38,11 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 from cryptography.x509 import (
     Certificate,
-    ExtendedKeyUsage,
-    ExtensionNotFound,
-    KeyUsage,
-    UnsupportedGeneralNameType,
     load_der_x509_certificate,
     load_pem_x509_certificate,
 )
-from cryptography.x509.oid import ExtendedKeyUsageOID
-from cryptography.x509.verification import Criticality, ExtensionPolicy, PolicyBuilder, Store
-from cryptography.x509.verification import VerificationError as X509VerificationError
 
+from nexo_pkg.core.files import sha256_file
 from nexo_pkg.trust.base import (
     BUNDLE_V01_MEDIA_TYPE,
     SignatureInvalidError,
@@ -56,13 +50,8 @@ from nexo_pkg.trust.base import (
     TrustRequest,
     VerifiedSignature,
 )
-from nexo_pkg.trust.verifiers.common import (
-    Signer,
-    TrustedAuthors,
-    UntrustedSignerError,
-    hash_artifact,
-    untrusted_signer_error,
-)
+from nexo_pkg.trust.verifiers.claims import accept_verified
+from nexo_pkg.trust.verifiers.direct import CheckError, check_usage, verify_chain
 from nexo_pkg.trust.verifiers.rootkeys import (
     KeyCheckError,
     RootKeys,
@@ -74,7 +63,7 @@ from nexo_pkg.trust.verifiers.rootkeys import (
 _RESIGN = "re-sign with Sigstore bundles (cosign sign-blob --new-bundle-format, or sigstore sign)"
 
 
-class _LegacyError(Exception):
+class _LegacyError(CheckError):
     """One failed check; becomes :class:`SignatureInvalidError` with the material's name."""
 
 
@@ -123,37 +112,6 @@ def _verify_set(root: RootKeys, payload: Mapping[str, Any], set_signature: bytes
     return int(entry["integratedTime"])
 
 
-def _verify_chain(root: RootKeys, certificate: Certificate, at: datetime) -> list[Certificate]:
-    """Chain to the trusted Fulcio roots at ``at`` (as sigstore-python's verifier does)."""
-    # Fulcio certificates use the code-signing EKU, not client auth: allow any EKU here and
-    # check code signing separately, keeping every other WebPKI default.
-    ca_policy, ee_policy = (
-        defaults.may_be_present(ExtendedKeyUsage, Criticality.NON_CRITICAL, None)
-        for defaults in (ExtensionPolicy.webpki_defaults_ca(), ExtensionPolicy.webpki_defaults_ee())
-    )
-    verifier = (
-        PolicyBuilder()
-        .store(Store(list(root.fulcio)))
-        .time(at)
-        .extension_policies(ca_policy=ca_policy, ee_policy=ee_policy)
-        .build_client_verifier()
-    )
-    try:
-        return list(verifier.verify(certificate, []).chain[1:])
-    except (X509VerificationError, UnsupportedGeneralNameType) as exc:
-        raise _LegacyError(f"the certificate does not chain to a trusted root: {exc}") from exc
-
-
-def _check_usage(certificate: Certificate) -> None:
-    try:
-        usage = certificate.extensions.get_extension_for_class(KeyUsage).value
-        extended = certificate.extensions.get_extension_for_class(ExtendedKeyUsage).value
-    except ExtensionNotFound as exc:
-        raise _LegacyError("the certificate is not a Sigstore signing certificate") from exc
-    if not usage.digital_signature or ExtendedKeyUsageOID.CODE_SIGNING not in extended:
-        raise _LegacyError("the certificate is not a code-signing certificate")
-
-
 def _verify_document(artifact: Path, document: Mapping[str, Any], root: RootKeys) -> Certificate:
     signature = _b64decode(_field(document, "base64Signature", str), "base64Signature")
     certificate = _load_certificate(_field(document, "cert", str))
@@ -164,7 +122,7 @@ def _verify_document(artifact: Path, document: Mapping[str, Any], root: RootKeys
     # 1. The log vouches for the entry and its time.
     integrated = datetime.fromtimestamp(_verify_set(root, payload, set_signature), tz=UTC)
     # 2. Chain and validity at that time.
-    chain = _verify_chain(root, certificate, integrated)
+    chain = verify_chain(root, certificate, integrated)
     if not (certificate.not_valid_before_utc <= integrated <= certificate.not_valid_after_utc):
         raise _LegacyError("the certificate was not valid at the log's integrated time")
     # 3. SCT.
@@ -175,19 +133,19 @@ def _verify_document(artifact: Path, document: Mapping[str, Any], root: RootKeys
     except KeyCheckError as exc:
         raise _LegacyError(f"the certificate's SCT does not verify: {exc}") from exc
     # 4. Code signing.
-    _check_usage(certificate)
+    check_usage(certificate)
     # 5. The signature over the artifact.
-    hashed = hash_artifact(artifact)
+    digest = bytes.fromhex(sha256_file(artifact))
     public_key = certificate.public_key()
     if not isinstance(public_key, ec.EllipticCurvePublicKey):
         raise _LegacyError("the certificate's key is not an ECDSA key")
     try:
-        public_key.verify(signature, hashed.digest, ec.ECDSA(Prehashed(hashes.SHA256())))
+        public_key.verify(signature, digest, ec.ECDSA(Prehashed(hashes.SHA256())))
     except InvalidSignature as exc:
         raise _LegacyError("the signature does not verify over the file") from exc
     # 6. The log entry is exactly this signature, certificate and digest.
     body = _b64decode(_field(payload, "body", str), "body")
-    _check_log_body(body, certificate, signature, hashed.digest)
+    _check_log_body(body, certificate, signature, digest)
     return certificate
 
 
@@ -258,16 +216,10 @@ def verify_legacy_bundle(
     root = load_root_keys(request.trusted_root)
     try:
         certificate = _verify_document(artifact, document, root)
-    except (_LegacyError, ValueError, TypeError) as exc:
+    except (CheckError, ValueError, TypeError) as exc:
         raise SignatureInvalidError(f"{name}: legacy cosign bundle does not verify: {exc}") from exc
-    policy = TrustedAuthors(request)
-    try:
-        policy.verify(certificate)
-    except UntrustedSignerError:
-        raise untrusted_signer_error(Signer.from_certificate(certificate), request, name) from None
-    if policy.accepted is None:  # defensive: verify() returned without accepting
-        raise SignatureInvalidError(f"{name}: the signer was never checked against the policy")
-    return policy.accepted.verified("cosign-legacy", name)
+    signer = accept_verified(certificate, request, name=name, verified=None)
+    return signer.verified("cosign-legacy", name)
 
 
 def verify_detached(material: SignatureMaterial) -> VerifiedSignature:

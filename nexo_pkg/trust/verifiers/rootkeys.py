@@ -16,8 +16,7 @@ import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from importlib import resources
-from importlib.resources.abc import Traversable
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -36,7 +35,7 @@ from cryptography.x509.certificate_transparency import LogEntryType
 from nexo_pkg.core.errors import ConfigError
 from nexo_pkg.trust.base import read_trusted_root
 
-_PUBLIC_GOOD_TUF_URL = "https://tuf-repo-cdn.sigstore.dev"
+PUBLIC_GOOD_TUF_URL = "https://tuf-repo-cdn.sigstore.dev"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 PublicKey = ec.EllipticCurvePublicKey | ed25519.Ed25519PublicKey | rsa.RSAPublicKey
@@ -114,11 +113,14 @@ def parse_root_keys(document: Mapping[str, Any]) -> RootKeys:
         raise ValueError(f"malformed trusted root: {exc!r}") from exc
 
 
-def public_good_root() -> Traversable:
-    """The public-good instance's ``trusted_root.json`` embedded in sigstore-python."""
-    return resources.files("sigstore._store").joinpath(
-        quote(_PUBLIC_GOOD_TUF_URL, safe=""), "trusted_root.json"
-    )
+def public_good_root_file() -> Path:
+    """The public-good instance's ``trusted_root.json`` embedded in sigstore-python (found,
+    not imported: importing sigstore-python costs most of a second)."""
+    spec = find_spec("sigstore")
+    if spec is None or not spec.submodule_search_locations:
+        raise OSError("sigstore-python is not installed")
+    package = Path(next(iter(spec.submodule_search_locations)))
+    return package / "_store" / quote(PUBLIC_GOOD_TUF_URL, safe="") / "trusted_root.json"
 
 
 # Real trusted roots are tens of kilobytes; a planted multi-gigabyte file is not read whole.
@@ -127,7 +129,7 @@ def load_root_keys(trusted_root: Path | None) -> RootKeys:
     shipped with sigstore-python. An unusable file is ``policy_invalid``."""
     try:
         if trusted_root is None:
-            return parse_root_keys(json.loads(public_good_root().read_bytes()))
+            return parse_root_keys(json.loads(public_good_root_file().read_bytes()))
         return parse_root_keys(json.loads(read_trusted_root(trusted_root)))
     except (OSError, ValueError, RecursionError) as exc:
         raise ConfigError(
@@ -169,17 +171,21 @@ def _spki_sha256(certificate: Certificate) -> bytes:
     return hashlib.sha256(spki).digest()
 
 
-def verify_embedded_sct(certificate: Certificate, issuer: Certificate, keys: RootKeys) -> None:
-    """Verify the certificate's embedded SCT (RFC 6962 §3.2, precertificate entry) with a
-    trusted CT log key. Raises :class:`KeyCheckError`."""
+def embedded_scts(certificate: Certificate) -> PrecertificateSignedCertificateTimestamps:
+    """The certificate's embedded SCTs. Raises :class:`KeyCheckError` when it has none."""
     try:
-        scts = certificate.extensions.get_extension_for_class(
+        return certificate.extensions.get_extension_for_class(
             PrecertificateSignedCertificateTimestamps
         ).value
     except ExtensionNotFound as exc:
         raise KeyCheckError("the certificate has no embedded SCT") from exc
+
+
+def verify_embedded_sct(certificate: Certificate, issuer: Certificate, keys: RootKeys) -> None:
+    """Verify the certificate's embedded SCT (RFC 6962 §3.2, precertificate entry) with a
+    trusted CT log key. Raises :class:`KeyCheckError`."""
     failures: list[str] = []
-    for sct in scts:
+    for sct in embedded_scts(certificate):
         if sct.entry_type != LogEntryType.PRE_CERTIFICATE:
             failures.append("not a precertificate SCT")
             continue
