@@ -417,3 +417,19 @@ def test_a_ca_not_valid_yet_is_not_trusted(tmp_path: Path) -> None:
     assert _direct(document, digest, instance.write_trusted_root(tmp_path / "now.json"))
     assert _direct(document, digest, path) is None
     assert _sigstore(document, digest, path) is None
+
+
+def test_a_log_key_declared_for_another_hash_is_left_to_sigstore(tmp_path: Path) -> None:
+    """The checks hash with SHA-256; a Rekor key the root declares for another algorithm is
+    not used by the direct verifier (sigstore-python would hash as declared)."""
+    instance = PrivateSigstore.create()
+    artifact = random_bytes()
+    document = instance.sign(artifact, identity=IDENTITY)
+    digest = hashlib.sha256(artifact).digest()
+    root = instance.trusted_root()
+    assert _direct(document, digest, instance.write_trusted_root(tmp_path / "as-is.json"))
+    for log in root["tlogs"]:
+        log["publicKey"]["keyDetails"] = "PKIX_ECDSA_P384_SHA_384"
+    declared = tmp_path / "declared.json"
+    declared.write_text(json.dumps(root))
+    assert _direct(document, digest, declared) is None

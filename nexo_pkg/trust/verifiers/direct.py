@@ -35,7 +35,7 @@ from urllib.parse import quote
 
 import rfc8785
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
+from cryptography.hazmat.primitives.asymmetric import ec, ed25519, rsa
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 from cryptography.x509 import (
     BasicConstraints,
@@ -140,7 +140,13 @@ def _load_root(trusted_root: Path | None) -> _Root | None:
         for authority in document.get("certificateAuthorities", [])
         if _started(authority.get("validFor"), now)
     ]
-    keys = parse_root_keys({**document, "certificateAuthorities": authorities})
+    # Log keys only of the two kinds whose hash these checks assume (a key declared for
+    # another hash is sigstore-python's to use).
+    logs = {
+        name: [log for log in document.get(name, []) if _plain_key(log["publicKey"])]
+        for name in ("tlogs", "ctlogs")
+    }
+    keys = parse_root_keys({**document, **logs, "certificateAuthorities": authorities})
 
     def started(found: tuple[LogKey, ...]) -> tuple[LogKey, ...]:
         return tuple(key for key in found if key.start is None or key.start <= now)
@@ -149,6 +155,15 @@ def _load_root(trusted_root: Path | None) -> _Root | None:
         RootKeys(rekor=started(keys.rekor), ct=started(keys.ct), fulcio=keys.fulcio),
         has_timestamp_authorities=bool(document.get("timestampAuthorities")),
     )
+
+
+def _plain_key(public_key: Mapping[str, Any]) -> bool:
+    """An ECDSA P-256 key for SHA-256 or an Ed25519 key, declared and in fact."""
+    details = public_key.get("keyDetails")
+    key = serialization.load_der_public_key(base64.b64decode(public_key["rawBytes"]))
+    if details == "PKIX_ECDSA_P256_SHA_256":
+        return isinstance(key, ec.EllipticCurvePublicKey) and isinstance(key.curve, ec.SECP256R1)
+    return details == "PKIX_ED25519" and isinstance(key, ed25519.Ed25519PublicKey)
 
 
 def _started(valid_for: Any, now: datetime) -> bool:
