@@ -79,7 +79,7 @@ def _sigstore(document: dict[str, Any], digest: bytes, trusted_root: Path | None
 
 
 def _direct(document: dict[str, Any], digest: bytes, trusted_root: Path | None) -> Outcome | None:
-    found: Verified | None = verify_directly(document, trusted_root, digest)
+    found: Verified | None = verify_directly(json.dumps(document).encode(), trusted_root, digest)
     if found is None:
         return None
     return found.certificate.public_bytes(serialization.Encoding.DER), found.payload
@@ -433,3 +433,16 @@ def test_a_log_key_declared_for_another_hash_is_left_to_sigstore(tmp_path: Path)
     declared = tmp_path / "declared.json"
     declared.write_text(json.dumps(root))
     assert _direct(document, digest, declared) is None
+
+
+def test_a_bundle_read_two_ways_is_left_to_sigstore() -> None:
+    """A key given twice (parsers disagree on which one counts) or a NaN is not vouched for."""
+    document, digest = _load("public-good message signature")
+    raw = json.dumps(document)
+    assert verify_directly(raw.encode(), None, digest) is not None
+    twice = raw.replace('{"mediaType"', '{"mediaType": "x", "mediaType"', 1)
+    assert twice != raw
+    assert json.loads(twice) == document  # Python keeps the last one
+    assert verify_directly(twice.encode(), None, digest) is None
+    nan = raw.replace('{"mediaType"', '{"x": NaN, "mediaType"', 1)
+    assert verify_directly(nan.encode(), None, digest) is None

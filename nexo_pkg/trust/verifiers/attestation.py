@@ -75,7 +75,7 @@ def verify_attestation(
     entry trusts its certificate (claims, predicate type) or it is bound to another release.
     """
     digest = sha256_file(artifact)
-    direct = verify_directly(document, request.trusted_root, bytes.fromhex(digest))
+    direct = verify_directly(raw, request.trusted_root, bytes.fromhex(digest))
     if direct is None:  # sigstore-python decides, and parses the bundle first as it always did
         from nexo_pkg.trust.verifiers.common import load_bundle  # noqa: PLC0415
 

@@ -27,7 +27,7 @@ def verify_bundle(
     trusts (or a signature bound to another release), ``policy_invalid`` for an unusable
     trusted root."""
     digest = bytes.fromhex(sha256_file(artifact))
-    direct = verify_directly(document, request.trusted_root, digest)
+    direct = verify_directly(raw, request.trusted_root, digest)
     if direct is not None and direct.payload is None:
         signer = accept_verified(direct.certificate, request, name=name, verified=None)
         return signer.verified("sigstore-bundle", name)

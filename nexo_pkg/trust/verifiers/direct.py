@@ -88,15 +88,13 @@ class Verified:
     payload: tuple[str, bytes] | None
 
 
-def verify_directly(
-    document: Mapping[str, Any], trusted_root: Path | None, digest: bytes
-) -> Verified | None:
-    """Verify the bundle ``document`` over the file whose SHA-256 is ``digest`` (for a DSSE
+def verify_directly(raw: bytes, trusted_root: Path | None, digest: bytes) -> Verified | None:
+    """Verify the bundle ``raw`` over the file whose SHA-256 is ``digest`` (for a DSSE
     envelope the statement's subject is the caller's to check); ``None`` when it is not
     vouched for here, for sigstore-python to decide."""
     try:
         root = _load_root(trusted_root)
-        return None if root is None else _verify(document, root, digest)
+        return None if root is None else _verify(_strict_json(raw), root, digest)
     except Exception as exc:  # noqa: BLE001 - any failure or doubt: sigstore-python decides
         _logger.debug("left to sigstore-python: %s", exc)
         return None
@@ -173,6 +171,23 @@ def _started(valid_for: Any, now: datetime) -> bool:
     return start <= now
 
 
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        raise CheckError("a key given twice")
+    return found
+
+
+def _no_constant(name: str) -> Any:
+    raise CheckError(f"{name} is not JSON")
+
+
+def _strict_json(raw: bytes | str) -> Any:
+    """JSON read one way only: a key given twice (which parsers resolve differently) or a
+    NaN is not vouched for."""
+    return json.loads(raw, object_pairs_hook=_unique, parse_constant=_no_constant)
+
+
 def _fields(value: Any, allowed: set[str], required: set[str] | None = None) -> dict[str, Any]:
     """``value`` as an object with only ``allowed`` keys and every ``required`` one."""
     if not isinstance(value, dict) or not set(value) <= allowed:
@@ -244,7 +259,7 @@ def _verify(document: Mapping[str, Any], root: _Root, digest: bytes) -> Verified
     if not isinstance(key, ec.EllipticCurvePublicKey) or not isinstance(key.curve, ec.SECP256R1):
         raise CheckError("not an ECDSA P-256 signing key")
     pem = base64.b64encode(certificate.public_bytes(serialization.Encoding.PEM)).decode()
-    body = json.loads(entry.body)
+    body = _strict_json(entry.body)
     if "messageSignature" in top:
         if entry.kind != "hashedrekord":
             raise CheckError("a message signature logged as another kind")
