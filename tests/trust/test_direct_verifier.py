@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import functools
 import hashlib
 import json
 from collections.abc import Iterator
@@ -24,6 +25,8 @@ import rfc8785
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.private_sigstore import BUNDLE_V03, PrivateSigstore, random_bytes
 from support.shared_fixtures import require_shared_fixture
 
@@ -51,6 +54,13 @@ REAL = {
 Outcome = tuple[bytes, tuple[str, bytes] | None]
 
 
+@functools.cache
+def _public_good_verifier() -> Any:
+    from sigstore.verify import Verifier
+
+    return Verifier.production(offline=True)
+
+
 def _sigstore(document: dict[str, Any], digest: bytes, trusted_root: Path | None) -> Outcome | None:
     """sigstore-python's verdict through its public API: the certificate and payload, or
     ``None`` when it refuses."""
@@ -62,7 +72,7 @@ def _sigstore(document: dict[str, Any], digest: bytes, trusted_root: Path | None
 
     try:
         if trusted_root is None:
-            verifier = Verifier.production(offline=True)
+            verifier = _public_good_verifier()
         else:
             verifier = Verifier(trusted_root=TrustedRoot.from_file(str(trusted_root)))
         bundle = Bundle.from_json(json.dumps(document))
@@ -446,3 +456,31 @@ def test_a_bundle_read_two_ways_is_left_to_sigstore() -> None:
     assert verify_directly(twice.encode(), None, digest) is None
     nan = raw.replace('{"mediaType"', '{"x": NaN, "mediaType"', 1)
     assert verify_directly(nan.encode(), None, digest) is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    label=st.sampled_from(sorted(REAL)),
+    edits=st.lists(
+        st.tuples(
+            st.floats(min_value=0, max_value=1, exclude_max=True),
+            st.sampled_from('AZaz09+/="{}[],:x\\ '),
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+)
+def test_edited_text_is_accepted_only_as_sigstore_accepts_it(
+    label: str, edits: list[tuple[float, str]]
+) -> None:
+    """Characters changed anywhere in a real bundle's text (the property above, at the byte
+    level): whatever the direct verifier still accepts, sigstore-python accepts the same."""
+    document, digest = _load(label)
+    text = list(json.dumps(document))
+    for where, character in edits:
+        text[int(where * len(text))] = character
+    edited = "".join(text)
+    found = verify_directly(edited.encode(), None, digest)
+    if found is not None:
+        ours = (found.certificate.public_bytes(serialization.Encoding.DER), found.payload)
+        assert ours == _sigstore(json.loads(edited), digest, None)
