@@ -3,12 +3,13 @@ a time: every plugin is either fully old or fully new, never missing, doubled or
 the next ``sync`` finishes the job and leaves nothing behind.
 
 The root starts with four plugins at 1.0.0 (a first sync); the killed sync moves all four to
-2.0.0 with four jobs, so the kill lands while downloads, extractions and renames of several
-plugins overlap. Kill moments are drawn uniformly over the time an uninterrupted run takes
-(measured once), with a fixed seed so a failure names a reproducible moment. After each kill
-the root is walked the way the daemon walks it (``tests/support/daemon_walk.py``) before any
-command touches it, then ``list`` and ``verify`` check every receipt against its files. The
-sync's extraction workers (processes, with several jobs) must not outlive it.
+2.0.0 with the default jobs (all four at once), so the kill lands while downloads,
+extractions and renames of several plugins overlap. Kill moments are drawn uniformly over
+the time an uninterrupted run takes (measured once), with a fixed seed so a failure names a
+reproducible moment. After each kill the root is walked the way the daemon walks it
+(``tests/support/daemon_walk.py``) before any command touches it, then ``list`` and
+``verify`` check every receipt against its files. The sync's extraction workers (processes,
+with several jobs) must not outlive it.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ plugin = partial(nexo, "plugin", in_process=True)
 def _sync_argv(lock: Path, dest: Path) -> list[str]:
     return [
         sys.executable, "-m", "nexo_pkg", "plugin", "sync", "--lock", str(lock),
-        "--dest", str(dest), "--frozen", "--jobs", "4", "--plain-http", "--json",
+        "--dest", str(dest), "--frozen", "--plain-http", "--json",
     ]  # fmt: skip
 
 
