@@ -172,12 +172,10 @@ def test_no_mutation_of_a_real_bundle_is_accepted_unless_sigstore_accepts_it(lab
             accepted.append(what)
     assert count > 150  # the walk reached every field
     # Only what no signature covers and no check needs may change: the empty
-    # timestampVerificationData object of GitHub's bundles, the optional message digest, the
-    # certificates after the leaf in a pre-v0.3 chain (never used: the trust root is).
+    # timestampVerificationData object of GitHub's bundles, the optional message digest.
     assert set(accepted) <= {
         "verificationMaterial: dropped timestampVerificationData",
         "messageSignature: dropped messageDigest",
-        "verificationMaterial: x509CertificateChain: certificates: doubled the list",
     }
 
 
@@ -484,3 +482,35 @@ def test_edited_text_is_accepted_only_as_sigstore_accepts_it(
     if found is not None:
         ours = (found.certificate.public_bytes(serialization.Encoding.DER), found.payload)
         assert ours == _sigstore(json.loads(edited), digest, None)
+
+
+def test_fields_of_the_wrong_type_are_left_to_sigstore() -> None:
+    """Values the bundle schema types (sigstore-python's parser refuses them) are not
+    vouched for, even where the direct checks would not read them."""
+    document, digest = _load("GitHub attestation, reusable workflow")
+    for path, value in {
+        ("dsseEnvelope", "signatures", 0, "keyid"): 5,
+        ("verificationMaterial", "timestampVerificationData", "rfc3161Timestamps"): 0,
+    }.items():
+        changed = copy.deepcopy(document)
+        target: Any = changed
+        for step in path[:-1]:
+            target = target[step]
+        target[path[-1]] = value
+        assert _direct(changed, digest, None) is None, path
+        assert _sigstore(changed, digest, None) is None, path
+
+
+def test_a_non_ascii_payload_type_is_left_to_sigstore(tmp_path: Path) -> None:
+    """DSSE's PAE counts the payload type in bytes, sigstore-python in characters: an
+    envelope whose type is not ASCII is not vouched for."""
+    instance = PrivateSigstore.create()
+    root = instance.write_trusted_root(tmp_path / "trusted_root.json")
+    artifact = random_bytes()
+    document = instance.attest(
+        artifact, identity=IDENTITY, payload_type="application/vnd.ïn-toto+json"
+    )
+    digest = hashlib.sha256(artifact).digest()
+    assert _direct(document, digest, root) is None
+    genuine = instance.attest(artifact, identity=IDENTITY)
+    assert _direct(genuine, digest, root) is not None

@@ -231,13 +231,15 @@ def _verify(document: Mapping[str, Any], root: _Root, digest: bytes) -> Verified
     else:
         if "certificate" in material:
             raise CheckError("a lone certificate in a pre-v0.3 bundle")
+        # Certificates after the leaf are parsed and classified by sigstore-python (never
+        # trusted: the trust root is); a chain of more than the leaf is left to it.
         chain = _fields(material["x509CertificateChain"], {"certificates"})["certificates"]
-        if not isinstance(chain, list) or not chain:
-            raise CheckError("an empty certificate chain")
+        if not isinstance(chain, list) or len(chain) != 1:
+            raise CheckError("not a chain of the signing certificate alone")
         raw_certificate = _fields(chain[0], {"rawBytes"})["rawBytes"]
     if "timestampVerificationData" in material:
         timestamps = _fields(material["timestampVerificationData"], {"rfc3161Timestamps"}, set())
-        if timestamps.get("rfc3161Timestamps") or not root.has_timestamp_authorities:
+        if timestamps.get("rfc3161Timestamps", []) != [] or not root.has_timestamp_authorities:
             raise CheckError("signed timestamps are sigstore-python's to verify")
     entries = material["tlogEntries"]
     if not isinstance(entries, list) or len(entries) != 1:
@@ -290,10 +292,16 @@ def _verify(document: Mapping[str, Any], root: _Root, digest: bytes) -> Verified
     payload_type, payload = envelope["payloadType"], _b64(envelope["payload"])
     signatures = envelope["signatures"]
     if not (
-        isinstance(payload_type, str) and isinstance(signatures, list) and len(signatures) == 1
+        isinstance(payload_type, str)
+        and payload_type.isascii()  # sigstore-python counts its length in characters
+        and isinstance(signatures, list)
+        and len(signatures) == 1
     ):
-        raise CheckError("not an envelope with one signature")
-    signature = _b64(_fields(signatures[0], {"sig", "keyid"}, {"sig"})["sig"])
+        raise CheckError("not an envelope with one signature and an ASCII payload type")
+    signed_by = _fields(signatures[0], {"sig", "keyid"}, {"sig"})
+    if not isinstance(signed_by.get("keyid", ""), str):
+        raise CheckError("a key ID that is not text")
+    signature = _b64(signed_by["sig"])
     if not signature:
         raise CheckError("an empty envelope signature")
     type_bytes = payload_type.encode()
