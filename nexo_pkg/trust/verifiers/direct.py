@@ -382,6 +382,8 @@ class _Entry:
 
     def verify(self, root: RootKeys) -> None:
         """The Merkle inclusion proof, its signed checkpoint and the inclusion promise."""
+        if not self.integrated_time:  # sigstore-python takes no time from a zero
+            raise CheckError("no integrated time")
         if not 0 <= self.proof_index < self.tree_size:
             raise CheckError("the proof's index is outside its tree")
         inner = (self.proof_index ^ (self.tree_size - 1)).bit_length()
