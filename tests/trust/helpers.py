@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from hypothesis import strategies as st
 from support.shared_fixtures import shared_fixture, shared_fixtures_dir
 
 from nexo_pkg.trust.entry import AuthorPolicy
@@ -51,3 +52,24 @@ def cli_env(tmp_path: Path, *, api: str | None = None) -> dict[str, str]:
     if api is not None:
         env["NEXO_GITHUB_API_BASE"] = api
     return env
+
+
+def text_edits(max_size: int) -> st.SearchStrategy[list[tuple[float, str]]]:
+    """Up to ``max_size`` characters of a bundle's text replaced, each at a relative position
+    by one that matters to JSON or base64 (see :func:`edited`)."""
+    return st.lists(
+        st.tuples(
+            st.floats(min_value=0, max_value=1, exclude_max=True),
+            st.sampled_from('AZaz09+/="{}[],:x\\ \t\n'),
+        ),
+        min_size=1,
+        max_size=max_size,
+    )
+
+
+def edited(text: str, edits: list[tuple[float, str]]) -> str:
+    """``text`` with each ``(position, character)`` edit applied."""
+    characters = list(text)
+    for where, character in edits:
+        characters[int(where * len(characters))] = character
+    return "".join(characters)

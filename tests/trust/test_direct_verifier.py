@@ -32,7 +32,7 @@ from support.shared_fixtures import require_shared_fixture
 
 from nexo_pkg.trust.verifiers.direct import Verified, verify_directly
 
-from .helpers import FIXTURES, SHARED_FIXTURES, VECTOR_ARTIFACT
+from .helpers import FIXTURES, SHARED_FIXTURES, VECTOR_ARTIFACT, edited, text_edits
 
 IDENTITY = "https://github.com/acme/plugin/.github/workflows/release.yml@refs/tags/v1.0.0"
 ATTESTATIONS = SHARED_FIXTURES / "github-attestations"
@@ -457,31 +457,25 @@ def test_a_bundle_read_two_ways_is_left_to_sigstore() -> None:
 
 
 @settings(max_examples=150, deadline=None)
-@given(
-    label=st.sampled_from(sorted(REAL)),
-    edits=st.lists(
-        st.tuples(
-            st.floats(min_value=0, max_value=1, exclude_max=True),
-            st.sampled_from('AZaz09+/="{}[],:x\\ '),
-        ),
-        min_size=1,
-        max_size=3,
-    ),
-)
+@given(label=st.sampled_from(sorted(REAL)), edits=text_edits(max_size=3))
 def test_edited_text_is_accepted_only_as_sigstore_accepts_it(
     label: str, edits: list[tuple[float, str]]
 ) -> None:
-    """Characters changed anywhere in a real bundle's text (the property above, at the byte
-    level): whatever the direct verifier still accepts, sigstore-python accepts the same."""
+    """Characters changed anywhere in a real bundle's indented text (the property above, at
+    the byte level): what the direct verifier accepts sigstore-python accepts the same, and
+    an edit that leaves the same JSON document (layout, not content) is still accepted."""
     document, digest = _load(label)
-    text = list(json.dumps(document))
-    for where, character in edits:
-        text[int(where * len(text))] = character
-    edited = "".join(text)
-    found = verify_directly(edited.encode(), None, digest)
+    text = edited(json.dumps(document, indent=2), edits)
+    found = verify_directly(text.encode(), None, digest)
+    try:
+        same = json.loads(text) == document
+    except ValueError:
+        same = False
+    if same:
+        assert found is not None
     if found is not None:
         ours = (found.certificate.public_bytes(serialization.Encoding.DER), found.payload)
-        assert ours == _sigstore(json.loads(edited), digest, None)
+        assert ours == _sigstore(json.loads(text), digest, None)
 
 
 def test_fields_of_the_wrong_type_are_left_to_sigstore() -> None:
@@ -503,14 +497,79 @@ def test_fields_of_the_wrong_type_are_left_to_sigstore() -> None:
 
 def test_a_non_ascii_payload_type_is_left_to_sigstore(tmp_path: Path) -> None:
     """DSSE's PAE counts the payload type in bytes, sigstore-python in characters: an
-    envelope whose type is not ASCII is not vouched for."""
+    envelope signed over the byte-counted PAE of a non-ASCII type (which the direct checks
+    alone would verify) is not vouched for, and sigstore-python refuses it."""
     instance = PrivateSigstore.create()
     root = instance.write_trusted_root(tmp_path / "trusted_root.json")
+    issued, pem = _pem(instance)
+    payload = b'{"_type": "https://in-toto.io/Statement/v1", "subject": []}'
+    digest = hashlib.sha256(payload).digest()
+    verdicts = []
+    for payload_type in ("application/vnd.in-toto+json", "application/vnd.\u00efn-toto+json"):
+        kind = payload_type.encode()
+        pae = b"DSSEv1 %d %b %d %b" % (len(kind), kind, len(payload), payload)
+        signature = base64.b64encode(issued.key.sign(pae, ec.ECDSA(hashes.SHA256()))).decode()
+        envelope = {
+            "payload": base64.b64encode(payload).decode(),
+            "payloadType": payload_type,
+            "signatures": [{"sig": signature}],
+        }
+        body = {
+            "apiVersion": "0.0.1",
+            "kind": "dsse",
+            "spec": {
+                "envelopeHash": {"algorithm": "sha256", "value": "00" * 32},
+                "payloadHash": {"algorithm": "sha256", "value": digest.hex()},
+                "signatures": [{"signature": signature, "verifier": pem}],
+            },
+        }
+        document = _logged(instance, issued, body, {"dsseEnvelope": envelope}, kind="dsse")
+        verdicts.append((_direct(document, digest, root), _sigstore(document, digest, root)))
+    (ascii_ours, ascii_theirs), (other_ours, other_theirs) = verdicts
+    assert ascii_ours is not None
+    assert ascii_ours == ascii_theirs
+    assert other_ours is None
+    assert other_theirs is None
+
+
+@pytest.mark.parametrize("label", sorted(REAL))
+def test_the_layout_of_a_bundle_is_not_its_content(label: str) -> None:
+    """Indentation, separators and key order change no verdict: only the JSON values are
+    read (the signed bytes are the decoded base64 values, not the bundle's text)."""
+    document, digest = _load(label)
+    expected = _direct(document, digest, None)
+    assert expected is not None
+    layouts: list[dict[str, Any]] = [
+        {"indent": 4},
+        {"separators": (",", ":")},
+        {"sort_keys": True, "indent": "\t"},
+    ]
+    for layout in layouts:
+        text = json.dumps(document, **layout)
+        found = verify_directly(text.encode(), None, digest)
+        assert found is not None, layout
+        assert (found.certificate.public_bytes(serialization.Encoding.DER), found.payload) == (
+            expected
+        )
+
+
+@pytest.mark.parametrize("section", ["tlogs", "ctlogs"])
+def test_a_log_key_not_valid_yet_or_without_a_start_is_not_used(
+    tmp_path: Path, section: str
+) -> None:
+    instance = PrivateSigstore.create()
     artifact = random_bytes()
-    document = instance.attest(
-        artifact, identity=IDENTITY, payload_type="application/vnd.ïn-toto+json"
-    )
+    document = instance.sign(artifact, identity=IDENTITY)
     digest = hashlib.sha256(artifact).digest()
-    assert _direct(document, digest, root) is None
-    genuine = instance.attest(artifact, identity=IDENTITY)
-    assert _direct(genuine, digest, root) is not None
+    periods = {
+        "later": {"start": "2999-01-01T00:00:00Z"},
+        "no start": {"end": "2999-01-01T00:00:00Z"},
+    }
+    for label, valid_for in periods.items():
+        root = instance.trusted_root()
+        for log in root[section]:
+            log["publicKey"]["validFor"] = valid_for
+        path = tmp_path / f"{label}.json"
+        path.write_text(json.dumps(root))
+        assert _direct(document, digest, path) is None, label
+        assert _sigstore(document, digest, path) is None, label

@@ -12,7 +12,7 @@ from support.private_sigstore import BUNDLE_V01, BUNDLE_V02, PrivateSigstore
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.trust.entry import AuthorPolicy, TrustPolicy, verify_asset_signature
 
-from .helpers import ACME_IDENTITY
+from .helpers import ACME_IDENTITY, edited, text_edits
 
 ARTIFACT = b"plugin tarball bytes " * 64
 
@@ -36,21 +36,10 @@ DOCUMENTS = _documents()
 )
 @given(
     which=st.integers(min_value=0, max_value=len(DOCUMENTS) - 1),
-    edits=st.lists(
-        st.tuples(
-            st.floats(min_value=0, max_value=1, exclude_max=True),
-            st.sampled_from('AZaz09+/="{}[],:x\\'),
-        ),
-        min_size=1,
-        max_size=4,
-    ),
+    edits=text_edits(max_size=4),
 )
 def test_mutations_fail_closed(tmp_path: Path, which: int, edits: list[tuple[float, str]]) -> None:
-    original = DOCUMENTS[which]
-    text = list(original)
-    for where, character in edits:
-        text[int(where * len(text))] = character
-    mutated = "".join(text)
+    mutated = edited(DOCUMENTS[which], edits)
     root = _INSTANCE.write_trusted_root(tmp_path / "trusted_root.json")
     artifact = tmp_path / "echo.tar.gz"
     artifact.write_bytes(ARTIFACT)

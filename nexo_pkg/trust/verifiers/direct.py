@@ -54,11 +54,11 @@ from cryptography.x509.verification import VerificationError as X509Verification
 from nexo_pkg.trust.base import read_trusted_root
 from nexo_pkg.trust.verifiers.rootkeys import (
     PUBLIC_GOOD_TUF_URL,
-    LogKey,
     RootKeys,
     embedded_scts,
     parse_root_keys,
     public_good_root_file,
+    root_time,
     verify_embedded_sct,
     verify_log_signature,
 )
@@ -141,18 +141,15 @@ def _load_root(trusted_root: Path | None) -> _Root | None:
     # Log keys only of the two kinds whose hash these checks assume (a key declared for
     # another hash is sigstore-python's to use).
     logs = {
-        name: [log for log in document.get(name, []) if _plain_key(log["publicKey"])]
+        name: [
+            log
+            for log in document.get(name, [])
+            if _plain_key(log["publicKey"]) and _started(log["publicKey"].get("validFor"), now)
+        ]
         for name in ("tlogs", "ctlogs")
     }
     keys = parse_root_keys({**document, **logs, "certificateAuthorities": authorities})
-
-    def started(found: tuple[LogKey, ...]) -> tuple[LogKey, ...]:
-        return tuple(key for key in found if key.start is None or key.start <= now)
-
-    return _Root(
-        RootKeys(rekor=started(keys.rekor), ct=started(keys.ct), fulcio=keys.fulcio),
-        has_timestamp_authorities=bool(document.get("timestampAuthorities")),
-    )
+    return _Root(keys, has_timestamp_authorities=bool(document.get("timestampAuthorities")))
 
 
 def _plain_key(public_key: Mapping[str, Any]) -> bool:
@@ -165,9 +162,13 @@ def _plain_key(public_key: Mapping[str, Any]) -> bool:
 
 
 def _started(valid_for: Any, now: datetime) -> bool:
+    """Whether a validity period (``None``: always valid) has started; one without a start
+    is malformed (sigstore-python's parser refuses it)."""
     if not valid_for:
         return True
-    start = datetime.fromisoformat(valid_for["start"].replace("Z", "+00:00"))
+    start = root_time(valid_for.get("start"))
+    if start is None:
+        raise CheckError("a validity period without a start")
     return start <= now
 
 
@@ -336,7 +337,6 @@ class _Entry:
     integrated_time: int
     promise: bytes
     body: bytes
-    body_text: str
     proof_index: int
     tree_size: int
     root_hash: bytes
@@ -372,7 +372,6 @@ class _Entry:
                 _fields(entry["inclusionPromise"], {"signedEntryTimestamp"})["signedEntryTimestamp"]
             ),
             body=body,
-            body_text=base64.b64encode(body).decode(),
             proof_index=_uint(proof["logIndex"]),
             tree_size=_uint(proof["treeSize"]),
             root_hash=_b64(proof["rootHash"]),
@@ -400,7 +399,7 @@ class _Entry:
             raise CheckError("the inclusion proof does not lead to its root hash")
         self._verify_checkpoint(root)
         promised: dict[str, str | int] = {
-            "body": self.body_text,
+            "body": base64.b64encode(self.body).decode(),
             "integratedTime": self.integrated_time,
             "logID": self.key_id.hex(),
             "logIndex": self.log_index,

@@ -71,7 +71,8 @@ class RootKeys:
     fulcio: tuple[Certificate, ...]
 
 
-def _time(value: Any) -> datetime | None:
+def root_time(value: Any) -> datetime | None:
+    """A trusted root's RFC 3339 time (``None`` when absent)."""
     if not isinstance(value, str):
         return None
     return datetime.fromisoformat(value.replace("Z", "+00:00")).astimezone(UTC)
@@ -89,8 +90,8 @@ def _log_keys(entries: Iterable[Any]) -> tuple[LogKey, ...]:
             LogKey(
                 key_id=base64.b64decode(entry["logId"]["keyId"]),
                 key=key,
-                start=_time(valid.get("start")),
-                end=_time(valid.get("end")),
+                start=root_time(valid.get("start")),
+                end=root_time(valid.get("end")),
             )
         )
     return tuple(keys)
