@@ -44,3 +44,7 @@ export NEXO_TEST_WHEELHOUSE="$PWD/.cache/wheelhouse"
 # The floors of docs/architecture.md ([tool.importlinter] in pyproject.toml).
 .venv/bin/lint-imports
 .venv/bin/python -m pytest "$@"
+# The author commands once more as Windows's CPython would run them (no O_NONBLOCK, killpg,
+# SIGKILL, fcntl, dir_fd, ...): a new POSIX-only call on their path fails here.
+mapfile -t author_tests < <(grep -v '^#' scripts/author-tests.txt)
+.venv/bin/python -m pytest -q --windows-shim "${author_tests[@]}"

@@ -7,7 +7,9 @@ double fork), so the host also marks the plugin's environment with a per-session
 where ``/proc`` exists, kills every process carrying the token or descending from the plugin.
 All I/O is multiplexed with :mod:`selectors` on non-blocking pipes in the calling thread: reading
 stdout and stderr and writing stdin happen in the same loop, so neither side can dead-lock on
-a full pipe and every wait has a deadline. Works on Linux and macOS.
+a full pipe and every wait has a deadline. Works on Linux and macOS; on Windows, where
+``select`` takes sockets only, the pipes are relayed through socket pairs
+(:func:`nexo_pkg.core.platform.selectable_pipes`) and the plugin alone is killed.
 
 Nothing here interprets JSON: the host hands raw stdout lines (bytes, without the newline) to
 the caller, together with transport events (end of stream, over-long line).
@@ -21,13 +23,14 @@ import math
 import os
 import secrets
 import selectors
-import signal
 import subprocess
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
+
+from nexo_pkg.core import platform
 
 #: The SDKs' ``MAX_FRAME_BYTES`` (1 MiB): the largest frame the written contract allows. The
 #: host still reads longer lines (the daemon's reader takes lines of any length); the checks
@@ -126,8 +129,7 @@ class PluginProcess:
             self._setup_pipes()
         except BaseException:
             # Never leave a running child behind, even if setting up the pipes fails.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.pid, signal.SIGKILL)
+            platform.kill_process_group(self.pid)
             self._popen.kill()
             self._popen.wait()
             for stream in (self._popen.stdin, self._popen.stdout, self._popen.stderr):
@@ -141,12 +143,10 @@ class PluginProcess:
 
     def _setup_pipes(self) -> None:
         """Make the pipes non-blocking and register them with the selector."""
-        self._stdin: IO[bytes] | None = self._popen.stdin
-        self._stdout: IO[bytes] | None = self._popen.stdout
-        self._stderr: IO[bytes] | None = self._popen.stderr
-        for stream in (self._stdin, self._stdout, self._stderr):
-            if stream is not None:
-                os.set_blocking(stream.fileno(), False)
+        self._stdin: IO[bytes] | None
+        self._stdout: IO[bytes] | None
+        self._stderr: IO[bytes] | None
+        self._stdin, self._stdout, self._stderr = platform.selectable_pipes(self._popen)
         self._selector = selectors.DefaultSelector()
         for stream, name in ((self._stdout, "stdout"), (self._stderr, "stderr")):
             if stream is not None:
@@ -182,9 +182,10 @@ class PluginProcess:
         try:
             while view:
                 try:
-                    written = os.write(stdin.fileno(), view)
-                    view = view[written:]
-                    continue
+                    written = stdin.write(view)
+                    if written is not None:
+                        view = view[written:]
+                        continue
                 except BlockingIOError:
                     pass
                 except (BrokenPipeError, ConnectionResetError):
@@ -399,13 +400,12 @@ class PluginProcess:
         """SIGKILL the plugin, its process group and every descendant (idempotent, never
         raises)."""
         self.killed = self.killed or not self.has_exited()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
+        platform.kill_process_group(self.pid)
         if self._popen.returncode is None:
             # The leader may have left the group (setpgid); kill it directly too. Only while
             # it is unreaped: after that its pid may belong to someone else.
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(self.pid, signal.SIGKILL)
+                os.kill(self.pid, platform.KILL_SIGNAL)
         self._kill_descendants()
 
     def _kill_descendants(self) -> None:
@@ -419,7 +419,7 @@ class PluginProcess:
                 return
             for pid in strays:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
+                    os.kill(pid, platform.KILL_SIGNAL)
 
     def close(self) -> None:
         """Kill the process group, reap the child and close every pipe; idempotent, and safe
@@ -455,7 +455,7 @@ def _read_chunk(stream: IO[bytes] | None) -> bytes | None:
     if stream is None:
         return None
     try:
-        return os.read(stream.fileno(), _READ_CHUNK)
+        return stream.read(_READ_CHUNK)
     except BlockingIOError:
         return None
     except OSError:

@@ -14,7 +14,6 @@ plugins the lock does not name.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import itertools
 import os
 import threading
@@ -23,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from nexo_pkg.core import platform
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import open_lock_file
 from nexo_pkg.fleet.lock import lock as relock
@@ -117,7 +117,7 @@ def _sync_lock(dest: Path) -> Iterator[None]:
     except OSError as exc:
         raise NexoError(f"cannot lock {dest}: {exc.strerror or exc}", kind="io") from exc
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        platform.lock_exclusive(descriptor)
         yield
     finally:
         os.close(descriptor)

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -36,6 +35,7 @@ from typing import Any
 
 import semver
 
+from nexo_pkg.core import platform
 from nexo_pkg.core.dirs import make_dir, make_dirs
 from nexo_pkg.core.durable import fsync_dir
 from nexo_pkg.core.errors import NexoError
@@ -544,7 +544,7 @@ def _write_journal(root: InstallRoot, record: dict[str, Any]) -> Path:
 
 # A journal entry's path: the directories under the root that lead to it, and its name.
 _Spot = tuple[tuple[str, ...], str]
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | platform.O_DIRECTORY | platform.O_NOFOLLOW | platform.O_CLOEXEC
 
 
 def _spot(relative: Any) -> _Spot:
@@ -728,12 +728,12 @@ def _acquire(lock_path: Path, wait: float, created: list[Path]) -> Any:
             handle = os.fdopen(open_lock_file(lock_path), "r+b")
             if not existed:
                 with contextlib.suppress(OSError):
-                    os.fchmod(handle.fileno(), 0o644)
+                    platform.set_mode(handle.fileno(), lock_path, 0o644)
         except OSError as exc:
             raise io_error(f"open the lock file {lock_path}", exc) from exc
         while True:
             try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                platform.lock_exclusive(handle.fileno(), wait=False)
                 break
             except OSError as exc:
                 if exc.errno not in {errno.EAGAIN, errno.EACCES}:
