@@ -223,9 +223,16 @@ def environment_proxies() -> dict[str, httpx.BaseTransport | None]:
     mounts: an httpx transport through the proxy per URL pattern, ``None`` (direct) for the
     hosts ``NO_PROXY`` lists. Empty without such variables, so a direct connection imports
     nothing more."""
+    mounts = proxy_mounts(proxy_settings(os.environ))
+    if not any(mounts.values()):
+        return dict.fromkeys(mounts)
+    from nexo_pkg.net.tls import tls_context  # noqa: PLC0415 (only proxied runs pay for it)
+
+    # One context for every proxied origin: the trust store a direct connection uses.
+    context = tls_context()
     return {
-        pattern: None if proxy is None else httpx.HTTPTransport(proxy=proxy, trust_env=True)
-        for pattern, proxy in proxy_mounts(proxy_settings(os.environ)).items()
+        pattern: None if proxy is None else httpx.HTTPTransport(proxy=proxy, verify=context)
+        for pattern, proxy in mounts.items()
     }
 
 
