@@ -35,7 +35,7 @@ fi
 # The uv/pipx end-to-end test installs nexo-pkg itself offline: it needs every dependency,
 # the build backend, and what pipx seeds its environments with.
 .venv/bin/python -m pip download --quiet --disable-pip-version-check \
-  --dest .cache/wheelhouse . 'setuptools>=69' wheel pip
+  --dest .cache/wheelhouse . 'setuptools>=77' wheel pip
 export NEXO_TEST_WHEELHOUSE="$PWD/.cache/wheelhouse"
 
 .venv/bin/ruff check .
