@@ -12,7 +12,7 @@ from .conftest import SharedServer
 
 MICROAPP = """\
 [plugin]
-id = "weather-app"
+id = "weather_app"
 version = "0.1.0"
 
 [capabilities]
@@ -27,7 +27,7 @@ command = "python3"
 EXTENSIONS = """\
 extensions:
   entries:
-    weather-app:
+    weather_app:
       capabilities_grant: []
       timeout_secs: 30
 """
@@ -35,7 +35,7 @@ extensions:
 AGENTS = """\
 agents:
   - id: ana
-    extensions: [weather-app]
+    extensions: [weather_app]
 """
 
 
