@@ -126,7 +126,8 @@ def _shared_options(
         None,
         "--color",
         metavar="[auto|always|never]",
-        help="Colour output (default auto: on a terminal, unless NO_COLOR; FORCE_COLOR forces).",
+        help="Colour output (default auto: on a terminal, unless NO_COLOR or CLICOLOR=0; "
+        "FORCE_COLOR or CLICOLOR_FORCE forces).",
         callback=_color_callback,
         expose_value=False,
         is_eager=True,
