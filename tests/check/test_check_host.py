@@ -143,6 +143,7 @@ def test_write_that_cannot_complete_gives_up_at_the_deadline(tmp_path: Path) -> 
         assert time.monotonic() - started < 5
 
 
+@pytest.mark.posix
 def test_close_kills_the_whole_process_group(tmp_path: Path) -> None:
     code = (
         "import subprocess, sys, time\n"
