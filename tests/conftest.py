@@ -85,7 +85,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
     Ask with a marker expression that names them (``pytest -m slow``) or ``NEXO_SLOW=1``.
     """
-    if config.getoption("windows_shim"):
+    if config.getoption("windows_shim") or os.name != "posix":
         posix = pytest.mark.skip(reason="POSIX process semantics: not what Windows gives")
         for item in items:
             if item.get_closest_marker("posix"):

@@ -183,6 +183,7 @@ def test_close_is_idempotent(tmp_path: Path) -> None:
     assert_reaped(process.pid)
 
 
+@pytest.mark.posix
 def test_unrunnable_program_raises_oserror(tmp_path: Path) -> None:
     script = tmp_path / "not-executable"
     script.write_text("#!/bin/sh\n", encoding="utf-8")

@@ -8,6 +8,7 @@ Each run is a real ``python -m nexo_pkg`` child under the Windows shim
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -39,9 +40,12 @@ def test_author_commands_run_without_the_posix_names(
     assert json.loads(packed.stdout)["ok"] is True
     tarball = project / "dist" / "demo-0.1.0-noarch.tar.gz"
     assert tarball.is_file()
-    checked = _on_windows(["plugin", "check", "--json", str(tarball)], project)
-    assert checked.code == 0, checked.stdout + checked.stderr
-    assert json.loads(checked.stdout)["ok"] is True
+    if os.name == "posix":
+        # The packed launcher is a bash script: only a POSIX host runs it (on real Windows
+        # `check` reports that it cannot spawn it, as the daemon never runs there).
+        checked = _on_windows(["plugin", "check", "--json", str(tarball)], project)
+        assert checked.code == 0, checked.stdout + checked.stderr
+        assert json.loads(checked.stdout)["ok"] is True
 
 
 @pytest.mark.parametrize(
