@@ -14,14 +14,13 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
-import threading
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from nexo_pkg.core.errors import UsageError
 
 if TYPE_CHECKING:
+    import socket
     import subprocess
 
 #: Whether this is a POSIX system (Linux, macOS, the BSDs); false on Windows.
@@ -142,6 +141,8 @@ def selectable_pipes(
 
 
 def _pipe_to_socket(pipe: IO[bytes]) -> IO[bytes]:
+    import socket  # noqa: PLC0415 (Windows only)
+
     ours, theirs = socket.socketpair()
 
     def copy() -> None:
@@ -153,6 +154,8 @@ def _pipe_to_socket(pipe: IO[bytes]) -> IO[bytes]:
 
 
 def _socket_to_pipe(pipe: IO[bytes]) -> IO[bytes]:
+    import socket  # noqa: PLC0415 (Windows only)
+
     ours, theirs = socket.socketpair()
 
     def copy() -> None:
@@ -165,6 +168,8 @@ def _socket_to_pipe(pipe: IO[bytes]) -> IO[bytes]:
 
 
 def _start(copy: object, ours: socket.socket, mode: str) -> IO[bytes]:
+    import threading  # noqa: PLC0415 (Windows only)
+
     threading.Thread(target=copy, daemon=True, name="pipe-copy").start()  # type: ignore[arg-type]
     ours.setblocking(False)
     stream: IO[bytes] = ours.makefile(mode, buffering=0)  # type: ignore[call-overload]
