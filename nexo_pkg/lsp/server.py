@@ -156,8 +156,18 @@ def to_lsp_diagnostic(
         code=diagnostic.code,
         code_description=types.CodeDescription(href=diagnostic.url) if diagnostic.url else None,
         source="nexo",
-        data={"name": diagnostic.name, "key_path": diagnostic.key_path, "help": diagnostic.help},
+        data=_diagnostic_data(diagnostic),
     )
+
+
+def _diagnostic_data(diagnostic: Diagnostic) -> dict[str, str]:
+    """What a code action request needs back: the rule, its help and, for a finding with a
+    fix, the name it reported (``subject``), which the text at the range must still be."""
+    data = {"name": diagnostic.name, "key_path": diagnostic.key_path, "help": diagnostic.help}
+    if diagnostic.fix is not None:
+        data["subject"] = diagnostic.fix.subject
+        data["applicability"] = diagnostic.fix.applicability
+    return data
 
 
 def _guarded(handler: Callable[P, R]) -> Callable[P, R | None]:
@@ -413,13 +423,18 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
                 index.offset(*index.from_client(position.line, position.character, ls.encoding))
                 for position in (diagnostic.range.start, diagnostic.range.end)
             )
+            subject = data.get("subject")
+            if not isinstance(subject, str):
+                continue  # no fix was reported with the finding: offer none
+            name = str(data.get("name", ""))
             for fix in code_actions.fixes_for(
                 snapshot.text,
                 start,
                 end,
                 code=diagnostic.code,
-                name=str(data.get("name", "")),
+                name=name,
                 help_text=str(data.get("help", "")),
+                subject=subject,
             ):
                 edits = [
                     types.TextEdit(
@@ -430,10 +445,12 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
                 ]
                 found.append(
                     types.CodeAction(
-                        title=fix.title,
+                        title=code_actions.titled(fix, diagnostic.code, name),
                         kind=types.CodeActionKind.QuickFix,
                         diagnostics=[diagnostic],
-                        is_preferred=fix.preferred or None,
+                        # An editor may apply a preferred fix unasked ("fix all"): never an
+                        # unsafe one.
+                        is_preferred=(fix.preferred and fix.applicability == "safe") or None,
                         edit=types.WorkspaceEdit(changes={params.text_document.uri: edits}),
                     )
                 )
