@@ -14,6 +14,7 @@ import contextlib
 import functools
 import json
 import logging
+import os
 import posixpath
 import sys
 from collections.abc import Callable
@@ -194,6 +195,32 @@ class _Snapshot:
     version: int | None
 
 
+class _QuietWriter:
+    """pygls's writer, except that a client that has gone (its end of stdout closed: an editor
+    that quits without awaiting the ``shutdown`` reply) ends the output quietly: one debug
+    line, then nothing more is written, instead of a BrokenPipe error for every reply and
+    notification still on its way."""
+
+    def __init__(self, writer: Any) -> None:
+        self.writer = writer
+        self.gone = False
+
+    def write(self, data: bytes) -> Any:
+        if self.gone:
+            return None
+        try:
+            return self.writer.write(data)
+        except (BrokenPipeError, ConnectionResetError, ValueError):
+            # ValueError: the stream was closed under us ("I/O operation on closed file").
+            self.gone = True
+            logger.debug("the client closed the connection; no more output")
+            return None
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.writer.close()
+
+
 class _Protocol(LanguageServerProtocol):
     """pygls's protocol, except that a request whose params do not deserialize is answered.
 
@@ -201,6 +228,14 @@ class _Protocol(LanguageServerProtocol):
     position of ``-1`` or ``2**31`` (outside LSP's ``uinteger``) would never get a response and
     the client would wait forever. The error goes back to the client under the request's id.
     """
+
+    def set_writer(self, writer: Any, include_headers: bool = True) -> None:
+        super().set_writer(_QuietWriter(writer), include_headers)
+
+    @property
+    def client_gone(self) -> bool:
+        """Whether the client closed its end of the output."""
+        return isinstance(self.writer, _QuietWriter) and self.writer.gone
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
@@ -533,6 +568,14 @@ class CappedReader:
 def serve(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> None:
     """Run the language server on stdin/stdout until the client says ``exit``."""
     output = sys.stdout.buffer
+    descriptor = output.fileno()
     # pygls only calls readline() and read(n), which is all CappedReader offers.
     reader = cast("BinaryIO", CappedReader(sys.stdin.buffer, output))
-    create_server(debounce_seconds=debounce_seconds).start_io(stdin=reader, stdout=output)
+    server = create_server(debounce_seconds=debounce_seconds)
+    server.start_io(stdin=reader, stdout=output)
+    if cast("_Protocol", server.protocol).client_gone:
+        # Nothing may reach the closed pipe at exit either (the interpreter flushes stdout).
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, descriptor)
+            os.close(devnull)
