@@ -37,6 +37,7 @@ from nexo_pkg.core.errors import NexoError
 from nexo_pkg.lint.config import LintSettings
 from nexo_pkg.lint.daemon_files import config_kind
 from nexo_pkg.lint.engine import lint_config_source, lint_source
+from nexo_pkg.lint.fixes import FIXABLE, rule_of, subject_at
 from nexo_pkg.lsp import code_actions, completion, hover
 from nexo_pkg.lsp.positions import ClientRange, Encoding, LineIndex, normalise_encoding
 from nexo_pkg.lsp.schema_nav import SchemaNavigator, packaged_navigator
@@ -157,17 +158,28 @@ def to_lsp_diagnostic(
         code=diagnostic.code,
         code_description=types.CodeDescription(href=diagnostic.url) if diagnostic.url else None,
         source="nexo",
-        data=_diagnostic_data(diagnostic),
+        data=_diagnostic_data(diagnostic, index),
     )
 
 
-def _diagnostic_data(diagnostic: Diagnostic) -> dict[str, str]:
-    """What a code action request needs back: the rule, its help and, for a finding with a
-    fix, the name it reported (``subject``), which the text at the range must still be."""
+def _diagnostic_data(diagnostic: Diagnostic, index: LineIndex) -> dict[str, str]:
+    """What a code action request needs back: the rule, its help and, for a finding of a rule
+    with quick fixes, the name it reported (``subject``), which the text at the range must
+    still be for a fix to be offered."""
     data = {"name": diagnostic.name, "key_path": diagnostic.key_path, "help": diagnostic.help}
     if diagnostic.fix is not None:
         data["subject"] = diagnostic.fix.subject
         data["applicability"] = diagnostic.fix.applicability
+    elif rule_of(diagnostic.code, diagnostic.name) in FIXABLE:
+        # No fix for lint --fix (a rename onto a name already there), yet the editor may
+        # offer another (the removal of a variable): the name is carried all the same.
+        start, end = (
+            index.offset(position.line - 1, position.column - 1)
+            for position in (diagnostic.span.start, diagnostic.span.end)
+        )
+        subject = subject_at(index.text, start, end, rule_of(diagnostic.code, diagnostic.name))
+        if subject is not None:
+            data["subject"] = subject
     return data
 
 

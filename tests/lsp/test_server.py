@@ -286,6 +286,31 @@ def test_quick_fixes_check_the_text_they_replace(
     shared_server.run(scenario)
 
 
+def test_a_fix_that_would_not_parse_is_not_offered(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    """Renaming `NEXO_TOKEN` beside a `DEMO_TOKEN` would define that key twice: only the
+    removal is offered, and it leaves TOML that parses."""
+    text = (
+        GOOD
+        + '\n[plugin.entrypoint]\ncommand = "./run"\nenv = { DEMO_TOKEN = "a", NEXO_TOKEN = "b" }\n'
+    )
+
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(tmp_path / "nexo-plugin.toml", text)
+        published = await session.diagnostics(uri, version=1)
+        reserved = [d for d in published.diagnostics if d.code == "NX106"]
+        assert [d.data["subject"] for d in reserved] == ["NEXO_TOKEN"]  # type: ignore[index]
+        [action] = await session.code_actions(uri, reserved)
+        assert action.title.startswith("Remove `NEXO_TOKEN` (unsafe")
+        assert action.edit is not None
+        assert action.edit.changes is not None
+        fixed = _apply_edits(text, list(action.edit.changes[uri]))
+        assert tomllib.loads(fixed)["plugin"]["entrypoint"]["env"] == {"DEMO_TOKEN": "a"}
+
+    shared_server.run(scenario)
+
+
 def test_client_may_negotiate_utf8_columns(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with LspSession(position_encodings=["utf-8"]) as session:
