@@ -29,7 +29,8 @@ def fixes_for(
         text, start, end, code=code, name=name, help_text=help_text, subject=subject
     )
     if (
-        rule_of(code, name) == "reserved-entrypoint-env"
+        subject
+        and rule_of(code, name) == "reserved-entrypoint-env"
         and subject_at(text, start, end, "reserved-entrypoint-env") == subject
     ):
         document = scan(text)
