@@ -308,7 +308,8 @@ def test_program_that_cannot_start_fails_the_spawn_check(tmp_path: Path) -> None
     run.write_text("#!/nonexistent/interpreter\n", encoding="utf-8")
     run.chmod(0o755)
     (root / "nexo-plugin.toml").write_text(
-        '[plugin]\nid = "broken"\nversion = "0.1.0"\n[plugin.entrypoint]\ncommand = "./run.sh"\n',
+        '[plugin]\nid = "broken"\nversion = "0.1.0"\nname = "b"\ndescription = "b"\n'
+        'min_nexo_version = ">=0.1.0"\n[plugin.entrypoint]\ncommand = "./run.sh"\n',
         encoding="utf-8",
     )
     report = run_check(root, timeout_ms=TIMEOUT_MS)
