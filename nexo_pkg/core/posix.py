@@ -80,13 +80,14 @@ def exchange(
     raise OSError(error, os.strerror(error), str(first), None, str(second))
 
 
-def become_subreaper() -> bool:
-    """Make this process the subreaper of its descendants: one whose parent dies is re-parented
-    here, not to init. ``False`` where the platform has no such call (macOS, Windows)."""
+def become_subreaper(*, enable: bool = True) -> bool:
+    """Make this process the subreaper of its descendants (or, with ``enable`` false, no longer
+    one): a descendant whose parent dies is re-parented here, not to init. ``False`` where the
+    platform has no such call (macOS, Windows) or it fails."""
     function = _libc_function("prctl")
     if function is None:
         return False
     import ctypes  # noqa: PLC0415
 
     function.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
-    return bool(function(_PR_SET_CHILD_SUBREAPER, 1, 0, 0) == 0)
+    return bool(function(_PR_SET_CHILD_SUBREAPER, int(enable), 0, 0) == 0)
