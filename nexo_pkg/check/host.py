@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
-from nexo_pkg.core.posix import become_subreaper
+from nexo_pkg.core.posix import become_subreaper, kill_and_reap
 
 #: The SDKs' ``MAX_FRAME_BYTES`` (1 MiB): the largest frame the written contract allows. The
 #: host still reads longer lines (the daemon's reader takes lines of any length); the checks
@@ -522,12 +522,7 @@ class _Reaping:
             self.live.discard(pid)
             deadline = time.monotonic() + 1.0
             while (left := self.orphans(born, zombies=True)) and time.monotonic() < deadline:
-                for orphan in left:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.kill(orphan, signal.SIGKILL)
-                for orphan in left:
-                    with contextlib.suppress(ChildProcessError, OSError):
-                        os.waitpid(orphan, os.WNOHANG)
+                kill_and_reap(left)
                 time.sleep(_EXIT_POLL_SECONDS)
             self.stop()
 

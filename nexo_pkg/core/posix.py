@@ -5,15 +5,18 @@ everywhere (Windows included), each call answering ``False`` where the platform 
   name is never absent while the trees behind two names change places;
 - :func:`become_subreaper` makes this process the one that orphaned descendants are
   re-parented to (Linux ``prctl(PR_SET_CHILD_SUBREAPER)``), so a descendant that left its
-  parent's session and process group can still be found and killed.
+  parent's session and process group can still be found and killed
+  (:func:`kill_and_reap`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import os
 import sys
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -91,3 +94,18 @@ def become_subreaper(*, enable: bool = True) -> bool:
 
     function.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong]
     return bool(function(_PR_SET_CHILD_SUBREAPER, int(enable), 0, 0) == 0)
+
+
+def kill_and_reap(children: Collection[int]) -> None:
+    """SIGKILL each of ``children`` (processes whose parent is this one) and reap those already
+    dead, without waiting. Nothing where there are no such signals (Windows)."""
+    if os.name != "posix":
+        return
+    import signal  # noqa: PLC0415 (SIGKILL is POSIX's)
+
+    for pid in children:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    for pid in children:
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(pid, os.WNOHANG)
