@@ -198,10 +198,6 @@ def check_plugin(
     for note in plugin.notes:
         report.add("manifest", "warn", note)
     refusal = manifest_refusal(plugin, nexo_version)
-    if refusal is not None:
-        report.add("manifest", "fail", refusal)
-        report.add("spawn", "fail", "not started: its manifest does not lint (see `manifest`)")
-        return report
     env = {**os.environ, **plugin.env}
     with tempfile.TemporaryDirectory(
         prefix="nexo-check-state-", ignore_cleanup_errors=True
@@ -225,6 +221,13 @@ def check_plugin(
             ),
         )
         report.sandbox = plan.to_json()
+        if refusal is not None:
+            report.add("manifest", "fail", refusal)
+            if plan.daemon_spawns and plan.refusal is not None:
+                # What the daemon would bind on this host, beside the lint error.
+                report.add("sandbox", "fail", plan.refusal)
+            report.add("spawn", "fail", "not started: its manifest does not lint (see `manifest`)")
+            return report
         if not _report_sandbox(report, plan) or plan.argv is None:
             return report
         host = HostCalls.from_manifest(model) if host_calls else None

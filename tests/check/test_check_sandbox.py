@@ -389,6 +389,11 @@ def test_a_write_path_climbing_out_of_the_state_dir_is_not_started(tmp_path: Pat
     assert manifest["status"] == "fail"
     assert "NX146" in manifest["detail"]
     assert "THE DAEMON WOULD LOAD AND SPAWN IT" in manifest["detail"]
+    # What it would bind on this host: the whole root, writable.
+    sandbox = check(document, "sandbox")
+    assert sandbox["status"] == "fail"
+    assert "resolves to `/`" in sandbox["detail"]
+    assert "`/` writable" in sandbox["detail"]
     assert check(document, "spawn")["status"] == "fail"
     assert not marker.exists()
 
