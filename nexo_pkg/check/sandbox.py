@@ -313,19 +313,26 @@ def _resolved_path_refusal(plugin_id: str, entry: str, resolved: str) -> str | N
 def _bind_danger(plugin_id: str, entry: str, resolved: str, key: str) -> str | None:
     """Why ``check`` does not bind ``resolved`` although the daemon would: the path as
     ``bwrap`` reaches it (symlinks followed, ``..`` gone) is, lies under or covers a
-    denylisted host path or a home secret. The daemon judges the text alone, and ``bwrap``
-    follows links, so on this host the daemon would hand the plugin that path."""
+    denylisted host path or a home secret, or the text still climbs with ``..``. The daemon
+    judges the text alone, and ``bwrap`` follows links, so on this host the daemon would hand
+    the plugin that path."""
     real = os.path.realpath(resolved)
     hit = denylist_hit(real) or home_secret_hit(real)
-    if hit is None:
+    climbs = ".." in resolved.split("/")
+    if hit is None and not climbs:
         return None
     how = "writable" if key == "fs_write_paths" else "read-only"
     via = "" if real == resolved else f", which resolves to `{real}` on this host"
+    why = (
+        f"is, lies under or covers denylisted host path `{hit}`"
+        if hit is not None
+        else "still has `..` components after expansion, which check never passes to bwrap"
+    )
     return (
         f"plugin `{plugin_id}`: sandbox path `{resolved}` (from manifest entry `{entry}`, "
-        f"plugin.sandbox.{key}){via}, is, lies under or covers denylisted host path `{hit}`; "
-        f"not started. THE DAEMON WOULD SPAWN IT: it checks the path as written and bwrap "
-        f"follows links, so the plugin would get `{real}` {how}"
+        f"plugin.sandbox.{key}){via}, {why}; not started. THE DAEMON WOULD SPAWN IT: it checks "
+        f"the path as written and bwrap follows links and `..`, so the plugin would get "
+        f"`{real}` {how}"
     )
 
 

@@ -426,3 +426,19 @@ def test_a_write_path_that_is_a_link_to_the_root_is_not_started(tmp_path: Path) 
     started = _marking_plugin(tmp_path / "q", safe / "started", str(safe))
     cli_check(started)
     assert (tmp_path / "data" / "started").exists()
+
+
+@needs_bwrap
+def test_a_write_path_that_still_climbs_after_expansion_is_not_started(tmp_path: Path) -> None:
+    """`${state_dir}/../sibling` lints clean (it reaches nothing denylisted) and the daemon
+    binds it as written; check never hands bwrap a path with `..`, and says what it reaches."""
+    marker = tmp_path / "started"
+    root = _marking_plugin(tmp_path / "p", marker, "${state_dir}/../sibling")
+    code, document = cli_check(root)
+    assert code == 1
+    sandbox = check(document, "sandbox")
+    assert sandbox["status"] == "fail"
+    assert "still has `..` components" in sandbox["detail"]
+    assert "THE DAEMON WOULD SPAWN IT" in sandbox["detail"]
+    assert check(document, "spawn")["status"] == "fail"
+    assert not marker.exists()
