@@ -26,7 +26,7 @@ from typer.core import TyperGroup
 from nexo_pkg import __version__
 from nexo_pkg.cli.common import fail, set_color, set_verbosity
 from nexo_pkg.cli.completion import attach_choice_completion
-from nexo_pkg.core import platform
+from nexo_pkg.core import posix
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.output import emit_json, report_error
 
@@ -191,7 +191,7 @@ class LazyPluginGroup(TyperGroup):
         if spec is None:
             return None
         command = module_command(spec.module, cmd_name)
-        if command is not None and spec.plugin_root and not platform.POSIX:
+        if command is not None and spec.plugin_root and not posix.POSIX:
             return _refused_here(command, cmd_name)
         return command
 
@@ -214,12 +214,12 @@ class LazyPluginGroup(TyperGroup):
 
 def _refused_here(command: click.Command, name: str) -> click.Command:
     """``command`` with its options and ``--help`` intact, refusing to run in one sentence
-    (:func:`~nexo_pkg.core.platform.refuse_without_posix`) once its arguments are parsed."""
+    (:func:`~nexo_pkg.core.posix.refuse_without_posix`) once its arguments are parsed."""
     refused = copy.copy(command)
 
     def refuse(**params: Any) -> None:
         try:
-            platform.refuse_without_posix(name)
+            posix.refuse_without_posix(name)
         except NexoError as error:
             fail(error, json_output=bool(params.get("json_output")))
 

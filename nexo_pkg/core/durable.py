@@ -18,7 +18,7 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from nexo_pkg.core import platform
+from nexo_pkg.core import posix
 
 
 @functools.cache
@@ -97,8 +97,8 @@ _SHARED = _SharedSyncfs()
 def sync_tree(root: Path) -> None:
     """Make every file and directory below ``root`` durable (see the module docstring); raises
     ``OSError``."""
-    if platform.POSIX:
-        flags = os.O_RDONLY | platform.O_DIRECTORY | platform.O_NOFOLLOW | platform.O_CLOEXEC
+    if posix.POSIX:
+        flags = os.O_RDONLY | posix.O_DIRECTORY | posix.O_NOFOLLOW | posix.O_CLOEXEC
         descriptor = os.open(root, flags)
         try:
             if _SHARED.flush(descriptor):
@@ -108,13 +108,13 @@ def sync_tree(root: Path) -> None:
     # The portable fallback: every file and directory, one by one.
     for directory, _, files in os.walk(root):
         for name in files:
-            _fsync(Path(directory) / name, os.O_RDONLY | platform.O_NOFOLLOW)
+            _fsync(Path(directory) / name, os.O_RDONLY | posix.O_NOFOLLOW)
         fsync_dir(Path(directory))
 
 
 def fsync_dir(path: Path) -> None:
     """fsync a directory, making the names it holds (a rename's result) durable."""
-    platform.fsync_directory(path)
+    posix.fsync_directory(path)
 
 
 def _fsync(path: Path, flags: int) -> None:

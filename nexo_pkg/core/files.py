@@ -20,11 +20,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from nexo_pkg.core import platform
+from nexo_pkg.core import posix
 from nexo_pkg.core.durable import fsync_dir
 from nexo_pkg.core.errors import ConfigError, NexoError
 
-_OPEN_FLAGS = platform.O_NONBLOCK | platform.O_CLOEXEC | platform.O_BINARY
+_OPEN_FLAGS = posix.O_NONBLOCK | posix.O_CLOEXEC | posix.O_BINARY
 _FLAGS = os.O_RDONLY | _OPEN_FLAGS
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | _OPEN_FLAGS
 
@@ -44,8 +44,8 @@ def _regular_descriptor(
     ``follow_links`` a link is refused (``O_NOFOLLOW``; where there is none, an ``lstat``
     first)."""
     if not follow_links:
-        if platform.O_NOFOLLOW:
-            flags |= platform.O_NOFOLLOW
+        if posix.O_NOFOLLOW:
+            flags |= posix.O_NOFOLLOW
         elif Path(path).is_symlink():
             raise NotRegularFileError(errno.ELOOP, "is a symbolic link", str(path))
     try:
@@ -57,7 +57,7 @@ def _regular_descriptor(
     try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             raise NotRegularFileError(errno.EINVAL, "is not a regular file", str(path))
-        if platform.O_NONBLOCK:
+        if posix.O_NONBLOCK:
             os.set_blocking(descriptor, True)
     except BaseException:
         os.close(descriptor)
@@ -160,7 +160,7 @@ def write_file_atomically(
     temp = Path(name)
     try:
         with os.fdopen(descriptor, "wb") as handle:
-            platform.set_mode(handle.fileno(), temp, mode)
+            posix.set_mode(handle.fileno(), temp, mode)
             handle.write(data)
             if durable:
                 handle.flush()

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.core import platform
+from nexo_pkg.core import posix
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import open_lock_file
 from nexo_pkg.fleet.lock import lock as relock
@@ -117,7 +117,7 @@ def _sync_lock(dest: Path) -> Iterator[None]:
     except OSError as exc:
         raise NexoError(f"cannot lock {dest}: {exc.strerror or exc}", kind="io") from exc
     try:
-        platform.lock_exclusive(descriptor)
+        posix.lock_exclusive(descriptor)
         yield
     finally:
         os.close(descriptor)

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from itertools import takewhile
 from pathlib import Path
 
-from nexo_pkg.core import platform
+from nexo_pkg.core import posix
 
 __all__ = [
     "CONFIG_DIR_ENV",
@@ -89,7 +89,7 @@ def untrusted_reason(directory: Path) -> str | None:
         info = directory.stat()
     except OSError as exc:
         return f"it cannot be examined ({exc.strerror or exc})"
-    uid = platform.effective_uid()
+    uid = posix.effective_uid()
     if uid is None:
         # Windows: no owner uid nor group bits in a stat; its ACLs are the user's business.
         return None

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from nexo_pkg.core import platform
+from nexo_pkg.core import posix
 from nexo_pkg.core.dirs import make_dirs
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import NotRegularFileError, open_lock_file, open_regular
@@ -135,9 +135,9 @@ class BlobCache:
             raise _io(f"create the blob cache in {self.root}", exc) from exc
         try:
             if exclusive:
-                platform.lock_exclusive(descriptor)
+                posix.lock_exclusive(descriptor)
             else:
-                platform.lock_shared(descriptor)
+                posix.lock_shared(descriptor)
             yield
         finally:
             os.close(descriptor)
@@ -232,7 +232,7 @@ class BlobCache:
             except FileNotFoundError:
                 os.close(descriptor)  # taken by a clean-up before it was locked: again
                 continue
-            platform.lock_exclusive(lock_fd)
+            posix.lock_exclusive(lock_fd)
             try:
                 ours = Path(raw).stat().st_ino == os.fstat(lock_fd).st_ino
             except FileNotFoundError:
@@ -252,7 +252,7 @@ class BlobCache:
                 continue
             try:
                 try:
-                    platform.lock_exclusive(descriptor, wait=False)
+                    posix.lock_exclusive(descriptor, wait=False)
                 except OSError:
                     continue
                 with contextlib.suppress(OSError):

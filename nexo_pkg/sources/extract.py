@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import ParamSpec, Protocol, TypeVar
 
-from nexo_pkg.core import platform
+from nexo_pkg.core import posix
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.sources.archive import ArchiveLimits, ArchiveListing, TreeSink, walk_archive
 
@@ -33,14 +33,9 @@ EXECUTABLE_MODE = 0o755
 # Open directory descriptors kept for the members that follow (archives list a directory's
 # members together, so a few suffice); the rest are reopened when needed.
 MAX_OPEN_DIRECTORIES = 64
-_DIR_FLAGS = os.O_RDONLY | platform.O_DIRECTORY | platform.O_NOFOLLOW | platform.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | posix.O_DIRECTORY | posix.O_NOFOLLOW | posix.O_CLOEXEC
 _FILE_FLAGS = (
-    os.O_WRONLY
-    | os.O_CREAT
-    | os.O_EXCL
-    | platform.O_NOFOLLOW
-    | platform.O_CLOEXEC
-    | platform.O_BINARY
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | posix.O_NOFOLLOW | posix.O_CLOEXEC | posix.O_BINARY
 )
 
 _Params = ParamSpec("_Params")
@@ -146,7 +141,7 @@ class _TreeWriter(TreeSink):
                 descriptor = os.open(last, _FILE_FLAGS, mode, dir_fd=self._directory_fd(parent))
             self.file_fd, self.file_name = descriptor, name
             if mode & self.umask:
-                platform.set_mode(descriptor, self.destination / name, mode)
+                posix.set_mode(descriptor, self.destination / name, mode)
         except OSError as exc:
             raise self._fail("create", name, exc) from exc
 
@@ -216,7 +211,7 @@ def extract_here(
     """:func:`extract_archive` in this process."""
     writer: _TreeWriter | None = None
     try:
-        if not platform.DIR_FD:
+        if not posix.DIR_FD:
             writer = _TreeWriter(destination, -1)
             destination.chmod(DIRECTORY_MODE)
         else:
