@@ -15,10 +15,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import semver
-
 from nexo_pkg.core.durable import sync_tree
 from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.version import VersionError, compare_versions, parse_version
 from nexo_pkg.install.compat import (
     DaemonVersion,
     LatestCompatible,
@@ -448,8 +447,8 @@ def _refuse_downgrade(options: InstallOptions, plugin_id: str, version: str) -> 
     if options.allow_downgrade:
         return
     try:
-        new = semver.Version.parse(version)
-    except ValueError:
+        new = True, parse_version(version)
+    except VersionError:
         return
     for item in scan_installed(options.dest):
         receipt = item.receipt
@@ -658,9 +657,7 @@ def upgrade(
             chosen = compatible_source(source, options.daemon)
             if isinstance(chosen, LatestCompatible):
                 older = chosen.inner.identify()
-                if semver.Version.parse(older.identity.version) > semver.Version.parse(
-                    receipt.version
-                ):
+                if compare_versions(older.identity.version, receipt.version) > 0:
                     chosen_source, found = chosen, older
         # The version compared is the one the release's manifest (or tarball names) carries,
         # which the payload check then holds the archive's own manifest to: never the tag,
@@ -758,8 +755,8 @@ def _upgrade_to(
     assert receipt is not None  # noqa: S101 (require_installed only returns receipts)
     plugin_id = receipt.id
     try:
-        order = semver.Version.parse(new_version).compare(receipt.version)
-    except ValueError:
+        order = compare_versions(new_version, receipt.version)
+    except VersionError:
         order = 1  # an installed version that is not semver cannot be ordered; install anew
     if order == 0:
         return UpgradeResult(plugin_id, receipt.version, new_version, current.path, None, False)

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from nexo_pkg.core.diagnostics import Diagnostic, Rule, Span
 from nexo_pkg.core.toml_spans import SpanPart
-from nexo_pkg.core.versionreq import Version
+from nexo_pkg.core.version import Version
 from nexo_pkg.manifest import microapp
 from nexo_pkg.manifest.core_rules import (
     INVALID_VALUE,
@@ -137,13 +137,10 @@ def _structure(report: Findings, problems: Iterable[ShapeProblem]) -> None:
 
 
 def _older(current: Version, required: Version) -> bool:
-    """Whether ``current`` < ``required`` in SemVer precedence (a pre-release comes first)."""
-    return (current.major, current.minor, current.patch, current.pre) < (
-        required.major,
-        required.minor,
-        required.patch,
-        required.pre,
-    )
+    """Whether ``current`` < ``required`` in the daemon's order (``semver::Version``'s
+    ``Ord``: a pre-release comes first, build metadata counts, so daemon 0.1.5 is older than
+    ``0.1.5+build.1``)."""
+    return current < required
 
 
 def check_microapp(

@@ -483,3 +483,34 @@ def test_local_tarball_for_another_target(install_env: InstallEnv, tmp_path: Pat
     assert "--target riscv64gc-unknown-linux-gnu" in error.message
     forced = install(str(tarball), install_env.make_options(target="riscv64gc-unknown-linux-gnu"))
     assert forced.plan.target == "riscv64gc-unknown-linux-gnu"
+
+
+@pytest.mark.parametrize(
+    ("installed", "offered", "upgraded"),
+    [
+        # The daemon's `semver` crate orders build metadata (semver 1.0.28 src/impls.rs,
+        # `impl Ord for BuildMetadata`): +b1 < +b2 < +b3, and none below any.
+        ("1.0.0+b2", "1.0.0+b1", False),
+        ("1.0.0+b2", "1.0.0+b3", True),
+        ("1.0.0", "1.0.0+b1", True),
+    ],
+)
+def test_upgrade_orders_build_metadata_as_the_daemon(
+    install_env: InstallEnv, installed: str, offered: str, upgraded: bool
+) -> None:
+    _publish(install_env, f"v{installed}")
+    install("acme/hello", install_env.make_options())
+    _publish(install_env, f"v{offered}")
+    if not upgraded:
+        before = tree_snapshot(install_env.dest)
+        with pytest.raises(NexoError) as caught:
+            upgrade("hello", install_env.make_options())
+        assert caught.value.kind == "downgrade_refused"
+        assert caught.value.details == {"installed": installed, "latest": offered}
+        assert tree_snapshot(install_env.dest) == before
+        return
+    result = upgrade("hello", install_env.make_options(), keep_old=False)
+    assert result.install is not None
+    assert result.to_json()["upgraded"] is True
+    assert read_receipt(install_env.dest / f"hello-{offered}").version == offered
+    assert not (install_env.dest / f"hello-{installed}").exists()

@@ -349,6 +349,26 @@ def test_a_newer_daemon_accepts_a_newer_min_agent_version(tmp_path: Path) -> Non
     assert (code, findings(report)) == (0, [])
 
 
+@pytest.mark.parametrize(
+    ("required", "daemon", "refused"),
+    [
+        # The host orders with `semver::Version`'s `Ord`, which counts build metadata
+        # (semver 1.0.28 src/impls.rs, `impl Ord for BuildMetadata`): 0.1.5 < 0.1.5+build.1.
+        ("0.1.5+build.1", "0.1.5", True),
+        ("1.0.0+b2", "1.0.0+b1", True),
+        ("0.1.5+build.1", "0.1.5+build.1", False),
+        ("0.1.5+build.1", "0.1.5+build.2", False),
+        ("0.1.5", "0.1.5+build.1", False),
+    ],
+)
+def test_min_agent_version_orders_build_metadata_as_the_host(
+    tmp_path: Path, required: str, daemon: str, refused: bool
+) -> None:
+    text = _replace('name = "Weather"', f'min_agent_version = "{required}"')
+    code, report = lint_files(tmp_path, {"plugin.toml": text}, "--nexo-version", daemon)
+    assert (code, findings(report)) == ((1, [("NX203", 4, "error")]) if refused else (0, []))
+
+
 def test_plugin_manifests_keep_the_plugin_rules(tmp_path: Path) -> None:
     """A v1-shaped nexo-plugin.toml is no microapp (extension discovery reads only plugin.toml,
     ``discovery.rs:219``): it stays a legacy plugin manifest (NX190)."""
