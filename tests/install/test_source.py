@@ -9,7 +9,7 @@ from support.tarballs import manifest_text
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.manifest_check import manifest_asset_problem
-from nexo_pkg.sources.checksum import parse_digest, parse_sidecar, verify_checksums
+from nexo_pkg.sources.checksum import parse_digest, verify_checksums
 from nexo_pkg.sources.github import Release, ReleaseAsset
 from nexo_pkg.sources.hosttriple import host_candidates
 from nexo_pkg.sources.select import (
@@ -215,27 +215,6 @@ def test_parse_tarball_name(name: str, parts: tuple[str, str, str] | None) -> No
 
 
 DIGEST = "a" * 64
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        DIGEST,
-        f"{DIGEST}  p.tar.gz\n",
-        f"{DIGEST} *p.tar.gz",
-        f"{DIGEST}  dist/p.tar.gz",
-        DIGEST.upper(),
-    ],
-)
-def test_sidecar_forms(text: str) -> None:
-    assert parse_sidecar(text, "p.tar.gz") == DIGEST
-
-
-@pytest.mark.parametrize("text", ["", "nothex  p.tar.gz", f"{DIGEST}  other.tar.gz", "abc"])
-def test_bad_sidecar_is_a_mismatch(text: str) -> None:
-    with pytest.raises(NexoError) as caught:
-        parse_sidecar(text, "p.tar.gz")
-    assert caught.value.kind == "checksum_mismatch"
 
 
 def test_verify_checksums() -> None:
