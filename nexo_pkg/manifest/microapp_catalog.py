@@ -243,9 +243,12 @@ _RULES: tuple[Rule, ...] = (
         name="config-wrong-type",
         severity="error",
         summary="a config value has the wrong YAML type or is out of range, or a key is missing",
-        what="Checks each value against the daemon's type: booleans (`true`/`false` only; YAML "
-        "1.2, so `yes`/`on` are strings), unsigned integers, lists of strings, mappings; and "
-        "the keys the daemon requires (`extensions:` at the top of `extensions.yaml`).",
+        what="Checks each value against the daemon's type, as serde_yaml reads it after the "
+        "loader substitutes `${VAR}` placeholders: booleans (`true`/`false` only; YAML 1.2, so "
+        "`yes`/`on` are strings), unsigned integers (`0x`/`0o`/`0b` too; a leading zero makes "
+        "a string), lists of strings, mappings (a null is an empty one), durations with a unit "
+        "(`30s`); and the keys the daemon requires (`extensions:` at the top of "
+        "`extensions.yaml`).",
         why="serde refuses the file and the daemon does not start.",
         example="extensions:\n  max_depth: -1\n",
         fix="Write the value with the expected type: `max_depth: 3`.",
