@@ -190,6 +190,8 @@ def _discover(settings: _Extensions, base: Path) -> list[DiscoveredMicroapp]:
     as the daemon's boot discovery finds them (``crates/extensions/src/discovery.rs:160-375``;
     docs/microapps.md says which of them it keeps). Only manifests the extension parser accepts
     are candidates: lint reports the others when it lints those files."""
+    from nexo_pkg.manifest.rules_microapp import companion_refused  # noqa: PLC0415
+
     candidates = [
         (index, path.parent, manifest)
         for index, path in _search(settings, base)
@@ -208,7 +210,13 @@ def _discover(settings: _Extensions, base: Path) -> list[DiscoveredMicroapp]:
             continue
         seen.add(manifest.id)
         companion_data = microapp.read_toml_or_none(root / microapp.COMPANION_MANIFEST_NAME)
-        companion = None if companion_data is None else microapp.companion_from_data(companion_data)
+        # A companion the daemon cannot parse is skipped (NX216 on the file): no admin
+        # capabilities, no HTTP server to check across files.
+        companion = (
+            None
+            if companion_data is None or companion_refused(companion_data)
+            else microapp.companion_from_data(companion_data)
+        )
         found.append(DiscoveredMicroapp(root, manifest, companion))
     return found
 

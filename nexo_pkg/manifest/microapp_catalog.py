@@ -219,6 +219,23 @@ _RULES: tuple[Rule, ...] = (
         fix='Use one of the host\'s hook names: `hooks = ["before_message"]`.',
         beyond_daemon=True,
     ),
+    Rule(
+        code="NX216",
+        name="microapp-companion-skipped",
+        severity="error",
+        summary="the daemon cannot parse the companion `nexo-plugin.toml` and skips it",
+        what="A microapp's `nexo-plugin.toml` is read with the plugin manifest's types: "
+        "`plugin.version` must be a SemVer version, `plugin.min_nexo_version` a version "
+        "requirement, every table closed (`[plugin.capabilities.http_server]` takes `port`, "
+        "`bind`, `token_env`, `health_path`), the required keys present.",
+        why="When the parse fails the daemon logs a warning and goes on without the file: the "
+        "microapp still loads, but without its admin capabilities and its HTTP server, and "
+        "nothing else says so.",
+        example='[plugin]\nid = "agent-creator"\nversion = "1.0"\nname = "A"\n'
+        'description = "A"\nmin_nexo_version = ">=0.1.0"',
+        fix='Fix what the message names: `version = "1.0.0"`, `min_nexo_version = ">=0.1.0"`, '
+        "no other key in `http_server`.",
+    ),
     # --- the daemon's configuration files -----------------------------------------------
     Rule(
         code="NX220",

@@ -301,3 +301,20 @@ def test_an_empty_extensions_config_in_a_drop_in_is_an_empty_map(tmp_path: Path)
 def test_granted_stays_clean(tmp_path: Path) -> None:
     project(tmp_path, None)
     assert lint_yaml(tmp_path, "extensions.yaml", GRANTED) == (0, [])
+
+
+# -- 6. a companion the daemon skips has no admin capabilities to grant ------------------------
+def test_a_skipped_companion_needs_no_grant(tmp_path: Path) -> None:
+    """With the companion's `version` not SemVer the host skips the file: its `required`
+    admin capabilities are not asked for, so no grant is missing (the companion's own lint
+    says why it is skipped, NX216)."""
+    from .test_microapp_config import COMPANION
+
+    project(tmp_path, None, companion=COMPANION.replace('version = "0.1.0"', 'version = "1"'))
+    assert lint_yaml(tmp_path, "extensions.yaml", "extensions:\n  enabled: true\n") == (0, [])
+    project_ok = tmp_path / "ok"
+    project_ok.mkdir()
+    project(project_ok, None)
+    code, found = lint_yaml(project_ok, "extensions.yaml", "extensions:\n  enabled: true\n")
+    assert code == 1
+    assert ("NX225", 1, "error") in found
