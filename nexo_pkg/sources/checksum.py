@@ -16,7 +16,7 @@ _HEX = re.compile(r"[0-9a-fA-F]{64}")
 # `str::split_whitespace` splits at: wider than ASCII (U+0085, U+00A0, U+2000..U+200A ...),
 # narrower than Python's `str.isspace` (which adds U+001C..U+001F).
 _RUST_WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
-_FIRST_TOKEN = re.compile(f"[{_RUST_WHITESPACE}]*([^{_RUST_WHITESPACE}]*)")
+_TOKEN = re.compile(f"[^{_RUST_WHITESPACE}]+")
 
 # The byte-order marks reqwest's `Response::text` sniffs (encoding_rs `Encoding::decode`):
 # the mark picks the encoding and is removed; without one the body is UTF-8, read lossily.
@@ -40,8 +40,8 @@ def parse_sidecar(raw: bytes, asset_name: str) -> str:
     first digest is a mismatch whatever later lines say; a first token that is no digest is a
     ``checksum_mismatch`` too, since a sidecar that cannot be read cannot vouch for the file.
     """
-    match = _FIRST_TOKEN.match(sidecar_text(raw))
-    token = match.group(1).lower() if match is not None else ""
+    first = _TOKEN.search(sidecar_text(raw))
+    token = first.group().lower() if first is not None else ""
     if not _HEX.fullmatch(token):
         shown = printable(token[:80]) if token else "nothing"
         raise NexoError(
