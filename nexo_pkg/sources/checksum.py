@@ -55,9 +55,7 @@ def parse_sidecar(raw: bytes, asset_name: str) -> str:
 
 def parse_digest(digest: str | None) -> str | None:
     """The hex of an API ``sha256:<hex>`` digest; other algorithms are not usable here."""
-    if not digest:
-        return None
-    algorithm, _, value = digest.partition(":")
+    algorithm, _, value = (digest or "").partition(":")
     if algorithm.lower() == "sha256" and _HEX.fullmatch(value):
         return value.lower()
     return None

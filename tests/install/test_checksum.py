@@ -175,6 +175,8 @@ def test_verify_checksums_checks_every_value_present() -> None:
         (OTHER, None, True, "sidecar", "p.sha256 beside it says"),
         (None, OTHER, False, "digest", "the release asset digest says"),
         (OTHER, OTHER, False, "sidecar", "p.sha256 says"),  # the first one checked is named
+        # "beside it" belongs to a sidecar only, even when a directory is given.
+        (None, OTHER, True, "digest", "the release asset digest says"),
     ],
 )
 def test_verify_checksums_mismatch(
