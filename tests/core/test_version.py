@@ -121,6 +121,13 @@ def test_requirement_refusals(text: str, message: str) -> None:
         (">=1.0.0-alpha", "1.0.0-beta", True),
         ("<=1.0.0-beta", "1.0.0-alpha", True),
         ("<=1.0.0-alpha", "1.0.0-beta", False),
+        # ...not even beside a comparator that opts into the pre-release: the partial one
+        # itself must hold, and `1.0.0-alpha` is neither equal to `1.0` nor above or below it.
+        (">=1.0, >=1.0.0-alpha", "1.0.0-alpha", False),
+        (">=1, >=1.0.0-alpha", "1.0.0-alpha", False),
+        ("<=1.0, >=1.0.0-alpha", "1.0.0-alpha", False),
+        ("<=1.0, <=1.0.0-beta", "1.0.0-alpha", False),
+        (">=1.0.0-alpha, <=1.0", "1.0.0-beta", False),
         # build metadata never takes part in matching (src/eval.rs)
         (">=0.1.5+build.1", "0.1.5", True),
         ("=1.0.0+b2", "1.0.0+b1", True),
