@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.versionreq import SEMVER_2
+from nexo_pkg.core.version import SEMVER_2
 from nexo_pkg.manifest.daemon import is_valid_id
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.errors import io_error, layout_error, manifest_error
@@ -60,7 +60,7 @@ def asset_name(plugin_id: str, version: str, target: str) -> str:
         hyphen = (
             f" (a microapp id may hold `-` for the daemon, but the tarball, its bin/{plugin_id} "
             "and the install directory are named by the plugin id rule: use "
-            f"{plugin_id.replace('-', '_')!r} in both manifests; NX216)"
+            f"{plugin_id.replace('-', '_')!r} in both manifests; NX217)"
             if "-" in plugin_id
             else ""
         )
