@@ -518,7 +518,7 @@ def test_a_companion_the_daemon_skips_says_so(
     assert skipped["range"]["start"]["line"] == line
     assert skipped["message"] == (
         f"the daemon cannot parse this nexo-plugin.toml ({reason}) and skips it with only a "
-        "log line: microapp `weather-app` loads without its admin capabilities and without "
+        "log line: microapp `weather_app` loads without its admin capabilities and without "
         "its HTTP server"
     )
 
