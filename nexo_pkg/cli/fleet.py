@@ -25,6 +25,7 @@ from nexo_pkg.cli.options import (
     TargetOption,
     TimeoutOption,
     TrustedKeysOption,
+    YesOption,
 )
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.output import emit_json, say
@@ -34,7 +35,7 @@ from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 if TYPE_CHECKING:
     from nexo_pkg.fleet.lock import LockResult
     from nexo_pkg.fleet.sources import FleetOptions
-    from nexo_pkg.fleet.sync import SyncResult
+    from nexo_pkg.fleet.sync import PluginOutcome, SyncResult
     from nexo_pkg.install.pipeline import InstallCallbacks
 
 JobsOption = Annotated[
@@ -152,6 +153,7 @@ def register(app: typer.Typer) -> None:
         timeout: TimeoutOption = None,
         jobs: JobsOption = None,
         nexo_version: NexoVersionOption = None,
+        yes: YesOption = False,
         json_output: JsonOption = False,
     ) -> None:
         """Resolve nexo-plugins.toml into nexo-plugins.lock (every target, hash and signer).
@@ -163,6 +165,7 @@ def register(app: typer.Typer) -> None:
         Exit codes: 0 the lock is current; 1 a plugin could not be locked, or --check found
         it stale; 2 usage or configuration error.
         """
+        del yes  # nothing is asked: accepted as on every command that changes state
         from nexo_pkg.fleet import lock as locking  # noqa: PLC0415
         from nexo_pkg.fleet.lockfile import LOCK_NAME  # noqa: PLC0415
 
@@ -241,15 +244,32 @@ def register(app: typer.Typer) -> None:
         jobs: JobsOption = None,
         allow_signer_change: AllowSignerChangeOption = False,
         nexo_version: NexoVersionOption = None,
+        yes: YesOption = False,
+        dry_run: Annotated[
+            bool,
+            typer.Option(
+                "--dry-run",
+                help="Print the plan (install, upgrade, downgrade, reinstall, remove, "
+                "unchanged, with versions) and change nothing: no request, no lock written.",
+            ),
+        ] = False,
         json_output: JsonOption = False,
     ) -> None:
-        """Make the plugin root match the lock: install, replace, and with --prune remove.
+        """Make the plugin root match the lock: install, upgrade, downgrade, and with --prune
+        remove.
 
-        Without --frozen a nexo-plugins.toml beside the lock is locked first when the lock
-        is stale; a version that locking brings in must keep the installed version's signer
-        (signer_changed, unless --allow-signer-change), as for upgrade. Exit codes: 0 in
-        sync; 1 a plugin failed (the others are synced); 2 usage or configuration error.
+        The lock decides: a plugin installed at a higher version than the lock's is
+        downgraded, and the summary names every downgrade ("as locked"). The version each
+        plugin had is kept out of the daemon's sight for `nexo plugin rollback`, as upgrade
+        keeps it (one per plugin). --dry-run prints the plan from the lock and the installed
+        receipts alone (a lock stale against nexo-plugins.toml is planned as it stands, and
+        said to be stale). Without --frozen a nexo-plugins.toml beside the lock is locked
+        first when the lock is stale; a version that locking brings in must keep the
+        installed version's signer (signer_changed, unless --allow-signer-change), as for
+        upgrade. Exit codes: 0 in sync (or planned); 1 a plugin failed (the others are
+        synced); 2 usage or configuration error.
         """
+        del yes  # nothing is asked: accepted as on every command that changes state
         from nexo_pkg.fleet.lockfile import WANTED_NAME  # noqa: PLC0415
         from nexo_pkg.fleet.sync import sync  # noqa: PLC0415
 
@@ -262,6 +282,12 @@ def register(app: typer.Typer) -> None:
                 install_root(dest) if dest is not None else install_root(None, config_dir(config))
             )
             wanted_path = lock_file.parent / WANTED_NAME
+            if dry_run:
+                from nexo_pkg.fleet.sync import dry_run_plan  # noqa: PLC0415
+
+                return dry_run_plan(
+                    lock_file, root, wanted_path=wanted_path, prune=prune, target=target
+                )
             mirrors = configured(
                 registry_mirror, read_registries(wanted_path) if wanted_path.exists() else None
             )
@@ -291,15 +317,27 @@ def register(app: typer.Typer) -> None:
             )
 
         def show(result: SyncResult) -> None:
+            if result.dry_run:
+                _show_plan(result)
+                return
             if result.relocked:
                 note(f"Locked {lock_file} again: {WANTED_NAME} had changed.")
             for item in result.outcomes:
                 if item.action == "failed":
                     note(f"error: {item.plugin_id}: {item.error} [{item.kind}]")
                 elif item.action != "unchanged":
-                    note(f"{item.plugin_id} {item.version or ''}: {item.action}".replace("  ", " "))
+                    note(_outcome_line(item))
             changed = sum(item.action not in {"unchanged", "failed"} for item in result.outcomes)
-            note(f"{result.dest}: {changed} change(s), {len(result.outcomes)} plugin(s) checked.")
+            downgraded = [
+                f"{item.plugin_id} {item.from_version} \u2192 {item.version}"
+                for item in result.outcomes
+                if item.change == "downgrade" and item.action != "failed"
+            ]
+            as_locked = f"; downgraded as locked: {', '.join(downgraded)}" if downgraded else ""
+            note(
+                f"{result.dest}: {changed} change(s), {len(result.outcomes)} plugin(s) "
+                f"checked{as_locked}."
+            )
 
         if not answer(run, json_output=json_output, show=show).ok:
             raise typer.Exit(1)
@@ -314,12 +352,14 @@ def register(app: typer.Typer) -> None:
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
         timeout: TimeoutOption = None,
+        yes: YesOption = False,
         json_output: JsonOption = False,
     ) -> None:
         """Publish one version (every target, with sidecars and signatures) to a registry.
 
         The tag defaults to the version. Exit codes: 0 pushed; 1 refused; 2 usage error.
         """
+        del yes  # nothing is asked: accepted as on every command that changes state
         from nexo_pkg.fleet.publish import push  # noqa: PLC0415
 
         answer(
@@ -354,6 +394,7 @@ def register(app: typer.Typer) -> None:
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
         timeout: TimeoutOption = None,
+        yes: YesOption = False,
         json_output: JsonOption = False,
     ) -> None:
         """Copy a GitHub release, or a registry version, with its signature material into a
@@ -364,6 +405,7 @@ def register(app: typer.Typer) -> None:
         and a second run copies nothing. Installs from the copy verify the original signer
         under the same trust policy. Exit codes: 0 mirrored; 1 refused; 2 usage error.
         """
+        del yes  # nothing is asked: accepted as on every command that changes state
         from nexo_pkg.sources.oci_reference import is_oci  # noqa: PLC0415
 
         callbacks = fleet_callbacks(json_output)
@@ -432,8 +474,9 @@ def register(app: typer.Typer) -> None:
             result_line(human_size(size) if human else str(size))
 
     @cache_app.command("clean")
-    def cache_clean_command(*, json_output: JsonOption = False) -> None:
+    def cache_clean_command(*, yes: YesOption = False, json_output: JsonOption = False) -> None:
         """Remove every blob from the cache (as `prune --all`)."""
+        del yes  # nothing is asked: accepted as on every command that changes state
         _prune(None, json_output=json_output)
 
     @cache_app.command("prune")
@@ -443,12 +486,59 @@ def register(app: typer.Typer) -> None:
         older_than_days: Annotated[
             float, typer.Option("--older-than-days", help="Remove blobs unused this long.")
         ] = 30.0,
+        yes: YesOption = False,
         json_output: JsonOption = False,
     ) -> None:
-        """Remove unused, corrupt and half-written blobs from the cache."""
+        """Remove the blobs unused for --older-than-days (default 30), and corrupt and
+        half-written ones, from the cache; --all (or `cache clean`) removes every blob."""
+        del yes  # nothing is asked: accepted as on every command that changes state
         if older_than_days < 0:
             fail(UsageError("--older-than-days must be 0 or more"), json_output=json_output)
         _prune(None if all_blobs else older_than_days * 86400, json_output=json_output)
+
+
+_PLAN_WORDS = {
+    "install": "install",
+    "upgrade": "upgrade",
+    "downgrade": "downgrade (as locked)",
+    "reinstall": "reinstall (other bytes, same version)",
+    "remove": "remove (--prune: not in the lock)",
+    "unchanged": "unchanged",
+}
+
+
+def _show_plan(result: SyncResult) -> None:
+    """``sync --dry-run``: one line per plugin on stdout (the command's result), then what
+    would change on stderr."""
+    for reason in result.stale:
+        note(f"stale: {reason} (sync would lock first; the plan below is the lock as it stands)")
+    for step in result.plan:
+        if step.change in {"upgrade", "downgrade"}:
+            versions = f"{step.from_version} \u2192 {step.version}"
+        else:
+            versions = step.version or step.from_version or ""
+        result_line(printable(f"{step.plugin_id:<24} {versions:<24} {_PLAN_WORDS[step.change]}"))
+    changes = sum(step.change != "unchanged" for step in result.plan)
+    note(f"Dry run: {changes} change(s) planned in {result.dest}; nothing was changed.")
+
+
+def _outcome_line(item: PluginOutcome) -> str:
+    """What sync did to one plugin: ``weather 0.2.0 → 0.1.0: downgraded (as locked)``."""
+    words = {
+        "upgrade": "upgraded",
+        "downgrade": "downgraded (as locked)",
+        "reinstall": "reinstalled",
+        "install": "installed",
+        "remove": "removed",
+    }
+    if item.change in {"upgrade", "downgrade"}:
+        line = f"{item.plugin_id} {item.from_version} \u2192 {item.version}: {words[item.change]}"
+    else:
+        shown = item.version or item.from_version or ""
+        line = f"{item.plugin_id} {shown}: {words.get(item.change or '', item.action)}"
+    for kept in item.kept:
+        line += f"; {item.from_version or 'the old version'} kept for rollback at {kept}"
+    return line
 
 
 def human_size(size: int) -> str:

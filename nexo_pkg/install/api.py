@@ -17,6 +17,7 @@ from nexo_pkg.install.compat import (
     wired_capabilities,
 )
 from nexo_pkg.install.discovery_edit import DiscoveryState
+from nexo_pkg.install.hold import release_hold
 from nexo_pkg.install.link import linked_plugin
 from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.install.pipeline import (
@@ -38,6 +39,7 @@ from nexo_pkg.install.store import (
     locked_root,
     remove_tree,
     scan_installed,
+    scan_kept,
     sha256_file,
     verify_installed,
     version_order,
@@ -66,8 +68,10 @@ __all__ = [
     "manifest_asset_problem",
     "newest_compatible_tag",
     "newest_compatible_version",
+    "release_hold",
     "remove_tree",
     "scan_installed",
+    "scan_kept",
     "sha256_file",
     "unmet_host_requirements",
     "verify_artifact",

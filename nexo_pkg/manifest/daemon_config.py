@@ -39,10 +39,11 @@ def config_dir(flag: Path | None = None, *, cwd: Path | None = None, announce: b
     """The daemon's configuration directory (see the module docstring for the order).
 
     When it was not given (``flag`` or ``NEXO_CONFIG_DIR``), the directory chosen is named on
-    stderr once per run unless ``announce`` is false (shell completion, which must print
-    nothing); a ``./config`` passed over is always warned about. Raises
-    :class:`~nexo_pkg.core.errors.ConfigError` (exit 2) when ``flag`` (``--config``) names no
-    directory: a mistyped path must not fall back to another configuration silently.
+    stderr once per run when it exists, unless ``announce`` is false (shell completion, which
+    must print nothing); a ``./config`` passed over is always warned about. Raises
+    :class:`~nexo_pkg.core.errors.ConfigError` (exit 2) when ``flag`` (``--config``) or
+    ``NEXO_CONFIG_DIR`` names no directory: a mistyped path must not fall back to another
+    configuration silently.
     """
     if flag is not None:
         named = flag.expanduser().absolute()
@@ -56,7 +57,16 @@ def config_dir(flag: Path | None = None, *, cwd: Path | None = None, announce: b
         return named
     value = os.environ.get(CONFIG_DIR_ENV)
     if value:
-        return Path(value).expanduser().absolute()
+        named = Path(value).expanduser().absolute()
+        if not named.is_dir():
+            from nexo_pkg.core.errors import ConfigError  # noqa: PLC0415 (only on this error)
+
+            reason = "is not a directory" if named.exists() else "does not exist"
+            raise ConfigError(
+                f"{CONFIG_DIR_ENV}={value} ({named}) {reason}; name the daemon's configuration "
+                f"directory, or unset {CONFIG_DIR_ENV}"
+            )
+        return named
     local = (cwd or Path.cwd()) / "config"
     fallback = (nexo_home_from_env() / "config").absolute()
     if local.is_dir():
@@ -70,7 +80,9 @@ def config_dir(flag: Path | None = None, *, cwd: Path | None = None, announce: b
             "it anyway)",
             warn=True,
         )
-    if announce:
+    if announce and fallback.is_dir():
+        # Only a directory that exists supplies anything (the install root, the trust
+        # policy): one that does not changes nothing, and is not worth a line.
         home = "$NEXO_HOME/config" if os.environ.get("NEXO_HOME") else "~/.nexo/config"
         _note(
             f"using the configuration directory {fallback} ({home}; --config or "
