@@ -17,6 +17,7 @@ from nexo_pkg.cli.common import (
     fail,
     guarded,
     interactive,
+    painted,
     policy_path,
     result_line,
 )
@@ -901,6 +902,7 @@ def register(app: typer.Typer) -> None:
 
         root, reports = guarded(run, json_output=json_output)
         ok = all(report.ok for report in reports)
+        ok_mark, changed_mark = painted("ok      ", "green"), painted("CHANGED ", "red")
         if json_output:
             lock = {"lock": str(lock_file), "dest": str(root)} if lock_file is not None else {}
             emit_json({"ok": ok, **lock, "plugins": [report.to_json() for report in reports]})
@@ -908,9 +910,9 @@ def register(app: typer.Typer) -> None:
             for check in reports:
                 label = f"{check.plugin_id} {check.version}"
                 if check.ok:
-                    result_line(printable(f"ok       {label} ({check.expected})"))
+                    result_line(f"{ok_mark} {printable(f'{label} ({check.expected})')}")
                     continue
-                result_line(printable(f"CHANGED  {label} ({check.path or root})"))
+                result_line(f"{changed_mark} {printable(f'{label} ({check.path or root})')}")
                 tree = f"tree {check.actual}, the lock says {check.expected}"
                 result_line(printable(f"  {check.problem or tree}"))
                 for key, names in check.changes.items():
@@ -923,9 +925,9 @@ def register(app: typer.Typer) -> None:
                 receipt = report.item.receipt
                 label = f"{receipt.id} {receipt.version}" if receipt else str(report.item.path)
                 if report.ok:
-                    result_line(printable(f"ok       {label}"))
+                    result_line(f"{ok_mark} {printable(label)}")
                     continue
-                result_line(printable(f"CHANGED  {label} ({report.item.path})"))
+                result_line(f"{changed_mark} {printable(f'{label} ({report.item.path})')}")
                 kinds = ("modified: ", "missing:  ", "extra:    ", "mode:     ")
                 changes = (report.modified, report.missing, report.extra, report.mode_changed)
                 for kind, names in zip(kinds, changes, strict=True):

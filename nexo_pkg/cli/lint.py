@@ -49,6 +49,8 @@ class LintRequest:
     force_exclude: bool = False
     # Set by `--fix -`: the fixed source, printed on stdout instead of the report.
     fixed_stdin: bytes | None = None
+    # `--json`, as on every other command: `--format json`.
+    json_output: bool = False
 
 
 def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
@@ -177,6 +179,12 @@ def run_lint(request: LintRequest) -> int:
             raise UsageError(f"unknown rule `{request.explain}`; docs/rules.md lists every code")
         sys.stdout.write(explain_text(rule))
         return EXIT_OK
+    if request.json_output:
+        if request.output_format not in {"text", "json"}:
+            raise UsageError(
+                f"--json is --format json; it cannot go with --format {request.output_format}"
+            )
+        request.output_format = "json"
     if request.output_format not in FORMATS:
         raise UsageError(
             f"unknown --format {request.output_format!r}; choose one of {', '.join(FORMATS)}"
@@ -244,6 +252,7 @@ _VALUE_FLAGS = {
     "--config": "config",
 }
 _BOOL_FLAGS = {
+    "--json": "json_output",
     "--stdin": "stdin",
     "--strict": "strict",
     "--fix": "fix",
@@ -312,7 +321,7 @@ def fast_lint(arguments: Sequence[str]) -> int | None:
                 set_verbosity(**{name: True})
         return run_lint(request)
     except NexoError as error:
-        return report_error(error)
+        return report_error(error, json_output=request.json_output)
 
 
 def register(app: typer.Typer) -> None:
@@ -387,6 +396,9 @@ def register(app: typer.Typer) -> None:
             help="As --config, with the directory found as the daemon finds it: "
             "NEXO_CONFIG_DIR, ./config, $NEXO_HOME/config.",
         ),
+        json_output: bool = typer.Option(
+            False, "--json", help="Print one JSON document on stdout (as --format json)."
+        ),
     ) -> None:
         """Lint plugin manifests (plugin.toml, nexo-plugin.toml): syntax, schema and every rule.
 
@@ -413,11 +425,12 @@ def register(app: typer.Typer) -> None:
             config=config,
             daemon_config=daemon_config,
             force_exclude=force_exclude,
+            json_output=json_output,
         )
         try:
             code = run_lint(request)
         except NexoError as error:
-            code = report_error(error)
+            code = report_error(error, json_output=json_output)
         raise typer.Exit(code)
 
     @app.command("schema")

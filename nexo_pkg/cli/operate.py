@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import answer, guarded, policy_path, result_line
+from nexo_pkg.cli.common import answer, guarded, painted, policy_path, result_line
 from nexo_pkg.cli.install import _holding, _roots, not_installed, registry_mirrors
 from nexo_pkg.cli.options import (
     ConfigOption,
@@ -29,7 +29,7 @@ from nexo_pkg.cli.options import (
     YesOption,
 )
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError
-from nexo_pkg.core.output import emit_json, say
+from nexo_pkg.core.output import emit_json, say, warn
 from nexo_pkg.core.terminal import printable
 
 if TYPE_CHECKING:
@@ -185,7 +185,7 @@ def _handshake(timeout_ms: int, nexo_version: str | None) -> Any:
     return run
 
 
-_MARKS = {"error": "ERROR", "warning": "warn", "note": "note"}
+_MARKS = {"error": ("ERROR", "red"), "warning": ("warn", "yellow"), "note": ("note", "dim")}
 
 
 def register(app: typer.Typer) -> None:
@@ -311,7 +311,7 @@ def register(app: typer.Typer) -> None:
             for label, value in rows:
                 result_line(printable(f"{label + ':':<11} {value}"))
             for message in info.plan.warnings:
-                say(f"warning: {printable(message)}")
+                warn(printable(message))  # one `warning:` prefix, shown even with --quiet
 
         answer(run, json_output=json_output, show=show)
 
@@ -387,8 +387,9 @@ def register(app: typer.Typer) -> None:
             say(f"daemon version: {version or '-'} ({version_source})")
             for finding in report.findings:
                 where = finding.plugin_id or (finding.path.name if finding.path else "")
-                mark = _MARKS[finding.severity]
-                result_line(printable(f"{mark:<6} {finding.check:<10} {where}: {finding.message}"))
+                mark, colour = _MARKS[finding.severity]
+                rest = printable(f"{finding.check:<10} {where}: {finding.message}")
+                result_line(f"{painted(f'{mark:<6}', colour)} {rest}")
             errors = sum(1 for f in report.findings if f.severity == "error")
             say(
                 f"{len(report.plugins)} plugin(s) in "
