@@ -28,7 +28,7 @@ from nexo_pkg.cli.options import (
     YesOption,
 )
 from nexo_pkg.core.errors import UsageError
-from nexo_pkg.core.output import emit_json, say
+from nexo_pkg.core.output import emit_json, say, warn
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 
@@ -192,24 +192,31 @@ def register(app: typer.Typer) -> None:
                 note(f"{plugin_id}: {change}")
             note(f"Wrote {path}." if result.written else f"{path} is up to date.")
 
+        def warned(result: LockResult) -> LockResult:
+            for message in result.warnings:
+                warn(printable(message))  # as install warns: with --quiet and --json too
+            return result
+
         answer(
-            lambda: locking.lock(
-                wanted,
-                path,
-                fleet_options(
-                    config=config,
-                    trusted_keys=trusted_keys,
-                    require_signature=require_signature,
-                    skip_signature_verify=skip_signature_verify,
-                    github_api_url=github_api_url,
-                    registry_config=registry_config,
-                    plain_http=plain_http,
-                    timeout=timeout,
-                    jobs=jobs,
-                    nexo_version=nexo_version,
-                ),
-                callbacks=fleet_callbacks(json_output),
-                upgrade=upgrade_ids,
+            lambda: warned(
+                locking.lock(
+                    wanted,
+                    path,
+                    fleet_options(
+                        config=config,
+                        trusted_keys=trusted_keys,
+                        require_signature=require_signature,
+                        skip_signature_verify=skip_signature_verify,
+                        github_api_url=github_api_url,
+                        registry_config=registry_config,
+                        plain_http=plain_http,
+                        timeout=timeout,
+                        jobs=jobs,
+                        nexo_version=nexo_version,
+                    ),
+                    callbacks=fleet_callbacks(json_output),
+                    upgrade=upgrade_ids,
+                )
             ),
             json_output=json_output,
             show=show,
@@ -345,10 +352,15 @@ def register(app: typer.Typer) -> None:
     @app.command("push")
     def push_command(
         *,
-        dist: Annotated[
-            Path, typer.Argument(metavar="DIST", help="Directory `nexo plugin pack` wrote.")
+        arguments: Annotated[
+            list[str],
+            typer.Argument(
+                metavar="[DIST] REFERENCE",
+                help="DIST: the directory `nexo plugin pack` wrote (default: ./dist, where "
+                "pack writes); REFERENCE: oci://HOST/NS/NAME[:TAG].",
+                show_default=False,
+            ),
         ],
-        destination: RegistryReferenceArgument,
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
         timeout: TimeoutOption = None,
@@ -357,10 +369,17 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Publish one version (every target, with sidecars and signatures) to a registry.
 
-        The tag defaults to the version. Exit codes: 0 pushed; 1 refused; 2 usage error.
+        DIST defaults to ./dist, where `nexo plugin pack` writes. The tag defaults to the
+        version. Exit codes: 0 pushed; 1 refused; 2 usage error.
         """
         del yes  # nothing is asked: accepted as on every command that changes state
         from nexo_pkg.fleet.publish import push  # noqa: PLC0415
+
+        if len(arguments) not in {1, 2}:
+            message = "push takes [DIST] REFERENCE: the packed directory (default ./dist) and "
+            fail(UsageError(message + "an oci:// reference"), json_output=json_output)
+        dist = Path(arguments[0]) if len(arguments) == 2 else Path("dist")
+        destination = arguments[-1]
 
         answer(
             lambda: push(

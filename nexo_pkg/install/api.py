@@ -9,6 +9,7 @@ its own business.
 from __future__ import annotations
 
 from nexo_pkg.install.compat import (
+    MAX_OLDER_RELEASES,
     DaemonVersion,
     check_compatible,
     newest_compatible_tag,
@@ -49,6 +50,7 @@ from nexo_pkg.install.summary import InstallPlan
 __all__ = [
     "BOOKKEEPING_DIR",
     "JOURNAL_AREA",
+    "MAX_OLDER_RELEASES",
     "NO_CALLBACKS",
     "RECEIPT_NAME",
     "REMOVING_AREA",

@@ -148,3 +148,26 @@ def test_info_says_a_warning_once(tmp_path: Path, github_server: GitHubServer) -
         (warning,) = [line for line in shown.stderr.splitlines() if "NOT SIGNED" in line]
         assert warning.startswith("WARNING: ")
         assert "warning: WARNING" not in shown.stderr
+
+
+def test_trust_add_says_what_its_mode_means(tmp_path: Path) -> None:
+    env = _env(tmp_path)
+    policy = tmp_path / "trusted_keys.toml"
+    identity = "https://github.com/acme/x/.github/workflows/release.yml@refs/tags/v1"
+    base = ("plugin", "trust", "add", "acme", "--identity", identity, "--trusted-keys", str(policy))
+    added = nexo(*base, "--yes", env=env, cwd=tmp_path, in_process=True)
+    assert added.code == 0, added.stderr
+    assert (
+        "Mode: warn (the policy's default; --mode sets one for this owner): an artifact of "
+        "acme without a trusted signature is installed, with a warning." in added.stderr
+    )
+    strict = nexo(*base, "--mode", "require", "--yes", env=env, cwd=tmp_path, in_process=True)
+    assert strict.code == 0, strict.stderr
+    assert "Mode: require: an artifact of acme without a signature this policy trusts is " in (
+        strict.stderr
+    )
+    wrong = nexo(*base, "--mode", "strict", "--yes", "--json", env=env, in_process=True)
+    assert (wrong.code, wrong.document["kind"]) == (2, "usage")
+    assert "ignore, warn, require" in wrong.document["error"]
+    shown = nexo("plugin", "trust", "add", "--help", env=env, in_process=True)
+    assert "--mode [ignore|warn|require]" in shown.stdout

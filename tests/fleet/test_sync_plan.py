@@ -11,9 +11,10 @@ from pathlib import Path
 from support.cli import nexo
 from support.github_server import GitHubServer, github_server
 from support.private_sigstore import PrivateSigstore
+from support.registry import Registry
 from support.tarballs import release_assets, tree_snapshot
 
-from .conftest import ACME_IDENTITY, LINUX, fleet_run
+from .conftest import ACME_IDENTITY, LINUX, MakeDist, fleet_run
 
 __all__ = ["github_server"]
 
@@ -131,3 +132,66 @@ def test_sync_plans_downgrades_as_locked_and_keeps_what_it_replaces(
     assert again.document["plan"] == [
         {"id": "echo", "action": "unchanged", "from_version": "1.2.3", "version": "1.2.3"}
     ]
+
+
+def test_lock_takes_the_newest_matching_release_and_warns_on_unsigned_ones(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy: Path,
+) -> None:
+    """``version = "^0.1"`` when the latest release is 0.2.0: the newest 0.1.x is locked (as
+    cargo and uv), found by walking releases as ``install`` does for min_nexo_version; an
+    unsigned artifact is warned about as ``install`` warns, ``-q`` or not."""
+    for version in ("0.1.0", "0.1.1", "0.2.0"):
+        _publish(github_server, private_sigstore, "echo", version)
+    github_server.publish("acme", "nexo-plugin-other", "v1.0.0", release_assets("other", "1.0.0"))
+    env = {**fleet_env, "NEXO_GITHUB_API_BASE": github_server.url}
+    wanted, lock_file = tmp_path / "nexo-plugins.toml", tmp_path / "nexo-plugins.lock"
+    wanted.write_text(
+        '[plugins.echo]\nsource = "acme/nexo-plugin-echo"\nversion = "^0.1"\n\n'
+        '[plugins.other]\nsource = "acme/nexo-plugin-other"\n'
+    )
+    locked = nexo(
+        "plugin", "lock", "-f", str(wanted), "--trusted-keys", str(policy),
+        env=env, in_process=True,
+    )  # fmt: skip
+    assert locked.code == 0, locked.stderr
+    text = lock_file.read_text()
+    assert 'resolved = "acme/nexo-plugin-echo@v0.1.1"' in text
+    assert "locking v0.1.1, the newest release that does" in locked.stderr
+    (warning,) = [line for line in locked.stderr.splitlines() if "NOT SIGNED" in line]
+    assert warning.startswith("WARNING: other-1.0.0-")
+    # The document says it too; -q keeps the warning.
+    lock_file.unlink()
+    quiet = fleet_run("lock", "-f", wanted, "-q", "--trusted-keys", str(policy), env=env)
+    assert quiet.code == 0, quiet.stderr
+    assert [w for w in quiet.document["warnings"] if "NOT SIGNED" in w] == [warning.split("\n")[0]]
+    assert "NOT SIGNED" in quiet.stderr
+    # Nothing matches: the error says the releases before the latest were looked at too.
+    wanted.write_text('[plugins.echo]\nsource = "acme/nexo-plugin-echo"\nversion = "^0.3"\n')
+    refused = fleet_run("lock", "-f", wanted, "--trusted-keys", str(policy), env=env)
+    assert (refused.code, refused.document["kind"]) == (1, "release_not_found")
+    assert "nor does any release before it (up to 20 looked at)" in refused.document["error"]
+
+
+def test_push_takes_dist_from_where_pack_writes(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    dist = make_dist()
+    project = tmp_path / "project"
+    project.mkdir()
+    dist.rename(project / "dist")
+    pushed = nexo(
+        "plugin", "push", registry.ref("plugins/echo"), "--plain-http", "--json",
+        env=fleet_env, cwd=project, in_process=True,
+    )  # fmt: skip
+    assert pushed.code == 0, pushed.stderr
+    assert pushed.document["version"] == "1.2.3"
+    three = nexo(
+        "plugin", "push", "dist", "again", registry.ref("plugins/echo"), "--json",
+        env=fleet_env, cwd=project, in_process=True,
+    )  # fmt: skip
+    assert (three.code, three.document["kind"]) == (2, "usage")
