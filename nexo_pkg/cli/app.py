@@ -47,7 +47,8 @@ class CommandSpec:
 
 COMMANDS: dict[str, CommandSpec] = {
     "lint": CommandSpec("lint", "Lint plugin manifests: syntax, schema and every rule."),
-    "schema": CommandSpec("lint", "Print the JSON Schema of plugin manifests (Draft 2020-12)."),
+    "schema": CommandSpec("lint", "Print a JSON Schema nexo-pkg ships (manifests by default)."),
+    "rule": CommandSpec("lint", "Explain a lint rule, or list every one (--all)."),
     "new": CommandSpec("new", "Create a plugin project that lints, packs and passes its tests."),
     "pack": CommandSpec("pack", "Build a reproducible release tarball and its sidecars."),
     "check": CommandSpec("check", "Spawn a plugin as a minimal nexo host and check its handshake."),

@@ -185,6 +185,36 @@ def _handshake(timeout_ms: int, nexo_version: str | None) -> Any:
     return run
 
 
+def _shows_progress() -> bool:
+    """Per-plugin progress lines: on a terminal (stderr), not with --quiet."""
+    import sys  # noqa: PLC0415
+
+    from nexo_pkg.core.output import OUTPUT  # noqa: PLC0415
+
+    return sys.stderr.isatty() and not OUTPUT.quiet
+
+
+def _with_progress(handshake: Any, roots: tuple[Path, ...]) -> Any:
+    """``handshake`` that first says ``[2/5] checking weather-0.2.0`` on stderr: spawning
+    every plugin takes seconds each, and a person at the terminal sees where it is."""
+    import threading  # noqa: PLC0415
+
+    from nexo_pkg.install.store import scan_installed  # noqa: PLC0415
+
+    total = sum(1 for root in roots for item in scan_installed(root) if item.receipt)
+    done = [0]
+    guard = threading.Lock()
+
+    def run(directory: Path) -> tuple[bool, int, str]:
+        with guard:
+            done[0] += 1
+            say(printable(f"[{done[0]}/{total}] checking {directory.name}"))
+        result: tuple[bool, int, str] = handshake(directory)
+        return result
+
+    return run
+
+
 _MARKS = {"error": ("ERROR", "red"), "warning": ("warn", "yellow"), "note": ("note", "dim")}
 
 
@@ -370,11 +400,14 @@ def register(app: typer.Typer) -> None:
             directory = config_dir(config)
             discovery = discovery_state(directory)
             wanted, lock = Path(WANTED_NAME), Path(LOCK_NAME)
+            handshake = None if no_check else _handshake(timeout_ms, version)
+            if handshake is not None and not json_output and _shows_progress():
+                handshake = _with_progress(handshake, roots)
             return diagnose(
                 roots,
                 discovery=discovery,
                 nexo_version=version,
-                handshake=None if no_check else _handshake(timeout_ms, version),
+                handshake=handshake,
                 lock_files=(wanted, lock) if wanted.is_file() else None,
                 wired=wired_capabilities(directory),
             )

@@ -223,6 +223,8 @@ def test_upgrade_keeps_one_previous_version_by_default(home: Path, server: GitHu
     code, _, err = nexo("plugin", "upgrade", "hello", in_process=True)
     assert code == 0, err
     assert "Kept 2.0.0 out of the daemon's sight" in err
+    # What changes is said before it is done, as `0.1.0 → 0.2.0`.
+    assert err.index("hello 2.0.0 \u2192 3.0.0") < err.index("Upgraded hello to 3.0.0")
     assert f"Removed the version kept before it ({first['kept_paths'][0]})" in err
     assert not Path(first["kept_paths"][0]).exists()
     assert _installed(home) == {"hello": [("2.0.0", True), ("3.0.0", False)]}

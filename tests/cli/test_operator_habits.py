@@ -171,3 +171,45 @@ def test_trust_add_says_what_its_mode_means(tmp_path: Path) -> None:
     assert "ignore, warn, require" in wrong.document["error"]
     shown = nexo("plugin", "trust", "add", "--help", env=env, in_process=True)
     assert "--mode [ignore|warn|require]" in shown.stdout
+
+
+def test_rule_lists_and_explains_every_code_from_the_installed_tool(tmp_path: Path) -> None:
+    """As ``ruff rule --all``: no docs/rules.md is needed (a pipx install has none)."""
+    from nexo_pkg.lint.registry import every_rule
+    from nexo_pkg.trust.policy import POLICY_RULES
+
+    env = _env(tmp_path)
+    listed = nexo("plugin", "rule", "--all", env=env, cwd=tmp_path, in_process=True)
+    assert listed.code == 0, listed.stderr
+    codes = [line.split()[0] for line in listed.stdout.splitlines()]
+    assert codes == sorted(every_rule())
+    assert {"NX113", *POLICY_RULES} <= set(codes)
+    document = nexo("plugin", "rule", "--all", "--json", env=env, in_process=True).document
+    assert [rule["code"] for rule in document["rules"]] == codes
+    explained = nexo("plugin", "rule", "tool-namespace-violation", env=env, in_process=True)
+    assert explained.stdout.startswith("NX113 tool-namespace-violation (error)")
+    unknown = nexo("plugin", "rule", "NX999", "--json", env=env, in_process=True)
+    assert (unknown.code, unknown.document["kind"]) == (2, "usage")
+    assert "`nexo plugin rule --all` lists them" in unknown.document["error"]
+    neither = nexo("plugin", "rule", env=env, in_process=True)
+    assert neither.code == 2
+    told = nexo("plugin", "lint", "--explain", "NX999", env=env, cwd=tmp_path)
+    assert "`nexo plugin rule --all` lists every code" in told.stderr
+    assert "docs/rules.md" not in told.stderr
+
+
+def test_schema_kind_prints_each_shipped_schema() -> None:
+    shipped = Path(__file__).resolve().parents[2] / "nexo_pkg" / "schemas"
+    seen = set()
+    for kind in ("plugin", "microapp", "extensions", "wanted", "lock", "trusted-keys",
+                 "lint-report"):  # fmt: skip
+        shown = nexo("plugin", "schema", "--kind", kind, in_process=True)
+        assert shown.code == 0, shown.stderr
+        (match,) = [p.name for p in shipped.glob("*.json") if p.read_text() == shown.stdout]
+        seen.add(match)
+    assert seen == {path.name for path in shipped.glob("*.json")}
+    assert (
+        nexo("plugin", "schema", in_process=True).stdout
+        == (shipped / "nexo-plugin.schema.json").read_text()
+    )
+    assert nexo("plugin", "schema", "--kind", "policy", in_process=True).code == 2

@@ -195,3 +195,18 @@ def test_push_takes_dist_from_where_pack_writes(
         env=fleet_env, cwd=project, in_process=True,
     )  # fmt: skip
     assert (three.code, three.document["kind"]) == (2, "usage")
+
+
+def test_a_registry_answering_https_with_plain_http_says_use_plain_http(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry
+) -> None:
+    """The loopback registry speaks plain http: asked over https, the answer names the flag,
+    at once (not after every retry), and nothing is installed."""
+    refused = nexo(
+        "plugin", "install", registry.ref("plugins/echo:1.2.3"), "--dest", str(tmp_path / "root"),
+        "--yes", "--json", env=fleet_env, in_process=True,
+    )  # fmt: skip
+    assert (refused.code, refused.document["kind"]) == (1, "network")
+    assert "answered https with plain http" in refused.document["error"]
+    assert "--plain-http" in refused.document["error"]
+    assert not (tmp_path / "root").exists()
