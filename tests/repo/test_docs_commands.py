@@ -152,7 +152,7 @@ def test_every_example_parses_as_the_command_line_would(line: CommandLine) -> No
         command.make_context(path[-1] if path else "nexo", rest)
     except typer.Exit:
         pass  # --version, --help: they answer while parsing
-    except click.UsageError as error:
+    except click.exceptions.UsageError as error:
         pytest.fail(f"{line.page}: {line.text!r}: {error.format_message()}")
 
 
