@@ -84,9 +84,12 @@ def fleet_options(
     registry_mirrors: dict[str, tuple[str, ...]] | None = None,
     allow_signer_change: bool = False,
     nexo_version: str | None = None,
+    reads_policy: bool = True,
 ) -> FleetOptions:
     """What the user chose with a fleet command's flags: install's choices (home, policy,
-    signature flags, network) and ``--jobs``."""
+    signature flags, network) and ``--jobs``. ``reads_policy`` false (``push``, ``mirror``,
+    which verify nothing): the daemon's configuration directory is not looked for, nor
+    named."""
     from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
     from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
@@ -101,7 +104,7 @@ def fleet_options(
         dest=home / "state" / "plugins",
         nexo_home=home,
         trusted_keys=trusted_keys,
-        policy_path=policy_path(config, trusted_keys),
+        policy_path=policy_path(config, trusted_keys) if reads_policy else None,
         require_signature=require_signature,
         skip_signature_verify=skip_signature_verify,
         github_api_url=github_api_url,
@@ -386,7 +389,10 @@ def register(app: typer.Typer) -> None:
                 dist,
                 destination,
                 fleet_options(
-                    registry_config=registry_config, plain_http=plain_http, timeout=timeout
+                    registry_config=registry_config,
+                    plain_http=plain_http,
+                    timeout=timeout,
+                    reads_policy=False,
                 ),
                 callbacks=fleet_callbacks(json_output),
             ),
@@ -435,6 +441,7 @@ def register(app: typer.Typer) -> None:
                 registry_config=registry_config,
                 plain_http=plain_http,
                 timeout=timeout,
+                reads_policy=False,
             )
 
         if is_oci(release):

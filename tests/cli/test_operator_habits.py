@@ -213,3 +213,24 @@ def test_schema_kind_prints_each_shipped_schema() -> None:
         == (shipped / "nexo-plugin.schema.json").read_text()
     )
     assert nexo("plugin", "schema", "--kind", "policy", in_process=True).code == 2
+
+
+def test_the_configuration_directory_is_named_only_where_it_changes_something(
+    tmp_path: Path,
+) -> None:
+    env = _env(tmp_path)
+    config = tmp_path / "home" / "config"
+    config.mkdir(parents=True)
+    listed = nexo("plugin", "list", env=env, cwd=tmp_path, in_process=True)
+    assert "configuration directory" not in listed.stderr  # it holds nothing read from it
+    (config / "extensions").mkdir()
+    (config / "extensions" / "trusted_keys.toml").write_text('schema_version = "1.0"\n')
+    listed = nexo("plugin", "list", env=env, cwd=tmp_path, in_process=True)
+    assert f"note: using the configuration directory {config}" in listed.stderr
+    # push reads no policy: nothing to name, whatever the directory holds.
+    pushed = nexo(
+        "plugin", "push", str(tmp_path / "no-dist"), "oci://127.0.0.1:9/x/y", "--plain-http",
+        env=env, cwd=tmp_path, in_process=True,
+    )  # fmt: skip
+    assert pushed.code != 0
+    assert "configuration directory" not in pushed.stderr
