@@ -301,29 +301,31 @@ def register(app: typer.Typer) -> None:
             mirrors = configured(
                 registry_mirror, read_registries(wanted_path) if wanted_path.exists() else None
             )
-            return sync(
-                lock_file,
-                root,
-                fleet_options(
-                    config=config,
-                    trusted_keys=trusted_keys,
-                    require_signature=require_signature,
-                    skip_signature_verify=skip_signature_verify,
-                    github_api_url=github_api_url,
-                    registry_config=registry_config,
-                    plain_http=plain_http,
-                    timeout=timeout,
-                    jobs=jobs,
-                    registry_mirrors=mirrors,
-                    allow_signer_change=allow_signer_change,
-                    nexo_version=nexo_version,
-                ),
-                callbacks=fleet_callbacks(json_output),
-                wanted_path=wanted_path,
-                frozen=frozen,
-                prune=prune,
-                target=target,
-                progress=None if json_output or not sys.stderr.isatty() else note,
+            return _warned(
+                sync(
+                    lock_file,
+                    root,
+                    fleet_options(
+                        config=config,
+                        trusted_keys=trusted_keys,
+                        require_signature=require_signature,
+                        skip_signature_verify=skip_signature_verify,
+                        github_api_url=github_api_url,
+                        registry_config=registry_config,
+                        plain_http=plain_http,
+                        timeout=timeout,
+                        jobs=jobs,
+                        registry_mirrors=mirrors,
+                        allow_signer_change=allow_signer_change,
+                        nexo_version=nexo_version,
+                    ),
+                    callbacks=fleet_callbacks(json_output),
+                    wanted_path=wanted_path,
+                    frozen=frozen,
+                    prune=prune,
+                    target=target,
+                    progress=None if json_output or not sys.stderr.isatty() else note,
+                )
             )
 
         def show(result: SyncResult) -> None:
@@ -521,6 +523,17 @@ def register(app: typer.Typer) -> None:
         if older_than_days < 0:
             fail(UsageError("--older-than-days must be 0 or more"), json_output=json_output)
         _prune(None if all_blobs else older_than_days * 86400, json_output=json_output)
+
+
+def _warned(result: SyncResult) -> SyncResult:
+    """Say what install would warn about each plugin sync installed (an unsigned artifact, a
+    capability the daemon would not wire), as install does: with --quiet and --json too."""
+    for item in result.outcomes:
+        for message in item.warnings:
+            # A trust warning names its asset (`WARNING: echo-1.0.0-….tar.gz is NOT SIGNED`).
+            named = message if message.startswith("WARNING") else f"{item.plugin_id}: {message}"
+            warn(printable(named))
+    return result
 
 
 _PLAN_WORDS = {

@@ -104,6 +104,9 @@ class PluginOutcome:
     from_version: str | None = None
     # Versions set aside for `nexo plugin rollback` (as upgrade keeps them).
     kept: tuple[str, ...] = ()
+    # What install would warn about (an unsigned artifact, a host requirement the daemon
+    # would not meet), for the CLI to say as install says it.
+    warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {"id": self.plugin_id, "action": self.action}
@@ -113,6 +116,8 @@ class PluginOutcome:
                 document[key] = value
         if self.kept:
             document["kept_paths"] = list(self.kept)
+        if self.warnings:
+            document["warnings"] = list(self.warnings)
         return document
 
 
@@ -452,6 +457,7 @@ def _sync_one(
         return PluginOutcome(
             entry.plugin_id, action, entry.version, str(installed.path),
             identity=installed.plan.signature.identity, kept=tuple(str(path) for path in kept),
+            warnings=installed.plan.warnings,
         )  # fmt: skip
     except NexoError as error:
         return PluginOutcome(
