@@ -195,35 +195,30 @@ def register(app: typer.Typer) -> None:
                 note(f"{plugin_id}: {change}")
             note(f"Wrote {path}." if result.written else f"{path} is up to date.")
 
-        def warned(result: LockResult) -> LockResult:
-            for message in result.warnings:
-                warn(printable(message))  # as install warns: with --quiet and --json too
-            return result
-
-        answer(
-            lambda: warned(
-                locking.lock(
-                    wanted,
-                    path,
-                    fleet_options(
-                        config=config,
-                        trusted_keys=trusted_keys,
-                        require_signature=require_signature,
-                        skip_signature_verify=skip_signature_verify,
-                        github_api_url=github_api_url,
-                        registry_config=registry_config,
-                        plain_http=plain_http,
-                        timeout=timeout,
-                        jobs=jobs,
-                        nexo_version=nexo_version,
-                    ),
-                    callbacks=fleet_callbacks(json_output),
-                    upgrade=upgrade_ids,
-                )
+        locked = answer(
+            lambda: locking.lock(
+                wanted,
+                path,
+                fleet_options(
+                    config=config,
+                    trusted_keys=trusted_keys,
+                    require_signature=require_signature,
+                    skip_signature_verify=skip_signature_verify,
+                    github_api_url=github_api_url,
+                    registry_config=registry_config,
+                    plain_http=plain_http,
+                    timeout=timeout,
+                    jobs=jobs,
+                    nexo_version=nexo_version,
+                ),
+                callbacks=fleet_callbacks(json_output),
+                upgrade=upgrade_ids,
             ),
             json_output=json_output,
             show=show,
         )
+        for message in locked.warnings:
+            warn(printable(message))  # as install warns: with --quiet and --json too
 
     @app.command("sync")
     def sync_command(
@@ -301,32 +296,31 @@ def register(app: typer.Typer) -> None:
             mirrors = configured(
                 registry_mirror, read_registries(wanted_path) if wanted_path.exists() else None
             )
-            return _warned(
-                sync(
-                    lock_file,
-                    root,
-                    fleet_options(
-                        config=config,
-                        trusted_keys=trusted_keys,
-                        require_signature=require_signature,
-                        skip_signature_verify=skip_signature_verify,
-                        github_api_url=github_api_url,
-                        registry_config=registry_config,
-                        plain_http=plain_http,
-                        timeout=timeout,
-                        jobs=jobs,
-                        registry_mirrors=mirrors,
-                        allow_signer_change=allow_signer_change,
-                        nexo_version=nexo_version,
-                    ),
-                    callbacks=fleet_callbacks(json_output),
-                    wanted_path=wanted_path,
-                    frozen=frozen,
-                    prune=prune,
-                    target=target,
-                    progress=None if json_output or not sys.stderr.isatty() else note,
-                )
+            result = sync(
+                lock_file,
+                root,
+                fleet_options(
+                    config=config,
+                    trusted_keys=trusted_keys,
+                    require_signature=require_signature,
+                    skip_signature_verify=skip_signature_verify,
+                    github_api_url=github_api_url,
+                    registry_config=registry_config,
+                    plain_http=plain_http,
+                    timeout=timeout,
+                    jobs=jobs,
+                    registry_mirrors=mirrors,
+                    allow_signer_change=allow_signer_change,
+                    nexo_version=nexo_version,
+                ),
+                callbacks=fleet_callbacks(json_output),
+                wanted_path=wanted_path,
+                frozen=frozen,
+                prune=prune,
+                target=target,
+                progress=None if json_output or not sys.stderr.isatty() else note,
             )
+            return _warned(result)
 
         def show(result: SyncResult) -> None:
             if result.dry_run:
