@@ -55,6 +55,11 @@ def test_sync_plans_downgrades_as_locked_and_keeps_what_it_replaces(
     )
     common = ("--trusted-keys", str(policy), "--require-signature")
     _want(wanted, echo="acme/nexo-plugin-echo", other="acme/nexo-plugin-other")
+    # No lock yet: a run would resolve the wanted set first; a dry run says so, resolves nothing.
+    github_server.requests.clear()
+    unlocked = fleet_run("sync", "--lock", lock_file, "--dest", str(dest), "--dry-run", env=env)
+    assert (unlocked.code, unlocked.document["kind"]) == (1, "lock_stale")
+    assert (github_server.requests, lock_file.exists(), dest.exists()) == ([], False, False)
     assert fleet_run("lock", "-f", wanted, *common, env=env).code == 0
 
     # Nothing installed: the plan installs both, and a dry run asks nothing of anyone.
