@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.dirs import make_dirs
-from nexo_pkg.core.files import write_file_atomically
+from nexo_pkg.core.files import read_regular_bytes, write_file_atomically
+from nexo_pkg.install.discovery_edit import check_id
 from nexo_pkg.install.store import BOOKKEEPING_DIR, io_error, utc_now
+from nexo_pkg.manifest.daemon import is_valid_id
 
 HOLDS_AREA = "holds"
 MAX_HOLD_BYTES = 64 * 1024
@@ -53,6 +55,9 @@ class Hold:
 
 
 def _path(dest: Path, plugin_id: str) -> Path:
+    """``<dest>/.nexo/holds/<id>.json``; ``usage`` for a text that is no plugin id (a name
+    such as ``../x`` must never reach a path)."""
+    check_id(plugin_id)
     return dest / BOOKKEEPING_DIR / HOLDS_AREA / f"{plugin_id}.json"
 
 
@@ -62,7 +67,8 @@ def read_hold(dest: Path, plugin_id: str) -> Hold | None:
     one, and ``unhold`` removes it."""
     path = _path(dest, plugin_id)
     try:
-        raw = path.read_bytes()[:MAX_HOLD_BYTES]
+        # A regular file only, never a link followed out of the root, a FIFO or a device.
+        raw = read_regular_bytes(path, MAX_HOLD_BYTES, follow_links=False)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -95,6 +101,8 @@ def holds(dest: Path) -> dict[str, Hold]:
         return {}
     found = {}
     for name in names:
+        if not is_valid_id(name.removesuffix(".json")):
+            continue  # not a hold this module wrote
         hold = read_hold(dest, name.removesuffix(".json"))
         if hold is not None:
             found[hold.plugin_id] = hold

@@ -193,6 +193,12 @@ def test_hold_and_unhold_by_hand(home: Path, server: GitHubServer) -> None:
     assert not list((home / "state/plugins/.nexo/holds").iterdir())
     code, out, _ = nexo("plugin", "hold", "ghost", "--json", in_process=True)
     assert (code, json.loads(out)["kind"]) == (1, "not_installed")
+    # An id that is no plugin id never becomes a path: nothing outside the holds is touched.
+    outside = home / "state" / "victim.json"
+    outside.write_text("{}")
+    code, out, _ = nexo("plugin", "unhold", "../../../victim", "--json", in_process=True)
+    assert (code, json.loads(out)["kind"]) == (2, "usage")
+    assert outside.read_text() == "{}"
 
 
 def test_a_mistyped_id_is_not_installed_with_the_closest_ids(
