@@ -3,8 +3,10 @@
 ``upgrade`` keeps the version it replaces under ``<dest>/.nexo/kept`` (by default only that
 one per plugin; ``--keep-old`` keeps every version replaced). A rollback re-hashes that kept
 tree against its own receipt, then swaps it with the installed version in one journalled step
-(the installed one becomes the kept version): a crash at any point leaves either the old or
-the new version discoverable, never neither, and never both.
+(the installed one becomes the kept version): on Linux the two trees change places in one
+``renameat2(RENAME_EXCHANGE)``, so a crash at any point leaves either the old or the new
+version discoverable, never neither, and never both; where the kernel cannot exchange, the kept
+tree is renamed in before the installed one leaves (both for a moment, never neither).
 
 A rollback goes back, never forward: it puts back the version replaced last (by an upgrade
 or a sync) among those kept, past the ones earlier rollbacks set aside, so a second rollback
@@ -28,6 +30,7 @@ from nexo_pkg.install.store import (
     publish,
     scan_installed,
     scan_kept,
+    swap_in,
     verify_installed,
     version_order,
 )
@@ -133,7 +136,10 @@ def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackRe
                 plugin_id, from_version, target.receipt.version, final, None, dry_run=True
             )
         olds = tuple(item.path for item in current)
-        moved = publish(root, target.path, final, replaces=olds, keep_old=True)
+        if len(olds) == 1 and olds[0].is_dir() and not olds[0].is_symlink():
+            moved: tuple[Path, ...] = (swap_in(root, target.path, final, olds[0]),)
+        else:
+            moved = publish(root, target.path, final, replaces=olds, keep_old=True)
         held = set_hold(
             dest,
             plugin_id,
