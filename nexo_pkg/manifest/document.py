@@ -23,12 +23,12 @@ from nexo_pkg.core.toml_spans import (
     format_key_path,
     point_span,
     scan_spans,
+    scan_tolerant,
     syntax_error,
 )
 from nexo_pkg.manifest import core_rules
 
 __all__ = [
-    "BARE_KEY_CHARS",
     "MAX_MANIFEST_BYTES",
     "ParsedManifest",
     "decode_manifest",
@@ -186,10 +186,6 @@ _LINE_WITH_MANY_DOTS = re.compile(rf"(?m)^(?:[^\n.]*+\.){{{RECURSION_LIMIT - 1}}
 _NESTING_TOKEN = re.compile(r"[\"'#\[\]{}]|=[^\S\n]*(?=[\[{])")
 
 
-BARE_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-"""The characters of a bare TOML key."""
-
-
 def _skip_string(text: str, index: int) -> int:
     """The offset just past the string that starts at ``index`` (any of TOML's four kinds);
     ``len(text)`` for one that never closes. In basic strings a quote after an odd run of
@@ -216,75 +212,36 @@ def _skip_string(text: str, index: int) -> int:
     return index
 
 
-def _key_parts(text: str, index: int) -> tuple[int, int]:
-    """How many dot-separated parts the key starting at ``index`` has, and where it ends."""
-    parts = 0
-    length = len(text)
-    while True:
-        while index < length and text[index] in " \t":
-            index += 1
-        if index < length and text[index] in "\"'":
-            index = _skip_string(text, index)
-        else:
-            while index < length and text[index] in BARE_KEY_CHARS:
-                index += 1
-        parts += 1
-        while index < length and text[index] in " \t":
-            index += 1
-        if index >= length or text[index] != ".":
-            return parts, index
-        index += 1
-
-
 def _dotted_key_offset(text: str) -> tuple[int, int] | None:
     """Offset and part count of the first key with :data:`RECURSION_LIMIT` parts or more.
 
-    A lenient scan (it runs before the parser, which would take quadratic time on such a
-    key): keys start a line outside any array or inline table, follow ``[``/``[[`` of a
-    table header, and follow ``{`` or ``,`` inside an inline table; strings and comments are
-    skipped, so dots inside them and in values never count.
+    Read with the tolerant scanner (it runs before the parser, which would take quadratic time
+    on such a key): table headers, ``key = value`` lines and keys inside inline tables count;
+    dots inside strings, comments and values never do. A key after a syntax error does not
+    count: the daemon's parser stops at that error first.
     """
     if text.count(".") < RECURSION_LIMIT - 1 or not _LINE_WITH_MANY_DOTS.search(text):
         return None  # a key stays on its line: no line has the dots such a key needs
-    stack: list[str] = []  # the open "[" (array) and "{" (inline table) of the current value
-    index, length = 0, len(text)
-    expect_key = True
-    while index < length:
-        char = text[index]
-        if char in " \t\r":
-            index += 1
-            continue
-        if char == "\n":
-            expect_key = not stack
-            index += 1
-            continue
-        if char == "#":
-            newline = text.find("\n", index)
-            index = length if newline == -1 else newline
-            continue
-        if expect_key and not stack and char == "[":
-            index += 2 if text.startswith("[[", index) else 1
-            continue  # a table header: its key follows
-        if expect_key and char != "}":
-            start = index
-            parts, index = _key_parts(text, index)
-            if parts >= RECURSION_LIMIT:
-                return start, parts
-            expect_key = False
-            continue
-        if char in "\"'":
-            index = _skip_string(text, index)
-            continue
-        if char in "[{":
-            stack.append(char)
-            expect_key = char == "{"
-        elif char in "]}":
-            if stack:
-                stack.pop()
-        elif char == ",":
-            expect_key = bool(stack) and stack[-1] == "{"
-        index += 1
-    return None
+    document = scan_tolerant(text)
+    keys = [*(header.parts for header in document.headers), *(e.parts for e in document.entries)]
+    found = min(
+        ((parts[0].start, len(parts)) for parts in keys if len(parts) >= RECURSION_LIMIT),
+        default=None,
+    )
+    if found is None:
+        return None
+    # The statements before the key's: every header, and every key that begins its line.
+    starts = [text.rfind("\n", 0, parts[0].start) + 1 for parts in keys]
+    statement = max(
+        start
+        for start, parts in zip(starts, keys, strict=True)
+        if start <= found[0] and not text[start : parts[0].start].strip(" \t[")
+    )
+    try:
+        tomllib.loads(text[:statement])
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return None
+    return found
 
 
 def _nests_at_least(value: object, levels: int) -> bool:

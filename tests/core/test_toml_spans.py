@@ -1,4 +1,5 @@
-"""The key path -> span map: every header, key, value, array item, inline and dotted key."""
+"""TOML positions: the strict key path -> span map (every header, key, value, array item, inline
+and dotted key) and the tolerant scan of half-typed text."""
 
 from __future__ import annotations
 
@@ -9,9 +10,18 @@ import pytest
 import tomlkit
 from hypothesis import given
 from hypothesis import strategies as st
+from support.toml_texts import HALF_TYPED
 
 from nexo_pkg.core.diagnostics import Position, Span
-from nexo_pkg.core.toml_spans import MAX_NESTING, KeyPath, SpanMap, format_key_path, scan_spans
+from nexo_pkg.core.toml_spans import (
+    MAX_NESTING,
+    TOLERANT_NESTING,
+    KeyPath,
+    SpanMap,
+    format_key_path,
+    scan_spans,
+    scan_tolerant,
+)
 
 DOCUMENT = """\
 # comment
@@ -199,3 +209,45 @@ def test_value_spans_hold_the_values(document: dict[str, object]) -> None:
             while isinstance(nested, dict) and len(nested) == 1:
                 [(innermost, nested)] = nested.items()
             assert innermost == path[-1], (path, key_text)
+
+
+def test_unclosed_string_and_array_do_not_swallow_the_next_statement() -> None:
+    document = scan_tolerant(HALF_TYPED)
+    paths = [entry.path for entry in document.entries]
+    assert ("plugin", "sandbox", "fs_read_paths") in paths
+    assert [header.path for header in document.headers][-1] == ("plugin", "channels", "register")
+    assert len(document.headers) == 4
+
+
+def test_present_keys_are_per_array_of_tables_instance() -> None:
+    document = scan_tolerant(HALF_TYPED)
+    register = ("plugin", "channels", "register")
+    second = len(document.headers) - 1
+    assert document.present_keys(register, second) == {"adapter"}
+    assert document.present_keys(register, second - 1) == {"kind", "entry"}
+    assert document.present_keys(("plugin",), 1) >= {"id", "name", "sandbox", "channels"}
+
+
+def test_quoted_keys_are_unquoted() -> None:
+    text = '[plugin."a.b"]\n"x\\"y" = 1\n\'lit\' = 2\n'
+    document = scan_tolerant(text)
+    assert document.headers[0].path == ("plugin", "a.b")
+    assert [entry.path[-1] for entry in document.entries] == ['x"y', "lit"]
+
+
+def test_multiline_strings_hide_brackets_and_equals() -> None:
+    text = '[plugin]\ndescription = """\n[not.a.header]\nkey = 1\n"""\nid = "x"\n'
+    document = scan_tolerant(text)
+    assert [header.path for header in document.headers] == [("plugin",)]
+    assert [entry.path for entry in document.entries] == [
+        ("plugin", "description"),
+        ("plugin", "id"),
+    ]
+
+
+def test_the_tolerant_scan_skips_values_nested_deeper_than_it_maps() -> None:
+    arrays = scan_tolerant("a = " + "[" * 5000 + "\nafter = 1\n")
+    assert [entry.path for entry in arrays.entries] == [("a",), ("after",)]
+    tables = scan_tolerant("a = " + "{ b = " * 5000 + "\nafter = 1\n")
+    assert tables.entries[-1].path == ("after",)
+    assert max(len(entry.path) for entry in tables.entries) == TOLERANT_NESTING + 1
