@@ -1,19 +1,17 @@
-"""Where every key and value of a TOML document sits: one module, two entries.
+"""TOML positions, from one module: where every key and value of a document sits.
 
-TOML parsers (``tomllib``, ``tomlkit``) keep no positions, so this module scans the source text
-itself, in one of two ways:
+TOML parsers (``tomllib``, ``tomlkit``) keep no positions, so this module scans the text itself:
 
-- :func:`scan_spans`, the strict entry, maps key paths to source spans. It is only run on text
-  the real parser accepted (or, to locate duplicate keys, on text it rejected for that reason
-  alone), so it tracks where tokens start and end and which key path they belong to, and
-  leaves validation to the parser. It is iterative (an explicit stack for arrays and inline
-  tables) so that deeply nested values cannot exhaust the interpreter's recursion limit.
-- :func:`scan_tolerant` reads text that is not TOML (yet): a buffer being typed
-  (``[plugin.sa``, ``network = "``, ``sandbox.``) or a document the parser has not seen. It
-  records table headers, key/value entries with the offsets of every dotted-key part, the
-  strings inside each value, and inline tables, and never raises. Inside an unclosed
-  multi-line array, a line that looks like a header or a ``key =`` line ends the array, so one
-  missing ``]`` does not swallow the rest of the document.
+- :func:`scan_spans`, the strict entry, maps key paths to spans. It runs on text the parser
+  accepted (or, to locate duplicate keys, rejected for that reason alone), so it leaves
+  validation to the parser. It is iterative (an explicit stack for arrays and inline tables):
+  deep values cannot exhaust the interpreter's recursion limit.
+- :func:`scan_tolerant` reads a buffer being typed (``[plugin.sa``, ``network = "``,
+  ``sandbox.``) and never raises: table headers, entries with the offsets of every dotted-key
+  part, the strings inside each value, inline tables. Inside an unclosed multi-line array, a
+  line that looks like a header or a ``key =`` line ends the array.
+- Before a manifest is parsed, :func:`long_dotted_key` and :func:`nested_value_offset` find
+  where the daemon's parser limits stand: lenient, linear scans.
 
 Where the parser refused a document, :func:`syntax_error` is the one reader of ``tomllib``'s
 error position (``(at line L, column C)`` / ``(at end of document)``): every TOML file nexo-pkg
@@ -547,9 +545,144 @@ def toml_type_name(value: object) -> str:
     )
 
 
-TOLERANT_NESTING = 100
-"""Arrays and inline tables deeper than this are skipped by the tolerant scan, unmapped: it
-recurses, and the daemon refuses a value nested 80 deep anyway."""
+def nested_value_offset(text: str, levels: int) -> int | None:
+    """Offset of the ``[``/``{`` that opens the ``levels``-th nested value, if any.
+
+    Lenient (strings and comments are skipped as if well formed). Table headers (a ``[`` at
+    nesting 0 that does not follow ``=``) do not count, as for the daemon.
+    """
+    depth = 0
+    index = 0
+    length = len(text)
+    opens_value = False  # the bracket at ``index`` follows ``=`` on its line
+    while (found := _NESTING_TOKEN.search(text, index)) is not None:
+        char, index = found.group(), found.start()
+        if char in "\"'":
+            index = _skip_string(text, index)
+        elif char == "#":
+            newline = text.find("\n", index)
+            index = length if newline == -1 else newline
+        elif char[0] == "=":
+            opens_value = True
+            index = found.end()  # at the bracket the lookahead saw
+            continue
+        elif char in "[{":
+            if depth > 0 or opens_value:
+                depth += 1
+                if depth >= levels:
+                    return index
+            index += 1
+        else:  # "]" or "}"
+            depth = max(depth - 1, 0)
+            index += 1
+        opens_value = False
+    return None
+
+
+# What the nesting scan stops at: a string or comment to skip, a bracket, and ``=`` followed
+# on its line (whitespace between) by a bracket that opens a value.
+_NESTING_TOKEN = re.compile(r"[\"'#\[\]{}]|=[^\S\n]*(?=[\[{])")
+
+
+def _skip_string(text: str, index: int) -> int:
+    """The offset just past the string that starts at ``index`` (any of TOML's four kinds);
+    ``len(text)`` for one that never closes. In basic strings a quote after an odd run of
+    backslashes is escaped."""
+    char = text[index]
+    triple = text.startswith(char * 3, index)
+    quote = char * 3 if triple else char
+    start = index + len(quote)
+    length = len(text)
+    search = start
+    while True:
+        found = text.find(quote, search)
+        if found == -1:
+            return length
+        if char == '"':
+            backslashes = found - start - len(text[start:found].rstrip("\\"))
+            if backslashes % 2:
+                search = found + 1
+                continue
+        index = found + len(quote)
+        break
+    while triple and index < length and text[index] == char:
+        index += 1  # up to two quotes may close a multi-line string
+    return index
+
+
+def _key_parts(text: str, index: int) -> tuple[int, int]:
+    """How many dot-separated parts the key starting at ``index`` has, and where it ends."""
+    parts = 0
+    length = len(text)
+    while True:
+        while index < length and text[index] in " \t":
+            index += 1
+        if index < length and text[index] in "\"'":
+            index = _skip_string(text, index)
+        else:
+            while index < length and text[index] in BARE_KEY_CHARS:
+                index += 1
+        parts += 1
+        while index < length and text[index] in " \t":
+            index += 1
+        if index >= length or text[index] != ".":
+            return parts, index
+        index += 1
+
+
+def long_dotted_key(text: str, parts: int) -> tuple[int, int] | None:
+    """Offset and part count of the first key with ``parts`` parts or more.
+
+    A lenient scan (it runs before the parser, which would take quadratic time on such a
+    key): keys start a line outside any array or inline table, follow ``[``/``[[`` of a
+    table header, and follow ``{`` or ``,`` inside an inline table; strings and comments are
+    skipped, so dots inside them and in values never count.
+    """
+    # A line holding at least ``parts - 1`` dots (anchored at line starts, possessive: linear).
+    many_dots = re.compile(rf"(?m)^(?:[^\n.]*+\.){{{parts - 1}}}")
+    if text.count(".") < parts - 1 or not many_dots.search(text):
+        return None  # a key stays on its line: no line has the dots such a key needs
+    stack: list[str] = []  # the open "[" (array) and "{" (inline table) of the current value
+    index, length = 0, len(text)
+    expect_key = True
+    while index < length:
+        char = text[index]
+        if char in " \t\r":
+            index += 1
+            continue
+        if char == "\n":
+            expect_key = not stack
+            index += 1
+            continue
+        if char == "#":
+            newline = text.find("\n", index)
+            index = length if newline == -1 else newline
+            continue
+        if expect_key and not stack and char == "[":
+            index += 2 if text.startswith("[[", index) else 1
+            continue  # a table header: its key follows
+        if expect_key and char != "}":
+            start = index
+            found, index = _key_parts(text, index)
+            if found >= parts:
+                return start, found
+            expect_key = False
+            continue
+        if char in "\"'":
+            index = _skip_string(text, index)
+            continue
+        if char in "[{":
+            stack.append(char)
+            expect_key = char == "{"
+        elif char in "]}":
+            if stack:
+                stack.pop()
+        elif char == ",":
+            expect_key = bool(stack) and stack[-1] == "{"
+        index += 1
+    return None
+
+
 _HEADER_LINE = re.compile(
     r"[ \t]*\[\[?[ \t]*([A-Za-z_][A-Za-z0-9_-]*)([ \t]*\.[ \t]*[A-Za-z0-9_-]+)*[ \t]*\]\]?"
     r"[ \t]*(#.*)?\r?$"
@@ -663,7 +796,6 @@ class _TolerantScanner:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
-        self.depth = 0
         self.document = ScannedDocument(text)
 
     def _at(self, offset: int) -> str:
@@ -780,16 +912,10 @@ class _TolerantScanner:
             self._string(entry, text[self.pos : self.pos + 3], multiline=True)
         elif self._at(self.pos) in ('"', "'"):
             self._string(entry, self._at(self.pos), multiline=False)
-        elif self._at(self.pos) in ("[", "{"):
-            if self.depth >= TOLERANT_NESTING:
-                self.pos += 1  # not mapped any deeper
-                return
-            self.depth += 1
-            if self._at(self.pos) == "[":
-                self._array(entry, path, block)
-            else:
-                self._inline_table(path, block)
-            self.depth -= 1
+        elif self._at(self.pos) == "[":
+            self._array(entry, path, block)
+        elif self._at(self.pos) == "{":
+            self._inline_table(path, block)
         else:
             start = self.pos
             while self._at(self.pos) and self._at(self.pos) not in ",]}\n#":

@@ -15,7 +15,6 @@ from support.toml_texts import HALF_TYPED
 from nexo_pkg.core.diagnostics import Position, Span
 from nexo_pkg.core.toml_spans import (
     MAX_NESTING,
-    TOLERANT_NESTING,
     KeyPath,
     SpanMap,
     format_key_path,
@@ -243,11 +242,3 @@ def test_multiline_strings_hide_brackets_and_equals() -> None:
         ("plugin", "description"),
         ("plugin", "id"),
     ]
-
-
-def test_the_tolerant_scan_skips_values_nested_deeper_than_it_maps() -> None:
-    arrays = scan_tolerant("a = " + "[" * 5000 + "\nafter = 1\n")
-    assert [entry.path for entry in arrays.entries] == [("a",), ("after",)]
-    tables = scan_tolerant("a = " + "{ b = " * 5000 + "\nafter = 1\n")
-    assert tables.entries[-1].path == ("after",)
-    assert max(len(entry.path) for entry in tables.entries) == TOLERANT_NESTING + 1

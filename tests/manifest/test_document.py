@@ -103,7 +103,6 @@ def test_a_dotted_key_of_eighty_parts_is_refused_where_it_stands(
     [
         (f"a = [\n{_LONG_KEY} = 1\n", Position(2, 1)),  # the array is not closed
         (f'"a\n{_LONG_KEY} = 1\n', Position(1, 3)),  # nor is the string
-        (f"a..{_LONG_KEY} = 1\n", Position(1, 3)),  # an empty key part
     ],
 )
 def test_a_syntax_error_before_a_long_dotted_key_comes_first(text: str, where: Position) -> None:
