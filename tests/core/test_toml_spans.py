@@ -18,6 +18,8 @@ from nexo_pkg.core.toml_spans import (
     KeyPath,
     SpanMap,
     format_key_path,
+    long_dotted_key,
+    nested_value_offset,
     scan_spans,
     scan_tolerant,
 )
@@ -242,3 +244,30 @@ def test_multiline_strings_hide_brackets_and_equals() -> None:
         ("plugin", "description"),
         ("plugin", "id"),
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("x = 1\n a . b.c = 1\n", (7, 3)),
+        ("[ a.b.c ]\n", (2, 3)),
+        ("t = { x = 1, a.b.c = 2 }\n", (13, 3)),
+        ("a.b = 'c.d.e'  # f.g.h\n\"a.b.c\" = 1\n", None),
+        ('a = """\nb.c.d = 1\n"""\n', None),
+    ],
+)
+def test_long_dotted_key_counts_key_parts_only(text: str, found: tuple[int, int] | None) -> None:
+    assert long_dotted_key(text, 3) == found
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("a = [[1]]\n", 5),
+        ("a = [{ b = [1] }]\n", 5),
+        ("[t]\n[[u]]\na = [1]\n", None),
+        ("a = '[[[' # [[[\nb = \"[[\"\n", None),
+    ],
+)
+def test_nested_value_offset_counts_values_not_headers(text: str, found: int | None) -> None:
+    assert nested_value_offset(text, 2) == found
