@@ -671,11 +671,12 @@ class _Session(FrameLoop):
         message = self._parse(line, pending.deadline)
         if message is None or self.stopped is not None:
             return None
-        if not _same_id(message.get("id"), pending.request_id):
+        # JSON-RPC ids must match in type as well: 1 is not "1", and true is not 1.
+        received = message.get("id")
+        if type(received) is not int or received != pending.request_id:
             self._frames.note(
                 "frames.id",
-                f"reply to {pending.method} (id {pending.request_id}) carried id "
-                f"{short(message.get('id'))}",
+                f"reply to {pending.method} (id {pending.request_id}) carried id {short(received)}",
             )
         error = message.get("error")
         if "error" in message and not isinstance(error, dict):
@@ -781,11 +782,6 @@ def _tool_entry_problem(index: int, entry: object) -> str | None:
     if missing:
         return f"tools[{index}] ({short(entry['name'])}) needs {' and '.join(missing)}"
     return None
-
-
-def _same_id(received: object, sent: int) -> bool:
-    # JSON-RPC ids must match in type as well: 1 is not "1", and true is not 1.
-    return type(received) is int and received == sent
 
 
 def _jsonrpc_problem(message: dict[str, Any]) -> str | None:

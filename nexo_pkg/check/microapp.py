@@ -319,9 +319,8 @@ class _Session(FrameLoop):
             self._shutdown()
 
     def _initialize(self, agent_version: str) -> bool:
-        deadline = min(self.timeout_seconds, HANDSHAKE_TIMEOUT_SECONDS)
         params = {"agent_version": agent_version, "extension_id": self.target.extension_id}
-        answer = self.request("initialize", params, request_id=0, timeout=deadline)
+        answer = self.call("initialize", params, request_id=0, timeout=HANDSHAKE_TIMEOUT_SECONDS)
         self.report.timings["initialize_ms"] = (time.monotonic() - self.process.started_at) * 1000
         if isinstance(answer, NoReply):
             self.report.add(
@@ -628,18 +627,20 @@ class _Session(FrameLoop):
             f"once, as {SHUTDOWN_NOTE}",
         )
 
-    def call(self, method: str, params: dict[str, Any]) -> Reply | NoReply:
-        """A regular call: the next numeric id, the call deadline."""
-        timeout = min(self.timeout_seconds, CALL_TIMEOUT_SECONDS)
-        return self.request(method, params, request_id=next(self._ids), timeout=timeout)
-
-    def request(
-        self, method: str, params: dict[str, Any], *, request_id: int, timeout: float
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any],
+        *,
+        request_id: int | None = None,
+        timeout: float = CALL_TIMEOUT_SECONDS,
     ) -> Reply | NoReply:
-        """Send one request (``wire::encode``) and read frames as the host's reader does
-        until its reply, the deadline, or the child's exit."""
+        """Send one request (``wire::encode``; the next numeric id unless one is given) and
+        read frames as the host's reader does until its reply, ``timeout`` (never beyond
+        ``--timeout-ms``) or the child's exit."""
+        request_id = next(self._ids) if request_id is None else request_id
         frame = {"jsonrpc": "2.0", "method": method, "params": params, "id": request_id}
-        return self.exchange(frame, timeout=timeout)
+        return self.exchange(frame, timeout=min(self.timeout_seconds, timeout))
 
     def oversize(self, size: int) -> None:
         self._drop(
