@@ -1,9 +1,9 @@
 """What a Sigstore signing certificate says and whether an author entry trusts it.
 
 No Sigstore library is imported here: the claims are read from the certificate with
-``cryptography``, so the verifiers that check signatures themselves
-(:mod:`~nexo_pkg.trust.verifiers.direct`, :mod:`~nexo_pkg.trust.verifiers.cosign_legacy`)
-apply the same author policy as the sigstore-python path (:mod:`~nexo_pkg.trust.verifiers.common`).
+``cryptography``, so the legacy cosign verifier
+(:mod:`~nexo_pkg.trust.verifiers.cosign_legacy`) applies the same author policy as the
+sigstore-python path (:mod:`~nexo_pkg.trust.verifiers.common`).
 """
 
 from __future__ import annotations
@@ -271,6 +271,21 @@ def binding_reason(signer: Signer, request: TrustRequest) -> str | None:
     return None
 
 
+def _owner_reason(author: AuthorPolicy, signer: Signer) -> str | None:
+    """Why the signer is not of the entry's owner (``None`` when it is): the source
+    repository's owner must be the entry's, on every path and whatever ``allow_republish``
+    says; a reusable workflow of the owner called from another owner's repository does not
+    make that repository's artifacts the owner's."""
+    if signer.repository is None:
+        return (
+            f"the certificate names no source repository, so nothing binds it to owner "
+            f"{author.owner}"
+        )
+    if not _casefold_equal(signer.repository.partition("/")[0], author.owner):
+        return f"it was built in {signer.repository}, outside owner {author.owner}"
+    return None
+
+
 def _repository_reason(author: AuthorPolicy, signer: Signer, request: TrustRequest) -> str | None:
     if author.allow_republish or request.owner is None or signer.repository is None:
         return None
@@ -296,9 +311,9 @@ def rejection_reason(
     predicate_type: str | None = None,
 ) -> str | None:
     """Why ``author`` does not trust ``signer`` for ``request`` (``None`` when it does),
-    checked in order: issuer; identity (SAN or starting workflow, full match); ``repos``;
-    ``signer_workflow``; ``source_ref``; the attestation's ``predicate_type``; the
-    repository installed from."""
+    checked in order: issuer; identity (SAN or starting workflow, full match); the source
+    repository's owner (always the entry's); ``repos``; ``signer_workflow``; ``source_ref``;
+    the attestation's ``predicate_type``; the repository installed from."""
     if signer.issuer != author.oidc_issuer:
         return f"issuer {signer.issuer!r} is not {author.oidc_issuer!r}"
     candidates = signer.identity_candidates()
@@ -318,14 +333,12 @@ def rejection_reason(
             f"it was signed by {elsewhere}, a reusable workflow of another repository than "
             f"{signer.repository}; name it (signer_workflow = {elsewhere!r}) to trust it"
         )
+    owner = _owner_reason(author, signer)
+    if owner is not None:
+        return owner
     if author.repos is not None:
-        repository = signer.repository
-        if repository is None:
-            return "the certificate names no source repository, and `repos` is set"
-        repo_owner, _, repo_name = repository.partition("/")
-        if repo_owner.casefold() != author.owner.casefold() or repo_name.casefold() not in {
-            name.casefold() for name in author.repos
-        }:
+        repository = str(signer.repository)
+        if repository.partition("/")[2].casefold() not in {n.casefold() for n in author.repos}:
             return f"repository {repository} is not one of {author.owner}/{list(author.repos)}"
     if author.signer_workflow is not None and not _casefold_equal(
         signer.signer_workflow, author.signer_workflow
