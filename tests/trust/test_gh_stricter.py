@@ -305,5 +305,12 @@ def test_a_log_entry_must_name_a_log_of_the_trusted_root(
     )
     signature = private_sigstore.rekor_key.sign(payload, ec.ECDSA(hashes.SHA256()))
     entry["inclusionPromise"] = {"signedEntryTimestamp": base64.b64encode(signature).decode()}
+    # The checkpoint signed by the trusted key, under the other log's key hint.
+    checkpoint = entry["inclusionProof"]["checkpoint"]
+    note, _, signatures = checkpoint["envelope"].partition("\n\n")
+    name = signatures.split(" ")[1]
+    signed = private_sigstore.rekor_key.sign(note.encode() + b"\n", ec.ECDSA(hashes.SHA256()))
+    hint = base64.b64encode(log_id[:4] + signed).decode()
+    checkpoint["envelope"] = f"{note}\n\n\u2014 {name} {hint}\n"
     status = _verify(artifact, bundle, private_root, owner="acme", repo="nexo-plugin-echo")
     assert status == "signature_invalid"
