@@ -230,13 +230,15 @@ def _cached_root_verified(metadata_dir: Path, cached: bytes) -> str | None:
         root = Metadata.from_bytes((_embedded_dir() / "root.json").read_bytes())
         history = metadata_dir / "root_history"
         while (history / f"{root.signed.version + 1}.root.json").is_file():
-            following = Metadata.from_file(str(history / f"{root.signed.version + 1}.root.json"))
+            following = Metadata.from_bytes(
+                (history / f"{root.signed.version + 1}.root.json").read_bytes()
+            )
             root.verify_delegate("root", following)
             following.verify_delegate("root", following)
             if following.signed.version != root.signed.version + 1:
                 return "the local TUF root history skips a version"
             root = following
-        timestamp: Any = Metadata.from_file(str(metadata_dir / "timestamp.json"))
+        timestamp: Any = Metadata.from_bytes((metadata_dir / "timestamp.json").read_bytes())
         root.verify_delegate("timestamp", timestamp)
         snapshot_raw = (metadata_dir / "snapshot.json").read_bytes()
         timestamp.signed.snapshot_meta.verify_length_and_hashes(snapshot_raw)
