@@ -48,6 +48,7 @@ GITHUB_WORKFLOW_REF = ObjectIdentifier("1.3.6.1.4.1.57264.1.6")
 BUILD_SIGNER_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.9")
 RUNNER_ENVIRONMENT = ObjectIdentifier("1.3.6.1.4.1.57264.1.11")
 SOURCE_REPOSITORY_REF = ObjectIdentifier("1.3.6.1.4.1.57264.1.14")
+SOURCE_REPOSITORY_OWNER_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.16")
 BUILD_CONFIG_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.18")
 
 
@@ -69,6 +70,7 @@ class Signer:
     build_signer_uri: str | None = None
     build_config_uri: str | None = None
     runner_environment: str | None = None
+    owner_uri: str | None = None
 
     @classmethod
     def from_certificate(cls, certificate: Certificate) -> Signer:
@@ -83,6 +85,7 @@ class Signer:
             build_signer_uri=_utf8_extension(certificate, BUILD_SIGNER_URI),
             build_config_uri=_utf8_extension(certificate, BUILD_CONFIG_URI),
             runner_environment=_utf8_extension(certificate, RUNNER_ENVIRONMENT),
+            owner_uri=_utf8_extension(certificate, SOURCE_REPOSITORY_OWNER_URI),
         )
 
     def verified(self, scheme: Scheme, material: str) -> VerifiedSignature:
@@ -94,6 +97,14 @@ class Signer:
             material=material,
             claims=self.claims(),
         )
+
+    @property
+    def owner(self) -> str | None:
+        """The source repository's owner: the owner-URI claim (…1.16, what gh compares),
+        else the source repository's first part."""
+        if self.owner_uri:
+            return urlsplit(self.owner_uri).path.strip("/") or None
+        return self.repository.partition("/")[0] if self.repository else None
 
     @property
     def signer_workflow(self) -> str | None:
@@ -276,12 +287,15 @@ def _owner_reason(author: AuthorPolicy, signer: Signer) -> str | None:
     repository's owner must be the entry's, on every path and whatever ``allow_republish``
     says; a reusable workflow of the owner called from another owner's repository does not
     make that repository's artifacts the owner's."""
-    if signer.repository is None:
+    owner = signer.owner
+    if signer.repository is None or owner is None:
         return (
             f"the certificate names no source repository, so nothing binds it to owner "
             f"{author.owner}"
         )
-    if not _casefold_equal(signer.repository.partition("/")[0], author.owner):
+    if not _casefold_equal(owner, author.owner) or not _casefold_equal(
+        signer.repository.partition("/")[0], author.owner
+    ):
         return f"it was built in {signer.repository}, outside owner {author.owner}"
     return None
 
