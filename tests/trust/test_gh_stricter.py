@@ -314,3 +314,24 @@ def test_a_log_entry_must_name_a_log_of_the_trusted_root(
     checkpoint["envelope"] = f"{note}\n\n\u2014 {name} {hint}\n"
     status = _verify(artifact, bundle, private_root, owner="acme", repo="nexo-plugin-echo")
     assert status == "signature_invalid"
+
+
+@pytest.mark.parametrize("kind", ["attestation", "bundle", "legacy"])
+def test_a_root_sigstore_python_refuses_is_unusable_whatever_the_bundle(
+    *, private_sigstore: PrivateSigstore, tmp_path: Path, artifact: Path, kind: str
+) -> None:
+    content = artifact.read_bytes()
+    if kind == "attestation":
+        bundle = private_sigstore.attest(content, identity=ACME_IDENTITY)
+    elif kind == "bundle":
+        bundle = private_sigstore.sign(content, identity=ACME_IDENTITY)
+    else:
+        bundle = private_sigstore.sign_legacy(content, identity=ACME_IDENTITY)[0]
+
+    def unknown_field(document: dict[str, Any]) -> None:
+        document["tlogs"][0]["surprise"] = True
+
+    root = _root_with(private_sigstore, tmp_path / "odd.json", unknown_field)
+    suffix = ".bundle" if kind == "legacy" else ".sigstore.json"
+    status = _verify(artifact, bundle, root, owner="acme", repo="nexo-plugin-echo", suffix=suffix)
+    assert status == "policy_invalid"

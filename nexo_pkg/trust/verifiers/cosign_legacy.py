@@ -60,6 +60,7 @@ from nexo_pkg.trust.base import (
     VerifiedSignature,
 )
 from nexo_pkg.trust.verifiers.claims import accept_verified
+from nexo_pkg.trust.verifiers.common import load_verifier
 from nexo_pkg.trust.verifiers.rootkeys import (
     KeyCheckError,
     RootKeys,
@@ -261,7 +262,10 @@ def verify_legacy_bundle(
     """Verify a legacy cosign bundle over ``artifact``; return the trusted signature. Raises
     :class:`SignatureInvalidError` when any cryptographic check fails and
     ``signer_untrusted`` when they pass but no author entry trusts the certificate."""
-    root = load_root_keys(root_source(request.trusted_root))
+    source = root_source(request.trusted_root)
+    # The root sigstore-python's models accept, as for every bundle (else policy_invalid).
+    load_verifier(source)
+    root = load_root_keys(source)
     try:
         certificate = _verify_document(artifact, document, root)
     except (_LegacyError, ValueError, TypeError, OverflowError, OSError) as exc:
