@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -415,7 +416,13 @@ def test_the_repository_installed_from() -> None:
     other = TrustRequest(owner="acme", repo="copy")
     reason = rejection_reason(author(), signer(), other)
     assert reason is not None
-    assert reason.startswith("it was built in acme/echo, not in acme/copy being installed from")
+    assert reason == (
+        "it was built in acme/echo, not in acme/copy being installed from (set "
+        "`allow_republish = true` on the author entry to trust republished artifacts)"
+    )
+    # The same reason in the refusal.
+    refused = untrusted_signer_error(signer(), replace(other, authors=(author(),)), "x")
+    assert refused.message.endswith(f"which is not trusted: {reason}")
     assert rejection_reason(author(allow_republish=True), signer(), other) is None
     assert rejection_reason(author(), signer(), TrustRequest(owner="acme", repo="ECHO")) is None
     assert rejection_reason(author(), signer(), TrustRequest(owner="ACME")) is None
@@ -506,6 +513,7 @@ def test_accept_verified() -> None:
     with pytest.raises(SignerUntrustedError) as caught:
         accept_verified(cert, TrustRequest(authors=(author(),)), name="x", verified=None,
                         predicate_type="https://x")  # fmt: skip
+    assert caught.value.message.startswith(f"x is signed by {WORKFLOW} (issuer {ISSUER})")
     assert caught.value.message.endswith("is not https://slsa.dev/provenance/v1")
 
     def refuse(_: object) -> None:
@@ -529,7 +537,11 @@ def test_require_log_entry() -> None:
     }
     with pytest.raises(SignatureInvalidError) as timestamped:
         require_log_entry(stamped, "x")
-    assert "RFC 3161 timestamps only" in timestamped.value.message
+    assert timestamped.value.message == (
+        "x has no transparency-log entry (it comes from GitHub's Sigstore instance for private "
+        "repositories, which signs with RFC 3161 timestamps only); nexo-pkg verifies only "
+        "bundles logged in a Sigstore transparency log"
+    )
 
 
 def test_check_recorded_digest(tmp_path: Path) -> None:
