@@ -386,6 +386,11 @@ class TrustedAuthors:
 
     def verify(self, cert: Certificate) -> None:
         """Accept ``cert`` when an author trusts it; raise ``VerificationError`` otherwise."""
+        self.accept(cert)
+
+    def accept(self, cert: Certificate) -> Signer:
+        """The signer of ``cert`` an author trusts (also kept as :attr:`accepted`); raises
+        :class:`UntrustedSignerError` when none does."""
         signer = Signer.from_certificate(cert)
         if binding_reason(signer, self._request) is not None:
             raise UntrustedSignerError("the signature is bound to another release")
@@ -398,7 +403,7 @@ class TrustedAuthors:
                 # repository and the calling workflow stay beside it in the claims.
                 matched = next((i for i in signer.identities if author.identity_matches(i)), None)
                 self.accepted = replace(signer, identity=matched or signer.san)
-                return
+                return self.accepted
         raise UntrustedSignerError("no trusted author accepts the signing certificate")
 
 
@@ -464,15 +469,11 @@ def accept_verified(
     it), then :class:`TrustedAuthors`; :class:`SignerUntrustedError` when no entry trusts it."""
     if check is not None:
         check(verified)
-    policy = TrustedAuthors(request, predicate_type=predicate_type)
     try:
-        policy.verify(certificate)
+        return TrustedAuthors(request, predicate_type=predicate_type).accept(certificate)
     except UntrustedSignerError:
         signer = Signer.from_certificate(certificate)
         raise untrusted_signer_error(signer, request, name, predicate_type=predicate_type) from None
-    if policy.accepted is None:  # defensive: verify() returned without accepting
-        raise SignatureInvalidError(f"{name}: the signer was never checked against the policy")
-    return policy.accepted
 
 
 def check_recorded_digest(artifact: Path, document: dict[str, Any], name: str) -> None:
