@@ -165,7 +165,7 @@ def _der_utf8_string(raw: bytes) -> str | None:
     offset = 2
     if length & 0x80:
         count = length & 0x7F
-        if count == 0 or count > 4 or len(raw) < 2 + count:
+        if count == 0 or count > 4:
             return None
         length = int.from_bytes(raw[2 : 2 + count], "big")
         offset = 2 + count
@@ -236,8 +236,8 @@ def _source_repository(certificate: Certificate, identities: Sequence[str]) -> s
     decoded = _utf8_extension(certificate, SOURCE_REPOSITORY_URI)
     if decoded:
         return _repository_from_url(decoded)
-    legacy = _raw_text(certificate, GITHUB_WORKFLOW_REPOSITORY) or ""
-    if legacy.count("/") == 1:
+    legacy = _raw_text(certificate, GITHUB_WORKFLOW_REPOSITORY)
+    if legacy is not None and legacy.count("/") == 1:
         return legacy
     for identity in identities:
         if identity.startswith("https://"):
@@ -260,7 +260,8 @@ def _source_ref(certificate: Certificate, identities: Sequence[str]) -> str | No
         return _raw_text(certificate, GITHUB_WORKFLOW_REF) or None
     for identity in identities:
         if identity.startswith("https://") and "@refs/" in identity:
-            return identity.rpartition("@")[2]
+            # The first "@": a ref may hold one (git allows it), the workflow's path does not.
+            return identity.partition("@")[2]
     return None
 
 
