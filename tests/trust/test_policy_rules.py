@@ -1,0 +1,229 @@
+"""The trust policy's rules one by one, in process: registry bindings, the file and its
+warnings, anchors, entries that cover later ones (the mutation score of
+``trust/policy.py`` rests on this file and the other policy tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nexo_pkg.core.errors import ConfigError
+from nexo_pkg.trust.policy import (
+    REGISTRY_OWNERS_FILE,
+    AuthorPolicy,
+    RegistryBinding,
+    TrustPolicy,
+    _is_escaped,
+    anchored_form,
+    file_warnings,
+    lint_policy_source,
+    load_policy,
+    parse_registry_bindings,
+    repository_key,
+)
+
+ACME = AuthorPolicy(owner="acme", identity="https://x")
+POLICY = TrustPolicy(authors=(ACME,))
+
+
+def _bindings(text: str, tmp_path: Path) -> tuple[tuple[RegistryBinding, ...], tuple[str, ...]]:
+    return parse_registry_bindings(text, path=tmp_path / REGISTRY_OWNERS_FILE, policy=POLICY)
+
+
+def test_registry_bindings_are_read(tmp_path: Path) -> None:
+    text = (
+        "# which owner judges copies\n"
+        '[[registries]]\nrepository = "ghcr.io/acme/echo"\nowner = "acme"\n\n'
+        '[[registries]]\nrepository = "Reg.Example:5000/p/x"\nowner = "nobody"\n'
+    )
+    bindings, warnings = _bindings(text, tmp_path)
+    assert bindings == (
+        RegistryBinding("ghcr.io/acme/echo", "acme", 2),
+        RegistryBinding("Reg.Example:5000/p/x", "nobody", 6),
+    )
+    path = tmp_path / REGISTRY_OWNERS_FILE
+    assert warnings == (
+        f"WARNING: {path}:6: Reg.Example:5000/p/x is bound to owner 'nobody', which has no "
+        "[[authors]] entry in the trust policy: its copies get the default mode",
+    )
+    assert _bindings("", tmp_path) == ((), ())
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "column", "message"),
+    [
+        ("[[registries]\n", 1, 13, "invalid TOML"),
+        ("x = " + "[" * 2000, 1, 1, "invalid TOML: values nested too deeply"),
+        ('other = 1\n', 1, 1, "unknown key `other` (expected [[registries]])"),
+        ('registries = 1\n', 1, 1, "`registries` must be an array of tables"),
+        ('registries = [1]\n', 1, 1, "`registries` must be an array of tables"),
+        ('[[registries]]\nrepository = "h/p"\nowner = "a"\nx = 1\n', 4, 1,
+         "unknown key `x` in registries[0] (expected one of repository, owner)"),
+        ('[[registries]]\nowner = "a"\n', 1, 1, "registries[0] has no `repository`"),
+        ('[[registries]]\nrepository = "h/p"\n', 1, 1, "registries[0] has no `owner`"),
+        ('[[registries]]\nrepository = 1\nowner = "a"\n', 2, 1,
+         "`registries[0].repository` must be a string"),
+        ('[[registries]]\nrepository = "h/p"\nowner = 2\n', 3, 1,
+         "`registries[0].owner` must be a string"),
+        ('[[registries]]\nrepository = "oci://h/p:1"\nowner = "a"\n', 2, 1,
+         "registries[0].repository 'oci://h/p:1' is not a registry repository"),
+        ('[[registries]]\nrepository = "h/p"\nowner = "a b"\n', 3, 1,
+         "registries[0].owner 'a b' is not a GitHub owner name ([A-Za-z0-9._-])"),
+        ('[[registries]]\nrepository = "h/p"\nowner = "a"\n'
+         '[[registries]]\nrepository = "H/p"\nowner = "b"\n', 5, 1,
+         "registries[1] binds H/p again (first bound at line 1); one owner per repository"),
+    ],
+)  # fmt: skip
+def test_invalid_registry_bindings(
+    tmp_path: Path, text: str, line: int, column: int, message: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        _bindings(text, tmp_path)
+    path = tmp_path / REGISTRY_OWNERS_FILE
+    assert caught.value.kind == "policy_invalid"
+    assert caught.value.message.startswith(
+        f"{path}:{line}:{column}: invalid registry bindings: {message}"
+    ), caught.value.message
+    assert caught.value.details["line"] == line
+    assert caught.value.details["path"] == str(path)
+
+
+def test_repository_keys_compare_hosts_case_insensitively() -> None:
+    assert repository_key("Reg.Example:5000/Plugins/Echo") == "reg.example:5000/Plugins/Echo"
+    policy = TrustPolicy(
+        registry_bindings=(RegistryBinding("GHCR.io/acme/echo", "acme"),
+                           RegistryBinding("ghcr.io/acme/other", "other")),
+    )  # fmt: skip
+    assert policy.registry_owner("ghcr.io/acme/echo") == "acme"
+    assert policy.registry_owner("ghcr.io/acme/other") == "other"
+    assert policy.registry_owner("ghcr.io/ACME/echo") is None
+    assert policy.registry_owner("ghcr.io/acme/none") is None
+
+
+def test_load_policy_reads_the_bindings_beside_it(tmp_path: Path) -> None:
+    policy_path = tmp_path / "trusted_keys.toml"
+    policy_path.write_text(
+        'schema_version = "1.0"\n[[authors]]\nowner = "acme"\nidentity = "https://x"\n'
+    )
+    (tmp_path / REGISTRY_OWNERS_FILE).write_text(
+        '[[registries]]\nrepository = "ghcr.io/acme/echo"\nowner = "acme"\n'
+    )
+    policy = load_policy(policy_path)
+    assert policy.registry_bindings == (RegistryBinding("ghcr.io/acme/echo", "acme", 1),)
+    assert policy.source == policy_path
+    assert policy.location == policy_path
+    assert policy.warnings == ()
+    (tmp_path / REGISTRY_OWNERS_FILE).chmod(0o666)
+    warned = load_policy(policy_path)
+    assert warned.warnings == file_warnings(tmp_path / REGISTRY_OWNERS_FILE)
+    assert len(warned.warnings) == 1
+    # No policy file: the default, with the bindings beside where it would be.
+    missing = load_policy(tmp_path / "absent" / "trusted_keys.toml")
+    assert (missing.default, missing.authors, missing.source) == ("warn", (), None)
+    assert missing.location == tmp_path / "absent" / "trusted_keys.toml"
+
+
+def test_a_missing_policy_named_explicitly_is_invalid(tmp_path: Path) -> None:
+    path = tmp_path / "trusted_keys.toml"
+    with pytest.raises(ConfigError) as caught:
+        load_policy(path, explicit=True)
+    assert caught.value.kind == "policy_invalid"
+    assert caught.value.message == (
+        f"{path}: trust policy does not exist (named by --trusted-keys)"
+    )
+    assert caught.value.details == {"path": str(path)}
+
+
+@pytest.mark.parametrize("which", ["policy", "bindings"])
+def test_files_that_are_not_utf8_are_invalid(tmp_path: Path, which: str) -> None:
+    policy_path = tmp_path / "trusted_keys.toml"
+    policy_path.write_text('schema_version = "1.0"\n')
+    target = policy_path if which == "policy" else tmp_path / REGISTRY_OWNERS_FILE
+    target.write_bytes(b"\xff\xfe")
+    with pytest.raises(ConfigError) as caught:
+        load_policy(policy_path)
+    what = "trust policy" if which == "policy" else "registry bindings"
+    assert caught.value.message == f"{target}:1:1: invalid {what}: not UTF-8 text"
+    assert caught.value.details == {"path": str(target), "line": 1}
+    assert caught.value.kind == "policy_invalid"
+
+
+def test_file_warnings(tmp_path: Path) -> None:
+    path = tmp_path / "trusted_keys.toml"
+    path.write_text("")
+    path.chmod(0o644)
+    assert file_warnings(path) == ()
+    path.chmod(0o646)
+    assert file_warnings(path) == (
+        f"WARNING: the trust policy {path} is writable by every user (mode 646); run chmod "
+        "o-w on it",
+    )
+    link = tmp_path / "link.toml"
+    link.symlink_to(path)
+    path.chmod(0o644)
+    assert file_warnings(link) == (
+        f"WARNING: the trust policy {link} is a symbolic link (to {path}); whoever can change "
+        "the link or its target decides whom installs trust",
+    )
+    dangling = tmp_path / "dangling.toml"
+    dangling.symlink_to(tmp_path / "nowhere")
+    assert len(file_warnings(dangling)) == 1
+    assert file_warnings(tmp_path / "absent") == ()
+
+
+@pytest.mark.parametrize(
+    ("pattern", "index", "escaped"),
+    [("a$", 1, False), ("a\\$", 2, True), ("a\\\\$", 3, False), ("a\\\\\\$", 4, True),
+     ("$", 0, False), ("\\$", 1, True)],
+)  # fmt: skip
+def test_escapes(pattern: str, index: int, escaped: bool) -> None:
+    assert _is_escaped(pattern, index) is escaped
+
+
+@pytest.mark.parametrize(
+    ("pattern", "anchored"),
+    [
+        ("^a$", None),
+        ("\\Aa\\z", None),
+        ("^a\\z", None),
+        ("a", "^a$"),
+        ("^a", "^a$"),
+        ("a$", "^a$"),
+        ("a\\$", "^a\\$$"),
+        ("^a\\\\z", "^a\\\\z$"),  # a backslash, then z: no anchor
+        ("^a\\\\\\z", None),
+        ("a|b", "^(?:a|b)$"),
+        ("^a|b$", None),
+        ("^a|b", "^(?:^a|b)$"),
+    ],
+)
+def test_anchored_forms(pattern: str, anchored: str | None) -> None:
+    assert anchored_form(pattern) == anchored
+
+
+def test_covers() -> None:
+    any_repo = AuthorPolicy(owner="acme", identity="a")
+    echo = AuthorPolicy(owner="ACME", identity="b", repos=("Echo",))
+    both = AuthorPolicy(owner="acme", identity="c", repos=("echo", "x"))
+    assert any_repo.covers(echo)
+    assert not echo.covers(any_repo)
+    assert echo.covers(AuthorPolicy(owner="acme", identity="d", repos=("echo",)))
+    assert not echo.covers(both)
+    assert both.covers(echo)
+    assert not any_repo.covers(AuthorPolicy(owner="other", identity="e"))
+    policy = TrustPolicy(authors=(echo, any_repo, both))
+    assert policy.authors_for("Acme") == (echo, any_repo)
+    assert policy.authors_for(None) == ()
+
+
+def test_lint_of_an_editor_buffer(tmp_path: Path) -> None:
+    """The file system is looked at only when the buffer's directory exists."""
+    text = 'schema_version = "1.0"\ntrusted_root = "root.json"\n'
+    here = lint_policy_source(text, path=str(tmp_path / "trusted_keys.toml"))
+    assert [d.code for d in here.diagnostics] == ["NXT008"]
+    assert here.path == str(tmp_path / "trusted_keys.toml")
+    nowhere = lint_policy_source(text, path=str(tmp_path / "absent" / "trusted_keys.toml"))
+    assert nowhere.diagnostics == ()
+    too_long = lint_policy_source(text, path="/" + "x" * 5000 + "/trusted_keys.toml")
+    assert too_long.diagnostics == ()
