@@ -227,3 +227,81 @@ def test_lint_of_an_editor_buffer(tmp_path: Path) -> None:
     assert nowhere.diagnostics == ()
     too_long = lint_policy_source(text, path="/" + "x" * 5000 + "/trusted_keys.toml")
     assert too_long.diagnostics == ()
+
+
+H = 'schema_version = "1.0"\n'
+DIAGNOSTICS = {
+    "no-owner": (H + '[[authors]]\nidentity = "x"\n',
+                 [("NXT005", "authors[0] has no `owner`", "authors[0]", 2, 1)]),
+    "inline-no-owner": (H + 'authors = [{identity = "x"}]\n',
+                        [("NXT005", "authors[0] has no `owner`", "authors[0]", 2, 12)]),
+    "unanchored": (
+        H + '[[authors]]\nowner = "acme"\nidentity_regexp = "https://github\\\\.com/acme/.*"\n',
+        [("NXT010", "authors[0].identity_regexp is not anchored: cosign and the reference "
+          "installer would accept any identity containing a match; write identity_regexp = "
+          '"^https://github\\\\.com/acme/.*$"', "authors[0].identity_regexp", 4, 1)],
+    ),
+    "empty-repos": (
+        H + '[[authors]]\nowner = "acme"\nidentity = "x"\nrepos = []\n',
+        [("NXT004", "authors[0].repos is empty and would trust no repository; omit it to "
+          "trust every repository of the owner", "authors[0].repos", 5, 1)],
+    ),
+    "bad-repos": (
+        H + '[[authors]]\nowner = "acme"\nidentity = "x"\nrepos = ["acme/echo", "a..b", "ok"]\n',
+        [("NXT004", "authors[0].repos has names that are not GitHub repository names: "
+          "'acme/echo', 'a..b' (use the bare name, no owner)", "authors[0].repos", 5, 1)],
+    ),
+    "shadowed": (
+        H + '[[authors]]\nowner = "acme"\nidentity = "x"\n\n[[authors]]\nowner = "ACME"\n'
+        'identity = "y"\n',
+        [("NXT012", "authors[1] for owner 'ACME' is ignored: the entry at line 2 comes first "
+          "for that owner and decides, as in the reference installer", "authors[1]", 6, 1)],
+    ),
+    "no-compile": (
+        H + '[[authors]]\nowner = "acme"\nidentity_regexp = "^(?=x)$"\n',
+        [("NXT007", "authors[0].identity_regexp does not compile (RE2 syntax): invalid perl "
+          "operator: (?=", "authors[0].identity_regexp", 4, 1)],
+    ),
+    "syntax": (H + "[[authors]\n", [("NXT001", "invalid TOML: Expected ']]' at the end of an "
+                                    "array declaration", "", 2, 10)]),
+    "modes": (
+        H + 'default = "loud"\n[[authors]]\nowner = "acme"\nidentity = "x"\nmode = 3\n',
+        [("NXT004", "`default` must be one of ignore, warn, require (got 'loud')", "default",
+          2, 1),
+         ("NXT003", "`authors[0].mode` must be a string", "authors[0].mode", 6, 1)],
+    ),
+    "author-mode": (
+        H + '[[authors]]\nowner = "acme"\nidentity = "x"\nmode = "loud"\n',
+        [("NXT004", "`authors[0].mode` must be one of ignore, warn, require (got 'loud')",
+          "authors[0].mode", 5, 1)],
+    ),
+    "owner-type": (H + '[[authors]]\nowner = 1\nidentity = "x"\n',
+                   [("NXT003", "`authors[0].owner` must be a string", "authors[0].owner", 3, 1)]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(DIAGNOSTICS))
+def test_each_finding_names_its_key_and_place(case: str) -> None:
+    text, expected = DIAGNOSTICS[case]
+    result = lint_policy_source(text, path="/nonexistent/trusted_keys.toml")
+    found = [
+        (d.code, d.message, d.key_path, d.span.start.line, d.span.start.column)
+        for d in result.diagnostics
+    ]
+    assert found == expected
+    for diagnostic in result.diagnostics:
+        assert diagnostic.url == (
+            "https://github.com/nexo-pkg/nexo-pkg/blob/main/docs/trust.md#"
+            f"{diagnostic.code.lower()}-{diagnostic.name}"
+        )
+
+
+def test_an_entry_with_a_pattern_has_no_identity(tmp_path: Path) -> None:
+    from nexo_pkg.trust.policy import parse_policy
+
+    text = H + '[[authors]]\nowner = "acme"\nidentity_regexp = "^x$"\n'
+    (author,) = parse_policy(text, path=tmp_path / "trusted_keys.toml").authors
+    assert (author.identity, author.identity_regexp) == (None, "^x$")
+    text = H + '[[authors]]\nowner = "acme"\nidentity = "x"\n'
+    (author,) = parse_policy(text, path=tmp_path / "trusted_keys.toml").authors
+    assert (author.identity, author.identity_regexp) == ("x", None)
