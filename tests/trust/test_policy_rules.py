@@ -67,7 +67,8 @@ def test_registry_bindings_are_read(tmp_path: Path) -> None:
         ('[[registries]]\nrepository = "h/p"\nowner = 2\n', 3, 1,
          "`registries[0].owner` must be a string"),
         ('[[registries]]\nrepository = "oci://h/p:1"\nowner = "a"\n', 2, 1,
-         "registries[0].repository 'oci://h/p:1' is not a registry repository"),
+         "registries[0].repository 'oci://h/p:1' is not a registry repository: write "
+         "host/path (`registry.example.com/plugins/echo`), without oci://, tag or digest"),
         ('[[registries]]\nrepository = "h/p"\nowner = "a b"\n', 3, 1,
          "registries[0].owner 'a b' is not a GitHub owner name ([A-Za-z0-9._-])"),
         ('[[registries]]\nrepository = "h/p"\nowner = "a"\n'
@@ -175,7 +176,7 @@ def test_file_warnings(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("pattern", "index", "escaped"),
     [("a$", 1, False), ("a\\$", 2, True), ("a\\\\$", 3, False), ("a\\\\\\$", 4, True),
-     ("$", 0, False), ("\\$", 1, True)],
+     ("$", 0, False), ("\\$", 1, True), ("\\x\\", 1, True)],
 )  # fmt: skip
 def test_escapes(pattern: str, index: int, escaped: bool) -> None:
     assert _is_escaped(pattern, index) is escaped
@@ -225,6 +226,7 @@ def test_lint_of_an_editor_buffer(tmp_path: Path) -> None:
     assert here.path == str(tmp_path / "trusted_keys.toml")
     nowhere = lint_policy_source(text, path=str(tmp_path / "absent" / "trusted_keys.toml"))
     assert nowhere.diagnostics == ()
+    assert (here.source, nowhere.source) == (text, text)
     too_long = lint_policy_source(text, path="/" + "x" * 5000 + "/trusted_keys.toml")
     assert too_long.diagnostics == ()
 
@@ -275,6 +277,14 @@ DIAGNOSTICS = {
         [("NXT004", "`authors[0].mode` must be one of ignore, warn, require (got 'loud')",
           "authors[0].mode", 5, 1)],
     ),
+    "no-identity": (H + '[[authors]]\nowner = "acme"\n',
+                    [("NXT005", "authors[0] has no identity: set `identity_regexp` or "
+                      "`identity`", "authors[0]", 2, 1)]),
+    "signer-workflow": (
+        H + '[[authors]]\nowner = "acme"\nidentity = "x"\nsigner_workflow = "acme/echo/x.yml"\n',
+        [("NXT004", "authors[0].signer_workflow 'acme/echo/x.yml' is not "
+          "OWNER/REPO/.github/workflows/FILE.yml", "authors[0].signer_workflow", 5, 1)],
+    ),
     "owner-type": (H + '[[authors]]\nowner = 1\nidentity = "x"\n',
                    [("NXT003", "`authors[0].owner` must be a string", "authors[0].owner", 3, 1)]),
 }  # fmt: skip
@@ -305,3 +315,21 @@ def test_an_entry_with_a_pattern_has_no_identity(tmp_path: Path) -> None:
     text = H + '[[authors]]\nowner = "acme"\nidentity = "x"\n'
     (author,) = parse_policy(text, path=tmp_path / "trusted_keys.toml").authors
     assert (author.identity, author.identity_regexp) == ("x", None)
+
+
+def test_load_policy_warns_about_a_policy_file_others_may_write(tmp_path: Path) -> None:
+    path = tmp_path / "trusted_keys.toml"
+    path.write_text(H)
+    path.chmod(0o666)
+    assert load_policy(path).warnings == file_warnings(path)
+    assert len(file_warnings(path)) == 1
+
+
+def test_invalid_bindings_beside_a_policy_name_their_file(tmp_path: Path) -> None:
+    path = tmp_path / "trusted_keys.toml"
+    path.write_text(H)
+    bindings = tmp_path / REGISTRY_OWNERS_FILE
+    bindings.write_text("x = 1\n")
+    with pytest.raises(ConfigError) as caught:
+        load_policy(path)
+    assert caught.value.message.startswith(f"{bindings}:1:1: invalid registry bindings: ")
