@@ -285,6 +285,19 @@ DIAGNOSTICS = {
         [("NXT004", "authors[0].signer_workflow 'acme/echo/x.yml' is not "
           "OWNER/REPO/.github/workflows/FILE.yml", "authors[0].signer_workflow", 5, 1)],
     ),
+    "empty-owner": (H + '[[authors]]\nowner = ""\nidentity = "x"\n',
+                    [("NXT004", "`authors[0].owner` must not be empty", "authors[0].owner",
+                      3, 1)]),
+    "source-ref": (
+        H + '[[authors]]\nowner = "acme"\nidentity = "x"\nsource_ref = "(?=x)"\n',
+        [("NXT007", "authors[0].source_ref does not compile (RE2 syntax): invalid perl "
+          "operator: (?=", "authors[0].source_ref", 5, 1)],
+    ),
+    "allow-republish": (
+        H + '[[authors]]\nowner = "acme"\nidentity = "x"\nallow_republish = "yes"\n',
+        [("NXT003", "authors[0].allow_republish must be true or false",
+          "authors[0].allow_republish", 5, 1)],
+    ),
     "owner-type": (H + '[[authors]]\nowner = 1\nidentity = "x"\n',
                    [("NXT003", "`authors[0].owner` must be a string", "authors[0].owner", 3, 1)]),
 }  # fmt: skip
@@ -333,3 +346,41 @@ def test_invalid_bindings_beside_a_policy_name_their_file(tmp_path: Path) -> Non
     with pytest.raises(ConfigError) as caught:
         load_policy(path)
     assert caught.value.message.startswith(f"{bindings}:1:1: invalid registry bindings: ")
+
+
+def test_every_key_of_an_entry_is_read(tmp_path: Path) -> None:
+    from nexo_pkg.trust.policy import parse_policy
+
+    text = (
+        H + "\n[[authors]]\n"
+        'owner = "acme"\nidentity = "x"\nrepos = ["echo"]\nmode = "require"\n'
+        'signer_workflow = "acme/echo/.github/workflows/release.yml"\n'
+        'predicate_type = "https://x/v1"\nsource_ref = "refs/tags/v.*"\nallow_republish = true\n'
+    )
+    (entry,) = parse_policy(text, path=tmp_path / "trusted_keys.toml").authors
+    assert entry == AuthorPolicy(
+        owner="acme",
+        identity="x",
+        repos=("echo",),
+        mode="require",
+        line=3,
+        signer_workflow="acme/echo/.github/workflows/release.yml",
+        predicate_type="https://x/v1",
+        source_ref="refs/tags/v.*",
+        allow_republish=True,
+    )
+
+
+def test_an_invalid_policy_lists_every_error(tmp_path: Path) -> None:
+    from nexo_pkg.trust.policy import parse_policy
+
+    path = tmp_path / "trusted_keys.toml"
+    text = H + '[[authors]]\nowner = ""\nidentity = "x"\nmode = 3\n'
+    with pytest.raises(ConfigError) as caught:
+        parse_policy(text, path=path)
+    assert caught.value.message == (
+        f"{path}:3:1: invalid trust policy: `authors[0].owner` must not be empty (and 1 more error)"
+    )
+    assert caught.value.details["path"] == str(path)
+    assert caught.value.details["line"] == 3
+    assert [d["code"] for d in caught.value.details["diagnostics"]] == ["NXT004", "NXT003"]
