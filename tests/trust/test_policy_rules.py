@@ -379,7 +379,7 @@ def test_an_invalid_policy_lists_every_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         parse_policy(text, path=path)
     assert caught.value.message == (
-        f"{path}:3:1: invalid trust policy: `authors[0].owner` must not be empty (and 1 more error)"
+        f"{path}:3:1: invalid trust policy: `authors[0].owner` must not be empty (and 1 more)"
     )
     assert caught.value.details["path"] == str(path)
     assert caught.value.details["line"] == 3
