@@ -298,6 +298,25 @@ DIAGNOSTICS = {
         [("NXT003", "authors[0].allow_republish must be true or false",
           "authors[0].allow_republish", 5, 1)],
     ),
+    "schema-type": ("schema_version = 1\n",
+                    [("NXT003", "`schema_version` must be a string", "schema_version", 1, 1)]),
+    "schema-unknown": ('schema_version = "2.0"\n', [(
+        "NXT011", "schema_version '2.0' is not one nexo-pkg knows (known: 1.0); the policy is "
+        "read as 1.0, as the reference installer reads it", "schema_version", 1, 1)]),
+    "cosign-binary": (H + 'cosign_binary = "cosign"\n', [(
+        "NXT009", "`cosign_binary` is ignored: signatures are verified natively",
+        "cosign_binary", 2, 1)]),
+    "authors-type": (H + "authors = 3\n", [(
+        "NXT003", "`authors` must be an array of tables ([[authors]])", "authors", 2, 1)]),
+    "unknown-top": (H + "surprise = 1\n", [(
+        "NXT002", "unknown key `surprise` (expected one of schema_version, default, "
+        "cosign_binary, trusted_root, authors)", "surprise", 2, 1)]),
+    "unknown-in-entry": (H + '[[authors]]\nowner = "acme"\nidentity = "x"\nsurprise = 1\n', [(
+        "NXT002", "unknown key `surprise` in authors[0] (expected one of owner, "
+        "identity_regexp, identity, oidc_issuer, repos, mode, signer_workflow, predicate_type, "
+        "source_ref, allow_republish)", "authors[0].surprise", 5, 1)]),
+    "default-type": (H + "default = 1\n",
+                     [("NXT003", "`default` must be a string", "default", 2, 1)]),
     "owner-type": (H + '[[authors]]\nowner = 1\nidentity = "x"\n',
                    [("NXT003", "`authors[0].owner` must be a string", "authors[0].owner", 3, 1)]),
 }  # fmt: skip
@@ -384,3 +403,28 @@ def test_an_invalid_policy_lists_every_error(tmp_path: Path) -> None:
     assert caught.value.details["path"] == str(path)
     assert caught.value.details["line"] == 3
     assert [d["code"] for d in caught.value.details["diagnostics"]] == ["NXT004", "NXT003"]
+
+
+def test_every_top_level_key_is_read(tmp_path: Path) -> None:
+    from nexo_pkg.trust.policy import parse_policy
+
+    (tmp_path / "root.json").write_text("{}")
+    text = (
+        'schema_version = "1.0"\ndefault = "require"\ncosign_binary = "cosign"\n'
+        'trusted_root = "root.json"\n'
+    )
+    policy = parse_policy(text, path=tmp_path / "trusted_keys.toml")
+    assert (policy.default, policy.schema_version, policy.cosign_binary) == (
+        "require",
+        "1.0",
+        "cosign",
+    )
+    assert policy.trusted_root == tmp_path / "root.json"
+    assert policy.authors == ()
+    missing = 'schema_version = "1.0"\ntrusted_root = "none.json"\n'
+    with pytest.raises(ConfigError) as caught:
+        parse_policy(missing, path=tmp_path / "trusted_keys.toml")
+    assert caught.value.message == (
+        f"{tmp_path / 'trusted_keys.toml'}:2:1: invalid trust policy: trusted_root 'none.json' "
+        f"does not exist (looked for {tmp_path / 'none.json'})"
+    )
