@@ -317,6 +317,8 @@ DIAGNOSTICS = {
         "source_ref, allow_republish)", "authors[0].surprise", 5, 1)]),
     "default-type": (H + "default = 1\n",
                      [("NXT003", "`default` must be a string", "default", 2, 1)]),
+    "nested": (H + "x = " + "[" * 2000 + "\n",
+               [("NXT001", "invalid TOML: values nested too deeply", "", 1, 1)]),
     "owner-type": (H + '[[authors]]\nowner = 1\nidentity = "x"\n',
                    [("NXT003", "`authors[0].owner` must be a string", "authors[0].owner", 3, 1)]),
 }  # fmt: skip
