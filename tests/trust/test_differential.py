@@ -31,6 +31,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from support import cli
 from support.private_sigstore import GITHUB_ISSUER, PrivateSigstore
+from support.shared_fixtures import require_shared_fixture
 
 from .helpers import (
     ACME_IDENTITY,
@@ -369,6 +370,7 @@ REAL_ATTESTATION_ROWS: dict[str, tuple[Callable[[Document], Document], tuple[str
 def test_the_real_attestation_gets_ghs_verdict(
     tmp_path: Path, trusted_roots: Path, row: str
 ) -> None:
+    require_shared_fixture("github-attestations", "reusable-workflow-attestation.sigstore.json")
     edit, scope = REAL_ATTESTATION_ROWS[row]
     document = edit(
         json.loads((ATTESTATIONS / "reusable-workflow-attestation.sigstore.json").read_text())
@@ -391,6 +393,7 @@ def test_the_real_attestation_gets_ghs_verdict(
 def test_the_real_public_good_bundle_gets_sigstore_pythons_verdict(
     tmp_path: Path, row: str
 ) -> None:
+    require_shared_fixture("sigstore", f"{VECTOR_ARTIFACT}.sigstore.json")
     document = json.loads((FIXTURES / f"{VECTOR_ARTIFACT}.sigstore.json").read_text())
     if row == "checkpoint-extra-short-line":
         document = _extra_short_signature_real(document)
@@ -421,6 +424,7 @@ def _public_good_root() -> Path:
 @pytest.fixture(scope="module")
 def trusted_roots(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The public-good root and the fixtures' GitHub-instance root, as gh reads them."""
+    require_shared_fixture("github-attestations", "trusted_root.json")
     lines = [
         json.dumps(json.loads(path.read_text(encoding="utf-8")), separators=(",", ":"))
         for path in (_public_good_root(), ATTESTATIONS / "trusted_root.json")

@@ -23,6 +23,7 @@ import pytest
 from securesystemslib.signer import CryptoSigner  # type: ignore[attr-defined]
 from support.cli import nexo
 from support.private_sigstore import PrivateSigstore, random_bytes, write_bundle
+from support.shared_fixtures import require_shared_fixture
 from tuf.api import metadata as tuf
 
 from nexo_pkg.core.errors import NexoError
@@ -175,6 +176,7 @@ def test_a_cached_root_that_does_not_verify_is_ignored(
 
 def test_verbose_names_the_root_used(tmp_path: Path) -> None:
     """In its own process, where ``--verbose`` configures logging."""
+    require_shared_fixture("sigstore", VECTOR_ARTIFACT)
     artifact = FIXTURES / VECTOR_ARTIFACT
     result = nexo("plugin", "trust", "verify", str(artifact), "--bundle",
                   str(FIXTURES / f"{VECTOR_ARTIFACT}.sigstore.json"), "--repo",
