@@ -489,7 +489,12 @@ def test_a_project_with_only_plugin_toml_packs_it_under_its_name(
         "plugin.toml",
     ]
     members = _members(dist / "demo-0.1.0-noarch.tar.gz")
-    assert sorted(name for name in members if "/" not in name) == ["bin", "lib", "plugin.toml", "sbom.cdx.json"]
+    assert sorted(name for name in members if "/" not in name) == [
+        "bin",
+        "lib",
+        "plugin.toml",
+        "sbom.cdx.json",
+    ]
     assert (
         _read(dist / "demo-0.1.0-noarch.tar.gz", "plugin.toml")
         == (project / "plugin.toml").read_bytes()
