@@ -19,7 +19,7 @@ from nexo_pkg.core.errors import NexoError
 from nexo_pkg.pack.build import PackOptions, pack
 from nexo_pkg.pack.vendor import read_report
 from nexo_pkg.sbom.inventory import Inventory, InventoryError, apply_report, read_tree
-from tests.pack.pack_helpers import ProjectFactory, build_wheel
+from pack.pack_helpers import ProjectFactory, build_wheel
 
 EPOCH = 1_700_000_000
 
