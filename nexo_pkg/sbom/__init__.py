@@ -57,3 +57,18 @@ def quick_check(data: bytes, plugin_id: str, version: str) -> dict[str, Any]:
     if not isinstance(components, list) or not all(isinstance(c, dict) for c in components):
         raise SbomError("its components are not a list of objects")
     return document
+
+
+def vendored_packages(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The vendored packages a quick-checked SBOM lists, as ``info`` and ``list --json`` show
+    them: ``{"name", "version", "purl"}``, sorted by name."""
+    found = [
+        {
+            "name": component.get("name"),
+            "version": component.get("version"),
+            "purl": component.get("purl"),
+        }
+        for component in document.get("components", [])
+        if component.get("type") == "library"
+    ]
+    return sorted(found, key=lambda item: (str(item["name"]).lower(), str(item["version"])))

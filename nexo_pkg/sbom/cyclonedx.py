@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
 from nexo_pkg import __version__
@@ -185,15 +186,23 @@ def write_merged(sboms: list[PluginSbom], host: str) -> bytes:
     return _render(bom)
 
 
-def validate(data: bytes) -> list[str]:
-    """The CycloneDX 1.6 JSON schema's complaints about ``data`` (the library's strict
-    validator, offline: the schemas ship with it); empty when it is valid."""
+@cache
+def _validator() -> Any:
+    """One validator per process: loading the schema is most of its cost."""
     from cyclonedx.schema import SchemaVersion  # noqa: PLC0415
     from cyclonedx.validation.json import JsonStrictValidator  # noqa: PLC0415
 
-    errors = JsonStrictValidator(SchemaVersion.V1_6).validate_str(
-        data.decode("utf-8"), all_errors=True
-    )
+    return JsonStrictValidator(SchemaVersion.V1_6)
+
+
+def validate(data: bytes) -> list[str]:
+    """The CycloneDX 1.6 JSON schema's complaints about ``data`` (the library's strict
+    validator, offline: the schemas ship with it); empty when it is valid."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return [f"it is not UTF-8 text ({exc})"]
+    errors = _validator().validate_str(text, all_errors=True)
     if errors is None:
         return []
     found = [errors] if not isinstance(errors, Iterable) else list(errors)
