@@ -613,6 +613,7 @@ def register(app: typer.Typer) -> None:
         signature, path), so `nexo plugin list | wc -l` counts them.
         """
         from nexo_pkg.install.link import linked_plugins  # noqa: PLC0415
+        from nexo_pkg.install.sbom import vendored_summary  # noqa: PLC0415
         from nexo_pkg.install.store import RECEIPT_UNREADABLE  # noqa: PLC0415
 
         roots = guarded(lambda: _roots(dest, config), json_output=json_output)
@@ -654,6 +655,7 @@ def register(app: typer.Typer) -> None:
                         "path": str(item.path),
                         "kept": item.kept,
                         "discovery": None if states is None else states.state(receipt.id),
+                        "vendored": vendored_summary(item),
                     }
                     for item, receipt in plugins
                 ]

@@ -109,7 +109,8 @@ def register(app: typer.Typer) -> None:
         for note in warnings:
             warn(printable(note))
         if output is None:
-            sys.stdout.buffer.write(data)
+            # Checked UTF-8 JSON (a carried SBOM was validated, a built one is ASCII).
+            sys.stdout.write(data.decode("utf-8"))
             sys.stdout.flush()
             return
         target = output

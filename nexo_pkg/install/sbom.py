@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import read_capped_bytes
 from nexo_pkg.install.store import RECEIPT_NAME, Installed, verify_installed
-from nexo_pkg.sbom import MAX_SBOM_BYTES, SBOM_MEMBER, SbomError
+from nexo_pkg.sbom import MAX_SBOM_BYTES, SBOM_MEMBER, SbomError, quick_check, vendored_packages
 from nexo_pkg.sbom.inventory import InventoryError, files_digest, read_tree
 
 if TYPE_CHECKING:
@@ -155,3 +155,29 @@ def _derived(item: Installed, warnings: list[str]) -> InstalledSbom:
         *inventory.warnings,
     ]
     return InstalledSbom(sbom, write_sbom(sbom), tuple(notes))
+
+
+def vendored_summary(item: Installed) -> dict[str, object] | None:
+    """What ``list --json`` shows of a plugin's vendored packages, cheaply (no hashing, no
+    schema): ``{"from": "sbom", "packages": [...]}`` from the SBOM the tarball carried, else
+    ``{"from": "dist-info", ...}`` read from ``lib/*.dist-info``; ``None`` when neither can
+    be read (``nexo plugin sbom ID`` says why). Only ``sbom`` vouches for it."""
+    receipt = item.receipt
+    if receipt is None:
+        return None
+    if receipt.files is not None and SBOM_MEMBER in receipt.files:
+        try:
+            data = read_capped_bytes(item.path / SBOM_MEMBER, MAX_SBOM_BYTES, follow_links=False)
+            document = quick_check(data, receipt.id, receipt.version)
+        except (OSError, ValueError):
+            return None
+        return {"from": "sbom", "packages": vendored_packages(document)}
+    try:
+        inventory = read_tree(item.path / "lib")
+    except InventoryError:
+        return None
+    packages = [
+        {"name": p.name, "version": p.version, "purl": p.purl}
+        for p in sorted(inventory.packages, key=lambda p: (p.name.lower(), p.version))
+    ]
+    return {"from": "dist-info", "packages": packages}
