@@ -422,6 +422,16 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
             sbom_bytes=sbom.data or b"",
             epoch=epoch.value,
         )
-    return PackResult(
-        plugin_id, version, options.target, epoch, assets, read.lint, read.notes, stats
-    )
+    notes = (*read.notes, *inventory.warnings, *_unhashed(inventory))
+    return PackResult(plugin_id, version, options.target, epoch, assets, read.lint, notes, stats)
+
+
+def _unhashed(inventory: Inventory) -> list[str]:
+    """A note per vendored package pip did not install from an archive (a local directory, a
+    VCS checkout): its SBOM entry has no sha256."""
+    return [
+        f"{package.name} {package.version} was not installed from a wheel or sdist (a local "
+        "directory or VCS checkout?): its SBOM entry has no sha256"
+        for package in inventory.packages
+        if package.sha256 is None
+    ]

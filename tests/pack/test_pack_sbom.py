@@ -226,3 +226,24 @@ def test_the_sbom_module_stays_off_the_lint_path() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@pytest.mark.usefixtures("offline_pip_env")
+def test_a_package_from_a_local_directory_has_no_hash_and_pack_says_so(
+    tmp_path: Path, make_project: ProjectFactory
+) -> None:
+    local = tmp_path / "localdep"
+    (local / "localdep").mkdir(parents=True)
+    (local / "localdep" / "__init__.py").write_text("")
+    (local / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "localdep"\nversion = "0.3.0"\nlicense = "Apache-2.0"\n'
+    )
+    project = make_project(requirements=f"{local}\n")
+    result = pack(PackOptions(project=project, source_date_epoch=EPOCH))
+    document = json.loads((project / "dist" / "demo-0.1.0-noarch.cdx.json").read_bytes())
+    (component,) = document["components"]
+    assert (component["name"], component["version"]) == ("localdep", "0.3.0")
+    assert "hashes" not in component
+    assert component["licenses"] == [{"expression": "Apache-2.0"}]
+    assert any("localdep 0.3.0" in note and "no sha256" in note for note in result.notes)
