@@ -202,7 +202,10 @@ def validate(data: bytes) -> list[str]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         return [f"it is not UTF-8 text ({exc})"]
-    errors = _validator().validate_str(text, all_errors=True)
+    try:
+        errors = _validator().validate_str(text, all_errors=True)
+    except (ValueError, RecursionError) as exc:
+        return [f"it is not JSON ({str(exc)[:200]})"]
     if errors is None:
         return []
     found = [errors] if not isinstance(errors, Iterable) else list(errors)

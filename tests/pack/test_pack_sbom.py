@@ -247,3 +247,23 @@ def test_a_package_from_a_local_directory_has_no_hash_and_pack_says_so(
     assert "hashes" not in component
     assert component["licenses"] == [{"expression": "Apache-2.0"}]
     assert any("localdep 0.3.0" in note and "no sha256" in note for note in result.notes)
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"{not json", "it is not JSON"),
+        (b"[" * 100_000, "it is not JSON"),
+        (b"\xff\xfe", "it is not UTF-8"),
+        (b"[]", "is not of type 'object'"),
+        (b'{"bomFormat": "CycloneDX", "specVersion": "1.6"}', "no metadata.component"),
+    ],
+    ids=["not-json", "too-deep", "not-utf8", "array", "no-metadata"],
+)
+def test_reading_a_malformed_sbom_is_one_sbom_error(data: bytes, reason: str) -> None:
+    from nexo_pkg.sbom import SbomError
+    from nexo_pkg.sbom.cyclonedx import read_sbom
+
+    with pytest.raises(SbomError) as caught:
+        read_sbom(data)
+    assert reason in str(caught.value)
