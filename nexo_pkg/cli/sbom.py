@@ -13,6 +13,7 @@ from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.cli.install import _holding, _roots, _scan
 from nexo_pkg.cli.options import ConfigOption, DestOption
 from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.files import write_file_atomically
 from nexo_pkg.core.output import say, warn
 from nexo_pkg.core.terminal import printable
 
@@ -69,12 +70,15 @@ def register(app: typer.Typer) -> None:
             str,
             typer.Option(
                 "--format",
-                help="Document format: cyclonedx-json (CycloneDX 1.6; SPDX is not offered).",
+                metavar=f"[{'|'.join(FORMATS)}]",
+                help="Document format: CycloneDX 1.6 JSON (SPDX is not offered).",
             ),
         ] = "cyclonedx-json",
         output: Annotated[
             Path | None,
-            typer.Option("--output", "-o", help="Write the document to FILE instead of stdout."),
+            typer.Option(
+                "--output", "-o", metavar="FILE", help="Write the document to FILE, not stdout."
+            ),
         ] = None,
         dest: DestOption = None,
         config: ConfigOption = None,
@@ -89,8 +93,8 @@ def register(app: typer.Typer) -> None:
         or --all, give one merged CycloneDX document.
 
         Exit codes: 0 printed; 1 a plugin's files do not match its receipt (verify_failed) or
-        its SBOM is unreadable or describes other files (sbom_invalid), or it is not
-        installed; 2 usage error.
+        its SBOM is unreadable or describes other files (sbom_invalid), it is not
+        installed, or --output cannot be written (io); 2 usage error.
         """
 
         def run() -> tuple[bytes, list[str]]:
@@ -119,7 +123,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _write(path: Path, data: bytes) -> None:
+    """Replace ``path`` in one step (a reader sees the old document or the new one)."""
     try:
-        path.write_bytes(data)
+        write_file_atomically(path, data)
     except OSError as exc:
         raise NexoError(f"cannot write {path}: {exc.strerror or exc}", kind="io") from exc

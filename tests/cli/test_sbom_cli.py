@@ -202,3 +202,16 @@ def test_an_unknown_plugin_is_not_installed(env: dict[str, str], tmp_path: Path)
     assert done.code == 1
     assert "nothere" in done.error_line
     assert done.stdout == ""
+
+
+def test_an_output_that_cannot_be_written_is_io(
+    env: dict[str, str], packed: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "root"
+    install(env, packed, root)
+    target = tmp_path / "a-directory"
+    target.mkdir()
+    done = sbom(env, root, "demo", "--output", str(target))
+    assert done.code == 1
+    assert str(target) in done.error_line
+    assert list(target.iterdir()) == []
