@@ -215,13 +215,14 @@ def test_a_vendored_tree_without_dist_info_is_named(tmp_path: Path) -> None:
         read_tree(lib)
 
 
-def test_the_sbom_module_stays_off_the_lint_path() -> None:
+def test_the_cyclonedx_library_stays_off_the_lint_and_install_paths() -> None:
     import subprocess
     import sys
 
     code = (
         "import sys; from nexo_pkg.cli import lint; "
-        "import nexo_pkg.pack.build; "
+        "import nexo_pkg.pack.build, nexo_pkg.install.pipeline, nexo_pkg.install.sbom; "
+        "import nexo_pkg.cli.install, nexo_pkg.fleet.lock; "
         "print(any(m.startswith('cyclonedx') for m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
