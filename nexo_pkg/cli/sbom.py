@@ -43,6 +43,8 @@ def _document(
     if len(found) == 1 and not every:
         return found[0].data, warnings
     host = ", ".join(str(root) for root in roots)
+    if not found:
+        warnings.append(f"no plugins installed in {host}: the document lists none")
     return write_merged([each.sbom for each in found], f"nexo plugins in {host}"), warnings
 
 

@@ -215,3 +215,13 @@ def test_an_output_that_cannot_be_written_is_io(
     assert done.code == 1
     assert str(target) in done.error_line
     assert list(target.iterdir()) == []
+
+
+def test_all_on_an_empty_root_is_a_valid_empty_document(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    done = sbom(env, tmp_path / "root", "--all")
+    assert done.code == 0, done.stderr
+    assert "no plugins installed" in done.stderr
+    assert strict_errors(done.stdout) is None
+    assert json.loads(done.stdout).get("components", []) == []
