@@ -36,7 +36,15 @@ from nexo_pkg.pack.errors import (
     manifest_error,
     usage_error,
 )
-from nexo_pkg.pack.layout import KNOWN_TARGETS, LAUNCHER, NOARCH, TreeWalk, asset_name, collect_tree
+from nexo_pkg.pack.layout import (
+    KNOWN_TARGETS,
+    LAUNCHER,
+    NOARCH,
+    TreeWalk,
+    asset_name,
+    collect_tree,
+    stored_names,
+)
 from nexo_pkg.pack.vendor import vendor_requirements
 from nexo_pkg.sbom import SBOM_MEMBER, sbom_name
 from nexo_pkg.sbom.inventory import Inventory, InventoryError, apply_report, files_digest, read_tree
@@ -404,7 +412,8 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
         else:
             entries.append(ArchiveEntry(f"bin/{plugin_id}", executable=True, source=options.binary))
         try:
-            entries = complete_entries(entries)
+            entries = stored_names(complete_entries(entries))
+            # The SBOM is made for the names as stored, then added as the last member.
             sbom = _sbom_entry(
                 entries, (plugin_id, version, options.target), inventory, environment, epoch.value
             )

@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from urllib.parse import urlsplit
-from urllib.request import url2pathname
+from urllib.parse import unquote, urlsplit
 
 from nexo_pkg import __version__
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_USAGE, NexoError
@@ -112,7 +111,9 @@ def default_nexo_pkg_spec(direct_url: str | None, checkout: Path | None = None) 
         if isinstance(document, dict) and "archive_info" in document:
             return Pin(f"nexo-pkg @ {url}")
     if isinstance(url, str) and url.startswith("file:"):
-        checkout = Path(url2pathname(urlsplit(url).path))
+        path = unquote(urlsplit(url).path)
+        # file:///C:/x on Windows: the drive follows the URL's root slash.
+        checkout = Path(path[1:] if re.match(r"/[A-Za-z]:", path) else path)
     return _checkout_pin(checkout)
 
 
