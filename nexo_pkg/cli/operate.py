@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from nexo_pkg.cli.common import answer, guarded, policy_path, result_line
+from nexo_pkg.cli.fleet import JobsOption
 from nexo_pkg.cli.install import _roots, registry_mirrors
 from nexo_pkg.cli.options import (
     ConfigOption,
@@ -337,6 +338,7 @@ def register(app: typer.Typer) -> None:
             int,
             typer.Option("--timeout-ms", min=1, help="Deadline of each handshake reply, in ms."),
         ] = 5000,
+        jobs: JobsOption = None,
         json_output: JsonOption = False,
     ) -> None:
         """Check every installed plugin and the daemon's plugin configuration in one report.
@@ -348,6 +350,8 @@ def register(app: typer.Typer) -> None:
         loads it (discovery.disabled, discovery.allowlist). For the root: ids the daemon
         would meet twice, directories without a readable receipt, development links,
         leftovers of interrupted runs, and ./nexo-plugins.lock against ./nexo-plugins.toml.
+        --jobs plugins are checked at a time, each spawned in its own sandbox under its own
+        deadline; the report is the same, in the same order, whatever the number.
         Exit codes: 0 nothing would make the daemon skip or fail a plugin; 1 something
         would (an error finding); 2 usage or configuration error.
         """
@@ -364,6 +368,7 @@ def register(app: typer.Typer) -> None:
         def run() -> Any:
             from nexo_pkg.fleet.doctor import diagnose  # noqa: PLC0415
             from nexo_pkg.fleet.lockfile import LOCK_NAME, WANTED_NAME  # noqa: PLC0415
+            from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
             from nexo_pkg.install.api import wired_capabilities  # noqa: PLC0415
             from nexo_pkg.install.discovery_edit import discovery_state  # noqa: PLC0415
 
@@ -378,6 +383,7 @@ def register(app: typer.Typer) -> None:
                 handshake=None if no_check else _handshake(timeout_ms, version),
                 lock_files=(wanted, lock) if wanted.is_file() else None,
                 wired=wired_capabilities(directory),
+                jobs=checked_jobs(jobs),
             )
 
         report = guarded(run, json_output=json_output)

@@ -179,3 +179,39 @@ def test_an_id_in_two_search_paths_is_shadowed(root: Path, tmp_path: Path) -> No
     assert document["roots"] == [str(root), str(second)]
     shadowed = [f for f in document["findings"] if f["check"] == "shadowed"]
     assert [f["path"] for f in shadowed] == [str(second / "hello-1.0.0")]
+
+
+def test_concurrent_handshakes_give_the_sequential_report(root: Path) -> None:
+    """``--jobs`` spawns several plugins at once; the report (findings, their order, the
+    text lines) is the one ``--jobs 1`` gives, and a plugin that never answers fails alone,
+    under its own deadline, while the others pass."""
+    modes = {
+        "alpha": "ok", "bravo": "silent", "charlie": "exit3", "delta": "ok",
+        "echo": "banner", "foxtrot": "ok", "golf": "silent",
+    }  # fmt: skip
+    for plugin_id, mode in modes.items():
+        _install(root, plugin_id, mode=mode)
+    changed = root / "delta-1.0.0" / "lib" / "plugin" / "main.py"
+    changed.write_text("print('changed')\n")
+    runs = {jobs: _doctor(root, "--jobs", jobs) for jobs in ("1", "4", "8")}
+    assert runs["4"] == runs["1"] == runs["8"]
+    code, document = runs["8"]
+    assert code == 1
+    assert document["plugins"] == sorted(modes)
+    errors = {f[2] for f in _findings(document) if f[0] == "error"}
+    assert errors == {"bravo", "charlie", "delta", "golf"}
+    texts = {
+        jobs: plugin("doctor", "--dest", str(root), "--timeout-ms", "2000", "--jobs", jobs)
+        for jobs in ("1", "8")
+    }
+    assert texts["1"].stdout == texts["8"].stdout
+    assert texts["1"].stdout.count("ERROR") == 5
+
+
+@pytest.mark.parametrize("jobs", ["0", "65"])
+def test_jobs_outside_its_range_is_a_usage_error(root: Path, jobs: str) -> None:
+    _install(root, "hello")
+    code, document = _doctor(root, "--jobs", jobs)
+    assert code == 2
+    assert document["kind"] == "usage"
+    assert "--jobs takes 1 to 64" in str(document["error"])
