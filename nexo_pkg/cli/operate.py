@@ -37,23 +37,39 @@ if TYPE_CHECKING:
     from nexo_pkg.install.outdated import LatestLookup, OutdatedEntry
     from nexo_pkg.install.pipeline import InstallOptions, ReleaseInfo
     from nexo_pkg.install.rollback import RollbackResult
+    from nexo_pkg.sources.context import SourceContext
 
 
-def _lookups(options: InstallOptions) -> dict[str, LatestLookup]:
-    """The newest-version lookup of each source kind a receipt can name."""
+def _lookups(options: InstallOptions, context: SourceContext) -> dict[str, LatestLookup]:
+    """The newest-version lookup of each source kind a receipt can name, all through the one
+    ``context`` (its clients keep their connections from one lookup to the next). Once GitHub
+    answers that its rate limit is spent, the GitHub lookups left send nothing more and
+    fail with that same answer."""
+    import threading  # noqa: PLC0415
+
+    from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
     from nexo_pkg.install.outdated import LatestVersion  # noqa: PLC0415
-    from nexo_pkg.install.pipeline import latest_release  # noqa: PLC0415
+    from nexo_pkg.install.pipeline import latest_in_registry, latest_release  # noqa: PLC0415
     from nexo_pkg.install.store import Receipt  # noqa: PLC0415
 
+    limited: list[NexoError] = []
+    guard = threading.Lock()
+
     def from_github(receipt: Receipt) -> LatestVersion:
-        return LatestVersion(*latest_release(receipt, options))
+        with guard:
+            if limited:
+                raise limited[0]
+        try:
+            return LatestVersion(*latest_release(receipt, options, context))
+        except NexoError as error:
+            if error.kind == "rate_limited":
+                with guard:
+                    limited.append(error)
+            raise
 
     def from_registry(receipt: Receipt) -> LatestVersion:
-        from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
-        from nexo_pkg.install.pipeline import latest_in_registry  # noqa: PLC0415
-
         assert receipt.registry is not None  # noqa: S101 (only registry receipts come here)
-        plugin_id, version, digest = latest_in_registry(receipt.registry, options)
+        plugin_id, version, digest = latest_in_registry(receipt.registry, options, context)
         if plugin_id != receipt.id:
             raise NexoError(
                 f"{receipt.registry.split('@', 1)[0]} now holds plugin {plugin_id!r}, "
@@ -87,11 +103,19 @@ def _render(entries: list[OutdatedEntry]) -> None:
             f"{entry.plugin_id:<24} {entry.installed:<12} {latest:<12} {status:<22} {entry.source}"
         )
         result_line(printable(row))
-        if entry.error is not None:
+        if entry.error is not None and entry.error.kind != "rate_limited":
             say(
                 f"  {printable(entry.plugin_id)}: {entry.error.kind}: "
                 f"{printable(entry.error.message)}"
             )
+    # A spent rate limit is one line, with when it resets, not one failure per plugin.
+    limited = [
+        entry.error.message
+        for entry in entries
+        if entry.error is not None and entry.error.kind == "rate_limited"
+    ]
+    if limited:
+        say(f"error: rate_limited: {printable(limited[0])} ({len(limited)} plugin(s) not checked)")
 
 
 ENABLE_HELP = """Let the daemon load a plugin again: take it out of discovery.disabled.
@@ -426,6 +450,7 @@ def register(app: typer.Typer) -> None:
                 "--exit-code", help="Exit 1 when a plugin is outdated (as `git diff --exit-code`)."
             ),
         ] = False,
+        jobs: JobsOption = None,
         json_output: JsonOption = False,
     ) -> None:
         """Show installed plugins whose source has a newer version, without downloading one.
@@ -436,14 +461,19 @@ def register(app: typer.Typer) -> None:
         repository) and where it came from. A plugin installed from an explicit tag is
         "pinned": upgrade stays on that tag. Only release metadata and manifest assets are
         read: no tarball is downloaded, nothing is installed. A plugin whose source cannot be
-        reached is reported as such and the others go on.
+        reached is reported as such and the others go on; once GitHub says its rate limit
+        is spent, nothing more is asked of it and one line says when it resets. --jobs
+        sources are asked at a time over kept-alive connections; a release document asked
+        before is asked again with its ETag (If-None-Match), and a 304 reuses the answer
+        kept beside the blob cache.
         Exit codes: 0 (with --exit-code: 0 nothing outdated, 1 something is); 1 a source
         could not be checked; 2 usage or configuration error.
         """
 
         def run() -> list[OutdatedEntry]:
+            from nexo_pkg.core.threads import checked_jobs  # noqa: PLC0415
             from nexo_pkg.install.outdated import outdated  # noqa: PLC0415
-            from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
+            from nexo_pkg.install.pipeline import InstallOptions, command_context  # noqa: PLC0415
             from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
             roots = _roots(dest, config)
@@ -456,7 +486,9 @@ def register(app: typer.Typer) -> None:
                 plain_http=plain_http,
                 registry_mirrors=registry_mirrors(),
             )
-            return outdated(roots, plugin_ids or (), _lookups(options))
+            with command_context(options) as context:
+                lookups = _lookups(options, context)
+                return outdated(roots, plugin_ids or (), lookups, jobs=checked_jobs(jobs))
 
         entries = guarded(run, json_output=json_output)
         failed = any(entry.status == "failed" for entry in entries)

@@ -236,6 +236,8 @@ def command_context(
         with context:
             yield context
         kept = not options.dry_run
+        if kept:
+            context.cache.keep()
     finally:
         if not kept:
             with contextlib.suppress(NexoError):
@@ -849,22 +851,31 @@ def remove(plugin_id: str, dest: Path) -> list[Installed]:
     return matches
 
 
-def latest_release(receipt: Receipt, options: InstallOptions) -> tuple[str, str]:
+def latest_release(
+    receipt: Receipt, options: InstallOptions, context: SourceContext | None = None
+) -> tuple[str, str]:
     """The newest release of the GitHub repository a receipt names, as ``(version, tag)``,
-    from its metadata and manifest asset (or tarball names) only. Raises ``source_invalid``
-    for a receipt that names no repository, and what :meth:`GitHubReleaseSource.identify`
-    raises (``release_not_found``, ``network``, …)."""
+    from its metadata and manifest asset (or tarball names) only, through ``context`` (a
+    command's, shared by its lookups so they keep their connections; else one of its own).
+    Raises ``source_invalid`` for a receipt that names no repository, and what
+    :meth:`GitHubReleaseSource.identify` raises (``release_not_found``, ``network``, …)."""
     if receipt.source != "github-releases" or not receipt.owner or not receipt.repo:
         raise NexoError(f"{receipt.id} was not installed from a release", kind="source_invalid")
-    found = _release_of(GitHubSource(receipt.owner, receipt.repo, None), options, receipt.id)
+    spec = GitHubSource(receipt.owner, receipt.repo, None)
+    found = _release_of(spec, options, receipt.id, context)
     return found.identity.version, found.release.tag
 
 
 def _release_of(
-    spec: GitHubSource, options: InstallOptions, expected_id: str | None
+    spec: GitHubSource,
+    options: InstallOptions,
+    expected_id: str | None,
+    context: SourceContext | None = None,
 ) -> ResolvedRelease:
     """The release ``spec`` names and the plugin it carries (no tarball is downloaded)."""
-    with command_context(options) as context:
+    with contextlib.ExitStack() as stack:
+        if context is None:
+            context = stack.enter_context(command_context(options))
         source = GitHubReleaseSource(
             spec,
             context,
@@ -875,16 +886,21 @@ def _release_of(
         return source.identify()
 
 
-def latest_in_registry(registry: str, options: InstallOptions) -> tuple[str, str, str]:
+def latest_in_registry(
+    registry: str, options: InstallOptions, context: SourceContext | None = None
+) -> tuple[str, str, str]:
     """The newest version in the repository of a pinned ``oci://…@sha256:…`` reference (a
     receipt's ``registry``), as ``(plugin id, version, index digest)``, from tags and the
-    index only. Raises what :meth:`OciSource.version` raises (``registry_invalid``,
-    ``network``, ``release_not_found``, …)."""
+    index only, through ``context`` as :func:`latest_release`. Raises what
+    :meth:`OciSource.version` raises (``registry_invalid``, ``network``,
+    ``release_not_found``, …)."""
     from nexo_pkg.sources.oci_source import OciSource  # noqa: PLC0415 - httpx on use
 
     pinned = parse_reference(registry)
     repository = OciReference(pinned.host, pinned.repository)
-    with command_context(options) as context:
+    with contextlib.ExitStack() as stack:
+        if context is None:
+            context = stack.enter_context(command_context(options))
         latest = OciSource(repository, context, targets=None).version()
     return latest.plugin_id, latest.version, latest.index_digest
 

@@ -44,7 +44,7 @@ from nexo_pkg.net.client import (
     parse_retry_after,
     same_origin,
 )
-from nexo_pkg.sources.cache import BlobCache, BlobSink
+from nexo_pkg.sources.cache import AnswerCache, BlobCache, BlobSink, StoredAnswer, key_digest
 from nexo_pkg.sources.checksum import parse_digest
 from nexo_pkg.sources.download import over_download_limit
 from nexo_pkg.sources.spec import timestamp_or_none
@@ -270,6 +270,7 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
             sleep=sleep,
         )
         self._net.host = urlsplit(self.api_base).netloc
+        self._answers = AnswerCache(blobs) if blobs is not None else None
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
@@ -280,7 +281,9 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
     # -- requests -------------------------------------------------------------------------
 
     @contextmanager
-    def _open(self, url: str, accept: str, what: str) -> Iterator[httpx.Response]:
+    def _open(
+        self, url: str, accept: str, what: str, extra: dict[str, str] | None = None
+    ) -> Iterator[httpx.Response]:
         """GET ``url`` through the net client (redirects checked on every hop, the token
         only for the API's own origin); yield a streamed answer.
 
@@ -299,6 +302,7 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
                 "Accept": accept,
                 "X-GitHub-Api-Version": API_VERSION,
                 "Accept-Encoding": encoding,
+                **(extra or {}),
             },
             credentials=credentials,
             credentials_origin=self.api_base,
@@ -336,16 +340,29 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         short is retried.
         """
 
+        # The answer kept from an earlier run is sent for again with If-None-Match, and
+        # used only when the server says, with a 304, that it has not changed (GitHub does
+        # not count such an answer against the rate limit). Keyed by URL and token.
+        key = f"{url}\n{key_digest(self.token or '')}"
+        stored = self._answers.get(key, MAX_DOCUMENT_BYTES) if self._answers else None
+        condition = {"If-None-Match": stored.etag} if stored is not None else None
+
         def attempt() -> tuple[Any, str | None]:
-            with self._open(url, "application/vnd.github+json", what) as response:
+            with self._open(url, "application/vnd.github+json", what, condition) as response:
                 if response.status_code == 404:
                     return not_found(), None
+                if response.status_code == 304 and stored is not None:
+                    return parse_json(stored.body, what), stored.following
                 _expect_ok(response, what, self._token_hint())
                 body = self._net.read_document(response, what, limit=MAX_DOCUMENT_BYTES)
                 following = response.links.get("next", {}).get("url")
                 if following is not None and not same_origin(following, self.api_base):
                     following = None
-                return parse_json(body, what), following
+                document = parse_json(body, what)
+                etag = response.headers.get("etag")
+                if self._answers is not None and etag:
+                    self._answers.put(key, StoredAnswer(etag, following, body))
+                return document, following
 
         return self._net.with_retries(attempt)
 

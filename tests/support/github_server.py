@@ -4,7 +4,8 @@
 ``/releases/tags/{tag}``, ``/releases`` (the list, newest first), ``/releases/assets/{id}``
 (JSON, or the bytes with ``Accept: application/octet-stream``) and
 ``/{owner}/{repo}/releases/download/{tag}/{name}``, all on 127.0.0.1 with a real HTTP/1.1
-server. Every request is recorded with its headers.
+server. Every request is recorded with its headers. Release documents carry an ``ETag`` and
+are answered 304, without a body, to an ``If-None-Match`` naming it.
 
 Usage::
 
@@ -421,7 +422,7 @@ class GitHubServer(_LoopbackServer):
                 return not_found
             listed = reversed(self.releases[(parts[1], parts[2])])
             body = json.dumps([self._release_json(release) for release in listed]).encode()
-            return 200, body, "application/json", {}
+            return self._conditional(body, headers)
         if len(parts) >= 5 and parts[0] == "repos" and parts[3] == "releases":
             owner, repo = parts[1], parts[2]
             if parts[4:] == ["latest"]:
@@ -436,13 +437,25 @@ class GitHubServer(_LoopbackServer):
             if release is None:
                 return not_found
             body = json.dumps(self._release_json(release)).encode()
-            return 200, body, "application/json", {}
+            return self._conditional(body, headers)
         if len(parts) == 6 and parts[2:4] == ["releases", "download"]:
             release = self._find(parts[0], parts[1], parts[4])
             for asset in release.assets if release else []:
                 if asset.name == parts[5]:
                     return 200, asset.data, "application/octet-stream", {}
         return not_found
+
+    @staticmethod
+    def _conditional(
+        body: bytes, headers: dict[str, str]
+    ) -> tuple[int, bytes, str, dict[str, str]]:
+        """A release document with its ``ETag``, or 304 and no body when the request's
+        ``If-None-Match`` names it (as GitHub answers, without counting it against the
+        rate limit)."""
+        etag = f'"{hashlib.sha256(body).hexdigest()[:40]}"'
+        if headers.get("if-none-match") == etag:
+            return 304, b"", "application/json", {"ETag": etag}
+        return 200, body, "application/json", {"ETag": etag}
 
     def _search(self, query: dict[str, list[str]]) -> tuple[int, bytes, str, dict[str, str]]:
         """``/search/repositories``: the words of ``q`` must all appear in a repository's
