@@ -792,6 +792,7 @@ def register(app: typer.Typer) -> None:
         Every directory the daemon could load is checked: one without a readable receipt, or
         a link where a plugin directory belongs, is a failure naming it.
         """
+        from nexo_pkg.core.threads import DEFAULT_JOBS, run_bounded  # noqa: PLC0415
         from nexo_pkg.install.store import verify_installed  # noqa: PLC0415
 
         def run() -> tuple[Path, list[Any]]:
@@ -812,7 +813,9 @@ def register(app: typer.Typer) -> None:
                 if not named and not broken:
                     _holding(roots, plugin_id)  # raises not_installed, naming every root
                 items = named + broken
-            return roots[0], [verify_installed(item) for item in items]
+            # Plugins hashed a few at a time (hashlib and file reads release the GIL); the
+            # reports in the order of the scan.
+            return roots[0], run_bounded(verify_installed, items, jobs=DEFAULT_JOBS)
 
         root, reports = guarded(run, json_output=json_output)
         ok = all(report.ok for report in reports)

@@ -215,3 +215,28 @@ def test_jobs_outside_its_range_is_a_usage_error(root: Path, jobs: str) -> None:
     assert code == 2
     assert document["kind"] == "usage"
     assert "--jobs takes 1 to 64" in str(document["error"])
+
+
+def test_verify_hashes_plugins_together_and_reports_as_one_at_a_time(root: Path) -> None:
+    """``verify`` hashes several plugins at once; its report is the one a plugin-by-plugin
+    pass gives, in the same order, and a changed plugin is marked alone."""
+    from nexo_pkg.install.store import scan_installed, verify_installed
+
+    ids = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
+    for plugin_id in ids:
+        _install(root, plugin_id)
+    (root / "bravo-1.0.0" / "lib" / "plugin" / "main.py").write_text("changed\n")
+    (root / "foxtrot-1.0.0" / "bin" / "foxtrot").unlink()
+    (root / "india-1.0.0" / "extra.txt").write_text("extra\n")
+    result = plugin("verify", "--dest", str(root), "--json")
+    document = json.loads(result.stdout)
+    assert result.code == 1
+    sequential = [verify_installed(item).to_json() for item in scan_installed(root)]
+    assert document["plugins"] == sequential
+    assert [entry["id"] for entry in document["plugins"]] == ids
+    changed = {entry["id"] for entry in document["plugins"] if not entry["ok"]}
+    assert changed == {"bravo", "foxtrot", "india"}
+    text = plugin("verify", "--dest", str(root))
+    assert [line.split()[:2] for line in text.stdout.splitlines() if line[:1] != " "] == [
+        ["CHANGED" if plugin_id in changed else "ok", plugin_id] for plugin_id in ids
+    ]
