@@ -37,30 +37,58 @@ if TYPE_CHECKING:
     from nexo_pkg.install.outdated import LatestLookup, OutdatedEntry
     from nexo_pkg.install.pipeline import InstallOptions, ReleaseInfo
     from nexo_pkg.install.rollback import RollbackResult
+    from nexo_pkg.install.store import Receipt
     from nexo_pkg.sources.context import SourceContext
 
 
-def _lookups(options: InstallOptions, context: SourceContext) -> dict[str, LatestLookup]:
-    """The newest-version lookup of each source kind a receipt can name, all through the one
-    ``context`` (its clients keep their connections from one lookup to the next). Once GitHub
-    answers that its rate limit is spent, the GitHub lookups left send nothing more and
-    fail with that same answer."""
-    import threading  # noqa: PLC0415
+class _Lookups:
+    """The newest-version lookup of each source kind a receipt can name (:attr:`by_kind`),
+    all through the one ``context`` (its clients keep their connections from one lookup to
+    the next). With a GitHub token, :meth:`prepare` asks for the latest releases of many
+    repositories at once (GraphQL) and the GitHub lookups start from those answers. Once
+    GitHub answers that its rate limit is spent, the GitHub lookups left send nothing more
+    and fail with that same answer."""
 
+    def __init__(self, options: InstallOptions, context: SourceContext) -> None:
+        import threading  # noqa: PLC0415
+
+        from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
+
+        self.options = options
+        self.context = context
+        self.known: dict[tuple[str, str], Any] = {}
+        self.limited: list[NexoError] = []
+        self.guard = threading.Lock()
+
+    def prepare(self, receipts: list[Receipt]) -> None:
+        from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
+        from nexo_pkg.install.pipeline import latest_releases  # noqa: PLC0415
+
+        try:
+            self.known = latest_releases(receipts, self.context)
+        except NexoError as error:
+            if error.kind != "rate_limited":
+                raise
+            self.limited.append(error)
+
+    def by_kind(self) -> dict[str, LatestLookup]:
+        return _lookups(self)
+
+
+def _lookups(state: _Lookups) -> dict[str, LatestLookup]:
+    """See :class:`_Lookups`."""
+    options, context, limited, guard = state.options, state.context, state.limited, state.guard
     from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
     from nexo_pkg.install.outdated import LatestVersion  # noqa: PLC0415
     from nexo_pkg.install.pipeline import latest_in_registry, latest_release  # noqa: PLC0415
-    from nexo_pkg.install.store import Receipt  # noqa: PLC0415
-
-    limited: list[NexoError] = []
-    guard = threading.Lock()
 
     def from_github(receipt: Receipt) -> LatestVersion:
         with guard:
             if limited:
                 raise limited[0]
+        known = state.known.get((receipt.owner or "", receipt.repo or ""))
         try:
-            return LatestVersion(*latest_release(receipt, options, context))
+            return LatestVersion(*latest_release(receipt, options, context, known))
         except NexoError as error:
             if error.kind == "rate_limited":
                 with guard:
@@ -487,8 +515,11 @@ def register(app: typer.Typer) -> None:
                 registry_mirrors=registry_mirrors(),
             )
             with command_context(options) as context:
-                lookups = _lookups(options, context)
-                return outdated(roots, plugin_ids or (), lookups, jobs=checked_jobs(jobs))
+                lookups = _Lookups(options, context)
+                return outdated(
+                    roots, plugin_ids or (), lookups.by_kind(),
+                    jobs=checked_jobs(jobs), prepare=lookups.prepare,
+                )  # fmt: skip
 
         entries = guarded(run, json_output=json_output)
         failed = any(entry.status == "failed" for entry in entries)

@@ -120,12 +120,14 @@ def outdated(
     lookups: dict[str, LatestLookup],
     *,
     jobs: int = 1,
+    prepare: Callable[[list[Receipt]], None] | None = None,
 ) -> list[OutdatedEntry]:
     """Compare every installed plugin of every plugin root (or those named) with the newest
     version its source offers. ``lookups`` maps a receipt's source kind (``github-releases``,
     ``registry``) to its lookup; plugins from other sources (a local file) are reported as
     ``local``, those installed from an explicit tag with a newer release as ``pinned``, those
-    whose lookup fails as ``failed`` (the others go on). ``jobs`` lookups run at a time; the
+    whose lookup fails as ``failed`` (the others go on). ``prepare`` hears every receipt
+    before the first lookup (to ask for many at once); ``jobs`` lookups run at a time; the
     entries come in the same order whatever their number. Raises ``not_installed`` for a
     named id installed in no root, ``io`` when a root cannot be read."""
     all_roots = (roots,) if isinstance(roots, Path) else roots
@@ -147,4 +149,6 @@ def outdated(
     else:
         for root in all_roots:
             items.extend(item for item in scan_installed(root) if item.receipt is not None)
+    if prepare is not None:
+        prepare([item.receipt for item in items if item.receipt is not None])
     return run_bounded(lambda item: _entry(item, lookups), items, jobs=jobs)

@@ -10,7 +10,7 @@ the last step, under its lock.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,6 +64,7 @@ from nexo_pkg.trust import entry as trust
 
 if TYPE_CHECKING:
     from nexo_pkg.net.bounded import Deadline
+    from nexo_pkg.sources.github import Release
 
 
 @dataclass(frozen=True)
@@ -852,17 +853,21 @@ def remove(plugin_id: str, dest: Path) -> list[Installed]:
 
 
 def latest_release(
-    receipt: Receipt, options: InstallOptions, context: SourceContext | None = None
+    receipt: Receipt,
+    options: InstallOptions,
+    context: SourceContext | None = None,
+    known: Release | None = None,
 ) -> tuple[str, str]:
     """The newest release of the GitHub repository a receipt names, as ``(version, tag)``,
     from its metadata and manifest asset (or tarball names) only, through ``context`` (a
     command's, shared by its lookups so they keep their connections; else one of its own).
-    Raises ``source_invalid`` for a receipt that names no repository, and what
+    ``known`` is its latest release when already read (:func:`latest_releases`). Raises
+    ``source_invalid`` for a receipt that names no repository, and what
     :meth:`GitHubReleaseSource.identify` raises (``release_not_found``, ``network``, …)."""
     if receipt.source != "github-releases" or not receipt.owner or not receipt.repo:
         raise NexoError(f"{receipt.id} was not installed from a release", kind="source_invalid")
     spec = GitHubSource(receipt.owner, receipt.repo, None)
-    found = _release_of(spec, options, receipt.id, context)
+    found = _release_of(spec, options, receipt.id, context, known)
     return found.identity.version, found.release.tag
 
 
@@ -871,6 +876,7 @@ def _release_of(
     options: InstallOptions,
     expected_id: str | None,
     context: SourceContext | None = None,
+    known: Release | None = None,
 ) -> ResolvedRelease:
     """The release ``spec`` names and the plugin it carries (no tarball is downloaded)."""
     with contextlib.ExitStack() as stack:
@@ -882,8 +888,40 @@ def _release_of(
             targets=(),
             manifest_problem=manifest_asset_problem,
             expected_id=expected_id,
+            known=known,
         )
         return source.identify()
+
+
+# Repositories asked in one GraphQL request (each alias is a small part of the query).
+GRAPHQL_BATCH = 50
+
+
+def latest_releases(
+    receipts: Sequence[Receipt], context: SourceContext
+) -> dict[tuple[str, str], Release]:
+    """With a GitHub token, the latest release of every repository the GitHub ``receipts``
+    name, asked :data:`GRAPHQL_BATCH` repositories to a GraphQL request; without one, or
+    for a batch the API does not answer, nothing (each plugin is then asked on its own).
+    Raises ``rate_limited``."""
+    client = context.github()
+    wanted = sorted(
+        {
+            (r.owner, r.repo)
+            for r in receipts
+            if r.source == "github-releases" and r.owner and r.repo
+        }
+    )
+    if client.token is None or not wanted:
+        return {}
+    found: dict[tuple[str, str], Release] = {}
+    for start in range(0, len(wanted), GRAPHQL_BATCH):
+        try:
+            found.update(client.latest_releases(wanted[start : start + GRAPHQL_BATCH]))
+        except NexoError as error:
+            if error.kind == "rate_limited":
+                raise
+    return found
 
 
 def latest_in_registry(

@@ -14,16 +14,17 @@ import contextlib
 import datetime as dt
 import difflib
 import io
+import json
 import os
 import re
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.terminal import shown
@@ -282,7 +283,13 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
 
     @contextmanager
     def _open(
-        self, url: str, accept: str, what: str, extra: dict[str, str] | None = None
+        self,
+        url: str,
+        accept: str,
+        what: str,
+        extra: dict[str, str] | None = None,
+        *,
+        content: bytes | None = None,
     ) -> Iterator[httpx.Response]:
         """GET ``url`` through the net client (redirects checked on every hop, the token
         only for the API's own origin); yield a streamed answer.
@@ -295,9 +302,10 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         binary = accept == "application/octet-stream"
         encoding = "identity" if binary else DOCUMENT_ACCEPT_ENCODING
         with self._net.open(
-            "GET",
+            "GET" if content is None else "POST",
             url,
             what,
+            content=content,
             headers={
                 "Accept": accept,
                 "X-GitHub-Api-Version": API_VERSION,
@@ -572,6 +580,52 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         )
         return buffer.getvalue()
 
+    def latest_releases(
+        self, repositories: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], Release]:
+        """The latest release of each ``(owner, repo)``, asked in one GraphQL request (the
+        API's ``repository.latestRelease``; a token is required, so callers ask only with
+        one). A repository the answer gives no release for is left out, for its caller to
+        ask the REST API as before. Raises ``rate_limited`` and ``network`` as the REST
+        requests do, and ``network`` for an answer that is not GraphQL's."""
+        fields = (
+            "latestRelease { tagName publishedAt "
+            "releaseAssets(first: 100) { nodes { name size downloadUrl digest } } }"
+        )
+        declared: list[str] = []
+        selections: list[str] = []
+        variables: dict[str, str] = {}
+        for index, (owner, repo) in enumerate(repositories):
+            declared.append(f"$o{index}: String!, $n{index}: String!")
+            selections.append(
+                f"r{index}: repository(owner: $o{index}, name: $n{index}) {{ {fields} }}"
+            )
+            variables[f"o{index}"], variables[f"n{index}"] = owner, repo
+        query = f"query({', '.join(declared)}) {{ {' '.join(selections)} }}"
+        body = json.dumps({"query": query, "variables": variables}).encode()
+        what = f"latest releases of {len(repositories)} repositories (GraphQL)"
+
+        def attempt() -> Any:
+            with self._open(
+                graphql_url(self.api_base), "application/json", what,
+                {"Content-Type": "application/json"}, content=body,
+            ) as response:  # fmt: skip
+                _expect_ok(response, what, self._token_hint())
+                raw = self._net.read_document(response, what, limit=MAX_DOCUMENT_BYTES)
+                return parse_json(raw, what)
+
+        document = self._net.with_retries(attempt)
+        data = document.get("data") if isinstance(document, dict) else None
+        if not isinstance(data, dict):
+            raise NexoError(f"{what}: the answer holds no data", kind="network")
+        found: dict[tuple[str, str], Release] = {}
+        for index, key in enumerate(repositories):
+            node = data.get(f"r{index}")
+            latest = node.get("latestRelease") if isinstance(node, dict) else None
+            if isinstance(latest, dict) and isinstance(latest.get("tagName"), str):
+                found[key] = _graphql_release(latest)
+        return found
+
     def get_json(self, url: str, *, what: str) -> tuple[Any, str | None]:
         """GET the API document at ``url``: ``(document, next page URL)`` (``Link:
         rel="next"``, kept only on the API's origin), ``(None, None)`` on 404. Read as every
@@ -624,6 +678,41 @@ def nearest_tags(wanted: str, tags: list[str], *, limit: int = MAX_NEAREST_TAGS)
         return distance, -spelling, newer_first, tag
 
     return sorted(set(tags), key=key)[:limit]
+
+
+def graphql_url(api_base: str) -> str:
+    """The GraphQL endpoint beside a REST API base: ``/graphql`` under it, or
+    ``/api/graphql`` for GitHub Enterprise Server's ``/api/v3``."""
+    parts = urlsplit(api_base.rstrip("/"))
+    path = parts.path
+    path = path[: -len("/v3")] + "/graphql" if path.endswith("/api/v3") else path + "/graphql"
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def _graphql_release(latest: dict[str, Any]) -> Release:
+    """A :class:`Release` from GraphQL's ``latestRelease``: its assets have only a browser
+    download URL (no API asset URL), fetched under the same rules and digest checks."""
+    listing = latest.get("releaseAssets")
+    nodes = listing.get("nodes") if isinstance(listing, dict) else None
+    assets: list[ReleaseAsset] = []
+    for item in nodes if isinstance(nodes, list) else []:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        size, digest = item.get("size"), item.get("digest")
+        assets.append(
+            ReleaseAsset(
+                name=item["name"],
+                url="",
+                browser_download_url=str(item.get("downloadUrl") or ""),
+                size=size if isinstance(size, int) else 0,
+                digest=digest if isinstance(digest, str) else None,
+            )
+        )
+    return Release(
+        tag=latest["tagName"],
+        assets=tuple(assets),
+        published_at=timestamp_or_none(latest.get("publishedAt")),
+    )
 
 
 def _parse_release(document: Any, what: str) -> Release:

@@ -371,3 +371,53 @@ def test_a_spent_rate_limit_is_one_line(home: Path, server: GitHubServer) -> Non
     assert isinstance(plugins, list)
     assert {entry["error"]["kind"] for entry in plugins} == {"rate_limited"}
     assert {entry["error"]["reset_at"] for entry in plugins} == {"2030-03-17T17:46:40Z"}
+
+
+def test_with_a_token_one_graphql_request_asks_for_every_repository(
+    home: Path, server: GitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a token, the latest releases of all repositories come in one GraphQL request
+    (the manifest assets, read before, come from the blob cache): the answer is the one the
+    REST API gives, and a repository GraphQL does not answer for is asked over REST alone."""
+    ids = ["alpha", "bravo", "charlie", "delta"]
+    _publish_and_install(server, ids)
+    server.publish("acme", "bravo", "v1.2.0", release_assets("bravo", "1.2.0"), digests=True)
+    monkeypatch.setenv("NEXO_GITHUB_TOKEN", "secret-token")
+    server.requests.clear()
+    code, document = _outdated_json()
+    assert code == 0
+    assert [(r.method, r.path) for r in server.requests if "/download/" not in r.path] == [
+        ("POST", "/graphql")
+    ]
+    assert server.requests[0].headers["authorization"] == "Bearer secret-token"
+    # Without GraphQL (the endpoint failing), REST gives the same document.
+    server.fail(status=502, times=None, path_contains="/graphql")
+    server.requests.clear()
+    assert _outdated_json() == (code, document)
+    assert sorted(r.path for r in server.requests if r.method == "GET") == [
+        f"/repos/acme/{plugin_id}/releases/latest" for plugin_id in ids
+    ]
+    plugins = document["plugins"]
+    assert isinstance(plugins, list)
+    assert [(entry["id"], entry["latest"]) for entry in plugins] == [
+        ("alpha", "1.0.0"), ("bravo", "1.2.0"), ("charlie", "1.0.0"), ("delta", "1.0.0"),
+    ]  # fmt: skip
+    # A repository GraphQL does not know (renamed, say) is asked over REST, and only it fails.
+    server.clear_faults()
+    del server.releases[("acme", "charlie")]
+    server.requests.clear()
+    code, document = _outdated_json()
+    assert code == 1
+    assert [r.path for r in server.requests] == ["/graphql", "/repos/acme/charlie/releases/latest"]
+    plugins = document["plugins"]
+    assert isinstance(plugins, list)
+    assert {entry["id"]: entry["status"] for entry in plugins} == {
+        "alpha": "current", "bravo": "outdated", "charlie": "failed", "delta": "current",
+    }  # fmt: skip
+
+
+def test_graphql_is_not_asked_without_a_token(home: Path, server: GitHubServer) -> None:
+    _publish_and_install(server, ["alpha", "bravo"])
+    server.requests.clear()
+    assert _outdated_json()[0] == 0
+    assert [r.method for r in server.requests] == ["GET", "GET"]
