@@ -694,25 +694,32 @@ def _graphql_release(latest: dict[str, Any]) -> Release:
     download URL (no API asset URL), fetched under the same rules and digest checks."""
     listing = latest.get("releaseAssets")
     nodes = listing.get("nodes") if isinstance(listing, dict) else None
+    return Release(
+        tag=latest["tagName"],
+        assets=_assets(nodes if isinstance(nodes, list) else [], None, "downloadUrl"),
+        published_at=timestamp_or_none(latest.get("publishedAt")),
+    )
+
+
+def _assets(listed: list[Any], api_url: str | None, download_url: str) -> tuple[ReleaseAsset, ...]:
+    """The assets of a release answer: each item's ``name``, ``size`` and ``digest``, its
+    API URL under ``api_url`` (``None``: the answer has none) and its browser download URL
+    under ``download_url``; an item without a name is passed over."""
     assets: list[ReleaseAsset] = []
-    for item in nodes if isinstance(nodes, list) else []:
+    for item in listed:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             continue
         size, digest = item.get("size"), item.get("digest")
         assets.append(
             ReleaseAsset(
                 name=item["name"],
-                url="",
-                browser_download_url=str(item.get("downloadUrl") or ""),
+                url=str(item.get(api_url) or "") if api_url else "",
+                browser_download_url=str(item.get(download_url) or ""),
                 size=size if isinstance(size, int) else 0,
                 digest=digest if isinstance(digest, str) else None,
             )
         )
-    return Release(
-        tag=latest["tagName"],
-        assets=tuple(assets),
-        published_at=timestamp_or_none(latest.get("publishedAt")),
-    )
+    return tuple(assets)
 
 
 def _parse_release(document: Any, what: str) -> Release:
@@ -723,23 +730,8 @@ def _parse_release(document: Any, what: str) -> Release:
         listed = []
     if not isinstance(listed, list):
         raise NexoError(f"{what}: the API answer's `assets` is not a list", kind="network")
-    assets: list[ReleaseAsset] = []
-    for item in listed:
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            continue
-        size = item.get("size")
-        digest = item.get("digest")
-        assets.append(
-            ReleaseAsset(
-                name=item["name"],
-                url=str(item.get("url") or ""),
-                browser_download_url=str(item.get("browser_download_url") or ""),
-                size=size if isinstance(size, int) else 0,
-                digest=digest if isinstance(digest, str) else None,
-            )
-        )
     return Release(
         tag=document["tag_name"],
-        assets=tuple(assets),
+        assets=_assets(listed, "url", "browser_download_url"),
         published_at=timestamp_or_none(document.get("published_at")),
     )
