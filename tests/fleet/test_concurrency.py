@@ -227,6 +227,7 @@ def test_a_sync_with_nothing_to_install_forks_no_worker(
     """A root already in line with the lock is checked without worker processes (the same
     report as ever: every plugin unchanged); a plugin missing again brings them back."""
     from nexo_pkg.fleet import sync as sync_module
+    from nexo_pkg.fleet.pool import CpuPool
 
     _publish(registry, make_dist, Path(fleet_env["NEXO_HOME"]), signed=True)
     common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
@@ -239,7 +240,7 @@ def test_a_sync_with_nothing_to_install_forks_no_worker(
     assert first.code == 0, first.stdout
     pools: list[int] = []
 
-    class Recorded(sync_module.CpuPool):
+    class Recorded(CpuPool):
         def __init__(self, jobs: int, *, per_core: bool = True) -> None:
             pools.append(jobs)
             super().__init__(jobs, per_core=per_core)
