@@ -16,10 +16,13 @@ users run it), interleaved with its baseline (``common.interleave``):
 * ``list``: wall time;
 * ``lint DIR`` of ``--lint-count`` manifests against a bare ``tomllib`` parse of the same
   files in one process;
-* ``nexo --version`` against ``python3 -c pass``.
+* ``nexo --version`` against ``python3 -c pass``;
+* ``sync --frozen`` with nothing to do (8 plugins from a real registry on loopback) against
+  ``python3 -c pass``.
 
 Run: ``.venv/bin/python benchmarks/scale.py [--counts 1,10,100,1000] [--runs 5]
-[--before OLD_CHECKOUT] [--work DIR] [--skip-doctor] [--skip-outdated] [--skip-offline]``
+[--before OLD_CHECKOUT] [--work DIR] [--skip-doctor] [--skip-outdated] [--skip-offline]
+[--skip-sync]``
 (``--before``: e.g. ``git archive main nexo_pkg | tar -x -C /tmp/before``; ``--work`` keeps
 the installed hosts, which take a while to build at 1,000, for the next run).
 """
@@ -254,12 +257,53 @@ def startup_row(work: Path, runs: int) -> str:
     results = interleave(
         {
             "version": lambda: wall([str(script), "--version"]),
-            "pass": lambda: wall([sys.executable, "-c", "pass"]),
+            # That environment's own interpreter: the same site-packages start-up.
+            "pass": lambda: wall([str(script.with_name("python")), "-c", "pass"]),
         },
         runs,
     )
     name = "`nexo --version` (console script of a wheel) / python3 -c pass"
     return _row(name, results["version"], results["pass"], "<= 2x")
+
+
+def sync_rows(work: Path, runs: int, before: Path | None) -> list[str]:
+    """``sync --frozen`` of 8 registry plugins already in line with the lock (nothing to do)
+    against ``python3 -c pass``, as ``python -m nexo_pkg`` with this checkout (and
+    ``before``) on ``PYTHONPATH``; a real registry on loopback (``fleet_scale.build_fleet``,
+    small plugins: the run reads receipts, never a tarball)."""
+    import fleet_scale
+
+    fleet = fleet_scale.build_fleet(work / "sync", 8, files=20, total_mib=1)
+    project = fleet.project(8)
+    home, dest = work / "sync" / "home", work / "sync" / "dest"
+
+    def command(*args: str) -> list[str]:
+        return [sys.executable, "-m", "nexo_pkg", "plugin", *args, "--plain-http"]
+
+    env = fleet_scale._env(home)
+    for args in (("lock",), ("sync", "--frozen", "--dest", str(dest))):
+        subprocess.run(command(*args), cwd=project, env=env, check=True, capture_output=True)
+    frozen = command("sync", "--frozen", "--dest", str(dest))
+    variants: dict[str, Callable[[], float | None]] = {
+        "pass": lambda: wall([sys.executable, "-c", "pass"]),
+        "now": lambda: wall(frozen, env=env, cwd=project),
+    }
+    if before is not None:
+        old = fleet_scale._env(home, before)
+        variants["before"] = lambda: wall(frozen, env=old, cwd=project)
+    results = interleave(variants, runs)
+    rows = [
+        _row(
+            "`sync --frozen`, 8 plugins, nothing to do / python3 -c pass",
+            results["now"], results["pass"], "<= 12x",
+        )
+    ]  # fmt: skip
+    if before is not None:
+        rows.append(
+            _row("the same, before / python3 -c pass", results["before"], results["pass"], "-")
+        )
+    fleet.registry.stop()
+    return rows
 
 
 @contextlib.contextmanager
@@ -281,6 +325,7 @@ def main() -> None:
     parser.add_argument("--skip-doctor", action="store_true")
     parser.add_argument("--skip-outdated", action="store_true")
     parser.add_argument("--skip-offline", action="store_true")
+    parser.add_argument("--skip-sync", action="store_true")
     parser.add_argument(
         "--work", type=Path, help="Keep the installed hosts here and use them again next run."
     )
@@ -324,6 +369,9 @@ def main() -> None:
                 for line in offline_rows(host(count), args.runs, args.before):
                     print(line, flush=True)
         print(lint_row(work, args.lint_count, args.runs), flush=True)
+        if not args.skip_sync:
+            for line in sync_rows(work, args.runs * 2, args.before):
+                print(line, flush=True)
         shutil.rmtree(work / "installed", ignore_errors=True)
     print(f"\n({time.perf_counter() - started:.0f} s in all)")
 

@@ -50,6 +50,8 @@ def measure(runs: int, before: Path | None = None) -> dict[str, Stats]:
         variants: dict[str, Callable[[], float | None]] = {
             "python3 -c pass": lambda: wall([sys.executable, "-c", "pass"]),
             "nexo --version (console script)": lambda: wall([str(script), "--version"]),
+            # The console script's own interpreter (no editable-install finder on its path).
+            "its python3 -c pass": lambda: wall([str(script.with_name("python")), "-c", "pass"]),
         }
         for name, arguments in {
             **COMMANDS,
@@ -71,6 +73,8 @@ def main() -> None:
     floor = results["python3 -c pass"].median
     for name, stats in results.items():
         print(f"{name:<40} {stats.describe()}  ({stats.median / floor:.1f}x python3 -c pass)")
+    own = results["nexo --version (console script)"].median / results["its python3 -c pass"].median
+    print(f"console script --version / its own python3 -c pass: {own:.2f}x (target <= 2x)")
 
 
 if __name__ == "__main__":
