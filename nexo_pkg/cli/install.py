@@ -53,6 +53,7 @@ if TYPE_CHECKING:
         InstallResult,
         UpgradeResult,
     )
+    from nexo_pkg.install.store import Receipt
     from nexo_pkg.install.summary import InstallPlan
     from nexo_pkg.sources.archive import ArchiveLimits
 
@@ -198,8 +199,10 @@ def _upgrade_one(
     allow_downgrade: bool,
     keep_old: bool | None,
     tag: str | None = None,
+    known: Any = None,
 ) -> UpgradeResult:
-    """Upgrade one plugin from where it came: its GitHub repository or its registry."""
+    """Upgrade one plugin from where it came: its GitHub repository or its registry
+    (``known``: its repository's latest release, already read)."""
     from nexo_pkg.install.pipeline import upgrade  # noqa: PLC0415
     from nexo_pkg.install.store import (  # noqa: PLC0415
         installed_versions,
@@ -218,7 +221,13 @@ def _upgrade_one(
         )
     require_installed(options.dest, plugin_id)
     return upgrade(
-        plugin_id, options, callbacks, allow_downgrade=allow_downgrade, keep_old=keep_old, tag=tag
+        plugin_id,
+        options,
+        callbacks,
+        allow_downgrade=allow_downgrade,
+        keep_old=keep_old,
+        tag=tag,
+        known=known,
     )
 
 
@@ -293,6 +302,23 @@ def _discovery_states(config: Path | None) -> Any:
     except NexoError as error:
         warn(f"discovery state unknown: {printable(error.message)}")
         return None
+
+
+def _latest_releases(roots: tuple[Path, ...], options: InstallOptions) -> dict[Any, Any]:
+    """``upgrade --all``'s lookups, all at once before the upgrades (eight at a time, or
+    GraphQL with a token): ``(root, id)`` -> its repository's latest release, for those read."""
+    from nexo_pkg.core.threads import DEFAULT_JOBS  # noqa: PLC0415
+    from nexo_pkg.install.pipeline import known_latest_releases  # noqa: PLC0415
+    from nexo_pkg.install.store import scan_installed  # noqa: PLC0415
+
+    receipts: dict[tuple[Path, str], Receipt] = {}
+    for root in roots:
+        for item in scan_installed(root):
+            if item.receipt is not None:
+                receipts.setdefault((root, item.receipt.id), item.receipt)
+    found = known_latest_releases(list(receipts.values()), options, jobs=DEFAULT_JOBS)
+    repositories = {key: (r.owner or "", r.repo or "") for key, r in receipts.items()}
+    return {key: found[repo] for key, repo in repositories.items() if repo in found}
 
 
 def _upgradable_ids(root: Path) -> list[str]:
@@ -574,6 +600,7 @@ def register(app: typer.Typer) -> None:
             lambda: [(root, each) for root in roots for each in _upgradable_ids(root)],
             json_output=json_output,
         )
+        known = guarded(lambda: _latest_releases(roots, chosen), json_output=json_output)
         documents: list[dict[str, Any]] = []
         failed = False
         for root, each in ids:
@@ -584,6 +611,7 @@ def register(app: typer.Typer) -> None:
                     callbacks,
                     allow_downgrade=allow_downgrade,
                     keep_old=keep_old,
+                    known=known.get((root, each)),
                 )
             except NexoError as error:
                 failed = True

@@ -19,6 +19,7 @@ import semver
 
 from nexo_pkg.core.durable import sync_tree
 from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.threads import run_bounded
 from nexo_pkg.install.compat import (
     DaemonVersion,
     LatestCompatible,
@@ -601,6 +602,7 @@ def upgrade(
     allow_downgrade: bool = False,
     keep_old: bool | None = None,
     tag: str | None = None,
+    known: Release | None = None,
 ) -> UpgradeResult:
     """Upgrade an installed plugin along its receipt's coordinates (``--target`` overrides
     its target), as the reference does; one from a registry follows the highest semver tag
@@ -611,6 +613,8 @@ def upgrade(
     default (``keep_old`` None) the version replaced is kept under ``.nexo/kept`` for
     ``rollback`` and older kept ones are removed; True keeps them all, False deletes it.
     Raises ``not_installed`` for an unknown id, ``source_invalid`` for local-file installs.
+    ``known`` is the latest release of its repository when already read
+    (:func:`known_latest_releases`); every check of the release is made as ever.
     """
     _check_flags(options)
     matches = require_installed(options.dest, plugin_id)
@@ -651,6 +655,7 @@ def upgrade(
             targets=host_candidates(options.target),
             manifest_problem=manifest_asset_problem,
             expected_id=plugin_id,
+            known=known,
         )
         found = source.identify()
         chosen_source: Source = source
@@ -921,6 +926,46 @@ def latest_releases(
         except NexoError as error:
             if error.kind == "rate_limited":
                 raise
+    return found
+
+
+def known_latest_releases(
+    receipts: Sequence[Receipt], options: InstallOptions, *, jobs: int
+) -> dict[tuple[str, str], Release]:
+    """The latest releases of the GitHub repositories ``receipts`` follow (not those pinned
+    to a tag), read ``jobs`` at a time on one command's clients (with a token, 50 to a
+    GraphQL request), for ``upgrade --all`` to start from. A repository that cannot be read
+    is left out (its upgrade asks again and reports why); after a rate-limit answer nothing
+    more is asked."""
+    followed = [
+        r for r in receipts if r.registry is None and r.pinned_tag is None and r.owner and r.repo
+    ]
+    wanted = sorted(
+        {(r.owner or "", r.repo or "") for r in followed if r.source == "github-releases"}
+    )
+    if not wanted:
+        return {}
+    stopped: list[NexoError] = []
+    with command_context(options) as context:
+        try:
+            found = latest_releases(followed, context)
+        except NexoError:
+            return {}
+
+        def one(key: tuple[str, str]) -> Release | None:
+            if stopped:
+                return None
+            try:
+                return context.github().get_release(*key, None)
+            except NexoError as error:
+                if error.kind == "rate_limited":
+                    stopped.append(error)
+                return None
+
+        missing = [key for key in wanted if key not in found]
+        for key, release in zip(missing, run_bounded(one, missing, jobs=jobs), strict=True):
+            if release is not None:
+                found[key] = release
     return found
 
 
