@@ -44,7 +44,8 @@ if TYPE_CHECKING:
 class _Lookups:
     """The newest-version lookup of each source kind a receipt can name (:attr:`by_kind`),
     all through the one ``context`` (its clients keep their connections from one lookup to
-    the next). With a GitHub token, :meth:`prepare` asks for the latest releases of many
+    the next; the GitHub documents asked with the ETag of the answer kept from the run
+    before). With a GitHub token, :meth:`prepare` asks for the latest releases of many
     repositories at once (GraphQL) and the GitHub lookups start from those answers. Once
     GitHub answers that its rate limit is spent, the GitHub lookups left send nothing more
     and fail with that same answer."""
@@ -56,6 +57,7 @@ class _Lookups:
 
         self.options = options
         self.context = context
+        context.conditional_requests = True
         self.known: dict[tuple[str, str], Any] = {}
         self.limited: list[NexoError] = []
         self.guard = threading.Lock()

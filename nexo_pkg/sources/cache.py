@@ -368,10 +368,16 @@ class AnswerCache:
         return self.root / key_digest(key)
 
     def get(self, key: str, limit: int) -> StoredAnswer | None:
-        from nexo_pkg.core.files import read_regular_bytes  # noqa: PLC0415
+        from nexo_pkg.core.files import open_regular  # noqa: PLC0415
 
         try:
-            raw = read_regular_bytes(self._path(key), limit + _ANSWER_HEAD_MAX)
+            with open_regular(self._path(key)) as handle:
+                # Only an entry this user wrote and nobody else may write (as ssh reads its
+                # files): another account's entry is no entry.
+                info = os.fstat(handle.fileno())
+                if info.st_uid != os.geteuid() or info.st_mode & 0o022:
+                    return None
+                raw = handle.read(limit + _ANSWER_HEAD_MAX + 1)
         except OSError:
             return None
         head, newline, body = raw.partition(b"\n")

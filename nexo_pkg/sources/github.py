@@ -236,7 +236,9 @@ def _is_rate_limited(response: httpx.Response) -> bool:
 class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
     """GitHub REST client for releases; use as a context manager to close the connection pool.
     The other options configure its :class:`~nexo_pkg.net.client.HttpClient`; ``blobs`` is the
-    cache small assets go through (:meth:`fetch_bytes`)."""
+    cache small assets go through (:meth:`fetch_bytes`); with ``answers`` the API documents it
+    reads are kept beside it and asked for again with their ``ETag``
+    (:class:`~nexo_pkg.sources.cache.AnswerCache`)."""
 
     def __init__(
         self,
@@ -251,6 +253,7 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         blobs: BlobCache | None = None,
         overall: Deadline | None = None,
         notice: Callable[[str], None] | None = None,
+        answers: bool = False,
     ) -> None:
         self.api_base = api_base.rstrip("/")
         self.token = token
@@ -271,7 +274,7 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
             sleep=sleep,
         )
         self._net.host = urlsplit(self.api_base).netloc
-        self._answers = AnswerCache(blobs) if blobs is not None else None
+        self._answers = AnswerCache(blobs) if blobs is not None and answers else None
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()

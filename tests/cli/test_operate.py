@@ -421,3 +421,22 @@ def test_graphql_is_not_asked_without_a_token(home: Path, server: GitHubServer) 
     server.requests.clear()
     assert _outdated_json()[0] == 0
     assert [r.method for r in server.requests] == ["GET", "GET"]
+
+
+def test_kept_answers_are_for_outdated_alone_and_only_its_owners(
+    home: Path, server: GitHubServer
+) -> None:
+    """Only ``outdated``, which installs nothing, asks with a kept answer's ETag: ``upgrade``
+    reads every release afresh. An entry others may write is not used."""
+    _publish_and_install(server, ["alpha"])
+    _outdated_json()
+    server.requests.clear()
+    assert nexo("plugin", "upgrade", "alpha", "--json", in_process=True)[0] == 0
+    assert server.requests
+    assert not any("if-none-match" in r.headers for r in server.requests)
+    for kept in (home / "cache" / "blobs" / "answers").iterdir():
+        kept.chmod(0o666)
+    server.requests.clear()
+    _outdated_json()
+    assert [r.path for r in server.requests] == ["/repos/acme/alpha/releases/latest"]
+    assert "if-none-match" not in server.requests[0].headers
