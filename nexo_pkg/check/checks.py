@@ -51,6 +51,7 @@ from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.versionreq import SEMVER_2
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.model import Sandbox
+from nexo_pkg.manifest.names import find_manifest
 
 #: Per-step reply deadline, like the daemon's ``NEXO_PLUGIN_INIT_TIMEOUT_MS`` default.
 DEFAULT_TIMEOUT_MS = 5000
@@ -196,6 +197,7 @@ def check_plugin(
     )
     for note in plugin.notes:
         report.add("manifest", "warn", note)
+    refusal = manifest_refusal(plugin, nexo_version)
     env = {**os.environ, **plugin.env}
     with tempfile.TemporaryDirectory(
         prefix="nexo-check-state-", ignore_cleanup_errors=True
@@ -219,6 +221,13 @@ def check_plugin(
             ),
         )
         report.sandbox = plan.to_json()
+        if refusal is not None:
+            report.add("manifest", "fail", refusal)
+            if plan.daemon_spawns and plan.refusal is not None:
+                # What the daemon would bind on this host, beside the lint error.
+                report.add("sandbox", "fail", plan.refusal)
+            report.add("spawn", "fail", "not started: its manifest does not lint (see `manifest`)")
+            return report
         if not _report_sandbox(report, plan) or plan.argv is None:
             return report
         host = HostCalls.from_manifest(model) if host_calls else None
@@ -248,8 +257,45 @@ def check_plugin(
     return report
 
 
+def manifest_refusal(plugin: ResolvedPlugin, nexo_version: str | None) -> str | None:
+    """Why the plugin is not started: its manifest has lint errors (the first, with the count
+    of the others), saying whether the daemon refuses the manifest too or would load it as it
+    is (a rule beyond the daemon's own checks). ``None`` for a manifest that lints clean, and
+    for a microapp (its own checks judge its manifest). The daemon's runtime settings (host
+    networking, a required sandbox) are the sandbox plan's to judge, with the daemon's words."""
+    from nexo_pkg.core.diagnostics import first_of_errors  # noqa: PLC0415
+    from nexo_pkg.lint.engine import lint_file  # noqa: PLC0415
+    from nexo_pkg.lint.registry import find_rule  # noqa: PLC0415
+    from nexo_pkg.manifest.options import LintOptions  # noqa: PLC0415
+
+    manifest = find_manifest(plugin.root).path
+    if plugin.model is None or manifest is None:
+        return None
+    options = LintOptions(nexo_version=nexo_version, host_net_allowed=True, sandbox_required=False)
+    try:
+        errors = lint_file(manifest, options=options).errors
+    except OSError:
+        return None  # the resolver read it a moment ago; the spawn reports what follows
+    if not errors:
+        return None
+    first = errors[0]
+    where, more = first_of_errors(manifest.name, first.span, len(errors))
+    rule = find_rule(first.code)
+    verdict = (
+        "a rule beyond the daemon's own checks: THE DAEMON WOULD LOAD AND SPAWN IT as it is, "
+        "a risk for the plugin's author and the host's operator to see"
+        if rule is not None and rule.beyond_daemon
+        else "the daemon refuses this manifest too"
+    )
+    return f"{where}: {first.code} {first.message}{more}; not started ({verdict})"
+
+
 def _report_sandbox(report: CheckReport, plan: SandboxPlan) -> bool:
     """Add the ``sandbox`` check; False (with ``spawn`` failed) when nothing may be started."""
+    if plan.refusal is not None and plan.daemon_spawns:
+        report.add("sandbox", "fail", plan.refusal)
+        report.add("spawn", "fail", "not started: a sandbox path reaches the host (see `sandbox`)")
+        return False
     if plan.refusal is not None:
         report.add("sandbox", "fail", f"the daemon refuses to spawn the plugin: {plan.refusal}")
         report.add("spawn", "fail", f"not started: {plan.refusal}")

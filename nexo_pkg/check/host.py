@@ -23,11 +23,14 @@ import secrets
 import selectors
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
+
+from nexo_pkg.core.posix import become_subreaper, kill_and_reap
 
 #: The SDKs' ``MAX_FRAME_BYTES`` (1 MiB): the largest frame the written contract allows. The
 #: host still reads longer lines (the daemon's reader takes lines of any length); the checks
@@ -109,18 +112,27 @@ class PluginProcess:
     ) -> None:
         self._max_frame_bytes = max_frame_bytes
         self._session_token = secrets.token_hex(16)
-        self._popen = subprocess.Popen(
-            list(argv),
-            cwd=cwd,
-            env={**env, SESSION_ENV: self._session_token},
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            bufsize=0,
-            start_new_session=True,
-            close_fds=True,
-        )
+        with _REAPING.lock:
+            _REAPING.start()
+            try:
+                self._popen = subprocess.Popen(
+                    list(argv),
+                    cwd=cwd,
+                    env={**env, SESSION_ENV: self._session_token},
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    bufsize=0,
+                    start_new_session=True,
+                    close_fds=True,
+                )
+            except BaseException:
+                _REAPING.stop()
+                raise
+            _REAPING.live.add(self._popen.pid)
         self.pid = self._popen.pid
+        # Orphans started before the plugin are not its descendants (see `_Reaping`).
+        self._born = _start_ticks(self.pid) or 0
         self.started_at = time.monotonic()
         try:
             self._setup_pipes()
@@ -133,6 +145,7 @@ class PluginProcess:
             for stream in (self._popen.stdin, self._popen.stdout, self._popen.stderr):
                 if stream is not None:
                     stream.close()
+            _REAPING.finish(self.pid, self._born)
             raise
         self.stderr_tail: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
         self._exit_code: int | None = None
@@ -415,6 +428,7 @@ class PluginProcess:
             return
         for _ in range(_KILL_ROUNDS):
             strays = _session_processes(self.pid, self._session_token.encode())
+            strays |= _REAPING.orphans(self._born)
             if not strays:
                 return
             for pid in strays:
@@ -441,12 +455,88 @@ class PluginProcess:
                 self.drain(0.2)
         finally:
             self._closed = True
+            # Descendants re-parented here when their parents died are killed and reaped.
+            _REAPING.finish(self.pid, self._born)
             self._exit_code = self._popen.returncode
             for stream in (self._stdin, self._stdout, self._stderr):
                 self._forget(stream)
             self._stdin = self._stdout = self._stderr = None
             with contextlib.suppress(Exception):
                 self._selector.close()
+
+
+class _Reaping:
+    """This process as the child subreaper of the plugins it runs (Linux): a descendant whose
+    parent dies (a double fork after ``setsid()``, an ``execve`` with an empty environment:
+    out of the group, the tree and the token's reach) is re-parented here instead of to
+    init, so it can be found, killed and reaped when its plugin is done.
+
+    The subreaper flag is set while at least one plugin runs and cleared after the last, so
+    the rest of the process (a test run, a command) keeps the usual re-parenting. An orphan
+    is a child of this process that is not a running plugin itself and started after the
+    plugin being closed did (``/proc`` start times), which is never a process this one had
+    already started for its own use; with handshakes running side by side, an orphan
+    escaping one plugin can be ended when another one finishes. Without ``/proc`` or the
+    call (macOS), nothing here runs: the process group is all there is (docs/security.md).
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.live: set[int] = set()
+        self.active = False
+
+    def start(self) -> None:
+        """Called under :attr:`lock` before a plugin is spawned."""
+        if not self.live and not self.active:
+            self.active = become_subreaper()
+
+    def stop(self) -> None:
+        """Called under :attr:`lock` when no plugin is left."""
+        if not self.live and self.active:
+            become_subreaper(enable=False)
+            self.active = False
+
+    def orphans(self, born: int, *, zombies: bool = False) -> set[int]:
+        """Children of this process that are no running plugin and started at tick ``born``
+        or later (zombies too with ``zombies``, to be reaped)."""
+        if not self.active or not _PROC.is_dir():
+            return set()
+        own = os.getpid()
+        found: set[int] = set()
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(_PROC):
+                if not entry.name.isdigit():
+                    continue
+                pid = int(entry.name)
+                stat = _stat(pid)
+                if stat is None or stat[1] != own or pid in self.live:
+                    continue
+                if (stat[0] == b"Z" and not zombies) or (_start_ticks(pid) or 0) < born:
+                    continue
+                found.add(pid)
+        return found
+
+    def finish(self, pid: int, born: int) -> None:
+        """The plugin ``pid`` is reaped: kill and reap its orphans, within a second."""
+        with self.lock:
+            self.live.discard(pid)
+            deadline = time.monotonic() + 1.0
+            while (left := self.orphans(born, zombies=True)) and time.monotonic() < deadline:
+                kill_and_reap(left)
+                time.sleep(_EXIT_POLL_SECONDS)
+            self.stop()
+
+
+_REAPING = _Reaping()
+
+
+def _start_ticks(pid: int) -> int | None:
+    """When ``pid`` started, in clock ticks since boot (``/proc/<pid>/stat`` field 22)."""
+    try:
+        raw = (_PROC / str(pid) / "stat").read_bytes()
+        return int(raw[raw.rindex(b")") + 2 :].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _read_chunk(stream: IO[bytes] | None) -> bytes | None:

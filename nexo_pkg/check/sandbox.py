@@ -13,6 +13,7 @@ exist) comes back as a problem naming the manifest entry and its line.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
@@ -22,7 +23,13 @@ from typing import Any, Literal
 
 from nexo_pkg.manifest.model import Sandbox
 from nexo_pkg.manifest.names import find_manifest
-from nexo_pkg.manifest.sandbox_paths import STATE_DIR_TOKEN, daemon_denylist_hit, host_path_exists
+from nexo_pkg.manifest.sandbox_paths import (
+    STATE_DIR_TOKEN,
+    daemon_denylist_hit,
+    denylist_hit,
+    home_secret_hit,
+    host_path_exists,
+)
 
 #: When truthy, the daemon refuses every plugin without ``sandbox.enabled = true``.
 ENV_REQUIRE = "NEXO_PLUGIN_SANDBOX_REQUIRE"
@@ -81,6 +88,8 @@ class SandboxPlan:
     problems: tuple[MountProblem, ...] = ()
     state_dir: str | None = None
     skipped: bool = False
+    #: The refusal is ``check``'s own: the daemon would spawn the plugin (and bind the path).
+    daemon_spawns: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """``{"enabled", "wrapped", "argv", "reason", ...}`` for the ``--json`` report."""
@@ -91,6 +100,7 @@ class SandboxPlan:
             "argv": None if self.argv is None else list(self.argv),
             "reason": self.reason,
             "refusal": self.refusal,
+            "daemon_spawns": self.daemon_spawns,
             "state_dir": self.state_dir,
             "mount_problems": [problem.describe(self.manifest_name) for problem in self.problems],
         }
@@ -259,6 +269,17 @@ def _wrapped_plan(  # noqa: PLR0917  # the pieces of the argv
                     refusal=refusal,
                     state_dir=str(state_dir),
                 )
+            danger = _bind_danger(plugin_id, entry, resolved, key)
+            if danger is not None:
+                return SandboxPlan(
+                    None,
+                    "refused",
+                    manifest_name,
+                    wrapped=True,
+                    refusal=danger,
+                    state_dir=str(state_dir),
+                    daemon_spawns=True,
+                )
             args += [flag, resolved, resolved]
             if not host_path_exists(resolved):
                 problems.append(MountProblem(resolved, entry, key, spans.get((key, index))))
@@ -287,6 +308,32 @@ def _resolved_path_refusal(plugin_id: str, entry: str, resolved: str) -> str | N
             f"`{entry}`) hits denylisted host path `{hit}`"
         )
     return None
+
+
+def _bind_danger(plugin_id: str, entry: str, resolved: str, key: str) -> str | None:
+    """Why ``check`` does not bind ``resolved`` although the daemon would: the path as
+    ``bwrap`` reaches it (symlinks followed, ``..`` gone) is, lies under or covers a
+    denylisted host path or a home secret, or the text still climbs with ``..``. The daemon
+    judges the text alone, and ``bwrap`` follows links, so on this host the daemon would hand
+    the plugin that path."""
+    real = os.path.realpath(resolved)
+    hit = denylist_hit(real) or home_secret_hit(real)
+    climbs = ".." in resolved.split("/")
+    if hit is None and not climbs:
+        return None
+    how = "writable" if key == "fs_write_paths" else "read-only"
+    via = "" if real == resolved else f", which resolves to `{real}` on this host"
+    why = (
+        f"is, lies under or covers denylisted host path `{hit}`"
+        if hit is not None
+        else "still has `..` components after expansion, which check never passes to bwrap"
+    )
+    return (
+        f"plugin `{plugin_id}`: sandbox path `{resolved}` (from manifest entry `{entry}`, "
+        f"plugin.sandbox.{key}){via}, {why}; not started. THE DAEMON WOULD SPAWN IT: it checks "
+        f"the path as written and bwrap follows links and `..`, so the plugin would get "
+        f"`{real}` {how}"
+    )
 
 
 def _entry_lines(manifest: Path | None) -> dict[tuple[str, int], int]:

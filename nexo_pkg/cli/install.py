@@ -170,6 +170,8 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
         say(f"Upgraded {printable(plan.plugin_id)} to {printable(plan.version)} at {where}.")
     else:
         say(f"Installed {label} to {where}.")
+    if result.link_warning is not None:
+        warn(printable(result.link_warning))
 
 
 def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
@@ -360,7 +362,12 @@ def register(app: typer.Typer) -> None:
         github_api_url: GitHubApiOption = None,
         timeout: InstallTimeoutOption = None,
         force: Annotated[
-            bool, typer.Option("--force", help="Replace an existing install.")
+            bool,
+            typer.Option(
+                "--force",
+                help="Replace an existing install, or a development link (install --link) "
+                "of the id.",
+            ),
         ] = False,
         allow_downgrade: Annotated[
             bool,

@@ -44,6 +44,7 @@ class LintRequest:
     explain: str | None = None
     exclude: list[str] = field(default_factory=list)
     fix: bool = False
+    unsafe_fixes: bool = False
     config: str | None = None
     daemon_config: bool = False
     force_exclude: bool = False
@@ -73,7 +74,7 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
         if request.force_exclude and request.stdin_filename and settings.excluded(where):
             return []
         result = lint_bytes(raw, path=name, options=options)
-        fixed = _fixed_text(result) if request.fix else None
+        fixed = _fixed_text(result, unsafe=request.unsafe_fixes) if request.fix else None
         if fixed is not None:
             request.fixed_stdin = fixed[0].encode("utf-8")
             result = lint_bytes(request.fixed_stdin, path=name, options=options)
@@ -101,7 +102,7 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
             continue
         result = lint_bytes(raw, path=str(path), options=file_options)
         if request.fix:
-            result = _fix(path, result, file_options)
+            result = _fix(path, result, file_options, unsafe=request.unsafe_fixes)
         if found.shadowed_by is not None:
             result = note_shadowed(result, found.shadowed_by, file_options)
         results.append(result)
@@ -125,15 +126,16 @@ def _daemon_config_files(request: LintRequest) -> list[str]:
     return [str(path) for path in daemon_config_files(directory)]
 
 
-def _fixed_text(result: FileResult) -> tuple[str, int] | None:
-    """The source of ``result`` with its quick fixes applied and how many, or ``None`` when
-    nothing changes (or the fixed text would not be the same TOML document, comments kept)."""
-    from nexo_pkg.lsp.code_actions import apply_fixes  # noqa: PLC0415
+def _fixed_text(result: FileResult, *, unsafe: bool) -> tuple[str, int] | None:
+    """The source of ``result`` with its safe fixes (and unsafe ones with ``unsafe``) applied
+    and how many, or ``None`` when nothing changes (or the fixed text would not parse, or not
+    be the same TOML document, comments kept)."""
+    from nexo_pkg.lint.fixes import apply_fixes, parses_after  # noqa: PLC0415
 
     if not result.diagnostics or not result.source:
         return None
-    fixed, count = apply_fixes(result.source, result.diagnostics)
-    if not count or fixed == result.source:
+    fixed, count = apply_fixes(result.source, result.diagnostics, unsafe=unsafe)
+    if not count or fixed == result.source or not parses_after(fixed, ()):
         return None
     import tomlkit  # noqa: PLC0415 - only --fix pays for it
     from tomlkit.exceptions import TOMLKitError  # noqa: PLC0415
@@ -148,11 +150,11 @@ def _fixed_text(result: FileResult) -> tuple[str, int] | None:
     return fixed, count
 
 
-def _fix(path: Path, result: FileResult, options: LintOptions) -> FileResult:
-    """Apply the quick fixes to ``path`` (atomically) and lint it again."""
+def _fix(path: Path, result: FileResult, options: LintOptions, *, unsafe: bool) -> FileResult:
+    """Apply the fixes to ``path`` (atomically) and lint it again."""
     from nexo_pkg.lint.engine import lint_bytes  # noqa: PLC0415
 
-    outcome = _fixed_text(result)
+    outcome = _fixed_text(result, unsafe=unsafe)
     if outcome is None:
         return result
     fixed, count = outcome
@@ -220,10 +222,13 @@ def run_lint(request: LintRequest) -> int:
         from nexo_pkg.cli.common import colour_enabled  # noqa: PLC0415
 
         context = ReportContext(
-            colour=colour_enabled(report_stream), rules=rules, summary=not OUTPUT.quiet
+            colour=colour_enabled(report_stream),
+            rules=rules,
+            summary=not OUTPUT.quiet,
+            unsafe_fixes=request.unsafe_fixes,
         )
     else:
-        context = ReportContext(colour=False, rules=rules)
+        context = ReportContext(colour=False, rules=rules, unsafe_fixes=request.unsafe_fixes)
     if request.fixed_stdin is not None:
         sys.stdout.buffer.write(request.fixed_stdin)
         sys.stdout.flush()
@@ -248,6 +253,7 @@ _BOOL_FLAGS = {
     "--stdin": "stdin",
     "--strict": "strict",
     "--fix": "fix",
+    "--unsafe-fixes": "unsafe_fixes",
     "--daemon-config": "daemon_config",
     "--force-exclude": "force_exclude",
 }
@@ -365,9 +371,16 @@ def register(app: typer.Typer) -> None:
         fix: bool = typer.Option(
             False,
             "--fix",
-            help="Repair what has a mechanical fix (tool names outside the plugin's "
-            "namespace, NEXO_ environment variables) in place, keeping comments. With `-`, "
-            "print the fixed source on stdout (the report goes to stderr).",
+            help="Apply the safe fixes in place, keeping comments (`[*]` in the report marks "
+            "what --fix would change). With `-`, print the fixed source on stdout (the report "
+            "goes to stderr).",
+        ),
+        unsafe_fixes: bool = typer.Option(
+            False,
+            "--unsafe-fixes",
+            help="Count unsafe fixes as fixable too: those that change behaviour, such as "
+            "renaming a tool or a NEXO_ variable the plugin's code also uses. "
+            "`--fix --unsafe-fixes` applies them.",
         ),
         force_exclude: bool = typer.Option(
             False,
@@ -411,6 +424,7 @@ def register(app: typer.Typer) -> None:
             explain=explain,
             exclude=list(exclude),
             fix=fix,
+            unsafe_fixes=unsafe_fixes,
             config=config,
             daemon_config=daemon_config,
             force_exclude=force_exclude,

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from nexo_pkg.cli.common import guarded
-from nexo_pkg.core.output import say
+from nexo_pkg.core.output import say, warn
 from nexo_pkg.scaffold.generator import LANGUAGES
 from nexo_pkg.scaffold.slug import SLUG_PATTERN
 
@@ -54,8 +54,8 @@ def register(app: typer.Typer) -> None:
                 "--nexo-pkg-spec",
                 metavar="REQUIREMENT",
                 help="What the release workflow pip-installs nexo-pkg from (default: the source "
-                "this nexo-pkg came from: its git commit, its index version, else "
-                "git+https://github.com/nexo-pkg/nexo-pkg at the tag of this version).",
+                "this nexo-pkg came from: its git commit or archive, its index version; from a "
+                "local checkout, its release tag, else its commit, with a warning).",
             ),
         ] = None,
     ) -> None:
@@ -78,6 +78,8 @@ def register(app: typer.Typer) -> None:
             nexo_pkg_spec=nexo_pkg_spec,
         )
         created = guarded(lambda: create_project(request))
+        for warning in created.warnings:
+            warn(warning)
         say(f"created {kind} {plugin_id} in {created.path}")
         for name in sorted(created.files):
             say(f"  {name}")

@@ -38,9 +38,45 @@ class Span:
         return {"start": self.start.to_json(), "end": self.end.to_json()}
 
 
+Applicability = Literal["safe", "unsafe"]
+"""How safe a fix is, as ruff grades its fixes: a ``safe`` fix keeps what the plugin does (``nexo
+plugin lint --fix`` applies it); an ``unsafe`` one changes behaviour (a name the plugin's code
+also uses) and is applied only with ``--unsafe-fixes``."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text of ``span`` with ``content``."""
+
+    span: Span
+    content: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"content": self.content, "range": self.span.to_json()}
+
+
+@dataclass(frozen=True)
+class Fix:
+    """The mechanical repair of a finding: its edits, what it does and how safe it is.
+    ``subject`` is the name the finding reported, which the text at its span must still be
+    for the fix to apply (the language server carries it in the diagnostic's ``data``)."""
+
+    applicability: Applicability
+    message: str
+    edits: tuple[Edit, ...]
+    subject: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "applicability": self.applicability,
+            "message": self.message,
+            "edits": [edit.to_json() for edit in self.edits],
+        }
+
+
 @dataclass(frozen=True)
 class Diagnostic:
-    """One problem found in one file."""
+    """One problem found in one file (with its :class:`Fix`, when it has one)."""
 
     code: str
     name: str
@@ -50,6 +86,7 @@ class Diagnostic:
     span: Span
     help: str = ""
     url: str = ""
+    fix: Fix | None = None
 
     @property
     def is_error(self) -> bool:
@@ -65,6 +102,7 @@ class Diagnostic:
             "range": self.span.to_json(),
             "help": self.help,
             "url": self.url,
+            "fix": None if self.fix is None else self.fix.to_json(),
         }
 
 

@@ -28,6 +28,7 @@ from nexo_pkg.install.compat import (
     min_nexo_version,
     newest_compatible_version,
 )
+from nexo_pkg.install.link import LinkedPlugin, linked_plugins
 from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.install.payload import check_payload
 from nexo_pkg.install.store import (
@@ -169,10 +170,22 @@ class InstallResult:
     was_already_present: bool = False
     dry_run: bool = False
     set_aside: tuple[Path, ...] = ()
+    replaced_link: LinkedPlugin | None = None
+
+    @property
+    def link_warning(self) -> str | None:
+        """What ``--force`` did to a development link of the id, if there was one."""
+        link = self.replaced_link
+        if link is None:
+            return None
+        verb = "would replace" if self.dry_run else "replaced"
+        said = f"{verb} the development link {link.path} -> {link.target} (--force)"
+        return f"{said}; the checkout is left alone"
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        return self.plan.warnings
+        link = self.link_warning
+        return self.plan.warnings if link is None else (*self.plan.warnings, link)
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {
@@ -329,20 +342,46 @@ def install_artifact(
     if step.previous_signature is not None and not options.allow_signer_change:
         check_signer_continuity(step.previous_signature, outcome, artifact.plugin_id)
     final = options.dest / f"{artifact.plugin_id}-{artifact.version}"
+    link = _development_link(options, artifact.plugin_id, final)
     try:
         if options.dry_run:
             listing = inspect_archive(artifact.path, options.limits)
             _check_archive_compatible(listing, artifact, options)
             plan = _plan(origin.display, artifact, outcome, listing, final)
-            return InstallResult(plan, final, dry_run=True)
-        return _install_tree(
+            return InstallResult(plan, final, dry_run=True, replaced_link=link)
+        if link is not None:
+            step = replace(step, replaces=(*step.replaces, link.path))
+        result = _install_tree(
             origin.display, artifact, outcome, final, options, callbacks=callbacks, step=step
         )
+        return result if result.was_already_present else replace(result, replaced_link=link)
     except NexoError as error:
         # A refusal after the signature step still says who signed what was refused.
         if outcome.status == "verified":
             error.details.setdefault("signature", outcome.to_json())
         raise
+
+
+def _development_link(options: InstallOptions, plugin_id: str, final: Path) -> LinkedPlugin | None:
+    """The development link (``install --link``) of ``plugin_id`` in the root, which an install
+    beside it would leave for the daemon to load first. Without ``force`` it is refused
+    (``already_installed``, naming the link and how to remove it); with ``force`` returned,
+    to be replaced. A link at ``final`` itself is the install step's to judge."""
+    links = [
+        item
+        for item in linked_plugins(options.dest)
+        if item.plugin_id == plugin_id and item.path != final
+    ]
+    link = links[0] if links else None
+    if link is None or options.force:
+        return link
+    raise NexoError(
+        f"{plugin_id} is linked for development at {link.path} (-> {link.target}); remove the "
+        f"link first (`nexo plugin remove {plugin_id}` unlinks it and leaves the checkout "
+        "alone), or pass --force to replace it with this install",
+        kind="already_installed",
+        details={"path": str(link.path), "linked_to": str(link.target)},
+    )
 
 
 def _check_archive_compatible(

@@ -3,9 +3,11 @@
 ``upgrade`` keeps the version it replaces under ``<dest>/.nexo/kept`` (by default only that
 one per plugin; ``--keep-old`` keeps every version replaced). A rollback re-hashes that kept
 tree against its own receipt, then swaps it with the installed version in one journalled step
-(the installed one becomes the kept version, so a rollback can itself be rolled back): a
-crash at any point leaves either the old or the new version discoverable, never neither, and
-never both.
+(the installed one becomes the kept version, so a rollback can itself be rolled back): on Linux
+the two trees change places in one ``renameat2(RENAME_EXCHANGE)``, so a crash at any point
+leaves either the old or the new version discoverable, never neither, and never both; where the
+kernel cannot exchange, the kept tree is renamed in before the installed one leaves (both for
+a moment, never neither).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from nexo_pkg.install.store import (
     publish,
     scan_installed,
     scan_kept,
+    swap_in,
     verify_installed,
     version_order,
 )
@@ -108,6 +111,9 @@ def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackRe
                 plugin_id, from_version, target.receipt.version, final, None, dry_run=True
             )
         olds = tuple(item.path for item in current)
-        moved = publish(root, target.path, final, replaces=olds, keep_old=True)
+        if len(olds) == 1 and olds[0].is_dir() and not olds[0].is_symlink():
+            moved: tuple[Path, ...] = (swap_in(root, target.path, final, olds[0]),)
+        else:
+            moved = publish(root, target.path, final, replaces=olds, keep_old=True)
     kept_path = next((path for path in moved if path.parent.parent.name == KEPT_AREA), None)
     return RollbackResult(plugin_id, from_version, target.receipt.version, final, kept_path)

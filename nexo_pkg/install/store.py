@@ -45,6 +45,7 @@ from nexo_pkg.core.files import (
     read_capped_bytes,
     write_file_atomically,
 )
+from nexo_pkg.core.posix import exchange
 
 RECEIPT_NAME = ".nexo-install.json"
 LOCK_NAME = ".nexo-install.lock"
@@ -599,6 +600,23 @@ class _RootWalk:
         mode = self.mode(spot)
         return mode is not None and stat.S_ISDIR(mode)
 
+    def inode(self, spot: _Spot) -> int | None:
+        """``spot``'s inode when it is a directory (not a link), else ``None``."""
+        try:
+            info = os.stat(spot[1], dir_fd=self.parent(spot), follow_symlinks=False)
+        except OSError:
+            return None
+        return info.st_ino if stat.S_ISDIR(info.st_mode) else None
+
+    def exchange(self, first: _Spot, second: _Spot) -> bool:
+        return exchange(
+            first[1], second[1], first_dir=self.parent(first), second_dir=self.parent(second)
+        )
+
+    def remove_dir(self, spot: _Spot) -> None:
+        with contextlib.suppress(OSError):
+            os.rmdir(spot[1], dir_fd=self.parent(spot))
+
     def rename(self, source: _Spot, target: _Spot, *, create: bool = False) -> None:
         os.rename(
             source[1],
@@ -621,6 +639,14 @@ def _replay(dest: Path, journal: Path) -> None:
     try:
         with open_regular(journal) as handle:
             record = json.loads(handle.read(MAX_RECEIPT_BYTES).decode("utf-8"))
+        if "swap" in record:
+            swap = _Swap.read(record["swap"])
+            walk = _RootWalk(dest)
+            try:
+                _advance_swap(walk, swap, begin=False)
+            finally:
+                walk.close()
+            return
         final = _spot(record["final"])
         staged = _spot(record["staged"])
         moves = [(_spot(old), _spot(aside)) for old, aside in record["moves"]]
@@ -659,6 +685,125 @@ def _move_out(walk: _RootWalk, moves: list[tuple[_Spot, _Spot]]) -> None:
         if walk.mode(old) is not None and walk.mode(aside) is None:
             with contextlib.suppress(OSError):
                 walk.rename(old, aside, create=True)
+
+
+@dataclass(frozen=True)
+class _Swap:
+    """A rollback in progress: the tree at ``inward`` (inode ``inward_inode``) becomes the
+    installed ``final``; the installed tree at ``outward`` (inode ``outward_inode``) moves to
+    ``aside``. Trees are told apart by inode, so every state between two steps is known."""
+
+    inward: _Spot
+    inward_inode: int
+    outward: _Spot
+    outward_inode: int
+    final: _Spot
+    aside: _Spot
+
+    def to_json(self) -> dict[str, Any]:
+        def text(spot: _Spot) -> str:
+            return "/".join((*spot[0], spot[1]))
+
+        return {
+            "in": text(self.inward),
+            "in_inode": self.inward_inode,
+            "out": text(self.outward),
+            "out_inode": self.outward_inode,
+            "final": text(self.final),
+            "aside": text(self.aside),
+        }
+
+    @classmethod
+    def read(cls, record: Any) -> _Swap:
+        inodes = (record["in_inode"], record["out_inode"])
+        if not all(isinstance(inode, int) and not isinstance(inode, bool) for inode in inodes):
+            raise ValueError("bad inode")
+        return cls(
+            _spot(record["in"]),
+            inodes[0],
+            _spot(record["out"]),
+            inodes[1],
+            _spot(record["final"]),
+            _spot(record["aside"]),
+        )
+
+
+def _where(walk: _RootWalk, inode: int, spots: tuple[_Spot, ...]) -> _Spot | None:
+    return next((spot for spot in spots if walk.inode(spot) == inode), None)
+
+
+def _advance_swap(walk: _RootWalk, swap: _Swap, *, begin: bool) -> None:
+    """Bring a rollback's trees to their places from wherever a run left them, never leaving
+    the id without a discoverable tree: an atomic exchange where the kernel has one, else the
+    kept tree renamed in before the installed one is moved out (two trees for a moment, never
+    none). A rollback that moved nothing yet is started only when ``begin`` (the run itself);
+    a later run leaves it undone."""
+    inward = _where(walk, swap.inward_inode, (swap.final, swap.outward, swap.inward))
+    outward = _where(walk, swap.outward_inode, (swap.aside, swap.inward, swap.outward))
+    if inward is None or (inward == swap.inward and outward == swap.outward and not begin):
+        _remove_holders(walk, swap)
+        return
+    if inward == swap.inward and outward == swap.outward:
+        if walk.exchange(swap.outward, swap.inward):
+            inward, outward = swap.outward, swap.inward
+        elif swap.final != swap.outward:
+            walk.rename(swap.inward, swap.final)
+            inward = swap.final
+        else:  # no exchange and one name for both: the only order with a moment of none
+            walk.rename(swap.outward, swap.aside, create=True)
+            outward = swap.aside
+            walk.rename(swap.inward, swap.final)
+            inward = swap.final
+    if inward != swap.final:
+        walk.rename(inward, swap.final)
+    if outward is not None and outward != swap.aside:
+        walk.rename(outward, swap.aside, create=True)
+    _remove_holders(walk, swap)
+
+
+def _remove_holders(walk: _RootWalk, swap: _Swap) -> None:
+    """The kept holders a swap emptied (or made and never filled) go."""
+    for holder in (swap.inward[0], swap.aside[0]):
+        if holder:
+            walk.remove_dir((holder[:-1], holder[-1]))
+
+
+def swap_in(root: InstallRoot, kept: Path, final: Path, installed: Path) -> Path:
+    """Put the kept tree ``kept`` in as ``final`` and keep the ``installed`` tree in its place
+    under ``.nexo/kept``; return where it went. At every instant exactly one of the two is
+    discoverable where the kernel can exchange two names (Linux ``renameat2``), else at least
+    one; a journal lets the next run finish a swap that was interrupted. Raises ``io``."""
+    aside = root.aside_path(installed, keep=True)
+
+    def spot(path: Path) -> _Spot:
+        return _spot(path.relative_to(root.dest).as_posix())
+
+    try:
+        swap = _Swap(
+            spot(kept),
+            kept.stat(follow_symlinks=False).st_ino,
+            spot(installed),
+            installed.stat(follow_symlinks=False).st_ino,
+            spot(final),
+            spot(aside),
+        )
+    except OSError as exc:
+        discard(aside.parent)
+        raise io_error(f"swap {installed} with {kept}", exc) from exc
+    journal = _write_journal(root, {"swap": swap.to_json()})
+    walk = _RootWalk(root.dest)
+    try:
+        _advance_swap(walk, swap, begin=True)
+    except OSError as exc:
+        # Whatever moved is finished by the next run from the journal, kept for it.
+        raise io_error(f"swap {installed} with {kept}", exc) from exc
+    finally:
+        walk.close()
+    for parent in dict.fromkeys((final.parent, kept.parent, aside.parent, kept.parent.parent)):
+        with contextlib.suppress(OSError):
+            fsync_dir(parent)
+    discard(journal)
+    return aside
 
 
 def recover_interrupted(dest: Path) -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position, Span
+from nexo_pkg.lint.fixes import with_fixes
 from nexo_pkg.lint.suppression import unsuppressed
 from nexo_pkg.manifest.document import ParsedManifest, decode_manifest, parse_manifest
 from nexo_pkg.manifest.options import LintOptions
@@ -139,7 +140,7 @@ def lint_source(
                 "no manifest key needs more than a few levels of nesting",
             )
         ]
-    return FileResult(path, tuple(unsuppressed(text, diagnostics)), text, parser)
+    return with_fixes(FileResult(path, tuple(unsuppressed(text, diagnostics)), text, parser))
 
 
 def lint_config_source(

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from nexo_pkg import __version__
-from nexo_pkg.core.diagnostics import DOCS_URL, Diagnostic, FileResult, Rule
+from nexo_pkg.core.diagnostics import DOCS_URL, Diagnostic, FileResult, Rule, Span
 from nexo_pkg.core.terminal import printable
 
 __all__ = [
@@ -35,12 +35,20 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 @dataclass(frozen=True)
 class ReportContext:
-    """What a reporter may know besides the results: colour, the rules by code, and whether
-    the text report ends with its summary line (``--quiet`` drops it, as ruff's ``-q``)."""
+    """What a reporter may know besides the results: colour, the rules by code, whether the
+    text report ends with its summary line (``--quiet`` drops it, as ruff's ``-q``), and
+    whether unsafe fixes are enabled."""
 
     colour: bool = False
     rules: Mapping[str, Rule] = field(default_factory=dict)
     summary: bool = True
+    unsafe_fixes: bool = False
+    """``--unsafe-fixes``: unsafe fixes count as fixable (``[*]``), as safe ones always do."""
+
+    def applicable(self, diagnostic: Diagnostic) -> bool:
+        """Whether ``--fix`` would apply the fix of ``diagnostic`` with these settings."""
+        fix = diagnostic.fix
+        return fix is not None and (fix.applicability == "safe" or self.unsafe_fixes)
 
 
 Reporter = Callable[[Sequence[FileResult], ReportContext], str]
@@ -63,6 +71,19 @@ def _plural(count: int, word: str) -> str:
 
 def _shown(text: str) -> str:
     return printable(text.replace("\t", "    "))
+
+
+def _fix_note(diagnostic: Diagnostic) -> str:
+    """What the text report says of a fix: what it does, how safe it is, how to apply it."""
+    fix = diagnostic.fix
+    if fix is None:
+        return ""
+    if fix.applicability == "safe":
+        return f"{fix.message} (safe: apply with `--fix`)"
+    from nexo_pkg.lint.fixes import UNSAFE_REASON  # noqa: PLC0415 - only fixable findings
+
+    reason = UNSAFE_REASON.get(diagnostic.name, "it changes what the plugin does")
+    return f"{fix.message} (unsafe: {reason}; apply with `--fix --unsafe-fixes`)"
 
 
 def _frame(diagnostic: Diagnostic, lines: Sequence[str], paint: Callable[[str, str], str]) -> str:
@@ -89,6 +110,9 @@ def _frame(diagnostic: Diagnostic, lines: Sequence[str], paint: Callable[[str, s
         rows.append(
             paint(_BLUE, f"{gutter} =") + f" {paint(_BOLD, 'help')}: {printable(diagnostic.help)}"
         )
+    if diagnostic.fix is not None:
+        note = printable(_fix_note(diagnostic))
+        rows.append(paint(_BLUE, f"{gutter} =") + f" {paint(_BOLD, 'fix')}: {note}")
     return "\n".join(rows)
 
 
@@ -115,6 +139,8 @@ def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
         for diagnostic in result.diagnostics:
             start = diagnostic.span.start
             label = paint(_RED if diagnostic.is_error else _YELLOW, diagnostic.code)
+            if context.applicable(diagnostic):
+                label += " " + paint(_BOLD, "[*]")  # fixable with --fix, as ruff marks it
             severity = "" if diagnostic.is_error else "warning: "
             # Messages quote values from the file: one line each, whatever those hold.
             head = (
@@ -133,8 +159,26 @@ def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
         )
     else:
         summary = f"All checks passed ({_plural(totals['files'], 'file')} linted)."
-    blocks.append(paint(_BOLD, summary))
+    fixes = _fix_summary(results, context)
+    blocks.append(paint(_BOLD, summary) + (f"\n{fixes}" if fixes else ""))
     return "\n\n".join(blocks) + "\n"
+
+
+def _fix_summary(results: Sequence[FileResult], context: ReportContext) -> str:
+    """ruff's line on fixes: how many ``--fix`` would apply, and how many unsafe ones
+    ``--unsafe-fixes`` would add; empty when no finding has a fix."""
+    fixable = [d for result in results for d in result.diagnostics if d.fix is not None]
+    applicable = sum(context.applicable(diagnostic) for diagnostic in fixable)
+    hidden = len(fixable) - applicable
+    more = (
+        f"{hidden} hidden fix{'' if hidden == 1 else 'es'} can be enabled with the "
+        "`--unsafe-fixes` option"
+    )
+    if applicable and hidden:
+        return f"[*] {applicable} fixable with the `--fix` option ({more})."
+    if applicable:
+        return f"[*] {applicable} fixable with the `--fix` option."
+    return f"No fixes available ({more})." if hidden else ""
 
 
 def render_json(results: Sequence[FileResult], context: ReportContext) -> str:
@@ -212,6 +256,38 @@ def _sarif_rule(code: str, sample: Diagnostic, rules: Mapping[str, Rule]) -> dic
     }
 
 
+def _sarif_region(span: Span) -> dict[str, int]:
+    return {
+        "startLine": max(1, span.start.line),
+        "startColumn": max(1, span.start.column),
+        "endLine": max(1, span.end.line),
+        "endColumn": max(1, span.end.column),
+    }
+
+
+def _sarif_fixes(diagnostic: Diagnostic, uri: str) -> dict[str, Any]:
+    """The result's ``fixes`` (SARIF 2.1.0 §3.27.30, §3.55): the edits as replacements of the
+    file, with ruff's applicability in the fix's property bag."""
+    fix = diagnostic.fix
+    if fix is None:
+        return {}
+    replacements = [
+        {"deletedRegion": _sarif_region(edit.span), "insertedContent": {"text": edit.content}}
+        for edit in fix.edits
+    ]
+    return {
+        "fixes": [
+            {
+                "description": {"text": fix.message},
+                "artifactChanges": [
+                    {"artifactLocation": {"uri": uri}, "replacements": replacements}
+                ],
+                "properties": {"applicability": fix.applicability},
+            }
+        ]
+    }
+
+
 def render_sarif(results: Sequence[FileResult], context: ReportContext) -> str:
     """A SARIF 2.1.0 log with one run; every emitted rule is in ``tool.driver.rules``."""
     rule_index: dict[str, int] = {}
@@ -235,16 +311,12 @@ def render_sarif(results: Sequence[FileResult], context: ReportContext) -> str:
                         {
                             "physicalLocation": {
                                 "artifactLocation": {"uri": uri},
-                                "region": {
-                                    "startLine": max(1, span.start.line),
-                                    "startColumn": max(1, span.start.column),
-                                    "endLine": max(1, span.end.line),
-                                    "endColumn": max(1, span.end.column),
-                                },
+                                "region": _sarif_region(span),
                             }
                         }
                     ],
                     "properties": {"keyPath": diagnostic.key_path},
+                    **_sarif_fixes(diagnostic, uri),
                 }
             )
     log = {

@@ -1,65 +1,54 @@
 """Quick fixes for findings whose repair is mechanical (docs/editors.md): rename a tool outside
 the plugin's namespace, rename or remove a reserved ``NEXO_…`` entrypoint variable.
 
-The suggested names come from the finding's ``help`` text, so the editor offers exactly what
-``nexo plugin lint`` prints. Edits are computed on the text the client sends back with the
-request; when the text at the finding's range no longer looks like what was reported (the
-document moved on), no fix is offered.
+The renames are those of :mod:`nexo_pkg.lint.fixes`, so the editor offers exactly what
+``nexo plugin lint --fix --unsafe-fixes`` applies; the removal of a variable is offered here
+only. Every one of them is unsafe (the plugin's code uses the name too) and its title says so.
+Edits are computed on the server's copy of the document at the range the client sends, and
+only when the text there still holds the name the diagnostic reported (its ``data``): a range
+that moved on, or that a client counts in other units, gets no fix.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
 
-from nexo_pkg.core.diagnostics import Diagnostic
+from nexo_pkg.lint.fixes import UNSAFE_REASON, TextFix, parses_after, rule_of, subject_at
+from nexo_pkg.lint.fixes import fixes_for as lint_fixes_for
 from nexo_pkg.lsp.toml_context import Entry, ScannedDocument, scan
 
-__all__ = ["Fix", "apply_fixes", "fixes_for"]
-
-_RENAME_TOOL = re.compile(r"rename it to `([a-z][a-z0-9_]*)`")
-_RENAME_VARIABLE = re.compile(r"e\.g\. `([A-Za-z_][A-Za-z0-9_]*)`")
-_NAMES_BY_CODE = {"NX113": "tool-namespace-violation", "NX106": "reserved-entrypoint-env"}
-#: Rule names whose findings ``nexo plugin lint --fix`` repairs (the editor's quick fixes).
-FIXABLE = frozenset(_NAMES_BY_CODE.values())
-
-
-@dataclass(frozen=True)
-class Fix:
-    """One quick fix: replace each ``(start, end)`` text range with the new text."""
-
-    title: str
-    edits: tuple[tuple[int, int, str], ...]
-    preferred: bool = False
+__all__ = ["TextFix", "fixes_for", "titled"]
 
 
 def fixes_for(
-    text: str, start: int, end: int, *, code: str, name: str, help_text: str
-) -> list[Fix]:
-    """The quick fixes for one finding at ``text[start:end]``; empty when none applies."""
-    rule = name or _NAMES_BY_CODE.get(code, "")
-    if rule == "tool-namespace-violation":
-        return _rename_tool(text, help_text, start, end)
-    if rule == "reserved-entrypoint-env":
-        return _reserved_variable(text, help_text, start, end)
-    return []
+    text: str, start: int, end: int, *, code: str, name: str, help_text: str, subject: str
+) -> list[TextFix]:
+    """The quick fixes for one finding at ``text[start:end]``; empty when none applies, the
+    text there is not ``subject`` any more, or a fix would leave TOML that does not parse."""
+    found = lint_fixes_for(
+        text, start, end, code=code, name=name, help_text=help_text, subject=subject
+    )
+    if (
+        subject
+        and rule_of(code, name) == "reserved-entrypoint-env"
+        and subject_at(text, start, end, "reserved-entrypoint-env") == subject
+    ):
+        document = scan(text)
+        entry = _entry_with_key_at(document, start, end)
+        if entry is not None:
+            remove_start, remove_end = _removal(document, entry)
+            removal = TextFix(f"Remove `{subject}`", ((remove_start, remove_end, ""),), "unsafe")
+            if parses_after(text, removal.edits):
+                found.append(removal)
+    return found
 
 
-def _rename_tool(text: str, help_text: str, start: int, end: int) -> list[Fix]:
-    match = _RENAME_TOOL.search(help_text)
-    current = text[start:end]
-    if match is None or len(current) < 2 or current[0] not in "\"'" or current[-1] != current[0]:
-        return []
-    new_name = match.group(1)
-    quote = current[0]
-    return [
-        Fix(
-            f"Rename tool to `{new_name}`",
-            ((start, end, f"{quote}{new_name}{quote}"),),
-            preferred=True,
-        )
-    ]
+def titled(fix: TextFix, code: str, name: str) -> str:
+    """The title an editor shows: an unsafe fix says that it is and why."""
+    if fix.applicability == "safe":
+        return fix.title
+    reason = UNSAFE_REASON.get(rule_of(code, name), "it changes what the plugin does")
+    return f"{fix.title} (unsafe: {reason})"
 
 
 def _entry_with_key_at(document: ScannedDocument, start: int, end: int) -> Entry | None:
@@ -88,65 +77,3 @@ def _removal(document: ScannedDocument, entry: Entry) -> tuple[int, int]:
     line_start = text.rfind("\n", 0, key_start) + 1
     line_end = text.find("\n", value_end)
     return line_start, len(text) if line_end < 0 else line_end + 1
-
-
-def _reserved_variable(text: str, help_text: str, start: int, end: int) -> list[Fix]:
-    current = text[start:end].strip("\"'")
-    if not current.startswith("NEXO_"):
-        return []
-    found: list[Fix] = []
-    match = _RENAME_VARIABLE.search(help_text)
-    if match is not None:
-        new_name = match.group(1)
-        found.append(
-            Fix(f"Rename `{current}` to `{new_name}`", ((start, end, new_name),), preferred=True)
-        )
-    document = scan(text)
-    entry = _entry_with_key_at(document, start, end)
-    if entry is not None:
-        remove_start, remove_end = _removal(document, entry)
-        found.append(Fix(f"Remove `{current}`", ((remove_start, remove_end, ""),)))
-    return found
-
-
-def apply_fixes(text: str, diagnostics: Iterable[Diagnostic]) -> tuple[str, int]:
-    """Apply the preferred quick fix of every fixable finding; return the text and the count.
-
-    The same fixes the language server offers, so ``lint --fix`` and the editor agree. Only
-    the characters of each fix change: comments, spacing and key order stay as they were.
-    Overlapping fixes are applied once (the first in file order).
-    """
-    starts = [0, *(index + 1 for index, char in enumerate(text) if char == "\n")]
-
-    def offset(line: int, column: int) -> int:
-        index = min(max(line - 1, 0), len(starts) - 1)
-        return min(starts[index] + column - 1, len(text))
-
-    edits: list[tuple[int, int, str]] = []
-    for diagnostic in diagnostics:
-        if (diagnostic.name or _NAMES_BY_CODE.get(diagnostic.code, "")) not in FIXABLE:
-            continue
-        first, last = diagnostic.span.start, diagnostic.span.end
-        preferred = [
-            fix
-            for fix in fixes_for(
-                text,
-                offset(first.line, first.column),
-                offset(last.line, last.column),
-                code=diagnostic.code,
-                name=diagnostic.name,
-                help_text=diagnostic.help,
-            )
-            if fix.preferred
-        ]
-        if preferred:
-            edits.extend(preferred[0].edits)
-    applied = 0
-    last_start = len(text) + 1
-    for start, end, new_text in sorted(edits, reverse=True):
-        if end > last_start:
-            continue  # overlaps an edit already applied
-        text = text[:start] + new_text + text[end:]
-        last_start = start
-        applied += 1
-    return text, applied

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -54,10 +55,10 @@ def _tables(
     navigator: SchemaNavigator, document: ScannedDocument, context: Context, offset: int
 ) -> list[Candidate]:
     current = document.headers[context.block]
-    defined = {
-        header.path for header in document.headers if not header.is_array and header is not current
-    }
     replace = context.replace if current.parts else (offset, offset)
+    tables = navigator.table_paths()
+    arrays = {table.path for table in tables if table.is_array}
+    addable = _addable_tables(document, context.block, arrays)
     return [
         Candidate(
             _header_text(table.path),
@@ -68,9 +69,44 @@ def _tables(
             table.description,
             order,
         )
-        for order, table in enumerate(navigator.table_paths())
-        if table.is_array == context.is_array_header and table.path not in defined
+        for order, table in enumerate(tables)
+        if table.is_array == context.is_array_header and addable(table.path, table.is_array)
     ]
+
+
+def _addable_tables(
+    document: ScannedDocument, block: int, arrays: set[tuple[str, ...]]
+) -> Callable[[tuple[str, ...], bool], bool]:
+    """Whether a header for a path may be added at the header ``block`` (the one being typed)
+    without making the document invalid TOML or the wrong shape:
+
+    * a table is defined once: not one that has its header already (``NX002``);
+    * nor one a key already defines, as a value or an inline table (``sandbox = {…}``), or by
+      dotted keys (``sandbox.network = …``), nor any table inside such a value (``NX002``);
+    * a path through an array of tables names a table of its last element, so it needs a
+      ``[[…]]`` header of that array above it; else the header would make the array a table
+      (``NX012``).
+    """
+    others = [header for index, header in enumerate(document.headers) if index != block]
+    defined = {header.path for header in others if not header.is_array}
+    arrays_above = {header.path for header in document.headers[:block] if header.is_array}
+    values: set[tuple[str, ...]] = set()
+    dotted: set[tuple[str, ...]] = set()
+    for entry in document.entries:
+        if entry.block == block or not entry.parts:
+            continue  # the keys under the header being typed follow whatever it becomes
+        values.add(entry.path)
+        dotted.update(entry.path[:depth] for depth in range(len(entry.table) + 1, len(entry.path)))
+
+    def addable(path: tuple[str, ...], is_array: bool) -> bool:
+        prefixes = [path[:depth] for depth in range(1, len(path))]
+        if any(prefix in arrays and prefix not in arrays_above for prefix in prefixes):
+            return False
+        if any(prefix in values for prefix in (*prefixes, path)):
+            return False
+        return is_array or (path not in defined and path not in dotted)
+
+    return addable
 
 
 def _keys(

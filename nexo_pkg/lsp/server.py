@@ -14,6 +14,7 @@ import contextlib
 import functools
 import json
 import logging
+import os
 import posixpath
 import sys
 from collections.abc import Callable
@@ -36,6 +37,7 @@ from nexo_pkg.core.errors import NexoError
 from nexo_pkg.lint.config import LintSettings
 from nexo_pkg.lint.daemon_files import config_kind
 from nexo_pkg.lint.engine import lint_config_source, lint_source
+from nexo_pkg.lint.fixes import FIXABLE, rule_of, subject_at
 from nexo_pkg.lsp import code_actions, completion, hover
 from nexo_pkg.lsp.positions import ClientRange, Encoding, LineIndex, normalise_encoding
 from nexo_pkg.lsp.schema_nav import SchemaNavigator, packaged_navigator
@@ -156,8 +158,29 @@ def to_lsp_diagnostic(
         code=diagnostic.code,
         code_description=types.CodeDescription(href=diagnostic.url) if diagnostic.url else None,
         source="nexo",
-        data={"name": diagnostic.name, "key_path": diagnostic.key_path, "help": diagnostic.help},
+        data=_diagnostic_data(diagnostic, index),
     )
+
+
+def _diagnostic_data(diagnostic: Diagnostic, index: LineIndex) -> dict[str, str]:
+    """What a code action request needs back: the rule, its help and, for a finding of a rule
+    with quick fixes, the name it reported (``subject``), which the text at the range must
+    still be for a fix to be offered."""
+    data = {"name": diagnostic.name, "key_path": diagnostic.key_path, "help": diagnostic.help}
+    if diagnostic.fix is not None:
+        data["subject"] = diagnostic.fix.subject
+        data["applicability"] = diagnostic.fix.applicability
+    elif rule_of(diagnostic.code, diagnostic.name) in FIXABLE:
+        # No fix for lint --fix (a rename onto a name already there), yet the editor may
+        # offer another (the removal of a variable): the name is carried all the same.
+        start, end = (
+            index.offset(position.line - 1, position.column - 1)
+            for position in (diagnostic.span.start, diagnostic.span.end)
+        )
+        subject = subject_at(index.text, start, end, rule_of(diagnostic.code, diagnostic.name))
+        if subject is not None:
+            data["subject"] = subject
+    return data
 
 
 def _guarded(handler: Callable[P, R]) -> Callable[P, R | None]:
@@ -184,6 +207,32 @@ class _Snapshot:
     version: int | None
 
 
+class _QuietWriter:
+    """pygls's writer, except that a client that has gone (its end of stdout closed: an editor
+    that quits without awaiting the ``shutdown`` reply) ends the output quietly: one debug
+    line, then nothing more is written, instead of a BrokenPipe error for every reply and
+    notification still on its way."""
+
+    def __init__(self, writer: Any) -> None:
+        self.writer = writer
+        self.gone = False
+
+    def write(self, data: bytes) -> Any:
+        if self.gone:
+            return None
+        try:
+            return self.writer.write(data)
+        except (BrokenPipeError, ConnectionResetError, ValueError):
+            # ValueError: the stream was closed under us ("I/O operation on closed file").
+            self.gone = True
+            logger.debug("the client closed the connection; no more output")
+            return None
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError, ValueError):
+            self.writer.close()
+
+
 class _Protocol(LanguageServerProtocol):
     """pygls's protocol, except that a request whose params do not deserialize is answered.
 
@@ -191,6 +240,14 @@ class _Protocol(LanguageServerProtocol):
     position of ``-1`` or ``2**31`` (outside LSP's ``uinteger``) would never get a response and
     the client would wait forever. The error goes back to the client under the request's id.
     """
+
+    def set_writer(self, writer: Any, include_headers: bool = True) -> None:
+        super().set_writer(_QuietWriter(writer), include_headers)
+
+    @property
+    def client_gone(self) -> bool:
+        """Whether the client closed its end of the output."""
+        return isinstance(self.writer, _QuietWriter) and self.writer.gone
 
     def structure_message(self, data: dict[str, Any]) -> Any:
         try:
@@ -413,13 +470,18 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
                 index.offset(*index.from_client(position.line, position.character, ls.encoding))
                 for position in (diagnostic.range.start, diagnostic.range.end)
             )
+            subject = data.get("subject")
+            if not isinstance(subject, str):
+                continue  # no fix was reported with the finding: offer none
+            name = str(data.get("name", ""))
             for fix in code_actions.fixes_for(
                 snapshot.text,
                 start,
                 end,
                 code=diagnostic.code,
-                name=str(data.get("name", "")),
+                name=name,
                 help_text=str(data.get("help", "")),
+                subject=subject,
             ):
                 edits = [
                     types.TextEdit(
@@ -430,10 +492,12 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
                 ]
                 found.append(
                     types.CodeAction(
-                        title=fix.title,
+                        title=code_actions.titled(fix, diagnostic.code, name),
                         kind=types.CodeActionKind.QuickFix,
                         diagnostics=[diagnostic],
-                        is_preferred=fix.preferred or None,
+                        # An editor may apply a preferred fix unasked ("fix all"): never an
+                        # unsafe one.
+                        is_preferred=(fix.preferred and fix.applicability == "safe") or None,
                         edit=types.WorkspaceEdit(changes={params.text_document.uri: edits}),
                     )
                 )
@@ -516,6 +580,14 @@ class CappedReader:
 def serve(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> None:
     """Run the language server on stdin/stdout until the client says ``exit``."""
     output = sys.stdout.buffer
+    descriptor = output.fileno()
     # pygls only calls readline() and read(n), which is all CappedReader offers.
     reader = cast("BinaryIO", CappedReader(sys.stdin.buffer, output))
-    create_server(debounce_seconds=debounce_seconds).start_io(stdin=reader, stdout=output)
+    server = create_server(debounce_seconds=debounce_seconds)
+    server.start_io(stdin=reader, stdout=output)
+    if cast("_Protocol", server.protocol).client_gone:
+        # Nothing may reach the closed pipe at exit either (the interpreter flushes stdout).
+        with contextlib.suppress(OSError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, descriptor)
+            os.close(devnull)

@@ -97,7 +97,9 @@ _RULES: tuple[Rule, ...] = (
         why="The daemon sets the `NEXO_*` variables itself and its spawn helper refuses a "
         "plugin that tries to override them.",
         example='[plugin.entrypoint.env]\nNEXO_HOME = "/tmp"',
-        fix="Rename the variable without the `NEXO_` prefix (for example `WEATHER_HOME`).",
+        fix="Rename the variable without the `NEXO_` prefix (for example `WEATHER_HOME`), in "
+        "the manifest and in the plugin's code that reads it. `nexo plugin lint --fix "
+        "--unsafe-fixes` renames it in the manifest only: an unsafe fix.",
     ),
     Rule(
         code="NX107",
@@ -187,7 +189,9 @@ _RULES: tuple[Rule, ...] = (
         why="Tool names are global to the agent; the namespace prevents two plugins from "
         "shadowing each other's tools (`ToolNamespaceViolation`).",
         example='[plugin]\nid = "weather"\n[plugin.extends]\ntools = ["get_forecast"]',
-        fix='Prefix the name with the plugin id: `tools = ["weather_get_forecast"]`.',
+        fix='Prefix the name with the plugin id: `tools = ["weather_get_forecast"]`, in the '
+        "manifest and in the plugin's code that answers to it. `nexo plugin lint --fix "
+        "--unsafe-fixes` renames it in the manifest only: an unsafe fix.",
     ),
     Rule(
         code="NX114",

@@ -315,7 +315,6 @@ def _check_mcp_servers(report: Findings, servers: Mapping[str, Any]) -> None:
                 f"{microapp.MAX_MCP_SERVER_NAME_LENGTH} bytes)",
                 part="key",
             )
-            continue
         table = as_table(server) or {}
         transport = table.get("transport")
         command, url = table.get("command"), table.get("url")

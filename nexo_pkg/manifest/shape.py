@@ -223,6 +223,11 @@ def _check_tagged(
 ) -> Iterator[ShapeProblem]:
     tag = value.get(spec.tag)
     choices = ", ".join(f'"{name}"' for name in spec.variants)
+    variant = spec.variants.get(tag) if isinstance(tag, str) else None
+    if variant is not None:
+        fields = {spec.tag: STR, **variant.fields}
+        yield from _check_table(value, Table(fields, variant.required, variant.hints), path, skip)
+        return
     if spec.tag not in value:
         yield ShapeProblem(
             "missing",
@@ -230,18 +235,29 @@ def _check_tagged(
             f"`{_dotted((*path, spec.tag))}` is missing",
             f"set `{spec.tag}` to one of {choices}",
         )
-        return
-    variant = spec.variants.get(tag) if isinstance(tag, str) else None
-    if variant is None:
+    else:
         yield ShapeProblem(
             "variant",
             (*path, spec.tag),
             f"`{_dotted((*path, spec.tag))}` must be one of {choices}, not {tag!r}",
         )
-        return
-    fields = {spec.tag: STR, **variant.fields}
-    table = Table(fields, variant.required, variant.hints)
-    yield from _check_table(value, table, path, skip)
+    # Without a variant, the other keys are still judged against every variant's fields, so
+    # a key no variant has shows in this run rather than once the tag is repaired.
+    others = {key: item for key, item in value.items() if key != spec.tag}
+    yield from _check_table(others, _any_variant(spec), path, skip)
+
+
+def _any_variant(spec: Tagged) -> Table:
+    """The fields of every variant of ``spec`` (the first variant's type for a shared name),
+    with their hints, none required: what a key may be whatever the tag turns out to be."""
+    fields: dict[str, Spec] = {}
+    hints: dict[str, str] = {}
+    for variant in spec.variants.values():
+        for name, child in variant.fields.items():
+            fields.setdefault(name, child)
+        for name, hint in variant.hints.items():
+            hints.setdefault(name, hint)
+    return Table(fields, frozenset(), hints)
 
 
 def to_json_schema(spec: Spec) -> dict[str, Any]:

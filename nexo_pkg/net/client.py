@@ -31,7 +31,7 @@ from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from nexo_pkg import __version__
-from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.errors import ConfigError, NexoError, UsageError
 from nexo_pkg.core.terminal import printable, shown
 from nexo_pkg.net.bounded import (
     SLOW_NOTICE_SECONDS,
@@ -222,11 +222,62 @@ def environment_proxies() -> dict[str, httpx.BaseTransport | None]:
     """The proxies ``HTTPS_PROXY``, ``HTTP_PROXY`` and ``ALL_PROXY`` name (any case), as httpx
     mounts: an httpx transport through the proxy per URL pattern, ``None`` (direct) for the
     hosts ``NO_PROXY`` lists. Empty without such variables, so a direct connection imports
-    nothing more."""
-    return {
-        pattern: None if proxy is None else httpx.HTTPTransport(proxy=proxy, trust_env=True)
-        for pattern, proxy in proxy_mounts(proxy_settings(os.environ)).items()
-    }
+    nothing more. A value no connection could be made with (a scheme other than http, https
+    or socks5, a SOCKS proxy without ``socksio``, a malformed host or port) is a ``config``
+    error naming the variable (exit 2), its credentials never shown."""
+    variables = _proxy_variables(os.environ)
+    names = {scheme: name for scheme, (name, _) in variables.items()}
+    mounts = proxy_mounts({scheme: value for scheme, (_, value) in variables.items()}, names)
+    transports: dict[str, httpx.BaseTransport | None] = {}
+    for pattern, proxy in mounts.items():
+        if proxy is None:
+            transports[pattern] = None
+            continue
+        name = names.get(pattern.removesuffix("://"), "the proxy variable")
+        try:
+            transports[pattern] = httpx.HTTPTransport(proxy=proxy, trust_env=True)
+        except ImportError as exc:
+            raise ConfigError(
+                f"{name} names a SOCKS proxy ({_without_credentials(proxy)}), which needs the "
+                "socksio package (not installed): install httpx[socks] or name an http:// proxy"
+            ) from exc
+        except (ValueError, httpx.InvalidURL) as exc:
+            reason = (
+                "a proxy must be an http://, https:// or socks5:// URL"
+                if isinstance(exc, ValueError) and "scheme" in str(exc)
+                else printable(str(exc))
+            )
+            raise ConfigError(
+                f"{name} is not a usable proxy URL ({_without_credentials(proxy)}): {reason}"
+            ) from exc
+    return transports
+
+
+def _without_credentials(url: str) -> str:
+    """``url`` as it may be shown: a user and password before the host are masked."""
+    scheme, separator, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:
+        authority = "***@" + authority.rpartition("@")[2]
+    return printable(f"{scheme}{separator}{authority}{slash}{path}")
+
+
+def _proxy_variables(environ: Mapping[str, str]) -> dict[str, tuple[str, str]]:
+    """``{scheme: (variable, value)}``: the rules of :func:`proxy_settings`, with the name of
+    the variable each setting came from (for messages)."""
+    found: dict[str, tuple[str, str]] = {}
+    for name, value in environ.items():
+        if value and name.lower().endswith("_proxy"):
+            found[name[:-6].lower()] = (name, value)
+    if "REQUEST_METHOD" in environ:
+        found.pop("http", None)
+    for name, value in environ.items():
+        if name.endswith("_proxy"):
+            if value:
+                found[name[:-6].lower()] = (name, value)
+            else:
+                found.pop(name[:-6].lower(), None)
+    return found
 
 
 def proxy_settings(environ: Mapping[str, str]) -> dict[str, str]:
@@ -236,51 +287,67 @@ def proxy_settings(environ: Mapping[str, str]) -> dict[str, str]:
     lower-case ``_proxy`` winning, an empty one of those removing the scheme, and upper-case
     ``HTTP_PROXY`` ignored under CGI (``REQUEST_METHOD`` set: a client's ``Proxy:`` header
     would land there)."""
-    settings: dict[str, str] = {}
-    for name, value in environ.items():
-        if value and name.lower().endswith("_proxy"):
-            settings[name[:-6].lower()] = value
-    if "REQUEST_METHOD" in environ:
-        settings.pop("http", None)
-    for name, value in environ.items():
-        if name.endswith("_proxy"):
-            if value:
-                settings[name[:-6].lower()] = value
-            else:
-                settings.pop(name[:-6].lower(), None)
-    return settings
+    return {scheme: value for scheme, (_, value) in _proxy_variables(environ).items()}
 
 
-def proxy_mounts(settings: Mapping[str, str]) -> dict[str, str | None]:
+_BRACKETED = re.compile(r"\[(?P<address>[^\]]*)\](?::(?P<port>[0-9]{1,5}))?")
+
+
+def proxy_mounts(
+    settings: Mapping[str, str], names: Mapping[str, str] | None = None
+) -> dict[str, str | None]:
     """httpx mount patterns for proxy ``settings`` as ``urllib.request`` reads them from the
     environment (``{"https": "proxy:3128", "no": "localhost,.corp"}``): a proxy URL per
     scheme (``http://`` assumed when none is given), ``None`` (direct) for each host that
-    ``NO_PROXY`` lists; ``NO_PROXY=*`` turns every proxy off, as curl and httpx do."""
+    ``NO_PROXY`` lists (``[::1]:8080``: that address and port only); ``NO_PROXY=*`` turns
+    every proxy off, as curl and httpx do. An entry that names no host (``[127.0.0.1]``,
+    ``127.0.0.1:*``) is a ``config`` error naming the variable (``names``: the variable of
+    each scheme)."""
     mounts: dict[str, str | None] = {}
     for scheme in ("http", "https", "all"):
         proxy = settings.get(scheme)
         if proxy:
             mounts[f"{scheme}://"] = proxy if "://" in proxy else f"http://{proxy}"
+    variable = (names or {}).get("no", "NO_PROXY")
     for raw in settings.get("no", "").split(","):
         host = raw.strip()
         if host == "*":
             return {}
         if not host:
             continue
-        if "://" in host:
-            mounts[host] = None
-            continue
+        pattern = _no_proxy_pattern(host)
         try:
-            address = ipaddress.ip_address(host.strip("[]"))
-        except ValueError:
-            address = None
-        if address is not None and address.version == 6:
-            mounts[f"all://[{address}]"] = None
-        elif address is not None or host.lower() == "localhost":
-            mounts[f"all://{host}"] = None
-        else:
-            mounts[f"all://*{host}"] = None
+            valid = pattern is not None and bool(httpx.URL(pattern).host)
+        except httpx.InvalidURL:
+            valid = False
+        if not valid:
+            raise ConfigError(
+                f"{variable} lists {printable(host)!r}, which is no host name, address or "
+                "URL (an IPv6 address goes in brackets, [::1] or [::1]:8080; a port is a "
+                "number)"
+            )
+        mounts[str(pattern)] = None
     return mounts
+
+
+def _no_proxy_pattern(host: str) -> str | None:
+    """The httpx mount pattern of one ``NO_PROXY`` entry, ``None`` for brackets that hold no
+    IPv6 address."""
+    if "://" in host:
+        return host
+    bracketed = _BRACKETED.fullmatch(host)
+    if bracketed is not None:
+        try:
+            inside = ipaddress.IPv6Address(bracketed["address"])
+        except ValueError:
+            return None
+        port = bracketed["port"]
+        return f"all://[{inside}]" + (f":{port}" if port else "")
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return f"all://{host}" if host.lower() == "localhost" else f"all://*{host}"
+    return f"all://[{address}]" if address.version == 6 else f"all://{host}"
 
 
 def _set_location_aside(response: httpx.Response) -> None:

@@ -36,7 +36,15 @@ from nexo_pkg.pack.errors import (
     manifest_error,
     usage_error,
 )
-from nexo_pkg.pack.layout import KNOWN_TARGETS, LAUNCHER, NOARCH, TreeWalk, asset_name, collect_tree
+from nexo_pkg.pack.layout import (
+    KNOWN_TARGETS,
+    LAUNCHER,
+    NOARCH,
+    TreeWalk,
+    asset_name,
+    collect_tree,
+    stored_names,
+)
 from nexo_pkg.pack.vendor import vendor_requirements
 
 #: pip's console-script wrappers carry the absolute path of the packing interpreter: useless
@@ -337,7 +345,7 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
         else:
             entries.append(ArchiveEntry(f"bin/{plugin_id}", executable=True, source=options.binary))
         try:
-            entries = complete_entries(entries)
+            entries = stored_names(complete_entries(entries))
         except ValueError as exc:
             raise layout_error(f"cannot lay out the tarball: {exc}") from exc
         stats = archive_stats(entries)

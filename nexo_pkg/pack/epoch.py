@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from nexo_pkg.core.git import git_output
 from nexo_pkg.pack.errors import usage_error
 
 #: 1980-01-01T00:00:00Z: the oldest time a zip file can hold, the usual reproducible default.
@@ -23,22 +22,8 @@ class SourceDateEpoch:
 
 
 def _git_commit_time(project: Path) -> int | None:
-    git = shutil.which("git")
-    if git is None:
-        return None
-    try:
-        completed = subprocess.run(
-            [git, "log", "-1", "--format=%ct", "--", "."],
-            cwd=project,
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    output = completed.stdout.strip()
-    if completed.returncode != 0 or not output.isdigit():
+    output = git_output(project, "log", "-1", "--format=%ct", "--", ".")
+    if output is None or not output.isdigit():
         # Not a repository, no commit touching DIR yet, or git refused (safe.directory).
         return None
     return int(output)

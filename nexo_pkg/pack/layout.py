@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
+import unicodedata
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.versionreq import SEMVER_2
 from nexo_pkg.manifest.daemon import is_valid_id
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.errors import io_error, layout_error, manifest_error
+from nexo_pkg.sources.archive import check_member_names
 
 NOARCH = "noarch"
 
@@ -86,6 +89,23 @@ class TreeWalk:
     exclude: frozenset[Path] = frozenset()
 
 
+def stored_names(entries: list[ArchiveEntry]) -> list[ArchiveEntry]:
+    """``entries`` (complete and sorted) with their names as the tarball stores them, NFC, once
+    they pass the installer's own name rules (``sources.archive.check_member_names``): a name
+    ``install`` or ``check`` would refuse (two alike once case-folded or normalised, a
+    backslash, a control character, bytes that are not UTF-8) is ``layout_invalid`` with the
+    installer's message, naming both paths of a collision."""
+    try:
+        check_member_names((entry.name, entry.is_dir) for entry in entries)
+    except NexoError as exc:
+        raise layout_error(
+            f"{exc.message}: `nexo plugin install` and `check` would refuse the tarball; "
+            "rename it in the project",
+            **exc.details,
+        ) from exc
+    return [replace(entry, name=unicodedata.normalize("NFC", entry.name)) for entry in entries]
+
+
 def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
     """List the files and directories under ``root`` as archive entries (docs/pack.md, "What
     is copied from src/"): a symlink to a file inside ``walk.containment_root`` is stored as a
@@ -106,7 +126,14 @@ def collect_tree(root: Path, walk: TreeWalk) -> list[ArchiveEntry]:
             name = f"{prefix}/{child.name}"
             path = Path(child.path)
             if child.is_symlink():
-                target = path.resolve()
+                try:
+                    target = path.resolve()
+                except (RuntimeError, OSError) as exc:  # a loop, or a link to itself
+                    raise layout_error(
+                        f"{path} is a symlink that never reaches a file (a loop or a link to "
+                        "itself); remove it",
+                        path=str(path),
+                    ) from exc
                 if not target.is_relative_to(containment):
                     raise layout_error(
                         f"{path} is a symlink pointing outside {walk.containment_root} "

@@ -19,9 +19,11 @@ from dataclasses import dataclass
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from nexo_pkg import __version__
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_USAGE, NexoError
+from nexo_pkg.core.git import git_output
 from nexo_pkg.core.terminal import toml_string
 from nexo_pkg.scaffold.slug import MAX_LENGTH, SLUG_PATTERN, slug_problem
 
@@ -60,6 +62,7 @@ class CreatedProject:
 
     path: Path
     files: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
 
 
 def tool_name_for(plugin_id: str) -> str:
@@ -78,13 +81,24 @@ PROJECT_GIT_URL = "https://github.com/nexo-pkg/nexo-pkg"
 _SPEC_NAME = re.compile(r"^nexo[-_.]pkg(?![A-Za-z0-9])", re.IGNORECASE)
 
 
-def default_nexo_pkg_spec(direct_url: str | None) -> str:
+@dataclass(frozen=True)
+class Pin:
+    """Where the release workflow installs nexo-pkg from, and a warning when that pin may not
+    be what the author wants (a commit of an unreleased checkout, an unverified index pin)."""
+
+    spec: str
+    warning: str | None = None
+
+
+def default_nexo_pkg_spec(direct_url: str | None, checkout: Path | None = None) -> Pin:
     """Where the release workflow installs nexo-pkg from, given the ``direct_url.json`` of the
     running installation (PEP 610; ``None`` from a package index), as docs/editors.md ("How
-    the scaffolded workflow gets nexo-pkg") says: a local checkout (a ``file:`` URL nobody
-    else can read) gives the project's repository at the tag of this version."""
+    the scaffolded workflow gets nexo-pkg") says. A local checkout (a ``file:`` URL nobody
+    else can read, or ``checkout`` when nexo-pkg is not installed) gives what exists of it:
+    its release tag when HEAD carries the tag of this version, else its commit, with a
+    warning; without git, the index release of this version, with a warning."""
     if direct_url is None:
-        return f"nexo-pkg=={__version__}"
+        return Pin(f"nexo-pkg=={__version__}")
     try:
         document = json.loads(direct_url)
     except ValueError:
@@ -93,13 +107,48 @@ def default_nexo_pkg_spec(direct_url: str | None) -> str:
     if isinstance(url, str) and not url.startswith("file:"):
         vcs = document.get("vcs_info") if isinstance(document, dict) else None
         if isinstance(vcs, dict) and vcs.get("vcs") == "git" and vcs.get("commit_id"):
-            return f"nexo-pkg @ git+{url}@{vcs['commit_id']}"
+            return Pin(f"nexo-pkg @ git+{url}@{vcs['commit_id']}")
         if isinstance(document, dict) and "archive_info" in document:
-            return f"nexo-pkg @ {url}"
-    return f"nexo-pkg @ git+{PROJECT_GIT_URL}@v{__version__}"
+            return Pin(f"nexo-pkg @ {url}")
+    if isinstance(url, str) and url.startswith("file:"):
+        path = unquote(urlsplit(url).path)
+        # file:///C:/x on Windows: the drive follows the URL's root slash.
+        checkout = Path(path[1:] if re.match(r"/[A-Za-z]:", path) else path)
+    return _checkout_pin(checkout)
 
 
-def installed_nexo_pkg_spec() -> str:
+def _checkout_pin(checkout: Path | None) -> Pin:
+    """The pin for nexo-pkg running from the source tree ``checkout``."""
+    index_pin = f"nexo-pkg=={__version__}"
+    commit = None
+    # The tree's own repository, not one it happens to lie in (an sdist unpacked in a project).
+    top = None if checkout is None else git_output(checkout, "rev-parse", "--show-toplevel")
+    if checkout is not None and top is not None and Path(top).resolve() == checkout.resolve():
+        commit = git_output(checkout, "rev-parse", "--verify", "HEAD")
+    if checkout is None or not commit or not re.fullmatch(r"[0-9a-f]{40,64}", commit):
+        return Pin(
+            index_pin,
+            f"this nexo-pkg runs from {checkout or 'a source tree'}, which is no git checkout: "
+            f"the release workflow installs {index_pin} from the package index; make sure "
+            "that release exists, or choose with --nexo-pkg-spec",
+        )
+    remote = git_output(checkout, "remote", "get-url", "origin") or ""
+    repository = remote if remote.startswith("https://") else PROJECT_GIT_URL
+    tag = f"v{__version__}"
+    if tag in (git_output(checkout, "tag", "--points-at", "HEAD") or "").split():
+        return Pin(f"nexo-pkg @ git+{repository}@{tag}")
+    spec = f"nexo-pkg @ git+{repository}@{commit}"
+    dirty = git_output(checkout, "status", "--porcelain", "--untracked-files=no")
+    unsaved = "; its uncommitted changes are not in that commit" if dirty else ""
+    return Pin(
+        spec,
+        f"this nexo-pkg runs from a checkout that is not at the release tag {tag}: the "
+        f"release workflow pins commit {commit[:12]} of {repository}, which must be pushed "
+        f"there{unsaved}; choose another source with --nexo-pkg-spec",
+    )
+
+
+def installed_nexo_pkg_spec() -> Pin:
     """:func:`default_nexo_pkg_spec` for the nexo-pkg that is running."""
     from importlib import metadata  # noqa: PLC0415 - only `new` needs it
 
@@ -107,7 +156,8 @@ def installed_nexo_pkg_spec() -> str:
         direct_url = metadata.distribution("nexo-pkg").read_text("direct_url.json")
     except metadata.PackageNotFoundError:
         direct_url = ""  # running from a checkout that is not installed
-    return default_nexo_pkg_spec(direct_url)
+    # Not installed: the source tree this module is in.
+    return default_nexo_pkg_spec(direct_url, Path(__file__).resolve().parents[2])
 
 
 def checked_nexo_pkg_spec(spec: str) -> str:
@@ -127,7 +177,15 @@ def checked_nexo_pkg_spec(spec: str) -> str:
     return text
 
 
-def placeholders(request: NewProject, tool_name: str) -> dict[str, str]:
+def nexo_pkg_pin(request: NewProject) -> Pin:
+    """What the release workflow of ``request`` installs nexo-pkg from: ``--nexo-pkg-spec``
+    (checked), else :func:`installed_nexo_pkg_spec`."""
+    if request.nexo_pkg_spec is not None:
+        return Pin(checked_nexo_pkg_spec(request.nexo_pkg_spec))
+    return installed_nexo_pkg_spec()
+
+
+def placeholders(request: NewProject, tool_name: str, pin: Pin | None = None) -> dict[str, str]:
     """The values substituted into the templates."""
     plugin_id = request.plugin_id
     name = plugin_id.replace("_", " ").title()
@@ -139,11 +197,7 @@ def placeholders(request: NewProject, tool_name: str) -> dict[str, str]:
         "__TOOL_NAME__": tool_name,
         "__OWNER__": request.owner or "OWNER",
         "__REPO__": "nexo-plugin-" + plugin_id.replace("_", "-"),
-        "__NEXO_PKG_SPEC__": shlex.quote(
-            checked_nexo_pkg_spec(request.nexo_pkg_spec)
-            if request.nexo_pkg_spec is not None
-            else installed_nexo_pkg_spec()
-        ),
+        "__NEXO_PKG_SPEC__": shlex.quote((pin or nexo_pkg_pin(request)).spec),
         "__PLUGIN_ID__": plugin_id,
     }
 
@@ -162,7 +216,15 @@ def _walk(node: Traversable, prefix: str = "") -> Iterator[tuple[str, Traversabl
             yield relative, child
 
 
-def render(request: NewProject) -> dict[str, str]:
+#: Templates a kind shares with another: ``(directory, subtree)`` rendered into the project
+#: too. A microapp packs, signs and releases as a plugin does, so it gets the plugin's
+#: release workflow (one file, so a change to it reaches both).
+SHARED_TEMPLATES: dict[str, tuple[tuple[str, str], ...]] = {
+    "microapp": (("python", "dot-github"),),
+}
+
+
+def render(request: NewProject, pin: Pin | None = None) -> dict[str, str]:
     """Map each project file (relative POSIX path) to its rendered text; ``invalid_id`` (exit
     2) for an id that breaks the slug rule, ``usage`` for an unknown language or kind."""
     problem = slug_problem(request.plugin_id)
@@ -179,11 +241,15 @@ def render(request: NewProject) -> dict[str, str]:
         raise ScaffoldError(f"unsupported --kind {request.kind!r}; supported: {', '.join(KINDS)}")
     if request.description is not None and not request.description.strip():
         raise ScaffoldError("--description must not be blank")
-    values = placeholders(request, tool_name_for(request.plugin_id))
+    values = placeholders(request, tool_name_for(request.plugin_id), pin)
     directory = request.lang if request.kind == "plugin" else f"{request.kind}-{request.lang}"
-    root = resources.files("nexo_pkg.scaffold") / "templates" / directory
+    templates = resources.files("nexo_pkg.scaffold") / "templates"
+    walks = [_walk(templates / directory)]
+    for shared, subtree in SHARED_TEMPLATES.get(request.kind, ()):
+        prefix = "." + subtree.removeprefix("dot-") if subtree.startswith("dot-") else subtree
+        walks.append(_walk(templates / shared / subtree, prefix + "/"))
     files: dict[str, str] = {}
-    for template_path, template in _walk(root):
+    for template_path, template in (item for walk in walks for item in walk):
         text = template.read_text(encoding="utf-8")
         relative = template_path
         for key, value in values.items():
@@ -203,7 +269,8 @@ def create_project(request: NewProject) -> CreatedProject:
     namesakes and other files stay. Write failures raise ``io`` (exit 1) and leave the
     destination as it was.
     """
-    files = render(request)
+    pin = nexo_pkg_pin(request)
+    files = render(request, pin)
     dest = request.dest if request.dest is not None else Path(request.plugin_id)
     # Work on the normalised absolute path: `--dest .` and `--dest x/..` have no usable name.
     location = dest.resolve()
@@ -254,7 +321,7 @@ def create_project(request: NewProject) -> CreatedProject:
         ) from exc
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return CreatedProject(dest, tuple(files))
+    return CreatedProject(dest, tuple(files), (pin.warning,) if pin.warning else ())
 
 
 def _umask() -> int:

@@ -18,7 +18,7 @@ import struct
 import tarfile
 import unicodedata
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -514,6 +514,19 @@ class _Namespace:
         else:
             raise _collision(name, known[0], raw)
         return implied
+
+
+def check_member_names(members: Iterable[tuple[str, bool]]) -> None:
+    """The member-name rules of :func:`walk_archive` (:func:`normalise_name`, then no two names
+    alike once case-folded and NFC-normalised, no file where a directory is) applied to the
+    ``(name, is_dir)`` pairs a writer is about to store, in order, so that ``pack`` writes
+    nothing ``install`` refuses. Raises ``archive_unsafe`` with the message ``install`` would
+    give (a collision names both members)."""
+    names = _Namespace()
+    for raw, is_dir in members:
+        name = normalise_name(raw)
+        if name is not None:
+            names.add(name, "dir" if is_dir else "file", raw)
 
 
 def _collision(name: str, other: str, raw: str) -> NexoError:

@@ -64,6 +64,9 @@ IDEMPOTENT = frozenset({"GET", "HEAD"})
 RETRIES = 3
 # 401s answered in one request (a basic round, a token, a renewed token) before giving up.
 MAX_CHALLENGES = 2
+# A bearer token as a header carries it: visible ASCII, no space (RFC 6750's b64token is
+# narrower; registries' JWTs fit it).
+_HEADER_TOKEN = re.compile(r"[\x21-\x7e]+")
 # What docker and containerd send as the OAuth2 client of a refresh-token exchange.
 OAUTH_CLIENT_ID = "nexo-pkg"
 # Token services without the OAuth2 POST endpoint answer one of these; then GET is asked.
@@ -249,6 +252,14 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
         )
         if not isinstance(token, str) or not token:
             raise NexoError(f"{what} answered without a token", kind="registry_auth")
+        if not _HEADER_TOKEN.fullmatch(token):
+            # It would go in an Authorization header: CR/LF would split it, anything outside
+            # visible ASCII cannot be sent. Never shown (it is a credential).
+            raise NexoError(
+                f"{what} answered a token that cannot be sent in a header (control, space or "
+                "non-ASCII characters)",
+                kind="registry_auth",
+            )
         return token
 
     def _checked_realm(self, realm: str | None) -> str:

@@ -99,7 +99,9 @@ def release_identity(
     """The plugin id and version of ``release``, as the reference installer reads them.
 
     ``manifest`` is the release's manifest asset as ``(name, text)``: its ``[plugin] id`` and
-    ``version`` win. The reference installer parses it into its typed manifest, so one it
+    ``version`` win, when a tarball of the release carries them (``asset_not_found``
+    otherwise: ``install``, ``info``, ``upgrade``, ``outdated`` and ``lock`` all judge a
+    release here). The reference installer parses it into its typed manifest, so one it
     cannot parse (``manifest_problem`` says why) refuses the release (``manifest_invalid``).
     Without a usable one, the tarball names decide: they must name exactly
     one plugin id, else ``asset_not_found`` names the ids found; several versions of it are
@@ -117,6 +119,18 @@ def release_identity(
                 details={"tag": release.tag, "asset": name},
             )
         found = identity_from_manifest(text)
+        shipped = {
+            p[:2] for tarball in tarball_names(release) if (p := parse_tarball_name(tarball))
+        }
+        if found is not None and found not in shipped:
+            # A manifest asset naming a version no tarball ships is not believed (it would
+            # offer an upgrade to a version that cannot be installed, or hide the real one).
+            raise _not_found(
+                release,
+                f"its asset {name} says {found[0]} {found[1]}, but the release ships no "
+                f"{found[0]}-{found[1]}-<target>.tar.gz",
+                manifest_version=found[1],
+            )
         if found is not None:
             return ReleaseIdentity(found[0], found[1], f"release asset {name}")
     parsed = [p for name in tarball_names(release) if (p := parse_tarball_name(name))]

@@ -331,7 +331,8 @@ def test_a_program_bwrap_cannot_start_fails_spawn_with_bwraps_own_line(tmp_path:
     launcher.write_text(f"#!{interpreter}\nexit 0\n", encoding="utf-8")
     launcher.chmod(0o755)
     (root / "nexo-plugin.toml").write_text(
-        '[plugin]\nid = "unreachable"\nversion = "0.1.0"\n[plugin.entrypoint]\n'
+        '[plugin]\nid = "unreachable"\nversion = "0.1.0"\nname = "u"\ndescription = "u"\n'
+        'min_nexo_version = ">=0.1.0"\n[plugin.entrypoint]\n'
         'command = "./run"\n[plugin.sandbox]\nenabled = true\n',
         encoding="utf-8",
     )
@@ -357,3 +358,87 @@ def test_a_bare_command_is_handed_to_bwrap_as_written_and_found_on_the_sandboxs_
     assert argv[argv.index("--") + 1 :] == ["python3", str(SCRIPTED), "ok"]
     # The plugin's own command line, as resolved on this host's PATH, is reported beside it.
     assert document["plugin"]["command"][0] == shutil.which("python3")
+
+
+def _marking_plugin(root: Path, marker: Path, write: str) -> Path:
+    """A sandboxed plugin whose launcher first creates ``marker``: if it exists afterwards, the
+    plugin was started. ``write`` is its one ``fs_write_paths`` entry."""
+    root.mkdir(parents=True)
+    launcher = root / "run"
+    launcher.write_text(f"#!/bin/sh\n: > {marker}\nexit 0\n", encoding="utf-8")
+    launcher.chmod(0o755)
+    (root / "nexo-plugin.toml").write_text(
+        '[plugin]\nid = "reach"\nversion = "0.1.0"\nname = "r"\ndescription = "r"\n'
+        'min_nexo_version = ">=0.1.0"\n[plugin.entrypoint]\ncommand = "./run"\n'
+        f"[plugin.sandbox]\nenabled = true\nfs_read_paths = [{toml_string(str(root))}]\n"
+        f"fs_write_paths = [{toml_string(write)}]\n",
+        encoding="utf-8",
+    )
+    return root
+
+
+@needs_bwrap
+def test_a_write_path_climbing_out_of_the_state_dir_is_not_started(tmp_path: Path) -> None:
+    """`${state_dir}/../../../..` passes the daemon's textual check (it would bind the host's
+    `/` writable) but lint refuses it: check starts nothing and says what the daemon does."""
+    marker = tmp_path / "started"
+    root = _marking_plugin(tmp_path / "p", marker, "${state_dir}/../../../..")
+    code, document = cli_check(root)
+    assert code == 1
+    manifest = check(document, "manifest")
+    assert manifest["status"] == "fail"
+    assert "NX146" in manifest["detail"]
+    assert "THE DAEMON WOULD LOAD AND SPAWN IT" in manifest["detail"]
+    # What it would bind on this host: the whole root, writable.
+    sandbox = check(document, "sandbox")
+    assert sandbox["status"] == "fail"
+    assert "resolves to `/`" in sandbox["detail"]
+    assert "`/` writable" in sandbox["detail"]
+    assert check(document, "spawn")["status"] == "fail"
+    assert not marker.exists()
+
+
+@needs_bwrap
+def test_a_write_path_that_is_a_link_to_the_root_is_not_started(tmp_path: Path) -> None:
+    """A link to `/` lints clean (the text is harmless) and the daemon would bind it, bwrap
+    following the link: check judges the path it resolves to, and starts nothing."""
+    hole = tmp_path / "hole"
+    hole.symlink_to("/")
+    marker = tmp_path / "started"
+    root = _marking_plugin(tmp_path / "p", marker, str(hole))
+    linted = nexo("plugin", "lint", str(root / "nexo-plugin.toml"), in_process=True)
+    assert linted.code == 0, linted.stdout
+    code, document = cli_check(root)
+    assert code == 1
+    sandbox = check(document, "sandbox")
+    assert sandbox["status"] == "fail"
+    assert f"`{hole}`" in sandbox["detail"]
+    assert "resolves to `/`" in sandbox["detail"]
+    assert "THE DAEMON WOULD SPAWN IT" in sandbox["detail"]
+    assert "`/` writable" in sandbox["detail"]
+    assert document["sandbox"]["daemon_spawns"] is True
+    assert check(document, "spawn")["status"] == "fail"
+    assert not marker.exists()
+    # A link to a harmless directory is bound as the daemon binds it, and the plugin runs.
+    (tmp_path / "data").mkdir()
+    safe = tmp_path / "safe"
+    safe.symlink_to(tmp_path / "data")
+    started = _marking_plugin(tmp_path / "q", safe / "started", str(safe))
+    cli_check(started)
+    assert (tmp_path / "data" / "started").exists()
+
+
+@needs_bwrap
+def test_a_write_path_that_still_climbs_after_expansion_is_not_started(tmp_path: Path) -> None:
+    """`${state_dir}/../sibling` lints clean (it reaches nothing denylisted) and the daemon
+    binds it as written; check never hands bwrap a path with `..`, and says what it reaches."""
+    marker = tmp_path / "started"
+    root = _marking_plugin(tmp_path / "p", marker, "${state_dir}/../sibling")
+    code, document = cli_check(root)
+    assert code == 1
+    sandbox = check(document, "sandbox")
+    assert sandbox["status"] == "fail"
+    assert "still has `..` components" in sandbox["detail"]
+    assert "THE DAEMON WOULD SPAWN IT" in sandbox["detail"]
+    assert check(document, "spawn")["status"] == "fail"
+    assert not marker.exists()

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
+import time
 import types
 from pathlib import Path
 from typing import Any
@@ -14,10 +16,12 @@ import pytest
 from typer.testing import CliRunner
 
 from check.check_plugins import (
+    SCRIPTED,
     TIMEOUT_MS,
     assert_not_running,
     assert_reaped,
     cli_check,
+    process_state,
     python_first_on_path,
     recorded_pids,
     scripted_plugin,
@@ -25,6 +29,7 @@ from check.check_plugins import (
     sdk_project,
 )
 from nexo_pkg.check import CheckReport, run_check
+from nexo_pkg.check.host import PluginProcess
 from nexo_pkg.cli.main import app
 
 
@@ -308,7 +313,8 @@ def test_program_that_cannot_start_fails_the_spawn_check(tmp_path: Path) -> None
     run.write_text("#!/nonexistent/interpreter\n", encoding="utf-8")
     run.chmod(0o755)
     (root / "nexo-plugin.toml").write_text(
-        '[plugin]\nid = "broken"\nversion = "0.1.0"\n[plugin.entrypoint]\ncommand = "./run.sh"\n',
+        '[plugin]\nid = "broken"\nversion = "0.1.0"\nname = "b"\ndescription = "b"\n'
+        'min_nexo_version = ">=0.1.0"\n[plugin.entrypoint]\ncommand = "./run.sh"\n',
         encoding="utf-8",
     )
     report = run_check(root, timeout_ms=TIMEOUT_MS)
@@ -454,3 +460,56 @@ def test_no_reply_to_an_unknown_method_warns_and_the_session_goes_on(
     )
     assert strict.exit_code == 1
     assert_nothing_left(pid_file)
+
+
+# A grandchild that calls setsid(), is double-forked away and execs `sleep` with an empty
+# environment: outside the group, the tree and the token's reach. It comes back to this
+# process (the child subreaper) when its parent dies, and is killed and reaped on every path.
+needs_subreaper = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="PR_SET_CHILD_SUBREAPER is Linux's"
+)
+
+
+def _escaped(pid_file: Path) -> int:
+    pids = recorded_pids(pid_file)
+    assert len(pids) == 2, pids  # the plugin and its escaped grandchild
+    return pids[1]
+
+
+@needs_subreaper
+def test_a_bare_exec_grandchild_is_killed_and_reaped_after_a_passing_check(
+    tmp_path: Path, pid_file: Path
+) -> None:
+    root = scripted_plugin(tmp_path / "escape", "setsid_exec_grandchild")
+    report = run_check(root, timeout_ms=TIMEOUT_MS)
+    assert report.ok, report.checks
+    # Gone at once: not running, not a zombie, reaped.
+    assert process_state(_escaped(pid_file)) is None
+    assert_reaped(recorded_pids(pid_file)[0])
+
+
+@needs_subreaper
+def test_a_bare_exec_grandchild_is_killed_and_reaped_after_a_timeout(
+    tmp_path: Path, pid_file: Path
+) -> None:
+    root = scripted_plugin(tmp_path / "escape", "setsid_exec_grandchild_silent")
+    report = run_check(root, timeout_ms=1500)
+    assert "initialize" in failed(report)
+    assert process_state(_escaped(pid_file)) is None
+
+
+@needs_subreaper
+@pytest.mark.parametrize("raised", [KeyboardInterrupt, RuntimeError])
+def test_a_bare_exec_grandchild_is_killed_and_reaped_on_ctrl_c_and_errors(
+    tmp_path: Path, pid_file: Path, raised: type[BaseException]
+) -> None:
+    root = scripted_plugin(tmp_path / "escape", "setsid_exec_grandchild_silent")
+    argv = [sys.executable, str(SCRIPTED), "setsid_exec_grandchild_silent"]
+    # The interrupt comes mid-session, once the grandchild has escaped.
+    with pytest.raises(raised), PluginProcess(argv, cwd=root, env=dict(os.environ)):  # noqa: PT012
+        deadline = time.monotonic() + 10
+        while len(recorded_pids(pid_file)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        raise raised
+    assert process_state(_escaped(pid_file)) is None
+    assert_reaped(recorded_pids(pid_file)[0])

@@ -240,3 +240,32 @@ def test_verify_hashes_plugins_together_and_reports_as_one_at_a_time(root: Path)
     assert [line.split()[:2] for line in text.stdout.splitlines() if line[:1] != " "] == [
         ["CHANGED" if plugin_id in changed else "ok", plugin_id] for plugin_id in ids
     ]
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="the daemon wraps in bwrap only")
+def test_a_sandbox_path_reaching_the_host_is_not_spawned(root: Path, tmp_path: Path) -> None:
+    """An installed plugin whose write path is a link to `/` (it lints clean, so it installs):
+    the daemon would bind the host's root writable; doctor's handshake starts nothing and
+    says so."""
+    hole = tmp_path / "hole"
+    hole.symlink_to("/")
+    marker = tmp_path / "started"
+    extra = f'\n[plugin.sandbox]\nenabled = true\nfs_write_paths = ["{hole}"]\n'
+    manifest = manifest_text("reach", "1.0.0", extra=extra)
+    members = [
+        file(m.name, f"open({str(marker)!r}, 'w').close()\n")
+        if m.name == "lib/plugin/main.py"
+        else m
+        for m in plugin_members("reach", "1.0.0", manifest=manifest)
+    ]
+    tarball = write_plugin(root.parent / "dist", "reach", "1.0.0", data=targz(members))
+    assert plugin("install", str(tarball), "--dest", str(root), "--yes").code == 0
+    code, document = _doctor(root)
+    assert code == 1
+    findings = document["findings"]
+    assert isinstance(findings, list)
+    (finding,) = [f for f in findings if f["check"] == "check"]
+    assert finding["severity"] == "error"
+    assert "resolves to `/`" in finding["message"]
+    assert "THE DAEMON WOULD SPAWN IT" in finding["message"]
+    assert not marker.exists()

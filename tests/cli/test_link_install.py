@@ -130,3 +130,38 @@ def test_link_refusals_write_nothing(env: Path, case: str, code: int, kind: str)
     assert json.loads(result.stdout)["kind"] == kind
     assert "Traceback" not in result.stderr
     assert not root.exists() or not any(root.iterdir())
+
+
+def test_install_over_a_link_is_refused_naming_the_link(env: Path) -> None:
+    checkout = _checkout(env, "1.0.0")
+    root = env / "plugins"
+    assert plugin("install", "--link", str(checkout), "--dest", str(root)).code == 0
+    tarball = write_plugin(env / "dist", "hello", "1.0.0")
+    before = tree_snapshot(root)
+    for dry in ((), ("--dry-run",)):
+        result = plugin("install", str(tarball), "--dest", str(root), "--yes", "--json", *dry)
+        assert result.code == 1, result.stdout
+        document = json.loads(result.stdout)
+        assert document["kind"] == "already_installed"
+        assert str(root / "hello") in document["error"]
+        assert "nexo plugin remove hello" in document["error"]
+        assert str(checkout) in document["error"]
+        # Nothing beside the link: the daemon would load the unverified checkout first.
+        assert tree_snapshot(root) == before
+
+
+def test_install_force_replaces_the_link_and_says_so(env: Path) -> None:
+    checkout = _checkout(env, "1.0.0")
+    root = env / "plugins"
+    assert plugin("install", "--link", str(checkout), "--dest", str(root)).code == 0
+    tarball = write_plugin(env / "dist", "hello", "1.0.0")
+    checkout_before = tree_snapshot(checkout)
+    args = ("install", str(tarball), "--dest", str(root), "--yes", "--force")
+    result = plugin(*args)
+    assert result.code == 0, result.stderr
+    assert f"replaced the development link {root / 'hello'} -> {checkout}" in result.stderr
+    assert not (root / "hello").is_symlink()
+    assert sorted(p.name for p in root.iterdir()) == [".nexo-install.lock", "hello-1.0.0"]
+    assert tree_snapshot(checkout) == checkout_before
+    listing = json.loads(plugin("list", "--dest", str(root), "--json").stdout)
+    assert [(p["id"], p["source"]) for p in listing["plugins"]] == [("hello", "local-file")]

@@ -58,7 +58,18 @@ def test_fix_repairs_namespace_and_env_and_keeps_comments(tmp_path: Path) -> Non
     root = project(tmp_path)
     before = lint("--format", "json", cwd=root)
     assert codes(before) == [("nexo-plugin.toml", 11, "NX106"), ("nexo-plugin.toml", 14, "NX113")]
-    fixed = lint("--fix", cwd=root)
+    # Both fixes rename what the plugin's code uses too: unsafe, so `--fix` alone (as ruff's)
+    # leaves the file as it is and says how to apply them.
+    safe_only = lint("--fix", cwd=root)
+    assert safe_only.code == 1
+    assert "fixed" not in safe_only.stderr
+    assert (root / "nexo-plugin.toml").read_text(encoding="utf-8") == MANIFEST
+    assert safe_only.stdout.endswith(
+        "Found 2 errors and 0 warnings in 1 file.\n"
+        "No fixes available (2 hidden fixes can be enabled with the `--unsafe-fixes` option).\n"
+    )
+    assert "[*]" not in safe_only.stdout
+    fixed = lint("--fix", "--unsafe-fixes", cwd=root)
     assert fixed.code == 0, fixed.stdout + fixed.stderr
     assert "fixed 2 findings" in fixed.stderr
     text = (root / "nexo-plugin.toml").read_text(encoding="utf-8")
@@ -68,7 +79,7 @@ def test_fix_repairs_namespace_and_env_and_keeps_comments(tmp_path: Path) -> Non
     assert 'command = "python3"  # launcher' in text
     assert text.count("\n") == MANIFEST.count("\n")
     # Nothing left to fix: a second run changes nothing.
-    again = lint("--fix", cwd=root)
+    again = lint("--fix", "--unsafe-fixes", cwd=root)
     assert again.code == 0
     assert "fixed" not in again.stderr
     assert (root / "nexo-plugin.toml").read_text(encoding="utf-8") == text
@@ -76,7 +87,10 @@ def test_fix_repairs_namespace_and_env_and_keeps_comments(tmp_path: Path) -> Non
 
 def test_fix_on_standard_input_prints_the_fixed_source(tmp_path: Path) -> None:
     """As ``ruff check --fix -``: the fixed source on stdout, what is left on stderr."""
-    result = lint("--fix", "-", cwd=tmp_path, stdin=MANIFEST)
+    unchanged = lint("--fix", "-", cwd=tmp_path, stdin=MANIFEST)
+    assert (unchanged.code, unchanged.stdout) == (1, MANIFEST)
+    assert "2 hidden fixes can be enabled with the `--unsafe-fixes` option" in unchanged.stderr
+    result = lint("--fix", "--unsafe-fixes", "-", cwd=tmp_path, stdin=MANIFEST)
     assert result.code == 0, result.stderr
     assert 'tools = ["weather_forecast", "weather_now"]  # keep this comment' in result.stdout
     assert 'env = { WEATHER_DEBUG = "1" }' in result.stdout
@@ -90,6 +104,56 @@ def test_fix_on_standard_input_prints_the_fixed_source(tmp_path: Path) -> None:
     assert 'id = "Weather"' in again.stdout
     assert "NX100" in again.stderr
     assert "NX100" not in again.stdout
+
+
+def test_every_fix_says_how_safe_it_is(tmp_path: Path) -> None:
+    """As ruff: `[*]` marks what `--fix` would apply with the options given, the JSON report
+    carries `fix.applicability` and the edits, SARIF the result's `fixes`."""
+    root = project(tmp_path)
+    text = lint(cwd=root).stdout
+    assert "[*]" not in text
+    assert (
+        "= fix: Rename tool to `weather_forecast` (unsafe: the plugin's code must answer to "
+        "the new name too; apply with `--fix --unsafe-fixes`)"
+    ) in text
+    marked = lint("--unsafe-fixes", cwd=root).stdout
+    assert "nexo-plugin.toml:14:10: NX113 [*] tool `forecast`" in marked
+    assert "nexo-plugin.toml:11:9: NX106 [*] key `NEXO_DEBUG`" in marked
+    assert marked.endswith("[*] 2 fixable with the `--fix` option.\n")
+    # --unsafe-fixes alone changes nothing: it is --fix that writes.
+    assert (root / "nexo-plugin.toml").read_text(encoding="utf-8") == MANIFEST
+
+    document = json.loads(lint("--format", "json", cwd=root).stdout)
+    fixes = {d["code"]: d["fix"] for d in document["files"][0]["diagnostics"]}
+    assert fixes["NX113"] == {
+        "applicability": "unsafe",
+        "message": "Rename tool to `weather_forecast`",
+        "edits": [
+            {
+                "content": '"weather_forecast"',
+                "range": {"start": {"line": 14, "column": 10}, "end": {"line": 14, "column": 20}},
+            }
+        ],
+    }
+    assert fixes["NX106"]["applicability"] == "unsafe"
+    assert fixes["NX106"]["edits"][0]["content"] == "WEATHER_DEBUG"
+    unfixable = lint("--format", "json", "-", cwd=tmp_path, stdin=MANIFEST + "naem = 1\n")
+    other = json.loads(unfixable.stdout)
+    assert [(d["code"], d["fix"]) for d in other["files"][0]["diagnostics"]][-1] == ("NX011", None)
+
+    sarif = json.loads(lint("--format", "sarif", cwd=root).stdout)
+    results = {result["ruleId"]: result for result in sarif["runs"][0]["results"]}
+    [fix] = results["NX113"]["fixes"]
+    assert fix["description"] == {"text": "Rename tool to `weather_forecast`"}
+    assert fix["properties"] == {"applicability": "unsafe"}
+    [change] = fix["artifactChanges"]
+    assert change["artifactLocation"]["uri"] == "nexo-plugin.toml"
+    assert change["replacements"] == [
+        {
+            "deletedRegion": {"startLine": 14, "startColumn": 10, "endLine": 14, "endColumn": 20},
+            "insertedContent": {"text": '"weather_forecast"'},
+        }
+    ]
 
 
 def test_quiet_clean_lint_prints_nothing(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 from support.cli import nexo
 from support.github_server import GitHubServer
 from support.stand_in import use_stand_in
-from support.tarballs import release_assets, tree_snapshot, write_plugin
+from support.tarballs import manifest_text, release_assets, tree_snapshot, write_plugin
 
 CLEARED = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "NEXO_INSTALL_TARGET")
 
@@ -440,3 +440,32 @@ def test_kept_answers_are_for_outdated_alone_and_only_its_owners(
     _outdated_json()
     assert [r.path for r in server.requests] == ["/repos/acme/alpha/releases/latest"]
     assert "if-none-match" not in server.requests[0].headers
+
+
+def test_a_manifest_asset_lying_about_the_version_is_judged_alike(
+    home: Path, server: GitHubServer
+) -> None:
+    """The latest release's manifest asset says 9.9.9, the release ships 2.0.0: `outdated`,
+    `info` and `upgrade` judge that release the same way (refused, by name), never offering
+    or installing a version no tarball carries."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    lying = release_assets("hello", "2.0.0")
+    lying["nexo-plugin.toml"] = manifest_text("hello", "9.9.9").encode()
+    server.publish("acme", "hello", "v2.0.0", lying)
+    dest = home / "state" / "plugins"
+    before = tree_snapshot(dest)
+
+    code, out, _ = nexo("plugin", "outdated", "--json", in_process=True)
+    assert code == 1, out
+    (entry,) = json.loads(out)["plugins"]
+    assert (entry["status"], entry["latest"]) == ("failed", None)
+    assert entry["error"]["kind"] == "asset_not_found"
+    assert "9.9.9" in entry["error"]["error"]
+    for command in (("info", "acme/hello"), ("upgrade", "hello", "--yes")):
+        code, out, _ = nexo("plugin", *command, "--json", in_process=True)
+        assert code == 1, (command, out)
+        document = json.loads(out)
+        assert document["kind"] == "asset_not_found", (command, document)
+        assert "9.9.9" in document["error"], command
+    assert tree_snapshot(dest) == before

@@ -4,11 +4,16 @@ new version, complete, never neither and never both, and the other one is still 
 from __future__ import annotations
 
 import random
+import signal
+import subprocess
+import sys
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from faults.server import FaultyGitHubServer
+from support.daemon_walk import discoverable
 
 from .scenario import PLUGIN, Root, assert_complete, kill_after, leftovers, publish
 
@@ -61,3 +66,80 @@ def test_sigkill_rollback(server: FaultyGitHubServer, tmp_path: Path) -> None:
         other = ["2.0.0"] if state == ["1.0.0"] else ["1.0.0"]
         assert assert_complete(root, [other]) == other
         assert leftovers(root) == [], (delay, leftovers(root))
+
+
+# A rollback killed just before its n-th move (a rename, or the exchange of two names), with
+# the kernel's exchange or without it (the renames' order alone). Nothing is run between the
+# kill and the walk: the daemon starting at that instant must find a version.
+_KILLER = textwrap.dedent(
+    """
+    import os, signal, sys
+
+    from nexo_pkg.install import store
+
+    target = int(sys.argv[1])
+    without_exchange = sys.argv[2] == "rename"
+    moves = 0
+
+    def step():
+        global moves
+        moves += 1
+        if moves == target:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    real_rename, real_exchange = os.rename, getattr(store, "exchange", None)
+
+    def rename(*args, **kwargs):
+        step()
+        return real_rename(*args, **kwargs)
+
+    def exchange(*args, **kwargs):
+        step()
+        return False if without_exchange else real_exchange(*args, **kwargs)
+
+    os.rename = rename
+    store.exchange = exchange
+    sys.argv = ["nexo", *sys.argv[3:]]
+    from nexo_pkg.cli.main import main
+    main()
+    """
+)
+STEPS = 5
+
+
+@pytest.mark.parametrize("mode", ["exchange", "rename"])
+def test_sigkill_rollback_before_every_step(
+    server: FaultyGitHubServer, tmp_path: Path, mode: str
+) -> None:
+    publish(server, PLUGIN, "1.0.0", latest=False)
+    publish(server, PLUGIN, "2.0.0", latest=True)
+    finished = False
+    for step in range(1, STEPS + 1):
+        root = _upgraded_root(server, tmp_path, f"{mode}-{step}")
+        run = subprocess.run(
+            [sys.executable, "-c", _KILLER, str(step), mode, *root.args("rollback", PLUGIN)],
+            env=root.env(),
+            capture_output=True,
+            check=False,
+            timeout=120,
+        )
+        assert run.returncode in (0, -signal.SIGKILL), run.stderr
+        finished = finished or run.returncode == 0
+        # What the daemon would find at this instant, before any command finishes the swap.
+        found = discoverable(root.dest).get(PLUGIN, [])
+        assert found, (mode, step, "no version discoverable")
+        if mode == "exchange":
+            assert len(found) == 1, (step, found)
+        else:  # both for a moment at most; the next command (even `list`) finishes the swap
+            assert root.run("list").exit_code == 0
+        state = assert_complete(root, [["1.0.0"], ["2.0.0"]])
+        if run.returncode == 0:
+            assert state == ["1.0.0"]
+        assert _kept_versions(root) == (["2.0.0"] if state == ["1.0.0"] else ["1.0.0"])
+        again = root.run("rollback", PLUGIN)
+        assert again.exit_code == 0, (step, again.stdout)
+        other = ["2.0.0"] if state == ["1.0.0"] else ["1.0.0"]
+        assert assert_complete(root, [other]) == other
+        assert leftovers(root) == [], (step, leftovers(root))
+    # The last step let the rollback finish: every move of the swap was a kill point.
+    assert finished

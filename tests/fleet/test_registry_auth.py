@@ -9,6 +9,7 @@ import base64
 import json
 from pathlib import Path
 
+import pytest
 from support.cli import CliResult, nexo
 from support.registry import Registry
 from support.registry_proxy import RegistryProxy
@@ -218,3 +219,35 @@ def test_a_token_that_runs_out_mid_run_is_fetched_again(
         assert proxy.count("GET", "/", 401) >= 1
     finally:
         proxy.stop()
+
+
+@pytest.mark.parametrize(
+    "forged",
+    ["tok\r\nX-Injected: 1", "tok\nen", "tökén-ünïcode", "tok\ten"],
+    ids=["crlf", "lone-lf", "non-ascii", "tab"],
+)
+def test_a_token_that_cannot_be_a_header_is_one_registry_line(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    token_registry: tuple[Registry, TokenServer],
+    make_dist: MakeDist,
+    forged: str,
+) -> None:
+    running, tokens = token_registry
+    tokens.anonymous_pull = True
+    reference = _publish(tmp_path, fleet_env, running, make_dist, "public/echo")
+    tokens.forged_token = forged
+    dest = tmp_path / "plugins"
+    for command in (
+        ("install", reference + ":1.2.3", "--dest", str(dest), "--yes"),
+        ("info", reference),
+    ):
+        result = nexo("plugin", *command, "--plain-http", "--json", env=fleet_env, in_process=True)
+        assert result.code == 1, (command, result.stdout, result.stderr)
+        document = result.document
+        assert document["kind"] == "registry_auth", document
+        assert running.host in document["error"]
+        assert "Traceback" not in result.stderr
+        assert forged not in result.stdout + result.stderr
+        assert not dest.exists() or _installed(dest) == []

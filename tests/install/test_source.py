@@ -169,10 +169,18 @@ def test_identity_from_tarball_names_ignores_the_tag() -> None:
         release, None, manifest_problem=manifest_asset_problem
     ) == ReleaseIdentity("p", "1.0.0", "tarball names")
     manifest = ("plugin.toml", manifest_text("q", "0.3.0"))
+    shipped = _release(
+        "vv1.0.0", "p-1.0.0-x86_64-unknown-linux-musl.tar.gz", "q-0.3.0-noarch.tar.gz"
+    )
     assert (
-        release_identity(release, manifest, manifest_problem=manifest_asset_problem).plugin_id
+        release_identity(shipped, manifest, manifest_problem=manifest_asset_problem).plugin_id
         == "q"
     )
+    # A manifest asset naming what no tarball ships is not believed.
+    with pytest.raises(NexoError) as lie:
+        release_identity(release, manifest, manifest_problem=manifest_asset_problem)
+    assert lie.value.kind == "asset_not_found"
+    assert lie.value.details["manifest_version"] == "0.3.0"
     unusable = ("nexo-plugin.toml", manifest_text("p", "1.0.0").replace('"1.0.0"', '"one"'))
     with pytest.raises(NexoError) as caught:
         release_identity(release, unusable, manifest_problem=manifest_asset_problem)

@@ -124,7 +124,7 @@ REFUSED: list[tuple[str, str, list[Finding]]] = [
     (
         "transport tagged with type (docs/src/extensions/manifest.md)",
         _replace('kind = "stdio"', 'type = "stdio"'),
-        [("NX010", 11, "error")],
+        [("NX010", 11, "error"), ("NX011", 12, "error")],
     ),
     (
         "unknown key in the stdio transport",
@@ -277,6 +277,61 @@ def test_what_the_extension_parser_refuses_is_an_error_at_its_line(
     code, report = lint_files(tmp_path, {"plugin.toml": text})
     assert code == 1
     assert findings(report) == expected
+
+
+EVERY_PROBLEM_AT_ONCE = """\
+[plugin]
+id = "Weather"
+version = "1.0"
+
+[capabilities]
+tools = ["get_weather"]
+
+[transport]
+type = "stdio"
+command = "python3"
+timeout = 5
+
+[mcp_servers.Search]
+transport = "grpc"
+command = " "
+port = 1
+"""
+
+
+def test_every_finding_of_a_microapp_shows_in_one_run(tmp_path: Path) -> None:
+    # A transport without its tag, or with an unknown one, still has its other keys judged
+    # (against every variant's fields), so fixing the tag uncovers nothing new; likewise an
+    # MCP server with a bad name.
+    code, report = lint_files(tmp_path, {"plugin.toml": EVERY_PROBLEM_AT_ONCE})
+    assert code == 1
+    assert findings(report) == [
+        ("NX200", 2, "error"),
+        ("NX202", 3, "error"),
+        ("NX010", 8, "error"),
+        ("NX011", 9, "error"),
+        ("NX011", 11, "error"),
+        ("NX210", 13, "error"),
+        ("NX213", 13, "warning"),
+        ("NX013", 14, "error"),
+        ("NX011", 16, "error"),
+    ]
+    [entry] = report["files"]
+    hints = {item["message"]: item["help"] for item in entry["diagnostics"]}
+    assert hints["unknown key `type` in transport"] == "the transport's tag is `kind`, not `type`"
+    # The author repairs what the report showed; nothing new appears.
+    repaired = (
+        EVERY_PROBLEM_AT_ONCE.replace('"Weather"', '"weather"')
+        .replace('"1.0"', '"1.0.0"')
+        .replace("type =", "kind =")
+        .replace("timeout = 5\n", "")
+        .replace("Search", "search")
+        .replace('"grpc"', '"stdio"')
+        .replace('" "', '"s"')
+        .replace("port = 1\n", "")
+    )
+    code, report = lint_files(tmp_path, {"plugin.toml": repaired})
+    assert (code, findings(report)) == (0, [("NX213", 12, "warning")])
 
 
 WARNED: list[tuple[str, str, list[Finding]]] = [

@@ -175,3 +175,44 @@ def test_text_shows_control_characters_escaped_on_one_line() -> None:
     broken = render_text([lint_source("[plugin\x1b[2J]\n", path="b.toml")], CONTEXT)
     assert "\x1b" not in broken
     assert "1 | [plugin\\u001b[2J]\n  |        ^^^^^^ NX001" in broken
+
+
+FIXABLE = BAD.split("naem", maxsplit=1)[0] + '\n[plugin.extends]\ntools = ["forecast"]\n'
+
+
+def test_fixes_validate_in_json_and_sarif() -> None:
+    """ruff's `fix` object in the JSON report (its schema), and SARIF 2.1.0's `fixes` with
+    `artifactChanges` and `replacements` (§3.27.30, §3.55), validated by the OASIS schema."""
+    result = lint_source(FIXABLE, path="nexo-plugin.toml")
+    [diagnostic] = result.diagnostics
+    assert diagnostic.fix is not None
+    assert diagnostic.fix.subject == "forecast"
+    document = json.loads(render_json([result], CONTEXT))
+    Draft202012Validator(REPORT_SCHEMA).validate(document)
+    assert document["files"][0]["diagnostics"][0]["fix"]["applicability"] == "unsafe"
+    wrong = json.loads(json.dumps(document))
+    wrong["files"][0]["diagnostics"][0]["fix"]["applicability"] = "maybe"
+    assert not Draft202012Validator(REPORT_SCHEMA).is_valid(wrong)
+    log = json.loads(render_sarif([result], CONTEXT))
+    Draft4Validator(SARIF_SCHEMA).validate(log)
+    [fix] = log["runs"][0]["results"][0]["fixes"]
+    assert fix["properties"]["applicability"] == "unsafe"
+    wrong = json.loads(json.dumps(log))
+    del wrong["runs"][0]["results"][0]["fixes"][0]["artifactChanges"][0]["replacements"][0][
+        "deletedRegion"
+    ]
+    assert not Draft4Validator(SARIF_SCHEMA).is_valid(wrong)
+
+
+def test_text_marks_what_fix_would_apply() -> None:
+    result = lint_source(FIXABLE, path="nexo-plugin.toml")
+    hidden = render_text([result], CONTEXT)
+    assert "NX113 [*]" not in hidden
+    assert hidden.endswith(
+        "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option).\n"
+    )
+    shown = render_text([result], ReportContext(rules=all_rules(), unsafe_fixes=True))
+    assert "nexo-plugin.toml:9:10: NX113 [*] tool `forecast`" in shown
+    assert shown.endswith("[*] 1 fixable with the `--fix` option.\n")
+    # Nothing fixable: no line about fixes.
+    assert "fix" not in render_text([lint_source("", path="e.toml")], CONTEXT).split("\n")[-2]

@@ -1,4 +1,5 @@
-"""Quick fixes: applying each one makes its finding go away and leaves valid TOML."""
+"""Quick fixes: applying each one makes its finding go away and leaves valid TOML; a fix is
+offered only where the text still holds the name its finding reported."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import pytest
 
 from nexo_pkg.core.diagnostics import Diagnostic
 from nexo_pkg.lint.engine import lint_source
-from nexo_pkg.lsp.code_actions import Fix, fixes_for
+from nexo_pkg.lint.fixes import TextFix as Fix
+from nexo_pkg.lsp.code_actions import fixes_for, titled
 from nexo_pkg.lsp.positions import LineIndex
 
 HEAD = """\
@@ -21,17 +23,31 @@ min_nexo_version = ">=0.1.0"
 """
 
 
-def _fixes(text: str, diagnostic: Diagnostic) -> list[Fix]:
+def _published(text: str, diagnostic: Diagnostic) -> tuple[int, int]:
+    """The offsets of the finding's range, as the server publishes it."""
     index = LineIndex(text)
-    start = index.offset(diagnostic.span.start.line - 1, diagnostic.span.start.column - 1)
-    end = index.offset(diagnostic.span.end.line - 1, diagnostic.span.end.column - 1)
+    start, end = diagnostic.span.start, diagnostic.span.end
+    return index.offset(start.line - 1, start.column - 1), index.offset(
+        end.line - 1, end.column - 1
+    )
+
+
+def _fixes(
+    text: str,
+    diagnostic: Diagnostic,
+    *,
+    subject: str | None = None,
+    at: tuple[int, int] | None = None,
+) -> list[Fix]:
+    """The fixes offered for ``diagnostic`` at ``at`` (default: its published range)."""
+    assert diagnostic.fix is not None
     return fixes_for(
         text,
-        start,
-        end,
+        *(at or _published(text, diagnostic)),
         code=diagnostic.code,
         name=diagnostic.name,
         help_text=diagnostic.help,
+        subject=diagnostic.fix.subject if subject is None else subject,
     )
 
 
@@ -52,6 +68,11 @@ def test_tool_rename_keeps_the_quote_style() -> None:
     [fix] = _fixes(text, diagnostic)
     assert fix.title == "Rename tool to `demo_other_tool`"
     assert fix.preferred
+    assert fix.applicability == "unsafe"
+    assert titled(fix, diagnostic.code, diagnostic.name) == (
+        "Rename tool to `demo_other_tool` (unsafe: the plugin's code must answer to the new "
+        "name too)"
+    )
     fixed = _apply(text, fix)
     assert "'demo_other_tool'" in fixed
     assert "tool-namespace-violation" not in {d.name for d in lint_source(fixed).diagnostics}
@@ -94,13 +115,90 @@ def test_no_fix_when_the_text_moved_on_or_the_rule_is_unknown() -> None:
     diagnostic = _only(text, "tool-namespace-violation")
     shifted = "\n" + text  # the finding's range now points at other text
     assert _fixes(shifted, diagnostic) == []
-    assert fixes_for(text, 0, 5, code="NX999", name="", help_text="rename it to `x`") == []
-    # The code alone is enough when the client drops the diagnostic's data.
-    assert fixes_for(
-        text,
-        text.index('"other'),
-        text.index('"]') + 1,
-        code="NX113",
-        name="",
-        help_text=diagnostic.help,
+    assert (
+        fixes_for(text, 0, 5, code="NX999", name="", help_text="rename it to `x`", subject="plugi")
+        == []
     )
+    at = (text.index('"other'), text.index('"]') + 1)
+    # The code alone is enough when the client drops the rule name ...
+    assert fixes_for(
+        text, *at, code="NX113", name="", help_text=diagnostic.help, subject="other_tool"
+    )
+    # ... but not the reported name: without it, or with another, nothing is offered.
+    for subject in ("", "other", "other_tool2"):
+        assert (
+            fixes_for(text, *at, code="NX113", name="", help_text=diagnostic.help, subject=subject)
+            == []
+        )
+
+
+def _byte_column_range(text: str, diagnostic: Diagnostic) -> tuple[int, int]:
+    """The offsets a client lands on when it sends the finding's range back in UTF-8 bytes
+    where the server speaks UTF-16 (Neovim 0.7 does, in codeAction requests)."""
+    index = LineIndex(text)
+    line = diagnostic.span.start.line - 1
+    source = text.split("\n")[line]
+    start_bytes, end_bytes = (
+        len(source[: position.column - 1].encode("utf-8"))
+        for position in (diagnostic.span.start, diagnostic.span.end)
+    )
+    return index.offset(line, start_bytes), index.offset(line, end_bytes)
+
+
+def test_a_range_in_other_units_gets_no_fix_never_broken_toml() -> None:
+    """`tools = ["demo_中中中", "hello", "ab"]`: the byte columns of `"hello"` land on other
+    text; the rename once wrote `["demo_中中中", "hello"demo_hello"]` there."""
+    text = HEAD + '\n[plugin.extends]\ntools = ["demo_中中中", "hello", "ab"]\n'
+    for diagnostic in lint_source(text).diagnostics:
+        if diagnostic.name != "tool-namespace-violation":
+            continue
+        assert diagnostic.fix is not None
+        in_bytes = _byte_column_range(text, diagnostic)
+        assert in_bytes != _published(text, diagnostic)
+        offered = _fixes(text, diagnostic, at=in_bytes)
+        assert offered == []
+        # At the range the server published, the same fix applies and the result parses.
+        [fix] = _fixes(text, diagnostic)
+        tomllib.loads(_apply(text, fix))
+
+
+def test_a_reserved_variable_is_checked_by_its_name_too() -> None:
+    text = HEAD + '\n[plugin.entrypoint]\ncommand = "./run"\nenv = { NEXO_A = "1", NEXO_B = "2" }\n'
+    first, second = [
+        d for d in lint_source(text).diagnostics if d.name == "reserved-entrypoint-env"
+    ]
+    assert second.fix is not None
+    # The range of NEXO_A with the name NEXO_B (a stale diagnostic): nothing.
+    assert _fixes(text, first, subject=second.fix.subject) == []
+    # A quoted key names the same variable.
+    quoted = text.replace("NEXO_A =", '"NEXO_A" =')
+    diagnostic = next(d for d in lint_source(quoted).diagnostics if d.key_path.endswith("NEXO_A"))
+    assert diagnostic.fix is not None
+    assert diagnostic.fix.subject == "NEXO_A"
+    assert [fix.title for fix in _fixes(quoted, diagnostic)] == [
+        "Rename `NEXO_A` to `DEMO_A`",
+        "Remove `NEXO_A`",
+    ]
+
+
+def test_a_rename_that_would_not_parse_is_not_offered() -> None:
+    """Renaming `NEXO_TOKEN` to `DEMO_TOKEN` beside an existing `DEMO_TOKEN` would define the
+    key twice: only the removal is offered."""
+    text = (
+        HEAD
+        + '\n[plugin.entrypoint]\ncommand = "./run"\n'
+        + 'env = { DEMO_TOKEN = "a", NEXO_TOKEN = "b" }\n'
+    )
+    diagnostic = _only(text, "reserved-entrypoint-env")
+    assert diagnostic.fix is None  # lint --fix has nothing to apply either
+    found = fixes_for(
+        text,
+        text.index("NEXO_TOKEN"),
+        text.index("NEXO_TOKEN") + len("NEXO_TOKEN"),
+        code=diagnostic.code,
+        name=diagnostic.name,
+        help_text=diagnostic.help,
+        subject="NEXO_TOKEN",
+    )
+    assert [fix.title for fix in found] == ["Remove `NEXO_TOKEN`"]
+    tomllib.loads(_apply(text, found[0]))

@@ -6,10 +6,12 @@ from pathlib import Path
 
 from support.shared_fixtures import shared_files, skip_unless_present
 
+from nexo_pkg.lint.engine import lint_source
 from nexo_pkg.lsp.completion import complete_at
 from nexo_pkg.lsp.hover import hover_at
-from nexo_pkg.lsp.schema_nav import SchemaNavigator
+from nexo_pkg.lsp.schema_nav import SchemaNavigator, packaged_navigator
 
+from .test_code_actions import HEAD
 from .test_schema_nav import SCHEMA
 
 NAVIGATOR = SchemaNavigator(SCHEMA)
@@ -129,3 +131,60 @@ def test_enum_values_inside_an_array() -> None:
     assert [c.insert for c in complete_at(navigator, text, len(text))] == ["tools", "hooks"]
     bare = "kinds = ["
     assert [c.insert for c in complete_at(navigator, bare, len(bare))] == ['"tools"', '"hooks"']
+
+
+MANIFEST_NAVIGATOR = packaged_navigator("nexo-plugin.schema.json")
+CURSOR = "@@"
+
+
+def _tables_offered(text: str) -> list[str]:
+    """Tables offered for an empty header where ``CURSOR`` stands."""
+    assert MANIFEST_NAVIGATOR is not None
+    offset = text.index(CURSOR)
+    document = text.replace(CURSOR, "", 1)
+    return [c.label for c in complete_at(MANIFEST_NAVIGATOR, document, offset)]
+
+
+def _problems_once_added(text: str, table: str) -> set[str]:
+    """The structure codes a header for ``table`` at the cursor gives the manifest."""
+    added = text.replace(CURSOR, table, 1)
+    codes = {d.code for d in lint_source(added, path="plugin.toml").diagnostics}
+    return codes & {"NX001", "NX002", "NX012"}
+
+
+SHAPES = {
+    "inline sandbox": HEAD + "sandbox = { enabled = false }\n\n[" + CURSOR + "]\n",
+    "dotted sandbox": HEAD + "sandbox.enabled = false\n\n[" + CURSOR + "]\n",
+    "no array yet": HEAD + "\n[" + CURSOR + "]\n",
+    "array above": HEAD + '\n[[plugin.admin_ui.screens]]\nid = "a"\n\n[' + CURSOR + "]\n",
+    "array header, array above": HEAD
+    + '\n[[plugin.admin_ui.screens]]\nid = "a"\n\n[['
+    + CURSOR
+    + "]]\n",
+    "inline entrypoint": HEAD + 'entrypoint = { command = "./run" }\n\n[' + CURSOR + "]\n",
+}
+
+
+def test_table_completion_offers_only_what_can_be_added() -> None:
+    """`[plugin.sandbox]` where `sandbox = {…}` (or `sandbox.x = …`) already defines it is
+    NX002; a table inside an array of tables without its `[[…]]` above is NX012."""
+    inline = _tables_offered(SHAPES["inline sandbox"])
+    assert "plugin.sandbox" not in inline
+    assert "plugin.entrypoint" in inline
+    assert "plugin.sandbox" not in _tables_offered(SHAPES["dotted sandbox"])
+    fresh = _tables_offered(SHAPES["no array yet"])
+    assert "plugin.sandbox" in fresh
+    assert not [table for table in fresh if table.startswith("plugin.admin_ui.screens.")]
+    assert "plugin.admin_ui.screens.title" in _tables_offered(SHAPES["array above"])
+    assert "plugin.admin_ui.screens.fields" in _tables_offered(SHAPES["array header, array above"])
+    entrypoint = _tables_offered(SHAPES["inline entrypoint"])
+    assert "plugin.entrypoint" not in entrypoint
+    assert "plugin.entrypoint.env" not in entrypoint
+
+
+def test_every_table_offered_keeps_the_manifest_well_formed() -> None:
+    for name, text in SHAPES.items():
+        offered = _tables_offered(text)
+        assert offered, name
+        broken = {table: codes for table in offered if (codes := _problems_once_added(text, table))}
+        assert broken == {}, name

@@ -45,16 +45,21 @@ def response_to(stream: IO[bytes], request_id: int | None) -> dict[str, Any]:
     raise AssertionError(f"no response to {request_id}")
 
 
-@pytest.fixture
-def server() -> Iterator[subprocess.Popen[bytes]]:
+def spawn(*arguments: str) -> subprocess.Popen[bytes]:
+    """`nexo plugin lsp ARGUMENTS` with all three pipes."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEXO_")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "nexo_pkg", "plugin", "lsp"],
+    return subprocess.Popen(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "lsp", *arguments],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
     )
+
+
+@pytest.fixture
+def server() -> Iterator[subprocess.Popen[bytes]]:
+    process = spawn()
     assert process.stdin is not None
     assert process.stdout is not None
     process.stdin.write(
@@ -186,3 +191,45 @@ def test_malformed_messages_are_logged_on_one_line_each(
     lines = _stderr_lines(server)
     assert not any(b"Traceback" in line for line in lines), lines[:5]
     assert 1 <= len(lines) <= 6, lines
+
+
+@pytest.mark.parametrize("arguments", [[], ["--verbose"]], ids=["default", "verbose"])
+@pytest.mark.parametrize("then_exit", [False, True], ids=["no-exit", "exit"])
+def test_a_client_that_quits_without_awaiting_shutdown_leaves_a_quiet_log(
+    arguments: list[str], then_exit: bool
+) -> None:
+    """As Neovim 0.11 does: `shutdown` (maybe `exit`) is sent and the pipes are closed at
+    once, while replies and diagnostics are still on their way. The server ends with status 0
+    and logs no error, no BrokenPipe, no traceback (it used to log one per message)."""
+    process = spawn(*arguments)
+    assert process.stdin is not None
+    assert process.stdout is not None
+    assert process.stderr is not None
+    process.stdin.write(
+        frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})
+    )
+    process.stdin.flush()
+    assert "result" in response_to(process.stdout, 1)
+    messages: list[dict[str, Any]] = [{"jsonrpc": "2.0", "method": "initialized", "params": {}}]
+    for index in range(5):
+        uri = f"file:///tmp/project{index}/nexo-plugin.toml"
+        opened = {"uri": uri, "languageId": "toml", "version": 1, "text": TEXT + "naem = 1\n"}
+        messages.append(
+            {"jsonrpc": "2.0", "method": "textDocument/didOpen",
+             "params": {"textDocument": opened}}
+        )  # fmt: skip
+        messages.append(
+            {"jsonrpc": "2.0", "id": 10 + index, "method": "textDocument/hover",
+             "params": {"textDocument": {"uri": uri}, "position": {"line": 1, "character": 1}}}
+        )  # fmt: skip
+    messages.append({"jsonrpc": "2.0", "id": 99, "method": "shutdown"})
+    if then_exit:
+        messages.append({"jsonrpc": "2.0", "method": "exit"})
+    process.stdout.close()  # the client is gone before any of the answers
+    process.stdin.write(b"".join(frame(message) for message in messages))
+    process.stdin.close()
+    assert process.wait(timeout=60) == 0
+    log = process.stderr.read().decode()
+    process.stderr.close()
+    for word in ("Traceback", "BrokenPipe", "ERROR", "Exception ignored", "Broken pipe"):
+        assert word not in log, log[-2000:]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import tomllib
 from collections.abc import Callable, Coroutine
 from importlib import resources
 from pathlib import Path
@@ -194,11 +195,20 @@ def test_quick_fixes_repair_findings_after_emoji(
         published = await session.diagnostics(uri, version=1)
         actions = await session.code_actions(uri, published.diagnostics)
         titles = [action.title for action in actions]
-        assert "Rename tool to `demo_other_tool`" in titles
-        assert "Rename `NEXO_TOKEN` to `DEMO_TOKEN`" in titles
-        assert "Remove `NEXO_TOKEN`" in titles
+        # Every one of them changes what the plugin does, and says so; none is preferred, so
+        # no editor applies one unasked.
+        rename_tool = (
+            "Rename tool to `demo_other_tool` (unsafe: the plugin's code must answer to the "
+            "new name too)"
+        )
+        unsafe_variable = "(unsafe: the plugin's code must read the new name too)"
+        remove = f"Remove `NEXO_TOKEN` {unsafe_variable}"
+        assert sorted(titles) == sorted(
+            [rename_tool, f"Rename `NEXO_TOKEN` to `DEMO_TOKEN` {unsafe_variable}", remove]
+        )
+        assert {action.is_preferred for action in actions} == {None}
         text = RULES
-        for title in ("Rename tool to `demo_other_tool`", "Remove `NEXO_TOKEN`"):
+        for title in (rename_tool, remove):
             action = actions[titles.index(title)]
             assert action.kind == types.CodeActionKind.QuickFix
             assert action.edit is not None
@@ -209,6 +219,94 @@ def test_quick_fixes_repair_findings_after_emoji(
         version = session.change(uri, text)
         after = await session.diagnostics(uri, version=version)
         assert {d.code for d in after.diagnostics} == {"NX013", "NX110"}
+
+    shared_server.run(scenario)
+
+
+def _in_bytes(text: str, position: types.Position) -> types.Position:
+    """``position`` (UTF-16, as published) with its character counted in UTF-8 bytes, as
+    Neovim 0.7 sends diagnostics back in ``codeAction`` requests."""
+    line = text.split("\n")[position.line]
+    prefix = line.encode("utf-16-le")[: position.character * 2].decode("utf-16-le")
+    return types.Position(position.line, len(prefix.encode("utf-8")))
+
+
+def _changed(diagnostic: types.Diagnostic, **changes: Any) -> types.Diagnostic:
+    """``diagnostic`` as a client might send it back, with ``changes``."""
+    fields = {
+        "range": diagnostic.range,
+        "message": diagnostic.message,
+        "severity": diagnostic.severity,
+        "code": diagnostic.code,
+        "source": diagnostic.source,
+        "data": diagnostic.data,
+    }
+    return types.Diagnostic(**{**fields, **changes})
+
+
+WIDE = GOOD + '\n[plugin.extends]\ntools = ["demo_中中中", "hello", "ab"]\n'
+
+
+def test_quick_fixes_check_the_text_they_replace(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    """A range in other units (Neovim 0.7's byte columns), a diagnostic without the name it
+    reported, or one whose name is no longer at its range: no fix, never an edit of the text
+    that happens to be there (which once gave `["demo_中中中", "hello"demo_hello"]`)."""
+
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(tmp_path / "nexo-plugin.toml", WIDE)
+        published = await session.diagnostics(uri, version=1)
+        renames = [d for d in published.diagnostics if d.code == "NX113"]
+        assert [d.data["subject"] for d in renames] == ["hello", "ab"]  # type: ignore[index]
+        # As published: each rename applies, and the edited document parses.
+        good = await session.code_actions(uri, renames)
+        assert len(good) == 2
+        for action in good:
+            assert action.edit is not None
+            assert action.edit.changes is not None
+            tomllib.loads(_apply_edits(WIDE, list(action.edit.changes[uri])))
+        in_bytes = [
+            _changed(
+                d,
+                range=types.Range(_in_bytes(WIDE, d.range.start), _in_bytes(WIDE, d.range.end)),
+            )
+            for d in renames
+        ]
+        assert [d.range for d in in_bytes] != [d.range for d in renames]
+        assert await session.code_actions(uri, in_bytes) == []
+        without_data = [_changed(d, data=None) for d in renames]
+        assert await session.code_actions(uri, without_data) == []
+        swapped = [
+            _changed(first, data=second.data)
+            for first, second in zip(renames, reversed(renames), strict=True)
+        ]
+        assert await session.code_actions(uri, swapped) == []
+
+    shared_server.run(scenario)
+
+
+def test_a_fix_that_would_not_parse_is_not_offered(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    """Renaming `NEXO_TOKEN` beside a `DEMO_TOKEN` would define that key twice: only the
+    removal is offered, and it leaves TOML that parses."""
+    text = (
+        GOOD
+        + '\n[plugin.entrypoint]\ncommand = "./run"\nenv = { DEMO_TOKEN = "a", NEXO_TOKEN = "b" }\n'
+    )
+
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(tmp_path / "nexo-plugin.toml", text)
+        published = await session.diagnostics(uri, version=1)
+        reserved = [d for d in published.diagnostics if d.code == "NX106"]
+        assert [d.data["subject"] for d in reserved] == ["NEXO_TOKEN"]  # type: ignore[index]
+        [action] = await session.code_actions(uri, reserved)
+        assert action.title.startswith("Remove `NEXO_TOKEN` (unsafe")
+        assert action.edit is not None
+        assert action.edit.changes is not None
+        fixed = _apply_edits(text, list(action.edit.changes[uri]))
+        assert tomllib.loads(fixed)["plugin"]["entrypoint"]["env"] == {"DEMO_TOKEN": "a"}
 
     shared_server.run(scenario)
 

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 
 import pytest
+from support.cli import clean_env, nexo
 from support.http_kit import LoopbackServer, send
+from support.stderr import without_notes
 
 from nexo_pkg.net.client import HttpClient
 
@@ -113,3 +116,50 @@ def test_proxy_settings_are_read_as_the_standard_library_reads_them(
     for name, value in environ.items():
         monkeypatch.setenv(name, value)
     assert proxy_settings(environ) == urllib.request.getproxies_environment()
+
+
+# (variables, the variable the error must name); the API host is a loopback port nobody
+# listens on, so a setting that were accepted would end in `network` (exit 1), not here.
+_UNUSABLE = [
+    ({"ALL_PROXY": "socks5://user:s3cret@127.0.0.1:1080"}, "ALL_PROXY"),
+    ({"HTTP_PROXY": "http://user:s3cret@[::1"}, "HTTP_PROXY"),
+    ({"HTTP_PROXY": "http://[fe80::zz]:3128"}, "HTTP_PROXY"),
+    ({"https_proxy": "ftp://user:s3cret@127.0.0.1:21"}, "https_proxy"),
+    ({"HTTP_PROXY": "http://127.0.0.1:9", "NO_PROXY": "[127.0.0.1]"}, "NO_PROXY"),
+    ({"HTTP_PROXY": "http://127.0.0.1:9", "no_proxy": "localhost,127.0.0.1:*"}, "no_proxy"),
+]
+
+
+@pytest.mark.parametrize(("variables", "named"), _UNUSABLE, ids=[v for _, v in _UNUSABLE])
+@pytest.mark.parametrize("command", ["info", "install"])
+def test_an_unusable_proxy_setting_is_one_line_naming_it(
+    tmp_path: Path, variables: dict[str, str], named: str, command: str
+) -> None:
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"), NEXO_GITHUB_API_BASE="http://127.0.0.1:9")
+    env.update(variables)
+    args = ("acme/hello", "--yes") if command == "install" else ("acme/hello",)
+    result = nexo("plugin", command, *args, env=env, in_process=True)
+    assert result.code == 2, result.stderr
+    (line,) = without_notes(result.stderr).splitlines()
+    assert line.startswith(f"error: {named} "), line
+    assert "s3cret" not in result.stderr
+    as_json = nexo("plugin", command, *args, "--json", env=env, in_process=True)
+    assert as_json.code == 2
+    assert as_json.document["kind"] == "config"
+    assert not (tmp_path / "home" / "state").exists()
+
+
+def test_a_bracketed_ipv6_no_proxy_entry_with_a_port_is_reached_directly(
+    proxy: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nexo_pkg.net.client import proxy_mounts
+
+    assert proxy_mounts({"http": "p:1", "no": "[::1]:8080"}) == {
+        "http://": "http://p:1",
+        "all://[::1]:8080": None,
+    }
+    for name in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("NO_PROXY", f"[::1]:8080,127.0.0.1:{proxy.port}")
+    assert _get(proxy.url + "/direct") == b"through the proxy"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -16,7 +17,10 @@ from nexo_pkg import __version__
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.lint.engine import lint_file
 from nexo_pkg.scaffold.generator import (
+    KINDS,
+    LANGUAGES,
     NewProject,
+    Pin,
     create_project,
     default_nexo_pkg_spec,
     installed_nexo_pkg_spec,
@@ -81,7 +85,7 @@ def test_release_workflow(tmp_path: Path) -> None:
         "contents: write",
         "fetch-depth: 0",
         '"$GITHUB_REF_NAME" != "v$version"',
-        f"python -m pip install {shlex.quote(installed_nexo_pkg_spec())}",
+        f"python -m pip install {shlex.quote(installed_nexo_pkg_spec().spec)}",
         "nexo plugin pack . --out dist",
         'python -m sigstore sign --bundle "$asset.sigstore.json" "$asset"',
         'asset + ".sig"',
@@ -268,16 +272,143 @@ def test_release_workflow_is_valid_yaml(tmp_path: Path) -> None:
             '{"url": "https://example.com/nexo_pkg-0.1.0-py3-none-any.whl", "archive_info": {}}',
             "nexo-pkg @ https://example.com/nexo_pkg-0.1.0-py3-none-any.whl",
         ),
-        (
-            '{"url": "file:///home/me/nexo-pkg", "dir_info": {"editable": true}}',
-            f"nexo-pkg @ git+https://github.com/nexo-pkg/nexo-pkg@v{__version__}",
-        ),
-        ("", f"nexo-pkg @ git+https://github.com/nexo-pkg/nexo-pkg@v{__version__}"),
     ],
-    ids=["index", "git", "archive", "checkout", "not-installed"],
+    ids=["index", "git", "archive"],
 )
 def test_the_default_spec_is_where_this_nexo_pkg_came_from(
     direct_url: str | None, spec: str
 ) -> None:
     """PEP 610's direct_url.json says where the running nexo-pkg was installed from."""
-    assert default_nexo_pkg_spec(direct_url) == spec
+    assert default_nexo_pkg_spec(direct_url) == Pin(spec)
+
+
+def _git(checkout: Path, *arguments: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(checkout), *arguments],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"},
+    )
+    return done.stdout.strip()
+
+
+def _checkout(tmp_path: Path, *, origin: str | None = None) -> tuple[Path, str]:
+    """A real git repository with one commit, standing in for a nexo-pkg source tree."""
+    checkout = tmp_path / "nexo-pkg"
+    checkout.mkdir(parents=True)
+    _git(checkout, "init", "-q")
+    (checkout / "pyproject.toml").write_text("[project]\nname = 'nexo-pkg'\n")
+    _git(checkout, "add", "pyproject.toml")
+    _git(checkout, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-qm", "start")
+    if origin is not None:
+        _git(checkout, "remote", "add", "origin", origin)
+    return checkout, _git(checkout, "rev-parse", "HEAD")
+
+
+def _editable(checkout: Path) -> str:
+    return json.dumps({"url": checkout.as_uri(), "dir_info": {"editable": True}})
+
+
+def test_an_untagged_checkout_pins_its_commit_with_a_warning(tmp_path: Path) -> None:
+    # The repository has no tag of this version: a pin to `v0.1.0` would name nothing.
+    checkout, commit = _checkout(tmp_path)
+    pin = default_nexo_pkg_spec(_editable(checkout))
+    assert pin.spec == f"nexo-pkg @ git+https://github.com/nexo-pkg/nexo-pkg@{commit}"
+    assert pin.warning is not None
+    assert f"not at the release tag v{__version__}" in pin.warning
+    assert commit[:12] in pin.warning
+    assert "uncommitted" not in pin.warning
+    # Not installed at all (run from the tree): the same, from the tree it runs from.
+    assert default_nexo_pkg_spec("", checkout) == pin
+    # Uncommitted changes are not in the pinned commit: the warning says so.
+    (checkout / "pyproject.toml").write_text("[project]\nname = 'nexo-pkg'\nversion = '9'\n")
+    warning = default_nexo_pkg_spec(_editable(checkout)).warning
+    assert warning is not None
+    assert "uncommitted changes are not in that commit" in warning
+
+
+def test_a_checkout_at_the_release_tag_pins_the_tag(tmp_path: Path) -> None:
+    checkout, _ = _checkout(tmp_path, origin="https://github.com/acme/nexo-pkg.git")
+    _git(checkout, "tag", f"v{__version__}")
+    assert default_nexo_pkg_spec(_editable(checkout)) == Pin(
+        f"nexo-pkg @ git+https://github.com/acme/nexo-pkg.git@v{__version__}"
+    )
+    # Another tag on HEAD is not this version's release.
+    other, commit = _checkout(tmp_path / "other")
+    _git(other, "tag", "v9.9.9")
+    assert default_nexo_pkg_spec(_editable(other)).spec.endswith(f"@{commit}")
+
+
+def test_a_tree_without_git_pins_the_index_release_with_a_warning(tmp_path: Path) -> None:
+    # An unpacked sdist (no .git of its own), inside another project's repository: that
+    # repository's commit is not nexo-pkg's.
+    project, _ = _checkout(tmp_path)
+    tree = project / "vendor" / "nexo-pkg-0.1.0"
+    tree.mkdir(parents=True)
+    pin = default_nexo_pkg_spec(_editable(tree))
+    assert pin.spec == f"nexo-pkg=={__version__}"
+    assert pin.warning is not None
+    assert "no git checkout" in pin.warning
+    assert "--nexo-pkg-spec" in pin.warning
+
+
+def test_new_prints_the_pin_warning_and_writes_the_commit(tmp_path: Path) -> None:
+    """This very checkout (an editable install, untagged): `new` warns on stderr and the
+    workflow installs nexo-pkg at a commit that exists."""
+    pin = installed_nexo_pkg_spec()
+    completed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nexo_pkg",
+            "plugin",
+            "new",
+            "demo",
+            "-q",
+            "--dest",
+            str(tmp_path / "demo"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert completed.returncode == 0, completed.stderr
+    workflow = (tmp_path / "demo" / ".github" / "workflows" / "release.yml").read_text()
+    assert f"python -m pip install {shlex.quote(pin.spec)}" in workflow
+    assert "@v0.1.0" not in workflow or pin.warning is None
+    if pin.warning is not None:
+        assert completed.stderr == f"warning: {pin.warning}\n"
+    else:
+        assert completed.stderr == ""
+
+
+_PLACEHOLDER = re.compile(r"__[A-Z][A-Z0-9_]*__")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("lang", LANGUAGES)
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {
+            "description": 'Forecasts, "quoted" & more',
+            "owner": "acme",
+            "nexo_pkg_spec": "nexo-pkg==0.1.0",
+        },
+    ],
+    ids=["defaults", "every-option"],
+)
+def test_every_template_renders_without_a_placeholder_left(
+    kind: str, lang: str, options: dict[str, str]
+) -> None:
+    rendered = render(NewProject("weather_app", lang=lang, kind=kind, **options))  # type: ignore[arg-type]
+    assert rendered
+    left = {
+        path: sorted(set(_PLACEHOLDER.findall(path + "\n" + text)))
+        for path, text in rendered.items()
+        if _PLACEHOLDER.search(path + "\n" + text)
+    }
+    assert left == {}

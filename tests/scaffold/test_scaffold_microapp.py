@@ -23,6 +23,7 @@ from nexo_pkg.manifest.microapp import (
 from nexo_pkg.scaffold.generator import NewProject, create_project
 
 MICROAPP_FILES = [
+    ".github/workflows/release.yml",
     ".gitignore",
     "README.md",
     "bin/greeter",
@@ -110,6 +111,54 @@ def test_generated_tests_pass(tmp_path: Path) -> None:
     )
     assert completed.returncode == 0, completed.stderr
     assert "Ran 4 tests" in completed.stderr
+
+
+def test_a_microapp_gets_the_plugin_release_workflow_and_its_build_steps_pass(
+    tmp_path: Path,
+) -> None:
+    """A microapp packs, signs and installs as a plugin does: the same workflow (one
+    template), whose tag check and test steps pass in the fresh project, which has no
+    requirements.txt (the standard library only)."""
+    spec = "nexo-pkg==0.1.0"
+    microapp = tmp_path / "greeter"
+    create_project(NewProject("greeter", dest=microapp, kind="microapp", nexo_pkg_spec=spec))
+    plugin = tmp_path / "plugin"
+    create_project(NewProject("greeter", dest=plugin, nexo_pkg_spec=spec))
+    relative = Path(".github/workflows/release.yml")
+    text = (microapp / relative).read_text(encoding="utf-8")
+    assert text == (plugin / relative).read_text(encoding="utf-8")
+    assert not (microapp / "requirements.txt").exists()
+    steps = {
+        step.get("name"): step["run"]
+        for step in yaml.safe_load(text)["jobs"]["build"]["steps"]
+        if "run" in step
+    }
+    environment = {
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "GITHUB_REF_NAME": "v0.1.0",
+    }
+    for name in ("Check the tag matches the manifest version", "Test"):
+        done = subprocess.run(
+            ["bash", "-eo", "pipefail", "-c", steps[name]],
+            cwd=microapp,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0, (name, done.stdout + done.stderr)
+    refused = subprocess.run(
+        ["bash", "-c", steps["Check the tag matches the manifest version"]],
+        cwd=microapp,
+        env={**environment, "GITHUB_REF_NAME": "v0.2.0"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert refused.returncode == 1
+    assert "does not match the manifest version v0.1.0" in refused.stdout
 
 
 def test_unknown_kind_is_refused_and_nothing_written(tmp_path: Path) -> None:

@@ -61,6 +61,8 @@ class TokenServer:
     password: str
     directory: Path
     anonymous_pull: bool = False
+    # Answered instead of a real token when set (a hostile token service).
+    forged_token: str | None = None
     refresh_token: str | None = None
     oauth_post: bool = True
     requests: list[TokenRequest] = field(default_factory=list)
@@ -152,6 +154,7 @@ class TokenServer:
             return
         record.granted = True
         self.requests.append(record)
+        token = token if self.forged_token is None else self.forged_token
         self._send(handler, 200, {"token": token, "expires_in": 300})
 
     def answer_oauth(self, handler: BaseHTTPRequestHandler) -> None:

@@ -1,0 +1,30 @@
+"""Asking git about a working tree, for the few places that read one (pack's timestamp, the
+scaffold's pin of nexo-pkg). git is optional: a failure of any kind is no answer."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+__all__ = ["git_output"]
+
+
+def git_output(directory: Path, *arguments: str) -> str | None:
+    """The stripped standard output of ``git ARGUMENTS`` run in ``directory``; ``None`` when
+    git is missing, fails, times out, or ``directory`` is no repository git will read."""
+    git = shutil.which("git")
+    if git is None:
+        return None
+    try:
+        completed = subprocess.run(
+            [git, *arguments],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return completed.stdout.strip() if completed.returncode == 0 else None
