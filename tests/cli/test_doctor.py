@@ -269,3 +269,35 @@ def test_a_sandbox_path_reaching_the_host_is_not_spawned(root: Path, tmp_path: P
     assert "resolves to `/`" in finding["message"]
     assert "THE DAEMON WOULD SPAWN IT" in finding["message"]
     assert not marker.exists()
+
+
+def test_concurrent_handshakes_leave_no_process_behind(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plugins spawned side by side are each still ended with everything they started: a
+    grandchild that escaped its group with ``setsid`` and a child left sleeping are gone
+    when doctor returns, whichever plugin finished first."""
+    import time
+
+    modes = {"alpha": "setsid_grandchild", "bravo": "silent", "charlie": "setsid_grandchild"}
+    for plugin_id, mode in {**modes, "delta": "ok"}.items():
+        _install(root, plugin_id, mode=mode)
+    pid_file = tmp_path / "pids"
+    monkeypatch.setenv("FIXTURE_PID_FILE", str(pid_file))
+    code, document = _doctor(root, "--jobs", "8")
+    assert code == 1
+    assert {f[2] for f in _findings(document) if f[0] == "error"} == {"bravo"}
+    pids = [int(line) for line in pid_file.read_text().split()]
+    assert len(pids) == 4 + 2 + 1  # four plugins, two grandchildren, one sleeping child
+
+    def running(pid: int) -> bool:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except FileNotFoundError:
+            return False
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+    deadline = time.monotonic() + 3
+    while any(running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [pid for pid in pids if running(pid)] == []
