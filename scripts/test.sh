@@ -7,15 +7,16 @@ cd "$(dirname "$0")/.."
 
 # The fleet tests run a real OCI registry (CNCF distribution) with htpasswd auth, and copy
 # artifacts with skopeo; the check tests run plugins inside bubblewrap, as the daemon does, on
-# the system python3. On a fresh CI machine, as root, install them; elsewhere those tests
-# skip when they are missing.
+# the system python3; the version model is tested against the Rust `semver` crate as Debian
+# packages it (librust-semver-dev, built offline with the machine's cargo). On a fresh CI
+# machine, as root, install them; elsewhere those tests skip when they are missing.
 if [ "${CI:-}" = "true" ] && [ "$(id -u)" = "0" ] \
   && { ! command -v docker-registry >/dev/null || ! command -v htpasswd >/dev/null \
     || ! command -v skopeo >/dev/null || ! command -v bwrap >/dev/null \
-    || [ ! -x /usr/bin/python3 ]; }; then
+    || [ ! -x /usr/bin/python3 ] || ! compgen -G '/usr/share/cargo/registry/semver-1.*' >/dev/null; }; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-registry apache2-utils skopeo \
-    bubblewrap python3 >/dev/null
+    bubblewrap python3 librust-semver-dev >/dev/null
   # The package starts its own service on :5000; the tests run their own registries.
   if command -v systemctl >/dev/null && systemctl is-active --quiet docker-registry 2>/dev/null; then
     systemctl stop docker-registry || true

@@ -48,7 +48,7 @@ from nexo_pkg.check.sandbox import (
 from nexo_pkg.check.target import ResolvedPlugin, default_install_root, resolve_target
 from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
 from nexo_pkg.core.errors import UsageError
-from nexo_pkg.core.versionreq import SEMVER_2
+from nexo_pkg.core.version import SEMVER_2
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.model import Sandbox
 from nexo_pkg.manifest.names import find_manifest

@@ -185,7 +185,7 @@ def run_lint(request: LintRequest) -> int:
             f"unknown --format {request.output_format!r}; choose one of {', '.join(FORMATS)}"
         )
     if request.nexo_version is not None:
-        from nexo_pkg.core.versionreq import Version, VersionError  # noqa: PLC0415
+        from nexo_pkg.core.version import Version, VersionError  # noqa: PLC0415
 
         try:
             Version.parse(request.nexo_version)

@@ -1,8 +1,8 @@
-"""SemVer versions and Cargo version requirements, with the semantics of Rust's ``semver`` 1.x.
+"""Cargo version requirements, with the semantics of Rust's ``semver`` 1.x.
 
-The daemon parses ``plugin.version`` as ``semver::Version`` and ``min_nexo_version`` as
-``semver::VersionReq``, then matches the requirement against its own version. This module
-reproduces both parsers (same accepted language, same error wording) and the matcher, so
+The daemon parses ``min_nexo_version`` as ``semver::VersionReq`` and matches it against its
+own version (a :class:`~nexo_pkg.core.version.Version`, the one version model). This module
+reproduces the parser (same accepted language, same error wording) and the matcher, so
 ``lint`` accepts exactly what the daemon accepts and ``--nexo-version`` answers as it would:
 
 - comparators ``=``, ``>``, ``>=``, ``<``, ``<=``, ``~``, ``^``; no operator means ``^``;
@@ -16,104 +16,21 @@ Parse failures raise :class:`VersionError` whose message follows the crate's wor
 
 from __future__ import annotations
 
-import functools
-import re
 from dataclasses import dataclass
 from enum import Enum
 
-_U64_MAX = 2**64 - 1
-# The crate refuses requirements with more comparators than this.
-_MAX_COMPARATORS = 32
-
-# What an identifier list of a pre-release or build metadata is made of (ASCII only).
-_IDENTIFIER_CHARS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz-."
-
-_POSITION_NAMES = {
-    "major": "major version number",
-    "minor": "minor version number",
-    "patch": "patch version number",
-    "pre": "pre-release identifier",
-    "build": "build metadata",
-}
-
-
-#: The SemVer 2.0 grammar (semver.org's regular expression), for names that must be a version
-#: as written (a tarball's, ``check --nexo-version``): ``SEMVER_2.match(text)``.
-SEMVER_2 = re.compile(
-    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
-    r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
-    r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$"
+from nexo_pkg.core.version import (
+    _POSITION_NAMES,
+    Prerelease,
+    Version,
+    VersionError,
+    _numeric,
+    _pre_and_build,
+    _quoted,
 )
 
-
-class VersionError(ValueError):
-    """A version or version requirement that ``semver`` 1.x would refuse to parse."""
-
-
-def _quoted(char: str) -> str:
-    # The crate prints the offending character Debug-quoted, e.g. 'v' or '\0'.
-    if char == "\0":
-        return "'\\0'"
-    if char == "'":
-        return "'\\''"
-    return repr(char) if not char.isprintable() else f"'{char}'"
-
-
-def _unexpected_char(position: str, char: str) -> VersionError:
-    return VersionError(f"unexpected character {_quoted(char)} while parsing {position}")
-
-
-@functools.total_ordering
-@dataclass(frozen=True)
-class Prerelease:
-    """A pre-release tag (``alpha.1``), ordered by SemVer precedence; empty means a release.
-
-    A release (no tag) sorts after every pre-release of the same ``major.minor.patch``;
-    numeric identifiers compare numerically and before alphanumeric ones; a longer list
-    wins when one is a prefix of the other.
-    """
-
-    text: str = ""
-
-    @property
-    def is_empty(self) -> bool:
-        return not self.text
-
-    def _key(self) -> tuple[int, tuple[tuple[int, int, str], ...]]:
-        if not self.text:
-            return (1, ())
-        return (
-            0,
-            tuple((0, int(p), "") if p.isdigit() else (1, 0, p) for p in self.text.split(".")),
-        )
-
-    def __lt__(self, other: Prerelease) -> bool:
-        return self._key() < other._key()
-
-
-@dataclass(frozen=True)
-class Version:
-    """A SemVer 2.0 version; ``build`` is kept for display but never affects matching."""
-
-    major: int
-    minor: int
-    patch: int
-    pre: Prerelease = Prerelease()
-    build: str = ""
-
-    @classmethod
-    def parse(cls, text: str) -> Version:
-        """Parse ``text`` strictly; raise :class:`VersionError` as ``semver::Version`` would."""
-        return parse_version(text)
-
-    def without_prerelease(self) -> Version:
-        """This version with its pre-release tag removed (``0.1.6-rc3`` -> ``0.1.6``)."""
-        return Version(self.major, self.minor, self.patch, Prerelease(), self.build)
-
-    def __str__(self) -> str:
-        pre = f"-{self.pre.text}" if self.pre.text else ""
-        build = f"+{self.build}" if self.build else ""
-        return f"{self.major}.{self.minor}.{self.patch}{pre}{build}"
+# The crate refuses requirements with more comparators than this.
+_MAX_COMPARATORS = 32
 
 
 class Op(Enum):
@@ -137,7 +54,7 @@ class Comparator:
     major: int
     minor: int | None = None
     patch: int | None = None
-    pre: Prerelease = Prerelease()
+    pre: Prerelease = Prerelease()  # noqa: RUF009 (a frozen dataclass)
 
     def __str__(self) -> str:
         # The parser sets ``patch`` only after ``minor``, and ``pre`` only after ``patch``.
@@ -246,77 +163,6 @@ def _prerelease_compatible(comparator: Comparator, version: Version) -> bool:
         and comparator.patch == version.patch
         and not comparator.pre.is_empty
     )
-
-
-def _numeric(text: str, position: str) -> tuple[int, str]:
-    name = _POSITION_NAMES[position]
-    rest = text.lstrip("0123456789")
-    digits = text[: len(text) - len(rest)]
-    if not digits:
-        if text:
-            raise _unexpected_char(name, text[0])
-        raise VersionError(f"unexpected end of input while parsing {name}")
-    if len(digits) > 1 and digits[0] == "0":
-        raise VersionError(f"invalid leading zero in {name}")
-    if len(digits) > len(str(_U64_MAX)) or int(digits) > _U64_MAX:
-        raise VersionError(f"value of {name} exceeds u64::MAX")
-    return int(digits), rest
-
-
-def _identifier(text: str, position: str) -> tuple[str, str]:
-    """Split off a dot-separated identifier list; the crate's rules on empty segments."""
-    rest = text.lstrip(_IDENTIFIER_CHARS)
-    identifier = text[: len(text) - len(rest)]
-    if not identifier:
-        return "", text
-    for segment in identifier.split("."):
-        if not segment:
-            raise VersionError(f"empty identifier segment in {_POSITION_NAMES[position]}")
-        if position == "pre" and len(segment) > 1 and segment[0] == "0" and segment.isdigit():
-            raise VersionError(f"invalid leading zero in {_POSITION_NAMES[position]}")
-    return identifier, rest
-
-
-def _dot(text: str, position: str) -> str:
-    if text.startswith("."):
-        return text[1:]
-    if text:
-        return _raise_after(position, text[0])
-    raise VersionError(f"unexpected end of input while parsing {_POSITION_NAMES[position]}")
-
-
-def _raise_after(position: str, char: str) -> str:
-    raise VersionError(f"unexpected character {_quoted(char)} after {_POSITION_NAMES[position]}")
-
-
-def _pre_and_build(text: str, position: str) -> tuple[str, str, str, str]:
-    """Split off ``-pre`` and ``+build`` after a patch number: both (empty when absent), the
-    last position parsed and the rest."""
-    parts = {"pre": "", "build": ""}
-    for sign, part in (("-", "pre"), ("+", "build")):
-        if text.startswith(sign):
-            position = part
-            parts[part], text = _identifier(text[1:], position)
-            if not parts[part]:
-                raise VersionError(f"empty identifier segment in {_POSITION_NAMES[part]}")
-    return parts["pre"], parts["build"], position, text
-
-
-def parse_version(text: str) -> Version:
-    """Parse a strict SemVer 2.0 version (``1.2.3-rc.1+build``).
-
-    Raises :class:`VersionError` for anything ``semver::Version::from_str`` refuses: an empty
-    string, a ``v`` prefix, leading zeros, missing parts, surrounding whitespace.
-    """
-    if not text:
-        raise VersionError("empty string, expected a semver version")
-    major, rest = _numeric(text, "major")
-    minor, rest = _numeric(_dot(rest, "major"), "minor")
-    patch, rest = _numeric(_dot(rest, "minor"), "patch")
-    pre, build, position, rest = _pre_and_build(rest, "patch")
-    if rest:
-        _raise_after(position, rest[0])
-    return Version(major, minor, patch, Prerelease(pre), build)
 
 
 def _lone_wildcard(char: str) -> VersionError:

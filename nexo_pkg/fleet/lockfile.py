@@ -49,7 +49,8 @@ import tomlkit
 from nexo_pkg.core.errors import ConfigError, NexoError
 from nexo_pkg.core.files import read_capped_bytes, write_config_file
 from nexo_pkg.core.toml_spans import syntax_error
-from nexo_pkg.core.versionreq import VersionError, VersionReq, parse_version_req
+from nexo_pkg.core.version import VersionError
+from nexo_pkg.core.versionreq import VersionReq, parse_version_req
 from nexo_pkg.sources.oci_reference import is_oci, parse_reference
 from nexo_pkg.sources.select import PLUGIN_ID
 from nexo_pkg.sources.spec import GitHubSource, parse_source, timestamp_or_none

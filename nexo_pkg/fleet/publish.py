@@ -75,9 +75,7 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
         sha = _sha256(tarball)
         sidecar = tarball.with_name(tarball.name + ".sha256")
         if sidecar.is_file():
-            expected = parse_sidecar(
-                sidecar.read_text(encoding="utf-8", errors="replace"), tarball.name
-            )
+            expected = parse_sidecar(sidecar.read_bytes(), tarball.name)
             if expected != sha:
                 raise NexoError(
                     f"{sidecar.name} says {expected}, {tarball.name} is {sha}",

@@ -13,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.versionreq import VersionReq, parse_version
+from nexo_pkg.core.version import parse_version
+from nexo_pkg.core.versionreq import VersionReq
 from nexo_pkg.fleet.lockfile import LockedPlugin, LockedTarget, WantedPlugin
 from nexo_pkg.install.api import (
     NO_CALLBACKS,

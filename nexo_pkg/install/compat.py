@@ -34,13 +34,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.core.versionreq import (
-    Prerelease,
-    Version,
-    VersionError,
-    parse_version,
-    parse_version_req,
-)
+from nexo_pkg.core.version import Version, VersionError, parse_version
+from nexo_pkg.core.versionreq import parse_version_req
 from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
 from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, manifest_from_text
 from nexo_pkg.sources.select import MANIFEST_ASSETS
@@ -283,8 +278,10 @@ def newest_compatible_tag(
     return None
 
 
-def _order(version: Version) -> tuple[int, int, int, Prerelease]:
-    return (version.major, version.minor, version.patch, version.pre)
+def _order(version: Version) -> Version:
+    # Registry tags cannot carry build metadata (`+` is no tag character): versions are
+    # ordered as the tags name them, in the crate's order.
+    return version.without_build()
 
 
 def newest_compatible_version(

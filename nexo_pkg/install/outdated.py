@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import semver
-
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.threads import run_bounded
+from nexo_pkg.core.version import VersionError, compare_versions
 from nexo_pkg.install.store import Installed, Receipt, installed_versions, scan_installed
 
 Status = Literal["outdated", "current", "ahead", "pinned", "local", "failed"]
@@ -77,8 +76,8 @@ def source_label(receipt: Receipt) -> str:
 
 def _compare(latest: str, installed: str) -> Status:
     try:
-        order = semver.Version.parse(latest).compare(installed)
-    except ValueError:
+        order = compare_versions(latest, installed)
+    except VersionError:
         # An installed version that is not semver cannot be ordered: report any other
         # version as newer, as ``upgrade`` would install it.
         return "current" if latest == installed else "outdated"

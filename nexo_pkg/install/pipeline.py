@@ -15,11 +15,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import semver
-
 from nexo_pkg.core.durable import sync_tree
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.threads import run_bounded
+from nexo_pkg.core.version import VersionError, compare_versions, parse_version
 from nexo_pkg.install.compat import (
     DaemonVersion,
     LatestCompatible,
@@ -55,7 +54,8 @@ from nexo_pkg.sources.archive import ArchiveLimits, ArchiveListing, inspect_arch
 from nexo_pkg.sources.base import FetchedArtifact, Source
 from nexo_pkg.sources.context import NetworkChoices, SourceContext, TrustChoices
 from nexo_pkg.sources.extract import extract_archive
-from nexo_pkg.sources.hosttriple import host_candidates
+from nexo_pkg.sources.hosttriple import host_candidates, requested_target
+from nexo_pkg.sources.local import SOURCE_TYPE as LOCAL_SOURCE_TYPE
 from nexo_pkg.sources.oci_reference import OciReference, parse_reference
 from nexo_pkg.sources.releases import SOURCE_TYPE as GITHUB_SOURCE_TYPE
 from nexo_pkg.sources.releases import GitHubReleaseSource, ResolvedRelease
@@ -464,6 +464,26 @@ def _plan(
     )
 
 
+def _is_empty_dir(path: Path) -> bool:
+    """Whether ``path`` is a directory (not a link to one) with nothing in it."""
+    if path.is_symlink() or not path.is_dir():
+        return False
+    try:
+        return next(path.iterdir(), None) is None
+    except OSError:
+        return False
+
+
+def _receipt_target(source_type: str, installed: str, options: InstallOptions) -> str:
+    """The target a receipt records: for a release or registry install, the one *asked for*
+    (``--target``, ``NEXO_INSTALL_TARGET`` or this host's), as the daemon's installer records
+    it, not ``noarch`` or the musl fallback actually installed, so a later ``upgrade`` resolves
+    the host's own build again; for a local tarball, the target its name gives."""
+    if source_type == LOCAL_SOURCE_TYPE:
+        return installed
+    return requested_target(options.target)
+
+
 def _confirmed(plan: InstallPlan, callbacks: InstallCallbacks) -> None:
     if callbacks.confirm is not None and not callbacks.confirm(plan):
         raise NexoError("installation cancelled; nothing was changed", kind="cancelled")
@@ -491,8 +511,8 @@ def _refuse_downgrade(options: InstallOptions, plugin_id: str, version: str) -> 
     if options.allow_downgrade:
         return
     try:
-        new = semver.Version.parse(version)
-    except ValueError:
+        new = True, parse_version(version)
+    except VersionError:
         return
     for item in scan_installed(options.dest):
         receipt = item.receipt
@@ -525,7 +545,10 @@ def _install_tree(
         # A link in the plugin's place is not an install (verify fails it): it is never
         # followed to a receipt, and only --force replaces it (the link, not its target).
         occupied = final.is_symlink() or final.exists()
-        if occupied and not options.force:
+        # An empty directory in the plugin's place holds no install: the daemon's installer
+        # replaces it, and so does this one, without --force.
+        replaceable = options.force or _is_empty_dir(final)
+        if occupied and not replaceable:
             listing = inspect_archive(fetched.path, options.limits)
             plan = _plan(source_display, fetched, outcome, listing, final)
             _confirmed(plan, callbacks)
@@ -565,7 +588,7 @@ def _install_tree(
                 repo=origin.repo,
                 tag=origin.requested_tag or origin.tag,
                 resolved_tag=origin.tag if origin.requested_tag else None,
-                target=plan.target,
+                target=_receipt_target(origin.type, plan.target, options),
                 sha256=plan.sha256,
                 installed_at=origin.published or utc_now(),
                 source=origin.type,
@@ -580,7 +603,7 @@ def _install_tree(
                 root,
                 staging,
                 final,
-                replace=options.force and occupied,
+                replace=replaceable and occupied,
                 replaces=_replaced(options, step, fetched.plugin_id, final),
                 keep_old=step.keep_old,
             )
@@ -705,9 +728,7 @@ def upgrade(
             chosen = compatible_source(source, options.daemon)
             if isinstance(chosen, LatestCompatible):
                 older = chosen.inner.identify()
-                if semver.Version.parse(older.identity.version) > semver.Version.parse(
-                    receipt.version
-                ):
+                if compare_versions(older.identity.version, receipt.version) > 0:
                     chosen_source, found = chosen, older
         # The version compared is the one the release's manifest (or tarball names) carries,
         # which the payload check then holds the archive's own manifest to: never the tag,
@@ -805,8 +826,8 @@ def _upgrade_to(
     assert receipt is not None  # noqa: S101 (require_installed only returns receipts)
     plugin_id = receipt.id
     try:
-        order = semver.Version.parse(new_version).compare(receipt.version)
-    except ValueError:
+        order = compare_versions(new_version, receipt.version)
+    except VersionError:
         order = 1  # an installed version that is not semver cannot be ordered; install anew
     if order == 0:
         return UpgradeResult(plugin_id, receipt.version, new_version, current.path, None, False)

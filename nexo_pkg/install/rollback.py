@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import semver
-
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.version import Version
 from nexo_pkg.install.store import (
     KEPT_AREA,
     Installed,
@@ -56,7 +55,7 @@ class RollbackResult:
         }
 
 
-def _order_key(item: Installed) -> tuple[str, semver.Version]:
+def _order_key(item: Installed) -> tuple[str, tuple[bool, Version]]:
     assert item.receipt is not None  # noqa: S101 (filtered by the callers)
     return item.receipt.installed_at, version_order(item)
 

@@ -34,8 +34,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import semver
-
 from nexo_pkg.core.dirs import make_dir, make_dirs
 from nexo_pkg.core.durable import fsync_dir
 from nexo_pkg.core.errors import NexoError
@@ -46,6 +44,7 @@ from nexo_pkg.core.files import (
     write_file_atomically,
 )
 from nexo_pkg.core.posix import exchange
+from nexo_pkg.core.version import Version, VersionError, parse_version
 
 RECEIPT_NAME = ".nexo-install.json"
 LOCK_NAME = ".nexo-install.lock"
@@ -394,13 +393,14 @@ def installed_versions(dest: Path, plugin_id: str) -> list[Installed]:
     return sorted(matches, key=version_order, reverse=True)
 
 
-def version_order(item: Installed) -> semver.Version:
-    """Sort key of an install by its receipt's version; a receipt without one, or with one
-    that is not semver (edited by hand), sorts lowest instead of failing."""
+def version_order(item: Installed) -> tuple[bool, Version]:
+    """Sort key of an install by its receipt's version, in the daemon's order (build metadata
+    counts); a receipt without one, or with one that is not semver (edited by hand), sorts
+    lowest instead of failing."""
     try:
-        return semver.Version.parse(item.receipt.version if item.receipt is not None else "")
-    except ValueError:
-        return semver.Version(0)
+        return True, parse_version(item.receipt.version if item.receipt is not None else "")
+    except VersionError:
+        return False, Version(0, 0, 0)
 
 
 def unreadable_installs(dest: Path, plugin_id: str | None = None) -> list[Installed]:

@@ -22,7 +22,7 @@ from typing import Any, Literal
 from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes
 from nexo_pkg.core.toml_spans import SpanMap, SpanPart
-from nexo_pkg.lint.yaml_source import KeyPath, parse_yaml
+from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, parse_yaml
 from nexo_pkg.manifest import microapp
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.daemon_config import (
@@ -30,6 +30,7 @@ from nexo_pkg.manifest.daemon_config import (
     resolve_placeholder,
     unterminated_placeholder,
 )
+from nexo_pkg.manifest.humantime import DurationError, parse_duration
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
 from nexo_pkg.manifest.rules_context import Findings, as_int, as_table, tables
 from nexo_pkg.manifest.shape import (
@@ -40,7 +41,9 @@ from nexo_pkg.manifest.shape import (
     U32,
     U64,
     USIZE,
+    ListOf,
     MapOf,
+    Spec,
     Table,
     check_shape,
 )
@@ -187,6 +190,8 @@ def _discover(settings: _Extensions, base: Path) -> list[DiscoveredMicroapp]:
     as the daemon's boot discovery finds them (``crates/extensions/src/discovery.rs:160-375``;
     docs/microapps.md says which of them it keeps). Only manifests the extension parser accepts
     are candidates: lint reports the others when it lints those files."""
+    from nexo_pkg.manifest.rules_microapp import companion_refused  # noqa: PLC0415
+
     candidates = [
         (index, path.parent, manifest)
         for index, path in _search(settings, base)
@@ -205,18 +210,23 @@ def _discover(settings: _Extensions, base: Path) -> list[DiscoveredMicroapp]:
             continue
         seen.add(manifest.id)
         companion_data = microapp.read_toml_or_none(root / microapp.COMPANION_MANIFEST_NAME)
-        companion = None if companion_data is None else microapp.companion_from_data(companion_data)
+        # A companion the daemon cannot parse is skipped (NX216 on the file): no admin
+        # capabilities, no HTTP server to check across files.
+        companion = (
+            None
+            if companion_data is None or companion_refused(companion_data)
+            else microapp.companion_from_data(companion_data)
+        )
         found.append(DiscoveredMicroapp(root, manifest, companion))
     return found
 
 
 def _search(settings: _Extensions, base: Path) -> Iterator[tuple[int, Path]]:
     """``(index of the search path, plugin.toml)`` of every manifest the discovery walk meets;
-    an absolute search path replaces ``base``."""
+    an absolute search path replaces ``base``, and ``~`` is a directory name like any other
+    (the daemon passes the path to ``std::fs::canonicalize`` as written)."""
     for index, entry in enumerate(settings.search_paths):
-        for manifest in _walk(
-            base / Path(entry).expanduser(), settings.ignore_dirs, settings.max_depth
-        ):
+        for manifest in _walk(base / entry, settings.ignore_dirs, settings.max_depth):
             yield index, manifest
 
 
@@ -235,9 +245,19 @@ def _loadable(path: Path) -> microapp.MicroappManifest | None:
 
 
 def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[Path]:
-    """``plugin.toml`` files at most ``max_depth`` levels below ``root``, in file-name order."""
-    if not root.is_dir():
+    """``plugin.toml`` files at most ``max_depth`` levels below ``root``, in file-name order,
+    as the daemon's ``walkdir`` walk yields them (``crates/extensions/src/discovery.rs``):
+    ``max_depth`` raised to at least 1 (``max_depth.max(1)``), and the ignored directory
+    names filter every directory entry, the (canonical) root itself included (walkdir's
+    ``filter_entry`` sees the root at depth 0: ``search_paths: [./dist]`` finds nothing)."""
+    max_depth = max(max_depth, 1)
+    try:
+        canonical = root.resolve(strict=True)
+    except (OSError, RuntimeError):
         return
+    if not canonical.is_dir() or canonical.name in ignore_dirs:
+        return
+    root = canonical
     start = len(root.parts)
     for current, directories, files in os.walk(root):
         here = Path(current)
@@ -299,6 +319,96 @@ def _structure(findings: Findings, data: Any, spec: Table) -> None:
         findings.add(code, problem.path, problem.message, problem.help, part)
 
 
+def _substituted(document: YamlDocument) -> YamlDocument:
+    """The file as the daemon reads it: every ``${...}`` it can resolve here substituted in
+    the raw text *before* parsing (``crates/config/src/lib.rs`` ``load_required``: the loader
+    resolves placeholders, then serde_yaml parses), so the substituted text is what gets
+    type-checked (``max_depth: ${X}`` with ``X=four`` is a string). Placeholders that cannot
+    be resolved here (unset, ``${file:...}``) stay as they are and their values are not
+    judged. ``document`` itself when there is nothing to substitute."""
+    text = document.text
+    parts: list[str] = []
+    last = 0
+    for start, end, inner in find_placeholders(text):
+        resolved = None if inner.startswith("file:") else resolve_placeholder(inner)
+        if resolved is not None:
+            parts.extend((text[last:start], resolved))
+            last = end
+    if not parts:
+        return document
+    parts.append(text[last:])
+    return parse_yaml("".join(parts))
+
+
+def _serde_defaults(
+    value: Any, spec: Spec, path: KeyPath, read: YamlDocument, *, direct: bool
+) -> Any:
+    """``value`` with each null that serde_yaml reads as an empty list, map or struct made
+    one. Through a ``Value`` (how ``extensions.yaml`` and ``agents.yaml`` are read) every
+    null does (serde_yaml 0.9.34 ``src/value/de.rs``: ``Value::Null =>
+    visit_sequence(Sequence::new())`` / ``visit_mapping(Mapping::new())``, and a struct is
+    read as a mapping), so ``disabled:`` or ``allowlist: ~`` is an empty list, ``entries:
+    {x: }`` an entry with its defaults; read straight into the struct (``direct``: an
+    ``agents.d/`` drop-in) only an empty plain scalar does (``src/de.rs``
+    ``deserialize_map``), ``~`` is refused."""
+    if value is None:
+        if isinstance(spec, (ListOf, MapOf, Table)) and (not direct or path in read.empty):
+            return [] if isinstance(spec, ListOf) else {}
+        return value
+    if isinstance(spec, ListOf) and isinstance(value, list):
+        return [
+            _serde_defaults(item, spec.item, (*path, index), read, direct=direct)
+            for index, item in enumerate(value)
+        ]
+    if isinstance(value, Mapping) and isinstance(spec, (MapOf, Table)):
+        result: dict[str, Any] = {}
+        for key, item in value.items():
+            child = spec.value if isinstance(spec, MapOf) else spec.fields.get(str(key))
+            result[key] = (
+                item
+                if child is None
+                else _serde_defaults(item, child, (*path, str(key)), read, direct=direct)
+            )
+        return result
+    return value
+
+
+_DURATIONS = ("call_timeout", "handshake_timeout", "heartbeat_interval", "shutdown_grace")
+
+
+def _check_durations(findings: Findings, data: Any) -> None:
+    """``transport_defaults.nats`` durations as ``humantime_serde`` reads them: a string
+    ``humantime::parse_duration`` takes, so a number needs its unit (``"30"`` is refused,
+    ``30s`` is not)."""
+    nats = (
+        as_table(
+            (
+                as_table(
+                    (as_table((as_table(data) or {}).get("extensions")) or {}).get(
+                        "transport_defaults"
+                    )
+                )
+                or {}
+            ).get("nats")
+        )
+        or {}
+    )
+    for key in _DURATIONS:
+        value = nats.get(key)
+        if not isinstance(value, str) or _has_placeholder(value):
+            continue
+        try:
+            parse_duration(value)
+        except DurationError as error:
+            findings.add(
+                "NX221",
+                ("extensions", "transport_defaults", "nats", key),
+                f"`extensions.transport_defaults.nats.{key}` = `{value}` is not a duration the "
+                f"daemon reads: {error}",
+                "write a number with its unit: `30s`, `500ms`, `1m 30s`",
+            )
+
+
 def _expanded(value: str) -> str | None:
     """``value`` with its placeholders resolved, or ``None`` if one cannot be."""
     parts: list[str] = []
@@ -335,6 +445,7 @@ def _strings(value: Any, default: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def _extensions_settings(data: Any) -> _Extensions:
+    """What the cross-file checks take from ``data`` (substituted, nulls made defaults)."""
     section = as_table((as_table(data) or {}).get("extensions")) or {}
     paths = _strings(section.get("search_paths"), DEFAULT_SEARCH_PATHS)
     depth = as_int(section.get("max_depth"))
@@ -351,12 +462,22 @@ def _extensions_settings(data: Any) -> _Extensions:
 
 
 def _extensions_data(directory: Path) -> Any:
-    """The parsed ``<directory>/extensions.yaml``, or ``None``."""
+    """``<directory>/extensions.yaml`` as the daemon reads it (:func:`_read_extensions`), or
+    ``None``."""
     try:
         raw = read_capped_bytes(directory / EXTENSIONS_FILE, MAX_CONFIG_BYTES)
     except (OSError, FileTooLargeError):
         return None
-    return parse_yaml(raw.decode("utf-8", errors="replace")).data
+    return _read_extensions(_substituted(parse_yaml(raw.decode("utf-8", errors="replace"))))
+
+
+def _read_extensions(read: YamlDocument) -> Any:
+    """The data of ``extensions.yaml`` as the loader hands it to serde: the top-level
+    ``schema_version`` removed, nulls read as the defaults serde_yaml gives them."""
+    data = read.data
+    if isinstance(data, Mapping):
+        data = {key: value for key, value in data.items() if key != "schema_version"}
+    return _serde_defaults(data, EXTENSIONS_FILE_SPEC, (), read, direct=False)
 
 
 def lint_config_text(
@@ -371,16 +492,39 @@ def lint_config_text(
     if any("syntax" in problem.message for problem in document.problems):
         return findings.found
     _check_placeholders(findings, text, base)
-    data = document.data
+    read = _substituted(document)
+    if read is not document:
+        for problem in read.problems:
+            findings.at(
+                "NX222",
+                problem.span,
+                f"once its `${{...}}` placeholders are substituted: {problem.message}",
+                "the daemon substitutes them before parsing: quote the placeholder, or fix "
+                "the value it stands for",
+            )
+        if read.problems:
+            return findings.found
+    parent = Path(path).parent
+    drop_in = kind == "agents" and parent.name == AGENTS_DROP_IN_DIR
     if kind == "extensions":
-        if isinstance(data, Mapping):
-            data = {key: value for key, value in data.items() if key != "schema_version"}
+        data = _read_extensions(read)
         _structure(findings, data, EXTENSIONS_FILE_SPEC)  # an empty file is null: refused
+        _check_durations(findings, data)
         settings = _extensions_settings(data)
     else:  # the extensions.yaml of the config directory holding this file
-        parent = Path(path).parent
-        directory = parent.parent if parent.name == AGENTS_DROP_IN_DIR else parent
+        data = read.data
+        directory = parent.parent if drop_in else parent
         settings = _extensions_settings(_extensions_data(directory))
+        if drop_in and isinstance(data, Mapping) and "schema_version" in data:
+            findings.add(
+                "NX220",
+                ("schema_version",),
+                "unknown key `schema_version` in an agents.d drop-in: the daemon reads a "
+                "drop-in straight into its agents type (only agents.yaml's own "
+                "`schema_version` is removed first), refuses it and does not start",
+                "delete it; `schema_version` belongs to agents.yaml",
+                part="key",
+            )
     microapps = _discover(settings, base)
     if any(finding.is_error for finding in findings.found):
         return findings.found  # the daemon does not start: nothing across files matters yet
@@ -389,7 +533,7 @@ def lint_config_text(
         if settings.enabled:
             _check_extensions(findings, settings, microapps, known)
     else:
-        _check_agents(findings, data, known)
+        _check_agents(findings, data, known, read, direct=drop_in)
     return findings.found
 
 
@@ -501,7 +645,9 @@ def _check_grants(
             )
 
 
-def _check_agents(findings: Findings, data: Any, known: set[str] | None) -> None:
+def _check_agents(
+    findings: Findings, data: Any, known: set[str] | None, read: YamlDocument, *, direct: bool
+) -> None:
     for index, agent in tables(data.get("agents") if isinstance(data, Mapping) else None):
         path: KeyPath = ("agents", index)
         if "extensions" in agent:
@@ -514,7 +660,13 @@ def _check_agents(findings: Findings, data: Any, known: set[str] | None) -> None
                 "settings go to `extensions_config`",
                 part="key",
             )
-        settings = agent.get("extensions_config")
+        settings = _serde_defaults(
+            agent.get("extensions_config"),
+            MapOf(None),
+            (*path, "extensions_config"),
+            read,
+            direct=direct,
+        )
         if "extensions_config" not in agent:
             continue
         findings.add(
@@ -532,7 +684,15 @@ def _check_agents(findings: Findings, data: Any, known: set[str] | None) -> None
                     known,
                     "extensions_config",
                 )
-        else:
+        elif direct and settings is None:
+            findings.add(
+                "NX221",
+                (*path, "extensions_config"),
+                "`extensions_config` is null: a drop-in is read straight into the agents type, "
+                "where only an empty value stands for an empty mapping (`~` and `null` do not)",
+                "leave the value empty, write `{}`, or delete the key",
+            )
+        elif not _has_placeholder(settings):
             findings.add(
                 "NX221",
                 (*path, "extensions_config"),

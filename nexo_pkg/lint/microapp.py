@@ -87,5 +87,5 @@ def lint_companion(parsed: ParsedManifest, sibling: dict[str, Any]) -> list[Diag
         if keyword not in VALUE_CONSTRAINT_KEYWORDS or keyword in parse_level
     ]
     model = microapp.microapp_from_data(sibling)
-    found.extend(check_companion(parsed.data, parsed.locate, model.id if model else None))
+    found.extend(check_companion(parsed.data, parsed.locate, model.id if model else None, found))
     return found

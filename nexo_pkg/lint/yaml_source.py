@@ -9,6 +9,7 @@ path -> (key span, value span) map. Never raises: problems become :class:`YamlPr
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,20 +21,24 @@ __all__ = ["KeyPath", "YamlDocument", "YamlProblem", "parse_yaml"]
 
 KeyPath = tuple[str | int, ...]
 
-_NULL = re.compile(r"~|null|Null|NULL|")
+_NULL = frozenset({"", "~", "null", "Null", "NULL"})
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
-_INT = re.compile(r"[-+]?[0-9]+")
-_OCT = re.compile(r"0o[0-7]+")
-_HEX = re.compile(r"0x[0-9a-fA-F]+")
-_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?")
-_SPECIAL_FLOAT = re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)")
+# Rust's `str::parse::<f64>` grammar (no `_`, no surrounding whitespace; `inf`/`nan` spellings
+# are refused afterwards as not finite).
+_FLOAT = re.compile(r"[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_RUST_INFINITE = re.compile(r"[-+]?(?:inf|infinity|nan)", re.IGNORECASE)
+_RADIX_DIGITS = {16: "0123456789abcdefABCDEF", 8: "01234567", 2: "01", 10: "0123456789"}
+_I128 = 2**127
+_U128 = 2**128
 # A plain scalar with one of these tags (those PyYAML's resolver gives) is read as the core
 # schema reads it; any other tag leaves its text a string.
 _RESOLVED_TAGS = frozenset(
     f"tag:yaml.org,2002:{name}"
     for name in ("null", "bool", "int", "float", "str", "timestamp", "value", "merge")
 )
-MAX_DEPTH = 64
+MAX_DEPTH = 128
+"""serde_yaml's recursion limit (``remaining_depth: 128`` in 0.9.34 ``src/de.rs``): one more
+nested sequence or mapping and it refuses the file."""
 MAX_NODES = 100_000
 """Aliases can make a small file expand to a huge tree; beyond this many values, stop."""
 
@@ -56,6 +61,12 @@ class YamlDocument:
     keys: dict[KeyPath, Span] = field(default_factory=dict)
     values: dict[KeyPath, Span] = field(default_factory=dict)
     problems: list[YamlProblem] = field(default_factory=list)
+    plain: set[KeyPath] = field(default_factory=set)
+    """Paths of plain (unquoted, untagged) scalars: after ``${VAR}`` substitution their text
+    is read again as a scalar, as the daemon substitutes before parsing."""
+    empty: set[KeyPath] = field(default_factory=set)
+    """Paths of empty plain scalars (``key:`` with nothing after it), which serde_yaml reads
+    as an empty sequence or mapping even outside a ``Value`` (``~`` it does not)."""
 
     def locate(self, path: KeyPath, part: str = "value") -> Span:
         """The span of ``path``'s key or value, else of its closest ancestor, else line 1."""
@@ -80,25 +91,110 @@ def _span(node: Any) -> Span:
     return Span(begin, finish)
 
 
+def _from_str_radix(text: str, radix: int, *, signed: bool) -> int | None:
+    """Rust's ``from_str_radix``: an optional sign (``-`` only for signed types), then at least
+    one digit of ``radix``; ``None`` where it errs. Range is the caller's business."""
+    sign, digits = (text[0], text[1:]) if text[:1] in ("+", "-") else ("", text)
+    if sign == "-" and not signed:
+        return None
+    if not digits or any(char not in _RADIX_DIGITS[radix] for char in digits):
+        return None
+    value = int(digits, radix)
+    return -value if sign == "-" else value
+
+
+def _digits_but_not_number(text: str) -> bool:
+    """A leading zero before more digits makes a string (YAML 1.2): ``010``, ``-007``."""
+    rest = text[1:] if text[:1] in ("+", "-") else text
+    return len(rest) > 1 and rest[0] == "0" and all(char in "0123456789" for char in rest[1:])
+
+
+def _unsigned_int(text: str) -> int | None:
+    """serde_yaml's ``parse_unsigned_int`` (``src/de.rs``, 0.9.34), range aside."""
+    unpositive = text.removeprefix("+")
+    for prefix, radix in (("0x", 16), ("0o", 8), ("0b", 2)):
+        if unpositive.startswith(prefix):
+            rest = unpositive[2:]
+            if rest[:1] in ("+", "-"):
+                return None
+            value = _from_str_radix(rest, radix, signed=False)
+            if value is not None:
+                return value
+    if unpositive[:1] in ("+", "-") or _digits_but_not_number(text):
+        return None
+    return _from_str_radix(unpositive, 10, signed=False)
+
+
+def _negative_int(text: str) -> int | None:
+    """serde_yaml's ``parse_negative_int`` (``src/de.rs``, 0.9.34), range aside."""
+    for prefix, radix in (("-0x", 16), ("-0o", 8), ("-0b", 2)):
+        if text.startswith(prefix):
+            value = _from_str_radix("-" + text[3:], radix, signed=True)
+            if value is not None:
+                return value
+    if _digits_but_not_number(text):
+        return None
+    return _from_str_radix(text, 10, signed=True)
+
+
+def _int(text: str) -> int | None:
+    """serde_yaml's ``visit_int``: u64, then i64, then u128, then i128."""
+    unsigned = _unsigned_int(text)
+    if unsigned is not None and unsigned < _U128:
+        return unsigned
+    negative = _negative_int(text)
+    if negative is not None and -_I128 <= negative < _I128:
+        return negative
+    return None
+
+
+def _float(text: str) -> float | None:
+    """serde_yaml's ``parse_f64``: ``.inf`` spellings, else a finite Rust ``f64``."""
+    unpositive = text
+    if text.startswith("+"):
+        unpositive = text[1:]
+        if unpositive[:1] in ("+", "-"):
+            return None
+    if unpositive in (".inf", ".Inf", ".INF"):
+        return float("inf")
+    if text in ("-.inf", "-.Inf", "-.INF"):
+        return float("-inf")
+    if text in (".nan", ".NaN", ".NAN"):
+        return float("nan")
+    if _RUST_INFINITE.fullmatch(unpositive) or not _FLOAT.fullmatch(unpositive):
+        return None
+    value = float(unpositive)
+    return value if math.isfinite(value) else None
+
+
 def scalar_value(text: str, plain: bool) -> Any:
-    """A scalar as YAML 1.2's core schema (``serde_yaml``) reads it; quoted ones are strings."""
+    """A scalar as serde_yaml 0.9.34 reads it into a ``Value`` (``visit_untagged_scalar`` in
+    ``src/de.rs``); quoted ones are strings. Null: empty, ``~``, ``null``; booleans
+    ``true``/``false`` (three spellings each); integers in decimal, ``0x``, ``0o`` or ``0b``
+    (signed, up to 128 bits), but a leading zero before digits makes a string (``010``);
+    finite floats and the ``.inf``/``.nan`` spellings; anything else a string."""
     if not plain:
         return text
-    if _NULL.fullmatch(text):
+    if text in _NULL:
         return None
     if text in _BOOL:
         return _BOOL[text]
-    if _INT.fullmatch(text):
-        return int(text)
-    if _OCT.fullmatch(text):
-        return int(text[2:], 8)
-    if _HEX.fullmatch(text):
-        return int(text[2:], 16)
-    if _FLOAT.fullmatch(text):
-        return float(text)
-    if _SPECIAL_FLOAT.fullmatch(text):
-        return float(text.lower().replace(".", "", 1))
+    number = _int(text)
+    if number is not None:
+        return number
+    if not _digits_but_not_number(text):
+        real = _float(text)
+        if real is not None:
+            return real
     return text
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    return "an integer" if isinstance(value, int) else "a number"
 
 
 class _Builder:
@@ -111,16 +207,25 @@ class _Builder:
         import yaml  # noqa: PLC0415 - only config files pay for it
 
         self.count += 1
-        if self.count > MAX_NODES or depth > MAX_DEPTH:
+        container = not isinstance(node, yaml.ScalarNode)
+        if self.count > MAX_NODES or (container and depth >= MAX_DEPTH):
             if not self.stopped:
                 self.stopped = True
-                self.document.problems.append(
-                    YamlProblem("values are nested too deeply or expand too far", _span(node), path)
+                reason = (
+                    "values expand too far"
+                    if self.count > MAX_NODES
+                    else f"values are nested more than {MAX_DEPTH} levels deep (the daemon's "
+                    "YAML reader stops there: recursion limit exceeded)"
                 )
+                self.document.problems.append(YamlProblem(reason, _span(node), path))
             return None
         self.document.values[path] = _span(node)
         if isinstance(node, yaml.ScalarNode):
             plain = node.style is None and node.tag in _RESOLVED_TAGS
+            if plain:
+                self.document.plain.add(path)
+                if not node.value:
+                    self.document.empty.add(path)
             return scalar_value(str(node.value), plain)
         if isinstance(node, yaml.SequenceNode):
             return [
@@ -130,6 +235,18 @@ class _Builder:
         for key_node, value_node in node.value:
             if isinstance(key_node, yaml.ScalarNode):
                 key = str(key_node.value)
+                plain = key_node.style is None and key_node.tag in _RESOLVED_TAGS
+                resolved = scalar_value(key, plain)
+                if not isinstance(resolved, str):
+                    self.document.problems.append(
+                        YamlProblem(
+                            f"the key `{key}` is {_kind(resolved)}, not a string: the daemon "
+                            "reads only string keys here and refuses the file (quote it: "
+                            f'`"{key}":`)',
+                            _span(key_node),
+                            (*path, key),
+                        )
+                    )
             else:
                 key = f"<{type(key_node).__name__.removesuffix('Node').lower()} key>"
                 self.document.problems.append(

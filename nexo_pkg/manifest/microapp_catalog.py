@@ -219,6 +219,23 @@ _RULES: tuple[Rule, ...] = (
         fix='Use one of the host\'s hook names: `hooks = ["before_message"]`.',
         beyond_daemon=True,
     ),
+    Rule(
+        code="NX216",
+        name="microapp-companion-skipped",
+        severity="error",
+        summary="the daemon cannot parse the companion `nexo-plugin.toml` and skips it",
+        what="A microapp's `nexo-plugin.toml` is read with the plugin manifest's types: "
+        "`plugin.version` must be a SemVer version, `plugin.min_nexo_version` a version "
+        "requirement, every table closed (`[plugin.capabilities.http_server]` takes `port`, "
+        "`bind`, `token_env`, `health_path`), the required keys present.",
+        why="When the parse fails the daemon logs a warning and goes on without the file: the "
+        "microapp still loads, but without its admin capabilities and its HTTP server, and "
+        "nothing else says so.",
+        example='[plugin]\nid = "agent-creator"\nversion = "1.0"\nname = "A"\n'
+        'description = "A"\nmin_nexo_version = ">=0.1.0"',
+        fix='Fix what the message names: `version = "1.0.0"`, `min_nexo_version = ">=0.1.0"`, '
+        "no other key in `http_server`.",
+    ),
     # --- the daemon's configuration files -----------------------------------------------
     Rule(
         code="NX220",
@@ -243,9 +260,12 @@ _RULES: tuple[Rule, ...] = (
         name="config-wrong-type",
         severity="error",
         summary="a config value has the wrong YAML type or is out of range, or a key is missing",
-        what="Checks each value against the daemon's type: booleans (`true`/`false` only; YAML "
-        "1.2, so `yes`/`on` are strings), unsigned integers, lists of strings, mappings; and "
-        "the keys the daemon requires (`extensions:` at the top of `extensions.yaml`).",
+        what="Checks each value against the daemon's type, as serde_yaml reads it after the "
+        "loader substitutes `${VAR}` placeholders: booleans (`true`/`false` only; YAML 1.2, so "
+        "`yes`/`on` are strings), unsigned integers (`0x`/`0o`/`0b` too; a leading zero makes "
+        "a string), lists of strings, mappings (a null is an empty one), durations with a unit "
+        "(`30s`); and the keys the daemon requires (`extensions:` at the top of "
+        "`extensions.yaml`).",
         why="serde refuses the file and the daemon does not start.",
         example="extensions:\n  max_depth: -1\n",
         fix="Write the value with the expected type: `max_depth: 3`.",

@@ -20,7 +20,8 @@ from typing import Any
 from nexo_pkg.core.diagnostics import Diagnostic
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.terminal import CONTROL_CHARACTERS, printable
-from nexo_pkg.core.versionreq import VersionError, parse_version, parse_version_req
+from nexo_pkg.core.version import VersionError, parse_version
+from nexo_pkg.core.versionreq import parse_version_req
 from nexo_pkg.manifest import rules_admin_ui, rules_sandbox, rules_sections
 from nexo_pkg.manifest.daemon import (
     CHANNEL_KIND_MAX_LENGTH,

@@ -11,13 +11,14 @@ it (docs/microapps.md, "The companion ``nexo-plugin.toml``").
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from nexo_pkg.core.diagnostics import Diagnostic, Rule, Span
 from nexo_pkg.core.toml_spans import SpanPart
-from nexo_pkg.core.versionreq import Version
+from nexo_pkg.core.version import Version, VersionError
+from nexo_pkg.core.versionreq import parse_version_req
 from nexo_pkg.manifest import microapp
 from nexo_pkg.manifest.core_rules import (
     INVALID_VALUE,
@@ -42,7 +43,7 @@ from nexo_pkg.manifest.shape import (
     check_shape,
 )
 
-__all__ = ["EXTENSION_MANIFEST", "check_companion", "check_microapp"]
+__all__ = ["EXTENSION_MANIFEST", "check_companion", "check_microapp", "companion_refused"]
 
 Locate = Callable[[KeyPath, SpanPart], Span]
 
@@ -137,13 +138,10 @@ def _structure(report: Findings, problems: Iterable[ShapeProblem]) -> None:
 
 
 def _older(current: Version, required: Version) -> bool:
-    """Whether ``current`` < ``required`` in SemVer precedence (a pre-release comes first)."""
-    return (current.major, current.minor, current.patch, current.pre) < (
-        required.major,
-        required.minor,
-        required.patch,
-        required.pre,
-    )
+    """Whether ``current`` < ``required`` in the daemon's order (``semver::Version``'s
+    ``Ord``: a pre-release comes first, build metadata counts, so daemon 0.1.5 is older than
+    ``0.1.5+build.1``)."""
+    return current < required
 
 
 def check_microapp(
@@ -328,16 +326,92 @@ def _check_mcp_servers(report: Findings, servers: Mapping[str, Any]) -> None:
                 )
 
 
+def _companion_version_problems(data: Mapping[str, Any]) -> list[tuple[KeyPath, str]]:
+    """Where and why the companion's ``plugin.version`` (``semver::Version``) or
+    ``plugin.min_nexo_version`` (``semver::VersionReq``) does not parse."""
+    plugin = as_table(data.get("plugin")) or {}
+    found: list[tuple[KeyPath, str]] = []
+    version = plugin.get("version")
+    if isinstance(version, str) and (problem := semver_problem(version)) is not None:
+        found.append(
+            (("plugin", "version"), f"`plugin.version` `{version}` is not SemVer: {problem}")
+        )
+    required = plugin.get("min_nexo_version")
+    if isinstance(required, str):
+        try:
+            parse_version_req(required)
+        except VersionError as error:
+            found.append(
+                (
+                    ("plugin", "min_nexo_version"),
+                    f"`plugin.min_nexo_version` `{required}` is not a version requirement: {error}",
+                )
+            )
+    return found
+
+
+def companion_refused(data: Mapping[str, Any]) -> bool:
+    """Whether the daemon's parse of a companion ``nexo-plugin.toml`` fails, so that it skips
+    the file (NX216): the plugin manifest schema's parse-level errors or the SemVer fields."""
+    from nexo_pkg.manifest.schema import (  # noqa: PLC0415 - jsonschema on use
+        VALUE_CONSTRAINT_KEYWORDS,
+        schema_errors,
+    )
+
+    if _companion_version_problems(data):
+        return True
+    return any(
+        error.validator not in VALUE_CONSTRAINT_KEYWORDS or error.validator in _PARSE_LEVEL
+        for error in schema_errors(dict(data))
+    )
+
+
+_PARSE_LEVEL = frozenset({"minimum", "maximum"})
+"""Value constraints of the schema that the parse itself enforces (the u16 port)."""
+
+
+def _companion_skipped(
+    report: Findings,
+    data: Mapping[str, Any],
+    name: str | None,
+    refused: Sequence[Diagnostic],
+) -> None:
+    """NX216 when the daemon cannot parse the companion (``refused``: the schema's findings
+    of what its parse refuses; the SemVer fields checked here), naming every reason, at the
+    first of them."""
+    reasons = [
+        (report.locate(path, "value"), text) for path, text in _companion_version_problems(data)
+    ]
+    reasons.extend((item.span, item.message) for item in refused if item.is_error)
+    if not reasons:
+        return
+    reasons.sort(key=lambda reason: (reason[0].start.line, reason[0].start.column))
+    whose = f"microapp `{name}`" if name else "the microapp"
+    listed = "; ".join(text for _, text in reasons)
+    report.at(
+        "NX216",
+        reasons[0][0],
+        f"the daemon cannot parse this nexo-plugin.toml ({listed}) and skips it with only a "
+        f"log line: {whose} loads without its admin capabilities and without its HTTP server",
+        "fix the file so that it parses; `nexo plugin lint --explain NX216` lists the rules",
+    )
+
+
 def check_companion(
-    data: Mapping[str, Any], locate: Locate, microapp_id: str | None
+    data: Mapping[str, Any],
+    locate: Locate,
+    microapp_id: str | None,
+    refused: Sequence[Diagnostic] = (),
 ) -> list[Diagnostic]:
     """The cross-file findings of a microapp's ``nexo-plugin.toml`` (``data`` as parsed TOML).
 
     ``microapp_id`` is the ``plugin.id`` of the ``plugin.toml`` beside it (``None`` when that
-    has none).
+    has none); ``refused`` are the findings of what the daemon's parse of the file refuses
+    (its schema), summed up with the SemVer fields in one NX216.
     """
     report = Findings(MICROAPP_RULES, locate)
     companion = microapp.companion_from_data(data)
+    _companion_skipped(report, data, microapp_id or companion.id, refused)
     if microapp_id is not None and companion.id is not None and companion.id != microapp_id:
         report.add(
             "NX214",

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.versionreq import SEMVER_2
+from nexo_pkg.core.version import SEMVER_2
 from nexo_pkg.manifest.daemon import is_valid_id
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.errors import io_error, layout_error, manifest_error

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.versionreq import VersionError, parse_version
+from nexo_pkg.core.version import VersionError, parse_version
 from nexo_pkg.sources.hosttriple import NOARCH
 from nexo_pkg.sources.select import PLUGIN_ID as PLUGIN_ID_PATTERN
 from nexo_pkg.sources.select import parse_tarball_name

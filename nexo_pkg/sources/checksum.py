@@ -7,56 +7,55 @@ import re
 from pathlib import Path
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.terminal import printable
 
-_HEX = re.compile(r"^[0-9a-fA-F]{64}$")
-
-
-def checksum_lines(text: str) -> list[str]:
-    """The lines of a ``sha256sum``-format file as ``sha256sum -c`` reads them: split at
-    ``\n`` only (a ``\r`` before it dropped), never at the other characters
-    :meth:`str.splitlines` breaks at (``\x0b``, ``\x1c``, ``\x85``, U+2028 …), so that
-    one line cannot hide a second listing inside its file name."""
-    return [line.removesuffix("\r") for line in text.split("\n")]
+_HEX = re.compile(r"[0-9a-fA-F]{64}")
 
 
-def parse_sidecar(text: str, asset_name: str) -> str:
-    """The sha256 a ``.sha256`` sidecar gives for ``asset_name`` (lower-case hex).
+# What Rust's `char::is_whitespace` (the Unicode White_Space property) calls whitespace, which
+# `str::split_whitespace` splits at: wider than ASCII (U+0085, U+00A0, U+2000..U+200A ...),
+# narrower than Python's `str.isspace` (which adds U+001C..U+001F).
+_RUST_WHITESPACE = "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000"
+_TOKEN = re.compile(f"[^{_RUST_WHITESPACE}]+")
 
-    Accepts a bare hex digest or ``sha256sum`` lines (``<hex>  <name>`` / ``<hex> *<name>``);
-    a named line must name the asset, and lines for other files are skipped. As with
-    ``sha256sum -c``, every line for the asset must hold: lines that disagree are a
-    ``checksum_mismatch``, as is a sidecar with no line for the asset at all, since a sidecar
-    that cannot be read cannot vouch for the file.
+# The byte-order marks reqwest's `Response::text` sniffs (encoding_rs `Encoding::decode`):
+# the mark picks the encoding and is removed; without one the body is UTF-8, read lossily.
+_BOMS = ((b"\xef\xbb\xbf", "utf-8"), (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
+def sidecar_text(raw: bytes) -> str:
+    """``raw`` decoded as the daemon's HTTP client decodes a body: a byte-order mark (UTF-8,
+    UTF-16LE/BE) picks the encoding and is dropped; otherwise UTF-8, invalid bytes replaced."""
+    for mark, encoding in _BOMS:
+        if raw.startswith(mark):
+            return raw[len(mark) :].decode(encoding, errors="replace")
+    return raw.decode("utf-8", errors="replace")
+
+
+def parse_sidecar(raw: bytes, asset_name: str) -> str:
+    """The sha256 a ``.sha256`` sidecar gives for ``asset_name`` (lower-case hex), read as
+    the daemon's installer reads it (``ext-installer`` ``download_and_verify``): the body
+    decoded (:func:`sidecar_text`), its *first* whitespace-separated token, lower-cased, which
+    must be 64 hex digits. What follows it (a file name, other lines) is not read, so a wrong
+    first digest is a mismatch whatever later lines say; a first token that is no digest is a
+    ``checksum_mismatch`` too, since a sidecar that cannot be read cannot vouch for the file.
     """
-    found: list[str] = []
-    for line in checksum_lines(text):
-        digest, _, name = line.strip(" \t").partition(" ")
-        if not _HEX.fullmatch(digest):
-            continue
-        name = name.strip(" \t").lstrip("*")
-        if not name or name.rsplit("/", 1)[-1] == asset_name:
-            found.append(digest.lower())
-    if not found:
+    first = _TOKEN.search(sidecar_text(raw))
+    token = first.group().lower() if first is not None else ""
+    if not _HEX.fullmatch(token):
+        shown = printable(token[:80]) if token else "nothing"
         raise NexoError(
-            f"{asset_name}.sha256 does not hold a sha256 checksum for {asset_name}",
+            f"{asset_name}.sha256 does not start with a sha256 checksum (its first word is "
+            f"{shown}, not 64 hex digits)",
             kind="checksum_mismatch",
+            details={"sidecar_token": token[:80]},
         )
-    if len(set(found)) > 1:
-        listed = ", ".join(sorted(set(found)))
-        raise NexoError(
-            f"{asset_name}.sha256 holds checksums for {asset_name} that disagree ({listed}); "
-            "it cannot vouch for the download",
-            kind="checksum_mismatch",
-            details={"sidecar_digests": sorted(set(found))},
-        )
-    return found[0]
+    return token
 
 
 def parse_digest(digest: str | None) -> str | None:
     """The hex of an API ``sha256:<hex>`` digest; other algorithms are not usable here."""
-    if not digest:
-        return None
-    algorithm, _, value = digest.partition(":")
+    algorithm, _, value = (digest or "").partition(":")
     if algorithm.lower() == "sha256" and _HEX.fullmatch(value):
         return value.lower()
     return None

@@ -469,15 +469,26 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
     ) -> tuple[str, str] | None:
         """The first of ``names`` the release carries, as ``(name, text)``; ``None`` if none.
 
+        Read as the daemon's installer reads it (``std::str::from_utf8``, then the TOML
+        parser, which drops a leading byte-order mark: toml_edit's ``parser/document.rs`` at
+        toml-v0.8.23): bytes that are not UTF-8 are ``manifest_invalid``, a BOM is removed.
         Raises ``archive_unsafe`` when it is larger than ``max_bytes`` and ``network`` when it
-        cannot be fetched; bytes that are not UTF-8 are replaced (the manifest parser then
-        refuses them).
+        cannot be fetched.
         """
         for name in names:
             asset = release.asset(name)
             if asset is not None:
                 data = self.fetch_bytes(asset, max_bytes=max_bytes)
-                return name, data.decode("utf-8", errors="replace")
+                try:
+                    text = data.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise NexoError(
+                        f"release {release.tag}: its asset {name} is not a manifest the daemon "
+                        f"can read: it is not valid UTF-8 (byte {exc.start})",
+                        kind="manifest_invalid",
+                        details={"tag": release.tag, "asset": name},
+                    ) from None
+                return name, text.removeprefix("\ufeff")
         return None
 
     def download(self, asset: ReleaseAsset, sink: BlobSink, *, max_bytes: int) -> None:

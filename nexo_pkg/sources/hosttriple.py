@@ -30,8 +30,10 @@ def _linux_is_musl() -> bool:
 
 
 def expand_triple(triple: str) -> tuple[str, ...]:
-    """A glibc Linux triple can also run the musl build (static), so it falls back to it."""
-    if triple.endswith("-unknown-linux-gnu"):
+    """A glibc triple can also run the musl build (static), so it falls back to it. As the
+    daemon's installer, any triple ending in ``-gnu`` falls back to the same with ``-musl``
+    (``x86_64-pc-windows-gnu`` to ``x86_64-pc-windows-musl``, ``x-gnu`` to ``x-musl``)."""
+    if triple.endswith("-gnu"):
         return (triple, triple.removesuffix("-gnu") + "-musl")
     return (triple,)
 
@@ -63,3 +65,11 @@ def host_candidates(override: str | None = None) -> tuple[str, ...]:
             f"target {chosen!r} is not a target triple such as x86_64-unknown-linux-gnu"
         )
     return expand_triple(chosen)
+
+
+def requested_target(override: str | None = None) -> str:
+    """The target an install asks for, before any fallback: ``--target``, else
+    ``NEXO_INSTALL_TARGET``, else this host's best triple; ``noarch`` when that is asked for
+    or the host has no triple. Raises as :func:`host_candidates` does."""
+    candidates = host_candidates(override)
+    return candidates[0] if candidates else NOARCH

@@ -84,7 +84,7 @@ class LocalTarballSource:
                     raw = handle.read(MAX_SIDECAR_BYTES)
             except OSError as exc:
                 raise NexoError(f"cannot read {sidecar_path}: {exc.strerror}", kind="io") from exc
-            sidecar = parse_sidecar(raw.decode("utf-8", errors="replace"), path.name)
+            sidecar = parse_sidecar(raw, path.name)
         checked = verify_checksums(
             sha256, path.name, sidecar=sidecar, digest=None, local_dir=path.parent
         )

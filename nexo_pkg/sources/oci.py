@@ -15,13 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.versionreq import (
-    Prerelease,
-    Version,
-    VersionError,
-    VersionReq,
-    parse_version,
-)
+from nexo_pkg.core.version import Version, VersionError, parse_version
+from nexo_pkg.core.versionreq import VersionReq
 from nexo_pkg.sources import artifact
 from nexo_pkg.sources.artifact import PluginVersion, TargetAsset, TargetEntry
 from nexo_pkg.sources.cache import BlobCache, BlobSink
@@ -62,7 +57,7 @@ def tag_contradicts(tag: str, version: str) -> bool:
         carried = parse_version(version)
     except VersionError:
         return True
-    return _sort_key(parse_version(named)) != _sort_key(carried)
+    return parse_version(named) != carried.without_build()
 
 
 def resolve(
@@ -107,7 +102,7 @@ def version_tags(
         parsed = parse_version(version)
         if requirement.matches(parsed) if requirement is not None else parsed.pre.is_empty:
             candidates.append((parsed, tag))
-    return sorted(candidates, key=lambda pair: _sort_key(pair[0]), reverse=True)
+    return sorted(candidates, key=lambda pair: pair[0], reverse=True)
 
 
 def latest_tag(
@@ -144,10 +139,6 @@ def plugin_of(found: Manifest, reference: OciReference, chosen: str) -> PluginVe
         "(an OCI image index or manifest)",
         kind="registry_invalid",
     )
-
-
-def _sort_key(version: Version) -> tuple[int, int, int, Prerelease]:
-    return (version.major, version.minor, version.patch, version.pre)
 
 
 def target_asset(

@@ -248,7 +248,7 @@ def release_sidecar(client: GitHubClient, release: Release, asset: ReleaseAsset)
     if sidecar_asset is None:
         return None
     text = client.fetch_bytes(sidecar_asset, max_bytes=MAX_SIDECAR_BYTES)
-    return parse_sidecar(text.decode("utf-8", errors="replace"), asset.name)
+    return parse_sidecar(text, asset.name)
 
 
 def release_sha256(client: GitHubClient, release: Release, asset: ReleaseAsset) -> str:

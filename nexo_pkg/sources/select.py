@@ -7,9 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import semver
-
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.version import Version, parse_version
 from nexo_pkg.manifest.model import MAX_MODEL_BYTES, ManifestModelError, manifest_from_text
 from nexo_pkg.manifest.names import MANIFEST_NAMES
 from nexo_pkg.sources.hosttriple import NOARCH
@@ -45,7 +44,7 @@ class AssetChoice:
 
 
 def is_semver(text: str) -> bool:
-    return bool(semver.Version.is_valid(text))
+    return Version.is_valid(text)
 
 
 def version_in_tag(tag: str) -> str | None:
@@ -144,7 +143,7 @@ def release_identity(
             "manifest asset saying which one it is",
             ids=ids,
         )
-    versions = sorted({version for _, version, _ in parsed}, key=semver.Version.parse)
+    versions = sorted({version for _, version, _ in parsed}, key=parse_version)
     if len(versions) > 1:
         from_tag = version_in_tag(release.tag)
         if from_tag not in versions:

@@ -784,7 +784,9 @@ def _read_policy_text(path: Path, what: str) -> str:
     :data:`MAX_POLICY_BYTES` or is not UTF-8."""
     raw = read_config_file(path, MAX_POLICY_BYTES, kind="policy_invalid", missing_ok=True)
     try:
-        return raw.decode("utf-8")
+        # The daemon's TOML parser drops a leading byte-order mark (toml_edit's
+        # parser/document.rs at toml-v0.8.23), so a policy saved with one is read alike.
+        return raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise ConfigError(
             f"{path}:1:1: invalid {what}: not UTF-8 text",

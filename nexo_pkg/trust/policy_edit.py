@@ -38,7 +38,9 @@ def _read_text(path: Path) -> str:
     except FileNotFoundError:
         return ""
     try:
-        return raw.decode("utf-8")
+        # The daemon's TOML parser drops a leading byte-order mark (toml_edit's
+        # parser/document.rs at toml-v0.8.23), so a policy saved with one is read alike.
+        return raw.decode("utf-8").removeprefix("\ufeff")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: the trust policy is not UTF-8", kind="policy_invalid") from exc
 

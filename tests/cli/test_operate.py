@@ -81,6 +81,28 @@ def test_outdated_text_and_exit_code(home: Path, server: GitHubServer) -> None:
     assert "2.0.0" in out
 
 
+@pytest.mark.parametrize(
+    ("installed", "latest", "status"),
+    [
+        # The daemon's `semver` crate orders build metadata (semver 1.0.28 src/impls.rs).
+        ("1.0.0", "1.0.0+b1", "outdated"),
+        ("1.0.0+b1", "1.0.0+b2", "outdated"),
+        ("1.0.0+b2", "1.0.0+b1", "ahead"),
+        ("1.0.0+b2", "1.0.0+b2", "current"),
+    ],
+)
+def test_outdated_orders_build_metadata_as_the_daemon(
+    home: Path, server: GitHubServer, installed: str, latest: str, status: str
+) -> None:
+    server.publish("acme", "hello", f"v{installed}", release_assets("hello", installed))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    server.publish("acme", "hello", f"v{latest}", release_assets("hello", latest))
+    code, out, err = nexo("plugin", "outdated", "--json", in_process=True)
+    assert code == 0, err
+    [entry] = json.loads(out)["plugins"]
+    assert (entry["installed"], entry["latest"], entry["status"]) == (installed, latest, status)
+
+
 def test_outdated_unreachable_source_goes_on(home: Path, server: GitHubServer) -> None:
     for plugin_id in ("hello", "world"):
         server.publish("acme", plugin_id, "v1.0.0", release_assets(plugin_id, "1.0.0"))

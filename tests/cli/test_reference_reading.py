@@ -8,6 +8,7 @@ The reference is lordmacu/nexo-rs: ``crates/ext-installer/src/lib.rs`` (052ee4a2
 from __future__ import annotations
 
 import json
+import re
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -220,7 +221,7 @@ def _spoil_receipt(path: Path, raw: str) -> None:
         (lambda text: text.replace("{", '{"id": "hello", ', 1), "duplicate field `id`"),
         (lambda text: text.replace('"tag": "latest"', '"tag": null'), "invalid type: null"),
         (lambda text: text.replace('"owner": "acme"', '"owner": 7'), "integer `7`"),
-        (lambda text: text.replace('"target": "noarch",', ""), "missing field `target`"),
+        (lambda text: re.sub(r'"target": "[^"]*", ', "", text), "missing field `target`"),
     ],
     ids=["duplicate-key", "null", "number", "missing"],
 )

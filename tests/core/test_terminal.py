@@ -49,7 +49,7 @@ def test_toml_string_escapes_as_printable_does() -> None:
 
 
 def test_no_second_escaper_in_the_package() -> None:
-    """Terminal escaping and TOML quoting live in core/terminal.py only. (versionreq.py quotes
+    """Terminal escaping and TOML quoting live in core/terminal.py only. (version.py quotes
     one character the way the ``semver`` crate's messages do, which is not an escaper.)"""
     patterns = re.compile(
         r"unicode_escape|def [a-z_]*toml_(string|escape|quote)|def escape_control|"
@@ -58,7 +58,7 @@ def test_no_second_escaper_in_the_package() -> None:
     found = [
         f"{path.relative_to(PACKAGE)}:{number}"
         for path in sorted(PACKAGE.rglob("*.py"))
-        if path.name not in {"terminal.py", "versionreq.py"}
+        if path.name not in {"terminal.py", "version.py"}
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
         if patterns.search(line)
     ]

@@ -50,9 +50,12 @@ def test_parse_source_is_total_at_scale(text: str) -> None:
     _check(text)
 
 
-@given(st.text(max_size=200), st.sampled_from(["p-1.0.0-noarch.tar.gz", "a b.tar.gz", ""]))
-def test_sidecar_parse_is_total(text: str, asset_name: str) -> None:
-    digest, error = attempt(lambda: parse_sidecar(text, asset_name))
+@given(
+    st.one_of(st.binary(max_size=200), st.text(max_size=200).map(str.encode)),
+    st.sampled_from(["p-1.0.0-noarch.tar.gz", "a b.tar.gz", ""]),
+)
+def test_sidecar_parse_is_total(raw: bytes, asset_name: str) -> None:
+    digest, error = attempt(lambda: parse_sidecar(raw, asset_name))
     if digest is None:
         assert error is not None
         assert error.kind == "checksum_mismatch"

@@ -1,103 +1,234 @@
-"""``.sha256`` sidecars read as ``sha256sum -c`` reads them: every line for the asset must
-hold, so two lines that disagree fail whatever their order, from a release or beside a local
-tarball, and the refused download leaves nothing in the cache or the install root."""
+"""``.sha256`` sidecars read as the daemon's installer reads them, and every branch of
+``sources/checksum.py`` pinned.
+
+The daemon (lordmacu/nexo-rs ``crates/ext-installer/src/lib.rs``, ``download_and_verify``)
+fetches the sidecar with reqwest's ``Response::text()`` (encoding_rs ``Encoding::decode``: a
+byte-order mark picks the encoding and is dropped, otherwise lossy UTF-8), then takes
+``.split_whitespace().next()`` (Rust's ``char::is_whitespace``: Unicode White_Space, so tab and
+U+00A0 split too), lower-cases it and wants 64 hex digits. A wrong first digest is a mismatch
+even when a later line names the tarball with the right one; a refused download leaves nothing
+in the cache or the install root."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
-from support.tarballs import asset_name, release_assets, sha256_hex, tree_snapshot, write_plugin
+from support.tarballs import asset_name, release_assets, sha256_hex, write_plugin
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.pipeline import install
-from nexo_pkg.sources.checksum import parse_sidecar
+from nexo_pkg.sources.checksum import (
+    parse_digest,
+    parse_sidecar,
+    sidecar_text,
+    verify_checksums,
+)
 
-from .conftest import InstallEnv
+from .conftest import InstallEnv, assert_refused
 
 NAME = asset_name("hello", "1.0.0")
 OTHER = "b" * 64
-
-
-def _contradicting(real: str, order: str) -> str:
-    lines = [f"{real}  {NAME}", f"{OTHER}  {NAME}"]
-    if order == "wrong-first":
-        lines.reverse()
-    return "\n".join(lines) + "\n"
+DIGEST = "a" * 64
 
 
 def _refused(env: InstallEnv, source: str) -> NexoError:
-    before = tree_snapshot(env.home)
-    with pytest.raises(NexoError) as caught:
-        install(source, env.make_options())
-    assert caught.value.kind == "checksum_mismatch", caught.value.message
-    # Nothing new anywhere under NEXO_HOME: no plugin, no staging, no cache file.
-    after = tree_snapshot(env.home)
-    assert {path: entry for path, entry in after.items() if entry[0] != "dir"} == {
-        path: entry for path, entry in before.items() if entry[0] != "dir"
-    }
-    assert not env.dest.exists() or list(env.dest.iterdir()) == []
-    assert not env.cache.exists() or list(env.cache.iterdir()) == []
-    return caught.value
+    error = assert_refused(env, source, "checksum_mismatch")
+    # Nothing kept in the blob cache either: the refused download is deleted.
+    blobs = env.home / "cache" / "blobs" / "sha256"
+    assert not blobs.exists() or list(blobs.iterdir()) == []
+    return error
 
 
-@pytest.mark.parametrize("order", ["right-first", "wrong-first"])
-def test_contradicting_lines_in_a_release_sidecar(install_env: InstallEnv, order: str) -> None:
+def test_a_wrong_first_digest_is_a_mismatch_whatever_follows(install_env: InstallEnv) -> None:
     assets = release_assets("hello", "1.0.0")
     real = sha256_hex(assets[NAME])
-    assets[NAME + ".sha256"] = _contradicting(real, order).encode()
+    assets[NAME + ".sha256"] = f"{OTHER}  other.tar.gz\n{real}  {NAME}\n".encode()
     install_env.server.publish("acme", "hello", "v1.0.0", assets)
     error = _refused(install_env, "acme/hello")
-    assert "disagree" in error.message or OTHER in error.message
+    assert OTHER in error.message
+    assert error.details["checked_against"] == "sidecar"
 
 
-@pytest.mark.parametrize("order", ["right-first", "wrong-first"])
-def test_contradicting_lines_beside_a_local_tarball(
-    install_env: InstallEnv, tmp_path: Path, order: str
+def test_the_right_first_digest_is_what_counts(install_env: InstallEnv) -> None:
+    assets = release_assets("hello", "1.0.0")
+    real = sha256_hex(assets[NAME])
+    # A UTF-8 BOM, a tab and a no-break space around it, a later line saying otherwise.
+    sidecar = f"\ufeff\t{real}\u00a0{NAME}\r\n{OTHER}  {NAME}\r\n"
+    assets[NAME + ".sha256"] = sidecar.encode()
+    install_env.server.publish("acme", "hello", "v1.0.0", assets)
+    result = install("acme/hello", install_env.make_options())
+    assert result.path == install_env.dest / "hello-1.0.0"
+
+
+@pytest.mark.parametrize("first", ["wrong", "right"])
+def test_beside_a_local_tarball_the_same_rule(
+    install_env: InstallEnv, tmp_path: Path, first: str
 ) -> None:
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
     real = sha256_hex(tarball.read_bytes())
-    tarball.with_name(NAME + ".sha256").write_text(_contradicting(real, order))
-    _refused(install_env, str(tarball))
+    lines = [f"{real}  {NAME}", f"{OTHER}  {NAME}"]
+    if first == "wrong":
+        lines.reverse()
+    tarball.with_name(NAME + ".sha256").write_text("\n".join(lines) + "\n")
+    if first == "wrong":
+        error = _refused(install_env, str(tarball))
+        assert "beside it" in error.message
+    else:
+        assert install(str(tarball), install_env.make_options()).path.name == "hello-1.0.0"
 
 
 @pytest.mark.parametrize(
-    ("text", "expected"),
+    ("raw", "expected"),
     [
-        # The same digest twice, and lines for other files, are fine.
-        (f"{'a' * 64}  {NAME}\n{'a' * 64} *{NAME}\n", "a" * 64),
-        (f"{OTHER}  other.tar.gz\n{'a' * 64}  {NAME}\n", "a" * 64),
-        (f"{'A' * 64}  {NAME}\n{'a' * 64}  dist/{NAME}\n", "a" * 64),
+        (DIGEST.encode(), DIGEST),
+        (DIGEST.upper().encode(), DIGEST),  # lower-cased, as `to_lowercase`
+        (f"{DIGEST}  {NAME}\n".encode(), DIGEST),
+        (f"{DIGEST} *{NAME}".encode(), DIGEST),
+        (f"{DIGEST}  dist/{NAME}".encode(), DIGEST),  # the name is never read
+        (f"{DIGEST}  other.tar.gz\n{OTHER}  {NAME}\n".encode(), DIGEST),
+        (f"{DIGEST}\r\n".encode(), DIGEST),  # CRLF
+        (f"\n\n  \t{DIGEST}".encode(), DIGEST),  # leading whitespace and blank lines
+        (f"{DIGEST}\t{NAME}".encode(), DIGEST),  # tab
+        (f"{DIGEST}\u00a0{NAME}".encode(), DIGEST),  # no-break space (White_Space)
+        (f"\u3000{DIGEST}\u2028".encode(), DIGEST),  # ideographic space, line separator
+        (f"{DIGEST}\x0b{NAME}".encode(), DIGEST),  # vertical tab
+        (f"{DIGEST}\x85x".encode(), DIGEST),  # NEL
+        (b"\xef\xbb\xbf" + DIGEST.encode(), DIGEST),  # UTF-8 BOM dropped
+        (b"\xff\xfe" + f"{DIGEST}  {NAME}".encode("utf-16-le"), DIGEST),  # UTF-16LE by its BOM
+        (b"\xfe\xff" + f"{DIGEST}\n".encode("utf-16-be"), DIGEST),  # UTF-16BE by its BOM
+        (DIGEST.encode() + b"  \xff\xfe-not-utf8", DIGEST),  # lossy after the token
     ],
 )
-def test_agreeing_lines_are_one_checksum(text: str, expected: str) -> None:
-    assert parse_sidecar(text, NAME) == expected
+def test_sidecar_forms(raw: bytes, expected: str) -> None:
+    assert parse_sidecar(raw, NAME) == expected
 
 
 @pytest.mark.parametrize(
-    "text",
+    ("raw", "shown"),
     [
-        f"{'a' * 64}\n{OTHER}\n",  # two bare digests
-        f"{'a' * 64}\n{OTHER}  {NAME}\n",  # a bare digest and a named line
-        f"{'a' * 64}  dist/{NAME}\n{OTHER}  {NAME}\n",
+        (b"", "nothing"),
+        (b" \t\r\n", "nothing"),
+        (b"nothex  p.tar.gz", "nothex"),
+        (b"abc", "abc"),
+        (("a" * 63).encode(), "a" * 63),
+        (("a" * 65).encode(), "a" * 65),
+        (("a" * 63 + "g").encode(), "a" * 63 + "g"),
+        # U+001C..U+001F are whitespace to Python's str.split but not to Rust: no split.
+        (f"{DIGEST}\x1c{NAME}".encode(), f"{DIGEST}\\u001c{NAME}"[:80]),
+        # A UTF-16 sidecar without a BOM is read as UTF-8: NULs glued to the digits.
+        (DIGEST.encode("utf-16-le"), "a\\u0000" * 5),
+        # A BOM only at the start counts: a second one is text.
+        (b"\xef\xbb\xbf\xef\xbb\xbf" + DIGEST.encode(), "\ufeff" + "a" * 64),
+        (b"\xff" + DIGEST.encode(), "\ufffd" + "a" * 64),  # not UTF-8: replaced, refused
     ],
 )
-def test_disagreeing_lines_are_a_mismatch(text: str) -> None:
+def test_a_first_word_that_is_no_digest_is_a_mismatch(raw: bytes, shown: str) -> None:
     with pytest.raises(NexoError) as caught:
-        parse_sidecar(text, NAME)
+        parse_sidecar(raw, NAME)
     assert caught.value.kind == "checksum_mismatch"
+    assert caught.value.message.startswith(f"{NAME}.sha256 does not start with a sha256 checksum")
+    assert f"its first word is {shown}" in caught.value.message
 
 
-@pytest.mark.skipif(shutil.which("sha256sum") is None, reason="needs coreutils sha256sum")
-@pytest.mark.parametrize("order", ["right-first", "wrong-first"])
-def test_sha256sum_fails_the_same_sidecar(tmp_path: Path, order: str) -> None:
-    """The behaviour copied: ``sha256sum -c`` fails such a file too."""
-    tarball = write_plugin(tmp_path, "hello", "1.0.0")
-    sidecar = tarball.with_name(NAME + ".sha256")
-    sidecar.write_text(_contradicting(sha256_hex(tarball.read_bytes()), order))
-    checked = subprocess.run(
-        ["sha256sum", "-c", sidecar.name], cwd=tmp_path, capture_output=True, check=False
+def test_a_long_first_word_is_shown_cut() -> None:
+    with pytest.raises(NexoError) as caught:
+        parse_sidecar(b"z" * 500, NAME)
+    assert f"its first word is {'z' * 80}, not" in caught.value.message
+    assert caught.value.details == {"sidecar_token": "z" * 80}
+
+
+def test_sidecar_text_decodes_as_the_daemons_client() -> None:
+    assert sidecar_text(b"\xef\xbb\xbfab") == "ab"
+    assert sidecar_text(b"\xff\xfea\x00") == "a"
+    assert sidecar_text(b"\xfe\xff\x00a") == "a"
+    assert sidecar_text(b"a\xffb") == "a\ufffdb"
+    assert sidecar_text(b"") == ""
+
+
+def test_parse_digest() -> None:
+    assert parse_digest(f"sha256:{DIGEST}") == DIGEST
+    assert parse_digest(f"SHA256:{DIGEST.upper()}") == DIGEST
+    assert parse_digest(f"sha512:{DIGEST}") is None
+    assert parse_digest(f"sha256:{DIGEST}0") is None
+    assert parse_digest(f"sha256:{DIGEST[:-1]}") is None
+    assert parse_digest(DIGEST) is None
+    assert parse_digest("") is None
+    assert parse_digest(None) is None
+
+
+def test_verify_checksums_checks_every_value_present() -> None:
+    assert verify_checksums(DIGEST, "p", sidecar=DIGEST, digest=DIGEST) == ("sidecar", "digest")
+    assert verify_checksums(DIGEST, "p", sidecar=None, digest=DIGEST) == ("digest",)
+    assert verify_checksums(DIGEST, "p", sidecar=DIGEST, digest=None) == ("sidecar",)
+    local = Path("/srv/dist")
+    assert verify_checksums(DIGEST, "p", sidecar=DIGEST, digest=None, local_dir=local) == (
+        "sidecar",
     )
-    assert checked.returncode == 1
+
+
+@pytest.mark.parametrize(
+    ("sidecar", "digest", "local", "source", "label"),
+    [
+        (OTHER, DIGEST, False, "sidecar", "p.sha256 says"),
+        (DIGEST, OTHER, False, "digest", "the release asset digest says"),
+        (OTHER, None, True, "sidecar", "p.sha256 beside it says"),
+        (None, OTHER, False, "digest", "the release asset digest says"),
+        (OTHER, OTHER, False, "sidecar", "p.sha256 says"),  # the first one checked is named
+        # "beside it" belongs to a sidecar only, even when a directory is given.
+        (None, OTHER, True, "digest", "the release asset digest says"),
+    ],
+)
+def test_verify_checksums_mismatch(
+    sidecar: str | None, digest: str | None, local: bool, source: str, label: str
+) -> None:
+    with pytest.raises(NexoError) as caught:
+        verify_checksums(
+            DIGEST, "p", sidecar=sidecar, digest=digest, local_dir=Path("/d") if local else None
+        )
+    assert caught.value.kind == "checksum_mismatch"
+    assert (
+        caught.value.message
+        == f"checksum mismatch for p: {label} {OTHER}, the download is {DIGEST}"
+    )
+    assert caught.value.details == {"expected": OTHER, "actual": DIGEST, "checked_against": source}
+
+
+def test_verify_checksums_missing() -> None:
+    with pytest.raises(NexoError) as release:
+        verify_checksums(DIGEST, "p", sidecar=None, digest=None)
+    assert release.value.kind == "checksum_missing"
+    assert "the release has neither p.sha256 nor an asset digest" in release.value.message
+    with pytest.raises(NexoError) as local:
+        verify_checksums(DIGEST, "p", sidecar=None, digest=None, local_dir=Path("/srv/dist"))
+    assert local.value.kind == "checksum_missing"
+    assert "there is no p.sha256 beside it in /srv/dist" in local.value.message
+
+
+def test_a_manifest_asset_with_a_bom_is_read(install_env: InstallEnv) -> None:
+    """The daemon's installer reads the manifest asset with `std::str::from_utf8` and then
+    `toml::from_str`, which drops a leading BOM (toml_edit src/parser/document.rs at
+    toml-v0.8.23)."""
+    assets = release_assets("hello", "1.0.0")
+    assets["nexo-plugin.toml"] = b"\xef\xbb\xbf" + assets["nexo-plugin.toml"]
+    install_env.server.publish("acme", "hello", "v1.0.0", assets)
+    result = install("acme/hello", install_env.make_options())
+    assert result.path == install_env.dest / "hello-1.0.0"
+
+
+def test_a_manifest_asset_that_is_not_utf8_is_refused(install_env: InstallEnv) -> None:
+    """`std::str::from_utf8` fails: the daemon refuses the release ("manifest is not valid
+    UTF-8", ext-installer src/lib.rs); a lossy decode would have let a replaced byte through
+    in a string value."""
+    assets = release_assets("hello", "1.0.0")
+    text = assets["nexo-plugin.toml"].decode()
+    assets["nexo-plugin.toml"] = text.replace('id = "hello"', 'id = "hello"\n# caf\xe9').encode(
+        "latin-1"
+    )
+    install_env.server.publish("acme", "hello", "v1.0.0", assets)
+    error = assert_refused(install_env, "acme/hello", "manifest_invalid")
+    assert error.message.startswith(
+        "release v1.0.0: its asset nexo-plugin.toml is not a manifest the daemon can read: it "
+        "is not valid UTF-8 (byte "
+    )
+    assert error.details == {"tag": "v1.0.0", "asset": "nexo-plugin.toml"}

@@ -24,6 +24,7 @@ from support.tarballs import (
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.pipeline import InstallCallbacks, install, remove, upgrade
 from nexo_pkg.install.store import RECEIPT_NAME, read_receipt, scan_installed, verify_installed
+from nexo_pkg.sources.hosttriple import requested_target
 
 from .conftest import InstallEnv, assert_refused
 
@@ -61,7 +62,9 @@ def test_install_latest(install_env: InstallEnv) -> None:
     # `tag` is what was asked for (the latest release), as the reference records it.
     assert (receipt["owner"], receipt["repo"], receipt["tag"]) == ("acme", "hello", "latest")
     assert receipt["resolved_tag"] == "v1.0.0"
-    assert receipt["target"] == "noarch"
+    # The target asked for (this host's), though the noarch tarball is what was installed.
+    assert receipt["target"] == requested_target(None)
+    assert result.plan.target == "noarch"
     assert receipt["source"] == "github-releases"
     assert receipt["sha256"] == sha256_hex(assets[asset_name("hello", "1.0.0")])
     assert receipt["signature"]["status"] == "unsigned"
@@ -108,7 +111,59 @@ def test_gnu_host_falls_back_to_musl(
     monkeypatch.setenv("NEXO_INSTALL_TARGET", GNU)
     result = install("acme/hello", install_env.make_options())
     assert result.plan.target == MUSL
+    # The receipt records the target asked for, as the daemon's installer does, so a later
+    # upgrade resolves the gnu build again when a release offers one.
+    assert read_receipt(result.path).target == GNU
+
+
+def test_the_receipt_records_the_requested_target_not_noarch(install_env: InstallEnv) -> None:
+    _publish(install_env)
+    result = install("acme/hello", install_env.make_options(target="x86_64-pc-windows-gnu"))
+    assert result.plan.target == "noarch"
+    assert read_receipt(result.path).target == "x86_64-pc-windows-gnu"
+    # A newer release with a build for it: upgrade resolves the requested target again.
+    gnu = targz(plugin_members("hello", "1.1.0"))
+    assets = release_assets("hello", "1.1.0", target="x86_64-pc-windows-gnu", data=gnu)
+    assets.update(release_assets("hello", "1.1.0", manifest_asset=False))
+    install_env.server.publish("acme", "hello", "v1.1.0", assets)
+    upgraded = upgrade("hello", install_env.make_options(), keep_old=False)
+    assert upgraded.install is not None
+    assert upgraded.install.plan.target == "x86_64-pc-windows-gnu"
+
+
+def test_a_local_tarball_records_its_own_target(install_env: InstallEnv, tmp_path: Path) -> None:
+    tarball = write_plugin(tmp_path, "hello", "1.0.0", target=MUSL)
+    result = install(str(tarball), install_env.make_options(target=GNU))
     assert read_receipt(result.path).target == MUSL
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_an_empty_directory_in_the_plugins_place_is_replaced(
+    install_env: InstallEnv, force: bool
+) -> None:
+    """The daemon's installer replaces an empty `<dest>/<id>-<version>/`; a non-empty one
+    without a receipt stays `already_installed` (SPEC §5, docs/security.md)."""
+    _publish(install_env)
+    (install_env.dest / "hello-1.0.0").mkdir(parents=True)
+    result = install("acme/hello", install_env.make_options(force=force))
+    assert not result.was_already_present
+    assert read_receipt(result.path).version == "1.0.0"
+    assert (result.path / "bin" / "hello").is_file()
+    assert sorted(p.name for p in install_env.dest.iterdir() if p.name != ".nexo") == [
+        ".nexo-install.lock",
+        "hello-1.0.0",
+    ]
+
+
+def test_a_non_empty_directory_without_a_receipt_is_already_installed(
+    install_env: InstallEnv,
+) -> None:
+    _publish(install_env)
+    (install_env.dest / "hello-1.0.0").mkdir(parents=True)
+    (install_env.dest / "hello-1.0.0" / "notes.txt").write_text("mine\n")
+    error = _failure(install_env, "acme/hello", "already_installed")
+    assert error.details == {"path": str(install_env.dest / "hello-1.0.0")}
+    assert (install_env.dest / "hello-1.0.0" / "notes.txt").read_text() == "mine\n"
 
 
 def test_id_from_tarball_names_without_manifest_asset(install_env: InstallEnv) -> None:
@@ -483,3 +538,34 @@ def test_local_tarball_for_another_target(install_env: InstallEnv, tmp_path: Pat
     assert "--target riscv64gc-unknown-linux-gnu" in error.message
     forced = install(str(tarball), install_env.make_options(target="riscv64gc-unknown-linux-gnu"))
     assert forced.plan.target == "riscv64gc-unknown-linux-gnu"
+
+
+@pytest.mark.parametrize(
+    ("installed", "offered", "upgraded"),
+    [
+        # The daemon's `semver` crate orders build metadata (semver 1.0.28 src/impls.rs,
+        # `impl Ord for BuildMetadata`): +b1 < +b2 < +b3, and none below any.
+        ("1.0.0+b2", "1.0.0+b1", False),
+        ("1.0.0+b2", "1.0.0+b3", True),
+        ("1.0.0", "1.0.0+b1", True),
+    ],
+)
+def test_upgrade_orders_build_metadata_as_the_daemon(
+    install_env: InstallEnv, installed: str, offered: str, upgraded: bool
+) -> None:
+    _publish(install_env, f"v{installed}")
+    install("acme/hello", install_env.make_options())
+    _publish(install_env, f"v{offered}")
+    if not upgraded:
+        before = tree_snapshot(install_env.dest)
+        with pytest.raises(NexoError) as caught:
+            upgrade("hello", install_env.make_options())
+        assert caught.value.kind == "downgrade_refused"
+        assert caught.value.details == {"installed": installed, "latest": offered}
+        assert tree_snapshot(install_env.dest) == before
+        return
+    result = upgrade("hello", install_env.make_options(), keep_old=False)
+    assert result.install is not None
+    assert result.to_json()["upgraded"] is True
+    assert read_receipt(install_env.dest / f"hello-{offered}").version == offered
+    assert not (install_env.dest / f"hello-{installed}").exists()

@@ -9,9 +9,9 @@ from support.tarballs import manifest_text
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.manifest_check import manifest_asset_problem
-from nexo_pkg.sources.checksum import parse_digest, parse_sidecar, verify_checksums
+from nexo_pkg.sources.checksum import parse_digest, verify_checksums
 from nexo_pkg.sources.github import Release, ReleaseAsset
-from nexo_pkg.sources.hosttriple import host_candidates
+from nexo_pkg.sources.hosttriple import host_candidates, requested_target
 from nexo_pkg.sources.select import (
     ReleaseIdentity,
     choose_asset,
@@ -104,6 +104,34 @@ def test_target_override_expands_gnu_to_musl(monkeypatch: pytest.MonkeyPatch) ->
     assert host_candidates("noarch") == ()
     monkeypatch.setenv("NEXO_INSTALL_TARGET", "x86_64-unknown-linux-musl")
     assert host_candidates(None) == ("x86_64-unknown-linux-musl",)
+
+
+@pytest.mark.parametrize(
+    ("target", "candidates"),
+    [
+        # The daemon's installer strips `-gnu` from any target for its musl fallback.
+        ("x86_64-pc-windows-gnu", ("x86_64-pc-windows-gnu", "x86_64-pc-windows-musl")),
+        ("x-gnu", ("x-gnu", "x-musl")),
+        ("armv7-unknown-linux-gnueabihf", ("armv7-unknown-linux-gnueabihf",)),
+        ("x86_64-pc-windows-msvc", ("x86_64-pc-windows-msvc",)),
+        ("x86_64-unknown-linux-musl", ("x86_64-unknown-linux-musl",)),
+    ],
+)
+def test_any_gnu_target_falls_back_to_musl(
+    monkeypatch: pytest.MonkeyPatch, target: str, candidates: tuple[str, ...]
+) -> None:
+    monkeypatch.delenv("NEXO_INSTALL_TARGET", raising=False)
+    assert host_candidates(target) == candidates
+    assert requested_target(target) == target
+
+
+def test_the_requested_target(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NEXO_INSTALL_TARGET", "x86_64-pc-windows-gnu")
+    assert requested_target(None) == "x86_64-pc-windows-gnu"
+    assert requested_target("aarch64-apple-darwin") == "aarch64-apple-darwin"
+    assert requested_target("noarch") == "noarch"
+    monkeypatch.delenv("NEXO_INSTALL_TARGET")
+    assert requested_target(None) == host_candidates(None)[0]
 
 
 def test_detection_on_this_host(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -223,27 +251,6 @@ def test_parse_tarball_name(name: str, parts: tuple[str, str, str] | None) -> No
 
 
 DIGEST = "a" * 64
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        DIGEST,
-        f"{DIGEST}  p.tar.gz\n",
-        f"{DIGEST} *p.tar.gz",
-        f"{DIGEST}  dist/p.tar.gz",
-        DIGEST.upper(),
-    ],
-)
-def test_sidecar_forms(text: str) -> None:
-    assert parse_sidecar(text, "p.tar.gz") == DIGEST
-
-
-@pytest.mark.parametrize("text", ["", "nothex  p.tar.gz", f"{DIGEST}  other.tar.gz", "abc"])
-def test_bad_sidecar_is_a_mismatch(text: str) -> None:
-    with pytest.raises(NexoError) as caught:
-        parse_sidecar(text, "p.tar.gz")
-    assert caught.value.kind == "checksum_mismatch"
 
 
 def test_verify_checksums() -> None:

@@ -404,6 +404,26 @@ def test_a_newer_daemon_accepts_a_newer_min_agent_version(tmp_path: Path) -> Non
     assert (code, findings(report)) == (0, [])
 
 
+@pytest.mark.parametrize(
+    ("required", "daemon", "refused"),
+    [
+        # The host orders with `semver::Version`'s `Ord`, which counts build metadata
+        # (semver 1.0.28 src/impls.rs, `impl Ord for BuildMetadata`): 0.1.5 < 0.1.5+build.1.
+        ("0.1.5+build.1", "0.1.5", True),
+        ("1.0.0+b2", "1.0.0+b1", True),
+        ("0.1.5+build.1", "0.1.5+build.1", False),
+        ("0.1.5+build.1", "0.1.5+build.2", False),
+        ("0.1.5", "0.1.5+build.1", False),
+    ],
+)
+def test_min_agent_version_orders_build_metadata_as_the_host(
+    tmp_path: Path, required: str, daemon: str, refused: bool
+) -> None:
+    text = _replace('name = "Weather"', f'min_agent_version = "{required}"')
+    code, report = lint_files(tmp_path, {"plugin.toml": text}, "--nexo-version", daemon)
+    assert (code, findings(report)) == ((1, [("NX203", 4, "error")]) if refused else (0, []))
+
+
 def test_plugin_manifests_keep_the_plugin_rules(tmp_path: Path) -> None:
     """A v1-shaped nexo-plugin.toml is no microapp (extension discovery reads only plugin.toml,
     ``discovery.rs:219``): it stays a legacy plugin manifest (NX190)."""
@@ -445,13 +465,66 @@ def test_the_companion_must_parse(tmp_path: Path) -> None:
     assert code == 1
     assert findings(report, "nexo-plugin.toml") == [
         ("NX010", 1, "error"),
+        ("NX216", 1, "error"),
         ("NX212", 11, "warning"),
         ("NX011", 12, "error"),
     ]
 
 
+COMPANION_SKIPPED = [
+    # `PluginSection.version: semver::Version` (plugin-manifest/src/manifest.rs:28-51).
+    (
+        "a version that is not SemVer",
+        COMPANION.replace('version = "0.1.0"', 'version = "0.1"'),
+        3,
+        "`plugin.version` `0.1` is not SemVer: unexpected end of input while parsing minor "
+        "version number",
+    ),
+    # `min_nexo_version: semver::VersionReq`.
+    (
+        "a min_nexo_version that is not a VersionReq",
+        COMPANION.replace('">=0.1.0"', '">= 0.1.0 <0.3"'),
+        6,
+        "`plugin.min_nexo_version` `>= 0.1.0 <0.3` is not a version requirement: expected "
+        "comma after patch version number, found '<'",
+    ),
+    # `HttpServerCapability` is `deny_unknown_fields` (manifest.rs:288-313).
+    (
+        "an unknown key in http_server",
+        COMPANION
+        + '[plugin.capabilities.http_server]\nport = 8080\ntoken_env = "T"\nhealth = "/h"\n',
+        13,
+        "unknown key `health` in table [plugin.capabilities.http_server]",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "reason"),
+    [case[1:] for case in COMPANION_SKIPPED],
+    ids=[case[0] for case in COMPANION_SKIPPED],
+)
+def test_a_companion_the_daemon_skips_says_so(
+    tmp_path: Path, text: str, line: int, reason: str
+) -> None:
+    """The host parses the companion with `PluginManifest::from_path` and, when that fails,
+    logs a warning and goes on without it (admin_capability_collect.rs:38-65): the microapp
+    loads without its admin capabilities and its HTTP server."""
+    code, report = lint_files(tmp_path, {"plugin.toml": GOOD, "nexo-plugin.toml": text})
+    assert code == 1
+    [entry] = [item for item in report["files"] if item["path"].endswith("nexo-plugin.toml")]
+    [skipped] = [item for item in entry["diagnostics"] if item["code"] == "NX216"]
+    assert skipped["severity"] == "error"
+    assert skipped["range"]["start"]["line"] == line
+    assert skipped["message"] == (
+        f"the daemon cannot parse this nexo-plugin.toml ({reason}) and skips it with only a "
+        "log line: microapp `weather-app` loads without its admin capabilities and without "
+        "its HTTP server"
+    )
+
+
 def test_every_rule_has_an_explanation(tmp_path: Path) -> None:
-    for code in ("NX200", "NX211", "NX214", "NX215"):
+    for code in ("NX200", "NX211", "NX214", "NX215", "NX216"):
         completed = nexo("plugin", "lint", "--explain", code, cwd=tmp_path, in_process=True)
         assert completed.code == 0
         assert completed.stdout.startswith(code)

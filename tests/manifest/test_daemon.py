@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nexo_pkg.core.versionreq import parse_version
+from nexo_pkg.core.version import parse_version
 from nexo_pkg.manifest.daemon import (
     DAEMON_RELEASES,
     ID_MAX_LENGTH,

@@ -8,14 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nexo_pkg.core.versionreq import (
-    Op,
-    Prerelease,
-    Version,
-    VersionError,
-    parse_version,
-    parse_version_req,
-)
+from nexo_pkg.core.version import Prerelease, Version, VersionError, parse_version
+from nexo_pkg.core.versionreq import Op, parse_version_req
 
 # (requirement, versions that match, versions that do not)
 MATCH_TABLE: list[tuple[str, list[str], list[str]]] = [

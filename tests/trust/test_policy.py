@@ -242,3 +242,28 @@ def test_trusted_root_name_too_long_is_not_found(tmp_path: Path) -> None:
     with pytest.raises(NexoError) as caught:
         load_policy(_write(tmp_path, f'trusted_root = "{"x" * 5000}"\n'))
     assert "does not exist" in caught.value.message
+
+
+def test_a_byte_order_mark_is_dropped_as_the_daemon_drops_it(tmp_path: Path) -> None:
+    """The daemon reads trusted_keys.toml with the `toml` crate, whose parser drops a leading
+    UTF-8 BOM (toml_edit's src/parser/document.rs, "Remove BOM if present", toml-v0.8.23)."""
+    path = tmp_path / "trusted_keys.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + FULL.encode())
+    policy = load_policy(path, explicit=True)
+    assert policy.default == "require"
+    assert policy.authors[0].owner == "lordmacu"
+    assert policy.authors[0].line == 5
+
+
+def test_an_empty_identity_regexp_is_refused(tmp_path: Path) -> None:
+    """The daemon compiles `identity_regexp = ""` and matches it unanchored, so it would trust
+    every signer; nexo refuses it (a deliberate difference, docs/security.md)."""
+    path = _write(
+        tmp_path, 'default = "require"\n\n[[authors]]\nowner = "acme"\nidentity_regexp = ""\n'
+    )
+    with pytest.raises(NexoError) as caught:
+        load_policy(path, explicit=True)
+    assert caught.value.kind == "policy_invalid"
+    assert caught.value.message == (
+        f"{path}:5:1: invalid trust policy: `authors[0].identity_regexp` must not be empty"
+    )
