@@ -16,7 +16,6 @@ warnings.
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import shlex
@@ -24,12 +23,11 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.check.host import MAX_FRAME_BYTES, MAX_LINE_BYTES, NoReply, PluginProcess
+from nexo_pkg.check.host import MAX_FRAME_BYTES, MAX_LINE_BYTES, PluginProcess
 from nexo_pkg.check.host_calls import (
     EVENTS_PER_TOPIC,
     INTERNAL_ERROR,
@@ -37,7 +35,8 @@ from nexo_pkg.check.host_calls import (
     METHOD_NOT_FOUND,
     HostCalls,
 )
-from nexo_pkg.check.report import CheckReport, CheckResult, ProblemTally, Status
+from nexo_pkg.check.report import CheckReport, CheckResult, Status
+from nexo_pkg.check.rpc import FrameLoop, NoReply, Pending, Reply
 from nexo_pkg.check.sandbox import (
     SandboxPlan,
     current_platform,
@@ -94,29 +93,6 @@ _FRAME_CHECKS: dict[str, tuple[str, Status]] = {
 
 # After a broker.event, the host listens until the plugin has been quiet this long.
 _EVENT_QUIET_SECONDS = 0.4
-
-
-@dataclass(frozen=True)
-class _Reply:
-    """A response frame taken as the answer to the pending request."""
-
-    frame: dict[str, Any]
-    elapsed_ms: float
-
-    @property
-    def error(self) -> dict[str, Any] | None:
-        """The error of the reply: the daemon takes any present ``error`` member as one, even
-        ``null`` next to a ``result``; a member that is not an object is described."""
-        if "error" not in self.frame:
-            return None
-        error = self.frame["error"]
-        if isinstance(error, dict):
-            return error
-        return {"message": f"`error` is {short(error)} (any `error` member is an error)"}
-
-    @property
-    def result(self) -> Any:
-        return self.frame.get("result")
 
 
 def run_check(
@@ -314,7 +290,7 @@ def _report_sandbox(report: CheckReport, plan: SandboxPlan) -> bool:
     return not problems
 
 
-class _Session:
+class _Session(FrameLoop):
     """One conversation with the plugin; adds checks to ``report`` as it goes."""
 
     def __init__(
@@ -325,18 +301,13 @@ class _Session:
         timeout_seconds: float,
         host: HostCalls | None = None,
     ) -> None:
-        self.process = process
+        super().__init__(process, timeout_seconds)
         self.host = host
         # Whether shutdown got a reply (None until it was sent).
         self.shutdown_answered: bool | None = None
         self.plugin = plugin
         self.report = report
-        self.timeout_seconds = timeout_seconds
-        self._ids = itertools.count(1)
-        self._frames = ProblemTally()
         self.advertised: dict[str, dict[str, Any]] = {}
-        # Set at the first non-UTF-8 stdout line: the daemon's reader has stopped.
-        self.reader_stopped: str | None = None
 
     def run(self, nexo_version: str, invoke: tuple[str, dict[str, Any]] | None) -> None:
         """Every step in order; stops early once the plugin stops answering."""
@@ -620,7 +591,7 @@ class _Session:
             if event.kind == "oversize":
                 continue
             self._parse(event.data, deadline)
-            if self.reader_stopped is not None:
+            if self.stopped is not None:
                 return False
             quiet_until = time.monotonic() + _EVENT_QUIET_SECONDS
 
@@ -674,54 +645,46 @@ class _Session:
             f"still running {SHUTDOWN_GRACE_SECONDS:g} s after shutdown and closed stdin; killed",
         )
 
-    def request(self, method: str, params: dict[str, Any]) -> _Reply | NoReply:
+    def request(self, method: str, params: dict[str, Any]) -> Reply | NoReply:
         """Send one request and wait for its reply, judging every frame that arrives."""
         request_id = next(self._ids)
         frame = {"jsonrpc": "2.0", "id": request_id, "method": method, "params": params}
-        started = time.monotonic()
-        deadline = started + self.timeout_seconds
-        if self.reader_stopped is not None:
-            return NoReply("reader_stopped", self.reader_stopped)
-        if not self.process.send(encode_frame(frame), deadline=deadline):
-            return self._gone(deadline, sending=True)
-        while True:
-            # The deadline holds across frames: a plugin flooding stdout with other frames
-            # must not keep the host waiting forever.
-            event = self.process.await_stdout(deadline)
-            if event is None:
-                return NoReply(
-                    "timeout", f"no reply within {round(self.timeout_seconds * 1000)} ms"
-                )
-            if event.kind == "eof":
-                return self._gone(deadline, sending=False)
-            if event.kind == "oversize":
-                self._frames.note(
-                    "frames.size",
-                    f"a stdout line of at least {event.size} bytes exceeds the "
-                    f"{MAX_LINE_BYTES}-byte memory cap of the check (dropped unread)",
-                )
-                continue
-            if len(event.data) > MAX_FRAME_BYTES:
-                self._frames.note(
-                    "frames.size",
-                    f"a frame of {len(event.data)} bytes exceeds the SDKs' "
-                    f"{MAX_FRAME_BYTES}-byte frame limit (the daemon reads it all the same)",
-                )
-            message = self._parse(event.data, deadline)
-            if self.reader_stopped is not None:
-                return NoReply("reader_stopped", self.reader_stopped)
-            if message is None:
-                continue
-            if not _same_id(message.get("id"), request_id):
-                self._frames.note(
-                    "frames.id",
-                    f"reply to {method} (id {request_id}) carried id {short(message.get('id'))}",
-                )
-            return _Reply(message, (time.monotonic() - started) * 1000)
+        return self.exchange(frame, timeout=self.timeout_seconds)
 
-    def _gone(self, deadline: float, *, sending: bool) -> NoReply:
+    def oversize(self, size: int) -> None:
+        self._frames.note(
+            "frames.size",
+            f"a stdout line of at least {size} bytes exceeds the "
+            f"{MAX_LINE_BYTES}-byte memory cap of the check (dropped unread)",
+        )
+
+    def read_line(self, line: bytes, pending: Pending) -> Reply | None:
+        """Judge one frame; the daemon takes a response as the reply whatever its id (a wrong
+        one fails ``frames.id``), and any ``error`` member as an error, even ``null`` next to a
+        ``result`` (a member that is not an object is described)."""
+        if len(line) > MAX_FRAME_BYTES:
+            self._frames.note(
+                "frames.size",
+                f"a frame of {len(line)} bytes exceeds the SDKs' "
+                f"{MAX_FRAME_BYTES}-byte frame limit (the daemon reads it all the same)",
+            )
+        message = self._parse(line, pending.deadline)
+        if message is None or self.stopped is not None:
+            return None
+        # JSON-RPC ids must match in type as well: 1 is not "1", and true is not 1.
+        received = message.get("id")
+        if type(received) is not int or received != pending.request_id:
+            self._frames.note(
+                "frames.id",
+                f"reply to {pending.method} (id {pending.request_id}) carried id {short(received)}",
+            )
+        error = message.get("error")
+        if "error" in message and not isinstance(error, dict):
+            error = {"message": f"`error` is {short(error)} (any `error` member is an error)"}
+        return pending.reply(message.get("result"), error)
+
+    def gone(self, code: int | None, *, sending: bool) -> NoReply:
         """Describe a plugin that closed its pipes: usually it exited."""
-        code = self.process.exit_code_by(deadline)
         if code is None:
             what = "closed its stdin" if sending else "closed its stdout"
             return NoReply("stdin_closed", f"the plugin {what} but is still running")
@@ -739,9 +702,10 @@ class _Session:
                 f"{error.start}): {short(line)}; the daemon's line reader stops there and "
                 "reads no later reply",
             )
-            self.reader_stopped = (
+            self.stopped = NoReply(
+                "reader_stopped",
                 "the daemon's stdout reader stopped at a line that is not UTF-8 "
-                "(no later reply reaches it)"
+                "(no later reply reaches it)",
             )
             return None
         if not text.strip():
@@ -820,11 +784,6 @@ def _tool_entry_problem(index: int, entry: object) -> str | None:
     return None
 
 
-def _same_id(received: object, sent: int) -> bool:
-    # JSON-RPC ids must match in type as well: 1 is not "1", and true is not 1.
-    return type(received) is int and received == sent
-
-
 def _jsonrpc_problem(message: dict[str, Any]) -> str | None:
     """What makes ``message`` not a JSON-RPC 2.0 request, notification or response."""
     if "jsonrpc" not in message:
@@ -896,7 +855,7 @@ def _schema_problem(name: str, entry: dict[str, Any]) -> str | None:
     return None
 
 
-def _error_text(reply: _Reply) -> str:
+def _error_text(reply: Reply) -> str:
     error = reply.error or {}
     code = f"{error['code']} " if "code" in error else ""
     text = f"{code}{error.get('message', '')}".rstrip()

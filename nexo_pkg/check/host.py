@@ -83,15 +83,6 @@ class StdoutEvent:
     size: int = 0
 
 
-@dataclass(frozen=True)
-class NoReply:
-    """Why a request got no answer: a ``reason`` (``timeout``, ``exited``, ...) and the
-    ``detail`` a report shows."""
-
-    reason: str
-    detail: str
-
-
 class PluginProcess:
     """A running plugin child process with non-blocking pipes.
 

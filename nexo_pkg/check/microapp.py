@@ -27,7 +27,6 @@ the contract page asks for something the daemon does not do. ``strict`` fails on
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import shlex
@@ -38,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.check.host import NoReply, PluginProcess
+from nexo_pkg.check.host import PluginProcess
 from nexo_pkg.check.microapp_target import AdminGrants, MicroappTarget, load_grants
 from nexo_pkg.check.microapp_wire import (
     ADMIN_CAPABILITY_NOT_GRANTED,
@@ -59,7 +58,8 @@ from nexo_pkg.check.microapp_wire import (
     response_problem,
     sample_hook_event,
 )
-from nexo_pkg.check.report import CheckReport, ProblemTally, Status
+from nexo_pkg.check.report import CheckReport, Status
+from nexo_pkg.check.rpc import FrameLoop, NoReply, Pending, Reply
 from nexo_pkg.check.text import CHECK_AGENT_ID, encode_frame, exit_text, short, truncate
 from nexo_pkg.manifest.microapp import HOOK_NAMES, env_is_blocked
 
@@ -94,13 +94,6 @@ class MicroappReport(CheckReport):
         document["kind"] = "microapp"
         document["microapp"] = self.microapp
         return document
-
-
-@dataclass(frozen=True)
-class _Reply:
-    result: Any
-    error: dict[str, Any] | None
-    elapsed_ms: float
 
 
 def run_microapp(
@@ -294,7 +287,7 @@ def _check_stderr(report: CheckReport) -> None:
     )
 
 
-class _Session:
+class _Session(FrameLoop):
     """One conversation with the microapp, as the extension host holds it."""
 
     def __init__(
@@ -305,17 +298,13 @@ class _Session:
         timeout_seconds: float,
         grants: AdminGrants,
     ) -> None:
-        self.process = process
+        super().__init__(process, timeout_seconds)
         self.target = target
         self.report = report
-        self.timeout_seconds = timeout_seconds
         self.grants = grants
         self.router = router_wired(target, grants)
-        self._ids = itertools.count(1)
         # The tools initialize advertised (what the daemon registers).
         self.advertised: list[str] = []
-        self.reader_stopped = False
-        self._frames = ProblemTally()
         # Worst verdict and details of the admin requests seen.
         self._admin: list[tuple[Status, str]] = []
 
@@ -330,9 +319,8 @@ class _Session:
             self._shutdown()
 
     def _initialize(self, agent_version: str) -> bool:
-        deadline = min(self.timeout_seconds, HANDSHAKE_TIMEOUT_SECONDS)
         params = {"agent_version": agent_version, "extension_id": self.target.extension_id}
-        answer = self.request("initialize", params, request_id=0, timeout=deadline)
+        answer = self.call("initialize", params, request_id=0, timeout=HANDSHAKE_TIMEOUT_SECONDS)
         self.report.timings["initialize_ms"] = (time.monotonic() - self.process.started_at) * 1000
         if isinstance(answer, NoReply):
             self.report.add(
@@ -639,42 +627,28 @@ class _Session:
             f"once, as {SHUTDOWN_NOTE}",
         )
 
-    def call(self, method: str, params: dict[str, Any]) -> _Reply | NoReply:
-        """A regular call: the next numeric id, the call deadline."""
-        timeout = min(self.timeout_seconds, CALL_TIMEOUT_SECONDS)
-        return self.request(method, params, request_id=next(self._ids), timeout=timeout)
-
-    def request(
-        self, method: str, params: dict[str, Any], *, request_id: int, timeout: float
-    ) -> _Reply | NoReply:
-        """Send one request (``wire::encode``) and read frames as the host's reader does
-        until its reply, the deadline, or the child's exit."""
+    def call(
+        self,
+        method: str,
+        params: dict[str, Any],
+        *,
+        request_id: int | None = None,
+        timeout: float = CALL_TIMEOUT_SECONDS,
+    ) -> Reply | NoReply:
+        """Send one request (``wire::encode``; the next numeric id unless one is given) and
+        read frames as the host's reader does until its reply, ``timeout`` (never beyond
+        ``--timeout-ms``) or the child's exit."""
+        request_id = next(self._ids) if request_id is None else request_id
         frame = {"jsonrpc": "2.0", "method": method, "params": params, "id": request_id}
-        started = time.monotonic()
-        deadline = started + timeout
-        timeout_text = f"no reply within {round(timeout * 1000)} ms"
-        if self.reader_stopped:
-            return NoReply("reader", "the host stopped reading stdout earlier")
-        if not self.process.send(encode_frame(frame), deadline=deadline):
-            return self._gone(deadline)
-        while True:
-            event = self.process.await_stdout(deadline)
-            if event is None:
-                return NoReply("timeout", timeout_text)
-            if event.kind == "eof":
-                return self._gone(deadline)
-            if event.kind == "oversize":
-                self._drop(
-                    f"a stdout line of over {event.size} bytes (beyond the check's memory cap; "
-                    "the daemon would read it)"
-                )
-                continue
-            reply = self._read_line(event.data, request_id, started)
-            if reply is not None:
-                return reply
+        return self.exchange(frame, timeout=min(self.timeout_seconds, timeout))
 
-    def _gone(self, deadline: float) -> NoReply:
-        code = self.process.exit_code_by(deadline)
+    def oversize(self, size: int) -> None:
+        self._drop(
+            f"a stdout line of over {size} bytes (beyond the check's memory cap; "
+            "the daemon would read it)"
+        )
+
+    def gone(self, code: int | None, *, sending: bool) -> NoReply:
         if code is None:
             return NoReply("closed", "the microapp closed its stdout but is still running")
         return NoReply(
@@ -683,10 +657,9 @@ class _Session:
             f'with {CHILD_EXITED_CODE} "child exited"',
         )
 
-    def _read_line(self, line: bytes, request_id: int, started: float) -> _Reply | NoReply | None:
-        """``process_inbound_line`` (``stdio.rs:841-892``): the reply to ``request_id``, a
-        :class:`NoReply` when the host's reader stops, None for a frame the host does not
-        take as that reply."""
+    def read_line(self, line: bytes, pending: Pending) -> Reply | None:
+        """``process_inbound_line`` (``stdio.rs:841-892``): the host takes a frame with the
+        pending numeric id as the reply, drops the rest, and stops at a non-UTF-8 line."""
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError:
@@ -696,8 +669,8 @@ class _Session:
                 "frames.utf8",
                 f"stdout line is not UTF-8 ({short(line)}); the host's reader stops there",
             )
-            self.reader_stopped = True
-            return NoReply("reader", "the host's reader stopped at a non-UTF-8 line")
+            self.stopped = NoReply("reader", "the host's reader stopped at a non-UTF-8 line")
+            return None
         if not text.strip():
             self._drop("a blank stdout line (invalid jsonrpc line)")
             return None
@@ -727,7 +700,7 @@ class _Session:
         if number is None:
             self._drop(f"non-numeric id {short(frame_id)}")
             return None
-        if number != request_id:
+        if number != pending.request_id:
             self._drop(f"a reply with id {number}, for which no call is pending")
             return None
         if "method" in message:
@@ -737,10 +710,9 @@ class _Session:
             )
         result = message.get("result")
         error = message.get("error")
-        elapsed = (time.monotonic() - started) * 1000
         if result is not None or not isinstance(error, dict):
-            return _Reply(result, None, elapsed)
-        return _Reply(None, error, elapsed)
+            return pending.reply(result, None)
+        return pending.reply(None, error)
 
     def _admin_frame(self, frame: dict[str, Any]) -> None:
         """The mock admin router: ``DispatcherAdminRouter::handle_frame`` (``admin_rpc/

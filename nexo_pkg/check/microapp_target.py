@@ -10,7 +10,7 @@ companion's own ``plugin.id``.
 This module reads only what ``check`` needs (id, version, transport, requires, context,
 declared admin capabilities) and the operator's grants from ``extensions.yaml``; ``nexo
 plugin lint`` judges the files in full. Every problem that leaves nothing to spawn is a
-:class:`~nexo_pkg.check.target.TargetError` (exit 2).
+:class:`TargetError` (exit 2), the error of every target ``check`` cannot resolve.
 """
 
 from __future__ import annotations
@@ -20,8 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.check.target import TargetError
-from nexo_pkg.core.errors import ConfigError
+from nexo_pkg.core.errors import EXIT_USAGE, ConfigError, NexoError
 from nexo_pkg.core.files import read_config_bytes
 from nexo_pkg.lint.yaml_source import parse_yaml
 from nexo_pkg.manifest.microapp import (
@@ -37,6 +36,13 @@ from nexo_pkg.manifest.microapp import (
 EXTENSIONS_CONFIG = "extensions.yaml"
 
 _MAX_CONFIG_BYTES = 1024 * 1024
+
+
+class TargetError(NexoError):
+    """The target names nothing that can be checked: no manifest, nothing runnable (exit 2)."""
+
+    kind = "target_invalid"
+    exit_code = EXIT_USAGE
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ A target is one of:
 * a release tarball (``.tar.gz`` / ``.tgz``), checked and extracted to a temporary directory;
 * the id of an installed plugin, found as ``<dest>/<id>-<version>/`` with an install receipt.
 
-Every way of not finding something runnable is a :class:`TargetError` (exit 2).
+Every way of not finding something runnable is a
+:class:`~nexo_pkg.check.microapp_target.TargetError` (exit 2).
 """
 
 from __future__ import annotations
@@ -23,17 +24,14 @@ import tomllib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from nexo_pkg.check.microapp_target import MicroappTarget, TargetError, find_microapp
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.manifest.daemon import is_valid_id
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, plugin_manifest_from_data
 from nexo_pkg.manifest.names import find_manifest, shadowed_message
 from nexo_pkg.sources.extract import safe_extract
-
-if TYPE_CHECKING:
-    from nexo_pkg.check.microapp_target import MicroappTarget
 
 RECEIPT_NAME = ".nexo-install.json"
 RESERVED_ENV_PREFIX = "NEXO_"
@@ -43,13 +41,6 @@ _ENTRYPOINT_PROBLEMS = (
     ("plugin.entrypoint.args", "must be an array of strings"),
     ("plugin.entrypoint.env", "must be a table of strings"),
 )
-
-
-class TargetError(NexoError):
-    """The target names nothing that can be checked: no manifest, nothing runnable (exit 2)."""
-
-    kind = "target_invalid"
-    exit_code = EXIT_USAGE
 
 
 @dataclass(frozen=True)
@@ -198,8 +189,6 @@ def _resolve_directory(
 ) -> ResolvedPlugin:
     root = root.resolve()
     # A microapp's plugin.toml has the extension shape; its host is another one.
-    from nexo_pkg.check.microapp_target import find_microapp  # noqa: PLC0415 - imports us
-
     microapp = find_microapp(root, manifest_path)
     if microapp is not None:
         argv = [microapp.command, *microapp.args]

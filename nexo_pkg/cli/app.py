@@ -47,7 +47,8 @@ class CommandSpec:
 
 COMMANDS: dict[str, CommandSpec] = {
     "lint": CommandSpec("lint", "Lint plugin manifests: syntax, schema and every rule."),
-    "schema": CommandSpec("lint", "Print the JSON Schema of plugin manifests (Draft 2020-12)."),
+    "schema": CommandSpec("lint", "Print a JSON Schema nexo-pkg ships (manifests by default)."),
+    "rule": CommandSpec("lint", "Explain a lint rule, or list every one (--all)."),
     "new": CommandSpec("new", "Create a plugin project that lints, packs and passes its tests."),
     "pack": CommandSpec("pack", "Build a reproducible release tarball and its sidecars."),
     "check": CommandSpec("check", "Spawn a plugin as a minimal nexo host and check its handshake."),
@@ -57,7 +58,9 @@ COMMANDS: dict[str, CommandSpec] = {
     "remove": CommandSpec("install", "Remove an installed plugin."),
     "verify": CommandSpec("install", "Re-hash installed files against their install receipts."),
     "outdated": CommandSpec("operate", "Show installed plugins with a newer version available."),
-    "rollback": CommandSpec("operate", "Put back the version the last upgrade replaced."),
+    "rollback": CommandSpec("operate", "Put back the version the last upgrade replaced; hold it."),
+    "hold": CommandSpec("operate", "Keep a plugin on its installed version (upgrade skips it)."),
+    "unhold": CommandSpec("operate", "Release a plugin's hold: upgrade follows its source again."),
     "search": CommandSpec("operate", "Search GitHub for plugin repositories (nexo-plugin topic)."),
     "info": CommandSpec("operate", "Show a release's plugin, targets and verified signer."),
     "doctor": CommandSpec("operate", "Check every installed plugin and the daemon's setup."),

@@ -70,6 +70,16 @@ def colour_enabled(stream: TextIO) -> bool:
         return False
 
 
+_PAINTS = {"red": "\x1b[31m", "green": "\x1b[32m", "yellow": "\x1b[33m", "dim": "\x1b[2m"}
+
+
+def painted(text: str, colour: str) -> str:
+    """``text`` in ``colour`` (red, green, yellow, dim) when stdout is to be coloured
+    (:func:`colour_enabled`: ``--color``, ``NO_COLOR``, ``FORCE_COLOR``, a terminal): the
+    first column of ``verify`` and ``doctor`` tables, as ``check`` colours its own."""
+    return f"{_PAINTS[colour]}{text}\x1b[0m" if colour_enabled(sys.stdout) else text
+
+
 def result_line(message: str) -> None:
     """A line of the command's result (``list`` rows, reports): stdout, even with --quiet."""
     sys.stdout.write(message + "\n")

@@ -25,16 +25,17 @@ from nexo_pkg.cli.options import (
     TargetOption,
     TimeoutOption,
     TrustedKeysOption,
+    YesOption,
 )
 from nexo_pkg.core.errors import UsageError
-from nexo_pkg.core.output import emit_json, say
+from nexo_pkg.core.output import emit_json, say, warn
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 
 if TYPE_CHECKING:
     from nexo_pkg.fleet.lock import LockResult
     from nexo_pkg.fleet.sources import FleetOptions
-    from nexo_pkg.fleet.sync import SyncResult
+    from nexo_pkg.fleet.sync import PluginOutcome, SyncResult
     from nexo_pkg.install.pipeline import InstallCallbacks
 
 JobsOption = Annotated[
@@ -83,9 +84,12 @@ def fleet_options(
     registry_mirrors: dict[str, tuple[str, ...]] | None = None,
     allow_signer_change: bool = False,
     nexo_version: str | None = None,
+    reads_policy: bool = True,
 ) -> FleetOptions:
     """What the user chose with a fleet command's flags: install's choices (home, policy,
-    signature flags, network) and ``--jobs``."""
+    signature flags, network) and ``--jobs``. ``reads_policy`` false (``push``, ``mirror``,
+    which verify nothing): the daemon's configuration directory is not looked for, nor
+    named."""
     from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
     from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
@@ -100,7 +104,7 @@ def fleet_options(
         dest=home / "state" / "plugins",
         nexo_home=home,
         trusted_keys=trusted_keys,
-        policy_path=policy_path(config, trusted_keys),
+        policy_path=policy_path(config, trusted_keys) if reads_policy else None,
         require_signature=require_signature,
         skip_signature_verify=skip_signature_verify,
         github_api_url=github_api_url,
@@ -152,6 +156,7 @@ def register(app: typer.Typer) -> None:
         timeout: TimeoutOption = None,
         jobs: JobsOption = None,
         nexo_version: NexoVersionOption = None,
+        yes: YesOption = False,
         json_output: JsonOption = False,
     ) -> None:
         """Resolve nexo-plugins.toml into nexo-plugins.lock (every target, hash and signer).
@@ -163,6 +168,7 @@ def register(app: typer.Typer) -> None:
         Exit codes: 0 the lock is current; 1 a plugin could not be locked, or --check found
         it stale; 2 usage or configuration error.
         """
+        del yes  # nothing is asked: accepted as on every command that changes state
         from nexo_pkg.fleet import lock as locking  # noqa: PLC0415
         from nexo_pkg.fleet.lockfile import LOCK_NAME  # noqa: PLC0415
 
@@ -189,7 +195,7 @@ def register(app: typer.Typer) -> None:
                 note(f"{plugin_id}: {change}")
             note(f"Wrote {path}." if result.written else f"{path} is up to date.")
 
-        answer(
+        locked = answer(
             lambda: locking.lock(
                 wanted,
                 path,
@@ -211,6 +217,8 @@ def register(app: typer.Typer) -> None:
             json_output=json_output,
             show=show,
         )
+        for message in locked.warnings:
+            warn(printable(message))  # as install warns: with --quiet and --json too
 
     @app.command("sync")
     def sync_command(
@@ -241,15 +249,32 @@ def register(app: typer.Typer) -> None:
         jobs: JobsOption = None,
         allow_signer_change: AllowSignerChangeOption = False,
         nexo_version: NexoVersionOption = None,
+        yes: YesOption = False,
+        dry_run: Annotated[
+            bool,
+            typer.Option(
+                "--dry-run",
+                help="Print the plan (install, upgrade, downgrade, reinstall, remove, "
+                "unchanged, with versions) and change nothing: no request, no lock written.",
+            ),
+        ] = False,
         json_output: JsonOption = False,
     ) -> None:
-        """Make the plugin root match the lock: install, replace, and with --prune remove.
+        """Make the plugin root match the lock: install, upgrade, downgrade, and with --prune
+        remove.
 
-        Without --frozen a nexo-plugins.toml beside the lock is locked first when the lock
-        is stale; a version that locking brings in must keep the installed version's signer
-        (signer_changed, unless --allow-signer-change), as for upgrade. Exit codes: 0 in
-        sync; 1 a plugin failed (the others are synced); 2 usage or configuration error.
+        The lock decides: a plugin installed at a higher version than the lock's is
+        downgraded, and the summary names every downgrade ("as locked"). The version each
+        plugin had is kept out of the daemon's sight for `nexo plugin rollback`, as upgrade
+        keeps it (one per plugin). --dry-run prints the plan from the lock and the installed
+        receipts alone (a lock stale against nexo-plugins.toml is planned as it stands, and
+        said to be stale). Without --frozen a nexo-plugins.toml beside the lock is locked
+        first when the lock is stale; a version that locking brings in must keep the
+        installed version's signer (signer_changed, unless --allow-signer-change), as for
+        upgrade. Exit codes: 0 in sync (or planned); 1 a plugin failed (the others are
+        synced); 2 usage or configuration error.
         """
+        del yes  # nothing is asked: accepted as on every command that changes state
         from nexo_pkg.fleet.lockfile import WANTED_NAME  # noqa: PLC0415
         from nexo_pkg.fleet.sync import sync  # noqa: PLC0415
 
@@ -262,10 +287,16 @@ def register(app: typer.Typer) -> None:
                 install_root(dest) if dest is not None else install_root(None, config_dir(config))
             )
             wanted_path = lock_file.parent / WANTED_NAME
+            if dry_run:
+                from nexo_pkg.fleet.sync import dry_run_plan  # noqa: PLC0415
+
+                return dry_run_plan(
+                    lock_file, root, wanted_path=wanted_path, prune=prune, target=target
+                )
             mirrors = configured(
                 registry_mirror, read_registries(wanted_path) if wanted_path.exists() else None
             )
-            return sync(
+            result = sync(
                 lock_file,
                 root,
                 fleet_options(
@@ -289,17 +320,30 @@ def register(app: typer.Typer) -> None:
                 target=target,
                 progress=None if json_output or not sys.stderr.isatty() else note,
             )
+            return _warned(result)
 
         def show(result: SyncResult) -> None:
+            if result.dry_run:
+                _show_plan(result)
+                return
             if result.relocked:
                 note(f"Locked {lock_file} again: {WANTED_NAME} had changed.")
             for item in result.outcomes:
                 if item.action == "failed":
                     note(f"error: {item.plugin_id}: {item.error} [{item.kind}]")
                 elif item.action != "unchanged":
-                    note(f"{item.plugin_id} {item.version or ''}: {item.action}".replace("  ", " "))
+                    note(_outcome_line(item))
             changed = sum(item.action not in {"unchanged", "failed"} for item in result.outcomes)
-            note(f"{result.dest}: {changed} change(s), {len(result.outcomes)} plugin(s) checked.")
+            downgraded = [
+                f"{item.plugin_id} {item.from_version} \u2192 {item.version}"
+                for item in result.outcomes
+                if item.change == "downgrade" and item.action != "failed"
+            ]
+            as_locked = f"; downgraded as locked: {', '.join(downgraded)}" if downgraded else ""
+            note(
+                f"{result.dest}: {changed} change(s), {len(result.outcomes)} plugin(s) "
+                f"checked{as_locked}."
+            )
 
         if not answer(run, json_output=json_output, show=show).ok:
             raise typer.Exit(1)
@@ -307,27 +351,44 @@ def register(app: typer.Typer) -> None:
     @app.command("push")
     def push_command(
         *,
-        dist: Annotated[
-            Path, typer.Argument(metavar="DIST", help="Directory `nexo plugin pack` wrote.")
+        arguments: Annotated[
+            list[str],
+            typer.Argument(
+                metavar="[DIST] REFERENCE",
+                help="DIST: the directory `nexo plugin pack` wrote (default: ./dist, where "
+                "pack writes); REFERENCE: oci://HOST/NS/NAME[:TAG].",
+                show_default=False,
+            ),
         ],
-        destination: RegistryReferenceArgument,
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
         timeout: TimeoutOption = None,
+        yes: YesOption = False,
         json_output: JsonOption = False,
     ) -> None:
         """Publish one version (every target, with sidecars and signatures) to a registry.
 
-        The tag defaults to the version. Exit codes: 0 pushed; 1 refused; 2 usage error.
+        DIST defaults to ./dist, where `nexo plugin pack` writes. The tag defaults to the
+        version. Exit codes: 0 pushed; 1 refused; 2 usage error.
         """
+        del yes  # nothing is asked: accepted as on every command that changes state
         from nexo_pkg.fleet.publish import push  # noqa: PLC0415
+
+        if len(arguments) not in {1, 2}:
+            message = "push takes [DIST] REFERENCE: the packed directory (default ./dist) and "
+            fail(UsageError(message + "an oci:// reference"), json_output=json_output)
+        dist = Path(arguments[0]) if len(arguments) == 2 else Path("dist")
+        destination = arguments[-1]
 
         answer(
             lambda: push(
                 dist,
                 destination,
                 fleet_options(
-                    registry_config=registry_config, plain_http=plain_http, timeout=timeout
+                    registry_config=registry_config,
+                    plain_http=plain_http,
+                    timeout=timeout,
+                    reads_policy=False,
                 ),
                 callbacks=fleet_callbacks(json_output),
             ),
@@ -354,6 +415,7 @@ def register(app: typer.Typer) -> None:
         registry_config: RegistryConfigOption = None,
         plain_http: PlainHttpOption = False,
         timeout: TimeoutOption = None,
+        yes: YesOption = False,
         json_output: JsonOption = False,
     ) -> None:
         """Copy a GitHub release, or a registry version, with its signature material into a
@@ -364,6 +426,7 @@ def register(app: typer.Typer) -> None:
         and a second run copies nothing. Installs from the copy verify the original signer
         under the same trust policy. Exit codes: 0 mirrored; 1 refused; 2 usage error.
         """
+        del yes  # nothing is asked: accepted as on every command that changes state
         from nexo_pkg.sources.oci_reference import is_oci  # noqa: PLC0415
 
         callbacks = fleet_callbacks(json_output)
@@ -374,6 +437,7 @@ def register(app: typer.Typer) -> None:
                 registry_config=registry_config,
                 plain_http=plain_http,
                 timeout=timeout,
+                reads_policy=False,
             )
 
         if is_oci(release):
@@ -432,8 +496,9 @@ def register(app: typer.Typer) -> None:
             result_line(human_size(size) if human else str(size))
 
     @cache_app.command("clean")
-    def cache_clean_command(*, json_output: JsonOption = False) -> None:
+    def cache_clean_command(*, yes: YesOption = False, json_output: JsonOption = False) -> None:
         """Remove every blob from the cache (as `prune --all`)."""
+        del yes  # nothing is asked: accepted as on every command that changes state
         _prune(None, json_output=json_output)
 
     @cache_app.command("prune")
@@ -443,12 +508,70 @@ def register(app: typer.Typer) -> None:
         older_than_days: Annotated[
             float, typer.Option("--older-than-days", help="Remove blobs unused this long.")
         ] = 30.0,
+        yes: YesOption = False,
         json_output: JsonOption = False,
     ) -> None:
-        """Remove unused, corrupt and half-written blobs from the cache."""
+        """Remove the blobs unused for --older-than-days (default 30), and corrupt and
+        half-written ones, from the cache; --all (or `cache clean`) removes every blob."""
+        del yes  # nothing is asked: accepted as on every command that changes state
         if older_than_days < 0:
             fail(UsageError("--older-than-days must be 0 or more"), json_output=json_output)
         _prune(None if all_blobs else older_than_days * 86400, json_output=json_output)
+
+
+def _warned(result: SyncResult) -> SyncResult:
+    """Say what install would warn about each plugin sync installed (an unsigned artifact, a
+    capability the daemon would not wire), as install does: with --quiet and --json too."""
+    for item in result.outcomes:
+        for message in item.warnings:
+            # A trust warning names its asset (`WARNING: echo-1.0.0-….tar.gz is NOT SIGNED`).
+            named = message if message.startswith("WARNING") else f"{item.plugin_id}: {message}"
+            warn(printable(named))
+    return result
+
+
+_PLAN_WORDS = {
+    "install": "install",
+    "upgrade": "upgrade",
+    "downgrade": "downgrade (as locked)",
+    "reinstall": "reinstall (other bytes, same version)",
+    "remove": "remove (--prune: not in the lock)",
+    "unchanged": "unchanged",
+}
+
+
+def _show_plan(result: SyncResult) -> None:
+    """``sync --dry-run``: one line per plugin on stdout (the command's result), then what
+    would change on stderr."""
+    for reason in result.stale:
+        note(f"stale: {reason} (sync would lock first; the plan below is the lock as it stands)")
+    for step in result.plan:
+        if step.change in {"upgrade", "downgrade"}:
+            versions = f"{step.from_version} \u2192 {step.version}"
+        else:
+            versions = step.version or step.from_version or ""
+        result_line(printable(f"{step.plugin_id:<24} {versions:<24} {_PLAN_WORDS[step.change]}"))
+    changes = sum(step.change != "unchanged" for step in result.plan)
+    note(f"Dry run: {changes} change(s) planned in {result.dest}; nothing was changed.")
+
+
+def _outcome_line(item: PluginOutcome) -> str:
+    """What sync did to one plugin: ``weather 0.2.0 → 0.1.0: downgraded (as locked)``."""
+    words = {
+        "upgrade": "upgraded",
+        "downgrade": "downgraded (as locked)",
+        "reinstall": "reinstalled",
+        "install": "installed",
+        "remove": "removed",
+    }
+    if item.change in {"upgrade", "downgrade"}:
+        line = f"{item.plugin_id} {item.from_version} \u2192 {item.version}: {words[item.change]}"
+    else:
+        shown = item.version or item.from_version or ""
+        line = f"{item.plugin_id} {shown}: {words.get(item.change or '', item.action)}"
+    for kept in item.kept:
+        line += f"; {item.from_version or 'the old version'} kept for rollback at {kept}"
+    return line
 
 
 def human_size(size: int) -> str:

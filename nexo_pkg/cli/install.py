@@ -17,6 +17,7 @@ from nexo_pkg.cli.common import (
     fail,
     guarded,
     interactive,
+    painted,
     policy_path,
     result_line,
 )
@@ -117,11 +118,24 @@ def _holding(roots: tuple[Path, ...], plugin_id: str) -> list[Path]:
     ]
     if holding:
         return holding
+    raise not_installed(plugin_id, roots)
+
+
+def not_installed(plugin_id: str, roots: tuple[Path, ...]) -> NexoError:
+    """``not_installed`` naming every root, and the installed ids closest to ``plugin_id``
+    (``Did you mean 'weather'?``), as a mistyped command name gets."""
+    from difflib import get_close_matches  # noqa: PLC0415 - only on this error
+
+    from nexo_pkg.install.store import scan_installed  # noqa: PLC0415
+
+    known = {item.plugin_id for root in roots for item in scan_installed(root) if item.plugin_id}
+    close = get_close_matches(plugin_id, sorted(known))
+    hint = f" Did you mean {', '.join(repr(each) for each in close)}?" if close else ""
     where = ", ".join(str(root) for root in roots)
-    raise NexoError(
-        f"plugin {plugin_id!r} is not installed in {where} (see `nexo plugin list`)",
+    return NexoError(
+        f"plugin {plugin_id!r} is not installed in {where} (see `nexo plugin list`).{hint}",
         kind="not_installed",
-        details={"id": plugin_id},
+        details={"id": plugin_id, "suggestions": close},
     )
 
 
@@ -180,7 +194,8 @@ def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
     from nexo_pkg.install.pipeline import InstallCallbacks  # noqa: PLC0415
 
     def ask(plan: InstallPlan) -> bool:
-        if not json_output:
+        # The screen a person decides on: shown even with --quiet, unless --yes decided.
+        if not json_output and not (yes and OUTPUT.quiet):
             _show_plan(plan)
         for warning in plan.warnings:
             warn(printable(warning))
@@ -221,19 +236,54 @@ def _upgrade_one(
             kind="not_installed",
             details={"id": plugin_id, "path": str(unreadable[0].path)},
         )
-    require_installed(options.dest, plugin_id)
-    return upgrade(
+    from nexo_pkg.install.hold import read_hold, release_hold  # noqa: PLC0415
+    from nexo_pkg.install.pipeline import UpgradeResult  # noqa: PLC0415
+
+    current = require_installed(options.dest, plugin_id)[0]
+    assert current.receipt is not None  # noqa: S101 (require_installed only returns receipts)
+    hold = read_hold(options.dest, plugin_id)
+    if hold is not None and tag is None:
+        # Held (a rollback, or `hold`): nothing is looked up until a version is named.
+        version = current.receipt.version
+        return UpgradeResult(
+            plugin_id, version, version, current.path, None, False, held=hold.version
+        )
+    result = upgrade(
         plugin_id,
         options,
-        callbacks,
+        _announcing(callbacks, plugin_id, current.receipt.version),
         allow_downgrade=allow_downgrade,
         keep_old=keep_old,
         tag=tag,
         known=known,
     )
+    if hold is not None and result.install is not None and not options.dry_run:
+        release_hold(options.dest, plugin_id)  # the operator named the version
+    return result
+
+
+def _announcing(callbacks: InstallCallbacks, plugin_id: str, version: str) -> InstallCallbacks:
+    """``callbacks`` whose confirmation step first says ``weather 0.1.0 → 0.2.0`` (not with
+    ``--json`` or ``--quiet``), before anything is written."""
+    from dataclasses import replace  # noqa: PLC0415
+
+    inner = callbacks.confirm
+    if callbacks.notice is None:
+        return callbacks
+
+    def confirm(plan: InstallPlan) -> bool:
+        say(f"{printable(plugin_id)} {printable(version)} \u2192 {printable(plan.version)}")
+        return inner is None or inner(plan)
+
+    return replace(callbacks, confirm=confirm)
 
 
 def _report_upgrade(result: UpgradeResult) -> None:
+    if result.held is not None:
+        from nexo_pkg.install.hold import held_message  # noqa: PLC0415
+
+        say(f"{printable(held_message(result.plugin_id, result.held))}; nothing was looked up.")
+        return
     if result.pinned_tag is not None:
         say(
             f"{printable(result.plugin_id)} {printable(result.from_version)} is pinned to tag "
@@ -308,15 +358,18 @@ def _discovery_states(config: Path | None) -> Any:
 
 def _latest_releases(roots: tuple[Path, ...], options: InstallOptions) -> dict[Any, Any]:
     """``upgrade --all``'s lookups, all at once before the upgrades (eight at a time, or
-    GraphQL with a token): ``(root, id)`` -> its repository's latest release, for those read."""
+    GraphQL with a token; held plugins are not looked up): ``(root, id)`` -> its
+    repository's latest release, for those read."""
     from nexo_pkg.core.threads import DEFAULT_JOBS  # noqa: PLC0415
+    from nexo_pkg.install.hold import read_hold  # noqa: PLC0415
     from nexo_pkg.install.pipeline import known_latest_releases  # noqa: PLC0415
     from nexo_pkg.install.store import scan_installed  # noqa: PLC0415
 
     receipts: dict[tuple[Path, str], Receipt] = {}
     for root in roots:
         for item in scan_installed(root):
-            if item.receipt is not None:
+            # A held plugin is not looked up at all (its upgrade names no version).
+            if item.receipt is not None and read_hold(root, item.receipt.id) is None:
                 receipts.setdefault((root, item.receipt.id), item.receipt)
     found = known_latest_releases(list(receipts.values()), options, jobs=DEFAULT_JOBS)
     repositories = {key: (r.owner or "", r.repo or "") for key, r in receipts.items()}
@@ -453,7 +506,13 @@ def register(app: typer.Typer) -> None:
                 plain_http=plain_http,
                 registry_mirrors=registry_mirrors(),
             )
-            return install(source_text, options, _callbacks(yes=yes, json_output=json_output))
+            result = install(source_text, options, _callbacks(yes=yes, json_output=json_output))
+            if not result.dry_run:
+                from nexo_pkg.install.hold import release_hold  # noqa: PLC0415
+
+                # The operator named what to install: a hold on that plugin is over.
+                release_hold(options.dest, result.plan.plugin_id)
+            return result
 
         result = guarded(run, json_output=json_output)
         if not check or result.dry_run:
@@ -645,14 +704,23 @@ def register(app: typer.Typer) -> None:
         json_output: JsonOption = False,
     ) -> None:
         """List installed plugins: one line per plugin on stdout (id, version, origin,
-        signature, path), so `nexo plugin list | wc -l` counts them.
+        signature, state, path), so `nexo plugin list | wc -l` counts them; on a terminal a
+        header names the columns.
+
+        The signature column is what install verified (verified, unsigned, skipped...); the
+        state column is what the daemon does with the plugin (enabled, disabled,
+        not-allowlisted; kept for a version upgrade set aside for rollback; held for a plugin
+        `upgrade` leaves alone until a version is named or `nexo plugin unhold` releases it;
+        linked for a development link).
         """
+        from nexo_pkg.install.hold import holds  # noqa: PLC0415
         from nexo_pkg.install.link import linked_plugins  # noqa: PLC0415
         from nexo_pkg.install.store import RECEIPT_UNREADABLE  # noqa: PLC0415
 
         roots = guarded(lambda: _roots(dest, config), json_output=json_output)
         items = guarded(lambda: _scan(roots, kept=True), json_output=json_output)
         states = _discovery_states(config)
+        held = {plugin: hold for root in roots for plugin, hold in holds(root).items()}
         plugins = [(item, item.receipt) for item in items if item.receipt is not None]
         links = [link for each in roots for link in linked_plugins(each)]
         linked_paths = {link.path for link in links}
@@ -689,6 +757,7 @@ def register(app: typer.Typer) -> None:
                         "path": str(item.path),
                         "kept": item.kept,
                         "discovery": None if states is None else states.state(receipt.id),
+                        "held": not item.kept and receipt.id in held,
                     }
                     for item, receipt in plugins
                 ]
@@ -716,9 +785,15 @@ def register(app: typer.Typer) -> None:
             say(f"No plugins installed in {printable(', '.join(str(each) for each in roots))}.")
             return
 
-        def row(plugin: str, version: str, origin: str, status: str, path: Path) -> None:
-            result_line(printable(f"{plugin:<24} {version:<12} {origin:<40} {status:<9} {path}"))
+        def row(  # noqa: PLR0917 - one parameter a column
+            plugin: str, version: str, origin: str, signature: str, state: str, path: Path | str
+        ) -> None:
+            line = f"{plugin:<24} {version:<12} {origin:<40} {signature:<10} {state:<16} {path}"
+            result_line(printable(line))
 
+        if sys.stdout.isatty():
+            # A header for the person reading; a pipe gets one line per plugin (`wc -l`).
+            row("ID", "VERSION", "ORIGIN", "SIGNATURE", "STATE", "PATH")
         for item, receipt in plugins:
             if receipt.registry is not None:
                 origin = receipt.registry
@@ -726,14 +801,19 @@ def register(app: typer.Typer) -> None:
                 origin = f"{receipt.owner}/{receipt.repo}@{receipt.resolved_tag or receipt.tag}"
             else:
                 origin = "local file"
-            status = "kept" if item.kept else receipt.signature.get("status", "unknown")
-            if not item.kept and states is not None and states.state(receipt.id) != "enabled":
-                status = states.state(receipt.id)
-            row(receipt.id, receipt.version, origin, status, item.path)
+            signature = str(receipt.signature.get("status", "unknown"))
+            if item.kept:
+                state = "kept"
+            else:
+                state = "unknown" if states is None else states.state(receipt.id)
+                if receipt.id in held:
+                    state += ",held"
+            row(receipt.id, receipt.version, origin, signature, state, item.path)
         for link in links:
-            row(link.plugin_id, link.version, f"link: {link.target}", "linked", link.path)
+            state = "linked" if states is None else f"{states.state(link.plugin_id)},linked"
+            row(link.plugin_id, link.version, f"link: {link.target}", "-", state, link.path)
         for item in orphans if include_orphan else unreadable:
-            row("(orphan)", "", item.problem or "", "", item.path)
+            row("(orphan)", "", item.problem or "", "", "", item.path)
 
     @app.command("remove")
     def remove_command(
@@ -752,6 +832,7 @@ def register(app: typer.Typer) -> None:
         """
 
         def run() -> list[str]:
+            from nexo_pkg.install.hold import release_hold  # noqa: PLC0415
             from nexo_pkg.install.link import linked_plugins, unlink  # noqa: PLC0415
             from nexo_pkg.install.pipeline import remove  # noqa: PLC0415
             from nexo_pkg.install.store import (  # noqa: PLC0415
@@ -787,7 +868,10 @@ def register(app: typer.Typer) -> None:
             _confirm_removal(
                 plugin_id, yes, [f"Will remove {printable(item.path)}" for item in matches]
             )
-            return [str(item.path) for root in holding for item in remove(plugin_id, root)]
+            gone = [str(item.path) for root in holding for item in remove(plugin_id, root)]
+            for root in holding:
+                release_hold(root, plugin_id)  # nothing left to hold
+            return gone
 
         removed = guarded(run, json_output=json_output)
         if json_output:
@@ -854,6 +938,7 @@ def register(app: typer.Typer) -> None:
 
         root, reports = guarded(run, json_output=json_output)
         ok = all(report.ok for report in reports)
+        ok_mark, changed_mark = painted("ok      ", "green"), painted("CHANGED ", "red")
         if json_output:
             lock = {"lock": str(lock_file), "dest": str(root)} if lock_file is not None else {}
             emit_json({"ok": ok, **lock, "plugins": [report.to_json() for report in reports]})
@@ -861,9 +946,9 @@ def register(app: typer.Typer) -> None:
             for check in reports:
                 label = f"{check.plugin_id} {check.version}"
                 if check.ok:
-                    result_line(printable(f"ok       {label} ({check.expected})"))
+                    result_line(f"{ok_mark} {printable(f'{label} ({check.expected})')}")
                     continue
-                result_line(printable(f"CHANGED  {label} ({check.path or root})"))
+                result_line(f"{changed_mark} {printable(f'{label} ({check.path or root})')}")
                 tree = f"tree {check.actual}, the lock says {check.expected}"
                 result_line(printable(f"  {check.problem or tree}"))
                 for key, names in check.changes.items():
@@ -876,9 +961,9 @@ def register(app: typer.Typer) -> None:
                 receipt = report.item.receipt
                 label = f"{receipt.id} {receipt.version}" if receipt else str(report.item.path)
                 if report.ok:
-                    result_line(printable(f"ok       {label}"))
+                    result_line(f"{ok_mark} {printable(label)}")
                     continue
-                result_line(printable(f"CHANGED  {label} ({report.item.path})"))
+                result_line(f"{changed_mark} {printable(f'{label} ({report.item.path})')}")
                 kinds = ("modified: ", "missing:  ", "extra:    ", "mode:     ")
                 changes = (report.modified, report.missing, report.extra, report.mode_changed)
                 for kind, names in zip(kinds, changes, strict=True):

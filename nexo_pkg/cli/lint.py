@@ -28,6 +28,17 @@ if TYPE_CHECKING:
 
 FORMATS = tuple(REPORTERS)  # the reporter registry names the formats
 
+# `nexo plugin schema --kind`: every JSON Schema shipped in nexo_pkg/schemas, and what it is.
+SCHEMAS = {
+    "plugin": ("nexo-plugin.schema.json", "plugin.toml / nexo-plugin.toml"),
+    "microapp": ("microapp-manifest.schema.json", "a microapp's plugin.toml"),
+    "extensions": ("extensions.schema.json", "the daemon's extensions.yaml"),
+    "wanted": ("nexo-plugins.schema.json", "nexo-plugins.toml"),
+    "lock": ("nexo-plugins.lock.schema.json", "nexo-plugins.lock"),
+    "trusted-keys": ("trusted-keys.schema.json", "trusted_keys.toml"),
+    "lint-report": ("lint-report.schema.json", "lint --format json"),
+}
+
 
 @dataclass
 class LintRequest:
@@ -50,6 +61,8 @@ class LintRequest:
     force_exclude: bool = False
     # Set by `--fix -`: the fixed source, printed on stdout instead of the report.
     fixed_stdin: bytes | None = None
+    # `--json`, as on every other command: `--format json`.
+    json_output: bool = False
 
 
 def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
@@ -177,9 +190,17 @@ def run_lint(request: LintRequest) -> int:
 
         rule = find_rule(request.explain)
         if rule is None:
-            raise UsageError(f"unknown rule `{request.explain}`; docs/rules.md lists every code")
+            raise UsageError(
+                f"unknown rule `{request.explain}`; `nexo plugin rule --all` lists every code"
+            )
         sys.stdout.write(explain_text(rule))
         return EXIT_OK
+    if request.json_output:
+        if request.output_format not in {"text", "json"}:
+            raise UsageError(
+                f"--json is --format json; it cannot go with --format {request.output_format}"
+            )
+        request.output_format = "json"
     if request.output_format not in FORMATS:
         raise UsageError(
             f"unknown --format {request.output_format!r}; choose one of {', '.join(FORMATS)}"
@@ -250,6 +271,7 @@ _VALUE_FLAGS = {
     "--config": "config",
 }
 _BOOL_FLAGS = {
+    "--json": "json_output",
     "--stdin": "stdin",
     "--strict": "strict",
     "--fix": "fix",
@@ -319,7 +341,7 @@ def fast_lint(arguments: Sequence[str]) -> int | None:
                 set_verbosity(**{name: True})
         return run_lint(request)
     except NexoError as error:
-        return report_error(error)
+        return report_error(error, json_output=request.json_output)
 
 
 def register(app: typer.Typer) -> None:
@@ -401,6 +423,9 @@ def register(app: typer.Typer) -> None:
             help="As --config, with the directory found as the daemon finds it: "
             "NEXO_CONFIG_DIR, ./config, $NEXO_HOME/config.",
         ),
+        json_output: bool = typer.Option(
+            False, "--json", help="Print one JSON document on stdout (as --format json)."
+        ),
     ) -> None:
         """Lint plugin manifests (plugin.toml, nexo-plugin.toml): syntax, schema and every rule.
 
@@ -428,17 +453,71 @@ def register(app: typer.Typer) -> None:
             config=config,
             daemon_config=daemon_config,
             force_exclude=force_exclude,
+            json_output=json_output,
         )
         try:
             code = run_lint(request)
         except NexoError as error:
-            code = report_error(error)
+            code = report_error(error, json_output=json_output)
         raise typer.Exit(code)
 
     @app.command("schema")
-    def schema_command() -> None:
-        """Print the JSON Schema of plugin.toml / nexo-plugin.toml (Draft 2020-12)."""
-        from nexo_pkg.manifest.schema import schema_text  # noqa: PLC0415
+    def schema_command(
+        kind: str = typer.Option(
+            "plugin",
+            "--kind",
+            metavar=f"[{'|'.join(SCHEMAS)}]",
+            help="Which schema: "
+            + "; ".join(f"{name}: {what}" for name, (_, what) in SCHEMAS.items())
+            + ".",
+        ),
+    ) -> None:
+        """Print a JSON Schema nexo-pkg ships (Draft 2020-12): by default the one of plugin
+        manifests (plugin.toml / nexo-plugin.toml); --kind names the others."""
+        from nexo_pkg.manifest.schema import MANIFEST_SCHEMA_FILE  # noqa: PLC0415
 
-        sys.stdout.write(schema_text())
+        if kind not in SCHEMAS:
+            report_error(UsageError(f"--kind {kind!r}: choose one of {', '.join(SCHEMAS)}"))
+            raise typer.Exit(2)
+        sys.stdout.write((MANIFEST_SCHEMA_FILE.parent / SCHEMAS[kind][0]).read_text("utf-8"))
+        sys.stdout.flush()
+
+    @app.command("rule")
+    def rule_command(
+        code: str | None = typer.Argument(
+            None, metavar="[CODE]", help="A rule's code or name (NX113, tool-namespace-violation)."
+        ),
+        every: bool = typer.Option(False, "--all", help="List every rule: code, name, severity."),
+        json_output: bool = typer.Option(False, "--json", help="Print one JSON document."),
+    ) -> None:
+        """Explain a lint rule, or list every one with --all (as `ruff rule`), from the rules
+        of this installed nexo-pkg: no documentation file is needed.
+
+        Exit codes: 0 shown; 2 unknown rule, or neither CODE nor --all.
+        """
+        from nexo_pkg.core.output import emit_json  # noqa: PLC0415
+        from nexo_pkg.lint.explain import explain_text  # noqa: PLC0415
+        from nexo_pkg.lint.registry import every_rule, find_rule  # noqa: PLC0415
+
+        if (code is None) == (not every):
+            error = UsageError("name one rule CODE, or pass --all (not both)")
+            raise typer.Exit(report_error(error, json_output=json_output))
+        if every:
+            rules = list(every_rule().values())
+        else:
+            found = find_rule(str(code))
+            if found is None:
+                error = UsageError(f"unknown rule `{code}`; `nexo plugin rule --all` lists them")
+                raise typer.Exit(report_error(error, json_output=json_output))
+            rules = [found]
+        if json_output:
+            fields = ("code", "name", "severity", "summary", "url")
+            emit_json({"ok": True, "rules": [{k: getattr(r, k) for k in fields} for r in rules]})
+        elif every:
+            for rule in rules:
+                sys.stdout.write(
+                    f"{rule.code:<8} {rule.name:<40} {rule.severity:<8} {rule.summary}\n"
+                )
+        else:
+            sys.stdout.write(explain_text(rules[0]))
         sys.stdout.flush()

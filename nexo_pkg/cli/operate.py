@@ -12,9 +12,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import answer, guarded, policy_path, result_line
+from nexo_pkg.cli.common import answer, guarded, painted, policy_path, result_line
 from nexo_pkg.cli.fleet import JobsOption
-from nexo_pkg.cli.install import _roots, registry_mirrors
+from nexo_pkg.cli.install import _holding, _roots, not_installed, registry_mirrors
 from nexo_pkg.cli.options import (
     ConfigOption,
     DestOption,
@@ -27,9 +27,10 @@ from nexo_pkg.cli.options import (
     TargetOption,
     TimeoutOption,
     TrustedKeysOption,
+    YesOption,
 )
-from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK
-from nexo_pkg.core.output import emit_json, say
+from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError
+from nexo_pkg.core.output import emit_json, say, warn
 from nexo_pkg.core.terminal import printable
 
 if TYPE_CHECKING:
@@ -52,8 +53,6 @@ class _Lookups:
 
     def __init__(self, options: InstallOptions, context: SourceContext) -> None:
         import threading  # noqa: PLC0415
-
-        from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
 
         self.options = options
         self.context = context
@@ -116,6 +115,7 @@ _STATUS_WORDS = {
     "current": "up to date",
     "ahead": "newer than the source",
     "pinned": "pinned to its tag",
+    "held": "held (see unhold)",
     "local": "local file: not checked",
     "failed": "could not check",
 }
@@ -173,9 +173,10 @@ def _discovery_command(*, enabled: bool) -> Callable[..., None]:
         plugin_id: InstalledIdArgument,
         dest: DestOption = None,
         config: ConfigOption = None,
+        yes: YesOption = False,
         json_output: JsonOption = False,
     ) -> None:
-        from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
+        del yes  # nothing is asked: accepted as on every command that changes state
         from nexo_pkg.install.config import config_dir  # noqa: PLC0415
         from nexo_pkg.install.discovery_edit import (  # noqa: PLC0415
             check_id,
@@ -192,11 +193,7 @@ def _discovery_command(*, enabled: bool) -> Callable[..., None]:
             mentioned = plugin_id in listed.disabled or plugin_id in listed.allowlist
             if not mentioned and not installed_versions(root, plugin_id):
                 # As the daemon's own `ext enable/disable`: an id nobody installed is a typo.
-                raise NexoError(
-                    f"plugin {plugin_id!r} is not installed in {root} (see `nexo plugin list`)",
-                    kind="not_installed",
-                    details={"id": plugin_id},
-                )
+                raise not_installed(plugin_id, (root,))
             return set_enabled(directory, plugin_id, enabled=enabled)
 
         def show(result: EditResult) -> None:
@@ -241,7 +238,37 @@ def _handshake(timeout_ms: int, nexo_version: str | None) -> Any:
     return run
 
 
-_MARKS = {"error": "ERROR", "warning": "warn", "note": "note"}
+def _shows_progress() -> bool:
+    """Per-plugin progress lines: on a terminal (stderr), not with --quiet."""
+    import sys  # noqa: PLC0415
+
+    from nexo_pkg.core.output import OUTPUT  # noqa: PLC0415
+
+    return sys.stderr.isatty() and not OUTPUT.quiet
+
+
+def _with_progress(handshake: Any, roots: tuple[Path, ...]) -> Any:
+    """``handshake`` that first says ``[2/5] checking weather-0.2.0`` on stderr: spawning
+    every plugin takes seconds each, and a person at the terminal sees where it is."""
+    import threading  # noqa: PLC0415
+
+    from nexo_pkg.install.store import scan_installed  # noqa: PLC0415
+
+    total = sum(1 for root in roots for item in scan_installed(root) if item.receipt)
+    done = [0]
+    guard = threading.Lock()
+
+    def run(directory: Path) -> tuple[bool, int, str]:
+        with guard:
+            done[0] += 1
+            say(printable(f"[{done[0]}/{total}] checking {directory.name}"))
+        result: tuple[bool, int, str] = handshake(directory)
+        return result
+
+    return run
+
+
+_MARKS = {"error": ("ERROR", "red"), "warning": ("warn", "yellow"), "note": ("note", "dim")}
 
 
 def register(app: typer.Typer) -> None:
@@ -367,7 +394,7 @@ def register(app: typer.Typer) -> None:
             for label, value in rows:
                 result_line(printable(f"{label + ':':<11} {value}"))
             for message in info.plan.warnings:
-                say(f"warning: {printable(message)}")
+                warn(printable(message))  # one `warning:` prefix, shown even with --quiet
 
         answer(run, json_output=json_output, show=show)
 
@@ -430,11 +457,14 @@ def register(app: typer.Typer) -> None:
             directory = config_dir(config)
             discovery = discovery_state(directory)
             wanted, lock = Path(WANTED_NAME), Path(LOCK_NAME)
+            handshake = None if no_check else _handshake(timeout_ms, version)
+            if handshake is not None and not json_output and _shows_progress():
+                handshake = _with_progress(handshake, roots)
             return diagnose(
                 roots,
                 discovery=discovery,
                 nexo_version=version,
-                handshake=None if no_check else _handshake(timeout_ms, version),
+                handshake=handshake,
                 lock_files=(wanted, lock) if wanted.is_file() else None,
                 wired=wired_capabilities(directory),
                 jobs=checked_jobs(jobs),
@@ -448,8 +478,9 @@ def register(app: typer.Typer) -> None:
             say(f"daemon version: {version or '-'} ({version_source})")
             for finding in report.findings:
                 where = finding.plugin_id or (finding.path.name if finding.path else "")
-                mark = _MARKS[finding.severity]
-                result_line(printable(f"{mark:<6} {finding.check:<10} {where}: {finding.message}"))
+                mark, colour = _MARKS[finding.severity]
+                rest = printable(f"{finding.check:<10} {where}: {finding.message}")
+                result_line(f"{painted(f'{mark:<6}', colour)} {rest}")
             errors = sum(1 for f in report.findings if f.severity == "error")
             say(
                 f"{len(report.plugins)} plugin(s) in "
@@ -492,7 +523,9 @@ def register(app: typer.Typer) -> None:
         "pinned": upgrade stays on that tag. Only release metadata and manifest assets are
         read: no tarball is downloaded, nothing is installed. A plugin whose source cannot be
         reached is reported as such and the others go on; once GitHub says its rate limit
-        is spent, nothing more is asked of it and one line says when it resets. --jobs
+        is spent, nothing more is asked of it and one line says when it resets. A plugin
+        held by `rollback` or `hold` is "held": upgrade leaves it alone until a version is
+        named or `nexo plugin unhold` releases it, so --exit-code does not count it. --jobs
         sources are asked at a time over kept-alive connections; a release document asked
         before is asked again with its ETag (If-None-Match), and a 304 reuses the answer
         kept beside the blob cache.
@@ -516,12 +549,23 @@ def register(app: typer.Typer) -> None:
                 plain_http=plain_http,
                 registry_mirrors=registry_mirrors(),
             )
+            from nexo_pkg.install.hold import holds  # noqa: PLC0415
+
+            held = {plugin for root in roots for plugin in holds(root)}
             with command_context(options) as context:
                 lookups = _Lookups(options, context)
-                return outdated(
+                found = outdated(
                     roots, plugin_ids or (), lookups.by_kind(),
                     jobs=checked_jobs(jobs), prepare=lookups.prepare,
                 )  # fmt: skip
+            return [
+                # A held plugin is left alone by `upgrade`: what its source offers is shown,
+                # not counted as outdated.
+                replace(entry, status="held")
+                if entry.plugin_id in held and entry.status in {"outdated", "current", "ahead"}
+                else entry
+                for entry in found
+            ]
 
         entries = guarded(run, json_output=json_output)
         failed = any(entry.status == "failed" for entry in entries)
@@ -539,27 +583,140 @@ def register(app: typer.Typer) -> None:
         plugin_id: InstalledIdArgument,
         dest: DestOption = None,
         config: ConfigOption = None,
+        yes: YesOption = False,
         dry_run: DryRunOption = False,
         json_output: JsonOption = False,
     ) -> None:
-        """Put back the version of a plugin that its last upgrade replaced, offline.
+        """Put back the version of a plugin that its last upgrade replaced, offline, and hold
+        the plugin there.
 
         The kept version (`nexo plugin list` shows it as `kept`) is re-hashed against its
         receipt first, then swapped with the installed one in one step: the version rolled
-        back from is kept in turn, so running rollback again undoes it. An interruption
-        leaves one of the two versions installed, never neither.
-        Exit codes: 0 rolled back; 1 nothing kept or the kept tree changed; 2 usage error.
+        back from is kept in turn. An interruption leaves one of the two versions installed,
+        never neither. A rollback goes back, never forward: it puts back the version the last
+        upgrade or sync replaced, past those earlier rollbacks set aside, so a second rollback
+        goes one version further back when `upgrade --keep-old` kept more, and otherwise says
+        nothing earlier is kept.
+        The plugin is then held: `upgrade` and `upgrade --all` leave it on that version
+        (`list` and `outdated` show it held) until `nexo plugin upgrade ID@TAG` names a
+        version or `nexo plugin unhold ID` releases the hold. --yes is accepted for scripts
+        (a rollback asks nothing).
+        Exit codes: 0 rolled back; 1 not installed, nothing earlier kept, or the kept tree
+        changed; 2 usage error.
         """
+        del yes  # nothing is asked: accepted as on every command that changes state
 
         def run() -> RollbackResult:
             from nexo_pkg.install.rollback import rollback  # noqa: PLC0415
 
-            return rollback(_roots(dest, config)[0], plugin_id, dry_run=dry_run)
+            root = _holding(_roots(dest, config), plugin_id)[0]
+            return rollback(root, plugin_id, dry_run=dry_run)
 
         def show(result: RollbackResult) -> None:
             before = f" (from {result.from_version})" if result.from_version else ""
             verb = "Would roll back" if result.dry_run else "Rolled back"
             done = f"{verb} {result.plugin_id} to {result.to_version}{before} at {result.path}."
             say(printable(done))
+            if result.hold is not None:
+                from nexo_pkg.install.hold import held_message  # noqa: PLC0415
+
+                say(printable(f"{held_message(result.plugin_id, result.to_version)}."))
 
         answer(run, json_output=json_output, show=show)
+
+    @app.command("hold")
+    def hold_command(
+        *,
+        plugin_id: InstalledIdArgument,
+        dest: DestOption = None,
+        config: ConfigOption = None,
+        yes: YesOption = False,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Hold a plugin on its installed version (as `apt-mark hold`, `brew pin`).
+
+        `upgrade` and `upgrade --all` leave a held plugin alone (saying so), `list` and
+        `outdated` show it held, until `nexo plugin upgrade ID@TAG` or `install` names a
+        version or `nexo plugin unhold ID` releases the hold; `remove` releases it too.
+        `rollback` holds the plugin on the version it puts back.
+        Exit codes: 0 held (or already); 1 not installed; 2 usage error.
+        """
+        del yes  # nothing is asked
+
+        def run() -> dict[str, Any]:
+            from nexo_pkg.install.hold import read_hold, set_hold  # noqa: PLC0415
+            from nexo_pkg.install.store import installed_versions, locked_root  # noqa: PLC0415
+
+            root = _holding(_roots(dest, config), plugin_id)[0]
+            with locked_root(root):
+                current = installed_versions(root, plugin_id)
+                version = current[0].receipt.version if current and current[0].receipt else "?"
+                earlier = read_hold(root, plugin_id)
+                if earlier is not None and earlier.version == version:
+                    return {"ok": True, "id": plugin_id, "version": version, "changed": False}
+                set_hold(root, plugin_id, version, reason="hold")
+            return {"ok": True, "id": plugin_id, "version": version, "changed": True}
+
+        def show(document: dict[str, Any]) -> None:
+            plugin, version = printable(plugin_id), printable(document["version"])
+            if document["changed"]:
+                say(f"{plugin} is held at {version}; `nexo plugin unhold {plugin}` releases it.")
+            else:
+                say(f"{plugin} is already held at {version}.")
+
+        document = guarded(run, json_output=json_output)
+        if json_output:
+            emit_json(document)
+        else:
+            show(document)
+
+    @app.command("unhold")
+    def unhold_command(
+        *,
+        plugin_id: InstalledIdArgument,
+        dest: DestOption = None,
+        config: ConfigOption = None,
+        yes: YesOption = False,
+        json_output: JsonOption = False,
+    ) -> None:
+        """Release the hold `rollback` or `hold` put on a plugin (as `apt-mark unhold`):
+        `upgrade` and `upgrade --all` follow its source again.
+
+        Exit codes: 0 released (or it was not held); 1 not installed; 2 usage error.
+        """
+        del yes  # nothing is asked
+
+        def run() -> dict[str, Any]:
+            from nexo_pkg.install.hold import release_hold  # noqa: PLC0415
+            from nexo_pkg.install.store import locked_root  # noqa: PLC0415
+
+            roots = _roots(dest, config)
+            try:
+                holding = _holding(roots, plugin_id)
+            except NexoError:
+                # Removed by other means: a hold left behind is still released.
+                holding = list(roots)
+            released = None
+            for root in holding:
+                with locked_root(root):
+                    released = release_hold(root, plugin_id) or released
+            if released is None:
+                _holding(roots, plugin_id)  # not installed anywhere: say so
+            version = released.version if released is not None else None
+            return {"ok": True, "id": plugin_id, "version": version, "changed": bool(released)}
+
+        def show(document: dict[str, Any]) -> None:
+            plugin = printable(plugin_id)
+            if document["changed"]:
+                say(
+                    f"{plugin} is no longer held at {printable(document['version'])}; "
+                    f"`nexo plugin upgrade {plugin}` follows its source again."
+                )
+            else:
+                say(f"{plugin} was not held.")
+
+        document = guarded(run, json_output=json_output)
+        if json_output:
+            emit_json(document)
+        else:
+            show(document)

@@ -66,6 +66,22 @@ def _show_entry(
         say(f"  {printable(line)}")
 
 
+_MODE_MEANINGS = {
+    "require": "an artifact of {owner} without a signature this policy trusts is refused",
+    "warn": "an artifact of {owner} without a trusted signature is installed, with a warning",
+    "ignore": "no signature of {owner}'s artifacts is checked",
+}
+
+
+def _mode_meaning(mode: str | None, default: str, owner: str) -> str:
+    """``Mode: require (the policy's default): …`` — what the entry's mode means, once
+    written (``--mode`` changes it)."""
+    chosen = mode or default
+    where = "" if mode else " (the policy's default; --mode sets one for this owner)"
+    meaning = _MODE_MEANINGS.get(chosen, "").format(owner=printable(owner))
+    return f"Mode: {printable(chosen)}{where}: {meaning}."
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``trust`` command group to the ``plugin`` app."""
     trust_app = typer.Typer(
@@ -91,7 +107,14 @@ def register(app: typer.Typer) -> None:
         oidc_issuer: IssuerOption = None,
         signer_workflow: SignerWorkflowOption = None,
         mode: Annotated[
-            str | None, typer.Option("--mode", help="ignore, warn or require for this owner.")
+            str | None,
+            typer.Option(
+                "--mode",
+                metavar="[ignore|warn|require]",
+                help="What the daemon's policy does with this owner's artifacts: require "
+                "(refuse one without a signature this policy trusts), warn (install it with a "
+                "warning), ignore (check no signature). Default: the policy's `default`.",
+            ),
         ] = None,
         allow_republish: Annotated[
             bool,
@@ -153,6 +176,7 @@ def register(app: typer.Typer) -> None:
             )
             if not json_output:
                 _show_entry(author_entry_toml(author), path, seen, owner, repo)
+                say(_mode_meaning(author.mode, policy.default, owner))
             confirm_or_refuse(
                 yes,
                 "Trust this signer?",

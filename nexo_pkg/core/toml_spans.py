@@ -1,12 +1,17 @@
-"""Where every key and value of a TOML document sits: a key path -> source span map.
+"""TOML positions, from one module: where every key and value of a document sits.
 
-TOML parsers (``tomllib``, ``tomlkit``) keep no positions, so this module scans the source text
-itself. The scan is only run on text the real parser accepted (or, to locate duplicate keys, on
-text it rejected for that reason alone), so it can be lenient: it tracks where tokens start and
-end and which key path they belong to, and leaves validation to the parser.
+TOML parsers (``tomllib``, ``tomlkit``) keep no positions, so this module scans the text itself:
 
-The scan is iterative (an explicit stack for arrays and inline tables) so that deeply nested
-values cannot exhaust the interpreter's recursion limit.
+- :func:`scan_spans`, the strict entry, maps key paths to spans. It runs on text the parser
+  accepted (or, to locate duplicate keys, rejected for that reason alone), so it leaves
+  validation to the parser. It is iterative (an explicit stack for arrays and inline tables):
+  deep values cannot exhaust the interpreter's recursion limit.
+- :func:`scan_tolerant` reads a buffer being typed (``[plugin.sa``, ``network = "``,
+  ``sandbox.``) and never raises: table headers, entries with the offsets of every dotted-key
+  part, the strings inside each value, inline tables. Inside an unclosed multi-line array, a
+  line that looks like a header or a ``key =`` line ends the array.
+- Before a manifest is parsed, :func:`long_dotted_key` and :func:`nested_value_offset` find
+  where the daemon's parser limits stand: lenient, linear scans.
 
 Where the parser refused a document, :func:`syntax_error` is the one reader of ``tomllib``'s
 error position (``(at line L, column C)`` / ``(at end of document)``): every TOML file nexo-pkg
@@ -30,7 +35,8 @@ from nexo_pkg.core.terminal import toml_string
 KeyPath = tuple[str | int, ...]
 SpanPart = Literal["key", "value"]
 
-_BARE_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+BARE_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+"""The characters of a bare TOML key."""
 _SCALAR_STOP = frozenset(",]}#\n\r")
 MAX_NESTING = 256
 """Deeper values are not mapped: key paths would grow quadratically and no field nests so."""
@@ -41,7 +47,7 @@ _ESCAPE = re.compile(r"\\(?:u.{0,4}|U.{0,8}|.)", re.DOTALL)
 
 def _key_segment(key: str) -> str:
     """A key as TOML would write it in a dotted path: bare when possible, else quoted."""
-    if key and all(char in _BARE_KEY_CHARS for char in key):
+    if key and all(char in BARE_KEY_CHARS for char in key):
         return key
     return toml_string(key)
 
@@ -84,13 +90,23 @@ class SpanMap:
     values: dict[KeyPath, tuple[int, int]] = field(default_factory=dict)
     _line_starts: list[int] | None = field(default=None, repr=False)
 
-    def position(self, offset: int) -> Position:
-        """The 1-based line/column of character ``offset`` (clamped to the text)."""
+    def _starts(self) -> list[int]:
         if self._line_starts is None:
             self._line_starts = [0, *(match.end() for match in re.finditer("\n", self.text))]
+        return self._line_starts
+
+    def position(self, offset: int) -> Position:
+        """The 1-based line/column of character ``offset`` (clamped to the text)."""
+        starts = self._starts()
         offset = max(0, min(offset, len(self.text)))
-        line = bisect_right(self._line_starts, offset)
-        return Position(line, offset - self._line_starts[line - 1] + 1)
+        line = bisect_right(starts, offset)
+        return Position(line, offset - starts[line - 1] + 1)
+
+    def offset(self, position: Position) -> int:
+        """The character offset of a 1-based line/column (clamped to the text)."""
+        starts = self._starts()
+        index = min(max(position.line - 1, 0), len(starts) - 1)
+        return min(starts[index] + position.column - 1, len(self.text))
 
     def span_of(self, start: int, end: int) -> Span:
         """Convert a half-open character range to a :class:`Span`."""
@@ -191,7 +207,7 @@ class _Scanner:
             end = self._literal_end(start)
             return text[start + 1 : end - 1], start, end
         end = start
-        while end < self.length and text[end] in _BARE_KEY_CHARS:
+        while end < self.length and text[end] in BARE_KEY_CHARS:
             end += 1
         if end == start:
             raise _ScanError(start)
@@ -527,3 +543,460 @@ def toml_type_name(value: object) -> str:
     return next(
         (name for kind, name in _TYPE_NAMES if isinstance(value, kind)), type(value).__name__
     )
+
+
+def nested_value_offset(text: str, levels: int) -> int | None:
+    """Offset of the ``[``/``{`` that opens the ``levels``-th nested value, if any.
+
+    Lenient (strings and comments are skipped as if well formed). Table headers (a ``[`` at
+    nesting 0 that does not follow ``=``) do not count, as for the daemon.
+    """
+    depth = 0
+    index = 0
+    length = len(text)
+    opens_value = False  # the bracket at ``index`` follows ``=`` on its line
+    while (found := _NESTING_TOKEN.search(text, index)) is not None:
+        char, index = found.group(), found.start()
+        if char in "\"'":
+            index = _skip_string(text, index)
+        elif char == "#":
+            newline = text.find("\n", index)
+            index = length if newline == -1 else newline
+        elif char[0] == "=":
+            opens_value = True
+            index = found.end()  # at the bracket the lookahead saw
+            continue
+        elif char in "[{":
+            if depth > 0 or opens_value:
+                depth += 1
+                if depth >= levels:
+                    return index
+            index += 1
+        else:  # "]" or "}"
+            depth = max(depth - 1, 0)
+            index += 1
+        opens_value = False
+    return None
+
+
+# What the nesting scan stops at: a string or comment to skip, a bracket, and ``=`` followed
+# on its line (whitespace between) by a bracket that opens a value.
+_NESTING_TOKEN = re.compile(r"[\"'#\[\]{}]|=[^\S\n]*(?=[\[{])")
+
+
+def _skip_string(text: str, index: int) -> int:
+    """The offset just past the string that starts at ``index`` (any of TOML's four kinds);
+    ``len(text)`` for one that never closes. In basic strings a quote after an odd run of
+    backslashes is escaped."""
+    char = text[index]
+    triple = text.startswith(char * 3, index)
+    quote = char * 3 if triple else char
+    start = index + len(quote)
+    length = len(text)
+    search = start
+    while True:
+        found = text.find(quote, search)
+        if found == -1:
+            return length
+        if char == '"':
+            backslashes = found - start - len(text[start:found].rstrip("\\"))
+            if backslashes % 2:
+                search = found + 1
+                continue
+        index = found + len(quote)
+        break
+    while triple and index < length and text[index] == char:
+        index += 1  # up to two quotes may close a multi-line string
+    return index
+
+
+def _key_parts(text: str, index: int) -> tuple[int, int]:
+    """How many dot-separated parts the key starting at ``index`` has, and where it ends."""
+    parts = 0
+    length = len(text)
+    while True:
+        while index < length and text[index] in " \t":
+            index += 1
+        if index < length and text[index] in "\"'":
+            index = _skip_string(text, index)
+        else:
+            while index < length and text[index] in BARE_KEY_CHARS:
+                index += 1
+        parts += 1
+        while index < length and text[index] in " \t":
+            index += 1
+        if index >= length or text[index] != ".":
+            return parts, index
+        index += 1
+
+
+def long_dotted_key(text: str, parts: int) -> tuple[int, int] | None:
+    """Offset and part count of the first key with ``parts`` parts or more.
+
+    A lenient scan (it runs before the parser, which would take quadratic time on such a
+    key): keys start a line outside any array or inline table, follow ``[``/``[[`` of a
+    table header, and follow ``{`` or ``,`` inside an inline table; strings and comments are
+    skipped, so dots inside them and in values never count.
+    """
+    # A line holding at least ``parts - 1`` dots (anchored at line starts, possessive: linear).
+    many_dots = re.compile(rf"(?m)^(?:[^\n.]*+\.){{{parts - 1}}}")
+    if text.count(".") < parts - 1 or not many_dots.search(text):
+        return None  # a key stays on its line: no line has the dots such a key needs
+    stack: list[str] = []  # the open "[" (array) and "{" (inline table) of the current value
+    index, length = 0, len(text)
+    expect_key = True
+    while index < length:
+        char = text[index]
+        if char in " \t\r":
+            index += 1
+            continue
+        if char == "\n":
+            expect_key = not stack
+            index += 1
+            continue
+        if char == "#":
+            newline = text.find("\n", index)
+            index = length if newline == -1 else newline
+            continue
+        if expect_key and not stack and char == "[":
+            index += 2 if text.startswith("[[", index) else 1
+            continue  # a table header: its key follows
+        if expect_key and char != "}":
+            start = index
+            found, index = _key_parts(text, index)
+            if found >= parts:
+                return start, found
+            expect_key = False
+            continue
+        if char in "\"'":
+            index = _skip_string(text, index)
+            continue
+        if char in "[{":
+            stack.append(char)
+            expect_key = char == "{"
+        elif char in "]}":
+            if stack:
+                stack.pop()
+        elif char == ",":
+            expect_key = bool(stack) and stack[-1] == "{"
+        index += 1
+    return None
+
+
+_HEADER_LINE = re.compile(
+    r"[ \t]*\[\[?[ \t]*([A-Za-z_][A-Za-z0-9_-]*)([ \t]*\.[ \t]*[A-Za-z0-9_-]+)*[ \t]*\]\]?"
+    r"[ \t]*(#.*)?\r?$"
+)
+_KEYVAL_LINE = re.compile(r"[ \t]*[A-Za-z0-9_-]+([ \t]*\.[ \t]*[A-Za-z0-9_-]+)*[ \t]*=")
+_VALUE_WORDS = frozenset({"true", "false", "inf", "nan"})
+
+
+@dataclass(frozen=True)
+class KeyPart:
+    """One part of a dotted key; ``name`` is unquoted; ``start``/``end`` cover the raw text."""
+
+    name: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Header:
+    """A table header. ``inner_start``/``inner_end`` delimit the text between the brackets."""
+
+    parts: tuple[KeyPart, ...]
+    is_array: bool
+    start: int
+    inner_start: int
+    inner_end: int
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return tuple(part.name for part in self.parts)
+
+
+@dataclass(frozen=True)
+class StringToken:
+    """A string literal; ``content_start``/``content_end`` exclude the quotes."""
+
+    start: int
+    content_start: int
+    content_end: int
+    end: int
+    closed: bool
+
+
+@dataclass(frozen=True)
+class InlineTable:
+    """A ``{ … }`` value: keys typed inside it belong to ``path``."""
+
+    path: tuple[str, ...]
+    block: int
+    start: int
+    end: int
+
+
+@dataclass
+class Entry:
+    """A ``key = value`` line (or a key still being typed, with no ``=`` yet).
+
+    ``table`` is the path of the table holding the key; ``block`` the index of the header that
+    opened the enclosing section (``-1`` for the root), which tells apart the instances of an
+    array of tables. ``value_end`` is the end of the value, or the end of the line when the
+    value is missing, so a cursor right after ``=`` is in the value.
+    """
+
+    table: tuple[str, ...]
+    parts: tuple[KeyPart, ...]
+    block: int
+    equals: int | None = None
+    value_end: int | None = None
+    strings: list[StringToken] = field(default_factory=list)
+
+    @property
+    def path(self) -> tuple[str, ...]:
+        return self.table + tuple(part.name for part in self.parts)
+
+
+@dataclass
+class ScannedDocument:
+    """Everything :func:`scan` found, in document order."""
+
+    text: str
+    headers: list[Header] = field(default_factory=list)
+    entries: list[Entry] = field(default_factory=list)
+    inline_tables: list[InlineTable] = field(default_factory=list)
+
+    def present_keys(
+        self, table: tuple[str, ...], block: int, exclude: Entry | None = None
+    ) -> set[str]:
+        """Names of the keys and sub-tables already defined directly under ``table``.
+
+        Inside an array of tables only the current instance (``block``) counts, so the
+        second ``[[plugin.channels.register]]`` still offers ``kind``.
+        """
+        restrict_to_block = False
+        if block >= 0:
+            header = self.headers[block]
+            restrict_to_block = header.is_array and table[: len(header.path)] == header.path
+        paths = [header.path for header in self.headers] + [
+            entry.path
+            for entry in self.entries
+            if entry is not exclude and not (restrict_to_block and entry.block != block)
+        ]
+        depth = len(table)
+        return {
+            path[depth]
+            for path in paths
+            if len(path) > depth and path[:depth] == table and path[depth]
+        }
+
+
+class _TolerantScanner:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+        self.document = ScannedDocument(text)
+
+    def _at(self, offset: int) -> str:
+        return self.text[offset] if offset < len(self.text) else ""
+
+    def _skip_blanks(self) -> None:
+        while self._at(self.pos) in (" ", "\t"):
+            self.pos += 1
+
+    def _end_of_line(self, offset: int) -> int:
+        newline = self.text.find("\n", offset)
+        return len(self.text) if newline < 0 else newline
+
+    def _skip_line(self) -> None:
+        self.pos = self._end_of_line(self.pos)
+
+    def _quoted_key(self, quote: str) -> KeyPart:
+        start = self.pos
+        self.pos += 1
+        chars: list[str] = []
+        while self.pos < len(self.text):
+            char = self.text[self.pos]
+            if char == "\n":
+                break
+            if char == quote:
+                self.pos += 1
+                break
+            if quote == '"' and char == "\\" and self.pos + 1 < len(self.text):
+                chars.append(_ESCAPES.get(self.text[self.pos + 1], self.text[self.pos + 1]))
+                self.pos += 2
+                continue
+            chars.append(char)
+            self.pos += 1
+        return KeyPart("".join(chars), start, self.pos)
+
+    def _key(self) -> tuple[KeyPart, ...]:
+        parts: list[KeyPart] = []
+        while True:
+            self._skip_blanks()
+            char = self._at(self.pos)
+            if char and char in BARE_KEY_CHARS:
+                start = self.pos
+                while self._at(self.pos) and self._at(self.pos) in BARE_KEY_CHARS:
+                    self.pos += 1
+                parts.append(KeyPart(self.text[start : self.pos], start, self.pos))
+            elif char in ('"', "'"):
+                parts.append(self._quoted_key(char))
+            elif parts:
+                # A dot with nothing after it yet (``sandbox.|``): an empty part being typed.
+                parts.append(KeyPart("", self.pos, self.pos))
+                return tuple(parts)
+            else:
+                return ()
+            self._skip_blanks()
+            if self._at(self.pos) != ".":
+                return tuple(parts)
+            self.pos += 1
+
+    def scan(self) -> ScannedDocument:
+        table: tuple[str, ...] = ()
+        block = -1
+        while self.pos < len(self.text):
+            char = self.text[self.pos]
+            if char in " \t\r\n":
+                self.pos += 1
+            elif char == "#":
+                self._skip_line()
+            elif char == "[":
+                header = self._header()
+                self.document.headers.append(header)
+                table = header.path
+                block = len(self.document.headers) - 1
+            else:
+                if char in BARE_KEY_CHARS or char in ('"', "'"):
+                    self._key_value(table, block, inline=False)
+                self._skip_line()
+        return self.document
+
+    def _header(self) -> Header:
+        start = self.pos
+        is_array = self.text.startswith("[[", self.pos)
+        self.pos += 2 if is_array else 1
+        inner_start = self.pos
+        parts = self._key()
+        self._skip_blanks()
+        inner_end = self.pos
+        if not self.text.startswith("]]" if is_array else "]", self.pos):
+            inner_end = self._end_of_line(self.pos)  # unclosed: the rest of the line is inside
+        self._skip_line()
+        return Header(parts, is_array, start, inner_start, inner_end)
+
+    def _key_value(self, table: tuple[str, ...], block: int, *, inline: bool) -> None:
+        parts = self._key()
+        if not parts:
+            self.pos += 1
+            return
+        entry = Entry(table, parts, block)
+        self.document.entries.append(entry)
+        self._skip_blanks()
+        if self._at(self.pos) != "=":
+            return
+        entry.equals = self.pos
+        self.pos += 1
+        self._skip_blanks()
+        if self._at(self.pos) in ("", "\n", "\r", "#") or (inline and self._at(self.pos) in ",}"):
+            entry.value_end = self._end_of_line(self.pos)
+            return
+        self._value(entry, entry.path, block)
+        entry.value_end = self.pos
+
+    def _value(self, entry: Entry, path: tuple[str, ...], block: int) -> None:
+        text = self.text
+        if text.startswith('"""', self.pos) or text.startswith("'''", self.pos):
+            self._string(entry, text[self.pos : self.pos + 3], multiline=True)
+        elif self._at(self.pos) in ('"', "'"):
+            self._string(entry, self._at(self.pos), multiline=False)
+        elif self._at(self.pos) == "[":
+            self._array(entry, path, block)
+        elif self._at(self.pos) == "{":
+            self._inline_table(path, block)
+        else:
+            start = self.pos
+            while self._at(self.pos) and self._at(self.pos) not in ",]}\n#":
+                self.pos += 1
+            while self.pos > start and text[self.pos - 1] in " \t\r":
+                self.pos -= 1
+
+    def _string(self, entry: Entry, delimiter: str, *, multiline: bool) -> None:
+        start = self.pos
+        self.pos += len(delimiter)
+        content_start = self.pos
+        escapes = delimiter[0] == '"'
+        while self.pos < len(self.text):
+            char = self.text[self.pos]
+            if char == "\n" and not multiline:
+                break
+            if escapes and char == "\\":
+                self.pos += 2
+                continue
+            if self.text.startswith(delimiter, self.pos):
+                content_end = self.pos
+                self.pos += len(delimiter)
+                # Up to two extra quotes may close a multi-line string (`""""" `).
+                while multiline and self._at(self.pos) == delimiter[0] and self.pos - start < 8:
+                    self.pos += 1
+                    content_end += 1
+                entry.strings.append(StringToken(start, content_start, content_end, self.pos, True))
+                return
+            self.pos += 1
+        self.pos = min(self.pos, len(self.text))
+        entry.strings.append(StringToken(start, content_start, self.pos, self.pos, False))
+
+    def _line_starts_new_statement(self, offset: int) -> bool:
+        line = self.text[offset : self._end_of_line(offset)]
+        header = _HEADER_LINE.match(line)
+        if header and header.group(1) not in _VALUE_WORDS:
+            return True
+        return bool(_KEYVAL_LINE.match(line))
+
+    def _array(self, entry: Entry, path: tuple[str, ...], block: int) -> None:
+        self.pos += 1
+        while self.pos < len(self.text):
+            char = self.text[self.pos]
+            if char == "\n":
+                self.pos += 1
+                if self._line_starts_new_statement(self.pos):
+                    # Unclosed array: stop before the next statement, not at the end of file.
+                    self.pos -= 1
+                    return
+            elif char in " \t\r,":
+                self.pos += 1
+            elif char == "#":
+                self._skip_line()
+            elif char == "]":
+                self.pos += 1
+                return
+            else:
+                before = self.pos
+                self._value(entry, path, block)
+                if self.pos == before:
+                    self.pos += 1
+
+    def _inline_table(self, path: tuple[str, ...], block: int) -> None:
+        start = self.pos
+        self.pos += 1
+        while self.pos < len(self.text):
+            char = self.text[self.pos]
+            if char == "\n":
+                break
+            if char in " \t\r,":
+                self.pos += 1
+            elif char == "}":
+                self.pos += 1
+                break
+            elif char in BARE_KEY_CHARS or char in ('"', "'"):
+                self._key_value(path, block, inline=True)
+            else:
+                self.pos += 1
+        self.document.inline_tables.append(InlineTable(path, block, start, self.pos))
+
+
+def scan_tolerant(text: str) -> ScannedDocument:
+    """Scan ``text`` into headers, entries and inline tables; never raises."""
+    return _TolerantScanner(text).scan()

@@ -41,6 +41,9 @@ class LockResult:
     written: bool = False
     stale: list[str] = field(default_factory=list)
     lock: Lock | None = None
+    # What install would warn about the artifacts locked (a NOT SIGNED one), in the wanted
+    # set's order.
+    warnings: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {
@@ -49,6 +52,7 @@ class LockResult:
             "written": self.written,
             "changes": dict(sorted(self.changes.items())),
             "stale": self.stale,
+            "warnings": self.warnings,
         }
         if self.stale:
             # A "no" answer is a failure document like any other: it has a kind and an error.
@@ -65,9 +69,15 @@ def check(wanted_path: Path, lock_path: Path) -> LockResult:
     return LockResult(lock_path, stale=stale_entries(wanted, read_lock(lock_path)))
 
 
-def lock_plugin(session: Session, wanted: WantedPlugin, cpu: CpuPool | None = None) -> LockedPlugin:
+def lock_plugin(
+    session: Session,
+    wanted: WantedPlugin,
+    cpu: CpuPool | None = None,
+    warnings: list[str] | None = None,
+) -> LockedPlugin:
     """Resolve one wanted plugin and verify every target it locks; the tree hash of each
-    target is computed in ``cpu``'s worker processes when it has any."""
+    target is computed in ``cpu``'s worker processes when it has any. What the signature
+    check warns about (an unsigned artifact under ``warn``) is added to ``warnings``."""
     resolved = session.resolve(wanted)
     entry = LockedPlugin(
         plugin_id=wanted.plugin_id,
@@ -87,6 +97,8 @@ def lock_plugin(session: Session, wanted: WantedPlugin, cpu: CpuPool | None = No
         candidate = locked_candidate(entry, row, published=entry.published, policy=policy)
         fetched, mode = session.fetch_locked(candidate, entry.source, entry.resolved)
         outcome = verify_artifact(fetched, policy=policy, mode=mode)
+        if warnings is not None:
+            warnings.extend(message for message in outcome.warnings if message not in warnings)
         verified = outcome.status == "verified"
         targets[target] = replace(
             row,
@@ -127,9 +139,11 @@ def lock(
         again = upgrade is not None and (not upgrade or item.plugin_id in upgrade)
         return current if current is not None and current.matches(item) and not again else None
 
+    said: dict[str, list[str]] = {item.plugin_id: [] for item in wanted}
+
     def resolve(item: WantedPlugin) -> LockedPlugin:
         try:
-            return lock_plugin(active, item, cpu)
+            return lock_plugin(active, item, cpu, said[item.plugin_id])
         except NexoError as error:
             error.details.setdefault("plugin", item.plugin_id)
             error.message = f"{item.plugin_id}: {error.message}"
@@ -157,6 +171,7 @@ def lock(
             result.changes[item.plugin_id] = f"{current.version} -> {locked.version}"
     for removed in sorted(set(previous.plugins) - set(fresh.plugins)):
         result.changes[removed] = "removed"
+    result.warnings = [message for item in wanted for message in said[item.plugin_id]]
     result.written = write_if_changed(lock_path, render_lock(fresh))
     result.lock = fresh
     return result

@@ -13,10 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.version import parse_version
+from nexo_pkg.core.version import Version, parse_version
 from nexo_pkg.core.versionreq import VersionReq
 from nexo_pkg.fleet.lockfile import LockedPlugin, LockedTarget, WantedPlugin
 from nexo_pkg.install.api import (
+    MAX_OLDER_RELEASES,
     NO_CALLBACKS,
     DaemonVersion,
     InstallCallbacks,
@@ -143,13 +144,23 @@ class Session(SourceContext):
         client = self.github()
         release = client.find_release(source.owner, source.repo, source.tag)
         daemon = self.options.install.daemon
-        if daemon is not None and not self.options.install.force:
+        if daemon is not None and self.options.install.force:
+            daemon = None
+        if requirement is not None and source.tag in (None, LATEST_TAG):
+            # As cargo and uv: the newest release that matches, not only the latest.
+            release = self._matching_release(source, release, requirement, daemon)
+        elif daemon is not None:
             release = self._compatible_release(source, release, daemon)
         plugin_id, version, assets = release_tarballs(client, release, manifest_asset_problem)
         if requirement is not None and not requirement.matches(parse_version(version)):
             raise NexoError(
-                f"{source.display()} resolves to {version}, which does not match {requirement}; "
-                "name a matching tag in the source (owner/repo@tag)",
+                f"{source.display()} resolves to {version}, which does not match {requirement}"
+                + (
+                    f", nor does any release before it (up to {MAX_OLDER_RELEASES} looked at)"
+                    if source.tag in (None, LATEST_TAG)
+                    else ""
+                )
+                + "; name a matching tag in the source (owner/repo@tag)",
                 kind="release_not_found",
             )
         targets = {
@@ -165,6 +176,68 @@ class Session(SourceContext):
             targets=targets,
             published=release.published_at,
         )
+
+    def _matching_release(
+        self,
+        source: GitHubSource,
+        latest: Release,
+        requirement: VersionReq,
+        daemon: DaemonVersion | None,
+    ) -> Release:
+        """The release of the highest version matching ``requirement`` (and, with
+        ``daemon``, whose manifest asset admits it) among ``latest`` and the
+        :data:`MAX_OLDER_RELEASES` releases GitHub lists after it, as ``install`` walks
+        releases for ``min_nexo_version``: versions read from release metadata and manifest
+        assets (else tarball names) alone, nothing downloaded. ``latest`` when none matches
+        (the caller then says so); a release whose version cannot be read is passed over."""
+        client = self.github()
+        if self._admitted(latest, requirement, daemon) is not None:
+            return latest
+        tags = list(client.release_tags(source.owner, source.repo) or [])
+        best: tuple[Version, Release] | None = None
+        for tag in [tag for tag in tags if tag != latest.tag][:MAX_OLDER_RELEASES]:
+            release = client.get_release(source.owner, source.repo, tag)
+            try:
+                version = self._admitted(release, requirement, daemon)
+            except NexoError as error:
+                if error.kind in {"network", "rate_limited"}:
+                    raise
+                continue  # not a release of this plugin that can be read: passed over
+            if version is not None and (best is None or version > best[0]):
+                best = (version, release)
+        if best is None:
+            return latest
+        chosen = best[1]
+        notice = self.notice
+        if notice is not None:
+            notice(
+                f"note: the latest release of {source.owner}/{source.repo} ({latest.tag}) does "
+                f"not match {requirement}; locking {chosen.tag}, the newest release that does"
+            )
+        return chosen
+
+    def _admitted(
+        self, release: Release, requirement: VersionReq, daemon: DaemonVersion | None
+    ) -> Version | None:
+        """The version order of ``release`` when it matches ``requirement`` and its manifest
+        asset admits ``daemon`` (when given); ``None`` otherwise."""
+        client = self.github()
+        _, version_text, _ = release_tarballs(client, release, manifest_asset_problem)
+        version = parse_version(version_text)
+        if not requirement.matches(version):
+            return None
+        if daemon is not None:
+            manifest = client.read_manifest_asset(
+                release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_ASSET_BYTES
+            )
+            if manifest is not None:
+                try:
+                    check_compatible(manifest[1], daemon, where=release.tag, remedy="")
+                except NexoError as error:
+                    if error.kind != "incompatible":
+                        raise
+                    return None
+        return version
 
     def _compatible_release(
         self, source: GitHubSource, release: Release, daemon: DaemonVersion

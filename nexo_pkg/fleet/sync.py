@@ -7,8 +7,11 @@ installed receipt already records the locked version and sha256 is left alone (n
 no write), so a second run is a no-op. Others are fetched (blob cache first), hash-checked
 against the lock, verified under the trust policy *and* against the signer the lock
 recorded, installed through the install pipeline, and only then are their other versions
-removed. A failing plugin is reported and the others go on; ``--prune`` removes installed
-plugins the lock does not name.
+removed (the versions replaced are kept for ``rollback``, one per plugin, as ``upgrade``
+keeps them; a hold on a plugin sync changes is released: the lock named its version). A
+failing plugin is reported and the others go on; ``--prune`` removes installed plugins the
+lock does not name. ``dry_run_plan`` says what a run would do, from the lock and the receipts
+alone.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from typing import Any
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import open_lock_file
+from nexo_pkg.core.version import Version, VersionError, parse_version
 from nexo_pkg.fleet.lock import lock as relock
 from nexo_pkg.fleet.lockfile import (
     LockedPlugin,
@@ -45,7 +49,9 @@ from nexo_pkg.install.api import (
     InstallStep,
     install_artifact,
     locked_root,
+    release_hold,
     remove_tree,
+    scan_kept,
     version_order,
 )
 from nexo_pkg.sources.extract import extraction_workers
@@ -53,6 +59,33 @@ from nexo_pkg.sources.hosttriple import NOARCH, host_candidates
 from nexo_pkg.sources.oci import source_date
 
 SYNC_LOCK_NAME = ".nexo-sync.lock"
+
+
+# What sync does to one plugin, as its plan says: the locked version comes in where none is
+# installed (install), replaces a lower one (upgrade) or a higher one (downgrade: "as locked"),
+# replaces the same version with other bytes (reinstall); a plugin the lock does not name goes
+# with --prune (remove); the rest stays (unchanged).
+CHANGES = ("install", "upgrade", "downgrade", "reinstall", "remove", "unchanged")
+
+
+@dataclass(frozen=True)
+class PlanStep:
+    """One line of sync's plan: ``change`` (one of :data:`CHANGES`) of ``plugin_id`` from
+    ``from_version`` (the installed one, if any) to ``version`` (the locked one; ``None`` for
+    a removal)."""
+
+    plugin_id: str
+    change: str
+    version: str | None
+    from_version: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.plugin_id,
+            "action": self.change,
+            "from_version": self.from_version,
+            "version": self.version,
+        }
 
 
 @dataclass
@@ -66,13 +99,25 @@ class PluginOutcome:
     kind: str | None = None
     error: str | None = None
     identity: str | None = None
+    # The plan's change (see CHANGES) and the version it replaced, if any.
+    change: str | None = None
+    from_version: str | None = None
+    # Versions set aside for `nexo plugin rollback` (as upgrade keeps them).
+    kept: tuple[str, ...] = ()
+    # What install would warn about (an unsigned artifact, a host requirement the daemon
+    # would not meet), for the CLI to say as install says it.
+    warnings: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any] = {"id": self.plugin_id, "action": self.action}
-        for key in ("version", "path", "identity", "kind", "error"):
+        for key in ("version", "from_version", "change", "path", "identity", "kind", "error"):
             value = getattr(self, key)
             if value is not None:
                 document[key] = value
+        if self.kept:
+            document["kept_paths"] = list(self.kept)
+        if self.warnings:
+            document["warnings"] = list(self.warnings)
         return document
 
 
@@ -83,6 +128,10 @@ class SyncResult:
     outcomes: list[PluginOutcome] = field(default_factory=list)
     requests: dict[str, Any] = field(default_factory=dict)
     relocked: bool = False
+    plan: list[PlanStep] = field(default_factory=list)
+    dry_run: bool = False
+    # With dry_run: why the lock is stale against the wanted set (sync would lock first).
+    stale: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -97,11 +146,15 @@ class SyncResult:
             "ok": self.ok,
             "lock": str(self.lock_path),
             "dest": str(self.dest),
+            "dry_run": self.dry_run,
             "changed": self.changed,
             "relocked": self.relocked,
+            "plan": [step.to_json() for step in self.plan],
             "plugins": [item.to_json() for item in self.outcomes],
             "requests": self.requests,
         }
+        if self.dry_run:
+            document["stale"] = self.stale
         if not self.ok:
             document["kind"] = "sync_failed"
             failed = [item.plugin_id for item in self.outcomes if item.action == "failed"]
@@ -167,6 +220,81 @@ def signer_check(row: LockedTarget, plugin_id: str) -> Callable[[InstallPlan], b
     return confirm
 
 
+def _version_key(text: str) -> Version | None:
+    """``text`` as a version in the daemon's order, ``None`` when not SemVer."""
+    try:
+        return parse_version(text)
+    except VersionError:
+        return None
+
+
+def plan_step(entry: LockedPlugin, present: list[Installed], sha256: str | None) -> PlanStep:
+    """What sync does to ``entry``'s plugin given its installed trees ``present``: the locked
+    tarball's ``sha256`` (``None``: not for this host) tells a reinstall from no change."""
+    versions = [item.receipt.version for item in present if item.receipt is not None]
+    if not versions:
+        return PlanStep(entry.plugin_id, "install", entry.version)
+    newest = max(present, key=version_order)
+    installed = newest.receipt.version if newest.receipt is not None else versions[0]
+    if installed == entry.version:
+        receipt = newest.receipt
+        unchanged = len(present) == 1 and receipt is not None and receipt.sha256 == sha256
+        change = "unchanged" if unchanged else "reinstall"
+        return PlanStep(entry.plugin_id, change, entry.version, installed)
+    wanted, current = _version_key(entry.version), _version_key(installed)
+    lower = wanted is not None and current is not None and wanted < current
+    return PlanStep(entry.plugin_id, "downgrade" if lower else "upgrade", entry.version, installed)
+
+
+def sync_plan(
+    entries: Mapping[str, LockedPlugin],
+    installed: Mapping[str, list[Installed]],
+    candidates: tuple[str, ...],
+    *,
+    prune: bool,
+) -> list[PlanStep]:
+    """The plan of a sync: one step per locked plugin in id order, then (with ``prune``) one
+    removal per installed plugin the lock does not name."""
+    steps = []
+    for plugin_id, entry in sorted(entries.items()):
+        try:
+            sha256: str | None = pick_target(entry, candidates).sha256
+        except NexoError:
+            sha256 = None  # the run fails it (asset_not_found); the plan shows the version
+        steps.append(plan_step(entry, installed.get(plugin_id, []), sha256))
+    if prune:
+        for plugin_id in sorted(set(installed) - set(entries)):
+            versions = [item.receipt.version for item in installed[plugin_id] if item.receipt]
+            steps.append(PlanStep(plugin_id, "remove", None, versions[0] if versions else None))
+    return steps
+
+
+def dry_run_plan(
+    lock_path: Path,
+    dest: Path,
+    *,
+    wanted_path: Path | None = None,
+    prune: bool = False,
+    target: str | None = None,
+) -> SyncResult:
+    """What ``sync`` would do to ``dest``, read from the lock and the installed receipts
+    alone: no request, no lock taken, nothing written. A lock stale against the wanted set
+    is planned as it stands, with the reasons (``stale``): sync would lock first."""
+    result = SyncResult(lock_path, dest, dry_run=True)
+    if not lock_path.exists() and wanted_path is not None and wanted_path.exists():
+        raise NexoError(
+            f"{lock_path} does not exist: sync would resolve {wanted_path.name} first, which "
+            "a dry run does not do; run `nexo plugin lock`, then plan again",
+            kind="lock_stale",
+        )
+    locked = read_lock(lock_path)
+    if wanted_path is not None and wanted_path.exists():
+        result.stale = stale_entries(read_wanted(wanted_path), locked)
+    present = installed_by_id(dest) if dest.is_dir() else {}
+    result.plan = sync_plan(locked.plugins, present, host_candidates(target), prune=prune)
+    return result
+
+
 def sync(
     lock_path: Path,
     dest: Path,
@@ -180,7 +308,9 @@ def sync(
     callbacks: InstallCallbacks = NO_CALLBACKS,
 ) -> SyncResult:
     """Sync ``dest`` with the lock. Raises for problems with the whole set (unreadable or
-    stale lock, bad policy); failures of single plugins are outcomes in the result."""
+    stale lock, bad policy); failures of single plugins are outcomes in the result, each
+    with its plan step (a downgrade is one: the lock decides). The versions replaced are kept
+    for ``nexo plugin rollback`` as ``upgrade`` keeps them (one per plugin)."""
     candidates = host_candidates(target)
     result = SyncResult(lock_path, dest)
     with Session(options, callbacks) as session:
@@ -220,6 +350,12 @@ def sync(
             locked_root(dest) as root,
         ):
             installed = installed_by_id(dest)
+            result.plan = sync_plan(locked.plugins, installed, candidates, prune=prune)
+            steps = {step.plugin_id: step for step in result.plan}
+            kept_before: dict[str, list[Path]] = {}
+            for item in scan_kept(dest):
+                if item.plugin_id is not None:
+                    kept_before.setdefault(item.plugin_id, []).append(item.path)
             entries = sorted(locked.plugins.items())
             started = itertools.count(1)
             guard = threading.Lock()
@@ -230,7 +366,7 @@ def sync(
                     # `[n/total] id version` as a worker takes it up, numbered in that order.
                     with guard:
                         progress(f"[{next(started)}/{len(entries)}] {plugin_id} {entry.version}")
-                return _sync_one(
+                outcome = _sync_one(
                     session,
                     entry=entry,
                     present=installed.get(plugin_id, []),
@@ -238,12 +374,18 @@ def sync(
                     target=target,
                     root=root,
                     resolved_now=result.relocked,
+                    kept_before=tuple(kept_before.get(plugin_id, ())),
                 )
+                outcome.change = steps[plugin_id].change
+                outcome.from_version = steps[plugin_id].from_version
+                return outcome
 
             result.outcomes.extend(run_bounded(one, entries, jobs=jobs))
             if prune:
                 for plugin_id in sorted(set(installed) - set(locked.plugins)):
-                    result.outcomes.append(_remove_all(plugin_id, installed[plugin_id], root))
+                    removal = _remove_all(plugin_id, installed[plugin_id], root)
+                    removal.change = "remove"
+                    result.outcomes.append(removal)
         result.requests = session.request_counts()
     return result
 
@@ -257,6 +399,7 @@ def _sync_one(
     target: str | None,
     root: InstallRoot,
     resolved_now: bool,
+    kept_before: tuple[Path, ...] = (),
 ) -> PluginOutcome:
     """Bring one plugin in line with its lock entry inside the held ``root``; a failure is
     an outcome, never raised.
@@ -295,6 +438,8 @@ def _sync_one(
             step=InstallStep(
                 root=root,
                 installed=tuple(item.path for item in present),
+                # The versions replaced are kept for `rollback`, as upgrade keeps them.
+                keep_old=True,
                 previous_signature=_installed_signature(present) if resolved_now else None,
             ),
         )
@@ -304,10 +449,19 @@ def _sync_one(
             if item.path != installed.path and item.path.exists():
                 remove_tree(root, item.path)
                 removed_other = True
+        # The lock named the version: a hold (`rollback`, `hold`) on the plugin is over.
+        release_hold(root.dest, entry.plugin_id)
+        kept = tuple(installed.set_aside)
+        if kept:
+            # One previous version per plugin, as upgrade keeps: the ones kept before go.
+            for path in kept_before:
+                if path not in kept and path.exists():
+                    remove_tree(root, path)
         action = "replaced" if present and (removed_other or install_options.force) else "installed"
         return PluginOutcome(
             entry.plugin_id, action, entry.version, str(installed.path),
-            identity=installed.plan.signature.identity,
+            identity=installed.plan.signature.identity, kept=tuple(str(path) for path in kept),
+            warnings=installed.plan.warnings,
         )  # fmt: skip
     except NexoError as error:
         return PluginOutcome(

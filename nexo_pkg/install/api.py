@@ -9,6 +9,7 @@ its own business.
 from __future__ import annotations
 
 from nexo_pkg.install.compat import (
+    MAX_OLDER_RELEASES,
     DaemonVersion,
     check_compatible,
     newest_compatible_tag,
@@ -17,6 +18,7 @@ from nexo_pkg.install.compat import (
     wired_capabilities,
 )
 from nexo_pkg.install.discovery_edit import DiscoveryState
+from nexo_pkg.install.hold import release_hold
 from nexo_pkg.install.link import linked_plugin
 from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.install.pipeline import (
@@ -38,6 +40,7 @@ from nexo_pkg.install.store import (
     locked_root,
     remove_tree,
     scan_installed,
+    scan_kept,
     sha256_file,
     verify_installed,
     version_order,
@@ -47,6 +50,7 @@ from nexo_pkg.install.summary import InstallPlan
 __all__ = [
     "BOOKKEEPING_DIR",
     "JOURNAL_AREA",
+    "MAX_OLDER_RELEASES",
     "NO_CALLBACKS",
     "RECEIPT_NAME",
     "REMOVING_AREA",
@@ -66,8 +70,10 @@ __all__ = [
     "manifest_asset_problem",
     "newest_compatible_tag",
     "newest_compatible_version",
+    "release_hold",
     "remove_tree",
     "scan_installed",
+    "scan_kept",
     "sha256_file",
     "unmet_host_requirements",
     "verify_artifact",

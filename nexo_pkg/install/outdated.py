@@ -18,7 +18,7 @@ from nexo_pkg.core.threads import run_bounded
 from nexo_pkg.core.version import VersionError, compare_versions
 from nexo_pkg.install.store import Installed, Receipt, installed_versions, scan_installed
 
-Status = Literal["outdated", "current", "ahead", "pinned", "local", "failed"]
+Status = Literal["outdated", "current", "ahead", "pinned", "held", "local", "failed"]
 
 
 @dataclass(frozen=True)

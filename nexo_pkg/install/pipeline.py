@@ -636,6 +636,8 @@ class UpgradeResult:
     pinned_tag: str | None = None
     # Versions kept by earlier upgrades that this one removed (one previous tree is kept).
     pruned: tuple[Path, ...] = ()
+    # Set when nothing was looked up because the plugin is held (nexo_pkg.install.hold).
+    held: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         document: dict[str, Any]
@@ -653,6 +655,8 @@ class UpgradeResult:
         document["pruned_kept_paths"] = [str(path) for path in self.pruned]
         if self.pinned_tag is not None:
             document["pinned_tag"] = self.pinned_tag
+        if self.held is not None:
+            document["held"] = self.held
         return document
 
 

@@ -3,11 +3,16 @@
 ``upgrade`` keeps the version it replaces under ``<dest>/.nexo/kept`` (by default only that
 one per plugin; ``--keep-old`` keeps every version replaced). A rollback re-hashes that kept
 tree against its own receipt, then swaps it with the installed version in one journalled step
-(the installed one becomes the kept version, so a rollback can itself be rolled back): on Linux
-the two trees change places in one ``renameat2(RENAME_EXCHANGE)``, so a crash at any point
-leaves either the old or the new version discoverable, never neither, and never both; where the
-kernel cannot exchange, the kept tree is renamed in before the installed one leaves (both for
-a moment, never neither).
+(the installed one becomes the kept version): on Linux the two trees change places in one
+``renameat2(RENAME_EXCHANGE)``, so a crash at any point leaves either the old or the new
+version discoverable, never neither, and never both; where the kernel cannot exchange, the kept
+tree is renamed in before the installed one leaves (both for a moment, never neither).
+
+A rollback goes back, never forward: it puts back the version replaced last (by an upgrade
+or a sync) among those kept, past the ones earlier rollbacks set aside, so a second rollback
+goes one further back when ``--keep-old`` kept more, and otherwise says nothing earlier is
+kept. The plugin is then held on the version put back
+(:mod:`nexo_pkg.install.hold`) until the operator names a version or releases the hold.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.version import Version
+from nexo_pkg.install.hold import Hold, read_hold, set_hold
 from nexo_pkg.install.store import (
     KEPT_AREA,
     Installed,
@@ -42,6 +48,8 @@ class RollbackResult:
     path: Path
     kept_path: Path | None
     dry_run: bool = False
+    # The hold a rollback leaves (see :mod:`nexo_pkg.install.hold`).
+    hold: Hold | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -52,6 +60,7 @@ class RollbackResult:
             "path": str(self.path),
             "kept_path": str(self.kept_path) if self.kept_path else None,
             "dry_run": self.dry_run,
+            "held": self.hold is not None,
         }
 
 
@@ -60,18 +69,34 @@ def _order_key(item: Installed) -> tuple[str, tuple[bool, Version]]:
     return item.receipt.installed_at, version_order(item)
 
 
-def rollback_target(dest: Path, plugin_id: str) -> Installed:
-    """The kept version a rollback of ``plugin_id`` would put back: the most recently
-    installed one of those kept. Raises ``not_installed`` when none is kept."""
+def rollback_target(
+    dest: Path, plugin_id: str, rolled_back_from: tuple[str, ...] = ()
+) -> Installed:
+    """The kept version a rollback of ``plugin_id`` would put back: the one replaced last
+    (installed most recently) of those kept, past the versions earlier rollbacks set aside
+    (``rolled_back_from``): a rollback goes back, never forward. Raises ``not_installed``
+    when none is left."""
     kept = [item for item in scan_kept(dest) if item.plugin_id == plugin_id]
-    if not kept:
+    eligible = [
+        item
+        for item in kept
+        if item.receipt is not None and item.receipt.version not in rolled_back_from
+    ]
+    if not eligible:
+        past = (
+            f" (kept too: {', '.join(rolled_back_from)}, rolled back from; `nexo plugin "
+            f"upgrade {plugin_id}@TAG` returns to one)"
+            if kept and rolled_back_from
+            else ""
+        )
         raise NexoError(
-            f"no earlier version of {plugin_id!r} is kept in {dest}; `nexo plugin upgrade` "
-            "keeps the version it replaces (see `nexo plugin list`, state `kept`)",
+            f"no earlier version of {plugin_id!r} is kept in {dest}{past}: a rollback goes "
+            "back, never forward; `nexo plugin upgrade` and `sync` keep the version they "
+            "replace (see `nexo plugin list`, state `kept`)",
             kind="not_installed",
             details={"id": plugin_id},
         )
-    return max(kept, key=_order_key)
+    return max(eligible, key=_order_key)
 
 
 def _final_name(kept_tree: Path) -> str:
@@ -90,7 +115,10 @@ def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackRe
     (``checksum_mismatch``, nothing moved). Raises ``not_installed`` when no earlier version
     is kept, ``io`` when the root cannot be changed."""
     with locked_root(dest) as root:
-        target = rollback_target(dest, plugin_id)
+        current = [item for item in scan_installed(dest) if item.plugin_id == plugin_id]
+        earlier = read_hold(dest, plugin_id)
+        past = earlier.rolled_back_from if earlier is not None else ()
+        target = rollback_target(dest, plugin_id, past)
         assert target.receipt is not None  # noqa: S101 (scan_kept filtered by id)
         report = verify_installed(target)
         if not report.ok:
@@ -102,7 +130,6 @@ def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackRe
                 kind="checksum_mismatch",
                 details={"path": str(target.path), "changed": changed},
             )
-        current = [item for item in scan_installed(dest) if item.plugin_id == plugin_id]
         final = dest / _final_name(target.path)
         from_version = current[0].receipt.version if current and current[0].receipt else None
         if dry_run:
@@ -114,5 +141,14 @@ def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackRe
             moved: tuple[Path, ...] = (swap_in(root, target.path, final, olds[0]),)
         else:
             moved = publish(root, target.path, final, replaces=olds, keep_old=True)
+        held = set_hold(
+            dest,
+            plugin_id,
+            target.receipt.version,
+            reason="rollback",
+            rolled_back_from=(*past, *([from_version] if from_version else [])),
+        )
     kept_path = next((path for path in moved if path.parent.parent.name == KEPT_AREA), None)
-    return RollbackResult(plugin_id, from_version, target.receipt.version, final, kept_path)
+    return RollbackResult(
+        plugin_id, from_version, target.receipt.version, final, kept_path, hold=held
+    )

@@ -230,7 +230,7 @@ def split_selectors(values: Sequence[str], where: str) -> frozenset[str]:
     if unknown:
         raise UsageError(
             f"{where}: unknown rule code or name {', '.join(unknown)} "
-            "(see `nexo plugin lint --explain CODE` or docs/rules.md)"
+            "(`nexo plugin rule --all` lists every code)"
         )
     return frozenset(selectors)
 

@@ -4,8 +4,9 @@
 
 Both are *unsafe*: the plugin's code answers to the tool name and reads the variable, so a
 rename in the manifest alone makes it fail at start. ``nexo plugin lint --fix`` applies only
-safe fixes; ``--unsafe-fixes`` adds these, and the language server offers them as quick fixes
-that say so.
+safe fixes; ``--unsafe-fixes`` adds these. The language server offers every fix of
+:func:`fixes_for` as a quick fix that says so, the removal of a reserved variable too, which
+``lint --fix`` never applies (it applies a finding's preferred fix only).
 
 A fix is computed on the text it will edit and applies only where that text still holds the
 name the finding reported (its ``subject``): a range that moved on (an edited document, a
@@ -27,9 +28,9 @@ from nexo_pkg.core.diagnostics import (
     Edit,
     FileResult,
     Fix,
-    Position,
     Span,
 )
+from nexo_pkg.core.toml_spans import SpanMap, scan_tolerant
 
 __all__ = [
     "FIXABLE",
@@ -141,23 +142,40 @@ def fixes_for(
                     preferred=True,
                 )
             )
+        removal = _removal(text, start, end)
+        if removal is not None:
+            found.append(TextFix(f"Remove `{subject}`", ((*removal, ""),), "unsafe"))
     return [fix for fix in found if parses_after(text, fix.edits)]
 
 
-class _Offsets:
-    """Offsets of 1-based (line, code-point column) positions in one text, and back."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.starts = [0, *(index + 1 for index, char in enumerate(text) if char == "\n")]
-
-    def offset(self, position: Position) -> int:
-        index = min(max(position.line - 1, 0), len(self.starts) - 1)
-        return min(self.starts[index] + position.column - 1, len(self.text))
-
-    def position(self, offset: int) -> Position:
-        line = max(index for index, start in enumerate(self.starts) if start <= offset)
-        return Position(line + 1, offset - self.starts[line] + 1)
+def _removal(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The text range that removes the entry whose key ends at ``text[start:end]`` cleanly
+    (with its comma in an inline table, else with its line); ``None`` when no entry has it."""
+    document = scan_tolerant(text)
+    entry = next(
+        (
+            entry
+            for entry in document.entries
+            if (entry.parts[-1].start, entry.parts[-1].end) == (start, end)
+            and entry.value_end is not None
+        ),
+        None,
+    )
+    if entry is None or entry.value_end is None:
+        return None
+    key_start, value_end = entry.parts[0].start, entry.value_end
+    if any(table.start < key_start < table.end for table in document.inline_tables):
+        after = re.compile(r"[ \t]*,[ \t]*").match(text, value_end)
+        if after:
+            return key_start, after.end()
+        before = re.search(r",[ \t]*$", text[:key_start])
+        if before:
+            # Last member: take the comma before it, keep the space before the brace.
+            return before.start(), value_end
+        return key_start, value_end
+    line_start = text.rfind("\n", 0, key_start) + 1
+    line_end = text.find("\n", value_end)
+    return line_start, len(text) if line_end < 0 else line_end + 1
 
 
 def _preferred(
@@ -177,7 +195,7 @@ def with_fixes(result: FileResult) -> FileResult:
     if not any(rule_of(d.code, d.name) in FIXABLE for d in result.diagnostics):
         return result
     text = result.source
-    offsets = _Offsets(text)
+    offsets = SpanMap(text)
     fixed: list[Diagnostic] = []
     for diagnostic in result.diagnostics:
         rule = rule_of(diagnostic.code, diagnostic.name)
@@ -203,7 +221,7 @@ def apply_fixes(text: str, diagnostics: Iterable[Diagnostic], *, unsafe: bool) -
     the characters of each fix change: comments, spacing and key order stay as they were.
     Overlapping fixes are applied once (the first in file order).
     """
-    offsets = _Offsets(text)
+    offsets = SpanMap(text)
     edits: list[tuple[int, int, str]] = []
     for diagnostic in diagnostics:
         fix = diagnostic.fix

@@ -13,7 +13,7 @@ from nexo_pkg.manifest.core_rules import CORE_RULES
 from nexo_pkg.manifest.microapp_catalog import MICROAPP_RULES
 from nexo_pkg.manifest.rules_catalog import SEMANTIC_RULES
 
-__all__ = ["all_rules", "find_rule", "is_known_selector", "rules_for_codes"]
+__all__ = ["all_rules", "every_rule", "find_rule", "is_known_selector", "rules_for_codes"]
 
 
 @cache
@@ -34,6 +34,11 @@ def _policy_rules() -> dict[str, Rule]:
 def _lookup(wanted: str, rules: dict[str, Rule]) -> Rule | None:
     by_name = (rule for rule in rules.values() if rule.name == wanted.lower())
     return rules.get(wanted.upper()) or next(by_name, None)
+
+
+def every_rule() -> dict[str, Rule]:
+    """Every rule, the trust-policy ones included, keyed by code, in code order."""
+    return dict(sorted({**all_rules(), **_policy_rules()}.items()))
 
 
 def find_rule(code_or_name: str) -> Rule | None:

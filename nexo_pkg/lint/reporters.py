@@ -130,8 +130,8 @@ def render_text(results: Sequence[FileResult], context: ReportContext) -> str:
     blocks: list[str] = []
     for result in results:
         lines = result.source.split("\n") if result.source else []
-        if result.parser not in _UNANNOUNCED_PARSERS:
-            # `path: <what it is and whose rules applied>`
+        if result.parser not in _UNANNOUNCED_PARSERS and (result.diagnostics or context.summary):
+            # `path: <what it is and whose rules applied>` (--quiet: only above findings)
             from nexo_pkg.lint.microapp import PARSER_DESCRIPTIONS  # noqa: PLC0415 - rare path
 
             what = PARSER_DESCRIPTIONS.get(result.parser, result.parser)

@@ -7,9 +7,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from nexo_pkg.core.toml_spans import BARE_KEY_CHARS, ScannedDocument, scan_tolerant
 from nexo_pkg.lsp.schema_nav import SchemaNavigator, toml_literal
-from nexo_pkg.lsp.toml_context import Context, ScannedDocument, resolve, scan
-from nexo_pkg.manifest.document import BARE_KEY_CHARS
+from nexo_pkg.lsp.toml_context import Context, resolve
 
 __all__ = ["Candidate", "complete_at"]
 
@@ -40,7 +40,7 @@ def _header_text(path: tuple[str, ...]) -> str:
 
 def complete_at(navigator: SchemaNavigator, text: str, offset: int) -> list[Candidate]:
     """Candidates for the cursor at ``offset`` in ``text``; empty when nothing fits."""
-    document = scan(text)
+    document = scan_tolerant(text)
     context = resolve(document, offset)
     if context.kind == "header":
         return _tables(navigator, document, context, offset)

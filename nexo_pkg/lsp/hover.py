@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from nexo_pkg.core.toml_spans import scan_tolerant
 from nexo_pkg.lsp.schema_nav import SchemaNavigator
-from nexo_pkg.lsp.toml_context import resolve, scan
+from nexo_pkg.lsp.toml_context import resolve
 
 __all__ = ["hover_at"]
 
@@ -16,7 +17,7 @@ def hover_at(
     On a header part, a key part or a value, the key's schema is described; ``None`` when the
     cursor is elsewhere or the schema does not know the key.
     """
-    context = resolve(scan(text), offset)
+    context = resolve(scan_tolerant(text), offset)
     if context.kind == "none" or not context.path or context.path[-1] == "":
         return None
     info = navigator.key_info(context.path)

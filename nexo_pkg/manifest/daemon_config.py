@@ -39,10 +39,12 @@ def config_dir(flag: Path | None = None, *, cwd: Path | None = None, announce: b
     """The daemon's configuration directory (see the module docstring for the order).
 
     When it was not given (``flag`` or ``NEXO_CONFIG_DIR``), the directory chosen is named on
-    stderr once per run unless ``announce`` is false (shell completion, which must print
-    nothing); a ``./config`` passed over is always warned about. Raises
-    :class:`~nexo_pkg.core.errors.ConfigError` (exit 2) when ``flag`` (``--config``) names no
-    directory: a mistyped path must not fall back to another configuration silently.
+    stderr once per run when it holds a file read from it (:func:`supplies_anything`),
+    unless ``announce`` is false (shell completion, which must print nothing); a
+    ``./config`` passed over is always warned about. Raises
+    :class:`~nexo_pkg.core.errors.ConfigError` (exit 2) when ``flag`` (``--config``) or
+    ``NEXO_CONFIG_DIR`` names no directory: a mistyped path must not fall back to another
+    configuration silently.
     """
     if flag is not None:
         named = flag.expanduser().absolute()
@@ -56,13 +58,22 @@ def config_dir(flag: Path | None = None, *, cwd: Path | None = None, announce: b
         return named
     value = os.environ.get(CONFIG_DIR_ENV)
     if value:
-        return Path(value).expanduser().absolute()
+        named = Path(value).expanduser().absolute()
+        if not named.is_dir():
+            from nexo_pkg.core.errors import ConfigError  # noqa: PLC0415 (only on this error)
+
+            reason = "is not a directory" if named.exists() else "does not exist"
+            raise ConfigError(
+                f"{CONFIG_DIR_ENV}={value} ({named}) {reason}; name the daemon's configuration "
+                f"directory, or unset {CONFIG_DIR_ENV}"
+            )
+        return named
     local = (cwd or Path.cwd()) / "config"
     fallback = (nexo_home_from_env() / "config").absolute()
     if local.is_dir():
         distrust = untrusted_reason(local)
         if distrust is None:
-            if announce:
+            if announce and supplies_anything(local):
                 _note(f"using the configuration directory {local.absolute()} (./config)")
             return local.absolute()
         _note(
@@ -70,13 +81,30 @@ def config_dir(flag: Path | None = None, *, cwd: Path | None = None, announce: b
             "it anyway)",
             warn=True,
         )
-    if announce:
+    if announce and supplies_anything(fallback):
+        # Only a directory holding one of the files read from it changes anything (the
+        # install root, the trust policy): one that does not is not worth a line.
         home = "$NEXO_HOME/config" if os.environ.get("NEXO_HOME") else "~/.nexo/config"
         _note(
             f"using the configuration directory {fallback} ({home}; --config or "
             f"{CONFIG_DIR_ENV} names another)"
         )
     return fallback
+
+
+# The files of the daemon's configuration nexo-pkg reads: the plugin roots, the trust
+# policy, the microapps' grants.
+READ_FILES = (
+    Path("plugins") / "discovery.yaml",
+    Path("extensions") / "trusted_keys.toml",
+    Path("extensions.yaml"),
+)
+
+
+def supplies_anything(directory: Path) -> bool:
+    """Whether ``directory`` holds one of :data:`READ_FILES`: only then does using it change
+    what a command does."""
+    return any((directory / name).exists() for name in READ_FILES)
 
 
 def untrusted_reason(directory: Path) -> str | None:

@@ -1,14 +1,14 @@
 """Load a manifest: bytes -> text -> plain data plus a key-path -> span map.
 
 Parsing uses the standard library's ``tomllib`` (a strict TOML 1.0 parser that is cheap to
-import, which matters for a cold ``nexo plugin lint``); positions come from
-:mod:`nexo_pkg.core.toml_spans`. Every problem with the input itself (bad bytes, syntax, duplicate
-keys, absurd size or nesting) becomes a :class:`Diagnostic`, never an exception.
+import, which matters for a cold ``nexo plugin lint``); positions, and where the daemon's parser
+limits stand, come from :mod:`nexo_pkg.core.toml_spans`. Every problem with the input itself
+(bad bytes, syntax, duplicate keys, absurd size or nesting) becomes a :class:`Diagnostic`, never
+an exception.
 """
 
 from __future__ import annotations
 
-import re
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,6 +21,8 @@ from nexo_pkg.core.toml_spans import (
     SpanMap,
     SpanPart,
     format_key_path,
+    long_dotted_key,
+    nested_value_offset,
     point_span,
     scan_spans,
     syntax_error,
@@ -28,7 +30,6 @@ from nexo_pkg.core.toml_spans import (
 from nexo_pkg.manifest import core_rules
 
 __all__ = [
-    "BARE_KEY_CHARS",
     "MAX_MANIFEST_BYTES",
     "ParsedManifest",
     "decode_manifest",
@@ -143,150 +144,6 @@ refuses the array or inline table that opens the 80th level, and a dotted key (i
 ``LIMIT <= depth``) and ``check_depth(k.len())`` in ``toml_edit/src/parser/key.rs``."""
 
 
-def _value_nesting_offset(text: str) -> int | None:
-    """Offset of the ``[``/``{`` that opens the :data:`RECURSION_LIMIT`-th nested value, if any.
-
-    Lenient (strings and comments are skipped as if well formed). Table headers (a ``[`` at
-    nesting 0 that does not follow ``=``) do not count, as for the daemon.
-    """
-    depth = 0
-    index = 0
-    length = len(text)
-    opens_value = False  # the bracket at ``index`` follows ``=`` on its line
-    while (found := _NESTING_TOKEN.search(text, index)) is not None:
-        char, index = found.group(), found.start()
-        if char in "\"'":
-            index = _skip_string(text, index)
-        elif char == "#":
-            newline = text.find("\n", index)
-            index = length if newline == -1 else newline
-        elif char[0] == "=":
-            opens_value = True
-            index = found.end()  # at the bracket the lookahead saw
-            continue
-        elif char in "[{":
-            if depth > 0 or opens_value:
-                depth += 1
-                if depth >= RECURSION_LIMIT:
-                    return index
-            index += 1
-        else:  # "]" or "}"
-            depth = max(depth - 1, 0)
-            index += 1
-        opens_value = False
-    return None
-
-
-# A line holding at least RECURSION_LIMIT - 1 dots (anchored at line starts, possessive:
-# linear in the text).
-_LINE_WITH_MANY_DOTS = re.compile(rf"(?m)^(?:[^\n.]*+\.){{{RECURSION_LIMIT - 1}}}")
-
-# What the nesting scan stops at: a string or comment to skip, a bracket, and ``=`` followed
-# on its line (whitespace between) by a bracket that opens a value.
-_NESTING_TOKEN = re.compile(r"[\"'#\[\]{}]|=[^\S\n]*(?=[\[{])")
-
-
-BARE_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
-"""The characters of a bare TOML key."""
-
-
-def _skip_string(text: str, index: int) -> int:
-    """The offset just past the string that starts at ``index`` (any of TOML's four kinds);
-    ``len(text)`` for one that never closes. In basic strings a quote after an odd run of
-    backslashes is escaped."""
-    char = text[index]
-    triple = text.startswith(char * 3, index)
-    quote = char * 3 if triple else char
-    start = index + len(quote)
-    length = len(text)
-    search = start
-    while True:
-        found = text.find(quote, search)
-        if found == -1:
-            return length
-        if char == '"':
-            backslashes = found - start - len(text[start:found].rstrip("\\"))
-            if backslashes % 2:
-                search = found + 1
-                continue
-        index = found + len(quote)
-        break
-    while triple and index < length and text[index] == char:
-        index += 1  # up to two quotes may close a multi-line string
-    return index
-
-
-def _key_parts(text: str, index: int) -> tuple[int, int]:
-    """How many dot-separated parts the key starting at ``index`` has, and where it ends."""
-    parts = 0
-    length = len(text)
-    while True:
-        while index < length and text[index] in " \t":
-            index += 1
-        if index < length and text[index] in "\"'":
-            index = _skip_string(text, index)
-        else:
-            while index < length and text[index] in BARE_KEY_CHARS:
-                index += 1
-        parts += 1
-        while index < length and text[index] in " \t":
-            index += 1
-        if index >= length or text[index] != ".":
-            return parts, index
-        index += 1
-
-
-def _dotted_key_offset(text: str) -> tuple[int, int] | None:
-    """Offset and part count of the first key with :data:`RECURSION_LIMIT` parts or more.
-
-    A lenient scan (it runs before the parser, which would take quadratic time on such a
-    key): keys start a line outside any array or inline table, follow ``[``/``[[`` of a
-    table header, and follow ``{`` or ``,`` inside an inline table; strings and comments are
-    skipped, so dots inside them and in values never count.
-    """
-    if text.count(".") < RECURSION_LIMIT - 1 or not _LINE_WITH_MANY_DOTS.search(text):
-        return None  # a key stays on its line: no line has the dots such a key needs
-    stack: list[str] = []  # the open "[" (array) and "{" (inline table) of the current value
-    index, length = 0, len(text)
-    expect_key = True
-    while index < length:
-        char = text[index]
-        if char in " \t\r":
-            index += 1
-            continue
-        if char == "\n":
-            expect_key = not stack
-            index += 1
-            continue
-        if char == "#":
-            newline = text.find("\n", index)
-            index = length if newline == -1 else newline
-            continue
-        if expect_key and not stack and char == "[":
-            index += 2 if text.startswith("[[", index) else 1
-            continue  # a table header: its key follows
-        if expect_key and char != "}":
-            start = index
-            parts, index = _key_parts(text, index)
-            if parts >= RECURSION_LIMIT:
-                return start, parts
-            expect_key = False
-            continue
-        if char in "\"'":
-            index = _skip_string(text, index)
-            continue
-        if char in "[{":
-            stack.append(char)
-            expect_key = char == "{"
-        elif char in "]}":
-            if stack:
-                stack.pop()
-        elif char == ",":
-            expect_key = bool(stack) and stack[-1] == "{"
-        index += 1
-    return None
-
-
 def _nests_at_least(value: object, levels: int) -> bool:
     """Whether arrays and tables nest ``levels`` deep in ``value``: every array or inline
     table of the text is a level here, so a shallower document cannot reach the daemon's
@@ -361,16 +218,20 @@ def parse_manifest(text: str) -> ParsedManifest:
     """
     # Dotted keys first: the daemon's parser stops at the first long one, and tomllib takes
     # time quadratic in a key's length to build its tables.
-    dotted = _dotted_key_offset(text)
+    dotted = long_dotted_key(text, RECURSION_LIMIT)
     if dotted is not None:
-        return _past_limit(text, _value_nesting_offset(text), dotted)
+        return _past_limit(text, nested_value_offset(text, RECURSION_LIMIT), dotted)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         return ParsedManifest(text, {}, _syntax_diagnostic(text, error))
     except RecursionError:
         return _too_deep(text, point_span(text, 1, 1), "nested too deeply to parse")
-    deep = _value_nesting_offset(text) if _nests_at_least(data, RECURSION_LIMIT) else None
+    deep = (
+        nested_value_offset(text, RECURSION_LIMIT)
+        if _nests_at_least(data, RECURSION_LIMIT)
+        else None
+    )
     if deep is not None:
         return _past_limit(text, deep, None)
     parsed = ParsedManifest(text, data, [])

@@ -146,6 +146,16 @@ def is_name_resolution_failure(exc: BaseException) -> bool:
     return False
 
 
+def plain_http_answer(exc: Exception) -> bool:
+    """Whether a TLS handshake failed because the server answered in plain http (OpenSSL's
+    ``WRONG_VERSION_NUMBER``, or ``record layer failure`` since 3.2): asking again cannot help;
+    ``--plain-http`` can."""
+    text = str(exc).lower()
+    return isinstance(exc, httpx.ConnectError) and (
+        "wrong version number" in text or "wrong_version_number" in text or "record layer" in text
+    )
+
+
 def is_retryable(exc: BaseException) -> bool:
     """Whether a failure to get an answer is worth another attempt: a dropped connection, a
     timeout, a protocol error; never a name that does not resolve, a URL or scheme that
@@ -536,6 +546,12 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
                 f"{self.hint}, the network and DNS settings",
                 kind="network",
                 details={"host": host},
+            )
+        if plain_http_answer(exc):
+            return NexoError(
+                f"{what}: the server answered https with plain http ({exc}); a registry that "
+                "speaks plain http on this machine is reached with --plain-http",
+                kind="network",
             )
         if not is_retryable(exc):
             return NexoError(f"{what}: {type(exc).__name__}: {exc}", kind="network")

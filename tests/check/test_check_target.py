@@ -18,7 +18,8 @@ from check.check_plugins import (
     toml_string,
 )
 from nexo_pkg.check import run_check
-from nexo_pkg.check.target import TargetError, resolve_target
+from nexo_pkg.check.microapp_target import TargetError
+from nexo_pkg.check.target import resolve_target
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.sources.extract import safe_extract
 

@@ -162,10 +162,35 @@ def test_config_directory_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert config_dir(None, cwd=tmp_path) == tmp_path / "home" / "config"
     (tmp_path / "config").mkdir()
     assert config_dir(None, cwd=tmp_path) == tmp_path / "config"
+    (tmp_path / "env").mkdir()
     monkeypatch.setenv("NEXO_CONFIG_DIR", str(tmp_path / "env"))
     assert config_dir(None, cwd=tmp_path) == tmp_path / "env"
     (tmp_path / "flag").mkdir()
     assert config_dir(tmp_path / "flag", cwd=tmp_path) == tmp_path / "flag"
+
+
+@pytest.mark.parametrize("planted", ["missing", "a file"])
+def test_a_config_variable_naming_no_directory_is_a_usage_error(
+    tmp_path: Path, server: GitHubServer, planted: str
+) -> None:
+    """``NEXO_CONFIG_DIR`` naming no directory is refused as ``--config`` is: never a silent
+    fall back to ``./config`` or ``$NEXO_HOME/config``, nothing installed anywhere."""
+    project = _project(tmp_path, DISCOVERY)
+    typo = tmp_path / "etc-nexo"
+    if planted == "a file":
+        typo.write_text("")
+    env = _env(project, server, NEXO_CONFIG_DIR=str(typo))
+    for args in (("install", "acme/hello", "--yes"), ("list",), ("rollback", "hello")):
+        result = nexo("plugin", *args, "--json", env=env, cwd=project, in_process=True)
+        assert (result.code, result.document["kind"]) == (2, "config"), args
+        assert f"NEXO_CONFIG_DIR={typo}" in result.document["error"]
+        reason = "does not exist" if planted == "missing" else "is not a directory"
+        assert reason in result.document["error"]
+    text = nexo("plugin", "list", env=env, cwd=project, in_process=True)
+    assert text.error_line.startswith(f"error: NEXO_CONFIG_DIR={typo} ")
+    assert not (project.parent / "home").exists()
+    # Nothing fell back to ./config (whose search path is ./daemon-plugins) either.
+    assert not (project / "daemon-plugins").exists()
 
 
 def test_search_paths_expand_like_the_daemon(

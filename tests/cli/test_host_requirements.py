@@ -182,3 +182,23 @@ def test_the_tarball_is_downloaded_since_nothing_is_refused(server: GitHubServer
         if asset.name == name
         for request in server.requests
     )
+
+
+def test_sync_warns_about_an_unwired_capability_as_install_does(
+    server: GitHubServer, tmp_path: Path
+) -> None:
+    """A fleet gets the warning an install gives: sync installs the plugin (the daemon loads
+    it) and says which capability it would not find, with --json as a ``warnings`` list of
+    the plugin's outcome and on stderr."""
+    _publish(server, UNKNOWN)
+    (tmp_path / "nexo-plugins.toml").write_text('[plugins.hello]\nsource = "acme/hello"\n')
+    synced = plugin("sync", "--lock", str(tmp_path / "nexo-plugins.lock"), "--dest",
+                    str(tmp_path / "root"), "--json")  # fmt: skip
+    assert synced.code == 0, synced.stderr
+    (outcome,) = synced.document["plugins"]
+    assert outcome["action"] == "installed"
+    assert [w for w in outcome["warnings"] if "vector_store" in w]
+    (line,) = [line for line in synced.stderr.splitlines() if "vector_store" in line]
+    assert line.startswith("warning: hello: [plugin.requires] nexo_capabilities `vector_store`")
+    (unsigned,) = [line for line in synced.stderr.splitlines() if "NOT SIGNED" in line]
+    assert unsigned.startswith("WARNING: hello-1.0.0-")

@@ -274,3 +274,18 @@ def test_upgrade_all_looks_every_release_up_first_and_once(
     assert by_id["bravo"]["kind"] == "network"
     assert by_id["alpha"]["ok"]
     assert by_id["charlie"]["ok"]
+
+
+def test_upgrade_all_does_not_look_up_a_held_plugin(home: Path, server: GitHubServer) -> None:
+    for plugin_id in ("alpha", "bravo"):
+        server.publish("acme", plugin_id, "v1.0.0", release_assets(plugin_id, "1.0.0"))
+        assert nexo("plugin", "install", f"acme/{plugin_id}", in_process=True)[0] == 0
+        server.publish("acme", plugin_id, "v1.1.0", release_assets(plugin_id, "1.1.0"))
+    assert nexo("plugin", "hold", "bravo", in_process=True)[0] == 0
+    server.requests.clear()
+    code, out, err = nexo("plugin", "upgrade", "--all", "--json", in_process=True)
+    assert code == 0, err
+    by_id = {entry["id"]: entry for entry in json.loads(out)["plugins"]}
+    assert by_id["alpha"]["version"] == "1.1.0"
+    assert by_id["bravo"]["version"] == "1.0.0"
+    assert not [r.path for r in server.requests if "/acme/bravo/" in r.path]

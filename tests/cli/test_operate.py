@@ -133,7 +133,12 @@ def _installed(home: Path) -> dict[str, list[tuple[str, bool]]]:
     return {key: sorted(value) for key, value in found.items()}
 
 
-def test_rollback_swaps_and_can_be_undone(home: Path, server: GitHubServer) -> None:
+def test_rollback_swaps_then_holds_and_never_rolls_forward(
+    home: Path, server: GitHubServer
+) -> None:
+    """After ``rollback`` the plugin stays on the version put back: ``upgrade``, ``upgrade
+    --all`` leave it (``list`` and ``outdated`` say held), a second rollback goes back, never
+    forward, and naming a version (``upgrade ID@TAG``) moves it and ends the hold."""
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
     assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
     server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
@@ -141,20 +146,93 @@ def test_rollback_swaps_and_can_be_undone(home: Path, server: GitHubServer) -> N
     assert _installed(home) == {"hello": [("1.0.0", True), ("2.0.0", False)]}
     server.requests.clear()
 
-    code, out, err = nexo("plugin", "rollback", "hello", "--json", in_process=True)
+    code, out, err = nexo("plugin", "rollback", "hello", "--yes", "--json", in_process=True)
     assert code == 0, err
     document = json.loads(out)
     assert (document["from_version"], document["version"]) == ("2.0.0", "1.0.0")
     assert document["path"] == str(home / "state/plugins/hello-1.0.0")
+    assert document["held"] is True
     assert _installed(home) == {"hello": [("1.0.0", False), ("2.0.0", True)]}
     assert server.requests == []  # offline
     code, out, _ = nexo("plugin", "verify", "--json", in_process=True)
     assert code == 0, out
 
-    code, _, err = nexo("plugin", "rollback", "hello", in_process=True)
-    assert code == 0
-    assert "Rolled back hello to 2.0.0 (from 1.0.0)" in err
-    assert _installed(home) == {"hello": [("1.0.0", True), ("2.0.0", False)]}
+    # A second rollback goes back, never forward: nothing earlier than 1.0.0 is kept.
+    before = tree_snapshot(home / "state/plugins")
+    code, out, err = nexo("plugin", "rollback", "hello", "--json", in_process=True)
+    assert (code, json.loads(out)["kind"]) == (1, "not_installed")
+    assert "no earlier version of 'hello' is kept" in json.loads(out)["error"]
+    assert "kept too: 2.0.0, rolled back from" in json.loads(out)["error"]
+    assert tree_snapshot(home / "state/plugins") == before
+
+    # Held: upgrade and upgrade --all leave it, without a request, and say so.
+    code, out, err = nexo("plugin", "upgrade", "hello", "--json", in_process=True)
+    assert code == 0, err
+    assert (json.loads(out)["held"], json.loads(out)["version"]) == ("1.0.0", "1.0.0")
+    code, _, err = nexo("plugin", "upgrade", "--all", "--yes", in_process=True)
+    assert code == 0, err
+    assert "hello is held at 1.0.0: `nexo plugin upgrade hello@TAG` names a version" in err
+    assert server.requests == []
+    assert tree_snapshot(home / "state/plugins") == before
+    (listed,) = [p for p in nexo("plugin", "list", "--json", in_process=True).document["plugins"]
+                 if not p["kept"]]  # fmt: skip
+    assert (listed["version"], listed["held"]) == ("1.0.0", True)
+    text = nexo("plugin", "list", in_process=True).stdout
+    (row,) = [line for line in text.splitlines() if "1.0.0" in line]
+    assert row.split()[3:5] == ["unsigned", "enabled,held"]
+    code, out, _ = nexo("plugin", "outdated", "--exit-code", "--json", in_process=True)
+    assert code == 0  # held is not outdated: upgrade would not move it
+    (entry,) = json.loads(out)["plugins"]
+    assert (entry["status"], entry["latest"]) == ("held", "2.0.0")
+
+    # Naming a version moves it, and ends the hold.
+    code, out, err = nexo("plugin", "upgrade", "hello@v2.0.0", "--json", in_process=True)
+    assert code == 0, err
+    assert json.loads(out)["version"] == "2.0.0"
+    assert "held" not in json.loads(out)
+    assert nexo("plugin", "list", "--json", in_process=True).document["plugins"][0]["held"] is False
+
+
+def test_hold_and_unhold_by_hand(home: Path, server: GitHubServer) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    code, _, err = nexo("plugin", "hold", "hello", in_process=True)
+    assert code == 0, err
+    assert "hello is held at 1.0.0" in err
+    assert "already held" in nexo("plugin", "hold", "hello", in_process=True).stderr
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    server.requests.clear()
+    code, out, _ = nexo("plugin", "upgrade", "hello", "--json", in_process=True)
+    assert (code, json.loads(out)["held"], server.requests) == (0, "1.0.0", [])
+    code, out, _ = nexo("plugin", "unhold", "hello", "--yes", "--json", in_process=True)
+    assert (code, json.loads(out)["changed"], json.loads(out)["version"]) == (0, True, "1.0.0")
+    assert "was not held" in nexo("plugin", "unhold", "hello", in_process=True).stderr
+    code, out, _ = nexo("plugin", "upgrade", "hello", "--json", in_process=True)
+    assert (code, json.loads(out)["version"]) == (0, "2.0.0")
+    # remove releases a hold: a later install of the id is not held.
+    assert nexo("plugin", "hold", "hello", in_process=True).code == 0
+    assert nexo("plugin", "remove", "hello", "--yes", in_process=True).code == 0
+    assert not list((home / "state/plugins/.nexo/holds").iterdir())
+    code, out, _ = nexo("plugin", "hold", "ghost", "--json", in_process=True)
+    assert (code, json.loads(out)["kind"]) == (1, "not_installed")
+    # An id that is no plugin id never becomes a path: nothing outside the holds is touched.
+    outside = home / "state" / "victim.json"
+    outside.write_text("{}")
+    code, out, _ = nexo("plugin", "unhold", "../../../victim", "--json", in_process=True)
+    assert (code, json.loads(out)["kind"]) == (2, "usage")
+    assert outside.read_text() == "{}"
+
+
+def test_a_mistyped_id_is_not_installed_with_the_closest_ids(
+    home: Path, server: GitHubServer
+) -> None:
+    server.publish("acme", "weather", "v1.0.0", release_assets("weather", "1.0.0"))
+    assert nexo("plugin", "install", "acme/weather", in_process=True)[0] == 0
+    for command in ("rollback", "disable", "upgrade", "remove", "hold"):
+        result = nexo("plugin", command, "wether", "--yes", "--json", in_process=True)
+        assert (result.code, result.document["kind"]) == (1, "not_installed"), command
+        assert result.document["error"].endswith("Did you mean 'weather'?"), command
+        assert result.document["suggestions"] == ["weather"]
 
 
 def test_upgrade_keeps_one_previous_version_by_default(home: Path, server: GitHubServer) -> None:
@@ -173,6 +251,8 @@ def test_upgrade_keeps_one_previous_version_by_default(home: Path, server: GitHu
     code, _, err = nexo("plugin", "upgrade", "hello", in_process=True)
     assert code == 0, err
     assert "Kept 2.0.0 out of the daemon's sight" in err
+    # What changes is said before it is done, as `0.1.0 → 0.2.0`.
+    assert err.index("hello 2.0.0 \u2192 3.0.0") < err.index("Upgraded hello to 3.0.0")
     assert f"Removed the version kept before it ({first['kept_paths'][0]})" in err
     assert not Path(first["kept_paths"][0]).exists()
     assert _installed(home) == {"hello": [("2.0.0", True), ("3.0.0", False)]}
@@ -183,6 +263,7 @@ def test_upgrade_keeps_one_previous_version_by_default(home: Path, server: GitHu
     assert _installed(home) == {"hello": [("2.0.0", False), ("3.0.0", True)]}
 
     server.publish("acme", "hello", "v4.0.0", release_assets("hello", "4.0.0"))
+    assert nexo("plugin", "unhold", "hello", in_process=True).code == 0  # the rollback's hold
     code, out, err = nexo("plugin", "upgrade", "hello", "--no-keep-old", "--json", in_process=True)
     assert code == 0, err
     document = json.loads(out)

@@ -59,8 +59,11 @@ def test_sigkill_rollback(server: FaultyGitHubServer, tmp_path: Path) -> None:
         state = assert_complete(root, [["1.0.0"], ["2.0.0"]])
         if not killed:
             assert state == ["1.0.0"]
-        # The version not installed is kept, whole: a second rollback brings it back.
+        # The version not installed is kept, whole: a rollback brings it back, once the hold
+        # of a rollback that got that far is released (a rollback never goes forward on its
+        # own; `unhold` of a plugin not held is a no-op).
         assert _kept_versions(root) == (["2.0.0"] if state == ["1.0.0"] else ["1.0.0"])
+        assert root.run("unhold", PLUGIN).exit_code == 0
         again = root.run("rollback", PLUGIN)
         assert again.exit_code == 0, (delay, again.stdout)
         other = ["2.0.0"] if state == ["1.0.0"] else ["1.0.0"]
@@ -136,6 +139,8 @@ def test_sigkill_rollback_before_every_step(
         if run.returncode == 0:
             assert state == ["1.0.0"]
         assert _kept_versions(root) == (["2.0.0"] if state == ["1.0.0"] else ["1.0.0"])
+        # A finished rollback holds the plugin; released, a rollback brings the other back.
+        assert root.run("unhold", PLUGIN).exit_code == 0
         again = root.run("rollback", PLUGIN)
         assert again.exit_code == 0, (step, again.stdout)
         other = ["2.0.0"] if state == ["1.0.0"] else ["1.0.0"]

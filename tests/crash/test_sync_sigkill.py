@@ -79,7 +79,8 @@ def _state(env: dict[str, str], dest: Path) -> dict[str, str]:
     assert document["orphans"] == [], document["orphans"]
     versions: dict[str, list[str]] = {}
     for item in document["plugins"]:
-        versions.setdefault(item["id"], []).append(item["version"])
+        if not item["kept"]:  # versions kept for rollback are out of the daemon's sight
+            versions.setdefault(item["id"], []).append(item["version"])
     assert sorted(versions) == sorted(PLUGINS), versions
     assert all(len(found) == 1 for found in versions.values()), versions
     state = {plugin_id: found[0] for plugin_id, found in versions.items()}
@@ -91,10 +92,25 @@ def _state(env: dict[str, str], dest: Path) -> dict[str, str]:
 
 
 def _leftovers(dest: Path) -> list[str]:
+    """What interrupted runs left under ``.nexo`` (the versions kept for rollback are not)."""
     bookkeeping = dest / ".nexo"
     if not bookkeeping.exists():
         return []
-    return sorted(str(path.relative_to(dest)) for path in bookkeeping.rglob("*"))
+    return sorted(
+        str(path.relative_to(dest))
+        for path in bookkeeping.rglob("*")
+        if path.relative_to(bookkeeping).parts[0] != "kept"
+    )
+
+
+def _kept(env: dict[str, str], dest: Path) -> dict[str, list[str]]:
+    """The versions kept for rollback, by plugin id."""
+    listing = plugin("list", "--dest", str(dest), "--json", env=env)
+    kept: dict[str, list[str]] = {}
+    for item in json.loads(listing.stdout)["plugins"]:
+        if item["kept"]:
+            kept.setdefault(item["id"], []).append(item["version"])
+    return kept
 
 
 def _survivors(dest: Path) -> list[int]:
@@ -166,6 +182,8 @@ def _crash_sync(
         assert again.code == 0, (delay, again.stdout)
         assert _state(root_env, dest) == dict.fromkeys(PLUGINS, NEW)
         assert _leftovers(dest) == [], (delay, _leftovers(dest))
+        # Each plugin's replaced version is kept for rollback, once, whatever the moment.
+        assert _kept(root_env, dest) == {plugin_id: [OLD] for plugin_id in PLUGINS}, delay
 
 
 def test_sigkill_sync_leaves_each_plugin_old_or_new(

@@ -74,9 +74,18 @@ def test_the_user_s_own_working_directory_config_is_used_and_named(tmp_path: Pat
 
 def test_the_default_configuration_directory_is_named_once(tmp_path: Path) -> None:
     """Without ``--config`` or ``NEXO_CONFIG_DIR``, the directory in use is named on stderr,
-    once, as a note: stdout stays the ``--json`` document, and ``--quiet`` drops the note."""
+    once, as a note: stdout stays the ``--json`` document, and ``--quiet`` drops the note.
+    A directory that does not exist, or holds no file read from it, changes nothing: no
+    note."""
     work = tmp_path / "elsewhere"
     work.mkdir()
+    absent = _install(tmp_path, work)
+    assert absent.exit_code == 0, absent.stderr
+    assert "configuration directory" not in absent.stderr
+    (tmp_path / "home" / "config").mkdir(parents=True)
+    empty = _install(tmp_path, work)
+    assert "configuration directory" not in empty.stderr
+    _policy(tmp_path / "home" / "config", "warn")
     result = _install(tmp_path, work)
     assert result.exit_code == 0, result.stderr
     assert result.document["ok"] is True

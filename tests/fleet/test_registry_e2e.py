@@ -225,6 +225,7 @@ def test_mirror_then_air_gapped_sync_keeps_the_original_signer(
         {
             "id": "echo",
             "action": "installed",
+            "change": "install",
             "version": "1.2.3",
             "path": str(dest / "echo-1.2.3"),
             "identity": ACME_IDENTITY,

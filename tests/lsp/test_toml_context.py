@@ -1,28 +1,15 @@
-"""The cursor -> TOML key path resolver, on complete and half-typed documents."""
+"""The cursor -> TOML key path resolver, on complete and half-typed documents (the tolerant
+scan itself is tested in tests/core/test_toml_spans.py)."""
 
 from __future__ import annotations
 
 import pytest
+from support.toml_texts import HALF_TYPED
 
-from nexo_pkg.lsp.toml_context import resolve, scan
+from nexo_pkg.core.toml_spans import scan_tolerant as scan
+from nexo_pkg.lsp.toml_context import resolve
 
-DOCUMENT = """\
-manifest_version = 2
-[plugin]
-id = "demo"  # comment
-name = "D🙂mo"
-sandbox.ne
-[plugin.sandbox]
-enabled = true
-network = "
-fs_read_paths = ["/a",
-  "/b"
-[[plugin.channels.register]]
-kind = "x"
-entry = { command = "x", env = { A = "1" } }
-[[plugin.channels.register]]
-adapter = "y"
-"""
+DOCUMENT = HALF_TYPED
 
 
 def _at(marker: str, shift: int = 0, occurrence: int = 0) -> int:
@@ -66,45 +53,11 @@ def test_string_context_covers_the_string_content() -> None:
     assert DOCUMENT[context.replace[0] : context.replace[1]] == "demo"
 
 
-def test_unclosed_string_and_array_do_not_swallow_the_next_statement() -> None:
-    document = scan(DOCUMENT)
-    paths = [entry.path for entry in document.entries]
-    assert ("plugin", "sandbox", "fs_read_paths") in paths
-    assert [header.path for header in document.headers][-1] == ("plugin", "channels", "register")
-    assert len(document.headers) == 4
-
-
 def test_blank_line_is_a_new_key_of_the_current_table() -> None:
     text = "[plugin.sandbox]\nenabled = true\n\n[plugin]\n"
     context = resolve(scan(text), text.index("\n\n") + 1)
     assert context.kind == "key"
     assert context.path == ("plugin", "sandbox", "")
-
-
-def test_present_keys_are_per_array_of_tables_instance() -> None:
-    document = scan(DOCUMENT)
-    register = ("plugin", "channels", "register")
-    second = len(document.headers) - 1
-    assert document.present_keys(register, second) == {"adapter"}
-    assert document.present_keys(register, second - 1) == {"kind", "entry"}
-    assert document.present_keys(("plugin",), 1) >= {"id", "name", "sandbox", "channels"}
-
-
-def test_quoted_keys_are_unquoted() -> None:
-    text = '[plugin."a.b"]\n"x\\"y" = 1\n\'lit\' = 2\n'
-    document = scan(text)
-    assert document.headers[0].path == ("plugin", "a.b")
-    assert [entry.path[-1] for entry in document.entries] == ['x"y', "lit"]
-
-
-def test_multiline_strings_hide_brackets_and_equals() -> None:
-    text = '[plugin]\ndescription = """\n[not.a.header]\nkey = 1\n"""\nid = "x"\n'
-    document = scan(text)
-    assert [header.path for header in document.headers] == [("plugin",)]
-    assert [entry.path for entry in document.entries] == [
-        ("plugin", "description"),
-        ("plugin", "id"),
-    ]
 
 
 @pytest.mark.parametrize(

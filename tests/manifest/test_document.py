@@ -76,3 +76,37 @@ def test_empty_documents_parse_to_nothing(text: str) -> None:
     parsed = parse_manifest(text)
     assert parsed.ok
     assert parsed.data == {}
+
+
+_LONG_KEY = ".".join(["k"] * 80)
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        (f"a = [\n  {{ {_LONG_KEY} = 1 }},\n]\n", Position(2, 5)),
+        (f"a = {{ b = 1, {_LONG_KEY} = 2 }}\n", Position(1, 14)),
+        (f"[a]\nx = 1\n[ {_LONG_KEY} ]\n", Position(3, 3)),
+    ],
+)
+def test_a_dotted_key_of_eighty_parts_is_refused_where_it_stands(
+    text: str, where: Position
+) -> None:
+    [error] = parse_manifest(text).syntax_errors
+    assert error.code == "NX005"
+    assert "a dotted key of 80 parts" in error.message
+    assert error.span.start == where
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        (f"a = [\n{_LONG_KEY} = 1\n", Position(2, 1)),  # the array is not closed
+        (f'"a\n{_LONG_KEY} = 1\n', Position(1, 3)),  # nor is the string
+    ],
+)
+def test_a_syntax_error_before_a_long_dotted_key_comes_first(text: str, where: Position) -> None:
+    """The daemon's parser stops at the first error: a long key after it is never reached."""
+    [error] = parse_manifest(text).syntax_errors
+    assert error.code == "NX001"
+    assert error.span.start == where

@@ -48,6 +48,9 @@ def test_the_result_reads_the_json_document_and_the_error_line(tmp_path: Path) -
 def test_an_in_process_run_restores_this_process(tmp_path: Path) -> None:
     before = (dict(os.environ), Path.cwd(), signal.getsignal(signal.SIGINT))
     env = clean_env(NEXO_HOME=str(tmp_path / "home"), ONLY_IN_THE_RUN="1")
+    # A configuration directory holding a file read from it is named.
+    (tmp_path / "home" / "config" / "plugins").mkdir(parents=True)
+    (tmp_path / "home" / "config" / "plugins" / "discovery.yaml").write_text("discovery: {}\n")
     quiet = nexo("--quiet", "plugin", "list", env=env, cwd=tmp_path, in_process=True)
     assert (quiet.code, quiet.stdout, quiet.stderr) == (0, "", "")
     assert (dict(os.environ), Path.cwd(), signal.getsignal(signal.SIGINT)) == before

@@ -1,4 +1,5 @@
-"""The key path -> span map: every header, key, value, array item, inline and dotted key."""
+"""TOML positions: the strict key path -> span map (every header, key, value, array item, inline
+and dotted key) and the tolerant scan of half-typed text."""
 
 from __future__ import annotations
 
@@ -9,9 +10,19 @@ import pytest
 import tomlkit
 from hypothesis import given
 from hypothesis import strategies as st
+from support.toml_texts import HALF_TYPED
 
 from nexo_pkg.core.diagnostics import Position, Span
-from nexo_pkg.core.toml_spans import MAX_NESTING, KeyPath, SpanMap, format_key_path, scan_spans
+from nexo_pkg.core.toml_spans import (
+    MAX_NESTING,
+    KeyPath,
+    SpanMap,
+    format_key_path,
+    long_dotted_key,
+    nested_value_offset,
+    scan_spans,
+    scan_tolerant,
+)
 
 DOCUMENT = """\
 # comment
@@ -199,3 +210,64 @@ def test_value_spans_hold_the_values(document: dict[str, object]) -> None:
             while isinstance(nested, dict) and len(nested) == 1:
                 [(innermost, nested)] = nested.items()
             assert innermost == path[-1], (path, key_text)
+
+
+def test_unclosed_string_and_array_do_not_swallow_the_next_statement() -> None:
+    document = scan_tolerant(HALF_TYPED)
+    paths = [entry.path for entry in document.entries]
+    assert ("plugin", "sandbox", "fs_read_paths") in paths
+    assert [header.path for header in document.headers][-1] == ("plugin", "channels", "register")
+    assert len(document.headers) == 4
+
+
+def test_present_keys_are_per_array_of_tables_instance() -> None:
+    document = scan_tolerant(HALF_TYPED)
+    register = ("plugin", "channels", "register")
+    second = len(document.headers) - 1
+    assert document.present_keys(register, second) == {"adapter"}
+    assert document.present_keys(register, second - 1) == {"kind", "entry"}
+    assert document.present_keys(("plugin",), 1) >= {"id", "name", "sandbox", "channels"}
+
+
+def test_quoted_keys_are_unquoted() -> None:
+    text = '[plugin."a.b"]\n"x\\"y" = 1\n\'lit\' = 2\n'
+    document = scan_tolerant(text)
+    assert document.headers[0].path == ("plugin", "a.b")
+    assert [entry.path[-1] for entry in document.entries] == ['x"y', "lit"]
+
+
+def test_multiline_strings_hide_brackets_and_equals() -> None:
+    text = '[plugin]\ndescription = """\n[not.a.header]\nkey = 1\n"""\nid = "x"\n'
+    document = scan_tolerant(text)
+    assert [header.path for header in document.headers] == [("plugin",)]
+    assert [entry.path for entry in document.entries] == [
+        ("plugin", "description"),
+        ("plugin", "id"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("x = 1\n a . b.c = 1\n", (7, 3)),
+        ("[ a.b.c ]\n", (2, 3)),
+        ("t = { x = 1, a.b.c = 2 }\n", (13, 3)),
+        ("a.b = 'c.d.e'  # f.g.h\n\"a.b.c\" = 1\n", None),
+        ('a = """\nb.c.d = 1\n"""\n', None),
+    ],
+)
+def test_long_dotted_key_counts_key_parts_only(text: str, found: tuple[int, int] | None) -> None:
+    assert long_dotted_key(text, 3) == found
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("a = [[1]]\n", 5),
+        ("a = [{ b = [1] }]\n", 5),
+        ("[t]\n[[u]]\na = [1]\n", None),
+        ("a = '[[[' # [[[\nb = \"[[\"\n", None),
+    ],
+)
+def test_nested_value_offset_counts_values_not_headers(text: str, found: int | None) -> None:
+    assert nested_value_offset(text, 2) == found

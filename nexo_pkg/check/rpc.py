@@ -1,0 +1,104 @@
+"""The JSON-RPC frame loop both of ``check``'s hosts hold with their child.
+
+One request at a time: send its frame, then read stdout line by line until the reply, the
+deadline (held across frames: a child flooding stdout with other frames never keeps the host
+waiting longer) or the end of the stream. What a line means is the host's business: the plugin
+host (:mod:`~nexo_pkg.check.checks`) and the microapp host (:mod:`~nexo_pkg.check.microapp`)
+read frames by different rules, as the daemon's two hosts do, and each says why a child that
+went away gave no reply.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from nexo_pkg.check.host import PluginProcess
+from nexo_pkg.check.report import ProblemTally
+from nexo_pkg.check.text import encode_frame
+
+
+@dataclass(frozen=True)
+class NoReply:
+    """Why a request got no answer: a ``reason`` (``timeout``, ``exited``, ...) and the
+    ``detail`` a report shows."""
+
+    reason: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The frame a host took as the answer to its pending request, read by its rules."""
+
+    result: Any
+    error: dict[str, Any] | None
+    elapsed_ms: float
+
+
+@dataclass(frozen=True)
+class Pending:
+    """The request waiting for its reply."""
+
+    request_id: int
+    method: str
+    started: float
+    deadline: float
+
+    def reply(self, result: Any, error: dict[str, Any] | None) -> Reply:
+        return Reply(result, error, (time.monotonic() - self.started) * 1000)
+
+
+class FrameLoop:
+    """A conversation with one child over stdio; each host subclasses it with its rules.
+
+    :attr:`stopped` is the :class:`NoReply` of every request once the host's reader reads
+    nothing more (the daemon's stops at a line that is not UTF-8); ``_frames`` tallies the
+    frame problems the host reports at the end; ``_ids`` numbers the requests from 1.
+    """
+
+    def __init__(self, process: PluginProcess, timeout_seconds: float) -> None:
+        self.process = process
+        self.timeout_seconds = timeout_seconds
+        self.stopped: NoReply | None = None
+        self._frames = ProblemTally()
+        self._ids = itertools.count(1)
+
+    def exchange(self, frame: dict[str, Any], *, timeout: float) -> Reply | NoReply:
+        """Send the request ``frame`` and judge every stdout line (:meth:`read_line`,
+        :meth:`oversize`) until its reply, ``timeout`` seconds, or the end of the stream."""
+        started = time.monotonic()
+        pending = Pending(frame["id"], frame["method"], started, started + timeout)
+        if self.stopped is not None:
+            return self.stopped
+        if not self.process.send(encode_frame(frame), deadline=pending.deadline):
+            return self.gone(self.process.exit_code_by(pending.deadline), sending=True)
+        while True:
+            event = self.process.await_stdout(pending.deadline)
+            if event is None:
+                return NoReply("timeout", f"no reply within {round(timeout * 1000)} ms")
+            if event.kind == "eof":
+                return self.gone(self.process.exit_code_by(pending.deadline), sending=False)
+            if event.kind == "oversize":
+                self.oversize(event.size)
+                continue
+            reply = self.read_line(event.data, pending)
+            if self.stopped is not None:
+                return self.stopped
+            if reply is not None:
+                return reply
+
+    def read_line(self, line: bytes, pending: Pending) -> Reply | None:
+        """Judge one stdout line (without its newline): the reply to ``pending`` or None."""
+        raise NotImplementedError
+
+    def oversize(self, size: int) -> None:
+        """Note a stdout line of at least ``size`` bytes, over the cap and dropped unread."""
+        raise NotImplementedError
+
+    def gone(self, code: int | None, *, sending: bool) -> NoReply:
+        """Why the child closed a pipe (stdin when ``sending``): it exited with ``code``, or
+        is still running (None)."""
+        raise NotImplementedError

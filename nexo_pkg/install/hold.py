@@ -1,0 +1,153 @@
+"""Holds: a plugin kept on its installed version, as ``apt-mark hold`` or ``brew pin`` keep a
+package.
+
+``rollback`` holds the plugin on the version it put back (so the next ``upgrade --all`` does
+not bring back the release just rolled back from); ``nexo plugin hold ID`` holds one by hand.
+A held plugin is skipped by ``upgrade`` and ``upgrade --all`` (each says so), shown as held by
+``list`` and ``outdated``, and stays held until the operator names a version (``upgrade
+ID@TAG``, ``install``) or releases the hold (``nexo plugin unhold ID``); ``remove`` releases
+it too.
+
+A hold is one small JSON file per plugin, ``<root>/.nexo/holds/<id>.json`` (``{"id",
+"version", "since", "reason"}``), written atomically; it lives beside the versions ``upgrade``
+keeps, so it goes wherever the root goes and receipts stay as the install wrote them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nexo_pkg.core.dirs import make_dirs
+from nexo_pkg.core.files import read_regular_bytes, write_file_atomically
+from nexo_pkg.install.discovery_edit import check_id
+from nexo_pkg.install.store import BOOKKEEPING_DIR, io_error, utc_now
+from nexo_pkg.manifest.daemon import is_valid_id
+
+HOLDS_AREA = "holds"
+MAX_HOLD_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Hold:
+    """``plugin_id`` is held on ``version`` since ``since`` (UTC), for ``reason``
+    (``rollback`` or ``hold``)."""
+
+    plugin_id: str
+    version: str
+    since: str
+    reason: str
+    # The versions rollbacks set aside while the plugin was held: a further rollback goes
+    # back past them, never forward to them.
+    rolled_back_from: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.plugin_id,
+            "version": self.version,
+            "since": self.since,
+            "reason": self.reason,
+            "rolled_back_from": list(self.rolled_back_from),
+        }
+
+
+def _path(dest: Path, plugin_id: str) -> Path:
+    """``<dest>/.nexo/holds/<id>.json``; ``usage`` for a text that is no plugin id (a name
+    such as ``../x`` must never reach a path)."""
+    check_id(plugin_id)
+    return dest / BOOKKEEPING_DIR / HOLDS_AREA / f"{plugin_id}.json"
+
+
+def read_hold(dest: Path, plugin_id: str) -> Hold | None:
+    """The hold on ``plugin_id`` in the root ``dest``, or ``None``. A hold file that cannot
+    be read as one counts as a hold on no particular version (``?``): the operator asked for
+    one, and ``unhold`` removes it."""
+    path = _path(dest, plugin_id)
+    try:
+        # A regular file only, never a link followed out of the root, a FIFO or a device.
+        raw = read_regular_bytes(path, MAX_HOLD_BYTES, follow_links=False)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise io_error(f"read {path}", exc) from exc
+    try:
+        document = json.loads(raw)
+    except ValueError:
+        document = {}
+    if not isinstance(document, dict):
+        document = {}
+    version, since, reason = (document.get(key) for key in ("version", "since", "reason"))
+    earlier = document.get("rolled_back_from")
+    return Hold(
+        plugin_id,
+        version if isinstance(version, str) else "?",
+        since if isinstance(since, str) else "",
+        reason if isinstance(reason, str) else "hold",
+        tuple(each for each in earlier if isinstance(each, str))
+        if isinstance(earlier, list)
+        else (),
+    )
+
+
+def holds(dest: Path) -> dict[str, Hold]:
+    """Every hold in the root ``dest``, by plugin id."""
+    area = dest / BOOKKEEPING_DIR / HOLDS_AREA
+    try:
+        names = sorted(child.name for child in area.iterdir() if child.name.endswith(".json"))
+    except OSError:
+        return {}
+    found = {}
+    for name in names:
+        if not is_valid_id(name.removesuffix(".json")):
+            continue  # not a hold this module wrote
+        hold = read_hold(dest, name.removesuffix(".json"))
+        if hold is not None:
+            found[hold.plugin_id] = hold
+    return found
+
+
+def set_hold(
+    dest: Path,
+    plugin_id: str,
+    version: str,
+    *,
+    reason: str,
+    rolled_back_from: tuple[str, ...] = (),
+) -> Hold:
+    """Hold ``plugin_id`` on ``version`` in ``dest`` (replacing any earlier hold); the
+    caller holds the root's lock. Raises ``io``."""
+    hold = Hold(plugin_id, version, utc_now(), reason, rolled_back_from)
+    path = _path(dest, plugin_id)
+    try:
+        make_dirs(path.parent)
+        data = json.dumps(hold.to_json(), indent=2) + "\n"
+        write_file_atomically(path, data.encode("utf-8"), mode=0o644)
+    except OSError as exc:
+        raise io_error(f"write {path}", exc) from exc
+    return hold
+
+
+def release_hold(dest: Path, plugin_id: str) -> Hold | None:
+    """Release the hold on ``plugin_id`` in ``dest``; the hold released, or ``None`` when
+    there was none. Raises ``io``."""
+    hold = read_hold(dest, plugin_id)
+    if hold is None:
+        return None
+    path = _path(dest, plugin_id)
+    try:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+    except OSError as exc:
+        raise io_error(f"remove {path}", exc) from exc
+    return hold
+
+
+def held_message(plugin_id: str, version: str) -> str:
+    """What a command that leaves a held plugin alone says about it."""
+    return (
+        f"{plugin_id} is held at {version}: `nexo plugin upgrade {plugin_id}@TAG` names a "
+        f"version, `nexo plugin unhold {plugin_id}` releases the hold"
+    )

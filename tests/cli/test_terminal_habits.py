@@ -1,0 +1,83 @@
+"""What a person at a terminal gets and a pipe does not: ``list``'s header line, ``doctor``'s
+per-plugin progress. Each run gets a real pseudo-terminal as stdout and stderr."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+from pathlib import Path
+
+from support.cli import clean_env, nexo
+from support.tarballs import write_plugin
+
+
+def _on_terminal(*args: str, env: dict[str, str], cwd: Path) -> tuple[int, str]:
+    """``python -m nexo_pkg ARGS`` with a pseudo-terminal as stdout and stderr (stdin
+    closed); its exit code and everything it wrote."""
+    controller, terminal = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nexo_pkg", *args],
+        env=env,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=terminal,
+        stderr=terminal,
+        start_new_session=True,
+    )
+    os.close(terminal)
+    chunks = []
+    try:
+        while True:
+            ready, _, _ = select.select([controller], [], [], 60)
+            if not ready:
+                break
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # the terminal closed with the process
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        code = process.wait(timeout=60)
+    finally:
+        os.close(controller)
+        if process.poll() is None:
+            process.kill()
+    return code, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+
+
+def _installed(tmp_path: Path) -> tuple[dict[str, str], str]:
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    env.pop("NEXO_CONFIG_DIR", None)
+    root = str(tmp_path / "root")
+    for plugin in ("hello", "world"):
+        tarball = write_plugin(tmp_path / "dist", plugin, "1.0.0")
+        done = nexo("plugin", "install", str(tarball), "--dest", root, "--yes", env=env,
+                    cwd=tmp_path, in_process=True)  # fmt: skip
+        assert done.code == 0, done.stderr
+    return env, root
+
+
+def test_list_has_a_header_on_a_terminal_only(tmp_path: Path) -> None:
+    env, root = _installed(tmp_path)
+    code, shown = _on_terminal("plugin", "list", "--dest", root, env=env, cwd=tmp_path)
+    assert code == 0, shown
+    lines = [line for line in shown.splitlines() if line.strip()]
+    assert lines[0].split() == ["ID", "VERSION", "ORIGIN", "SIGNATURE", "STATE", "PATH"]
+    assert [line.split()[0] for line in lines[1:]] == ["hello", "world"]
+    piped = nexo("plugin", "list", "--dest", root, env=env, cwd=tmp_path, in_process=True)
+    assert [line.split()[0] for line in piped.stdout.splitlines()] == ["hello", "world"]
+
+
+def test_doctor_shows_progress_per_plugin_on_a_terminal(tmp_path: Path) -> None:
+    env, root = _installed(tmp_path)
+    _, shown = _on_terminal("plugin", "doctor", "--dest", root, env=env, cwd=tmp_path)
+    assert "[1/2] checking hello-1.0.0" in shown
+    assert "[2/2] checking world-1.0.0" in shown
+    piped = nexo("plugin", "doctor", "--dest", root, env=env, cwd=tmp_path)
+    assert "checking" not in piped.stderr
+    quiet = _on_terminal("plugin", "doctor", "-q", "--dest", root, env=env, cwd=tmp_path)[1]
+    assert "checking" not in quiet
