@@ -143,6 +143,7 @@ def test_architecture_doc_describes_every_contract() -> None:
         "floors",
         "public-names",
         "private-modules",
+        "check-acyclic",
         "lint-path",
     ]
     for contract in contracts:
