@@ -6,6 +6,8 @@
   which measures the child tree alone, unlike ``wait4`` on a child forked from a big parent).
 - :func:`machine`: what the figures were taken on (CPU, cores, RAM, Python, OS, load).
 - :func:`precompile`: nexo-pkg's modules compiled to ``.pyc``, as an installed package has them.
+- :func:`console_script`: the ``nexo`` console script pip writes for a wheel of this checkout,
+  in a virtual environment of its own (no editable-install finder on its path).
 
 Usage from another script in this directory::
 
@@ -172,3 +174,22 @@ def machine() -> dict[str, str]:
         "load average (1/5/15 min)": f"{load1:.2f} / {load5:.2f} / {load15:.2f}",
         "interpreter": sys.executable,
     }
+
+
+def console_script(scratch: Path, checkout: Path | None = None) -> Path:
+    """Build a wheel of ``checkout`` (default: this one), install it without dependencies
+    into a new virtual environment under ``scratch`` with this interpreter's pip, and return
+    the ``nexo`` console script pip wrote there: the program users run, whose start-up
+    includes the wrapper's own imports (``re``, ``sys``), unlike ``python -m nexo_pkg``.
+    Enough for ``--version``; commands that need the dependencies are not run through it."""
+    source = checkout or Path(__file__).resolve().parent.parent
+    wheels = scratch / "wheel"
+    venv = scratch / "venv"
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
+    subprocess.run([*pip, "wheel", "--no-deps", "-w", str(wheels), str(source)], check=True,
+                   capture_output=True)  # fmt: skip
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    wheel = next(wheels.glob("nexo_pkg-*.whl"))
+    subprocess.run([*pip, "--python", str(venv / "bin" / "python"), "install", "--no-deps",
+                    str(wheel)], check=True, capture_output=True)  # fmt: skip
+    return venv / "bin" / "nexo"

@@ -414,7 +414,10 @@ def bench_startup(report: Report, runs: int, before: Path | None) -> None:
             [
                 "## start-up",
                 "",
-                f"Cold processes, {count} interleaved runs; `nexo` runs as `python -m nexo_pkg` "
+                f"Cold processes, {count} interleaved runs; `nexo --version` runs through the "
+                "console script pip writes for a wheel (its target is against that "
+                "environment's own `python3 -c pass`), the other `nexo` rows as "
+                "`python -m nexo_pkg` "
                 "with the same interpreter:",
                 "",
                 "| command | wall min / median / max | median / `python3 -c pass` |",
@@ -426,11 +429,12 @@ def bench_startup(report: Report, runs: int, before: Path | None) -> None:
             ]
         )
     )
-    version = results["nexo --version"].median / floor.median
+    own_floor = results["its python3 -c pass"].median
+    version = results["nexo --version (console script)"].median / own_floor
     report.verdicts.append(
         Verdict(
             "start-up",
-            "`nexo --version` <= 2x `python3 -c pass`",
+            "`nexo --version` (the console script pip writes) <= 2x `python3 -c pass`",
             f"{version:.1f}x",
             version <= 2.0,
             _margin(version, 2.0),

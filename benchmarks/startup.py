@@ -1,6 +1,8 @@
 """Cold start of the commands people type first, against the interpreter's own start-up.
 
-Interleaved, each a fresh process: ``python3 -c pass``; ``nexo --version``; ``nexo --help``;
+Interleaved, each a fresh process: ``python3 -c pass``; ``nexo --version`` through the console
+script pip writes for a wheel of this checkout (``common.console_script``: as users run it, the
+wrapper's own imports included; ``python -m nexo_pkg --version`` beside it); ``nexo --help``;
 ``nexo plugin install --help``; ``nexo plugin check`` on the real-SDK fixture plugin, with
 the plugin's bare ``initialize`` + ``shutdown`` as its baseline. Targets (SPEC §1, §5):
 ``--version`` <= 2x ``python3 -c pass``. With ``--before DIR`` every nexo command also runs
@@ -22,10 +24,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import check  # noqa: E402
-from common import Stats, interleave, wall  # noqa: E402
+from common import Stats, console_script, interleave, wall  # noqa: E402
 
 COMMANDS = {
-    "nexo --version": ["--version"],
+    "python -m nexo_pkg --version": ["--version"],
     "nexo --help": ["--help"],
     "nexo plugin install --help": ["plugin", "install", "--help"],
 }
@@ -44,8 +46,12 @@ def measure(runs: int, before: Path | None = None) -> dict[str, Stats]:
     """Wall seconds of every variant, interleaved."""
     with tempfile.TemporaryDirectory(prefix="nexo-bench-start-") as scratch:
         plugin = check.prepare(Path(scratch))
+        script = console_script(Path(scratch) / "installed")
         variants: dict[str, Callable[[], float | None]] = {
             "python3 -c pass": lambda: wall([sys.executable, "-c", "pass"]),
+            "nexo --version (console script)": lambda: wall([str(script), "--version"]),
+            # The console script's own interpreter (no editable-install finder on its path).
+            "its python3 -c pass": lambda: wall([str(script.with_name("python")), "-c", "pass"]),
         }
         for name, arguments in {
             **COMMANDS,
@@ -67,6 +73,8 @@ def main() -> None:
     floor = results["python3 -c pass"].median
     for name, stats in results.items():
         print(f"{name:<40} {stats.describe()}  ({stats.median / floor:.1f}x python3 -c pass)")
+    own = results["nexo --version (console script)"].median / results["its python3 -c pass"].median
+    print(f"console script --version / its own python3 -c pass: {own:.2f}x (target <= 2x)")
 
 
 if __name__ == "__main__":

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         InstallResult,
         UpgradeResult,
     )
+    from nexo_pkg.install.store import Receipt
     from nexo_pkg.install.summary import InstallPlan
     from nexo_pkg.sources.archive import ArchiveLimits
 
@@ -215,8 +216,10 @@ def _upgrade_one(
     allow_downgrade: bool,
     keep_old: bool | None,
     tag: str | None = None,
+    known: Any = None,
 ) -> UpgradeResult:
-    """Upgrade one plugin from where it came: its GitHub repository or its registry."""
+    """Upgrade one plugin from where it came: its GitHub repository or its registry
+    (``known``: its repository's latest release, already read)."""
     from nexo_pkg.install.pipeline import upgrade  # noqa: PLC0415
     from nexo_pkg.install.store import (  # noqa: PLC0415
         installed_versions,
@@ -252,6 +255,7 @@ def _upgrade_one(
         allow_downgrade=allow_downgrade,
         keep_old=keep_old,
         tag=tag,
+        known=known,
     )
     if hold is not None and result.install is not None and not options.dry_run:
         release_hold(options.dest, plugin_id)  # the operator named the version
@@ -350,6 +354,26 @@ def _discovery_states(config: Path | None) -> Any:
     except NexoError as error:
         warn(f"discovery state unknown: {printable(error.message)}")
         return None
+
+
+def _latest_releases(roots: tuple[Path, ...], options: InstallOptions) -> dict[Any, Any]:
+    """``upgrade --all``'s lookups, all at once before the upgrades (eight at a time, or
+    GraphQL with a token; held plugins are not looked up): ``(root, id)`` -> its
+    repository's latest release, for those read."""
+    from nexo_pkg.core.threads import DEFAULT_JOBS  # noqa: PLC0415
+    from nexo_pkg.install.hold import read_hold  # noqa: PLC0415
+    from nexo_pkg.install.pipeline import known_latest_releases  # noqa: PLC0415
+    from nexo_pkg.install.store import scan_installed  # noqa: PLC0415
+
+    receipts: dict[tuple[Path, str], Receipt] = {}
+    for root in roots:
+        for item in scan_installed(root):
+            # A held plugin is not looked up at all (its upgrade names no version).
+            if item.receipt is not None and read_hold(root, item.receipt.id) is None:
+                receipts.setdefault((root, item.receipt.id), item.receipt)
+    found = known_latest_releases(list(receipts.values()), options, jobs=DEFAULT_JOBS)
+    repositories = {key: (r.owner or "", r.repo or "") for key, r in receipts.items()}
+    return {key: found[repo] for key, repo in repositories.items() if repo in found}
 
 
 def _upgradable_ids(root: Path) -> list[str]:
@@ -642,6 +666,7 @@ def register(app: typer.Typer) -> None:
             lambda: [(root, each) for root in roots for each in _upgradable_ids(root)],
             json_output=json_output,
         )
+        known = guarded(lambda: _latest_releases(roots, chosen), json_output=json_output)
         documents: list[dict[str, Any]] = []
         failed = False
         for root, each in ids:
@@ -652,6 +677,7 @@ def register(app: typer.Typer) -> None:
                     callbacks,
                     allow_downgrade=allow_downgrade,
                     keep_old=keep_old,
+                    known=known.get((root, each)),
                 )
             except NexoError as error:
                 failed = True
@@ -887,6 +913,7 @@ def register(app: typer.Typer) -> None:
         Every directory the daemon could load is checked: one without a readable receipt, or
         a link where a plugin directory belongs, is a failure naming it.
         """
+        from nexo_pkg.core.threads import DEFAULT_JOBS, run_bounded  # noqa: PLC0415
         from nexo_pkg.install.store import verify_installed  # noqa: PLC0415
 
         def run() -> tuple[Path, list[Any]]:
@@ -907,7 +934,9 @@ def register(app: typer.Typer) -> None:
                 if not named and not broken:
                     _holding(roots, plugin_id)  # raises not_installed, naming every root
                 items = named + broken
-            return roots[0], [verify_installed(item) for item in items]
+            # Plugins hashed a few at a time (hashlib and file reads release the GIL); the
+            # reports in the order of the scan.
+            return roots[0], run_bounded(verify_installed, items, jobs=DEFAULT_JOBS)
 
         root, reports = guarded(run, json_output=json_output)
         ok = all(report.ok for report in reports)

@@ -102,7 +102,8 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
         path = found.path
         # Files named on the command line are linted even when excluded, unless
         # --force-exclude (as ruff: a pre-commit hook passes every staged file by name).
-        if (request.force_exclude or path.resolve() not in named) and settings.excluded(path):
+        named_here = bool(named) and path.resolve() in named
+        if (request.force_exclude or not named_here) and settings.excluded(path):
             continue
         file_options = settings.options_for(path)
         try:

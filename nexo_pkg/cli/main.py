@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import signal
 import sys
-from types import FrameType
-from typing import Any
 
 from nexo_pkg import __version__
+
+# Not `typing.TYPE_CHECKING`: importing `typing` is a tenth of `nexo --version`'s start-up.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from types import FrameType
+    from typing import Any
 
 _SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 _SIGNAL_WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from nexo_pkg.cli.common import answer, guarded, painted, policy_path, result_line
+from nexo_pkg.cli.fleet import JobsOption
 from nexo_pkg.cli.install import _holding, _roots, not_installed, registry_mirrors
 from nexo_pkg.cli.options import (
     ConfigOption,
@@ -37,23 +38,67 @@ if TYPE_CHECKING:
     from nexo_pkg.install.outdated import LatestLookup, OutdatedEntry
     from nexo_pkg.install.pipeline import InstallOptions, ReleaseInfo
     from nexo_pkg.install.rollback import RollbackResult
+    from nexo_pkg.install.store import Receipt
+    from nexo_pkg.sources.context import SourceContext
 
 
-def _lookups(options: InstallOptions) -> dict[str, LatestLookup]:
-    """The newest-version lookup of each source kind a receipt can name."""
+class _Lookups:
+    """The newest-version lookup of each source kind a receipt can name (:attr:`by_kind`),
+    all through the one ``context`` (its clients keep their connections from one lookup to
+    the next; the GitHub documents asked with the ETag of the answer kept from the run
+    before). With a GitHub token, :meth:`prepare` asks for the latest releases of many
+    repositories at once (GraphQL) and the GitHub lookups start from those answers. Once
+    GitHub answers that its rate limit is spent, the GitHub lookups left send nothing more
+    and fail with that same answer."""
+
+    def __init__(self, options: InstallOptions, context: SourceContext) -> None:
+        import threading  # noqa: PLC0415
+
+        self.options = options
+        self.context = context
+        context.conditional_requests = True
+        self.known: dict[tuple[str, str], Any] = {}
+        self.limited: list[NexoError] = []
+        self.guard = threading.Lock()
+
+    def prepare(self, receipts: list[Receipt]) -> None:
+        from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
+        from nexo_pkg.install.pipeline import latest_releases  # noqa: PLC0415
+
+        try:
+            self.known = latest_releases(receipts, self.context)
+        except NexoError as error:
+            if error.kind != "rate_limited":
+                raise
+            self.limited.append(error)
+
+    def by_kind(self) -> dict[str, LatestLookup]:
+        return _lookups(self)
+
+
+def _lookups(state: _Lookups) -> dict[str, LatestLookup]:
+    """See :class:`_Lookups`."""
+    options, context, limited, guard = state.options, state.context, state.limited, state.guard
+    from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
     from nexo_pkg.install.outdated import LatestVersion  # noqa: PLC0415
-    from nexo_pkg.install.pipeline import latest_release  # noqa: PLC0415
-    from nexo_pkg.install.store import Receipt  # noqa: PLC0415
+    from nexo_pkg.install.pipeline import latest_in_registry, latest_release  # noqa: PLC0415
 
     def from_github(receipt: Receipt) -> LatestVersion:
-        return LatestVersion(*latest_release(receipt, options))
+        with guard:
+            if limited:
+                raise limited[0]
+        known = state.known.get((receipt.owner or "", receipt.repo or ""))
+        try:
+            return LatestVersion(*latest_release(receipt, options, context, known))
+        except NexoError as error:
+            if error.kind == "rate_limited":
+                with guard:
+                    limited.append(error)
+            raise
 
     def from_registry(receipt: Receipt) -> LatestVersion:
-        from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
-        from nexo_pkg.install.pipeline import latest_in_registry  # noqa: PLC0415
-
         assert receipt.registry is not None  # noqa: S101 (only registry receipts come here)
-        plugin_id, version, digest = latest_in_registry(receipt.registry, options)
+        plugin_id, version, digest = latest_in_registry(receipt.registry, options, context)
         if plugin_id != receipt.id:
             raise NexoError(
                 f"{receipt.registry.split('@', 1)[0]} now holds plugin {plugin_id!r}, "
@@ -88,11 +133,19 @@ def _render(entries: list[OutdatedEntry]) -> None:
             f"{entry.plugin_id:<24} {entry.installed:<12} {latest:<12} {status:<22} {entry.source}"
         )
         result_line(printable(row))
-        if entry.error is not None:
+        if entry.error is not None and entry.error.kind != "rate_limited":
             say(
                 f"  {printable(entry.plugin_id)}: {entry.error.kind}: "
                 f"{printable(entry.error.message)}"
             )
+    # A spent rate limit is one line, with when it resets, not one failure per plugin.
+    limited = [
+        entry.error.message
+        for entry in entries
+        if entry.error is not None and entry.error.kind == "rate_limited"
+    ]
+    if limited:
+        say(f"error: rate_limited: {printable(limited[0])} ({len(limited)} plugin(s) not checked)")
 
 
 ENABLE_HELP = """Let the daemon load a plugin again: take it out of discovery.disabled.
@@ -376,6 +429,7 @@ def register(app: typer.Typer) -> None:
             int,
             typer.Option("--timeout-ms", min=1, help="Deadline of each handshake reply, in ms."),
         ] = 5000,
+        jobs: JobsOption = None,
         json_output: JsonOption = False,
     ) -> None:
         """Check every installed plugin and the daemon's plugin configuration in one report.
@@ -387,6 +441,8 @@ def register(app: typer.Typer) -> None:
         loads it (discovery.disabled, discovery.allowlist). For the root: ids the daemon
         would meet twice, directories without a readable receipt, development links,
         leftovers of interrupted runs, and ./nexo-plugins.lock against ./nexo-plugins.toml.
+        --jobs plugins are checked at a time, each spawned in its own sandbox under its own
+        deadline; the report is the same, in the same order, whatever the number.
         Exit codes: 0 nothing would make the daemon skip or fail a plugin; 1 something
         would (an error finding); 2 usage or configuration error.
         """
@@ -403,6 +459,7 @@ def register(app: typer.Typer) -> None:
         def run() -> Any:
             from nexo_pkg.fleet.doctor import diagnose  # noqa: PLC0415
             from nexo_pkg.fleet.lockfile import LOCK_NAME, WANTED_NAME  # noqa: PLC0415
+            from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
             from nexo_pkg.install.api import wired_capabilities  # noqa: PLC0415
             from nexo_pkg.install.discovery_edit import discovery_state  # noqa: PLC0415
 
@@ -420,6 +477,7 @@ def register(app: typer.Typer) -> None:
                 handshake=handshake,
                 lock_files=(wanted, lock) if wanted.is_file() else None,
                 wired=wired_capabilities(directory),
+                jobs=checked_jobs(jobs),
             )
 
         report = guarded(run, json_output=json_output)
@@ -463,6 +521,7 @@ def register(app: typer.Typer) -> None:
                 "--exit-code", help="Exit 1 when a plugin is outdated (as `git diff --exit-code`)."
             ),
         ] = False,
+        jobs: JobsOption = None,
         json_output: JsonOption = False,
     ) -> None:
         """Show installed plugins whose source has a newer version, without downloading one.
@@ -473,16 +532,21 @@ def register(app: typer.Typer) -> None:
         repository) and where it came from. A plugin installed from an explicit tag is
         "pinned": upgrade stays on that tag. Only release metadata and manifest assets are
         read: no tarball is downloaded, nothing is installed. A plugin whose source cannot be
-        reached is reported as such and the others go on. A plugin held by `rollback` or
-        `hold` is "held": upgrade leaves it alone until a version is named or `nexo plugin
-        unhold` releases it, so --exit-code does not count it.
+        reached is reported as such and the others go on; once GitHub says its rate limit
+        is spent, nothing more is asked of it and one line says when it resets. A plugin
+        held by `rollback` or `hold` is "held": upgrade leaves it alone until a version is
+        named or `nexo plugin unhold` releases it, so --exit-code does not count it. --jobs
+        sources are asked at a time over kept-alive connections; a release document asked
+        before is asked again with its ETag (If-None-Match), and a 304 reuses the answer
+        kept beside the blob cache.
         Exit codes: 0 (with --exit-code: 0 nothing outdated, 1 something is); 1 a source
         could not be checked; 2 usage or configuration error.
         """
 
         def run() -> list[OutdatedEntry]:
+            from nexo_pkg.core.threads import checked_jobs  # noqa: PLC0415
             from nexo_pkg.install.outdated import outdated  # noqa: PLC0415
-            from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
+            from nexo_pkg.install.pipeline import InstallOptions, command_context  # noqa: PLC0415
             from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
             roots = _roots(dest, config)
@@ -498,13 +562,19 @@ def register(app: typer.Typer) -> None:
             from nexo_pkg.install.hold import holds  # noqa: PLC0415
 
             held = {plugin for root in roots for plugin in holds(root)}
+            with command_context(options) as context:
+                lookups = _Lookups(options, context)
+                found = outdated(
+                    roots, plugin_ids or (), lookups.by_kind(),
+                    jobs=checked_jobs(jobs), prepare=lookups.prepare,
+                )  # fmt: skip
             return [
                 # A held plugin is left alone by `upgrade`: what its source offers is shown,
                 # not counted as outdated.
                 replace(entry, status="held")
                 if entry.plugin_id in held and entry.status in {"outdated", "current", "ahead"}
                 else entry
-                for entry in outdated(roots, plugin_ids or (), _lookups(options))
+                for entry in found
             ]
 
         entries = guarded(run, json_output=json_output)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.fleet.pool import run_bounded
 from nexo_pkg.install.api import (
     BOOKKEEPING_DIR,
     JOURNAL_AREA,
@@ -282,6 +283,7 @@ def diagnose(
     handshake: HandshakeCheck | None = None,
     lock_files: tuple[Path, Path] | None = None,
     wired: frozenset[str] | None = None,
+    jobs: int = 1,
 ) -> DoctorReport:
     """Look at every plugin under each of ``roots``, the daemon's search paths in its order
     (see the module docstring: an id met in two roots is loaded from the first).
@@ -289,18 +291,29 @@ def diagnose(
     ``discovery`` is the daemon's discovery state (``None``: unknown); ``handshake`` spawns
     and checks one plugin directory (``None``: not spawned); ``lock_files`` is a wanted set
     and its lock to compare; ``wired`` the capabilities the daemon wires
-    (``install.api.wired_capabilities``; ``None``: its configuration is unknown). Raises
-    ``io`` when a root cannot be read.
+    (``install.api.wired_capabilities``; ``None``: its configuration is unknown). ``jobs``
+    plugins are looked at, and spawned, at a time (each in its own sandbox, under its own
+    deadline); the report is the same whatever their number. Raises ``io`` when a root
+    cannot be read.
     """
     all_roots = (roots,) if isinstance(roots, Path) else roots
     report = DoctorReport(all_roots[0], roots=all_roots, wired=wired)
     items = [item for root in all_roots for item in scan_installed(root)]
-    for item in items:
-        if item.receipt is not None:
-            _installed_findings(
-                report, item, discovery=discovery, nexo_version=nexo_version,
-                handshake=handshake, wired=wired,
-            )  # fmt: skip
+
+    def one(item: Installed) -> DoctorReport:
+        # Each plugin's findings in a report of its own, merged below in the order of the
+        # roots: the report does not depend on which plugin finished first.
+        own = DoctorReport(report.dest, roots=all_roots, wired=wired)
+        _installed_findings(
+            own, item, discovery=discovery, nexo_version=nexo_version,
+            handshake=handshake, wired=wired,
+        )  # fmt: skip
+        return own
+
+    installed = [item for item in items if item.receipt is not None]
+    for own in run_bounded(one, installed, jobs=jobs):
+        report.plugins.extend(own.plugins)
+        report.findings.extend(own.findings)
     _root_findings(report, items)
     if lock_files is not None:
         _lock_findings(report, *lock_files)

@@ -1,9 +1,5 @@
-"""A bounded pool of worker threads for the plugins of one ``lock`` or ``sync`` run.
-
-Downloading, hashing, inflating and writing files release the GIL (sockets, ``hashlib``,
-``zlib``/ISA-L, file I/O), so a few threads keep the network and the cores busy while one
-plugin waits. Results come back in the order of the items, whatever the order the work ends
-in, so what a run prints and writes does not depend on timing.
+"""Worker threads (:func:`run_bounded`, in :mod:`nexo_pkg.core.threads`) and processes for the
+plugins of one ``lock`` or ``sync`` run.
 
 Reading a tar stream's headers does not release it (``tarfile`` parses each 512-byte header
 in Python, over a thousand per realistic plugin), so :class:`CpuPool` runs such a step in
@@ -18,80 +14,19 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from typing import ParamSpec, TypeVar
 
-from nexo_pkg.core.errors import UsageError
+from nexo_pkg.core.threads import DEFAULT_JOBS, MAX_JOBS, checked_jobs, run_bounded
 
-# Workers of one run when --jobs is not given: downloads wait on the network and extraction
-# on the disk (the kernel creating files), so more workers than cores keep both busy, and a
-# fleet of up to 8 plugins goes all at once instead of leaving its last plugins to run alone
-# after the others (docs/benchmarks.md: 5 plugins 0.49x the pipeline with 8, 0.61x with 4).
-DEFAULT_JOBS = 8
-MAX_JOBS = 64
+__all__ = ["DEFAULT_JOBS", "MAX_JOBS", "CpuPool", "checked_jobs", "run_bounded"]
+
 # prctl(2): the signal a process gets when its parent dies.
 _PR_SET_PDEATHSIG = 1
 
-_Item = TypeVar("_Item")
 _Result = TypeVar("_Result")
 _Params = ParamSpec("_Params")
-
-
-def checked_jobs(jobs: int | None) -> int:
-    """``jobs`` (``--jobs``), else :data:`DEFAULT_JOBS`; a usage error outside 1 to
-    :data:`MAX_JOBS`."""
-    if jobs is None:
-        return DEFAULT_JOBS
-    if not 1 <= jobs <= MAX_JOBS:
-        raise UsageError(f"--jobs takes 1 to {MAX_JOBS}, not {jobs}")
-    return jobs
-
-
-def run_bounded(
-    work: Callable[[_Item], _Result],
-    items: Sequence[_Item],
-    *,
-    jobs: int,
-) -> list[_Result]:
-    """``work(item)`` for every item on at most ``jobs`` threads; the results in item order.
-
-    An exception raised by ``work`` is re-raised here once the items already started have
-    finished (the first one in item order wins); the items not started yet never start. An
-    interrupt (SIGINT, SIGTERM turned into an exception) in the calling thread also waits for
-    the started items, so nothing is left half-done behind the caller's back; those items
-    finish what they began (every step of theirs is atomic) and the rest never start.
-    """
-    if jobs <= 1 or len(items) <= 1:
-        return [work(item) for item in items]
-    stopped = threading.Event()
-
-    def guarded(item: _Item) -> _Result:
-        if stopped.is_set():
-            raise _NotStartedError
-        try:
-            return work(item)
-        except BaseException:
-            stopped.set()
-            raise
-
-    pool = ThreadPoolExecutor(max_workers=min(jobs, len(items)), thread_name_prefix="nexo-fleet")
-    futures: list[Future[_Result]] = []
-    try:
-        futures = [pool.submit(guarded, item) for item in items]
-        for future in futures:
-            # Waiting on each in turn: the first failure in item order is the one raised.
-            future.exception()
-    finally:
-        stopped.set()
-        pool.shutdown(wait=True, cancel_futures=True)
-    # The first failure in item order is raised; an item skipped after it never is.
-    return [future.result() for future in futures]
-
-
-class _NotStartedError(Exception):
-    """An item skipped because an earlier one failed (never seen by callers: the failure
-    before it in item order is raised first)."""
 
 
 class CpuPool:

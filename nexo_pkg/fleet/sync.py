@@ -333,6 +333,11 @@ def sync(
                 result.relocked = relock(wanted_path, lock_path, options, session=session).written
         locked = read_lock(lock_path)
         jobs = min(checked_jobs(options.jobs), len(locked.plugins))
+        if not _any_to_install(locked.plugins, installed_by_id(dest), candidates):
+            # Every plugin looks in line with the lock already: no worker process is forked
+            # for a run with nothing to install (checked again under the root's lock below,
+            # where a plugin changed meanwhile is still installed, one job at a time).
+            jobs = 1
         # The root's lock is held for the whole run, so the plugins' workers extract side by
         # side into their own staging trees, each in a worker process of `cpu` when there are
         # several jobs (one per job: creating files waits on the disk as much as it uses a
@@ -405,13 +410,7 @@ def _sync_one(
     upgrade must."""
     try:
         row = pick_target(entry, candidates)
-        current = [
-            item
-            for item in present
-            if item.receipt is not None
-            and item.receipt.version == entry.version
-            and item.receipt.sha256 == row.sha256
-        ]
+        current = _current(entry, row, present)
         if len(present) == 1 and current:
             return PluginOutcome(
                 entry.plugin_id, "unchanged", entry.version, str(present[0].path),
@@ -468,6 +467,36 @@ def _sync_one(
         return PluginOutcome(
             entry.plugin_id, "failed", entry.version, kind=error.kind, error=error.message
         )
+
+
+def _current(entry: LockedPlugin, row: LockedTarget, present: list[Installed]) -> list[Installed]:
+    """The installs of ``present`` that are the locked version and artifact."""
+    return [
+        item
+        for item in present
+        if item.receipt is not None
+        and item.receipt.version == entry.version
+        and item.receipt.sha256 == row.sha256
+    ]
+
+
+def _any_to_install(
+    plugins: Mapping[str, LockedPlugin],
+    installed: Mapping[str, list[Installed]],
+    candidates: tuple[str, ...],
+) -> bool:
+    """Whether some locked plugin is not installed as :func:`_sync_one` would leave it
+    unchanged (one install, the locked version and artifact); a lock entry without a target
+    for this host counts as work (its failure is reported there)."""
+    for plugin_id, entry in plugins.items():
+        present = installed.get(plugin_id, [])
+        try:
+            row = pick_target(entry, candidates)
+        except NexoError:
+            return True
+        if len(present) != 1 or not _current(entry, row, present):
+            return True
+    return False
 
 
 def _identity(item: Installed) -> str | None:

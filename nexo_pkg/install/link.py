@@ -23,7 +23,6 @@ from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.files import read_config_bytes
 from nexo_pkg.install.store import installed_versions, locked_root
 from nexo_pkg.manifest.names import find_manifest
-from nexo_pkg.sources.select import identity_from_manifest
 
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 
@@ -72,6 +71,9 @@ def _identity(directory: Path) -> tuple[str, str]:
         text = raw[:MAX_MANIFEST_BYTES].decode("utf-8")
     except UnicodeDecodeError as exc:
         raise NexoError(f"{lookup.path} is not UTF-8 TOML", kind="manifest_invalid") from exc
+    # The manifest model only here: `list` reads links but never makes one.
+    from nexo_pkg.sources.select import identity_from_manifest  # noqa: PLC0415
+
     identity = identity_from_manifest(text, max_bytes=MAX_MANIFEST_BYTES)
     if identity is None:
         raise NexoError(

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.threads import run_bounded
 from nexo_pkg.core.version import VersionError, compare_versions
 from nexo_pkg.install.store import Installed, Receipt, installed_versions, scan_installed
 
@@ -113,14 +114,21 @@ def _entry(item: Installed, lookups: dict[str, LatestLookup]) -> OutdatedEntry:
 
 
 def outdated(
-    roots: Path | tuple[Path, ...], plugin_ids: Iterable[str], lookups: dict[str, LatestLookup]
+    roots: Path | tuple[Path, ...],
+    plugin_ids: Iterable[str],
+    lookups: dict[str, LatestLookup],
+    *,
+    jobs: int = 1,
+    prepare: Callable[[list[Receipt]], None] | None = None,
 ) -> list[OutdatedEntry]:
     """Compare every installed plugin of every plugin root (or those named) with the newest
     version its source offers. ``lookups`` maps a receipt's source kind (``github-releases``,
     ``registry``) to its lookup; plugins from other sources (a local file) are reported as
     ``local``, those installed from an explicit tag with a newer release as ``pinned``, those
-    whose lookup fails as ``failed`` (the others go on). Raises ``not_installed`` for a named
-    id installed in no root, ``io`` when a root cannot be read."""
+    whose lookup fails as ``failed`` (the others go on). ``prepare`` hears every receipt
+    before the first lookup (to ask for many at once); ``jobs`` lookups run at a time; the
+    entries come in the same order whatever their number. Raises ``not_installed`` for a
+    named id installed in no root, ``io`` when a root cannot be read."""
     all_roots = (roots,) if isinstance(roots, Path) else roots
     wanted = list(dict.fromkeys(plugin_ids))
     items: list[Installed] = []
@@ -140,4 +148,6 @@ def outdated(
     else:
         for root in all_roots:
             items.extend(item for item in scan_installed(root) if item.receipt is not None)
-    return [_entry(item, lookups) for item in items]
+    if prepare is not None:
+        prepare([item.receipt for item in items if item.receipt is not None])
+    return run_bounded(lambda item: _entry(item, lookups), items, jobs=jobs)

@@ -10,13 +10,14 @@ the last step, under its lock.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.durable import sync_tree
 from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.threads import run_bounded
 from nexo_pkg.core.version import VersionError, compare_versions, parse_version
 from nexo_pkg.install.compat import (
     DaemonVersion,
@@ -66,6 +67,7 @@ from nexo_pkg.trust import entry as trust
 
 if TYPE_CHECKING:
     from nexo_pkg.net.bounded import Deadline
+    from nexo_pkg.sources.github import Release
 
 
 @dataclass(frozen=True)
@@ -250,6 +252,8 @@ def command_context(
         with context:
             yield context
         kept = not options.dry_run
+        if kept:
+            context.cache.keep()
     finally:
         if not kept:
             with contextlib.suppress(NexoError):
@@ -671,6 +675,7 @@ def upgrade(
     allow_downgrade: bool = False,
     keep_old: bool | None = None,
     tag: str | None = None,
+    known: Release | None = None,
 ) -> UpgradeResult:
     """Upgrade an installed plugin along its receipt's coordinates (``--target`` overrides
     its target), as the reference does; one from a registry follows the highest semver tag
@@ -681,6 +686,8 @@ def upgrade(
     default (``keep_old`` None) the version replaced is kept under ``.nexo/kept`` for
     ``rollback`` and older kept ones are removed; True keeps them all, False deletes it.
     Raises ``not_installed`` for an unknown id, ``source_invalid`` for local-file installs.
+    ``known`` is the latest release of its repository when already read
+    (:func:`known_latest_releases`); every check of the release is made as ever.
     """
     _check_flags(options)
     matches = require_installed(options.dest, plugin_id)
@@ -721,6 +728,7 @@ def upgrade(
             targets=host_candidates(options.target),
             manifest_problem=manifest_asset_problem,
             expected_id=plugin_id,
+            known=known,
         )
         found = source.identify()
         chosen_source: Source = source
@@ -920,42 +928,133 @@ def remove(plugin_id: str, dest: Path) -> list[Installed]:
     return matches
 
 
-def latest_release(receipt: Receipt, options: InstallOptions) -> tuple[str, str]:
+def latest_release(
+    receipt: Receipt,
+    options: InstallOptions,
+    context: SourceContext | None = None,
+    known: Release | None = None,
+) -> tuple[str, str]:
     """The newest release of the GitHub repository a receipt names, as ``(version, tag)``,
-    from its metadata and manifest asset (or tarball names) only. Raises ``source_invalid``
-    for a receipt that names no repository, and what :meth:`GitHubReleaseSource.identify`
-    raises (``release_not_found``, ``network``, …)."""
+    from its metadata and manifest asset (or tarball names) only, through ``context`` (a
+    command's, shared by its lookups so they keep their connections; else one of its own).
+    ``known`` is its latest release when already read (:func:`latest_releases`). Raises
+    ``source_invalid`` for a receipt that names no repository, and what
+    :meth:`GitHubReleaseSource.identify` raises (``release_not_found``, ``network``, …)."""
     if receipt.source != "github-releases" or not receipt.owner or not receipt.repo:
         raise NexoError(f"{receipt.id} was not installed from a release", kind="source_invalid")
-    found = _release_of(GitHubSource(receipt.owner, receipt.repo, None), options, receipt.id)
+    spec = GitHubSource(receipt.owner, receipt.repo, None)
+    found = _release_of(spec, options, receipt.id, context, known)
     return found.identity.version, found.release.tag
 
 
 def _release_of(
-    spec: GitHubSource, options: InstallOptions, expected_id: str | None
+    spec: GitHubSource,
+    options: InstallOptions,
+    expected_id: str | None,
+    context: SourceContext | None = None,
+    known: Release | None = None,
 ) -> ResolvedRelease:
     """The release ``spec`` names and the plugin it carries (no tarball is downloaded)."""
-    with command_context(options) as context:
+    with contextlib.ExitStack() as stack:
+        if context is None:
+            context = stack.enter_context(command_context(options))
         source = GitHubReleaseSource(
             spec,
             context,
             targets=(),
             manifest_problem=manifest_asset_problem,
             expected_id=expected_id,
+            known=known,
         )
         return source.identify()
 
 
-def latest_in_registry(registry: str, options: InstallOptions) -> tuple[str, str, str]:
+# Repositories asked in one GraphQL request (each alias is a small part of the query).
+GRAPHQL_BATCH = 50
+
+
+def latest_releases(
+    receipts: Sequence[Receipt], context: SourceContext
+) -> dict[tuple[str, str], Release]:
+    """With a GitHub token, the latest release of every repository the GitHub ``receipts``
+    name, asked :data:`GRAPHQL_BATCH` repositories to a GraphQL request; without one, or
+    for a batch the API does not answer, nothing (each plugin is then asked on its own).
+    Raises ``rate_limited``."""
+    client = context.github()
+    wanted = sorted(
+        {
+            (r.owner, r.repo)
+            for r in receipts
+            if r.source == "github-releases" and r.owner and r.repo
+        }
+    )
+    if client.token is None or not wanted:
+        return {}
+    found: dict[tuple[str, str], Release] = {}
+    for start in range(0, len(wanted), GRAPHQL_BATCH):
+        try:
+            found.update(client.latest_releases(wanted[start : start + GRAPHQL_BATCH]))
+        except NexoError as error:
+            if error.kind == "rate_limited":
+                raise
+    return found
+
+
+def known_latest_releases(
+    receipts: Sequence[Receipt], options: InstallOptions, *, jobs: int
+) -> dict[tuple[str, str], Release]:
+    """The latest releases of the GitHub repositories ``receipts`` follow (not those pinned
+    to a tag), read ``jobs`` at a time on one command's clients (with a token, 50 to a
+    GraphQL request), for ``upgrade --all`` to start from. A repository that cannot be read
+    is left out (its upgrade asks again and reports why); after a rate-limit answer nothing
+    more is asked."""
+    followed = [
+        r for r in receipts if r.registry is None and r.pinned_tag is None and r.owner and r.repo
+    ]
+    wanted = sorted(
+        {(r.owner or "", r.repo or "") for r in followed if r.source == "github-releases"}
+    )
+    if not wanted:
+        return {}
+    stopped: list[NexoError] = []
+    with command_context(options) as context:
+        try:
+            found = latest_releases(followed, context)
+        except NexoError:
+            return {}
+
+        def one(key: tuple[str, str]) -> Release | None:
+            if stopped:
+                return None
+            try:
+                return context.github().get_release(*key, None)
+            except NexoError as error:
+                if error.kind == "rate_limited":
+                    stopped.append(error)
+                return None
+
+        missing = [key for key in wanted if key not in found]
+        for key, release in zip(missing, run_bounded(one, missing, jobs=jobs), strict=True):
+            if release is not None:
+                found[key] = release
+    return found
+
+
+def latest_in_registry(
+    registry: str, options: InstallOptions, context: SourceContext | None = None
+) -> tuple[str, str, str]:
     """The newest version in the repository of a pinned ``oci://…@sha256:…`` reference (a
     receipt's ``registry``), as ``(plugin id, version, index digest)``, from tags and the
-    index only. Raises what :meth:`OciSource.version` raises (``registry_invalid``,
-    ``network``, ``release_not_found``, …)."""
+    index only, through ``context`` as :func:`latest_release`. Raises what
+    :meth:`OciSource.version` raises (``registry_invalid``, ``network``,
+    ``release_not_found``, …)."""
     from nexo_pkg.sources.oci_source import OciSource  # noqa: PLC0415 - httpx on use
 
     pinned = parse_reference(registry)
     repository = OciReference(pinned.host, pinned.repository)
-    with command_context(options) as context:
+    with contextlib.ExitStack() as stack:
+        if context is None:
+            context = stack.enter_context(command_context(options))
         latest = OciSource(repository, context, targets=None).version()
     return latest.plugin_id, latest.version, latest.index_digest
 

@@ -281,25 +281,28 @@ def read_receipt(directory: Path) -> Receipt:
     (a receipt that is a link, a FIFO or larger than 32 MiB is unusable, never waited on)."""
     raw = read_capped_bytes(directory / RECEIPT_NAME, MAX_RECEIPT_BYTES, follow_links=False)
     try:
-        pairs = json.loads(raw.decode("utf-8"), object_pairs_hook=_KeyValuePairs)
+        document = json.loads(raw.decode("utf-8"), object_pairs_hook=_JsonObject.of)
     except RecursionError as exc:
         raise ValueError("nested too deeply") from exc
-    if isinstance(pairs, _KeyValuePairs):
-        reference_receipt_problem(pairs)
-    return Receipt.from_json(_as_data(pairs))
+    if isinstance(document, _JsonObject):
+        reference_receipt_problem(document.pairs)
+    return Receipt.from_json(document)
 
 
-class _KeyValuePairs(list[tuple[str, Any]]):
-    """A JSON object as its ``(key, value)`` pairs in document order, duplicates kept."""
+class _JsonObject(dict[str, Any]):
+    """A JSON object as a dict (the last duplicate wins) that keeps its ``(key, value)``
+    pairs in document order, duplicates included, for :func:`reference_receipt_problem`.
+    Built as the parser meets each object, so no second pass over the document is needed
+    (a receipt lists every file of its plugin)."""
 
+    __slots__ = ("pairs",)
+    pairs: list[tuple[str, Any]]
 
-def _as_data(value: Any) -> Any:
-    """Plain dicts and lists from :class:`_KeyValuePairs` (the last duplicate wins)."""
-    if isinstance(value, _KeyValuePairs):
-        return {key: _as_data(item) for key, item in value}
-    if isinstance(value, list):
-        return [_as_data(item) for item in value]
-    return value
+    @classmethod
+    def of(cls, pairs: list[tuple[str, Any]]) -> _JsonObject:
+        made = cls(pairs)
+        made.pairs = pairs
+        return made
 
 
 def reference_receipt_problem(pairs: list[tuple[str, Any]]) -> None:

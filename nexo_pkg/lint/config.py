@@ -10,6 +10,7 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatch
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -37,25 +38,33 @@ class LintConfig:
     exclude: tuple[str, ...] = ()
     root: Path = field(default_factory=Path.cwd)
 
-    def _relative(self, path: Path) -> str:
+    @cached_property
+    def _resolved_root(self) -> Path:
+        return self.root.resolve()
+
+    def _relative(self, path: Path, resolved: Path | None) -> str:
         try:
-            return PurePosixPath(path.resolve().relative_to(self.root.resolve())).as_posix()
+            real = resolved if resolved is not None else path.resolve()
+            return PurePosixPath(real.relative_to(self._resolved_root)).as_posix()
         except ValueError:
             return path.as_posix()
 
-    def ignored_for(self, path: Path) -> frozenset[str]:
-        """The rules ``per-file-ignores`` drops for the file at ``path``."""
-        relative = self._relative(path)
+    def ignored_for(self, path: Path, resolved: Path | None = None) -> frozenset[str]:
+        """The rules ``per-file-ignores`` drops for the file at ``path`` (``resolved``: its
+        ``resolve()``, when the caller has it)."""
+        relative = self._relative(path, resolved)
         found: set[str] = set()
         for pattern, rules in self.per_file_ignores:
             if fnmatch(relative, pattern) or fnmatch(path.name, pattern):
                 found.update(rules)
         return frozenset(found)
 
-    def excludes(self, path: Path) -> bool:
+    def excludes(self, path: Path, resolved: Path | None = None) -> bool:
         """Whether ``exclude`` of this file skips ``path`` in the directory search: the path
         relative to the config's directory, or one of its parts, matches a pattern."""
-        relative = self._relative(path)
+        if not self.exclude:
+            return False
+        relative = self._relative(path, resolved)
         parts = PurePosixPath(relative).parts
         return any(
             fnmatch(relative, pattern) or any(fnmatch(part, pattern) for part in parts)
@@ -113,6 +122,9 @@ class ConfigResolver:
     def __init__(self, cwd: Path) -> None:
         self._nearest: dict[Path, Path | None] = {}
         self._loaded: dict[Path, LintConfig] = {}
+        # Each directory of the run resolved once, not once per file (a tree of thousands of
+        # manifests sits in a few hundred directories).
+        self._directories: dict[Path, Path] = {}
         found = self._nearest_config(cwd.resolve())
         self.fallback = self._load(found) if found is not None else LintConfig(root=cwd)
 
@@ -125,6 +137,8 @@ class ConfigResolver:
     def _nearest_config(self, directory: Path) -> Path | None:
         """The nearest ``.nexo.toml``, or ``pyproject.toml`` with ``[tool.nexo.lint]``, in
         ``directory`` or above it."""
+        if directory in self._nearest:
+            return self._nearest[directory]
         walked: list[Path] = []
         found: Path | None = None
         for candidate_dir in (directory, *directory.parents):
@@ -139,9 +153,20 @@ class ConfigResolver:
             self._nearest[seen] = found
         return found
 
-    def for_path(self, path: Path) -> LintConfig:
-        """The settings for the file at ``path``; raises ``config_invalid`` for a bad file."""
-        found = self._nearest_config(path.resolve().parent)
+    def resolved(self, path: Path) -> Path:
+        """``path.resolve()``, its directory resolved once per run (a file that is a link is
+        resolved itself, as before)."""
+        if path.is_symlink():
+            return path.resolve()
+        directory = self._directories.get(path.parent)
+        if directory is None:
+            directory = self._directories[path.parent] = path.parent.resolve()
+        return directory / path.name
+
+    def for_path(self, path: Path, resolved: Path | None = None) -> LintConfig:
+        """The settings for the file at ``path`` (``resolved``: its :meth:`resolved`);
+        raises ``config_invalid`` for a bad file."""
+        found = self._nearest_config((resolved or self.resolved(path)).parent)
         return self._load(found) if found is not None else self.fallback
 
 
@@ -246,9 +271,10 @@ class LintSettings:
 
     def options_for(self, path: Path) -> LintOptions:
         """The options for the file at ``path`` (``per-file-ignores`` included)."""
-        config = self._resolver.for_path(path)
+        resolved = self._resolver.resolved(path)
+        config = self._resolver.for_path(path, resolved)
         options = self._base(config)
-        ignored = config.ignored_for(path)
+        ignored = config.ignored_for(path, resolved) if config.per_file_ignores else frozenset()
         if not ignored:
             return options
         where = f"{config.path}: per-file-ignores"
@@ -256,4 +282,7 @@ class LintSettings:
 
     def excluded(self, path: Path) -> bool:
         """Whether the directory search skips ``path`` (its config's and the flags' excludes)."""
-        return self._resolver.for_path(path).excludes(path) or self._flag_excludes.excludes(path)
+        resolved = self._resolver.resolved(path)
+        return self._resolver.for_path(path, resolved).excludes(
+            path, resolved
+        ) or self._flag_excludes.excludes(path, resolved)

@@ -25,7 +25,12 @@ from typing import IO
 from nexo_pkg.core import posix
 from nexo_pkg.core.dirs import make_dirs
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.files import NotRegularFileError, open_lock_file, open_regular
+from nexo_pkg.core.files import (
+    NotRegularFileError,
+    open_lock_file,
+    open_regular,
+    write_file_atomically,
+)
 
 CHUNK = 1024 * 1024
 _HEX = re.compile(r"^[0-9a-f]{64}$")
@@ -124,6 +129,9 @@ class BlobCache:
         self._counting = threading.Lock()
         # Blobs this instance put into the store (see :meth:`discard_added`).
         self.added: list[Path] = []
+        # API answers to keep for conditional requests (:class:`AnswerCache`), written by
+        # :meth:`keep` when the command ends well, by path.
+        self.answers: dict[Path, bytes] = {}
 
     @contextlib.contextmanager
     def _locked(self, *, exclusive: bool) -> Iterator[None]:
@@ -260,10 +268,26 @@ class BlobCache:
             finally:
                 os.close(descriptor)
 
+    def keep_later(self, path: Path, data: bytes) -> None:
+        """Write ``data`` to ``path`` (an API answer) when the command keeps what it added."""
+        with self._counting:
+            self.answers[path] = data
+
+    def keep(self) -> None:
+        """Write the API answers the command read (:class:`AnswerCache`); one that cannot be
+        written is only a request that will not be conditional next time."""
+        with self._counting:
+            answers, self.answers = self.answers, {}
+        for path, data in answers.items():
+            with contextlib.suppress(OSError):
+                make_dirs(path.parent)
+                write_file_atomically(path, data, mode=0o600, durable=False)
+
     def discard_added(self) -> None:
         """Take the blobs this instance added out of the store again, so a command that was
         refused (or only rehearsed) leaves the cache as it found it. Waits for the readers
         of the cache, as :meth:`prune` does; must not be called inside :meth:`open_blob`."""
+        self.answers.clear()
         if not self.added:
             return
         with self._locked(exclusive=True):
@@ -319,3 +343,70 @@ class BlobCache:
                 except OSError:
                     continue  # gone meanwhile, or not ours to remove: the rest is pruned
         return PruneReport(removed, freed, kept)
+
+
+@dataclass(frozen=True)
+class StoredAnswer:
+    """An API answer kept for a conditional request: its ``ETag``, the next page URL it
+    named, and the body as it came (decoded, at most the document cap)."""
+
+    etag: str
+    following: str | None
+    body: bytes
+
+
+class AnswerCache:
+    """API answers by request, beside the blob cache (``$NEXO_HOME/cache/blobs/answers``),
+    for ``If-None-Match``: an answer is used again only when the server says, with a 304,
+    that it has not changed. An entry that cannot be read or is not whole is no entry;
+    writing one that fails is only a missed saving (never an error of the command). The
+    entries of a command are written when it keeps what it added (:meth:`BlobCache.keep`),
+    never when it is refused or rehearsed."""
+
+    def __init__(self, blobs: BlobCache) -> None:
+        self.root = blobs.root / "answers"
+        self._blobs = blobs
+
+    def _path(self, key: str) -> Path:
+        return self.root / key_digest(key)
+
+    def get(self, key: str, limit: int) -> StoredAnswer | None:
+        from nexo_pkg.core.files import open_regular  # noqa: PLC0415
+
+        try:
+            with open_regular(self._path(key)) as handle:
+                # Only an entry this user wrote and nobody else may write (as ssh reads its
+                # files): another account's entry is no entry.
+                info = os.fstat(handle.fileno())
+                if info.st_uid != os.geteuid() or info.st_mode & 0o022:
+                    return None
+                raw = handle.read(limit + _ANSWER_HEAD_MAX + 1)
+        except OSError:
+            return None
+        head, newline, body = raw.partition(b"\n")
+        try:
+            fields = head.decode("ascii").split("\t")
+        except UnicodeDecodeError:
+            return None
+        if not newline or len(fields) != 3 or fields[0] != key_digest(key) or len(body) > limit:
+            return None
+        etag, following = fields[1], fields[2] or None
+        return StoredAnswer(etag, following, body) if etag else None
+
+    def put(self, key: str, answer: StoredAnswer) -> None:
+        fields = (key_digest(key), answer.etag, answer.following or "")
+        if any(not field.isascii() or "\t" in field or "\n" in field for field in fields):
+            return
+        head = "\t".join(fields).encode("ascii")
+        if len(head) >= _ANSWER_HEAD_MAX:
+            return
+        self._blobs.keep_later(self._path(key), head + b"\n" + answer.body)
+
+
+# The first line of an entry (key digest, ETag, next page URL) is at most this long.
+_ANSWER_HEAD_MAX = 8192
+
+
+def key_digest(key: str) -> str:
+    """The hex SHA-256 of a cache key: an entry names the request it answers."""
+    return hashlib.sha256(key.encode()).hexdigest()

@@ -92,6 +92,9 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
         self._registries: list[tuple[str, RegistryClient]] = []
         self._github_used = False
         self._policy: trust.TrustPolicy | None = None
+        # API answers kept for conditional requests (`outdated` only, which reports and never
+        # installs: what it reads from a kept answer decides nothing that gets installed).
+        self.conditional_requests = False
         self._stack = contextlib.ExitStack()
         self._guard = threading.Lock()
 
@@ -186,6 +189,7 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
                 blobs=self.cache,
                 overall=self.deadline,
                 notice=self.notice,
+                answers=self.conditional_requests,
             )
             self._github_used = True
             return github

@@ -14,16 +14,17 @@ import contextlib
 import datetime as dt
 import difflib
 import io
+import json
 import os
 import re
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.terminal import shown
@@ -44,7 +45,7 @@ from nexo_pkg.net.client import (
     parse_retry_after,
     same_origin,
 )
-from nexo_pkg.sources.cache import BlobCache, BlobSink
+from nexo_pkg.sources.cache import AnswerCache, BlobCache, BlobSink, StoredAnswer, key_digest
 from nexo_pkg.sources.checksum import parse_digest
 from nexo_pkg.sources.download import over_download_limit
 from nexo_pkg.sources.spec import timestamp_or_none
@@ -235,7 +236,9 @@ def _is_rate_limited(response: httpx.Response) -> bool:
 class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
     """GitHub REST client for releases; use as a context manager to close the connection pool.
     The other options configure its :class:`~nexo_pkg.net.client.HttpClient`; ``blobs`` is the
-    cache small assets go through (:meth:`fetch_bytes`)."""
+    cache small assets go through (:meth:`fetch_bytes`); with ``answers`` the API documents it
+    reads are kept beside it and asked for again with their ``ETag``
+    (:class:`~nexo_pkg.sources.cache.AnswerCache`)."""
 
     def __init__(
         self,
@@ -250,6 +253,7 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         blobs: BlobCache | None = None,
         overall: Deadline | None = None,
         notice: Callable[[str], None] | None = None,
+        answers: bool = False,
     ) -> None:
         self.api_base = api_base.rstrip("/")
         self.token = token
@@ -270,6 +274,7 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
             sleep=sleep,
         )
         self._net.host = urlsplit(self.api_base).netloc
+        self._answers = AnswerCache(blobs) if blobs is not None and answers else None
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
@@ -280,7 +285,15 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
     # -- requests -------------------------------------------------------------------------
 
     @contextmanager
-    def _open(self, url: str, accept: str, what: str) -> Iterator[httpx.Response]:
+    def _open(
+        self,
+        url: str,
+        accept: str,
+        what: str,
+        extra: dict[str, str] | None = None,
+        *,
+        content: bytes | None = None,
+    ) -> Iterator[httpx.Response]:
         """GET ``url`` through the net client (redirects checked on every hop, the token
         only for the API's own origin); yield a streamed answer.
 
@@ -292,13 +305,15 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         binary = accept == "application/octet-stream"
         encoding = "identity" if binary else DOCUMENT_ACCEPT_ENCODING
         with self._net.open(
-            "GET",
+            "GET" if content is None else "POST",
             url,
             what,
+            content=content,
             headers={
                 "Accept": accept,
                 "X-GitHub-Api-Version": API_VERSION,
                 "Accept-Encoding": encoding,
+                **(extra or {}),
             },
             credentials=credentials,
             credentials_origin=self.api_base,
@@ -336,16 +351,29 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         short is retried.
         """
 
+        # The answer kept from an earlier run is sent for again with If-None-Match, and
+        # used only when the server says, with a 304, that it has not changed (GitHub does
+        # not count such an answer against the rate limit). Keyed by URL and token.
+        key = f"{url}\n{key_digest(self.token or '')}"
+        stored = self._answers.get(key, MAX_DOCUMENT_BYTES) if self._answers else None
+        condition = {"If-None-Match": stored.etag} if stored is not None else None
+
         def attempt() -> tuple[Any, str | None]:
-            with self._open(url, "application/vnd.github+json", what) as response:
+            with self._open(url, "application/vnd.github+json", what, condition) as response:
                 if response.status_code == 404:
                     return not_found(), None
+                if response.status_code == 304 and stored is not None:
+                    return parse_json(stored.body, what), stored.following
                 _expect_ok(response, what, self._token_hint())
                 body = self._net.read_document(response, what, limit=MAX_DOCUMENT_BYTES)
                 following = response.links.get("next", {}).get("url")
                 if following is not None and not same_origin(following, self.api_base):
                     following = None
-                return parse_json(body, what), following
+                document = parse_json(body, what)
+                etag = response.headers.get("etag")
+                if self._answers is not None and etag:
+                    self._answers.put(key, StoredAnswer(etag, following, body))
+                return document, following
 
         return self._net.with_retries(attempt)
 
@@ -566,6 +594,52 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         )
         return buffer.getvalue()
 
+    def latest_releases(
+        self, repositories: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], Release]:
+        """The latest release of each ``(owner, repo)``, asked in one GraphQL request (the
+        API's ``repository.latestRelease``; a token is required, so callers ask only with
+        one). A repository the answer gives no release for is left out, for its caller to
+        ask the REST API as before. Raises ``rate_limited`` and ``network`` as the REST
+        requests do, and ``network`` for an answer that is not GraphQL's."""
+        fields = (
+            "latestRelease { tagName publishedAt "
+            "releaseAssets(first: 100) { nodes { name size downloadUrl digest } } }"
+        )
+        declared: list[str] = []
+        selections: list[str] = []
+        variables: dict[str, str] = {}
+        for index, (owner, repo) in enumerate(repositories):
+            declared.append(f"$o{index}: String!, $n{index}: String!")
+            selections.append(
+                f"r{index}: repository(owner: $o{index}, name: $n{index}) {{ {fields} }}"
+            )
+            variables[f"o{index}"], variables[f"n{index}"] = owner, repo
+        query = f"query({', '.join(declared)}) {{ {' '.join(selections)} }}"
+        body = json.dumps({"query": query, "variables": variables}).encode()
+        what = f"latest releases of {len(repositories)} repositories (GraphQL)"
+
+        def attempt() -> Any:
+            with self._open(
+                graphql_url(self.api_base), "application/json", what,
+                {"Content-Type": "application/json"}, content=body,
+            ) as response:  # fmt: skip
+                _expect_ok(response, what, self._token_hint())
+                raw = self._net.read_document(response, what, limit=MAX_DOCUMENT_BYTES)
+                return parse_json(raw, what)
+
+        document = self._net.with_retries(attempt)
+        data = document.get("data") if isinstance(document, dict) else None
+        if not isinstance(data, dict):
+            raise NexoError(f"{what}: the answer holds no data", kind="network")
+        found: dict[tuple[str, str], Release] = {}
+        for index, key in enumerate(repositories):
+            node = data.get(f"r{index}")
+            latest = node.get("latestRelease") if isinstance(node, dict) else None
+            if isinstance(latest, dict) and isinstance(latest.get("tagName"), str):
+                found[key] = _graphql_release(latest)
+        return found
+
     def get_json(self, url: str, *, what: str) -> tuple[Any, str | None]:
         """GET the API document at ``url``: ``(document, next page URL)`` (``Link:
         rel="next"``, kept only on the API's origin), ``(None, None)`` on 404. Read as every
@@ -620,6 +694,48 @@ def nearest_tags(wanted: str, tags: list[str], *, limit: int = MAX_NEAREST_TAGS)
     return sorted(set(tags), key=key)[:limit]
 
 
+def graphql_url(api_base: str) -> str:
+    """The GraphQL endpoint beside a REST API base: ``/graphql`` under it, or
+    ``/api/graphql`` for GitHub Enterprise Server's ``/api/v3``."""
+    parts = urlsplit(api_base.rstrip("/"))
+    path = parts.path
+    path = path[: -len("/v3")] + "/graphql" if path.endswith("/api/v3") else path + "/graphql"
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def _graphql_release(latest: dict[str, Any]) -> Release:
+    """A :class:`Release` from GraphQL's ``latestRelease``: its assets have only a browser
+    download URL (no API asset URL), fetched under the same rules and digest checks."""
+    listing = latest.get("releaseAssets")
+    nodes = listing.get("nodes") if isinstance(listing, dict) else None
+    return Release(
+        tag=latest["tagName"],
+        assets=_assets(nodes if isinstance(nodes, list) else [], None, "downloadUrl"),
+        published_at=timestamp_or_none(latest.get("publishedAt")),
+    )
+
+
+def _assets(listed: list[Any], api_url: str | None, download_url: str) -> tuple[ReleaseAsset, ...]:
+    """The assets of a release answer: each item's ``name``, ``size`` and ``digest``, its
+    API URL under ``api_url`` (``None``: the answer has none) and its browser download URL
+    under ``download_url``; an item without a name is passed over."""
+    assets: list[ReleaseAsset] = []
+    for item in listed:
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            continue
+        size, digest = item.get("size"), item.get("digest")
+        assets.append(
+            ReleaseAsset(
+                name=item["name"],
+                url=str(item.get(api_url) or "") if api_url else "",
+                browser_download_url=str(item.get(download_url) or ""),
+                size=size if isinstance(size, int) else 0,
+                digest=digest if isinstance(digest, str) else None,
+            )
+        )
+    return tuple(assets)
+
+
 def _parse_release(document: Any, what: str) -> Release:
     if not isinstance(document, dict) or not isinstance(document.get("tag_name"), str):
         raise NexoError(f"{what}: the API answer is not a release", kind="network")
@@ -628,23 +744,8 @@ def _parse_release(document: Any, what: str) -> Release:
         listed = []
     if not isinstance(listed, list):
         raise NexoError(f"{what}: the API answer's `assets` is not a list", kind="network")
-    assets: list[ReleaseAsset] = []
-    for item in listed:
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            continue
-        size = item.get("size")
-        digest = item.get("digest")
-        assets.append(
-            ReleaseAsset(
-                name=item["name"],
-                url=str(item.get("url") or ""),
-                browser_download_url=str(item.get("browser_download_url") or ""),
-                size=size if isinstance(size, int) else 0,
-                digest=digest if isinstance(digest, str) else None,
-            )
-        )
     return Release(
         tag=document["tag_name"],
-        assets=tuple(assets),
+        assets=_assets(listed, "url", "browser_download_url"),
         published_at=timestamp_or_none(document.get("published_at")),
     )

@@ -55,7 +55,9 @@ class GitHubReleaseSource:
     target triples, best first; ``noarch`` is always the last resort).
 
     ``manifest_problem`` is the installer's check of a manifest asset; ``expected_id``
-    refuses a release of another plugin (``asset_not_found``).
+    refuses a release of another plugin (``asset_not_found``); ``known`` is the latest
+    release already read for a spec without a tag (many repositories asked in one request),
+    checked from there on as one read here.
     """
 
     def __init__(
@@ -66,8 +68,10 @@ class GitHubReleaseSource:
         targets: tuple[str, ...],
         manifest_problem: ManifestCheck,
         expected_id: str | None = None,
+        known: Release | None = None,
     ) -> None:
         self.spec = spec
+        self.known = known if spec.tag is None else None
         self.context = context
         self.targets = targets
         self.manifest_problem = manifest_problem
@@ -79,7 +83,9 @@ class GitHubReleaseSource:
         Raises ``release_not_found``, ``manifest_invalid``, ``asset_not_found``, ``network``."""
         if self._found is None:
             client = self.context.github()
-            release = client.find_release(self.spec.owner, self.spec.repo, self.spec.tag)
+            release = self.known or client.find_release(
+                self.spec.owner, self.spec.repo, self.spec.tag
+            )
             identity, manifest = read_identity(client, release, self.manifest_problem)
             if self.expected_id is not None and identity.plugin_id != self.expected_id:
                 raise NexoError(

@@ -181,6 +181,67 @@ def test_an_id_in_two_search_paths_is_shadowed(root: Path, tmp_path: Path) -> No
     assert [f["path"] for f in shadowed] == [str(second / "hello-1.0.0")]
 
 
+def test_concurrent_handshakes_give_the_sequential_report(root: Path) -> None:
+    """``--jobs`` spawns several plugins at once; the report (findings, their order, the
+    text lines) is the one ``--jobs 1`` gives, and a plugin that never answers fails alone,
+    under its own deadline, while the others pass."""
+    modes = {
+        "alpha": "ok", "bravo": "silent", "charlie": "exit3", "delta": "ok",
+        "echo": "banner", "foxtrot": "ok", "golf": "silent",
+    }  # fmt: skip
+    for plugin_id, mode in modes.items():
+        _install(root, plugin_id, mode=mode)
+    changed = root / "delta-1.0.0" / "lib" / "plugin" / "main.py"
+    changed.write_text("print('changed')\n")
+    runs = {jobs: _doctor(root, "--jobs", jobs) for jobs in ("1", "4", "8")}
+    assert runs["4"] == runs["1"] == runs["8"]
+    code, document = runs["8"]
+    assert code == 1
+    assert document["plugins"] == sorted(modes)
+    errors = {f[2] for f in _findings(document) if f[0] == "error"}
+    assert errors == {"bravo", "charlie", "delta", "golf"}
+    texts = {
+        jobs: plugin("doctor", "--dest", str(root), "--timeout-ms", "2000", "--jobs", jobs)
+        for jobs in ("1", "8")
+    }
+    assert texts["1"].stdout == texts["8"].stdout
+    assert texts["1"].stdout.count("ERROR") == 5
+
+
+@pytest.mark.parametrize("jobs", ["0", "65"])
+def test_jobs_outside_its_range_is_a_usage_error(root: Path, jobs: str) -> None:
+    _install(root, "hello")
+    code, document = _doctor(root, "--jobs", jobs)
+    assert code == 2
+    assert document["kind"] == "usage"
+    assert "--jobs takes 1 to 64" in str(document["error"])
+
+
+def test_verify_hashes_plugins_together_and_reports_as_one_at_a_time(root: Path) -> None:
+    """``verify`` hashes several plugins at once; its report is the one a plugin-by-plugin
+    pass gives, in the same order, and a changed plugin is marked alone."""
+    from nexo_pkg.install.store import scan_installed, verify_installed
+
+    ids = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
+    for plugin_id in ids:
+        _install(root, plugin_id)
+    (root / "bravo-1.0.0" / "lib" / "plugin" / "main.py").write_text("changed\n")
+    (root / "foxtrot-1.0.0" / "bin" / "foxtrot").unlink()
+    (root / "india-1.0.0" / "extra.txt").write_text("extra\n")
+    result = plugin("verify", "--dest", str(root), "--json")
+    document = json.loads(result.stdout)
+    assert result.code == 1
+    sequential = [verify_installed(item).to_json() for item in scan_installed(root)]
+    assert document["plugins"] == sequential
+    assert [entry["id"] for entry in document["plugins"]] == ids
+    changed = {entry["id"] for entry in document["plugins"] if not entry["ok"]}
+    assert changed == {"bravo", "foxtrot", "india"}
+    text = plugin("verify", "--dest", str(root))
+    assert [line.split()[:2] for line in text.stdout.splitlines() if line[:1] != " "] == [
+        ["CHANGED" if plugin_id in changed else "ok", plugin_id] for plugin_id in ids
+    ]
+
+
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="the daemon wraps in bwrap only")
 def test_a_sandbox_path_reaching_the_host_is_not_spawned(root: Path, tmp_path: Path) -> None:
     """An installed plugin whose write path is a link to `/` (it lints clean, so it installs):
@@ -208,3 +269,35 @@ def test_a_sandbox_path_reaching_the_host_is_not_spawned(root: Path, tmp_path: P
     assert "resolves to `/`" in finding["message"]
     assert "THE DAEMON WOULD SPAWN IT" in finding["message"]
     assert not marker.exists()
+
+
+def test_concurrent_handshakes_leave_no_process_behind(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plugins spawned side by side are each still ended with everything they started: a
+    grandchild that escaped its group with ``setsid`` and a child left sleeping are gone
+    when doctor returns, whichever plugin finished first."""
+    import time
+
+    modes = {"alpha": "setsid_grandchild", "bravo": "silent", "charlie": "setsid_grandchild"}
+    for plugin_id, mode in {**modes, "delta": "ok"}.items():
+        _install(root, plugin_id, mode=mode)
+    pid_file = tmp_path / "pids"
+    monkeypatch.setenv("FIXTURE_PID_FILE", str(pid_file))
+    code, document = _doctor(root, "--jobs", "8")
+    assert code == 1
+    assert {f[2] for f in _findings(document) if f[0] == "error"} == {"bravo"}
+    pids = [int(line) for line in pid_file.read_text().split()]
+    assert len(pids) == 4 + 2 + 1  # four plugins, two grandchildren, one sleeping child
+
+    def running(pid: int) -> bool:
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except FileNotFoundError:
+            return False
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+    deadline = time.monotonic() + 3
+    while any(running(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [pid for pid in pids if running(pid)] == []

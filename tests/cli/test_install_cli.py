@@ -236,3 +236,56 @@ def test_upgrade_needs_one_id_or_all(home: Path, args: list[str]) -> None:
     assert code == 2
     assert json.loads(out)["kind"] == "usage"
     assert "--all" in err
+
+
+def test_upgrade_all_looks_every_release_up_first_and_once(
+    home: Path, server: GitHubServer
+) -> None:
+    """``upgrade --all`` reads every repository's latest release before the first upgrade
+    (several at a time) and each upgrade starts from that answer: one release request per
+    plugin, the same outcome as before; one whose lookup fails is asked again by its own
+    upgrade and fails alone."""
+    ids = ("alpha", "bravo", "charlie", "delta")
+    for plugin_id in ids:
+        server.publish("acme", plugin_id, "v1.0.0", release_assets(plugin_id, "1.0.0"))
+        assert nexo("plugin", "install", f"acme/{plugin_id}", in_process=True)[0] == 0
+    for plugin_id in ("alpha", "charlie"):
+        server.publish("acme", plugin_id, "v1.1.0", release_assets(plugin_id, "1.1.0"))
+    server.requests.clear()
+    code, out, err = nexo("plugin", "upgrade", "--all", "--json", in_process=True)
+    assert code == 0, err
+    by_id = {entry["id"]: entry for entry in json.loads(out)["plugins"]}
+    assert {i: by_id[i]["version"] for i in ids} == {
+        "alpha": "1.1.0", "bravo": "1.0.0", "charlie": "1.1.0", "delta": "1.0.0",
+    }  # fmt: skip
+    paths = [r.path for r in server.requests]
+    latest = sorted(path for path in paths if path.endswith("/releases/latest"))
+    assert latest == [f"/repos/acme/{plugin_id}/releases/latest" for plugin_id in ids]
+    # Every lookup came before the first download.
+    last_lookup = max(i for i, path in enumerate(paths) if path.endswith("/releases/latest"))
+    assert all("/assets/" not in path for path in paths[:last_lookup])
+    server.fail(status=404, times=1, path_contains="/repos/acme/delta/releases/latest")
+    server.publish("acme", "delta", "v1.2.0", release_assets("delta", "1.2.0"))
+    server.fail(status=500, times=None, path_contains="/repos/acme/bravo/")
+    code, out, _ = nexo("plugin", "upgrade", "--all", "--json", in_process=True)
+    assert code == 1
+    by_id = {entry["id"]: entry for entry in json.loads(out)["plugins"]}
+    assert by_id["delta"]["version"] == "1.2.0"  # its own upgrade asked again
+    assert by_id["bravo"]["kind"] == "network"
+    assert by_id["alpha"]["ok"]
+    assert by_id["charlie"]["ok"]
+
+
+def test_upgrade_all_does_not_look_up_a_held_plugin(home: Path, server: GitHubServer) -> None:
+    for plugin_id in ("alpha", "bravo"):
+        server.publish("acme", plugin_id, "v1.0.0", release_assets(plugin_id, "1.0.0"))
+        assert nexo("plugin", "install", f"acme/{plugin_id}", in_process=True)[0] == 0
+        server.publish("acme", plugin_id, "v1.1.0", release_assets(plugin_id, "1.1.0"))
+    assert nexo("plugin", "hold", "bravo", in_process=True)[0] == 0
+    server.requests.clear()
+    code, out, err = nexo("plugin", "upgrade", "--all", "--json", in_process=True)
+    assert code == 0, err
+    by_id = {entry["id"]: entry for entry in json.loads(out)["plugins"]}
+    assert by_id["alpha"]["version"] == "1.1.0"
+    assert by_id["bravo"]["version"] == "1.0.0"
+    assert not [r.path for r in server.requests if "/acme/bravo/" in r.path]

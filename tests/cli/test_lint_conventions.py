@@ -381,3 +381,37 @@ def test_a_pyproject_without_the_lint_table_is_not_a_config_file(tmp_path: Path)
     )
     found = codes(lint("--format", "json", cwd=root))
     assert found == [("nexo-plugin.toml", 14, "NX113"), ("nexo-plugin.toml", 14, "NX113")]
+
+
+def test_settings_follow_each_file_through_links_and_shared_directories(tmp_path: Path) -> None:
+    """Settings are looked up once per directory: several manifests of one directory each
+    get their own per-file-ignores, a linked manifest takes the settings of where it points
+    (as before), and a linked directory those of its target."""
+    root = tmp_path / "work"
+    quiet = root / "quiet"
+    loud = root / "loud"
+    for directory in (quiet, loud):
+        directory.mkdir(parents=True)
+    (quiet / ".nexo.toml").write_text('[lint]\nignore = ["NX106"]\n', encoding="utf-8")
+    (root / ".nexo.toml").write_text(
+        '[lint.per-file-ignores]\n"loud/b/*" = ["NX113"]\n', encoding="utf-8"
+    )
+    for name in ("a", "b"):
+        (loud / name).mkdir()
+        project(loud / name)
+    project(quiet)
+    (loud / "c").mkdir()
+    (loud / "c" / "nexo-plugin.toml").symlink_to(quiet / "nexo-plugin.toml")
+    (root / "linked").symlink_to(quiet, target_is_directory=True)
+    document = json.loads(lint("--format", "json", cwd=root).stdout)
+    found = {
+        Path(file["path"]).as_posix(): sorted(d["code"] for d in file["diagnostics"])
+        for file in document["files"]
+    }
+    assert found == {
+        "loud/a/nexo-plugin.toml": ["NX106", "NX113"],
+        "loud/b/nexo-plugin.toml": ["NX106"],
+        "loud/c/nexo-plugin.toml": ["NX113"],  # quiet's own file, met here first
+    }
+    linked = json.loads(lint("--format", "json", "linked", cwd=root).stdout)
+    assert [sorted(d["code"] for d in f["diagnostics"]) for f in linked["files"]] == [["NX113"]]

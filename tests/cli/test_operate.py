@@ -372,6 +372,179 @@ def test_outdated_sees_every_search_path(home: Path, server: GitHubServer, tmp_p
     assert by_id["world"]["path"] == str(second / "world-1.0.0")
 
 
+def _outdated_json(*args: str) -> tuple[int, dict[str, object]]:
+    code, out, err = nexo("plugin", "outdated", "--json", *args, in_process=True)
+    assert "Traceback" not in err
+    return code, json.loads(out)
+
+
+def _publish_and_install(server: GitHubServer, ids: list[str]) -> None:
+    for plugin_id in ids:
+        assets = release_assets(plugin_id, "1.0.0")
+        server.publish("acme", plugin_id, "v1.0.0", assets, digests=True)
+        assert nexo("plugin", "install", f"acme/{plugin_id}", in_process=True)[0] == 0
+
+
+def test_concurrent_lookups_give_the_sequential_answer(home: Path, server: GitHubServer) -> None:
+    """``--jobs`` asks several sources at once; the document (entries, their order, a
+    failure marked on its own plugin only) is the one ``--jobs 1`` gives."""
+    ids = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot"]
+    _publish_and_install(server, ids)
+    server.publish("acme", "charlie", "v1.1.0", release_assets("charlie", "1.1.0"), digests=True)
+    server.fail(status=404, times=None, path_contains="/repos/acme/echo/")
+    runs = {jobs: _outdated_json("--jobs", jobs) for jobs in ("1", "3", "8")}
+    assert runs["1"] == runs["3"] == runs["8"]
+    code, document = runs["8"]
+    assert code == 1
+    plugins = document["plugins"]
+    assert isinstance(plugins, list)
+    statuses = {entry["id"]: entry["status"] for entry in plugins}
+    assert statuses == {
+        "alpha": "current", "bravo": "current", "charlie": "outdated", "delta": "current",
+        "echo": "failed", "foxtrot": "current",
+    }  # fmt: skip
+    texts = [nexo("plugin", "outdated", "--jobs", jobs, in_process=True) for jobs in ("1", "8")]
+    assert texts[0] == texts[1]
+
+
+def test_a_second_run_asks_conditionally(home: Path, server: GitHubServer) -> None:
+    """The release documents of a run are kept with their ETags: the next run sends one
+    conditional request per plugin, GitHub's 304 answers it, and the answer is the same; a
+    release published meanwhile is seen (its document no longer matches)."""
+    ids = ["alpha", "bravo", "charlie"]
+    _publish_and_install(server, ids)
+    _, first = _outdated_json()
+    server.requests.clear()
+    _, second = _outdated_json()
+    assert second == first
+    paths = sorted(request.path for request in server.requests)
+    assert paths == [f"/repos/acme/{plugin_id}/releases/latest" for plugin_id in ids]
+    assert all(request.headers.get("if-none-match") for request in server.requests)
+    server.publish("acme", "bravo", "v2.0.0", release_assets("bravo", "2.0.0"), digests=True)
+    _, third = _outdated_json()
+    plugins = third["plugins"]
+    assert isinstance(plugins, list)
+    assert {entry["id"]: entry["latest"] for entry in plugins} == {
+        "alpha": "1.0.0", "bravo": "2.0.0", "charlie": "1.0.0",
+    }  # fmt: skip
+
+
+def test_a_kept_answer_that_was_tampered_with_is_not_used(home: Path, server: GitHubServer) -> None:
+    """A kept answer is used only on the server's 304 to its own ETag: one edited on disk
+    (here: its ETag line, so the server no longer recognises it) is asked for again."""
+    _publish_and_install(server, ["alpha"])
+    _outdated_json()
+    answers = sorted((home / "cache" / "blobs" / "answers").iterdir())
+    assert answers
+    for kept in answers:
+        head, _, body = kept.read_bytes().partition(b"\n")
+        kept.write_bytes(head.replace(b'"', b"'") + b"\n" + body.replace(b"1.0.0", b"9.9.9"))
+    server.requests.clear()
+    _, document = _outdated_json()
+    plugins = document["plugins"]
+    assert isinstance(plugins, list)
+    assert plugins[0]["latest"] == "1.0.0"
+    assert [r.path for r in server.requests] == ["/repos/acme/alpha/releases/latest"]
+
+
+def test_a_spent_rate_limit_is_one_line(home: Path, server: GitHubServer) -> None:
+    """GitHub's rate-limit answer stops the lookups: nothing more is asked of it, and the
+    text says it once, with the reset time, instead of a failure per plugin."""
+    ids = ["alpha", "bravo", "charlie", "delta"]
+    _publish_and_install(server, ids)
+    server.requests.clear()
+    server.rate_limit(status=403, reset=1_900_000_000, times=None)
+    code, out, err = nexo("plugin", "outdated", "--jobs", "1", in_process=True)
+    assert code == 1
+    assert len(server.requests) == 1
+    lines = [line for line in err.splitlines() if "rate limit" in line]
+    assert lines == [
+        "error: rate_limited: GitHub API rate limit exceeded (latest release of acme/alpha); "
+        "it resets at 2030-03-17T17:46:40Z. Set NEXO_GITHUB_TOKEN, GH_ENTERPRISE_TOKEN or "
+        "GITHUB_ENTERPRISE_TOKEN "
+        "(or log in with `gh auth login`) to a token for a higher limit (4 plugin(s) not "
+        "checked)"
+    ]
+    assert out.count("could not check") == 4
+    server.requests.clear()
+    code, document = _outdated_json()
+    assert code == 1
+    assert len(server.requests) <= 8  # at most the lookups already under way
+    plugins = document["plugins"]
+    assert isinstance(plugins, list)
+    assert {entry["error"]["kind"] for entry in plugins} == {"rate_limited"}
+    assert {entry["error"]["reset_at"] for entry in plugins} == {"2030-03-17T17:46:40Z"}
+
+
+def test_with_a_token_one_graphql_request_asks_for_every_repository(
+    home: Path, server: GitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a token, the latest releases of all repositories come in one GraphQL request
+    (the manifest assets, read before, come from the blob cache): the answer is the one the
+    REST API gives, and a repository GraphQL does not answer for is asked over REST alone."""
+    ids = ["alpha", "bravo", "charlie", "delta"]
+    _publish_and_install(server, ids)
+    server.publish("acme", "bravo", "v1.2.0", release_assets("bravo", "1.2.0"), digests=True)
+    monkeypatch.setenv("NEXO_GITHUB_TOKEN", "secret-token")
+    server.requests.clear()
+    code, document = _outdated_json()
+    assert code == 0
+    assert [(r.method, r.path) for r in server.requests if "/download/" not in r.path] == [
+        ("POST", "/graphql")
+    ]
+    assert server.requests[0].headers["authorization"] == "Bearer secret-token"
+    # Without GraphQL (the endpoint failing), REST gives the same document.
+    server.fail(status=502, times=None, path_contains="/graphql")
+    server.requests.clear()
+    assert _outdated_json() == (code, document)
+    assert sorted(r.path for r in server.requests if r.method == "GET") == [
+        f"/repos/acme/{plugin_id}/releases/latest" for plugin_id in ids
+    ]
+    plugins = document["plugins"]
+    assert isinstance(plugins, list)
+    assert [(entry["id"], entry["latest"]) for entry in plugins] == [
+        ("alpha", "1.0.0"), ("bravo", "1.2.0"), ("charlie", "1.0.0"), ("delta", "1.0.0"),
+    ]  # fmt: skip
+    # A repository GraphQL does not know (renamed, say) is asked over REST, and only it fails.
+    server.clear_faults()
+    del server.releases[("acme", "charlie")]
+    server.requests.clear()
+    code, document = _outdated_json()
+    assert code == 1
+    assert [r.path for r in server.requests] == ["/graphql", "/repos/acme/charlie/releases/latest"]
+    plugins = document["plugins"]
+    assert isinstance(plugins, list)
+    assert {entry["id"]: entry["status"] for entry in plugins} == {
+        "alpha": "current", "bravo": "outdated", "charlie": "failed", "delta": "current",
+    }  # fmt: skip
+
+
+def test_graphql_is_not_asked_without_a_token(home: Path, server: GitHubServer) -> None:
+    _publish_and_install(server, ["alpha", "bravo"])
+    server.requests.clear()
+    assert _outdated_json()[0] == 0
+    assert [r.method for r in server.requests] == ["GET", "GET"]
+
+
+def test_kept_answers_are_for_outdated_alone_and_only_its_owners(
+    home: Path, server: GitHubServer
+) -> None:
+    """Only ``outdated``, which installs nothing, asks with a kept answer's ETag: ``upgrade``
+    reads every release afresh. An entry others may write is not used."""
+    _publish_and_install(server, ["alpha"])
+    _outdated_json()
+    server.requests.clear()
+    assert nexo("plugin", "upgrade", "alpha", "--json", in_process=True)[0] == 0
+    assert server.requests
+    assert not any("if-none-match" in r.headers for r in server.requests)
+    for kept in (home / "cache" / "blobs" / "answers").iterdir():
+        kept.chmod(0o666)
+    server.requests.clear()
+    _outdated_json()
+    assert [r.path for r in server.requests] == ["/repos/acme/alpha/releases/latest"]
+    assert "if-none-match" not in server.requests[0].headers
+
+
 def test_a_manifest_asset_lying_about_the_version_is_judged_alike(
     home: Path, server: GitHubServer
 ) -> None:

@@ -5,8 +5,10 @@ same failure; timings are the benchmarks' business (benchmarks/fleet_scale.py)."
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+import pytest
 from support.cli import nexo
 from support.registry import Registry
 from support.tarballs import tree_snapshot
@@ -211,3 +213,48 @@ def test_jobs_out_of_range_is_a_usage_error_and_nothing_is_written(
         assert synced.code == 2, synced.stdout
         assert synced.document["kind"] == "usage"
         assert not dest.exists()
+
+
+def test_a_sync_with_nothing_to_install_forks_no_worker(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A root already in line with the lock is checked without worker processes (the same
+    report as ever: every plugin unchanged); a plugin missing again brings them back."""
+    from nexo_pkg.fleet import sync as sync_module
+    from nexo_pkg.fleet.pool import CpuPool
+
+    _publish(registry, make_dist, Path(fleet_env["NEXO_HOME"]), signed=True)
+    common = ("--plain-http", "--trusted-keys", str(policy), "--require-signature")
+    wanted = _wanted(tmp_path / "project", registry)
+    assert nexo("plugin", "lock", "-f", str(wanted), *common, env=fleet_env).code == 0
+    lock_path = wanted.parent / "nexo-plugins.lock"
+    dest = tmp_path / "root"
+    args = ("plugin", "sync", "--lock", str(lock_path), "--dest", str(dest), "--frozen")
+    first = nexo(*args, "--jobs", "6", "--json", *common, env=fleet_env)
+    assert first.code == 0, first.stdout
+    pools: list[int] = []
+
+    class Recorded(CpuPool):
+        def __init__(self, jobs: int, *, per_core: bool = True) -> None:
+            pools.append(jobs)
+            super().__init__(jobs, per_core=per_core)
+
+    monkeypatch.setattr(sync_module, "CpuPool", Recorded)
+    again = nexo(*args, "--jobs", "6", "--json", *common, env=fleet_env, in_process=True)
+    assert again.code == 0, again.stdout
+    assert pools == [1]
+    plugins = json.loads(again.stdout)["plugins"]
+    assert [(p["id"], p["action"]) for p in plugins] == [(i, "unchanged") for i in sorted(PLUGINS)]
+    shutil.rmtree(dest / "charlie-1.2.0")
+    pools.clear()
+    third = nexo(*args, "--jobs", "6", "--json", *common, env=fleet_env, in_process=True)
+    assert third.code == 0, third.stdout
+    assert pools == [6]
+    actions = {p["id"]: p["action"] for p in json.loads(third.stdout)["plugins"]}
+    assert actions == {i: "installed" if i == "charlie" else "unchanged" for i in PLUGINS}

@@ -4,7 +4,9 @@
 ``/releases/tags/{tag}``, ``/releases`` (the list, newest first), ``/releases/assets/{id}``
 (JSON, or the bytes with ``Accept: application/octet-stream``) and
 ``/{owner}/{repo}/releases/download/{tag}/{name}``, all on 127.0.0.1 with a real HTTP/1.1
-server. Every request is recorded with its headers.
+server. Every request is recorded with its headers. Release documents carry an ``ETag`` and
+are answered 304, without a body, to an ``If-None-Match`` naming it. ``POST /graphql``
+answers the ``repository { latestRelease }`` queries of ``outdated`` (with a token only).
 
 Usage::
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import re
 import socket
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -87,8 +90,8 @@ class _LoopbackServer(LoopbackServer):
 
     Subclasses answer through :meth:`route`, not the kit's :meth:`add_route`."""
 
-    def __init__(self) -> None:
-        super().__init__(methods=("GET",))
+    def __init__(self, methods: Sequence[str] = ("GET",)) -> None:
+        super().__init__(methods=methods)
         self._faults: list[Fault] = []
 
     # -- fault switches -----------------------------------------------------------------
@@ -268,7 +271,7 @@ class GitHubServer(_LoopbackServer):
     """The GitHub Releases API subset the installer uses; see the module docstring."""
 
     def __init__(self) -> None:
-        super().__init__()
+        super().__init__(methods=("GET", "POST"))
         self.releases: dict[tuple[str, str], list[PublishedRelease]] = {}
         self.latest: dict[tuple[str, str], str] = {}
         self.repositories: list[dict[str, Any]] = []
@@ -411,6 +414,8 @@ class GitHubServer(_LoopbackServer):
         if token is not None and headers.get("authorization") != f"Bearer {token}":
             return not_found
         parts = [unquote(part) for part in path.strip("/").split("/")]
+        if handler.command == "POST":
+            return self._graphql(handler, headers) if parts == ["graphql"] else not_found
         if parts == ["search", "repositories"]:
             return self._search(parse_qs(urlsplit(handler.path).query))
         if len(parts) == 5 and parts[0] == "repos" and parts[3] == "attestations":
@@ -421,7 +426,7 @@ class GitHubServer(_LoopbackServer):
                 return not_found
             listed = reversed(self.releases[(parts[1], parts[2])])
             body = json.dumps([self._release_json(release) for release in listed]).encode()
-            return 200, body, "application/json", {}
+            return self._conditional(body, headers)
         if len(parts) >= 5 and parts[0] == "repos" and parts[3] == "releases":
             owner, repo = parts[1], parts[2]
             if parts[4:] == ["latest"]:
@@ -436,13 +441,77 @@ class GitHubServer(_LoopbackServer):
             if release is None:
                 return not_found
             body = json.dumps(self._release_json(release)).encode()
-            return 200, body, "application/json", {}
+            return self._conditional(body, headers)
         if len(parts) == 6 and parts[2:4] == ["releases", "download"]:
             release = self._find(parts[0], parts[1], parts[4])
             for asset in release.assets if release else []:
                 if asset.name == parts[5]:
                     return 200, asset.data, "application/octet-stream", {}
         return not_found
+
+    def _graphql(
+        self, handler: BaseHTTPRequestHandler, headers: dict[str, str]
+    ) -> tuple[int, bytes, str, dict[str, str]]:
+        """``POST /graphql``: the ``rN: repository(owner: $oN, name: $nN) { latestRelease
+        {...} }`` selections nexo-pkg sends, answered as GitHub's GraphQL API answers them
+        (``null`` for a repository it does not know, with an entry in ``errors``). Like
+        GitHub, it refuses a request without a token (401)."""
+        if not headers.get("authorization", "").startswith("Bearer "):
+            body = b'{"message": "This endpoint requires you to be authenticated."}'
+            return 401, body, "application/json", {}
+        length = int(headers.get("content-length", "0"))
+        request = json.loads(handler.rfile.read(length))
+        variables = request.get("variables", {})
+        data: dict[str, Any] = {}
+        errors: list[dict[str, Any]] = []
+        for alias, owner_var, name_var in re.findall(
+            r"(\w+): repository\(owner: \$(\w+), name: \$(\w+)\)", request["query"]
+        ):
+            owner, repo = variables[owner_var], variables[name_var]
+            release = self._find(owner, repo, None)
+            if (owner, repo) not in self.releases:
+                data[alias] = None
+                errors.append({"type": "NOT_FOUND", "path": [alias]})
+                continue
+            data[alias] = {
+                "latestRelease": None if release is None else self._graphql_release(release)
+            }
+        document: dict[str, Any] = {"data": data}
+        if errors:
+            document["errors"] = errors
+        return 200, json.dumps(document).encode(), "application/json", {}
+
+    def _graphql_release(self, release: PublishedRelease) -> dict[str, Any]:
+        return {
+            "tagName": release.tag,
+            "publishedAt": release.published_at,
+            "releaseAssets": {
+                "nodes": [
+                    {
+                        "name": asset.name,
+                        "size": len(asset.data),
+                        "digest": asset.digest,
+                        "downloadUrl": (
+                            f"{self.url}/{release.owner}/{release.repo}/releases/download/"
+                            f"{release.tag}/{asset.name}"
+                        ),
+                    }
+                    for asset in release.assets
+                ]
+            },
+        }
+
+    @staticmethod
+    def _conditional(
+        body: bytes, headers: dict[str, str]
+    ) -> tuple[int, bytes, str, dict[str, str]]:
+        """A release document with its ``ETag``, or 304 and no body when the request's
+        ``If-None-Match`` names it (as GitHub answers, without counting it against the
+        rate limit)."""
+        etag = f'"{hashlib.sha256(body).hexdigest()[:40]}"'
+        if headers.get("if-none-match") == etag:
+            return 304, b"", "application/json", {"ETag": etag}
+        return 200, body, "application/json", {"ETag": etag}
 
     def _search(self, query: dict[str, list[str]]) -> tuple[int, bytes, str, dict[str, str]]:
         """``/search/repositories``: the words of ``q`` must all appear in a repository's

@@ -1,0 +1,380 @@
+"""Operator commands on hosts of 1, 10, 100 and 1,000 installed plugins, each command against
+its own baseline, side by side in one run.
+
+Every plugin has 47 files (a real manifest, a launcher, the scripted test plugin as its
+program, 43 small text modules) and comes from a GitHub release on the loopback stand-in
+(``tests/support/github_server.py``), installed by nexo-pkg itself, so its receipt is real.
+Every timed run is a cold process started through the ``nexo`` console script pip wrote (as
+users run it), interleaved with its baseline (``common.interleave``):
+
+* ``doctor`` with handshakes of 16 plugins: the default ``--jobs`` against ``--jobs 1``;
+* ``outdated``: the default ``--jobs`` against ``--jobs 1``, on loopback, behind a slow API
+  (every release document answered ``--slow-ms`` late) and through a proxy adding
+  ``--rtt-ms`` of round trip (``fleet_proxy.py``); the JSON of both must be the same;
+* ``verify`` and ``doctor --no-check``: this checkout against ``--before`` (an older
+  checkout, run with its code on ``PYTHONPATH``), when given;
+* ``list``: wall time;
+* ``lint DIR`` of ``--lint-count`` manifests against a bare ``tomllib`` parse of the same
+  files in one process;
+* ``nexo --version`` against ``python3 -c pass``;
+* ``sync --frozen`` with nothing to do (8 plugins from a real registry on loopback) against
+  ``python3 -c pass``.
+
+Run: ``.venv/bin/python benchmarks/scale.py [--counts 1,10,100,1000] [--runs 5]
+[--before OLD_CHECKOUT] [--work DIR] [--skip-doctor] [--skip-outdated] [--skip-offline]
+[--skip-sync]``
+(``--before``: e.g. ``git archive main nexo_pkg | tar -x -C /tmp/before``; ``--work`` keeps
+the installed hosts, which take a while to build at 1,000, for the next run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(HERE))
+
+from common import (  # noqa: E402
+    Stats,
+    console_script,
+    interleave,
+    machine,
+    paired_ratios,
+    precompile,
+    wall,
+)
+from fleet_proxy import latency_proxy  # noqa: E402
+from support.github_server import GitHubServer  # noqa: E402
+from support.tarballs import (  # noqa: E402
+    file,
+    manifest_text,
+    plugin_members,
+    release_assets,
+    targz,
+)
+
+from nexo_pkg.core.threads import DEFAULT_JOBS  # noqa: E402
+
+SCRIPTED = REPO / "tests" / "fixtures" / "plugins" / "scripted.py"
+FILES = 47
+NEXO = Path(sys.executable).with_name("nexo")  # the console script pip wrote
+
+
+def _members(plugin_id: str) -> list[object]:
+    members = plugin_members(plugin_id, "1.0.0")
+    program = SCRIPTED.read_text()
+    members = [file(m.name, program) if m.name == "lib/plugin/main.py" else m for m in members]
+    regular = sum(1 for m in members if m.kind == b"0")
+    for index in range(FILES - regular):
+        text = f'"""Module {index} of {plugin_id}."""\n\nVALUE = {index}\n' + "# pad\n" * 200
+        members.append(file(f"lib/plugin/mod{index:02d}.py", text))
+    return members
+
+
+class Host:
+    """A GitHub stand-in and a plugin root where ``count`` plugins were installed from it."""
+
+    def __init__(self, work: Path, server: GitHubServer, count: int) -> None:
+        self.work = work
+        self.server = server
+        self.count = count
+        self.home = work / f"home-{count}"
+        self.root = work / f"plugins-{count}"
+        self.ids = [f"p{count}x{index:04d}" for index in range(count)]
+
+    def env(self, api: str | None = None) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if not k.endswith("TOKEN")}
+        env.update(
+            NEXO_HOME=str(self.home),
+            NEXO_GITHUB_API_BASE=api or self.server.url,
+            NEXO_HTTP_RETRY_BASE_MS="1",
+            NO_PROXY="127.0.0.1",
+        )
+        env.pop("NEXO_CONFIG_DIR", None)
+        env.pop("NEXO_DAEMON_VERSION", None)
+        return env
+
+    def build(self) -> None:
+        """Publish the releases, and install them unless a kept ``--work`` holds them."""
+        from nexo_pkg.install.pipeline import InstallOptions, install
+
+        for plugin_id in self.ids:
+            data = targz(_members(plugin_id))  # type: ignore[arg-type]
+            assets = release_assets(plugin_id, "1.0.0", data=data)
+            self.server.publish("acme", plugin_id, "v1.0.0", assets, digests=True)
+        if self.root.is_dir() and len(list(self.root.glob("*-1.0.0"))) == self.count:
+            return
+        saved = dict(os.environ)
+        os.environ.update(self.env())
+        try:
+            options = InstallOptions(dest=self.root, nexo_home=self.home)
+            for plugin_id in self.ids:
+                install(f"acme/{plugin_id}", options)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+
+def _nexo(
+    host: Host, *args: str, before: Path | None = None, api: str | None = None
+) -> Callable[[], float]:
+    """A cold ``nexo`` run: through the console script, or as ``python -m nexo_pkg`` with
+    the checkout ``before`` on ``PYTHONPATH``."""
+    env = host.env(api)
+    if before is None:
+        command = [str(NEXO), *args]
+    else:
+        env["PYTHONPATH"] = str(before)
+        command = [sys.executable, "-P", "-m", "nexo_pkg", *args]
+    return lambda: wall(command, env=env, check=False)
+
+
+def _output(host: Host, *args: str, api: str | None = None) -> bytes:
+    return subprocess.run(
+        [str(NEXO), *args], env=host.env(api), capture_output=True, check=False
+    ).stdout
+
+
+def _row(name: str, ours: Stats, theirs: Stats, target: str) -> str:
+    ratio = paired_ratios(ours, theirs)
+    return (
+        f"| {name} | {theirs.describe('s', 1, 3)} | {ours.describe('s', 1, 3)} | "
+        f"{ratio.min:.2f} / {ratio.median:.2f} / {ratio.max:.2f}x | {target} |"
+    )
+
+
+def doctor_rows(host: Host, runs: int) -> list[str]:
+    dest = ("--dest", str(host.root))
+    variants = {
+        "default": _nexo(host, "plugin", "doctor", *dest),
+        "jobs1": _nexo(host, "plugin", "doctor", *dest, "--jobs", "1"),
+    }
+    same = _output(host, "plugin", "doctor", *dest, "--json") == _output(
+        host, "plugin", "doctor", *dest, "--json", "--jobs", "1"
+    )
+    results = interleave(variants, runs)
+    name = f"doctor, {host.count} plugins, {DEFAULT_JOBS} jobs / --jobs 1 (same JSON: {same})"
+    return [_row(name, results["default"], results["jobs1"], "<= 0.6x")]
+
+
+def outdated_rows(host: Host, runs: int, *, slow_ms: int, rtt_ms: int) -> list[str]:
+    rows = []
+    dest = ("--dest", str(host.root))
+
+    def pair(label: str, api: str | None, target: str) -> None:
+        args = ("plugin", "outdated", *dest, "--json")
+        same = _output(host, *args, api=api) == _output(host, *args, "--jobs", "1", api=api)
+        results = interleave(
+            {
+                "default": _nexo(host, *args, api=api),
+                "jobs1": _nexo(host, *args, "--jobs", "1", api=api),
+            },
+            runs,
+        )
+        name = f"outdated, {host.count} plugins, {label} (same JSON: {same})"
+        rows.append(_row(name, results["default"], results["jobs1"], target))
+
+    pair("loopback", None, "-")
+    host.server.slow(slow_ms / 1000, path_contains="/releases/latest")
+    try:
+        pair(f"API {slow_ms} ms slow", None, "<= 0.35x")
+    finally:
+        host.server.clear_faults()
+    address = host.server.url.removeprefix("http://")
+    with latency_proxy(address, one_way_ms=rtt_ms / 2) as proxied:
+        pair(f"{rtt_ms} ms RTT proxy", f"http://{proxied}", "default <= 0.5 s at 100")
+    return rows
+
+
+def offline_rows(host: Host, runs: int, before: Path | None) -> list[str]:
+    dest = ("--dest", str(host.root))
+    rows = []
+    commands = {
+        "verify": ("plugin", "verify", *dest),
+        "doctor --no-check": ("plugin", "doctor", "--no-check", *dest),
+        "list": ("plugin", "list", *dest),
+    }
+    variants: dict[str, Callable[[], float | None]] = {}
+    for name, args in commands.items():
+        # Beside an older checkout, both run as `python -m nexo_pkg` from their own code.
+        variants[name] = _nexo(host, *args, before=None if before is None else REPO)
+        if before is not None:
+            variants[f"{name} (before)"] = _nexo(host, *args, before=before)
+    results = interleave(variants, runs)
+    for name in commands:
+        ours = results[name]
+        if before is not None:
+            theirs = results[f"{name} (before)"]
+            rows.append(_row(f"{name}, {host.count} plugins, now / before", ours, theirs, "-"))
+        else:
+            rows.append(
+                f"| {name}, {host.count} plugins | - | {ours.describe('s', 1, 3)} | - | - |"
+            )
+    return rows
+
+
+def lint_row(work: Path, count: int, runs: int) -> str:
+    directory = work / "lint"
+    if not directory.exists():
+        for index in range(count):
+            sub = directory / f"group{index // 100:02d}" / f"plugin{index:05d}"
+            sub.mkdir(parents=True)
+            (sub / "nexo-plugin.toml").write_text(manifest_text(f"plugin{index:05d}", "1.0.0"))
+    parse = (
+        "import sys, tomllib, pathlib\n"
+        "for p in sorted(pathlib.Path(sys.argv[1]).rglob('nexo-plugin.toml')):\n"
+        "    tomllib.loads(p.read_text())\n"
+    )
+    results = interleave(
+        {
+            "lint": lambda: wall([str(NEXO), "plugin", "lint", str(directory)], check=False),
+            "tomllib": lambda: wall([sys.executable, "-c", parse, str(directory)]),
+        },
+        runs,
+    )
+    return _row(
+        f"lint DIR of {count} manifests / bare tomllib parse",
+        results["lint"],
+        results["tomllib"],
+        "<= 4x",
+    )
+
+
+def startup_row(work: Path, runs: int) -> str:
+    script = console_script(work / "installed")
+    results = interleave(
+        {
+            "version": lambda: wall([str(script), "--version"]),
+            # That environment's own interpreter: the same site-packages start-up.
+            "pass": lambda: wall([str(script.with_name("python")), "-c", "pass"]),
+        },
+        runs,
+    )
+    name = "`nexo --version` (console script of a wheel) / python3 -c pass"
+    return _row(name, results["version"], results["pass"], "<= 2x")
+
+
+def sync_rows(work: Path, runs: int, before: Path | None) -> list[str]:
+    """``sync --frozen`` of 8 registry plugins already in line with the lock (nothing to do)
+    against ``python3 -c pass``, as ``python -m nexo_pkg`` with this checkout (and
+    ``before``) on ``PYTHONPATH``; a real registry on loopback (``fleet_scale.build_fleet``,
+    small plugins: the run reads receipts, never a tarball)."""
+    import fleet_scale
+
+    fleet = fleet_scale.build_fleet(work / "sync", 8, files=20, total_mib=1)
+    project = fleet.project(8)
+    home, dest = work / "sync" / "home", work / "sync" / "dest"
+
+    def command(*args: str) -> list[str]:
+        return [sys.executable, "-m", "nexo_pkg", "plugin", *args, "--plain-http"]
+
+    env = fleet_scale._env(home)
+    for args in (("lock",), ("sync", "--frozen", "--dest", str(dest))):
+        subprocess.run(command(*args), cwd=project, env=env, check=True, capture_output=True)
+    frozen = command("sync", "--frozen", "--dest", str(dest))
+    variants: dict[str, Callable[[], float | None]] = {
+        "pass": lambda: wall([sys.executable, "-c", "pass"]),
+        "now": lambda: wall(frozen, env=env, cwd=project),
+    }
+    if before is not None:
+        old = fleet_scale._env(home, before)
+        variants["before"] = lambda: wall(frozen, env=old, cwd=project)
+    results = interleave(variants, runs)
+    rows = [
+        _row(
+            "`sync --frozen`, 8 plugins, nothing to do / python3 -c pass",
+            results["now"], results["pass"], "<= 12x",
+        )
+    ]  # fmt: skip
+    if before is not None:
+        rows.append(
+            _row("the same, before / python3 -c pass", results["before"], results["pass"], "-")
+        )
+    fleet.registry.stop()
+    return rows
+
+
+@contextlib.contextmanager
+def _server() -> Iterator[GitHubServer]:
+    with GitHubServer() as server:
+        yield server
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--counts", default="1,10,100,1000")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--before", type=Path)
+    parser.add_argument("--doctor-count", type=int, default=16)
+    parser.add_argument("--outdated-count", type=int, default=100)
+    parser.add_argument("--slow-ms", type=int, default=50)
+    parser.add_argument("--rtt-ms", type=int, default=10)
+    parser.add_argument("--lint-count", type=int, default=2000)
+    parser.add_argument("--skip-doctor", action="store_true")
+    parser.add_argument("--skip-outdated", action="store_true")
+    parser.add_argument("--skip-offline", action="store_true")
+    parser.add_argument("--skip-sync", action="store_true")
+    parser.add_argument(
+        "--work", type=Path, help="Keep the installed hosts here and use them again next run."
+    )
+    args = parser.parse_args()
+    precompile()
+    counts = [int(c) for c in args.counts.split(",") if c]
+    print("Machine:", json.dumps(machine(), indent=1))
+    print()
+    print(
+        "| what | baseline min / median / max | measured min / median / max "
+        "| ratio min / median / max | target |"
+    )
+    print("|---|---|---|---|---|")
+    started = time.perf_counter()
+    with contextlib.ExitStack() as stack:
+        server = stack.enter_context(_server())
+        if args.work is not None:
+            work = args.work
+            work.mkdir(parents=True, exist_ok=True)
+        else:
+            work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="nexo-scale-")))
+        print(startup_row(work, args.runs * 3), flush=True)
+        hosts: dict[int, Host] = {}
+
+        def host(count: int) -> Host:
+            if count not in hosts:
+                hosts[count] = Host(work, server, count)
+                hosts[count].build()
+            return hosts[count]
+
+        if not args.skip_doctor:
+            for line in doctor_rows(host(args.doctor_count), args.runs):
+                print(line, flush=True)
+        if not args.skip_outdated:
+            for line in outdated_rows(
+                host(args.outdated_count), args.runs, slow_ms=args.slow_ms, rtt_ms=args.rtt_ms
+            ):
+                print(line, flush=True)
+        if not args.skip_offline:
+            for count in counts:
+                for line in offline_rows(host(count), args.runs, args.before):
+                    print(line, flush=True)
+        print(lint_row(work, args.lint_count, args.runs), flush=True)
+        if not args.skip_sync:
+            for line in sync_rows(work, args.runs * 2, args.before):
+                print(line, flush=True)
+        shutil.rmtree(work / "installed", ignore_errors=True)
+    print(f"\n({time.perf_counter() - started:.0f} s in all)")
+
+
+if __name__ == "__main__":
+    main()
