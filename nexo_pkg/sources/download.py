@@ -16,15 +16,6 @@ if TYPE_CHECKING:
     from nexo_pkg.sources.github import GitHubClient, ReleaseAsset
 
 
-def over_download_limit(name: str, max_bytes: int) -> NexoError:
-    """The ``archive_unsafe`` refusal of ``name``, found larger than ``max_bytes``."""
-    return NexoError(
-        f"{name} is larger than the download limit of {max_bytes} bytes "
-        "(raise it with --max-download-size)",
-        kind="archive_unsafe",
-    )
-
-
 def check_listed_size(asset: ReleaseAsset, max_bytes: int) -> None:
     """Refuse (``archive_unsafe``) an asset whose listed size is over ``max_bytes``."""
     if asset.size and asset.size > max_bytes:

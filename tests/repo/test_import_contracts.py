@@ -98,6 +98,12 @@ def _copy(tmp_path: Path) -> Path:
             "nexo_pkg.install.store._private_helper",
         ),
         (
+            "sources/github.py",
+            "from nexo_pkg.sources.download import cached_asset\n",
+            "sources-acyclic",
+            ".github -> .download",
+        ),
+        (
             "manifest/schema.py",
             "import httpx\n",
             "lint-path",
@@ -118,6 +124,7 @@ def _copy(tmp_path: Path) -> Path:
         "net-imports-sources",
         "fleet-imports-a-private-name",
         "fleet-reads-a-private-attribute",
+        "sources-in-a-circle",
         "manifest-imports-httpx",
         "lint-verifies",
     ],
@@ -143,6 +150,8 @@ def test_architecture_doc_describes_every_contract() -> None:
         "floors",
         "public-names",
         "private-modules",
+        "check-acyclic",
+        "sources-acyclic",
         "lint-path",
     ]
     for contract in contracts:
