@@ -137,6 +137,14 @@ class InstallCallbacks:
 
 
 @dataclass(frozen=True)
+class LockedSigner:
+    """The signer a lock recorded for an artifact (its row's ``identity`` and ``issuer``)."""
+
+    identity: str
+    issuer: str | None
+
+
+@dataclass(frozen=True)
 class InstallStep:
     """What one install runs with besides the user's choices and the command's context.
 
@@ -145,7 +153,9 @@ class InstallStep:
     plugins); None: the install locks and scans itself. For an upgrade: ``replaces`` are the
     versions the new one replaces, ``keep_old`` keeps them out of the daemon's sight, and
     ``previous_signature`` (the receipt's) is the signer the new version must have
-    (``signer_changed`` otherwise, unless the user allows a change).
+    (``signer_changed`` otherwise, unless the user allows a change). For ``sync``:
+    ``locked_signer`` is the signer the lock recorded, which the artifact's verified
+    signature must name (``signer_untrusted`` otherwise, before anything is written).
     """
 
     root: InstallRoot | None = None
@@ -153,6 +163,7 @@ class InstallStep:
     keep_old: bool = False
     previous_signature: Mapping[str, Any] | None = None
     installed: tuple[Path, ...] | None = None
+    locked_signer: LockedSigner | None = None
 
 
 NO_CALLBACKS = InstallCallbacks()
@@ -337,6 +348,8 @@ def install_artifact(
     outcome = verify_artifact(artifact, policy=policy, mode=mode)
     if step.previous_signature is not None and not options.allow_signer_change:
         check_signer_continuity(step.previous_signature, outcome, artifact.plugin_id)
+    if step.locked_signer is not None:
+        check_locked_signer(step.locked_signer, outcome, artifact.plugin_id)
     final = options.dest / f"{artifact.plugin_id}-{artifact.version}"
     link = _development_link(options, artifact.plugin_id, final)
     try:
@@ -435,6 +448,29 @@ def check_signer_continuity(
         "--allow-signer-change to accept it",
         kind="signer_changed",
         details={"installed_signer": dict(previous), "new_signer": new},
+    )
+
+
+def check_locked_signer(
+    locked: LockedSigner, outcome: trust.SignatureOutcome, plugin_id: str
+) -> None:
+    """Refuse (``signer_untrusted``) an artifact whose verified signature does not name the
+    signer its lock recorded, or that is not verified at all; ``--skip-signature-verify``
+    (which verifies nothing) is not checked."""
+    if outcome.status == "skipped":
+        return
+    # Locks written before the SAN was the recorded identity may name the calling workflow
+    # of a reusable-workflow signature: the same certificate, still accepted.
+    known = {outcome.identity, outcome.claims.get("build_config_uri")} - {None}
+    named = locked.identity in known and outcome.issuer == locked.issuer
+    if outcome.status == "verified" and named:
+        return
+    found = outcome.identity or "no trusted signature"
+    raise NexoError(
+        f"{plugin_id}: the lock records signer {locked.identity} ({locked.issuer}); "
+        f"the artifact has {found}",
+        kind="signer_untrusted",
+        details={"expected_identity": locked.identity, "identity": outcome.identity},
     )
 
 
