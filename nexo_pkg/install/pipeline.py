@@ -65,6 +65,7 @@ from nexo_pkg.trust import entry as trust
 
 if TYPE_CHECKING:
     from nexo_pkg.net.bounded import Deadline
+    from nexo_pkg.sources.download import ProgressBar
 
 
 @dataclass(frozen=True)
@@ -132,8 +133,8 @@ class InstallCallbacks:
     confirm: Callable[[InstallPlan], bool] | None = None
     # Hears "still waiting" lines about slow answers (the CLI's notes on stderr).
     notice: Callable[[str], None] | None = None
-    # A download progress bar on stderr.
-    show_progress: bool = False
+    # Shows a download as it goes (the CLI draws a bar on stderr on a terminal).
+    progress: ProgressBar | None = None
 
 
 @dataclass(frozen=True)
@@ -253,7 +254,7 @@ def command_context(
         max_download=options.limits.max_download,
         deadline=_network_deadline(options),
         notice=callbacks.notice,
-        show_progress=callbacks.show_progress,
+        progress=callbacks.progress,
     )
     kept = False
     try:

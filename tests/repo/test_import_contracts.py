@@ -104,6 +104,12 @@ def _copy(tmp_path: Path) -> Path:
             ".github -> .download",
         ),
         (
+            "sources/download.py",
+            "from rich.progress import Progress\n",
+            "no-console-below-cli",
+            "nexo_pkg.sources.download -> rich",
+        ),
+        (
             "manifest/schema.py",
             "import httpx\n",
             "lint-path",
@@ -125,6 +131,7 @@ def _copy(tmp_path: Path) -> Path:
         "fleet-imports-a-private-name",
         "fleet-reads-a-private-attribute",
         "sources-in-a-circle",
+        "sources-draw-a-bar",
         "manifest-imports-httpx",
         "lint-verifies",
     ],
@@ -153,6 +160,7 @@ def test_architecture_doc_describes_every_contract() -> None:
         "check-acyclic",
         "sources-acyclic",
         "lint-path",
+        "no-console-below-cli",
     ]
     for contract in contracts:
         assert f"**`{contract['id']}`** (a `{contract['type']}` contract" in section
