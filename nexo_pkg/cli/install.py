@@ -720,6 +720,7 @@ def register(app: typer.Typer) -> None:
         """
         from nexo_pkg.install.hold import holds  # noqa: PLC0415
         from nexo_pkg.install.link import linked_plugins  # noqa: PLC0415
+        from nexo_pkg.install.sbom import vendored_summary  # noqa: PLC0415
         from nexo_pkg.install.store import RECEIPT_UNREADABLE  # noqa: PLC0415
 
         roots = guarded(lambda: _roots(dest, config), json_output=json_output)
@@ -763,6 +764,7 @@ def register(app: typer.Typer) -> None:
                         "kept": item.kept,
                         "discovery": None if states is None else states.state(receipt.id),
                         "held": not item.kept and receipt.id in held,
+                        "vendored": vendored_summary(item),
                     }
                     for item, receipt in plugins
                 ]

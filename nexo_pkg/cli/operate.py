@@ -218,6 +218,15 @@ def _with_progress(handshake: Any, roots: tuple[Path, ...]) -> Any:
 _MARKS = {"error": ("ERROR", "red"), "warning": ("warn", "yellow"), "note": ("note", "dim")}
 
 
+def _vendored_text(vendored: list[dict[str, Any]] | None) -> str:
+    """``info``'s line of vendored packages, from the SBOM the tarball carries."""
+    if vendored is None:
+        return "- (the tarball carries no SBOM)"
+    if not vendored:
+        return "none"
+    return ", ".join(f"{item['name']} {item['version']}" for item in vendored)
+
+
 def register(app: typer.Typer) -> None:
     """Add the operator's commands to the ``plugin`` group."""
 
@@ -337,6 +346,7 @@ def register(app: typer.Typer) -> None:
                 ("Checksums", ", ".join(document["checksums"]) or "-"),
                 ("Signer", f"{signer} ({signature.get('status')})"),
                 ("min_nexo", document["min_nexo_version"] or "-"),
+                ("Vendored", _vendored_text(document["vendored"])),
             ]
             for label, value in rows:
                 result_line(printable(f"{label + ':':<11} {value}"))

@@ -250,7 +250,21 @@ class ErrorKind(StrEnum):
     VENDOR_FAILED = (
         "vendor_failed",
         EXIT_FAILURE,
-        "`pack`: vendoring the requirements with pip failed, or pip is missing.",
+        "`pack`: vendoring the requirements with pip failed, or pip is missing, or pip's "
+        "installation report (what the SBOM is built from) is unreadable or does not match "
+        "the vendored tree.",
+    )
+    VERIFY_FAILED = (
+        "verify_failed",
+        EXIT_FAILURE,
+        "`sbom`: an installed plugin's files do not match its install receipt (as `verify` "
+        "reports), so what it holds cannot be vouched for.",
+    )
+    SBOM_INVALID = (
+        "sbom_invalid",
+        EXIT_FAILURE,
+        "`sbom`: the SBOM an installed plugin carries is unreadable, is not valid CycloneDX "
+        "1.6, or does not describe the installed files; or its vendored tree cannot be read.",
     )
     TARGET_INVALID = (
         "target_invalid",

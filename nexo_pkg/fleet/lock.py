@@ -28,7 +28,7 @@ from nexo_pkg.fleet.lockfile import (
 )
 from nexo_pkg.fleet.pool import CpuPool, checked_jobs, run_bounded
 from nexo_pkg.fleet.sources import FleetOptions, Session, locked_candidate
-from nexo_pkg.fleet.treehash import hash_tarball
+from nexo_pkg.fleet.treehash import tarball_hashes
 from nexo_pkg.install.api import NO_CALLBACKS, InstallCallbacks, verify_artifact
 
 
@@ -100,11 +100,13 @@ def lock_plugin(
         if warnings is not None:
             warnings.extend(message for message in outcome.warnings if message not in warnings)
         verified = outcome.status == "verified"
+        tree, sbom = (cpu or CpuPool(1)).call(tarball_hashes, fetched.path, entry.plugin_id, limits)
         targets[target] = replace(
             row,
             identity=outcome.identity if verified else None,
             issuer=outcome.issuer if verified else None,
-            tree=(cpu or CpuPool(1)).call(hash_tarball, fetched.path, entry.plugin_id, limits),
+            tree=tree,
+            sbom=sbom,
         )
     return replace(entry, targets=targets)
 

@@ -29,6 +29,7 @@ records changes)::
     size = 1234
     sha256 = "…"
     tree = "n1:…"           # the unpacked tree's hash (fleet.treehash)
+    sbom = "sha256:…"       # the SBOM the tarball carries (absent: it carries none)
     manifest = "sha256:…"   # OCI sources: the target's manifest digest
     identity = "https://github.com/…"   # signer (absent when unsigned)
     issuer = "https://token.actions.githubusercontent.com"
@@ -62,7 +63,8 @@ ANY = "*"
 _TARGET = re.compile(r"^(?:noarch|[A-Za-z0-9_]+(?:-[A-Za-z0-9_.]+){1,3})$")
 _HEX = re.compile(r"^[0-9a-f]{64}$")
 _TREE = re.compile(r"^n1:[0-9a-f]{64}$")
-_TARGET_KEYS = {"asset", "size", "sha256", "tree", "manifest", "identity", "issuer"}
+_TARGET_KEYS = {"asset", "size", "sha256", "tree", "sbom", "manifest", "identity", "issuer"}
+_SBOM = re.compile(r"^sha256:[0-9a-f]{64}$")
 HEADER = (
     "This file is written by `nexo plugin lock` from nexo-plugins.toml; do not edit it.",
     "`nexo plugin sync` installs exactly what it names, checking every byte and signer.",
@@ -101,6 +103,9 @@ class LockedTarget:
     issuer: str | None = None
     # The unpacked tree's hash (fleet.treehash, ``n1:…``); absent in earlier locks.
     tree: str | None = None
+    # ``sha256:…`` of the SBOM the tarball carries (``sbom.cdx.json``): two locks diff what
+    # changed inside a plugin. Absent when it carries none, and in earlier locks.
+    sbom: str | None = None
 
 
 @dataclass(frozen=True)
@@ -278,6 +283,13 @@ def _tree(path: Path, where: str, table: dict[str, Any]) -> str | None:
     return value  # type: ignore[no-any-return]
 
 
+def _sbom(path: Path, where: str, table: dict[str, Any]) -> str | None:
+    value = _string(path, where, table, "sbom", optional=True)
+    if value is not None and not _SBOM.fullmatch(value):
+        raise _invalid(path, f"`{where}.sbom` is not sha256: followed by 64 hex digits")
+    return value  # type: ignore[no-any-return]
+
+
 def read_lock(path: Path) -> Lock:
     """Parse a lock file; ``lock_invalid`` (exit 2) when it is not one nexo-pkg wrote."""
     document = _load_toml(path, "lock_invalid")
@@ -324,6 +336,7 @@ def read_lock(path: Path) -> Lock:
                 identity=_string(path, at, row, "identity", optional=True),
                 issuer=_string(path, at, row, "issuer", optional=True),
                 tree=_tree(path, at, row),
+                sbom=_sbom(path, at, row),
             )
         source = _string(path, where, entry, "source")
         validate_source(path, where, source)
@@ -368,7 +381,7 @@ def render_lock(lock: Lock) -> str:
             item.add("asset", row.asset)
             item.add("size", row.size)
             item.add("sha256", row.sha256)
-            for key in ("tree", "manifest", "identity", "issuer"):
+            for key in ("tree", "sbom", "manifest", "identity", "issuer"):
                 value = getattr(row, key)
                 if value:
                     item.add(key, value)

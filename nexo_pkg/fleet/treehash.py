@@ -34,7 +34,8 @@ from nexo_pkg.install.api import (
     sha256_file,
     verify_installed,
 )
-from nexo_pkg.sources.archive import ArchiveLimits, TreeSink, walk_archive
+from nexo_pkg.sbom import SBOM_MEMBER
+from nexo_pkg.sources.archive import ArchiveLimits, ArchiveListing, TreeSink, walk_archive
 
 if TYPE_CHECKING:
     from nexo_pkg.fleet.lockfile import LockedPlugin
@@ -66,7 +67,18 @@ def hash_tarball(tarball: Path, plugin_id: str, limits: ArchiveLimits) -> str:
     once, as it reads it). Raises what that walker raises (``archive_invalid``,
     ``archive_unsafe``, ``io``).
     """
+    return tarball_hashes(tarball, plugin_id, limits)[0]
+
+
+def tarball_hashes(tarball: Path, plugin_id: str, limits: ArchiveLimits) -> tuple[str, str | None]:
+    """The tree hash (:func:`hash_tarball`) and ``sha256:<hex>`` of the SBOM the tarball
+    carries (``None`` when it carries none), from one read of the archive."""
     listing = walk_archive(tarball, limits, TreeSink())
+    sbom = listing.files.get(SBOM_MEMBER)
+    return _listing_tree(listing, plugin_id), None if sbom is None else f"sha256:{sbom.sha256}"
+
+
+def _listing_tree(listing: ArchiveListing, plugin_id: str) -> str:
     lines = [(name, f"d {DIRECTORY_MODE:04o} {name}\n") for name in listing.directories]
     launcher = f"bin/{plugin_id}"
     for name, info in listing.files.items():

@@ -13,6 +13,7 @@ from nexo_pkg.manifest.microapp import MICROAPP_MANIFEST_NAME, is_extension_shap
 from nexo_pkg.manifest.model import manifest_from_text
 from nexo_pkg.manifest.names import MANIFEST_NAMES
 from nexo_pkg.manifest.options import LintOptions
+from nexo_pkg.sbom import MAX_SBOM_BYTES, SBOM_MEMBER, SbomError, quick_check
 from nexo_pkg.sources.archive import ArchiveListing
 
 RUNTIME_SETTINGS_GRANTED = LintOptions(host_net_allowed=True, sandbox_required=False)
@@ -25,7 +26,8 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
     would reject it for (a setting of the daemon's runtime, such as the host-network
     permission, is not one: :attr:`ManifestSummary.operator_must_allow` names it),
     ``manifest_mismatch`` when its id/version differ from the asset's, and
-    ``archive_invalid`` when ``bin/<id>`` is not a regular file in the archive.
+    ``archive_invalid`` when ``bin/<id>`` is not a regular file in the archive or its SBOM
+    (``sbom.cdx.json``) is over the cap, not CycloneDX 1.6 JSON or about another plugin.
     """
     manifest_name, manifest = _payload_manifest(listing)
     if manifest is None or manifest_name is None:
@@ -68,7 +70,28 @@ def check_payload(listing: ArchiveListing, plugin_id: str, version: str) -> Mani
         raise NexoError(
             f"the archive has no {entrypoint} file (the plugin's launcher)", kind="archive_invalid"
         )
+    check_sbom(listing, plugin_id, version)
     return summarise_manifest(model)
+
+
+def check_sbom(listing: ArchiveListing, plugin_id: str, version: str) -> None:
+    """``archive_invalid`` naming ``sbom.cdx.json`` when the archive carries one that is over
+    the cap, is not a CycloneDX 1.6 JSON document, or describes another plugin: an installed
+    tree must never hold an inventory that ``nexo plugin sbom`` would report wrongly."""
+    if SBOM_MEMBER not in listing.files:
+        return
+    try:
+        if listing.sbom is None:
+            raise SbomError(
+                f"it is {listing.files[SBOM_MEMBER].size} bytes, over the cap of {MAX_SBOM_BYTES}"
+            )
+        quick_check(listing.sbom, plugin_id, version)
+    except SbomError as exc:
+        raise NexoError(
+            f"the archive's {SBOM_MEMBER} is not the plugin's SBOM: {exc}",
+            kind="archive_invalid",
+            details={"member": SBOM_MEMBER},
+        ) from exc
 
 
 def _payload_manifest(listing: ArchiveListing) -> tuple[str | None, bytes | None]:

@@ -49,6 +49,7 @@ from nexo_pkg.install.store import (
     write_receipt,
 )
 from nexo_pkg.install.summary import InstallPlan
+from nexo_pkg.sbom import quick_check, vendored_packages
 from nexo_pkg.sources.archive import ArchiveLimits, ArchiveListing, inspect_archive
 from nexo_pkg.sources.base import FetchedArtifact, Source
 from nexo_pkg.sources.context import NetworkChoices, SourceContext, TrustChoices
@@ -484,6 +485,11 @@ def _plan(
 ) -> InstallPlan:
     """Step 7 and what step 8 shows: the payload checks on what the archive holds."""
     summary = check_payload(listing, fetched.plugin_id, fetched.version)
+    vendored = None
+    if listing.sbom is not None:
+        # check_payload has checked it: a CycloneDX 1.6 document about this plugin.
+        document = quick_check(listing.sbom, fetched.plugin_id, fetched.version)
+        vendored = tuple(vendored_packages(document))
     return InstallPlan(
         summary=summary,
         source_display=source_display,
@@ -494,6 +500,7 @@ def _plan(
         checksums=fetched.checksums,
         signature=outcome,
         destination=str(final),
+        vendored=vendored,
     )
 
 
@@ -1041,6 +1048,7 @@ class ReleaseInfo:
             "signature": self.plan.signature.to_json(),
             "min_nexo_version": self.min_nexo_version,
             "manifest": self.plan.summary.to_json(),
+            "vendored": None if self.plan.vendored is None else list(self.plan.vendored),
             "warnings": list(self.plan.warnings),
         }
 

@@ -120,6 +120,8 @@ class InstallPlan:
     checksums: tuple[str, ...]
     signature: SignatureOutcome
     destination: str
+    #: The vendored packages the tarball's SBOM lists (``None``: it carries no SBOM).
+    vendored: tuple[dict[str, Any], ...] | None = None
 
     @property
     def plugin_id(self) -> str:

@@ -46,6 +46,8 @@ from nexo_pkg.pack.layout import (
     stored_names,
 )
 from nexo_pkg.pack.vendor import vendor_requirements
+from nexo_pkg.sbom import SBOM_MEMBER, sbom_name
+from nexo_pkg.sbom.inventory import Inventory, InventoryError, apply_report, files_digest, read_tree
 
 #: pip's console-script wrappers carry the absolute path of the packing interpreter: useless
 #: on the operator's host and different on every machine, so they stay out of lib/.
@@ -229,7 +231,7 @@ def _noarch_entries(
     scratch: Path,
     out: Path,
     progress: Callable[[str], None],
-) -> tuple[list[ArchiveEntry], list[Distribution]]:
+) -> tuple[list[ArchiveEntry], list[Distribution], Inventory, Any]:
     src = project / "src"
     main = src / "main.py"
     if not main.is_file():
@@ -242,10 +244,11 @@ def _noarch_entries(
     entries = collect_tree(src, walk)
     entries.append(ArchiveEntry("lib/plugin", is_dir=True))
     distributions: list[Distribution] = []
+    inventory, environment = Inventory(), None
     if requirements is not None:
         vendor_dir = scratch / "lib"
         progress(f"vendoring {requirements.name} with pip ...")
-        vendor_requirements(requirements, vendor_dir, cwd=project)
+        report = vendor_requirements(requirements, vendor_dir, cwd=project)
         if vendor_dir.is_dir():
             if (vendor_dir / "plugin").exists():
                 raise layout_error(
@@ -256,7 +259,64 @@ def _noarch_entries(
                 vendor_dir, TreeWalk("lib", containment_root=vendor_dir, skip_top=_VENDOR_SKIPPED)
             )
             distributions = find_distributions(vendor_dir, "lib")
-    return entries, distributions
+        inventory, environment = _inventory(vendor_dir, report, requirements)
+    return entries, distributions, inventory, environment
+
+
+def _inventory(vendor_dir: Path, report: Any, requirements: Path) -> tuple[Inventory, Any]:
+    """What pip vendored, from the tree's ``*.dist-info`` and pip's report (``vendor_failed``
+    naming the file that does not add up); the report's marker environment."""
+    try:
+        inventory = apply_report(
+            read_tree(vendor_dir), report, f"(pip install --report of {requirements.name})"
+        )
+    except InventoryError as exc:
+        raise PackError(
+            f"cannot list what {requirements.name} vendored: {exc}", kind="vendor_failed"
+        ) from exc
+    environment = report.get("environment") if isinstance(report, dict) else None
+    return inventory, environment if isinstance(environment, dict) else None
+
+
+def _entry_digests(entries: list[ArchiveEntry]) -> dict[str, str]:
+    """The sha256 of every file entry (read again from disk: the tarball is written later)."""
+    digests: dict[str, str] = {}
+    for entry in entries:
+        if entry.is_dir:
+            continue
+        if entry.data is not None:
+            digests[entry.name] = hashlib.sha256(entry.data).hexdigest()
+        elif entry.source is not None:
+            try:
+                with entry.source.open("rb") as handle:
+                    digests[entry.name] = hashlib.file_digest(handle, "sha256").hexdigest()
+            except OSError as exc:
+                raise io_error(f"cannot read {entry.source}: {exc.strerror}") from exc
+    return digests
+
+
+def _sbom_entry(
+    entries: list[ArchiveEntry],
+    identity: tuple[str, str, str],
+    inventory: Inventory,
+    environment: Any,
+    epoch: int,
+) -> ArchiveEntry:
+    """The SBOM member (docs/pack.md, "SBOM"): built from ``inventory``, its serial number
+    derived from the digest of every other file of the tarball."""
+    from nexo_pkg.sbom.cyclonedx import PluginSbom, write_sbom  # noqa: PLC0415
+
+    plugin_id, version, target = identity
+    sbom = PluginSbom(
+        plugin_id,
+        version,
+        target,
+        inventory.packages,
+        epoch=epoch,
+        files_sha256=files_digest(_entry_digests(entries)),
+        environment=environment,
+    )
+    return ArchiveEntry(SBOM_MEMBER, data=write_sbom(sbom))
 
 
 def _requirements_for(options: PackOptions, project: Path) -> Path | None:
@@ -275,9 +335,10 @@ def _write_assets(
     entries: list[ArchiveEntry],
     manifest_name: str,
     manifest_bytes: bytes,
+    sbom_bytes: bytes,
     epoch: int,
 ) -> tuple[PackedAsset, ...]:
-    """Stage the tarball, sidecar and manifest copy in a temporary directory in ``out``, then
+    """Stage the tarball, sidecar, manifest copy and SBOM in a temporary directory in ``out``, then
     rename each over its namesake: a failure before the renames (a source file that vanished,
     a full disk) leaves ``out`` as it was."""
     try:
@@ -285,7 +346,7 @@ def _write_assets(
     except OSError as exc:
         raise io_error(f"cannot create output directory {out}: {exc.strerror}") from exc
     sidecar_name = f"{name}.sha256"
-    names = (name, sidecar_name, manifest_name)
+    names = (name, sidecar_name, manifest_name, sbom_name(name))
     try:
         with tempfile.TemporaryDirectory(prefix=".nexo-pack-", dir=out) as scratch:
             staged = [Path(scratch, final) for final in names]
@@ -294,6 +355,7 @@ def _write_assets(
             sidecar_bytes = f"{written.sha256}  {name}\n".encode()
             staged[1].write_bytes(sidecar_bytes)
             staged[2].write_bytes(manifest_bytes)
+            staged[3].write_bytes(sbom_bytes)
             for path in staged:
                 path.chmod(0o644)
             for path, final in zip(staged, names, strict=True):
@@ -301,7 +363,11 @@ def _write_assets(
     except OSError as exc:
         where = exc.filename or out
         raise io_error(f"cannot pack: {where}: {exc.strerror or exc}") from exc
-    copies = ((sidecar_name, sidecar_bytes), (manifest_name, manifest_bytes))
+    copies = (
+        (sidecar_name, sidecar_bytes),
+        (manifest_name, manifest_bytes),
+        (names[3], sbom_bytes),
+    )
     return (
         PackedAsset(out / name, written.sha256, written.size),
         *(
@@ -333,8 +399,9 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
     with tempfile.TemporaryDirectory(prefix="nexo-pack-") as scratch:
         entries: list[ArchiveEntry] = [ArchiveEntry(read.path.name, data=read.data)]
         entries += [ArchiveEntry(name, data=data) for name, data in read.companions]
+        inventory, environment = Inventory(), None
         if options.target == NOARCH:
-            tree, distributions = _noarch_entries(
+            tree, distributions, inventory, environment = _noarch_entries(
                 project, requirements, Path(scratch), out, options.progress
             )
             audit_noarch(tree, distributions)
@@ -346,6 +413,11 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
             entries.append(ArchiveEntry(f"bin/{plugin_id}", executable=True, source=options.binary))
         try:
             entries = stored_names(complete_entries(entries))
+            # The SBOM is made for the names as stored, then added as the last member.
+            sbom = _sbom_entry(
+                entries, (plugin_id, version, options.target), inventory, environment, epoch.value
+            )
+            entries = complete_entries([*entries, sbom])
         except ValueError as exc:
             raise layout_error(f"cannot lay out the tarball: {exc}") from exc
         stats = archive_stats(entries)
@@ -356,8 +428,19 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
             entries=entries,
             manifest_name=read.path.name,
             manifest_bytes=read.data,
+            sbom_bytes=sbom.data or b"",
             epoch=epoch.value,
         )
-    return PackResult(
-        plugin_id, version, options.target, epoch, assets, read.lint, read.notes, stats
-    )
+    notes = (*read.notes, *inventory.warnings, *_unhashed(inventory))
+    return PackResult(plugin_id, version, options.target, epoch, assets, read.lint, notes, stats)
+
+
+def _unhashed(inventory: Inventory) -> list[str]:
+    """A note per vendored package pip did not install from an archive (a local directory, a
+    VCS checkout): its SBOM entry has no sha256."""
+    return [
+        f"{package.name} {package.version} was not installed from a wheel or sdist (a local "
+        "directory or VCS checkout?): its SBOM entry has no sha256"
+        for package in inventory.packages
+        if package.sha256 is None
+    ]

@@ -6,11 +6,13 @@ docs/cli.md).
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from nexo_pkg.pack.errors import PackError
 
@@ -25,16 +27,17 @@ _NETWORK_FAILURE = re.compile(
 )
 
 
-def pip_command(requirements: Path, target: Path, log: Path) -> list[str]:
+def pip_command(requirements: Path, target: Path, log: Path, report: Path) -> list[str]:
     """The pip invocation; ``PIP_*`` variables (index, find-links, proxies) still apply.
 
-    ``log`` asks pip for its full log (connection errors included, which ``--quiet`` hides).
+    ``log`` asks pip for its full log (connection errors included, which ``--quiet`` hides);
+    ``report`` for its installation report (what the SBOM's archive hashes come from).
     """
     command = [sys.executable, "-m", "pip", "install", "--target", str(target)]
     command += ["--requirement", str(requirements)]
     # Byte code is interpreter-specific and would make the tarball differ per host.
     command += ["--no-compile", "--quiet", "--no-input", "--disable-pip-version-check"]
-    return [*command, "--log", str(log)]
+    return [*command, "--log", str(log), "--report", str(report)]
 
 
 def summarise_pip_output(output: str) -> str:
@@ -70,19 +73,22 @@ def pip_missing_message() -> str:
     )
 
 
-def vendor_requirements(requirements: Path, target: Path, *, cwd: Path) -> None:
-    """Install ``requirements`` into the (new) directory ``target``.
+def vendor_requirements(requirements: Path, target: Path, *, cwd: Path) -> Any:
+    """Install ``requirements`` into the (new) directory ``target``; return pip's installation
+    report (``pip install --report``, parsed JSON).
 
     Runs in ``cwd`` so relative paths in the requirements resolve against the project.
     Raises ``network`` (exit 1) when pip could not reach the package index, ``vendor_failed``
-    (exit 1) with pip's error summarised when pip fails otherwise or is missing.
+    (exit 1) with pip's error summarised when pip fails otherwise or is missing, or when it
+    wrote no readable installation report.
     """
     if importlib.util.find_spec("pip") is None:
         raise PackError(pip_missing_message(), kind="vendor_failed")
     log = target.parent / f".{target.name}-pip.log"
+    report = target.parent / f".{target.name}-pip-report.json"
     try:
         completed = subprocess.run(
-            pip_command(requirements, target, log),
+            pip_command(requirements, target, log, report),
             cwd=cwd,
             capture_output=True,
             text=True,
@@ -117,3 +123,20 @@ def vendor_requirements(requirements: Path, target: Path, *, cwd: Path) -> None:
             kind="vendor_failed",
             details={"pip_exit_code": completed.returncode},
         )
+    return read_report(report, requirements)
+
+
+def read_report(report: Path, requirements: Path) -> Any:
+    """pip's installation report for ``requirements`` (removed once read); ``vendor_failed``
+    naming the requirements file when pip wrote none or an unreadable one."""
+    try:
+        return json.loads(report.read_bytes())
+    except (OSError, ValueError, RecursionError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise PackError(
+            f"pip installed {requirements.name} but its installation report (--report), which "
+            f"the SBOM is built from, cannot be read: {reason}",
+            kind="vendor_failed",
+        ) from exc
+    finally:
+        report.unlink(missing_ok=True)

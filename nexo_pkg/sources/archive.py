@@ -28,6 +28,7 @@ from typing import IO, ClassVar, Literal, Self, cast
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
 from nexo_pkg.manifest.names import choose_manifest, is_manifest_name
+from nexo_pkg.sbom import MAX_SBOM_BYTES, SBOM_MEMBER
 
 MiB = 1024 * 1024
 READ_CHUNK = MiB
@@ -112,6 +113,9 @@ class ArchiveListing:
     manifest_name: str | None = None
     manifest: bytes | None = None
     total_size: int = 0
+    #: The SBOM at the root (``sbom.cdx.json``) when it is at most ``MAX_SBOM_BYTES``; an
+    #: SBOM member listed in ``files`` but absent here is over that cap.
+    sbom: bytes | None = None
 
 
 def unsafe(message: str, *, member: str | None = None) -> NexoError:
@@ -618,7 +622,8 @@ def _copy_member(
 ) -> FileInfo:
     """Pass a member's bytes to ``sink``, hashing exactly what it is given to write."""
     hasher = hashlib.sha256()
-    keep = is_manifest_name(name) and member.size <= MAX_MANIFEST_BYTES
+    is_sbom = name == SBOM_MEMBER and member.size <= MAX_SBOM_BYTES
+    keep = is_sbom or (is_manifest_name(name) and member.size <= MAX_MANIFEST_BYTES)
     kept = bytearray()
     sink.open_file(name, bool(member.mode & 0o100))
     try:
@@ -630,7 +635,9 @@ def _copy_member(
     except EOFError as exc:
         raise invalid(f"{name!r} is truncated") from exc
     sink.close_file()
-    if keep:
+    if is_sbom:
+        listing.sbom = bytes(kept)
+    elif keep:
         listing.manifests[name] = bytes(kept)
         listing.manifest_name = choose_manifest(listing.manifests).name
         listing.manifest = listing.manifests[listing.manifest_name or name]

@@ -375,10 +375,9 @@ def _verify_document(
     artifact: Path, name: str, raw: bytes, request: TrustRequest
 ) -> VerifiedSignature:
     """One bundle of any kind, told apart by its content."""
-    # Imported here for the same reason as in _verify_offer: the claims and the direct
-    # verifier, then only the verifier of the kind of bundle at hand (an attestation never
-    # loads the legacy cosign verifier, a message signature never the DSSE one); Sigstore
-    # itself only for a bundle the direct verifier leaves to it.
+    # Imported here for the same reason as in _verify_offer: the claims, then only the
+    # verifier of the kind of bundle at hand (an attestation never loads the legacy cosign
+    # verifier, a message signature never the DSSE one), each importing Sigstore itself.
     from nexo_pkg.trust.verifiers import claims  # noqa: PLC0415
 
     document = parse_json_document(raw, name)

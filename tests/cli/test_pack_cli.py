@@ -51,6 +51,7 @@ def test_new_lint_pack_extract_run(tmp_path: Path, offline_pip_env: dict[str, st
     dist = project / "dist"
     names = sorted(p.name for p in dist.iterdir())
     assert names == [
+        "demo-0.1.0-noarch.cdx.json",
         "demo-0.1.0-noarch.tar.gz",
         "demo-0.1.0-noarch.tar.gz.sha256",
         "plugin.toml",
@@ -74,7 +75,12 @@ def test_new_lint_pack_extract_run(tmp_path: Path, offline_pip_env: dict[str, st
 
     with tarfile.open(tarball, "r:gz") as archive:
         members = {m.name: m for m in archive.getmembers()}
-    assert sorted(n for n in members if "/" not in n) == ["bin", "lib", "plugin.toml"]
+    assert sorted(n for n in members if "/" not in n) == [
+        "bin",
+        "lib",
+        "plugin.toml",
+        "sbom.cdx.json",
+    ]
     assert members["bin/demo"].mode == 0o755
     assert "lib/plugin/main.py" in members
     assert "lib/nexo_plugin_sdk/adapter.py" in members

@@ -118,3 +118,32 @@ def test_info_real_process_text(home: Path, server: GitHubServer) -> None:
     assert done.code == 0, done.stderr
     assert "Plugin:     hello 1.0.0" in done.stdout
     assert "Signer:     unsigned (unsigned)" in done.stdout
+    assert "Vendored:   - (the tarball carries no SBOM)" in done.stdout
+
+
+def test_info_lists_the_vendored_packages_of_the_tarball_sbom(
+    home: Path, server: GitHubServer
+) -> None:
+    from support.tarballs import file, plugin_members, targz
+
+    from nexo_pkg.sbom.cyclonedx import PluginSbom, write_sbom
+    from nexo_pkg.sbom.inventory import Package
+
+    packages = (
+        Package("urllib3", "2.2.1", "", ("MIT",), True),
+        Package("idna", "3.20", "", ("BSD-3-Clause",), True),
+    )
+    sbom = write_sbom(PluginSbom("hello", "1.0.0", "noarch", packages, files_sha256="0" * 64))
+    name = asset_name("hello", "1.0.0")
+    data = targz([*plugin_members("hello", "1.0.0"), file("sbom.cdx.json", sbom)])
+    server.publish(
+        "acme", "hello", "v1.0.0", {name: data, name + ".sha256": sidecar_line(data, name).encode()}
+    )
+    result = plugin("info", "acme/hello", "--json")
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)["vendored"] == [
+        {"name": "idna", "version": "3.20", "purl": "pkg:pypi/idna@3.20"},
+        {"name": "urllib3", "version": "2.2.1", "purl": "pkg:pypi/urllib3@2.2.1"},
+    ]
+    text = plugin("info", "acme/hello")
+    assert "Vendored:   idna 3.20, urllib3 2.2.1" in text.stdout

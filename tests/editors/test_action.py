@@ -84,6 +84,7 @@ def test_action_structure() -> None:
         "actions/setup-python",
         "github/codeql-action/upload-sarif",
         "actions/attest-build-provenance",
+        "actions/attest-sbom",
     }
 
 
@@ -302,8 +303,10 @@ def test_pack_outputs_the_tarball_and_its_sha256(tmp_path: Path) -> None:
         "demo-0.1.0-noarch.tar.gz",
         "demo-0.1.0-noarch.tar.gz.sha256",
         "nexo-plugin.toml",
+        "demo-0.1.0-noarch.cdx.json",
     ]
     assert all((workspace / asset).is_file() for asset in assets)
+    assert run.action_outputs["sbom"] == assets[3]
     sidecar = (workspace / assets[1]).read_text("utf-8")
     assert sidecar == f"{digest}  demo-0.1.0-noarch.tar.gz\n"
 

@@ -60,12 +60,14 @@ def build_wheel(
     *,
     purelib: bool,
     tag: str,
+    metadata: str = "",
 ) -> Path:
-    """Write a real wheel (zip with METADATA, WHEEL and RECORD) that pip can install."""
+    """Write a real wheel (zip with METADATA, WHEEL and RECORD) that pip can install;
+    ``metadata`` adds header lines to METADATA (``License-Expression: MIT\n``)."""
     dist_info = f"{name}-{version}.dist-info"
     contents = dict(files)
     contents[f"{dist_info}/METADATA"] = (
-        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n"
+        f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{metadata}"
     ).encode()
     contents[f"{dist_info}/WHEEL"] = (
         "Wheel-Version: 1.0\nGenerator: nexo-pkg-tests\n"

@@ -59,13 +59,19 @@ def test_noarch_layout(make_project: ProjectFactory) -> None:
     result = pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
     dist = project / "dist"
     assert sorted(p.name for p in dist.iterdir()) == [
+        "demo-0.1.0-noarch.cdx.json",
         "demo-0.1.0-noarch.tar.gz",
         "demo-0.1.0-noarch.tar.gz.sha256",
         "nexo-plugin.toml",
     ]
     tarball = dist / "demo-0.1.0-noarch.tar.gz"
     members = _members(tarball)
-    assert sorted(name for name in members if "/" not in name) == ["bin", "lib", "nexo-plugin.toml"]
+    assert sorted(name for name in members if "/" not in name) == [
+        "bin",
+        "lib",
+        "nexo-plugin.toml",
+        "sbom.cdx.json",
+    ]
     assert sorted(members) == [
         "bin",
         "bin/demo",
@@ -75,6 +81,7 @@ def test_noarch_layout(make_project: ProjectFactory) -> None:
         "lib/plugin/helpers/util.py",
         "lib/plugin/main.py",
         "nexo-plugin.toml",
+        "sbom.cdx.json",
     ]
     assert members["bin/demo"].mode == 0o755
     assert _read(tarball, "bin/demo").decode() == LAUNCHER
@@ -279,7 +286,7 @@ def test_per_target_tarball(tmp_path: Path, make_project: ProjectFactory) -> Non
     )
     assert result.tarball.path.name == "demo-0.1.0-x86_64-unknown-linux-gnu.tar.gz"
     members = _members(result.tarball.path)
-    assert sorted(members) == ["bin", "bin/demo", "nexo-plugin.toml"]
+    assert sorted(members) == ["bin", "bin/demo", "nexo-plugin.toml", "sbom.cdx.json"]
     assert members["bin/demo"].mode == 0o755
     assert _read(result.tarball.path, "bin/demo") == b"\x7fELF fake binary"
 
@@ -403,6 +410,7 @@ def test_a_failed_write_leaves_no_partial_tarball(tmp_path: Path) -> None:
             entries=entries,
             manifest_name="nexo-plugin.toml",
             manifest_bytes=b"",
+            sbom_bytes=b"{}",
             epoch=0,
         )
     assert (caught.value.kind, caught.value.exit_code) == ("io", 2)
@@ -433,6 +441,7 @@ def test_existing_assets_are_replaced_atomically(make_project: ProjectFactory) -
     assert first.tarball.sha256 != second.tarball.sha256
     assert hashlib.sha256(second.tarball.path.read_bytes()).hexdigest() == second.tarball.sha256
     assert sorted(p.name for p in (project / "dist").iterdir()) == [
+        "demo-0.1.0-noarch.cdx.json",
         "demo-0.1.0-noarch.tar.gz",
         "demo-0.1.0-noarch.tar.gz.sha256",
         "nexo-plugin.toml",
@@ -474,12 +483,18 @@ def test_a_project_with_only_plugin_toml_packs_it_under_its_name(
     result = pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
     dist = project / "dist"
     assert sorted(p.name for p in dist.iterdir()) == [
+        "demo-0.1.0-noarch.cdx.json",
         "demo-0.1.0-noarch.tar.gz",
         "demo-0.1.0-noarch.tar.gz.sha256",
         "plugin.toml",
     ]
     members = _members(dist / "demo-0.1.0-noarch.tar.gz")
-    assert sorted(name for name in members if "/" not in name) == ["bin", "lib", "plugin.toml"]
+    assert sorted(name for name in members if "/" not in name) == [
+        "bin",
+        "lib",
+        "plugin.toml",
+        "sbom.cdx.json",
+    ]
     assert (
         _read(dist / "demo-0.1.0-noarch.tar.gz", "plugin.toml")
         == (project / "plugin.toml").read_bytes()

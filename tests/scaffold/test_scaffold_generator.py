@@ -91,6 +91,8 @@ def test_release_workflow(tmp_path: Path) -> None:
         'asset + ".sig"',
         'asset + ".cert"',
         "actions/attest-build-provenance@",
+        "actions/attest-sbom@",
+        "sbom-path: ${{ steps.sbom.outputs.path }}",
         "gh release upload",
     ):
         assert needle in workflow, needle

@@ -53,6 +53,7 @@ _OID_ISSUER_V2 = x509.ObjectIdentifier("1.3.6.1.4.1.57264.1.8")
 _OID_BUILD_SIGNER_URI = x509.ObjectIdentifier("1.3.6.1.4.1.57264.1.9")
 _OID_SOURCE_REPOSITORY_URI = x509.ObjectIdentifier("1.3.6.1.4.1.57264.1.12")
 _OID_SOURCE_REPOSITORY_REF = x509.ObjectIdentifier("1.3.6.1.4.1.57264.1.14")
+_OID_SOURCE_REPOSITORY_OWNER_URI = x509.ObjectIdentifier("1.3.6.1.4.1.57264.1.16")
 _OID_BUILD_CONFIG_URI = x509.ObjectIdentifier("1.3.6.1.4.1.57264.1.18")
 _OID_SCT_LIST = x509.ObjectIdentifier("1.3.6.1.4.1.11129.2.4.2")
 
@@ -407,6 +408,13 @@ class PrivateSigstore:
                     .add_extension(
                         x509.UnrecognizedExtension(
                             _OID_SOURCE_REPOSITORY_REF, der_utf8_string(claimed_ref)
+                        ),
+                        critical=False,
+                    )
+                    .add_extension(
+                        x509.UnrecognizedExtension(
+                            _OID_SOURCE_REPOSITORY_OWNER_URI,
+                            der_utf8_string(f"https://github.com/{repository.split('/')[0]}"),
                         ),
                         critical=False,
                     )

@@ -9,8 +9,6 @@ from pathlib import Path
 
 from support.shared_fixtures import skip_unless_present
 
-from nexo_pkg.trust.verifiers.rootkeys import public_good_root_file
-
 from .helpers import FIXTURES, SHARED_FIXTURES, VECTOR_ARTIFACT
 
 SCRIPT = """
@@ -63,27 +61,10 @@ def test_ignore_never_imports_sigstore_even_with_material(tmp_path: Path) -> Non
 
 
 @skip_unless_present("sigstore")
-def test_a_bundle_the_direct_verifier_vouches_for_never_imports_sigstore(tmp_path: Path) -> None:
+def test_a_bundle_imports_sigstore_only_to_check_it(tmp_path: Path) -> None:
+    """sigstore-python is loaded once a signature is checked, not before."""
     bundle = FIXTURES / f"{VECTOR_ARTIFACT}.sigstore.json"
     # Verified cryptographically, but no author entry under warn: recorded as unsigned.
-    assert _run(tmp_path, {bundle.name: str(bundle)}, "warn") == {
-        "before": False,
-        "after": False,
-        "status": "unsigned",
-    }
-
-
-@skip_unless_present("sigstore")
-def test_a_bundle_the_direct_verifier_leaves_is_decided_by_sigstore(tmp_path: Path) -> None:
-    """sigstore-python's offline path reads the trusted root cached in the user's cache
-    directory; when that differs from the embedded one (here: the same root, re-indented),
-    the direct verifier leaves the bundle to sigstore-python, which verifies it."""
-    embedded = json.loads(public_good_root_file().read_text())
-    cached = tmp_path / "cache" / "sigstore-python" / "tuf"
-    cached = cached / "https%3A%2F%2Ftuf-repo-cdn.sigstore.dev" / "trusted_root.json"
-    cached.parent.mkdir(parents=True)
-    cached.write_text(json.dumps(embedded, indent=4))
-    bundle = FIXTURES / f"{VECTOR_ARTIFACT}.sigstore.json"
     assert _run(tmp_path, {bundle.name: str(bundle)}, "warn") == {
         "before": False,
         "after": True,
@@ -137,9 +118,9 @@ def _verify_cli(tmp_path: Path, *args: str) -> dict[str, object]:
 def test_an_attestation_verify_loads_neither_the_legacy_nor_the_bundle_verifier(
     tmp_path: Path,
 ) -> None:
-    """A GitHub attestation is verified by the attestation verifier through the direct
-    verifier: neither sigstore-python's path (``common``), nor the legacy cosign verifier, the
-    message-signature verifier or the checksums-file check is imported for it."""
+    """A GitHub attestation is verified by the attestation verifier through sigstore-python
+    (``common``): neither the legacy cosign verifier, the message-signature verifier nor the
+    checksums-file check is imported for it."""
     attestations = SHARED_FIXTURES / "github-attestations"
     document = _verify_cli(
         tmp_path,
@@ -150,7 +131,7 @@ def test_an_attestation_verify_loads_neither_the_legacy_nor_the_bundle_verifier(
     )  # fmt: skip
     assert document == {
         "code": 0,
-        "verifiers": ["attestation", "claims", "direct", "rootkeys"],
+        "verifiers": ["attestation", "claims", "common", "rootkeys"],
     }
 
 
@@ -164,7 +145,7 @@ def test_a_bundle_verify_loads_neither_the_legacy_nor_the_attestation_verifier(
         "--bundle", str(bundle),
         "--repo", "trailofbits/rfc8785.py",
     )  # fmt: skip
-    assert document == {"code": 0, "verifiers": ["bundle", "claims", "direct", "rootkeys"]}
+    assert document == {"code": 0, "verifiers": ["bundle", "claims", "common", "rootkeys"]}
 
 
 def test_a_legacy_cosign_bundle_loads_the_legacy_verifier(tmp_path: Path) -> None:

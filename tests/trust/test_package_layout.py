@@ -12,7 +12,6 @@ BASE_MODULES = {
     "nexo_pkg.core.errors",
     "nexo_pkg.core.files",
     "nexo_pkg.trust.verifiers.claims",
-    "nexo_pkg.trust.verifiers.direct",
     "nexo_pkg.trust.base",
     "nexo_pkg.trust.policy",
     "nexo_pkg.trust.verifiers.common",

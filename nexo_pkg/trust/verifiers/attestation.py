@@ -1,10 +1,11 @@
 """GitHub artifact attestations: a Sigstore bundle whose DSSE envelope holds an in-toto
 statement about the file (``actions/attest-build-provenance``, ``gh attestation verify``).
 
-The direct verifier, or else sigstore-python, verifies the bundle (certificate chain, SCT,
-transparency log, the envelope's signature); then the statement must be an in-toto statement
-whose subject digest is the file's SHA-256, and the certificate's GitHub claims must satisfy
-an author entry, including the entry's predicate type (SLSA provenance v1 by default).
+sigstore-python verifies the bundle (certificate chain, SCT, transparency log, the envelope's
+signature) and gh's further checks apply (:mod:`~nexo_pkg.trust.verifiers.common`); then the
+statement must be an in-toto statement whose subject digest is the file's SHA-256, and the
+certificate's GitHub claims must satisfy an author entry, including the entry's predicate type
+(SLSA provenance v1 by default).
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ from typing import Any
 
 from nexo_pkg.core.files import sha256_file
 from nexo_pkg.trust.base import SignatureInvalidError, TrustRequest, VerifiedSignature
-from nexo_pkg.trust.verifiers.claims import accept_verified
-from nexo_pkg.trust.verifiers.direct import verify_directly
+from nexo_pkg.trust.verifiers.common import verify_with_sigstore
 
 IN_TOTO_PAYLOAD_TYPE = "application/vnd.in-toto+json"
 _STATEMENT_TYPES = ("https://in-toto.io/Statement/v1", "https://in-toto.io/Statement/v0.1")
@@ -75,32 +75,15 @@ def verify_attestation(
     entry trusts its certificate (claims, predicate type) or it is bound to another release.
     """
     digest = sha256_file(artifact)
-    direct = verify_directly(raw, request.trusted_root, bytes.fromhex(digest))
-    if direct is None:  # sigstore-python decides, and parses the bundle first as it always did
-        from nexo_pkg.trust.verifiers.common import load_bundle  # noqa: PLC0415
-
-        bundle = load_bundle(raw, document, name)
     predicate_type = _statement(document, name)["predicateType"]
 
     def about_artifact(verified: tuple[str, bytes]) -> None:
         _require_subject(artifact, digest, _parse_statement(*verified, name), name)
 
-    if direct is not None and direct.payload is not None:
-        signer = accept_verified(
-            direct.certificate,
-            request,
-            name=name,
-            verified=direct.payload,
-            predicate_type=predicate_type,
-            check=about_artifact,
-        )
-        return signer.verified("github-attestation", name)
-    from nexo_pkg.trust.verifiers.common import load_verifier, verify_trusted  # noqa: PLC0415
-
-    verifier = load_verifier(request.trusted_root)
-    _, signer = verify_trusted(
-        lambda policy: verifier.verify_dsse(bundle, policy),
-        bundle,
+    _, signer = verify_with_sigstore(
+        lambda verifier, bundle, policy: verifier.verify_dsse(bundle, policy),
+        raw,
+        document,
         request,
         name=name,
         failure="attestation does not verify",

@@ -1,10 +1,9 @@
 """Sigstore bundles that sign the file itself (``messageSignature``), verified offline.
 
-The direct verifier (:mod:`~nexo_pkg.trust.verifiers.direct`), or else sigstore-python, checks
-the certificate chain to the trusted Fulcio roots at the log's time, the SCT, the
-transparency-log inclusion proof and checkpoint, and the signature over the artifact's digest;
-the owner's author entries are then applied to the certificate
-(:mod:`~nexo_pkg.trust.verifiers.claims`).
+sigstore-python checks the certificate chain to the trusted Fulcio roots at the log's time,
+the SCT, the transparency-log inclusion proof and checkpoint, and the signature over the
+artifact's digest; the checks gh adds and the owner's author entries are then applied
+(:mod:`~nexo_pkg.trust.verifiers.common`, :mod:`~nexo_pkg.trust.verifiers.claims`).
 """
 
 from __future__ import annotations
@@ -12,10 +11,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from sigstore.hashes import Hashed
+from sigstore_models.common.v1 import HashAlgorithm
+
 from nexo_pkg.core.files import sha256_file
 from nexo_pkg.trust.base import TrustRequest, VerifiedSignature
-from nexo_pkg.trust.verifiers.claims import accept_verified
-from nexo_pkg.trust.verifiers.direct import verify_directly
+from nexo_pkg.trust.verifiers.common import verify_with_sigstore
 
 
 def verify_bundle(
@@ -26,26 +27,11 @@ def verify_bundle(
     but a valid signature over it, :class:`SignerUntrustedError` for a signer no author entry
     trusts (or a signature bound to another release), ``policy_invalid`` for an unusable
     trusted root."""
-    digest = bytes.fromhex(sha256_file(artifact))
-    direct = verify_directly(raw, request.trusted_root, digest)
-    if direct is not None and direct.payload is None:
-        signer = accept_verified(direct.certificate, request, name=name, verified=None)
-        return signer.verified("sigstore-bundle", name)
-    from sigstore.hashes import Hashed  # noqa: PLC0415
-    from sigstore_models.common.v1 import HashAlgorithm  # noqa: PLC0415
-
-    from nexo_pkg.trust.verifiers.common import (  # noqa: PLC0415
-        load_bundle,
-        load_verifier,
-        verify_trusted,
-    )
-
-    bundle = load_bundle(raw, document, name)
-    verifier = load_verifier(request.trusted_root)
-    hashed = Hashed(algorithm=HashAlgorithm.SHA2_256, digest=digest)
-    _, signer = verify_trusted(
-        lambda policy: verifier.verify_artifact(hashed, bundle, policy),
-        bundle,
+    hashed = Hashed(algorithm=HashAlgorithm.SHA2_256, digest=bytes.fromhex(sha256_file(artifact)))
+    _, signer = verify_with_sigstore(
+        lambda verifier, bundle, policy: verifier.verify_artifact(hashed, bundle, policy),
+        raw,
+        document,
         request,
         name=name,
         failure="signature verification failed",

@@ -1,9 +1,9 @@
 """What a Sigstore signing certificate says and whether an author entry trusts it.
 
 No Sigstore library is imported here: the claims are read from the certificate with
-``cryptography``, so the verifiers that check signatures themselves
-(:mod:`~nexo_pkg.trust.verifiers.direct`, :mod:`~nexo_pkg.trust.verifiers.cosign_legacy`)
-apply the same author policy as the sigstore-python path (:mod:`~nexo_pkg.trust.verifiers.common`).
+``cryptography``, so the legacy cosign verifier
+(:mod:`~nexo_pkg.trust.verifiers.cosign_legacy`) applies the same author policy as the
+sigstore-python path (:mod:`~nexo_pkg.trust.verifiers.common`).
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ GITHUB_WORKFLOW_REF = ObjectIdentifier("1.3.6.1.4.1.57264.1.6")
 BUILD_SIGNER_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.9")
 RUNNER_ENVIRONMENT = ObjectIdentifier("1.3.6.1.4.1.57264.1.11")
 SOURCE_REPOSITORY_REF = ObjectIdentifier("1.3.6.1.4.1.57264.1.14")
+SOURCE_REPOSITORY_OWNER_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.16")
 BUILD_CONFIG_URI = ObjectIdentifier("1.3.6.1.4.1.57264.1.18")
 
 
@@ -69,6 +70,7 @@ class Signer:
     build_signer_uri: str | None = None
     build_config_uri: str | None = None
     runner_environment: str | None = None
+    owner_uri: str | None = None
 
     @classmethod
     def from_certificate(cls, certificate: Certificate) -> Signer:
@@ -83,6 +85,7 @@ class Signer:
             build_signer_uri=_utf8_extension(certificate, BUILD_SIGNER_URI),
             build_config_uri=_utf8_extension(certificate, BUILD_CONFIG_URI),
             runner_environment=_utf8_extension(certificate, RUNNER_ENVIRONMENT),
+            owner_uri=_utf8_extension(certificate, SOURCE_REPOSITORY_OWNER_URI),
         )
 
     def verified(self, scheme: Scheme, material: str) -> VerifiedSignature:
@@ -94,6 +97,14 @@ class Signer:
             material=material,
             claims=self.claims(),
         )
+
+    @property
+    def owner(self) -> str | None:
+        """The source repository's owner: the owner-URI claim (…1.16, what gh compares),
+        else the source repository's first part."""
+        if self.owner_uri:
+            return urlsplit(self.owner_uri).path.strip("/") or None
+        return self.repository.partition("/")[0] if self.repository else None
 
     @property
     def signer_workflow(self) -> str | None:
@@ -154,7 +165,7 @@ def _der_utf8_string(raw: bytes) -> str | None:
     offset = 2
     if length & 0x80:
         count = length & 0x7F
-        if count == 0 or count > 4 or len(raw) < 2 + count:
+        if count == 0 or count > 4:
             return None
         length = int.from_bytes(raw[2 : 2 + count], "big")
         offset = 2 + count
@@ -225,8 +236,8 @@ def _source_repository(certificate: Certificate, identities: Sequence[str]) -> s
     decoded = _utf8_extension(certificate, SOURCE_REPOSITORY_URI)
     if decoded:
         return _repository_from_url(decoded)
-    legacy = _raw_text(certificate, GITHUB_WORKFLOW_REPOSITORY) or ""
-    if legacy.count("/") == 1:
+    legacy = _raw_text(certificate, GITHUB_WORKFLOW_REPOSITORY)
+    if legacy is not None and legacy.count("/") == 1:
         return legacy
     for identity in identities:
         if identity.startswith("https://"):
@@ -249,7 +260,8 @@ def _source_ref(certificate: Certificate, identities: Sequence[str]) -> str | No
         return _raw_text(certificate, GITHUB_WORKFLOW_REF) or None
     for identity in identities:
         if identity.startswith("https://") and "@refs/" in identity:
-            return identity.rpartition("@")[2]
+            # The first "@": a ref may hold one (git allows it), the workflow's path does not.
+            return identity.partition("@")[2]
     return None
 
 
@@ -268,6 +280,24 @@ def binding_reason(signer: Signer, request: TrustRequest) -> str | None:
             f"it was signed for tag {signed_tag}, not for {request.tag} being installed "
             "(a signature of another release cannot vouch for this one)"
         )
+    return None
+
+
+def _owner_reason(author: AuthorPolicy, signer: Signer) -> str | None:
+    """Why the signer is not of the entry's owner (``None`` when it is): the source
+    repository's owner must be the entry's, on every path and whatever ``allow_republish``
+    says; a reusable workflow of the owner called from another owner's repository does not
+    make that repository's artifacts the owner's."""
+    owner = signer.owner
+    if signer.repository is None or owner is None:
+        return (
+            f"the certificate names no source repository, so nothing binds it to owner "
+            f"{author.owner}"
+        )
+    if not _casefold_equal(owner, author.owner) or not _casefold_equal(
+        signer.repository.partition("/")[0], author.owner
+    ):
+        return f"it was built in {signer.repository}, outside owner {author.owner}"
     return None
 
 
@@ -296,9 +326,9 @@ def rejection_reason(
     predicate_type: str | None = None,
 ) -> str | None:
     """Why ``author`` does not trust ``signer`` for ``request`` (``None`` when it does),
-    checked in order: issuer; identity (SAN or starting workflow, full match); ``repos``;
-    ``signer_workflow``; ``source_ref``; the attestation's ``predicate_type``; the
-    repository installed from."""
+    checked in order: issuer; identity (SAN or starting workflow, full match); the source
+    repository's owner (always the entry's); ``repos``; ``signer_workflow``; ``source_ref``;
+    the attestation's ``predicate_type``; the repository installed from."""
     if signer.issuer != author.oidc_issuer:
         return f"issuer {signer.issuer!r} is not {author.oidc_issuer!r}"
     candidates = signer.identity_candidates()
@@ -318,14 +348,12 @@ def rejection_reason(
             f"it was signed by {elsewhere}, a reusable workflow of another repository than "
             f"{signer.repository}; name it (signer_workflow = {elsewhere!r}) to trust it"
         )
+    owner = _owner_reason(author, signer)
+    if owner is not None:
+        return owner
     if author.repos is not None:
-        repository = signer.repository
-        if repository is None:
-            return "the certificate names no source repository, and `repos` is set"
-        repo_owner, _, repo_name = repository.partition("/")
-        if repo_owner.casefold() != author.owner.casefold() or repo_name.casefold() not in {
-            name.casefold() for name in author.repos
-        }:
+        repository = str(signer.repository)
+        if repository.partition("/")[2].casefold() not in {n.casefold() for n in author.repos}:
             return f"repository {repository} is not one of {author.owner}/{list(author.repos)}"
     if author.signer_workflow is not None and not _casefold_equal(
         signer.signer_workflow, author.signer_workflow
@@ -359,6 +387,11 @@ class TrustedAuthors:
 
     def verify(self, cert: Certificate) -> None:
         """Accept ``cert`` when an author trusts it; raise ``VerificationError`` otherwise."""
+        self.accept(cert)
+
+    def accept(self, cert: Certificate) -> Signer:
+        """The signer of ``cert`` an author trusts (also kept as :attr:`accepted`); raises
+        :class:`UntrustedSignerError` when none does."""
         signer = Signer.from_certificate(cert)
         if binding_reason(signer, self._request) is not None:
             raise UntrustedSignerError("the signature is bound to another release")
@@ -371,7 +404,7 @@ class TrustedAuthors:
                 # repository and the calling workflow stay beside it in the claims.
                 matched = next((i for i in signer.identities if author.identity_matches(i)), None)
                 self.accepted = replace(signer, identity=matched or signer.san)
-                return
+                return self.accepted
         raise UntrustedSignerError("no trusted author accepts the signing certificate")
 
 
@@ -437,15 +470,11 @@ def accept_verified(
     it), then :class:`TrustedAuthors`; :class:`SignerUntrustedError` when no entry trusts it."""
     if check is not None:
         check(verified)
-    policy = TrustedAuthors(request, predicate_type=predicate_type)
     try:
-        policy.verify(certificate)
+        return TrustedAuthors(request, predicate_type=predicate_type).accept(certificate)
     except UntrustedSignerError:
         signer = Signer.from_certificate(certificate)
         raise untrusted_signer_error(signer, request, name, predicate_type=predicate_type) from None
-    if policy.accepted is None:  # defensive: verify() returned without accepting
-        raise SignatureInvalidError(f"{name}: the signer was never checked against the policy")
-    return policy.accepted
 
 
 def check_recorded_digest(artifact: Path, document: dict[str, Any], name: str) -> None:

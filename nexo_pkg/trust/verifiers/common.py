@@ -1,29 +1,31 @@
-"""The sigstore-python path of the Sigstore verifiers: trust root, bundle parser, verifier.
+"""The Sigstore verifiers' common ground: trust root, bundle parser, sigstore-python's verifier.
 
-Imported only for a bundle the direct verifier (:mod:`~nexo_pkg.trust.verifiers.direct`) does
-not vouch for by itself (Sigstore is slow to import). A verifier returns a signer only for a
-signature verified end to end by sigstore-python *and* whose certificate satisfies one of the
-owner's author entries (:mod:`~nexo_pkg.trust.verifiers.claims`). The trust root is Sigstore's
-public-good instance, embedded in sigstore-python and used offline, or the policy's private
-``trusted_root.json``.
+Imported only when a signature is checked (Sigstore is slow to import). A verifier returns a
+signer only for a signature verified end to end by sigstore-python's public API, whose log
+entry and certificate authority pass the checks ``gh attestation verify`` adds
+(:func:`check_log_and_authority`), *and* whose certificate satisfies one of the owner's
+author entries (:mod:`~nexo_pkg.trust.verifiers.claims`). The trust root is the policy's
+private ``trusted_root.json`` or the public-good one read offline
+(:func:`~nexo_pkg.trust.verifiers.rootkeys.public_good_root`); both checks read the same bytes.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
 from collections.abc import Callable
-from pathlib import Path
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from cryptography.x509 import Certificate
-from sigstore.errors import Error as SigstoreError
-from sigstore.models import Bundle, ClientTrustConfig, TrustedRoot
+from sigstore.models import Bundle, TrustedRoot
 from sigstore.verify import Verifier
 from sigstore.verify.policy import VerificationPolicy
 from sigstore_models.trustroot import v1 as trustroot_v1
 
 from nexo_pkg.core.errors import ConfigError
-from nexo_pkg.trust.base import SignatureInvalidError, TrustRequest, read_trusted_root
+from nexo_pkg.trust.base import SignatureInvalidError, TrustRequest
 from nexo_pkg.trust.verifiers.claims import (
     Signer,
     TrustedAuthors,
@@ -31,7 +33,15 @@ from nexo_pkg.trust.verifiers.claims import (
     require_log_entry,
     untrusted_signer_error,
 )
-from nexo_pkg.trust.verifiers.rootkeys import public_good_root_file
+from nexo_pkg.trust.verifiers.rootkeys import (
+    KeyCheckError,
+    RootKeys,
+    RootSource,
+    check_authority,
+    check_log_key,
+    load_root_keys,
+    root_source,
+)
 
 _logger = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -91,36 +101,79 @@ def verify_trusted(
     return result, policy.accepted
 
 
-def load_trusted_root(trusted_root: Path | None) -> TrustedRoot:
-    """The public-good trusted root (offline) or the private instance's ``trusted_root``; a
-    file that cannot be read or parsed is ``policy_invalid`` (exit 2)."""
-    if trusted_root is not None:
-        try:
-            return TrustedRoot(trustroot_v1.TrustedRoot.from_json(read_trusted_root(trusted_root)))
-        except (OSError, ValueError, SigstoreError) as exc:
-            raise ConfigError(
-                f"trusted_root {trusted_root} is not a usable Sigstore trusted root: {exc}",
-                kind="policy_invalid",
-            ) from exc
+def load_verifier(source: RootSource) -> Verifier:
+    """sigstore-python's verifier over the trusted root ``source``; a root its models refuse
+    is ``policy_invalid`` (exit 2), whatever the bundle."""
     try:
-        return ClientTrustConfig.production(offline=True).trusted_root
-    except (OSError, SigstoreError) as exc:
-        # The offline TUF path copies the embedded root into the user's cache directory; if
-        # that is not writable, read the same embedded root straight from the package.
-        _logger.debug("falling back to the embedded trusted root: %s", exc)
-        return TrustedRoot.from_file(str(public_good_root_file()))
-
-
-def load_verifier(trusted_root: Path | None) -> Verifier:
-    """A verifier over :func:`load_trusted_root` (what ``Verifier.production(offline=True)``
-    builds when ``trusted_root`` is ``None``)."""
-    root = load_trusted_root(trusted_root)
-    try:
+        root = TrustedRoot(trustroot_v1.TrustedRoot.from_json(source.raw))
         return Verifier(trusted_root=root)
-    except SigstoreError as exc:
+    except Exception as exc:  # whatever the models trip on, the root is unusable
         raise ConfigError(
-            f"the Sigstore trusted root is unusable: {exc}", kind="policy_invalid"
+            f"{source.description} is not a usable Sigstore trusted root: {exc}",
+            kind="policy_invalid",
         ) from exc
+
+
+def _log_entries(document: dict[str, Any], name: str) -> list[tuple[bytes, datetime | None]]:
+    """The ``logId`` key ID and integrated time (``None`` when zero: a log that vouches for no
+    time) of each transparency-log entry of a bundle document."""
+    material = document.get("verificationMaterial")
+    entries = material.get("tlogEntries") if isinstance(material, dict) else None
+    found: list[tuple[bytes, datetime | None]] = []
+    for entry in entries if isinstance(entries, list) else []:
+        try:
+            key_id = base64.b64decode(entry["logId"]["keyId"], validate=True)
+            seconds = int(entry.get("integratedTime") or 0)
+            integrated = datetime.fromtimestamp(seconds, tz=UTC) if seconds > 0 else None
+        except (KeyError, TypeError, ValueError, OverflowError, OSError, binascii.Error) as exc:
+            raise SignatureInvalidError(f"{name}: unreadable transparency-log entry") from exc
+        found.append((key_id, integrated))
+    return found
+
+
+def check_log_and_authority(
+    keys: RootKeys, document: dict[str, Any], certificate: Certificate, name: str
+) -> None:
+    """What ``gh attestation verify`` checks beyond sigstore-python, against the same trusted
+    root: every log entry's ``logId`` names a log key of the root, valid at its integrated
+    time, and the certificate authority that issued the certificate was valid then (a key or
+    authority the root retires with ``validFor.end`` vouches for nothing logged after it)."""
+    try:
+        for key_id, integrated in _log_entries(document, name):
+            check_log_key(keys, key_id, integrated)
+            if integrated is not None:
+                check_authority(keys, certificate, integrated)
+    except KeyCheckError as exc:
+        raise SignatureInvalidError(f"{name}: {exc}") from exc
+
+
+def verify_with_sigstore(
+    verify: Callable[[Verifier, Bundle, VerificationPolicy], _T],
+    raw: bytes,
+    document: dict[str, Any],
+    request: TrustRequest,
+    *,
+    name: str,
+    failure: str,
+    predicate_type: str | None = None,
+    check: Callable[[_T], None] | None = None,
+) -> tuple[_T, Signer]:
+    """Verify the bundle ``raw`` (``document`` is its JSON) with sigstore-python's
+    ``verify(verifier, bundle, policy)`` under the author policy (:func:`verify_trusted`),
+    after the checks gh adds (:func:`check_log_and_authority`) on the same trusted root."""
+    source = root_source(request.trusted_root)
+    verifier = load_verifier(source)
+    bundle = load_bundle(raw, document, name)
+    check_log_and_authority(load_root_keys(source), document, bundle.signing_certificate, name)
+    return verify_trusted(
+        lambda policy: verify(verifier, bundle, policy),
+        bundle,
+        request,
+        name=name,
+        failure=failure,
+        predicate_type=predicate_type,
+        check=check,
+    )
 
 
 def load_bundle(raw: bytes, document: dict[str, Any], name: str) -> Bundle:

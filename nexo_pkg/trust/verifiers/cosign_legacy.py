@@ -5,12 +5,14 @@ signature (``base64Signature``), the Fulcio certificate (``cert``) and the Rekor
 signed entry timestamp (``rekorBundle``), but no inclusion proof. sigstore-python only accepts
 bundles with inclusion proofs, so this module verifies such documents offline itself, with
 every check ``cosign verify-blob --bundle`` applies, against the trusted root's keys read with
-``cryptography`` (:mod:`nexo_pkg.trust.verifiers.rootkeys`):
+``cryptography`` (:mod:`nexo_pkg.trust.verifiers.rootkeys`), the same root sigstore-python
+reads for Sigstore bundles:
 
 1. the signed entry timestamp (SET) is a signature by a trusted Rekor key over the
-   canonicalised entry (body, integrated time, log ID, log index);
-2. the certificate chains to the trusted Fulcio roots at the integrated time, and was valid
-   then;
+   canonicalised entry (body, integrated time, log ID, log index), and that key was valid at
+   the integrated time (as gh: a retired key vouches for nothing logged after it);
+2. the certificate chains to the trusted Fulcio roots at the integrated time
+   (``cryptography.x509.verification``), was valid then, and its authority too;
 3. its embedded SCT is signed by a trusted CT log;
 4. it is a code-signing certificate;
 5. the signature verifies over the artifact's SHA-256 with the certificate's key;
@@ -38,9 +40,16 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import Prehashed
 from cryptography.x509 import (
     Certificate,
+    ExtendedKeyUsage,
+    ExtensionNotFound,
+    KeyUsage,
+    UnsupportedGeneralNameType,
     load_der_x509_certificate,
     load_pem_x509_certificate,
 )
+from cryptography.x509.oid import ExtendedKeyUsageOID
+from cryptography.x509.verification import Criticality, ExtensionPolicy, PolicyBuilder, Store
+from cryptography.x509.verification import VerificationError as X509VerificationError
 
 from nexo_pkg.core.files import sha256_file
 from nexo_pkg.trust.base import (
@@ -51,11 +60,14 @@ from nexo_pkg.trust.base import (
     VerifiedSignature,
 )
 from nexo_pkg.trust.verifiers.claims import accept_verified
-from nexo_pkg.trust.verifiers.direct import CheckError, check_usage, verify_chain
+from nexo_pkg.trust.verifiers.common import load_verifier
 from nexo_pkg.trust.verifiers.rootkeys import (
     KeyCheckError,
     RootKeys,
+    check_authority,
+    check_log_key,
     load_root_keys,
+    root_source,
     verify_embedded_sct,
     verify_log_signature,
 )
@@ -63,7 +75,7 @@ from nexo_pkg.trust.verifiers.rootkeys import (
 _RESIGN = "re-sign with Sigstore bundles (cosign sign-blob --new-bundle-format, or sigstore sign)"
 
 
-class _LegacyError(CheckError):
+class _LegacyError(Exception):
     """One failed check; becomes :class:`SignatureInvalidError` with the material's name."""
 
 
@@ -112,6 +124,38 @@ def _verify_set(root: RootKeys, payload: Mapping[str, Any], set_signature: bytes
     return int(entry["integratedTime"])
 
 
+def _verify_chain(root: RootKeys, certificate: Certificate, at: datetime) -> list[Certificate]:
+    """Chain to the trusted Fulcio roots at ``at`` (as sigstore-python's verifier does)."""
+    # Fulcio certificates use the code-signing EKU, not client auth: allow any EKU here and
+    # check code signing separately, keeping every other WebPKI default.
+    ca_policy, ee_policy = (
+        defaults.may_be_present(ExtendedKeyUsage, Criticality.NON_CRITICAL, None)
+        for defaults in (ExtensionPolicy.webpki_defaults_ca(), ExtensionPolicy.webpki_defaults_ee())
+    )
+    verifier = (
+        PolicyBuilder()
+        .store(Store(list(root.fulcio)))
+        .time(at)
+        .extension_policies(ca_policy=ca_policy, ee_policy=ee_policy)
+        .build_client_verifier()
+    )
+    try:
+        return list(verifier.verify(certificate, []).chain[1:])
+    except (X509VerificationError, UnsupportedGeneralNameType) as exc:
+        raise _LegacyError(f"the certificate does not chain to a trusted root: {exc}") from exc
+
+
+def _check_usage(certificate: Certificate) -> None:
+    """A Sigstore signing certificate: digital signature key usage and the code-signing EKU."""
+    try:
+        usage = certificate.extensions.get_extension_for_class(KeyUsage).value
+        extended = certificate.extensions.get_extension_for_class(ExtendedKeyUsage).value
+    except ExtensionNotFound as exc:
+        raise _LegacyError("the certificate is not a Sigstore signing certificate") from exc
+    if not usage.digital_signature or ExtendedKeyUsageOID.CODE_SIGNING not in extended:
+        raise _LegacyError("the certificate is not a code-signing certificate")
+
+
 def _verify_document(artifact: Path, document: Mapping[str, Any], root: RootKeys) -> Certificate:
     signature = _b64decode(_field(document, "base64Signature", str), "base64Signature")
     certificate = _load_certificate(_field(document, "cert", str))
@@ -121,8 +165,13 @@ def _verify_document(artifact: Path, document: Mapping[str, Any], root: RootKeys
 
     # 1. The log vouches for the entry and its time.
     integrated = datetime.fromtimestamp(_verify_set(root, payload, set_signature), tz=UTC)
-    # 2. Chain and validity at that time.
-    chain = verify_chain(root, certificate, integrated)
+    try:
+        check_log_key(root, bytes.fromhex(payload["logID"]), integrated)
+        # 2. Chain and validity at that time, the authority's too.
+        check_authority(root, certificate, integrated)
+    except KeyCheckError as exc:
+        raise _LegacyError(str(exc)) from exc
+    chain = _verify_chain(root, certificate, integrated)
     if not (certificate.not_valid_before_utc <= integrated <= certificate.not_valid_after_utc):
         raise _LegacyError("the certificate was not valid at the log's integrated time")
     # 3. SCT.
@@ -133,7 +182,7 @@ def _verify_document(artifact: Path, document: Mapping[str, Any], root: RootKeys
     except KeyCheckError as exc:
         raise _LegacyError(f"the certificate's SCT does not verify: {exc}") from exc
     # 4. Code signing.
-    check_usage(certificate)
+    _check_usage(certificate)
     # 5. The signature over the artifact.
     digest = bytes.fromhex(sha256_file(artifact))
     public_key = certificate.public_key()
@@ -213,10 +262,13 @@ def verify_legacy_bundle(
     """Verify a legacy cosign bundle over ``artifact``; return the trusted signature. Raises
     :class:`SignatureInvalidError` when any cryptographic check fails and
     ``signer_untrusted`` when they pass but no author entry trusts the certificate."""
-    root = load_root_keys(request.trusted_root)
+    source = root_source(request.trusted_root)
+    # The root sigstore-python's models accept, as for every bundle (else policy_invalid).
+    load_verifier(source)
+    root = load_root_keys(source)
     try:
         certificate = _verify_document(artifact, document, root)
-    except (CheckError, ValueError, TypeError) as exc:
+    except (_LegacyError, ValueError, TypeError, OverflowError, OSError) as exc:
         raise SignatureInvalidError(f"{name}: legacy cosign bundle does not verify: {exc}") from exc
     signer = accept_verified(certificate, request, name=name, verified=None)
     return signer.verified("cosign-legacy", name)

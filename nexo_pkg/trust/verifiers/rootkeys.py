@@ -12,6 +12,7 @@ import base64
 import binascii
 import hashlib
 import json
+import logging
 import struct
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -35,6 +36,8 @@ from cryptography.x509.certificate_transparency import LogEntryType
 from nexo_pkg.core.errors import ConfigError
 from nexo_pkg.trust.base import read_trusted_root
 
+_logger = logging.getLogger(__name__)
+
 PUBLIC_GOOD_TUF_URL = "https://tuf-repo-cdn.sigstore.dev"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -55,11 +58,32 @@ class LogKey:
     end: datetime | None
 
     def valid_at(self, moment: datetime | None) -> bool:
-        if moment is None:
+        return moment is None or _valid_at(self.start, self.end, moment)
+
+
+def _valid_at(start: datetime | None, end: datetime | None, moment: datetime) -> bool:
+    return (start is None or start <= moment) and (end is None or moment <= end)
+
+
+@dataclass(frozen=True)
+class Authority:
+    """One Fulcio certificate authority: its chain and the time range it issued in."""
+
+    certificates: tuple[Certificate, ...]
+    start: datetime | None
+    end: datetime | None
+
+    def issued(self, certificate: Certificate) -> bool:
+        """Whether one of this authority's certificates signed ``certificate``."""
+        for candidate in self.certificates:
+            if candidate.subject != certificate.issuer:
+                continue
+            try:
+                certificate.verify_directly_issued_by(candidate)
+            except (ValueError, TypeError, InvalidSignature):
+                continue
             return True
-        return (self.start is None or self.start <= moment) and (
-            self.end is None or moment <= self.end
-        )
+        return False
 
 
 @dataclass(frozen=True)
@@ -69,6 +93,41 @@ class RootKeys:
     rekor: tuple[LogKey, ...]
     ct: tuple[LogKey, ...]
     fulcio: tuple[Certificate, ...]
+    authorities: tuple[Authority, ...] = ()
+
+
+def _shown(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def check_log_key(root: RootKeys, key_id: bytes, integrated: datetime | None) -> None:
+    """As ``gh attestation verify``: a log entry's ``logId`` must name a log key of the
+    trusted root, valid (not yet retired) at the entry's integrated time. Raises
+    :class:`KeyCheckError`."""
+    keys = [key for key in root.rekor if key.key_id == key_id]
+    if not keys:
+        raise KeyCheckError(
+            f"its log entry names log {key_id.hex()}, which is no log of the trusted root"
+        )
+    if integrated is not None and not any(key.valid_at(integrated) for key in keys):
+        raise KeyCheckError(
+            f"log key {key_id.hex()} was not valid at the entry's integrated time "
+            f"{_shown(integrated)} (retired or not yet in use in the trusted root)"
+        )
+
+
+def check_authority(root: RootKeys, certificate: Certificate, integrated: datetime) -> None:
+    """As ``gh attestation verify``: the certificate authority that issued ``certificate``
+    must have been valid (not yet retired) at the integrated time. Raises
+    :class:`KeyCheckError`."""
+    issuing = [authority for authority in root.authorities if authority.issued(certificate)]
+    if not issuing:
+        raise KeyCheckError("no certificate authority of the trusted root issued the certificate")
+    if not any(_valid_at(a.start, a.end, integrated) for a in issuing):
+        raise KeyCheckError(
+            "the certificate authority that issued the certificate was not valid at the "
+            f"integrated time {_shown(integrated)} (retired or not yet in use in the trusted root)"
+        )
 
 
 def root_time(value: Any) -> datetime | None:
@@ -100,15 +159,22 @@ def _log_keys(entries: Iterable[Any]) -> tuple[LogKey, ...]:
 def parse_root_keys(document: Mapping[str, Any]) -> RootKeys:
     """The keys of a ``trusted_root.json`` document. Raises ``ValueError`` when malformed."""
     try:
-        fulcio = tuple(
-            load_der_x509_certificate(base64.b64decode(certificate["rawBytes"]))
+        authorities = tuple(
+            Authority(
+                certificates=tuple(
+                    load_der_x509_certificate(base64.b64decode(certificate["rawBytes"]))
+                    for certificate in authority["certChain"]["certificates"]
+                ),
+                start=root_time((authority.get("validFor") or {}).get("start")),
+                end=root_time((authority.get("validFor") or {}).get("end")),
+            )
             for authority in document.get("certificateAuthorities", [])
-            for certificate in authority["certChain"]["certificates"]
         )
         return RootKeys(
             rekor=_log_keys(document.get("tlogs", [])),
             ct=_log_keys(document.get("ctlogs", [])),
-            fulcio=fulcio,
+            fulcio=tuple(c for authority in authorities for c in authority.certificates),
+            authorities=authorities,
         )
     except (KeyError, TypeError, AttributeError, binascii.Error) as exc:
         raise ValueError(f"malformed trusted root: {exc!r}") from exc
@@ -117,25 +183,138 @@ def parse_root_keys(document: Mapping[str, Any]) -> RootKeys:
 def public_good_root_file() -> Path:
     """The public-good instance's ``trusted_root.json`` embedded in sigstore-python (found,
     not imported: importing sigstore-python costs most of a second)."""
+    return _embedded_dir() / "trusted_root.json"
+
+
+def _embedded_dir() -> Path:
     spec = find_spec("sigstore")
     if spec is None or not spec.submodule_search_locations:
         raise OSError("sigstore-python is not installed")
     package = Path(next(iter(spec.submodule_search_locations)))
-    return package / "_store" / quote(PUBLIC_GOOD_TUF_URL, safe="") / "trusted_root.json"
+    return package / "_store" / quote(PUBLIC_GOOD_TUF_URL, safe="")
 
 
-# Real trusted roots are tens of kilobytes; a planted multi-gigabyte file is not read whole.
-def load_root_keys(trusted_root: Path | None) -> RootKeys:
-    """The keys of the private instance's ``trusted_root`` or of the public-good instance
-    shipped with sigstore-python. An unusable file is ``policy_invalid``."""
+@dataclass(frozen=True)
+class RootSource:
+    """The bytes of the trusted root a verification reads, and which root it is (what
+    ``--verbose`` names)."""
+
+    raw: bytes
+    description: str
+
+
+def _tuf_dirs() -> tuple[Path, Path]:
+    """sigstore-python's local TUF metadata and targets-cache directories of the public-good
+    repository (as its TUF updater places them)."""
+    from platformdirs import user_cache_dir, user_data_dir  # noqa: PLC0415
+
+    repository = quote(PUBLIC_GOOD_TUF_URL, safe="")
+    return (
+        Path(user_data_dir("sigstore-python", "sigstore")) / "tuf" / repository,
+        Path(user_cache_dir("sigstore-python", "sigstore")) / "tuf" / repository,
+    )
+
+
+def _cached_root_verified(metadata_dir: Path, cached: bytes) -> str | None:
+    """Why the cached ``trusted_root.json`` does not verify against the local TUF metadata
+    (``None`` when it does): the newest root reached from the shipped one through the local
+    root history signs timestamp, snapshot and targets, each names the next one's version,
+    and targets lists exactly these bytes. Expiry is not checked: this is an offline read of
+    what an online update verified."""
+    from tuf.api.exceptions import RepositoryError  # noqa: PLC0415
+    from tuf.api.metadata import Metadata  # noqa: PLC0415
+
+    try:
+        # The chain of roots from the one sigstore-python ships, each signed by its
+        # predecessor's keys and its own (the TUF updater keeps every version it accepted).
+        root = Metadata.from_bytes((_embedded_dir() / "root.json").read_bytes())
+        history = metadata_dir / "root_history"
+        while (history / f"{root.signed.version + 1}.root.json").is_file():
+            following = Metadata.from_bytes(
+                (history / f"{root.signed.version + 1}.root.json").read_bytes()
+            )
+            root.verify_delegate("root", following)
+            following.verify_delegate("root", following)
+            if following.signed.version != root.signed.version + 1:
+                return "the local TUF root history skips a version"
+            root = following
+        timestamp: Any = Metadata.from_bytes((metadata_dir / "timestamp.json").read_bytes())
+        root.verify_delegate("timestamp", timestamp)
+        snapshot_raw = (metadata_dir / "snapshot.json").read_bytes()
+        timestamp.signed.snapshot_meta.verify_length_and_hashes(snapshot_raw)
+        snapshot: Any = Metadata.from_bytes(snapshot_raw)
+        root.verify_delegate("snapshot", snapshot)
+        if snapshot.signed.version != timestamp.signed.snapshot_meta.version:
+            return "the local snapshot is not the one the timestamp names"
+        targets_raw = (metadata_dir / "targets.json").read_bytes()
+        targets_meta = snapshot.signed.meta["targets.json"]
+        targets_meta.verify_length_and_hashes(targets_raw)
+        targets: Any = Metadata.from_bytes(targets_raw)
+        root.verify_delegate("targets", targets)
+        if targets.signed.version != targets_meta.version:
+            return "the local targets metadata is not the one the snapshot names"
+        target = targets.signed.targets.get("trusted_root.json")
+        if target is None:
+            return "the local targets metadata lists no trusted_root.json"
+        target.verify_length_and_hashes(cached)
+    except (OSError, ValueError, KeyError, AttributeError, RepositoryError) as exc:
+        return str(exc) or type(exc).__name__
+    return None
+
+
+def public_good_root() -> RootSource:
+    """The public-good trusted root, offline: the one shipped inside sigstore-python, or the
+    one sigstore-python's TUF updater cached (newer) only when it verifies against the local
+    TUF metadata. A cache that does not verify is ignored, never trusted."""
+    embedded_path = public_good_root_file()
+    embedded = embedded_path.read_bytes()
+    shipped = RootSource(
+        embedded, f"the public-good root shipped in sigstore-python ({embedded_path})"
+    )
+    metadata_dir, targets_dir = _tuf_dirs()
+    cached_path = targets_dir / "trusted_root.json"
+    try:
+        cached = read_trusted_root(cached_path)
+    except (OSError, ValueError):
+        return shipped
+    if cached == embedded:
+        return shipped
+    reason = _cached_root_verified(metadata_dir, cached)
+    if reason is not None:
+        _logger.warning("ignoring the cached public-good root %s: %s", cached_path, reason)
+        return shipped
+    return RootSource(
+        cached,
+        f"the public-good root cached at {cached_path}, verified against the TUF metadata in "
+        f"{metadata_dir}",
+    )
+
+
+def root_source(trusted_root: Path | None) -> RootSource:
+    """The trusted root a verification reads: the private instance's ``trusted_root`` or the
+    public-good one (:func:`public_good_root`). An unreadable file is ``policy_invalid``."""
     try:
         if trusted_root is None:
-            return parse_root_keys(json.loads(public_good_root_file().read_bytes()))
-        return parse_root_keys(json.loads(read_trusted_root(trusted_root)))
-    except (OSError, ValueError, RecursionError) as exc:
+            source = public_good_root()
+        else:
+            source = RootSource(read_trusted_root(trusted_root), f"trusted_root {trusted_root}")
+    except (OSError, ValueError) as exc:
         raise ConfigError(
             f"trusted_root {trusted_root or 'of the public-good instance'} is not a usable "
             f"Sigstore trusted root: {exc}",
+            kind="policy_invalid",
+        ) from exc
+    _logger.info("trusted root: %s", source.description)
+    return source
+
+
+def load_root_keys(source: RootSource) -> RootKeys:
+    """The keys of ``source``. An unusable document is ``policy_invalid``."""
+    try:
+        return parse_root_keys(json.loads(source.raw))
+    except (ValueError, RecursionError) as exc:
+        raise ConfigError(
+            f"{source.description} is not a usable Sigstore trusted root: {exc}",
             kind="policy_invalid",
         ) from exc
 

@@ -1,0 +1,132 @@
+"""CLI for `nexo plugin sbom`: the SBOM of installed plugins on stdout (docs/pack.md, "SBOM")."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from nexo_pkg.cli.common import guarded
+from nexo_pkg.cli.completion import installed_ids
+from nexo_pkg.cli.install import _holding, _roots, _scan
+from nexo_pkg.cli.options import ConfigOption, DestOption
+from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.files import write_file_atomically
+from nexo_pkg.core.output import say, warn
+from nexo_pkg.core.terminal import printable
+
+FORMATS = ("cyclonedx-json",)
+
+
+def _document(
+    plugin_ids: list[str], every: bool, dest: Path | None, config: Path | None
+) -> tuple[bytes, list[str]]:
+    """The document to print and the warnings about it."""
+    from nexo_pkg.install.sbom import InstalledSbom, installed_sbom  # noqa: PLC0415
+    from nexo_pkg.sbom.cyclonedx import write_merged  # noqa: PLC0415
+
+    roots = _roots(dest, config)
+    items = [item for item in _scan(roots, kept=False) if item.receipt is not None]
+    if not every:
+        for plugin_id in plugin_ids:
+            if not any(item.plugin_id == plugin_id for item in items):
+                _holding(roots, plugin_id)  # raises not_installed, naming every root
+        wanted = dict.fromkeys(plugin_ids)
+        items = sorted(
+            (item for item in items if item.plugin_id in wanted),
+            key=lambda item: list(wanted).index(str(item.plugin_id)),
+        )
+    found: list[InstalledSbom] = [installed_sbom(item) for item in items]
+    warnings = [note for each in found for note in each.warnings]
+    if len(found) == 1 and not every:
+        return found[0].data, warnings
+    host = ", ".join(str(root) for root in roots)
+    if not found:
+        warnings.append(f"no plugins installed in {host}: the document lists none")
+    return write_merged([each.sbom for each in found], f"nexo plugins in {host}"), warnings
+
+
+def register(app: typer.Typer) -> None:
+    """Attach this module's commands to the `plugin` sub-app."""
+
+    @app.command("sbom")
+    def sbom_command(
+        *,
+        plugin_ids: Annotated[
+            list[str] | None,
+            typer.Argument(
+                metavar="[ID]...",
+                help="Installed plugins to describe (or --all).",
+                autocompletion=installed_ids,
+            ),
+        ] = None,
+        every: Annotated[
+            bool,
+            typer.Option(
+                "--all", help="One merged document for every plugin of the root (for scanners)."
+            ),
+        ] = False,
+        output_format: Annotated[
+            str,
+            typer.Option(
+                "--format",
+                metavar=f"[{'|'.join(FORMATS)}]",
+                help="Document format: CycloneDX 1.6 JSON (SPDX is not offered).",
+            ),
+        ] = "cyclonedx-json",
+        output: Annotated[
+            Path | None,
+            typer.Option(
+                "--output", "-o", metavar="FILE", help="Write the document to FILE, not stdout."
+            ),
+        ] = None,
+        dest: DestOption = None,
+        config: ConfigOption = None,
+    ) -> None:
+        """Print the SBOM of installed plugins: what each one vendors, for Grype, Trivy or
+        OSV-Scanner.
+
+        The SBOM a plugin's tarball carried is printed as it is, once the plugin's files
+        match its install receipt (`nexo plugin verify`) and the SBOM describes exactly those
+        files; a plugin installed before tarballs carried one gets an SBOM derived from its
+        lib/*.dist-info, marked nexo:sbom-origin=derived (a warning says so). Several ids,
+        or --all, give one merged CycloneDX document.
+
+        Exit codes: 0 printed; 1 a plugin's files do not match its receipt (verify_failed) or
+        its SBOM is unreadable or describes other files (sbom_invalid), it is not
+        installed, or --output cannot be written (io); 2 usage error.
+        """
+
+        def run() -> tuple[bytes, list[str]]:
+            if output_format not in FORMATS:
+                raise UsageError(
+                    f"--format {output_format!r} is not offered; use cyclonedx-json "
+                    "(CycloneDX 1.6 JSON, which Grype, Trivy and OSV-Scanner read)"
+                )
+            if every and plugin_ids:
+                raise UsageError("name plugin ids or pass --all, not both")
+            if not every and not plugin_ids:
+                raise UsageError("name the installed plugins to describe, or pass --all")
+            return _document(list(plugin_ids or []), every, dest, config)
+
+        data, warnings = guarded(run)
+        for note in warnings:
+            warn(printable(note))
+        if output is None:
+            # Checked UTF-8 JSON (a carried SBOM was validated, a built one is ASCII).
+            sys.stdout.write(data.decode("utf-8"))
+            sys.stdout.flush()
+            return
+        target = output
+        guarded(lambda: _write(target, data))
+        say(f"wrote {printable(target)}")
+
+
+def _write(path: Path, data: bytes) -> None:
+    """Replace ``path`` in one step (a reader sees the old document or the new one)."""
+    try:
+        write_file_atomically(path, data)
+    except OSError as exc:
+        raise NexoError(f"cannot write {path}: {exc.strerror or exc}", kind="io") from exc

@@ -1,0 +1,183 @@
+"""``nexo plugin sbom``: the SBOM of installed plugins (docs/pack.md, "SBOM").
+
+A tree installed from a tarball that carried ``sbom.cdx.json`` is vouched for only after its
+files match the install receipt (as ``verify`` checks them) and the SBOM's recorded digest
+of the tarball's other files equals the digest of the receipt's files: then the SBOM is the
+one ``pack`` wrote for exactly these files. A tree installed before SBOMs existed (or by
+another installer) gets one derived from its ``lib/*.dist-info``, marked
+``nexo:sbom-origin = derived`` and without archive hashes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.files import read_capped_bytes
+from nexo_pkg.install.store import RECEIPT_NAME, Installed, verify_installed
+from nexo_pkg.sbom import MAX_SBOM_BYTES, SBOM_MEMBER, SbomError, quick_check, vendored_packages
+from nexo_pkg.sbom.inventory import InventoryError, files_digest, read_tree
+
+if TYPE_CHECKING:
+    from nexo_pkg.sbom.cyclonedx import PluginSbom
+
+
+@dataclass(frozen=True)
+class InstalledSbom:
+    """One installed plugin's SBOM: the parsed inventory, the document's bytes (those the
+    tarball carried, or the derived ones) and what the operator should know about it."""
+
+    sbom: PluginSbom
+    data: bytes
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def derived(self) -> bool:
+        from nexo_pkg.sbom.cyclonedx import ORIGIN_DERIVED  # noqa: PLC0415
+
+        return self.sbom.origin == ORIGIN_DERIVED
+
+
+def _label(item: Installed) -> str:
+    receipt = item.receipt
+    return f"{receipt.id} {receipt.version}" if receipt is not None else str(item.path)
+
+
+def _verified(item: Installed) -> None:
+    """``verify_failed`` unless the tree matches its receipt file for file."""
+    report = verify_installed(item)
+    if report.ok:
+        return
+    changes = [
+        f"{what} {', '.join(names[:3])}{' …' if len(names) > 3 else ''}"
+        for what, names in (
+            ("modified", report.modified),
+            ("missing", report.missing),
+            ("extra", report.extra),
+            ("mode changed", report.mode_changed),
+        )
+        if names
+    ]
+    why = report.problem or "; ".join(changes)
+    raise NexoError(
+        f"{_label(item)} ({item.path}): its files do not match the install receipt ({why}); "
+        "what it holds cannot be vouched for (see `nexo plugin verify`, reinstall with "
+        "`nexo plugin install --force`)",
+        kind="verify_failed",
+        details={"path": str(item.path), **report.to_json()},
+    )
+
+
+def installed_sbom(item: Installed) -> InstalledSbom:
+    """The SBOM of one installed plugin. Raises ``verify_failed`` when its files do not match
+    its receipt, ``sbom_invalid`` (naming the file) when the SBOM it carries cannot be read,
+    is not valid CycloneDX 1.6 or does not describe the installed files, or its
+    ``*.dist-info`` cannot be read."""
+    from nexo_pkg.sbom.cyclonedx import read_sbom  # noqa: PLC0415
+
+    receipt = item.receipt
+    if receipt is None:
+        raise NexoError(
+            f"{item.path}: {item.problem or 'no install receipt'}", kind="verify_failed"
+        )
+    warnings: list[str] = []
+    if receipt.files is not None:
+        _verified(item)
+    else:
+        warnings.append(
+            f"{_label(item)}: its receipt has no file hashes (installed by another tool), so "
+            "its files could not be checked"
+        )
+    path = item.path / SBOM_MEMBER
+    if receipt.files is None or SBOM_MEMBER not in receipt.files:
+        return _derived(item, warnings)
+    try:
+        data = read_capped_bytes(path, MAX_SBOM_BYTES, follow_links=False)
+        sbom = read_sbom(data, receipt.target)
+    except (OSError, SbomError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise NexoError(
+            f"{path}: {reason}", kind="sbom_invalid", details={"path": str(path)}
+        ) from exc
+    others = {name: digest for name, digest in receipt.files.items() if name != SBOM_MEMBER}
+    expected = files_digest(others)
+    if (sbom.plugin_id, sbom.version) != (receipt.id, receipt.version):
+        problem = f"it describes {sbom.plugin_id} {sbom.version}"
+    elif sbom.files_sha256 != expected:
+        problem = (
+            f"its files digest is {sbom.files_sha256}, but the installed files hash to {expected}"
+        )
+    else:
+        return InstalledSbom(sbom, data, tuple(warnings))
+    raise NexoError(
+        f"{path}: {problem}; it does not describe this tree", kind="sbom_invalid",
+        details={"path": str(path)},
+    )  # fmt: skip
+
+
+def _epoch(installed_at: str) -> int:
+    try:
+        return max(0, int(datetime.fromisoformat(installed_at.replace("Z", "+00:00")).timestamp()))
+    except ValueError:
+        return 0
+
+
+def _derived(item: Installed, warnings: list[str]) -> InstalledSbom:
+    """An SBOM built from the tree's ``lib/*.dist-info`` (no archive hashes are known)."""
+    from nexo_pkg.sbom.cyclonedx import ORIGIN_DERIVED, PluginSbom, write_sbom  # noqa: PLC0415
+
+    receipt = item.receipt
+    assert receipt is not None  # noqa: S101 - installed_sbom checked it
+    try:
+        inventory = read_tree(item.path / "lib")
+    except InventoryError as exc:
+        raise NexoError(str(exc), kind="sbom_invalid") from exc
+    files = (
+        None
+        if receipt.files is None
+        else files_digest({k: v for k, v in receipt.files.items() if k != RECEIPT_NAME})
+    )
+    sbom = PluginSbom(
+        receipt.id,
+        receipt.version,
+        receipt.target,
+        inventory.packages,
+        origin=ORIGIN_DERIVED,
+        epoch=_epoch(receipt.installed_at),
+        files_sha256=files,
+    )
+    notes = [
+        *warnings,
+        f"{_label(item)}: its tarball carried no SBOM; this one is derived from its "
+        "*.dist-info (no archive hashes) and marked nexo:sbom-origin=derived",
+        *inventory.warnings,
+    ]
+    return InstalledSbom(sbom, write_sbom(sbom), tuple(notes))
+
+
+def vendored_summary(item: Installed) -> dict[str, object] | None:
+    """What ``list --json`` shows of a plugin's vendored packages, cheaply (no hashing, no
+    schema): ``{"from": "sbom", "packages": [...]}`` from the SBOM the tarball carried, else
+    ``{"from": "dist-info", ...}`` read from ``lib/*.dist-info``; ``None`` when neither can
+    be read (``nexo plugin sbom ID`` says why). Only ``sbom`` vouches for it."""
+    receipt = item.receipt
+    if receipt is None:
+        return None
+    if receipt.files is not None and SBOM_MEMBER in receipt.files:
+        try:
+            data = read_capped_bytes(item.path / SBOM_MEMBER, MAX_SBOM_BYTES, follow_links=False)
+            document = quick_check(data, receipt.id, receipt.version)
+        except (OSError, ValueError):
+            return None
+        return {"from": "sbom", "packages": vendored_packages(document)}
+    try:
+        inventory = read_tree(item.path / "lib")
+    except InventoryError:
+        return None
+    packages = [
+        {"name": p.name, "version": p.version, "purl": p.purl}
+        for p in sorted(inventory.packages, key=lambda p: (p.name.lower(), p.version))
+    ]
+    return {"from": "dist-info", "packages": packages}

@@ -1,0 +1,287 @@
+"""The vendored distributions of a plugin tree, read from their ``*.dist-info`` directories
+(name, version, declared licence, requirements) and from pip's installation report (the
+sha256 of the archive pip installed each one from).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from email.parser import HeaderParser
+from pathlib import Path
+from typing import Any
+
+from nexo_pkg.core.files import read_capped_bytes
+
+# A METADATA file is a few kilobytes (a long description at most a few hundred).
+_MAX_METADATA_BYTES = 8 * 1024 * 1024
+_NAME_NORMALISER = re.compile(r"[-_.]+")
+_HEX = re.compile(r"^[0-9a-f]{64}$")
+# A declared `License:` longer than this is the licence's text, not its name.
+_MAX_LICENSE_NAME = 100
+_CLASSIFIER_PREFIX = "License :: "
+
+
+class InventoryError(ValueError):
+    """A vendored tree or installation report that cannot be read; the message names the
+    file."""
+
+
+def canonical_name(name: str) -> str:
+    """The PEP 503 normal form (``Typing_Extensions`` → ``typing-extensions``)."""
+    return _NAME_NORMALISER.sub("-", name).lower()
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One ``Requires-Dist`` line: the distribution it names and its marker (or ``None``)."""
+
+    name: str
+    marker: str | None = None
+
+
+@dataclass(frozen=True)
+class Package:
+    """One vendored distribution."""
+
+    name: str
+    version: str
+    #: Where it lives in the tree (``lib/httpx-0.28.1.dist-info``).
+    dist_info: str
+    #: The SPDX expression it declares (``License-Expression``), else its ``License:`` name,
+    #: else its licence classifiers; empty when it declares none.
+    licenses: tuple[str, ...] = ()
+    license_is_expression: bool = False
+    #: The sha256 (hex) of the wheel or sdist pip installed it from, when known.
+    sha256: str | None = None
+    requires: tuple[Requirement, ...] = ()
+    #: Named in the requirements file (rather than pulled in by another package).
+    requested: bool = False
+    extras: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return canonical_name(self.name)
+
+    @property
+    def purl(self) -> str:
+        """``pkg:pypi/<normalised name>@<version>``."""
+        from urllib.parse import quote  # noqa: PLC0415
+
+        return f"pkg:pypi/{quote(self.key)}@{quote(self.version, safe='+!')}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "version": self.version,
+            "purl": self.purl,
+            "licenses": list(self.licenses),
+            "sha256": self.sha256,
+        }
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """What a plugin tree holds: its vendored packages, and whether the list is known to be
+    complete (a ``lib/`` with code but no ``*.dist-info`` is not)."""
+
+    packages: tuple[Package, ...] = ()
+    warnings: tuple[str, ...] = field(default=())
+
+
+def _metadata(dist_info: Path) -> Any:
+    path = dist_info / "METADATA"
+    try:
+        raw = read_capped_bytes(path, _MAX_METADATA_BYTES, follow_links=False)
+    except FileNotFoundError as exc:
+        raise InventoryError(f"{path} is missing") from exc
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise InventoryError(f"cannot read {path}: {reason}") from exc
+    return HeaderParser().parsestr(raw.decode("utf-8", errors="replace"))
+
+
+def declared_licenses(metadata: Any) -> tuple[tuple[str, ...], bool]:
+    """``(licences, is_expression)`` as the distribution declares them (see :class:`Package`)."""
+    expression = (metadata.get("License-Expression") or "").strip()
+    if expression:
+        return (expression,), True
+    text = (metadata.get("License") or "").strip()
+    if text and "\n" not in text and len(text) <= _MAX_LICENSE_NAME and text.upper() != "UNKNOWN":
+        return (text,), False
+    classifiers = [
+        str(value).strip().rsplit(" :: ", 1)[-1]
+        for value in metadata.get_all("Classifier") or []
+        if str(value).strip().startswith(_CLASSIFIER_PREFIX)
+    ]
+    names = tuple(dict.fromkeys(name for name in classifiers if name and name != "OSI Approved"))
+    return names, False
+
+
+def _requirement(line: str) -> Requirement | None:
+    text, _, marker = line.partition(";")
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", text)
+    if match is None:
+        return None
+    return Requirement(canonical_name(match.group(1)), marker.strip() or None)
+
+
+def read_package(dist_info: Path, archive_prefix: str) -> Package:
+    """The distribution of one ``*.dist-info`` directory; :class:`InventoryError` naming
+    ``METADATA`` when it is missing, unreadable or has no name or version."""
+    metadata = _metadata(dist_info)
+    name = str(metadata.get("Name") or "").strip()
+    version = str(metadata.get("Version") or "").strip()
+    if not name or not version:
+        raise InventoryError(f"{dist_info / 'METADATA'} has no Name or Version")
+    licenses, is_expression = declared_licenses(metadata)
+    requires = tuple(
+        requirement
+        for line in metadata.get_all("Requires-Dist") or []
+        if (requirement := _requirement(str(line))) is not None
+    )
+    return Package(
+        name=name,
+        version=version,
+        dist_info=f"{archive_prefix}/{dist_info.name}",
+        licenses=licenses,
+        license_is_expression=is_expression,
+        requires=requires,
+    )
+
+
+def read_tree(lib: Path, archive_prefix: str = "lib") -> Inventory:
+    """The packages vendored in ``lib`` (a plugin's ``lib/``, its own ``lib/plugin`` left
+    out). A ``lib/`` holding code but no ``*.dist-info`` gives a warning naming it: its
+    packages cannot be listed."""
+    if not lib.is_dir() or lib.is_symlink():
+        return Inventory()
+    try:
+        children = sorted(lib.iterdir())
+    except OSError as exc:
+        raise InventoryError(f"cannot read {lib}: {exc.strerror}") from exc
+    dist_infos = [
+        child for child in children if child.name.endswith(".dist-info") and child.is_dir()
+    ]
+    packages = tuple(read_package(path, archive_prefix) for path in dist_infos)
+    owned = {canonical_name(p.name).replace("-", "_") for p in packages}
+    strays = [
+        child.name
+        for child in children
+        if child.name not in {"plugin", "bin"}
+        and not child.name.endswith((".dist-info", ".pth"))
+        and child.name.removesuffix(".py").lower() not in owned
+        and not child.name.startswith(".")
+    ]
+    warnings: tuple[str, ...] = ()
+    if strays and not packages:
+        warnings = (
+            f"{lib} holds {', '.join(strays[:5])}{' …' if len(strays) > 5 else ''} but no "
+            "*.dist-info: its vendored packages cannot be listed",
+        )
+    return Inventory(packages, warnings)
+
+
+def _report_sha256(item: Mapping[str, Any]) -> str | None:
+    info = item.get("download_info")
+    archive = info.get("archive_info") if isinstance(info, dict) else None
+    if not isinstance(archive, dict):
+        return None
+    hashes = archive.get("hashes")
+    digest = hashes.get("sha256") if isinstance(hashes, dict) else None
+    if digest is None and isinstance(archive.get("hash"), str):
+        algorithm, _, value = archive["hash"].partition("=")
+        digest = value if algorithm == "sha256" else None
+    return digest if isinstance(digest, str) and _HEX.fullmatch(digest) else None
+
+
+def apply_report(inventory: Inventory, report: Any, where: str) -> Inventory:
+    """Complete ``inventory`` (read from the tree pip just filled) with pip's installation
+    report (``pip install --report``, format version 1): each package's archive sha256,
+    whether it was requested and with which extras. Every package of the tree must be in the
+    report and every reported install in the tree; :class:`InventoryError` naming ``where``
+    otherwise."""
+    installs = report.get("install") if isinstance(report, dict) else None
+    if report is None or not isinstance(installs, list):
+        raise InventoryError(f"{where} is not a pip installation report (no `install` list)")
+    by_key: dict[str, Mapping[str, Any]] = {}
+    for item in installs:
+        metadata = item.get("metadata") if isinstance(item, dict) else None
+        if not isinstance(metadata, dict) or not isinstance(metadata.get("name"), str):
+            raise InventoryError(f"{where} lists an install without metadata.name")
+        by_key[canonical_name(metadata["name"])] = item
+    packages: list[Package] = []
+    for package in inventory.packages:
+        item = by_key.pop(package.key, None)
+        if item is None:
+            raise InventoryError(f"{package.dist_info} is not in pip's installation report {where}")
+        extras = item.get("requested_extras")
+        packages.append(
+            replace(
+                package,
+                sha256=_report_sha256(item),
+                requested=item.get("requested") is True,
+                extras=tuple(sorted(e for e in extras if isinstance(e, str)))
+                if isinstance(extras, list)
+                else (),
+            )
+        )
+    if by_key:
+        raise InventoryError(
+            f"{where} lists {', '.join(sorted(by_key))}, which left no *.dist-info in the tree"
+        )
+    return Inventory(tuple(packages), inventory.warnings)
+
+
+def dependency_graph(
+    packages: Iterable[Package], environment: Mapping[str, str] | None = None
+) -> dict[str, tuple[str, ...]]:
+    """For each package (by key), the vendored packages it requires: a ``Requires-Dist``
+    whose marker holds in ``environment`` (pip's report's, else this interpreter's) for no
+    extra or one of the package's requested extras."""
+    from packaging.markers import InvalidMarker, Marker  # noqa: PLC0415
+
+    present = {package.key: package for package in packages}
+    graph: dict[str, tuple[str, ...]] = {}
+    for package in present.values():
+        needed: set[str] = set()
+        for requirement in package.requires:
+            if requirement.name not in present or requirement.name == package.key:
+                continue
+            if requirement.marker is None:
+                needed.add(requirement.name)
+                continue
+            try:
+                marker = Marker(requirement.marker)
+            except InvalidMarker:
+                continue
+            for extra in ("", *package.extras):
+                scope = {**(environment or {}), "extra": extra}
+                if marker.evaluate(scope):
+                    needed.add(requirement.name)
+                    break
+        graph[package.key] = tuple(sorted(needed))
+    return graph
+
+
+def roots(packages: Iterable[Package], graph: Mapping[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """The packages the plugin itself depends on: those requested, else (when that is not
+    known, as for a tree read back) those no other vendored package requires."""
+    listed = list(packages)
+    requested = [package.key for package in listed if package.requested]
+    if requested:
+        return tuple(sorted(requested))
+    required = {name for names in graph.values() for name in names}
+    return tuple(sorted(package.key for package in listed if package.key not in required))
+
+
+def files_digest(files: Mapping[str, str]) -> str:
+    """The sha256 (hex) of ``<sha256>  <path>\\n`` lines, one per file, sorted by path (UTF-8
+    bytes): ``sha256sum`` of the files, hashed. Applied to every file of a tarball but the SBOM
+    itself, it is what the SBOM's serial number is derived from (docs/pack.md, "SBOM")."""
+    hasher = hashlib.sha256()
+    for path in sorted(files, key=lambda name: name.encode("utf-8", "surrogateescape")):
+        hasher.update(f"{files[path]}  {path}\n".encode("utf-8", "surrogateescape"))
+    return hasher.hexdigest()

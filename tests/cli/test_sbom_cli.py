@@ -1,0 +1,227 @@
+"""``nexo plugin sbom``: installed plugins' SBOMs, vouched for against their receipts, derived
+for trees installed before tarballs carried one, merged for a whole root; read back by the
+CycloneDX library and checked with its schema validator."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cyclonedx.model.bom import Bom
+from cyclonedx.schema import SchemaVersion
+from cyclonedx.validation.json import JsonStrictValidator
+from pack.pack_helpers import build_wheel, write_project
+from support.cli import CliResult, clean_env, nexo
+from support.tarballs import file, plugin_members, targz, tree_snapshot, write_plugin
+
+from nexo_pkg.pack.build import PackOptions, pack
+from nexo_pkg.sbom.cyclonedx import PluginSbom, write_sbom
+
+EPOCH = 1_700_000_000
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    return clean_env(NEXO_HOME=str(tmp_path / "home"))
+
+
+@pytest.fixture
+def packed(
+    tmp_path: Path, offline_pip_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """A real packed tarball vendoring two real wheels (``alpha`` needs ``beta``)."""
+    wheels = tmp_path / "wheels"
+    build_wheel(
+        wheels, "alpha", "1.2.0", {"alpha/__init__.py": b""}, purelib=True, tag="py3-none-any",
+        metadata="License-Expression: MIT\nRequires-Dist: beta\n",
+    )  # fmt: skip
+    build_wheel(wheels, "beta", "2.0.1", {"beta.py": b""}, purelib=True, tag="py3-none-any")
+    monkeypatch.setenv("PIP_FIND_LINKS", f"{wheels} {offline_pip_env['PIP_FIND_LINKS']}")
+    project = write_project(tmp_path / "project", requirements="alpha\n")
+    return pack(PackOptions(project=project, source_date_epoch=EPOCH)).tarball.path
+
+
+def install(env: dict[str, str], tarball: Path, root: Path) -> None:
+    done = nexo("plugin", "install", tarball, "--dest", root, "--yes", env=env, in_process=True)
+    assert done.code == 0, done.stderr
+
+
+def sbom(env: dict[str, str], root: Path, *args: str) -> CliResult:
+    return nexo("plugin", "sbom", *args, "--dest", root, env=env, in_process=True)
+
+
+def strict_errors(text: str) -> object:
+    return JsonStrictValidator(SchemaVersion.V1_6).validate_str(text)
+
+
+def test_the_carried_sbom_is_printed_as_packed(
+    env: dict[str, str], packed: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "root"
+    install(env, packed, root)
+    done = sbom(env, root, "demo")
+    assert done.code == 0, done.stderr
+    assert done.stdout.encode() == packed.with_name("demo-0.1.0-noarch.cdx.json").read_bytes()
+    assert "derived" not in done.stderr
+    listed = nexo("plugin", "list", "--json", "--dest", root, env=env, in_process=True).document
+    assert listed["plugins"][0]["vendored"] == {
+        "from": "sbom",
+        "packages": [
+            {"name": "alpha", "version": "1.2.0", "purl": "pkg:pypi/alpha@1.2.0"},
+            {"name": "beta", "version": "2.0.1", "purl": "pkg:pypi/beta@2.0.1"},
+        ],
+    }
+    out = tmp_path / "out.cdx.json"
+    assert sbom(env, root, "demo", "--output", str(out)).code == 0
+    assert out.read_text() == done.stdout
+
+
+def test_a_changed_vendored_file_is_a_verify_failure_and_no_document(
+    env: dict[str, str], packed: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "root"
+    install(env, packed, root)
+    (root / "demo-0.1.0" / "lib" / "beta.py").write_text("import os\n")
+    done = sbom(env, root, "demo")
+    assert done.code == 1
+    assert done.stdout == ""
+    assert "modified lib/beta.py" in done.error_line
+    assert "verify" in done.error_line
+    assert sbom(env, root, "--all").code == 1
+
+
+def test_an_sbom_that_describes_other_files_is_never_vouched_for(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A tarball whose SBOM lists a package but was not made for its files (a hand-edited
+    release): it installs, but `sbom` refuses it, naming the file."""
+    forged = write_sbom(PluginSbom("hello", "1.0.0", "noarch", (), files_sha256="0" * 64))
+    members = [*plugin_members("hello", "1.0.0"), file("sbom.cdx.json", forged)]
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0", data=targz(members))
+    root = tmp_path / "root"
+    install(env, tarball, root)
+    done = sbom(env, root, "hello")
+    assert done.code == 1
+    assert done.stdout == ""
+    assert "hello-1.0.0/sbom.cdx.json" in done.error_line
+    assert "does not describe this tree" in done.error_line
+
+
+def test_a_tree_from_before_sboms_gets_a_derived_one(
+    env: dict[str, str], packed: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "root"
+    install(env, packed, root)
+    tree = root / "demo-0.1.0"
+    # As an install of a tarball without the member left it: no file, no receipt entry.
+    (tree / "sbom.cdx.json").unlink()
+    receipt = json.loads((tree / ".nexo-install.json").read_text())
+    del receipt["files"]["sbom.cdx.json"]
+    receipt.get("modes", {}).pop("sbom.cdx.json", None)
+    (tree / ".nexo-install.json").write_text(json.dumps(receipt))
+    done = sbom(env, root, "demo")
+    assert done.code == 0, done.stderr
+    assert "derived from its *.dist-info" in done.stderr
+    assert strict_errors(done.stdout) is None
+    document = json.loads(done.stdout)
+    props = {p["name"]: p["value"] for p in document["metadata"]["component"]["properties"]}
+    assert props["nexo:sbom-origin"] == "derived"
+    bom = Bom.from_json(document)  # type: ignore[attr-defined]
+    assert sorted((c.name, c.version, str(c.purl)) for c in bom.components) == [
+        ("alpha", "1.2.0", "pkg:pypi/alpha@1.2.0"),
+        ("beta", "2.0.1", "pkg:pypi/beta@2.0.1"),
+    ]
+    assert all(not c.hashes for c in bom.components)
+    graph = {str(d.ref.value): [str(x.ref.value) for x in d.dependencies] for d in bom.dependencies}
+    assert graph["pkg:pypi/alpha@1.2.0"] == ["pkg:pypi/beta@2.0.1"]
+    assert graph["plugin:demo@0.1.0"] == ["pkg:pypi/alpha@1.2.0"]
+    listed = nexo("plugin", "list", "--json", "--dest", root, env=env, in_process=True).document
+    assert listed["plugins"][0]["vendored"]["from"] == "dist-info"
+
+
+def test_a_tree_with_code_but_no_dist_info_is_named(env: dict[str, str], tmp_path: Path) -> None:
+    members = [*plugin_members("hello", "1.0.0"), file("lib/mystery/__init__.py", "")]
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0", data=targz(members))
+    root = tmp_path / "root"
+    install(env, tarball, root)
+    done = sbom(env, root, "hello")
+    assert done.code == 0, done.stderr
+    assert "mystery" in done.stderr
+    assert "no *.dist-info" in done.stderr
+    assert "lib" in done.stderr
+
+
+def test_all_merges_every_plugin_into_one_valid_document(
+    env: dict[str, str], packed: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "root"
+    install(env, packed, root)
+    install(env, write_plugin(tmp_path / "dist", "hello", "1.0.0"), root)
+    done = sbom(env, root, "--all")
+    assert done.code == 0, done.stderr
+    assert strict_errors(done.stdout) is None
+    document = json.loads(done.stdout)
+    bom = Bom.from_json(document)  # type: ignore[attr-defined]
+    plugins = sorted(c.name for c in bom.components if c.type.value == "application")
+    assert plugins == ["demo", "hello"]
+    libraries = {
+        (str(c.purl), next(p.value for p in c.properties if p.name == "nexo:plugin"))
+        for c in bom.components
+        if c.type.value == "library"
+    }
+    assert libraries == {
+        ("pkg:pypi/alpha@1.2.0", "demo@0.1.0"),
+        ("pkg:pypi/beta@2.0.1", "demo@0.1.0"),
+    }
+    again = sbom(env, root, "demo", "hello")
+    assert again.code == 0
+    assert again.stdout == done.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((), "name the installed plugins"),
+        (("demo", "--all"), "not both"),
+        (("demo", "--format", "spdx-json"), "'spdx-json' is not offered"),
+    ],
+)
+def test_usage_errors(
+    env: dict[str, str], tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    before = tree_snapshot(tmp_path)
+    done = sbom(env, tmp_path / "root", *args)
+    assert done.code == 2
+    assert message in done.error_line
+    assert tree_snapshot(tmp_path) == before
+
+
+def test_an_unknown_plugin_is_not_installed(env: dict[str, str], tmp_path: Path) -> None:
+    done = sbom(env, tmp_path / "root", "nothere")
+    assert done.code == 1
+    assert "nothere" in done.error_line
+    assert done.stdout == ""
+
+
+def test_an_output_that_cannot_be_written_is_io(
+    env: dict[str, str], packed: Path, tmp_path: Path
+) -> None:
+    root = tmp_path / "root"
+    install(env, packed, root)
+    target = tmp_path / "a-directory"
+    target.mkdir()
+    done = sbom(env, root, "demo", "--output", str(target))
+    assert done.code == 1
+    assert str(target) in done.error_line
+    assert list(target.iterdir()) == []
+
+
+def test_all_on_an_empty_root_is_a_valid_empty_document(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    done = sbom(env, tmp_path / "root", "--all")
+    assert done.code == 0, done.stderr
+    assert "no plugins installed" in done.stderr
+    assert strict_errors(done.stdout) is None
+    assert json.loads(done.stdout).get("components", []) == []

@@ -1,0 +1,337 @@
+"""Where ``gh attestation verify`` is stricter than sigstore-python, nexo-pkg is too.
+
+Bundles minted by the private Sigstore instance (real certificates, SCTs, log proofs):
+
+* the owner is always bound: a certificate whose source repository belongs to another owner
+  (``evil/repo`` calling ``acme``'s reusable workflow) is refused by an ``acme`` entry on every
+  path — no owner known (local tarball, registry copy without origin), ``trust verify``
+  without ``--owner``/``--repo``, and with ``allow_republish``;
+* a Fulcio CA or Rekor key the trusted root retires (``validFor.end``) vouches for nothing
+  integrated after that end;
+* a log entry's ``logId`` must name a log key of the trusted root;
+* the public-good root read offline is the one shipped in sigstore-python unless the cached
+  one verifies against the local TUF metadata; ``--verbose`` names it.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import rfc8785
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from support.cli import nexo
+from support.private_sigstore import PrivateSigstore, random_bytes, write_bundle
+from support.tarballs import write_plugin
+
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.trust.entry import AuthorPolicy, TrustPolicy, verify_asset_signature
+
+from .helpers import ACME_IDENTITY, ACME_REGEXP, cli_env
+
+SHARED_WORKFLOW = "https://github.com/acme/workflows/.github/workflows/release.yml@refs/tags/v1.2.3"
+EVIL_CALLER = "https://github.com/evil/repo/.github/workflows/call.yml@refs/tags/v1.2.3"
+ASSET = "echo-1.2.3-noarch.tar.gz"
+
+
+def _verify(
+    artifact: Path,
+    bundle: dict[str, Any],
+    root: Path,
+    *,
+    owner: str | None,
+    repo: str | None,
+    author: AuthorPolicy | None = None,
+    suffix: str = ".sigstore.json",
+) -> str:
+    """The outcome's status, or the error kind."""
+    path = write_bundle(artifact.parent / (ASSET + suffix), bundle)
+    policy = TrustPolicy(
+        default="require",
+        authors=(author or AuthorPolicy(owner="acme", identity_regexp=ACME_REGEXP),),
+        trusted_root=root,
+    )
+    try:
+        outcome = verify_asset_signature(
+            artifact,
+            asset_name=ASSET,
+            material={path.name: path},
+            owner=owner,
+            repo=repo,
+            policy=policy,
+            mode="require",
+        )
+    except NexoError as error:
+        return error.kind
+    return outcome.status
+
+
+@pytest.fixture
+def artifact(tmp_path: Path) -> Path:
+    path = tmp_path / ASSET
+    path.write_bytes(random_bytes())
+    return path
+
+
+# --- 1. owner binding ---------------------------------------------------------------------
+
+REPUBLISH = AuthorPolicy(owner="acme", identity_regexp=ACME_REGEXP, allow_republish=True)
+PLAIN = AuthorPolicy(owner="acme", identity_regexp=ACME_REGEXP)
+
+
+@pytest.mark.parametrize(
+    ("owner", "repo", "author"),
+    [
+        (None, None, PLAIN),  # a local tarball, a registry copy without origin annotation
+        (None, None, REPUBLISH),
+        ("acme", None, REPUBLISH),
+        ("acme", "workflows", REPUBLISH),
+        ("acme", "nexo-plugin-echo", REPUBLISH),
+    ],
+    ids=["no-owner", "no-owner-republish", "owner-republish", "repo-republish", "other-repo"],
+)
+@pytest.mark.parametrize("kind", ["attestation", "bundle"])
+def test_another_owners_repository_calling_the_owners_workflow_is_refused(
+    *,
+    private_sigstore: PrivateSigstore,
+    private_root: Path,
+    artifact: Path,
+    owner: str | None,
+    repo: str | None,
+    author: AuthorPolicy,
+    kind: str,
+) -> None:
+    content = artifact.read_bytes()
+    if kind == "attestation":
+        bundle = private_sigstore.attest(
+            content, identity=SHARED_WORKFLOW, repository="evil/repo", build_config_uri=EVIL_CALLER
+        )
+    else:
+        bundle = private_sigstore.sign(content, identity=SHARED_WORKFLOW, repository="evil/repo")
+    assert (
+        _verify(artifact, bundle, private_root, owner=owner, repo=repo, author=author)
+        == "signer_untrusted"
+    )
+    # The control: the same workflow run for acme's own repository is acme's release.
+    if kind == "attestation":
+        own = private_sigstore.attest(
+            content, identity=SHARED_WORKFLOW, repository="acme/workflows"
+        )
+    else:
+        own = private_sigstore.sign(content, identity=SHARED_WORKFLOW, repository="acme/workflows")
+    assert _verify(artifact, own, private_root, owner=owner, repo=repo, author=author) == (
+        "verified"
+    )
+
+
+def test_a_reusable_workflow_of_the_same_repository_is_accepted(
+    private_sigstore: PrivateSigstore, private_root: Path, artifact: Path
+) -> None:
+    """acme/nexo-plugin-echo's release calls a reusable workflow of its own repository: the
+    signer workflow lives in the source repository, so naming the calling workflow is enough."""
+    signer = (
+        "https://github.com/acme/nexo-plugin-echo/.github/workflows/shared.yml@refs/tags/v1.2.3"
+    )
+    bundle = private_sigstore.attest(
+        artifact.read_bytes(),
+        identity=signer,
+        repository="acme/nexo-plugin-echo",
+        build_config_uri=ACME_IDENTITY,
+    )
+    author = AuthorPolicy(owner="acme", identity=ACME_IDENTITY)
+    status = _verify(
+        artifact, bundle, private_root, owner="acme", repo="nexo-plugin-echo", author=author
+    )
+    assert status == "verified"
+    # Another repository's reusable workflow named only by its caller is refused (as gh).
+    elsewhere = private_sigstore.attest(
+        artifact.read_bytes(),
+        identity=SHARED_WORKFLOW,
+        repository="acme/nexo-plugin-echo",
+        build_config_uri=ACME_IDENTITY,
+    )
+    status = _verify(
+        artifact, elsewhere, private_root, owner="acme", repo="nexo-plugin-echo", author=author
+    )
+    assert status == "signer_untrusted"
+
+
+def _install_env(tmp_path: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "NEXO_HOME": str(tmp_path / "home"),
+        "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"),
+    }
+
+
+def test_a_local_tarball_signed_for_another_owner_is_not_installed(
+    tmp_path: Path, private_sigstore: PrivateSigstore
+) -> None:
+    private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(
+        'schema_version = "1.0"\ndefault = "require"\n'
+        'trusted_root = "private_trusted_root.json"\n\n[[authors]]\nowner = "acme"\n'
+        f"identity_regexp = '{ACME_REGEXP}'\nallow_republish = true\n",
+        encoding="utf-8",
+    )
+    tarball = write_plugin(tmp_path / "dist", "echo", "1.2.3")
+    bundle = private_sigstore.sign(
+        tarball.read_bytes(), identity=SHARED_WORKFLOW, repository="evil/repo"
+    )
+    tarball.with_name(tarball.name + ".sigstore.json").write_text(json.dumps(bundle))
+    result = nexo("plugin", "install", str(tarball), "--yes", "--json", "--trusted-keys",
+                  str(policy), "--require-signature", env=_install_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert result.code == 1, result.stdout
+    document = json.loads(result.stdout)
+    assert document["kind"] == "signer_untrusted"
+    assert "outside owner acme" in document["error"]
+    assert "Traceback" not in result.stderr
+    plugins = tmp_path / "home" / "state" / "plugins"
+    assert not plugins.exists() or not any(plugins.iterdir())
+
+
+def test_trust_verify_without_owner_or_repo_binds_the_entrys_owner(
+    tmp_path: Path, private_sigstore: PrivateSigstore
+) -> None:
+    private_sigstore.write_trusted_root(tmp_path / "private_trusted_root.json")
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(
+        'schema_version = "1.0"\ntrusted_root = "private_trusted_root.json"\n\n'
+        f"[[authors]]\nowner = \"acme\"\nidentity_regexp = '{ACME_REGEXP}'\n",
+        encoding="utf-8",
+    )
+    artifact = tmp_path / "artifact.bin"
+    artifact.write_bytes(random_bytes())
+    bundle = write_bundle(
+        tmp_path / "artifact.bin.sigstore.json",
+        private_sigstore.attest(
+            artifact.read_bytes(),
+            identity=SHARED_WORKFLOW,
+            repository="evil/repo",
+            build_config_uri=EVIL_CALLER,
+        ),
+    )
+    result = nexo("plugin", "trust", "verify", str(artifact), "--bundle", str(bundle),
+                  "--trusted-keys", str(policy), "--json", env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert result.code == 1, result.stdout
+    document = json.loads(result.stdout)
+    assert document["kind"] == "signer_untrusted"
+    assert "evil/repo, outside owner acme" in document["error"]
+
+
+# --- 3. retired keys, 4. unknown logs -------------------------------------------------------
+
+
+def _root_with(instance: PrivateSigstore, path: Path, edit: Any) -> Path:
+    document = instance.trusted_root()
+    edit(document)
+    path.write_text(json.dumps(document), encoding="utf-8")
+    return path
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@pytest.mark.parametrize("which", ["tlogs", "certificateAuthorities"])
+@pytest.mark.parametrize("kind", ["attestation", "bundle", "legacy"])
+def test_a_retired_key_vouches_for_nothing_logged_after_its_end(
+    *, private_sigstore: PrivateSigstore, tmp_path: Path, artifact: Path, which: str, kind: str
+) -> None:
+    content = artifact.read_bytes()
+    if kind == "attestation":
+        bundle = private_sigstore.attest(content, identity=ACME_IDENTITY)
+    elif kind == "bundle":
+        bundle = private_sigstore.sign(content, identity=ACME_IDENTITY)
+    else:
+        bundle = private_sigstore.sign_legacy(content, identity=ACME_IDENTITY)[0]
+    if kind == "legacy":
+        integrated = datetime.fromtimestamp(bundle["rekorBundle"]["Payload"]["integratedTime"], UTC)
+    else:
+        entry = bundle["verificationMaterial"]["tlogEntries"][0]
+        integrated = datetime.fromtimestamp(int(entry["integratedTime"]), UTC)
+    suffix = ".bundle" if kind == "legacy" else ".sigstore.json"
+
+    def retire(at: datetime) -> Any:
+        def edit(document: dict[str, Any]) -> None:
+            for item in document[which]:
+                valid = item["validFor"] if which != "tlogs" else item["publicKey"]["validFor"]
+                valid["end"] = _stamp(at)
+
+        return edit
+
+    before = _root_with(
+        private_sigstore, tmp_path / "retired.json", retire(integrated - timedelta(seconds=1))
+    )
+    status = _verify(artifact, bundle, before, owner="acme", repo="nexo-plugin-echo", suffix=suffix)
+    assert status == "signature_invalid"
+    after = _root_with(
+        private_sigstore, tmp_path / "later.json", retire(integrated + timedelta(days=1))
+    )
+    status = _verify(artifact, bundle, after, owner="acme", repo="nexo-plugin-echo", suffix=suffix)
+    assert status == "verified"
+
+
+def test_a_log_entry_must_name_a_log_of_the_trusted_root(
+    private_sigstore: PrivateSigstore, private_root: Path, artifact: Path
+) -> None:
+    """The entry is signed by the trusted log key (SET, checkpoint), but its ``logId`` names
+    another log: sigstore-python tries every key and accepts, gh refuses, so does nexo-pkg."""
+    bundle = private_sigstore.sign(artifact.read_bytes(), identity=ACME_IDENTITY)
+    entry = bundle["verificationMaterial"]["tlogEntries"][0]
+    other = ec.generate_private_key(ec.SECP256R1()).public_key()
+    spki = other.public_bytes(
+        serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo
+    )
+    log_id = hashlib.sha256(spki).digest()
+    entry["logId"] = {"keyId": base64.b64encode(log_id).decode()}
+    payload = rfc8785.dumps(
+        {
+            "body": entry["canonicalizedBody"],
+            "integratedTime": int(entry["integratedTime"]),
+            "logID": log_id.hex(),
+            "logIndex": int(entry["logIndex"]),
+        }
+    )
+    signature = private_sigstore.rekor_key.sign(payload, ec.ECDSA(hashes.SHA256()))
+    entry["inclusionPromise"] = {"signedEntryTimestamp": base64.b64encode(signature).decode()}
+    # The checkpoint signed by the trusted key, under the other log's key hint.
+    checkpoint = entry["inclusionProof"]["checkpoint"]
+    note, _, signatures = checkpoint["envelope"].partition("\n\n")
+    name = signatures.split(" ")[1]
+    signed = private_sigstore.rekor_key.sign(note.encode() + b"\n", ec.ECDSA(hashes.SHA256()))
+    hint = base64.b64encode(log_id[:4] + signed).decode()
+    checkpoint["envelope"] = f"{note}\n\n\u2014 {name} {hint}\n"
+    status = _verify(artifact, bundle, private_root, owner="acme", repo="nexo-plugin-echo")
+    assert status == "signature_invalid"
+
+
+@pytest.mark.parametrize("kind", ["attestation", "bundle", "legacy"])
+def test_a_root_sigstore_python_refuses_is_unusable_whatever_the_bundle(
+    *, private_sigstore: PrivateSigstore, tmp_path: Path, artifact: Path, kind: str
+) -> None:
+    content = artifact.read_bytes()
+    if kind == "attestation":
+        bundle = private_sigstore.attest(content, identity=ACME_IDENTITY)
+    elif kind == "bundle":
+        bundle = private_sigstore.sign(content, identity=ACME_IDENTITY)
+    else:
+        bundle = private_sigstore.sign_legacy(content, identity=ACME_IDENTITY)[0]
+
+    def unknown_field(document: dict[str, Any]) -> None:
+        document["tlogs"][0]["surprise"] = True
+
+    root = _root_with(private_sigstore, tmp_path / "odd.json", unknown_field)
+    suffix = ".bundle" if kind == "legacy" else ".sigstore.json"
+    status = _verify(artifact, bundle, root, owner="acme", repo="nexo-plugin-echo", suffix=suffix)
+    assert status == "policy_invalid"
