@@ -36,7 +36,7 @@ fi
 # The uv/pipx end-to-end test installs nexo-pkg itself offline: it needs every dependency,
 # the build backend, and what pipx seeds its environments with.
 .venv/bin/python -m pip download --quiet --disable-pip-version-check \
-  --dest .cache/wheelhouse . 'setuptools>=69' wheel pip
+  --dest .cache/wheelhouse . 'setuptools>=77' wheel pip
 export NEXO_TEST_WHEELHOUSE="$PWD/.cache/wheelhouse"
 
 .venv/bin/ruff check .
@@ -45,3 +45,7 @@ export NEXO_TEST_WHEELHOUSE="$PWD/.cache/wheelhouse"
 # The floors of docs/architecture.md ([tool.importlinter] in pyproject.toml).
 .venv/bin/lint-imports
 .venv/bin/python -m pytest "$@"
+# The author commands once more as Windows's CPython would run them (no O_NONBLOCK, killpg,
+# SIGKILL, fcntl, dir_fd, ...): a new POSIX-only call on their path fails here.
+mapfile -t author_tests < <(grep -v '^#' scripts/author-tests.txt)
+.venv/bin/python -m pytest -q --windows-shim "${author_tests[@]}"

@@ -62,11 +62,34 @@ def offline_pip_env(wheelhouse: Path, monkeypatch: pytest.MonkeyPatch) -> dict[s
     }
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--windows-shim",
+        action="store_true",
+        help="run nexo_pkg as Windows's CPython would show it the standard library (no "
+        "O_NONBLOCK, killpg, SIGKILL, fcntl, dir_fd, ...), in this process and in child "
+        "interpreters: tests/support/windows_shim.py",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("windows_shim"):
+        from support import windows_shim
+
+        windows_shim.install()
+        windows_shim.child_environment(os.environ)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """``slow`` tests (full-size fuzzing, crash loops, 50 MB answers) run only on request.
 
     Ask with a marker expression that names them (``pytest -m slow``) or ``NEXO_SLOW=1``.
     """
+    if config.getoption("windows_shim") or os.name != "posix":
+        posix = pytest.mark.skip(reason="POSIX process semantics: not what Windows gives")
+        for item in items:
+            if item.get_closest_marker("posix"):
+                item.add_marker(posix)
     if os.environ.get("NEXO_SLOW") == "1" or "slow" in (config.getoption("markexpr") or ""):
         return
     skip = pytest.mark.skip(reason="slow test: run with -m slow or NEXO_SLOW=1")

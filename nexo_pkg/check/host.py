@@ -7,7 +7,9 @@ double fork), so the host also marks the plugin's environment with a per-session
 where ``/proc`` exists, kills every process carrying the token or descending from the plugin.
 All I/O is multiplexed with :mod:`selectors` on non-blocking pipes in the calling thread: reading
 stdout and stderr and writing stdin happen in the same loop, so neither side can dead-lock on
-a full pipe and every wait has a deadline. Works on Linux and macOS.
+a full pipe and every wait has a deadline. Works on Linux and macOS; on Windows, where
+``select`` takes sockets only, the pipes are relayed through socket pairs
+(:func:`nexo_pkg.core.posix.selectable_pipes`) and the plugin alone is killed.
 
 Nothing here interprets JSON: the host hands raw stdout lines (bytes, without the newline) to
 the caller, together with transport events (end of stream, over-long line).
@@ -21,7 +23,6 @@ import math
 import os
 import secrets
 import selectors
-import signal
 import subprocess
 import threading
 import time
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Literal
 
+from nexo_pkg.core import posix
 from nexo_pkg.core.posix import become_subreaper, kill_and_reap
 
 #: The SDKs' ``MAX_FRAME_BYTES`` (1 MiB): the largest frame the written contract allows. The
@@ -129,8 +131,7 @@ class PluginProcess:
             self._setup_pipes()
         except BaseException:
             # Never leave a running child behind, even if setting up the pipes fails.
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.pid, signal.SIGKILL)
+            posix.kill_process_group(self.pid)
             self._popen.kill()
             self._popen.wait()
             for stream in (self._popen.stdin, self._popen.stdout, self._popen.stderr):
@@ -145,12 +146,10 @@ class PluginProcess:
 
     def _setup_pipes(self) -> None:
         """Make the pipes non-blocking and register them with the selector."""
-        self._stdin: IO[bytes] | None = self._popen.stdin
-        self._stdout: IO[bytes] | None = self._popen.stdout
-        self._stderr: IO[bytes] | None = self._popen.stderr
-        for stream in (self._stdin, self._stdout, self._stderr):
-            if stream is not None:
-                os.set_blocking(stream.fileno(), False)
+        self._stdin: IO[bytes] | None
+        self._stdout: IO[bytes] | None
+        self._stderr: IO[bytes] | None
+        self._stdin, self._stdout, self._stderr = posix.selectable_pipes(self._popen)
         self._selector = selectors.DefaultSelector()
         for stream, name in ((self._stdout, "stdout"), (self._stderr, "stderr")):
             if stream is not None:
@@ -186,9 +185,10 @@ class PluginProcess:
         try:
             while view:
                 try:
-                    written = os.write(stdin.fileno(), view)
-                    view = view[written:]
-                    continue
+                    written = stdin.write(view)
+                    if written is not None:
+                        view = view[written:]
+                        continue
                 except BlockingIOError:
                     pass
                 except (BrokenPipeError, ConnectionResetError):
@@ -403,13 +403,12 @@ class PluginProcess:
         """SIGKILL the plugin, its process group and every descendant (idempotent, never
         raises)."""
         self.killed = self.killed or not self.has_exited()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
+        posix.kill_process_group(self.pid)
         if self._popen.returncode is None:
             # The leader may have left the group (setpgid); kill it directly too. Only while
             # it is unreaped: after that its pid may belong to someone else.
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(self.pid, signal.SIGKILL)
+                os.kill(self.pid, posix.KILL_SIGNAL)
         self._kill_descendants()
 
     def _kill_descendants(self) -> None:
@@ -424,7 +423,7 @@ class PluginProcess:
                 return
             for pid in strays:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
+                    os.kill(pid, posix.KILL_SIGNAL)
 
     def close(self) -> None:
         """Kill the process group, reap the child and close every pipe; idempotent, and safe
@@ -536,7 +535,7 @@ def _read_chunk(stream: IO[bytes] | None) -> bytes | None:
     if stream is None:
         return None
     try:
-        return os.read(stream.fileno(), _READ_CHUNK)
+        return stream.read(_READ_CHUNK)
     except BlockingIOError:
         return None
     except OSError:

@@ -12,6 +12,7 @@ so a pattern such as ``^[a-z][a-z0-9_]{0,63}$`` in a help string prints as writt
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 from dataclasses import dataclass
@@ -23,8 +24,9 @@ from typer._click.exceptions import UsageError as TyperUsageError
 from typer.core import TyperGroup
 
 from nexo_pkg import __version__
-from nexo_pkg.cli.common import set_color, set_verbosity
+from nexo_pkg.cli.common import fail, set_color, set_verbosity
 from nexo_pkg.cli.completion import attach_choice_completion
+from nexo_pkg.core import posix
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.output import emit_json, report_error
 
@@ -43,6 +45,8 @@ class CommandSpec:
 
     module: str
     summary: str
+    #: Manages a daemon's plugin root (locks, ``openat``): refused on Windows (SPEC, Platforms).
+    plugin_root: bool = False
 
 
 COMMANDS: dict[str, CommandSpec] = {
@@ -52,24 +56,34 @@ COMMANDS: dict[str, CommandSpec] = {
     "new": CommandSpec("new", "Create a plugin project that lints, packs and passes its tests."),
     "pack": CommandSpec("pack", "Build a reproducible release tarball and its sidecars."),
     "check": CommandSpec("check", "Spawn a plugin as a minimal nexo host and check its handshake."),
-    "install": CommandSpec("install", "Resolve, download, verify and install a plugin."),
-    "upgrade": CommandSpec("install", "Install the newest release of installed plugins."),
+    "install": CommandSpec("install", "Resolve, download, verify and install a plugin.", True),
+    "upgrade": CommandSpec("install", "Install the newest release of installed plugins.", True),
     "list": CommandSpec("install", "List installed plugins (one per line on stdout)."),
-    "remove": CommandSpec("install", "Remove an installed plugin."),
+    "remove": CommandSpec("install", "Remove an installed plugin.", plugin_root=True),
     "verify": CommandSpec("install", "Re-hash installed files against their install receipts."),
     "sbom": CommandSpec("sbom", "Print installed plugins' SBOMs (CycloneDX) for scanners."),
     "outdated": CommandSpec("operate", "Show installed plugins with a newer version available."),
-    "rollback": CommandSpec("operate", "Put back the version the last upgrade replaced; hold it."),
-    "hold": CommandSpec("operate", "Keep a plugin on its installed version (upgrade skips it)."),
-    "unhold": CommandSpec("operate", "Release a plugin's hold: upgrade follows its source again."),
+    "rollback": CommandSpec(
+        "operate", "Put back the version the last upgrade replaced; hold it.", plugin_root=True
+    ),
+    "hold": CommandSpec(
+        "operate", "Keep a plugin on its installed version (upgrade skips it).", plugin_root=True
+    ),
+    "unhold": CommandSpec(
+        "operate", "Release a plugin's hold: upgrade follows its source again.", plugin_root=True
+    ),
     "search": CommandSpec("operate", "Search GitHub for plugin repositories (nexo-plugin topic)."),
     "info": CommandSpec("operate", "Show a release's plugin, targets and verified signer."),
-    "doctor": CommandSpec("operate", "Check every installed plugin and the daemon's setup."),
-    "enable": CommandSpec("operate", "Let the daemon load a plugin (discovery configuration)."),
-    "disable": CommandSpec("operate", "Keep the daemon from loading an installed plugin."),
+    "doctor": CommandSpec("operate", "Check every installed plugin and the daemon's setup.", True),
+    "enable": CommandSpec(
+        "operate", "Let the daemon load a plugin (discovery configuration).", plugin_root=True
+    ),
+    "disable": CommandSpec(
+        "operate", "Keep the daemon from loading an installed plugin.", plugin_root=True
+    ),
     "lsp": CommandSpec("lsp", "Run the language server for plugin manifests on stdin/stdout."),
-    "lock": CommandSpec("fleet", "Resolve nexo-plugins.toml into nexo-plugins.lock."),
-    "sync": CommandSpec("fleet", "Make the plugin root match nexo-plugins.lock exactly."),
+    "lock": CommandSpec("fleet", "Resolve nexo-plugins.toml into nexo-plugins.lock.", True),
+    "sync": CommandSpec("fleet", "Make the plugin root match nexo-plugins.lock exactly.", True),
     "push": CommandSpec("fleet", "Publish one packed version to an OCI registry."),
     "mirror": CommandSpec("fleet", "Copy a GitHub release and its signatures into a registry."),
     "cache": CommandSpec("fleet", "The shared download cache ($NEXO_HOME/cache/blobs)."),
@@ -122,7 +136,8 @@ def _shared_options(
         None,
         "--color",
         metavar="[auto|always|never]",
-        help="Colour output (default auto: on a terminal, unless NO_COLOR; FORCE_COLOR forces).",
+        help="Colour output (default auto: on a terminal, unless NO_COLOR or CLICOLOR=0; "
+        "FORCE_COLOR or CLICOLOR_FORCE forces).",
         callback=_color_callback,
         expose_value=False,
         is_eager=True,
@@ -183,7 +198,12 @@ class LazyPluginGroup(TyperGroup):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         del ctx
         spec = COMMANDS.get(cmd_name)
-        return None if spec is None else module_command(spec.module, cmd_name)
+        if spec is None:
+            return None
+        command = module_command(spec.module, cmd_name)
+        if command is not None and spec.plugin_root and not posix.POSIX:
+            return _refused_here(command, cmd_name)
+        return command
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
@@ -200,6 +220,21 @@ class LazyPluginGroup(TyperGroup):
         rows = [(name, spec.summary) for name, spec in COMMANDS.items()]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _refused_here(command: click.Command, name: str) -> click.Command:
+    """``command`` with its options and ``--help`` intact, refusing to run in one sentence
+    (:func:`~nexo_pkg.core.posix.refuse_without_posix`) once its arguments are parsed."""
+    refused = copy.copy(command)
+
+    def refuse(**params: Any) -> None:
+        try:
+            posix.refuse_without_posix(name)
+        except NexoError as error:
+            fail(error, json_output=bool(params.get("json_output")))
+
+    refused.callback = refuse
+    return refused
 
 
 @cache

@@ -56,14 +56,17 @@ def set_color(choice: str) -> None:
 
 def colour_enabled(stream: TextIO) -> bool:
     """Whether to paint what goes to ``stream``: ``--color always|never``, else ``NO_COLOR``
-    (https://no-color.org) off, else ``FORCE_COLOR`` (but ``0``) on, else only on a terminal."""
+    (https://no-color.org) off, else ``FORCE_COLOR`` or ``CLICOLOR_FORCE`` (but ``0``) on,
+    else ``CLICOLOR=0`` off (https://bixense.com/clicolors), else only on a terminal."""
     if OUTPUT.color != "auto":
         return OUTPUT.color == "always"
     if os.environ.get("NO_COLOR"):
         return False
-    force = os.environ.get("FORCE_COLOR")
-    if force is not None and force not in {"", "0"}:
-        return True
+    for force in (os.environ.get("FORCE_COLOR"), os.environ.get("CLICOLOR_FORCE")):
+        if force is not None and force not in {"", "0"}:
+            return True
+    if os.environ.get("CLICOLOR") == "0":
+        return False
     try:
         return stream.isatty()
     except (AttributeError, ValueError):

@@ -79,6 +79,15 @@ def register(app: typer.Typer) -> None:
                 show_default="DIR/requirements.txt",
             ),
         ] = None,
+        python_version: Annotated[
+            str,
+            typer.Option(
+                "--python",
+                metavar="X.Y",
+                help="Python the daemon runs the plugin with: requirements (and their markers) "
+                "are resolved for it, whichever Python packs.",
+            ),
+        ] = "3.11",
         source_date_epoch: Annotated[
             int | None,
             typer.Option(
@@ -111,6 +120,7 @@ def register(app: typer.Typer) -> None:
             binary=binary,
             requirements=requirements,
             source_date_epoch=source_date_epoch,
+            python_version=python_version,
             progress=say,
         )
         try:

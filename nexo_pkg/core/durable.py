@@ -18,6 +18,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from nexo_pkg.core import posix
+
 
 @functools.cache
 def _syncfs() -> Callable[[int], int] | None:
@@ -95,22 +97,24 @@ _SHARED = _SharedSyncfs()
 def sync_tree(root: Path) -> None:
     """Make every file and directory below ``root`` durable (see the module docstring); raises
     ``OSError``."""
-    descriptor = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    try:
-        if _SHARED.flush(descriptor):
-            return
-    finally:
-        os.close(descriptor)
+    if posix.POSIX:
+        flags = os.O_RDONLY | posix.O_DIRECTORY | posix.O_NOFOLLOW | posix.O_CLOEXEC
+        descriptor = os.open(root, flags)
+        try:
+            if _SHARED.flush(descriptor):
+                return
+        finally:
+            os.close(descriptor)
     # The portable fallback: every file and directory, one by one.
     for directory, _, files in os.walk(root):
         for name in files:
-            _fsync(Path(directory) / name, os.O_RDONLY | os.O_NOFOLLOW)
+            _fsync(Path(directory) / name, os.O_RDONLY | posix.O_NOFOLLOW)
         fsync_dir(Path(directory))
 
 
 def fsync_dir(path: Path) -> None:
     """fsync a directory, making the names it holds (a rename's result) durable."""
-    _fsync(path, os.O_RDONLY | os.O_DIRECTORY)
+    posix.fsync_directory(path)
 
 
 def _fsync(path: Path, flags: int) -> None:

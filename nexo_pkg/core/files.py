@@ -20,11 +20,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
+from nexo_pkg.core import posix
 from nexo_pkg.core.durable import fsync_dir
 from nexo_pkg.core.errors import ConfigError, NexoError
 
-_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC
-_LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+_OPEN_FLAGS = posix.O_NONBLOCK | posix.O_CLOEXEC | posix.O_BINARY
+_FLAGS = os.O_RDONLY | _OPEN_FLAGS
+_LOCK_FLAGS = os.O_RDWR | os.O_CREAT | _OPEN_FLAGS
 
 
 class NotRegularFileError(OSError):
@@ -35,18 +37,28 @@ class FileTooLargeError(ValueError):
     """The file holds more bytes than its reader accepts."""
 
 
-def _regular_descriptor(path: Path, flags: int, mode: int = 0o644) -> int:
-    """``os.open(path, flags)`` checked to be a regular file, set to blocking again."""
+def _regular_descriptor(
+    path: Path, flags: int, mode: int = 0o644, *, follow_links: bool = False
+) -> int:
+    """``os.open(path, flags)`` checked to be a regular file, set to blocking again. Without
+    ``follow_links`` a link is refused (``O_NOFOLLOW``; where there is none, an ``lstat``
+    first)."""
+    if not follow_links:
+        if posix.O_NOFOLLOW:
+            flags |= posix.O_NOFOLLOW
+        elif Path(path).is_symlink():
+            raise NotRegularFileError(errno.ELOOP, "is a symbolic link", str(path))
     try:
         descriptor = os.open(path, flags, mode)
     except OSError as exc:
-        if exc.errno == errno.ELOOP and flags & os.O_NOFOLLOW:
+        if exc.errno == errno.ELOOP and not follow_links:
             raise NotRegularFileError(errno.ELOOP, "is a symbolic link", str(path)) from exc
         raise
     try:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             raise NotRegularFileError(errno.EINVAL, "is not a regular file", str(path))
-        os.set_blocking(descriptor, True)
+        if posix.O_NONBLOCK:
+            os.set_blocking(descriptor, True)
     except BaseException:
         os.close(descriptor)
         raise
@@ -59,8 +71,7 @@ def open_regular(path: Path, *, follow_links: bool = False) -> Iterator[BinaryIO
     and (unless ``follow_links``) without following a link: ``O_NONBLOCK`` (``O_NOFOLLOW``),
     then ``fstat`` before any read. Raises :class:`NotRegularFileError` for anything else,
     ``OSError`` when it cannot be opened (``FileNotFoundError`` when it does not exist)."""
-    flags = _FLAGS if follow_links else _FLAGS | os.O_NOFOLLOW
-    descriptor = _regular_descriptor(path, flags)
+    descriptor = _regular_descriptor(path, _FLAGS, follow_links=follow_links)
     try:
         handle = os.fdopen(descriptor, "rb")
     except BaseException:
@@ -149,7 +160,7 @@ def write_file_atomically(
     temp = Path(name)
     try:
         with os.fdopen(descriptor, "wb") as handle:
-            os.fchmod(handle.fileno(), mode)
+            posix.set_mode(handle.fileno(), temp, mode)
             handle.write(data)
             if durable:
                 handle.flush()

@@ -17,7 +17,6 @@ alone.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import itertools
 import os
 import threading
@@ -26,6 +25,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from nexo_pkg.core import posix
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import open_lock_file
 from nexo_pkg.core.version import Version, VersionError, parse_version
@@ -170,7 +170,7 @@ def _sync_lock(dest: Path) -> Iterator[None]:
     except OSError as exc:
         raise NexoError(f"cannot lock {dest}: {exc.strerror or exc}", kind="io") from exc
     try:
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        posix.lock_exclusive(descriptor)
         yield
     finally:
         os.close(descriptor)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
+from nexo_pkg.core import posix
 from nexo_pkg.core.errors import ConfigError, NexoError, UsageError
 from nexo_pkg.core.files import read_config_file, write_config_file
 from nexo_pkg.install.config import (
@@ -133,7 +134,9 @@ def _edit_lock(path: Path) -> Iterator[None]:
     deadline = time.monotonic() + LOCK_TIMEOUT
     while True:
         try:
-            descriptor = os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            descriptor = os.open(
+                lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL | posix.O_NOFOLLOW, 0o644
+            )
             break
         except FileExistsError as exc:
             if time.monotonic() >= deadline:

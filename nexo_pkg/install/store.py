@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -34,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from nexo_pkg.core import posix
 from nexo_pkg.core.dirs import make_dir, make_dirs
 from nexo_pkg.core.durable import fsync_dir
 from nexo_pkg.core.errors import NexoError
@@ -545,7 +545,7 @@ def _write_journal(root: InstallRoot, record: dict[str, Any]) -> Path:
 
 # A journal entry's path: the directories under the root that lead to it, and its name.
 _Spot = tuple[tuple[str, ...], str]
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | posix.O_DIRECTORY | posix.O_NOFOLLOW | posix.O_CLOEXEC
 
 
 def _spot(relative: Any) -> _Spot:
@@ -873,12 +873,12 @@ def _acquire(lock_path: Path, wait: float, created: list[Path]) -> Any:
             handle = os.fdopen(open_lock_file(lock_path), "r+b")
             if not existed:
                 with contextlib.suppress(OSError):
-                    os.fchmod(handle.fileno(), 0o644)
+                    posix.set_mode(handle.fileno(), lock_path, 0o644)
         except OSError as exc:
             raise io_error(f"open the lock file {lock_path}", exc) from exc
         while True:
             try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                posix.lock_exclusive(handle.fileno(), wait=False)
                 break
             except OSError as exc:
                 if exc.errno not in {errno.EAGAIN, errno.EACCES}:

@@ -38,7 +38,7 @@ from nexo_pkg.lint.config import LintSettings
 from nexo_pkg.lint.daemon_files import config_kind
 from nexo_pkg.lint.engine import lint_config_source, lint_source
 from nexo_pkg.lint.fixes import FIXABLE, rule_of, subject_at
-from nexo_pkg.lsp import code_actions, completion, hover
+from nexo_pkg.lsp import code_actions, completion, hover, yaml_help
 from nexo_pkg.lsp.positions import ClientRange, Encoding, LineIndex, normalise_encoding
 from nexo_pkg.lsp.schema_nav import SchemaNavigator, packaged_navigator
 from nexo_pkg.manifest.names import CANONICAL_MANIFEST_NAME, is_manifest_name
@@ -367,18 +367,24 @@ class NexoLanguageServer(LanguageServer):
 
 def _schema_position(
     ls: NexoLanguageServer, params: types.HoverParams | types.CompletionParams
-) -> tuple[SchemaNavigator, str, LineIndex, int] | None:
+) -> tuple[SchemaNavigator, str, LineIndex, int, bool] | None:
     """The schema navigator, text, line index and offset of a position in an open nexo
-    document; ``None`` when the document is not one or its schema is not shipped."""
+    document, and whether it is one of the daemon's YAML files; ``None`` when the document is
+    not one or its schema is not shipped."""
     snapshot = ls.snapshot(params.text_document.uri)
     if snapshot is None:
         return None
-    navigator = navigator_for(snapshot.kind)
+    is_yaml = snapshot.kind == "daemon-config"
+    if is_yaml:
+        yaml_kind = config_kind(_document_path(snapshot.uri), snapshot.text)
+        navigator = None if yaml_kind is None else yaml_help.yaml_navigator(yaml_kind)
+    else:
+        navigator = navigator_for(snapshot.kind)
     if navigator is None:
         return None
     index = LineIndex(snapshot.text)
     line, column = index.from_client(params.position.line, params.position.character, ls.encoding)
-    return navigator, snapshot.text, index, index.offset(line, column)
+    return navigator, snapshot.text, index, index.offset(line, column), is_yaml
 
 
 def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> NexoLanguageServer:
@@ -423,8 +429,8 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
         at = _schema_position(ls, params)
         if at is None:
             return None
-        navigator, text, index, offset = at
-        found = hover.hover_at(navigator, text, offset)
+        navigator, text, index, offset, is_yaml = at
+        found = (yaml_help.hover_yaml if is_yaml else hover.hover_at)(navigator, text, offset)
         if found is None:
             return None
         markdown, (start, end) = found
@@ -444,8 +450,9 @@ def create_server(*, debounce_seconds: float = DEFAULT_DEBOUNCE_SECONDS) -> Nexo
         at = _schema_position(ls, params)
         if at is None:
             return None
-        navigator, text, index, offset = at
-        candidates = completion.complete_at(navigator, text, offset)
+        navigator, text, index, offset, is_yaml = at
+        complete = yaml_help.complete_yaml if is_yaml else completion.complete_at
+        candidates = complete(navigator, text, offset)
         items = [_completion_item(candidate, index, ls.encoding) for candidate in candidates]
         return types.CompletionList(is_incomplete=False, items=items)
 

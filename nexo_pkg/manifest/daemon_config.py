@@ -18,6 +18,8 @@ from collections.abc import Iterator, Mapping
 from itertools import takewhile
 from pathlib import Path
 
+from nexo_pkg.core import posix
+
 __all__ = [
     "CONFIG_DIR_ENV",
     "config_dir",
@@ -115,8 +117,12 @@ def untrusted_reason(directory: Path) -> str | None:
         info = directory.stat()
     except OSError as exc:
         return f"it cannot be examined ({exc.strerror or exc})"
-    if info.st_uid != os.geteuid():
-        return f"it is owned by uid {info.st_uid}, not by you (uid {os.geteuid()})"
+    uid = posix.effective_uid()
+    if uid is None:
+        # Windows: no owner uid nor group bits in a stat; its ACLs are the user's business.
+        return None
+    if info.st_uid != uid:
+        return f"it is owned by uid {info.st_uid}, not by you (uid {uid})"
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return "it is writable by group or others"
     return None

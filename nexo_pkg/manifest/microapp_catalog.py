@@ -238,6 +238,22 @@ _RULES: tuple[Rule, ...] = (
     ),
     # --- the daemon's configuration files -----------------------------------------------
     Rule(
+        code="NX217",
+        name="microapp-id-not-packable",
+        severity="warning",
+        summary="a `-` in `plugin.id`: valid for the daemon, but the id cannot name a tarball",
+        what="Reports a microapp `plugin.id` holding a hyphen.",
+        why="The extension parser accepts `^[a-z][a-z0-9_-]*$`, but a release tarball is "
+        "`<id>-<version>-<target>.tar.gz`, holds `bin/<id>` and installs into "
+        "`<id>-<version>/`, all named by the plugin id rule `^[a-z][a-z0-9_]{0,63}$` (the "
+        "reference installer's and `nexo plugin install`'s): a `-` makes the name ambiguous, so "
+        "`nexo plugin pack` refuses the project and `nexo plugin new` does not create one.",
+        example='[plugin]\nid = "order-tracker"',
+        fix='Use `_` instead (`id = "order_tracker"`), in `plugin.toml` and in the companion '
+        "`nexo-plugin.toml` alike (their ids must stay equal).",
+        beyond_daemon=True,
+    ),
+    Rule(
         code="NX220",
         name="config-unknown-key",
         severity="error",

@@ -199,6 +199,15 @@ def _check_identity(report: Findings, plugin: Mapping[str, Any], daemon_version:
             if reserved
             else "use a lowercase letter, then lowercase letters, digits, `_` or `-`",
         )
+    elif isinstance(plugin_id, str) and "-" in plugin_id:
+        report.add(
+            "NX217",
+            ("plugin", "id"),
+            f"`plugin.id` `{plugin_id}` has a `-`: the daemon accepts it, but `nexo plugin "
+            "pack` and `install` name the tarball (`<id>-<version>-<target>.tar.gz`), its "
+            "`bin/<id>` and the install directory by the plugin id rule, which has no `-`",
+            f"use `{plugin_id.replace('-', '_')}` here and in the companion `nexo-plugin.toml`",
+        )
     version = plugin.get("version")
     if isinstance(version, str) and (reason := semver_problem(version)) is not None:
         report.add(

@@ -27,7 +27,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from nexo_pkg import __version__
@@ -43,6 +43,9 @@ from nexo_pkg.net.bounded import (
     decoded_document,
     timeout_from_env,
 )
+
+if TYPE_CHECKING:
+    import ssl
 
 # httpx's package init imports its own command-line tool (rich, pygments and click: tens of
 # milliseconds at start-up) whenever those are installed; nothing here uses it, so its import
@@ -239,13 +242,19 @@ def environment_proxies() -> dict[str, httpx.BaseTransport | None]:
     names = {scheme: name for scheme, (name, _) in variables.items()}
     mounts = proxy_mounts({scheme: value for scheme, (_, value) in variables.items()}, names)
     transports: dict[str, httpx.BaseTransport | None] = {}
+    context: ssl.SSLContext | None = None
     for pattern, proxy in mounts.items():
         if proxy is None:
             transports[pattern] = None
             continue
+        if context is None:
+            from nexo_pkg.net.tls import tls_context  # noqa: PLC0415 (proxied runs only)
+
+            # One context for every proxied origin: the trust store a direct connection uses.
+            context = tls_context()
         name = names.get(pattern.removesuffix("://"), "the proxy variable")
         try:
-            transports[pattern] = httpx.HTTPTransport(proxy=proxy, trust_env=True)
+            transports[pattern] = httpx.HTTPTransport(proxy=proxy, verify=context)
         except ImportError as exc:
             raise ConfigError(
                 f"{name} names a SOCKS proxy ({_without_credentials(proxy)}), which needs the "

@@ -10,9 +10,9 @@ reached through httpx's own transport, mounted by the client), there for start-u
 - the connect timeout bounds the TCP connection and the TLS handshake, the read timeout every
   read afterwards; the request's ``trace`` hook hears of each connected socket (so a deadline
   watchdog can cut it, during the handshake too);
-- https verifies certificates as httpx does by default (``SSL_CERT_FILE``, ``SSL_CERT_DIR``,
-  else certifi's bundle); the TLS context is built on the first https request only, and CA
-  settings that name no usable certificates are a ``config`` error;
+- https verifies certificates with :func:`nexo_pkg.net.tls.tls_context` (the OS trust store,
+  or ``SSL_CERT_FILE``/``SSL_CERT_DIR`` when set); the TLS context is built on the first https
+  request only, and CA settings that name no usable certificates are a ``config`` error;
 - a body shorter than its ``Content-Length``, a malformed answer or a dropped connection is an
   httpx error of the same family httpx raises (``RemoteProtocolError``, ``ReadError``,
   ``ConnectError``, the timeouts), with the ``OSError`` as its cause.
@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from nexo_pkg.core.errors import ConfigError
 from nexo_pkg.net.client import CHUNK_SIZE, DEFAULT_PORTS
 
 if TYPE_CHECKING:
@@ -117,18 +116,9 @@ class DirectTransport(httpx.BaseTransport):
     def _tls_context(self) -> ssl.SSLContext:
         """Raises ``ConfigError`` when the CA settings name no usable certificates."""
         if self._tls is None:
-            import ssl  # noqa: PLC0415 (plain http never needs it)
+            from nexo_pkg.net.tls import tls_context  # noqa: PLC0415 (plain http never needs it)
 
-            try:
-                context = httpx.create_ssl_context(verify=True, trust_env=True)
-            except (OSError, ssl.SSLError) as exc:  # ssl.SSLError is an OSError too
-                reason = exc.strerror if type(exc) is not ssl.SSLError and exc.strerror else exc
-                raise ConfigError(
-                    "cannot load the CA certificates to verify https (check SSL_CERT_FILE "
-                    f"and SSL_CERT_DIR): {reason}"
-                ) from exc
-            context.set_alpn_protocols(["http/1.1"])
-            self._tls = context
+            self._tls = tls_context()
         return self._tls
 
     def _connect(self, origin: Origin, timeouts: dict[str, Any], trace: Any) -> socket.socket:

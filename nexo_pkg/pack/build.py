@@ -45,7 +45,7 @@ from nexo_pkg.pack.layout import (
     collect_tree,
     stored_names,
 )
-from nexo_pkg.pack.vendor import vendor_requirements
+from nexo_pkg.pack.vendor import DEFAULT_PYTHON, VendorTarget, vendor_requirements
 from nexo_pkg.sbom import SBOM_MEMBER, sbom_name
 from nexo_pkg.sbom.inventory import Inventory, InventoryError, apply_report, files_digest, read_tree
 
@@ -64,6 +64,8 @@ class PackOptions:
     binary: Path | None = None
     requirements: Path | None = None
     source_date_epoch: int | None = None
+    #: The Python (X.Y) a noarch plugin's requirements are resolved for.
+    python_version: str = DEFAULT_PYTHON
     #: Called with a short note as each long step starts (vendoring, writing the archive).
     progress: Callable[[str], None] = field(default=lambda _note: None, compare=False)
 
@@ -133,6 +135,7 @@ class PackResult:
 
 
 def _check_flags(options: PackOptions) -> None:
+    VendorTarget(options.python_version)  # raises usage for a malformed version
     if options.target == NOARCH:
         if options.binary is not None:
             raise usage_error("--binary needs --target TRIPLE (a noarch tarball has no binary)")
@@ -230,7 +233,9 @@ def _noarch_entries(
     requirements: Path | None,
     scratch: Path,
     out: Path,
+    *,
     progress: Callable[[str], None],
+    vendor_for: VendorTarget,
 ) -> tuple[list[ArchiveEntry], list[Distribution], Inventory, Any]:
     src = project / "src"
     main = src / "main.py"
@@ -248,8 +253,11 @@ def _noarch_entries(
     if requirements is not None:
         vendor_dir = scratch / "lib"
         progress(f"vendoring {requirements.name} with pip ...")
-        report = vendor_requirements(requirements, vendor_dir, cwd=project)
+        report = vendor_requirements(requirements, vendor_dir, cwd=project, vendor_for=vendor_for)
         if vendor_dir.is_dir():
+            if any(vendor_dir.iterdir()):
+                # What the tree was resolved for, whichever interpreter packed it.
+                entries.append(ArchiveEntry(VENDOR_RECORD, data=vendor_for.record()))
             if (vendor_dir / "plugin").exists():
                 raise layout_error(
                     "a vendored requirement installs a top-level `plugin` package, which "
@@ -317,6 +325,10 @@ def _sbom_entry(
         environment=environment,
     )
     return ArchiveEntry(SBOM_MEMBER, data=write_sbom(sbom))
+
+
+#: The tarball member recording the interpreter the vendored tree was resolved for.
+VENDOR_RECORD = "lib/nexo-vendor.json"
 
 
 def _requirements_for(options: PackOptions, project: Path) -> Path | None:
@@ -402,7 +414,12 @@ def pack(options: PackOptions, *, environ: Mapping[str, str] | None = None) -> P
         inventory, environment = Inventory(), None
         if options.target == NOARCH:
             tree, distributions, inventory, environment = _noarch_entries(
-                project, requirements, Path(scratch), out, options.progress
+                project,
+                requirements,
+                Path(scratch),
+                out,
+                progress=options.progress,
+                vendor_for=VendorTarget(options.python_version),
             )
             audit_noarch(tree, distributions)
             entries.append(

@@ -57,8 +57,16 @@ _SKIPPED_SUFFIXES = (".pyc", ".pyo")
 def asset_name(plugin_id: str, version: str, target: str) -> str:
     """``<id>-<version>-<target>.tar.gz``; raises ``manifest_invalid`` for unusable parts."""
     if not is_valid_id(plugin_id):
+        hyphen = (
+            f" (a microapp id may hold `-` for the daemon, but the tarball, its bin/{plugin_id} "
+            "and the install directory are named by the plugin id rule: use "
+            f"{plugin_id.replace('-', '_')!r} in both manifests; NX217)"
+            if "-" in plugin_id
+            else ""
+        )
         raise manifest_error(
-            f"plugin.id {plugin_id!r} cannot name a tarball: it must match ^[a-z][a-z0-9_]{{0,31}}$"
+            f"plugin.id {plugin_id!r} cannot name a tarball: it must match "
+            f"^[a-z][a-z0-9_]{{0,31}}${hyphen}"
         )
     if not SEMVER_2.match(version):
         raise manifest_error(

@@ -1,6 +1,15 @@
 """Vendoring: ``pip install --target`` of the plugin's requirements with the current Python
 and the pip nexo-pkg depends on, never uv, so every machine vendors the same bytes (why:
 docs/cli.md).
+
+The tree is resolved for the interpreter the daemon runs a noarch plugin with
+(:class:`VendorTarget`), not for the one packing: pip is told its Python version and
+implementation (``--python-version``, ``--implementation``) and takes wheels only
+(``--only-binary=:all:``, which those flags require; a compiled wheel is then refused by
+the audit whatever the packing OS, as only ``none-any`` wheels pass it). pip evaluates
+environment markers (``python_version < "3.13"``, ``sys_platform == "win32"``) in the
+running interpreter's environment whatever ``--python-version`` says, so the launch below
+hands pip's own ``packaging`` the target's marker environment before pip starts.
 """
 
 from __future__ import annotations
@@ -11,10 +20,11 @@ import os
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.pack.errors import PackError
+from nexo_pkg.pack.errors import PackError, usage_error
 
 _SUMMARY_LIMIT = 600
 # What pip (urllib3, requests) prints when the index cannot be reached at all, as opposed to
@@ -27,13 +37,92 @@ _NETWORK_FAILURE = re.compile(
 )
 
 
-def pip_command(requirements: Path, target: Path, log: Path, report: Path) -> list[str]:
+#: The oldest Python a noarch tarball is vendored for unless ``pack --python`` says otherwise.
+DEFAULT_PYTHON = "3.11"
+
+_PYTHON_VERSION = re.compile(r"3\.(?:[0-9]|[1-9][0-9])")
+
+# Run as `python -c`: pip with the target's marker environment (see the module docstring).
+_LAUNCH_PIP = """\
+import json, runpy, sys
+from pip._vendor.packaging import markers
+target = json.loads(sys.argv.pop(1))
+running = markers.default_environment
+markers.default_environment = lambda: {**running(), **target}
+sys.argv[0] = "pip"
+runpy.run_module("pip", run_name="__main__", alter_sys=True)
+"""
+
+
+@dataclass(frozen=True)
+class VendorTarget:
+    """The interpreter a noarch plugin's requirements are resolved for: CPython
+    ``python_version`` on a Linux host, where the daemon runs ``python3``."""
+
+    python_version: str = DEFAULT_PYTHON
+
+    def __post_init__(self) -> None:
+        if not _PYTHON_VERSION.fullmatch(self.python_version):
+            raise usage_error(
+                f"--python {self.python_version!r} is not a Python 3 version as X.Y (e.g. 3.11)"
+            )
+
+    def marker_environment(self) -> dict[str, str]:
+        """PEP 508 marker values of that interpreter (``platform_release`` and
+        ``platform_version`` are left as the running host has them: no plugin should pin
+        a kernel)."""
+        full = f"{self.python_version}.0"
+        return {
+            "implementation_name": "cpython",
+            "implementation_version": full,
+            "os_name": "posix",
+            "platform_machine": "x86_64",
+            "platform_python_implementation": "CPython",
+            "platform_system": "Linux",
+            "python_full_version": full,
+            "python_version": self.python_version,
+            "sys_platform": "linux",
+        }
+
+    def pip_flags(self) -> list[str]:
+        """pip's resolution flags for this target."""
+        return [
+            "--python-version",
+            self.python_version,
+            "--implementation",
+            "cp",
+            "--only-binary=:all:",
+        ]
+
+    def to_json(self) -> dict[str, Any]:
+        """What the tarball records (``lib/nexo-vendor.json``) and ``pack --json`` shows."""
+        return {
+            "python_version": self.python_version,
+            "implementation": "cp",
+            "markers": self.marker_environment(),
+        }
+
+    def record(self) -> bytes:
+        """:meth:`to_json` as the bytes stored in the tarball."""
+        return (json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n").encode()
+
+
+def pip_command(
+    requirements: Path,
+    target: Path,
+    log: Path,
+    report: Path,
+    vendor_for: VendorTarget | None = None,
+) -> list[str]:
     """The pip invocation; ``PIP_*`` variables (index, find-links, proxies) still apply.
 
     ``log`` asks pip for its full log (connection errors included, which ``--quiet`` hides);
     ``report`` for its installation report (what the SBOM's archive hashes come from).
     """
-    command = [sys.executable, "-m", "pip", "install", "--target", str(target)]
+    vendor_for = vendor_for or VendorTarget()
+    markers = json.dumps(vendor_for.marker_environment(), sort_keys=True)
+    command = [sys.executable, "-c", _LAUNCH_PIP, markers, "install", "--target", str(target)]
+    command += vendor_for.pip_flags()
     command += ["--requirement", str(requirements)]
     # Byte code is interpreter-specific and would make the tarball differ per host.
     command += ["--no-compile", "--quiet", "--no-input", "--disable-pip-version-check"]
@@ -73,9 +162,12 @@ def pip_missing_message() -> str:
     )
 
 
-def vendor_requirements(requirements: Path, target: Path, *, cwd: Path) -> Any:
-    """Install ``requirements`` into the (new) directory ``target``; return pip's installation
-    report (``pip install --report``, parsed JSON).
+def vendor_requirements(
+    requirements: Path, target: Path, *, cwd: Path, vendor_for: VendorTarget | None = None
+) -> Any:
+    """Install ``requirements`` into the (new) directory ``target``, resolved for
+    ``vendor_for`` (:data:`DEFAULT_PYTHON` when not given); return pip's installation report
+    (``pip install --report``, parsed JSON).
 
     Runs in ``cwd`` so relative paths in the requirements resolve against the project.
     Raises ``network`` (exit 1) when pip could not reach the package index, ``vendor_failed``
@@ -88,7 +180,7 @@ def vendor_requirements(requirements: Path, target: Path, *, cwd: Path) -> Any:
     report = target.parent / f".{target.name}-pip-report.json"
     try:
         completed = subprocess.run(
-            pip_command(requirements, target, log, report),
+            pip_command(requirements, target, log, report, vendor_for),
             cwd=cwd,
             capture_output=True,
             text=True,

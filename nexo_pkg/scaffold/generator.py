@@ -229,8 +229,16 @@ def render(request: NewProject, pin: Pin | None = None) -> dict[str, str]:
     2) for an id that breaks the slug rule, ``usage`` for an unknown language or kind."""
     problem = slug_problem(request.plugin_id)
     if problem is not None:
+        # The daemon takes a hyphenated microapp id, but the tarball, its companion
+        # manifest and the install directory follow the plugin id rule.
+        why = (
+            "; a microapp id may hold `-` for the daemon, but `pack` and `install` name its "
+            "tarball and directory by the plugin id rule"
+            if request.kind == "microapp" and "-" in request.plugin_id
+            else ""
+        )
         raise ScaffoldError(
-            f"invalid plugin id {request.plugin_id!r}: {problem} (ids match {SLUG_PATTERN})",
+            f"invalid plugin id {request.plugin_id!r}: {problem} (ids match {SLUG_PATTERN}){why}",
             kind="invalid_id",
         )
     if request.lang not in LANGUAGES:

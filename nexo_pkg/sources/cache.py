@@ -10,7 +10,6 @@ prune never removes a blob between its lookup and its use.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import os
 import re
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from nexo_pkg.core import posix
 from nexo_pkg.core.dirs import make_dirs
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import NotRegularFileError, open_lock_file, open_regular
@@ -136,7 +136,7 @@ class BlobCache:
         self.added: list[Path] = []
 
     @contextlib.contextmanager
-    def _locked(self, mode: int) -> Iterator[None]:
+    def _locked(self, *, exclusive: bool) -> Iterator[None]:
         try:
             make_dirs(self.store)
             make_dirs(self.temp)
@@ -144,7 +144,10 @@ class BlobCache:
         except OSError as exc:
             raise _io(f"create the blob cache in {self.root}", exc) from exc
         try:
-            fcntl.flock(descriptor, mode)
+            if exclusive:
+                posix.lock_exclusive(descriptor)
+            else:
+                posix.lock_shared(descriptor)
             yield
         finally:
             os.close(descriptor)
@@ -183,7 +186,7 @@ class BlobCache:
         while the context is open.
         """
         expected = "" if digest is None else hex_of(digest)
-        with self._locked(fcntl.LOCK_SH):
+        with self._locked(exclusive=False):
             final = self.store / expected
             if digest is not None and final.is_file():
                 if _hashes_to(final, expected):
@@ -239,7 +242,7 @@ class BlobCache:
             except FileNotFoundError:
                 os.close(descriptor)  # taken by a clean-up before it was locked: again
                 continue
-            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            posix.lock_exclusive(lock_fd)
             try:
                 ours = Path(raw).stat().st_ino == os.fstat(lock_fd).st_ino
             except FileNotFoundError:
@@ -259,7 +262,7 @@ class BlobCache:
                 continue
             try:
                 try:
-                    fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    posix.lock_exclusive(descriptor, wait=False)
                 except OSError:
                     continue
                 with contextlib.suppress(OSError):
@@ -273,7 +276,7 @@ class BlobCache:
         of the cache, as :meth:`prune` does; must not be called inside :meth:`open_blob`."""
         if not self.added:
             return
-        with self._locked(fcntl.LOCK_EX):
+        with self._locked(exclusive=True):
             for blob in self.added:
                 with contextlib.suppress(FileNotFoundError):
                     blob.unlink()
@@ -303,7 +306,7 @@ class BlobCache:
         that cannot be removed is skipped and the rest still pruned."""
         removed = freed = kept = 0
         now = time.time()
-        with self._locked(fcntl.LOCK_EX):
+        with self._locked(exclusive=True):
             for leftover in self.temp.iterdir():
                 with contextlib.suppress(OSError):
                     freed += leftover.stat().st_size

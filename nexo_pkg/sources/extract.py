@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import ParamSpec, Protocol, TypeVar
 
+from nexo_pkg.core import posix
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.sources.archive import ArchiveLimits, ArchiveListing, TreeSink, walk_archive
 
@@ -32,8 +33,10 @@ EXECUTABLE_MODE = 0o755
 # Open directory descriptors kept for the members that follow (archives list a directory's
 # members together, so a few suffice); the rest are reopened when needed.
 MAX_OPEN_DIRECTORIES = 64
-_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+_DIR_FLAGS = os.O_RDONLY | posix.O_DIRECTORY | posix.O_NOFOLLOW | posix.O_CLOEXEC
+_FILE_FLAGS = (
+    os.O_WRONLY | os.O_CREAT | os.O_EXCL | posix.O_NOFOLLOW | posix.O_CLOEXEC | posix.O_BINARY
+)
 
 _Params = ParamSpec("_Params")
 _Result = TypeVar("_Result")
@@ -76,7 +79,12 @@ def _current_umask() -> int:
 
 
 class _TreeWriter(TreeSink):
-    """Writes the members into the directory open as ``root_fd`` (which it then owns)."""
+    """Writes the members into the directory open as ``root_fd`` (which it then owns).
+
+    Where ``dir_fd`` does not exist (Windows: ``check`` of a tarball; installs refuse to run
+    there), ``root_fd`` is -1 and members are created by path below ``destination``, a
+    directory the caller made empty, with ``O_EXCL``: nothing there can be a link the
+    archive did not make, and an archive makes none."""
 
     def __init__(self, destination: Path, root_fd: int) -> None:
         self.destination = destination
@@ -111,12 +119,15 @@ class _TreeWriter(TreeSink):
     def directory(self, name: str) -> None:
         parent, _, last = name.rpartition("/")
         try:
+            if self.root_fd < 0:
+                (self.destination / name).mkdir(DIRECTORY_MODE)
+                return
             parent_fd = self._directory_fd(parent)
             os.mkdir(last, DIRECTORY_MODE, dir_fd=parent_fd)
             descriptor = os.open(last, _DIR_FLAGS, dir_fd=parent_fd)
             self._keep(name, descriptor)
             if DIRECTORY_MODE & self.umask:
-                os.fchmod(descriptor, DIRECTORY_MODE)
+                os.fchmod(descriptor, DIRECTORY_MODE)  # POSIX: descriptors of directories
         except OSError as exc:
             raise self._fail("create the directory", name, exc) from exc
 
@@ -124,10 +135,13 @@ class _TreeWriter(TreeSink):
         parent, _, last = name.rpartition("/")
         mode = EXECUTABLE_MODE if executable else FILE_MODE
         try:
-            descriptor = os.open(last, _FILE_FLAGS, mode, dir_fd=self._directory_fd(parent))
+            if self.root_fd < 0:
+                descriptor = os.open(self.destination / name, _FILE_FLAGS, mode)
+            else:
+                descriptor = os.open(last, _FILE_FLAGS, mode, dir_fd=self._directory_fd(parent))
             self.file_fd, self.file_name = descriptor, name
             if mode & self.umask:
-                os.fchmod(descriptor, mode)
+                posix.set_mode(descriptor, self.destination / name, mode)
         except OSError as exc:
             raise self._fail("create", name, exc) from exc
 
@@ -158,8 +172,9 @@ class _TreeWriter(TreeSink):
             with contextlib.suppress(OSError):
                 os.close(descriptor)
         self.directories.clear()
-        with contextlib.suppress(OSError):
-            os.close(self.root_fd)
+        if self.root_fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.root_fd)
 
     def abort(self) -> None:
         self.close()
@@ -196,8 +211,12 @@ def extract_here(
     """:func:`extract_archive` in this process."""
     writer: _TreeWriter | None = None
     try:
-        writer = _TreeWriter(destination, os.open(destination, _DIR_FLAGS))
-        os.fchmod(writer.root_fd, DIRECTORY_MODE)
+        if not posix.DIR_FD:
+            writer = _TreeWriter(destination, -1)
+            destination.chmod(DIRECTORY_MODE)
+        else:
+            writer = _TreeWriter(destination, os.open(destination, _DIR_FLAGS))
+            os.fchmod(writer.root_fd, DIRECTORY_MODE)
     except OSError as exc:
         if writer is not None:
             writer.close()

@@ -104,6 +104,7 @@ def test_stderr_keeps_the_last_lines_and_cuts_endless_ones(tmp_path: Path) -> No
     assert tail[-1] == "no newline at the end"
 
 
+@pytest.mark.posix
 def test_deadline_returns_none_while_the_plugin_is_silent(tmp_path: Path) -> None:
     with spawn("import time; time.sleep(60)", tmp_path) as process:
         started = time.monotonic()
@@ -115,6 +116,7 @@ def test_deadline_returns_none_while_the_plugin_is_silent(tmp_path: Path) -> Non
     assert process.exit_code == -9
 
 
+@pytest.mark.posix
 def test_exit_is_seen_without_reaping_and_close_reaps(tmp_path: Path) -> None:
     with spawn("raise SystemExit(7)", tmp_path) as process:
         assert process.wait_exit(10)
@@ -126,6 +128,7 @@ def test_exit_is_seen_without_reaping_and_close_reaps(tmp_path: Path) -> None:
     assert not process.killed
 
 
+@pytest.mark.posix
 def test_writing_to_an_exited_plugin_reports_failure(tmp_path: Path) -> None:
     with spawn("pass", tmp_path) as process:
         assert process.wait_exit(10)
@@ -140,6 +143,7 @@ def test_write_that_cannot_complete_gives_up_at_the_deadline(tmp_path: Path) -> 
         assert time.monotonic() - started < 5
 
 
+@pytest.mark.posix
 def test_close_kills_the_whole_process_group(tmp_path: Path) -> None:
     code = (
         "import subprocess, sys, time\n"
@@ -170,6 +174,7 @@ def test_exception_inside_the_block_still_kills_and_reaps(tmp_path: Path) -> Non
     assert_reaped(pids[0])
 
 
+@pytest.mark.posix
 def test_close_is_idempotent(tmp_path: Path) -> None:
     process = spawn("import time; time.sleep(60)", tmp_path)
     process.close()
@@ -178,6 +183,7 @@ def test_close_is_idempotent(tmp_path: Path) -> None:
     assert_reaped(process.pid)
 
 
+@pytest.mark.posix
 def test_unrunnable_program_raises_oserror(tmp_path: Path) -> None:
     script = tmp_path / "not-executable"
     script.write_text("#!/bin/sh\n", encoding="utf-8")

@@ -5,12 +5,13 @@ platforms and flags this machine cannot show by running bwrap."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from nexo_pkg.check.sandbox import daemon_program, env_flag, plan_sandbox
+from nexo_pkg.check.sandbox import current_platform, daemon_program, env_flag, plan_sandbox
 from nexo_pkg.manifest.model import Sandbox, plugin_manifest_from_data
 
 ARGV = ["/opt/p/bin/p", "--serve"]
@@ -124,3 +125,23 @@ def test_only_a_bare_command_found_on_path_is_passed_as_written() -> None:
     assert daemon_program("python3", ["/x/bin/p"]) is None
     assert daemon_program("./bin/p", ["/x/bin/p"]) is None
     assert daemon_program(None, ["/x/bin/p"]) is None
+
+
+def test_windows_runs_unsandboxed_with_the_daemons_other_platform_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "platform", "win32")
+    assert current_platform() == "other"
+    got = plan(tmp_path, manifest(enabled=True), platform="other", bwrap=None)
+    assert got.argv == ARGV
+    assert got.wrapped is False
+    assert got.note == "sandbox not enforced for plugin `p` on this platform"
+    required = plan(
+        tmp_path,
+        manifest(enabled=True),
+        platform="other",
+        bwrap=None,
+        env={"NEXO_PLUGIN_SANDBOX_REQUIRE": "1"},
+    )
+    assert required.argv is None
+    assert required.refusal is not None

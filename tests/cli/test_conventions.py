@@ -8,6 +8,7 @@ left behind), at a prompt and in the language server.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import pty
@@ -38,7 +39,7 @@ def base_env(**extra: str) -> dict[str, str]:
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("NEXO_", "GITHUB_", "GH_", "FORCE_COLOR", "NO_COLOR"))
+        if not key.startswith(("NEXO_", "GITHUB_", "GH_", "FORCE_COLOR", "NO_COLOR", "CLICOLOR"))
     }
     env.update(extra)
     return env
@@ -190,12 +191,38 @@ def test_verbose_names_the_kind_of_an_error(tmp_path: Path) -> None:
         ([], {"FORCE_COLOR": "1", "NO_COLOR": "1"}, False),
         (["--color", "always"], {"NO_COLOR": "1"}, True),
         (["--color", "never"], {"FORCE_COLOR": "1"}, False),
+        ([], {"CLICOLOR_FORCE": "1"}, True),
+        ([], {"CLICOLOR_FORCE": "0"}, False),
+        ([], {"CLICOLOR_FORCE": "1", "NO_COLOR": "1"}, False),
+        ([], {"CLICOLOR_FORCE": "1", "CLICOLOR": "0"}, True),
+        (["--color", "never"], {"CLICOLOR_FORCE": "1"}, False),
     ],
 )
 def test_colour_choice(flags: list[str], env: dict[str, str], painted: bool) -> None:
     result = nexo("plugin", "lint", *flags, str(a_manifest_with_errors()), env=base_env(**env))
     assert result.code == 1, result.stderr
     assert ("\x1b[" in result.stdout) is painted
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("env", "painted"),
+    [({}, True), ({"CLICOLOR": "0"}, False), ({"CLICOLOR": "1"}, True), ({"NO_COLOR": "1"}, False)],
+)
+def test_clicolor_0_turns_colour_off_on_a_terminal(
+    env: dict[str, str], painted: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from nexo_pkg.cli.common import colour_enabled
+
+    for name in ("NO_COLOR", "FORCE_COLOR", "CLICOLOR", "CLICOLOR_FORCE"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert colour_enabled(_Terminal()) is painted
 
 
 def test_bad_colour_is_a_usage_error() -> None:

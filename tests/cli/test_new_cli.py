@@ -49,6 +49,15 @@ def test_invalid_id_exits_2_with_the_reason(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_hyphenated_microapp_id_is_refused_with_the_microapp_reason(tmp_path: Path) -> None:
+    completed = plugin("new", "order-tracker", "--kind", "microapp", cwd=tmp_path)
+    assert completed.code == 2
+    assert completed.stderr.count("\n") == 1
+    assert "'order_tracker'" in completed.stderr
+    assert "a microapp id may hold `-` for the daemon" in completed.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_unknown_language_exits_2(tmp_path: Path) -> None:
     completed = plugin("new", "demo", "--lang", "rust", cwd=tmp_path)
     assert completed.code == 2

@@ -34,8 +34,8 @@ NULL_IS_DEFAULT = [
     "extensions:\n",
     "extensions: ~\n",
     "extensions:\n  entries:\n",
-    "extensions:\n  entries: {agent-creator: }\n",
-    "extensions:\n  entries:\n    agent-creator:\n      capabilities_grant:\n",
+    "extensions:\n  entries: {agent_creator: }\n",
+    "extensions:\n  entries:\n    agent_creator:\n      capabilities_grant:\n",
     "extensions:\n  disabled:\n",
     "extensions:\n  allowlist: ~\n",
     "extensions:\n  ignore_dirs: null\n",
@@ -67,9 +67,9 @@ def test_a_null_scalar_is_still_refused(tmp_path: Path, text: str) -> None:
 def test_a_null_search_paths_is_no_search_path_not_the_default(tmp_path: Path) -> None:
     """`search_paths:` is an empty list (not `["./extensions"]`): nothing is discovered."""
     _plain(tmp_path)
-    text = "extensions:\n  search_paths:\n  disabled: [agent-creator]\n"
+    text = "extensions:\n  search_paths:\n  disabled: [agent_creator]\n"
     assert lint_yaml(tmp_path, "extensions.yaml", text) == (0, [("NX229", 3, "warning")])
-    text = "extensions:\n  disabled: [agent-creator]\n"
+    text = "extensions:\n  disabled: [agent_creator]\n"
     assert lint_yaml(tmp_path, "extensions.yaml", text) == (0, [])
 
 
@@ -142,7 +142,7 @@ def test_the_nesting_limit_is_128_containers(tmp_path: Path, levels: int, accept
     """serde_yaml 0.9.34 src/de.rs: `remaining_depth: 128`, one taken per sequence or mapping
     (`recursion_check`). Here the document, `agents` and the agent are three of them."""
     _plain(tmp_path)
-    text = f"agents:\n  - id: a\n    extensions_config: {{agent-creator: {_nested(levels - 1)}}}\n"
+    text = f"agents:\n  - id: a\n    extensions_config: {{agent_creator: {_nested(levels - 1)}}}\n"
     code, found = lint_yaml(tmp_path, "agents.yaml", text)
     if accepted:
         assert code == 0
@@ -243,15 +243,15 @@ def _microapp_at(directory: Path) -> None:
     ("layout", "search_path", "extra", "found"),
     [
         # The ignored names filter the root entry too: `./dist` itself is skipped.
-        ("dist/agent-creator", "./dist", "", False),
-        ("apps/agent-creator", "./apps", "", True),
-        ("dist/agent-creator", "./dist", "  ignore_dirs: [target]\n", True),
+        ("dist/agent_creator", "./dist", "", False),
+        ("apps/agent_creator", "./apps", "", True),
+        ("dist/agent_creator", "./dist", "  ignore_dirs: [target]\n", True),
         # max_depth is raised to at least 1 (`max_depth.max(1)`, discovery.rs).
         ("flat", "./flat", "  max_depth: 0\n", True),
-        ("flat/a/b/agent-creator", "./flat", "  max_depth: 3\n", False),
-        ("flat/a/agent-creator", "./flat", "  max_depth: 3\n", True),
+        ("flat/a/b/agent_creator", "./flat", "  max_depth: 3\n", False),
+        ("flat/a/agent_creator", "./flat", "  max_depth: 3\n", True),
         # `~` is never expanded: it is a directory named `~` under the working directory.
-        ("~/apps/agent-creator", "~/apps", "", True),
+        ("~/apps/agent_creator", "~/apps", "", True),
     ],
 )
 def test_discovery_walks_as_the_daemon(
@@ -259,9 +259,9 @@ def test_discovery_walks_as_the_daemon(
 ) -> None:
     _microapp_at(tmp_path / layout)
     (tmp_path / "config").mkdir()
-    text = f"extensions:\n  search_paths: ['{search_path}']\n{extra}  disabled: [agent-creator]\n"
+    text = f"extensions:\n  search_paths: ['{search_path}']\n{extra}  disabled: [agent_creator]\n"
     home = tmp_path / "home"
-    _microapp_at(home / "apps" / "agent-creator")
+    _microapp_at(home / "apps" / "agent_creator")
     code, findings = lint_yaml(tmp_path, "extensions.yaml", text, env=_env(HOME=str(home)))
     assert code == 0
     nx229 = [item for item in findings if item[0] == "NX229"]
@@ -271,8 +271,8 @@ def test_discovery_walks_as_the_daemon(
 def test_tilde_is_not_the_home_directory(tmp_path: Path) -> None:
     (tmp_path / "config").mkdir()
     home = tmp_path / "home"
-    _microapp_at(home / "apps" / "agent-creator")
-    text = "extensions:\n  search_paths: ['~/apps']\n  disabled: [agent-creator]\n"
+    _microapp_at(home / "apps" / "agent_creator")
+    text = "extensions:\n  search_paths: ['~/apps']\n  disabled: [agent_creator]\n"
     code, findings = lint_yaml(tmp_path, "extensions.yaml", text, env=_env(HOME=str(home)))
     assert (code, findings) == (0, [("NX229", 3, "warning")])
 

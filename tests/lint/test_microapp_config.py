@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 MICROAPP = """\
 [plugin]
-id = "agent-creator"
+id = "agent_creator"
 version = "0.1.0"
 
 [capabilities]
@@ -45,12 +45,12 @@ tools = ["create_agent"]
 
 [transport]
 kind = "stdio"
-command = "./agent-creator"
+command = "./agent_creator"
 """
 
 COMPANION = """\
 [plugin]
-id = "agent-creator"
+id = "agent_creator"
 version = "0.1.0"
 name = "Agent creator"
 description = "Operator UI."
@@ -71,7 +71,7 @@ token_env = "AGENT_CREATOR_ADMIN"
 GRANTED = """\
 extensions:
   entries:
-    agent-creator:
+    agent_creator:
       capabilities_grant: [agents_crud, channels_crud]
 """
 
@@ -81,7 +81,7 @@ Finding = tuple[str, int, str]
 def project(tmp_path: Path, extensions: str | None, *, companion: str = COMPANION) -> Path:
     """A working directory with the daemon's ``config/`` and one microapp under
     ``./extensions`` (the default search path)."""
-    app = tmp_path / "extensions" / "agent-creator"
+    app = tmp_path / "extensions" / "agent_creator"
     app.mkdir(parents=True)
     (app / "plugin.toml").write_text(MICROAPP, encoding="utf-8")
     if companion:
@@ -160,7 +160,7 @@ REFUSED: list[tuple[str, str, list[Finding]]] = [
     ),
     (
         "capabilities_grant not a list",
-        "extensions:\n  entries:\n    agent-creator:\n      capabilities_grant: agents_crud\n",
+        "extensions:\n  entries:\n    agent_creator:\n      capabilities_grant: agents_crud\n",
         [("NX221", 4, "error")],
     ),
     (
@@ -171,7 +171,7 @@ REFUSED: list[tuple[str, str, list[Finding]]] = [
     ("not YAML", GRANTED + "  search_paths: [./x\n", [("NX222", 6, "error")]),
     (
         "a required admin capability not granted",
-        "extensions:\n  entries:\n    agent-creator:\n      capabilities_grant: [channels_crud]\n",
+        "extensions:\n  entries:\n    agent_creator:\n      capabilities_grant: [channels_crud]\n",
         [("NX225", 4, "error")],
     ),
     (
@@ -212,7 +212,7 @@ def test_what_stops_the_daemon_or_its_admin_rpc_is_an_error(
 WARNED: list[tuple[str, str, list[Finding]]] = [
     (
         "an optional capability not granted",
-        "extensions:\n  entries:\n    agent-creator:\n      capabilities_grant: [agents_crud]\n",
+        "extensions:\n  entries:\n    agent_creator:\n      capabilities_grant: [agents_crud]\n",
         [("NX226", 4, "warning")],
     ),
     (
@@ -223,7 +223,7 @@ WARNED: list[tuple[str, str, list[Finding]]] = [
     ("an entry naming no microapp", GRANTED + "    wheather: {}\n", [("NX229", 5, "warning")]),
     (
         "disabled and allowlist naming no microapp",
-        GRANTED + "  disabled: [nope]\n  allowlist: [agent-creator, nada]\n",
+        GRANTED + "  disabled: [nope]\n  allowlist: [agent_creator, nada]\n",
         [("NX229", 5, "warning"), ("NX229", 6, "warning")],
     ),
     (
@@ -281,7 +281,7 @@ def test_a_disabled_extension_system_checks_no_grants(tmp_path: Path) -> None:
 
 def test_a_disabled_microapp_needs_no_grant(tmp_path: Path) -> None:
     project(tmp_path, None)
-    text = "extensions:\n  disabled: [agent-creator]\n"
+    text = "extensions:\n  disabled: [agent_creator]\n"
     assert lint_yaml(tmp_path, "extensions.yaml", text) == (0, [])
 
 
@@ -290,9 +290,9 @@ def test_agents_yaml_microapp_keys(tmp_path: Path) -> None:
     text = (
         "agents:\n"
         "  - id: ana\n"
-        "    extensions: [agent-creator]\n"
+        "    extensions: [agent_creator]\n"
         "    extensions_config:\n"
-        "      agent-creator: {region: bogota}\n"
+        "      agent_creator: {region: bogota}\n"
         "      ventas: {}\n"
         "  - id: bob\n"
         "    extensions_config: null\n"
@@ -315,7 +315,7 @@ def test_config_dir_lints_the_config_and_the_microapps_it_discovers(tmp_path: Pa
     project(tmp_path, GRANTED + "      enabled: true\n")
     (tmp_path / "config" / "agents.d").mkdir()
     (tmp_path / "config" / "agents.d" / "10-ana.yaml").write_text(
-        "agents:\n  - id: ana\n    extensions: [agent-creator]\n", encoding="utf-8"
+        "agents:\n  - id: ana\n    extensions: [agent_creator]\n", encoding="utf-8"
     )
     code, report = run_lint_json([], "--config", "config", cwd=tmp_path)
     assert code == 1
@@ -340,7 +340,7 @@ def test_config_dir_lints_the_config_and_the_microapps_it_discovers(tmp_path: Pa
 
 @pytest.mark.parametrize("where", ["NEXO_CONFIG_DIR", "./config", "NEXO_HOME"])
 def test_daemon_config_finds_the_directory_as_the_daemon_does(tmp_path: Path, where: str) -> None:
-    project(tmp_path, "extensions:\n  entries:\n    agent-creator: {enabled: true}\n")
+    project(tmp_path, "extensions:\n  entries:\n    agent_creator: {enabled: true}\n")
     env = {key: value for key, value in os.environ.items() if key != "NEXO_CONFIG_DIR"}
     if where == "NEXO_CONFIG_DIR":
         (tmp_path / "config").rename(tmp_path / "daemon-config")
@@ -442,7 +442,7 @@ def test_the_microapp_schema_accepts_what_the_daemon_does_and_no_more() -> None:
     validator = jsonschema.Draft202012Validator(schema)
     assert list(validator.iter_errors(tomllib.loads(MICROAPP))) == []
     bad = tomllib.loads(
-        MICROAPP.replace('id = "agent-creator"', 'id = "memory"') + "[capabilities.admin]\n"
+        MICROAPP.replace('id = "agent_creator"', 'id = "memory"') + "[capabilities.admin]\n"
     )
     assert sorted(error.validator for error in validator.iter_errors(bad)) == [
         "additionalProperties",
@@ -465,7 +465,7 @@ def test_discovery_follows_the_daemon(tmp_path: Path) -> None:
     for directory, plugin_id in manifests.items():
         path = tmp_path / "extensions" / directory
         path.mkdir(parents=True)
-        text = MICROAPP.replace('id = "agent-creator"', f'id = "{plugin_id}"')
+        text = MICROAPP.replace('id = "agent_creator"', f'id = "{plugin_id}"')
         if plugin_id == "bad":
             text = text.replace('tools = ["create_agent"]', "tools = []")
         (path / "plugin.toml").write_text(text, encoding="utf-8")

@@ -27,7 +27,7 @@ from support.lint_cli import run_lint_json
 
 GOOD = """\
 [plugin]
-id = "weather-app"
+id = "weather_app"
 version = "0.1.0"
 name = "Weather"
 description = "Forecasts."
@@ -48,7 +48,7 @@ license = "MIT"
 
 COMPANION = """\
 [plugin]
-id = "weather-app"
+id = "weather_app"
 version = "0.1.0"
 name = "Weather"
 description = "Forecasts."
@@ -179,14 +179,14 @@ REFUSED: list[tuple[str, str, list[Finding]]] = [
         + _replace('[capabilities]\ntools = ["get_weather"]\nhooks = ["before_message"]\n', ""),
         [("NX012", 1, "error")],
     ),
-    ("uppercase id", _replace('id = "weather-app"', 'id = "Weather"'), [("NX200", 2, "error")]),
-    ("empty id", _replace('id = "weather-app"', 'id = ""'), [("NX200", 2, "error")]),
+    ("uppercase id", _replace('id = "weather_app"', 'id = "Weather"'), [("NX200", 2, "error")]),
+    ("empty id", _replace('id = "weather_app"', 'id = ""'), [("NX200", 2, "error")]),
     (
         "id of 65 bytes",
-        _replace('id = "weather-app"', f'id = "{"a" * 65}"'),
+        _replace('id = "weather_app"', f'id = "{"a" * 65}"'),
         [("NX200", 2, "error")],
     ),
-    ("reserved id", _replace('id = "weather-app"', 'id = "memory"'), [("NX201", 2, "error")]),
+    ("reserved id", _replace('id = "weather_app"', 'id = "memory"'), [("NX201", 2, "error")]),
     (
         "version with a v",
         _replace('version = "0.1.0"', 'version = "v0.1"'),
@@ -449,7 +449,7 @@ def test_the_companion_is_parsed_not_validated_and_must_share_the_id(tmp_path: P
         ("plugin.toml", []),
     ]
 
-    other = COMPANION.replace('id = "weather-app"', 'id = "weather_app"')
+    other = COMPANION.replace('id = "weather_app"', 'id = "weather_other"')
     code, report = lint_files(tmp_path, {"plugin.toml": GOOD, "nexo-plugin.toml": other})
     assert code == 1
     assert findings(report, "nexo-plugin.toml") == [("NX214", 2, "error")]
@@ -518,7 +518,7 @@ def test_a_companion_the_daemon_skips_says_so(
     assert skipped["range"]["start"]["line"] == line
     assert skipped["message"] == (
         f"the daemon cannot parse this nexo-plugin.toml ({reason}) and skips it with only a "
-        "log line: microapp `weather-app` loads without its admin capabilities and without "
+        "log line: microapp `weather_app` loads without its admin capabilities and without "
         "its HTTP server"
     )
 
@@ -531,7 +531,7 @@ def test_every_rule_has_an_explanation(tmp_path: Path) -> None:
 
 
 def test_machine_formats_carry_microapp_findings(tmp_path: Path) -> None:
-    (tmp_path / "plugin.toml").write_text(_replace('id = "weather-app"', 'id = "memory"'))
+    (tmp_path / "plugin.toml").write_text(_replace('id = "weather_app"', 'id = "memory"'))
     outputs = {}
     for fmt in ("github", "sarif"):
         completed = nexo(
@@ -552,7 +552,7 @@ def test_pack_lints_a_microapp_with_the_extension_parser_rules(tmp_path: Path) -
     project = tmp_path / "weather"
     project.mkdir()
     (project / "plugin.toml").write_text(
-        GOOD.replace('id = "weather-app"', 'id = "memory"'), encoding="utf-8"
+        GOOD.replace('id = "weather_app"', 'id = "memory"'), encoding="utf-8"
     )
     completed = nexo("plugin", "pack", str(project), "--json", cwd=tmp_path, in_process=True)
     assert completed.code == 1, completed.stderr
@@ -561,3 +561,21 @@ def test_pack_lints_a_microapp_with_the_extension_parser_rules(tmp_path: Path) -
     assert [item["code"] for item in document["diagnostics"]] == ["NX201"]
     assert sorted(path.name for path in project.iterdir()) == ["plugin.toml"]
     assert sorted(path.name for path in tmp_path.iterdir()) == ["weather"]
+
+
+def test_a_hyphenated_id_is_valid_for_the_daemon_but_warned_as_unpackable(tmp_path: Path) -> None:
+    """The extension parser takes `order-tracker`; a tarball named after it cannot be told
+    apart from its version (`order-tracker-0.1.0-noarch`), so pack refuses it: lint says so
+    first, as a warning (the daemon itself loads it)."""
+    hyphenated = GOOD.replace('id = "weather_app"', 'id = "order-tracker"')
+    companion = COMPANION.replace('id = "weather_app"', 'id = "order-tracker"')
+    code, report = lint_files(tmp_path, {"plugin.toml": hyphenated, "nexo-plugin.toml": companion})
+    assert code == 0
+    assert findings(report) == [("NX217", 2, "warning")]
+    assert findings(report, "nexo-plugin.toml") == []
+    [entry] = [item for item in report["files"] if Path(item["path"]).name == "plugin.toml"]
+    [diagnostic] = entry["diagnostics"]
+    assert "order_tracker" in json.dumps(diagnostic)
+    assert "tarball" in diagnostic["message"]
+    code, _ = lint_files(tmp_path, {"plugin.toml": hyphenated}, "--strict")
+    assert code == 1

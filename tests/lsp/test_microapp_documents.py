@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lsprotocol import types
+
 from nexo_pkg.lint.engine import lint_config_source, lint_source
 
 from .client import LspSession
@@ -12,7 +14,7 @@ from .conftest import SharedServer
 
 MICROAPP = """\
 [plugin]
-id = "weather-app"
+id = "weather_app"
 version = "0.1.0"
 
 [capabilities]
@@ -27,7 +29,7 @@ command = "python3"
 EXTENSIONS = """\
 extensions:
   entries:
-    weather-app:
+    weather_app:
       capabilities_grant: []
       timeout_secs: 30
 """
@@ -35,7 +37,7 @@ extensions:
 AGENTS = """\
 agents:
   - id: ana
-    extensions: [weather-app]
+    extensions: [weather_app]
 """
 
 
@@ -75,6 +77,81 @@ def test_daemon_config_files_are_linted(shared_server: SharedServer, tmp_path: P
             assert [d.message for d in published.diagnostics] == [
                 d.message for d in engine.diagnostics
             ]
-            assert await session.hover(uri, 0, 2) is None
+
+    shared_server.run(scenario)
+
+
+def _markdown(hovered: types.Hover | None) -> str:
+    assert hovered is not None
+    assert isinstance(hovered.contents, types.MarkupContent)
+    assert hovered.contents.kind == types.MarkupKind.Markdown
+    return hovered.contents.value
+
+
+def test_extensions_yaml_gets_hover_and_completion_from_its_schema(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    text = (
+        "extensions:\n"
+        "  enabled: true\n"
+        "  entries:\n"
+        "    weather_app:\n"
+        "      capabilities_grant: []\n"
+        "      allow_external_bind: \n"
+        "  \n"
+    )
+    lines = text.split("\n")
+
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(tmp_path / "config" / "extensions.yaml", text)
+        grant = lines.index("      capabilities_grant: []")
+        hovered = await session.hover(uri, grant, 8)
+        assert "extensions.entries.weather_app.capabilities_grant" in _markdown(hovered)
+        assert hovered is not None
+        assert hovered.range == types.Range(
+            types.Position(grant, 6), types.Position(grant, len("      capabilities_grant"))
+        )
+        # On the value: the key is described too.
+        assert "extensions.enabled" in _markdown(await session.hover(uri, 1, 12))
+        assert "`boolean`" in _markdown(await session.hover(uri, 1, 12))
+        # Keys of `extensions` not written yet, at the indentation typed.
+        blank = len(lines) - 2
+        labels = [item.label for item in await session.complete(uri, blank, 2)]
+        assert "search_paths" in labels
+        assert "max_depth" in labels
+        assert "enabled" not in labels
+        assert "entries" not in labels
+        # Inside an entry: its two keys, less the one written.
+        bind = lines.index("      allow_external_bind: ")
+        values = await session.complete(uri, bind, len(lines[bind]))
+        assert [item.label for item in values] == ["true", "false"]
+        # A blank line gets nothing; an entry's id is described by what `entries` holds.
+        assert await session.hover(uri, blank, 2) is None
+        entry = _markdown(await session.hover(uri, lines.index("    weather_app:"), 6))
+        assert "extensions.entries.weather_app" in entry
+
+    shared_server.run(scenario)
+
+
+def test_agents_yaml_gets_hover_and_completion_for_the_microapp_keys(
+    shared_server: SharedServer, tmp_path: Path
+) -> None:
+    text = AGENTS + "    extensions_config:\n      weather_app: {}\n  - id: bo\n    \n"
+    lines = text.split("\n")
+
+    async def scenario(session: LspSession) -> None:
+        uri = session.open(tmp_path / "config" / "agents.yaml", text)
+        old = lines.index("    extensions: [weather_app]")
+        described = _markdown(await session.hover(uri, old, 6))
+        assert "agents.extensions" in described
+        assert "NX220" in described
+        assert "*Deprecated.*" in described
+        config = lines.index("    extensions_config:")
+        assert "NX230" in _markdown(await session.hover(uri, config, 6))
+        # In the second agent, both microapp keys are offered; `id` is written already.
+        blank = len(lines) - 2
+        labels = [item.label for item in await session.complete(uri, blank, 4)]
+        assert "extensions_config" in labels
+        assert "id" not in labels
 
     shared_server.run(scenario)

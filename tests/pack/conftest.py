@@ -21,7 +21,11 @@ def make_project(tmp_path: Path) -> ProjectFactory:
 
 @pytest.fixture
 def host_tag() -> str:
-    """The most specific wheel tag pip accepts here (such as cp311-cp311-linux_x86_64)."""
-    from pip._vendor.packaging.tags import sys_tags
+    """The most specific wheel tag pip accepts here for the Python a noarch tarball is
+    vendored for (such as cp311-cp311-linux_x86_64), whichever Python runs the tests."""
+    from pip._vendor.packaging.tags import cpython_tags, platform_tags
 
-    return str(next(iter(sys_tags())))
+    from nexo_pkg.pack.vendor import DEFAULT_PYTHON
+
+    major, minor = DEFAULT_PYTHON.split(".")
+    return str(next(iter(cpython_tags((int(major), int(minor)), platforms=platform_tags()))))

@@ -49,3 +49,19 @@ def test_a_manifest_that_does_not_lint_writes_nothing(tmp_path: Path, name: str,
         pack(PackOptions(project=project, out=out))
     assert caught.value.kind == "manifest_invalid"
     assert not out.exists()
+
+
+def test_a_hyphenated_microapp_id_is_refused_with_the_reason(tmp_path: Path) -> None:
+    project = microapp(tmp_path)
+    for name in ("plugin.toml", "nexo-plugin.toml"):
+        path = project / name
+        path.write_text(
+            path.read_text("utf-8").replace('id = "greeter"', 'id = "greeter-bot"'), "utf-8"
+        )
+    out = tmp_path / "dist"
+    with pytest.raises(PackError) as caught:
+        pack(PackOptions(project=project, out=out))
+    assert caught.value.kind == "manifest_invalid"
+    assert "microapp id may hold `-`" in str(caught.value)
+    assert "'greeter_bot'" in str(caught.value)
+    assert not out.exists()

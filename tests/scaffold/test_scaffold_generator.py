@@ -188,7 +188,10 @@ def test_default_destination_is_the_id(tmp_path: Path, monkeypatch: pytest.Monke
     assert _files(tmp_path / "demo") == expected_files()
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+@pytest.mark.skipif(
+    os.name != "posix" or os.geteuid() == 0,
+    reason="root writes into read-only directories; Windows has no POSIX modes",
+)
 def test_unwritable_parent_leaves_nothing(tmp_path: Path) -> None:
     parent = tmp_path / "ro"
     parent.mkdir()

@@ -1,0 +1,81 @@
+"""Which commands run on which OS (SPEC, Platforms): the author commands work where Windows's
+CPython lacks the POSIX names, the commands that manage a plugin root refuse there at once.
+
+Each run is a real ``python -m nexo_pkg`` child under the Windows shim
+(``tests/support/windows_shim.py``), whatever ``--windows-shim`` says for this process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from support import windows_shim
+from support.cli import CliResult, clean_env, nexo
+
+
+def _on_windows(args: list[str], cwd: Path, **extra: str) -> CliResult:
+    env = clean_env(**extra)
+    windows_shim.child_environment(env)
+    result = nexo(*args, env=env, cwd=cwd)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result
+
+
+def test_author_commands_run_without_the_posix_names(
+    tmp_path: Path, offline_pip_env: dict[str, str]
+) -> None:
+    created = _on_windows(["plugin", "new", "demo", "--lang", "python"], tmp_path)
+    assert created.code == 0, created.stderr
+    project = tmp_path / "demo"
+    linted = _on_windows(["plugin", "lint", "--format", "json", "plugin.toml"], project)
+    assert linted.code == 0, linted.stderr
+    schema = _on_windows(["plugin", "schema"], project)
+    assert schema.code == 0, schema.stderr
+    assert json.loads(schema.stdout)["$schema"].startswith("https://json-schema.org/")
+    packed = _on_windows(["plugin", "pack", "--json"], project, **offline_pip_env)
+    assert packed.code == 0, packed.stderr
+    assert json.loads(packed.stdout)["ok"] is True
+    tarball = project / "dist" / "demo-0.1.0-noarch.tar.gz"
+    assert tarball.is_file()
+    if os.name == "posix":
+        # The packed launcher is a bash script: only a POSIX host runs it (on real Windows
+        # `check` reports that it cannot spawn it, as the daemon never runs there).
+        checked = _on_windows(["plugin", "check", "--json", str(tarball)], project)
+        assert checked.code == 0, checked.stdout + checked.stderr
+        assert json.loads(checked.stdout)["ok"] is True
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["plugin", "install", "owner/repo"],
+        ["plugin", "sync"],
+        ["plugin", "lock"],
+        ["plugin", "upgrade", "--all"],
+        ["plugin", "remove", "demo"],
+    ],
+)
+def test_plugin_root_commands_refuse_at_once_on_windows(tmp_path: Path, args: list[str]) -> None:
+    home = tmp_path / "home"
+    result = _on_windows(args, tmp_path, NEXO_HOME=str(home))
+    assert result.code == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "runs on Linux and macOS only" in lines[0]
+    assert not home.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_refusal_on_windows_is_a_json_document_with_json(tmp_path: Path) -> None:
+    result = _on_windows(["plugin", "install", "--json", "owner/repo"], tmp_path)
+    assert result.code == 2
+    assert result.document["kind"] == "usage"
+
+
+def test_help_of_a_refused_command_still_shows_on_windows(tmp_path: Path) -> None:
+    result = _on_windows(["plugin", "install", "--help"], tmp_path)
+    assert result.code == 0, result.stderr
+    assert "SOURCE" in result.stdout

@@ -1,0 +1,116 @@
+"""One trust store for every https connection: the OS's (truststore), as pip's when ``pack``
+vendors; ``SSL_CERT_FILE``/``SSL_CERT_DIR`` still name the CAs when set."""
+
+from __future__ import annotations
+
+import shutil
+import ssl
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+import truststore
+from support.http_kit import Certificate, LoopbackServer, make_certificate
+
+from nexo_pkg.core.errors import ConfigError, NexoError
+from nexo_pkg.net.client import HttpClient, environment_proxies
+from nexo_pkg.net.tls import tls_context
+
+
+@pytest.fixture
+def no_ca_settings(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("SSL_CERT_FILE", "SSL_CERT_DIR"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def _proxied_contexts() -> list[object]:
+    """The TLS context of every proxied mount (httpx keeps it on the proxy pool)."""
+    mounts = environment_proxies()
+    assert mounts
+    return [
+        transport._pool._ssl_context
+        for transport in mounts.values()
+        if isinstance(transport, httpx.HTTPTransport)
+    ]
+
+
+def _status(url: str) -> int:
+    """The status of one GET of ``url`` by the one HTTP client (no retries)."""
+    with HttpClient(retries=0) as client, client.request_scope():
+
+        def get() -> int:
+            response = client.send("GET", url, "the loopback server")
+            response.close()
+            return response.status_code
+
+        return client.with_retries(get)
+
+
+@pytest.mark.usefixtures("no_ca_settings")
+def test_without_ca_settings_https_verifies_with_the_os_trust_store() -> None:
+    context = tls_context()
+    assert isinstance(context, truststore.SSLContext)
+    assert context.verify_mode == ssl.CERT_REQUIRED
+    assert context.check_hostname is True
+
+
+@pytest.mark.usefixtures("no_ca_settings")
+def test_proxied_connections_verify_with_the_same_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    contexts = _proxied_contexts()
+    assert contexts
+    assert all(isinstance(context, truststore.SSLContext) for context in contexts)
+
+
+@pytest.mark.usefixtures("no_ca_settings")
+def test_a_certificate_the_os_does_not_trust_is_refused(tmp_path: Path) -> None:
+    server = LoopbackServer()
+    server.use_tls(make_certificate(tmp_path))
+    with server, pytest.raises(NexoError) as raised:
+        _status(f"{server.url}/")
+    assert raised.value.kind == "network"
+    assert "certificate" in str(raised.value).lower()
+
+
+def test_ssl_cert_file_still_names_the_cas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    certificate: Certificate = make_certificate(tmp_path)
+    monkeypatch.setenv("SSL_CERT_FILE", str(certificate.cert_file))
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    server = LoopbackServer()
+    server.use_tls(certificate)
+    with server:
+        assert _status(f"{server.url}/") == 404
+    for context in _proxied_contexts():
+        assert isinstance(context, ssl.SSLContext)
+        assert not isinstance(context, truststore.SSLContext)
+        assert len(context.get_ca_certs()) == 1
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl to hash a CA dir")
+def test_ssl_cert_dir_still_names_the_cas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    certificate = make_certificate(tmp_path)
+    directory = tmp_path / "cas"
+    directory.mkdir()
+    shutil.copy(certificate.cert_file, directory / "loopback.pem")
+    subprocess.run(["openssl", "rehash", str(directory)], check=True)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.setenv("SSL_CERT_DIR", str(directory))
+    server = LoopbackServer()
+    server.use_tls(certificate)
+    with server:
+        assert _status(f"{server.url}/") == 404
+
+
+def test_ca_settings_naming_no_certificates_are_a_config_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bogus = tmp_path / "bogus.pem"
+    bogus.write_text("not a certificate\n", encoding="utf-8")
+    monkeypatch.setenv("SSL_CERT_FILE", str(bogus))
+    with pytest.raises(ConfigError) as raised:
+        tls_context()
+    assert raised.value.kind == "config"
+    assert "SSL_CERT_FILE" in str(raised.value)

@@ -1,0 +1,127 @@
+"""The vendored tree follows the Python the tarball declares, not the one packing (SPEC, pack:
+"the same project packed from Python 3.11 or 3.13 ... gives the same bytes").
+
+Each pack runs pip with a real second interpreter (pyenv's, in a fresh virtual environment
+holding the same pip as this one), offline against the test wheelhouse.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import sys
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.pack.build import VENDOR_RECORD, PackOptions, pack
+from pack.pack_helpers import ProjectFactory
+
+_PYENV = Path("/root/.pyenv/versions")
+_EPOCH = 1_700_000_000
+# typing_extensions is a backport needed before 3.13 only: the marker decides what is vendored.
+_REQUIREMENTS = 'typing_extensions; python_version < "3.13"\n'
+
+
+@pytest.fixture(scope="module")
+def interpreter(
+    tmp_path_factory: pytest.TempPathFactory, wheelhouse: Path
+) -> Callable[[str], Path]:
+    """``interpreter("3.13")``: a virtual environment of pyenv's Python 3.13 with the
+    wheelhouse's pip (the same pip for every version), made once per module."""
+    made: dict[str, Path] = {}
+
+    def get(version: str) -> Path:
+        if version not in made:
+            made[version] = _interpreter(version, tmp_path_factory.mktemp("venvs"), wheelhouse)
+        return made[version]
+
+    return get
+
+
+def _interpreter(version: str, tmp_path: Path, wheelhouse: Path) -> Path:
+    found = sorted(_PYENV.glob(f"{version}.*/bin/python3"))
+    if not found:
+        pytest.skip(f"no Python {version} under {_PYENV}")
+    venv = tmp_path / f"venv-{version}"
+    subprocess.run([str(found[-1]), "-m", "venv", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    pip = sorted(wheelhouse.glob("pip-*.whl"))
+    if not pip:
+        pytest.skip(f"no pip wheel in {wheelhouse}")
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--no-index", str(pip[-1])],
+        check=True,
+    )
+    return python
+
+
+def _pack_with(
+    python: Path, project: Path, out: Path, monkeypatch: pytest.MonkeyPatch, **options: str
+) -> Path:
+    with monkeypatch.context() as patch:
+        patch.setattr(sys, "executable", str(python))
+        result = pack(PackOptions(project=project, out=out, source_date_epoch=_EPOCH, **options))  # type: ignore[arg-type]
+    return (
+        result.tarball.path if result.tarball.path.is_absolute() else project / result.tarball.path
+    )
+
+
+def _members(tarball: Path) -> list[str]:
+    with tarfile.open(tarball) as archive:
+        return archive.getnames()
+
+
+@pytest.mark.usefixtures("offline_pip_env")
+def test_the_same_project_packs_the_same_bytes_from_311_and_313(
+    tmp_path: Path,
+    make_project: ProjectFactory,
+    interpreter: Callable[[str], Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    project = make_project(requirements=_REQUIREMENTS)
+    digests = {}
+    for version in ("3.11", "3.13"):
+        python = interpreter(version)
+        tarball = _pack_with(python, project, tmp_path / f"dist-{version}", monkeypatch)
+        digests[version] = hashlib.sha256(tarball.read_bytes()).hexdigest()
+        members = _members(tarball)
+        assert "lib/typing_extensions.py" in members, (version, members)
+        with tarfile.open(tarball) as archive:
+            record = archive.extractfile(VENDOR_RECORD)
+            assert record is not None
+            recorded = json.loads(record.read())
+        assert recorded["python_version"] == "3.11"
+        assert recorded["markers"]["python_version"] == "3.11"
+        assert recorded["markers"]["sys_platform"] == "linux"
+    assert digests["3.11"] == digests["3.13"]
+
+
+@pytest.mark.usefixtures("offline_pip_env")
+def test_a_tarball_for_313_leaves_the_backport_out_whoever_packs(
+    tmp_path: Path,
+    make_project: ProjectFactory,
+    interpreter: Callable[[str], Path],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    project = make_project(requirements=_REQUIREMENTS + "nexoai>=0.4\n")
+    python = interpreter("3.11")
+    tarball = _pack_with(python, project, tmp_path / "dist", monkeypatch, python_version="3.13")
+    members = _members(tarball)
+    assert "lib/typing_extensions.py" not in members
+    assert any(name.startswith("lib/nexoai") for name in members), members
+
+
+@pytest.mark.parametrize("version", ["3", "3.x", "2.7", "3.11.4", ""])
+def test_a_malformed_python_version_is_a_usage_error(
+    make_project: ProjectFactory, version: str
+) -> None:
+    project = make_project()
+    with pytest.raises(NexoError) as raised:
+        pack(PackOptions(project=project, python_version=version))
+    assert (raised.value.kind, raised.value.exit_code) == ("usage", 2)
+    assert not (project / "dist").exists()
