@@ -3,8 +3,10 @@ is in :mod:`nexo_pkg.install`)."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -204,8 +206,37 @@ def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
     return InstallCallbacks(
         confirm=ask,
         notice=None if json_output else say,
-        show_progress=sys.stderr.isatty() and not OUTPUT.quiet,
+        progress=_download_bar if sys.stderr.isatty() and not OUTPUT.quiet else None,
     )
+
+
+@contextlib.contextmanager
+def _download_bar(name: str) -> Iterator[Callable[[int, int | None], None]]:
+    """A download's rich progress bar on stderr, gone when the download is."""
+    # rich is only paid for when a progress bar is shown.
+    from rich.console import Console  # noqa: PLC0415
+    from rich.progress import (  # noqa: PLC0415
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TransferSpeedColumn,
+    )
+
+    console = Console(stderr=True)
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        console=console,
+        transient=True,
+    ) as progress:
+        task = progress.add_task(name, total=None)
+
+        def update(done: int, total: int | None) -> None:
+            progress.update(task, completed=done, total=total)
+
+        yield update
 
 
 def _upgrade_one(

@@ -44,9 +44,9 @@ from nexo_pkg.install.api import (
     NO_CALLBACKS,
     InstallCallbacks,
     Installed,
-    InstallPlan,
     InstallRoot,
     InstallStep,
+    LockedSigner,
     install_artifact,
     locked_root,
     release_hold,
@@ -193,33 +193,6 @@ def _installed_at(entry: LockedPlugin) -> str | None:
     return entry.published or source_date()
 
 
-def signer_check(row: LockedTarget, plugin_id: str) -> Callable[[InstallPlan], bool]:
-    """A confirm step that refuses a signer other than the one the lock recorded."""
-
-    def confirm(plan: InstallPlan) -> bool:
-        outcome = plan.signature
-        if row.identity is None or outcome.status == "skipped":
-            return True
-        # Locks written before the SAN was the recorded identity may name the calling
-        # workflow of a reusable-workflow signature: the same certificate, still accepted.
-        known = {outcome.identity, outcome.claims.get("build_config_uri")} - {None}
-        if (
-            outcome.status != "verified"
-            or row.identity not in known
-            or outcome.issuer != row.issuer
-        ):
-            found = outcome.identity or "no trusted signature"
-            raise NexoError(
-                f"{plugin_id}: the lock records signer {row.identity} ({row.issuer}); "
-                f"the artifact has {found}",
-                kind="signer_untrusted",
-                details={"expected_identity": row.identity, "identity": outcome.identity},
-            )
-        return True
-
-    return confirm
-
-
 def _version_key(text: str) -> Version | None:
     """``text`` as a version in the daemon's order, ``None`` when not SemVer."""
     try:
@@ -310,7 +283,10 @@ def sync(
     """Sync ``dest`` with the lock. Raises for problems with the whole set (unreadable or
     stale lock, bad policy); failures of single plugins are outcomes in the result, each
     with its plan step (a downgrade is one: the lock decides). The versions replaced are kept
-    for ``nexo plugin rollback`` as ``upgrade`` keeps them (one per plugin)."""
+    for ``nexo plugin rollback`` as ``upgrade`` keeps them (one per plugin). ``callbacks``:
+    ``notice`` hears slow answers; ``confirm``, when given, sees each plugin's plan (on the
+    worker threads) and may cancel it; the signer the lock recorded is enforced by the install
+    step whatever it answers."""
     candidates = host_candidates(target)
     result = SyncResult(lock_path, dest)
     with Session(options, callbacks) as session:
@@ -375,6 +351,7 @@ def sync(
                     root=root,
                     resolved_now=result.relocked,
                     kept_before=tuple(kept_before.get(plugin_id, ())),
+                    callbacks=callbacks,
                 )
                 outcome.change = steps[plugin_id].change
                 outcome.from_version = steps[plugin_id].from_version
@@ -400,6 +377,7 @@ def _sync_one(
     root: InstallRoot,
     resolved_now: bool,
     kept_before: tuple[Path, ...] = (),
+    callbacks: InstallCallbacks = NO_CALLBACKS,
 ) -> PluginOutcome:
     """Bring one plugin in line with its lock entry inside the held ``root``; a failure is
     an outcome, never raised.
@@ -433,7 +411,7 @@ def _sync_one(
             install_options,
             policy=policy,
             mode=mode,
-            callbacks=InstallCallbacks(confirm=signer_check(row, entry.plugin_id)),
+            callbacks=callbacks,
             # The root's lock is held since `present` was scanned: no rescan per plugin.
             step=InstallStep(
                 root=root,
@@ -441,6 +419,10 @@ def _sync_one(
                 # The versions replaced are kept for `rollback`, as upgrade keeps them.
                 keep_old=True,
                 previous_signature=_installed_signature(present) if resolved_now else None,
+                # The lock's signer binds the artifact, whatever the callbacks answer.
+                locked_signer=(
+                    LockedSigner(row.identity, row.issuer) if row.identity is not None else None
+                ),
             ),
         )
         # The install itself replaces the other installed versions of the plugin.

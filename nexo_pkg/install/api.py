@@ -26,6 +26,7 @@ from nexo_pkg.install.pipeline import (
     InstallCallbacks,
     InstallOptions,
     InstallStep,
+    LockedSigner,
     install_artifact,
     verify_artifact,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "InstallRoot",
     "InstallStep",
     "Installed",
+    "LockedSigner",
     "check_compatible",
     "install_artifact",
     "linked_plugin",

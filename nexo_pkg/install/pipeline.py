@@ -67,6 +67,7 @@ from nexo_pkg.trust import entry as trust
 
 if TYPE_CHECKING:
     from nexo_pkg.net.bounded import Deadline
+    from nexo_pkg.sources.download import ProgressBar
     from nexo_pkg.sources.github import Release
 
 
@@ -135,8 +136,16 @@ class InstallCallbacks:
     confirm: Callable[[InstallPlan], bool] | None = None
     # Hears "still waiting" lines about slow answers (the CLI's notes on stderr).
     notice: Callable[[str], None] | None = None
-    # A download progress bar on stderr.
-    show_progress: bool = False
+    # Shows a download as it goes (the CLI draws a bar on stderr on a terminal).
+    progress: ProgressBar | None = None
+
+
+@dataclass(frozen=True)
+class LockedSigner:
+    """The signer a lock recorded for an artifact (its row's ``identity`` and ``issuer``)."""
+
+    identity: str
+    issuer: str | None
 
 
 @dataclass(frozen=True)
@@ -148,7 +157,9 @@ class InstallStep:
     plugins); None: the install locks and scans itself. For an upgrade: ``replaces`` are the
     versions the new one replaces, ``keep_old`` keeps them out of the daemon's sight, and
     ``previous_signature`` (the receipt's) is the signer the new version must have
-    (``signer_changed`` otherwise, unless the user allows a change).
+    (``signer_changed`` otherwise, unless the user allows a change). For ``sync``:
+    ``locked_signer`` is the signer the lock recorded, which the artifact's verified
+    signature must name (``signer_untrusted`` otherwise, before anything is written).
     """
 
     root: InstallRoot | None = None
@@ -156,6 +167,7 @@ class InstallStep:
     keep_old: bool = False
     previous_signature: Mapping[str, Any] | None = None
     installed: tuple[Path, ...] | None = None
+    locked_signer: LockedSigner | None = None
 
 
 NO_CALLBACKS = InstallCallbacks()
@@ -245,7 +257,7 @@ def command_context(
         max_download=options.limits.max_download,
         deadline=_network_deadline(options),
         notice=callbacks.notice,
-        show_progress=callbacks.show_progress,
+        progress=callbacks.progress,
     )
     kept = False
     try:
@@ -342,6 +354,8 @@ def install_artifact(
     outcome = verify_artifact(artifact, policy=policy, mode=mode)
     if step.previous_signature is not None and not options.allow_signer_change:
         check_signer_continuity(step.previous_signature, outcome, artifact.plugin_id)
+    if step.locked_signer is not None:
+        check_locked_signer(step.locked_signer, outcome, artifact.plugin_id)
     final = options.dest / f"{artifact.plugin_id}-{artifact.version}"
     link = _development_link(options, artifact.plugin_id, final)
     try:
@@ -440,6 +454,29 @@ def check_signer_continuity(
         "--allow-signer-change to accept it",
         kind="signer_changed",
         details={"installed_signer": dict(previous), "new_signer": new},
+    )
+
+
+def check_locked_signer(
+    locked: LockedSigner, outcome: trust.SignatureOutcome, plugin_id: str
+) -> None:
+    """Refuse (``signer_untrusted``) an artifact whose verified signature does not name the
+    signer its lock recorded, or that is not verified at all; ``--skip-signature-verify``
+    (which verifies nothing) is not checked."""
+    if outcome.status == "skipped":
+        return
+    # Locks written before the SAN was the recorded identity may name the calling workflow
+    # of a reusable-workflow signature: the same certificate, still accepted.
+    known = {outcome.identity, outcome.claims.get("build_config_uri")} - {None}
+    named = locked.identity in known and outcome.issuer == locked.issuer
+    if outcome.status == "verified" and named:
+        return
+    found = outcome.identity or "no trusted signature"
+    raise NexoError(
+        f"{plugin_id}: the lock records signer {locked.identity} ({locked.issuer}); "
+        f"the artifact has {found}",
+        kind="signer_untrusted",
+        details={"expected_identity": locked.identity, "identity": outcome.identity},
     )
 
 

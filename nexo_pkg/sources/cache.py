@@ -76,6 +76,16 @@ def _remove_entry(path: Path) -> None:
         path.unlink()
 
 
+def over_download_limit(name: str, max_bytes: int) -> NexoError:
+    """The ``archive_unsafe`` refusal of ``name``, found larger than ``max_bytes`` while its
+    bytes were streamed into a :class:`BlobSink`."""
+    return NexoError(
+        f"{name} is larger than the download limit of {max_bytes} bytes "
+        "(raise it with --max-download-size)",
+        kind="archive_unsafe",
+    )
+
+
 class BlobSink:
     """Where a fetched blob's bytes go: a temp file and a hasher, restartable for retries;
     ``progress(done, total)`` is told of every chunk. Raises ``io`` when the disk refuses."""

@@ -25,6 +25,7 @@ from nexo_pkg.trust import entry as trust
 
 if TYPE_CHECKING:
     from nexo_pkg.net.bounded import Deadline
+    from nexo_pkg.sources.download import ProgressBar
     from nexo_pkg.sources.github import GitHubClient
     from nexo_pkg.sources.oci_reference import OciReference
     from nexo_pkg.sources.registry import RegistryClient
@@ -65,8 +66,8 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
     """Clients, cache, deadline and trust policy of one command; a context manager (on exit
     the clients close and the held blobs are let go). ``deadline`` bounds all the command's
     requests together (``install`` sets one; ``sync`` bounds each request only); ``notice``
-    hears "still waiting" lines about slow answers; ``show_progress`` draws a download bar on
-    stderr.
+    hears "still waiting" lines about slow answers; ``progress`` shows a download (see
+    :data:`~nexo_pkg.sources.download.ProgressBar`).
     """
 
     def __init__(
@@ -78,7 +79,7 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
         max_download: int | None = None,
         deadline: Deadline | None = None,
         notice: Callable[[str], None] | None = None,
-        show_progress: bool = False,
+        progress: ProgressBar | None = None,
     ) -> None:
         self.nexo_home = nexo_home
         self.network = network or NetworkChoices()
@@ -86,7 +87,7 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
         self.max_download = ArchiveLimits().max_download if max_download is None else max_download
         self.deadline = deadline
         self.notice = notice
-        self.show_progress = show_progress
+        self.progress = progress
         self.cache = BlobCache(nexo_home)
         self._local = threading.local()
         self._registries: list[tuple[str, RegistryClient]] = []

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.sources.cache import BlobCache, BlobSink
@@ -15,14 +16,10 @@ from nexo_pkg.sources.checksum import verify_checksums
 if TYPE_CHECKING:
     from nexo_pkg.sources.github import GitHubClient, ReleaseAsset
 
-
-def over_download_limit(name: str, max_bytes: int) -> NexoError:
-    """The ``archive_unsafe`` refusal of ``name``, found larger than ``max_bytes``."""
-    return NexoError(
-        f"{name} is larger than the download limit of {max_bytes} bytes "
-        "(raise it with --max-download-size)",
-        kind="archive_unsafe",
-    )
+# How a download is shown (the CLI draws a bar on a terminal): called with the asset's name,
+# it gives a context entered before the first byte and left before the blob is used (a
+# confirmation may follow); what the context yields is told (bytes so far, total if known).
+ProgressBar = Callable[[str], AbstractContextManager[Callable[[int, int | None], None]]]
 
 
 def check_listed_size(asset: ReleaseAsset, max_bytes: int) -> None:
@@ -44,7 +41,7 @@ def cached_asset(
     sidecar: str | None = None,
     digest: str | None,
     max_bytes: int,
-    show_progress: bool = False,
+    progress: ProgressBar | None = None,
 ) -> Iterator[Path]:
     """``asset`` as a blob of the shared cache, read in place while the context is open; its
     sha256 must be known beforehand (its ``.sha256`` ``sidecar`` or the API's ``digest``).
@@ -66,44 +63,13 @@ def cached_asset(
 
     with contextlib.ExitStack() as held:
         # The bar is gone before the blob is used (a confirmation may follow).
-        with _progress_bar(asset.name, enabled=show_progress) as progress:
+        shown = progress(asset.name) if progress is not None else contextlib.nullcontext(None)
+        with shown as update:
             try:
-                blob = held.enter_context(blobs.open_blob(expected, fetch, progress))
+                blob = held.enter_context(blobs.open_blob(expected, fetch, update))
             except NexoError as error:
                 actual = error.details.get("actual")
                 if error.kind == "checksum_mismatch" and isinstance(actual, str):
                     verify_checksums(actual, asset.name, sidecar=sidecar, digest=digest)
                 raise
         yield blob
-
-
-@contextlib.contextmanager
-def _progress_bar(name: str, *, enabled: bool) -> Any:
-    """A rich progress bar on stderr, only when asked (the CLI asks on a TTY)."""
-    if not enabled:
-        yield None
-        return
-    # rich is only paid for when a progress bar is shown.
-    from rich.console import Console  # noqa: PLC0415
-    from rich.progress import (  # noqa: PLC0415
-        BarColumn,
-        DownloadColumn,
-        Progress,
-        TransferSpeedColumn,
-    )
-
-    console = Console(stderr=True)
-    with Progress(
-        "[progress.description]{task.description}",
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        console=console,
-        transient=True,
-    ) as progress:
-        task = progress.add_task(name, total=None)
-
-        def update(done: int, total: int | None) -> None:
-            progress.update(task, completed=done, total=total)
-
-        yield update

@@ -45,9 +45,15 @@ from nexo_pkg.net.client import (
     parse_retry_after,
     same_origin,
 )
-from nexo_pkg.sources.cache import AnswerCache, BlobCache, BlobSink, StoredAnswer, key_digest
+from nexo_pkg.sources.cache import (
+    AnswerCache,
+    BlobCache,
+    BlobSink,
+    StoredAnswer,
+    key_digest,
+    over_download_limit,
+)
 from nexo_pkg.sources.checksum import parse_digest
-from nexo_pkg.sources.download import over_download_limit
 from nexo_pkg.sources.spec import timestamp_or_none
 
 if TYPE_CHECKING:

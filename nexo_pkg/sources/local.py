@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.sources.base import FetchedArtifact, Origin, ReleaseCandidate, fetched_artifact
-from nexo_pkg.sources.cache import CHUNK
+from nexo_pkg.sources.cache import CHUNK, over_download_limit
 from nexo_pkg.sources.checksum import parse_sidecar, verify_checksums
-from nexo_pkg.sources.download import over_download_limit
 from nexo_pkg.sources.hosttriple import NOARCH
 from nexo_pkg.sources.select import parse_tarball_name
 from nexo_pkg.trust import entry as trust

@@ -31,8 +31,7 @@ from typing import TYPE_CHECKING, Any
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.net.bounded import DOCUMENT_ACCEPT_ENCODING, parse_json
 from nexo_pkg.net.client import HttpClient, Retryable, is_http_url, parse_retry_after
-from nexo_pkg.sources.cache import BlobSink
-from nexo_pkg.sources.download import over_download_limit
+from nexo_pkg.sources.cache import BlobSink, over_download_limit
 from nexo_pkg.sources.oci_auth import Credentials
 
 if TYPE_CHECKING:

@@ -151,7 +151,7 @@ class GitHubReleaseSource:
                 sidecar=sidecar,
                 digest=digest,
                 max_bytes=self.context.max_download,
-                show_progress=self.context.show_progress,
+                progress=self.context.progress,
             )
         )
         sha256 = sidecar or digest or ""

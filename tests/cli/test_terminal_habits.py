@@ -1,5 +1,6 @@
 """What a person at a terminal gets and a pipe does not: ``list``'s header line, ``doctor``'s
-per-plugin progress. Each run gets a real pseudo-terminal as stdout and stderr."""
+per-plugin progress, ``install``'s download bar. Each run gets a real pseudo-terminal as stdout
+and stderr."""
 
 from __future__ import annotations
 
@@ -11,7 +12,10 @@ import sys
 from pathlib import Path
 
 from support.cli import clean_env, nexo
-from support.tarballs import write_plugin
+from support.github_server import GitHubServer, github_server
+from support.tarballs import release_assets, write_plugin
+
+__all__ = ["github_server"]
 
 
 def _on_terminal(*args: str, env: dict[str, str], cwd: Path) -> tuple[int, str]:
@@ -83,3 +87,31 @@ def test_doctor_shows_progress_per_plugin_on_a_terminal(tmp_path: Path) -> None:
     assert "checking" not in piped.stderr
     quiet = _on_terminal("plugin", "doctor", "-q", "--dest", root, env=env, cwd=tmp_path)[1]
     assert "checking" not in quiet
+
+
+def test_install_draws_a_download_bar_on_a_terminal_only(
+    tmp_path: Path, github_server: GitHubServer
+) -> None:
+    """The CLI draws the download (rich's bar on stderr, erased before the plan is shown) on
+    a terminal; a pipe gets none."""
+    assets = release_assets("hello", "1.0.0")
+    size = len(assets["hello-1.0.0-noarch.tar.gz"])
+    github_server.publish("acme", "nexo-plugin-hello", "v1.0.0", assets)
+    env = clean_env(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_GITHUB_API_BASE=github_server.url,
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        NO_PROXY="127.0.0.1,localhost",
+    )
+    env.pop("NEXO_CONFIG_DIR", None)
+    args = ("plugin", "install", "acme/nexo-plugin-hello@v1.0.0", "--yes", "--dest")
+    code, shown = _on_terminal(*args, str(tmp_path / "tty"), env=env, cwd=tmp_path)
+    assert code == 0, shown
+    bar, _, rest = shown.rpartition("\x1b[2K")  # the bar's line is erased, the plan follows
+    assert "hello-1.0.0-noarch.tar.gz ━" in bar
+    assert f" {size}/{size} bytes" in bar
+    assert rest.startswith("Plugin:       hello 1.0.0")
+    piped = nexo(*args, str(tmp_path / "pipe"), env=env, cwd=tmp_path)
+    assert piped.code == 0, piped.stderr
+    assert piped.stderr.startswith("Plugin:       hello 1.0.0")
+    assert "bytes" not in piped.stderr

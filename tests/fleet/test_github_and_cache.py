@@ -14,6 +14,9 @@ from support.private_sigstore import PrivateSigstore
 from support.tarballs import release_assets, tree_snapshot
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.fleet.sources import FleetOptions
+from nexo_pkg.fleet.sync import sync
+from nexo_pkg.install.api import InstallCallbacks, InstallOptions, InstallPlan
 from nexo_pkg.sources.cache import BlobCache, BlobSink
 
 from .conftest import ACME_IDENTITY, LINUX, fleet_run
@@ -216,6 +219,63 @@ def test_a_lock_that_names_another_signer_is_refused_at_sync(
     assert refused.code == 1
     assert refused.document["plugins"][0]["kind"] == "signer_untrusted"
     assert not (dest / "echo-1.2.3").exists()
+
+
+@pytest.mark.parametrize("lock_names", ["the release's signer", "another signer"])
+def test_the_locked_signer_is_a_rule_of_the_install_step_not_of_a_callback(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    github_server: GitHubServer,
+    private_sigstore: PrivateSigstore,
+    policy: Path,
+    lock_names: str,
+) -> None:
+    """``sync`` called with callbacks that accept every plan: a lock naming the signer of the
+    release installs it (the plan reached that confirmation), a lock naming another one is
+    refused (``signer_untrusted``) before any plan is shown, and nothing is installed."""
+    _publish(github_server, private_sigstore, "1.2.3")
+    env, wanted = _wants_echo(tmp_path, fleet_env, github_server)
+    locked = fleet_run("lock", "-f", wanted, "--trusted-keys", str(policy), env=env)
+    assert locked.code == 0, locked.stderr
+    lock_file = tmp_path / "nexo-plugins.lock"
+    if lock_names == "another signer":
+        other = "https://github.com/acme/nexo-plugin-echo/.github/workflows/other.yml@refs/tags/v1"
+        lock_file.write_text(lock_file.read_text().replace(ACME_IDENTITY, other))
+    shown: list[InstallPlan] = []
+
+    def accept(plan: InstallPlan) -> bool:
+        shown.append(plan)
+        return True
+
+    dest = tmp_path / "root"
+    options = InstallOptions(
+        dest=dest,
+        nexo_home=tmp_path / "home",
+        trusted_keys=policy,
+        github_api_url=github_server.url,
+        retry_base_delay=0.001,
+    )
+    result = sync(
+        lock_file,
+        dest,
+        FleetOptions(options),
+        frozen=True,
+        callbacks=InstallCallbacks(confirm=accept, notice=lambda line: None),
+    )
+    [outcome] = result.outcomes
+    if lock_names == "another signer":
+        assert (outcome.action, outcome.kind) == ("failed", "signer_untrusted")
+        assert outcome.error == (
+            f"echo: the lock records signer {other} (https://token.actions.githubusercontent.com"
+            f"); the artifact has {ACME_IDENTITY}"
+        )
+        assert shown == []
+        assert [path.name for path in dest.iterdir() if not path.name.startswith(".")] == []
+    else:
+        assert (outcome.action, outcome.identity) == ("installed", ACME_IDENTITY)
+        assert [plan.plugin_id for plan in shown] == ["echo"]
+        assert (dest / "echo-1.2.3" / ".nexo-install.json").is_file()
 
 
 def _digest(data: bytes) -> str:

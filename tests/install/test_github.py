@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -276,14 +279,37 @@ def test_private_repository_needs_the_token(
         assert client.get_release("acme", "hello", None).tag == "v1.0.0"
 
 
-def test_progress_bar_download(github_server: GitHubServer, tmp_path: Path) -> None:
-    """The TTY progress bar path streams the same bytes (rendered to a non-TTY here)."""
+def test_a_download_is_shown_through_the_progress_callable(
+    github_server: GitHubServer, tmp_path: Path
+) -> None:
+    """The progress callable is opened with the asset's name, told the bytes as they arrive,
+    and closed before the blob is handed over; a cached blob is shown too, with no bytes."""
     github_server.publish("acme", "hello", "v1.0.0", ASSETS)
+    opened: list[str] = []
+    closed: list[str] = []
+    told: list[tuple[int, int | None]] = []
+
+    @contextlib.contextmanager
+    def progress(name: str) -> Iterator[Callable[[int, int | None], None]]:
+        opened.append(name)
+        yield lambda done, total: told.append((done, total))
+        closed.append(name)
+
+    size = len(ASSETS[TARBALL])
     with _client(github_server) as client:
         asset = client.get_release("acme", "hello", None).asset(TARBALL)
         assert asset is not None
         blobs = BlobCache(tmp_path)
-        with cached_asset(
-            client, asset, blobs, digest=_SHA256, max_bytes=10**8, show_progress=True
-        ) as blob:
+        fetch = functools.partial(
+            cached_asset, client, asset, blobs, digest=_SHA256, max_bytes=10**8, progress=progress
+        )
+        with fetch() as blob:
+            assert closed == [TARBALL]  # gone before the blob is used
             assert blob.read_bytes() == ASSETS[TARBALL]
+        assert told[-1] == (size, size)
+        assert [done for done, _ in told] == sorted(done for done, _ in told)
+        told.clear()
+        with fetch() as blob:
+            assert blob.read_bytes() == ASSETS[TARBALL]
+    assert opened == closed == [TARBALL, TARBALL]
+    assert told == []  # the second time the blob came from the cache

@@ -98,6 +98,18 @@ def _copy(tmp_path: Path) -> Path:
             "nexo_pkg.install.store._private_helper",
         ),
         (
+            "sources/github.py",
+            "from nexo_pkg.sources.download import cached_asset\n",
+            "sources-acyclic",
+            ".github -> .download",
+        ),
+        (
+            "sources/download.py",
+            "from rich.progress import Progress\n",
+            "no-console-below-cli",
+            "nexo_pkg.sources.download -> rich",
+        ),
+        (
             "manifest/schema.py",
             "import httpx\n",
             "lint-path",
@@ -118,6 +130,8 @@ def _copy(tmp_path: Path) -> Path:
         "net-imports-sources",
         "fleet-imports-a-private-name",
         "fleet-reads-a-private-attribute",
+        "sources-in-a-circle",
+        "sources-draw-a-bar",
         "manifest-imports-httpx",
         "lint-verifies",
     ],
@@ -144,7 +158,9 @@ def test_architecture_doc_describes_every_contract() -> None:
         "public-names",
         "private-modules",
         "check-acyclic",
+        "sources-acyclic",
         "lint-path",
+        "no-console-below-cli",
     ]
     for contract in contracts:
         assert f"**`{contract['id']}`** (a `{contract['type']}` contract" in section
