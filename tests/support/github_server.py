@@ -414,7 +414,7 @@ class GitHubServer(_LoopbackServer):
         if token is not None and headers.get("authorization") != f"Bearer {token}":
             return not_found
         parts = [unquote(part) for part in path.strip("/").split("/")]
-        if handler.command == "POST":
+        if handler is not None and handler.command == "POST":
             return self._graphql(handler, headers) if parts == ["graphql"] else not_found
         if parts == ["search", "repositories"]:
             return self._search(parse_qs(urlsplit(handler.path).query))
