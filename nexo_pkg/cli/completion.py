@@ -66,7 +66,7 @@ def installed_ids(ctx: Any, incomplete: str) -> list[str]:
     config = params.get("config")
     try:
         from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
-        from nexo_pkg.install.store import scan_installed  # noqa: PLC0415
+        from nexo_pkg.install.receipts import scan_installed  # noqa: PLC0415
 
         root = install_root(
             Path(dest) if dest is not None else None,

@@ -56,7 +56,7 @@ if TYPE_CHECKING:
         InstallResult,
         UpgradeResult,
     )
-    from nexo_pkg.install.store import Receipt
+    from nexo_pkg.install.receipts import Receipt
     from nexo_pkg.install.summary import InstallPlan
     from nexo_pkg.sources.archive import ArchiveLimits
 
@@ -99,7 +99,8 @@ def _roots(dest: Path | None, config: Path | None) -> tuple[Path, ...]:
 def _scan(roots: tuple[Path, ...], *, kept: bool) -> list[Any]:
     """Every plugin directory in ``roots`` (and with ``kept`` the versions kept for rollback),
     root by root, each recovered first from an interrupted run."""
-    from nexo_pkg.install.store import recover_interrupted, scan_installed, scan_kept  # noqa: PLC0415
+    from nexo_pkg.install.receipts import scan_installed, scan_kept  # noqa: PLC0415
+    from nexo_pkg.install.root import recover_interrupted  # noqa: PLC0415
 
     found: list[Any] = []
     for root in roots:
@@ -111,7 +112,7 @@ def _scan(roots: tuple[Path, ...], *, kept: bool) -> list[Any]:
 def _holding(roots: tuple[Path, ...], plugin_id: str) -> list[Path]:
     """The roots holding ``plugin_id``, in order (raises ``not_installed`` naming every root
     when none does)."""
-    from nexo_pkg.install.store import installed_versions, unreadable_installs  # noqa: PLC0415
+    from nexo_pkg.install.receipts import installed_versions, unreadable_installs  # noqa: PLC0415
 
     holding = [
         root
@@ -128,7 +129,7 @@ def not_installed(plugin_id: str, roots: tuple[Path, ...]) -> NexoError:
     (``Did you mean 'weather'?``), as a mistyped command name gets."""
     from difflib import get_close_matches  # noqa: PLC0415 - only on this error
 
-    from nexo_pkg.install.store import scan_installed  # noqa: PLC0415
+    from nexo_pkg.install.receipts import scan_installed  # noqa: PLC0415
 
     known = {item.plugin_id for root in roots for item in scan_installed(root) if item.plugin_id}
     close = get_close_matches(plugin_id, sorted(known))
@@ -252,11 +253,7 @@ def _upgrade_one(
     """Upgrade one plugin from where it came: its GitHub repository or its registry
     (``known``: its repository's latest release, already read)."""
     from nexo_pkg.install.pipeline import upgrade  # noqa: PLC0415
-    from nexo_pkg.install.store import (  # noqa: PLC0415
-        installed_versions,
-        require_installed,
-        unreadable_installs,
-    )
+    from nexo_pkg.install.receipts import installed_versions, require_installed, unreadable_installs  # noqa: PLC0415
 
     unreadable = unreadable_installs(options.dest, plugin_id)
     if unreadable and not installed_versions(options.dest, plugin_id):
@@ -394,7 +391,7 @@ def _latest_releases(roots: tuple[Path, ...], options: InstallOptions) -> dict[A
     from nexo_pkg.core.threads import DEFAULT_JOBS  # noqa: PLC0415
     from nexo_pkg.install.hold import read_hold  # noqa: PLC0415
     from nexo_pkg.install.pipeline import known_latest_releases  # noqa: PLC0415
-    from nexo_pkg.install.store import scan_installed  # noqa: PLC0415
+    from nexo_pkg.install.receipts import scan_installed  # noqa: PLC0415
 
     receipts: dict[tuple[Path, str], Receipt] = {}
     for root in roots:
@@ -409,7 +406,7 @@ def _latest_releases(roots: tuple[Path, ...], options: InstallOptions) -> dict[A
 
 def _upgradable_ids(root: Path) -> list[str]:
     """Ids of every installed plugin that has a release to upgrade from, in name order."""
-    from nexo_pkg.install.store import scan_installed  # noqa: PLC0415
+    from nexo_pkg.install.receipts import scan_installed  # noqa: PLC0415
 
     ids: list[str] = []
     for item in scan_installed(root):
@@ -746,8 +743,8 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
         """
         from nexo_pkg.install.hold import holds  # noqa: PLC0415
         from nexo_pkg.install.link import linked_plugins  # noqa: PLC0415
+        from nexo_pkg.install.receipts import RECEIPT_UNREADABLE  # noqa: PLC0415
         from nexo_pkg.install.sbom import vendored_summary  # noqa: PLC0415
-        from nexo_pkg.install.store import RECEIPT_UNREADABLE  # noqa: PLC0415
 
         roots = guarded(lambda: _roots(dest, config), json_output=json_output)
         items = guarded(lambda: _scan(roots, kept=True), json_output=json_output)
@@ -868,10 +865,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
             from nexo_pkg.install.hold import release_hold  # noqa: PLC0415
             from nexo_pkg.install.link import linked_plugins, unlink  # noqa: PLC0415
             from nexo_pkg.install.pipeline import remove  # noqa: PLC0415
-            from nexo_pkg.install.store import (  # noqa: PLC0415
-                installed_versions,
-                unreadable_installs,
-            )
+            from nexo_pkg.install.receipts import installed_versions, unreadable_installs  # noqa: PLC0415
 
             roots = _roots(dest, config)
             try:
@@ -945,7 +939,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
         a link where a plugin directory belongs, is a failure naming it.
         """
         from nexo_pkg.core.threads import DEFAULT_JOBS, run_bounded  # noqa: PLC0415
-        from nexo_pkg.install.store import verify_installed  # noqa: PLC0415
+        from nexo_pkg.install.verify import verify_installed  # noqa: PLC0415
 
         def run() -> tuple[Path, list[Any]]:
             roots = _roots(dest, config)

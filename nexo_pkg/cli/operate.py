@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from nexo_pkg.install.discovery_edit import EditResult
     from nexo_pkg.install.outdated import LatestLookup, OutdatedEntry
     from nexo_pkg.install.pipeline import InstallOptions, ReleaseInfo
+    from nexo_pkg.install.receipts import Receipt
     from nexo_pkg.install.rollback import RollbackResult
-    from nexo_pkg.install.store import Receipt
     from nexo_pkg.sources.context import SourceContext
 
 
@@ -183,7 +183,7 @@ def _discovery_command(*, enabled: bool) -> Callable[..., None]:
             discovery_state,
             set_enabled,
         )
-        from nexo_pkg.install.store import installed_versions  # noqa: PLC0415
+        from nexo_pkg.install.receipts import installed_versions  # noqa: PLC0415
 
         def run() -> EditResult:
             check_id(plugin_id)
@@ -252,7 +252,7 @@ def _with_progress(handshake: Any, roots: tuple[Path, ...]) -> Any:
     every plugin takes seconds each, and a person at the terminal sees where it is."""
     import threading  # noqa: PLC0415
 
-    from nexo_pkg.install.store import scan_installed  # noqa: PLC0415
+    from nexo_pkg.install.receipts import scan_installed  # noqa: PLC0415
 
     total = sum(1 for root in roots for item in scan_installed(root) if item.receipt)
     done = [0]
@@ -655,7 +655,8 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
 
         def run() -> dict[str, Any]:
             from nexo_pkg.install.hold import read_hold, set_hold  # noqa: PLC0415
-            from nexo_pkg.install.store import installed_versions, locked_root  # noqa: PLC0415
+            from nexo_pkg.install.receipts import installed_versions  # noqa: PLC0415
+            from nexo_pkg.install.root import locked_root  # noqa: PLC0415
 
             root = _holding(_roots(dest, config), plugin_id)[0]
             with locked_root(root):
@@ -698,7 +699,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
 
         def run() -> dict[str, Any]:
             from nexo_pkg.install.hold import release_hold  # noqa: PLC0415
-            from nexo_pkg.install.store import locked_root  # noqa: PLC0415
+            from nexo_pkg.install.root import locked_root  # noqa: PLC0415
 
             roots = _roots(dest, config)
             try:

@@ -30,23 +30,24 @@ from nexo_pkg.install.pipeline import (
     install_artifact,
     verify_artifact,
 )
-from nexo_pkg.install.store import (
+from nexo_pkg.install.receipts import (
+    RECEIPT_NAME,
+    Installed,
+    scan_installed,
+    scan_kept,
+    version_order,
+)
+from nexo_pkg.install.root import (
     BOOKKEEPING_DIR,
     JOURNAL_AREA,
-    RECEIPT_NAME,
     REMOVING_AREA,
     STAGING_AREA,
-    Installed,
     InstallRoot,
     locked_root,
     remove_tree,
-    scan_installed,
-    scan_kept,
-    sha256_file,
-    verify_installed,
-    version_order,
 )
 from nexo_pkg.install.summary import InstallPlan
+from nexo_pkg.install.verify import sha256_file, verify_installed
 
 __all__ = [
     "BOOKKEEPING_DIR",

@@ -21,7 +21,8 @@ from typing import Any
 from nexo_pkg.core.durable import fsync_dir
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.files import read_config_bytes
-from nexo_pkg.install.store import installed_versions, locked_root
+from nexo_pkg.install.receipts import installed_versions
+from nexo_pkg.install.root import locked_root
 from nexo_pkg.manifest.names import find_manifest
 
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.threads import run_bounded
 from nexo_pkg.core.version import VersionError, compare_versions
-from nexo_pkg.install.store import Installed, Receipt, installed_versions, scan_installed
+from nexo_pkg.install.receipts import Installed, Receipt, installed_versions, scan_installed
 
 Status = Literal["outdated", "current", "ahead", "pinned", "held", "local", "failed"]
 

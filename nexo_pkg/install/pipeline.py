@@ -30,26 +30,22 @@ from nexo_pkg.install.compat import (
 from nexo_pkg.install.link import LinkedPlugin, linked_plugins
 from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.install.payload import check_payload
-from nexo_pkg.install.store import (
+from nexo_pkg.install.receipts import (
     Installed,
-    InstallRoot,
     Receipt,
-    discard,
     installed_versions,
-    locked_root,
-    publish,
     read_receipt,
-    remove_tree,
     require_installed,
     scan_installed,
     scan_kept,
-    tree_modes,
     unreadable_installs,
     utc_now,
     version_order,
     write_receipt,
 )
+from nexo_pkg.install.root import InstallRoot, discard, locked_root, publish, remove_tree
 from nexo_pkg.install.summary import InstallPlan
+from nexo_pkg.install.verify import tree_modes
 from nexo_pkg.sbom import quick_check, vendored_packages
 from nexo_pkg.sources.archive import ArchiveLimits, ArchiveListing, inspect_archive
 from nexo_pkg.sources.base import FetchedArtifact, Source

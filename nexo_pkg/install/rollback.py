@@ -24,17 +24,9 @@ from typing import Any
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.version import Version
 from nexo_pkg.install.hold import Hold, read_hold, set_hold
-from nexo_pkg.install.store import (
-    KEPT_AREA,
-    Installed,
-    locked_root,
-    publish,
-    scan_installed,
-    scan_kept,
-    swap_in,
-    verify_installed,
-    version_order,
-)
+from nexo_pkg.install.receipts import Installed, scan_installed, scan_kept, version_order
+from nexo_pkg.install.root import KEPT_AREA, locked_root, publish, swap_in
+from nexo_pkg.install.verify import verify_installed
 
 
 @dataclass(frozen=True)

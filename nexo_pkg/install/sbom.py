@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import read_capped_bytes
-from nexo_pkg.install.store import RECEIPT_NAME, Installed, verify_installed
+from nexo_pkg.install.receipts import RECEIPT_NAME, Installed
+from nexo_pkg.install.verify import verify_installed
 from nexo_pkg.sbom import MAX_SBOM_BYTES, SBOM_MEMBER, SbomError, quick_check, vendored_packages
 from nexo_pkg.sbom.inventory import InventoryError, files_digest, read_tree
 

@@ -113,7 +113,8 @@ def test_a_command_imports_only_its_own_module() -> None:
     for other in ("nexo_pkg.cli.check", "nexo_pkg.cli.lsp", "nexo_pkg.cli.pack", "rich"):
         assert other not in modules, other
     # --help does not need the install machinery either.
-    assert "nexo_pkg.install.store" not in modules
+    for machinery in ("nexo_pkg.install.root", "nexo_pkg.install.receipts"):
+        assert machinery not in modules, machinery
     assert "httpx" not in modules
 
 

@@ -220,7 +220,8 @@ def test_jobs_outside_its_range_is_a_usage_error(root: Path, jobs: str) -> None:
 def test_verify_hashes_plugins_together_and_reports_as_one_at_a_time(root: Path) -> None:
     """``verify`` hashes several plugins at once; its report is the one a plugin-by-plugin
     pass gives, in the same order, and a changed plugin is marked alone."""
-    from nexo_pkg.install.store import scan_installed, verify_installed
+    from nexo_pkg.install.receipts import scan_installed
+    from nexo_pkg.install.verify import verify_installed
 
     ids = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
     for plugin_id in ids:

@@ -78,7 +78,7 @@ _KILLER = textwrap.dedent(
     """
     import os, signal, sys
 
-    from nexo_pkg.install import store
+    from nexo_pkg.install import root as store
 
     target = int(sys.argv[1])
     without_exchange = sys.argv[2] == "rename"

@@ -29,7 +29,8 @@ from support.tarballs import (
 from nexo_pkg.core import durable
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.pipeline import install
-from nexo_pkg.install.store import RECEIPT_NAME, verify_installed
+from nexo_pkg.install.receipts import RECEIPT_NAME
+from nexo_pkg.install.verify import verify_installed
 from nexo_pkg.sources import archive as inspect
 from nexo_pkg.sources.archive import ArchiveLimits, inspect_archive
 from nexo_pkg.sources.extract import MAX_OPEN_DIRECTORIES, safe_extract
@@ -183,7 +184,7 @@ def test_the_reserved_name_below_the_root_is_an_ordinary_file(
 
 
 def _installed(install_env: InstallEnv) -> Any:
-    from nexo_pkg.install.store import scan_installed
+    from nexo_pkg.install.receipts import scan_installed
 
     (item,) = scan_installed(install_env.dest)
     return item

@@ -22,9 +22,9 @@ from support.tarballs import plugin_tarball, release_assets, write_plugin
 from nexo_pkg.cli.main import Interrupted
 from nexo_pkg.core import dirs
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.install import store
+from nexo_pkg.install import root as install_root
 from nexo_pkg.install.pipeline import install, remove, upgrade
-from nexo_pkg.install.store import scan_kept
+from nexo_pkg.install.receipts import scan_kept
 
 from .conftest import InstallEnv
 
@@ -129,7 +129,7 @@ def test_stale_staging_trees_are_never_discoverable_and_are_swept(
     install_env: InstallEnv, tmp_path: Path
 ) -> None:
     _publish(install_env, "1.0.0")
-    with store.locked_root(install_env.dest) as root:
+    with install_root.locked_root(install_env.dest) as root:
         stale = root.new_staging("x")
     (stale / "nexo-plugin.toml").write_text('[plugin]\nid = "x"\nversion = "9.9.9"\n')
     assert discovered_versions(install_env.dest) == {}
@@ -147,11 +147,11 @@ def test_a_signal_while_staging_is_made_leaves_no_holder(
 
     def make_dir(path: Path) -> None:
         real_make_dir(path)
-        if path.name == store.TREE_NAME:
+        if path.name == install_root.TREE_NAME:
             raise Interrupted(signal.SIGTERM)
 
-    monkeypatch.setattr(store, "make_dir", make_dir)
-    with store.locked_root(install_env.dest) as root, pytest.raises(Interrupted):
+    monkeypatch.setattr(install_root, "make_dir", make_dir)
+    with install_root.locked_root(install_env.dest) as root, pytest.raises(Interrupted):
         root.new_staging("x")
     staging_area = install_env.dest / ".nexo" / "staging"
     assert not staging_area.exists() or list(staging_area.iterdir()) == []

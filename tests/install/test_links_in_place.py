@@ -12,7 +12,7 @@ from support.tarballs import tree_snapshot, write_plugin
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.pipeline import install, remove
-from nexo_pkg.install.store import RECEIPT_NAME
+from nexo_pkg.install.receipts import RECEIPT_NAME
 
 from .conftest import InstallEnv
 

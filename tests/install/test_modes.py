@@ -12,7 +12,8 @@ from pathlib import Path
 from support.tarballs import release_assets
 
 from nexo_pkg.install.pipeline import install, upgrade
-from nexo_pkg.install.store import LOCK_NAME, RECEIPT_NAME
+from nexo_pkg.install.receipts import RECEIPT_NAME
+from nexo_pkg.install.root import LOCK_NAME
 
 from .conftest import InstallEnv
 

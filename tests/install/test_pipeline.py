@@ -23,7 +23,8 @@ from support.tarballs import (
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.pipeline import InstallCallbacks, install, remove, upgrade
-from nexo_pkg.install.store import RECEIPT_NAME, read_receipt, scan_installed, verify_installed
+from nexo_pkg.install.receipts import RECEIPT_NAME, read_receipt, scan_installed
+from nexo_pkg.install.verify import verify_installed
 from nexo_pkg.sources.hosttriple import requested_target
 
 from .conftest import InstallEnv, assert_refused

@@ -19,7 +19,7 @@ from support.receipts import reference_receipt_struct
 from support.tarballs import plugin_members, release_assets, sha256_hex, write_plugin
 
 from nexo_pkg.install.pipeline import install
-from nexo_pkg.install.store import RECEIPT_NAME
+from nexo_pkg.install.receipts import RECEIPT_NAME
 
 from .conftest import InstallEnv
 

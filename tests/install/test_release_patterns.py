@@ -20,7 +20,7 @@ from support.tarballs import (
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.pipeline import install, upgrade
-from nexo_pkg.install.store import read_receipt
+from nexo_pkg.install.receipts import read_receipt
 
 from .conftest import InstallEnv, assert_refused
 

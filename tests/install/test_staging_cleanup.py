@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nexo_pkg.install.store import locked_root
+from nexo_pkg.install.root import locked_root
 
 
 class _Stop(BaseException):

@@ -68,10 +68,10 @@ def _copy(tmp_path: Path) -> Path:
             "nexo_pkg.install.compat -> nexo_pkg.cli.common",
         ),
         (
-            "install/store.py",
+            "install/root.py",
             "import nexo_pkg.fleet.lockfile\n",
             "floors",
-            "nexo_pkg.install.store -> nexo_pkg.fleet.lockfile",
+            "nexo_pkg.install.root -> nexo_pkg.fleet.lockfile",
         ),
         (
             "sources/github.py",
@@ -87,15 +87,15 @@ def _copy(tmp_path: Path) -> Path:
         ),
         (
             "fleet/doctor.py",
-            "from nexo_pkg.install.store import _lock_path\n",
+            "from nexo_pkg.install.root import _lock_timeout\n",
             "public-names",
             "nexo_pkg.fleet.doctor (l.",
         ),
         (
             "fleet/doctor.py",
-            "from nexo_pkg.install import store\nREACH = store._private_helper\n",
+            "from nexo_pkg.install import root\nREACH = root._private_helper\n",
             "public-names",
-            "nexo_pkg.install.store._private_helper",
+            "nexo_pkg.install.root._private_helper",
         ),
         (
             "sources/github.py",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from nexo_pkg.install.store import REFERENCE_RECEIPT_FIELDS
+from nexo_pkg.install.receipts import REFERENCE_RECEIPT_FIELDS
 
 
 def reference_receipt_struct(document: Any) -> dict[str, str]:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.install.store import LOCK_NAME, locked_root
+from nexo_pkg.install.root import LOCK_NAME, locked_root
 
 
 def test_lock_times_out_while_another_process_holds_it(tmp_path: Path) -> None:
@@ -73,7 +73,7 @@ def test_failure_keeps_an_existing_lock_file(tmp_path: Path) -> None:
     ["{", "[]", '{"id": "x"}', '{"id": 1, "version": "1", "files": {}}', '{"schema_version": {}}'],
 )
 def test_broken_receipts_make_orphans(tmp_path: Path, content: str) -> None:
-    from nexo_pkg.install.store import RECEIPT_NAME, scan_installed
+    from nexo_pkg.install.receipts import RECEIPT_NAME, scan_installed
 
     plugin = tmp_path / "x-1.0.0"
     plugin.mkdir()

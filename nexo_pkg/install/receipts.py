@@ -1,0 +1,358 @@
+"""Receipts: the ``.nexo-install.json`` of each installed plugin, read and written, and the
+listing of an install root's plugins (and kept versions) by their receipts."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.files import read_capped_bytes, write_file_atomically
+from nexo_pkg.core.version import Version, VersionError, parse_version
+from nexo_pkg.install.root import (
+    BOOKKEEPING_DIR,
+    KEPT_AREA,
+    LEGACY_PREFIXES,
+    TREE_NAME,
+    io_error,
+    recover_interrupted,
+)
+
+RECEIPT_NAME = ".nexo-install.json"
+RECEIPT_SCHEMA_VERSION = "1.0"
+LATEST_TAG = "latest"
+"""The ``tag`` of a receipt whose plugin follows the newest release (the reference's word)."""
+
+RECEIPT_UNREADABLE = "receipt unreadable"
+"""How a receipt the reference installer cannot deserialise is shown: its plugin is an orphan
+to the reference, so ``list`` shows it, ``remove`` removes it and ``verify`` fails on it."""
+
+# The fields of the reference installer's receipt, every one a JSON string.
+REFERENCE_RECEIPT_FIELDS = (
+    "schema_version",
+    "id",
+    "version",
+    "owner",
+    "repo",
+    "tag",
+    "target",
+    "sha256",
+    "installed_at",
+    "source",
+)
+MAX_RECEIPT_BYTES = 32 * 1024 * 1024
+
+
+def utc_now() -> str:
+    return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def _optional_string(document: dict[str, Any], key: str) -> str | None:
+    value = document.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"`{key}` is not a string")
+    return value
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """The ``.nexo-install.json`` of one installed plugin: the reference installer's fields
+    first, every one a JSON string (``""`` where a local install has none), so it reads our
+    receipts; it ignores ours (``signature``, ``files``, ``modes``). ``files`` is ``None`` for
+    a receipt the reference installer wrote: there are no hashes to check."""
+
+    id: str
+    version: str
+    owner: str | None
+    repo: str | None
+    tag: str | None
+    target: str
+    sha256: str
+    installed_at: str
+    source: str
+    signature: dict[str, Any]
+    files: dict[str, str] | None
+    modes: dict[str, int] | None = None
+    schema_version: str = RECEIPT_SCHEMA_VERSION
+    # Registry installs: the pinned ``oci://…@sha256:…`` they came from (``upgrade`` asks
+    # that repository again). Absent from the JSON otherwise.
+    registry: str | None = None
+    # Release installs: the tag of the release actually installed. ``tag`` is what was asked
+    # for, as the reference installer records it: ``latest``, or the explicit tag that pins
+    # upgrades to it. Absent from receipts written before it was recorded.
+    resolved_tag: str | None = None
+
+    @property
+    def pinned_tag(self) -> str | None:
+        """The explicit tag ``upgrade`` stays on, or ``None`` when it follows the latest
+        release: ``tag`` ``latest`` (or empty), and nexo-pkg's receipts from before
+        ``resolved_tag`` (which followed the latest release whatever their ``tag``)."""
+        if not self.tag or self.tag == LATEST_TAG:
+            return None
+        if self.resolved_tag is None and self.files is not None:
+            return None
+        return self.tag
+
+    def to_json(self) -> dict[str, Any]:
+        document: dict[str, Any] = {
+            "schema_version": RECEIPT_SCHEMA_VERSION,
+            "id": self.id,
+            "version": self.version,
+            "owner": self.owner or "",
+            "repo": self.repo or "",
+            "tag": self.tag or "",
+            "target": self.target,
+            "sha256": self.sha256,
+            "installed_at": self.installed_at,
+            "source": self.source,
+            "signature": self.signature,
+            "files": dict(sorted((self.files or {}).items())),
+        }
+        if self.registry is not None:
+            document["registry"] = self.registry
+        if self.resolved_tag is not None:
+            document["resolved_tag"] = self.resolved_tag
+        if self.modes is not None:
+            document["modes"] = {name: f"{mode:04o}" for name, mode in sorted(self.modes.items())}
+        return document
+
+    @classmethod
+    def from_json(cls, document: Any) -> Receipt:
+        """Parse a receipt written by nexo-pkg (now or earlier) or by the reference installer;
+        ``ValueError`` when a field is missing or mistyped."""
+        if not isinstance(document, dict):
+            raise ValueError("not a JSON object")
+        for key in ("id", "version", "target", "sha256", "installed_at", "source"):
+            if not isinstance(document.get(key), str):
+                raise ValueError(f"`{key}` is missing or not a string")
+        schema = document.get("schema_version", RECEIPT_SCHEMA_VERSION)
+        # nexo-pkg's earlier receipts wrote the integer 1.
+        if isinstance(schema, bool) or not isinstance(schema, str | int):
+            raise ValueError("`schema_version` is not a string")
+        files = document.get("files")
+        if files is not None and (
+            not isinstance(files, dict)
+            or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
+        ):
+            raise ValueError("`files` is not a map of path to sha256")
+        signature = document.get("signature")
+        return cls(
+            id=document["id"],
+            version=document["version"],
+            owner=_optional_string(document, "owner"),
+            repo=_optional_string(document, "repo"),
+            tag=_optional_string(document, "tag"),
+            target=document["target"],
+            sha256=document["sha256"],
+            installed_at=document["installed_at"],
+            source=document["source"],
+            signature=signature if isinstance(signature, dict) else {"status": "unknown"},
+            files=dict(files) if files is not None else None,
+            modes=_parse_modes(document.get("modes")),
+            schema_version=str(schema),
+            registry=registry if isinstance(registry := document.get("registry"), str) else None,
+            resolved_tag=resolved
+            if isinstance(resolved := document.get("resolved_tag"), str)
+            else None,
+        )
+
+
+def _parse_modes(value: Any) -> dict[str, int] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise ValueError("`modes` is not a map of path to octal mode")
+    modes: dict[str, int] = {}
+    for name, mode in value.items():
+        try:
+            modes[str(name)] = int(mode, 8) if isinstance(mode, str) else int(mode)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"`modes` holds {mode!r} for {name!r}, not an octal mode") from exc
+    return modes
+
+
+@dataclass(frozen=True)
+class Installed:
+    """One directory under the install root, with its receipt when it has a valid one.
+
+    ``kept`` marks an old version ``upgrade`` kept for ``rollback`` (out of the daemon's sight).
+    """
+
+    path: Path
+    receipt: Receipt | None
+    problem: str | None = None
+    kept: bool = False
+
+    @property
+    def plugin_id(self) -> str | None:
+        return self.receipt.id if self.receipt else None
+
+
+def read_receipt(directory: Path) -> Receipt:
+    """Load ``directory/.nexo-install.json``; raises ``ValueError``/``OSError`` when unusable
+    (a receipt that is a link, a FIFO or larger than 32 MiB is unusable, never waited on)."""
+    raw = read_capped_bytes(directory / RECEIPT_NAME, MAX_RECEIPT_BYTES, follow_links=False)
+    try:
+        document = json.loads(raw.decode("utf-8"), object_pairs_hook=_JsonObject.of)
+    except RecursionError as exc:
+        raise ValueError("nested too deeply") from exc
+    if isinstance(document, _JsonObject):
+        reference_receipt_problem(document.pairs)
+    return Receipt.from_json(document)
+
+
+class _JsonObject(dict[str, Any]):
+    """A JSON object as a dict (the last duplicate wins) that keeps its ``(key, value)``
+    pairs in document order, duplicates included, for :func:`reference_receipt_problem`.
+    Built as the parser meets each object, so no second pass over the document is needed
+    (a receipt lists every file of its plugin)."""
+
+    __slots__ = ("pairs",)
+    pairs: list[tuple[str, Any]]
+
+    @classmethod
+    def of(cls, pairs: list[tuple[str, Any]]) -> _JsonObject:
+        made = cls(pairs)
+        made.pairs = pairs
+        return made
+
+
+def reference_receipt_problem(pairs: list[tuple[str, Any]]) -> None:
+    """Raise ``ValueError`` with serde's words when the reference installer could not
+    deserialise this receipt (``InstallMetadata`` in its ``plugin_admin.rs``).
+
+    Every one of :data:`REFERENCE_RECEIPT_FIELDS` must be present once, as a JSON string; the
+    first problem in document order is reported, a missing field after them. Other keys are
+    ignored, as serde does.
+    """
+    seen: set[str] = set()
+    for key, value in pairs:
+        if key not in REFERENCE_RECEIPT_FIELDS:
+            continue
+        if key in seen:
+            raise ValueError(f"duplicate field `{key}`")
+        seen.add(key)
+        if not isinstance(value, str):
+            raise ValueError(
+                f"invalid type: {_json_kind(value)}, expected a string (field `{key}`)"
+            )
+    for field_name in REFERENCE_RECEIPT_FIELDS:
+        if field_name not in seen:
+            raise ValueError(f"missing field `{field_name}`")
+
+
+def _json_kind(value: Any) -> str:
+    """How serde names the JSON value it did not expect."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"boolean `{str(value).lower()}`"
+    if isinstance(value, int | float):
+        return f"integer `{value}`" if isinstance(value, int) else f"floating point `{value}`"
+    return "sequence" if isinstance(value, list) else "map"
+
+
+def _examine(path: Path, *, kept: bool = False) -> Installed:
+    try:
+        receipt = read_receipt(path)
+    except FileNotFoundError:
+        return Installed(path, None, "no install receipt", kept)
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        return Installed(path, None, f"{RECEIPT_UNREADABLE}: {reason}", kept)
+    return Installed(path, receipt, None, kept)
+
+
+def scan_installed(dest: Path) -> list[Installed]:
+    """Every plugin directory under ``dest``, sorted by name: hidden ones too (the daemon
+    discovers them), except nexo-pkg's bookkeeping (``.nexo``, and the ``.staging-*``/
+    ``.removing-*`` of earlier versions); a symbolic link is listed with its problem, never
+    followed."""
+    found: list[Installed] = []
+    try:
+        children = sorted(dest.iterdir()) if dest.is_dir() else []
+    except OSError as exc:
+        raise io_error(f"list {dest}", exc) from exc
+    for child in children:
+        if child.name == BOOKKEEPING_DIR or child.name.startswith(LEGACY_PREFIXES):
+            continue
+        if child.is_symlink():
+            found.append(Installed(child, None, "is a symbolic link, not a plugin directory"))
+        elif child.is_dir():
+            found.append(_examine(child))
+    return found
+
+
+def scan_kept(dest: Path) -> list[Installed]:
+    """Old versions ``upgrade`` kept under ``.nexo/kept``, sorted by name."""
+    area = dest / BOOKKEEPING_DIR / KEPT_AREA
+    try:
+        holders = sorted(area.iterdir()) if area.is_dir() and not area.is_symlink() else []
+    except OSError as exc:
+        raise io_error(f"list {area}", exc) from exc
+    return [
+        _examine(holder / TREE_NAME, kept=True)
+        for holder in holders
+        if (holder / TREE_NAME).is_dir() and not (holder / TREE_NAME).is_symlink()
+    ]
+
+
+def installed_versions(dest: Path, plugin_id: str) -> list[Installed]:
+    """The installs of ``plugin_id``, highest version first (an interrupted replacement is
+    finished first, so a plugin whose old tree was moved aside is found)."""
+    recover_interrupted(dest)
+    matches = [item for item in scan_installed(dest) if item.plugin_id == plugin_id]
+    return sorted(matches, key=version_order, reverse=True)
+
+
+def version_order(item: Installed) -> tuple[bool, Version]:
+    """Sort key of an install by its receipt's version, in the daemon's order (build metadata
+    counts); a receipt without one, or with one that is not semver (edited by hand), sorts
+    lowest instead of failing."""
+    try:
+        return True, parse_version(item.receipt.version if item.receipt is not None else "")
+    except VersionError:
+        return False, Version(0, 0, 0)
+
+
+def unreadable_installs(dest: Path, plugin_id: str | None = None) -> list[Installed]:
+    """Directories in ``dest`` whose receipt the reference installer cannot read (of
+    ``plugin_id`` when given: named ``<id>`` or ``<id>-<version>``, as installs are)."""
+    return [
+        item
+        for item in scan_installed(dest)
+        if item.receipt is None
+        and (item.problem or "").startswith(RECEIPT_UNREADABLE)
+        and (
+            plugin_id is None
+            or item.path.name == plugin_id
+            or item.path.name.startswith(f"{plugin_id}-")
+        )
+    ]
+
+
+def require_installed(dest: Path, plugin_id: str) -> list[Installed]:
+    """Like :func:`installed_versions`, but an unknown id raises ``not_installed``."""
+    matches = installed_versions(dest, plugin_id)
+    if not matches:
+        raise NexoError(
+            f"plugin {plugin_id!r} is not installed in {dest} (see `nexo plugin list`)",
+            kind="not_installed",
+            details={"id": plugin_id},
+        )
+    return matches
+
+
+def write_receipt(directory: Path, receipt: Receipt) -> None:
+    """Write the receipt atomically (:func:`~nexo_pkg.core.files.write_file_atomically`), 0644
+    whatever the umask: a receipt anyone can rewrite could redirect upgrades. The caller then
+    makes the tree durable (:func:`~nexo_pkg.core.durable.sync_tree`) before publishing it.
+    Raises ``OSError``."""
+    data = json.dumps(receipt.to_json(), indent=2, ensure_ascii=False) + "\n"
+    path = directory / RECEIPT_NAME
+    write_file_atomically(path, data.encode("utf-8"), mode=0o644, durable=False)
