@@ -10,7 +10,7 @@ from types import FrameType
 
 import typer
 
-from nexo_pkg.cli.main import Interrupted
+from nexo_pkg.cli import Interrupted
 from nexo_pkg.core.output import OUTPUT
 
 

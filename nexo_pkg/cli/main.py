@@ -15,6 +15,7 @@ import signal
 import sys
 
 from nexo_pkg import __version__
+from nexo_pkg.cli import SIGNAL_EXIT, Interrupted
 
 # Not `typing.TYPE_CHECKING`: importing `typing` is a tenth of `nexo --version`'s start-up.
 TYPE_CHECKING = False
@@ -22,43 +23,19 @@ if TYPE_CHECKING:
     from types import FrameType
     from typing import Any
 
-_SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
-_SIGNAL_WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
-
-
-class Interrupted(BaseException):
-    """Raised in the main thread by SIGINT or SIGTERM.
-
-    A ``BaseException`` that is not ``KeyboardInterrupt``: cleanup written as ``finally`` or
-    ``except BaseException`` runs, while nothing in Typer, click's prompts or a library turns it
-    into "Aborted!" or a silent exit code.
-    """
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-    @property
-    def exit_code(self) -> int:
-        return _SIGNAL_EXIT.get(signal.Signals(self.signum), 128 + self.signum)
-
-    @property
-    def line(self) -> str:
-        return _SIGNAL_WORDS.get(signal.Signals(self.signum), f"stopped by signal {self.signum}")
-
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
     del frame
     # Cleanup must run to the end: a second Ctrl-C while the staging tree is being removed
     # would leave half of it behind.
-    for handled in _SIGNAL_EXIT:
+    for handled in SIGNAL_EXIT:
         signal.signal(handled, signal.SIG_IGN)
     raise Interrupted(signum)
 
 
 def install_signal_handlers() -> None:
     """Turn SIGINT and SIGTERM into :class:`Interrupted` (main thread only)."""
-    for handled in _SIGNAL_EXIT:
+    for handled in SIGNAL_EXIT:
         signal.signal(handled, _on_signal)
 
 

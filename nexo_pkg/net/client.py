@@ -59,6 +59,9 @@ finally:
     if _HIDE_HTTPX_MAIN and sys.modules.get("httpx._main", sys) is None:
         del sys.modules["httpx._main"]
 
+# The transport imports httpx: it comes after the import above hid httpx's command-line tool.
+from nexo_pkg.net.transport import CHUNK_SIZE, DEFAULT_PORTS, DirectTransport  # noqa: E402
+
 USER_AGENT = f"nexo-pkg/{__version__}"
 RETRY_BASE_ENV = "NEXO_HTTP_RETRY_BASE_MS"
 DEFAULT_RETRIES = 3
@@ -74,8 +77,6 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # Redirects that keep the method and body; the others are followed by GET and HEAD only.
 _METHOD_KEEPING = frozenset({307, 308})
 _FOLLOWED_METHODS = frozenset({"GET", "HEAD"})
-CHUNK_SIZE = 1024 * 1024
-DEFAULT_PORTS = {"http": 80, "https": 443}
 _LOCATION = "nexo_location"
 # A header's number of seconds. Ten ASCII digits reach the year 2286: anything longer is not
 # a delay or a time a server means.
@@ -421,8 +422,6 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
         self.host = ""
         # Every socket this client opened, so a deadline can cut whichever one is blocking.
         self._watch = SocketWatch()
-        from nexo_pkg.net.transport import DirectTransport  # noqa: PLC0415 (after httpx)
-
         # trust_env keeps SSL_CERT_FILE and friends working; httpx reads the proxy variables
         # only for a client without a transport of its own, so they are mounted here.
         self._http = httpx.Client(

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from nexo_pkg.net.client import CHUNK_SIZE, DEFAULT_PORTS
-
 if TYPE_CHECKING:
     import ssl
 
 Origin = tuple[str, str, int]
+CHUNK_SIZE = 1024 * 1024
+DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
 class _Stream:

@@ -19,7 +19,7 @@ from support.cli import clean_env, nexo
 from support.daemon_walk import assert_one_per_id, discovered_versions
 from support.tarballs import plugin_tarball, release_assets, write_plugin
 
-from nexo_pkg.cli.main import Interrupted
+from nexo_pkg.cli import Interrupted
 from nexo_pkg.core import dirs
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install import root as install_root

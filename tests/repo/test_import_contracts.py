@@ -104,6 +104,18 @@ def _copy(tmp_path: Path) -> Path:
             ".github -> .download",
         ),
         (
+            "cli/lsp.py",
+            "from nexo_pkg.cli.main import install_signal_handlers\n",
+            "cli-acyclic",
+            ".main -> .app",
+        ),
+        (
+            "net/transport.py",
+            "from nexo_pkg.net.client import USER_AGENT\n",
+            "net-acyclic",
+            ".transport -> .client",
+        ),
+        (
             "sources/download.py",
             "from rich.progress import Progress\n",
             "no-console-below-cli",
@@ -131,6 +143,8 @@ def _copy(tmp_path: Path) -> Path:
         "fleet-imports-a-private-name",
         "fleet-reads-a-private-attribute",
         "sources-in-a-circle",
+        "cli-in-a-circle",
+        "net-in-a-circle",
         "sources-draw-a-bar",
         "manifest-imports-httpx",
         "lint-verifies",
@@ -159,6 +173,8 @@ def test_architecture_doc_describes_every_contract() -> None:
         "private-modules",
         "check-acyclic",
         "sources-acyclic",
+        "cli-acyclic",
+        "net-acyclic",
         "lint-path",
         "no-console-below-cli",
     ]
