@@ -1,5 +1,5 @@
 """Fixtures for the HTTP client's tests: an isolated environment for CLI subprocesses, a
-real registry, and unsigned plugin builds to publish to it."""
+real registry, the loopback GitHub server, and unsigned plugin builds to publish to it."""
 
 from __future__ import annotations
 
@@ -7,10 +7,11 @@ import os
 from pathlib import Path
 
 import pytest
+from support.github_server import github_server
 from support.registry import auth_registry, registry
 from support.tarballs import manifest_text, plugin_tarball, write_plugin
 
-__all__ = ["auth_registry", "registry"]
+__all__ = ["auth_registry", "github_server", "registry"]
 
 LINUX = "x86_64-unknown-linux-gnu"
 
