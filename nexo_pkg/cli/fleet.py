@@ -125,343 +125,393 @@ def fleet_callbacks(json_output: bool) -> InstallCallbacks:
     return InstallCallbacks(notice=None if json_output else say)
 
 
-def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures counted here; each is small)
-    """Attach the fleet commands to the ``plugin`` sub-app."""
+def lock_command(
+    *,
+    plugin_ids: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[ID]...", help="With --upgrade: the plugins to re-resolve."),
+    ] = None,
+    wanted: WantedOption = Path("nexo-plugins.toml"),
+    lock_file: LockOption = None,
+    upgrade: Annotated[
+        bool,
+        typer.Option(
+            "--upgrade", help="Re-resolve the IDs named (every plugin when none is named)."
+        ),
+    ] = False,
+    check: Annotated[
+        bool, typer.Option("--check", help="Only say whether the lock is stale (exit 1 if so).")
+    ] = False,
+    config: ConfigOption = None,
+    trusted_keys: TrustedKeysOption = None,
+    require_signature: RequireSignatureOption = False,
+    skip_signature_verify: SkipSignatureOption = False,
+    github_api_url: GitHubApiOption = None,
+    registry_config: RegistryConfigOption = None,
+    plain_http: PlainHttpOption = False,
+    timeout: TimeoutOption = None,
+    jobs: JobsOption = None,
+    nexo_version: NexoVersionOption = None,
+    yes: YesOption = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Resolve nexo-plugins.toml into nexo-plugins.lock (every target, hash and signer).
 
-    @app.command("lock")
-    def lock_command(
-        *,
-        plugin_ids: Annotated[
-            list[str] | None,
-            typer.Argument(metavar="[ID]...", help="With --upgrade: the plugins to re-resolve."),
-        ] = None,
-        wanted: WantedOption = Path("nexo-plugins.toml"),
-        lock_file: LockOption = None,
-        upgrade: Annotated[
-            bool,
-            typer.Option(
-                "--upgrade", help="Re-resolve the IDs named (every plugin when none is named)."
-            ),
-        ] = False,
-        check: Annotated[
-            bool, typer.Option("--check", help="Only say whether the lock is stale (exit 1 if so).")
-        ] = False,
-        config: ConfigOption = None,
-        trusted_keys: TrustedKeysOption = None,
-        require_signature: RequireSignatureOption = False,
-        skip_signature_verify: SkipSignatureOption = False,
-        github_api_url: GitHubApiOption = None,
-        registry_config: RegistryConfigOption = None,
-        plain_http: PlainHttpOption = False,
-        timeout: TimeoutOption = None,
-        jobs: JobsOption = None,
-        nexo_version: NexoVersionOption = None,
-        yes: YesOption = False,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Resolve nexo-plugins.toml into nexo-plugins.lock (every target, hash and signer).
+    Unchanged entries are kept as they are; `--upgrade [ID]...` re-resolves those plugins
+    (every plugin when no ID is named). With the daemon's version (--nexo-version or
+    NEXO_DAEMON_VERSION) a GitHub source without a tag locks the newest release whose
+    manifest asset admits it; a release that excludes it is incompatible.
+    Exit codes: 0 the lock is current; 1 a plugin could not be locked, or --check found
+    it stale; 2 usage or configuration error.
+    """
+    del yes  # nothing is asked: accepted as on every command that changes state
+    from nexo_pkg.fleet import lock as locking  # noqa: PLC0415
+    from nexo_pkg.fleet.lockfile import LOCK_NAME  # noqa: PLC0415
 
-        Unchanged entries are kept as they are; `--upgrade [ID]...` re-resolves those plugins
-        (every plugin when no ID is named). With the daemon's version (--nexo-version or
-        NEXO_DAEMON_VERSION) a GitHub source without a tag locks the newest release whose
-        manifest asset admits it; a release that excludes it is incompatible.
-        Exit codes: 0 the lock is current; 1 a plugin could not be locked, or --check found
-        it stale; 2 usage or configuration error.
-        """
-        del yes  # nothing is asked: accepted as on every command that changes state
-        from nexo_pkg.fleet import lock as locking  # noqa: PLC0415
-        from nexo_pkg.fleet.lockfile import LOCK_NAME  # noqa: PLC0415
-
-        path = lock_file if lock_file is not None else wanted.parent / LOCK_NAME
-        if check:
-            result = guarded(lambda: locking.check(wanted, path), json_output=json_output)
-            if json_output:
-                emit_json(result.to_json())
-            for reason in result.stale:
-                note(f"stale: {reason}")
-            if result.stale:
-                note(f"error: {path} is stale; run `nexo plugin lock`")
-                raise typer.Exit(1)
-            if not json_output:
-                note(f"{path} is up to date.")
-            return
-        if plugin_ids and not upgrade:
-            message = "plugin ids are only taken with --upgrade (lock --upgrade ID)"
-            fail(UsageError(message), json_output=json_output)
-        upgrade_ids = frozenset(plugin_ids or ()) if upgrade else None
-
-        def show(result: LockResult) -> None:
-            for plugin_id, change in sorted(result.changes.items()):
-                note(f"{plugin_id}: {change}")
-            note(f"Wrote {path}." if result.written else f"{path} is up to date.")
-
-        locked = answer(
-            lambda: locking.lock(
-                wanted,
-                path,
-                fleet_options(
-                    config=config,
-                    trusted_keys=trusted_keys,
-                    require_signature=require_signature,
-                    skip_signature_verify=skip_signature_verify,
-                    github_api_url=github_api_url,
-                    registry_config=registry_config,
-                    plain_http=plain_http,
-                    timeout=timeout,
-                    jobs=jobs,
-                    nexo_version=nexo_version,
-                ),
-                callbacks=fleet_callbacks(json_output),
-                upgrade=upgrade_ids,
-            ),
-            json_output=json_output,
-            show=show,
-        )
-        for message in locked.warnings:
-            warn(printable(message))  # as install warns: with --quiet and --json too
-
-    @app.command("sync")
-    def sync_command(
-        *,
-        lock_file: Annotated[
-            Path, typer.Option("--lock", help="The lock file (default ./nexo-plugins.lock).")
-        ] = Path("nexo-plugins.lock"),
-        dest: DestOption = None,
-        prune: Annotated[
-            bool, typer.Option("--prune", help="Remove installed plugins the lock does not name.")
-        ] = False,
-        frozen: Annotated[
-            bool,
-            typer.Option(
-                "--frozen", help="Use the lock as it is; refuse when it is stale, resolve nothing."
-            ),
-        ] = False,
-        target: TargetOption = None,
-        config: ConfigOption = None,
-        trusted_keys: TrustedKeysOption = None,
-        require_signature: RequireSignatureOption = False,
-        skip_signature_verify: SkipSignatureOption = False,
-        github_api_url: GitHubApiOption = None,
-        registry_config: RegistryConfigOption = None,
-        plain_http: PlainHttpOption = False,
-        registry_mirror: RegistryMirrorOption = None,
-        timeout: TimeoutOption = None,
-        jobs: JobsOption = None,
-        allow_signer_change: AllowSignerChangeOption = False,
-        nexo_version: NexoVersionOption = None,
-        yes: YesOption = False,
-        dry_run: Annotated[
-            bool,
-            typer.Option(
-                "--dry-run",
-                help="Print the plan (install, upgrade, downgrade, reinstall, remove, "
-                "unchanged, with versions) and change nothing: no request, no lock written.",
-            ),
-        ] = False,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Make the plugin root match the lock: install, upgrade, downgrade, and with --prune
-        remove.
-
-        The lock decides: a plugin installed at a higher version than the lock's is
-        downgraded, and the summary names every downgrade ("as locked"). The version each
-        plugin had is kept out of the daemon's sight for `nexo plugin rollback`, as upgrade
-        keeps it (one per plugin). --dry-run prints the plan from the lock and the installed
-        receipts alone (a lock stale against nexo-plugins.toml is planned as it stands, and
-        said to be stale). Without --frozen a nexo-plugins.toml beside the lock is locked
-        first when the lock is stale; a version that locking brings in must keep the
-        installed version's signer (signer_changed, unless --allow-signer-change), as for
-        upgrade. Exit codes: 0 in sync (or planned); 1 a plugin failed (the others are
-        synced); 2 usage or configuration error.
-        """
-        del yes  # nothing is asked: accepted as on every command that changes state
-        from nexo_pkg.fleet.lockfile import WANTED_NAME  # noqa: PLC0415
-        from nexo_pkg.fleet.sync import sync  # noqa: PLC0415
-
-        def run() -> SyncResult:
-            from nexo_pkg.fleet.lockfile import read_registries  # noqa: PLC0415
-            from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
-            from nexo_pkg.sources.mirrors import configured  # noqa: PLC0415
-
-            root = (
-                install_root(dest) if dest is not None else install_root(None, config_dir(config))
-            )
-            wanted_path = lock_file.parent / WANTED_NAME
-            if dry_run:
-                from nexo_pkg.fleet.sync import dry_run_plan  # noqa: PLC0415
-
-                return dry_run_plan(
-                    lock_file, root, wanted_path=wanted_path, prune=prune, target=target
-                )
-            mirrors = configured(
-                registry_mirror, read_registries(wanted_path) if wanted_path.exists() else None
-            )
-            result = sync(
-                lock_file,
-                root,
-                fleet_options(
-                    config=config,
-                    trusted_keys=trusted_keys,
-                    require_signature=require_signature,
-                    skip_signature_verify=skip_signature_verify,
-                    github_api_url=github_api_url,
-                    registry_config=registry_config,
-                    plain_http=plain_http,
-                    timeout=timeout,
-                    jobs=jobs,
-                    registry_mirrors=mirrors,
-                    allow_signer_change=allow_signer_change,
-                    nexo_version=nexo_version,
-                ),
-                callbacks=fleet_callbacks(json_output),
-                wanted_path=wanted_path,
-                frozen=frozen,
-                prune=prune,
-                target=target,
-                progress=None if json_output or not sys.stderr.isatty() else note,
-            )
-            return _warned(result)
-
-        def show(result: SyncResult) -> None:
-            if result.dry_run:
-                _show_plan(result)
-                return
-            if result.relocked:
-                note(f"Locked {lock_file} again: {WANTED_NAME} had changed.")
-            for item in result.outcomes:
-                if item.action == "failed":
-                    note(f"error: {item.plugin_id}: {item.error} [{item.kind}]")
-                elif item.action != "unchanged":
-                    note(_outcome_line(item))
-            changed = sum(item.action not in {"unchanged", "failed"} for item in result.outcomes)
-            downgraded = [
-                f"{item.plugin_id} {item.from_version} \u2192 {item.version}"
-                for item in result.outcomes
-                if item.change == "downgrade" and item.action != "failed"
-            ]
-            as_locked = f"; downgraded as locked: {', '.join(downgraded)}" if downgraded else ""
-            note(
-                f"{result.dest}: {changed} change(s), {len(result.outcomes)} plugin(s) "
-                f"checked{as_locked}."
-            )
-
-        if not answer(run, json_output=json_output, show=show).ok:
+    path = lock_file if lock_file is not None else wanted.parent / LOCK_NAME
+    if check:
+        result = guarded(lambda: locking.check(wanted, path), json_output=json_output)
+        if json_output:
+            emit_json(result.to_json())
+        for reason in result.stale:
+            note(f"stale: {reason}")
+        if result.stale:
+            note(f"error: {path} is stale; run `nexo plugin lock`")
             raise typer.Exit(1)
+        if not json_output:
+            note(f"{path} is up to date.")
+        return
+    if plugin_ids and not upgrade:
+        message = "plugin ids are only taken with --upgrade (lock --upgrade ID)"
+        fail(UsageError(message), json_output=json_output)
+    upgrade_ids = frozenset(plugin_ids or ()) if upgrade else None
 
-    @app.command("push")
-    def push_command(
-        *,
-        arguments: Annotated[
-            list[str],
-            typer.Argument(
-                metavar="[DIST] REFERENCE",
-                help="DIST: the directory `nexo plugin pack` wrote (default: ./dist, where "
-                "pack writes); REFERENCE: oci://HOST/NS/NAME[:TAG].",
-                show_default=False,
-            ),
-        ],
-        registry_config: RegistryConfigOption = None,
-        plain_http: PlainHttpOption = False,
-        timeout: TimeoutOption = None,
-        yes: YesOption = False,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Publish one version (every target, with sidecars and signatures) to a registry.
+    def show(result: LockResult) -> None:
+        for plugin_id, change in sorted(result.changes.items()):
+            note(f"{plugin_id}: {change}")
+        note(f"Wrote {path}." if result.written else f"{path} is up to date.")
 
-        DIST defaults to ./dist, where `nexo plugin pack` writes. The tag defaults to the
-        version. Exit codes: 0 pushed; 1 refused; 2 usage error.
-        """
-        del yes  # nothing is asked: accepted as on every command that changes state
-        from nexo_pkg.fleet.publish import push  # noqa: PLC0415
-
-        if len(arguments) not in {1, 2}:
-            message = "push takes [DIST] REFERENCE: the packed directory (default ./dist) and "
-            fail(UsageError(message + "an oci:// reference"), json_output=json_output)
-        dist = Path(arguments[0]) if len(arguments) == 2 else Path("dist")
-        destination = arguments[-1]
-
-        answer(
-            lambda: push(
-                dist,
-                destination,
-                fleet_options(
-                    registry_config=registry_config,
-                    plain_http=plain_http,
-                    timeout=timeout,
-                    reads_policy=False,
-                ),
-                callbacks=fleet_callbacks(json_output),
-            ),
-            json_output=json_output,
-            show=lambda pushed: note(
-                f"Pushed {pushed.plugin_id} {pushed.version} to {pushed.reference} "
-                f"({pushed.digest})."
-            ),
-        )
-
-    @app.command("mirror")
-    def mirror_command(
-        *,
-        release: Annotated[
-            str,
-            typer.Argument(
-                metavar="SOURCE",
-                help="The GitHub release to copy (OWNER/REPO@TAG), or a registry version "
-                "(oci://HOST/NS/NAME[:TAG|@sha256:DIGEST]).",
-            ),
-        ],
-        destination: RegistryReferenceArgument,
-        github_api_url: GitHubApiOption = None,
-        registry_config: RegistryConfigOption = None,
-        plain_http: PlainHttpOption = False,
-        timeout: TimeoutOption = None,
-        yes: YesOption = False,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Copy a GitHub release, or a registry version, with its signature material into a
-        registry.
-
-        From a registry every tag of the version and every referrer is copied with its bytes
-        unchanged; what the destination holds already is skipped, so a cut-off run resumes
-        and a second run copies nothing. Installs from the copy verify the original signer
-        under the same trust policy. Exit codes: 0 mirrored; 1 refused; 2 usage error.
-        """
-        del yes  # nothing is asked: accepted as on every command that changes state
-        from nexo_pkg.sources.oci_reference import is_oci  # noqa: PLC0415
-
-        callbacks = fleet_callbacks(json_output)
-
-        def options() -> FleetOptions:
-            return fleet_options(
+    locked = answer(
+        lambda: locking.lock(
+            wanted,
+            path,
+            fleet_options(
+                config=config,
+                trusted_keys=trusted_keys,
+                require_signature=require_signature,
+                skip_signature_verify=skip_signature_verify,
                 github_api_url=github_api_url,
                 registry_config=registry_config,
                 plain_http=plain_http,
                 timeout=timeout,
-                reads_policy=False,
-            )
+                jobs=jobs,
+                nexo_version=nexo_version,
+            ),
+            callbacks=fleet_callbacks(json_output),
+            upgrade=upgrade_ids,
+        ),
+        json_output=json_output,
+        show=show,
+    )
+    for message in locked.warnings:
+        warn(printable(message))  # as install warns: with --quiet and --json too
 
-        if is_oci(release):
-            from nexo_pkg.fleet.copy import mirror_registry  # noqa: PLC0415
 
-            answer(
-                lambda: mirror_registry(release, destination, options(), callbacks),
-                json_output=json_output,
-                show=lambda copied: note(
-                    f"Mirrored {copied.source} to {copied.reference} ({copied.digest}): "
-                    f"{copied.blobs} blob(s), {copied.manifests} manifest(s), "
-                    f"{copied.tags_written} tag(s) copied."
-                ),
+def sync_command(
+    *,
+    lock_file: Annotated[
+        Path, typer.Option("--lock", help="The lock file (default ./nexo-plugins.lock).")
+    ] = Path("nexo-plugins.lock"),
+    dest: DestOption = None,
+    prune: Annotated[
+        bool, typer.Option("--prune", help="Remove installed plugins the lock does not name.")
+    ] = False,
+    frozen: Annotated[
+        bool,
+        typer.Option(
+            "--frozen", help="Use the lock as it is; refuse when it is stale, resolve nothing."
+        ),
+    ] = False,
+    target: TargetOption = None,
+    config: ConfigOption = None,
+    trusted_keys: TrustedKeysOption = None,
+    require_signature: RequireSignatureOption = False,
+    skip_signature_verify: SkipSignatureOption = False,
+    github_api_url: GitHubApiOption = None,
+    registry_config: RegistryConfigOption = None,
+    plain_http: PlainHttpOption = False,
+    registry_mirror: RegistryMirrorOption = None,
+    timeout: TimeoutOption = None,
+    jobs: JobsOption = None,
+    allow_signer_change: AllowSignerChangeOption = False,
+    nexo_version: NexoVersionOption = None,
+    yes: YesOption = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Print the plan (install, upgrade, downgrade, reinstall, remove, "
+            "unchanged, with versions) and change nothing: no request, no lock written.",
+        ),
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Make the plugin root match the lock: install, upgrade, downgrade, and with --prune
+    remove.
+
+    The lock decides: a plugin installed at a higher version than the lock's is
+    downgraded, and the summary names every downgrade ("as locked"). The version each
+    plugin had is kept out of the daemon's sight for `nexo plugin rollback`, as upgrade
+    keeps it (one per plugin). --dry-run prints the plan from the lock and the installed
+    receipts alone (a lock stale against nexo-plugins.toml is planned as it stands, and
+    said to be stale). Without --frozen a nexo-plugins.toml beside the lock is locked
+    first when the lock is stale; a version that locking brings in must keep the
+    installed version's signer (signer_changed, unless --allow-signer-change), as for
+    upgrade. Exit codes: 0 in sync (or planned); 1 a plugin failed (the others are
+    synced); 2 usage or configuration error.
+    """
+    del yes  # nothing is asked: accepted as on every command that changes state
+    from nexo_pkg.fleet.lockfile import WANTED_NAME  # noqa: PLC0415
+    from nexo_pkg.fleet.sync import sync  # noqa: PLC0415
+
+    def run() -> SyncResult:
+        from nexo_pkg.fleet.lockfile import read_registries  # noqa: PLC0415
+        from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
+        from nexo_pkg.sources.mirrors import configured  # noqa: PLC0415
+
+        root = install_root(dest) if dest is not None else install_root(None, config_dir(config))
+        wanted_path = lock_file.parent / WANTED_NAME
+        if dry_run:
+            from nexo_pkg.fleet.sync import dry_run_plan  # noqa: PLC0415
+
+            return dry_run_plan(
+                lock_file, root, wanted_path=wanted_path, prune=prune, target=target
             )
+        mirrors = configured(
+            registry_mirror, read_registries(wanted_path) if wanted_path.exists() else None
+        )
+        result = sync(
+            lock_file,
+            root,
+            fleet_options(
+                config=config,
+                trusted_keys=trusted_keys,
+                require_signature=require_signature,
+                skip_signature_verify=skip_signature_verify,
+                github_api_url=github_api_url,
+                registry_config=registry_config,
+                plain_http=plain_http,
+                timeout=timeout,
+                jobs=jobs,
+                registry_mirrors=mirrors,
+                allow_signer_change=allow_signer_change,
+                nexo_version=nexo_version,
+            ),
+            callbacks=fleet_callbacks(json_output),
+            wanted_path=wanted_path,
+            frozen=frozen,
+            prune=prune,
+            target=target,
+            progress=None if json_output or not sys.stderr.isatty() else note,
+        )
+        return _warned(result)
+
+    def show(result: SyncResult) -> None:
+        if result.dry_run:
+            _show_plan(result)
             return
-        from nexo_pkg.fleet.publish import mirror  # noqa: PLC0415
+        if result.relocked:
+            note(f"Locked {lock_file} again: {WANTED_NAME} had changed.")
+        for item in result.outcomes:
+            if item.action == "failed":
+                note(f"error: {item.plugin_id}: {item.error} [{item.kind}]")
+            elif item.action != "unchanged":
+                note(_outcome_line(item))
+        changed = sum(item.action not in {"unchanged", "failed"} for item in result.outcomes)
+        downgraded = [
+            f"{item.plugin_id} {item.from_version} \u2192 {item.version}"
+            for item in result.outcomes
+            if item.change == "downgrade" and item.action != "failed"
+        ]
+        as_locked = f"; downgraded as locked: {', '.join(downgraded)}" if downgraded else ""
+        note(
+            f"{result.dest}: {changed} change(s), {len(result.outcomes)} plugin(s) "
+            f"checked{as_locked}."
+        )
+
+    if not answer(run, json_output=json_output, show=show).ok:
+        raise typer.Exit(1)
+
+
+def push_command(
+    *,
+    arguments: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="[DIST] REFERENCE",
+            help="DIST: the directory `nexo plugin pack` wrote (default: ./dist, where "
+            "pack writes); REFERENCE: oci://HOST/NS/NAME[:TAG].",
+            show_default=False,
+        ),
+    ],
+    registry_config: RegistryConfigOption = None,
+    plain_http: PlainHttpOption = False,
+    timeout: TimeoutOption = None,
+    yes: YesOption = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Publish one version (every target, with sidecars and signatures) to a registry.
+
+    DIST defaults to ./dist, where `nexo plugin pack` writes. The tag defaults to the
+    version. Exit codes: 0 pushed; 1 refused; 2 usage error.
+    """
+    del yes  # nothing is asked: accepted as on every command that changes state
+    from nexo_pkg.fleet.publish import push  # noqa: PLC0415
+
+    if len(arguments) not in {1, 2}:
+        message = "push takes [DIST] REFERENCE: the packed directory (default ./dist) and "
+        fail(UsageError(message + "an oci:// reference"), json_output=json_output)
+    dist = Path(arguments[0]) if len(arguments) == 2 else Path("dist")
+    destination = arguments[-1]
+
+    answer(
+        lambda: push(
+            dist,
+            destination,
+            fleet_options(
+                registry_config=registry_config,
+                plain_http=plain_http,
+                timeout=timeout,
+                reads_policy=False,
+            ),
+            callbacks=fleet_callbacks(json_output),
+        ),
+        json_output=json_output,
+        show=lambda pushed: note(
+            f"Pushed {pushed.plugin_id} {pushed.version} to {pushed.reference} ({pushed.digest})."
+        ),
+    )
+
+
+def mirror_command(
+    *,
+    release: Annotated[
+        str,
+        typer.Argument(
+            metavar="SOURCE",
+            help="The GitHub release to copy (OWNER/REPO@TAG), or a registry version "
+            "(oci://HOST/NS/NAME[:TAG|@sha256:DIGEST]).",
+        ),
+    ],
+    destination: RegistryReferenceArgument,
+    github_api_url: GitHubApiOption = None,
+    registry_config: RegistryConfigOption = None,
+    plain_http: PlainHttpOption = False,
+    timeout: TimeoutOption = None,
+    yes: YesOption = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Copy a GitHub release, or a registry version, with its signature material into a
+    registry.
+
+    From a registry every tag of the version and every referrer is copied with its bytes
+    unchanged; what the destination holds already is skipped, so a cut-off run resumes
+    and a second run copies nothing. Installs from the copy verify the original signer
+    under the same trust policy. Exit codes: 0 mirrored; 1 refused; 2 usage error.
+    """
+    del yes  # nothing is asked: accepted as on every command that changes state
+    from nexo_pkg.sources.oci_reference import is_oci  # noqa: PLC0415
+
+    callbacks = fleet_callbacks(json_output)
+
+    def options() -> FleetOptions:
+        return fleet_options(
+            github_api_url=github_api_url,
+            registry_config=registry_config,
+            plain_http=plain_http,
+            timeout=timeout,
+            reads_policy=False,
+        )
+
+    if is_oci(release):
+        from nexo_pkg.fleet.copy import mirror_registry  # noqa: PLC0415
 
         answer(
-            lambda: mirror(release, destination, options(), callbacks),
+            lambda: mirror_registry(release, destination, options(), callbacks),
             json_output=json_output,
-            show=lambda mirrored: note(
-                f"Mirrored {release} to {mirrored.reference} ({mirrored.digest})."
+            show=lambda copied: note(
+                f"Mirrored {copied.source} to {copied.reference} ({copied.digest}): "
+                f"{copied.blobs} blob(s), {copied.manifests} manifest(s), "
+                f"{copied.tags_written} tag(s) copied."
             ),
         )
+        return
+    from nexo_pkg.fleet.publish import mirror  # noqa: PLC0415
+
+    answer(
+        lambda: mirror(release, destination, options(), callbacks),
+        json_output=json_output,
+        show=lambda mirrored: note(
+            f"Mirrored {release} to {mirrored.reference} ({mirrored.digest})."
+        ),
+    )
+
+
+def cache_dir_command() -> None:
+    """Print the cache directory (it may not exist yet)."""
+    from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
+
+    result_line(str(BlobCache(nexo_home_from_env()).root))
+
+
+def cache_size_command(
+    *,
+    human: Annotated[
+        bool, typer.Option("--human", "-H", help="Print 1.5MiB instead of bytes.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Print the size of the cache in bytes (0 when it does not exist)."""
+    from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
+
+    cache = BlobCache(nexo_home_from_env())
+    count, size = guarded(cache.usage, json_output=json_output)
+    if json_output:
+        emit_json({"ok": True, "path": str(cache.root), "blobs": count, "bytes": size})
+    else:
+        result_line(human_size(size) if human else str(size))
+
+
+def cache_clean_command(*, yes: YesOption = False, json_output: JsonOption = False) -> None:
+    """Remove every blob from the cache (as `prune --all`)."""
+    del yes  # nothing is asked: accepted as on every command that changes state
+    _prune(None, json_output=json_output)
+
+
+def cache_prune_command(
+    *,
+    all_blobs: Annotated[bool, typer.Option("--all", help="Remove every blob.")] = False,
+    older_than_days: Annotated[
+        float, typer.Option("--older-than-days", help="Remove blobs unused this long.")
+    ] = 30.0,
+    yes: YesOption = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Remove the blobs unused for --older-than-days (default 30), and corrupt and
+    half-written ones, from the cache; --all (or `cache clean`) removes every blob."""
+    del yes  # nothing is asked: accepted as on every command that changes state
+    if older_than_days < 0:
+        fail(UsageError("--older-than-days must be 0 or more"), json_output=json_output)
+    _prune(None if all_blobs else older_than_days * 86400, json_output=json_output)
+
+
+def register(app: typer.Typer) -> None:
+    """Attach the fleet commands to the ``plugin`` sub-app."""
+
+    app.command("lock")(lock_command)
+    app.command("sync")(sync_command)
+    app.command("push")(push_command)
+    app.command("mirror")(mirror_command)
 
     cache_app = typer.Typer(
         help="The shared download cache ($NEXO_HOME/cache/blobs), as uv's `cache`: dir, "
@@ -469,54 +519,10 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
         "Exit codes: 0 success; 1 the cache could not be read or pruned; 2 usage error."
     )
     app.add_typer(cache_app, name="cache")
-
-    @cache_app.command("dir")
-    def cache_dir_command() -> None:
-        """Print the cache directory (it may not exist yet)."""
-        from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
-
-        result_line(str(BlobCache(nexo_home_from_env()).root))
-
-    @cache_app.command("size")
-    def cache_size_command(
-        *,
-        human: Annotated[
-            bool, typer.Option("--human", "-H", help="Print 1.5MiB instead of bytes.")
-        ] = False,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Print the size of the cache in bytes (0 when it does not exist)."""
-        from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
-
-        cache = BlobCache(nexo_home_from_env())
-        count, size = guarded(cache.usage, json_output=json_output)
-        if json_output:
-            emit_json({"ok": True, "path": str(cache.root), "blobs": count, "bytes": size})
-        else:
-            result_line(human_size(size) if human else str(size))
-
-    @cache_app.command("clean")
-    def cache_clean_command(*, yes: YesOption = False, json_output: JsonOption = False) -> None:
-        """Remove every blob from the cache (as `prune --all`)."""
-        del yes  # nothing is asked: accepted as on every command that changes state
-        _prune(None, json_output=json_output)
-
-    @cache_app.command("prune")
-    def cache_prune_command(
-        *,
-        all_blobs: Annotated[bool, typer.Option("--all", help="Remove every blob.")] = False,
-        older_than_days: Annotated[
-            float, typer.Option("--older-than-days", help="Remove blobs unused this long.")
-        ] = 30.0,
-        yes: YesOption = False,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Remove the blobs unused for --older-than-days (default 30), and corrupt and
-        half-written ones, from the cache; --all (or `cache clean`) removes every blob."""
-        del yes  # nothing is asked: accepted as on every command that changes state
-        if older_than_days < 0:
-            fail(UsageError("--older-than-days must be 0 or more"), json_output=json_output)
-        _prune(None if all_blobs else older_than_days * 86400, json_output=json_output)
+    cache_app.command("dir")(cache_dir_command)
+    cache_app.command("size")(cache_size_command)
+    cache_app.command("clean")(cache_clean_command)
+    cache_app.command("prune")(cache_prune_command)
 
 
 def _warned(result: SyncResult) -> SyncResult:

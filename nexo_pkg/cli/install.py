@@ -420,582 +420,583 @@ def _upgradable_ids(root: Path) -> list[str]:
     return ids
 
 
-def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures counted here; each is small)
+def install_command(
+    *,
+    source: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="SOURCE",
+            help="owner/repo[@tag] of a GitHub release, oci://host/repo[:tag|@digest], or "
+            "a path to a release .tar.gz (none with --link).",
+        ),
+    ] = None,
+    dest: DestOption = None,
+    config: ConfigOption = None,
+    target: TargetOption = None,
+    trusted_keys: TrustedKeysOption = None,
+    require_signature: RequireSignatureOption = False,
+    skip_signature_verify: SkipSignatureOption = False,
+    github_api_url: GitHubApiOption = None,
+    timeout: InstallTimeoutOption = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Replace an existing install, or a development link (install --link) of the id.",
+        ),
+    ] = False,
+    allow_downgrade: Annotated[
+        bool,
+        typer.Option(
+            "--allow-downgrade",
+            help="Replace an installed newer version of the plugin with this older one.",
+        ),
+    ] = False,
+    yes: YesOption = False,
+    dry_run: DryRunOption = False,
+    json_output: JsonOption = False,
+    max_download_size: Annotated[
+        str | None, typer.Option("--max-download-size", help="Download limit (default 100M).")
+    ] = None,
+    max_entries: Annotated[
+        int | None, typer.Option("--max-entries", help="Archive entry limit (default 10000).")
+    ] = None,
+    max_total_size: Annotated[
+        str | None,
+        typer.Option("--max-total-size", help="Extracted size limit (default 250M)."),
+    ] = None,
+    max_entry_size: Annotated[
+        str | None, typer.Option("--max-entry-size", help="Per-file size limit (default 100M).")
+    ] = None,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check", help="After installing, run `nexo plugin check` on the installed plugin."
+        ),
+    ] = False,
+    registry_config: RegistryConfigOption = None,
+    plain_http: PlainHttpOption = False,
+    nexo_version: NexoVersionOption = None,
+    link: Annotated[
+        Path | None,
+        typer.Option(
+            "--link",
+            metavar="DIR",
+            help="Development install: link <dest>/<id> to the plugin checkout DIR "
+            "instead of installing a release (listed as linked, refused by verify).",
+        ),
+    ] = None,
+) -> None:
+    """Resolve, download, verify and install a plugin.
+
+    With --link DIR (and no SOURCE), link the plugin checkout DIR into the plugin root
+    instead: every edit there is what the daemon runs at its next start, provided its
+    discovery follows links (discovery.follow_symlinks: true). Nothing is verified;
+    `nexo plugin remove ID` removes the link, never the checkout.
+
+    Exit codes: 0 installed (or already present, or --dry-run passed); 1 refused, or
+    installed but --check failed; 2 usage or configuration error.
+    """
+
+    if link is not None:
+        _install_link(link, source, dest=dest, config=config, json_output=json_output)
+        return
+    if source is None:
+        fail(UsageError("missing argument SOURCE (or --link DIR)"), json_output=json_output)
+    source_text = source
+
+    def run() -> InstallResult:
+        from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
+        from nexo_pkg.install.pipeline import InstallOptions, install  # noqa: PLC0415
+        from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
+
+        options = InstallOptions(
+            dest=_roots(dest, config)[0],
+            nexo_home=nexo_home_from_env(),
+            policy_path=policy_path(config, trusted_keys),
+            target=target,
+            trusted_keys=trusted_keys,
+            require_signature=require_signature,
+            skip_signature_verify=skip_signature_verify,
+            github_api_url=github_api_url,
+            http_timeout=timeout,
+            force=force,
+            allow_downgrade=allow_downgrade,
+            dry_run=dry_run,
+            limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
+            daemon=daemon_version(nexo_version),
+            registry_config=registry_config,
+            plain_http=plain_http,
+            registry_mirrors=registry_mirrors(),
+        )
+        result = install(source_text, options, _callbacks(yes=yes, json_output=json_output))
+        if not result.dry_run:
+            from nexo_pkg.install.hold import release_hold  # noqa: PLC0415
+
+            # The operator named what to install: a hold on that plugin is over.
+            release_hold(options.dest, result.plan.plugin_id)
+        return result
+
+    result = guarded(run, json_output=json_output)
+    if not check or result.dry_run:
+        _report_install(result, json_output=json_output)
+        return
+    if not json_output:
+        _report_install(result, json_output=False)
+    from nexo_pkg.cli.check import check_after  # noqa: PLC0415
+
+    document = result.to_json()
+    failure = "the installed plugin failed its checks"
+    passed = check_after(Path(result.path), document, failure, json_output=json_output)
+    if json_output:
+        emit_json(document)
+    if not passed:
+        # The plugin stays installed (the install itself succeeded); say so and how to undo.
+        plugin = printable(result.plan.plugin_id)
+        sys.stderr.write(
+            f"error: {plugin} failed the handshake checks; it is installed at "
+            f"{printable(result.path)} (remove it with `nexo plugin remove {plugin}`)\n"
+        )
+        raise typer.Exit(1)
+
+
+def upgrade_command(
+    *,
+    plugin_id: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[ID]",
+            help="Id of an installed plugin (or pass --all).",
+            autocompletion=installed_ids,
+        ),
+    ] = None,
+    upgrade_all: Annotated[
+        bool, typer.Option("--all", help="Upgrade every plugin installed from a release.")
+    ] = False,
+    dest: DestOption = None,
+    config: ConfigOption = None,
+    target: TargetOption = None,
+    trusted_keys: TrustedKeysOption = None,
+    require_signature: RequireSignatureOption = False,
+    skip_signature_verify: SkipSignatureOption = False,
+    github_api_url: GitHubApiOption = None,
+    timeout: InstallTimeoutOption = None,
+    allow_downgrade: Annotated[
+        bool,
+        typer.Option("--allow-downgrade", help="Install the latest release even if it is older."),
+    ] = False,
+    keep_old: Annotated[
+        bool | None,
+        typer.Option(
+            "--keep-old/--no-keep-old",
+            help="By default the version replaced is kept out of the daemon's sight "
+            "(under .nexo/kept) for `nexo plugin rollback`, one per plugin: a version "
+            "kept by an earlier upgrade is removed. --keep-old keeps every version "
+            "replaced; --no-keep-old deletes it.",
+            show_default=False,
+        ),
+    ] = None,
+    tag: Annotated[
+        str | None,
+        typer.Option(
+            "--tag",
+            help="Move to this release (also written ID@TAG); a plugin installed from an "
+            "explicit tag stays on it without one.",
+        ),
+    ] = None,
+    allow_signer_change: AllowSignerChangeOption = False,
+    nexo_version: NexoVersionOption = None,
+    yes: YesOption = False,
+    dry_run: DryRunOption = False,
+    json_output: JsonOption = False,
+    registry_config: RegistryConfigOption = None,
+    plain_http: PlainHttpOption = False,
+) -> None:
+    """Install the newest release of an installed plugin, or of every one with --all.
+
+    Follows the receipt as the reference installer does: the same owner/repo and target;
+    a plugin installed from an explicit tag stays on it (a no-op saying so) unless --tag
+    or ID@TAG names the release to move to, one installed as latest follows the newest
+    release. Every search path of the daemon is looked in. The same version is a no-op;
+    an older one is refused (downgrade_refused) unless --allow-downgrade. The old version
+    leaves the plugin directory only after the new one is in place, and is kept out of
+    the daemon's sight for `nexo plugin rollback` (one previous version per plugin;
+    --keep-old keeps them all, --no-keep-old keeps none).
+    With --all, plugins installed from a local file are skipped, each plugin is upgraded
+    on its own and a failure does not stop the others. A version signed by another
+    identity than the installed one, or unsigned after a signed one, is refused
+    (signer_changed) whatever the trust mode, unless --allow-signer-change.
+    Exit codes: 0 upgraded or already newest; 1 refused (any plugin, with --all);
+    2 usage or configuration error.
+    """
+
+    def options() -> tuple[InstallOptions, tuple[Path, ...], str | None, str | None]:
+        """The choices, the roots, and the plugin id and tag named (``None`` for --all)."""
+        from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
+        from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
+        from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
+
+        if (plugin_id is None) == (not upgrade_all):
+            raise UsageError("name one installed plugin ID, or pass --all (not both)")
+        named, at_tag = plugin_id, tag
+        if plugin_id is not None and "@" in plugin_id:
+            named, _, at_tag = plugin_id.partition("@")
+            if not named or not at_tag or (tag is not None and tag != at_tag):
+                raise UsageError(f"{plugin_id!r}: write ID@TAG, or ID with --tag TAG")
+        if upgrade_all and tag is not None:
+            raise UsageError("--tag names the release of one plugin; it cannot go with --all")
+        roots = _roots(dest, config)
+        chosen = InstallOptions(
+            dest=roots[0] if named is None else _holding(roots, named)[0],
+            nexo_home=nexo_home_from_env(),
+            policy_path=policy_path(config, trusted_keys),
+            target=target,
+            trusted_keys=trusted_keys,
+            require_signature=require_signature,
+            skip_signature_verify=skip_signature_verify,
+            github_api_url=github_api_url,
+            http_timeout=timeout,
+            dry_run=dry_run,
+            allow_signer_change=allow_signer_change,
+            daemon=daemon_version(nexo_version),
+            registry_config=registry_config,
+            plain_http=plain_http,
+            registry_mirrors=registry_mirrors(),
+        )
+        return chosen, roots, named, at_tag
+
+    chosen, roots, named, at_tag = guarded(options, json_output=json_output)
+    callbacks = _callbacks(yes=yes, json_output=json_output)
+    if named is not None:
+        answer(
+            lambda: _upgrade_one(
+                named,
+                chosen,
+                callbacks,
+                tag=at_tag,
+                allow_downgrade=allow_downgrade,
+                keep_old=keep_old,
+            ),
+            json_output=json_output,
+            show=_report_upgrade,
+        )
+        return
+    from dataclasses import replace  # noqa: PLC0415
+
+    ids = guarded(
+        lambda: [(root, each) for root in roots for each in _upgradable_ids(root)],
+        json_output=json_output,
+    )
+    known = guarded(lambda: _latest_releases(roots, chosen), json_output=json_output)
+    documents: list[dict[str, Any]] = []
+    failed = False
+    for root, each in ids:
+        try:
+            outcome = _upgrade_one(
+                each,
+                replace(chosen, dest=root),
+                callbacks,
+                allow_downgrade=allow_downgrade,
+                keep_old=keep_old,
+                known=known.get((root, each)),
+            )
+        except NexoError as error:
+            failed = True
+            documents.append({"id": each, **error.to_json()})
+            sys.stderr.write(f"error: {printable(each)}: {printable(error.message)}\n")
+            continue
+        documents.append(outcome.to_json())
+        if not json_output:
+            _report_upgrade(outcome)
+    if json_output:
+        emit_json({"ok": not failed, "plugins": documents})
+    elif not ids:
+        say(f"No plugins to upgrade in {printable(chosen.dest)}.")
+    raise typer.Exit(EXIT_FAILURE if failed else EXIT_OK)
+
+
+def list_command(
+    *,
+    dest: DestOption = None,
+    config: ConfigOption = None,
+    include_orphan: Annotated[
+        bool, typer.Option("--include-orphan", help="Also show directories without a receipt.")
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """List installed plugins: one line per plugin on stdout (id, version, origin,
+    signature, state, path), so `nexo plugin list | wc -l` counts them; on a terminal a
+    header names the columns.
+
+    The signature column is what install verified (verified, unsigned, skipped...); the
+    state column is what the daemon does with the plugin (enabled, disabled,
+    not-allowlisted; kept for a version upgrade set aside for rollback; held for a plugin
+    `upgrade` leaves alone until a version is named or `nexo plugin unhold` releases it;
+    linked for a development link).
+    """
+    from nexo_pkg.install.hold import holds  # noqa: PLC0415
+    from nexo_pkg.install.link import linked_plugins  # noqa: PLC0415
+    from nexo_pkg.install.receipts import RECEIPT_UNREADABLE  # noqa: PLC0415
+    from nexo_pkg.install.sbom import vendored_summary  # noqa: PLC0415
+
+    roots = guarded(lambda: _roots(dest, config), json_output=json_output)
+    items = guarded(lambda: _scan(roots, kept=True), json_output=json_output)
+    states = _discovery_states(config)
+    held = {plugin: hold for root in roots for plugin, hold in holds(root).items()}
+    plugins = [(item, item.receipt) for item in items if item.receipt is not None]
+    links = [link for each in roots for link in linked_plugins(each)]
+    linked_paths = {link.path for link in links}
+    orphans = [
+        item
+        for item in items
+        if item.receipt is None and not item.kept and item.path not in linked_paths
+    ]
+    unreadable = [item for item in orphans if (item.problem or "").startswith(RECEIPT_UNREADABLE)]
+    if json_output:
+        document: dict[str, Any] = {
+            "ok": True,
+            "dest": str(roots[0]),
+            "roots": [str(each) for each in roots],
+            "unreadable": [
+                {"path": str(item.path), "problem": item.problem} for item in unreadable
+            ],
+            "plugins": [
+                {
+                    "id": receipt.id,
+                    "version": receipt.version,
+                    "target": receipt.target,
+                    "source": receipt.source,
+                    "owner": receipt.owner,
+                    "repo": receipt.repo,
+                    "tag": receipt.tag,
+                    "resolved_tag": receipt.resolved_tag,
+                    "registry": receipt.registry,
+                    "signature": receipt.signature.get("status"),
+                    "signature_scheme": receipt.signature.get("scheme"),
+                    "installed_at": receipt.installed_at,
+                    "path": str(item.path),
+                    "kept": item.kept,
+                    "discovery": None if states is None else states.state(receipt.id),
+                    "held": not item.kept and receipt.id in held,
+                    "vendored": vendored_summary(item),
+                }
+                for item, receipt in plugins
+            ]
+            + [
+                {
+                    "id": link.plugin_id,
+                    "version": link.version,
+                    "source": "link",
+                    "linked_to": str(link.target),
+                    "signature": None,
+                    "path": str(link.path),
+                    "kept": False,
+                    "discovery": None if states is None else states.state(link.plugin_id),
+                }
+                for link in links
+            ],
+        }
+        if include_orphan:
+            document["orphans"] = [
+                {"path": str(item.path), "problem": item.problem} for item in orphans
+            ]
+        emit_json(document)
+        return
+    if not plugins and not links and not unreadable and not (include_orphan and orphans):
+        say(f"No plugins installed in {printable(', '.join(str(each) for each in roots))}.")
+        return
+
+    def row(  # noqa: PLR0917 - one parameter a column
+        plugin: str, version: str, origin: str, signature: str, state: str, path: Path | str
+    ) -> None:
+        line = f"{plugin:<24} {version:<12} {origin:<40} {signature:<10} {state:<16} {path}"
+        result_line(printable(line))
+
+    if sys.stdout.isatty():
+        # A header for the person reading; a pipe gets one line per plugin (`wc -l`).
+        row("ID", "VERSION", "ORIGIN", "SIGNATURE", "STATE", "PATH")
+    for item, receipt in plugins:
+        if receipt.registry is not None:
+            origin = receipt.registry
+        elif receipt.source == "github-releases":
+            origin = f"{receipt.owner}/{receipt.repo}@{receipt.resolved_tag or receipt.tag}"
+        else:
+            origin = "local file"
+        signature = str(receipt.signature.get("status", "unknown"))
+        if item.kept:
+            state = "kept"
+        else:
+            state = "unknown" if states is None else states.state(receipt.id)
+            if receipt.id in held:
+                state += ",held"
+        row(receipt.id, receipt.version, origin, signature, state, item.path)
+    for link in links:
+        state = "linked" if states is None else f"{states.state(link.plugin_id)},linked"
+        row(link.plugin_id, link.version, f"link: {link.target}", "-", state, link.path)
+    for item in orphans if include_orphan else unreadable:
+        row("(orphan)", "", item.problem or "", "", "", item.path)
+
+
+def remove_command(
+    *,
+    plugin_id: InstalledIdArgument,
+    dest: DestOption = None,
+    config: ConfigOption = None,
+    yes: YesOption = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Remove an installed plugin (every installed version of it).
+
+    Asks for confirmation on a terminal; without one (a script, CI) it refuses unless
+    --yes is given. Exit codes: 0 removed; 1 not installed or cancelled; 2 usage error
+    (no terminal and no --yes).
+    """
+
+    def run() -> list[str]:
+        from nexo_pkg.install.hold import release_hold  # noqa: PLC0415
+        from nexo_pkg.install.link import linked_plugins, unlink  # noqa: PLC0415
+        from nexo_pkg.install.pipeline import remove  # noqa: PLC0415
+        from nexo_pkg.install.receipts import installed_versions, unreadable_installs  # noqa: PLC0415
+
+        roots = _roots(dest, config)
+        try:
+            holding = _holding(roots, plugin_id)
+        except NexoError as missing:
+            if missing.kind != "not_installed":
+                raise
+            # A development link: the link goes, the checkout it points to stays.
+            for root in roots:
+                link = next(
+                    (one for one in linked_plugins(root) if one.plugin_id == plugin_id), None
+                )
+                if link is not None:
+                    where = printable(link.path)
+                    _confirm_removal(
+                        plugin_id,
+                        yes,
+                        [f"Will remove the link {where} (the checkout it points to stays)"],
+                    )
+                    removed = unlink(root, plugin_id)
+                    return [str(removed)] if removed is not None else []
+            raise
+        matches = [
+            *(item for root in holding for item in installed_versions(root, plugin_id)),
+            *(item for root in holding for item in unreadable_installs(root, plugin_id)),
+        ]
+        _confirm_removal(
+            plugin_id, yes, [f"Will remove {printable(item.path)}" for item in matches]
+        )
+        gone = [str(item.path) for root in holding for item in remove(plugin_id, root)]
+        for root in holding:
+            release_hold(root, plugin_id)  # nothing left to hold
+        return gone
+
+    removed = guarded(run, json_output=json_output)
+    if json_output:
+        emit_json({"ok": True, "id": plugin_id, "removed": removed})
+    else:
+        for path in removed:
+            say(f"Removed {printable(path)}.")
+
+
+def verify_command(
+    *,
+    plugin_id: Annotated[
+        str | None,
+        typer.Argument(
+            metavar="[ID]",
+            help="Id to verify (default: every installed plugin).",
+            autocompletion=installed_ids,
+        ),
+    ] = None,
+    dest: DestOption = None,
+    config: ConfigOption = None,
+    lock_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--lock", help="Check the root against this lock's tree hashes instead (offline)."
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Re-hash installed files against their install receipts (exit 1 on any change).
+
+    With --lock nexo-plugins.lock, every plugin the lock names must be installed at the
+    locked version with a tree that hashes to the lock's `tree` (paths, modes and
+    contents), whatever the receipts say.
+
+    The report goes to stdout: one line per plugin (ok or CHANGED), then what changed.
+    Every directory the daemon could load is checked: one without a readable receipt, or
+    a link where a plugin directory belongs, is a failure naming it.
+    """
+    from nexo_pkg.core.threads import DEFAULT_JOBS, run_bounded  # noqa: PLC0415
+    from nexo_pkg.install.verify import verify_installed  # noqa: PLC0415
+
+    def run() -> tuple[Path, list[Any]]:
+        roots = _roots(dest, config)
+        if lock_file is not None:
+            from nexo_pkg.fleet.treehash import check_root  # noqa: PLC0415
+
+            return roots[0], check_root(lock_file, roots[0], plugin_id)
+        items = _scan(roots, kept=False)
+        if plugin_id is not None:
+            named = [item for item in items if item.plugin_id == plugin_id]
+            broken = [
+                item
+                for item in items
+                if item.receipt is None
+                and (item.path.name == plugin_id or item.path.name.startswith(f"{plugin_id}-"))
+            ]
+            if not named and not broken:
+                _holding(roots, plugin_id)  # raises not_installed, naming every root
+            items = named + broken
+        # Plugins hashed a few at a time (hashlib and file reads release the GIL); the
+        # reports in the order of the scan.
+        return roots[0], run_bounded(verify_installed, items, jobs=DEFAULT_JOBS)
+
+    root, reports = guarded(run, json_output=json_output)
+    ok = all(report.ok for report in reports)
+    ok_mark, changed_mark = painted("ok      ", "green"), painted("CHANGED ", "red")
+    if json_output:
+        lock = {"lock": str(lock_file), "dest": str(root)} if lock_file is not None else {}
+        emit_json({"ok": ok, **lock, "plugins": [report.to_json() for report in reports]})
+    elif lock_file is not None:
+        for check in reports:
+            label = f"{check.plugin_id} {check.version}"
+            if check.ok:
+                result_line(f"{ok_mark} {printable(f'{label} ({check.expected})')}")
+                continue
+            result_line(f"{changed_mark} {printable(f'{label} ({check.path or root})')}")
+            tree = f"tree {check.actual}, the lock says {check.expected}"
+            result_line(printable(f"  {check.problem or tree}"))
+            for key, names in check.changes.items():
+                for name in names:
+                    result_line(printable(f"  {key.replace('_', ' ')}: {name}"))
+    else:
+        if not reports:
+            say(f"No plugins installed in {printable(root)}.")
+        for report in reports:
+            receipt = report.item.receipt
+            label = f"{receipt.id} {receipt.version}" if receipt else str(report.item.path)
+            if report.ok:
+                result_line(f"{ok_mark} {printable(label)}")
+                continue
+            result_line(f"{changed_mark} {printable(f'{label} ({report.item.path})')}")
+            kinds = ("modified: ", "missing:  ", "extra:    ", "mode:     ")
+            changes = (report.modified, report.missing, report.extra, report.mode_changed)
+            for kind, names in zip(kinds, changes, strict=True):
+                for name in names:
+                    result_line(printable(f"  {kind}{name}"))
+            if report.problem:
+                result_line(printable(f"  {report.problem}"))
+    raise typer.Exit(0 if ok else 1)
+
+
+def register(app: typer.Typer) -> None:
     """Attach this module's commands to the `plugin` sub-app."""
 
-    @app.command("install")
-    def install_command(
-        *,
-        source: Annotated[
-            str | None,
-            typer.Argument(
-                metavar="SOURCE",
-                help="owner/repo[@tag] of a GitHub release, oci://host/repo[:tag|@digest], or "
-                "a path to a release .tar.gz (none with --link).",
-            ),
-        ] = None,
-        dest: DestOption = None,
-        config: ConfigOption = None,
-        target: TargetOption = None,
-        trusted_keys: TrustedKeysOption = None,
-        require_signature: RequireSignatureOption = False,
-        skip_signature_verify: SkipSignatureOption = False,
-        github_api_url: GitHubApiOption = None,
-        timeout: InstallTimeoutOption = None,
-        force: Annotated[
-            bool,
-            typer.Option(
-                "--force",
-                help="Replace an existing install, or a development link (install --link) "
-                "of the id.",
-            ),
-        ] = False,
-        allow_downgrade: Annotated[
-            bool,
-            typer.Option(
-                "--allow-downgrade",
-                help="Replace an installed newer version of the plugin with this older one.",
-            ),
-        ] = False,
-        yes: YesOption = False,
-        dry_run: DryRunOption = False,
-        json_output: JsonOption = False,
-        max_download_size: Annotated[
-            str | None, typer.Option("--max-download-size", help="Download limit (default 100M).")
-        ] = None,
-        max_entries: Annotated[
-            int | None, typer.Option("--max-entries", help="Archive entry limit (default 10000).")
-        ] = None,
-        max_total_size: Annotated[
-            str | None,
-            typer.Option("--max-total-size", help="Extracted size limit (default 250M)."),
-        ] = None,
-        max_entry_size: Annotated[
-            str | None, typer.Option("--max-entry-size", help="Per-file size limit (default 100M).")
-        ] = None,
-        check: Annotated[
-            bool,
-            typer.Option(
-                "--check", help="After installing, run `nexo plugin check` on the installed plugin."
-            ),
-        ] = False,
-        registry_config: RegistryConfigOption = None,
-        plain_http: PlainHttpOption = False,
-        nexo_version: NexoVersionOption = None,
-        link: Annotated[
-            Path | None,
-            typer.Option(
-                "--link",
-                metavar="DIR",
-                help="Development install: link <dest>/<id> to the plugin checkout DIR "
-                "instead of installing a release (listed as linked, refused by verify).",
-            ),
-        ] = None,
-    ) -> None:
-        """Resolve, download, verify and install a plugin.
-
-        With --link DIR (and no SOURCE), link the plugin checkout DIR into the plugin root
-        instead: every edit there is what the daemon runs at its next start, provided its
-        discovery follows links (discovery.follow_symlinks: true). Nothing is verified;
-        `nexo plugin remove ID` removes the link, never the checkout.
-
-        Exit codes: 0 installed (or already present, or --dry-run passed); 1 refused, or
-        installed but --check failed; 2 usage or configuration error.
-        """
-
-        if link is not None:
-            _install_link(link, source, dest=dest, config=config, json_output=json_output)
-            return
-        if source is None:
-            fail(UsageError("missing argument SOURCE (or --link DIR)"), json_output=json_output)
-        source_text = source
-
-        def run() -> InstallResult:
-            from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
-            from nexo_pkg.install.pipeline import InstallOptions, install  # noqa: PLC0415
-            from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
-
-            options = InstallOptions(
-                dest=_roots(dest, config)[0],
-                nexo_home=nexo_home_from_env(),
-                policy_path=policy_path(config, trusted_keys),
-                target=target,
-                trusted_keys=trusted_keys,
-                require_signature=require_signature,
-                skip_signature_verify=skip_signature_verify,
-                github_api_url=github_api_url,
-                http_timeout=timeout,
-                force=force,
-                allow_downgrade=allow_downgrade,
-                dry_run=dry_run,
-                limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
-                daemon=daemon_version(nexo_version),
-                registry_config=registry_config,
-                plain_http=plain_http,
-                registry_mirrors=registry_mirrors(),
-            )
-            result = install(source_text, options, _callbacks(yes=yes, json_output=json_output))
-            if not result.dry_run:
-                from nexo_pkg.install.hold import release_hold  # noqa: PLC0415
-
-                # The operator named what to install: a hold on that plugin is over.
-                release_hold(options.dest, result.plan.plugin_id)
-            return result
-
-        result = guarded(run, json_output=json_output)
-        if not check or result.dry_run:
-            _report_install(result, json_output=json_output)
-            return
-        if not json_output:
-            _report_install(result, json_output=False)
-        from nexo_pkg.cli.check import check_after  # noqa: PLC0415
-
-        document = result.to_json()
-        failure = "the installed plugin failed its checks"
-        passed = check_after(Path(result.path), document, failure, json_output=json_output)
-        if json_output:
-            emit_json(document)
-        if not passed:
-            # The plugin stays installed (the install itself succeeded); say so and how to undo.
-            plugin = printable(result.plan.plugin_id)
-            sys.stderr.write(
-                f"error: {plugin} failed the handshake checks; it is installed at "
-                f"{printable(result.path)} (remove it with `nexo plugin remove {plugin}`)\n"
-            )
-            raise typer.Exit(1)
-
-    @app.command("upgrade")
-    def upgrade_command(
-        *,
-        plugin_id: Annotated[
-            str | None,
-            typer.Argument(
-                metavar="[ID]",
-                help="Id of an installed plugin (or pass --all).",
-                autocompletion=installed_ids,
-            ),
-        ] = None,
-        upgrade_all: Annotated[
-            bool, typer.Option("--all", help="Upgrade every plugin installed from a release.")
-        ] = False,
-        dest: DestOption = None,
-        config: ConfigOption = None,
-        target: TargetOption = None,
-        trusted_keys: TrustedKeysOption = None,
-        require_signature: RequireSignatureOption = False,
-        skip_signature_verify: SkipSignatureOption = False,
-        github_api_url: GitHubApiOption = None,
-        timeout: InstallTimeoutOption = None,
-        allow_downgrade: Annotated[
-            bool,
-            typer.Option(
-                "--allow-downgrade", help="Install the latest release even if it is older."
-            ),
-        ] = False,
-        keep_old: Annotated[
-            bool | None,
-            typer.Option(
-                "--keep-old/--no-keep-old",
-                help="By default the version replaced is kept out of the daemon's sight "
-                "(under .nexo/kept) for `nexo plugin rollback`, one per plugin: a version "
-                "kept by an earlier upgrade is removed. --keep-old keeps every version "
-                "replaced; --no-keep-old deletes it.",
-                show_default=False,
-            ),
-        ] = None,
-        tag: Annotated[
-            str | None,
-            typer.Option(
-                "--tag",
-                help="Move to this release (also written ID@TAG); a plugin installed from an "
-                "explicit tag stays on it without one.",
-            ),
-        ] = None,
-        allow_signer_change: AllowSignerChangeOption = False,
-        nexo_version: NexoVersionOption = None,
-        yes: YesOption = False,
-        dry_run: DryRunOption = False,
-        json_output: JsonOption = False,
-        registry_config: RegistryConfigOption = None,
-        plain_http: PlainHttpOption = False,
-    ) -> None:
-        """Install the newest release of an installed plugin, or of every one with --all.
-
-        Follows the receipt as the reference installer does: the same owner/repo and target;
-        a plugin installed from an explicit tag stays on it (a no-op saying so) unless --tag
-        or ID@TAG names the release to move to, one installed as latest follows the newest
-        release. Every search path of the daemon is looked in. The same version is a no-op;
-        an older one is refused (downgrade_refused) unless --allow-downgrade. The old version
-        leaves the plugin directory only after the new one is in place, and is kept out of
-        the daemon's sight for `nexo plugin rollback` (one previous version per plugin;
-        --keep-old keeps them all, --no-keep-old keeps none).
-        With --all, plugins installed from a local file are skipped, each plugin is upgraded
-        on its own and a failure does not stop the others. A version signed by another
-        identity than the installed one, or unsigned after a signed one, is refused
-        (signer_changed) whatever the trust mode, unless --allow-signer-change.
-        Exit codes: 0 upgraded or already newest; 1 refused (any plugin, with --all);
-        2 usage or configuration error.
-        """
-
-        def options() -> tuple[InstallOptions, tuple[Path, ...], str | None, str | None]:
-            """The choices, the roots, and the plugin id and tag named (``None`` for --all)."""
-            from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
-            from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
-            from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
-
-            if (plugin_id is None) == (not upgrade_all):
-                raise UsageError("name one installed plugin ID, or pass --all (not both)")
-            named, at_tag = plugin_id, tag
-            if plugin_id is not None and "@" in plugin_id:
-                named, _, at_tag = plugin_id.partition("@")
-                if not named or not at_tag or (tag is not None and tag != at_tag):
-                    raise UsageError(f"{plugin_id!r}: write ID@TAG, or ID with --tag TAG")
-            if upgrade_all and tag is not None:
-                raise UsageError("--tag names the release of one plugin; it cannot go with --all")
-            roots = _roots(dest, config)
-            chosen = InstallOptions(
-                dest=roots[0] if named is None else _holding(roots, named)[0],
-                nexo_home=nexo_home_from_env(),
-                policy_path=policy_path(config, trusted_keys),
-                target=target,
-                trusted_keys=trusted_keys,
-                require_signature=require_signature,
-                skip_signature_verify=skip_signature_verify,
-                github_api_url=github_api_url,
-                http_timeout=timeout,
-                dry_run=dry_run,
-                allow_signer_change=allow_signer_change,
-                daemon=daemon_version(nexo_version),
-                registry_config=registry_config,
-                plain_http=plain_http,
-                registry_mirrors=registry_mirrors(),
-            )
-            return chosen, roots, named, at_tag
-
-        chosen, roots, named, at_tag = guarded(options, json_output=json_output)
-        callbacks = _callbacks(yes=yes, json_output=json_output)
-        if named is not None:
-            answer(
-                lambda: _upgrade_one(
-                    named,
-                    chosen,
-                    callbacks,
-                    tag=at_tag,
-                    allow_downgrade=allow_downgrade,
-                    keep_old=keep_old,
-                ),
-                json_output=json_output,
-                show=_report_upgrade,
-            )
-            return
-        from dataclasses import replace  # noqa: PLC0415
-
-        ids = guarded(
-            lambda: [(root, each) for root in roots for each in _upgradable_ids(root)],
-            json_output=json_output,
-        )
-        known = guarded(lambda: _latest_releases(roots, chosen), json_output=json_output)
-        documents: list[dict[str, Any]] = []
-        failed = False
-        for root, each in ids:
-            try:
-                outcome = _upgrade_one(
-                    each,
-                    replace(chosen, dest=root),
-                    callbacks,
-                    allow_downgrade=allow_downgrade,
-                    keep_old=keep_old,
-                    known=known.get((root, each)),
-                )
-            except NexoError as error:
-                failed = True
-                documents.append({"id": each, **error.to_json()})
-                sys.stderr.write(f"error: {printable(each)}: {printable(error.message)}\n")
-                continue
-            documents.append(outcome.to_json())
-            if not json_output:
-                _report_upgrade(outcome)
-        if json_output:
-            emit_json({"ok": not failed, "plugins": documents})
-        elif not ids:
-            say(f"No plugins to upgrade in {printable(chosen.dest)}.")
-        raise typer.Exit(EXIT_FAILURE if failed else EXIT_OK)
-
-    @app.command("list")
-    def list_command(
-        *,
-        dest: DestOption = None,
-        config: ConfigOption = None,
-        include_orphan: Annotated[
-            bool, typer.Option("--include-orphan", help="Also show directories without a receipt.")
-        ] = False,
-        json_output: JsonOption = False,
-    ) -> None:
-        """List installed plugins: one line per plugin on stdout (id, version, origin,
-        signature, state, path), so `nexo plugin list | wc -l` counts them; on a terminal a
-        header names the columns.
-
-        The signature column is what install verified (verified, unsigned, skipped...); the
-        state column is what the daemon does with the plugin (enabled, disabled,
-        not-allowlisted; kept for a version upgrade set aside for rollback; held for a plugin
-        `upgrade` leaves alone until a version is named or `nexo plugin unhold` releases it;
-        linked for a development link).
-        """
-        from nexo_pkg.install.hold import holds  # noqa: PLC0415
-        from nexo_pkg.install.link import linked_plugins  # noqa: PLC0415
-        from nexo_pkg.install.receipts import RECEIPT_UNREADABLE  # noqa: PLC0415
-        from nexo_pkg.install.sbom import vendored_summary  # noqa: PLC0415
-
-        roots = guarded(lambda: _roots(dest, config), json_output=json_output)
-        items = guarded(lambda: _scan(roots, kept=True), json_output=json_output)
-        states = _discovery_states(config)
-        held = {plugin: hold for root in roots for plugin, hold in holds(root).items()}
-        plugins = [(item, item.receipt) for item in items if item.receipt is not None]
-        links = [link for each in roots for link in linked_plugins(each)]
-        linked_paths = {link.path for link in links}
-        orphans = [
-            item
-            for item in items
-            if item.receipt is None and not item.kept and item.path not in linked_paths
-        ]
-        unreadable = [
-            item for item in orphans if (item.problem or "").startswith(RECEIPT_UNREADABLE)
-        ]
-        if json_output:
-            document: dict[str, Any] = {
-                "ok": True,
-                "dest": str(roots[0]),
-                "roots": [str(each) for each in roots],
-                "unreadable": [
-                    {"path": str(item.path), "problem": item.problem} for item in unreadable
-                ],
-                "plugins": [
-                    {
-                        "id": receipt.id,
-                        "version": receipt.version,
-                        "target": receipt.target,
-                        "source": receipt.source,
-                        "owner": receipt.owner,
-                        "repo": receipt.repo,
-                        "tag": receipt.tag,
-                        "resolved_tag": receipt.resolved_tag,
-                        "registry": receipt.registry,
-                        "signature": receipt.signature.get("status"),
-                        "signature_scheme": receipt.signature.get("scheme"),
-                        "installed_at": receipt.installed_at,
-                        "path": str(item.path),
-                        "kept": item.kept,
-                        "discovery": None if states is None else states.state(receipt.id),
-                        "held": not item.kept and receipt.id in held,
-                        "vendored": vendored_summary(item),
-                    }
-                    for item, receipt in plugins
-                ]
-                + [
-                    {
-                        "id": link.plugin_id,
-                        "version": link.version,
-                        "source": "link",
-                        "linked_to": str(link.target),
-                        "signature": None,
-                        "path": str(link.path),
-                        "kept": False,
-                        "discovery": None if states is None else states.state(link.plugin_id),
-                    }
-                    for link in links
-                ],
-            }
-            if include_orphan:
-                document["orphans"] = [
-                    {"path": str(item.path), "problem": item.problem} for item in orphans
-                ]
-            emit_json(document)
-            return
-        if not plugins and not links and not unreadable and not (include_orphan and orphans):
-            say(f"No plugins installed in {printable(', '.join(str(each) for each in roots))}.")
-            return
-
-        def row(  # noqa: PLR0917 - one parameter a column
-            plugin: str, version: str, origin: str, signature: str, state: str, path: Path | str
-        ) -> None:
-            line = f"{plugin:<24} {version:<12} {origin:<40} {signature:<10} {state:<16} {path}"
-            result_line(printable(line))
-
-        if sys.stdout.isatty():
-            # A header for the person reading; a pipe gets one line per plugin (`wc -l`).
-            row("ID", "VERSION", "ORIGIN", "SIGNATURE", "STATE", "PATH")
-        for item, receipt in plugins:
-            if receipt.registry is not None:
-                origin = receipt.registry
-            elif receipt.source == "github-releases":
-                origin = f"{receipt.owner}/{receipt.repo}@{receipt.resolved_tag or receipt.tag}"
-            else:
-                origin = "local file"
-            signature = str(receipt.signature.get("status", "unknown"))
-            if item.kept:
-                state = "kept"
-            else:
-                state = "unknown" if states is None else states.state(receipt.id)
-                if receipt.id in held:
-                    state += ",held"
-            row(receipt.id, receipt.version, origin, signature, state, item.path)
-        for link in links:
-            state = "linked" if states is None else f"{states.state(link.plugin_id)},linked"
-            row(link.plugin_id, link.version, f"link: {link.target}", "-", state, link.path)
-        for item in orphans if include_orphan else unreadable:
-            row("(orphan)", "", item.problem or "", "", "", item.path)
-
-    @app.command("remove")
-    def remove_command(
-        *,
-        plugin_id: InstalledIdArgument,
-        dest: DestOption = None,
-        config: ConfigOption = None,
-        yes: YesOption = False,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Remove an installed plugin (every installed version of it).
-
-        Asks for confirmation on a terminal; without one (a script, CI) it refuses unless
-        --yes is given. Exit codes: 0 removed; 1 not installed or cancelled; 2 usage error
-        (no terminal and no --yes).
-        """
-
-        def run() -> list[str]:
-            from nexo_pkg.install.hold import release_hold  # noqa: PLC0415
-            from nexo_pkg.install.link import linked_plugins, unlink  # noqa: PLC0415
-            from nexo_pkg.install.pipeline import remove  # noqa: PLC0415
-            from nexo_pkg.install.receipts import installed_versions, unreadable_installs  # noqa: PLC0415
-
-            roots = _roots(dest, config)
-            try:
-                holding = _holding(roots, plugin_id)
-            except NexoError as missing:
-                if missing.kind != "not_installed":
-                    raise
-                # A development link: the link goes, the checkout it points to stays.
-                for root in roots:
-                    link = next(
-                        (one for one in linked_plugins(root) if one.plugin_id == plugin_id), None
-                    )
-                    if link is not None:
-                        where = printable(link.path)
-                        _confirm_removal(
-                            plugin_id,
-                            yes,
-                            [f"Will remove the link {where} (the checkout it points to stays)"],
-                        )
-                        removed = unlink(root, plugin_id)
-                        return [str(removed)] if removed is not None else []
-                raise
-            matches = [
-                *(item for root in holding for item in installed_versions(root, plugin_id)),
-                *(item for root in holding for item in unreadable_installs(root, plugin_id)),
-            ]
-            _confirm_removal(
-                plugin_id, yes, [f"Will remove {printable(item.path)}" for item in matches]
-            )
-            gone = [str(item.path) for root in holding for item in remove(plugin_id, root)]
-            for root in holding:
-                release_hold(root, plugin_id)  # nothing left to hold
-            return gone
-
-        removed = guarded(run, json_output=json_output)
-        if json_output:
-            emit_json({"ok": True, "id": plugin_id, "removed": removed})
-        else:
-            for path in removed:
-                say(f"Removed {printable(path)}.")
-
-    @app.command("verify")
-    def verify_command(
-        *,
-        plugin_id: Annotated[
-            str | None,
-            typer.Argument(
-                metavar="[ID]",
-                help="Id to verify (default: every installed plugin).",
-                autocompletion=installed_ids,
-            ),
-        ] = None,
-        dest: DestOption = None,
-        config: ConfigOption = None,
-        lock_file: Annotated[
-            Path | None,
-            typer.Option(
-                "--lock", help="Check the root against this lock's tree hashes instead (offline)."
-            ),
-        ] = None,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Re-hash installed files against their install receipts (exit 1 on any change).
-
-        With --lock nexo-plugins.lock, every plugin the lock names must be installed at the
-        locked version with a tree that hashes to the lock's `tree` (paths, modes and
-        contents), whatever the receipts say.
-
-        The report goes to stdout: one line per plugin (ok or CHANGED), then what changed.
-        Every directory the daemon could load is checked: one without a readable receipt, or
-        a link where a plugin directory belongs, is a failure naming it.
-        """
-        from nexo_pkg.core.threads import DEFAULT_JOBS, run_bounded  # noqa: PLC0415
-        from nexo_pkg.install.verify import verify_installed  # noqa: PLC0415
-
-        def run() -> tuple[Path, list[Any]]:
-            roots = _roots(dest, config)
-            if lock_file is not None:
-                from nexo_pkg.fleet.treehash import check_root  # noqa: PLC0415
-
-                return roots[0], check_root(lock_file, roots[0], plugin_id)
-            items = _scan(roots, kept=False)
-            if plugin_id is not None:
-                named = [item for item in items if item.plugin_id == plugin_id]
-                broken = [
-                    item
-                    for item in items
-                    if item.receipt is None
-                    and (item.path.name == plugin_id or item.path.name.startswith(f"{plugin_id}-"))
-                ]
-                if not named and not broken:
-                    _holding(roots, plugin_id)  # raises not_installed, naming every root
-                items = named + broken
-            # Plugins hashed a few at a time (hashlib and file reads release the GIL); the
-            # reports in the order of the scan.
-            return roots[0], run_bounded(verify_installed, items, jobs=DEFAULT_JOBS)
-
-        root, reports = guarded(run, json_output=json_output)
-        ok = all(report.ok for report in reports)
-        ok_mark, changed_mark = painted("ok      ", "green"), painted("CHANGED ", "red")
-        if json_output:
-            lock = {"lock": str(lock_file), "dest": str(root)} if lock_file is not None else {}
-            emit_json({"ok": ok, **lock, "plugins": [report.to_json() for report in reports]})
-        elif lock_file is not None:
-            for check in reports:
-                label = f"{check.plugin_id} {check.version}"
-                if check.ok:
-                    result_line(f"{ok_mark} {printable(f'{label} ({check.expected})')}")
-                    continue
-                result_line(f"{changed_mark} {printable(f'{label} ({check.path or root})')}")
-                tree = f"tree {check.actual}, the lock says {check.expected}"
-                result_line(printable(f"  {check.problem or tree}"))
-                for key, names in check.changes.items():
-                    for name in names:
-                        result_line(printable(f"  {key.replace('_', ' ')}: {name}"))
-        else:
-            if not reports:
-                say(f"No plugins installed in {printable(root)}.")
-            for report in reports:
-                receipt = report.item.receipt
-                label = f"{receipt.id} {receipt.version}" if receipt else str(report.item.path)
-                if report.ok:
-                    result_line(f"{ok_mark} {printable(label)}")
-                    continue
-                result_line(f"{changed_mark} {printable(f'{label} ({report.item.path})')}")
-                kinds = ("modified: ", "missing:  ", "extra:    ", "mode:     ")
-                changes = (report.modified, report.missing, report.extra, report.mode_changed)
-                for kind, names in zip(kinds, changes, strict=True):
-                    for name in names:
-                        result_line(printable(f"  {kind}{name}"))
-                if report.problem:
-                    result_line(printable(f"  {report.problem}"))
-        raise typer.Exit(0 if ok else 1)
+    app.command("install")(install_command)
+    app.command("upgrade")(upgrade_command)
+    app.command("list")(list_command)
+    app.command("remove")(remove_command)
+    app.command("verify")(verify_command)

@@ -280,454 +280,461 @@ def _vendored_text(vendored: list[dict[str, Any]] | None) -> str:
     return ", ".join(f"{item['name']} {item['version']}" for item in vendored)
 
 
-def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures counted here; each is small)
-    """Add the operator's commands to the ``plugin`` group."""
+def search_command(
+    *,
+    term: Annotated[str, typer.Argument(metavar="TERM", help="Words to look for.")],
+    limit: Annotated[
+        int, typer.Option("--limit", min=1, max=100, help="Most repositories to show.")
+    ] = 30,
+    github_api_url: GitHubApiOption = None,
+    timeout: TimeoutOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Search GitHub for plugin repositories (those with the nexo-plugin topic).
 
-    @app.command("search")
-    def search_command(
-        *,
-        term: Annotated[str, typer.Argument(metavar="TERM", help="Words to look for.")],
-        limit: Annotated[
-            int, typer.Option("--limit", min=1, max=100, help="Most repositories to show.")
-        ] = 30,
-        github_api_url: GitHubApiOption = None,
-        timeout: TimeoutOption = None,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Search GitHub for plugin repositories (those with the nexo-plugin topic).
+    Uses GitHub's repository search with the same API host, token and network rules as
+    install; one repository per line on stdout (owner/repo, stars, description), best
+    match first. Install one with `nexo plugin install OWNER/REPO`; look at its latest
+    release first with `nexo plugin info OWNER/REPO`.
+    Exit codes: 0 (also when nothing matches); 1 the search failed; 2 usage error.
+    """
 
-        Uses GitHub's repository search with the same API host, token and network rules as
-        install; one repository per line on stdout (owner/repo, stars, description), best
-        match first. Install one with `nexo plugin install OWNER/REPO`; look at its latest
-        release first with `nexo plugin info OWNER/REPO`.
-        Exit codes: 0 (also when nothing matches); 1 the search failed; 2 usage error.
-        """
+    def run() -> list[Any]:
+        from nexo_pkg.install.pipeline import (  # noqa: PLC0415
+            InstallOptions,
+            search_repositories,
+        )
+        from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
-        def run() -> list[Any]:
-            from nexo_pkg.install.pipeline import (  # noqa: PLC0415
-                InstallOptions,
-                search_repositories,
-            )
-            from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
+        home = nexo_home_from_env()
+        options = InstallOptions(
+            dest=home, nexo_home=home, github_api_url=github_api_url, http_timeout=timeout
+        )
+        return search_repositories(term, options, limit=limit)
 
-            home = nexo_home_from_env()
-            options = InstallOptions(
-                dest=home, nexo_home=home, github_api_url=github_api_url, http_timeout=timeout
-            )
-            return search_repositories(term, options, limit=limit)
+    found = guarded(run, json_output=json_output)
+    if json_output:
+        emit_json({"ok": True, "query": term, "repositories": found})
+        return
+    if not found:
+        say(f"No plugin repository matches {printable(term)!r}.")
+        return
+    for item in found:
+        stars = item.get("stargazers_count")
+        description = item.get("description") or ""
+        result_line(printable(f"{item.get('full_name', '?'):<40} {stars!s:>6}  {description}"))
 
-        found = guarded(run, json_output=json_output)
-        if json_output:
-            emit_json({"ok": True, "query": term, "repositories": found})
-            return
-        if not found:
-            say(f"No plugin repository matches {printable(term)!r}.")
-            return
-        for item in found:
-            stars = item.get("stargazers_count")
-            description = item.get("description") or ""
-            result_line(printable(f"{item.get('full_name', '?'):<40} {stars!s:>6}  {description}"))
 
-    @app.command("info")
-    def info_command(
-        *,
-        source: Annotated[
-            str,
-            typer.Argument(
-                metavar="SOURCE",
-                help="owner/repo[@tag], oci://host/repo[:tag|@digest] or a release .tar.gz.",
-            ),
-        ],
-        target: TargetOption = None,
-        trusted_keys: TrustedKeysOption = None,
-        config: ConfigOption = None,
-        github_api_url: GitHubApiOption = None,
-        timeout: TimeoutOption = None,
-        registry_config: RegistryConfigOption = None,
-        plain_http: PlainHttpOption = False,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Show what installing SOURCE would install, without installing it.
+def info_command(
+    *,
+    source: Annotated[
+        str,
+        typer.Argument(
+            metavar="SOURCE",
+            help="owner/repo[@tag], oci://host/repo[:tag|@digest] or a release .tar.gz.",
+        ),
+    ],
+    target: TargetOption = None,
+    trusted_keys: TrustedKeysOption = None,
+    config: ConfigOption = None,
+    github_api_url: GitHubApiOption = None,
+    timeout: TimeoutOption = None,
+    registry_config: RegistryConfigOption = None,
+    plain_http: PlainHttpOption = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Show what installing SOURCE would install, without installing it.
 
-        The release's plugin id, version, the targets it ships, min_nexo_version, and for
-        this host's target (or --target) the asset, its checksums and its signer, verified
-        against the trust policy exactly as install verifies it (the asset is downloaded
-        into the shared cache for that; nothing is written to a plugin root).
-        Exit codes: 0 shown; 1 a check failed (the same refusal install would give);
-        2 usage or configuration error.
-        """
+    The release's plugin id, version, the targets it ships, min_nexo_version, and for
+    this host's target (or --target) the asset, its checksums and its signer, verified
+    against the trust policy exactly as install verifies it (the asset is downloaded
+    into the shared cache for that; nothing is written to a plugin root).
+    Exit codes: 0 shown; 1 a check failed (the same refusal install would give);
+    2 usage or configuration error.
+    """
 
-        def run() -> ReleaseInfo:
-            from nexo_pkg.install.pipeline import (  # noqa: PLC0415
-                InstallOptions,
-                release_info,
-            )
-            from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
+    def run() -> ReleaseInfo:
+        from nexo_pkg.install.pipeline import (  # noqa: PLC0415
+            InstallOptions,
+            release_info,
+        )
+        from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
-            home = nexo_home_from_env()
-            options = InstallOptions(
-                dest=home / "state" / "plugins",
-                nexo_home=home,
-                policy_path=policy_path(config, trusted_keys),
-                target=target,
-                trusted_keys=trusted_keys,
-                github_api_url=github_api_url,
-                http_timeout=timeout,
-                dry_run=True,
-                registry_config=registry_config,
-                plain_http=plain_http,
-                registry_mirrors=registry_mirrors(),
-            )
-            shown = release_info(source, options)
-            from nexo_pkg.sources.oci_source import SOURCE_TYPE  # noqa: PLC0415
+        home = nexo_home_from_env()
+        options = InstallOptions(
+            dest=home / "state" / "plugins",
+            nexo_home=home,
+            policy_path=policy_path(config, trusted_keys),
+            target=target,
+            trusted_keys=trusted_keys,
+            github_api_url=github_api_url,
+            http_timeout=timeout,
+            dry_run=True,
+            registry_config=registry_config,
+            plain_http=plain_http,
+            registry_mirrors=registry_mirrors(),
+        )
+        shown = release_info(source, options)
+        from nexo_pkg.sources.oci_source import SOURCE_TYPE  # noqa: PLC0415
 
-            if shown.plan.source.get("type") == SOURCE_TYPE:
-                pinned = str(shown.plan.source["registry"])  # the digest the plan checked
-                shown = replace(shown, targets=_registry_targets(pinned, options))
-            return shown
+        if shown.plan.source.get("type") == SOURCE_TYPE:
+            pinned = str(shown.plan.source["registry"])  # the digest the plan checked
+            shown = replace(shown, targets=_registry_targets(pinned, options))
+        return shown
 
-        def show(info: ReleaseInfo) -> None:
-            document = info.to_json()
-            signature = document["signature"]
-            signer = signature.get("identity") or signature.get("status")
-            rows = [
-                ("Plugin", f"{document['id']} {document['version']}"),
-                ("Release", document["tag"] or "-"),
-                ("Targets", ", ".join(entry["target"] for entry in document["targets"])),
-                ("Asset", f"{document['asset']} ({document['host_target']})"),
-                ("sha256", document["sha256"]),
-                ("Checksums", ", ".join(document["checksums"]) or "-"),
-                ("Signer", f"{signer} ({signature.get('status')})"),
-                ("min_nexo", document["min_nexo_version"] or "-"),
-                ("Vendored", _vendored_text(document["vendored"])),
-            ]
-            for label, value in rows:
-                result_line(printable(f"{label + ':':<11} {value}"))
-            for message in info.plan.warnings:
-                warn(printable(message))  # one `warning:` prefix, shown even with --quiet
+    def show(info: ReleaseInfo) -> None:
+        document = info.to_json()
+        signature = document["signature"]
+        signer = signature.get("identity") or signature.get("status")
+        rows = [
+            ("Plugin", f"{document['id']} {document['version']}"),
+            ("Release", document["tag"] or "-"),
+            ("Targets", ", ".join(entry["target"] for entry in document["targets"])),
+            ("Asset", f"{document['asset']} ({document['host_target']})"),
+            ("sha256", document["sha256"]),
+            ("Checksums", ", ".join(document["checksums"]) or "-"),
+            ("Signer", f"{signer} ({signature.get('status')})"),
+            ("min_nexo", document["min_nexo_version"] or "-"),
+            ("Vendored", _vendored_text(document["vendored"])),
+        ]
+        for label, value in rows:
+            result_line(printable(f"{label + ':':<11} {value}"))
+        for message in info.plan.warnings:
+            warn(printable(message))  # one `warning:` prefix, shown even with --quiet
 
-        answer(run, json_output=json_output, show=show)
+    answer(run, json_output=json_output, show=show)
 
-    @app.command("doctor")
-    def doctor_command(
-        *,
-        dest: DestOption = None,
-        config: ConfigOption = None,
-        nexo_version: Annotated[
-            str | None,
-            typer.Option(
-                "--nexo-version",
-                metavar="VERSION",
-                help="Version of the daemon the plugins are for (default: NEXO_DAEMON_VERSION); "
-                "min_nexo_version is checked against it.",
-            ),
-        ] = None,
-        no_check: Annotated[
-            bool, typer.Option("--no-check", help="Do not spawn the plugins (no handshake).")
-        ] = False,
-        timeout_ms: Annotated[
-            int,
-            typer.Option("--timeout-ms", min=1, help="Deadline of each handshake reply, in ms."),
-        ] = 5000,
-        jobs: JobsOption = None,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Check every installed plugin and the daemon's plugin configuration in one report.
 
-        For each installed plugin: its files against the install receipt, its manifest
-        against the daemon it is for (min_nexo_version with --nexo-version), the framework
-        capabilities it requires that the daemon would not wire (a warning), its handshake
-        (spawned as `nexo plugin check` does, unless --no-check), and whether discovery
-        loads it (discovery.disabled, discovery.allowlist). For the root: ids the daemon
-        would meet twice, directories without a readable receipt, development links,
-        leftovers of interrupted runs, and ./nexo-plugins.lock against ./nexo-plugins.toml.
-        --jobs plugins are checked at a time, each spawned in its own sandbox under its own
-        deadline; the report is the same, in the same order, whatever the number.
-        Exit codes: 0 nothing would make the daemon skip or fail a plugin; 1 something
-        would (an error finding); 2 usage or configuration error.
-        """
-        from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
-        from nexo_pkg.install.config import config_dir  # noqa: PLC0415
+def doctor_command(
+    *,
+    dest: DestOption = None,
+    config: ConfigOption = None,
+    nexo_version: Annotated[
+        str | None,
+        typer.Option(
+            "--nexo-version",
+            metavar="VERSION",
+            help="Version of the daemon the plugins are for (default: NEXO_DAEMON_VERSION); "
+            "min_nexo_version is checked against it.",
+        ),
+    ] = None,
+    no_check: Annotated[
+        bool, typer.Option("--no-check", help="Do not spawn the plugins (no handshake).")
+    ] = False,
+    timeout_ms: Annotated[
+        int,
+        typer.Option("--timeout-ms", min=1, help="Deadline of each handshake reply, in ms."),
+    ] = 5000,
+    jobs: JobsOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Check every installed plugin and the daemon's plugin configuration in one report.
 
-        # A --nexo-version that is no version is refused (usage), as install and lock do.
-        found = guarded(lambda: daemon_version(nexo_version), json_output=json_output)
-        version = found.version if found else None
-        version_source = (
-            found.source if found else "unknown (give --nexo-version or NEXO_DAEMON_VERSION)"
+    For each installed plugin: its files against the install receipt, its manifest
+    against the daemon it is for (min_nexo_version with --nexo-version), the framework
+    capabilities it requires that the daemon would not wire (a warning), its handshake
+    (spawned as `nexo plugin check` does, unless --no-check), and whether discovery
+    loads it (discovery.disabled, discovery.allowlist). For the root: ids the daemon
+    would meet twice, directories without a readable receipt, development links,
+    leftovers of interrupted runs, and ./nexo-plugins.lock against ./nexo-plugins.toml.
+    --jobs plugins are checked at a time, each spawned in its own sandbox under its own
+    deadline; the report is the same, in the same order, whatever the number.
+    Exit codes: 0 nothing would make the daemon skip or fail a plugin; 1 something
+    would (an error finding); 2 usage or configuration error.
+    """
+    from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
+    from nexo_pkg.install.config import config_dir  # noqa: PLC0415
+
+    # A --nexo-version that is no version is refused (usage), as install and lock do.
+    found = guarded(lambda: daemon_version(nexo_version), json_output=json_output)
+    version = found.version if found else None
+    version_source = (
+        found.source if found else "unknown (give --nexo-version or NEXO_DAEMON_VERSION)"
+    )
+
+    def run() -> Any:
+        from nexo_pkg.fleet.doctor import diagnose  # noqa: PLC0415
+        from nexo_pkg.fleet.lockfile import LOCK_NAME, WANTED_NAME  # noqa: PLC0415
+        from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
+        from nexo_pkg.install.api import wired_capabilities  # noqa: PLC0415
+        from nexo_pkg.install.discovery_edit import discovery_state  # noqa: PLC0415
+
+        roots = _roots(dest, config)
+        directory = config_dir(config)
+        discovery = discovery_state(directory)
+        wanted, lock = Path(WANTED_NAME), Path(LOCK_NAME)
+        handshake = None if no_check else _handshake(timeout_ms, version)
+        if handshake is not None and not json_output and _shows_progress():
+            handshake = _with_progress(handshake, roots)
+        return diagnose(
+            roots,
+            discovery=discovery,
+            nexo_version=version,
+            handshake=handshake,
+            lock_files=(wanted, lock) if wanted.is_file() else None,
+            wired=wired_capabilities(directory),
+            jobs=checked_jobs(jobs),
         )
 
-        def run() -> Any:
-            from nexo_pkg.fleet.doctor import diagnose  # noqa: PLC0415
-            from nexo_pkg.fleet.lockfile import LOCK_NAME, WANTED_NAME  # noqa: PLC0415
-            from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
-            from nexo_pkg.install.api import wired_capabilities  # noqa: PLC0415
-            from nexo_pkg.install.discovery_edit import discovery_state  # noqa: PLC0415
+    report = guarded(run, json_output=json_output)
+    if json_output:
+        nexo = {"version": version, "source": version_source}
+        emit_json({**report.to_json(), "nexo_version": nexo})
+    else:
+        say(f"daemon version: {version or '-'} ({version_source})")
+        for finding in report.findings:
+            where = finding.plugin_id or (finding.path.name if finding.path else "")
+            mark, colour = _MARKS[finding.severity]
+            rest = printable(f"{finding.check:<10} {where}: {finding.message}")
+            result_line(f"{painted(f'{mark:<6}', colour)} {rest}")
+        errors = sum(1 for f in report.findings if f.severity == "error")
+        say(
+            f"{len(report.plugins)} plugin(s) in "
+            f"{', '.join(printable(root) for root in report.roots)}: "
+            f"{'no problem the daemon would trip on' if report.ok else f'{errors} error(s)'}"
+        )
+    raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILURE)
 
-            roots = _roots(dest, config)
-            directory = config_dir(config)
-            discovery = discovery_state(directory)
-            wanted, lock = Path(WANTED_NAME), Path(LOCK_NAME)
-            handshake = None if no_check else _handshake(timeout_ms, version)
-            if handshake is not None and not json_output and _shows_progress():
-                handshake = _with_progress(handshake, roots)
-            return diagnose(
-                roots,
-                discovery=discovery,
-                nexo_version=version,
-                handshake=handshake,
-                lock_files=(wanted, lock) if wanted.is_file() else None,
-                wired=wired_capabilities(directory),
-                jobs=checked_jobs(jobs),
-            )
 
-        report = guarded(run, json_output=json_output)
-        if json_output:
-            nexo = {"version": version, "source": version_source}
-            emit_json({**report.to_json(), "nexo_version": nexo})
+def outdated_command(
+    *,
+    plugin_ids: Annotated[
+        list[str] | None,
+        typer.Argument(metavar="[ID]...", help="Installed plugins (default: every one)."),
+    ] = None,
+    dest: DestOption = None,
+    config: ConfigOption = None,
+    github_api_url: GitHubApiOption = None,
+    timeout: TimeoutOption = None,
+    registry_config: RegistryConfigOption = None,
+    plain_http: PlainHttpOption = False,
+    exit_code: Annotated[
+        bool,
+        typer.Option(
+            "--exit-code", help="Exit 1 when a plugin is outdated (as `git diff --exit-code`)."
+        ),
+    ] = False,
+    jobs: JobsOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Show installed plugins whose source has a newer version, without downloading one.
+
+    For each installed plugin, in every search path of the daemon's configuration (or
+    --dest): its version, the newest version its source offers (the latest GitHub
+    release's manifest asset or tarball names; the highest semver tag of its registry
+    repository) and where it came from. A plugin installed from an explicit tag is
+    "pinned": upgrade stays on that tag. Only release metadata and manifest assets are
+    read: no tarball is downloaded, nothing is installed. A plugin whose source cannot be
+    reached is reported as such and the others go on; once GitHub says its rate limit
+    is spent, nothing more is asked of it and one line says when it resets. A plugin
+    held by `rollback` or `hold` is "held": upgrade leaves it alone until a version is
+    named or `nexo plugin unhold` releases it, so --exit-code does not count it. --jobs
+    sources are asked at a time over kept-alive connections; a release document asked
+    before is asked again with its ETag (If-None-Match), and a 304 reuses the answer
+    kept beside the blob cache.
+    Exit codes: 0 (with --exit-code: 0 nothing outdated, 1 something is); 1 a source
+    could not be checked; 2 usage or configuration error.
+    """
+
+    def run() -> list[OutdatedEntry]:
+        from nexo_pkg.core.threads import checked_jobs  # noqa: PLC0415
+        from nexo_pkg.install.outdated import outdated  # noqa: PLC0415
+        from nexo_pkg.install.pipeline import InstallOptions, command_context  # noqa: PLC0415
+        from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
+
+        roots = _roots(dest, config)
+        options = InstallOptions(
+            dest=roots[0],
+            nexo_home=nexo_home_from_env(),
+            github_api_url=github_api_url,
+            http_timeout=timeout,
+            registry_config=registry_config,
+            plain_http=plain_http,
+            registry_mirrors=registry_mirrors(),
+        )
+        from nexo_pkg.install.hold import holds  # noqa: PLC0415
+
+        held = {plugin for root in roots for plugin in holds(root)}
+        with command_context(options) as context:
+            lookups = _Lookups(options, context)
+            found = outdated(
+                roots, plugin_ids or (), lookups.by_kind(),
+                jobs=checked_jobs(jobs), prepare=lookups.prepare,
+            )  # fmt: skip
+        return [
+            # A held plugin is left alone by `upgrade`: what its source offers is shown,
+            # not counted as outdated.
+            replace(entry, status="held")
+            if entry.plugin_id in held and entry.status in {"outdated", "current", "ahead"}
+            else entry
+            for entry in found
+        ]
+
+    entries = guarded(run, json_output=json_output)
+    failed = any(entry.status == "failed" for entry in entries)
+    stale = any(entry.is_outdated for entry in entries)
+    if json_output:
+        plugins = [entry.to_json() for entry in entries]
+        emit_json({"ok": not failed, "outdated": stale, "plugins": plugins})
+    else:
+        _render(entries)
+    raise typer.Exit(EXIT_FAILURE if failed or (exit_code and stale) else EXIT_OK)
+
+
+def rollback_command(
+    *,
+    plugin_id: InstalledIdArgument,
+    dest: DestOption = None,
+    config: ConfigOption = None,
+    yes: YesOption = False,
+    dry_run: DryRunOption = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Put back the version of a plugin that its last upgrade replaced, offline, and hold
+    the plugin there.
+
+    The kept version (`nexo plugin list` shows it as `kept`) is re-hashed against its
+    receipt first, then swapped with the installed one in one step: the version rolled
+    back from is kept in turn. An interruption leaves one of the two versions installed,
+    never neither. A rollback goes back, never forward: it puts back the version the last
+    upgrade or sync replaced, past those earlier rollbacks set aside, so a second rollback
+    goes one version further back when `upgrade --keep-old` kept more, and otherwise says
+    nothing earlier is kept.
+    The plugin is then held: `upgrade` and `upgrade --all` leave it on that version
+    (`list` and `outdated` show it held) until `nexo plugin upgrade ID@TAG` names a
+    version or `nexo plugin unhold ID` releases the hold. --yes is accepted for scripts
+    (a rollback asks nothing).
+    Exit codes: 0 rolled back; 1 not installed, nothing earlier kept, or the kept tree
+    changed; 2 usage error.
+    """
+    del yes  # nothing is asked: accepted as on every command that changes state
+
+    def run() -> RollbackResult:
+        from nexo_pkg.install.rollback import rollback  # noqa: PLC0415
+
+        root = _holding(_roots(dest, config), plugin_id)[0]
+        return rollback(root, plugin_id, dry_run=dry_run)
+
+    def show(result: RollbackResult) -> None:
+        before = f" (from {result.from_version})" if result.from_version else ""
+        verb = "Would roll back" if result.dry_run else "Rolled back"
+        done = f"{verb} {result.plugin_id} to {result.to_version}{before} at {result.path}."
+        say(printable(done))
+        if result.hold is not None:
+            from nexo_pkg.install.hold import held_message  # noqa: PLC0415
+
+            say(printable(f"{held_message(result.plugin_id, result.to_version)}."))
+
+    answer(run, json_output=json_output, show=show)
+
+
+def hold_command(
+    *,
+    plugin_id: InstalledIdArgument,
+    dest: DestOption = None,
+    config: ConfigOption = None,
+    yes: YesOption = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Hold a plugin on its installed version (as `apt-mark hold`, `brew pin`).
+
+    `upgrade` and `upgrade --all` leave a held plugin alone (saying so), `list` and
+    `outdated` show it held, until `nexo plugin upgrade ID@TAG` or `install` names a
+    version or `nexo plugin unhold ID` releases the hold; `remove` releases it too.
+    `rollback` holds the plugin on the version it puts back.
+    Exit codes: 0 held (or already); 1 not installed; 2 usage error.
+    """
+    del yes  # nothing is asked
+
+    def run() -> dict[str, Any]:
+        from nexo_pkg.install.hold import read_hold, set_hold  # noqa: PLC0415
+        from nexo_pkg.install.receipts import installed_versions  # noqa: PLC0415
+        from nexo_pkg.install.root import locked_root  # noqa: PLC0415
+
+        root = _holding(_roots(dest, config), plugin_id)[0]
+        with locked_root(root):
+            current = installed_versions(root, plugin_id)
+            version = current[0].receipt.version if current and current[0].receipt else "?"
+            earlier = read_hold(root, plugin_id)
+            if earlier is not None and earlier.version == version:
+                return {"ok": True, "id": plugin_id, "version": version, "changed": False}
+            set_hold(root, plugin_id, version, reason="hold")
+        return {"ok": True, "id": plugin_id, "version": version, "changed": True}
+
+    def show(document: dict[str, Any]) -> None:
+        plugin, version = printable(plugin_id), printable(document["version"])
+        if document["changed"]:
+            say(f"{plugin} is held at {version}; `nexo plugin unhold {plugin}` releases it.")
         else:
-            say(f"daemon version: {version or '-'} ({version_source})")
-            for finding in report.findings:
-                where = finding.plugin_id or (finding.path.name if finding.path else "")
-                mark, colour = _MARKS[finding.severity]
-                rest = printable(f"{finding.check:<10} {where}: {finding.message}")
-                result_line(f"{painted(f'{mark:<6}', colour)} {rest}")
-            errors = sum(1 for f in report.findings if f.severity == "error")
-            say(
-                f"{len(report.plugins)} plugin(s) in "
-                f"{', '.join(printable(root) for root in report.roots)}: "
-                f"{'no problem the daemon would trip on' if report.ok else f'{errors} error(s)'}"
-            )
-        raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILURE)
+            say(f"{plugin} is already held at {version}.")
 
+    document = guarded(run, json_output=json_output)
+    if json_output:
+        emit_json(document)
+    else:
+        show(document)
+
+
+def unhold_command(
+    *,
+    plugin_id: InstalledIdArgument,
+    dest: DestOption = None,
+    config: ConfigOption = None,
+    yes: YesOption = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Release the hold `rollback` or `hold` put on a plugin (as `apt-mark unhold`):
+    `upgrade` and `upgrade --all` follow its source again.
+
+    Exit codes: 0 released (or it was not held); 1 not installed; 2 usage error.
+    """
+    del yes  # nothing is asked
+
+    def run() -> dict[str, Any]:
+        from nexo_pkg.install.hold import release_hold  # noqa: PLC0415
+        from nexo_pkg.install.root import locked_root  # noqa: PLC0415
+
+        roots = _roots(dest, config)
+        try:
+            holding = _holding(roots, plugin_id)
+        except NexoError:
+            # Removed by other means: a hold left behind is still released.
+            holding = list(roots)
+        released = None
+        for root in holding:
+            with locked_root(root):
+                released = release_hold(root, plugin_id) or released
+        if released is None:
+            _holding(roots, plugin_id)  # not installed anywhere: say so
+        version = released.version if released is not None else None
+        return {"ok": True, "id": plugin_id, "version": version, "changed": bool(released)}
+
+    def show(document: dict[str, Any]) -> None:
+        plugin = printable(plugin_id)
+        if document["changed"]:
+            say(
+                f"{plugin} is no longer held at {printable(document['version'])}; "
+                f"`nexo plugin upgrade {plugin}` follows its source again."
+            )
+        else:
+            say(f"{plugin} was not held.")
+
+    document = guarded(run, json_output=json_output)
+    if json_output:
+        emit_json(document)
+    else:
+        show(document)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the operator's commands to the ``plugin`` group."""
+
+    app.command("search")(search_command)
+    app.command("info")(info_command)
+    app.command("doctor")(doctor_command)
     app.command("enable", help=ENABLE_HELP)(_discovery_command(enabled=True))
     app.command("disable", help=DISABLE_HELP)(_discovery_command(enabled=False))
-
-    @app.command("outdated")
-    def outdated_command(
-        *,
-        plugin_ids: Annotated[
-            list[str] | None,
-            typer.Argument(metavar="[ID]...", help="Installed plugins (default: every one)."),
-        ] = None,
-        dest: DestOption = None,
-        config: ConfigOption = None,
-        github_api_url: GitHubApiOption = None,
-        timeout: TimeoutOption = None,
-        registry_config: RegistryConfigOption = None,
-        plain_http: PlainHttpOption = False,
-        exit_code: Annotated[
-            bool,
-            typer.Option(
-                "--exit-code", help="Exit 1 when a plugin is outdated (as `git diff --exit-code`)."
-            ),
-        ] = False,
-        jobs: JobsOption = None,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Show installed plugins whose source has a newer version, without downloading one.
-
-        For each installed plugin, in every search path of the daemon's configuration (or
-        --dest): its version, the newest version its source offers (the latest GitHub
-        release's manifest asset or tarball names; the highest semver tag of its registry
-        repository) and where it came from. A plugin installed from an explicit tag is
-        "pinned": upgrade stays on that tag. Only release metadata and manifest assets are
-        read: no tarball is downloaded, nothing is installed. A plugin whose source cannot be
-        reached is reported as such and the others go on; once GitHub says its rate limit
-        is spent, nothing more is asked of it and one line says when it resets. A plugin
-        held by `rollback` or `hold` is "held": upgrade leaves it alone until a version is
-        named or `nexo plugin unhold` releases it, so --exit-code does not count it. --jobs
-        sources are asked at a time over kept-alive connections; a release document asked
-        before is asked again with its ETag (If-None-Match), and a 304 reuses the answer
-        kept beside the blob cache.
-        Exit codes: 0 (with --exit-code: 0 nothing outdated, 1 something is); 1 a source
-        could not be checked; 2 usage or configuration error.
-        """
-
-        def run() -> list[OutdatedEntry]:
-            from nexo_pkg.core.threads import checked_jobs  # noqa: PLC0415
-            from nexo_pkg.install.outdated import outdated  # noqa: PLC0415
-            from nexo_pkg.install.pipeline import InstallOptions, command_context  # noqa: PLC0415
-            from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
-
-            roots = _roots(dest, config)
-            options = InstallOptions(
-                dest=roots[0],
-                nexo_home=nexo_home_from_env(),
-                github_api_url=github_api_url,
-                http_timeout=timeout,
-                registry_config=registry_config,
-                plain_http=plain_http,
-                registry_mirrors=registry_mirrors(),
-            )
-            from nexo_pkg.install.hold import holds  # noqa: PLC0415
-
-            held = {plugin for root in roots for plugin in holds(root)}
-            with command_context(options) as context:
-                lookups = _Lookups(options, context)
-                found = outdated(
-                    roots, plugin_ids or (), lookups.by_kind(),
-                    jobs=checked_jobs(jobs), prepare=lookups.prepare,
-                )  # fmt: skip
-            return [
-                # A held plugin is left alone by `upgrade`: what its source offers is shown,
-                # not counted as outdated.
-                replace(entry, status="held")
-                if entry.plugin_id in held and entry.status in {"outdated", "current", "ahead"}
-                else entry
-                for entry in found
-            ]
-
-        entries = guarded(run, json_output=json_output)
-        failed = any(entry.status == "failed" for entry in entries)
-        stale = any(entry.is_outdated for entry in entries)
-        if json_output:
-            plugins = [entry.to_json() for entry in entries]
-            emit_json({"ok": not failed, "outdated": stale, "plugins": plugins})
-        else:
-            _render(entries)
-        raise typer.Exit(EXIT_FAILURE if failed or (exit_code and stale) else EXIT_OK)
-
-    @app.command("rollback")
-    def rollback_command(
-        *,
-        plugin_id: InstalledIdArgument,
-        dest: DestOption = None,
-        config: ConfigOption = None,
-        yes: YesOption = False,
-        dry_run: DryRunOption = False,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Put back the version of a plugin that its last upgrade replaced, offline, and hold
-        the plugin there.
-
-        The kept version (`nexo plugin list` shows it as `kept`) is re-hashed against its
-        receipt first, then swapped with the installed one in one step: the version rolled
-        back from is kept in turn. An interruption leaves one of the two versions installed,
-        never neither. A rollback goes back, never forward: it puts back the version the last
-        upgrade or sync replaced, past those earlier rollbacks set aside, so a second rollback
-        goes one version further back when `upgrade --keep-old` kept more, and otherwise says
-        nothing earlier is kept.
-        The plugin is then held: `upgrade` and `upgrade --all` leave it on that version
-        (`list` and `outdated` show it held) until `nexo plugin upgrade ID@TAG` names a
-        version or `nexo plugin unhold ID` releases the hold. --yes is accepted for scripts
-        (a rollback asks nothing).
-        Exit codes: 0 rolled back; 1 not installed, nothing earlier kept, or the kept tree
-        changed; 2 usage error.
-        """
-        del yes  # nothing is asked: accepted as on every command that changes state
-
-        def run() -> RollbackResult:
-            from nexo_pkg.install.rollback import rollback  # noqa: PLC0415
-
-            root = _holding(_roots(dest, config), plugin_id)[0]
-            return rollback(root, plugin_id, dry_run=dry_run)
-
-        def show(result: RollbackResult) -> None:
-            before = f" (from {result.from_version})" if result.from_version else ""
-            verb = "Would roll back" if result.dry_run else "Rolled back"
-            done = f"{verb} {result.plugin_id} to {result.to_version}{before} at {result.path}."
-            say(printable(done))
-            if result.hold is not None:
-                from nexo_pkg.install.hold import held_message  # noqa: PLC0415
-
-                say(printable(f"{held_message(result.plugin_id, result.to_version)}."))
-
-        answer(run, json_output=json_output, show=show)
-
-    @app.command("hold")
-    def hold_command(
-        *,
-        plugin_id: InstalledIdArgument,
-        dest: DestOption = None,
-        config: ConfigOption = None,
-        yes: YesOption = False,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Hold a plugin on its installed version (as `apt-mark hold`, `brew pin`).
-
-        `upgrade` and `upgrade --all` leave a held plugin alone (saying so), `list` and
-        `outdated` show it held, until `nexo plugin upgrade ID@TAG` or `install` names a
-        version or `nexo plugin unhold ID` releases the hold; `remove` releases it too.
-        `rollback` holds the plugin on the version it puts back.
-        Exit codes: 0 held (or already); 1 not installed; 2 usage error.
-        """
-        del yes  # nothing is asked
-
-        def run() -> dict[str, Any]:
-            from nexo_pkg.install.hold import read_hold, set_hold  # noqa: PLC0415
-            from nexo_pkg.install.receipts import installed_versions  # noqa: PLC0415
-            from nexo_pkg.install.root import locked_root  # noqa: PLC0415
-
-            root = _holding(_roots(dest, config), plugin_id)[0]
-            with locked_root(root):
-                current = installed_versions(root, plugin_id)
-                version = current[0].receipt.version if current and current[0].receipt else "?"
-                earlier = read_hold(root, plugin_id)
-                if earlier is not None and earlier.version == version:
-                    return {"ok": True, "id": plugin_id, "version": version, "changed": False}
-                set_hold(root, plugin_id, version, reason="hold")
-            return {"ok": True, "id": plugin_id, "version": version, "changed": True}
-
-        def show(document: dict[str, Any]) -> None:
-            plugin, version = printable(plugin_id), printable(document["version"])
-            if document["changed"]:
-                say(f"{plugin} is held at {version}; `nexo plugin unhold {plugin}` releases it.")
-            else:
-                say(f"{plugin} is already held at {version}.")
-
-        document = guarded(run, json_output=json_output)
-        if json_output:
-            emit_json(document)
-        else:
-            show(document)
-
-    @app.command("unhold")
-    def unhold_command(
-        *,
-        plugin_id: InstalledIdArgument,
-        dest: DestOption = None,
-        config: ConfigOption = None,
-        yes: YesOption = False,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Release the hold `rollback` or `hold` put on a plugin (as `apt-mark unhold`):
-        `upgrade` and `upgrade --all` follow its source again.
-
-        Exit codes: 0 released (or it was not held); 1 not installed; 2 usage error.
-        """
-        del yes  # nothing is asked
-
-        def run() -> dict[str, Any]:
-            from nexo_pkg.install.hold import release_hold  # noqa: PLC0415
-            from nexo_pkg.install.root import locked_root  # noqa: PLC0415
-
-            roots = _roots(dest, config)
-            try:
-                holding = _holding(roots, plugin_id)
-            except NexoError:
-                # Removed by other means: a hold left behind is still released.
-                holding = list(roots)
-            released = None
-            for root in holding:
-                with locked_root(root):
-                    released = release_hold(root, plugin_id) or released
-            if released is None:
-                _holding(roots, plugin_id)  # not installed anywhere: say so
-            version = released.version if released is not None else None
-            return {"ok": True, "id": plugin_id, "version": version, "changed": bool(released)}
-
-        def show(document: dict[str, Any]) -> None:
-            plugin = printable(plugin_id)
-            if document["changed"]:
-                say(
-                    f"{plugin} is no longer held at {printable(document['version'])}; "
-                    f"`nexo plugin upgrade {plugin}` follows its source again."
-                )
-            else:
-                say(f"{plugin} was not held.")
-
-        document = guarded(run, json_output=json_output)
-        if json_output:
-            emit_json(document)
-        else:
-            show(document)
+    app.command("outdated")(outdated_command)
+    app.command("rollback")(rollback_command)
+    app.command("hold")(hold_command)
+    app.command("unhold")(unhold_command)

@@ -82,7 +82,255 @@ def _mode_meaning(mode: str | None, default: str, owner: str) -> str:
     return f"Mode: {printable(chosen)}{where}: {meaning}."
 
 
-def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures counted here; each is small)
+def add_command(
+    *,
+    target: TrustTargetArgument,
+    identity_regexp: Annotated[
+        str | None, typer.Option("--identity-regexp", help="Trust this identity pattern (RE2).")
+    ] = None,
+    identity: Annotated[
+        str | None, typer.Option("--identity", help="Trust this exact identity.")
+    ] = None,
+    oidc_issuer: IssuerOption = None,
+    signer_workflow: SignerWorkflowOption = None,
+    mode: Annotated[
+        str | None,
+        typer.Option(
+            "--mode",
+            metavar="[ignore|warn|require]",
+            help="What the daemon's policy does with this owner's artifacts: require "
+            "(refuse one without a signature this policy trusts), warn (install it with a "
+            "warning), ignore (check no signature). Default: the policy's `default`.",
+        ),
+    ] = None,
+    allow_republish: Annotated[
+        bool,
+        typer.Option(
+            "--allow-republish",
+            help="Trust copies of the signer's artifacts published by other repositories.",
+        ),
+    ] = False,
+    tag: Annotated[
+        str | None, typer.Option("--tag", help="Read the signer of this release.")
+    ] = None,
+    trusted_keys: TrustedKeysOption = None,
+    config: ConfigOption = None,
+    github_api_url: GitHubApiOption = None,
+    timeout: TimeoutOption = None,
+    yes: YesOption = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Trust a signer: the one of OWNER/REPO's newest release, or the one named."""
+    from nexo_pkg.trust.commands import (  # noqa: PLC0415
+        chosen_author,
+        needs_release_signer,
+        record_author,
+        with_overrides,
+    )
+    from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
+    from nexo_pkg.trust.suggest import author_entry_toml  # noqa: PLC0415
+
+    def run() -> dict[str, Any]:
+        path = policy_path(config, trusted_keys)
+        owner, repo = _split_target(target)
+        policy = load_policy(path, explicit=False)
+        seen: dict[str, Any] | None = None
+        if needs_release_signer(repo, identity, identity_regexp) and repo is not None:
+            from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
+            from nexo_pkg.sources.context import NetworkChoices, SourceContext  # noqa: PLC0415
+            from nexo_pkg.sources.releases import read_release_signer  # noqa: PLC0415
+
+            network = NetworkChoices(github_api_url=github_api_url, http_timeout=timeout)
+            notice = None if json_output else say
+            with SourceContext(nexo_home_from_env(), network, notice=notice) as context:
+                seen = read_release_signer(
+                    context, owner, repo, tag, trusted_root=policy.trusted_root
+                )
+        author = chosen_author(
+            owner,
+            repo,
+            identity=identity,
+            identity_regexp=identity_regexp,
+            issuer=oidc_issuer,
+            seen=seen,
+        )
+        author = with_overrides(
+            author,
+            issuer=oidc_issuer,
+            signer_workflow=signer_workflow,
+            mode=mode,
+            allow_republish=allow_republish,
+        )
+        if not json_output:
+            _show_entry(author_entry_toml(author), path, seen, owner, repo)
+            say(_mode_meaning(author.mode, policy.default, owner))
+        confirm_or_refuse(
+            yes,
+            "Trust this signer?",
+            no_terminal="not a terminal: pass --yes to write the entry",
+        )
+        return record_author(path, author, seen)
+
+    document = guarded(run, json_output=json_output)
+    if json_output:
+        emit_json(document)
+    elif document["added"]:
+        say(f"Added to {printable(document['policy'])}.")
+    else:
+        say(f"{printable(document['policy'])} already has this entry; nothing changed.")
+
+
+def list_command(
+    *,
+    trusted_keys: TrustedKeysOption = None,
+    config: ConfigOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Show the policy's default mode and its author entries."""
+    from nexo_pkg.trust.commands import author_json  # noqa: PLC0415
+    from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
+
+    path = policy_path(config, trusted_keys)
+    policy = guarded(
+        lambda: load_policy(path, explicit=trusted_keys is not None), json_output=json_output
+    )
+    if json_output:
+        emit_json(
+            {
+                "ok": True,
+                "policy": str(path),
+                "exists": path.exists(),
+                "default": policy.default,
+                "authors": [author_json(author) for author in policy.authors],
+                "warnings": list(policy.warnings),
+            }
+        )
+        return
+    # Every value below comes from the policy file, whoever wrote it: escaped.
+    for warning in policy.warnings:
+        say(printable(warning))
+    say(printable(f"Policy: {path}{'' if path.exists() else ' (not created yet)'}"))
+    say(f"Default mode: {printable(policy.default)}")
+    if not policy.authors:
+        say("No [[authors]] entries: no signer is trusted.")
+    for author in policy.authors:
+        who = author.identity or author.identity_regexp
+        repos = f" repos={','.join(author.repos)}" if author.repos else ""
+        extra = f" signer_workflow={author.signer_workflow}" if author.signer_workflow else ""
+        result_line(printable(f"{author.owner:<20} {who}{repos}{extra} (line {author.line})"))
+
+
+def remove_command(
+    *,
+    target: TrustTargetArgument,
+    trusted_keys: TrustedKeysOption = None,
+    config: ConfigOption = None,
+    yes: YesOption = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Stop trusting OWNER's signers (with REPO: the entries limited to that repository)."""
+    from nexo_pkg.trust.commands import remove_entries  # noqa: PLC0415
+
+    def run() -> dict[str, Any]:
+        owner, repo = _split_target(target)
+        confirm_or_refuse(
+            yes,
+            f"Remove the entries for {printable(target)}?",
+            no_terminal="not a terminal: pass --yes to remove entries",
+        )
+        return remove_entries(policy_path(config, trusted_keys), owner, repo, target)
+
+    document = guarded(run, json_output=json_output)
+    if json_output:
+        emit_json(document)
+    else:
+        say(f"Removed {document['removed']} entr{'y' if document['removed'] == 1 else 'ies'}.")
+
+
+def verify_command(
+    *,
+    file: Annotated[Path, typer.Argument(metavar="FILE", help="The file to check.")],
+    bundle: Annotated[
+        Path | None,
+        typer.Option("--bundle", help="Sigstore bundle or attestations (.jsonl) for FILE."),
+    ] = None,
+    repo: Annotated[
+        str | None, typer.Option("--repo", help="OWNER/REPO the file must have been built in.")
+    ] = None,
+    owner: Annotated[
+        str | None, typer.Option("--owner", help="OWNER the file must have been built by.")
+    ] = None,
+    signer_workflow: SignerWorkflowOption = None,
+    oidc_issuer: IssuerOption = None,
+    tag: Annotated[
+        str | None, typer.Option("--tag", help="The tag the file is released under.")
+    ] = None,
+    trusted_keys: TrustedKeysOption = None,
+    config: ConfigOption = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Check FILE against its signature material exactly as install would."""
+    from nexo_pkg.trust.commands import verification_policy, verify_file  # noqa: PLC0415
+    from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
+
+    def run() -> tuple[SignatureOutcome, TrustPolicy, str | None, str | None]:
+        if repo is not None and owner is not None:
+            raise UsageError("--repo and --owner exclude each other")
+        bound_owner, bound_repo = owner, None
+        if repo is not None:
+            bound_owner, bound_repo = _split_target(repo)
+            if bound_repo is None:
+                raise UsageError("--repo takes OWNER/REPO")
+        elif owner is not None:
+            bound_owner, _ = _split_target(owner)
+        if not file.is_file():
+            raise UsageError(f"{file} is not a file")
+        if bundle is not None and not bundle.exists():
+            raise UsageError(f"--bundle {bundle} does not exist")
+        loaded = None
+        if trusted_keys is not None or bound_owner is None:
+            explicit = trusted_keys is not None
+            loaded = load_policy(policy_path(config, trusted_keys), explicit=explicit)
+        policy = verification_policy(
+            loaded,
+            owner=bound_owner,
+            repo=bound_repo,
+            signer_workflow=signer_workflow,
+            issuer=oidc_issuer,
+        )
+        outcome = verify_file(
+            file, bundle=bundle, policy=policy, owner=bound_owner, repo=bound_repo, tag=tag
+        )
+        return outcome, policy, bound_owner, bound_repo
+
+    outcome, policy, bound_owner, bound_repo = guarded(run, json_output=json_output)
+    if json_output:
+        emit_json(
+            {
+                "ok": True,
+                "verified": True,
+                "file": str(file),
+                **outcome.to_json(),
+                "policy": str(policy.source) if policy.source else None,
+                "owner": bound_owner,
+                "repo": bound_repo,
+            }
+        )
+        return
+    # The file name, the material's name and everything the certificate says: escaped.
+    # The report is the command's result: stdout, as `plugin verify`'s.
+    result_line(printable(f"{file.name}: verified ({outcome.scheme}, {outcome.material})"))
+    result_line(f"  identity: {printable(outcome.identity)}")
+    result_line(f"  issuer:   {printable(outcome.issuer)}")
+    for key, value in outcome.claims.items():
+        if value:
+            result_line(f"  {printable(key)}: {printable(value)}")
+    scope = f"{bound_owner}/{bound_repo}" if bound_repo else (bound_owner or "any owner")
+    source = policy.source or "the flags"
+    result_line(printable(f"Policy ({source}): trusted for {scope}"))
+
+
+def register(app: typer.Typer) -> None:
     """Add the ``trust`` command group to the ``plugin`` app."""
     trust_app = typer.Typer(
         help=(
@@ -93,251 +341,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
         no_args_is_help=True,
     )
     app.add_typer(trust_app, name="trust")
-
-    @trust_app.command("add")
-    def add_command(
-        *,
-        target: TrustTargetArgument,
-        identity_regexp: Annotated[
-            str | None, typer.Option("--identity-regexp", help="Trust this identity pattern (RE2).")
-        ] = None,
-        identity: Annotated[
-            str | None, typer.Option("--identity", help="Trust this exact identity.")
-        ] = None,
-        oidc_issuer: IssuerOption = None,
-        signer_workflow: SignerWorkflowOption = None,
-        mode: Annotated[
-            str | None,
-            typer.Option(
-                "--mode",
-                metavar="[ignore|warn|require]",
-                help="What the daemon's policy does with this owner's artifacts: require "
-                "(refuse one without a signature this policy trusts), warn (install it with a "
-                "warning), ignore (check no signature). Default: the policy's `default`.",
-            ),
-        ] = None,
-        allow_republish: Annotated[
-            bool,
-            typer.Option(
-                "--allow-republish",
-                help="Trust copies of the signer's artifacts published by other repositories.",
-            ),
-        ] = False,
-        tag: Annotated[
-            str | None, typer.Option("--tag", help="Read the signer of this release.")
-        ] = None,
-        trusted_keys: TrustedKeysOption = None,
-        config: ConfigOption = None,
-        github_api_url: GitHubApiOption = None,
-        timeout: TimeoutOption = None,
-        yes: YesOption = False,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Trust a signer: the one of OWNER/REPO's newest release, or the one named."""
-        from nexo_pkg.trust.commands import (  # noqa: PLC0415
-            chosen_author,
-            needs_release_signer,
-            record_author,
-            with_overrides,
-        )
-        from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
-        from nexo_pkg.trust.suggest import author_entry_toml  # noqa: PLC0415
-
-        def run() -> dict[str, Any]:
-            path = policy_path(config, trusted_keys)
-            owner, repo = _split_target(target)
-            policy = load_policy(path, explicit=False)
-            seen: dict[str, Any] | None = None
-            if needs_release_signer(repo, identity, identity_regexp) and repo is not None:
-                from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
-                from nexo_pkg.sources.context import NetworkChoices, SourceContext  # noqa: PLC0415
-                from nexo_pkg.sources.releases import read_release_signer  # noqa: PLC0415
-
-                network = NetworkChoices(github_api_url=github_api_url, http_timeout=timeout)
-                notice = None if json_output else say
-                with SourceContext(nexo_home_from_env(), network, notice=notice) as context:
-                    seen = read_release_signer(
-                        context, owner, repo, tag, trusted_root=policy.trusted_root
-                    )
-            author = chosen_author(
-                owner,
-                repo,
-                identity=identity,
-                identity_regexp=identity_regexp,
-                issuer=oidc_issuer,
-                seen=seen,
-            )
-            author = with_overrides(
-                author,
-                issuer=oidc_issuer,
-                signer_workflow=signer_workflow,
-                mode=mode,
-                allow_republish=allow_republish,
-            )
-            if not json_output:
-                _show_entry(author_entry_toml(author), path, seen, owner, repo)
-                say(_mode_meaning(author.mode, policy.default, owner))
-            confirm_or_refuse(
-                yes,
-                "Trust this signer?",
-                no_terminal="not a terminal: pass --yes to write the entry",
-            )
-            return record_author(path, author, seen)
-
-        document = guarded(run, json_output=json_output)
-        if json_output:
-            emit_json(document)
-        elif document["added"]:
-            say(f"Added to {printable(document['policy'])}.")
-        else:
-            say(f"{printable(document['policy'])} already has this entry; nothing changed.")
-
-    @trust_app.command("list")
-    def list_command(
-        *,
-        trusted_keys: TrustedKeysOption = None,
-        config: ConfigOption = None,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Show the policy's default mode and its author entries."""
-        from nexo_pkg.trust.commands import author_json  # noqa: PLC0415
-        from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
-
-        path = policy_path(config, trusted_keys)
-        policy = guarded(
-            lambda: load_policy(path, explicit=trusted_keys is not None), json_output=json_output
-        )
-        if json_output:
-            emit_json(
-                {
-                    "ok": True,
-                    "policy": str(path),
-                    "exists": path.exists(),
-                    "default": policy.default,
-                    "authors": [author_json(author) for author in policy.authors],
-                    "warnings": list(policy.warnings),
-                }
-            )
-            return
-        # Every value below comes from the policy file, whoever wrote it: escaped.
-        for warning in policy.warnings:
-            say(printable(warning))
-        say(printable(f"Policy: {path}{'' if path.exists() else ' (not created yet)'}"))
-        say(f"Default mode: {printable(policy.default)}")
-        if not policy.authors:
-            say("No [[authors]] entries: no signer is trusted.")
-        for author in policy.authors:
-            who = author.identity or author.identity_regexp
-            repos = f" repos={','.join(author.repos)}" if author.repos else ""
-            extra = f" signer_workflow={author.signer_workflow}" if author.signer_workflow else ""
-            result_line(printable(f"{author.owner:<20} {who}{repos}{extra} (line {author.line})"))
-
-    @trust_app.command("remove")
-    def remove_command(
-        *,
-        target: TrustTargetArgument,
-        trusted_keys: TrustedKeysOption = None,
-        config: ConfigOption = None,
-        yes: YesOption = False,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Stop trusting OWNER's signers (with REPO: the entries limited to that repository)."""
-        from nexo_pkg.trust.commands import remove_entries  # noqa: PLC0415
-
-        def run() -> dict[str, Any]:
-            owner, repo = _split_target(target)
-            confirm_or_refuse(
-                yes,
-                f"Remove the entries for {printable(target)}?",
-                no_terminal="not a terminal: pass --yes to remove entries",
-            )
-            return remove_entries(policy_path(config, trusted_keys), owner, repo, target)
-
-        document = guarded(run, json_output=json_output)
-        if json_output:
-            emit_json(document)
-        else:
-            say(f"Removed {document['removed']} entr{'y' if document['removed'] == 1 else 'ies'}.")
-
-    @trust_app.command("verify")
-    def verify_command(
-        *,
-        file: Annotated[Path, typer.Argument(metavar="FILE", help="The file to check.")],
-        bundle: Annotated[
-            Path | None,
-            typer.Option("--bundle", help="Sigstore bundle or attestations (.jsonl) for FILE."),
-        ] = None,
-        repo: Annotated[
-            str | None, typer.Option("--repo", help="OWNER/REPO the file must have been built in.")
-        ] = None,
-        owner: Annotated[
-            str | None, typer.Option("--owner", help="OWNER the file must have been built by.")
-        ] = None,
-        signer_workflow: SignerWorkflowOption = None,
-        oidc_issuer: IssuerOption = None,
-        tag: Annotated[
-            str | None, typer.Option("--tag", help="The tag the file is released under.")
-        ] = None,
-        trusted_keys: TrustedKeysOption = None,
-        config: ConfigOption = None,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Check FILE against its signature material exactly as install would."""
-        from nexo_pkg.trust.commands import verification_policy, verify_file  # noqa: PLC0415
-        from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
-
-        def run() -> tuple[SignatureOutcome, TrustPolicy, str | None, str | None]:
-            if repo is not None and owner is not None:
-                raise UsageError("--repo and --owner exclude each other")
-            bound_owner, bound_repo = owner, None
-            if repo is not None:
-                bound_owner, bound_repo = _split_target(repo)
-                if bound_repo is None:
-                    raise UsageError("--repo takes OWNER/REPO")
-            elif owner is not None:
-                bound_owner, _ = _split_target(owner)
-            if not file.is_file():
-                raise UsageError(f"{file} is not a file")
-            if bundle is not None and not bundle.exists():
-                raise UsageError(f"--bundle {bundle} does not exist")
-            loaded = None
-            if trusted_keys is not None or bound_owner is None:
-                explicit = trusted_keys is not None
-                loaded = load_policy(policy_path(config, trusted_keys), explicit=explicit)
-            policy = verification_policy(
-                loaded,
-                owner=bound_owner,
-                repo=bound_repo,
-                signer_workflow=signer_workflow,
-                issuer=oidc_issuer,
-            )
-            outcome = verify_file(
-                file, bundle=bundle, policy=policy, owner=bound_owner, repo=bound_repo, tag=tag
-            )
-            return outcome, policy, bound_owner, bound_repo
-
-        outcome, policy, bound_owner, bound_repo = guarded(run, json_output=json_output)
-        if json_output:
-            emit_json(
-                {
-                    "ok": True,
-                    "verified": True,
-                    "file": str(file),
-                    **outcome.to_json(),
-                    "policy": str(policy.source) if policy.source else None,
-                    "owner": bound_owner,
-                    "repo": bound_repo,
-                }
-            )
-            return
-        # The file name, the material's name and everything the certificate says: escaped.
-        # The report is the command's result: stdout, as `plugin verify`'s.
-        result_line(printable(f"{file.name}: verified ({outcome.scheme}, {outcome.material})"))
-        result_line(f"  identity: {printable(outcome.identity)}")
-        result_line(f"  issuer:   {printable(outcome.issuer)}")
-        for key, value in outcome.claims.items():
-            if value:
-                result_line(f"  {printable(key)}: {printable(value)}")
-        scope = f"{bound_owner}/{bound_repo}" if bound_repo else (bound_owner or "any owner")
-        source = policy.source or "the flags"
-        result_line(printable(f"Policy ({source}): trusted for {scope}"))
+    trust_app.command("add")(add_command)
+    trust_app.command("list")(list_command)
+    trust_app.command("remove")(remove_command)
+    trust_app.command("verify")(verify_command)
