@@ -96,19 +96,6 @@ def _roots(dest: Path | None, config: Path | None) -> tuple[Path, ...]:
     return daemon.plugin_roots()
 
 
-def _scan(roots: tuple[Path, ...], *, kept: bool) -> list[Any]:
-    """Every plugin directory in ``roots`` (and with ``kept`` the versions kept for rollback),
-    root by root, each recovered first from an interrupted run."""
-    from nexo_pkg.install.receipts import scan_installed, scan_kept  # noqa: PLC0415
-    from nexo_pkg.install.root import recover_interrupted  # noqa: PLC0415
-
-    found: list[Any] = []
-    for root in roots:
-        recover_interrupted(root)
-        found += [*scan_installed(root), *(scan_kept(root) if kept else ())]
-    return found
-
-
 def _holding(roots: tuple[Path, ...], plugin_id: str) -> list[Path]:
     """The roots holding ``plugin_id``, in order (raises ``not_installed`` naming every root
     when none does)."""
@@ -734,75 +721,16 @@ def list_command(
     `upgrade` leaves alone until a version is named or `nexo plugin unhold` releases it;
     linked for a development link).
     """
-    from nexo_pkg.install.hold import holds  # noqa: PLC0415
-    from nexo_pkg.install.link import linked_plugins  # noqa: PLC0415
-    from nexo_pkg.install.receipts import RECEIPT_UNREADABLE  # noqa: PLC0415
-    from nexo_pkg.install.sbom import vendored_summary  # noqa: PLC0415
+    from nexo_pkg.install.listing import build_listing  # noqa: PLC0415
+    from nexo_pkg.install.receipts import scan_roots  # noqa: PLC0415
 
     roots = guarded(lambda: _roots(dest, config), json_output=json_output)
-    items = guarded(lambda: _scan(roots, kept=True), json_output=json_output)
-    states = _discovery_states(config)
-    held = {plugin: hold for root in roots for plugin, hold in holds(root).items()}
-    plugins = [(item, item.receipt) for item in items if item.receipt is not None]
-    links = [link for each in roots for link in linked_plugins(each)]
-    linked_paths = {link.path for link in links}
-    orphans = [
-        item
-        for item in items
-        if item.receipt is None and not item.kept and item.path not in linked_paths
-    ]
-    unreadable = [item for item in orphans if (item.problem or "").startswith(RECEIPT_UNREADABLE)]
+    items = guarded(lambda: scan_roots(roots, kept=True), json_output=json_output)
+    listing = build_listing(roots, items, _discovery_states(config))
     if json_output:
-        document: dict[str, Any] = {
-            "ok": True,
-            "dest": str(roots[0]),
-            "roots": [str(each) for each in roots],
-            "unreadable": [
-                {"path": str(item.path), "problem": item.problem} for item in unreadable
-            ],
-            "plugins": [
-                {
-                    "id": receipt.id,
-                    "version": receipt.version,
-                    "target": receipt.target,
-                    "source": receipt.source,
-                    "owner": receipt.owner,
-                    "repo": receipt.repo,
-                    "tag": receipt.tag,
-                    "resolved_tag": receipt.resolved_tag,
-                    "registry": receipt.registry,
-                    "signature": receipt.signature.get("status"),
-                    "signature_scheme": receipt.signature.get("scheme"),
-                    "installed_at": receipt.installed_at,
-                    "path": str(item.path),
-                    "kept": item.kept,
-                    "discovery": None if states is None else states.state(receipt.id),
-                    "held": not item.kept and receipt.id in held,
-                    "vendored": vendored_summary(item),
-                }
-                for item, receipt in plugins
-            ]
-            + [
-                {
-                    "id": link.plugin_id,
-                    "version": link.version,
-                    "source": "link",
-                    "linked_to": str(link.target),
-                    "signature": None,
-                    "path": str(link.path),
-                    "kept": False,
-                    "discovery": None if states is None else states.state(link.plugin_id),
-                }
-                for link in links
-            ],
-        }
-        if include_orphan:
-            document["orphans"] = [
-                {"path": str(item.path), "problem": item.problem} for item in orphans
-            ]
-        emit_json(document)
+        emit_json(listing.to_json(include_orphan=include_orphan))
         return
-    if not plugins and not links and not unreadable and not (include_orphan and orphans):
+    if listing.is_empty(include_orphan=include_orphan):
         say(f"No plugins installed in {printable(', '.join(str(each) for each in roots))}.")
         return
 
@@ -815,26 +743,8 @@ def list_command(
     if sys.stdout.isatty():
         # A header for the person reading; a pipe gets one line per plugin (`wc -l`).
         row("ID", "VERSION", "ORIGIN", "SIGNATURE", "STATE", "PATH")
-    for item, receipt in plugins:
-        if receipt.registry is not None:
-            origin = receipt.registry
-        elif receipt.source == "github-releases":
-            origin = f"{receipt.owner}/{receipt.repo}@{receipt.resolved_tag or receipt.tag}"
-        else:
-            origin = "local file"
-        signature = str(receipt.signature.get("status", "unknown"))
-        if item.kept:
-            state = "kept"
-        else:
-            state = "unknown" if states is None else states.state(receipt.id)
-            if receipt.id in held:
-                state += ",held"
-        row(receipt.id, receipt.version, origin, signature, state, item.path)
-    for link in links:
-        state = "linked" if states is None else f"{states.state(link.plugin_id)},linked"
-        row(link.plugin_id, link.version, f"link: {link.target}", "-", state, link.path)
-    for item in orphans if include_orphan else unreadable:
-        row("(orphan)", "", item.problem or "", "", "", item.path)
+    for each in listing.rows(include_orphan=include_orphan):
+        row(each.plugin, each.version, each.origin, each.signature, each.state, each.path)
 
 
 def remove_command(
@@ -930,6 +840,7 @@ def verify_command(
     a link where a plugin directory belongs, is a failure naming it.
     """
     from nexo_pkg.core.threads import DEFAULT_JOBS, run_bounded  # noqa: PLC0415
+    from nexo_pkg.install.receipts import scan_roots  # noqa: PLC0415
     from nexo_pkg.install.verify import verify_installed  # noqa: PLC0415
 
     def run() -> tuple[Path, list[Any]]:
@@ -938,7 +849,7 @@ def verify_command(
             from nexo_pkg.fleet.treehash import check_root  # noqa: PLC0415
 
             return roots[0], check_root(lock_file, roots[0], plugin_id)
-        items = _scan(roots, kept=False)
+        items = scan_roots(roots, kept=False)
         if plugin_id is not None:
             named = [item for item in items if item.plugin_id == plugin_id]
             broken = [

@@ -10,7 +10,7 @@ import typer
 
 from nexo_pkg.cli.common import guarded
 from nexo_pkg.cli.completion import installed_ids
-from nexo_pkg.cli.install import _holding, _roots, _scan
+from nexo_pkg.cli.install import _holding, _roots
 from nexo_pkg.cli.options import ConfigOption, DestOption
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.files import write_file_atomically
@@ -24,11 +24,12 @@ def _document(
     plugin_ids: list[str], every: bool, dest: Path | None, config: Path | None
 ) -> tuple[bytes, list[str]]:
     """The document to print and the warnings about it."""
+    from nexo_pkg.install.receipts import scan_roots  # noqa: PLC0415
     from nexo_pkg.install.sbom import InstalledSbom, installed_sbom  # noqa: PLC0415
     from nexo_pkg.sbom.cyclonedx import write_merged  # noqa: PLC0415
 
     roots = _roots(dest, config)
-    items = [item for item in _scan(roots, kept=False) if item.receipt is not None]
+    items = [item for item in scan_roots(roots, kept=False) if item.receipt is not None]
     if not every:
         for plugin_id in plugin_ids:
             if not any(item.plugin_id == plugin_id for item in items):

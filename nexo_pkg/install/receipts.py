@@ -302,6 +302,16 @@ def scan_kept(dest: Path) -> list[Installed]:
     ]
 
 
+def scan_roots(roots: tuple[Path, ...], *, kept: bool) -> list[Installed]:
+    """Every plugin directory in ``roots`` (and with ``kept`` the versions kept for rollback),
+    root by root, each recovered first from an interrupted run."""
+    found: list[Installed] = []
+    for root in roots:
+        recover_interrupted(root)
+        found += [*scan_installed(root), *(scan_kept(root) if kept else ())]
+    return found
+
+
 def installed_versions(dest: Path, plugin_id: str) -> list[Installed]:
     """The installs of ``plugin_id``, highest version first (an interrupted replacement is
     finished first, so a plugin whose old tree was moved aside is found)."""

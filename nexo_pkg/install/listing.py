@@ -1,0 +1,165 @@
+"""What ``nexo plugin list`` shows of the daemon's plugin roots: every installed plugin with
+what install recorded and what the daemon does with it (its discovery state, a hold), the
+versions kept for rollback, the development links, and the directories without a readable
+receipt. The command line renders a :class:`Listing` as its ``--json`` document or as one
+line per plugin (:meth:`Listing.rows`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nexo_pkg.install.hold import holds
+from nexo_pkg.install.link import LinkedPlugin, linked_plugins
+from nexo_pkg.install.receipts import RECEIPT_UNREADABLE, Installed, Receipt
+from nexo_pkg.install.sbom import vendored_summary
+
+if TYPE_CHECKING:
+    from nexo_pkg.install.discovery_edit import DiscoveryState
+
+
+@dataclass(frozen=True)
+class ListingRow:
+    """One line of ``list``: the columns a person reads."""
+
+    plugin: str
+    version: str
+    origin: str
+    signature: str
+    state: str
+    path: Path | str
+
+
+@dataclass(frozen=True)
+class Listing:
+    """The plugins of ``roots`` (the install root first). ``states`` is ``None`` when the
+    daemon's discovery configuration could not be read (the state is then unknown)."""
+
+    roots: tuple[Path, ...]
+    plugins: tuple[tuple[Installed, Receipt], ...]
+    links: tuple[LinkedPlugin, ...]
+    orphans: tuple[Installed, ...]
+    states: DiscoveryState | None
+    held: frozenset[str]
+
+    @property
+    def unreadable(self) -> tuple[Installed, ...]:
+        """The directories whose receipt the reference installer cannot read (always shown:
+        the daemon's installer treats them as orphans it lists)."""
+        return tuple(
+            item for item in self.orphans if (item.problem or "").startswith(RECEIPT_UNREADABLE)
+        )
+
+    def is_empty(self, *, include_orphan: bool) -> bool:
+        """Nothing to show (``No plugins installed in …``)."""
+        orphans = self.orphans if include_orphan else self.unreadable
+        return not self.plugins and not self.links and not orphans
+
+    def to_json(self, *, include_orphan: bool) -> dict[str, Any]:
+        """``list --json``'s document (``orphans`` only with ``include_orphan``)."""
+        states, held = self.states, self.held
+        document: dict[str, Any] = {
+            "ok": True,
+            "dest": str(self.roots[0]),
+            "roots": [str(each) for each in self.roots],
+            "unreadable": [
+                {"path": str(item.path), "problem": item.problem} for item in self.unreadable
+            ],
+            "plugins": [
+                {
+                    "id": receipt.id,
+                    "version": receipt.version,
+                    "target": receipt.target,
+                    "source": receipt.source,
+                    "owner": receipt.owner,
+                    "repo": receipt.repo,
+                    "tag": receipt.tag,
+                    "resolved_tag": receipt.resolved_tag,
+                    "registry": receipt.registry,
+                    "signature": receipt.signature.get("status"),
+                    "signature_scheme": receipt.signature.get("scheme"),
+                    "installed_at": receipt.installed_at,
+                    "path": str(item.path),
+                    "kept": item.kept,
+                    "discovery": None if states is None else states.state(receipt.id),
+                    "held": not item.kept and receipt.id in held,
+                    "vendored": vendored_summary(item),
+                }
+                for item, receipt in self.plugins
+            ]
+            + [
+                {
+                    "id": link.plugin_id,
+                    "version": link.version,
+                    "source": "link",
+                    "linked_to": str(link.target),
+                    "signature": None,
+                    "path": str(link.path),
+                    "kept": False,
+                    "discovery": None if states is None else states.state(link.plugin_id),
+                }
+                for link in self.links
+            ],
+        }
+        if include_orphan:
+            document["orphans"] = [
+                {"path": str(item.path), "problem": item.problem} for item in self.orphans
+            ]
+        return document
+
+    def rows(self, *, include_orphan: bool) -> list[ListingRow]:
+        """One row per plugin, kept version and link, then the orphans (every one with
+        ``include_orphan``, else those with an unreadable receipt)."""
+        states, held = self.states, self.held
+        rows: list[ListingRow] = []
+        for item, receipt in self.plugins:
+            if receipt.registry is not None:
+                origin = receipt.registry
+            elif receipt.source == "github-releases":
+                origin = f"{receipt.owner}/{receipt.repo}@{receipt.resolved_tag or receipt.tag}"
+            else:
+                origin = "local file"
+            signature = str(receipt.signature.get("status", "unknown"))
+            if item.kept:
+                state = "kept"
+            else:
+                state = "unknown" if states is None else states.state(receipt.id)
+                if receipt.id in held:
+                    state += ",held"
+            rows.append(
+                ListingRow(receipt.id, receipt.version, origin, signature, state, item.path)
+            )
+        for link in self.links:
+            state = "linked" if states is None else f"{states.state(link.plugin_id)},linked"
+            rows.append(
+                ListingRow(
+                    link.plugin_id, link.version, f"link: {link.target}", "-", state, link.path
+                )
+            )
+        for item in self.orphans if include_orphan else self.unreadable:
+            rows.append(ListingRow("(orphan)", "", item.problem or "", "", "", item.path))
+        return rows
+
+
+def build_listing(
+    roots: tuple[Path, ...], items: list[Installed], states: DiscoveryState | None
+) -> Listing:
+    """The listing of ``roots`` from their scanned directories ``items`` (kept versions
+    included: :func:`~nexo_pkg.install.receipts.scan_roots`), their holds and development
+    links. Reads only; raises nothing for what a root holds."""
+    held = frozenset(plugin for root in roots for plugin in holds(root))
+    links = tuple(link for each in roots for link in linked_plugins(each))
+    linked_paths = {link.path for link in links}
+    return Listing(
+        roots=roots,
+        plugins=tuple((item, item.receipt) for item in items if item.receipt is not None),
+        links=links,
+        orphans=tuple(
+            item
+            for item in items
+            if item.receipt is None and not item.kept and item.path not in linked_paths
+        ),
+        states=states,
+        held=held,
+    )

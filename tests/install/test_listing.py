@@ -1,0 +1,163 @@
+"""The listing model (``install/listing.py``) built from real installs in a temporary plugin
+root: plugins with their receipts, a hold, a version kept for rollback, a development link,
+an unreadable receipt and a directory without one; and ``nexo plugin list`` printing exactly
+its rows and its document."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.cli import clean_env, nexo
+from support.tarballs import manifest_text, plugin_tarball, release_assets, write_plugin
+
+from nexo_pkg.install.discovery_edit import DiscoveryState, discovery_state
+from nexo_pkg.install.hold import set_hold
+from nexo_pkg.install.link import link_install
+from nexo_pkg.install.listing import Listing, ListingRow, build_listing
+from nexo_pkg.install.pipeline import install, upgrade
+from nexo_pkg.install.receipts import RECEIPT_NAME, scan_roots
+
+from .conftest import InstallEnv
+
+
+def _installed(env: InstallEnv, tmp_path: Path, plugin_id: str, version: str) -> Path:
+    tarball = write_plugin(
+        tmp_path / "dist", plugin_id, version, data=plugin_tarball(plugin_id, version)
+    )
+    return Path(install(str(tarball), env.make_options()).path)
+
+
+@pytest.fixture
+def root(install_env: InstallEnv, tmp_path: Path) -> Path:
+    """alpha 1.0.0 from a local file; beta from a GitHub release, upgraded from 1.0.0 to 2.0.0
+    (1.0.0 kept) and held; a link to the
+    checkout gamma 0.3.0; broken-1.0.0 with an unreadable receipt; stray without one."""
+    dest = install_env.dest
+    _installed(install_env, tmp_path, "alpha", "1.0.0")
+    install_env.server.publish("acme", "beta", "v1.0.0", release_assets("beta", "1.0.0"))
+    install("acme/beta", install_env.make_options())
+    install_env.server.publish("acme", "beta", "v2.0.0", release_assets("beta", "2.0.0"))
+    upgraded = upgrade("beta", install_env.make_options())
+    assert upgraded.install is not None
+    assert upgraded.kept
+    set_hold(dest, "beta", "2.0.0", reason="hold")
+    checkout = tmp_path / "gamma-checkout"
+    checkout.mkdir()
+    (checkout / "nexo-plugin.toml").write_text(manifest_text("gamma", "0.3.0"))
+    link_install(checkout, dest, follow_symlinks=True)
+    (dest / "broken-1.0.0").mkdir()
+    (dest / "broken-1.0.0" / RECEIPT_NAME).write_text("{}")
+    (dest / "stray").mkdir()
+    return dest
+
+
+def _listing(dest: Path, states: DiscoveryState | None) -> Listing:
+    return build_listing((dest,), scan_roots((dest,), kept=True), states)
+
+
+def test_rows_name_each_plugin_its_origin_and_what_the_daemon_does(
+    root: Path, tmp_path: Path
+) -> None:
+    listing = _listing(root, DiscoveryState(disabled=("alpha",)))
+    kept = next(item.path for item, receipt in listing.plugins if item.kept)
+    assert listing.rows(include_orphan=False) == [
+        ListingRow("alpha", "1.0.0", "local file", "unsigned", "disabled", root / "alpha-1.0.0"),
+        ListingRow(
+            "beta", "2.0.0", "acme/beta@v2.0.0", "unsigned", "enabled,held", root / "beta-2.0.0"
+        ),
+        ListingRow("beta", "1.0.0", "acme/beta@v1.0.0", "unsigned", "kept", kept),
+        ListingRow(
+            "gamma",
+            "0.3.0",
+            f"link: {tmp_path / 'gamma-checkout'}",
+            "-",
+            "enabled,linked",
+            root / "gamma",
+        ),
+        ListingRow(
+            "(orphan)",
+            "",
+            "receipt unreadable: missing field `schema_version`",
+            "",
+            "",
+            root / "broken-1.0.0",
+        ),
+    ]
+    orphans = [row for row in listing.rows(include_orphan=True) if row.plugin == "(orphan)"]
+    assert [row.path for row in orphans] == [root / "broken-1.0.0", root / "stray"]
+    assert orphans[1].origin == "no install receipt"
+
+
+def test_an_unreadable_discovery_configuration_leaves_the_state_unknown(root: Path) -> None:
+    rows = _listing(root, None).rows(include_orphan=False)
+    assert [row.state for row in rows] == ["unknown", "unknown,held", "kept", "linked", ""]
+    document = _listing(root, None).to_json(include_orphan=False)
+    assert {plugin["discovery"] for plugin in document["plugins"]} == {None}
+
+
+def test_the_document_holds_every_plugin_link_and_unreadable_receipt(root: Path) -> None:
+    document = _listing(root, DiscoveryState(allowlist=("beta",))).to_json(include_orphan=False)
+    assert list(document) == ["ok", "dest", "roots", "unreadable", "plugins"]
+    assert (document["dest"], document["roots"]) == (str(root), [str(root)])
+    assert document["unreadable"] == [
+        {
+            "path": str(root / "broken-1.0.0"),
+            "problem": "receipt unreadable: missing field `schema_version`",
+        }
+    ]
+    shown = [
+        (each["id"], each["version"], each["kept"], each.get("held"), each["discovery"])
+        for each in document["plugins"]
+    ]
+    assert shown == [
+        ("alpha", "1.0.0", False, False, "not-allowlisted"),
+        ("beta", "2.0.0", False, True, "enabled"),
+        ("beta", "1.0.0", True, False, "enabled"),
+        ("gamma", "0.3.0", False, None, "not-allowlisted"),
+    ]
+    alpha = document["plugins"][0]
+    assert (alpha["source"], alpha["signature"], alpha["path"]) == (
+        "local-file",
+        "unsigned",
+        str(root / "alpha-1.0.0"),
+    )
+    assert document["plugins"][3]["linked_to"].endswith("gamma-checkout")
+    with_orphans = _listing(root, None).to_json(include_orphan=True)
+    assert [orphan["path"] for orphan in with_orphans["orphans"]] == [
+        str(root / "broken-1.0.0"),
+        str(root / "stray"),
+    ]
+
+
+def test_a_root_with_only_a_stray_directory_is_empty_unless_orphans_are_asked(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "plugins"
+    assert _listing(root, None).is_empty(include_orphan=True)
+    (root / "stray").mkdir(parents=True)
+    listing = _listing(root, None)
+    assert listing.is_empty(include_orphan=False)
+    assert not listing.is_empty(include_orphan=True)
+
+
+def test_the_command_prints_the_rows_and_the_document_of_the_model(
+    root: Path, install_env: InstallEnv, tmp_path: Path
+) -> None:
+    config = tmp_path / "config"
+    (config / "plugins").mkdir(parents=True)
+    (config / "plugins" / "discovery.yaml").write_text(
+        f"discovery:\n  search_paths: ['{root}']\n  disabled: [alpha]\n"
+    )
+    env = clean_env(NEXO_HOME=str(install_env.home))
+    listing = _listing(root, discovery_state(config))
+    assert listing.states == DiscoveryState(disabled=("alpha",))
+    text = nexo("plugin", "list", "--config", str(config), env=env, in_process=True)
+    assert text.exit_code == 0, text.stderr
+    assert text.stdout.splitlines() == [
+        f"{row.plugin:<24} {row.version:<12} {row.origin:<40} {row.signature:<10} "
+        f"{row.state:<16} {row.path}"
+        for row in listing.rows(include_orphan=False)
+    ]
+    document = nexo("plugin", "list", "--config", str(config), "--json", env=env, in_process=True)
+    assert document.document == listing.to_json(include_orphan=False)
