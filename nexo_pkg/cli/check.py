@@ -71,111 +71,110 @@ def check_after(target: Path, document: dict[str, Any], failure: str, *, json_ou
     return report.ok
 
 
+def check_command(  # noqa: PLR0917  # typer maps each flag to one parameter
+    target: Annotated[
+        str,
+        typer.Argument(
+            help=(
+                "Plugin directory (packed layout or project), manifest, release .tar.gz, "
+                "or the id of an installed plugin."
+            ),
+            autocompletion=installed_ids,
+        ),
+    ] = ".",
+    timeout_ms: Annotated[
+        int,
+        typer.Option("--timeout-ms", min=1, help="Deadline for each reply, in milliseconds."),
+    ] = 5000,
+    nexo_version: Annotated[
+        str | None,
+        typer.Option(
+            "--nexo-version",
+            help="nexo_version sent in initialize.",
+            show_default="the newest daemon release nexo-pkg knows",
+        ),
+    ] = None,
+    invoke: Annotated[
+        str | None,
+        typer.Option("--invoke", metavar="TOOL", help="Also call this tool once (tool.invoke)."),
+    ] = None,
+    args: Annotated[
+        str | None,
+        typer.Option("--args", metavar="JSON", help="Arguments for --invoke, a JSON object."),
+    ] = None,
+    dest: Annotated[
+        Path | None,
+        typer.Option(
+            "--dest",
+            help="Install root in which to look up an installed plugin id; with it, a bare "
+            "id always names the installed plugin.",
+            show_default="the daemon's plugin root, as for install",
+        ),
+    ] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="The daemon's configuration directory: its plugin root is where an "
+            "installed plugin id is looked up (default: NEXO_CONFIG_DIR, ./config, "
+            "$NEXO_HOME/config).",
+        ),
+    ] = None,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Warnings fail too (for SDK and plugin CI).")
+    ] = False,
+    host_calls: Annotated[
+        bool,
+        typer.Option(
+            "--host-calls",
+            help="After the handshake, play the daemon's side of the broker and host calls: "
+            "broker.event on the subscribed topics, and memory.recall / llm.complete answered "
+            "with results, errors, a stream and a call left in flight (on with --strict).",
+        ),
+    ] = False,
+    no_sandbox: Annotated[
+        bool,
+        typer.Option(
+            "--no-sandbox",
+            help="Run the plugin without the bwrap sandbox the daemon wraps it in when "
+            "[plugin.sandbox] is enabled (its filesystem, network and user limits are then "
+            "not exercised).",
+        ),
+    ] = False,
+    json_output: JsonOption = False,
+) -> None:
+    """Spawn a plugin as a minimal nexo host and check its JSON-RPC handshake.
+
+    A check fails where the daemon would refuse or kill the plugin and warns where only
+    the written contract is broken. Exit 0 when no check fails (warnings allowed unless
+    --strict), 1 when one fails, 2 when the target has nothing to run, is ambiguous, or
+    an option is invalid.
+    """
+    # Imported here so other commands do not pay for the check machinery.
+    from nexo_pkg.check import run_check  # noqa: PLC0415
+
+    report = answer(
+        lambda: run_check(
+            target,  # as typed: `./weather` is a path, `weather` may be an installed id
+            timeout_ms=timeout_ms,
+            nexo_version=nexo_version,
+            invoke=_parse_invoke(invoke, args),
+            dest=dest,
+            strict=strict,
+            installed_root=lambda: _daemon_plugin_root(config),
+            sandbox=not no_sandbox,
+            host_calls=host_calls,
+            config=config,
+        ),
+        json_output=json_output,
+        show=lambda shown: show_report(shown, sys.stdout),
+    )
+    raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILURE)
+
+
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the `plugin` sub-app."""
-
-    @app.command("check")
-    def check_command(  # noqa: PLR0917  # typer maps each flag to one parameter
-        target: Annotated[
-            str,
-            typer.Argument(
-                help=(
-                    "Plugin directory (packed layout or project), manifest, release .tar.gz, "
-                    "or the id of an installed plugin."
-                ),
-                autocompletion=installed_ids,
-            ),
-        ] = ".",
-        timeout_ms: Annotated[
-            int,
-            typer.Option("--timeout-ms", min=1, help="Deadline for each reply, in milliseconds."),
-        ] = 5000,
-        nexo_version: Annotated[
-            str | None,
-            typer.Option(
-                "--nexo-version",
-                help="nexo_version sent in initialize.",
-                show_default="the newest daemon release nexo-pkg knows",
-            ),
-        ] = None,
-        invoke: Annotated[
-            str | None,
-            typer.Option(
-                "--invoke", metavar="TOOL", help="Also call this tool once (tool.invoke)."
-            ),
-        ] = None,
-        args: Annotated[
-            str | None,
-            typer.Option("--args", metavar="JSON", help="Arguments for --invoke, a JSON object."),
-        ] = None,
-        dest: Annotated[
-            Path | None,
-            typer.Option(
-                "--dest",
-                help="Install root in which to look up an installed plugin id; with it, a bare "
-                "id always names the installed plugin.",
-                show_default="the daemon's plugin root, as for install",
-            ),
-        ] = None,
-        config: Annotated[
-            Path | None,
-            typer.Option(
-                "--config",
-                help="The daemon's configuration directory: its plugin root is where an "
-                "installed plugin id is looked up (default: NEXO_CONFIG_DIR, ./config, "
-                "$NEXO_HOME/config).",
-            ),
-        ] = None,
-        strict: Annotated[
-            bool, typer.Option("--strict", help="Warnings fail too (for SDK and plugin CI).")
-        ] = False,
-        host_calls: Annotated[
-            bool,
-            typer.Option(
-                "--host-calls",
-                help="After the handshake, play the daemon's side of the broker and host calls: "
-                "broker.event on the subscribed topics, and memory.recall / llm.complete answered "
-                "with results, errors, a stream and a call left in flight (on with --strict).",
-            ),
-        ] = False,
-        no_sandbox: Annotated[
-            bool,
-            typer.Option(
-                "--no-sandbox",
-                help="Run the plugin without the bwrap sandbox the daemon wraps it in when "
-                "[plugin.sandbox] is enabled (its filesystem, network and user limits are then "
-                "not exercised).",
-            ),
-        ] = False,
-        json_output: JsonOption = False,
-    ) -> None:
-        """Spawn a plugin as a minimal nexo host and check its JSON-RPC handshake.
-
-        A check fails where the daemon would refuse or kill the plugin and warns where only
-        the written contract is broken. Exit 0 when no check fails (warnings allowed unless
-        --strict), 1 when one fails, 2 when the target has nothing to run, is ambiguous, or
-        an option is invalid.
-        """
-        # Imported here so other commands do not pay for the check machinery.
-        from nexo_pkg.check import run_check  # noqa: PLC0415
-
-        report = answer(
-            lambda: run_check(
-                target,  # as typed: `./weather` is a path, `weather` may be an installed id
-                timeout_ms=timeout_ms,
-                nexo_version=nexo_version,
-                invoke=_parse_invoke(invoke, args),
-                dest=dest,
-                strict=strict,
-                installed_root=lambda: _daemon_plugin_root(config),
-                sandbox=not no_sandbox,
-                host_calls=host_calls,
-                config=config,
-            ),
-            json_output=json_output,
-            show=lambda shown: show_report(shown, sys.stdout),
-        )
-        raise typer.Exit(EXIT_OK if report.ok else EXIT_FAILURE)
+    app.command("check")(check_command)
 
 
 def _daemon_plugin_root(config: Path | None) -> Path:

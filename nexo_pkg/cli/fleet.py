@@ -507,7 +507,6 @@ def cache_prune_command(
 
 def register(app: typer.Typer) -> None:
     """Attach the fleet commands to the ``plugin`` sub-app."""
-
     app.command("lock")(lock_command)
     app.command("sync")(sync_command)
     app.command("push")(push_command)

@@ -905,7 +905,6 @@ def verify_command(
 
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the `plugin` sub-app."""
-
     app.command("install")(install_command)
     app.command("upgrade")(upgrade_command)
     app.command("list")(list_command)

@@ -55,39 +55,40 @@ class OneLineFormatter(logging.Formatter):
         return " ".join(text.splitlines())
 
 
+def lsp_command(
+    stdio: bool = typer.Option(
+        False,
+        "--stdio",
+        help="Talk LSP over stdin/stdout (the only transport; accepted because editor "
+        "clients pass it).",
+    ),
+    debounce_ms: int = typer.Option(
+        100,
+        "--debounce-ms",
+        min=0,
+        max=5000,
+        help="Wait this long after the last edit before linting a changed document.",
+    ),
+) -> None:
+    """Run the language server for plugin manifests (diagnostics, hover, completion).
+
+    It serves plugin.toml and nexo-plugin.toml (and trusted_keys.toml) over stdio.
+    --verbose logs debug detail to stderr, which editors keep as the server's log.
+    Ctrl-C stops it (exit 130).
+    """
+    del stdio
+    if not OUTPUT.verbose:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(OneLineFormatter(LOG_FORMAT))
+        logging.basicConfig(level=logging.WARNING, handlers=[handler])
+    for handled in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(handled, _stop_now)
+    # Imported here: the other commands must not pay for pygls and lsprotocol.
+    from nexo_pkg.lsp.server import serve  # noqa: PLC0415 - lazy import, see above
+
+    serve(debounce_seconds=debounce_ms / 1000)
+
+
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the `plugin` sub-app."""
-
-    @app.command("lsp")
-    def lsp_command(
-        stdio: bool = typer.Option(
-            False,
-            "--stdio",
-            help="Talk LSP over stdin/stdout (the only transport; accepted because editor "
-            "clients pass it).",
-        ),
-        debounce_ms: int = typer.Option(
-            100,
-            "--debounce-ms",
-            min=0,
-            max=5000,
-            help="Wait this long after the last edit before linting a changed document.",
-        ),
-    ) -> None:
-        """Run the language server for plugin manifests (diagnostics, hover, completion).
-
-        It serves plugin.toml and nexo-plugin.toml (and trusted_keys.toml) over stdio.
-        --verbose logs debug detail to stderr, which editors keep as the server's log.
-        Ctrl-C stops it (exit 130).
-        """
-        del stdio
-        if not OUTPUT.verbose:
-            handler = logging.StreamHandler(sys.stderr)
-            handler.setFormatter(OneLineFormatter(LOG_FORMAT))
-            logging.basicConfig(level=logging.WARNING, handlers=[handler])
-        for handled in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(handled, _stop_now)
-        # Imported here: the other commands must not pay for pygls and lsprotocol.
-        from nexo_pkg.lsp.server import serve  # noqa: PLC0415 - lazy import, see above
-
-        serve(debounce_seconds=debounce_ms / 1000)
+    app.command("lsp")(lsp_command)

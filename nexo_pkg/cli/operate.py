@@ -212,6 +212,10 @@ def _discovery_command(*, enabled: bool) -> Callable[..., None]:
     return command
 
 
+enable_command = _discovery_command(enabled=True)
+disable_command = _discovery_command(enabled=False)
+
+
 def _registry_targets(pinned: str, options: InstallOptions) -> tuple[tuple[str, str], ...]:
     """Every target the registry version ``pinned`` (the digest the install plan checked)
     lists, with its tarball's name, in the index's order: target manifests only, no blob."""
@@ -728,12 +732,11 @@ def unhold_command(
 
 def register(app: typer.Typer) -> None:
     """Add the operator's commands to the ``plugin`` group."""
-
     app.command("search")(search_command)
     app.command("info")(info_command)
     app.command("doctor")(doctor_command)
-    app.command("enable", help=ENABLE_HELP)(_discovery_command(enabled=True))
-    app.command("disable", help=DISABLE_HELP)(_discovery_command(enabled=False))
+    app.command("enable", help=ENABLE_HELP)(enable_command)
+    app.command("disable", help=DISABLE_HELP)(disable_command)
     app.command("outdated")(outdated_command)
     app.command("rollback")(rollback_command)
     app.command("hold")(hold_command)

@@ -46,112 +46,111 @@ def limit_warnings(tarball_size: int, stats: ArchiveStats) -> list[str]:
     ]
 
 
+def pack_command(  # noqa: PLR0917  # typer maps each flag to one parameter
+    directory: Annotated[
+        Path,
+        typer.Argument(
+            help="Plugin project directory (holds plugin.toml or nexo-plugin.toml).",
+            show_default=".",
+        ),
+    ] = Path(),
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Output directory.", show_default="DIR/dist")
+    ] = None,
+    target: Annotated[
+        str,
+        typer.Option("--target", help="noarch (Python) or a target triple for a compiled plugin."),
+    ] = "noarch",
+    binary: Annotated[
+        Path | None,
+        typer.Option("--binary", help="Compiled plugin executable (with --target TRIPLE)."),
+    ] = None,
+    requirements: Annotated[
+        Path | None,
+        typer.Option(
+            "--requirements",
+            help="Requirements file to vendor into lib/.",
+            show_default="DIR/requirements.txt",
+        ),
+    ] = None,
+    python_version: Annotated[
+        str,
+        typer.Option(
+            "--python",
+            metavar="X.Y",
+            help="Python the daemon runs the plugin with: requirements (and their markers) "
+            "are resolved for it, whichever Python packs.",
+        ),
+    ] = "3.11",
+    source_date_epoch: Annotated[
+        int | None,
+        typer.Option(
+            "--source-date-epoch",
+            help="Archive timestamp (beats $SOURCE_DATE_EPOCH, then the last git commit).",
+        ),
+    ] = None,
+    json_output: JsonOption = False,
+    check: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="After packing, run `nexo plugin check` on the tarball (exit 1 if it fails).",
+        ),
+    ] = False,
+) -> None:
+    """Build a reproducible release tarball, its .sha256 and a manifest copy.
+
+    Exit codes: 0 packed; 1 lint errors, bad layout, native code in a noarch tree,
+    requirements that do not install, or a failed --check; 2 bad flags or unreadable input.
+    """
+    # Imported here so other commands do not pay for the pack machinery at start-up.
+    from nexo_pkg.pack.build import PackOptions, pack  # noqa: PLC0415
+    from nexo_pkg.pack.errors import ManifestLintError  # noqa: PLC0415
+
+    options = PackOptions(
+        project=directory,
+        out=out,
+        target=target,
+        binary=binary,
+        requirements=requirements,
+        source_date_epoch=source_date_epoch,
+        python_version=python_version,
+        progress=say,
+    )
+    try:
+        result = pack(options)
+    except NexoError as error:
+        if isinstance(error, ManifestLintError):
+            show_diagnostics(error.result)
+        fail(error, json_output=json_output)
+    show_diagnostics(result.lint)
+    for note in result.notes:
+        warn(note)
+    tarball = result.tarball
+    say(
+        f"packed {result.plugin_id} {result.version} ({result.target}): {tarball.path} "
+        f"({tarball.size} bytes, sha256 {tarball.sha256}, "
+        f"mtime {result.epoch.value} from {result.epoch.origin})"
+    )
+    for asset in result.assets[1:]:
+        say(f"  wrote {asset.path}")
+    for warning in limit_warnings(result.tarball.size, result.stats):
+        warn(warning)
+    document = result.to_json()
+    passed = True
+    if check:
+        from nexo_pkg.cli.check import check_after  # noqa: PLC0415
+
+        failure = "the packed plugin failed the handshake checks"
+        passed = check_after(Path(tarball.path), document, failure, json_output=json_output)
+        if not passed:
+            say(f"error: {failure}")
+    if json_output:
+        emit_json(document)
+    if not passed:
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the `plugin` sub-app."""
-
-    @app.command("pack")
-    def pack_command(  # noqa: PLR0917  # typer maps each flag to one parameter
-        directory: Annotated[
-            Path,
-            typer.Argument(
-                help="Plugin project directory (holds plugin.toml or nexo-plugin.toml).",
-                show_default=".",
-            ),
-        ] = Path(),
-        out: Annotated[
-            Path | None, typer.Option("--out", help="Output directory.", show_default="DIR/dist")
-        ] = None,
-        target: Annotated[
-            str,
-            typer.Option(
-                "--target", help="noarch (Python) or a target triple for a compiled plugin."
-            ),
-        ] = "noarch",
-        binary: Annotated[
-            Path | None,
-            typer.Option("--binary", help="Compiled plugin executable (with --target TRIPLE)."),
-        ] = None,
-        requirements: Annotated[
-            Path | None,
-            typer.Option(
-                "--requirements",
-                help="Requirements file to vendor into lib/.",
-                show_default="DIR/requirements.txt",
-            ),
-        ] = None,
-        python_version: Annotated[
-            str,
-            typer.Option(
-                "--python",
-                metavar="X.Y",
-                help="Python the daemon runs the plugin with: requirements (and their markers) "
-                "are resolved for it, whichever Python packs.",
-            ),
-        ] = "3.11",
-        source_date_epoch: Annotated[
-            int | None,
-            typer.Option(
-                "--source-date-epoch",
-                help="Archive timestamp (beats $SOURCE_DATE_EPOCH, then the last git commit).",
-            ),
-        ] = None,
-        json_output: JsonOption = False,
-        check: Annotated[
-            bool,
-            typer.Option(
-                "--check",
-                help="After packing, run `nexo plugin check` on the tarball (exit 1 if it fails).",
-            ),
-        ] = False,
-    ) -> None:
-        """Build a reproducible release tarball, its .sha256 and a manifest copy.
-
-        Exit codes: 0 packed; 1 lint errors, bad layout, native code in a noarch tree,
-        requirements that do not install, or a failed --check; 2 bad flags or unreadable input.
-        """
-        # Imported here so other commands do not pay for the pack machinery at start-up.
-        from nexo_pkg.pack.build import PackOptions, pack  # noqa: PLC0415
-        from nexo_pkg.pack.errors import ManifestLintError  # noqa: PLC0415
-
-        options = PackOptions(
-            project=directory,
-            out=out,
-            target=target,
-            binary=binary,
-            requirements=requirements,
-            source_date_epoch=source_date_epoch,
-            python_version=python_version,
-            progress=say,
-        )
-        try:
-            result = pack(options)
-        except NexoError as error:
-            if isinstance(error, ManifestLintError):
-                show_diagnostics(error.result)
-            fail(error, json_output=json_output)
-        show_diagnostics(result.lint)
-        for note in result.notes:
-            warn(note)
-        tarball = result.tarball
-        say(
-            f"packed {result.plugin_id} {result.version} ({result.target}): {tarball.path} "
-            f"({tarball.size} bytes, sha256 {tarball.sha256}, "
-            f"mtime {result.epoch.value} from {result.epoch.origin})"
-        )
-        for asset in result.assets[1:]:
-            say(f"  wrote {asset.path}")
-        for warning in limit_warnings(result.tarball.size, result.stats):
-            warn(warning)
-        document = result.to_json()
-        passed = True
-        if check:
-            from nexo_pkg.cli.check import check_after  # noqa: PLC0415
-
-            failure = "the packed plugin failed the handshake checks"
-            passed = check_after(Path(tarball.path), document, failure, json_output=json_output)
-            if not passed:
-                say(f"error: {failure}")
-        if json_output:
-            emit_json(document)
-        if not passed:
-            raise typer.Exit(1)
+    app.command("pack")(pack_command)

@@ -49,80 +49,81 @@ def _document(
     return write_merged([each.sbom for each in found], f"nexo plugins in {host}"), warnings
 
 
+def sbom_command(
+    *,
+    plugin_ids: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="[ID]...",
+            help="Installed plugins to describe (or --all).",
+            autocompletion=installed_ids,
+        ),
+    ] = None,
+    every: Annotated[
+        bool,
+        typer.Option(
+            "--all", help="One merged document for every plugin of the root (for scanners)."
+        ),
+    ] = False,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            metavar=f"[{'|'.join(FORMATS)}]",
+            help="Document format: CycloneDX 1.6 JSON (SPDX is not offered).",
+        ),
+    ] = "cyclonedx-json",
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output", "-o", metavar="FILE", help="Write the document to FILE, not stdout."
+        ),
+    ] = None,
+    dest: DestOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Print the SBOM of installed plugins: what each one vendors, for Grype, Trivy or
+    OSV-Scanner.
+
+    The SBOM a plugin's tarball carried is printed as it is, once the plugin's files
+    match its install receipt (`nexo plugin verify`) and the SBOM describes exactly those
+    files; a plugin installed before tarballs carried one gets an SBOM derived from its
+    lib/*.dist-info, marked nexo:sbom-origin=derived (a warning says so). Several ids,
+    or --all, give one merged CycloneDX document.
+
+    Exit codes: 0 printed; 1 a plugin's files do not match its receipt (verify_failed) or
+    its SBOM is unreadable or describes other files (sbom_invalid), it is not
+    installed, or --output cannot be written (io); 2 usage error.
+    """
+
+    def run() -> tuple[bytes, list[str]]:
+        if output_format not in FORMATS:
+            raise UsageError(
+                f"--format {output_format!r} is not offered; use cyclonedx-json "
+                "(CycloneDX 1.6 JSON, which Grype, Trivy and OSV-Scanner read)"
+            )
+        if every and plugin_ids:
+            raise UsageError("name plugin ids or pass --all, not both")
+        if not every and not plugin_ids:
+            raise UsageError("name the installed plugins to describe, or pass --all")
+        return _document(list(plugin_ids or []), every, dest, config)
+
+    data, warnings = guarded(run)
+    for note in warnings:
+        warn(printable(note))
+    if output is None:
+        # Checked UTF-8 JSON (a carried SBOM was validated, a built one is ASCII).
+        sys.stdout.write(data.decode("utf-8"))
+        sys.stdout.flush()
+        return
+    target = output
+    guarded(lambda: _write(target, data))
+    say(f"wrote {printable(target)}")
+
+
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the `plugin` sub-app."""
-
-    @app.command("sbom")
-    def sbom_command(
-        *,
-        plugin_ids: Annotated[
-            list[str] | None,
-            typer.Argument(
-                metavar="[ID]...",
-                help="Installed plugins to describe (or --all).",
-                autocompletion=installed_ids,
-            ),
-        ] = None,
-        every: Annotated[
-            bool,
-            typer.Option(
-                "--all", help="One merged document for every plugin of the root (for scanners)."
-            ),
-        ] = False,
-        output_format: Annotated[
-            str,
-            typer.Option(
-                "--format",
-                metavar=f"[{'|'.join(FORMATS)}]",
-                help="Document format: CycloneDX 1.6 JSON (SPDX is not offered).",
-            ),
-        ] = "cyclonedx-json",
-        output: Annotated[
-            Path | None,
-            typer.Option(
-                "--output", "-o", metavar="FILE", help="Write the document to FILE, not stdout."
-            ),
-        ] = None,
-        dest: DestOption = None,
-        config: ConfigOption = None,
-    ) -> None:
-        """Print the SBOM of installed plugins: what each one vendors, for Grype, Trivy or
-        OSV-Scanner.
-
-        The SBOM a plugin's tarball carried is printed as it is, once the plugin's files
-        match its install receipt (`nexo plugin verify`) and the SBOM describes exactly those
-        files; a plugin installed before tarballs carried one gets an SBOM derived from its
-        lib/*.dist-info, marked nexo:sbom-origin=derived (a warning says so). Several ids,
-        or --all, give one merged CycloneDX document.
-
-        Exit codes: 0 printed; 1 a plugin's files do not match its receipt (verify_failed) or
-        its SBOM is unreadable or describes other files (sbom_invalid), it is not
-        installed, or --output cannot be written (io); 2 usage error.
-        """
-
-        def run() -> tuple[bytes, list[str]]:
-            if output_format not in FORMATS:
-                raise UsageError(
-                    f"--format {output_format!r} is not offered; use cyclonedx-json "
-                    "(CycloneDX 1.6 JSON, which Grype, Trivy and OSV-Scanner read)"
-                )
-            if every and plugin_ids:
-                raise UsageError("name plugin ids or pass --all, not both")
-            if not every and not plugin_ids:
-                raise UsageError("name the installed plugins to describe, or pass --all")
-            return _document(list(plugin_ids or []), every, dest, config)
-
-        data, warnings = guarded(run)
-        for note in warnings:
-            warn(printable(note))
-        if output is None:
-            # Checked UTF-8 JSON (a carried SBOM was validated, a built one is ASCII).
-            sys.stdout.write(data.decode("utf-8"))
-            sys.stdout.flush()
-            return
-        target = output
-        guarded(lambda: _write(target, data))
-        say(f"wrote {printable(target)}")
+    app.command("sbom")(sbom_command)
 
 
 def _write(path: Path, data: bytes) -> None:
