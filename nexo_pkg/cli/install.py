@@ -763,10 +763,14 @@ def remove_command(
     """
 
     def run() -> list[str]:
-        from nexo_pkg.install.hold import release_hold  # noqa: PLC0415
-        from nexo_pkg.install.link import linked_plugins, unlink  # noqa: PLC0415
-        from nexo_pkg.install.pipeline import remove  # noqa: PLC0415
-        from nexo_pkg.install.receipts import installed_versions, unreadable_installs  # noqa: PLC0415
+        from nexo_pkg.install.api import (  # noqa: PLC0415
+            installed_versions,
+            linked_plugins,
+            release_hold,
+            remove,
+            unlink,
+            unreadable_installs,
+        )
 
         roots = _roots(dest, config)
         try:

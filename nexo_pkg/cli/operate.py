@@ -446,8 +446,12 @@ def doctor_command(
     Exit codes: 0 nothing would make the daemon skip or fail a plugin; 1 something
     would (an error finding); 2 usage or configuration error.
     """
-    from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
-    from nexo_pkg.install.config import config_dir  # noqa: PLC0415
+    from nexo_pkg.install.api import (  # noqa: PLC0415
+        config_dir,
+        daemon_version,
+        discovery_state,
+        wired_capabilities,
+    )
 
     # A --nexo-version that is no version is refused (usage), as install and lock do.
     found = guarded(lambda: daemon_version(nexo_version), json_output=json_output)
@@ -460,8 +464,6 @@ def doctor_command(
         from nexo_pkg.fleet.doctor import diagnose  # noqa: PLC0415
         from nexo_pkg.fleet.lockfile import LOCK_NAME, WANTED_NAME  # noqa: PLC0415
         from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
-        from nexo_pkg.install.api import wired_capabilities  # noqa: PLC0415
-        from nexo_pkg.install.discovery_edit import discovery_state  # noqa: PLC0415
 
         roots = _roots(dest, config)
         directory = config_dir(config)

@@ -12,14 +12,16 @@ from nexo_pkg.install.compat import (
     MAX_OLDER_RELEASES,
     DaemonVersion,
     check_compatible,
+    daemon_version,
     newest_compatible_tag,
     newest_compatible_version,
     unmet_host_requirements,
     wired_capabilities,
 )
-from nexo_pkg.install.discovery_edit import DiscoveryState
+from nexo_pkg.install.config import config_dir
+from nexo_pkg.install.discovery_edit import DiscoveryState, discovery_state
 from nexo_pkg.install.hold import release_hold
-from nexo_pkg.install.link import linked_plugin
+from nexo_pkg.install.link import linked_plugin, linked_plugins, unlink
 from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.install.pipeline import (
     NO_CALLBACKS,
@@ -28,13 +30,16 @@ from nexo_pkg.install.pipeline import (
     InstallStep,
     LockedSigner,
     install_artifact,
+    remove,
     verify_artifact,
 )
 from nexo_pkg.install.receipts import (
     RECEIPT_NAME,
     Installed,
+    installed_versions,
     scan_installed,
     scan_kept,
+    unreadable_installs,
     version_order,
 )
 from nexo_pkg.install.root import (
@@ -67,18 +72,26 @@ __all__ = [
     "Installed",
     "LockedSigner",
     "check_compatible",
+    "config_dir",
+    "daemon_version",
+    "discovery_state",
     "install_artifact",
+    "installed_versions",
     "linked_plugin",
+    "linked_plugins",
     "locked_root",
     "manifest_asset_problem",
     "newest_compatible_tag",
     "newest_compatible_version",
     "release_hold",
+    "remove",
     "remove_tree",
     "scan_installed",
     "scan_kept",
     "sha256_file",
+    "unlink",
     "unmet_host_requirements",
+    "unreadable_installs",
     "verify_artifact",
     "verify_installed",
     "version_order",
