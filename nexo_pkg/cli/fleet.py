@@ -92,8 +92,7 @@ def fleet_options(
     named."""
     from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
-    from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
-    from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
+    from nexo_pkg.install.api import InstallOptions, daemon_version  # noqa: PLC0415
     from nexo_pkg.net.bounded import checked_timeout  # noqa: PLC0415
 
     if require_signature and skip_signature_verify:
@@ -120,7 +119,7 @@ def fleet_options(
 
 def fleet_callbacks(json_output: bool) -> InstallCallbacks:
     """Slow answers are noted on stderr, unless the output is ``--json``."""
-    from nexo_pkg.install.pipeline import InstallCallbacks  # noqa: PLC0415
+    from nexo_pkg.install.api import InstallCallbacks  # noqa: PLC0415
 
     return InstallCallbacks(notice=None if json_output else say)
 
