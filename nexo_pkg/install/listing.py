@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from nexo_pkg.install.hold import holds
 from nexo_pkg.install.link import LinkedPlugin, linked_plugins
 from nexo_pkg.install.receipts import RECEIPT_UNREADABLE, Installed, Receipt
-from nexo_pkg.install.sbom import vendored_summary
 
 if TYPE_CHECKING:
     from nexo_pkg.install.discovery_edit import DiscoveryState
@@ -58,6 +57,9 @@ class Listing:
 
     def to_json(self, *, include_orphan: bool) -> dict[str, Any]:
         """``list --json``'s document (``orphans`` only with ``include_orphan``)."""
+        # The SBOM reader (and what it imports) only for the document, never for the rows.
+        from nexo_pkg.install.sbom import vendored_summary  # noqa: PLC0415
+
         states, held = self.states, self.held
         document: dict[str, Any] = {
             "ok": True,

@@ -5,6 +5,8 @@ its rows and its document."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -161,3 +163,28 @@ def test_the_command_prints_the_rows_and_the_document_of_the_model(
     ]
     document = nexo("plugin", "list", "--config", str(config), "--json", env=env, in_process=True)
     assert document.document == listing.to_json(include_orphan=False)
+
+
+def test_only_the_document_reads_vendored_distributions(root: Path) -> None:
+    """The rows never import the SBOM reader (and the email parser it brings); the document
+    does, for its ``vendored`` summaries."""
+    program = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from nexo_pkg.install.listing import build_listing\n"
+        "from nexo_pkg.install.receipts import scan_roots\n"
+        "roots = (Path(sys.argv[1]),)\n"
+        "listing = build_listing(roots, scan_roots(roots, kept=True), None)\n"
+        "rows = listing.rows(include_orphan=True)\n"
+        "print(len(rows), 'nexo_pkg.install.sbom' in sys.modules)\n"
+        "listing.to_json(include_orphan=True)\n"
+        "print('nexo_pkg.install.sbom' in sys.modules)\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", program, str(root)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert ran.stdout.split() == ["6", "False", "True"]
