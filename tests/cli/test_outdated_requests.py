@@ -1,0 +1,142 @@
+"""How many requests ``nexo plugin outdated`` sends the GitHub stand-in: every request it
+receives is counted (API documents, asset downloads by either URL, GraphQL), for a cold
+cache and a warm one, without and with a token, with every plugin current and with every
+plugin behind a newer release."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from support.cli import nexo
+from support.github_server import GitHubServer
+from support.stand_in import use_stand_in
+from support.tarballs import manifest_text, release_assets
+
+CLEARED = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "NEXO_INSTALL_TARGET")
+IDS = ["alpha", "bravo", "charlie", "delta", "echo"]
+LATEST = [f"/repos/acme/{plugin_id}/releases/latest" for plugin_id in IDS]
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer) -> Path:
+    home = use_stand_in(monkeypatch, tmp_path, server, cleared=CLEARED)
+    for plugin_id in IDS:
+        assets = release_assets(plugin_id, "1.0.0")
+        server.publish("acme", plugin_id, "v1.0.0", assets, digests=True)
+        assert nexo("plugin", "install", f"acme/{plugin_id}", in_process=True)[0] == 0
+    return home
+
+
+def _cold(home: Path, server: GitHubServer) -> None:
+    """No blob and no kept answer: what a fresh machine or a CI job starts from."""
+    shutil.rmtree(home / "cache", ignore_errors=True)
+    server.requests.clear()
+
+
+def _outdated(server: GitHubServer) -> tuple[dict[str, object], list[tuple[str, str]]]:
+    code, out, err = nexo("plugin", "outdated", "--json", in_process=True)
+    assert code in (0, 1), err
+    assert "Traceback" not in err
+    requests = sorted((r.method, r.path) for r in server.requests)
+    server.requests.clear()
+    return json.loads(out), requests
+
+
+def _publish_newer(server: GitHubServer) -> None:
+    for plugin_id in IDS:
+        assets = release_assets(plugin_id, "1.1.0")
+        server.publish("acme", plugin_id, "v1.1.0", assets, digests=True)
+
+
+def _statuses(document: dict[str, object]) -> dict[str, tuple[str, str | None]]:
+    plugins = document["plugins"]
+    assert isinstance(plugins, list)
+    return {entry["id"]: (entry["status"], entry["latest"]) for entry in plugins}
+
+
+def test_unauthenticated_current_plugins_take_one_request_each(
+    home: Path, server: GitHubServer
+) -> None:
+    """Cold: one release document per plugin and nothing else (a release offering nothing
+    newer is settled by its tarball names); warm: the same requests, each conditional, each
+    answered 304; the same document both times."""
+    _cold(home, server)
+    cold, requests = _outdated(server)
+    assert requests == [("GET", path) for path in LATEST]
+    assert set(_statuses(cold).values()) == {("current", "1.0.0")}
+    code, out, _ = nexo("plugin", "outdated", "--json", in_process=True)
+    assert (code, json.loads(out)) == (0, cold)
+    assert sorted(r.path for r in server.requests) == LATEST
+    assert all(r.headers.get("if-none-match") for r in server.requests)
+
+
+def test_unauthenticated_newer_releases_are_judged_from_their_manifest(
+    home: Path, server: GitHubServer
+) -> None:
+    """Every plugin behind a newer release: its manifest asset is the compatibility verdict
+    (a manifest the daemon cannot read refuses the release), so a cold cache asks for it
+    once beside the release document; from then on it comes from the blob cache by the
+    digest the release lists, and the run sends one conditional request per plugin."""
+    _publish_newer(server)
+    _cold(home, server)
+    cold, requests = _outdated(server)
+    assets = {
+        asset.id: asset.name
+        for release in (r for rs in server.releases.values() for r in rs)
+        for asset in release.assets
+    }
+    downloads = [path for _, path in requests if "/releases/assets/" in path]
+    assert sorted(p for _, p in requests if p.endswith("/latest")) == LATEST
+    assert len(downloads) == len(IDS)
+    assert {assets[int(path.rsplit("/", 1)[1])] for path in downloads} == {"nexo-plugin.toml"}
+    assert len(requests) == 2 * len(IDS)
+    assert set(_statuses(cold).values()) == {("outdated", "1.1.0")}
+    warm, requests = _outdated(server)
+    assert warm == cold
+    assert requests == [("GET", path) for path in LATEST]
+
+
+def test_with_a_token_one_graphql_request_and_the_newer_manifests(
+    home: Path, server: GitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a token: one GraphQL request for every repository; current plugins need
+    nothing more, cold or warm; newer releases add their manifest asset on a cold cache
+    only."""
+    monkeypatch.setenv("NEXO_GITHUB_TOKEN", "secret-token")
+    _cold(home, server)
+    cold, requests = _outdated(server)
+    assert requests == [("POST", "/graphql")]
+    assert set(_statuses(cold).values()) == {("current", "1.0.0")}
+    assert _outdated(server) == (cold, [("POST", "/graphql")])
+    _publish_newer(server)
+    _cold(home, server)
+    cold, requests = _outdated(server)
+    manifests = [f"/acme/{p}/releases/download/v1.1.0/nexo-plugin.toml" for p in IDS]
+    assert requests == sorted([("POST", "/graphql")] + [("GET", path) for path in manifests])
+    assert set(_statuses(cold).values()) == {("outdated", "1.1.0")}
+    assert _outdated(server) == (cold, [("POST", "/graphql")])
+
+
+def test_the_verdict_on_a_newer_release_is_kept(home: Path, server: GitHubServer) -> None:
+    """A newer release whose manifest asset the daemon cannot read is still refused by
+    name, cold and warm; a release offering nothing newer is reported from its tarball
+    names whatever its manifest asset says (nothing would be installed from it)."""
+    broken = release_assets("alpha", "1.1.0")
+    broken["nexo-plugin.toml"] = b"[plugin\nid = 'alpha'\n"
+    server.publish("acme", "alpha", "v1.1.0", broken, digests=True)
+    same = release_assets("bravo", "1.0.0")
+    same["nexo-plugin.toml"] = manifest_text("bravo", "9.9.9").encode()
+    server.publish("acme", "bravo", "v1.0.1-re", same, digests=True)
+    _cold(home, server)
+    for _ in range(2):
+        document, _ = _outdated(server)
+        statuses = _statuses(document)
+        assert statuses["alpha"] == ("failed", None)
+        assert statuses["bravo"] == ("current", "1.0.0")
+        plugins = document["plugins"]
+        assert isinstance(plugins, list)
+        (alpha,) = [entry for entry in plugins if entry["id"] == "alpha"]
+        assert alpha["error"]["kind"] == "manifest_invalid"
