@@ -234,13 +234,17 @@ def read_identity(
     manifest the daemon can read must name that same version (:func:`release_identity`
     refuses any other), so the asset could only add a refusal of a release that offers
     nothing to install. A newer release (or one the names do not settle) is judged from its
-    manifest asset as ever."""
+    manifest asset as ever; without a token, that lookup reads the asset from its browser
+    download URL first, outside the API's rate limit (:meth:`GitHubClient.download`)."""
     if installed is not None:
         settled = _settled_by_names(release, installed)
         if settled is not None:
             return settled, None
     manifest = client.read_manifest_asset(
-        release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_ASSET_BYTES
+        release,
+        MANIFEST_ASSETS,
+        max_bytes=MAX_MANIFEST_ASSET_BYTES,
+        browser_first=installed is not None and client.token is None,
     )
     return release_identity(release, manifest, manifest_problem=manifest_problem), manifest
 

@@ -78,25 +78,25 @@ def test_unauthenticated_newer_releases_are_judged_from_their_manifest(
 ) -> None:
     """Every plugin behind a newer release: its manifest asset is the compatibility verdict
     (a manifest the daemon cannot read refuses the release), so a cold cache asks for it
-    once beside the release document; from then on it comes from the blob cache by the
-    digest the release lists, and the run sends one conditional request per plugin."""
+    once beside the release document, from its browser download URL (outside the API's
+    rate limit: one API request per plugin); from then on it comes from the blob cache by
+    the digest the release lists, and the run sends one conditional request per plugin."""
     _publish_newer(server)
     _cold(home, server)
     cold, requests = _outdated(server)
-    assets = {
-        asset.id: asset.name
-        for release in (r for rs in server.releases.values() for r in rs)
-        for asset in release.assets
-    }
-    downloads = [path for _, path in requests if "/releases/assets/" in path]
-    assert sorted(p for _, p in requests if p.endswith("/latest")) == LATEST
-    assert len(downloads) == len(IDS)
-    assert {assets[int(path.rsplit("/", 1)[1])] for path in downloads} == {"nexo-plugin.toml"}
-    assert len(requests) == 2 * len(IDS)
+    manifests = [f"/acme/{p}/releases/download/v1.1.0/nexo-plugin.toml" for p in IDS]
+    assert [path for _, path in requests if path.startswith("/repos/")] == LATEST
+    assert requests == sorted([("GET", path) for path in LATEST + manifests])
     assert set(_statuses(cold).values()) == {("outdated", "1.1.0")}
     warm, requests = _outdated(server)
     assert warm == cold
     assert requests == [("GET", path) for path in LATEST]
+    # Where the browser download URL is refused, the API asset URL still serves it.
+    server.fail(status=404, times=None, path_contains="/releases/download/")
+    _cold(home, server)
+    again, requests = _outdated(server)
+    assert again == cold
+    assert len([path for _, path in requests if "/releases/assets/" in path]) == len(IDS)
 
 
 def test_with_a_token_one_graphql_request_and_the_newer_manifests(

@@ -142,6 +142,10 @@ def send(
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # socketserver's listen backlog of 5 drops the SYNs of a client opening more connections
+    # at once (eight worker threads, each its own): the kernel resends them a second later,
+    # a stall no real server makes.
+    request_queue_size = 128
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         # A client that hangs up early, as a client refusing an answer does, is not a server
