@@ -366,6 +366,10 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
 
         def attempt() -> tuple[Any, str | None]:
             with self._open(url, "application/vnd.github+json", what, condition) as response:
+                if response.status_code in {304, 404}:
+                    # Read to its end (a 304 has no body), so the connection is kept alive
+                    # for the next request instead of being closed unread.
+                    self._net.read_document(response, what, limit=MAX_DOCUMENT_BYTES)
                 if response.status_code == 404:
                     return not_found(), None
                 if response.status_code == 304 and stored is not None:

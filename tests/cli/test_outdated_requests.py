@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import json
 import shutil
+import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.cli import nexo
@@ -140,3 +142,31 @@ def test_the_verdict_on_a_newer_release_is_kept(home: Path, server: GitHubServer
         assert isinstance(plugins, list)
         (alpha,) = [entry for entry in plugins if entry["id"] == "alpha"]
         assert alpha["error"]["kind"] == "manifest_invalid"
+
+
+def test_conditional_requests_keep_the_connection(
+    home: Path, server: GitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 304 (no body) and a 404 are read to their end, so one lookup after another goes
+    over the same kept-alive connection: one TCP connection for a run of ``--jobs 1``, cold
+    (200 answers) and warm (304 answers) alike, and with a repository gone (404)."""
+    opened: list[object] = []
+    connect = socket.create_connection
+
+    def counting(*args: Any, **kwargs: Any) -> socket.socket:
+        opened.append(args[0])
+        return connect(*args, **kwargs)
+
+    monkeypatch.setattr(socket, "create_connection", counting)
+    _cold(home, server)
+    for _ in range(2):
+        opened.clear()
+        code, _, err = nexo("plugin", "outdated", "--jobs", "1", "--json", in_process=True)
+        assert code == 0, err
+        assert len(opened) == 1
+    del server.releases[("acme", "bravo")]
+    opened.clear()
+    code, out, _ = nexo("plugin", "outdated", "--jobs", "1", "--json", in_process=True)
+    assert code == 1
+    assert _statuses(json.loads(out))["bravo"] == ("failed", None)
+    assert len(opened) == 1
