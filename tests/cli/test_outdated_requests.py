@@ -17,6 +17,11 @@ from support.github_server import GitHubServer
 from support.stand_in import use_stand_in
 from support.tarballs import manifest_text, release_assets
 
+from nexo_pkg.install.manifest_check import manifest_asset_problem
+from nexo_pkg.sources.cache import BlobCache
+from nexo_pkg.sources.github import GitHubClient
+from nexo_pkg.sources.releases import read_identity
+
 CLEARED = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "NEXO_INSTALL_TARGET")
 IDS = ["alpha", "bravo", "charlie", "delta", "echo"]
 LATEST = [f"/repos/acme/{plugin_id}/releases/latest" for plugin_id in IDS]
@@ -170,3 +175,37 @@ def test_conditional_requests_keep_the_connection(
     assert code == 1
     assert _statuses(json.loads(out))["bravo"] == ("failed", None)
     assert len(opened) == 1
+
+
+# (versions the tarball names ship, installed version, manifest asset read, version found)
+SETTLING = [
+    (("1.0.0",), "1.0.0", False, "1.0.0"),  # the same version: settled by its names
+    (("0.9.0",), "1.0.0", False, "0.9.0"),  # older (ahead): settled by its names
+    (("1.1.0",), "1.0.0", True, "1.1.0"),  # newer: the manifest is the verdict
+    (("1.0.0", "1.1.0"), "1.0.0", True, "1.1.0"),  # several versions: the manifest says
+    (("1.0.0",), "2024.1", True, "1.0.0"),  # an installed version outside semver
+]
+
+
+@pytest.mark.parametrize("case", SETTLING)
+def test_which_releases_are_settled_by_their_tarball_names(
+    server: GitHubServer, tmp_path: Path, case: tuple[tuple[str, ...], str, bool, str]
+) -> None:
+    """``read_identity`` with the installed version fetches the manifest asset only when
+    the tarball names leave a newer version possible or do not settle the release; the
+    identity is the one the manifest asset gives whenever it is read."""
+    shipped, installed, manifest_read, version = case
+    assets: dict[str, bytes] = {}
+    for each in shipped:
+        assets.update(release_assets("hello", each, manifest_asset=False))
+    assets["nexo-plugin.toml"] = manifest_text("hello", shipped[-1]).encode()
+    server.publish("acme", "hello", "v" + shipped[-1], assets, digests=True)
+    with GitHubClient(server.url, blobs=BlobCache(tmp_path / "home")) as client:
+        release = client.get_release("acme", "hello", None)
+        server.requests.clear()
+        identity, manifest = read_identity(
+            client, release, manifest_asset_problem, installed=installed
+        )
+    assert (identity.plugin_id, identity.version) == ("hello", version)
+    assert (manifest is not None) is manifest_read
+    assert bool(server.requests) is manifest_read
