@@ -410,13 +410,14 @@ def _latest_releases(roots: tuple[Path, ...], options: InstallOptions) -> dict[A
 def _upgradable_ids(root: Path) -> list[str]:
     """Ids of every installed plugin that has a release to upgrade from, in name order."""
     from nexo_pkg.install.store import scan_installed  # noqa: PLC0415
+    from nexo_pkg.sources.route import follows  # noqa: PLC0415
 
     ids: list[str] = []
     for item in scan_installed(root):
         receipt = item.receipt
         if receipt is None or receipt.id in ids:
             continue
-        if receipt.source == "local-file":
+        if not follows(receipt.source):
             say(f"skipped {printable(receipt.id)}: installed from a local file")
             continue
         ids.append(receipt.id)

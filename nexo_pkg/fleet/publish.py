@@ -20,8 +20,8 @@ from nexo_pkg.sources.checksum import parse_sidecar
 from nexo_pkg.sources.oci import TargetFiles
 from nexo_pkg.sources.oci_reference import OciReference, parse_reference
 from nexo_pkg.sources.releases import release_material, release_sha256, release_tarballs
+from nexo_pkg.sources.route import tagged_release
 from nexo_pkg.sources.select import MANIFEST_ASSETS, parse_tarball_name
-from nexo_pkg.sources.spec import GitHubSource, parse_source
 from nexo_pkg.trust import entry as trust
 
 
@@ -172,8 +172,8 @@ def mirror(
 ) -> PushResult:
     """Copy a GitHub release (every target tarball, checksum-checked, with its signature
     files) into a registry, recording the release so the original signer's policy applies."""
-    source = parse_source(release_text)
-    if not isinstance(source, GitHubSource) or source.tag is None:
+    source = tagged_release(release_text)
+    if source is None or source.tag is None:
         raise UsageError(f"mirror needs owner/repo@tag, not {release_text!r}")
     reference = parse_reference(destination)
     if reference.digest:
