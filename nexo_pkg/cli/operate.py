@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from nexo_pkg.install.pipeline import InstallOptions, ReleaseInfo
     from nexo_pkg.install.rollback import RollbackResult
     from nexo_pkg.install.store import Receipt
-    from nexo_pkg.sources.context import SourceContext
+    from nexo_pkg.sources.api import SourceContext
 
 
 class _Lookups:

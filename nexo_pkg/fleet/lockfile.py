@@ -52,9 +52,7 @@ from nexo_pkg.core.files import read_capped_bytes, write_config_file
 from nexo_pkg.core.toml_spans import syntax_error
 from nexo_pkg.core.version import VersionError
 from nexo_pkg.core.versionreq import VersionReq, parse_version_req
-from nexo_pkg.sources.route import check_remote
-from nexo_pkg.sources.select import PLUGIN_ID
-from nexo_pkg.sources.spec import timestamp_or_none
+from nexo_pkg.sources.api import PLUGIN_ID, check_remote, timestamp_or_none
 
 WANTED_NAME = "nexo-plugins.toml"
 LOCK_NAME = "nexo-plugins.lock"
@@ -225,7 +223,7 @@ def read_wanted(path: Path) -> list[WantedPlugin]:
 def _registries(path: Path, document: dict[str, Any]) -> dict[str, tuple[str, ...]]:
     """The wanted set's ``[registries."HOST"] mirrors = [...]``; ``wanted_invalid`` when
     malformed."""
-    from nexo_pkg.sources.mirrors import check_mirror  # noqa: PLC0415 - only when present
+    from nexo_pkg.sources.api import check_mirror  # noqa: PLC0415 - only when present
 
     kind = "wanted_invalid"
     table = document.get("registries", {})

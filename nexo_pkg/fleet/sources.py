@@ -22,10 +22,15 @@ from nexo_pkg.install.api import (
     check_compatible,
     manifest_asset_problem,
 )
-from nexo_pkg.sources.base import FetchedArtifact, ReleaseCandidate
-from nexo_pkg.sources.context import SourceContext
-from nexo_pkg.sources.route import SourceRequest, locked_origin, open_source
-from nexo_pkg.trust import entry as trust
+from nexo_pkg.sources.api import (
+    FetchedArtifact,
+    ReleaseCandidate,
+    SourceContext,
+    SourceRequest,
+    locked_origin,
+    open_source,
+)
+from nexo_pkg.trust import api as trust
 
 
 @dataclass(frozen=True)

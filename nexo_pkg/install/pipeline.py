@@ -44,19 +44,29 @@ from nexo_pkg.install.store import (
 )
 from nexo_pkg.install.summary import InstallPlan
 from nexo_pkg.sbom import quick_check, vendored_packages
-from nexo_pkg.sources.archive import ArchiveLimits, ArchiveListing, inspect_archive
-from nexo_pkg.sources.base import FetchedArtifact, Offered, Source
-from nexo_pkg.sources.context import NetworkChoices, SourceContext, TrustChoices
-from nexo_pkg.sources.extract import extract_archive
-from nexo_pkg.sources.hosttriple import host_candidates, requested_target
-from nexo_pkg.sources.local import SOURCE_TYPE as LOCAL_SOURCE_TYPE
-from nexo_pkg.sources.route import SourceRequest, open_source, reopen
-from nexo_pkg.trust import entry as trust
+from nexo_pkg.sources.api import SOURCE_TYPE as LOCAL_SOURCE_TYPE
+from nexo_pkg.sources.api import (
+    ArchiveLimits,
+    ArchiveListing,
+    FetchedArtifact,
+    NetworkChoices,
+    Offered,
+    Source,
+    SourceContext,
+    SourceRequest,
+    TrustChoices,
+    extract_archive,
+    host_candidates,
+    inspect_archive,
+    open_source,
+    reopen,
+    requested_target,
+)
+from nexo_pkg.trust import api as trust
 
 if TYPE_CHECKING:
-    from nexo_pkg.net.bounded import Deadline
-    from nexo_pkg.sources.download import ProgressBar
-    from nexo_pkg.sources.github import Release
+    from nexo_pkg.net.api import Deadline
+    from nexo_pkg.sources.api import ProgressBar, Release
 
 
 @dataclass(frozen=True)
@@ -219,7 +229,7 @@ def _network_deadline(options: InstallOptions) -> Deadline:
     """One deadline from now for every request of the command together (the lookup, the
     manifest, the sidecar, the tarball, the signature and the attestations), so a server
     answering each of them slowly cannot add them up: ``--timeout``, else the environment's."""
-    from nexo_pkg.net.bounded import (  # noqa: PLC0415
+    from nexo_pkg.net.api import (  # noqa: PLC0415
         Deadline,
         checked_timeout,
         timeout_from_env,

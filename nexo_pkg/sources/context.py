@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.sources.archive import ArchiveLimits
 from nexo_pkg.sources.cache import BlobCache
-from nexo_pkg.trust import entry as trust
+from nexo_pkg.trust import api as trust
 
 if TYPE_CHECKING:
-    from nexo_pkg.net.bounded import Deadline
+    from nexo_pkg.net.api import Deadline
     from nexo_pkg.sources.download import ProgressBar
     from nexo_pkg.sources.github import GitHubClient
     from nexo_pkg.sources.oci_reference import OciReference

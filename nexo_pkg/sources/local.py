@@ -26,7 +26,7 @@ from nexo_pkg.sources.cache import CHUNK, over_download_limit
 from nexo_pkg.sources.checksum import parse_sidecar, verify_checksums
 from nexo_pkg.sources.hosttriple import NOARCH
 from nexo_pkg.sources.select import parse_tarball_name
-from nexo_pkg.trust import entry as trust
+from nexo_pkg.trust import api as trust
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping

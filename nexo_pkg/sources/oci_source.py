@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from nexo_pkg.core.versionreq import VersionReq
     from nexo_pkg.sources.context import SourceContext
-    from nexo_pkg.trust.policy import TrustPolicy
+    from nexo_pkg.trust.api import TrustPolicy
 
 SOURCE_TYPE = "oci-registry"
 SCHEME = "oci://"

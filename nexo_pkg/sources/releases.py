@@ -36,8 +36,8 @@ from nexo_pkg.sources.select import (
     release_identity,
 )
 from nexo_pkg.sources.spec import GitHubSource, parse_source
-from nexo_pkg.trust import entry as trust
-from nexo_pkg.trust.commands import release_signer
+from nexo_pkg.trust import api as trust
+from nexo_pkg.trust.api import release_signer
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

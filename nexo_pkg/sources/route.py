@@ -24,7 +24,7 @@ from nexo_pkg.sources.spec import GitHubSource, LocalSource, parse_source
 
 if TYPE_CHECKING:
     from nexo_pkg.sources.context import SourceContext
-    from nexo_pkg.trust.policy import TrustPolicy
+    from nexo_pkg.trust.api import TrustPolicy
 
 __all__ = [
     "KINDS",
