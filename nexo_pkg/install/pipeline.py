@@ -44,7 +44,6 @@ from nexo_pkg.install.store import (
 )
 from nexo_pkg.install.summary import InstallPlan
 from nexo_pkg.sbom import quick_check, vendored_packages
-from nexo_pkg.sources.api import SOURCE_TYPE as LOCAL_SOURCE_TYPE
 from nexo_pkg.sources.api import (
     ArchiveLimits,
     ArchiveListing,
@@ -56,6 +55,7 @@ from nexo_pkg.sources.api import (
     SourceRequest,
     TrustChoices,
     extract_archive,
+    follows,
     host_candidates,
     inspect_archive,
     open_source,
@@ -521,7 +521,7 @@ def _receipt_target(source_type: str, installed: str, options: InstallOptions) -
     (``--target``, ``NEXO_INSTALL_TARGET`` or this host's), as the daemon's installer records
     it, not ``noarch`` or the musl fallback actually installed, so a later ``upgrade`` resolves
     the host's own build again; for a local tarball, the target its name gives."""
-    if source_type == LOCAL_SOURCE_TYPE:
+    if not follows(source_type):
         return installed
     return requested_target(options.target)
 

@@ -59,9 +59,6 @@ if TYPE_CHECKING:
         host_candidates,
         requested_target,
     )
-    from nexo_pkg.sources.local import (
-        SOURCE_TYPE,
-    )
     from nexo_pkg.sources.mirrors import (
         check_mirror,
         configured,
@@ -145,7 +142,6 @@ _HOMES: dict[str, str] = {
     "NOARCH": "nexo_pkg.sources.hosttriple",
     "host_candidates": "nexo_pkg.sources.hosttriple",
     "requested_target": "nexo_pkg.sources.hosttriple",
-    "SOURCE_TYPE": "nexo_pkg.sources.local",
     "check_mirror": "nexo_pkg.sources.mirrors",
     "configured": "nexo_pkg.sources.mirrors",
     "TargetFiles": "nexo_pkg.sources.oci",
@@ -193,7 +189,6 @@ __all__ = [
     "MANIFEST_MEDIA_TYPE",
     "NOARCH",
     "PLUGIN_ID",
-    "SOURCE_TYPE",
     "Admits",
     "ArchiveLimits",
     "ArchiveListing",
