@@ -139,8 +139,9 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
 
     # -- clients --------------------------------------------------------------------------
 
-    def _client(self, key: str, make: Callable[[], _Client]) -> _Client:
-        """This thread's client under ``key``, made (and closed with the command) on first use."""
+    def client(self, key: str, make: Callable[[], _Client]) -> _Client:
+        """This thread's client under ``key``, made (and closed with the command) on first use:
+        the GitHub API's, each registry host's, and a new source's own."""
         clients: dict[str, Any] | None = getattr(self._local, "clients", None)
         if clients is None:
             clients = self._local.clients = {}
@@ -169,7 +170,7 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
                 self._registries.append((reference.host, client))
             return client
 
-        return self._client(reference.host, make)
+        return self.client(reference.host, make)
 
     def github(self) -> GitHubClient:
         """This thread's GitHub API client (small assets go through the blob cache)."""
@@ -195,7 +196,7 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
             self._github_used = True
             return github
 
-        return self._client(_GITHUB, make)
+        return self.client(_GITHUB, make)
 
     def pinned_registry(
         self, reference: OciReference, fetch: Callable[[OciReference, RegistryClient], _T]

@@ -26,6 +26,7 @@ from nexo_pkg.sources.cache import CHUNK, over_download_limit
 from nexo_pkg.sources.checksum import parse_sidecar, verify_checksums
 from nexo_pkg.sources.hosttriple import NOARCH
 from nexo_pkg.sources.select import parse_tarball_name
+from nexo_pkg.sources.spec import LocalSource, parse_source
 from nexo_pkg.trust import api as trust
 
 if TYPE_CHECKING:
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 
     from nexo_pkg.core.versionreq import VersionReq
     from nexo_pkg.sources.context import SourceContext
-    from nexo_pkg.sources.spec import LocalSource
 
 SOURCE_TYPE = "local-file"
 MAX_SIDECAR_BYTES = 64 * 1024
@@ -45,6 +45,22 @@ def open_spec(
 ) -> LocalTarballSource:
     """The local source of the tarball ``spec`` names."""
     return LocalTarballSource(spec, context, targets=request.targets or ())
+
+
+def open_text(text: str, context: SourceContext, request: SourceRequest) -> LocalTarballSource:
+    """The local source of the tarball at ``text``; ``source_invalid`` for anything else."""
+    spec = parse_source(text)
+    if not isinstance(spec, LocalSource):
+        raise NexoError(f"{text!r} is no local tarball", kind="source_invalid")
+    return open_spec(spec, context, request)
+
+
+def check_text(text: str) -> None:
+    """A fleet names no local file: ``source_invalid``."""
+    raise NexoError(
+        f"source {text!r} is a local path; a fleet names owner/repo or oci:// sources",
+        kind="source_invalid",
+    )
 
 
 def reopen(

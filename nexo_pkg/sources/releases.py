@@ -67,6 +67,26 @@ def open_spec(
     )
 
 
+def open_text(text: str, context: SourceContext, request: SourceRequest) -> GitHubReleaseSource:
+    """The release source ``owner/repo[@tag]`` names; ``source_invalid`` for anything else."""
+    return open_spec(_release_spec(text), context, request)
+
+
+def check_text(text: str) -> None:
+    """Raise ``source_invalid`` unless ``text`` is ``owner/repo[@tag]``."""
+    _release_spec(text)
+
+
+def _release_spec(text: str) -> GitHubSource:
+    spec = parse_source(text)
+    if not isinstance(spec, GitHubSource):
+        raise NexoError(
+            f"source {text!r} is a local path; a fleet names owner/repo or oci:// sources",
+            kind="source_invalid",
+        )
+    return spec
+
+
 def reopen(
     origin: Mapping[str, Any],
     context: SourceContext,

@@ -5,22 +5,21 @@ the :class:`~nexo_pkg.sources.base.Source` a function here opens: a source text
 (:func:`open_source`: ``oci://…``, ``owner/repo[@tag]``, a local tarball), a receipt's or an
 install plan's origin (:func:`reopen`), a lock file's row (:func:`locked_origin`), a fleet
 file's source (:func:`check_remote`). :data:`KINDS` lists the kinds: the ``type`` their
-origins record, the module that implements them (imported on first use, so ``install PATH``
-never loads the registry client) and the scheme of their source texts. A new source is one
-line there and the module it names (see docs/architecture.md, "How to add a new source").
+origins record, the module that implements them (the registry's imported on first use, so
+``install PATH`` never loads its client) and the scheme of their source texts. A new source
+is one entry there and the module it names (see docs/architecture.md, "How to add a new
+source").
 """
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
-from nexo_pkg.core.errors import NexoError
 from nexo_pkg.sources import local, releases
 from nexo_pkg.sources.base import Origin, Source, SourceRequest
-from nexo_pkg.sources.spec import GitHubSource, LocalSource, parse_source
+from nexo_pkg.sources.spec import GitHubSource, parse_source
 
 if TYPE_CHECKING:
     from nexo_pkg.sources.context import SourceContext
@@ -37,27 +36,6 @@ __all__ = [
     "reopen",
     "tagged_release",
 ]
-
-
-@dataclass(frozen=True)
-class Kind:
-    """One kind of source: the ``type`` its origins (receipts, ``--json``) record, the module
-    implementing it (see :class:`KindModule`), and the prefix of its source texts (``None``:
-    the ``owner/repo[@tag]`` or path grammar of :mod:`nexo_pkg.sources.spec`). ``follows``:
-    whether an install from it can be upgraded from it (a file cannot: it is what it is)."""
-
-    type: str
-    module: str
-    scheme: str | None = None
-    follows: bool = True
-
-
-KINDS: tuple[Kind, ...] = (
-    Kind("oci-registry", "nexo_pkg.sources.oci_source", scheme="oci://"),
-    Kind("github-releases", "nexo_pkg.sources.releases"),
-    Kind("local-file", "nexo_pkg.sources.local", follows=False),
-)
-"""Every kind of source, one line each."""
 
 
 class KindModule(Protocol):
@@ -99,8 +77,36 @@ class KindModule(Protocol):
         ...
 
 
-def _module(kind: Kind) -> KindModule:
-    return cast("KindModule", importlib.import_module(kind.module))
+@dataclass(frozen=True)
+class Kind:
+    """One kind of source: the ``type`` its origins (receipts, ``--json``) record, ``load``
+    giving the module implementing it (a :class:`KindModule`), and the prefix of its source
+    texts (``None``: the ``owner/repo[@tag]`` or path grammar of
+    :mod:`nexo_pkg.sources.spec`). ``follows``: whether an install from it is upgraded from
+    it (a file is not: it is what it is)."""
+
+    type: str
+    load: Callable[[], KindModule]
+    scheme: str | None = None
+    follows: bool = True
+
+
+def _oci_source() -> KindModule:
+    # The registry client (and httpx) is imported only for a registry source.
+    from nexo_pkg.sources import oci_source  # noqa: PLC0415
+
+    return oci_source
+
+
+_RELEASES = Kind("github-releases", lambda: releases)
+
+KINDS: tuple[Kind, ...] = (
+    Kind("oci-registry", _oci_source, scheme="oci://"),
+    _RELEASES,
+    Kind("local-file", lambda: local, follows=False),
+)
+"""Every kind of source, one line each. A text without a scheme is ``owner/repo[@tag]`` or
+the path of a local tarball (:func:`~nexo_pkg.sources.spec.parse_source`)."""
 
 
 def _scheme_kind(text: str) -> Kind | None:
@@ -122,7 +128,7 @@ def open_source(text: str, context: SourceContext, request: SourceRequest) -> So
     """The source ``text`` names. Raises ``source_invalid`` (exit 2) for a malformed one."""
     kind = _scheme_kind(text)
     if kind is not None:
-        return _module(kind).open_text(text, context, request)
+        return kind.load().open_text(text, context, request)
     spec = parse_source(text)
     if isinstance(spec, GitHubSource):
         return releases.open_spec(spec, context, request)
@@ -146,7 +152,7 @@ def reopen(
     kind = _kind_of_type(origin.get("type"))
     if kind is None:
         return None
-    return _module(kind).reopen(origin, context, request, follow=follow, tag=tag, known=known)
+    return kind.load().reopen(origin, context, request, follow=follow, tag=tag, known=known)
 
 
 def locked_origin(
@@ -161,10 +167,8 @@ def locked_origin(
 ) -> Origin:
     """The origin of one target a lock entry pins: ``source_text`` is the entry's source,
     ``resolved`` the version it pinned; the receipt and the signature check name it."""
-    kind = _scheme_kind(source_text) or _kind_of_type(releases.SOURCE_TYPE)
-    if kind is None:  # pragma: no cover - the release kind is always listed
-        raise AssertionError("no release kind")
-    return _module(kind).locked_origin(
+    kind = _scheme_kind(source_text) or _RELEASES
+    return kind.load().locked_origin(
         resolved,
         asset_name=asset_name,
         manifest_digest=manifest_digest,
@@ -184,12 +188,4 @@ def tagged_release(text: str) -> GitHubSource | None:
 def check_remote(text: str) -> None:
     """Raise ``source_invalid`` unless ``text`` names a source a fleet can lock: one with a
     scheme (well-formed) or ``owner/repo[@tag]``, not a local path."""
-    kind = _scheme_kind(text)
-    if kind is not None:
-        _module(kind).check_text(text)
-        return
-    if isinstance(parse_source(text), LocalSource):
-        raise NexoError(
-            f"source {text!r} is a local path; a fleet names owner/repo or oci:// sources",
-            kind="source_invalid",
-        )
+    (_scheme_kind(text) or _RELEASES).load().check_text(text)

@@ -13,6 +13,7 @@ import importlib
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ from nexo_pkg.sources.base import Source
 
 PACKAGE = Path(__file__).resolve().parents[2] / "nexo_pkg"
 SOURCE_CLASSES = {"GitHubSource", "GitHubReleaseSource", "OciSource", "LocalTarballSource"}
-KIND_MODULES = {kind.module for kind in route.KINDS}
+KIND_MODULES = {kind.load().__name__ for kind in route.KINDS}  # type: ignore[attr-defined]
 
 
 def _outside_sources() -> list[Path]:
@@ -83,10 +84,9 @@ def test_the_check_catches_a_dispatch(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", route.KINDS, ids=lambda kind: kind.type)
 def test_every_kind_provides_what_the_route_asks_of_it(kind: route.Kind) -> None:
-    module = importlib.import_module(kind.module)
+    module: Any = kind.load()
     assert kind.type == module.SOURCE_TYPE
-    asked = ["reopen", "locked_origin"] + (["open_text", "check_text"] if kind.scheme else [])
-    for name in asked:
+    for name in ("open_text", "check_text", "reopen", "locked_origin"):
         assert callable(getattr(module, name)), name
     classes = [
         value
@@ -95,7 +95,7 @@ def test_every_kind_provides_what_the_route_asks_of_it(kind: route.Kind) -> None
     ]
     questions = [name for name in dir(Source) if not name.startswith("_")]
     assert any(all(callable(getattr(cls, q, None)) for q in questions) for cls in classes), (
-        f"{kind.module} has no class answering {questions}"
+        f"{module.__name__} has no class answering {questions}"
     )
 
 
@@ -111,19 +111,29 @@ def test_every_name_of_a_face_resolves(face: str) -> None:
         getattr(module, "no_such_name")  # noqa: B009 - the face's __getattr__ is the subject
 
 
-def test_the_lazy_faces_cost_nothing_to_import() -> None:
-    """Importing the faces of ``sources`` and ``net`` (as the CLI's options do) loads neither
-    httpx nor a module behind them."""
+def test_the_faces_load_no_network_client() -> None:
+    """Importing the faces of ``sources``, ``net`` and ``trust`` (as ``install PATH`` and the
+    CLI's options do) loads neither httpx nor the clients that bring it; asking for a client's
+    name loads it."""
+    heavy = (
+        "httpx",
+        "nexo_pkg.net.client",
+        "nexo_pkg.sources.github",
+        "nexo_pkg.sources.oci",
+        "nexo_pkg.sources.oci_source",
+        "nexo_pkg.sources.registry",
+    )
     code = (
         "import sys\n"
-        "import nexo_pkg.sources.api, nexo_pkg.net.api\n"
-        "from nexo_pkg.net.api import DEFAULT_TIMEOUT_SECONDS\n"
-        "loaded = sorted(m for m in sys.modules if m.startswith(('nexo_pkg.sources.', "
-        "'nexo_pkg.net.')) or m == 'httpx')\n"
-        "print(loaded)\n"
+        "import nexo_pkg.sources.api, nexo_pkg.net.api, nexo_pkg.trust.api\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+        "from nexo_pkg.sources.api import RegistryClient\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
-    loaded = "['nexo_pkg.net.api', 'nexo_pkg.net.bounded', 'nexo_pkg.sources.api']"
-    assert done.stdout.strip() == loaded
+    before, after = done.stdout.splitlines()
+    assert before == "[]"
+    assert "'nexo_pkg.sources.registry'" in after
+    assert "'httpx'" in after
