@@ -729,9 +729,12 @@ def upgrade(
     current = matches[0]
     receipt = current.receipt
     assert receipt is not None  # noqa: S101 (require_installed only returns receipts)
-    # A registry receipt's tag is the release it was mirrored from, not a pin.
-    pinned = receipt.pinned_tag if receipt.registry is None else None
-    if options.target is None and receipt.target:
+    # A registry receipt's tag is the release it was mirrored from, not a pin; a registry
+    # upgrade takes this host's targets, as it always has, where a release's follows the
+    # receipt's.
+    followed = receipt.registry is None
+    pinned = receipt.pinned_tag if followed else None
+    if options.target is None and receipt.target and followed:
         options = replace(options, target=receipt.target)
     origin = receipt_origin(receipt)
     request = SourceRequest(host_candidates(options.target), manifest_asset_problem, plugin_id)

@@ -67,9 +67,9 @@ def reopen(
     known: object = None,
 ) -> OciSource | None:
     """The registry version a receipt's or a plan's ``origin`` pinned, or with ``follow``
-    the newest version of its repository (``tag``: that tag's); ``None`` without a pinned
-    reference."""
-    del known  # what a GitHub lookup read beforehand; a registry reads its tags itself
+    the newest version of its repository (its highest semver tag: a release ``tag`` is no
+    registry tag, and is not asked for); ``None`` without a pinned reference."""
+    del tag, known  # a release's tag, what a GitHub lookup read: a registry reads its tags
     registry = origin.get("registry")
     if not isinstance(registry, str):
         return None
@@ -77,9 +77,8 @@ def reopen(
     if not follow:
         return OciSource(pinned, context, targets=request.targets, expected_id=request.expected_id)
     repository = OciReference(pinned.host, pinned.repository)
-    chosen = repository.with_tag(tag) if tag is not None else repository
     return OciSource(
-        chosen,
+        repository,
         context,
         targets=request.targets,
         expected_id=request.expected_id,
