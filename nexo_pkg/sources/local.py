@@ -40,19 +40,12 @@ SOURCE_TYPE = "local-file"
 MAX_SIDECAR_BYTES = 64 * 1024
 
 
-def open_spec(
-    spec: LocalSource, context: SourceContext, request: SourceRequest
-) -> LocalTarballSource:
-    """The local source of the tarball ``spec`` names."""
-    return LocalTarballSource(spec, context, targets=request.targets or ())
-
-
 def open_text(text: str, context: SourceContext, request: SourceRequest) -> LocalTarballSource:
     """The local source of the tarball at ``text``; ``source_invalid`` for anything else."""
     spec = parse_source(text)
     if not isinstance(spec, LocalSource):
         raise NexoError(f"{text!r} is no local tarball", kind="source_invalid")
-    return open_spec(spec, context, request)
+    return LocalTarballSource(spec, context, targets=request.targets or ())
 
 
 def check_text(text: str) -> None:

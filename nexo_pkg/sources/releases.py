@@ -54,22 +54,22 @@ MAX_SIGNATURE_BYTES = 4 * 1024 * 1024
 MAX_SIGNED_TARBALL_BYTES = 100 * 1024 * 1024
 
 
-def open_spec(
-    spec: GitHubSource, context: SourceContext, request: SourceRequest
+def open_text(text: str, context: SourceContext, request: SourceRequest) -> GitHubReleaseSource:
+    """The release source ``owner/repo[@tag]`` names; ``source_invalid`` for anything else."""
+    return _opened(_release_spec(text), context, request)
+
+
+def _opened(
+    spec: GitHubSource, context: SourceContext, request: SourceRequest, known: Release | None = None
 ) -> GitHubReleaseSource:
-    """The release source of ``owner/repo[@tag]``, for what ``request`` asks."""
     return GitHubReleaseSource(
         spec,
         context,
         targets=request.targets,
         manifest_problem=request.manifest_problem,
         expected_id=request.expected_id,
+        known=known,
     )
-
-
-def open_text(text: str, context: SourceContext, request: SourceRequest) -> GitHubReleaseSource:
-    """The release source ``owner/repo[@tag]`` names; ``source_invalid`` for anything else."""
-    return open_spec(_release_spec(text), context, request)
 
 
 def check_text(text: str) -> None:
@@ -103,14 +103,7 @@ def reopen(
     if not owner or not repo:
         return None
     spec = GitHubSource(str(owner), str(repo), tag if follow else str(origin.get("tag")))
-    return GitHubReleaseSource(
-        spec,
-        context,
-        targets=request.targets,
-        manifest_problem=request.manifest_problem,
-        expected_id=request.expected_id,
-        known=known,
-    )
+    return _opened(spec, context, request, known)
 
 
 def locked_origin(

@@ -99,11 +99,12 @@ def _oci_source() -> KindModule:
 
 
 _RELEASES = Kind("github-releases", lambda: releases)
+_LOCAL = Kind("local-file", lambda: local, follows=False)
 
 KINDS: tuple[Kind, ...] = (
     Kind("oci-registry", _oci_source, scheme="oci://"),
     _RELEASES,
-    Kind("local-file", lambda: local, follows=False),
+    _LOCAL,
 )
 """Every kind of source, one line each. A text without a scheme is ``owner/repo[@tag]`` or
 the path of a local tarball (:func:`~nexo_pkg.sources.spec.parse_source`)."""
@@ -127,12 +128,9 @@ def follows(source_type: str) -> bool:
 def open_source(text: str, context: SourceContext, request: SourceRequest) -> Source:
     """The source ``text`` names. Raises ``source_invalid`` (exit 2) for a malformed one."""
     kind = _scheme_kind(text)
-    if kind is not None:
-        return kind.load().open_text(text, context, request)
-    spec = parse_source(text)
-    if isinstance(spec, GitHubSource):
-        return releases.open_spec(spec, context, request)
-    return local.open_spec(spec, context, request)
+    if kind is None:
+        kind = _RELEASES if isinstance(parse_source(text), GitHubSource) else _LOCAL
+    return kind.load().open_text(text, context, request)
 
 
 def reopen(
