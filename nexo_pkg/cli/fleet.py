@@ -93,7 +93,7 @@ def fleet_options(
     from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
     from nexo_pkg.install.api import InstallOptions, daemon_version  # noqa: PLC0415
-    from nexo_pkg.net.bounded import checked_timeout  # noqa: PLC0415
+    from nexo_pkg.net.api import checked_timeout  # noqa: PLC0415
 
     if require_signature and skip_signature_verify:
         raise UsageError("--require-signature and --skip-signature-verify exclude each other")
@@ -276,7 +276,7 @@ def sync_command(
     def run() -> SyncResult:
         from nexo_pkg.fleet.lockfile import read_registries  # noqa: PLC0415
         from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
-        from nexo_pkg.sources.mirrors import configured  # noqa: PLC0415
+        from nexo_pkg.sources.api import configured  # noqa: PLC0415
 
         root = install_root(dest) if dest is not None else install_root(None, config_dir(config))
         wanted_path = lock_file.parent / WANTED_NAME
@@ -419,7 +419,7 @@ def mirror_command(
     under the same trust policy. Exit codes: 0 mirrored; 1 refused; 2 usage error.
     """
     del yes  # nothing is asked: accepted as on every command that changes state
-    from nexo_pkg.sources.oci_reference import is_oci  # noqa: PLC0415
+    from nexo_pkg.sources.api import is_oci  # noqa: PLC0415
 
     callbacks = fleet_callbacks(json_output)
 
@@ -458,7 +458,7 @@ def mirror_command(
 
 def cache_dir_command() -> None:
     """Print the cache directory (it may not exist yet)."""
-    from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
+    from nexo_pkg.sources.api import BlobCache  # noqa: PLC0415
 
     result_line(str(BlobCache(nexo_home_from_env()).root))
 
@@ -471,7 +471,7 @@ def cache_size_command(
     json_output: JsonOption = False,
 ) -> None:
     """Print the size of the cache in bytes (0 when it does not exist)."""
-    from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
+    from nexo_pkg.sources.api import BlobCache  # noqa: PLC0415
 
     cache = BlobCache(nexo_home_from_env())
     count, size = guarded(cache.usage, json_output=json_output)
@@ -592,7 +592,7 @@ def human_size(size: int) -> str:
 
 def _prune(max_age: float | None, *, json_output: bool) -> None:
     """Remove the blobs unused for ``max_age`` seconds (every blob for ``None``) and say so."""
-    from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
+    from nexo_pkg.sources.api import BlobCache  # noqa: PLC0415
 
     report = guarded(
         lambda: BlobCache(nexo_home_from_env()).prune(max_age=max_age), json_output=json_output

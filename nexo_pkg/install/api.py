@@ -9,12 +9,10 @@ its own business.
 from __future__ import annotations
 
 from nexo_pkg.install.compat import (
-    MAX_OLDER_RELEASES,
+    Admitting,
     DaemonVersion,
     check_compatible,
     daemon_version,
-    newest_compatible_tag,
-    newest_compatible_version,
     unmet_host_requirements,
     wired_capabilities,
 )
@@ -57,11 +55,11 @@ from nexo_pkg.install.verify import sha256_file, verify_installed
 __all__ = [
     "BOOKKEEPING_DIR",
     "JOURNAL_AREA",
-    "MAX_OLDER_RELEASES",
     "NO_CALLBACKS",
     "RECEIPT_NAME",
     "REMOVING_AREA",
     "STAGING_AREA",
+    "Admitting",
     "DaemonVersion",
     "DiscoveryState",
     "InstallCallbacks",
@@ -81,8 +79,6 @@ __all__ = [
     "linked_plugins",
     "locked_root",
     "manifest_asset_problem",
-    "newest_compatible_tag",
-    "newest_compatible_version",
     "release_hold",
     "remove",
     "remove_tree",
