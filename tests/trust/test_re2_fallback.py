@@ -16,7 +16,6 @@ import ast
 import itertools
 import random
 import re
-import sys
 import time
 import tomllib
 from collections.abc import Iterator
@@ -317,17 +316,6 @@ def test_the_program_size_is_bounded() -> None:
         compile_re2("(?:" + "[ab]" * 30 + "){1000}")
     assert caught.value.kind == "pattern too large - compile failed"
     assert MAX_PROGRAM_SIZE < 30 * 1000
-
-
-@pytest.fixture
-def without_re2(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """google-re2 made unimportable, as on musllinux: the policy uses the fallback engine."""
-    monkeypatch.setitem(sys.modules, "re2", None)
-    identity_pattern._re2.cache_clear()
-    identity_pattern.compile_identity_pattern.cache_clear()
-    yield
-    identity_pattern._re2.cache_clear()
-    identity_pattern.compile_identity_pattern.cache_clear()
 
 
 @pytest.mark.usefixtures("without_re2")
