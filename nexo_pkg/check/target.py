@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 import tomllib
 from collections.abc import Callable, Iterator
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nexo_pkg.check.microapp_target import MicroappTarget, TargetError, find_microapp
+from nexo_pkg.core import posix
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.manifest.daemon import is_valid_id
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
@@ -223,8 +225,15 @@ def _resolve_directory(
     if launcher.is_file():
         # Packed layout: bin/<id> is what runs once installed. The manifest's args belong to
         # its command, so they are passed only when that command is this launcher.
+        launcher_args = args if _names_launcher(command, root, launcher) else []
+        if not posix.POSIX and _is_script(launcher):
+            argv, env, note = _python_entry_instead(root, launcher, env)
+            argv += launcher_args
+            return ResolvedPlugin(
+                root, model, plugin_id, argv, env, source=source, notes=(*notes, note)
+            )
         _require_executable(launcher, root)
-        argv = [str(launcher), *(args if _names_launcher(command, root, launcher) else [])]
+        argv = [str(launcher), *launcher_args]
         return ResolvedPlugin(root, model, plugin_id, argv, env, source=source, notes=notes)
     if command is None and "plugin.entrypoint.command" not in model.invalid:
         raise TargetError(
@@ -235,6 +244,41 @@ def _resolve_directory(
         raise TargetError(f"{root}: `plugin.entrypoint.command` must be a non-empty string")
     program = _resolve_command(command, root, env)
     return ResolvedPlugin(root, model, plugin_id, [program, *args], env, source=source, notes=notes)
+
+
+#: Where the launcher of a packed Python plugin runs its code from (docs/pack.md, layout).
+PYTHON_ENTRY = ("lib", "plugin", "main.py")
+
+
+def _is_script(launcher: Path) -> bool:
+    """Whether ``launcher`` starts with ``#!`` (a script for a POSIX shell or interpreter)."""
+    try:
+        with launcher.open("rb") as stream:
+            return stream.read(2) == b"#!"
+    except OSError as error:
+        raise TargetError(f"{launcher}: cannot read it ({error.strerror or error})") from error
+
+
+def _python_entry_instead(
+    root: Path, launcher: Path, env: dict[str, str]
+) -> tuple[list[str], dict[str, str], str]:
+    """On Windows, which runs no ``#!`` script: the packed Python entry the launcher runs
+    (``lib/plugin/main.py`` with ``lib`` on ``PYTHONPATH``), started with this interpreter.
+    Raises :class:`TargetError` naming what to do when there is none."""
+    entry = root.joinpath(*PYTHON_ENTRY)
+    relative = "/".join(PYTHON_ENTRY)
+    if not entry.is_file():
+        raise TargetError(
+            f"{root}: bin/{launcher.name} is a script Windows cannot run and there is no "
+            f"{relative} to run with Python instead; check this plugin on Linux or macOS, "
+            "where the daemon runs it"
+        )
+    note = (
+        f"bin/{launcher.name} is a shell script, which Windows cannot run: checking "
+        f"{relative} run by {sys.executable} with lib/ on PYTHONPATH, as the launcher runs it "
+        "on the Linux and macOS hosts of the daemon"
+    )
+    return [sys.executable, str(entry)], {**env, "PYTHONPATH": str(root / "lib")}, note
 
 
 def _names_launcher(command: str | None, root: Path, launcher: Path) -> bool:
