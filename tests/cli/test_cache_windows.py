@@ -21,19 +21,6 @@ from nexo_pkg.core import posix
 from nexo_pkg.sources.cache import AnswerCache, BlobCache, BlobSink, StoredAnswer
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer) -> Path:
-    for name in ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "NEXO_CONFIG_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("NEXO_GITHUB_API_BASE", server.url)
-    monkeypatch.setenv("NEXO_HTTP_RETRY_BASE_MS", "1")
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path / "home"
-
-
 def _store(cache: BlobCache, data: bytes) -> None:
     def fetch(sink: BlobSink) -> None:
         sink.write(data)
