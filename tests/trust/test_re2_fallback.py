@@ -297,6 +297,18 @@ def test_generated_patterns_have_the_same_verdicts(pattern: str) -> None:
     assert _compare(pattern, subjects) == []
 
 
+@needs_re2
+@pytest.mark.slow
+def test_thousands_of_generated_patterns_have_the_same_verdicts() -> None:
+    rng = random.Random(1)  # noqa: S311 - reproducible, not secret
+    disagreements = []
+    for index in range(5000):
+        pattern = _random_pattern(rng)
+        subjects = [*_random_subjects(random.Random(index), 60), "", "a", "ab", "K", "aa"]  # noqa: S311
+        disagreements += _compare(pattern, subjects)
+    assert disagreements == []
+
+
 # What google-re2 accepts and the fallback refuses, never reads differently: Unicode scripts
 # (no script tables in Python's standard library) and \C (a single byte of the UTF-8 text).
 DIVERGENT = ["\\C", "a\\Cb", "\\p{Greek}", "\\p{^Latin}", "[\\p{Han}a]", "\\P{Cyrillic}"]
