@@ -246,8 +246,13 @@ def _resolve_directory(
     return ResolvedPlugin(root, model, plugin_id, [program, *args], env, source=source, notes=notes)
 
 
-#: Where the launcher of a packed Python plugin runs its code from (docs/pack.md, layout).
-PYTHON_ENTRY = ("lib", "plugin", "main.py")
+#: The Python entries a ``#!`` launcher runs, with the directory it puts on ``PYTHONPATH``:
+#: a packed plugin's (docs/pack.md, layout), then a scaffolded project's development launcher
+#: (the active environment's packages).
+PYTHON_ENTRIES: tuple[tuple[str, str | None], ...] = (
+    ("lib/plugin/main.py", "lib"),
+    ("src/main.py", None),
+)
 
 
 def _is_script(launcher: Path) -> bool:
@@ -262,23 +267,27 @@ def _is_script(launcher: Path) -> bool:
 def _python_entry_instead(
     root: Path, launcher: Path, env: dict[str, str]
 ) -> tuple[list[str], dict[str, str], str]:
-    """On Windows, which runs no ``#!`` script: the packed Python entry the launcher runs
-    (``lib/plugin/main.py`` with ``lib`` on ``PYTHONPATH``), started with this interpreter.
-    Raises :class:`TargetError` naming what to do when there is none."""
-    entry = root.joinpath(*PYTHON_ENTRY)
-    relative = "/".join(PYTHON_ENTRY)
-    if not entry.is_file():
-        raise TargetError(
-            f"{root}: bin/{launcher.name} is a script Windows cannot run and there is no "
-            f"{relative} to run with Python instead; check this plugin on Linux or macOS, "
-            "where the daemon runs it"
+    """On Windows, which runs no ``#!`` script: the Python entry the launcher runs (see
+    :data:`PYTHON_ENTRIES`), started with this interpreter. Raises :class:`TargetError`
+    naming what to do when there is none."""
+    for relative, path_dir in PYTHON_ENTRIES:
+        entry = root.joinpath(*relative.split("/"))
+        if not entry.is_file():
+            continue
+        note = (
+            f"bin/{launcher.name} is a shell script, which Windows cannot run: checking "
+            f"{relative} run by {sys.executable}"
         )
-    note = (
-        f"bin/{launcher.name} is a shell script, which Windows cannot run: checking "
-        f"{relative} run by {sys.executable} with lib/ on PYTHONPATH, as the launcher runs it "
-        "on the Linux and macOS hosts of the daemon"
+        if path_dir is not None:
+            env = {**env, "PYTHONPATH": str(root / path_dir)}
+            note += f" with {path_dir}/ on PYTHONPATH"
+        note += ", as the launcher runs it on Linux and macOS, where the daemon runs"
+        return [sys.executable, str(entry)], env, note
+    raise TargetError(
+        f"{root}: bin/{launcher.name} is a script Windows cannot run and there is no "
+        f"{' or '.join(relative for relative, _ in PYTHON_ENTRIES)} to run with Python "
+        "instead; check this plugin on Linux or macOS, where the daemon runs it"
     )
-    return [sys.executable, str(entry)], {**env, "PYTHONPATH": str(root / "lib")}, note
 
 
 def _names_launcher(command: str | None, root: Path, launcher: Path) -> bool:

@@ -8,6 +8,7 @@ Windows shim of ``--windows-shim`` shows it), so they hold on any host.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import tarfile
 from pathlib import Path
@@ -67,11 +68,32 @@ def test_a_script_launcher_without_a_python_entry_is_refused_in_one_sentence(
         pass
     message = caught.value.message
     assert "bin/sdkdemo is a script Windows cannot run" in message
+    assert "no lib/plugin/main.py or src/main.py to run with Python instead" in message
     assert "check this plugin on Linux or macOS" in message
     assert "\n" not in message
     code, document = cli_check(root)
     assert code == 2
     assert document["ok"] is False
+
+
+@pytest.mark.usefixtures("windows")
+def test_a_project_is_checked_through_the_source_its_development_launcher_runs(
+    tmp_path: Path,
+) -> None:
+    project = sdk_packed(tmp_path / "project")
+    (project / "src").mkdir()
+    (project / "lib" / "plugin" / "main.py").rename(project / "src" / "main.py")
+    shutil.rmtree(project / "lib")
+    (project / "bin" / "sdkdemo").write_text(
+        '#!/usr/bin/env bash\nexec python3 "$(dirname "$0")/../src/main.py" "$@"\n'
+    )
+    with resolve_target(project) as plugin:
+        assert plugin.argv == [sys.executable, str(project / "src" / "main.py")]
+        assert "PYTHONPATH" not in plugin.env
+        (note,) = plugin.notes
+        assert "checking src/main.py run by" in note
+    report = run_check(project, timeout_ms=10_000)
+    assert report.ok, report.checks
 
 
 @pytest.mark.usefixtures("windows")

@@ -31,6 +31,10 @@ def test_author_commands_run_without_the_posix_names(
     project = tmp_path / "demo"
     linted = _on_windows(["plugin", "lint", "--format", "json", "plugin.toml"], project)
     assert linted.code == 0, linted.stderr
+    # The project's development launcher is a bash script too: check runs src/main.py.
+    developed = _on_windows(["plugin", "check", "--json", "."], project)
+    assert developed.code == 0, developed.stdout + developed.stderr
+    assert json.loads(developed.stdout)["plugin"]["command"][1].endswith("main.py")
     schema = _on_windows(["plugin", "schema"], project)
     assert schema.code == 0, schema.stderr
     assert json.loads(schema.stdout)["$schema"].startswith("https://json-schema.org/")
