@@ -11,8 +11,6 @@ from __future__ import annotations
 import functools
 from typing import Any, Protocol
 
-from nexo_pkg.trust.re2_dialect import compile_re2
-
 
 class IdentityPattern(Protocol):
     def fullmatch(self, text: str) -> object: ...
@@ -47,6 +45,9 @@ def compile_identity_pattern(pattern: str) -> IdentityPattern:
     back-references do not)."""
     loaded = _re2()
     if loaded is None:
+        # Imported on first use, as google-re2 is: `lint` of a manifest never pays for it.
+        from nexo_pkg.trust.re2_dialect import compile_re2  # noqa: PLC0415
+
         return compile_re2(pattern)
     re2, options = loaded
     try:

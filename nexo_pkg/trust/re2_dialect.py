@@ -6,7 +6,7 @@ compiles with) token by token, so a pattern RE2 refuses is refused here with RE2
 kind (``missing ]``, ``invalid escape sequence``, ``bad repetition operator``, ...) and a
 pattern RE2 accepts means the same thing: ASCII ``\\d \\w \\s \\b`` (RE2's ``\\s`` is
 ``[\\t\\n\\f\\r ]``), ``$`` at the very end only (``\\z``) unless ``(?m)``, POSIX classes,
-``\\pL``/``\\p{Lu}``/``\\PN``/``\\p{^L}`` general categories, ``\\Q...\\E``, ``\\C`` refused,
+``\\pL``/``\\p{Lu}``/``\\PN``/``\\p{^L}``/``\\p{Greek}`` classes, ``\\Q...\\E``,
 no look-arounds, no back-references, counted repetitions of at most 1000 copies in all.
 
 Matching is a Thompson NFA simulation (a Pike VM without captures: only whether the whole
@@ -14,20 +14,21 @@ text matches is asked), never backtracking: its time is at most proportional to 
 of the text times the size of the compiled pattern, which is capped at
 :data:`MAX_PROGRAM_SIZE` instructions. A hostile pattern or identity cannot make it slow.
 
-Two things RE2 knows and this module does not, refused here with kind ``unsupported``
-rather than read differently: Unicode script classes (``\\p{Greek}``) and ``\\C``. Case
-folding under ``(?i)`` uses Python's Unicode simple case folding (``str.casefold`` where it
-gives one character, and the simple foldings Unicode lists apart, such as ``ẞ`` and ``ß``),
-which is RE2's; only characters assigned in a newer Unicode version than Python's may fold
-differently.
+``\\p{…}`` (general categories and scripts) and ``(?i)`` (simple case folding) answer from
+RE2's own Unicode tables (:mod:`nexo_pkg.trust.re2_tables`, read off google-re2), not from
+the running Python's ``unicodedata``: the verdicts do not depend on the Python version. The
+one thing RE2 knows and this module does not, ``\\C`` (one byte of the UTF-8 text), is
+refused with kind ``unsupported`` rather than read differently.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from nexo_pkg.trust import re2_tables
 
 # RE2 counts repetitions ({n,m}) nested inside one another: their product may not exceed this.
 MAX_REPEAT = 1000
@@ -51,9 +52,6 @@ BAD_UTF8 = "invalid UTF-8"
 PATTERN_TOO_LARGE = "pattern too large - compile failed"
 # Not RE2's: what RE2 accepts and this engine cannot implement exactly.
 UNSUPPORTED = "unsupported"
-_SCRIPT_HINT = (
-    "Unicode script classes need google-re2: pip install 'nexo-pkg[re2]' where it has a wheel"
-)
 
 
 class Re2SyntaxError(ValueError):
@@ -104,97 +102,56 @@ _POSIX_GROUPS: dict[str, Predicate] = {
     "word": _WORD,
     "xdigit": _ascii(("0", "9"), ("A", "F"), ("a", "f")),
 }
-# The general categories RE2's tables name (re2/unicode_groups.cc); "C" is the assigned
-# control, format, private-use and surrogate code points (no unassigned ones).
-# fmt: off
-_CATEGORIES = frozenset((
-    "Cc", "Cf", "Co", "Cs", "Ll", "Lm", "Lo", "Lt", "Lu", "Mc", "Me", "Mn", "Nd", "Nl", "No",
-    "Pc", "Pd", "Pe", "Pf", "Pi", "Po", "Ps", "Sc", "Sk", "Sm", "So", "Zl", "Zp", "Zs"
-))
-# fmt: on
-_MAJOR_CATEGORIES = frozenset("CLMNPSZ")
-# The Unicode scripts RE2's tables name: RE2 accepts \\p{Greek}; without its tables this
-# engine refuses them (kind `unsupported`) rather than guess.
-# fmt: off
-_SCRIPTS = frozenset((
-    "Adlam", "Ahom", "Anatolian_Hieroglyphs", "Arabic", "Armenian", "Avestan", "Balinese",
-    "Bamum", "Bassa_Vah", "Batak", "Bengali", "Bhaiksuki", "Bopomofo", "Brahmi", "Braille",
-    "Buginese", "Buhid", "Canadian_Aboriginal", "Carian", "Caucasian_Albanian", "Chakma",
-    "Cham", "Cherokee", "Chorasmian", "Common", "Coptic", "Cuneiform", "Cypriot",
-    "Cypro_Minoan", "Cyrillic", "Deseret", "Devanagari", "Dives_Akuru", "Dogra", "Duployan",
-    "Egyptian_Hieroglyphs", "Elbasan", "Elymaic", "Ethiopic", "Georgian", "Glagolitic",
-    "Gothic", "Grantha", "Greek", "Gujarati", "Gunjala_Gondi", "Gurmukhi", "Han", "Hangul",
-    "Hanifi_Rohingya", "Hanunoo", "Hatran", "Hebrew", "Hiragana", "Imperial_Aramaic",
-    "Inherited", "Inscriptional_Pahlavi", "Inscriptional_Parthian", "Javanese", "Kaithi",
-    "Kannada", "Katakana", "Kawi", "Kayah_Li", "Kharoshthi", "Khitan_Small_Script", "Khmer",
-    "Khojki", "Khudawadi", "Lao", "Latin", "Lepcha", "Limbu", "Linear_A", "Linear_B", "Lisu",
-    "Lycian", "Lydian", "Mahajani", "Makasar", "Malayalam", "Mandaic", "Manichaean", "Marchen",
-    "Masaram_Gondi", "Medefaidrin", "Meetei_Mayek", "Mende_Kikakui", "Meroitic_Cursive",
-    "Meroitic_Hieroglyphs", "Miao", "Modi", "Mongolian", "Mro", "Multani", "Myanmar",
-    "Nabataean", "Nag_Mundari", "Nandinagari", "New_Tai_Lue", "Newa", "Nko", "Nushu",
-    "Nyiakeng_Puachue_Hmong", "Ogham", "Ol_Chiki", "Old_Hungarian", "Old_Italic",
-    "Old_North_Arabian", "Old_Permic", "Old_Persian", "Old_Sogdian", "Old_South_Arabian",
-    "Old_Turkic", "Old_Uyghur", "Oriya", "Osage", "Osmanya", "Pahawh_Hmong", "Palmyrene",
-    "Pau_Cin_Hau", "Phags_Pa", "Phoenician", "Psalter_Pahlavi", "Rejang", "Runic", "Samaritan",
-    "Saurashtra", "Sharada", "Shavian", "Siddham", "SignWriting", "Sinhala", "Sogdian",
-    "Sora_Sompeng", "Soyombo", "Sundanese", "Syloti_Nagri", "Syriac", "Tagalog", "Tagbanwa",
-    "Tai_Le", "Tai_Tham", "Tai_Viet", "Takri", "Tamil", "Tangsa", "Tangut", "Telugu", "Thaana",
-    "Thai", "Tibetan", "Tifinagh", "Tirhuta", "Toto", "Ugaritic", "Vai", "Vithkuqi", "Wancho",
-    "Warang_Citi", "Yezidi", "Yi", "Zanabazar_Square"
-))
-# fmt: on
-# What a capture group's name may be made of (RE2's IsValidCaptureName, Python 3's rule).
-_NAME_CATEGORIES = frozenset(("Lu", "Ll", "Lt", "Lm", "Lo", "Nl", "Mn", "Mc", "Nd", "Pc"))
+# Capture group names are made of these categories (RE2's IsValidCaptureName, Python 3's rule).
+_NAME_CATEGORIES = ("Lu", "Ll", "Lt", "Lm", "Lo", "Nl", "Mn", "Mc", "Nd", "Pc")
 
 
-def _category_predicate(name: str) -> Predicate | None:
+@functools.cache
+def _table(text: str) -> tuple[list[int], list[int]]:
+    """The ranges of one of :mod:`nexo_pkg.trust.re2_tables`'s tables: starts and ends."""
+    starts: list[int] = []
+    ends: list[int] = []
+    for item in text.split():
+        lo, _, hi = item.partition("-")
+        starts.append(int(lo, 16))
+        ends.append(int(hi or lo, 16))
+    return starts, ends
+
+
+def _in_table(text: str, char: str) -> bool:
+    starts, ends = _table(text)
+    code = ord(char)
+    index = bisect.bisect_right(starts, code) - 1
+    return index >= 0 and code <= ends[index]
+
+
+@functools.cache
+def _group_predicate(name: str) -> Predicate | None:
+    """``\\p{name}``: a general category or script of RE2's tables, or ``Any``."""
     if name == "Any":
         return lambda _c: True
-    if name in _CATEGORIES:
-        return lambda c: unicodedata.category(c) == name
-    if name in _MAJOR_CATEGORIES:
-        members = frozenset(cat for cat in _CATEGORIES if cat[0] == name)
-        return lambda c: unicodedata.category(c) in members
-    return None
+    text = re2_tables.CATEGORIES.get(name, re2_tables.SCRIPTS.get(name))
+    if text is None:
+        return None
+    return functools.partial(_in_table, text)
 
 
-# Unicode's simple case foldings (CaseFolding.txt status S) that Python's full casefold()
-# replaces with several characters: the orbit RE2 gives these characters.
-_SIMPLE_FOLDINGS: dict[str, str] = {
-    "\u1e9e": "\u00df",
-    "\u1fbc": "\u1fb3",
-    "\u1fcc": "\u1fc3",
-    "\u1ffc": "\u1ff3",
-    "\u1fd3": "\u0390",
-    "\u1fe3": "\u03b0",
-    "\ufb05": "\ufb06",
-    **{chr(0x1F88 + i): chr(0x1F80 + i) for i in range(8)},
-    **{chr(0x1F98 + i): chr(0x1F90 + i) for i in range(8)},
-    **{chr(0x1FA8 + i): chr(0x1FA0 + i) for i in range(8)},
-}
-
-
-def _fold_key(char: str) -> str:
-    simple = _SIMPLE_FOLDINGS.get(char)
-    if simple is not None:
-        return simple
-    folded = char.casefold()
-    return folded if len(folded) == 1 else char
+def _valid_capture_name(name: str) -> bool:
+    return bool(name) and all(
+        any(_in_table(re2_tables.CATEGORIES[cat], c) for cat in _NAME_CATEGORIES) for c in name
+    )
 
 
 @functools.cache
 def _fold_orbits() -> dict[str, frozenset[str]]:
-    """Every character that has case variants, with its orbit (the characters that fold to
-    the same one): built once, on the first pattern that asks for ``(?i)``."""
-    groups: dict[str, set[str]] = {}
-    for code in range(0x110000):
-        if 0xD800 <= code <= 0xDFFF:
-            continue
-        char = chr(code)
-        key = _fold_key(char)
-        if key != char:
-            groups.setdefault(key, {key}).add(char)
-    return {member: frozenset(group) for group in groups.values() for member in group}
+    """Every character that has case variants in RE2, with its orbit (the characters that fold
+    to one another, RE2's simple case folding)."""
+    orbits: dict[str, frozenset[str]] = {}
+    for item in re2_tables.FOLDING["orbits"].split(","):
+        orbit = frozenset(chr(int(code, 16)) for code in item.split())
+        for member in orbit:
+            orbits[member] = orbit
+    return orbits
 
 
 def _orbit(char: str) -> frozenset[str]:
@@ -377,7 +334,7 @@ class _Parser:
             if end < 0:
                 raise Re2SyntaxError(BAD_NAMED_CAPTURE, self.text[start:])
             name = self.text[begin:end]
-            if not name or not all(unicodedata.category(c) in _NAME_CATEGORIES for c in name):
+            if not _valid_capture_name(name):
                 self.error(BAD_NAMED_CAPTURE, start, end + 1)
             self.pos = end + 1
             self.open_group()
@@ -567,9 +524,7 @@ class _Parser:
             self.pos = end + 1
         if name.startswith("^"):
             positive, name = not positive, name[1:]
-        group = _category_predicate(name)
-        if group is None and name in _SCRIPTS:
-            self.error(UNSUPPORTED, start, hint=_SCRIPT_HINT)
+        group = _group_predicate(name)
         if group is None:
             self.error(BAD_CHAR_RANGE, start)
             raise AssertionError  # pragma: no cover - error() raises

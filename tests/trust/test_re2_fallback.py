@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.trust import identity_pattern
+from nexo_pkg.trust import identity_pattern, re2_tables
 from nexo_pkg.trust.identity_pattern import full_match
 from nexo_pkg.trust.policy import lint_policy_source, parse_policy
 from nexo_pkg.trust.re2_dialect import (
@@ -178,7 +178,8 @@ TRICKY = [
     "(a*)*b", "(?:a?){30}a{30}", "[a-c]+@[a-c]+\\.com", "\\.github/workflows/.*",
     "^https://github\\.com/[^/]+/[^/]+/\\.github/workflows/release\\.yml@refs/tags/v.*$",
     "^https://github.com/lordmacu/[[:alnum:]-]+/.*$", "^https://github.com/\\p{L}+/.*$",
-    "^refs/tags/v[0-9]+\\.[0-9]+\\.[0-9]+$", "^[^@]+@example\\.com$",
+    "^refs/tags/v[0-9]+\\.[0-9]+\\.[0-9]+$", "^[^@]+@example\\.com$", "\\p{Greek}",
+    "\\p{^Latin}", "[\\p{Han}a]", "\\P{Cyrillic}", "(?i)\\p{Greek}", "\\p{Kawi}", "\\p{greek}",
 ]
 # fmt: on
 
@@ -309,9 +310,9 @@ def test_thousands_of_generated_patterns_have_the_same_verdicts() -> None:
     assert disagreements == []
 
 
-# What google-re2 accepts and the fallback refuses, never reads differently: Unicode scripts
-# (no script tables in Python's standard library) and \C (a single byte of the UTF-8 text).
-DIVERGENT = ["\\C", "a\\Cb", "\\p{Greek}", "\\p{^Latin}", "[\\p{Han}a]", "\\P{Cyrillic}"]
+# What google-re2 accepts and the fallback refuses, never reads differently: \C (a single byte
+# of the UTF-8 text).
+DIVERGENT = ["\\C", "a\\Cb", "[a]\\C*"]
 
 
 @needs_re2
@@ -321,8 +322,51 @@ def test_what_only_re2_runs_is_refused(pattern: str) -> None:
     with pytest.raises(Re2SyntaxError) as caught:
         compile_re2(pattern)
     assert caught.value.kind == UNSUPPORTED
-    if "\\p" in pattern or "\\P" in pattern:
-        assert "nexo-pkg[re2]" in str(caught.value)
+    assert "use . instead" in str(caught.value)
+
+
+def _re2_ranges(name: str) -> str:
+    """What google-re2's ``\\p{name}`` matches, in the tables' notation."""
+    codes = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    text = "".join(map(chr, codes))
+    options = re2.Options()
+    options.log_errors = False
+    found = re2.compile(f"\\p{{{name}}}+", options=options).finditer(text)
+    ranges = [(codes[m.start()], codes[m.end() - 1]) for m in found]
+    if name in ("C", "Cs"):
+        ranges = sorted([*ranges, (0xD800, 0xDFFF)])
+        merged: list[tuple[int, int]] = []
+        for lo, hi in ranges:
+            if merged and lo <= merged[-1][1] + 1:
+                merged[-1] = (merged[-1][0], max(hi, merged[-1][1]))
+            else:
+                merged.append((lo, hi))
+        ranges = merged
+    return " ".join(f"{lo:x}" if lo == hi else f"{lo:x}-{hi:x}" for lo, hi in ranges)
+
+
+@needs_re2
+@pytest.mark.parametrize("name", ["L", "Lu", "Nd", "Zs", "Greek", "Han", "Latin", "Cyrillic"])
+def test_the_unicode_tables_are_google_re2s(name: str) -> None:
+    # scripts/re2_tables.py regenerates them; the slow test below compares every table.
+    table = re2_tables.CATEGORIES.get(name, re2_tables.SCRIPTS.get(name))
+    assert table == _re2_ranges(name)
+
+
+@needs_re2
+@pytest.mark.slow
+def test_every_unicode_table_and_fold_orbit_is_google_re2s() -> None:
+    for name in [*re2_tables.CATEGORIES, *re2_tables.SCRIPTS]:
+        table = re2_tables.CATEGORIES.get(name, re2_tables.SCRIPTS.get(name))
+        assert table == _re2_ranges(name), name
+    options = re2.Options()
+    options.log_errors = False
+    codes = [c for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF]
+    text = "".join(map(chr, codes))
+    for orbit in re2_tables.FOLDING["orbits"].split(","):
+        first = orbit.split()[0]
+        found = re2.compile(f"(?i)\\x{{{first}}}", options=options).finditer(text)
+        assert sorted(f"{ord(m.group(0)):x}" for m in found) == sorted(orbit.split())
 
 
 def test_a_hostile_pattern_and_identity_stay_linear() -> None:
@@ -377,12 +421,12 @@ def test_the_fallback_refuses_as_re2_does_with_the_line(tmp_path: Path) -> None:
 
 
 @pytest.mark.usefixtures("without_re2")
-def test_a_script_class_is_refused_with_what_to_install(tmp_path: Path) -> None:
-    text = '[[authors]]\nowner = "acme"\nidentity_regexp = "^\\\\p{Greek}+$"\n'
-    with pytest.raises(NexoError) as caught:
-        parse_policy(text, path=tmp_path / "trusted_keys.toml")
-    assert caught.value.kind == "policy_invalid"
-    assert "nexo-pkg[re2]" in caught.value.message
+def test_script_classes_and_case_folding_come_from_re2s_tables(tmp_path: Path) -> None:
+    text = '[[authors]]\nowner = "acme"\nidentity_regexp = "^(?i)\\\\p{Greek}+-k$"\n'
+    (author,) = parse_policy(text, path=tmp_path / "trusted_keys.toml").authors
+    assert author.identity_matches("\u03b1\u03b2\u03b3-K")
+    assert author.identity_matches("\u03b1\u03b2\u03b3-\u212a")  # the Kelvin sign folds to k
+    assert not author.identity_matches("abc-k")
 
 
 @needs_re2
