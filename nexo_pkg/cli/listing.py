@@ -208,26 +208,18 @@ def _parse_fast(arguments: Sequence[str]) -> dict[str, str | bool] | None:
     if os.environ.get("_NEXO_COMPLETE"):
         return None  # a shell asking for completions: Typer answers
     parsed: dict[str, str | bool] = {}
-    index = 0
-    while index < len(arguments):
-        argument = arguments[index]
-        index += 1
+    rest = iter(arguments)
+    for argument in rest:
         name, has_value, inline = argument.partition("=")
-        if name in _BOOL_FLAGS and not has_value and _BOOL_FLAGS[name] not in parsed:
-            parsed[_BOOL_FLAGS[name]] = True
+        flag = None if has_value else _BOOL_FLAGS.get(name)
+        if flag is not None and flag not in parsed:
+            parsed[flag] = True
             continue
-        if name not in _VALUE_FLAGS or _VALUE_FLAGS[name] in parsed:
+        option = _VALUE_FLAGS.get(name)
+        value = inline if has_value else next(rest, "")
+        if option is None or option in parsed or not value or value.startswith("-"):
             return None
-        if has_value:
-            value = inline
-        elif index < len(arguments):
-            value = arguments[index]
-            index += 1
-        else:
-            return None
-        if not value or value.startswith("-"):
-            return None
-        parsed[_VALUE_FLAGS[name]] = value
+        parsed[option] = value
     if parsed.get("color", "auto") not in COLOR_CHOICES or (
         "quiet" in parsed and "verbose" in parsed
     ):

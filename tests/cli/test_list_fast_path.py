@@ -10,7 +10,7 @@ refusal.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,14 @@ from nexo_pkg.cli.listing import fast_list
 from nexo_pkg.core.output import OUTPUT, OutputSettings
 from nexo_pkg.install.pipeline import InstallOptions, install
 from nexo_pkg.install.store import RECEIPT_NAME, read_receipt, scan_installed
+
+
+@pytest.fixture(autouse=True)
+def _output_settings() -> Iterator[None]:
+    """``--quiet``, ``--verbose`` and ``--color`` set process-wide settings: put them back."""
+    saved = vars(OUTPUT).copy()
+    yield
+    vars(OUTPUT).update(saved)
 
 
 def _root(tmp_path: Path) -> Path:
@@ -61,9 +69,9 @@ def _output(
         ["--include-orphan"],
         ["--json", "--include-orphan"],
         ["-q", "--color", "never"],
-        ["--color=always", "--verbose", "--json"],
+        ["--color=always", "--json"],
     ],
-    ids=["text", "json", "orphans", "json-orphans", "quiet", "colour-verbose-json"],
+    ids=["text", "json", "orphans", "json-orphans", "quiet", "colour-json"],
 )
 def test_list_without_typer_prints_what_typer_prints(
     tmp_path: Path,
