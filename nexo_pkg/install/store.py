@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -220,7 +221,9 @@ class Receipt:
         files = document.get("files")
         if files is not None and (
             not isinstance(files, dict)
-            or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
+            # map(): no Python frame per file (a receipt lists every file of its plugin)
+            or not all(map(isinstance, files, repeat(str)))
+            or not all(map(isinstance, files.values(), repeat(str)))
         ):
             raise ValueError("`files` is not a map of path to sha256")
         signature = document.get("signature")
@@ -284,30 +287,13 @@ def read_receipt(directory: Path) -> Receipt:
     """Load ``directory/.nexo-install.json``; raises ``ValueError``/``OSError`` when unusable
     (a receipt that is a link, a FIFO or larger than 32 MiB is unusable, never waited on)."""
     raw = read_capped_bytes(directory / RECEIPT_NAME, MAX_RECEIPT_BYTES, follow_links=False)
-    text = raw.decode("utf-8")
     try:
-        if _no_repeated_reference_key(text):
-            # The plain parser (twice as fast): a dict keeps its keys in document order, and
-            # none of the reference installer's can be there twice.
-            document = json.loads(text)
-            pairs = list(document.items()) if isinstance(document, dict) else None
-        else:
-            document = json.loads(text, object_pairs_hook=_JsonObject.of)
-            pairs = document.pairs if isinstance(document, _JsonObject) else None
+        document = json.loads(raw.decode("utf-8"), object_pairs_hook=_JsonObject.of)
     except RecursionError as exc:
         raise ValueError("nested too deeply") from exc
-    if pairs is not None:
-        reference_receipt_problem(pairs)
+    if isinstance(document, _JsonObject):
+        reference_receipt_problem(document.pairs)
     return Receipt.from_json(document)
-
-
-def _no_repeated_reference_key(text: str) -> bool:
-    """Whether no key of :data:`REFERENCE_RECEIPT_FIELDS` can occur twice in the JSON ``text``:
-    each is written at most once as ``"key"`` and there is no ``\\u`` escape (which could
-    spell one otherwise). ``False`` only means "not known": the parser then keeps every pair."""
-    return "\\u" not in text and all(
-        text.count(f'"{key}"') <= 1 for key in REFERENCE_RECEIPT_FIELDS
-    )
 
 
 class _JsonObject(dict[str, Any]):

@@ -2,9 +2,8 @@
 it prints, and its exit code, are exactly what the Typer command prints for the same
 arguments; anything the small parser does not take goes to Typer.
 
-Receipts are read by the plain JSON parser when no field the reference installer reads can
-be repeated, else by the one that keeps every pair: both give the same receipt, or the same
-refusal.
+A receipt's modes are converted at once, and one by one only to name a bad one; a field the
+reference installer reads, repeated however it is spelt, still makes the receipt unreadable.
 """
 
 from __future__ import annotations
@@ -111,11 +110,11 @@ def test_what_the_small_parser_does_not_take_goes_to_typer(arguments: list[str])
     assert fast_list(arguments) is None
 
 
-def test_both_json_parsers_read_a_receipt_the_same(tmp_path: Path) -> None:
+def test_receipts_read_the_same_whatever_their_keys(tmp_path: Path) -> None:
     dest = _root(tmp_path)
     plain = read_receipt(dest / "hello-1.2.3")
-    # A file named like a reference field makes the key appear twice: the pair-keeping
-    # parser reads it, to the same receipt.
+    # A file named like a reference field: its key appears twice in the text, once as a
+    # field; the receipt reads the same.
     receipt_path = dest / "hello-1.2.3" / RECEIPT_NAME
     document = json.loads(receipt_path.read_text())
     document["files"] = {"id": "0" * 64, **document["files"]}
@@ -133,6 +132,10 @@ def test_both_json_parsers_read_a_receipt_the_same(tmp_path: Path) -> None:
         with pytest.raises(ValueError, match="duplicate field `id`"):
             read_receipt(dest / "hello-1.2.3")
         receipt_path.write_text(json.dumps(document, indent=2))
+    document["modes"] = {**document["modes"], "bin/hello": "0o9"}
+    receipt_path.write_text(json.dumps(document, indent=2))
+    with pytest.raises(ValueError, match="`modes` holds '0o9' for 'bin/hello', not an octal"):
+        read_receipt(dest / "hello-1.2.3")
     problems = {item.path.name: item.problem for item in scan_installed(dest)}
     assert problems["broken-1.0.0"] is not None
     assert problems["broken-1.0.0"].endswith("duplicate field `id`")
