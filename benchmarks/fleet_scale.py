@@ -5,10 +5,11 @@ Every plugin is shaped like a real release (``trees.fill_vendored``: 1,500 files
 sources and binary-like data, about 6 MiB, packed as ``nexo plugin pack`` packs) and pushed,
 unsigned, to a real CNCF distribution registry on loopback. Side by side, interleaved, each
 run onto an empty root with a cold blob cache (its own ``NEXO_HOME``), after an ``os.sync()`` so
-that no run pays for writing back the files of the one before, and ``--settle-s`` (6) seconds
-after the tree of the run before was removed, so that none pays for the filesystem skipping
-the thousands of inodes just freed (ext4 without a journal does, for 5 s: docs/benchmarks.md);
-each variant's CPU time (user + system of its process tree) is printed with its row:
+that no run pays for writing back the files of the one before; the trees of earlier runs are
+set aside, not removed, until the benchmark ends (``--remove-trees``: removed before each run),
+so that no run pays for the filesystem skipping the thousands of inodes just freed (ext4
+without a journal does, for a minute: docs/benchmarks.md). Each variant's CPU time (user +
+system of its process tree) is printed with its row:
 
 * **baseline**: for each plugin in turn ``curl -sSfo f BLOB_URL && sha256sum -c && mkdir d &&
   tar -xzf f -C d``, then one ``sync -f`` of the root;
@@ -38,13 +39,13 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import os
 import resource
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -207,7 +208,7 @@ def measure_sync(
     warmup: int = 1,
     host: str | None = None,
     before: Path | None = None,
-    settle: float = 0.0,
+    keep_trees: bool = True,
 ) -> Scale:
     project = fleet.project(count, host)
     lock = project / "nexo-plugins.lock"
@@ -218,17 +219,24 @@ def measure_sync(
         )  # fmt: skip
     scratch = fleet.work / "scratch"
 
+    trash = fleet.work / "trash"
+    runs_done = itertools.count()
+
     def fresh() -> Path:
-        removed = scratch.exists()
-        shutil.rmtree(scratch, ignore_errors=True)
+        if scratch.exists():
+            if keep_trees:
+                # Set aside, not removed: ext4 without a journal (this machine's disk) skips
+                # every inode freed in the last minute, one by one, each time it creates a
+                # file, so a run right after thousands of files were removed pays for that
+                # scan (concurrent writers most: docs/benchmarks.md). Removed with the work
+                # directory at the end (a row of 8 uniform plugins sets aside about 1 GiB).
+                trash.mkdir(exist_ok=True)
+                scratch.rename(trash / f"run{next(runs_done)}")
+            else:
+                shutil.rmtree(scratch)
         scratch.mkdir()
         # The previous run's files reach the disk now, not while the next run is timed.
         os.sync()
-        if removed and settle > 0:
-            # ext4 without a journal (this machine's disk) skips inodes freed less than 5 s
-            # ago, one by one, on every file created: a run right after thousands of files
-            # were removed pays for that scan, concurrent writers most (docs/benchmarks.md).
-            time.sleep(settle)
         return scratch
 
     cpu: dict[str, list[float]] = {}
@@ -399,11 +407,10 @@ def main() -> None:
     )
     parser.add_argument("--skip-lock", action="store_true", help="no lock rows")
     parser.add_argument(
-        "--settle-s",
-        type=float,
-        default=6.0,
-        help="seconds to wait after removing the previous run's tree, outside the timing "
-        "(0: none, as before; see docs/benchmarks.md)",
+        "--remove-trees",
+        action="store_true",
+        help="remove each run's tree before the next run (as before), instead of setting it "
+        "aside until the row is done (see docs/benchmarks.md)",
     )
     parser.add_argument(
         "--before", type=Path, help="a checkout of an earlier nexo-pkg: a 4-job column of it"
@@ -428,7 +435,7 @@ def main() -> None:
                     scales.append(
                         measure_sync(
                             fleet, count, args.runs, warmup=int(index == 0), before=args.before,
-                            settle=args.settle_s,
+                            keep_trees=not args.remove_trees,
                         )
                     )  # fmt: skip
                     print(f"load average {os.getloadavg()[0]:.2f} after {count} plugins")
@@ -447,7 +454,7 @@ def main() -> None:
                     if synced:
                         scale = measure_sync(
                             fleet, synced, args.runs, warmup=0, host=host, before=args.before,
-                            settle=args.settle_s,
+                            keep_trees=not args.remove_trees,
                         )  # fmt: skip
                         print("\n".join(scale_table([scale])), flush=True)
                         print(scale.cpu_line(), flush=True)

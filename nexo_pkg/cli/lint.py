@@ -118,10 +118,10 @@ def _lint_found(
         path = found.path
         # Files named on the command line are linted even when excluded, unless
         # --force-exclude (as ruff: a pre-commit hook passes every staged file by name).
-        named_here = bool(named) and path.resolve() in named
-        if (request.force_exclude or not named_here) and settings.excluded(path):
+        named_here = bool(named) and (found.resolved or path.resolve()) in named
+        if (request.force_exclude or not named_here) and settings.excluded(path, found.resolved):
             continue
-        file_options = settings.options_for(path)
+        file_options = settings.options_for(path, found.resolved)
         try:
             # A FIFO or a device named on the command line is refused, not read without end.
             raw = read_config_bytes(path, MAX_MANIFEST_BYTES)

@@ -282,19 +282,22 @@ class LintSettings:
             self._by_config[config.path] = options
         return options
 
-    def _config_for(self, path: Path) -> tuple[Path, LintConfig]:
-        """``path`` resolved and its config file's settings (the last file's kept: the
-        directory search asks :meth:`excluded`, then :meth:`options_for`)."""
+    def _config_for(self, path: Path, resolved: Path | None) -> tuple[Path, LintConfig]:
+        """``path`` resolved (``resolved``, when the caller has it) and its config file's
+        settings (the last file's kept: the directory search asks :meth:`excluded`, then
+        :meth:`options_for`)."""
         if self._last is not None and self._last[0] is path:
             return self._last[1]
-        resolved = self._resolver.resolved(path)
+        if resolved is None:
+            resolved = self._resolver.resolved(path)
         found = resolved, self._resolver.for_path(path, resolved)
         self._last = (path, found)
         return found
 
-    def options_for(self, path: Path) -> LintOptions:
-        """The options for the file at ``path`` (``per-file-ignores`` included)."""
-        resolved, config = self._config_for(path)
+    def options_for(self, path: Path, resolved: Path | None = None) -> LintOptions:
+        """The options for the file at ``path`` (``per-file-ignores`` included); ``resolved``:
+        its ``resolve()``, when the caller has it."""
+        resolved, config = self._config_for(path, resolved)
         options = self._base(config)
         ignored = config.ignored_for(path, resolved) if config.per_file_ignores else frozenset()
         if not ignored:
@@ -302,7 +305,8 @@ class LintSettings:
         where = f"{config.path}: per-file-ignores"
         return replace(options, ignore=options.ignore | split_selectors(sorted(ignored), where))
 
-    def excluded(self, path: Path) -> bool:
-        """Whether the directory search skips ``path`` (its config's and the flags' excludes)."""
-        resolved, config = self._config_for(path)
+    def excluded(self, path: Path, resolved: Path | None = None) -> bool:
+        """Whether the directory search skips ``path`` (its config's and the flags' excludes);
+        ``resolved``: its ``resolve()``, when the caller has it."""
+        resolved, config = self._config_for(path, resolved)
         return config.excludes(path, resolved) or self._flag_excludes.excludes(path, resolved)

@@ -108,6 +108,8 @@ class FoundManifest:
 
     path: Path
     shadowed_by: Path | None = None
+    # ``path.resolve()``, as the search found it (the settings' lookups start from it).
+    resolved: Path | None = field(default=None, compare=False)
 
 
 def _shadowing(path: Path) -> Path | None:
@@ -153,5 +155,5 @@ def discover_manifests(paths: Iterable[str], walked: Walked | None = None) -> li
             key = _resolved(candidate, walked)
             if key not in seen:
                 seen.add(key)
-                files.append(FoundManifest(candidate, _shadowing(candidate)))
+                files.append(FoundManifest(candidate, _shadowing(candidate), key))
     return files
