@@ -22,9 +22,11 @@ users run it), interleaved with its baseline (``common.interleave``):
 
 Run: ``.venv/bin/python benchmarks/scale.py [--counts 1,10,100,1000] [--runs 5]
 [--before OLD_CHECKOUT] [--work DIR] [--skip-doctor] [--skip-outdated] [--skip-offline]
-[--skip-sync] [--offline verify,list]``; the ``list`` and ``lint`` rows alone, in under
-three minutes once ``--work`` holds the hosts: ``--counts 1000 --skip-doctor --skip-outdated
---skip-sync --offline list,"doctor --no-check" --work /tmp/scale``
+[--skip-sync] [--outdated-only] [--offline verify,list]``
+(``--outdated-only --runs 5``: the ``outdated`` rows alone, in about two minutes; the ``list``
+and ``lint`` rows alone, in under three minutes once ``--work`` holds the hosts: ``--counts
+1000 --skip-doctor --skip-outdated --skip-sync --offline list,"doctor --no-check" --work
+/tmp/scale``.)
 (``--before``: e.g. ``git archive main nexo_pkg | tar -x -C /tmp/before``; ``--work`` keeps
 the installed hosts, which take a while to build at 1,000, for the next run).
 """
@@ -193,22 +195,97 @@ def doctor_rows(host: Host, runs: int) -> list[str]:
     return [_row(name, results["default"], results["jobs1"], "<= 0.6x")]
 
 
-def outdated_rows(host: Host, runs: int, *, slow_ms: int, rtt_ms: int) -> list[str]:
+class _Timed:
+    """A cold ``nexo`` run timed from the outside by :func:`common.interleave`, its CPU time
+    (user + system of the child, from ``RUSAGE_CHILDREN``: what a busy machine inflates
+    least) kept in :attr:`cpu`, and ``before_each`` (say, emptying the cache) run untimed
+    before it."""
+
+    def __init__(
+        self, command: list[str], env: dict[str, str], before_each: Callable[[], None] | None
+    ) -> None:
+        self.command, self.env, self.before_each = command, env, before_each
+        self.cpu: list[float] = []
+
+    def __call__(self) -> float:
+        if self.before_each is not None:
+            self.before_each()
+        started = resource.getrusage(resource.RUSAGE_CHILDREN)
+        elapsed = wall(self.command, env=self.env, check=False)
+        ended = resource.getrusage(resource.RUSAGE_CHILDREN)
+        self.cpu.append(ended.ru_utime - started.ru_utime + ended.ru_stime - started.ru_stime)
+        return elapsed
+
+
+def _requests(host: Host, args: tuple[str, ...], api: str | None) -> str:
+    """``cold / warm`` requests the stand-in received for one run of ``args`` after the
+    cache was emptied and for the run after it (the warm one's conditional requests and
+    304 answers said), and whether the two printed the same JSON."""
+    counts = []
+    outputs = []
+    for cold in (True, False):
+        if cold:
+            shutil.rmtree(host.home / "cache", ignore_errors=True)
+        host.server.requests.clear()
+        outputs.append(_output(host, *args, api=api))
+        counts.append(list(host.server.requests))
+    warm = counts[1]
+    conditional = sum(1 for r in warm if r.headers.get("if-none-match"))
+    return (
+        f"requests cold {len(counts[0])} / warm {len(warm)} ({conditional} conditional), "
+        f"same JSON cold and warm: {outputs[0] == outputs[1]}"
+    )
+
+
+def outdated_rows(
+    host: Host, runs: int, *, slow_ms: int, rtt_ms: int, before: Path | None = None
+) -> list[str]:
+    """The default ``--jobs`` against ``--jobs 1`` (and, with ``before``, against that
+    checkout's default), warm (the runs after a first one: what a nightly job does) and,
+    through the proxy, cold (the blob cache and the kept answers emptied before each run);
+    wall and CPU time, the load average at the start of each row, the requests counted on
+    the stand-in."""
     rows = []
     dest = ("--dest", str(host.root))
+    args = ("plugin", "outdated", *dest, "--json")
 
-    def pair(label: str, api: str | None, target: str) -> None:
-        args = ("plugin", "outdated", *dest, "--json")
+    def empty_cache() -> None:
+        shutil.rmtree(host.home / "cache", ignore_errors=True)
+
+    def pair(label: str, api: str | None, target: str, *, cold: bool = False) -> None:
+        load = "/".join(f"{value:.2f}" for value in os.getloadavg())
         same = _output(host, *args, api=api) == _output(host, *args, "--jobs", "1", api=api)
-        results = interleave(
-            {
-                "default": _nexo(host, *args, api=api),
-                "jobs1": _nexo(host, *args, "--jobs", "1", api=api),
-            },
-            runs,
-        )
-        name = f"outdated, {host.count} plugins, {label} (same JSON: {same})"
+        env = host.env(api)
+        each = empty_cache if cold else None
+        timed = {
+            "default": _Timed([str(NEXO), *args], env, each),
+            "jobs1": _Timed([str(NEXO), *args, "--jobs", "1"], env, each),
+        }
+        if before is not None:
+            # Both as `python -m nexo_pkg`, each from its own checkout.
+            module = [sys.executable, "-P", "-m", "nexo_pkg", *args]
+            timed["now -m"] = _Timed(module, {**env, "PYTHONPATH": str(REPO)}, each)
+            timed["before -m"] = _Timed(module, {**env, "PYTHONPATH": str(before)}, each)
+        results = interleave(dict(timed.items()), runs)
+        cpu = {name: Stats.of(t.cpu[-runs:]) for name, t in timed.items()}
+        name = f"outdated, {host.count} plugins, {label} (same JSON: {same}; load {load})"
         rows.append(_row(name, results["default"], results["jobs1"], target))
+        rows.append(
+            f"| the same, CPU (user + system) | {cpu['jobs1'].describe('s', 1, 3)} | "
+            f"{cpu['default'].describe('s', 1, 3)} | "
+            f"{paired_ratios(cpu['default'], cpu['jobs1']).median:.2f}x (median) | - |"
+        )
+        if before is not None:
+            rows.append(
+                _row(f"the same, default jobs, now / before ({label})",
+                     results["now -m"], results["before -m"], "-")
+            )  # fmt: skip
+            rows.append(
+                f"| the same, now / before, CPU | {cpu['before -m'].describe('s', 1, 3)} | "
+                f"{cpu['now -m'].describe('s', 1, 3)} | "
+                f"{paired_ratios(cpu['now -m'], cpu['before -m']).median:.2f}x (median) | - |"
+            )
+        rows.append(f"| the same, {_requests(host, args, api)} | | | | |")
 
     pair("loopback", None, "-")
     host.server.slow(slow_ms / 1000, path_contains="/releases/latest")
@@ -218,7 +295,9 @@ def outdated_rows(host: Host, runs: int, *, slow_ms: int, rtt_ms: int) -> list[s
         host.server.clear_faults()
     address = host.server.url.removeprefix("http://")
     with latency_proxy(address, one_way_ms=rtt_ms / 2) as proxied:
-        pair(f"{rtt_ms} ms RTT proxy", f"http://{proxied}", "default <= 0.5 s at 100")
+        target = f"default <= 0.5 s at {host.count}"
+        pair(f"{rtt_ms} ms RTT proxy", f"http://{proxied}", target)
+        pair(f"{rtt_ms} ms RTT proxy, cold cache", f"http://{proxied}", "-", cold=True)
     return rows
 
 
@@ -365,10 +444,17 @@ def main() -> None:
         help="the offline commands timed at each count (comma-separated)",
     )
     parser.add_argument(
+        "--outdated-only",
+        action="store_true",
+        help="Only the outdated rows (about 2 minutes for 100 plugins on 2 quiet cores).",
+    )
+    parser.add_argument(
         "--work", type=Path, help="Keep the installed hosts here and use them again next run."
     )
     args = parser.parse_args()
     precompile()
+    if args.before is not None:
+        precompile(args.before / "nexo_pkg")
     counts = [int(c) for c in args.counts.split(",") if c]
     print("Machine:", json.dumps(machine(), indent=1))
     print()
@@ -385,7 +471,8 @@ def main() -> None:
             work.mkdir(parents=True, exist_ok=True)
         else:
             work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="nexo-scale-")))
-        print(startup_row(work, args.runs * 3), flush=True)
+        if not args.outdated_only:
+            print(startup_row(work, args.runs * 3), flush=True)
         hosts: dict[int, Host] = {}
 
         def host(count: int) -> Host:
@@ -394,13 +481,23 @@ def main() -> None:
                 hosts[count].build()
             return hosts[count]
 
+        if args.outdated_only:
+            for line in outdated_rows(
+                host(args.outdated_count), args.runs, slow_ms=args.slow_ms,
+                rtt_ms=args.rtt_ms, before=args.before,
+            ):  # fmt: skip
+                print(line, flush=True)
+            print(f"\n({time.perf_counter() - started:.0f} s in all; load average after: "
+                  f"{' / '.join(f'{v:.2f}' for v in os.getloadavg())})")  # fmt: skip
+            return
         if not args.skip_doctor:
             for line in doctor_rows(host(args.doctor_count), args.runs):
                 print(line, flush=True)
         if not args.skip_outdated:
             for line in outdated_rows(
-                host(args.outdated_count), args.runs, slow_ms=args.slow_ms, rtt_ms=args.rtt_ms
-            ):
+                host(args.outdated_count), args.runs, slow_ms=args.slow_ms,
+                rtt_ms=args.rtt_ms, before=args.before,
+            ):  # fmt: skip
                 print(line, flush=True)
         if not args.skip_offline:
             for count in counts:

@@ -529,9 +529,12 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
         For each installed plugin, in every search path of the daemon's configuration (or
         --dest): its version, the newest version its source offers (the latest GitHub
         release's manifest asset or tarball names; the highest semver tag of its registry
-        repository) and where it came from. A plugin installed from an explicit tag is
-        "pinned": upgrade stays on that tag. Only release metadata and manifest assets are
-        read: no tarball is downloaded, nothing is installed. A plugin whose source cannot be
+        repository) and where it came from; a manifest asset is read only for a release
+        newer than the installed version (one API request per plugin without a token; a
+        newer release's manifest from its download URL, outside the API's rate limit). A
+        plugin installed from an explicit tag is "pinned": upgrade stays on that tag. Only
+        release metadata and manifest assets are read: no tarball is downloaded, nothing is
+        installed. A plugin whose source cannot be
         reached is reported as such and the others go on; once GitHub says its rate limit
         is spent, nothing more is asked of it and one line says when it resets. A plugin
         held by `rollback` or `hold` is "held": upgrade leaves it alone until a version is

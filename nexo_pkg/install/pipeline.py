@@ -973,14 +973,16 @@ def latest_release(
 ) -> tuple[str, str]:
     """The newest release of the GitHub repository a receipt names, as ``(version, tag)``,
     from its metadata and manifest asset (or tarball names) only, through ``context`` (a
-    command's, shared by its lookups so they keep their connections; else one of its own).
+    command's, shared by its lookups so they keep their connections; else one of its own);
+    the manifest asset only of a release newer than the receipt's version (as
+    :func:`~nexo_pkg.sources.releases.read_identity` says with ``installed``).
     ``known`` is its latest release when already read (:func:`latest_releases`). Raises
     ``source_invalid`` for a receipt that names no repository, and what
     :meth:`GitHubReleaseSource.identify` raises (``release_not_found``, ``network``, …)."""
     if receipt.source != "github-releases" or not receipt.owner or not receipt.repo:
         raise NexoError(f"{receipt.id} was not installed from a release", kind="source_invalid")
     spec = GitHubSource(receipt.owner, receipt.repo, None)
-    found = _release_of(spec, options, receipt.id, context, known)
+    found = _release_of(spec, options, receipt.id, context, known, installed=receipt.version)
     return found.identity.version, found.release.tag
 
 
@@ -990,8 +992,11 @@ def _release_of(
     expected_id: str | None,
     context: SourceContext | None = None,
     known: Release | None = None,
+    *,
+    installed: str | None = None,
 ) -> ResolvedRelease:
-    """The release ``spec`` names and the plugin it carries (no tarball is downloaded)."""
+    """The release ``spec`` names and the plugin it carries (no tarball is downloaded);
+    ``installed``: as :class:`GitHubReleaseSource` says."""
     with contextlib.ExitStack() as stack:
         if context is None:
             context = stack.enter_context(command_context(options))
@@ -1002,6 +1007,7 @@ def _release_of(
             manifest_problem=manifest_asset_problem,
             expected_id=expected_id,
             known=known,
+            installed=installed,
         )
         return source.identify()
 

@@ -7,11 +7,13 @@ hostile server meets the same limits whichever source it stands in for.
 
 from __future__ import annotations
 
+import heapq
 import json
 import math
 import os
 import re
 import socket
+import sys
 import threading
 import time
 import weakref
@@ -127,14 +129,90 @@ class SocketWatch:
 
 @contextmanager
 def after(seconds: float, action: Callable[[], object]) -> Iterator[None]:
-    """Run ``action`` on a daemon thread if the block is still running ``seconds`` from now."""
-    timer = threading.Timer(seconds, action)
-    timer.daemon = True
-    timer.start()
+    """Run ``action`` on a daemon thread if the block is still running ``seconds`` from now.
+
+    One thread of the process waits for every such moment (:class:`_Alarms`): a thread
+    started and stopped for each request's deadline and slow-answer notice cost more than
+    the request itself on a loopback connection (two per lookup of ``outdated``)."""
+    alarm = _ALARMS.add(seconds, action)
     try:
         yield
     finally:
-        timer.cancel()
+        _ALARMS.cancel(alarm)
+
+
+class _Alarm:
+    __slots__ = ("action", "done", "due")
+
+    def __init__(self, due: float, action: Callable[[], object]) -> None:
+        self.due = due
+        self.action = action
+        self.done = False  # cancelled, or its action started
+
+
+class _Alarms:
+    """The moments of the :func:`after` blocks under way, in one heap, and the daemon thread
+    that runs each action when its moment comes (unless its block ended first). A block that
+    ends only marks its alarm done; the thread drops done alarms as they come to the top."""
+
+    def __init__(self) -> None:
+        self._ready = threading.Condition(threading.Lock())
+        self._heap: list[tuple[float, int, _Alarm]] = []
+        self._order = 0
+        self._thread: threading.Thread | None = None
+
+    def add(self, seconds: float, action: Callable[[], object]) -> _Alarm:
+        alarm = _Alarm(time.monotonic() + max(0.0, seconds), action)
+        with self._ready:
+            self._order += 1
+            earliest = not self._heap or alarm.due < self._heap[0][0]
+            heapq.heappush(self._heap, (alarm.due, self._order, alarm))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="nexo-alarms", daemon=True)
+                self._thread.start()
+            elif earliest:
+                self._ready.notify()
+        return alarm
+
+    def cancel(self, alarm: _Alarm) -> None:
+        with self._ready:
+            alarm.done = True
+
+    def _run(self) -> None:
+        with self._ready:
+            while True:
+                heap = self._heap
+                while heap and heap[0][2].done:
+                    heapq.heappop(heap)
+                if not heap:
+                    self._ready.wait()
+                    continue
+                wait = heap[0][0] - time.monotonic()
+                if wait > 0:
+                    self._ready.wait(wait)
+                    continue
+                alarm = heapq.heappop(heap)[2]
+                alarm.done = True
+                self._ready.release()
+                try:
+                    alarm.action()
+                except Exception:  # noqa: BLE001 - as threading.Timer: reported, not fatal
+                    threading.excepthook(
+                        threading.ExceptHookArgs((*sys.exc_info(), threading.current_thread()))
+                    )
+                finally:
+                    self._ready.acquire()
+
+    def reset_after_fork(self) -> None:
+        """In a forked child: no thread waits there, and the lock may have been held."""
+        self._ready = threading.Condition(threading.Lock())
+        self._heap = []
+        self._thread = None
+
+
+_ALARMS = _Alarms()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_ALARMS.reset_after_fork)
 
 
 class _Decoder(Protocol):

@@ -92,6 +92,7 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
         self._local = threading.local()
         self._registries: list[tuple[str, RegistryClient]] = []
         self._github_used = False
+        self._github_origin: tuple[str, str | None] | None = None
         self._policy: trust.TrustPolicy | None = None
         # API answers kept for conditional requests (`outdated` only, which reports and never
         # installs: what it reads from a kept answer decides nothing that gets installed).
@@ -181,10 +182,16 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
                 resolve_token,
             )
 
-            api_base = resolve_api_base(self.network.github_api_url)
+            with self._guard:
+                # Resolved once per command, not once per worker thread: the last resort
+                # runs `gh auth token`, a process of its own.
+                if self._github_origin is None:
+                    api_base = resolve_api_base(self.network.github_api_url)
+                    self._github_origin = (api_base, resolve_token(api_base))
+                api_base, token = self._github_origin
             github = GitHubClient(
                 api_base,
-                resolve_token(api_base),
+                token,
                 retry_base_delay=self.network.retry_base_delay,
                 timeout=self.network.http_timeout,
                 blobs=self.cache,

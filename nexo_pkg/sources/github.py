@@ -366,6 +366,10 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
 
         def attempt() -> tuple[Any, str | None]:
             with self._open(url, "application/vnd.github+json", what, condition) as response:
+                if response.status_code in {304, 404}:
+                    # Read to its end (a 304 has no body), so the connection is kept alive
+                    # for the next request instead of being closed unread.
+                    self._net.read_document(response, what, limit=MAX_DOCUMENT_BYTES)
                 if response.status_code == 404:
                     return not_found(), None
                 if response.status_code == 304 and stored is not None:
@@ -471,7 +475,12 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         ]
 
     def read_manifest_asset(
-        self, release: Release, names: tuple[str, ...], *, max_bytes: int
+        self,
+        release: Release,
+        names: tuple[str, ...],
+        *,
+        max_bytes: int,
+        browser_first: bool = False,
     ) -> tuple[str, str] | None:
         """The first of ``names`` the release carries, as ``(name, text)``; ``None`` if none.
 
@@ -479,12 +488,12 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         parser, which drops a leading byte-order mark: toml_edit's ``parser/document.rs`` at
         toml-v0.8.23): bytes that are not UTF-8 are ``manifest_invalid``, a BOM is removed.
         Raises ``archive_unsafe`` when it is larger than ``max_bytes`` and ``network`` when it
-        cannot be fetched.
+        cannot be fetched. ``browser_first``: as :meth:`download` says.
         """
         for name in names:
             asset = release.asset(name)
             if asset is not None:
-                data = self.fetch_bytes(asset, max_bytes=max_bytes)
+                data = self.fetch_bytes(asset, max_bytes=max_bytes, browser_first=browser_first)
                 try:
                     text = data.decode("utf-8")
                 except UnicodeDecodeError as exc:
@@ -497,16 +506,22 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
                 return name, text.removeprefix("\ufeff")
         return None
 
-    def download(self, asset: ReleaseAsset, sink: BlobSink, *, max_bytes: int) -> None:
+    def download(
+        self, asset: ReleaseAsset, sink: BlobSink, *, max_bytes: int, browser_first: bool = False
+    ) -> None:
         """Stream ``asset`` into ``sink`` through its API URL (``application/octet-stream``),
         or its browser download URL when the API URL answers 403, 404 or 410.
+        ``browser_first`` tries the browser download URL first (and the API URL on those
+        answers): github.com serves it outside the API's rate limit, which a lookup without
+        a token spares so (the bytes are checked alike: the digest, the size limit).
 
         Retries restart the sink. Raises ``archive_unsafe`` when the asset is larger than
         ``max_bytes``, ``network`` when it cannot be fetched completely or when a URL the
         release names may not be fetched (plain http under an https API, another scheme).
         """
         what = f"download of {asset.name}"
-        urls = [url for url in (asset.url, asset.browser_download_url) if url]
+        ordered = (asset.url, asset.browser_download_url)
+        urls = [url for url in (ordered[::-1] if browser_first else ordered) if url]
         if not urls:
             raise NexoError(f"{what}: the release lists no URL for it", kind="network")
         # Every URL the answer gives is checked before the first byte is asked for.
@@ -564,19 +579,21 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
 
         self._net.with_retries(attempt)
 
-    def fetch_bytes(self, asset: ReleaseAsset, *, max_bytes: int) -> bytes:
+    def fetch_bytes(
+        self, asset: ReleaseAsset, *, max_bytes: int, browser_first: bool = False
+    ) -> bytes:
         """Download a small asset (manifest, checksum, signature) into memory; through the
         shared blob cache ``blobs`` when there is one and the API gives the asset's digest
         (a cached blob is re-hashed and used without a request; ``checksum_mismatch`` for
-        bytes that do not hash to the digest)."""
+        bytes that do not hash to the digest). ``browser_first``: as :meth:`download`."""
         expected = parse_digest(asset.digest) if self.blobs is not None else None
         if self.blobs is None or expected is None:
             buffer = io.BytesIO()
-            self.download(asset, BlobSink(buffer), max_bytes=max_bytes)
+            self.download(asset, BlobSink(buffer), max_bytes=max_bytes, browser_first=browser_first)
             return buffer.getvalue()
 
         def fetch(sink: BlobSink) -> None:
-            self.download(asset, sink, max_bytes=max_bytes)
+            self.download(asset, sink, max_bytes=max_bytes, browser_first=browser_first)
 
         with self.blobs.open_blob(expected, fetch) as blob:
             try:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.version import VersionError, compare_versions
 from nexo_pkg.sources.base import FetchedArtifact, Origin, ReleaseCandidate, fetched_artifact
 from nexo_pkg.sources.cache import BlobSink
 from nexo_pkg.sources.checksum import parse_digest, parse_sidecar, verify_checksums
@@ -23,6 +24,7 @@ from nexo_pkg.sources.select import (
     choose_asset,
     parse_tarball_name,
     release_identity,
+    tarball_names,
 )
 from nexo_pkg.trust import entry as trust
 from nexo_pkg.trust.commands import release_signer
@@ -57,7 +59,9 @@ class GitHubReleaseSource:
     ``manifest_problem`` is the installer's check of a manifest asset; ``expected_id``
     refuses a release of another plugin (``asset_not_found``); ``known`` is the latest
     release already read for a spec without a tag (many repositories asked in one request),
-    checked from there on as one read here.
+    checked from there on as one read here. ``installed`` is the version a lookup compares
+    the release with (``outdated``): a release that offers nothing newer is judged without
+    its manifest asset when its tarball names settle it (:func:`read_identity`).
     """
 
     def __init__(
@@ -69,8 +73,10 @@ class GitHubReleaseSource:
         manifest_problem: ManifestCheck,
         expected_id: str | None = None,
         known: Release | None = None,
+        installed: str | None = None,
     ) -> None:
         self.spec = spec
+        self.installed = installed
         self.known = known if spec.tag is None else None
         self.context = context
         self.targets = targets
@@ -86,7 +92,9 @@ class GitHubReleaseSource:
             release = self.known or client.find_release(
                 self.spec.owner, self.spec.repo, self.spec.tag
             )
-            identity, manifest = read_identity(client, release, self.manifest_problem)
+            identity, manifest = read_identity(
+                client, release, self.manifest_problem, installed=self.installed
+            )
             if self.expected_id is not None and identity.plugin_id != self.expected_id:
                 raise NexoError(
                     f"release {release.tag} of {self.spec.owner}/{self.spec.repo} is plugin "
@@ -211,14 +219,49 @@ class GitHubReleaseSource:
 
 
 def read_identity(
-    client: GitHubClient, release: Release, manifest_problem: ManifestCheck
+    client: GitHubClient,
+    release: Release,
+    manifest_problem: ManifestCheck,
+    *,
+    installed: str | None = None,
 ) -> tuple[ReleaseIdentity, tuple[str, str] | None]:
     """The plugin id and version of ``release`` (:func:`release_identity`), and its manifest
-    asset as ``(name, text)`` when it has one."""
+    asset as ``(name, text)`` when it has one.
+
+    With ``installed`` (a lookup comparing the release with the version installed), a
+    release whose tarball names carry one version of one plugin, not newer than
+    ``installed``, is read from those names alone, without fetching its manifest asset: a
+    manifest the daemon can read must name that same version (:func:`release_identity`
+    refuses any other), so the asset could only add a refusal of a release that offers
+    nothing to install. A newer release (or one the names do not settle) is judged from its
+    manifest asset as ever; without a token, that lookup reads the asset from its browser
+    download URL first, outside the API's rate limit (:meth:`GitHubClient.download`)."""
+    if installed is not None:
+        settled = _settled_by_names(release, installed)
+        if settled is not None:
+            return settled, None
     manifest = client.read_manifest_asset(
-        release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_ASSET_BYTES
+        release,
+        MANIFEST_ASSETS,
+        max_bytes=MAX_MANIFEST_ASSET_BYTES,
+        browser_first=installed is not None and client.token is None,
     )
     return release_identity(release, manifest, manifest_problem=manifest_problem), manifest
+
+
+def _settled_by_names(release: Release, installed: str) -> ReleaseIdentity | None:
+    """The identity the tarball names of ``release`` give when they name exactly one
+    ``(id, version)`` and that version is not newer than ``installed``; else ``None``."""
+    named = {p[:2] for name in tarball_names(release) if (p := parse_tarball_name(name))}
+    if len(named) != 1:
+        return None
+    ((plugin_id, version),) = named
+    try:
+        newer = compare_versions(version, installed) > 0
+    except VersionError:
+        # An installed version outside semver: only the same text is "not newer".
+        newer = version != installed
+    return None if newer else ReleaseIdentity(plugin_id, version, "tarball names")
 
 
 def release_tarballs(

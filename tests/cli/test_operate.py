@@ -22,10 +22,10 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer) 
 def _assets_downloaded(server: GitHubServer) -> list[str]:
     """The names of release assets whose bytes were downloaded."""
     names = []
-    for asset_id, (_, asset) in server.assets.items():
+    for asset_id, (release, asset) in server.assets.items():
         if any(
             request.path.endswith(f"/assets/{asset_id}")
-            or request.path.endswith(f"/download/{asset.name}")
+            or request.path.endswith(f"/releases/download/{release.tag}/{asset.name}")
             for request in server.requests
         ):
             names.append(asset.name)

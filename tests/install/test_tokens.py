@@ -286,3 +286,46 @@ def test_install_help_names_the_variables() -> None:
     text = " ".join(result.stdout.split())
     for name in ("GH_HOST", "GH_ENTERPRISE_TOKEN", "gh auth token", "NEXO_HTTP_TIMEOUT"):
         assert name in text, name
+
+
+@needs_gh
+def test_gh_is_asked_once_per_command_whatever_the_jobs(
+    https_api: GitHubServer, certificate: Certificate, tmp_path: Path
+) -> None:
+    """`outdated` asks eight sources at a time, each worker thread with a client of its
+    own: the token those clients send is resolved once per command, so `gh auth token` (a
+    process of its own) runs once, not once per thread."""
+    host = https_api.url.removeprefix("https://")
+    https_api.require_token(GH_TOKEN)
+    ids = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"]
+    for plugin_id in ids:
+        https_api.publish("acme", plugin_id, "v1.0.0", release_assets(plugin_id, "1.0.0"))
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    log = tmp_path / "gh-calls"
+    wrapper = tools / "gh"
+    wrapper.write_text(
+        f'#!/bin/sh\necho "$@" >> {log}\nexec {shutil.which("gh", path=TOOLS_PATH)} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    env = {
+        "NEXO_GITHUB_API_BASE": https_api.url,
+        "GH_CONFIG_DIR": str(_gh_logged_in(tmp_path / "gh", host, GH_TOKEN)),
+        "SSL_CERT_FILE": str(certificate.cert_file),
+        "PATH": os.pathsep.join([str(tools), TOOLS_PATH]),
+    }
+    base = {
+        "NEXO_HOME": str(tmp_path / "home"),
+        "NEXO_HTTP_RETRY_BASE_MS": "1",
+        "NO_PROXY": "127.0.0.1,localhost",
+        "HTTPS_PROXY": DEAD_PROXY,
+        **env,
+    }
+    for plugin_id in ids:
+        args = ("plugin", "install", f"acme/{plugin_id}", "--yes", "--json")
+        assert nexo(*args, env=clean_env(**base), in_process=True).exit_code == 0
+    log.unlink()
+    result = nexo("plugin", "outdated", "--json", env=clean_env(**base), in_process=True)
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert [entry["status"] for entry in result.document["plugins"]] == ["current"] * len(ids)
+    assert log.read_text().splitlines() == [f"auth token --hostname {host}"]
