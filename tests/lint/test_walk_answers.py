@@ -85,7 +85,7 @@ def test_the_walk_answers_as_the_disk_does(
     on_disk = _lint(root, walk=False)
     from_walk = _lint(root, walk=True)
     assert from_walk == on_disk
-    paths = [row[0] for row in on_disk]
+    paths = [str(row[0]) for row in on_disk]
     assert not any("venv/x" in path and "notvenv" not in path for path in paths)
     assert any(path.endswith("notvenv/nexo-plugin.toml") for path in paths)
     assert (str(root / "c" / "skipped" / "nexo-plugin.toml"), "excluded") in on_disk
