@@ -102,3 +102,53 @@ class PrivateNamesContract(Contract):
         for module, line, text in check.metadata["violations"]:
             output.print_error(f"- {module} (l.{line}): {text}", bold=False)
         output.new_line()
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+class FacesContract(Contract):
+    """Modules outside a package with a face (``faces``: ``package.api``) import nothing of
+    that package but its face. ``allow`` lists ``importer -> imported`` exceptions (an
+    importer or imported name covers its submodules), each with its reason in the
+    configuration."""
+
+    type_name = "faces"
+
+    faces = fields.ListField(subfield=fields.StringField())
+    allow = fields.ListField(subfield=fields.StringField(), required=False)
+    broken_contract_guidance = fields.StringField(required=False)
+
+    def check(self, graph: grimp.ImportGraph, verbose: bool) -> ContractCheck:
+        faces = [str(face) for face in self.faces]  # type: ignore[attr-defined]
+        allowed = [
+            tuple(part.strip() for part in str(rule).split("->"))
+            for rule in (self.allow or [])  # type: ignore[attr-defined]
+        ]
+        violations: list[tuple[str, str, int | None]] = []
+        for face in faces:
+            package = _package_of(face)
+            inner = {m for m in graph.modules if _within(m, package) and m not in {face, package}}
+            for imported in sorted(inner):
+                for importer in sorted(graph.find_modules_that_directly_import(imported)):
+                    if _within(importer, package) or any(
+                        _within(importer, rule[0]) and _within(imported, rule[1])
+                        for rule in allowed
+                    ):
+                        continue
+                    details = graph.get_import_details(importer=importer, imported=imported)
+                    line = details[0]["line_number"] if details else None
+                    violations.append((importer, imported, line))
+        return ContractCheck(kept=not violations, metadata={"violations": violations})
+
+    def render_broken_contract(self, check: ContractCheck) -> None:
+        output.print_error("Imports past a package's face (import its api module):", bold=False)
+        output.new_line()
+        for importer, imported, line in check.metadata["violations"]:
+            output.print_error(f"- {importer} (l.{line}) imports {imported}", bold=False)
+        output.new_line()
+        guidance = self.broken_contract_guidance  # type: ignore[attr-defined]
+        if guidance:
+            output.print_error(str(guidance), bold=False)
+            output.new_line()

@@ -94,7 +94,7 @@ def fleet_options(
     from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
     from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
     from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
-    from nexo_pkg.net.bounded import checked_timeout  # noqa: PLC0415
+    from nexo_pkg.net.api import checked_timeout  # noqa: PLC0415
 
     if require_signature and skip_signature_verify:
         raise UsageError("--require-signature and --skip-signature-verify exclude each other")
@@ -281,7 +281,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
         def run() -> SyncResult:
             from nexo_pkg.fleet.lockfile import read_registries  # noqa: PLC0415
             from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
-            from nexo_pkg.sources.mirrors import configured  # noqa: PLC0415
+            from nexo_pkg.sources.api import configured  # noqa: PLC0415
 
             root = (
                 install_root(dest) if dest is not None else install_root(None, config_dir(config))
@@ -427,7 +427,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
         under the same trust policy. Exit codes: 0 mirrored; 1 refused; 2 usage error.
         """
         del yes  # nothing is asked: accepted as on every command that changes state
-        from nexo_pkg.sources.oci_reference import is_oci  # noqa: PLC0415
+        from nexo_pkg.sources.api import is_oci  # noqa: PLC0415
 
         callbacks = fleet_callbacks(json_output)
 
@@ -473,7 +473,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
     @cache_app.command("dir")
     def cache_dir_command() -> None:
         """Print the cache directory (it may not exist yet)."""
-        from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
+        from nexo_pkg.sources.api import BlobCache  # noqa: PLC0415
 
         result_line(str(BlobCache(nexo_home_from_env()).root))
 
@@ -486,7 +486,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
         json_output: JsonOption = False,
     ) -> None:
         """Print the size of the cache in bytes (0 when it does not exist)."""
-        from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
+        from nexo_pkg.sources.api import BlobCache  # noqa: PLC0415
 
         cache = BlobCache(nexo_home_from_env())
         count, size = guarded(cache.usage, json_output=json_output)
@@ -588,7 +588,7 @@ def human_size(size: int) -> str:
 
 def _prune(max_age: float | None, *, json_output: bool) -> None:
     """Remove the blobs unused for ``max_age`` seconds (every blob for ``None``) and say so."""
-    from nexo_pkg.sources.cache import BlobCache  # noqa: PLC0415
+    from nexo_pkg.sources.api import BlobCache  # noqa: PLC0415
 
     report = guarded(
         lambda: BlobCache(nexo_home_from_env()).prune(max_age=max_age), json_output=json_output

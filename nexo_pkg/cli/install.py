@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     )
     from nexo_pkg.install.store import Receipt
     from nexo_pkg.install.summary import InstallPlan
-    from nexo_pkg.sources.archive import ArchiveLimits
+    from nexo_pkg.sources.api import ArchiveLimits
 
 # Where the other commands find them (the helpers live with `list`, which runs without Typer).
 _roots = plugin_roots
@@ -72,7 +72,7 @@ _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 
 def registry_mirrors() -> dict[str, tuple[str, ...]]:
     """The registry mirrors ``NEXO_REGISTRY_MIRRORS`` configures (sources.mirrors)."""
-    from nexo_pkg.sources.mirrors import configured  # noqa: PLC0415
+    from nexo_pkg.sources.api import configured  # noqa: PLC0415
 
     return configured(None)
 
@@ -121,7 +121,7 @@ def not_installed(plugin_id: str, roots: tuple[Path, ...]) -> NexoError:
 def _limits(
     max_download: str | None, max_entries: int | None, max_total: str | None, max_entry: str | None
 ) -> ArchiveLimits:
-    from nexo_pkg.sources.archive import ArchiveLimits  # noqa: PLC0415
+    from nexo_pkg.sources.api import ArchiveLimits  # noqa: PLC0415
 
     base = ArchiveLimits()
     if max_entries is not None and max_entries <= 0:
@@ -374,13 +374,14 @@ def _latest_releases(roots: tuple[Path, ...], options: InstallOptions) -> dict[A
 def _upgradable_ids(root: Path) -> list[str]:
     """Ids of every installed plugin that has a release to upgrade from, in name order."""
     from nexo_pkg.install.store import scan_installed  # noqa: PLC0415
+    from nexo_pkg.sources.api import follows  # noqa: PLC0415
 
     ids: list[str] = []
     for item in scan_installed(root):
         receipt = item.receipt
         if receipt is None or receipt.id in ids:
             continue
-        if receipt.source == "local-file":
+        if not follows(receipt.source):
             say(f"skipped {printable(receipt.id)}: installed from a local file")
             continue
         ids.append(receipt.id)

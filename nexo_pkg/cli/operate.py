@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from nexo_pkg.install.pipeline import InstallOptions, ReleaseInfo
     from nexo_pkg.install.rollback import RollbackResult
     from nexo_pkg.install.store import Receipt
-    from nexo_pkg.sources.context import SourceContext
+    from nexo_pkg.sources.api import SourceContext
 
 
 class _Lookups:
@@ -81,33 +81,27 @@ def _lookups(state: _Lookups) -> dict[str, LatestLookup]:
     options, context, limited, guard = state.options, state.context, state.limited, state.guard
     from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
     from nexo_pkg.install.outdated import LatestVersion  # noqa: PLC0415
-    from nexo_pkg.install.pipeline import latest_in_registry, latest_release  # noqa: PLC0415
+    from nexo_pkg.install.pipeline import latest_version  # noqa: PLC0415
 
-    def from_github(receipt: Receipt) -> LatestVersion:
+    def newest(receipt: Receipt) -> LatestVersion:
+        known = state.known.get((receipt.owner or "", receipt.repo or ""))
+        offered = latest_version(receipt, options, context, known)
+        return LatestVersion(offered.version, offered.label)
+
+    def stopping(receipt: Receipt) -> LatestVersion:
+        # GitHub's rate limit, once spent, stops the GitHub lookups left (see _Lookups).
         with guard:
             if limited:
                 raise limited[0]
-        known = state.known.get((receipt.owner or "", receipt.repo or ""))
         try:
-            return LatestVersion(*latest_release(receipt, options, context, known))
+            return newest(receipt)
         except NexoError as error:
             if error.kind == "rate_limited":
                 with guard:
                     limited.append(error)
             raise
 
-    def from_registry(receipt: Receipt) -> LatestVersion:
-        assert receipt.registry is not None  # noqa: S101 (only registry receipts come here)
-        plugin_id, version, digest = latest_in_registry(receipt.registry, options, context)
-        if plugin_id != receipt.id:
-            raise NexoError(
-                f"{receipt.registry.split('@', 1)[0]} now holds plugin {plugin_id!r}, "
-                f"not {receipt.id!r}",
-                kind="asset_not_found",
-            )
-        return LatestVersion(version, digest)
-
-    return {"github-releases": from_github, "registry": from_registry}
+    return {"github-releases": stopping, "registry": newest}
 
 
 _STATUS_WORDS = {
@@ -210,18 +204,6 @@ def _discovery_command(*, enabled: bool) -> Callable[..., None]:
         answer(run, json_output=json_output, show=show)
 
     return command
-
-
-def _registry_targets(pinned: str, options: InstallOptions) -> tuple[tuple[str, str], ...]:
-    """Every target the registry version ``pinned`` (the digest the install plan checked)
-    lists, with its tarball's name, in the index's order: target manifests only, no blob."""
-    from nexo_pkg.install.pipeline import command_context  # noqa: PLC0415
-    from nexo_pkg.sources.oci_reference import parse_reference  # noqa: PLC0415
-    from nexo_pkg.sources.oci_source import OciSource  # noqa: PLC0415
-
-    with command_context(replace(options, dry_run=True)) as context:
-        candidates = OciSource(parse_reference(pinned), context, targets=None).resolve()
-    return tuple((candidate.target, candidate.asset_name) for candidate in candidates)
 
 
 def _handshake(timeout_ms: int, nexo_version: str | None) -> Any:
@@ -378,13 +360,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
                 plain_http=plain_http,
                 registry_mirrors=registry_mirrors(),
             )
-            shown = release_info(source, options)
-            from nexo_pkg.sources.oci_source import SOURCE_TYPE  # noqa: PLC0415
-
-            if shown.plan.source.get("type") == SOURCE_TYPE:
-                pinned = str(shown.plan.source["registry"])  # the digest the plan checked
-                shown = replace(shown, targets=_registry_targets(pinned, options))
-            return shown
+            return release_info(source, options)
 
         def show(info: ReleaseInfo) -> None:
             document = info.to_json()

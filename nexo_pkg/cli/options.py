@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from nexo_pkg.cli.completion import installed_ids
-from nexo_pkg.net.bounded import DEFAULT_TIMEOUT_SECONDS, SLOW_NOTICE_SECONDS
+from nexo_pkg.net.api import DEFAULT_TIMEOUT_SECONDS, SLOW_NOTICE_SECONDS
 
 DEST_HELP = (
     "Install root (default: plugins.discovery.search_paths[0] of the daemon's configuration, "

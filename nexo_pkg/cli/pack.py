@@ -29,7 +29,7 @@ def show_diagnostics(result: FileResult) -> None:
 
 def limit_warnings(tarball_size: int, stats: ArchiveStats) -> list[str]:
     """What in a packed tarball goes past ``install``'s default archive limits."""
-    from nexo_pkg.sources.archive import ArchiveLimits  # noqa: PLC0415
+    from nexo_pkg.sources.api import ArchiveLimits  # noqa: PLC0415
 
     limits = ArchiveLimits()
     checks = [

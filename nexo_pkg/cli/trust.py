@@ -24,8 +24,7 @@ from nexo_pkg.core.output import emit_json, say
 from nexo_pkg.core.terminal import printable
 
 if TYPE_CHECKING:
-    from nexo_pkg.trust.base import SignatureOutcome
-    from nexo_pkg.trust.policy import TrustPolicy
+    from nexo_pkg.trust.api import SignatureOutcome, TrustPolicy
 
 SignerWorkflowOption = Annotated[
     str | None,
@@ -41,7 +40,7 @@ IssuerOption = Annotated[
 
 def _split_target(text: str) -> tuple[str, str | None]:
     owner, _, repo = text.partition("/")
-    from nexo_pkg.sources.spec import parse_source  # noqa: PLC0415
+    from nexo_pkg.sources.api import parse_source  # noqa: PLC0415
 
     # The same character rules as install sources (GitHub's set, no `..`).
     parse_source(f"{owner}/{repo or 'x'}")
@@ -134,14 +133,14 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
         json_output: JsonOption = False,
     ) -> None:
         """Trust a signer: the one of OWNER/REPO's newest release, or the one named."""
-        from nexo_pkg.trust.commands import (  # noqa: PLC0415
+        from nexo_pkg.trust.api import (  # noqa: PLC0415
+            author_entry_toml,
             chosen_author,
+            load_policy,
             needs_release_signer,
             record_author,
             with_overrides,
         )
-        from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
-        from nexo_pkg.trust.suggest import author_entry_toml  # noqa: PLC0415
 
         def run() -> dict[str, Any]:
             path = policy_path(config, trusted_keys)
@@ -150,8 +149,11 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
             seen: dict[str, Any] | None = None
             if needs_release_signer(repo, identity, identity_regexp) and repo is not None:
                 from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
-                from nexo_pkg.sources.context import NetworkChoices, SourceContext  # noqa: PLC0415
-                from nexo_pkg.sources.releases import read_release_signer  # noqa: PLC0415
+                from nexo_pkg.sources.api import (  # noqa: PLC0415
+                    NetworkChoices,
+                    SourceContext,
+                    read_release_signer,
+                )
 
                 network = NetworkChoices(github_api_url=github_api_url, http_timeout=timeout)
                 notice = None if json_output else say
@@ -200,8 +202,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
         json_output: JsonOption = False,
     ) -> None:
         """Show the policy's default mode and its author entries."""
-        from nexo_pkg.trust.commands import author_json  # noqa: PLC0415
-        from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
+        from nexo_pkg.trust.api import author_json, load_policy  # noqa: PLC0415
 
         path = policy_path(config, trusted_keys)
         policy = guarded(
@@ -242,7 +243,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
         json_output: JsonOption = False,
     ) -> None:
         """Stop trusting OWNER's signers (with REPO: the entries limited to that repository)."""
-        from nexo_pkg.trust.commands import remove_entries  # noqa: PLC0415
+        from nexo_pkg.trust.api import remove_entries  # noqa: PLC0415
 
         def run() -> dict[str, Any]:
             owner, repo = _split_target(target)
@@ -283,8 +284,11 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
         json_output: JsonOption = False,
     ) -> None:
         """Check FILE against its signature material exactly as install would."""
-        from nexo_pkg.trust.commands import verification_policy, verify_file  # noqa: PLC0415
-        from nexo_pkg.trust.entry import load_policy  # noqa: PLC0415
+        from nexo_pkg.trust.api import (  # noqa: PLC0415
+            load_policy,
+            verification_policy,
+            verify_file,
+        )
 
         def run() -> tuple[SignatureOutcome, TrustPolicy, str | None, str | None]:
             if repo is not None and owner is not None:

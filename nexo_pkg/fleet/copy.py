@@ -25,15 +25,18 @@ from typing import Any
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.fleet.sources import FleetOptions, Session
 from nexo_pkg.install.api import NO_CALLBACKS, InstallCallbacks
-from nexo_pkg.sources import artifact, oci
-from nexo_pkg.sources.cache import BlobSink
-from nexo_pkg.sources.oci_reference import OciReference, parse_reference
-from nexo_pkg.sources.registry import (
+from nexo_pkg.sources.api import (
     INDEX_MEDIA_TYPE,
     MANIFEST_MEDIA_TYPE,
+    BlobSink,
     Manifest,
+    OciReference,
     RegistryClient,
+    canonical,
     fallback_tag,
+    latest_tag,
+    parse_reference,
+    plugin_of,
 )
 
 # Index -> manifest -> referrer -> its referrers …: a version is 3 or 4 levels deep.
@@ -163,7 +166,7 @@ class _Copier:
         self.destination.put_manifest(
             self.destination_repository,
             fallback_tag(subject),
-            artifact.canonical(document),
+            canonical(document),
             INDEX_MEDIA_TYPE,
         )
         self.result.tags_written += 1
@@ -195,9 +198,9 @@ def mirror_registry(
     with Session(options, callbacks) as session:
         reading = session.registry(source)
         writing = session.registry(destination)
-        chosen = source.reference or oci.latest_tag(reading, source, None)
+        chosen = source.reference or latest_tag(reading, source, None)
         root = reading.get_manifest(source.repository, chosen)
-        plugin = oci.plugin_of(root, source, chosen)
+        plugin = plugin_of(root, source, chosen)
         tags = [destination.tag] if destination.tag else _tags_of(reading, source, root, chosen)
         target = OciReference(destination.host, destination.repository, tags[0] if tags else None)
         result = CopyResult(

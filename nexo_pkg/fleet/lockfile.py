@@ -52,9 +52,7 @@ from nexo_pkg.core.files import read_capped_bytes, write_config_file
 from nexo_pkg.core.toml_spans import syntax_error
 from nexo_pkg.core.version import VersionError
 from nexo_pkg.core.versionreq import VersionReq, parse_version_req
-from nexo_pkg.sources.oci_reference import is_oci, parse_reference
-from nexo_pkg.sources.select import PLUGIN_ID
-from nexo_pkg.sources.spec import GitHubSource, parse_source, timestamp_or_none
+from nexo_pkg.sources.api import PLUGIN_ID, check_remote, timestamp_or_none
 
 WANTED_NAME = "nexo-plugins.toml"
 LOCK_NAME = "nexo-plugins.lock"
@@ -173,13 +171,7 @@ def validate_source(path: Path, where: str, source: str, kind: str = "lock_inval
     """``kind`` for ``where``'s source in ``path`` unless ``source`` is ``owner/repo[@tag]``
     or an ``oci://`` reference."""
     try:
-        if is_oci(source):
-            parse_reference(source)
-        elif not isinstance(parse_source(source), GitHubSource):
-            raise NexoError(
-                f"source {source!r} is a local path; a fleet names owner/repo or oci:// sources",
-                kind="source_invalid",
-            )
+        check_remote(source)
     except NexoError as error:
         raise _invalid(path, f"`{where}.source`: {error.message}", kind) from error
 
@@ -231,7 +223,7 @@ def read_wanted(path: Path) -> list[WantedPlugin]:
 def _registries(path: Path, document: dict[str, Any]) -> dict[str, tuple[str, ...]]:
     """The wanted set's ``[registries."HOST"] mirrors = [...]``; ``wanted_invalid`` when
     malformed."""
-    from nexo_pkg.sources.mirrors import check_mirror  # noqa: PLC0415 - only when present
+    from nexo_pkg.sources.api import check_mirror  # noqa: PLC0415 - only when present
 
     kind = "wanted_invalid"
     table = document.get("registries", {})

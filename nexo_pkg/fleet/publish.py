@@ -13,16 +13,25 @@ from typing import Any
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.fleet.sources import FleetOptions, Session
 from nexo_pkg.install.api import NO_CALLBACKS, InstallCallbacks, manifest_asset_problem
-from nexo_pkg.sources import oci
-from nexo_pkg.sources.artifact import GitHubOrigin
-from nexo_pkg.sources.cache import BlobSink
-from nexo_pkg.sources.checksum import parse_sidecar
-from nexo_pkg.sources.oci import TargetFiles
-from nexo_pkg.sources.oci_reference import OciReference, parse_reference
-from nexo_pkg.sources.releases import release_material, release_sha256, release_tarballs
-from nexo_pkg.sources.select import MANIFEST_ASSETS, parse_tarball_name
-from nexo_pkg.sources.spec import GitHubSource, parse_source
-from nexo_pkg.trust import entry as trust
+from nexo_pkg.sources.api import (
+    MANIFEST_ASSETS,
+    BlobSink,
+    GitHubOrigin,
+    OciReference,
+    TargetFiles,
+    created_for,
+    created_now,
+    parse_reference,
+    parse_sidecar,
+    parse_tarball_name,
+    push_version,
+    release_material,
+    release_sha256,
+    release_tarballs,
+    tag_contradicts,
+    tagged_release,
+)
+from nexo_pkg.trust import api as trust
 
 
 @dataclass(frozen=True)
@@ -101,7 +110,7 @@ def _version_tagged(reference: OciReference, version: str) -> OciReference:
     """``reference`` with its tag, else ``version`` as the tag; ``source_invalid`` (exit 2)
     when its tag is a version other than ``version`` (install would refuse it)."""
     tag = reference.tag or version
-    if oci.tag_contradicts(tag, version):
+    if tag_contradicts(tag, version):
         raise NexoError(
             f"cannot push version {version} under the tag {tag}: a version tag must name "
             f"the version it holds (push to {reference.base}:{version})",
@@ -128,7 +137,7 @@ def push(
         return _push_version(
             session, reference, plugin_id, version, targets=targets,
             manifest_text=manifest_text, origin=None,
-            created=oci.created_for([files.tarball for files in targets]),
+            created=created_for([files.tarball for files in targets]),
         )  # fmt: skip
 
 
@@ -146,7 +155,7 @@ def _push_version(
     """Push one version's files under ``reference`` tagged by the version (see
     :func:`_version_tagged`); what :func:`push` and :func:`mirror` report."""
     tagged = _version_tagged(reference, version)
-    digest = oci.push_version(
+    digest = push_version(
         session.registry(tagged),
         tagged,
         plugin_id=plugin_id,
@@ -172,8 +181,8 @@ def mirror(
 ) -> PushResult:
     """Copy a GitHub release (every target tarball, checksum-checked, with its signature
     files) into a registry, recording the release so the original signer's policy applies."""
-    source = parse_source(release_text)
-    if not isinstance(source, GitHubSource) or source.tag is None:
+    source = tagged_release(release_text)
+    if source is None or source.tag is None:
         raise UsageError(f"mirror needs owner/repo@tag, not {release_text!r}")
     reference = parse_reference(destination)
     if reference.digest:
@@ -209,5 +218,5 @@ def mirror(
         return _push_version(
             session, reference, plugin_id, version, targets=targets,
             manifest_text=manifest_text, origin=origin,
-            created=oci.created_now(),
+            created=created_now(),
         )  # fmt: skip

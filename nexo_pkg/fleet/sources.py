@@ -10,42 +10,27 @@ through the same source an install uses.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.version import Version, parse_version
-from nexo_pkg.core.versionreq import VersionReq
 from nexo_pkg.fleet.lockfile import LockedPlugin, LockedTarget, WantedPlugin
 from nexo_pkg.install.api import (
-    MAX_OLDER_RELEASES,
     NO_CALLBACKS,
-    DaemonVersion,
+    Admitting,
     InstallCallbacks,
     InstallOptions,
     check_compatible,
     manifest_asset_problem,
-    newest_compatible_tag,
-    newest_compatible_version,
 )
-from nexo_pkg.sources.artifact import GitHubOrigin
-from nexo_pkg.sources.base import FetchedArtifact, Origin, ReleaseCandidate, Source
-from nexo_pkg.sources.context import SourceContext
-from nexo_pkg.sources.github import Release
-from nexo_pkg.sources.oci_reference import OciReference, is_oci, parse_reference
-from nexo_pkg.sources.oci_source import OciSource, registry_origin
-from nexo_pkg.sources.releases import (
-    LATEST_TAG,
-    MAX_MANIFEST_ASSET_BYTES,
-    GitHubReleaseSource,
-    release_sha256,
-    release_tarballs,
+from nexo_pkg.sources.api import (
+    FetchedArtifact,
+    ReleaseCandidate,
+    SourceContext,
+    SourceRequest,
+    locked_origin,
+    open_source,
 )
-from nexo_pkg.sources.releases import (
-    SOURCE_TYPE as GITHUB_SOURCE_TYPE,
-)
-from nexo_pkg.sources.select import MANIFEST_ASSETS
-from nexo_pkg.sources.spec import GitHubSource, parse_source
-from nexo_pkg.trust import entry as trust
+from nexo_pkg.trust import api as trust
 
 
 @dataclass(frozen=True)
@@ -68,7 +53,8 @@ class Resolved:
     resolved: str
     targets: dict[str, LockedTarget]
     published: str | None = None
-    origin: GitHubOrigin | None = None
+    # The GitHub release a registry copy was mirrored from (owner/repo@tag).
+    origin: str | None = None
 
 
 class Session(SourceContext):
@@ -93,196 +79,54 @@ class Session(SourceContext):
     # -- resolving ------------------------------------------------------------------------
 
     def resolve(self, wanted: WantedPlugin) -> Resolved:
-        """Resolve ``wanted`` to a version and the targets it asks for (all by default)."""
-        if is_oci(wanted.source):
-            resolved = self._resolve_oci(parse_reference(wanted.source), wanted.version_req)
-        else:
-            parsed = parse_source(wanted.source)
-            assert isinstance(parsed, GitHubSource)  # noqa: S101 - validated when read
-            resolved = self._resolve_github(parsed, wanted.version_req)
-        if resolved.plugin_id != wanted.plugin_id:
+        """Resolve ``wanted`` to a version and the targets it asks for (all by default): the
+        newest version matching its requirement and, unless ``--force``, admitting the
+        daemon (a version that stays incompatible is ``incompatible``, exit 1)."""
+        source = open_source(wanted.source, self, SourceRequest(None, manifest_asset_problem))
+        choices = self.options.install
+        daemon = None if choices.force else choices.daemon
+        admits = Admitting(daemon) if daemon is not None else None
+        if wanted.version_req is not None:
+            source = source.matching(wanted.version_req, admits)
+        elif admits is not None:
+            source = source.compatible(admits, doing="locking") or source
+        offered = source.newest()
+        manifest = offered.manifest if daemon is not None else None
+        if daemon is not None and manifest is not None:
+            check_compatible(
+                manifest,
+                daemon,
+                where=offered.where,
+                remedy=f"lock a {offered.unit} it admits ({offered.pin} in nexo-plugins.toml)",
+            )
+        if offered.plugin_id != wanted.plugin_id:
             raise NexoError(
-                f"{wanted.source} is plugin {resolved.plugin_id!r}, not {wanted.plugin_id!r}",
+                f"{wanted.source} is plugin {offered.plugin_id!r}, not {wanted.plugin_id!r}",
                 kind="asset_not_found",
             )
-        if wanted.targets is not None:
-            missing = sorted(set(wanted.targets) - set(resolved.targets))
-            if missing:
-                raise NexoError(
-                    f"{wanted.plugin_id} {resolved.version} from {wanted.source} has no "
-                    f"{', '.join(missing)} tarball (it has {', '.join(resolved.targets)})",
-                    kind="asset_not_found",
-                )
-            resolved = replace(resolved, targets={t: resolved.targets[t] for t in wanted.targets})
-        return resolved
-
-    def _resolve_oci(self, reference: OciReference, requirement: VersionReq | None) -> Resolved:
-        """A registry version with every target it ships."""
-        source = OciSource(reference, self, targets=None, requirement=requirement)
-        daemon = self.options.install.daemon
-        if daemon is not None and not self.options.install.force:
-            source = self._compatible_version(source, daemon)
-        candidates = source.resolve()
-        plugin = source.version()
         targets = {
             c.target: LockedTarget(
                 c.target, c.asset_name, c.size or 0, c.sha256 or "", c.manifest_digest
             )
-            for c in candidates
+            for c in source.every_target(vouched=True)
         }
-        first = candidates[0].origin
-        return Resolved(
-            plugin_id=plugin.plugin_id,
-            version=plugin.version,
-            resolved=first.display,
-            targets=targets,
-            published=first.published,
-            origin=plugin.origin,
-        )
-
-    def _resolve_github(self, source: GitHubSource, requirement: VersionReq | None) -> Resolved:
-        client = self.github()
-        release = client.find_release(source.owner, source.repo, source.tag)
-        daemon = self.options.install.daemon
-        if daemon is not None and self.options.install.force:
-            daemon = None
-        if requirement is not None and source.tag in (None, LATEST_TAG):
-            # As cargo and uv: the newest release that matches, not only the latest.
-            release = self._matching_release(source, release, requirement, daemon)
-        elif daemon is not None:
-            release = self._compatible_release(source, release, daemon)
-        plugin_id, version, assets = release_tarballs(client, release, manifest_asset_problem)
-        if requirement is not None and not requirement.matches(parse_version(version)):
-            raise NexoError(
-                f"{source.display()} resolves to {version}, which does not match {requirement}"
-                + (
-                    f", nor does any release before it (up to {MAX_OLDER_RELEASES} looked at)"
-                    if source.tag in (None, LATEST_TAG)
-                    else ""
+        if wanted.targets is not None:
+            missing = sorted(set(wanted.targets) - set(targets))
+            if missing:
+                raise NexoError(
+                    f"{wanted.plugin_id} {offered.version} from {wanted.source} has no "
+                    f"{', '.join(missing)} tarball (it has {', '.join(targets)})",
+                    kind="asset_not_found",
                 )
-                + "; name a matching tag in the source (owner/repo@tag)",
-                kind="release_not_found",
-            )
-        targets = {
-            target: LockedTarget(
-                target, asset.name, asset.size, release_sha256(client, release, asset)
-            )
-            for target, asset in assets.items()
-        }
+            targets = {t: targets[t] for t in wanted.targets}
         return Resolved(
-            plugin_id=plugin_id,
-            version=version,
-            resolved=f"{source.owner}/{source.repo}@{release.tag}",
+            plugin_id=offered.plugin_id,
+            version=offered.version,
+            resolved=offered.pinned,
             targets=targets,
-            published=release.published_at,
+            published=offered.published,
+            origin=offered.copied_from,
         )
-
-    def _matching_release(
-        self,
-        source: GitHubSource,
-        latest: Release,
-        requirement: VersionReq,
-        daemon: DaemonVersion | None,
-    ) -> Release:
-        """The release of the highest version matching ``requirement`` (and, with
-        ``daemon``, whose manifest asset admits it) among ``latest`` and the
-        :data:`MAX_OLDER_RELEASES` releases GitHub lists after it, as ``install`` walks
-        releases for ``min_nexo_version``: versions read from release metadata and manifest
-        assets (else tarball names) alone, nothing downloaded. ``latest`` when none matches
-        (the caller then says so); a release whose version cannot be read is passed over."""
-        client = self.github()
-        if self._admitted(latest, requirement, daemon) is not None:
-            return latest
-        tags = list(client.release_tags(source.owner, source.repo) or [])
-        best: tuple[Version, Release] | None = None
-        for tag in [tag for tag in tags if tag != latest.tag][:MAX_OLDER_RELEASES]:
-            release = client.get_release(source.owner, source.repo, tag)
-            try:
-                version = self._admitted(release, requirement, daemon)
-            except NexoError as error:
-                if error.kind in {"network", "rate_limited"}:
-                    raise
-                continue  # not a release of this plugin that can be read: passed over
-            if version is not None and (best is None or version > best[0]):
-                best = (version, release)
-        if best is None:
-            return latest
-        chosen = best[1]
-        notice = self.notice
-        if notice is not None:
-            notice(
-                f"note: the latest release of {source.owner}/{source.repo} ({latest.tag}) does "
-                f"not match {requirement}; locking {chosen.tag}, the newest release that does"
-            )
-        return chosen
-
-    def _admitted(
-        self, release: Release, requirement: VersionReq, daemon: DaemonVersion | None
-    ) -> Version | None:
-        """The version order of ``release`` when it matches ``requirement`` and its manifest
-        asset admits ``daemon`` (when given); ``None`` otherwise."""
-        client = self.github()
-        _, version_text, _ = release_tarballs(client, release, manifest_asset_problem)
-        version = parse_version(version_text)
-        if not requirement.matches(version):
-            return None
-        if daemon is not None:
-            manifest = client.read_manifest_asset(
-                release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_ASSET_BYTES
-            )
-            if manifest is not None:
-                try:
-                    check_compatible(manifest[1], daemon, where=release.tag, remedy="")
-                except NexoError as error:
-                    if error.kind != "incompatible":
-                        raise
-                    return None
-        return version
-
-    def _compatible_release(
-        self, source: GitHubSource, release: Release, daemon: DaemonVersion
-    ) -> Release:
-        """``release``, or without a tag in ``source``, when its manifest asset excludes
-        ``daemon``, the newest older release whose manifest asset admits it (as ``install``
-        chooses, from release metadata and manifest assets alone); a release that stays
-        incompatible is ``incompatible`` (exit 1), an explicit tag included."""
-        client = self.github()
-        manifest = client.read_manifest_asset(
-            release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_ASSET_BYTES
-        )
-        if source.tag in (None, LATEST_TAG):
-            tag = newest_compatible_tag(
-                client, source.owner, source.repo, latest=release, latest_manifest=manifest,
-                daemon=daemon, max_manifest_bytes=MAX_MANIFEST_ASSET_BYTES, doing="locking",
-            )  # fmt: skip
-            if tag is not None:
-                return client.get_release(source.owner, source.repo, tag)
-        if manifest is not None:
-            check_compatible(
-                manifest[1],
-                daemon,
-                where=f"{source.owner}/{source.repo}@{release.tag}",
-                remedy="lock a release it admits (owner/repo@tag in nexo-plugins.toml)",
-            )
-        return release
-
-    def _compatible_version(self, source: OciSource, daemon: DaemonVersion) -> OciSource:
-        """``source``, or without a tag or digest, when the newest version's manifest excludes
-        ``daemon``, the newest older version whose manifest admits it (as ``install``
-        chooses, from the annotation ``push`` writes); a version that stays incompatible is
-        ``incompatible`` (exit 1), an explicit tag included."""
-        if source.reference.reference is None:
-            source = newest_compatible_version(source, daemon, doing="locking") or source
-        text = source.manifest_text()
-        if text is not None:
-            plugin = source.version()
-            check_compatible(
-                text,
-                daemon,
-                where=f"{source.reference.base} {plugin.plugin_id} {plugin.version}",
-                remedy="lock a version it admits (a tag in nexo-plugins.toml)",
-            )
-        return source
 
     # -- fetching one locked target -------------------------------------------------------
 
@@ -293,16 +137,9 @@ class Session(SourceContext):
         through the source ``resolved`` (the lock's pinned reference) names, with its
         signature material unless the trust mode, resolved here once for its signing origin,
         is ``ignore``; returns the artifact and that mode."""
+        del source  # ``resolved`` is of the same kind, pinned
         mode = self.trust_mode(candidate.origin.owner)
-        fetcher: Source
-        if is_oci(source):
-            fetcher = OciSource(parse_reference(resolved), self, targets=None)
-        else:
-            spec = parse_source(resolved)
-            assert isinstance(spec, GitHubSource)  # noqa: S101 - written by lock
-            fetcher = GitHubReleaseSource(
-                spec, self, targets=(), manifest_problem=manifest_asset_problem
-            )
+        fetcher = open_source(resolved, self, SourceRequest(None, manifest_asset_problem))
         return fetcher.fetch(candidate, material=mode != "ignore"), mode
 
 
@@ -316,32 +153,15 @@ def locked_candidate(
     """The candidate ``entry`` pins for one target: its asset, sha256 and (for a registry)
     manifest digest, and the origin its receipt (dated ``published``) and signature check
     name (``policy`` binds registry repositories to owners, :func:`registry_origin`)."""
-    if is_oci(entry.source):
-        origin = registry_origin(
-            entry.resolved,
-            asset_name=row.asset,
-            manifest_digest=row.manifest,
-            github=entry.github,
-            published=published,
-            policy=policy,
-        )
-    else:
-        spec = parse_source(entry.resolved)
-        assert isinstance(spec, GitHubSource)  # noqa: S101 - written by lock
-        origin = Origin(
-            source={
-                "type": GITHUB_SOURCE_TYPE,
-                "owner": spec.owner,
-                "repo": spec.repo,
-                "tag": spec.tag,
-                "asset": row.asset,
-            },
-            display=row.asset,
-            owner=spec.owner,
-            repo=spec.repo,
-            tag=spec.tag,
-            published=published,
-        )
+    origin = locked_origin(
+        entry.source,
+        entry.resolved,
+        asset_name=row.asset,
+        manifest_digest=row.manifest,
+        github=entry.github,
+        published=published,
+        policy=policy,
+    )
     return ReleaseCandidate(
         plugin_id=entry.plugin_id,
         version=entry.version,

@@ -54,9 +54,7 @@ from nexo_pkg.install.api import (
     scan_kept,
     version_order,
 )
-from nexo_pkg.sources.extract import extraction_workers
-from nexo_pkg.sources.hosttriple import NOARCH, host_candidates
-from nexo_pkg.sources.oci import source_date
+from nexo_pkg.sources.api import NOARCH, extraction_workers, host_candidates, source_date
 
 SYNC_LOCK_NAME = ".nexo-sync.lock"
 

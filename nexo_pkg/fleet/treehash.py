@@ -35,7 +35,7 @@ from nexo_pkg.install.api import (
     verify_installed,
 )
 from nexo_pkg.sbom import SBOM_MEMBER
-from nexo_pkg.sources.archive import ArchiveLimits, ArchiveListing, TreeSink, walk_archive
+from nexo_pkg.sources.api import ArchiveLimits, ArchiveListing, TreeSink, walk_archive
 
 if TYPE_CHECKING:
     from nexo_pkg.fleet.lockfile import LockedPlugin

@@ -9,11 +9,9 @@ its own business.
 from __future__ import annotations
 
 from nexo_pkg.install.compat import (
-    MAX_OLDER_RELEASES,
+    Admitting,
     DaemonVersion,
     check_compatible,
-    newest_compatible_tag,
-    newest_compatible_version,
     unmet_host_requirements,
     wired_capabilities,
 )
@@ -51,11 +49,11 @@ from nexo_pkg.install.summary import InstallPlan
 __all__ = [
     "BOOKKEEPING_DIR",
     "JOURNAL_AREA",
-    "MAX_OLDER_RELEASES",
     "NO_CALLBACKS",
     "RECEIPT_NAME",
     "REMOVING_AREA",
     "STAGING_AREA",
+    "Admitting",
     "DaemonVersion",
     "DiscoveryState",
     "InstallCallbacks",
@@ -70,8 +68,6 @@ __all__ = [
     "linked_plugin",
     "locked_root",
     "manifest_asset_problem",
-    "newest_compatible_tag",
-    "newest_compatible_version",
     "release_hold",
     "remove_tree",
     "scan_installed",

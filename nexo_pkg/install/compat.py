@@ -6,7 +6,8 @@ daemon satisfies ``>=0.1.0``); ``lint`` reports the same as NX105. ``install`` a
 compare before downloading, from a release's manifest asset, and again from the archive's own
 manifest, so an incompatible plugin is ``incompatible`` (exit 1) unless ``--force``. Without
 a tag, the newest older release or registry version that admits the daemon is installed
-instead, chosen without downloading any tarball (:func:`compatible_source`).
+instead, chosen by the source without downloading any tarball (``Source.compatible`` asked
+with :class:`Admitting`).
 
 The daemon's version comes from ``--nexo-version`` or ``NEXO_DAEMON_VERSION`` only: the daemon
 records its version in no file of its configuration (its ``CARGO_PKG_VERSION`` is compiled in
@@ -29,26 +30,15 @@ its own ``[requires] bins/env``), so nothing is compared for them.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.core.version import Version, VersionError, parse_version
+from nexo_pkg.core.version import VersionError, parse_version
 from nexo_pkg.core.versionreq import parse_version_req
 from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
 from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, manifest_from_text
-from nexo_pkg.sources.select import MANIFEST_ASSETS
-
-if TYPE_CHECKING:
-    from nexo_pkg.sources.base import FetchedArtifact, ReleaseCandidate, Source
-    from nexo_pkg.sources.github import GitHubClient, Release
-    from nexo_pkg.sources.oci_source import OciSource
-    from nexo_pkg.sources.releases import GitHubReleaseSource
-
-
-MAX_OLDER_RELEASES = 20
-"""How many releases older than an incompatible latest one are looked at (2 requests each)."""
 
 DAEMON_VERSION_ENV = "NEXO_DAEMON_VERSION"
 
@@ -221,178 +211,17 @@ def check_compatible(
     )
 
 
-def _note(text: str) -> None:
-    """Say which older release or version was chosen (a ``note:`` line on stderr)."""
-    from nexo_pkg.core.output import say  # noqa: PLC0415 - only when one is chosen
-    from nexo_pkg.core.terminal import printable  # noqa: PLC0415
+@dataclass(frozen=True)
+class Admitting:
+    """Whether a manifest's ``min_nexo_version`` admits ``daemon``: the
+    :class:`~nexo_pkg.sources.base.Admits` a source is asked to choose a version with (a
+    manifest that does not say, or is not read by the model, admits it: its archive decides)."""
 
-    say(printable(f"note: {text}"))
+    version: DaemonVersion
 
+    @property
+    def daemon(self) -> str:
+        return f"{self.version.version} ({self.version.source})"
 
-def _is_prerelease_tag(tag: str) -> bool:
-    try:
-        return not parse_version(tag.removeprefix("v").removeprefix("V")).pre.is_empty
-    except VersionError:
-        return False
-
-
-def newest_compatible_tag(
-    client: GitHubClient,
-    owner: str,
-    repo: str,
-    *,
-    latest: Release,
-    latest_manifest: tuple[str, str] | None,
-    daemon: DaemonVersion,
-    max_manifest_bytes: int,
-    doing: str = "installing",
-) -> str | None:
-    """The tag of the newest release of ``owner/repo`` older than ``latest`` whose manifest
-    asset admits ``daemon``, when ``latest``'s excludes it; ``None`` when ``latest`` is
-    compatible, has no manifest asset (its archive decides), or none of the
-    :data:`MAX_OLDER_RELEASES` newest older releases (as GitHub lists them, pre-releases and
-    releases without a manifest asset passed over) is known to be compatible (the caller's
-    check then refuses ``latest`` as ``incompatible``). Only release metadata and manifest
-    assets are read. Raises what the client raises (``network``, ``rate_limited``,
-    ``archive_unsafe`` for a manifest asset over ``max_manifest_bytes``)."""
-    if latest_manifest is None or not _excludes(latest_manifest[1], daemon):
-        return None
-    tags = [
-        tag
-        for tag in client.release_tags(owner, repo) or []
-        if tag != latest.tag and not _is_prerelease_tag(tag)
-    ]
-    for tag in tags[:MAX_OLDER_RELEASES]:
-        release = client.get_release(owner, repo, tag)
-        manifest = client.read_manifest_asset(
-            release, MANIFEST_ASSETS, max_bytes=max_manifest_bytes
-        )
-        if manifest is None or _excludes(manifest[1], daemon):
-            continue
-        _note(
-            f"the latest release of {owner}/{repo} ({latest.tag}) needs a newer daemon than "
-            f"{daemon.version} ({daemon.source}); {doing} {tag}, the newest release compatible "
-            "with it"
-        )
-        return tag
-    return None
-
-
-def _order(version: Version) -> Version:
-    # Registry tags cannot carry build metadata (`+` is no tag character): versions are
-    # ordered as the tags name them, in the crate's order.
-    return version.without_build()
-
-
-def newest_compatible_version(
-    source: OciSource, daemon: DaemonVersion, *, above: str | None = None, doing: str = "installing"
-) -> OciSource | None:
-    """For a registry repository whose newest version (``source``, tagless) carries a plugin
-    manifest that excludes ``daemon``: a source for the newest older version (matching the
-    source's requirement, and newer than ``above`` when given: an upgrade's installed
-    version) whose manifest admits it. ``None`` when the newest version is compatible or
-    carries no manifest annotation (its archive decides), or none of the
-    :data:`MAX_OLDER_RELEASES` versions below it is known to be compatible (the caller's
-    check then refuses the newest as ``incompatible``); versions without this host's target
-    or a manifest annotation are passed over. Only tags, indexes and target manifests are
-    read. Raises what reading the registry raises (``network``, ``registry_invalid`` …)."""
-    from nexo_pkg.sources import oci  # noqa: PLC0415 - httpx on use
-    from nexo_pkg.sources.oci_reference import OciReference  # noqa: PLC0415
-    from nexo_pkg.sources.oci_source import OciSource  # noqa: PLC0415
-
-    latest = source.version()
-    text = source.manifest_text()
-    if text is None or not _excludes(text, daemon):
-        return None
-    base = OciReference(source.reference.host, source.reference.repository)
-    newest = _order(parse_version(latest.version))
-    floor = _order(parse_version(above)) if above is not None else None
-    client = source.context.registry(base)
-    older = [
-        tag
-        for version, tag in oci.version_tags(client, base, source.requirement)
-        if _order(version) < newest and (floor is None or _order(version) > floor)
-    ]
-    for tag in older[:MAX_OLDER_RELEASES]:
-        candidate = OciSource(
-            base.with_tag(tag),
-            source.context,
-            targets=source.targets,
-            requirement=source.requirement,
-            expected_id=source.expected_id,
-        )
-        try:
-            text = candidate.manifest_text()
-        except NexoError as error:
-            if error.kind in {"asset_not_found", "registry_invalid"}:
-                continue  # no tarball for this host, or a tag that lies: not a choice
-            raise
-        if text is None or _excludes(text, daemon):
-            continue
-        _note(
-            f"the newest version in {base} ({latest.version}) needs a newer daemon than "
-            f"{daemon.version} ({daemon.source}); {doing} {tag}, the newest version compatible "
-            "with it"
-        )
-        return candidate
-    return None
-
-
-class LatestCompatible:
-    """The release :func:`compatible_source` chose in place of the latest one: its candidates
-    still record ``latest`` as what was asked for, so ``upgrade`` follows the latest release."""
-
-    def __init__(self, inner: GitHubReleaseSource) -> None:
-        self.inner = inner
-
-    def resolve(self) -> list[ReleaseCandidate]:
-        from nexo_pkg.sources.releases import LATEST_TAG  # noqa: PLC0415
-
-        return [
-            replace(candidate, origin=replace(candidate.origin, requested_tag=LATEST_TAG))
-            for candidate in self.inner.resolve()
-        ]
-
-    def fetch(self, candidate: ReleaseCandidate, *, material: bool = True) -> FetchedArtifact:
-        return self.inner.fetch(candidate, material=material)
-
-
-def compatible_source(source: Source, daemon: DaemonVersion) -> Source:
-    """``source``, or, when it is ``OWNER/REPO`` without a tag whose latest release's manifest
-    asset excludes ``daemon``, the newest older release that admits it
-    (:func:`newest_compatible_tag`), or when it is an ``oci://`` repository without a tag or
-    digest whose newest version excludes it, the newest older version that admits it
-    (:func:`newest_compatible_version`); raises what reading the source raises."""
-    from nexo_pkg.sources.releases import (  # noqa: PLC0415
-        LATEST_TAG,
-        MAX_MANIFEST_ASSET_BYTES,
-        GitHubReleaseSource,
-    )
-
-    if not isinstance(source, GitHubReleaseSource):
-        # The registry client (and httpx) is imported only for what is no GitHub source.
-        from nexo_pkg.sources.oci_source import OciSource  # noqa: PLC0415
-
-        if isinstance(source, OciSource) and source.reference.reference is None:
-            return newest_compatible_version(source, daemon) or source
-        return source  # a tag or a digest names the version, a file is what it is
-    if source.spec.tag not in (None, LATEST_TAG):
-        return source
-    latest = source.identify()
-    spec = source.spec
-    tag = newest_compatible_tag(
-        source.context.github(), spec.owner, spec.repo, latest=latest.release,
-        latest_manifest=latest.manifest, daemon=daemon,
-        max_manifest_bytes=MAX_MANIFEST_ASSET_BYTES,
-    )  # fmt: skip
-    if tag is None:
-        return source
-    return LatestCompatible(
-        GitHubReleaseSource(
-            replace(spec, tag=tag),
-            source.context,
-            targets=source.targets,
-            manifest_problem=source.manifest_problem,
-            expected_id=source.expected_id,
-        )
-    )
+    def __call__(self, manifest_text: str) -> bool:
+        return not _excludes(manifest_text, self.version)

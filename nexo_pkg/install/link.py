@@ -72,7 +72,7 @@ def _identity(directory: Path) -> tuple[str, str]:
     except UnicodeDecodeError as exc:
         raise NexoError(f"{lookup.path} is not UTF-8 TOML", kind="manifest_invalid") from exc
     # The manifest model only here: `list` reads links but never makes one.
-    from nexo_pkg.sources.select import identity_from_manifest  # noqa: PLC0415
+    from nexo_pkg.sources.api import identity_from_manifest  # noqa: PLC0415
 
     identity = identity_from_manifest(text, max_bytes=MAX_MANIFEST_BYTES)
     if identity is None:

@@ -19,14 +19,7 @@ from nexo_pkg.core.durable import sync_tree
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.threads import run_bounded
 from nexo_pkg.core.version import VersionError, compare_versions, parse_version
-from nexo_pkg.install.compat import (
-    DaemonVersion,
-    LatestCompatible,
-    check_compatible,
-    compatible_source,
-    min_nexo_version,
-    newest_compatible_version,
-)
+from nexo_pkg.install.compat import Admitting, DaemonVersion, check_compatible, min_nexo_version
 from nexo_pkg.install.link import LinkedPlugin, linked_plugins
 from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.install.payload import check_payload
@@ -51,24 +44,29 @@ from nexo_pkg.install.store import (
 )
 from nexo_pkg.install.summary import InstallPlan
 from nexo_pkg.sbom import quick_check, vendored_packages
-from nexo_pkg.sources.archive import ArchiveLimits, ArchiveListing, inspect_archive
-from nexo_pkg.sources.base import FetchedArtifact, Source
-from nexo_pkg.sources.context import NetworkChoices, SourceContext, TrustChoices
-from nexo_pkg.sources.extract import extract_archive
-from nexo_pkg.sources.hosttriple import host_candidates, requested_target
-from nexo_pkg.sources.local import SOURCE_TYPE as LOCAL_SOURCE_TYPE
-from nexo_pkg.sources.oci_reference import OciReference, parse_reference
-from nexo_pkg.sources.releases import SOURCE_TYPE as GITHUB_SOURCE_TYPE
-from nexo_pkg.sources.releases import GitHubReleaseSource, ResolvedRelease
-from nexo_pkg.sources.route import SourceRequest, open_source
-from nexo_pkg.sources.select import parse_tarball_name
-from nexo_pkg.sources.spec import GitHubSource
-from nexo_pkg.trust import entry as trust
+from nexo_pkg.sources.api import (
+    ArchiveLimits,
+    ArchiveListing,
+    FetchedArtifact,
+    NetworkChoices,
+    Offered,
+    Source,
+    SourceContext,
+    SourceRequest,
+    TrustChoices,
+    extract_archive,
+    follows,
+    host_candidates,
+    inspect_archive,
+    open_source,
+    reopen,
+    requested_target,
+)
+from nexo_pkg.trust import api as trust
 
 if TYPE_CHECKING:
-    from nexo_pkg.net.bounded import Deadline
-    from nexo_pkg.sources.download import ProgressBar
-    from nexo_pkg.sources.github import Release
+    from nexo_pkg.net.api import Deadline
+    from nexo_pkg.sources.api import ProgressBar, Release
 
 
 @dataclass(frozen=True)
@@ -231,7 +229,7 @@ def _network_deadline(options: InstallOptions) -> Deadline:
     """One deadline from now for every request of the command together (the lookup, the
     manifest, the sidecar, the tarball, the signature and the attestations), so a server
     answering each of them slowly cannot add them up: ``--timeout``, else the environment's."""
-    from nexo_pkg.net.bounded import (  # noqa: PLC0415
+    from nexo_pkg.net.api import (  # noqa: PLC0415
         Deadline,
         checked_timeout,
         timeout_from_env,
@@ -284,7 +282,7 @@ def install(
     with command_context(options, callbacks) as context:
         source = open_source(source_text, context, request)
         if options.daemon is not None and not options.force:
-            source = compatible_source(source, options.daemon)
+            source = source.compatible(Admitting(options.daemon)) or source
         return install_from(source, context, options, callbacks)
 
 
@@ -523,7 +521,7 @@ def _receipt_target(source_type: str, installed: str, options: InstallOptions) -
     (``--target``, ``NEXO_INSTALL_TARGET`` or this host's), as the daemon's installer records
     it, not ``noarch`` or the musl fallback actually installed, so a later ``upgrade`` resolves
     the host's own build again; for a local tarball, the target its name gives."""
-    if source_type == LOCAL_SOURCE_TYPE:
+    if not follows(source_type):
         return installed
     return requested_target(options.target)
 
@@ -731,127 +729,65 @@ def upgrade(
     current = matches[0]
     receipt = current.receipt
     assert receipt is not None  # noqa: S101 (require_installed only returns receipts)
-    if receipt.registry is not None:
-        return _upgrade_from_registry(
-            receipt, matches, options, callbacks, allow_downgrade=allow_downgrade, keep_old=keep_old
-        )
-    if receipt.source != "github-releases" or not receipt.owner or not receipt.repo:
-        raise NexoError(
-            f"{plugin_id} was installed from a local file; install the new tarball with "
-            "`nexo plugin install PATH`",
-            kind="source_invalid",
-        )
-    if tag is None and receipt.pinned_tag is not None:
-        # Nothing is looked up, but a bad policy still fails the command.
-        with SourceContext(options.nexo_home, options.network, options.trust) as context:
-            context.policy()
-        return UpgradeResult(
-            plugin_id,
-            receipt.version,
-            receipt.version,
-            current.path,
-            None,
-            False,
-            pinned_tag=receipt.pinned_tag,
-        )
-    if options.target is None and receipt.target:
+    # A registry receipt's tag is the release it was mirrored from, not a pin; a registry
+    # upgrade takes this host's targets, as it always has, where a release's follows the
+    # receipt's.
+    followed = receipt.registry is None
+    pinned = receipt.pinned_tag if followed else None
+    if options.target is None and receipt.target and followed:
         options = replace(options, target=receipt.target)
-    spec = GitHubSource(receipt.owner, receipt.repo, tag)
+    origin = receipt_origin(receipt)
+    request = SourceRequest(host_candidates(options.target), manifest_asset_problem, plugin_id)
     with command_context(options, callbacks) as context:
-        context.policy()  # a bad policy fails before any network work
-        source = GitHubReleaseSource(
-            spec,
-            context,
-            targets=host_candidates(options.target),
-            manifest_problem=manifest_asset_problem,
-            expected_id=plugin_id,
-            known=known,
-        )
-        found = source.identify()
-        chosen_source: Source = source
-        if tag is None and options.daemon is not None and not options.force:
-            # The latest release excludes the daemon: a newer release than the installed one
-            # that admits it is the upgrade (chosen from manifest assets, before download);
-            # with none, the latest is refused below as `incompatible`.
-            chosen = compatible_source(source, options.daemon)
-            if isinstance(chosen, LatestCompatible):
-                older = chosen.inner.identify()
-                if compare_versions(older.identity.version, receipt.version) > 0:
-                    chosen_source, found = chosen, older
-        # The version compared is the one the release's manifest (or tarball names) carries,
-        # which the payload check then holds the archive's own manifest to: never the tag,
-        # which a mirror controls and which real releases do not keep in step with the
-        # manifest.
-        latest = (
-            f"the latest release of {receipt.owner}/{receipt.repo} ({found.release.tag}) "
-            f"carries {plugin_id} {found.identity.version},"
-        )
-        return _upgrade_to(
-            chosen_source,
-            context,
-            matches,
-            options,
-            callbacks,
-            new_version=found.identity.version,
-            latest=latest,
-            allow_downgrade=allow_downgrade,
-            keep_old=keep_old,
-        )
-
-
-def _upgrade_from_registry(
-    receipt: Receipt,
-    matches: list[Installed],
-    options: InstallOptions,
-    callbacks: InstallCallbacks,
-    *,
-    allow_downgrade: bool,
-    keep_old: bool | None,
-) -> UpgradeResult:
-    """``upgrade`` of a plugin installed from a registry: the highest semver tag of the
-    repository its receipt names, with ``upgrade``'s rules."""
-    assert receipt.registry is not None  # noqa: S101 (the caller checked)
-    from nexo_pkg.sources.oci_source import OciSource  # noqa: PLC0415 - httpx on use
-
-    pinned = parse_reference(receipt.registry)
-    repository = OciReference(pinned.host, pinned.repository)
-    with command_context(options, callbacks) as context:
-        context.policy()  # a bad policy fails before any network work
-        newest = OciSource(
-            repository, context, targets=host_candidates(options.target), text=str(repository)
-        )
-        latest = newest.version()
-        if latest.plugin_id != receipt.id:
+        source = reopen(origin, context, request, follow=True, tag=tag, known=known)
+        if source is None:
             raise NexoError(
-                f"{repository} now holds plugin {latest.plugin_id!r}, not {receipt.id!r}",
-                kind="asset_not_found",
+                f"{plugin_id} was installed from a local file; install the new tarball with "
+                "`nexo plugin install PATH`",
+                kind="source_invalid",
             )
-        if options.daemon is not None and not options.force:
+        context.policy()  # a bad policy fails before any network work
+        if tag is None and pinned is not None:
+            version = receipt.version
+            return UpgradeResult(
+                plugin_id, version, version, current.path, None, False, pinned_tag=pinned
+            )
+        offered = source.newest()
+        if tag is None and options.daemon is not None and not options.force:
             # The newest version excludes the daemon: a newer version than the installed one
-            # that admits it is the upgrade (chosen from the manifests' annotations, before
-            # download); with none, the newest is refused below as `incompatible`.
-            chosen = newest_compatible_version(
-                newest, options.daemon, above=receipt.version, doing="upgrading to"
-            )
+            # that admits it is the upgrade (chosen from manifests, before download); with
+            # none, the newest is refused below as `incompatible`.
+            admits = Admitting(options.daemon)
+            chosen = source.compatible(admits, above=receipt.version, doing="upgrading to")
             if chosen is not None:
-                latest = chosen.version()
-        source = OciSource(
-            repository.with_digest(latest.index_digest),
-            context,
-            targets=host_candidates(options.target),
-            expected_id=receipt.id,
-        )
+                source, offered = chosen, chosen.newest()
+        # The version compared is the one the release's manifest (or tarball names, or the
+        # registry's index) carries, which the payload check then holds the archive's own
+        # manifest to: never the tag, which a mirror controls and which real releases do not
+        # keep in step with the manifest.
         return _upgrade_to(
             source,
             context,
             matches,
             options,
             callbacks,
-            new_version=latest.version,
-            latest=f"the newest version in {repository} is {latest.version},",
+            new_version=offered.version,
+            latest=offered.said + ",",
             allow_downgrade=allow_downgrade,
             keep_old=keep_old,
         )
+
+
+def receipt_origin(receipt: Receipt) -> dict[str, Any]:
+    """The source object a receipt recorded (its ``type`` and the kind's fields), as
+    :func:`~nexo_pkg.sources.route.reopen` takes it."""
+    return {
+        "type": receipt.source,
+        "owner": receipt.owner,
+        "repo": receipt.repo,
+        "tag": receipt.resolved_tag or receipt.tag,
+        "registry": receipt.registry,
+    }
 
 
 def _upgrade_to(
@@ -965,51 +901,27 @@ def remove(plugin_id: str, dest: Path) -> list[Installed]:
     return matches
 
 
-def latest_release(
+def latest_version(
     receipt: Receipt,
     options: InstallOptions,
     context: SourceContext | None = None,
     known: Release | None = None,
-) -> tuple[str, str]:
-    """The newest release of the GitHub repository a receipt names, as ``(version, tag)``,
-    from its metadata and manifest asset (or tarball names) only, through ``context`` (a
-    command's, shared by its lookups so they keep their connections; else one of its own);
-    the manifest asset only of a release newer than the receipt's version (as
-    :func:`~nexo_pkg.sources.releases.read_identity` says with ``installed``).
-    ``known`` is its latest release when already read (:func:`latest_releases`). Raises
-    ``source_invalid`` for a receipt that names no repository, and what
-    :meth:`GitHubReleaseSource.identify` raises (``release_not_found``, ``network``, …)."""
-    if receipt.source != "github-releases" or not receipt.owner or not receipt.repo:
-        raise NexoError(f"{receipt.id} was not installed from a release", kind="source_invalid")
-    spec = GitHubSource(receipt.owner, receipt.repo, None)
-    found = _release_of(spec, options, receipt.id, context, known, installed=receipt.version)
-    return found.identity.version, found.release.tag
-
-
-def _release_of(
-    spec: GitHubSource,
-    options: InstallOptions,
-    expected_id: str | None,
-    context: SourceContext | None = None,
-    known: Release | None = None,
-    *,
-    installed: str | None = None,
-) -> ResolvedRelease:
-    """The release ``spec`` names and the plugin it carries (no tarball is downloaded);
-    ``installed``: as :class:`GitHubReleaseSource` says."""
+) -> Offered:
+    """The newest version where a receipt came from (its GitHub repository's latest release,
+    its registry repository's highest semver tag), from metadata, manifest assets and
+    indexes only, through ``context`` (a command's, shared by its lookups so they keep their
+    connections; else one of its own). ``known`` is the latest release when already read
+    (:func:`latest_releases`). Raises ``source_invalid`` for a receipt whose source cannot be
+    asked again (a local file), ``asset_not_found`` when the source now holds another plugin,
+    and what reading the source raises (``release_not_found``, ``network``, …)."""
+    request = SourceRequest((), manifest_asset_problem, receipt.id, installed=receipt.version)
     with contextlib.ExitStack() as stack:
         if context is None:
             context = stack.enter_context(command_context(options))
-        source = GitHubReleaseSource(
-            spec,
-            context,
-            targets=(),
-            manifest_problem=manifest_asset_problem,
-            expected_id=expected_id,
-            known=known,
-            installed=installed,
-        )
-        return source.identify()
+        source = reopen(receipt_origin(receipt), context, request, follow=True, known=known)
+        if source is None:
+            raise NexoError(f"{receipt.id} was not installed from a release", kind="source_invalid")
+        return source.newest()
 
 
 # Repositories asked in one GraphQL request (each alias is a small part of the query).
@@ -1083,25 +995,6 @@ def known_latest_releases(
     return found
 
 
-def latest_in_registry(
-    registry: str, options: InstallOptions, context: SourceContext | None = None
-) -> tuple[str, str, str]:
-    """The newest version in the repository of a pinned ``oci://…@sha256:…`` reference (a
-    receipt's ``registry``), as ``(plugin id, version, index digest)``, from tags and the
-    index only, through ``context`` as :func:`latest_release`. Raises what
-    :meth:`OciSource.version` raises (``registry_invalid``, ``network``,
-    ``release_not_found``, …)."""
-    from nexo_pkg.sources.oci_source import OciSource  # noqa: PLC0415 - httpx on use
-
-    pinned = parse_reference(registry)
-    repository = OciReference(pinned.host, pinned.repository)
-    with contextlib.ExitStack() as stack:
-        if context is None:
-            context = stack.enter_context(command_context(options))
-        latest = OciSource(repository, context, targets=None).version()
-    return latest.plugin_id, latest.version, latest.index_digest
-
-
 SEARCH_TOPIC = "nexo-plugin"
 MAX_SEARCH_RESULTS = 100
 
@@ -1167,18 +1060,16 @@ def release_info(source_text: str, options: InstallOptions) -> ReleaseInfo:
     targets: tuple[tuple[str, str], ...] = ((result.plan.target, result.plan.asset_name),)
     tag: str | None = None
     requirement: str | None = None
-    origin = result.plan.source
-    if origin.get("type") == GITHUB_SOURCE_TYPE:
-        # The release the install resolved, read again for what it ships beside this target.
-        release = GitHubSource(str(origin["owner"]), str(origin["repo"]), str(origin["tag"]))
-        resolved = _release_of(release, options, None)
-        tag = resolved.release.tag
-        found = []
-        for asset in resolved.release.assets:
-            parsed = parse_tarball_name(asset.name)
-            if parsed is not None and parsed[0] == result.plan.plugin_id:
-                found.append((parsed[2], asset.name))
-        targets = tuple(sorted(found)) or targets
-        if resolved.manifest is not None:
-            requirement = min_nexo_version(resolved.manifest[1])
+    with command_context(options) as context:
+        # The version the install resolved, read again for what it ships beside this target.
+        request = SourceRequest(None, manifest_asset_problem)
+        source = reopen(result.plan.source, context, request)
+        if source is not None:
+            offered = source.newest()
+            tag = offered.tag
+            found = source.every_target()
+            targets = tuple((each.target, each.asset_name) for each in found) or targets
+            manifest = offered.manifest
+            if manifest is not None:
+                requirement = min_nexo_version(manifest)
     return ReleaseInfo(result.plan, tag, targets, requirement)

@@ -10,7 +10,7 @@ from nexo_pkg.install.compat import HostRequirement, unmet_host_requirements
 from nexo_pkg.manifest.model import ManifestModel, MicroappModel
 from nexo_pkg.manifest.rules_sandbox import HOST_NET_ENV
 from nexo_pkg.manifest.rust_text import is_blank
-from nexo_pkg.trust.entry import SignatureOutcome
+from nexo_pkg.trust.api import SignatureOutcome
 
 
 @dataclass(frozen=True)

@@ -124,7 +124,7 @@ def lint_text(kind: DocumentKind, text: str, path: str) -> tuple[Diagnostic, ...
         from nexo_pkg.manifest.schema_lint import lint_against_schema  # noqa: PLC0415
 
         return lint_against_schema(text, SCHEMA_ONLY_FILES[kind], path=path).diagnostics
-    from nexo_pkg.trust.policy import lint_policy_source  # noqa: PLC0415 - policies only
+    from nexo_pkg.trust.api import lint_policy_source  # noqa: PLC0415 - policies only
 
     return lint_policy_source(text, path=path).diagnostics
 

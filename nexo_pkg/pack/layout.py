@@ -15,7 +15,7 @@ from nexo_pkg.core.version import SEMVER_2
 from nexo_pkg.manifest.daemon import is_valid_id
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.errors import io_error, layout_error, manifest_error
-from nexo_pkg.sources.archive import check_member_names
+from nexo_pkg.sources.api import check_member_names
 
 NOARCH = "noarch"
 

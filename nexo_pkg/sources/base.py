@@ -11,12 +11,51 @@ candidates from its lock and fetches them through the same sources.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from nexo_pkg.core.errors import NexoError
+
+if TYPE_CHECKING:
+    from nexo_pkg.core.versionreq import VersionReq
+    from nexo_pkg.sources.select import ManifestCheck
+
+MAX_OLDER_RELEASES = 20
+"""How many versions older than a refused newest one a source looks at (2 requests each)."""
+
+
+class Admits(Protocol):
+    """Whether a manifest's text admits the daemon a command is for: install's check, passed
+    in (``sources`` knows no daemon); ``daemon`` names it in a note (``0.2.1 (--nexo-version)``)."""
+
+    @property
+    def daemon(self) -> str: ...
+
+    def __call__(self, manifest_text: str) -> bool: ...
+
+
+def note(text: str) -> None:
+    """Say which older version a source chose in place of its newest (a ``note:`` line)."""
+    from nexo_pkg.core.output import say  # noqa: PLC0415 - only when one is chosen
+    from nexo_pkg.core.terminal import printable  # noqa: PLC0415
+
+    say(printable(f"note: {text}"))
+
+
+@dataclass(frozen=True)
+class SourceRequest:
+    """What the command asks of a source: the targets it takes (best first; ``None``: every
+    target a version ships, as a lock asks), the installer's check of a release's manifest
+    asset, the plugin id it must be (``None``: any), and the version installed when the
+    command only compares what the source offers with it (``outdated``: a source may then
+    answer from less, as :class:`~nexo_pkg.sources.releases.GitHubReleaseSource` does)."""
+
+    targets: tuple[str, ...] | None
+    manifest_problem: ManifestCheck
+    expected_id: str | None = None
+    installed: str | None = None
 
 
 @dataclass(frozen=True)
@@ -125,6 +164,41 @@ def fetched_artifact(
     )
 
 
+@dataclass(frozen=True)
+class Offered:
+    """A version a source offers, read without downloading any tarball.
+
+    ``label`` is where it was read (a release tag, a registry index digest, a file name);
+    ``tag`` the release tag when the source has one. ``where`` names the version in a
+    message (``owner/repo@tag``, ``host/repo id version``), ``said`` says it is the newest
+    the source offers (``the latest release of owner/repo (v1.2.0) carries weather 1.2.0``),
+    ``unit`` is what the source calls a version (``release``, ``version``) and ``pin`` how a
+    fleet names one (``owner/repo@tag``, ``a tag``); ``pinned`` is the source text that names
+    exactly this version (``owner/repo@v1.2.0``, ``oci://…@sha256:…``, what a lock records),
+    ``copied_from`` the GitHub release a registry copy was mirrored from (``owner/repo@tag``).
+    :attr:`manifest` is read on demand (a registry asks for a target manifest).
+    """
+
+    plugin_id: str
+    version: str
+    label: str
+    where: str
+    said: str
+    unit: str
+    pin: str
+    pinned: str
+    tag: str | None = None
+    copied_from: str | None = None
+    published: str | None = None
+    read_manifest: Callable[[], str | None] = field(default=lambda: None, compare=False, repr=False)
+
+    @property
+    def manifest(self) -> str | None:
+        """The plugin manifest the version carries beside its tarballs (a release's manifest
+        asset, a registry annotation), read when first asked; ``None`` without one."""
+        return self.read_manifest()
+
+
 class Source(Protocol):
     """A place plugin tarballs come from. Every failure is a :class:`NexoError` with a kind
     of ``core.kinds`` (``release_not_found``, ``asset_not_found``, ``checksum_mismatch``,
@@ -139,4 +213,31 @@ class Source(Protocol):
         """``candidate``'s bytes in the blob cache, checked against every digest known for
         them, with its signature material (none asked for when ``material`` is false: the
         trust mode is ``ignore``)."""
+        ...
+
+    def newest(self) -> Offered:
+        """The version this source names (a tag, a digest, a file), or, naming none, the
+        newest it offers; read once, without any tarball. Raises ``release_not_found``,
+        ``asset_not_found`` (another plugin than the one expected), ``network`` …"""
+        ...
+
+    def compatible(
+        self, admits: Admits, *, above: str | None = None, doing: str = "installing"
+    ) -> Source | None:
+        """When this source names no version and its newest carries a manifest ``admits``
+        refuses: the source of the newest older version whose manifest it accepts (newer
+        than ``above`` when given: an upgrade's installed version), said in a ``note:``
+        naming what is ``doing`` with it. ``None`` otherwise, or when no older version is
+        known to be accepted (the caller's check then refuses the newest)."""
+        ...
+
+    def matching(self, requirement: VersionReq, admits: Admits | None = None) -> Source:
+        """The source of the newest version matching ``requirement`` (and accepted by
+        ``admits`` when given), as a lock chooses (itself when it names a version). Raises
+        ``release_not_found`` when the version chosen does not match."""
+        ...
+
+    def every_target(self, *, vouched: bool = False) -> list[ReleaseCandidate]:
+        """Every target of :meth:`newest`'s version, without a download; with ``vouched``,
+        each with the sha256 the source vouches for (what a lock pins)."""
         ...

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.sources.archive import ArchiveLimits
 from nexo_pkg.sources.cache import BlobCache
-from nexo_pkg.trust import entry as trust
+from nexo_pkg.trust import api as trust
 
 if TYPE_CHECKING:
-    from nexo_pkg.net.bounded import Deadline
+    from nexo_pkg.net.api import Deadline
     from nexo_pkg.sources.download import ProgressBar
     from nexo_pkg.sources.github import GitHubClient
     from nexo_pkg.sources.oci_reference import OciReference
@@ -140,8 +140,9 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
 
     # -- clients --------------------------------------------------------------------------
 
-    def _client(self, key: str, make: Callable[[], _Client]) -> _Client:
-        """This thread's client under ``key``, made (and closed with the command) on first use."""
+    def client(self, key: str, make: Callable[[], _Client]) -> _Client:
+        """This thread's client under ``key``, made (and closed with the command) on first use:
+        the GitHub API's, each registry host's, and a new source's own."""
         clients: dict[str, Any] | None = getattr(self._local, "clients", None)
         if clients is None:
             clients = self._local.clients = {}
@@ -170,7 +171,7 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
                 self._registries.append((reference.host, client))
             return client
 
-        return self._client(reference.host, make)
+        return self.client(reference.host, make)
 
     def github(self) -> GitHubClient:
         """This thread's GitHub API client (small assets go through the blob cache)."""
@@ -202,7 +203,7 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
             self._github_used = True
             return github
 
-        return self._client(_GITHUB, make)
+        return self.client(_GITHUB, make)
 
     def pinned_registry(
         self, reference: OciReference, fetch: Callable[[OciReference, RegistryClient], _T]

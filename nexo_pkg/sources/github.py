@@ -28,20 +28,18 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.terminal import shown
-from nexo_pkg.net.bounded import (
-    DOCUMENT_ACCEPT_ENCODING,
-    MAX_DOCUMENT_BYTES,
-    Deadline,
-    declared_length,
-    parse_json,
-)
-from nexo_pkg.net.client import (
+from nexo_pkg.net.api import (
     DEFAULT_READ_TIMEOUT_SECONDS,
     DEFAULT_RETRIES,
+    DOCUMENT_ACCEPT_ENCODING,
     HEADER_SECONDS,
+    MAX_DOCUMENT_BYTES,
+    Deadline,
     HttpClient,
     Retryable,
     checked_url,
+    declared_length,
+    parse_json,
     parse_retry_after,
     same_origin,
 )

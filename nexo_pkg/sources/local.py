@@ -10,25 +10,77 @@ reads the cached blob, never the user's file.
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.sources.base import FetchedArtifact, Origin, ReleaseCandidate, fetched_artifact
+from nexo_pkg.sources.base import (
+    Admits,
+    FetchedArtifact,
+    Offered,
+    Origin,
+    ReleaseCandidate,
+    SourceRequest,
+    fetched_artifact,
+)
 from nexo_pkg.sources.cache import CHUNK, over_download_limit
 from nexo_pkg.sources.checksum import parse_sidecar, verify_checksums
 from nexo_pkg.sources.hosttriple import NOARCH
 from nexo_pkg.sources.select import parse_tarball_name
-from nexo_pkg.trust import entry as trust
+from nexo_pkg.sources.spec import LocalSource, parse_source
+from nexo_pkg.trust import api as trust
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
     from pathlib import Path
 
+    from nexo_pkg.core.versionreq import VersionReq
     from nexo_pkg.sources.context import SourceContext
-    from nexo_pkg.sources.spec import LocalSource
 
 SOURCE_TYPE = "local-file"
 MAX_SIDECAR_BYTES = 64 * 1024
+
+
+def open_text(text: str, context: SourceContext, request: SourceRequest) -> LocalTarballSource:
+    """The local source of the tarball at ``text``; ``source_invalid`` for anything else."""
+    spec = parse_source(text)
+    if not isinstance(spec, LocalSource):
+        raise NexoError(f"{text!r} is no local tarball", kind="source_invalid")
+    return LocalTarballSource(spec, context, targets=request.targets or ())
+
+
+def check_text(text: str) -> None:
+    """A fleet names no local file: ``source_invalid``."""
+    raise NexoError(
+        f"source {text!r} is a local path; a fleet names owner/repo or oci:// sources",
+        kind="source_invalid",
+    )
+
+
+def reopen(
+    origin: Mapping[str, Any],
+    context: SourceContext,
+    request: SourceRequest,
+    *,
+    follow: bool,
+    tag: str | None = None,
+    known: object = None,
+) -> None:
+    """A file is not asked again: whoever installed it installs the next one."""
+    del origin, context, request, follow, tag, known
+
+
+def locked_origin(
+    resolved: str,
+    *,
+    asset_name: str,
+    manifest_digest: str | None,
+    github: str | None,
+    published: str | None,
+    policy: object,
+) -> Origin:
+    """A lock names no local file (``fleet.lockfile`` refuses one): ``lock_invalid``."""
+    del asset_name, manifest_digest, github, published, policy
+    raise NexoError(f"a lock cannot pin the local file {resolved!r}", kind="lock_invalid")
 
 
 class LocalTarballSource:
@@ -65,6 +117,37 @@ class LocalTarballSource:
             )
         origin = Origin(source={"type": SOURCE_TYPE, "path": str(path)}, display=str(path))
         return [ReleaseCandidate(plugin_id, version, target, path.name, origin)]
+
+    def newest(self) -> Offered:
+        """The version the file name carries (a file is what it is)."""
+        candidate = self.resolve()[0]
+        where = str(self.spec.path)
+        return Offered(
+            plugin_id=candidate.plugin_id,
+            version=candidate.version,
+            label=candidate.asset_name,
+            where=where,
+            said=f"{where} carries {candidate.plugin_id} {candidate.version}",
+            unit="file",
+            pin="a path",
+            pinned=where,
+        )
+
+    def compatible(
+        self, admits: Admits, *, above: str | None = None, doing: str = "installing"
+    ) -> None:
+        """A file has no other version: ``None``."""
+        del admits, above, doing
+
+    def matching(self, requirement: VersionReq, admits: Admits | None = None) -> LocalTarballSource:
+        """A file has no other version: itself."""
+        del requirement, admits
+        return self
+
+    def every_target(self, *, vouched: bool = False) -> list[ReleaseCandidate]:
+        """The file's one target (its sha256 is learned by fetching it)."""
+        del vouched
+        return self.resolve()
 
     def fetch(self, candidate: ReleaseCandidate, *, material: bool = True) -> FetchedArtifact:
         """The file in the blob cache, checked against its sidecar, with the signature files

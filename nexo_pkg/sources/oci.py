@@ -29,7 +29,7 @@ from nexo_pkg.sources.registry import (
     fallback_tag,
     sha256_digest,
 )
-from nexo_pkg.trust.material import material_names
+from nexo_pkg.trust.api import material_names
 
 MAX_SIGNATURE_BYTES = 4 * 1024 * 1024
 _SEMVER_TAG = re.compile(r"^[vV]?\d+\.\d+\.\d+")

@@ -5,12 +5,23 @@ manifest is read from a configured mirror first when there is one.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.version import Version, parse_version
 from nexo_pkg.sources import oci
 from nexo_pkg.sources.artifact import PluginVersion, TargetEntry, parse_target_manifest
-from nexo_pkg.sources.base import FetchedArtifact, Origin, ReleaseCandidate, fetched_artifact
+from nexo_pkg.sources.base import (
+    MAX_OLDER_RELEASES,
+    Admits,
+    FetchedArtifact,
+    Offered,
+    Origin,
+    ReleaseCandidate,
+    SourceRequest,
+    fetched_artifact,
+    note,
+)
 from nexo_pkg.sources.cache import BlobSink
 from nexo_pkg.sources.checksum import verify_checksums
 from nexo_pkg.sources.hosttriple import NOARCH
@@ -19,13 +30,80 @@ from nexo_pkg.sources.select import parse_tarball_name
 from nexo_pkg.sources.spec import timestamp_or_none
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
 
     from nexo_pkg.core.versionreq import VersionReq
     from nexo_pkg.sources.context import SourceContext
-    from nexo_pkg.trust.policy import TrustPolicy
+    from nexo_pkg.trust.api import TrustPolicy
 
 SOURCE_TYPE = "oci-registry"
+SCHEME = "oci://"
+
+
+def open_text(text: str, context: SourceContext, request: SourceRequest) -> OciSource:
+    """The registry source ``text`` (``oci://…``) names; ``source_invalid`` when malformed."""
+    return OciSource(
+        parse_reference(text),
+        context,
+        targets=request.targets,
+        expected_id=request.expected_id,
+        text=text,
+    )
+
+
+def check_text(text: str) -> None:
+    """Raise ``source_invalid`` for a malformed ``oci://`` reference."""
+    parse_reference(text)
+
+
+def reopen(
+    origin: Mapping[str, Any],
+    context: SourceContext,
+    request: SourceRequest,
+    *,
+    follow: bool,
+    tag: str | None = None,
+    known: object = None,
+) -> OciSource | None:
+    """The registry version a receipt's or a plan's ``origin`` pinned, or with ``follow``
+    the newest version of its repository (its highest semver tag: a release ``tag`` is no
+    registry tag, and is not asked for); ``None`` without a pinned reference."""
+    del tag, known  # a release's tag, what a GitHub lookup read: a registry reads its tags
+    registry = origin.get("registry")
+    if not isinstance(registry, str):
+        return None
+    pinned = parse_reference(registry)
+    if not follow:
+        return OciSource(pinned, context, targets=request.targets, expected_id=request.expected_id)
+    repository = OciReference(pinned.host, pinned.repository)
+    return OciSource(
+        repository,
+        context,
+        targets=request.targets,
+        expected_id=request.expected_id,
+        text=str(repository),
+    )
+
+
+def locked_origin(
+    resolved: str,
+    *,
+    asset_name: str,
+    manifest_digest: str | None,
+    github: str | None,
+    published: str | None,
+    policy: TrustPolicy,
+) -> Origin:
+    """The origin of one target a lock pins from the registry version ``resolved``."""
+    return registry_origin(
+        resolved,
+        asset_name=asset_name,
+        manifest_digest=manifest_digest,
+        github=github,
+        published=published,
+        policy=policy,
+    )
 
 
 def registry_origin(
@@ -108,7 +186,7 @@ class OciSource:
             plugin = oci.resolve(client, self.reference, self.requirement)
             if self.expected_id is not None and plugin.plugin_id != self.expected_id:
                 raise NexoError(
-                    f"{self.text} is plugin {plugin.plugin_id!r}, not {self.expected_id!r}",
+                    f"{self.text} now holds plugin {plugin.plugin_id!r}, not {self.expected_id!r}",
                     kind="asset_not_found",
                 )
             self._version = plugin
@@ -142,8 +220,10 @@ class OciSource:
     def resolve(self) -> list[ReleaseCandidate]:
         """Every target kept (for a host: the first of its triples the version has, else its
         ``noarch``), each with its layer's sha256 read from its manifest."""
+        return self._candidates(self._chosen(self.version()))
+
+    def _candidates(self, chosen: dict[str, TargetEntry]) -> list[ReleaseCandidate]:
         plugin = self.version()
-        chosen = self._chosen(plugin)
         client = self.context.registry(self.reference)
         pinned = str(self.reference.with_digest(plugin.index_digest))
         github = str(plugin.origin) if plugin.origin else None
@@ -173,6 +253,90 @@ class OciSource:
         if not candidates:
             raise NexoError(f"{self.reference} holds no plugin tarball", kind="asset_not_found")
         return candidates
+
+    def newest(self) -> Offered:
+        """The version the reference names (no tag or digest: the highest semver tag)."""
+        plugin = self.version()
+        base = self.reference.base
+        return Offered(
+            plugin_id=plugin.plugin_id,
+            version=plugin.version,
+            label=plugin.index_digest,
+            where=f"{base} {plugin.plugin_id} {plugin.version}",
+            said=f"the newest version in {base} is {plugin.version}",
+            unit="version",
+            pin="a tag",
+            pinned=str(self.reference.with_digest(plugin.index_digest)),
+            copied_from=str(plugin.origin) if plugin.origin else None,
+            published=timestamp_or_none(plugin.created),
+            read_manifest=self.manifest_text,
+        )
+
+    def compatible(
+        self, admits: Admits, *, above: str | None = None, doing: str = "installing"
+    ) -> OciSource | None:
+        """Without a tag or digest, when the newest version's manifest annotation is refused:
+        the newest older version (matching the requirement, newer than ``above``) whose
+        annotation ``admits`` accepts; versions without this host's target or an annotation
+        are passed over, :data:`MAX_OLDER_RELEASES` at most. Only tags, indexes and target
+        manifests are read."""
+        if self.reference.reference is not None:
+            return None
+        latest = self.version()
+        text = self.manifest_text()
+        if text is None or admits(text):
+            return None
+        base = OciReference(self.reference.host, self.reference.repository)
+        newest = _order(parse_version(latest.version))
+        floor = _order(parse_version(above)) if above is not None else None
+        client = self.context.registry(base)
+        older = [
+            tag
+            for version, tag in oci.version_tags(client, base, self.requirement)
+            if _order(version) < newest and (floor is None or _order(version) > floor)
+        ]
+        for tag in older[:MAX_OLDER_RELEASES]:
+            candidate = OciSource(
+                base.with_tag(tag),
+                self.context,
+                targets=self.targets,
+                requirement=self.requirement,
+                expected_id=self.expected_id,
+            )
+            try:
+                text = candidate.manifest_text()
+            except NexoError as error:
+                if error.kind in {"asset_not_found", "registry_invalid"}:
+                    continue  # no tarball for this host, or a tag that lies: not a choice
+                raise
+            if text is None or not admits(text):
+                continue
+            note(
+                f"the newest version in {base} ({latest.version}) needs a newer daemon than "
+                f"{admits.daemon}; {doing} {tag}, the newest version compatible with it"
+            )
+            return candidate
+        return None
+
+    def matching(self, requirement: VersionReq, admits: Admits | None = None) -> OciSource:
+        """The highest semver tag matching ``requirement`` (and accepted by ``admits``)."""
+        chosen = OciSource(
+            self.reference,
+            self.context,
+            targets=self.targets,
+            requirement=requirement,
+            expected_id=self.expected_id,
+            text=self.text,
+        )
+        if admits is not None:
+            return chosen.compatible(admits, doing="locking") or chosen
+        return chosen
+
+    def every_target(self, *, vouched: bool = False) -> list[ReleaseCandidate]:
+        """Every target of the version (a registry vouches for each sha256 in its target
+        manifest)."""
+        del vouched
+        return self._candidates(dict(self.version().targets))
 
     def fetch(self, candidate: ReleaseCandidate, *, material: bool = True) -> FetchedArtifact:
         """The target's layer in the blob cache, its manifest read by digest (from a mirror
@@ -224,3 +388,9 @@ class OciSource:
         blob = self.context.hold(self.context.cache.open_blob(sha256, fetch))
         checked = verify_checksums(sha256, candidate.asset_name, sidecar=None, digest=sha256)
         return fetched_artifact(candidate, blob, sha256, checked, signatures)
+
+
+def _order(version: Version) -> Version:
+    # Registry tags cannot carry build metadata (`+` is no tag character): versions are
+    # ordered as the tags name them, in the crate's order.
+    return version.without_build()

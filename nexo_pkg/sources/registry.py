@@ -29,8 +29,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.net.bounded import DOCUMENT_ACCEPT_ENCODING, parse_json
-from nexo_pkg.net.client import HttpClient, Retryable, is_http_url, parse_retry_after
+from nexo_pkg.net.api import (
+    DOCUMENT_ACCEPT_ENCODING,
+    HttpClient,
+    Retryable,
+    is_http_url,
+    parse_json,
+    parse_retry_after,
+)
 from nexo_pkg.sources.cache import BlobSink, over_download_limit
 from nexo_pkg.sources.oci_auth import Credentials
 

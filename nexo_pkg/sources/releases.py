@@ -7,13 +7,23 @@ is fetched without reading the release first when the cache holds it.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.version import VersionError, compare_versions
-from nexo_pkg.sources.base import FetchedArtifact, Origin, ReleaseCandidate, fetched_artifact
+from nexo_pkg.core.version import Version, VersionError, compare_versions, parse_version
+from nexo_pkg.sources.base import (
+    MAX_OLDER_RELEASES,
+    Admits,
+    FetchedArtifact,
+    Offered,
+    Origin,
+    ReleaseCandidate,
+    SourceRequest,
+    fetched_artifact,
+    note,
+)
 from nexo_pkg.sources.cache import BlobSink
 from nexo_pkg.sources.checksum import parse_digest, parse_sidecar, verify_checksums
 from nexo_pkg.sources.download import cached_asset, check_listed_size
@@ -26,13 +36,16 @@ from nexo_pkg.sources.select import (
     release_identity,
     tarball_names,
 )
-from nexo_pkg.trust import entry as trust
-from nexo_pkg.trust.commands import release_signer
+from nexo_pkg.sources.spec import GitHubSource, parse_source
+from nexo_pkg.trust import api as trust
+from nexo_pkg.trust.api import release_signer
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from nexo_pkg.core.versionreq import VersionReq
     from nexo_pkg.sources.context import SourceContext
     from nexo_pkg.sources.github import GitHubClient, Release, ReleaseAsset
-    from nexo_pkg.sources.spec import GitHubSource
 
 SOURCE_TYPE = "github-releases"
 LATEST_TAG = "latest"
@@ -40,6 +53,97 @@ MAX_SIDECAR_BYTES = 64 * 1024
 MAX_MANIFEST_ASSET_BYTES = 1024 * 1024
 MAX_SIGNATURE_BYTES = 4 * 1024 * 1024
 MAX_SIGNED_TARBALL_BYTES = 100 * 1024 * 1024
+
+
+def open_text(text: str, context: SourceContext, request: SourceRequest) -> GitHubReleaseSource:
+    """The release source ``owner/repo[@tag]`` names; ``source_invalid`` for anything else."""
+    return _opened(_release_spec(text), context, request)
+
+
+def _opened(
+    spec: GitHubSource, context: SourceContext, request: SourceRequest, known: Release | None = None
+) -> GitHubReleaseSource:
+    return GitHubReleaseSource(
+        spec,
+        context,
+        targets=request.targets,
+        manifest_problem=request.manifest_problem,
+        expected_id=request.expected_id,
+        known=known,
+        installed=request.installed,
+    )
+
+
+def check_text(text: str) -> None:
+    """Raise ``source_invalid`` unless ``text`` is ``owner/repo[@tag]``."""
+    _release_spec(text)
+
+
+def _release_spec(text: str) -> GitHubSource:
+    spec = parse_source(text)
+    if not isinstance(spec, GitHubSource):
+        raise NexoError(
+            f"source {text!r} is a local path; a fleet names owner/repo or oci:// sources",
+            kind="source_invalid",
+        )
+    return spec
+
+
+def reopen(
+    origin: Mapping[str, Any],
+    context: SourceContext,
+    request: SourceRequest,
+    *,
+    follow: bool,
+    tag: str | None = None,
+    known: Release | None = None,
+) -> GitHubReleaseSource | None:
+    """The release a receipt's or a plan's ``origin`` names, or with ``follow`` the latest
+    release of its repository (``tag``: that release; ``known``: the latest release, already
+    read); ``None`` when the origin names no repository."""
+    owner, repo = origin.get("owner"), origin.get("repo")
+    if not owner or not repo:
+        return None
+    spec = GitHubSource(str(owner), str(repo), tag if follow else str(origin.get("tag")))
+    return _opened(spec, context, request, known)
+
+
+def locked_origin(
+    resolved: str,
+    *,
+    asset_name: str,
+    manifest_digest: str | None,
+    github: str | None,
+    published: str | None,
+    policy: object,
+) -> Origin:
+    """The origin of one target a lock pins from the release ``resolved``
+    (``owner/repo@tag``, as the lock wrote it)."""
+    del manifest_digest, github, policy  # a registry's; a release is its own origin
+    spec = parse_source(resolved)
+    if not isinstance(spec, GitHubSource):
+        raise NexoError(f"{resolved!r} names no release", kind="lock_invalid", exit_code=2)
+    return Origin(
+        source={
+            "type": SOURCE_TYPE,
+            "owner": spec.owner,
+            "repo": spec.repo,
+            "tag": spec.tag,
+            "asset": asset_name,
+        },
+        display=asset_name,
+        owner=spec.owner,
+        repo=spec.repo,
+        tag=spec.tag,
+        published=published,
+    )
+
+
+def _is_prerelease_tag(tag: str) -> bool:
+    try:
+        return not parse_version(tag.removeprefix("v").removeprefix("V")).pre.is_empty
+    except VersionError:
+        return False
 
 
 @dataclass(frozen=True)
@@ -59,9 +163,11 @@ class GitHubReleaseSource:
     ``manifest_problem`` is the installer's check of a manifest asset; ``expected_id``
     refuses a release of another plugin (``asset_not_found``); ``known`` is the latest
     release already read for a spec without a tag (many repositories asked in one request),
-    checked from there on as one read here. ``installed`` is the version a lookup compares
-    the release with (``outdated``): a release that offers nothing newer is judged without
-    its manifest asset when its tarball names settle it (:func:`read_identity`).
+    checked from there on as one read here. ``follows_latest``: a release chosen in place of
+    the latest one (:meth:`compatible`), whose candidates still record ``latest`` as what was
+    asked for, so ``upgrade`` follows the latest release. ``installed`` is the version a
+    lookup compares the release with (``outdated``): a release that offers nothing newer is
+    judged without its manifest asset when its tarball names settle it (:func:`read_identity`).
     """
 
     def __init__(
@@ -69,20 +175,37 @@ class GitHubReleaseSource:
         spec: GitHubSource,
         context: SourceContext,
         *,
-        targets: tuple[str, ...],
+        targets: tuple[str, ...] | None,
         manifest_problem: ManifestCheck,
         expected_id: str | None = None,
         known: Release | None = None,
+        follows_latest: bool = False,
         installed: str | None = None,
     ) -> None:
         self.spec = spec
         self.installed = installed
-        self.known = known if spec.tag is None else None
+        self.known = known if spec.tag is None or follows_latest else None
         self.context = context
-        self.targets = targets
+        self.targets = targets or ()
         self.manifest_problem = manifest_problem
         self.expected_id = expected_id
+        self.follows_latest = follows_latest
         self._found: ResolvedRelease | None = None
+
+    def _names_version(self) -> bool:
+        return self.spec.tag not in (None, LATEST_TAG) and not self.follows_latest
+
+    def _at(self, release: Release) -> GitHubReleaseSource:
+        """This source pinned to ``release`` (already read), following the latest release."""
+        return GitHubReleaseSource(
+            replace(self.spec, tag=release.tag),
+            self.context,
+            targets=self.targets,
+            manifest_problem=self.manifest_problem,
+            expected_id=self.expected_id,
+            known=release,
+            follows_latest=True,
+        )
 
     def identify(self) -> ResolvedRelease:
         """Find the release (forgiving a missing ``v``) and read its id and version, once.
@@ -110,22 +233,7 @@ class GitHubReleaseSource:
         release = found.release
         choice = choose_asset(release, self.targets, found.identity)
         asset = choice.asset
-        spec = self.spec
-        origin = Origin(
-            source={
-                "type": SOURCE_TYPE,
-                "owner": spec.owner,
-                "repo": spec.repo,
-                "tag": release.tag,
-                "asset": asset.name,
-                "api_url": self.context.github().api_base,
-            },
-            display=spec.display(),
-            owner=spec.owner,
-            repo=spec.repo,
-            tag=release.tag,
-            requested_tag=LATEST_TAG if spec.tag in (None, LATEST_TAG) else release.tag,
-        )
+        origin = self._origin(release, asset.name)
         return [
             ReleaseCandidate(
                 plugin_id=choice.plugin_id,
@@ -137,6 +245,176 @@ class GitHubReleaseSource:
                 manifest=found.manifest,
                 locator=(release, asset),
             )
+        ]
+
+    def _origin(self, release: Release, asset_name: str) -> Origin:
+        spec = self.spec
+        return Origin(
+            source={
+                "type": SOURCE_TYPE,
+                "owner": spec.owner,
+                "repo": spec.repo,
+                "tag": release.tag,
+                "asset": asset_name,
+                "api_url": self.context.github().api_base,
+            },
+            display=spec.display(),
+            owner=spec.owner,
+            repo=spec.repo,
+            tag=release.tag,
+            requested_tag=release.tag if self._names_version() else LATEST_TAG,
+        )
+
+    def newest(self) -> Offered:
+        """The release the spec names (no tag: the latest), read once."""
+        found = self.identify()
+        release, identity, spec = found.release, found.identity, self.spec
+        return Offered(
+            plugin_id=identity.plugin_id,
+            version=identity.version,
+            label=release.tag,
+            where=f"{spec.owner}/{spec.repo}@{release.tag}",
+            said=(
+                f"the latest release of {spec.owner}/{spec.repo} ({release.tag}) carries "
+                f"{identity.plugin_id} {identity.version}"
+            ),
+            unit="release",
+            pin="owner/repo@tag",
+            pinned=f"{spec.owner}/{spec.repo}@{release.tag}",
+            tag=release.tag,
+            published=release.published_at,
+            read_manifest=lambda: found.manifest[1] if found.manifest else None,
+        )
+
+    def compatible(
+        self, admits: Admits, *, above: str | None = None, doing: str = "installing"
+    ) -> GitHubReleaseSource | None:
+        """Without a tag, when the latest release's manifest asset is refused: the newest
+        older release, as GitHub lists them (pre-releases and releases without a manifest
+        asset passed over, :data:`MAX_OLDER_RELEASES` at most), whose manifest asset
+        ``admits`` accepts, and which is newer than ``above``. Only release metadata and
+        manifest assets are read. The note says ``installing`` whatever ``doing`` an upgrade
+        names, as it always has; a lock's says ``locking``."""
+        if self._names_version():
+            return None
+        latest = self.identify()
+        if latest.manifest is None or admits(latest.manifest[1]):
+            return None
+        client, spec = self.context.github(), self.spec
+        tags = [
+            tag
+            for tag in client.release_tags(spec.owner, spec.repo) or []
+            if tag != latest.release.tag and not _is_prerelease_tag(tag)
+        ]
+        for tag in tags[:MAX_OLDER_RELEASES]:
+            release = client.get_release(spec.owner, spec.repo, tag)
+            manifest = client.read_manifest_asset(
+                release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_ASSET_BYTES
+            )
+            if manifest is None or not admits(manifest[1]):
+                continue
+            said = "installing" if above is not None else doing
+            note(
+                f"the latest release of {spec.owner}/{spec.repo} ({latest.release.tag}) needs "
+                f"a newer daemon than {admits.daemon}; {said} {tag}, the newest release "
+                "compatible with it"
+            )
+            chosen = self._at(release)
+            if above is not None and compare_versions(chosen.newest().version, above) <= 0:
+                return None
+            return chosen
+        return None
+
+    def matching(
+        self, requirement: VersionReq, admits: Admits | None = None
+    ) -> GitHubReleaseSource:
+        """As cargo and uv: without a tag, the release of the highest version matching
+        ``requirement`` (and, with ``admits``, whose manifest asset it accepts) among the
+        latest and the :data:`MAX_OLDER_RELEASES` releases GitHub lists after it, read from
+        release metadata and manifest assets (else tarball names) alone; a release whose
+        version cannot be read is passed over. ``release_not_found`` when the version the
+        source names does not match ``requirement``."""
+        chosen = self if self._names_version() else self._matching_release(requirement, admits)
+        version = chosen.newest().version
+        if not requirement.matches(parse_version(version)):
+            raise NexoError(
+                f"{self.spec.display()} resolves to {version}, which does not match "
+                f"{requirement}"
+                + (
+                    ""
+                    if self._names_version()
+                    else f", nor does any release before it (up to {MAX_OLDER_RELEASES} looked at)"
+                )
+                + "; name a matching tag in the source (owner/repo@tag)",
+                kind="release_not_found",
+            )
+        return chosen
+
+    def _matching_release(
+        self, requirement: VersionReq, admits: Admits | None
+    ) -> GitHubReleaseSource:
+        latest = self.identify().release
+        if self._admitted(latest, requirement, admits) is not None:
+            return self
+        client, spec = self.context.github(), self.spec
+        tags = list(client.release_tags(spec.owner, spec.repo) or [])
+        best: tuple[Version, Release] | None = None
+        for tag in [tag for tag in tags if tag != latest.tag][:MAX_OLDER_RELEASES]:
+            release = client.get_release(spec.owner, spec.repo, tag)
+            try:
+                version = self._admitted(release, requirement, admits)
+            except NexoError as error:
+                if error.kind in {"network", "rate_limited"}:
+                    raise
+                continue  # not a release of this plugin that can be read: passed over
+            if version is not None and (best is None or version > best[0]):
+                best = (version, release)
+        if best is None:
+            return self
+        if self.context.notice is not None:
+            self.context.notice(
+                f"note: the latest release of {spec.owner}/{spec.repo} ({latest.tag}) does "
+                f"not match {requirement}; locking {best[1].tag}, the newest release that does"
+            )
+        return self._at(best[1])
+
+    def _admitted(
+        self, release: Release, requirement: VersionReq, admits: Admits | None
+    ) -> Version | None:
+        """The version order of ``release`` when it matches ``requirement`` and its manifest
+        asset is accepted by ``admits`` (when given); ``None`` otherwise."""
+        client = self.context.github()
+        _, version_text, _ = release_tarballs(client, release, self.manifest_problem)
+        version = parse_version(version_text)
+        if not requirement.matches(version):
+            return None
+        if admits is not None:
+            manifest = client.read_manifest_asset(
+                release, MANIFEST_ASSETS, max_bytes=MAX_MANIFEST_ASSET_BYTES
+            )
+            if manifest is not None and not admits(manifest[1]):
+                return None
+        return version
+
+    def every_target(self, *, vouched: bool = False) -> list[ReleaseCandidate]:
+        """Every ``<id>-<version>-<target>.tar.gz`` of the release, by target; with
+        ``vouched``, each with the sha256 its ``.sha256`` sidecar and API digest agree on."""
+        found = self.identify()
+        release, client = found.release, self.context.github()
+        assets = tarballs_of(release, found.identity)
+        return [
+            ReleaseCandidate(
+                plugin_id=found.identity.plugin_id,
+                version=found.identity.version,
+                target=target,
+                asset_name=asset.name,
+                origin=self._origin(release, asset.name),
+                sha256=release_sha256(client, release, asset) if vouched else None,
+                size=asset.size,
+                manifest=found.manifest,
+                locator=(release, asset),
+            )
+            for target, asset in assets.items()
         ]
 
     def fetch(self, candidate: ReleaseCandidate, *, material: bool = True) -> FetchedArtifact:
@@ -270,6 +548,12 @@ def release_tarballs(
     """The plugin id, version and per-target tarballs of a release, read as ``install``
     reads them (the manifest asset, else the tarball names)."""
     identity, _ = read_identity(client, release, manifest_problem)
+    return identity.plugin_id, identity.version, tarballs_of(release, identity)
+
+
+def tarballs_of(release: Release, identity: ReleaseIdentity) -> dict[str, ReleaseAsset]:
+    """The ``<id>-<version>-<target>.tar.gz`` assets of ``release`` by target;
+    ``asset_not_found`` when it has none."""
     assets: dict[str, ReleaseAsset] = {}
     for asset in release.assets:
         parsed = parse_tarball_name(asset.name)
@@ -281,7 +565,7 @@ def release_tarballs(
             ".tar.gz tarball",
             kind="asset_not_found",
         )
-    return identity.plugin_id, identity.version, dict(sorted(assets.items()))
+    return dict(sorted(assets.items()))
 
 
 def release_sidecar(client: GitHubClient, release: Release, asset: ReleaseAsset) -> str | None:

@@ -1,67 +1,189 @@
-"""Routing: which :class:`~nexo_pkg.sources.base.Source` a source text names, decided once.
+"""Routing: the one place that knows the kinds of source.
 
-A text starting with a registered scheme (``oci://``) goes to that scheme's source; anything
-else is ``owner/repo[@tag]`` (a GitHub release) or the path of a local tarball
-(:func:`nexo_pkg.sources.spec.parse_source`). A new source registers its scheme in
-:data:`SCHEMES`.
+Every question a command asks about where a plugin comes from goes through here or through
+the :class:`~nexo_pkg.sources.base.Source` a function here opens: a source text
+(:func:`open_source`: ``oci://…``, ``owner/repo[@tag]``, a local tarball), a receipt's or an
+install plan's origin (:func:`reopen`), a lock file's row (:func:`locked_origin`), a fleet
+file's source (:func:`check_remote`). :data:`KINDS` lists the kinds: the ``type`` their
+origins record, the module that implements them (the registry's imported on first use, so
+``install PATH`` never loads its client) and the scheme of their source texts. A new source
+is one entry there and the module it names (see docs/architecture.md, "How to add a new
+source").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
-from nexo_pkg.sources.base import Source
-from nexo_pkg.sources.context import SourceContext
-from nexo_pkg.sources.local import LocalTarballSource
-from nexo_pkg.sources.oci_reference import parse_reference
-from nexo_pkg.sources.releases import GitHubReleaseSource
-from nexo_pkg.sources.select import ManifestCheck
+from nexo_pkg.sources import local, releases
+from nexo_pkg.sources.base import Origin, Source, SourceRequest
 from nexo_pkg.sources.spec import GitHubSource, parse_source
+
+if TYPE_CHECKING:
+    from nexo_pkg.sources.context import SourceContext
+    from nexo_pkg.trust.api import TrustPolicy
+
+__all__ = [
+    "KINDS",
+    "Kind",
+    "SourceRequest",
+    "check_remote",
+    "follows",
+    "locked_origin",
+    "open_source",
+    "reopen",
+    "tagged_release",
+]
+
+
+class KindModule(Protocol):
+    """What the module of a kind provides beside its :class:`Source` class."""
+
+    def open_text(self, text: str, context: SourceContext, request: SourceRequest) -> Source:
+        """The source a text with the kind's scheme names (scheme kinds only)."""
+        ...
+
+    def check_text(self, text: str) -> None:
+        """Raise ``source_invalid`` for a malformed text with the kind's scheme."""
+        ...
+
+    def reopen(
+        self,
+        origin: Mapping[str, Any],
+        context: SourceContext,
+        request: SourceRequest,
+        *,
+        follow: bool,
+        tag: str | None = None,
+        known: Any = None,
+    ) -> Source | None:
+        """The version ``origin`` names, or with ``follow`` the newest of where it came
+        from (``tag``: that tag's); ``None`` when the origin cannot be asked again."""
+        ...
+
+    def locked_origin(
+        self,
+        resolved: str,
+        *,
+        asset_name: str,
+        manifest_digest: str | None,
+        github: str | None,
+        published: str | None,
+        policy: TrustPolicy,
+    ) -> Origin:
+        """The origin of one target a lock pins from the version ``resolved``."""
+        ...
 
 
 @dataclass(frozen=True)
-class SourceRequest:
-    """What the command asks of a source: the targets it takes (best first), the plugin id
-    it must be (``None``: any) and the installer's check of a release's manifest asset."""
+class Kind:
+    """One kind of source: the ``type`` its origins (receipts, ``--json``) record, ``load``
+    giving the module implementing it (a :class:`KindModule`), and the prefix of its source
+    texts (``None``: the ``owner/repo[@tag]`` or path grammar of
+    :mod:`nexo_pkg.sources.spec`). ``follows``: whether an install from it is upgraded from
+    it (a file is not: it is what it is)."""
 
-    targets: tuple[str, ...]
-    manifest_problem: ManifestCheck
-    expected_id: str | None = None
+    type: str
+    load: Callable[[], KindModule]
+    scheme: str | None = None
+    follows: bool = True
 
 
-SourceFactory = Callable[[str, SourceContext, SourceRequest], Source]
-
-
-def _oci(text: str, context: SourceContext, request: SourceRequest) -> Source:
+def _oci_source() -> KindModule:
     # The registry client (and httpx) is imported only for a registry source.
-    from nexo_pkg.sources.oci_source import OciSource  # noqa: PLC0415
+    from nexo_pkg.sources import oci_source  # noqa: PLC0415
 
-    return OciSource(
-        parse_reference(text),
-        context,
-        targets=request.targets,
-        expected_id=request.expected_id,
-        text=text,
-    )
+    return oci_source
 
 
-SCHEMES: dict[str, SourceFactory] = {"oci://": _oci}
-"""Scheme prefix -> the factory of its source."""
+_RELEASES = Kind("github-releases", lambda: releases)
+_LOCAL = Kind("local-file", lambda: local, follows=False)
+
+KINDS: tuple[Kind, ...] = (
+    Kind("oci-registry", _oci_source, scheme="oci://"),
+    _RELEASES,
+    _LOCAL,
+)
+"""Every kind of source, one line each. A text without a scheme is ``owner/repo[@tag]`` or
+the path of a local tarball (:func:`~nexo_pkg.sources.spec.parse_source`)."""
+
+
+def _scheme_kind(text: str) -> Kind | None:
+    return next((k for k in KINDS if k.scheme is not None and text.startswith(k.scheme)), None)
+
+
+def _kind_of_type(source_type: object) -> Kind | None:
+    return next((kind for kind in KINDS if kind.type == source_type), None)
+
+
+def follows(source_type: str) -> bool:
+    """Whether an install whose origin is of ``source_type`` is upgraded from its source (an
+    unknown type is tried, and its upgrade says why it cannot be)."""
+    kind = _kind_of_type(source_type)
+    return kind is None or kind.follows
 
 
 def open_source(text: str, context: SourceContext, request: SourceRequest) -> Source:
     """The source ``text`` names. Raises ``source_invalid`` (exit 2) for a malformed one."""
-    for prefix, factory in SCHEMES.items():
-        if text.startswith(prefix):
-            return factory(text, context, request)
+    kind = _scheme_kind(text)
+    if kind is None:
+        kind = _RELEASES if isinstance(parse_source(text), GitHubSource) else _LOCAL
+    return kind.load().open_text(text, context, request)
+
+
+def reopen(
+    origin: Mapping[str, Any],
+    context: SourceContext,
+    request: SourceRequest,
+    *,
+    follow: bool = False,
+    tag: str | None = None,
+    known: Any = None,
+) -> Source | None:
+    """The source of the version a receipt's or an install plan's ``origin`` (its source
+    object: ``type`` and the kind's fields) names; with ``follow``, of the newest version
+    where it came from (``tag``: that one; ``known``: what a batch lookup already read of
+    it). ``None`` for an origin that cannot be asked again (a local file, a receipt without
+    its coordinates)."""
+    kind = _kind_of_type(origin.get("type"))
+    if kind is None:
+        return None
+    return kind.load().reopen(origin, context, request, follow=follow, tag=tag, known=known)
+
+
+def locked_origin(
+    source_text: str,
+    resolved: str,
+    *,
+    asset_name: str,
+    manifest_digest: str | None,
+    github: str | None,
+    published: str | None,
+    policy: TrustPolicy,
+) -> Origin:
+    """The origin of one target a lock entry pins: ``source_text`` is the entry's source,
+    ``resolved`` the version it pinned; the receipt and the signature check name it."""
+    kind = _scheme_kind(source_text) or _RELEASES
+    return kind.load().locked_origin(
+        resolved,
+        asset_name=asset_name,
+        manifest_digest=manifest_digest,
+        github=github,
+        published=published,
+        policy=policy,
+    )
+
+
+def tagged_release(text: str) -> GitHubSource | None:
+    """The GitHub release ``owner/repo@tag`` names (what ``mirror`` copies), ``None`` for
+    any other source text; ``source_invalid`` for a malformed one."""
     spec = parse_source(text)
-    if isinstance(spec, GitHubSource):
-        return GitHubReleaseSource(
-            spec,
-            context,
-            targets=request.targets,
-            manifest_problem=request.manifest_problem,
-            expected_id=request.expected_id,
-        )
-    return LocalTarballSource(spec, context, targets=request.targets)
+    return spec if isinstance(spec, GitHubSource) and spec.tag is not None else None
+
+
+def check_remote(text: str) -> None:
+    """Raise ``source_invalid`` unless ``text`` names a source a fleet can lock: one with a
+    scheme (well-formed) or ``owner/repo[@tag]``, not a local path."""
+    (_scheme_kind(text) or _RELEASES).load().check_text(text)

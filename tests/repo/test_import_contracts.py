@@ -121,6 +121,30 @@ def _copy(tmp_path: Path) -> Path:
             "lint-path",
             "nexo_pkg.lint.reporters -> nexo_pkg.trust.entry",
         ),
+        (
+            "fleet/doctor.py",
+            "from nexo_pkg.sources.cache import BlobCache\n",
+            "faces",
+            "imports nexo_pkg.sources.cache",
+        ),
+        (
+            "install/store.py",
+            "import nexo_pkg.net.client\n",
+            "faces",
+            "nexo_pkg.install.store (l.",
+        ),
+        (
+            "cli/trust.py",
+            "from nexo_pkg.trust.entry import load_policy\n",
+            "faces",
+            "imports nexo_pkg.trust.entry",
+        ),
+        (
+            "sources/local.py",
+            "from nexo_pkg.net.bounded import Deadline\n",
+            "faces",
+            "nexo_pkg.sources.local (l.",
+        ),
     ],
     ids=[
         "core-imports-manifest",
@@ -134,6 +158,10 @@ def _copy(tmp_path: Path) -> Path:
         "sources-draw-a-bar",
         "manifest-imports-httpx",
         "lint-verifies",
+        "fleet-past-the-sources-face",
+        "install-past-the-net-face",
+        "cli-past-the-trust-face",
+        "sources-past-the-net-face",
     ],
 )
 def test_a_forbidden_import_breaks_its_contract(
@@ -156,6 +184,7 @@ def test_architecture_doc_describes_every_contract() -> None:
     assert [contract["id"] for contract in contracts] == [
         "floors",
         "public-names",
+        "faces",
         "private-modules",
         "check-acyclic",
         "sources-acyclic",

@@ -1,0 +1,139 @@
+"""``sources/route.py`` is the one place that knows the kinds of source, and the faces of
+``sources``, ``trust`` and ``net`` are what the rest of the package sees of them.
+
+No module outside ``nexo_pkg/sources`` names a concrete source class or imports a kind's
+module, so a new kind of source is one line in :data:`~nexo_pkg.sources.route.KINDS` and its
+module; every face resolves each name it lists, and costs nothing to import.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nexo_pkg.sources import route
+from nexo_pkg.sources.base import Source
+
+PACKAGE = Path(__file__).resolve().parents[2] / "nexo_pkg"
+SOURCE_CLASSES = {"GitHubSource", "GitHubReleaseSource", "OciSource", "LocalTarballSource"}
+KIND_MODULES = {kind.load().__name__ for kind in route.KINDS}  # type: ignore[attr-defined]
+
+
+def _outside_sources() -> list[Path]:
+    return [
+        path
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path.relative_to(PACKAGE).parts[0] != "sources"
+    ]
+
+
+def _dispatches(path: Path) -> list[str]:
+    """What in ``path`` names a kind of source: a concrete source class, or a kind's module."""
+    found: list[str] = []
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id in SOURCE_CLASSES:
+            found.append(f"l.{node.lineno}: {node.id}")
+        elif isinstance(node, ast.Attribute) and node.attr in SOURCE_CLASSES:
+            found.append(f"l.{node.lineno}: .{node.attr}")
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names = {f"{node.module}.{alias.name}" for alias in node.names}
+            for module in sorted(({node.module} | names) & KIND_MODULES):
+                found.append(f"l.{node.lineno}: imports {module}")
+            for alias in node.names:
+                if alias.name in SOURCE_CLASSES:
+                    found.append(f"l.{node.lineno}: imports {alias.name}")
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in KIND_MODULES:
+                    found.append(f"l.{node.lineno}: imports {alias.name}")
+    return found
+
+
+def test_only_the_route_dispatches_on_the_kind_of_a_source() -> None:
+    found = {
+        str(path.relative_to(PACKAGE)): hits
+        for path in _outside_sources()
+        if (hits := _dispatches(path))
+    }
+    assert found == {}
+
+
+def test_the_check_catches_a_dispatch(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "from nexo_pkg.sources.oci_source import OciSource\n"
+        "from nexo_pkg.sources import releases\n"
+        "def f(source: object) -> bool:\n"
+        "    return isinstance(source, OciSource)\n",
+        encoding="utf-8",
+    )
+    assert _dispatches(sample) == [
+        "l.1: imports nexo_pkg.sources.oci_source",
+        "l.1: imports OciSource",
+        "l.2: imports nexo_pkg.sources.releases",
+        "l.4: OciSource",
+    ]
+
+
+@pytest.mark.parametrize("kind", route.KINDS, ids=lambda kind: kind.type)
+def test_every_kind_provides_what_the_route_asks_of_it(kind: route.Kind) -> None:
+    module: Any = kind.load()
+    assert kind.type == module.SOURCE_TYPE
+    for name in ("open_text", "check_text", "reopen", "locked_origin"):
+        assert callable(getattr(module, name)), name
+    classes = [
+        value
+        for value in vars(module).values()
+        if isinstance(value, type) and value.__module__ == module.__name__
+    ]
+    questions = [name for name in dir(Source) if not name.startswith("_")]
+    assert any(all(callable(getattr(cls, q, None)) for q in questions) for cls in classes), (
+        f"{module.__name__} has no class answering {questions}"
+    )
+
+
+@pytest.mark.parametrize("face", ["nexo_pkg.sources.api", "nexo_pkg.net.api", "nexo_pkg.trust.api"])
+def test_every_name_of_a_face_resolves(face: str) -> None:
+    module = importlib.import_module(face)
+    homes = getattr(module, "_HOMES", None)
+    if homes is not None:  # a lazy face: every name it lists has a home, and only those
+        assert set(homes) == set(module.__all__)
+    for name in module.__all__:
+        assert getattr(module, name) is not None, name
+    with pytest.raises(AttributeError):
+        getattr(module, "no_such_name")  # noqa: B009 - the face's __getattr__ is the subject
+
+
+def test_the_faces_load_no_network_client() -> None:
+    """Importing the faces of ``sources``, ``net`` and ``trust`` (as ``install PATH`` and the
+    CLI's options do) loads neither httpx nor the clients that bring it; asking for a client's
+    name loads it."""
+    heavy = (
+        "httpx",
+        "nexo_pkg.net.client",
+        "nexo_pkg.sources.github",
+        "nexo_pkg.sources.oci",
+        "nexo_pkg.sources.oci_source",
+        "nexo_pkg.sources.registry",
+    )
+    code = (
+        "import sys\n"
+        "import nexo_pkg.sources.api, nexo_pkg.net.api, nexo_pkg.trust.api\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+        "from nexo_pkg.sources.api import RegistryClient\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    before, after = done.stdout.splitlines()
+    assert before == "[]"
+    assert "'nexo_pkg.sources.registry'" in after
+    assert "'httpx'" in after
