@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 import tomllib
 from collections.abc import Callable, Iterator
@@ -26,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nexo_pkg.check.microapp_target import MicroappTarget, TargetError, find_microapp
+from nexo_pkg.core import posix
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
 from nexo_pkg.manifest.daemon import is_valid_id
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
@@ -223,8 +225,15 @@ def _resolve_directory(
     if launcher.is_file():
         # Packed layout: bin/<id> is what runs once installed. The manifest's args belong to
         # its command, so they are passed only when that command is this launcher.
+        launcher_args = args if _names_launcher(command, root, launcher) else []
+        if not posix.POSIX and _is_script(launcher):
+            argv, env, note = _python_entry_instead(root, launcher, env)
+            argv += launcher_args
+            return ResolvedPlugin(
+                root, model, plugin_id, argv, env, source=source, notes=(*notes, note)
+            )
         _require_executable(launcher, root)
-        argv = [str(launcher), *(args if _names_launcher(command, root, launcher) else [])]
+        argv = [str(launcher), *launcher_args]
         return ResolvedPlugin(root, model, plugin_id, argv, env, source=source, notes=notes)
     if command is None and "plugin.entrypoint.command" not in model.invalid:
         raise TargetError(
@@ -235,6 +244,50 @@ def _resolve_directory(
         raise TargetError(f"{root}: `plugin.entrypoint.command` must be a non-empty string")
     program = _resolve_command(command, root, env)
     return ResolvedPlugin(root, model, plugin_id, [program, *args], env, source=source, notes=notes)
+
+
+#: The Python entries a ``#!`` launcher runs, with the directory it puts on ``PYTHONPATH``:
+#: a packed plugin's (docs/pack.md, layout), then a scaffolded project's development launcher
+#: (the active environment's packages).
+PYTHON_ENTRIES: tuple[tuple[str, str | None], ...] = (
+    ("lib/plugin/main.py", "lib"),
+    ("src/main.py", None),
+)
+
+
+def _is_script(launcher: Path) -> bool:
+    """Whether ``launcher`` starts with ``#!`` (a script for a POSIX shell or interpreter)."""
+    try:
+        with launcher.open("rb") as stream:
+            return stream.read(2) == b"#!"
+    except OSError as error:
+        raise TargetError(f"{launcher}: cannot read it ({error.strerror or error})") from error
+
+
+def _python_entry_instead(
+    root: Path, launcher: Path, env: dict[str, str]
+) -> tuple[list[str], dict[str, str], str]:
+    """On Windows, which runs no ``#!`` script: the Python entry the launcher runs (see
+    :data:`PYTHON_ENTRIES`), started with this interpreter. Raises :class:`TargetError`
+    naming what to do when there is none."""
+    for relative, path_dir in PYTHON_ENTRIES:
+        entry = root.joinpath(*relative.split("/"))
+        if not entry.is_file():
+            continue
+        note = (
+            f"bin/{launcher.name} is a shell script, which Windows cannot run: checking "
+            f"{relative} run by {sys.executable}"
+        )
+        if path_dir is not None:
+            env = {**env, "PYTHONPATH": str(root / path_dir)}
+            note += f" with {path_dir}/ on PYTHONPATH"
+        note += ", as the launcher runs it on Linux and macOS, where the daemon runs"
+        return [sys.executable, str(entry)], env, note
+    raise TargetError(
+        f"{root}: bin/{launcher.name} is a script Windows cannot run and there is no "
+        f"{' or '.join(relative for relative, _ in PYTHON_ENTRIES)} to run with Python "
+        "instead; check this plugin on Linux or macOS, where the daemon runs it"
+    )
 
 
 def _names_launcher(command: str | None, root: Path, launcher: Path) -> bool:

@@ -24,6 +24,7 @@ from nexo_pkg.cli.common import (
     result_line,
 )
 from nexo_pkg.cli.completion import installed_ids
+from nexo_pkg.cli.listing import discovery_states, plugin_roots
 from nexo_pkg.cli.options import (
     AllowSignerChangeOption,
     ConfigOption,
@@ -60,6 +61,10 @@ if TYPE_CHECKING:
     from nexo_pkg.install.summary import InstallPlan
     from nexo_pkg.sources.api import ArchiveLimits
 
+# Where the other commands find them (the helpers live with `list`, which runs without Typer).
+_roots = plugin_roots
+_discovery_states = discovery_states
+
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 
@@ -77,23 +82,6 @@ def parse_size(text: str, *, flag: str) -> int:
     if not match or int(match.group(1)) <= 0:
         raise UsageError(f"{flag} {text!r} is not a size such as 100M or 1048576")
     return int(match.group(1)) * _UNITS[match.group(2).lower()]
-
-
-def _roots(dest: Path | None, config: Path | None) -> tuple[Path, ...]:
-    """``--dest`` alone, else every plugin root of the daemon's configuration, the install
-    root first; warns about search paths that probably do not mean what they say."""
-    from nexo_pkg.install.config import (  # noqa: PLC0415
-        config_dir,
-        install_root,
-        load_daemon_config,
-    )
-
-    if dest is not None:
-        return (install_root(dest),)
-    daemon = load_daemon_config(config_dir(config))
-    for message in daemon.warnings:
-        warn(printable(message))
-    return daemon.plugin_roots()
 
 
 def _holding(roots: tuple[Path, ...], plugin_id: str) -> list[Path]:
@@ -356,19 +344,6 @@ def _install_link(
         say(printable(shown))
 
     answer(run, json_output=json_output, show=show)
-
-
-def _discovery_states(config: Path | None) -> Any:
-    """The daemon's discovery ``disabled``/``allowlist`` lists, or ``None`` (with a warning)
-    when its configuration cannot be read: ``list`` still lists what is installed."""
-    from nexo_pkg.install.config import config_dir  # noqa: PLC0415
-    from nexo_pkg.install.discovery_edit import discovery_state  # noqa: PLC0415
-
-    try:
-        return discovery_state(config_dir(config))
-    except NexoError as error:
-        warn(f"discovery state unknown: {printable(error.message)}")
-        return None
 
 
 def _latest_releases(roots: tuple[Path, ...], options: InstallOptions) -> dict[Any, Any]:
@@ -722,30 +697,9 @@ def list_command(
     `upgrade` leaves alone until a version is named or `nexo plugin unhold` releases it;
     linked for a development link).
     """
-    from nexo_pkg.install.listing import build_listing  # noqa: PLC0415
-    from nexo_pkg.install.receipts import scan_roots  # noqa: PLC0415
+    from nexo_pkg.cli.listing import list_plugins  # noqa: PLC0415
 
-    roots = guarded(lambda: _roots(dest, config), json_output=json_output)
-    items = guarded(lambda: scan_roots(roots, kept=True), json_output=json_output)
-    listing = build_listing(roots, items, _discovery_states(config))
-    if json_output:
-        emit_json(listing.to_json(include_orphan=include_orphan))
-        return
-    if listing.is_empty(include_orphan=include_orphan):
-        say(f"No plugins installed in {printable(', '.join(str(each) for each in roots))}.")
-        return
-
-    def row(  # noqa: PLR0917 - one parameter a column
-        plugin: str, version: str, origin: str, signature: str, state: str, path: Path | str
-    ) -> None:
-        line = f"{plugin:<24} {version:<12} {origin:<40} {signature:<10} {state:<16} {path}"
-        result_line(printable(line))
-
-    if sys.stdout.isatty():
-        # A header for the person reading; a pipe gets one line per plugin (`wc -l`).
-        row("ID", "VERSION", "ORIGIN", "SIGNATURE", "STATE", "PATH")
-    for each in listing.rows(include_orphan=include_orphan):
-        row(each.plugin, each.version, each.origin, each.signature, each.state, each.path)
+    list_plugins(dest, config, include_orphan=include_orphan, json_output=json_output)
 
 
 def remove_command(

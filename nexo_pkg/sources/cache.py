@@ -5,6 +5,11 @@ A blob is written to a private temp file and renamed into place under its own sh
 readers only see whole blobs and concurrent writers race harmlessly; it is re-hashed before
 use. ``prune`` takes the cache lock exclusively, readers and writers hold it shared, so a
 prune never removes a blob between its lookup and its use.
+
+Windows has no ``flock``: there the cache takes no lock, and Windows itself refuses to delete
+or replace a file another process has open, so a prune skips a blob being read and a writer's
+temp file is never taken for a killed writer's; the read-only bit of a blob is cleared before
+it is removed.
 """
 
 from __future__ import annotations
@@ -68,12 +73,36 @@ def _hashes_to(path: Path, expected: str) -> bool:
         return False
 
 
+def _unlink(path: Path) -> None:
+    """Unlink ``path``; where its read-only bit forbids that (Windows), clear the bit first."""
+    try:
+        path.unlink()
+    except PermissionError:
+        if posix.POSIX:
+            raise
+        path.chmod(0o644)
+        path.unlink()
+
+
 def _remove_entry(path: Path) -> None:
     """Unlink ``path``; a directory planted in the store is removed with what it holds."""
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path)
     else:
-        path.unlink()
+        _unlink(path)
+
+
+def _put_in_place(temp: Path, final: Path) -> bool:
+    """Rename ``temp`` to ``final``; whether this put the blob there. On Windows a blob that is
+    there already (read-only, or open in another process) cannot be replaced: it is kept when
+    it hashes to its name, since it holds the same bytes."""
+    try:
+        temp.replace(final)
+    except PermissionError:
+        if posix.POSIX or not _hashes_to(final, final.name):
+            raise
+        return False
+    return True
 
 
 def over_download_limit(name: str, max_bytes: int) -> NexoError:
@@ -152,7 +181,9 @@ class BlobCache:
         except OSError as exc:
             raise _io(f"create the blob cache in {self.root}", exc) from exc
         try:
-            if exclusive:
+            if not posix.POSIX:
+                pass  # no flock on Windows: see the module's docstring
+            elif exclusive:
                 posix.lock_exclusive(descriptor)
             else:
                 posix.lock_shared(descriptor)
@@ -204,7 +235,7 @@ class BlobCache:
                     yield final
                     return
                 with contextlib.suppress(FileNotFoundError):
-                    final.unlink()
+                    _unlink(final)
             self._count(hit=False)
             try:
                 self._remove_stale_temps()
@@ -229,22 +260,26 @@ class BlobCache:
                         details={"expected": expected, "actual": hasher.hexdigest()},
                     )
                 temp.chmod(0o444)
-                temp.replace(final)
-                self.added.append(final)
+                if _put_in_place(temp, final):
+                    self.added.append(final)
             except OSError as exc:
                 raise _io(f"write blob {expected} into {self.store}", exc) from exc
             finally:
                 with contextlib.suppress(FileNotFoundError):
-                    temp.unlink()
-                os.close(lock_fd)
+                    _unlink(temp)
+                if lock_fd >= 0:
+                    os.close(lock_fd)
             yield final
 
     def _new_temp(self, expected: str) -> tuple[int, Path, int]:
         """A new temp file for blob ``expected``: its write descriptor, its path, and a
         second descriptor holding its ``flock`` until the blob is in place (so the clean-up
-        of another writer never takes it). Raises ``OSError``."""
+        of another writer never takes it; ``-1`` on Windows, where the open write descriptor
+        does that). Raises ``OSError``."""
         while True:
             descriptor, raw = tempfile.mkstemp(prefix=f"{expected[:16]}.", dir=self.temp)
+            if not posix.POSIX:
+                return descriptor, Path(raw), -1
             try:
                 lock_fd = os.open(raw, os.O_RDONLY)
             except FileNotFoundError:
@@ -264,6 +299,11 @@ class BlobCache:
         """Delete the temp files of writers that were killed: every live one is locked by
         its writer until it is renamed into place or deleted."""
         for path in self.temp.iterdir():
+            if not posix.POSIX:
+                # Windows refuses to delete a temp file its writer still has open.
+                with contextlib.suppress(OSError):
+                    _unlink(path)
+                continue
             try:
                 descriptor = os.open(path, os.O_RDONLY)
             except OSError:
@@ -303,7 +343,7 @@ class BlobCache:
         with self._locked(exclusive=True):
             for blob in self.added:
                 with contextlib.suppress(FileNotFoundError):
-                    blob.unlink()
+                    _unlink(blob)
         self.added.clear()
 
     def usage(self) -> tuple[int, int]:
@@ -334,7 +374,7 @@ class BlobCache:
             for leftover in self.temp.iterdir():
                 with contextlib.suppress(OSError):
                     freed += leftover.stat().st_size
-                    leftover.unlink()
+                    _unlink(leftover)
                     removed += 1
             for blob in self.store.iterdir():
                 try:
@@ -386,9 +426,10 @@ class AnswerCache:
         try:
             with open_regular(self._path(key)) as handle:
                 # Only an entry this user wrote and nobody else may write (as ssh reads its
-                # files): another account's entry is no entry.
+                # files): another account's entry is no entry. Windows has no owner ids nor
+                # such mode bits; the cache lives in the user's own profile there.
                 info = os.fstat(handle.fileno())
-                if info.st_uid != os.geteuid() or info.st_mode & 0o022:
+                if posix.POSIX and (info.st_uid != os.geteuid() or info.st_mode & 0o022):
                     return None
                 raw = handle.read(limit + _ANSWER_HEAD_MAX + 1)
         except OSError:

@@ -10,7 +10,6 @@ and :func:`lint_policy_source` (every finding as an ``NXT…`` lint diagnostic).
 from __future__ import annotations
 
 import contextlib
-import functools
 import re
 import stat
 import tomllib
@@ -23,6 +22,7 @@ from nexo_pkg.core.errors import ConfigError
 from nexo_pkg.core.files import read_config_file
 from nexo_pkg.core.terminal import toml_string
 from nexo_pkg.core.toml_spans import SpanMap, scan_spans, syntax_error
+from nexo_pkg.trust.identity_pattern import compile_identity_pattern, full_match
 
 Mode = Literal["ignore", "warn", "require"]
 MODES: tuple[Mode, ...] = ("ignore", "warn", "require")
@@ -54,40 +54,6 @@ SLSA_PROVENANCE_V1 = "https://slsa.dev/provenance/v1"
 
 # A policy file larger than this is refused before parsing (a policy is a few kilobytes).
 MAX_POLICY_BYTES = 1024 * 1024
-
-
-@functools.cache
-def _re2() -> tuple[Any, Any]:
-    """The RE2 module and its options, imported on first use (a policy without patterns, and
-    every unsigned install without a policy, never pay for it)."""
-    import re2  # noqa: PLC0415 - see the docstring
-
-    options = re2.Options()
-    # Compile errors are reported to the user as policy findings; RE2's own logging would
-    # print them a second time on stderr.
-    options.log_errors = False
-    return re2, options
-
-
-@functools.cache
-def compile_identity_pattern(pattern: str) -> Any:
-    """Compile ``pattern`` in RE2's dialect (that of cosign and of the reference installer):
-    linear-time matching whatever the pattern, so a hostile policy cannot hang the installer.
-    Raises :class:`ValueError` with RE2's message when it does not compile (look-arounds and
-    back-references do not)."""
-    re2, options = _re2()
-    try:
-        return re2.compile(pattern, options=options)
-    except re2.error as exc:
-        detail = exc.args[0] if exc.args else exc
-        if isinstance(detail, bytes):
-            detail = detail.decode("utf-8", errors="replace")
-        raise ValueError(str(detail)) from exc
-
-
-def full_match(pattern: str, text: str) -> bool:
-    """True when the RE2 ``pattern`` matches the whole of ``text``."""
-    return compile_identity_pattern(pattern).fullmatch(text) is not None
 
 
 def _is_escaped(pattern: str, index: int) -> bool:

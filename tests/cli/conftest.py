@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from support.github_server import GitHubServer
@@ -13,3 +14,18 @@ def server() -> Iterator[GitHubServer]:
     """A GitHub API stand-in on 127.0.0.1 with no release published yet."""
     with GitHubServer() as running:
         yield running
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer) -> Path:
+    """NEXO_HOME in tmp_path, the GitHub API on the stand-in, no token: the working directory
+    is tmp_path (some modules define their own)."""
+    for name in ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "NEXO_CONFIG_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("NEXO_GITHUB_API_BASE", server.url)
+    monkeypatch.setenv("NEXO_HTTP_RETRY_BASE_MS", "1")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "home"

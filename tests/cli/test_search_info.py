@@ -20,19 +20,6 @@ IDENTITY = "https://github.com/acme/hello/.github/workflows/release.yml@refs/tag
 plugin = partial(nexo, "plugin", in_process=True)
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer) -> Path:
-    for name in ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "NEXO_CONFIG_DIR"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("NEXO_GITHUB_API_BASE", server.url)
-    monkeypatch.setenv("NEXO_HTTP_RETRY_BASE_MS", "1")
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
-    monkeypatch.chdir(tmp_path)
-    return tmp_path / "home"
-
-
 def test_search_asks_for_the_topic_with_the_token(
     home: Path, server: GitHubServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

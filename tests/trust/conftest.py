@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from support.private_sigstore import PrivateSigstore
 from support.shared_fixtures import require_shared_fixture
 
+from nexo_pkg.trust import identity_pattern
 from nexo_pkg.trust.entry import TrustPolicy, load_policy
 
 from .helpers import FIXTURES, VECTOR_ARTIFACT
@@ -20,6 +22,35 @@ def _isolated_sigstore_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     """sigstore-python's offline trust root is copied into the user cache: keep it per test."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
+
+
+def _forget_the_engine() -> None:
+    identity_pattern._re2.cache_clear()
+    identity_pattern.compile_identity_pattern.cache_clear()
+
+
+@pytest.fixture
+def without_re2(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """google-re2 made unimportable, as on musllinux: patterns run on the pure-Python engine."""
+    monkeypatch.setitem(sys.modules, "re2", None)
+    _forget_the_engine()
+    yield
+    _forget_the_engine()
+
+
+@pytest.fixture(params=["google-re2", "pure-python"])
+def each_pattern_engine(request: pytest.FixtureRequest) -> Iterator[str]:
+    """Runs a test once with google-re2 (when installed) and once without it."""
+    engine: str = request.param
+    if engine == "google-re2":
+        pytest.importorskip("re2", reason="google-re2 (the nexo-pkg[re2] extra) is not installed")
+        _forget_the_engine()
+        yield engine
+        _forget_the_engine()
+        return
+    request.getfixturevalue("without_re2")
+    assert identity_pattern.engine() == "pure-python"
+    yield engine
 
 
 @pytest.fixture

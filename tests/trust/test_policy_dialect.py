@@ -1,5 +1,6 @@
 """``identity_regexp`` speaks RE2, the dialect of cosign and of the reference installer, and
-the reference's own ``trusted_keys.toml`` inputs parse and behave as they do there."""
+the reference's own ``trusted_keys.toml`` inputs parse and behave as they do there, whichever
+engine runs the patterns (google-re2, or the pure-Python one where it has no wheel)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from nexo_pkg.trust.entry import load_policy, resolve_mode
 from nexo_pkg.trust.policy import anchored_form, lint_policy_source, parse_policy
 
 from .helpers import SHARED_FIXTURES
+
+# Every test here runs with google-re2 and with the pure-Python engine (musllinux).
+pytestmark = pytest.mark.usefixtures("each_pattern_engine")
 
 TRUSTED_KEYS = SHARED_FIXTURES / "daemon-parity" / "trusted-keys"
 
