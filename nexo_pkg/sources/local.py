@@ -30,7 +30,7 @@ from nexo_pkg.sources.spec import LocalSource, parse_source
 from nexo_pkg.trust import api as trust
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
     from pathlib import Path
 
     from nexo_pkg.core.versionreq import VersionReq
@@ -67,6 +67,23 @@ def reopen(
 ) -> None:
     """A file is not asked again: whoever installed it installs the next one."""
     del origin, context, request, follow, tag, known
+
+
+LABEL = "local file"
+"""How an install names an origin that says nowhere to ask again (a local tarball's)."""
+
+
+def label(origin: Mapping[str, Any], *, exact: bool) -> str:
+    """A file names no place: :data:`LABEL`."""
+    del origin, exact
+    return LABEL
+
+
+def prefetch_newest(
+    origins: Sequence[Mapping[str, Any]], context: SourceContext, *, jobs: int = 0
+) -> None:
+    """A file has no newer version to read."""
+    del origins, context, jobs
 
 
 def locked_origin(

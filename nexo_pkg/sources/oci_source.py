@@ -30,7 +30,7 @@ from nexo_pkg.sources.select import parse_tarball_name
 from nexo_pkg.sources.spec import timestamp_or_none
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from pathlib import Path
 
     from nexo_pkg.core.versionreq import VersionReq
@@ -84,6 +84,22 @@ def reopen(
         expected_id=request.expected_id,
         text=str(repository),
     )
+
+
+def label(origin: Mapping[str, Any], *, exact: bool) -> str | None:
+    """The repository of the pinned reference (``exact``: the pinned reference itself);
+    ``None`` without one."""
+    registry = origin.get("registry")
+    if not isinstance(registry, str):
+        return None
+    return registry if exact else registry.split("@", 1)[0]
+
+
+def prefetch_newest(
+    origins: Sequence[Mapping[str, Any]], context: SourceContext, *, jobs: int = 0
+) -> None:
+    """Nothing is read at once: each lookup reads its repository's tags."""
+    del origins, context, jobs
 
 
 def locked_origin(

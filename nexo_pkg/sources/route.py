@@ -13,10 +13,11 @@ source").
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+from nexo_pkg.core.errors import NexoError
 from nexo_pkg.sources import local, releases
 from nexo_pkg.sources.base import Origin, Source, SourceRequest
 from nexo_pkg.sources.spec import GitHubSource, parse_source
@@ -28,11 +29,15 @@ if TYPE_CHECKING:
 __all__ = [
     "KINDS",
     "Kind",
+    "Prefetched",
     "SourceRequest",
     "check_remote",
+    "copies_as_is",
     "follows",
     "locked_origin",
     "open_source",
+    "origin_label",
+    "prefetch_newest",
     "reopen",
     "tagged_release",
 ]
@@ -63,6 +68,19 @@ class KindModule(Protocol):
         from (``tag``: that tag's); ``None`` when the origin cannot be asked again."""
         ...
 
+    def label(self, origin: Mapping[str, Any], *, exact: bool) -> str | None:
+        """How a person reads where ``origin`` came from (``exact``: with the version it
+        names); ``None`` when it names no place of this kind."""
+        ...
+
+    def prefetch_newest(
+        self, origins: Sequence[Mapping[str, Any]], context: SourceContext, *, jobs: int = 0
+    ) -> Any:
+        """What the kind reads at once of the newest versions where ``origins`` came from,
+        as its ``reopen`` takes it in ``known`` (``None``: nothing; ``jobs``: also those a
+        batch leaves out, one by one). Raises ``rate_limited`` when its service says so."""
+        ...
+
     def locked_origin(
         self,
         resolved: str,
@@ -83,12 +101,15 @@ class Kind:
     giving the module implementing it (a :class:`KindModule`), and the prefix of its source
     texts (``None``: the ``owner/repo[@tag]`` or path grammar of
     :mod:`nexo_pkg.sources.spec`). ``follows``: whether an install from it is upgraded from
-    it (a file is not: it is what it is)."""
+    it (a file is not: it is what it is). ``copied``: whether ``mirror`` copies a version
+    of it as it is, every tag and referrer with its bytes unchanged (a registry's), rather
+    than building a registry artifact from it (a release's)."""
 
     type: str
     load: Callable[[], KindModule]
     scheme: str | None = None
     follows: bool = True
+    copied: bool = False
 
 
 def _oci_source() -> KindModule:
@@ -102,7 +123,7 @@ _RELEASES = Kind("github-releases", lambda: releases)
 _LOCAL = Kind("local-file", lambda: local, follows=False)
 
 KINDS: tuple[Kind, ...] = (
-    Kind("oci-registry", _oci_source, scheme="oci://"),
+    Kind("oci-registry", _oci_source, scheme="oci://", copied=True),
     _RELEASES,
     _LOCAL,
 )
@@ -133,6 +154,43 @@ def open_source(text: str, context: SourceContext, request: SourceRequest) -> So
     return kind.load().open_text(text, context, request)
 
 
+@dataclass(frozen=True)
+class Prefetched:
+    """What :func:`prefetch_newest` read at once of the newest versions where many origins
+    came from: ``found`` what each kind (by ``type``) read, as :func:`reopen` passes it on;
+    ``stopped`` the answer of a kind whose service said its rate limit is spent (nothing
+    more is to be asked of it in the command)."""
+
+    found: Mapping[str, Any] = field(default_factory=dict)
+    stopped: Mapping[str, NexoError] = field(default_factory=dict)
+
+
+def prefetch_newest(
+    origins: Sequence[Mapping[str, Any]], context: SourceContext, *, jobs: int = 0
+) -> Prefetched:
+    """Read at once what each kind can of the newest versions where ``origins`` (receipts'
+    source objects) came from, before their lookups (GitHub: the latest releases, with a
+    token many to a GraphQL request; ``jobs``: those still missing one by one, ``jobs`` at
+    a time). A kind that answers ``rate_limited`` is in :attr:`Prefetched.stopped`; other
+    failures are raised."""
+    found: dict[str, Any] = {}
+    stopped: dict[str, NexoError] = {}
+    for kind in KINDS:
+        mine = [origin for origin in origins if origin.get("type") == kind.type]
+        if not mine:
+            continue
+        try:
+            read = kind.load().prefetch_newest(mine, context, jobs=jobs)
+        except NexoError as error:
+            if error.kind != "rate_limited":
+                raise
+            stopped[kind.type] = error
+            continue
+        if read is not None:
+            found[kind.type] = read
+    return Prefetched(found, stopped)
+
+
 def reopen(
     origin: Mapping[str, Any],
     context: SourceContext,
@@ -140,17 +198,36 @@ def reopen(
     *,
     follow: bool = False,
     tag: str | None = None,
-    known: Any = None,
+    known: Prefetched | None = None,
 ) -> Source | None:
     """The source of the version a receipt's or an install plan's ``origin`` (its source
     object: ``type`` and the kind's fields) names; with ``follow``, of the newest version
-    where it came from (``tag``: that one; ``known``: what a batch lookup already read of
-    it). ``None`` for an origin that cannot be asked again (a local file, a receipt without
-    its coordinates)."""
+    where it came from (``tag``: that one; ``known``: what :func:`prefetch_newest` already
+    read). ``None`` for an origin that cannot be asked again (a local file, a receipt
+    without its coordinates)."""
     kind = _kind_of_type(origin.get("type"))
     if kind is None:
         return None
-    return kind.load().reopen(origin, context, request, follow=follow, tag=tag, known=known)
+    read = None if known is None else known.found.get(kind.type)
+    return kind.load().reopen(origin, context, request, follow=follow, tag=tag, known=read)
+
+
+def origin_label(origin: Mapping[str, Any], *, exact: bool = False) -> str:
+    """Where an install whose ``origin`` (a receipt's source object) is came from, as a
+    person reads it: ``owner/repo``, a registry repository (``exact``: with the version
+    installed, ``owner/repo@tag`` or the pinned reference), ``local file`` for an origin
+    that names no place."""
+    kind = _kind_of_type(origin.get("type"))
+    named = None if kind is None else kind.load().label(origin, exact=exact)
+    return named if named is not None else local.LABEL
+
+
+def copies_as_is(text: str) -> bool:
+    """Whether ``mirror`` copies the version ``text`` names as it is, every tag and referrer
+    with its bytes unchanged (a registry version), rather than building a registry artifact
+    from a release (``owner/repo@tag``, see :func:`tagged_release`)."""
+    kind = _scheme_kind(text)
+    return kind is not None and kind.copied
 
 
 def locked_origin(
