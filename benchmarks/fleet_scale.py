@@ -5,7 +5,11 @@ Every plugin is shaped like a real release (``trees.fill_vendored``: 1,500 files
 sources and binary-like data, about 6 MiB, packed as ``nexo plugin pack`` packs) and pushed,
 unsigned, to a real CNCF distribution registry on loopback. Side by side, interleaved, each
 run onto an empty root with a cold blob cache (its own ``NEXO_HOME``), after an ``os.sync()`` so
-that no run pays for writing back the files of the one before:
+that no run pays for writing back the files of the one before; the trees of earlier runs are
+set aside, not removed, until the benchmark ends (``--remove-trees``: removed before each run),
+so that no run pays for the filesystem skipping the thousands of inodes just freed (ext4
+without a journal does, for a minute: docs/benchmarks.md). Each variant's CPU time (user +
+system of its process tree) is printed with its row:
 
 * **baseline**: for each plugin in turn ``curl -sSfo f BLOB_URL && sha256sum -c && mkdir d &&
   tar -xzf f -C d``, then one ``sync -f`` of the root;
@@ -15,20 +19,27 @@ that no run pays for writing back the files of the one before:
 ``lock`` of the largest fleet is timed the same way, ``--jobs 1`` against the default, each
 run from an empty lock and a cold blob cache; both must write the same bytes.
 
+``--workload uniform`` builds every plugin of 1,500 files of exactly 4 KiB instead (100 to a
+directory; Python-like text, every tenth file random bytes: about 6 MiB, a third of it
+incompressible per file but no large file), the shape an independent run used and the one
+where per-file costs, not bytes, decide.
+
 ``--latency-ms 0,5,20`` repeats the largest fleet's ``lock`` rows and a ``sync`` row
 (baseline included; ``--latency-sync-count`` plugins) through a proxy that delays every byte
 by that one-way latency in each direction (``fleet_proxy.py``, in its own process), as a
 registry across a network would; 0 is the registry on loopback, without the proxy.
 
 Run: ``.venv/bin/python benchmarks/fleet_scale.py [--counts 1,5,20,50] [--runs 3]
-[--latency-ms 0,5,20] [--latency-sync-count 20] [--skip-scale] [--skip-lock]
-[--before OLD_CHECKOUT]``.
+[--workload realistic|uniform] [--latency-ms 0,5,20] [--latency-sync-count 20]
+[--skip-scale] [--skip-lock] [--before OLD_CHECKOUT]``; the uniform workload as measured in
+docs/benchmarks.md: ``--workload uniform --counts 8 --runs 5 --skip-lock``.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import os
 import resource
 import shutil
@@ -36,8 +47,9 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -48,7 +60,7 @@ from common import Stats, interleave, machine, paired_ratios, precompile, wall  
 from fleet_proxy import latency_proxy  # noqa: E402
 from support.registry import Registry, start_registry  # noqa: E402
 from support.tarballs import launcher_text, manifest_text  # noqa: E402
-from trees import fill_vendored  # noqa: E402
+from trees import fill_uniform, fill_vendored  # noqa: E402
 
 from nexo_pkg.fleet.pool import DEFAULT_JOBS  # noqa: E402
 
@@ -101,9 +113,17 @@ def _nexo(*args: str) -> list[str]:
     return [sys.executable, "-m", "nexo_pkg", "plugin", *args]
 
 
-def build_fleet(work: Path, count: int, *, files: int = FILES, total_mib: int = TOTAL_MIB) -> Fleet:
+def build_fleet(
+    work: Path,
+    count: int,
+    *,
+    files: int = FILES,
+    total_mib: int = TOTAL_MIB,
+    workload: str = "realistic",
+) -> Fleet:
     """``count`` plugins sharing one vendored tree (each with its own manifest, so its own
-    tarball), pushed to a fresh registry."""
+    tarball), pushed to a fresh registry: ``realistic`` (``trees.fill_vendored``) or
+    ``uniform`` (``trees.fill_uniform``: ``files`` files of 4 KiB)."""
     from nexo_pkg.fleet.publish import push
     from nexo_pkg.fleet.sources import FleetOptions
     from nexo_pkg.install.pipeline import InstallOptions
@@ -111,7 +131,10 @@ def build_fleet(work: Path, count: int, *, files: int = FILES, total_mib: int = 
 
     registry = start_registry(work / "registry")
     lib = work / "vendored"
-    fill_vendored(lib, files=files, total_mib=total_mib, pure=True)
+    if workload == "uniform":
+        fill_uniform(lib, files=files)
+    else:
+        fill_vendored(lib, files=files, total_mib=total_mib, pure=True)
     shared = [
         ArchiveEntry(
             "lib/" + path.relative_to(lib).as_posix(),
@@ -168,6 +191,13 @@ class Scale:
     sequential: Stats
     concurrent: Stats
     before: Stats | None = None  # default jobs, the --before checkout's code
+    cpu: dict[str, Stats] = field(default_factory=dict)  # user + system of each variant's tree
+    load: float = 0.0  # 1-minute load average at the end
+
+    def cpu_line(self) -> str:
+        """The CPU time (user + system, the run's process tree) of each variant."""
+        spent = ", ".join(f"{name} {stats.describe('s', 1, 2)}" for name, stats in self.cpu.items())
+        return f"CPU user+sys of {self.count} plugins: {spent}; load average {self.load:.2f}"
 
 
 def measure_sync(
@@ -178,6 +208,7 @@ def measure_sync(
     warmup: int = 1,
     host: str | None = None,
     before: Path | None = None,
+    keep_trees: bool = True,
 ) -> Scale:
     project = fleet.project(count, host)
     lock = project / "nexo-plugins.lock"
@@ -188,21 +219,46 @@ def measure_sync(
         )  # fmt: skip
     scratch = fleet.work / "scratch"
 
+    trash = fleet.work / "trash"
+    runs_done = itertools.count()
+
     def fresh() -> Path:
-        shutil.rmtree(scratch, ignore_errors=True)
+        if scratch.exists():
+            if keep_trees:
+                # Set aside, not removed: ext4 without a journal (this machine's disk) skips
+                # every inode freed in the last minute, one by one, each time it creates a
+                # file, so a run right after thousands of files were removed pays for that
+                # scan (concurrent writers most: docs/benchmarks.md). Removed with the work
+                # directory at the end (a row of 8 uniform plugins sets aside about 1 GiB).
+                trash.mkdir(exist_ok=True)
+                scratch.rename(trash / f"run{next(runs_done)}")
+            else:
+                shutil.rmtree(scratch)
         scratch.mkdir()
         # The previous run's files reach the disk now, not while the next run is timed.
         os.sync()
         return scratch
 
+    cpu: dict[str, list[float]] = {}
+
+    def timed(name: str, command: list[str], **kwargs: Any) -> float:
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        elapsed = wall(command, **kwargs)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        spent = after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime
+        cpu.setdefault(name, []).append(spent)
+        return elapsed
+
     def baseline() -> float:
         root = fresh()
-        return wall(["bash", "-c", _baseline_script(fleet, count, root / "dest", host)])
+        script = _baseline_script(fleet, count, root / "dest", host)
+        return timed("baseline", ["bash", "-c", script])
 
-    def nexo(jobs: str, code: Path | None = None) -> Callable[[], float]:
+    def nexo(name: str, jobs: str, code: Path | None = None) -> Callable[[], float]:
         def run() -> float:
             root = fresh()
-            return wall(
+            return timed(
+                name,
                 _nexo("sync", "--lock", str(lock), "--dest", str(root / "dest"), "--frozen",
                       "--plain-http", "--jobs", jobs),
                 env=_env(root / "home", code),
@@ -211,13 +267,20 @@ def measure_sync(
 
         return run
 
-    variants = {"baseline": baseline, "jobs 1": nexo("1"), "default": nexo(JOBS)}
+    variants = {
+        "baseline": baseline,
+        "jobs 1": nexo("jobs 1", "1"),
+        "default": nexo("default", JOBS),
+    }
     if before is not None:
-        variants["before"] = nexo(JOBS, before)
+        variants["before"] = nexo("before", JOBS, before)
     timings = interleave(variants, runs, warmup=warmup)
+    # CPU of the timed runs only (the warm-up ones come first in each list).
+    cpu_stats = {name: Stats.of(values[warmup:]) for name, values in cpu.items()}
     return Scale(
-        count, timings["baseline"], timings["jobs 1"], timings["default"], timings.get("before")
-    )
+        count, timings["baseline"], timings["jobs 1"], timings["default"], timings.get("before"),
+        cpu=cpu_stats, load=os.getloadavg()[0],
+    )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -324,6 +387,12 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=FILES, help="files per plugin")
     parser.add_argument("--mib", type=int, default=TOTAL_MIB, help="MiB per plugin, unpacked")
     parser.add_argument(
+        "--workload",
+        choices=("realistic", "uniform"),
+        default="realistic",
+        help="realistic: site-packages and data files; uniform: 4 KiB files, every tenth random",
+    )
+    parser.add_argument(
         "--latency-ms",
         default="",
         help="one-way latencies (ms; 0: no proxy) to repeat the lock and sync rows at",
@@ -338,6 +407,12 @@ def main() -> None:
     )
     parser.add_argument("--skip-lock", action="store_true", help="no lock rows")
     parser.add_argument(
+        "--remove-trees",
+        action="store_true",
+        help="remove each run's tree before the next run (as before), instead of setting it "
+        "aside until the row is done (see docs/benchmarks.md)",
+    )
+    parser.add_argument(
         "--before", type=Path, help="a checkout of an earlier nexo-pkg: a 4-job column of it"
     )
     args = parser.parse_args()
@@ -348,20 +423,24 @@ def main() -> None:
     if args.before is not None:
         precompile(args.before / "nexo_pkg")
     with tempfile.TemporaryDirectory(prefix="nexo-fleet-scale-") as scratch:
-        fleet = build_fleet(Path(scratch), largest, files=args.files, total_mib=args.mib)
+        fleet = build_fleet(
+            Path(scratch), largest, files=args.files, total_mib=args.mib, workload=args.workload
+        )
         try:
-            print(machine())
+            print(machine(), f"workload {args.workload}")
             if not args.skip_scale:
                 scales = []
                 for index, count in enumerate(counts):
                     # One warm-up (page cache, registry, .pyc files) before the first row.
                     scales.append(
                         measure_sync(
-                            fleet, count, args.runs, warmup=int(index == 0), before=args.before
+                            fleet, count, args.runs, warmup=int(index == 0), before=args.before,
+                            keep_trees=not args.remove_trees,
                         )
-                    )
+                    )  # fmt: skip
                     print(f"load average {os.getloadavg()[0]:.2f} after {count} plugins")
                     print("\n".join(scale_table(scales[-1:])[2:]), flush=True)
+                    print(scales[-1].cpu_line(), flush=True)
                 print("\n".join(scale_table(scales)))
             if not args.skip_lock and not latencies:
                 print(measure_lock(fleet, largest, args.runs, before=args.before).line())
@@ -374,9 +453,11 @@ def main() -> None:
                         print(row.line(), flush=True)
                     if synced:
                         scale = measure_sync(
-                            fleet, synced, args.runs, warmup=0, host=host, before=args.before
-                        )
+                            fleet, synced, args.runs, warmup=0, host=host, before=args.before,
+                            keep_trees=not args.remove_trees,
+                        )  # fmt: skip
                         print("\n".join(scale_table([scale])), flush=True)
+                        print(scale.cpu_line(), flush=True)
         finally:
             fleet.registry.stop()
 

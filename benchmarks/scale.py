@@ -22,8 +22,11 @@ users run it), interleaved with its baseline (``common.interleave``):
 
 Run: ``.venv/bin/python benchmarks/scale.py [--counts 1,10,100,1000] [--runs 5]
 [--before OLD_CHECKOUT] [--work DIR] [--skip-doctor] [--skip-outdated] [--skip-offline]
-[--skip-sync] [--outdated-only]``
-(``--outdated-only --runs 5``: the ``outdated`` rows alone, in about two minutes.)
+[--skip-sync] [--outdated-only] [--offline verify,list]``
+(``--outdated-only --runs 5``: the ``outdated`` rows alone, in about two minutes; the ``list``
+and ``lint`` rows alone, in under three minutes once ``--work`` holds the hosts: ``--counts
+1000 --skip-doctor --skip-outdated --skip-sync --offline list,"doctor --no-check" --work
+/tmp/scale``.)
 (``--before``: e.g. ``git archive main nexo_pkg | tar -x -C /tmp/before``; ``--work`` keeps
 the installed hosts, which take a while to build at 1,000, for the next run).
 """
@@ -42,6 +45,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -70,6 +74,7 @@ from support.tarballs import (  # noqa: E402
 from nexo_pkg.core.threads import DEFAULT_JOBS  # noqa: E402
 
 SCRIPTED = REPO / "tests" / "fixtures" / "plugins" / "scripted.py"
+OFFLINE = ("verify", "doctor --no-check", "list")
 FILES = 47
 NEXO = Path(sys.executable).with_name("nexo")  # the console script pip wrote
 
@@ -129,17 +134,36 @@ class Host:
             os.environ.update(saved)
 
 
+# CPU seconds (user + system) of each timed child, by the name of its row's variant.
+CPU: dict[str, list[float]] = {}
+
+
+def _timed(name: str, command: list[str], **kwargs: Any) -> float:
+    """``wall(command)``, its child's CPU time kept under ``name``."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    elapsed = wall(command, **kwargs)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.setdefault(name, []).append(after.ru_utime - used.ru_utime + after.ru_stime - used.ru_stime)
+    return elapsed
+
+
 def _nexo(
-    host: Host, *args: str, before: Path | None = None, api: str | None = None
+    host: Host,
+    *args: str,
+    before: Path | None = None,
+    api: str | None = None,
+    name: str | None = None,
 ) -> Callable[[], float]:
     """A cold ``nexo`` run: through the console script, or as ``python -m nexo_pkg`` with
-    the checkout ``before`` on ``PYTHONPATH``."""
+    the checkout ``before`` on ``PYTHONPATH`` (its CPU time kept under ``name``)."""
     env = host.env(api)
     if before is None:
         command = [str(NEXO), *args]
     else:
         env["PYTHONPATH"] = str(before)
         command = [sys.executable, "-P", "-m", "nexo_pkg", *args]
+    if name is not None:
+        return lambda: _timed(name, command, env=env, check=False)
     return lambda: wall(command, env=env, check=False)
 
 
@@ -277,7 +301,9 @@ def outdated_rows(
     return rows
 
 
-def offline_rows(host: Host, runs: int, before: Path | None) -> list[str]:
+def offline_rows(
+    host: Host, runs: int, before: Path | None, only: tuple[str, ...] = OFFLINE
+) -> list[str]:
     dest = ("--dest", str(host.root))
     rows = []
     commands = {
@@ -285,12 +311,16 @@ def offline_rows(host: Host, runs: int, before: Path | None) -> list[str]:
         "doctor --no-check": ("plugin", "doctor", "--no-check", *dest),
         "list": ("plugin", "list", *dest),
     }
+    commands = {name: args for name, args in commands.items() if name in only}
     variants: dict[str, Callable[[], float | None]] = {}
     for name, args in commands.items():
         # Beside an older checkout, both run as `python -m nexo_pkg` from their own code.
-        variants[name] = _nexo(host, *args, before=None if before is None else REPO)
+        label = f"{name}, {host.count} plugins"
+        variants[name] = _nexo(host, *args, before=None if before is None else REPO, name=label)
         if before is not None:
-            variants[f"{name} (before)"] = _nexo(host, *args, before=before)
+            variants[f"{name} (before)"] = _nexo(
+                host, *args, before=before, name=f"{label} (before)"
+            )
     results = interleave(variants, runs)
     for name in commands:
         ours = results[name]
@@ -316,10 +346,13 @@ def lint_row(work: Path, count: int, runs: int) -> str:
         "for p in sorted(pathlib.Path(sys.argv[1]).rglob('nexo-plugin.toml')):\n"
         "    tomllib.loads(p.read_text())\n"
     )
+    lint, tomllib = f"lint DIR of {count}", f"bare tomllib parse of {count}"
     results = interleave(
         {
-            "lint": lambda: wall([str(NEXO), "plugin", "lint", str(directory)], check=False),
-            "tomllib": lambda: wall([sys.executable, "-c", parse, str(directory)]),
+            "lint": lambda: _timed(
+                lint, [str(NEXO), "plugin", "lint", str(directory)], check=False
+            ),
+            "tomllib": lambda: _timed(tomllib, [sys.executable, "-c", parse, str(directory)]),
         },
         runs,
     )
@@ -406,6 +439,11 @@ def main() -> None:
     parser.add_argument("--skip-offline", action="store_true")
     parser.add_argument("--skip-sync", action="store_true")
     parser.add_argument(
+        "--offline",
+        default=",".join(OFFLINE),
+        help="the offline commands timed at each count (comma-separated)",
+    )
+    parser.add_argument(
         "--outdated-only",
         action="store_true",
         help="Only the outdated rows (about 2 minutes for 100 plugins on 2 quiet cores).",
@@ -463,13 +501,19 @@ def main() -> None:
                 print(line, flush=True)
         if not args.skip_offline:
             for count in counts:
-                for line in offline_rows(host(count), args.runs, args.before):
+                only = tuple(name.strip() for name in args.offline.split(","))
+                for line in offline_rows(host(count), args.runs, args.before, only):
                     print(line, flush=True)
         print(lint_row(work, args.lint_count, args.runs), flush=True)
         if not args.skip_sync:
             for line in sync_rows(work, args.runs * 2, args.before):
                 print(line, flush=True)
         shutil.rmtree(work / "installed", ignore_errors=True)
+    print()
+    for name, values in CPU.items():
+        # Warm-up runs included: interleave runs every variant once before timing.
+        print(f"CPU user+sys, {name}: {Stats.of(values).describe('s', 1, 3)}")
+    print(f"load average at the end {os.getloadavg()[0]:.2f}")
     print(f"\n({time.perf_counter() - started:.0f} s in all)")
 
 

@@ -96,6 +96,25 @@ def _is_native(name: str) -> bool:
     return name.endswith((".so", ".pyd", ".dylib", ".dll")) or ".so." in name
 
 
+def fill_uniform(target: Path, *, files: int, size: int = 4096) -> None:
+    """``files`` files of exactly ``size`` bytes, 100 per directory: Python-like text (as
+    :func:`fill_small` writes it), every tenth one random bytes (incompressible)."""
+    rng = random.Random(SEED + 2)
+    words = [f"name{index}" for index in range(400)]
+    for index in range(files):
+        directory = target / "uniform" / f"pkg{index // 100:03d}"
+        if index % 100 == 0:
+            directory.mkdir(parents=True)
+        if index % 10 == 9:
+            data, suffix = rng.randbytes(size), "bin"
+        else:
+            lines = []
+            while sum(map(len, lines)) < size:
+                lines.append(f"def {rng.choice(words)}(x):\n    return x + {rng.randint(0, 999)}\n")
+            data, suffix = "".join(lines).encode()[:size], "py"
+        (directory / f"mod{index % 100:03d}.{suffix}").write_bytes(data)
+
+
 def fill_small(target: Path, *, files: int) -> None:
     """``files`` files of 1-6 KiB of Python-like text, 100 per directory."""
     rng = random.Random(SEED + 1)

@@ -24,6 +24,7 @@ from nexo_pkg.cli.common import (
     result_line,
 )
 from nexo_pkg.cli.completion import installed_ids
+from nexo_pkg.cli.listing import discovery_states, plugin_roots, scan_roots
 from nexo_pkg.cli.options import (
     AllowSignerChangeOption,
     ConfigOption,
@@ -60,6 +61,11 @@ if TYPE_CHECKING:
     from nexo_pkg.install.summary import InstallPlan
     from nexo_pkg.sources.api import ArchiveLimits, Prefetched
 
+# Where the other commands find them (the helpers live with `list`, which runs without Typer).
+_roots = plugin_roots
+_scan = scan_roots
+_discovery_states = discovery_states
+
 _SIZE = re.compile(r"^\s*(\d+)\s*([kmg]?)(i?b)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 
@@ -77,35 +83,6 @@ def parse_size(text: str, *, flag: str) -> int:
     if not match or int(match.group(1)) <= 0:
         raise UsageError(f"{flag} {text!r} is not a size such as 100M or 1048576")
     return int(match.group(1)) * _UNITS[match.group(2).lower()]
-
-
-def _roots(dest: Path | None, config: Path | None) -> tuple[Path, ...]:
-    """``--dest`` alone, else every plugin root of the daemon's configuration, the install
-    root first; warns about search paths that probably do not mean what they say."""
-    from nexo_pkg.install.config import (  # noqa: PLC0415
-        config_dir,
-        install_root,
-        load_daemon_config,
-    )
-
-    if dest is not None:
-        return (install_root(dest),)
-    daemon = load_daemon_config(config_dir(config))
-    for message in daemon.warnings:
-        warn(printable(message))
-    return daemon.plugin_roots()
-
-
-def _scan(roots: tuple[Path, ...], *, kept: bool) -> list[Any]:
-    """Every plugin directory in ``roots`` (and with ``kept`` the versions kept for rollback),
-    root by root, each recovered first from an interrupted run."""
-    from nexo_pkg.install.store import recover_interrupted, scan_installed, scan_kept  # noqa: PLC0415
-
-    found: list[Any] = []
-    for root in roots:
-        recover_interrupted(root)
-        found += [*scan_installed(root), *(scan_kept(root) if kept else ())]
-    return found
 
 
 def _holding(roots: tuple[Path, ...], plugin_id: str) -> list[Path]:
@@ -372,19 +349,6 @@ def _install_link(
         say(printable(shown))
 
     answer(run, json_output=json_output, show=show)
-
-
-def _discovery_states(config: Path | None) -> Any:
-    """The daemon's discovery ``disabled``/``allowlist`` lists, or ``None`` (with a warning)
-    when its configuration cannot be read: ``list`` still lists what is installed."""
-    from nexo_pkg.install.config import config_dir  # noqa: PLC0415
-    from nexo_pkg.install.discovery_edit import discovery_state  # noqa: PLC0415
-
-    try:
-        return discovery_state(config_dir(config))
-    except NexoError as error:
-        warn(f"discovery state unknown: {printable(error.message)}")
-        return None
 
 
 def _latest_releases(roots: tuple[Path, ...], options: InstallOptions) -> Prefetched:
@@ -743,109 +707,9 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
         `upgrade` leaves alone until a version is named or `nexo plugin unhold` releases it;
         linked for a development link).
         """
-        from nexo_pkg.install.hold import holds  # noqa: PLC0415
-        from nexo_pkg.install.link import linked_plugins  # noqa: PLC0415
-        from nexo_pkg.install.sbom import vendored_summary  # noqa: PLC0415
-        from nexo_pkg.install.store import RECEIPT_UNREADABLE  # noqa: PLC0415
+        from nexo_pkg.cli.listing import list_plugins  # noqa: PLC0415
 
-        roots = guarded(lambda: _roots(dest, config), json_output=json_output)
-        items = guarded(lambda: _scan(roots, kept=True), json_output=json_output)
-        states = _discovery_states(config)
-        held = {plugin: hold for root in roots for plugin, hold in holds(root).items()}
-        plugins = [(item, item.receipt) for item in items if item.receipt is not None]
-        links = [link for each in roots for link in linked_plugins(each)]
-        linked_paths = {link.path for link in links}
-        orphans = [
-            item
-            for item in items
-            if item.receipt is None and not item.kept and item.path not in linked_paths
-        ]
-        unreadable = [
-            item for item in orphans if (item.problem or "").startswith(RECEIPT_UNREADABLE)
-        ]
-        if json_output:
-            document: dict[str, Any] = {
-                "ok": True,
-                "dest": str(roots[0]),
-                "roots": [str(each) for each in roots],
-                "unreadable": [
-                    {"path": str(item.path), "problem": item.problem} for item in unreadable
-                ],
-                "plugins": [
-                    {
-                        "id": receipt.id,
-                        "version": receipt.version,
-                        "target": receipt.target,
-                        "source": receipt.source,
-                        "owner": receipt.owner,
-                        "repo": receipt.repo,
-                        "tag": receipt.tag,
-                        "resolved_tag": receipt.resolved_tag,
-                        "registry": receipt.registry,
-                        "signature": receipt.signature.get("status"),
-                        "signature_scheme": receipt.signature.get("scheme"),
-                        "installed_at": receipt.installed_at,
-                        "path": str(item.path),
-                        "kept": item.kept,
-                        "discovery": None if states is None else states.state(receipt.id),
-                        "held": not item.kept and receipt.id in held,
-                        "vendored": vendored_summary(item),
-                    }
-                    for item, receipt in plugins
-                ]
-                + [
-                    {
-                        "id": link.plugin_id,
-                        "version": link.version,
-                        "source": "link",
-                        "linked_to": str(link.target),
-                        "signature": None,
-                        "path": str(link.path),
-                        "kept": False,
-                        "discovery": None if states is None else states.state(link.plugin_id),
-                    }
-                    for link in links
-                ],
-            }
-            if include_orphan:
-                document["orphans"] = [
-                    {"path": str(item.path), "problem": item.problem} for item in orphans
-                ]
-            emit_json(document)
-            return
-        if not plugins and not links and not unreadable and not (include_orphan and orphans):
-            say(f"No plugins installed in {printable(', '.join(str(each) for each in roots))}.")
-            return
-
-        def row(  # noqa: PLR0917 - one parameter a column
-            plugin: str, version: str, origin: str, signature: str, state: str, path: Path | str
-        ) -> None:
-            line = f"{plugin:<24} {version:<12} {origin:<40} {signature:<10} {state:<16} {path}"
-            result_line(printable(line))
-
-        if sys.stdout.isatty():
-            # A header for the person reading; a pipe gets one line per plugin (`wc -l`).
-            row("ID", "VERSION", "ORIGIN", "SIGNATURE", "STATE", "PATH")
-        for item, receipt in plugins:
-            if receipt.registry is not None:
-                origin = receipt.registry
-            elif receipt.source == "github-releases":
-                origin = f"{receipt.owner}/{receipt.repo}@{receipt.resolved_tag or receipt.tag}"
-            else:
-                origin = "local file"
-            signature = str(receipt.signature.get("status", "unknown"))
-            if item.kept:
-                state = "kept"
-            else:
-                state = "unknown" if states is None else states.state(receipt.id)
-                if receipt.id in held:
-                    state += ",held"
-            row(receipt.id, receipt.version, origin, signature, state, item.path)
-        for link in links:
-            state = "linked" if states is None else f"{states.state(link.plugin_id)},linked"
-            row(link.plugin_id, link.version, f"link: {link.target}", "-", state, link.path)
-        for item in orphans if include_orphan else unreadable:
-            row("(orphan)", "", item.problem or "", "", "", item.path)
+        list_plugins(dest, config, include_orphan=include_orphan, json_output=json_output)
 
     @app.command("remove")
     def remove_command(

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
     from nexo_pkg.core.diagnostics import FileResult
     from nexo_pkg.lint.config import LintSettings
+    from nexo_pkg.lint.discovery import FoundManifest
 
 
 FORMATS = tuple(REPORTERS)  # the reporter registry names the formats
@@ -66,10 +67,10 @@ class LintRequest:
 
 
 def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
-    from nexo_pkg.core.files import read_config_bytes  # noqa: PLC0415
-    from nexo_pkg.lint.discovery import discover_manifests  # noqa: PLC0415
-    from nexo_pkg.lint.engine import lint_bytes, note_shadowed, unreadable_file  # noqa: PLC0415
+    from nexo_pkg.lint.discovery import Walked, discover_manifests  # noqa: PLC0415
+    from nexo_pkg.lint.engine import lint_bytes  # noqa: PLC0415
     from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES  # noqa: PLC0415
+    from nexo_pkg.manifest.names import listed_directories  # noqa: PLC0415
 
     if request.paths == ["-"]:
         request.stdin, request.paths = True, []  # `-` names standard input, as in most tools
@@ -97,15 +98,30 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
     daemon_files = _daemon_config_files(request)
     given = request.paths or ([] if daemon_files else ["."])
     named = {Path(path).resolve() for path in [*given, *daemon_files] if Path(path).is_file()}
+    walked = Walked()
+    # What the directory search saw answers the lookups after it (settings, companions).
+    with listed_directories(walked.files):
+        found_manifests = discover_manifests([*given, *daemon_files], walked)
+        settings.know(walked.resolved)
+        return _lint_found(request, settings, found_manifests, named)
+
+
+def _lint_found(
+    request: LintRequest, settings: LintSettings, manifests: list[FoundManifest], named: set[Path]
+) -> list[FileResult]:
+    from nexo_pkg.core.files import read_config_bytes  # noqa: PLC0415
+    from nexo_pkg.lint.engine import lint_bytes, note_shadowed, unreadable_file  # noqa: PLC0415
+    from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES  # noqa: PLC0415
+
     results: list[FileResult] = []
-    for found in discover_manifests([*given, *daemon_files]):
+    for found in manifests:
         path = found.path
         # Files named on the command line are linted even when excluded, unless
         # --force-exclude (as ruff: a pre-commit hook passes every staged file by name).
-        named_here = bool(named) and path.resolve() in named
-        if (request.force_exclude or not named_here) and settings.excluded(path):
+        named_here = bool(named) and (found.resolved or path.resolve()) in named
+        if (request.force_exclude or not named_here) and settings.excluded(path, found.resolved):
             continue
-        file_options = settings.options_for(path)
+        file_options = settings.options_for(path, found.resolved)
         try:
             # A FIFO or a device named on the command line is refused, not read without end.
             raw = read_config_bytes(path, MAX_MANIFEST_BYTES)

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.fleet.pool import run_bounded
@@ -39,6 +39,9 @@ from nexo_pkg.install.api import (
     verify_installed,
 )
 from nexo_pkg.manifest.names import find_manifest
+
+if TYPE_CHECKING:
+    from nexo_pkg.manifest.document import ParsedManifest
 
 __all__ = ["DoctorReport", "Finding", "HandshakeCheck", "diagnose"]
 
@@ -103,18 +106,23 @@ class DoctorReport:
 
 def _manifest_findings(
     report: DoctorReport, path: Path, plugin_id: str, nexo_version: str | None
-) -> None:
-    from nexo_pkg.lint.engine import lint_file  # noqa: PLC0415
+) -> tuple[bytes, ParsedManifest | None] | None:
+    """The lint findings of the manifest at ``path``; its bytes and the manifest lint parsed
+    (``None`` when it cannot be read)."""
+    from nexo_pkg.lint.engine import lint_bytes_keeping  # noqa: PLC0415
     from nexo_pkg.manifest.options import LintOptions  # noqa: PLC0415
 
     try:
-        result = lint_file(path, options=LintOptions(nexo_version=nexo_version))
+        raw = path.read_bytes()
     except OSError as exc:
         report.add(
             "error", "manifest", f"cannot read {path.name}: {exc.strerror or exc}",
             plugin_id=plugin_id, path=path,
         )  # fmt: skip
-        return
+        return None
+    result, parsed = lint_bytes_keeping(
+        raw, path=str(path), options=LintOptions(nexo_version=nexo_version)
+    )
     for diagnostic in result.diagnostics:
         severity: Severity = "error" if diagnostic.is_error else "warning"
         line = diagnostic.span.start.line
@@ -122,28 +130,42 @@ def _manifest_findings(
             severity, "manifest", f"{path.name}:{line}: {diagnostic.code} {diagnostic.message}",
             plugin_id=plugin_id, path=path,
         )  # fmt: skip
+    return raw, parsed
 
 
 def _requirement_findings(
-    report: DoctorReport, path: Path, plugin_id: str, wired: frozenset[str] | None
+    report: DoctorReport,
+    path: Path,
+    plugin_id: str,
+    wired: frozenset[str] | None,
+    linted: tuple[bytes, ParsedManifest | None] | None,
 ) -> None:
     """A ``warning`` per ``requires.nexo_capabilities`` entry the daemon would not find wired:
     it warns at boot and loads the plugin anyway
     (``crates/core/src/agent/nexo_plugin_registry/capability_aggregator.rs:148-163``), and
     its own doctor exits 0 on it (``doctor_render.rs:36-55``). A manifest that cannot be read
-    is the manifest check's finding."""
+    is the manifest check's finding. The document lint parsed (``linted``: the bytes and the
+    manifest) is used when it is exactly the one the model reads; else the text is parsed
+    here, as the model reads it (undecodable bytes replaced)."""
     from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES  # noqa: PLC0415
     from nexo_pkg.manifest.model import (  # noqa: PLC0415
         ManifestModelError,
         PluginManifest,
+        manifest_from_data,
         manifest_from_text,
     )
 
+    if linted is None:
+        return  # unreadable: the manifest check said so
+    raw, parsed = linted
+    # As `read_text` reads it: undecodable bytes replaced, universal newlines.
+    text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
     try:
-        model = manifest_from_text(
-            path.read_text(encoding="utf-8", errors="replace"), max_bytes=MAX_MANIFEST_BYTES
-        )
-    except (OSError, ManifestModelError):
+        if parsed is not None and not parsed.syntax_errors and parsed.text == text:
+            model = manifest_from_data(parsed.data)  # the same document tomllib gives
+        else:
+            model = manifest_from_text(text, max_bytes=MAX_MANIFEST_BYTES)
+    except ManifestModelError:
         return
     if not isinstance(model, PluginManifest):
         return
@@ -179,8 +201,8 @@ def _installed_findings(
             plugin_id=plugin_id, path=item.path,
         )  # fmt: skip
     else:
-        _manifest_findings(report, manifest, plugin_id, nexo_version)
-        _requirement_findings(report, manifest, plugin_id, wired)
+        linted = _manifest_findings(report, manifest, plugin_id, nexo_version)
+        _requirement_findings(report, manifest, plugin_id, wired, linted)
     state = discovery.state(plugin_id) if discovery is not None else "enabled"
     if state != "enabled":
         why = "discovery.disabled" if state == "disabled" else "not in discovery.allowlist"

@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -220,7 +221,9 @@ class Receipt:
         files = document.get("files")
         if files is not None and (
             not isinstance(files, dict)
-            or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items())
+            # map(): no Python frame per file (a receipt lists every file of its plugin)
+            or not all(map(isinstance, files, repeat(str)))
+            or not all(map(isinstance, files.values(), repeat(str)))
         ):
             raise ValueError("`files` is not a map of path to sha256")
         signature = document.get("signature")
@@ -250,6 +253,10 @@ def _parse_modes(value: Any) -> dict[str, int] | None:
         return None
     if not isinstance(value, dict):
         raise ValueError("`modes` is not a map of path to octal mode")
+    try:  # the common case at once: every mode an octal string
+        return {str(name): int(mode, 8) for name, mode in value.items()}
+    except (TypeError, ValueError):
+        pass  # one by one, to name the one that is not an octal mode (or take an integer)
     modes: dict[str, int] = {}
     for name, mode in value.items():
         try:

@@ -17,6 +17,7 @@ from typing import Any
 from nexo_pkg.core.errors import ConfigError, UsageError
 from nexo_pkg.core.files import read_config_file
 from nexo_pkg.core.toml_spans import syntax_error
+from nexo_pkg.manifest.names import listed_names
 from nexo_pkg.manifest.options import LintOptions
 
 __all__ = ["LintConfig", "LintSettings", "load_config"]
@@ -109,7 +110,10 @@ def _has_lint_table(pyproject: Path) -> bool:
 
 
 def _config_in(directory: Path) -> Path | None:
+    listed = listed_names(directory)  # what a directory search saw there, if it walked it
     for name in CONFIG_FILES:
+        if listed is not None and name not in listed:
+            continue
         candidate = directory / name
         if candidate.is_file() and (name != "pyproject.toml" or _has_lint_table(candidate)):
             return candidate
@@ -152,6 +156,10 @@ class ConfigResolver:
         for seen in walked:
             self._nearest[seen] = found
         return found
+
+    def know(self, resolved: Mapping[Path, Path]) -> None:
+        """Take the ``resolve()`` of directories already known (those a search walked)."""
+        self._directories.update(resolved)
 
     def resolved(self, path: Path) -> Path:
         """``path.resolve()``, its directory resolved once per run (a file that is a link is
@@ -257,7 +265,12 @@ class LintSettings:
         self._flag_excludes = LintConfig(exclude=tuple(exclude), root=cwd)
         self._nexo_version = nexo_version
         self._by_config: dict[Path | None, LintOptions] = {}
+        self._last: tuple[Path, tuple[Path, LintConfig]] | None = None
         self._base(self._resolver.fallback)
+
+    def know(self, resolved: Mapping[Path, Path]) -> None:
+        """Take the ``resolve()`` of directories a search already walked."""
+        self._resolver.know(resolved)
 
     def _base(self, config: LintConfig) -> LintOptions:
         options = self._by_config.get(config.path)
@@ -269,10 +282,22 @@ class LintSettings:
             self._by_config[config.path] = options
         return options
 
-    def options_for(self, path: Path) -> LintOptions:
-        """The options for the file at ``path`` (``per-file-ignores`` included)."""
-        resolved = self._resolver.resolved(path)
-        config = self._resolver.for_path(path, resolved)
+    def _config_for(self, path: Path, resolved: Path | None) -> tuple[Path, LintConfig]:
+        """``path`` resolved (``resolved``, when the caller has it) and its config file's
+        settings (the last file's kept: the directory search asks :meth:`excluded`, then
+        :meth:`options_for`)."""
+        if self._last is not None and self._last[0] is path:
+            return self._last[1]
+        if resolved is None:
+            resolved = self._resolver.resolved(path)
+        found = resolved, self._resolver.for_path(path, resolved)
+        self._last = (path, found)
+        return found
+
+    def options_for(self, path: Path, resolved: Path | None = None) -> LintOptions:
+        """The options for the file at ``path`` (``per-file-ignores`` included); ``resolved``:
+        its ``resolve()``, when the caller has it."""
+        resolved, config = self._config_for(path, resolved)
         options = self._base(config)
         ignored = config.ignored_for(path, resolved) if config.per_file_ignores else frozenset()
         if not ignored:
@@ -280,9 +305,8 @@ class LintSettings:
         where = f"{config.path}: per-file-ignores"
         return replace(options, ignore=options.ignore | split_selectors(sorted(ignored), where))
 
-    def excluded(self, path: Path) -> bool:
-        """Whether the directory search skips ``path`` (its config's and the flags' excludes)."""
-        resolved = self._resolver.resolved(path)
-        return self._resolver.for_path(path, resolved).excludes(
-            path, resolved
-        ) or self._flag_excludes.excludes(path, resolved)
+    def excluded(self, path: Path, resolved: Path | None = None) -> bool:
+        """Whether the directory search skips ``path`` (its config's and the flags' excludes);
+        ``resolved``: its ``resolve()``, when the caller has it."""
+        resolved, config = self._config_for(path, resolved)
+        return config.excludes(path, resolved) or self._flag_excludes.excludes(path, resolved)

@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from nexo_pkg.core.errors import UsageError
-from nexo_pkg.manifest.names import MANIFEST_NAMES, find_manifest, is_manifest_name
+from nexo_pkg.manifest.names import (
+    MANIFEST_NAMES,
+    find_manifest,
+    is_manifest_name,
+    listed_names,
+)
 
-__all__ = ["FoundManifest", "discover_manifests"]
+__all__ = ["FoundManifest", "Walked", "discover_manifests"]
 SKIPPED_DIRECTORIES = frozenset(
     {
         ".git",
@@ -35,28 +40,62 @@ SKIPPED_DIRECTORIES = frozenset(
     }
 )
 """Never searched: VCS metadata, dependencies, caches, virtualenvs and build output (as ruff)."""
+VIRTUALENV_MARKER = "pyvenv.cfg"
 
 
 def _is_virtualenv(directory: Path) -> bool:
     """Whether ``directory`` holds a ``pyvenv.cfg``; one that cannot be looked into is not
     a virtualenv (the walk then reports it as unreadable, or it was excluded)."""
     try:
-        return (directory / "pyvenv.cfg").is_file()
+        return (directory / VIRTUALENV_MARKER).is_file()
     except OSError:
         return False
 
 
-def _search(root: Path) -> list[Path]:
+@dataclass
+class Walked:
+    """What the directory searches of one run saw, for the lookups after them
+    (:func:`nexo_pkg.manifest.names.listed_directories`, the settings' directories): every
+    directory walked, as ``str`` (as given and resolved) -> the names of its entries that
+    are not directories, and as a path -> its ``resolve()``. A walk never enters a symbolic
+    link, so a directory below the resolved root resolves to that root joined with its
+    relative path, without a system call."""
+
+    files: dict[str, frozenset[str]] = field(default_factory=dict)
+    resolved: dict[Path, Path] = field(default_factory=dict)
+
+    def note(self, directory: Path, resolved: Path, files: Iterable[str]) -> None:
+        names = frozenset(files)
+        self.resolved[directory] = resolved
+        given = str(directory)
+        self.files[given] = self.files[str(resolved)] = names
+        if given == ".":
+            self.files[""] = names  # `Path(".") / name` prints as the bare name
+
+
+def _search(root: Path, walked: Walked | None = None) -> list[Path]:
     found: list[Path] = []
     errors: list[OSError] = []
+    resolved = {str(root): root.resolve()} if walked is not None else {}
+    top = True
     for current, directories, files in os.walk(root, onerror=errors.append):
+        # A virtualenv below the root is not searched: it is seen from its own listing, as
+        # os.walk lists it anyway (a `pyvenv.cfg` that is no regular file does not count).
+        if not top and VIRTUALENV_MARKER in files and _is_virtualenv(Path(current)):
+            directories.clear()
+            continue
+        top = False
         base = Path(current)
         # Pruning in place stops os.walk from descending; sorted for a stable file order.
-        directories[:] = sorted(
-            name
-            for name in directories
-            if name not in SKIPPED_DIRECTORIES and not _is_virtualenv(base / name)
-        )
+        directories[:] = sorted(name for name in directories if name not in SKIPPED_DIRECTORIES)
+        if walked is not None:
+            here = resolved.pop(current)
+            walked.note(base, here, files)
+            # The key os.walk will yield for each subdirectory: its own join.
+            resolved.update(
+                (os.path.join(current, name), here / name)  # noqa: PTH118
+                for name in directories
+            )
         found.extend(base / name for name in MANIFEST_NAMES if name in files)
     if errors and not found and errors[0].filename == str(root):
         raise UsageError(f"cannot read directory {root}: {errors[0].strerror}")
@@ -69,11 +108,16 @@ class FoundManifest:
 
     path: Path
     shadowed_by: Path | None = None
+    # ``path.resolve()``, as the search found it (the settings' lookups start from it).
+    resolved: Path | None = field(default=None, compare=False)
 
 
 def _shadowing(path: Path) -> Path | None:
     if not is_manifest_name(path.name):
         return None
+    listed = listed_names(path.parent)
+    if listed is not None and not any(n in listed for n in MANIFEST_NAMES if n != path.name):
+        return None  # no other manifest beside it (as the walk saw the directory)
     lookup = find_manifest(path.parent)
     if lookup.path is None or lookup.path.name == path.name:
         return None
@@ -83,8 +127,17 @@ def _shadowing(path: Path) -> Path | None:
     return None if companion_of(str(lookup.path)) is not None else lookup.path
 
 
-def discover_manifests(paths: Iterable[str]) -> list[FoundManifest]:
-    """The files to lint for the given PATH arguments, in a stable order, without repeats.
+def _resolved(candidate: Path, walked: Walked | None) -> Path:
+    """``candidate.resolve()``, from its walked directory when it is not a link itself."""
+    directory = walked.resolved.get(candidate.parent) if walked is not None else None
+    if directory is None or candidate.is_symlink():
+        return candidate.resolve()
+    return directory / candidate.name
+
+
+def discover_manifests(paths: Iterable[str], walked: Walked | None = None) -> list[FoundManifest]:
+    """The files to lint for the given PATH arguments, in a stable order, without repeats;
+    ``walked`` collects what the directory searches saw.
 
     Raises :class:`UsageError` (exit 2) for a path that does not exist or cannot be read.
     """
@@ -93,14 +146,14 @@ def discover_manifests(paths: Iterable[str]) -> list[FoundManifest]:
     for given in paths:
         path = Path(given)
         if path.is_dir():
-            candidates = _search(path)
+            candidates = _search(path, walked)
         elif path.exists():
             candidates = [path]
         else:
             raise UsageError(f"no such file or directory: {given}")
         for candidate in candidates:
-            key = candidate.resolve()
+            key = _resolved(candidate, walked)
             if key not in seen:
                 seen.add(key)
-                files.append(FoundManifest(candidate, _shadowing(candidate)))
+                files.append(FoundManifest(candidate, _shadowing(candidate), key))
     return files

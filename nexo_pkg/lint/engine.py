@@ -19,6 +19,7 @@ from nexo_pkg.manifest.options import LintOptions
 
 __all__ = [
     "lint_bytes",
+    "lint_bytes_keeping",
     "lint_config_source",
     "lint_file",
     "lint_source",
@@ -120,11 +121,18 @@ def _lint_by_parser(
 
 
 def lint_source(
-    text: str, *, path: str = "nexo-plugin.toml", options: LintOptions | None = None
+    text: str,
+    *,
+    path: str = "nexo-plugin.toml",
+    options: LintOptions | None = None,
+    keep: list[ParsedManifest] | None = None,
 ) -> FileResult:
     """Lint manifest ``text``; never raises for bad input. The file decides whose rules apply
-    (:mod:`nexo_pkg.lint.microapp`); the result's ``parser`` says which."""
+    (:mod:`nexo_pkg.lint.microapp`); the result's ``parser`` says which. ``keep`` receives
+    the parsed manifest, for a caller that reads the document too."""
     parsed = parse_manifest(text)
+    if keep is not None:
+        keep.append(parsed)
     parser = "plugin-manifest"
     try:
         parser, diagnostics = _lint_by_parser(parsed, path, options)
@@ -160,21 +168,38 @@ def lint_config_source(
 
 
 def lint_bytes(
-    raw: bytes, *, path: str = "nexo-plugin.toml", options: LintOptions | None = None
+    raw: bytes,
+    *,
+    path: str = "nexo-plugin.toml",
+    options: LintOptions | None = None,
+    keep: list[ParsedManifest] | None = None,
 ) -> FileResult:
     """Lint raw file content: decoding problems (not UTF-8, binary, too large) are findings. A
-    daemon config file or a trust policy (docs/lint.md, ``PATH``) gets its own linter."""
+    daemon config file or a trust policy (docs/lint.md, ``PATH``) gets its own linter.
+    ``keep`` receives the parsed manifest when the content was linted as one."""
     text, problems = decode_manifest(raw)
     if any(problem.severity == "error" for problem in problems):
         return FileResult(path, tuple(_filtered(problems, options)), text)
-    result = _lint_text(text, path, options)
+    result = _lint_text(text, path, options, keep)
     if not problems:
         return result
     found = (*_filtered(problems, options), *result.diagnostics)
     return FileResult(result.path, found, result.source)
 
 
-def _lint_text(text: str, path: str, options: LintOptions | None) -> FileResult:
+def lint_bytes_keeping(
+    raw: bytes, *, path: str, options: LintOptions | None = None
+) -> tuple[FileResult, ParsedManifest | None]:
+    """:func:`lint_bytes`, and the manifest it parsed (``None`` when the content was not
+    linted as a manifest): a caller that needs the document too does not parse it again."""
+    kept: list[ParsedManifest] = []
+    result = lint_bytes(raw, path=path, options=options, keep=kept)
+    return result, kept[0] if kept else None
+
+
+def _lint_text(
+    text: str, path: str, options: LintOptions | None, keep: list[ParsedManifest] | None = None
+) -> FileResult:
     """Lint decoded ``text`` as a trust policy when it plainly is one, else as a manifest."""
     if path.endswith((".yaml", ".yml")):
         config_result = lint_config_source(text, path=path, options=options)
@@ -186,7 +211,7 @@ def _lint_text(text: str, path: str, options: LintOptions | None) -> FileResult:
         policy = lint_policy_source(text, path=path)
         kept = _filtered(policy.diagnostics, options)
         return FileResult(policy.path, tuple(kept), policy.source, "trust-policy")
-    return lint_source(text, path=path, options=options)
+    return lint_source(text, path=path, options=options, keep=keep)
 
 
 _POLICY_ROOT_KEY = re.compile(r"^\s*(?:schema_version\s*=|\[\[\s*authors\s*\]\])", re.MULTILINE)

@@ -11,7 +11,7 @@ from nexo_pkg.core.diagnostics import Diagnostic
 from nexo_pkg.manifest import microapp
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.document import ParsedManifest
-from nexo_pkg.manifest.names import is_file
+from nexo_pkg.manifest.names import is_file, known_absent
 from nexo_pkg.manifest.options import LintOptions
 
 __all__ = [
@@ -50,9 +50,12 @@ PARSER_DESCRIPTIONS: dict[str, str] = {
 def companion_of(path: str) -> dict[str, Any] | None:
     """For a ``nexo-plugin.toml`` on disk beside an extension-shaped ``plugin.toml``: that
     manifest. A name that is no file here (a manifest read from an archive) has no sibling."""
-    if Path(path).name != microapp.COMPANION_MANIFEST_NAME or not is_file(Path(path)):
+    if Path(path).name != microapp.COMPANION_MANIFEST_NAME:
         return None
-    data = microapp.read_toml_or_none(Path(path).parent / microapp.MICROAPP_MANIFEST_NAME)
+    sibling = Path(path).parent / microapp.MICROAPP_MANIFEST_NAME
+    if known_absent(sibling) or not is_file(Path(path)):
+        return None  # no plugin.toml beside it (as a directory search saw it), or no file
+    data = microapp.read_toml_or_none(sibling)
     return data if data is not None and microapp.is_extension_shape(data) else None
 
 

@@ -6,7 +6,10 @@ that order; everything that looks for a manifest in a directory or an archive go
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import os
+from collections.abc import Collection, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +22,9 @@ __all__ = [
     "find_manifest",
     "is_file",
     "is_manifest_name",
+    "known_absent",
+    "listed_directories",
+    "listed_names",
     "shadowed_message",
 ]
 
@@ -59,9 +65,46 @@ class ManifestLookup:
     shadowed: tuple[Path, ...] = ()
 
 
+_LISTED: ContextVar[Mapping[str, Collection[str]] | None] = ContextVar(
+    "nexo_listed_directories", default=None
+)
+
+
+@contextmanager
+def listed_directories(listing: Mapping[str, Collection[str]]) -> Iterator[None]:
+    """Within the block, a name that ``listing`` (a directory, as ``str(path)``, -> the names
+    of its entries that are not directories, as a walk of it saw them) does not hold in a
+    directory it lists is known to be no file, without asking the OS again; names it holds,
+    and other directories, are still looked up. The mapping may be filled during the block."""
+    token = _LISTED.set(listing)
+    try:
+        yield
+    finally:
+        _LISTED.reset(token)
+
+
+def listed_names(directory: Path | str) -> Collection[str] | None:
+    """The names :func:`listed_directories` lists in ``directory`` (``None``: not listed);
+    only a name absent from them is known: it is no file."""
+    listing = _LISTED.get()
+    return None if listing is None else listing.get(os.fspath(directory))
+
+
+def known_absent(path: Path | str) -> bool:
+    """Whether :func:`listed_directories` says ``path`` is no file (``False``: not known)."""
+    listing = _LISTED.get()
+    if listing is None:
+        return False
+    directory, name = os.path.split(os.fspath(path))
+    names = listing.get(directory)
+    return names is not None and name not in names
+
+
 def is_file(path: Path) -> bool:
     """``Path.is_file`` that answers ``False`` where the OS refuses to look (a name too long, a
     directory that cannot be read)."""
+    if known_absent(path):
+        return False
     try:
         return path.is_file()
     except OSError:

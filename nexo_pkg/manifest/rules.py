@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import cache, lru_cache
 from typing import Any
 
 from nexo_pkg.core.diagnostics import Diagnostic
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.terminal import CONTROL_CHARACTERS, printable
-from nexo_pkg.core.version import VersionError, parse_version
-from nexo_pkg.core.versionreq import parse_version_req
+from nexo_pkg.core.version import Version, VersionError, parse_version
+from nexo_pkg.core.versionreq import VersionReq, parse_version_req
 from nexo_pkg.manifest import rules_admin_ui, rules_sandbox, rules_sections
 from nexo_pkg.manifest.daemon import (
     CHANNEL_KIND_MAX_LENGTH,
@@ -152,11 +153,27 @@ def _check_long_id(context: Context, path: KeyPath, what: str, value: str) -> No
     )
 
 
+@cache
+def _daemon_versions() -> tuple[Version, ...]:
+    """The versions of :data:`DAEMON_RELEASES`, parsed once."""
+    return tuple(parse_version(release.version) for release in DAEMON_RELEASES)
+
+
+# A tree of manifests repeats a few requirements and one `--nexo-version`; both parse to
+# immutable values (a bad one raises again each time: exceptions are not cached).
+_requirement = lru_cache(maxsize=256)(parse_version_req)
+_version = lru_cache(maxsize=16)(parse_version)
+
+
+def _matches_a_release(requirement: VersionReq) -> bool:
+    return any(requirement.matches(version) for version in _daemon_versions())
+
+
 def _check_min_nexo_version(context: Context) -> None:
     requirement_text = as_str(context.plugin.get("min_nexo_version"))
     current_text = context.options.nexo_version
     try:  # a bad --nexo-version is a usage error, whatever the manifest says
-        current = None if current_text is None else parse_version(current_text)
+        current = None if current_text is None else _version(current_text)
     except VersionError as exc:
         raise UsageError(
             f"--nexo-version {current_text!r} is not a SemVer version ({exc}); write e.g. 0.4.2"
@@ -165,7 +182,7 @@ def _check_min_nexo_version(context: Context) -> None:
         return
     path: KeyPath = ("plugin", "min_nexo_version")
     try:
-        requirement = parse_version_req(requirement_text)
+        requirement = _requirement(requirement_text)
     except VersionError as exc:
         context.add(
             "NX104",
@@ -176,9 +193,7 @@ def _check_min_nexo_version(context: Context) -> None:
         )
         return
     if current is None:
-        if not any(
-            requirement.matches(parse_version(release.version)) for release in DAEMON_RELEASES
-        ):
+        if not _matches_a_release(requirement):
             known = ", ".join(release.version for release in DAEMON_RELEASES)
             context.add(
                 "NX123",

@@ -1,0 +1,77 @@
+"""``doctor`` parses each manifest once: the host requirements come from the document lint
+parsed. Where lint's text is not the one the model reads (a BOM lint drops, CRLF line ends
+that ``read_text`` turns into LF, an integer lint refuses) or lint parsed nothing (bytes that
+are not UTF-8), the model's own parse runs: the findings are those of reading it twice.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.tarballs import manifest_text, plugin_tarball, write_plugin
+
+from nexo_pkg.fleet.doctor import diagnose
+from nexo_pkg.install.api import unmet_host_requirements
+from nexo_pkg.install.pipeline import InstallOptions, install
+from nexo_pkg.manifest import model
+from nexo_pkg.manifest.model import PluginManifest, manifest_from_text
+
+UNKNOWN = '\n[plugin.requires]\nnexo_capabilities = ["vector_store", "broker"]\n'
+WIRED = frozenset({"broker", "memory"})
+
+
+def _installed(tmp_path: Path) -> Path:
+    """An installed plugin whose manifest asks for a capability the daemon does not wire;
+    the path of that manifest."""
+    text = manifest_text("hello", "1.0.0", extra=UNKNOWN)
+    data = plugin_tarball("hello", "1.0.0", manifest=text)
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0", data=data)
+    options = InstallOptions(dest=tmp_path / "plugins", nexo_home=tmp_path / "home")
+    installed = install(str(tarball), options)
+    (manifest,) = [p for p in installed.path.iterdir() if p.name.endswith("plugin.toml")]
+    return manifest
+
+
+def _expected(manifest: Path) -> list[str]:
+    """The requirement warnings of a second, independent read, as doctor made them before."""
+    try:
+        parsed = manifest_from_text(manifest.read_text(encoding="utf-8", errors="replace"))
+    except model.ManifestModelError:
+        return []
+    if not isinstance(parsed, PluginManifest):
+        return []
+    return [r.message for r in unmet_host_requirements(parsed, wired=WIRED)]
+
+
+@pytest.mark.parametrize(
+    ("rewrite", "parsed_again"),
+    [
+        (lambda raw: raw, False),
+        (lambda raw: raw.replace(b"\n", b"\r\n"), True),
+        (lambda raw: b"\xef\xbb\xbf" + raw, True),
+        (lambda raw: raw + b"# caf\xe9\n", True),  # not UTF-8: lint did not parse it
+        (lambda raw: raw + b"[x]\ny = 99999999999999999999\n", True),
+    ],
+    ids=["as-installed", "crlf", "bom", "latin-1-comment", "integer-past-i64"],
+)
+def test_requirements_from_the_document_lint_parsed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rewrite: object, parsed_again: bool
+) -> None:
+    manifest = _installed(tmp_path)
+    manifest.write_bytes(rewrite(manifest.read_bytes()))  # type: ignore[operator]
+    expected = _expected(manifest)
+    calls: list[str] = []
+
+    def counted(text: str, **kwargs: int) -> object:
+        calls.append(text)
+        return manifest_from_text(text, **kwargs)
+
+    monkeypatch.setattr(model, "manifest_from_text", counted)
+    report = diagnose(tmp_path / "plugins", discovery=None, wired=WIRED)
+    found = [f.message for f in report.findings if f.check == "requires"]
+    assert found == expected
+    assert len(calls) == int(parsed_again)
+    if not parsed_again:
+        assert len(found) == 1
+        assert "vector_store" in found[0]
