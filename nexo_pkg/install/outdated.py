@@ -16,7 +16,6 @@ from typing import Any, Literal
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.threads import run_bounded
 from nexo_pkg.core.version import VersionError, compare_versions
-from nexo_pkg.install.pipeline import receipt_origin
 from nexo_pkg.install.store import Installed, Receipt, installed_versions, scan_installed
 from nexo_pkg.sources.api import origin_label
 
@@ -70,7 +69,7 @@ class OutdatedEntry:
 
 def source_label(receipt: Receipt) -> str:
     """Where a plugin came from, as ``list`` shows it (without the tag)."""
-    return origin_label(receipt_origin(receipt))
+    return origin_label(receipt.origin())
 
 
 def _compare(latest: str, installed: str) -> Status:

@@ -736,7 +736,7 @@ def upgrade(
     pinned = receipt.pinned_tag if followed else None
     if options.target is None and receipt.target and followed:
         options = replace(options, target=receipt.target)
-    origin = receipt_origin(receipt)
+    origin = receipt.origin()
     request = SourceRequest(host_candidates(options.target), manifest_asset_problem, plugin_id)
     with command_context(options, callbacks) as context:
         source = reopen(origin, context, request, follow=True, tag=tag, known=known)
@@ -776,18 +776,6 @@ def upgrade(
             allow_downgrade=allow_downgrade,
             keep_old=keep_old,
         )
-
-
-def receipt_origin(receipt: Receipt) -> dict[str, Any]:
-    """The source object a receipt recorded (its ``type`` and the kind's fields), as
-    :func:`~nexo_pkg.sources.route.reopen` takes it."""
-    return {
-        "type": receipt.source,
-        "owner": receipt.owner,
-        "repo": receipt.repo,
-        "tag": receipt.resolved_tag or receipt.tag,
-        "registry": receipt.registry,
-    }
 
 
 def _upgrade_to(
@@ -910,7 +898,7 @@ def receipt_source(
     what :func:`prefetch_latest` already read; ``None`` when the receipt's source cannot be
     asked again (a local file). Nothing is read until it is asked."""
     request = SourceRequest((), manifest_asset_problem, receipt.id, installed=receipt.version)
-    return reopen(receipt_origin(receipt), context, request, follow=True, known=known)
+    return reopen(receipt.origin(), context, request, follow=True, known=known)
 
 
 def prefetch_latest(
@@ -920,7 +908,7 @@ def prefetch_latest(
     their lookups (with a GitHub token, many latest releases to a GraphQL request; with
     ``jobs``, those left out one by one, ``jobs`` at a time): see
     :func:`~nexo_pkg.sources.route.prefetch_newest`."""
-    return prefetch_newest([receipt_origin(r) for r in receipts], context, jobs=jobs)
+    return prefetch_newest([r.origin() for r in receipts], context, jobs=jobs)
 
 
 def known_latest_releases(

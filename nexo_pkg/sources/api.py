@@ -28,6 +28,7 @@ from nexo_pkg.sources.base import (
     Origin,
     ReleaseCandidate,
     Source,
+    SourceRequest,
 )
 from nexo_pkg.sources.cache import (
     BlobCache,
@@ -73,7 +74,6 @@ from nexo_pkg.sources.route import (
     KINDS,
     Kind,
     Prefetched,
-    SourceRequest,
     check_remote,
     copies_as_is,
     follows,

@@ -69,16 +69,6 @@ def reopen(
     del origin, context, request, follow, tag, known
 
 
-LABEL = "local file"
-"""How an install names an origin that says nowhere to ask again (a local tarball's)."""
-
-
-def label(origin: Mapping[str, Any], *, exact: bool) -> str:
-    """A file names no place: :data:`LABEL`."""
-    del origin, exact
-    return LABEL
-
-
 def prefetch_newest(
     origins: Sequence[Mapping[str, Any]], context: SourceContext, *, jobs: int = 0
 ) -> None:

@@ -86,15 +86,6 @@ def reopen(
     )
 
 
-def label(origin: Mapping[str, Any], *, exact: bool) -> str | None:
-    """The repository of the pinned reference (``exact``: the pinned reference itself);
-    ``None`` without one."""
-    registry = origin.get("registry")
-    if not isinstance(registry, str):
-        return None
-    return registry if exact else registry.split("@", 1)[0]
-
-
 def prefetch_newest(
     origins: Sequence[Mapping[str, Any]], context: SourceContext, *, jobs: int = 0
 ) -> None:

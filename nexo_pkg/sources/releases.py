@@ -110,15 +110,6 @@ def reopen(
     return _opened(spec, context, request, release)
 
 
-def label(origin: Mapping[str, Any], *, exact: bool) -> str | None:
-    """``owner/repo`` (``exact``: ``owner/repo@tag``, the release installed); ``None``
-    without a repository, unless ``exact``."""
-    owner, repo = origin.get("owner"), origin.get("repo")
-    if exact:
-        return f"{owner}/{repo}@{origin.get('tag')}"
-    return f"{owner}/{repo}" if owner and repo else None
-
-
 GRAPHQL_BATCH = 50
 """Repositories asked in one GraphQL request (each alias is a small part of the query)."""
 
