@@ -113,15 +113,15 @@ class Listing:
     def rows(self, *, include_orphan: bool) -> list[ListingRow]:
         """One row per plugin, kept version and link, then the orphans (every one with
         ``include_orphan``, else those with an unreadable receipt)."""
+        # The route itself, not the sources face, whose imports would double what `list` costs.
+        from nexo_pkg.sources.route import origin_label  # noqa: PLC0415
+
         states, held = self.states, self.held
         rows: list[ListingRow] = []
         for item, receipt in self.plugins:
-            if receipt.registry is not None:
-                origin = receipt.registry
-            elif receipt.source == "github-releases":
-                origin = f"{receipt.owner}/{receipt.repo}@{receipt.resolved_tag or receipt.tag}"
-            else:
-                origin = "local file"
+            # Where it came from and the version it is: `owner/repo@tag`, the pinned registry
+            # reference, `local file`.
+            origin = origin_label(receipt.origin(), exact=True)
             signature = str(receipt.signature.get("status", "unknown"))
             if item.kept:
                 state = "kept"
