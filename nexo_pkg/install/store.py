@@ -994,12 +994,42 @@ def _acquire(lock_path: Path, wait: float, created: list[Path]) -> Any:
 # -- install and remove -----------------------------------------------------------------------
 
 
+_FLAT_VALUES = frozenset({str, int, bool, type(None)})
+
+
+def indented_json(document: dict[str, Any]) -> str:
+    """``json.dumps(document, indent=2, ensure_ascii=False)``, the same text, with the maps
+    of strings at its first level (a receipt's ``files`` and ``modes``: an entry a file)
+    encoded by the C encoder instead of ``json``'s Python one, which ``indent`` otherwise
+    takes for every entry."""
+    if not document or not all(map(str.__instancecheck__, document)):
+        return json.dumps(document, indent=2, ensure_ascii=False)  # keys json turns to text
+    entries = [
+        f"{json.dumps(key, ensure_ascii=False)}: {_indented_value(value)}"
+        for key, value in document.items()
+    ]
+    return "{\n  " + ",\n  ".join(entries) + "\n}"
+
+
+def _indented_value(value: Any) -> str:
+    """``value`` as ``json.dumps(..., indent=2)`` writes it one level down."""
+    if (
+        type(value) is dict
+        and value
+        and all(map(_FLAT_VALUES.__contains__, map(type, value.values())))
+    ):
+        inner = json.dumps(value, ensure_ascii=False, separators=(",\n    ", ": "))
+        return "{\n    " + inner[1:-1] + "\n  }"
+    # Newlines are structure only (strings escape theirs): one level down is two spaces more.
+    return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+
+
 def write_receipt(directory: Path, receipt: Receipt) -> None:
     """Write the receipt atomically (:func:`~nexo_pkg.core.files.write_file_atomically`), 0644
     whatever the umask: a receipt anyone can rewrite could redirect upgrades. The caller then
     makes the tree durable (:func:`~nexo_pkg.core.durable.sync_tree`) before publishing it.
     Raises ``OSError``."""
-    data = json.dumps(receipt.to_json(), indent=2, ensure_ascii=False) + "\n"
+    data = indented_json(receipt.to_json()) + "\n"
     path = directory / RECEIPT_NAME
     write_file_atomically(path, data.encode("utf-8"), mode=0o644, durable=False)
 

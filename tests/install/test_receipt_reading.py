@@ -121,3 +121,20 @@ def test_the_cases_cover_both_readings() -> None:
     assert {"ours", "reference", "files null", "modes with the setuid bit"} <= taken
     assert not taken & {"repeated id", "repeated id, escaped", "repeated key in files"}
     assert not taken & {"missing id", "integer schema", "modes not octal", "a list"}
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        _OURS,
+        _FIELDS,
+        {},
+        {"files": {}, "modes": {}},
+        {"a": [], "b": [1, {"c": "\u00e9\n\u2028"}], "d": {'x"y': "\\", "z": None, "t": True}},
+        {"n": {"a": 1.5, "b": -3}, "s": {"k": {"n": {}}}, "\u00e9": "\ud800"},
+        {1: {2: "x"}},
+        {"a": {1: "x", None: "y", False: 2}},
+    ],
+)
+def test_receipts_are_written_as_json_indents_them(document: dict[str, Any]) -> None:
+    assert store.indented_json(document) == json.dumps(document, indent=2, ensure_ascii=False)
