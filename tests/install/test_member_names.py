@@ -5,12 +5,13 @@ word for word; names of plain characters and names that need every rule are read
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 import pytest
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.sources.archive import check_member_names, checked_name, normalise_name
+from nexo_pkg.sources.archive import byte_sum, check_member_names, checked_name, normalise_name
 
 
 def _outcome(check: Callable[[str], str | None], raw: str) -> tuple[str, str | None]:
@@ -97,3 +98,15 @@ def test_plain_names_read_as_every_rule_reads_them(raw: str) -> None:
     """A name the quick match takes is one every rule leaves as it is; the rest are read by
     the rules one by one, refused word for word as before."""
     assert _outcome(normalise_name, raw) == _outcome(checked_name, raw)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_header_sum_is_the_sum_of_its_bytes(seed: int) -> None:
+    blocks = [
+        bytes(512),
+        b"\xff" * 512,
+        b"\xff" * 256 + bytes(256),
+        hashlib.sha512(bytes([seed])).digest() * 8,
+    ]
+    for block in blocks:
+        assert byte_sum(block) == sum(block)
