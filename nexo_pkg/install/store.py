@@ -321,7 +321,7 @@ def _plain_receipt(text: str) -> Receipt | None:
     tuples of pairs (duplicates kept, in C, without a Python call per object), so a repeated
     field is seen without the hook's cost (a receipt lists every file of its plugin)."""
     try:
-        top = json.loads(text, object_pairs_hook=tuple)
+        top = _PAIRS_DECODER.decode(text)
     except ValueError:
         return None
     if type(top) is not tuple:
@@ -336,6 +336,10 @@ def _plain_receipt(text: str) -> Receipt | None:
         return Receipt.from_json(document)
     except ValueError:
         return None
+
+
+# ``json.loads(text, object_pairs_hook=tuple)`` without a decoder made for every receipt.
+_PAIRS_DECODER = json.JSONDecoder(object_pairs_hook=tuple)
 
 
 class _NotPlainError(Exception):
