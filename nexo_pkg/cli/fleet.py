@@ -427,7 +427,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
         under the same trust policy. Exit codes: 0 mirrored; 1 refused; 2 usage error.
         """
         del yes  # nothing is asked: accepted as on every command that changes state
-        from nexo_pkg.sources.api import is_oci  # noqa: PLC0415
+        from nexo_pkg.sources.api import copies_as_is  # noqa: PLC0415
 
         callbacks = fleet_callbacks(json_output)
 
@@ -440,7 +440,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
                 reads_policy=False,
             )
 
-        if is_oci(release):
+        if copies_as_is(release):
             from nexo_pkg.fleet.copy import mirror_registry  # noqa: PLC0415
 
             answer(

@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     )
     from nexo_pkg.install.store import Receipt
     from nexo_pkg.install.summary import InstallPlan
-    from nexo_pkg.sources.api import ArchiveLimits
+    from nexo_pkg.sources.api import ArchiveLimits, Prefetched
 
 # Where the other commands find them (the helpers live with `list`, which runs without Typer).
 _roots = plugin_roots
@@ -227,7 +227,7 @@ def _upgrade_one(
     known: Any = None,
 ) -> UpgradeResult:
     """Upgrade one plugin from where it came: its GitHub repository or its registry
-    (``known``: its repository's latest release, already read)."""
+    (``known``: what was already read of the newest versions)."""
     from nexo_pkg.install.pipeline import upgrade  # noqa: PLC0415
     from nexo_pkg.install.store import (  # noqa: PLC0415
         installed_versions,
@@ -351,10 +351,10 @@ def _install_link(
     answer(run, json_output=json_output, show=show)
 
 
-def _latest_releases(roots: tuple[Path, ...], options: InstallOptions) -> dict[Any, Any]:
+def _latest_releases(roots: tuple[Path, ...], options: InstallOptions) -> Prefetched:
     """``upgrade --all``'s lookups, all at once before the upgrades (eight at a time, or
-    GraphQL with a token; held plugins are not looked up): ``(root, id)`` -> its
-    repository's latest release, for those read."""
+    GraphQL with a token; held plugins are not looked up): what was read of the newest
+    versions their sources offer."""
     from nexo_pkg.core.threads import DEFAULT_JOBS  # noqa: PLC0415
     from nexo_pkg.install.hold import read_hold  # noqa: PLC0415
     from nexo_pkg.install.pipeline import known_latest_releases  # noqa: PLC0415
@@ -366,9 +366,7 @@ def _latest_releases(roots: tuple[Path, ...], options: InstallOptions) -> dict[A
             # A held plugin is not looked up at all (its upgrade names no version).
             if item.receipt is not None and read_hold(root, item.receipt.id) is None:
                 receipts.setdefault((root, item.receipt.id), item.receipt)
-    found = known_latest_releases(list(receipts.values()), options, jobs=DEFAULT_JOBS)
-    repositories = {key: (r.owner or "", r.repo or "") for key, r in receipts.items()}
-    return {key: found[repo] for key, repo in repositories.items() if repo in found}
+    return known_latest_releases(list(receipts.values()), options, jobs=DEFAULT_JOBS)
 
 
 def _upgradable_ids(root: Path) -> list[str]:
@@ -673,7 +671,7 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
                     callbacks,
                     allow_downgrade=allow_downgrade,
                     keep_old=keep_old,
-                    known=known.get((root, each)),
+                    known=known,
                 )
             except NexoError as error:
                 failed = True

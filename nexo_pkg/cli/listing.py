@@ -130,11 +130,12 @@ def _row(  # noqa: PLR0917 - one parameter a column
 
 
 def _origin(receipt: Any) -> str:
-    if receipt.registry is not None:
-        return str(receipt.registry)
-    if receipt.source == "github-releases":
-        return f"{receipt.owner}/{receipt.repo}@{receipt.resolved_tag or receipt.tag}"
-    return "local file"
+    """Where an install came from and the version it is: ``owner/repo@tag``, the pinned
+    registry reference, ``local file``."""
+    # The route itself, not the sources face, whose imports would double what `list` costs.
+    from nexo_pkg.sources.route import origin_label  # noqa: PLC0415
+
+    return origin_label(receipt.origin(), exact=True)
 
 
 def list_plugins(

@@ -35,73 +35,60 @@ from nexo_pkg.core.terminal import printable
 
 if TYPE_CHECKING:
     from nexo_pkg.install.discovery_edit import EditResult
-    from nexo_pkg.install.outdated import LatestLookup, OutdatedEntry
-    from nexo_pkg.install.pipeline import InstallOptions, ReleaseInfo
+    from nexo_pkg.install.outdated import LatestVersion, OutdatedEntry
+    from nexo_pkg.install.pipeline import ReleaseInfo
     from nexo_pkg.install.rollback import RollbackResult
     from nexo_pkg.install.store import Receipt
     from nexo_pkg.sources.api import SourceContext
 
 
 class _Lookups:
-    """The newest-version lookup of each source kind a receipt can name (:attr:`by_kind`),
-    all through the one ``context`` (its clients keep their connections from one lookup to
-    the next; the GitHub documents asked with the ETag of the answer kept from the run
-    before). With a GitHub token, :meth:`prepare` asks for the latest releases of many
-    repositories at once (GraphQL) and the GitHub lookups start from those answers. Once
-    GitHub answers that its rate limit is spent, the GitHub lookups left send nothing more
-    and fail with that same answer."""
+    """The newest-version lookup of every receipt (:meth:`lookup`), all through the one
+    ``context`` (its clients keep their connections from one lookup to the next; the GitHub
+    documents asked with the ETag of the answer kept from the run before). :meth:`prepare`
+    first reads what can be read at once (with a GitHub token, the latest releases of many
+    repositories to a GraphQL request) and the lookups start from those answers. Once a
+    source's service answers that its rate limit is spent, the lookups of that kind left
+    send nothing more and fail with that same answer."""
 
-    def __init__(self, options: InstallOptions, context: SourceContext) -> None:
+    def __init__(self, context: SourceContext) -> None:
         import threading  # noqa: PLC0415
 
-        self.options = options
+        from nexo_pkg.sources.api import Prefetched  # noqa: PLC0415
+
         self.context = context
         context.conditional_requests = True
-        self.known: dict[tuple[str, str], Any] = {}
-        self.limited: list[NexoError] = []
+        self.known = Prefetched()
+        # The kind (a receipt's ``source``) -> the rate-limit answer that stopped it.
+        self.limited: dict[str, NexoError] = {}
         self.guard = threading.Lock()
 
     def prepare(self, receipts: list[Receipt]) -> None:
+        from nexo_pkg.install.pipeline import prefetch_latest  # noqa: PLC0415
+
+        self.known = prefetch_latest(receipts, self.context)
+        self.limited.update(self.known.stopped)
+
+    def lookup(self, receipt: Receipt) -> LatestVersion | None:
         from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
-        from nexo_pkg.install.pipeline import latest_releases  # noqa: PLC0415
+        from nexo_pkg.install.outdated import LatestVersion  # noqa: PLC0415
+        from nexo_pkg.install.pipeline import receipt_source  # noqa: PLC0415
 
+        source = receipt_source(receipt, self.context, self.known)
+        if source is None:
+            return None
+        with self.guard:
+            stopped = self.limited.get(receipt.source)
+        if stopped is not None:
+            raise stopped
         try:
-            self.known = latest_releases(receipts, self.context)
-        except NexoError as error:
-            if error.kind != "rate_limited":
-                raise
-            self.limited.append(error)
-
-    def by_kind(self) -> dict[str, LatestLookup]:
-        return _lookups(self)
-
-
-def _lookups(state: _Lookups) -> dict[str, LatestLookup]:
-    """See :class:`_Lookups`."""
-    options, context, limited, guard = state.options, state.context, state.limited, state.guard
-    from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
-    from nexo_pkg.install.outdated import LatestVersion  # noqa: PLC0415
-    from nexo_pkg.install.pipeline import latest_version  # noqa: PLC0415
-
-    def newest(receipt: Receipt) -> LatestVersion:
-        known = state.known.get((receipt.owner or "", receipt.repo or ""))
-        offered = latest_version(receipt, options, context, known)
-        return LatestVersion(offered.version, offered.label)
-
-    def stopping(receipt: Receipt) -> LatestVersion:
-        # GitHub's rate limit, once spent, stops the GitHub lookups left (see _Lookups).
-        with guard:
-            if limited:
-                raise limited[0]
-        try:
-            return newest(receipt)
+            offered = source.newest()
         except NexoError as error:
             if error.kind == "rate_limited":
-                with guard:
-                    limited.append(error)
+                with self.guard:
+                    self.limited.setdefault(receipt.source, error)
             raise
-
-    return {"github-releases": stopping, "registry": newest}
+        return LatestVersion(offered.version, offered.label)
 
 
 _STATUS_WORDS = {
@@ -542,9 +529,9 @@ def register(app: typer.Typer) -> None:  # noqa: C901 (the commands are closures
 
             held = {plugin for root in roots for plugin in holds(root)}
             with command_context(options) as context:
-                lookups = _Lookups(options, context)
+                lookups = _Lookups(context)
                 found = outdated(
-                    roots, plugin_ids or (), lookups.by_kind(),
+                    roots, plugin_ids or (), lookups.lookup,
                     jobs=checked_jobs(jobs), prepare=lookups.prepare,
                 )  # fmt: skip
             return [

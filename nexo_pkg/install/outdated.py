@@ -1,9 +1,9 @@
 """``nexo plugin outdated``: each installed plugin against the newest version its source
 offers, read from release metadata and manifest assets alone — no tarball is downloaded.
 
-The lookup of "the newest version" is passed in (:data:`LatestLookup`), one per kind of
-source, so this module knows nothing of registries or HTTP: the CLI gives it the GitHub
-lookup of :mod:`nexo_pkg.install.pipeline` and the registry one of :mod:`nexo_pkg.fleet`.
+The lookup of "the newest version" is passed in (:data:`LatestLookup`), so this module
+knows nothing of registries or HTTP: the CLI gives it one built on
+:func:`nexo_pkg.install.pipeline.receipt_source`.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.threads import run_bounded
 from nexo_pkg.core.version import VersionError, compare_versions
 from nexo_pkg.install.store import Installed, Receipt, installed_versions, scan_installed
+from nexo_pkg.sources.api import origin_label
 
 Status = Literal["outdated", "current", "ahead", "pinned", "held", "local", "failed"]
 
@@ -29,8 +30,9 @@ class LatestVersion:
     tag: str | None = None
 
 
-# (receipt) -> the newest version its source offers; raises NexoError when it cannot tell.
-LatestLookup = Callable[[Receipt], LatestVersion]
+# (receipt) -> the newest version its source offers, ``None`` when its source cannot be
+# asked again (a local file); raises NexoError when it cannot tell.
+LatestLookup = Callable[[Receipt], LatestVersion | None]
 
 
 @dataclass(frozen=True)
@@ -67,11 +69,7 @@ class OutdatedEntry:
 
 def source_label(receipt: Receipt) -> str:
     """Where a plugin came from, as ``list`` shows it (without the tag)."""
-    if receipt.registry is not None:
-        return receipt.registry.split("@", 1)[0]
-    if receipt.source == "github-releases" and receipt.owner and receipt.repo:
-        return f"{receipt.owner}/{receipt.repo}"
-    return "local file"
+    return origin_label(receipt.origin())
 
 
 def _compare(latest: str, installed: str) -> Status:
@@ -86,12 +84,10 @@ def _compare(latest: str, installed: str) -> Status:
     return "current" if order == 0 else "ahead"
 
 
-def _entry(item: Installed, lookups: dict[str, LatestLookup]) -> OutdatedEntry:
+def _entry(item: Installed, lookup: LatestLookup) -> OutdatedEntry:
     receipt = item.receipt
     assert receipt is not None  # noqa: S101 (callers pass installs with receipts)
     label = source_label(receipt)
-    kind = "registry" if receipt.registry is not None else receipt.source
-    lookup = lookups.get(kind)
 
     def entry(
         status: Status, latest: LatestVersion | None = None, error: NexoError | None = None
@@ -100,12 +96,12 @@ def _entry(item: Installed, lookups: dict[str, LatestLookup]) -> OutdatedEntry:
             receipt.id, receipt.version, label, item.path, status, latest=latest, error=error
         )
 
-    if lookup is None or (kind == "github-releases" and not (receipt.owner and receipt.repo)):
-        return entry("local")
     try:
         latest = lookup(receipt)
     except NexoError as error:
         return entry("failed", error=error)
+    if latest is None:
+        return entry("local")
     status = _compare(latest.version, receipt.version)
     if status == "outdated" and receipt.registry is None and receipt.pinned_tag is not None:
         # Installed from an explicit tag: `upgrade` stays on it (as the reference does).
@@ -116,18 +112,18 @@ def _entry(item: Installed, lookups: dict[str, LatestLookup]) -> OutdatedEntry:
 def outdated(
     roots: Path | tuple[Path, ...],
     plugin_ids: Iterable[str],
-    lookups: dict[str, LatestLookup],
+    lookup: LatestLookup,
     *,
     jobs: int = 1,
     prepare: Callable[[list[Receipt]], None] | None = None,
 ) -> list[OutdatedEntry]:
     """Compare every installed plugin of every plugin root (or those named) with the newest
-    version its source offers. ``lookups`` maps a receipt's source kind (``github-releases``,
-    ``registry``) to its lookup; plugins from other sources (a local file) are reported as
-    ``local``, those installed from an explicit tag with a newer release as ``pinned``, those
-    whose lookup fails as ``failed`` (the others go on). ``prepare`` hears every receipt
-    before the first lookup (to ask for many at once); ``jobs`` lookups run at a time; the
-    entries come in the same order whatever their number. Raises ``not_installed`` for a
+    version its source offers, as ``lookup`` reads it; plugins whose source cannot be asked
+    again (a local file) are reported as ``local``, those installed from an explicit tag
+    with a newer release as ``pinned``, those whose lookup fails as ``failed`` (the others
+    go on). ``prepare`` hears every receipt before the first lookup (to ask for many at
+    once); ``jobs`` lookups run at a time; the entries come in the same order whatever their
+    number. Raises ``not_installed`` for a
     named id installed in no root, ``io`` when a root cannot be read."""
     all_roots = (roots,) if isinstance(roots, Path) else roots
     wanted = list(dict.fromkeys(plugin_ids))
@@ -150,4 +146,4 @@ def outdated(
             items.extend(item for item in scan_installed(root) if item.receipt is not None)
     if prepare is not None:
         prepare([item.receipt for item in items if item.receipt is not None])
-    return run_bounded(lambda item: _entry(item, lookups), items, jobs=jobs)
+    return run_bounded(lambda item: _entry(item, lookup), items, jobs=jobs)

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.durable import sync_tree
 from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.core.threads import run_bounded
 from nexo_pkg.core.version import VersionError, compare_versions, parse_version
 from nexo_pkg.install.compat import Admitting, DaemonVersion, check_compatible, min_nexo_version
 from nexo_pkg.install.link import LinkedPlugin, linked_plugins
@@ -49,7 +48,7 @@ from nexo_pkg.sources.api import (
     ArchiveListing,
     FetchedArtifact,
     NetworkChoices,
-    Offered,
+    Prefetched,
     Source,
     SourceContext,
     SourceRequest,
@@ -59,6 +58,7 @@ from nexo_pkg.sources.api import (
     host_candidates,
     inspect_archive,
     open_source,
+    prefetch_newest,
     reopen,
     requested_target,
 )
@@ -66,7 +66,7 @@ from nexo_pkg.trust import api as trust
 
 if TYPE_CHECKING:
     from nexo_pkg.net.api import Deadline
-    from nexo_pkg.sources.api import ProgressBar, Release
+    from nexo_pkg.sources.api import ProgressBar
 
 
 @dataclass(frozen=True)
@@ -710,7 +710,7 @@ def upgrade(
     allow_downgrade: bool = False,
     keep_old: bool | None = None,
     tag: str | None = None,
-    known: Release | None = None,
+    known: Prefetched | None = None,
 ) -> UpgradeResult:
     """Upgrade an installed plugin along its receipt's coordinates (``--target`` overrides
     its target), as the reference does; one from a registry follows the highest semver tag
@@ -721,8 +721,8 @@ def upgrade(
     default (``keep_old`` None) the version replaced is kept under ``.nexo/kept`` for
     ``rollback`` and older kept ones are removed; True keeps them all, False deletes it.
     Raises ``not_installed`` for an unknown id, ``source_invalid`` for local-file installs.
-    ``known`` is the latest release of its repository when already read
-    (:func:`known_latest_releases`); every check of the release is made as ever.
+    ``known`` is what was already read of the newest versions (:func:`known_latest_releases`);
+    every check of the release is made as ever.
     """
     _check_flags(options)
     matches = require_installed(options.dest, plugin_id)
@@ -736,7 +736,7 @@ def upgrade(
     pinned = receipt.pinned_tag if followed else None
     if options.target is None and receipt.target and followed:
         options = replace(options, target=receipt.target)
-    origin = receipt_origin(receipt)
+    origin = receipt.origin()
     request = SourceRequest(host_candidates(options.target), manifest_asset_problem, plugin_id)
     with command_context(options, callbacks) as context:
         source = reopen(origin, context, request, follow=True, tag=tag, known=known)
@@ -776,18 +776,6 @@ def upgrade(
             allow_downgrade=allow_downgrade,
             keep_old=keep_old,
         )
-
-
-def receipt_origin(receipt: Receipt) -> dict[str, Any]:
-    """The source object a receipt recorded (its ``type`` and the kind's fields), as
-    :func:`~nexo_pkg.sources.route.reopen` takes it."""
-    return {
-        "type": receipt.source,
-        "owner": receipt.owner,
-        "repo": receipt.repo,
-        "tag": receipt.resolved_tag or receipt.tag,
-        "registry": receipt.registry,
-    }
 
 
 def _upgrade_to(
@@ -901,98 +889,45 @@ def remove(plugin_id: str, dest: Path) -> list[Installed]:
     return matches
 
 
-def latest_version(
-    receipt: Receipt,
-    options: InstallOptions,
-    context: SourceContext | None = None,
-    known: Release | None = None,
-) -> Offered:
-    """The newest version where a receipt came from (its GitHub repository's latest release,
-    its registry repository's highest semver tag), from metadata, manifest assets and
-    indexes only, through ``context`` (a command's, shared by its lookups so they keep their
-    connections; else one of its own). ``known`` is the latest release when already read
-    (:func:`latest_releases`). Raises ``source_invalid`` for a receipt whose source cannot be
-    asked again (a local file), ``asset_not_found`` when the source now holds another plugin,
-    and what reading the source raises (``release_not_found``, ``network``, …)."""
+def receipt_source(
+    receipt: Receipt, context: SourceContext, known: Prefetched | None = None
+) -> Source | None:
+    """The source of the newest version where a receipt came from (its GitHub repository's
+    latest release, its registry repository's highest semver tag), asked through
+    ``context`` for metadata, manifest assets and indexes only (:meth:`Source.newest`), with
+    what :func:`prefetch_latest` already read; ``None`` when the receipt's source cannot be
+    asked again (a local file). Nothing is read until it is asked."""
     request = SourceRequest((), manifest_asset_problem, receipt.id, installed=receipt.version)
-    with contextlib.ExitStack() as stack:
-        if context is None:
-            context = stack.enter_context(command_context(options))
-        source = reopen(receipt_origin(receipt), context, request, follow=True, known=known)
-        if source is None:
-            raise NexoError(f"{receipt.id} was not installed from a release", kind="source_invalid")
-        return source.newest()
+    return reopen(receipt.origin(), context, request, follow=True, known=known)
 
 
-# Repositories asked in one GraphQL request (each alias is a small part of the query).
-GRAPHQL_BATCH = 50
-
-
-def latest_releases(
-    receipts: Sequence[Receipt], context: SourceContext
-) -> dict[tuple[str, str], Release]:
-    """With a GitHub token, the latest release of every repository the GitHub ``receipts``
-    name, asked :data:`GRAPHQL_BATCH` repositories to a GraphQL request; without one, or
-    for a batch the API does not answer, nothing (each plugin is then asked on its own).
-    Raises ``rate_limited``."""
-    client = context.github()
-    wanted = sorted(
-        {
-            (r.owner, r.repo)
-            for r in receipts
-            if r.source == "github-releases" and r.owner and r.repo
-        }
-    )
-    if client.token is None or not wanted:
-        return {}
-    found: dict[tuple[str, str], Release] = {}
-    for start in range(0, len(wanted), GRAPHQL_BATCH):
-        try:
-            found.update(client.latest_releases(wanted[start : start + GRAPHQL_BATCH]))
-        except NexoError as error:
-            if error.kind == "rate_limited":
-                raise
-    return found
+def prefetch_latest(
+    receipts: Sequence[Receipt], context: SourceContext, *, jobs: int = 0
+) -> Prefetched:
+    """What can be read at once of the newest versions where ``receipts`` came from, before
+    their lookups (with a GitHub token, many latest releases to a GraphQL request; with
+    ``jobs``, those left out one by one, ``jobs`` at a time): see
+    :func:`~nexo_pkg.sources.route.prefetch_newest`."""
+    return prefetch_newest([r.origin() for r in receipts], context, jobs=jobs)
 
 
 def known_latest_releases(
     receipts: Sequence[Receipt], options: InstallOptions, *, jobs: int
-) -> dict[tuple[str, str], Release]:
-    """The latest releases of the GitHub repositories ``receipts`` follow (not those pinned
-    to a tag), read ``jobs`` at a time on one command's clients (with a token, 50 to a
-    GraphQL request), for ``upgrade --all`` to start from. A repository that cannot be read
-    is left out (its upgrade asks again and reports why); after a rate-limit answer nothing
-    more is asked."""
-    followed = [
-        r for r in receipts if r.registry is None and r.pinned_tag is None and r.owner and r.repo
-    ]
-    wanted = sorted(
-        {(r.owner or "", r.repo or "") for r in followed if r.source == "github-releases"}
-    )
-    if not wanted:
-        return {}
-    stopped: list[NexoError] = []
+) -> Prefetched:
+    """The newest versions where ``receipts`` came from, read before ``upgrade --all``'s
+    upgrades start (not those pinned to a tag), ``jobs`` at a time on one command's clients
+    (with a GitHub token, 50 to a GraphQL request). One that cannot be read is left out
+    (its upgrade asks again and reports why); after a rate-limit answer nothing more is
+    asked."""
+    followed = [r for r in receipts if r.pinned_tag is None]
+    if not followed:
+        return Prefetched()
     with command_context(options) as context:
         try:
-            found = latest_releases(followed, context)
+            known = prefetch_latest(followed, context, jobs=jobs)
         except NexoError:
-            return {}
-
-        def one(key: tuple[str, str]) -> Release | None:
-            if stopped:
-                return None
-            try:
-                return context.github().get_release(*key, None)
-            except NexoError as error:
-                if error.kind == "rate_limited":
-                    stopped.append(error)
-                return None
-
-        missing = [key for key in wanted if key not in found]
-        for key, release in zip(missing, run_bounded(one, missing, jobs=jobs), strict=True):
-            if release is not None:
-                found[key] = release
-    return found
+            return Prefetched()
+    return Prefetched(known.found)
 
 
 SEARCH_TOPIC = "nexo-plugin"

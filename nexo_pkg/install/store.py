@@ -171,6 +171,17 @@ class Receipt:
     # upgrades to it. Absent from receipts written before it was recorded.
     resolved_tag: str | None = None
 
+    def origin(self) -> dict[str, Any]:
+        """The source object the receipt recorded (its ``type`` and the kind's fields), as
+        the route of ``sources`` takes it (``reopen``, ``origin_label``)."""
+        return {
+            "type": self.source,
+            "owner": self.owner,
+            "repo": self.repo,
+            "tag": self.resolved_tag or self.tag,
+            "registry": self.registry,
+        }
+
     @property
     def pinned_tag(self) -> str | None:
         """The explicit tag ``upgrade`` stays on, or ``None`` when it follows the latest

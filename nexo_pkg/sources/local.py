@@ -30,7 +30,7 @@ from nexo_pkg.sources.spec import LocalSource, parse_source
 from nexo_pkg.trust import api as trust
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Mapping, Sequence
     from pathlib import Path
 
     from nexo_pkg.core.versionreq import VersionReq
@@ -67,6 +67,13 @@ def reopen(
 ) -> None:
     """A file is not asked again: whoever installed it installs the next one."""
     del origin, context, request, follow, tag, known
+
+
+def prefetch_newest(
+    origins: Sequence[Mapping[str, Any]], context: SourceContext, *, jobs: int = 0
+) -> None:
+    """A file has no newer version to read."""
+    del origins, context, jobs
 
 
 def locked_origin(

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError
 
@@ -72,6 +74,15 @@ class OciReference:
 
 def is_oci(text: str) -> bool:
     return text.startswith(SCHEME)
+
+
+def registry_label(origin: Mapping[str, Any], *, exact: bool) -> str | None:
+    """How a person reads a registry origin (a receipt's source object): the repository of
+    its pinned reference, or ``exact``, the pinned reference itself; ``None`` without one."""
+    registry = origin.get("registry")
+    if not isinstance(registry, str):
+        return None
+    return registry if exact else registry.split("@", 1)[0]
 
 
 def _invalid(text: str, why: str) -> NexoError:

@@ -30,7 +30,7 @@ from nexo_pkg.sources.select import parse_tarball_name
 from nexo_pkg.sources.spec import timestamp_or_none
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
     from pathlib import Path
 
     from nexo_pkg.core.versionreq import VersionReq
@@ -84,6 +84,13 @@ def reopen(
         expected_id=request.expected_id,
         text=str(repository),
     )
+
+
+def prefetch_newest(
+    origins: Sequence[Mapping[str, Any]], context: SourceContext, *, jobs: int = 0
+) -> None:
+    """Nothing is read at once: each lookup reads its repository's tags."""
+    del origins, context, jobs
 
 
 def locked_origin(

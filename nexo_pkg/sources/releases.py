@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.core.threads import run_bounded
 from nexo_pkg.core.version import Version, VersionError, compare_versions, parse_version
 from nexo_pkg.sources.base import (
     MAX_OLDER_RELEASES,
@@ -41,7 +42,7 @@ from nexo_pkg.trust import api as trust
 from nexo_pkg.trust.api import release_signer
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Mapping, Sequence
 
     from nexo_pkg.core.versionreq import VersionReq
     from nexo_pkg.sources.context import SourceContext
@@ -96,16 +97,69 @@ def reopen(
     *,
     follow: bool,
     tag: str | None = None,
-    known: Release | None = None,
+    known: Mapping[tuple[str, str], Release] | None = None,
 ) -> GitHubReleaseSource | None:
     """The release a receipt's or a plan's ``origin`` names, or with ``follow`` the latest
-    release of its repository (``tag``: that release; ``known``: the latest release, already
-    read); ``None`` when the origin names no repository."""
+    release of its repository (``tag``: that release; ``known``: the latest releases
+    :func:`prefetch_newest` already read); ``None`` when the origin names no repository."""
     owner, repo = origin.get("owner"), origin.get("repo")
     if not owner or not repo:
         return None
     spec = GitHubSource(str(owner), str(repo), tag if follow else str(origin.get("tag")))
-    return _opened(spec, context, request, known)
+    release = None if known is None else known.get((str(owner), str(repo)))
+    return _opened(spec, context, request, release)
+
+
+GRAPHQL_BATCH = 50
+"""Repositories asked in one GraphQL request (each alias is a small part of the query)."""
+
+
+def prefetch_newest(
+    origins: Sequence[Mapping[str, Any]], context: SourceContext, *, jobs: int = 0
+) -> dict[tuple[str, str], Release]:
+    """The latest release of the repositories ``origins`` name, read before their lookups:
+    with a token, :data:`GRAPHQL_BATCH` repositories to a GraphQL request (a batch the API
+    does not answer is left out); with ``jobs``, those still missing one by one, ``jobs`` at
+    a time (one that cannot be read is left out; after a rate-limit answer nothing more is
+    asked). Raises ``rate_limited`` when a GraphQL request says so."""
+    wanted = sorted(
+        {(str(o["owner"]), str(o["repo"])) for o in origins if o.get("owner") and o.get("repo")}
+    )
+    if not wanted:
+        return {}
+    client = context.github()
+    found: dict[tuple[str, str], Release] = {}
+    if client.token is not None:
+        for start in range(0, len(wanted), GRAPHQL_BATCH):
+            try:
+                found.update(client.latest_releases(wanted[start : start + GRAPHQL_BATCH]))
+            except NexoError as error:
+                if error.kind == "rate_limited":
+                    raise
+    if jobs:
+        missing = [key for key in wanted if key not in found]
+        for key, release in zip(missing, _each_latest(missing, context, jobs), strict=True):
+            if release is not None:
+                found[key] = release
+    return found
+
+
+def _each_latest(
+    repositories: list[tuple[str, str]], context: SourceContext, jobs: int
+) -> list[Release | None]:
+    stopped: list[NexoError] = []
+
+    def one(key: tuple[str, str]) -> Release | None:
+        if stopped:
+            return None
+        try:
+            return context.github().get_release(*key, None)
+        except NexoError as error:
+            if error.kind == "rate_limited":
+                stopped.append(error)
+            return None
+
+    return run_bounded(one, repositories, jobs=jobs)
 
 
 def locked_origin(

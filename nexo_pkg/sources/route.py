@@ -4,35 +4,41 @@ Every question a command asks about where a plugin comes from goes through here 
 the :class:`~nexo_pkg.sources.base.Source` a function here opens: a source text
 (:func:`open_source`: ``oci://…``, ``owner/repo[@tag]``, a local tarball), a receipt's or an
 install plan's origin (:func:`reopen`), a lock file's row (:func:`locked_origin`), a fleet
-file's source (:func:`check_remote`). :data:`KINDS` lists the kinds: the ``type`` their
-origins record, the module that implements them (the registry's imported on first use, so
-``install PATH`` never loads its client) and the scheme of their source texts. A new source
-is one entry there and the module it names (see docs/architecture.md, "How to add a new
-source").
+file's source (:func:`check_remote`), what many lookups read at once
+(:func:`prefetch_newest`), how an origin is named (:func:`origin_label`), whether ``mirror``
+copies a version as it is (:func:`copies_as_is`). :data:`KINDS` lists the kinds: the ``type``
+their origins record, the module that implements them (imported on first use, so ``install
+PATH`` never loads the registry's client and ``list`` no kind's module), the scheme of their
+source texts and how their origins are named. A new source is one entry there and the module
+it names (see docs/architecture.md, "How to add a new source").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from nexo_pkg.sources import local, releases
-from nexo_pkg.sources.base import Origin, Source, SourceRequest
-from nexo_pkg.sources.spec import GitHubSource, parse_source
+from nexo_pkg.core.errors import NexoError
+from nexo_pkg.sources.oci_reference import registry_label
+from nexo_pkg.sources.spec import GitHubSource, parse_source, release_label
 
 if TYPE_CHECKING:
+    from nexo_pkg.sources.base import Origin, Source, SourceRequest
     from nexo_pkg.sources.context import SourceContext
     from nexo_pkg.trust.api import TrustPolicy
 
 __all__ = [
     "KINDS",
     "Kind",
-    "SourceRequest",
+    "Prefetched",
     "check_remote",
+    "copies_as_is",
     "follows",
     "locked_origin",
     "open_source",
+    "origin_label",
+    "prefetch_newest",
     "reopen",
     "tagged_release",
 ]
@@ -63,6 +69,14 @@ class KindModule(Protocol):
         from (``tag``: that tag's); ``None`` when the origin cannot be asked again."""
         ...
 
+    def prefetch_newest(
+        self, origins: Sequence[Mapping[str, Any]], context: SourceContext, *, jobs: int = 0
+    ) -> Any:
+        """What the kind reads at once of the newest versions where ``origins`` came from,
+        as its ``reopen`` takes it in ``known`` (``None``: nothing; ``jobs``: also those a
+        batch leaves out, one by one). Raises ``rate_limited`` when its service says so."""
+        ...
+
     def locked_origin(
         self,
         resolved: str,
@@ -77,32 +91,57 @@ class KindModule(Protocol):
         ...
 
 
+class Label(Protocol):
+    """How a kind names one of its origins (a receipt's source object) to a person."""
+
+    def __call__(self, origin: Mapping[str, Any], *, exact: bool) -> str | None: ...
+
+
 @dataclass(frozen=True)
 class Kind:
     """One kind of source: the ``type`` its origins (receipts, ``--json``) record, ``load``
     giving the module implementing it (a :class:`KindModule`), and the prefix of its source
     texts (``None``: the ``owner/repo[@tag]`` or path grammar of
     :mod:`nexo_pkg.sources.spec`). ``follows``: whether an install from it is upgraded from
-    it (a file is not: it is what it is)."""
+    it (a file is not: it is what it is). ``copied``: whether ``mirror`` copies a version
+    of it as it is, every tag and referrer with its bytes unchanged (a registry's), rather
+    than building a registry artifact from it (a release's). ``label``: how a person reads
+    one of its origins (``exact``: with the version installed; ``None``: it names no place),
+    from the kind's grammar, so that ``list`` loads no kind's module."""
 
     type: str
     load: Callable[[], KindModule]
     scheme: str | None = None
     follows: bool = True
+    copied: bool = False
+    label: Label | None = None
 
 
+# Each kind's module is imported on first use: the registry's brings its client (and
+# httpx), and ``list``, which asks only how to name an origin, loads none.
 def _oci_source() -> KindModule:
-    # The registry client (and httpx) is imported only for a registry source.
     from nexo_pkg.sources import oci_source  # noqa: PLC0415
 
     return oci_source
 
 
-_RELEASES = Kind("github-releases", lambda: releases)
-_LOCAL = Kind("local-file", lambda: local, follows=False)
+def _releases() -> KindModule:
+    from nexo_pkg.sources import releases  # noqa: PLC0415
+
+    return releases
+
+
+def _local() -> KindModule:
+    from nexo_pkg.sources import local  # noqa: PLC0415
+
+    return local
+
+
+_RELEASES = Kind("github-releases", _releases, label=release_label)
+_LOCAL = Kind("local-file", _local, follows=False)
 
 KINDS: tuple[Kind, ...] = (
-    Kind("oci-registry", _oci_source, scheme="oci://"),
+    Kind("oci-registry", _oci_source, scheme="oci://", copied=True, label=registry_label),
     _RELEASES,
     _LOCAL,
 )
@@ -133,6 +172,43 @@ def open_source(text: str, context: SourceContext, request: SourceRequest) -> So
     return kind.load().open_text(text, context, request)
 
 
+@dataclass(frozen=True)
+class Prefetched:
+    """What :func:`prefetch_newest` read at once of the newest versions where many origins
+    came from: ``found`` what each kind (by ``type``) read, as :func:`reopen` passes it on;
+    ``stopped`` the answer of a kind whose service said its rate limit is spent (nothing
+    more is to be asked of it in the command)."""
+
+    found: Mapping[str, Any] = field(default_factory=dict)
+    stopped: Mapping[str, NexoError] = field(default_factory=dict)
+
+
+def prefetch_newest(
+    origins: Sequence[Mapping[str, Any]], context: SourceContext, *, jobs: int = 0
+) -> Prefetched:
+    """Read at once what each kind can of the newest versions where ``origins`` (receipts'
+    source objects) came from, before their lookups (GitHub: the latest releases, with a
+    token many to a GraphQL request; ``jobs``: those still missing one by one, ``jobs`` at
+    a time). A kind that answers ``rate_limited`` is in :attr:`Prefetched.stopped`; other
+    failures are raised."""
+    found: dict[str, Any] = {}
+    stopped: dict[str, NexoError] = {}
+    for kind in KINDS:
+        mine = [origin for origin in origins if origin.get("type") == kind.type]
+        if not mine:
+            continue
+        try:
+            read = kind.load().prefetch_newest(mine, context, jobs=jobs)
+        except NexoError as error:
+            if error.kind != "rate_limited":
+                raise
+            stopped[kind.type] = error
+            continue
+        if read is not None:
+            found[kind.type] = read
+    return Prefetched(found, stopped)
+
+
 def reopen(
     origin: Mapping[str, Any],
     context: SourceContext,
@@ -140,17 +216,40 @@ def reopen(
     *,
     follow: bool = False,
     tag: str | None = None,
-    known: Any = None,
+    known: Prefetched | None = None,
 ) -> Source | None:
     """The source of the version a receipt's or an install plan's ``origin`` (its source
     object: ``type`` and the kind's fields) names; with ``follow``, of the newest version
-    where it came from (``tag``: that one; ``known``: what a batch lookup already read of
-    it). ``None`` for an origin that cannot be asked again (a local file, a receipt without
-    its coordinates)."""
+    where it came from (``tag``: that one; ``known``: what :func:`prefetch_newest` already
+    read). ``None`` for an origin that cannot be asked again (a local file, a receipt
+    without its coordinates)."""
     kind = _kind_of_type(origin.get("type"))
     if kind is None:
         return None
-    return kind.load().reopen(origin, context, request, follow=follow, tag=tag, known=known)
+    read = None if known is None else known.found.get(kind.type)
+    return kind.load().reopen(origin, context, request, follow=follow, tag=tag, known=read)
+
+
+NAMELESS = "local file"
+"""How an origin that names no place to ask again is read (a local tarball's)."""
+
+
+def origin_label(origin: Mapping[str, Any], *, exact: bool = False) -> str:
+    """Where an install whose ``origin`` (a receipt's source object) is came from, as a
+    person reads it: ``owner/repo``, a registry repository (``exact``: with the version
+    installed, ``owner/repo@tag`` or the pinned reference), ``local file`` for an origin
+    that names no place."""
+    kind = _kind_of_type(origin.get("type"))
+    named = None if kind is None or kind.label is None else kind.label(origin, exact=exact)
+    return named if named is not None else NAMELESS
+
+
+def copies_as_is(text: str) -> bool:
+    """Whether ``mirror`` copies the version ``text`` names as it is, every tag and referrer
+    with its bytes unchanged (a registry version), rather than building a registry artifact
+    from a release (``owner/repo@tag``, see :func:`tagged_release`)."""
+    kind = _scheme_kind(text)
+    return kind is not None and kind.copied
 
 
 def locked_origin(

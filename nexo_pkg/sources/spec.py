@@ -8,8 +8,10 @@ instead of being quoted and sent.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError
 
@@ -40,6 +42,16 @@ class GitHubSource:
     def display(self) -> str:
         base = f"{self.owner}/{self.repo}"
         return f"{base}@{self.tag}" if self.tag else base
+
+
+def release_label(origin: Mapping[str, Any], *, exact: bool) -> str | None:
+    """How a person reads a release origin (a receipt's source object): ``owner/repo``, or
+    ``exact``, ``owner/repo@tag`` (the release installed); ``None`` without a repository,
+    unless ``exact``."""
+    owner, repo = origin.get("owner"), origin.get("repo")
+    if exact:
+        return f"{owner}/{repo}@{origin.get('tag')}"
+    return f"{owner}/{repo}" if owner and repo else None
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,11 @@ stand-in, the real docker-registry, a real tarball on disk. ``newest`` (what upg
 and info read), ``compatible`` (the newest version a daemon admits), ``matching`` (a lock's
 requirement), ``every_target`` (what a lock pins), and re-opening a source from a receipt's
 origin (:func:`~nexo_pkg.sources.api.reopen`) or a lock row
-(:func:`~nexo_pkg.sources.api.locked_origin`), all through the route."""
+(:func:`~nexo_pkg.sources.api.locked_origin`), all through the route; and the questions the
+route answers of a kind: what is read at once before many lookups
+(:func:`~nexo_pkg.sources.api.prefetch_newest`), how an origin is named
+(:func:`~nexo_pkg.sources.api.origin_label`), whether ``mirror`` copies a version as it is
+(:func:`~nexo_pkg.sources.api.copies_as_is`)."""
 
 from __future__ import annotations
 
@@ -29,9 +33,12 @@ from nexo_pkg.sources.api import (
     SourceContext,
     SourceRequest,
     check_remote,
+    copies_as_is,
     follows,
     locked_origin,
     open_source,
+    origin_label,
+    prefetch_newest,
     reopen,
 )
 from nexo_pkg.trust.api import TrustPolicy
@@ -39,6 +46,8 @@ from nexo_pkg.trust.api import TrustPolicy
 from .conftest import LINUX, push_dist
 
 __all__ = ["github_server"]
+
+TOKENS = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN")
 
 EVERY = SourceRequest(None, manifest_asset_problem)
 BLOB_GET = r"/blobs/sha256:[0-9a-f]{64}$"
@@ -178,6 +187,106 @@ def test_a_receipt_reopens_its_release_or_follows_its_repository(
         assert reopen({"type": "github-releases", "owner": ""}, context, EVERY) is None
 
 
+def _hello_and_weather(server: GitHubServer) -> list[dict[str, str]]:
+    """acme/hello's releases and acme/weather's one; the origins of four receipts: two of
+    acme/hello (at different tags), one of acme/weather, one without its repository."""
+    _releases(server)
+    server.publish("acme", "weather", "v0.3.0", release_assets("weather", "0.3.0"), digests=True)
+    release = {"type": "github-releases", "owner": "acme"}
+    return [
+        {**release, "repo": "hello", "tag": "v1.0.0"},
+        {**release, "repo": "hello", "tag": "v1.1.0"},
+        {**release, "repo": "weather", "tag": "v0.3.0"},
+        {**release, "owner": "", "repo": "", "tag": ""},
+    ]
+
+
+def _asked(server: GitHubServer) -> list[tuple[str, str]]:
+    asked = sorted((r.method, r.path) for r in server.requests)
+    server.requests.clear()
+    return asked
+
+
+def test_a_release_prefetch_reads_the_latest_releases_at_once(
+    tmp_path: Path, github_server: GitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a token, one GraphQL request reads the latest release of every repository, and
+    the lookups that start from it ask GitHub for no release again."""
+    for name in TOKENS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NEXO_GITHUB_TOKEN", "secret-token")
+    origins = _hello_and_weather(github_server)
+    github_server.requests.clear()
+    network = NetworkChoices(github_api_url=github_server.url)
+    with SourceContext(tmp_path / "home", network) as context:
+        known = prefetch_newest(origins, context)
+        assert _asked(github_server) == [("POST", "/graphql")]
+        assert known.stopped == {}
+        versions = []
+        for origin in origins[:3]:
+            source = reopen(origin, context, EVERY, follow=True, known=known)
+            assert source is not None
+            versions.append(source.newest().version)
+        assert reopen(origins[3], context, EVERY, follow=True, known=known) is None
+    assert versions == ["2.0.0", "2.0.0", "0.3.0"]
+    asked = _asked(github_server)
+    assert not [path for _, path in asked if "/releases/" in path and "/download/" not in path]
+    assert _no_tarball_fetched(github_server)
+
+
+def test_a_release_prefetch_without_a_token_reads_nothing_or_each_latest_release(
+    tmp_path: Path, github_server: GitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a token there is no batch: ``outdated`` reads nothing ahead, ``upgrade
+    --all`` (``jobs``) reads each repository's latest release once, whatever the number of
+    receipts naming it."""
+    for name in TOKENS:
+        monkeypatch.delenv(name, raising=False)
+    origins = _hello_and_weather(github_server)
+    github_server.requests.clear()
+    network = NetworkChoices(github_api_url=github_server.url)
+    with SourceContext(tmp_path / "home", network) as context:
+        assert prefetch_newest(origins, context).found == {"github-releases": {}}
+        assert _asked(github_server) == []
+        known = prefetch_newest(origins, context, jobs=2)
+        assert _asked(github_server) == [
+            ("GET", "/repos/acme/hello/releases/latest"),
+            ("GET", "/repos/acme/weather/releases/latest"),
+        ]
+        source = reopen(origins[2], context, EVERY, follow=True, known=known)
+        assert source is not None
+        assert source.newest().version == "0.3.0"
+    assert not [path for _, path in _asked(github_server) if path.endswith("/releases/latest")]
+
+
+def test_a_spent_rate_limit_stops_the_kind_it_came_from(
+    tmp_path: Path, github_server: GitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A GraphQL answer that the rate limit is spent is no failure of the prefetch: it is
+    what stops the lookups of that kind; a batch with ``jobs`` then reads nothing more."""
+    for name in TOKENS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NEXO_GITHUB_TOKEN", "secret-token")
+    origins = _hello_and_weather(github_server)
+    github_server.rate_limit(status=403, reset=1_900_000_000, times=None)
+    github_server.requests.clear()
+    network = NetworkChoices(github_api_url=github_server.url)
+    with SourceContext(tmp_path / "home", network) as context:
+        known = prefetch_newest(origins, context, jobs=2)
+    assert known.found == {}
+    assert list(known.stopped) == ["github-releases"]
+    assert known.stopped["github-releases"].kind == "rate_limited"
+    assert _asked(github_server) == [("POST", "/graphql")]
+
+
+def test_a_release_origin_is_named_by_its_repository() -> None:
+    origin = {"type": "github-releases", "owner": "acme", "repo": "hello", "tag": "v1.0.0"}
+    assert origin_label(origin) == "acme/hello"
+    assert origin_label(origin, exact=True) == "acme/hello@v1.0.0"
+    assert origin_label({**origin, "repo": ""}) == "local file"
+    assert not copies_as_is("acme/hello@v1.0.0")
+
+
 # -- OCI registries ----------------------------------------------------------------------
 
 
@@ -237,6 +346,32 @@ def test_a_registry_receipt_reopens_its_digest_or_follows_its_repository(
         assert reopen({"type": "oci-registry"}, context, EVERY) is None
 
 
+def test_a_registry_prefetch_reads_nothing_and_its_origin_is_named_by_its_repository(
+    tmp_path: Path, registry: Registry
+) -> None:
+    """Each registry lookup reads its repository's tags: nothing is read ahead of them, and
+    no registry is asked for it. ``mirror`` copies a registry version as it is."""
+    home = tmp_path / "home"
+    _versions(registry, home, tmp_path)
+    repository = registry.ref("plugins/hello")
+    with SourceContext(home, NetworkChoices(plain_http=True)) as context:
+        first = open_source(f"{repository}:1.0.0", context, EVERY).newest()
+        origin = {"type": "oci-registry", "registry": first.pinned, "tag": "v1.0.0"}
+        before = registry.all_requests()
+        known = prefetch_newest([origin, {"type": "oci-registry"}], context, jobs=2)
+        assert registry.all_requests() == before
+        assert known.found == {}
+        assert known.stopped == {}
+        followed = reopen(origin, context, EVERY, follow=True, known=known)
+        assert followed is not None
+        assert followed.newest().version == "2.0.0"
+    assert origin_label(origin) == repository
+    assert origin_label(origin, exact=True) == first.pinned
+    assert origin_label({"type": "oci-registry"}) == "local file"
+    assert copies_as_is(f"{repository}:1.0.0")
+    assert copies_as_is(f"{repository}@{first.label}")
+
+
 def test_a_lock_row_names_its_origin_by_the_kind_of_its_source(tmp_path: Path) -> None:
     policy = TrustPolicy()
     release = locked_origin(
@@ -291,7 +426,12 @@ def test_a_local_tarball_is_what_it_is(tmp_path: Path) -> None:
         assert source.compatible(DAEMON) is None
         assert source.matching(parse_version_req("^9")) is source
         assert [c.asset_name for c in source.every_target()] == [path.name]
-        assert reopen({"type": "local-file", "path": str(path)}, context, EVERY) is None
+        origin = {"type": "local-file", "path": str(path)}
+        assert reopen(origin, context, EVERY) is None
+        assert prefetch_newest([origin], context, jobs=2).found == {}
+    assert origin_label(origin) == origin_label(origin, exact=True) == "local file"
+    assert origin_label({"type": "no-such-kind"}) == "local file"
+    assert not copies_as_is(str(path))
     assert not follows("local-file")
     assert follows("github-releases")
     assert follows("oci-registry")

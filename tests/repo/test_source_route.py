@@ -1,9 +1,11 @@
 """``sources/route.py`` is the one place that knows the kinds of source, and the faces of
 ``sources``, ``trust`` and ``net`` are what the rest of the package sees of them.
 
-No module outside ``nexo_pkg/sources`` names a concrete source class or imports a kind's
-module, so a new kind of source is one line in :data:`~nexo_pkg.sources.route.KINDS` and its
-module; every face resolves each name it lists, and costs nothing to import.
+No module outside ``nexo_pkg/sources`` names a concrete source class, imports a kind's
+module or compares with the ``type`` of a kind (``"github-releases"``, ``"oci-registry"``,
+``"local-file"``: in a comparison, a ``match`` case or as a dict's key), so a new kind of
+source is one line in :data:`~nexo_pkg.sources.route.KINDS` and its module; every face
+resolves each name it lists, and costs nothing to import.
 """
 
 from __future__ import annotations
@@ -23,6 +25,28 @@ from nexo_pkg.sources.base import Source
 PACKAGE = Path(__file__).resolve().parents[2] / "nexo_pkg"
 SOURCE_CLASSES = {"GitHubSource", "GitHubReleaseSource", "OciSource", "LocalTarballSource"}
 KIND_MODULES = {kind.load().__name__ for kind in route.KINDS}  # type: ignore[attr-defined]
+KIND_TYPES = {kind.type for kind in route.KINDS}
+
+
+def _kind_types(node: ast.AST | None) -> list[str]:
+    """The kind types ``node`` is, or holds as a tuple, list or set of constants."""
+    if isinstance(node, ast.Constant) and node.value in KIND_TYPES:
+        return [str(node.value)]
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return [kind for element in node.elts for kind in _kind_types(element)]
+    return []
+
+
+def _compared_kinds(node: ast.AST) -> list[str]:
+    """The kind types ``node`` compares with (``==``, ``in``, a ``match`` case) or keys a
+    dict by."""
+    if isinstance(node, ast.Compare):
+        return [kind for operand in (node.left, *node.comparators) for kind in _kind_types(operand)]
+    if isinstance(node, ast.MatchValue):
+        return _kind_types(node.value)
+    if isinstance(node, ast.Dict):
+        return [kind for key in node.keys for kind in _kind_types(key)]
+    return []
 
 
 def _outside_sources() -> list[Path]:
@@ -34,10 +58,12 @@ def _outside_sources() -> list[Path]:
 
 
 def _dispatches(path: Path) -> list[str]:
-    """What in ``path`` names a kind of source: a concrete source class, or a kind's module."""
+    """What in ``path`` names a kind of source: a concrete source class, a kind's module, or
+    a kind's type compared with or keying a dict."""
     found: list[str] = []
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     for node in ast.walk(tree):
+        found.extend(f"l.{node.lineno}: {kind!r}" for kind in _compared_kinds(node))  # type: ignore[attr-defined]
         if isinstance(node, ast.Name) and node.id in SOURCE_CLASSES:
             found.append(f"l.{node.lineno}: {node.id}")
         elif isinstance(node, ast.Attribute) and node.attr in SOURCE_CLASSES:
@@ -82,11 +108,36 @@ def test_the_check_catches_a_dispatch(tmp_path: Path) -> None:
     ]
 
 
+def test_the_check_catches_a_comparison_with_a_kind_type(tmp_path: Path) -> None:
+    """A branch on the ``type`` an origin records is a dispatch too, however it is written;
+    the same word elsewhere (a message, a docstring) is not."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "def f(receipt: object, source: str) -> object:\n"
+        '    if receipt.source == "github-releases":\n'
+        "        return 1\n"
+        '    if source in ("oci-registry", "other"):\n'
+        "        return 2\n"
+        "    match source:\n"
+        '        case "local-file":\n'
+        "            return 3\n"
+        '    lookups = {"github-releases": f, "registry": f}\n'
+        '    return "not from github-releases", lookups\n',
+        encoding="utf-8",
+    )
+    assert sorted(_dispatches(sample)) == [
+        "l.2: 'github-releases'",
+        "l.4: 'oci-registry'",
+        "l.7: 'local-file'",
+        "l.9: 'github-releases'",
+    ]
+
+
 @pytest.mark.parametrize("kind", route.KINDS, ids=lambda kind: kind.type)
 def test_every_kind_provides_what_the_route_asks_of_it(kind: route.Kind) -> None:
     module: Any = kind.load()
     assert kind.type == module.SOURCE_TYPE
-    for name in ("open_text", "check_text", "reopen", "locked_origin"):
+    for name in ("open_text", "check_text", "reopen", "locked_origin", "prefetch_newest"):
         assert callable(getattr(module, name)), name
     classes = [
         value
@@ -137,3 +188,29 @@ def test_the_faces_load_no_network_client() -> None:
     assert before == "[]"
     assert "'nexo_pkg.sources.registry'" in after
     assert "'httpx'" in after
+
+
+def test_naming_an_origin_loads_no_kind_module() -> None:
+    """``list`` names where each install came from through the route, which loads no kind's
+    module for it (nor the sources face)."""
+    kinds = sorted(KIND_MODULES | {"nexo_pkg.sources.api"})
+    code = (
+        "import sys\n"
+        "from nexo_pkg.sources.route import origin_label\n"
+        "origins = [\n"
+        "    {'type': 'github-releases', 'owner': 'acme', 'repo': 'hello', 'tag': 'v1.0.0'},\n"
+        "    {'type': 'oci-registry', 'registry': 'oci://h:5000/p/hello@sha256:' + 'a' * 64},\n"
+        "    {'type': 'local-file'},\n"
+        "]\n"
+        "print([origin_label(origin, exact=True) for origin in origins])\n"
+        f"print(sorted(m for m in {kinds!r} if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    labels, loaded = done.stdout.splitlines()
+    digest = "a" * 64
+    assert labels == str(
+        ["acme/hello@v1.0.0", f"oci://h:5000/p/hello@sha256:{digest}", "local file"]
+    )
+    assert loaded == "[]"
