@@ -3,8 +3,10 @@ listing of an install root's plugins (and kept versions) by their receipts."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
+import os
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
@@ -176,12 +178,23 @@ class Receipt:
         )
 
 
+# ``int(text, 8)`` of the permission bits as :meth:`Receipt.to_json` writes them, looked up
+# in C (setuid, setgid and sticky bits take the slower way).
+_FOUR_DIGIT_MODES = {f"{mode:04o}": mode for mode in range(0o1000)}
+
+
 def _parse_modes(value: Any) -> dict[str, int] | None:
     if value is None:
         return None
     if not isinstance(value, dict):
         raise ValueError("`modes` is not a map of path to octal mode")
-    try:  # the common case at once: every mode an octal string
+    try:  # the common case at once: every mode four octal digits, as receipts write them
+        return dict(
+            zip(map(str, value), map(_FOUR_DIGIT_MODES.__getitem__, value.values()), strict=True)
+        )
+    except (KeyError, TypeError):
+        pass
+    try:  # every mode an octal string
         return {str(name): int(mode, 8) for name, mode in value.items()}
     except (TypeError, ValueError):
         pass  # one by one, to name the one that is not an octal mode (or take an integer)
@@ -216,12 +229,72 @@ def read_receipt(directory: Path) -> Receipt:
     (a receipt that is a link, a FIFO or larger than 32 MiB is unusable, never waited on)."""
     raw = read_capped_bytes(directory / RECEIPT_NAME, MAX_RECEIPT_BYTES, follow_links=False)
     try:
-        document = json.loads(raw.decode("utf-8"), object_pairs_hook=_JsonObject.of)
+        text = raw.decode("utf-8")
+        receipt = _plain_receipt(text)
+        if receipt is not None:
+            return receipt
+        # Anything the quick reading did not take is read again here, so every refusal is
+        # worded as before.
+        document = json.loads(text, object_pairs_hook=_JsonObject.of)
     except RecursionError as exc:
         raise ValueError("nested too deeply") from exc
     if isinstance(document, _JsonObject):
         reference_receipt_problem(document.pairs)
     return Receipt.from_json(document)
+
+
+def _plain_receipt(text: str) -> Receipt | None:
+    """The receipt ``text`` holds when it is one the installer takes as it stands: a JSON
+    object without a repeated key at any depth, every field of the reference installer
+    present once as a string, and :meth:`Receipt.from_json` satisfied; ``None`` for anything
+    else, which :func:`read_receipt` reads again to word its refusal. Objects are read as
+    tuples of pairs (duplicates kept, in C, without a Python call per object), so a repeated
+    field is seen without the hook's cost (a receipt lists every file of its plugin)."""
+    try:
+        top = _PAIRS_DECODER.decode(text)
+    except ValueError:
+        return None
+    if type(top) is not tuple:
+        return None
+    try:
+        document = _plain_value(top)
+    except _NotPlainError:
+        return None  # a repeated key: the reference installer may refuse it
+    if not all(map(isinstance, map(document.get, REFERENCE_RECEIPT_FIELDS), repeat(str))):
+        return None
+    try:
+        return Receipt.from_json(document)
+    except ValueError:
+        return None
+
+
+# ``json.loads(text, object_pairs_hook=tuple)`` without a decoder made for every receipt.
+_PAIRS_DECODER = json.JSONDecoder(object_pairs_hook=tuple)
+
+
+class _NotPlainError(Exception):
+    pass
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _plain_value(value: Any) -> Any:
+    """``value`` as :func:`json.loads` gives it, objects read as tuples of pairs made dicts
+    (C calls for the common case: an object of strings); :class:`_NotPlainError` for an
+    object with a repeated key."""
+    if type(value) is tuple:
+        made = dict(value)
+        if len(made) != len(value):
+            raise _NotPlainError
+        if not all(map(_SCALARS.__contains__, map(type, made.values()))):
+            for key, item in made.items():
+                if type(item) not in _SCALARS:
+                    made[key] = _plain_value(item)
+        return made
+    if not all(map(_SCALARS.__contains__, map(type, value))):  # a list
+        return [item if type(item) in _SCALARS else _plain_value(item) for item in value]
+    return value
 
 
 class _JsonObject(dict[str, Any]):
@@ -293,17 +366,27 @@ def scan_installed(dest: Path) -> list[Installed]:
     followed."""
     found: list[Installed] = []
     try:
-        children = sorted(dest.iterdir()) if dest.is_dir() else []
+        with os.scandir(dest) if dest.is_dir() else contextlib.nullcontext(()) as listing:
+            # By name: the order of sorted paths of one directory (POSIX compares names).
+            children = sorted(listing, key=_entry_order)
     except OSError as exc:
         raise io_error(f"list {dest}", exc) from exc
     for child in children:
         if child.name == BOOKKEEPING_DIR or child.name.startswith(LEGACY_PREFIXES):
             continue
         if child.is_symlink():
-            found.append(Installed(child, None, "is a symbolic link, not a plugin directory"))
+            found.append(
+                Installed(dest / child.name, None, "is a symbolic link, not a plugin directory")
+            )
         elif child.is_dir():
-            found.append(_examine(child))
+            found.append(_examine(dest / child.name))
     return found
+
+
+def _entry_order(entry: os.DirEntry[str]) -> Any:
+    """How :class:`Path` orders the children of one directory: by name, case-folded where
+    the platform's paths are (Windows)."""
+    return entry.name if os.name != "nt" else Path(entry.path)
 
 
 def scan_kept(dest: Path) -> list[Installed]:
@@ -376,11 +459,41 @@ def require_installed(dest: Path, plugin_id: str) -> list[Installed]:
     return matches
 
 
+_FLAT_VALUES = frozenset({str, int, bool, type(None)})
+
+
+def indented_json(document: dict[str, Any]) -> str:
+    """``json.dumps(document, indent=2, ensure_ascii=False)``, the same text, with the maps
+    of strings at its first level (a receipt's ``files`` and ``modes``: an entry a file)
+    encoded by the C encoder instead of ``json``'s Python one, which ``indent`` otherwise
+    takes for every entry."""
+    if not document or not all(map(str.__instancecheck__, document)):
+        return json.dumps(document, indent=2, ensure_ascii=False)  # keys json turns to text
+    entries = [
+        f"{json.dumps(key, ensure_ascii=False)}: {_indented_value(value)}"
+        for key, value in document.items()
+    ]
+    return "{\n  " + ",\n  ".join(entries) + "\n}"
+
+
+def _indented_value(value: Any) -> str:
+    """``value`` as ``json.dumps(..., indent=2)`` writes it one level down."""
+    if (
+        type(value) is dict
+        and value
+        and all(map(_FLAT_VALUES.__contains__, map(type, value.values())))
+    ):
+        inner = json.dumps(value, ensure_ascii=False, separators=(",\n    ", ": "))
+        return "{\n    " + inner[1:-1] + "\n  }"
+    # Newlines are structure only (strings escape theirs): one level down is two spaces more.
+    return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n  ")
+
+
 def write_receipt(directory: Path, receipt: Receipt) -> None:
     """Write the receipt atomically (:func:`~nexo_pkg.core.files.write_file_atomically`), 0644
     whatever the umask: a receipt anyone can rewrite could redirect upgrades. The caller then
     makes the tree durable (:func:`~nexo_pkg.core.durable.sync_tree`) before publishing it.
     Raises ``OSError``."""
-    data = json.dumps(receipt.to_json(), indent=2, ensure_ascii=False) + "\n"
+    data = indented_json(receipt.to_json()) + "\n"
     path = directory / RECEIPT_NAME
     write_file_atomically(path, data.encode("utf-8"), mode=0o644, durable=False)

@@ -48,6 +48,10 @@ _SPECIAL_BITS = 0o7000
 _DRIVE = re.compile(r"^[A-Za-z]:")
 # C0, DEL and C1 control characters.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# Names most archives hold: components of ASCII letters, digits and a few signs, none
+# starting with a dot (so none is "", "." or ".."); at most MAX_COMPONENT_LENGTH long in all,
+# they pass every rule of normalise_name as they are.
+_PLAIN_NAME = re.compile(r"[\w+@,=-][\w.+@,=-]*(?:/[\w+@,=-][\w.+@,=-]*)*", re.ASCII)
 # tarfile decodes undecodable bytes as lone surrogates (surrogateescape).
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _EXTENDED_TYPES = {
@@ -229,9 +233,24 @@ class _InflatingReader:
             yield memoryview(self._piece)[self._at - take : self._at]
             size -= take
 
+    def whole(self, size: int) -> memoryview | None:
+        """The next ``size`` bytes (at least one) as one view when the current piece holds
+        them all (most members of an archive), else ``None``, having read nothing."""
+        at = self._at
+        if not 0 < size <= len(self._piece) - at:
+            return None
+        self._at = at + size
+        self.position += size
+        return memoryview(self._piece)[at : at + size]
+
     def read(self, size: int = -1) -> bytes:
         if size is None or size < 0:
             size = self.budget + 1
+        at = self._at
+        if 0 < size <= len(self._piece) - at:  # a header block: within the current piece
+            self._at = at + size
+            self.position += size
+            return self._piece[at : at + size]
         parts: list[bytes] = []
         while size > 0 and (take := self._advance(size)):
             parts.append(self._piece[self._at - take : self._at])
@@ -255,6 +274,12 @@ class _InflatingReader:
 _HEADER = struct.Struct("100s8s8s8s12s12s8s1s100s8x32s32s8s8s155s")
 _PLAIN_TYPES = frozenset({tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE})
 _NUL = b"\0"
+
+
+def byte_sum(block: bytes) -> int:
+    """``sum(block)`` of a 512-byte block, in C: Adler-32's first half is 1 plus the sum of
+    the bytes modulo 65,521, and a half block sums to at most 256 * 255 = 65,280."""
+    return (zlib.adler32(block[:256]) & 0xFFFF) + (zlib.adler32(block[256:]) & 0xFFFF) - 2
 
 
 class StrictTarInfo(tarfile.TarInfo):
@@ -327,7 +352,7 @@ class StrictTarInfo(tarfile.TarInfo):
                 for field in (chksum, mode, uid, gid, size, mtime, devmajor, devminor)
             ]
             # tarfile's unsigned sum: every byte, the checksum field counted as 8 spaces.
-            if numbers[0] != sum(block) - sum(chksum) + 256:
+            if numbers[0] != byte_sum(block) - sum(chksum) + 256:
                 return None
             # Strings as tarfile.nts decodes them: the bytes before the first NUL.
             texts = [
@@ -414,6 +439,13 @@ def normalise_name(raw: str) -> str | None:
     Raises ``archive_unsafe`` for absolute names, ``..``, NUL, backslashes, control
     characters, undecodable bytes, empty or ``.`` components, and over-long names.
     """
+    if len(raw) <= MAX_COMPONENT_LENGTH and _PLAIN_NAME.fullmatch(raw):
+        return raw  # none of the rules of checked_name can apply to it
+    return checked_name(raw)
+
+
+def checked_name(raw: str) -> str | None:
+    """:func:`normalise_name`, every rule applied one by one."""
     if "\x00" in raw:
         raise unsafe("a member name contains NUL", member=raw)
     if "\\" in raw:
@@ -488,16 +520,38 @@ class _Namespace:
     def __init__(self) -> None:
         # key -> (exact name, kind, explicit)
         self.names: dict[str, tuple[str, EntryKind, bool]] = {}
+        # Parents whose every ancestor was checked (as below) and recorded as a directory of
+        # that exact name: what is recorded a directory stays one, so the check would pass
+        # again, adding nothing (archives list a directory's members together).
+        self.parents_checked: set[str] = set()
 
     def add(self, name: str, kind: EntryKind, raw: str) -> list[str]:
         """Record ``name``; return the directories it implies that are new, parents first."""
         key = _key(name)
-        if "/" not in name and key.startswith(RESERVED_PREFIX):
+        parent = name.rpartition("/")[0]
+        if not parent and key.startswith(RESERVED_PREFIX):
             raise unsafe(f"{raw!r} is a name the installer keeps for itself", member=raw)
+        if name.count("/") != key.count("/"):  # pragma: no cover (folding keeps every "/")
+            raise unsafe(f"member name {raw!r} changes shape when case-folded", member=raw)
+        implied: list[str] = []
+        if parent and parent not in self.parents_checked:
+            implied = self._add_parents(name, key, raw)
+            self.parents_checked.add(parent)
+        known = self.names.get(key)
+        if known is None:
+            self.names[key] = (name, kind, True)
+        elif known == (name, "dir", False) and kind == "dir":
+            self.names[key] = (name, "dir", True)
+        elif known[0] == name:
+            raise unsafe(f"duplicate member name {name!r}", member=raw)
+        else:
+            raise _collision(name, known[0], raw)
+        return implied
+
+    def _add_parents(self, name: str, key: str, raw: str) -> list[str]:
+        """Check and record the directories above ``name``; the new ones, parents first."""
         parts, keys = name.split("/"), key.split("/")
         implied: list[str] = []
-        if len(parts) != len(keys):  # pragma: no cover (folding never adds or removes "/")
-            raise unsafe(f"member name {raw!r} changes shape when case-folded", member=raw)
         for depth in range(1, len(parts)):
             parent, parent_key = "/".join(parts[:depth]), "/".join(keys[:depth])
             known = self.names.get(parent_key)
@@ -508,15 +562,6 @@ class _Namespace:
                 raise unsafe(f"{name!r} lies below {known[0]!r}, which is a file", member=raw)
             elif known[0] != parent:
                 raise _collision(name, known[0], raw)
-        known = self.names.get(key)
-        if known is None:
-            self.names[key] = (name, kind, True)
-        elif known == (name, "dir", False) and kind == "dir":
-            self.names[key] = (name, "dir", True)
-        elif known[0] == name:
-            raise unsafe(f"duplicate member name {name!r}", member=raw)
-        else:
-            raise _collision(name, known[0], raw)
         return implied
 
 
@@ -626,8 +671,9 @@ def _copy_member(
     keep = is_sbom or (is_manifest_name(name) and member.size <= MAX_MANIFEST_BYTES)
     kept = bytearray()
     sink.open_file(name, bool(member.mode & 0o100))
+    whole = reader.whole(member.size)
     try:
-        for chunk in reader.chunks(member.size):
+        for chunk in reader.chunks(member.size) if whole is None else (whole,):
             hasher.update(chunk)
             sink.write(chunk)
             if keep:

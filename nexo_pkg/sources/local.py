@@ -87,7 +87,9 @@ def locked_origin(
 ) -> Origin:
     """A lock names no local file (``fleet.lockfile`` refuses one): ``lock_invalid``."""
     del asset_name, manifest_digest, github, published, policy
-    raise NexoError(f"a lock cannot pin the local file {resolved!r}", kind="lock_invalid")
+    raise NexoError(
+        f"a lock cannot pin the local file {resolved!r}", kind="lock_invalid", exit_code=2
+    )
 
 
 class LocalTarballSource:

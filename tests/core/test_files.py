@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import resource
 import subprocess
@@ -105,3 +106,17 @@ def test_the_lock_writer_leaves_no_temp_file_when_the_write_fails(tmp_path: Path
     assert result.stdout.startswith(f"io cannot write {target}: "), result.stdout
     assert target.read_text(encoding="utf-8") == "lock_version = 1\n"
     assert [path.name for path in tmp_path.iterdir()] == ["nexo-plugins.lock"]
+
+
+@pytest.mark.parametrize("size", [0, 1, 6_700, 65_535, 65_536, 65_537, (1 << 20) + 3, 3 << 20])
+def test_the_capped_reader_reads_every_size_whole(tmp_path: Path, size: int) -> None:
+    """Small files in one piece, large ones in pieces of at most 1 MiB: the same bytes, and
+    one byte more than the cap is still refused."""
+    data = (hashlib.sha256(b"x").digest() * (size // 32 + 1))[:size]
+    path = tmp_path / "f"
+    path.write_bytes(data)
+    assert read_capped_bytes(path, size) == data
+    assert read_capped_bytes(path, size + (1 << 20)) == data
+    if size:
+        with pytest.raises(FileTooLargeError):
+            read_capped_bytes(path, size - 1)
