@@ -231,7 +231,11 @@ def measure_sync(
                 # scan (concurrent writers most: docs/benchmarks.md). Removed with the work
                 # directory at the end (a row of 8 uniform plugins sets aside about 1 GiB).
                 trash.mkdir(exist_ok=True)
-                scratch.rename(trash / f"run{next(runs_done)}")
+                # Named past what an earlier row of the same fleet set aside.
+                aside = trash / f"run{next(runs_done)}"
+                while aside.exists():
+                    aside = trash / f"run{next(runs_done)}"
+                scratch.rename(aside)
             else:
                 shutil.rmtree(scratch)
         scratch.mkdir()
