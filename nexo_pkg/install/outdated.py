@@ -17,7 +17,7 @@ from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.threads import run_bounded
 from nexo_pkg.core.version import VersionError, compare_versions
 from nexo_pkg.install.receipts import Installed, Receipt, installed_versions, scan_installed
-from nexo_pkg.sources.api import origin_label
+from nexo_pkg.sources.api import origin_label, tag_pins
 
 Status = Literal["outdated", "current", "ahead", "pinned", "held", "local", "failed"]
 
@@ -103,7 +103,7 @@ def _entry(item: Installed, lookup: LatestLookup) -> OutdatedEntry:
     if latest is None:
         return entry("local")
     status = _compare(latest.version, receipt.version)
-    if status == "outdated" and receipt.registry is None and receipt.pinned_tag is not None:
+    if status == "outdated" and tag_pins(receipt.source) and receipt.pinned_tag is not None:
         # Installed from an explicit tag: `upgrade` stays on it (as the reference does).
         status = "pinned"
     return entry(status, latest)

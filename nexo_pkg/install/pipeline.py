@@ -57,6 +57,7 @@ from nexo_pkg.sources.api import (
     prefetch_newest,
     reopen,
     requested_target,
+    tag_pins,
 )
 from nexo_pkg.trust import api as trust
 
@@ -728,7 +729,7 @@ def upgrade(
     # A registry receipt's tag is the release it was mirrored from, not a pin; a registry
     # upgrade takes this host's targets, as it always has, where a release's follows the
     # receipt's.
-    followed = receipt.registry is None
+    followed = tag_pins(receipt.source)
     pinned = receipt.pinned_tag if followed else None
     if options.target is None and receipt.target and followed:
         options = replace(options, target=receipt.target)

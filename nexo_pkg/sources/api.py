@@ -61,7 +61,6 @@ from nexo_pkg.sources.mirrors import (
 )
 from nexo_pkg.sources.oci_reference import (
     OciReference,
-    is_oci,
     parse_reference,
 )
 from nexo_pkg.sources.releases import (
@@ -82,6 +81,7 @@ from nexo_pkg.sources.route import (
     origin_label,
     prefetch_newest,
     reopen,
+    tag_pins,
     tagged_release,
 )
 from nexo_pkg.sources.select import (
@@ -180,7 +180,6 @@ __all__ = [
     "host_candidates",
     "identity_from_manifest",
     "inspect_archive",
-    "is_oci",
     "latest_tag",
     "locked_origin",
     "open_source",
@@ -201,6 +200,7 @@ __all__ = [
     "safe_extract",
     "source_date",
     "tag_contradicts",
+    "tag_pins",
     "tagged_release",
     "timestamp_or_none",
     "walk_archive",

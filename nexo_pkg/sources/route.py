@@ -40,6 +40,7 @@ __all__ = [
     "origin_label",
     "prefetch_newest",
     "reopen",
+    "tag_pins",
     "tagged_release",
 ]
 
@@ -105,7 +106,10 @@ class Kind:
     :mod:`nexo_pkg.sources.spec`). ``follows``: whether an install from it is upgraded from
     it (a file is not: it is what it is). ``copied``: whether ``mirror`` copies a version
     of it as it is, every tag and referrer with its bytes unchanged (a registry's), rather
-    than building a registry artifact from it (a release's). ``label``: how a person reads
+    than building a registry artifact from it (a release's). ``tag_pins``: whether the tag an
+    install from it recorded is a pin its upgrade stays on, and its target one the upgrade
+    keeps (a release's); a registry's tag is the release it was mirrored from, and its
+    upgrade takes the host's targets. ``label``: how a person reads
     one of its origins (``exact``: with the version installed; ``None``: it names no place),
     from the kind's grammar, so that ``list`` loads no kind's module."""
 
@@ -114,6 +118,7 @@ class Kind:
     scheme: str | None = None
     follows: bool = True
     copied: bool = False
+    tag_pins: bool = True
     label: Label | None = None
 
 
@@ -141,7 +146,14 @@ _RELEASES = Kind("github-releases", _releases, label=release_label)
 _LOCAL = Kind("local-file", _local, follows=False)
 
 KINDS: tuple[Kind, ...] = (
-    Kind("oci-registry", _oci_source, scheme="oci://", copied=True, label=registry_label),
+    Kind(
+        "oci-registry",
+        _oci_source,
+        scheme="oci://",
+        copied=True,
+        tag_pins=False,
+        label=registry_label,
+    ),
     _RELEASES,
     _LOCAL,
 )
@@ -162,6 +174,13 @@ def follows(source_type: str) -> bool:
     unknown type is tried, and its upgrade says why it cannot be)."""
     kind = _kind_of_type(source_type)
     return kind is None or kind.follows
+
+
+def tag_pins(source_type: str) -> bool:
+    """Whether the tag and target an install whose origin is of ``source_type`` recorded
+    bind its upgrade (see :class:`Kind`; an unknown type: they do)."""
+    kind = _kind_of_type(source_type)
+    return kind is None or kind.tag_pins
 
 
 def open_source(text: str, context: SourceContext, request: SourceRequest) -> Source:

@@ -40,6 +40,7 @@ from nexo_pkg.sources.api import (
     origin_label,
     prefetch_newest,
     reopen,
+    tag_pins,
 )
 from nexo_pkg.trust.api import TrustPolicy
 
@@ -435,6 +436,11 @@ def test_a_local_tarball_is_what_it_is(tmp_path: Path) -> None:
     assert not follows("local-file")
     assert follows("github-releases")
     assert follows("oci-registry")
+    # A release's recorded tag and target bind its upgrade; a registry's tag is the release it
+    # was mirrored from, and its upgrade takes the host's targets.
+    assert tag_pins("github-releases")
+    assert not tag_pins("oci-registry")
+    assert tag_pins("no-such-kind")
 
 
 @pytest.mark.parametrize(
