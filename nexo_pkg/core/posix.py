@@ -173,17 +173,12 @@ def lock_exclusive(descriptor: int, *, wait: bool = True) -> None:
     _flock(descriptor, "exclusive", wait=wait)
 
 
-def unlock(descriptor: int) -> None:
-    """``flock(LOCK_UN)``."""
-    _flock(descriptor, "unlock", wait=True)
-
-
 def _flock(descriptor: int, operation: str, *, wait: bool) -> None:
     if not POSIX:
         raise OSError(f"file locks need Linux or macOS (descriptor {descriptor})")
     import fcntl  # noqa: PLC0415 (POSIX only)
 
-    flag = {"shared": fcntl.LOCK_SH, "exclusive": fcntl.LOCK_EX, "unlock": fcntl.LOCK_UN}
+    flag = {"shared": fcntl.LOCK_SH, "exclusive": fcntl.LOCK_EX}
     fcntl.flock(descriptor, flag[operation] | (0 if wait else fcntl.LOCK_NB))
 
 

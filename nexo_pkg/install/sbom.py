@@ -34,12 +34,6 @@ class InstalledSbom:
     data: bytes
     warnings: tuple[str, ...] = ()
 
-    @property
-    def derived(self) -> bool:
-        from nexo_pkg.sbom.cyclonedx import ORIGIN_DERIVED  # noqa: PLC0415
-
-        return self.sbom.origin == ORIGIN_DERIVED
-
 
 def _label(item: Installed) -> str:
     receipt = item.receipt

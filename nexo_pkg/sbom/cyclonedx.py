@@ -24,7 +24,6 @@ from nexo_pkg import __version__
 from nexo_pkg.sbom import SbomError
 from nexo_pkg.sbom.inventory import Package, Requirement, canonical_name, dependency_graph, roots
 
-PROPERTY_PREFIX = "nexo:"
 FILES_PROPERTY = "nexo:files-sha256"
 TARGET_PROPERTY = "nexo:target"
 ORIGIN_PROPERTY = "nexo:sbom-origin"

@@ -72,10 +72,6 @@ class OciReference:
             return False
 
 
-def is_oci(text: str) -> bool:
-    return text.startswith(SCHEME)
-
-
 def registry_label(origin: Mapping[str, Any], *, exact: bool) -> str | None:
     """How a person reads a registry origin (a receipt's source object): the repository of
     its pinned reference, or ``exact``, the pinned reference itself; ``None`` without one."""
