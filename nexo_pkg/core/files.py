@@ -189,11 +189,12 @@ def write_config_file(path: Path, data: bytes, *, mode: int = 0o644) -> None:
         raise NexoError(f"cannot write {path}: {exc.strerror or exc}", kind="io") from exc
 
 
-def sha256_file(path: Path) -> str:
+def sha256_file(path: Path, *, regular: bool = False) -> str:
     """The SHA-256 of the file at ``path`` (hex), streamed so memory stays flat in its size;
-    ``OSError`` when it cannot be read."""
+    ``OSError`` when it cannot be read. With ``regular``, only a regular file, opened as
+    :func:`open_regular` opens it (a link or a FIFO raises :class:`NotRegularFileError`)."""
     digest = hashlib.sha256()
-    with path.open("rb") as stream:
+    with open_regular(path) if regular else path.open("rb") as stream:
         for chunk in iter(lambda: stream.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()

@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nexo_pkg.core.files import sha256_file
 from nexo_pkg.install.api import (
     RECEIPT_NAME,
     Installed,
     scan_installed,
-    sha256_file,
     verify_installed,
 )
 from nexo_pkg.sbom import SBOM_MEMBER
@@ -105,7 +105,7 @@ def hash_directory(root: Path) -> str:
                 lines.append((relative, f"d {stat.S_IMODE(info.st_mode):04o} {relative}\n"))
             elif stat.S_ISREG(info.st_mode):
                 mode = stat.S_IMODE(info.st_mode)
-                lines.append(_file_line(relative, mode, sha256_file(path)))
+                lines.append(_file_line(relative, mode, sha256_file(path, regular=True)))
             else:
                 lines.append((relative, f"x 0000 - {relative}\n"))
         dirs[:] = [d for d in dirs if stat.S_ISDIR((base / d).lstat().st_mode)]

@@ -50,7 +50,7 @@ from nexo_pkg.install.root import (
     remove_tree,
 )
 from nexo_pkg.install.summary import InstallPlan
-from nexo_pkg.install.verify import sha256_file, verify_installed
+from nexo_pkg.install.verify import verify_installed
 
 __all__ = [
     "BOOKKEEPING_DIR",
@@ -84,7 +84,6 @@ __all__ = [
     "remove_tree",
     "scan_installed",
     "scan_kept",
-    "sha256_file",
     "unlink",
     "unmet_host_requirements",
     "unreadable_installs",

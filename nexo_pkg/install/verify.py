@@ -3,26 +3,14 @@ receipt (``verify``)."""
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.core.files import open_regular
+from nexo_pkg.core.files import sha256_file
 from nexo_pkg.install.receipts import RECEIPT_NAME, Installed
-
-HASH_CHUNK = 1024 * 1024
-
-
-def sha256_file(path: Path) -> str:
-    """SHA-256 of a regular file (see :func:`open_regular` for what else raises)."""
-    hasher = hashlib.sha256()
-    with open_regular(path) as handle:
-        while chunk := handle.read(HASH_CHUNK):
-            hasher.update(chunk)
-    return hasher.hexdigest()
 
 
 def tree_modes(root: Path) -> dict[str, int]:
@@ -128,7 +116,7 @@ def verify_installed(item: Installed) -> VerifyReport:
             (modified if relative in oddities else missing).append(relative)
             continue
         try:
-            if sha256_file(item.path / relative) != digest:
+            if sha256_file(item.path / relative, regular=True) != digest:
                 modified.append(relative)
         except OSError:
             modified.append(relative)
