@@ -46,8 +46,6 @@ __all__ = [
     "id_problem",
     "is_extension_shape",
     "is_loopback_bind",
-    "load_companion",
-    "load_microapp",
     "microapp_from_data",
     "read_toml_or_none",
 ]
@@ -256,49 +254,13 @@ MAX_MANIFEST_BYTES = 1024 * 1024
 """A microapp manifest above this size is not read (real ones are a few KiB)."""
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    raw = read_config_file(path, MAX_MANIFEST_BYTES, error=UsageError)
-    try:
-        return tomllib.loads(raw.decode("utf-8").removeprefix("\ufeff"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as error:
-        reason = str(error).splitlines()[0] if str(error) else type(error).__name__
-        raise UsageError(
-            f"{path} is not a TOML manifest ({reason}); `nexo plugin lint` shows where"
-        ) from error
-
-
 def read_toml_or_none(path: Path) -> dict[str, Any] | None:
     """``path`` parsed as TOML, or ``None`` when it is missing, unreadable or not TOML."""
     try:
-        return _read_toml(path)
-    except UsageError:
+        raw = read_config_file(path, MAX_MANIFEST_BYTES, error=UsageError)
+        return tomllib.loads(raw.decode("utf-8").removeprefix("\ufeff"))
+    except (UsageError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError):
         return None
-
-
-def load_microapp(directory: Path) -> MicroappManifest:
-    """Read ``<directory>/plugin.toml`` as a microapp manifest.
-
-    Raises :class:`UsageError` (exit 2) when the file is missing or unreadable, not TOML, not
-    extension-shaped, or has no string ``plugin.id``. It does not validate further: ``nexo
-    plugin lint`` reports every rule.
-    """
-    path = directory / MICROAPP_MANIFEST_NAME
-    data = _read_toml(path)
-    if not is_extension_shape(data):
-        raise UsageError(f"{path} is not a microapp manifest (no [transport] or [capabilities])")
-    manifest = microapp_from_data(data)
-    if manifest is None:
-        raise UsageError(f"{path} has no string `plugin.id`")
-    return manifest
-
-
-def load_companion(directory: Path) -> Companion | None:
-    """Read ``<directory>/nexo-plugin.toml`` when it exists, else ``None``.
-
-    Raises :class:`UsageError` (exit 2) when it exists but cannot be read or parsed.
-    """
-    path = directory / COMPANION_MANIFEST_NAME
-    return companion_from_data(_read_toml(path)) if path.is_file() else None
 
 
 _ID = re.compile(ID_PATTERN)

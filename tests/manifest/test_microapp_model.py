@@ -12,16 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from nexo_pkg.core.errors import UsageError
 from nexo_pkg.manifest.microapp import (
     capability_name_problem,
     companion_from_data,
     env_is_blocked,
     id_problem,
     is_extension_shape,
-    load_companion,
-    load_microapp,
     microapp_from_data,
+    read_toml_or_none,
 )
 
 MICROAPP = """\
@@ -137,17 +135,14 @@ def test_id_and_capability_name_rules() -> None:
     assert capability_name_problem("get-weather") is not None
 
 
-def test_loaders(tmp_path: Path) -> None:
-    (tmp_path / "plugin.toml").write_text(MICROAPP, encoding="utf-8")
-    assert load_microapp(tmp_path).id == "weather-app"
-    assert load_companion(tmp_path) is None
-    (tmp_path / "nexo-plugin.toml").write_text(COMPANION, encoding="utf-8")
-    companion = load_companion(tmp_path)
-    assert companion is not None
-    assert companion.admin_required == ("agents_crud",)
-    (tmp_path / "plugin.toml").write_text(COMPANION, encoding="utf-8")
-    with pytest.raises(UsageError, match="not a microapp manifest"):
-        load_microapp(tmp_path)
-    (tmp_path / "plugin.toml").write_text("[plugin\n", encoding="utf-8")
-    with pytest.raises(UsageError, match="not a TOML manifest"):
-        load_microapp(tmp_path)
+def test_read_toml_or_none(tmp_path: Path) -> None:
+    path = tmp_path / "plugin.toml"
+    assert read_toml_or_none(path) is None
+    path.write_text(MICROAPP, encoding="utf-8")
+    data = read_toml_or_none(path)
+    assert data is not None
+    manifest = microapp_from_data(data)
+    assert manifest is not None
+    assert manifest.id == "weather-app"
+    path.write_text("[plugin\n", encoding="utf-8")
+    assert read_toml_or_none(path) is None

@@ -15,10 +15,10 @@ from support.cli import nexo
 from nexo_pkg.check.microapp_wire import decode_handshake
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.manifest.microapp import (
+    companion_from_data,
     id_problem,
     is_extension_shape,
-    load_companion,
-    load_microapp,
+    microapp_from_data,
 )
 from nexo_pkg.scaffold.generator import NewProject, create_project
 
@@ -47,14 +47,16 @@ def test_microapp_files_and_manifests(tmp_path: Path) -> None:
     assert sorted(created.files) == MICROAPP_FILES
     data = tomllib.loads((dest / "plugin.toml").read_text(encoding="utf-8"))
     assert is_extension_shape(data)
-    manifest = load_microapp(dest)
+    manifest = microapp_from_data(data)
+    assert manifest is not None
     assert id_problem(manifest.id) is None
     assert manifest.version == "0.1.0"
     assert manifest.transport_kind == "stdio"
     assert manifest.command == "./bin/greeter"
     assert manifest.tools == ("greeter_hello",)
-    companion = load_companion(dest)
-    assert companion is not None
+    companion = companion_from_data(
+        tomllib.loads((dest / "nexo-plugin.toml").read_text(encoding="utf-8"))
+    )
     assert companion.id == manifest.id
     assert "The Greeter nexo microapp." in (dest / "README.md").read_text(encoding="utf-8")
 
