@@ -24,7 +24,7 @@ class Documented(Protocol):
     def to_json(self) -> dict[str, Any]: ...
 
 
-D = TypeVar("D", bound=Documented)
+D = TypeVar("D", bound=Documented | dict[str, Any])
 
 COLOR_CHOICES = ("auto", "always", "never")
 
@@ -102,11 +102,12 @@ def guarded(action: Callable[[], T], *, json_output: bool = False) -> T:
 
 
 def answer(action: Callable[[], D], *, json_output: bool, show: Callable[[D], object]) -> D:
-    """Run ``action`` as :func:`guarded` does; with ``--json`` print its result's document,
-    else hand the result to ``show``. Returns the result (for the exit code)."""
+    """Run ``action`` as :func:`guarded` does; with ``--json`` print its result's document
+    (the result itself when it is a ``dict``), else hand the result to ``show``. Returns the
+    result (for the exit code)."""
     result = guarded(action, json_output=json_output)
     if json_output:
-        emit_json(result.to_json())
+        emit_json(result if isinstance(result, dict) else result.to_json())
     else:
         show(result)
     return result

@@ -640,11 +640,7 @@ def hold_command(
         else:
             say(f"{plugin} is already held at {version}.")
 
-    document = guarded(run, json_output=json_output)
-    if json_output:
-        emit_json(document)
-    else:
-        show(document)
+    answer(run, json_output=json_output, show=show)
 
 
 def unhold_command(
@@ -691,11 +687,7 @@ def unhold_command(
         else:
             say(f"{plugin} was not held.")
 
-    document = guarded(run, json_output=json_output)
-    if json_output:
-        emit_json(document)
-    else:
-        show(document)
+    answer(run, json_output=json_output, show=show)
 
 
 def register(app: typer.Typer) -> None:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from nexo_pkg.cli.common import confirm_or_refuse, guarded, policy_path, result_line
+from nexo_pkg.cli.common import answer, confirm_or_refuse, guarded, policy_path, result_line
 from nexo_pkg.cli.options import (
     ConfigOption,
     GitHubApiOption,
@@ -173,13 +173,13 @@ def add_command(
         )
         return record_author(path, author, seen)
 
-    document = guarded(run, json_output=json_output)
-    if json_output:
-        emit_json(document)
-    elif document["added"]:
-        say(f"Added to {printable(document['policy'])}.")
-    else:
-        say(f"{printable(document['policy'])} already has this entry; nothing changed.")
+    def show(document: dict[str, Any]) -> None:
+        if document["added"]:
+            say(f"Added to {printable(document['policy'])}.")
+        else:
+            say(f"{printable(document['policy'])} already has this entry; nothing changed.")
+
+    answer(run, json_output=json_output, show=show)
 
 
 def list_command(
@@ -241,11 +241,10 @@ def remove_command(
         )
         return remove_entries(policy_path(config, trusted_keys), owner, repo, target)
 
-    document = guarded(run, json_output=json_output)
-    if json_output:
-        emit_json(document)
-    else:
+    def show(document: dict[str, Any]) -> None:
         say(f"Removed {document['removed']} entr{'y' if document['removed'] == 1 else 'ies'}.")
+
+    answer(run, json_output=json_output, show=show)
 
 
 def verify_command(
