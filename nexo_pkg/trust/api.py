@@ -8,6 +8,12 @@ inside :func:`verify_asset_signature`.
 
 from __future__ import annotations
 
+from nexo_pkg.trust.base import (
+    SignatureInvalidError,
+    SignatureMissingError,
+    SignatureOutcome,
+    SignerUntrustedError,
+)
 from nexo_pkg.trust.commands import (
     author_json,
     chosen_author,
@@ -19,24 +25,16 @@ from nexo_pkg.trust.commands import (
     verify_file,
     with_overrides,
 )
-from nexo_pkg.trust.entry import (
+from nexo_pkg.trust.entry import default_policy_path, resolve_mode, verify_asset_signature
+from nexo_pkg.trust.material import local_material, material_names, release_attestations
+from nexo_pkg.trust.policy import (
     GITHUB_ACTIONS_ISSUER,
     AuthorPolicy,
     Mode,
-    SignatureInvalidError,
-    SignatureMissingError,
-    SignatureOutcome,
-    SignerUntrustedError,
     TrustPolicy,
-    default_policy_path,
+    lint_policy_source,
     load_policy,
-    local_material,
-    material_names,
-    release_attestations,
-    resolve_mode,
-    verify_asset_signature,
 )
-from nexo_pkg.trust.policy import lint_policy_source
 from nexo_pkg.trust.suggest import author_entry_toml
 
 __all__ = [

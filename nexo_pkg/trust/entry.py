@@ -43,39 +43,12 @@ from nexo_pkg.trust.material import (
     checksums_attestations_name,
     find_signature_material,
     is_checksums_file,
-    local_material,
-    material_names,
     parse_json_document,
     read_material,
-    release_attestations,
     split_bundles,
 )
-from nexo_pkg.trust.policy import (
-    GITHUB_ACTIONS_ISSUER,
-    AuthorPolicy,
-    Mode,
-    TrustPolicy,
-    load_policy,
-)
+from nexo_pkg.trust.policy import Mode, TrustPolicy
 from nexo_pkg.trust.suggest import author_entry_toml, suggest_author, trust_add_command
-
-__all__ = [
-    "GITHUB_ACTIONS_ISSUER",
-    "AuthorPolicy",
-    "Mode",
-    "SignatureInvalidError",
-    "SignatureMissingError",
-    "SignatureOutcome",
-    "SignerUntrustedError",
-    "TrustPolicy",
-    "default_policy_path",
-    "load_policy",
-    "local_material",
-    "material_names",
-    "release_attestations",
-    "resolve_mode",
-    "verify_asset_signature",
-]
 
 
 def default_policy_path(nexo_home: Path) -> Path:

@@ -12,7 +12,7 @@ from support.private_sigstore import PrivateSigstore
 from support.shared_fixtures import require_shared_fixture
 
 from nexo_pkg.trust import identity_pattern
-from nexo_pkg.trust.entry import TrustPolicy, load_policy
+from nexo_pkg.trust.api import TrustPolicy, load_policy
 
 from .helpers import FIXTURES, VECTOR_ARTIFACT
 

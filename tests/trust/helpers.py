@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import strategies as st
 from support.shared_fixtures import shared_fixture, shared_fixtures_dir
 
-from nexo_pkg.trust.entry import AuthorPolicy
+from nexo_pkg.trust.api import AuthorPolicy
 
 FIXTURES = shared_fixture("sigstore")
 # Fixtures taken from public repositories, shared by every checkout (read in place).

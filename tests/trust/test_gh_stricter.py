@@ -32,7 +32,7 @@ from support.private_sigstore import PrivateSigstore, random_bytes, write_bundle
 from support.tarballs import write_plugin
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.trust.entry import AuthorPolicy, TrustPolicy, verify_asset_signature
+from nexo_pkg.trust.api import AuthorPolicy, TrustPolicy, verify_asset_signature
 
 from .helpers import ACME_IDENTITY, ACME_REGEXP, cli_env
 

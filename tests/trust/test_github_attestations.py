@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from support.shared_fixtures import skip_unless_present
 
-from nexo_pkg.trust.entry import (
+from nexo_pkg.trust.api import (
     SignatureInvalidError,
     SignerUntrustedError,
     TrustPolicy,

@@ -11,7 +11,7 @@ import pytest
 from support.cli import nexo
 from support.tarballs import tree_snapshot, write_plugin
 
-from nexo_pkg.trust.entry import SignatureInvalidError, TrustPolicy, verify_asset_signature
+from nexo_pkg.trust.api import SignatureInvalidError, TrustPolicy, verify_asset_signature
 from nexo_pkg.trust.material import MAX_BUNDLE_BYTES
 
 from .helpers import author

@@ -14,8 +14,8 @@ from .helpers import FIXTURES, SHARED_FIXTURES, VECTOR_ARTIFACT
 SCRIPT = """
 import json, sys
 from pathlib import Path
-from nexo_pkg.trust.entry import TrustPolicy, verify_asset_signature
-from nexo_pkg.trust.policy import lint_policy_source
+from nexo_pkg.trust.entry import verify_asset_signature
+from nexo_pkg.trust.policy import TrustPolicy, lint_policy_source
 
 artifact = Path(sys.argv[1])
 material = json.loads(sys.argv[2])

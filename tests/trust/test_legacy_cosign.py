@@ -12,7 +12,7 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 from support.private_sigstore import PrivateSigstore, random_bytes
 
-from nexo_pkg.trust.entry import (
+from nexo_pkg.trust.api import (
     SignatureInvalidError,
     SignatureOutcome,
     SignerUntrustedError,

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from support.private_sigstore import BUNDLE_V01, BUNDLE_V02, PrivateSigstore
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.trust.entry import AuthorPolicy, TrustPolicy, verify_asset_signature
+from nexo_pkg.trust.api import AuthorPolicy, TrustPolicy, verify_asset_signature
 
 from .helpers import ACME_IDENTITY, edited, text_edits
 

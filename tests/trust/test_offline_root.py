@@ -27,7 +27,7 @@ from support.shared_fixtures import require_shared_fixture
 from tuf.api import metadata as tuf
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.trust.entry import AuthorPolicy, TrustPolicy, verify_asset_signature
+from nexo_pkg.trust.api import AuthorPolicy, TrustPolicy, verify_asset_signature
 from nexo_pkg.trust.verifiers import rootkeys
 
 from .helpers import ACME_IDENTITY, ACME_REGEXP, FIXTURES, VECTOR_ARTIFACT, cli_env

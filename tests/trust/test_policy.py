@@ -8,7 +8,7 @@ import pytest
 from support.cli import nexo
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.trust.entry import (
+from nexo_pkg.trust.api import (
     GITHUB_ACTIONS_ISSUER,
     TrustPolicy,
     default_policy_path,

@@ -11,7 +11,7 @@ import pytest
 from support.shared_fixtures import skip_unless_present
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.trust.entry import load_policy, resolve_mode
+from nexo_pkg.trust.api import load_policy, resolve_mode
 from nexo_pkg.trust.policy import anchored_form, lint_policy_source, parse_policy
 
 from .helpers import SHARED_FIXTURES

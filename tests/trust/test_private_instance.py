@@ -17,7 +17,7 @@ from support.private_sigstore import (
     write_bundle,
 )
 
-from nexo_pkg.trust.entry import (
+from nexo_pkg.trust.api import (
     SignatureInvalidError,
     SignatureMissingError,
     SignatureOutcome,

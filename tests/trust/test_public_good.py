@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nexo_pkg.trust.entry import (
+from nexo_pkg.trust.api import (
     SignatureInvalidError,
     SignerUntrustedError,
     TrustPolicy,

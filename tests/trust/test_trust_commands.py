@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.trust.api import load_policy
 from nexo_pkg.trust.commands import (
     chosen_author,
     needs_release_signer,
@@ -17,7 +18,6 @@ from nexo_pkg.trust.commands import (
     verification_policy,
     with_overrides,
 )
-from nexo_pkg.trust.entry import load_policy
 from nexo_pkg.trust.policy import GITHUB_ACTIONS_ISSUER, TrustPolicy
 
 CLI_TRUST = Path(__file__).resolve().parents[2] / "nexo_pkg" / "cli" / "trust.py"
