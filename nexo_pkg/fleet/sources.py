@@ -152,7 +152,8 @@ def locked_candidate(
 ) -> ReleaseCandidate:
     """The candidate ``entry`` pins for one target: its asset, sha256 and (for a registry)
     manifest digest, and the origin its receipt (dated ``published``) and signature check
-    name (``policy`` binds registry repositories to owners, :func:`registry_origin`)."""
+    name (``policy`` binds registry repositories to owners: the registry kind's
+    ``locked_origin``)."""
     origin = locked_origin(
         entry.source,
         entry.resolved,

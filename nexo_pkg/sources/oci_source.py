@@ -99,47 +99,27 @@ def locked_origin(
     asset_name: str,
     manifest_digest: str | None,
     github: str | None,
-    published: str | None,
-    policy: TrustPolicy,
-) -> Origin:
-    """The origin of one target a lock pins from the registry version ``resolved``."""
-    return registry_origin(
-        resolved,
-        asset_name=asset_name,
-        manifest_digest=manifest_digest,
-        github=github,
-        published=published,
-        policy=policy,
-    )
-
-
-def registry_origin(
-    pinned: str,
-    *,
-    asset_name: str,
-    manifest_digest: str | None,
-    github: str | None,
     published: str | None = None,
     policy: TrustPolicy | None = None,
 ) -> Origin:
-    """The origin of one target of a registry version pinned as ``pinned``
-    (``oci://…@sha256:…``): a copy mirrored from a GitHub release (``github``,
-    ``owner/repo@tag``) is bound to that release's signer and policy entries. A repository
-    the ``policy`` binds to an owner (``registry_owners.toml``) is that owner's: a copy without
-    an origin is judged by the owner's entries, and one whose origin names another owner is
-    ``registry_invalid``."""
+    """The origin of one target of a registry version pinned as ``resolved``
+    (``oci://…@sha256:…``; a lock's row, or a version read from the registry): a copy
+    mirrored from a GitHub release (``github``, ``owner/repo@tag``) is bound to that
+    release's signer and policy entries. A repository the ``policy`` binds to an owner
+    (``registry_owners.toml``) is that owner's: a copy without an origin is judged by the
+    owner's entries, and one whose origin names another owner is ``registry_invalid``."""
     from nexo_pkg.sources.artifact import GitHubOrigin  # noqa: PLC0415
 
     source: dict[str, object] = {
         "type": SOURCE_TYPE,
-        "registry": pinned,
+        "registry": resolved,
         "manifest": manifest_digest,
         "asset": asset_name,
     }
     if github:
         source["github_release"] = github
     release = GitHubOrigin.parse(github) if github else None
-    reference = parse_reference(pinned)
+    reference = parse_reference(resolved)
     repository = f"{reference.host}/{reference.repository}"
     bound = policy.registry_owner(repository) if policy is not None else None
     if bound is not None and release is not None and release.owner.casefold() != bound.casefold():
@@ -151,7 +131,7 @@ def registry_origin(
         )
     return Origin(
         source=source,
-        display=pinned,
+        display=resolved,
         owner=release.owner if release else bound,
         repo=release.repo if release else None,
         tag=release.tag if release else None,
@@ -237,7 +217,7 @@ class OciSource:
         candidates = []
         for target, entry in chosen.items():
             asset = oci.target_asset(client, self.reference.repository, plugin, entry)
-            origin = registry_origin(
+            origin = locked_origin(
                 pinned,
                 asset_name=asset.asset_name,
                 manifest_digest=entry.manifest_digest,
