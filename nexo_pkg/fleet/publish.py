@@ -4,13 +4,13 @@ OCI source's (``nexo_pkg.sources.oci_source``), as for any other source."""
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.errors import EXIT_USAGE, NexoError, UsageError
+from nexo_pkg.core.files import sha256_file
 from nexo_pkg.fleet.sources import FleetOptions, Session
 from nexo_pkg.install.api import NO_CALLBACKS, InstallCallbacks, manifest_asset_problem
 from nexo_pkg.sources.api import (
@@ -58,11 +58,6 @@ class PushResult:
         }
 
 
-def _sha256(path: Path) -> str:
-    with path.open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
-
-
 def _files(material: Mapping[str, object]) -> dict[str, Path]:
     """The pieces of signature material that are files (the ones a push can layer)."""
     return {name: item for name, item in material.items() if isinstance(item, Path)}
@@ -81,7 +76,7 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
         parsed = parse_tarball_name(tarball.name)
         if parsed is None or not tarball.is_file():
             continue
-        sha = _sha256(tarball)
+        sha = sha256_file(tarball)
         sidecar = tarball.with_name(tarball.name + ".sha256")
         if sidecar.is_file():
             expected = parse_sidecar(sidecar.read_bytes(), tarball.name)

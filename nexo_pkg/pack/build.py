@@ -16,6 +16,7 @@ from typing import Any
 
 from nexo_pkg.core.diagnostics import FileResult
 from nexo_pkg.core.errors import EXIT_USAGE
+from nexo_pkg.core.files import sha256_file
 from nexo_pkg.lint.engine import lint_file
 from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
 from nexo_pkg.manifest.microapp import (
@@ -296,8 +297,7 @@ def _entry_digests(entries: list[ArchiveEntry]) -> dict[str, str]:
             digests[entry.name] = hashlib.sha256(entry.data).hexdigest()
         elif entry.source is not None:
             try:
-                with entry.source.open("rb") as handle:
-                    digests[entry.name] = hashlib.file_digest(handle, "sha256").hexdigest()
+                digests[entry.name] = sha256_file(entry.source)
             except OSError as exc:
                 raise io_error(f"cannot read {entry.source}: {exc.strerror}") from exc
     return digests
