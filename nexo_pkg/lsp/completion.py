@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from nexo_pkg.core.toml_spans import BARE_KEY_CHARS, ScannedDocument, scan_tolerant
-from nexo_pkg.lsp.schema_nav import SchemaNavigator, toml_literal
+from nexo_pkg.lsp.schema_nav import KeyInfo, SchemaNavigator, toml_literal
 from nexo_pkg.lsp.toml_context import Context, resolve
 
 __all__ = ["Candidate", "complete_at"]
@@ -26,6 +26,14 @@ class Candidate:
     documentation: str = ""
     order: int = 0
     filter_text: str | None = None
+
+    @classmethod
+    def value(
+        cls, label: str, insert: str, replace: tuple[int, int], info: KeyInfo, order: int
+    ) -> Candidate:
+        """A value of the key ``info`` describes, matched against what is typed by its label."""
+        types = " | ".join(info.types)
+        return cls(label, "value", insert, replace, types, info.description, order, label)
 
 
 def _key_text(name: str) -> str:
@@ -162,16 +170,5 @@ def _values(navigator: SchemaNavigator, context: Context, text: str) -> list[Can
         else:
             insert = toml_literal(value)
             label = insert
-        found.append(
-            Candidate(
-                label,
-                "value",
-                insert,
-                context.replace,
-                " | ".join(info.types),
-                info.description,
-                order,
-                filter_text=label,
-            )
-        )
+        found.append(Candidate.value(label, insert, context.replace, info, order))
     return found

@@ -220,16 +220,5 @@ def _values(
     found: list[Candidate] = []
     for order, value in enumerate(values):
         label = ("true" if value else "false") if isinstance(value, bool) else str(value)
-        found.append(
-            Candidate(
-                label,
-                "value",
-                label,
-                replace,
-                " | ".join(info.types),
-                info.description,
-                order,
-                filter_text=label,
-            )
-        )
+        found.append(Candidate.value(label, label, replace, info, order))
     return found
