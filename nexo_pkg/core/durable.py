@@ -11,42 +11,22 @@ touches are fsynced after it (:func:`fsync_dir`), so the new name is durable too
 from __future__ import annotations
 
 import errno
-import functools
 import os
-import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
 
 from nexo_pkg.core import posix
 
 
-@functools.cache
-def _syncfs() -> Callable[[int], int] | None:
-    """libc's ``syncfs``, or ``None`` where the platform has none."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes  # noqa: PLC0415 (only installs pay for it)
-
-    try:
-        # The process's own symbols include the C library's, without searching for its file.
-        function = ctypes.CDLL(None, use_errno=True).syncfs
-    except (OSError, AttributeError):
-        return None
-    function.argtypes = [ctypes.c_int]
-    function.restype = ctypes.c_int
-    return function
-
-
 def syncfs_available() -> bool:
     """Whether this platform has ``syncfs(2)``."""
-    return _syncfs() is not None
+    return posix.libc_function("syncfs") is not None
 
 
 def syncfs(descriptor: int) -> bool:
     """Flush the file system holding ``descriptor``; ``False`` when that is not possible here.
     Raises ``OSError`` when the kernel reports a write-back error."""
-    function = _syncfs()
+    function = posix.libc_function("syncfs")
     if function is None:
         return False
     if function(descriptor) != 0:

@@ -45,7 +45,7 @@ _UNSUPPORTED = frozenset({errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EPERM
 
 
 @functools.cache
-def _libc_function(name: str) -> Any:
+def libc_function(name: str) -> Any:
     """``name`` from the C library already loaded in this process, or ``None`` off Linux or
     where it has no such symbol."""
     if not sys.platform.startswith("linux"):
@@ -77,7 +77,7 @@ def exchange(
     ``first_dir`` and ``second_dir`` when given), atomically; both must exist. ``False``
     (nothing changed) where the kernel or file system cannot exchange; ``OSError`` for any
     other failure."""
-    function = _libc_function("renameat2")
+    function = libc_function("renameat2")
     if function is None:
         return False
     import ctypes  # noqa: PLC0415
@@ -104,7 +104,7 @@ def become_subreaper(*, enable: bool = True) -> bool:
     """Make this process the subreaper of its descendants (or, with ``enable`` false, no longer
     one): a descendant whose parent dies is re-parented here, not to init. ``False`` where the
     platform has no such call (macOS, Windows) or it fails."""
-    function = _libc_function("prctl")
+    function = libc_function("prctl")
     if function is None:
         return False
     import ctypes  # noqa: PLC0415
