@@ -22,7 +22,6 @@ from nexo_pkg.cli import SIGNAL_EXIT, Interrupted
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from types import FrameType
-    from typing import Any
 
 
 def _on_signal(signum: int, frame: FrameType | None) -> None:
@@ -38,16 +37,6 @@ def install_signal_handlers() -> None:
     """Turn SIGINT and SIGTERM into :class:`Interrupted` (main thread only)."""
     for handled in SIGNAL_EXIT:
         signal.signal(handled, _on_signal)
-
-
-def __getattr__(name: str) -> Any:
-    """``app`` and ``plugin_app`` are built lazily (module attributes of old)."""
-    if name not in {"app", "plugin_app"}:
-        raise AttributeError(name)
-    from nexo_pkg.cli.app import build_app  # noqa: PLC0415 - Typer only when needed
-
-    app, plugin_app = build_app()
-    return app if name == "app" else plugin_app
 
 
 def _dispatch(arguments: list[str]) -> int:

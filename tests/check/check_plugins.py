@@ -13,7 +13,9 @@ from typing import Any
 import nexo_plugin_sdk
 from typer.testing import CliRunner
 
-from nexo_pkg.cli.main import app
+from nexo_pkg.cli.app import build_app
+
+app = build_app()[0]
 
 PLUGINS = Path(__file__).resolve().parent.parent / "fixtures" / "plugins"
 SCRIPTED = PLUGINS / "scripted.py"

@@ -30,7 +30,9 @@ from check.check_plugins import (
 )
 from nexo_pkg.check import CheckReport, run_check
 from nexo_pkg.check.host import PluginProcess
-from nexo_pkg.cli.main import app
+from nexo_pkg.cli.app import build_app
+
+app = build_app()[0]
 
 
 @pytest.fixture
