@@ -12,8 +12,8 @@ from nexo_pkg.cli.common import guarded
 from nexo_pkg.cli.completion import installed_ids
 from nexo_pkg.cli.install import _holding, _roots
 from nexo_pkg.cli.options import ConfigOption, DestOption
-from nexo_pkg.core.errors import NexoError, UsageError
-from nexo_pkg.core.files import write_file_atomically
+from nexo_pkg.core.errors import UsageError
+from nexo_pkg.core.files import write_config_file
 from nexo_pkg.core.output import say, warn
 from nexo_pkg.core.terminal import printable
 
@@ -117,18 +117,11 @@ def sbom_command(
         sys.stdout.flush()
         return
     target = output
-    guarded(lambda: _write(target, data))
+    # Replaced in one step: a reader sees the old document or the new one.
+    guarded(lambda: write_config_file(target, data))
     say(f"wrote {printable(target)}")
 
 
 def register(app: typer.Typer) -> None:
     """Attach this module's commands to the `plugin` sub-app."""
     app.command("sbom")(sbom_command)
-
-
-def _write(path: Path, data: bytes) -> None:
-    """Replace ``path`` in one step (a reader sees the old document or the new one)."""
-    try:
-        write_file_atomically(path, data)
-    except OSError as exc:
-        raise NexoError(f"cannot write {path}: {exc.strerror or exc}", kind="io") from exc
