@@ -36,7 +36,7 @@ from nexo_pkg.core import posix
 from nexo_pkg.core.dirs import make_dir, make_dirs
 from nexo_pkg.core.durable import fsync_dir
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.files import open_lock_file, open_regular, write_file_atomically
+from nexo_pkg.core.files import open_lock_file, open_regular, write_config_file
 from nexo_pkg.core.posix import exchange
 
 LOCK_NAME = ".nexo-install.lock"
@@ -162,10 +162,7 @@ class InstallRoot:
 def _write_journal(root: InstallRoot, record: dict[str, Any]) -> Path:
     area = root.area(JOURNAL_AREA)
     path = area / f"{secrets.token_hex(8)}.json"
-    try:
-        write_file_atomically(path, json.dumps(record).encode("utf-8"))
-    except OSError as exc:
-        raise io_error(f"write {path}", exc) from exc
+    write_config_file(path, json.dumps(record).encode("utf-8"))
     return path
 
 
