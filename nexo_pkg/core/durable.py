@@ -4,8 +4,8 @@ On Linux one ``syncfs(2)`` (through ``ctypes``) writes back everything dirty on 
 tree's file system, the tree's files and directories included, at the cost of one call instead
 of one ``fsync`` per file (threads flushing the same file system at once share a call). Where
 there is no ``syncfs`` (macOS, other Unixes), or it fails, every file and directory of the tree
-is fsynced instead. Either way the directories a rename
-touches are fsynced after it (:func:`fsync_dir`), so the new name is durable too.
+is fsynced instead. Either way the directories a rename touches are fsynced after it
+(:func:`~nexo_pkg.core.posix.fsync_directory`), so the new name is durable too.
 """
 
 from __future__ import annotations
@@ -89,12 +89,7 @@ def sync_tree(root: Path) -> None:
     for directory, _, files in os.walk(root):
         for name in files:
             _fsync(Path(directory) / name, os.O_RDONLY | posix.O_NOFOLLOW)
-        fsync_dir(Path(directory))
-
-
-def fsync_dir(path: Path) -> None:
-    """fsync a directory, making the names it holds (a rename's result) durable."""
-    posix.fsync_directory(path)
+        posix.fsync_directory(directory)
 
 
 def _fsync(path: Path, flags: int) -> None:

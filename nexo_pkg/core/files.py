@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 from nexo_pkg.core import posix
-from nexo_pkg.core.durable import fsync_dir
 from nexo_pkg.core.errors import ConfigError, NexoError
 
 _OPEN_FLAGS = posix.O_NONBLOCK | posix.O_CLOEXEC | posix.O_BINARY
@@ -173,7 +172,7 @@ def write_file_atomically(
                 os.fsync(handle.fileno())
         temp.replace(path)
         if durable:
-            fsync_dir(path.parent)
+            posix.fsync_directory(path.parent)
     except BaseException:
         temp.unlink(missing_ok=True)
         raise

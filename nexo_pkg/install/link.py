@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.core.durable import fsync_dir
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.files import read_config_bytes
+from nexo_pkg.core.posix import fsync_directory
 from nexo_pkg.install.receipts import installed_versions
 from nexo_pkg.install.root import locked_root
 from nexo_pkg.manifest.names import find_manifest
@@ -134,7 +134,7 @@ def link_install(source: Path, dest: Path, *, follow_symlinks: bool | None) -> L
         try:
             temp.symlink_to(target, target_is_directory=True)
             temp.rename(final)
-            fsync_dir(dest)
+            fsync_directory(dest)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 temp.unlink()

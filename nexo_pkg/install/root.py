@@ -34,10 +34,9 @@ from typing import Any
 
 from nexo_pkg.core import posix
 from nexo_pkg.core.dirs import make_dir, make_dirs
-from nexo_pkg.core.durable import fsync_dir
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import open_lock_file, open_regular, write_config_file
-from nexo_pkg.core.posix import exchange
+from nexo_pkg.core.posix import exchange, fsync_directory
 
 LOCK_NAME = ".nexo-install.lock"
 BOOKKEEPING_DIR = ".nexo"
@@ -290,7 +289,7 @@ def _replay(dest: Path, journal: Path) -> None:
     finally:
         walk.close()
     with contextlib.suppress(OSError):
-        fsync_dir(dest)
+        fsync_directory(dest)
 
 
 def _move_back(walk: _RootWalk, moves: list[tuple[_Spot, _Spot]]) -> None:
@@ -421,7 +420,7 @@ def swap_in(root: InstallRoot, kept: Path, final: Path, installed: Path) -> Path
         walk.close()
     for parent in dict.fromkeys((final.parent, kept.parent, aside.parent, kept.parent.parent)):
         with contextlib.suppress(OSError):
-            fsync_dir(parent)
+            fsync_directory(parent)
     discard(journal)
     return aside
 
@@ -556,8 +555,8 @@ def publish(
         except OSError as exc:
             raise io_error(f"move the new install into {final}", exc) from exc
         # The rename changed both parents: make the new name and the old one's removal durable.
-        fsync_dir(final.parent)
-        fsync_dir(staging.parent)
+        fsync_directory(final.parent)
+        fsync_directory(staging.parent)
         _remove_empty_holder(staging)
         return ()
     moves = [(old, root.aside_path(old, keep=keep_old and old != final)) for old in olds]
@@ -583,7 +582,7 @@ def publish(
         raise io_error(f"move the new install into {final}", exc) from exc
     # The renames changed these parents: make the new names and the old ones' removal durable.
     for parent in dict.fromkeys((final.parent, staging.parent, *(a.parent for _, a in moves))):
-        fsync_dir(parent)
+        fsync_directory(parent)
     discard(journal)
     _remove_empty_holder(staging)
     for _, aside in moves:
