@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from nexo_pkg.manifest.model import Sandbox
 from nexo_pkg.manifest.names import find_manifest
+from nexo_pkg.manifest.rules_sandbox import HOST_NET_ENV, REQUIRE_ENV, env_flag
 from nexo_pkg.manifest.sandbox_paths import (
     STATE_DIR_TOKEN,
     daemon_denylist_hit,
@@ -30,14 +31,6 @@ from nexo_pkg.manifest.sandbox_paths import (
     home_secret_hit,
     host_path_exists,
 )
-
-#: When truthy, the daemon refuses every plugin without ``sandbox.enabled = true``.
-ENV_REQUIRE = "NEXO_PLUGIN_SANDBOX_REQUIRE"
-#: When truthy, the daemon lets a sandboxed plugin share the host network.
-ENV_HOST_NET_ALLOW = "NEXO_PLUGIN_SANDBOX_HOST_NET_ALLOW"
-
-# The daemon's `env_flag`: these values, and only these, switch a flag on.
-_TRUTHY = frozenset({"1", "true", "TRUE", "yes", "YES"})
 
 # `nobody:nogroup`, what the daemon maps the plugin to with `drop_user = true`.
 _NOBODY = "65534"
@@ -104,11 +97,6 @@ class SandboxPlan:
             "state_dir": self.state_dir,
             "mount_problems": [problem.describe(self.manifest_name) for problem in self.problems],
         }
-
-
-def env_flag(env: Mapping[str, str], name: str) -> bool:
-    """The daemon's reading of a boolean environment variable (``1``/``true``/``yes``)."""
-    return env.get(name) in _TRUTHY
 
 
 def current_platform() -> Platform:
@@ -200,16 +188,16 @@ def _refusal(
     skip: bool,
 ) -> str | None:
     """The daemon's reason for refusing to spawn, in ``wrap_command``'s order, or None."""
-    require = env_flag(env, ENV_REQUIRE)
+    require = env_flag(REQUIRE_ENV, env)
     if not sandbox.enabled:
         if require:
             return (
-                f"plugin `{plugin_id}`: sandbox required ({ENV_REQUIRE}=1) but manifest sets "
+                f"plugin `{plugin_id}`: sandbox required ({REQUIRE_ENV}=1) but manifest sets "
                 "sandbox.enabled = false"
             )
         return None
-    if sandbox.network == "host" and not env_flag(env, ENV_HOST_NET_ALLOW):
-        return f'plugin `{plugin_id}`: sandbox.network = "host" requires {ENV_HOST_NET_ALLOW}=1'
+    if sandbox.network == "host" and not env_flag(HOST_NET_ENV, env):
+        return f'plugin `{plugin_id}`: sandbox.network = "host" requires {HOST_NET_ENV}=1'
     if skip or not require:
         return None
     if platform != "linux":

@@ -8,6 +8,7 @@ own verdict (NX145), then the normalised one (NX146), then the home secrets (NX1
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 
 from nexo_pkg.manifest.rules_context import Context, KeyPath, as_list, as_str, strings
 from nexo_pkg.manifest.rust_text import is_blank
@@ -29,9 +30,10 @@ TRUTHY = ("1", "true", "TRUE", "yes", "YES")
 """The values the daemon's ``env_flag`` takes for "on"; any other value (or none) is off."""
 
 
-def env_flag(name: str) -> bool:
-    """Whether environment variable ``name`` is on, spelled as the daemon accepts it."""
-    return os.environ.get(name) in TRUTHY
+def env_flag(name: str, env: Mapping[str, str] | None = None) -> bool:
+    """Whether environment variable ``name`` (of ``env``, else of this process) is on, spelled
+    as the daemon accepts it."""
+    return (os.environ if env is None else env).get(name) in TRUTHY
 
 
 def host_net_allowed(option: bool | None) -> bool:

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
-from nexo_pkg.check.sandbox import current_platform, daemon_program, env_flag, plan_sandbox
+from nexo_pkg.check.sandbox import current_platform, daemon_program, plan_sandbox
 from nexo_pkg.manifest.model import Sandbox, plugin_manifest_from_data
+from nexo_pkg.manifest.rules_sandbox import env_flag
 
 ARGV = ["/opt/p/bin/p", "--serve"]
 
@@ -59,7 +60,7 @@ def plan(
     ],
 )
 def test_flags_read_as_the_daemon_reads_them(value: str, on: bool) -> None:
-    assert env_flag({"NEXO_PLUGIN_SANDBOX_REQUIRE": value}, "NEXO_PLUGIN_SANDBOX_REQUIRE") is on
+    assert env_flag("NEXO_PLUGIN_SANDBOX_REQUIRE", {"NEXO_PLUGIN_SANDBOX_REQUIRE": value}) is on
 
 
 def test_macos_runs_unsandboxed_with_the_daemons_warning_unless_required(tmp_path: Path) -> None:
