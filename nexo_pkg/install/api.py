@@ -4,53 +4,154 @@ An installer of fleets fetches artifacts through ``nexo_pkg.sources`` and hands 
 :class:`~nexo_pkg.sources.base.FetchedArtifact` to :func:`install_artifact`; it reads and
 changes an install root only through the names below. Everything else in ``install`` is
 its own business.
+
+The face is lazy: importing it loads nothing of ``install``, and a name loads the module it
+lives in when first asked for (``install_api.read_hold`` loads ``install/hold.py``, not the
+pipeline). A command module imports it once, at the top, as
+``from nexo_pkg.install import api as install_api``, and ``nexo plugin hold`` pays for the
+hold alone.
 """
 
 from __future__ import annotations
 
-from nexo_pkg.install.compat import (
-    Admitting,
-    DaemonVersion,
-    check_compatible,
-    daemon_version,
-    unmet_host_requirements,
-    wired_capabilities,
+from typing import TYPE_CHECKING
+
+from nexo_pkg.core.faces import homes, lazy_getattr
+
+if TYPE_CHECKING:
+    from nexo_pkg.install.compat import (
+        Admitting,
+        DaemonVersion,
+        check_compatible,
+        daemon_version,
+        unmet_host_requirements,
+        wired_capabilities,
+    )
+    from nexo_pkg.install.config import (
+        config_dir,
+        install_root,
+    )
+    from nexo_pkg.install.discovery_edit import (
+        DiscoveryState,
+        EditResult,
+        check_id,
+        discovery_state,
+        set_enabled,
+    )
+    from nexo_pkg.install.hold import (
+        held_message,
+        holds,
+        read_hold,
+        release_hold,
+        set_hold,
+    )
+    from nexo_pkg.install.link import (
+        LinkResult,
+        link_install,
+        linked_plugin,
+        linked_plugins,
+        unlink,
+    )
+    from nexo_pkg.install.manifest_check import (
+        manifest_asset_problem,
+    )
+    from nexo_pkg.install.outdated import (
+        LatestVersion,
+        OutdatedEntry,
+        outdated,
+    )
+    from nexo_pkg.install.pipeline import (
+        NO_CALLBACKS,
+        InstallCallbacks,
+        InstallOptions,
+        InstallResult,
+        InstallStep,
+        LockedSigner,
+        ReleaseInfo,
+        UpgradeResult,
+        command_context,
+        install,
+        install_artifact,
+        known_latest_releases,
+        prefetch_latest,
+        receipt_source,
+        release_info,
+        remove,
+        search_repositories,
+        upgrade,
+        verify_artifact,
+    )
+    from nexo_pkg.install.receipts import (
+        RECEIPT_NAME,
+        Installed,
+        Receipt,
+        installed_versions,
+        require_installed,
+        scan_installed,
+        scan_kept,
+        scan_roots,
+        unreadable_installs,
+        version_order,
+    )
+    from nexo_pkg.install.rollback import (
+        RollbackResult,
+        rollback,
+    )
+    from nexo_pkg.install.root import (
+        BOOKKEEPING_DIR,
+        JOURNAL_AREA,
+        REMOVING_AREA,
+        STAGING_AREA,
+        InstallRoot,
+        locked_root,
+        remove_tree,
+    )
+    from nexo_pkg.install.sbom import (
+        InstalledSbom,
+        installed_sbom,
+    )
+    from nexo_pkg.install.summary import (
+        InstallPlan,
+        render_plan,
+    )
+    from nexo_pkg.install.verify import (
+        sha256_file,
+        verify_installed,
+    )
+
+# Where each name lives: the module of ``nexo_pkg.install`` that ``__getattr__`` loads for it.
+_HOMES = homes(
+    {
+        "compat": (
+            "Admitting DaemonVersion check_compatible daemon_version unmet_host_requirements "
+            "wired_capabilities"
+        ),
+        "config": "config_dir install_root",
+        "discovery_edit": "DiscoveryState EditResult check_id discovery_state set_enabled",
+        "hold": "held_message holds read_hold release_hold set_hold",
+        "link": "LinkResult link_install linked_plugin linked_plugins unlink",
+        "manifest_check": "manifest_asset_problem",
+        "outdated": "LatestVersion OutdatedEntry outdated",
+        "pipeline": (
+            "NO_CALLBACKS InstallCallbacks InstallOptions InstallResult InstallStep LockedSigner "
+            "ReleaseInfo UpgradeResult command_context install install_artifact "
+            "known_latest_releases prefetch_latest receipt_source release_info remove "
+            "search_repositories upgrade verify_artifact"
+        ),
+        "receipts": (
+            "RECEIPT_NAME Installed Receipt installed_versions require_installed scan_installed "
+            "scan_kept scan_roots unreadable_installs version_order"
+        ),
+        "rollback": "RollbackResult rollback",
+        "root": (
+            "BOOKKEEPING_DIR JOURNAL_AREA REMOVING_AREA STAGING_AREA InstallRoot locked_root "
+            "remove_tree"
+        ),
+        "sbom": "InstalledSbom installed_sbom",
+        "summary": "InstallPlan render_plan",
+        "verify": "sha256_file verify_installed",
+    }
 )
-from nexo_pkg.install.config import config_dir
-from nexo_pkg.install.discovery_edit import DiscoveryState, discovery_state
-from nexo_pkg.install.hold import release_hold
-from nexo_pkg.install.link import linked_plugin, linked_plugins, unlink
-from nexo_pkg.install.manifest_check import manifest_asset_problem
-from nexo_pkg.install.pipeline import (
-    NO_CALLBACKS,
-    InstallCallbacks,
-    InstallOptions,
-    InstallStep,
-    LockedSigner,
-    install_artifact,
-    remove,
-    verify_artifact,
-)
-from nexo_pkg.install.receipts import (
-    RECEIPT_NAME,
-    Installed,
-    installed_versions,
-    scan_installed,
-    scan_kept,
-    unreadable_installs,
-    version_order,
-)
-from nexo_pkg.install.root import (
-    BOOKKEEPING_DIR,
-    JOURNAL_AREA,
-    REMOVING_AREA,
-    STAGING_AREA,
-    InstallRoot,
-    locked_root,
-    remove_tree,
-)
-from nexo_pkg.install.summary import InstallPlan
-from nexo_pkg.install.verify import sha256_file, verify_installed
 
 __all__ = [
     "BOOKKEEPING_DIR",
@@ -62,34 +163,69 @@ __all__ = [
     "Admitting",
     "DaemonVersion",
     "DiscoveryState",
+    "EditResult",
     "InstallCallbacks",
     "InstallOptions",
     "InstallPlan",
+    "InstallResult",
     "InstallRoot",
     "InstallStep",
     "Installed",
+    "InstalledSbom",
+    "LatestVersion",
+    "LinkResult",
     "LockedSigner",
+    "OutdatedEntry",
+    "Receipt",
+    "ReleaseInfo",
+    "RollbackResult",
+    "UpgradeResult",
     "check_compatible",
+    "check_id",
+    "command_context",
     "config_dir",
     "daemon_version",
     "discovery_state",
+    "held_message",
+    "holds",
+    "install",
     "install_artifact",
+    "install_root",
+    "installed_sbom",
     "installed_versions",
+    "known_latest_releases",
+    "link_install",
     "linked_plugin",
     "linked_plugins",
     "locked_root",
     "manifest_asset_problem",
+    "outdated",
+    "prefetch_latest",
+    "read_hold",
+    "receipt_source",
     "release_hold",
+    "release_info",
     "remove",
     "remove_tree",
+    "render_plan",
+    "require_installed",
+    "rollback",
     "scan_installed",
     "scan_kept",
+    "scan_roots",
+    "search_repositories",
+    "set_enabled",
+    "set_hold",
     "sha256_file",
     "unlink",
     "unmet_host_requirements",
     "unreadable_installs",
+    "upgrade",
     "verify_artifact",
     "verify_installed",
     "version_order",
     "wired_capabilities",
 ]
+
+
+__getattr__ = lazy_getattr("nexo_pkg.install", _HOMES, globals())

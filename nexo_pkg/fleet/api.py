@@ -1,0 +1,58 @@
+"""The face of ``fleet``: what the command line uses of lock files, sync, push, mirror and
+doctor.
+
+The face is lazy (:mod:`nexo_pkg.core.faces`): importing it loads nothing of ``fleet``, and a
+name loads its module when first asked for, so ``nexo plugin push`` does not pay for sync. A
+command module imports it once, at the top, as ``from nexo_pkg.fleet import api as fleet_api``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from nexo_pkg.core.faces import homes, lazy_getattr
+
+if TYPE_CHECKING:
+    from nexo_pkg.fleet.copy import mirror_registry
+    from nexo_pkg.fleet.doctor import diagnose
+    from nexo_pkg.fleet.lock import LockResult, check, lock
+    from nexo_pkg.fleet.lockfile import LOCK_NAME, WANTED_NAME, read_registries
+    from nexo_pkg.fleet.publish import mirror, push
+    from nexo_pkg.fleet.sources import FleetOptions
+    from nexo_pkg.fleet.sync import PluginOutcome, SyncResult, dry_run_plan, sync
+    from nexo_pkg.fleet.treehash import check_root
+
+# Where each name lives: the module of ``nexo_pkg.fleet`` that ``__getattr__`` loads for it.
+_HOMES = homes(
+    {
+        "copy": "mirror_registry",
+        "doctor": "diagnose",
+        "lock": "LockResult check lock",
+        "lockfile": "LOCK_NAME WANTED_NAME read_registries",
+        "publish": "mirror push",
+        "sources": "FleetOptions",
+        "sync": "PluginOutcome SyncResult dry_run_plan sync",
+        "treehash": "check_root",
+    }
+)
+
+__all__ = [
+    "LOCK_NAME",
+    "WANTED_NAME",
+    "FleetOptions",
+    "LockResult",
+    "PluginOutcome",
+    "SyncResult",
+    "check",
+    "check_root",
+    "diagnose",
+    "dry_run_plan",
+    "lock",
+    "mirror",
+    "mirror_registry",
+    "push",
+    "read_registries",
+    "sync",
+]
+
+__getattr__ = lazy_getattr("nexo_pkg.fleet", _HOMES, globals())
