@@ -2,14 +2,15 @@
 asked for, so importing the face costs nothing and a command pays only for what it uses.
 
 A face lists where each name lives (``{"hold": "read_hold release_hold", ...}``: module of the
-package, then its names) and hands :func:`lazy_getattr`'s function to Python as its module
+package, then its names), loads a module of its package with a plain import (so the import
+contracts see it), and hands :func:`lazy_getattr`'s function to Python as its module
 ``__getattr__``; for type checkers it imports the same names under ``TYPE_CHECKING``.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
+from types import ModuleType
 from typing import Any
 
 
@@ -19,17 +20,18 @@ def homes(modules: dict[str, str]) -> dict[str, str]:
 
 
 def lazy_getattr(
-    package: str, where: dict[str, str], namespace: dict[str, Any]
+    where: dict[str, str], load: Callable[[str], ModuleType], namespace: dict[str, Any]
 ) -> Callable[[str], object]:
-    """A module ``__getattr__`` for the face of ``package`` (its ``namespace``): a name of
-    ``where`` loads ``package.<module>``; the value is kept, so later lookups are plain."""
+    """A module ``__getattr__`` for a face (its ``namespace``): a name of ``where`` is read
+    from the module ``load`` gives for its home; the value is kept, so later lookups are
+    plain."""
     face = namespace["__name__"]
 
     def getattr_(name: str) -> object:
         module = where.get(name)
         if module is None:
             raise AttributeError(f"module {face!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(f"{package}.{module}"), name)
+        value = getattr(load(module), name)
         namespace[name] = value
         return value
 
