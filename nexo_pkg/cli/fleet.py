@@ -35,10 +35,8 @@ from nexo_pkg.install import api as install_api
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 
 if TYPE_CHECKING:
-    from nexo_pkg.fleet.lock import LockResult
-    from nexo_pkg.fleet.sources import FleetOptions
-    from nexo_pkg.fleet.sync import PluginOutcome, SyncResult
-    from nexo_pkg.install.pipeline import InstallCallbacks
+    from nexo_pkg.fleet.api import FleetOptions, LockResult, PluginOutcome, SyncResult
+    from nexo_pkg.install.api import InstallCallbacks
 
 JobsOption = Annotated[
     int | None,

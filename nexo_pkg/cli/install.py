@@ -52,15 +52,15 @@ from nexo_pkg.install import api as install_api
 # The install machinery (store, archive inspection, trust policy, httpx) is imported inside
 # the commands: `nexo plugin install --help` and `list` should not pay for what they don't run.
 if TYPE_CHECKING:
-    from nexo_pkg.install.link import LinkResult
-    from nexo_pkg.install.pipeline import (
+    from nexo_pkg.install.api import (
         InstallCallbacks,
         InstallOptions,
+        InstallPlan,
         InstallResult,
+        LinkResult,
+        Receipt,
         UpgradeResult,
     )
-    from nexo_pkg.install.receipts import Receipt
-    from nexo_pkg.install.summary import InstallPlan
     from nexo_pkg.sources.api import ArchiveLimits, Prefetched
 
 # Where the other commands find them (the helpers live with `list`, which runs without Typer).

@@ -37,11 +37,14 @@ from nexo_pkg.install import api as install_api
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 
 if TYPE_CHECKING:
-    from nexo_pkg.install.discovery_edit import EditResult
-    from nexo_pkg.install.outdated import LatestVersion, OutdatedEntry
-    from nexo_pkg.install.pipeline import ReleaseInfo
-    from nexo_pkg.install.receipts import Receipt
-    from nexo_pkg.install.rollback import RollbackResult
+    from nexo_pkg.install.api import (
+        EditResult,
+        LatestVersion,
+        OutdatedEntry,
+        Receipt,
+        ReleaseInfo,
+        RollbackResult,
+    )
     from nexo_pkg.sources.api import SourceContext
 
 

@@ -38,7 +38,7 @@ def _document(
             (item for item in items if item.plugin_id in wanted),
             key=lambda item: list(wanted).index(str(item.plugin_id)),
         )
-    found: list[install_api.InstalledSbom] = [install_api.installed_sbom(item) for item in items]
+    found = [install_api.installed_sbom(item) for item in items]
     warnings = [note for each in found for note in each.warnings]
     if len(found) == 1 and not every:
         return found[0].data, warnings

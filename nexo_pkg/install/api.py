@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         wired_capabilities,
     )
     from nexo_pkg.install.config import (
+        POLICY_FILE,
         config_dir,
         install_root,
     )
@@ -127,7 +128,7 @@ _HOMES = homes(
             "Admitting DaemonVersion check_compatible daemon_version unmet_host_requirements "
             "wired_capabilities"
         ),
-        "config": "config_dir install_root",
+        "config": "POLICY_FILE config_dir install_root",
         "discovery_edit": "DiscoveryState EditResult check_id discovery_state set_enabled",
         "hold": "held_message holds read_hold release_hold set_hold",
         "link": "LinkResult link_install linked_plugin linked_plugins unlink",
@@ -158,6 +159,7 @@ __all__ = [
     "BOOKKEEPING_DIR",
     "JOURNAL_AREA",
     "NO_CALLBACKS",
+    "POLICY_FILE",
     "RECEIPT_NAME",
     "REMOVING_AREA",
     "STAGING_AREA",
