@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import stat
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -162,6 +160,9 @@ def write_file_atomically(
     rename refused because ``path`` is a directory, an interrupt). Without ``durable`` nothing
     is flushed: for a file inside a staged tree whose caller flushes the whole tree
     (:func:`~nexo_pkg.core.durable.sync_tree`) before publishing it. Raises ``OSError``."""
+    # Imported by the writers and hashers only: commands that just read (`list`) skip them.
+    import tempfile  # noqa: PLC0415
+
     descriptor, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     temp = Path(name)
     try:
@@ -192,6 +193,8 @@ def write_config_file(path: Path, data: bytes, *, mode: int = 0o644) -> None:
 def sha256_file(path: Path) -> str:
     """The SHA-256 of the file at ``path`` (hex), streamed so memory stays flat in its size;
     ``OSError`` when it cannot be read."""
+    import hashlib  # noqa: PLC0415
+
     digest = hashlib.sha256()
     with path.open("rb") as stream:
         for chunk in iter(lambda: stream.read(1 << 20), b""):
