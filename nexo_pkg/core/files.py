@@ -52,7 +52,7 @@ def _regular_descriptor(
 
 
 def _regular_opened(
-    path: Path, flags: int, mode: int = 0o644, *, follow_links: bool = False
+    path: str | Path, flags: int, mode: int = 0o644, *, follow_links: bool = False
 ) -> tuple[int, os.stat_result]:
     """``os.open(path, flags)`` checked to be a regular file, and its ``fstat``; still
     non-blocking (``O_NONBLOCK``: harmless for a regular file read to its end at once)."""
@@ -93,7 +93,7 @@ def open_regular(path: Path, *, follow_links: bool = False) -> Iterator[BinaryIO
         yield handle
 
 
-def read_regular_bytes(path: Path, limit: int, *, follow_links: bool = False) -> bytes:
+def read_regular_bytes(path: str | Path, limit: int, *, follow_links: bool = False) -> bytes:
     """Up to ``limit + 1`` bytes of the regular file ``path`` (so a caller can tell "too
     large"), opened as :func:`open_regular` does; raises as it does."""
     # Read at once and closed: left non-blocking, which a regular file does not heed (two
@@ -134,7 +134,7 @@ def open_lock_file(path: Path) -> int:
     return _regular_descriptor(path, _LOCK_FLAGS)
 
 
-def read_capped_bytes(path: Path, limit: int, *, follow_links: bool = True) -> bytes:
+def read_capped_bytes(path: str | Path, limit: int, *, follow_links: bool = True) -> bytes:
     """The bytes of the regular file ``path`` (a final link followed unless ``follow_links`` is
     false) when it holds at most ``limit`` of them; :class:`FileTooLargeError` ("it is larger
     than N bytes") when it holds more, and as :func:`read_regular_bytes` otherwise."""

@@ -232,7 +232,10 @@ class Installed:
 def read_receipt(directory: Path) -> Receipt:
     """Load ``directory/.nexo-install.json``; raises ``ValueError``/``OSError`` when unusable
     (a receipt that is a link, a FIFO or larger than 32 MiB is unusable, never waited on)."""
-    raw = read_capped_bytes(directory / RECEIPT_NAME, MAX_RECEIPT_BYTES, follow_links=False)
+    # A text path: no Path object made and formatted for it (`list` reads a thousand; the
+    # directory's own text is formatted once, and kept for the listing's rows).
+    receipt_path = os.path.join(directory, RECEIPT_NAME)
+    raw = read_capped_bytes(receipt_path, MAX_RECEIPT_BYTES, follow_links=False)
     try:
         text = raw.decode("utf-8")
         receipt = _plain_receipt(text)
