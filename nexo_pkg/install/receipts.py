@@ -234,7 +234,7 @@ def read_receipt(directory: Path) -> Receipt:
     (a receipt that is a link, a FIFO or larger than 32 MiB is unusable, never waited on)."""
     # A text path: no Path object made and formatted for it (`list` reads a thousand; the
     # directory's own text is formatted once, and kept for the listing's rows).
-    receipt_path = os.path.join(directory, RECEIPT_NAME)
+    receipt_path = os.path.join(directory, RECEIPT_NAME)  # noqa: PTH118
     raw = read_capped_bytes(receipt_path, MAX_RECEIPT_BYTES, follow_links=False)
     try:
         text = raw.decode("utf-8")
