@@ -194,9 +194,8 @@ def _parse_modes(value: Any) -> dict[str, int] | None:
     if not isinstance(value, dict):
         raise ValueError("`modes` is not a map of path to octal mode")
     try:  # the common case at once: every mode four octal digits, as receipts write them
-        return dict(
-            zip(map(str, value), map(_FOUR_DIGIT_MODES.__getitem__, value.values()), strict=True)
-        )
+        # (the names are strings already: those of a JSON object)
+        return dict(zip(value, map(_FOUR_DIGIT_MODES.__getitem__, value.values()), strict=True))
     except (KeyError, TypeError):
         pass
     try:  # every mode an octal string
