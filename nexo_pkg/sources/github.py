@@ -92,8 +92,9 @@ class ReleaseAsset:
         answer gave no id or no time of change."""
         if self.asset_id is None or self.updated_at is None:
             return None
-        fields = (self.url, self.browser_download_url, self.asset_id, str(self.size))
-        return "\n".join(("asset", *fields, self.updated_at))
+        # As JSON: no field can run into the next, whatever its text.
+        fields = [self.url, self.browser_download_url, self.asset_id, self.size, self.updated_at]
+        return json.dumps(["asset", *fields])
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from support.tarballs import manifest_text, release_assets
 
 from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.sources.cache import BlobCache
-from nexo_pkg.sources.github import GitHubClient
+from nexo_pkg.sources.github import GitHubClient, _assets
 from nexo_pkg.sources.releases import read_identity
 
 CLEARED = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "NEXO_INSTALL_TARGET")
@@ -296,3 +296,36 @@ def test_which_releases_are_settled_by_their_tarball_names(
     assert (identity.plugin_id, identity.version) == ("hello", version)
     assert (manifest is not None) is manifest_read
     assert bool(server.requests) is manifest_read
+
+
+def test_with_a_token_the_manifest_asset_is_kept_alike(
+    home: Path, server: GitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a token the latest releases come from GraphQL, whose assets carry their node id
+    and time of change: the manifest asset of a release its tarball names do not settle is
+    fetched once, then kept; the document is the one a run without a token prints."""
+    monkeypatch.setenv("NEXO_GITHUB_TOKEN", "secret-token")
+    _several_versions(server, "alpha", "1.1.0")
+    _cold(home, server)
+    cold, requests = _outdated(server)
+    assert requests == [("GET", MANIFEST), ("POST", "/graphql")]
+    assert _statuses(cold)["alpha"] == ("outdated", "1.1.0")
+    assert _outdated(server) == (cold, [("POST", "/graphql")])
+    monkeypatch.delenv("NEXO_GITHUB_TOKEN")
+    assert _outdated(server)[0] == cold
+
+
+def test_an_asset_without_id_or_time_of_change_is_not_kept() -> None:
+    """What names an asset's bytes needs its id and its time of change; without either the
+    asset is never kept (fetched whenever it is read), and no field runs into the next."""
+    listed = [
+        {"name": "a", "id": 7, "size": 3, "updated_at": "2026-01-01T00:00:00Z", "url": "u\nv"},
+        {"name": "b", "id": 8, "size": 3},
+        {"name": "c", "size": 3, "updated_at": "2026-01-01T00:00:00Z"},
+        {"name": "d", "id": True, "size": 3, "updated_at": "2026-01-01T00:00:00Z"},
+    ]
+    a, b, c, d = _assets(listed, "url", "browser_download_url")
+    assert json.loads(a.identity() or "null") == [
+        "asset", "u\nv", "", "7", 3, "2026-01-01T00:00:00Z"
+    ]  # fmt: skip
+    assert (b.identity(), c.identity(), d.identity()) == (None, None, None)
