@@ -4,7 +4,7 @@ shows of them (text and ``--json``; the listing itself is built by
 
 :func:`fast_list` is a small argument parser that :func:`nexo_pkg.cli.main.main` uses for
 ``plugin list``, so listing does not pay for importing Typer (as ``plugin lint``'s
-:func:`~nexo_pkg.cli.lint.fast_lint`). Anything it does not understand (``--help``, a typo, a
+:func:`~nexo_pkg.cli.linting.fast_lint`). Anything it does not understand (``--help``, a typo, a
 repeated option, shell completion) falls through to Typer, which gives the usual help and
 usage errors.
 """
