@@ -466,9 +466,9 @@ def outdated_command(
     For each installed plugin, in every search path of the daemon's configuration (or
     --dest): its version, the newest version its source offers (the latest GitHub
     release's manifest asset or tarball names; the highest semver tag of its registry
-    repository) and where it came from; a manifest asset is read only for a release
-    newer than the installed version (one API request per plugin without a token; a
-    newer release's manifest from its download URL, outside the API's rate limit). A
+    repository) and where it came from; a release whose tarball names carry one version
+    of one plugin is read from those names (one API request per plugin without a token;
+    upgrade reads and checks its manifest asset), any other from its manifest asset. A
     plugin installed from an explicit tag is "pinned": upgrade stays on that tag. Only
     release metadata and manifest assets are read: no tarball is downloaded, nothing is
     installed. A plugin whose source cannot be

@@ -22,8 +22,6 @@ import contextlib
 import errno
 import json
 import os
-import secrets
-import shutil
 import stat
 import threading
 import time
@@ -89,6 +87,8 @@ class InstallRoot:
         return area
 
     def _holder(self, area: str, name: str) -> Path:
+        import secrets  # noqa: PLC0415 - not for a command that only reads (`list`)
+
         holder = self.area(area) / f"{name}-{secrets.token_hex(6)}"
         if area == STAGING_AREA:
             self.staging_holders.append(holder)
@@ -159,6 +159,8 @@ class InstallRoot:
 
 
 def _write_journal(root: InstallRoot, record: dict[str, Any]) -> Path:
+    import secrets  # noqa: PLC0415 - not for a command that only reads (`list`)
+
     area = root.area(JOURNAL_AREA)
     path = area / f"{secrets.token_hex(8)}.json"
     write_config_file(path, json.dumps(record).encode("utf-8"))
@@ -611,4 +613,6 @@ def discard(path: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
         return
+    import shutil  # noqa: PLC0415
+
     shutil.rmtree(path, ignore_errors=True)
