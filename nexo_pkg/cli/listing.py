@@ -21,20 +21,15 @@ from nexo_pkg.cli.common import guarded, result_line
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.output import emit_json, say, warn
 from nexo_pkg.core.terminal import printable
+from nexo_pkg.install import api as install_api
 
 
 def plugin_roots(dest: Path | None, config: Path | None) -> tuple[Path, ...]:
     """``--dest`` alone, else every plugin root of the daemon's configuration, the install
     root first; warns about search paths that probably do not mean what they say."""
-    from nexo_pkg.install.config import (  # noqa: PLC0415
-        config_dir,
-        install_root,
-        load_daemon_config,
-    )
-
     if dest is not None:
-        return (install_root(dest),)
-    daemon = load_daemon_config(config_dir(config))
+        return (install_api.install_root(dest),)
+    daemon = install_api.load_daemon_config(install_api.config_dir(config))
     for message in daemon.warnings:
         warn(printable(message))
     return daemon.plugin_roots()
@@ -43,11 +38,8 @@ def plugin_roots(dest: Path | None, config: Path | None) -> tuple[Path, ...]:
 def discovery_states(config: Path | None) -> Any:
     """The daemon's discovery ``disabled``/``allowlist`` lists, or ``None`` (with a warning)
     when its configuration cannot be read: ``list`` still lists what is installed."""
-    from nexo_pkg.install.config import config_dir  # noqa: PLC0415
-    from nexo_pkg.install.discovery_edit import discovery_state  # noqa: PLC0415
-
     try:
-        return discovery_state(config_dir(config))
+        return install_api.discovery_state(install_api.config_dir(config))
     except NexoError as error:
         warn(f"discovery state unknown: {printable(error.message)}")
         return None
@@ -65,12 +57,9 @@ def list_plugins(
 ) -> None:
     """``nexo plugin list``: one line per plugin on stdout (a header on a terminal), or the
     ``--json`` document, of the listing :mod:`nexo_pkg.install.listing` builds."""
-    from nexo_pkg.install.listing import build_listing  # noqa: PLC0415
-    from nexo_pkg.install.receipts import scan_roots  # noqa: PLC0415
-
     roots = guarded(lambda: plugin_roots(dest, config), json_output=json_output)
-    items = guarded(lambda: scan_roots(roots, kept=True), json_output=json_output)
-    listing = build_listing(roots, items, discovery_states(config))
+    items = guarded(lambda: install_api.scan_roots(roots, kept=True), json_output=json_output)
+    listing = install_api.build_listing(roots, items, discovery_states(config))
     if json_output:
         emit_json(listing.to_json(include_orphan=include_orphan))
         return

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         POLICY_FILE,
         config_dir,
         install_root,
+        load_daemon_config,
     )
     from nexo_pkg.install.discovery_edit import (
         DiscoveryState,
@@ -53,6 +54,9 @@ if TYPE_CHECKING:
         linked_plugin,
         linked_plugins,
         unlink,
+    )
+    from nexo_pkg.install.listing import (
+        build_listing,
     )
     from nexo_pkg.install.manifest_check import (
         manifest_asset_problem,
@@ -127,7 +131,8 @@ _HOMES = homes(
             "Admitting DaemonVersion check_compatible daemon_version unmet_host_requirements "
             "wired_capabilities"
         ),
-        "config": "POLICY_FILE config_dir install_root",
+        "config": "POLICY_FILE config_dir install_root load_daemon_config",
+        "listing": "build_listing",
         "discovery_edit": "DiscoveryState EditResult check_id discovery_state set_enabled",
         "hold": "held_message holds read_hold release_hold set_hold",
         "link": "LinkResult link_install linked_plugin linked_plugins unlink",
@@ -182,6 +187,7 @@ __all__ = [
     "ReleaseInfo",
     "RollbackResult",
     "UpgradeResult",
+    "build_listing",
     "check_compatible",
     "check_id",
     "command_context",
@@ -199,6 +205,7 @@ __all__ = [
     "link_install",
     "linked_plugin",
     "linked_plugins",
+    "load_daemon_config",
     "locked_root",
     "manifest_asset_problem",
     "outdated",
@@ -242,6 +249,8 @@ def _load(module: str) -> ModuleType:
         from nexo_pkg.install import hold as home  # noqa: PLC0415
     elif module == "link":
         from nexo_pkg.install import link as home  # noqa: PLC0415
+    elif module == "listing":
+        from nexo_pkg.install import listing as home  # noqa: PLC0415
     elif module == "manifest_check":
         from nexo_pkg.install import manifest_check as home  # noqa: PLC0415
     elif module == "outdated":
