@@ -314,11 +314,13 @@ def sync(
             jobs = 1
         # The root's lock is held for the whole run, so the plugins' workers extract side by
         # side into their own staging trees, each in a worker process of `cpu` when there are
-        # several jobs (one per job: creating files waits on the disk as much as it uses a
-        # core; forked before the locks are taken, so that they never hold them); the
-        # receipts and the rename that makes each plugin visible stay here.
+        # several jobs (one per core, up to the jobs: the downloads stay on one thread per
+        # job, and an extraction is CPU work, a file created in the page cache, so more
+        # processes than cores only add forks and contention; forked before the locks are
+        # taken, so that they never hold them); the receipts and the rename that makes each
+        # plugin visible stay here.
         with (
-            CpuPool(jobs, per_core=False) as cpu,
+            CpuPool(jobs) as cpu,
             extraction_workers(cpu),
             _sync_lock(dest),
             locked_root(dest) as root,
