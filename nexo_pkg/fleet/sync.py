@@ -29,7 +29,6 @@ from nexo_pkg.core import posix
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import open_lock_file
 from nexo_pkg.core.version import Version, VersionError, parse_version
-from nexo_pkg.fleet.lock import lock as relock
 from nexo_pkg.fleet.lockfile import (
     LockedPlugin,
     LockedTarget,
@@ -304,6 +303,9 @@ def sync(
                         details={"stale": reasons},
                     )
             else:
+                # Resolving is the lock command's work: its modules are imported for it only.
+                from nexo_pkg.fleet.lock import lock as relock  # noqa: PLC0415
+
                 result.relocked = relock(wanted_path, lock_path, options, session=session).written
         locked = read_lock(lock_path)
         jobs = min(checked_jobs(options.jobs), len(locked.plugins))
