@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import resource
@@ -302,8 +303,16 @@ def outdated_rows(
 
 
 def offline_rows(
-    host: Host, runs: int, before: Path | None, only: tuple[str, ...] = OFFLINE
+    host: Host,
+    runs: int,
+    before: Path | None,
+    only: tuple[str, ...] = OFFLINE,
+    wheel: Path | None = None,
 ) -> list[str]:
+    """Each command of ``only`` (with ``before``: as ``python -m nexo_pkg`` from this checkout
+    and from ``before``, interleaved); ``list`` also through the console scripts users run:
+    this checkout's editable install (its import finder included) and, with ``wheel``, the
+    ``nexo`` of a regular install of a wheel (:func:`common.console_script`)."""
     dest = ("--dest", str(host.root))
     rows = []
     commands = {
@@ -321,7 +330,22 @@ def offline_rows(
             variants[f"{name} (before)"] = _nexo(
                 host, *args, before=before, name=f"{label} (before)"
             )
+    scripts = {"editable install": NEXO, "wheel": wheel} if "list" in commands else {}
+    for label, script in scripts.items():
+        if script is not None:
+            name = f"list, {host.count} plugins, console script of the {label}"
+            command = [str(script), *commands["list"]]
+            variants[f"list ({label})"] = functools.partial(
+                _timed, name, command, env=host.env(), check=False
+            )
     results = interleave(variants, runs)
+    for label, script in scripts.items():
+        if script is not None:
+            stats = results[f"list ({label})"].describe("s", 1, 3)
+            rows.append(
+                f"| list, {host.count} plugins, console script of the {label} | - | {stats} "
+                "| - | <= 0.15 s |"
+            )
     for name in commands:
         ours = results[name]
         if before is not None:
@@ -364,8 +388,7 @@ def lint_row(work: Path, count: int, runs: int) -> str:
     )
 
 
-def startup_row(work: Path, runs: int) -> str:
-    script = console_script(work / "installed")
+def startup_row(script: Path, runs: int) -> str:
     results = interleave(
         {
             "version": lambda: wall([str(script), "--version"]),
@@ -471,8 +494,10 @@ def main() -> None:
             work.mkdir(parents=True, exist_ok=True)
         else:
             work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="nexo-scale-")))
+        wheel = None
         if not args.outdated_only:
-            print(startup_row(work, args.runs * 3), flush=True)
+            wheel = console_script(work / "installed")
+            print(startup_row(wheel, args.runs * 3), flush=True)
         hosts: dict[int, Host] = {}
 
         def host(count: int) -> Host:
@@ -502,7 +527,7 @@ def main() -> None:
         if not args.skip_offline:
             for count in counts:
                 only = tuple(name.strip() for name in args.offline.split(","))
-                for line in offline_rows(host(count), args.runs, args.before, only):
+                for line in offline_rows(host(count), args.runs, args.before, only, wheel):
                     print(line, flush=True)
         print(lint_row(work, args.lint_count, args.runs), flush=True)
         if not args.skip_sync:

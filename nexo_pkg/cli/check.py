@@ -179,6 +179,6 @@ def register(app: typer.Typer) -> None:
 
 def _daemon_plugin_root(config: Path | None) -> Path:
     """The install root install would use; imported only when an id is looked up."""
-    from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
+    from nexo_pkg.install import api as install_api  # noqa: PLC0415
 
-    return install_root(None, config_dir(config))
+    return install_api.install_root(None, install_api.config_dir(config))

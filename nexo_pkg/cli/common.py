@@ -116,11 +116,11 @@ def policy_path(config: Path | None, explicit: Path | None = None) -> Path:
     """The trust policy a command reads: ``--trusted-keys`` when given, else the daemon's,
     ``<config dir>/extensions/trusted_keys.toml`` (``--config``); ``ConfigError`` for a
     ``--config`` that names no directory."""
-    from nexo_pkg.install.config import POLICY_FILE, config_dir  # noqa: PLC0415
+    from nexo_pkg.install import api as install_api  # noqa: PLC0415
 
     if explicit is not None:
         return explicit.expanduser().absolute()
-    return config_dir(config) / POLICY_FILE
+    return install_api.config_dir(config) / install_api.POLICY_FILE
 
 
 def interactive() -> bool:

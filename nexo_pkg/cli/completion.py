@@ -65,14 +65,13 @@ def installed_ids(ctx: Any, incomplete: str) -> list[str]:
     dest = params.get("dest")
     config = params.get("config")
     try:
-        from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
-        from nexo_pkg.install.receipts import scan_installed  # noqa: PLC0415
+        from nexo_pkg.install import api as install_api  # noqa: PLC0415
 
-        root = install_root(
+        root = install_api.install_root(
             Path(dest) if dest is not None else None,
-            config_dir(Path(config) if config is not None else None, announce=False),
+            install_api.config_dir(Path(config) if config is not None else None, announce=False),
         )
-        found = scan_installed(root)
+        found = install_api.scan_installed(root)
     except Exception:  # noqa: BLE001 - completion must never break the shell
         return []
     ids = {item.plugin_id for item in found if item.plugin_id and not item.kept}

@@ -30,13 +30,13 @@ from nexo_pkg.cli.options import (
 from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.output import emit_json, say, warn
 from nexo_pkg.core.terminal import printable
+from nexo_pkg.fleet import api as fleet_api
+from nexo_pkg.install import api as install_api
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 
 if TYPE_CHECKING:
-    from nexo_pkg.fleet.lock import LockResult
-    from nexo_pkg.fleet.sources import FleetOptions
-    from nexo_pkg.fleet.sync import PluginOutcome, SyncResult
-    from nexo_pkg.install.pipeline import InstallCallbacks
+    from nexo_pkg.fleet.api import FleetOptions, LockResult, PluginOutcome, SyncResult
+    from nexo_pkg.install.api import InstallCallbacks
 
 JobsOption = Annotated[
     int | None,
@@ -90,15 +90,13 @@ def fleet_options(
     signature flags, network) and ``--jobs``. ``reads_policy`` false (``push``, ``mirror``,
     which verify nothing): the daemon's configuration directory is not looked for, nor
     named."""
-    from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
-    from nexo_pkg.fleet.sources import FleetOptions  # noqa: PLC0415
-    from nexo_pkg.install.api import InstallOptions, daemon_version  # noqa: PLC0415
+    from nexo_pkg.core.threads import checked_jobs  # noqa: PLC0415
     from nexo_pkg.net.api import checked_timeout  # noqa: PLC0415
 
     if require_signature and skip_signature_verify:
         raise UsageError("--require-signature and --skip-signature-verify exclude each other")
     home = nexo_home_from_env()
-    choices = InstallOptions(
+    choices = install_api.InstallOptions(
         # Where `sync` installs is the root it is given; this is the daemon's default.
         dest=home / "state" / "plugins",
         nexo_home=home,
@@ -112,16 +110,15 @@ def fleet_options(
         http_timeout=None if timeout is None else checked_timeout(timeout),
         registry_mirrors=registry_mirrors or {},
         allow_signer_change=allow_signer_change,
-        daemon=daemon_version(nexo_version),
+        daemon=install_api.daemon_version(nexo_version),
     )
-    return FleetOptions(choices, jobs=checked_jobs(jobs))
+    return fleet_api.FleetOptions(choices, jobs=checked_jobs(jobs))
 
 
 def fleet_callbacks(json_output: bool) -> InstallCallbacks:
     """Slow answers are noted on stderr, unless the output is ``--json``."""
-    from nexo_pkg.install.api import InstallCallbacks  # noqa: PLC0415
 
-    return InstallCallbacks(notice=None if json_output else say)
+    return install_api.InstallCallbacks(notice=None if json_output else say)
 
 
 def lock_command(
@@ -164,12 +161,9 @@ def lock_command(
     it stale; 2 usage or configuration error.
     """
     del yes  # nothing is asked: accepted as on every command that changes state
-    from nexo_pkg.fleet import lock as locking  # noqa: PLC0415
-    from nexo_pkg.fleet.lockfile import LOCK_NAME  # noqa: PLC0415
-
-    path = lock_file if lock_file is not None else wanted.parent / LOCK_NAME
+    path = lock_file if lock_file is not None else wanted.parent / fleet_api.LOCK_NAME
     if check:
-        result = guarded(lambda: locking.check(wanted, path), json_output=json_output)
+        result = guarded(lambda: fleet_api.check(wanted, path), json_output=json_output)
         if json_output:
             emit_json(result.to_json())
         for reason in result.stale:
@@ -191,7 +185,7 @@ def lock_command(
         note(f"Wrote {path}." if result.written else f"{path} is up to date.")
 
     locked = answer(
-        lambda: locking.lock(
+        lambda: fleet_api.lock(
             wanted,
             path,
             fleet_options(
@@ -270,26 +264,25 @@ def sync_command(
     synced); 2 usage or configuration error.
     """
     del yes  # nothing is asked: accepted as on every command that changes state
-    from nexo_pkg.fleet.lockfile import WANTED_NAME  # noqa: PLC0415
-    from nexo_pkg.fleet.sync import sync  # noqa: PLC0415
 
     def run() -> SyncResult:
-        from nexo_pkg.fleet.lockfile import read_registries  # noqa: PLC0415
-        from nexo_pkg.install.config import config_dir, install_root  # noqa: PLC0415
         from nexo_pkg.sources.api import configured  # noqa: PLC0415
 
-        root = install_root(dest) if dest is not None else install_root(None, config_dir(config))
-        wanted_path = lock_file.parent / WANTED_NAME
+        root = (
+            install_api.install_root(dest)
+            if dest is not None
+            else install_api.install_root(None, install_api.config_dir(config))
+        )
+        wanted_path = lock_file.parent / fleet_api.WANTED_NAME
         if dry_run:
-            from nexo_pkg.fleet.sync import dry_run_plan  # noqa: PLC0415
-
-            return dry_run_plan(
+            return fleet_api.dry_run_plan(
                 lock_file, root, wanted_path=wanted_path, prune=prune, target=target
             )
         mirrors = configured(
-            registry_mirror, read_registries(wanted_path) if wanted_path.exists() else None
+            registry_mirror,
+            fleet_api.read_registries(wanted_path) if wanted_path.exists() else None,
         )
-        result = sync(
+        result = fleet_api.sync(
             lock_file,
             root,
             fleet_options(
@@ -320,7 +313,7 @@ def sync_command(
             _show_plan(result)
             return
         if result.relocked:
-            note(f"Locked {lock_file} again: {WANTED_NAME} had changed.")
+            note(f"Locked {lock_file} again: {fleet_api.WANTED_NAME} had changed.")
         for item in result.outcomes:
             if item.action == "failed":
                 note(f"error: {item.plugin_id}: {item.error} [{item.kind}]")
@@ -365,7 +358,6 @@ def push_command(
     version. Exit codes: 0 pushed; 1 refused; 2 usage error.
     """
     del yes  # nothing is asked: accepted as on every command that changes state
-    from nexo_pkg.fleet.publish import push  # noqa: PLC0415
 
     if len(arguments) not in {1, 2}:
         message = "push takes [DIST] REFERENCE: the packed directory (default ./dist) and "
@@ -374,7 +366,7 @@ def push_command(
     destination = arguments[-1]
 
     answer(
-        lambda: push(
+        lambda: fleet_api.push(
             dist,
             destination,
             fleet_options(
@@ -433,10 +425,8 @@ def mirror_command(
         )
 
     if copies_as_is(release):
-        from nexo_pkg.fleet.copy import mirror_registry  # noqa: PLC0415
-
         answer(
-            lambda: mirror_registry(release, destination, options(), callbacks),
+            lambda: fleet_api.mirror_registry(release, destination, options(), callbacks),
             json_output=json_output,
             show=lambda copied: note(
                 f"Mirrored {copied.source} to {copied.reference} ({copied.digest}): "
@@ -445,10 +435,9 @@ def mirror_command(
             ),
         )
         return
-    from nexo_pkg.fleet.publish import mirror  # noqa: PLC0415
 
     answer(
-        lambda: mirror(release, destination, options(), callbacks),
+        lambda: fleet_api.mirror(release, destination, options(), callbacks),
         json_output=json_output,
         show=lambda mirrored: note(
             f"Mirrored {release} to {mirrored.reference} ({mirrored.digest})."

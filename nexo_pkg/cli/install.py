@@ -46,19 +46,21 @@ from nexo_pkg.cli.options import (
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
 from nexo_pkg.core.output import OUTPUT, emit_json, say, warn
 from nexo_pkg.core.terminal import printable
+from nexo_pkg.fleet import api as fleet_api
+from nexo_pkg.install import api as install_api
 
 # The install machinery (store, archive inspection, trust policy, httpx) is imported inside
 # the commands: `nexo plugin install --help` and `list` should not pay for what they don't run.
 if TYPE_CHECKING:
-    from nexo_pkg.install.link import LinkResult
-    from nexo_pkg.install.pipeline import (
+    from nexo_pkg.install.api import (
         InstallCallbacks,
         InstallOptions,
+        InstallPlan,
         InstallResult,
+        LinkResult,
+        Receipt,
         UpgradeResult,
     )
-    from nexo_pkg.install.receipts import Receipt
-    from nexo_pkg.install.summary import InstallPlan
     from nexo_pkg.sources.api import ArchiveLimits, Prefetched
 
 # Where the other commands find them (the helpers live with `list`, which runs without Typer).
@@ -87,12 +89,12 @@ def parse_size(text: str, *, flag: str) -> int:
 def _holding(roots: tuple[Path, ...], plugin_id: str) -> list[Path]:
     """The roots holding ``plugin_id``, in order (raises ``not_installed`` naming every root
     when none does)."""
-    from nexo_pkg.install.receipts import installed_versions, unreadable_installs  # noqa: PLC0415
 
     holding = [
         root
         for root in roots
-        if installed_versions(root, plugin_id) or unreadable_installs(root, plugin_id)
+        if install_api.installed_versions(root, plugin_id)
+        or install_api.unreadable_installs(root, plugin_id)
     ]
     if holding:
         return holding
@@ -104,9 +106,12 @@ def not_installed(plugin_id: str, roots: tuple[Path, ...]) -> NexoError:
     (``Did you mean 'weather'?``), as a mistyped command name gets."""
     from difflib import get_close_matches  # noqa: PLC0415 - only on this error
 
-    from nexo_pkg.install.receipts import scan_installed  # noqa: PLC0415
-
-    known = {item.plugin_id for root in roots for item in scan_installed(root) if item.plugin_id}
+    known = {
+        item.plugin_id
+        for root in roots
+        for item in install_api.scan_installed(root)
+        if item.plugin_id
+    }
     close = get_close_matches(plugin_id, sorted(known))
     hint = f" Did you mean {', '.join(repr(each) for each in close)}?" if close else ""
     where = ", ".join(str(root) for root in roots)
@@ -136,11 +141,9 @@ def _limits(
 
 
 def _show_plan(plan: InstallPlan) -> None:
-    from nexo_pkg.install.summary import render_plan  # noqa: PLC0415
-
     # render_plan escapes what came from the manifest and the release; this is the screen a
     # person decides on, so it is printed even with --quiet.
-    for line in render_plan(plan):
+    for line in install_api.render_plan(plan):
         sys.stderr.write(line + "\n")
 
 
@@ -169,7 +172,6 @@ def _report_install(result: InstallResult, *, json_output: bool, upgraded: bool 
 def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
     """What ``install`` and ``upgrade`` show and ask: the plan (unless ``--yes``), a progress
     bar on a terminal, and notes about slow answers (not with ``--json``)."""
-    from nexo_pkg.install.pipeline import InstallCallbacks  # noqa: PLC0415
 
     def ask(plan: InstallPlan) -> bool:
         # The screen a person decides on: shown even with --quiet, unless --yes decided.
@@ -179,7 +181,7 @@ def _callbacks(*, yes: bool, json_output: bool) -> InstallCallbacks:
             warn(printable(warning))
         return yes or not interactive() or confirm("Install this plugin?")
 
-    return InstallCallbacks(
+    return install_api.InstallCallbacks(
         confirm=ask,
         notice=None if json_output else say,
         progress=_download_bar if sys.stderr.isatty() and not OUTPUT.quiet else None,
@@ -227,11 +229,9 @@ def _upgrade_one(
 ) -> UpgradeResult:
     """Upgrade one plugin from where it came: its GitHub repository or its registry
     (``known``: what was already read of the newest versions)."""
-    from nexo_pkg.install.pipeline import upgrade  # noqa: PLC0415
-    from nexo_pkg.install.receipts import installed_versions, require_installed, unreadable_installs  # noqa: PLC0415
 
-    unreadable = unreadable_installs(options.dest, plugin_id)
-    if unreadable and not installed_versions(options.dest, plugin_id):
+    unreadable = install_api.unreadable_installs(options.dest, plugin_id)
+    if unreadable and not install_api.installed_versions(options.dest, plugin_id):
         # As the reference: a plugin without a receipt it can read has nothing to upgrade from.
         raise NexoError(
             f"{plugin_id} at {unreadable[0].path} has a {unreadable[0].problem}; reinstall it "
@@ -239,19 +239,17 @@ def _upgrade_one(
             kind="not_installed",
             details={"id": plugin_id, "path": str(unreadable[0].path)},
         )
-    from nexo_pkg.install.hold import read_hold, release_hold  # noqa: PLC0415
-    from nexo_pkg.install.pipeline import UpgradeResult  # noqa: PLC0415
 
-    current = require_installed(options.dest, plugin_id)[0]
+    current = install_api.require_installed(options.dest, plugin_id)[0]
     assert current.receipt is not None  # noqa: S101 (require_installed only returns receipts)
-    hold = read_hold(options.dest, plugin_id)
+    hold = install_api.read_hold(options.dest, plugin_id)
     if hold is not None and tag is None:
         # Held (a rollback, or `hold`): nothing is looked up until a version is named.
         version = current.receipt.version
-        return UpgradeResult(
+        return install_api.UpgradeResult(
             plugin_id, version, version, current.path, None, False, held=hold.version
         )
-    result = upgrade(
+    result = install_api.upgrade(
         plugin_id,
         options,
         _announcing(callbacks, plugin_id, current.receipt.version),
@@ -261,7 +259,7 @@ def _upgrade_one(
         known=known,
     )
     if hold is not None and result.install is not None and not options.dry_run:
-        release_hold(options.dest, plugin_id)  # the operator named the version
+        install_api.release_hold(options.dest, plugin_id)  # the operator named the version
     return result
 
 
@@ -283,9 +281,8 @@ def _announcing(callbacks: InstallCallbacks, plugin_id: str, version: str) -> In
 
 def _report_upgrade(result: UpgradeResult) -> None:
     if result.held is not None:
-        from nexo_pkg.install.hold import held_message  # noqa: PLC0415
-
-        say(f"{printable(held_message(result.plugin_id, result.held))}; nothing was looked up.")
+        held = install_api.held_message(result.plugin_id, result.held)
+        say(f"{printable(held)}; nothing was looked up.")
         return
     if result.pinned_tag is not None:
         say(
@@ -327,13 +324,11 @@ def _install_link(
     """``install --link DIR``: see :mod:`nexo_pkg.install.link`."""
 
     def run() -> LinkResult:
-        from nexo_pkg.install.link import link_install  # noqa: PLC0415
-
         if source is not None:
             raise UsageError("--link DIR links the checkout DIR: give no SOURCE with it")
         states = _discovery_states(config)
         follow = None if states is None else states.follow_symlinks
-        result = link_install(link, _roots(dest, config)[0], follow_symlinks=follow)
+        result = install_api.link_install(link, _roots(dest, config)[0], follow_symlinks=follow)
         for message in result.warnings:
             warn(printable(message))
         return result
@@ -351,26 +346,22 @@ def _latest_releases(roots: tuple[Path, ...], options: InstallOptions) -> Prefet
     GraphQL with a token; held plugins are not looked up): what was read of the newest
     versions their sources offer."""
     from nexo_pkg.core.threads import DEFAULT_JOBS  # noqa: PLC0415
-    from nexo_pkg.install.hold import read_hold  # noqa: PLC0415
-    from nexo_pkg.install.pipeline import known_latest_releases  # noqa: PLC0415
-    from nexo_pkg.install.receipts import scan_installed  # noqa: PLC0415
 
     receipts: dict[tuple[Path, str], Receipt] = {}
     for root in roots:
-        for item in scan_installed(root):
+        for item in install_api.scan_installed(root):
             # A held plugin is not looked up at all (its upgrade names no version).
-            if item.receipt is not None and read_hold(root, item.receipt.id) is None:
+            if item.receipt is not None and install_api.read_hold(root, item.receipt.id) is None:
                 receipts.setdefault((root, item.receipt.id), item.receipt)
-    return known_latest_releases(list(receipts.values()), options, jobs=DEFAULT_JOBS)
+    return install_api.known_latest_releases(list(receipts.values()), options, jobs=DEFAULT_JOBS)
 
 
 def _upgradable_ids(root: Path) -> list[str]:
     """Ids of every installed plugin that has a release to upgrade from, in name order."""
-    from nexo_pkg.install.receipts import scan_installed  # noqa: PLC0415
     from nexo_pkg.sources.api import follows  # noqa: PLC0415
 
     ids: list[str] = []
-    for item in scan_installed(root):
+    for item in install_api.scan_installed(root):
         receipt = item.receipt
         if receipt is None or receipt.id in ids:
             continue
@@ -467,11 +458,9 @@ def install_command(
     source_text = source
 
     def run() -> InstallResult:
-        from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
-        from nexo_pkg.install.pipeline import InstallOptions, install  # noqa: PLC0415
         from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
-        options = InstallOptions(
+        options = install_api.InstallOptions(
             dest=_roots(dest, config)[0],
             nexo_home=nexo_home_from_env(),
             policy_path=policy_path(config, trusted_keys),
@@ -485,17 +474,17 @@ def install_command(
             allow_downgrade=allow_downgrade,
             dry_run=dry_run,
             limits=_limits(max_download_size, max_entries, max_total_size, max_entry_size),
-            daemon=daemon_version(nexo_version),
+            daemon=install_api.daemon_version(nexo_version),
             registry_config=registry_config,
             plain_http=plain_http,
             registry_mirrors=registry_mirrors(),
         )
-        result = install(source_text, options, _callbacks(yes=yes, json_output=json_output))
+        result = install_api.install(
+            source_text, options, _callbacks(yes=yes, json_output=json_output)
+        )
         if not result.dry_run:
-            from nexo_pkg.install.hold import release_hold  # noqa: PLC0415
-
             # The operator named what to install: a hold on that plugin is over.
-            release_hold(options.dest, result.plan.plugin_id)
+            install_api.release_hold(options.dest, result.plan.plugin_id)
         return result
 
     result = guarded(run, json_output=json_output)
@@ -593,8 +582,6 @@ def upgrade_command(
 
     def options() -> tuple[InstallOptions, tuple[Path, ...], str | None, str | None]:
         """The choices, the roots, and the plugin id and tag named (``None`` for --all)."""
-        from nexo_pkg.install.compat import daemon_version  # noqa: PLC0415
-        from nexo_pkg.install.pipeline import InstallOptions  # noqa: PLC0415
         from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
         if (plugin_id is None) == (not upgrade_all):
@@ -607,7 +594,7 @@ def upgrade_command(
         if upgrade_all and tag is not None:
             raise UsageError("--tag names the release of one plugin; it cannot go with --all")
         roots = _roots(dest, config)
-        chosen = InstallOptions(
+        chosen = install_api.InstallOptions(
             dest=roots[0] if named is None else _holding(roots, named)[0],
             nexo_home=nexo_home_from_env(),
             policy_path=policy_path(config, trusted_keys),
@@ -619,7 +606,7 @@ def upgrade_command(
             http_timeout=timeout,
             dry_run=dry_run,
             allow_signer_change=allow_signer_change,
-            daemon=daemon_version(nexo_version),
+            daemon=install_api.daemon_version(nexo_version),
             registry_config=registry_config,
             plain_http=plain_http,
             registry_mirrors=registry_mirrors(),
@@ -716,15 +703,6 @@ def remove_command(
     """
 
     def run() -> list[str]:
-        from nexo_pkg.install.api import (  # noqa: PLC0415
-            installed_versions,
-            linked_plugins,
-            release_hold,
-            remove,
-            unlink,
-            unreadable_installs,
-        )
-
         roots = _roots(dest, config)
         try:
             holding = _holding(roots, plugin_id)
@@ -734,7 +712,8 @@ def remove_command(
             # A development link: the link goes, the checkout it points to stays.
             for root in roots:
                 link = next(
-                    (one for one in linked_plugins(root) if one.plugin_id == plugin_id), None
+                    (one for one in install_api.linked_plugins(root) if one.plugin_id == plugin_id),
+                    None,
                 )
                 if link is not None:
                     where = printable(link.path)
@@ -743,19 +722,23 @@ def remove_command(
                         yes,
                         [f"Will remove the link {where} (the checkout it points to stays)"],
                     )
-                    removed = unlink(root, plugin_id)
+                    removed = install_api.unlink(root, plugin_id)
                     return [str(removed)] if removed is not None else []
             raise
         matches = [
-            *(item for root in holding for item in installed_versions(root, plugin_id)),
-            *(item for root in holding for item in unreadable_installs(root, plugin_id)),
+            *(item for root in holding for item in install_api.installed_versions(root, plugin_id)),
+            *(
+                item
+                for root in holding
+                for item in install_api.unreadable_installs(root, plugin_id)
+            ),
         ]
         _confirm_removal(
             plugin_id, yes, [f"Will remove {printable(item.path)}" for item in matches]
         )
-        gone = [str(item.path) for root in holding for item in remove(plugin_id, root)]
+        gone = [str(item.path) for root in holding for item in install_api.remove(plugin_id, root)]
         for root in holding:
-            release_hold(root, plugin_id)  # nothing left to hold
+            install_api.release_hold(root, plugin_id)  # nothing left to hold
         return gone
 
     removed = guarded(run, json_output=json_output)
@@ -797,16 +780,12 @@ def verify_command(
     a link where a plugin directory belongs, is a failure naming it.
     """
     from nexo_pkg.core.threads import DEFAULT_JOBS, run_bounded  # noqa: PLC0415
-    from nexo_pkg.install.receipts import scan_roots  # noqa: PLC0415
-    from nexo_pkg.install.verify import verify_installed  # noqa: PLC0415
 
     def run() -> tuple[Path, list[Any]]:
         roots = _roots(dest, config)
         if lock_file is not None:
-            from nexo_pkg.fleet.treehash import check_root  # noqa: PLC0415
-
-            return roots[0], check_root(lock_file, roots[0], plugin_id)
-        items = scan_roots(roots, kept=False)
+            return roots[0], fleet_api.check_root(lock_file, roots[0], plugin_id)
+        items = install_api.scan_roots(roots, kept=False)
         if plugin_id is not None:
             named = [item for item in items if item.plugin_id == plugin_id]
             broken = [
@@ -820,7 +799,7 @@ def verify_command(
             items = named + broken
         # Plugins hashed a few at a time (hashlib and file reads release the GIL); the
         # reports in the order of the scan.
-        return roots[0], run_bounded(verify_installed, items, jobs=DEFAULT_JOBS)
+        return roots[0], run_bounded(install_api.verify_installed, items, jobs=DEFAULT_JOBS)
 
     root, reports = guarded(run, json_output=json_output)
     ok = all(report.ok for report in reports)

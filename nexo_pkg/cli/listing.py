@@ -4,7 +4,7 @@ shows of them (text and ``--json``; the listing itself is built by
 
 :func:`fast_list` is a small argument parser that :func:`nexo_pkg.cli.main.main` uses for
 ``plugin list``, so listing does not pay for importing Typer (as ``plugin lint``'s
-:func:`~nexo_pkg.cli.lint.fast_lint`). Anything it does not understand (``--help``, a typo, a
+:func:`~nexo_pkg.cli.linting.fast_lint`). Anything it does not understand (``--help``, a typo, a
 repeated option, shell completion) falls through to Typer, which gives the usual help and
 usage errors.
 """
@@ -21,20 +21,15 @@ from nexo_pkg.cli.common import guarded, result_line
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.output import emit_json, say, warn
 from nexo_pkg.core.terminal import printable
+from nexo_pkg.install import api as install_api
 
 
 def plugin_roots(dest: Path | None, config: Path | None) -> tuple[Path, ...]:
     """``--dest`` alone, else every plugin root of the daemon's configuration, the install
     root first; warns about search paths that probably do not mean what they say."""
-    from nexo_pkg.install.config import (  # noqa: PLC0415
-        config_dir,
-        install_root,
-        load_daemon_config,
-    )
-
     if dest is not None:
-        return (install_root(dest),)
-    daemon = load_daemon_config(config_dir(config))
+        return (install_api.install_root(dest),)
+    daemon = install_api.load_daemon_config(install_api.config_dir(config))
     for message in daemon.warnings:
         warn(printable(message))
     return daemon.plugin_roots()
@@ -43,11 +38,8 @@ def plugin_roots(dest: Path | None, config: Path | None) -> tuple[Path, ...]:
 def discovery_states(config: Path | None) -> Any:
     """The daemon's discovery ``disabled``/``allowlist`` lists, or ``None`` (with a warning)
     when its configuration cannot be read: ``list`` still lists what is installed."""
-    from nexo_pkg.install.config import config_dir  # noqa: PLC0415
-    from nexo_pkg.install.discovery_edit import discovery_state  # noqa: PLC0415
-
     try:
-        return discovery_state(config_dir(config))
+        return install_api.discovery_state(install_api.config_dir(config))
     except NexoError as error:
         warn(f"discovery state unknown: {printable(error.message)}")
         return None
@@ -55,9 +47,9 @@ def discovery_states(config: Path | None) -> Any:
 
 def _row(  # noqa: PLR0917 - one parameter a column
     plugin: str, version: str, origin: str, signature: str, state: str, path: Path | str
-) -> None:
+) -> str:
     line = f"{plugin:<24} {version:<12} {origin:<40} {signature:<10} {state:<16} {path}"
-    result_line(printable(line))
+    return printable(line)
 
 
 def list_plugins(
@@ -65,23 +57,25 @@ def list_plugins(
 ) -> None:
     """``nexo plugin list``: one line per plugin on stdout (a header on a terminal), or the
     ``--json`` document, of the listing :mod:`nexo_pkg.install.listing` builds."""
-    from nexo_pkg.install.listing import build_listing  # noqa: PLC0415
-    from nexo_pkg.install.receipts import scan_roots  # noqa: PLC0415
-
     roots = guarded(lambda: plugin_roots(dest, config), json_output=json_output)
-    items = guarded(lambda: scan_roots(roots, kept=True), json_output=json_output)
-    listing = build_listing(roots, items, discovery_states(config))
+    items = guarded(lambda: install_api.scan_roots(roots, kept=True), json_output=json_output)
+    listing = install_api.build_listing(roots, items, discovery_states(config))
     if json_output:
         emit_json(listing.to_json(include_orphan=include_orphan))
         return
     if listing.is_empty(include_orphan=include_orphan):
         say(f"No plugins installed in {printable(', '.join(str(each) for each in roots))}.")
         return
+    lines = [
+        _row(row.plugin, row.version, row.origin, row.signature, row.state, row.path)
+        for row in listing.rows(include_orphan=include_orphan)
+    ]
     if sys.stdout.isatty():
         # A header for the person reading; a pipe gets one line per plugin (`wc -l`).
-        _row("ID", "VERSION", "ORIGIN", "SIGNATURE", "STATE", "PATH")
-    for row in listing.rows(include_orphan=include_orphan):
-        _row(row.plugin, row.version, row.origin, row.signature, row.state, row.path)
+        lines.insert(0, _row("ID", "VERSION", "ORIGIN", "SIGNATURE", "STATE", "PATH"))
+    # One write for every row (a thousand plugins: not a thousand writes when unbuffered).
+    if lines:
+        result_line("\n".join(lines))
 
 
 _VALUE_FLAGS = {"--dest": "dest", "--config": "config", "--color": "color"}

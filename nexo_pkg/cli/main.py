@@ -2,7 +2,7 @@
 
 Start-up is kept to what the command needs: ``--version`` prints without importing anything
 else, ``plugin lint`` and ``plugin list`` have their own small argument parsers
-(:mod:`nexo_pkg.cli.lint`, :mod:`nexo_pkg.cli.listing`), and every other command goes
+(:mod:`nexo_pkg.cli.linting`, :mod:`nexo_pkg.cli.listing`), and every other command goes
 through the lazily built Typer app of :mod:`nexo_pkg.cli.app`.
 
 This module also owns what happens on a signal: Ctrl-C (SIGINT) and SIGTERM unwind the
@@ -55,7 +55,7 @@ def _dispatch(arguments: list[str]) -> int:
         sys.stdout.write(f"nexo-pkg {__version__}\n")
         return 0
     if arguments[:2] == ["plugin", "lint"]:
-        from nexo_pkg.cli.lint import fast_lint  # noqa: PLC0415
+        from nexo_pkg.cli.linting import fast_lint  # noqa: PLC0415
 
         code = fast_lint(arguments[2:])
         if code is not None:

@@ -32,13 +32,19 @@ from nexo_pkg.cli.options import (
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError
 from nexo_pkg.core.output import emit_json, say, warn
 from nexo_pkg.core.terminal import printable
+from nexo_pkg.fleet import api as fleet_api
+from nexo_pkg.install import api as install_api
+from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 
 if TYPE_CHECKING:
-    from nexo_pkg.install.discovery_edit import EditResult
-    from nexo_pkg.install.outdated import LatestVersion, OutdatedEntry
-    from nexo_pkg.install.pipeline import ReleaseInfo
-    from nexo_pkg.install.receipts import Receipt
-    from nexo_pkg.install.rollback import RollbackResult
+    from nexo_pkg.install.api import (
+        EditResult,
+        LatestVersion,
+        OutdatedEntry,
+        Receipt,
+        ReleaseInfo,
+        RollbackResult,
+    )
     from nexo_pkg.sources.api import SourceContext
 
 
@@ -64,17 +70,13 @@ class _Lookups:
         self.guard = threading.Lock()
 
     def prepare(self, receipts: list[Receipt]) -> None:
-        from nexo_pkg.install.pipeline import prefetch_latest  # noqa: PLC0415
-
-        self.known = prefetch_latest(receipts, self.context)
+        self.known = install_api.prefetch_latest(receipts, self.context)
         self.limited.update(self.known.stopped)
 
     def lookup(self, receipt: Receipt) -> LatestVersion | None:
         from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
-        from nexo_pkg.install.outdated import LatestVersion  # noqa: PLC0415
-        from nexo_pkg.install.pipeline import receipt_source  # noqa: PLC0415
 
-        source = receipt_source(receipt, self.context, self.known)
+        source = install_api.receipt_source(receipt, self.context, self.known)
         if source is None:
             return None
         with self.guard:
@@ -88,7 +90,7 @@ class _Lookups:
                 with self.guard:
                     self.limited.setdefault(receipt.source, error)
             raise
-        return LatestVersion(offered.version, offered.label)
+        return install_api.LatestVersion(offered.version, offered.label)
 
 
 _STATUS_WORDS = {
@@ -158,24 +160,17 @@ def _discovery_command(*, enabled: bool) -> Callable[..., None]:
         json_output: JsonOption = False,
     ) -> None:
         del yes  # nothing is asked: accepted as on every command that changes state
-        from nexo_pkg.install.config import config_dir  # noqa: PLC0415
-        from nexo_pkg.install.discovery_edit import (  # noqa: PLC0415
-            check_id,
-            discovery_state,
-            set_enabled,
-        )
-        from nexo_pkg.install.receipts import installed_versions  # noqa: PLC0415
 
         def run() -> EditResult:
-            check_id(plugin_id)
-            directory = config_dir(config)
+            install_api.check_id(plugin_id)
+            directory = install_api.config_dir(config)
             root = _roots(dest, config)[0]
-            listed = discovery_state(directory)
+            listed = install_api.discovery_state(directory)
             mentioned = plugin_id in listed.disabled or plugin_id in listed.allowlist
-            if not mentioned and not installed_versions(root, plugin_id):
+            if not mentioned and not install_api.installed_versions(root, plugin_id):
                 # As the daemon's own `ext enable/disable`: an id nobody installed is a typo.
                 raise not_installed(plugin_id, (root,))
-            return set_enabled(directory, plugin_id, enabled=enabled)
+            return install_api.set_enabled(directory, plugin_id, enabled=enabled)
 
         def show(result: EditResult) -> None:
             verb = "enabled" if enabled else "disabled"
@@ -225,9 +220,7 @@ def _with_progress(handshake: Any, roots: tuple[Path, ...]) -> Any:
     every plugin takes seconds each, and a person at the terminal sees where it is."""
     import threading  # noqa: PLC0415
 
-    from nexo_pkg.install.receipts import scan_installed  # noqa: PLC0415
-
-    total = sum(1 for root in roots for item in scan_installed(root) if item.receipt)
+    total = sum(1 for root in roots for item in install_api.scan_installed(root) if item.receipt)
     done = [0]
     guard = threading.Lock()
 
@@ -273,17 +266,12 @@ def search_command(
     """
 
     def run() -> list[Any]:
-        from nexo_pkg.install.pipeline import (  # noqa: PLC0415
-            InstallOptions,
-            search_repositories,
-        )
-        from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
         home = nexo_home_from_env()
-        options = InstallOptions(
+        options = install_api.InstallOptions(
             dest=home, nexo_home=home, github_api_url=github_api_url, http_timeout=timeout
         )
-        return search_repositories(term, options, limit=limit)
+        return install_api.search_repositories(term, options, limit=limit)
 
     found = guarded(run, json_output=json_output)
     if json_output:
@@ -327,14 +315,9 @@ def info_command(
     """
 
     def run() -> ReleaseInfo:
-        from nexo_pkg.install.pipeline import (  # noqa: PLC0415
-            InstallOptions,
-            release_info,
-        )
-        from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
         home = nexo_home_from_env()
-        options = InstallOptions(
+        options = install_api.InstallOptions(
             dest=home / "state" / "plugins",
             nexo_home=home,
             policy_path=policy_path(config, trusted_keys),
@@ -347,7 +330,7 @@ def info_command(
             plain_http=plain_http,
             registry_mirrors=registry_mirrors(),
         )
-        return release_info(source, options)
+        return install_api.release_info(source, options)
 
     def show(info: ReleaseInfo) -> None:
         document = info.to_json()
@@ -409,39 +392,31 @@ def doctor_command(
     Exit codes: 0 nothing would make the daemon skip or fail a plugin; 1 something
     would (an error finding); 2 usage or configuration error.
     """
-    from nexo_pkg.install.api import (  # noqa: PLC0415
-        config_dir,
-        daemon_version,
-        discovery_state,
-        wired_capabilities,
-    )
 
     # A --nexo-version that is no version is refused (usage), as install and lock do.
-    found = guarded(lambda: daemon_version(nexo_version), json_output=json_output)
+    found = guarded(lambda: install_api.daemon_version(nexo_version), json_output=json_output)
     version = found.version if found else None
     version_source = (
         found.source if found else "unknown (give --nexo-version or NEXO_DAEMON_VERSION)"
     )
 
     def run() -> Any:
-        from nexo_pkg.fleet.doctor import diagnose  # noqa: PLC0415
-        from nexo_pkg.fleet.lockfile import LOCK_NAME, WANTED_NAME  # noqa: PLC0415
-        from nexo_pkg.fleet.pool import checked_jobs  # noqa: PLC0415
+        from nexo_pkg.core.threads import checked_jobs  # noqa: PLC0415
 
         roots = _roots(dest, config)
-        directory = config_dir(config)
-        discovery = discovery_state(directory)
-        wanted, lock = Path(WANTED_NAME), Path(LOCK_NAME)
+        directory = install_api.config_dir(config)
+        discovery = install_api.discovery_state(directory)
+        wanted, lock = Path(fleet_api.WANTED_NAME), Path(fleet_api.LOCK_NAME)
         handshake = None if no_check else _handshake(timeout_ms, version)
         if handshake is not None and not json_output and _shows_progress():
             handshake = _with_progress(handshake, roots)
-        return diagnose(
+        return fleet_api.diagnose(
             roots,
             discovery=discovery,
             nexo_version=version,
             handshake=handshake,
             lock_files=(wanted, lock) if wanted.is_file() else None,
-            wired=wired_capabilities(directory),
+            wired=install_api.wired_capabilities(directory),
             jobs=checked_jobs(jobs),
         )
 
@@ -491,9 +466,9 @@ def outdated_command(
     For each installed plugin, in every search path of the daemon's configuration (or
     --dest): its version, the newest version its source offers (the latest GitHub
     release's manifest asset or tarball names; the highest semver tag of its registry
-    repository) and where it came from; a manifest asset is read only for a release
-    newer than the installed version (one API request per plugin without a token; a
-    newer release's manifest from its download URL, outside the API's rate limit). A
+    repository) and where it came from; a release whose tarball names carry one version
+    of one plugin is read from those names (one API request per plugin without a token;
+    upgrade reads and checks its manifest asset), any other from its manifest asset. A
     plugin installed from an explicit tag is "pinned": upgrade stays on that tag. Only
     release metadata and manifest assets are read: no tarball is downloaded, nothing is
     installed. A plugin whose source cannot be
@@ -510,12 +485,9 @@ def outdated_command(
 
     def run() -> list[OutdatedEntry]:
         from nexo_pkg.core.threads import checked_jobs  # noqa: PLC0415
-        from nexo_pkg.install.outdated import outdated  # noqa: PLC0415
-        from nexo_pkg.install.pipeline import InstallOptions, command_context  # noqa: PLC0415
-        from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
         roots = _roots(dest, config)
-        options = InstallOptions(
+        options = install_api.InstallOptions(
             dest=roots[0],
             nexo_home=nexo_home_from_env(),
             github_api_url=github_api_url,
@@ -524,12 +496,11 @@ def outdated_command(
             plain_http=plain_http,
             registry_mirrors=registry_mirrors(),
         )
-        from nexo_pkg.install.hold import holds  # noqa: PLC0415
 
-        held = {plugin for root in roots for plugin in holds(root)}
-        with command_context(options) as context:
+        held = {plugin for root in roots for plugin in install_api.holds(root)}
+        with install_api.command_context(options) as context:
             lookups = _Lookups(context)
-            found = outdated(
+            found = install_api.outdated(
                 roots, plugin_ids or (), lookups.lookup,
                 jobs=checked_jobs(jobs), prepare=lookups.prepare,
             )  # fmt: skip
@@ -582,10 +553,8 @@ def rollback_command(
     del yes  # nothing is asked: accepted as on every command that changes state
 
     def run() -> RollbackResult:
-        from nexo_pkg.install.rollback import rollback  # noqa: PLC0415
-
         root = _holding(_roots(dest, config), plugin_id)[0]
-        return rollback(root, plugin_id, dry_run=dry_run)
+        return install_api.rollback(root, plugin_id, dry_run=dry_run)
 
     def show(result: RollbackResult) -> None:
         before = f" (from {result.from_version})" if result.from_version else ""
@@ -593,9 +562,7 @@ def rollback_command(
         done = f"{verb} {result.plugin_id} to {result.to_version}{before} at {result.path}."
         say(printable(done))
         if result.hold is not None:
-            from nexo_pkg.install.hold import held_message  # noqa: PLC0415
-
-            say(printable(f"{held_message(result.plugin_id, result.to_version)}."))
+            say(printable(f"{install_api.held_message(result.plugin_id, result.to_version)}."))
 
     answer(run, json_output=json_output, show=show)
 
@@ -619,18 +586,14 @@ def hold_command(
     del yes  # nothing is asked
 
     def run() -> dict[str, Any]:
-        from nexo_pkg.install.hold import read_hold, set_hold  # noqa: PLC0415
-        from nexo_pkg.install.receipts import installed_versions  # noqa: PLC0415
-        from nexo_pkg.install.root import locked_root  # noqa: PLC0415
-
         root = _holding(_roots(dest, config), plugin_id)[0]
-        with locked_root(root):
-            current = installed_versions(root, plugin_id)
+        with install_api.locked_root(root):
+            current = install_api.installed_versions(root, plugin_id)
             version = current[0].receipt.version if current and current[0].receipt else "?"
-            earlier = read_hold(root, plugin_id)
+            earlier = install_api.read_hold(root, plugin_id)
             if earlier is not None and earlier.version == version:
                 return {"ok": True, "id": plugin_id, "version": version, "changed": False}
-            set_hold(root, plugin_id, version, reason="hold")
+            install_api.set_hold(root, plugin_id, version, reason="hold")
         return {"ok": True, "id": plugin_id, "version": version, "changed": True}
 
     def show(document: dict[str, Any]) -> None:
@@ -663,9 +626,6 @@ def unhold_command(
     del yes  # nothing is asked
 
     def run() -> dict[str, Any]:
-        from nexo_pkg.install.hold import release_hold  # noqa: PLC0415
-        from nexo_pkg.install.root import locked_root  # noqa: PLC0415
-
         roots = _roots(dest, config)
         try:
             holding = _holding(roots, plugin_id)
@@ -674,8 +634,8 @@ def unhold_command(
             holding = list(roots)
         released = None
         for root in holding:
-            with locked_root(root):
-                released = release_hold(root, plugin_id) or released
+            with install_api.locked_root(root):
+                released = install_api.release_hold(root, plugin_id) or released
         if released is None:
             _holding(roots, plugin_id)  # not installed anywhere: say so
         version = released.version if released is not None else None

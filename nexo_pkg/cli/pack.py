@@ -104,10 +104,9 @@ def pack_command(  # noqa: PLR0917  # typer maps each flag to one parameter
     requirements that do not install, or a failed --check; 2 bad flags or unreadable input.
     """
     # Imported here so other commands do not pay for the pack machinery at start-up.
-    from nexo_pkg.pack.build import PackOptions, pack  # noqa: PLC0415
-    from nexo_pkg.pack.errors import ManifestLintError  # noqa: PLC0415
+    from nexo_pkg.pack import build, errors  # noqa: PLC0415
 
-    options = PackOptions(
+    options = build.PackOptions(
         project=directory,
         out=out,
         target=target,
@@ -118,9 +117,9 @@ def pack_command(  # noqa: PLR0917  # typer maps each flag to one parameter
         progress=say,
     )
     try:
-        result = pack(options)
+        result = build.pack(options)
     except NexoError as error:
-        if isinstance(error, ManifestLintError):
+        if isinstance(error, errors.ManifestLintError):
             show_diagnostics(error.result)
         fail(error, json_output=json_output)
     show_diagnostics(result.lint)

@@ -16,6 +16,7 @@ from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.files import write_file_atomically
 from nexo_pkg.core.output import say, warn
 from nexo_pkg.core.terminal import printable
+from nexo_pkg.install import api as install_api
 
 FORMATS = ("cyclonedx-json",)
 
@@ -24,12 +25,10 @@ def _document(
     plugin_ids: list[str], every: bool, dest: Path | None, config: Path | None
 ) -> tuple[bytes, list[str]]:
     """The document to print and the warnings about it."""
-    from nexo_pkg.install.receipts import scan_roots  # noqa: PLC0415
-    from nexo_pkg.install.sbom import InstalledSbom, installed_sbom  # noqa: PLC0415
     from nexo_pkg.sbom.cyclonedx import write_merged  # noqa: PLC0415
 
     roots = _roots(dest, config)
-    items = [item for item in scan_roots(roots, kept=False) if item.receipt is not None]
+    items = [item for item in install_api.scan_roots(roots, kept=False) if item.receipt is not None]
     if not every:
         for plugin_id in plugin_ids:
             if not any(item.plugin_id == plugin_id for item in items):
@@ -39,7 +38,7 @@ def _document(
             (item for item in items if item.plugin_id in wanted),
             key=lambda item: list(wanted).index(str(item.plugin_id)),
         )
-    found: list[InstalledSbom] = [installed_sbom(item) for item in items]
+    found = [install_api.installed_sbom(item) for item in items]
     warnings = [note for each in found for note in each.warnings]
     if len(found) == 1 and not every:
         return found[0].data, warnings

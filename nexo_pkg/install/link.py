@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,7 +23,6 @@ from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.files import read_config_bytes
 from nexo_pkg.install.receipts import installed_versions
 from nexo_pkg.install.root import locked_root
-from nexo_pkg.manifest.names import find_manifest
 
 MAX_MANIFEST_BYTES = 16 * 1024 * 1024
 
@@ -62,6 +60,9 @@ class LinkResult:
 def _identity(directory: Path) -> tuple[str, str]:
     """``(id, version)`` of the plugin checkout in ``directory``; raises ``usage`` or
     ``manifest_invalid``."""
+    # The manifest search only to make a link: `list` reads links without it.
+    from nexo_pkg.manifest.names import find_manifest  # noqa: PLC0415
+
     lookup = find_manifest(directory)
     if lookup.path is None:
         raise UsageError(f"{directory} holds no plugin.toml or nexo-plugin.toml to link")
@@ -130,6 +131,8 @@ def link_install(source: Path, dest: Path, *, follow_symlinks: bool | None) -> L
             )
         if final.is_symlink() or final.exists():
             raise NexoError(f"{final} exists already; remove it first", kind="already_installed")
+        import secrets  # noqa: PLC0415 - not for `list`, which only reads links
+
         temp = dest / f".{plugin_id}.link-{secrets.token_hex(6)}"
         try:
             temp.symlink_to(target, target_is_directory=True)

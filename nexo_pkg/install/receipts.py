@@ -4,17 +4,15 @@ listing of an install root's plugins (and kept versions) by their receipts."""
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import json
 import os
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import read_capped_bytes, write_file_atomically
-from nexo_pkg.core.version import Version, VersionError, parse_version
 from nexo_pkg.install.root import (
     BOOKKEEPING_DIR,
     KEPT_AREA,
@@ -48,8 +46,15 @@ REFERENCE_RECEIPT_FIELDS = (
 )
 MAX_RECEIPT_BYTES = 32 * 1024 * 1024
 
+if TYPE_CHECKING:
+    from nexo_pkg.core.version import Version
+
+# Imported where used: `list` reads a thousand receipts and writes none, compares no versions.
+
 
 def utc_now() -> str:
+    import datetime as dt  # noqa: PLC0415
+
     return dt.datetime.now(dt.UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
@@ -189,9 +194,8 @@ def _parse_modes(value: Any) -> dict[str, int] | None:
     if not isinstance(value, dict):
         raise ValueError("`modes` is not a map of path to octal mode")
     try:  # the common case at once: every mode four octal digits, as receipts write them
-        return dict(
-            zip(map(str, value), map(_FOUR_DIGIT_MODES.__getitem__, value.values()), strict=True)
-        )
+        # (the names are strings already: those of a JSON object)
+        return dict(zip(value, map(_FOUR_DIGIT_MODES.__getitem__, value.values()), strict=True))
     except (KeyError, TypeError):
         pass
     try:  # every mode an octal string
@@ -227,7 +231,10 @@ class Installed:
 def read_receipt(directory: Path) -> Receipt:
     """Load ``directory/.nexo-install.json``; raises ``ValueError``/``OSError`` when unusable
     (a receipt that is a link, a FIFO or larger than 32 MiB is unusable, never waited on)."""
-    raw = read_capped_bytes(directory / RECEIPT_NAME, MAX_RECEIPT_BYTES, follow_links=False)
+    # A text path: no Path object made and formatted for it (`list` reads a thousand; the
+    # directory's own text is formatted once, and kept for the listing's rows).
+    receipt_path = os.path.join(directory, RECEIPT_NAME)  # noqa: PTH118
+    raw = read_capped_bytes(receipt_path, MAX_RECEIPT_BYTES, follow_links=False)
     try:
         text = raw.decode("utf-8")
         receipt = _plain_receipt(text)
@@ -247,19 +254,16 @@ def _plain_receipt(text: str) -> Receipt | None:
     """The receipt ``text`` holds when it is one the installer takes as it stands: a JSON
     object without a repeated key at any depth, every field of the reference installer
     present once as a string, and :meth:`Receipt.from_json` satisfied; ``None`` for anything
-    else, which :func:`read_receipt` reads again to word its refusal. Objects are read as
-    tuples of pairs (duplicates kept, in C, without a Python call per object), so a repeated
-    field is seen without the hook's cost (a receipt lists every file of its plugin)."""
+    else, which :func:`read_receipt` reads again to word its refusal. Each object is made a
+    dict from its pairs as the parser meets it (:func:`_unrepeated`), so a repeated field is
+    seen without a second pass over the document (a receipt lists every file of its
+    plugin)."""
     try:
-        top = _PAIRS_DECODER.decode(text)
-    except ValueError:
+        document = _PLAIN_DECODER.decode(text)
+    except (ValueError, _NotPlainError):
+        return None  # not JSON, or a repeated key: the reference installer may refuse it
+    if type(document) is not dict:
         return None
-    if type(top) is not tuple:
-        return None
-    try:
-        document = _plain_value(top)
-    except _NotPlainError:
-        return None  # a repeated key: the reference installer may refuse it
     if not all(map(isinstance, map(document.get, REFERENCE_RECEIPT_FIELDS), repeat(str))):
         return None
     try:
@@ -268,33 +272,21 @@ def _plain_receipt(text: str) -> Receipt | None:
         return None
 
 
-# ``json.loads(text, object_pairs_hook=tuple)`` without a decoder made for every receipt.
-_PAIRS_DECODER = json.JSONDecoder(object_pairs_hook=tuple)
-
-
 class _NotPlainError(Exception):
     pass
 
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
+def _unrepeated(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """The JSON object of ``pairs`` as :func:`json.loads` makes it; :class:`_NotPlainError`
+    when a key repeats."""
+    made = dict(pairs)
+    if len(made) != len(pairs):
+        raise _NotPlainError
+    return made
 
 
-def _plain_value(value: Any) -> Any:
-    """``value`` as :func:`json.loads` gives it, objects read as tuples of pairs made dicts
-    (C calls for the common case: an object of strings); :class:`_NotPlainError` for an
-    object with a repeated key."""
-    if type(value) is tuple:
-        made = dict(value)
-        if len(made) != len(value):
-            raise _NotPlainError
-        if not all(map(_SCALARS.__contains__, map(type, made.values()))):
-            for key, item in made.items():
-                if type(item) not in _SCALARS:
-                    made[key] = _plain_value(item)
-        return made
-    if not all(map(_SCALARS.__contains__, map(type, value))):  # a list
-        return [item if type(item) in _SCALARS else _plain_value(item) for item in value]
-    return value
+# ``json.loads(text, object_pairs_hook=_unrepeated)`` without a decoder made for every receipt.
+_PLAIN_DECODER = json.JSONDecoder(object_pairs_hook=_unrepeated)
 
 
 class _JsonObject(dict[str, Any]):
@@ -425,6 +417,8 @@ def version_order(item: Installed) -> tuple[bool, Version]:
     """Sort key of an install by its receipt's version, in the daemon's order (build metadata
     counts); a receipt without one, or with one that is not semver (edited by hand), sorts
     lowest instead of failing."""
+    from nexo_pkg.core.version import Version, VersionError, parse_version  # noqa: PLC0415
+
     try:
         return True, parse_version(item.receipt.version if item.receipt is not None else "")
     except VersionError:

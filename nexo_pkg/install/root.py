@@ -22,8 +22,6 @@ import contextlib
 import errno
 import json
 import os
-import secrets
-import shutil
 import stat
 import threading
 import time
@@ -90,6 +88,8 @@ class InstallRoot:
         return area
 
     def _holder(self, area: str, name: str) -> Path:
+        import secrets  # noqa: PLC0415 - not for a command that only reads (`list`)
+
         holder = self.area(area) / f"{name}-{secrets.token_hex(6)}"
         if area == STAGING_AREA:
             self.staging_holders.append(holder)
@@ -160,6 +160,8 @@ class InstallRoot:
 
 
 def _write_journal(root: InstallRoot, record: dict[str, Any]) -> Path:
+    import secrets  # noqa: PLC0415 - not for a command that only reads (`list`)
+
     area = root.area(JOURNAL_AREA)
     path = area / f"{secrets.token_hex(8)}.json"
     try:
@@ -615,4 +617,6 @@ def discard(path: Path) -> None:
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
         return
+    import shutil  # noqa: PLC0415
+
     shutil.rmtree(path, ignore_errors=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import difflib
+import hashlib
 import io
 import json
 import os
@@ -80,6 +81,20 @@ class ReleaseAsset:
     browser_download_url: str
     size: int
     digest: str | None = None
+    # The API's id of the asset and when it last changed: with the URLs and the size, what
+    # names these bytes (GitHub never replaces an asset's bytes in place: a new upload is a
+    # new asset). ``None`` where the answer does not say.
+    asset_id: str | None = None
+    updated_at: str | None = None
+
+    def identity(self) -> str | None:
+        """The key of these bytes (URLs, id, size, last change), or ``None`` when the
+        answer gave no id or no time of change."""
+        if self.asset_id is None or self.updated_at is None:
+            return None
+        # As JSON: no field can run into the next, whatever its text.
+        fields = [self.url, self.browser_download_url, self.asset_id, self.size, self.updated_at]
+        return json.dumps(["asset", *fields])
 
 
 @dataclass(frozen=True)
@@ -486,12 +501,13 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         parser, which drops a leading byte-order mark: toml_edit's ``parser/document.rs`` at
         toml-v0.8.23): bytes that are not UTF-8 are ``manifest_invalid``, a BOM is removed.
         Raises ``archive_unsafe`` when it is larger than ``max_bytes`` and ``network`` when it
-        cannot be fetched. ``browser_first``: as :meth:`download` says.
+        cannot be fetched. ``browser_first``: as :meth:`download` says. Kept among the answers
+        when the client keeps them (:meth:`_kept_asset`).
         """
         for name in names:
             asset = release.asset(name)
             if asset is not None:
-                data = self.fetch_bytes(asset, max_bytes=max_bytes, browser_first=browser_first)
+                data = self._kept_asset(asset, max_bytes=max_bytes, browser_first=browser_first)
                 try:
                     text = data.decode("utf-8")
                 except UnicodeDecodeError as exc:
@@ -503,6 +519,27 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
                     ) from None
                 return name, text.removeprefix("\ufeff")
         return None
+
+    def _kept_asset(self, asset: ReleaseAsset, *, max_bytes: int, browser_first: bool) -> bytes:
+        """:meth:`fetch_bytes`, and with the answers kept (``answers``) an asset the release
+        lists no digest for (so the blob cache cannot hold it) is kept among them under what
+        names its bytes (:meth:`ReleaseAsset.identity`: URLs, id, size, last change) and the
+        SHA-256 of the bytes; it is used again, without a request, only when the release
+        still lists it so and the bytes kept still hash to that and have the listed size. A
+        changed asset (uploaded again: a new id, another size or time) is fetched again."""
+        identity = asset.identity()
+        if self._answers is None or parse_digest(asset.digest) is not None or identity is None:
+            return self.fetch_bytes(asset, max_bytes=max_bytes, browser_first=browser_first)
+        stored = self._answers.get(identity, max_bytes)
+        if (
+            stored is not None
+            and len(stored.body) == asset.size
+            and stored.etag == _sha256_tag(stored.body)
+        ):
+            return stored.body
+        data = self.fetch_bytes(asset, max_bytes=max_bytes, browser_first=browser_first)
+        self._answers.put(identity, StoredAnswer(_sha256_tag(data), None, data))
+        return data
 
     def download(
         self, asset: ReleaseAsset, sink: BlobSink, *, max_bytes: int, browser_first: bool = False
@@ -625,7 +662,7 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         requests do, and ``network`` for an answer that is not GraphQL's."""
         fields = (
             "latestRelease { tagName publishedAt "
-            "releaseAssets(first: 100) { nodes { name size downloadUrl digest } } }"
+            "releaseAssets(first: 100) { nodes { id name size downloadUrl digest updatedAt } } }"
         )
         declared: list[str] = []
         selections: list[str] = []
@@ -669,6 +706,13 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
 
 
 _REFUSED_STATUSES = frozenset({403, 404, 410})
+
+
+def _sha256_tag(data: bytes) -> str:
+    """``sha256:<hex>`` of ``data``: what a kept asset's bytes must hash to when read back."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
 _TOKEN = re.compile(r"^[\x21-\x7e]+$")
 # The tag the reference installer reads as "the latest release" (and keeps in its receipts).
 LATEST_TAG = "latest"
@@ -731,20 +775,26 @@ def _graphql_release(latest: dict[str, Any]) -> Release:
     nodes = listing.get("nodes") if isinstance(listing, dict) else None
     return Release(
         tag=latest["tagName"],
-        assets=_assets(nodes if isinstance(nodes, list) else [], None, "downloadUrl"),
+        assets=_assets(
+            nodes if isinstance(nodes, list) else [], None, "downloadUrl", updated="updatedAt"
+        ),
         published_at=timestamp_or_none(latest.get("publishedAt")),
     )
 
 
-def _assets(listed: list[Any], api_url: str | None, download_url: str) -> tuple[ReleaseAsset, ...]:
-    """The assets of a release answer: each item's ``name``, ``size`` and ``digest``, its
-    API URL under ``api_url`` (``None``: the answer has none) and its browser download URL
-    under ``download_url``; an item without a name is passed over."""
+def _assets(
+    listed: list[Any], api_url: str | None, download_url: str, *, updated: str = "updated_at"
+) -> tuple[ReleaseAsset, ...]:
+    """The assets of a release answer: each item's ``name``, ``size``, ``digest`` and ``id``,
+    its API URL under ``api_url`` (``None``: the answer has none), its browser download URL
+    under ``download_url`` and its last change under ``updated``; an item without a name is
+    passed over."""
     assets: list[ReleaseAsset] = []
     for item in listed:
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             continue
         size, digest = item.get("size"), item.get("digest")
+        asset_id, changed = item.get("id"), item.get(updated)
         assets.append(
             ReleaseAsset(
                 name=item["name"],
@@ -752,6 +802,10 @@ def _assets(listed: list[Any], api_url: str | None, download_url: str) -> tuple[
                 browser_download_url=str(item.get(download_url) or ""),
                 size=size if isinstance(size, int) else 0,
                 digest=digest if isinstance(digest, str) else None,
+                asset_id=str(asset_id)
+                if isinstance(asset_id, str | int) and not isinstance(asset_id, bool)
+                else None,
+                updated_at=changed if isinstance(changed, str) else None,
             )
         )
     return tuple(assets)

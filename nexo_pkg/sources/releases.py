@@ -220,8 +220,8 @@ class GitHubReleaseSource:
     checked from there on as one read here. ``follows_latest``: a release chosen in place of
     the latest one (:meth:`compatible`), whose candidates still record ``latest`` as what was
     asked for, so ``upgrade`` follows the latest release. ``installed`` is the version a
-    lookup compares the release with (``outdated``): a release that offers nothing newer is
-    judged without its manifest asset when its tarball names settle it (:func:`read_identity`).
+    lookup compares the release with (``outdated``): a release is judged without its manifest
+    asset when its tarball names settle it (:func:`read_identity`).
     """
 
     def __init__(
@@ -560,16 +560,18 @@ def read_identity(
     """The plugin id and version of ``release`` (:func:`release_identity`), and its manifest
     asset as ``(name, text)`` when it has one.
 
-    With ``installed`` (a lookup comparing the release with the version installed), a
-    release whose tarball names carry one version of one plugin, not newer than
-    ``installed``, is read from those names alone, without fetching its manifest asset: a
-    manifest the daemon can read must name that same version (:func:`release_identity`
-    refuses any other), so the asset could only add a refusal of a release that offers
-    nothing to install. A newer release (or one the names do not settle) is judged from its
-    manifest asset as ever; without a token, that lookup reads the asset from its browser
-    download URL first, outside the API's rate limit (:meth:`GitHubClient.download`)."""
+    With ``installed`` (a lookup that only compares the release with the version installed:
+    ``outdated``), a release whose tarball names carry one version of one plugin, newer or
+    not, is read from those names alone, without fetching its manifest asset: a manifest
+    that :func:`release_identity` accepts must name that same version, so the asset could
+    only add a refusal, and that refusal is the install's and the upgrade's to make (they
+    read and check the manifest asset as ever, ``installed`` unset). So such a lookup is one
+    request per plugin, token or not. A release the names do not settle (several versions or
+    plugins) is judged from its manifest asset; without a token, that lookup reads the asset
+    from its browser download URL first, outside the API's rate limit
+    (:meth:`GitHubClient.download`)."""
     if installed is not None:
-        settled = _settled_by_names(release, installed)
+        settled = _settled_by_names(release)
         if settled is not None:
             return settled, None
     manifest = client.read_manifest_asset(
@@ -581,19 +583,14 @@ def read_identity(
     return release_identity(release, manifest, manifest_problem=manifest_problem), manifest
 
 
-def _settled_by_names(release: Release, installed: str) -> ReleaseIdentity | None:
+def _settled_by_names(release: Release) -> ReleaseIdentity | None:
     """The identity the tarball names of ``release`` give when they name exactly one
-    ``(id, version)`` and that version is not newer than ``installed``; else ``None``."""
+    ``(id, version)``; else ``None``."""
     named = {p[:2] for name in tarball_names(release) if (p := parse_tarball_name(name))}
     if len(named) != 1:
         return None
     ((plugin_id, version),) = named
-    try:
-        newer = compare_versions(version, installed) > 0
-    except VersionError:
-        # An installed version outside semver: only the same text is "not newer".
-        newer = version != installed
-    return None if newer else ReleaseIdentity(plugin_id, version, "tarball names")
+    return ReleaseIdentity(plugin_id, version, "tarball names")
 
 
 def release_tarballs(

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from support import cli
 
-from nexo_pkg.cli.lint import FORMATS
+from nexo_pkg.cli.linting import FORMATS
 from nexo_pkg.lint.reporters import REPORTERS
 
 CLI = Path(__file__).resolve().parents[2] / "nexo_pkg" / "cli"

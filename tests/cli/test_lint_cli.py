@@ -259,6 +259,30 @@ def test_typer_command_matches_the_fast_path() -> None:
     assert runner.invoke(build_app()[0], ["plugin", "lint", "--explain", "nope"]).exit_code == 2
 
 
+def test_the_commands_are_module_level_functions_register_attaches(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import typer
+
+    from nexo_pkg.cli import lint
+
+    holder = typer.Typer()
+    lint.register(holder)
+    attached = [(info.name, info.callback) for info in holder.registered_commands]
+    assert attached == [
+        ("lint", lint.lint_command),
+        ("schema", lint.schema_command),
+        ("rule", lint.rule_command),
+    ]
+    # A test calls a command as a function, without the app.
+    lint.rule_command(code="NX113", every=False, json_output=False)
+    assert capsys.readouterr().out.startswith("NX113")
+    with pytest.raises(typer.Exit) as stopped:
+        lint.rule_command(code="NX99999", every=False, json_output=True)
+    assert stopped.value.exit_code == 2
+    assert json.loads(capsys.readouterr().out)["kind"] == "usage"
+
+
 def test_cold_lint_does_not_import_typer_or_jsonschema() -> None:
     result = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "nexo_pkg", "plugin", "lint", str(VALID)],

@@ -5,7 +5,9 @@ plugin behind a newer release."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import shutil
 import socket
 from pathlib import Path
@@ -19,7 +21,7 @@ from support.tarballs import manifest_text, release_assets
 
 from nexo_pkg.install.manifest_check import manifest_asset_problem
 from nexo_pkg.sources.cache import BlobCache
-from nexo_pkg.sources.github import GitHubClient
+from nexo_pkg.sources.github import GitHubClient, _assets
 from nexo_pkg.sources.releases import read_identity
 
 CLEARED = ("NEXO_GITHUB_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "GITHUB_API_URL", "NEXO_INSTALL_TARGET")
@@ -80,38 +82,33 @@ def test_unauthenticated_current_plugins_take_one_request_each(
     assert all(r.headers.get("if-none-match") for r in server.requests)
 
 
-def test_unauthenticated_newer_releases_are_judged_from_their_manifest(
+def test_unauthenticated_newer_releases_take_one_request_each(
     home: Path, server: GitHubServer
 ) -> None:
-    """Every plugin behind a newer release: its manifest asset is the compatibility verdict
-    (a manifest the daemon cannot read refuses the release), so a cold cache asks for it
-    once beside the release document, from its browser download URL (outside the API's
-    rate limit: one API request per plugin); from then on it comes from the blob cache by
-    the digest the release lists, and the run sends one conditional request per plugin."""
+    """Every plugin behind a newer release whose tarball names carry one version: that
+    version is the answer, read from the names alone, so a cold cache sends one request per
+    plugin (the release document) and the run after the same requests, each conditional;
+    no manifest asset is fetched, by either URL."""
     _publish_newer(server)
     _cold(home, server)
     cold, requests = _outdated(server)
-    manifests = [f"/acme/{p}/releases/download/v1.1.0/nexo-plugin.toml" for p in IDS]
-    assert [path for _, path in requests if path.startswith("/repos/")] == LATEST
-    assert requests == sorted([("GET", path) for path in LATEST + manifests])
+    assert requests == [("GET", path) for path in LATEST]
     assert set(_statuses(cold).values()) == {("outdated", "1.1.0")}
     warm, requests = _outdated(server)
     assert warm == cold
     assert requests == [("GET", path) for path in LATEST]
-    # Where the browser download URL is refused, the API asset URL still serves it.
-    server.fail(status=404, times=None, path_contains="/releases/download/")
-    _cold(home, server)
-    again, requests = _outdated(server)
-    assert again == cold
-    assert len([path for _, path in requests if "/releases/assets/" in path]) == len(IDS)
+    code, out, _ = nexo("plugin", "outdated", "--json", in_process=True)
+    assert (code, json.loads(out)) == (0, cold)
+    assert sorted(r.path for r in server.requests) == LATEST
+    assert all(r.headers.get("if-none-match") for r in server.requests)
 
 
-def test_with_a_token_one_graphql_request_and_the_newer_manifests(
+def test_with_a_token_one_graphql_request_whatever_the_releases(
     home: Path, server: GitHubServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With a token: one GraphQL request for every repository; current plugins need
-    nothing more, cold or warm; newer releases add their manifest asset on a cold cache
-    only."""
+    """With a token: one GraphQL request for every repository and nothing more, cold or
+    warm, current or behind a newer release; the document is the one a run without a token
+    prints."""
     monkeypatch.setenv("NEXO_GITHUB_TOKEN", "secret-token")
     _cold(home, server)
     cold, requests = _outdated(server)
@@ -121,16 +118,19 @@ def test_with_a_token_one_graphql_request_and_the_newer_manifests(
     _publish_newer(server)
     _cold(home, server)
     cold, requests = _outdated(server)
-    manifests = [f"/acme/{p}/releases/download/v1.1.0/nexo-plugin.toml" for p in IDS]
-    assert requests == sorted([("POST", "/graphql")] + [("GET", path) for path in manifests])
+    assert requests == [("POST", "/graphql")]
     assert set(_statuses(cold).values()) == {("outdated", "1.1.0")}
     assert _outdated(server) == (cold, [("POST", "/graphql")])
+    monkeypatch.delenv("NEXO_GITHUB_TOKEN")
+    assert _outdated(server)[0] == cold
 
 
-def test_the_verdict_on_a_newer_release_is_kept(home: Path, server: GitHubServer) -> None:
-    """A newer release whose manifest asset the daemon cannot read is still refused by
-    name, cold and warm; a release offering nothing newer is reported from its tarball
-    names whatever its manifest asset says (nothing would be installed from it)."""
+def test_a_manifest_the_daemon_cannot_read_is_refused_by_the_upgrade(
+    home: Path, server: GitHubServer
+) -> None:
+    """``outdated`` reports a release from its tarball names whatever its manifest asset
+    says (nothing is installed from it); ``upgrade`` reads and checks the manifest asset as
+    ever and refuses the release, leaving the installed version in place."""
     broken = release_assets("alpha", "1.1.0")
     broken["nexo-plugin.toml"] = b"[plugin\nid = 'alpha'\n"
     server.publish("acme", "alpha", "v1.1.0", broken, digests=True)
@@ -139,14 +139,101 @@ def test_the_verdict_on_a_newer_release_is_kept(home: Path, server: GitHubServer
     server.publish("acme", "bravo", "v1.0.1-re", same, digests=True)
     _cold(home, server)
     for _ in range(2):
-        document, _ = _outdated(server)
+        document, requests = _outdated(server)
         statuses = _statuses(document)
-        assert statuses["alpha"] == ("failed", None)
+        assert statuses["alpha"] == ("outdated", "1.1.0")
         assert statuses["bravo"] == ("current", "1.0.0")
-        plugins = document["plugins"]
-        assert isinstance(plugins, list)
-        (alpha,) = [entry for entry in plugins if entry["id"] == "alpha"]
-        assert alpha["error"]["kind"] == "manifest_invalid"
+        assert not [path for _, path in requests if "nexo-plugin.toml" in path]
+    code, out, err = nexo("plugin", "upgrade", "alpha", "--json", in_process=True)
+    assert code != 0, out
+    assert json.loads(out)["kind"] == "manifest_invalid", out
+    assert "Traceback" not in err
+    listed = json.loads(nexo("plugin", "list", "--json", in_process=True)[1])
+    assert {(p["id"], p["version"]) for p in listed["plugins"]} >= {("alpha", "1.0.0")}
+
+
+def _several_versions(server: GitHubServer, plugin_id: str, manifest_version: str) -> None:
+    """A release of ``plugin_id`` whose tarball names carry 1.0.0 and 1.1.0 (so only its
+    manifest asset says which it is), the manifest asset listed without a digest."""
+    assets = {
+        **release_assets(plugin_id, "1.0.0", manifest_asset=False),
+        **release_assets(plugin_id, "1.1.0", manifest_asset=False),
+        "nexo-plugin.toml": manifest_text(plugin_id, manifest_version).encode(),
+    }
+    digests = {
+        name: None if name.endswith(".toml") else _digest(data) for name, data in assets.items()
+    }
+    server.publish("acme", plugin_id, "v1.1.0", assets, digests=digests)
+
+
+def _digest(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _kept_entries(home: Path, holding: bytes = b"[plugin]") -> list[Path]:
+    """The kept answers whose text holds ``holding`` (a manifest asset's)."""
+    answers = home / "cache" / "blobs" / "answers"
+    return sorted(path for path in answers.iterdir() if holding in path.read_bytes())
+
+
+MANIFEST = "/acme/alpha/releases/download/v1.1.0/nexo-plugin.toml"
+
+
+def test_a_manifest_asset_without_digest_is_kept_by_what_names_it(
+    home: Path, server: GitHubServer
+) -> None:
+    """A release whose tarball names carry several versions is judged from its manifest
+    asset, which the release lists without a digest (so the blob cache cannot hold it): a
+    cold run fetches it once, from its browser download URL; the run after sends only the
+    conditional release documents, the manifest coming from the kept answers (mode 0600)."""
+    _several_versions(server, "alpha", "1.1.0")
+    _cold(home, server)
+    cold, requests = _outdated(server)
+    assert requests == sorted([("GET", path) for path in [*LATEST, MANIFEST]])
+    assert _statuses(cold)["alpha"] == ("outdated", "1.1.0")
+    (entry,) = _kept_entries(home)
+    assert entry.stat().st_mode & 0o777 == 0o600
+    code, out, _ = nexo("plugin", "outdated", "--json", in_process=True)
+    assert (code, json.loads(out)) == (0, cold)
+    assert sorted(r.path for r in server.requests) == LATEST
+    assert all(r.headers.get("if-none-match") for r in server.requests)
+
+
+def test_a_changed_manifest_asset_is_never_served_stale(home: Path, server: GitHubServer) -> None:
+    """The kept manifest asset is used again only while the release lists the same asset
+    (id, size, last change) and its bytes still hash to what was kept: an asset uploaded
+    again is read again; an entry edited on disk, group-writable or another account's is
+    no entry (the asset is fetched, the answer the same)."""
+    _several_versions(server, "alpha", "1.1.0")
+    _cold(home, server)
+    first, _ = _outdated(server)
+    assert _statuses(first)["alpha"] == ("outdated", "1.1.0")
+    # The same bytes, the entry edited: its hash no longer matches.
+    (entry,) = _kept_entries(home)
+    entry.write_bytes(entry.read_bytes().replace(b"1.1.0", b"1.0.0"))
+    document, requests = _outdated(server)
+    assert (document, requests.count(("GET", MANIFEST))) == (first, 1)
+    # Replaced, saying 1.0.0 this time: another size and time of change, as GitHub lists
+    # an asset uploaded again.
+    release = server.releases[("acme", "alpha")][-1]
+    (asset,) = [a for a in release.assets if a.name == "nexo-plugin.toml"]
+    asset.data = manifest_text("alpha", "1.0.0").encode() + b"# again\n"
+    asset.updated_at = "2026-02-01T00:00:00Z"
+    document, requests = _outdated(server)
+    assert requests.count(("GET", MANIFEST)) == 1
+    assert _statuses(document)["alpha"] == ("current", "1.0.0")
+    document, requests = _outdated(server)
+    assert (requests.count(("GET", MANIFEST)), _statuses(document)["alpha"]) == (
+        0,
+        ("current", "1.0.0"),
+    )
+    (entry,) = _kept_entries(home, b"# again")
+    entry.chmod(0o620)
+    assert _outdated(server)[1].count(("GET", MANIFEST)) == 1
+    if os.geteuid() == 0:
+        (entry,) = _kept_entries(home, b"# again")
+        os.chown(entry, 4242, 4242)
+        assert _outdated(server)[1].count(("GET", MANIFEST)) == 1
 
 
 def test_conditional_requests_keep_the_connection(
@@ -181,9 +268,9 @@ def test_conditional_requests_keep_the_connection(
 SETTLING = [
     (("1.0.0",), "1.0.0", False, "1.0.0"),  # the same version: settled by its names
     (("0.9.0",), "1.0.0", False, "0.9.0"),  # older (ahead): settled by its names
-    (("1.1.0",), "1.0.0", True, "1.1.0"),  # newer: the manifest is the verdict
+    (("1.1.0",), "1.0.0", False, "1.1.0"),  # newer: settled by its names as well
     (("1.0.0", "1.1.0"), "1.0.0", True, "1.1.0"),  # several versions: the manifest says
-    (("1.0.0",), "2024.1", True, "1.0.0"),  # an installed version outside semver
+    (("1.0.0",), "2024.1", False, "1.0.0"),  # an installed version outside semver
 ]
 
 
@@ -192,8 +279,8 @@ def test_which_releases_are_settled_by_their_tarball_names(
     server: GitHubServer, tmp_path: Path, case: tuple[tuple[str, ...], str, bool, str]
 ) -> None:
     """``read_identity`` with the installed version fetches the manifest asset only when
-    the tarball names leave a newer version possible or do not settle the release; the
-    identity is the one the manifest asset gives whenever it is read."""
+    the tarball names do not settle the release (several versions or plugins), newer or
+    not; the identity is the one the manifest asset gives whenever it is read."""
     shipped, installed, manifest_read, version = case
     assets: dict[str, bytes] = {}
     for each in shipped:
@@ -209,3 +296,36 @@ def test_which_releases_are_settled_by_their_tarball_names(
     assert (identity.plugin_id, identity.version) == ("hello", version)
     assert (manifest is not None) is manifest_read
     assert bool(server.requests) is manifest_read
+
+
+def test_with_a_token_the_manifest_asset_is_kept_alike(
+    home: Path, server: GitHubServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a token the latest releases come from GraphQL, whose assets carry their node id
+    and time of change: the manifest asset of a release its tarball names do not settle is
+    fetched once, then kept; the document is the one a run without a token prints."""
+    monkeypatch.setenv("NEXO_GITHUB_TOKEN", "secret-token")
+    _several_versions(server, "alpha", "1.1.0")
+    _cold(home, server)
+    cold, requests = _outdated(server)
+    assert requests == [("GET", MANIFEST), ("POST", "/graphql")]
+    assert _statuses(cold)["alpha"] == ("outdated", "1.1.0")
+    assert _outdated(server) == (cold, [("POST", "/graphql")])
+    monkeypatch.delenv("NEXO_GITHUB_TOKEN")
+    assert _outdated(server)[0] == cold
+
+
+def test_an_asset_without_id_or_time_of_change_is_not_kept() -> None:
+    """What names an asset's bytes needs its id and its time of change; without either the
+    asset is never kept (fetched whenever it is read), and no field runs into the next."""
+    listed = [
+        {"name": "a", "id": 7, "size": 3, "updated_at": "2026-01-01T00:00:00Z", "url": "u\nv"},
+        {"name": "b", "id": 8, "size": 3},
+        {"name": "c", "size": 3, "updated_at": "2026-01-01T00:00:00Z"},
+        {"name": "d", "id": True, "size": 3, "updated_at": "2026-01-01T00:00:00Z"},
+    ]
+    a, b, c, d = _assets(listed, "url", "browser_download_url")
+    assert json.loads(a.identity() or "null") == [
+        "asset", "u\nv", "", "7", 3, "2026-01-01T00:00:00Z"
+    ]  # fmt: skip
+    assert (b.identity(), c.identity(), d.identity()) == (None, None, None)

@@ -23,10 +23,17 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from fleet.conftest import LINUX, MakeDist, fleet_env, make_dist, private_sigstore, push_dist
 from support.cli import nexo
 from support.daemon_walk import assert_one_per_id, discovered_versions
 from support.registry import Registry, registry
+from support.registry_env import (
+    LINUX,
+    MakeDist,
+    fleet_env,
+    make_dist,
+    private_sigstore,
+    push_dist,
+)
 
 from .scenario import kill_after
 

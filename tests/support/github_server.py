@@ -71,6 +71,9 @@ class PublishedAsset:
     name: str
     data: bytes
     digest: str | None
+    # When GitHub says the asset last changed (`updated_at`); a test that swaps an asset's
+    # bytes in place moves it on, as a new upload would.
+    updated_at: str = "2026-01-01T00:00:00Z"
 
 
 @dataclass
@@ -387,6 +390,7 @@ class GitHubServer(_LoopbackServer):
             "size": len(asset.data),
             "content_type": "application/octet-stream",
             "digest": asset.digest,
+            "updated_at": asset.updated_at,
             "url": f"{base}/releases/assets/{asset.id}",
             "browser_download_url": (
                 f"{self.url}/{release.owner}/{release.repo}/releases/download/"
@@ -488,9 +492,11 @@ class GitHubServer(_LoopbackServer):
             "releaseAssets": {
                 "nodes": [
                     {
+                        "id": f"RA_{asset.id}",
                         "name": asset.name,
                         "size": len(asset.data),
                         "digest": asset.digest,
+                        "updatedAt": asset.updated_at,
                         "downloadUrl": (
                             f"{self.url}/{release.owner}/{release.repo}/releases/download/"
                             f"{release.tag}/{asset.name}"

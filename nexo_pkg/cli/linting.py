@@ -1,0 +1,348 @@
+"""``nexo plugin lint``'s run, shared by its Typer command (:mod:`nexo_pkg.cli.lint`) and by
+:func:`fast_lint`.
+
+:func:`run_lint` does the work. :func:`fast_lint` is a small argument parser that
+:func:`nexo_pkg.cli.main.main` uses for ``plugin lint`` so a cold run does not pay for
+importing Typer: nothing here imports it. Anything the fast parser does not understand
+(``--help``, a bad option) falls through to Typer, which gives the usual help and usage errors.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
+from nexo_pkg.core.output import OUTPUT, report_error
+from nexo_pkg.lint.reporters import REPORTERS
+from nexo_pkg.manifest.options import LintOptions
+
+if TYPE_CHECKING:
+    from nexo_pkg.core.diagnostics import FileResult
+    from nexo_pkg.lint.config import LintSettings
+    from nexo_pkg.lint.discovery import FoundManifest
+
+
+FORMATS = tuple(REPORTERS)  # the reporter registry names the formats
+
+
+@dataclass
+class LintRequest:
+    """The parsed options of one ``nexo plugin lint`` run."""
+
+    paths: list[str] = field(default_factory=list)
+    output_format: str = "text"
+    stdin: bool = False
+    stdin_filename: str | None = None
+    strict: bool = False
+    select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    nexo_version: str | None = None
+    explain: str | None = None
+    exclude: list[str] = field(default_factory=list)
+    fix: bool = False
+    unsafe_fixes: bool = False
+    config: str | None = None
+    daemon_config: bool = False
+    force_exclude: bool = False
+    # Set by `--fix -`: the fixed source, printed on stdout instead of the report.
+    fixed_stdin: bytes | None = None
+    # `--json`, as on every other command: `--format json`.
+    json_output: bool = False
+
+
+def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
+    from nexo_pkg.lint.discovery import Walked, discover_manifests  # noqa: PLC0415
+    from nexo_pkg.lint.engine import lint_bytes  # noqa: PLC0415
+    from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES  # noqa: PLC0415
+    from nexo_pkg.manifest.names import listed_directories  # noqa: PLC0415
+
+    if request.paths == ["-"]:
+        request.stdin, request.paths = True, []  # `-` names standard input, as in most tools
+    if request.stdin:
+        if request.paths:
+            raise UsageError("--stdin reads one manifest from standard input; drop the PATHs")
+        name = request.stdin_filename or "<stdin>"
+        # Settings follow the name the editor gives the buffer, as ruff's --stdin-filename.
+        where = Path(name)
+        options = settings.options_for(where)
+        # One byte past the cap is enough to report NX004: never more, whatever stdin is.
+        raw = sys.stdin.buffer.read(MAX_MANIFEST_BYTES + 1)
+        if request.fix:
+            request.fixed_stdin = raw  # as ruff: the source goes back out, fixed or not
+        if request.force_exclude and request.stdin_filename and settings.excluded(where):
+            return []
+        result = lint_bytes(raw, path=name, options=options)
+        fixed = _fixed_text(result, unsafe=request.unsafe_fixes) if request.fix else None
+        if fixed is not None:
+            request.fixed_stdin = fixed[0].encode("utf-8")
+            result = lint_bytes(request.fixed_stdin, path=name, options=options)
+        return [result]
+    if request.stdin_filename is not None:
+        raise UsageError("--stdin-filename only applies with --stdin")
+    daemon_files = _daemon_config_files(request)
+    given = request.paths or ([] if daemon_files else ["."])
+    named = {Path(path).resolve() for path in [*given, *daemon_files] if Path(path).is_file()}
+    walked = Walked()
+    # What the directory search saw answers the lookups after it (settings, companions).
+    with listed_directories(walked.files):
+        found_manifests = discover_manifests([*given, *daemon_files], walked)
+        settings.know(walked.resolved)
+        return _lint_found(request, settings, found_manifests, named)
+
+
+def _lint_found(
+    request: LintRequest, settings: LintSettings, manifests: list[FoundManifest], named: set[Path]
+) -> list[FileResult]:
+    from nexo_pkg.core.files import read_config_bytes  # noqa: PLC0415
+    from nexo_pkg.lint.engine import lint_bytes, note_shadowed, unreadable_file  # noqa: PLC0415
+    from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES  # noqa: PLC0415
+
+    results: list[FileResult] = []
+    for found in manifests:
+        path = found.path
+        # Files named on the command line are linted even when excluded, unless
+        # --force-exclude (as ruff: a pre-commit hook passes every staged file by name).
+        named_here = bool(named) and (found.resolved or path.resolve()) in named
+        if (request.force_exclude or not named_here) and settings.excluded(path, found.resolved):
+            continue
+        file_options = settings.options_for(path, found.resolved)
+        try:
+            # A FIFO or a device named on the command line is refused, not read without end.
+            raw = read_config_bytes(path, MAX_MANIFEST_BYTES)
+        except OSError as error:
+            # As ruff's E902: a finding for this file; the others are still linted.
+            results.append(unreadable_file(path, error, file_options))
+            continue
+        result = lint_bytes(raw, path=str(path), options=file_options)
+        if request.fix:
+            result = _fix(path, result, file_options, unsafe=request.unsafe_fixes)
+        if found.shadowed_by is not None:
+            result = note_shadowed(result, found.shadowed_by, file_options)
+        results.append(result)
+    return results
+
+
+def _daemon_config_files(request: LintRequest) -> list[str]:
+    """With ``--config DIR`` or ``--daemon-config``: the daemon's config files about microapps
+    in its configuration directory (found as the daemon finds it) and the microapp manifests
+    they make it discover. Raises :class:`UsageError` when the directory does not exist."""
+    if request.config is None and not request.daemon_config:
+        return []
+    from nexo_pkg.lint.daemon_files import daemon_config_files  # noqa: PLC0415
+    from nexo_pkg.manifest.daemon_config import config_dir  # noqa: PLC0415
+
+    config = request.config
+    directory = Path(config).expanduser().absolute() if config is not None else config_dir(None)
+    if not directory.is_dir():
+        why = "is not a directory" if directory.exists() else "does not exist"
+        raise UsageError(f"the daemon's configuration directory {directory} {why}")
+    return [str(path) for path in daemon_config_files(directory)]
+
+
+def _fixed_text(result: FileResult, *, unsafe: bool) -> tuple[str, int] | None:
+    """The source of ``result`` with its safe fixes (and unsafe ones with ``unsafe``) applied
+    and how many, or ``None`` when nothing changes (or the fixed text would not parse, or not
+    be the same TOML document, comments kept)."""
+    from nexo_pkg.lint.fixes import apply_fixes, parses_after  # noqa: PLC0415
+
+    if not result.diagnostics or not result.source:
+        return None
+    fixed, count = apply_fixes(result.source, result.diagnostics, unsafe=unsafe)
+    if not count or fixed == result.source or not parses_after(fixed, ()):
+        return None
+    import tomlkit  # noqa: PLC0415 - only --fix pays for it
+    from tomlkit.exceptions import TOMLKitError  # noqa: PLC0415
+
+    try:
+        # tomlkit keeps comments and layout: the fixed text must still be a document whose
+        # own rendering is byte-for-byte the text we write.
+        if tomlkit.parse(fixed).as_string() != fixed:
+            return None
+    except TOMLKitError:
+        return None
+    return fixed, count
+
+
+def _fix(path: Path, result: FileResult, options: LintOptions, *, unsafe: bool) -> FileResult:
+    """Apply the fixes to ``path`` (atomically) and lint it again."""
+    from nexo_pkg.lint.engine import lint_bytes  # noqa: PLC0415
+
+    outcome = _fixed_text(result, unsafe=unsafe)
+    if outcome is None:
+        return result
+    fixed, count = outcome
+    from nexo_pkg.core.files import write_file_atomically  # noqa: PLC0415
+
+    try:
+        write_file_atomically(path, fixed.encode("utf-8"), mode=path.stat().st_mode & 0o7777)
+    except OSError as error:
+        raise UsageError(f"cannot write {path}: {error.strerror or error}") from error
+    sys.stderr.write(f"fixed {count} finding{'s' if count != 1 else ''} in {path}\n")
+    return lint_bytes(fixed.encode("utf-8"), path=str(path), options=options)
+
+
+def run_lint(request: LintRequest) -> int:
+    """Run one lint, write the report and return the exit code (0 clean, 1 findings); raises
+    :class:`NexoError` (exit 2) for bad options and unreadable paths."""
+    if request.explain is not None:
+        from nexo_pkg.lint.explain import explain_text  # noqa: PLC0415
+        from nexo_pkg.lint.registry import find_rule  # noqa: PLC0415
+
+        rule = find_rule(request.explain)
+        if rule is None:
+            raise UsageError(
+                f"unknown rule `{request.explain}`; `nexo plugin rule --all` lists every code"
+            )
+        sys.stdout.write(explain_text(rule))
+        return EXIT_OK
+    if request.json_output:
+        if request.output_format not in {"text", "json"}:
+            raise UsageError(
+                f"--json is --format json; it cannot go with --format {request.output_format}"
+            )
+        request.output_format = "json"
+    if request.output_format not in FORMATS:
+        raise UsageError(
+            f"unknown --format {request.output_format!r}; choose one of {', '.join(FORMATS)}"
+        )
+    if request.nexo_version is not None:
+        from nexo_pkg.core.version import Version, VersionError  # noqa: PLC0415
+
+        try:
+            Version.parse(request.nexo_version)
+        except VersionError as error:
+            raise UsageError(
+                f"--nexo-version {request.nexo_version!r} is not a version like 0.3.1: {error}"
+            ) from error
+    from nexo_pkg.lint.config import LintSettings  # noqa: PLC0415
+
+    settings = LintSettings(
+        Path.cwd(),
+        select=request.select,
+        ignore=request.ignore,
+        exclude=request.exclude,
+        nexo_version=request.nexo_version,
+    )
+    results = _collect(request, settings)
+
+    from nexo_pkg.lint.registry import rules_for_codes  # noqa: PLC0415
+    from nexo_pkg.lint.reporters import ReportContext  # noqa: PLC0415
+
+    rules = rules_for_codes({d.code for result in results for d in result.diagnostics})
+    # Every format is the report itself, so all of them go to stdout (as ruff and flake8 do);
+    # stderr keeps notes and errors about the run.
+    if not results and not request.stdin:
+        # As ruff does: nothing to lint is worth a note, not a failure.
+        sys.stderr.write(
+            "warning: no manifest (plugin.toml or nexo-plugin.toml) found under "
+            f"{', '.join(request.paths or ['.'])}\n"
+        )
+    # `--fix -` prints the fixed source on stdout (as ruff); the report then goes to stderr.
+    report_stream = sys.stdout if request.fixed_stdin is None else sys.stderr
+    if request.output_format == "text":
+        from nexo_pkg.cli.common import colour_enabled  # noqa: PLC0415
+
+        context = ReportContext(
+            colour=colour_enabled(report_stream),
+            rules=rules,
+            summary=not OUTPUT.quiet,
+            unsafe_fixes=request.unsafe_fixes,
+        )
+    else:
+        context = ReportContext(colour=False, rules=rules, unsafe_fixes=request.unsafe_fixes)
+    if request.fixed_stdin is not None:
+        sys.stdout.buffer.write(request.fixed_stdin)
+        sys.stdout.flush()
+    report_stream.write(REPORTERS[request.output_format](results, context))
+    report_stream.flush()
+    failed = any(result.errors or (request.strict and result.warnings) for result in results)
+    return EXIT_FAILURE if failed else EXIT_OK
+
+
+_VALUE_FLAGS = {
+    "--format": "output_format",
+    "--stdin-filename": "stdin_filename",
+    "--select": "select",
+    "--ignore": "ignore",
+    "--nexo-version": "nexo_version",
+    "--explain": "explain",
+    "--color": "color",
+    "--exclude": "exclude",
+    "--config": "config",
+}
+_BOOL_FLAGS = {
+    "--json": "json_output",
+    "--stdin": "stdin",
+    "--strict": "strict",
+    "--fix": "fix",
+    "--unsafe-fixes": "unsafe_fixes",
+    "--daemon-config": "daemon_config",
+    "--force-exclude": "force_exclude",
+}
+# The options every command shares (nexo_pkg.cli.app), applied as they are parsed.
+_SHARED_BOOL_FLAGS = {"--quiet": "quiet", "-q": "quiet", "--verbose": "verbose", "-v": "verbose"}
+
+
+def _parse_fast(arguments: Sequence[str], shared: list[tuple[str, str]]) -> LintRequest | None:
+    """Parse ``plugin lint`` arguments (``--quiet``, ``--verbose`` and ``--color`` collected in
+    ``shared``), or ``None`` for anything Typer should handle."""
+    request = LintRequest()
+    index = 0
+    only_paths = False
+    while index < len(arguments):
+        argument = arguments[index]
+        index += 1
+        if only_paths or not argument.startswith("-") or argument == "-":
+            request.paths.append(argument)
+            continue
+        if argument == "--":
+            only_paths = True
+            continue
+        name, has_value, inline = argument.partition("=")
+        if name in _SHARED_BOOL_FLAGS and not has_value:
+            shared.append((_SHARED_BOOL_FLAGS[name], ""))
+            continue
+        if name in _BOOL_FLAGS and not has_value:
+            setattr(request, _BOOL_FLAGS[name], True)
+            continue
+        if name not in _VALUE_FLAGS:
+            return None  # --help, a typo, a short option: Typer explains
+        if has_value:
+            value = inline
+        elif index < len(arguments):
+            value = arguments[index]
+            index += 1
+        else:
+            return None
+        attribute = _VALUE_FLAGS[name]
+        if attribute == "color":
+            shared.append(("color", value))
+            continue
+        if attribute in {"select", "ignore", "exclude"}:
+            getattr(request, attribute).append(value)
+        else:
+            setattr(request, attribute, value)
+    return request
+
+
+def fast_lint(arguments: Sequence[str]) -> int | None:
+    """Run ``nexo plugin lint ARGUMENTS`` without Typer; ``None`` means "let Typer do it"."""
+    shared: list[tuple[str, str]] = []
+    request = _parse_fast(arguments, shared)
+    if request is None:
+        return None
+    from nexo_pkg.cli.common import set_color, set_verbosity  # noqa: PLC0415
+
+    try:
+        for name, value in shared:
+            if name == "color":
+                set_color(value)
+            else:
+                set_verbosity(**{name: True})
+        return run_lint(request)
+    except NexoError as error:
+        return report_error(error, json_output=request.json_output)
