@@ -90,11 +90,17 @@ def _warm(make: str, url: str) -> float:
         return (time.perf_counter() - started) / WARM_REQUESTS
 
 
+class _Server(ThreadingHTTPServer):
+    # A backlog of 128, as the tests' servers (tests/support/http_kit.py): the default 5
+    # drops the SYNs of a burst of cold clients, which then wait a second to retry.
+    request_queue_size = 128
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15)
     arguments = parser.parse_args()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server = _Server(("127.0.0.1", 0), _Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/doc"
     env = {"PYTHONPATH": str(HERE.parent), "PATH": "/usr/bin:/bin", "NO_PROXY": "*"}

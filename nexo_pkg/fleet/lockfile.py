@@ -45,8 +45,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import tomlkit
-
 from nexo_pkg.core.errors import ConfigError, NexoError
 from nexo_pkg.core.files import read_capped_bytes, write_config_file
 from nexo_pkg.core.toml_spans import syntax_error
@@ -348,6 +346,8 @@ def read_lock(path: Path) -> Lock:
 
 def render_lock(lock: Lock) -> str:
     """The lock as TOML text: every table and key in a fixed order."""
+    import tomlkit  # noqa: PLC0415 (writing only: sync and install read the lock)
+
     document = tomlkit.document()
     for line in HEADER:
         document.add(tomlkit.comment(line))

@@ -35,9 +35,9 @@ class CpuPool:
     With ``jobs`` above 1 on a machine of several cores, :meth:`call` runs a function (a
     module-level one, with arguments and a result that pickle) in one of
     ``min(jobs, cores)`` processes started on entry, before the run's threads start
-    (``per_core`` off: ``jobs`` processes, for steps that also wait on the disk, as
-    extraction does); otherwise it runs it in the calling thread. A failure inside the
-    function is raised here as it was raised there (a
+    (``per_core`` off: ``jobs`` processes, for steps that mostly wait); otherwise it runs it
+    in the calling thread. A failure inside the function is raised here as it was raised
+    there (a
     :class:`~nexo_pkg.core.errors.NexoError` keeps its kind and message). The workers ignore
     SIGINT and take SIGTERM's default action: the calling process decides what an interrupt
     means and waits for the steps under way on exit.

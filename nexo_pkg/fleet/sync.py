@@ -29,7 +29,6 @@ from nexo_pkg.core import posix
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import open_lock_file
 from nexo_pkg.core.version import Version, VersionError, parse_version
-from nexo_pkg.fleet.lock import lock as relock
 from nexo_pkg.fleet.lockfile import (
     LockedPlugin,
     LockedTarget,
@@ -304,6 +303,9 @@ def sync(
                         details={"stale": reasons},
                     )
             else:
+                # Resolving is the lock command's work: its modules are imported for it only.
+                from nexo_pkg.fleet.lock import lock as relock  # noqa: PLC0415
+
                 result.relocked = relock(wanted_path, lock_path, options, session=session).written
         locked = read_lock(lock_path)
         jobs = min(checked_jobs(options.jobs), len(locked.plugins))
@@ -314,11 +316,13 @@ def sync(
             jobs = 1
         # The root's lock is held for the whole run, so the plugins' workers extract side by
         # side into their own staging trees, each in a worker process of `cpu` when there are
-        # several jobs (one per job: creating files waits on the disk as much as it uses a
-        # core; forked before the locks are taken, so that they never hold them); the
-        # receipts and the rename that makes each plugin visible stay here.
+        # several jobs (one per core, up to the jobs: the downloads stay on one thread per
+        # job, and an extraction is CPU work, a file created in the page cache, so more
+        # processes than cores only add forks and contention; forked before the locks are
+        # taken, so that they never hold them); the receipts and the rename that makes each
+        # plugin visible stay here.
         with (
-            CpuPool(jobs, per_core=False) as cpu,
+            CpuPool(jobs) as cpu,
             extraction_workers(cpu),
             _sync_lock(dest),
             locked_root(dest) as root,

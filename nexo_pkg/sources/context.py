@@ -10,6 +10,7 @@ are the frozen :class:`NetworkChoices` and :class:`TrustChoices`.
 from __future__ import annotations
 
 import contextlib
+import sys
 import tempfile
 import threading
 from collections import Counter
@@ -110,9 +111,19 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
     # -- what the command holds -----------------------------------------------------------
 
     def hold(self, manager: contextlib.AbstractContextManager[_T]) -> _T:
-        """Enter ``manager`` until the command ends (a blob stays readable meanwhile)."""
-        with self._guard:
-            return self._stack.enter_context(manager)
+        """Enter ``manager`` until the command ends (a blob stays readable meanwhile).
+
+        ``manager`` is entered outside the guard, which covers only its registration: a
+        blob's manager downloads it on entry, and the threads of one command download side
+        by side, not one after another."""
+        value = manager.__enter__()
+        try:
+            with self._guard:
+                self._stack.push(manager)
+        except BaseException:
+            if not manager.__exit__(*sys.exc_info()):
+                raise
+        return value
 
     def temp_dir(self) -> Path:
         """A private directory removed when the command ends (signature files)."""

@@ -5,6 +5,7 @@ same failure; timings are the benchmarks' business (benchmarks/fleet_scale.py)."
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -239,11 +240,13 @@ def test_a_sync_with_nothing_to_install_forks_no_worker(
     first = nexo(*args, "--jobs", "6", "--json", *common, env=fleet_env)
     assert first.code == 0, first.stdout
     pools: list[int] = []
+    workers: list[int] = []
 
     class Recorded(CpuPool):
         def __init__(self, jobs: int, *, per_core: bool = True) -> None:
             pools.append(jobs)
             super().__init__(jobs, per_core=per_core)
+            workers.append(self.workers)
 
     monkeypatch.setattr(sync_module, "CpuPool", Recorded)
     again = nexo(*args, "--jobs", "6", "--json", *common, env=fleet_env, in_process=True)
@@ -253,8 +256,11 @@ def test_a_sync_with_nothing_to_install_forks_no_worker(
     assert [(p["id"], p["action"]) for p in plugins] == [(i, "unchanged") for i in sorted(PLUGINS)]
     shutil.rmtree(dest / "charlie-1.2.0")
     pools.clear()
+    workers.clear()
     third = nexo(*args, "--jobs", "6", "--json", *common, env=fleet_env, in_process=True)
     assert third.code == 0, third.stdout
     assert pools == [6]
+    # Extraction is CPU work: one worker process per core, up to the jobs.
+    assert workers == [min(6, os.cpu_count() or 1)]
     actions = {p["id"]: p["action"] for p in json.loads(third.stdout)["plugins"]}
     assert actions == {i: "installed" if i == "charlie" else "unchanged" for i in PLUGINS}

@@ -177,6 +177,10 @@ class _LoopbackServer(LoopbackServer):
             if fault.kind == "slow":
                 time.sleep(fault.delay)
         for fault in faults:
+            if fault.kind in {"status", "rate_limit"}:
+                # Answered without routing: the request's body is read all the same, so a
+                # kept-alive connection's next request starts where the client put it.
+                _drain(handler, headers)
             if fault.kind == "status":
                 body = b'{"message": "Server Error"}'
                 self._send(handler, fault.status, body, [], extra=fault.headers)
@@ -235,6 +239,13 @@ class _LoopbackServer(LoopbackServer):
             # The client hung up first (a reset, a broken pipe, or gone before the shutdown:
             # a client that read the declared length and closed owes the server nothing).
             handler.close_connection = True
+
+
+def _drain(handler: BaseHTTPRequestHandler, headers: Mapping[str, str]) -> None:
+    """Read the request's body (its ``Content-Length``) and drop it."""
+    length = int(headers.get("content-length", "0") or "0")
+    if length > 0:
+        handler.rfile.read(length)
 
 
 class BlobServer(_LoopbackServer):
@@ -461,6 +472,7 @@ class GitHubServer(_LoopbackServer):
         (``null`` for a repository it does not know, with an entry in ``errors``). Like
         GitHub, it refuses a request without a token (401)."""
         if not headers.get("authorization", "").startswith("Bearer "):
+            _drain(handler, headers)
             body = b'{"message": "This endpoint requires you to be authenticated."}'
             return 401, body, "application/json", {}
         length = int(headers.get("content-length", "0"))
