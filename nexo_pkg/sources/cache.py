@@ -33,7 +33,7 @@ from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.files import (
     NotRegularFileError,
     open_lock_file,
-    open_regular,
+    sha256_file,
     write_file_atomically,
 )
 
@@ -54,21 +54,11 @@ def hex_of(digest: str) -> str:
     return value
 
 
-def _hash_file(path: Path) -> str:
-    """The sha256 of the regular file ``path``; a link, FIFO or directory is
-    :class:`~nexo_pkg.core.files.NotRegularFileError` (never waited on, never followed)."""
-    hasher = hashlib.sha256()
-    with open_regular(path) as handle:
-        while chunk := handle.read(CHUNK):
-            hasher.update(chunk)
-    return hasher.hexdigest()
-
-
 def _hashes_to(path: Path, expected: str) -> bool:
     """Whether ``path`` is a regular file whose sha256 is ``expected`` (a link planted in
     the store is not a blob, whatever it points to)."""
     try:
-        return _hash_file(path) == expected
+        return sha256_file(path, regular=True) == expected
     except NotRegularFileError:
         return False
 
@@ -380,7 +370,8 @@ class BlobCache:
                 try:
                     info = blob.lstat()
                     stale = max_age is None or now - info.st_mtime > max_age
-                    if stale or not _HEX.fullmatch(blob.name) or _hash_file(blob) != blob.name:
+                    named = _HEX.fullmatch(blob.name)
+                    if stale or not named or sha256_file(blob, regular=True) != blob.name:
                         _remove_entry(blob)
                         removed += 1
                         freed += info.st_size
