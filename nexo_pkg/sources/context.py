@@ -121,8 +121,9 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
             with self._guard:
                 self._stack.push(manager)
         except BaseException:
-            if not manager.__exit__(*sys.exc_info()):
-                raise
+            # Not registered: leave it now, and never hand out what was left.
+            manager.__exit__(*sys.exc_info())
+            raise
         return value
 
     def temp_dir(self) -> Path:
