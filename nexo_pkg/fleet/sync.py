@@ -288,6 +288,10 @@ def sync(
     result = SyncResult(lock_path, dest)
     with Session(options, callbacks) as session:
         session.policy()  # a bad policy fails the whole run before anything is fetched
+        # Each blob is extracted as soon as it is checked; the run syncs the blobs it
+        # downloaded to disk once, at its end (the installed trees are synced before their
+        # renames, as ever).
+        session.cache.sync_later()
         if frozen and not lock_path.exists():
             raise NexoError(
                 f"--frozen needs {lock_path}; run `nexo plugin lock` first", kind="lock_stale"
@@ -365,6 +369,7 @@ def sync(
                     removal = _remove_all(plugin_id, installed[plugin_id], root)
                     removal.change = "remove"
                     result.outcomes.append(removal)
+        session.cache.sync_added()
         result.requests = session.request_counts()
     return result
 

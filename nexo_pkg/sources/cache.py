@@ -6,6 +6,12 @@ readers only see whole blobs and concurrent writers race harmlessly; it is re-ha
 use. ``prune`` takes the cache lock exclusively, readers and writers hold it shared, so a
 prune never removes a blob between its lookup and its use.
 
+A downloaded blob is synced to disk before it enters the store, unless the command defers
+that (:meth:`BlobCache.sync_later`: ``sync`` extracts each blob as soon as it is checked and
+syncs the blobs it added once at its end, :meth:`BlobCache.sync_added`). Nothing relies on a
+blob surviving a crash: every blob is re-hashed before use, so one a crash damaged is a miss,
+fetched again.
+
 Windows has no ``flock``: there the cache takes no lock, and Windows itself refuses to delete
 or replace a file another process has open, so a prune skips a blob being read and a writer's
 temp file is never taken for a killed writer's; the read-only bit of a blob is cleared before
@@ -158,6 +164,9 @@ class BlobCache:
         self._counting = threading.Lock()
         # Blobs this instance put into the store (see :meth:`discard_added`).
         self.added: list[Path] = []
+        # With :meth:`sync_later`: the blobs put into the store without being synced yet.
+        self._defer_sync = False
+        self._unsynced: list[Path] = []
         # API answers to keep for conditional requests (:class:`AnswerCache`), written by
         # :meth:`keep` when the command ends well, by path.
         self.answers: dict[Path, bytes] = {}
@@ -204,9 +213,10 @@ class BlobCache:
         (``digest`` ``None``: a blob not known beforehand, always fetched and stored under the
         sha256 its bytes hash to, the name of the path yielded).
 
-        ``durable`` syncs a new blob to disk before it enters the store; a blob copied from a
-        file that stays where it is (a local tarball) need not be, since every blob is
-        re-hashed before it is used and one a crash damaged is simply made again.
+        ``durable`` syncs a new blob to disk before it enters the store (after
+        :meth:`sync_later`: in :meth:`sync_added`); a blob copied from a file that stays where
+        it is (a local tarball) need not be, since every blob is re-hashed before it is used
+        and one a crash damaged is simply made again.
 
         ``fetch`` streams the blob's bytes into ``sink.write`` (``sink.reset`` starts over
         before a retry) and must raise when they do not hash to ``digest`` (the registry client
@@ -237,7 +247,7 @@ class BlobCache:
                     sink = BlobSink(handle, progress)
                     fetch(sink)
                     handle.flush()
-                    if durable:
+                    if durable and not self._defer_sync:
                         os.fsync(handle.fileno())
                 hasher = sink.hasher
                 if digest is None:
@@ -251,7 +261,10 @@ class BlobCache:
                     )
                 temp.chmod(0o444)
                 if _put_in_place(temp, final):
-                    self.added.append(final)
+                    with self._counting:
+                        self.added.append(final)
+                        if durable and self._defer_sync:
+                            self._unsynced.append(final)
             except OSError as exc:
                 raise _io(f"write blob {expected} into {self.store}", exc) from exc
             finally:
@@ -260,6 +273,31 @@ class BlobCache:
                 if lock_fd >= 0:
                     os.close(lock_fd)
             yield final
+
+    def sync_later(self) -> None:
+        """From now on, sync the blobs this instance downloads in :meth:`sync_added`, not
+        before each enters the store (and is used)."""
+        self._defer_sync = True
+
+    def sync_added(self) -> None:
+        """Sync to disk the blobs put into the store since :meth:`sync_later`, then the
+        store's directory (their names). Call it while the blobs are still held (inside
+        :meth:`open_blob`), so that no prune races it. A blob that cannot be synced (gone,
+        a write-back error) is left as it is: it is re-hashed before any use, like every
+        blob, and fetched again if it is damaged."""
+        with self._counting:
+            blobs, self._unsynced = self._unsynced, []
+        if not blobs:
+            return
+        for blob in blobs:
+            with contextlib.suppress(OSError):
+                descriptor = os.open(blob, os.O_RDONLY | posix.O_NOFOLLOW | posix.O_CLOEXEC)
+                try:
+                    os.fsync(descriptor)
+                finally:
+                    os.close(descriptor)
+        with contextlib.suppress(OSError):
+            posix.fsync_directory(self.store)
 
     def _new_temp(self, expected: str) -> tuple[int, Path, int]:
         """A new temp file for blob ``expected``: its write descriptor, its path, and a
