@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from nexo_pkg.sources.download import ProgressBar
     from nexo_pkg.sources.github import GitHubClient
     from nexo_pkg.sources.oci_reference import OciReference
-    from nexo_pkg.sources.registry import RegistryClient
+    from nexo_pkg.sources.registry import HostFacts, RegistryClient
 
 _T = TypeVar("_T")
 _Client = TypeVar("_Client", bound=contextlib.AbstractContextManager[Any])
@@ -92,6 +92,8 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
         self.cache = BlobCache(nexo_home)
         self._local = threading.local()
         self._registries: list[tuple[str, RegistryClient]] = []
+        # What the clients of each registry host learned about it (shared by the threads').
+        self._host_facts: dict[str, HostFacts] = {}
         self._github_used = False
         self._github_origin: tuple[str, str | None] | None = None
         self._policy: trust.TrustPolicy | None = None
@@ -169,8 +171,13 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
 
         def make() -> RegistryClient:
             from nexo_pkg.sources.oci_auth import credentials_for  # noqa: PLC0415
-            from nexo_pkg.sources.registry import RegistryClient  # noqa: PLC0415 - httpx on use
+            from nexo_pkg.sources.registry import (  # noqa: PLC0415 - httpx on use
+                HostFacts,
+                RegistryClient,
+            )
 
+            with self._guard:
+                facts = self._host_facts.setdefault(reference.host, HostFacts())
             client = RegistryClient(
                 reference.host,
                 credentials=credentials_for(reference.host, self.network.registry_config),
@@ -178,6 +185,7 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
                 loopback=reference.is_loopback,
                 timeout=self.network.http_timeout,
                 retry_base_delay=self.network.retry_base_delay,
+                facts=facts,
             )
             with self._guard:
                 self._registries.append((reference.host, client))
@@ -216,6 +224,10 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
             return github
 
         return self.client(_GITHUB, make)
+
+    def mirrored(self, reference: OciReference) -> bool:
+        """Whether the registry of ``reference`` has mirrors (:meth:`pinned_registry`)."""
+        return bool(self.network.registry_mirrors.get(reference.host))
 
     def pinned_registry(
         self, reference: OciReference, fetch: Callable[[OciReference, RegistryClient], _T]

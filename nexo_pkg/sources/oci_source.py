@@ -10,7 +10,12 @@ from typing import TYPE_CHECKING, Any
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.version import Version, parse_version
 from nexo_pkg.sources import oci
-from nexo_pkg.sources.artifact import PluginVersion, TargetEntry, parse_target_manifest
+from nexo_pkg.sources.artifact import (
+    PluginVersion,
+    TargetAsset,
+    TargetEntry,
+    parse_target_manifest,
+)
 from nexo_pkg.sources.base import (
     MAX_OLDER_RELEASES,
     Admits,
@@ -326,10 +331,17 @@ class OciSource:
         return self._candidates(dict(self.version().targets))
 
     def fetch(self, candidate: ReleaseCandidate, *, material: bool = True) -> FetchedArtifact:
-        """The target's layer in the blob cache, its manifest read by digest (from a mirror
-        first) and held to the candidate's sha256, with the signature files its referrers
-        carry when ``material``. Raises ``lock_invalid`` (no manifest digest),
-        ``checksum_mismatch``, ``registry_invalid``, ``network``, ``io``."""
+        """The target's layer in the blob cache, held to the candidate's sha256, with the
+        signature files its manifest's referrers carry when ``material``. Raises
+        ``lock_invalid`` (no manifest digest), ``checksum_mismatch``, ``registry_invalid``,
+        ``network``, ``io``.
+
+        The candidate pins the manifest by digest and the layer by sha256 (a lock's row, or
+        what :meth:`resolve` read), so the manifest is not read again to fetch them: only
+        with mirrors, where the first mirror that has the manifest serves the rest, and to
+        tell why a registry has no such layer (the lock and the registry disagree:
+        ``checksum_mismatch``). The layer is fetched before the signature files, so that it
+        can be on its way to extraction sooner."""
         digest = candidate.manifest_digest
         sha256 = candidate.sha256
         if digest is None or sha256 is None:
@@ -340,28 +352,17 @@ class OciSource:
                 exit_code=2,
             )
         pinned = parse_reference(candidate.origin.registry or str(self.reference))
-        reference, client, found = self.context.pinned_registry(
-            pinned, lambda where, registry: registry.get_manifest(where.repository, digest)
-        )
-        parsed = parse_tarball_name(candidate.asset_name)
-        asset = parse_target_manifest(
-            found.json(),
-            TargetEntry(candidate.target, digest),
-            candidate.plugin_id,
-            parsed[1] if parsed else "",
-        )
-        if asset.sha256 != sha256:
-            raise NexoError(
-                f"{candidate.asset_name} in {reference} is sha256 {asset.sha256}, the lock says "
-                f"{sha256}",
-                kind="checksum_mismatch",
+        if self.context.mirrored(pinned):
+            reference, client, found = self.context.pinned_registry(
+                pinned, lambda where, registry: registry.get_manifest(where.repository, digest)
             )
-        signatures: dict[str, Path | bytes] = {}
-        if material:
-            cache, directory = self.context.cache, self.context.temp_dir()
-            signatures.update(
-                oci.fetch_signatures(client, reference.repository, asset, cache, directory)
-            )
+            asset = _pinned_asset(candidate, found.json(), reference)
+        else:
+            reference, client = pinned, self.context.registry(pinned)
+            asset = TargetAsset(
+                candidate.target, digest, candidate.asset_name, "sha256:" + sha256,
+                candidate.size or 0,
+            )  # fmt: skip
 
         def fetch(sink: BlobSink) -> None:
             client.get_blob(
@@ -372,9 +373,43 @@ class OciSource:
                 reset=sink.reset,
             )
 
-        blob = self.context.hold(self.context.cache.open_blob(sha256, fetch))
+        try:
+            blob = self.context.hold(self.context.cache.open_blob(sha256, fetch))
+        except NexoError as error:
+            if error.kind == "release_not_found":
+                # No such layer: a manifest that names another one says why (and raises).
+                found = client.get_manifest(reference.repository, digest)
+                _pinned_asset(candidate, found.json(), reference)
+            raise
+        signatures: dict[str, Path | bytes] = {}
+        if material:
+            cache, directory = self.context.cache, self.context.temp_dir()
+            signatures.update(
+                oci.fetch_signatures(client, reference.repository, asset, cache, directory)
+            )
         checked = verify_checksums(sha256, candidate.asset_name, sidecar=None, digest=sha256)
         return fetched_artifact(candidate, blob, sha256, checked, signatures)
+
+
+def _pinned_asset(
+    candidate: ReleaseCandidate, document: dict[str, Any], reference: OciReference
+) -> TargetAsset:
+    """The tarball layer ``document`` (the candidate's manifest, read from ``reference``)
+    describes, held to the candidate's sha256 (``checksum_mismatch`` otherwise)."""
+    parsed = parse_tarball_name(candidate.asset_name)
+    asset = parse_target_manifest(
+        document,
+        TargetEntry(candidate.target, candidate.manifest_digest or ""),
+        candidate.plugin_id,
+        parsed[1] if parsed else "",
+    )
+    if asset.sha256 != candidate.sha256:
+        raise NexoError(
+            f"{candidate.asset_name} in {reference} is sha256 {asset.sha256}, the lock says "
+            f"{candidate.sha256}",
+            kind="checksum_mismatch",
+        )
+    return asset
 
 
 def _order(version: Version) -> Version:

@@ -20,6 +20,7 @@ import base64
 import contextlib
 import hashlib
 import re
+import threading
 import urllib.parse
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -76,6 +77,17 @@ _HEADER_TOKEN = re.compile(r"[\x21-\x7e]+")
 OAUTH_CLIENT_ID = "nexo-pkg"
 # Token services without the OAuth2 POST endpoint answer one of these; then GET is asked.
 OAUTH_UNSUPPORTED = frozenset({400, 401, 404, 405})
+
+
+class HostFacts:
+    """What the clients of one registry host learn about it during one command, shared by
+    the clients of its threads: whether it has the referrers API (``None`` until its first
+    answer; while that is unknown, one client at a time asks, so that a host without the
+    API is asked once per command, however many threads)."""
+
+    def __init__(self) -> None:
+        self.referrers_api: bool | None = None
+        self.probing = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -139,6 +151,7 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
         loopback: bool = False,
         timeout: float | None = None,
         retry_base_delay: float | None = None,
+        facts: HostFacts | None = None,
     ) -> None:
         if plain_http and not loopback:
             raise UsageError(
@@ -147,6 +160,7 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
         self.host = host
         self.base = f"{'http' if plain_http else 'https'}://{host}/v2/"
         self.credentials = credentials
+        self.facts = facts or HostFacts()
         self.requests: Counter[str] = Counter()
         self._tokens: dict[str, str] = {}
         self._manifests: dict[tuple[str, str], Manifest] = {}
@@ -724,12 +738,30 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
         The OCI 1.1 referrers API first, following its ``Link`` pagination. A registry
         without it (404, or an answer that is not an image index) is asked for the fallback
         index tagged ``sha256-<hex>``; so is one whose API lists nothing, since artifacts
-        pushed before a registry gained the API are only listed there. No referrers: ``[]``.
+        pushed before a registry gained the API are only listed there. A host found without
+        the API is not asked for it again by this command (:class:`HostFacts`). No
+        referrers: ``[]``.
         """
+        facts = self.facts
+        found: list[dict[str, Any]] = []
+        asked = False
+        if facts.referrers_api is None:
+            with facts.probing:
+                if facts.referrers_api is None:
+                    found, facts.referrers_api = self._listed_referrers(repository, digest)
+                    asked = True
+        if facts.referrers_api and not asked:
+            found, _ = self._listed_referrers(repository, digest)
+        return found or self._fallback_referrers(repository, digest)
+
+    def _listed_referrers(self, repository: str, digest: str) -> tuple[list[dict[str, Any]], bool]:
+        """What the referrers API lists for ``digest``, and whether the registry has it."""
         found: list[dict[str, Any]] = []
         what = f"the referrers of {digest}"
+        supported = False
 
         def read(page: int, response: httpx.Response) -> bool:
+            nonlocal supported
             supported = response.status_code == 200 and response.headers.get(
                 "content-type", ""
             ).startswith(INDEX_MEDIA_TYPE)
@@ -745,8 +777,10 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
         path = f"{repository}/referrers/{digest}"
         headers = {"Accept": INDEX_MEDIA_TYPE}
         self._paged(repository, path, what, read, kind="referrers", headers=headers)
-        if found:
-            return found
+        return found, supported
+
+    def _fallback_referrers(self, repository: str, digest: str) -> list[dict[str, Any]]:
+        """The descriptors of the tag-schema index of ``digest``; ``[]`` when there is none."""
         try:
             fallback = self.get_manifest(repository, fallback_tag(digest))
         except NexoError as error:

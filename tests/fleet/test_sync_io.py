@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 from support.cli import nexo
 from support.registry import Registry
+from support.registry_proxy import RegistryProxy
 
 from nexo_pkg.sources.api import extract_archive
 
-from .conftest import LINUX, MakeDist, push_dist
+from .conftest import ACME_IDENTITY, LINUX, MakeDist, push_dist
 
 PLUGINS = ("alpha", "bravo", "charlie")
 
@@ -25,26 +26,44 @@ linux_only = pytest.mark.skipif(
 
 
 def _locked_fleet(
-    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+    tmp_path: Path,
+    env: dict[str, str],
+    base: str,
+    make_dist: MakeDist,
+    *,
+    signed: tuple[str, ...] = (),
+    policy: Path | None = None,
 ) -> Path:
-    """Three unsigned plugins pushed and locked; the lock's path."""
-    home = Path(fleet_env["NEXO_HOME"])
+    """Three plugins pushed under ``base`` (those in ``signed`` signed by acme) and locked
+    (under ``policy``); the lock's path."""
+    home = Path(env["NEXO_HOME"])
     for number, plugin_id in enumerate(PLUGINS):
-        dist = make_dist(plugin_id, f"1.{number}.0", identity=None, targets=(LINUX,))
-        push_dist(dist, registry.ref(f"plugins/{plugin_id}"), home)
+        identity = {} if plugin_id in signed else {"identity": None}
+        dist = make_dist(plugin_id, f"1.{number}.0", targets=(LINUX,), **identity)
+        push_dist(dist, f"{base}/{plugin_id}", home)
     project = tmp_path / "project"
     project.mkdir()
     wanted = project / "nexo-plugins.toml"
     wanted.write_text(
-        "".join(
-            f'[plugins.{name}]\nsource = "{registry.ref(f"plugins/{name}")}"\n\n'
-            for name in PLUGINS
-        ),
+        "".join(f'[plugins.{name}]\nsource = "{base}/{name}"\n\n' for name in PLUGINS),
         encoding="utf-8",
     )
-    locked = nexo("plugin", "lock", "-f", str(wanted), "--plain-http", env=fleet_env)
+    trusted = ("--trusted-keys", str(policy)) if policy is not None else ()
+    locked = nexo("plugin", "lock", "-f", str(wanted), "--plain-http", *trusted, env=env)
     assert locked.code == 0, locked.stderr
     return project / "nexo-plugins.lock"
+
+
+def _sync(
+    lock_path: Path, dest: Path, env: dict[str, str], home: Path, *args: str
+) -> dict[str, Any]:
+    synced = nexo(
+        "plugin", "sync", "--lock", str(lock_path), "--dest", str(dest), "--frozen",
+        "--plain-http", "--json", *args, env={**env, "NEXO_HOME": str(home)}, in_process=True,
+    )  # fmt: skip
+    assert synced.code == 0, synced.stdout
+    document: dict[str, Any] = synced.document
+    return document
 
 
 @linux_only
@@ -58,7 +77,7 @@ def test_blobs_are_extracted_before_they_are_synced_and_synced_before_the_run_en
     monkeypatch: pytest.MonkeyPatch,
     jobs: str,
 ) -> None:
-    lock_path = _locked_fleet(tmp_path, fleet_env, registry, make_dist)
+    lock_path = _locked_fleet(tmp_path, fleet_env, registry.ref("plugins"), make_dist)
     home = tmp_path / "sync-home"
     store = home / "cache" / "blobs" / "sha256"
     events: list[tuple[str, str]] = []
@@ -74,14 +93,8 @@ def test_blobs_are_extracted_before_they_are_synced_and_synced_before_the_run_en
 
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr("nexo_pkg.install.pipeline.extract_archive", extract)
-    dest = tmp_path / "root"
-    synced = nexo(
-        "plugin", "sync", "--lock", str(lock_path), "--dest", str(dest), "--frozen",
-        "--plain-http", "--jobs", jobs, "--json",
-        env={**fleet_env, "NEXO_HOME": str(home)}, in_process=True,
-    )  # fmt: skip
-    assert synced.code == 0, synced.stdout
-    assert [item["action"] for item in synced.document["plugins"]] == ["installed"] * 3
+    document = _sync(lock_path, tmp_path / "root", fleet_env, home, "--jobs", jobs)
+    assert [item["action"] for item in document["plugins"]] == ["installed"] * 3
 
     extracted = [path for kind, path in events if kind == "extract"]
     assert len(extracted) == len(PLUGINS)
@@ -98,3 +111,73 @@ def test_blobs_are_extracted_before_they_are_synced_and_synced_before_the_run_en
     assert sorted(path.name for path in store.iterdir()) == sorted(
         Path(path).name for path in extracted
     )
+
+
+@pytest.mark.parametrize("jobs", ["1", "3"])
+def test_a_frozen_sync_reads_no_manifest_the_lock_pins_and_asks_for_the_api_once(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+    jobs: str,
+) -> None:
+    """The lock pins each target's manifest digest and tarball sha256: a frozen sync fetches
+    the tarball and looks for its signatures, and does not read the manifest again. A
+    registry without the referrers API (distribution 2.8) is asked for it once, then only
+    for the ``sha256-…`` tags: every signed plugin is still verified, whatever the jobs."""
+    lock_path = _locked_fleet(
+        tmp_path,
+        fleet_env,
+        registry.ref("plugins"),
+        make_dist,
+        signed=("alpha", "charlie"),
+        policy=policy,
+    )
+    manifests_before = registry.requests("GET", r"/manifests/sha256:")
+    api_before = registry.requests("GET", r"/referrers/")
+    document = _sync(
+        lock_path, tmp_path / "root", fleet_env, tmp_path / "sync-home", "--jobs", jobs,
+        "--trusted-keys", str(policy),
+    )  # fmt: skip
+    identities = {item["id"]: item.get("identity") for item in document["plugins"]}
+    assert identities == {"alpha": ACME_IDENTITY, "bravo": None, "charlie": ACME_IDENTITY}
+    # Per plugin: its tarball and its tag-schema index; per signed plugin, its signature
+    # referrer's manifest and the bundle; the referrers API once.
+    assert document["requests"]["registries"] == {
+        registry.host: {"blob_get": 3 + 2, "manifest_get": 3 + 2, "referrers": 1}
+    }
+    assert registry.requests("GET", r"/referrers/") - api_before == 1
+    # No target manifest (a digest the lock names) was read: only referrer manifests.
+    assert registry.requests("GET", r"/manifests/sha256:") - manifests_before == 2
+
+
+@pytest.mark.parametrize("jobs", ["1", "3"])
+def test_a_registry_with_the_referrers_api_is_asked_for_each_plugin(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    policy: Path,
+    jobs: str,
+) -> None:
+    proxy = RegistryProxy(registry.host, referrers_api=True).start()
+    try:
+        lock_path = _locked_fleet(
+            tmp_path, fleet_env, proxy.ref("plugins"), make_dist, signed=PLUGINS, policy=policy
+        )
+        api_before = proxy.count("GET", "/referrers/", 200)
+        document = _sync(
+            lock_path, tmp_path / "root", fleet_env, tmp_path / "sync-home", "--jobs", jobs,
+            "--trusted-keys", str(policy), "--require-signature",
+        )  # fmt: skip
+        assert [item["identity"] for item in document["plugins"]] == [ACME_IDENTITY] * 3
+        assert document["requests"]["registries"] == {
+            proxy.host: {"blob_get": 3 + 3, "manifest_get": 3, "referrers": 3}
+        }
+        assert proxy.count("GET", "/referrers/", 200) - api_before == 3
+        assert proxy.count("GET", "/manifests/sha256-") == 0
+    finally:
+        proxy.stop()
