@@ -60,7 +60,7 @@ finally:
         del sys.modules["httpx._main"]
 
 # The transport imports httpx: it comes after the import above hid httpx's command-line tool.
-from nexo_pkg.net.transport import CHUNK_SIZE, DEFAULT_PORTS, DirectTransport  # noqa: E402
+from nexo_pkg.net.transport import DEFAULT_PORTS, DirectTransport  # noqa: E402
 
 USER_AGENT = f"nexo-pkg/{__version__}"
 RETRY_BASE_ENV = "NEXO_HTTP_RETRY_BASE_MS"
@@ -575,9 +575,11 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
 
     def raw_chunks(self, response: httpx.Response, what: str) -> Iterator[bytes]:
         """The body as it arrives on the wire, checked against the deadline piece by piece;
-        a transport failure is what :meth:`failure` makes of it."""
+        a transport failure is what :meth:`failure` makes of it. The pieces are the
+        transport's reads (at most ``CHUNK_SIZE`` bytes each from the direct transport), not
+        joined and cut again: a blob's bytes are copied once on their way to its file."""
         try:
-            for chunk in response.iter_raw(CHUNK_SIZE):
+            for chunk in response.iter_raw():
                 if self.deadline.expired():
                     raise self.deadline.error(what, "the answer was still arriving")
                 yield chunk

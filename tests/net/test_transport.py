@@ -3,6 +3,7 @@ close or misbehave between requests, and what a plain-http install imports."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -16,7 +17,9 @@ from support.http_kit import LoopbackServer
 from support.tarballs import release_assets
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.net.transport import _Body
 from nexo_pkg.sources.github import GitHubClient
+from nexo_pkg.sources.registry import RegistryClient
 
 DOCUMENT = json.dumps({"tag_name": "v1.0.0", "assets": []}).encode()
 
@@ -117,3 +120,49 @@ def test_a_plain_http_install_imports_neither_httpcore_nor_h11(
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
     assert (tmp_path / "home" / "plugins" / "hello-1.0.0").is_dir()
+
+
+class _Trickle(LoopbackServer):
+    """Answers every GET with :data:`BLOB` in pieces of 48 KiB, each flushed on its own."""
+
+    def __init__(self) -> None:
+        super().__init__(methods=("GET",))
+
+    def handle(self, handler: BaseHTTPRequestHandler) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "application/octet-stream")
+        handler.send_header("Content-Length", str(len(BLOB)))
+        handler.end_headers()
+        for start in range(0, len(BLOB), 48 * 1024):
+            handler.wfile.write(BLOB[start : start + 48 * 1024])
+            handler.wfile.flush()
+
+
+BLOB = bytes(range(256)) * (12 * 1024)  # 3 MiB
+
+
+def test_a_blob_reaches_its_writer_in_the_pieces_the_transport_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What the transport read is handed on as it is: not joined into larger pieces and cut
+    again (a copy of every byte, twice, on the way to the file)."""
+    read: list[bytes] = []
+    real_iter = _Body.__iter__
+
+    def recording(body: _Body) -> Iterator[bytes]:
+        for chunk in real_iter(body):
+            read.append(chunk)
+            yield chunk
+
+    monkeypatch.setattr(_Body, "__iter__", recording)
+    written: list[bytes] = []
+    digest = "sha256:" + hashlib.sha256(BLOB).hexdigest()
+    with (
+        _Trickle() as server,
+        RegistryClient(server.address, plain_http=True, loopback=True) as client,
+    ):
+        size = client.get_blob("acme/echo", digest, written.append, max_bytes=len(BLOB))
+    assert size == len(BLOB)
+    assert b"".join(written) == BLOB
+    assert len(written) == len(read) > 1
+    assert all(given is seen for given, seen in zip(written, read, strict=True))
