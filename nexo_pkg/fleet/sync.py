@@ -331,6 +331,13 @@ def sync(
             _sync_lock(dest),
             locked_root(dest) as root,
         ):
+            if cpu.workers > 1:
+                # The tarballs download a few at a time, at least one per extraction worker,
+                # in the plugins' order: a tarball shares the network (or on loopback the
+                # cores) with fewer others, so the first ones arrive sooner and the workers
+                # start sooner, and the downloads still run ahead of the extractions. The
+                # plugins' other requests (their signature files) go side by side.
+                session.limit_downloads(max(2, cpu.workers))
             installed = installed_by_id(dest)
             result.plan = sync_plan(locked.plugins, installed, candidates, prune=prune)
             steps = {step.plugin_id: step for step in result.plan}

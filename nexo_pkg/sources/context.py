@@ -102,6 +102,8 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
         self.conditional_requests = False
         self._stack = contextlib.ExitStack()
         self._guard = threading.Lock()
+        # With :meth:`limit_downloads`: the tarball downloads under way at once.
+        self._downloads: threading.Semaphore | None = None
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
@@ -127,6 +129,16 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
             manager.__exit__(*sys.exc_info())
             raise
         return value
+
+    def limit_downloads(self, count: int) -> None:
+        """From now on, at most ``count`` tarballs download at once (:meth:`download_slot`);
+        the threads that wait go in the order they came (``sync``: the plugins' order)."""
+        self._downloads = threading.Semaphore(count)
+
+    def download_slot(self) -> contextlib.AbstractContextManager[object]:
+        """Held while a source downloads a tarball: one of the slots :meth:`limit_downloads`
+        made, else nothing to wait for."""
+        return self._downloads if self._downloads is not None else contextlib.nullcontext()
 
     def temp_dir(self) -> Path:
         """A private directory removed when the command ends (signature files)."""

@@ -374,7 +374,8 @@ class OciSource:
             )
 
         try:
-            blob = self.context.hold(self.context.cache.open_blob(sha256, fetch))
+            with self.context.download_slot():
+                blob = self.context.hold(self.context.cache.open_blob(sha256, fetch))
         except NexoError as error:
             if error.kind == "release_not_found":
                 # No such layer: a manifest that names another one says why (and raises).

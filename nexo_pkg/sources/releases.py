@@ -545,7 +545,8 @@ class GitHubReleaseSource:
                 )
             client.download(asset, sink, max_bytes=self.context.max_download)
 
-        blob = self.context.hold(self.context.cache.open_blob(sha256, fetch))
+        with self.context.download_slot():
+            blob = self.context.hold(self.context.cache.open_blob(sha256, fetch))
         checked = verify_checksums(sha256, candidate.asset_name, sidecar=None, digest=sha256)
         return fetched_artifact(candidate, blob, sha256, checked, found)
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ from support.registry import Registry
 from support.registry_proxy import RegistryProxy
 
 from nexo_pkg.sources.api import extract_archive
+from nexo_pkg.sources.registry import RegistryClient
 
 from .conftest import ACME_IDENTITY, LINUX, MakeDist, push_dist
 
@@ -181,3 +184,38 @@ def test_a_registry_with_the_referrers_api_is_asked_for_each_plugin(
         assert proxy.count("GET", "/manifests/sha256-") == 0
     finally:
         proxy.stop()
+
+
+def test_tarballs_download_at_most_one_per_extraction_worker_at_a_time(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Three plugins on three jobs, on two cores (two extraction workers): two tarballs at a
+    time, each download held long enough that all three would overlap otherwise."""
+    lock_path = _locked_fleet(tmp_path, fleet_env, registry.ref("plugins"), make_dist)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    guard = threading.Lock()
+    under_way: list[int] = [0]
+    most: list[int] = [0]
+    real_get_blob = RegistryClient.get_blob
+
+    def get_blob(client: RegistryClient, *args: Any, **kwargs: Any) -> int:
+        with guard:
+            under_way[0] += 1
+            most[0] = max(most[0], under_way[0])
+        try:
+            time.sleep(0.2)
+            return real_get_blob(client, *args, **kwargs)
+        finally:
+            with guard:
+                under_way[0] -= 1
+
+    monkeypatch.setattr(RegistryClient, "get_blob", get_blob)
+    document = _sync(lock_path, tmp_path / "root", fleet_env, tmp_path / "sync-home", "--jobs", "3")
+    assert [item["action"] for item in document["plugins"]] == ["installed"] * 3
+    assert document["requests"]["registries"][registry.host]["blob_get"] == 3
+    assert most[0] == 2
