@@ -60,8 +60,10 @@ class CpuPool:
                 initargs=(os.getpid() if method == "fork" else None,),
             )
             try:
-                # The workers are forked now, from this thread, while no other thread runs.
-                pool.submit(int).result()
+                # The workers are forked now, from this thread, while no other thread runs:
+                # the first submission starts them (all of them, when forked), not the call
+                # itself, which is not waited for.
+                pool.submit(int)
             except BaseException:
                 pool.shutdown(wait=True, cancel_futures=True)
                 raise

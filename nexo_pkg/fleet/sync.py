@@ -296,9 +296,11 @@ def sync(
             raise NexoError(
                 f"--frozen needs {lock_path}; run `nexo plugin lock` first", kind="lock_stale"
             )
+        locked = None
         if wanted_path is not None and wanted_path.exists():
             if frozen:
-                reasons = stale_entries(read_wanted(wanted_path), read_lock(lock_path))
+                locked = read_lock(lock_path)
+                reasons = stale_entries(read_wanted(wanted_path), locked)
                 if reasons:
                     raise NexoError(
                         f"{lock_path.name} is stale ({'; '.join(reasons)}); run `nexo plugin "
@@ -311,7 +313,8 @@ def sync(
                 from nexo_pkg.fleet.lock import lock as relock  # noqa: PLC0415
 
                 result.relocked = relock(wanted_path, lock_path, options, session=session).written
-        locked = read_lock(lock_path)
+        if locked is None:
+            locked = read_lock(lock_path)
         jobs = min(checked_jobs(options.jobs), len(locked.plugins))
         if not _any_to_install(locked.plugins, installed_by_id(dest), candidates):
             # Every plugin looks in line with the lock already: no worker process is forked

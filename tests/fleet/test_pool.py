@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import os
 import tarfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
 from support.tarballs import Member, file, plugin_members, targz, tree_snapshot
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.fleet import pool as pool_module
 from nexo_pkg.fleet.pool import CpuPool
 from nexo_pkg.fleet.treehash import hash_tarball
 from nexo_pkg.sources.archive import ArchiveLimits
@@ -92,3 +95,32 @@ def test_a_hostile_archive_refused_in_a_worker_leaves_its_staging_tree_empty(
     assert "symbolic link" in caught.value.message
     assert list(staging.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["evil.tar.gz", "staging"]
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_entering_a_pool_forks_its_workers_without_waiting_for_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The workers are forked on entry, but the run goes on while they set themselves up:
+    here each waits (up to half a minute) for a file the test writes once the pool is entered,
+    and says whether it came."""
+    release = tmp_path / "entered"
+    real_setup = pool_module._quiet_worker
+
+    def held_setup(parent: int | None) -> None:
+        for _ in range(300):
+            if release.exists():
+                break
+            time.sleep(0.1)
+        (tmp_path / f"worker-{os.getpid()}").write_text(str(release.exists()))
+        real_setup(parent)
+
+    monkeypatch.setattr(pool_module, "_quiet_worker", held_setup)
+    # Forked (threads an earlier test left behind would make it a fork server's children,
+    # which do not see the patched set-up).
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    with CpuPool(2, per_core=False) as pool:
+        release.write_text("")
+        assert pool.call(os.getpid) != os.getpid()
+    reports = [path.read_text() for path in tmp_path.glob("worker-*")]
+    assert reports == ["True", "True"]

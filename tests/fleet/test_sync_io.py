@@ -16,6 +16,7 @@ from support.cli import nexo
 from support.registry import Registry
 from support.registry_proxy import RegistryProxy
 
+from nexo_pkg.fleet import lockfile
 from nexo_pkg.sources.api import extract_archive
 from nexo_pkg.sources.registry import RegistryClient
 
@@ -219,3 +220,26 @@ def test_tarballs_download_at_most_one_per_extraction_worker_at_a_time(
     assert [item["action"] for item in document["plugins"]] == ["installed"] * 3
     assert document["requests"]["registries"][registry.host]["blob_get"] == 3
     assert most[0] == 2
+
+
+def test_a_frozen_sync_reads_its_lock_once(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The lock is checked against the wanted set beside it and then synced: one read."""
+    lock_path = _locked_fleet(tmp_path, fleet_env, registry.ref("plugins"), make_dist)
+    assert (lock_path.parent / "nexo-plugins.toml").is_file()
+    reads: list[Path] = []
+
+    def read_lock(path: Path) -> Any:
+        reads.append(path)
+        return lockfile.read_lock(path)
+
+    monkeypatch.setattr("nexo_pkg.fleet.sync.read_lock", read_lock)
+    document = _sync(lock_path, tmp_path / "root", fleet_env, tmp_path / "sync-home")
+    assert [item["action"] for item in document["plugins"]] == ["installed"] * 3
+    assert reads == [lock_path]
