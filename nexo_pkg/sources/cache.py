@@ -60,6 +60,10 @@ def hex_of(digest: str) -> str:
     return value
 
 
+# A file's bytes (and size) to disk, without its other metadata where the system can.
+_sync_data: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
+
+
 def _hashes_to(path: Path, expected: str) -> bool:
     """Whether ``path`` is a regular file whose sha256 is ``expected`` (a link planted in
     the store is not a blob, whatever it points to)."""
@@ -280,7 +284,8 @@ class BlobCache:
         self._defer_sync = True
 
     def sync_added(self) -> None:
-        """Sync to disk the blobs put into the store since :meth:`sync_later`, then the
+        """Sync to disk the bytes of the blobs put into the store since :meth:`sync_later`
+        (``fdatasync``: their reading since, an access time, commits nothing), then the
         store's directory (their names). Call it while the blobs are still held (inside
         :meth:`open_blob`), so that no prune races it. A blob that cannot be synced (gone,
         a write-back error) is left as it is: it is re-hashed before any use, like every
@@ -293,7 +298,7 @@ class BlobCache:
             with contextlib.suppress(OSError):
                 descriptor = os.open(blob, os.O_RDONLY | posix.O_NOFOLLOW | posix.O_CLOEXEC)
                 try:
-                    os.fsync(descriptor)
+                    _sync_data(descriptor)
                 finally:
                     os.close(descriptor)
         with contextlib.suppress(OSError):

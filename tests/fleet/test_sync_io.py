@@ -85,17 +85,22 @@ def test_blobs_are_extracted_before_they_are_synced_and_synced_before_the_run_en
     home = tmp_path / "sync-home"
     store = home / "cache" / "blobs" / "sha256"
     events: list[tuple[str, str]] = []
-    real_fsync = os.fsync
+    real_fsync, real_fdatasync = os.fsync, os.fdatasync
 
     def fsync(descriptor: int) -> None:
         events.append(("fsync", str(Path(f"/proc/self/fd/{descriptor}").readlink())))
         real_fsync(descriptor)
+
+    def fdatasync(descriptor: int) -> None:
+        events.append(("fsync", str(Path(f"/proc/self/fd/{descriptor}").readlink())))
+        real_fdatasync(descriptor)
 
     def extract(tarball: Path, *args: Any, **kwargs: Any) -> Any:
         events.append(("extract", str(tarball)))
         return extract_archive(tarball, *args, **kwargs)
 
     monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr("nexo_pkg.sources.cache._sync_data", fdatasync)
     monkeypatch.setattr("nexo_pkg.install.pipeline.extract_archive", extract)
     document = _sync(lock_path, tmp_path / "root", fleet_env, home, "--jobs", jobs)
     assert [item["action"] for item in document["plugins"]] == ["installed"] * 3
