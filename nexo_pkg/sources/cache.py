@@ -6,11 +6,11 @@ readers only see whole blobs and concurrent writers race harmlessly; it is re-ha
 use. ``prune`` takes the cache lock exclusively, readers and writers hold it shared, so a
 prune never removes a blob between its lookup and its use.
 
-A downloaded blob is synced to disk before it enters the store, unless the command defers
-that (:meth:`BlobCache.sync_later`: ``sync`` extracts each blob as soon as it is checked and
-syncs the blobs it added once at its end, :meth:`BlobCache.sync_added`). Nothing relies on a
-blob surviving a crash: every blob is re-hashed before use, so one a crash damaged is a miss,
-fetched again.
+A downloaded blob is synced to disk before it enters the store, unless the command lets that
+happen beside its use (:meth:`BlobCache.sync_later`: ``sync`` extracts each blob as soon as
+it is checked while another thread syncs it, and waits for those syncs at its end,
+:meth:`BlobCache.sync_added`). Nothing relies on a blob surviving a crash: every blob is
+re-hashed before use, so one a crash damaged is a miss, fetched again.
 
 Windows has no ``flock``: there the cache takes no lock, and Windows itself refuses to delete
 or replace a file another process has open, so a prune skips a blob being read and a writer's
@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from nexo_pkg.core import posix
 from nexo_pkg.core.dirs import make_dirs
@@ -42,6 +42,9 @@ from nexo_pkg.core.files import (
     sha256_file,
     write_file_atomically,
 )
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 CHUNK = 1024 * 1024
 _HEX = re.compile(r"^[0-9a-f]{64}$")
@@ -62,6 +65,18 @@ def hex_of(digest: str) -> str:
 
 # A file's bytes (and size) to disk, without its other metadata where the system can.
 _sync_data: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
+
+
+def _sync_blob(path: Path) -> None:
+    """Sync the bytes (and size) of the blob at ``path`` to disk (``fdatasync``: its reading
+    since, an access time, commits nothing). One that cannot be (gone, a write-back error) is
+    left as it is: every blob is re-hashed before use, and one that is damaged fetched again."""
+    with contextlib.suppress(OSError):
+        descriptor = os.open(path, os.O_RDONLY | posix.O_NOFOLLOW | posix.O_CLOEXEC)
+        try:
+            _sync_data(descriptor)
+        finally:
+            os.close(descriptor)
 
 
 def _hashes_to(path: Path, expected: str) -> bool:
@@ -169,8 +184,8 @@ class BlobCache:
         # Blobs this instance put into the store (see :meth:`discard_added`).
         self.added: list[Path] = []
         # With :meth:`sync_later`: the blobs put into the store without being synced yet.
-        self._defer_sync = False
-        self._unsynced: list[Path] = []
+        # With :meth:`sync_later`: the thread that syncs the blobs added (one at a time).
+        self._syncer: ThreadPoolExecutor | None = None
         # API answers to keep for conditional requests (:class:`AnswerCache`), written by
         # :meth:`keep` when the command ends well, by path.
         self.answers: dict[Path, bytes] = {}
@@ -218,9 +233,9 @@ class BlobCache:
         sha256 its bytes hash to, the name of the path yielded).
 
         ``durable`` syncs a new blob to disk before it enters the store (after
-        :meth:`sync_later`: in :meth:`sync_added`); a blob copied from a file that stays where
-        it is (a local tarball) need not be, since every blob is re-hashed before it is used
-        and one a crash damaged is simply made again.
+        :meth:`sync_later`: once it is there, beside its use); a blob copied from a file that
+        stays where it is (a local tarball) need not be, since every blob is re-hashed before
+        it is used and one a crash damaged is simply made again.
 
         ``fetch`` streams the blob's bytes into ``sink.write`` (``sink.reset`` starts over
         before a retry) and must raise when they do not hash to ``digest`` (the registry client
@@ -251,7 +266,9 @@ class BlobCache:
                     sink = BlobSink(handle, progress)
                     fetch(sink)
                     handle.flush()
-                    if durable and not self._defer_sync:
+                    with self._counting:
+                        syncer = self._syncer if durable else None
+                    if durable and syncer is None:
                         os.fsync(handle.fileno())
                 hasher = sink.hasher
                 if digest is None:
@@ -265,10 +282,12 @@ class BlobCache:
                     )
                 temp.chmod(0o444)
                 if _put_in_place(temp, final):
-                    with self._counting:
-                        self.added.append(final)
-                        if durable and self._defer_sync:
-                            self._unsynced.append(final)
+                    self.added.append(final)
+                    if syncer is not None:
+                        try:
+                            syncer.submit(_sync_blob, final)
+                        except RuntimeError:  # the syncs were waited for meanwhile: here
+                            _sync_blob(final)
             except OSError as exc:
                 raise _io(f"write blob {expected} into {self.store}", exc) from exc
             finally:
@@ -279,28 +298,25 @@ class BlobCache:
             yield final
 
     def sync_later(self) -> None:
-        """From now on, sync the blobs this instance downloads in :meth:`sync_added`, not
-        before each enters the store (and is used)."""
-        self._defer_sync = True
+        """From now on, a blob this instance downloads is synced to disk once it is in the
+        store, on a thread of its own, while it is used: the download is not held up by it
+        (:meth:`sync_added` waits for those syncs)."""
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415
+
+        with self._counting:
+            if self._syncer is None:
+                self._syncer = ThreadPoolExecutor(1, thread_name_prefix="nexo-cache-sync")
 
     def sync_added(self) -> None:
-        """Sync to disk the bytes of the blobs put into the store since :meth:`sync_later`
-        (``fdatasync``: their reading since, an access time, commits nothing), then the
-        store's directory (their names). Call it while the blobs are still held (inside
-        :meth:`open_blob`), so that no prune races it. A blob that cannot be synced (gone,
-        a write-back error) is left as it is: it is re-hashed before any use, like every
-        blob, and fetched again if it is damaged."""
+        """Wait for the syncs :meth:`sync_later` started, then sync the store's directory
+        (the blobs' names); later downloads are synced before they enter the store again.
+        Call it while the blobs are still held (inside :meth:`open_blob`), so that no prune
+        races the syncs."""
         with self._counting:
-            blobs, self._unsynced = self._unsynced, []
-        if not blobs:
+            syncer, self._syncer = self._syncer, None
+        if syncer is None:
             return
-        for blob in blobs:
-            with contextlib.suppress(OSError):
-                descriptor = os.open(blob, os.O_RDONLY | posix.O_NOFOLLOW | posix.O_CLOEXEC)
-                try:
-                    _sync_data(descriptor)
-                finally:
-                    os.close(descriptor)
+        syncer.shutdown(wait=True)
         with contextlib.suppress(OSError):
             posix.fsync_directory(self.store)
 

@@ -10,6 +10,7 @@ import os
 import re
 import tarfile
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -153,9 +154,10 @@ def fetch_signatures(
     repository: str,
     asset: TargetAsset,
     cache: BlobCache,
-    directory: Path,
+    directory: Callable[[], Path],
 ) -> dict[str, Path]:
-    """Copy the signature files attached to ``asset``'s manifest into ``directory``.
+    """Copy the signature files attached to ``asset``'s manifest into the directory
+    ``directory()`` makes (only when there is one to copy).
 
     Only layers titled as install would find them beside the asset (``<asset>.sigstore.json``,
     ``.sig``/``.pem``, ``.intoto.jsonl``, a signed ``checksums.txt`` …) are taken. Returns
@@ -186,10 +188,14 @@ def fetch_signatures(
                 where = f"the signature layer {title[:100]!r} of {digest}"
                 offered.setdefault(title, artifact.followed_digest(layer_digest, where))
     # Only names install would read beside this asset, so a title can never name a path.
+    names = material_names(asset.asset_name, offered)
+    if not names:
+        return {}
+    into = directory()
     material: dict[str, Path] = {}
-    for title in material_names(asset.asset_name, offered):
+    for title in names:
         layer_digest = offered[title]
-        path = directory / title
+        path = into / title
 
         def fetch(sink: BlobSink, digest: str = layer_digest) -> None:
             client.get_blob(

@@ -384,7 +384,8 @@ class OciSource:
             raise
         signatures: dict[str, Path | bytes] = {}
         if material:
-            cache, directory = self.context.cache, self.context.temp_dir()
+            # The files' directory is made only when there are some (removing one costs).
+            cache, directory = self.context.cache, self.context.temp_dir
             signatures.update(
                 oci.fetch_signatures(client, reference.repository, asset, cache, directory)
             )
