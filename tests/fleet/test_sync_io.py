@@ -18,6 +18,7 @@ from support.registry_proxy import RegistryProxy
 
 from nexo_pkg.fleet import lockfile
 from nexo_pkg.sources.api import extract_archive
+from nexo_pkg.sources.context import SourceContext
 from nexo_pkg.sources.registry import RegistryClient
 
 from .conftest import ACME_IDENTITY, LINUX, MakeDist, push_dist
@@ -138,6 +139,7 @@ def test_a_frozen_sync_reads_no_manifest_the_lock_pins_and_asks_for_the_api_once
     registry: Registry,
     make_dist: MakeDist,
     policy: Path,
+    monkeypatch: pytest.MonkeyPatch,
     jobs: str,
 ) -> None:
     """The lock pins each target's manifest digest and tarball sha256: a frozen sync fetches
@@ -154,12 +156,22 @@ def test_a_frozen_sync_reads_no_manifest_the_lock_pins_and_asks_for_the_api_once
     )
     manifests_before = registry.requests("GET", r"/manifests/sha256:")
     api_before = registry.requests("GET", r"/referrers/")
+    # A directory for signature files only where there are some (each costs its removal).
+    directories: list[Path] = []
+    real_temp_dir = SourceContext.temp_dir
+
+    def temp_dir(context: SourceContext) -> Path:
+        directories.append(real_temp_dir(context))
+        return directories[-1]
+
+    monkeypatch.setattr(SourceContext, "temp_dir", temp_dir)
     document = _sync(
         lock_path, tmp_path / "root", fleet_env, tmp_path / "sync-home", "--jobs", jobs,
         "--trusted-keys", str(policy),
     )  # fmt: skip
     identities = {item["id"]: item.get("identity") for item in document["plugins"]}
     assert identities == {"alpha": ACME_IDENTITY, "bravo": None, "charlie": ACME_IDENTITY}
+    assert len(directories) == 2
     # Per plugin: its tarball and its tag-schema index; per signed plugin, its signature
     # referrer's manifest and the bundle; the referrers API once.
     assert document["requests"]["registries"] == {
