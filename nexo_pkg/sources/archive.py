@@ -120,6 +120,9 @@ class ArchiveListing:
     #: The SBOM at the root (``sbom.cdx.json``) when it is at most ``MAX_SBOM_BYTES``; an
     #: SBOM member listed in ``files`` but absent here is over that cap.
     sbom: bytes | None = None
+    #: Set by an extraction: the permission bits (``S_IMODE``) each file and directory it
+    #: created had on disk once written, by name (what a walk of the tree would find).
+    modes: dict[str, int] | None = None
 
 
 def unsafe(message: str, *, member: str | None = None) -> NexoError:

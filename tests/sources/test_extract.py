@@ -30,7 +30,7 @@ from nexo_pkg.core import durable
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.pipeline import install
 from nexo_pkg.install.receipts import RECEIPT_NAME
-from nexo_pkg.install.verify import verify_installed
+from nexo_pkg.install.verify import tree_modes, verify_installed
 from nexo_pkg.sources import archive as inspect
 from nexo_pkg.sources.archive import ArchiveLimits, inspect_archive
 from nexo_pkg.sources.extract import MAX_OPEN_DIRECTORIES, safe_extract
@@ -88,6 +88,30 @@ def test_every_directory_is_0755_whatever_the_umask(
     assert modes["lib/tool"] == 0o755
     assert modes[f"bin/{ID}"] == 0o755
     assert modes["lib/vendor/pkg/deep/mod.py"] == 0o644
+
+
+def test_the_listing_holds_the_modes_a_walk_of_the_tree_finds(umask: int, tmp_path: Path) -> None:
+    """What the receipt records without walking the tree: the modes read from every file
+    and directory as it was made, under each umask, equal a walk's."""
+    members = _flat_plugin(
+        file("lib/vendor/pkg/deep/mod.py", "X = 1\n"),
+        directory("lib/open", mode=0o777),
+        directory("lib/empty", mode=0o700),
+        file("lib/open/data.txt", "x", mode=0o666),
+        file("lib/tool", "#!/bin/sh\n", mode=0o700),
+    )
+    tarball = tmp_path / "plugin.tar.gz"
+    tarball.write_bytes(targz(members))
+    destination = tmp_path / "tree"
+    destination.mkdir()
+    listing = safe_extract(tarball, destination)
+    assert listing.modes is not None
+    assert listing.modes == tree_modes(destination)
+    assert listing.modes.keys() == listing.files.keys() | listing.directories
+    assert listing.modes["lib/tool"] == 0o755
+    assert listing.modes["lib/open/data.txt"] == 0o644
+    assert listing.modes["lib/empty"] == 0o755
+    assert inspect_archive(tarball).modes is None
 
 
 @pytest.mark.parametrize(
