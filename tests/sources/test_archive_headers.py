@@ -18,11 +18,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
 from adversarial.archives import CONTROLS, CORPUS, CorpusContext, Limits
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.sources import archive as archive_module
 from nexo_pkg.sources.archive import ArchiveLimits, StrictTarInfo, inspect_archive
 
 T = TypeVar("T")
@@ -61,6 +63,18 @@ def _tar_of(data: bytes) -> bytes | None:
 
 
 TAR_SEEDS = tuple(tar for tar in map(_tar_of, SEEDS) if tar is not None)
+
+
+@contextmanager
+def pieces_of(size: int) -> Iterator[None]:
+    """The walker's reader inflating ``size`` bytes at a time (and reading as much): pieces
+    of a few blocks put header blocks across two pieces, which only ``tarfile`` reads."""
+    saved = archive_module.READ_CHUNK
+    archive_module.READ_CHUNK = size
+    try:
+        yield
+    finally:
+        archive_module.READ_CHUNK = saved
 
 
 @contextmanager
@@ -209,31 +223,72 @@ def archives(draw: st.DrawFn) -> bytes:
     return gzip.compress(bytes(data), mtime=0)
 
 
+# Inflated pieces: the default, and sizes that put blocks across pieces at varying offsets.
+PIECES = (archive_module.READ_CHUNK, 700, 1536, 4096 + 300)
+
+
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
-@given(data=archives())
+@given(data=archives(), piece=st.sampled_from(PIECES))
 def test_the_walker_accepts_and_refuses_alike_with_either_reader(
-    data: bytes, tmp_path_factory: Any
+    data: bytes, piece: int, tmp_path_factory: Any
 ) -> None:
+    """The walker reads plain headers itself where they lie whole in a piece (fast on), or
+    leaves every block to ``tarfile`` (off): the same verdicts, errors and listings."""
     tarball = tmp_path_factory.mktemp("walk") / "input.tar.gz"
     tarball.write_bytes(data)
-    with fast_headers(on=True):
-        fast = _walk(tarball)
-    with fast_headers(on=False):
-        slow = _walk(tarball)
+    with pieces_of(piece):
+        with fast_headers(on=True):
+            fast = _walk(tarball)
+        with fast_headers(on=False):
+            slow = _walk(tarball)
     assert fast == slow
     assert fast[0] in {"ok", "refused"}, fast
 
 
-def test_the_whole_corpus_gets_the_same_verdicts(tmp_path: Path) -> None:
+@pytest.mark.parametrize("piece", PIECES)
+def test_the_whole_corpus_gets_the_same_verdicts(piece: int, tmp_path: Path) -> None:
     """Every hostile and control archive: same listing or same kind and message."""
     verdicts = set()
     for index, data in enumerate(SEEDS):
         tarball = tmp_path / f"{index}.tar.gz"
         tarball.write_bytes(data)
-        with fast_headers(on=True):
-            fast = _walk(tarball)
-        with fast_headers(on=False):
-            slow = _walk(tarball)
+        with pieces_of(piece):
+            with fast_headers(on=True):
+                fast = _walk(tarball)
+            with fast_headers(on=False):
+                slow = _walk(tarball)
         assert fast == slow, index
         verdicts.add(fast[0])
     assert verdicts == {"ok", "refused"}
+
+
+def test_plain_headers_in_a_piece_are_read_without_tarfile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The path the comparisons above hold is taken: of a ustar archive of plain members
+    (extended headers for the long names), ``tarfile`` reads only the first header, the
+    extended ones with what they apply to, and the end; the walker reads the rest.
+    (``TarFile.next`` is counted, not changed.)"""
+    names = [f"lib/m{index:03d}.py" for index in range(30)]
+    names += ["lib/" + "x" * 120 + ".py", "lib/" + "y" * 120 + ".py"]
+    tarball = tmp_path / "plain.tar.gz"
+    tarball.write_bytes(gzip.compress(_base_tar(tarfile.PAX_FORMAT, names, ["lib"])))
+    calls = []
+    next_member = tarfile.TarFile.next
+
+    def counted(archive: tarfile.TarFile) -> tarfile.TarInfo | None:
+        member = next_member(archive)
+        calls.append(member.name if member is not None else None)
+        return member
+
+    monkeypatch.setattr(tarfile.TarFile, "next", counted)
+    with fast_headers(on=True):
+        fast = _walk(tarball)
+    assert fast[0] == "ok", fast
+    # The first header is read when the archive is opened, and handed out by the first call.
+    assert calls == ["lib", "lib", "lib/" + "x" * 120 + ".py", "lib/" + "y" * 120 + ".py", None]
+    calls.clear()
+    with fast_headers(on=False):
+        slow = _walk(tarball)
+    assert len(calls) == 1 + 1 + len(names) + 1
+    assert fast == slow
