@@ -726,6 +726,8 @@ def walk_archive(
 
 
 def _check_size(member: Header, name: str, listing: ArchiveListing, limits: ArchiveLimits) -> None:
+    if member.size < 0:  # tarfile reads "-1024" as it is: the data would end before it starts
+        raise invalid(f"{name!r} has a negative size ({member.size})")
     if member.size > limits.max_entry:
         raise unsafe(
             f"{name!r} is {member.size} bytes, over the per-entry limit of "

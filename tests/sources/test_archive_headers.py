@@ -262,6 +262,106 @@ def test_the_whole_corpus_gets_the_same_verdicts(piece: int, tmp_path: Path) -> 
     assert verdicts == {"ok", "refused"}
 
 
+def _header(
+    name: str,
+    kind: bytes = tarfile.REGTYPE,
+    size: int = 0,
+    *,
+    fields: tuple[tuple[int, bytes], ...] = (),
+    checksum: str = "unsigned",
+) -> bytes:
+    """One ustar header block, some of its fields then respelled (``(offset, bytes)``)."""
+    info = tarfile.TarInfo(name)
+    info.type, info.size, info.mode, info.mtime = kind, size, 0o644, 1_700_000_000
+    block = bytearray(info.tobuf(tarfile.USTAR_FORMAT, "utf-8", "surrogateescape"))
+    for offset, value in fields:
+        block[offset : offset + len(value)] = value
+    _checksummed(block, checksum)
+    return bytes(block)
+
+
+def _data(size: int) -> bytes:
+    return (b"d" * size).ljust(-(-size // BLOCK) * BLOCK, b"\x00")
+
+
+def _global(records: dict[str, str]) -> bytes:
+    """A global PAX header (type ``g``) of ``records``, as ``tarfile`` writes one."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT, pax_headers=records):
+        pass
+    return buffer.getvalue()[: -2 * BLOCK].rstrip(b"\x00").ljust(2 * BLOCK, b"\x00")
+
+
+def _file(name: str, size: int = 5) -> bytes:
+    return _header(name, size=size) + _data(size)
+
+
+END = b"\x00" * (2 * BLOCK)
+FILE = _file("f.txt")
+# Hand-made archives around the rules the walker's own header reading repeats from tarfile:
+# where a member's data ends, what a name becomes, when tarfile's state changes a member.
+HEADER_CASES: dict[str, bytes] = {
+    # A directory's size field: tarfile skips no data for it, the blocks after are headers.
+    "directory_with_a_size": _header("d", tarfile.DIRTYPE, 1024) + FILE
+    + _file("g.txt") + END,
+    "later_directory_with_a_size": FILE + _header("d", tarfile.DIRTYPE, 1024) + _file("g.txt")
+    + _file("h.txt") + END,
+    "directory_with_a_size_then_data": _header("d", tarfile.DIRTYPE, 700) + _data(700) + END,
+    "old_style_directory": _header("e/", tarfile.AREGTYPE) + FILE + END,
+    "directory_slashes": _header("g//", tarfile.DIRTYPE) + _header("g//h", size=3) + _data(3)
+    + END,
+    "prefix": _header("x", fields=((345, b"pre\x00"),)) + _header("y/", tarfile.DIRTYPE,
+    fields=((345, b"pre\x00"),)) + END,
+    "prefix_with_a_slash": _header("y/", tarfile.DIRTYPE, fields=((345, b"pre/\x00"),)) + END,
+    "global_mtime_out_of_range": _global({"mtime": "1e13"}) + FILE + END,
+    "global_mtime": _global({"mtime": "12.5"}) + FILE + _file("g.txt") + END,
+    "global_size": _global({"size": "3"}) + _header("s", size=5) + _data(3) + FILE + END,
+    "global_path": _global({"path": "same"}) + FILE + _file("g.txt") + END,
+    "global_comment": _global({"comment": "x"}) + FILE + END,
+    "negative_size": _header("n", fields=((124, b"-1\x00"),)) + FILE + END,
+    "negative_size_back_to_an_earlier_header": _file("a", 0) + _file("b", 0)
+    + _header("n", fields=((124, b"-2000\x00"),)) + FILE + END,
+    "negative_size_back_to_the_root": _header("./", tarfile.DIRTYPE)
+    + _header("n", fields=((124, b"-1024\x00"),)) + FILE + END,
+    "size_with_spaces": _header("sp", fields=((124, b"   5 \x00"),)) + _data(5) + END,
+    "base256_size": _header("b", fields=((124, b"\x80" + b"\x00" * 10 + b"\x05"),))
+    + _data(5) + END,
+    "underscored_size": _header("u", fields=((124, b"0_5\x00"),)) + _data(5) + END,
+    "signed_checksum": FILE + _header("\xe9.txt".encode("latin-1").decode("latin-1"),
+    fields=((0, b"\xe9.txt\x00"),), checksum="signed") + END,
+    "wrong_checksum_later": FILE + _header("w", checksum="wrong") + END,
+    "huge_size": FILE + _header("h", fields=((124, b"77777777777\x00"),)) + END,
+    "no_end_marker": FILE + _file("g.txt"),
+    "ends_in_padding": FILE + _header("p", size=5) + b"ddddd",
+    "ends_in_data": FILE + _header("q", size=5000) + _data(700),
+    "one_zero_block": FILE + b"\x00" * BLOCK,
+    "dev_numbers": _header("v", fields=((329, b"0000001\x00"), (337, b"7\x00"))) + END,
+    "garbage_after_end": FILE + END + FILE,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("piece", PIECES)
+def test_hand_made_headers_get_the_same_verdicts(piece: int, tmp_path: Path) -> None:
+    """Directories with a size, global PAX headers in force, odd numbers and names, ends
+    in the wrong place: the walker reads them with ``tarfile`` or alike."""
+    verdicts = {}
+    for name, tar in HEADER_CASES.items():
+        tarball = tmp_path / f"{name}.tar.gz"
+        tarball.write_bytes(gzip.compress(tar, mtime=0))
+        with pieces_of(piece):
+            with fast_headers(on=True):
+                fast = _walk(tarball)
+            with fast_headers(on=False):
+                slow = _walk(tarball)
+        assert fast == slow, name
+        verdicts[name] = fast[0]
+        print(name, str(fast)[:150])
+    assert set(verdicts.values()) == {"ok", "refused"}, verdicts
+    assert verdicts["global_mtime_out_of_range"] == verdicts["global_path"] == "refused"
+    assert verdicts["directory_with_a_size"] == verdicts["global_size"] == "ok"
+    assert verdicts["later_directory_with_a_size"] == "ok"
+
+
 def test_plain_headers_in_a_piece_are_read_without_tarfile(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -3,6 +3,7 @@ once, and every refusal leaves the install root as it was."""
 
 from __future__ import annotations
 
+import io
 import os
 import stat
 import tarfile
@@ -17,10 +18,12 @@ from support.tarballs import (
     Member,
     directory,
     file,
+    gzip_bytes,
     launcher_text,
     manifest_text,
     plugin_members,
     plugin_tarball,
+    tar_bytes,
     targz,
     tree_snapshot,
     write_plugin,
@@ -112,6 +115,22 @@ def test_the_listing_holds_the_modes_a_walk_of_the_tree_finds(umask: int, tmp_pa
     assert listing.modes["lib/open/data.txt"] == 0o644
     assert listing.modes["lib/empty"] == 0o755
     assert inspect_archive(tarball).modes is None
+
+
+@pytest.mark.parametrize("size", [b"-1", b"-1024", b"-0000001"])
+def test_a_negative_size_is_refused(size: bytes, tmp_path: Path, install_env: InstallEnv) -> None:
+    """``tarfile`` reads a size field of ``-1024`` as it is; followed, it steps back over the
+    header just read (``tarfile`` itself then reads the same members forever)."""
+    raw = bytearray(
+        tar_bytes(_flat_plugin(file("lib/negative.bin", b"")), fmt=tarfile.USTAR_FORMAT)
+    )
+    with tarfile.open(fileobj=io.BytesIO(bytes(raw))) as archive:
+        at = archive.getmember("lib/negative.bin").offset
+    raw[at + 124 : at + 136] = size.ljust(12, b"\x00")
+    raw[at + 148 : at + 156] = b" " * 8
+    raw[at + 148 : at + 156] = b"%06o\x00 " % sum(raw[at : at + 512])
+    error = _refused(install_env, tmp_path, gzip_bytes(bytes(raw)), "archive_invalid")
+    assert error.message.endswith(f"'lib/negative.bin' has a negative size ({int(size, 8)})")
 
 
 @pytest.mark.parametrize(
