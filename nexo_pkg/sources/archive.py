@@ -18,12 +18,12 @@ import struct
 import tarfile
 import unicodedata
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import IO, ClassVar, Literal, NamedTuple, Self, cast
+from typing import IO, Any, ClassVar, Literal, NamedTuple, Self, cast
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
@@ -124,6 +124,30 @@ class ArchiveListing:
     #: Set by an extraction: the permission bits (``S_IMODE``) each file and directory it
     #: created had on disk once written, by name (what a walk of the tree would find).
     modes: dict[str, int] | None = None
+
+    def __reduce__(self) -> tuple[Callable[..., ArchiveListing], tuple[Any, ...]]:
+        """Pickled (an extraction worker's listing goes back to the installing process)
+        with the files as columns, a list per field, not an object each: about a third of
+        the time to write, a little less to read back."""
+        infos = self.files.values()
+        columns = (
+            list(self.files),
+            [info.size for info in infos],
+            [info.sha256 for info in infos],
+            [info.mode for info in infos],
+        )
+        fields = {name: value for name, value in vars(self).items() if name != "files"}
+        return _listing_from_columns, (columns, fields)
+
+
+def _listing_from_columns(
+    columns: tuple[list[str], list[int], list[str], list[int]], fields: dict[str, Any]
+) -> ArchiveListing:
+    names, sizes, digests, modes = columns
+    files = dict(
+        zip(names, map(FileInfo._make, zip(sizes, digests, modes, strict=True)), strict=True)
+    )
+    return ArchiveListing(files=files, **fields)
 
 
 def unsafe(message: str, *, member: str | None = None) -> NexoError:

@@ -3,8 +3,10 @@ once, and every refusal leaves the install root as it was."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
+import pickle
 import stat
 import tarfile
 import zlib
@@ -23,6 +25,7 @@ from support.tarballs import (
     manifest_text,
     plugin_members,
     plugin_tarball,
+    sha256_hex,
     tar_bytes,
     targz,
     tree_snapshot,
@@ -115,6 +118,30 @@ def test_the_listing_holds_the_modes_a_walk_of_the_tree_finds(umask: int, tmp_pa
     assert listing.modes["lib/open/data.txt"] == 0o644
     assert listing.modes["lib/empty"] == 0o755
     assert inspect_archive(tarball).modes is None
+
+
+def test_a_listing_comes_back_from_a_worker_whole(tmp_path: Path) -> None:
+    """A listing pickled (as extraction workers send it back) is the same listing: every
+    field, each set here."""
+    members = _flat_plugin(
+        file("plugin.toml", manifest_text(ID, VERSION)),
+        file("sbom.cdx.json", '{"bomFormat": "CycloneDX"}'),
+        file("lib/tool", "#!/bin/sh\n", mode=0o700),
+        directory("lib/empty"),
+    )
+    tarball = tmp_path / "plugin.tar.gz"
+    tarball.write_bytes(targz(members))
+    destination = tmp_path / "tree"
+    destination.mkdir()
+    listing = safe_extract(tarball, destination)
+    copy = pickle.loads(pickle.dumps(listing, protocol=pickle.HIGHEST_PROTOCOL))  # noqa: S301 (ours)
+    assert copy == listing
+    defaults = inspect.ArchiveListing()
+    for field in dataclasses.fields(listing):
+        assert getattr(listing, field.name) != getattr(defaults, field.name), field.name
+        assert getattr(copy, field.name) == getattr(listing, field.name), field.name
+    assert copy.files["lib/tool"] == inspect.FileInfo(10, sha256_hex(b"#!/bin/sh\n"), 0o700)
+    assert type(copy.files["lib/tool"]) is inspect.FileInfo
 
 
 @pytest.mark.parametrize("size", [b"-1", b"-1024", b"-0000001"])
