@@ -12,6 +12,7 @@ that keeps nothing (a scan), :mod:`nexo_pkg.sources.extract` to one that writes 
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import re
 import struct
@@ -369,17 +370,21 @@ class StrictTarInfo(tarfile.TarInfo):
         number field ``tarfile`` refuses, a global PAX header in force."""
         if tarfile_.pax_headers:
             return None
-        fields = _plain_fields(block, tarfile_.encoding, tarfile_.errors)
+        encoding, errors = tarfile_.encoding, tarfile_.errors
+        fields = _plain_fields(block, encoding, errors, lenient=False)
         if fields is None:
             return None
-        numbers, texts, kind = fields
         member = cls.__new__(cls)
-        (
-            member.chksum, member.mode, member.uid, member.gid, member.size, member.mtime,
-            member.devmajor, member.devminor,
-        ) = numbers  # fmt: skip
-        member.name, member.linkname, member.uname, member.gname, directory_prefix = texts
-        member.name, member.type = _plain_name(member.name, kind, directory_prefix)
+        member.chksum, member.mode, member.size, member.mtime, name, prefix, kind = fields
+        member.name, member.type = _plain_name(name, kind, prefix)
+        # The fields the walker does not use, which _plain_fields found valid.
+        unpacked = _HEADER.unpack_from(block)
+        member.uid, member.gid, member.devmajor, member.devminor = (
+            _octal(unpacked[index]) for index in (2, 3, 11, 12)
+        )
+        member.linkname, member.uname, member.gname = (
+            unpacked[index].partition(_NUL)[0].decode(encoding, errors) for index in (8, 9, 10)
+        )
         member.sparse = None
         member.pax_headers = {}
         fileobj = cast("IO[bytes]", tarfile_.fileobj)
@@ -390,13 +395,27 @@ class StrictTarInfo(tarfile.TarInfo):
         return member
 
 
+def _octal(field: bytes) -> int:
+    """A number field as ``tarfile.nti`` reads it when it is plain octal (see below)."""
+    digits = field.partition(_NUL)[0]
+    return int(digits, 8) if digits else 0
+
+
+def lenient_decoding(encoding: str, errors: str) -> bool:
+    """Whether decoding any bytes with ``encoding`` and ``errors`` succeeds (tarfile's
+    default, the file system's UTF-8 with ``surrogateescape``): an undecodable byte of an
+    ASCII-compatible encoding is 0x80 or above, which ``surrogateescape`` takes."""
+    return errors == "surrogateescape" and codecs.lookup(encoding).name in {"utf-8", "ascii"}
+
+
 def _plain_fields(
-    block: bytes, encoding: str, errors: str
-) -> tuple[list[int], list[str], bytes] | None:
-    """The numbers (``chksum mode uid gid size mtime devmajor devminor``), the texts (``name
-    linkname uname gname prefix``) and the type of a regular file's or a directory's header
-    block as ``tarfile`` reads them (``frombuf``), or ``None`` for any other block (see
-    :meth:`StrictTarInfo.plain_header`)."""
+    block: bytes, encoding: str, errors: str, *, lenient: bool
+) -> tuple[int, int, int, int, str, str, bytes] | None:
+    """The checksum, mode, size, mtime, name, prefix and type of a regular file's or a
+    directory's header block as ``tarfile`` reads them (``frombuf``), every other field
+    found as ``tarfile`` would read it, or ``None`` for any other block (see
+    :meth:`StrictTarInfo.plain_header`). ``lenient``: the decoding cannot fail (see
+    :func:`lenient_decoding`), the texts not returned are not decoded."""
     if len(block) != tarfile.BLOCKSIZE or block[156:157] not in _PLAIN_TYPES:
         return None
     (
@@ -408,21 +427,25 @@ def _plain_fields(
         # octal, none being 0. int() of those bytes accepts a subset of what nti's int()
         # of the decoded, stripped text does, with the same value; what it refuses (a
         # base-256 number, spaces only, a control character, garbage) is left to tarfile.
-        numbers = [
-            int(digits, 8) if (digits := field.partition(_NUL)[0]) else 0
-            for field in (chksum, mode, uid, gid, size, mtime, devmajor, devminor)
+        checksum, mode_bits, length, time = [
+            int(field.partition(_NUL)[0] or b"0", 8) for field in (chksum, mode, size, mtime)
         ]
+        for field in (uid, gid, devmajor, devminor):
+            if digits := field.partition(_NUL)[0]:
+                int(digits, 8)
         # tarfile's unsigned sum: every byte, the checksum field counted as 8 spaces.
-        if numbers[0] != byte_sum(block) - sum(chksum) + 256:
+        if checksum != byte_sum(block) - sum(chksum) + 256:
             return None
         # Strings as tarfile.nts decodes them: the bytes before the first NUL.
-        texts = [
-            field.partition(_NUL)[0].decode(encoding, errors)
-            for field in (name, linkname, uname, gname, prefix)
-        ]
+        if not lenient:
+            for field in (linkname, uname, gname):
+                field.partition(_NUL)[0].decode(encoding, errors)
+        text, directory_prefix = (
+            field.partition(_NUL)[0].decode(encoding, errors) for field in (name, prefix)
+        )
     except ValueError:
         return None
-    return numbers, texts, kind
+    return checksum, mode_bits, length, time, text, directory_prefix, kind
 
 
 def _plain_name(name: str, kind: bytes, directory_prefix: str) -> tuple[str, bytes]:
@@ -469,6 +492,7 @@ def _headers(archive: tarfile.TarFile, reader: _InflatingReader) -> Iterator[Hea
     off: every block is ``archive.next()``'s."""
     fast = StrictTarInfo.fast_headers
     encoding, errors = archive.encoding, archive.errors
+    lenient = lenient_decoding(encoding, errors)
     while True:
         if fast and archive.firstmember is None and not archive.pax_headers:  # type: ignore[attr-defined]
             piece, offset = reader.piece, archive.offset
@@ -477,14 +501,13 @@ def _headers(archive: tarfile.TarFile, reader: _InflatingReader) -> Iterator[Hea
             start = reader.at + offset - reader.position
             end = start + tarfile.BLOCKSIZE
             if reader.at <= start and end <= len(piece):
-                fields = _plain_fields(piece[start:end], encoding, errors)
+                fields = _plain_fields(piece[start:end], encoding, errors, lenient=lenient)
                 if fields is not None:
-                    numbers, texts, kind = fields
-                    name, kind = _plain_name(texts[0], kind, texts[4])
-                    size = numbers[4]
+                    _, mode, size, mtime, name, prefix, kind = fields
+                    name, kind = _plain_name(name, kind, prefix)
                     reader.at, reader.position = end, offset + tarfile.BLOCKSIZE
                     archive.offset = reader.position + _data_blocks(kind, size)
-                    yield Header(name, kind, numbers[1], size, numbers[5], None)
+                    yield Header(name, kind, mode, size, mtime, None)
                     continue
         member = archive.next()
         # tarfile keeps every header it reads otherwise.

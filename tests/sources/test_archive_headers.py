@@ -392,3 +392,15 @@ def test_plain_headers_in_a_piece_are_read_without_tarfile(
         slow = _walk(tarball)
     assert len(calls) == 1 + 1 + len(names) + 1
     assert fast == slow
+
+
+@given(st.binary(max_size=64))
+def test_the_texts_the_walker_does_not_read_could_not_fail_to_decode(data: bytes) -> None:
+    """The walker skips decoding a plain header's link name, user and group names where
+    decoding cannot fail; under tarfile's defaults it cannot."""
+    assert archive_module.lenient_decoding(tarfile.ENCODING, "surrogateescape")
+    for encoding in ("utf-8", "UTF8", "ascii", "ANSI_X3.4-1968"):
+        assert archive_module.lenient_decoding(encoding, "surrogateescape")
+        data.decode(encoding, "surrogateescape")
+    assert not archive_module.lenient_decoding("utf-8", "strict")
+    assert not archive_module.lenient_decoding("utf-16", "surrogateescape")
