@@ -427,9 +427,10 @@ def _plain_fields(
         # octal, none being 0. int() of those bytes accepts a subset of what nti's int()
         # of the decoded, stripped text does, with the same value; what it refuses (a
         # base-256 number, spaces only, a control character, garbage) is left to tarfile.
-        checksum, mode_bits, length, time = [
-            int(field.partition(_NUL)[0] or b"0", 8) for field in (chksum, mode, size, mtime)
-        ]
+        checksum = int(chksum.partition(_NUL)[0] or b"0", 8)
+        mode_bits = int(mode.partition(_NUL)[0] or b"0", 8)
+        length = int(size.partition(_NUL)[0] or b"0", 8)
+        time = int(mtime.partition(_NUL)[0] or b"0", 8)
         for field in (uid, gid, devmajor, devminor):
             if digits := field.partition(_NUL)[0]:
                 int(digits, 8)
@@ -440,9 +441,8 @@ def _plain_fields(
         if not lenient:
             for field in (linkname, uname, gname):
                 field.partition(_NUL)[0].decode(encoding, errors)
-        text, directory_prefix = (
-            field.partition(_NUL)[0].decode(encoding, errors) for field in (name, prefix)
-        )
+        text = name.partition(_NUL)[0].decode(encoding, errors)
+        directory_prefix = prefix.partition(_NUL)[0].decode(encoding, errors)
     except ValueError:
         return None
     return checksum, mode_bits, length, time, text, directory_prefix, kind
