@@ -308,6 +308,8 @@ HEADER_CASES: dict[str, bytes] = {
     + _file("h.txt") + END,
     "directory_with_a_size_then_data": _header("d", tarfile.DIRTYPE, 700) + _data(700) + END,
     "old_style_directory": _header("e/", tarfile.AREGTYPE) + FILE + END,
+    "later_old_style_directory_with_a_size": FILE + _header("e/", tarfile.AREGTYPE, 600)
+    + _file("g.txt") + _file("h.txt") + END,
     "directory_slashes": _header("g//", tarfile.DIRTYPE) + _header("g//h", size=3) + _data(3)
     + END,
     "prefix": _header("x", fields=((345, b"pre\x00"),)) + _header("y/", tarfile.DIRTYPE,
@@ -360,6 +362,7 @@ def test_hand_made_headers_get_the_same_verdicts(piece: int, tmp_path: Path) -> 
     assert verdicts["global_mtime_out_of_range"] == verdicts["global_path"] == "refused"
     assert verdicts["directory_with_a_size"] == verdicts["global_size"] == "ok"
     assert verdicts["later_directory_with_a_size"] == "ok"
+    assert verdicts["later_old_style_directory_with_a_size"] == "ok"
 
 
 def test_plain_headers_in_a_piece_are_read_without_tarfile(
