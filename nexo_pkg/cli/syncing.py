@@ -287,9 +287,12 @@ _DECIMAL = re.compile(r"[0-9]{1,9}(\.[0-9]{1,9})?")
 def _parse_fast(arguments: Sequence[str]) -> dict[str, object] | None:
     """``plugin sync`` options by field, or ``None`` for anything Typer should handle."""
     from nexo_pkg.cli.common import COLOR_CHOICES  # noqa: PLC0415
+    from nexo_pkg.core import posix  # noqa: PLC0415
 
     if os.environ.get("_NEXO_COMPLETE"):
         return None  # a shell asking for completions: Typer answers
+    if not posix.POSIX:
+        return None  # Typer's command refuses to run there, in its own words
     parsed: dict[str, object] = {}
     mirrors: list[str] = []
     rest = iter(arguments)

@@ -18,6 +18,7 @@ from support.tarballs import tree_snapshot
 
 from nexo_pkg.cli.app import run as typer_run
 from nexo_pkg.cli.syncing import fast_sync
+from nexo_pkg.core import posix
 from nexo_pkg.core.output import OUTPUT, OutputSettings
 
 from .conftest import LINUX, MakeDist, push_dist
@@ -168,6 +169,13 @@ def test_what_the_small_parser_does_not_take_goes_to_typer(arguments: list[str])
 
 def test_completion_goes_to_typer(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("_NEXO_COMPLETE", "complete_bash")
+    assert fast_sync(["--frozen"]) is None
+
+
+def test_without_posix_names_typer_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the plugin-root commands refuse to run (Windows), Typer's command says so;
+    tests/cli/test_platforms.py runs the refusal under the Windows shim."""
+    monkeypatch.setattr(posix, "POSIX", False)
     assert fast_sync(["--frozen"]) is None
 
 
