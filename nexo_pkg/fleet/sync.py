@@ -46,14 +46,12 @@ from nexo_pkg.install.api import (
     InstallRoot,
     InstallStep,
     LockedSigner,
-    install_artifact,
     locked_root,
-    release_hold,
     remove_tree,
     scan_kept,
     version_order,
 )
-from nexo_pkg.sources.api import NOARCH, extraction_workers, host_candidates, source_date
+from nexo_pkg.sources.api import NOARCH, extraction_workers, host_candidates
 
 SYNC_LOCK_NAME = ".nexo-sync.lock"
 
@@ -187,7 +185,11 @@ def pick_target(entry: LockedPlugin, candidates: tuple[str, ...]) -> LockedTarge
 def _installed_at(entry: LockedPlugin) -> str | None:
     """Receipts written by sync are the same on every host: the version's publication time,
     else ``SOURCE_DATE_EPOCH``, else (no stable time known) now."""
-    return entry.published or source_date()
+    if entry.published:
+        return entry.published
+    from nexo_pkg.sources.api import source_date  # noqa: PLC0415 - with the registry's modules
+
+    return source_date()
 
 
 def _version_key(text: str) -> Version | None:
@@ -408,6 +410,10 @@ def _sync_one(
         policy = session.policy()
         candidate = locked_candidate(entry, row, published=_installed_at(entry), policy=policy)
         fetched, mode = session.fetch_locked(candidate, entry.source, entry.resolved)
+        # The installer is loaded by the first download that arrives (a run with nothing to
+        # install never loads it): no request waits for its import.
+        from nexo_pkg.install.api import install_artifact, release_hold  # noqa: PLC0415
+
         installed = install_artifact(
             fetched,
             install_options,

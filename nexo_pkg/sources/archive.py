@@ -26,8 +26,7 @@ from types import ModuleType
 from typing import IO, ClassVar, Literal, Self, cast
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
-from nexo_pkg.manifest.names import choose_manifest, is_manifest_name
+from nexo_pkg.manifest.names import MAX_MANIFEST_BYTES, choose_manifest, is_manifest_name
 from nexo_pkg.sbom import MAX_SBOM_BYTES, SBOM_MEMBER
 
 MiB = 1024 * 1024
