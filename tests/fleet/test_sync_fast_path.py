@@ -1,7 +1,9 @@
 """``nexo plugin sync`` runs without Typer (``cli/syncing.py``'s own argument parser): what it
 prints, and its exit code, are exactly what the Typer command prints for the same arguments;
 anything the small parser does not take goes to Typer. A frozen sync of unsigned plugins
-imports neither Typer nor click, nor rich, tomlkit, sigstore or jsonschema."""
+imports neither Typer nor click, nor rich, tomlkit, sigstore or jsonschema; it sends its first
+request before loading the installer, the manifest model or the span scanner, and with nothing
+to install it loads no HTTP client at all."""
 
 from __future__ import annotations
 
@@ -25,6 +27,33 @@ from .conftest import LINUX, MakeDist, push_dist
 
 PLUGINS = ("alpha", "bravo")
 HEAVY = ("typer", "click", "rich", "tomlkit", "sigstore", "jsonschema")
+# Not loaded yet when a frozen sync sends its first request: they are for after a download
+# (the installer and what it checks a plugin with), for resolving (lock, GitHub releases), or
+# for a policy file (the span scanner; these runs have none).
+AFTER_FIRST_REQUEST = (
+    "nexo_pkg.core.toml_spans",
+    "nexo_pkg.fleet.lock",
+    "nexo_pkg.install.hold",
+    "nexo_pkg.install.link",
+    "nexo_pkg.install.payload",
+    "nexo_pkg.install.pipeline",
+    "nexo_pkg.install.summary",
+    "nexo_pkg.lint.engine",
+    "nexo_pkg.manifest.document",
+    "nexo_pkg.manifest.model",
+    "nexo_pkg.sources.github",
+    "nexo_pkg.sources.releases",
+)
+# Not loaded by a sync with nothing to install: it decides from the lock and the receipts.
+NETWORK = (
+    "httpx",
+    "http.client",
+    "nexo_pkg.net.client",
+    "nexo_pkg.sources.oci",
+    "nexo_pkg.sources.oci_source",
+    "nexo_pkg.sources.registry",
+    "nexo_pkg.trust.base",
+)
 
 
 @pytest.fixture(autouse=True)
@@ -179,6 +208,8 @@ def test_without_posix_names_typer_refuses(monkeypatch: pytest.MonkeyPatch) -> N
     assert fast_sync(["--frozen"]) is None
 
 
+# The modules loaded when the process sends its first request (``socket.connect``, written
+# to the path in argv[2]) and when it ends (argv[1]).
 _PROBE = """
 import atexit, sys
 from nexo_pkg.cli.main import main
@@ -187,10 +218,23 @@ def report(path=sys.argv[1]):
     with open(path, "w") as out:
         out.write("\\n".join(sorted(sys.modules)))
 
+def first_request(event, args, path=sys.argv[2], seen=[]):
+    if event == "socket.connect" and not seen:
+        seen.append(args)
+        report(path)
+
 atexit.register(report)
-sys.argv = ["nexo", *sys.argv[2:]]
+sys.addaudithook(first_request)
+sys.argv = ["nexo", *sys.argv[3:]]
 main()
 """
+
+
+def _loaded_by(names: set[str], modules: tuple[str, ...]) -> list[str]:
+    """Which of ``modules`` (or their submodules) are among the module ``names``."""
+    return sorted(
+        name for name in names if any(name == m or name.startswith(f"{m}.") for m in modules)
+    )
 
 
 def test_a_frozen_unsigned_sync_imports_no_cli_framework_nor_signing(
@@ -199,9 +243,19 @@ def test_a_frozen_unsigned_sync_imports_no_cli_framework_nor_signing(
     lock = _locked(tmp_path, registry, make_dist, fleet_env)
     for run in ("installs", "no-op"):
         modules = tmp_path / f"modules-{run}.txt"
+        at_request = tmp_path / f"first-request-{run}.txt"
         arguments = ["plugin", "sync", "--lock", str(lock), "--dest", str(tmp_path / "root")]
         completed = subprocess.run(
-            [sys.executable, "-c", _PROBE, str(modules), *arguments, "--frozen", "--plain-http"],
+            [
+                sys.executable,
+                "-c",
+                _PROBE,
+                str(modules),
+                str(at_request),
+                *arguments,
+                "--frozen",
+                "--plain-http",
+            ],
             env=fleet_env,
             capture_output=True,
             text=True,
@@ -213,6 +267,15 @@ def test_a_frozen_unsigned_sync_imports_no_cli_framework_nor_signing(
         assert "nexo_pkg.fleet.sync" in loaded
         assert "nexo_pkg.cli.syncing" in loaded
         assert [name for name in loaded if name.split(".")[0] in HEAVY] == []
+        if run == "installs":
+            before_request = set(at_request.read_text().split())
+            assert "nexo_pkg.sources.registry" in before_request
+            assert _loaded_by(before_request, AFTER_FIRST_REQUEST) == []
+            # The installer came after the downloads: the plugins are installed with it.
+            assert "nexo_pkg.install.pipeline" in loaded
+        else:
+            assert not at_request.exists()  # nothing to install: no request at all
+            assert _loaded_by(loaded, (*AFTER_FIRST_REQUEST, *NETWORK)) == []
     assert sorted(path.name for path in (tmp_path / "root").iterdir() if path.name[0] != ".") == [
         "alpha-1.0.0",
         "bravo-1.1.0",
