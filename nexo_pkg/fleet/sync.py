@@ -61,6 +61,8 @@ SYNC_LOCK_NAME = ".nexo-sync.lock"
 # replaces the same version with other bytes (reinstall); a plugin the lock does not name goes
 # with --prune (remove); the rest stays (unchanged).
 CHANGES = ("install", "upgrade", "downgrade", "reinstall", "remove", "unchanged")
+# The changes that fetch the locked artifact.
+_FETCHED = frozenset({"install", "upgrade", "downgrade", "reinstall"})
 
 
 @dataclass(frozen=True)
@@ -328,10 +330,13 @@ def sync(
             extraction_workers(cpu),
             _sync_lock(dest),
             locked_root(dest) as root,
+            _InstallerLoading() as loading,
         ):
             installed = installed_by_id(dest)
             result.plan = sync_plan(locked.plugins, installed, candidates, prune=prune)
             steps = {step.plugin_id: step for step in result.plan}
+            # The plugins fetched at once (the others are unchanged), for the installer's import.
+            loading.together = min(jobs, sum(step.change in _FETCHED for step in result.plan))
             kept_before: dict[str, list[Path]] = {}
             for item in scan_kept(dest):
                 if item.plugin_id is not None:
@@ -356,6 +361,7 @@ def sync(
                     resolved_now=result.relocked,
                     kept_before=tuple(kept_before.get(plugin_id, ())),
                     callbacks=callbacks,
+                    fetching=loading.fetching,
                 )
                 outcome.change = steps[plugin_id].change
                 outcome.from_version = steps[plugin_id].from_version
@@ -371,6 +377,43 @@ def sync(
     return result
 
 
+class _InstallerLoading(contextlib.AbstractContextManager["_InstallerLoading"]):
+    """Loads the installer on a thread of its own once :attr:`together` plugins of the run have
+    gone to fetch their artifacts (each calls :meth:`fetching` as it goes; set before they
+    start): the import then runs while their downloads wait on the network, so no request
+    waits for it, and the first plugin downloaded finds it ready. (Should fewer go, a plugin
+    loads it when it needs it.) On exit the thread is waited for."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self.together = 0
+        self._fetching = 0
+        self._thread: threading.Thread | None = None
+
+    def fetching(self) -> None:
+        with self._guard:
+            self._fetching += 1
+            if self._fetching != self.together:
+                return
+            self._thread = threading.Thread(target=_load_installer, name="nexo-installer")
+        self._thread.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        with self._guard:
+            thread = self._thread
+        if thread is not None:
+            thread.join()
+
+
+def _load_installer() -> None:
+    # An import that fails here fails again, with its error, where the installer is used:
+    # this thread says nothing.
+    with contextlib.suppress(Exception):
+        from nexo_pkg.install.api import install_artifact  # noqa: PLC0415
+
+        del install_artifact
+
+
 def _sync_one(
     session: Session,
     *,
@@ -382,6 +425,7 @@ def _sync_one(
     resolved_now: bool,
     kept_before: tuple[Path, ...] = (),
     callbacks: InstallCallbacks = NO_CALLBACKS,
+    fetching: Callable[[], None] | None = None,
 ) -> PluginOutcome:
     """Bring one plugin in line with its lock entry inside the held ``root``; a failure is
     an outcome, never raised.
@@ -389,7 +433,7 @@ def _sync_one(
     ``resolved_now``: the lock was (re)written from the wanted set by this run, so its signer
     is what the source says today, not a reviewed pin; the new version must then keep the
     installed one's signer (``signer_changed``, unless ``--allow-signer-change``), as an
-    upgrade must."""
+    upgrade must. ``fetching`` is called as the artifact is about to be fetched."""
     try:
         row = pick_target(entry, candidates)
         current = _current(entry, row, present)
@@ -409,9 +453,10 @@ def _sync_one(
         )
         policy = session.policy()
         candidate = locked_candidate(entry, row, published=_installed_at(entry), policy=policy)
+        if fetching is not None:
+            fetching()
         fetched, mode = session.fetch_locked(candidate, entry.source, entry.resolved)
-        # The installer is loaded by the first download that arrives (a run with nothing to
-        # install never loads it): no request waits for its import.
+        # A run with nothing to install never loads the installer (see _InstallerLoading).
         from nexo_pkg.install.api import install_artifact, release_hold  # noqa: PLC0415
 
         installed = install_artifact(
