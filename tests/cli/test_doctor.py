@@ -50,8 +50,8 @@ def _install(root: Path, plugin_id: str, mode: str = "ok", *, requirement: str =
     return root / f"{plugin_id}-1.0.0"
 
 
-def _doctor(root: Path, *args: str) -> tuple[int, dict[str, object]]:
-    result = plugin("doctor", "--dest", str(root), "--json", "--timeout-ms", "2000", *args)
+def _doctor(root: Path, *args: str, timeout_ms: str = "2000") -> tuple[int, dict[str, object]]:
+    result = plugin("doctor", "--dest", str(root), "--json", "--timeout-ms", timeout_ms, *args)
     assert "Traceback" not in result.stderr
     return result.code, json.loads(result.stdout)
 
@@ -193,7 +193,10 @@ def test_concurrent_handshakes_give_the_sequential_report(root: Path) -> None:
         _install(root, plugin_id, mode=mode)
     changed = root / "delta-1.0.0" / "lib" / "plugin" / "main.py"
     changed.write_text("print('changed')\n")
-    runs = {jobs: _doctor(root, "--jobs", jobs) for jobs in ("1", "4", "8")}
+    # Seven interpreters start at once on a busy machine: the deadline leaves the answering
+    # plugins room (the silent ones wait it out, one after another with --jobs 1).
+    deadline = "5000"
+    runs = {jobs: _doctor(root, "--jobs", jobs, timeout_ms=deadline) for jobs in ("1", "4", "8")}
     assert runs["4"] == runs["1"] == runs["8"]
     code, document = runs["8"]
     assert code == 1
@@ -201,7 +204,7 @@ def test_concurrent_handshakes_give_the_sequential_report(root: Path) -> None:
     errors = {f[2] for f in _findings(document) if f[0] == "error"}
     assert errors == {"bravo", "charlie", "delta", "golf"}
     texts = {
-        jobs: plugin("doctor", "--dest", str(root), "--timeout-ms", "2000", "--jobs", jobs)
+        jobs: plugin("doctor", "--dest", str(root), "--timeout-ms", deadline, "--jobs", jobs)
         for jobs in ("1", "8")
     }
     assert texts["1"].stdout == texts["8"].stdout
