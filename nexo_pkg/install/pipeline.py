@@ -535,7 +535,7 @@ def _install_tree(
                 signature=plan.signature.to_json(),
                 files={name: info.sha256 for name, info in listing.files.items()},
                 registry=origin.registry,
-                modes=tree_modes(staging),
+                modes=tree_modes(staging, listing.modes, changed=[f"bin/{plan.plugin_id}"]),
             )
             write_receipt(staging, receipt)
             sync_tree(staging)

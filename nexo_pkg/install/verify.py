@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,10 +14,21 @@ from nexo_pkg.core.files import sha256_file
 from nexo_pkg.install.receipts import RECEIPT_NAME, Installed
 
 
-def tree_modes(root: Path) -> dict[str, int]:
+def tree_modes(
+    root: Path, written: Mapping[str, int] | None = None, *, changed: Iterable[str] = ()
+) -> dict[str, int]:
     """Permission bits (``S_IMODE``, setuid/setgid/sticky included) of every entry below
-    ``root``, by POSIX relative path, links not followed. Raises ``OSError``."""
-    return {name: stat.S_IMODE(mode) for name, mode in _tree_stat_modes(root).items()}
+    ``root``, by POSIX relative path, links not followed. Raises ``OSError``.
+
+    ``written``: the modes an extraction read from everything it created below ``root``
+    (``ArchiveListing.modes``), the whole tree, of which only the entries ``changed`` since
+    are read again; nothing is walked. ``None``: the tree is walked."""
+    if written is None:
+        return {name: stat.S_IMODE(mode) for name, mode in _tree_stat_modes(root).items()}
+    modes = dict(written)
+    for name in changed:
+        modes[name] = stat.S_IMODE((root / name).lstat().st_mode)
+    return modes
 
 
 def _tree_stat_modes(root: Path, *, strict: bool = True) -> dict[str, int]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -93,6 +94,8 @@ class _TreeWriter(TreeSink):
         self.directories: OrderedDict[str, int] = OrderedDict()
         self.file_fd: int | None = None
         self.file_name = ""
+        # The permission bits of what was created, read back from it once made.
+        self.modes: dict[str, int] = {}
 
     def _fail(self, action: str, name: str, exc: OSError) -> NexoError:
         return NexoError(f"cannot {action} {name}: {exc.strerror or exc}", kind="io")
@@ -120,7 +123,9 @@ class _TreeWriter(TreeSink):
         parent, _, last = name.rpartition("/")
         try:
             if self.root_fd < 0:
-                (self.destination / name).mkdir(DIRECTORY_MODE)
+                path = self.destination / name
+                path.mkdir(DIRECTORY_MODE)
+                self.modes[name] = stat.S_IMODE(path.lstat().st_mode)
                 return
             parent_fd = self._directory_fd(parent)
             os.mkdir(last, DIRECTORY_MODE, dir_fd=parent_fd)
@@ -128,6 +133,7 @@ class _TreeWriter(TreeSink):
             self._keep(name, descriptor)
             if DIRECTORY_MODE & self.umask:
                 os.fchmod(descriptor, DIRECTORY_MODE)  # POSIX: descriptors of directories
+            self.modes[name] = stat.S_IMODE(os.fstat(descriptor).st_mode)
         except OSError as exc:
             raise self._fail("create the directory", name, exc) from exc
 
@@ -158,7 +164,10 @@ class _TreeWriter(TreeSink):
         descriptor, self.file_fd = self.file_fd, None
         if descriptor is not None:
             try:
-                os.close(descriptor)
+                try:
+                    self.modes[self.file_name] = stat.S_IMODE(os.fstat(descriptor).st_mode)
+                finally:
+                    os.close(descriptor)
             except OSError as exc:
                 raise self._fail("write", self.file_name, exc) from exc
 
@@ -190,9 +199,11 @@ def extract_archive(
 ) -> ArchiveListing:
     """Check and extract ``tarball`` into the existing, empty ``destination`` in one pass.
 
-    ``destination`` itself is made 0755. With ``expect``, the archive must hold exactly that
-    listing (see :func:`~nexo_pkg.sources.archive.walk_archive`). On failure
-    ``destination`` is left empty. Raises ``archive_unsafe``, ``archive_invalid`` or ``io``.
+    ``destination`` itself is made 0755; the listing's ``modes`` are those of what was
+    created below it, read from each file and directory once made. With ``expect``, the
+    archive must hold exactly that listing (see
+    :func:`~nexo_pkg.sources.archive.walk_archive`). On failure ``destination`` is left
+    empty. Raises ``archive_unsafe``, ``archive_invalid`` or ``io``.
     Inside :func:`extraction_workers`, the pass runs in a worker process.
     """
     workers = _Routing.workers
@@ -223,6 +234,7 @@ def extract_here(
         raise NexoError(f"cannot use {destination}: {exc.strerror or exc}", kind="io") from exc
     listing = walk_archive(tarball, limits, writer, expect=expect)
     writer.close()
+    listing.modes = writer.modes
     return listing
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,10 +17,20 @@ import pytest
 from support.cli import clean_env, nexo
 from support.daemon_walk import discovered_versions
 from support.receipts import reference_receipt_struct
-from support.tarballs import plugin_members, release_assets, sha256_hex, write_plugin
+from support.tarballs import (
+    directory,
+    file,
+    launcher_text,
+    plugin_members,
+    release_assets,
+    sha256_hex,
+    targz,
+    write_plugin,
+)
 
 from nexo_pkg.install.pipeline import install
-from nexo_pkg.install.receipts import RECEIPT_NAME
+from nexo_pkg.install.receipts import RECEIPT_NAME, indented_json, read_receipt
+from nexo_pkg.install.verify import tree_modes
 
 from .conftest import InstallEnv
 
@@ -278,6 +289,31 @@ def test_the_receipt_records_every_mode(install_env: InstallEnv, installed: Path
         "nexo-plugin.toml": "0644",
     }
     assert receipt["files"]["bin/hello"] == sha256_hex((installed / "bin/hello").read_bytes())
+
+
+def test_the_receipt_is_what_a_walk_of_the_tree_would_write(
+    umask: int, install_env: InstallEnv, tmp_path: Path
+) -> None:
+    """The modes come from the extraction, not from a walk of the staged tree; the receipt
+    is byte for byte the one a walk gives, the launcher made 0755 after extraction
+    included, under each umask."""
+    del umask
+    members = [
+        *(m for m in plugin_members("hello", "1.0.0") if m.name != "bin/hello"),
+        file("bin/hello", launcher_text(), mode=0o644),
+        file("lib/vendor/pkg/deep/mod.py", "X = 1\n"),
+        directory("lib/open", mode=0o777),
+        file("lib/open/data.txt", "x", mode=0o666),
+        file("lib/tool", "#!/bin/sh\n", mode=0o700),
+    ]
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0", data=targz(members))
+    installed = install(str(tarball), install_env.make_options()).path
+    written = (installed / RECEIPT_NAME).read_bytes()
+    walked = tree_modes(installed)
+    del walked[RECEIPT_NAME]
+    assert walked["bin/hello"] == 0o755
+    expected = replace(read_receipt(installed), modes=walked)
+    assert written == (indented_json(expected.to_json()) + "\n").encode()
 
 
 def test_one_root_holding_an_install_by_each_tool(install_env: InstallEnv) -> None:

@@ -18,11 +18,13 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import pytest
 from adversarial.archives import CONTROLS, CORPUS, CorpusContext, Limits
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nexo_pkg.core.errors import NexoError
+from nexo_pkg.sources import archive as archive_module
 from nexo_pkg.sources.archive import ArchiveLimits, StrictTarInfo, inspect_archive
 
 T = TypeVar("T")
@@ -61,6 +63,18 @@ def _tar_of(data: bytes) -> bytes | None:
 
 
 TAR_SEEDS = tuple(tar for tar in map(_tar_of, SEEDS) if tar is not None)
+
+
+@contextmanager
+def pieces_of(size: int) -> Iterator[None]:
+    """The walker's reader inflating ``size`` bytes at a time (and reading as much): pieces
+    of a few blocks put header blocks across two pieces, which only ``tarfile`` reads."""
+    saved = archive_module.READ_CHUNK
+    archive_module.READ_CHUNK = size
+    try:
+        yield
+    finally:
+        archive_module.READ_CHUNK = saved
 
 
 @contextmanager
@@ -209,31 +223,187 @@ def archives(draw: st.DrawFn) -> bytes:
     return gzip.compress(bytes(data), mtime=0)
 
 
+# Inflated pieces: the default, and sizes that put blocks across pieces at varying offsets.
+PIECES = (archive_module.READ_CHUNK, 700, 1536, 4096 + 300)
+
+
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
-@given(data=archives())
+@given(data=archives(), piece=st.sampled_from(PIECES))
 def test_the_walker_accepts_and_refuses_alike_with_either_reader(
-    data: bytes, tmp_path_factory: Any
+    data: bytes, piece: int, tmp_path_factory: Any
 ) -> None:
+    """The walker reads plain headers itself where they lie whole in a piece (fast on), or
+    leaves every block to ``tarfile`` (off): the same verdicts, errors and listings."""
     tarball = tmp_path_factory.mktemp("walk") / "input.tar.gz"
     tarball.write_bytes(data)
-    with fast_headers(on=True):
-        fast = _walk(tarball)
-    with fast_headers(on=False):
-        slow = _walk(tarball)
+    with pieces_of(piece):
+        with fast_headers(on=True):
+            fast = _walk(tarball)
+        with fast_headers(on=False):
+            slow = _walk(tarball)
     assert fast == slow
     assert fast[0] in {"ok", "refused"}, fast
 
 
-def test_the_whole_corpus_gets_the_same_verdicts(tmp_path: Path) -> None:
+@pytest.mark.parametrize("piece", PIECES)
+def test_the_whole_corpus_gets_the_same_verdicts(piece: int, tmp_path: Path) -> None:
     """Every hostile and control archive: same listing or same kind and message."""
     verdicts = set()
     for index, data in enumerate(SEEDS):
         tarball = tmp_path / f"{index}.tar.gz"
         tarball.write_bytes(data)
-        with fast_headers(on=True):
-            fast = _walk(tarball)
-        with fast_headers(on=False):
-            slow = _walk(tarball)
+        with pieces_of(piece):
+            with fast_headers(on=True):
+                fast = _walk(tarball)
+            with fast_headers(on=False):
+                slow = _walk(tarball)
         assert fast == slow, index
         verdicts.add(fast[0])
     assert verdicts == {"ok", "refused"}
+
+
+def _header(
+    name: str,
+    kind: bytes = tarfile.REGTYPE,
+    size: int = 0,
+    *,
+    fields: tuple[tuple[int, bytes], ...] = (),
+    checksum: str = "unsigned",
+) -> bytes:
+    """One ustar header block, some of its fields then respelled (``(offset, bytes)``)."""
+    info = tarfile.TarInfo(name)
+    info.type, info.size, info.mode, info.mtime = kind, size, 0o644, 1_700_000_000
+    block = bytearray(info.tobuf(tarfile.USTAR_FORMAT, "utf-8", "surrogateescape"))
+    for offset, value in fields:
+        block[offset : offset + len(value)] = value
+    _checksummed(block, checksum)
+    return bytes(block)
+
+
+def _data(size: int) -> bytes:
+    return (b"d" * size).ljust(-(-size // BLOCK) * BLOCK, b"\x00")
+
+
+def _global(records: dict[str, str]) -> bytes:
+    """A global PAX header (type ``g``) of ``records``, as ``tarfile`` writes one."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT, pax_headers=records):
+        pass
+    return buffer.getvalue()[: -2 * BLOCK].rstrip(b"\x00").ljust(2 * BLOCK, b"\x00")
+
+
+def _file(name: str, size: int = 5) -> bytes:
+    return _header(name, size=size) + _data(size)
+
+
+END = b"\x00" * (2 * BLOCK)
+FILE = _file("f.txt")
+# Hand-made archives around the rules the walker's own header reading repeats from tarfile:
+# where a member's data ends, what a name becomes, when tarfile's state changes a member.
+HEADER_CASES: dict[str, bytes] = {
+    # A directory's size field: tarfile skips no data for it, the blocks after are headers.
+    "directory_with_a_size": _header("d", tarfile.DIRTYPE, 1024) + FILE
+    + _file("g.txt") + END,
+    "later_directory_with_a_size": FILE + _header("d", tarfile.DIRTYPE, 1024) + _file("g.txt")
+    + _file("h.txt") + END,
+    "directory_with_a_size_then_data": _header("d", tarfile.DIRTYPE, 700) + _data(700) + END,
+    "old_style_directory": _header("e/", tarfile.AREGTYPE) + FILE + END,
+    "later_old_style_directory_with_a_size": FILE + _header("e/", tarfile.AREGTYPE, 600)
+    + _file("g.txt") + _file("h.txt") + END,
+    "directory_slashes": _header("g//", tarfile.DIRTYPE) + _header("g//h", size=3) + _data(3)
+    + END,
+    "prefix": _header("x", fields=((345, b"pre\x00"),)) + _header("y/", tarfile.DIRTYPE,
+    fields=((345, b"pre\x00"),)) + END,
+    "prefix_with_a_slash": _header("y/", tarfile.DIRTYPE, fields=((345, b"pre/\x00"),)) + END,
+    "global_mtime_out_of_range": _global({"mtime": "1e13"}) + FILE + END,
+    "global_mtime": _global({"mtime": "12.5"}) + FILE + _file("g.txt") + END,
+    "global_size": _global({"size": "3"}) + _header("s", size=5) + _data(3) + FILE + END,
+    "global_path": _global({"path": "same"}) + FILE + _file("g.txt") + END,
+    "global_comment": _global({"comment": "x"}) + FILE + END,
+    "negative_size": _header("n", fields=((124, b"-1\x00"),)) + FILE + END,
+    "negative_size_back_to_an_earlier_header": _file("a", 0) + _file("b", 0)
+    + _header("n", fields=((124, b"-2000\x00"),)) + FILE + END,
+    "negative_size_back_to_the_root": _header("./", tarfile.DIRTYPE)
+    + _header("n", fields=((124, b"-1024\x00"),)) + FILE + END,
+    "size_with_spaces": _header("sp", fields=((124, b"   5 \x00"),)) + _data(5) + END,
+    "base256_size": _header("b", fields=((124, b"\x80" + b"\x00" * 10 + b"\x05"),))
+    + _data(5) + END,
+    "underscored_size": _header("u", fields=((124, b"0_5\x00"),)) + _data(5) + END,
+    "signed_checksum": FILE + _header("\xe9.txt".encode("latin-1").decode("latin-1"),
+    fields=((0, b"\xe9.txt\x00"),), checksum="signed") + END,
+    "wrong_checksum_later": FILE + _header("w", checksum="wrong") + END,
+    "huge_size": FILE + _header("h", fields=((124, b"77777777777\x00"),)) + END,
+    "no_end_marker": FILE + _file("g.txt"),
+    "ends_in_padding": FILE + _header("p", size=5) + b"ddddd",
+    "ends_in_data": FILE + _header("q", size=5000) + _data(700),
+    "one_zero_block": FILE + b"\x00" * BLOCK,
+    "dev_numbers": _header("v", fields=((329, b"0000001\x00"), (337, b"7\x00"))) + END,
+    "garbage_after_end": FILE + END + FILE,
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("piece", PIECES)
+def test_hand_made_headers_get_the_same_verdicts(piece: int, tmp_path: Path) -> None:
+    """Directories with a size, global PAX headers in force, odd numbers and names, ends
+    in the wrong place: the walker reads them with ``tarfile`` or alike."""
+    verdicts = {}
+    for name, tar in HEADER_CASES.items():
+        tarball = tmp_path / f"{name}.tar.gz"
+        tarball.write_bytes(gzip.compress(tar, mtime=0))
+        with pieces_of(piece):
+            with fast_headers(on=True):
+                fast = _walk(tarball)
+            with fast_headers(on=False):
+                slow = _walk(tarball)
+        assert fast == slow, name
+        verdicts[name] = fast[0]
+        print(name, str(fast)[:150])
+    assert set(verdicts.values()) == {"ok", "refused"}, verdicts
+    assert verdicts["global_mtime_out_of_range"] == verdicts["global_path"] == "refused"
+    assert verdicts["directory_with_a_size"] == verdicts["global_size"] == "ok"
+    assert verdicts["later_directory_with_a_size"] == "ok"
+    assert verdicts["later_old_style_directory_with_a_size"] == "ok"
+
+
+def test_plain_headers_in_a_piece_are_read_without_tarfile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The path the comparisons above hold is taken: of a ustar archive of plain members
+    (extended headers for the long names), ``tarfile`` reads only the first header, the
+    extended ones with what they apply to, and the end; the walker reads the rest.
+    (``TarFile.next`` is counted, not changed.)"""
+    names = [f"lib/m{index:03d}.py" for index in range(30)]
+    names += ["lib/" + "x" * 120 + ".py", "lib/" + "y" * 120 + ".py"]
+    tarball = tmp_path / "plain.tar.gz"
+    tarball.write_bytes(gzip.compress(_base_tar(tarfile.PAX_FORMAT, names, ["lib"])))
+    calls = []
+    next_member = tarfile.TarFile.next
+
+    def counted(archive: tarfile.TarFile) -> tarfile.TarInfo | None:
+        member = next_member(archive)
+        calls.append(member.name if member is not None else None)
+        return member
+
+    monkeypatch.setattr(tarfile.TarFile, "next", counted)
+    with fast_headers(on=True):
+        fast = _walk(tarball)
+    assert fast[0] == "ok", fast
+    # The first header is read when the archive is opened, and handed out by the first call.
+    assert calls == ["lib", "lib", "lib/" + "x" * 120 + ".py", "lib/" + "y" * 120 + ".py", None]
+    calls.clear()
+    with fast_headers(on=False):
+        slow = _walk(tarball)
+    assert len(calls) == 1 + 1 + len(names) + 1
+    assert fast == slow
+
+
+@given(st.binary(max_size=64))
+def test_the_texts_the_walker_does_not_read_could_not_fail_to_decode(data: bytes) -> None:
+    """The walker skips decoding a plain header's link name, user and group names where
+    decoding cannot fail; under tarfile's defaults it cannot."""
+    assert archive_module.lenient_decoding(tarfile.ENCODING, "surrogateescape")
+    for encoding in ("utf-8", "UTF8", "ascii", "ANSI_X3.4-1968"):
+        assert archive_module.lenient_decoding(encoding, "surrogateescape")
+        data.decode(encoding, "surrogateescape")
+    assert not archive_module.lenient_decoding("utf-8", "strict")
+    assert not archive_module.lenient_decoding("utf-16", "surrogateescape")

@@ -3,7 +3,10 @@ once, and every refusal leaves the install root as it was."""
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import os
+import pickle
 import stat
 import tarfile
 import zlib
@@ -17,10 +20,13 @@ from support.tarballs import (
     Member,
     directory,
     file,
+    gzip_bytes,
     launcher_text,
     manifest_text,
     plugin_members,
     plugin_tarball,
+    sha256_hex,
+    tar_bytes,
     targz,
     tree_snapshot,
     write_plugin,
@@ -30,7 +36,7 @@ from nexo_pkg.core import durable
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.pipeline import install
 from nexo_pkg.install.receipts import RECEIPT_NAME
-from nexo_pkg.install.verify import verify_installed
+from nexo_pkg.install.verify import tree_modes, verify_installed
 from nexo_pkg.sources import archive as inspect
 from nexo_pkg.sources.archive import ArchiveLimits, inspect_archive
 from nexo_pkg.sources.extract import MAX_OPEN_DIRECTORIES, safe_extract
@@ -88,6 +94,70 @@ def test_every_directory_is_0755_whatever_the_umask(
     assert modes["lib/tool"] == 0o755
     assert modes[f"bin/{ID}"] == 0o755
     assert modes["lib/vendor/pkg/deep/mod.py"] == 0o644
+
+
+def test_the_listing_holds_the_modes_a_walk_of_the_tree_finds(umask: int, tmp_path: Path) -> None:
+    """What the receipt records without walking the tree: the modes read from every file
+    and directory as it was made, under each umask, equal a walk's."""
+    members = _flat_plugin(
+        file("lib/vendor/pkg/deep/mod.py", "X = 1\n"),
+        directory("lib/open", mode=0o777),
+        directory("lib/empty", mode=0o700),
+        file("lib/open/data.txt", "x", mode=0o666),
+        file("lib/tool", "#!/bin/sh\n", mode=0o700),
+    )
+    tarball = tmp_path / "plugin.tar.gz"
+    tarball.write_bytes(targz(members))
+    destination = tmp_path / "tree"
+    destination.mkdir()
+    listing = safe_extract(tarball, destination)
+    assert listing.modes is not None
+    assert listing.modes == tree_modes(destination)
+    assert listing.modes.keys() == listing.files.keys() | listing.directories
+    assert listing.modes["lib/tool"] == 0o755
+    assert listing.modes["lib/open/data.txt"] == 0o644
+    assert listing.modes["lib/empty"] == 0o755
+    assert inspect_archive(tarball).modes is None
+
+
+def test_a_listing_comes_back_from_a_worker_whole(tmp_path: Path) -> None:
+    """A listing pickled (as extraction workers send it back) is the same listing: every
+    field, each set here."""
+    members = _flat_plugin(
+        file("plugin.toml", manifest_text(ID, VERSION)),
+        file("sbom.cdx.json", '{"bomFormat": "CycloneDX"}'),
+        file("lib/tool", "#!/bin/sh\n", mode=0o700),
+        directory("lib/empty"),
+    )
+    tarball = tmp_path / "plugin.tar.gz"
+    tarball.write_bytes(targz(members))
+    destination = tmp_path / "tree"
+    destination.mkdir()
+    listing = safe_extract(tarball, destination)
+    copy = pickle.loads(pickle.dumps(listing, protocol=pickle.HIGHEST_PROTOCOL))  # noqa: S301 (ours)
+    assert copy == listing
+    defaults = inspect.ArchiveListing()
+    for field in dataclasses.fields(listing):
+        assert getattr(listing, field.name) != getattr(defaults, field.name), field.name
+        assert getattr(copy, field.name) == getattr(listing, field.name), field.name
+    assert copy.files["lib/tool"] == inspect.FileInfo(10, sha256_hex(b"#!/bin/sh\n"), 0o700)
+    assert type(copy.files["lib/tool"]) is inspect.FileInfo
+
+
+@pytest.mark.parametrize("size", [b"-1", b"-1024", b"-0000001"])
+def test_a_negative_size_is_refused(size: bytes, tmp_path: Path, install_env: InstallEnv) -> None:
+    """``tarfile`` reads a size field of ``-1024`` as it is; followed, it steps back over the
+    header just read (``tarfile`` itself then reads the same members forever)."""
+    raw = bytearray(
+        tar_bytes(_flat_plugin(file("lib/negative.bin", b"")), fmt=tarfile.USTAR_FORMAT)
+    )
+    with tarfile.open(fileobj=io.BytesIO(bytes(raw))) as archive:
+        at = archive.getmember("lib/negative.bin").offset
+    raw[at + 124 : at + 136] = size.ljust(12, b"\x00")
+    raw[at + 148 : at + 156] = b" " * 8
+    raw[at + 148 : at + 156] = b"%06o\x00 " % sum(raw[at : at + 512])
+    error = _refused(install_env, tmp_path, gzip_bytes(bytes(raw)), "archive_invalid")
+    assert error.message.endswith(f"'lib/negative.bin' has a negative size ({int(size, 8)})")
 
 
 @pytest.mark.parametrize(
