@@ -380,9 +380,10 @@ def sync(
 class _InstallerLoading(contextlib.AbstractContextManager["_InstallerLoading"]):
     """Loads the installer on a thread of its own once :attr:`together` plugins of the run have
     gone to fetch their artifacts (each calls :meth:`fetching` as it goes; set before they
-    start): the import then runs while their downloads wait on the network, so no request
-    waits for it, and the first plugin downloaded finds it ready. (Should fewer go, a plugin
-    loads it when it needs it.) On exit the thread is waited for."""
+    start): the network modules are loaded by then and their requests are on their way, so
+    the import runs while the downloads wait on the network rather than before a request or
+    after a download, and the first plugin downloaded finds it ready. (Should fewer go, a
+    plugin loads it when it needs it.) On exit the thread is waited for."""
 
     def __init__(self) -> None:
         self._guard = threading.Lock()
