@@ -126,7 +126,7 @@ def build_fleet(
     ``uniform`` (``trees.fill_uniform``: ``files`` files of 4 KiB)."""
     from nexo_pkg.fleet.publish import push
     from nexo_pkg.fleet.sources import FleetOptions
-    from nexo_pkg.install.pipeline import InstallOptions
+    from nexo_pkg.install.options import InstallOptions
     from nexo_pkg.pack.archive import ArchiveEntry, write_tar_gz
 
     registry = start_registry(work / "registry")

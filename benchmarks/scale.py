@@ -116,7 +116,8 @@ class Host:
 
     def build(self) -> None:
         """Publish the releases, and install them unless a kept ``--work`` holds them."""
-        from nexo_pkg.install.pipeline import InstallOptions, install
+        from nexo_pkg.install.options import InstallOptions
+        from nexo_pkg.install.pipeline import install
 
         for plugin_id in self.ids:
             data = targz(_members(plugin_id))  # type: ignore[arg-type]

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from nexo_pkg.cli.common import answer, fail, guarded, policy_path, result_line
+from nexo_pkg.cli.common import answer, fail, guarded, result_line
 from nexo_pkg.cli.options import (
     AllowSignerChangeOption,
     ConfigOption,
@@ -27,16 +26,15 @@ from nexo_pkg.cli.options import (
     TrustedKeysOption,
     YesOption,
 )
+from nexo_pkg.cli.syncing import SyncRequest, fleet_callbacks, fleet_options, note, run_sync
 from nexo_pkg.core.errors import UsageError
-from nexo_pkg.core.output import emit_json, say, warn
+from nexo_pkg.core.output import emit_json, warn
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.fleet import api as fleet_api
-from nexo_pkg.install import api as install_api
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 
 if TYPE_CHECKING:
-    from nexo_pkg.fleet.api import FleetOptions, LockResult, PluginOutcome, SyncResult
-    from nexo_pkg.install.api import InstallCallbacks
+    from nexo_pkg.fleet.api import FleetOptions, LockResult
 
 JobsOption = Annotated[
     int | None,
@@ -62,63 +60,6 @@ LockOption = Annotated[
         "--lock", help="The lock file (default: nexo-plugins.lock beside the wanted set)."
     ),
 ]
-
-
-def note(message: str) -> None:
-    """A line for the terminal (stderr). Fleet messages carry what registries, GitHub and
-    lock files say (error bodies, annotations, versions, references): escaped, one line."""
-    say(printable(message))
-
-
-def fleet_options(
-    *,
-    config: Path | None = None,
-    trusted_keys: Path | None = None,
-    require_signature: bool = False,
-    skip_signature_verify: bool = False,
-    github_api_url: str | None = None,
-    registry_config: Path | None = None,
-    plain_http: bool = False,
-    timeout: float | None = None,
-    jobs: int | None = None,
-    registry_mirrors: dict[str, tuple[str, ...]] | None = None,
-    allow_signer_change: bool = False,
-    nexo_version: str | None = None,
-    reads_policy: bool = True,
-) -> FleetOptions:
-    """What the user chose with a fleet command's flags: install's choices (home, policy,
-    signature flags, network) and ``--jobs``. ``reads_policy`` false (``push``, ``mirror``,
-    which verify nothing): the daemon's configuration directory is not looked for, nor
-    named."""
-    from nexo_pkg.core.threads import checked_jobs  # noqa: PLC0415
-    from nexo_pkg.net.api import checked_timeout  # noqa: PLC0415
-
-    if require_signature and skip_signature_verify:
-        raise UsageError("--require-signature and --skip-signature-verify exclude each other")
-    home = nexo_home_from_env()
-    choices = install_api.InstallOptions(
-        # Where `sync` installs is the root it is given; this is the daemon's default.
-        dest=home / "state" / "plugins",
-        nexo_home=home,
-        trusted_keys=trusted_keys,
-        policy_path=policy_path(config, trusted_keys) if reads_policy else None,
-        require_signature=require_signature,
-        skip_signature_verify=skip_signature_verify,
-        github_api_url=github_api_url,
-        registry_config=registry_config,
-        plain_http=plain_http,
-        http_timeout=None if timeout is None else checked_timeout(timeout),
-        registry_mirrors=registry_mirrors or {},
-        allow_signer_change=allow_signer_change,
-        daemon=install_api.daemon_version(nexo_version),
-    )
-    return fleet_api.FleetOptions(choices, jobs=checked_jobs(jobs))
-
-
-def fleet_callbacks(json_output: bool) -> InstallCallbacks:
-    """Slow answers are noted on stderr, unless the output is ``--json``."""
-
-    return install_api.InstallCallbacks(notice=None if json_output else say)
 
 
 def lock_command(
@@ -264,75 +205,31 @@ def sync_command(
     synced); 2 usage or configuration error.
     """
     del yes  # nothing is asked: accepted as on every command that changes state
-
-    def run() -> SyncResult:
-        from nexo_pkg.sources.api import configured  # noqa: PLC0415
-
-        root = (
-            install_api.install_root(dest)
-            if dest is not None
-            else install_api.install_root(None, install_api.config_dir(config))
-        )
-        wanted_path = lock_file.parent / fleet_api.WANTED_NAME
-        if dry_run:
-            return fleet_api.dry_run_plan(
-                lock_file, root, wanted_path=wanted_path, prune=prune, target=target
-            )
-        mirrors = configured(
-            registry_mirror,
-            fleet_api.read_registries(wanted_path) if wanted_path.exists() else None,
-        )
-        result = fleet_api.sync(
-            lock_file,
-            root,
-            fleet_options(
-                config=config,
-                trusted_keys=trusted_keys,
-                require_signature=require_signature,
-                skip_signature_verify=skip_signature_verify,
-                github_api_url=github_api_url,
-                registry_config=registry_config,
-                plain_http=plain_http,
-                timeout=timeout,
-                jobs=jobs,
-                registry_mirrors=mirrors,
-                allow_signer_change=allow_signer_change,
-                nexo_version=nexo_version,
-            ),
-            callbacks=fleet_callbacks(json_output),
-            wanted_path=wanted_path,
-            frozen=frozen,
+    code = run_sync(
+        SyncRequest(
+            lock_file=lock_file,
+            dest=dest,
             prune=prune,
+            frozen=frozen,
             target=target,
-            progress=None if json_output or not sys.stderr.isatty() else note,
+            config=config,
+            trusted_keys=trusted_keys,
+            require_signature=require_signature,
+            skip_signature_verify=skip_signature_verify,
+            github_api_url=github_api_url,
+            registry_config=registry_config,
+            plain_http=plain_http,
+            registry_mirror=registry_mirror,
+            timeout=timeout,
+            jobs=jobs,
+            allow_signer_change=allow_signer_change,
+            nexo_version=nexo_version,
+            dry_run=dry_run,
+            json_output=json_output,
         )
-        return _warned(result)
-
-    def show(result: SyncResult) -> None:
-        if result.dry_run:
-            _show_plan(result)
-            return
-        if result.relocked:
-            note(f"Locked {lock_file} again: {fleet_api.WANTED_NAME} had changed.")
-        for item in result.outcomes:
-            if item.action == "failed":
-                note(f"error: {item.plugin_id}: {item.error} [{item.kind}]")
-            elif item.action != "unchanged":
-                note(_outcome_line(item))
-        changed = sum(item.action not in {"unchanged", "failed"} for item in result.outcomes)
-        downgraded = [
-            f"{item.plugin_id} {item.from_version} \u2192 {item.version}"
-            for item in result.outcomes
-            if item.change == "downgrade" and item.action != "failed"
-        ]
-        as_locked = f"; downgraded as locked: {', '.join(downgraded)}" if downgraded else ""
-        note(
-            f"{result.dest}: {changed} change(s), {len(result.outcomes)} plugin(s) "
-            f"checked{as_locked}."
-        )
-
-    if not answer(run, json_output=json_output, show=show).ok:
-        raise typer.Exit(1)
+    )
+    if code:
+        raise typer.Exit(code)
 
 
 def push_command(
@@ -510,61 +407,6 @@ def register(app: typer.Typer) -> None:
     cache_app.command("size")(cache_size_command)
     cache_app.command("clean")(cache_clean_command)
     cache_app.command("prune")(cache_prune_command)
-
-
-def _warned(result: SyncResult) -> SyncResult:
-    """Say what install would warn about each plugin sync installed (an unsigned artifact, a
-    capability the daemon would not wire), as install does: with --quiet and --json too."""
-    for item in result.outcomes:
-        for message in item.warnings:
-            # A trust warning names its asset (`WARNING: echo-1.0.0-….tar.gz is NOT SIGNED`).
-            named = message if message.startswith("WARNING") else f"{item.plugin_id}: {message}"
-            warn(printable(named))
-    return result
-
-
-_PLAN_WORDS = {
-    "install": "install",
-    "upgrade": "upgrade",
-    "downgrade": "downgrade (as locked)",
-    "reinstall": "reinstall (other bytes, same version)",
-    "remove": "remove (--prune: not in the lock)",
-    "unchanged": "unchanged",
-}
-
-
-def _show_plan(result: SyncResult) -> None:
-    """``sync --dry-run``: one line per plugin on stdout (the command's result), then what
-    would change on stderr."""
-    for reason in result.stale:
-        note(f"stale: {reason} (sync would lock first; the plan below is the lock as it stands)")
-    for step in result.plan:
-        if step.change in {"upgrade", "downgrade"}:
-            versions = f"{step.from_version} \u2192 {step.version}"
-        else:
-            versions = step.version or step.from_version or ""
-        result_line(printable(f"{step.plugin_id:<24} {versions:<24} {_PLAN_WORDS[step.change]}"))
-    changes = sum(step.change != "unchanged" for step in result.plan)
-    note(f"Dry run: {changes} change(s) planned in {result.dest}; nothing was changed.")
-
-
-def _outcome_line(item: PluginOutcome) -> str:
-    """What sync did to one plugin: ``weather 0.2.0 → 0.1.0: downgraded (as locked)``."""
-    words = {
-        "upgrade": "upgraded",
-        "downgrade": "downgraded (as locked)",
-        "reinstall": "reinstalled",
-        "install": "installed",
-        "remove": "removed",
-    }
-    if item.change in {"upgrade", "downgrade"}:
-        line = f"{item.plugin_id} {item.from_version} \u2192 {item.version}: {words[item.change]}"
-    else:
-        shown = item.version or item.from_version or ""
-        line = f"{item.plugin_id} {shown}: {words.get(item.change or '', item.action)}"
-    for kept in item.kept:
-        line += f"; {item.from_version or 'the old version'} kept for rollback at {kept}"
-    return line
 
 
 def human_size(size: int) -> str:

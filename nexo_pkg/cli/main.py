@@ -1,9 +1,9 @@
 """Entry point of the ``nexo`` console script and ``python -m nexo_pkg``.
 
 Start-up is kept to what the command needs: ``--version`` prints without importing anything
-else, ``plugin lint`` and ``plugin list`` have their own small argument parsers
-(:mod:`nexo_pkg.cli.linting`, :mod:`nexo_pkg.cli.listing`), and every other command goes
-through the lazily built Typer app of :mod:`nexo_pkg.cli.app`.
+else, ``plugin lint``, ``plugin list`` and ``plugin sync`` have their own small argument
+parsers (:mod:`nexo_pkg.cli.linting`, :mod:`nexo_pkg.cli.listing`, :mod:`nexo_pkg.cli.syncing`),
+and every other command goes through the lazily built Typer app of :mod:`nexo_pkg.cli.app`.
 
 This module also owns what happens on a signal: Ctrl-C (SIGINT) and SIGTERM unwind the
 command through its ``finally`` blocks, so a download's temp file or an install's staging tree
@@ -53,6 +53,12 @@ def _dispatch(arguments: list[str]) -> int:
         from nexo_pkg.cli.listing import fast_list  # noqa: PLC0415
 
         code = fast_list(arguments[2:])
+        if code is not None:
+            return code
+    if arguments[:2] == ["plugin", "sync"]:
+        from nexo_pkg.cli.syncing import fast_sync  # noqa: PLC0415
+
+        code = fast_sync(arguments[2:])
         if code is not None:
             return code
     from nexo_pkg.cli.app import run  # noqa: PLC0415

@@ -47,7 +47,6 @@ from typing import Any
 
 from nexo_pkg.core.errors import ConfigError, NexoError
 from nexo_pkg.core.files import read_capped_bytes, write_config_file
-from nexo_pkg.core.toml_spans import syntax_error
 from nexo_pkg.core.version import VersionError
 from nexo_pkg.core.versionreq import VersionReq, parse_version_req
 from nexo_pkg.sources.api import PLUGIN_ID, check_remote, timestamp_or_none
@@ -146,6 +145,9 @@ def _load_toml(path: Path, kind: str) -> dict[str, Any]:
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
+        # The span scanner places the error; a file that parses never needs it.
+        from nexo_pkg.core.toml_spans import syntax_error  # noqa: PLC0415
+
         syntax = syntax_error(text, exc)
         where = syntax.span.start
         raise ConfigError(

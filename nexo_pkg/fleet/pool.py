@@ -8,17 +8,17 @@ worker processes, one per core, while the threads go on with the network.
 
 from __future__ import annotations
 
-import ctypes
-import multiprocessing
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
-from typing import ParamSpec, TypeVar
+from typing import TYPE_CHECKING, ParamSpec, TypeVar
 
 from nexo_pkg.core.threads import DEFAULT_JOBS, MAX_JOBS, checked_jobs, run_bounded
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 __all__ = ["DEFAULT_JOBS", "MAX_JOBS", "CpuPool", "checked_jobs", "run_bounded"]
 
@@ -49,6 +49,11 @@ class CpuPool:
 
     def __enter__(self) -> CpuPool:
         if self.workers > 1:
+            # The process machinery is loaded here: a run with one job (or nothing to
+            # install) never loads it.
+            import multiprocessing  # noqa: PLC0415
+            from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+
             # Forked while this is the only thread (cheap: nothing to import again); a
             # process that already runs threads (an embedding one) starts them from a fork
             # server instead, since a fork copies the locks other threads hold.
@@ -95,6 +100,8 @@ def _quiet_worker(parent: int | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if parent is not None and sys.platform == "linux":
+        import ctypes  # noqa: PLC0415 - in the worker only
+
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:  # the parent died before the request took effect

@@ -46,14 +46,12 @@ from nexo_pkg.install.api import (
     InstallRoot,
     InstallStep,
     LockedSigner,
-    install_artifact,
     locked_root,
-    release_hold,
     remove_tree,
     scan_kept,
     version_order,
 )
-from nexo_pkg.sources.api import NOARCH, extraction_workers, host_candidates, source_date
+from nexo_pkg.sources.api import NOARCH, extraction_workers, host_candidates
 
 SYNC_LOCK_NAME = ".nexo-sync.lock"
 
@@ -63,6 +61,8 @@ SYNC_LOCK_NAME = ".nexo-sync.lock"
 # replaces the same version with other bytes (reinstall); a plugin the lock does not name goes
 # with --prune (remove); the rest stays (unchanged).
 CHANGES = ("install", "upgrade", "downgrade", "reinstall", "remove", "unchanged")
+# The changes that fetch the locked artifact.
+_FETCHED = frozenset({"install", "upgrade", "downgrade", "reinstall"})
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,11 @@ def pick_target(entry: LockedPlugin, candidates: tuple[str, ...]) -> LockedTarge
 def _installed_at(entry: LockedPlugin) -> str | None:
     """Receipts written by sync are the same on every host: the version's publication time,
     else ``SOURCE_DATE_EPOCH``, else (no stable time known) now."""
-    return entry.published or source_date()
+    if entry.published:
+        return entry.published
+    from nexo_pkg.sources.api import source_date  # noqa: PLC0415 - with the registry's modules
+
+    return source_date()
 
 
 def _version_key(text: str) -> Version | None:
@@ -333,6 +337,7 @@ def sync(
             extraction_workers(cpu),
             _sync_lock(dest),
             locked_root(dest) as root,
+            _InstallerLoading() as loading,
         ):
             if cpu.workers > 1:
                 # The tarballs download a few at a time, at least one per extraction worker,
@@ -344,6 +349,8 @@ def sync(
             installed = installed_by_id(dest)
             result.plan = sync_plan(locked.plugins, installed, candidates, prune=prune)
             steps = {step.plugin_id: step for step in result.plan}
+            # The plugins fetched at once (the others are unchanged), for the installer's import.
+            loading.together = min(jobs, sum(step.change in _FETCHED for step in result.plan))
             kept_before: dict[str, list[Path]] = {}
             for item in scan_kept(dest):
                 if item.plugin_id is not None:
@@ -368,6 +375,7 @@ def sync(
                     resolved_now=result.relocked,
                     kept_before=tuple(kept_before.get(plugin_id, ())),
                     callbacks=callbacks,
+                    fetching=loading.fetching,
                 )
                 outcome.change = steps[plugin_id].change
                 outcome.from_version = steps[plugin_id].from_version
@@ -384,6 +392,44 @@ def sync(
     return result
 
 
+class _InstallerLoading(contextlib.AbstractContextManager["_InstallerLoading"]):
+    """Loads the installer on a thread of its own once :attr:`together` plugins of the run have
+    gone to fetch their artifacts (each calls :meth:`fetching` as it goes; set before they
+    start): the network modules are loaded by then and their requests are on their way, so
+    the import runs while the downloads wait on the network rather than before a request or
+    after a download, and the first plugin downloaded finds it ready. (Should fewer go, a
+    plugin loads it when it needs it.) On exit the thread is waited for."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self.together = 0
+        self._fetching = 0
+        self._thread: threading.Thread | None = None
+
+    def fetching(self) -> None:
+        with self._guard:
+            self._fetching += 1
+            if self._fetching != self.together:
+                return
+            self._thread = threading.Thread(target=_load_installer, name="nexo-installer")
+        self._thread.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        with self._guard:
+            thread = self._thread
+        if thread is not None:
+            thread.join()
+
+
+def _load_installer() -> None:
+    # An import that fails here fails again, with its error, where the installer is used:
+    # this thread says nothing.
+    with contextlib.suppress(Exception):
+        from nexo_pkg.install.api import install_artifact  # noqa: PLC0415
+
+        del install_artifact
+
+
 def _sync_one(
     session: Session,
     *,
@@ -395,6 +441,7 @@ def _sync_one(
     resolved_now: bool,
     kept_before: tuple[Path, ...] = (),
     callbacks: InstallCallbacks = NO_CALLBACKS,
+    fetching: Callable[[], None] | None = None,
 ) -> PluginOutcome:
     """Bring one plugin in line with its lock entry inside the held ``root``; a failure is
     an outcome, never raised.
@@ -402,7 +449,7 @@ def _sync_one(
     ``resolved_now``: the lock was (re)written from the wanted set by this run, so its signer
     is what the source says today, not a reviewed pin; the new version must then keep the
     installed one's signer (``signer_changed``, unless ``--allow-signer-change``), as an
-    upgrade must."""
+    upgrade must. ``fetching`` is called as the artifact is about to be fetched."""
     try:
         row = pick_target(entry, candidates)
         current = _current(entry, row, present)
@@ -422,7 +469,12 @@ def _sync_one(
         )
         policy = session.policy()
         candidate = locked_candidate(entry, row, published=_installed_at(entry), policy=policy)
+        if fetching is not None:
+            fetching()
         fetched, mode = session.fetch_locked(candidate, entry.source, entry.resolved)
+        # A run with nothing to install never loads the installer (see _InstallerLoading).
+        from nexo_pkg.install.api import install_artifact, release_hold  # noqa: PLC0415
+
         installed = install_artifact(
             fetched,
             install_options,

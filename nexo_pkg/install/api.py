@@ -61,18 +61,20 @@ if TYPE_CHECKING:
     from nexo_pkg.install.manifest_check import (
         manifest_asset_problem,
     )
+    from nexo_pkg.install.options import (
+        NO_CALLBACKS,
+        InstallCallbacks,
+        InstallOptions,
+        InstallStep,
+        LockedSigner,
+    )
     from nexo_pkg.install.outdated import (
         LatestVersion,
         OutdatedEntry,
         outdated,
     )
     from nexo_pkg.install.pipeline import (
-        NO_CALLBACKS,
-        InstallCallbacks,
-        InstallOptions,
         InstallResult,
-        InstallStep,
-        LockedSigner,
         ReleaseInfo,
         UpgradeResult,
         command_context,
@@ -137,10 +139,10 @@ _HOMES = homes(
         "hold": "held_message holds read_hold release_hold set_hold",
         "link": "LinkResult link_install linked_plugin linked_plugins unlink",
         "manifest_check": "manifest_asset_problem",
+        "options": "NO_CALLBACKS InstallCallbacks InstallOptions InstallStep LockedSigner",
         "outdated": "LatestVersion OutdatedEntry outdated",
         "pipeline": (
-            "NO_CALLBACKS InstallCallbacks InstallOptions InstallResult InstallStep LockedSigner "
-            "ReleaseInfo UpgradeResult command_context install install_artifact "
+            "InstallResult ReleaseInfo UpgradeResult command_context install install_artifact "
             "known_latest_releases prefetch_latest receipt_source release_info remove "
             "search_repositories upgrade verify_artifact"
         ),
@@ -253,6 +255,8 @@ def _load(module: str) -> ModuleType:
         from nexo_pkg.install import listing as home  # noqa: PLC0415
     elif module == "manifest_check":
         from nexo_pkg.install import manifest_check as home  # noqa: PLC0415
+    elif module == "options":
+        from nexo_pkg.install import options as home  # noqa: PLC0415
     elif module == "outdated":
         from nexo_pkg.install import outdated as home  # noqa: PLC0415
     elif module == "pipeline":

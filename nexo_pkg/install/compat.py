@@ -32,13 +32,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.version import VersionError, parse_version
 from nexo_pkg.core.versionreq import parse_version_req
-from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
-from nexo_pkg.manifest.model import ManifestModelError, PluginManifest, manifest_from_text
+
+if TYPE_CHECKING:
+    from nexo_pkg.manifest.model import PluginManifest
 
 DAEMON_VERSION_ENV = "NEXO_DAEMON_VERSION"
 
@@ -156,6 +157,15 @@ def daemon_version(flag: str | None) -> DaemonVersion | None:
 def min_nexo_version(manifest_text: str) -> str | None:
     """The ``[plugin] min_nexo_version`` string of a manifest, or ``None`` when it has none or
     is no manifest the model reads (a microapp's has none). Never raises."""
+    # The manifest model is loaded for a manifest's text only: `--nexo-version` alone (sync's
+    # options) never needs it.
+    from nexo_pkg.manifest.model import (  # noqa: PLC0415
+        ManifestModelError,
+        PluginManifest,
+        manifest_from_text,
+    )
+    from nexo_pkg.manifest.names import MAX_MANIFEST_BYTES  # noqa: PLC0415
+
     try:
         model = manifest_from_text(manifest_text, max_bytes=MAX_MANIFEST_BYTES)
     except ManifestModelError:

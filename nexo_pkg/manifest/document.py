@@ -28,6 +28,7 @@ from nexo_pkg.core.toml_spans import (
     syntax_error,
 )
 from nexo_pkg.manifest import core_rules
+from nexo_pkg.manifest.names import MAX_MANIFEST_BYTES
 
 __all__ = [
     "MAX_MANIFEST_BYTES",
@@ -36,12 +37,6 @@ __all__ = [
     "parse_manifest",
 ]
 
-MAX_MANIFEST_BYTES = 4 * 1024 * 1024
-"""Files above this size are refused unparsed (``NX004``): more than nexo-pkg reads safely.
-
-The daemon reads a manifest whole, whatever its size; real manifests are a few KiB. Parsing
-and locating findings in pure Python takes seconds per MiB of small keys, so this cap keeps
-the worst case of ``lint`` (and of ``install``, which lints) in seconds."""
 
 LARGE_MANIFEST_BYTES = 1024 * 1024
 """Files above this size are still read, with a warning (``NX007``)."""

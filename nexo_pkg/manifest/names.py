@@ -16,6 +16,7 @@ from pathlib import Path
 __all__ = [
     "CANONICAL_MANIFEST_NAME",
     "MANIFEST_NAMES",
+    "MAX_MANIFEST_BYTES",
     "ManifestChoice",
     "ManifestLookup",
     "choose_manifest",
@@ -33,6 +34,13 @@ MANIFEST_NAMES: tuple[str, ...] = ("nexo-plugin.toml", "plugin.toml")
 
 CANONICAL_MANIFEST_NAME = "plugin.toml"
 """The name the daemon calls canonical; ``nexo plugin new`` writes this one."""
+
+MAX_MANIFEST_BYTES = 4 * 1024 * 1024
+"""Files above this size are refused unparsed (``NX004``): more than nexo-pkg reads safely.
+
+The daemon reads a manifest whole, whatever its size; real manifests are a few KiB. Parsing
+and locating findings in pure Python takes seconds per MiB of small keys, so this cap keeps
+the worst case of ``lint`` (and of ``install``, which lints) in seconds."""
 
 
 @dataclass(frozen=True)

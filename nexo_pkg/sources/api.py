@@ -2,102 +2,71 @@
 
 Callers outside ``nexo_pkg.sources`` import from here (an import contract,
 ``faces`` in pyproject.toml, keeps it so); the modules behind it are this package's own
-business. The names of the registry and GitHub clients, which bring httpx, are imported
-when first asked for, so ``install PATH`` never loads them."""
+business. The face is lazy (:mod:`nexo_pkg.core.faces`): importing it loads nothing of
+``sources``, and a name loads its module when first asked for, so ``install PATH`` never loads
+the registry and GitHub clients (httpx), and ``sync`` with nothing to install loads neither
+them nor the archive reader."""
 
 from __future__ import annotations
 
+from types import ModuleType
 from typing import TYPE_CHECKING
 
-from nexo_pkg.sources.archive import (
-    ArchiveLimits,
-    ArchiveListing,
-    TreeSink,
-    check_member_names,
-    inspect_archive,
-    walk_archive,
-)
-from nexo_pkg.sources.artifact import (
-    GitHubOrigin,
-    canonical,
-)
-from nexo_pkg.sources.base import (
-    Admits,
-    FetchedArtifact,
-    Offered,
-    Origin,
-    ReleaseCandidate,
-    Source,
-    SourceRequest,
-)
-from nexo_pkg.sources.cache import (
-    BlobCache,
-    BlobSink,
-)
-from nexo_pkg.sources.checksum import (
-    parse_sidecar,
-)
-from nexo_pkg.sources.context import (
-    NetworkChoices,
-    SourceContext,
-    TrustChoices,
-)
-from nexo_pkg.sources.download import (
-    ProgressBar,
-)
-from nexo_pkg.sources.extract import (
-    extract_archive,
-    extraction_workers,
-    safe_extract,
-)
-from nexo_pkg.sources.hosttriple import (
-    NOARCH,
-    host_candidates,
-    requested_target,
-)
-from nexo_pkg.sources.mirrors import (
-    check_mirror,
-    configured,
-)
-from nexo_pkg.sources.oci_reference import (
-    OciReference,
-    parse_reference,
-)
-from nexo_pkg.sources.releases import (
-    read_release_signer,
-    release_material,
-    release_sha256,
-    release_tarballs,
-)
-from nexo_pkg.sources.route import (
-    KINDS,
-    Kind,
-    Prefetched,
-    check_remote,
-    copies_as_is,
-    follows,
-    locked_origin,
-    open_source,
-    origin_label,
-    prefetch_newest,
-    reopen,
-    tag_pins,
-    tagged_release,
-)
-from nexo_pkg.sources.select import (
-    MANIFEST_ASSETS,
-    PLUGIN_ID,
-    identity_from_manifest,
-    parse_tarball_name,
-)
-from nexo_pkg.sources.spec import (
-    parse_source,
-    timestamp_or_none,
-)
+from nexo_pkg.core.faces import homes, lazy_getattr
 
 if TYPE_CHECKING:
+    from nexo_pkg.sources.archive import (
+        ArchiveLimits,
+        ArchiveListing,
+        TreeSink,
+        check_member_names,
+        inspect_archive,
+        walk_archive,
+    )
+    from nexo_pkg.sources.artifact import (
+        GitHubOrigin,
+        canonical,
+    )
+    from nexo_pkg.sources.base import (
+        Admits,
+        FetchedArtifact,
+        Offered,
+        Origin,
+        ReleaseCandidate,
+        Source,
+        SourceRequest,
+    )
+    from nexo_pkg.sources.cache import (
+        BlobCache,
+        BlobSink,
+    )
+    from nexo_pkg.sources.checksum import (
+        parse_sidecar,
+    )
+    from nexo_pkg.sources.context import (
+        NetworkChoices,
+        SourceContext,
+        TrustChoices,
+    )
+    from nexo_pkg.sources.download import (
+        ProgressBar,
+    )
+    from nexo_pkg.sources.extract import (
+        extract_archive,
+        extraction_workers,
+        safe_extract,
+    )
     from nexo_pkg.sources.github import (
         Release,
+    )
+    from nexo_pkg.sources.hosttriple import (
+        NOARCH,
+        host_candidates,
+        requested_target,
+    )
+    from nexo_pkg.sources.mirrors import (
+        check_mirror,
+        configured,
     )
     from nexo_pkg.sources.oci import (
         TargetFiles,
@@ -109,6 +78,10 @@ if TYPE_CHECKING:
         source_date,
         tag_contradicts,
     )
+    from nexo_pkg.sources.oci_reference import (
+        OciReference,
+        parse_reference,
+    )
     from nexo_pkg.sources.registry import (
         INDEX_MEDIA_TYPE,
         MANIFEST_MEDIA_TYPE,
@@ -116,22 +89,68 @@ if TYPE_CHECKING:
         RegistryClient,
         fallback_tag,
     )
+    from nexo_pkg.sources.releases import (
+        read_release_signer,
+        release_material,
+        release_sha256,
+        release_tarballs,
+    )
+    from nexo_pkg.sources.route import (
+        KINDS,
+        Kind,
+        Prefetched,
+        check_remote,
+        copies_as_is,
+        follows,
+        locked_origin,
+        open_source,
+        origin_label,
+        prefetch_newest,
+        reopen,
+        tag_pins,
+        tagged_release,
+    )
+    from nexo_pkg.sources.select import (
+        MANIFEST_ASSETS,
+        PLUGIN_ID,
+        identity_from_manifest,
+        parse_tarball_name,
+    )
+    from nexo_pkg.sources.spec import (
+        parse_source,
+        timestamp_or_none,
+    )
 
-_GITHUB = frozenset({"Release"})
-_OCI = frozenset(
+# Where each name lives: the module of ``nexo_pkg.sources`` that ``__getattr__`` loads for it.
+_HOMES = homes(
     {
-        "TargetFiles",
-        "created_for",
-        "created_now",
-        "latest_tag",
-        "plugin_of",
-        "push_version",
-        "source_date",
-        "tag_contradicts",
+        "archive": (
+            "ArchiveLimits ArchiveListing TreeSink check_member_names inspect_archive walk_archive"
+        ),
+        "artifact": "GitHubOrigin canonical",
+        "base": "Admits FetchedArtifact Offered Origin ReleaseCandidate Source SourceRequest",
+        "cache": "BlobCache BlobSink",
+        "checksum": "parse_sidecar",
+        "context": "NetworkChoices SourceContext TrustChoices",
+        "download": "ProgressBar",
+        "extract": "extract_archive extraction_workers safe_extract",
+        "github": "Release",
+        "hosttriple": "NOARCH host_candidates requested_target",
+        "mirrors": "check_mirror configured",
+        "oci": (
+            "TargetFiles created_for created_now latest_tag plugin_of push_version "
+            "source_date tag_contradicts"
+        ),
+        "oci_reference": "OciReference parse_reference",
+        "registry": "INDEX_MEDIA_TYPE MANIFEST_MEDIA_TYPE Manifest RegistryClient fallback_tag",
+        "releases": "read_release_signer release_material release_sha256 release_tarballs",
+        "route": (
+            "KINDS Kind Prefetched check_remote copies_as_is follows locked_origin "
+            "open_source origin_label prefetch_newest reopen tag_pins tagged_release"
+        ),
+        "select": "MANIFEST_ASSETS PLUGIN_ID identity_from_manifest parse_tarball_name",
+        "spec": "parse_source timestamp_or_none",
     }
-)
-_REGISTRY = frozenset(
-    {"INDEX_MEDIA_TYPE", "MANIFEST_MEDIA_TYPE", "Manifest", "RegistryClient", "fallback_tag"}
 )
 
 __all__ = [
@@ -207,18 +226,48 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> object:
-    # The registry and GitHub clients bring httpx: loaded when one of their names is asked for.
-    if name in _GITHUB:
-        from nexo_pkg.sources import github  # noqa: PLC0415
+def _load(module: str) -> ModuleType:
+    # Plain imports, one per module, so the import contracts see them.
+    home: ModuleType
+    if module == "archive":
+        from nexo_pkg.sources import archive as home  # noqa: PLC0415
+    elif module == "artifact":
+        from nexo_pkg.sources import artifact as home  # noqa: PLC0415
+    elif module == "base":
+        from nexo_pkg.sources import base as home  # noqa: PLC0415
+    elif module == "cache":
+        from nexo_pkg.sources import cache as home  # noqa: PLC0415
+    elif module == "checksum":
+        from nexo_pkg.sources import checksum as home  # noqa: PLC0415
+    elif module == "context":
+        from nexo_pkg.sources import context as home  # noqa: PLC0415
+    elif module == "download":
+        from nexo_pkg.sources import download as home  # noqa: PLC0415
+    elif module == "extract":
+        from nexo_pkg.sources import extract as home  # noqa: PLC0415
+    elif module == "github":
+        from nexo_pkg.sources import github as home  # noqa: PLC0415
+    elif module == "hosttriple":
+        from nexo_pkg.sources import hosttriple as home  # noqa: PLC0415
+    elif module == "mirrors":
+        from nexo_pkg.sources import mirrors as home  # noqa: PLC0415
+    elif module == "oci":
+        from nexo_pkg.sources import oci as home  # noqa: PLC0415
+    elif module == "oci_reference":
+        from nexo_pkg.sources import oci_reference as home  # noqa: PLC0415
+    elif module == "registry":
+        from nexo_pkg.sources import registry as home  # noqa: PLC0415
+    elif module == "releases":
+        from nexo_pkg.sources import releases as home  # noqa: PLC0415
+    elif module == "route":
+        from nexo_pkg.sources import route as home  # noqa: PLC0415
+    elif module == "select":
+        from nexo_pkg.sources import select as home  # noqa: PLC0415
+    elif module == "spec":
+        from nexo_pkg.sources import spec as home  # noqa: PLC0415
+    else:
+        raise AttributeError(module)
+    return home
 
-        return getattr(github, name)
-    if name in _OCI:
-        from nexo_pkg.sources import oci  # noqa: PLC0415
 
-        return getattr(oci, name)
-    if name in _REGISTRY:
-        from nexo_pkg.sources import registry  # noqa: PLC0415
-
-        return getattr(registry, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_getattr(_HOMES, _load, globals())

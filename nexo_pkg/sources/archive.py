@@ -27,8 +27,12 @@ from types import ModuleType
 from typing import IO, Any, ClassVar, Literal, NamedTuple, Self, cast
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.manifest.document import MAX_MANIFEST_BYTES
-from nexo_pkg.manifest.names import MANIFEST_NAMES, choose_manifest, is_manifest_name
+from nexo_pkg.manifest.names import (
+    MANIFEST_NAMES,
+    MAX_MANIFEST_BYTES,
+    choose_manifest,
+    is_manifest_name,
+)
 from nexo_pkg.sbom import MAX_SBOM_BYTES, SBOM_MEMBER
 
 MiB = 1024 * 1024

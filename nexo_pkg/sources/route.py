@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.sources.oci_reference import registry_label
+from nexo_pkg.sources.oci_reference import parse_reference, registry_label
 from nexo_pkg.sources.spec import GitHubSource, parse_source, release_label
 
 if TYPE_CHECKING:
@@ -111,7 +111,9 @@ class Kind:
     keeps (a release's); a registry's tag is the release it was mirrored from, and its
     upgrade takes the host's targets. ``label``: how a person reads
     one of its origins (``exact``: with the version installed; ``None``: it names no place),
-    from the kind's grammar, so that ``list`` loads no kind's module."""
+    from the kind's grammar, so that ``list`` loads no kind's module. ``check``: the check of
+    a source text of the kind, when its grammar is all it takes (a registry reference), so
+    that reading a lock loads no kind's client; ``None``: the module's ``check_text``."""
 
     type: str
     load: Callable[[], KindModule]
@@ -120,6 +122,7 @@ class Kind:
     copied: bool = False
     tag_pins: bool = True
     label: Label | None = None
+    check: Callable[[str], object] | None = None
 
 
 # Each kind's module is imported on first use: the registry's brings its client (and
@@ -153,6 +156,7 @@ KINDS: tuple[Kind, ...] = (
         copied=True,
         tag_pins=False,
         label=registry_label,
+        check=parse_reference,
     ),
     _RELEASES,
     _LOCAL,
@@ -304,4 +308,5 @@ def tagged_release(text: str) -> GitHubSource | None:
 def check_remote(text: str) -> None:
     """Raise ``source_invalid`` unless ``text`` names a source a fleet can lock: one with a
     scheme (well-formed) or ``owner/repo[@tag]``, not a local path."""
-    (_scheme_kind(text) or _RELEASES).load().check_text(text)
+    kind = _scheme_kind(text) or _RELEASES
+    (kind.check or kind.load().check_text)(text)

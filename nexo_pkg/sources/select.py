@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.version import Version, parse_version
-from nexo_pkg.manifest.model import MAX_MODEL_BYTES, ManifestModelError, manifest_from_text
 from nexo_pkg.manifest.names import MANIFEST_NAMES
 from nexo_pkg.sources.hosttriple import NOARCH
 
@@ -57,14 +56,22 @@ def version_in_tag(tag: str) -> str | None:
     return match.group(1)
 
 
-def identity_from_manifest(
-    text: str, *, max_bytes: int = MAX_MODEL_BYTES
-) -> tuple[str, str] | None:
+def identity_from_manifest(text: str, *, max_bytes: int | None = None) -> tuple[str, str] | None:
     """``([plugin] id, [plugin] version)`` of a release's manifest asset, or ``None`` when it
-    is no manifest the model reads (:func:`~nexo_pkg.manifest.model.manifest_from_text`) or its
-    id is not a plugin id."""
+    is no manifest the model reads (:func:`~nexo_pkg.manifest.model.manifest_from_text`, at
+    most ``max_bytes``, by default the model's ``MAX_MODEL_BYTES``) or its id is not a plugin
+    id."""
+    # The model is read here only: choosing an asset by its name (and `sync`) never needs it.
+    from nexo_pkg.manifest.model import (  # noqa: PLC0415
+        MAX_MODEL_BYTES,
+        ManifestModelError,
+        manifest_from_text,
+    )
+
     try:
-        model = manifest_from_text(text, max_bytes=max_bytes)
+        model = manifest_from_text(
+            text, max_bytes=MAX_MODEL_BYTES if max_bytes is None else max_bytes
+        )
     except ManifestModelError:
         return None
     if not PLUGIN_ID.fullmatch(model.id):

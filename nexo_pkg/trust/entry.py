@@ -48,7 +48,6 @@ from nexo_pkg.trust.material import (
     split_bundles,
 )
 from nexo_pkg.trust.policy import Mode, TrustPolicy
-from nexo_pkg.trust.suggest import author_entry_toml, suggest_author, trust_add_command
 
 
 def default_policy_path(nexo_home: Path) -> Path:
@@ -247,6 +246,13 @@ def _with_remedy(
         and built_in.casefold() != f"{owner}/{repo}".casefold()
     ):
         return error  # no entry for this repository can trust a signature made elsewhere
+    # Loaded for an untrusted signer only: reading the mode of an artifact never needs it.
+    from nexo_pkg.trust.suggest import (  # noqa: PLC0415
+        author_entry_toml,
+        suggest_author,
+        trust_add_command,
+    )
+
     suggestion = suggest_author(
         identity=error.identity, issuer=error.issuer, claims=claims, owner=owner, repo=repo
     )

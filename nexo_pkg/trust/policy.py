@@ -15,14 +15,16 @@ import stat
 import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position, Rule, Span, first_of_errors
 from nexo_pkg.core.errors import ConfigError
 from nexo_pkg.core.files import read_config_file
 from nexo_pkg.core.terminal import toml_string
-from nexo_pkg.core.toml_spans import SpanMap, scan_spans, syntax_error
 from nexo_pkg.trust.identity_pattern import compile_identity_pattern, full_match
+
+if TYPE_CHECKING:
+    from nexo_pkg.core.toml_spans import SpanMap
 
 Mode = Literal["ignore", "warn", "require"]
 MODES: tuple[Mode, ...] = ("ignore", "warn", "require")
@@ -661,11 +663,17 @@ _WORKFLOW_PATH = re.compile(r"^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+/\.github/workflow
 
 
 def _syntax_finding(text: str, exc: tomllib.TOMLDecodeError) -> _Finding:
+    from nexo_pkg.core.toml_spans import syntax_error  # noqa: PLC0415 - see _validate
+
     syntax = syntax_error(text, exc)
     return _Finding("NXT001", f"invalid TOML: {syntax.message}", "", syntax.span)
 
 
 def _validate(text: str, base_dir: Path | None) -> tuple[TrustPolicy | None, list[_Finding]]:
+    # The span scanner is loaded with a file to read: a command that finds no policy (the
+    # default applies) never loads it.
+    from nexo_pkg.core.toml_spans import scan_spans  # noqa: PLC0415
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -859,6 +867,8 @@ def parse_registry_bindings(
         raise invalid(start.line, start.column, finding.message) from exc
     except RecursionError as exc:
         raise invalid(1, 1, "invalid TOML: values nested too deeply") from exc
+    from nexo_pkg.core.toml_spans import scan_spans  # noqa: PLC0415 - see _validate
+
     spans, _ = scan_spans(text)
     for key in data:
         if key != _REGISTRY_TABLE:

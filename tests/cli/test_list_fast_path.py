@@ -18,7 +18,8 @@ from support.tarballs import write_plugin
 from nexo_pkg.cli.app import run as typer_run
 from nexo_pkg.cli.listing import fast_list
 from nexo_pkg.core.output import OUTPUT, OutputSettings
-from nexo_pkg.install.pipeline import InstallOptions, install
+from nexo_pkg.install.options import InstallOptions
+from nexo_pkg.install.pipeline import install
 from nexo_pkg.install.receipts import RECEIPT_NAME, read_receipt, scan_installed
 
 

@@ -13,7 +13,8 @@ from support.tarballs import manifest_text, plugin_tarball, write_plugin
 
 from nexo_pkg.fleet.doctor import diagnose
 from nexo_pkg.install.api import unmet_host_requirements
-from nexo_pkg.install.pipeline import InstallOptions, install
+from nexo_pkg.install.options import InstallOptions
+from nexo_pkg.install.pipeline import install
 from nexo_pkg.manifest import model
 from nexo_pkg.manifest.model import PluginManifest, manifest_from_text
 

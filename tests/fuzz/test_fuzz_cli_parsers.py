@@ -142,7 +142,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Registry,
     proxy = RegistryProxy(running.host).start()
     from nexo_pkg.fleet.publish import push
     from nexo_pkg.fleet.sources import FleetOptions
-    from nexo_pkg.install.pipeline import InstallOptions
+    from nexo_pkg.install.options import InstallOptions
 
     dist = directory / "dist"
     write_plugin(dist, "echo", "1.0.0")

@@ -15,7 +15,8 @@ from support.cli import clean_env, nexo
 from support.shared_fixtures import require_shared_fixture
 from support.tarballs import asset_name, plugin_members, release_assets, sidecar_line, targz
 
-from nexo_pkg.install.pipeline import InstallCallbacks, install
+from nexo_pkg.install.options import InstallCallbacks
+from nexo_pkg.install.pipeline import install
 from nexo_pkg.install.summary import InstallPlan, render_plan
 
 from .conftest import InstallEnv

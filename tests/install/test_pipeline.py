@@ -22,7 +22,8 @@ from support.tarballs import (
 )
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.install.pipeline import InstallCallbacks, install, remove, upgrade
+from nexo_pkg.install.options import InstallCallbacks
+from nexo_pkg.install.pipeline import install, remove, upgrade
 from nexo_pkg.install.receipts import RECEIPT_NAME, read_receipt, scan_installed
 from nexo_pkg.install.verify import verify_installed
 from nexo_pkg.sources.hosttriple import requested_target
@@ -521,7 +522,8 @@ def test_local_install_never_imports_httpx(tmp_path: Path) -> None:
     code = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from nexo_pkg.install.pipeline import InstallOptions, install\n"
+        "from nexo_pkg.install.options import InstallOptions\n"
+        "from nexo_pkg.install.pipeline import install\n"
         f"home = Path({str(tmp_path / 'home')!r})\n"
         f"install({str(tarball)!r}, InstallOptions(dest=home / 'plugins', nexo_home=home))\n"
         "print('httpx' in sys.modules)\n"

@@ -56,7 +56,7 @@ def publish(dist: Path, reference: str, home: Path, config: Path | None = None) 
     """Publish a dist directory straight to a loopback registry (in-process)."""
     from nexo_pkg.fleet.publish import push
     from nexo_pkg.fleet.sources import FleetOptions
-    from nexo_pkg.install.pipeline import InstallOptions
+    from nexo_pkg.install.options import InstallOptions
 
     choices = InstallOptions(
         dest=home / "plugins", nexo_home=home, plain_http=True, registry_config=config

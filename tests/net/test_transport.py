@@ -107,7 +107,8 @@ def test_a_plain_http_install_imports_neither_httpcore_nor_h11(
     code = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from nexo_pkg.install.pipeline import InstallOptions, install\n"
+        "from nexo_pkg.install.options import InstallOptions\n"
+        "from nexo_pkg.install.pipeline import install\n"
         f"home = Path({str(tmp_path / 'home')!r})\n"
         "options = InstallOptions(dest=home / 'plugins', nexo_home=home, "
         f"github_api_url={github_server.url!r})\n"

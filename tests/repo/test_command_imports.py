@@ -130,7 +130,10 @@ def test_the_check_catches_narrow_imports(tmp_path: Path) -> None:
     assert over_one_import(sample) == {"hold_command": {"install": 2}, "factory": {"fleet": 2}}
 
 
-@pytest.mark.parametrize("face", ["nexo_pkg.install.api", "nexo_pkg.fleet.api"])
+@pytest.mark.parametrize(
+    "face",
+    ["nexo_pkg.install.api", "nexo_pkg.fleet.api", "nexo_pkg.sources.api", "nexo_pkg.trust.api"],
+)
 def test_every_name_of_a_lazy_face_resolves(face: str) -> None:
     module = importlib.import_module(face)
     assert set(module._HOMES) == set(module.__all__)

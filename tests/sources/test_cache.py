@@ -114,7 +114,8 @@ def test_a_wrong_api_digest_on_a_signature_file_is_refused(install_env: InstallE
 _CONCURRENT = """
 import sys
 from pathlib import Path
-from nexo_pkg.install.pipeline import InstallOptions, install
+from nexo_pkg.install.options import InstallOptions
+from nexo_pkg.install.pipeline import install
 install("acme/hello", InstallOptions(dest=Path(sys.argv[1]), nexo_home=Path(sys.argv[2])))
 """
 

@@ -11,7 +11,8 @@ from support.registry import Registry
 from support.tarballs import plugin_tarball, sha256_hex
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.install.pipeline import InstallOptions, install
+from nexo_pkg.install.options import InstallOptions
+from nexo_pkg.install.pipeline import install
 from nexo_pkg.sources import artifact
 from nexo_pkg.sources.oci_reference import parse_reference
 from nexo_pkg.sources.registry import INDEX_MEDIA_TYPE, MANIFEST_MEDIA_TYPE, RegistryClient

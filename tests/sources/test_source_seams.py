@@ -382,7 +382,8 @@ def test_an_oci_install_imports_no_fleet_code(
     code = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from nexo_pkg.install.pipeline import InstallOptions, install\n"
+        "from nexo_pkg.install.options import InstallOptions\n"
+        "from nexo_pkg.install.pipeline import install\n"
         f"home = Path({str(home)!r})\n"
         f"install({registry.ref('plugins/echo:1.2.3')!r}, InstallOptions(dest=home / 'plugins',"
         f" nexo_home=home, target={LINUX!r}, plain_http=True))\n"

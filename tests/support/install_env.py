@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.install.pipeline import NO_CALLBACKS, InstallCallbacks, InstallOptions, install
+from nexo_pkg.install.options import NO_CALLBACKS, InstallCallbacks, InstallOptions
+from nexo_pkg.install.pipeline import install
 from support.cli import ENV_TO_CLEAR
 from support.github_server import GitHubServer
 from support.tarballs import tree_snapshot

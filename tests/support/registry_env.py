@@ -132,7 +132,7 @@ def push_dist(dist: Path, reference: str, home: Path, config: Path | None = None
     """Publish a dist directory in-process (the CLI path has its own test)."""
     from nexo_pkg.fleet.publish import push
     from nexo_pkg.fleet.sources import FleetOptions
-    from nexo_pkg.install.pipeline import InstallOptions
+    from nexo_pkg.install.options import InstallOptions
 
     choices = InstallOptions(
         dest=home / "plugins", nexo_home=home, plain_http=True, registry_config=config
