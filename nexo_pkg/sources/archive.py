@@ -264,7 +264,10 @@ class _InflatingReader:
 
     def chunks(self, size: int) -> Iterator[memoryview]:
         """Exactly the next ``size`` bytes, as views valid until the next read; a stream
-        that ends first raises :class:`EOFError`."""
+        that ends first raises :class:`EOFError`; a negative size is :class:`ValueError`
+        (the reader only goes forward)."""
+        if size < 0:
+            raise ValueError(f"a member of {size} bytes")
         while size:
             take = self._advance(size)
             if not take:

@@ -239,3 +239,18 @@ def test_safe_extract_needs_an_empty_directory(tmp_path: Path) -> None:
         safe_extract(tarball, out)
     assert caught.value.kind == "io"
     assert [p.name for p in out.iterdir()] == ["keep"]
+
+
+def test_the_inflating_reader_never_steps_back(tmp_path: Path) -> None:
+    """The walker refuses a negative member size before reading its data; the reader below it
+    refuses one too, so no caller can move it back over bytes already checked."""
+    from nexo_pkg.sources.archive import _InflatingReader
+
+    tarball = tmp_path / "x.gz"
+    tarball.write_bytes(gzip.compress(b"\0" * 4096))
+    with tarball.open("rb") as handle:
+        reader = _InflatingReader(handle, budget=1 << 20)
+        assert bytes(next(reader.chunks(512))) == b"\0" * 512
+        with pytest.raises(ValueError, match="-512 bytes"):
+            next(reader.chunks(-512))
+        assert reader.tell() == 512
