@@ -38,6 +38,7 @@ docs/benchmarks.md: ``--workload uniform --counts 8 --runs 5 --skip-lock``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import itertools
 import os
@@ -419,6 +420,13 @@ def main() -> None:
     parser.add_argument(
         "--before", type=Path, help="a checkout of an earlier nexo-pkg: a 4-job column of it"
     )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        help="work in this new directory and leave it when done (default: a temporary one, "
+        "removed at the end; removing its trees slows file creation on this disk for minutes, "
+        "so a benchmark run right after would pay for it)",
+    )
     args = parser.parse_args()
     counts = [int(value) for value in args.counts.split(",")]
     latencies = [float(value) for value in args.latency_ms.split(",") if value.strip()]
@@ -426,7 +434,12 @@ def main() -> None:
     precompile()
     if args.before is not None:
         precompile(args.before / "nexo_pkg")
-    with tempfile.TemporaryDirectory(prefix="nexo-fleet-scale-") as scratch:
+    if args.work is not None:
+        args.work.mkdir(parents=True)  # a new directory: never one holding anything else
+        place: contextlib.AbstractContextManager[str] = contextlib.nullcontext(str(args.work))
+    else:
+        place = tempfile.TemporaryDirectory(prefix="nexo-fleet-scale-")
+    with place as scratch:
         fleet = build_fleet(
             Path(scratch), largest, files=args.files, total_mib=args.mib, workload=args.workload
         )
