@@ -95,7 +95,7 @@ def lock_plugin(
     targets: dict[str, LockedTarget] = {}
     for target, row in resolved.targets.items():
         candidate = locked_candidate(entry, row, published=entry.published, policy=policy)
-        fetched, mode = session.fetch_locked(candidate, entry.source, entry.resolved)
+        fetched, mode = session.fetch_locked(candidate, entry.resolved)
         outcome = verify_artifact(fetched, policy=policy, mode=mode)
         if warnings is not None:
             warnings.extend(message for message in outcome.warnings if message not in warnings)

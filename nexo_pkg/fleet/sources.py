@@ -131,13 +131,12 @@ class Session(SourceContext):
     # -- fetching one locked target -------------------------------------------------------
 
     def fetch_locked(
-        self, candidate: ReleaseCandidate, source: str, resolved: str
+        self, candidate: ReleaseCandidate, resolved: str
     ) -> tuple[FetchedArtifact, trust.Mode]:
         """``candidate`` (a locked target) in the blob cache, hash-checked against the lock,
         through the source ``resolved`` (the lock's pinned reference) names, with its
         signature material unless the trust mode, resolved here once for its signing origin,
         is ``ignore``; returns the artifact and that mode."""
-        del source  # ``resolved`` is of the same kind, pinned
         mode = self.trust_mode(candidate.origin.owner)
         fetcher = open_source(resolved, self, SourceRequest(None, manifest_asset_problem))
         return fetcher.fetch(candidate, material=mode != "ignore"), mode

@@ -471,7 +471,7 @@ def _sync_one(
         candidate = locked_candidate(entry, row, published=_installed_at(entry), policy=policy)
         if fetching is not None:
             fetching()
-        fetched, mode = session.fetch_locked(candidate, entry.source, entry.resolved)
+        fetched, mode = session.fetch_locked(candidate, entry.resolved)
         # A run with nothing to install never loads the installer (see _InstallerLoading).
         from nexo_pkg.install.api import install_artifact, release_hold  # noqa: PLC0415
 
