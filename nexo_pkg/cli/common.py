@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NoReturn, Protocol, TextIO, TypeVar
 
@@ -27,6 +27,47 @@ class Documented(Protocol):
 D = TypeVar("D", bound=Documented | dict[str, Any])
 
 COLOR_CHOICES = ("auto", "always", "never")
+
+
+def plain_options(
+    arguments: Sequence[str],
+    flags: Mapping[str, str],
+    values: Mapping[str, str],
+    *,
+    repeatable: frozenset[str] = frozenset(),
+) -> dict[str, object] | None:
+    """A Typer-free fast path's options by field: ``flags`` name the options that take no
+    value, ``values`` those that take one (``--opt V`` or ``--opt=V``, never empty, never
+    starting with ``-``), ``repeatable`` the value options that gather a list. ``None`` for
+    anything Typer should handle and word: an argument, ``--help``, a typo, an option given
+    twice, an odd value, a bad ``--color``, ``--quiet`` with ``--verbose``, a shell asking for
+    completions."""
+    if os.environ.get("_NEXO_COMPLETE"):
+        return None
+    parsed: dict[str, object] = {}
+    rest = iter(arguments)
+    for argument in rest:
+        name, has_value, inline = argument.partition("=")
+        flag = None if has_value else flags.get(name)
+        if flag is not None and flag not in parsed:
+            parsed[flag] = True
+            continue
+        field = values.get(name)
+        value = inline if has_value else next(rest, "")
+        if field is None or not value or value.startswith("-"):
+            return None
+        gathered = parsed.setdefault(field, []) if name in repeatable else None
+        if isinstance(gathered, list):
+            gathered.append(value)
+        elif field in parsed:
+            return None
+        else:
+            parsed[field] = value
+    if parsed.get("color", "auto") not in COLOR_CHOICES or (
+        "quiet" in parsed and "verbose" in parsed
+    ):
+        return None
+    return parsed
 
 
 def set_verbosity(*, quiet: bool | None = None, verbose: bool | None = None) -> None:

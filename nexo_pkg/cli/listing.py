@@ -11,13 +11,12 @@ usage errors.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from nexo_pkg.cli.common import guarded, result_line
+from nexo_pkg.cli.common import guarded, plain_options, result_line
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.output import emit_json, say, warn
 from nexo_pkg.core.terminal import printable
@@ -89,36 +88,9 @@ _BOOL_FLAGS = {
 }
 
 
-def _parse_fast(arguments: Sequence[str]) -> dict[str, str | bool] | None:
-    """``plugin list`` options by name, or ``None`` for anything Typer should handle (an
-    argument, ``--help``, a typo, an option given twice, an empty or odd value)."""
-    from nexo_pkg.cli.common import COLOR_CHOICES  # noqa: PLC0415
-
-    if os.environ.get("_NEXO_COMPLETE"):
-        return None  # a shell asking for completions: Typer answers
-    parsed: dict[str, str | bool] = {}
-    rest = iter(arguments)
-    for argument in rest:
-        name, has_value, inline = argument.partition("=")
-        flag = None if has_value else _BOOL_FLAGS.get(name)
-        if flag is not None and flag not in parsed:
-            parsed[flag] = True
-            continue
-        option = _VALUE_FLAGS.get(name)
-        value = inline if has_value else next(rest, "")
-        if option is None or option in parsed or not value or value.startswith("-"):
-            return None
-        parsed[option] = value
-    if parsed.get("color", "auto") not in COLOR_CHOICES or (
-        "quiet" in parsed and "verbose" in parsed
-    ):
-        return None  # Typer words those usage errors
-    return parsed
-
-
 def fast_list(arguments: Sequence[str]) -> int | None:
     """Run ``nexo plugin list ARGUMENTS`` without Typer; ``None`` means "let Typer do it"."""
-    parsed = _parse_fast(arguments)
+    parsed = plain_options(arguments, _BOOL_FLAGS, _VALUE_FLAGS)
     if parsed is None:
         return None
     from nexo_pkg.cli.common import set_color, set_verbosity  # noqa: PLC0415

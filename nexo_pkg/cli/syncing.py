@@ -11,7 +11,6 @@ value, shell completion) falls through to Typer, which gives the usual help and 
 
 from __future__ import annotations
 
-import os
 import re
 import sys
 from collections.abc import Sequence
@@ -19,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nexo_pkg.cli.common import answer, policy_path, result_line
+from nexo_pkg.cli.common import answer, plain_options, policy_path, result_line
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.output import say, warn
 from nexo_pkg.core.terminal import printable
@@ -286,51 +285,25 @@ _DECIMAL = re.compile(r"[0-9]{1,9}(\.[0-9]{1,9})?")
 
 def _parse_fast(arguments: Sequence[str]) -> dict[str, object] | None:
     """``plugin sync`` options by field, or ``None`` for anything Typer should handle."""
-    from nexo_pkg.cli.common import COLOR_CHOICES  # noqa: PLC0415
     from nexo_pkg.core import posix  # noqa: PLC0415
 
-    if os.environ.get("_NEXO_COMPLETE"):
-        return None  # a shell asking for completions: Typer answers
     if not posix.POSIX:
         return None  # Typer's command refuses to run there, in its own words
-    parsed: dict[str, object] = {}
-    mirrors: list[str] = []
-    rest = iter(arguments)
-    for argument in rest:
-        name, has_value, inline = argument.partition("=")
-        flag = None if has_value else _BOOL_FLAGS.get(name)
-        if flag is not None and flag not in parsed:
-            parsed[flag] = True
-            continue
-        value = inline if has_value else next(rest, "")
-        if not value or value.startswith("-"):
-            return None
-        if name == "--registry-mirror":  # repeatable, as in Typer
-            mirrors.append(value)
-            continue
-        field = _PATH_FLAGS.get(name)
-        if field is not None and field not in parsed:
-            parsed[field] = Path(value)
-            continue
-        field = _TEXT_FLAGS.get(name)
-        if field is None or field in parsed:
-            return None
-        if field == "jobs":
-            if not _INTEGER.fullmatch(value):
+    values = {**_PATH_FLAGS, **_TEXT_FLAGS, "--registry-mirror": "registry_mirror"}
+    parsed = plain_options(
+        arguments, _BOOL_FLAGS, values, repeatable=frozenset({"--registry-mirror"})
+    )
+    if parsed is None:
+        return None
+    for field in _PATH_FLAGS.values():
+        if field in parsed:
+            parsed[field] = Path(str(parsed[field]))
+    for field, pattern, number in (("jobs", _INTEGER, int), ("timeout", _DECIMAL, float)):
+        if field in parsed:
+            text = str(parsed[field])
+            if not pattern.fullmatch(text):
                 return None
-            parsed[field] = int(value)
-        elif field == "timeout":
-            if not _DECIMAL.fullmatch(value):
-                return None
-            parsed[field] = float(value)
-        else:
-            parsed[field] = value
-    if mirrors:
-        parsed["registry_mirror"] = mirrors
-    if parsed.get("color", "auto") not in COLOR_CHOICES or (
-        "quiet" in parsed and "verbose" in parsed
-    ):
-        return None  # Typer words those usage errors
+            parsed[field] = number(text)
     return parsed
 
 
