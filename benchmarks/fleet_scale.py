@@ -435,7 +435,9 @@ def main() -> None:
     if args.before is not None:
         precompile(args.before / "nexo_pkg")
     if args.work is not None:
-        args.work.mkdir(parents=True)  # a new directory: never one holding anything else
+        if args.work.exists():  # a new directory: never one holding anything else
+            parser.error(f"--work {args.work} exists; name a new directory")
+        args.work.mkdir(parents=True)
         place: contextlib.AbstractContextManager[str] = contextlib.nullcontext(str(args.work))
     else:
         place = tempfile.TemporaryDirectory(prefix="nexo-fleet-scale-")
