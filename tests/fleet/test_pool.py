@@ -124,3 +124,48 @@ def test_entering_a_pool_forks_its_workers_without_waiting_for_them(
         assert pool.call(os.getpid) != os.getpid()
     reports = [path.read_text() for path in tmp_path.glob("worker-*")]
     assert reports == ["True", "True"]
+
+
+def _die() -> None:
+    os._exit(3)
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_a_worker_that_dies_fails_its_own_step_only() -> None:
+    """A worker killed under a step fails that step (``io``, naming it); the steps after it
+    go to the workers left, and once none is left they run in the calling process."""
+    with CpuPool(2, per_core=False) as pool:
+        with pytest.raises(NexoError) as caught:
+            pool.call(_die)
+        assert caught.value.kind == "io"
+        assert "_die" in caught.value.message
+        assert "exit code 3" in caught.value.message
+        survivor = pool.call(os.getpid)
+        assert survivor != os.getpid()
+        assert pool.call(os.getpid) == survivor
+        with pytest.raises(NexoError):
+            pool.call(_die)
+        assert pool.call(os.getpid) == os.getpid()
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_threads_share_the_workers_and_each_gets_its_own_answer() -> None:
+    """Many threads calling at once get their own answers (no answer crosses to another
+    caller), every step in one of the pool's processes, and the pool's exit ends them."""
+    answers: dict[int, tuple[int, int]] = {}
+
+    def caller(number: int) -> None:
+        answers[number] = (pool.call(abs, -number), pool.call(os.getpid))
+
+    with CpuPool(2, per_core=False) as pool:
+        workers = {worker.process.pid or 0 for worker in pool._started}
+        threads = [threading.Thread(target=caller, args=(n,)) for n in range(16)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert {n: answer for n, (answer, _) in answers.items()} == {n: n for n in range(16)}
+    assert {pid for _, pid in answers.values()} <= workers
+    for pid in workers:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)

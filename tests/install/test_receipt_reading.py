@@ -157,7 +157,7 @@ def _receipt(**changes: Any) -> Receipt:
         _receipt(files={"tab\there": "x", "ctl\x1f": "y", "del\x7f": "z"}),
         _receipt(files={"caf\u00e9/\u2028": "\u00e9", "\U0001f600": "x"}),
         _receipt(files={"lone\ud800": "x"}, modes={"lone\udfff": 0o644}),
-        _receipt(files={"a": "quote\"d"}, owner=None, tag=None, signature={"status": "unsigned"}),
+        _receipt(files={"a": 'quote"d'}, owner=None, tag=None, signature={"status": "unsigned"}),
     ],
 )
 def test_a_receipt_is_written_as_json_indents_it(receipt: Receipt) -> None:
