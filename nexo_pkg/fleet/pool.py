@@ -33,13 +33,25 @@ _Result = TypeVar("_Result")
 _Params = ParamSpec("_Params")
 
 
+# Calls a worker holds at once: the one it runs and the next, already in its pipe, so that it
+# starts the next one as soon as it has written an answer, whoever reads that answer and when.
+QUEUED_PER_WORKER = 2
+
+
 class _Worker:
-    """One worker process and this end of its pipe: a call is sent, its answer read back, by
-    the calling thread itself (no thread in between either way)."""
+    """One worker process and this end of its pipe. The calls written to the pipe are
+    numbered in order (:attr:`sent`); their answers come back in that order, each read by the
+    thread that made the call once the answers before it are read (:attr:`read`)."""
 
     def __init__(self, process: BaseProcess, connection: Connection) -> None:
         self.process = process
         self.connection = connection
+        self.sent = 0
+        self.read = 0
+        # Set when the worker is gone: "died" (its pipe ended: the calls after the one it
+        # died under never started) or "dropped" (its caller was interrupted).
+        self.gone: str | None = None
+        self.turn = threading.Condition()
 
 
 class CpuPool:
@@ -55,19 +67,21 @@ class CpuPool:
     SIGINT and take SIGTERM's default action: the calling process decides what an interrupt
     means and waits for the steps under way on exit.
 
-    The calling thread takes an idle worker (the threads waiting take them in the order they
-    came), writes the call to its pipe and reads the answer from it: a step costs its two
-    messages and no hand-off between threads. A worker that dies fails the step it had
-    (``io``) and no other; once none is left, steps run in the calling thread.
+    The calling thread writes its call to the pipe of the worker with the fewest calls (at
+    most :data:`QUEUED_PER_WORKER`: one running, the next waiting in the pipe, so a worker
+    never waits for a thread to be scheduled between two steps) and reads its answer from it
+    itself: no thread in between either way. A worker that dies fails the step it ran
+    (``io``); the calls queued behind it go to the others, and once none is left, steps run
+    in the calling thread.
     """
 
     def __init__(self, jobs: int, *, per_core: bool = True) -> None:
         self.workers = min(jobs, os.cpu_count() or 1) if per_core else jobs
         self._started: list[_Worker] = []
-        self._idle: list[_Worker] = []
-        self._ready = threading.Condition()
-        # Workers whose caller stopped waiting (an interrupt): waited for on exit.
-        self._abandoned: list[_Worker] = []
+        # Guards the choice of a worker and the writing of calls; told when one has room.
+        self._room = threading.Condition()
+        # Every worker ever started, to be ended and waited for on exit.
+        self._all: list[_Worker] = []
 
     def __enter__(self) -> CpuPool:
         if self.workers > 1:
@@ -92,7 +106,7 @@ class CpuPool:
                     here, there = context.Pipe()
                     # A forked worker closes the run's ends of the pipes it inherits (its own
                     # and those of the workers before it), so that each sees its pipe end.
-                    ends = [item.connection for item in self._started] + [here] if forked else []
+                    ends = [item.connection for item in self._all] + [here] if forked else []
                     process = context.Process(
                         target=_serve,
                         args=(there, parent, [end.fileno() for end in ends]),
@@ -106,17 +120,16 @@ class CpuPool:
                         raise
                     finally:
                         there.close()
-                    self._started.append(_Worker(process, here))
+                    self._all.append(_Worker(process, here))
             except BaseException:
                 self.__exit__()
                 raise
-            self._idle = list(self._started)
+            self._started = list(self._all)
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        with self._ready:
-            workers = self._started + self._abandoned
-            self._started, self._abandoned, self._idle = [], [], []
+        with self._room:
+            workers, self._all, self._started = self._all, [], []
         for worker in workers:
             # A worker ends at the end of its pipe, once the step it runs (if any) is done.
             worker.connection.close()
@@ -135,56 +148,90 @@ class CpuPool:
         from multiprocessing.reduction import ForkingPickler  # noqa: PLC0415 - loaded by now
 
         message = ForkingPickler.dumps((function, args, kwargs))
-        worker = self._take()
-        if worker is None:
-            return function(*args, **kwargs)
-        connection = worker.connection
-        try:
-            connection.send_bytes(message)
-            done, value = connection.recv()
-        except (EOFError, OSError) as exc:
-            self._lose(worker)
-            raise NexoError(
-                f"a worker process ended during {getattr(function, '__name__', 'a step')} "
-                f"(exit code {worker.process.exitcode})",
-                kind="io",
-            ) from exc
-        except BaseException:
-            # Interrupted while the worker runs the step: it is not given another, and is
-            # waited for on exit.
-            with self._ready:
-                self._started.remove(worker)
-                self._abandoned.append(worker)
-                self._ready.notify_all()
-            raise
-        self._give_back(worker)
+        while True:
+            sent = self._send(message)
+            if sent is None:
+                return function(*args, **kwargs)
+            worker, number = sent
+            answer = self._answer(worker, number, getattr(function, "__name__", "a step"))
+            if answer is not None:
+                break
+            # The worker died under an earlier call: this one never started; again elsewhere.
+        done, value = ForkingPickler.loads(answer)
         if done:
             result: _Result = value
             return result
         raise value
 
-    def _take(self) -> _Worker | None:
-        """An idle worker, waiting for one; ``None`` when there are none at all."""
-        with self._ready:
-            while not self._idle:
+    def _send(self, message: memoryview) -> tuple[_Worker, int] | None:
+        """Write ``message`` to the worker with the fewest calls, waiting for one with room;
+        the worker and the call's number, or ``None`` when no worker is left."""
+        with self._room:
+            while True:
                 if not self._started:
                     return None
-                self._ready.wait()
-            return self._idle.pop(0)
+                worker = min(self._started, key=lambda item: item.sent - item.read)
+                if worker.sent - worker.read < QUEUED_PER_WORKER:
+                    break
+                self._room.wait()
+            number = worker.sent
+            try:
+                worker.connection.send_bytes(message)
+            except OSError:
+                self._lose(worker, "died")
+                return self._send(message)
+            worker.sent += 1
+            return worker, number
 
-    def _give_back(self, worker: _Worker) -> None:
-        with self._ready:
-            self._idle.append(worker)
-            self._ready.notify()
+    def _answer(self, worker: _Worker, number: int, name: str) -> bytes | None:
+        """The answer to call ``number`` of ``worker``, once the answers before it are read;
+        ``None`` when the worker died before the call started."""
+        with worker.turn:
+            while worker.read != number and worker.gone is None:
+                worker.turn.wait()
+            gone, running = worker.gone, worker.read == number
+        if gone == "died" and not running:
+            return None
+        if gone == "died":
+            raise NexoError(
+                f"a worker process ended during {name} (exit code {worker.process.exitcode})",
+                kind="io",
+            )
+        if gone is not None:
+            raise NexoError(f"{name} was stopped: the run was interrupted", kind="io")
+        try:
+            answer = worker.connection.recv_bytes()
+        except (EOFError, OSError) as exc:
+            self._lose(worker, "died")
+            raise NexoError(
+                f"a worker process ended during {name} (exit code {worker.process.exitcode})",
+                kind="io",
+            ) from exc
+        except BaseException:
+            # Interrupted while the worker runs the step: it gets no other, and is waited for
+            # on exit (the calls queued behind this one fail).
+            self._lose(worker, "dropped")
+            raise
+        with self._room:
+            worker.read += 1
+            self._room.notify()
+        with worker.turn:
+            worker.turn.notify_all()
+        return answer
 
-    def _lose(self, worker: _Worker) -> None:
-        with self._ready:
+    def _lose(self, worker: _Worker, why: str) -> None:
+        with self._room:
             if worker in self._started:
                 self._started.remove(worker)
-            # Threads waiting for a worker see whether any is left.
-            self._ready.notify_all()
+            # Threads waiting for room see whether any worker is left.
+            self._room.notify_all()
+        with worker.turn:
+            if worker.gone is None:
+                worker.gone = why
+            worker.turn.notify_all()
         worker.connection.close()
-        worker.process.join()
+        if why == "died":
+            worker.process.join()
 
 
 def _serve(connection: Connection, parent: int | None, inherited: list[int]) -> None:

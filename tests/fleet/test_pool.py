@@ -7,6 +7,7 @@ import os
 import tarfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -169,3 +170,45 @@ def test_threads_share_the_workers_and_each_gets_its_own_answer() -> None:
     for pid in workers:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
+
+
+def _die_after(seconds: float) -> None:
+    time.sleep(seconds)
+    os._exit(3)
+
+
+def _note_pid(path: Path, seconds: float) -> int:
+    time.sleep(seconds)
+    with path.open("a") as handle:
+        handle.write(f"{os.getpid()}\n")
+    return os.getpid()
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_a_call_queued_behind_a_dying_step_runs_elsewhere_once(tmp_path: Path) -> None:
+    """The call written to a worker's pipe behind the step it dies under never started
+    there: it runs in the other worker, once, and succeeds; only the dying step fails."""
+    notes = tmp_path / "notes"
+    outcomes: dict[str, object] = {}
+
+    def run(name: str, function: Callable[..., object], *args: object) -> None:
+        try:
+            outcomes[name] = pool.call(function, *args)
+        except NexoError as error:
+            outcomes[name] = error.kind
+
+    with CpuPool(2, per_core=False) as pool:
+        first, second = (worker.process.pid for worker in pool._started)
+        threads = [
+            threading.Thread(target=run, args=("dies", _die_after, 0.5)),
+            threading.Thread(target=run, args=("busy", _note_pid, notes, 0.2)),
+            threading.Thread(target=run, args=("queued", _note_pid, notes, 0.0)),
+        ]
+        for thread in threads:  # written in this order: dies to one, busy to the other,
+            thread.start()  # queued behind dies (both workers hold a call)
+            time.sleep(0.1)
+        for thread in threads:
+            thread.join()
+    assert outcomes == {"dies": "io", "busy": second, "queued": second}
+    assert notes.read_text().split() == [str(second), str(second)]
+    assert first != second
