@@ -82,6 +82,8 @@ class CpuPool:
         self._room = threading.Condition()
         # Every worker ever started, to be ended and waited for on exit.
         self._all: list[_Worker] = []
+        # With expect(): the calls still to be answered before the workers are let go.
+        self._expected: int | None = None
 
     def __enter__(self) -> CpuPool:
         if self.workers > 1:
@@ -135,6 +137,27 @@ class CpuPool:
             worker.connection.close()
         for worker in workers:
             worker.process.join()
+
+    def expect(self, calls: int) -> None:
+        """Say that ``calls`` more calls are all the pool will be given: once they are all
+        answered (and nothing else is under way), the workers are let go at once and end
+        while the caller finishes its work (exit still waits for them); a call after that
+        runs in the calling thread. A call that fails with its worker leaves them as they
+        are, until exit."""
+        with self._room:
+            self._expected = calls
+            self._let_go_when_done()
+
+    def _let_go_when_done(self) -> None:
+        """With the guard held: end the workers once the expected calls are answered."""
+        if self._expected is None or self._expected > 0:
+            return
+        if any(worker.sent != worker.read for worker in self._started):
+            return
+        self._expected = None
+        workers, self._started = self._started, []
+        for worker in workers:
+            worker.connection.close()  # the worker ends at the end of its pipe
 
     def call(
         self,
@@ -214,6 +237,9 @@ class CpuPool:
             raise
         with self._room:
             worker.read += 1
+            if self._expected is not None:
+                self._expected -= 1
+                self._let_go_when_done()
             self._room.notify()
         with worker.turn:
             worker.turn.notify_all()

@@ -212,3 +212,21 @@ def test_a_call_queued_behind_a_dying_step_runs_elsewhere_once(tmp_path: Path) -
     assert outcomes == {"dies": "io", "busy": second, "queued": second}
     assert notes.read_text().split() == [str(second), str(second)]
     assert first != second
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_the_workers_end_once_the_calls_expected_are_answered() -> None:
+    """After the calls the run said it would make (one extraction per plugin fetched), the
+    workers end while the run goes on; a call after that runs in the calling process."""
+    with CpuPool(2, per_core=False) as pool:
+        processes = [worker.process for worker in pool._started]
+        pool.expect(3)
+        answers = [pool.call(os.getpid) for _ in range(2)]
+        assert all(process.is_alive() for process in processes)
+        answers.append(pool.call(abs, -7))
+        for process in processes:
+            process.join(timeout=30)
+        assert [process.exitcode for process in processes] == [0, 0]
+        assert answers[2] == 7
+        assert os.getpid() not in answers[:2]
+        assert pool.call(os.getpid) == os.getpid()
