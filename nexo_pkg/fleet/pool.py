@@ -209,10 +209,16 @@ class CpuPool:
     def _answer(self, worker: _Worker, number: int, name: str) -> bytes | None:
         """The answer to call ``number`` of ``worker``, once the answers before it are read;
         ``None`` when the worker died before the call started."""
-        with worker.turn:
-            while worker.read != number and worker.gone is None:
-                worker.turn.wait()
-            gone, running = worker.gone, worker.read == number
+        try:
+            with worker.turn:
+                while worker.read != number and worker.gone is None:
+                    worker.turn.wait()
+                gone, running = worker.gone, worker.read == number
+        except BaseException:
+            # Interrupted while waiting for its turn: the answer would never be read, so the
+            # worker gets no other call (those queued behind this one fail).
+            self._lose(worker, "dropped")
+            raise
         if gone == "died" and not running:
             return None
         if gone == "died":
