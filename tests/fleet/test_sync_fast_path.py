@@ -27,9 +27,10 @@ from .conftest import LINUX, MakeDist, push_dist
 
 PLUGINS = ("alpha", "bravo")
 HEAVY = ("typer", "click", "rich", "tomlkit", "sigstore", "jsonschema")
-# Not loaded by a sync at all: the host's triples come from the OS directly, and a tarball's
-# dates are read for a push only.
-NEVER = ("platform", "gzip")
+# Not loaded by these syncs at all: the host's triples come from the OS directly, a tarball's
+# dates are read for a push only, and the span scanner places findings, which a clean
+# manifest (as these plugins') and no policy file never have.
+NEVER = ("platform", "gzip", "nexo_pkg.core.toml_spans")
 # Not loaded yet when a frozen sync sends its first request: they are for after a download
 # (the installer and what it checks a plugin with, the signature material and its verifier,
 # the checksum sidecars), for resolving (lock, GitHub releases), or for a policy file (the
