@@ -318,10 +318,16 @@ _PLAIN_TYPES = frozenset({tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE})
 _NUL = b"\0"
 
 
-def byte_sum(block: bytes) -> int:
-    """``sum(block)`` of a 512-byte block, in C: Adler-32's first half is 1 plus the sum of
-    the bytes modulo 65,521, and a half block sums to at most 256 * 255 = 65,280."""
-    return (zlib.adler32(block[:256]) & 0xFFFF) + (zlib.adler32(block[256:]) & 0xFFFF) - 2
+def byte_sum(data: bytes, start: int = 0) -> int:
+    """``sum()`` of the 512-byte block at ``start`` of ``data``, in C: Adler-32's first half is
+    1 plus the sum of the bytes modulo 65,521, and a half block sums to at most 256 * 255 =
+    65,280."""
+    middle = start + 256
+    return (
+        (zlib.adler32(data[start:middle]) & 0xFFFF)
+        + (zlib.adler32(data[middle : middle + 256]) & 0xFFFF)
+        - 2
+    )
 
 
 class StrictTarInfo(tarfile.TarInfo):
@@ -378,7 +384,9 @@ class StrictTarInfo(tarfile.TarInfo):
         if tarfile_.pax_headers:
             return None
         encoding, errors = tarfile_.encoding, tarfile_.errors
-        fields = _plain_fields(block, encoding, errors, lenient=False)
+        if len(block) != tarfile.BLOCKSIZE:
+            return None
+        fields = _PlainFields(encoding, errors, lenient=False)(block, 0)
         if fields is None:
             return None
         member = cls.__new__(cls)
@@ -415,44 +423,75 @@ def lenient_decoding(encoding: str, errors: str) -> bool:
     return errors == "surrogateescape" and codecs.lookup(encoding).name in {"utf-8", "ascii"}
 
 
-def _plain_fields(
-    block: bytes, encoding: str, errors: str, *, lenient: bool
-) -> tuple[int, int, int, int, str, str, bytes] | None:
-    """The checksum, mode, size, mtime, name, prefix and type of a regular file's or a
-    directory's header block as ``tarfile`` reads them (``frombuf``), every other field
-    found as ``tarfile`` would read it, or ``None`` for any other block (see
+# The same fields grouped as the walker reads them: name, mode, user and group ids, size,
+# mtime, checksum, type, link name, (magic and version skipped), user and group names with the
+# device numbers, prefix.
+_GROUPED = struct.Struct("100s8s16s12s12s8s1s100s8x80s155s")
+
+
+class _PlainFields:
+    """Reads the checksum, mode, size, mtime, name, prefix and type of a regular file's or a
+    directory's header block as ``tarfile`` reads them (``frombuf``), every other field found
+    as ``tarfile`` would read it, or ``None`` for any other block (see
     :meth:`StrictTarInfo.plain_header`). ``lenient``: the decoding cannot fail (see
-    :func:`lenient_decoding`), the texts not returned are not decoded."""
-    if len(block) != tarfile.BLOCKSIZE or block[156:157] not in _PLAIN_TYPES:
-        return None
-    (
-        name, mode, uid, gid, size, mtime, chksum, kind, linkname,
-        uname, gname, devmajor, devminor, prefix,
-    ) = _HEADER.unpack_from(block)  # fmt: skip
-    try:
-        # A number field as tarfile.nti reads it: the bytes before the first NUL, in
-        # octal, none being 0. int() of those bytes accepts a subset of what nti's int()
-        # of the decoded, stripped text does, with the same value; what it refuses (a
-        # base-256 number, spaces only, a control character, garbage) is left to tarfile.
-        checksum = int(chksum.partition(_NUL)[0] or b"0", 8)
-        mode_bits = int(mode.partition(_NUL)[0] or b"0", 8)
-        length = int(size.partition(_NUL)[0] or b"0", 8)
-        time = int(mtime.partition(_NUL)[0] or b"0", 8)
-        for field in (uid, gid, devmajor, devminor):
-            if digits := field.partition(_NUL)[0]:
-                int(digits, 8)
-        # tarfile's unsigned sum: every byte, the checksum field counted as 8 spaces.
-        if checksum != byte_sum(block) - sum(chksum) + 256:
+    :func:`lenient_decoding`), the texts not returned are not decoded.
+
+    The fields that archives repeat from member to member (owner, link name, devices, mode,
+    mtime, prefix) are read again only when their bytes change: the same bytes are valid or
+    not, and read to the same values, whatever header holds them.
+    """
+
+    def __init__(self, encoding: str, errors: str, *, lenient: bool) -> None:
+        self.encoding, self.errors, self.lenient = encoding, errors, lenient
+        # The bytes of the last ids, link name and owner fields found valid.
+        self.valid_rest: tuple[bytes, bytes, bytes] | None = None
+        self.mode: tuple[bytes, int] = (b"", 0)
+        self.mtime: tuple[bytes, int] = (b"", 0)
+        self.prefix: tuple[bytes, str] | None = None
+
+    def __call__(
+        self, piece: bytes, start: int
+    ) -> tuple[int, int, int, int, str, str, bytes] | None:
+        """The fields of the block at ``start`` in ``piece`` (which holds it whole)."""
+        (
+            name, mode, ids, size, mtime, chksum, kind, linkname, owners, prefix,
+        ) = _GROUPED.unpack_from(piece, start)  # fmt: skip
+        if kind not in _PLAIN_TYPES:
             return None
-        # Strings as tarfile.nts decodes them: the bytes before the first NUL.
-        if not lenient:
-            for field in (linkname, uname, gname):
-                field.partition(_NUL)[0].decode(encoding, errors)
-        text = name.partition(_NUL)[0].decode(encoding, errors)
-        directory_prefix = prefix.partition(_NUL)[0].decode(encoding, errors)
-    except ValueError:
-        return None
-    return checksum, mode_bits, length, time, text, directory_prefix, kind
+        try:
+            # A number field as tarfile.nti reads it: the bytes before the first NUL, in
+            # octal, none being 0. int() of those bytes accepts a subset of what nti's int()
+            # of the decoded, stripped text does, with the same value; what it refuses (a
+            # base-256 number, spaces only, a control character, garbage) is left to tarfile.
+            checksum = int(chksum.partition(_NUL)[0] or b"0", 8)
+            length = int(size.partition(_NUL)[0] or b"0", 8)
+            if mode != self.mode[0]:
+                self.mode = (mode, int(mode.partition(_NUL)[0] or b"0", 8))
+            if mtime != self.mtime[0]:
+                self.mtime = (mtime, int(mtime.partition(_NUL)[0] or b"0", 8))
+            if (ids, linkname, owners) != self.valid_rest:
+                self._check_rest(ids, linkname, owners)
+            # tarfile's unsigned sum: every byte, the checksum field counted as 8 spaces.
+            if checksum != byte_sum(piece, start) - sum(chksum) + 256:
+                return None
+            # Strings as tarfile.nts decodes them: the bytes before the first NUL.
+            text = name.partition(_NUL)[0].decode(self.encoding, self.errors)
+            if self.prefix is None or prefix != self.prefix[0]:
+                self.prefix = (prefix, prefix.partition(_NUL)[0].decode(self.encoding, self.errors))
+        except ValueError:
+            return None
+        return checksum, self.mode[1], length, self.mtime[1], text, self.prefix[1], kind
+
+    def _check_rest(self, ids: bytes, linkname: bytes, owners: bytes) -> None:
+        """Raise ``ValueError`` where tarfile would not read the fields the walker does not
+        use (uid, gid, device numbers; link, user and group names)."""
+        for number in (ids[:8], ids[8:], owners[64:72], owners[72:]):
+            if digits := number.partition(_NUL)[0]:
+                int(digits, 8)
+        if not self.lenient:
+            for text in (linkname, owners[:32], owners[32:64]):
+                text.partition(_NUL)[0].decode(self.encoding, self.errors)
+        self.valid_rest = (ids, linkname, owners)
 
 
 def _plain_name(name: str, kind: bytes, directory_prefix: str) -> tuple[str, bytes]:
@@ -472,6 +511,10 @@ def _data_blocks(kind: bytes, size: int) -> int:
     if kind == tarfile.DIRTYPE:
         return 0
     return -(-size // tarfile.BLOCKSIZE) * tarfile.BLOCKSIZE
+
+
+# A NamedTuple made without the Python-level __new__ of its class.
+_new_tuple = tuple.__new__
 
 
 class Header(NamedTuple):
@@ -499,28 +542,31 @@ def _headers(archive: tarfile.TarFile, reader: _InflatingReader) -> Iterator[Hea
     off: every block is ``archive.next()``'s."""
     fast = StrictTarInfo.fast_headers
     encoding, errors = archive.encoding, archive.errors
-    lenient = lenient_decoding(encoding, errors)
+    fields_of = _PlainFields(encoding, errors, lenient=lenient_decoding(encoding, errors))
+    # Whether the walker may read the next block: only archive.next() changes what it reads.
+    plain = False
     while True:
-        if fast and archive.firstmember is None and not archive.pax_headers:  # type: ignore[attr-defined]
-            piece, offset = reader.piece, archive.offset
+        if plain:
+            piece, offset, at = reader.piece, archive.offset, reader.at
             # Where the next header starts in the piece: after the padding tarfile seeks
             # over, which is in the piece when the header is.
-            start = reader.at + offset - reader.position
+            start = at + offset - reader.position
             end = start + tarfile.BLOCKSIZE
-            if reader.at <= start and end <= len(piece):
-                fields = _plain_fields(piece[start:end], encoding, errors, lenient=lenient)
+            if at <= start and end <= len(piece):
+                fields = fields_of(piece, start)
                 if fields is not None:
                     _, mode, size, mtime, name, prefix, kind = fields
                     name, kind = _plain_name(name, kind, prefix)
                     reader.at, reader.position = end, offset + tarfile.BLOCKSIZE
                     archive.offset = reader.position + _data_blocks(kind, size)
-                    yield Header(name, kind, mode, size, mtime, None)
+                    yield _new_tuple(Header, (name, kind, mode, size, mtime, None))
                     continue
         member = archive.next()
         # tarfile keeps every header it reads otherwise.
         archive.members.clear()  # type: ignore[attr-defined]
         if member is None:
             return
+        plain = fast and archive.firstmember is None and not archive.pax_headers  # type: ignore[attr-defined]
         sparse = getattr(member, "sparse", None)
         yield Header(member.name, member.type, member.mode, member.size, member.mtime, sparse)
 
@@ -614,7 +660,16 @@ def checked_name(raw: str) -> str | None:
 
 def check_member(member: Header) -> tuple[str, EntryKind] | None:
     """Classify one member or raise ``archive_unsafe``; ``None`` for the root entry."""
-    raw = member.name
+    raw, kind_byte, mode, _, mtime, sparse = member
+    if (
+        kind_byte in _REGULAR_TYPES
+        and sparse is None
+        and not mode & _SPECIAL_BITS
+        and -MAX_ABS_MTIME <= mtime <= MAX_ABS_MTIME
+        and len(raw) <= MAX_COMPONENT_LENGTH
+        and _PLAIN_NAME.fullmatch(raw)
+    ):
+        return raw, "file"  # most members: a plain file no rule below applies to
     name = normalise_name(raw)
     if member.isdir():
         kind: EntryKind = "dir"
@@ -644,7 +699,11 @@ def check_member(member: Header) -> tuple[str, EntryKind] | None:
 
 
 def _key(name: str) -> str:
-    """What a name is on a case-insensitive, normalising file system (macOS, Windows)."""
+    """What a name is on a case-insensitive, normalising file system (macOS, Windows).
+
+    An ASCII name is its own NFC form, and folds as it lowers."""
+    if name.isascii():
+        return name.lower()
     return unicodedata.normalize("NFC", name).casefold()
 
 
@@ -807,7 +866,8 @@ def _copy_member(
         whole = reader.whole(member.size)
         if whole is not None:  # most members: whole in the piece at hand, one call each
             sink.write_file(name, bool(member.mode & 0o100), whole)
-            return FileInfo(member.size, hashlib.sha256(whole).hexdigest(), member.mode)
+            digest = hashlib.sha256(whole).hexdigest()
+            return _new_tuple(FileInfo, (member.size, digest, member.mode))
     hasher = hashlib.sha256()
     is_sbom = name == SBOM_MEMBER and member.size <= MAX_SBOM_BYTES
     keep = is_sbom or (is_manifest_name(name) and member.size <= MAX_MANIFEST_BYTES)

@@ -151,6 +151,22 @@ class _TreeWriter(TreeSink):
         except OSError as exc:
             raise self._fail("create", name, exc) from exc
 
+    def write_file(self, name: str, executable: bool, data: bytes | memoryview) -> None:
+        """:meth:`open_file`, :meth:`write` and :meth:`close_file` in one call (most members
+        come whole), with the same system calls."""
+        self.open_file(name, executable)
+        descriptor = self.file_fd
+        assert descriptor is not None  # noqa: S101 (open_file sets it)
+        try:
+            written = os.write(descriptor, data) if data else 0
+            if written < len(data):
+                self.write(memoryview(data)[written:])
+            self.modes[name] = os.fstat(descriptor).st_mode & 0o7777  # stat.S_IMODE
+            self.file_fd = None
+            os.close(descriptor)
+        except OSError as exc:
+            raise self._fail("write", name, exc) from exc
+
     def write(self, data: bytes | memoryview) -> None:
         assert self.file_fd is not None  # noqa: S101 (open_file comes first)
         try:

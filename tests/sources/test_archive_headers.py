@@ -407,3 +407,40 @@ def test_the_texts_the_walker_does_not_read_could_not_fail_to_decode(data: bytes
         data.decode(encoding, "surrogateescape")
     assert not archive_module.lenient_decoding("utf-8", "strict")
     assert not archive_module.lenient_decoding("utf-16", "surrogateescape")
+
+
+@pytest.mark.parametrize(
+    ("field", "spelling"),
+    [
+        ((108, 8), b"zz\x00\x00\x00\x00\x00\x00"),  # uid: not a number, tarfile refuses it
+        ((329, 8), b"0x1F\x00\x00\x00\x00"),  # devmajor
+        ((100, 8), b"0000755\x00"),  # mode: another value, read as such
+        ((136, 12), b"17000000001\x00"),  # mtime: another value
+        ((345, 155), b"pre".ljust(155, b"\x00")),  # prefix: another directory
+    ],
+)
+def test_fields_repeated_by_earlier_headers_are_read_again_when_they_change(
+    field: tuple[int, int], spelling: bytes, tmp_path: Path
+) -> None:
+    """The walker reads a field that repeats from header to header once per spelling: a later
+    header spelling it otherwise is read (or refused) as tarfile reads it."""
+    names = [f"lib/m{index}.py" for index in range(6)]
+    data = bytearray(_base_tar(tarfile.USTAR_FORMAT, names, ["lib"]))
+    at = _headers(bytes(data))[4]
+    block = bytearray(data[at : at + BLOCK])
+    start, length = field
+    block[start : start + length] = spelling
+    _checksummed(block, "unsigned")
+    data[at : at + BLOCK] = block
+    tarball = tmp_path / "changed.tar.gz"
+    tarball.write_bytes(gzip.compress(bytes(data)))
+    with fast_headers(on=True):
+        fast = _walk(tarball)
+    with fast_headers(on=False):
+        slow = _walk(tarball)
+    assert fast == slow
+    if spelling.startswith((b"zz", b"0x")):
+        assert fast[0] == "refused", fast
+        assert fast[1][0] == "archive_invalid"
+    else:
+        assert fast[0] == "ok", fast
