@@ -94,6 +94,10 @@ class _TreeWriter(TreeSink):
         self.directories: OrderedDict[str, int] = OrderedDict()
         self.file_fd: int | None = None
         self.file_name = ""
+        # The directory of the last file written whole, and its descriptor (one of
+        # ``directories``, or the root): files come a directory at a time.
+        self.last_parent: str | None = None
+        self.last_parent_fd = root_fd
         # The permission bits of what was created, read back from it once made.
         self.modes: dict[str, int] = {}
 
@@ -117,6 +121,7 @@ class _TreeWriter(TreeSink):
         self.directories[name] = descriptor
         if len(self.directories) > MAX_OPEN_DIRECTORIES:
             _, oldest = self.directories.popitem(last=False)
+            self.last_parent = None  # it may be the one closed
             os.close(oldest)
 
     def directory(self, name: str) -> None:
@@ -153,10 +158,20 @@ class _TreeWriter(TreeSink):
 
     def write_file(self, name: str, executable: bool, data: bytes | memoryview) -> None:
         """:meth:`open_file`, :meth:`write` and :meth:`close_file` in one call (most members
-        come whole), with the same system calls."""
-        self.open_file(name, executable)
-        descriptor = self.file_fd
-        assert descriptor is not None  # noqa: S101 (open_file sets it)
+        come whole), with the same system calls and errors."""
+        mode = EXECUTABLE_MODE if executable else FILE_MODE
+        if self.root_fd < 0 or mode & self.umask:  # created by path, or a mode to set
+            super().write_file(name, executable, data)
+            return
+        parent, _, last = name.rpartition("/")
+        try:
+            if parent != self.last_parent:
+                self.last_parent_fd = self._directory_fd(parent)
+                self.last_parent = parent
+            descriptor = os.open(last, _FILE_FLAGS, mode, dir_fd=self.last_parent_fd)
+        except OSError as exc:
+            raise self._fail("create", name, exc) from exc
+        self.file_fd, self.file_name = descriptor, name
         try:
             written = os.write(descriptor, data) if data else 0
             if written < len(data):
@@ -197,6 +212,7 @@ class _TreeWriter(TreeSink):
             with contextlib.suppress(OSError):
                 os.close(descriptor)
         self.directories.clear()
+        self.last_parent = None
         if self.root_fd >= 0:
             with contextlib.suppress(OSError):
                 os.close(self.root_fd)
