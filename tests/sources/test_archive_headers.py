@@ -444,3 +444,40 @@ def test_fields_repeated_by_earlier_headers_are_read_again_when_they_change(
         assert fast[1][0] == "archive_invalid"
     else:
         assert fast[0] == "ok", fast
+
+
+@pytest.mark.parametrize("claimed", ["sum", "sum less Adler-32's modulus"])
+def test_a_header_summing_past_adler32s_modulus_is_checked_in_full(
+    claimed: str, tmp_path: Path
+) -> None:
+    """A header block of high bytes sums to more than 65,521: its checksum is the sum itself,
+    not the sum modulo Adler-32's modulus (which an ASCII block cannot reach)."""
+    data = bytearray(_base_tar(tarfile.USTAR_FORMAT, ["a", "b", "c"], []))
+    at = _headers(bytes(data))[1]
+    block = bytearray(data[at : at + BLOCK])
+    block[0:100] = b"\xff" * 100  # the name: not UTF-8, refused once the header is read
+    block[157:257] = b"\xff" * 100  # link name, user and group names, the block's end
+    block[265:329] = b"\xff" * 64
+    block[500:512] = b"\xff" * 12
+    block[148:156] = b" " * 8
+    total = sum(block)
+    assert total > 65_521
+    value = total if claimed == "sum" else total - 65_521
+    block[148:156] = b"%06o\x00 " % value
+    data[at : at + BLOCK] = block
+    tarball = tmp_path / "high.tar.gz"
+    tarball.write_bytes(gzip.compress(bytes(data)))
+    with fast_headers(on=True):
+        fast = _walk(tarball)
+    with fast_headers(on=False):
+        slow = _walk(tarball)
+    assert fast == slow
+    assert fast[0] == "refused"
+    if claimed == "sum":
+        assert fast[1][0] == "archive_unsafe"
+        assert "is not valid UTF-8" in fast[1][1]
+    else:
+        assert fast[1] == (
+            "archive_invalid",
+            f"not a valid .tar.gz archive: damaged or missing header at offset {at} (bad checksum)",
+        )
