@@ -805,6 +805,9 @@ def walk_archive(
     """
     listing = ArchiveListing()
     names = _Namespace()
+    entries, files, directories = listing.entries, listing.files, listing.directories
+    max_entries, max_entry, max_total = limits.max_entries, limits.max_entry, limits.max_total
+    total = 0
     try:
         with open_stream(tarball, limits) as (archive, reader):
             for member in _headers(archive, reader):
@@ -812,51 +815,54 @@ def walk_archive(
                 if checked is None:
                     continue
                 name, kind = checked
-                if len(listing.entries) >= limits.max_entries:
-                    raise unsafe(
-                        f"more than {limits.max_entries} entries (raise it with --max-entries)"
-                    )
+                if len(entries) >= max_entries:
+                    raise unsafe(f"more than {max_entries} entries (raise it with --max-entries)")
                 if expect is not None:
-                    index = len(listing.entries)
+                    index = len(entries)
                     if index >= len(expect.entries) or expect.entries[index] != checked:
                         raise unsafe("the archive is not the one that was inspected")
-                for parent in names.add(name, kind, member.name):
-                    listing.directories.add(parent)
+                raw, _, mode, size, _, _ = member
+                for parent in names.add(name, kind, raw):
+                    directories.add(parent)
                     sink.directory(parent)
-                listing.entries.append(checked)
+                entries.append(checked)
                 if kind == "dir":
-                    if name not in listing.directories:
-                        listing.directories.add(name)
+                    if name not in directories:
+                        directories.add(name)
                         sink.directory(name)
                     continue
-                _check_size(member, name, listing, limits)
-                info = _copy_member(reader, member, name, sink, listing)
+                if size < 0:  # tarfile reads "-1024" as it is: the data would end before it starts
+                    raise invalid(f"{name!r} has a negative size ({size})")
+                if size > max_entry:
+                    raise unsafe(
+                        f"{name!r} is {size} bytes, over the per-entry limit of "
+                        f"{max_entry} (raise it with --max-entry-size)",
+                        member=raw,
+                    )
+                total += size
+                if total > max_total:
+                    raise unsafe(
+                        f"more than {max_total} bytes when extracted "
+                        "(raise it with --max-total-size)"
+                    )
+                whole = None if name in _KEPT_NAMES else reader.whole(size)
+                if whole is not None:  # most members: whole in the piece at hand, one call each
+                    sink.write_file(name, bool(mode & 0o100), whole)
+                    digest = hashlib.sha256(whole).hexdigest()
+                    info = _new_tuple(FileInfo, (size, digest, mode))
+                else:
+                    info = _copy_member(reader, member, name, sink, listing)
                 if expect is not None and expect.files[name].sha256 != info.sha256:
                     raise unsafe("the archive is not the one that was inspected", member=name)
-                listing.files[name] = info
-            if expect is not None and len(listing.entries) != len(expect.entries):
+                files[name] = info
+            if expect is not None and len(entries) != len(expect.entries):
                 raise unsafe("the archive is not the one that was inspected")
             _drain(reader)
     except BaseException:
         sink.abort()
         raise
+    listing.total_size = total
     return listing
-
-
-def _check_size(member: Header, name: str, listing: ArchiveListing, limits: ArchiveLimits) -> None:
-    if member.size < 0:  # tarfile reads "-1024" as it is: the data would end before it starts
-        raise invalid(f"{name!r} has a negative size ({member.size})")
-    if member.size > limits.max_entry:
-        raise unsafe(
-            f"{name!r} is {member.size} bytes, over the per-entry limit of "
-            f"{limits.max_entry} (raise it with --max-entry-size)",
-            member=member.name,
-        )
-    listing.total_size += member.size
-    if listing.total_size > limits.max_total:
-        raise unsafe(
-            f"more than {limits.max_total} bytes when extracted (raise it with --max-total-size)"
-        )
 
 
 def _copy_member(
@@ -866,13 +872,8 @@ def _copy_member(
     sink: TreeSink,
     listing: ArchiveListing,
 ) -> FileInfo:
-    """Pass a member's bytes to ``sink``, hashing exactly what it is given to write."""
-    if name not in _KEPT_NAMES:
-        whole = reader.whole(member.size)
-        if whole is not None:  # most members: whole in the piece at hand, one call each
-            sink.write_file(name, bool(member.mode & 0o100), whole)
-            digest = hashlib.sha256(whole).hexdigest()
-            return _new_tuple(FileInfo, (member.size, digest, member.mode))
+    """Pass a member's bytes to ``sink`` (one kept in the listing, or not whole in the piece
+    at hand), hashing exactly what it is given to write."""
     hasher = hashlib.sha256()
     is_sbom = name == SBOM_MEMBER and member.size <= MAX_SBOM_BYTES
     keep = is_sbom or (is_manifest_name(name) and member.size <= MAX_MANIFEST_BYTES)
