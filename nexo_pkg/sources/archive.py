@@ -382,7 +382,7 @@ class StrictTarInfo(tarfile.TarInfo):
         encoding, errors = tarfile_.encoding, tarfile_.errors
         if len(block) != tarfile.BLOCKSIZE:
             return None
-        fields = _PlainFields(encoding, errors, lenient=False)(block, 0)
+        fields = _plain_reader(encoding, errors, lenient=False)(block, 0)
         if fields is None:
             return None
         member = cls.__new__(cls)
@@ -425,30 +425,33 @@ def lenient_decoding(encoding: str, errors: str) -> bool:
 _GROUPED = struct.Struct("100s8s16s12s12s8s1s100s8x80s155s")
 
 
-class _PlainFields:
-    """Reads the checksum, mode, size, mtime, name, prefix and type of a regular file's or a
-    directory's header block as ``tarfile`` reads them (``frombuf``), every other field found
-    as ``tarfile`` would read it, or ``None`` for any other block (see
-    :meth:`StrictTarInfo.plain_header`). ``lenient``: the decoding cannot fail (see
-    :func:`lenient_decoding`), the texts not returned are not decoded.
+_PlainFields = tuple[int, int, int, int, str, str, bytes]
+
+
+def _plain_reader(
+    encoding: str, errors: str, *, lenient: bool
+) -> Callable[[bytes, int], _PlainFields | None]:
+    """A reader of the checksum, mode, size, mtime, name, prefix and type of a regular file's
+    or a directory's header block as ``tarfile`` reads them (``frombuf``), every other field
+    found as ``tarfile`` would read it, or ``None`` for any other block (see
+    :meth:`StrictTarInfo.plain_header`), from the block at ``start`` in ``piece`` (which
+    holds it whole). ``lenient``: the decoding cannot fail (see :func:`lenient_decoding`),
+    the texts not returned are not decoded.
 
     The fields that archives repeat from member to member (owner, link name, devices, mode,
     mtime, prefix) are read again only when their bytes change: the same bytes are valid or
     not, and read to the same values, whatever header holds them.
     """
+    # The bytes of the last ids, link name and owner fields found valid; the last mode,
+    # mtime and prefix fields read, and what they were read as.
+    valid_rest: tuple[bytes, bytes, bytes] | None = None
+    mode_field, mode_bits = b"", 0
+    mtime_field, mtime_value = b"", 0
+    prefix_field, directory_prefix = b"", ""
 
-    def __init__(self, encoding: str, errors: str, *, lenient: bool) -> None:
-        self.encoding, self.errors, self.lenient = encoding, errors, lenient
-        # The bytes of the last ids, link name and owner fields found valid.
-        self.valid_rest: tuple[bytes, bytes, bytes] | None = None
-        self.mode: tuple[bytes, int] = (b"", 0)
-        self.mtime: tuple[bytes, int] = (b"", 0)
-        self.prefix: tuple[bytes, str] | None = None
-
-    def __call__(
-        self, piece: bytes, start: int
-    ) -> tuple[int, int, int, int, str, str, bytes] | None:
-        """The fields of the block at ``start`` in ``piece`` (which holds it whole)."""
+    def read(piece: bytes, start: int) -> _PlainFields | None:
+        nonlocal valid_rest, mode_field, mode_bits, mtime_field, mtime_value
+        nonlocal prefix_field, directory_prefix
         (
             name, mode, ids, size, mtime, chksum, kind, linkname, owners, prefix,
         ) = _GROUPED.unpack_from(piece, start)  # fmt: skip
@@ -461,12 +464,22 @@ class _PlainFields:
             # base-256 number, spaces only, a control character, garbage) is left to tarfile.
             checksum = int(chksum.partition(_NUL)[0] or b"0", 8)
             length = int(size.partition(_NUL)[0] or b"0", 8)
-            if mode != self.mode[0]:
-                self.mode = (mode, int(mode.partition(_NUL)[0] or b"0", 8))
-            if mtime != self.mtime[0]:
-                self.mtime = (mtime, int(mtime.partition(_NUL)[0] or b"0", 8))
-            if (ids, linkname, owners) != self.valid_rest:
-                self._check_rest(ids, linkname, owners)
+            if mode != mode_field:
+                mode_bits = int(mode.partition(_NUL)[0] or b"0", 8)
+                mode_field = mode
+            if mtime != mtime_field:
+                mtime_value = int(mtime.partition(_NUL)[0] or b"0", 8)
+                mtime_field = mtime
+            if (ids, linkname, owners) != valid_rest:
+                # uid, gid, device numbers; link, user and group names: not used, but
+                # refused by tarfile where they are not numbers or texts.
+                for number in (ids[:8], ids[8:], owners[64:72], owners[72:]):
+                    if digits := number.partition(_NUL)[0]:
+                        int(digits, 8)
+                if not lenient:
+                    for text in (linkname, owners[:32], owners[32:64]):
+                        text.partition(_NUL)[0].decode(encoding, errors)
+                valid_rest = (ids, linkname, owners)
             # tarfile's unsigned sum: every byte, the checksum field counted as 8 spaces. An
             # ASCII block sums to at most 512 * 127 = 65,024, below Adler-32's modulus, so its
             # first half is 1 plus the sum itself.
@@ -475,23 +488,15 @@ class _PlainFields:
             if checksum != block_sum - sum(chksum) + 256:
                 return None
             # Strings as tarfile.nts decodes them: the bytes before the first NUL.
-            text = name.partition(_NUL)[0].decode(self.encoding, self.errors)
-            if self.prefix is None or prefix != self.prefix[0]:
-                self.prefix = (prefix, prefix.partition(_NUL)[0].decode(self.encoding, self.errors))
+            text = name.partition(_NUL)[0].decode(encoding, errors)
+            if prefix != prefix_field:
+                directory_prefix = prefix.partition(_NUL)[0].decode(encoding, errors)
+                prefix_field = prefix
         except ValueError:
             return None
-        return checksum, self.mode[1], length, self.mtime[1], text, self.prefix[1], kind
+        return checksum, mode_bits, length, mtime_value, text, directory_prefix, kind
 
-    def _check_rest(self, ids: bytes, linkname: bytes, owners: bytes) -> None:
-        """Raise ``ValueError`` where tarfile would not read the fields the walker does not
-        use (uid, gid, device numbers; link, user and group names)."""
-        for number in (ids[:8], ids[8:], owners[64:72], owners[72:]):
-            if digits := number.partition(_NUL)[0]:
-                int(digits, 8)
-        if not self.lenient:
-            for text in (linkname, owners[:32], owners[32:64]):
-                text.partition(_NUL)[0].decode(self.encoding, self.errors)
-        self.valid_rest = (ids, linkname, owners)
+    return read
 
 
 def _plain_name(name: str, kind: bytes, directory_prefix: str) -> tuple[str, bytes]:
@@ -542,7 +547,7 @@ def _headers(archive: tarfile.TarFile, reader: _InflatingReader) -> Iterator[Hea
     off: every block is ``archive.next()``'s."""
     fast = StrictTarInfo.fast_headers
     encoding, errors = archive.encoding, archive.errors
-    fields_of = _PlainFields(encoding, errors, lenient=lenient_decoding(encoding, errors))
+    fields_of = _plain_reader(encoding, errors, lenient=lenient_decoding(encoding, errors))
     # Whether the walker may read the next block: only archive.next() changes what it reads.
     plain = False
     while True:
