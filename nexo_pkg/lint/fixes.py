@@ -30,7 +30,9 @@ from nexo_pkg.core.diagnostics import (
     Fix,
     Span,
 )
-from nexo_pkg.core.toml_spans import SpanMap, scan_tolerant
+
+# The span scanner is loaded by a fix only: a file without a fixable finding (every manifest
+# an install accepts) never needs it.
 
 __all__ = [
     "FIXABLE",
@@ -151,6 +153,8 @@ def fixes_for(
 def _removal(text: str, start: int, end: int) -> tuple[int, int] | None:
     """The text range that removes the entry whose key ends at ``text[start:end]`` cleanly
     (with its comma in an inline table, else with its line); ``None`` when no entry has it."""
+    from nexo_pkg.core.toml_spans import scan_tolerant  # noqa: PLC0415
+
     document = scan_tolerant(text)
     entry = next(
         (
@@ -194,6 +198,8 @@ def with_fixes(result: FileResult) -> FileResult:
     ``source``, so each fix applies to the file as linted)."""
     if not any(rule_of(d.code, d.name) in FIXABLE for d in result.diagnostics):
         return result
+    from nexo_pkg.core.toml_spans import SpanMap  # noqa: PLC0415
+
     text = result.source
     offsets = SpanMap(text)
     fixed: list[Diagnostic] = []
@@ -221,6 +227,8 @@ def apply_fixes(text: str, diagnostics: Iterable[Diagnostic], *, unsafe: bool) -
     the characters of each fix change: comments, spacing and key order stay as they were.
     Overlapping fixes are applied once (the first in file order).
     """
+    from nexo_pkg.core.toml_spans import SpanMap  # noqa: PLC0415
+
     offsets = SpanMap(text)
     edits: list[tuple[int, int, str]] = []
     for diagnostic in diagnostics:

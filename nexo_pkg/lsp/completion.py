@@ -7,7 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from nexo_pkg.core.toml_spans import BARE_KEY_CHARS, ScannedDocument, scan_tolerant
+from nexo_pkg.core.toml_spans import ScannedDocument, scan_tolerant
+from nexo_pkg.core.toml_text import BARE_KEY_CHARS
 from nexo_pkg.lsp.schema_nav import KeyInfo, SchemaNavigator, toml_literal
 from nexo_pkg.lsp.toml_context import Context, resolve
 

@@ -12,12 +12,12 @@ from dataclasses import dataclass
 from typing import Literal
 
 from nexo_pkg.core.toml_spans import (
-    BARE_KEY_CHARS,
     Entry,
     InlineTable,
     ScannedDocument,
     StringToken,
 )
+from nexo_pkg.core.toml_text import BARE_KEY_CHARS
 
 __all__ = ["Context", "resolve"]
 

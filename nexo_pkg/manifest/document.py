@@ -13,22 +13,18 @@ import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
-from nexo_pkg.core.toml_spans import (
-    KeyPath,
-    SpanMap,
-    SpanPart,
-    format_key_path,
-    long_dotted_key,
-    nested_value_offset,
-    point_span,
-    scan_spans,
-    syntax_error,
-)
+from nexo_pkg.core.toml_text import KeyPath, format_key_path, long_dotted_key, nested_value_offset
 from nexo_pkg.manifest import core_rules
 from nexo_pkg.manifest.names import MAX_MANIFEST_BYTES
+
+if TYPE_CHECKING:
+    from nexo_pkg.core.toml_spans import SpanMap, SpanPart
+
+# The span scanner (nexo_pkg.core.toml_spans) is loaded where a span is asked for: a manifest
+# that parses clean and lints clean (every one an install accepts) never needs it.
 
 __all__ = [
     "MAX_MANIFEST_BYTES",
@@ -70,6 +66,8 @@ class ParsedManifest:
 
     @cached_property
     def spans(self) -> SpanMap:
+        from nexo_pkg.core.toml_spans import scan_spans  # noqa: PLC0415
+
         return scan_spans(self.text)[0]
 
     def locate(self, path: KeyPath, part: SpanPart = "value") -> Span:
@@ -89,6 +87,8 @@ MAX_DUPLICATES_REPORTED = 100
 def _syntax_diagnostic(text: str, error: tomllib.TOMLDecodeError) -> list[Diagnostic]:
     """Turn the parser's error into diagnostics (the duplicate definitions when that is it,
     at most :data:`MAX_DUPLICATES_REPORTED` of them)."""
+    from nexo_pkg.core.toml_spans import scan_spans, syntax_error  # noqa: PLC0415
+
     syntax = syntax_error(text, error)
     message, span = syntax.message, syntax.span
     if message.startswith(_DUPLICATE_MESSAGES):
@@ -194,6 +194,8 @@ def _too_deep(text: str, span: Span, what: str) -> ParsedManifest:
 def _past_limit(text: str, deep: int | None, dotted: tuple[int, int] | None) -> ParsedManifest:
     """``NX005`` at whichever comes first: the value that opens the :data:`RECURSION_LIMIT`-th
     level (offset ``deep``) or the dotted key of that many parts (``(offset, parts)``)."""
+    from nexo_pkg.core.toml_spans import SpanMap, point_span  # noqa: PLC0415
+
     first = min(found for found in (deep, dotted[0] if dotted else None) if found is not None)
     where = SpanMap(text).position(first)
     what = (
@@ -221,6 +223,8 @@ def parse_manifest(text: str) -> ParsedManifest:
     except tomllib.TOMLDecodeError as error:
         return ParsedManifest(text, {}, _syntax_diagnostic(text, error))
     except RecursionError:
+        from nexo_pkg.core.toml_spans import point_span  # noqa: PLC0415
+
         return _too_deep(text, point_span(text, 1, 1), "nested too deeply to parse")
     deep = (
         nested_value_offset(text, RECURSION_LIMIT)

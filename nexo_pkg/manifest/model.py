@@ -15,7 +15,7 @@ from typing import Any, TypeVar, cast
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.kinds import ErrorKind
-from nexo_pkg.core.toml_spans import toml_type_name
+from nexo_pkg.core.toml_text import toml_type_name
 from nexo_pkg.core.version import VersionError, parse_version
 from nexo_pkg.manifest.microapp import (
     DEFAULT_HEALTH_PATH,

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Literal
 
 from nexo_pkg.core.diagnostics import Diagnostic, Rule, Span
-from nexo_pkg.core.toml_spans import format_key_path
+from nexo_pkg.core.toml_text import format_key_path
 from nexo_pkg.core.version import VersionError, parse_version
 from nexo_pkg.manifest.options import LintOptions
 from nexo_pkg.manifest.rules_catalog import SEMANTIC_RULES

@@ -14,12 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.diagnostics import Diagnostic, Rule
-from nexo_pkg.core.toml_spans import KeyPath, SpanMap, format_key_path, toml_type_name
+from nexo_pkg.core.toml_text import KeyPath, format_key_path, toml_type_name
 from nexo_pkg.manifest import core_rules
 
 if TYPE_CHECKING:
     from jsonschema.exceptions import ValidationError
     from jsonschema.protocols import Validator
+
+    from nexo_pkg.core.toml_spans import SpanMap
 
 __all__ = ["VALUE_CONSTRAINT_KEYWORDS", "load_schema", "schema_diagnostics", "schema_text"]
 

@@ -16,7 +16,8 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Rule
-from nexo_pkg.core.toml_spans import KeyPath, SpanMap, format_key_path, scan_spans
+from nexo_pkg.core.toml_spans import SpanMap, scan_spans
+from nexo_pkg.core.toml_text import KeyPath, format_key_path
 from nexo_pkg.manifest import core_rules
 from nexo_pkg.manifest.document import parse_manifest
 

@@ -19,7 +19,7 @@ import struct
 import tarfile
 import unicodedata
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +36,9 @@ from nexo_pkg.manifest.names import (
 from nexo_pkg.sbom import MAX_SBOM_BYTES, SBOM_MEMBER
 
 MiB = 1024 * 1024
-READ_CHUNK = MiB
+# What is read of the file and inflated at a time: pieces that stay in a core's cache while
+# their members are hashed and written (1 MiB pieces cost 10 % more CPU on plugin archives).
+READ_CHUNK = 256 * 1024
 # Extended headers carry one path and a few attributes; anything bigger is an attack.
 MAX_EXTENDED_HEADER_BYTES = 64 * 1024
 MAX_NAME_LENGTH = 1024
@@ -378,7 +380,9 @@ class StrictTarInfo(tarfile.TarInfo):
         if tarfile_.pax_headers:
             return None
         encoding, errors = tarfile_.encoding, tarfile_.errors
-        fields = _plain_fields(block, encoding, errors, lenient=False)
+        if len(block) != tarfile.BLOCKSIZE:
+            return None
+        fields = _plain_reader(encoding, errors, lenient=False)(block, 0)
         if fields is None:
             return None
         member = cls.__new__(cls)
@@ -415,44 +419,84 @@ def lenient_decoding(encoding: str, errors: str) -> bool:
     return errors == "surrogateescape" and codecs.lookup(encoding).name in {"utf-8", "ascii"}
 
 
-def _plain_fields(
-    block: bytes, encoding: str, errors: str, *, lenient: bool
-) -> tuple[int, int, int, int, str, str, bytes] | None:
-    """The checksum, mode, size, mtime, name, prefix and type of a regular file's or a
-    directory's header block as ``tarfile`` reads them (``frombuf``), every other field
+# The same fields grouped as the walker reads them: name, mode, user and group ids, size,
+# mtime, checksum, type, link name, (magic and version skipped), user and group names with the
+# device numbers, prefix.
+_GROUPED = struct.Struct("100s8s16s12s12s8s1s100s8x80s155s")
+
+
+_PlainFields = tuple[int, int, int, int, str, str, bytes]
+
+
+def _plain_reader(
+    encoding: str, errors: str, *, lenient: bool
+) -> Callable[[bytes, int], _PlainFields | None]:
+    """A reader of the checksum, mode, size, mtime, name, prefix and type of a regular file's
+    or a directory's header block as ``tarfile`` reads them (``frombuf``), every other field
     found as ``tarfile`` would read it, or ``None`` for any other block (see
-    :meth:`StrictTarInfo.plain_header`). ``lenient``: the decoding cannot fail (see
-    :func:`lenient_decoding`), the texts not returned are not decoded."""
-    if len(block) != tarfile.BLOCKSIZE or block[156:157] not in _PLAIN_TYPES:
-        return None
-    (
-        name, mode, uid, gid, size, mtime, chksum, kind, linkname,
-        uname, gname, devmajor, devminor, prefix,
-    ) = _HEADER.unpack_from(block)  # fmt: skip
-    try:
-        # A number field as tarfile.nti reads it: the bytes before the first NUL, in
-        # octal, none being 0. int() of those bytes accepts a subset of what nti's int()
-        # of the decoded, stripped text does, with the same value; what it refuses (a
-        # base-256 number, spaces only, a control character, garbage) is left to tarfile.
-        checksum = int(chksum.partition(_NUL)[0] or b"0", 8)
-        mode_bits = int(mode.partition(_NUL)[0] or b"0", 8)
-        length = int(size.partition(_NUL)[0] or b"0", 8)
-        time = int(mtime.partition(_NUL)[0] or b"0", 8)
-        for field in (uid, gid, devmajor, devminor):
-            if digits := field.partition(_NUL)[0]:
-                int(digits, 8)
-        # tarfile's unsigned sum: every byte, the checksum field counted as 8 spaces.
-        if checksum != byte_sum(block) - sum(chksum) + 256:
+    :meth:`StrictTarInfo.plain_header`), from the block at ``start`` in ``piece`` (which
+    holds it whole). ``lenient``: the decoding cannot fail (see :func:`lenient_decoding`),
+    the texts not returned are not decoded.
+
+    The fields that archives repeat from member to member (owner, link name, devices, mode,
+    mtime, prefix) are read again only when their bytes change: the same bytes are valid or
+    not, and read to the same values, whatever header holds them.
+    """
+    # The bytes of the last ids, link name and owner fields found valid; the last mode,
+    # mtime and prefix fields read, and what they were read as.
+    valid_rest: tuple[bytes, bytes, bytes] | None = None
+    mode_field, mode_bits = b"", 0
+    mtime_field, mtime_value = b"", 0
+    prefix_field, directory_prefix = b"", ""
+
+    def read(piece: bytes, start: int) -> _PlainFields | None:
+        nonlocal valid_rest, mode_field, mode_bits, mtime_field, mtime_value
+        nonlocal prefix_field, directory_prefix
+        (
+            name, mode, ids, size, mtime, chksum, kind, linkname, owners, prefix,
+        ) = _GROUPED.unpack_from(piece, start)  # fmt: skip
+        if kind not in _PLAIN_TYPES:
             return None
-        # Strings as tarfile.nts decodes them: the bytes before the first NUL.
-        if not lenient:
-            for field in (linkname, uname, gname):
-                field.partition(_NUL)[0].decode(encoding, errors)
-        text = name.partition(_NUL)[0].decode(encoding, errors)
-        directory_prefix = prefix.partition(_NUL)[0].decode(encoding, errors)
-    except ValueError:
-        return None
-    return checksum, mode_bits, length, time, text, directory_prefix, kind
+        try:
+            # A number field as tarfile.nti reads it: the bytes before the first NUL, in
+            # octal, none being 0. int() of those bytes accepts a subset of what nti's int()
+            # of the decoded, stripped text does, with the same value; what it refuses (a
+            # base-256 number, spaces only, a control character, garbage) is left to tarfile.
+            checksum = int(chksum.partition(_NUL)[0] or b"0", 8)
+            length = int(size.partition(_NUL)[0] or b"0", 8)
+            if mode != mode_field:
+                mode_bits = int(mode.partition(_NUL)[0] or b"0", 8)
+                mode_field = mode
+            if mtime != mtime_field:
+                mtime_value = int(mtime.partition(_NUL)[0] or b"0", 8)
+                mtime_field = mtime
+            if (ids, linkname, owners) != valid_rest:
+                # uid, gid, device numbers; link, user and group names: not used, but
+                # refused by tarfile where they are not numbers or texts.
+                for number in (ids[:8], ids[8:], owners[64:72], owners[72:]):
+                    if digits := number.partition(_NUL)[0]:
+                        int(digits, 8)
+                if not lenient:
+                    for text in (linkname, owners[:32], owners[32:64]):
+                        text.partition(_NUL)[0].decode(encoding, errors)
+                valid_rest = (ids, linkname, owners)
+            # tarfile's unsigned sum: every byte, the checksum field counted as 8 spaces. An
+            # ASCII block sums to at most 512 * 127 = 65,024, below Adler-32's modulus, so its
+            # first half is 1 plus the sum itself.
+            block = piece[start : start + tarfile.BLOCKSIZE]
+            block_sum = (zlib.adler32(block) & 0xFFFF) - 1 if block.isascii() else byte_sum(block)
+            if checksum != block_sum - sum(chksum) + 256:
+                return None
+            # Strings as tarfile.nts decodes them: the bytes before the first NUL.
+            text = name.partition(_NUL)[0].decode(encoding, errors)
+            if prefix != prefix_field:
+                directory_prefix = prefix.partition(_NUL)[0].decode(encoding, errors)
+                prefix_field = prefix
+        except ValueError:
+            return None
+        return checksum, mode_bits, length, mtime_value, text, directory_prefix, kind
+
+    return read
 
 
 def _plain_name(name: str, kind: bytes, directory_prefix: str) -> tuple[str, bytes]:
@@ -472,6 +516,10 @@ def _data_blocks(kind: bytes, size: int) -> int:
     if kind == tarfile.DIRTYPE:
         return 0
     return -(-size // tarfile.BLOCKSIZE) * tarfile.BLOCKSIZE
+
+
+# A NamedTuple made without the Python-level __new__ of its class.
+_new_tuple = tuple.__new__
 
 
 class Header(NamedTuple):
@@ -499,28 +547,34 @@ def _headers(archive: tarfile.TarFile, reader: _InflatingReader) -> Iterator[Hea
     off: every block is ``archive.next()``'s."""
     fast = StrictTarInfo.fast_headers
     encoding, errors = archive.encoding, archive.errors
-    lenient = lenient_decoding(encoding, errors)
+    fields_of = _plain_reader(encoding, errors, lenient=lenient_decoding(encoding, errors))
+    # Whether the walker may read the next block: only archive.next() changes what it reads.
+    plain = False
     while True:
-        if fast and archive.firstmember is None and not archive.pax_headers:  # type: ignore[attr-defined]
-            piece, offset = reader.piece, archive.offset
+        if plain:
+            piece, offset, at = reader.piece, archive.offset, reader.at
             # Where the next header starts in the piece: after the padding tarfile seeks
             # over, which is in the piece when the header is.
-            start = reader.at + offset - reader.position
+            start = at + offset - reader.position
             end = start + tarfile.BLOCKSIZE
-            if reader.at <= start and end <= len(piece):
-                fields = _plain_fields(piece[start:end], encoding, errors, lenient=lenient)
+            if at <= start and end <= len(piece):
+                fields = fields_of(piece, start)
                 if fields is not None:
                     _, mode, size, mtime, name, prefix, kind = fields
-                    name, kind = _plain_name(name, kind, prefix)
                     reader.at, reader.position = end, offset + tarfile.BLOCKSIZE
-                    archive.offset = reader.position + _data_blocks(kind, size)
-                    yield Header(name, kind, mode, size, mtime, None)
+                    if kind == tarfile.REGTYPE and not prefix:  # most: named and sized as read
+                        archive.offset = reader.position - (-size // tarfile.BLOCKSIZE) * 512
+                    else:
+                        name, kind = _plain_name(name, kind, prefix)
+                        archive.offset = reader.position + _data_blocks(kind, size)
+                    yield _new_tuple(Header, (name, kind, mode, size, mtime, None))
                     continue
         member = archive.next()
         # tarfile keeps every header it reads otherwise.
         archive.members.clear()  # type: ignore[attr-defined]
         if member is None:
             return
+        plain = fast and archive.firstmember is None and not archive.pax_headers  # type: ignore[attr-defined]
         sparse = getattr(member, "sparse", None)
         yield Header(member.name, member.type, member.mode, member.size, member.mtime, sparse)
 
@@ -614,7 +668,16 @@ def checked_name(raw: str) -> str | None:
 
 def check_member(member: Header) -> tuple[str, EntryKind] | None:
     """Classify one member or raise ``archive_unsafe``; ``None`` for the root entry."""
-    raw = member.name
+    raw, kind_byte, mode, _, mtime, sparse = member
+    if (
+        kind_byte in _REGULAR_TYPES
+        and sparse is None
+        and not mode & _SPECIAL_BITS
+        and -MAX_ABS_MTIME <= mtime <= MAX_ABS_MTIME
+        and len(raw) <= MAX_COMPONENT_LENGTH
+        and _PLAIN_NAME.fullmatch(raw)
+    ):
+        return raw, "file"  # most members: a plain file no rule below applies to
     name = normalise_name(raw)
     if member.isdir():
         kind: EntryKind = "dir"
@@ -644,7 +707,11 @@ def check_member(member: Header) -> tuple[str, EntryKind] | None:
 
 
 def _key(name: str) -> str:
-    """What a name is on a case-insensitive, normalising file system (macOS, Windows)."""
+    """What a name is on a case-insensitive, normalising file system (macOS, Windows).
+
+    An ASCII name is its own NFC form, and folds as it lowers."""
+    if name.isascii():
+        return name.lower()
     return unicodedata.normalize("NFC", name).casefold()
 
 
@@ -664,15 +731,17 @@ class _Namespace:
         # again, adding nothing (archives list a directory's members together).
         self.parents_checked: set[str] = set()
 
-    def add(self, name: str, kind: EntryKind, raw: str) -> list[str]:
+    def add(self, name: str, kind: EntryKind, raw: str) -> Sequence[str]:
         """Record ``name``; return the directories it implies that are new, parents first."""
-        key = _key(name)
+        ascii_name = name.isascii()
+        key = name.lower() if ascii_name else _key(name)  # (see _key)
         parent = name.rpartition("/")[0]
         if not parent and key.startswith(RESERVED_PREFIX):
             raise unsafe(f"{raw!r} is a name the installer keeps for itself", member=raw)
-        if name.count("/") != key.count("/"):  # pragma: no cover (folding keeps every "/")
+        # (Folding keeps every "/"; lowering ASCII changes letters only.)
+        if not ascii_name and name.count("/") != key.count("/"):  # pragma: no cover
             raise unsafe(f"member name {raw!r} changes shape when case-folded", member=raw)
-        implied: list[str] = []
+        implied: Sequence[str] = ()
         if parent and parent not in self.parents_checked:
             implied = self._add_parents(name, key, raw)
             self.parents_checked.add(parent)
@@ -741,6 +810,9 @@ def walk_archive(
     """
     listing = ArchiveListing()
     names = _Namespace()
+    entries, files, directories = listing.entries, listing.files, listing.directories
+    max_entries, max_entry, max_total = limits.max_entries, limits.max_entry, limits.max_total
+    total = 0
     try:
         with open_stream(tarball, limits) as (archive, reader):
             for member in _headers(archive, reader):
@@ -748,51 +820,54 @@ def walk_archive(
                 if checked is None:
                     continue
                 name, kind = checked
-                if len(listing.entries) >= limits.max_entries:
-                    raise unsafe(
-                        f"more than {limits.max_entries} entries (raise it with --max-entries)"
-                    )
+                if len(entries) >= max_entries:
+                    raise unsafe(f"more than {max_entries} entries (raise it with --max-entries)")
                 if expect is not None:
-                    index = len(listing.entries)
+                    index = len(entries)
                     if index >= len(expect.entries) or expect.entries[index] != checked:
                         raise unsafe("the archive is not the one that was inspected")
-                for parent in names.add(name, kind, member.name):
-                    listing.directories.add(parent)
+                raw, _, mode, size, _, _ = member
+                for parent in names.add(name, kind, raw):
+                    directories.add(parent)
                     sink.directory(parent)
-                listing.entries.append(checked)
+                entries.append(checked)
                 if kind == "dir":
-                    if name not in listing.directories:
-                        listing.directories.add(name)
+                    if name not in directories:
+                        directories.add(name)
                         sink.directory(name)
                     continue
-                _check_size(member, name, listing, limits)
-                info = _copy_member(reader, member, name, sink, listing)
+                if size < 0:  # tarfile reads "-1024" as it is: the data would end before it starts
+                    raise invalid(f"{name!r} has a negative size ({size})")
+                if size > max_entry:
+                    raise unsafe(
+                        f"{name!r} is {size} bytes, over the per-entry limit of "
+                        f"{max_entry} (raise it with --max-entry-size)",
+                        member=raw,
+                    )
+                total += size
+                if total > max_total:
+                    raise unsafe(
+                        f"more than {max_total} bytes when extracted "
+                        "(raise it with --max-total-size)"
+                    )
+                whole = None if name in _KEPT_NAMES else reader.whole(size)
+                if whole is not None:  # most members: whole in the piece at hand, one call each
+                    sink.write_file(name, bool(mode & 0o100), whole)
+                    digest = hashlib.sha256(whole).hexdigest()
+                    info = _new_tuple(FileInfo, (size, digest, mode))
+                else:
+                    info = _copy_member(reader, member, name, sink, listing)
                 if expect is not None and expect.files[name].sha256 != info.sha256:
                     raise unsafe("the archive is not the one that was inspected", member=name)
-                listing.files[name] = info
-            if expect is not None and len(listing.entries) != len(expect.entries):
+                files[name] = info
+            if expect is not None and len(entries) != len(expect.entries):
                 raise unsafe("the archive is not the one that was inspected")
             _drain(reader)
     except BaseException:
         sink.abort()
         raise
+    listing.total_size = total
     return listing
-
-
-def _check_size(member: Header, name: str, listing: ArchiveListing, limits: ArchiveLimits) -> None:
-    if member.size < 0:  # tarfile reads "-1024" as it is: the data would end before it starts
-        raise invalid(f"{name!r} has a negative size ({member.size})")
-    if member.size > limits.max_entry:
-        raise unsafe(
-            f"{name!r} is {member.size} bytes, over the per-entry limit of "
-            f"{limits.max_entry} (raise it with --max-entry-size)",
-            member=member.name,
-        )
-    listing.total_size += member.size
-    if listing.total_size > limits.max_total:
-        raise unsafe(
-            f"more than {limits.max_total} bytes when extracted (raise it with --max-total-size)"
-        )
 
 
 def _copy_member(
@@ -802,12 +877,8 @@ def _copy_member(
     sink: TreeSink,
     listing: ArchiveListing,
 ) -> FileInfo:
-    """Pass a member's bytes to ``sink``, hashing exactly what it is given to write."""
-    if name not in _KEPT_NAMES:
-        whole = reader.whole(member.size)
-        if whole is not None:  # most members: whole in the piece at hand, one call each
-            sink.write_file(name, bool(member.mode & 0o100), whole)
-            return FileInfo(member.size, hashlib.sha256(whole).hexdigest(), member.mode)
+    """Pass a member's bytes to ``sink`` (one kept in the listing, or not whole in the piece
+    at hand), hashing exactly what it is given to write."""
     hasher = hashlib.sha256()
     is_sbom = name == SBOM_MEMBER and member.size <= MAX_SBOM_BYTES
     keep = is_sbom or (is_manifest_name(name) and member.size <= MAX_MANIFEST_BYTES)

@@ -94,6 +94,10 @@ class _TreeWriter(TreeSink):
         self.directories: OrderedDict[str, int] = OrderedDict()
         self.file_fd: int | None = None
         self.file_name = ""
+        # The directory of the last file written whole, and its descriptor (one of
+        # ``directories``, or the root): files come a directory at a time.
+        self.last_parent: str | None = None
+        self.last_parent_fd = root_fd
         # The permission bits of what was created, read back from it once made.
         self.modes: dict[str, int] = {}
 
@@ -117,6 +121,7 @@ class _TreeWriter(TreeSink):
         self.directories[name] = descriptor
         if len(self.directories) > MAX_OPEN_DIRECTORIES:
             _, oldest = self.directories.popitem(last=False)
+            self.last_parent = None  # it may be the one closed
             os.close(oldest)
 
     def directory(self, name: str) -> None:
@@ -151,6 +156,32 @@ class _TreeWriter(TreeSink):
         except OSError as exc:
             raise self._fail("create", name, exc) from exc
 
+    def write_file(self, name: str, executable: bool, data: bytes | memoryview) -> None:
+        """:meth:`open_file`, :meth:`write` and :meth:`close_file` in one call (most members
+        come whole), with the same system calls and errors."""
+        mode = EXECUTABLE_MODE if executable else FILE_MODE
+        if self.root_fd < 0 or mode & self.umask:  # created by path, or a mode to set
+            super().write_file(name, executable, data)
+            return
+        parent, _, last = name.rpartition("/")
+        try:
+            if parent != self.last_parent:
+                self.last_parent_fd = self._directory_fd(parent)
+                self.last_parent = parent
+            descriptor = os.open(last, _FILE_FLAGS, mode, dir_fd=self.last_parent_fd)
+        except OSError as exc:
+            raise self._fail("create", name, exc) from exc
+        self.file_fd, self.file_name = descriptor, name
+        try:
+            written = os.write(descriptor, data) if data else 0
+            if written < len(data):
+                self.write(memoryview(data)[written:])
+            self.modes[name] = os.fstat(descriptor).st_mode & 0o7777  # stat.S_IMODE
+            self.file_fd = None
+            os.close(descriptor)
+        except OSError as exc:
+            raise self._fail("write", name, exc) from exc
+
     def write(self, data: bytes | memoryview) -> None:
         assert self.file_fd is not None  # noqa: S101 (open_file comes first)
         try:
@@ -181,6 +212,7 @@ class _TreeWriter(TreeSink):
             with contextlib.suppress(OSError):
                 os.close(descriptor)
         self.directories.clear()
+        self.last_parent = None
         if self.root_fd >= 0:
             with contextlib.suppress(OSError):
                 os.close(self.root_fd)

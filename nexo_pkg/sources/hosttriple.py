@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import platform
 import re
 import sys
 from pathlib import Path
@@ -17,14 +16,34 @@ _ARCH_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
 
 
 def _arch() -> str:
-    machine = platform.machine().lower()
+    if hasattr(os, "uname"):
+        machine = os.uname().machine  # what platform.machine() reads on POSIX
+    else:
+        import platform  # noqa: PLC0415
+
+        machine = platform.machine()
+    machine = machine.lower()
     return _ARCH_ALIASES.get(machine, machine)
+
+
+def _libc_name() -> str:
+    """The C library's name as ``platform.libc_ver()`` gives it, from ``confstr`` as it asks
+    first, so that ``platform`` (a few milliseconds of every sync's start-up) is loaded only
+    where that says nothing."""
+    try:
+        parts = (os.confstr("CS_GNU_LIBC_VERSION") or "").split(maxsplit=1)
+    except (AttributeError, ValueError, OSError):
+        parts = []
+    if len(parts) == 2:
+        return parts[0]
+    import platform  # noqa: PLC0415
+
+    return platform.libc_ver()[0]
 
 
 def _linux_is_musl() -> bool:
     """glibc reports itself through ``libc_ver``; musl does not, but ships ``ld-musl-*``."""
-    libc, _ = platform.libc_ver()
-    if libc == "glibc":
+    if _libc_name() == "glibc":
         return False
     return any(Path("/lib").glob("ld-musl-*")) or any(Path("/usr/lib").glob("ld-musl-*"))
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
-import gzip
 import json
 import os
 import re
@@ -30,7 +29,6 @@ from nexo_pkg.sources.registry import (
     fallback_tag,
     sha256_digest,
 )
-from nexo_pkg.trust.api import material_names
 
 MAX_SIGNATURE_BYTES = 4 * 1024 * 1024
 _SEMVER_TAG = re.compile(r"^[vV]?\d+\.\d+\.\d+")
@@ -188,6 +186,9 @@ def fetch_signatures(
                 where = f"the signature layer {title[:100]!r} of {digest}"
                 offered.setdefault(title, artifact.followed_digest(layer_digest, where))
     # Only names install would read beside this asset, so a title can never name a path.
+    # The material readers load with the first blob fetched, not before the first request.
+    from nexo_pkg.trust.api import material_names  # noqa: PLC0415
+
     names = material_names(asset.asset_name, offered)
     if not names:
         return {}
@@ -229,6 +230,8 @@ def _rfc3339(seconds: int) -> str:
 def _tarball_mtime(path: Path) -> int | None:
     """The mtime of a tarball's first entry (``pack`` gives every entry the same one);
     ``None`` when the file is not a readable gzip tar."""
+    import gzip  # noqa: PLC0415 - for push only: a sync never reads a tarball's dates
+
     try:
         with gzip.open(path, "rb") as stream:
             header = stream.read(tarfile.BLOCKSIZE)

@@ -28,7 +28,6 @@ from nexo_pkg.sources.base import (
     note,
 )
 from nexo_pkg.sources.cache import BlobSink
-from nexo_pkg.sources.checksum import verify_checksums
 from nexo_pkg.sources.hosttriple import NOARCH
 from nexo_pkg.sources.oci_reference import OciReference, parse_reference
 from nexo_pkg.sources.select import parse_tarball_name
@@ -389,6 +388,9 @@ class OciSource:
             signatures.update(
                 oci.fetch_signatures(client, reference.repository, asset, cache, directory)
             )
+        # Loaded with the first blob fetched, not before the first request.
+        from nexo_pkg.sources.checksum import verify_checksums  # noqa: PLC0415
+
         checked = verify_checksums(sha256, candidate.asset_name, sidecar=None, digest=sha256)
         return fetched_artifact(candidate, blob, sha256, checked, signatures)
 

@@ -34,8 +34,6 @@ if TYPE_CHECKING:
         with_overrides,
     )
     from nexo_pkg.trust.entry import (
-        default_policy_path,
-        resolve_mode,
         verify_asset_signature,
     )
     from nexo_pkg.trust.material import (
@@ -48,8 +46,10 @@ if TYPE_CHECKING:
         AuthorPolicy,
         Mode,
         TrustPolicy,
+        default_policy_path,
         lint_policy_source,
         load_policy,
+        resolve_mode,
     )
     from nexo_pkg.trust.suggest import (
         author_entry_toml,
@@ -65,10 +65,11 @@ _HOMES = homes(
             "author_json chosen_author needs_release_signer record_author release_signer "
             "remove_entries verification_policy verify_file with_overrides"
         ),
-        "entry": "default_policy_path resolve_mode verify_asset_signature",
+        "entry": "verify_asset_signature",
         "material": "local_material material_names release_attestations",
         "policy": (
-            "GITHUB_ACTIONS_ISSUER AuthorPolicy Mode TrustPolicy lint_policy_source load_policy"
+            "GITHUB_ACTIONS_ISSUER AuthorPolicy Mode TrustPolicy default_policy_path "
+            "lint_policy_source load_policy resolve_mode"
         ),
         "suggest": "author_entry_toml",
     }

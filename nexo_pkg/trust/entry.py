@@ -1,7 +1,9 @@
-"""The one entry of signature trust the install pipeline calls (SPEC §5 step 5, §6): it loads
-the policy (:func:`load_policy`), resolves the mode for the release's owner and the flags
-(:func:`resolve_mode`), then verifies the downloaded, checksummed asset against the signature
-material found beside it (:func:`verify_asset_signature`).
+"""The one entry of signature trust the install pipeline calls (SPEC §5 step 5, §6): with the
+policy loaded (:func:`~nexo_pkg.trust.policy.load_policy`) and the mode resolved for the
+release's owner and the flags (:func:`~nexo_pkg.trust.policy.resolve_mode`, beside the policy,
+so that a fetch decides its mode before this module and its material readers load), it
+verifies the downloaded, checksummed asset against the signature material found beside it
+(:func:`verify_asset_signature`).
 
 Verification fails closed: anything that is not a valid signature by a trusted signer raises
 a :class:`SignatureError` (``signature_missing``, ``signature_invalid`` or
@@ -48,26 +50,6 @@ from nexo_pkg.trust.material import (
     split_bundles,
 )
 from nexo_pkg.trust.policy import Mode, TrustPolicy
-
-
-def default_policy_path(nexo_home: Path) -> Path:
-    """``$NEXO_HOME/config/extensions/trusted_keys.toml``."""
-    return nexo_home / "config" / "extensions" / "trusted_keys.toml"
-
-
-def resolve_mode(
-    policy: TrustPolicy, owner: str | None, *, require_signature: bool, skip_verify: bool
-) -> Mode:
-    """Flags win, then the ``mode`` of the first entry deciding for the owner that sets one
-    (:meth:`TrustPolicy.authors_for`), then the policy ``default``."""
-    if skip_verify:
-        return "ignore"
-    if require_signature:
-        return "require"
-    for author in policy.authors_for(owner):
-        if author.mode is not None:
-            return author.mode
-    return policy.default
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ and :func:`lint_policy_source` (every finding as an ``NXT…`` lint diagnostic).
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import stat
 import tomllib
@@ -17,14 +18,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position, Rule, Span, first_of_errors
 from nexo_pkg.core.errors import ConfigError
 from nexo_pkg.core.files import read_config_file
 from nexo_pkg.core.terminal import toml_string
 from nexo_pkg.trust.identity_pattern import compile_identity_pattern, full_match
 
 if TYPE_CHECKING:
+    from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Rule, Span
     from nexo_pkg.core.toml_spans import SpanMap
+
+    POLICY_RULES: dict[str, Rule]
 
 Mode = Literal["ignore", "warn", "require"]
 MODES: tuple[Mode, ...] = ("ignore", "warn", "require")
@@ -207,13 +210,47 @@ class TrustPolicy:
         return tuple(found)
 
 
+def default_policy_path(nexo_home: Path) -> Path:
+    """``$NEXO_HOME/config/extensions/trusted_keys.toml``."""
+    return nexo_home / "config" / "extensions" / "trusted_keys.toml"
+
+
+def resolve_mode(
+    policy: TrustPolicy, owner: str | None, *, require_signature: bool, skip_verify: bool
+) -> Mode:
+    """Flags win, then the ``mode`` of the first entry deciding for the owner that sets one
+    (:meth:`TrustPolicy.authors_for`), then the policy ``default``."""
+    if skip_verify:
+        return "ignore"
+    if require_signature:
+        return "require"
+    for author in policy.authors_for(owner):
+        if author.mode is not None:
+            return author.mode
+    return policy.default
+
+
 # --- rules -------------------------------------------------------------------------------------
 
 _POLICY_DOCS_URL = "https://github.com/nexo-pkg/nexo-pkg/blob/main/docs/trust.md"
 
-POLICY_RULES: dict[str, Rule] = {
-    rule.code: rule
-    for rule in (
+# The rules, the findings' spans and the diagnostics they become are built when a policy file
+# is read or linted, and load the diagnostic model with them: a run that finds no policy file
+# (most syncs) goes on to its first request without it.
+
+
+def __getattr__(name: str) -> Any:
+    # POLICY_RULES: the policy's lint rules by code, built when first asked for.
+    if name == "POLICY_RULES":
+        return _policy_rules()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
+def _policy_rules() -> dict[str, Rule]:
+    from nexo_pkg.core.diagnostics import Rule  # noqa: PLC0415
+
+    rules = (
         Rule(
             "NXT001",
             "policy-toml-syntax",
@@ -349,7 +386,7 @@ POLICY_RULES: dict[str, Rule] = {
             "with `|`), or delete the later one.",
         ),
     )
-}
+    return {rule.code: rule for rule in rules}
 
 
 def _is_file(path: Path) -> bool:
@@ -362,7 +399,13 @@ def _is_file(path: Path) -> bool:
 
 # --- validation --------------------------------------------------------------------------------
 
-_START = Span(Position(1, 1), Position(1, 2))
+
+@functools.cache
+def _start() -> Span:
+    """Where a finding without a key of its own points: the file's first character."""
+    from nexo_pkg.core.diagnostics import Position, Span  # noqa: PLC0415
+
+    return Span(Position(1, 1), Position(1, 2))
 
 
 @dataclass(frozen=True)
@@ -383,7 +426,7 @@ class _Validator:
         self.findings: list[_Finding] = []
 
     def add(self, code: str, message: str, key_path: str, span: Span | None) -> None:
-        self.findings.append(_Finding(code, message, key_path, span or _START))
+        self.findings.append(_Finding(code, message, key_path, span or _start()))
 
     def top_span(self, key: str) -> Span | None:
         return self._key_span((key,))
@@ -656,7 +699,7 @@ class _Validator:
         return True
 
     def error_count(self) -> int:
-        return sum(1 for f in self.findings if POLICY_RULES[f.code].severity == "error")
+        return sum(1 for f in self.findings if _policy_rules()[f.code].severity == "error")
 
 
 _WORKFLOW_PATH = re.compile(r"^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+/\.github/workflows/[^/@]+$")
@@ -680,7 +723,7 @@ def _validate(text: str, base_dir: Path | None) -> tuple[TrustPolicy | None, lis
         return None, [_syntax_finding(text, exc)]
     except RecursionError:
         # tomllib recurses once per level of nested arrays and inline tables.
-        return None, [_Finding("NXT001", "invalid TOML: values nested too deeply", "", _START)]
+        return None, [_Finding("NXT001", "invalid TOML: values nested too deeply", "", _start())]
     validator = _Validator(data, scan_spans(text)[0], base_dir)
     policy = validator.run()
     ordered = sorted(validator.findings, key=lambda f: (f.span.start, f.code))
@@ -688,7 +731,7 @@ def _validate(text: str, base_dir: Path | None) -> tuple[TrustPolicy | None, lis
 
 
 def _diagnostic(finding: _Finding) -> Diagnostic:
-    rule = POLICY_RULES[finding.code]
+    rule = _policy_rules()[finding.code]
     diagnostic = rule.diagnostic(finding.message, finding.key_path, finding.span, rule.fix)
     # The policy's rules are documented with the trust policy, not with the manifest rules.
     return replace(diagnostic, url=f"{_POLICY_DOCS_URL}#{rule.code.lower()}-{rule.name}")
@@ -700,9 +743,11 @@ def parse_policy(text: str, *, path: Path) -> TrustPolicy:
     ``policy_invalid`` (exit 2) whose message starts with ``path:line:column``, every error
     listed in ``details["diagnostics"]``."""
     policy, findings = _validate(text, path.parent)
-    errors = [f for f in findings if POLICY_RULES[f.code].severity == "error"]
+    errors = [f for f in findings if _policy_rules()[f.code].severity == "error"]
     if errors:
         first = errors[0]
+        from nexo_pkg.core.diagnostics import first_of_errors  # noqa: PLC0415
+
         where, more = first_of_errors(path, first.span, len(errors))
         raise ConfigError(
             f"{where}: invalid trust policy: {first.message}{more}",
@@ -799,6 +844,8 @@ def lint_policy_source(text: str, *, path: str) -> FileResult:
     except OSError:  # a name the OS rejects: lint the text without the file-system check
         base_dir = None
     _, findings = _validate(text, base_dir)
+    from nexo_pkg.core.diagnostics import FileResult  # noqa: PLC0415
+
     return FileResult(path, tuple(_diagnostic(f) for f in findings), text)
 
 

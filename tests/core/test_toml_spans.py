@@ -13,16 +13,8 @@ from hypothesis import strategies as st
 from support.toml_texts import HALF_TYPED
 
 from nexo_pkg.core.diagnostics import Position, Span
-from nexo_pkg.core.toml_spans import (
-    MAX_NESTING,
-    KeyPath,
-    SpanMap,
-    format_key_path,
-    long_dotted_key,
-    nested_value_offset,
-    scan_spans,
-    scan_tolerant,
-)
+from nexo_pkg.core.toml_spans import MAX_NESTING, SpanMap, scan_spans, scan_tolerant
+from nexo_pkg.core.toml_text import KeyPath, format_key_path, long_dotted_key, nested_value_offset
 
 DOCUMENT = """\
 # comment

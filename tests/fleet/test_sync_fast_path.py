@@ -27,10 +27,16 @@ from .conftest import LINUX, MakeDist, push_dist
 
 PLUGINS = ("alpha", "bravo")
 HEAVY = ("typer", "click", "rich", "tomlkit", "sigstore", "jsonschema")
+# Not loaded by these syncs at all: the host's triples come from the OS directly, a tarball's
+# dates are read for a push only, and the span scanner places findings, which a clean
+# manifest (as these plugins') and no policy file never have.
+NEVER = ("platform", "gzip", "nexo_pkg.core.toml_spans")
 # Not loaded yet when a frozen sync sends its first request: they are for after a download
-# (the installer and what it checks a plugin with), for resolving (lock, GitHub releases), or
-# for a policy file (the span scanner; these runs have none).
+# (the installer and what it checks a plugin with, the signature material and its verifier,
+# the checksum sidecars), for resolving (lock, GitHub releases), or for a policy file (the
+# span scanner and the diagnostics its findings become; these runs have none).
 AFTER_FIRST_REQUEST = (
+    "nexo_pkg.core.diagnostics",
     "nexo_pkg.core.toml_spans",
     "nexo_pkg.fleet.lock",
     "nexo_pkg.install.hold",
@@ -41,8 +47,12 @@ AFTER_FIRST_REQUEST = (
     "nexo_pkg.lint.engine",
     "nexo_pkg.manifest.document",
     "nexo_pkg.manifest.model",
+    "nexo_pkg.sources.checksum",
     "nexo_pkg.sources.github",
     "nexo_pkg.sources.releases",
+    "nexo_pkg.trust.base",
+    "nexo_pkg.trust.entry",
+    "nexo_pkg.trust.material",
 )
 # Not loaded by a sync with nothing to install: it decides from the lock and the receipts.
 NETWORK = (
@@ -272,6 +282,7 @@ def test_a_frozen_unsigned_sync_imports_no_cli_framework_nor_signing(
         assert "nexo_pkg.fleet.sync" in loaded
         assert "nexo_pkg.cli.syncing" in loaded
         assert [name for name in loaded if name.split(".")[0] in HEAVY] == []
+        assert _loaded_by(loaded, NEVER) == []
         if run == "installs":
             # The thread that loaded each module (nexo-installer: the one that loads the
             # installer beside the downloads, never in the way of a request).

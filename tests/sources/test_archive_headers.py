@@ -407,3 +407,77 @@ def test_the_texts_the_walker_does_not_read_could_not_fail_to_decode(data: bytes
         data.decode(encoding, "surrogateescape")
     assert not archive_module.lenient_decoding("utf-8", "strict")
     assert not archive_module.lenient_decoding("utf-16", "surrogateescape")
+
+
+def _walked_alike(tar: bytes, tmp_path: Path) -> tuple[str, Any]:
+    """The walk of ``tar`` gzipped, the same with either reader."""
+    tarball = tmp_path / "input.tar.gz"
+    tarball.write_bytes(gzip.compress(tar))
+    with fast_headers(on=True):
+        fast = _walk(tarball)
+    with fast_headers(on=False):
+        slow = _walk(tarball)
+    assert fast == slow
+    return fast
+
+
+@pytest.mark.parametrize(
+    ("field", "spelling"),
+    [
+        ((108, 8), b"zz\x00\x00\x00\x00\x00\x00"),  # uid: not a number, tarfile refuses it
+        ((329, 8), b"0x1F\x00\x00\x00\x00"),  # devmajor
+        ((100, 8), b"0000755\x00"),  # mode: another value, read as such
+        ((136, 12), b"17000000001\x00"),  # mtime: another value
+        ((345, 155), b"pre".ljust(155, b"\x00")),  # prefix: another directory
+    ],
+)
+def test_fields_repeated_by_earlier_headers_are_read_again_when_they_change(
+    field: tuple[int, int], spelling: bytes, tmp_path: Path
+) -> None:
+    """The walker reads a field that repeats from header to header once per spelling: a later
+    header spelling it otherwise is read (or refused) as tarfile reads it."""
+    names = [f"lib/m{index}.py" for index in range(6)]
+    data = bytearray(_base_tar(tarfile.USTAR_FORMAT, names, ["lib"]))
+    at = _headers(bytes(data))[4]
+    block = bytearray(data[at : at + BLOCK])
+    start, length = field
+    block[start : start + length] = spelling
+    _checksummed(block, "unsigned")
+    data[at : at + BLOCK] = block
+    fast = _walked_alike(bytes(data), tmp_path)
+    if spelling.startswith((b"zz", b"0x")):
+        assert fast[0] == "refused", fast
+        assert fast[1][0] == "archive_invalid"
+    else:
+        assert fast[0] == "ok", fast
+
+
+@pytest.mark.parametrize("claimed", ["sum", "sum less Adler-32's modulus"])
+def test_a_header_summing_past_adler32s_modulus_is_checked_in_full(
+    claimed: str, tmp_path: Path
+) -> None:
+    """A header block of high bytes sums to more than 65,521: its checksum is the sum itself,
+    not the sum modulo Adler-32's modulus (which an ASCII block cannot reach)."""
+    data = bytearray(_base_tar(tarfile.USTAR_FORMAT, ["a", "b", "c"], []))
+    at = _headers(bytes(data))[1]
+    block = bytearray(data[at : at + BLOCK])
+    block[0:100] = b"\xff" * 100  # the name: not UTF-8, refused once the header is read
+    block[157:257] = b"\xff" * 100  # link name, user and group names, the block's end
+    block[265:329] = b"\xff" * 64
+    block[500:512] = b"\xff" * 12
+    block[148:156] = b" " * 8
+    total = sum(block)
+    assert total > 65_521
+    value = total if claimed == "sum" else total - 65_521
+    block[148:156] = b"%06o\x00 " % value
+    data[at : at + BLOCK] = block
+    fast = _walked_alike(bytes(data), tmp_path)
+    assert fast[0] == "refused"
+    if claimed == "sum":
+        assert fast[1][0] == "archive_unsafe"
+        assert "is not valid UTF-8" in fast[1][1]
+    else:
+        assert fast[1] == (
+            "archive_invalid",
+            f"not a valid .tar.gz archive: damaged or missing header at offset {at} (bad checksum)",
+        )

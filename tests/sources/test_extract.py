@@ -333,6 +333,27 @@ def test_many_directories_visited_out_of_order(tmp_path: Path) -> None:
         assert (out / f"lib/d{index:03d}/second.py").read_text() == f"B = {index}\n"
 
 
+def test_files_after_their_directory_was_closed_go_to_that_directory(tmp_path: Path) -> None:
+    """Files of one directory, then more new directories than descriptors kept open (the
+    first one's is closed, its number taken again), then more files of the first: they are
+    written where they belong, through the directory reopened, not a number reused."""
+    count = MAX_OPEN_DIRECTORIES + 8
+    members = [file(f"lib/a/before{index}.py", "A\n") for index in range(3)]
+    members += [directory(f"lib/d{index:03d}") for index in range(count)]
+    members += [file(f"lib/a/after{index}.py", "B\n") for index in range(3)]
+    tarball = tmp_path / "a.tar.gz"
+    tarball.write_bytes(targz(_flat_plugin(*members)))
+    out = tmp_path / "out"
+    out.mkdir()
+    listing = safe_extract(tarball, out, ArchiveLimits())
+    assert sorted(path.name for path in (out / "lib/a").iterdir()) == [
+        *(f"after{index}.py" for index in range(3)),
+        *(f"before{index}.py" for index in range(3)),
+    ]
+    assert not list((out / "lib").glob("d*/*"))
+    assert listing.modes == tree_modes(out)
+
+
 def test_a_bad_member_after_written_ones_leaves_nothing(
     tmp_path: Path, install_env: InstallEnv
 ) -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import platform
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +12,7 @@ from support.tarballs import manifest_text
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.install.manifest_check import manifest_asset_problem
+from nexo_pkg.sources import hosttriple
 from nexo_pkg.sources.checksum import parse_digest, verify_checksums
 from nexo_pkg.sources.github import Release, ReleaseAsset
 from nexo_pkg.sources.hosttriple import host_candidates, requested_target
@@ -104,6 +108,32 @@ def test_target_override_expands_gnu_to_musl(monkeypatch: pytest.MonkeyPatch) ->
     assert host_candidates("noarch") == ()
     monkeypatch.setenv("NEXO_INSTALL_TARGET", "x86_64-unknown-linux-musl")
     assert host_candidates(None) == ("x86_64-unknown-linux-musl",)
+
+
+def test_detection_answers_what_the_platform_module_answers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The host's triples come from ``uname`` and ``confstr`` without loading ``platform``;
+    they are the ones its ``machine()`` and ``libc_ver()`` give, and where ``confstr`` says
+    nothing, ``libc_ver()`` itself is asked."""
+    monkeypatch.delenv("NEXO_INSTALL_TARGET", raising=False)
+    machine = platform.machine().lower()
+    arch = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+    if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
+        assert host_candidates(None) == (
+            f"{arch}-unknown-linux-gnu",
+            f"{arch}-unknown-linux-musl",
+        )
+    elif sys.platform == "darwin":
+        assert host_candidates(None) == (f"{arch}-apple-darwin",)
+    assert hosttriple._libc_name() == platform.libc_ver()[0]
+
+    def silent(name: str) -> str:
+        raise ValueError(name)
+
+    monkeypatch.setattr(os, "confstr", silent)
+    monkeypatch.setattr(platform, "libc_ver", lambda: ("musl-or-other", "1.2"))
+    assert hosttriple._libc_name() == "musl-or-other"
 
 
 @pytest.mark.parametrize(
