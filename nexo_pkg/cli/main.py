@@ -88,4 +88,10 @@ def main() -> None:
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
         raise SystemExit(0) from None
+    if sys.argv[1:3] == ["plugin", "sync"]:
+        # A sync has loaded the installer and the network: its process ends without freeing
+        # them one by one (returns when it cannot, for the normal exit).
+        from nexo_pkg.core.leaving import exit_now  # noqa: PLC0415
+
+        exit_now(code)
     raise SystemExit(code)

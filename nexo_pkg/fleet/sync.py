@@ -350,7 +350,11 @@ def sync(
             result.plan = sync_plan(locked.plugins, installed, candidates, prune=prune)
             steps = {step.plugin_id: step for step in result.plan}
             # The plugins fetched at once (the others are unchanged), for the installer's import.
-            loading.together = min(jobs, sum(step.change in _FETCHED for step in result.plan))
+            fetched = sum(step.change in _FETCHED for step in result.plan)
+            loading.together = min(jobs, fetched)
+            # One extraction per plugin fetched: after the last, the workers end while the
+            # last plugins are synced and renamed, not after.
+            cpu.expect(fetched)
             kept_before: dict[str, list[Path]] = {}
             for item in scan_kept(dest):
                 if item.plugin_id is not None:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from dataclasses import dataclass
-from itertools import repeat
+from dataclasses import dataclass, replace
+from itertools import chain, repeat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -483,11 +483,82 @@ def _indented_value(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n  ")
 
 
+# What `json` escapes in a string when ``ensure_ascii`` is off (a control character, a quote,
+# a backslash): a name or value without any of these is written as it is, between quotes.
+_ESCAPED = bytes(range(0x20)) + b'"\\'
+# The permission bits as :meth:`Receipt.to_json` writes them, by mode (the common ones).
+_MODE_TEXTS = {mode: text for text, mode in _FOUR_DIGIT_MODES.items()}
+# A string as ``json.dumps(..., ensure_ascii=False)`` writes it, without a new encoder a call.
+_TEXT_ENCODER = json.JSONEncoder(ensure_ascii=False)
+_ENTRY_START = '",\n    "'
+
+
+def _escaped(text: str) -> bool:
+    """Whether ``json`` escapes a character of ``text``, looked at in C (in UTF-8, where no
+    byte of a character past ASCII is one of those); a text that does not encode (a lone
+    surrogate) is the encoder's."""
+    try:
+        data = text.encode()
+    except UnicodeEncodeError:
+        return True
+    return len(data.translate(None, _ESCAPED)) != len(data)
+
+
+def _string_map(names: list[str], values: list[str]) -> list[str] | None:
+    """The pieces of the map of ``names`` to ``values`` (strings) as :func:`_indented_value`
+    writes it, with no Python step per entry; ``None`` when a name or value needs an escape
+    (or is not a string): the encoder writes those."""
+    if not names:
+        return ["{}"]
+    try:
+        if _escaped("".join(names)) or _escaped("".join(values)):
+            return None
+    except TypeError:
+        return None
+    pieces = list(chain.from_iterable(zip(repeat(_ENTRY_START), names, repeat('": "'), values)))
+    pieces[0] = '{\n    "'
+    pieces.append('"\n  }')
+    return pieces
+
+
+def receipt_text(receipt: Receipt) -> str:
+    """``indented_json(receipt.to_json()) + "\\n"``, the same text, with the receipt's
+    ``files`` and ``modes`` (an entry a file of the plugin) joined as strings in C rather than
+    encoded entry by entry, and the whole joined once."""
+    files = receipt.files or {}
+    names = sorted(files)
+    blocks = {"files": _string_map(names, list(map(files.__getitem__, names)))}
+    modes = receipt.modes
+    if modes is not None:
+        mode_names = sorted(modes)
+        try:
+            texts = list(map(_MODE_TEXTS.__getitem__, map(modes.__getitem__, mode_names)))
+        except KeyError:  # setuid, setgid or sticky bits: the encoder's way
+            texts = [f"{modes[name]:04o}" for name in mode_names]
+        blocks["modes"] = _string_map(mode_names, texts)
+    if any(block is None for block in blocks.values()):
+        return indented_json(receipt.to_json()) + "\n"
+    # The rest of the document is a few fields: encoded as ever, with the two maps left empty.
+    document = replace(receipt, files={}, modes=None if modes is None else {}).to_json()
+    text = _TEXT_ENCODER.encode
+    pieces = ["{\n  "]
+    for key, value in document.items():
+        pieces += (text(key), ": ")
+        block = blocks.get(key)
+        if block is not None:
+            pieces += block
+        else:
+            pieces.append(text(value) if type(value) is str else _indented_value(value))
+        pieces.append(",\n  ")
+    pieces[-1] = "\n}\n"
+    return "".join(pieces)
+
+
 def write_receipt(directory: Path, receipt: Receipt) -> None:
     """Write the receipt atomically (:func:`~nexo_pkg.core.files.write_file_atomically`), 0644
     whatever the umask: a receipt anyone can rewrite could redirect upgrades. The caller then
     makes the tree durable (:func:`~nexo_pkg.core.durable.sync_tree`) before publishing it.
     Raises ``OSError``."""
-    data = indented_json(receipt.to_json()) + "\n"
+    data = receipt_text(receipt)
     path = directory / RECEIPT_NAME
     write_file_atomically(path, data.encode("utf-8"), mode=0o644, durable=False)

@@ -7,6 +7,7 @@ import os
 import tarfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -124,3 +125,108 @@ def test_entering_a_pool_forks_its_workers_without_waiting_for_them(
         assert pool.call(os.getpid) != os.getpid()
     reports = [path.read_text() for path in tmp_path.glob("worker-*")]
     assert reports == ["True", "True"]
+
+
+def _die() -> None:
+    os._exit(3)
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_a_worker_that_dies_fails_its_own_step_only() -> None:
+    """A worker killed under a step fails that step (``io``, naming it); the steps after it
+    go to the workers left, and once none is left they run in the calling process."""
+    with CpuPool(2, per_core=False) as pool:
+        with pytest.raises(NexoError) as caught:
+            pool.call(_die)
+        assert caught.value.kind == "io"
+        assert "_die" in caught.value.message
+        assert "exit code 3" in caught.value.message
+        survivor = pool.call(os.getpid)
+        assert survivor != os.getpid()
+        assert pool.call(os.getpid) == survivor
+        with pytest.raises(NexoError):
+            pool.call(_die)
+        assert pool.call(os.getpid) == os.getpid()
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_threads_share_the_workers_and_each_gets_its_own_answer() -> None:
+    """Many threads calling at once get their own answers (no answer crosses to another
+    caller), every step in one of the pool's processes, and the pool's exit ends them."""
+    answers: dict[int, tuple[int, int]] = {}
+
+    def caller(number: int) -> None:
+        answers[number] = (pool.call(abs, -number), pool.call(os.getpid))
+
+    with CpuPool(2, per_core=False) as pool:
+        workers = {worker.process.pid or 0 for worker in pool._started}
+        threads = [threading.Thread(target=caller, args=(n,)) for n in range(16)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    assert {n: answer for n, (answer, _) in answers.items()} == {n: n for n in range(16)}
+    assert {pid for _, pid in answers.values()} <= workers
+    for pid in workers:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
+
+
+def _die_after(seconds: float) -> None:
+    time.sleep(seconds)
+    os._exit(3)
+
+
+def _note_pid(path: Path, seconds: float) -> int:
+    time.sleep(seconds)
+    with path.open("a") as handle:
+        handle.write(f"{os.getpid()}\n")
+    return os.getpid()
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_a_call_queued_behind_a_dying_step_runs_elsewhere_once(tmp_path: Path) -> None:
+    """The call written to a worker's pipe behind the step it dies under never started
+    there: it runs in the other worker, once, and succeeds; only the dying step fails."""
+    notes = tmp_path / "notes"
+    outcomes: dict[str, object] = {}
+
+    def run(name: str, function: Callable[..., object], *args: object) -> None:
+        try:
+            outcomes[name] = pool.call(function, *args)
+        except NexoError as error:
+            outcomes[name] = error.kind
+
+    with CpuPool(2, per_core=False) as pool:
+        first, second = (worker.process.pid for worker in pool._started)
+        threads = [
+            threading.Thread(target=run, args=("dies", _die_after, 0.5)),
+            threading.Thread(target=run, args=("busy", _note_pid, notes, 0.2)),
+            threading.Thread(target=run, args=("queued", _note_pid, notes, 0.0)),
+        ]
+        for thread in threads:  # written in this order: dies to one, busy to the other,
+            thread.start()  # queued behind dies (both workers hold a call)
+            time.sleep(0.1)
+        for thread in threads:
+            thread.join()
+    assert outcomes == {"dies": "io", "busy": second, "queued": second}
+    assert notes.read_text().split() == [str(second), str(second)]
+    assert first != second
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_the_workers_end_once_the_calls_expected_are_answered() -> None:
+    """After the calls the run said it would make (one extraction per plugin fetched), the
+    workers end while the run goes on; a call after that runs in the calling process."""
+    with CpuPool(2, per_core=False) as pool:
+        processes = [worker.process for worker in pool._started]
+        pool.expect(3)
+        answers = [pool.call(os.getpid) for _ in range(2)]
+        assert all(process.is_alive() for process in processes)
+        answers.append(pool.call(abs, -7))
+        for process in processes:
+            process.join(timeout=30)
+        assert [process.exitcode for process in processes] == [0, 0]
+        assert answers[2] == 7
+        assert os.getpid() not in answers[:2]
+        assert pool.call(os.getpid) == os.getpid()

@@ -6,6 +6,7 @@ notices."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -138,3 +139,29 @@ def test_the_cases_cover_both_readings() -> None:
 )
 def test_receipts_are_written_as_json_indents_them(document: dict[str, Any]) -> None:
     assert store.indented_json(document) == json.dumps(document, indent=2, ensure_ascii=False)
+
+
+def _receipt(**changes: Any) -> Receipt:
+    return replace(Receipt.from_json(_OURS), **changes)
+
+
+@pytest.mark.parametrize(
+    "receipt",
+    [
+        _receipt(),
+        _receipt(files=None, modes=None, resolved_tag=None),
+        _receipt(files={}, modes={}, registry="oci://127.0.0.1:5000/acme@sha256:" + "ab" * 32),
+        _receipt(files={"b": "1", "a": "2", "lib/z": "3"}, modes={"b": 0o755, "a": 0o4755}),
+        _receipt(modes={"bin": 0o1777, "bin/acme": 0o2750, "x": 0o10000}),
+        _receipt(files={'say "hi"': "x", "back\\slash": "y"}),
+        _receipt(files={"tab\there": "x", "ctl\x1f": "y", "del\x7f": "z"}),
+        _receipt(files={"caf\u00e9/\u2028": "\u00e9", "\U0001f600": "x"}),
+        _receipt(files={"lone\ud800": "x"}, modes={"lone\udfff": 0o644}),
+        _receipt(files={"a": 'quote"d'}, owner=None, tag=None, signature={"status": "unsigned"}),
+    ],
+)
+def test_a_receipt_is_written_as_json_indents_it(receipt: Receipt) -> None:
+    """The receipt's text (its files and modes joined in C) is the indented JSON of its
+    document, character for character, escapes, non-ASCII names and setuid bits included."""
+    expected = json.dumps(receipt.to_json(), indent=2, ensure_ascii=False) + "\n"
+    assert store.receipt_text(receipt) == expected
