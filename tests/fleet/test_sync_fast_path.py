@@ -31,13 +31,15 @@ HEAVY = ("typer", "click", "rich", "tomlkit", "sigstore", "jsonschema")
 # dates are read for a push only, and the span scanner places findings, which a clean
 # manifest (as these plugins') and no policy file never have; the registry's address is an IP
 # literal, resolved without the IDNA codec; releasing a hold reads no daemon configuration;
-# the ``[plugin.admin_ui]`` rules are for a manifest that has the table.
+# the ``[plugin.admin_ui]`` rules are for a manifest that has the table, the fixers for one
+# with findings.
 NEVER = (
     "platform",
     "gzip",
     "nexo_pkg.core.toml_spans",
     "encodings.idna",
     "nexo_pkg.install.discovery_edit",
+    "nexo_pkg.lint.fixes",
     "nexo_pkg.manifest.rules_admin_ui",
     "nexo_pkg.manifest.rules_visible_when",
 )
