@@ -32,7 +32,7 @@ HEAVY = ("typer", "click", "rich", "tomlkit", "sigstore", "jsonschema")
 # manifest (as these plugins') and no policy file never have; the registry's address is an IP
 # literal, resolved without the IDNA codec; releasing a hold reads no daemon configuration;
 # the ``[plugin.admin_ui]`` rules are for a manifest that has the table, the fixers for one
-# with findings.
+# with findings, the microapp readers for a microapp.
 NEVER = (
     "platform",
     "gzip",
@@ -40,6 +40,7 @@ NEVER = (
     "encodings.idna",
     "nexo_pkg.install.discovery_edit",
     "nexo_pkg.lint.fixes",
+    "nexo_pkg.manifest.microapp_model",
     "nexo_pkg.manifest.rules_admin_ui",
     "nexo_pkg.manifest.rules_visible_when",
 )
