@@ -26,11 +26,10 @@ from nexo_pkg.lint.yaml_source import parse_yaml
 from nexo_pkg.manifest.microapp import (
     COMPANION_MANIFEST_NAME,
     MICROAPP_MANIFEST_NAME,
-    companion_from_data,
     id_problem,
     is_extension_shape,
-    microapp_from_data,
 )
+from nexo_pkg.manifest.microapp_model import companion_from_data, microapp_from_data
 
 #: The daemon's configuration file holding ``entries.<id>.capabilities_grant``.
 EXTENSIONS_CONFIG = "extensions.yaml"

@@ -34,6 +34,7 @@ from nexo_pkg.core.output import emit_json, say, warn
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.fleet import api as fleet_api
 from nexo_pkg.install import api as install_api
+from nexo_pkg.manifest.daemon import check_id
 from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ def _discovery_command(*, enabled: bool) -> Callable[..., None]:
         del yes  # nothing is asked: accepted as on every command that changes state
 
         def run() -> EditResult:
-            install_api.check_id(plugin_id)
+            check_id(plugin_id)
             directory = install_api.config_dir(config)
             root = _roots(dest, config)[0]
             listed = install_api.discovery_state(directory)

@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from nexo_pkg.install.discovery_edit import (
         DiscoveryState,
         EditResult,
-        check_id,
         discovery_state,
         set_enabled,
     )
@@ -135,7 +134,7 @@ _HOMES = homes(
         ),
         "config": "POLICY_FILE config_dir install_root load_daemon_config",
         "listing": "build_listing",
-        "discovery_edit": "DiscoveryState EditResult check_id discovery_state set_enabled",
+        "discovery_edit": "DiscoveryState EditResult discovery_state set_enabled",
         "hold": "held_message holds read_hold release_hold set_hold",
         "link": "LinkResult link_install linked_plugin linked_plugins unlink",
         "manifest_check": "manifest_asset_problem",
@@ -191,7 +190,6 @@ __all__ = [
     "UpgradeResult",
     "build_listing",
     "check_compatible",
-    "check_id",
     "command_context",
     "config_dir",
     "daemon_version",

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from nexo_pkg.core import posix
-from nexo_pkg.core.errors import ConfigError, NexoError, UsageError
+from nexo_pkg.core.errors import ConfigError, NexoError
 from nexo_pkg.core.files import read_config_file, write_config_file
 from nexo_pkg.install.config import (
     DISCOVERY_FILE,
@@ -30,7 +30,7 @@ from nexo_pkg.install.config import (
     load_daemon_config,
     parse_yaml_text,
 )
-from nexo_pkg.manifest.daemon import is_valid_id
+from nexo_pkg.manifest.daemon import check_id
 
 LOCK_TIMEOUT = 5.0
 LOCK_POLL = 0.025
@@ -258,12 +258,6 @@ def _remove(text: str, section: Any, key: str, plugin_id: str) -> str:
         colon = text.index(":", key_node.end_mark.index)
         text = f"{text[: colon + 1]} []{text[colon + 1 :]}"
     return text
-
-
-def check_id(plugin_id: str) -> None:
-    """Raise ``usage`` for a text that is no plugin id the daemon could discover."""
-    if not is_valid_id(plugin_id):
-        raise UsageError(f"{plugin_id!r} is not a plugin id (lower-case letters, digits, _)")
 
 
 def set_enabled(config_directory: Path, plugin_id: str, *, enabled: bool) -> EditResult:

@@ -23,7 +23,7 @@ from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes
 from nexo_pkg.core.toml_spans import SpanMap, SpanPart
 from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, parse_yaml
-from nexo_pkg.manifest import microapp
+from nexo_pkg.manifest import microapp, microapp_model
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.daemon_config import (
     find_placeholders,
@@ -181,8 +181,8 @@ class DiscoveredMicroapp:
     """A ``plugin.toml`` the daemon's extension discovery meets, and its companion."""
 
     root: Path
-    manifest: microapp.MicroappManifest
-    companion: microapp.Companion | None
+    manifest: microapp_model.MicroappManifest
+    companion: microapp_model.Companion | None
 
 
 def _discover(settings: _Extensions, base: Path) -> list[DiscoveredMicroapp]:
@@ -215,7 +215,7 @@ def _discover(settings: _Extensions, base: Path) -> list[DiscoveredMicroapp]:
         companion = (
             None
             if companion_data is None or companion_refused(companion_data)
-            else microapp.companion_from_data(companion_data)
+            else microapp_model.companion_from_data(companion_data)
         )
         found.append(DiscoveredMicroapp(root, manifest, companion))
     return found
@@ -230,7 +230,7 @@ def _search(settings: _Extensions, base: Path) -> Iterator[tuple[int, Path]]:
             yield index, manifest
 
 
-def _loadable(path: Path) -> microapp.MicroappManifest | None:
+def _loadable(path: Path) -> microapp_model.MicroappManifest | None:
     """The model of the microapp manifest at ``path`` if the extension parser accepts it."""
     from nexo_pkg.manifest.rules_microapp import check_microapp  # noqa: PLC0415
 
@@ -241,7 +241,7 @@ def _loadable(path: Path) -> microapp.MicroappManifest | None:
     problems = check_microapp(data, lambda _path, _part: here, NEWEST_DAEMON_VERSION)
     if any(problem.is_error for problem in problems):
         return None
-    return microapp.microapp_from_data(data)
+    return microapp_model.microapp_from_data(data)
 
 
 def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[Path]:
@@ -610,7 +610,7 @@ def _entry_path(settings: _Extensions, entry_id: str, key: str) -> KeyPath:
 
 
 def _check_grants(
-    findings: Findings, settings: _Extensions, entry_id: str, companion: microapp.Companion
+    findings: Findings, settings: _Extensions, entry_id: str, companion: microapp_model.Companion
 ) -> None:
     entry = settings.entries.get(entry_id)
     grants = _strings(entry.get("capabilities_grant"), ()) if isinstance(entry, Mapping) else ()

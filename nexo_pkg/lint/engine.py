@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from nexo_pkg.core.diagnostics import Diagnostic, FileResult, Position, Span
-from nexo_pkg.lint.fixes import with_fixes
 from nexo_pkg.lint.suppression import unsuppressed
 from nexo_pkg.manifest.document import ParsedManifest, decode_manifest, parse_manifest
 from nexo_pkg.manifest.options import LintOptions
@@ -148,7 +147,12 @@ def lint_source(
                 "no manifest key needs more than a few levels of nesting",
             )
         ]
-    return with_fixes(FileResult(path, tuple(unsuppressed(text, diagnostics)), text, parser))
+    result = FileResult(path, tuple(unsuppressed(text, diagnostics)), text, parser)
+    if not result.diagnostics:
+        return result  # nothing to fix: a clean manifest never loads the fixers
+    from nexo_pkg.lint.fixes import with_fixes  # noqa: PLC0415
+
+    return with_fixes(result)
 
 
 def lint_config_source(

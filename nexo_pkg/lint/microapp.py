@@ -77,6 +77,7 @@ def lint_companion(parsed: ParsedManifest, sibling: dict[str, Any]) -> list[Diag
     """Every finding of a microapp's ``nexo-plugin.toml`` (unfiltered): the schema's type,
     required-key, unknown-key and enum findings (what a parse refuses), and the cross-file
     rules against the ``plugin.toml`` beside it."""
+    from nexo_pkg.manifest.microapp_model import microapp_from_data  # noqa: PLC0415
     from nexo_pkg.manifest.rules_microapp import check_companion  # noqa: PLC0415
     from nexo_pkg.manifest.schema import (  # noqa: PLC0415
         VALUE_CONSTRAINT_KEYWORDS,
@@ -89,6 +90,6 @@ def lint_companion(parsed: ParsedManifest, sibling: dict[str, Any]) -> list[Diag
         for keyword, diagnostic in schema_diagnostics(parsed.data, lambda: parsed.spans)
         if keyword not in VALUE_CONSTRAINT_KEYWORDS or keyword in parse_level
     ]
-    model = microapp.microapp_from_data(sibling)
+    model = microapp_from_data(sibling)
     found.extend(check_companion(parsed.data, parsed.locate, model.id if model else None, found))
     return found

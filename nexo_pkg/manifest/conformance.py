@@ -2,14 +2,17 @@
 
 Importing ``jsonschema`` costs more than the rest of a cold ``nexo plugin lint``, and most
 manifests are valid. :func:`conforms` implements the Draft 2020-12 keywords the shipped schema
-uses, with TOML typing; any other keyword raises :class:`UnsupportedKeywordError` and the caller
-falls back to ``jsonschema``, so a schema change can make the check slower but never wrong. The
-schema is compiled once into a tree of small closures, one per keyword.
+uses, with TOML typing; any other keyword a document reaches raises
+:class:`UnsupportedKeywordError` and the caller falls back to ``jsonschema``, so a schema change
+can make the check slower but never wrong. The
+schema is compiled into a tree of small closures, one per keyword; a property's schema is
+compiled when a document first has the property, so a manifest pays for the parts it uses.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -70,6 +73,32 @@ class _Compiler:
     def __init__(self, root: Mapping[str, Any]) -> None:
         self.root = root
         self.references: dict[str, Check] = {}
+        # Held while compiling: threads checking documents at once compile lazily into the
+        # same tree, and a recursive definition's placeholder is only seen once filled.
+        self.compiling = threading.RLock()
+
+    def deferred(self, schema: Any) -> Check:
+        """The check of ``schema``, compiled on its first call."""
+        cell: list[Check] = []
+
+        def check(value: Any) -> bool:
+            if not cell:
+                with self.compiling:
+                    if not cell:
+                        cell.append(self.compile_whole(schema))
+            return cell[0](value)
+
+        return check
+
+    def compile_whole(self, schema: Any) -> Check:
+        """:meth:`compile`, leaving no definition half compiled when it raises."""
+        with self.compiling:
+            references = dict(self.references)
+            try:
+                return self.compile(schema)
+            except BaseException:
+                self.references = references
+                raise
 
     def reference(self, target: str) -> Check:
         if not target.startswith("#/$defs/"):
@@ -101,7 +130,7 @@ class _Compiler:
                 return types[0]
             return lambda value: any(check(value) for check in types)
         if keyword == "properties":
-            children = [(key, self.compile(sub)) for key, sub in rule.items()]
+            children = [(key, self.deferred(sub)) for key, sub in rule.items()]
             return lambda value: (
                 not isinstance(value, dict)
                 or all(check(value[key]) for key, check in children if key in value)
@@ -169,5 +198,5 @@ def conforms(document: Any, schema: Mapping[str, Any]) -> bool:
     """
     cached = _COMPILED.get(id(schema))
     if cached is None or cached[0] is not schema:
-        cached = _COMPILED[id(schema)] = (schema, _Compiler(schema).compile(schema))
+        cached = _COMPILED[id(schema)] = (schema, _Compiler(schema).compile_whole(schema))
     return cached[1](document)

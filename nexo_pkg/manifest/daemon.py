@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from nexo_pkg.core.errors import UsageError
+
 __all__ = [
     "CHANNEL_KIND_MAX_LENGTH",
     "DAEMON_RELEASES",
@@ -67,6 +69,12 @@ _ID = re.compile(ID_PATTERN)
 def is_valid_id(value: str, max_length: int = ID_MAX_LENGTH) -> bool:
     """Whether ``value`` is a lowercase slug of at most ``max_length`` characters."""
     return bool(_ID.fullmatch(value)) and len(value) <= max_length
+
+
+def check_id(plugin_id: str) -> None:
+    """Raise ``usage`` for a text that is no plugin id the daemon could discover."""
+    if not is_valid_id(plugin_id):
+        raise UsageError(f"{plugin_id!r} is not a plugin id (lower-case letters, digits, _)")
 
 
 def id_problem(value: str, max_length: int = ID_MAX_LENGTH) -> str | None:

@@ -11,21 +11,17 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.core.kinds import ErrorKind
 from nexo_pkg.core.toml_text import toml_type_name
 from nexo_pkg.core.version import VersionError, parse_version
-from nexo_pkg.manifest.microapp import (
-    DEFAULT_HEALTH_PATH,
-    DEFAULT_HTTP_BIND,
-    HttpServer,
-    MicroappManifest,
-    is_extension_shape,
-    microapp_from_data,
-)
+from nexo_pkg.manifest.microapp import DEFAULT_HEALTH_PATH, DEFAULT_HTTP_BIND, is_extension_shape
 from nexo_pkg.manifest.rust_text import is_blank
+
+if TYPE_CHECKING:
+    from nexo_pkg.manifest.microapp_model import HttpServer, MicroappManifest
 
 __all__ = [
     "EXTENDS_KEYS",
@@ -186,7 +182,7 @@ class MicroappModel:
     """An extension-shaped ``plugin.toml`` (a microapp), with its id and version checked.
 
     ``extension`` is everything the daemon's extension host reads
-    (:class:`~nexo_pkg.manifest.microapp.MicroappManifest`)."""
+    (:class:`~nexo_pkg.manifest.microapp_model.MicroappManifest`)."""
 
     extension: MicroappManifest
     version: str
@@ -302,6 +298,8 @@ def _http_server(read: _Reader, capabilities: Mapping[str, Any]) -> HttpServer |
     if not isinstance(port, int) or isinstance(port, bool):
         port = None
         read.invalid.append(f"{path}.port")
+    from nexo_pkg.manifest.microapp_model import HttpServer  # noqa: PLC0415 - rare section
+
     return HttpServer(
         port=port,
         bind=read.text(section, f"{path}.bind") or DEFAULT_HTTP_BIND,
@@ -379,6 +377,8 @@ def manifest_from_data(data: Mapping[str, Any]) -> ManifestModel:
     if not is_extension_shape(data):
         return plugin_manifest_from_data(data)
     _, version = _identity(_plugin_table(data))
+    from nexo_pkg.manifest.microapp_model import microapp_from_data  # noqa: PLC0415
+
     # Not None: _identity refused a `plugin.id` that is not a string, its one reason for None.
     return MicroappModel(cast("MicroappManifest", microapp_from_data(data)), version)
 

@@ -23,7 +23,7 @@ from nexo_pkg.core.errors import UsageError
 from nexo_pkg.core.terminal import CONTROL_CHARACTERS, printable
 from nexo_pkg.core.version import Version, VersionError, parse_version
 from nexo_pkg.core.versionreq import VersionReq, parse_version_req
-from nexo_pkg.manifest import rules_admin_ui, rules_sandbox, rules_sections
+from nexo_pkg.manifest import rules_sandbox, rules_sections
 from nexo_pkg.manifest.daemon import (
     CHANNEL_KIND_MAX_LENGTH,
     DAEMON_RELEASES,
@@ -605,7 +605,11 @@ def check_semantics(
     _check_supervisor(context)
     rules_sandbox.check(context)
     rules_sections.check(context)
-    rules_admin_ui.check(context)
+    if context.plugin.get("admin_ui") is not None:
+        # Its rules (and the ``visible_when`` parser) load for a manifest that has the table.
+        from nexo_pkg.manifest import rules_admin_ui  # noqa: PLC0415
+
+        rules_admin_ui.check(context)
     _check_control_characters(context)
     return context.found
 

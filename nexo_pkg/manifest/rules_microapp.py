@@ -19,7 +19,7 @@ from nexo_pkg.core.diagnostics import Diagnostic, Rule, Span
 from nexo_pkg.core.toml_spans import SpanPart
 from nexo_pkg.core.version import Version, VersionError
 from nexo_pkg.core.versionreq import parse_version_req
-from nexo_pkg.manifest import microapp
+from nexo_pkg.manifest import microapp, microapp_model
 from nexo_pkg.manifest.core_rules import (
     INVALID_VALUE,
     MISSING_KEY,
@@ -419,7 +419,7 @@ def check_companion(
     (its schema), summed up with the SemVer fields in one NX216.
     """
     report = Findings(MICROAPP_RULES, locate)
-    companion = microapp.companion_from_data(data)
+    companion = microapp_model.companion_from_data(data)
     _companion_skipped(report, data, microapp_id or companion.id, refused)
     if microapp_id is not None and companion.id is not None and companion.id != microapp_id:
         report.add(

@@ -125,7 +125,11 @@ class DirectTransport(httpx.BaseTransport):
         scheme, host, port = origin
         connect = timeouts.get("connect")
         with _mapped(httpx.ConnectTimeout, httpx.ConnectError):
-            sock = socket.create_connection((host, port), connect)
+            # An ASCII name (what an IP literal or an IDNA-encoded host is) goes as bytes: a
+            # text one makes the resolver load the ``idna`` codec first. getaddrinfo takes
+            # bytes; typeshed's create_connection says str only.
+            address = host.encode("ascii") if host.isascii() else host
+            sock = socket.create_connection((address, port), connect)  # type: ignore[arg-type]
             try:
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
                 if trace is not None:

@@ -29,8 +29,21 @@ PLUGINS = ("alpha", "bravo")
 HEAVY = ("typer", "click", "rich", "tomlkit", "sigstore", "jsonschema")
 # Not loaded by these syncs at all: the host's triples come from the OS directly, a tarball's
 # dates are read for a push only, and the span scanner places findings, which a clean
-# manifest (as these plugins') and no policy file never have.
-NEVER = ("platform", "gzip", "nexo_pkg.core.toml_spans")
+# manifest (as these plugins') and no policy file never have; the registry's address is an IP
+# literal, resolved without the IDNA codec; releasing a hold reads no daemon configuration;
+# the ``[plugin.admin_ui]`` rules are for a manifest that has the table, the fixers for one
+# with findings, the microapp readers for a microapp.
+NEVER = (
+    "platform",
+    "gzip",
+    "nexo_pkg.core.toml_spans",
+    "encodings.idna",
+    "nexo_pkg.install.discovery_edit",
+    "nexo_pkg.lint.fixes",
+    "nexo_pkg.manifest.microapp_model",
+    "nexo_pkg.manifest.rules_admin_ui",
+    "nexo_pkg.manifest.rules_visible_when",
+)
 # Not loaded yet when a frozen sync sends its first request: they are for after a download
 # (the installer and what it checks a plugin with, the signature material and its verifier,
 # the checksum sidecars), for resolving (lock, GitHub releases), or for a policy file (the

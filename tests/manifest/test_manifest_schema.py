@@ -250,6 +250,23 @@ def test_conformance_matches_jsonschema_on_mutations(
     assert conforms(data, load_schema()) == detailed_valid(data)
 
 
+def test_conformance_compiles_a_property_when_a_document_has_it() -> None:
+    # An unknown keyword under a property counts once a document has the property; a failed
+    # compilation leaves nothing half built for the next document (the definition below is
+    # compiled again, and fails again, rather than answering from an empty placeholder).
+    schema = {
+        "$defs": {"odd": {"oneOf": [{"type": "object"}]}},
+        "type": "object",
+        "properties": {"plain": {"type": "string"}, "odd": {"$ref": "#/$defs/odd"}},
+    }
+    assert conforms({"plain": "x"}, schema)
+    assert not conforms({"plain": 1}, schema)
+    for _ in range(2):
+        with pytest.raises(UnsupportedKeywordError):
+            conforms({"odd": {}}, schema)
+    assert conforms({"plain": "y"}, schema)
+
+
 def test_conformance_handles_recursive_definitions() -> None:
     schema = {
         "$defs": {

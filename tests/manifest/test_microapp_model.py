@@ -14,13 +14,12 @@ import pytest
 
 from nexo_pkg.manifest.microapp import (
     capability_name_problem,
-    companion_from_data,
     env_is_blocked,
     id_problem,
     is_extension_shape,
-    microapp_from_data,
     read_toml_or_none,
 )
+from nexo_pkg.manifest.microapp_model import companion_from_data, microapp_from_data
 
 MICROAPP = """\
 [plugin]

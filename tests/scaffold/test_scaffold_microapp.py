@@ -14,12 +14,8 @@ from support.cli import nexo
 
 from nexo_pkg.check.microapp_wire import decode_handshake
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.manifest.microapp import (
-    companion_from_data,
-    id_problem,
-    is_extension_shape,
-    microapp_from_data,
-)
+from nexo_pkg.manifest.microapp import id_problem, is_extension_shape
+from nexo_pkg.manifest.microapp_model import companion_from_data, microapp_from_data
 from nexo_pkg.scaffold.generator import NewProject, create_project
 
 MICROAPP_FILES = [
