@@ -6,7 +6,10 @@ reached through httpx's own transport, mounted by the client), there for start-u
 (docs/network.md, "Why DirectTransport"). Behaviour kept from httpx's own transport:
 
 - one kept-alive connection per origin, reused only after a response was read to its end and
-  only while the server has not closed it (or sent anything unasked);
+  only while the server has not closed it (or sent anything unasked); a server may still close
+  it as the next request goes out (RFC 9112 §9.3.1: the close is on its way when the idle
+  check looks), so an idempotent request (RFC 9110 §9.2.2) whose reused connection ends before
+  any answer goes once more on a new connection, as httpx's own pool and urllib3 do;
 - the connect timeout bounds the TCP connection and the TLS handshake, the read timeout every
   read afterwards; the request's ``trace`` hook hears of each connected socket (so a deadline
   watchdog can cut it, during the handshake too);
@@ -35,6 +38,10 @@ if TYPE_CHECKING:
 Origin = tuple[str, str, int]
 CHUNK_SIZE = 1024 * 1024
 DEFAULT_PORTS = {"http": 80, "https": 443}
+# The methods a server may see twice (RFC 9110 §9.2.2), and what a kept-alive connection the
+# server closed meanwhile raises once a request is sent on it (no answer came back).
+IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
+_ENDED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
 
 
 class _Stream:
@@ -144,9 +151,10 @@ class DirectTransport(httpx.BaseTransport):
         sock.settimeout(timeouts.get("read"))
         return sock
 
-    def _connection(
-        self, origin: Origin, timeouts: dict[str, Any], trace: Any
-    ) -> http.client.HTTPConnection:
+    def _idle_connection(
+        self, origin: Origin, timeouts: dict[str, Any]
+    ) -> http.client.HTTPConnection | None:
+        """The origin's kept-alive connection, when it is still open and quiet."""
         connection = self._idle.pop(origin, None)
         if connection is not None:
             sock = connection.sock
@@ -154,6 +162,11 @@ class DirectTransport(httpx.BaseTransport):
                 sock.settimeout(timeouts.get("read"))
                 return connection
             connection.close()
+        return None
+
+    def _new_connection(
+        self, origin: Origin, timeouts: dict[str, Any], trace: Any
+    ) -> http.client.HTTPConnection:
         connection = http.client.HTTPConnection(origin[1], origin[2])
         connection.sock = self._connect(origin, timeouts, trace)
         return connection
@@ -168,12 +181,31 @@ class DirectTransport(httpx.BaseTransport):
         trace = request.extensions.get("trace")
         if scheme == "https":
             self._tls_context()  # CA settings are checked before any connection is tried
-        connection = self._connection(origin, timeouts, trace)
+        connection = self._idle_connection(origin, timeouts)
+        if connection is None:
+            connection = self._new_connection(origin, timeouts, trace)
+        elif request.method in IDEMPOTENT:
+            try:
+                return self._exchange(connection, request, origin)
+            except (httpx.RemoteProtocolError, httpx.WriteError, httpx.ReadError) as exc:
+                connection.close()
+                if not isinstance(exc.__cause__, _ENDED):
+                    raise
+            # The server closed the kept-alive connection as the request went out: nothing
+            # came back, so the request goes once more, on a new connection.
+            connection = self._new_connection(origin, timeouts, trace)
+        return self._exchange(connection, request, origin)
+
+    def _exchange(
+        self, connection: http.client.HTTPConnection, request: httpx.Request, origin: Origin
+    ) -> httpx.Response:
+        """Send ``request`` on ``connection`` and read the answer's head; the connection is
+        closed when that fails, and kept for the origin once the body is read to its end."""
         try:
             with _mapped(httpx.WriteTimeout, httpx.WriteError):
                 connection.putrequest(
                     request.method,
-                    url.raw_path.decode("ascii"),
+                    request.url.raw_path.decode("ascii"),
                     skip_host=True,
                     skip_accept_encoding=True,
                 )

@@ -11,13 +11,14 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
+import httpx
 import pytest
 from support.github_server import GitHubServer
 from support.http_kit import LoopbackServer
 from support.tarballs import release_assets
 
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.net.transport import _Body
+from nexo_pkg.net.transport import DirectTransport, _Body
 from nexo_pkg.sources.github import GitHubClient
 from nexo_pkg.sources.registry import RegistryClient
 
@@ -27,11 +28,13 @@ DOCUMENT = json.dumps({"tag_name": "v1.0.0", "assets": []}).encode()
 class _Recorder(LoopbackServer):
     """Answers every GET with :data:`DOCUMENT` and records which connection carried it."""
 
-    def __init__(self) -> None:
-        super().__init__(methods=("GET",))
+    def __init__(self, methods: tuple[str, ...] = ("GET",)) -> None:
+        super().__init__(methods=methods)
         # Per request: the client's (host, port), i.e. which TCP connection carried it.
         self.connections: list[tuple[str, int]] = []
-        # How the next answers end the connection: "keep", "close" (header), "drop" (no header).
+        # How the next answers end the connection: "keep", "close" (header), "drop" (no
+        # header), "vanish" (no answer at all: the connection closes as the request arrives, as
+        # a server closing an idle kept-alive connection does when a request crosses it).
         self.endings: list[str] = []
         # Bytes sent after the next answer's body, unasked.
         self.trailing = b""
@@ -39,6 +42,9 @@ class _Recorder(LoopbackServer):
     def handle(self, handler: BaseHTTPRequestHandler) -> None:
         self.connections.append(handler.client_address)
         ending = self.endings.pop(0) if self.endings else "keep"
+        if ending == "vanish":
+            handler.close_connection = True
+            return
         handler.send_response(200)
         handler.send_header("Content-Type", "application/json")
         handler.send_header("Content-Length", str(len(DOCUMENT)))
@@ -77,6 +83,51 @@ def test_a_connection_the_server_ended_is_not_reused(recorder: _Recorder, ending
     with GitHubClient(recorder.url, retries=0) as client:
         _fetch(client, recorder, 2)
     assert len(set(recorder.connections)) == 2
+
+
+def test_a_request_the_server_closed_a_kept_alive_connection_on_goes_once_more(
+    recorder: _Recorder,
+) -> None:
+    # RFC 9112 §9.3.1: a server may close an idle connection as the next request is sent on
+    # it; the idle check cannot see a close still on its way. Nothing came back, and a GET
+    # may be sent twice (RFC 9110 §9.2.2): it goes again on a new connection, which is not one
+    # of the client's retries (there are none here).
+    recorder.endings = ["keep", "vanish"]
+    with GitHubClient(recorder.url, retries=0) as client:
+        _fetch(client, recorder, 2)
+    first, ended, fresh = recorder.connections
+    assert ended == first
+    assert fresh != first
+
+
+def test_a_new_connection_that_ends_before_any_answer_is_not_tried_again(
+    recorder: _Recorder,
+) -> None:
+    # Only a kept-alive connection gets the second try: a new one that ends is the server's
+    # answer, and the client's retries (none here) decide.
+    recorder.endings = ["vanish"]
+    with (
+        GitHubClient(recorder.url, retries=0) as client,
+        pytest.raises(NexoError) as caught,
+    ):
+        _fetch(client, recorder, 1)
+    assert caught.value.kind == "network"
+    assert "gave up after 1 attempts" in caught.value.message
+    assert len(recorder.connections) == 1
+
+
+def test_a_post_on_a_kept_alive_connection_the_server_closed_is_not_sent_twice() -> None:
+    # A POST may have been acted on (RFC 9110 §9.2.2): its failure is the caller's to handle.
+    with (
+        _Recorder(methods=("GET", "POST")) as recorder,
+        httpx.Client(transport=DirectTransport()) as client,
+    ):
+        recorder.endings = ["keep", "vanish"]
+        assert client.get(recorder.url + "/doc").status_code == 200
+        with pytest.raises(httpx.RemoteProtocolError):
+            client.post(recorder.url + "/doc", content=b"{}")
+    assert len(recorder.connections) == 2
+    assert len(set(recorder.connections)) == 1
 
 
 def test_unasked_bytes_after_an_answer_are_never_the_next_answer(recorder: _Recorder) -> None:
@@ -126,8 +177,8 @@ def test_a_plain_http_install_imports_neither_httpcore_nor_h11(
 class _Trickle(LoopbackServer):
     """Answers every GET with :data:`BLOB` in pieces of 48 KiB, each flushed on its own."""
 
-    def __init__(self) -> None:
-        super().__init__(methods=("GET",))
+    def __init__(self, methods: tuple[str, ...] = ("GET",)) -> None:
+        super().__init__(methods=methods)
 
     def handle(self, handler: BaseHTTPRequestHandler) -> None:
         handler.send_response(200)
