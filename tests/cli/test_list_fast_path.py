@@ -9,15 +9,16 @@ reference installer reads, repeated however it is spelt, still makes the receipt
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.cli import fast_path_output
 from support.tarballs import write_plugin
 
 from nexo_pkg.cli.app import run as typer_run
 from nexo_pkg.cli.listing import fast_list
-from nexo_pkg.core.output import OUTPUT, OutputSettings
+from nexo_pkg.core.output import OUTPUT
 from nexo_pkg.install.options import InstallOptions
 from nexo_pkg.install.pipeline import install
 from nexo_pkg.install.receipts import RECEIPT_NAME, read_receipt, scan_installed
@@ -46,21 +47,6 @@ def _root(tmp_path: Path) -> Path:
     return dest
 
 
-def _output(
-    capsys: pytest.CaptureFixture[str],
-    runner: Callable[[list[str]], int | None],
-    arguments: list[str],
-) -> tuple[object, str, str]:
-    vars(OUTPUT).update(vars(OutputSettings()))
-    code: object
-    try:
-        code = runner(arguments)
-    except SystemExit as stop:
-        code = stop.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 @pytest.mark.parametrize(
     "extra",
     [
@@ -82,8 +68,8 @@ def test_list_without_typer_prints_what_typer_prints(
     monkeypatch.setenv("NEXO_CONFIG_DIR", str(tmp_path / "config"))
     dest = _root(tmp_path)
     arguments = ["--dest", str(dest), *extra]
-    fast = _output(capsys, fast_list, arguments)
-    slow = _output(capsys, lambda a: typer_run(["plugin", "list", *a]), arguments)
+    fast = fast_path_output(capsys, fast_list, arguments)
+    slow = fast_path_output(capsys, lambda a: typer_run(["plugin", "list", *a]), arguments)
     assert fast == slow
     assert fast[0] == 0
     assert "hello" in fast[1]

@@ -10,18 +10,18 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.cli import nexo
+from support.cli import fast_path_output, nexo
 from support.registry import Registry
 from support.tarballs import tree_snapshot
 
 from nexo_pkg.cli.app import run as typer_run
 from nexo_pkg.cli.syncing import fast_sync
 from nexo_pkg.core import posix
-from nexo_pkg.core.output import OUTPUT, OutputSettings
+from nexo_pkg.core.output import OUTPUT
 
 from .conftest import LINUX, MakeDist, push_dist
 
@@ -103,21 +103,6 @@ def _locked(tmp_path: Path, registry: Registry, make_dist: MakeDist, env: dict[s
     return project / "nexo-plugins.lock"
 
 
-def _output(
-    capsys: pytest.CaptureFixture[str],
-    runner: Callable[[list[str]], int | None],
-    arguments: list[str],
-) -> tuple[object, str, str]:
-    vars(OUTPUT).update(vars(OutputSettings()))
-    code: object
-    try:
-        code = runner(arguments)
-    except SystemExit as stop:
-        code = stop.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def _both(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, arguments: list[str]
 ) -> tuple[tuple[object, str, str], tuple[object, str, str]]:
@@ -129,7 +114,7 @@ def _both(
         ("typer", lambda a: typer_run(["plugin", "sync", *a])),
     ):
         dest = tmp_path / name / "root"
-        code, out, err = _output(
+        code, out, err = fast_path_output(
             capsys, runner, [str(dest) if item == "DEST" else item for item in arguments]
         )
         results.append((code, out.replace(str(dest), "DEST"), err.replace(str(dest), "DEST")))

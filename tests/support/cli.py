@@ -25,9 +25,12 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    import pytest
 
 # Variables that would point a command at the real GitHub, a proxy, or the user's home, or
 # widen what an installed plugin's sandbox allows.
@@ -171,3 +174,23 @@ def _in_process(
             for handled, handler in handlers.items():
                 signal.signal(handled, handler)
         return code, stdout.getvalue(), stderr.getvalue()
+
+
+def fast_path_output(
+    capsys: pytest.CaptureFixture[str],
+    runner: Callable[[list[str]], int | None],
+    arguments: list[str],
+) -> tuple[object, str, str]:
+    """Run ``runner`` (a command's Typer-free fast path, or Typer's ``run``) on ``arguments`` in
+    this process, with the output settings reset first: its exit code (returned or raised) and
+    what it wrote to stdout and stderr, for the two paths to be compared."""
+    from nexo_pkg.core.output import OUTPUT, OutputSettings
+
+    vars(OUTPUT).update(vars(OutputSettings()))
+    code: object
+    try:
+        code = runner(arguments)
+    except SystemExit as stop:
+        code = stop.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
