@@ -12,7 +12,9 @@ compiled when a document first has the property, so a manifest pays for the part
 from __future__ import annotations
 
 import re
-import threading
+
+# The lock type without the threading module, which a lint otherwise never loads.
+from _thread import RLock
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -75,7 +77,7 @@ class _Compiler:
         self.references: dict[str, Check] = {}
         # Held while compiling: threads checking documents at once compile lazily into the
         # same tree, and a recursive definition's placeholder is only seen once filled.
-        self.compiling = threading.RLock()
+        self.compiling = RLock()
 
     def deferred(self, schema: Any) -> Check:
         """The check of ``schema``, compiled on its first call."""

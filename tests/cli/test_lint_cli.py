@@ -296,6 +296,9 @@ def test_cold_lint_does_not_import_typer_or_jsonschema() -> None:
     }
     for heavy in ("typer", "click", "jsonschema", "rich", "httpx", "sigstore", "tomlkit"):
         assert heavy not in imported, heavy
+    # Nor what a clean manifest never needs: the fixes of findings, the threads of a run.
+    for unused in ("nexo_pkg.lint.fixes", "threading"):
+        assert unused not in imported, unused
 
 
 def run_with_tty_stdout(args: list[str], env: dict[str, str]) -> str:
