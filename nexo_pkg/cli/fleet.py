@@ -14,6 +14,7 @@ from nexo_pkg.cli.options import (
     ConfigOption,
     DestOption,
     GitHubApiOption,
+    JobsOption,
     JsonOption,
     NexoVersionOption,
     PlainHttpOption,
@@ -36,12 +37,7 @@ from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 if TYPE_CHECKING:
     from nexo_pkg.fleet.api import FleetOptions, LockResult
 
-JobsOption = Annotated[
-    int | None,
-    typer.Option(
-        "--jobs", "-j", help="Plugins handled at a time (default 8; 1: one after another)."
-    ),
-]
+
 WantedOption = Annotated[
     Path, typer.Option("--file", "-f", help="The wanted set (default ./nexo-plugins.toml).")
 ]

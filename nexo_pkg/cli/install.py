@@ -33,6 +33,7 @@ from nexo_pkg.cli.options import (
     GitHubApiOption,
     InstalledIdArgument,
     InstallTimeoutOption,
+    JobsOption,
     JsonOption,
     NexoVersionOption,
     PlainHttpOption,
@@ -566,15 +567,7 @@ def upgrade_command(
     json_output: JsonOption = False,
     registry_config: RegistryConfigOption = None,
     plain_http: PlainHttpOption = False,
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            help="With --all, sources looked up at a time before the upgrades, which run "
-            "one after another (default 8; 1: one after another).",
-        ),
-    ] = None,
+    jobs: JobsOption = None,
 ) -> None:
     """Install the newest release of an installed plugin, or of every one with --all.
 
@@ -587,8 +580,9 @@ def upgrade_command(
     the daemon's sight for `nexo plugin rollback` (one previous version per plugin;
     --keep-old keeps them all, --no-keep-old keeps none).
     With --all, plugins installed from a local file are skipped, each plugin is upgraded
-    on its own and a failure does not stop the others; their sources are looked up
-    first, --jobs at a time (with a GitHub token, many to one GraphQL request), and once
+    on its own (one after another) and a failure does not stop the others; their sources
+    are looked up first, --jobs at a time (with a GitHub token, many to one GraphQL
+    request), and once
     GitHub says its rate limit is spent nothing more is asked of it and one line says
     when it resets. A version signed by another
     identity than the installed one, or unsigned after a signed one, is refused

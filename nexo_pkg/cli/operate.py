@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from nexo_pkg.cli.common import answer, guarded, painted, policy_path, result_line
-from nexo_pkg.cli.fleet import JobsOption
 from nexo_pkg.cli.install import _holding, _roots, not_installed, registry_mirrors
 from nexo_pkg.cli.options import (
     ConfigOption,
@@ -22,6 +21,7 @@ from nexo_pkg.cli.options import (
     DryRunOption,
     GitHubApiOption,
     InstalledIdArgument,
+    JobsOption,
     JsonOption,
     PlainHttpOption,
     RegistryConfigOption,

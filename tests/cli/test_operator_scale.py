@@ -210,3 +210,37 @@ def test_quiet_keeps_the_errors_of_outdated(home: Path, server: GitHubServer) ->
     result = nexo("plugin", "upgrade", "--all", "--yes", "-q", in_process=True)
     assert result.code == 1
     assert [line[:20] for line in result.stderr.splitlines()] == ["error: rate_limited:"]
+
+
+JOBS_COMMANDS = {
+    "doctor": ("doctor", "--no-check"),
+    "outdated": ("outdated",),
+    "upgrade-all": ("upgrade", "--all"),
+    "lock": ("lock",),
+    "sync": ("sync", "--frozen"),
+}
+
+
+@pytest.mark.parametrize("command", list(JOBS_COMMANDS))
+@pytest.mark.parametrize("jobs", ["abc", "1.5", "", "0", "-1", "65", "99999999999999999999"])
+def test_jobs_that_is_no_count_of_jobs_is_one_usage_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, jobs: str
+) -> None:
+    """Every ``--jobs`` that is not a number from 1 to 64, a word as much as a number out of
+    range, is the same usage error: one line on stderr naming the value, exit 2, and with
+    ``--json`` one document of kind ``usage``; nothing is read or written."""
+    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    arguments = ("plugin", *JOBS_COMMANDS[command], "--dest", str(tmp_path / "root"))
+    if command == "lock":
+        arguments = ("plugin", "lock")
+    text = nexo(*arguments, "--jobs", jobs, in_process=True)
+    assert text.code == 2
+    assert text.stdout == ""
+    assert text.stderr.splitlines() == [f"error: --jobs takes 1 to 64, not {jobs!r}"] or (
+        text.stderr.splitlines() == [f"error: --jobs takes 1 to 64, not {jobs}"]
+    )
+    document = nexo(*arguments, f"--jobs={jobs}", "--json", in_process=True).document
+    assert document["kind"] == "usage"
+    assert document["error"] in {f"--jobs takes 1 to 64, not {v}" for v in (jobs, repr(jobs))}
+    assert sorted(path.name for path in tmp_path.iterdir()) == []
