@@ -1,0 +1,60 @@
+"""``nexo plugin doctor`` over plugins that each fail their handshake another way, spawned
+side by side: every failure is marked on its own plugin, under its own deadline, and the
+report is the one ``--jobs 1`` gives, in text and in JSON."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from .test_doctor import _doctor, _findings, _install, plugin, root
+
+__all__ = ["root"]  # the fixture, used by name
+
+# id -> (mode of the scripted plugin, the severity of its handshake finding: an error where
+# the daemon would fail it, a warning where it tolerates what it sees, none for a clean one)
+MODES = {
+    "alpha": ("ok", None),
+    "bravo": ("crash_after_init", "error"),
+    "charlie": ("wrong_id", "error"),
+    "delta": ("ok", None),
+    "echo": ("bad_utf8", "error"),
+    "foxtrot": ("huge_line", "warning"),
+    "golf": ("ignore_shutdown", "error"),
+    "hotel": ("no_jsonrpc", "warning"),
+    "india": ("exit3", "error"),
+    "juliet": ("ok", None),
+}
+
+
+def test_each_failure_is_its_own_plugins_whatever_the_jobs(root: Path) -> None:
+    for plugin_id, (mode, _) in MODES.items():
+        _install(root, plugin_id, mode=mode)
+    started = time.monotonic()
+    runs = {jobs: _doctor(root, "--jobs", jobs, timeout_ms="4000") for jobs in ("1", "8")}
+    assert time.monotonic() - started < 120
+    assert runs["1"] == runs["8"]
+    code, document = runs["8"]
+    assert code == 1
+    assert document["plugins"] == sorted(MODES)
+    failed = {(f[2], f[0]) for f in _findings(document) if f[1] == "check"}
+    expected = {(plugin_id, severity) for plugin_id, (_, severity) in MODES.items() if severity}
+    assert failed == expected
+    texts = {
+        jobs: plugin("doctor", "--dest", str(root), "--timeout-ms", "4000", "--jobs", jobs)
+        for jobs in ("1", "8")
+    }
+    assert texts["1"] == texts["8"]
+
+
+def test_a_plugin_spawned_while_another_is_ended_is_left_alone(root: Path) -> None:
+    """Ending a plugin kills what it left behind (children re-parented to doctor), never a
+    plugin another job is spawning at that moment: sixteen healthy plugins, eight at a time,
+    several runs, and not one handshake cut short."""
+    ids = [f"plugin{number:02d}" for number in range(16)]
+    for plugin_id in ids:
+        _install(root, plugin_id)
+    for _ in range(3):
+        code, document = _doctor(root, "--jobs", "8", timeout_ms="8000")
+        assert [f for f in _findings(document) if f[0] == "error"] == []
+        assert code == 0
