@@ -58,3 +58,43 @@ def test_a_plugin_spawned_while_another_is_ended_is_left_alone(root: Path) -> No
         code, document = _doctor(root, "--jobs", "8", timeout_ms="8000")
         assert [f for f in _findings(document) if f[0] == "error"] == []
         assert code == 0
+
+
+def test_changed_trees_are_named_on_their_own_plugin(root: Path) -> None:
+    """A changed file, a missing one, an extra one and a changed mode, each in its own
+    plugin among healthy ones: ``verify`` and ``doctor --no-check`` (both hashing plugins
+    side by side) name each change on its plugin and nothing on the others."""
+    ids = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+    for plugin_id in ids:
+        _install(root, plugin_id)
+    (root / "bravo-1.0.0" / "lib" / "plugin" / "main.py").write_text("changed\n")
+    (root / "delta-1.0.0" / "lib" / "plugin" / "main.py").unlink()
+    (root / "foxtrot-1.0.0" / "lib" / "extra.txt").write_text("extra\n")
+    (root / "hotel-1.0.0" / "bin" / "hotel").chmod(0o644)
+    expected = {
+        "bravo": ("modified", "lib/plugin/main.py"),
+        "delta": ("missing", "lib/plugin/main.py"),
+        "foxtrot": ("extra", "lib/extra.txt"),
+        "hotel": ("mode_changed", "bin/hotel"),
+    }
+    result = plugin("verify", "--dest", str(root), "--json")
+    assert result.code == 1
+    entries = {entry["id"]: entry for entry in result.document["plugins"]}
+    assert list(entries) == ids
+    for plugin_id, entry in entries.items():
+        changes = {
+            (field, path)
+            for field in ("modified", "missing", "extra", "mode_changed")
+            for path in entry[field]
+        }
+        assert changes == ({expected[plugin_id]} if plugin_id in expected else set())
+        assert entry["ok"] is (plugin_id not in expected)
+    text = plugin("verify", "--dest", str(root))
+    assert text.stdout.count("CHANGED") == len(expected)
+    code, document = _doctor(root, "--no-check")
+    assert code == 1
+    verified = {f["id"]: f["message"] for f in document["findings"] if f["check"] == "verify"}
+    assert verified == {
+        plugin_id: f"files differ from the install receipt: {path}"
+        for plugin_id, (_, path) in expected.items()
+    }
