@@ -93,7 +93,9 @@ def test_changed_trees_are_named_on_their_own_plugin(root: Path) -> None:
     assert text.stdout.count("CHANGED") == len(expected)
     code, document = _doctor(root, "--no-check")
     assert code == 1
-    verified = {f["id"]: f["message"] for f in document["findings"] if f["check"] == "verify"}
+    findings = document["findings"]
+    assert isinstance(findings, list)
+    verified = {f["id"]: f["message"] for f in findings if f["check"] == "verify"}
     assert verified == {
         plugin_id: f"files differ from the install receipt: {path}"
         for plugin_id, (_, path) in expected.items()
