@@ -4,8 +4,12 @@ report is the one ``--jobs 1`` gives, in text and in JSON."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import time
 from pathlib import Path
+
+import pytest
 
 from .test_doctor import _doctor, _findings, _install, plugin, root
 
@@ -100,3 +104,35 @@ def test_changed_trees_are_named_on_their_own_plugin(root: Path) -> None:
         plugin_id: f"files differ from the install receipt: {path}"
         for plugin_id, (_, path) in expected.items()
     }
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="the daemon wraps in bwrap only")
+def test_plugins_spawned_side_by_side_are_each_in_their_sandbox(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sandboxed plugins among unsandboxed ones, eight at a time: the one that writes
+    outside its write paths is refused by its sandbox (the file never appears) and fails
+    alone; the report is the one ``--jobs 1`` gives."""
+    outside = tmp_path / "outside" / "escaped.txt"
+    outside.parent.mkdir()
+    monkeypatch.setenv("FIXTURE_WRITE_PATH", str(outside))
+    modes = {"alpha": "ok", "bravo": "write_outside", "charlie": "ok", "delta": "ok"}
+    for plugin_id, mode in modes.items():
+        where = root / f"{plugin_id}-1.0.0"
+        sandbox = (
+            '\n[plugin.sandbox]\nenabled = true\nnetwork = "deny"\n'
+            f"fs_read_paths = [{json.dumps(str(where))}]\n"
+            'fs_write_paths = ["${state_dir}"]\n'
+        )
+        _install(root, plugin_id, mode=mode, extra=sandbox if plugin_id != "delta" else "")
+    runs = {jobs: _doctor(root, "--jobs", jobs, timeout_ms="8000") for jobs in ("1", "8")}
+    assert runs["1"] == runs["8"]
+    code, document = runs["8"]
+    assert not outside.exists()
+    assert code == 1
+    errors = [f for f in _findings(document) if f[0] == "error"]
+    assert errors == [("error", "check", "bravo")]
+    findings = document["findings"]
+    assert isinstance(findings, list)
+    (refused,) = [f["message"] for f in findings if f["severity"] == "error"]
+    assert "exited with code 3" in refused  # its write was refused, so it gave up
