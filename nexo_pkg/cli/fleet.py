@@ -352,7 +352,8 @@ def cache_size_command(
     ] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Print the size of the cache in bytes (0 when it does not exist)."""
+    """Print the size of the cache in bytes, kept API answers included (0 when it does
+    not exist)."""
     from nexo_pkg.sources.api import BlobCache  # noqa: PLC0415
 
     cache = BlobCache(nexo_home_from_env())
@@ -364,7 +365,8 @@ def cache_size_command(
 
 
 def cache_clean_command(*, yes: YesOption = False, json_output: JsonOption = False) -> None:
-    """Remove every blob from the cache (as `prune --all`)."""
+    """Remove every blob from the cache, and the API answers kept for `outdated`'s
+    conditional requests (as `prune --all`)."""
     del yes  # nothing is asked: accepted as on every command that changes state
     _prune(None, json_output=json_output)
 
@@ -379,7 +381,9 @@ def cache_prune_command(
     json_output: JsonOption = False,
 ) -> None:
     """Remove the blobs unused for --older-than-days (default 30), and corrupt and
-    half-written ones, from the cache; --all (or `cache clean`) removes every blob."""
+    half-written ones, from the cache, and the API answers kept for `outdated`'s
+    conditional requests unused as long; --all (or `cache clean`) removes every blob and
+    every answer."""
     del yes  # nothing is asked: accepted as on every command that changes state
     if older_than_days < 0:
         fail(UsageError("--older-than-days must be 0 or more"), json_output=json_output)

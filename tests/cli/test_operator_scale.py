@@ -244,3 +244,33 @@ def test_jobs_that_is_no_count_of_jobs_is_one_usage_line(
     assert document["kind"] == "usage"
     assert document["error"] in {f"--jobs takes 1 to 64, not {v}" for v in (jobs, repr(jobs))}
     assert sorted(path.name for path in tmp_path.iterdir()) == []
+
+
+def test_the_kept_answers_belong_to_the_cache(home: Path, server: GitHubServer) -> None:
+    """The answers ``outdated`` keeps for its conditional requests are part of the cache:
+    ``cache size`` counts them, ``cache prune`` keeps those in use and removes those unused
+    for its age, ``cache clean`` empties the cache of them too; after that the next
+    ``outdated`` asks without a condition."""
+    import os
+
+    assert nexo("plugin", "outdated", in_process=True).code == 0
+    answers = home / "cache" / "blobs" / "answers"
+    kept = sorted(answers.iterdir())
+    assert len(kept) == len(IDS)
+    size = nexo("plugin", "cache", "size", "--json", in_process=True).document
+    assert size["bytes"] >= sum(path.stat().st_size for path in kept)
+    # Every answer left unused for years; then one asked with again (alpha's).
+    for path in kept:
+        os.utime(path, (1_000_000_000, 1_000_000_000))
+    assert nexo("plugin", "outdated", "alpha", in_process=True).code == 0
+    used = [path for path in kept if path.stat().st_mtime > 1_000_000_000]
+    assert len(used) == 1
+    pruned = nexo("plugin", "cache", "prune", "--json", in_process=True).document
+    assert pruned["ok"] is True
+    assert sorted(answers.iterdir()) == used
+    assert nexo("plugin", "cache", "clean", "--json", in_process=True).code == 0
+    assert list(answers.iterdir()) == []
+    server.requests.clear()
+    assert nexo("plugin", "outdated", in_process=True).code == 0
+    assert server.requests
+    assert not any("if-none-match" in request.headers for request in server.requests)
