@@ -7,6 +7,7 @@ followed (stale, missing, not TOML) is never reported as "nothing to do"."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -194,3 +195,23 @@ def test_a_lock_that_cannot_be_followed_fails_with_its_kind(
     assert out == ""
     assert [line for line in err.splitlines() if line] == [f"error: {document['error']}"]
     assert tree_snapshot(root) == before
+
+
+@pytest.mark.parametrize("path", list(PATHS))
+def test_quiet_still_says_which_plugin_failed(
+    capsys: pytest.CaptureFixture[str], synced: tuple[Path, Path], path: str
+) -> None:
+    """``-q`` drops the notes, never an error: a plugin the lock cannot be followed for
+    (its tarball's hash is not what the registry serves) is named on stderr, exit 1."""
+    lock, root = synced
+    shutil.rmtree(root / "alpha-1.0.0")
+    text = lock.read_text()
+    locked = re.search(r'sha256 = "([0-9a-f]{64})"', text)
+    assert locked is not None
+    lock.write_text(text.replace(locked.group(1), "0" * 64))
+    code, out, err = _run(capsys, path, lock, root, "-q")
+    assert code == 1
+    assert out == ""
+    failures = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert len(failures) == 1, err
+    assert failures[0].startswith("error: alpha: ")
