@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -106,7 +107,8 @@ def lock_command(
         for reason in result.stale:
             note(f"stale: {reason}")
         if result.stale:
-            note(f"error: {path} is stale; run `nexo plugin lock`")
+            # The answer is no: said with --quiet too.
+            sys.stderr.write(printable(f"error: {path} is stale; run `nexo plugin lock`") + "\n")
             raise typer.Exit(1)
         if not json_output:
             note(f"{path} is up to date.")

@@ -274,3 +274,25 @@ def test_the_kept_answers_belong_to_the_cache(home: Path, server: GitHubServer) 
     assert nexo("plugin", "outdated", in_process=True).code == 0
     assert server.requests
     assert not any("if-none-match" in request.headers for request in server.requests)
+
+
+def test_quiet_keeps_the_answer_of_lock_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``lock --check -q`` on a stale lock: the reasons are notes, the verdict an error line
+    that ``-q`` keeps, exit 1."""
+    monkeypatch.setenv("NEXO_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "nexo-plugins.toml").write_text('[plugins.alpha]\nsource = "acme/alpha"\n')
+    (tmp_path / "nexo-plugins.lock").write_text("lock_version = 1\n")
+    quiet = nexo("plugin", "lock", "--check", "-q", in_process=True)
+    assert quiet.code == 1
+    assert quiet.stderr.splitlines() == [
+        "error: nexo-plugins.lock is stale; run `nexo plugin lock`"
+    ]
+    said = nexo("plugin", "lock", "--check", in_process=True)
+    assert said.code == 1
+    assert said.stderr.splitlines() == [
+        "stale: alpha is wanted but not locked",
+        "error: nexo-plugins.lock is stale; run `nexo plugin lock`",
+    ]
