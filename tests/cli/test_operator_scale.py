@@ -296,3 +296,23 @@ def test_quiet_keeps_the_answer_of_lock_check(
         "stale: alpha is wanted but not locked",
         "error: nexo-plugins.lock is stale; run `nexo plugin lock`",
     ]
+
+
+@pytest.mark.parametrize("jobs", ["1", "8"])
+def test_upgrade_all_of_current_plugins_asks_once_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer, jobs: str
+) -> None:
+    """Nothing newer: ``upgrade --all`` sends one request per plugin (its latest release),
+    whatever the jobs, and says each is up to date."""
+    use_stand_in(monkeypatch, tmp_path, server, cleared=CLEARED)
+    for plugin_id in IDS:
+        assets = release_assets(plugin_id, "1.0.0")
+        server.publish("acme", plugin_id, "v1.0.0", assets, digests=True)
+        assert nexo("plugin", "install", f"acme/{plugin_id}", in_process=True).code == 0
+    server.requests.clear()
+    result = nexo("plugin", "upgrade", "--all", "--jobs", jobs, in_process=True)
+    assert result.code == 0, result.stderr
+    assert sorted(request.path for request in server.requests) == [
+        f"/repos/acme/{plugin_id}/releases/latest" for plugin_id in IDS
+    ]
+    assert result.stderr.splitlines() == [f"{plugin_id} 1.0.0 is up to date." for plugin_id in IDS]
