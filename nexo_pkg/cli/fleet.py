@@ -38,7 +38,6 @@ from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 if TYPE_CHECKING:
     from nexo_pkg.fleet.api import FleetOptions, LockResult
 
-
 WantedOption = Annotated[
     Path, typer.Option("--file", "-f", help="The wanted set (default ./nexo-plugins.toml).")
 ]

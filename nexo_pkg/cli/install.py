@@ -582,11 +582,10 @@ def upgrade_command(
     With --all, plugins installed from a local file are skipped, each plugin is upgraded
     on its own (one after another) and a failure does not stop the others; their sources
     are looked up first, --jobs at a time (with a GitHub token, many to one GraphQL
-    request), and once
-    GitHub says its rate limit is spent nothing more is asked of it and one line says
-    when it resets. A version signed by another
-    identity than the installed one, or unsigned after a signed one, is refused
-    (signer_changed) whatever the trust mode, unless --allow-signer-change.
+    request), and once GitHub says its rate limit is spent nothing more is asked of it
+    and one line says when it resets. A version signed by another identity than the
+    installed one, or unsigned after a signed one, is refused (signer_changed) whatever
+    the trust mode, unless --allow-signer-change.
     Exit codes: 0 upgraded or already newest; 1 refused (any plugin, with --all);
     2 usage or configuration error.
     """
