@@ -18,6 +18,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.cli import TRACEBACK, CliResult, clean_env, nexo
@@ -164,7 +165,13 @@ CASES: dict[str, tuple[list[str], int, str, bool, str | None]] = {
     "verify-changed": (["verify"], 1, r"^CHANGED +weather 1\.0\.0", True, None),
     "sbom-unknown": (["sbom", "nosuch"], 1, r"^error: plugin 'nosuch' is not", False, None),
     "outdated-refused": (["outdated"], 1, rf"^  hello: network: .*{REFUSED}", True, None),
-    "rollback-nothing": (["rollback", "hello", "--yes"], 1, r"^error: .*hello", True, None),
+    "rollback-nothing": (
+        ["rollback", "hello", "--yes"],
+        1,
+        r"^error: .*hello",
+        True,
+        "not_installed",
+    ),
     "hold-unknown": (
         ["hold", "nosuch"],
         1,
@@ -202,7 +209,7 @@ CASES: dict[str, tuple[list[str], int, str, bool, str | None]] = {
         True,
         "not_installed",
     ),
-    "lock-refused": (["lock", "--upgrade", "--yes"], 1, rf"^error: .*{REFUSED}", True, None),
+    "lock-refused": (["lock", "--upgrade", "--yes"], 1, rf"^error: .*{REFUSED}", True, "network"),
     "lock-wanted-missing": (
         ["lock", "--file", "missing.toml"],
         2,
@@ -210,20 +217,26 @@ CASES: dict[str, tuple[list[str], int, str, bool, str | None]] = {
         True,
         "wanted_invalid",
     ),
-    "sync-refused": (["sync", "--dest", "synced", "--yes"], 1, r"^error: hello: ", True, None),
+    "sync-refused": (
+        ["sync", "--dest", "synced", "--yes"],
+        1,
+        r"^error: hello: ",
+        True,
+        "sync_failed",
+    ),
     "push-refused": (
         ["push", "clean", "{oci}", "--yes"],
         1,
         rf"^error: .*{REFUSED}",
         True,
-        None,
+        "network",
     ),
     "mirror-refused": (
         ["mirror", "acme/hello@v1.0.0", "{oci}", "--yes"],
         1,
         rf"^error: .*{REFUSED}",
         True,
-        None,
+        "network",
     ),
     "cache-prune-bad": (
         ["cache", "prune", "--older-than-days", "abc"],
@@ -237,7 +250,7 @@ CASES: dict[str, tuple[list[str], int, str, bool, str | None]] = {
         2,
         r"^error: .*bad\.toml.*invalid trust policy",
         True,
-        None,
+        "policy_invalid",
     ),
     # Not a failure: a warning, which -q keeps as well.
     "trust-list-open-policy": (
@@ -302,3 +315,56 @@ def test_json_prints_one_failure_document(case: str, world: World) -> None:
     assert document["ok"] is False, document
     if kind is not None:
         assert document["kind"] == kind, document
+
+
+def _json_commands(option: str) -> list[tuple[str, ...]]:
+    """Every command path (``("plugin", "trust", "add")``, …) that offers both ``--json`` and
+    ``option``."""
+    from nexo_pkg.cli.app import COMMANDS, module_commands
+
+    found: list[tuple[str, ...]] = []
+    pending: list[tuple[tuple[str, ...], Any]] = [
+        (("plugin", name), module_commands(spec.module)[name]) for name, spec in COMMANDS.items()
+    ]
+    while pending:
+        path, command = pending.pop()
+        offered = {opt for param in command.params for opt in param.opts}
+        if {"--json", option} <= offered:
+            found.append(path)
+        subcommands = getattr(command, "commands", {})
+        pending.extend(((*path, name), sub) for name, sub in subcommands.items())
+    return sorted(found)
+
+
+@pytest.mark.parametrize("path", _json_commands("--json"), ids=" ".join)
+def test_a_usage_error_with_json_is_one_document(path: tuple[str, ...], world: World) -> None:
+    """An option the command does not take: exit 2 and one ``usage`` document, whatever the
+    command (the shared renderer, the small parsers of ``lint`` and ``list`` alike)."""
+    result = nexo(*path, "--json", "--no-such-option", env=world.env, cwd=world.tmp)
+    assert result.code == 2, result
+    document = json.loads(result.stdout)
+    assert (document["ok"], document["kind"]) == (False, "usage"), document
+
+
+@pytest.mark.parametrize("path", _json_commands("--config"), ids=" ".join)
+def test_a_config_that_is_a_file_with_json_is_one_document(
+    path: tuple[str, ...], world: World
+) -> None:
+    """``--config`` naming a file, not the daemon's configuration directory: exit 2 and one
+    document of a configuration kind, before anything is asked or written."""
+    by_id = ("disable", "enable", "hold", "unhold", "remove", "rollback", "upgrade", "check")
+    args: dict[tuple[str, ...], list[str]] = {
+        **{("plugin", name): ["hello"] for name in by_id},
+        ("plugin", "info"): ["acme/hello"],
+        ("plugin", "install"): ["acme/hello"],
+        ("plugin", "trust", "add"): ["acme/hello"],
+        ("plugin", "trust", "remove"): ["acme", "--yes"],
+        ("plugin", "trust", "verify"): ["bad.toml"],
+    }
+    config = ["--config", str(world.tmp / "bad.toml")]
+    result = nexo(*path, *args.get(path, []), *config, "--json", env=world.env, cwd=world.tmp)
+    assert result.code == 2, result
+    document = json.loads(result.stdout)
+    assert (document["ok"], document["kind"]) == (False, "config"), document
+    assert "is not a directory" in document["error"]
+    assert result.stderr.count("error: ") == 1, result.stderr
