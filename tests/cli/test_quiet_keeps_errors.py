@@ -101,6 +101,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     assert created.code == 0, created.stderr
     (tmp / "demo/src/main.py").write_text("import sys\n\nsys.exit(3)\n")
     (tmp / "demo/requirements.txt").write_text("")
+    packed = nexo("plugin", "pack", "demo", "--out", "packed-demo", env=base, cwd=tmp)
+    assert packed.code == 0, packed.stderr
     # A release tarball whose sidecar names other bytes.
     tarball = write_plugin(tmp / "dist", "forged", "1.0.0")
     sidecar = tarball.with_name(tarball.name + ".sha256")
@@ -108,6 +110,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> World:
     write_plugin(tmp / "clean", "hello", "1.0.0")
     (tmp / "clean/nexo-plugin.toml").write_text(manifest_text("hello", "1.0.0"))
     (tmp / "bad.toml").write_text("[plugin\nid = 1\n")
+    (tmp / "bad-manifest.toml").write_text('[plugin]\nid = "Bad"\n')
     (tmp / "open.toml").write_text('default = "warn"\n')
     (tmp / "open.toml").chmod(0o666)
     port = _refused_port()
@@ -139,6 +142,15 @@ CASES: dict[str, tuple[list[str], int, str, bool, str | None]] = {
         True,
         "checksum_mismatch",
     ),
+    "install-check": (
+        ["install", "packed-demo/demo-0.1.0-noarch.tar.gz", "--check", "--yes", "--dest", "chk"],
+        1,
+        r"^error: demo failed the handshake checks; it is installed at ",
+        True,
+        "check_failed",
+    ),
+    # -q drops lint's summary line (as ruff -q does); every finding stays.
+    "lint-findings": (["lint", "bad-manifest.toml"], 1, r"NX100 key `plugin.id`", True, None),
     "install-refused": (
         ["install", "acme/other", "--yes", "--dest", "elsewhere"],
         1,
@@ -277,6 +289,12 @@ CASES: dict[str, tuple[list[str], int, str, bool, str | None]] = {
 }
 
 
+def _without_summary(stdout: str) -> str:
+    """``stdout`` without lint's closing summary (``Found 5 errors and 0 warnings in 1
+    file.``), which ``-q`` drops."""
+    return re.sub(r"(?m)^\n?Found \d+ errors? and \d+ warnings? in \d+ files?\.\n", "", stdout)
+
+
 def _kept_lines(text: str) -> list[str]:
     """The lines ``-q`` must keep: errors and warnings (any case, as ``WARNING: … NOT
     SIGNED``)."""
@@ -299,7 +317,7 @@ def test_quiet_keeps_the_failure(case: str, world: World) -> None:
     for result in (plain, quiet):
         assert shown.search(result.stderr + result.stdout), (said, result)
     # The result is the same; stderr only loses lines, never the errors and warnings.
-    assert quiet.stdout == plain.stdout
+    assert quiet.stdout == _without_summary(plain.stdout)
     assert _kept_lines(quiet.stderr) == _kept_lines(plain.stderr), (plain.stderr, quiet.stderr)
     quiet_lines = quiet.stderr.splitlines()
     assert all(line in plain.stderr.splitlines() for line in quiet_lines), quiet.stderr
@@ -312,6 +330,10 @@ def test_json_prints_one_failure_document(case: str, world: World) -> None:
     assert result.code == code, result
     document = json.loads(result.stdout)  # one document and nothing else
     assert isinstance(document, dict)
+    if case == "lint-findings":
+        # lint's report has its own schema (`schema --kind lint-report`): its summary says it.
+        assert document["summary"]["errors"] == 5, document["summary"]
+        return
     assert document["ok"] is False, document
     if kind is not None:
         assert document["kind"] == kind, document
