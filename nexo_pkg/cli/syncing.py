@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from nexo_pkg.cli.common import answer, plain_options, policy_path, result_line
 from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.leaving import silence_left_readers
 from nexo_pkg.core.output import say, warn
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.fleet import api as fleet_api
@@ -83,9 +84,18 @@ def fleet_options(
 
 
 def fleet_callbacks(json_output: bool) -> InstallCallbacks:
-    """Slow answers are noted on stderr, unless the output is ``--json``."""
+    """Slow answers are noted on stderr, unless the output is ``--json``; a reader of stderr
+    that left stops the notes, not the run (they come from its worker threads)."""
 
-    return install_api.InstallCallbacks(notice=None if json_output else say)
+    return install_api.InstallCallbacks(notice=None if json_output else _notice)
+
+
+def _notice(message: str) -> None:
+    try:
+        say(message)
+    except BrokenPipeError:
+        if not silence_left_readers():
+            raise
 
 
 @dataclass(frozen=True)
@@ -137,7 +147,7 @@ def run_sync(request: SyncRequest) -> int:
             request.registry_mirror,
             fleet_api.read_registries(wanted_path) if wanted_path.exists() else None,
         )
-        result = fleet_api.sync(
+        return fleet_api.sync(
             lock_file,
             root,
             fleet_options(
@@ -161,6 +171,17 @@ def run_sync(request: SyncRequest) -> int:
             target=request.target,
             progress=None if json_output or not sys.stderr.isatty() else note,
         )
+
+    # The exit code of the run once it is known, kept for when the output cannot be written.
+    codes: list[int] = []
+
+    def kept() -> SyncResult:
+        try:
+            result = run()
+        except NexoError as error:
+            codes.append(error.exit_code)
+            raise
+        codes.append(0 if result.ok else 1)
         return _warned(result)
 
     def show(result: SyncResult) -> None:
@@ -186,7 +207,14 @@ def run_sync(request: SyncRequest) -> int:
             f"checked{as_locked}."
         )
 
-    return 0 if answer(run, json_output=json_output, show=show).ok else 1
+    try:
+        return 0 if answer(kept, json_output=json_output, show=show).ok else 1
+    except BrokenPipeError:
+        # The reader of the output left (`| head -1`): the rest goes nowhere, and the exit
+        # code still says what the sync did to the root.
+        if not codes or not silence_left_readers():
+            raise
+        return codes[0]
 
 
 def _warned(result: SyncResult) -> SyncResult:

@@ -1,0 +1,106 @@
+"""A ``sync`` whose reader leaves before the output is written (``nexo plugin sync | head
+-1``, a pipe closed at the other end): the run is not an error of its reader's. Its exit
+code still says what it did to the root (0 in line or planned, 1 a plugin failed or the lock
+is stale), and nothing about the pipe is printed: no ``Exception ignored``, no
+``BrokenPipeError``, no exit code 120 from the interpreter's last flush."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import LINUX
+
+_NOISE = ("Traceback", "Exception ignored", "BrokenPipe", "Broken pipe")
+
+
+def _lock(path: Path, *targets: str) -> Path:
+    """A lock of two plugins, each with the given targets only (no request is made: a dry
+    run reads the lock alone, and a plugin without this host's target fails before any)."""
+    text = "lock_version = 1\n"
+    for plugin_id in ("alpha", "bravo"):
+        text += (
+            f'\n[plugins.{plugin_id}]\nsource = "oci://127.0.0.1:9/plugins/{plugin_id}"\n'
+            f'requirement = "*"\nversion = "1.0.0"\n'
+            f'resolved = "oci://127.0.0.1:9/plugins/{plugin_id}@sha256:{"a" * 64}"\n'
+        )
+        for target in targets:
+            text += (
+                f"\n[plugins.{plugin_id}.targets.{target}]\n"
+                f'asset = "{plugin_id}-1.0.0-{target}.tar.gz"\nsize = 10\n'
+                f'sha256 = "{"b" * 64}"\n'
+            )
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _run(env: dict[str, str], tmp_path: Path, *args: str, closed: str) -> tuple[int, str, str]:
+    """``nexo plugin sync ARGS`` with ``closed`` ("stdout" or "stderr") a pipe whose reader
+    has already left; the exit code, then what the other stream got."""
+    reader, writer = os.pipe()
+    os.close(reader)
+    # Buffered as a user's process is (the test runner's environment may say otherwise).
+    environment = {key: value for key, value in env.items() if key != "PYTHONUNBUFFERED"}
+    out: int = writer if closed == "stdout" else subprocess.PIPE
+    err: int = writer if closed == "stderr" else subprocess.PIPE
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "nexo_pkg", "plugin", "sync", *args],
+            env=environment,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+    return done.returncode, done.stdout or "", done.stderr or ""
+
+
+def test_a_dry_run_whose_reader_left_exits_as_planned_and_quietly(
+    tmp_path: Path, fleet_env: dict[str, str]
+) -> None:
+    lock = _lock(tmp_path / "nexo-plugins.lock", LINUX)
+    dest = tmp_path / "root"
+    args = ("--lock", str(lock), "--dest", str(dest), "--dry-run")
+    code, _, err = _run(fleet_env, tmp_path, *args, closed="stdout")
+    assert code == 0, err
+    assert "Dry run: 2 change(s) planned" in err
+    assert not any(word in err for word in _NOISE), err
+    assert not dest.exists()
+
+
+@pytest.mark.parametrize("json_flag", [(), ("--json",)])
+def test_a_failed_sync_whose_reader_left_still_exits_1(
+    tmp_path: Path, fleet_env: dict[str, str], json_flag: tuple[str, ...]
+) -> None:
+    """The plugins fail (the lock has no tarball for this host); the report goes to stdout
+    with --json, else to stderr: whichever the reader left, the exit code is the run's."""
+    lock = _lock(tmp_path / "nexo-plugins.lock", "aarch64-apple-darwin")
+    dest = tmp_path / "root"
+    args = ("--lock", str(lock), "--dest", str(dest), "--frozen", *json_flag)
+    closed = "stdout" if json_flag else "stderr"
+    code, out, err = _run(fleet_env, tmp_path, *args, closed=closed)
+    assert code == 1, (out, err)
+    assert not any(word in out + err for word in _NOISE), (out, err)
+    assert sorted(path.name for path in dest.iterdir()) == [
+        ".nexo-install.lock",
+        ".nexo-sync.lock",
+    ]
+
+
+def test_a_stale_lock_whose_reader_left_still_exits_1(
+    tmp_path: Path, fleet_env: dict[str, str]
+) -> None:
+    missing = tmp_path / "nexo-plugins.lock"
+    args = ("--lock", str(missing), "--dest", str(tmp_path / "root"), "--frozen", "--json")
+    code, _, err = _run(fleet_env, tmp_path, *args, closed="stdout")
+    assert code == 1, err
+    assert not any(word in err for word in _NOISE), err
