@@ -103,31 +103,45 @@ class CpuPool:
                 else multiprocessing.get_context("forkserver")
             )
             parent = os.getpid() if forked else None
+            # A worker is born with the run's signal handlers (a fork server's child, with
+            # Python's): SIGINT and SIGTERM stay blocked from before its fork until it has
+            # its own (`_quiet_worker`), so that a Ctrl-C to the process group then does not
+            # kill it under the run's handler. Here they wait until every worker is started.
             try:
-                for _ in range(self.workers):
-                    here, there = context.Pipe()
-                    # A forked worker closes the run's ends of the pipes it inherits (its own
-                    # and those of the workers before it), so that each sees its pipe end.
-                    ends = [item.connection for item in self._all] + [here] if forked else []
-                    process = context.Process(
-                        target=_serve,
-                        args=(there, parent, [end.fileno() for end in ends]),
-                        name="nexo-cpu",
-                        daemon=True,
-                    )
-                    try:
-                        process.start()
-                    except BaseException:
-                        here.close()
-                        raise
-                    finally:
-                        there.close()
-                    self._all.append(_Worker(process, here))
+                self._start(context, parent)
             except BaseException:
                 self.__exit__()
                 raise
             self._started = list(self._all)
         return self
+
+    def _start(self, context: Any, parent: int | None) -> None:
+        """Start the workers with SIGINT and SIGTERM blocked (see :func:`_quiet_worker`); one
+        that came meanwhile is handled once they all are."""
+        masked = _block_interrupts()
+        try:
+            forked = parent is not None
+            for _ in range(self.workers):
+                here, there = context.Pipe()
+                # A forked worker closes the run's ends of the pipes it inherits (its own and
+                # those of the workers before it), so that each sees its pipe end.
+                ends = [item.connection for item in self._all] + [here] if forked else []
+                process = context.Process(
+                    target=_serve,
+                    args=(there, parent, [end.fileno() for end in ends]),
+                    name="nexo-cpu",
+                    daemon=True,
+                )
+                try:
+                    process.start()
+                except BaseException:
+                    here.close()
+                    raise
+                finally:
+                    there.close()
+                self._all.append(_Worker(process, here))
+        finally:
+            _restore_interrupts(masked)
 
     def __exit__(self, *exc_info: object) -> None:
         with self._room:
@@ -298,7 +312,9 @@ def _quiet_worker(parent: int | None) -> None:
     """Set up a worker: interrupts are the parent's to handle, and on Linux a worker forked
     from the run (``parent``, its pid) is killed when the run dies, even by SIGKILL, so that
     no step of a dead run goes on writing behind the next one's back. (Workers started by a
-    fork server end when they find their call queue closed.)"""
+    fork server end when they find their call queue closed.) SIGINT and SIGTERM, blocked
+    since the fork, are let in once their handling is the worker's: a Ctrl-C that came
+    meanwhile is dropped, a SIGTERM ends it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if parent is not None and sys.platform == "linux":
@@ -308,3 +324,23 @@ def _quiet_worker(parent: int | None) -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:  # the parent died before the request took effect
             os._exit(1)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _INTERRUPTS)
+
+
+# The signals that interrupt a run (cli.SIGNAL_EXIT's): blocked while workers are started.
+_INTERRUPTS = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+def _block_interrupts() -> set[int | signal.Signals] | None:
+    """Block :data:`_INTERRUPTS` in this thread; the mask to restore (``None``: no masks)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS)
+
+
+def _restore_interrupts(masked: set[int | signal.Signals] | None) -> None:
+    """Put back the mask :func:`_block_interrupts` returned; a signal that came meanwhile is
+    handled now."""
+    if masked is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, masked)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import tarfile
 import threading
 import time
@@ -230,3 +231,37 @@ def test_the_workers_end_once_the_calls_expected_are_answered() -> None:
         assert answers[2] == 7
         assert os.getpid() not in answers[:2]
         assert pool.call(os.getpid) == os.getpid()
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="no signal masks here")
+def test_a_ctrl_c_while_a_worker_sets_itself_up_does_not_kill_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C goes to the whole foreground process group, the workers included, and may come
+    while a worker is still between its fork and ignoring SIGINT (where it has the run's own
+    handler): it must not die there (with a traceback on the run's stderr), but serve."""
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    real_setup = pool_module._quiet_worker
+
+    def held_setup(parent: int | None) -> None:
+        os.write(ready_w, b"r")
+        os.read(go_r, 1)
+        real_setup(parent)
+
+    monkeypatch.setattr(pool_module, "_quiet_worker", held_setup)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # forked, as a sync's are
+    try:
+        with CpuPool(2, per_core=False) as pool:
+            workers = [worker.process for worker in pool._started]
+            assert [os.read(ready_r, 1) for _ in workers] == [b"r", b"r"]
+            for process in workers:
+                os.kill(process.pid or 0, signal.SIGINT)
+            os.write(go_w, b"gg")
+            assert {pool.call(os.getpid) for _ in range(4)} <= {p.pid for p in workers}
+            assert all(process.is_alive() for process in workers)
+        assert [process.exitcode for process in workers] == [0, 0]
+    finally:
+        for descriptor in (ready_r, ready_w, go_r, go_w):
+            os.close(descriptor)
