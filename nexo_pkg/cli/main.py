@@ -33,6 +33,19 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     raise Interrupted(signum)
 
 
+def _on_signal_leaving(signum: int, frame: FrameType | None) -> None:
+    del frame
+    # The command is done and its process is leaving (flushing, running the exit functions):
+    # nothing is left to unwind, so it ends here with the signal's line and code.
+    import contextlib  # noqa: PLC0415
+    import os  # noqa: PLC0415
+
+    stop = Interrupted(signum)
+    with contextlib.suppress(OSError):  # no stderr to say it on: the exit code says it
+        os.write(2, f"\n{stop.line}\n".encode())
+    os._exit(stop.exit_code)
+
+
 def install_signal_handlers() -> None:
     """Turn SIGINT and SIGTERM into :class:`Interrupted` (main thread only)."""
     for handled in SIGNAL_EXIT:
@@ -93,5 +106,7 @@ def main() -> None:
         # them one by one (returns when it cannot, for the normal exit).
         from nexo_pkg.core.leaving import exit_now  # noqa: PLC0415
 
+        for handled in SIGNAL_EXIT:
+            signal.signal(handled, _on_signal_leaving)
         exit_now(code)
     raise SystemExit(code)

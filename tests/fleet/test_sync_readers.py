@@ -7,6 +7,7 @@ is stale), and nothing about the pipe is printed: no ``Exception ignored``, no
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -104,3 +105,56 @@ def test_a_stale_lock_whose_reader_left_still_exits_1(
     code, _, err = _run(fleet_env, tmp_path, *args, closed="stdout")
     assert code == 1, err
     assert not any(word in err for word in _NOISE), err
+
+
+_HELD_EXIT = """
+import atexit, os, sys
+ready, go = int(sys.argv[1]), int(sys.argv[2])
+
+def held():
+    os.write(ready, b"r")
+    os.read(go, 1)
+
+atexit.register(held)
+sys.argv = ["nexo", "plugin", "sync", *sys.argv[3:]]
+from nexo_pkg.cli.main import main
+main()
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_while_a_finished_sync_exits_ends_it_without_a_traceback(
+    tmp_path: Path, fleet_env: dict[str, str], signum: int
+) -> None:
+    """The sync is done and its process is running its exit functions (held here by one
+    that waits for the test) when Ctrl-C or SIGTERM comes: the process ends at once with the
+    signal's line and exit code, as anywhere else in the run, not with a traceback from
+    inside an exit function."""
+    lock = _lock(tmp_path / "nexo-plugins.lock", LINUX)
+    args = ("--lock", str(lock), "--dest", str(tmp_path / "root"), "--dry-run")
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-c", _HELD_EXIT, str(ready_w), str(go_r), *args],
+            env=fleet_env,
+            cwd=tmp_path,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            pass_fds=(ready_w, go_r),
+        )
+        assert os.read(ready_r, 1) == b"r"
+        process.send_signal(signum)
+        os.write(go_w, b"g")
+        out, err = process.communicate(timeout=60)
+    finally:
+        for descriptor in (ready_r, ready_w, go_r, go_w):
+            os.close(descriptor)
+    assert process.returncode == (130 if signum == signal.SIGINT else 143), err
+    assert err.strip().splitlines()[-1] == (
+        "interrupted" if signum == signal.SIGINT else "terminated"
+    )
+    assert not any(word in err for word in _NOISE), err
+    assert out.count("alpha") == 1  # the plan was printed whole before
