@@ -100,6 +100,8 @@ class SocketWatch:
         self._lock = threading.Lock()
         # The deadlines of the watchdog blocks under way.
         self._watched: list[Deadline] = []
+        # Set by :meth:`stop`: every socket is cut, those connected later too.
+        self._stopped = False
 
     def note(self, event: str, info: dict[str, Any]) -> None:
         """httpcore trace hook: remember each socket as soon as it is connected. One
@@ -112,7 +114,7 @@ class SocketWatch:
         if isinstance(sock, socket.socket):
             with self._lock:
                 self._sockets.add(sock)
-                late = any(deadline.expired() for deadline in self._watched)
+                late = self._stopped or any(deadline.expired() for deadline in self._watched)
             if late:
                 _shut(sock)
 
@@ -122,6 +124,12 @@ class SocketWatch:
             sockets = list(self._sockets)
         for sock in sockets:
             _shut(sock)
+
+    def stop(self) -> None:
+        """Cut every socket, now and whenever one is connected from now on."""
+        with self._lock:
+            self._stopped = True
+        self.cut()
 
     @contextmanager
     def watchdog(self, deadline: Deadline) -> Iterator[None]:
