@@ -146,6 +146,7 @@ class CpuPool:
     def __exit__(self, *exc_info: object) -> None:
         with self._room:
             workers, self._all, self._started = self._all, [], []
+            self._expected = None  # a pool entered again expects nothing yet
         for worker in workers:
             # A worker ends at the end of its pipe, once the step it runs (if any) is done.
             worker.connection.close()

@@ -265,3 +265,17 @@ def test_a_ctrl_c_while_a_worker_sets_itself_up_does_not_kill_it(
     finally:
         for descriptor in (ready_r, ready_w, go_r, go_w):
             os.close(descriptor)
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_a_pool_entered_again_starts_afresh() -> None:
+    """A pool left with calls it expected still to come is entered again: new workers, and
+    nothing of the earlier run's expectation, so they serve every call."""
+    pool = CpuPool(2, per_core=False)
+    with pool:
+        pool.expect(3)
+        assert pool.call(os.getpid) != os.getpid()
+    assert pool.call(os.getpid) == os.getpid()  # after exit: in the calling process
+    with pool:
+        workers = {worker.process.pid for worker in pool._started}
+        assert {pool.call(os.getpid) for _ in range(4)} <= workers
