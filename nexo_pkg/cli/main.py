@@ -79,8 +79,39 @@ def _dispatch(arguments: list[str]) -> int:
     return run(arguments)
 
 
+def _open_closed_streams() -> None:
+    """Give a standard stream the process was started without (``nexo … >&-``, ``2>&-``) to
+    ``/dev/null``: what the command writes there goes nowhere instead of failing with a
+    traceback, and no file the command opens takes the stream's descriptor."""
+    import io  # noqa: PLC0415
+    import os  # noqa: PLC0415
+
+    for descriptor, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is not None:
+            continue
+        try:
+            os.fstat(descriptor)
+            continue  # taken by something else meanwhile: left alone
+        except OSError:
+            pass
+        devnull = os.open(os.devnull, os.O_RDONLY if descriptor == 0 else os.O_WRONLY)
+        if devnull != descriptor:
+            os.dup2(devnull, descriptor)
+            os.close(devnull)
+        stream = io.TextIOWrapper(
+            io.FileIO(descriptor, "r" if descriptor == 0 else "w", closefd=False),
+            encoding="utf-8",
+            errors="backslashreplace" if descriptor == 2 else "strict",
+            line_buffering=descriptor == 2,
+        )
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+
+
 def main() -> None:
     """Run the command line and exit with its code (0 yes, 1 no, 2 usage, 130/143 signals)."""
+    if sys.stdin is None or sys.stdout is None or sys.stderr is None:
+        _open_closed_streams()
     install_signal_handlers()
     try:
         code = _dispatch(sys.argv[1:])

@@ -158,3 +158,31 @@ def test_a_signal_while_a_finished_sync_exits_ends_it_without_a_traceback(
     )
     assert not any(word in err for word in _NOISE), err
     assert out.count("alpha") == 1  # the plan was printed whole before
+
+
+@pytest.mark.parametrize("closed", ["1", "2"])
+def test_a_sync_started_with_stdout_or_stderr_closed_runs_without_a_traceback(
+    tmp_path: Path, fleet_env: dict[str, str], closed: str
+) -> None:
+    """``nexo plugin sync … >&-`` (or ``2>&-``), as a cron job or a service manager may start
+    it: what would go to the closed stream goes nowhere, the rest is written, and the exit
+    code is the run's."""
+    lock = _lock(tmp_path / "nexo-plugins.lock", LINUX)
+    args = ("--lock", str(lock), "--dest", str(tmp_path / "root"), "--dry-run")
+    command = [sys.executable, "-m", "nexo_pkg", "plugin", "sync", *args]
+    done = subprocess.run(
+        ["sh", "-c", f'exec "$@" {closed}>&-', "sh", *command],
+        env=fleet_env,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert not any(word in done.stdout + done.stderr for word in (*_NOISE, "Error")), done
+    if closed == "1":
+        assert "Dry run: 2 change(s) planned" in done.stderr
+    else:
+        assert [line.split()[0] for line in done.stdout.splitlines()] == ["alpha", "bravo"]
