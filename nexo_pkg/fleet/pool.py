@@ -237,20 +237,14 @@ class CpuPool:
         if gone == "died" and not running:
             return None
         if gone == "died":
-            raise NexoError(
-                f"a worker process ended during {name} (exit code {worker.process.exitcode})",
-                kind="io",
-            )
+            raise _ended(worker, name)
         if gone is not None:
             raise NexoError(f"{name} was stopped: the run was interrupted", kind="io")
         try:
             answer = worker.connection.recv_bytes()
         except (EOFError, OSError) as exc:
             self._lose(worker, "died")
-            raise NexoError(
-                f"a worker process ended during {name} (exit code {worker.process.exitcode})",
-                kind="io",
-            ) from exc
+            raise _ended(worker, name) from exc
         except BaseException:
             # Interrupted while the worker runs the step: it gets no other, and is waited for
             # on exit (the calls queued behind this one fail).
@@ -279,6 +273,20 @@ class CpuPool:
         worker.connection.close()
         if why == "died":
             worker.process.join()
+
+
+def _ended(worker: _Worker, name: str) -> NexoError:
+    """The failure of the step a worker died under: its exit code, or the signal that
+    killed it (SIGKILL: the out-of-memory killer, or someone's ``kill -9``)."""
+    code = worker.process.exitcode
+    if code is not None and code < 0:
+        try:
+            how = f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            how = f"killed by signal {-code}"
+    else:
+        how = f"exit code {code}"
+    return NexoError(f"a worker process ended during {name} ({how})", kind="io")
 
 
 def _serve(connection: Connection, parent: int | None, inherited: list[int]) -> None:

@@ -279,3 +279,15 @@ def test_a_pool_entered_again_starts_afresh() -> None:
     with pool:
         workers = {worker.process.pid for worker in pool._started}
         assert {pool.call(os.getpid) for _ in range(4)} <= workers
+
+
+def _killed() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_a_worker_killed_by_a_signal_is_said_so() -> None:
+    with CpuPool(2, per_core=False) as pool, pytest.raises(NexoError) as caught:
+        pool.call(_killed)
+    assert caught.value.kind == "io"
+    assert caught.value.message == "a worker process ended during _killed (killed by SIGKILL)"
