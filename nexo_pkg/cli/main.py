@@ -16,7 +16,7 @@ import signal
 import sys
 
 from nexo_pkg import __version__
-from nexo_pkg.cli import SIGNAL_EXIT, Interrupted
+from nexo_pkg.cli import DEFERRED, SIGNAL_EXIT, Interrupted, leave_now
 
 # Not `typing.TYPE_CHECKING`: importing `typing` is a tenth of `nexo --version`'s start-up.
 TYPE_CHECKING = False
@@ -31,19 +31,6 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     for handled in SIGNAL_EXIT:
         signal.signal(handled, signal.SIG_IGN)
     raise Interrupted(signum)
-
-
-def _on_signal_leaving(signum: int, frame: FrameType | None) -> None:
-    del frame
-    # The command is done and its process is leaving (flushing, running the exit functions):
-    # nothing is left to unwind, so it ends here with the signal's line and code.
-    import contextlib  # noqa: PLC0415
-    import os  # noqa: PLC0415
-
-    stop = Interrupted(signum)
-    with contextlib.suppress(OSError):  # no stderr to say it on: the exit code says it
-        os.write(2, f"\n{stop.line}\n".encode())
-    os._exit(stop.exit_code)
 
 
 def install_signal_handlers() -> None:
@@ -113,8 +100,13 @@ def main() -> None:
     if sys.stdin is None or sys.stdout is None or sys.stderr is None:
         _open_closed_streams()
     install_signal_handlers()
+    DEFERRED.clear()
     try:
         code = _dispatch(sys.argv[1:])
+    except SystemExit:
+        if not DEFERRED:
+            raise
+        code = 0  # the signal's code below
     except Interrupted as stop:
         if "--json" in sys.argv[1:]:
             # --json promises one document, even for a run cut short.
@@ -132,12 +124,18 @@ def main() -> None:
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
         raise SystemExit(0) from None
+    if DEFERRED:
+        # A signal came while the finished command printed its result, which is whole.
+        late = Interrupted(DEFERRED[0])
+        sys.stderr.write(f"\n{late.line}\n")
+        code = late.exit_code
     if sys.argv[1:3] == ["plugin", "sync"]:
         # A sync has loaded the installer and the network: its process ends without freeing
         # them one by one (returns when it cannot, for the normal exit).
         from nexo_pkg.core.leaving import exit_now  # noqa: PLC0415
 
+        # Once done, a signal ends the process at once (nothing is left to unwind).
         for handled in SIGNAL_EXIT:
-            signal.signal(handled, _on_signal_leaving)
+            signal.signal(handled, leave_now)
         exit_now(code)
     raise SystemExit(code)

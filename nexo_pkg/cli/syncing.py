@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nexo_pkg.cli import defer_signals
 from nexo_pkg.cli.common import answer, plain_options, policy_path, result_line
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.leaving import silence_left_readers
@@ -180,8 +181,10 @@ def run_sync(request: SyncRequest) -> int:
             result = run()
         except NexoError as error:
             codes.append(error.exit_code)
+            defer_signals()  # the failure is printed whole, then a signal is answered
             raise
         codes.append(0 if result.ok else 1)
+        defer_signals()  # the outcome is printed whole, then a signal is answered
         return _warned(result)
 
     def show(result: SyncResult) -> None:

@@ -6,10 +6,12 @@ is stale), and nothing about the pipe is printed: no ``Exception ignored``, no
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,11 +21,11 @@ from .conftest import LINUX
 _NOISE = ("Traceback", "Exception ignored", "BrokenPipe", "Broken pipe")
 
 
-def _lock(path: Path, *targets: str) -> Path:
-    """A lock of two plugins, each with the given targets only (no request is made: a dry
+def _lock(path: Path, *targets: str, plugins: tuple[str, ...] = ("alpha", "bravo")) -> Path:
+    """A lock of ``plugins``, each with the given targets only (no request is made: a dry
     run reads the lock alone, and a plugin without this host's target fails before any)."""
     text = "lock_version = 1\n"
-    for plugin_id in ("alpha", "bravo"):
+    for plugin_id in plugins:
         text += (
             f'\n[plugins.{plugin_id}]\nsource = "oci://127.0.0.1:9/plugins/{plugin_id}"\n'
             f'requirement = "*"\nversion = "1.0.0"\n'
@@ -186,3 +188,39 @@ def test_a_sync_started_with_stdout_or_stderr_closed_runs_without_a_traceback(
         assert "Dry run: 2 change(s) planned" in done.stderr
     else:
         assert [line.split()[0] for line in done.stdout.splitlines()] == ["alpha", "bravo"]
+
+
+def test_a_signal_while_the_result_is_written_leaves_one_whole_document(
+    tmp_path: Path, fleet_env: dict[str, str]
+) -> None:
+    """The run is done and its ``--json`` document is being written to a pipe nobody reads
+    yet (larger than the pipe holds) when Ctrl-C comes: the document is written whole, and
+    it is the only one; the exit code and line are the signal's."""
+    plugins = tuple(f"plugin{number:04d}" for number in range(600))
+    lock = _lock(tmp_path / "nexo-plugins.lock", LINUX, plugins=plugins)
+    args = ("--lock", str(lock), "--dest", str(tmp_path / "root"), "--dry-run", "--json")
+    # Buffered as a user's process is: unbuffered (PYTHONUNBUFFERED), the interpreter itself
+    # drops the rest of a write a signal cut short.
+    environment = {key: value for key, value in fleet_env.items() if key != "PYTHONUNBUFFERED"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nexo_pkg", "plugin", "sync", *args],
+        env=environment,
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    # Blocked on the full pipe: the first bytes are there and the process waits to write.
+    first = os.read(process.stdout.fileno(), 1)
+    deadline = time.monotonic() + 60
+    while not Path(f"/proc/{process.pid}/wchan").read_text().endswith("pipe_write"):
+        assert time.monotonic() < deadline, "the sync never waited on its stdout"
+        time.sleep(0.01)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    document = json.loads(first + out)  # one document, whole
+    assert document["dry_run"] is True
+    assert len(document["plan"]) == len(plugins)
+    assert process.returncode == 130, err
+    assert err.decode().strip().splitlines()[-1] == "interrupted"
