@@ -297,6 +297,8 @@ def _serve(connection: Connection, parent: int | None, inherited: list[int]) -> 
         with contextlib.suppress(OSError):
             os.close(descriptor)
     _quiet_worker(parent)
+    if parent is None:
+        _end_with_the_run(connection)
     while True:
         try:
             function, args, kwargs = connection.recv()
@@ -315,6 +317,27 @@ def _serve(connection: Connection, parent: int | None, inherited: list[int]) -> 
                 connection.send((False, failure))
         except OSError:
             return
+
+
+def _end_with_the_run(connection: Connection) -> None:
+    """A worker a fork server started has no death signal tied to the run (its parent is the
+    fork server, which waits for it): a thread of its own waits for the run's end of the pipe
+    to close and ends the worker then, in the middle of a step too. The run closes it only
+    once every step it asked for is answered, or when it dies."""
+    import select  # noqa: PLC0415
+
+    hang_up = getattr(select, "POLLRDHUP", None)
+    if hang_up is None or not hasattr(select, "poll"):
+        return  # not Linux: the worker ends at the end of its step, when it reads the close
+    poller = select.poll()
+    poller.register(connection.fileno(), hang_up)  # not POLLIN: the next call is no end
+
+    def watch() -> None:
+        while not poller.poll():
+            pass
+        os._exit(0)
+
+    threading.Thread(target=watch, name="nexo-cpu-watch", daemon=True).start()
 
 
 def _quiet_worker(parent: int | None) -> None:

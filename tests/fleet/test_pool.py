@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import subprocess
+import sys
 import tarfile
 import threading
 import time
@@ -291,3 +294,77 @@ def test_a_worker_killed_by_a_signal_is_said_so() -> None:
         pool.call(_killed)
     assert caught.value.kind == "io"
     assert caught.value.message == "a worker process ended during _killed (killed by SIGKILL)"
+
+
+_RUN_WITH_THREADS = """
+import os, sys, threading
+from nexo_pkg.fleet.pool import CpuPool
+
+
+def hold(path):
+    os.read(os.open(path, os.O_RDWR), 1)  # a FIFO nobody writes to: waits for good
+
+
+if __name__ == "__main__":
+    # Another thread runs: the pool's workers come from a fork server, not from a fork.
+    threading.Thread(target=threading.Event().wait, daemon=True).start()
+    with CpuPool(2, per_core=False) as pool:
+        print(" ".join(str(worker.process.pid) for worker in pool._started), flush=True)
+        pool.call(hold, sys.argv[1])
+"""
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_workers_from_a_fork_server_end_with_a_killed_run_even_mid_step(tmp_path: Path) -> None:
+    """A run killed with SIGKILL while a worker started by a fork server runs a step: that
+    worker has no death signal tied to the run, yet it ends (mid-step) rather than finish
+    the step behind the back of whatever runs next."""
+    script = tmp_path / "run.py"
+    script.write_text(_RUN_WITH_THREADS, encoding="utf-8")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    run = subprocess.Popen(
+        [sys.executable, str(script), str(fifo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert run.stdout is not None
+    workers = [int(pid) for pid in run.stdout.readline().split()]
+    assert len(workers) == 2
+
+    def waiting_on_the_fifo(pid: int) -> bool:
+        try:
+            return any(
+                str(link.readlink()) == str(fifo) for link in Path(f"/proc/{pid}/fd").iterdir()
+            )
+        except OSError:
+            return False
+
+    try:
+        deadline = time.monotonic() + 60
+        while not any(waiting_on_the_fifo(pid) for pid in workers):
+            assert time.monotonic() < deadline, "no worker took the step"
+            time.sleep(0.01)
+        run.kill()
+        run.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while any(_running(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not [pid for pid in workers if _running(pid)], "a worker outlived the run"
+    finally:
+        for pid in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        run.kill()
+        run.wait(timeout=60)
+        run.stdout.close()
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
