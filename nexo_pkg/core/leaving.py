@@ -68,8 +68,8 @@ def _flushed(out: TextIO, err: TextIO) -> bool:
 
 
 def silence_left_readers() -> bool:
-    """Point the process's stdout and stderr, each whose reader left (a pipe closed at the
-    other end), at ``/dev/null``; whether one was. What is still buffered for it is then
+    """Point the process's stdout and stderr, each whose reader left (a pipe or socket closed
+    at the other end), at ``/dev/null``; whether one was. What is still buffered for it is then
     flushed there, and nothing written to it later fails."""
     import select  # noqa: PLC0415
 
@@ -83,8 +83,9 @@ def silence_left_readers() -> bool:
             continue
         poller = select.poll()
         poller.register(descriptor, select.POLLOUT)
-        if not any(events & select.POLLERR for _, events in poller.poll(0)):
-            continue  # this one is fine (or not a pipe): it keeps its output
+        # POLLERR: a pipe without a reader; POLLHUP: a socket whose peer closed it.
+        if not any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0)):
+            continue  # this one is fine: it keeps its output
         devnull = os.open(os.devnull, os.O_WRONLY)
         try:
             os.dup2(devnull, descriptor)

@@ -6,6 +6,7 @@ frees every object one by one, is skipped, and only when nothing else needs the 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -75,12 +76,20 @@ def test_it_leaves_the_exit_to_the_caller_when_the_process_is_not_done(
     assert (tmp_path / "teardown").read_text() == "ran"
 
 
-def test_output_whose_reader_left_goes_nowhere_and_the_code_stays(tmp_path: Path) -> None:
-    """The reader of stdout left before the buffered output was flushed (``| head -1``): the
-    exit functions still run, the code is the command's, and the interpreter says nothing
-    about the pipe (no ``Exception ignored``, no exit code 120)."""
-    reader, writer = os.pipe()
-    os.close(reader)
+@pytest.mark.parametrize("kind", ["pipe", "socket"])
+def test_output_whose_reader_left_goes_nowhere_and_the_code_stays(
+    tmp_path: Path, kind: str
+) -> None:
+    """The reader of stdout (a pipe, ``| head -1``, or a socket) left before the buffered
+    output was flushed: the exit functions still run, the code is the command's, and the
+    interpreter says nothing about it (no ``Exception ignored``, no exit code 120)."""
+    if kind == "pipe":
+        reader, writer = os.pipe()
+        os.close(reader)
+    else:
+        ours, theirs = socket.socketpair()
+        theirs.close()
+        writer = ours.detach()
     environment = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
     try:
         done = subprocess.run(
