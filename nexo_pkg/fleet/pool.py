@@ -102,6 +102,10 @@ class CpuPool:
                 if forked
                 else multiprocessing.get_context("forkserver")
             )
+            if not forked:
+                # The fork server's children are born ignoring SIGINT (see pool_server);
+                # it preloads the main module too, as by default.
+                context.set_forkserver_preload(["__main__", "nexo_pkg.fleet.pool_server"])
             parent = os.getpid() if forked else None
             # A worker is born with the run's signal handlers (a fork server's child, with
             # Python's): SIGINT and SIGTERM stay blocked from before its fork until it has

@@ -368,3 +368,40 @@ def _running(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+_CTRL_C_AT_START = """
+import os, signal, threading
+from nexo_pkg.fleet.pool import CpuPool
+
+if __name__ == "__main__":
+    # Another thread runs: the pool's workers come from a fork server, not from a fork.
+    threading.Thread(target=threading.Event().wait, daemon=True).start()
+    signal.signal(signal.SIGINT, lambda signum, frame: None)  # the run's own handler
+    with CpuPool(2, per_core=False) as pool:
+        workers = [worker.process for worker in pool._started]
+        for process in workers:  # a Ctrl-C while they are still setting themselves up
+            os.kill(process.pid, signal.SIGINT)
+        served = {pool.call(os.getpid) for _ in range(4)}
+        alive = all(process.is_alive() for process in workers)
+        print(alive and served <= {process.pid for process in workers}, flush=True)
+    print([process.exitcode for process in workers], flush=True)
+"""
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_workers_from_a_fork_server_are_born_ignoring_ctrl_c(tmp_path: Path) -> None:
+    """The fork server's children start with Python's SIGINT handler until they ignore
+    SIGINT themselves: a Ctrl-C to the process group then would kill them with a
+    KeyboardInterrupt traceback. They are born ignoring it."""
+    script = tmp_path / "run.py"
+    script.write_text(_CTRL_C_AT_START, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "True\n[0, 0]\n"), done.stderr
+    assert "Traceback" not in done.stderr
