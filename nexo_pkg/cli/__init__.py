@@ -42,9 +42,13 @@ def defer_signals() -> None:
     """The command's work is done and its result is about to be printed: from now on SIGINT
     and SIGTERM wait until it is printed whole (one ``--json`` document, never a second one
     cutting into it), then the command exits with the signal's line and code. A second
-    signal meanwhile ends the process at once (:func:`leave_now`). Main thread only."""
-    for handled in SIGNAL_EXIT:
-        signal.signal(handled, _kept)
+    signal meanwhile ends the process at once (:func:`leave_now`). Outside the main thread
+    (a caller running the command there) nothing changes."""
+    try:
+        for handled in SIGNAL_EXIT:
+            signal.signal(handled, _kept)
+    except ValueError:
+        return  # not the main thread: the signals are not this command's to handle
 
 
 def _kept(signum: int, frame: object) -> None:
