@@ -140,31 +140,33 @@ def run_sync(request: SyncRequest) -> int:
             else install_api.install_root(None, install_api.config_dir(request.config))
         )
         wanted_path = lock_file.parent / fleet_api.WANTED_NAME
-        if request.dry_run:
-            return fleet_api.dry_run_plan(
-                lock_file, root, wanted_path=wanted_path, prune=request.prune, target=request.target
-            )
         mirrors = configured(
             request.registry_mirror,
             fleet_api.read_registries(wanted_path) if wanted_path.exists() else None,
         )
+        # Checked for a dry run too: a rehearsal that passes what the run refuses is none.
+        options = fleet_options(
+            config=request.config,
+            trusted_keys=request.trusted_keys,
+            require_signature=request.require_signature,
+            skip_signature_verify=request.skip_signature_verify,
+            github_api_url=request.github_api_url,
+            registry_config=request.registry_config,
+            plain_http=request.plain_http,
+            timeout=request.timeout,
+            jobs=request.jobs,
+            registry_mirrors=mirrors,
+            allow_signer_change=request.allow_signer_change,
+            nexo_version=request.nexo_version,
+        )
+        if request.dry_run:
+            return fleet_api.dry_run_plan(
+                lock_file, root, wanted_path=wanted_path, prune=request.prune, target=request.target
+            )
         return fleet_api.sync(
             lock_file,
             root,
-            fleet_options(
-                config=request.config,
-                trusted_keys=request.trusted_keys,
-                require_signature=request.require_signature,
-                skip_signature_verify=request.skip_signature_verify,
-                github_api_url=request.github_api_url,
-                registry_config=request.registry_config,
-                plain_http=request.plain_http,
-                timeout=request.timeout,
-                jobs=request.jobs,
-                registry_mirrors=mirrors,
-                allow_signer_change=request.allow_signer_change,
-                nexo_version=request.nexo_version,
-            ),
+            options,
             callbacks=fleet_callbacks(json_output),
             wanted_path=wanted_path,
             frozen=request.frozen,
