@@ -189,7 +189,12 @@ class CpuPool:
             return function(*args, **kwargs)
         from multiprocessing.reduction import ForkingPickler  # noqa: PLC0415 - loaded by now
 
-        message = ForkingPickler.dumps((function, args, kwargs))
+        try:
+            message = ForkingPickler.dumps((function, args, kwargs))
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            # As an answer that cannot be sent back: the step fails, not the run.
+            name = getattr(function, "__name__", "a step")
+            raise NexoError(f"{name} cannot be sent to a worker process: {exc}", kind="io") from exc
         while True:
             sent = self._send(message)
             if sent is None:

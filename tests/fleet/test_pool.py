@@ -405,3 +405,19 @@ def test_workers_from_a_fork_server_are_born_ignoring_ctrl_c(tmp_path: Path) -> 
     )
     assert (done.returncode, done.stdout) == (0, "True\n[0, 0]\n"), done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_a_step_that_cannot_be_sent_or_answered_fails_alone_with_io() -> None:
+    """A call whose arguments, or whose answer, do not pickle fails that step (``io``) as a
+    NexoError, which a run reports as that plugin's failure; the pool goes on."""
+    with CpuPool(2, per_core=False) as pool:
+        with pytest.raises(NexoError) as sent:
+            pool.call(id, threading.Lock())
+        assert sent.value.kind == "io"
+        assert sent.value.message.startswith("id cannot be sent to a worker process: ")
+        with pytest.raises(NexoError) as answered:
+            pool.call(threading.Lock)
+        assert answered.value.kind == "io"
+        assert "cannot be sent back" in answered.value.message
+        assert pool.call(os.getpid) != os.getpid()
