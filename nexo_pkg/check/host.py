@@ -418,12 +418,16 @@ class PluginProcess:
             return
         for _ in range(_KILL_ROUNDS):
             strays = _session_processes(self.pid, self._session_token.encode())
-            strays |= _REAPING.orphans(self._born)
-            if not strays:
-                return
-            for pid in strays:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, posix.KILL_SIGNAL)
+            # Under the lock a plugin is spawned under: a plugin another thread has just
+            # forked is a child of this process too, and it counts as running (not an orphan)
+            # only once its spawn has recorded it.
+            with _REAPING.lock:
+                strays |= _REAPING.orphans(self._born)
+                if not strays:
+                    return
+                for pid in strays:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.kill(pid, posix.KILL_SIGNAL)
 
     def close(self) -> None:
         """Kill the process group, reap the child and close every pipe; idempotent, and safe

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -14,6 +15,7 @@ from nexo_pkg.cli.options import (
     ConfigOption,
     DestOption,
     GitHubApiOption,
+    JobsOption,
     JsonOption,
     NexoVersionOption,
     PlainHttpOption,
@@ -36,12 +38,6 @@ from nexo_pkg.manifest.daemon_config import nexo_home_from_env
 if TYPE_CHECKING:
     from nexo_pkg.fleet.api import FleetOptions, LockResult
 
-JobsOption = Annotated[
-    int | None,
-    typer.Option(
-        "--jobs", "-j", help="Plugins handled at a time (default 8; 1: one after another)."
-    ),
-]
 WantedOption = Annotated[
     Path, typer.Option("--file", "-f", help="The wanted set (default ./nexo-plugins.toml).")
 ]
@@ -110,7 +106,8 @@ def lock_command(
         for reason in result.stale:
             note(f"stale: {reason}")
         if result.stale:
-            note(f"error: {path} is stale; run `nexo plugin lock`")
+            # The answer is no: said with --quiet too.
+            sys.stderr.write(printable(f"error: {path} is stale; run `nexo plugin lock`") + "\n")
             raise typer.Exit(1)
         if not json_output:
             note(f"{path} is up to date.")
@@ -356,7 +353,8 @@ def cache_size_command(
     ] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Print the size of the cache in bytes (0 when it does not exist)."""
+    """Print the size of the cache in bytes, kept API answers included (0 when it does
+    not exist)."""
     from nexo_pkg.sources.api import BlobCache  # noqa: PLC0415
 
     cache = BlobCache(nexo_home_from_env())
@@ -368,7 +366,8 @@ def cache_size_command(
 
 
 def cache_clean_command(*, yes: YesOption = False, json_output: JsonOption = False) -> None:
-    """Remove every blob from the cache (as `prune --all`)."""
+    """Remove every blob from the cache, and the API answers kept for `outdated`'s
+    conditional requests (as `prune --all`)."""
     del yes  # nothing is asked: accepted as on every command that changes state
     _prune(None, json_output=json_output)
 
@@ -383,7 +382,9 @@ def cache_prune_command(
     json_output: JsonOption = False,
 ) -> None:
     """Remove the blobs unused for --older-than-days (default 30), and corrupt and
-    half-written ones, from the cache; --all (or `cache clean`) removes every blob."""
+    half-written ones, from the cache, and the API answers kept for `outdated`'s
+    conditional requests unused as long; --all (or `cache clean`) removes every blob and
+    every answer."""
     del yes  # nothing is asked: accepted as on every command that changes state
     if older_than_days < 0:
         fail(UsageError("--older-than-days must be 0 or more"), json_output=json_output)

@@ -33,6 +33,7 @@ from nexo_pkg.cli.options import (
     GitHubApiOption,
     InstalledIdArgument,
     InstallTimeoutOption,
+    JobsOption,
     JsonOption,
     NexoVersionOption,
     PlainHttpOption,
@@ -341,11 +342,13 @@ def _install_link(
     answer(run, json_output=json_output, show=show)
 
 
-def _latest_releases(roots: tuple[Path, ...], options: InstallOptions) -> Prefetched:
-    """``upgrade --all``'s lookups, all at once before the upgrades (eight at a time, or
+def _latest_releases(
+    roots: tuple[Path, ...], jobs: int | None, options: InstallOptions
+) -> Prefetched:
+    """``upgrade --all``'s lookups, all at once before the upgrades (``jobs`` at a time, or
     GraphQL with a token; held plugins are not looked up): what was read of the newest
     versions their sources offer."""
-    from nexo_pkg.core.threads import DEFAULT_JOBS  # noqa: PLC0415
+    from nexo_pkg.core.threads import checked_jobs  # noqa: PLC0415
 
     receipts: dict[tuple[Path, str], Receipt] = {}
     for root in roots:
@@ -353,14 +356,17 @@ def _latest_releases(roots: tuple[Path, ...], options: InstallOptions) -> Prefet
             # A held plugin is not looked up at all (its upgrade names no version).
             if item.receipt is not None and install_api.read_hold(root, item.receipt.id) is None:
                 receipts.setdefault((root, item.receipt.id), item.receipt)
-    return install_api.known_latest_releases(list(receipts.values()), options, jobs=DEFAULT_JOBS)
+    return install_api.known_latest_releases(
+        list(receipts.values()), options, jobs=checked_jobs(jobs)
+    )
 
 
-def _upgradable_ids(root: Path) -> list[str]:
-    """Ids of every installed plugin that has a release to upgrade from, in name order."""
+def _upgradable_ids(root: Path) -> dict[str, str]:
+    """Ids of every installed plugin that has a release to upgrade from, in name order,
+    each with the kind of its source (its receipt's ``source``)."""
     from nexo_pkg.sources.api import follows  # noqa: PLC0415
 
-    ids: list[str] = []
+    ids: dict[str, str] = {}
     for item in install_api.scan_installed(root):
         receipt = item.receipt
         if receipt is None or receipt.id in ids:
@@ -368,7 +374,7 @@ def _upgradable_ids(root: Path) -> list[str]:
         if not follows(receipt.source):
             say(f"skipped {printable(receipt.id)}: installed from a local file")
             continue
-        ids.append(receipt.id)
+        ids[receipt.id] = receipt.source
     return ids
 
 
@@ -561,6 +567,7 @@ def upgrade_command(
     json_output: JsonOption = False,
     registry_config: RegistryConfigOption = None,
     plain_http: PlainHttpOption = False,
+    jobs: JobsOption = None,
 ) -> None:
     """Install the newest release of an installed plugin, or of every one with --all.
 
@@ -573,15 +580,19 @@ def upgrade_command(
     the daemon's sight for `nexo plugin rollback` (one previous version per plugin;
     --keep-old keeps them all, --no-keep-old keeps none).
     With --all, plugins installed from a local file are skipped, each plugin is upgraded
-    on its own and a failure does not stop the others. A version signed by another
-    identity than the installed one, or unsigned after a signed one, is refused
-    (signer_changed) whatever the trust mode, unless --allow-signer-change.
+    on its own (one after another) and a failure does not stop the others; their sources
+    are looked up first, --jobs at a time (with a GitHub token, many to one GraphQL
+    request), and once GitHub says its rate limit is spent nothing more is asked of it
+    and one line says when it resets. A version signed by another identity than the
+    installed one, or unsigned after a signed one, is refused (signer_changed) whatever
+    the trust mode, unless --allow-signer-change.
     Exit codes: 0 upgraded or already newest; 1 refused (any plugin, with --all);
     2 usage or configuration error.
     """
 
     def options() -> tuple[InstallOptions, tuple[Path, ...], str | None, str | None]:
         """The choices, the roots, and the plugin id and tag named (``None`` for --all)."""
+        from nexo_pkg.core.threads import checked_jobs  # noqa: PLC0415
         from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
         if (plugin_id is None) == (not upgrade_all):
@@ -593,6 +604,7 @@ def upgrade_command(
                 raise UsageError(f"{plugin_id!r}: write ID@TAG, or ID with --tag TAG")
         if upgrade_all and tag is not None:
             raise UsageError("--tag names the release of one plugin; it cannot go with --all")
+        checked_jobs(jobs)
         roots = _roots(dest, config)
         chosen = install_api.InstallOptions(
             dest=roots[0] if named is None else _holding(roots, named)[0],
@@ -632,13 +644,17 @@ def upgrade_command(
     from dataclasses import replace  # noqa: PLC0415
 
     ids = guarded(
-        lambda: [(root, each) for root in roots for each in _upgradable_ids(root)],
+        lambda: [(root, *each) for root in roots for each in _upgradable_ids(root).items()],
         json_output=json_output,
     )
-    known = guarded(lambda: _latest_releases(roots, chosen), json_output=json_output)
+    known = guarded(lambda: _latest_releases(roots, jobs, chosen), json_output=json_output)
+    # The kind of source (a receipt's ``source``) -> the rate-limit answer its service
+    # gave: the upgrades of its plugins left fail with it, asking nothing more.
+    limited = dict(known.stopped)
+    known = replace(known, stopped=limited)
     documents: list[dict[str, Any]] = []
-    failed = False
-    for root, each in ids:
+    failed: list[NexoError] = []
+    for root, each, kind in ids:
         try:
             outcome = _upgrade_one(
                 each,
@@ -649,13 +665,23 @@ def upgrade_command(
                 known=known,
             )
         except NexoError as error:
-            failed = True
+            failed.append(error)
             documents.append({"id": each, **error.to_json()})
-            sys.stderr.write(f"error: {printable(each)}: {printable(error.message)}\n")
+            if error.kind == "rate_limited":
+                limited.setdefault(kind, error)
+            else:
+                sys.stderr.write(f"error: {printable(each)}: {printable(error.message)}\n")
             continue
         documents.append(outcome.to_json())
         if not json_output:
             _report_upgrade(outcome)
+    # A spent rate limit is one line, with when it resets, not one failure per plugin.
+    stopped = [error for error in failed if error.kind == "rate_limited"]
+    if stopped:
+        sys.stderr.write(
+            f"error: rate_limited: {printable(stopped[0].message)} "
+            f"({len(stopped)} plugin(s) not upgraded)\n"
+        )
     if json_output:
         emit_json({"ok": not failed, "plugins": documents})
     elif not ids:

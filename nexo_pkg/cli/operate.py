@@ -5,6 +5,7 @@ and :mod:`nexo_pkg.fleet.doctor`).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -13,7 +14,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from nexo_pkg.cli.common import answer, guarded, painted, policy_path, result_line
-from nexo_pkg.cli.fleet import JobsOption
 from nexo_pkg.cli.install import _holding, _roots, not_installed, registry_mirrors
 from nexo_pkg.cli.options import (
     ConfigOption,
@@ -21,6 +21,7 @@ from nexo_pkg.cli.options import (
     DryRunOption,
     GitHubApiOption,
     InstalledIdArgument,
+    JobsOption,
     JsonOption,
     PlainHttpOption,
     RegistryConfigOption,
@@ -68,6 +69,8 @@ class _Lookups:
         self.known = Prefetched()
         # The kind (a receipt's ``source``) -> the rate-limit answer that stopped it.
         self.limited: dict[str, NexoError] = {}
+        # Plugin id -> the kind of its source, for :meth:`settled`.
+        self.kinds: dict[str, str] = {}
         self.guard = threading.Lock()
 
     def prepare(self, receipts: list[Receipt]) -> None:
@@ -81,6 +84,7 @@ class _Lookups:
         if source is None:
             return None
         with self.guard:
+            self.kinds[receipt.id] = receipt.source
             stopped = self.limited.get(receipt.source)
         if stopped is not None:
             raise stopped
@@ -92,6 +96,20 @@ class _Lookups:
                     self.limited.setdefault(receipt.source, error)
             raise
         return install_api.LatestVersion(offered.version, offered.label)
+
+    def settled(self, entries: list[OutdatedEntry]) -> list[OutdatedEntry]:
+        """``entries`` with every rate-limit answer of one kind of source replaced by the
+        first one in their order: lookups running side by side each get their own answer
+        before the first stops the others, and the report is the one ``--jobs 1`` gives."""
+        first: dict[str, NexoError] = {}
+        settled = []
+        for entry in entries:
+            error = entry.error
+            if error is not None and error.kind == "rate_limited":
+                kind = self.kinds.get(entry.plugin_id, "")
+                error = first.setdefault(kind, error)
+            settled.append(entry if error is entry.error else replace(entry, error=error))
+        return settled
 
 
 _STATUS_WORDS = {
@@ -118,9 +136,10 @@ def _render(entries: list[OutdatedEntry]) -> None:
         )
         result_line(printable(row))
         if entry.error is not None and entry.error.kind != "rate_limited":
-            say(
+            # An error, shown with --quiet too.
+            sys.stderr.write(
                 f"  {printable(entry.plugin_id)}: {entry.error.kind}: "
-                f"{printable(entry.error.message)}"
+                f"{printable(entry.error.message)}\n"
             )
     # A spent rate limit is one line, with when it resets, not one failure per plugin.
     limited = [
@@ -129,7 +148,9 @@ def _render(entries: list[OutdatedEntry]) -> None:
         if entry.error is not None and entry.error.kind == "rate_limited"
     ]
     if limited:
-        say(f"error: rate_limited: {printable(limited[0])} ({len(limited)} plugin(s) not checked)")
+        sys.stderr.write(
+            f"error: rate_limited: {printable(limited[0])} ({len(limited)} plugin(s) not checked)\n"
+        )
 
 
 ENABLE_HELP = """Let the daemon load a plugin again: take it out of discovery.disabled.
@@ -501,10 +522,10 @@ def outdated_command(
         held = {plugin for root in roots for plugin in install_api.holds(root)}
         with install_api.command_context(options) as context:
             lookups = _Lookups(context)
-            found = install_api.outdated(
+            found = lookups.settled(install_api.outdated(
                 roots, plugin_ids or (), lookups.lookup,
                 jobs=checked_jobs(jobs), prepare=lookups.prepare,
-            )  # fmt: skip
+            ))  # fmt: skip
         return [
             # A held plugin is left alone by `upgrade`: what its source offers is shown,
             # not counted as outdated.

@@ -10,6 +10,7 @@ from typing import Annotated
 import typer
 
 from nexo_pkg.cli.completion import installed_ids
+from nexo_pkg.core.errors import UsageError
 from nexo_pkg.net.api import DEFAULT_TIMEOUT_SECONDS, SLOW_NOTICE_SECONDS
 
 DEST_HELP = (
@@ -115,3 +116,27 @@ RegistryReferenceArgument = Annotated[
     str, typer.Argument(metavar="REFERENCE", help="oci://HOST/NS/NAME[:TAG]")
 ]
 TrustTargetArgument = Annotated[str, typer.Argument(metavar="OWNER[/REPO]")]
+
+
+def jobs_value(text: str) -> int:
+    """``--jobs TEXT`` as a number of jobs; anything else, a number out of range as much as
+    a word, is the same one-line usage error."""
+    from nexo_pkg.core.threads import MAX_JOBS, checked_jobs  # noqa: PLC0415
+
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise UsageError(f"--jobs takes 1 to {MAX_JOBS}, not {text!r}") from None
+    return checked_jobs(value)
+
+
+JobsOption = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        metavar="<int>",
+        parser=jobs_value,
+        help="Plugins handled at a time (default 8; 1: one after another).",
+    ),
+]

@@ -197,7 +197,9 @@ def run_sync(request: SyncRequest) -> int:
             note(f"Locked {lock_file} again: {fleet_api.WANTED_NAME} had changed.")
         for item in result.outcomes:
             if item.action == "failed":
-                note(f"error: {item.plugin_id}: {item.error} [{item.kind}]")
+                # An error: said with --quiet too.
+                sys.stderr.write(printable(f"error: {item.plugin_id}: {item.error} [{item.kind}]"))
+                sys.stderr.write("\n")
             elif item.action != "unchanged":
                 note(_outcome_line(item))
         changed = sum(item.action not in {"unchanged", "failed"} for item in result.outcomes)

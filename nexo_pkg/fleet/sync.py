@@ -41,6 +41,7 @@ from nexo_pkg.fleet.sources import FleetOptions, Session, locked_candidate
 from nexo_pkg.fleet.treehash import installed_by_id
 from nexo_pkg.install.api import (
     NO_CALLBACKS,
+    REMOVING_AREA,
     InstallCallbacks,
     Installed,
     InstallRoot,
@@ -511,7 +512,11 @@ def _sync_one(
                 removed_other = True
         # The lock named the version: a hold (`rollback`, `hold`) on the plugin is over.
         release_hold(root.dest, entry.plugin_id)
-        kept = tuple(installed.set_aside)
+        # The tree replaced at the locked version's own path (a receipt that no longer
+        # matches the lock) went to be removed, not kept: it is no version to roll back to.
+        kept = tuple(
+            path for path in installed.set_aside if path.parent.parent.name != REMOVING_AREA
+        )
         if kept:
             # One previous version per plugin, as upgrade keeps: the ones kept before go.
             for path in kept_before:

@@ -650,6 +650,10 @@ def upgrade(
             return UpgradeResult(
                 plugin_id, version, version, current.path, None, False, pinned_tag=pinned
             )
+        stopped = None if known is None else known.stopped.get(str(origin.get("type")))
+        if stopped is not None:
+            # Its service said the rate limit is spent: nothing more is asked of it.
+            raise stopped
         offered = source.newest()
         if tag is None and options.daemon is not None and not options.force:
             # The newest version excludes the daemon: a newer version than the installed one
@@ -816,16 +820,16 @@ def known_latest_releases(
     upgrades start (not those pinned to a tag), ``jobs`` at a time on one command's clients
     (with a GitHub token, 50 to a GraphQL request). One that cannot be read is left out
     (its upgrade asks again and reports why); after a rate-limit answer nothing more is
-    asked."""
+    asked: the kind whose service said so is in :attr:`Prefetched.stopped`, and the
+    upgrades of its plugins fail with that answer without asking it again."""
     followed = [r for r in receipts if r.pinned_tag is None]
     if not followed:
         return Prefetched()
     with command_context(options) as context:
         try:
-            known = prefetch_latest(followed, context, jobs=jobs)
+            return prefetch_latest(followed, context, jobs=jobs)
         except NexoError:
             return Prefetched()
-    return Prefetched(known.found)
 
 
 SEARCH_TOPIC = "nexo-plugin"

@@ -25,6 +25,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -105,6 +106,16 @@ def _remove_entry(path: Path) -> None:
         shutil.rmtree(path)
     else:
         _unlink(path)
+
+
+def _entries(directory: Path) -> list[Path]:
+    """What ``directory`` holds; nothing when it is missing, a link or cannot be read."""
+    if directory.is_symlink():
+        return []
+    try:
+        return list(directory.iterdir())
+    except OSError:
+        return []
 
 
 def _put_in_place(temp: Path, final: Path) -> bool:
@@ -396,10 +407,11 @@ class BlobCache:
         self.added.clear()
 
     def usage(self) -> tuple[int, int]:
-        """How many blobs (and temp files) the cache holds and their bytes; ``(0, 0)`` when
-        it does not exist. Read without the lock: a figure, not a snapshot."""
+        """How many blobs (and temp files, and kept API answers) the cache holds and their
+        bytes; ``(0, 0)`` when it does not exist. Read without the lock: a figure, not a
+        snapshot."""
         count = size = 0
-        for directory in (self.store, self.temp):
+        for directory in (self.store, self.temp, self.root / ANSWERS_DIR):
             try:
                 entries = list(directory.iterdir())
             except FileNotFoundError:
@@ -414,12 +426,28 @@ class BlobCache:
 
     def prune(self, *, max_age: float | None = DEFAULT_MAX_AGE) -> PruneReport:
         """Remove blobs unused for ``max_age`` seconds (all of them with ``None``), blobs that
-        do not hash to their name, and temp files of killed writers. Whatever else is there (a
-        link, a FIFO, a directory) is removed too, without being followed or read; an entry
-        that cannot be removed is skipped and the rest still pruned."""
+        do not hash to their name, temp files of killed writers, and the API answers kept
+        for conditional requests that went unused as long. Whatever else is there (a link, a
+        FIFO, a directory) is removed too, without being followed or read; an entry that
+        cannot be removed is skipped and the rest still pruned."""
         removed = freed = kept = 0
         now = time.time()
         with self._locked(exclusive=True):
+            for answer in _entries(self.root / ANSWERS_DIR):
+                try:
+                    info = answer.lstat()
+                    if (
+                        max_age is None
+                        or now - info.st_mtime > max_age
+                        or not stat.S_ISREG(info.st_mode)
+                    ):
+                        _remove_entry(answer)
+                        removed += 1
+                        freed += info.st_size
+                    else:
+                        kept += 1
+                except OSError:
+                    continue
             for leftover in self.temp.iterdir():
                 with contextlib.suppress(OSError):
                     freed += leftover.stat().st_size
@@ -464,7 +492,7 @@ class AnswerCache:
     never when it is refused or rehearsed."""
 
     def __init__(self, blobs: BlobCache) -> None:
-        self.root = blobs.root / "answers"
+        self.root = blobs.root / ANSWERS_DIR
         self._blobs = blobs
 
     def _path(self, key: str) -> Path:
@@ -482,6 +510,9 @@ class AnswerCache:
                 if posix.POSIX and (info.st_uid != os.geteuid() or info.st_mode & 0o022):
                     return None
                 raw = handle.read(limit + _ANSWER_HEAD_MAX + 1)
+                with contextlib.suppress(OSError, NotImplementedError):
+                    # Asked with again: `cache prune` keeps what is in use.
+                    os.utime(handle.fileno())
         except OSError:
             return None
         head, newline, body = raw.partition(b"\n")
@@ -503,6 +534,9 @@ class AnswerCache:
             return
         self._blobs.keep_later(self._path(key), head + b"\n" + answer.body)
 
+
+# Where the answers are kept, in the blob cache's directory.
+ANSWERS_DIR = "answers"
 
 # The first line of an entry (key digest, ETag, next page URL) is at most this long.
 _ANSWER_HEAD_MAX = 8192

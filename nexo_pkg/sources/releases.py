@@ -121,7 +121,7 @@ def prefetch_newest(
     with a token, :data:`GRAPHQL_BATCH` repositories to a GraphQL request (a batch the API
     does not answer is left out); with ``jobs``, those still missing one by one, ``jobs`` at
     a time (one that cannot be read is left out; after a rate-limit answer nothing more is
-    asked). Raises ``rate_limited`` when a GraphQL request says so."""
+    asked). Raises ``rate_limited`` when a GraphQL request or one of those says so."""
     wanted = sorted(
         {(str(o["owner"]), str(o["repo"])) for o in origins if o.get("owner") and o.get("repo")}
     )
@@ -147,19 +147,28 @@ def prefetch_newest(
 def _each_latest(
     repositories: list[tuple[str, str]], context: SourceContext, jobs: int
 ) -> list[Release | None]:
-    stopped: list[NexoError] = []
+    """The latest release of each of ``repositories``, ``jobs`` at a time (``None`` for
+    one that cannot be read). Raises the first rate-limit answer once the lookups under
+    way have ended: the service is asked nothing more in the command."""
+    # (position, answer): the first in the repositories' order is raised, whichever came
+    # first, so what is said does not depend on the number of jobs.
+    stopped: list[tuple[int, NexoError]] = []
 
-    def one(key: tuple[str, str]) -> Release | None:
+    def one(numbered: tuple[int, tuple[str, str]]) -> Release | None:
         if stopped:
             return None
+        position, key = numbered
         try:
             return context.github().get_release(*key, None)
         except NexoError as error:
             if error.kind == "rate_limited":
-                stopped.append(error)
+                stopped.append((position, error))
             return None
 
-    return run_bounded(one, repositories, jobs=jobs)
+    found = run_bounded(one, list(enumerate(repositories)), jobs=jobs)
+    if stopped:
+        raise min(stopped, key=lambda each: each[0])[1]
+    return found
 
 
 def locked_origin(

@@ -18,9 +18,10 @@ SCRIPTED = Path(__file__).resolve().parent.parent / "fixtures" / "plugins" / "sc
 plugin = partial(nexo, "plugin", in_process=True)
 
 
-def _members(plugin_id: str, mode: str, requirement: str) -> list[Member]:
-    """A packed plugin whose ``bin/<id>`` runs the scripted test plugin in ``mode``."""
-    manifest = manifest_text(plugin_id, "1.0.0").replace(
+def _members(plugin_id: str, mode: str, requirement: str, extra: str = "") -> list[Member]:
+    """A packed plugin whose ``bin/<id>`` runs the scripted test plugin in ``mode``
+    (``extra``: more manifest text)."""
+    manifest = manifest_text(plugin_id, "1.0.0", extra=extra).replace(
         'min_nexo_version = ">=0.1.0"', f'min_nexo_version = "{requirement}"'
     )
     source = SCRIPTED.read_text().replace(
@@ -42,8 +43,10 @@ def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path / "plugins"
 
 
-def _install(root: Path, plugin_id: str, mode: str = "ok", *, requirement: str = ">=0.1.0") -> Path:
-    members = _members(plugin_id, mode, requirement)
+def _install(
+    root: Path, plugin_id: str, mode: str = "ok", *, requirement: str = ">=0.1.0", extra: str = ""
+) -> Path:
+    members = _members(plugin_id, mode, requirement, extra)
     tarball = write_plugin(root.parent / "dist", plugin_id, "1.0.0", data=targz(members))
     result = plugin("install", str(tarball), "--dest", str(root), "--yes")
     assert result.code == 0, result.stderr
