@@ -13,6 +13,9 @@ import signal
 SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 SIGNAL_WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
 
+# The signals that came while a finished command printed its result (see defer_signals).
+DEFERRED: list[int] = []
+
 
 class Interrupted(BaseException):
     """Raised in the main thread by SIGINT or SIGTERM.
@@ -33,3 +36,36 @@ class Interrupted(BaseException):
     @property
     def line(self) -> str:
         return SIGNAL_WORDS.get(signal.Signals(self.signum), f"stopped by signal {self.signum}")
+
+
+def defer_signals() -> None:
+    """The command's work is done and its result is about to be printed: from now on SIGINT
+    and SIGTERM wait until it is printed whole (one ``--json`` document, never a second one
+    cutting into it), then the command exits with the signal's line and code. A second
+    signal meanwhile ends the process at once (:func:`leave_now`). Outside the main thread
+    (a caller running the command there) nothing changes."""
+    try:
+        for handled in SIGNAL_EXIT:
+            signal.signal(handled, _kept)
+    except ValueError:
+        return  # not the main thread: the signals are not this command's to handle
+
+
+def _kept(signum: int, frame: object) -> None:
+    del frame
+    DEFERRED.append(signum)
+    for handled in SIGNAL_EXIT:
+        signal.signal(handled, leave_now)
+
+
+def leave_now(signum: int, frame: object) -> None:
+    """A signal handler that ends the process at once with the signal's line and code: for
+    when nothing is left to unwind (the command is done and its process is leaving)."""
+    del frame
+    import contextlib  # noqa: PLC0415
+    import os  # noqa: PLC0415
+
+    stop = Interrupted(signum)
+    with contextlib.suppress(OSError):  # no stderr to say it on: the exit code says it
+        os.write(2, f"\n{stop.line}\n".encode())
+    os._exit(stop.exit_code)

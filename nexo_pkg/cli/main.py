@@ -16,7 +16,7 @@ import signal
 import sys
 
 from nexo_pkg import __version__
-from nexo_pkg.cli import SIGNAL_EXIT, Interrupted
+from nexo_pkg.cli import DEFERRED, SIGNAL_EXIT, Interrupted, leave_now
 
 # Not `typing.TYPE_CHECKING`: importing `typing` is a tenth of `nexo --version`'s start-up.
 TYPE_CHECKING = False
@@ -66,11 +66,47 @@ def _dispatch(arguments: list[str]) -> int:
     return run(arguments)
 
 
+def _open_closed_streams() -> None:
+    """Give a standard stream the process was started without (``nexo … >&-``, ``2>&-``) to
+    ``/dev/null``: what the command writes there goes nowhere instead of failing with a
+    traceback, and no file the command opens takes the stream's descriptor."""
+    import io  # noqa: PLC0415
+    import os  # noqa: PLC0415
+
+    for descriptor, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        if getattr(sys, name) is not None:
+            continue
+        try:
+            os.fstat(descriptor)
+            continue  # taken by something else meanwhile: left alone
+        except OSError:
+            pass
+        devnull = os.open(os.devnull, os.O_RDONLY if descriptor == 0 else os.O_WRONLY)
+        if devnull != descriptor:
+            os.dup2(devnull, descriptor)
+            os.close(devnull)
+        stream = io.TextIOWrapper(
+            io.FileIO(descriptor, "r" if descriptor == 0 else "w", closefd=False),
+            encoding="utf-8",
+            errors="backslashreplace" if descriptor == 2 else "strict",
+            line_buffering=descriptor == 2,
+        )
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+
+
 def main() -> None:
     """Run the command line and exit with its code (0 yes, 1 no, 2 usage, 130/143 signals)."""
+    if sys.stdin is None or sys.stdout is None or sys.stderr is None:
+        _open_closed_streams()
     install_signal_handlers()
+    DEFERRED.clear()
     try:
         code = _dispatch(sys.argv[1:])
+    except SystemExit:
+        if not DEFERRED:
+            raise
+        code = 0  # the signal's code below
     except Interrupted as stop:
         if "--json" in sys.argv[1:]:
             # --json promises one document, even for a run cut short.
@@ -88,10 +124,18 @@ def main() -> None:
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
         raise SystemExit(0) from None
+    if DEFERRED:
+        # A signal came while the finished command printed its result, which is whole.
+        late = Interrupted(DEFERRED[0])
+        sys.stderr.write(f"\n{late.line}\n")
+        code = late.exit_code
     if sys.argv[1:3] == ["plugin", "sync"]:
         # A sync has loaded the installer and the network: its process ends without freeing
         # them one by one (returns when it cannot, for the normal exit).
         from nexo_pkg.core.leaving import exit_now  # noqa: PLC0415
 
+        # Once done, a signal ends the process at once (nothing is left to unwind).
+        for handled in SIGNAL_EXIT:
+            signal.signal(handled, leave_now)
         exit_now(code)
     raise SystemExit(code)

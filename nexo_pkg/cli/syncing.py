@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from nexo_pkg.cli import defer_signals
 from nexo_pkg.cli.common import answer, plain_options, policy_path, result_line
 from nexo_pkg.core.errors import NexoError, UsageError
+from nexo_pkg.core.leaving import silence_left_readers
 from nexo_pkg.core.output import say, warn
 from nexo_pkg.core.terminal import printable
 from nexo_pkg.fleet import api as fleet_api
@@ -83,9 +85,18 @@ def fleet_options(
 
 
 def fleet_callbacks(json_output: bool) -> InstallCallbacks:
-    """Slow answers are noted on stderr, unless the output is ``--json``."""
+    """Slow answers are noted on stderr, unless the output is ``--json``; a reader of stderr
+    that left stops the notes, not the run (they come from its worker threads)."""
 
-    return install_api.InstallCallbacks(notice=None if json_output else say)
+    return install_api.InstallCallbacks(notice=None if json_output else _notice)
+
+
+def _notice(message: str) -> None:
+    try:
+        say(message)
+    except BrokenPipeError:
+        if not silence_left_readers():
+            raise
 
 
 @dataclass(frozen=True)
@@ -129,31 +140,33 @@ def run_sync(request: SyncRequest) -> int:
             else install_api.install_root(None, install_api.config_dir(request.config))
         )
         wanted_path = lock_file.parent / fleet_api.WANTED_NAME
-        if request.dry_run:
-            return fleet_api.dry_run_plan(
-                lock_file, root, wanted_path=wanted_path, prune=request.prune, target=request.target
-            )
         mirrors = configured(
             request.registry_mirror,
             fleet_api.read_registries(wanted_path) if wanted_path.exists() else None,
         )
-        result = fleet_api.sync(
+        # Checked for a dry run too: a rehearsal that passes what the run refuses is none.
+        options = fleet_options(
+            config=request.config,
+            trusted_keys=request.trusted_keys,
+            require_signature=request.require_signature,
+            skip_signature_verify=request.skip_signature_verify,
+            github_api_url=request.github_api_url,
+            registry_config=request.registry_config,
+            plain_http=request.plain_http,
+            timeout=request.timeout,
+            jobs=request.jobs,
+            registry_mirrors=mirrors,
+            allow_signer_change=request.allow_signer_change,
+            nexo_version=request.nexo_version,
+        )
+        if request.dry_run:
+            return fleet_api.dry_run_plan(
+                lock_file, root, wanted_path=wanted_path, prune=request.prune, target=request.target
+            )
+        return fleet_api.sync(
             lock_file,
             root,
-            fleet_options(
-                config=request.config,
-                trusted_keys=request.trusted_keys,
-                require_signature=request.require_signature,
-                skip_signature_verify=request.skip_signature_verify,
-                github_api_url=request.github_api_url,
-                registry_config=request.registry_config,
-                plain_http=request.plain_http,
-                timeout=request.timeout,
-                jobs=request.jobs,
-                registry_mirrors=mirrors,
-                allow_signer_change=request.allow_signer_change,
-                nexo_version=request.nexo_version,
-            ),
+            options,
             callbacks=fleet_callbacks(json_output),
             wanted_path=wanted_path,
             frozen=request.frozen,
@@ -161,6 +174,19 @@ def run_sync(request: SyncRequest) -> int:
             target=request.target,
             progress=None if json_output or not sys.stderr.isatty() else note,
         )
+
+    # The exit code of the run once it is known, kept for when the output cannot be written.
+    codes: list[int] = []
+
+    def kept() -> SyncResult:
+        try:
+            result = run()
+        except NexoError as error:
+            codes.append(error.exit_code)
+            defer_signals()  # the failure is printed whole, then a signal is answered
+            raise
+        codes.append(0 if result.ok else 1)
+        defer_signals()  # the outcome is printed whole, then a signal is answered
         return _warned(result)
 
     def show(result: SyncResult) -> None:
@@ -188,7 +214,14 @@ def run_sync(request: SyncRequest) -> int:
             f"checked{as_locked}."
         )
 
-    return 0 if answer(run, json_output=json_output, show=show).ok else 1
+    try:
+        return 0 if answer(kept, json_output=json_output, show=show).ok else 1
+    except BrokenPipeError:
+        # The reader of the output left (`| head -1`): the rest goes nowhere, and the exit
+        # code still says what the sync did to the root.
+        if not codes or not silence_left_readers():
+            raise
+        return codes[0]
 
 
 def _warned(result: SyncResult) -> SyncResult:

@@ -4,7 +4,11 @@ On Linux one ``syncfs(2)`` (through ``ctypes``) writes back everything dirty on 
 tree's file system, the tree's files and directories included, at the cost of one call instead
 of one ``fsync`` per file (threads flushing the same file system at once share a call). Where
 there is no ``syncfs`` (macOS, other Unixes), or it fails, every file and directory of the tree
-is fsynced instead. Either way the directories a rename touches are fsynced after it
+is fsynced instead. A write-back error that ``syncfs`` reports is the file system's, and is
+reported once: to the first descriptor that asks, whichever tree lost the data. So from then
+on the trees of that file system are fsynced file by file, which reports each file's own
+error to the tree that wrote it (the kernel keeps one per file), and nothing else is failed
+for it. Either way the directories a rename touches are fsynced after it
 (:func:`~nexo_pkg.core.posix.fsync_directory`), so the new name is durable too.
 """
 
@@ -53,19 +57,31 @@ class _SharedSyncfs:
         self._flushing = threading.Lock()
         self._issued = 0
         self._covered: dict[int, int] = {}  # st_dev -> highest ticket a finished call covered
+        # File systems whose syncfs reported a write-back error: flushed file by file since.
+        self._failed: set[int] = set()
 
     def flush(self, descriptor: int) -> bool:
-        """Like :func:`syncfs`, sharing a call with other threads where that is enough."""
+        """Like :func:`syncfs`, sharing a call with other threads where that is enough;
+        ``False`` (flush the tree file by file) once a ``syncfs`` of this file system has
+        reported a write-back error, the failing caller's included: that error may be
+        another tree's, and the next ``syncfs`` would not report it again."""
         device = os.fstat(descriptor).st_dev
         with self._tickets:
             self._issued += 1
             mine = self._issued
         with self._flushing:
+            if device in self._failed:
+                return False
             if self._covered.get(device, 0) >= mine:
                 return True
             with self._tickets:
                 covers = self._issued
-            if not syncfs(descriptor):
+            try:
+                flushed = syncfs(descriptor)
+            except OSError:
+                self._failed.add(device)
+                return False
+            if not flushed:
                 return False
             self._covered[device] = max(self._covered.get(device, 0), covers)
             return True

@@ -5,21 +5,32 @@ At a normal exit the interpreter frees every module, class and object it loaded 
 and the registry client) before the process can end, though the kernel reclaims all of it at
 once. :func:`exit_now` does what a normal exit does that anyone can see, then ends the
 process directly.
+
+A reader that leaves before the output is written (``nexo plugin sync --dry-run | head -1``)
+is not an error of the command's: :func:`silence_left_readers` points the stream it read at
+``/dev/null``, so the rest of the output goes nowhere and the exit code still says what the
+command did.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from typing import TextIO
 
 
 def exit_now(code: int) -> None:
     """End the process with ``code`` as a normal exit would, minus the teardown: the output
     streams are flushed and the exit functions (``atexit``: the logging, multiprocessing and
-    temporary-file clean-ups) run first. Returns, for the caller to exit normally, when a
+    temporary-file clean-ups) run first. A stream whose reader left (EPIPE) is flushed to
+    ``/dev/null``, and ``code`` stays. Returns, for the caller to exit normally, when a
     thread that is not a daemon still runs (a normal exit waits for it), when the output
-    cannot be flushed (a normal exit reports that), or when the output streams are not the
-    process's own (a caller that runs the command inside its own process keeps it)."""
+    cannot be flushed otherwise (a normal exit reports that), or when the output streams
+    are not the process's own (a caller that runs the command inside its own process keeps
+    it)."""
     import atexit  # noqa: PLC0415
     import threading  # noqa: PLC0415
 
@@ -31,15 +42,54 @@ def exit_now(code: int) -> None:
         not thread.daemon for thread in threading.enumerate() if thread is not current
     ):
         return
-    try:
-        out.flush()
-        err.flush()
-    except (OSError, ValueError):
+    if not _flushed(out, err):
         return
     atexit._run_exitfuncs()  # what the interpreter runs first at exit, before its teardown
-    try:
-        out.flush()
-        err.flush()
-    except (OSError, ValueError):
+    if not _flushed(out, err):
         os._exit(120)  # what the interpreter exits with when it cannot flush them
     os._exit(code & 0xFF)
+
+
+def _flushed(out: TextIO, err: TextIO) -> bool:
+    """Flush both streams; one whose reader left goes to ``/dev/null`` first. ``False`` when
+    they cannot be flushed."""
+    for _ in range(2):
+        try:
+            out.flush()
+            err.flush()
+        except BrokenPipeError:
+            if not silence_left_readers():
+                return False
+        except (OSError, ValueError):
+            return False
+        else:
+            return True
+    return False
+
+
+def silence_left_readers() -> bool:
+    """Point the process's stdout and stderr, each whose reader left (a pipe or socket closed
+    at the other end), at ``/dev/null``; whether one was. What is still buffered for it is then
+    flushed there, and nothing written to it later fails."""
+    import select  # noqa: PLC0415
+
+    silenced = False
+    for stream in (sys.__stdout__, sys.__stderr__):
+        if stream is None or not hasattr(select, "poll"):
+            continue
+        try:
+            descriptor = stream.fileno()
+        except (OSError, ValueError):
+            continue
+        poller = select.poll()
+        poller.register(descriptor, select.POLLOUT)
+        # POLLERR: a pipe without a reader; POLLHUP: a socket whose peer closed it.
+        if not any(events & (select.POLLERR | select.POLLHUP) for _, events in poller.poll(0)):
+            continue  # this one is fine: it keeps its output
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, descriptor)
+        finally:
+            os.close(devnull)
+        silenced = True
+    return silenced

@@ -158,7 +158,7 @@ def lock(
         unresolved = [item for item in wanted if kept(item) is None]
         jobs = min(checked_jobs(options.jobs), len(unresolved))
         with CpuPool(jobs) as cpu:
-            results = run_bounded(resolve, unresolved, jobs=jobs)
+            results = run_bounded(resolve, unresolved, jobs=jobs, on_interrupt=active.stop_requests)
     resolved = {item.plugin_id: locked for item, locked in zip(unresolved, results, strict=True)}
     for item in wanted:
         current = previous.plugins.get(item.plugin_id)

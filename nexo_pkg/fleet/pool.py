@@ -102,36 +102,55 @@ class CpuPool:
                 if forked
                 else multiprocessing.get_context("forkserver")
             )
+            if not forked:
+                # The fork server's children are born ignoring SIGINT (see pool_server);
+                # it preloads the main module too, as by default.
+                context.set_forkserver_preload(["__main__", "nexo_pkg.fleet.pool_server"])
             parent = os.getpid() if forked else None
+            # A worker is born with the run's signal handlers (a fork server's child, with
+            # Python's): SIGINT and SIGTERM stay blocked from before its fork until it has
+            # its own (`_quiet_worker`), so that a Ctrl-C to the process group then does not
+            # kill it under the run's handler. Here they wait until every worker is started.
             try:
-                for _ in range(self.workers):
-                    here, there = context.Pipe()
-                    # A forked worker closes the run's ends of the pipes it inherits (its own
-                    # and those of the workers before it), so that each sees its pipe end.
-                    ends = [item.connection for item in self._all] + [here] if forked else []
-                    process = context.Process(
-                        target=_serve,
-                        args=(there, parent, [end.fileno() for end in ends]),
-                        name="nexo-cpu",
-                        daemon=True,
-                    )
-                    try:
-                        process.start()
-                    except BaseException:
-                        here.close()
-                        raise
-                    finally:
-                        there.close()
-                    self._all.append(_Worker(process, here))
+                self._start(context, parent)
             except BaseException:
                 self.__exit__()
                 raise
             self._started = list(self._all)
         return self
 
+    def _start(self, context: Any, parent: int | None) -> None:
+        """Start the workers with SIGINT and SIGTERM blocked (see :func:`_quiet_worker`); one
+        that came meanwhile is handled once they all are."""
+        masked = _block_interrupts()
+        try:
+            forked = parent is not None
+            for _ in range(self.workers):
+                here, there = context.Pipe()
+                # A forked worker closes the run's ends of the pipes it inherits (its own and
+                # those of the workers before it), so that each sees its pipe end.
+                ends = [item.connection for item in self._all] + [here] if forked else []
+                process = context.Process(
+                    target=_serve,
+                    args=(there, parent, [end.fileno() for end in ends]),
+                    name="nexo-cpu",
+                    daemon=True,
+                )
+                try:
+                    process.start()
+                except BaseException:
+                    here.close()
+                    raise
+                finally:
+                    there.close()
+                self._all.append(_Worker(process, here))
+        finally:
+            _restore_interrupts(masked)
+
     def __exit__(self, *exc_info: object) -> None:
         with self._room:
             workers, self._all, self._started = self._all, [], []
+            self._expected = None  # a pool entered again expects nothing yet
         for worker in workers:
             # A worker ends at the end of its pipe, once the step it runs (if any) is done.
             worker.connection.close()
@@ -170,7 +189,12 @@ class CpuPool:
             return function(*args, **kwargs)
         from multiprocessing.reduction import ForkingPickler  # noqa: PLC0415 - loaded by now
 
-        message = ForkingPickler.dumps((function, args, kwargs))
+        try:
+            message = ForkingPickler.dumps((function, args, kwargs))
+        except (pickle.PicklingError, TypeError, AttributeError) as exc:
+            # As an answer that cannot be sent back: the step fails, not the run.
+            name = getattr(function, "__name__", "a step")
+            raise NexoError(f"{name} cannot be sent to a worker process: {exc}", kind="io") from exc
         while True:
             sent = self._send(message)
             if sent is None:
@@ -222,20 +246,14 @@ class CpuPool:
         if gone == "died" and not running:
             return None
         if gone == "died":
-            raise NexoError(
-                f"a worker process ended during {name} (exit code {worker.process.exitcode})",
-                kind="io",
-            )
+            raise _ended(worker, name)
         if gone is not None:
             raise NexoError(f"{name} was stopped: the run was interrupted", kind="io")
         try:
             answer = worker.connection.recv_bytes()
         except (EOFError, OSError) as exc:
             self._lose(worker, "died")
-            raise NexoError(
-                f"a worker process ended during {name} (exit code {worker.process.exitcode})",
-                kind="io",
-            ) from exc
+            raise _ended(worker, name) from exc
         except BaseException:
             # Interrupted while the worker runs the step: it gets no other, and is waited for
             # on exit (the calls queued behind this one fail).
@@ -266,6 +284,20 @@ class CpuPool:
             worker.process.join()
 
 
+def _ended(worker: _Worker, name: str) -> NexoError:
+    """The failure of the step a worker died under: its exit code, or the signal that
+    killed it (SIGKILL: the out-of-memory killer, or someone's ``kill -9``)."""
+    code = worker.process.exitcode
+    if code is not None and code < 0:
+        try:
+            how = f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            how = f"killed by signal {-code}"
+    else:
+        how = f"exit code {code}"
+    return NexoError(f"a worker process ended during {name} ({how})", kind="io")
+
+
 def _serve(connection: Connection, parent: int | None, inherited: list[int]) -> None:
     """A worker: calls read from ``connection`` and answered on it, until the run closes it
     (then an answer nobody reads any more is dropped). ``inherited``: descriptors of the
@@ -274,6 +306,8 @@ def _serve(connection: Connection, parent: int | None, inherited: list[int]) -> 
         with contextlib.suppress(OSError):
             os.close(descriptor)
     _quiet_worker(parent)
+    if parent is None:
+        _end_with_the_run(connection)
     while True:
         try:
             function, args, kwargs = connection.recv()
@@ -294,11 +328,34 @@ def _serve(connection: Connection, parent: int | None, inherited: list[int]) -> 
             return
 
 
+def _end_with_the_run(connection: Connection) -> None:
+    """A worker a fork server started has no death signal tied to the run (its parent is the
+    fork server, which waits for it): a thread of its own waits for the run's end of the pipe
+    to close and ends the worker then, in the middle of a step too. The run closes it only
+    once every step it asked for is answered, or when it dies."""
+    import select  # noqa: PLC0415
+
+    hang_up = getattr(select, "POLLRDHUP", None)
+    if hang_up is None or not hasattr(select, "poll"):
+        return  # not Linux: the worker ends at the end of its step, when it reads the close
+    poller = select.poll()
+    poller.register(connection.fileno(), hang_up)  # not POLLIN: the next call is no end
+
+    def watch() -> None:
+        while not poller.poll():
+            pass
+        os._exit(0)
+
+    threading.Thread(target=watch, name="nexo-cpu-watch", daemon=True).start()
+
+
 def _quiet_worker(parent: int | None) -> None:
     """Set up a worker: interrupts are the parent's to handle, and on Linux a worker forked
     from the run (``parent``, its pid) is killed when the run dies, even by SIGKILL, so that
     no step of a dead run goes on writing behind the next one's back. (Workers started by a
-    fork server end when they find their call queue closed.)"""
+    fork server end when they find their call queue closed.) SIGINT and SIGTERM, blocked
+    since the fork, are let in once their handling is the worker's: a Ctrl-C that came
+    meanwhile is dropped, a SIGTERM ends it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if parent is not None and sys.platform == "linux":
@@ -308,3 +365,23 @@ def _quiet_worker(parent: int | None) -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:  # the parent died before the request took effect
             os._exit(1)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _INTERRUPTS)
+
+
+# The signals that interrupt a run (cli.SIGNAL_EXIT's): blocked while workers are started.
+_INTERRUPTS = frozenset({signal.SIGINT, signal.SIGTERM})
+
+
+def _block_interrupts() -> set[int | signal.Signals] | None:
+    """Block :data:`_INTERRUPTS` in this thread; the mask to restore (``None``: no masks)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, _INTERRUPTS)
+
+
+def _restore_interrupts(masked: set[int | signal.Signals] | None) -> None:
+    """Put back the mask :func:`_block_interrupts` returned; a signal that came meanwhile is
+    handled now."""
+    if masked is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, masked)

@@ -386,7 +386,12 @@ def sync(
                 outcome.from_version = steps[plugin_id].from_version
                 return outcome
 
-            result.outcomes.extend(run_bounded(one, entries, jobs=jobs))
+            # Interrupted (Ctrl-C, SIGTERM), the run stops its requests: the plugins under
+            # way end the step they are in (a download fails; an extraction or a rename
+            # finishes) instead of waiting for the network, then the run ends.
+            result.outcomes.extend(
+                run_bounded(one, entries, jobs=jobs, on_interrupt=session.stop_requests)
+            )
             if prune:
                 for plugin_id in sorted(set(installed) - set(locked.plugins)):
                     removal = _remove_all(plugin_id, installed[plugin_id], root)

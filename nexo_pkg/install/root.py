@@ -576,12 +576,20 @@ def publish(
             old.rename(aside)
             done.append((old, aside))
         staging.rename(final)
-    except OSError as exc:
+    except BaseException as exc:
+        if not os.path.lexists(staging):
+            # A signal's exception right after the last rename: the replacement is done
+            # (the journal lets the next run finish its bookkeeping).
+            raise
+        # A failed rename, or a signal's exception between two of them (the caller then
+        # discards the staged tree): the old trees go back, so the root is as it was.
         for old, aside in reversed(done):
             with contextlib.suppress(OSError):
                 aside.rename(old)
         discard(journal)
-        raise io_error(f"move the new install into {final}", exc) from exc
+        if isinstance(exc, OSError):
+            raise io_error(f"move the new install into {final}", exc) from exc
+        raise
     # The renames changed these parents: make the new names and the old ones' removal durable.
     for parent in dict.fromkeys((final.parent, staging.parent, *(a.parent for _, a in moves))):
         fsync_directory(parent)

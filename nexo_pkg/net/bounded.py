@@ -98,9 +98,15 @@ class SocketWatch:
     def __init__(self) -> None:
         self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
         self._lock = threading.Lock()
+        # The deadlines of the watchdog blocks under way.
+        self._watched: list[Deadline] = []
+        # Set by :meth:`stop`: every socket is cut, those connected later too.
+        self._stopped = False
 
     def note(self, event: str, info: dict[str, Any]) -> None:
-        """httpcore trace hook: remember each socket as soon as it is connected."""
+        """httpcore trace hook: remember each socket as soon as it is connected. One
+        connected once a watched deadline has passed (the transport sending a request once
+        more after the cut ended its connection) is cut at once: nothing goes out on it."""
         if not event.endswith((".connect_tcp.complete", ".start_tls.complete")):
             return
         stream = info.get("return_value")
@@ -108,23 +114,42 @@ class SocketWatch:
         if isinstance(sock, socket.socket):
             with self._lock:
                 self._sockets.add(sock)
+                late = self._stopped or any(deadline.expired() for deadline in self._watched)
+            if late:
+                _shut(sock)
 
     def cut(self) -> None:
         """Shut every socket down, which wakes a read blocked on one of them."""
         with self._lock:
             sockets = list(self._sockets)
         for sock in sockets:
-            # socket.socket's own shutdown: for TLS it leaves the SSL object alone, so the
-            # reading thread sees an ordinary end of stream.
-            with suppress(OSError):
-                socket.socket.shutdown(sock, socket.SHUT_RDWR)
+            _shut(sock)
+
+    def stop(self) -> None:
+        """Cut every socket, now and whenever one is connected from now on."""
+        with self._lock:
+            self._stopped = True
+        self.cut()
 
     @contextmanager
     def watchdog(self, deadline: Deadline) -> Iterator[None]:
         """Cut the connections when ``deadline`` passes inside this block, so neither a server
         that drips its headers or body nor a stalled read outlives it."""
-        with after(max(0.0, deadline.remaining()), self.cut):
-            yield
+        with self._lock:
+            self._watched.append(deadline)
+        try:
+            with after(max(0.0, deadline.remaining()), self.cut):
+                yield
+        finally:
+            with self._lock:
+                self._watched.remove(deadline)
+
+
+def _shut(sock: socket.socket) -> None:
+    # socket.socket's own shutdown: for TLS it leaves the SSL object alone, so the reading
+    # thread sees an ordinary end of stream.
+    with suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
 @contextmanager

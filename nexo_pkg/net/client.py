@@ -24,7 +24,7 @@ import random
 import re
 import socket
 import sys
-import time
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -404,7 +404,7 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
         https_only: str | None = None,
         hint: str = "the URL",
         notice: Callable[[str], None] | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] | None = None,
     ) -> None:
         self.timeout = timeout_from_env() if timeout is None else checked_timeout(timeout)
         self.read_timeout = min(read_timeout, self.timeout)
@@ -416,7 +416,9 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
         self.hint = hint
         self._overall = overall
         self._notice = notice
-        self._sleep = sleep
+        # Set by stop(): a pause ends at once, and no request goes out any more.
+        self._stopped = threading.Event()
+        self._sleep = sleep if sleep is not None else self._stopped.wait
         self.deadline = Deadline(self.timeout).within(overall)
         # The host of the request under way, for the slow-answer notice.
         self.host = ""
@@ -439,6 +441,19 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
 
     def close(self) -> None:
         self._http.close()
+
+    def stop(self) -> None:
+        """Stop for good, from any thread (the run was interrupted): the connections are cut,
+        a pause between attempts ends, and every request fails at once (``interrupted``)."""
+        self._stopped.set()
+        self._watch.stop()
+
+    def _stop_error(self, what: str) -> NexoError | None:
+        if not self._stopped.is_set():
+            return None
+        return NexoError(
+            f"{what}: stopped, the run was interrupted", kind="interrupted", exit_code=130
+        )
 
     # -- one request ----------------------------------------------------------------------
 
@@ -482,6 +497,9 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
         owner = credentials_origin or url
         current = checked_url(url, what, https_only=self.https_only)
         for _ in range(MAX_REDIRECTS + 1):
+            stopped = self._stop_error(what)
+            if stopped is not None:
+                raise stopped
             self.host = urlsplit(current).netloc
             sent = dict(headers or {})
             if credentials and same_origin(current, owner):
@@ -542,6 +560,9 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
         """What a transport error means: the deadline, a name that does not resolve or a URL
         that cannot be asked (``network``, not worth another attempt), or a fault worth
         retrying (:class:`Retryable`)."""
+        stopped = self._stop_error(what)
+        if stopped is not None:
+            return stopped
         if self.deadline.expired():
             return self.deadline.error(what, f"{type(exc).__name__}: {exc}")
         if is_name_resolution_failure(exc):
@@ -585,6 +606,9 @@ class HttpClient(contextlib.AbstractContextManager["HttpClient"]):
                 yield chunk
         except httpx.TransportError as exc:
             raise self.failure(exc, what) from exc
+        stopped = self._stop_error(what)
+        if stopped is not None:
+            raise stopped  # an end the stop made: the body may be cut short
         if self.deadline.expired():
             # An end the watchdog made, not the server: the body may be cut short.
             raise self.deadline.error(what, "the answer was still arriving")

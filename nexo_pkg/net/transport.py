@@ -9,7 +9,9 @@ reached through httpx's own transport, mounted by the client), there for start-u
   only while the server has not closed it (or sent anything unasked); a server may still close
   it as the next request goes out (RFC 9112 §9.3.1: the close is on its way when the idle
   check looks), so an idempotent request (RFC 9110 §9.2.2) whose reused connection ends before
-  any answer goes once more on a new connection, as httpx's own pool and urllib3 do;
+  the first byte of an answer goes once more on a new connection, as httpx's own pool and
+  urllib3 do (never a request whose answer had begun, nor one whose deadline cut the
+  connection: the deadline's watchdog cuts the new one as it connects);
 - the connect timeout bounds the TCP connection and the TLS handshake, the read timeout every
   read afterwards; the request's ``trace`` hook hears of each connected socket (so a deadline
   watchdog can cut it, during the handshake too);
@@ -42,6 +44,27 @@ DEFAULT_PORTS = {"http": 80, "https": 443}
 # server closed meanwhile raises once a request is sent on it (no answer came back).
 IDEMPOTENT = frozenset({"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"})
 _ENDED = (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError)
+
+
+class _AnswerCutError(http.client.HTTPException):
+    """The connection ended after the first bytes of an answer: the request reached the
+    server, so it is never sent again by the transport."""
+
+
+class _Response(http.client.HTTPResponse):
+    """``http.client``'s response, telling a connection that ends before the first byte of
+    the answer (``RemoteDisconnected``, ``ConnectionResetError``: the request may never have
+    reached the server) from one that ends after it (:class:`_AnswerCutError`)."""
+
+    def begin(self) -> None:
+        # One read on the socket, as the status line's own first read would do; it waits as
+        # long (the read timeout) and raises what it would raise.
+        if not self.fp.peek(1):
+            raise http.client.RemoteDisconnected("Remote end closed connection without response")
+        try:
+            super().begin()
+        except (ConnectionResetError, BrokenPipeError, http.client.RemoteDisconnected) as exc:
+            raise _AnswerCutError(f"the connection ended during the answer's head: {exc}") from exc
 
 
 class _Stream:
@@ -168,6 +191,7 @@ class DirectTransport(httpx.BaseTransport):
         self, origin: Origin, timeouts: dict[str, Any], trace: Any
     ) -> http.client.HTTPConnection:
         connection = http.client.HTTPConnection(origin[1], origin[2])
+        connection.response_class = _Response
         connection.sock = self._connect(origin, timeouts, trace)
         return connection
 

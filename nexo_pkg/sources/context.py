@@ -104,6 +104,8 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
         self._guard = threading.Lock()
         # With :meth:`limit_downloads`: the tarball downloads under way at once.
         self._downloads: threading.Semaphore | None = None
+        # Every thread's clients, for :meth:`stop_requests`.
+        self._clients: list[Any] = []
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
@@ -176,7 +178,21 @@ class SourceContext(contextlib.AbstractContextManager["SourceContext"]):
         if client is None:
             client = clients[key] = make()
             self.hold(client)
+            with self._guard:
+                self._clients.append(client)
         return client
+
+    def stop_requests(self) -> None:
+        """Stop every thread's requests (the command was interrupted and waits for its
+        threads): a request under way or waiting to try again fails at once
+        (``interrupted``), and so does any request after it, so that each thread ends the
+        step it is in instead of waiting for the network."""
+        with self._guard:
+            clients = list(self._clients)
+        for client in clients:
+            stop = getattr(client, "stop", None)
+            if stop is not None:
+                stop()
 
     def registry(self, reference: OciReference) -> RegistryClient:
         """This thread's client for the registry of ``reference``."""

@@ -320,6 +320,10 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
     def close(self) -> None:
         self._net.close()
 
+    def stop(self) -> None:
+        """Cut this client's requests short for good (see ``HttpClient.stop``)."""
+        self._net.stop()
+
     # -- requests -------------------------------------------------------------------------
 
     @contextmanager

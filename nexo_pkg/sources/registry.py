@@ -179,6 +179,10 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
     def close(self) -> None:
         self._net.close()
 
+    def stop(self) -> None:
+        """Cut this client's requests short for good (see ``HttpClient.stop``)."""
+        self._net.stop()
+
     # -- transport and auth --------------------------------------------------------------
 
     def _auth_header(self, scope: str) -> dict[str, str]:

@@ -5,6 +5,8 @@ frees every object one by one, is skipped, and only when nothing else needs the 
 
 from __future__ import annotations
 
+import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -72,3 +74,35 @@ def test_it_leaves_the_exit_to_the_caller_when_the_process_is_not_done(
     assert done.stdout.endswith(" / returned\n")
     assert (tmp_path / "atexit").read_text() == "ran"
     assert (tmp_path / "teardown").read_text() == "ran"
+
+
+@pytest.mark.parametrize("kind", ["pipe", "socket"])
+def test_output_whose_reader_left_goes_nowhere_and_the_code_stays(
+    tmp_path: Path, kind: str
+) -> None:
+    """The reader of stdout (a pipe, ``| head -1``, or a socket) left before the buffered
+    output was flushed: the exit functions still run, the code is the command's, and the
+    interpreter says nothing about it (no ``Exception ignored``, no exit code 120)."""
+    if kind == "pipe":
+        reader, writer = os.pipe()
+        os.close(reader)
+    else:
+        ours, theirs = socket.socketpair()
+        theirs.close()
+        writer = ours.detach()
+    environment = {key: value for key, value in os.environ.items() if key != "PYTHONUNBUFFERED"}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _SCRIPT, str(tmp_path), "plain"],
+            stdout=writer,
+            stderr=subprocess.PIPE,
+            env=environment,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(writer)
+    assert (done.returncode, done.stderr) == (3, "said on stderr")
+    assert (tmp_path / "atexit").read_text() == "ran"
+    assert not (tmp_path / "teardown").exists()

@@ -264,3 +264,44 @@ def test_a_sync_with_nothing_to_install_forks_no_worker(
     assert workers == [min(6, os.cpu_count() or 1)]
     actions = {p["id"]: p["action"] for p in json.loads(third.stdout)["plugins"]}
     assert actions == {i: "installed" if i == "charlie" else "unchanged" for i in PLUGINS}
+
+
+def test_a_sync_on_one_core_extracts_in_its_own_process_and_ends_the_same(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One core (``os.cpu_count() == 1``): no worker process is started, the plugins still go
+    six at a time on threads, and the root ends as a sync with several cores leaves it."""
+    from nexo_pkg.fleet import sync as sync_module
+    from nexo_pkg.fleet.pool import CpuPool
+
+    _publish(registry, make_dist, Path(fleet_env["NEXO_HOME"]), signed=False)
+    wanted = _wanted(tmp_path / "project", registry)
+    assert nexo("plugin", "lock", "-f", str(wanted), "--plain-http", env=fleet_env).code == 0
+    lock_path = wanted.parent / "nexo-plugins.lock"
+    workers: list[int] = []
+
+    class Recorded(CpuPool):
+        def __init__(self, jobs: int, *, per_core: bool = True) -> None:
+            super().__init__(jobs, per_core=per_core)
+            workers.append(self.workers)
+
+    roots = []
+    for cores in (1, 2):
+        monkeypatch.setattr(os, "cpu_count", lambda cores=cores: cores)
+        monkeypatch.setattr(sync_module, "CpuPool", Recorded)
+        dest = tmp_path / f"root-{cores}"
+        synced = nexo(
+            "plugin", "sync", "--lock", str(lock_path), "--dest", str(dest), "--frozen",
+            "--plain-http", "--jobs", "6", "--json",
+            env={**fleet_env, "NEXO_HOME": str(tmp_path / f"home-{cores}")}, in_process=True,
+        )  # fmt: skip
+        assert synced.code == 0, synced.stdout
+        assert {item["action"] for item in synced.document["plugins"]} == {"installed"}
+        roots.append(dest)
+    assert workers == [1, 2]
+    assert tree_snapshot(roots[0]) == tree_snapshot(roots[1])

@@ -3,7 +3,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import subprocess
+import sys
 import tarfile
 import threading
 import time
@@ -230,3 +234,190 @@ def test_the_workers_end_once_the_calls_expected_are_answered() -> None:
         assert answers[2] == 7
         assert os.getpid() not in answers[:2]
         assert pool.call(os.getpid) == os.getpid()
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+@pytest.mark.skipif(not hasattr(signal, "pthread_sigmask"), reason="no signal masks here")
+def test_a_ctrl_c_while_a_worker_sets_itself_up_does_not_kill_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Ctrl-C goes to the whole foreground process group, the workers included, and may come
+    while a worker is still between its fork and ignoring SIGINT (where it has the run's own
+    handler): it must not die there (with a traceback on the run's stderr), but serve."""
+    ready_r, ready_w = os.pipe()
+    go_r, go_w = os.pipe()
+    real_setup = pool_module._quiet_worker
+
+    def held_setup(parent: int | None) -> None:
+        os.write(ready_w, b"r")
+        os.read(go_r, 1)
+        real_setup(parent)
+
+    monkeypatch.setattr(pool_module, "_quiet_worker", held_setup)
+    monkeypatch.setattr(threading, "active_count", lambda: 1)  # forked, as a sync's are
+    try:
+        with CpuPool(2, per_core=False) as pool:
+            workers = [worker.process for worker in pool._started]
+            assert [os.read(ready_r, 1) for _ in workers] == [b"r", b"r"]
+            for process in workers:
+                os.kill(process.pid or 0, signal.SIGINT)
+            os.write(go_w, b"gg")
+            assert {pool.call(os.getpid) for _ in range(4)} <= {p.pid for p in workers}
+            assert all(process.is_alive() for process in workers)
+        assert [process.exitcode for process in workers] == [0, 0]
+    finally:
+        for descriptor in (ready_r, ready_w, go_r, go_w):
+            os.close(descriptor)
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_a_pool_entered_again_starts_afresh() -> None:
+    """A pool left with calls it expected still to come is entered again: new workers, and
+    nothing of the earlier run's expectation, so they serve every call."""
+    pool = CpuPool(2, per_core=False)
+    with pool:
+        pool.expect(3)
+        assert pool.call(os.getpid) != os.getpid()
+    assert pool.call(os.getpid) == os.getpid()  # after exit: in the calling process
+    with pool:
+        workers = {worker.process.pid for worker in pool._started}
+        assert {pool.call(os.getpid) for _ in range(4)} <= workers
+
+
+def _killed() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_a_worker_killed_by_a_signal_is_said_so() -> None:
+    with CpuPool(2, per_core=False) as pool, pytest.raises(NexoError) as caught:
+        pool.call(_killed)
+    assert caught.value.kind == "io"
+    assert caught.value.message == "a worker process ended during _killed (killed by SIGKILL)"
+
+
+_RUN_WITH_THREADS = """
+import os, sys, threading
+from nexo_pkg.fleet.pool import CpuPool
+
+
+def hold(path):
+    os.read(os.open(path, os.O_RDWR), 1)  # a FIFO nobody writes to: waits for good
+
+
+if __name__ == "__main__":
+    # Another thread runs: the pool's workers come from a fork server, not from a fork.
+    threading.Thread(target=threading.Event().wait, daemon=True).start()
+    with CpuPool(2, per_core=False) as pool:
+        print(" ".join(str(worker.process.pid) for worker in pool._started), flush=True)
+        pool.call(hold, sys.argv[1])
+"""
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_workers_from_a_fork_server_end_with_a_killed_run_even_mid_step(tmp_path: Path) -> None:
+    """A run killed with SIGKILL while a worker started by a fork server runs a step: that
+    worker has no death signal tied to the run, yet it ends (mid-step) rather than finish
+    the step behind the back of whatever runs next."""
+    script = tmp_path / "run.py"
+    script.write_text(_RUN_WITH_THREADS, encoding="utf-8")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    run = subprocess.Popen(
+        [sys.executable, str(script), str(fifo)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert run.stdout is not None
+    workers = [int(pid) for pid in run.stdout.readline().split()]
+    assert len(workers) == 2
+
+    def waiting_on_the_fifo(pid: int) -> bool:
+        try:
+            return any(
+                str(link.readlink()) == str(fifo) for link in Path(f"/proc/{pid}/fd").iterdir()
+            )
+        except OSError:
+            return False
+
+    try:
+        deadline = time.monotonic() + 60
+        while not any(waiting_on_the_fifo(pid) for pid in workers):
+            assert time.monotonic() < deadline, "no worker took the step"
+            time.sleep(0.01)
+        run.kill()
+        run.wait(timeout=60)
+        deadline = time.monotonic() + 30
+        while any(_running(pid) for pid in workers) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not [pid for pid in workers if _running(pid)], "a worker outlived the run"
+    finally:
+        for pid in workers:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        run.kill()
+        run.wait(timeout=60)
+        run.stdout.close()
+
+
+def _running(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+_CTRL_C_AT_START = """
+import os, signal, threading
+from nexo_pkg.fleet.pool import CpuPool
+
+if __name__ == "__main__":
+    # Another thread runs: the pool's workers come from a fork server, not from a fork.
+    threading.Thread(target=threading.Event().wait, daemon=True).start()
+    signal.signal(signal.SIGINT, lambda signum, frame: None)  # the run's own handler
+    with CpuPool(2, per_core=False) as pool:
+        workers = [worker.process for worker in pool._started]
+        for process in workers:  # a Ctrl-C while they are still setting themselves up
+            os.kill(process.pid, signal.SIGINT)
+        served = {pool.call(os.getpid) for _ in range(4)}
+        alive = all(process.is_alive() for process in workers)
+        print(alive and served <= {process.pid for process in workers}, flush=True)
+    print([process.exitcode for process in workers], flush=True)
+"""
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_workers_from_a_fork_server_are_born_ignoring_ctrl_c(tmp_path: Path) -> None:
+    """The fork server's children start with Python's SIGINT handler until they ignore
+    SIGINT themselves: a Ctrl-C to the process group then would kill them with a
+    KeyboardInterrupt traceback. They are born ignoring it."""
+    script = tmp_path / "run.py"
+    script.write_text(_CTRL_C_AT_START, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "True\n[0, 0]\n"), done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.skipif(not SEVERAL_CORES, reason="one core: the pool runs steps in-process")
+def test_a_step_that_cannot_be_sent_or_answered_fails_alone_with_io() -> None:
+    """A call whose arguments, or whose answer, do not pickle fails that step (``io``) as a
+    NexoError, which a run reports as that plugin's failure; the pool goes on."""
+    with CpuPool(2, per_core=False) as pool:
+        with pytest.raises(NexoError) as sent:
+            pool.call(id, threading.Lock())
+        assert sent.value.kind == "io"
+        assert sent.value.message.startswith("id cannot be sent to a worker process: ")
+        with pytest.raises(NexoError) as answered:
+            pool.call(threading.Lock)
+        assert answered.value.kind == "io"
+        assert "cannot be sent back" in answered.value.message
+        assert pool.call(os.getpid) != os.getpid()

@@ -268,3 +268,64 @@ def test_a_frozen_sync_reads_its_lock_once(
     document = _sync(lock_path, tmp_path / "root", fleet_env, tmp_path / "sync-home")
     assert [item["action"] for item in document["plugins"]] == ["installed"] * 3
     assert reads == [lock_path]
+
+
+@linux_only
+@pytest.mark.parametrize("jobs", ["1", "3"])
+def test_a_write_back_error_fails_the_plugin_that_lost_data_and_publishes_nothing_of_it(
+    *,
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    monkeypatch: pytest.MonkeyPatch,
+    jobs: str,
+) -> None:
+    """The disk fails to write back some of bravo's files. The file system's syncfs reports
+    that once, to the first plugin that asks (alpha, one job at a time), so it proves
+    nothing about whose data was lost: every tree of the file system is then fsynced file by
+    file, and only bravo, whose files fail their fsync, fails (``io``, the kernel's words);
+    nothing of it is published, and the others are installed."""
+    from nexo_pkg.core import durable
+
+    lock_path = _locked_fleet(tmp_path, fleet_env, registry.ref("plugins"), make_dist)
+    dest = tmp_path / "root"
+    reported: list[int] = []
+    real_fsync = os.fsync
+
+    def syncfs(descriptor: int) -> bool:
+        if not reported:
+            reported.append(descriptor)
+            raise OSError(5, "Input/output error")
+        return True
+
+    def fsync(descriptor: int) -> None:
+        path = str(Path(f"/proc/self/fd/{descriptor}").readlink())
+        if "/.nexo/staging/bravo" in path and path.endswith("/bin/bravo"):
+            raise OSError(5, "Input/output error")
+        real_fsync(descriptor)
+
+    monkeypatch.setattr(durable, "_SHARED", durable._SharedSyncfs())
+    monkeypatch.setattr(durable, "syncfs", syncfs)
+    monkeypatch.setattr(os, "fsync", fsync)
+    synced = nexo(
+        "plugin", "sync", "--lock", str(lock_path), "--dest", str(dest), "--frozen",
+        "--plain-http", "--json", "--jobs", jobs,
+        env={**fleet_env, "NEXO_HOME": str(tmp_path / "sync-home")}, in_process=True,
+    )  # fmt: skip
+    assert synced.code == 1, synced.stdout
+    outcomes = {item["id"]: item for item in synced.document["plugins"]}
+    assert outcomes["bravo"]["action"] == "failed"
+    assert outcomes["bravo"]["kind"] == "io"
+    assert "Input/output error" in outcomes["bravo"]["error"]
+    assert (outcomes["alpha"]["action"], outcomes["charlie"]["action"]) == (
+        "installed",
+        "installed",
+    )
+    assert len(reported) == 1
+    assert sorted(path.name for path in dest.iterdir()) == [
+        ".nexo-install.lock",
+        ".nexo-sync.lock",
+        "alpha-1.0.0",
+        "charlie-1.2.0",
+    ]

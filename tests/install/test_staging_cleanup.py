@@ -45,3 +45,69 @@ def test_a_published_tree_is_never_touched(tmp_path: Path) -> None:
         _stopped_after_staging(dest, publish_to=final)
     assert (final / "file").read_text() == "x"
     assert _staging(dest) == []
+
+
+def test_a_signal_between_the_renames_of_a_replacement_puts_the_old_tree_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The old version has been moved out of sight and the new one is about to be renamed in
+    when the signal's exception lands (as Ctrl-C may, between two renames): the replacement
+    is undone before the exception goes on, so the root holds the old version, visible, as
+    before the run (not nothing until the next run replays the journal)."""
+    from nexo_pkg.install import root as root_module
+
+    dest = tmp_path / "plugins"
+    old = dest / "hello-1.0.0"
+    old.mkdir(parents=True)
+    (old / "file").write_text("old")
+    final = dest / "hello-2.0.0"
+    real_rename = Path.rename
+
+    def rename(self: Path, target: str | Path) -> Path:
+        if Path(target) == final:
+            raise _Stop
+        return real_rename(self, target)
+
+    with locked_root(dest) as root:
+        tree = root.new_staging("hello")
+        (tree / "file").write_text("new")
+        monkeypatch.setattr(Path, "rename", rename)
+        with pytest.raises(_Stop):
+            root_module.publish(root, tree, final, replaces=(old,))
+        monkeypatch.undo()
+        assert (old / "file").read_text() == "old"
+        assert not final.exists()
+        journal = dest / ".nexo" / "journal"
+        assert not journal.exists() or list(journal.iterdir()) == []
+
+
+def test_a_signal_right_after_the_last_rename_of_a_replacement_keeps_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same exception landing once the new tree is renamed in: the replacement is
+    complete and stays so (one version visible, never the old one back beside it)."""
+    from nexo_pkg.install import root as root_module
+
+    dest = tmp_path / "plugins"
+    old = dest / "hello-1.0.0"
+    old.mkdir(parents=True)
+    (old / "file").write_text("old")
+    final = dest / "hello-2.0.0"
+    real_rename = Path.rename
+
+    def rename(self: Path, target: str | Path) -> Path:
+        moved = real_rename(self, target)
+        if Path(target) == final:
+            raise _Stop
+        return moved
+
+    with locked_root(dest) as root:
+        tree = root.new_staging("hello")
+        (tree / "file").write_text("new")
+        monkeypatch.setattr(Path, "rename", rename)
+        with pytest.raises(_Stop):
+            root_module.publish(root, tree, final, replaces=(old,))
+        monkeypatch.undo()
+    assert (final / "file").read_text() == "new"
+    assert not old.exists()
+    assert sorted(p.name for p in dest.iterdir() if not p.name.startswith(".")) == [final.name]

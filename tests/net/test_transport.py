@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import socket
+import struct
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -38,11 +41,28 @@ class _Recorder(LoopbackServer):
         self.endings: list[str] = []
         # Bytes sent after the next answer's body, unasked.
         self.trailing = b""
+        # Set at the end of a test: a "stall" answer (none, the connection held open) ends.
+        self.released = threading.Event()
 
     def handle(self, handler: BaseHTTPRequestHandler) -> None:
         self.connections.append(handler.client_address)
         ending = self.endings.pop(0) if self.endings else "keep"
         if ending == "vanish":
+            handler.close_connection = True
+            return
+        if ending == "stall":
+            self.released.wait(timeout=60)
+            handler.close_connection = True
+            return
+        if ending == "reset-midway":
+            # The first bytes of an answer, then a TCP reset (SO_LINGER 0), as a proxy or a
+            # server that crashes while answering leaves a connection.
+            handler.wfile.write(b"HTTP/1.1 2")
+            handler.wfile.flush()
+            handler.connection.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+            )
+            handler.connection.close()
             handler.close_connection = True
             return
         handler.send_response(200)
@@ -60,7 +80,10 @@ class _Recorder(LoopbackServer):
 @pytest.fixture
 def recorder() -> Iterator[_Recorder]:
     with _Recorder() as server:
-        yield server
+        try:
+            yield server
+        finally:
+            server.released.set()
 
 
 def _fetch(client: GitHubClient, server: _Recorder, times: int) -> None:
@@ -126,6 +149,42 @@ def test_a_post_on_a_kept_alive_connection_the_server_closed_is_not_sent_twice()
         assert client.get(recorder.url + "/doc").status_code == 200
         with pytest.raises(httpx.RemoteProtocolError):
             client.post(recorder.url + "/doc", content=b"{}")
+    assert len(recorder.connections) == 2
+    assert len(set(recorder.connections)) == 1
+
+
+def test_a_request_whose_answer_began_before_the_connection_ended_is_not_sent_again(
+    recorder: _Recorder,
+) -> None:
+    # The server began to answer on the kept-alive connection, then reset it: the request
+    # reached it, so the connection's end is the server's answer, not a close that crossed
+    # the request; the client's retries (none here) decide.
+    recorder.endings = ["keep", "reset-midway"]
+    with (
+        GitHubClient(recorder.url, retries=0) as client,
+        pytest.raises(NexoError) as caught,
+    ):
+        _fetch(client, recorder, 2)
+    assert caught.value.kind == "network"
+    assert "gave up after 1 attempts" in caught.value.message
+    assert len(recorder.connections) == 2
+    assert len(set(recorder.connections)) == 1
+
+
+def test_a_kept_alive_connection_cut_at_the_deadline_is_not_tried_again(
+    recorder: _Recorder,
+) -> None:
+    # The request's deadline passes while the server holds the answer back: the watchdog
+    # cuts the connection, which the transport sees end before any answer, as when a close
+    # crosses a request. That end is the deadline's, not the server's: nothing goes again.
+    recorder.endings = ["keep", "stall"]
+    with (
+        GitHubClient(recorder.url, retries=0, timeout=0.5) as client,
+        pytest.raises(NexoError) as caught,
+    ):
+        _fetch(client, recorder, 2)
+    assert caught.value.kind == "network"
+    assert "deadline" in caught.value.message
     assert len(recorder.connections) == 2
     assert len(set(recorder.connections)) == 1
 

@@ -1,0 +1,48 @@
+"""``sync --dry-run`` refuses the flags the run itself refuses, with the same error: a
+rehearsal that passes what the real run turns down (``--jobs 0``, a malformed
+``--registry-mirror``, two signature flags that exclude each other) rehearses nothing."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.cli import nexo
+
+from .conftest import LINUX
+
+
+def _lock(path: Path) -> Path:
+    path.write_text(
+        "lock_version = 1\n\n[plugins.alpha]\n"
+        'source = "oci://127.0.0.1:9/plugins/alpha"\nrequirement = "*"\nversion = "1.0.0"\n'
+        f'resolved = "oci://127.0.0.1:9/plugins/alpha@sha256:{"a" * 64}"\n\n'
+        f'[plugins.alpha.targets.{LINUX}]\nasset = "alpha-1.0.0-{LINUX}.tar.gz"\nsize = 10\n'
+        f'sha256 = "{"b" * 64}"\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ("--jobs", "0"),
+        ("--timeout", "0"),
+        ("--registry-mirror", "a="),
+        ("--nexo-version", "x.y"),
+        ("--require-signature", "--skip-signature-verify"),
+        ("--config", "/nonexistent/nexo-config"),
+    ],
+)
+def test_a_dry_run_refuses_what_the_run_refuses(
+    tmp_path: Path, fleet_env: dict[str, str], flags: tuple[str, ...]
+) -> None:
+    lock = _lock(tmp_path / "nexo-plugins.lock")
+    dest = tmp_path / "root"
+    common = ("plugin", "sync", "--lock", str(lock), "--dest", str(dest), "--frozen", "--json")
+    run = nexo(*common, *flags, env=fleet_env, in_process=True)
+    rehearsal = nexo(*common, "--dry-run", *flags, env=fleet_env, in_process=True)
+    assert run.code == 2, run.stdout
+    assert (rehearsal.code, rehearsal.document) == (run.code, run.document)
+    assert not dest.exists()
