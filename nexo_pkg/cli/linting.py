@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
+from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, ConfigError, NexoError, UsageError
 from nexo_pkg.core.output import OUTPUT, report_error
 from nexo_pkg.lint.reporters import REPORTERS
 from nexo_pkg.manifest.options import LintOptions
@@ -129,7 +129,8 @@ def _lint_found(
 def _daemon_config_files(request: LintRequest) -> list[str]:
     """With ``--config DIR`` or ``--daemon-config``: the daemon's config files about microapps
     in its configuration directory (found as the daemon finds it) and the microapp manifests
-    they make it discover. Raises :class:`UsageError` when the directory does not exist."""
+    they make it discover. Raises :class:`ConfigError` (``config``, exit 2) when the directory
+    does not exist."""
     if request.config is None and not request.daemon_config:
         return []
     from nexo_pkg.lint.daemon_files import daemon_config_files  # noqa: PLC0415
@@ -139,7 +140,8 @@ def _daemon_config_files(request: LintRequest) -> list[str]:
     directory = Path(config).expanduser().absolute() if config is not None else config_dir(None)
     if not directory.is_dir():
         why = "is not a directory" if directory.exists() else "does not exist"
-        raise UsageError(f"the daemon's configuration directory {directory} {why}")
+        # The kind every command gives a --config that names no directory.
+        raise ConfigError(f"the daemon's configuration directory {directory} {why}")
     return [str(path) for path in daemon_config_files(directory)]
 
 

@@ -12,7 +12,7 @@ from nexo_pkg.cli.common import colour_enabled, fail
 from nexo_pkg.cli.options import JsonOption
 from nexo_pkg.core.diagnostics import FileResult
 from nexo_pkg.core.errors import NexoError
-from nexo_pkg.core.output import emit_json, say, warn
+from nexo_pkg.core.output import emit_json, say, say_error, warn
 
 if TYPE_CHECKING:
     from nexo_pkg.pack.build import ArchiveStats
@@ -143,7 +143,7 @@ def pack_command(  # noqa: PLR0917  # typer maps each flag to one parameter
         failure = "the packed plugin failed the handshake checks"
         passed = check_after(Path(tarball.path), document, failure, json_output=json_output)
         if not passed:
-            say(f"error: {failure}")
+            say_error(failure)
     if json_output:
         emit_json(document)
     if not passed:

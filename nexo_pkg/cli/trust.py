@@ -20,7 +20,7 @@ from nexo_pkg.cli.options import (
     YesOption,
 )
 from nexo_pkg.core.errors import UsageError
-from nexo_pkg.core.output import emit_json, say
+from nexo_pkg.core.output import emit_json, say, warn
 from nexo_pkg.core.terminal import printable
 
 if TYPE_CHECKING:
@@ -209,7 +209,7 @@ def list_command(
         return
     # Every value below comes from the policy file, whoever wrote it: escaped.
     for warning in policy.warnings:
-        say(printable(warning))
+        warn(printable(warning))
     say(printable(f"Policy: {path}{'' if path.exists() else ' (not created yet)'}"))
     say(f"Default mode: {printable(policy.default)}")
     if not policy.authors:

@@ -1,8 +1,9 @@
 """The run's output settings, its two note streams and the one renderer of a failure.
 
-``--quiet`` drops notes (:func:`say`); warnings (:func:`warn`) are always shown. The command
-line sets :data:`OUTPUT` once from its global options; a room below it that must tell the
-person at the terminal something (which configuration directory is in use) says it here.
+``--quiet`` drops notes (:func:`say`); warnings (:func:`warn`) and errors (:func:`say_error`,
+:func:`report_error`) are always shown. The command line sets :data:`OUTPUT` once from its
+global options; a room below it that must tell the person at the terminal something (which
+configuration directory is in use) says it here.
 :func:`report_error` is how every command reports a :class:`~nexo_pkg.core.errors.NexoError`:
 one ``error: …`` line on stderr and, with ``--json``, the failure document on stdout
 (:func:`emit_json`).
@@ -43,6 +44,12 @@ def warn(message: str) -> None:
     """A warning: stderr, shown even with ``--quiet``."""
     text = message if message.lower().startswith("warning") else f"warning: {message}"
     sys.stderr.write(text + "\n")
+
+
+def say_error(message: str) -> None:
+    """An ``error: …`` line of a failure that is not raised (a failed ``--check``): stderr,
+    shown even with ``--quiet`` (``message`` comes escaped)."""
+    sys.stderr.write(f"error: {message}\n")
 
 
 def say_once(message: str, *, warning: bool = False) -> None:

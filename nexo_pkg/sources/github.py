@@ -16,6 +16,7 @@ import difflib
 import hashlib
 import io
 import json
+import logging
 import os
 import re
 import shutil
@@ -246,6 +247,21 @@ def _format_reset(response: httpx.Response) -> tuple[str, dict[str, Any]]:
     return f"at {stamp}", details
 
 
+_LOG = logging.getLogger(__name__)
+
+# The ``type`` of an entry of a GraphQL answer's ``errors`` that says the rate limit is spent
+# (answered with HTTP 200: github/docs#22607; ``RATE_LIMIT`` in some answers, githubkit#271).
+_GRAPHQL_LIMITED = frozenset({"RATE_LIMITED", "RATE_LIMIT"})
+
+
+def _graphql_rate_limited(document: Any) -> bool:
+    """Whether a GraphQL answer's ``errors`` say the rate limit is spent."""
+    errors = document.get("errors") if isinstance(document, dict) else None
+    return isinstance(errors, list) and any(
+        isinstance(error, dict) and error.get("type") in _GRAPHQL_LIMITED for error in errors
+    )
+
+
 def _is_rate_limited(response: httpx.Response) -> bool:
     headers = response.headers
     limited = headers.get("x-ratelimit-remaining") == "0" or "retry-after" in headers
@@ -293,6 +309,9 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
             sleep=sleep,
         )
         self._net.host = urlsplit(self.api_base).netloc
+        # When GraphQL answered that its rate limit is spent: when it resets ("at …" or
+        # "later"); nothing more is asked of it (REST's limit is separate).
+        self.graphql_spent: str | None = None
         self._answers = AnswerCache(blobs) if blobs is not None and answers else None
 
     def __exit__(self, *exc_info: object) -> None:
@@ -349,12 +368,31 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
             if _is_rate_limited(response):
                 when, details = _format_reset(response)
                 raise NexoError(
-                    f"GitHub API rate limit exceeded ({what}); it resets {when}. Set "
-                    f"{self._token_hint()} to a token for a higher limit",
-                    kind="rate_limited",
-                    details=details,
+                    self._limit_message(what, when), kind="rate_limited", details=details
                 )
             yield response
+
+    def _limit_message(self, what: str, when: str) -> str:
+        """What a spent rate limit is said as: without a token, which variables would raise
+        it; with one, that this token's limit is spent (another token of the same account
+        shares it) and where the token came from."""
+        if self.token is None:
+            return (
+                f"GitHub API rate limit exceeded ({what}); it resets {when}. Set "
+                f"{self._token_hint()} to a token for a higher limit"
+            )
+        return (
+            f"GitHub API rate limit exceeded ({what}): the limit of the token from "
+            f"{self._token_source()} is spent; it resets {when}"
+        )
+
+    def _token_source(self) -> str:
+        """The variable the token was read from, as :func:`resolve_token` chooses it, else
+        gh's login."""
+        for name in token_variables(self.api_base):
+            if os.environ.get(name, "").strip() == self.token:
+                return name
+        return "`gh auth token`"
 
     def _token_hint(self) -> str:
         names = token_variables(self.api_base)
@@ -663,7 +701,9 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         API's ``repository.latestRelease``; a token is required, so callers ask only with
         one). A repository the answer gives no release for is left out, for its caller to
         ask the REST API as before. Raises ``rate_limited`` and ``network`` as the REST
-        requests do, and ``network`` for an answer that is not GraphQL's."""
+        requests do, and ``network`` for an answer that is not GraphQL's. An answer whose
+        ``errors`` say the rate limit is spent (HTTP 200, ``RATE_LIMITED``) is said on the debug
+        log and recorded in :attr:`graphql_spent`; what it holds is kept (usually nothing)."""
         fields = (
             "latestRelease { tagName publishedAt "
             "releaseAssets(first: 100) { nodes { id name size downloadUrl digest updatedAt } } }"
@@ -681,18 +721,30 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         body = json.dumps({"query": query, "variables": variables}).encode()
         what = f"latest releases of {len(repositories)} repositories (GraphQL)"
 
-        def attempt() -> Any:
+        def attempt() -> tuple[Any, str]:
             with self._open(
                 graphql_url(self.api_base), "application/json", what,
                 {"Content-Type": "application/json"}, content=body,
             ) as response:  # fmt: skip
                 _expect_ok(response, what, self._token_hint())
                 raw = self._net.read_document(response, what, limit=MAX_DOCUMENT_BYTES)
-                return parse_json(raw, what)
+                return parse_json(raw, what), _format_reset(response)[0]
 
-        document = self._net.with_retries(attempt)
+        document, when = self._net.with_retries(attempt)
+        limited = _graphql_rate_limited(document)
+        if limited:
+            # GraphQL's limit is its own: the REST API may still answer each repository.
+            self.graphql_spent = when
+            _LOG.debug(
+                "GitHub's GraphQL API says its rate limit is spent (%s; it resets %s); "
+                "asking the REST API for each repository instead",
+                what,
+                when,
+            )
         data = document.get("data") if isinstance(document, dict) else None
         if not isinstance(data, dict):
+            if limited:
+                return {}
             raise NexoError(f"{what}: the answer holds no data", kind="network")
         found: dict[tuple[str, str], Release] = {}
         for index, key in enumerate(repositories):

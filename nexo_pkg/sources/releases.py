@@ -131,6 +131,8 @@ def prefetch_newest(
     found: dict[tuple[str, str], Release] = {}
     if client.token is not None:
         for start in range(0, len(wanted), GRAPHQL_BATCH):
+            if client.graphql_spent is not None:
+                break  # GraphQL said its limit is spent: the rest go over REST
             try:
                 found.update(client.latest_releases(wanted[start : start + GRAPHQL_BATCH]))
             except NexoError as error:

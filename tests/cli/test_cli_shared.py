@@ -81,7 +81,7 @@ def test_a_lint_failure_is_rendered_as_every_other_failure(tmp_path: Path) -> No
     assert "\x1b" not in result.stderr
     (line,) = [each for each in result.stderr.splitlines() if each.startswith("error: ")]
     assert "config\\u001b[2J" in line
-    assert line.endswith("[usage]")
+    assert line.endswith("[config]")  # the kind of a --config naming no directory anywhere
 
 
 @pytest.mark.parametrize(

@@ -280,6 +280,50 @@ def test_a_spent_rate_limit_stops_the_kind_it_came_from(
     assert _asked(github_server) == [("POST", "/graphql")]
 
 
+@pytest.mark.parametrize("error_type", ["RATE_LIMITED", "RATE_LIMIT"])
+def test_graphql_saying_its_limit_is_spent_leaves_the_lookups_to_rest(
+    tmp_path: Path,
+    github_server: GitHubServer,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    error_type: str,
+) -> None:
+    """GraphQL answers a spent rate limit with HTTP 200 and an ``errors`` entry of type
+    ``RATE_LIMITED`` (github/docs#22607): no failure, since the REST API's limit is its own.
+    It is said on the debug log with when it resets, no further GraphQL batch is asked, and
+    each repository is read over REST as without a token."""
+    from nexo_pkg.sources import releases
+
+    for name in TOKENS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NEXO_GITHUB_TOKEN", "secret-token")
+    monkeypatch.setattr(releases, "GRAPHQL_BATCH", 1)  # two batches: the second is not asked
+    origins = _hello_and_weather(github_server)
+    github_server.graphql_rate_limit(error_type=error_type, reset=1_900_000_000, times=None)
+    github_server.requests.clear()
+    network = NetworkChoices(github_api_url=github_server.url)
+    with (
+        caplog.at_level("DEBUG", logger="nexo_pkg.sources.github"),
+        SourceContext(tmp_path / "home", network) as context,
+    ):
+        known = prefetch_newest(origins, context, jobs=2)
+    assert known.stopped == {}
+    found = known.found["github-releases"]
+    assert {key: release.tag for key, release in found.items()} == {
+        ("acme", "hello"): "v2.0.0",
+        ("acme", "weather"): "v0.3.0",
+    }
+    assert _asked(github_server) == [
+        ("GET", "/repos/acme/hello/releases/latest"),
+        ("GET", "/repos/acme/weather/releases/latest"),
+        ("POST", "/graphql"),
+    ]
+    (said,) = [record.getMessage() for record in caplog.records if "GraphQL" in record.getMessage()]
+    assert "rate limit is spent" in said
+    assert "it resets at 2030-03-17T17:46:40Z" in said
+    assert "REST API" in said
+
+
 def test_a_release_origin_is_named_by_its_repository() -> None:
     origin = {"type": "github-releases", "owner": "acme", "repo": "hello", "tag": "v1.0.0"}
     assert origin_label(origin) == "acme/hello"

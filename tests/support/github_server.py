@@ -15,6 +15,7 @@ Usage::
         github_server.fail(status=502, times=2)            # next two requests answer 502
         github_server.drop_connection(path_contains="/assets/")
         github_server.rate_limit(status=403, reset=1_900_000_000)
+        github_server.graphql_rate_limit(reset=1_900_000_000)  # 200 with RATE_LIMITED
         github_server.redirect_assets_to(asset_host)       # asset bytes come from another port
         ...
         github_server.requests_to("/assets/")[0].headers["authorization"]
@@ -46,7 +47,9 @@ import pytest
 
 from support.http_kit import LoopbackServer
 
-FaultKind = Literal["status", "drop", "truncate", "wrong_length", "slow", "rate_limit"]
+FaultKind = Literal[
+    "status", "drop", "truncate", "wrong_length", "slow", "rate_limit", "graphql_rate_limit"
+]
 
 
 @dataclass
@@ -60,6 +63,7 @@ class Fault:
     delay: float = 0.0
     length_delta: int = 0
     headers: dict[str, str] = field(default_factory=dict)
+    error_type: str = ""
 
     def matches(self, path: str) -> bool:
         return self.path_contains is None or self.path_contains in path
@@ -148,6 +152,32 @@ class _LoopbackServer(LoopbackServer):
             Fault("rate_limit", times, path_contains, status=status, headers=headers)
         )
 
+    def graphql_rate_limit(
+        self,
+        *,
+        error_type: str = "RATE_LIMITED",
+        reset: int | None = None,
+        headers: bool = True,
+        times: int | None = 1,
+    ) -> Fault:
+        """Answer ``POST /graphql`` as GitHub's GraphQL API answers a spent rate limit: HTTP
+        200, ``{"data": null, "errors": [{"type": "RATE_LIMITED", ...}]}`` (github/docs#22607;
+        some answers say ``RATE_LIMIT``: ``error_type``), with ``X-RateLimit-Remaining: 0``
+        and ``X-RateLimit-Reset`` unless ``headers`` is false."""
+        extra = {"X-RateLimit-Limit": "5000", "X-RateLimit-Remaining": "0"}
+        extra["X-RateLimit-Reset"] = str(reset if reset is not None else int(time.time()) + 600)
+        extra["X-RateLimit-Resource"] = "graphql"
+        return self.add_fault(
+            Fault(
+                "graphql_rate_limit",
+                times,
+                "/graphql",
+                status=200,
+                headers=extra if headers else {},
+                error_type=error_type,
+            )
+        )
+
     def clear_faults(self) -> None:
         with self._lock:
             self._faults.clear()
@@ -177,7 +207,7 @@ class _LoopbackServer(LoopbackServer):
             if fault.kind == "slow":
                 time.sleep(fault.delay)
         for fault in faults:
-            if fault.kind in {"status", "rate_limit"}:
+            if fault.kind in {"status", "rate_limit", "graphql_rate_limit"}:
                 # Answered without routing: the request's body is read all the same, so a
                 # kept-alive connection's next request starts where the client put it.
                 _drain(handler, headers)
@@ -187,6 +217,15 @@ class _LoopbackServer(LoopbackServer):
                 return
             if fault.kind == "rate_limit":
                 body = b'{"message": "API rate limit exceeded"}'
+                self._send(handler, fault.status, body, [], extra=fault.headers)
+                return
+            if fault.kind == "graphql_rate_limit":
+                message = "API rate limit already exceeded for user ID 1."
+                document = {
+                    "data": None,
+                    "errors": [{"type": fault.error_type, "message": message}],
+                }
+                body = json.dumps(document).encode()
                 self._send(handler, fault.status, body, [], extra=fault.headers)
                 return
         status, body, content_type, extra = self.route(handler, urlsplit(path).path, headers)
