@@ -452,14 +452,11 @@ def run(arguments: list[str]) -> int:
     try:
         outcome = command.main(args=arguments, prog_name="nexo", standalone_mode=False)
     except typer.TyperException as error:
-        # click's usage errors (exit 2) and file errors know how to print themselves.
+        # click's usage errors (exit 2) and file errors: one line, as every other failure,
+        # naming the help to read instead of click's usage block.
         if json_output:
             emit_json(UsageError(error.format_message()).to_json())
-        show = getattr(error, "show", None)
-        if callable(show):
-            show()
-        else:
-            sys.stderr.write(f"error: {error.format_message()}\n")
+        sys.stderr.write(f"error: {_usage_line(error)}\n")
         return error.exit_code
     except typer.Abort:
         cancelled = NexoError("cancelled; nothing was changed", kind="cancelled")
@@ -467,6 +464,18 @@ def run(arguments: list[str]) -> int:
     except NexoError as error:
         return report_error(error, json_output=json_output)
     return outcome if isinstance(outcome, int) else 0
+
+
+def _usage_line(error: typer.TyperException) -> str:
+    """A click error's message on one line; a usage error also names the help of the
+    command it is about (``Run 'nexo plugin lint -h' for help.``)."""
+    message = " ".join(error.format_message().split())
+    context = getattr(error, "ctx", None)
+    if isinstance(error, TyperUsageError) and context is not None:
+        if not message.endswith((".", "?", "!")):
+            message += "."
+        message = f"{message} Run '{context.command_path} -h' for help."
+    return message
 
 
 def _asks_for_json(arguments: list[str]) -> bool:

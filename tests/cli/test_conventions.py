@@ -266,6 +266,41 @@ def test_json_usage_errors_still_print_one_document(args: list[str], tmp_path: P
     assert not (tmp_path / "home").exists()
 
 
+@pytest.mark.parametrize(
+    ("args", "says", "help_of"),
+    [
+        (
+            ["plugin", "lint", "--no-such-flag"],
+            "No such option: --no-such-flag",
+            "nexo plugin lint",
+        ),
+        (["plugin", "schema", "extra"], "unexpected extra argument", "nexo plugin schema"),
+        (["plugin", "instal"], "Did you mean 'install'", "nexo plugin"),
+        (["plugin", "trust", "add"], "Missing argument", "nexo plugin trust add"),
+        (
+            ["plugin", "cache", "prune", "--older-than-days", "soon"],
+            "'soon' is not a valid float",
+            "nexo plugin cache prune",
+        ),
+        (["--no-such-flag"], "No such option", "nexo"),
+    ],
+)
+def test_a_usage_error_is_one_line_naming_the_help_to_read(
+    args: list[str], says: str, help_of: str, tmp_path: Path
+) -> None:
+    """SPEC §1: one clear line on stderr saying what is wrong and what to do, exit 2: not
+    click's usage block."""
+    result = nexo(*args, env=base_env(NEXO_HOME=str(tmp_path / "home")))
+    assert result.code == 2
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert says in lines[0]
+    assert lines[0].endswith(f"Run '{help_of} -h' for help.")
+    assert not (tmp_path / "home").exists()
+
+
 def test_json_after_double_dash_is_an_argument_not_the_option(tmp_path: Path) -> None:
     result = nexo("plugin", "install", "--no-such-flag", "--", "--json", env=base_env())
     assert result.code == 2
