@@ -95,6 +95,32 @@ def _open_closed_streams() -> None:
         setattr(sys, f"__{name}__", stream)
 
 
+def _unexpected(error: Exception) -> int:
+    """Report a failure that reached the top as no :class:`NexoError`: one line (``io`` for an
+    operating-system error, ``internal`` for anything else, a bug of ours), one document
+    with ``--json``; ``--verbose`` adds the traceback. Returns the exit code."""
+    import traceback  # noqa: PLC0415
+
+    from nexo_pkg.core.errors import NexoError  # noqa: PLC0415
+    from nexo_pkg.core.output import OUTPUT, report_error  # noqa: PLC0415
+
+    if isinstance(error, OSError):
+        where = f": {error.filename}" if error.filename is not None else ""
+        failure = NexoError(f"{error.strerror or error}{where}", kind="io")
+    else:
+        failure = NexoError(
+            f"unexpected {type(error).__name__}: {error} (a bug in nexo-pkg; run again with "
+            "--verbose for its traceback and report it)",
+            kind="internal",
+        )
+    failure.__cause__ = error
+    if "--verbose" in sys.argv[1:] or "-v" in sys.argv[1:]:
+        OUTPUT.verbose = True  # the failure may have come before the options were read
+    if OUTPUT.verbose:
+        traceback.print_exception(error)
+    return report_error(failure, json_output="--json" in sys.argv[1:])
+
+
 def main() -> None:
     """Run the command line and exit with its code (0 yes, 1 no, 2 usage, 130/143 signals)."""
     if sys.stdin is None or sys.stdout is None or sys.stderr is None:
@@ -124,6 +150,8 @@ def main() -> None:
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
         raise SystemExit(0) from None
+    except Exception as error:  # noqa: BLE001 - the last resort: one line, never a traceback
+        code = _unexpected(error)
     if DEFERRED:
         # A signal came while the finished command printed its result, which is whole.
         late = Interrupted(DEFERRED[0])

@@ -272,6 +272,15 @@ class ErrorKind(StrEnum):
         "`check`: the target names nothing checkable (no manifest, nothing runnable).",
     )
 
+    # A failure nothing above describes: a bug of nexo-pkg's own.
+    INTERNAL = (
+        "internal",
+        EXIT_FAILURE,
+        "Something went wrong that no other kind describes: a bug in nexo-pkg. The line names "
+        "the exception; `--verbose` prints its traceback, to report with the command that "
+        "met it.",
+    )
+
     # A run cut short.
     INTERRUPTED = (
         "interrupted",

@@ -301,6 +301,65 @@ def test_a_usage_error_is_one_line_naming_the_help_to_read(
     assert not (tmp_path / "home").exists()
 
 
+_BROKEN_COMMAND = """
+import errno, sys
+import nexo_pkg.cli.app as app
+from nexo_pkg.cli.main import main
+
+def run(arguments):
+    if sys.argv[-1] == "os":
+        raise OSError(errno.ENOSPC, "No space left on device", "/plugins/.nexo/staging")
+    raise ValueError("a bug's own words")
+
+app.run = run
+sys.argv = ["nexo", *sys.argv[1:]]
+main()
+"""
+
+
+@pytest.mark.parametrize(
+    ("what", "kind", "says"),
+    [
+        ("bug", "internal", "unexpected ValueError: a bug's own words (a bug in nexo-pkg"),
+        ("os", "io", "No space left on device: /plugins/.nexo/staging"),
+    ],
+)
+@pytest.mark.parametrize("json_output", [False, True])
+def test_a_failure_no_kind_describes_is_one_line_not_a_traceback(
+    what: str, kind: str, says: str, json_output: bool
+) -> None:
+    """The last resort: an exception that reaches the top as no NexoError (a bug, or an
+    operating-system error no caller expected) is one line with its kind, and with
+    ``--json`` one document; ``--verbose`` adds the traceback."""
+    flags = ["--json"] if json_output else []
+    result = subprocess.run(
+        [sys.executable, "-c", _BROKEN_COMMAND, "plugin", "list", *flags, what],
+        capture_output=True, text=True, env=base_env(), timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert says in lines[0]
+    if json_output:
+        document = json.loads(result.stdout)
+        assert document["ok"] is False
+        assert document["kind"] == kind
+        assert says in document["error"]
+    else:
+        assert result.stdout == ""
+    verbose = subprocess.run(
+        [sys.executable, "-c", _BROKEN_COMMAND, "plugin", "list", "--verbose", what],
+        capture_output=True, text=True, env=base_env(), timeout=60, check=False,
+    )  # fmt: skip
+    assert verbose.returncode == 1
+    assert "Traceback" in verbose.stderr
+    said = [line for line in verbose.stderr.splitlines() if line.startswith("error: ")]
+    assert len(said) == 1
+    assert said[0].endswith(f" [{kind}]")
+
+
 def test_json_after_double_dash_is_an_argument_not_the_option(tmp_path: Path) -> None:
     result = nexo("plugin", "install", "--no-such-flag", "--", "--json", env=base_env())
     assert result.code == 2
