@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import subprocess
 import tarfile
@@ -16,7 +17,7 @@ import pytest
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.build import PackOptions, _write_assets, pack
-from nexo_pkg.pack.epoch import FALLBACK_EPOCH, resolve_source_date_epoch
+from nexo_pkg.pack.epoch import FALLBACK_EPOCH, LATEST_EPOCH, resolve_source_date_epoch
 from nexo_pkg.pack.layout import LAUNCHER
 from pack.pack_helpers import ProjectFactory, build_wheel, write_project
 
@@ -182,14 +183,24 @@ def test_source_date_epoch_precedence(tmp_path: Path, make_project: ProjectFacto
     assert {m.mtime for m in _members(result.tarball.path).values()} == {1_600_000_000}
 
 
-@pytest.mark.parametrize("value", ["soon", "-5", "1.5"])
+@pytest.mark.parametrize("value", ["soon", "-5", "1.5", str(LATEST_EPOCH + 1)])
 def test_bad_source_date_epoch_is_a_usage_error(make_project: ProjectFactory, value: str) -> None:
     project = make_project()
     error = _error(PackOptions(project=project), {"SOURCE_DATE_EPOCH": value})
     assert (error.kind, error.exit_code) == ("usage", 2)
     assert not (project / "dist").exists()
-    error = _error(PackOptions(project=project, source_date_epoch=-1))
-    assert (error.kind, error.exit_code) == ("usage", 2)
+    for flag in (-1, LATEST_EPOCH + 1, 99_999_999_999_999):
+        error = _error(PackOptions(project=project, source_date_epoch=flag))
+        assert (error.kind, error.exit_code) == ("usage", 2)
+        assert str(LATEST_EPOCH) in error.message
+    assert not (project / "dist").exists()
+
+
+def test_latest_source_date_epoch_packs(make_project: ProjectFactory) -> None:
+    result = pack(PackOptions(project=make_project(), source_date_epoch=LATEST_EPOCH))
+    assert {m.mtime for m in _members(result.tarball.path).values()} == {LATEST_EPOCH}
+    sbom = json.loads(_read(result.tarball.path, "sbom.cdx.json"))
+    assert sbom["metadata"]["timestamp"].startswith("9999-12-31T23:59:59")
 
 
 @pytest.mark.usefixtures("offline_pip_env")
