@@ -215,7 +215,33 @@ def vendor_requirements(
             kind="vendor_failed",
             details={"pip_exit_code": completed.returncode},
         )
+    drop_local_direct_urls(target)
     return read_report(report, requirements)
+
+
+def drop_local_direct_urls(target: Path) -> None:
+    """Remove the ``direct_url.json`` (PEP 610) that pip writes for a requirement installed
+    from a local file or directory, and its line in ``RECORD``: its ``file://`` URL is the
+    packing machine's absolute path, which would leak into the tarball and make the same
+    project give other bytes from another checkout. A remote URL or VCS reference is kept:
+    it says the same on every machine."""
+    for direct_url in sorted(target.glob("*.dist-info/direct_url.json")):
+        try:
+            document = json.loads(direct_url.read_bytes())
+        except (OSError, ValueError, RecursionError):
+            continue
+        url = document.get("url") if isinstance(document, dict) else None
+        if not isinstance(url, str) or not url.lower().startswith("file:"):
+            continue
+        direct_url.unlink()
+        record = direct_url.parent / "RECORD"
+        if record.is_file():
+            member = f"{direct_url.parent.name}/{direct_url.name}"
+            lines = record.read_bytes().splitlines(keepends=True)
+            kept = [
+                line for line in lines if line.split(b",", 1)[0].decode(errors="replace") != member
+            ]
+            record.write_bytes(b"".join(kept))
 
 
 def read_report(report: Path, requirements: Path) -> Any:

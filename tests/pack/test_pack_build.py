@@ -216,6 +216,34 @@ def test_requirements_are_vendored(make_project: ProjectFactory) -> None:
 
 
 @pytest.mark.usefixtures("offline_pip_env")
+def test_a_local_wheel_packs_the_same_bytes_from_any_checkout(tmp_path: Path) -> None:
+    """pip records a requirement installed from a local file in ``direct_url.json`` with the
+    checkout's absolute path: that file is not packed, so two checkouts give one tarball and
+    the packing machine's paths stay out of the release."""
+    files = {"localdep/__init__.py": b"X = 1\n"}
+    wheel = build_wheel(tmp_path / "w", "localdep", "1.0", files, purelib=True, tag="py3-none-any")
+    tarballs: list[Path] = []
+    for place in ("one", "elsewhere/two"):
+        project = write_project(tmp_path / place, requirements=f"./wheels/{wheel.name}\n")
+        (project / "wheels").mkdir()
+        (project / "wheels" / wheel.name).write_bytes(wheel.read_bytes())
+        options = PackOptions(
+            project=project, out=tmp_path / f"out{len(tarballs)}", source_date_epoch=EPOCH
+        )
+        tarballs.append(pack(options).tarball.path)
+    assert tarballs[0].read_bytes() == tarballs[1].read_bytes()
+    members = _members(tarballs[0])
+    assert "lib/localdep/__init__.py" in members
+    assert not [name for name in members if name.endswith("direct_url.json")]
+    record = _read(tarballs[0], "lib/localdep-1.0.dist-info/RECORD").decode()
+    assert "localdep/__init__.py," in record
+    assert "direct_url.json" not in record
+    for name, member in members.items():
+        if member.isfile():
+            assert str(tmp_path).encode() not in _read(tarballs[0], name), name
+
+
+@pytest.mark.usefixtures("offline_pip_env")
 def test_requirements_flag_overrides_the_default(
     tmp_path: Path, make_project: ProjectFactory
 ) -> None:
