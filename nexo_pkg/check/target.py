@@ -113,7 +113,7 @@ def resolve_target(
                 root = Path(scratch) / "plugin"
                 root.mkdir()
                 safe_extract(path, root)
-                yield _resolve_directory(root, source="tarball")
+                yield _resolve_extracted(path, root)
             return
         if path.name.endswith(".toml"):
             yield _resolve_directory(path.parent, source="directory", manifest_path=path)
@@ -130,6 +130,17 @@ def resolve_target(
         f"{text}: no such file or directory (and not a plugin id to look up among installed "
         "plugins)"
     )
+
+
+def _resolve_extracted(tarball: Path, root: Path) -> ResolvedPlugin:
+    """The plugin in ``root``, where ``tarball`` was extracted; a :class:`TargetError` names
+    the tarball and the member, never the temporary directory (gone when the command ends)."""
+    try:
+        return _resolve_directory(root, source="tarball")
+    except TargetError as error:
+        where = str(root.resolve())
+        message = error.message.replace(where + os.sep, "").replace(where, "its root")
+        raise TargetError(f"{tarball}: {message}") from error
 
 
 def _require_gzip(path: Path) -> None:
