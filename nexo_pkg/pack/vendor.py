@@ -215,33 +215,46 @@ def vendor_requirements(
             kind="vendor_failed",
             details={"pip_exit_code": completed.returncode},
         )
-    drop_local_direct_urls(target)
+    strip_machine_paths(target)
     return read_report(report, requirements)
 
 
-def drop_local_direct_urls(target: Path) -> None:
-    """Remove the ``direct_url.json`` (PEP 610) that pip writes for a requirement installed
-    from a local file or directory, and its line in ``RECORD``: its ``file://`` URL is the
-    packing machine's absolute path, which would leak into the tarball and make the same
-    project give other bytes from another checkout. A remote URL or VCS reference is kept:
-    it says the same on every machine."""
-    for direct_url in sorted(target.glob("*.dist-info/direct_url.json")):
-        try:
-            document = json.loads(direct_url.read_bytes())
-        except (OSError, ValueError, RecursionError):
+def strip_machine_paths(target: Path) -> None:
+    """Take what says where and with which interpreter the tree was vendored out of its
+    ``*.dist-info`` records, so the same requirements give the same bytes on every machine:
+
+    * the ``direct_url.json`` (PEP 610) of a requirement installed from a local file or
+      directory, whose ``file://`` URL is the packing checkout's absolute path (a remote URL
+      or VCS reference says the same everywhere and stays);
+    * the ``RECORD`` lines of files outside the tree (``../../bin/<script>``): the console
+      scripts, which are not packed, and whose hash is that of a ``#!`` line naming the
+      packing interpreter.
+    """
+    for dist_info in sorted(target.glob("*.dist-info")):
+        dropped = {f"{dist_info.name}/direct_url.json"} if _local_direct_url(dist_info) else set()
+        if dropped:
+            (dist_info / "direct_url.json").unlink()
+        record = dist_info / "RECORD"
+        if not record.is_file():
             continue
-        url = document.get("url") if isinstance(document, dict) else None
-        if not isinstance(url, str) or not url.lower().startswith("file:"):
-            continue
-        direct_url.unlink()
-        record = direct_url.parent / "RECORD"
-        if record.is_file():
-            member = f"{direct_url.parent.name}/{direct_url.name}"
-            lines = record.read_bytes().splitlines(keepends=True)
-            kept = [
-                line for line in lines if line.split(b",", 1)[0].decode(errors="replace") != member
-            ]
+        lines = record.read_bytes().splitlines(keepends=True)
+        kept = [line for line in lines if not _outside_or_dropped(line, dropped)]
+        if len(kept) != len(lines):
             record.write_bytes(b"".join(kept))
+
+
+def _local_direct_url(dist_info: Path) -> bool:
+    try:
+        document = json.loads((dist_info / "direct_url.json").read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return False
+    url = document.get("url") if isinstance(document, dict) else None
+    return isinstance(url, str) and url.lower().startswith("file:")
+
+
+def _outside_or_dropped(line: bytes, dropped: set[str]) -> bool:
+    path = line.split(b",", 1)[0].decode("utf-8", "replace").strip('"')
+    return path in dropped or path.startswith(("../", "/")) or "/../" in path
 
 
 def read_report(report: Path, requirements: Path) -> Any:

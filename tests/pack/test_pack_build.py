@@ -7,6 +7,7 @@ import io
 import json
 import os
 import subprocess
+import sys
 import tarfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -241,6 +242,27 @@ def test_a_local_wheel_packs_the_same_bytes_from_any_checkout(tmp_path: Path) ->
     for name, member in members.items():
         if member.isfile():
             assert str(tmp_path).encode() not in _read(tarballs[0], name), name
+
+
+@pytest.mark.usefixtures("offline_pip_env")
+def test_console_scripts_leave_no_interpreter_path_in_the_records(tmp_path: Path) -> None:
+    """pip writes a console script's wrapper with a ``#!`` line naming the packing interpreter
+    and records its hash in RECORD as ``../../bin/<script>``: the wrapper is not packed, and
+    neither is its RECORD line, so another interpreter path packs the same bytes."""
+    files = {
+        "tooly/__init__.py": b"def main() -> None: ...\n",
+        "tooly-1.0.dist-info/entry_points.txt": b"[console_scripts]\ntooly = tooly:main\n",
+    }
+    wheel = build_wheel(tmp_path / "w", "tooly", "1.0", files, purelib=True, tag="py3-none-any")
+    project = write_project(tmp_path / "p", requirements=f"{wheel}\n")
+    result = pack(PackOptions(project=project, source_date_epoch=EPOCH))
+    members = _members(result.tarball.path)
+    assert "lib/tooly/__init__.py" in members
+    assert not [name for name in members if name.startswith("lib/bin")]
+    record = _read(result.tarball.path, "lib/tooly-1.0.dist-info/RECORD").decode()
+    assert "tooly/__init__.py," in record
+    assert [line for line in record.splitlines() if line.startswith("../")] == []
+    assert sys.executable not in record
 
 
 @pytest.mark.usefixtures("offline_pip_env")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from nexo_pkg.pack.vendor import drop_local_direct_urls, summarise_pip_output
+from nexo_pkg.pack.vendor import strip_machine_paths, summarise_pip_output
 
 
 def _installed(target: Path, name: str, url: str) -> Path:
@@ -14,6 +14,7 @@ def _installed(target: Path, name: str, url: str) -> Path:
     dist_info.mkdir(parents=True)
     (dist_info / "direct_url.json").write_text(json.dumps({"url": url, "archive_info": {}}))
     (dist_info / "RECORD").write_text(
+        f"../../bin/{name},sha256=ghi,3\n"
         f"{name}/__init__.py,sha256=abc,1\n"
         f"{dist_info.name}/direct_url.json,sha256=def,2\n"
         f"{dist_info.name}/RECORD,,\n"
@@ -21,16 +22,22 @@ def _installed(target: Path, name: str, url: str) -> Path:
     return dist_info
 
 
-def test_only_a_local_direct_url_is_dropped(tmp_path: Path) -> None:
+def test_a_local_direct_url_and_scripts_outside_the_tree_leave_the_records(
+    tmp_path: Path,
+) -> None:
     local = _installed(tmp_path, "local", "file:///home/someone/project/wheels/local.whl")
     remote = _installed(tmp_path, "remote", "https://example.invalid/remote-1.0.whl")
-    drop_local_direct_urls(tmp_path)
+    strip_machine_paths(tmp_path)
     assert not (local / "direct_url.json").exists()
     assert (local / "RECORD").read_text() == (
         "local/__init__.py,sha256=abc,1\nlocal-1.0.dist-info/RECORD,,\n"
     )
     assert (remote / "direct_url.json").is_file()
-    assert "remote-1.0.dist-info/direct_url.json" in (remote / "RECORD").read_text()
+    assert (remote / "RECORD").read_text() == (
+        "remote/__init__.py,sha256=abc,1\n"
+        "remote-1.0.dist-info/direct_url.json,sha256=def,2\n"
+        "remote-1.0.dist-info/RECORD,,\n"
+    )
 
 
 def test_error_lines_are_kept() -> None:
