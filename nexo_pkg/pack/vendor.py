@@ -18,6 +18,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -84,15 +85,13 @@ class VendorTarget:
             "sys_platform": "linux",
         }
 
-    def pip_flags(self) -> list[str]:
-        """pip's resolution flags for this target."""
-        return [
-            "--python-version",
-            self.python_version,
-            "--implementation",
-            "cp",
-            "--only-binary=:all:",
-        ]
+    def pip_flags(self, *, pure_only: bool = False) -> list[str]:
+        """pip's resolution flags for this target; ``pure_only`` takes ``none-any`` wheels only
+        (``--platform any``), whatever the packing OS offers."""
+        flags = ["--python-version", self.python_version, "--implementation", "cp"]
+        if pure_only:
+            flags += ["--platform", "any"]
+        return [*flags, "--only-binary=:all:"]
 
     def to_json(self) -> dict[str, Any]:
         """What the tarball records (``lib/nexo-vendor.json``) and ``pack --json`` shows."""
@@ -113,6 +112,8 @@ def pip_command(
     log: Path,
     report: Path,
     vendor_for: VendorTarget | None = None,
+    *,
+    pure_only: bool = False,
 ) -> list[str]:
     """The pip invocation; ``PIP_*`` variables (index, find-links, proxies) still apply.
 
@@ -122,7 +123,7 @@ def pip_command(
     vendor_for = vendor_for or VendorTarget()
     markers = json.dumps(vendor_for.marker_environment(), sort_keys=True)
     command = [sys.executable, "-c", _LAUNCH_PIP, markers, "install", "--target", str(target)]
-    command += vendor_for.pip_flags()
+    command += vendor_for.pip_flags(pure_only=pure_only)
     command += ["--requirement", str(requirements)]
     # Byte code is interpreter-specific and would make the tarball differ per host.
     command += ["--no-compile", "--quiet", "--no-input", "--disable-pip-version-check"]
@@ -178,29 +179,19 @@ def vendor_requirements(
         raise PackError(pip_missing_message(), kind="vendor_failed")
     log = target.parent / f".{target.name}-pip.log"
     report = target.parent / f".{target.name}-pip-report.json"
-    try:
-        completed = subprocess.run(
-            pip_command(requirements, target, log, report, vendor_for),
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except OSError as exc:
-        log.unlink(missing_ok=True)
-        raise PackError(
-            f"cannot run pip with {sys.executable}: {exc.strerror}", kind="vendor_failed"
-        ) from exc
-    logged = _tail(log)
+    # Pure wheels first, whatever the packing OS: a requirement that also ships compiled
+    # wheels gets its none-any one on every machine. Only when that cannot resolve (and not
+    # for want of the index) does pip run again with this OS's wheels, so that a dependency
+    # that is compiled only is installed and named by the audit.
+    completed, logged = _run_pip(requirements, target, log, report, vendor_for, cwd, pure=True)
+    if completed.returncode != 0 and not _network_lines(completed, logged):
+        shutil.rmtree(target, ignore_errors=True)
+        completed, logged = _run_pip(requirements, target, log, report, vendor_for, cwd)
     if completed.returncode != 0:
         output = completed.stderr + "\n" + completed.stdout
         if "No module named pip" in output:
             raise PackError(pip_missing_message(), kind="vendor_failed")
-        network = [
-            line.strip()
-            for line in (output + "\n" + logged).splitlines()
-            if _NETWORK_FAILURE.search(line)
-        ]
+        network = _network_lines(completed, logged)
         if network:
             reason = summarise_pip_output(network[-1])
             raise PackError(
@@ -217,6 +208,39 @@ def vendor_requirements(
         )
     strip_machine_paths(target)
     return read_report(report, requirements)
+
+
+def _run_pip(  # noqa: PLR0917 - one pip run, all of it
+    requirements: Path,
+    target: Path,
+    log: Path,
+    report: Path,
+    vendor_for: VendorTarget | None,
+    cwd: Path,
+    *,
+    pure: bool = False,
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """One pip run and the tail of its log; ``vendor_failed`` when pip cannot be started."""
+    try:
+        completed = subprocess.run(
+            pip_command(requirements, target, log, report, vendor_for, pure_only=pure),
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError as exc:
+        log.unlink(missing_ok=True)
+        raise PackError(
+            f"cannot run pip with {sys.executable}: {exc.strerror}", kind="vendor_failed"
+        ) from exc
+    return completed, _tail(log)
+
+
+def _network_lines(completed: subprocess.CompletedProcess[str], logged: str) -> list[str]:
+    """The lines of a failed pip run that say the index could not be reached."""
+    output = completed.stderr + "\n" + completed.stdout + "\n" + logged
+    return [line.strip() for line in output.splitlines() if _NETWORK_FAILURE.search(line)]
 
 
 def strip_machine_paths(target: Path) -> None:

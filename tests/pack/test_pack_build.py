@@ -322,6 +322,26 @@ def test_native_dependencies_are_refused_with_every_offender(
 
 
 @pytest.mark.usefixtures("offline_pip_env")
+def test_a_dependency_with_a_pure_wheel_gets_it_whatever_the_packing_os(
+    tmp_path: Path, make_project: ProjectFactory, host_tag: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A release with a compiled wheel for this OS and a none-any one (as mypyc-built
+    packages ship them) is vendored from the none-any wheel: what another OS without that
+    compiled wheel would take, so every OS packs the same bytes."""
+    wheels = tmp_path / "wheels"
+    pure = {"dual/__init__.py": b"PURE = True\n"}
+    build_wheel(wheels, "dual", "1.0", pure, purelib=True, tag="py3-none-any")
+    native = {"dual/__init__.py": b"PURE = False\n", "dual/_speed.so": b"\x7fELF"}
+    build_wheel(wheels, "dual", "1.0", native, purelib=False, tag=host_tag)
+    monkeypatch.setenv("PIP_FIND_LINKS", f"{wheels} {os.environ['PIP_FIND_LINKS']}")
+    project = make_project(requirements="dual\n")
+    result = pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
+    assert _read(result.tarball.path, "lib/dual/__init__.py") == b"PURE = True\n"
+    assert "lib/dual/_speed.so" not in _members(result.tarball.path)
+    assert b"Tag: py3-none-any" in _read(result.tarball.path, "lib/dual-1.0.dist-info/WHEEL")
+
+
+@pytest.mark.usefixtures("offline_pip_env")
 def test_uninstallable_requirement_is_summarised(make_project: ProjectFactory) -> None:
     project = make_project(requirements="no-such-dist-for-tests==1.0\n")
     error = _error(PackOptions(project=project, source_date_epoch=EPOCH), dict(os.environ))
