@@ -243,6 +243,22 @@ def test_credentials_come_from_the_docker_config(tmp_path: Path) -> None:
     assert credentials_for("none.example", path) is None
 
 
+@pytest.mark.parametrize(
+    "key", ["https://r.example:5000/", "http://r.example:5000/v2/", "r.example:5000/"]
+)
+def test_an_auths_key_is_read_as_docker_reads_it(tmp_path: Path, key: str) -> None:
+    """docker's file store compares every ``auths`` key with the scheme and any path taken
+    off (``ConvertToHostname``); those keys name the host, another port does not."""
+    path = tmp_path / "config.json"
+    entries = {key: {"username": "u", "password": "p"}, "r.example:5001": {"auth": ""}}
+    path.write_text(json.dumps({"auths": entries}))
+    found = credentials_for("r.example:5000", path)
+    assert found is not None
+    assert (found.username, found.password) == ("u", "p")
+    assert credentials_for("r.example", path) is None
+    assert credentials_for("r.example:5001", path) is None
+
+
 @pytest.mark.parametrize("text", ["{", "[]", '{"auths": {"r.example": {"auth": "!!notbase64"}}}'])
 def test_a_malformed_registry_config_is_a_configuration_error(tmp_path: Path, text: str) -> None:
     path = tmp_path / "config.json"
