@@ -215,6 +215,7 @@ def test_bad_references_are_source_invalid(text: str) -> None:
 def test_plain_http_is_refused_for_a_remote_registry() -> None:
     assert parse_reference("oci://127.0.0.1:5000/a").is_loopback
     assert parse_reference("oci://[::1]:5000/a").is_loopback
+    assert parse_reference("oci://LocalHost:5000/a").is_loopback  # names ignore case
     assert not parse_reference("oci://registry.example/a").is_loopback
     with pytest.raises(NexoError) as caught:
         RegistryClient("registry.example", plain_http=True, loopback=False)
