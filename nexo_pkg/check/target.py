@@ -118,17 +118,23 @@ def resolve_target(
         if path.name.endswith(".toml"):
             yield _resolve_directory(path.parent, source="directory", manifest_path=path)
             return
-        raise TargetError(
-            f"{text}: not a plugin directory, manifest or .tar.gz; "
-            "pass a directory with plugin.toml or nexo-plugin.toml, a release tarball or an "
-            "installed plugin id"
-        )
+        raise _not_a_target(text)
+    if path.exists():  # a device, a FIFO or a socket: nothing to read a plugin from
+        raise _not_a_target(text)
     if is_valid_id(text):
         yield _resolve_installed(text, installed_root())
         return
     raise TargetError(
         f"{text}: no such file or directory (and not a plugin id to look up among installed "
         "plugins)"
+    )
+
+
+def _not_a_target(text: str) -> TargetError:
+    return TargetError(
+        f"{text}: not a plugin directory, manifest or .tar.gz; "
+        "pass a directory with plugin.toml or nexo-plugin.toml, a release tarball or an "
+        "installed plugin id"
     )
 
 
