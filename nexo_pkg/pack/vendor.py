@@ -179,14 +179,7 @@ def vendor_requirements(
         raise PackError(pip_missing_message(), kind="vendor_failed")
     log = target.parent / f".{target.name}-pip.log"
     report = target.parent / f".{target.name}-pip-report.json"
-    # Pure wheels first, whatever the packing OS: a requirement that also ships compiled
-    # wheels gets its none-any one on every machine. Only when that cannot resolve (and not
-    # for want of the index) does pip run again with this OS's wheels, so that a dependency
-    # that is compiled only is installed and named by the audit.
-    completed, logged = _run_pip(requirements, target, log, report, vendor_for, cwd, pure=True)
-    if completed.returncode != 0 and not _network_lines(completed, logged):
-        shutil.rmtree(target, ignore_errors=True)
-        completed, logged = _run_pip(requirements, target, log, report, vendor_for, cwd)
+    completed, logged = _run_pip(requirements, target, log, report, vendor_for, cwd)
     if completed.returncode != 0:
         output = completed.stderr + "\n" + completed.stdout
         if "No module named pip" in output:
@@ -206,8 +199,57 @@ def vendor_requirements(
             kind="vendor_failed",
             details={"pip_exit_code": completed.returncode},
         )
+    _prefer_pure_wheels(requirements, target, report, vendor_for, cwd)
     strip_machine_paths(target)
     return read_report(report, requirements)
+
+
+def _prefer_pure_wheels(
+    requirements: Path, target: Path, report: Path, vendor_for: VendorTarget | None, cwd: Path
+) -> None:
+    """When pip took this OS's compiled wheel for a release that also ships a ``none-any``
+    one (as mypyc-built packages do), install the same versions again from pure wheels only
+    (``--platform any``), so every OS vendors the same tree; when some release has no pure
+    wheel, keep the tree as it is for the audit to name."""
+    installed = sorted(target.glob("*.dist-info"))
+    if not any(_compiled(dist_info) for dist_info in installed):
+        return
+    pins = target.parent / f".{target.name}-pins.txt"
+    pins.write_text("".join(f"{_pin(dist_info)}\n" for dist_info in installed), encoding="utf-8")
+    pure = target.parent / f"{target.name}-pure"
+    pure_report = target.parent / f".{target.name}-pure-report.json"
+    log = target.parent / f".{target.name}-pure-pip.log"
+    try:
+        completed, _ = _run_pip(
+            requirements, pure, log, pure_report, vendor_for, cwd, pure=True, constraints=pins
+        )
+        if completed.returncode == 0 and not any(
+            _compiled(dist_info) for dist_info in pure.glob("*.dist-info")
+        ):
+            shutil.rmtree(target)
+            pure.rename(target)
+            pure_report.replace(report)
+    finally:
+        shutil.rmtree(pure, ignore_errors=True)
+        pure_report.unlink(missing_ok=True)
+        pins.unlink(missing_ok=True)
+
+
+def _pin(dist_info: Path) -> str:
+    """``name==version`` of an installed ``name-version.dist-info``."""
+    name, _, version = dist_info.name.removesuffix(".dist-info").rpartition("-")
+    return f"{name}=={version}"
+
+
+def _compiled(dist_info: Path) -> bool:
+    """Whether the wheel behind ``dist_info`` was tagged for an ABI or platform."""
+    try:
+        text = (dist_info / "WHEEL").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    lines = text.splitlines()
+    tags = [line.partition(":")[2].strip() for line in lines if line.startswith("Tag:")]
+    return any(not tag.endswith("-none-any") for tag in tags)
 
 
 def _run_pip(  # noqa: PLR0917 - one pip run, all of it
@@ -219,11 +261,15 @@ def _run_pip(  # noqa: PLR0917 - one pip run, all of it
     cwd: Path,
     *,
     pure: bool = False,
+    constraints: Path | None = None,
 ) -> tuple[subprocess.CompletedProcess[str], str]:
     """One pip run and the tail of its log; ``vendor_failed`` when pip cannot be started."""
+    command = pip_command(requirements, target, log, report, vendor_for, pure_only=pure)
+    if constraints is not None:
+        command += ["--constraint", str(constraints)]
     try:
         completed = subprocess.run(
-            pip_command(requirements, target, log, report, vendor_for, pure_only=pure),
+            command,
             cwd=cwd,
             capture_output=True,
             text=True,

@@ -342,6 +342,24 @@ def test_a_dependency_with_a_pure_wheel_gets_it_whatever_the_packing_os(
 
 
 @pytest.mark.usefixtures("offline_pip_env")
+def test_a_compiled_only_release_is_refused_not_swapped_for_an_older_pure_one(
+    tmp_path: Path, make_project: ProjectFactory, host_tag: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Preferring pure wheels keeps the versions pip chose: a newest release with compiled
+    wheels only is named by the audit, never silently replaced by an older pure release."""
+    wheels = tmp_path / "wheels"
+    build_wheel(wheels, "fast", "1.0", {"fast/__init__.py": b""}, purelib=True, tag="py3-none-any")
+    native = {"fast/__init__.py": b"", "fast/_speed.so": b"\x7fELF"}
+    build_wheel(wheels, "fast", "2.0", native, purelib=False, tag=host_tag)
+    monkeypatch.setenv("PIP_FIND_LINKS", f"{wheels} {os.environ['PIP_FIND_LINKS']}")
+    project = make_project(requirements="fast\n")
+    error = _error(PackOptions(project=project, source_date_epoch=EPOCH), dict(os.environ))
+    assert (error.kind, error.exit_code) == ("native_code", 1)
+    assert {o["distribution"] for o in error.details["offenders"]} == {"fast 2.0"}
+    assert not (project / "dist").exists()
+
+
+@pytest.mark.usefixtures("offline_pip_env")
 def test_uninstallable_requirement_is_summarised(make_project: ProjectFactory) -> None:
     project = make_project(requirements="no-such-dist-for-tests==1.0\n")
     error = _error(PackOptions(project=project, source_date_epoch=EPOCH), dict(os.environ))
