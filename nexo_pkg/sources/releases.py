@@ -340,8 +340,12 @@ class GitHubReleaseSource:
             label=release.tag,
             where=f"{spec.owner}/{spec.repo}@{release.tag}",
             said=(
-                f"the latest release of {spec.owner}/{spec.repo} ({release.tag}) carries "
-                f"{identity.plugin_id} {identity.version}"
+                (
+                    f"release {release.tag} of {spec.owner}/{spec.repo}"
+                    if self._names_version()
+                    else f"the latest release of {spec.owner}/{spec.repo} ({release.tag})"
+                )
+                + f" carries {identity.plugin_id} {identity.version}"
             ),
             unit="release",
             pin="owner/repo@tag",

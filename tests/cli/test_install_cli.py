@@ -185,6 +185,22 @@ def test_upgrade(home: Path, server: GitHubServer) -> None:
     assert tree_snapshot(home / "state/plugins") == before
 
 
+def test_upgrade_to_an_older_tag_names_that_tag_not_the_latest(
+    home: Path, server: GitHubServer
+) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"), latest=False)
+    server.publish("acme", "hello", "v1.2.0", release_assets("hello", "1.2.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    before = tree_snapshot(home / "state/plugins")
+    refused = nexo("plugin", "upgrade", "hello@v1.0.0", "--json", in_process=True)
+    assert refused.code == 1
+    document = refused.document
+    assert document["kind"] == "downgrade_refused"
+    assert document["error"].startswith("release v1.0.0 of acme/hello carries hello 1.0.0, ")
+    assert "latest" not in document["error"]
+    assert tree_snapshot(home / "state/plugins") == before
+
+
 def test_real_process_has_no_traceback(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
     environment = dict(os.environ)
