@@ -92,7 +92,10 @@ def _looks_local(text: str) -> bool:
     if text.endswith(LOCAL_SUFFIXES) or text.startswith(("/", "./", "../", "~")):
         return True
     try:
-        return Path(text).is_file()
+        path = Path(text)
+        # A directory named without a '/' between two names (`dist`, `dist/`) cannot be
+        # owner/repo: it is a path, said to be a directory.
+        return path.is_file() or ((text.count("/") == 0 or text.endswith("/")) and path.is_dir())
     except OSError:
         # A name too long for the file system is not a local file; the owner/repo checks
         # that follow explain what is wrong with it.
