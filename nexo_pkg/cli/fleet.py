@@ -339,11 +339,15 @@ def mirror_command(
     )
 
 
-def cache_dir_command() -> None:
+def cache_dir_command(*, json_output: JsonOption = False) -> None:
     """Print the cache directory (it may not exist yet)."""
     from nexo_pkg.sources.api import BlobCache  # noqa: PLC0415
 
-    result_line(str(BlobCache(nexo_home_from_env()).root))
+    root = str(BlobCache(nexo_home_from_env()).root)
+    if json_output:
+        emit_json({"ok": True, "path": root})
+    else:
+        result_line(root)
 
 
 def cache_size_command(

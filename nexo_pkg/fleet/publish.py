@@ -4,6 +4,7 @@ OCI source's (``nexo_pkg.sources.oci_source``), as for any other source."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -63,11 +64,49 @@ def _files(material: Mapping[str, object]) -> dict[str, Path]:
     return {name: item for name, item in material.items() if isinstance(item, Path)}
 
 
+# Signature material that is JSON (Sigstore and cosign bundles, in-toto attestations, one
+# per line): each document must be a JSON object, or no host could ever verify the push.
+_JSON_MATERIAL = (".sigstore.json", ".sigstore", ".bundle", ".intoto.jsonl")
+_MAX_MATERIAL_BYTES = 16 * 1024 * 1024
+
+
+def _check_material(signatures: Mapping[str, Path]) -> None:
+    """Refuse (``signature_invalid``) a bundle beside a tarball that is not JSON objects:
+    install reads every bundle before trusting one, so pushing it would publish a version
+    that no host can install."""
+    for name, path in sorted(signatures.items()):
+        if not name.endswith(_JSON_MATERIAL):
+            continue
+        try:
+            with path.open("rb") as handle:
+                raw = handle.read(_MAX_MATERIAL_BYTES + 1)
+        except OSError as exc:
+            raise NexoError(f"cannot read {path}: {exc.strerror or exc}", kind="io") from exc
+        try:
+            documents = [json.loads(raw)] if raw.strip() else []
+        except (ValueError, RecursionError):
+            try:
+                documents = [json.loads(line) for line in raw.splitlines() if line.strip()]
+            except (ValueError, RecursionError):
+                documents = []
+        if (
+            len(raw) > _MAX_MATERIAL_BYTES
+            or not documents
+            or not all(isinstance(document, dict) for document in documents)
+        ):
+            raise NexoError(
+                f"{path} is not a Sigstore bundle (JSON objects); a push of it could never be "
+                "verified: sign the tarball again, or remove the file to push it unsigned",
+                kind="signature_invalid",
+            )
+
+
 def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | None]:
     """Read what ``pack`` wrote: one version's tarballs with their sidecars and signatures.
 
-    Raises ``source_invalid`` for an empty directory or mixed ids/versions, and
-    ``checksum_mismatch`` when a ``.sha256`` sidecar disagrees with its tarball.
+    Raises ``source_invalid`` for an empty directory or mixed ids/versions,
+    ``checksum_mismatch`` when a ``.sha256`` sidecar disagrees with its tarball, and
+    ``signature_invalid`` for a bundle that is not JSON objects.
     """
     if not directory.is_dir():
         raise UsageError(f"{directory} is not a directory (pass what `nexo plugin pack` wrote)")
@@ -86,6 +125,7 @@ def collect_dist(directory: Path) -> tuple[str, str, list[TargetFiles], str | No
                     kind="checksum_mismatch",
                 )
         signatures = _files(trust.local_material(tarball))
+        _check_material(signatures)
         found.setdefault(parsed[:2], []).append(TargetFiles(parsed[2], tarball, sha, signatures))
     if len(found) != 1:
         listed = (

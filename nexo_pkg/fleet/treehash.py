@@ -35,7 +35,7 @@ from nexo_pkg.install.api import (
     verify_installed,
 )
 from nexo_pkg.sbom import SBOM_MEMBER
-from nexo_pkg.sources.api import ArchiveLimits, ArchiveListing, TreeSink, walk_archive
+from nexo_pkg.sources.api import NOARCH, ArchiveLimits, ArchiveListing, TreeSink, walk_archive
 
 if TYPE_CHECKING:
     from nexo_pkg.fleet.lockfile import LockedPlugin
@@ -186,24 +186,25 @@ def _check_installed(
             name, entry.version, path=str(item.path),
             problem=f"installed {versions}, the lock names {entry.version}",
         )  # fmt: skip
-    row = entry.targets.get(receipt.target)
+    # The receipt names the host's target; sync installs the noarch tarball when the lock
+    # has none for that target (fleet.sync.pick_target), so the noarch row then holds.
+    target = receipt.target if receipt.target in entry.targets else NOARCH
+    row = entry.targets.get(target)
     if row is None or row.tree is None:
         why = (
             f"the lock has no {receipt.target} target"
             if row is None
-            else f"the lock records no tree hash for {receipt.target} (run `nexo plugin "
+            else f"the lock records no tree hash for {target} (run `nexo plugin "
             "lock --upgrade` with this version of nexo-pkg to record it)"
         )
-        return LockCheck(name, entry.version, receipt.target, str(item.path), problem=why)
+        return LockCheck(name, entry.version, target, str(item.path), problem=why)
     try:
         actual = hash_directory(item.path)
     except OSError as exc:
         return LockCheck(
-            name, entry.version, receipt.target, str(item.path), row.tree,
+            name, entry.version, target, str(item.path), row.tree,
             problem=f"cannot read the tree: {exc.strerror or exc}",
         )  # fmt: skip
     report = verify_installed(item)
     changes = {key: list(getattr(report, key)) for key in _CHANGES}
-    return LockCheck(
-        name, entry.version, receipt.target, str(item.path), row.tree, actual, changes=changes
-    )
+    return LockCheck(name, entry.version, target, str(item.path), row.tree, actual, changes=changes)

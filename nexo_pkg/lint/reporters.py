@@ -288,13 +288,23 @@ def _sarif_fixes(diagnostic: Diagnostic, uri: str) -> dict[str, Any]:
     }
 
 
+def _sarif_uri(path: str) -> str:
+    """``artifactLocation.uri`` for a linted path (SARIF 2.1.0 §3.4.3, RFC 3986): an absolute
+    path as a ``file:`` URI, a relative one as a relative reference, ``:`` escaped so that a
+    first segment such as ``a:b`` is never read as a URI scheme."""
+    pure = PurePath(path)
+    if pure.is_absolute():
+        return pure.as_uri()
+    return quote(pure.as_posix(), safe="/")
+
+
 def render_sarif(results: Sequence[FileResult], context: ReportContext) -> str:
     """A SARIF 2.1.0 log with one run; every emitted rule is in ``tool.driver.rules``."""
     rule_index: dict[str, int] = {}
     descriptors: list[dict[str, Any]] = []
     sarif_results: list[dict[str, Any]] = []
     for result in results:
-        uri = quote(PurePath(result.path).as_posix(), safe="/:")
+        uri = _sarif_uri(result.path)
         for diagnostic in result.diagnostics:
             if diagnostic.code not in rule_index:
                 rule_index[diagnostic.code] = len(descriptors)

@@ -88,6 +88,15 @@ def _host_keys(host: str) -> tuple[str, ...]:
     return (host, f"https://{host}", f"http://{host}", f"https://{host}/v1/", f"https://{host}/v2/")
 
 
+def _key_host(key: object) -> str | None:
+    """The host an ``auths`` key names, read as docker's ``ConvertToHostname`` does."""
+    if not isinstance(key, str):
+        return None
+    for scheme in ("http://", "https://"):
+        key = key.removeprefix(scheme)
+    return key.split("/", 1)[0]
+
+
 def _from_entry(entry: Any, path: Path, host: str) -> Credentials | None:
     if not isinstance(entry, dict):
         return None
@@ -176,7 +185,11 @@ def credentials_for(host: str, explicit: Path | None = None) -> Credentials | No
         return _from_helper(helpers[host], host, path)
     auths = document.get("auths")
     if isinstance(auths, dict):
-        for key in _host_keys(host):
+        # The exact forms first, then any key that names the host as docker's file store
+        # reads it (``ConvertToHostname``: no scheme, nothing after the first ``/``), as
+        # ``https://host/`` or ``http://host/v2/`` that other tools write.
+        keys = [*_host_keys(host), *(key for key in auths if _key_host(key) == host)]
+        for key in keys:
             found = _from_entry(auths.get(key), path, host)
             if found is not None:
                 return found

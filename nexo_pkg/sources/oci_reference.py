@@ -64,7 +64,7 @@ class OciReference:
             name = self.host[1 : self.host.index("]")]
         else:
             name = self.host.split(":", 1)[0]
-        if name == "localhost":
+        if name.lower() == "localhost":  # host names are case-insensitive
             return True
         try:
             return ipaddress.ip_address(name).is_loopback

@@ -78,6 +78,10 @@ OAUTH_CLIENT_ID = "nexo-pkg"
 # Token services without the OAuth2 POST endpoint answer one of these; then GET is asked.
 OAUTH_UNSUPPORTED = frozenset({400, 401, 404, 405})
 
+_CHECK_CREDENTIALS = (
+    "check them, or log in again (docker login, REGISTRY_AUTH_FILE or --registry-config)"
+)
+
 
 class HostFacts:
     """What the clients of one registry host learn about it during one command, shared by
@@ -210,7 +214,9 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
                 )
             if self._basic:
                 raise NexoError(
-                    f"{self.host} refused the configured credentials", kind="registry_auth"
+                    f"{self.host} refused the user name and password configured for it (user "
+                    f"{self.credentials.username!r}); {_CHECK_CREDENTIALS}",
+                    kind="registry_auth",
                 )
             self._basic = True
             return
@@ -264,8 +270,13 @@ class RegistryClient(contextlib.AbstractContextManager["RegistryClient"]):
             )
         what = f"the token service of {self.host}"
         if status in {400, 401, 403}:
-            refused = "refused the credentials" if credentials else "refused an anonymous token"
-            raise NexoError(f"{what} {refused} ({status})", kind="registry_auth")
+            refused = (
+                f"refused the credentials configured for {self.host} ({status}); "
+                + _CHECK_CREDENTIALS
+                if credentials
+                else f"refused an anonymous token ({status})"
+            )
+            raise NexoError(f"{what} {refused}", kind="registry_auth")
         if status != 200:
             raise _network(f"{what} answered {status}")
         token = (

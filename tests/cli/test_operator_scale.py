@@ -5,7 +5,9 @@ keeps. Every run goes through the real command line against the loopback GitHub 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.cli import nexo
@@ -46,6 +48,15 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, server: GitHubServer) 
 def _spent(server: GitHubServer, answer: str) -> None:
     status, headers = ANSWERS[answer]
     server.add_fault(Fault("rate_limit", None, None, status=status, headers=headers))
+
+
+def _one_clock(document: Any, answer: str) -> Any:
+    """``document`` with the reset time of a ``Retry-After`` answer written as ``<time>``:
+    that answer gives seconds from now, so two runs a second apart reset a second apart."""
+    if "Retry-After" not in ANSWERS[answer][1]:
+        return document
+    text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", "<time>", json.dumps(document))
+    return json.loads(text)
 
 
 def _installed_versions() -> dict[str, str]:
@@ -95,7 +106,7 @@ def test_upgrade_all_says_a_spent_rate_limit_once(
         done = nexo("plugin", "upgrade", "--all", "--yes", "--json", *each, in_process=True)
         assert done.code == 1
         assert max(_requests_per_plugin(server).values()) <= 1
-        runs[each] = done.document
+        runs[each] = _one_clock(done.document, answer)
     assert runs[()] == runs[("--jobs", "1")]
     document = runs[()]
     assert document["ok"] is False
@@ -184,7 +195,7 @@ def test_outdated_rate_limit_report_is_the_same_whatever_the_jobs(
         result = nexo("plugin", "outdated", "--json", "--jobs", jobs, in_process=True)
         assert result.code == 1
         assert max(_requests_per_plugin(server).values()) <= 1
-        runs[jobs] = result.document
+        runs[jobs] = _one_clock(result.document, answer)
     assert runs["1"] == runs["8"]
     errors = [entry["error"] for entry in runs["8"]["plugins"]]
     assert {error["kind"] for error in errors} == {"rate_limited"}

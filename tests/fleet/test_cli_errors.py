@@ -4,11 +4,16 @@ traceback, and write nothing."""
 from __future__ import annotations
 
 import socket
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
 from support.cli import nexo
+from support.registry import Registry
 from support.stderr import without_notes
+
+from .conftest import LINUX, MakeDist
 
 
 def _closed_port() -> int:
@@ -64,3 +69,31 @@ def test_bad_input_is_one_line_with_its_kind(
     assert problems.startswith("error: ")
     assert result.document["kind"] == kind
     assert not (tmp_path / "root").exists() or not any((tmp_path / "root").iterdir())
+
+
+@pytest.mark.parametrize("bundle", [b"{not json", b"[]", b"", b'{"mediaType": "x"}\n[1]\n'])
+def test_push_refuses_a_bundle_no_host_could_read_and_pushes_nothing(
+    tmp_path: Path,
+    fleet_env: dict[str, str],
+    registry: Registry,
+    make_dist: MakeDist,
+    bundle: bytes,
+) -> None:
+    """Install reads every bundle before it trusts one; a push of a broken one would publish
+    a version no host can install."""
+    dist = make_dist()
+    broken = dist / f"echo-1.2.3-{LINUX}.tar.gz.sigstore.json"
+    broken.write_bytes(bundle)
+    result = nexo(
+        "plugin", "push", str(dist), registry.ref("plugins/echo"), "--plain-http", "--json",
+        env=fleet_env, in_process=True,
+    )  # fmt: skip
+    assert result.code == 1, result.stderr
+    assert result.document["kind"] == "signature_invalid"
+    assert str(broken) in result.document["error"]
+    assert without_notes(result.stderr).count("\n") == 1
+    # The repository was never created: no blob, no manifest, no tag.
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(f"http://{registry.host}/v2/plugins/echo/tags/list")
+    refused.value.close()
+    assert refused.value.code == 404

@@ -215,6 +215,7 @@ def test_bad_references_are_source_invalid(text: str) -> None:
 def test_plain_http_is_refused_for_a_remote_registry() -> None:
     assert parse_reference("oci://127.0.0.1:5000/a").is_loopback
     assert parse_reference("oci://[::1]:5000/a").is_loopback
+    assert parse_reference("oci://LocalHost:5000/a").is_loopback  # names ignore case
     assert not parse_reference("oci://registry.example/a").is_loopback
     with pytest.raises(NexoError) as caught:
         RegistryClient("registry.example", plain_http=True, loopback=False)
@@ -241,6 +242,22 @@ def test_credentials_come_from_the_docker_config(tmp_path: Path) -> None:
     assert other is not None
     assert (other.username, other.password) == ("u", "p")
     assert credentials_for("none.example", path) is None
+
+
+@pytest.mark.parametrize(
+    "key", ["https://r.example:5000/", "http://r.example:5000/v2/", "r.example:5000/"]
+)
+def test_an_auths_key_is_read_as_docker_reads_it(tmp_path: Path, key: str) -> None:
+    """docker's file store compares every ``auths`` key with the scheme and any path taken
+    off (``ConvertToHostname``); those keys name the host, another port does not."""
+    path = tmp_path / "config.json"
+    entries = {key: {"username": "u", "password": "p"}, "r.example:5001": {"auth": ""}}
+    path.write_text(json.dumps({"auths": entries}))
+    found = credentials_for("r.example:5000", path)
+    assert found is not None
+    assert (found.username, found.password) == ("u", "p")
+    assert credentials_for("r.example", path) is None
+    assert credentials_for("r.example:5001", path) is None
 
 
 @pytest.mark.parametrize("text", ["{", "[]", '{"auths": {"r.example": {"auth": "!!notbase64"}}}'])

@@ -376,6 +376,8 @@ def test_cache_dir_size_clean_as_uv(fleet_env: dict[str, str]) -> None:
     home = Path(fleet_env["NEXO_HOME"])
     where = nexo("plugin", "cache", "dir", env=fleet_env, in_process=True)
     assert (where.code, where.stdout) == (0, f"{home / 'cache' / 'blobs'}\n")
+    where = nexo("plugin", "cache", "dir", "--json", env=fleet_env, in_process=True)
+    assert where.document == {"ok": True, "path": str(home / "cache" / "blobs")}
     empty = nexo("plugin", "cache", "size", env=fleet_env, in_process=True)
     assert (empty.code, empty.stdout) == (0, "0\n")
     assert not (home / "cache").exists()  # asking creates nothing

@@ -53,11 +53,14 @@ def synced_root(
     tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
 ) -> tuple[Path, Path]:
     """A lock made against a real registry and a root synced from it: (lock, root)."""
-    push_dist(
-        make_dist(identity=None, targets=(LINUX,)),
-        registry.ref("plugins/echo"),
-        Path(fleet_env["NEXO_HOME"]),
-    )
+    return _lock_and_sync(tmp_path, fleet_env, registry, make_dist(identity=None, targets=(LINUX,)))
+
+
+def _lock_and_sync(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, dist: Path
+) -> tuple[Path, Path]:
+    """Push ``dist``, lock it and sync it into a new root; the registry is stopped after."""
+    push_dist(dist, registry.ref("plugins/echo"), Path(fleet_env["NEXO_HOME"]))
     project = tmp_path / "fleet"
     project.mkdir()
     wanted = project / "nexo-plugins.toml"
@@ -85,6 +88,24 @@ def synced_root(
     assert synced.code == 0, synced.stderr
     registry.stop()  # verify --lock is offline
     return lock_file, root
+
+
+def test_verify_lock_accepts_the_noarch_tarball_sync_installed_on_this_host(
+    tmp_path: Path, fleet_env: dict[str, str], registry: Registry, make_dist: MakeDist
+) -> None:
+    """A version published for noarch only: the receipt names the host's target, the lock
+    only noarch, and that noarch row is what the installed tree answers to."""
+    dist = make_dist(identity=None, targets=("noarch",))
+    lock_file, root = _lock_and_sync(tmp_path, fleet_env, registry, dist)
+    code, report = verify_lock(fleet_env, lock_file, root)
+    assert code == 0, report
+    (plugin,) = report["plugins"]
+    assert (plugin["ok"], plugin["target"], plugin["problem"]) == (True, "noarch", None)
+    assert plugin["actual_tree"] == plugin["tree"] == hash_directory(root / "echo-1.2.3")
+    (root / "echo-1.2.3" / "lib" / "plugin" / "main.py").write_text("print('changed')\n")
+    code, report = verify_lock(fleet_env, lock_file, root)
+    assert code == 1
+    assert report["plugins"][0]["modified"] == ["lib/plugin/main.py"]
 
 
 def verify_lock(env: dict[str, str], lock_file: Path, root: Path) -> tuple[int, dict[str, Any]]:

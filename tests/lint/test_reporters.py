@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 from jsonschema import Draft4Validator, Draft202012Validator
@@ -147,6 +148,32 @@ def test_sarif_validates_and_lists_every_emitted_rule() -> None:
     wrong = json.loads(json.dumps(log))
     wrong["runs"][0]["tool"]["driver"]["colour"] = "red"
     assert not Draft4Validator(SARIF_SCHEMA).is_valid(wrong)
+
+
+@pytest.mark.parametrize(
+    ("path", "uri"),
+    [
+        ("we:ird,100%#x/nexo-plugin.toml", "we%3Aird%2C100%25%23x/nexo-plugin.toml"),
+        ("/srv/we:ird,100%#x/plugin.toml", "file:///srv/we%3Aird%2C100%25%23x/plugin.toml"),
+        ("/srv/plugins/a b/nexo-plugin.toml", "file:///srv/plugins/a%20b/nexo-plugin.toml"),
+    ],
+)
+def test_sarif_artifact_uris_resolve_back_to_the_linted_file(path: str, uri: str) -> None:
+    """A relative path is a relative reference whose first segment is never read as a URI
+    scheme (``we:ird`` would be scheme ``we``); an absolute path is a ``file:`` URI, which
+    GitHub's upload makes relative to the checkout (a bare ``/srv/...`` it would not)."""
+    log = json.loads(render_sarif([bad_result(path)], CONTEXT))
+    Draft4Validator(SARIF_SCHEMA).validate(log)
+    uris = {
+        location["physicalLocation"]["artifactLocation"]["uri"]
+        for result in log["runs"][0]["results"]
+        for location in result["locations"]
+    }
+    assert uris == {uri}
+    parts = urlsplit(uri)
+    assert (parts.scheme, parts.netloc) == (("file", "") if path.startswith("/") else ("", ""))
+    assert (parts.query, parts.fragment) == ("", "")
+    assert unquote(parts.path) == path
 
 
 def test_sarif_with_a_code_unknown_to_the_registry() -> None:

@@ -252,3 +252,25 @@ def test_a_token_that_cannot_be_a_header_is_one_registry_line(
         assert "Traceback" not in result.stderr
         assert forged not in result.stdout + result.stderr
         assert not dest.exists() or _installed(dest) == []
+
+
+def test_a_wrong_password_is_one_line_naming_the_user_and_what_to_do(
+    tmp_path: Path, fleet_env: dict[str, str], auth_registry: Registry, make_dist: MakeDist
+) -> None:
+    """htpasswd basic auth refusing the configured pair: one line that says which user was
+    refused and how to fix it, never the password; nothing is installed."""
+    reference = _publish(tmp_path, fleet_env, auth_registry, make_dist, "plugins/echo:1.2.3")
+    wrong = tmp_path / "wrong.json"
+    pair = base64.b64encode(b"fleet:not-the-password").decode()
+    wrong.write_text(json.dumps({"auths": {auth_registry.host: {"auth": pair}}}))
+    dest = tmp_path / "root"
+    result = _install(fleet_env, reference, dest, wrong)
+    assert result.code == 1, result.stderr
+    assert result.document["kind"] == "registry_auth"
+    message = result.document["error"]
+    assert auth_registry.host in message
+    assert "'fleet'" in message
+    assert "docker login" in message
+    assert "not-the-password" not in result.stderr + result.stdout
+    assert without_notes(result.stderr) == f"error: {message}\n"
+    assert _installed(dest) == []
