@@ -78,10 +78,15 @@ def verify_checksums(
     expected = (("sidecar", sidecar), ("digest", digest))
     present = [(source, value) for source, value in expected if value is not None]
     if not present and local_dir is not None:
+        sidecar_path = local_dir / f"{asset_name}.sha256"
+        there = (
+            f"{sidecar_path.name} beside it in {local_dir} is not a regular file"
+            if sidecar_path.is_symlink() or sidecar_path.exists()
+            else f"there is no {sidecar_path.name} beside it in {local_dir}"
+        )
         raise NexoError(
-            f"no checksum for {asset_name}: there is no {asset_name}.sha256 beside it in "
-            f"{local_dir}, so the tarball cannot be verified (`nexo plugin pack` writes one "
-            "next to the tarball; copy both)",
+            f"no checksum for {asset_name}: {there}, so the tarball cannot be verified "
+            "(`nexo plugin pack` writes one next to the tarball; copy both)",
             kind="checksum_missing",
         )
     if not present:
