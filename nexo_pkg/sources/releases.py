@@ -26,7 +26,12 @@ from nexo_pkg.sources.base import (
     note,
 )
 from nexo_pkg.sources.cache import BlobSink, over_size_cap
-from nexo_pkg.sources.checksum import parse_digest, parse_sidecar, verify_checksums
+from nexo_pkg.sources.checksum import (
+    no_checksum,
+    parse_digest,
+    parse_sidecar,
+    verify_checksums,
+)
 from nexo_pkg.sources.download import cached_asset, check_listed_size
 from nexo_pkg.sources.select import (
     MANIFEST_ASSETS,
@@ -658,11 +663,7 @@ def release_sha256(client: GitHubClient, release: Release, asset: ReleaseAsset) 
     digest = parse_digest(asset.digest)
     sidecar = release_sidecar(client, release, asset)
     if sidecar is None and digest is None:
-        raise NexoError(
-            f"no checksum for {asset.name}: the release has neither {asset.name}.sha256 nor an "
-            "asset digest",
-            kind="checksum_missing",
-        )
+        raise no_checksum(asset.name, asset.digest)
     if sidecar is not None and digest is not None and sidecar != digest:
         raise NexoError(
             f"{asset.name}.sha256 says {sidecar} but the asset digest is {digest}",

@@ -261,3 +261,25 @@ def test_a_missing_sidecar_is_said_to_be_missing(install_env: InstallEnv, tmp_pa
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0", sidecar=False)
     error = assert_refused(install_env, str(tarball), "checksum_missing")
     assert f"there is no {tarball.name}.sha256 beside it in {tarball.parent}" in error.message
+
+
+@pytest.mark.parametrize("digest", ["sha512:" + "ab" * 64, "sha256:xyz", "sha256:" + "0" * 63])
+def test_a_listed_digest_that_is_no_sha256_is_named_when_nothing_else_vouches(
+    install_env: InstallEnv, digest: str
+) -> None:
+    assets = release_assets("hello", "1.0.0", sidecar=False)
+    install_env.server.publish("acme", "hello", "v1.0.0", assets, digests={NAME: digest})
+    error = assert_refused(install_env, "acme/hello", "checksum_missing")
+    shown = digest if len(digest) <= 80 else digest[:80] + "…"
+    assert error.message == (
+        f"no checksum for {NAME}: the release has no {NAME}.sha256, and its asset digest "
+        f"'{shown}' is not a sha256 digest (sha256:<64 hex digits>), so the download cannot "
+        "be verified"
+    )
+
+
+def test_no_sidecar_and_no_digest_is_said_so(install_env: InstallEnv) -> None:
+    assets = release_assets("hello", "1.0.0", sidecar=False)
+    install_env.server.publish("acme", "hello", "v1.0.0", assets)
+    error = assert_refused(install_env, "acme/hello", "checksum_missing")
+    assert f"the release has neither {NAME}.sha256 nor an asset digest" in error.message
