@@ -155,6 +155,22 @@ def test_a_malformed_owner_repo_is_said_as_the_trust_commands_name_it(
     assert policy.read_text(encoding="utf-8") == COMMENTED
 
 
+def test_verify_of_an_unsigned_file_does_not_name_an_install_flag(tmp_path: Path) -> None:
+    """`trust verify` has no --require-signature: it always checks a signature."""
+    from support.tarballs import write_plugin
+
+    tarball = write_plugin(tmp_path / "dist", "echo", "1.0.0")
+    result = nexo("plugin", "trust", "verify", str(tarball), "--json", env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert result.code == 1
+    document = json.loads(result.stdout)
+    assert document["kind"] == "signature_missing"
+    assert "--require-signature" not in document["error"]
+    assert document["error"].endswith(
+        "(the trust commands check a signature, whatever the policy's mode)"
+    )
+
+
 # --- add, list, remove -----------------------------------------------------------------------
 
 COMMENTED = """\
