@@ -492,10 +492,13 @@ def _install_tree(
             listing = inspect_archive(fetched.path, options.limits)
             plan = _plan(source_display, fetched, outcome, listing, final)
             _confirmed(plan, callbacks)
+            unreadable = ""
             try:
                 existing: Receipt | None = None if final.is_symlink() else read_receipt(final)
-            except (OSError, ValueError):
+            except (OSError, ValueError) as exc:
                 existing = None
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                unreadable = f"its install receipt is missing or unreadable ({why})"
             if existing is not None and existing.sha256 == plan.sha256:
                 return InstallResult(plan, final, was_already_present=True)
             if final.is_symlink():
@@ -506,8 +509,9 @@ def _install_tree(
                     details={"path": str(final)},
                 )
             raise NexoError(
-                f"{plan.plugin_id} {plan.version} is already installed at {final} from a "
-                "different archive; use --force to replace it",
+                f"{plan.plugin_id} {plan.version} is already installed at {final} "
+                f"{'but ' + unreadable if unreadable else 'from a different archive'}; use "
+                "--force to replace it",
                 kind="already_installed",
                 details={"path": str(final)},
             )
