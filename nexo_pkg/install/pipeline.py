@@ -216,10 +216,15 @@ def install_from(
 
 
 def verify_artifact(
-    artifact: FetchedArtifact, *, policy: trust.TrustPolicy, mode: trust.Mode
+    artifact: FetchedArtifact,
+    *,
+    policy: trust.TrustPolicy,
+    mode: trust.Mode,
+    doing: str = "installing",
 ) -> trust.SignatureOutcome:
     """The signature step for a fetched artifact under ``policy`` and ``mode``, for the
-    origin its source recorded; raises what :func:`trust.verify_asset_signature` raises."""
+    origin its source recorded (``doing``: what an unsigned artifact's warning says is done
+    with it); raises what :func:`trust.verify_asset_signature` raises."""
     origin = artifact.origin
     return trust.verify_asset_signature(
         artifact.path,
@@ -230,6 +235,7 @@ def verify_artifact(
         tag=origin.tag,
         policy=policy,
         mode=mode,
+        doing=doing,
     )
 
 

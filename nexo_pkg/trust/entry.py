@@ -109,10 +109,12 @@ def verify_asset_signature(
     mode: Mode,
     tag: str | None = None,
     required_by: str | None = None,
+    doing: str = "installing",
 ) -> SignatureOutcome:
     """Verify ``artifact`` against the signature ``material`` (name -> local path or bytes).
     ``required_by`` says why a signature is required when ``mode`` is ``require`` (default:
-    the install flag or the trust policy).
+    the install flag or the trust policy); ``doing`` is what the caller does with an unsigned
+    artifact under ``warn`` (``installing``, ``locking``), for its warning.
 
     * ``ignore``: nothing is read; ``skipped``.
     * no material: ``require`` raises :class:`SignatureMissingError`; ``warn`` returns
@@ -157,7 +159,7 @@ def verify_asset_signature(
             status="unsigned",
             warnings=(
                 *warnings,
-                f"WARNING: {asset_name} is NOT SIGNED; installing it unverified "
+                f"WARNING: {asset_name} is NOT SIGNED; {doing} it unverified "
                 '(set `default = "require"` in trusted_keys.toml or pass '
                 "--require-signature to refuse unsigned plugins)",
             ),
