@@ -4,6 +4,7 @@ stay in step (an option only one command has is declared beside that command).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
@@ -23,8 +24,36 @@ CONFIG_HELP = (
     "extensions/trusted_keys.toml is the trust policy."
 )
 
-DestOption = Annotated[Path | None, typer.Option("--dest", help=DEST_HELP)]
-ConfigOption = Annotated[Path | None, typer.Option("--config", help=CONFIG_HELP)]
+
+def _named_path(option: str, what: str) -> Callable[[str], Path]:
+    """The parser of a path option: an empty value (``--dest "$UNSET"``) is a usage error,
+    never the current directory."""
+
+    def parse(text: str) -> Path:
+        if not text:
+            raise UsageError(
+                f"{option} is empty; name {what}, or leave {option} out for the default"
+            )
+        return Path(text)
+
+    return parse
+
+
+DestOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--dest", metavar="<path>", help=DEST_HELP, parser=_named_path("--dest", "the plugin root")
+    ),
+]
+ConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        metavar="<path>",
+        help=CONFIG_HELP,
+        parser=_named_path("--config", "the daemon's configuration directory"),
+    ),
+]
 JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")]
 YesOption = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 TargetOption = Annotated[
@@ -34,8 +63,10 @@ TrustedKeysOption = Annotated[
     Path | None,
     typer.Option(
         "--trusted-keys",
+        metavar="<path>",
         help="Trust policy file (default: extensions/trusted_keys.toml of the daemon's "
         "configuration directory, see --config).",
+        parser=_named_path("--trusted-keys", "the trust policy file"),
     ),
 ]
 RequireSignatureOption = Annotated[

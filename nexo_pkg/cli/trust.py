@@ -38,13 +38,11 @@ IssuerOption = Annotated[
 ]
 
 
-def _split_target(text: str) -> tuple[str, str | None]:
-    owner, _, repo = text.partition("/")
-    from nexo_pkg.sources.api import parse_source  # noqa: PLC0415
+def _split_target(text: str, label: str = "OWNER[/REPO]") -> tuple[str, str | None]:
+    from nexo_pkg.sources.api import parse_owner_repo  # noqa: PLC0415
 
     # The same character rules as install sources (GitHub's set, no `..`).
-    parse_source(f"{owner}/{repo or 'x'}")
-    return owner, repo or None
+    return parse_owner_repo(text, label=label)
 
 
 def _show_entry(
@@ -281,11 +279,11 @@ def verify_command(
             raise UsageError("--repo and --owner exclude each other")
         bound_owner, bound_repo = owner, None
         if repo is not None:
-            bound_owner, bound_repo = _split_target(repo)
+            bound_owner, bound_repo = _split_target(repo, "--repo")
             if bound_repo is None:
                 raise UsageError("--repo takes OWNER/REPO")
         elif owner is not None:
-            bound_owner, _ = _split_target(owner)
+            bound_owner, _ = _split_target(owner, "--owner")
         if not file.is_file():
             raise UsageError(f"{file} is not a file")
         if bundle is not None and not bundle.exists():

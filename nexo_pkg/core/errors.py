@@ -73,3 +73,27 @@ class ConfigError(NexoError):
 
     kind = "config"
     exit_code = EXIT_USAGE
+
+
+def exception_line(exc: BaseException) -> str:
+    """What ``exc`` (raised by a library) says, on one line: a pydantic validation error
+    (sigstore-python's models), even wrapped, as its fields and their problems, without its
+    multi-line layout and links; anything else with its lines joined by ``; ``."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        errors = getattr(seen, "errors", None)
+        if type(seen).__name__ == "ValidationError" and callable(errors):
+            try:
+                problems = [
+                    f"{'.'.join(map(str, error['loc'])) or 'the document'}: {error['msg']}"
+                    for error in errors()
+                ]
+            except (TypeError, KeyError):
+                break
+            if problems:
+                return "; ".join(problems)
+        seen = seen.__cause__ or seen.__context__
+    lines = (line.strip() for line in str(exc).splitlines())
+    return "; ".join(
+        line for line in lines if line and not line.startswith("For further information visit")
+    )

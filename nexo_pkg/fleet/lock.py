@@ -96,7 +96,7 @@ def lock_plugin(
     for target, row in resolved.targets.items():
         candidate = locked_candidate(entry, row, published=entry.published, policy=policy)
         fetched, mode = session.fetch_locked(candidate, entry.resolved)
-        outcome = verify_artifact(fetched, policy=policy, mode=mode)
+        outcome = verify_artifact(fetched, policy=policy, mode=mode, doing="locking")
         if warnings is not None:
             warnings.extend(message for message in outcome.warnings if message not in warnings)
         verified = outcome.status == "verified"

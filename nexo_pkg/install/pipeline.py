@@ -216,10 +216,15 @@ def install_from(
 
 
 def verify_artifact(
-    artifact: FetchedArtifact, *, policy: trust.TrustPolicy, mode: trust.Mode
+    artifact: FetchedArtifact,
+    *,
+    policy: trust.TrustPolicy,
+    mode: trust.Mode,
+    doing: str = "installing",
 ) -> trust.SignatureOutcome:
     """The signature step for a fetched artifact under ``policy`` and ``mode``, for the
-    origin its source recorded; raises what :func:`trust.verify_asset_signature` raises."""
+    origin its source recorded (``doing``: what an unsigned artifact's warning says is done
+    with it); raises what :func:`trust.verify_asset_signature` raises."""
     origin = artifact.origin
     return trust.verify_asset_signature(
         artifact.path,
@@ -230,6 +235,7 @@ def verify_artifact(
         tag=origin.tag,
         policy=policy,
         mode=mode,
+        doing=doing,
     )
 
 
@@ -492,10 +498,13 @@ def _install_tree(
             listing = inspect_archive(fetched.path, options.limits)
             plan = _plan(source_display, fetched, outcome, listing, final)
             _confirmed(plan, callbacks)
+            unreadable = ""
             try:
                 existing: Receipt | None = None if final.is_symlink() else read_receipt(final)
-            except (OSError, ValueError):
+            except (OSError, ValueError) as exc:
                 existing = None
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                unreadable = f"its install receipt is missing or unreadable ({why})"
             if existing is not None and existing.sha256 == plan.sha256:
                 return InstallResult(plan, final, was_already_present=True)
             if final.is_symlink():
@@ -506,8 +515,9 @@ def _install_tree(
                     details={"path": str(final)},
                 )
             raise NexoError(
-                f"{plan.plugin_id} {plan.version} is already installed at {final} from a "
-                "different archive; use --force to replace it",
+                f"{plan.plugin_id} {plan.version} is already installed at {final} "
+                f"{'but ' + unreadable if unreadable else 'from a different archive'}; use "
+                "--force to replace it",
                 kind="already_installed",
                 details={"path": str(final)},
             )

@@ -104,7 +104,8 @@ def _final_name(kept_tree: Path) -> str:
 def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackResult:
     """Swap the installed ``plugin_id`` with the version kept before it, once the kept tree
     is re-hashed against its receipt: a changed, missing or extra file refuses the rollback
-    (``checksum_mismatch``, nothing moved). Raises ``not_installed`` when no earlier version
+    (``checksum_mismatch``, nothing moved), and so does a receipt without file hashes
+    (``checksum_missing``). Raises ``not_installed`` when no earlier version
     is kept, ``io`` when the root cannot be changed."""
     with locked_root(dest) as root:
         current = [item for item in scan_installed(dest) if item.plugin_id == plugin_id]
@@ -112,6 +113,22 @@ def rollback(dest: Path, plugin_id: str, *, dry_run: bool = False) -> RollbackRe
         past = earlier.rolled_back_from if earlier is not None else ()
         target = rollback_target(dest, plugin_id, past)
         assert target.receipt is not None  # noqa: S101 (scan_kept filtered by id)
+        kept = target.receipt
+        if kept.files is None:
+            # Installed by another tool: nothing says what its files should be.
+            where = (
+                f"`nexo plugin install {kept.owner}/{kept.repo}@TAG --allow-downgrade`, TAG the "
+                f"release of {kept.version}"
+                if kept.owner and kept.repo
+                else f"`nexo plugin install --allow-downgrade` with the tarball of {kept.version}"
+            )
+            raise NexoError(
+                f"the kept {plugin_id} {kept.version} cannot be checked before it comes back: "
+                "its receipt has no file hashes (it was installed by another tool); install "
+                f"that version again instead ({where}); nothing was changed",
+                kind="checksum_missing",
+                details={"path": str(target.path)},
+            )
         report = verify_installed(target)
         if not report.ok:
             changed = [*report.modified, *report.missing, *report.extra, *report.mode_changed]

@@ -117,6 +117,7 @@ if TYPE_CHECKING:
         parse_tarball_name,
     )
     from nexo_pkg.sources.spec import (
+        parse_owner_repo,
         parse_source,
         timestamp_or_none,
     )
@@ -149,7 +150,7 @@ _HOMES = homes(
             "open_source origin_label prefetch_newest reopen tag_pins tagged_release"
         ),
         "select": "MANIFEST_ASSETS PLUGIN_ID identity_from_manifest parse_tarball_name",
-        "spec": "parse_source timestamp_or_none",
+        "spec": "parse_owner_repo parse_source timestamp_or_none",
     }
 )
 
@@ -203,6 +204,7 @@ __all__ = [
     "locked_origin",
     "open_source",
     "origin_label",
+    "parse_owner_repo",
     "parse_reference",
     "parse_sidecar",
     "parse_source",

@@ -141,6 +141,17 @@ def over_download_limit(name: str, max_bytes: int) -> NexoError:
     )
 
 
+def over_size_cap(name: str, max_bytes: int, *, holds: str, kind: str) -> NexoError:
+    """The refusal (``kind``) of ``name``, a small file of a release (``holds`` says what it
+    is: a checksum file, signature material, a manifest) found larger than the fixed
+    ``max_bytes`` no such file comes near; no flag raises that cap."""
+    return NexoError(
+        f"{name} is larger than {max_bytes} bytes, more than {holds} ever holds; refusing it "
+        "unread (the release is broken or hostile: ask its publisher)",
+        kind=kind,
+    )
+
+
 class BlobSink:
     """Where a fetched blob's bytes go: a temp file and a hasher, restartable for retries;
     ``progress(done, total)`` is told of every chunk. Raises ``io`` when the disk refuses."""

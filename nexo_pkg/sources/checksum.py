@@ -61,6 +61,24 @@ def parse_digest(digest: str | None) -> str | None:
     return None
 
 
+def no_checksum(asset_name: str, listed_digest: str | None = None) -> NexoError:
+    """``checksum_missing`` for a release asset with no ``.sha256`` sidecar and no usable
+    digest (``listed_digest``, when the release lists one, is not ``sha256:<64 hex>``)."""
+    if listed_digest:
+        shown = printable(listed_digest[:80]) + ("…" if len(listed_digest) > 80 else "")
+        return NexoError(
+            f"no checksum for {asset_name}: the release has no {asset_name}.sha256, and its "
+            f"asset digest '{shown}' is not a sha256 digest (sha256:<64 hex digits>), so the "
+            "download cannot be verified",
+            kind="checksum_missing",
+        )
+    return NexoError(
+        f"no checksum for {asset_name}: the release has neither {asset_name}.sha256 nor an "
+        "asset digest, so the download cannot be verified",
+        kind="checksum_missing",
+    )
+
+
 def verify_checksums(
     actual: str,
     asset_name: str,
@@ -68,28 +86,31 @@ def verify_checksums(
     sidecar: str | None,
     digest: str | None,
     local_dir: Path | None = None,
+    listed_digest: str | None = None,
 ) -> tuple[str, ...]:
     """Compare ``actual`` with every expected value present; return which ones were checked.
 
     ``local_dir`` is the directory of a local tarball (its messages then speak of files beside
-    it, not of a release). Raises ``checksum_missing`` when there is none at all,
-    ``checksum_mismatch`` when any differs.
+    it, not of a release); ``listed_digest`` the digest the release lists as it stands, named
+    when ``digest`` (its usable sha256) is ``None``. Raises ``checksum_missing`` when there is
+    none at all, ``checksum_mismatch`` when any differs.
     """
     expected = (("sidecar", sidecar), ("digest", digest))
     present = [(source, value) for source, value in expected if value is not None]
     if not present and local_dir is not None:
+        sidecar_path = local_dir / f"{asset_name}.sha256"
+        there = (
+            f"{sidecar_path.name} beside it in {local_dir} is not a regular file"
+            if sidecar_path.is_symlink() or sidecar_path.exists()
+            else f"there is no {sidecar_path.name} beside it in {local_dir}"
+        )
         raise NexoError(
-            f"no checksum for {asset_name}: there is no {asset_name}.sha256 beside it in "
-            f"{local_dir}, so the tarball cannot be verified (`nexo plugin pack` writes one "
-            "next to the tarball; copy both)",
+            f"no checksum for {asset_name}: {there}, so the tarball cannot be verified "
+            "(`nexo plugin pack` writes one next to the tarball; copy both)",
             kind="checksum_missing",
         )
     if not present:
-        raise NexoError(
-            f"no checksum for {asset_name}: the release has neither {asset_name}.sha256 nor an "
-            "asset digest, so the download cannot be verified",
-            kind="checksum_missing",
-        )
+        raise no_checksum(asset_name, listed_digest)
     for source, value in present:
         if not hmac.compare_digest(actual, value):
             label = "the release asset digest" if source == "digest" else f"{asset_name}.sha256"

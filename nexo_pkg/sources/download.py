@@ -54,7 +54,7 @@ def cached_asset(
     """
     expected = sidecar or digest
     if expected is None:
-        verify_checksums("", asset.name, sidecar=None, digest=None)
+        verify_checksums("", asset.name, sidecar=None, digest=None, listed_digest=asset.digest)
         raise AssertionError("unreachable: verify_checksums refuses a missing checksum")
     check_listed_size(asset, max_bytes)
 

@@ -52,6 +52,7 @@ from nexo_pkg.sources.cache import (
     StoredAnswer,
     key_digest,
     over_download_limit,
+    over_size_cap,
 )
 from nexo_pkg.sources.checksum import parse_digest
 from nexo_pkg.sources.spec import timestamp_or_none
@@ -549,7 +550,12 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         for name in names:
             asset = release.asset(name)
             if asset is not None:
-                data = self._kept_asset(asset, max_bytes=max_bytes, browser_first=browser_first)
+                too_large = over_size_cap(
+                    name, max_bytes, holds="a manifest", kind="archive_unsafe"
+                )
+                data = self._kept_asset(
+                    asset, max_bytes=max_bytes, browser_first=browser_first, too_large=too_large
+                )
                 try:
                     text = data.decode("utf-8")
                 except UnicodeDecodeError as exc:
@@ -562,7 +568,9 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
                 return name, text.removeprefix("\ufeff")
         return None
 
-    def _kept_asset(self, asset: ReleaseAsset, *, max_bytes: int, browser_first: bool) -> bytes:
+    def _kept_asset(
+        self, asset: ReleaseAsset, *, max_bytes: int, browser_first: bool, too_large: NexoError
+    ) -> bytes:
         """:meth:`fetch_bytes`, and with the answers kept (``answers``) an asset the release
         lists no digest for (so the blob cache cannot hold it) is kept among them under what
         names its bytes (:meth:`ReleaseAsset.identity`: URLs, id, size, last change) and the
@@ -571,7 +579,9 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         changed asset (uploaded again: a new id, another size or time) is fetched again."""
         identity = asset.identity()
         if self._answers is None or parse_digest(asset.digest) is not None or identity is None:
-            return self.fetch_bytes(asset, max_bytes=max_bytes, browser_first=browser_first)
+            return self.fetch_bytes(
+                asset, max_bytes=max_bytes, browser_first=browser_first, too_large=too_large
+            )
         stored = self._answers.get(identity, max_bytes)
         if (
             stored is not None
@@ -579,12 +589,20 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
             and stored.etag == _sha256_tag(stored.body)
         ):
             return stored.body
-        data = self.fetch_bytes(asset, max_bytes=max_bytes, browser_first=browser_first)
+        data = self.fetch_bytes(
+            asset, max_bytes=max_bytes, browser_first=browser_first, too_large=too_large
+        )
         self._answers.put(identity, StoredAnswer(_sha256_tag(data), None, data))
         return data
 
     def download(
-        self, asset: ReleaseAsset, sink: BlobSink, *, max_bytes: int, browser_first: bool = False
+        self,
+        asset: ReleaseAsset,
+        sink: BlobSink,
+        *,
+        max_bytes: int,
+        browser_first: bool = False,
+        too_large: NexoError | None = None,
     ) -> None:
         """Stream ``asset`` into ``sink`` through its API URL (``application/octet-stream``),
         or its browser download URL when the API URL answers 403, 404 or 410.
@@ -592,9 +610,10 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         answers): github.com serves it outside the API's rate limit, which a lookup without
         a token spares so (the bytes are checked alike: the digest, the size limit).
 
-        Retries restart the sink. Raises ``archive_unsafe`` when the asset is larger than
-        ``max_bytes``, ``network`` when it cannot be fetched completely or when a URL the
-        release names may not be fetched (plain http under an https API, another scheme).
+        Retries restart the sink. Raises ``too_large`` (default: ``archive_unsafe``, naming
+        --max-download-size) when the asset is larger than ``max_bytes``, ``network`` when it
+        cannot be fetched completely or when a URL the release names may not be fetched (plain
+        http under an https API, another scheme).
         """
         what = f"download of {asset.name}"
         ordered = (asset.url, asset.browser_download_url)
@@ -604,7 +623,8 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         # Every URL the answer gives is checked before the first byte is asked for.
         for url in urls:
             checked_url(url, what, https_only=self._net.https_only)
-        too_large = over_download_limit(asset.name, max_bytes)
+        if too_large is None:
+            too_large = over_download_limit(asset.name, max_bytes)
         for index, url in enumerate(urls):
             try:
                 self._download_from(
@@ -657,20 +677,34 @@ class GitHubClient(contextlib.AbstractContextManager["GitHubClient"]):
         self._net.with_retries(attempt)
 
     def fetch_bytes(
-        self, asset: ReleaseAsset, *, max_bytes: int, browser_first: bool = False
+        self,
+        asset: ReleaseAsset,
+        *,
+        max_bytes: int,
+        browser_first: bool = False,
+        too_large: NexoError | None = None,
     ) -> bytes:
         """Download a small asset (manifest, checksum, signature) into memory; through the
         shared blob cache ``blobs`` when there is one and the API gives the asset's digest
         (a cached blob is re-hashed and used without a request; ``checksum_mismatch`` for
-        bytes that do not hash to the digest). ``browser_first``: as :meth:`download`."""
+        bytes that do not hash to the digest). ``browser_first`` and ``too_large``: as
+        :meth:`download`."""
         expected = parse_digest(asset.digest) if self.blobs is not None else None
         if self.blobs is None or expected is None:
             buffer = io.BytesIO()
-            self.download(asset, BlobSink(buffer), max_bytes=max_bytes, browser_first=browser_first)
+            self.download(
+                asset,
+                BlobSink(buffer),
+                max_bytes=max_bytes,
+                browser_first=browser_first,
+                too_large=too_large,
+            )
             return buffer.getvalue()
 
         def fetch(sink: BlobSink) -> None:
-            self.download(asset, sink, max_bytes=max_bytes, browser_first=browser_first)
+            self.download(
+                asset, sink, max_bytes=max_bytes, browser_first=browser_first, too_large=too_large
+            )
 
         with self.blobs.open_blob(expected, fetch) as blob:
             try:

@@ -111,7 +111,9 @@ class LocalTarballSource:
         parsed = parse_tarball_name(path.name)
         if parsed is None:
             raise NexoError(
-                f"{path.name} is not named <id>-<version>-<target>.tar.gz",
+                f"{path.name} is not named <id>-<version>-<target>.tar.gz; rename it as "
+                "`nexo plugin pack` names a release tarball (e.g. hello-1.0.0-noarch.tar.gz, "
+                "from its manifest's id and version), its .sha256 and signature files with it",
                 kind="source_invalid",
                 details={"source": str(path)},
             )

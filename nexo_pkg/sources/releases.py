@@ -25,8 +25,13 @@ from nexo_pkg.sources.base import (
     fetched_artifact,
     note,
 )
-from nexo_pkg.sources.cache import BlobSink
-from nexo_pkg.sources.checksum import parse_digest, parse_sidecar, verify_checksums
+from nexo_pkg.sources.cache import BlobSink, over_size_cap
+from nexo_pkg.sources.checksum import (
+    no_checksum,
+    parse_digest,
+    parse_sidecar,
+    verify_checksums,
+)
 from nexo_pkg.sources.download import cached_asset, check_listed_size
 from nexo_pkg.sources.select import (
     MANIFEST_ASSETS,
@@ -340,8 +345,12 @@ class GitHubReleaseSource:
             label=release.tag,
             where=f"{spec.owner}/{spec.repo}@{release.tag}",
             said=(
-                f"the latest release of {spec.owner}/{spec.repo} ({release.tag}) carries "
-                f"{identity.plugin_id} {identity.version}"
+                (
+                    f"release {release.tag} of {spec.owner}/{spec.repo}"
+                    if self._names_version()
+                    else f"the latest release of {spec.owner}/{spec.repo} ({release.tag})"
+                )
+                + f" carries {identity.plugin_id} {identity.version}"
             ),
             unit="release",
             pin="owner/repo@tag",
@@ -633,11 +642,18 @@ def tarballs_of(release: Release, identity: ReleaseIdentity) -> dict[str, Releas
 
 def release_sidecar(client: GitHubClient, release: Release, asset: ReleaseAsset) -> str | None:
     """The sha256 the release's ``<asset>.sha256`` sidecar names, ``None`` without one;
-    raises what :func:`parse_sidecar` and the client's fetch raise."""
+    ``checksum_mismatch`` for one larger than a checksum file ever is; raises what
+    :func:`parse_sidecar` and the client's fetch raise."""
     sidecar_asset = release.asset(asset.name + ".sha256")
     if sidecar_asset is None:
         return None
-    text = client.fetch_bytes(sidecar_asset, max_bytes=MAX_SIDECAR_BYTES)
+    too_large = over_size_cap(
+        sidecar_asset.name,
+        MAX_SIDECAR_BYTES,
+        holds="a checksum file (one line: the sha256 and the tarball's name)",
+        kind="checksum_mismatch",
+    )
+    text = client.fetch_bytes(sidecar_asset, max_bytes=MAX_SIDECAR_BYTES, too_large=too_large)
     return parse_sidecar(text, asset.name)
 
 
@@ -647,11 +663,7 @@ def release_sha256(client: GitHubClient, release: Release, asset: ReleaseAsset) 
     digest = parse_digest(asset.digest)
     sidecar = release_sidecar(client, release, asset)
     if sidecar is None and digest is None:
-        raise NexoError(
-            f"no checksum for {asset.name}: the release has neither {asset.name}.sha256 nor an "
-            "asset digest",
-            kind="checksum_missing",
-        )
+        raise no_checksum(asset.name, asset.digest)
     if sidecar is not None and digest is not None and sidecar != digest:
         raise NexoError(
             f"{asset.name}.sha256 says {sidecar} but the asset digest is {digest}",
@@ -681,7 +693,12 @@ def release_material(
         if found is None:
             continue
         path = directory / name
-        path.write_bytes(client.fetch_bytes(found, max_bytes=MAX_SIGNATURE_BYTES))
+        too_large = over_size_cap(
+            name, MAX_SIGNATURE_BYTES, holds="signature material", kind="signature_invalid"
+        )
+        path.write_bytes(
+            client.fetch_bytes(found, max_bytes=MAX_SIGNATURE_BYTES, too_large=too_large)
+        )
         material[name] = path
     attested = trust.release_attestations(
         client,

@@ -67,11 +67,11 @@ class LocalSource:
 Source = GitHubSource | LocalSource
 
 
-def _invalid(text: str, why: str, *, hint: str | None = None) -> NexoError:
+def _invalid(text: str, why: str, *, hint: str | None = None, label: str = "source") -> NexoError:
     """``source_invalid``: a usage error (exit 2), as a malformed argument is."""
     advice = hint or "expected owner/repo[@tag] or a path to a .tar.gz"
     return NexoError(
-        f"invalid source {text!r}: {why}; {advice}",
+        f"invalid {label} {text!r}: {why}; {advice}",
         kind="source_invalid",
         exit_code=EXIT_USAGE,
         details={"source": text},
@@ -92,25 +92,56 @@ def _looks_local(text: str) -> bool:
     if text.endswith(LOCAL_SUFFIXES) or text.startswith(("/", "./", "../", "~")):
         return True
     try:
-        return Path(text).is_file()
+        path = Path(text)
+        # A directory named without a '/' between two names (`dist`, `dist/`) cannot be
+        # owner/repo: it is a path, said to be a directory.
+        return path.is_file() or ((text.count("/") == 0 or text.endswith("/")) and path.is_dir())
     except OSError:
         # A name too long for the file system is not a local file; the owner/repo checks
         # that follow explain what is wrong with it.
         return False
 
 
-def validate_name(value: str, *, what: str, max_length: int, text: str) -> None:
-    """Check one owner or repo name against GitHub's alphabet; raise ``source_invalid``."""
+def validate_name(
+    value: str,
+    *,
+    what: str,
+    max_length: int,
+    text: str,
+    label: str = "source",
+    hint: str | None = None,
+) -> None:
+    """Check one owner or repo name against GitHub's alphabet; raise ``source_invalid``
+    (``invalid {label} {text!r}: …; {hint}``)."""
+    why = None
     if not value:
-        raise _invalid(text, f"the {what} is empty")
-    if len(value) > max_length:
-        raise _invalid(text, f"the {what} is longer than {max_length} characters")
-    if not _NAME.fullmatch(value):
-        raise _invalid(text, f"the {what} may only use letters, digits, '.', '_' and '-'")
-    if value in {".", ".."} or ".." in value:
-        raise _invalid(text, f"the {what} may not contain '..' or be '.'")
-    if value.startswith("-"):
-        raise _invalid(text, f"the {what} may not start with '-'")
+        why = f"the {what} is empty"
+    elif len(value) > max_length:
+        why = f"the {what} is longer than {max_length} characters"
+    elif not _NAME.fullmatch(value):
+        why = f"the {what} may only use letters, digits, '.', '_' and '-'"
+    elif value in {".", ".."} or ".." in value:
+        why = f"the {what} may not contain '..' or be '.'"
+    elif value.startswith("-"):
+        why = f"the {what} may not start with '-'"
+    if why is not None:
+        raise _invalid(text, why, hint=hint, label=label)
+
+
+def parse_owner_repo(text: str, *, label: str = "OWNER[/REPO]") -> tuple[str, str | None]:
+    """``OWNER`` or ``OWNER/REPO`` (what the trust commands name), checked with the rules of
+    an install source's owner and repo; ``source_invalid`` (a usage error) saying what is
+    wrong and what was expected. A trailing ``/`` names the owner alone."""
+    hint = "expected OWNER or OWNER/REPO as GitHub names them (e.g. acme or acme/nexo-plugin-x)"
+    owner, _, repo = text.partition("/")
+    if "/" in repo:
+        raise _invalid(text, "it has more than one '/'", hint=hint, label=label)
+    validate_name(owner, what="owner", max_length=MAX_OWNER_LENGTH, text=text, label=label,
+                  hint=hint)  # fmt: skip
+    if repo:
+        validate_name(repo, what="repo", max_length=MAX_REPO_LENGTH, text=text, label=label,
+                      hint=hint)  # fmt: skip
+    return owner, repo or None
 
 
 def validate_tag(tag: str, *, text: str) -> None:

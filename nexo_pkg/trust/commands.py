@@ -84,6 +84,7 @@ def _require_signature(
         tag=tag,
         policy=policy,
         mode="require",
+        required_by="the trust commands check a signature, whatever the policy's mode",
     )
 
 

@@ -108,8 +108,13 @@ def verify_asset_signature(
     policy: TrustPolicy,
     mode: Mode,
     tag: str | None = None,
+    required_by: str | None = None,
+    doing: str = "installing",
 ) -> SignatureOutcome:
     """Verify ``artifact`` against the signature ``material`` (name -> local path or bytes).
+    ``required_by`` says why a signature is required when ``mode`` is ``require`` (default:
+    the install flag or the trust policy); ``doing`` is what the caller does with an unsigned
+    artifact under ``warn`` (``installing``, ``locking``), for its warning.
 
     * ``ignore``: nothing is read; ``skipped``.
     * no material: ``require`` raises :class:`SignatureMissingError`; ``warn`` returns
@@ -142,18 +147,19 @@ def verify_asset_signature(
     source = f"{owner}/{repo}" if owner and repo else (owner or asset_name)
     if not offers:
         if mode == "require":
+            why = required_by or f"--require-signature or the trust policy, {_policy_name(policy)}"
             raise SignatureMissingError(
                 f"{asset_name} has no signature (looked for "
                 f"{', '.join(asset_name + s for s in SIGNATURE_SUFFIXES[:4])}, attestations and "
                 f"a signed checksums file) and a signature is required for {source} "
-                f"(--require-signature or the trust policy, {_policy_name(policy)})",
+                f"({why})",
                 details={"asset": asset_name, "policy": _policy_name(policy)},
             )
         return SignatureOutcome(
             status="unsigned",
             warnings=(
                 *warnings,
-                f"WARNING: {asset_name} is NOT SIGNED; installing it unverified "
+                f"WARNING: {asset_name} is NOT SIGNED; {doing} it unverified "
                 '(set `default = "require"` in trusted_keys.toml or pass '
                 "--require-signature to refuse unsigned plugins)",
             ),

@@ -144,9 +144,11 @@ class AuthorPolicy:
 
     def describe_identity(self) -> str:
         """The expected identity as a user would read it in an error message."""
+        # As a TOML literal string shows it (what the policy file holds), not as Python's
+        # repr would: `\.` in a pattern stays `\.`, never `\\.`.
         if self.identity is not None:
-            return f"identity {self.identity!r}"
-        return f"identity_regexp {self.identity_regexp!r}"
+            return f"identity {_quoted(self.identity)}"
+        return f"identity_regexp {_quoted(str(self.identity_regexp))}"
 
     def entry_items(self) -> list[tuple[str, Any]]:
         """The keys its ``[[authors]]`` table sets, in the order they are written; a key at
@@ -988,3 +990,11 @@ def with_registry_bindings(policy: TrustPolicy) -> TrustPolicy:
         registry_bindings=bindings,
         warnings=(*policy.warnings, *warnings, *file_warnings(path)),
     )
+
+
+def _quoted(text: str) -> str:
+    """``text`` between single quotes as a TOML literal string writes it, or as ``repr``
+    writes it when it holds a quote or a control character (no literal string can)."""
+    if "'" in text or any(ord(char) < 0x20 or ord(char) == 0x7F for char in text):
+        return repr(text)
+    return f"'{text}'"

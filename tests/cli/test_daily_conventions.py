@@ -94,6 +94,43 @@ def test_a_dest_that_is_a_file_is_a_usage_error(tmp_path: Path, command: str) ->
     assert tree(tmp_path) == before
 
 
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [
+        ("install", "--dest"),
+        ("install", "--config"),
+        ("install", "--trusted-keys"),
+        ("list", "--dest"),
+        ("remove", "--dest"),
+        ("upgrade", "--dest"),
+        ("verify", "--config"),
+        ("trust list", "--trusted-keys"),
+    ],
+)
+@pytest.mark.parametrize("form", ["separate", "inline"])
+def test_an_empty_path_option_is_a_usage_error_not_the_current_directory(
+    tmp_path: Path, command: str, option: str, form: str
+) -> None:
+    """``--dest "$UNSET"`` would otherwise install into, list or remove from the current
+    directory (and read a trust policy or daemon config there)."""
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    args = {"install": [str(tarball), "--yes"], "remove": ["hello", "--yes"],
+            "upgrade": ["hello"]}.get(command, [])  # fmt: skip
+    empty = [f"{option}="] if form == "inline" else [option, ""]
+    work = tmp_path / "work"
+    work.mkdir()
+    before = tree(tmp_path)
+    result = nexo(
+        "plugin", *command.split(), *args, *empty, "--json",
+        cwd=work, env=base_env(tmp_path / "home"),
+    )  # fmt: skip
+    assert result.code == 2, result.stderr
+    document = json.loads(result.stdout)
+    assert document["kind"] == "usage"
+    assert document["error"].startswith(f"{option} is empty; name ")
+    assert tree(tmp_path) == before
+
+
 def test_trust_verify_with_a_missing_bundle_is_a_usage_error(tmp_path: Path) -> None:
     tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
     result = nexo(

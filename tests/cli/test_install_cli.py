@@ -185,6 +185,40 @@ def test_upgrade(home: Path, server: GitHubServer) -> None:
     assert tree_snapshot(home / "state/plugins") == before
 
 
+def test_upgrade_to_an_older_tag_names_that_tag_not_the_latest(
+    home: Path, server: GitHubServer
+) -> None:
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"), latest=False)
+    server.publish("acme", "hello", "v1.2.0", release_assets("hello", "1.2.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    before = tree_snapshot(home / "state/plugins")
+    refused = nexo("plugin", "upgrade", "hello@v1.0.0", "--json", in_process=True)
+    assert refused.code == 1
+    document = refused.document
+    assert document["kind"] == "downgrade_refused"
+    assert document["error"].startswith("release v1.0.0 of acme/hello carries hello 1.0.0, ")
+    assert "latest" not in document["error"]
+    assert tree_snapshot(home / "state/plugins") == before
+
+
+def test_a_local_tarball_not_named_as_pack_names_it_says_how_to_name_it(
+    home: Path, tmp_path: Path
+) -> None:
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    renamed = tarball.rename(tarball.with_name("my plugin.tar.gz"))
+    sidecar = tarball.with_name(tarball.name + ".sha256")
+    sidecar.rename(renamed.with_name(renamed.name + ".sha256"))
+    refused = nexo("plugin", "install", str(renamed), "--yes", "--json", in_process=True)
+    assert refused.code == 1
+    assert refused.document["kind"] == "source_invalid"
+    assert refused.document["error"] == (
+        "my plugin.tar.gz is not named <id>-<version>-<target>.tar.gz; rename it as `nexo "
+        "plugin pack` names a release tarball (e.g. hello-1.0.0-noarch.tar.gz, from its "
+        "manifest's id and version), its .sha256 and signature files with it"
+    )
+    assert not (home / "state/plugins").exists() or not any((home / "state/plugins").iterdir())
+
+
 def test_real_process_has_no_traceback(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
     environment = dict(os.environ)

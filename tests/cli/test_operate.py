@@ -315,6 +315,35 @@ def test_rollback_refuses_a_changed_kept_tree(home: Path, server: GitHubServer) 
     assert tree_snapshot(root) == before
 
 
+def test_rollback_to_a_version_another_tool_installed_says_it_cannot_be_checked(
+    home: Path, server: GitHubServer
+) -> None:
+    """The reference installer's receipt has no file hashes: the kept tree cannot be checked,
+    which is said as such (not as a mismatch, nor with advice to reinstall what is kept)."""
+    server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0
+    receipt = home / "state/plugins/hello-1.0.0/.nexo-install.json"
+    document = json.loads(receipt.read_text())
+    for key in ("signature", "files", "modes", "resolved_tag"):
+        document.pop(key, None)
+    receipt.write_text(json.dumps(document))
+    server.publish("acme", "hello", "v2.0.0", release_assets("hello", "2.0.0"))
+    assert nexo("plugin", "upgrade", "hello", in_process=True)[0] == 0
+    root = home / "state/plugins"
+    before = tree_snapshot(root)
+    code, out, _ = nexo("plugin", "rollback", "hello", "--yes", "--json", in_process=True)
+    assert code == 1
+    refused = json.loads(out)
+    assert refused["kind"] == "checksum_missing"
+    assert refused["error"] == (
+        "the kept hello 1.0.0 cannot be checked before it comes back: its receipt has no file "
+        "hashes (it was installed by another tool); install that version again instead "
+        "(`nexo plugin install acme/hello@TAG --allow-downgrade`, TAG the release of 1.0.0); "
+        "nothing was changed"
+    )
+    assert tree_snapshot(root) == before
+
+
 def test_rollback_without_a_kept_version(home: Path, server: GitHubServer) -> None:
     server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
     assert nexo("plugin", "install", "acme/hello", in_process=True)[0] == 0

@@ -169,6 +169,9 @@ def test_lock_takes_the_newest_matching_release_and_warns_on_unsigned_ones(
     assert "locking v0.1.1, the newest release that does" in locked.stderr
     (warning,) = [line for line in locked.stderr.splitlines() if "NOT SIGNED" in line]
     assert warning.startswith("WARNING: other-1.0.0-")
+    # A lock installs nothing: it says what it does with the unsigned tarball.
+    assert "NOT SIGNED; locking it unverified" in warning
+    assert "installing" not in warning
     # The document says it too; -q keeps the warning.
     lock_file.unlink()
     quiet = fleet_run("lock", "-f", wanted, "-q", "--trusted-keys", str(policy), env=env)

@@ -25,6 +25,7 @@ from support.tarballs import (
     release_assets,
     sha256_hex,
     targz,
+    tree_snapshot,
     write_plugin,
 )
 
@@ -190,6 +191,35 @@ def test_receipts_the_reference_cannot_read_are_orphans(
         == 0
     )
     assert not result.path.exists()
+
+
+@pytest.mark.parametrize("receipt", ["unreadable", "missing"])
+def test_installing_over_a_directory_without_a_readable_receipt_says_so(
+    install_env: InstallEnv, tmp_path: Path, receipt: str
+) -> None:
+    """The same tarball over its own install whose receipt cannot be read is not "from a
+    different archive": the refusal says the receipt is the problem, and --force mends it."""
+    tarball = write_plugin(tmp_path, "hello", "1.0.0")
+    result = install(str(tarball), install_env.make_options())
+    path = result.path / RECEIPT_NAME
+    if receipt == "missing":
+        path.unlink()
+    else:
+        path.write_text(json.dumps({**json.loads(path.read_text()), "owner": None}))
+    before = tree_snapshot(install_env.dest)
+    refused = nexo("plugin", "install", str(tarball), "--yes", "--json", *_dest(install_env),
+                   env=_env(install_env), in_process=True)  # fmt: skip
+    assert refused.exit_code == 1
+    assert refused.document["kind"] == "already_installed"
+    message = refused.document["error"]
+    assert "its install receipt is missing or unreadable (" in message
+    assert "different archive" not in message
+    assert message.endswith("; use --force to replace it")
+    assert tree_snapshot(install_env.dest) == before
+    forced = nexo("plugin", "install", str(tarball), "--yes", "--force", "--json",
+                  *_dest(install_env), env=_env(install_env), in_process=True)  # fmt: skip
+    assert forced.exit_code == 0, forced.stderr
+    assert json.loads(path.read_text())["owner"] == ""
 
 
 # -- verify without blind spots ---------------------------------------------------------------

@@ -11,6 +11,7 @@ in the cache or the install root."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -232,3 +233,53 @@ def test_a_manifest_asset_that_is_not_utf8_is_refused(install_env: InstallEnv) -
         "is not valid UTF-8 (byte "
     )
     assert error.details == {"tag": "v1.0.0", "asset": "nexo-plugin.toml"}
+
+
+@pytest.mark.parametrize("shape", ["fifo", "directory", "dangling link"])
+def test_a_sidecar_that_is_not_a_regular_file_is_said_to_be_one(
+    install_env: InstallEnv, tmp_path: Path, shape: str
+) -> None:
+    """Neither read (a FIFO is never waited on) nor called absent: the message says what is
+    in the sidecar's place."""
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0", sidecar=False)
+    sidecar = tarball.with_name(tarball.name + ".sha256")
+    if shape == "fifo":
+        os.mkfifo(sidecar)
+    elif shape == "directory":
+        sidecar.mkdir()
+    else:
+        sidecar.symlink_to(tmp_path / "nowhere")
+    error = assert_refused(install_env, str(tarball), "checksum_missing")
+    assert error.message == (
+        f"no checksum for {tarball.name}: {sidecar.name} beside it in {tarball.parent} is not a "
+        "regular file, so the tarball cannot be verified (`nexo plugin pack` writes one next to "
+        "the tarball; copy both)"
+    )
+
+
+def test_a_missing_sidecar_is_said_to_be_missing(install_env: InstallEnv, tmp_path: Path) -> None:
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0", sidecar=False)
+    error = assert_refused(install_env, str(tarball), "checksum_missing")
+    assert f"there is no {tarball.name}.sha256 beside it in {tarball.parent}" in error.message
+
+
+@pytest.mark.parametrize("digest", ["sha512:" + "ab" * 64, "sha256:xyz", "sha256:" + "0" * 63])
+def test_a_listed_digest_that_is_no_sha256_is_named_when_nothing_else_vouches(
+    install_env: InstallEnv, digest: str
+) -> None:
+    assets = release_assets("hello", "1.0.0", sidecar=False)
+    install_env.server.publish("acme", "hello", "v1.0.0", assets, digests={NAME: digest})
+    error = assert_refused(install_env, "acme/hello", "checksum_missing")
+    shown = digest if len(digest) <= 80 else digest[:80] + "…"
+    assert error.message == (
+        f"no checksum for {NAME}: the release has no {NAME}.sha256, and its asset digest "
+        f"'{shown}' is not a sha256 digest (sha256:<64 hex digits>), so the download cannot "
+        "be verified"
+    )
+
+
+def test_no_sidecar_and_no_digest_is_said_so(install_env: InstallEnv) -> None:
+    assets = release_assets("hello", "1.0.0", sidecar=False)
+    install_env.server.publish("acme", "hello", "v1.0.0", assets)
+    error = assert_refused(install_env, "acme/hello", "checksum_missing")
+    assert f"the release has neither {NAME}.sha256 nor an asset digest" in error.message

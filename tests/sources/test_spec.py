@@ -98,6 +98,31 @@ def test_local_source_must_be_a_tarball(tmp_path: Path) -> None:
     assert caught.value.kind == "source_invalid"
 
 
+@pytest.mark.parametrize("text", ["dist", "dist/", "out/dist/"])
+def test_a_directory_named_without_owner_repo_shape_is_said_to_be_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    """``install dist`` (``pack``'s output directory) is not refused as a malformed owner/repo:
+    the message says it is a directory and what to give instead."""
+    (tmp_path / "out" / "dist").mkdir(parents=True)
+    (tmp_path / "dist").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(NexoError) as caught:
+        parse_source(text)
+    assert caught.value.kind == "source_invalid"
+    assert f"invalid source {text!r}: it is a directory; give the release .tar.gz inside it" in (
+        caught.value.message
+    )
+
+
+def test_an_owner_repo_that_is_also_a_directory_stays_a_github_source(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "acme" / "hello").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    assert parse_source("acme/hello") == GitHubSource("acme", "hello", None)
+
+
 def test_target_override_expands_gnu_to_musl(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NEXO_INSTALL_TARGET", raising=False)
     assert host_candidates("x86_64-unknown-linux-gnu") == (

@@ -329,8 +329,16 @@ def test_identity() -> None:
     assert reason == f"identity {WORKFLOW}, {caller} does not match identity 'https://x'"
     bare = Signer.from_certificate(certificate(v2={claims.OIDC_ISSUER_V2: ISSUER}))
     assert rejection_reason(author(), bare, ECHO) == (
-        f"identity none does not match identity_regexp {PATTERN!r}"
+        f"identity none does not match identity_regexp '{PATTERN}'"
     )
+
+
+def test_a_pattern_is_shown_as_the_policy_file_holds_it() -> None:
+    """Not as Python's repr writes it: a backslash in the pattern is shown once, not twice."""
+    reason = rejection_reason(author(identity_regexp=r"https://x\.y/.*"), signer(), ECHO)
+    assert reason == f"identity {WORKFLOW} does not match identity_regexp 'https://x\\.y/.*'"
+    quoted = rejection_reason(author(identity="https://x/it's"), signer(), ECHO)
+    assert quoted == f'identity {WORKFLOW} does not match identity "https://x/it\'s"'
 
 
 def test_the_starting_workflow_may_be_the_identity() -> None:

@@ -80,3 +80,53 @@ def test_install_of_a_local_tarball_with_a_nested_bundle_prints_one_document(
     document = json.loads(result.stdout)
     assert document["kind"] == "signature_invalid"
     assert tree_snapshot(plugins) == before
+
+
+def _install_local(
+    tmp_path: Path, tarball: Path, *flags: str
+) -> tuple[int, dict[str, object], str]:
+    plugins = tmp_path / "plugins"
+    plugins.mkdir(exist_ok=True)
+    before = tree_snapshot(plugins)
+    result = nexo("plugin", "install", str(tarball), "--yes", "--json", "--dest", str(plugins),
+                  *flags, env={**os.environ, "NEXO_HOME": str(tmp_path / "home"),
+                               "XDG_CACHE_HOME": str(tmp_path / "xdg-cache"), "NO_COLOR": "1"},
+                  in_process=True)  # fmt: skip
+    assert tree_snapshot(plugins) == before
+    return result.code, json.loads(result.stdout), result.stderr
+
+
+def test_a_bundle_sigstore_python_refuses_is_said_in_one_line(tmp_path: Path) -> None:
+    """sigstore-python's models explain a malformed bundle over several lines with links;
+    the refusal is one line naming the field and its problem."""
+    tarball = write_plugin(tmp_path / "dist", "echo", "1.0.0")
+    bundle = {"mediaType": "application/vnd.dev.sigstore.bundle+json;version=0.3"}
+    tarball.with_name(tarball.name + ".sigstore.json").write_text(json.dumps(bundle))
+    code, document, stderr = _install_local(tmp_path, tarball)
+    assert code == 1
+    assert document["kind"] == "signature_invalid"
+    assert document["error"] == (
+        f"{tarball.name}.sigstore.json is not a valid Sigstore bundle: "
+        "verificationMaterial: Field required"
+    )
+    assert stderr.splitlines() == [f"error: {document['error']}"]
+
+
+def test_a_trusted_root_sigstore_python_refuses_is_said_in_one_line(tmp_path: Path) -> None:
+    tarball = write_plugin(tmp_path / "dist", "echo", "1.0.0")
+    tarball.with_name(tarball.name + ".sigstore.json").write_text(
+        json.dumps({"mediaType": "application/vnd.dev.sigstore.bundle+json;version=0.3"})
+    )
+    root = tmp_path / "root.json"
+    media_type = "application/vnd.dev.sigstore.trustedroot+json;version=0.1"
+    root.write_text(json.dumps({"mediaType": media_type, "tlogs": "x"}))
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(f'default = "warn"\ntrusted_root = "{root}"\n')
+    code, document, stderr = _install_local(tmp_path, tarball, "--trusted-keys", str(policy))
+    assert code == 2
+    assert document["kind"] == "policy_invalid"
+    assert str(document["error"]).endswith(
+        "is not a usable Sigstore trusted root: tlogs: Input should be a valid array; "
+        "certificateAuthorities: Field required; ctlogs: Field required"
+    )
+    assert stderr.splitlines() == [f"error: {document['error']}"]

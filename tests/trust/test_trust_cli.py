@@ -127,6 +127,50 @@ def test_verify_usage_errors_are_exit_2(tmp_path: Path) -> None:
     assert json.loads(result.stdout)["kind"] == "usage"
 
 
+@pytest.mark.parametrize(
+    ("command", "target", "why"),
+    [
+        (("add",), "../x", "the owner may not contain '..' or be '.'"),
+        (("add",), "/acme", "the owner is empty"),
+        (("add",), "acme/x/y", "it has more than one '/'"),
+        (("remove",), "a b", "the owner may only use letters, digits, '.', '_' and '-'"),
+        (("remove",), "acme/..", "the repo may not contain '..' or be '.'"),
+    ],
+)
+def test_a_malformed_owner_repo_is_said_as_the_trust_commands_name_it(
+    tmp_path: Path, command: tuple[str, ...], target: str, why: str
+) -> None:
+    """Not as an install source (no ".tar.gz" to give, no repo the command made up)."""
+    policy = tmp_path / "trusted_keys.toml"
+    policy.write_text(COMMENTED, encoding="utf-8")
+    result = nexo("plugin", "trust", *command, target, "--trusted-keys", str(policy), "--yes",
+                  "--json", env=cli_env(tmp_path), in_process=True)  # fmt: skip
+    assert result.code == 2
+    document = json.loads(result.stdout)
+    assert document["kind"] == "source_invalid"
+    assert document["error"] == (
+        f"invalid OWNER[/REPO] {target!r}: {why}; expected OWNER or OWNER/REPO as GitHub "
+        "names them (e.g. acme or acme/nexo-plugin-x)"
+    )
+    assert policy.read_text(encoding="utf-8") == COMMENTED
+
+
+def test_verify_of_an_unsigned_file_does_not_name_an_install_flag(tmp_path: Path) -> None:
+    """`trust verify` has no --require-signature: it always checks a signature."""
+    from support.tarballs import write_plugin
+
+    tarball = write_plugin(tmp_path / "dist", "echo", "1.0.0")
+    result = nexo("plugin", "trust", "verify", str(tarball), "--json", env=cli_env(tmp_path),
+                  in_process=True)  # fmt: skip
+    assert result.code == 1
+    document = json.loads(result.stdout)
+    assert document["kind"] == "signature_missing"
+    assert "--require-signature" not in document["error"]
+    assert document["error"].endswith(
+        "(the trust commands check a signature, whatever the policy's mode)"
+    )
+
+
 # --- add, list, remove -----------------------------------------------------------------------
 
 COMMENTED = """\

@@ -24,7 +24,7 @@ from sigstore.verify import Verifier
 from sigstore.verify.policy import VerificationPolicy
 from sigstore_models.trustroot import v1 as trustroot_v1
 
-from nexo_pkg.core.errors import ConfigError
+from nexo_pkg.core.errors import ConfigError, exception_line
 from nexo_pkg.trust.base import SignatureInvalidError, TrustRequest
 from nexo_pkg.trust.verifiers.claims import (
     Signer,
@@ -109,7 +109,7 @@ def load_verifier(source: RootSource) -> Verifier:
         return Verifier(trusted_root=root)
     except Exception as exc:  # whatever the models trip on, the root is unusable
         raise ConfigError(
-            f"{source.description} is not a usable Sigstore trusted root: {exc}",
+            f"{source.description} is not a usable Sigstore trusted root: {exception_line(exc)}",
             kind="policy_invalid",
         ) from exc
 
@@ -183,4 +183,6 @@ def load_bundle(raw: bytes, document: dict[str, Any], name: str) -> Bundle:
     try:
         return Bundle.from_json(raw)
     except Exception as exc:  # whatever the parser trips on, the bundle is unusable
-        raise SignatureInvalidError(f"{name} is not a valid Sigstore bundle: {exc}") from exc
+        raise SignatureInvalidError(
+            f"{name} is not a valid Sigstore bundle: {exception_line(exc)}"
+        ) from exc

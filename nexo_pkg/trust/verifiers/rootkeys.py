@@ -33,7 +33,7 @@ from cryptography.x509 import (
 )
 from cryptography.x509.certificate_transparency import LogEntryType
 
-from nexo_pkg.core.errors import ConfigError
+from nexo_pkg.core.errors import ConfigError, exception_line
 from nexo_pkg.trust.base import read_trusted_root
 
 _logger = logging.getLogger(__name__)
@@ -301,7 +301,7 @@ def root_source(trusted_root: Path | None) -> RootSource:
     except (OSError, ValueError) as exc:
         raise ConfigError(
             f"trusted_root {trusted_root or 'of the public-good instance'} is not a usable "
-            f"Sigstore trusted root: {exc}",
+            f"Sigstore trusted root: {exception_line(exc)}",
             kind="policy_invalid",
         ) from exc
     _logger.info("trusted root: %s", source.description)
@@ -314,7 +314,7 @@ def load_root_keys(source: RootSource) -> RootKeys:
         return parse_root_keys(json.loads(source.raw))
     except (ValueError, RecursionError) as exc:
         raise ConfigError(
-            f"{source.description} is not a usable Sigstore trusted root: {exc}",
+            f"{source.description} is not a usable Sigstore trusted root: {exception_line(exc)}",
             kind="policy_invalid",
         ) from exc
 
