@@ -113,16 +113,14 @@ def resolve_target(
                 root = Path(scratch) / "plugin"
                 root.mkdir()
                 safe_extract(path, root)
-                yield _resolve_directory(root, source="tarball")
+                yield _resolve_extracted(path, root)
             return
         if path.name.endswith(".toml"):
             yield _resolve_directory(path.parent, source="directory", manifest_path=path)
             return
-        raise TargetError(
-            f"{text}: not a plugin directory, manifest or .tar.gz; "
-            "pass a directory with plugin.toml or nexo-plugin.toml, a release tarball or an "
-            "installed plugin id"
-        )
+        raise _not_a_target(text)
+    if path.exists():  # a device, a FIFO or a socket: nothing to read a plugin from
+        raise _not_a_target(text)
     if is_valid_id(text):
         yield _resolve_installed(text, installed_root())
         return
@@ -130,6 +128,25 @@ def resolve_target(
         f"{text}: no such file or directory (and not a plugin id to look up among installed "
         "plugins)"
     )
+
+
+def _not_a_target(text: str) -> TargetError:
+    return TargetError(
+        f"{text}: not a plugin directory, manifest or .tar.gz; "
+        "pass a directory with plugin.toml or nexo-plugin.toml, a release tarball or an "
+        "installed plugin id"
+    )
+
+
+def _resolve_extracted(tarball: Path, root: Path) -> ResolvedPlugin:
+    """The plugin in ``root``, where ``tarball`` was extracted; a :class:`TargetError` names
+    the tarball and the member, never the temporary directory (gone when the command ends)."""
+    try:
+        return _resolve_directory(root, source="tarball")
+    except TargetError as error:
+        where = str(root.resolve())
+        message = error.message.replace(where + os.sep, "").replace(where, "its root")
+        raise TargetError(f"{tarball}: {message}") from error
 
 
 def _require_gzip(path: Path) -> None:

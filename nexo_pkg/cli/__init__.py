@@ -12,13 +12,19 @@ import signal
 
 SIGNAL_EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 SIGNAL_WORDS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated"}
+#: SIGHUP (the terminal or SSH session closed) where the platform has it: handled like SIGTERM
+#: (exit 129) unless the command was started with it ignored (``nohup``); added to
+#: :data:`SIGNAL_EXIT` by :func:`nexo_pkg.cli.main.install_signal_handlers` then.
+HANGUP: signal.Signals | None = getattr(signal, "SIGHUP", None)
+if HANGUP is not None:
+    SIGNAL_WORDS[HANGUP] = "hung up"
 
 # The signals that came while a finished command printed its result (see defer_signals).
 DEFERRED: list[int] = []
 
 
 class Interrupted(BaseException):
-    """Raised in the main thread by SIGINT or SIGTERM.
+    """Raised in the main thread by SIGINT, SIGTERM or SIGHUP.
 
     A ``BaseException`` that is not ``KeyboardInterrupt``: cleanup written as ``finally`` or
     ``except BaseException`` runs, while nothing in Typer, click's prompts or a library turns it

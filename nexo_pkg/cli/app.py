@@ -341,7 +341,8 @@ def build_app() -> tuple[typer.Typer, typer.Typer]:
         help=(
             "Lint, scaffold, pack, check and install nexo plugins.\n\n"
             "Exit codes: 0 success; 1 the answer is no (lint errors, refused install, failed "
-            "check); 2 usage or configuration error; 130 interrupted (Ctrl-C), 143 terminated."
+            "check); 2 usage or configuration error; 130 interrupted (Ctrl-C), 143 terminated, 129 "
+            "hung up."
         ),
         no_args_is_help=True,
         rich_markup_mode=None,

@@ -5,9 +5,10 @@ else, ``plugin lint``, ``plugin list`` and ``plugin sync`` have their own small 
 parsers (:mod:`nexo_pkg.cli.linting`, :mod:`nexo_pkg.cli.listing`, :mod:`nexo_pkg.cli.syncing`),
 and every other command goes through the lazily built Typer app of :mod:`nexo_pkg.cli.app`.
 
-This module also owns what happens on a signal: Ctrl-C (SIGINT) and SIGTERM unwind the
-command through its ``finally`` blocks, so a download's temp file or an install's staging tree
-is removed, then print one line and exit 130 (SIGINT) or 143 (SIGTERM).
+This module also owns what happens on a signal: Ctrl-C (SIGINT), SIGTERM and a hang-up
+(SIGHUP, unless ignored with ``nohup``) unwind the command through its ``finally`` blocks, so
+a download's temp file, an install's staging tree or a checked plugin's processes are
+removed, then print one line and exit 130 (SIGINT), 143 (SIGTERM) or 129 (SIGHUP).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import signal
 import sys
 
 from nexo_pkg import __version__
-from nexo_pkg.cli import DEFERRED, SIGNAL_EXIT, Interrupted, leave_now
+from nexo_pkg.cli import DEFERRED, HANGUP, SIGNAL_EXIT, Interrupted, leave_now
 
 # Not `typing.TYPE_CHECKING`: importing `typing` is a tenth of `nexo --version`'s start-up.
 TYPE_CHECKING = False
@@ -34,7 +35,10 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
 
 
 def install_signal_handlers() -> None:
-    """Turn SIGINT and SIGTERM into :class:`Interrupted` (main thread only)."""
+    """Turn SIGINT, SIGTERM and SIGHUP into :class:`Interrupted` (main thread only); a
+    hang-up the process was started to ignore (``nohup``) stays ignored."""
+    if HANGUP is not None and signal.getsignal(HANGUP) is not signal.SIG_IGN:
+        SIGNAL_EXIT[HANGUP] = 128 + HANGUP
     for handled in SIGNAL_EXIT:
         signal.signal(handled, _on_signal)
 
@@ -122,7 +126,8 @@ def _unexpected(error: Exception) -> int:
 
 
 def main() -> None:
-    """Run the command line and exit with its code (0 yes, 1 no, 2 usage, 130/143 signals)."""
+    """Run the command line and exit with its code (0 yes, 1 no, 2 usage, 129/130/143
+    signals)."""
     if sys.stdin is None or sys.stdout is None or sys.stderr is None:
         _open_closed_streams()
     install_signal_handlers()

@@ -285,7 +285,8 @@ class ErrorKind(StrEnum):
     INTERRUPTED = (
         "interrupted",
         _EXIT_SIGINT,
-        "Stopped by Ctrl-C (exit 130) or SIGTERM (exit 143) after undoing what it started.",
+        "Stopped by Ctrl-C (exit 130), SIGTERM (exit 143) or a hang-up (SIGHUP, exit 129) after "
+        "undoing what it started.",
     )
 
 

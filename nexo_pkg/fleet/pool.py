@@ -358,6 +358,10 @@ def _quiet_worker(parent: int | None) -> None:
     meanwhile is dropped, a SIGTERM ends it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    hangup = getattr(signal, "SIGHUP", None)
+    if hangup is not None and callable(signal.getsignal(hangup)):
+        # The run's unwinding handler, inherited by a fork; ignored (nohup) stays ignored.
+        signal.signal(hangup, signal.SIG_DFL)
     if parent is not None and sys.platform == "linux":
         import ctypes  # noqa: PLC0415 - in the worker only
 

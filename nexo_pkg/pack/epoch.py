@@ -11,6 +11,8 @@ from nexo_pkg.pack.errors import usage_error
 
 #: 1980-01-01T00:00:00Z: the oldest time a zip file can hold, the usual reproducible default.
 FALLBACK_EPOCH = 315532800
+#: 9999-12-31T23:59:59Z: the latest instant the SBOM's ISO 8601 timestamp can say.
+LATEST_EPOCH = 253402300799
 
 
 @dataclass(frozen=True)
@@ -32,16 +34,21 @@ def _git_commit_time(project: Path) -> int | None:
 def resolve_source_date_epoch(
     flag: int | None, environ: Mapping[str, str], project: Path
 ) -> SourceDateEpoch:
-    """Pick the archive mtime; a negative flag or a malformed variable is a usage error."""
+    """Pick the archive mtime; a negative flag, one past year 9999 or a malformed variable is
+    a usage error."""
     if flag is not None:
-        if flag < 0:
-            raise usage_error(f"--source-date-epoch must be a non-negative integer, got {flag}")
+        if not 0 <= flag <= LATEST_EPOCH:
+            raise usage_error(
+                f"--source-date-epoch must be an integer from 0 to {LATEST_EPOCH}"
+                f" (9999-12-31T23:59:59Z), got {flag}"
+            )
         return SourceDateEpoch(flag, "flag")
     configured = environ.get("SOURCE_DATE_EPOCH", "")
     if configured.strip():
-        if not configured.strip().isdigit():
+        if not configured.strip().isdigit() or int(configured) > LATEST_EPOCH:
             raise usage_error(
-                f"SOURCE_DATE_EPOCH must be a non-negative integer of seconds, got {configured!r}"
+                f"SOURCE_DATE_EPOCH must be an integer of seconds from 0 to {LATEST_EPOCH}"
+                f" (9999-12-31T23:59:59Z), got {configured!r}"
             )
         return SourceDateEpoch(int(configured), "env")
     committed = _git_commit_time(project)

@@ -18,6 +18,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -84,15 +85,13 @@ class VendorTarget:
             "sys_platform": "linux",
         }
 
-    def pip_flags(self) -> list[str]:
-        """pip's resolution flags for this target."""
-        return [
-            "--python-version",
-            self.python_version,
-            "--implementation",
-            "cp",
-            "--only-binary=:all:",
-        ]
+    def pip_flags(self, *, pure_only: bool = False) -> list[str]:
+        """pip's resolution flags for this target; ``pure_only`` takes ``none-any`` wheels only
+        (``--platform any``), whatever the packing OS offers."""
+        flags = ["--python-version", self.python_version, "--implementation", "cp"]
+        if pure_only:
+            flags += ["--platform", "any"]
+        return [*flags, "--only-binary=:all:"]
 
     def to_json(self) -> dict[str, Any]:
         """What the tarball records (``lib/nexo-vendor.json``) and ``pack --json`` shows."""
@@ -113,6 +112,8 @@ def pip_command(
     log: Path,
     report: Path,
     vendor_for: VendorTarget | None = None,
+    *,
+    pure_only: bool = False,
 ) -> list[str]:
     """The pip invocation; ``PIP_*`` variables (index, find-links, proxies) still apply.
 
@@ -122,7 +123,7 @@ def pip_command(
     vendor_for = vendor_for or VendorTarget()
     markers = json.dumps(vendor_for.marker_environment(), sort_keys=True)
     command = [sys.executable, "-c", _LAUNCH_PIP, markers, "install", "--target", str(target)]
-    command += vendor_for.pip_flags()
+    command += vendor_for.pip_flags(pure_only=pure_only)
     command += ["--requirement", str(requirements)]
     # Byte code is interpreter-specific and would make the tarball differ per host.
     command += ["--no-compile", "--quiet", "--no-input", "--disable-pip-version-check"]
@@ -178,29 +179,12 @@ def vendor_requirements(
         raise PackError(pip_missing_message(), kind="vendor_failed")
     log = target.parent / f".{target.name}-pip.log"
     report = target.parent / f".{target.name}-pip-report.json"
-    try:
-        completed = subprocess.run(
-            pip_command(requirements, target, log, report, vendor_for),
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    except OSError as exc:
-        log.unlink(missing_ok=True)
-        raise PackError(
-            f"cannot run pip with {sys.executable}: {exc.strerror}", kind="vendor_failed"
-        ) from exc
-    logged = _tail(log)
+    completed, logged = _run_pip(requirements, target, log, report, vendor_for, cwd)
     if completed.returncode != 0:
         output = completed.stderr + "\n" + completed.stdout
         if "No module named pip" in output:
             raise PackError(pip_missing_message(), kind="vendor_failed")
-        network = [
-            line.strip()
-            for line in (output + "\n" + logged).splitlines()
-            if _NETWORK_FAILURE.search(line)
-        ]
+        network = _network_lines(completed, logged)
         if network:
             reason = summarise_pip_output(network[-1])
             raise PackError(
@@ -215,7 +199,132 @@ def vendor_requirements(
             kind="vendor_failed",
             details={"pip_exit_code": completed.returncode},
         )
+    _prefer_pure_wheels(requirements, target, report, vendor_for, cwd)
+    strip_machine_paths(target)
     return read_report(report, requirements)
+
+
+def _prefer_pure_wheels(
+    requirements: Path, target: Path, report: Path, vendor_for: VendorTarget | None, cwd: Path
+) -> None:
+    """When pip took this OS's compiled wheel for a release that also ships a ``none-any``
+    one (as mypyc-built packages do), install the same versions again from pure wheels only
+    (``--platform any``), so every OS vendors the same tree; when some release has no pure
+    wheel, keep the tree as it is for the audit to name."""
+    installed = sorted(target.glob("*.dist-info"))
+    if not any(_compiled(dist_info) for dist_info in installed):
+        return
+    pins = target.parent / f".{target.name}-pins.txt"
+    pins.write_text("".join(f"{_pin(dist_info)}\n" for dist_info in installed), encoding="utf-8")
+    pure = target.parent / f"{target.name}-pure"
+    pure_report = target.parent / f".{target.name}-pure-report.json"
+    log = target.parent / f".{target.name}-pure-pip.log"
+    try:
+        completed, _ = _run_pip(
+            requirements, pure, log, pure_report, vendor_for, cwd, pure=True, constraints=pins
+        )
+        if completed.returncode == 0 and not any(
+            _compiled(dist_info) for dist_info in pure.glob("*.dist-info")
+        ):
+            shutil.rmtree(target)
+            pure.rename(target)
+            pure_report.replace(report)
+    finally:
+        shutil.rmtree(pure, ignore_errors=True)
+        pure_report.unlink(missing_ok=True)
+        pins.unlink(missing_ok=True)
+
+
+def _pin(dist_info: Path) -> str:
+    """``name==version`` of an installed ``name-version.dist-info``."""
+    name, _, version = dist_info.name.removesuffix(".dist-info").rpartition("-")
+    return f"{name}=={version}"
+
+
+def _compiled(dist_info: Path) -> bool:
+    """Whether the wheel behind ``dist_info`` was tagged for an ABI or platform."""
+    try:
+        text = (dist_info / "WHEEL").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return False
+    lines = text.splitlines()
+    tags = [line.partition(":")[2].strip() for line in lines if line.startswith("Tag:")]
+    return any(not tag.endswith("-none-any") for tag in tags)
+
+
+def _run_pip(  # noqa: PLR0917 - one pip run, all of it
+    requirements: Path,
+    target: Path,
+    log: Path,
+    report: Path,
+    vendor_for: VendorTarget | None,
+    cwd: Path,
+    *,
+    pure: bool = False,
+    constraints: Path | None = None,
+) -> tuple[subprocess.CompletedProcess[str], str]:
+    """One pip run and the tail of its log; ``vendor_failed`` when pip cannot be started."""
+    command = pip_command(requirements, target, log, report, vendor_for, pure_only=pure)
+    if constraints is not None:
+        command += ["--constraint", str(constraints)]
+    try:
+        completed = subprocess.run(
+            command,
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError as exc:
+        log.unlink(missing_ok=True)
+        raise PackError(
+            f"cannot run pip with {sys.executable}: {exc.strerror}", kind="vendor_failed"
+        ) from exc
+    return completed, _tail(log)
+
+
+def _network_lines(completed: subprocess.CompletedProcess[str], logged: str) -> list[str]:
+    """The lines of a failed pip run that say the index could not be reached."""
+    output = completed.stderr + "\n" + completed.stdout + "\n" + logged
+    return [line.strip() for line in output.splitlines() if _NETWORK_FAILURE.search(line)]
+
+
+def strip_machine_paths(target: Path) -> None:
+    """Take what says where and with which interpreter the tree was vendored out of its
+    ``*.dist-info`` records, so the same requirements give the same bytes on every machine:
+
+    * the ``direct_url.json`` (PEP 610) of a requirement installed from a local file or
+      directory, whose ``file://`` URL is the packing checkout's absolute path (a remote URL
+      or VCS reference says the same everywhere and stays);
+    * the ``RECORD`` lines of files outside the tree (``../../bin/<script>``): the console
+      scripts, which are not packed, and whose hash is that of a ``#!`` line naming the
+      packing interpreter.
+    """
+    for dist_info in sorted(target.glob("*.dist-info")):
+        dropped = {f"{dist_info.name}/direct_url.json"} if _local_direct_url(dist_info) else set()
+        if dropped:
+            (dist_info / "direct_url.json").unlink()
+        record = dist_info / "RECORD"
+        if not record.is_file():
+            continue
+        lines = record.read_bytes().splitlines(keepends=True)
+        kept = [line for line in lines if not _outside_or_dropped(line, dropped)]
+        if len(kept) != len(lines):
+            record.write_bytes(b"".join(kept))
+
+
+def _local_direct_url(dist_info: Path) -> bool:
+    try:
+        document = json.loads((dist_info / "direct_url.json").read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return False
+    url = document.get("url") if isinstance(document, dict) else None
+    return isinstance(url, str) and url.lower().startswith("file:")
+
+
+def _outside_or_dropped(line: bytes, dropped: set[str]) -> bool:
+    path = line.split(b",", 1)[0].decode("utf-8", "replace").strip('"')
+    return path in dropped or path.startswith(("../", "/")) or "/../" in path
 
 
 def read_report(report: Path, requirements: Path) -> Any:

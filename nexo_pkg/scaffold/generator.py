@@ -32,6 +32,8 @@ LANGUAGES = ("python",)
 #: microapp (an extension-shaped ``plugin.toml`` for the daemon's extension host, stdlib only).
 KINDS = ("plugin", "microapp")
 TOOL_SUFFIX = "hello"
+#: A GitHub login (`_` for enterprise managed users' `name_shortcode`).
+GITHUB_OWNER = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,38}")
 
 
 class ScaffoldError(NexoError):
@@ -249,6 +251,12 @@ def render(request: NewProject, pin: Pin | None = None) -> dict[str, str]:
         raise ScaffoldError(f"unsupported --kind {request.kind!r}; supported: {', '.join(KINDS)}")
     if request.description is not None and not request.description.strip():
         raise ScaffoldError("--description must not be blank")
+    if request.owner is not None and not GITHUB_OWNER.fullmatch(request.owner):
+        raise ScaffoldError(
+            f"--owner {request.owner!r} is not a GitHub user or organization name: up to 39 "
+            "letters, digits, `-` and `_`, not starting with `-` (the README's install command "
+            "and trust policy name it)"
+        )
     values = placeholders(request, tool_name_for(request.plugin_id), pin)
     directory = request.lang if request.kind == "plugin" else f"{request.kind}-{request.lang}"
     templates = resources.files("nexo_pkg.scaffold") / "templates"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 import types
@@ -421,6 +422,48 @@ def test_keyboard_interrupt_mid_check_still_kills_the_plugin(
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+    assert_nothing_left(pid_file)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP on this platform")
+@pytest.mark.parametrize("nohup", [False, True])
+def test_a_hang_up_mid_check_kills_the_plugin_and_its_children(
+    tmp_path: Path, pid_file: Path, nohup: bool
+) -> None:
+    """The terminal or SSH session closing (SIGHUP) is an exit path too: the command unwinds
+    as for SIGTERM (exit 129, one --json document) and leaves nothing running; started under
+    ``nohup`` (SIGHUP ignored) it runs on to its own end."""
+    root = scripted_plugin(tmp_path / "silent", "silent")
+    ignore = signal.SIG_IGN if nohup else signal.SIG_DFL
+    command = [sys.executable, "-m", "nexo_pkg", "plugin", "check", str(root), "--json"]
+    timeout = "1500" if nohup else "60000"
+    process = subprocess.Popen(
+        [*command, "--timeout-ms", timeout],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, ignore),  # noqa: PLW1509
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while len(recorded_pids(pid_file)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert len(recorded_pids(pid_file)) == 2, "the plugin and its child did not start"
+        process.send_signal(signal.SIGHUP)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    document = json.loads(out)
+    if nohup:
+        assert process.returncode == 1, err
+        assert document["ok"] is False
+        assert "initialize" in {c["name"] for c in document["checks"] if c["status"] == "fail"}
+    else:
+        assert process.returncode == 129, err
+        assert document == {"ok": False, "kind": "interrupted", "error": "hung up"}
+        assert err.decode().strip().splitlines()[-1] == "hung up"
     assert_nothing_left(pid_file)
 
 

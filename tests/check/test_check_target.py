@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import sys
 import tarfile
 from pathlib import Path
@@ -281,6 +282,38 @@ def test_file_that_is_not_a_tarball_is_archive_invalid(tmp_path: Path) -> None:
         safe_extract(bogus, dest)
     assert caught.value.kind == "archive_invalid"
     assert list(dest.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("members", "said"),
+    [
+        ({}, "its root: no plugin.toml or nexo-plugin.toml found"),
+        ({"nexo-plugin.toml": b'[plugin]\nid = "Bad"\n'}, "nexo-plugin.toml: missing or invalid"),
+    ],
+)
+def test_a_tarball_with_nothing_to_run_is_named_not_its_temporary_copy(
+    tmp_path: Path, members: dict[str, bytes], said: str
+) -> None:
+    tarball = tmp_path / "demo-0.1.0-noarch.tar.gz"
+    with tarfile.open(tarball, "w:gz") as archive:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    error = resolve_error(tarball)
+    assert error.message.startswith(f"{tarball}: {said}"), error.message
+    assert "nexo-check-" not in error.message
+    assert (error.kind, error.exit_code) == ("target_invalid", EXIT_USAGE)
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this platform")
+def test_a_special_file_is_not_a_target_and_not_called_missing(tmp_path: Path) -> None:
+    fifo = tmp_path / "plugin.tar.gz"
+    os.mkfifo(fifo)
+    for target in (fifo, Path(os.devnull)):
+        error = resolve_error(target)
+        assert error.message.startswith(f"{target}: not a plugin directory, manifest or .tar.gz")
+        assert "no such file" not in error.message
 
 
 def test_run_check_on_an_unsafe_tarball_raises_before_spawning(tmp_path: Path) -> None:

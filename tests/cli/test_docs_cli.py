@@ -45,10 +45,11 @@ def test_every_shared_option_is_on_every_command() -> None:
 
 def test_exit_codes_and_shells_match() -> None:
     codes = re.findall(r"^\| `(\d+)` \|", section("Exit codes"), flags=re.MULTILINE)
-    assert codes == ["0", "1", "2", "130", "143"]
+    assert codes == ["0", "1", "2", "130", "143", "129"]
     plugin_help = help_of("plugin")
     assert "130 interrupted" in plugin_help
     assert "143" in plugin_help
+    assert "129 hung up" in plugin_help
     for shell in SHELLS:
         assert shell in section("Shell completion")
 

@@ -421,3 +421,33 @@ def test_a_step_that_cannot_be_sent_or_answered_fails_alone_with_io() -> None:
         assert answered.value.kind == "io"
         assert "cannot be sent back" in answered.value.message
         assert pool.call(os.getpid) != os.getpid()
+
+
+_WORKER_SET_UP = """
+import signal
+from nexo_pkg.cli.main import install_signal_handlers
+from nexo_pkg.fleet import pool
+install_signal_handlers()
+pool._quiet_worker(None)
+print(signal.getsignal(signal.SIGHUP).name)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP on this platform")
+@pytest.mark.parametrize(
+    ("started_with", "expected"), [(signal.SIG_DFL, "SIG_DFL"), (signal.SIG_IGN, "SIG_IGN")]
+)
+def test_a_forked_worker_does_not_keep_the_run_s_hang_up_handler(
+    started_with: signal.Handlers, expected: str
+) -> None:
+    """The run unwinds on a hang-up (cli.main); a worker forked from it dies of SIGHUP as
+    before instead of raising the run's interruption, and under nohup keeps ignoring it."""
+    run = subprocess.run(
+        [sys.executable, "-c", _WORKER_SET_UP],
+        capture_output=True,
+        text=True,
+        check=False,
+        preexec_fn=lambda: signal.signal(signal.SIGHUP, started_with),
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == expected

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import io
+import json
 import os
 import subprocess
+import sys
 import tarfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,7 +18,7 @@ import pytest
 from nexo_pkg.core.errors import NexoError
 from nexo_pkg.pack.archive import ArchiveEntry
 from nexo_pkg.pack.build import PackOptions, _write_assets, pack
-from nexo_pkg.pack.epoch import FALLBACK_EPOCH, resolve_source_date_epoch
+from nexo_pkg.pack.epoch import FALLBACK_EPOCH, LATEST_EPOCH, resolve_source_date_epoch
 from nexo_pkg.pack.layout import LAUNCHER
 from pack.pack_helpers import ProjectFactory, build_wheel, write_project
 
@@ -182,14 +184,24 @@ def test_source_date_epoch_precedence(tmp_path: Path, make_project: ProjectFacto
     assert {m.mtime for m in _members(result.tarball.path).values()} == {1_600_000_000}
 
 
-@pytest.mark.parametrize("value", ["soon", "-5", "1.5"])
+@pytest.mark.parametrize("value", ["soon", "-5", "1.5", str(LATEST_EPOCH + 1)])
 def test_bad_source_date_epoch_is_a_usage_error(make_project: ProjectFactory, value: str) -> None:
     project = make_project()
     error = _error(PackOptions(project=project), {"SOURCE_DATE_EPOCH": value})
     assert (error.kind, error.exit_code) == ("usage", 2)
     assert not (project / "dist").exists()
-    error = _error(PackOptions(project=project, source_date_epoch=-1))
-    assert (error.kind, error.exit_code) == ("usage", 2)
+    for flag in (-1, LATEST_EPOCH + 1, 99_999_999_999_999):
+        error = _error(PackOptions(project=project, source_date_epoch=flag))
+        assert (error.kind, error.exit_code) == ("usage", 2)
+        assert str(LATEST_EPOCH) in error.message
+    assert not (project / "dist").exists()
+
+
+def test_latest_source_date_epoch_packs(make_project: ProjectFactory) -> None:
+    result = pack(PackOptions(project=make_project(), source_date_epoch=LATEST_EPOCH))
+    assert {m.mtime for m in _members(result.tarball.path).values()} == {LATEST_EPOCH}
+    sbom = json.loads(_read(result.tarball.path, "sbom.cdx.json"))
+    assert sbom["metadata"]["timestamp"].startswith("9999-12-31T23:59:59")
 
 
 @pytest.mark.usefixtures("offline_pip_env")
@@ -202,6 +214,55 @@ def test_requirements_are_vendored(make_project: ProjectFactory) -> None:
     assert not any(name.startswith("lib/bin") or name.endswith(".pyc") for name in members)
     again = pack(PackOptions(project=project, out=project / "d2", source_date_epoch=EPOCH))
     assert again.tarball.sha256 == result.tarball.sha256
+
+
+@pytest.mark.usefixtures("offline_pip_env")
+def test_a_local_wheel_packs_the_same_bytes_from_any_checkout(tmp_path: Path) -> None:
+    """pip records a requirement installed from a local file in ``direct_url.json`` with the
+    checkout's absolute path: that file is not packed, so two checkouts give one tarball and
+    the packing machine's paths stay out of the release."""
+    files = {"localdep/__init__.py": b"X = 1\n"}
+    wheel = build_wheel(tmp_path / "w", "localdep", "1.0", files, purelib=True, tag="py3-none-any")
+    tarballs: list[Path] = []
+    for place in ("one", "elsewhere/two"):
+        project = write_project(tmp_path / place, requirements=f"./wheels/{wheel.name}\n")
+        (project / "wheels").mkdir()
+        (project / "wheels" / wheel.name).write_bytes(wheel.read_bytes())
+        options = PackOptions(
+            project=project, out=tmp_path / f"out{len(tarballs)}", source_date_epoch=EPOCH
+        )
+        tarballs.append(pack(options).tarball.path)
+    assert tarballs[0].read_bytes() == tarballs[1].read_bytes()
+    members = _members(tarballs[0])
+    assert "lib/localdep/__init__.py" in members
+    assert not [name for name in members if name.endswith("direct_url.json")]
+    record = _read(tarballs[0], "lib/localdep-1.0.dist-info/RECORD").decode()
+    assert "localdep/__init__.py," in record
+    assert "direct_url.json" not in record
+    for name, member in members.items():
+        if member.isfile():
+            assert str(tmp_path).encode() not in _read(tarballs[0], name), name
+
+
+@pytest.mark.usefixtures("offline_pip_env")
+def test_console_scripts_leave_no_interpreter_path_in_the_records(tmp_path: Path) -> None:
+    """pip writes a console script's wrapper with a ``#!`` line naming the packing interpreter
+    and records its hash in RECORD as ``../../bin/<script>``: the wrapper is not packed, and
+    neither is its RECORD line, so another interpreter path packs the same bytes."""
+    files = {
+        "tooly/__init__.py": b"def main() -> None: ...\n",
+        "tooly-1.0.dist-info/entry_points.txt": b"[console_scripts]\ntooly = tooly:main\n",
+    }
+    wheel = build_wheel(tmp_path / "w", "tooly", "1.0", files, purelib=True, tag="py3-none-any")
+    project = write_project(tmp_path / "p", requirements=f"{wheel}\n")
+    result = pack(PackOptions(project=project, source_date_epoch=EPOCH))
+    members = _members(result.tarball.path)
+    assert "lib/tooly/__init__.py" in members
+    assert not [name for name in members if name.startswith("lib/bin")]
+    record = _read(result.tarball.path, "lib/tooly-1.0.dist-info/RECORD").decode()
+    assert "tooly/__init__.py," in record
+    assert [line for line in record.splitlines() if line.startswith("../")] == []
+    assert sys.executable not in record
 
 
 @pytest.mark.usefixtures("offline_pip_env")
@@ -257,6 +318,44 @@ def test_native_dependencies_are_refused_with_every_offender(
     assert "per-target" in error.message
     for path, _ in offenders:
         assert path in error.message
+    assert not (project / "dist").exists()
+
+
+@pytest.mark.usefixtures("offline_pip_env")
+def test_a_dependency_with_a_pure_wheel_gets_it_whatever_the_packing_os(
+    tmp_path: Path, make_project: ProjectFactory, host_tag: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A release with a compiled wheel for this OS and a none-any one (as mypyc-built
+    packages ship them) is vendored from the none-any wheel: what another OS without that
+    compiled wheel would take, so every OS packs the same bytes."""
+    wheels = tmp_path / "wheels"
+    pure = {"dual/__init__.py": b"PURE = True\n"}
+    build_wheel(wheels, "dual", "1.0", pure, purelib=True, tag="py3-none-any")
+    native = {"dual/__init__.py": b"PURE = False\n", "dual/_speed.so": b"\x7fELF"}
+    build_wheel(wheels, "dual", "1.0", native, purelib=False, tag=host_tag)
+    monkeypatch.setenv("PIP_FIND_LINKS", f"{wheels} {os.environ['PIP_FIND_LINKS']}")
+    project = make_project(requirements="dual\n")
+    result = pack(PackOptions(project=project, source_date_epoch=EPOCH), environ={})
+    assert _read(result.tarball.path, "lib/dual/__init__.py") == b"PURE = True\n"
+    assert "lib/dual/_speed.so" not in _members(result.tarball.path)
+    assert b"Tag: py3-none-any" in _read(result.tarball.path, "lib/dual-1.0.dist-info/WHEEL")
+
+
+@pytest.mark.usefixtures("offline_pip_env")
+def test_a_compiled_only_release_is_refused_not_swapped_for_an_older_pure_one(
+    tmp_path: Path, make_project: ProjectFactory, host_tag: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Preferring pure wheels keeps the versions pip chose: a newest release with compiled
+    wheels only is named by the audit, never silently replaced by an older pure release."""
+    wheels = tmp_path / "wheels"
+    build_wheel(wheels, "fast", "1.0", {"fast/__init__.py": b""}, purelib=True, tag="py3-none-any")
+    native = {"fast/__init__.py": b"", "fast/_speed.so": b"\x7fELF"}
+    build_wheel(wheels, "fast", "2.0", native, purelib=False, tag=host_tag)
+    monkeypatch.setenv("PIP_FIND_LINKS", f"{wheels} {os.environ['PIP_FIND_LINKS']}")
+    project = make_project(requirements="fast\n")
+    error = _error(PackOptions(project=project, source_date_epoch=EPOCH), dict(os.environ))
+    assert (error.kind, error.exit_code) == ("native_code", 1)
+    assert {o["distribution"] for o in error.details["offenders"]} == {"fast 2.0"}
     assert not (project / "dist").exists()
 
 

@@ -142,6 +142,26 @@ def test_invalid_id_is_refused_and_nothing_written(tmp_path: Path, plugin_id: st
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    "owner", ["", "-acme", "acme corp", 'evil"; rm -rf / #', "acme/repo", "a" * 40, "acme.io"]
+)
+def test_an_owner_that_is_no_github_name_is_refused_and_nothing_written(
+    tmp_path: Path, owner: str
+) -> None:
+    error = _error(NewProject("demo", dest=tmp_path / "demo", owner=owner))
+    assert (error.kind, error.exit_code) == ("usage", 2)
+    assert "--owner" in error.message
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("owner", ["acme", "Acme-Labs", "octocat_emu", "a" * 39])
+def test_an_owner_is_written_into_the_readme(tmp_path: Path, owner: str) -> None:
+    created = create_project(NewProject("demo", dest=tmp_path / "demo", owner=owner))
+    readme = (created.path / "README.md").read_text(encoding="utf-8")
+    assert f"nexo plugin install {owner}/nexo-plugin-demo" in readme
+    assert f'owner = "{owner}"' in readme
+
+
 def test_unknown_language(tmp_path: Path) -> None:
     error = _error(NewProject("demo", lang="cobol", dest=tmp_path / "demo"))
     assert (error.kind, error.exit_code) == ("usage", 2)

@@ -153,7 +153,10 @@ def _in_process(
 
     overrides: dict[str, str | None] = dict.fromkeys(key for key in os.environ if key not in env)
     overrides.update(env)
-    handlers = {handled: signal.getsignal(handled) for handled in (signal.SIGINT, signal.SIGTERM)}
+    handled_signals = [signal.SIGINT, signal.SIGTERM]
+    if hasattr(signal, "SIGHUP"):
+        handled_signals.append(signal.SIGHUP)
+    handlers = {handled: signal.getsignal(handled) for handled in handled_signals}
     saved_argv, saved_cwd, saved_output = sys.argv, Path.cwd(), vars(OUTPUT).copy()
     with CliRunner().isolation(input=stdin or b"", env=overrides) as (stdout, stderr, _):
         vars(OUTPUT).update(vars(OutputSettings()))
