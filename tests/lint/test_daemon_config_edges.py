@@ -1,0 +1,89 @@
+"""Edges of the daemon's config files, read as the daemon reads them.
+
+Sources (the versions the daemon's ``Cargo.lock`` pins at lordmacu/nexo-rs eec3f33):
+durations are ``humantime`` 2.3.0 (chronotope/humantime tag ``v2.3.0``, ``src/duration.rs``:
+``Parser::parse``, ``parse_fractional_part``, ``Unit::from_str`` and its tests); scalars and
+tags are serde_yaml 0.9.34 (dtolnay/serde-yaml tag ``0.9.34``, ``src/de.rs``
+``visit_scalar`` / ``visit_untagged_scalar``, ``src/value/de.rs`` ``untag``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from nexo_pkg.manifest.humantime import DurationError, parse_duration
+
+from .test_microapp_config import lint_yaml, project
+
+
+def _plain(tmp_path: Path) -> None:
+    project(tmp_path, None, companion="")
+
+
+def _timeout(value: str) -> str:
+    return f"extensions:\n  transport_defaults:\n    nats:\n      call_timeout: {value}\n"
+
+
+# -- humantime 2.3.0: fractions, `µs`, `wk`/`wks`, `yr`/`yrs` ---------------------------------
+# src/duration.rs tests `test_units`, `test_fractional_units`, `test_fractional_combined`.
+ACCEPTED_DURATIONS = [
+    ("4.2s", (4, 200_000_000)),
+    ("163µs", (0, 163_000)),
+    ("100wk", (60_480_000, 0)),
+    ("104wks", (2 * 31_449_600, 0)),
+    ("10yr", (10 * 31_557_600, 0)),
+    ("15yrs", (15 * 31_557_600, 0)),
+    ("3.001us", (0, 3001)),
+    ("31.001ms", (0, 31_001_000)),
+    ("1.000000002s", (1, 2)),
+    ("12.1min", (726, 0)),
+    ("2.5h", (9000, 0)),
+    ("1.5d", (129_600, 0)),
+    ("7.120us 3ns", (0, 7123)),
+    ("1.234s 1.345ms 1.678us 1ns", (1, 235_346_679)),
+    ("1.234s0.345ms0.678us0ns", (1, 234_345_678)),
+]
+REFUSED_DURATIONS = [
+    ("1.s", "invalid character at 1"),
+    ("1..s", "invalid character at 1"),
+    (".1s", "expected number at 0"),
+    ("0.5ns", "values below 1ns are not supported"),
+    ("0.000123456789s", "values below 1ns are not supported"),
+    ("0.00000005d", "values below 1ns are not supported"),
+    ("1.5", "time unit needed, for example 1sec or 1ms"),
+    ("2μs", "invalid character at 1"),  # the Greek mu is no unit character, the micro sign is
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), ACCEPTED_DURATIONS)
+def test_humantime_2_3_durations(text: str, expected: tuple[int, int]) -> None:
+    assert parse_duration(text) == expected
+
+
+@pytest.mark.parametrize(("text", "message"), REFUSED_DURATIONS)
+def test_humantime_2_3_refusals(text: str, message: str) -> None:
+    with pytest.raises(DurationError) as caught:
+        parse_duration(text)
+    assert message in str(caught.value)
+
+
+def test_the_exact_nanosecond_carry_at_the_top_is_refused() -> None:
+    """``add_current`` leaves exactly 1e9 ns to ``Duration::new``, which carries it into the
+    seconds and panics when they are already ``u64::MAX``."""
+    with pytest.raises(DurationError, match="panics"):
+        parse_duration("18446744073709551615s 1000000000ns")
+    assert parse_duration("1s 1000000000ns") == (2, 0)
+
+
+@pytest.mark.parametrize("value", ["1.5s", "163µs", "2wk", "1yr", "0.5h"])
+def test_a_fractional_or_new_unit_duration_passes_lint(tmp_path: Path, value: str) -> None:
+    _plain(tmp_path)
+    assert lint_yaml(tmp_path, "extensions.yaml", _timeout(value)) == (0, [])
+
+
+@pytest.mark.parametrize("value", ["1.s", "0.5ns", "'1.5'"])
+def test_a_bad_fraction_fails_lint(tmp_path: Path, value: str) -> None:
+    _plain(tmp_path)
+    assert lint_yaml(tmp_path, "extensions.yaml", _timeout(value)) == (1, [("NX221", 4, "error")])
