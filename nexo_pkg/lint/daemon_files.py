@@ -22,7 +22,7 @@ from typing import Any, Literal
 from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes
 from nexo_pkg.core.toml_spans import SpanMap, SpanPart
-from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, parse_yaml
+from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, YamlProblem, parse_yaml
 from nexo_pkg.manifest import microapp, microapp_model
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.daemon_config import (
@@ -489,7 +489,7 @@ def lint_config_text(
     findings = Findings(MICROAPP_RULES, document.locate)
     for problem in document.problems:
         findings.at("NX222", problem.span, problem.message, "fix the YAML at this position")
-    if any("syntax" in problem.message for problem in document.problems):
+    if any(_unreadable(problem) for problem in document.problems):
         return findings.found
     _check_placeholders(findings, text, base)
     read = _substituted(document)
@@ -535,6 +535,12 @@ def lint_config_text(
     else:
         _check_agents(findings, data, known, read, direct=drop_in)
     return findings.found
+
+
+def _unreadable(problem: YamlProblem) -> bool:
+    """Whether the daemon cannot even read the file into a ``Value`` (a syntax error, or a
+    scalar its ``!!`` tag does not fit): nothing is type-checked then."""
+    return "syntax" in problem.message or " is tagged `!!" in problem.message
 
 
 def _no_microapp(

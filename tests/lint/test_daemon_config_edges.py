@@ -87,3 +87,55 @@ def test_a_fractional_or_new_unit_duration_passes_lint(tmp_path: Path, value: st
 def test_a_bad_fraction_fails_lint(tmp_path: Path, value: str) -> None:
     _plain(tmp_path)
     assert lint_yaml(tmp_path, "extensions.yaml", _timeout(value)) == (1, [("NX221", 4, "error")])
+
+
+# -- YAML tags as serde_yaml 0.9.34 reads them into a `Value` --------------------------------
+# src/de.rs `visit_scalar`: a `!!bool`/`!!int`/`!!float`/`!!null` scalar is read as that type
+# whatever its quoting (`invalid value` otherwise); another `tag:yaml.org,2002:` tag (`!!str`)
+# leaves a string; a local tag (`!foo`) makes a `Value::Tagged` whose plain content follows the
+# untagged grammar, unwrapped by `Value::untag` (src/value/de.rs `deserialize_string`,
+# `deserialize_bool`, `deserialize_number`).
+@pytest.mark.parametrize(
+    "line",
+    [
+        "follow_links: !!bool 'true'",
+        'max_depth: !!int "4"',
+        "max_depth: !!int 0x10",
+        "search_paths: [!!str 1, !!str true]",
+        "watch: {debounce_ms: !ms 250}",
+        "follow_links: !flag true",
+        "disabled: [!id agent_creator]",
+    ],
+)
+def test_a_tag_the_daemon_reads_passes(tmp_path: Path, line: str) -> None:
+    _plain(tmp_path)
+    assert lint_yaml(tmp_path, "extensions.yaml", f"extensions:\n  {line}\n") == (0, [])
+
+
+@pytest.mark.parametrize(
+    ("line", "code"),
+    [
+        ("max_depth: !!str 4", "NX221"),  # a string where a usize goes
+        ("search_paths: [!!int '1']", "NX221"),  # an integer where a string goes
+        ("max_depth: !!float 3", "NX221"),  # 3.0: a float is no usize
+        ("follow_links: !!bool yes", "NX222"),  # `invalid value: string "yes", expected a boolean`
+        ("max_depth: !!int 010", "NX222"),  # a leading zero is no integer, tag or not
+        ("follow_links: !flag 'true'", "NX221"),  # quoted: a tagged string
+    ],
+)
+def test_a_tag_the_daemon_refuses_fails(tmp_path: Path, line: str, code: str) -> None:
+    _plain(tmp_path)
+    assert lint_yaml(tmp_path, "extensions.yaml", f"extensions:\n  {line}\n") == (
+        1,
+        [(code, 2, "error")],
+    )
+
+
+def test_a_tagged_key_is_read_as_its_tag_says(tmp_path: Path) -> None:
+    """`!!str 1:` is the string key "1"; `!!int "2":` an integer key, which the daemon refuses."""
+    _plain(tmp_path)
+    text = "extensions:\n  entries:\n    !!str 1: {}\n    !!int '2': {}\n"
+    code, found = lint_yaml(tmp_path, "extensions.yaml", text)
+    assert code == 1
+    assert ("NX222", 4, "error") in found
+    assert [item for item in found if item[1] == 3 and item[2] == "error"] == []
