@@ -485,15 +485,19 @@ def lint_config_text(
 ) -> list[Diagnostic]:
     """Every finding of one daemon config file (``text`` read from ``path``)."""
     base = cwd or Path.cwd()
+    parent = Path(path).parent
+    drop_in = kind == "agents" and parent.name == AGENTS_DROP_IN_DIR
     document = parse_yaml(text)
     findings = Findings(MICROAPP_RULES, document.locate)
-    for problem in document.problems:
+    problems = [problem for problem in document.problems if _refused(problem, drop_in=drop_in)]
+    for problem in problems:
         findings.at("NX222", problem.span, problem.message, "fix the YAML at this position")
-    if any(_unreadable(problem) for problem in document.problems):
+    if any(problem.kind in ("syntax", "tag") for problem in problems):
         return findings.found
     _check_placeholders(findings, text, base)
     read = _substituted(document)
     if read is not document:
+        read.problems = [problem for problem in read.problems if _refused(problem, drop_in=drop_in)]
         for problem in read.problems:
             findings.at(
                 "NX222",
@@ -504,8 +508,6 @@ def lint_config_text(
             )
         if read.problems:
             return findings.found
-    parent = Path(path).parent
-    drop_in = kind == "agents" and parent.name == AGENTS_DROP_IN_DIR
     if kind == "extensions":
         data = _read_extensions(read)
         _structure(findings, data, EXTENSIONS_FILE_SPEC)  # an empty file is null: refused
@@ -537,10 +539,21 @@ def lint_config_text(
     return findings.found
 
 
-def _unreadable(problem: YamlProblem) -> bool:
-    """Whether the daemon cannot even read the file into a ``Value`` (a syntax error, or a
-    scalar its ``!!`` tag does not fit): nothing is type-checked then."""
-    return "syntax" in problem.message or " is tagged `!!" in problem.message
+def _refused(problem: YamlProblem, *, drop_in: bool) -> bool:
+    """Whether the daemon refuses the file for ``problem``. A key that is not a string is
+    refused only where a struct or a string-keyed map reads it: an agent's
+    ``extensions_config.<id>`` is an opaque ``serde_yaml::Value`` (``crates/config/src/types/
+    agents.rs:366``), whose mappings take any key; and a drop-in is read straight from the
+    text, where a string-keyed map takes a scalar key's text as it is (serde_yaml 0.9.34
+    ``src/de.rs`` ``deserialize_str``), so ``extensions_config: {1: ...}`` is the id ``"1"``."""
+    if problem.kind != "key-type":
+        return True
+    path = problem.key_path
+    in_settings = len(path) >= 4 and path[0] == "agents" and path[2] == "extensions_config"
+    if not in_settings:
+        return True
+    scalar_key = not str(path[-1]).startswith("<")
+    return len(path) == 4 and not (drop_in and scalar_key)
 
 
 def _no_microapp(

@@ -12,14 +12,15 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from nexo_pkg.core.diagnostics import Position, Span
 from nexo_pkg.core.toml_spans import SpanMap
 
-__all__ = ["KeyPath", "YamlDocument", "YamlProblem", "parse_yaml"]
+__all__ = ["KeyPath", "ProblemKind", "YamlDocument", "YamlProblem", "parse_yaml"]
 
 KeyPath = tuple[str | int, ...]
+ProblemKind = Literal["syntax", "tag", "key-type", "duplicate", "depth"]
 
 _NULL = frozenset({"", "~", "null", "Null", "NULL"})
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
@@ -46,6 +47,9 @@ class YamlProblem:
     message: str
     span: Span
     key_path: KeyPath = ()
+    kind: ProblemKind = "syntax"
+    """``syntax`` and ``tag``: the file cannot be read at all; ``key-type``: a key that is not
+    a string (fine where the daemon keeps an opaque ``Value``); ``duplicate``; ``depth``."""
 
 
 @dataclass
@@ -283,6 +287,7 @@ class _Builder:
                     "daemon's YAML reader: it refuses the file",
                     _span(node),
                     path,
+                    "tag",
                 )
             )
             return text
@@ -302,7 +307,7 @@ class _Builder:
                     else f"values are nested more than {MAX_DEPTH} levels deep (the daemon's "
                     "YAML reader stops there: recursion limit exceeded)"
                 )
-                self.document.problems.append(YamlProblem(reason, _span(node), path))
+                self.document.problems.append(YamlProblem(reason, _span(node), path, "depth"))
             return None
         self.document.values[path] = _span(node)
         if isinstance(node, yaml.ScalarNode):
@@ -332,19 +337,28 @@ class _Builder:
                             ),
                             _span(key_node),
                             (*path, key),
+                            "key-type",
                         )
                     )
             else:
                 key = f"<{type(key_node).__name__.removesuffix('Node').lower()} key>"
                 self.document.problems.append(
                     YamlProblem(
-                        "YAML syntax error: a mapping key must be a string", _span(key_node), path
+                        "a mapping key must be a string: the daemon refuses the file",
+                        _span(key_node),
+                        (*path, key),
+                        "key-type",
                     )
                 )
             child = (*path, key)
             if key in result:
                 self.document.problems.append(
-                    YamlProblem(f"key `{key}` is defined more than once", _span(key_node), child)
+                    YamlProblem(
+                        f"key `{key}` is defined more than once",
+                        _span(key_node),
+                        child,
+                        "duplicate",
+                    )
                 )
                 continue
             self.document.keys[child] = _span(key_node)

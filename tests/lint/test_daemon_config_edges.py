@@ -139,3 +139,37 @@ def test_a_tagged_key_is_read_as_its_tag_says(tmp_path: Path) -> None:
     assert code == 1
     assert ("NX222", 4, "error") in found
     assert [item for item in found if item[1] == 3 and item[2] == "error"] == []
+
+
+# -- keys that are not strings, where the daemon keeps an opaque `Value` ----------------------
+# An agent's `extensions_config` is `BTreeMap<String, serde_yaml::Value>` (lordmacu/nexo-rs
+# eec3f33 crates/config/src/types/agents.rs:366): inside a microapp's settings any key goes.
+# A drop-in is read straight from the text (crates/config/src/lib.rs `merge_agents_drop_in`),
+# where a `String` key is the scalar's text whatever it looks like (serde_yaml 0.9.34 src/de.rs
+# `deserialize_str`); through agents.yaml's `Value` it must be a YAML string
+# (src/value/de.rs `deserialize_string`).
+def test_any_key_goes_inside_a_microapps_settings(tmp_path: Path) -> None:
+    _plain(tmp_path)
+    text = (
+        "agents:\n  - id: ana\n    extensions_config:\n"
+        "      agent_creator: {tiers: {1: gold, 2: silver}, true: yes, ~: none}\n"
+    )
+    for name in ("agents.yaml", "agents.d/10-ana.yaml"):
+        code, found = lint_yaml(tmp_path, name, text)
+        assert code == 0, name
+        assert [item for item in found if item[2] == "error"] == [], name
+
+
+def test_a_scalar_microapp_id_key_is_its_text_in_a_drop_in_only(tmp_path: Path) -> None:
+    _plain(tmp_path)
+    text = "agents:\n  - id: ana\n    extensions_config: {1: {}}\n"
+    code, found = lint_yaml(tmp_path, "agents.d/10-ana.yaml", text)
+    assert code == 0
+    assert ("NX229", 3, "warning") in found  # the id "1" names no microapp
+    assert lint_yaml(tmp_path, "agents.yaml", text) == (1, [("NX222", 3, "error")])
+
+
+def test_a_sequence_key_is_refused_even_in_a_drop_in(tmp_path: Path) -> None:
+    _plain(tmp_path)
+    text = "agents:\n  - id: ana\n    extensions_config: {? [a] : {}}\n"
+    assert lint_yaml(tmp_path, "agents.d/10-ana.yaml", text) == (1, [("NX222", 3, "error")])
