@@ -124,6 +124,9 @@ EXTENSIONS_CONFIG = Table(
 )
 EXTENSIONS_FILE_SPEC = Table({"extensions": EXTENSIONS_CONFIG}, frozenset({"extensions"}))
 """``ExtensionsConfigFile``: ``extensions:`` at the top (``schema_version`` is dropped first)."""
+AGENTS_FILE_SPEC = Table({"agents": ListOf(MapOf(None))}, frozenset({"agents"}))
+"""``AgentsConfig`` (``crates/config/src/types/agents.rs:4-8``, ``deny_unknown_fields``):
+``agents:`` required, a list of agents; only their microapp keys are checked further."""
 
 
 def config_kind(path: str, text: str | None = None) -> ConfigKind | None:
@@ -480,6 +483,19 @@ def _read_extensions(read: YamlDocument) -> Any:
     return _serde_defaults(data, EXTENSIONS_FILE_SPEC, (), read, direct=False)
 
 
+def _read_agents(read: YamlDocument, *, drop_in: bool) -> Any:
+    """The top of ``agents.yaml`` or a drop-in as serde reads it into ``AgentsConfig``: an
+    empty file is an empty mapping (serde_yaml 0.9.34: ``Value::Null`` through a ``Value``, an
+    empty document straight from the text; either way ``missing field `agents` ``), and
+    ``schema_version`` is not judged here (agents.yaml's is removed by the loader, a
+    drop-in's is reported on its own)."""
+    data = {} if read.data is None else read.data
+    if isinstance(data, Mapping):
+        data = {key: value for key, value in data.items() if key != "schema_version"}
+        return _serde_defaults(data, AGENTS_FILE_SPEC, (), read, direct=drop_in)
+    return data
+
+
 def lint_config_text(
     text: str, *, path: str, kind: ConfigKind, cwd: Path | None = None
 ) -> list[Diagnostic]:
@@ -527,6 +543,7 @@ def lint_config_text(
                 "delete it; `schema_version` belongs to agents.yaml",
                 part="key",
             )
+        _structure(findings, _read_agents(read, drop_in=drop_in), AGENTS_FILE_SPEC)
     microapps = _discover(settings, base)
     if any(finding.is_error for finding in findings.found):
         return findings.found  # the daemon does not start: nothing across files matters yet

@@ -173,3 +173,31 @@ def test_a_sequence_key_is_refused_even_in_a_drop_in(tmp_path: Path) -> None:
     _plain(tmp_path)
     text = "agents:\n  - id: ana\n    extensions_config: {? [a] : {}}\n"
     assert lint_yaml(tmp_path, "agents.d/10-ana.yaml", text) == (1, [("NX222", 3, "error")])
+
+
+# -- the top of agents.yaml and of a drop-in: `AgentsConfig { agents: Vec<AgentConfig> }` ----
+# crates/config/src/types/agents.rs:4-8 (`deny_unknown_fields`, `agents` without a default).
+# An empty file reads as an empty mapping (through a `Value`: `Value::Null`, src/value/de.rs
+# `deserialize_map`; straight from the text: the empty document, src/de.rs `deserialize_map`
+# `Event::Void`), so `agents` is missing; `agents: ~` is an empty list through agents.yaml's
+# `Value` but refused in a drop-in, where only an empty value is.
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("agents.yaml", "", [("NX221", 1, "error")]),
+        ("agents.d/10-ana.yaml", "# nothing yet\n", [("NX221", 1, "error")]),
+        ("agents.yaml", "agent:\n  - id: ana\n", [("NX220", 1, "error"), ("NX221", 1, "error")]),
+        ("agents.yaml", "agents: ana\n", [("NX221", 1, "error")]),
+        ("agents.yaml", "agents: [ana]\n", [("NX221", 1, "error")]),
+        ("agents.d/10-ana.yaml", "agents: ~\n", [("NX221", 1, "error")]),
+        ("agents.yaml", "agents: ~\n", []),
+        ("agents.d/10-ana.yaml", "agents:\n", []),
+        ("agents.yaml", "schema_version: 2\nagents: []\n", []),
+    ],
+)
+def test_the_top_of_an_agents_file_is_checked(
+    tmp_path: Path, name: str, text: str, expected: list[tuple[str, int, str]]
+) -> None:
+    _plain(tmp_path)
+    code, found = lint_yaml(tmp_path, name, text)
+    assert (code, sorted(found)) == (1 if expected else 0, sorted(expected))
