@@ -208,7 +208,8 @@ def _discover(settings: _Extensions, base: Path) -> list[DiscoveredMicroapp]:
     ]
     found: list[DiscoveredMicroapp] = []
     seen: set[str] = set()
-    for _, root, manifest in sorted(candidates, key=lambda item: (item[0], str(item[1]))):
+    # Rust orders paths by component (`/x/b/c` before `/x/b-c`), not as strings.
+    for _, root, manifest in sorted(candidates, key=lambda item: (item[0], item[1].parts)):
         if manifest.id in seen:
             continue
         seen.add(manifest.id)
@@ -252,7 +253,9 @@ def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[
     as the daemon's ``walkdir`` walk yields them (``crates/extensions/src/discovery.rs``):
     ``max_depth`` raised to at least 1 (``max_depth.max(1)``), and the ignored directory
     names filter every directory entry, the (canonical) root itself included (walkdir's
-    ``filter_entry`` sees the root at depth 0: ``search_paths: [./dist]`` finds nothing)."""
+    ``filter_entry`` sees the root at depth 0: ``search_paths: [./dist]`` finds nothing), and
+    a ``plugin.toml`` that is a symbolic link is skipped (``entry.file_type().is_file()`` is
+    false for a link walkdir does not follow)."""
     max_depth = max(max_depth, 1)
     try:
         canonical = root.resolve(strict=True)
@@ -268,8 +271,15 @@ def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[
         directories[:] = sorted(name for name in directories if name not in ignore_dirs)
         if depth + 1 >= max_depth:
             directories[:] = []
-        if depth + 1 <= max_depth and microapp.MICROAPP_MANIFEST_NAME in files:
-            yield here / microapp.MICROAPP_MANIFEST_NAME
+        manifest = here / microapp.MICROAPP_MANIFEST_NAME
+        # A symbolic link is no file to walkdir when it does not follow links (its
+        # `file_type()` is the link's): the daemon skips a linked plugin.toml.
+        if (
+            depth + 1 <= max_depth
+            and microapp.MICROAPP_MANIFEST_NAME in files
+            and not manifest.is_symlink()
+        ):
+            yield manifest
 
 
 def _check_placeholders(findings: Findings, text: str, cwd: Path) -> None:

@@ -201,3 +201,43 @@ def test_the_top_of_an_agents_file_is_checked(
     _plain(tmp_path)
     code, found = lint_yaml(tmp_path, name, text)
     assert (code, sorted(found)) == (1 if expected else 0, sorted(expected))
+
+
+# -- discovery: walkdir without following links; duplicates kept by path order ---------------
+# lordmacu/nexo-rs eec3f33 crates/extensions/src/discovery.rs:160-306: `WalkDir::new(root)
+# .follow_links(false)`, then `if !entry.file_type().is_file() { continue; }` (a link's own
+# type: BurntSushi/walkdir 2.5.0 src/dent.rs `file_type`); of two manifests with one id the
+# first by `(root_index, root_dir)` is kept, `PathBuf` ordered by component.
+def _write_microapp(directory: Path, microapp_id: str = "agent_creator") -> Path:
+    from .test_microapp_config import MICROAPP
+
+    directory.mkdir(parents=True, exist_ok=True)
+    manifest = directory / "plugin.toml"
+    manifest.write_text(MICROAPP.replace("agent_creator", microapp_id), encoding="utf-8")
+    return manifest
+
+
+def test_a_linked_plugin_toml_is_not_discovered(tmp_path: Path) -> None:
+    real = _write_microapp(tmp_path / "shared" / "agent_creator")
+    linked = tmp_path / "extensions" / "agent_creator"
+    linked.mkdir(parents=True)
+    (linked / "plugin.toml").symlink_to(real)
+    (tmp_path / "config").mkdir()
+    text = "extensions:\n  entries:\n    agent_creator: {}\n"
+    assert lint_yaml(tmp_path, "extensions.yaml", text) == (0, [("NX229", 3, "warning")])
+
+
+def test_of_two_microapps_with_one_id_the_first_by_component_order_is_kept(
+    tmp_path: Path,
+) -> None:
+    """`b/x` sorts before `b-c` by component (`b` < `b-c`), after it as a string (`/` > `-`):
+    the daemon keeps `b/x`, whose companion requires a capability not granted (NX225)."""
+    from .test_microapp_config import COMPANION
+
+    kept = tmp_path / "extensions" / "b" / "x"
+    _write_microapp(kept)
+    (kept / "nexo-plugin.toml").write_text(COMPANION, encoding="utf-8")
+    _write_microapp(tmp_path / "extensions" / "b-c")
+    (tmp_path / "config").mkdir()
+    code, found = lint_yaml(tmp_path, "extensions.yaml", "extensions:\n  entries: {}\n")
+    assert (code, [item[0] for item in found]) == (1, ["NX225", "NX226"])
