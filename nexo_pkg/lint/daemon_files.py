@@ -332,25 +332,47 @@ def _structure(findings: Findings, data: Any, spec: Table) -> None:
         findings.add(code, problem.path, problem.message, problem.help, part)
 
 
-def _substituted(document: YamlDocument) -> YamlDocument:
+def _substituted(document: YamlDocument, *, stand_ins: bool = False) -> YamlDocument:
     """The file as the daemon reads it: every ``${...}`` it can resolve here substituted in
     the raw text *before* parsing (``crates/config/src/lib.rs`` ``load_required``: the loader
     resolves placeholders, then serde_yaml parses), so the substituted text is what gets
     type-checked (``max_depth: ${X}`` with ``X=four`` is a string). Placeholders that cannot
     be resolved here (unset, ``${file:...}``) stay as they are and their values are not
-    judged. ``document`` itself when there is nothing to substitute."""
+    judged; with ``stand_ins``, they are parsed as a plain word standing in for their value
+    (``[${DIR}]`` is no flow sequence as written, but is once substituted) and put back in
+    the data afterwards. ``document`` itself when there is nothing to substitute."""
     text = document.text
     parts: list[str] = []
     last = 0
+    kept: dict[str, str] = {}
     for start, end, inner in find_placeholders(text):
         resolved = None if inner.startswith("file:") else resolve_placeholder(inner)
+        if resolved is None and stand_ins:
+            resolved = f"nexoplaceholder{len(kept)}x"
+            kept[resolved] = text[start:end]
         if resolved is not None:
             parts.extend((text[last:start], resolved))
             last = end
     if not parts:
         return document
     parts.append(text[last:])
-    return parse_yaml("".join(parts))
+    read = parse_yaml("".join(parts))
+    if kept:
+        read.data = _put_back(read.data, kept)
+    return read
+
+
+def _put_back(value: Any, kept: Mapping[str, str]) -> Any:
+    """``value`` with each stand-in word of :func:`_substituted` replaced by its placeholder."""
+    if isinstance(value, str):
+        for word, placeholder in kept.items():
+            value = value.replace(word, placeholder)
+        return value
+    if isinstance(value, list):
+        return [_put_back(item, kept) for item in value]
+    if isinstance(value, dict):
+        return {_put_back(key, kept): _put_back(item, kept) for key, item in value.items()}
+    return value
 
 
 def _serde_defaults(
@@ -481,7 +503,8 @@ def _extensions_data(directory: Path) -> Any:
         raw = read_capped_bytes(directory / EXTENSIONS_FILE, MAX_CONFIG_BYTES)
     except (OSError, FileTooLargeError):
         return None
-    return _read_extensions(_substituted(parse_yaml(raw.decode("utf-8", errors="replace"))))
+    document = parse_yaml(raw.decode("utf-8", errors="replace"))
+    return _read_extensions(_substituted(document, stand_ins=True))
 
 
 def _read_extensions(read: YamlDocument) -> Any:
@@ -514,8 +537,14 @@ def lint_config_text(
     parent = Path(path).parent
     drop_in = kind == "agents" and parent.name == AGENTS_DROP_IN_DIR
     document = parse_yaml(text)
-    findings = Findings(MICROAPP_RULES, document.locate)
     problems = [problem for problem in document.problems if _refused(problem, drop_in=drop_in)]
+    if any(problem.kind in ("syntax", "tag") for problem in problems):
+        # The daemon parses the text once substituted: `[${DIR}]` is a flow sequence to it.
+        read = _substituted(document, stand_ins=True)
+        fixed = [problem for problem in read.problems if _refused(problem, drop_in=drop_in)]
+        if read is not document and not any(item.kind in ("syntax", "tag") for item in fixed):
+            document, problems = read, fixed
+    findings = Findings(MICROAPP_RULES, document.locate)
     for problem in problems:
         findings.at("NX222", problem.span, problem.message, "fix the YAML at this position")
     if any(problem.kind in ("syntax", "tag") for problem in problems):
@@ -586,8 +615,9 @@ def _refused(problem: YamlProblem, *, drop_in: bool) -> bool:
 def _no_microapp(
     findings: Findings, path: KeyPath, name: str, known: set[str] | None, what: str
 ) -> None:
-    """NX229 unless ``name`` is a discovered microapp (``known`` ``None``: discovery unknown)."""
-    if known is not None and name not in known:
+    """NX229 unless ``name`` is a discovered microapp (``known`` ``None``: discovery unknown;
+    a placeholder unresolved here names what the daemon's environment says)."""
+    if known is not None and name not in known and not _has_placeholder(name):
         listed = ", ".join(f"`{item}`" for item in sorted(known)) or "none"
         findings.add(
             "NX229",

@@ -241,3 +241,30 @@ def test_of_two_microapps_with_one_id_the_first_by_component_order_is_kept(
     (tmp_path / "config").mkdir()
     code, found = lint_yaml(tmp_path, "extensions.yaml", "extensions:\n  entries: {}\n")
     assert (code, [item[0] for item in found]) == (1, ["NX225", "NX226"])
+
+
+# -- placeholders are substituted before parsing: flow collections ----------------------------
+# crates/config/src/lib.rs `load_optional`: `env::resolve_placeholders(&raw, ...)` and only then
+# `serde_yaml::from_str`. `[${DIR}]` is no valid YAML as written (`{` in a flow sequence) but is
+# once substituted.
+def test_a_placeholder_in_a_flow_sequence_is_read_after_substitution(tmp_path: Path) -> None:
+    import os
+
+    _plain(tmp_path)
+    text = "extensions:\n  search_paths: [${NEXO_T_DIR}]\n  watch: {enabled: ${NEXO_T_ON}}\n"
+    env = {**os.environ, "NEXO_T_DIR": "./extensions", "NEXO_T_ON": "true"}
+    assert lint_yaml(tmp_path, "extensions.yaml", text, env=env) == (0, [])
+    env["NEXO_T_ON"] = "on"  # YAML 1.2: a string, no boolean
+    assert lint_yaml(tmp_path, "extensions.yaml", text, env=env) == (1, [("NX221", 3, "error")])
+
+
+def test_an_unset_placeholder_in_a_flow_sequence_is_only_unset(tmp_path: Path) -> None:
+    import os
+
+    _plain(tmp_path)
+    env = {key: value for key, value in os.environ.items() if key != "NEXO_T_UNSET"}
+    text = "extensions:\n  disabled: [${NEXO_T_UNSET}]\n"
+    assert lint_yaml(tmp_path, "extensions.yaml", text, env=env) == (0, [("NX223", 2, "warning")])
+    text = "extensions:\n  disabled: [${NEXO_T_UNSET}\n"  # never closed, whatever the value
+    code, found = lint_yaml(tmp_path, "extensions.yaml", text, env=env)
+    assert (code, found[0][0]) == (1, "NX222")
