@@ -25,6 +25,7 @@ from nexo_pkg import __version__
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_USAGE, NexoError
 from nexo_pkg.core.git import git_output
 from nexo_pkg.core.terminal import toml_string
+from nexo_pkg.manifest.microapp import RESERVED_IDS
 from nexo_pkg.scaffold.slug import MAX_LENGTH, SLUG_PATTERN, slug_problem
 
 LANGUAGES = ("python",)
@@ -241,6 +242,15 @@ def render(request: NewProject, pin: Pin | None = None) -> dict[str, str]:
         )
         raise ScaffoldError(
             f"invalid plugin id {request.plugin_id!r}: {problem} (ids match {SLUG_PATTERN}){why}",
+            kind="invalid_id",
+        )
+    if request.kind == "microapp" and request.plugin_id in RESERVED_IDS:
+        # The extension parser refuses these ids (crates/extensions/src/manifest.rs
+        # RESERVED_IDS): the daemon would skip the microapp at discovery.
+        raise ScaffoldError(
+            f"invalid plugin id {request.plugin_id!r}: the daemon reserves it for a native "
+            f"plugin and skips a microapp of that id (reserved: {', '.join(sorted(RESERVED_IDS))})"
+            f"; choose another, such as '{request.plugin_id}_app'",
             kind="invalid_id",
         )
     if request.lang not in LANGUAGES:
