@@ -154,7 +154,10 @@ def daemon_config_files(directory: Path, *, cwd: Path | None = None) -> list[Pat
     ``DIR/extensions.yaml`` (with its ``nexo-plugin.toml`` companion when present)."""
     found = [directory / EXTENSIONS_FILE, directory / AGENTS_FILE]
     if (directory / AGENTS_DROP_IN_DIR).is_dir():
-        found.extend(sorted((directory / AGENTS_DROP_IN_DIR).glob("*.yaml")))
+        # The daemon loads each entry whose extension is `yaml` (Rust's `Path::extension`,
+        # as Python's `suffix`: a file named `.yaml` has none), dot files included.
+        drop_ins = (directory / AGENTS_DROP_IN_DIR).iterdir()
+        found.extend(sorted(path for path in drop_ins if path.suffix == ".yaml"))
     found = [path for path in found if path.is_file()]
     for _, manifest in _search(
         _extensions_settings(_extensions_data(directory)), cwd or Path.cwd()

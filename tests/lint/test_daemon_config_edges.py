@@ -268,3 +268,21 @@ def test_an_unset_placeholder_in_a_flow_sequence_is_only_unset(tmp_path: Path) -
     text = "extensions:\n  disabled: [${NEXO_T_UNSET}\n"  # never closed, whatever the value
     code, found = lint_yaml(tmp_path, "extensions.yaml", text, env=env)
     assert (code, found[0][0]) == (1, "NX222")
+
+
+# -- `--config DIR`: the drop-ins the daemon loads ---------------------------------------------
+# crates/config/src/lib.rs `merge_agents_drop_in`: every `read_dir` entry whose
+# `Path::extension()` is `yaml` (a dot file `.a.yaml` has one; a file named `.yaml` has none;
+# `x.yml` is another extension), sorted.
+def test_config_dir_lints_the_drop_ins_the_daemon_loads(tmp_path: Path) -> None:
+    from support.lint_cli import run_lint_json
+
+    _plain(tmp_path)
+    drop_ins = tmp_path / "config" / "agents.d"
+    drop_ins.mkdir()
+    for name in (".yaml", ".hidden.yaml", "20-b.yml", "10-a.yaml"):
+        (drop_ins / name).write_text("agents:\n  - id: a\n    extensions: [x]\n", encoding="utf-8")
+    code, report = run_lint_json([], "--config", "config", cwd=tmp_path)
+    assert code == 1
+    linted = sorted(Path(item["path"]).name for item in report["files"])
+    assert linted == [".hidden.yaml", "10-a.yaml", "plugin.toml"]
