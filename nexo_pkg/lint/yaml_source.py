@@ -205,6 +205,30 @@ def _loader_class() -> Any:
         import yaml  # noqa: PLC0415 - only config files pay for it
 
         class _TagKeepingLoader(yaml.SafeLoader):
+            def process_directives(self) -> Any:
+                # libyaml (unsafe-libyaml 0.2.11 src/parser.rs) takes `%YAML 1.1` and `1.2`
+                # only; PyYAML any 1.x, with a warning.
+                untyped: Any = self
+                seen: list[Any] = []
+                take = untyped.get_token
+
+                def recording() -> Any:
+                    seen.append(take())
+                    return seen[-1]
+
+                untyped.get_token = recording
+                try:
+                    result = super().process_directives()
+                finally:
+                    del untyped.get_token
+                for token in seen:
+                    directive = isinstance(token, yaml.DirectiveToken) and token.name == "YAML"
+                    if directive and tuple(token.value) not in ((1, 1), (1, 2)):
+                        raise yaml.parser.ParserError(
+                            None, None, "found incompatible YAML document", token.start_mark
+                        )
+                return result
+
             def compose_scalar_node(self, anchor: Any) -> Any:
                 untyped: Any = self  # PyYAML's stubs leave `peek_event` untyped
                 explicit = untyped.peek_event().tag

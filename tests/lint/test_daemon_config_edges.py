@@ -286,3 +286,17 @@ def test_config_dir_lints_the_drop_ins_the_daemon_loads(tmp_path: Path) -> None:
     assert code == 1
     linted = sorted(Path(item["path"]).name for item in report["files"])
     assert linted == [".hidden.yaml", "10-a.yaml", "plugin.toml"]
+
+
+# -- `%YAML` directives: libyaml takes 1.1 and 1.2 only ---------------------------------------
+# dtolnay/unsafe-libyaml tag 0.2.11 (the daemon's Cargo.lock) src/parser.rs
+# `yaml_parser_process_directives`: `major != 1 || minor != 1 && minor != 2` is "found
+# incompatible YAML document".
+@pytest.mark.parametrize(
+    ("version", "accepted"), [("1.1", True), ("1.2", True), ("1.0", False), ("1.3", False)]
+)
+def test_a_yaml_directive_as_libyaml_takes_it(tmp_path: Path, version: str, accepted: bool) -> None:
+    _plain(tmp_path)
+    text = f"%YAML {version}\n---\nextensions: {{}}\n"
+    expected = (0, []) if accepted else (1, [("NX222", 1, "error")])
+    assert lint_yaml(tmp_path, "extensions.yaml", text) == expected
