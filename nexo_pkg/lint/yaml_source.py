@@ -218,7 +218,7 @@ def _loader_class() -> Any:
 
                 untyped.get_token = recording
                 try:
-                    result = super().process_directives()
+                    result = yaml.SafeLoader.process_directives(untyped)
                 finally:
                     del untyped.get_token
                 for token in seen:
