@@ -209,6 +209,7 @@ def _loader_class() -> Any:
                 # libyaml (unsafe-libyaml 0.2.11 src/parser.rs) takes `%YAML 1.1` and `1.2`
                 # only; PyYAML any 1.x, with a warning.
                 untyped: Any = self
+                parent: Any = yaml.SafeLoader  # PyYAML's stubs leave the parser untyped
                 seen: list[Any] = []
                 take = untyped.get_token
 
@@ -218,7 +219,7 @@ def _loader_class() -> Any:
 
                 untyped.get_token = recording
                 try:
-                    result = yaml.SafeLoader.process_directives(untyped)
+                    result = parent.process_directives(untyped)
                 finally:
                     del untyped.get_token
                 for token in seen:
