@@ -191,7 +191,9 @@ class DiscoveredMicroapp:
     companion: microapp_model.Companion | None
 
 
-def _discover(settings: _Extensions, base: Path) -> list[DiscoveredMicroapp]:
+def _discover(
+    settings: _Extensions, base: Path, daemon_version: str = NEWEST_DAEMON_VERSION
+) -> list[DiscoveredMicroapp]:
     """The microapps under the search paths of ``settings`` (relative ones taken from ``base``)
     as the daemon's boot discovery finds them (``crates/extensions/src/discovery.rs:160-375``;
     docs/microapps.md says which of them it keeps). Only manifests the extension parser accepts
@@ -201,7 +203,7 @@ def _discover(settings: _Extensions, base: Path) -> list[DiscoveredMicroapp]:
     candidates = [
         (index, path.parent, manifest)
         for index, path in _search(settings, base)
-        if (manifest := _loadable(path)) is not None
+        if (manifest := _loadable(path, daemon_version)) is not None
     ]
     roots = [root for _, root, _ in candidates]
     candidates = [
@@ -237,15 +239,16 @@ def _search(settings: _Extensions, base: Path) -> Iterator[tuple[int, Path]]:
             yield index, manifest
 
 
-def _loadable(path: Path) -> microapp_model.MicroappManifest | None:
-    """The model of the microapp manifest at ``path`` if the extension parser accepts it."""
+def _loadable(path: Path, daemon_version: str) -> microapp_model.MicroappManifest | None:
+    """The model of the microapp manifest at ``path`` if the extension parser of daemon
+    ``daemon_version`` accepts it (its ``min_agent_version`` gate included)."""
     from nexo_pkg.manifest.rules_microapp import check_microapp  # noqa: PLC0415
 
     data = microapp.read_toml_or_none(path)
     if data is None or not microapp.is_extension_shape(data):
         return None
     here = Span(Position(1, 1), Position(1, 1))
-    problems = check_microapp(data, lambda _path, _part: here, NEWEST_DAEMON_VERSION)
+    problems = check_microapp(data, lambda _path, _part: here, daemon_version)
     if any(problem.is_error for problem in problems):
         return None
     return microapp_model.microapp_from_data(data)
@@ -533,9 +536,15 @@ def _read_agents(read: YamlDocument, *, drop_in: bool) -> Any:
 
 
 def lint_config_text(
-    text: str, *, path: str, kind: ConfigKind, cwd: Path | None = None
+    text: str,
+    *,
+    path: str,
+    kind: ConfigKind,
+    cwd: Path | None = None,
+    nexo_version: str | None = None,
 ) -> list[Diagnostic]:
-    """Every finding of one daemon config file (``text`` read from ``path``)."""
+    """Every finding of one daemon config file (``text`` read from ``path``); ``nexo_version``
+    is the daemon whose discovery decides which microapps load (default the newest known)."""
     base = cwd or Path.cwd()
     parent = Path(path).parent
     drop_in = kind == "agents" and parent.name == AGENTS_DROP_IN_DIR
@@ -586,7 +595,7 @@ def lint_config_text(
                 part="key",
             )
         _structure(findings, _read_agents(read, drop_in=drop_in), AGENTS_FILE_SPEC)
-    microapps = _discover(settings, base)
+    microapps = _discover(settings, base, nexo_version or NEWEST_DAEMON_VERSION)
     if any(finding.is_error for finding in findings.found):
         return findings.found  # the daemon does not start: nothing across files matters yet
     known = None if settings.unresolved else {app.manifest.id for app in microapps}

@@ -300,3 +300,23 @@ def test_a_yaml_directive_as_libyaml_takes_it(tmp_path: Path, version: str, acce
     text = f"%YAML {version}\n---\nextensions: {{}}\n"
     expected = (0, []) if accepted else (1, [("NX222", 1, "error")])
     assert lint_yaml(tmp_path, "extensions.yaml", text) == expected
+
+
+# -- `--nexo-version` is the daemon whose discovery is compared ------------------------------
+# crates/extensions/src/manifest.rs `validate_min_agent_version`: a microapp needing a newer
+# agent fails discovery (`AgentTooOld`); with the daemon named by `--nexo-version` new enough,
+# it loads, and its entry names a microapp.
+def test_discovery_checks_min_agent_version_against_the_named_daemon(tmp_path: Path) -> None:
+    manifest = _write_microapp(tmp_path / "extensions" / "agent_creator")
+    text = manifest.read_text(encoding="utf-8")
+    manifest.write_text(
+        text.replace('version = "0.1.0"\n', 'version = "0.1.0"\nmin_agent_version = "1.0.0"\n', 1),
+        encoding="utf-8",
+    )
+    (tmp_path / "config").mkdir()
+    config = "extensions:\n  entries:\n    agent_creator: {}\n"
+    assert lint_yaml(tmp_path, "extensions.yaml", config, "--nexo-version", "1.2.0") == (0, [])
+    assert lint_yaml(tmp_path, "extensions.yaml", config, "--nexo-version", "0.9.0") == (
+        0,
+        [("NX229", 3, "warning")],
+    )
