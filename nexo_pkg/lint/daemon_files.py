@@ -550,6 +550,8 @@ def lint_config_text(
     drop_in = kind == "agents" and parent.name == AGENTS_DROP_IN_DIR
     document = parse_yaml(text)
     problems = [problem for problem in document.problems if _refused(problem, drop_in=drop_in)]
+    overridden = [problem for problem in problems if _overridden(problem, drop_in=drop_in)]
+    problems = [problem for problem in problems if problem not in overridden]
     if any(problem.kind in ("syntax", "tag") for problem in problems):
         # The daemon parses the text once substituted: `[${DIR}]` is a flow sequence to it.
         read = _substituted(document, stand_ins=True)
@@ -559,12 +561,24 @@ def lint_config_text(
     findings = Findings(MICROAPP_RULES, document.locate)
     for problem in problems:
         findings.at("NX222", problem.span, problem.message, "fix the YAML at this position")
+    for problem in overridden:
+        findings.at(
+            "NX232",
+            problem.span,
+            f"{problem.message}: the daemon reads a drop-in's `extensions_config` as a map and "
+            "keeps the last definition",
+            "keep one definition of each id",
+        )
     if any(problem.kind in ("syntax", "tag") for problem in problems):
         return findings.found
     _check_placeholders(findings, text, base)
     read = _substituted(document)
     if read is not document:
-        read.problems = [problem for problem in read.problems if _refused(problem, drop_in=drop_in)]
+        read.problems = [
+            problem
+            for problem in read.problems
+            if _refused(problem, drop_in=drop_in) and not _overridden(problem, drop_in=drop_in)
+        ]
         for problem in read.problems:
             findings.at(
                 "NX222",
@@ -605,6 +619,21 @@ def lint_config_text(
     else:
         _check_agents(findings, data, known, read, direct=drop_in)
     return findings.found
+
+
+def _overridden(problem: YamlProblem, *, drop_in: bool) -> bool:
+    """Whether ``problem`` is a key written twice that the daemon takes, the last definition
+    winning: a microapp id of an agent's ``extensions_config`` in a drop-in, read straight
+    into a ``BTreeMap`` (serde's map visitor inserts each entry; only serde_yaml's ``Value``
+    refuses a duplicate, ``src/mapping.rs`` ``DuplicateKeyError``)."""
+    path = problem.key_path
+    return (
+        drop_in
+        and problem.kind == "duplicate"
+        and len(path) == 4
+        and path[0] == "agents"
+        and path[2] == "extensions_config"
+    )
 
 
 def _refused(problem: YamlProblem, *, drop_in: bool) -> bool:

@@ -416,6 +416,19 @@ _RULES: tuple[Rule, ...] = (
         example='extensions:\n  search_paths: ["${EXT_DIR"]\n',
         fix="Close the placeholder: `${EXT_DIR}`.",
     ),
+    Rule(
+        code="NX232",
+        name="config-key-overridden",
+        severity="warning",
+        summary="a microapp id written twice in a drop-in's `extensions_config`: the last wins",
+        what="In an `agents.d/` drop-in, an id defined twice in an agent's `extensions_config`.",
+        why="The daemon reads a drop-in straight into its types, where `extensions_config` is a "
+        "map: the second definition silently replaces the first (in `agents.yaml`, read "
+        "through a YAML value first, the same is an error).",
+        example="agents:\n  - id: ana\n    extensions_config:\n      weather: {region: a}\n"
+        "      weather: {region: b}\n",
+        fix="Keep one definition of each id.",
+    ),
 )
 
 MICROAPP_RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}

@@ -320,3 +320,21 @@ def test_discovery_checks_min_agent_version_against_the_named_daemon(tmp_path: P
         0,
         [("NX229", 3, "warning")],
     )
+
+
+def test_an_id_twice_in_a_drop_ins_extensions_config_is_the_last_one(tmp_path: Path) -> None:
+    """A drop-in's `extensions_config` is a `BTreeMap` read straight from the text: serde's map
+    visitor inserts each entry, the last one winning; only serde_yaml's `Value` refuses a
+    duplicate (0.9.34 src/mapping.rs `DuplicateKeyError`), as agents.yaml is read."""
+    _plain(tmp_path)
+    text = (
+        "agents:\n  - id: ana\n    extensions_config:\n"
+        "      agent_creator: {region: a}\n      agent_creator: {region: b}\n"
+    )
+    code, found = lint_yaml(tmp_path, "agents.d/10-ana.yaml", text)
+    assert (code, [item for item in found if item[0] != "NX230"]) == (0, [("NX232", 5, "warning")])
+    code, found = lint_yaml(tmp_path, "agents.yaml", text)
+    assert (code, [item for item in found if item[0] == "NX222"]) == (1, [("NX222", 5, "error")])
+    # A field of the agent twice is serde's `duplicate field` in a drop-in too.
+    text = "agents:\n  - id: ana\n    id: bob\n"
+    assert lint_yaml(tmp_path, "agents.d/10-ana.yaml", text) == (1, [("NX222", 3, "error")])
