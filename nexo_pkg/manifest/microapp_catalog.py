@@ -428,6 +428,7 @@ _RULES: tuple[Rule, ...] = (
         example="agents:\n  - id: ana\n    extensions_config:\n      weather: {region: a}\n"
         "      weather: {region: b}\n",
         fix="Keep one definition of each id.",
+        beyond_daemon=True,
     ),
 )
 
