@@ -267,6 +267,12 @@ def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[
         canonical = root.resolve(strict=True)
     except (OSError, RuntimeError):
         return
+    if canonical.is_file():
+        # walkdir yields a root that is a file as its one entry (depth 0): a search path
+        # naming a plugin.toml itself finds it.
+        if canonical.name == microapp.MICROAPP_MANIFEST_NAME:
+            yield canonical
+        return
     if not canonical.is_dir() or canonical.name in ignore_dirs:
         return
     root = canonical

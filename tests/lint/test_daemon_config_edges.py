@@ -338,3 +338,15 @@ def test_an_id_twice_in_a_drop_ins_extensions_config_is_the_last_one(tmp_path: P
     # A field of the agent twice is serde's `duplicate field` in a drop-in too.
     text = "agents:\n  - id: ana\n    id: bob\n"
     assert lint_yaml(tmp_path, "agents.d/10-ana.yaml", text) == (1, [("NX222", 3, "error")])
+
+
+def test_a_search_path_naming_a_plugin_toml_finds_it(tmp_path: Path) -> None:
+    """`WalkDir::new(root)` on a file yields that file (depth 0), and discovery takes an entry
+    that is a file named `plugin.toml` (discovery.rs:186-223)."""
+    _write_microapp(tmp_path / "apps" / "agent_creator")
+    (tmp_path / "config").mkdir()
+    text = (
+        "extensions:\n  search_paths: [./apps/agent_creator/plugin.toml]\n"
+        "  entries:\n    agent_creator: {}\n"
+    )
+    assert lint_yaml(tmp_path, "extensions.yaml", text) == (0, [])
