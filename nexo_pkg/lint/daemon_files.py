@@ -235,6 +235,8 @@ def _search(settings: _Extensions, base: Path) -> Iterator[tuple[int, Path]]:
     an absolute search path replaces ``base``, and ``~`` is a directory name like any other
     (the daemon passes the path to ``std::fs::canonicalize`` as written)."""
     for index, entry in enumerate(settings.search_paths):
+        if not entry:
+            continue  # `canonicalize("")` fails: the daemon skips it (not the working directory)
         for manifest in _walk(base / entry, settings.ignore_dirs, settings.max_depth):
             yield index, manifest
 
@@ -264,8 +266,11 @@ def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[
     false for a link walkdir does not follow)."""
     max_depth = max(max_depth, 1)
     try:
+        # `std::fs::canonicalize` resolves the path in the kernel (`os.stat`: `file/..` is
+        # ENOTDIR, an empty path ENOENT); `resolve` alone takes `..` lexically.
+        os.stat(root)
         canonical = root.resolve(strict=True)
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):  # ValueError: a NUL byte in the path
         return
     if canonical.is_file():
         # walkdir yields a root that is a file as its one entry (depth 0): a search path

@@ -350,3 +350,20 @@ def test_a_search_path_naming_a_plugin_toml_finds_it(tmp_path: Path) -> None:
         "  entries:\n    agent_creator: {}\n"
     )
     assert lint_yaml(tmp_path, "extensions.yaml", text) == (0, [])
+
+
+@pytest.mark.parametrize(
+    "search_path",
+    [
+        '""',  # `canonicalize("")` fails: not the working directory
+        '"./extensions/agent_creator/plugin.toml/.."',  # ENOTDIR in the kernel, not lexical
+        '"./ext\\0ensions"',  # a NUL byte: `canonicalize` refuses it
+    ],
+)
+def test_a_search_path_canonicalize_refuses_finds_nothing(tmp_path: Path, search_path: str) -> None:
+    """discovery.rs:173-183: a search path `std::fs::canonicalize` refuses is skipped with a
+    warning of the daemon's own; its microapps are not discovered, so their entries name none."""
+    _write_microapp(tmp_path / "extensions" / "agent_creator")
+    (tmp_path / "config").mkdir()
+    text = f"extensions:\n  search_paths: [{search_path}]\n  entries:\n    agent_creator: {{}}\n"
+    assert lint_yaml(tmp_path, "extensions.yaml", text) == (0, [("NX229", 4, "warning")])
