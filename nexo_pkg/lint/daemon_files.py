@@ -266,9 +266,9 @@ def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[
     false for a link walkdir does not follow)."""
     max_depth = max(max_depth, 1)
     try:
-        # `std::fs::canonicalize` resolves the path in the kernel (`os.stat`: `file/..` is
+        # `std::fs::canonicalize` resolves the path in the kernel (`stat`: `file/..` is
         # ENOTDIR, an empty path ENOENT); `resolve` alone takes `..` lexically.
-        os.stat(root)
+        root.stat()
         canonical = root.resolve(strict=True)
     except (OSError, RuntimeError, ValueError):  # ValueError: a NUL byte in the path
         return
