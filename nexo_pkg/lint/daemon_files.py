@@ -27,6 +27,7 @@ from nexo_pkg.manifest import microapp, microapp_model
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.daemon_config import (
     find_placeholders,
+    placeholder_name,
     resolve_placeholder,
     unterminated_placeholder,
 )
@@ -313,6 +314,15 @@ def _check_placeholders(findings: Findings, text: str, cwd: Path) -> None:
         )
     for start, end, inner in find_placeholders(text):
         span = spans.span_of(start, end)
+        name, default = placeholder_name(inner)
+        if not inner.startswith("file:") and default is not None and "${" in default:
+            findings.at(
+                "NX233",
+                span,
+                f"the default of `${{{inner}}}` holds a placeholder, which the daemon's loader "
+                f"does not resolve: when `{name}` is unset the value is the text `{default}`",
+                "give a plain default, or set the variable where the daemon runs",
+            )
         if inner.startswith("file:"):
             reference = inner.removeprefix("file:")
             problem = _file_reference_problem(reference, cwd)
@@ -338,8 +348,14 @@ def _check_placeholders(findings: Findings, text: str, cwd: Path) -> None:
 
 
 def _has_placeholder(value: Any) -> bool:
-    """Whether ``value`` is a string the loader rewrites (its type is known only then)."""
-    return isinstance(value, str) and next(find_placeholders(value), None) is not None
+    """Whether ``value`` is a string holding a placeholder that cannot be resolved here (its
+    type is known only where the daemon runs). One that can is the text the daemon reads:
+    what a substitution left, as the default of ``${A:-${B}}`` (the loader does not resolve
+    a placeholder inside a default)."""
+    return isinstance(value, str) and any(
+        inner.startswith("file:") or resolve_placeholder(inner) is None
+        for _, _, inner in find_placeholders(value)
+    )
 
 
 def _structure(findings: Findings, data: Any, spec: Table) -> None:

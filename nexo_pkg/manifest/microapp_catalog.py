@@ -430,6 +430,20 @@ _RULES: tuple[Rule, ...] = (
         fix="Keep one definition of each id.",
         beyond_daemon=True,
     ),
+    Rule(
+        code="NX233",
+        name="config-placeholder-in-default",
+        severity="warning",
+        summary="a `${VAR:-...}` default holds another placeholder, which is never resolved",
+        what="Placeholders whose default (after `:-` or `-`) contains `${`.",
+        why="The daemon's loader resolves one level only (`crates/config/src/env.rs` "
+        "`resolve_one`): when the variable is unset, the value is the default's text as "
+        "written, `${OTHER}` included, not the value of `OTHER` as a shell would give.",
+        example='extensions:\n  search_paths: ["${EXT_DIR:-${HOME_DIR}}"]\n',
+        fix="Give a plain default (`${EXT_DIR:-./extensions}`), or set the variable where the "
+        "daemon runs.",
+        beyond_daemon=True,
+    ),
 )
 
 MICROAPP_RULES: dict[str, Rule] = {rule.code: rule for rule in _RULES}

@@ -367,3 +367,27 @@ def test_a_search_path_canonicalize_refuses_finds_nothing(tmp_path: Path, search
     (tmp_path / "config").mkdir()
     text = f"extensions:\n  search_paths: [{search_path}]\n  entries:\n    agent_creator: {{}}\n"
     assert lint_yaml(tmp_path, "extensions.yaml", text) == (0, [("NX229", 4, "warning")])
+
+
+# -- a placeholder inside a default is text ---------------------------------------------------
+# crates/config/src/env.rs `find_placeholders` nests braces (`${A:-${B}}` is one placeholder)
+# and `resolve_one` returns the default as written: no second round of substitution.
+def test_a_placeholder_inside_a_default_is_text_to_the_daemon(tmp_path: Path) -> None:
+    import os
+
+    _plain(tmp_path)
+    env = {key: value for key, value in os.environ.items() if key != "NEXO_T_A"}
+    env["NEXO_T_B"] = "4"
+    text = "extensions:\n  max_depth: ${NEXO_T_A:-${NEXO_T_B}}\n"
+    # The daemon reads the text `${NEXO_T_B}`, a string where a number goes: it does not start.
+    assert lint_yaml(tmp_path, "extensions.yaml", text, env=env) == (
+        1,
+        [("NX221", 2, "error"), ("NX233", 2, "warning")],
+    )
+    text = (
+        "extensions:\n  transport_defaults: {nats: {subject_prefix: '${NEXO_T_A-${NEXO_T_B}}'}}\n"
+    )
+    assert lint_yaml(tmp_path, "extensions.yaml", text, env=env) == (0, [("NX233", 2, "warning")])
+    env["NEXO_T_A"] = "5"  # set: the default is not used, yet it still reads as a shell's would not
+    text = "extensions:\n  max_depth: ${NEXO_T_A:-${NEXO_T_B}}\n"
+    assert lint_yaml(tmp_path, "extensions.yaml", text, env=env) == (0, [("NX233", 2, "warning")])
