@@ -391,3 +391,15 @@ def test_a_placeholder_inside_a_default_is_text_to_the_daemon(tmp_path: Path) ->
     env["NEXO_T_A"] = "5"  # set: the default is not used, yet it still reads as a shell's would not
     text = "extensions:\n  max_depth: ${NEXO_T_A:-${NEXO_T_B}}\n"
     assert lint_yaml(tmp_path, "extensions.yaml", text, env=env) == (0, [("NX233", 2, "warning")])
+
+
+def test_a_message_names_a_dotted_key_as_the_key_path_does(tmp_path: Path) -> None:
+    from support.lint_cli import run_lint_json
+
+    _plain(tmp_path)
+    path = tmp_path / "config" / "extensions.yaml"
+    path.write_text('extensions:\n  entries:\n    "a.b": {enabled: true}\n', encoding="utf-8")
+    _, report = run_lint_json([path], cwd=tmp_path)
+    [diagnostic] = [d for d in report["files"][0]["diagnostics"] if d["code"] == "NX220"]
+    assert diagnostic["key_path"] == 'extensions.entries."a.b".enabled'
+    assert diagnostic["message"].startswith('unknown key `enabled` in extensions.entries."a.b"')
