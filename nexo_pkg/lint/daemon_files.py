@@ -579,11 +579,11 @@ def lint_config_text(
     problems = [problem for problem in document.problems if _refused(problem, drop_in=drop_in)]
     overridden = [problem for problem in problems if _overridden(problem, drop_in=drop_in)]
     problems = [problem for problem in problems if problem not in overridden]
-    if any(problem.kind in ("syntax", "tag") for problem in problems):
+    if any(problem.kind in _UNREADABLE for problem in problems):
         # The daemon parses the text once substituted: `[${DIR}]` is a flow sequence to it.
         read = _substituted(document, stand_ins=True)
         fixed = [problem for problem in read.problems if _refused(problem, drop_in=drop_in)]
-        if read is not document and not any(item.kind in ("syntax", "tag") for item in fixed):
+        if read is not document and not any(item.kind in _UNREADABLE for item in fixed):
             document, problems = read, fixed
     findings = Findings(MICROAPP_RULES, document.locate)
     for problem in problems:
@@ -596,7 +596,7 @@ def lint_config_text(
             "keeps the last definition",
             "keep one definition of each id",
         )
-    if any(problem.kind in ("syntax", "tag") for problem in problems):
+    if any(problem.kind in _UNREADABLE for problem in problems):
         return findings.found
     _check_placeholders(findings, text, base)
     read = _substituted(document)
@@ -648,6 +648,10 @@ def lint_config_text(
     return findings.found
 
 
+_UNREADABLE = ("syntax", "tag", "wide-int")
+"""Problems that stop the daemon's YAML reader before any type is checked."""
+
+
 def _overridden(problem: YamlProblem, *, drop_in: bool) -> bool:
     """Whether ``problem`` is a key written twice that the daemon takes, the last definition
     winning: a microapp id of an agent's ``extensions_config`` in a drop-in, read straight
@@ -670,9 +674,15 @@ def _refused(problem: YamlProblem, *, drop_in: bool) -> bool:
     agents.rs:366``), whose mappings take any key; and a drop-in is read straight from the
     text, where a string-keyed map takes a scalar key's text as it is (serde_yaml 0.9.34
     ``src/de.rs`` ``deserialize_str``), so ``extensions_config: {1: ...}`` is the id ``"1"``."""
+    path = problem.key_path
+    if problem.kind == "wide-int":
+        # A drop-in reads its typed fields straight from the text (a string field takes the
+        # digits as text): only its opaque settings go through a `Value`.
+        return not drop_in or (
+            len(path) >= 5 and path[0] == "agents" and path[2] == "extensions_config"
+        )
     if problem.kind != "key-type":
         return True
-    path = problem.key_path
     in_settings = len(path) >= 4 and path[0] == "agents" and path[2] == "extensions_config"
     if not in_settings:
         return True

@@ -20,7 +20,7 @@ from nexo_pkg.core.toml_spans import SpanMap
 __all__ = ["KeyPath", "ProblemKind", "YamlDocument", "YamlProblem", "parse_yaml"]
 
 KeyPath = tuple[str | int, ...]
-ProblemKind = Literal["syntax", "tag", "key-type", "duplicate", "depth"]
+ProblemKind = Literal["syntax", "tag", "wide-int", "key-type", "duplicate", "depth"]
 
 _NULL = frozenset({"", "~", "null", "Null", "NULL"})
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
@@ -31,6 +31,8 @@ _RUST_INFINITE = re.compile(r"[-+]?(?:inf|infinity|nan)", re.IGNORECASE)
 _RADIX_DIGITS = {16: "0123456789abcdefABCDEF", 8: "01234567", 2: "01", 10: "0123456789"}
 _I128 = 2**127
 _U128 = 2**128
+_I64_MIN = -(2**63)
+_U64 = 2**64
 _CORE = "tag:yaml.org,2002:"
 """What libyaml expands the ``!!`` handle to: ``!!bool`` is ``tag:yaml.org,2002:bool``."""
 MAX_DEPTH = 128
@@ -48,7 +50,8 @@ class YamlProblem:
     span: Span
     key_path: KeyPath = ()
     kind: ProblemKind = "syntax"
-    """``syntax`` and ``tag``: the file cannot be read at all; ``key-type``: a key that is not
+    """``syntax``, ``tag`` and ``wide-int``: the file cannot be read into a ``Value`` at all
+    (``wide-int``: a 128-bit integer); ``key-type``: a key that is not
     a string (fine where the daemon keeps an opaque ``Value``); ``duplicate``; ``depth``."""
 
 
@@ -303,19 +306,33 @@ class _Builder:
         text = str(node.value)
         kind = _core_tag(node)
         if kind is None:
-            return scalar_value(text, _plain(node))
-        accepted, value = _tagged_value(kind, text)
-        if not accepted:
+            value = scalar_value(text, _plain(node))
+        else:
+            accepted, value = _tagged_value(kind, text)
+            if not accepted:
+                self.document.problems.append(
+                    YamlProblem(
+                        f"`{text}` is tagged `!!{kind}` but is not {_TAGGED_KINDS[kind]} to the "
+                        "daemon's YAML reader: it refuses the file",
+                        _span(node),
+                        path,
+                        "tag",
+                    )
+                )
+                return text
+        if isinstance(value, int) and not isinstance(value, bool) and not _I64_MIN <= value < _U64:
+            # `visit_int` hands it over as a u128/i128, which serde_yaml's `Value` has no
+            # visitor for (`src/value/de.rs`): "invalid type: integer `...` as u128".
             self.document.problems.append(
                 YamlProblem(
-                    f"`{text}` is tagged `!!{kind}` but is not {_TAGGED_KINDS[kind]} to the "
-                    "daemon's YAML reader: it refuses the file",
+                    f"the integer `{text}` does not fit in 64 bits: the daemon's YAML reader "
+                    "takes it as a 128-bit integer, which a YAML value cannot hold, and refuses "
+                    "the file",
                     _span(node),
                     path,
-                    "tag",
+                    "wide-int",
                 )
             )
-            return text
         return value
 
     def build(self, node: Any, path: KeyPath, depth: int = 0) -> Any:

@@ -403,3 +403,39 @@ def test_a_message_names_a_dotted_key_as_the_key_path_does(tmp_path: Path) -> No
     [diagnostic] = [d for d in report["files"][0]["diagnostics"] if d["code"] == "NX220"]
     assert diagnostic["key_path"] == 'extensions.entries."a.b".enabled'
     assert diagnostic["message"].startswith('unknown key `enabled` in extensions.entries."a.b"')
+
+
+# -- integers beyond 64 bits ------------------------------------------------------------------
+# serde_yaml 0.9.34 src/de.rs `visit_int` hands a number beyond u64/i64 over as u128/i128, and
+# the `Value` visitor (src/value/de.rs) has no `visit_u128`/`visit_i128`: serde's default is
+# "invalid type: integer `...` as u128", so a file read into a `Value` is refused whatever
+# the key (an opaque setting included).
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("extensions.yaml", "extensions:\n  max_depth: 18446744073709551616\n", 1),
+        ("extensions.yaml", "extensions:\n  max_depth: 18446744073709551615\n", 0),
+        (
+            "agents.yaml",
+            "agents:\n  - id: a\n    extensions_config: {x: {n: -9223372036854775809}}\n",
+            1,
+        ),
+        (
+            "agents.d/10-a.yaml",
+            "agents:\n  - id: a\n    extensions_config: {x: {n: 0x1ffffffffffffffff}}\n",
+            1,
+        ),
+        # A drop-in's `id` is a `String` read straight from the text: the digits are its text.
+        ("agents.d/10-a.yaml", "agents:\n  - id: 18446744073709551616\n", 0),
+    ],
+)
+def test_an_integer_beyond_64_bits_is_refused_where_a_value_reads_it(
+    tmp_path: Path, name: str, text: str, expected: int
+) -> None:
+    _plain(tmp_path)
+    code, found = lint_yaml(tmp_path, name, text)
+    errors = [item for item in found if item[2] == "error"]
+    assert (code, errors) == (
+        expected,
+        [("NX222", len(text.splitlines()), "error")] if expected else [],
+    )
