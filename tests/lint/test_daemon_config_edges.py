@@ -439,3 +439,23 @@ def test_an_integer_beyond_64_bits_is_refused_where_a_value_reads_it(
         expected,
         [("NX222", len(text.splitlines()), "error")] if expected else [],
     )
+
+
+# -- the host's secret blocklist is ASCII case-insensitive --------------------------------------
+# lordmacu/nexo-rs eec3f33 crates/extensions/src/runtime/stdio.rs:459-467 `env_is_blocked`:
+# `name.to_ascii_uppercase()`, then suffixes and substrings.
+@pytest.mark.parametrize(
+    ("name", "blocked"),
+    [
+        ("weather_api_key", True),
+        ("DB_PASSWORD_RO", True),
+        ("GH_PAT", True),
+        ("TOKEN", False),  # no `_TOKEN` suffix
+        ("MY_\u017fECRET", False),  # `ſ` upper-cases to `S` in Unicode, not in ASCII
+        ("X_TOKEN\u0131", False),
+    ],
+)
+def test_the_secret_blocklist_is_the_hosts(name: str, blocked: bool) -> None:
+    from nexo_pkg.manifest.microapp import env_is_blocked
+
+    assert env_is_blocked(name) is blocked
