@@ -451,7 +451,7 @@ def test_an_integer_beyond_64_bits_is_refused_where_a_value_reads_it(
         ("DB_PASSWORD_RO", True),
         ("GH_PAT", True),
         ("TOKEN", False),  # no `_TOKEN` suffix
-        ("MY_\u017fECRET", False),  # `ſ` upper-cases to `S` in Unicode, not in ASCII
+        ("MY_\u017fECRET", False),  # the long s upper-cases to `S` in Unicode, not in ASCII
         ("X_TOKEN\u0131", False),
     ],
 )
