@@ -636,7 +636,10 @@ def lint_config_text(
                 part="key",
             )
         _structure(findings, _read_agents(read, drop_in=drop_in), AGENTS_FILE_SPEC)
-    microapps = _discover(settings, base, nexo_version or NEWEST_DAEMON_VERSION)
+    # `enabled: false`: the daemon discovers nothing (`run_extension_discovery` returns early).
+    microapps = (
+        _discover(settings, base, nexo_version or NEWEST_DAEMON_VERSION) if settings.enabled else []
+    )
     if any(finding.is_error for finding in findings.found):
         return findings.found  # the daemon does not start: nothing across files matters yet
     known = None if settings.unresolved else {app.manifest.id for app in microapps}

@@ -459,3 +459,15 @@ def test_the_secret_blocklist_is_the_hosts(name: str, blocked: bool) -> None:
     from nexo_pkg.manifest.microapp import env_is_blocked
 
     assert env_is_blocked(name) is blocked
+
+
+def test_with_extensions_disabled_no_microapp_loads_for_agents(tmp_path: Path) -> None:
+    """src/main.rs `run_extension_discovery`: `if !cfg.enabled { return (Vec::new(), ...) }`:
+    an agent's settings for a microapp under the search paths name nothing loaded."""
+    _plain(tmp_path)
+    text = "agents:\n  - id: ana\n    extensions_config:\n      agent_creator: {}\n"
+    found = lint_yaml(tmp_path, "agents.yaml", text)[1]
+    assert ("NX229", 4, "warning") not in found
+    (tmp_path / "config" / "extensions.yaml").write_text("extensions:\n  enabled: false\n")
+    found = lint_yaml(tmp_path, "agents.yaml", text)[1]
+    assert ("NX229", 4, "warning") in found
