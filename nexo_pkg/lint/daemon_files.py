@@ -811,8 +811,9 @@ def _check_agents(
             findings.add(
                 "NX220",
                 (*path, "extensions"),
-                "unknown key `extensions` in an agent: the daemon refuses agents.yaml and does "
-                "not start",
+                "unknown key `extensions` in an agent: the daemon refuses "
+                + ("this agents.d drop-in" if direct else "agents.yaml")
+                + " and does not start",
                 "delete it: every agent gets the tools of every loaded microapp; per-agent "
                 "settings go to `extensions_config`",
                 part="key",
