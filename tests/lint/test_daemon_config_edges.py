@@ -471,3 +471,17 @@ def test_with_extensions_disabled_no_microapp_loads_for_agents(tmp_path: Path) -
     (tmp_path / "config" / "extensions.yaml").write_text("extensions:\n  enabled: false\n")
     found = lint_yaml(tmp_path, "agents.yaml", text)[1]
     assert ("NX229", 4, "warning") in found
+
+
+def test_an_agents_extensions_key_names_the_file_the_daemon_refuses(tmp_path: Path) -> None:
+    from support.lint_cli import run_lint_json
+
+    _plain(tmp_path)
+    (tmp_path / "config" / "agents.d").mkdir()
+    for name in ("agents.yaml", "agents.d/10-ana.yaml"):
+        path = tmp_path / "config" / name
+        path.write_text("agents:\n  - id: ana\n    extensions: [agent_creator]\n", encoding="utf-8")
+        _, report = run_lint_json([path], cwd=tmp_path)
+        [diagnostic] = report["files"][0]["diagnostics"]
+        shown = "this agents.d drop-in" if "agents.d" in name else "agents.yaml"
+        assert f"the daemon refuses {shown} and does not start" in diagnostic["message"]
