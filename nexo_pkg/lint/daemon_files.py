@@ -579,15 +579,26 @@ def lint_config_text(
     problems = [problem for problem in document.problems if _refused(problem, drop_in=drop_in)]
     overridden = [problem for problem in problems if _overridden(problem, drop_in=drop_in)]
     problems = [problem for problem in problems if problem not in overridden]
+    as_written = "fix the YAML at this position"
     if any(problem.kind in _UNREADABLE for problem in problems):
-        # The daemon parses the text once substituted: `[${DIR}]` is a flow sequence to it.
-        read = _substituted(document, stand_ins=True)
-        fixed = [problem for problem in read.problems if _refused(problem, drop_in=drop_in)]
-        if read is not document and not any(item.kind in _UNREADABLE for item in fixed):
-            document, problems = read, fixed
+        if drop_in:
+            # A drop-in is parsed only once substituted: `[${DIR}]` is a flow sequence there.
+            read = _substituted(document, stand_ins=True)
+            fixed = [problem for problem in read.problems if _refused(problem, drop_in=drop_in)]
+            if read is not document and not any(item.kind in _UNREADABLE for item in fixed):
+                document, problems = read, fixed
+        elif next(find_placeholders(text), None) is not None:
+            # agents.yaml and extensions.yaml are also parsed as written, placeholders and
+            # all, by the schema migration step that starts every load
+            # (`crates/config/src/migrations.rs` `migrate_config_dir`).
+            as_written += (
+                "; the daemon also reads this file as written, before substituting `${...}` "
+                "(its schema migration step), so a placeholder must be valid YAML where it "
+                'stands: quote it (`["${DIR}"]`)'
+            )
     findings = Findings(MICROAPP_RULES, document.locate)
     for problem in problems:
-        findings.at("NX222", problem.span, problem.message, "fix the YAML at this position")
+        findings.at("NX222", problem.span, problem.message, as_written)
     for problem in overridden:
         findings.at(
             "NX232",

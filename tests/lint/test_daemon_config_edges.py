@@ -243,49 +243,44 @@ def test_of_two_microapps_with_one_id_the_first_by_component_order_is_kept(
     assert (code, [item[0] for item in found]) == (1, ["NX225", "NX226"])
 
 
-# -- placeholders are substituted before parsing: flow collections ----------------------------
-# crates/config/src/lib.rs `load_optional`: `env::resolve_placeholders(&raw, ...)` and only then
-# `serde_yaml::from_str`. `[${DIR}]` is no valid YAML as written (`{` in a flow sequence) but is
-# once substituted.
-def test_a_placeholder_in_a_flow_sequence_is_read_after_substitution(tmp_path: Path) -> None:
+# -- placeholders and the file as written --------------------------------------------------
+# crates/config/src/lib.rs `AppConfig::load` starts with `maybe_run_yaml_migrations`, whose
+# `migrate_config_dir` (crates/config/src/migrations.rs) parses agents.yaml and extensions.yaml
+# *as written* (`serde_yaml::from_str(&raw)`, no substitution) and fails the load on an error;
+# only then does `load_optional` substitute and parse again. An agents.d drop-in is not a
+# migration candidate: `merge_agents_drop_in` parses it once, substituted. So `[${DIR}]` (no
+# valid YAML as written: `{` in a flow sequence) stops the daemon in extensions.yaml, and is a
+# flow sequence in a drop-in.
+def test_a_placeholder_in_a_flow_sequence_must_be_yaml_as_written(tmp_path: Path) -> None:
     import os
 
+    from support.lint_cli import run_lint_json
+
     _plain(tmp_path)
-    text = "extensions:\n  search_paths: [${NEXO_T_DIR}]\n  watch: {enabled: ${NEXO_T_ON}}\n"
-    env = {**os.environ, "NEXO_T_DIR": "./extensions", "NEXO_T_ON": "true"}
-    assert lint_yaml(tmp_path, "extensions.yaml", text, env=env) == (0, [])
-    env["NEXO_T_ON"] = "on"  # YAML 1.2: a string, no boolean
-    assert lint_yaml(tmp_path, "extensions.yaml", text, env=env) == (1, [("NX221", 3, "error")])
+    env = {**os.environ, "NEXO_T_DIR": "./extensions", "NEXO_T_ID": "agent_creator"}
+    text = "extensions:\n  search_paths: [${NEXO_T_DIR}]\n"
+    assert lint_yaml(tmp_path, "extensions.yaml", text, env=env) == (1, [("NX222", 2, "error")])
+    path = tmp_path / "config" / "extensions.yaml"
+    _, report = run_lint_json([path], cwd=tmp_path, env=env)
+    assert "before substituting" in report["files"][0]["diagnostics"][0]["help"]
+    quoted = 'extensions:\n  search_paths: ["${NEXO_T_DIR}"]\n'
+    assert lint_yaml(tmp_path, "extensions.yaml", quoted, env=env) == (0, [])
+    text = "agents:\n  - id: ana\n    extensions_config: {${NEXO_T_ID}: {}, other: {}}\n"
+    code, found = lint_yaml(tmp_path, "agents.d/10-ana.yaml", text, env=env)
+    assert (code, sorted(found)) == (0, [("NX229", 3, "warning"), ("NX230", 3, "warning")])
 
 
-def test_an_unset_placeholder_in_a_flow_sequence_is_only_unset(tmp_path: Path) -> None:
+def test_an_unset_placeholder_in_a_drop_ins_flow_mapping_is_only_unset(tmp_path: Path) -> None:
     import os
 
     _plain(tmp_path)
     env = {key: value for key, value in os.environ.items() if key != "NEXO_T_UNSET"}
-    text = "extensions:\n  disabled: [${NEXO_T_UNSET}]\n"
-    assert lint_yaml(tmp_path, "extensions.yaml", text, env=env) == (0, [("NX223", 2, "warning")])
-    text = "extensions:\n  disabled: [${NEXO_T_UNSET}\n"  # never closed, whatever the value
-    code, found = lint_yaml(tmp_path, "extensions.yaml", text, env=env)
+    text = "agents:\n  - id: ana\n    extensions_config: {${NEXO_T_UNSET}: {}}\n"
+    code, found = lint_yaml(tmp_path, "agents.d/10-ana.yaml", text, env=env)
+    assert (code, sorted(found)) == (0, [("NX223", 3, "warning"), ("NX230", 3, "warning")])
+    text = "agents:\n  - id: ana\n    extensions_config: [${NEXO_T_UNSET}\n"  # never closed
+    code, found = lint_yaml(tmp_path, "agents.d/10-ana.yaml", text, env=env)
     assert (code, found[0][0]) == (1, "NX222")
-
-
-# -- `--config DIR`: the drop-ins the daemon loads ---------------------------------------------
-# crates/config/src/lib.rs `merge_agents_drop_in`: every `read_dir` entry whose
-# `Path::extension()` is `yaml` (a dot file `.a.yaml` has one; a file named `.yaml` has none;
-# `x.yml` is another extension), sorted.
-def test_config_dir_lints_the_drop_ins_the_daemon_loads(tmp_path: Path) -> None:
-    from support.lint_cli import run_lint_json
-
-    _plain(tmp_path)
-    drop_ins = tmp_path / "config" / "agents.d"
-    drop_ins.mkdir()
-    for name in (".yaml", ".hidden.yaml", "20-b.yml", "10-a.yaml"):
-        (drop_ins / name).write_text("agents:\n  - id: a\n    extensions: [x]\n", encoding="utf-8")
-    code, report = run_lint_json([], "--config", "config", cwd=tmp_path)
-    assert code == 1
-    linted = sorted(Path(item["path"]).name for item in report["files"])
-    assert linted == [".hidden.yaml", "10-a.yaml", "plugin.toml"]
 
 
 # -- `%YAML` directives: libyaml takes 1.1 and 1.2 only ---------------------------------------
