@@ -610,6 +610,19 @@ def lint_config_text(
     if any(problem.kind in _UNREADABLE for problem in problems):
         return findings.found
     _check_placeholders(findings, text, base)
+    if not drop_in and isinstance(document.data, str):
+        # `migrate_config_dir` (crates/config/src/migrations.rs `ensure_mapping`) reads the
+        # file as written: a top that is one scalar (`${CONFIG}`) is refused before any
+        # substitution.
+        findings.add(
+            "NX221",
+            (),
+            "the file as written is one scalar, not a mapping: the daemon's schema migration "
+            "step reads it before substituting `${...}` and refuses it ('top-level YAML "
+            "document must be a mapping')",
+            "write the keys in the file; substitute values, not the whole document",
+        )
+        return findings.found
     read = _substituted(document)
     if read is not document:
         read.problems = [

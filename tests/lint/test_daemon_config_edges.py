@@ -480,3 +480,17 @@ def test_an_agents_extensions_key_names_the_file_the_daemon_refuses(tmp_path: Pa
         [diagnostic] = report["files"][0]["diagnostics"]
         shown = "this agents.d drop-in" if "agents.d" in name else "agents.yaml"
         assert f"the daemon refuses {shown} and does not start" in diagnostic["message"]
+
+
+def test_a_whole_file_placeholder_is_refused_as_written(tmp_path: Path) -> None:
+    """crates/config/src/migrations.rs `apply_migrations` -> `ensure_mapping` on the file as
+    written: "top-level YAML document must be a mapping", whatever `${CONFIG}` stands for. A
+    drop-in is not migrated: its placeholder is only unset."""
+    import os
+
+    _plain(tmp_path)
+    env = {**os.environ, "NEXO_T_ALL": "agents: []"}
+    code, found = lint_yaml(tmp_path, "agents.yaml", "${NEXO_T_ALL}\n", env=env)
+    assert (code, found) == (1, [("NX221", 1, "error")])
+    code, found = lint_yaml(tmp_path, "agents.d/10-a.yaml", "${NEXO_T_ALL}\n", env=env)
+    assert (code, found) == (0, [])
