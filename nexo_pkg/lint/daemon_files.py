@@ -418,10 +418,13 @@ def _serde_defaults(
     read as a mapping), so ``disabled:`` or ``allowlist: ~`` is an empty list, ``entries:
     {x: }`` an entry with its defaults; read straight into the struct (``direct``: an
     ``agents.d/`` drop-in) only an empty plain scalar does (``src/de.rs``
-    ``deserialize_map``), ``~`` is refused."""
+    ``deserialize_map``, which looks at the value and the style, not the tag: ``!!null`` and
+    ``!!str`` with nothing after them too), ``~`` is refused."""
+    if isinstance(spec, (ListOf, MapOf, Table)) and (
+        path in read.empty if direct else value is None
+    ):
+        return [] if isinstance(spec, ListOf) else {}
     if value is None:
-        if isinstance(spec, (ListOf, MapOf, Table)) and (not direct or path in read.empty):
-            return [] if isinstance(spec, ListOf) else {}
         return value
     if isinstance(spec, ListOf) and isinstance(value, list):
         return [
@@ -675,7 +678,7 @@ def lint_config_text(
     return findings.found
 
 
-_UNREADABLE = ("syntax", "tag", "wide-int")
+_UNREADABLE = ("syntax", "tag", "empty-tag", "wide-int")
 """Problems that stop the daemon's YAML reader before any type is checked."""
 
 
@@ -702,6 +705,14 @@ def _refused(problem: YamlProblem, *, drop_in: bool) -> bool:
     text, where a string-keyed map takes a scalar key's text as it is (serde_yaml 0.9.34
     ``src/de.rs`` ``deserialize_str``), so ``extensions_config: {1: ...}`` is the id ``"1"``."""
     path = problem.key_path
+    if problem.kind == "empty-tag":
+        # `agents: !!null` or `extensions_config: !!null` in a drop-in: `deserialize_seq` /
+        # `deserialize_map` (serde_yaml 0.9.34 src/de.rs) take an empty plain scalar as empty
+        # before its tag is read; through a `Value` the tag is read and refuses the file.
+        return not drop_in or not (
+            path == ("agents",)
+            or (len(path) == 3 and path[0] == "agents" and path[2] == "extensions_config")
+        )
     if problem.kind == "wide-int":
         # A drop-in reads its typed fields straight from the text (a string field takes the
         # digits as text): only its opaque settings go through a `Value`.

@@ -494,3 +494,24 @@ def test_a_whole_file_placeholder_is_refused_as_written(tmp_path: Path) -> None:
     assert (code, found) == (1, [("NX221", 1, "error")])
     code, found = lint_yaml(tmp_path, "agents.d/10-a.yaml", "${NEXO_T_ALL}\n", env=env)
     assert (code, found) == (0, [])
+
+
+@pytest.mark.parametrize("value", ["!!null", "!!str", "!local"])
+def test_a_tagged_empty_extensions_config_in_a_drop_in_is_an_empty_map(
+    tmp_path: Path, value: str
+) -> None:
+    """serde_yaml 0.9.34 src/de.rs `deserialize_map` reads a scalar whose value is empty and
+    whose style is plain as an empty map, whatever its tag; only `~` (not empty) is refused."""
+    _plain(tmp_path)
+    text = f"agents:\n  - id: a\n    extensions_config: {value}\n"
+    assert lint_yaml(tmp_path, "agents.d/10-a.yaml", text) == (0, [("NX230", 3, "warning")])
+
+
+def test_a_tagged_empty_string_is_no_map_in_agents_yaml(tmp_path: Path) -> None:
+    """agents.yaml is read through a `Value` first: `!!str` with nothing after it is the
+    string "", which no map is (src/value/de.rs `deserialize_map`)."""
+    _plain(tmp_path)
+    text = "agents:\n  - id: a\n    extensions_config: !!str\n"
+    code, found = lint_yaml(tmp_path, "agents.yaml", text)
+    assert code == 1
+    assert ("NX221", 3, "error") in found
