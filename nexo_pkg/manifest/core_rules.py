@@ -187,6 +187,14 @@ SCHEMA_VIOLATION = Rule(
     fix="Follow the message; `nexo plugin schema` prints the full schema.",
 )
 
+UNPARSED_CODES = frozenset(
+    rule.code
+    for rule in (TOML_SYNTAX, DUPLICATE_KEY, INVALID_ENCODING, FILE_TOO_LARGE, NESTING_TOO_DEEP)
+)
+"""Findings that mean the file was not parsed, so nothing else was checked: as ruff reports
+a syntax error whatever is selected, neither ``--select``/``--ignore`` (flags, settings,
+``per-file-ignores``) nor a ``# nexo: ignore`` comment drops them."""
+
 CORE_RULES: tuple[Rule, ...] = (
     TOML_SYNTAX,
     DUPLICATE_KEY,

@@ -1,0 +1,92 @@
+"""``nexo plugin lint`` held to SPEC §2 and the daemon's manifest crate from the outside: every
+check goes through the real command line, on files, standard input and directories.
+
+Daemon facts cited here come from ``lordmacu/nexo-rs`` ``crates/plugin-manifest/src/`` at
+17fc8cdf (validate.rs, manifest.rs) and from the ``semver`` crate 1.0.28 (src/parse.rs).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import pytest
+from manifest.rule_support import BASE
+from support import cli
+
+nexo = partial(cli.nexo, in_process=True)
+
+MINIMAL = BASE.lstrip("\n")
+
+
+def lint_stdin(text: str, *args: str) -> tuple[int, list[dict[str, Any]]]:
+    """Exit code and diagnostics of ``nexo plugin lint --format json ARGS -`` on ``text``."""
+    result = nexo(
+        "plugin",
+        "lint",
+        "--format",
+        "json",
+        "--stdin-filename",
+        "nexo-plugin.toml",
+        *args,
+        "-",
+        stdin=text,
+    )
+    report = json.loads(result.stdout)
+    diagnostics: list[dict[str, Any]] = report["files"][0]["diagnostics"]
+    return result.code, diagnostics
+
+
+def codes(diagnostics: list[dict[str, Any]]) -> list[str]:
+    return [diagnostic["code"] for diagnostic in diagnostics]
+
+
+# -- A file that cannot be parsed is never reported clean ---------------------------------------
+
+UNCLOSED_TABLE = MINIMAL.replace("[plugin]", "[plugin")
+DUPLICATE = MINIMAL + 'id = "again"\n'
+
+
+@pytest.mark.parametrize(
+    ("text", "code"), [(UNCLOSED_TABLE, "NX001"), (DUPLICATE, "NX002")], ids=["syntax", "dup"]
+)
+@pytest.mark.parametrize(
+    "selection",
+    [("--select", "NX1"), ("--select", "invalid-plugin-id"), ("--ignore", "NX0")],
+    ids=["select-prefix", "select-name", "ignore"],
+)
+def test_select_and_ignore_never_hide_that_the_file_does_not_parse(
+    text: str, code: str, selection: tuple[str, str]
+) -> None:
+    # The daemon refuses a manifest it cannot parse (toml::from_str fails), so no selection of
+    # rules may turn it into "All checks passed", as ruff always reports a syntax error.
+    exit_code, diagnostics = lint_stdin(text, *selection)
+    assert exit_code == 1
+    assert codes(diagnostics) == [code]
+
+
+def test_config_select_never_hides_a_syntax_error(tmp_path: Path) -> None:
+    # docs/cli.md's own example configuration: select = ["NX1"].
+    (tmp_path / ".nexo.toml").write_text('[lint]\nselect = ["NX1"]\n', "utf-8")
+    (tmp_path / "nexo-plugin.toml").write_text(UNCLOSED_TABLE, "utf-8")
+    result = nexo("plugin", "lint", "--format", "json", str(tmp_path), cwd=tmp_path)
+    assert result.code == 1
+    [file] = json.loads(result.stdout)["files"]
+    assert codes(file["diagnostics"]) == ["NX001"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        MINIMAL + '[plugin.tools]\nexpose = ["weather_a" # nexo: ignore\n',
+        MINIMAL + '[plugin.tools]\nexpose = ["weather_a" # nexo: ignore[NX001]\n',
+        MINIMAL + 'id = "again"  # nexo: ignore[duplicate-key]\n',
+    ],
+    ids=["blanket", "by-code", "duplicate-by-name"],
+)
+def test_a_comment_never_silences_that_the_file_does_not_parse(text: str) -> None:
+    exit_code, diagnostics = lint_stdin(text)
+    assert exit_code == 1
+    assert codes(diagnostics) in (["NX001"], ["NX002"])
