@@ -90,3 +90,28 @@ def test_a_comment_never_silences_that_the_file_does_not_parse(text: str) -> Non
     exit_code, diagnostics = lint_stdin(text)
     assert exit_code == 1
     assert codes(diagnostics) in (["NX001"], ["NX002"])
+
+
+# -- Ids: the reason given is the real one ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("plugin_id", "reason"),
+    [
+        # 64 characters but 65 bytes: the daemon (validate.rs validate_id) measures bytes, so
+        # it is refused, but what is wrong is the accented letter, not the length.
+        ("a" * 63 + "é", "character `é` is not allowed"),
+        ("é" * 40, "character `é` is not allowed"),
+        # An Arabic-Indic digit is no ASCII digit (validate_id: is_ascii_digit).
+        ("\u0663abc", "character `\u0663` is not allowed"),
+        ("a" * 65, "must be at most 64 characters (it has 65)"),
+        ("1abc", "must not start with a digit"),
+    ],
+    ids=["64-chars-65-bytes", "short-non-ascii", "non-ascii-digit", "too-long", "digit"],
+)
+def test_an_invalid_plugin_id_is_told_its_real_reason(plugin_id: str, reason: str) -> None:
+    exit_code, diagnostics = lint_stdin(MINIMAL.replace('"weather"', f'"{plugin_id}"'))
+    assert exit_code == 1
+    [finding] = diagnostics
+    assert finding["code"] == "NX100"
+    assert f"is not a valid plugin id: {reason}" in finding["message"]
