@@ -115,3 +115,43 @@ def test_an_invalid_plugin_id_is_told_its_real_reason(plugin_id: str, reason: st
     [finding] = diagnostics
     assert finding["code"] == "NX100"
     assert f"is not a valid plugin id: {reason}" in finding["message"]
+
+
+# -- `nexo plugin schema` accepts what the daemon accepts ---------------------------------------
+
+# Section validators the daemon's manifest validation never calls (validate.rs run_all calls
+# neither PluginPollerSection::validate, PluginAdminSection::validate, PluginHttpSection::
+# validate nor PluginDashboardSection::validate): the daemon loads these, lint warns (NX18x).
+SECTION_RULES_THE_DAEMON_SKIPS = {
+    "poller-no-kinds": '[plugin.poller]\nkinds = []\nbroker_topic_prefix = "p"\n',
+    "poller-short-kind": '[plugin.poller]\nkinds = ["a"]\nbroker_topic_prefix = "p"\n',
+    "poller-empty-prefix": '[plugin.poller]\nkinds = ["rss"]\nbroker_topic_prefix = ""\n',
+    "admin-prefix": '[plugin.admin]\nmethod_prefix = "admin/"\nbroker_topic_prefix = ""\n',
+    "http-prefix": '[plugin.http]\nmount_prefix = "weather?x"\n',
+    "dashboard-subdir": (
+        '[plugin.dashboard]\nlayout = { kind = "workspace_walk", subdir = "" }\n'
+        'auth_check = { kind = "session_dir_files", candidates = [] }\n'
+    ),
+}
+
+
+def schema_validator() -> Any:
+    from jsonschema import Draft202012Validator
+
+    result = nexo("plugin", "schema")
+    assert result.code == 0, result.stderr
+    return Draft202012Validator(json.loads(result.stdout))
+
+
+@pytest.mark.parametrize(
+    "section", SECTION_RULES_THE_DAEMON_SKIPS.values(), ids=SECTION_RULES_THE_DAEMON_SKIPS
+)
+def test_the_schema_accepts_sections_whose_own_validation_the_daemon_skips(section: str) -> None:
+    import tomllib
+
+    text = MINIMAL + section
+    exit_code, diagnostics = lint_stdin(text)
+    assert exit_code == 0
+    assert {diagnostic["severity"] for diagnostic in diagnostics} == {"warning"}
+    errors = [error.message for error in schema_validator().iter_errors(tomllib.loads(text))]
+    assert errors == []
