@@ -14,7 +14,7 @@ stops the run.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from functools import cache, lru_cache
 from typing import Any
 
@@ -264,7 +264,9 @@ def _check_spawn_inputs(context: Context, command: str) -> None:
                 "NX106",
                 ("plugin", "entrypoint", "env", key),
                 f"key `{key}` in table [plugin.entrypoint.env] uses the reserved `NEXO_` prefix",
-                f"rename it without the prefix, e.g. `{suggestion}`",
+                f"rename it without the prefix (`{suggestion}` is already set)"
+                if suggestion in env
+                else f"rename it without the prefix, e.g. `{suggestion}`",
                 part="key",
             )
     spawned: list[tuple[KeyPath, str, str]] = [
@@ -326,12 +328,39 @@ def _namespace_fix(plugin_id: str, tool: str) -> str:
     return f"{plugin_id}_{base}" if base else f"{plugin_id}_<name>"
 
 
-def _check_namespace(context: Context, path: KeyPath, array: str, values: Any) -> None:
+def _namespace_help(
+    fixed: str, tool: str, taken: Collection[str], references: Mapping[str, Collection[str]]
+) -> str:
+    """The help of an ``NX113`` finding: ``rename it to `<fixed>` `` (which ``--fix`` applies)
+    only when that rename alone leaves no new problem behind: a name already taken (a
+    duplicate, or an id in two ``[plugin.extends]`` arrays) or another array still naming the
+    old tool (``deferred``, an outbound ``name``)."""
+    if fixed in taken:
+        return f"rename it: the namespaced name `{fixed}` is already taken"
+    still_named = [array for array, names in references.items() if tool in names]
+    if still_named:
+        where = " and ".join(f"`{array}`" for array in still_named)
+        return f"rename it, here and in {where} alike, to `{fixed}`"
+    return f"rename it to `{fixed}`"
+
+
+def _check_namespace(
+    context: Context,
+    path: KeyPath,
+    array: str,
+    values: Any,
+    *,
+    taken: Collection[str] = (),
+    references: Mapping[str, Collection[str]] | None = None,
+) -> None:
+    """``NX113`` for each tool of ``values`` outside the plugin's namespace. ``taken``: names
+    a rename may not produce; ``references``: other arrays (by name) naming these tools."""
     plugin_id = context.plugin_id
     # An invalid id is reported once (NX100); judging every tool against it would only repeat
     # that finding, and the names would need re-checking after the id is fixed anyway.
     if plugin_id is None or id_problem(plugin_id) is not None:
         return
+    names = {tool for _, tool in strings(values)}
     for index, tool in strings(values):
         if tool.startswith(f"{plugin_id}_") or tool.startswith(f"ext_{plugin_id}_"):
             continue
@@ -341,7 +370,7 @@ def _check_namespace(context: Context, path: KeyPath, array: str, values: Any) -
             (*path, index),
             f"tool `{tool}` in array `{array}` does not start with `{plugin_id}_` or "
             f"`ext_{plugin_id}_`",
-            f"rename it to `{fixed}`",
+            _namespace_help(fixed, tool, names | set(taken), references or {}),
         )
 
 
@@ -385,7 +414,11 @@ def _check_extends(context: Context) -> None:
             f"keep `{entry}` in one array only, or rename it in the others",
         )
     _check_namespace(
-        context, ("plugin", "extends", "tools"), "plugin.extends.tools", extends.get("tools")
+        context,
+        ("plugin", "extends", "tools"),
+        "plugin.extends.tools",
+        extends.get("tools"),
+        taken=seen_in,
     )
 
 
@@ -428,7 +461,17 @@ def _check_object_schema(
 def _check_tools(context: Context) -> None:
     tools = context.section("tools")
     expose_values = tools.get("expose")
-    _check_namespace(context, ("plugin", "tools", "expose"), "plugin.tools.expose", expose_values)
+    outbound_names = {as_str(outbound.get("name")) for _, outbound in tables(tools.get("outbound"))}
+    _check_namespace(
+        context,
+        ("plugin", "tools", "expose"),
+        "plugin.tools.expose",
+        expose_values,
+        references={
+            "plugin.tools.deferred": {tool for _, tool in strings(tools.get("deferred"))},
+            "[[plugin.tools.outbound]] name": {name for name in outbound_names if name},
+        },
+    )
     exposed = {tool for _, tool in strings(expose_values)}
     for index, tool in strings(tools.get("deferred")):
         if tool not in exposed:

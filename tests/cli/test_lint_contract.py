@@ -155,3 +155,35 @@ def test_the_schema_accepts_sections_whose_own_validation_the_daemon_skips(secti
     assert {diagnostic["severity"] for diagnostic in diagnostics} == {"warning"}
     errors = [error.message for error in schema_validator().iter_errors(tomllib.loads(text))]
     assert errors == []
+
+
+# -- --fix never leaves the manifest with a new error ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "section",
+    [
+        # The rename would repeat an id of the same array (ExtendsDuplicate) ...
+        '[plugin.extends]\ntools = ["search", "weather_search"]\n',
+        # ... or put one id in two [plugin.extends] arrays (ExtendsCrossListConflict) ...
+        '[plugin.extends]\ntools = ["search"]\nhooks = ["weather_search"]\n',
+        # ... or leave `deferred` and an outbound `name` naming a tool no longer exposed
+        # (DeferredNotInExpose, OutboundNotExposed).
+        '[plugin.tools]\nexpose = ["search"]\ndeferred = ["search"]\n',
+        '[plugin.tools]\nexpose = ["search"]\n[[plugin.tools.outbound]]\nname = "search"\n'
+        'description = ""\ninput_schema = \'{"type": "object"}\'\n',
+        # A reserved variable renamed onto one already set: the file would not parse.
+        '[plugin.entrypoint]\ncommand = "./w"\nenv = { NEXO_KEY = "a", WEATHER_KEY = "b" }\n',
+    ],
+    ids=["duplicate", "cross-list", "deferred", "outbound", "env"],
+)
+def test_unsafe_fixes_never_trade_one_error_for_another(tmp_path: Path, section: str) -> None:
+    manifest = tmp_path / "nexo-plugin.toml"
+    manifest.write_text(MINIMAL + section, "utf-8")
+    before = lint_stdin(manifest.read_text("utf-8"))[1]
+    result = nexo("plugin", "lint", "--fix", "--unsafe-fixes", str(manifest))
+    assert result.code == 1
+    assert manifest.read_text("utf-8") == MINIMAL + section  # no fix applied
+    help_texts = [diagnostic["help"] for diagnostic in before]
+    assert not any(text.startswith("rename it to `") for text in help_texts), help_texts
+    assert any("weather_search" in text or "WEATHER_KEY" in text for text in help_texts)
