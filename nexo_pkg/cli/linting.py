@@ -78,7 +78,7 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
         result = lint_bytes(raw, path=name, options=options)
         fixed = _fixed_text(result, unsafe=request.unsafe_fixes) if request.fix else None
         if fixed is not None:
-            request.fixed_stdin = fixed[0].encode("utf-8")
+            request.fixed_stdin = _encoded(fixed[0], like=raw)
             result = lint_bytes(request.fixed_stdin, path=name, options=options)
         return [result]
     if request.stdin_filename is not None:
@@ -169,6 +169,15 @@ def _fixed_text(result: FileResult, *, unsafe: bool) -> tuple[str, int] | None:
     return fixed, count
 
 
+_BOM = b"\xef\xbb\xbf"
+
+
+def _encoded(fixed: str, *, like: bytes) -> bytes:
+    """``fixed`` as UTF-8, with the byte-order mark the original bytes (``like``, or their
+    start) began with: a fix changes the findings' characters, nothing else of the file."""
+    return (_BOM if like.startswith(_BOM) else b"") + fixed.encode("utf-8")
+
+
 def _fix(path: Path, result: FileResult, options: LintOptions, *, unsafe: bool) -> FileResult:
     """Apply the fixes to ``path`` (atomically) and lint it again."""
     from nexo_pkg.lint.engine import lint_bytes  # noqa: PLC0415
@@ -180,11 +189,13 @@ def _fix(path: Path, result: FileResult, options: LintOptions, *, unsafe: bool) 
     from nexo_pkg.core.files import write_file_atomically  # noqa: PLC0415
 
     try:
-        write_file_atomically(path, fixed.encode("utf-8"), mode=path.stat().st_mode & 0o7777)
+        with path.open("rb") as original:
+            content = _encoded(fixed, like=original.read(len(_BOM)))
+        write_file_atomically(path, content, mode=path.stat().st_mode & 0o7777)
     except OSError as error:
         raise UsageError(f"cannot write {path}: {error.strerror or error}") from error
     sys.stderr.write(f"fixed {count} finding{'s' if count != 1 else ''} in {path}\n")
-    return lint_bytes(fixed.encode("utf-8"), path=str(path), options=options)
+    return lint_bytes(content, path=str(path), options=options)
 
 
 def run_lint(request: LintRequest) -> int:

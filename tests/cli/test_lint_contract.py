@@ -187,3 +187,20 @@ def test_unsafe_fixes_never_trade_one_error_for_another(tmp_path: Path, section:
     help_texts = [diagnostic["help"] for diagnostic in before]
     assert not any(text.startswith("rename it to `") for text in help_texts), help_texts
     assert any("weather_search" in text or "WEATHER_KEY" in text for text in help_texts)
+
+
+def test_fix_keeps_a_byte_order_mark_and_crlf_line_ends(tmp_path: Path) -> None:
+    manifest = tmp_path / "nexo-plugin.toml"
+    source = "\ufeff" + (MINIMAL + '[plugin.tools]\nexpose = ["search"]  # kept\n')
+    manifest.write_bytes(source.replace("\n", "\r\n").encode("utf-8"))
+    result = nexo("plugin", "lint", "--fix", "--unsafe-fixes", str(manifest))
+    assert result.code == 0, result.stdout
+    expected = source.replace('"search"', '"weather_search"').replace("\n", "\r\n")
+    assert manifest.read_bytes() == expected.encode("utf-8")
+    # Standard input comes back out the same way.
+    piped = nexo(
+        "plugin", "lint", "--fix", "--unsafe-fixes", "-",
+        stdin=source.encode("utf-8"),
+    )  # fmt: skip
+    assert piped.code == 0, piped.stderr
+    assert piped.stdout == expected.replace("\r\n", "\n")
