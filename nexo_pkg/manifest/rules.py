@@ -13,6 +13,7 @@ stops the run.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Collection, Mapping
 from functools import cache, lru_cache
@@ -224,6 +225,15 @@ def _command_problem(command: str) -> tuple[str, str] | None:
     if "/" not in command and "\\" not in command:
         if command in (".", ".."):
             return "names a directory, not a program", 'write e.g. `command = "./bin/plugin"`'
+        program, *arguments = command.split()
+        if arguments:
+            # The daemon spawns `command` as one program name (no shell splits it): a
+            # program called "python3 main.py" is looked up on PATH and not found.
+            listed = ", ".join(json.dumps(argument) for argument in arguments)
+            return (
+                "is a command line, not a program name (the daemon does not split it)",
+                f'write `command = "{program}"` and `args = [{listed}]`',
+            )
         return None
     relative = command[2:] if command.startswith("./") else command
     depth = 0

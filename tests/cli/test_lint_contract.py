@@ -204,3 +204,20 @@ def test_fix_keeps_a_byte_order_mark_and_crlf_line_ends(tmp_path: Path) -> None:
     )  # fmt: skip
     assert piped.code == 0, piped.stderr
     assert piped.stdout == expected.replace("\r\n", "\n")
+
+
+# -- [plugin.entrypoint] ----------------------------------------------------------------------
+
+
+def test_a_command_line_in_command_is_a_warning_naming_args() -> None:
+    # The daemon spawns `command` as one program (Rust's Command::new, no shell): a program
+    # named "python3 main.py" is not on PATH. It loads the manifest, so this is a warning.
+    text = MINIMAL + '[plugin.entrypoint]\ncommand = "python3 main.py"\n'
+    exit_code, diagnostics = lint_stdin(text)
+    assert exit_code == 0
+    [finding] = diagnostics
+    assert (finding["code"], finding["severity"]) == ("NX108", "warning")
+    assert "is a command line, not a program name" in finding["message"]
+    assert finding["help"] == 'write `command = "python3"` and `args = ["main.py"]`'
+    assert finding["range"]["start"] == {"line": 8, "column": 11}
+    assert lint_stdin(text, "--strict")[0] == 1
