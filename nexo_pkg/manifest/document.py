@@ -37,7 +37,12 @@ __all__ = [
 LARGE_MANIFEST_BYTES = 1024 * 1024
 """Files above this size are still read, with a warning (``NX007``)."""
 
-_DUPLICATE_MESSAGES = ("Cannot overwrite a value", "Cannot declare", "Cannot mutate")
+_DUPLICATE_MESSAGES = (
+    "Cannot overwrite a value",
+    "Cannot declare",
+    "Cannot mutate",
+    "Cannot redefine namespace",
+)
 # The parser's terse messages for the most common slips, said the way a user would fix them.
 _FRIENDLIER = {
     "Illegal character '\\n'": "a string is not closed before the end of the line",
@@ -102,7 +107,11 @@ def _syntax_diagnostic(text: str, error: tomllib.TOMLDecodeError) -> list[Diagno
                 continue  # keys of a table declared twice are part of that one problem
             if duplicate.is_table:
                 reported_tables.append(duplicate.path)
-            dotted = format_key_path(duplicate.path)
+            path = duplicate.path
+            if duplicate.is_table and path and isinstance(path[-1], int):
+                # `[a]` after `[[a]]` names the array of tables, not its last entry.
+                path = path[:-1]
+            dotted = format_key_path(path)
             what = f"table [{dotted}]" if duplicate.is_table else f"key `{dotted}`"
             found.append(
                 core_rules.DUPLICATE_KEY.diagnostic(

@@ -221,3 +221,76 @@ def test_a_command_line_in_command_is_a_warning_naming_args() -> None:
     assert finding["help"] == 'write `command = "python3"` and `args = ["main.py"]`'
     assert finding["range"]["start"] == {"line": 8, "column": 11}
     assert lint_stdin(text, "--strict")[0] == 1
+
+
+# -- Duplicate definitions: the key path and the position of the second one ---------------------
+
+
+@pytest.mark.parametrize(
+    ("section", "key_path", "start", "end", "what"),
+    [
+        # An inline table is closed: a dotted key cannot add to it.
+        (
+            "supervisor = { respawn = true }\nsupervisor.max_attempts = 1\n",
+            "plugin.supervisor",
+            (8, 1),
+            (8, 24),
+            "table [plugin.supervisor]",
+        ),
+        # A table that dotted keys created cannot be reopened by a [table] header.
+        (
+            "supervisor.respawn = true\n[plugin.supervisor]\nmax_attempts = 1\n",
+            "plugin.supervisor",
+            (8, 1),
+            (8, 20),
+            "table [plugin.supervisor]",
+        ),
+        # A key cannot replace an array of tables ...
+        (
+            '[[plugin.channels.register]]\nkind = "a"\nadapter = "b"\n'
+            "[plugin.channels]\nregister = []\n",
+            "plugin.channels.register",
+            (11, 1),
+            (11, 9),
+            "key `plugin.channels.register`",
+        ),
+        # ... nor an array of tables extend an array ...
+        (
+            "[plugin.channels]\nregister = []\n"
+            '[[plugin.channels.register]]\nkind = "a"\nadapter = "b"\n',
+            "plugin.channels.register",
+            (9, 1),
+            (9, 29),
+            "table [plugin.channels.register]",
+        ),
+        # ... nor a [table] header reopen an array of tables.
+        (
+            '[[plugin.tools.outbound]]\nname = "weather_x"\ndescription = ""\n'
+            'input_schema = "{}"\n[plugin.tools.outbound]\n',
+            "plugin.tools.outbound",
+            (11, 1),
+            (11, 24),
+            "table [plugin.tools.outbound]",
+        ),
+    ],
+    ids=[
+        "inline-then-dotted",
+        "dotted-then-header",
+        "aot-then-key",
+        "array-then-aot",
+        "aot-then-table",
+    ],
+)
+def test_a_second_definition_is_named_and_located(
+    section: str, key_path: str, start: tuple[int, int], end: tuple[int, int], what: str
+) -> None:
+    exit_code, diagnostics = lint_stdin(MINIMAL + section)
+    assert exit_code == 1
+    [finding] = diagnostics
+    assert finding["code"] == "NX002"
+    assert finding["key_path"] == key_path
+    assert finding["message"] == f"{what} is defined more than once"
+    line, column = start
+    assert finding["range"]["start"] == {"line": line, "column": column}
+    line, column = end
+    assert finding["range"]["end"] == {"line": line, "column": column}
