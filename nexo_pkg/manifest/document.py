@@ -266,6 +266,9 @@ def _byte_position(raw: bytes, offset: int) -> Span:
     return Span(Position(line, column), Position(line, column + 1))
 
 
+_UTF16_MARKS = ((b"\xff\xfe", "UTF-16LE"), (b"\xfe\xff", "UTF-16BE"))
+
+
 def decode_manifest(raw: bytes) -> tuple[str, list[Diagnostic]]:
     """Decode manifest bytes as UTF-8 (a leading BOM is dropped).
 
@@ -294,6 +297,18 @@ def decode_manifest(raw: bytes) -> tuple[str, list[Diagnostic]]:
                 "move generated or embedded data out of the manifest",
             )
         )
+    utf16 = next((name for mark, name in _UTF16_MARKS if raw.startswith(mark)), None)
+    if utf16 is not None:
+        # What PowerShell 5's `>` and Notepad's "Unicode" write: text, in the wrong encoding.
+        return "", [
+            core_rules.INVALID_ENCODING.diagnostic(
+                f"file is {utf16} text (it starts with a {utf16} byte-order mark), not UTF-8",
+                "",
+                here,
+                "TOML files must be UTF-8; re-save the file as UTF-8 (in PowerShell: "
+                "`Set-Content -Encoding utf8`)",
+            )
+        ]
     nul = raw.find(b"\x00")
     if nul != -1:
         return "", [

@@ -294,3 +294,21 @@ def test_a_second_definition_is_named_and_located(
     assert finding["range"]["start"] == {"line": line, "column": column}
     line, column = end
     assert finding["range"]["end"] == {"line": line, "column": column}
+
+
+# -- Bytes that are not a UTF-8 manifest --------------------------------------------------------
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_a_utf16_manifest_is_told_to_be_saved_as_utf8(tmp_path: Path, encoding: str) -> None:
+    # PowerShell 5's `>` writes UTF-16LE with a byte-order mark: text, not a binary file.
+    manifest = tmp_path / "nexo-plugin.toml"
+    mark = {"utf-16": b"", "utf-16-le": b"\xff\xfe", "utf-16-be": b"\xfe\xff"}[encoding]
+    manifest.write_bytes(mark + MINIMAL.encode(encoding))
+    result = nexo("plugin", "lint", "--format", "json", str(manifest))
+    assert result.code == 1
+    [finding] = json.loads(result.stdout)["files"][0]["diagnostics"]
+    assert finding["code"] == "NX003"
+    assert "UTF-16" in finding["message"]
+    assert "binary" not in finding["message"]
+    assert "UTF-8" in finding["help"]
