@@ -89,6 +89,17 @@ MAX_DUPLICATES_REPORTED = 100
 """A file repeating keys by the thousand gets this many NX002 findings, not one per key."""
 
 
+def _unclosed_header(text: str, where: Position) -> bool:
+    """Whether the ``[table]`` or ``[[array]]`` header the parser stopped in at ``where``
+    lacks its closing bracket there."""
+    lines = text.split("\n")
+    if not 0 < where.line <= len(lines):
+        return False
+    line = lines[where.line - 1]
+    rest = line[where.column - 1 :].lstrip(" \t")
+    return line.lstrip(" \t").startswith("[") and not rest.startswith("]")
+
+
 def _syntax_diagnostic(text: str, error: tomllib.TOMLDecodeError) -> list[Diagnostic]:
     """Turn the parser's error into diagnostics (the duplicate definitions when that is it,
     at most :data:`MAX_DUPLICATES_REPORTED` of them)."""
@@ -96,6 +107,10 @@ def _syntax_diagnostic(text: str, error: tomllib.TOMLDecodeError) -> list[Diagno
 
     syntax = syntax_error(text, error)
     message, span = syntax.message, syntax.span
+    if message.startswith(_DUPLICATE_MESSAGES) and _unclosed_header(text, span.start):
+        # The parser judges a header's key before its closing bracket: `[plugin` written
+        # twice is first of all a header that is not closed, as the daemon's parser says.
+        message = "Expected ']' at the end of a table header"
     if message.startswith(_DUPLICATE_MESSAGES):
         spans, duplicates = scan_spans(text)
         found: list[Diagnostic] = []

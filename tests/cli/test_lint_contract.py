@@ -312,3 +312,21 @@ def test_a_utf16_manifest_is_told_to_be_saved_as_utf8(tmp_path: Path, encoding: 
     assert "UTF-16" in finding["message"]
     assert "binary" not in finding["message"]
     assert "UTF-8" in finding["help"]
+
+
+@pytest.mark.parametrize(
+    ("tail", "line", "column"),
+    [("[plugin\nx = 1\n", 7, 8), ("[plugin.meta]\n[plugin.meta x]\n", 8, 14)],
+    ids=["unclosed", "junk"],
+)
+def test_a_header_not_closed_is_a_syntax_error_even_when_it_repeats_a_table(
+    tail: str, line: int, column: int
+) -> None:
+    # Python's parser judges the key of `[plugin` before its `]` and calls it a second
+    # [plugin]; the daemon's parser (toml_edit) stops at the missing bracket.
+    exit_code, diagnostics = lint_stdin(MINIMAL + tail)
+    assert exit_code == 1
+    [finding] = diagnostics
+    assert finding["code"] == "NX001"
+    assert "expected ']' at the end of a table header" in finding["message"]
+    assert finding["range"]["start"] == {"line": line, "column": column}
