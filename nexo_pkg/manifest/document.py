@@ -9,6 +9,7 @@ an exception.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -230,6 +231,39 @@ def _past_limit(text: str, deep: int | None, dotted: tuple[int, int] | None) -> 
     return _too_deep(text, point_span(text, where.line, where.column), what)
 
 
+# A TOML date-time value: the daemon's parser (toml_edit 0.22, parser/datetime.rs) takes the
+# year 0000 and a leap second (`:60`), which Python's datetime, and so tomllib, refuse.
+_TIME = r"\d{2}:\d{2}:(?P<second>\d{2})(?:\.\d+)?"
+_DATETIMES = (
+    re.compile(rf"(?P<year>\d{{4}})-\d{{2}}-\d{{2}}(?:[Tt ]{_TIME}(?:[Zz]|[+-]\d{{2}}:\d{{2}})?)?"),
+    re.compile(_TIME),
+)
+
+
+def _loads(text: str) -> dict[str, Any]:
+    """``tomllib.loads``, also for the date-times only the daemon's parser takes (the year
+    0000, a leap second): those are read as the same value in year 2000 or at second 59 (a
+    value of the same type and shape, which is all a manifest rule looks at)."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        if not re.search(r"\b0000-\d\d-\d\d|:60(?!\d)", text):
+            raise
+        from nexo_pkg.core.toml_spans import scan_spans  # noqa: PLC0415
+
+        edited = list(text)
+        for start, end in scan_spans(text)[0].values.values():
+            for pattern in _DATETIMES:
+                match = pattern.fullmatch(text, start, end)
+                groups = match.groupdict() if match is not None else {}
+                if match is not None and groups.get("year") == "0000":
+                    edited[match.start("year") : match.end("year")] = "2000"
+                if match is not None and groups.get("second") == "60":
+                    edited[match.start("second") : match.end("second")] = "59"
+        # Same length, so a problem the edit leaves is reported at its place in ``text``.
+        return tomllib.loads("".join(edited))
+
+
 def parse_manifest(text: str) -> ParsedManifest:
     """Parse manifest ``text`` with the daemon's parser limits. Never raises.
 
@@ -243,7 +277,7 @@ def parse_manifest(text: str) -> ParsedManifest:
     if dotted is not None:
         return _past_limit(text, nested_value_offset(text, RECURSION_LIMIT), dotted)
     try:
-        data = tomllib.loads(text)
+        data = _loads(text)
     except tomllib.TOMLDecodeError as error:
         return ParsedManifest(text, {}, _syntax_diagnostic(text, error))
     except RecursionError:

@@ -330,3 +330,30 @@ def test_a_header_not_closed_is_a_syntax_error_even_when_it_repeats_a_table(
     assert finding["code"] == "NX001"
     assert "expected ']' at the end of a table header" in finding["message"]
     assert finding["range"]["start"] == {"line": line, "column": column}
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["0000-01-01", "23:59:60", "1990-12-31T23:59:60Z", "[0000-02-29T23:59:60.5+01:00]"],
+    ids=["year-0000", "leap-second", "leap-second-offset", "both-in-array"],
+)
+def test_datetimes_the_daemon_parses_are_not_syntax_errors(value: str) -> None:
+    # toml_edit 0.22 (parser/datetime.rs): date-fullyear is any 4 digits, time-second 00-60.
+    # `[plugin.http_server]` takes any TOML value, so the daemon loads these manifests.
+    exit_code, diagnostics = lint_stdin(MINIMAL + f"[plugin.http_server]\nwhen = {value}\n")
+    assert (exit_code, diagnostics) == (0, [])
+
+
+@pytest.mark.parametrize("value", ["2023-02-29", "00:00:61"], ids=["no-feb-29", "second-61"])
+def test_datetimes_the_daemon_refuses_stay_syntax_errors(value: str) -> None:
+    exit_code, diagnostics = lint_stdin(MINIMAL + f"[plugin.http_server]\nwhen = {value}\n")
+    assert exit_code == 1
+    [finding] = diagnostics
+    assert finding["code"] == "NX001"
+    assert finding["range"]["start"]["line"] == 8
+
+
+def test_a_date_in_a_string_field_is_still_a_wrong_type() -> None:
+    exit_code, diagnostics = lint_stdin(MINIMAL.replace('"Weather"', "0000-01-01"))
+    assert exit_code == 1
+    assert [(d["code"], d["key_path"]) for d in diagnostics] == [("NX012", "plugin.name")]
