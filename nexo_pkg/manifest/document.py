@@ -180,8 +180,11 @@ def _nests_at_least(value: object, levels: int) -> bool:
     return False
 
 
-def _integers_outside_i64(value: object, path: KeyPath) -> Iterator[tuple[KeyPath, int]]:
-    """Every integer in ``value`` that does not fit the daemon's ``i64``, with its key path.
+def _integers_outside_i64(
+    value: object, path: KeyPath
+) -> Iterator[tuple[KeyPath, int | _TooLarge]]:
+    """Every integer in ``value`` that does not fit the daemon's ``i64``, and every float past
+    the ``f64`` range (:class:`_TooLarge`), with its key path.
 
     Iterative, in document order: tables nest as deep as dotted keys and headers below the
     parser's limit can make them (79 parts each), deeper than Python's recursion limit."""
@@ -190,7 +193,9 @@ def _integers_outside_i64(value: object, path: KeyPath) -> Iterator[tuple[KeyPat
         item, where = pending.pop()
         if isinstance(item, bool):
             continue
-        if isinstance(item, int):
+        if isinstance(item, _TooLarge):
+            yield where, item
+        elif isinstance(item, int):
             if not I64_MIN <= item <= I64_MAX:
                 yield where, item
         elif isinstance(item, dict):
@@ -240,12 +245,30 @@ _DATETIMES = (
 )
 
 
+class _TooLarge(float):
+    """A float literal past the largest ``f64`` (``1e400``): Python reads it as infinity, the
+    daemon's parser (toml_edit 0.22, parser/numbers.rs: ``verify(|f| *f != f64::INFINITY)``)
+    refuses it. Written ``inf``, infinity is a float like any other; ``-1e400`` passes that
+    check, and the daemon reads it as negative infinity."""
+
+    literal: str
+
+
+def _float(literal: str) -> float:
+    value = float(literal)
+    if value == float("inf") and literal.lstrip("+") != "inf":
+        too_large = _TooLarge(value)
+        too_large.literal = literal
+        return too_large
+    return value
+
+
 def _loads(text: str) -> dict[str, Any]:
     """``tomllib.loads``, also for the date-times only the daemon's parser takes (the year
     0000, a leap second): those are read as the same value in year 2000 or at second 59 (a
     value of the same type and shape, which is all a manifest rule looks at)."""
     try:
-        return tomllib.loads(text)
+        return tomllib.loads(text, parse_float=_float)
     except tomllib.TOMLDecodeError:
         if not re.search(r"\b0000-\d\d-\d\d|:60(?!\d)", text):
             raise
@@ -261,7 +284,7 @@ def _loads(text: str) -> dict[str, Any]:
                 if match is not None and groups.get("second") == "60":
                     edited[match.start("second") : match.end("second")] = "59"
         # Same length, so a problem the edit leaves is reported at its place in ``text``.
-        return tomllib.loads("".join(edited))
+        return tomllib.loads("".join(edited), parse_float=_float)
 
 
 def parse_manifest(text: str) -> ParsedManifest:
@@ -293,6 +316,16 @@ def parse_manifest(text: str) -> ParsedManifest:
         return _past_limit(text, deep, None)
     parsed = ParsedManifest(text, data, [])
     for path, value in _integers_outside_i64(data, ()):
+        if isinstance(value, _TooLarge):
+            parsed.syntax_errors.append(
+                core_rules.TOML_SYNTAX.diagnostic(
+                    f"TOML parse error: float `{value.literal}` is too large for a 64-bit float",
+                    format_key_path(path),
+                    parsed.spans.locate(path),
+                    "the largest float is about 1.7976931348623157e308; write `inf` for infinity",
+                )
+            )
+            continue
         parsed.syntax_errors.append(
             core_rules.TOML_SYNTAX.diagnostic(
                 f"TOML parse error: integer `{value}` does not fit in a 64-bit signed integer "

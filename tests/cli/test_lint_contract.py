@@ -357,3 +357,28 @@ def test_a_date_in_a_string_field_is_still_a_wrong_type() -> None:
     exit_code, diagnostics = lint_stdin(MINIMAL.replace('"Weather"', "0000-01-01"))
     assert exit_code == 1
     assert [(d["code"], d["key_path"]) for d in diagnostics] == [("NX012", "plugin.name")]
+
+
+@pytest.mark.parametrize(
+    ("value", "refused"),
+    [
+        ("1e400", True),
+        ("+1.8e308", True),
+        ("[1.0, 1e999]", True),
+        ("-1e400", False),
+        ("inf", False),
+        ("1.7976931348623157e308", False),
+    ],
+)
+def test_a_float_past_the_f64_range_is_a_syntax_error(value: str, refused: bool) -> None:
+    # toml_edit 0.22 (parser/numbers.rs) parses a float and then verifies
+    # `*f != f64::INFINITY`: `1e400` is refused, `inf` and (a quirk) `-1e400` are not.
+    exit_code, diagnostics = lint_stdin(MINIMAL + f"[plugin.http_server]\nx = {value}\n")
+    if not refused:
+        assert (exit_code, diagnostics) == (0, [])
+        return
+    assert exit_code == 1
+    [finding] = diagnostics
+    assert finding["code"] == "NX001"
+    assert "is too large for a 64-bit float" in finding["message"]
+    assert finding["key_path"].startswith("plugin.http_server.x")
