@@ -395,9 +395,9 @@ def _check_extends(context: Context) -> None:
                 context.add(
                     "NX110",
                     path,
-                    f"id `{entry}` in array `plugin.extends.{section}` is invalid: must match "
-                    f"{ID_PATTERN}",
-                    f"write `{_suggest_id(entry)}`",
+                    f"id `{entry}` in array `plugin.extends.{section}` is invalid: "
+                    f"{id_problem(entry)}",
+                    f"write `{_suggest_id(entry)}` (ids match {ID_PATTERN})",
                 )
                 continue
             _check_long_id(context, path, f"id in array `plugin.extends.{section}`", entry)
@@ -566,9 +566,9 @@ def _check_gates_and_channels(context: Context) -> None:
             context.add(
                 "NX120",
                 ("plugin", "channels", "register", index, "kind"),
-                f"key `kind` of [[plugin.channels.register]] value `{kind}` is invalid: must "
-                "match ^[a-z][a-z0-9_]{0,31}$",
-                f'write `kind = "{_suggest_id(kind)}"`',
+                f"key `kind` of [[plugin.channels.register]] value `{kind}` is invalid: "
+                f"{id_problem(kind, CHANNEL_KIND_MAX_LENGTH)}",
+                f'write `kind = "{_suggest_id(kind)}"` (kinds match {CHANNEL_KIND.pattern})',
             )
 
 

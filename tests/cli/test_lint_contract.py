@@ -382,3 +382,34 @@ def test_a_float_past_the_f64_range_is_a_syntax_error(value: str, refused: bool)
     assert finding["code"] == "NX001"
     assert "is too large for a 64-bit float" in finding["message"]
     assert finding["key_path"].startswith("plugin.http_server.x")
+
+
+@pytest.mark.parametrize(
+    ("entry", "reason"),
+    [
+        ("Bad", "uppercase letters are not allowed"),
+        ("1x", "must not start with a digit"),
+        ("a" * 65, "must be at most 64 characters (it has 65)"),
+        ("a-b", "character `-` is not allowed"),
+        ("", "must not be empty"),
+    ],
+    ids=["uppercase", "digit", "too-long", "hyphen", "empty"],
+)
+def test_extends_and_channel_kinds_get_the_precise_reason_plugin_ids_get(
+    entry: str, reason: str
+) -> None:
+    # SPEC §2 rule 3: "with a precise reason (...). The same for every id that rule 6 and 8
+    # check": [plugin.extends] ids and [[plugin.channels.register]] kinds (32 at most).
+    exit_code, diagnostics = lint_stdin(MINIMAL + f'[plugin.extends]\nhooks = ["{entry}"]\n')
+    assert exit_code == 1
+    [finding] = diagnostics
+    assert finding["code"] == "NX110"
+    assert f"is invalid: {reason}" in finding["message"]
+    kind = entry if entry != "a" * 65 else "a" * 33
+    channel = f'[[plugin.channels.register]]\nkind = "{kind}"\nadapter = "x"\n'
+    exit_code, diagnostics = lint_stdin(MINIMAL + channel)
+    assert exit_code == 1
+    [finding] = diagnostics
+    assert finding["code"] == "NX120"
+    expected = reason if entry != "a" * 65 else "must be at most 32 characters (it has 33)"
+    assert f"is invalid: {expected}" in finding["message"]
