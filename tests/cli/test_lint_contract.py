@@ -413,3 +413,46 @@ def test_extends_and_channel_kinds_get_the_precise_reason_plugin_ids_get(
     assert finding["code"] == "NX120"
     expected = reason if entry != "a" * 65 else "must be at most 32 characters (it has 33)"
     assert f"is invalid: {expected}" in finding["message"]
+
+
+# One value of one key: the daemon's verdict (validate.rs: validate_name, validate_path_security,
+# validate_public_tunnel, validate_supervisor), which lint and the schema must both give.
+SINGLE_VALUE_RULES = [
+    ('name = " \\u3000"', False),  # Rust's trim() knows U+3000 ...
+    ('name = "\\u0085"', False),  # ... and NEL
+    ('name = "\\ufeff"', True),  # but not U+FEFF, nor U+001C (Python's isspace() does)
+    ('name = "\\u001c"', True),
+    ('description = "\\t"', False),
+    ('[plugin.agents]\ncontributes_dir = "a/../b"', False),
+    ('[plugin.skills]\ncontributes_dir = "/abs"', False),
+    ('[plugin.config]\nschema_path = "C:\\\\schema.json"', False),
+    ('[plugin.config]\nschema_path = "a\\\\..\\\\b"', False),
+    ('[plugin.config]\nschema_path = "C:/schema.json"', True),  # not absolute on Linux
+    ('[plugin.config]\nschema_path = "a/..b/..."', True),
+    ('[plugin.config]\nschema_path = "a/..\\n"', True),  # the segment is "..\n", not ".."
+    ('[plugin.public_tunnel]\nclose_on_event = " a.* "', False),
+    ('[plugin.public_tunnel]\nclose_on_event = ">"', False),
+    ('[plugin.public_tunnel]\nclose_on_event = " "', False),
+    ('[plugin.public_tunnel]\nclose_on_event = "a.*b"', True),
+    ('[plugin.public_tunnel]\nclose_on_event = "a. * .b"', True),
+    ("[plugin.supervisor]\nstderr_tail_lines = 513", False),
+    ("[plugin.supervisor]\nstderr_tail_lines = 512", True),
+]
+
+
+@pytest.mark.parametrize(("line", "daemon_accepts"), SINGLE_VALUE_RULES)
+def test_schema_and_lint_agree_on_rules_of_one_value(line: str, daemon_accepts: bool) -> None:
+    import tomllib
+
+    key = line.split(" = ", maxsplit=1)[0]
+    text = (
+        MINIMAL.replace(f'{key} = "Weather"', line).replace(f'{key} = "Forecasts"', line)
+        if "\n" not in line
+        else MINIMAL + line + "\n"
+    )
+    exit_code, diagnostics = lint_stdin(text)
+    errors = [d["code"] for d in diagnostics if d["severity"] == "error"]
+    assert (errors == []) is daemon_accepts is (exit_code == 0), diagnostics
+    assert len(errors) <= 1  # the schema's restatement gives way to the rule
+    schema_errors = list(schema_validator().iter_errors(tomllib.loads(text)))
+    assert (schema_errors == []) is daemon_accepts, [e.message for e in schema_errors]
