@@ -202,7 +202,7 @@ def run_lint(request: LintRequest) -> int:
     """Run one lint, write the report and return the exit code (0 clean, 1 findings); raises
     :class:`NexoError` (exit 2) for bad options and unreadable paths."""
     if request.explain is not None:
-        from nexo_pkg.lint.explain import explain_text  # noqa: PLC0415
+        from nexo_pkg.lint.explain import explain_document, explain_text  # noqa: PLC0415
         from nexo_pkg.lint.registry import find_rule  # noqa: PLC0415
 
         rule = find_rule(request.explain)
@@ -210,7 +210,12 @@ def run_lint(request: LintRequest) -> int:
             raise UsageError(
                 f"unknown rule `{request.explain}`; `nexo plugin rule --all` lists every code"
             )
-        sys.stdout.write(explain_text(rule))
+        if request.json_output or request.output_format == "json":
+            from nexo_pkg.core.output import emit_json  # noqa: PLC0415
+
+            emit_json({"ok": True, "rules": [explain_document(rule)]})
+        else:
+            sys.stdout.write(explain_text(rule))
         return EXIT_OK
     if request.json_output:
         if request.output_format not in {"text", "json"}:

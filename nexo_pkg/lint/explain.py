@@ -6,7 +6,13 @@ from collections.abc import Iterable
 
 from nexo_pkg.core.diagnostics import Rule
 
-__all__ = ["BEYOND_DAEMON_NOTE", "explain_text", "rules_markdown", "stricter_than_daemon"]
+__all__ = [
+    "BEYOND_DAEMON_NOTE",
+    "explain_document",
+    "explain_text",
+    "rules_markdown",
+    "stricter_than_daemon",
+]
 
 BEYOND_DAEMON_NOTE = (
     "This rule goes beyond the daemon's own check: the reference daemon accepts some "
@@ -59,6 +65,23 @@ def explain_text(rule: Rule) -> str:
         f"Example\n{_indent(rule.example)}\n\nFix\n{_indent(rule.fix)}\n\n"
         f"Documentation: {rule.url}\n"
     )
+
+
+def explain_document(rule: Rule) -> dict[str, object]:
+    """The ``--explain`` page of ``rule`` as JSON fields (``--json``): the same text."""
+    return {
+        "code": rule.code,
+        "name": rule.name,
+        "severity": rule.severity,
+        "summary": rule.summary,
+        "what": rule.what,
+        "why": rule.why,
+        "beyond_daemon": rule.beyond_daemon,
+        "beyond_daemon_note": _beyond_daemon(rule) if rule.beyond_daemon else "",
+        "example": rule.example,
+        "fix": rule.fix,
+        "url": rule.url,
+    }
 
 
 def stricter_than_daemon(rules: Iterable[Rule]) -> list[Rule]:

@@ -456,3 +456,29 @@ def test_schema_and_lint_agree_on_rules_of_one_value(line: str, daemon_accepts: 
     assert len(errors) <= 1  # the schema's restatement gives way to the rule
     schema_errors = list(schema_validator().iter_errors(tomllib.loads(text)))
     assert (schema_errors == []) is daemon_accepts, [e.message for e in schema_errors]
+
+
+# -- --explain --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("plugin", "lint", "--explain", "NX146", "--json"),
+        ("plugin", "lint", "--explain", "sandbox-path-denylisted-normalised", "--format", "json"),
+        ("plugin", "rule", "NX146", "--json"),
+    ],
+    ids=["lint-json", "lint-format-json", "rule-json"],
+)
+def test_explain_with_json_prints_one_document_with_the_whole_page(args: tuple[str, ...]) -> None:
+    result = nexo(*args)
+    assert result.code == 0, result.stderr
+    [rule] = json.loads(result.stdout)["rules"]  # one document, nothing else on stdout
+    assert rule["code"] == "NX146"
+    assert rule["severity"] == "error"
+    assert rule["beyond_daemon"] is True
+    assert "goes beyond the daemon" in rule["beyond_daemon_note"]
+    assert "//etc/shadow" in rule["what"]
+    assert rule["example"].startswith("[plugin.sandbox]")
+    assert rule["fix"]
+    assert rule["url"].endswith("#nx146-sandbox-path-denylisted-normalised")
