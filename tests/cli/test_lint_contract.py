@@ -482,3 +482,15 @@ def test_explain_with_json_prints_one_document_with_the_whole_page(args: tuple[s
     assert rule["example"].startswith("[plugin.sandbox]")
     assert rule["fix"]
     assert rule["url"].endswith("#nx146-sandbox-path-denylisted-normalised")
+
+
+def test_a_disabled_sandbox_names_what_it_ignores_in_one_sentence() -> None:
+    one = MINIMAL + '[plugin.sandbox]\nnetwork = "deny"\n'
+    two = MINIMAL + '[plugin.sandbox]\nnetwork = "deny"\nfs_read_paths = ["/etc/ssl/certs"]\n'
+    for text, ending in ((one, "sets `network` but is not enabled, so it is ignored"),
+                         (two, "but is not enabled, so they are ignored")):  # fmt: skip
+        exit_code, diagnostics = lint_stdin(text)
+        assert exit_code == 0
+        [finding] = diagnostics
+        assert (finding["code"], finding["severity"]) == ("NX140", "warning")
+        assert finding["message"].endswith(ending)
