@@ -51,9 +51,20 @@ def _indent(text: str, prefix: str = "    ") -> str:
     return "\n".join(prefix + line if line else line for line in text.rstrip("\n").split("\n"))
 
 
+# Errors beyond the daemon that are no security check of a manifest's content.
+_OTHER_ERROR_NOTES = {
+    "NX004": "An error here although the daemon may accept the file: nexo-pkg refuses to read "
+    "a file this size at all (`install` lints the manifests of downloaded releases), so it "
+    "cannot say the manifest is valid.",
+}
+
+
 def _beyond_daemon(rule: Rule) -> str:
-    """The note of a rule marked ``beyond_daemon`` (an error one is a kept security check)."""
-    return BEYOND_DAEMON_NOTE + (f" {SECURITY_ERRORS_NOTE}" if rule.severity == "error" else "")
+    """The note of a rule marked ``beyond_daemon`` (an error one is a kept security check,
+    or says why else it is an error)."""
+    if rule.severity != "error":
+        return BEYOND_DAEMON_NOTE
+    return f"{BEYOND_DAEMON_NOTE} {_OTHER_ERROR_NOTES.get(rule.code, SECURITY_ERRORS_NOTE)}"
 
 
 def explain_text(rule: Rule) -> str:

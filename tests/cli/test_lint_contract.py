@@ -494,3 +494,15 @@ def test_a_disabled_sandbox_names_what_it_ignores_in_one_sentence() -> None:
         [finding] = diagnostics
         assert (finding["code"], finding["severity"]) == ("NX140", "warning")
         assert finding["message"].endswith(ending)
+
+
+def test_only_security_checks_call_themselves_security_checks() -> None:
+    # SPEC §2: the only errors beyond the daemon are security checks, and their --explain
+    # says they go beyond it; the file-size refusal is no security check of a manifest.
+    pages = {code: nexo("plugin", "lint", "--explain", code).stdout for code in
+             ("NX004", "NX107", "NX146", "NX147")}  # fmt: skip
+    for code in ("NX107", "NX146", "NX147"):
+        assert "goes beyond the daemon" in pages[code]
+        assert "security checks" in pages[code]
+    assert "goes beyond the daemon" in pages["NX004"]
+    assert "security" not in pages["NX004"]
