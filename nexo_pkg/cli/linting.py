@@ -62,6 +62,11 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
 
     if request.paths == ["-"]:
         request.stdin, request.paths = True, []  # `-` names standard input, as in most tools
+    elif "-" in request.paths:
+        raise UsageError(
+            "`-` (standard input) cannot be combined with other PATHs; lint standard input in "
+            "a run of its own (a file named `-` is `./-`)"
+        )
     if request.stdin:
         if request.paths:
             raise UsageError("--stdin reads one manifest from standard input; drop the PATHs")

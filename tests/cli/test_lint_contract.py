@@ -506,3 +506,17 @@ def test_only_security_checks_call_themselves_security_checks() -> None:
         assert "security checks" in pages[code]
     assert "goes beyond the daemon" in pages["NX004"]
     assert "security" not in pages["NX004"]
+
+
+@pytest.mark.parametrize("paths", [("-", "-"), ("-", "nexo-plugin.toml")], ids=["twice", "mixed"])
+def test_standard_input_mixed_with_paths_is_a_usage_error_that_says_so(
+    tmp_path: Path, paths: tuple[str, ...]
+) -> None:
+    (tmp_path / "nexo-plugin.toml").write_text(MINIMAL, "utf-8")
+    result = nexo("plugin", "lint", *paths, cwd=tmp_path, stdin=MINIMAL)
+    assert result.code == 2
+    assert "standard input" in result.error_line
+    assert "no such file" not in result.stderr
+    piped = nexo("plugin", "lint", "--json", *paths, cwd=tmp_path, stdin=MINIMAL)
+    assert piped.code == 2
+    assert piped.document["kind"] == "usage"
