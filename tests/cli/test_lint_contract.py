@@ -520,3 +520,28 @@ def test_standard_input_mixed_with_paths_is_a_usage_error_that_says_so(
     piped = nexo("plugin", "lint", "--json", *paths, cwd=tmp_path, stdin=MINIMAL)
     assert piped.code == 2
     assert piped.document["kind"] == "usage"
+
+
+@pytest.mark.parametrize(
+    ("line", "help_text"),
+    [
+        (
+            '[tools]\nexpose = ["weather_a"]\n',
+            "`tools` belongs under [plugin]: write it in [plugin.tools]",
+        ),
+        (
+            "[sandbox]\nenabled = true\n",
+            "`sandbox` belongs under [plugin]: write it in [plugin.sandbox]",
+        ),
+    ],
+    ids=["tools", "sandbox"],
+)
+def test_a_plugin_section_written_at_the_top_level_is_told_where_it_goes(
+    line: str, help_text: str
+) -> None:
+    # The daemon refuses the unknown root key (PluginManifest is deny_unknown_fields).
+    exit_code, diagnostics = lint_stdin(MINIMAL + line)
+    assert exit_code == 1
+    [finding] = diagnostics
+    assert finding["code"] == "NX011"
+    assert finding["help"] == help_text
