@@ -56,6 +56,7 @@ __all__ = [
     "daemon_config_files",
     "lint_config_text",
     "microapp_schemas",
+    "unreadable_config_files",
 ]
 
 EXTENSIONS_FILE = "extensions.yaml"
@@ -166,6 +167,35 @@ def daemon_config_files(directory: Path, *, cwd: Path | None = None) -> list[Pat
         companion = manifest.parent / microapp.COMPANION_MANIFEST_NAME
         found.extend(path for path in (manifest, companion) if path.is_file())
     return found
+
+
+def unreadable_config_files(directory: Path) -> list[tuple[Path, str]]:
+    """The entries of ``DIR`` the daemon's loader tries to read and cannot, each with why; any
+    one stops its boot. ``extensions.yaml`` and ``agents.yaml`` that exist (``Path::exists``
+    follows links) but are no regular file; an ``agents.d`` that is no directory (its
+    ``read_dir`` fails); and each entry of ``agents.d`` with the extension ``yaml`` that is no
+    regular file (a directory, a dangling link), which ``merge_agents_drop_in`` reads all the
+    same (``crates/config/src/lib.rs``: ``load_required``, ``load_optional``,
+    ``merge_agents_drop_in``)."""
+    stops = "the daemon cannot read it and does not start"
+    found: list[tuple[Path, str]] = []
+    for path in (directory / EXTENSIONS_FILE, directory / AGENTS_FILE):
+        if path.exists() and not path.is_file():
+            found.append((path, f"{_what_it_is(path)}: {stops}"))
+    drop_dir = directory / AGENTS_DROP_IN_DIR
+    if drop_dir.exists() and not drop_dir.is_dir():
+        found.append((drop_dir, "not a directory: the daemon cannot list it and does not start"))
+    elif drop_dir.is_dir():
+        for path in sorted(drop_dir.iterdir()):
+            if path.suffix == ".yaml" and not path.is_file():
+                found.append((path, f"{_what_it_is(path)}: {stops}"))
+    return found
+
+
+def _what_it_is(path: Path) -> str:
+    if path.is_symlink() and not path.exists():
+        return "a dangling symlink (its target does not exist)"
+    return "a directory" if path.is_dir() else "not a regular file"
 
 
 def _file_reference_problem(reference: str, cwd: Path) -> str | None:
