@@ -96,7 +96,10 @@ def _collect(request: LintRequest, settings: LintSettings) -> list[FileResult]:
     with listed_directories(walked.files):
         found_manifests = discover_manifests([*given, *daemon_files], walked)
         settings.know(walked.resolved)
-        return _lint_found(request, settings, found_manifests, named)
+        return [
+            *_unreadable_config(request),
+            *_lint_found(request, settings, found_manifests, named),
+        ]
 
 
 def _lint_found(
@@ -131,6 +134,20 @@ def _lint_found(
     return results
 
 
+def _unreadable_config(request: LintRequest) -> list[FileResult]:
+    """With ``--config DIR``: a finding (``NX008``) for each entry of the daemon's
+    configuration directory that its loader cannot read, which stops its boot."""
+    if request.config is None and not request.daemon_config:
+        return []
+    from nexo_pkg.lint.daemon_files import unreadable_config_files  # noqa: PLC0415
+    from nexo_pkg.lint.engine import unreadable_file  # noqa: PLC0415
+
+    return [
+        unreadable_file(path, OSError(0, why))
+        for path, why in unreadable_config_files(_config_directory(request))
+    ]
+
+
 def _daemon_config_files(request: LintRequest) -> list[str]:
     """With ``--config DIR`` or ``--daemon-config``: the daemon's config files about microapps
     in its configuration directory (found as the daemon finds it) and the microapp manifests
@@ -139,6 +156,13 @@ def _daemon_config_files(request: LintRequest) -> list[str]:
     if request.config is None and not request.daemon_config:
         return []
     from nexo_pkg.lint.daemon_files import daemon_config_files  # noqa: PLC0415
+
+    return [str(path) for path in daemon_config_files(_config_directory(request))]
+
+
+def _config_directory(request: LintRequest) -> Path:
+    """The daemon's configuration directory ``--config`` or ``--daemon-config`` names; a
+    :class:`ConfigError` (``config``, exit 2) when it is no directory."""
     from nexo_pkg.manifest.daemon_config import config_dir  # noqa: PLC0415
 
     config = request.config
@@ -147,7 +171,7 @@ def _daemon_config_files(request: LintRequest) -> list[str]:
         why = "is not a directory" if directory.exists() else "does not exist"
         # The kind every command gives a --config that names no directory.
         raise ConfigError(f"the daemon's configuration directory {directory} {why}")
-    return [str(path) for path in daemon_config_files(directory)]
+    return directory
 
 
 def _fixed_text(result: FileResult, *, unsafe: bool) -> tuple[str, int] | None:

@@ -5,6 +5,7 @@ kind is a diagnostic, and only an unreadable path raises (``OSError``).
 
 from __future__ import annotations
 
+import errno
 import re
 from collections.abc import Iterable
 from dataclasses import replace
@@ -252,7 +253,7 @@ def unreadable_file(path: Path, error: OSError, options: LintOptions | None = No
     from nexo_pkg.manifest.core_rules import UNREADABLE_FILE  # noqa: PLC0415 - rare path
 
     reason = error.strerror or type(error).__name__
-    if path.is_symlink() and not path.exists():
+    if error.errno == errno.ENOENT and path.is_symlink() and not path.exists():
         reason = "dangling symlink (its target does not exist)"
     start = Position(1, 1)
     finding = UNREADABLE_FILE.diagnostic(
