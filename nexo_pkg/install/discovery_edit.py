@@ -29,6 +29,7 @@ from nexo_pkg.install.config import (
     MAX_DISCOVERY_BYTES,
     load_daemon_config,
     parse_yaml_text,
+    read_discovery,
 )
 from nexo_pkg.manifest.daemon import check_id
 
@@ -87,7 +88,7 @@ def _load(path: Path) -> tuple[Any, str]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not UTF-8 text") from exc
-    return parse_yaml_text(path, text), text
+    return read_discovery(path, raw), text
 
 
 def _string_list(section: Any, key: str, path: Path) -> list[str]:
@@ -233,7 +234,7 @@ def _append(text: str, section: Any, key: str, plugin_id: str) -> str:
 
 def _remove(text: str, section: Any, key: str, plugin_id: str) -> str:
     """``text`` without ``plugin_id`` in the list ``key`` of the ``discovery`` mapping; a
-    list left empty becomes ``[]`` (the daemon refuses a null list)."""
+    list left empty becomes ``[]``."""
     from yaml import SequenceNode  # noqa: PLC0415
 
     found = _mapping_item(section, key)
@@ -291,7 +292,7 @@ def set_enabled(config_directory: Path, plugin_id: str, *, enabled: bool) -> Edi
             expected = replace(current, disabled=(*disabled, plugin_id))
         new_text = _edited(text, path, plugin_id, enabled=enabled, allowlisted=allowlisted)
         try:
-            edited = parse_yaml_text(path, new_text)
+            edited = read_discovery(path, new_text.encode("utf-8"))
         except ConfigError as exc:
             raise ConfigError(f"{path}: cannot edit this layout safely; edit it by hand") from exc
         if _state(edited, path) != expected:
@@ -311,11 +312,18 @@ def _edited(text: str, path: Path, plugin_id: str, *, enabled: bool, allowlisted
         return f"{text}discovery:\n  disabled: [{_plain(plugin_id)}]\n"
     root = parse_yaml_text(path, text, nodes=True)
     found = _mapping_item(root, "discovery")
-    if found is None or getattr(found[1], "tag", "").endswith(":null"):
+    if found is None:
         separator = "" if text.endswith("\n") else "\n"
-        if found is not None:
-            raise ConfigError(f"{path}: `discovery` is empty; edit it by hand")
         return f"{text}{separator}discovery:\n  disabled: [{_plain(plugin_id)}]\n"
+    if getattr(found[1], "tag", "").endswith(":null"):
+        # `discovery:` or `discovery: ~`, which the daemon reads as every default: the null
+        # becomes the one-key mapping (only `disable` gets here; enabled is the default).
+        key_node, value = found
+        if key_node.start_mark.column != 0:
+            raise ConfigError(f"{path}: `discovery` is empty; edit it by hand")
+        colon = text.index(":", key_node.end_mark.index)
+        end = max(value.end_mark.index, colon + 1)
+        return f"{text[: colon + 1]}\n  disabled: [{_plain(plugin_id)}]{text[end:]}"
     section = found[1]
     try:
         if not enabled:

@@ -1,0 +1,134 @@
+"""``plugins/discovery.yaml`` read as the daemon loads it, for the install root, ``list`` and
+``enable``/``disable``.
+
+The daemon's config crate parses the file into a ``serde_yaml::Value`` (YAML 1.2) and
+deserialises ``PluginDiscoveryConfigFile`` from it (``crates/config/src/lib.rs``,
+``load_optional`` and ``deserialize_yaml_with_schema_version``). From a ``Value`` a null reads
+as an empty list or an empty struct (serde_yaml 0.9.34 ``src/value/de.rs``: ``Value::Null =>
+visit_sequence(Sequence::new())`` / ``visit_mapping(Mapping::new())``), so ``disabled:`` and
+``discovery: ~`` load; ``yes``/``on`` are strings (plugin ids such as ``on`` stay ids); a key
+given twice refuses the whole file. Its discovery walker then canonicalises each search path
+(``crates/core/src/agent/nexo_plugin_registry/discovery.rs``): an empty one names no directory
+and is skipped, so nothing may be installed into the working directory in its name.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from pathlib import Path
+
+import pytest
+from support.cli import clean_env, nexo
+from support.tarballs import write_plugin
+
+plugin = partial(nexo, "plugin", in_process=True)
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    directory = tmp_path / "etc-nexo"
+    (directory / "plugins").mkdir(parents=True, exist_ok=True)
+    (directory / "plugins" / "discovery.yaml").write_text(text)
+    return directory
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    return clean_env(NEXO_HOME=str(tmp_path / "home"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "discovery:\n",
+        "discovery: ~\n",
+        "discovery: null  # filled in later\n",
+        "discovery:\n  search_paths:\n  disabled: ~\n  allowlist: null\n",
+        "schema_version: 1\ndiscovery:\n  search_paths: ~\n",
+    ],
+)
+def test_null_lists_and_sections_load_as_empty(tmp_path: Path, text: str) -> None:
+    config = _config(tmp_path, text)
+    listed = plugin("list", "--json", "--config", config, env=_env(tmp_path), cwd=tmp_path)
+    assert listed.code == 0, listed.stdout + listed.stderr
+    assert listed.document["dest"] == str(tmp_path / "home" / "state" / "plugins")
+    assert "warning" not in listed.stderr
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    installed = plugin(
+        "install", tarball, "--yes", "--json", "--config", config, env=_env(tmp_path)
+    )
+    assert installed.code == 0, installed.stdout
+    assert installed.document["path"] == str(
+        tmp_path / "home" / "state" / "plugins" / "hello-1.0.0"
+    )
+    disabled = plugin("disable", "hello", "--json", "--config", config, env=_env(tmp_path))
+    assert (disabled.code, disabled.document["state"]) == (0, "disabled"), disabled.stdout
+    listed = plugin("list", "--json", "--config", config, env=_env(tmp_path))
+    assert [p["discovery"] for p in listed.document["plugins"]] == ["disabled"]
+    enabled = plugin("enable", "hello", "--json", "--config", config, env=_env(tmp_path))
+    assert (enabled.code, enabled.document["state"]) == (0, "enabled"), enabled.stdout
+    listed = plugin("list", "--json", "--config", config, env=_env(tmp_path))
+    assert [p["discovery"] for p in listed.document["plugins"]] == ["enabled"]
+
+
+def test_yaml_1_1_words_are_plugin_ids_as_for_the_daemon(tmp_path: Path) -> None:
+    """``on`` is a string to serde_yaml, so ``disabled: [on]`` disables the plugin ``on``."""
+    root = tmp_path / "plugins"
+    config = _config(tmp_path, f"discovery:\n  search_paths: ['{root}']\n  disabled: [on, yes]\n")
+    tarball = write_plugin(tmp_path / "dist", "on", "1.0.0")
+    installed = plugin(
+        "install", tarball, "--yes", "--json", "--config", config, env=_env(tmp_path)
+    )
+    assert installed.code == 0, installed.stdout
+    listed = plugin("list", "--json", "--config", config, env=_env(tmp_path))
+    assert listed.code == 0, listed.stdout
+    assert [(p["id"], p["discovery"]) for p in listed.document["plugins"]] == [("on", "disabled")]
+    enabled = plugin("enable", "on", "--json", "--config", config, env=_env(tmp_path))
+    assert (enabled.code, enabled.document["changed"]) == (0, True), enabled.stdout
+    assert "disabled: [yes]" in (config / "plugins" / "discovery.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # A YAML 1.1 boolean is the string "yes" to the daemon: not a bool.
+        ("discovery:\n  follow_symlinks: yes\n", "`discovery.follow_symlinks` must be"),
+        # serde_yaml refuses a key given twice; a later one must not silently win.
+        (
+            "discovery:\n  search_paths: [/one]\n  search_paths: [/two]\n",
+            "defined more than once",
+        ),
+        # `<<` is an ordinary (unknown) key to serde_yaml, not a merge.
+        ("discovery:\n  search_paths: [/one]\n  <<: {follow_symlinks: true}\n", "unknown key"),
+    ],
+)
+def test_what_the_daemon_refuses_is_a_configuration_error(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    config = _config(tmp_path, text)
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    for args in (("list",), ("install", str(tarball), "--yes"), ("disable", "hello")):
+        result = plugin(*args, "--json", "--config", config, env=_env(tmp_path), cwd=tmp_path)
+        assert (result.code, result.document["kind"]) == (2, "config"), (args, result.stdout)
+        assert message in result.document["error"], result.document["error"]
+    assert not (tmp_path / "home").exists()
+    assert not (tmp_path / "one").exists()
+    assert (config / "plugins" / "discovery.yaml").read_text() == text
+
+
+@pytest.mark.parametrize("entry", ["''", "$NEXO_TEST_EMPTY"])
+def test_an_empty_search_path_is_skipped_never_the_working_directory(
+    tmp_path: Path, entry: str
+) -> None:
+    other = tmp_path / "second"
+    config = _config(tmp_path, f"discovery:\n  search_paths: [{entry}, '{other}']\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**_env(tmp_path), "NEXO_TEST_EMPTY": ""}
+    listed = plugin("list", "--json", "--config", config, env=env, cwd=work)
+    assert listed.code == 0, listed.stdout
+    assert listed.document["roots"] == [str(other)]
+    assert "is empty" in listed.stderr
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    installed = plugin("install", tarball, "--yes", "--json", "--config", config, env=env, cwd=work)
+    assert installed.code == 0, installed.stdout
+    assert installed.document["path"] == str(other / "hello-1.0.0")
+    assert list(work.iterdir()) == []
