@@ -1,0 +1,75 @@
+"""The environment table of the command line (SPEC §1), from the outside: a variable holding
+a value that cannot work is named in the one error line, so the operator knows which setting to
+fix; nothing is written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.cli import clean_env, nexo
+from support.tarballs import write_plugin
+
+
+@pytest.mark.parametrize("value", ["bogus", "x86_64-unknown-linux-gnu ", "../../etc"])
+def test_an_install_target_variable_that_is_no_triple_is_named(tmp_path: Path, value: str) -> None:
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"), NEXO_INSTALL_TARGET=value)
+    dest = tmp_path / "plugins"
+    result = nexo(
+        "plugin", "install", tarball, "--yes", "--json", "--dest", dest, env=env, in_process=True
+    )
+    assert (result.code, result.document["kind"]) == (2, "usage"), result.stdout
+    assert f"NEXO_INSTALL_TARGET={value!r}" in result.document["error"]
+    assert "unset NEXO_INSTALL_TARGET" in result.document["error"]
+    assert result.error_line.startswith("error: NEXO_INSTALL_TARGET=")
+    assert not dest.exists()
+    # The flag wins over the variable, and is named as the flag when it is the one at fault.
+    flagged = nexo(
+        "plugin",
+        "install",
+        tarball,
+        "--yes",
+        "--json",
+        "--dest",
+        dest,
+        "--target",
+        "nope",
+        env=env,
+        in_process=True,
+    )
+    assert (flagged.code, flagged.document["kind"]) == (2, "usage")
+    assert "NEXO_INSTALL_TARGET" not in flagged.document["error"]
+    assert "'nope'" in flagged.document["error"]
+    fine = nexo(
+        "plugin",
+        "install",
+        tarball,
+        "--yes",
+        "--json",
+        "--dest",
+        dest,
+        "--target",
+        "x86_64-unknown-linux-gnu",
+        env=env,
+        in_process=True,
+    )
+    assert fine.code == 0, fine.stdout
+
+
+def test_an_empty_install_target_variable_is_unset(tmp_path: Path) -> None:
+    """As the reference installer reads it (``resolve_target``: an empty value is ignored)."""
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"), NEXO_INSTALL_TARGET="")
+    result = nexo(
+        "plugin",
+        "install",
+        tarball,
+        "--yes",
+        "--json",
+        "--dest",
+        tmp_path / "p",
+        env=env,
+        in_process=True,
+    )
+    assert result.code == 0, result.stdout
