@@ -132,3 +132,49 @@ def test_an_empty_search_path_is_skipped_never_the_working_directory(
     assert installed.code == 0, installed.stdout
     assert installed.document["path"] == str(other / "hello-1.0.0")
     assert list(work.iterdir()) == []
+
+
+def _two_roots(tmp_path: Path) -> tuple[Path, Path, Path]:
+    first, second = tmp_path / "first", tmp_path / "second"
+    config = _config(tmp_path, f"discovery:\n  search_paths: ['{first}', '{second}']\n")
+    return config, first, second
+
+
+def test_enable_and_disable_find_a_plugin_in_any_search_path(tmp_path: Path) -> None:
+    """The daemon discovers plugins in every search path; ``list`` shows them all, and
+    ``disable`` must reach each one ``list`` shows, not only those of the install root."""
+    config, _, second = _two_roots(tmp_path)
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    env = _env(tmp_path)
+    assert plugin("install", tarball, "--yes", "--dest", second, env=env).code == 0
+    listed = plugin("list", "--json", "--config", config, env=env)
+    assert [p["path"] for p in listed.document["plugins"]] == [str(second / "hello-1.0.0")]
+    disabled = plugin("disable", "hello", "--json", "--config", config, env=env)
+    assert (disabled.code, disabled.document.get("state")) == (0, "disabled"), disabled.stdout
+    listed = plugin("list", "--json", "--config", config, env=env)
+    assert [p["discovery"] for p in listed.document["plugins"]] == ["disabled"]
+    assert plugin("enable", "hello", "--config", config, env=env).code == 0
+
+
+def test_disable_reaches_a_linked_plugin_and_one_with_a_broken_receipt(tmp_path: Path) -> None:
+    """The daemon loads a development link and a plugin whose receipt is unreadable (it reads
+    manifests, not receipts): both can be kept from it."""
+    config, first, _ = _two_roots(tmp_path)
+    env = _env(tmp_path)
+    tarball = write_plugin(tmp_path / "dist", "broken", "1.0.0")
+    assert plugin("install", tarball, "--yes", "--config", config, env=env).code == 0
+    (first / "broken-1.0.0" / ".nexo-install.json").write_text('{"id": "broken", oops')
+    checkout = tmp_path / "checkout"
+    created = plugin("new", "devplug", "--lang", "python", env=env, cwd=tmp_path)
+    assert created.code == 0, created.stderr
+    (tmp_path / "devplug").rename(checkout)
+    linked = plugin("install", "--link", checkout, "--yes", "--config", config, env=env)
+    assert linked.code == 0, linked.stderr
+    for plugin_id in ("devplug", "broken"):
+        result = plugin("disable", plugin_id, "--json", "--config", config, env=env)
+        assert (result.code, result.document.get("state")) == (0, "disabled"), result.stdout
+    text = (config / "plugins" / "discovery.yaml").read_text()
+    assert "disabled: [devplug, broken]" in text
+    ghost = plugin("disable", "ghost", "--json", "--config", config, env=env)
+    assert (ghost.code, ghost.document["kind"]) == (1, "not_installed")
+    assert (config / "plugins" / "discovery.yaml").read_text() == text
