@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from nexo_pkg.cli.common import answer, guarded, painted, policy_path, result_line
-from nexo_pkg.cli.install import _holding, _roots, not_installed, registry_mirrors
+from nexo_pkg.cli.install import _holding, _roots, registry_mirrors
 from nexo_pkg.cli.options import (
     ConfigOption,
     DestOption,
