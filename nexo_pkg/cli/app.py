@@ -136,7 +136,8 @@ def _shared_options(
         None,
         "--color",
         metavar="[auto|always|never]",
-        help="Colour output (default auto: on a terminal, unless NO_COLOR or CLICOLOR=0; "
+        help="Colour output (default auto: on a terminal, unless NO_COLOR, CLICOLOR=0 or "
+        "TERM=dumb; "
         "FORCE_COLOR or CLICOLOR_FORCE forces).",
         callback=_color_callback,
         expose_value=False,

@@ -14,6 +14,7 @@ import typer
 
 from nexo_pkg.cli.common import (
     answer,
+    colour_enabled,
     confirm,
     confirm_or_refuse,
     fail,
@@ -201,7 +202,9 @@ def _download_bar(name: str) -> Iterator[Callable[[int, int | None], None]]:
         TransferSpeedColumn,
     )
 
-    console = Console(stderr=True)
+    # Painted as every other output is (`--color`, NO_COLOR, CLICOLOR...), not by rich's
+    # own reading of the environment, which knows neither the flag nor CLICOLOR.
+    console = Console(stderr=True, color_system="auto" if colour_enabled(sys.stderr) else None)
     with Progress(
         "[progress.description]{task.description}",
         BarColumn(),
