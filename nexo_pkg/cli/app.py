@@ -26,6 +26,7 @@ from typer.core import TyperGroup
 from nexo_pkg import __version__
 from nexo_pkg.cli.common import fail, set_color, set_verbosity
 from nexo_pkg.cli.completion import attach_choice_completion
+from nexo_pkg.cli.examples import epilog
 from nexo_pkg.core import posix
 from nexo_pkg.core.errors import NexoError, UsageError
 from nexo_pkg.core.output import emit_json, report_error
@@ -272,8 +273,8 @@ def _registered(module_name: str) -> typer.Typer:
 
 def _built(holder: typer.Typer) -> dict[str, click.Command]:
     commands = dict(typer.main.get_group(holder).commands)
-    for command in commands.values():
-        _conventions(command)
+    for name, command in commands.items():
+        _conventions(command, name)
     return commands
 
 
@@ -305,18 +306,20 @@ def _suggest(error: TyperUsageError, typed: str, names: list[str]) -> None:
         error.message = f"{error.message.rstrip('.')}. Did you mean {suggestions}?"
 
 
-def _conventions(command: click.Command) -> None:
-    """Give ``command`` (and the commands of a group) the shared options, plain help and
-    completion of the option values it declares."""
+def _conventions(command: click.Command, path: str) -> None:
+    """Give ``command`` (``nexo plugin PATH``, and the commands of a group) the shared
+    options, plain help, its examples and completion of the option values it declares."""
     # Plain help everywhere: rich markup would eat `[a-z]` and costs ~100 ms to import.
     if hasattr(command, "rich_markup_mode"):
         command.rich_markup_mode = None
     command.context_settings = {**CONTEXT_SETTINGS, **command.context_settings}
     _add_shared_params(command)
     attach_choice_completion(command)
+    if command.epilog is None:
+        command.epilog = epilog(path)
     subcommands: dict[str, click.Command] = getattr(command, "commands", {})
-    for subcommand in subcommands.values():
-        _conventions(subcommand)
+    for name, subcommand in subcommands.items():
+        _conventions(subcommand, f"{path} {name}")
 
 
 def _add_shared_params(command: click.Command) -> None:
