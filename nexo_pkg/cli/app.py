@@ -20,6 +20,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import typer
+from typer._click.exceptions import NoArgsIsHelpError
 from typer._click.exceptions import UsageError as TyperUsageError
 from typer.core import TyperGroup
 
@@ -456,6 +457,13 @@ def run(arguments: list[str]) -> int:
     json_output = _asks_for_json(arguments)
     try:
         outcome = command.main(args=arguments, prog_name="nexo", standalone_mode=False)
+    except NoArgsIsHelpError as error:
+        # `nexo`, `nexo plugin`, `nexo plugin trust` alone: the help, as written (not folded
+        # into one error line), on stderr with the usage error's code, as click, ruff and uv.
+        if json_output:
+            emit_json(UsageError(f"missing command; run '{error.ctx.command_path} -h'").to_json())
+        sys.stderr.write(error.format_message().rstrip("\n") + "\n")
+        return error.exit_code
     except typer.TyperException as error:
         # click's usage errors (exit 2) and file errors: one line, as every other failure,
         # naming the help to read instead of click's usage block.

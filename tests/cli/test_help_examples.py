@@ -46,3 +46,17 @@ def test_every_help_ends_with_examples_the_command_accepts(path: str) -> None:
         assert named == path or named.startswith(f"{path} "), example
         # Parsing only: options and arguments as the command declares them.
         command.make_context(named, args, resilient_parsing=False)
+
+
+@pytest.mark.parametrize("words", [[], ["plugin"], ["plugin", "trust"]])
+def test_a_group_alone_prints_its_help_as_written(words: list[str]) -> None:
+    """``nexo`` (or a group) without a command prints the group's help, line by line as
+    ``-h`` shows it, on stderr, exiting 2 for the missing command (as click, ruff and uv):
+    never the help folded into one ``error:`` line."""
+    alone = nexo(*words, env=clean_env())
+    helped = nexo(*words, "-h", env=clean_env())
+    assert (alone.code, alone.stdout) == (2, "")
+    assert alone.stderr == helped.stdout
+    assert alone.stderr.startswith(f"Usage: {' '.join(['nexo', *words])} ")
+    assert "\nCommands:\n" in alone.stderr
+    assert not alone.stderr.startswith("error:")
