@@ -32,9 +32,20 @@ CONFIG_DIR_ENV = "NEXO_CONFIG_DIR"
 
 
 def nexo_home_from_env() -> Path:
-    """``NEXO_HOME``, else ``~/.nexo``."""
+    """``NEXO_HOME``, else ``~/.nexo``. Raises
+    :class:`~nexo_pkg.core.errors.ConfigError` when there is no home directory to find (no
+    ``HOME``, and no entry for this user in the password database, as in a container run
+    under a bare numeric uid)."""
     value = os.environ.get("NEXO_HOME")
-    return Path(value).expanduser() if value else Path.home() / ".nexo"
+    try:
+        return Path(value).expanduser() if value else Path.home() / ".nexo"
+    except RuntimeError as exc:  # "Could not determine home directory."
+        from nexo_pkg.core.errors import ConfigError  # noqa: PLC0415 (only on this error)
+
+        raise ConfigError(
+            "cannot find the home directory: HOME is unset and this user has no entry in the "
+            "password database; set NEXO_HOME (or HOME)"
+        ) from exc
 
 
 def config_dir(flag: Path | None = None, *, cwd: Path | None = None, announce: bool = True) -> Path:

@@ -73,3 +73,27 @@ def test_an_empty_install_target_variable_is_unset(tmp_path: Path) -> None:
         in_process=True,
     )
     assert result.code == 0, result.stdout
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("plugin", "list"), ("plugin", "cache", "dir"), ("plugin", "install", "acme/hello", "--yes")],
+)
+def test_no_home_directory_to_find_is_a_configuration_error_naming_nexo_home(
+    monkeypatch: pytest.MonkeyPatch, args: tuple[str, ...]
+) -> None:
+    """A container run under a bare numeric uid has no ``HOME`` and no password-database
+    entry: the default ``~/.nexo`` cannot be found, which is the operator's to set, not a bug."""
+    import pwd
+
+    def no_entry(uid: int) -> pwd.struct_passwd:
+        raise KeyError(f"getpwuid(): uid not found: {uid}")
+
+    monkeypatch.setattr(pwd, "getpwuid", no_entry)
+    env = clean_env()
+    for name in ("HOME", "NEXO_HOME", "NEXO_CONFIG_DIR"):
+        env.pop(name, None)
+    result = nexo(*args, "--json", env=env, in_process=True)
+    assert (result.code, result.document["kind"]) == (2, "config"), result.stdout
+    assert "set NEXO_HOME" in result.document["error"]
+    assert "internal" not in result.stderr
