@@ -97,3 +97,30 @@ def test_no_home_directory_to_find_is_a_configuration_error_naming_nexo_home(
     assert (result.code, result.document["kind"]) == (2, "config"), result.stdout
     assert "set NEXO_HOME" in result.document["error"]
     assert "internal" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("settings", "named"),
+    [
+        ({"NEXO_GITHUB_API_BASE": "notaurl"}, "NEXO_GITHUB_API_BASE"),
+        # GitHub Actions sets GITHUB_API_URL for every job: which variable is wrong matters.
+        ({"GITHUB_API_URL": "ftp://ghe.example"}, "GITHUB_API_URL"),
+        ({"NEXO_GITHUB_API_BASE": "", "GITHUB_API_URL": "http://"}, "GITHUB_API_URL"),
+    ],
+)
+def test_an_api_base_variable_that_is_no_url_is_named(
+    tmp_path: Path, settings: dict[str, str], named: str
+) -> None:
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"), **settings)
+    for command in (("install", "acme/hello", "--yes"), ("info", "acme/hello")):
+        result = nexo("plugin", *command, "--json", env=env, in_process=True)
+        assert (result.code, result.document["kind"]) == (2, "usage"), result.stdout
+        assert f"({named})" in result.document["error"]
+        assert f"unset {named}" in result.document["error"]
+    flagged = nexo(
+        "plugin", "info", "acme/hello", "--github-api-url", "bad", "--json", env=env,
+        in_process=True,
+    )  # fmt: skip
+    assert (flagged.code, flagged.document["kind"]) == (2, "usage")
+    assert "(--github-api-url)" in flagged.document["error"]
+    assert not (tmp_path / "home" / "state").exists()
