@@ -84,7 +84,7 @@ def config_dir(flag: Path | None = None, *, cwd: Path | None = None, announce: b
     local = (cwd or Path.cwd()) / "config"
     fallback = (nexo_home_from_env() / "config").absolute()
     if local.is_dir():
-        distrust = untrusted_reason(local)
+        distrust = _untrusted_within(local)
         if distrust is None:
             if announce and supplies_anything(local):
                 _note(f"using the configuration directory {local.absolute()} (./config)")
@@ -136,6 +136,25 @@ def untrusted_reason(directory: Path) -> str | None:
         return f"it is owned by uid {info.st_uid}, not by you (uid {uid})"
     if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return "it is writable by group or others"
+    return None
+
+
+def _untrusted_within(directory: Path) -> str | None:
+    """:func:`untrusted_reason` for ``./config`` and for what is read from it: a
+    subdirectory or file another user may write could supply the install root or the trust
+    policy as well as the directory itself could."""
+    reason = untrusted_reason(directory)
+    if reason is not None:
+        return reason
+    folders = dict.fromkeys(
+        f"{file.parent.as_posix()}/" for file in READ_FILES if file.parent.parts
+    )
+    for name in (*folders, *(file.as_posix() for file in READ_FILES)):
+        inside = directory / name
+        if inside.exists():
+            reason = untrusted_reason(inside)
+            if reason is not None:
+                return f"its {name} {reason.removeprefix('it ')}"
     return None
 
 
