@@ -332,7 +332,8 @@ def _install_link(
             raise UsageError("--link DIR links the checkout DIR: give no SOURCE with it")
         states = _discovery_states(config)
         follow = None if states is None else states.follow_symlinks
-        result = install_api.link_install(link, _roots(dest, config)[0], follow_symlinks=follow)
+        root = _roots(dest, config, installing=True)[0]
+        result = install_api.link_install(link, root, follow_symlinks=follow)
         for message in result.warnings:
             warn(printable(message))
         return result
@@ -470,7 +471,7 @@ def install_command(
         from nexo_pkg.manifest.daemon_config import nexo_home_from_env  # noqa: PLC0415
 
         options = install_api.InstallOptions(
-            dest=_roots(dest, config)[0],
+            dest=_roots(dest, config, installing=True)[0],
             nexo_home=nexo_home_from_env(),
             policy_path=policy_path(config, trusted_keys),
             target=target,

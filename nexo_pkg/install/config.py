@@ -83,6 +83,22 @@ class DaemonConfig:
             return self.search_paths[0]
         return (nexo_home_from_env() / "state" / "plugins").absolute()
 
+    def checked_install_root(self) -> Path:
+        """:meth:`install_root` (no ``--dest``), refused at once with :class:`ConfigError`
+        when it names a file: no plugin can be installed there."""
+        root = self.install_root()
+        if root.exists() and not root.is_dir():
+            named = (
+                f"the first search path of {self.directory / DISCOVERY_FILE}"
+                if self.search_paths
+                else "$NEXO_HOME/state/plugins"
+            )
+            raise ConfigError(
+                f"the install root {root} ({named}) is a file, not a directory; name a "
+                "directory there, or pass --dest DIR"
+            )
+        return root
+
     def plugin_roots(self, dest: Path | None = None) -> tuple[Path, ...]:
         """Every root the daemon discovers plugins in, install root first (``--dest`` alone
         when given)."""
@@ -101,7 +117,8 @@ def install_root(dest: Path | None, directory: Path | None = None) -> Path:
         if root.exists() and not root.is_dir():
             raise UsageError(f"--dest {root} is a file, not a directory; name a plugin root")
         return root
-    return load_daemon_config(config_dir() if directory is None else directory).install_root()
+    daemon = load_daemon_config(config_dir() if directory is None else directory)
+    return daemon.checked_install_root()
 
 
 _DISCOVERY_KEYS = {

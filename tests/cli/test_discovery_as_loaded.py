@@ -178,3 +178,28 @@ def test_disable_reaches_a_linked_plugin_and_one_with_a_broken_receipt(tmp_path:
     ghost = plugin("disable", "ghost", "--json", "--config", config, env=env)
     assert (ghost.code, ghost.document["kind"]) == (1, "not_installed")
     assert (config / "plugins" / "discovery.yaml").read_text() == text
+
+
+@pytest.mark.parametrize("dry_run", [False, True])
+def test_an_install_root_that_is_a_file_is_a_configuration_error_before_any_work(
+    tmp_path: Path, dry_run: bool
+) -> None:
+    """``--dest FILE`` is refused at once (exit 2); so is a first search path that names a
+    file, which no plugin can be installed into: not a late ``io`` failure, nor a dry run
+    that says an install would succeed."""
+    planted = tmp_path / "not-a-root"
+    planted.write_text("a file\n")
+    config = _config(tmp_path, f"discovery:\n  search_paths: ['{planted}']\n")
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    extra = ("--dry-run",) if dry_run else ()
+    result = plugin(
+        "install", tarball, "--yes", "--json", "--config", config, *extra, env=_env(tmp_path)
+    )
+    assert (result.code, result.document["kind"]) == (2, "config"), result.stdout
+    error = result.document["error"]
+    assert str(planted) in error
+    assert "discovery.yaml" in error
+    assert planted.read_text() == "a file\n"
+    # list still lists what the other roots hold (the daemon walks a file and finds nothing).
+    listed = plugin("list", "--json", "--config", config, env=_env(tmp_path))
+    assert (listed.code, listed.document["plugins"]) == (0, [])
