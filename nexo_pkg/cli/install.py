@@ -108,6 +108,23 @@ def not_installed(plugin_id: str, roots: tuple[Path, ...]) -> NexoError:
     (``Did you mean 'weather'?``), as a mistyped command name gets."""
     from difflib import get_close_matches  # noqa: PLC0415 - only on this error
 
+    links = [
+        link
+        for root in roots
+        for link in install_api.linked_plugins(root)
+        if link.plugin_id == plugin_id
+    ]
+    if links:
+        # `list` shows it: say what it is rather than that nothing is there.
+        link = links[0]
+        return NexoError(
+            f"plugin {plugin_id!r} is a development link ({printable(link.path)} -> "
+            f"{printable(link.target)}), not an installed copy: upgrade, rollback and hold work "
+            f"on installed copies; `nexo plugin remove {plugin_id}` unlinks it (the checkout "
+            "stays)",
+            kind="not_installed",
+            details={"id": plugin_id, "linked_to": str(link.target), "suggestions": []},
+        )
     known = {
         item.plugin_id
         for root in roots
