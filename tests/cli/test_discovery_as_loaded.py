@@ -203,3 +203,19 @@ def test_an_install_root_that_is_a_file_is_a_configuration_error_before_any_work
     # list still lists what the other roots hold (the daemon walks a file and finds nothing).
     listed = plugin("list", "--json", "--config", config, env=_env(tmp_path))
     assert (listed.code, listed.document["plugins"]) == (0, [])
+
+
+def test_check_of_an_installed_id_finds_it_in_any_search_path(tmp_path: Path) -> None:
+    """``check ID`` spawns the installed plugin the daemon would load, whichever search path
+    holds it (``list`` shows it there), not only one in the install root."""
+    config, _, second = _two_roots(tmp_path)
+    env = _env(tmp_path)
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    assert plugin("install", tarball, "--yes", "--dest", second, env=env).code == 0
+    work = tmp_path / "work"
+    work.mkdir()
+    checked = plugin("check", "hello", "--json", "--config", config, env=env, cwd=work)
+    assert checked.document.get("kind") != "target_invalid", checked.stdout
+    assert checked.document["plugin"]["root"] == str(second / "hello-1.0.0")
+    missing = plugin("check", "ghost", "--json", "--config", config, env=env, cwd=work)
+    assert (missing.code, missing.document["kind"]) == (2, "target_invalid")
