@@ -219,3 +219,21 @@ def test_check_of_an_installed_id_finds_it_in_any_search_path(tmp_path: Path) ->
     assert checked.document["plugin"]["root"] == str(second / "hello-1.0.0")
     missing = plugin("check", "ghost", "--json", "--config", config, env=env, cwd=work)
     assert (missing.code, missing.document["kind"]) == (2, "target_invalid")
+
+
+def test_completion_of_installed_ids_covers_every_search_path(tmp_path: Path) -> None:
+    config, first, second = _two_roots(tmp_path)
+    env = _env(tmp_path)
+    for plugin_id, root in (("alpha", first), ("beta", second)):
+        tarball = write_plugin(tmp_path / "dist", plugin_id, "1.0.0")
+        assert plugin("install", tarball, "--yes", "--dest", root, env=env).code == 0
+    words = f"nexo plugin remove --config {config} "
+    asked = {
+        **env,
+        "_NEXO_COMPLETE": "complete_bash",
+        "COMP_WORDS": words,
+        "COMP_CWORD": str(len(words.split())),
+    }
+    completed = nexo(env=asked, cwd=tmp_path)
+    assert completed.code == 0, completed.stderr
+    assert completed.stdout.split() == ["alpha", "beta"]
