@@ -202,7 +202,14 @@ def _append(text: str, section: Any, key: str, plugin_id: str) -> str:
     item = _plain(plugin_id)
     found = _mapping_item(section, key)
     if found is None:
-        if not isinstance(section, MappingNode) or section.flow_style or not section.value:
+        if isinstance(section, MappingNode) and section.flow_style:
+            # `discovery: {}` or `{search_paths: [...]}`: the key goes in before the `}`.
+            close = section.end_mark.index - 1
+            if text[close] != "}":
+                raise _LayoutError("`discovery` does not end with `}`")
+            separator = ", " if section.value else ""
+            return f"{text[:close]}{separator}{key}: [{item}]{text[close:]}"
+        if not isinstance(section, MappingNode) or not section.value:
             raise _LayoutError(f"`discovery` is not a block mapping to add `{key}` to")
         first_key = section.value[0][0]
         indent = " " * first_key.start_mark.column

@@ -162,3 +162,25 @@ def test_flow_lists_are_edited_in_place(config: Path) -> None:
     assert '  disabled: [legacy_thing, "yes", hello]  # two\n' in _file(config).read_text()
     assert plugin("enable", "hello", "--config", str(config)).code == 0
     assert _file(config).read_text() == text
+
+
+@pytest.mark.parametrize(
+    ("before", "after"),
+    [
+        ("discovery: {}\n", "discovery: {disabled: [hello]}\n"),
+        (
+            'discovery: {search_paths: ["{root}"]}  # one root\n',
+            'discovery: {search_paths: ["{root}"], disabled: [hello]}  # one root\n',
+        ),
+    ],
+)
+def test_a_flow_mapping_gets_the_list_in_place(config: Path, before: str, after: str) -> None:
+    """``discovery: {}`` (as a tool writes it) loads in the daemon: disabling a plugin adds
+    the list inside the braces instead of refusing the layout."""
+    root = config.parent / "plugins"
+    _file(config).write_text(before.replace("{root}", str(root)))
+    result = plugin("disable", "hello", "--config", str(config), "--dest", str(root), "--json")
+    assert result.code == 0, result.stdout
+    assert _file(config).read_text() == after.replace("{root}", str(root))
+    assert plugin("enable", "hello", "--config", str(config), "--dest", str(root)).code == 0
+    assert _loaded(config)["disabled"] == []
