@@ -253,7 +253,9 @@ def install_artifact(
     an upgrade, then :func:`_install_tree`. Raises every kind those steps raise."""
     _check_flags(options)
     origin = artifact.origin
-    outcome = verify_artifact(artifact, policy=policy, mode=mode)
+    # A dry run (and `info`, which is one) installs nothing: its warning says what would.
+    doing = "an install would take" if options.dry_run else "installing"
+    outcome = verify_artifact(artifact, policy=policy, mode=mode, doing=doing)
     if step.previous_signature is not None and not options.allow_signer_change:
         check_signer_continuity(step.previous_signature, outcome, artifact.plugin_id)
     if step.locked_signer is not None:

@@ -25,3 +25,25 @@ def test_an_empty_source_is_said_to_be_empty_not_a_directory(
     assert "it is empty" in result.document["error"]
     assert "directory" not in result.document["error"]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_info_and_a_dry_run_do_not_say_they_install_an_unsigned_plugin(tmp_path: Path) -> None:
+    """``info`` (and ``install --dry-run``) install nothing: the NOT SIGNED warning says what
+    an install would do, while a real install says what it does."""
+    from support.tarballs import write_plugin
+
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    root = tmp_path / "root"
+    for args in (("info", tarball), ("install", tarball, "--dry-run", "--dest", root)):
+        result = nexo("plugin", *args, "--json", env=env, in_process=True)
+        assert result.code == 0, result.stdout
+        (warning,) = [w for w in result.document["warnings"] if "NOT SIGNED" in w]
+        assert "an install would take it unverified" in warning, warning
+        assert "installing it" not in result.stderr
+    assert not root.exists()
+    installed = nexo(
+        "plugin", "install", tarball, "--yes", "--dest", root, "--json", env=env, in_process=True
+    )
+    assert installed.code == 0, installed.stdout
+    assert "NOT SIGNED; installing it unverified" in installed.stderr
