@@ -654,8 +654,9 @@ def unhold_command(
         try:
             holding = _holding(roots, plugin_id)
         except NexoError:
-            # Removed by other means: a hold left behind is still released.
-            holding = list(roots)
+            # Removed by other means: a hold left behind is still released (only where one
+            # is: a root with nothing to release is not locked, let alone created).
+            holding = [root for root in roots if install_api.read_hold(root, plugin_id)]
         released = None
         for root in holding:
             with install_api.locked_root(root):

@@ -4,6 +4,7 @@ JSON document, and nothing is written."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,38 @@ def test_info_and_a_dry_run_do_not_say_they_install_an_unsigned_plugin(tmp_path:
     )
     assert installed.code == 0, installed.stdout
     assert "NOT SIGNED; installing it unverified" in installed.stderr
+
+
+@pytest.mark.parametrize("command", ["hold", "unhold", "rollback", "remove", "upgrade"])
+def test_an_id_not_installed_changes_nothing_not_even_a_new_root(
+    tmp_path: Path, command: str
+) -> None:
+    """``not_installed`` (exit 1) for a root that does not exist yet: it is not created, nor
+    its lock file; a hold left behind by hand removal is still released."""
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    root = tmp_path / "root"
+    result = nexo(
+        "plugin", command, "ghost", "--dest", root, "--yes", "--json", env=env, in_process=True
+    )
+    assert (result.code, result.document["kind"]) == (1, "not_installed"), result.stdout
+    assert not root.exists()
+    assert not (tmp_path / "home").exists()
+
+
+def test_unhold_releases_a_hold_whose_plugin_was_removed_by_hand(tmp_path: Path) -> None:
+    from support.tarballs import write_plugin
+
+    env = clean_env(NEXO_HOME=str(tmp_path / "home"))
+    root = tmp_path / "root"
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    installed = nexo(
+        "plugin", "install", tarball, "--dest", root, "--yes", env=env, in_process=True
+    )
+    assert installed.code == 0, installed.stderr
+    held = nexo("plugin", "hold", "hello", "--dest", root, "--json", env=env, in_process=True)
+    assert held.document["changed"] is True
+    shutil.rmtree(root / "hello-1.0.0")
+    released = nexo("plugin", "unhold", "hello", "--dest", root, "--json", env=env, in_process=True)
+    assert (released.code, released.document["changed"]) == (0, True), released.stdout
+    again = nexo("plugin", "unhold", "hello", "--dest", root, "--json", env=env, in_process=True)
+    assert (again.code, again.document["kind"]) == (1, "not_installed")
