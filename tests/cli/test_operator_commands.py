@@ -50,7 +50,9 @@ def test_info_and_a_dry_run_do_not_say_they_install_an_unsigned_plugin(tmp_path:
     assert "NOT SIGNED; installing it unverified" in installed.stderr
 
 
-@pytest.mark.parametrize("command", ["hold", "unhold", "rollback", "remove", "upgrade"])
+@pytest.mark.parametrize(
+    "command", ["hold", "unhold", "rollback", "remove", "upgrade", "enable", "disable"]
+)
 def test_an_id_not_installed_changes_nothing_not_even_a_new_root(
     tmp_path: Path, command: str
 ) -> None:
