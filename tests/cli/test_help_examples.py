@@ -48,7 +48,7 @@ def test_every_help_ends_with_examples_the_command_accepts(path: str) -> None:
         command.make_context(named, args, resilient_parsing=False)
 
 
-@pytest.mark.parametrize("words", [[], ["plugin"], ["plugin", "trust"]])
+@pytest.mark.parametrize("words", [[], ["plugin"], ["plugin", "trust"], ["plugin", "cache"]])
 def test_a_group_alone_prints_its_help_as_written(words: list[str]) -> None:
     """``nexo`` (or a group) without a command prints the group's help, line by line as
     ``-h`` shows it, on stderr, exiting 2 for the missing command (as click, ruff and uv):
