@@ -36,16 +36,22 @@ def nexo_home_from_env() -> Path:
     :class:`~nexo_pkg.core.errors.ConfigError` when there is no home directory to find (no
     ``HOME``, and no entry for this user in the password database, as in a container run
     under a bare numeric uid)."""
+    from nexo_pkg.core.errors import ConfigError  # noqa: PLC0415 (only on its errors)
+
     value = os.environ.get("NEXO_HOME")
     try:
-        return Path(value).expanduser() if value else Path.home() / ".nexo"
+        home = Path(value).expanduser() if value else Path.home() / ".nexo"
     except RuntimeError as exc:  # "Could not determine home directory."
-        from nexo_pkg.core.errors import ConfigError  # noqa: PLC0415 (only on this error)
-
         raise ConfigError(
             "cannot find the home directory: HOME is unset and this user has no entry in the "
             "password database; set NEXO_HOME (or HOME)"
         ) from exc
+    if value and home.exists() and not home.is_dir():
+        raise ConfigError(
+            f"NEXO_HOME={value} is a file, not a directory; name the nexo home directory, or "
+            "unset NEXO_HOME for ~/.nexo"
+        )
+    return home
 
 
 def config_dir(flag: Path | None = None, *, cwd: Path | None = None, announce: bool = True) -> Path:

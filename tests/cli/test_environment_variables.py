@@ -124,3 +124,24 @@ def test_an_api_base_variable_that_is_no_url_is_named(
     assert (flagged.code, flagged.document["kind"]) == (2, "usage")
     assert "(--github-api-url)" in flagged.document["error"]
     assert not (tmp_path / "home" / "state").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("plugin", "install", "acme/hello", "--yes"),
+        ("plugin", "list"),
+        ("plugin", "cache", "size"),
+        ("plugin", "trust", "list"),
+    ],
+)
+def test_a_nexo_home_that_is_a_file_is_named(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """Not a trust-policy or cache failure deep inside it: the variable is what is wrong."""
+    home = tmp_path / "home"
+    home.write_text("not a directory\n")
+    env = clean_env(NEXO_HOME=str(home))
+    env.pop("NEXO_CONFIG_DIR", None)
+    result = nexo(*args, "--json", env=env, cwd=tmp_path, in_process=True)
+    assert (result.code, result.document["kind"]) == (2, "config"), result.stdout
+    assert f"NEXO_HOME={home} is a file" in result.document["error"]
+    assert home.read_text() == "not a directory\n"
