@@ -43,6 +43,7 @@ from nexo_pkg.cli.options import (
     SkipSignatureOption,
     TargetOption,
     TrustedKeysOption,
+    UpgradeTargetOption,
     YesOption,
 )
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_OK, NexoError, UsageError
@@ -552,7 +553,7 @@ def upgrade_command(
     ] = False,
     dest: DestOption = None,
     config: ConfigOption = None,
-    target: TargetOption = None,
+    target: UpgradeTargetOption = None,
     trusted_keys: TrustedKeysOption = None,
     require_signature: RequireSignatureOption = False,
     skip_signature_verify: SkipSignatureOption = False,

@@ -60,3 +60,14 @@ def test_a_group_alone_prints_its_help_as_written(words: list[str]) -> None:
     assert alone.stderr.startswith(f"Usage: {' '.join(['nexo', *words])} ")
     assert "\nCommands:\n" in alone.stderr
     assert not alone.stderr.startswith("error:")
+
+
+@pytest.mark.parametrize("command", ["install", "info", "sync"])
+def test_the_target_option_names_its_default_variable(command: str) -> None:
+    shown = nexo("plugin", command, "--help", env=clean_env(), in_process=True)
+    assert "NEXO_INSTALL_TARGET" in " ".join(shown.stdout.split())
+
+
+def test_upgrade_says_its_target_comes_from_the_receipt() -> None:
+    shown = nexo("plugin", "upgrade", "--help", env=clean_env(), in_process=True)
+    assert "receipt records" in " ".join(shown.stdout.split())
