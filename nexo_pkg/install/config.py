@@ -135,7 +135,9 @@ def load_daemon_config(directory: Path, *, cwd: Path | None = None) -> DaemonCon
     an unset ``${VAR}``, a refused ``${file:...}``, not UTF-8 or not YAML, no ``discovery``
     mapping, an unknown key, or a value of the wrong type."""
     path = directory / DISCOVERY_FILE
-    if not path.is_file():
+    if not path.exists():
+        # As the daemon's `load_optional`: only a missing file (or a dangling link) means the
+        # defaults; a directory or FIFO there is a file it cannot read, refused below.
         return DaemonConfig(directory)
     base = cwd or Path.cwd()
     document = read_discovery(path, read_config_file(path, MAX_DISCOVERY_BYTES), cwd=base)

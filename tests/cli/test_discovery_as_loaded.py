@@ -237,3 +237,25 @@ def test_completion_of_installed_ids_covers_every_search_path(tmp_path: Path) ->
     completed = nexo(env=asked, cwd=tmp_path)
     assert completed.code == 0, completed.stderr
     assert completed.stdout.split() == ["alpha", "beta"]
+
+
+def test_a_discovery_file_that_is_no_regular_file_is_refused_not_taken_for_absent(
+    tmp_path: Path,
+) -> None:
+    """The daemon loads the defaults only when the file does not exist; a directory in its
+    place is a file it cannot read (its config load fails), so no command may fall back to
+    ``$NEXO_HOME/state/plugins`` as if nothing were configured."""
+    config = tmp_path / "etc-nexo"
+    (config / "plugins" / "discovery.yaml").mkdir(parents=True)
+    tarball = write_plugin(tmp_path / "dist", "hello", "1.0.0")
+    for args in (("list",), ("install", str(tarball), "--yes"), ("disable", "hello")):
+        result = plugin(*args, "--json", "--config", config, env=_env(tmp_path))
+        assert (result.code, result.document["kind"]) == (2, "config"), (args, result.stdout)
+        assert "discovery.yaml" in result.document["error"]
+    assert not (tmp_path / "home").exists()
+    # A dangling link is what the daemon takes for no file: the defaults.
+    (config / "plugins" / "discovery.yaml").rmdir()
+    (config / "plugins" / "discovery.yaml").symlink_to(tmp_path / "nowhere.yaml")
+    listed = plugin("list", "--json", "--config", config, env=_env(tmp_path))
+    assert listed.code == 0, listed.stdout
+    assert listed.document["dest"] == str(tmp_path / "home" / "state" / "plugins")
