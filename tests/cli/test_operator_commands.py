@@ -9,6 +9,10 @@ from pathlib import Path
 
 import pytest
 from support.cli import clean_env, nexo
+from support.github_server import GitHubServer, github_server
+from support.tarballs import release_assets
+
+__all__ = ["github_server"]
 
 
 @pytest.mark.parametrize("source", ["", "  "])
@@ -85,3 +89,35 @@ def test_unhold_releases_a_hold_whose_plugin_was_removed_by_hand(tmp_path: Path)
     assert (released.code, released.document["changed"]) == (0, True), released.stdout
     again = nexo("plugin", "unhold", "hello", "--dest", root, "--json", env=env, in_process=True)
     assert (again.code, again.document["kind"]) == (1, "not_installed")
+
+
+@pytest.mark.parametrize("target", [["hello"], ["--all"]])
+def test_upgrade_with_contradicting_signature_flags_is_a_usage_error_at_once(
+    tmp_path: Path, github_server: GitHubServer, target: list[str]
+) -> None:
+    """``--require-signature`` with ``--skip-signature-verify`` is a usage error (SPEC §5)
+    for ``upgrade`` too, before any plugin is looked at: not a "held, nothing to do" success
+    for one plugin, nor one failure per plugin for ``--all``."""
+    github_server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
+    env = clean_env(
+        NEXO_HOME=str(tmp_path / "home"),
+        NEXO_GITHUB_API_BASE=github_server.url,
+        NEXO_HTTP_RETRY_BASE_MS="1",
+        NO_PROXY="127.0.0.1",
+    )
+    root = tmp_path / "root"
+    installed = nexo(
+        "plugin", "install", "acme/hello", "--dest", root, "--yes", env=env, in_process=True
+    )
+    assert installed.code == 0, installed.stderr
+    # Held: `upgrade hello` has nothing to do, which must not hide the usage error.
+    held = nexo("plugin", "hold", "hello", "--dest", root, env=env, in_process=True)
+    assert held.code == 0, held.stderr
+    asked = len(github_server.requests)
+    result = nexo(
+        "plugin", "upgrade", *target, "--dest", root, "--require-signature",
+        "--skip-signature-verify", "--yes", "--json", env=env, in_process=True,
+    )  # fmt: skip
+    assert (result.code, result.document["kind"]) == (2, "usage"), result.stdout
+    assert "exclude each other" in result.document["error"]
+    assert len(github_server.requests) == asked
