@@ -626,9 +626,6 @@ def upgrade_command(
                 raise UsageError(f"{plugin_id!r}: write ID@TAG, or ID with --tag TAG")
         if upgrade_all and tag is not None:
             raise UsageError("--tag names the release of one plugin; it cannot go with --all")
-        if require_signature and skip_signature_verify:
-            # Before anything is looked up: also when there turns out to be nothing to do.
-            raise UsageError("--require-signature and --skip-signature-verify exclude each other")
         checked_jobs(jobs)
         roots = _roots(dest, config)
         chosen = install_api.InstallOptions(
@@ -648,6 +645,8 @@ def upgrade_command(
             plain_http=plain_http,
             registry_mirrors=registry_mirrors(),
         )
+        # Before anything is looked up: also when there turns out to be nothing to do.
+        install_api.check_options(chosen)
         return chosen, roots, named, at_tag
 
     chosen, roots, named, at_tag = guarded(options, json_output=json_output)

@@ -91,13 +91,27 @@ def test_unhold_releases_a_hold_whose_plugin_was_removed_by_hand(tmp_path: Path)
     assert (again.code, again.document["kind"]) == (1, "not_installed")
 
 
+_UNWORKABLE = [
+    (["--require-signature", "--skip-signature-verify"], "usage", "exclude each other"),
+    (["--timeout", "-1"], "usage", "not a positive number of seconds"),
+    (["--target", "bogus"], "usage", "not a target triple"),
+    (["--github-api-url", "notaurl"], "usage", "is not an http(s) URL"),
+    (["--trusted-keys", "/nonexistent/trusted_keys.toml"], "policy_invalid", "does not"),
+]
+
+
+@pytest.mark.parametrize("unworkable", _UNWORKABLE, ids=[flags[0] for flags, _, _ in _UNWORKABLE])
 @pytest.mark.parametrize("target", [["hello"], ["--all"]])
-def test_upgrade_with_contradicting_signature_flags_is_a_usage_error_at_once(
-    tmp_path: Path, github_server: GitHubServer, target: list[str]
+def test_upgrade_with_flags_that_cannot_work_is_refused_at_once(
+    tmp_path: Path,
+    github_server: GitHubServer,
+    target: list[str],
+    unworkable: tuple[list[str], str, str],
 ) -> None:
-    """``--require-signature`` with ``--skip-signature-verify`` is a usage error (SPEC §5)
-    for ``upgrade`` too, before any plugin is looked at: not a "held, nothing to do" success
-    for one plugin, nor one failure per plugin for ``--all``."""
+    """Flags that cannot work (``--require-signature`` with ``--skip-signature-verify``, SPEC
+    §5; a timeout, target, API URL or policy file that is no such thing) are a usage or
+    configuration error (exit 2) for ``upgrade`` too, before any plugin is looked at: not a
+    "held, nothing to do" success for one plugin, nor one failure per plugin for ``--all``."""
     github_server.publish("acme", "hello", "v1.0.0", release_assets("hello", "1.0.0"))
     env = clean_env(
         NEXO_HOME=str(tmp_path / "home"),
@@ -114,10 +128,11 @@ def test_upgrade_with_contradicting_signature_flags_is_a_usage_error_at_once(
     held = nexo("plugin", "hold", "hello", "--dest", root, env=env, in_process=True)
     assert held.code == 0, held.stderr
     asked = len(github_server.requests)
+    flags, kind, says = unworkable
     result = nexo(
-        "plugin", "upgrade", *target, "--dest", root, "--require-signature",
-        "--skip-signature-verify", "--yes", "--json", env=env, in_process=True,
+        "plugin", "upgrade", *target, "--dest", root, *flags, "--yes", "--json", env=env,
+        in_process=True,
     )  # fmt: skip
-    assert (result.code, result.document["kind"]) == (2, "usage"), result.stdout
-    assert "exclude each other" in result.document["error"]
+    assert (result.code, result.document["kind"]) == (2, kind), result.stdout
+    assert says in result.document["error"]
     assert len(github_server.requests) == asked
