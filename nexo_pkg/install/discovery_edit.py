@@ -171,6 +171,13 @@ def _mapping_item(node: Any, key: str) -> tuple[Any, Any] | None:
     return None
 
 
+def _newline(text: str) -> str:
+    """The line ending the file uses (``\\r\\n`` when its first line ends so), for the lines
+    an edit adds."""
+    first = text.find("\n")
+    return "\r\n" if first > 0 and text[first - 1] == "\r" else "\n"
+
+
 def _line_start(text: str, index: int) -> int:
     return text.rfind("\n", 0, index) + 1
 
@@ -215,8 +222,9 @@ def _append(text: str, section: Any, key: str, plugin_id: str) -> str:
         indent = " " * first_key.start_mark.column
         last_value = section.value[-1][1]
         at = _line_end(text, max(last_value.end_mark.index - 1, last_value.start_mark.index))
-        prefix = "" if at == 0 or text[at - 1] == "\n" else "\n"
-        return f"{text[:at]}{prefix}{indent}{key}: [{item}]\n{text[at:]}"
+        eol = _newline(text)
+        prefix = "" if at == 0 or text[at - 1] == "\n" else eol
+        return f"{text[:at]}{prefix}{indent}{key}: [{item}]{eol}{text[at:]}"
     key_node, value = found
     if isinstance(value, ScalarNode) and value.tag.endswith(":null"):
         colon = text.index(":", key_node.end_mark.index)
@@ -235,8 +243,9 @@ def _append(text: str, section: Any, key: str, plugin_id: str) -> str:
     last = value.value[-1]
     start, at = _item_line(text, last, key)
     lead = text[start : last.start_mark.index]
-    prefix = "" if text[at - 1] == "\n" else "\n"
-    return f"{text[:at]}{prefix}{lead}{item}\n{text[at:]}"
+    eol = _newline(text)
+    prefix = "" if text[at - 1] == "\n" else eol
+    return f"{text[:at]}{prefix}{lead}{item}{eol}{text[at:]}"
 
 
 def _remove(text: str, section: Any, key: str, plugin_id: str) -> str:
@@ -320,8 +329,9 @@ def _edited(text: str, path: Path, plugin_id: str, *, enabled: bool, allowlisted
     root = parse_yaml_text(path, text, nodes=True)
     found = _mapping_item(root, "discovery")
     if found is None:
-        separator = "" if text.endswith("\n") else "\n"
-        return f"{text}{separator}discovery:\n  disabled: [{_plain(plugin_id)}]\n"
+        eol = _newline(text)
+        separator = "" if text.endswith("\n") else eol
+        return f"{text}{separator}discovery:{eol}  disabled: [{_plain(plugin_id)}]{eol}"
     if getattr(found[1], "tag", "").endswith(":null"):
         # `discovery:` or `discovery: ~`, which the daemon reads as every default: the null
         # becomes the one-key mapping (only `disable` gets here; enabled is the default).
@@ -330,7 +340,8 @@ def _edited(text: str, path: Path, plugin_id: str, *, enabled: bool, allowlisted
             raise ConfigError(f"{path}: `discovery` is empty; edit it by hand")
         colon = text.index(":", key_node.end_mark.index)
         end = max(value.end_mark.index, colon + 1)
-        return f"{text[: colon + 1]}\n  disabled: [{_plain(plugin_id)}]{text[end:]}"
+        eol = _newline(text)
+        return f"{text[: colon + 1]}{eol}  disabled: [{_plain(plugin_id)}]{text[end:]}"
     section = found[1]
     try:
         if not enabled:
