@@ -22,11 +22,12 @@ from typing import Any, Literal
 from nexo_pkg.core.diagnostics import Diagnostic, Position, Span
 from nexo_pkg.core.files import FileTooLargeError, read_capped_bytes
 from nexo_pkg.core.toml_spans import SpanMap, SpanPart
-from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, parse_yaml
+from nexo_pkg.lint.yaml_source import KeyPath, YamlDocument, YamlProblem, parse_yaml
 from nexo_pkg.manifest import microapp, microapp_model
 from nexo_pkg.manifest.daemon import NEWEST_DAEMON_VERSION
 from nexo_pkg.manifest.daemon_config import (
     find_placeholders,
+    placeholder_name,
     resolve_placeholder,
     unterminated_placeholder,
 )
@@ -124,6 +125,9 @@ EXTENSIONS_CONFIG = Table(
 )
 EXTENSIONS_FILE_SPEC = Table({"extensions": EXTENSIONS_CONFIG}, frozenset({"extensions"}))
 """``ExtensionsConfigFile``: ``extensions:`` at the top (``schema_version`` is dropped first)."""
+AGENTS_FILE_SPEC = Table({"agents": ListOf(MapOf(None))}, frozenset({"agents"}))
+"""``AgentsConfig`` (``crates/config/src/types/agents.rs:4-8``, ``deny_unknown_fields``):
+``agents:`` required, a list of agents; only their microapp keys are checked further."""
 
 
 def config_kind(path: str, text: str | None = None) -> ConfigKind | None:
@@ -151,7 +155,10 @@ def daemon_config_files(directory: Path, *, cwd: Path | None = None) -> list[Pat
     ``DIR/extensions.yaml`` (with its ``nexo-plugin.toml`` companion when present)."""
     found = [directory / EXTENSIONS_FILE, directory / AGENTS_FILE]
     if (directory / AGENTS_DROP_IN_DIR).is_dir():
-        found.extend(sorted((directory / AGENTS_DROP_IN_DIR).glob("*.yaml")))
+        # The daemon loads each entry whose extension is `yaml` (Rust's `Path::extension`,
+        # as Python's `suffix`: a file named `.yaml` has none), dot files included.
+        drop_ins = (directory / AGENTS_DROP_IN_DIR).iterdir()
+        found.extend(sorted(path for path in drop_ins if path.suffix == ".yaml"))
     found = [path for path in found if path.is_file()]
     for _, manifest in _search(
         _extensions_settings(_extensions_data(directory)), cwd or Path.cwd()
@@ -185,7 +192,9 @@ class DiscoveredMicroapp:
     companion: microapp_model.Companion | None
 
 
-def _discover(settings: _Extensions, base: Path) -> list[DiscoveredMicroapp]:
+def _discover(
+    settings: _Extensions, base: Path, daemon_version: str = NEWEST_DAEMON_VERSION
+) -> list[DiscoveredMicroapp]:
     """The microapps under the search paths of ``settings`` (relative ones taken from ``base``)
     as the daemon's boot discovery finds them (``crates/extensions/src/discovery.rs:160-375``;
     docs/microapps.md says which of them it keeps). Only manifests the extension parser accepts
@@ -195,7 +204,7 @@ def _discover(settings: _Extensions, base: Path) -> list[DiscoveredMicroapp]:
     candidates = [
         (index, path.parent, manifest)
         for index, path in _search(settings, base)
-        if (manifest := _loadable(path)) is not None
+        if (manifest := _loadable(path, daemon_version)) is not None
     ]
     roots = [root for _, root, _ in candidates]
     candidates = [
@@ -205,7 +214,8 @@ def _discover(settings: _Extensions, base: Path) -> list[DiscoveredMicroapp]:
     ]
     found: list[DiscoveredMicroapp] = []
     seen: set[str] = set()
-    for _, root, manifest in sorted(candidates, key=lambda item: (item[0], str(item[1]))):
+    # Rust orders paths by component (`/x/b/c` before `/x/b-c`), not as strings.
+    for _, root, manifest in sorted(candidates, key=lambda item: (item[0], item[1].parts)):
         if manifest.id in seen:
             continue
         seen.add(manifest.id)
@@ -226,19 +236,22 @@ def _search(settings: _Extensions, base: Path) -> Iterator[tuple[int, Path]]:
     an absolute search path replaces ``base``, and ``~`` is a directory name like any other
     (the daemon passes the path to ``std::fs::canonicalize`` as written)."""
     for index, entry in enumerate(settings.search_paths):
+        if not entry:
+            continue  # `canonicalize("")` fails: the daemon skips it (not the working directory)
         for manifest in _walk(base / entry, settings.ignore_dirs, settings.max_depth):
             yield index, manifest
 
 
-def _loadable(path: Path) -> microapp_model.MicroappManifest | None:
-    """The model of the microapp manifest at ``path`` if the extension parser accepts it."""
+def _loadable(path: Path, daemon_version: str) -> microapp_model.MicroappManifest | None:
+    """The model of the microapp manifest at ``path`` if the extension parser of daemon
+    ``daemon_version`` accepts it (its ``min_agent_version`` gate included)."""
     from nexo_pkg.manifest.rules_microapp import check_microapp  # noqa: PLC0415
 
     data = microapp.read_toml_or_none(path)
     if data is None or not microapp.is_extension_shape(data):
         return None
     here = Span(Position(1, 1), Position(1, 1))
-    problems = check_microapp(data, lambda _path, _part: here, NEWEST_DAEMON_VERSION)
+    problems = check_microapp(data, lambda _path, _part: here, daemon_version)
     if any(problem.is_error for problem in problems):
         return None
     return microapp_model.microapp_from_data(data)
@@ -249,11 +262,22 @@ def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[
     as the daemon's ``walkdir`` walk yields them (``crates/extensions/src/discovery.rs``):
     ``max_depth`` raised to at least 1 (``max_depth.max(1)``), and the ignored directory
     names filter every directory entry, the (canonical) root itself included (walkdir's
-    ``filter_entry`` sees the root at depth 0: ``search_paths: [./dist]`` finds nothing)."""
+    ``filter_entry`` sees the root at depth 0: ``search_paths: [./dist]`` finds nothing), and
+    a ``plugin.toml`` that is a symbolic link is skipped (``entry.file_type().is_file()`` is
+    false for a link walkdir does not follow)."""
     max_depth = max(max_depth, 1)
     try:
+        # `std::fs::canonicalize` resolves the path in the kernel (`stat`: `file/..` is
+        # ENOTDIR, an empty path ENOENT); `resolve` alone takes `..` lexically.
+        root.stat()
         canonical = root.resolve(strict=True)
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):  # ValueError: a NUL byte in the path
+        return
+    if canonical.is_file():
+        # walkdir yields a root that is a file as its one entry (depth 0): a search path
+        # naming a plugin.toml itself finds it.
+        if canonical.name == microapp.MICROAPP_MANIFEST_NAME:
+            yield canonical
         return
     if not canonical.is_dir() or canonical.name in ignore_dirs:
         return
@@ -265,8 +289,15 @@ def _walk(root: Path, ignore_dirs: tuple[str, ...], max_depth: int) -> Iterator[
         directories[:] = sorted(name for name in directories if name not in ignore_dirs)
         if depth + 1 >= max_depth:
             directories[:] = []
-        if depth + 1 <= max_depth and microapp.MICROAPP_MANIFEST_NAME in files:
-            yield here / microapp.MICROAPP_MANIFEST_NAME
+        manifest = here / microapp.MICROAPP_MANIFEST_NAME
+        # A symbolic link is no file to walkdir when it does not follow links (its
+        # `file_type()` is the link's): the daemon skips a linked plugin.toml.
+        if (
+            depth + 1 <= max_depth
+            and microapp.MICROAPP_MANIFEST_NAME in files
+            and not manifest.is_symlink()
+        ):
+            yield manifest
 
 
 def _check_placeholders(findings: Findings, text: str, cwd: Path) -> None:
@@ -283,6 +314,15 @@ def _check_placeholders(findings: Findings, text: str, cwd: Path) -> None:
         )
     for start, end, inner in find_placeholders(text):
         span = spans.span_of(start, end)
+        name, default = placeholder_name(inner)
+        if not inner.startswith("file:") and default is not None and "${" in default:
+            findings.at(
+                "NX233",
+                span,
+                f"the default of `${{{inner}}}` holds a placeholder, which the daemon's loader "
+                f"does not resolve: when `{name}` is unset the value is the text `{default}`",
+                "give a plain default, or set the variable where the daemon runs",
+            )
         if inner.startswith("file:"):
             reference = inner.removeprefix("file:")
             problem = _file_reference_problem(reference, cwd)
@@ -308,8 +348,14 @@ def _check_placeholders(findings: Findings, text: str, cwd: Path) -> None:
 
 
 def _has_placeholder(value: Any) -> bool:
-    """Whether ``value`` is a string the loader rewrites (its type is known only then)."""
-    return isinstance(value, str) and next(find_placeholders(value), None) is not None
+    """Whether ``value`` is a string holding a placeholder that cannot be resolved here (its
+    type is known only where the daemon runs). One that can is the text the daemon reads:
+    what a substitution left, as the default of ``${A:-${B}}`` (the loader does not resolve
+    a placeholder inside a default)."""
+    return isinstance(value, str) and any(
+        inner.startswith("file:") or resolve_placeholder(inner) is None
+        for _, _, inner in find_placeholders(value)
+    )
 
 
 def _structure(findings: Findings, data: Any, spec: Table) -> None:
@@ -319,25 +365,47 @@ def _structure(findings: Findings, data: Any, spec: Table) -> None:
         findings.add(code, problem.path, problem.message, problem.help, part)
 
 
-def _substituted(document: YamlDocument) -> YamlDocument:
+def _substituted(document: YamlDocument, *, stand_ins: bool = False) -> YamlDocument:
     """The file as the daemon reads it: every ``${...}`` it can resolve here substituted in
     the raw text *before* parsing (``crates/config/src/lib.rs`` ``load_required``: the loader
     resolves placeholders, then serde_yaml parses), so the substituted text is what gets
     type-checked (``max_depth: ${X}`` with ``X=four`` is a string). Placeholders that cannot
     be resolved here (unset, ``${file:...}``) stay as they are and their values are not
-    judged. ``document`` itself when there is nothing to substitute."""
+    judged; with ``stand_ins``, they are parsed as a plain word standing in for their value
+    (``[${DIR}]`` is no flow sequence as written, but is once substituted) and put back in
+    the data afterwards. ``document`` itself when there is nothing to substitute."""
     text = document.text
     parts: list[str] = []
     last = 0
+    kept: dict[str, str] = {}
     for start, end, inner in find_placeholders(text):
         resolved = None if inner.startswith("file:") else resolve_placeholder(inner)
+        if resolved is None and stand_ins:
+            resolved = f"nexoplaceholder{len(kept)}x"
+            kept[resolved] = text[start:end]
         if resolved is not None:
             parts.extend((text[last:start], resolved))
             last = end
     if not parts:
         return document
     parts.append(text[last:])
-    return parse_yaml("".join(parts))
+    read = parse_yaml("".join(parts))
+    if kept:
+        read.data = _put_back(read.data, kept)
+    return read
+
+
+def _put_back(value: Any, kept: Mapping[str, str]) -> Any:
+    """``value`` with each stand-in word of :func:`_substituted` replaced by its placeholder."""
+    if isinstance(value, str):
+        for word, placeholder in kept.items():
+            value = value.replace(word, placeholder)
+        return value
+    if isinstance(value, list):
+        return [_put_back(item, kept) for item in value]
+    if isinstance(value, dict):
+        return {_put_back(key, kept): _put_back(item, kept) for key, item in value.items()}
+    return value
 
 
 def _serde_defaults(
@@ -468,7 +536,8 @@ def _extensions_data(directory: Path) -> Any:
         raw = read_capped_bytes(directory / EXTENSIONS_FILE, MAX_CONFIG_BYTES)
     except (OSError, FileTooLargeError):
         return None
-    return _read_extensions(_substituted(parse_yaml(raw.decode("utf-8", errors="replace"))))
+    document = parse_yaml(raw.decode("utf-8", errors="replace"))
+    return _read_extensions(_substituted(document, stand_ins=True))
 
 
 def _read_extensions(read: YamlDocument) -> Any:
@@ -480,20 +549,87 @@ def _read_extensions(read: YamlDocument) -> Any:
     return _serde_defaults(data, EXTENSIONS_FILE_SPEC, (), read, direct=False)
 
 
+def _read_agents(read: YamlDocument, *, drop_in: bool) -> Any:
+    """The top of ``agents.yaml`` or a drop-in as serde reads it into ``AgentsConfig``: an
+    empty file is an empty mapping (serde_yaml 0.9.34: ``Value::Null`` through a ``Value``, an
+    empty document straight from the text; either way ``missing field `agents` ``), and
+    ``schema_version`` is not judged here (agents.yaml's is removed by the loader, a
+    drop-in's is reported on its own)."""
+    data = {} if read.data is None else read.data
+    if isinstance(data, Mapping):
+        data = {key: value for key, value in data.items() if key != "schema_version"}
+        return _serde_defaults(data, AGENTS_FILE_SPEC, (), read, direct=drop_in)
+    return data
+
+
 def lint_config_text(
-    text: str, *, path: str, kind: ConfigKind, cwd: Path | None = None
+    text: str,
+    *,
+    path: str,
+    kind: ConfigKind,
+    cwd: Path | None = None,
+    nexo_version: str | None = None,
 ) -> list[Diagnostic]:
-    """Every finding of one daemon config file (``text`` read from ``path``)."""
+    """Every finding of one daemon config file (``text`` read from ``path``); ``nexo_version``
+    is the daemon whose discovery decides which microapps load (default the newest known)."""
     base = cwd or Path.cwd()
+    parent = Path(path).parent
+    drop_in = kind == "agents" and parent.name == AGENTS_DROP_IN_DIR
     document = parse_yaml(text)
+    problems = [problem for problem in document.problems if _refused(problem, drop_in=drop_in)]
+    overridden = [problem for problem in problems if _overridden(problem, drop_in=drop_in)]
+    problems = [problem for problem in problems if problem not in overridden]
+    as_written = "fix the YAML at this position"
+    if any(problem.kind in _UNREADABLE for problem in problems):
+        if drop_in:
+            # A drop-in is parsed only once substituted: `[${DIR}]` is a flow sequence there.
+            read = _substituted(document, stand_ins=True)
+            fixed = [problem for problem in read.problems if _refused(problem, drop_in=drop_in)]
+            if read is not document and not any(item.kind in _UNREADABLE for item in fixed):
+                document, problems = read, fixed
+        elif next(find_placeholders(text), None) is not None:
+            # agents.yaml and extensions.yaml are also parsed as written, placeholders and
+            # all, by the schema migration step that starts every load
+            # (`crates/config/src/migrations.rs` `migrate_config_dir`).
+            as_written += (
+                "; the daemon also reads this file as written, before substituting `${...}` "
+                "(its schema migration step), so a placeholder must be valid YAML where it "
+                'stands: quote it (`["${DIR}"]`)'
+            )
     findings = Findings(MICROAPP_RULES, document.locate)
-    for problem in document.problems:
-        findings.at("NX222", problem.span, problem.message, "fix the YAML at this position")
-    if any("syntax" in problem.message for problem in document.problems):
+    for problem in problems:
+        findings.at("NX222", problem.span, problem.message, as_written)
+    for problem in overridden:
+        findings.at(
+            "NX232",
+            problem.span,
+            f"{problem.message}: the daemon reads a drop-in's `extensions_config` as a map and "
+            "keeps the last definition",
+            "keep one definition of each id",
+        )
+    if any(problem.kind in _UNREADABLE for problem in problems):
         return findings.found
     _check_placeholders(findings, text, base)
+    if not drop_in and isinstance(document.data, str):
+        # `migrate_config_dir` (crates/config/src/migrations.rs `ensure_mapping`) reads the
+        # file as written: a top that is one scalar (`${CONFIG}`) is refused before any
+        # substitution.
+        findings.add(
+            "NX221",
+            (),
+            "the file as written is one scalar, not a mapping: the daemon's schema migration "
+            "step reads it before substituting `${...}` and refuses it ('top-level YAML "
+            "document must be a mapping')",
+            "write the keys in the file; substitute values, not the whole document",
+        )
+        return findings.found
     read = _substituted(document)
     if read is not document:
+        read.problems = [
+            problem
+            for problem in read.problems
+            if _refused(problem, drop_in=drop_in) and not _overridden(problem, drop_in=drop_in)
+        ]
         for problem in read.problems:
             findings.at(
                 "NX222",
@@ -504,8 +640,6 @@ def lint_config_text(
             )
         if read.problems:
             return findings.found
-    parent = Path(path).parent
-    drop_in = kind == "agents" and parent.name == AGENTS_DROP_IN_DIR
     if kind == "extensions":
         data = _read_extensions(read)
         _structure(findings, data, EXTENSIONS_FILE_SPEC)  # an empty file is null: refused
@@ -525,7 +659,11 @@ def lint_config_text(
                 "delete it; `schema_version` belongs to agents.yaml",
                 part="key",
             )
-    microapps = _discover(settings, base)
+        _structure(findings, _read_agents(read, drop_in=drop_in), AGENTS_FILE_SPEC)
+    # `enabled: false`: the daemon discovers nothing (`run_extension_discovery` returns early).
+    microapps = (
+        _discover(settings, base, nexo_version or NEWEST_DAEMON_VERSION) if settings.enabled else []
+    )
     if any(finding.is_error for finding in findings.found):
         return findings.found  # the daemon does not start: nothing across files matters yet
     known = None if settings.unresolved else {app.manifest.id for app in microapps}
@@ -537,11 +675,54 @@ def lint_config_text(
     return findings.found
 
 
+_UNREADABLE = ("syntax", "tag", "wide-int")
+"""Problems that stop the daemon's YAML reader before any type is checked."""
+
+
+def _overridden(problem: YamlProblem, *, drop_in: bool) -> bool:
+    """Whether ``problem`` is a key written twice that the daemon takes, the last definition
+    winning: a microapp id of an agent's ``extensions_config`` in a drop-in, read straight
+    into a ``BTreeMap`` (serde's map visitor inserts each entry; only serde_yaml's ``Value``
+    refuses a duplicate, ``src/mapping.rs`` ``DuplicateKeyError``)."""
+    path = problem.key_path
+    return (
+        drop_in
+        and problem.kind == "duplicate"
+        and len(path) == 4
+        and path[0] == "agents"
+        and path[2] == "extensions_config"
+    )
+
+
+def _refused(problem: YamlProblem, *, drop_in: bool) -> bool:
+    """Whether the daemon refuses the file for ``problem``. A key that is not a string is
+    refused only where a struct or a string-keyed map reads it: an agent's
+    ``extensions_config.<id>`` is an opaque ``serde_yaml::Value`` (``crates/config/src/types/
+    agents.rs:366``), whose mappings take any key; and a drop-in is read straight from the
+    text, where a string-keyed map takes a scalar key's text as it is (serde_yaml 0.9.34
+    ``src/de.rs`` ``deserialize_str``), so ``extensions_config: {1: ...}`` is the id ``"1"``."""
+    path = problem.key_path
+    if problem.kind == "wide-int":
+        # A drop-in reads its typed fields straight from the text (a string field takes the
+        # digits as text): only its opaque settings go through a `Value`.
+        return not drop_in or (
+            len(path) >= 5 and path[0] == "agents" and path[2] == "extensions_config"
+        )
+    if problem.kind != "key-type":
+        return True
+    in_settings = len(path) >= 4 and path[0] == "agents" and path[2] == "extensions_config"
+    if not in_settings:
+        return True
+    scalar_key = not str(path[-1]).startswith("<")
+    return len(path) == 4 and not (drop_in and scalar_key)
+
+
 def _no_microapp(
     findings: Findings, path: KeyPath, name: str, known: set[str] | None, what: str
 ) -> None:
-    """NX229 unless ``name`` is a discovered microapp (``known`` ``None``: discovery unknown)."""
-    if known is not None and name not in known:
+    """NX229 unless ``name`` is a discovered microapp (``known`` ``None``: discovery unknown;
+    a placeholder unresolved here names what the daemon's environment says)."""
+    if known is not None and name not in known and not _has_placeholder(name):
         listed = ", ".join(f"`{item}`" for item in sorted(known)) or "none"
         findings.add(
             "NX229",
@@ -654,8 +835,9 @@ def _check_agents(
             findings.add(
                 "NX220",
                 (*path, "extensions"),
-                "unknown key `extensions` in an agent: the daemon refuses agents.yaml and does "
-                "not start",
+                "unknown key `extensions` in an agent: the daemon refuses "
+                + ("this agents.d drop-in" if direct else "agents.yaml")
+                + " and does not start",
                 "delete it: every agent gets the tools of every loaded microapp; per-agent "
                 "settings go to `extensions_config`",
                 part="key",

@@ -165,7 +165,9 @@ def lint_config_source(
     kind = daemon_files.config_kind(path, text)
     if kind is None:
         return None
-    diagnostics = _filtered(daemon_files.lint_config_text(text, path=path, kind=kind), options)
+    version = options.nexo_version if options is not None else None
+    found = daemon_files.lint_config_text(text, path=path, kind=kind, nexo_version=version)
+    diagnostics = _filtered(found, options)
     return FileResult(
         path, tuple(unsuppressed(text, diagnostics)), text, daemon_files.PARSER_NAMES[kind]
     )

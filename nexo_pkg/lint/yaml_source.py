@@ -12,14 +12,15 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from nexo_pkg.core.diagnostics import Position, Span
 from nexo_pkg.core.toml_spans import SpanMap
 
-__all__ = ["KeyPath", "YamlDocument", "YamlProblem", "parse_yaml"]
+__all__ = ["KeyPath", "ProblemKind", "YamlDocument", "YamlProblem", "parse_yaml"]
 
 KeyPath = tuple[str | int, ...]
+ProblemKind = Literal["syntax", "tag", "wide-int", "key-type", "duplicate", "depth"]
 
 _NULL = frozenset({"", "~", "null", "Null", "NULL"})
 _BOOL = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
@@ -30,12 +31,10 @@ _RUST_INFINITE = re.compile(r"[-+]?(?:inf|infinity|nan)", re.IGNORECASE)
 _RADIX_DIGITS = {16: "0123456789abcdefABCDEF", 8: "01234567", 2: "01", 10: "0123456789"}
 _I128 = 2**127
 _U128 = 2**128
-# A plain scalar with one of these tags (those PyYAML's resolver gives) is read as the core
-# schema reads it; any other tag leaves its text a string.
-_RESOLVED_TAGS = frozenset(
-    f"tag:yaml.org,2002:{name}"
-    for name in ("null", "bool", "int", "float", "str", "timestamp", "value", "merge")
-)
+_I64_MIN = -(2**63)
+_U64 = 2**64
+_CORE = "tag:yaml.org,2002:"
+"""What libyaml expands the ``!!`` handle to: ``!!bool`` is ``tag:yaml.org,2002:bool``."""
 MAX_DEPTH = 128
 """serde_yaml's recursion limit (``remaining_depth: 128`` in 0.9.34 ``src/de.rs``): one more
 nested sequence or mapping and it refuses the file."""
@@ -50,6 +49,10 @@ class YamlProblem:
     message: str
     span: Span
     key_path: KeyPath = ()
+    kind: ProblemKind = "syntax"
+    """``syntax``, ``tag`` and ``wide-int``: the file cannot be read into a ``Value`` at all
+    (``wide-int``: a 128-bit integer); ``key-type``: a key that is not
+    a string (fine where the daemon keeps an opaque ``Value``); ``duplicate``; ``depth``."""
 
 
 @dataclass
@@ -197,11 +200,140 @@ def _kind(value: Any) -> str:
     return "an integer" if isinstance(value, int) else "a number"
 
 
+def _loader_class() -> Any:
+    """PyYAML's ``SafeLoader``, composing only, that keeps each scalar's explicit tag (as
+    ``explicit_tag``; PyYAML resolves an untagged scalar's tag in place, libyaml does not)."""
+    global _LOADER  # noqa: PLW0603 - built once, on first use
+    if _LOADER is None:
+        import yaml  # noqa: PLC0415 - only config files pay for it
+
+        class _TagKeepingLoader(yaml.SafeLoader):
+            def process_directives(self) -> Any:
+                # libyaml (unsafe-libyaml 0.2.11 src/parser.rs) takes `%YAML 1.1` and `1.2`
+                # only; PyYAML any 1.x, with a warning.
+                untyped: Any = self
+                parent: Any = yaml.SafeLoader  # PyYAML's stubs leave the parser untyped
+                seen: list[Any] = []
+                take = untyped.get_token
+
+                def recording() -> Any:
+                    seen.append(take())
+                    return seen[-1]
+
+                untyped.get_token = recording
+                try:
+                    result = parent.process_directives(untyped)
+                finally:
+                    del untyped.get_token
+                for token in seen:
+                    directive = isinstance(token, yaml.DirectiveToken) and token.name == "YAML"
+                    if directive and tuple(token.value) not in ((1, 1), (1, 2)):
+                        raise yaml.parser.ParserError(
+                            None, None, "found incompatible YAML document", token.start_mark
+                        )
+                return result
+
+            def compose_scalar_node(self, anchor: Any) -> Any:
+                untyped: Any = self  # PyYAML's stubs leave `peek_event` untyped
+                explicit = untyped.peek_event().tag
+                node: Any = super().compose_scalar_node(anchor)
+                node.explicit_tag = explicit
+                return node
+
+        _LOADER = _TagKeepingLoader
+    return _LOADER
+
+
+_LOADER: Any = None
+
+
+def _explicit_tag(node: Any) -> str | None:
+    tag = getattr(node, "explicit_tag", None)
+    return tag if isinstance(tag, str) else None
+
+
+def _plain(node: Any) -> bool:
+    """Whether serde_yaml reads ``node`` by the untagged scalar grammar: a plain scalar
+    without a tag, or with a local one (``!foo 5``: a ``Value::Tagged`` that
+    ``Value::untag`` unwraps wherever a struct field is read)."""
+    tag = _explicit_tag(node)
+    return node.style is None and (tag is None or tag.startswith("!"))
+
+
+_TAGGED_KINDS = {"bool": "a boolean", "int": "an integer", "float": "a float", "null": "null"}
+
+
+def _core_tag(node: Any) -> str | None:
+    """``bool``, ``int``, ``float`` or ``null`` for a scalar tagged ``!!bool`` etc."""
+    tag = _explicit_tag(node)
+    if tag is None or not tag.startswith(_CORE):
+        return None
+    kind = tag.removeprefix(_CORE)
+    return kind if kind in _TAGGED_KINDS else None
+
+
+def _tagged_value(kind: str, text: str) -> tuple[bool, Any]:
+    """serde_yaml's ``visit_scalar`` for a core tag, whatever the scalar's style: the text
+    read as that type, or ``(False, None)`` where serde_yaml refuses it."""
+    if kind == "bool":
+        return (True, _BOOL[text]) if text in _BOOL else (False, None)
+    if kind == "int":
+        number = _int(text)
+        return (number is not None, number)
+    if kind == "float":
+        real = _float(text)
+        return (real is not None, real)
+    return (True, None) if text in _NULL - {""} else (False, None)
+
+
+def _refused_by_tag(node: Any) -> bool:
+    kind = _core_tag(node)
+    return kind is not None and not _tagged_value(kind, str(node.value))[0]
+
+
 class _Builder:
     def __init__(self, document: YamlDocument) -> None:
         self.document = document
         self.count = 0
         self.stopped = False
+
+    def scalar(self, node: Any, path: KeyPath) -> Any:
+        """A scalar node as serde_yaml 0.9.34 reads it into a ``Value`` (``src/de.rs``
+        ``visit_scalar``): ``!!bool``/``!!int``/``!!float``/``!!null`` read the text as that
+        type whatever its quoting (and refuse the file when it is not one: ``!!bool yes``);
+        any other ``!!`` tag (``!!str 5``) makes a string; untagged or locally tagged
+        (``!foo``) scalars follow the untagged grammar when plain, else are strings."""
+        text = str(node.value)
+        kind = _core_tag(node)
+        if kind is None:
+            value = scalar_value(text, _plain(node))
+        else:
+            accepted, value = _tagged_value(kind, text)
+            if not accepted:
+                self.document.problems.append(
+                    YamlProblem(
+                        f"`{text}` is tagged `!!{kind}` but is not {_TAGGED_KINDS[kind]} to the "
+                        "daemon's YAML reader: it refuses the file",
+                        _span(node),
+                        path,
+                        "tag",
+                    )
+                )
+                return text
+        if isinstance(value, int) and not isinstance(value, bool) and not _I64_MIN <= value < _U64:
+            # `visit_int` hands it over as a u128/i128, which serde_yaml's `Value` has no
+            # visitor for (`src/value/de.rs`): "invalid type: integer `...` as u128".
+            self.document.problems.append(
+                YamlProblem(
+                    f"the integer `{text}` does not fit in 64 bits: the daemon's YAML reader "
+                    "takes it as a 128-bit integer, which a YAML value cannot hold, and refuses "
+                    "the file",
+                    _span(node),
+                    path,
+                    "wide-int",
+                )
+            )
+        return value
 
     def build(self, node: Any, path: KeyPath, depth: int = 0) -> Any:
         import yaml  # noqa: PLC0415 - only config files pay for it
@@ -217,16 +349,15 @@ class _Builder:
                     else f"values are nested more than {MAX_DEPTH} levels deep (the daemon's "
                     "YAML reader stops there: recursion limit exceeded)"
                 )
-                self.document.problems.append(YamlProblem(reason, _span(node), path))
+                self.document.problems.append(YamlProblem(reason, _span(node), path, "depth"))
             return None
         self.document.values[path] = _span(node)
         if isinstance(node, yaml.ScalarNode):
-            plain = node.style is None and node.tag in _RESOLVED_TAGS
-            if plain:
+            if _plain(node):
                 self.document.plain.add(path)
                 if not node.value:
                     self.document.empty.add(path)
-            return scalar_value(str(node.value), plain)
+            return self.scalar(node, path)
         if isinstance(node, yaml.SequenceNode):
             return [
                 self.build(item, (*path, index), depth + 1) for index, item in enumerate(node.value)
@@ -235,29 +366,41 @@ class _Builder:
         for key_node, value_node in node.value:
             if isinstance(key_node, yaml.ScalarNode):
                 key = str(key_node.value)
-                plain = key_node.style is None and key_node.tag in _RESOLVED_TAGS
-                resolved = scalar_value(key, plain)
-                if not isinstance(resolved, str):
+                resolved = self.scalar(key_node, (*path, key))
+                if not isinstance(resolved, str) and not _refused_by_tag(key_node):
                     self.document.problems.append(
                         YamlProblem(
                             f"the key `{key}` is {_kind(resolved)}, not a string: the daemon "
-                            "reads only string keys here and refuses the file (quote it: "
-                            f'`"{key}":`)',
+                            "reads only string keys here and refuses the file ("
+                            + (
+                                f"drop its `!!{_core_tag(key_node)}` tag)"
+                                if _core_tag(key_node)
+                                else f'quote it: `"{key}":`)'
+                            ),
                             _span(key_node),
                             (*path, key),
+                            "key-type",
                         )
                     )
             else:
                 key = f"<{type(key_node).__name__.removesuffix('Node').lower()} key>"
                 self.document.problems.append(
                     YamlProblem(
-                        "YAML syntax error: a mapping key must be a string", _span(key_node), path
+                        "a mapping key must be a string: the daemon refuses the file",
+                        _span(key_node),
+                        (*path, key),
+                        "key-type",
                     )
                 )
             child = (*path, key)
             if key in result:
                 self.document.problems.append(
-                    YamlProblem(f"key `{key}` is defined more than once", _span(key_node), child)
+                    YamlProblem(
+                        f"key `{key}` is defined more than once",
+                        _span(key_node),
+                        child,
+                        "duplicate",
+                    )
                 )
                 continue
             self.document.keys[child] = _span(key_node)
@@ -272,7 +415,7 @@ def parse_yaml(text: str) -> YamlDocument:
     document = YamlDocument(text, None)
     loader = None
     try:
-        loader = yaml.SafeLoader(text)
+        loader = _loader_class()(text)
         node = loader.get_single_node()
     except yaml.reader.ReaderError as error:
         # A character YAML does not allow (a control character), at its position.

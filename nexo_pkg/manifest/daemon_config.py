@@ -25,6 +25,7 @@ __all__ = [
     "config_dir",
     "find_placeholders",
     "nexo_home_from_env",
+    "placeholder_name",
     "resolve_placeholder",
 ]
 

@@ -98,8 +98,10 @@ ENV_BLOCKLIST_SUBSTRINGS: tuple[str, ...] = ("PASSWORD", "SECRET", "CREDENTIAL",
 
 
 def env_is_blocked(name: str) -> bool:
-    """Whether the extension host strips variable ``name`` from a microapp's environment."""
-    upper = name.upper()
+    """Whether the extension host strips variable ``name`` from a microapp's environment
+    (``env_is_blocked`` in its ``runtime/stdio.rs``: ``to_ascii_uppercase``, so only ASCII
+    letters change case: the long s, U+017F, is no ``S`` there)."""
+    upper = "".join(char.upper() if char.isascii() else char for char in name)
     return upper.endswith(ENV_BLOCKLIST_SUFFIXES) or any(
         part in upper for part in ENV_BLOCKLIST_SUBSTRINGS
     )

@@ -262,7 +262,8 @@ _RULES: tuple[Rule, ...] = (
         "`search_paths`, `disabled`, `allowlist`, `ignore_dirs`, `max_depth`, "
         "`transport_defaults`, `watch`, `doctor`, `follow_links` and `entries`; each "
         "`entries.<id>` holds only `capabilities_grant` and `allow_external_bind`. In "
-        "`agents.yaml`, an agent has no `extensions` key.",
+        "`agents.yaml`, the top holds only `agents` (and `schema_version`, which the loader "
+        "drops; not in an `agents.d/` drop-in) and an agent has no `extensions` key.",
         why="The daemon's config types deny unknown fields and the loader propagates the "
         "error: one unknown key anywhere stops the daemon from starting. First-party docs "
         "show `enabled`, `path`, `config`, `timeout_secs` under `entries.<id>` and "
@@ -280,8 +281,8 @@ _RULES: tuple[Rule, ...] = (
         "loader substitutes `${VAR}` placeholders: booleans (`true`/`false` only; YAML 1.2, so "
         "`yes`/`on` are strings), unsigned integers (`0x`/`0o`/`0b` too; a leading zero makes "
         "a string), lists of strings, mappings (a null is an empty one), durations with a unit "
-        "(`30s`); and the keys the daemon requires (`extensions:` at the top of "
-        "`extensions.yaml`).",
+        "(`30s`, `1.5s`); and the keys the daemon requires (`extensions:` at the top of "
+        "`extensions.yaml`, `agents:` at the top of `agents.yaml` and of each drop-in).",
         why="serde refuses the file and the daemon does not start.",
         example="extensions:\n  max_depth: -1\n",
         fix="Write the value with the expected type: `max_depth: 3`.",
@@ -414,6 +415,34 @@ _RULES: tuple[Rule, ...] = (
         "starts, with no error to say why.",
         example='extensions:\n  search_paths: ["${EXT_DIR"]\n',
         fix="Close the placeholder: `${EXT_DIR}`.",
+    ),
+    Rule(
+        code="NX232",
+        name="config-key-overridden",
+        severity="warning",
+        summary="a microapp id written twice in a drop-in's `extensions_config`: the last wins",
+        what="In an `agents.d/` drop-in, an id defined twice in an agent's `extensions_config`.",
+        why="The daemon reads a drop-in straight into its types, where `extensions_config` is a "
+        "map: the second definition silently replaces the first (in `agents.yaml`, read "
+        "through a YAML value first, the same is an error).",
+        example="agents:\n  - id: ana\n    extensions_config:\n      weather: {region: a}\n"
+        "      weather: {region: b}\n",
+        fix="Keep one definition of each id.",
+        beyond_daemon=True,
+    ),
+    Rule(
+        code="NX233",
+        name="config-placeholder-in-default",
+        severity="warning",
+        summary="a `${VAR:-...}` default holds another placeholder, which is never resolved",
+        what="Placeholders whose default (after `:-` or `-`) contains `${`.",
+        why="The daemon's loader resolves one level only (`crates/config/src/env.rs` "
+        "`resolve_one`): when the variable is unset, the value is the default's text as "
+        "written, `${OTHER}` included, not the value of `OTHER` as a shell would give.",
+        example='extensions:\n  search_paths: ["${EXT_DIR:-${HOME_DIR}}"]\n',
+        fix="Give a plain default (`${EXT_DIR:-./extensions}`), or set the variable where the "
+        "daemon runs.",
+        beyond_daemon=True,
     ),
 )
 

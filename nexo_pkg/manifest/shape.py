@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from nexo_pkg.core.terminal import printable
+from nexo_pkg.core.toml_text import format_key_path
 
 __all__ = [
     "BOOL",
@@ -149,10 +150,9 @@ def _fits(spec: Spec, value: Any) -> bool:
 
 
 def _dotted(path: KeyPath) -> str:
-    parts: list[str] = []
-    for item in path:
-        parts.append(f"[{item}]" if isinstance(item, int) else ("." if parts else "") + item)
-    return "".join(parts) or "the top level"
+    """``path`` as the diagnostics' key path writes it (a key that is no bare key quoted:
+    ``entries."a.b"``), or ``the top level``."""
+    return format_key_path(path) or "the top level"
 
 
 def _unknown(table: Table, key: str, path: KeyPath) -> ShapeProblem:

@@ -25,6 +25,7 @@ from nexo_pkg import __version__
 from nexo_pkg.core.errors import EXIT_FAILURE, EXIT_USAGE, NexoError
 from nexo_pkg.core.git import git_output
 from nexo_pkg.core.terminal import toml_string
+from nexo_pkg.manifest.microapp import MAX_DESCRIPTION_LENGTH, RESERVED_IDS
 from nexo_pkg.scaffold.slug import MAX_LENGTH, SLUG_PATTERN, slug_problem
 
 LANGUAGES = ("python",)
@@ -243,6 +244,15 @@ def render(request: NewProject, pin: Pin | None = None) -> dict[str, str]:
             f"invalid plugin id {request.plugin_id!r}: {problem} (ids match {SLUG_PATTERN}){why}",
             kind="invalid_id",
         )
+    if request.kind == "microapp" and request.plugin_id in RESERVED_IDS:
+        # The extension parser refuses these ids (crates/extensions/src/manifest.rs
+        # RESERVED_IDS): the daemon would skip the microapp at discovery.
+        raise ScaffoldError(
+            f"invalid plugin id {request.plugin_id!r}: the daemon reserves it for a native "
+            f"plugin and skips a microapp of that id (reserved: {', '.join(sorted(RESERVED_IDS))})"
+            f"; choose another, such as '{request.plugin_id}_app'",
+            kind="invalid_id",
+        )
     if request.lang not in LANGUAGES:
         raise ScaffoldError(
             f"unsupported --lang {request.lang!r}; supported: {', '.join(LANGUAGES)}"
@@ -251,6 +261,17 @@ def render(request: NewProject, pin: Pin | None = None) -> dict[str, str]:
         raise ScaffoldError(f"unsupported --kind {request.kind!r}; supported: {', '.join(KINDS)}")
     if request.description is not None and not request.description.strip():
         raise ScaffoldError("--description must not be blank")
+    if (
+        request.kind == "microapp"
+        and request.description is not None
+        and len(request.description) > MAX_DESCRIPTION_LENGTH
+    ):
+        # The extension parser refuses a longer one (`DescriptionTooLong`, counted in chars).
+        raise ScaffoldError(
+            f"--description has {len(request.description)} characters; a microapp's "
+            f"description may have at most {MAX_DESCRIPTION_LENGTH} (the daemon skips the "
+            "microapp otherwise)"
+        )
     if request.owner is not None and not GITHUB_OWNER.fullmatch(request.owner):
         raise ScaffoldError(
             f"--owner {request.owner!r} is not a GitHub user or organization name: up to 39 "
